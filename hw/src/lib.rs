@@ -1,0 +1,2 @@
+//! `rxnode-hw`: the only door to radios.
+#![deny(missing_docs)]

@@ -1,0 +1,82 @@
+use serde::Serialize;
+use std::fmt;
+
+/// One problem found in a task file, located by 1-based line and field name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    /// 1-based line number in the task file, when the problem has a place.
+    pub line: Option<usize>,
+    /// The header field (or plan field) concerned, when there is one.
+    pub field: Option<String>,
+    /// What is wrong, naming the bad value.
+    pub message: String,
+}
+
+impl Issue {
+    pub(crate) fn new(
+        line: Option<usize>,
+        field: Option<&str>,
+        message: impl Into<String>,
+    ) -> Self {
+        Issue {
+            line,
+            field: field.map(str::to_owned),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Issue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, &self.field) {
+            (Some(l), Some(fl)) => write!(f, "line {l}: {fl}: {}", self.message),
+            (Some(l), None) => write!(f, "line {l}: {}", self.message),
+            (None, Some(fl)) => write!(f, "{fl}: {}", self.message),
+            (None, None) => write!(f, "{}", self.message),
+        }
+    }
+}
+
+/// Everything the interlock can refuse.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The task file is invalid; every problem found is listed.
+    #[error("invalid task: {}", .0.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; "))]
+    InvalidTask(Vec<Issue>),
+    /// A task ID does not match `[A-Za-z0-9_-]{1,64}`.
+    #[error("invalid task id {0:?}: must match [A-Za-z0-9_-]{{1,64}}")]
+    InvalidTaskId(String),
+    /// The authorization line typed by the operator is not the required phrase.
+    #[error("authorization refused for task {task_id}: expected the exact line {expected:?}")]
+    WrongPhrase {
+        /// The task being authorized.
+        task_id: String,
+        /// The phrase that would have been accepted.
+        expected: String,
+    },
+    /// The task does not need (or cannot get) this kind of authorization.
+    #[error("task {task_id} is {risk}: {reason}")]
+    NotAuthorizable {
+        /// The task concerned.
+        task_id: String,
+        /// Its risk level.
+        risk: String,
+        /// Why no authorization applies.
+        reason: String,
+    },
+    /// An approval or authorization record does not belong to this task text.
+    #[error("record mismatch for task {task_id}: {reason}")]
+    RecordMismatch {
+        /// The task concerned.
+        task_id: String,
+        /// What differs.
+        reason: String,
+    },
+    /// The node-local policy refuses the step; names the limit.
+    #[error("refused by local policy: {0}")]
+    Policy(String),
+    /// The local policy file is malformed.
+    #[error("invalid policy: {0}")]
+    InvalidPolicy(String),
+}

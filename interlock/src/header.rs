@@ -1,0 +1,435 @@
+use crate::error::{Error, Issue};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A validated task identifier: `[A-Za-z0-9_-]{1,64}`.
+///
+/// Safe to use as a path component (no separators, no dots, no spaces).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct TaskId(String);
+
+impl TaskId {
+    /// Check and wrap a task ID.
+    pub fn parse(s: &str) -> Result<TaskId, Error> {
+        let ok = !s.is_empty()
+            && s.len() <= 64
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if ok {
+            Ok(TaskId(s.to_owned()))
+        } else {
+            Err(Error::InvalidTaskId(s.to_owned()))
+        }
+    }
+
+    /// The ID as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        TaskId::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for TaskId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What a task allows to be pushed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AllowPush {
+    /// Nothing may be pushed.
+    #[serde(rename = "NO")]
+    No,
+    /// Only the RX result may be published to `rx-node`.
+    #[serde(rename = "RX_RESULT_ONLY")]
+    RxResultOnly,
+}
+
+impl AllowPush {
+    /// The protocol spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AllowPush::No => "NO",
+            AllowPush::RxResultOnly => "RX_RESULT_ONLY",
+        }
+    }
+}
+
+/// The parsed and checked header of a task file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskHeader {
+    /// `TASK_ID`.
+    pub task_id: TaskId,
+    /// `TASK_TITLE`.
+    pub task_title: String,
+    /// `SOURCE_BRANCH` (equals the watched branch).
+    pub source_branch: String,
+    /// `EXPECTED_HEAD`, 40 lower- or upper-case hex digits as written.
+    pub expected_head: String,
+    /// `HARDWARE_ACCESS`.
+    pub hardware_access: bool,
+    /// `RF_RX`.
+    pub rf_rx: bool,
+    /// `RF_TX`.
+    pub rf_tx: bool,
+    /// `ALLOW_COMMIT`.
+    pub allow_commit: bool,
+    /// `ALLOW_PUSH`.
+    pub allow_push: AllowPush,
+    /// `RISK_LEVEL` as declared, if any.
+    pub declared_risk: Option<crate::RiskLevel>,
+    /// The header lines as `(line, key, value)`, in file order, for display.
+    pub lines: Vec<(usize, String, String)>,
+}
+
+pub(crate) const FIELDS: &[&str] = &[
+    "TASK_ID",
+    "TASK_TITLE",
+    "SOURCE_BRANCH",
+    "EXPECTED_HEAD",
+    "REQUIRES_APPROVAL",
+    "HARDWARE_ACCESS",
+    "RF_RX",
+    "RF_TX",
+    "ALLOW_COMMIT",
+    "ALLOW_PUSH",
+    "RISK_LEVEL",
+];
+
+pub(crate) const OPTIONAL: &[&str] = &["RISK_LEVEL"];
+
+/// Raw header: `(line, key, value)` plus the 1-based line where the body starts.
+pub(crate) struct RawHeader {
+    pub entries: Vec<(usize, String, String)>,
+    pub body_start_line: usize,
+}
+
+/// Split the text (BOM already stripped) into header entries and body.
+/// Line endings `\n` and `\r\n` are accepted.
+pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, usize) {
+    let mut entries = Vec::new();
+    let mut offset = 0usize;
+    let mut line_no = 0usize;
+    let mut body_offset = text.len();
+    let mut body_start_line = 0usize;
+    for raw in text.split_inclusive('\n') {
+        line_no += 1;
+        let line = raw
+            .strip_suffix('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .unwrap_or(raw);
+        let line_start = offset;
+        offset += raw.len();
+        if line.trim().is_empty() {
+            body_offset = offset;
+            body_start_line = line_no + 1;
+            break;
+        }
+        let _ = line_start;
+        match line.split_once('=') {
+            Some((k, v)) => {
+                let key = k.trim();
+                let value = v.trim();
+                if key.is_empty() {
+                    issues.push(Issue::new(
+                        Some(line_no),
+                        None,
+                        "header line has no field name before '='",
+                    ));
+                } else {
+                    entries.push((line_no, key.to_owned(), value.to_owned()));
+                }
+            }
+            None => {
+                issues.push(Issue::new(
+                    Some(line_no),
+                    None,
+                    format!("header line is not KEY = VALUE: {:?}", truncate(line, 80)),
+                ));
+            }
+        }
+    }
+    if body_start_line == 0 {
+        body_start_line = line_no + 1;
+    }
+    (
+        RawHeader {
+            entries,
+            body_start_line,
+        },
+        body_offset,
+    )
+}
+
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(max).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn yes_no(line: usize, field: &str, v: &str, issues: &mut Vec<Issue>) -> Option<bool> {
+    match v {
+        "YES" => Some(true),
+        "NO" => Some(false),
+        other => {
+            issues.push(Issue::new(
+                Some(line),
+                Some(field),
+                format!(
+                    "invalid value {:?}: expected YES or NO",
+                    truncate(other, 80)
+                ),
+            ));
+            None
+        }
+    }
+}
+
+/// Check the raw entries against the field table; collects every problem.
+pub(crate) fn check_header(
+    raw: &RawHeader,
+    watched_branch: &str,
+    issues: &mut Vec<Issue>,
+) -> Option<TaskHeader> {
+    use std::collections::BTreeMap;
+    let mut seen: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    for (line, key, value) in &raw.entries {
+        if !FIELDS.contains(&key.as_str()) {
+            issues.push(Issue::new(
+                Some(*line),
+                Some(key),
+                format!("unknown field {:?}", truncate(key, 80)),
+            ));
+            continue;
+        }
+        if let Some((first, _)) = seen.get(key.as_str()) {
+            issues.push(Issue::new(
+                Some(*line),
+                Some(key),
+                format!("duplicate field {key} (first on line {first})"),
+            ));
+            continue;
+        }
+        seen.insert(key.as_str(), (*line, value.as_str()));
+    }
+    let header_line = raw.entries.first().map(|e| e.0).unwrap_or(1);
+    for f in FIELDS {
+        if !OPTIONAL.contains(f) && !seen.contains_key(f) {
+            issues.push(Issue::new(
+                Some(header_line),
+                Some(f),
+                format!("missing required field {f}"),
+            ));
+        }
+    }
+    let before = issues.len();
+    let get = |k: &str| seen.get(k).copied();
+
+    let task_id = get("TASK_ID").and_then(|(l, v)| match TaskId::parse(v) {
+        Ok(id) => Some(id),
+        Err(_) => {
+            issues.push(Issue::new(
+                Some(l),
+                Some("TASK_ID"),
+                format!(
+                    "invalid value {:?}: must match [A-Za-z0-9_-]{{1,64}}",
+                    truncate(v, 80)
+                ),
+            ));
+            None
+        }
+    });
+    let task_title = get("TASK_TITLE").and_then(|(l, v)| {
+        if v.is_empty() {
+            issues.push(Issue::new(Some(l), Some("TASK_TITLE"), "empty title"));
+            None
+        } else if v.chars().count() > 200 {
+            issues.push(Issue::new(
+                Some(l),
+                Some("TASK_TITLE"),
+                format!(
+                    "title is {} characters long; at most 200",
+                    v.chars().count()
+                ),
+            ));
+            None
+        } else if v.chars().any(char::is_control) {
+            issues.push(Issue::new(
+                Some(l),
+                Some("TASK_TITLE"),
+                "title contains control characters",
+            ));
+            None
+        } else {
+            Some(v.to_owned())
+        }
+    });
+    let source_branch = get("SOURCE_BRANCH").and_then(|(l, v)| {
+        if v == watched_branch {
+            Some(v.to_owned())
+        } else {
+            issues.push(Issue::new(
+                Some(l),
+                Some("SOURCE_BRANCH"),
+                format!(
+                    "{:?} is not the watched branch {:?}",
+                    truncate(v, 80),
+                    watched_branch
+                ),
+            ));
+            None
+        }
+    });
+    let expected_head = get("EXPECTED_HEAD").and_then(|(l, v)| {
+        if v.len() == 40 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Some(v.to_owned())
+        } else {
+            issues.push(Issue::new(
+                Some(l),
+                Some("EXPECTED_HEAD"),
+                format!(
+                    "invalid value {:?}: expected exactly 40 hex characters",
+                    truncate(v, 80)
+                ),
+            ));
+            None
+        }
+    });
+    if let Some((l, v)) = get("REQUIRES_APPROVAL") {
+        match v {
+            "YES" => {}
+            "NO" => issues.push(Issue::new(
+                Some(l),
+                Some("REQUIRES_APPROVAL"),
+                "NO is rejected: a node never runs unapproved work",
+            )),
+            other => issues.push(Issue::new(
+                Some(l),
+                Some("REQUIRES_APPROVAL"),
+                format!("invalid value {:?}: expected YES", truncate(other, 80)),
+            )),
+        }
+    }
+    let flag = |k: &str, issues: &mut Vec<Issue>| get(k).and_then(|(l, v)| yes_no(l, k, v, issues));
+    let hardware_access = flag("HARDWARE_ACCESS", issues);
+    let rf_rx = flag("RF_RX", issues);
+    let rf_tx = flag("RF_TX", issues);
+    let allow_commit = flag("ALLOW_COMMIT", issues);
+    let allow_push = get("ALLOW_PUSH").and_then(|(l, v)| match v {
+        "NO" => Some(AllowPush::No),
+        "RX_RESULT_ONLY" => Some(AllowPush::RxResultOnly),
+        other => {
+            issues.push(Issue::new(
+                Some(l),
+                Some("ALLOW_PUSH"),
+                format!(
+                    "invalid value {:?}: expected NO or RX_RESULT_ONLY",
+                    truncate(other, 80)
+                ),
+            ));
+            None
+        }
+    });
+    let declared_risk = match get("RISK_LEVEL") {
+        None => Some(None),
+        Some((l, v)) => match crate::RiskLevel::parse(v) {
+            Some(r) => Some(Some(r)),
+            None => {
+                issues.push(Issue::new(
+                    Some(l),
+                    Some("RISK_LEVEL"),
+                    format!(
+                        "invalid value {:?}: expected GREEN, YELLOW or RED",
+                        truncate(v, 80)
+                    ),
+                ));
+                None
+            }
+        },
+    };
+    // Contradictions.
+    if let (Some(false), Some(true)) = (hardware_access, rf_rx) {
+        let l = get("RF_RX").map(|x| x.0);
+        issues.push(Issue::new(
+            l,
+            Some("RF_RX"),
+            "RF_RX = YES needs HARDWARE_ACCESS = YES",
+        ));
+    }
+    if let (Some(false), Some(true)) = (hardware_access, rf_tx) {
+        let l = get("RF_TX").map(|x| x.0);
+        issues.push(Issue::new(
+            l,
+            Some("RF_TX"),
+            "RF_TX = YES needs HARDWARE_ACCESS = YES",
+        ));
+    }
+    if let (Some(h), Some(r), Some(t), Some(Some(declared))) =
+        (hardware_access, rf_rx, rf_tx, declared_risk)
+    {
+        let (derived, reasons) = crate::derive_risk(h, r, t);
+        if declared < derived {
+            let l = get("RISK_LEVEL").map(|x| x.0);
+            issues.push(Issue::new(
+                l,
+                Some("RISK_LEVEL"),
+                format!(
+                    "declared {declared} is lower than the derived {derived} ({})",
+                    reasons.join(", ")
+                ),
+            ));
+        }
+    }
+    if issues.len() != before || !issues.is_empty() {
+        return None;
+    }
+    Some(TaskHeader {
+        task_id: task_id?,
+        task_title: task_title?,
+        source_branch: source_branch?,
+        expected_head: expected_head?,
+        hardware_access: hardware_access?,
+        rf_rx: rf_rx?,
+        rf_tx: rf_tx?,
+        allow_commit: allow_commit?,
+        allow_push: allow_push?,
+        declared_risk: declared_risk?,
+        lines: raw.entries.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_id_rules() {
+        assert!(TaskId::parse("WATCHER_TEST_001").is_ok());
+        assert!(TaskId::parse("a-b_C9").is_ok());
+        assert!(TaskId::parse(&"x".repeat(64)).is_ok());
+        assert!(TaskId::parse(&"x".repeat(65)).is_err());
+        assert!(TaskId::parse("").is_err());
+        assert!(TaskId::parse("../etc").is_err());
+        assert!(TaskId::parse("a b").is_err());
+        assert!(TaskId::parse("a/b").is_err());
+        assert!(TaskId::parse("é").is_err());
+    }
+}

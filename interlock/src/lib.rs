@@ -1,0 +1,40 @@
+//! `rxnode-interlock`: the pure safety core of rxnode.
+//!
+//! Everything that decides whether something may happen lives here and does no
+//! I/O: parsing and validating task files (header and `rx-plan`), deriving the
+//! risk level, the plan model, approval and authorization records, node-local
+//! policy, and the one constructor of [`TxPermit`].
+//!
+//! ```
+//! use rxnode_interlock::{validate_task, ValidateOptions, RiskLevel};
+//! let text = "TASK_ID = DOC_1\nTASK_TITLE = Example\nSOURCE_BRANCH = video-development\n\
+//! EXPECTED_HEAD = 0123456789abcdef0123456789abcdef01234567\nREQUIRES_APPROVAL = YES\n\
+//! HARDWARE_ACCESS = NO\nRF_RX = NO\nRF_TX = NO\nALLOW_COMMIT = NO\nALLOW_PUSH = NO\n\nBody.\n";
+//! let task = validate_task(text, &ValidateOptions::default()).unwrap();
+//! assert_eq!(task.risk(), RiskLevel::Green);
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+mod header;
+mod permit;
+mod plan;
+mod policy;
+mod records;
+mod risk;
+mod task;
+
+pub use crate::{
+    error::{Error, Issue},
+    header::{AllowPush, TaskHeader, TaskId},
+    permit::{authorize, TxPermit},
+    plan::{ClkinSpec, ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep},
+    policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
+    records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
+    risk::{derive_risk, RiskLevel},
+    task::{
+        sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
+        MAX_TASK_BYTES,
+    },
+};

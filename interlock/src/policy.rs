@@ -1,0 +1,150 @@
+use crate::error::Error;
+use crate::plan::RxCaptureStep;
+use serde::{Deserialize, Serialize};
+
+/// Node-local policy (`.local/rxnode-policy.json`), never taken from a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// Receive limits.
+    #[serde(default)]
+    pub rx: RxPolicy,
+    /// Transmit limits; `None` (or no range) means TX is refused.
+    #[serde(default)]
+    pub tx: Option<TxPolicy>,
+}
+
+/// Receive limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RxPolicy {
+    /// Longest capture, seconds (default 60).
+    #[serde(default = "default_max_duration")]
+    pub max_duration_s: f64,
+    /// Highest sample rate; `None` = the device's maximum.
+    #[serde(default)]
+    pub max_sample_rate_hz: Option<f64>,
+    /// Highest RX gain; `None` = the device's maximum.
+    #[serde(default)]
+    pub max_gain_db: Option<f64>,
+    /// Most IQ bytes on disk per task (default 4 GiB).
+    #[serde(default = "default_max_iq")]
+    pub max_iq_bytes: u64,
+}
+
+fn default_max_duration() -> f64 {
+    60.0
+}
+fn default_max_iq() -> u64 {
+    4 * 1024 * 1024 * 1024
+}
+
+impl Default for RxPolicy {
+    fn default() -> Self {
+        RxPolicy {
+            max_duration_s: default_max_duration(),
+            max_sample_rate_hz: None,
+            max_gain_db: None,
+            max_iq_bytes: default_max_iq(),
+        }
+    }
+}
+
+/// Transmit limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TxPolicy {
+    /// Allowed `[lo, hi]` ranges in Hz; everything a tone puts on air must fit in one.
+    pub allowed_ranges_hz: Vec<[f64; 2]>,
+    /// Highest TX gain.
+    pub max_gain_db: f64,
+    /// Longest transmission, seconds.
+    pub max_duration_s: f64,
+}
+
+impl Policy {
+    /// Parse and check a policy JSON text.
+    pub fn from_json(text: &str) -> Result<Policy, Error> {
+        let p: Policy =
+            serde_json::from_str(text).map_err(|e| Error::InvalidPolicy(e.to_string()))?;
+        p.check()?;
+        Ok(p)
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        let pos = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(Error::InvalidPolicy(format!(
+                    "{name} must be a positive finite number, got {v}"
+                )))
+            }
+        };
+        pos("rx.max_duration_s", self.rx.max_duration_s)?;
+        if let Some(r) = self.rx.max_sample_rate_hz {
+            pos("rx.max_sample_rate_hz", r)?;
+        }
+        if let Some(g) = self.rx.max_gain_db {
+            if !g.is_finite() {
+                return Err(Error::InvalidPolicy(format!(
+                    "rx.max_gain_db must be finite, got {g}"
+                )));
+            }
+        }
+        if let Some(tx) = &self.tx {
+            pos("tx.max_duration_s", tx.max_duration_s)?;
+            if !tx.max_gain_db.is_finite() {
+                return Err(Error::InvalidPolicy(format!(
+                    "tx.max_gain_db must be finite, got {}",
+                    tx.max_gain_db
+                )));
+            }
+            for (i, [lo, hi]) in tx.allowed_ranges_hz.iter().enumerate() {
+                if !(lo.is_finite() && hi.is_finite() && *lo > 0.0 && lo < hi) {
+                    return Err(Error::InvalidPolicy(format!(
+                        "tx.allowed_ranges_hz[{i}] = [{lo}, {hi}] must be positive, finite and lo < hi"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Check an `rx_capture` step against the RX policy; the error names the limit.
+/// `device_max_rate` / `device_max_gain` are the radio's own limits, when known.
+pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Error> {
+    if step.duration_s > policy.max_duration_s {
+        return Err(Error::Policy(format!(
+            "duration_s {} exceeds rx.max_duration_s {}",
+            step.duration_s, policy.max_duration_s
+        )));
+    }
+    if let Some(max) = policy.max_sample_rate_hz {
+        if step.sample_rate_hz > max {
+            return Err(Error::Policy(format!(
+                "sample_rate_hz {} exceeds rx.max_sample_rate_hz {max}",
+                step.sample_rate_hz
+            )));
+        }
+    }
+    if let (Some(max), Some(g)) = (policy.max_gain_db, step.gain_db) {
+        if g > max {
+            return Err(Error::Policy(format!(
+                "gain_db {g} exceeds rx.max_gain_db {max}"
+            )));
+        }
+    }
+    if step.record_iq {
+        // cf32: 8 bytes per sample.
+        let bytes = step.duration_s * step.sample_rate_hz * 8.0;
+        if bytes > policy.max_iq_bytes as f64 {
+            return Err(Error::Policy(format!(
+                "recording needs {bytes:.0} bytes of IQ; rx.max_iq_bytes is {}",
+                policy.max_iq_bytes
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install what a fresh Debian/Ubuntu machine lacks to build and run rxnode.
+# Idempotent: installs only missing packages. Needs root (or sudo) for apt-get.
+set -euo pipefail
+PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    echo "installing: ${missing[*]}"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+if ! command -v cargo >/dev/null; then
+    echo "cargo not found: install Rust (rustup, or Debian's cargo/rustc >= 1.85) first" >&2
+    exit 1
+fi

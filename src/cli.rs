@@ -1,0 +1,201 @@
+//! Command-line definitions (clap). One subcommand per DESIGN §7 row.
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// rxnode: a safe RX agent for SDR labs.
+#[derive(Debug, Parser)]
+#[command(name = "rxnode", version, about, long_about = None)]
+pub struct Cli {
+    /// Use only the bundled simulated radio module `rxsim` (isolated from system modules).
+    #[arg(long, global = true, env = "RXNODE_SIM", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    pub sim: bool,
+    /// Print one JSON document instead of human text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// The RX checkout (a Git work tree); default: the current directory.
+    #[arg(long, global = true, env = "RXNODE_REPO", default_value = ".")]
+    pub repo: PathBuf,
+    #[command(flatten)]
+    pub watch_cfg: WatchConfig,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where tasks come from (DESIGN §2 defaults).
+#[derive(Debug, Clone, Args)]
+pub struct WatchConfig {
+    /// Git remote to poll.
+    #[arg(long, global = true, env = "RXNODE_REMOTE", default_value = "origin")]
+    pub remote: String,
+    /// Watched branch on that remote.
+    #[arg(long, global = true, env = "RXNODE_BRANCH", default_value = rxnode_interlock::DEFAULT_BRANCH)]
+    pub branch: String,
+    /// Path of the task file inside the watched branch.
+    #[arg(
+        long,
+        global = true,
+        env = "RXNODE_TASK_PATH",
+        default_value = "docs/handoff/NEXT_RX_TASK.md"
+    )]
+    pub task_path: String,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and check a task file; print the derived risk and every error.
+    Validate {
+        /// The task file.
+        file: PathBuf,
+    },
+    /// Poll the watched branch and prompt [A] Approve  [D] Defer  [S] Stop watcher.
+    Watch(WatchArgs),
+    /// Prompt again for a deferred or pending task.
+    Review {
+        /// The task ID.
+        task_id: String,
+    },
+    /// State, heartbeat, pending/deferred/approved/completed tasks.
+    Status,
+    /// Execute an approved task's plan; results go to the outbox.
+    Run {
+        /// The task ID.
+        task_id: String,
+    },
+    /// Enumerate and probe radios, read-only.
+    Inventory(InventoryArgs),
+    /// An RX-only capture for the operator at the laptop (never TX).
+    Capture(CaptureArgs),
+    /// The capture analysis on a recorded IQ file.
+    Analyze(AnalyzeArgs),
+    /// Check an RX_RESULT.json (schema, statuses, timeline, MD/JSON agreement, IQ hashes).
+    ValidateResult {
+        /// A task ID (its outbox) or a path to RX_RESULT.json.
+        target: String,
+    },
+    /// Publish a task's result to the rx-node branch (confirmed by `PUBLISH <TASK_ID>`).
+    Publish {
+        /// The task ID.
+        task_id: String,
+        /// Also push refs/heads/rx-node to the remote.
+        #[arg(long)]
+        push: bool,
+    },
+    /// Mark a manually finished task complete.
+    MarkCompleted {
+        /// The task ID.
+        task_id: String,
+    },
+    /// Check the set-up and explain what is wrong.
+    Doctor,
+    /// The whole loop on embedded defaults: a local bare origin and the simulated radio.
+    Demo {
+        /// Work in this folder instead of a fresh temporary one.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Print shell completions.
+    Completions {
+        /// bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+/// `watch` options.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// One poll cycle, then exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Seconds between polls (fractions allowed).
+    #[arg(long, default_value_t = 30.0)]
+    pub interval: f64,
+    /// The decision flow on a local file: no fetch, no radio, no commit, no push.
+    #[arg(long, requires = "task_file")]
+    pub dry_run: bool,
+    /// The task file for --dry-run.
+    #[arg(long)]
+    pub task_file: Option<PathBuf>,
+}
+
+/// `inventory` options.
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    /// Read-only: probe without streaming or changing settings (the only mode).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// SoapySDR args to filter devices (e.g. `driver=hackrf`).
+    #[arg(long, default_value = "")]
+    pub args: String,
+}
+
+/// `capture` options.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// SoapySDR device args.
+    #[arg(long)]
+    pub device: String,
+    /// Centre frequency.
+    #[arg(long)]
+    pub frequency_hz: f64,
+    /// Sample rate.
+    #[arg(long)]
+    pub sample_rate_hz: f64,
+    /// Capture length.
+    #[arg(long)]
+    pub duration_s: f64,
+    /// RX gain.
+    #[arg(long)]
+    pub gain_db: Option<f64>,
+    /// Clock source to select.
+    #[arg(long)]
+    pub clock_source: Option<String>,
+    /// Reference tone RF frequency for the CLKIN check.
+    #[arg(long)]
+    pub clkin_tone_hz: Option<f64>,
+    /// CLKIN tolerance in ppm.
+    #[arg(long, default_value_t = 0.5)]
+    pub clkin_tolerance_ppm: f64,
+    /// FFT size.
+    #[arg(long, default_value_t = 2048)]
+    pub fft_size: usize,
+    /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta`.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+}
+
+/// `analyze` options.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// The recording.
+    pub file: PathBuf,
+    /// Sample rate (raw formats).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Centre frequency, for an absolute axis.
+    #[arg(long)]
+    pub center_hz: Option<f64>,
+    /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// FFT size.
+    #[arg(long, default_value_t = 2048)]
+    pub fft_size: usize,
+    /// Overlap fraction, 0 ≤ F < 1.
+    #[arg(long, default_value_t = 0.5)]
+    pub overlap: f64,
+    /// Reference tone RF frequency for the CLKIN check.
+    #[arg(long)]
+    pub clkin_tone_hz: Option<f64>,
+    /// CLKIN tolerance in ppm.
+    #[arg(long, default_value_t = 0.5)]
+    pub clkin_tolerance_ppm: f64,
+    /// Write a spectrum PNG.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}

@@ -1,0 +1,74 @@
+//! The `rxnode` binary: glue between the CLI, Git, the interlock and the radios.
+mod cli;
+mod exit;
+mod validate;
+
+use anyhow::Result;
+use clap::{CommandFactory, Parser};
+use cli::{Cli, Command};
+use exit::Outcome;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.verbose);
+    match dispatch(&cli) {
+        Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::Code(c)) => ExitCode::from(c),
+        Err(err) => {
+            eprintln!("rxnode: error: {err:#}");
+            exit::code_for(&err)
+        }
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+fn not_yet(what: &str) -> Result<Outcome> {
+    Err(anyhow::anyhow!(
+        "`rxnode {what}` is not implemented in this build"
+    ))
+}
+
+fn dispatch(cli: &Cli) -> Result<Outcome> {
+    match &cli.command {
+        Command::Validate { file } => validate::cmd_validate(cli, file),
+        Command::Watch(_) => not_yet("watch"),
+        Command::Review { .. } => not_yet("review"),
+        Command::Status => not_yet("status"),
+        Command::Run { .. } => not_yet("run"),
+        Command::Inventory(_) => not_yet("inventory"),
+        Command::Capture(_) => not_yet("capture"),
+        Command::Analyze(_) => not_yet("analyze"),
+        Command::ValidateResult { .. } => not_yet("validate-result"),
+        Command::Publish { .. } => not_yet("publish"),
+        Command::MarkCompleted { .. } => not_yet("mark-completed"),
+        Command::Doctor => not_yet("doctor"),
+        Command::Demo { .. } => not_yet("demo"),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(*shell, &mut cmd, "rxnode", &mut std::io::stdout());
+            Ok(Outcome::Done)
+        }
+        Command::Man => {
+            let cmd = Cli::command();
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            Ok(Outcome::Done)
+        }
+    }
+}

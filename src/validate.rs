@@ -1,0 +1,127 @@
+//! `rxnode validate FILE`: parse and check a task file.
+use crate::cli::Cli;
+use crate::exit::{bad_input, Outcome};
+use anyhow::{Context, Result};
+use rxnode_interlock::{validate_task_bytes, Issue, ValidTask, ValidateOptions, MAX_TASK_BYTES};
+use serde::Serialize;
+use std::io::Read;
+use std::path::Path;
+
+/// Read a task file, refusing anything over 1 MiB without reading it whole.
+pub fn read_task_file(path: &Path) -> Result<Vec<u8>> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot open task file {}", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot stat {}", path.display()))?;
+    if !meta.is_file() {
+        return Err(bad_input(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_TASK_BYTES as u64 {
+        return Err(bad_input(format!(
+            "{}: task file is {} bytes; at most {MAX_TASK_BYTES} (1 MiB)",
+            path.display(),
+            meta.len()
+        )));
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_TASK_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(buf)
+}
+
+/// Validate bytes as a task for the given watched branch.
+pub fn check(bytes: &[u8], branch: &str) -> Result<ValidTask, Vec<Issue>> {
+    validate_task_bytes(
+        bytes,
+        &ValidateOptions {
+            watched_branch: branch.to_owned(),
+        },
+    )
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    valid: bool,
+    task_id: Option<&'a str>,
+    risk_level: Option<&'static str>,
+    errors: Vec<Issue>,
+}
+
+/// The command.
+pub fn cmd_validate(cli: &Cli, file: &Path) -> Result<Outcome> {
+    let result = match read_task_file(file) {
+        Ok(bytes) => check(&bytes, &cli.watch_cfg.branch),
+        Err(e) => {
+            if e.downcast_ref::<crate::exit::BadInput>().is_some() {
+                Err(vec![Issue {
+                    line: None,
+                    field: None,
+                    message: e.to_string(),
+                }])
+            } else {
+                return Err(e);
+            }
+        }
+    };
+    let name = file.display();
+    match &result {
+        Ok(task) => {
+            if cli.json {
+                let r = Report {
+                    valid: true,
+                    task_id: Some(task.id().as_str()),
+                    risk_level: Some(task.risk().as_str()),
+                    errors: vec![],
+                };
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                println!("{name}: valid");
+                println!("  task:  {} — {}", task.id(), task.header().task_title);
+                println!("  risk:  {}", task.risk());
+                for r in task.risk_reasons() {
+                    println!("         {r}");
+                }
+                match task.plan() {
+                    Some(p) => {
+                        println!("  plan:  {} step(s)", p.steps.len());
+                        for (i, s) in p.steps.iter().enumerate() {
+                            println!(
+                                "         {}. {}{}",
+                                i + 1,
+                                s.op(),
+                                s.device().map(|d| format!(" on {d}")).unwrap_or_default()
+                            );
+                        }
+                    }
+                    None => println!("  plan:  none (manual task: nothing touches hardware)"),
+                }
+                println!("  sha256: {}", task.sha256());
+            }
+            Ok(Outcome::Done)
+        }
+        Err(issues) => {
+            if cli.json {
+                let r = Report {
+                    valid: false,
+                    task_id: None,
+                    risk_level: None,
+                    errors: issues.clone(),
+                };
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                for i in issues {
+                    let line = i.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
+                    let field = i.field.as_deref().unwrap_or("-");
+                    eprintln!("{name}:{line}: {field}: {}", i.message);
+                }
+                eprintln!("{name}: invalid ({} error(s))", issues.len());
+            }
+            Ok(Outcome::Code(2))
+        }
+    }
+}
