@@ -1,6 +1,11 @@
 //! The `rxnode` binary: glue between the CLI, Git, the interlock and the radios.
+#![allow(dead_code)] // modules are filled in by parallel work; removed at integration
 mod cli;
 mod exit;
+mod fsutil;
+mod ledger;
+mod paths;
+mod state;
 mod validate;
 
 use anyhow::Result;

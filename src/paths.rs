@@ -1,0 +1,58 @@
+//! Where local state lives (DESIGN §4). Everything is under `<checkout>/.local/`.
+use rxnode_interlock::TaskId;
+use std::path::{Path, PathBuf};
+
+/// The local-state layout of one checkout.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// The checkout (work tree root).
+    pub repo: PathBuf,
+    /// `<repo>/.local`.
+    pub local: PathBuf,
+}
+
+impl Paths {
+    /// Layout for a checkout.
+    pub fn new(repo: &Path) -> Paths {
+        Paths {
+            repo: repo.to_path_buf(),
+            local: repo.join(".local"),
+        }
+    }
+    /// `.local/rx_agent_state.json`.
+    pub fn state(&self) -> PathBuf {
+        self.local.join("rx_agent_state.json")
+    }
+    /// `.local/rx_agent_ledger.jsonl`.
+    pub fn ledger(&self) -> PathBuf {
+        self.local.join("rx_agent_ledger.jsonl")
+    }
+    /// `.local/rx_agent_outbox/`.
+    pub fn outbox_root(&self) -> PathBuf {
+        self.local.join("rx_agent_outbox")
+    }
+    /// `.local/rx_agent_outbox/<TASK_ID>/`.
+    pub fn outbox(&self, id: &TaskId) -> PathBuf {
+        self.outbox_root().join(id.as_str())
+    }
+    /// `.local/rx_iq/<TASK_ID>/`.
+    pub fn iq_dir(&self, id: &TaskId) -> PathBuf {
+        self.local.join("rx_iq").join(id.as_str())
+    }
+    /// `.local/rxnode.lock`.
+    pub fn lock(&self) -> PathBuf {
+        self.local.join("rxnode.lock")
+    }
+    /// `.local/STOP`.
+    pub fn stop(&self) -> PathBuf {
+        self.local.join("STOP")
+    }
+    /// `.local/rxnode-policy.json`.
+    pub fn policy(&self) -> PathBuf {
+        self.local.join("rxnode-policy.json")
+    }
+    /// `.local/dry-run/` (the only place `watch --dry-run` writes).
+    pub fn dry_run(&self) -> PathBuf {
+        self.local.join("dry-run")
+    }
+}

@@ -1,0 +1,162 @@
+//! `.local/rx_agent_state.json`: what this node knows and decided (DESIGN §4).
+//!
+//! Written to a temp file, fsynced, atomically renamed. A corrupt file is moved
+//! aside with a timestamp suffix and reported; never silently reset.
+use crate::fsutil::{now_iso, write_atomic};
+use crate::paths::Paths;
+use anyhow::{Context, Result};
+use rxnode_interlock::Approval;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Current state schema.
+pub const STATE_SCHEMA: u32 = 1;
+
+/// Lifecycle of a known task on this node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Detected and prompted, no decision yet.
+    Pending,
+    /// `[D]`: not prompted again until `rxnode review`.
+    Deferred,
+    /// `[A]`: may be run.
+    Approved,
+    /// Failed validation or a check before the prompt.
+    Rejected,
+    /// Run to completion or marked completed.
+    Completed,
+}
+
+/// One task this node has seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// Current status.
+    pub status: TaskStatus,
+    /// SHA-256 of the text seen.
+    pub task_sha256: String,
+    /// Commit that held it (empty for dry-run files).
+    pub commit: String,
+    /// Derived/effective risk, protocol spelling.
+    pub risk_level: Option<String>,
+    /// Title, for `status`.
+    pub title: Option<String>,
+    /// First seen (ISO 8601).
+    pub first_seen: String,
+    /// Why rejected, when rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A publication to `rx-node`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishRecord {
+    /// The commit made on `refs/heads/rx-node`.
+    pub commit: String,
+    /// When.
+    pub at: String,
+    /// Whether it was pushed to the remote.
+    pub pushed: bool,
+}
+
+/// The last poll.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PollRecord {
+    /// When it happened (ISO 8601).
+    pub at: String,
+    /// One-line result ("nothing new", "prompted X", "fetch failed: …").
+    pub result: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+}
+
+/// The whole state file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    /// Schema version ([`STATE_SCHEMA`]).
+    pub schema_version: u32,
+    /// Last task ID detected (recorded before any prompt is left).
+    pub last_seen_task_id: Option<String>,
+    /// Last task run to completion or marked completed.
+    pub last_completed_task_id: Option<String>,
+    /// Deferred task IDs.
+    pub deferred_task_ids: BTreeSet<String>,
+    /// Approvals by task ID.
+    pub approvals: BTreeMap<String, Approval>,
+    /// Every task seen, by ID.
+    #[serde(default)]
+    pub tasks: BTreeMap<String, TaskRecord>,
+    /// Publications by task ID.
+    #[serde(default)]
+    pub published: BTreeMap<String, PublishRecord>,
+    /// Whether a watcher is running.
+    pub running: bool,
+    /// PID of the running watcher.
+    pub watcher_pid: Option<u32>,
+    /// The last poll.
+    pub last_poll: Option<PollRecord>,
+    /// The remote-tracking commit last examined (skip parsing when unchanged).
+    pub remote_marker: Option<String>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            schema_version: STATE_SCHEMA,
+            last_seen_task_id: None,
+            last_completed_task_id: None,
+            deferred_task_ids: BTreeSet::new(),
+            approvals: BTreeMap::new(),
+            tasks: BTreeMap::new(),
+            published: BTreeMap::new(),
+            running: false,
+            watcher_pid: None,
+            last_poll: None,
+            remote_marker: None,
+        }
+    }
+}
+
+/// Load the state; a missing file is a fresh state. A corrupt file is moved
+/// aside (`rx_agent_state.json.corrupt-<time>`) and an error names both files.
+pub fn load(paths: &Paths) -> Result<State> {
+    let p = paths.state();
+    let bytes = match std::fs::read(&p) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::default()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read state file {}", p.display())),
+    };
+    match serde_json::from_slice::<State>(&bytes) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let stamp = now_iso().replace([':', '+'], "");
+            let aside = p.with_file_name(format!("rx_agent_state.json.corrupt-{stamp}"));
+            std::fs::rename(&p, &aside).with_context(|| {
+                format!(
+                    "state file {} is corrupt ({e}) and could not be moved aside",
+                    p.display()
+                )
+            })?;
+            anyhow::bail!(
+                "state file {} is corrupt ({e}); kept aside as {} — nothing was reset; inspect it, then remove or repair it",
+                p.display(),
+                aside.display()
+            )
+        }
+    }
+}
+
+/// Save the state atomically.
+pub fn save(paths: &Paths, state: &State) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(state)?;
+    bytes.push(b'\n');
+    write_atomic(&paths.state(), &bytes)
+}
+
+/// Load, change, save.
+pub fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+    let mut s = load(paths)?;
+    let out = f(&mut s)?;
+    save(paths, &s)?;
+    Ok(out)
+}
