@@ -1,6 +1,7 @@
 //! The `rxnode` binary: glue between the CLI, Git, the interlock and the radios.
 #![allow(dead_code)] // modules are filled in by parallel work; removed at integration
 mod cli;
+mod demo;
 mod exit;
 mod fsutil;
 mod ledger;
@@ -64,7 +65,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Publish { .. } => not_yet("publish"),
         Command::MarkCompleted { .. } => not_yet("mark-completed"),
         Command::Doctor => not_yet("doctor"),
-        Command::Demo { .. } => not_yet("demo"),
+        Command::Demo { dir } => demo::cmd_demo(dir.as_deref()),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(*shell, &mut cmd, "rxnode", &mut std::io::stdout());

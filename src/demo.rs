@@ -1,0 +1,369 @@
+//! `rxnode demo`: the whole protocol on embedded defaults — a local bare
+//! `origin`, a main-PC clone that posts tasks, the RX checkout and the
+//! simulated radio — narrated, with every scripted answer shown. It drives
+//! this very binary as a subprocess for every RX-side step, exactly as an
+//! operator would, and checks each outcome against the protocol.
+use crate::exit::Outcome;
+use anyhow::{bail, Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const BRANCH: &str = "video-development";
+const TASK_PATH: &str = "docs/handoff/NEXT_RX_TASK.md";
+
+/// The demo's scripted tasks (embedded defaults).
+fn green_task(base: &str) -> String {
+    format!(
+        "TASK_ID = DEMO_GREEN_001\nTASK_TITLE = Demo: manual software check (GREEN)\nSOURCE_BRANCH = {BRANCH}\n\
+EXPECTED_HEAD = {base}\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = NO\nRF_RX = NO\nRF_TX = NO\n\
+ALLOW_COMMIT = NO\nALLOW_PUSH = RX_RESULT_ONLY\n\n# Manual task\n\nCheck that the RX laptop's clock is NTP-synchronised. \
+No rx-plan block: nothing touches hardware.\n"
+    )
+}
+
+fn yellow_task(base: &str) -> String {
+    format!(
+        "TASK_ID = DEMO_YELLOW_002\nTASK_TITLE = Demo: inventory and CLKIN check on two radios (YELLOW)\nSOURCE_BRANCH = {BRANCH}\n\
+EXPECTED_HEAD = {base}\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = YES\nRF_RX = YES\nRF_TX = NO\n\
+ALLOW_COMMIT = NO\nALLOW_PUSH = RX_RESULT_ONLY\nRISK_LEVEL = YELLOW\n\n# CLKIN check\n\n\
+Radio A has the 10 MHz lab reference on CLKIN; radio B runs free on a crystal that is 2.5 ppm fast.\n\
+A 100.1 MHz reference tone is on the bench.\n\n\
+```rx-plan\n{{\"steps\": [\n  {{\"op\": \"inventory\"}},\n  \
+{{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=demo-locked,ext_ref=1,tone_hz=100100000\", \"clock_source\": \"external\", \
+\"frequency_hz\": 100.0e6, \"sample_rate_hz\": 2.0e6, \"gain_db\": 20, \"duration_s\": 1.0, \"fft_size\": 2048, \"record_iq\": true, \
+\"clkin\": {{\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}}}},\n  \
+{{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=demo-free,ppm=2.5,tone_hz=100100000\", \"clock_source\": \"internal\", \
+\"frequency_hz\": 100.0e6, \"sample_rate_hz\": 2.0e6, \"gain_db\": 20, \"duration_s\": 1.0, \"fft_size\": 2048, \
+\"clkin\": {{\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}}}}\n]}}\n```\n"
+    )
+}
+
+fn red_task(base: &str) -> String {
+    format!(
+        "TASK_ID = DEMO_RED_003\nTASK_TITLE = Demo: 433.92 MHz test tone (RED, transmits)\nSOURCE_BRANCH = {BRANCH}\n\
+EXPECTED_HEAD = {base}\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = YES\nRF_RX = NO\nRF_TX = YES\n\
+ALLOW_COMMIT = NO\nALLOW_PUSH = NO\nRISK_LEVEL = RED\n\n# TX tone\n\n\
+```rx-plan\n{{\"steps\": [\n  {{\"op\": \"tx_tone\", \"device\": \"driver=rxsim,serial=demo-tx\", \"frequency_hz\": 433.92e6, \
+\"sample_rate_hz\": 2.0e6, \"tone_offset_hz\": 50e3, \"gain_db\": 0, \"duration_s\": 0.5}}\n]}}\n```\n"
+    )
+}
+
+/// The demo's node policy: RX defaults, TX allowed only in a 433 MHz ISM
+/// window so that the RED task is refused for want of authorization, not
+/// for want of a policy.
+const DEMO_POLICY: &str = r#"{
+  "rx": {"max_duration_s": 10, "max_sample_rate_hz": 20000000, "max_gain_db": 50, "max_iq_bytes": 104857600},
+  "tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}
+}
+"#;
+
+struct Demo {
+    exe: PathBuf,
+    dir: PathBuf,
+    origin: PathBuf,
+    mainpc: PathBuf,
+    rx: PathBuf,
+    events: PathBuf,
+    step: usize,
+    failures: Vec<String>,
+}
+
+impl Demo {
+    fn say(&self, text: &str) {
+        println!("{text}");
+    }
+
+    fn section(&mut self, title: &str) {
+        self.step += 1;
+        println!("\n=== {}. {title} ===", self.step);
+    }
+
+    fn check(&mut self, ok: bool, what: &str) {
+        if ok {
+            println!("  ✔ {what}");
+        } else {
+            println!("  ✘ {what}");
+            self.failures.push(what.to_owned());
+        }
+    }
+
+    /// Run `rxnode ARGS` in the RX checkout with a scripted stdin; show it all.
+    fn rx(&mut self, args: &[&str], answer: Option<&str>) -> Result<(i32, String)> {
+        let shown: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        println!("\n  rx-laptop$ rxnode {}", shown.join(" "));
+        if let Some(a) = answer {
+            println!("  (operator types: {:?})", a.trim_end_matches('\n'));
+        }
+        let mut child = Command::new(&self.exe)
+            .args(args)
+            .current_dir(&self.rx)
+            .env("RXSIM_EVENT_LOG", &self.events)
+            .env("NO_COLOR", "1")
+            .env_remove("RXNODE_REPO")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start {}", self.exe.display()))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            if let Some(a) = answer {
+                let _ = stdin.write_all(a.as_bytes());
+            }
+        }
+        let out = child.wait_with_output().context("waiting for rxnode")?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        for line in stdout.lines().chain(stderr.lines()) {
+            println!("  │ {line}");
+        }
+        let code = out.status.code().unwrap_or(-1);
+        println!("  └ exit {code}");
+        Ok((code, stdout))
+    }
+
+    fn post_task(&mut self, make: fn(&str) -> String, message: &str) -> Result<String> {
+        let repo = git2::Repository::open(&self.mainpc)?;
+        let base = repo.head()?.peel_to_commit()?.id().to_string();
+        let text = make(&base);
+        let file = self.mainpc.join(TASK_PATH);
+        if let Some(d) = file.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        std::fs::write(&file, &text)?;
+        let id = commit_all(&repo, message)?;
+        push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
+        println!("  main-pc$ git commit -m {message:?} && git push origin {BRANCH}   → {}", &id[..12]);
+        Ok(base)
+    }
+
+    fn events_text(&self) -> String {
+        std::fs::read_to_string(&self.events).unwrap_or_default()
+    }
+}
+
+fn sig(repo: &git2::Repository) -> Result<git2::Signature<'static>> {
+    Ok(repo
+        .signature()
+        .or_else(|_| git2::Signature::now("main-pc", "main-pc@demo.invalid"))?)
+}
+
+fn commit_all(repo: &git2::Repository, message: &str) -> Result<String> {
+    let mut index = repo.index()?;
+    index.add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let sig = sig(repo)?;
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    let id = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
+    Ok(id.to_string())
+}
+
+fn push(repo: &git2::Repository, refspec: &str) -> Result<()> {
+    let mut remote = repo.find_remote("origin")?;
+    remote.push(&[refspec], None).with_context(|| format!("push {refspec}"))?;
+    Ok(())
+}
+
+fn setup(dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
+    let origin = dir.join("origin.git");
+    let mainpc = dir.join("main-pc");
+    let rx = dir.join("rx-laptop");
+    for p in [&origin, &mainpc, &rx] {
+        if p.exists() {
+            bail!("{} already exists: give an empty --dir", p.display());
+        }
+    }
+    let bare = git2::Repository::init_bare(&origin)?;
+    bare.set_head(&format!("refs/heads/{BRANCH}"))?;
+    let url = format!("file://{}", origin.display());
+    // Main PC: first commit on video-development.
+    let repo = git2::Repository::init(&mainpc)?;
+    repo.set_head(&format!("refs/heads/{BRANCH}"))?;
+    {
+        let mut cfg = repo.config()?;
+        cfg.set_str("user.name", "main-pc")?;
+        cfg.set_str("user.email", "main-pc@demo.invalid")?;
+    }
+    repo.remote("origin", &url)?;
+    std::fs::write(mainpc.join("README.md"), "# Lab project\n\nTasks for the RX node go to docs/handoff/.\n")?;
+    commit_all(&repo, "Lab project")?;
+    push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
+    // RX laptop: a plain clone.
+    let rxrepo = git2::Repository::clone(&url, &rx)?;
+    {
+        let mut cfg = rxrepo.config()?;
+        cfg.set_str("user.name", "rx-laptop")?;
+        cfg.set_str("user.email", "rx-laptop@demo.invalid")?;
+    }
+    Ok((origin, mainpc, rx))
+}
+
+fn read_json(path: &Path) -> Option<serde_json::Value> {
+    std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok())
+}
+
+/// The command.
+pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
+    let started = Instant::now();
+    let _keep;
+    let dir = match dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+            d.canonicalize()?
+        }
+        None => {
+            let t = tempfile::Builder::new().prefix("rxnode-demo-").tempdir()?;
+            let p = t.path().to_path_buf();
+            _keep = t.keep();
+            p
+        }
+    };
+    let exe = std::env::current_exe().context("cannot find the rxnode executable")?;
+    let (origin, mainpc, rx) = setup(&dir)?;
+    let mut d = Demo {
+        exe,
+        events: dir.join("rxsim-events.log"),
+        dir,
+        origin,
+        mainpc,
+        rx,
+        step: 0,
+        failures: vec![],
+    };
+    d.say("rxnode demo — the whole loop on a local bare origin and the simulated radio `rxsim`.");
+    d.say(&format!("  folder:   {}", d.dir.display()));
+    d.say(&format!("  origin:   {}  (bare, branch {BRANCH})", d.origin.display()));
+    d.say(&format!("  main PC:  {}  (posts tasks)", d.mainpc.display()));
+    d.say(&format!("  RX node:  {}  (runs rxnode)", d.rx.display()));
+    d.say(&format!("  radio log: {}  (RXSIM_EVENT_LOG: every stream the simulator opens)", d.events.display()));
+    std::fs::create_dir_all(d.rx.join(".local"))?;
+    std::fs::write(d.rx.join(".local/rxnode-policy.json"), DEMO_POLICY)?;
+    d.say("  node policy (.local/rxnode-policy.json, never from a task): TX only 433.05–434.79 MHz, ≤ 10 dB, ≤ 2 s");
+
+    // 1. GREEN manual task.
+    d.section("A GREEN manual task");
+    d.post_task(green_task, "Task DEMO_GREEN_001: manual check")?;
+    let (c, _) = d.rx(&["watch", "--once"], Some("A\n"))?;
+    d.check(c == 0, "the watcher fetched, validated and prompted; [A] approved");
+    let ob = d.rx.join(".local/rx_agent_outbox/DEMO_GREEN_001");
+    d.check(ob.join("TASK.md").is_file(), "outbox prepared: TASK.md, RX_RESULT.md, RX_RESULT.json (NOT RUN)");
+    let (c, _) = d.rx(&["run", "DEMO_GREEN_001"], None)?;
+    d.check(c == 0, "`run` says it is a manual task and changes nothing");
+    let (c, _) = d.rx(&["mark-completed", "DEMO_GREEN_001"], None)?;
+    d.check(c == 0, "the operator did the check by hand and marked it completed");
+
+    // 2. YELLOW task with inventory + CLKIN captures.
+    d.section("A YELLOW task: inventory and two CLKIN captures");
+    d.post_task(yellow_task, "Task DEMO_YELLOW_002: CLKIN check")?;
+    let (c, _) = d.rx(&["watch", "--once"], Some("a\n"))?;
+    d.check(c == 0, "approved (answers are case-insensitive letters)");
+    let (c, _) = d.rx(&["--sim", "run", "DEMO_YELLOW_002"], None)?;
+    d.check(c == 1, "the run finished with an honest overall FAIL (exit 1): one radio is mis-clocked");
+    let res = read_json(&d.rx.join(".local/rx_agent_outbox/DEMO_YELLOW_002/RX_RESULT.json"));
+    let status = res.as_ref().and_then(|r| r["status"].as_str().map(str::to_owned));
+    d.check(status.as_deref() == Some("FAIL"), "RX_RESULT.json status is FAIL");
+    let clk = |i: usize| -> (Option<String>, Option<f64>) {
+        let c = res.as_ref().map(|r| &r["captures"][i]["clkin"]);
+        (
+            c.and_then(|c| c["status"].as_str().map(str::to_owned)),
+            c.and_then(|c| c["ppm"].as_f64()),
+        )
+    };
+    let (s0, p0) = clk(0);
+    let (s1, p1) = clk(1);
+    d.check(
+        s0.as_deref() == Some("PASS") && p0.is_some_and(|p| p.abs() < 0.05),
+        &format!("capture 1 (external reference): CLKIN PASS, {:+.4} ppm", p0.unwrap_or(f64::NAN)),
+    );
+    d.check(
+        s1.as_deref() == Some("FAIL") && p1.is_some_and(|p| (p - 2.5).abs() < 0.05),
+        &format!("capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {:+.4} ppm", p1.unwrap_or(f64::NAN)),
+    );
+    let (c, _) = d.rx(&["validate-result", "DEMO_YELLOW_002"], None)?;
+    d.check(c == 0, "the result validates (schema, statuses, timeline, MD/JSON agree, IQ hashes)");
+
+    // 3. RED TX task, refused without authorization.
+    d.section("A RED transmit task, without the authorization phrase");
+    d.post_task(red_task, "Task DEMO_RED_003: 433.92 MHz tone")?;
+    let (c, _) = d.rx(&["watch", "--once"], Some("A\n"))?;
+    d.check(c == 0, "approved — approval is not authorization");
+    let before = d.events_text();
+    let (c, _) = d.rx(&["--sim", "run", "DEMO_RED_003"], Some("authorize rf tx\n"))?;
+    d.check(c == 3, "`run` refused the wrong phrase (lower case) with exit 3");
+    let after = d.events_text();
+    let new_events = after.get(before.len()..).unwrap_or("");
+    d.check(
+        !after.lines().any(|l| l.contains(" TX")),
+        &format!(
+            "the simulated radio saw no TX stream at all ({} event line(s) during the RED run)",
+            new_events.lines().count()
+        ),
+    );
+
+    // 4. Publish the YELLOW result and read it back on the main PC.
+    d.section("Publish the YELLOW result to rx-node and read it on the main PC");
+    let (c, _) = d.rx(&["publish", "DEMO_YELLOW_002", "--push"], Some("PUBLISH DEMO_YELLOW_002\n"))?;
+    d.check(c == 0, "published after the exact confirmation line");
+    let repo = git2::Repository::open(&d.mainpc)?;
+    {
+        let mut remote = repo.find_remote("origin")?;
+        remote.fetch(&["+refs/heads/rx-node:refs/remotes/origin/rx-node"], None, None)?;
+    }
+    println!("\n  main-pc$ git fetch origin rx-node");
+    let got = repo
+        .find_reference("refs/remotes/origin/rx-node")
+        .and_then(|r| r.peel_to_tree())
+        .ok();
+    let mut files = vec![];
+    if let Some(tree) = &got {
+        tree.walk(git2::TreeWalkMode::PreOrder, |root, e| {
+            if e.kind() == Some(git2::ObjectType::Blob) {
+                files.push(format!("{root}{}", e.name().unwrap_or("?")));
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+    }
+    for f in &files {
+        println!("  │ {f}");
+    }
+    let expected = [
+        "rx-results/DEMO_YELLOW_002/LOG_META.json",
+        "rx-results/DEMO_YELLOW_002/RX_RESULT.json",
+        "rx-results/DEMO_YELLOW_002/RX_RESULT.md",
+    ];
+    d.check(
+        files.len() == 3 && expected.iter().all(|e| files.iter().any(|f| f == e)),
+        "origin/rx-node holds exactly rx-results/DEMO_YELLOW_002/{RX_RESULT.md, RX_RESULT.json, LOG_META.json}",
+    );
+    if let Some(tree) = &got {
+        if let Ok(entry) = tree.get_path(Path::new("rx-results/DEMO_YELLOW_002/RX_RESULT.md")) {
+            if let Ok(blob) = repo.find_blob(entry.id()) {
+                println!("\n  main-pc$ git show origin/rx-node:rx-results/DEMO_YELLOW_002/RX_RESULT.md | head -20");
+                for l in String::from_utf8_lossy(blob.content()).lines().take(20) {
+                    println!("  │ {l}");
+                }
+            }
+        }
+    }
+    let rx_repo = git2::Repository::open(&d.rx)?;
+    let wt_clean = rx_repo
+        .statuses(None)
+        .map(|s| s.iter().all(|e| e.status() == git2::Status::CURRENT))
+        .unwrap_or(false);
+    d.check(wt_clean, "the RX checkout's `git status` is clean (.local/ is ignored; IQ never in Git)");
+
+    let secs = started.elapsed().as_secs_f64();
+    println!("\n=== summary ({secs:.1} s) ===");
+    if d.failures.is_empty() {
+        println!("every step behaved as the protocol says.");
+        Ok(Outcome::Done)
+    } else {
+        for f in &d.failures {
+            println!("  ✘ {f}");
+        }
+        bail!("{} demo step(s) did not behave as the protocol says", d.failures.len())
+    }
+}
