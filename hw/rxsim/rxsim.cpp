@@ -248,9 +248,9 @@ class RxSim : public SoapySDR::Device {
                 double avail = elapsed * s->rate - double(s->produced);
                 if (avail > capacity) {
                     // The reader fell behind more than the buffer holds: the oldest
-                    // samples are lost. Skip them (the tone keeps its phase in real
+                    // samples are lost (half a buffer, like a ring restarting). Skip them (the tone keeps its phase in real
                     // time) and report the overflow once.
-                    uint64_t lost = uint64_t(avail - capacity);
+                    uint64_t lost = uint64_t(avail - 0.5 * capacity);
                     s->produced += lost;
                     s->phase = std::fmod(s->phase + double(lost) * step, 1.0);
                     if (s->phase < 0) s->phase += 1.0;
