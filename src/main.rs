@@ -3,6 +3,7 @@
 mod cli;
 mod exit;
 mod fsutil;
+mod inventory;
 mod ledger;
 mod paths;
 mod state;
@@ -17,6 +18,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.verbose);
+    if cli.sim {
+        // Before anything touches SoapySDR: modules load once per process.
+        if let Err(err) = rxnode_hw::use_sim() {
+            eprintln!("rxnode: error: --sim: {err:#}");
+            return ExitCode::from(1);
+        }
+    }
     match dispatch(&cli) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::Code(c)) => ExitCode::from(c),
@@ -57,7 +65,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Review { .. } => not_yet("review"),
         Command::Status => not_yet("status"),
         Command::Run { .. } => not_yet("run"),
-        Command::Inventory(_) => not_yet("inventory"),
+        Command::Inventory(args) => inventory::cmd_inventory(cli, args),
         Command::Capture(_) => not_yet("capture"),
         Command::Analyze(_) => not_yet("analyze"),
         Command::ValidateResult { .. } => not_yet("validate-result"),
