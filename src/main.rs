@@ -4,6 +4,7 @@ mod cli;
 mod demo;
 mod exit;
 mod fsutil;
+mod inventory;
 mod ledger;
 mod paths;
 mod state;
@@ -18,6 +19,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.verbose);
+    if cli.sim {
+        // Before anything touches SoapySDR: modules load once per process.
+        if let Err(err) = rxnode_hw::use_sim() {
+            eprintln!("rxnode: error: --sim: {err:#}");
+            return ExitCode::from(1);
+        }
+    }
     match dispatch(&cli) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::Code(c)) => ExitCode::from(c),
@@ -58,7 +66,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Review { .. } => not_yet("review"),
         Command::Status => not_yet("status"),
         Command::Run { .. } => not_yet("run"),
-        Command::Inventory(_) => not_yet("inventory"),
+        Command::Inventory(args) => inventory::cmd_inventory(cli, args),
         Command::Capture(_) => not_yet("capture"),
         Command::Analyze(_) => not_yet("analyze"),
         Command::ValidateResult { .. } => not_yet("validate-result"),

@@ -1,2 +1,43 @@
 //! `rxnode-hw`: the only door to radios.
+//!
+//! SoapySDR access (enumerate, probe, open, RX stream; TX only through a handle
+//! that consumed an [`rxnode_interlock::TxPermit`]), and the bundled simulated
+//! radio module `rxsim` ([`use_sim`]).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), rxnode_hw::Error> {
+//! use rxnode_hw::{use_sim, RxConfig, RxRadio, ReadOutcome, SampleSource};
+//! use_sim()?; // before anything else touches SoapySDR
+//! let mut radio = RxRadio::open("driver=rxsim,tone_hz=100.1e6")?;
+//! let actual = radio.configure(&RxConfig {
+//!     frequency_hz: 100e6,
+//!     sample_rate_hz: 1e6,
+//!     ..RxConfig::default()
+//! })?;
+//! let mut stream = radio.rx_stream()?;
+//! let mut buf = vec![num_complex::Complex::new(0.0f32, 0.0); 4096];
+//! if let ReadOutcome::Samples(n) = stream.read(&mut buf, 100_000)? {
+//!     println!("{n} samples at {} S/s", actual.sample_rate_hz);
+//! }
+//! # Ok(()) }
+//! ```
 #![deny(missing_docs)]
+
+mod capture {
+    pub(crate) mod source;
+}
+mod error;
+mod probe;
+mod radio;
+mod sim;
+
+pub use crate::{
+    capture::source::{ReadOutcome, SampleSource},
+    error::Error,
+    probe::{
+        enumerate, soapysdr_modules, soapysdr_search_paths, soapysdr_version, DeviceInfo,
+        GainElement,
+    },
+    radio::{ActualSettings, RxConfig, RxRadio, RxStream, TxRadio, TxReport},
+    sim::use_sim,
+};

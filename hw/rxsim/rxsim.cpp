@@ -1,0 +1,565 @@
+// rxsim: a simulated radio as a real SoapySDR module (driver "rxsim").
+//
+// One RX and one TX channel, CF32/CS16, 1 MHz..6 GHz, 0.1..61.44 MS/s, gain 0..60 dB,
+// clock sources internal/external with a `ref_locked` sensor. The RX stream carries a
+// CW tone plus noise, paced to the sample rate (pace=1) with honest overflow reporting,
+// or as fast as possible (pace=0) from precomputed tables.
+//
+// Device args: serial, ppm, ext_ref, ext_ppm, tone_hz, tone_dbfs, noise_dbfs, pace,
+// buffer_samples, tx=deny. A reference error e shifts both the LO and the sample
+// clock, so a tone at RF f appears at baseband (f - fc(1+e))/(1+e).
+//
+// RXSIM_EVENT_LOG=path appends one line per make/unmake and per stream call:
+//   <unix seconds, 6 decimals> pid=<pid> <event> [RX|TX] serial=<serial>
+//
+// Portable C++17 plus getpid (POSIX) / _getpid (Windows).
+#include <SoapySDR/Device.hpp>
+#include <SoapySDR/Formats.hpp>
+#include <SoapySDR/Registry.hpp>
+#include <SoapySDR/Version.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifdef _WIN32
+#include <process.h>
+#define RXSIM_GETPID _getpid
+#else
+#include <unistd.h>
+#define RXSIM_GETPID getpid
+#endif
+
+namespace {
+
+constexpr double kMinFreq = 1e6;
+constexpr double kMaxFreq = 6e9;
+constexpr double kMinRate = 0.1e6;
+constexpr double kMaxRate = 61.44e6;
+constexpr double kMaxGain = 60.0;
+constexpr double kLnaMax = 40.0;
+constexpr size_t kMtu = 16384;
+constexpr unsigned kToneBits = 16;
+constexpr size_t kToneLen = size_t(1) << kToneBits;
+constexpr size_t kNoiseLen = size_t(1) << 18;
+const char *kDefaultSerial = "rxsim0";
+const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "tone_dbfs",
+                             "noise_dbfs", "pace",    "tx",      "buffer_samples"};
+
+double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
+    auto it = args.find(key);
+    if (it == args.end() || it->second.empty()) return def;
+    char *end = nullptr;
+    double v = std::strtod(it->second.c_str(), &end);
+    if (end == it->second.c_str() || *end != '\0' || !std::isfinite(v))
+        throw std::runtime_error(std::string("rxsim: device arg ") + key + "=" + it->second +
+                                 " is not a number");
+    return v;
+}
+
+std::string argString(const SoapySDR::Kwargs &args, const char *key, const std::string &def) {
+    auto it = args.find(key);
+    return it == args.end() ? def : it->second;
+}
+
+void logEvent(const std::string &event, const char *dir, const std::string &serial) {
+    const char *path = std::getenv("RXSIM_EVENT_LOG");
+    if (path == nullptr || *path == '\0') return;
+    auto now = std::chrono::system_clock::now().time_since_epoch();
+    double secs = std::chrono::duration_cast<std::chrono::microseconds>(now).count() / 1e6;
+    char line[256];
+    if (dir != nullptr)
+        std::snprintf(line, sizeof line, "%.6f pid=%ld %s %s serial=%s\n", secs,
+                      long(RXSIM_GETPID()), event.c_str(), dir, serial.c_str());
+    else
+        std::snprintf(line, sizeof line, "%.6f pid=%ld %s serial=%s\n", secs,
+                      long(RXSIM_GETPID()), event.c_str(), serial.c_str());
+    // One fwrite of one line to a file opened in append mode: lines from several
+    // processes do not interleave.
+    if (FILE *f = std::fopen(path, "ab")) {
+        std::fwrite(line, 1, std::strlen(line), f);
+        std::fclose(f);
+    }
+}
+
+// Shared tables: a unit-circle NCO table and complex Gaussian noise of unit power.
+struct Tables {
+    std::vector<std::complex<float>> sine;
+    std::vector<std::complex<float>> noise;
+    Tables() : sine(kToneLen), noise(kNoiseLen) {
+        const double twoPi = 6.283185307179586;
+        for (size_t i = 0; i < kToneLen; i++) {
+            double a = twoPi * double(i) / double(kToneLen);
+            sine[i] = {float(std::cos(a)), float(std::sin(a))};
+        }
+        uint64_t s = 0x9E3779B97F4A7C15ull;
+        auto next = [&s]() {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            return (double((s >> 11) & ((1ull << 53) - 1)) + 0.5) / double(1ull << 53);
+        };
+        for (size_t i = 0; i < kNoiseLen; i++) {
+            // Box-Muller: each component variance 1/2, total power 1.
+            double r = std::sqrt(-std::log(next()));
+            double a = twoPi * next();
+            noise[i] = {float(r * std::cos(a)), float(r * std::sin(a))};
+        }
+    }
+};
+
+const Tables &tables() {
+    static const Tables t;
+    return t;
+}
+
+using Clock = std::chrono::steady_clock;
+
+struct SimStream {
+    int direction = SOAPY_SDR_RX;
+    bool cs16 = false;
+    bool active = false;
+    Clock::time_point t0;
+    double rate = 1e6;     // samples per second of wall time (pacing)
+    uint64_t produced = 0; // samples handed out (RX) or accepted (TX) since activation
+    double phase = 0.0;    // NCO phase, cycles in [0, 1)
+    size_t noiseIdx = 0;
+    uint64_t rng = 0x2545F4914F6CDD1Dull;
+    std::vector<std::complex<float>> scratch;
+};
+
+class RxSim : public SoapySDR::Device {
+  public:
+    explicit RxSim(const SoapySDR::Kwargs &args) {
+        serial_ = argString(args, "serial", kDefaultSerial);
+        ppm_ = argDouble(args, "ppm", 0.0);
+        extRef_ = argDouble(args, "ext_ref", 0.0) != 0.0;
+        extPpm_ = argDouble(args, "ext_ppm", 0.0);
+        hasTone_ = args.count("tone_hz") != 0;
+        toneHz_ = argDouble(args, "tone_hz", 0.0);
+        toneDbfs_ = argDouble(args, "tone_dbfs", -20.0);
+        noiseDbfs_ = argDouble(args, "noise_dbfs", -60.0);
+        pace_ = argDouble(args, "pace", 1.0) != 0.0;
+        bufferSamples_ = argDouble(args, "buffer_samples", 0.0);
+        txDeny_ = argString(args, "tx", "allow") == "deny";
+        (void)tables();
+        logEvent("make", nullptr, serial_);
+    }
+    ~RxSim() override { logEvent("unmake", nullptr, serial_); }
+
+    std::string getDriverKey() const override { return "rxsim"; }
+    std::string getHardwareKey() const override { return "rxsim"; }
+    SoapySDR::Kwargs getHardwareInfo() const override {
+        std::lock_guard<std::mutex> g(mu_);
+        SoapySDR::Kwargs k;
+        k["clock source"] = clock_;
+        k["serial"] = serial_;
+        k["model"] = "rxsim simulated radio";
+        k["module version"] = "1.0";
+        return k;
+    }
+
+    size_t getNumChannels(const int) const override { return 1; }
+    bool getFullDuplex(const int, const size_t) const override { return true; }
+    std::vector<std::string> getStreamFormats(const int, const size_t) const override {
+        return {SOAPY_SDR_CF32, SOAPY_SDR_CS16};
+    }
+    std::string getNativeStreamFormat(const int, const size_t, double &fullScale) const override {
+        fullScale = 32767.0;
+        return SOAPY_SDR_CS16;
+    }
+
+    // ---- streams ----
+    SoapySDR::Stream *setupStream(const int direction, const std::string &format,
+                                  const std::vector<size_t> &channels,
+                                  const SoapySDR::Kwargs &) override {
+        const char *dir = direction == SOAPY_SDR_TX ? "TX" : "RX";
+        if (direction == SOAPY_SDR_TX && txDeny_)
+            throw std::runtime_error("rxsim: TX denied by device args tx=deny (serial=" + serial_ + ")");
+        if (format != SOAPY_SDR_CF32 && format != SOAPY_SDR_CS16)
+            throw std::runtime_error("rxsim: unsupported stream format " + format);
+        for (size_t c : channels)
+            if (c != 0) throw std::runtime_error("rxsim: no channel " + std::to_string(c));
+        auto *s = new SimStream();
+        s->direction = direction;
+        s->cs16 = format == SOAPY_SDR_CS16;
+        s->scratch.resize(kMtu);
+        logEvent("setupStream", dir, serial_);
+        return reinterpret_cast<SoapySDR::Stream *>(s);
+    }
+
+    void closeStream(SoapySDR::Stream *stream) override {
+        auto *s = reinterpret_cast<SimStream *>(stream);
+        logEvent("closeStream", s->direction == SOAPY_SDR_TX ? "TX" : "RX", serial_);
+        delete s;
+    }
+
+    size_t getStreamMTU(SoapySDR::Stream *) const override { return kMtu; }
+
+    int activateStream(SoapySDR::Stream *stream, const int, const long long, const size_t) override {
+        auto *s = reinterpret_cast<SimStream *>(stream);
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            s->rate = s->direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
+        }
+        s->t0 = Clock::now();
+        s->produced = 0;
+        s->phase = 0.0;
+        s->active = true;
+        logEvent("activateStream", s->direction == SOAPY_SDR_TX ? "TX" : "RX", serial_);
+        return 0;
+    }
+
+    int deactivateStream(SoapySDR::Stream *stream, const int, const long long) override {
+        auto *s = reinterpret_cast<SimStream *>(stream);
+        s->active = false;
+        logEvent("deactivateStream", s->direction == SOAPY_SDR_TX ? "TX" : "RX", serial_);
+        return 0;
+    }
+
+    int readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t numElems, int &flags,
+                   long long &timeNs, const long timeoutUs) override {
+        auto *s = reinterpret_cast<SimStream *>(stream);
+        flags = 0;
+        if (s->direction != SOAPY_SDR_RX) return SOAPY_SDR_NOT_SUPPORTED;
+        if (!s->active) return SOAPY_SDR_STREAM_ERROR;
+        if (numElems == 0) return 0;
+        size_t n = numElems;
+        double step, amp, namp;
+        currentModel(step, amp, namp);
+        if (pace_) {
+            const double capacity =
+                bufferSamples_ > 0 ? bufferSamples_ : std::max(double(1 << 21), 0.1 * s->rate);
+            const auto deadline = Clock::now() + std::chrono::microseconds(std::max(0L, timeoutUs));
+            for (;;) {
+                double elapsed = std::chrono::duration<double>(Clock::now() - s->t0).count();
+                double avail = elapsed * s->rate - double(s->produced);
+                if (avail > capacity) {
+                    // The reader fell behind more than the buffer holds: the oldest
+                    // samples are lost (half a buffer, like a ring restarting). Skip them (the tone keeps its phase in real
+                    // time) and report the overflow once.
+                    uint64_t lost = uint64_t(avail - 0.5 * capacity);
+                    s->produced += lost;
+                    s->phase = std::fmod(s->phase + double(lost) * step, 1.0);
+                    if (s->phase < 0) s->phase += 1.0;
+                    s->noiseIdx = nextRand(s) % kNoiseLen;
+                    flags |= SOAPY_SDR_END_ABRUPT;
+                    return SOAPY_SDR_OVERFLOW;
+                }
+                if (avail >= double(std::min(numElems, kMtu))) {
+                    n = std::min(numElems, size_t(avail));
+                    break;
+                }
+                auto now = Clock::now();
+                if (now >= deadline) {
+                    if (avail >= 1.0) {
+                        n = size_t(avail);
+                        break;
+                    }
+                    return SOAPY_SDR_TIMEOUT;
+                }
+                double need = (double(std::min(numElems, kMtu)) - avail) / s->rate;
+                auto wait = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(need));
+                auto until = std::min(deadline, now + wait);
+                std::this_thread::sleep_until(until);
+            }
+        }
+        timeNs = (long long)(double(s->produced) / s->rate * 1e9);
+        if (s->cs16) {
+            auto *out = static_cast<int16_t *>(buffs[0]);
+            size_t done = 0;
+            while (done < n) {
+                size_t k = std::min(n - done, kMtu);
+                generate(s, s->scratch.data(), k, step, amp, namp);
+                for (size_t i = 0; i < k; i++) {
+                    out[2 * (done + i)] = toI16(s->scratch[i].real());
+                    out[2 * (done + i) + 1] = toI16(s->scratch[i].imag());
+                }
+                done += k;
+            }
+        } else {
+            generate(s, static_cast<std::complex<float> *>(buffs[0]), n, step, amp, namp);
+        }
+        s->produced += n;
+        flags |= SOAPY_SDR_HAS_TIME;
+        return int(std::min<size_t>(n, size_t(1) << 30));
+    }
+
+    int writeStream(SoapySDR::Stream *stream, const void *const *, const size_t numElems, int &flags,
+                    const long long, const long timeoutUs) override {
+        auto *s = reinterpret_cast<SimStream *>(stream);
+        (void)flags;
+        if (s->direction != SOAPY_SDR_TX) return SOAPY_SDR_NOT_SUPPORTED;
+        if (!s->active) return SOAPY_SDR_STREAM_ERROR;
+        size_t n = std::min(numElems, kMtu);
+        if (pace_) {
+            // The "DAC" drains at the sample rate; at most 50 ms may be queued ahead.
+            const double ahead = 0.05 * s->rate;
+            double elapsed = std::chrono::duration<double>(Clock::now() - s->t0).count();
+            double queued = double(s->produced + n) - elapsed * s->rate;
+            if (queued > ahead) {
+                double wait = (queued - ahead) / s->rate;
+                double maxWait = double(std::max(0L, timeoutUs)) / 1e6;
+                if (wait > maxWait) {
+                    if (maxWait <= 0.0) return SOAPY_SDR_TIMEOUT;
+                    std::this_thread::sleep_for(std::chrono::duration<double>(maxWait));
+                    return SOAPY_SDR_TIMEOUT;
+                }
+                std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+            }
+        }
+        s->produced += n;
+        return int(n);
+    }
+
+    // ---- antennas ----
+    std::vector<std::string> listAntennas(const int direction, const size_t) const override {
+        if (direction == SOAPY_SDR_TX) return {"TX"};
+        return {"RX", "CAL"};
+    }
+    void setAntenna(const int direction, const size_t, const std::string &name) override {
+        auto l = listAntennas(direction, 0);
+        if (std::find(l.begin(), l.end(), name) == l.end())
+            throw std::runtime_error("rxsim: unknown antenna " + name);
+        std::lock_guard<std::mutex> g(mu_);
+        (direction == SOAPY_SDR_TX ? txAntenna_ : rxAntenna_) = name;
+    }
+    std::string getAntenna(const int direction, const size_t) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        return direction == SOAPY_SDR_TX ? txAntenna_ : rxAntenna_;
+    }
+
+    // ---- gain: LNA 0..40 then VGA 0..20 ----
+    std::vector<std::string> listGains(const int, const size_t) const override { return {"LNA", "VGA"}; }
+    void setGain(const int direction, const size_t, const double value) override {
+        if (!(value >= 0.0 && value <= kMaxGain))
+            throw std::runtime_error("rxsim: gain " + std::to_string(value) + " dB outside 0..60");
+        std::lock_guard<std::mutex> g(mu_);
+        double lna = std::min(value, kLnaMax);
+        gains(direction)[0] = lna;
+        gains(direction)[1] = value - lna;
+    }
+    void setGain(const int direction, const size_t, const std::string &name, const double value) override {
+        int i = gainIndex(name);
+        double max = i == 0 ? kLnaMax : kMaxGain - kLnaMax;
+        if (!(value >= 0.0 && value <= max))
+            throw std::runtime_error("rxsim: gain " + name + "=" + std::to_string(value) + " out of range");
+        std::lock_guard<std::mutex> g(mu_);
+        gains(direction)[i] = value;
+    }
+    double getGain(const int direction, const size_t) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        const double *v = direction == SOAPY_SDR_TX ? txGain_ : rxGain_;
+        return v[0] + v[1];
+    }
+    double getGain(const int direction, const size_t, const std::string &name) const override {
+        int i = gainIndex(name);
+        std::lock_guard<std::mutex> g(mu_);
+        return (direction == SOAPY_SDR_TX ? txGain_ : rxGain_)[i];
+    }
+    SoapySDR::Range getGainRange(const int, const size_t) const override {
+        return SoapySDR::Range(0.0, kMaxGain, 1.0);
+    }
+    SoapySDR::Range getGainRange(const int, const size_t, const std::string &name) const override {
+        return gainIndex(name) == 0 ? SoapySDR::Range(0.0, kLnaMax, 8.0)
+                                    : SoapySDR::Range(0.0, kMaxGain - kLnaMax, 1.0);
+    }
+
+    // ---- frequency ----
+    void setFrequency(const int direction, const size_t, const double frequency,
+                      const SoapySDR::Kwargs &) override {
+        if (!(frequency >= kMinFreq && frequency <= kMaxFreq))
+            throw std::runtime_error("rxsim: frequency " + std::to_string(frequency) +
+                                     " Hz outside 1 MHz..6 GHz");
+        std::lock_guard<std::mutex> g(mu_);
+        (direction == SOAPY_SDR_TX ? txFreq_ : rxFreq_) = frequency;
+    }
+    void setFrequency(const int direction, const size_t channel, const std::string &name,
+                      const double frequency, const SoapySDR::Kwargs &args) override {
+        if (name != "RF") throw std::runtime_error("rxsim: unknown frequency component " + name);
+        setFrequency(direction, channel, frequency, args);
+    }
+    double getFrequency(const int direction, const size_t) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        return direction == SOAPY_SDR_TX ? txFreq_ : rxFreq_;
+    }
+    double getFrequency(const int direction, const size_t channel, const std::string &) const override {
+        return getFrequency(direction, channel);
+    }
+    std::vector<std::string> listFrequencies(const int, const size_t) const override { return {"RF"}; }
+    SoapySDR::RangeList getFrequencyRange(const int, const size_t) const override {
+        return {SoapySDR::Range(kMinFreq, kMaxFreq)};
+    }
+    SoapySDR::RangeList getFrequencyRange(const int, const size_t, const std::string &) const override {
+        return {SoapySDR::Range(kMinFreq, kMaxFreq)};
+    }
+
+    // ---- sample rate and bandwidth ----
+    void setSampleRate(const int direction, const size_t, const double rate) override {
+        if (!(rate >= kMinRate && rate <= kMaxRate))
+            throw std::runtime_error("rxsim: sample rate " + std::to_string(rate) +
+                                     " S/s outside 0.1..61.44 MS/s");
+        std::lock_guard<std::mutex> g(mu_);
+        (direction == SOAPY_SDR_TX ? txRate_ : rxRate_) = rate;
+    }
+    double getSampleRate(const int direction, const size_t) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        return direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
+    }
+    std::vector<double> listSampleRates(const int, const size_t) const override {
+        return {0.25e6, 1e6, 2e6, 2.4e6, 8e6, 10e6, 20e6, 30.72e6, 61.44e6};
+    }
+    SoapySDR::RangeList getSampleRateRange(const int, const size_t) const override {
+        return {SoapySDR::Range(kMinRate, kMaxRate)};
+    }
+    void setBandwidth(const int direction, const size_t, const double bw) override {
+        if (!(bw > 0.0 && bw <= kMaxRate))
+            throw std::runtime_error("rxsim: bandwidth " + std::to_string(bw) + " Hz out of range");
+        std::lock_guard<std::mutex> g(mu_);
+        (direction == SOAPY_SDR_TX ? txBw_ : rxBw_) = bw;
+    }
+    double getBandwidth(const int direction, const size_t) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        double bw = direction == SOAPY_SDR_TX ? txBw_ : rxBw_;
+        double rate = direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
+        return bw > 0.0 ? bw : 0.75 * rate;
+    }
+    SoapySDR::RangeList getBandwidthRange(const int, const size_t) const override {
+        return {SoapySDR::Range(0.2e6, kMaxRate)};
+    }
+
+    // ---- clocking and sensors ----
+    std::vector<std::string> listClockSources() const override { return {"internal", "external"}; }
+    void setClockSource(const std::string &source) override {
+        if (source != "internal" && source != "external")
+            throw std::runtime_error("rxsim: unknown clock source " + source);
+        std::lock_guard<std::mutex> g(mu_);
+        clock_ = source;
+    }
+    std::string getClockSource() const override {
+        std::lock_guard<std::mutex> g(mu_);
+        return clock_;
+    }
+    std::vector<std::string> listSensors() const override { return {"ref_locked"}; }
+    SoapySDR::ArgInfo getSensorInfo(const std::string &key) const override {
+        SoapySDR::ArgInfo info;
+        if (key != "ref_locked") throw std::runtime_error("rxsim: unknown sensor " + key);
+        info.key = key;
+        info.name = "Reference locked";
+        info.type = SoapySDR::ArgInfo::BOOL;
+        info.description = "true when the external reference is selected and present";
+        info.value = "false";
+        return info;
+    }
+    std::string readSensor(const std::string &key) const override {
+        if (key != "ref_locked") throw std::runtime_error("rxsim: unknown sensor " + key);
+        std::lock_guard<std::mutex> g(mu_);
+        return (clock_ == "external" && extRef_) ? "true" : "false";
+    }
+
+  private:
+    static int gainIndex(const std::string &name) {
+        if (name == "LNA") return 0;
+        if (name == "VGA") return 1;
+        throw std::runtime_error("rxsim: unknown gain element " + name);
+    }
+    double *gains(int direction) { return direction == SOAPY_SDR_TX ? txGain_ : rxGain_; }
+
+    static int16_t toI16(float v) {
+        float x = std::max(-1.0f, std::min(1.0f, v)) * 32767.0f;
+        return int16_t(std::lrint(x));
+    }
+    static uint64_t nextRand(SimStream *s) {
+        s->rng ^= s->rng << 13;
+        s->rng ^= s->rng >> 7;
+        s->rng ^= s->rng << 17;
+        return s->rng;
+    }
+
+    // Tone step (cycles per sample), tone amplitude and noise amplitude, from the
+    // current settings and the active reference's error.
+    void currentModel(double &step, double &amp, double &namp) const {
+        std::lock_guard<std::mutex> g(mu_);
+        double ppm = (clock_ == "external" && extRef_) ? extPpm_ : ppm_;
+        double e = ppm * 1e-6;
+        double fb = (toneHz_ - rxFreq_ * (1.0 + e)) / (1.0 + e);
+        bool inBand = hasTone_ && std::fabs(fb) < 0.5 * rxRate_;
+        step = fb / rxRate_;
+        amp = inBand ? std::pow(10.0, toneDbfs_ / 20.0) : 0.0;
+        namp = std::pow(10.0, noiseDbfs_ / 20.0);
+    }
+
+    // The hot loop: table NCO (phase accumulator in double) + noise table.
+    static void generate(SimStream *s, std::complex<float> *out, size_t n, double step, double amp,
+                         double namp) {
+        const auto &t = tables();
+        const std::complex<float> *sine = t.sine.data();
+        const std::complex<float> *noise = t.noise.data();
+        const float a = float(amp), na = float(namp);
+        double phase = s->phase;
+        double st = step - std::floor(step);
+        size_t ni = s->noiseIdx;
+        size_t i = 0;
+        while (i < n) {
+            size_t run = std::min(n - i, kNoiseLen - ni);
+            for (size_t k = 0; k < run; k++) {
+                size_t idx = size_t(phase * double(kToneLen)) & (kToneLen - 1);
+                out[i + k] = a * sine[idx] + na * noise[ni + k];
+                phase += st;
+                if (phase >= 1.0) phase -= 1.0;
+            }
+            i += run;
+            ni += run;
+            if (ni >= kNoiseLen) ni = nextRand(s) % (kNoiseLen / 2);
+        }
+        s->phase = phase;
+        s->noiseIdx = ni;
+    }
+
+    std::string serial_;
+    double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_;
+    bool extRef_, hasTone_, pace_, txDeny_;
+
+    mutable std::mutex mu_;
+    std::string clock_ = "internal";
+    std::string rxAntenna_ = "RX", txAntenna_ = "TX";
+    double rxFreq_ = 100e6, txFreq_ = 100e6;
+    double rxRate_ = 2e6, txRate_ = 2e6;
+    double rxBw_ = 0.0, txBw_ = 0.0;
+    double rxGain_[2] = {0.0, 0.0};
+    double txGain_[2] = {0.0, 0.0};
+};
+
+SoapySDR::KwargsList findRxSim(const SoapySDR::Kwargs &args) {
+    auto drv = args.find("driver");
+    if (drv != args.end() && drv->second != "rxsim") return {};
+    SoapySDR::Kwargs k;
+    k["driver"] = "rxsim";
+    k["serial"] = argString(args, "serial", kDefaultSerial);
+    k["label"] = "rxsim simulated radio :: " + k["serial"];
+    // Echo the model args so differently configured simulators are distinct devices
+    // (SoapySDR caches opened devices by their enumeration result).
+    for (const char *key : kConfigKeys) {
+        auto it = args.find(key);
+        if (it != args.end()) k[key] = it->second;
+    }
+    return {k};
+}
+
+SoapySDR::Device *makeRxSim(const SoapySDR::Kwargs &args) { return new RxSim(args); }
+
+SoapySDR::Registry registerRxSim("rxsim", &findRxSim, &makeRxSim, SOAPY_SDR_ABI_VERSION);
+
+} // namespace

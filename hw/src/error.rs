@@ -1,0 +1,81 @@
+//! The one error type of `rxnode-hw`.
+use std::path::PathBuf;
+
+/// Everything that can go wrong talking to radios.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// SoapySDR enumeration failed.
+    #[error("enumerating devices with args {args:?} failed: {message}")]
+    Enumerate {
+        /// The filter args.
+        args: String,
+        /// The driver's message.
+        message: String,
+    },
+    /// No device matches the args, or the driver could not open it (absent, busy, unplugged).
+    #[error("cannot open device {args:?}: {message}")]
+    Open {
+        /// The device args.
+        args: String,
+        /// The driver's message.
+        message: String,
+    },
+    /// A driver call failed.
+    #[error("device {args:?}: {op} failed: {message}")]
+    Driver {
+        /// The device args.
+        args: String,
+        /// The call, with its value (e.g. `set frequency 100000000 Hz`).
+        op: String,
+        /// The driver's message.
+        message: String,
+    },
+    /// A requested setting is outside what the device supports.
+    #[error("device {args:?}: {setting} {value} is not supported (supported: {supported})")]
+    Unsupported {
+        /// The device args.
+        args: String,
+        /// Which setting (`frequency_hz`, `sample_rate_hz`, `gain_db` …).
+        setting: String,
+        /// The requested value.
+        value: String,
+        /// What the device offers.
+        supported: String,
+    },
+    /// A streaming error: the device disappeared or the driver failed mid-stream.
+    #[error("device {args:?}: stream error: {message}")]
+    Stream {
+        /// The device args.
+        args: String,
+        /// The driver's message.
+        message: String,
+    },
+    /// The TX permit was issued for other device args than this radio's.
+    #[error("tx permit is for device {permit:?}, but this radio was opened with {args:?}")]
+    PermitDevice {
+        /// This radio's args.
+        args: String,
+        /// The permit's args.
+        permit: String,
+    },
+    /// The permit of this TX handle was already used for one transmission.
+    #[error("device {args:?}: the tx permit for task {task_id} was already used")]
+    PermitUsed {
+        /// The device args.
+        args: String,
+        /// The task the permit was for.
+        task_id: String,
+    },
+    /// The bundled rxsim module could not be installed in the cache folder.
+    #[error("cannot install the bundled rxsim module at {path}: {source}")]
+    SimInstall {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// `use_sim()` was called after SoapySDR had already loaded its modules.
+    #[error("use_sim() called after SoapySDR was already used in this process; call it first")]
+    SimTooLate,
+}

@@ -1,0 +1,198 @@
+//! Enumerate and probe radios through SoapySDR (read-only).
+use crate::{sim, Error};
+use serde::Serialize;
+use soapysdr::{Device, Direction};
+use std::collections::BTreeMap;
+use std::ffi::CStr;
+
+/// What a probe learned about one radio. Probing only reads: no stream, no setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceInfo {
+    /// Args that open exactly this device (`driver=…,serial=…`).
+    pub args: String,
+    /// SoapySDR driver key.
+    pub driver: String,
+    /// Serial number, when the driver reports one.
+    pub serial: Option<String>,
+    /// Human label from enumeration.
+    pub label: Option<String>,
+    /// Hardware key (model).
+    pub hardware_key: Option<String>,
+    /// Number of RX channels.
+    pub rx_channels: usize,
+    /// Number of TX channels.
+    pub tx_channels: usize,
+    /// RX channel 0 tunable ranges, `[min, max]` in Hz.
+    pub frequency_ranges_hz: Vec<[f64; 2]>,
+    /// RX channel 0 sample-rate ranges, `[min, max]` in S/s.
+    pub sample_rate_ranges_hz: Vec<[f64; 2]>,
+    /// RX channel 0 overall gain range `[min, max]` in dB.
+    pub gain_range_db: Option<[f64; 2]>,
+    /// RX channel 0 gain elements with their ranges.
+    pub gain_elements: Vec<GainElement>,
+    /// RX channel 0 antennas.
+    pub antennas: Vec<String>,
+    /// Clock (reference) sources.
+    pub clock_sources: Vec<String>,
+    /// Device sensors and their readings.
+    pub sensors: BTreeMap<String, String>,
+    /// Hardware info key/values.
+    pub hardware_info: BTreeMap<String, String>,
+    /// Why the device could not be opened for probing, when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One named gain stage.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GainElement {
+    /// Element name (`LNA`, `VGA`, `AMP` …).
+    pub name: String,
+    /// Minimum, dB.
+    pub min_db: f64,
+    /// Maximum, dB.
+    pub max_db: f64,
+}
+
+/// The SoapySDR library version (e.g. `0.8.1`).
+pub fn soapysdr_version() -> String {
+    // SAFETY: returns a pointer to a static NUL-terminated string.
+    unsafe {
+        let p = soapysdr_sys::SoapySDR_getLibVersion();
+        if p.is_null() {
+            return String::new();
+        }
+        CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+/// Module files SoapySDR finds in its search paths (for "no device" hints).
+pub fn soapysdr_modules() -> Vec<String> {
+    sim::touch();
+    let mut len = 0usize;
+    // SAFETY: SoapySDR allocates an array of `len` C strings; we copy and free it.
+    unsafe {
+        let list = soapysdr_sys::SoapySDR_listModules(&mut len);
+        let out = strings(list, len);
+        soapysdr_sys::SoapySDRStrings_clear(&mut { list }, len);
+        out
+    }
+}
+
+/// SoapySDR's module search paths.
+pub fn soapysdr_search_paths() -> Vec<String> {
+    let mut len = 0usize;
+    // SAFETY: as above.
+    unsafe {
+        let list = soapysdr_sys::SoapySDR_listSearchPaths(&mut len);
+        let out = strings(list, len);
+        soapysdr_sys::SoapySDRStrings_clear(&mut { list }, len);
+        out
+    }
+}
+
+unsafe fn strings(list: *mut *mut std::os::raw::c_char, len: usize) -> Vec<String> {
+    if list.is_null() {
+        return Vec::new();
+    }
+    (0..len)
+        .filter_map(|i| {
+            let p = *list.add(i);
+            (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+/// Enumerate devices matching `args` (`""` = all) and probe each, read-only.
+///
+/// A device that enumerates but cannot be opened is listed with `error` set.
+pub fn enumerate(args: &str) -> Result<Vec<DeviceInfo>, Error> {
+    sim::touch();
+    let found = soapysdr::enumerate(args).map_err(|e| Error::Enumerate {
+        args: args.to_owned(),
+        message: e.message.clone(),
+    })?;
+    let mut out = Vec::with_capacity(found.len());
+    for a in found {
+        let kv: Vec<(String, String)> = a
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let get = |key: &str| kv.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+        let open_args = kv
+            .iter()
+            .filter(|(k, _)| k != "label")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut info = DeviceInfo {
+            args: open_args.clone(),
+            driver: get("driver").unwrap_or_default(),
+            serial: get("serial"),
+            label: get("label"),
+            hardware_key: None,
+            rx_channels: 0,
+            tx_channels: 0,
+            frequency_ranges_hz: Vec::new(),
+            sample_rate_ranges_hz: Vec::new(),
+            gain_range_db: None,
+            gain_elements: Vec::new(),
+            antennas: Vec::new(),
+            clock_sources: Vec::new(),
+            sensors: BTreeMap::new(),
+            hardware_info: BTreeMap::new(),
+            error: None,
+        };
+        match Device::new(open_args.as_str()) {
+            Ok(dev) => probe_into(&dev, &mut info),
+            Err(e) => info.error = Some(e.message),
+        }
+        out.push(info);
+    }
+    Ok(out)
+}
+
+/// Fill `info` from an open device using getters only.
+pub(crate) fn probe_into(dev: &Device, info: &mut DeviceInfo) {
+    if let Ok(d) = dev.driver_key() {
+        info.driver = d;
+    }
+    info.hardware_key = dev.hardware_key().ok();
+    info.rx_channels = dev.num_channels(Direction::Rx).unwrap_or(0);
+    info.tx_channels = dev.num_channels(Direction::Tx).unwrap_or(0);
+    if info.rx_channels > 0 {
+        let rx = Direction::Rx;
+        info.frequency_ranges_hz = dev
+            .frequency_range(rx, 0)
+            .map(|r| r.iter().map(|r| [r.minimum, r.maximum]).collect())
+            .unwrap_or_default();
+        info.sample_rate_ranges_hz = dev
+            .get_sample_rate_range(rx, 0)
+            .map(|r| r.iter().map(|r| [r.minimum, r.maximum]).collect())
+            .unwrap_or_default();
+        info.gain_range_db = dev.gain_range(rx, 0).ok().map(|r| [r.minimum, r.maximum]);
+        for name in dev.list_gains(rx, 0).unwrap_or_default() {
+            if let Ok(r) = dev.gain_element_range(rx, 0, name.as_str()) {
+                info.gain_elements.push(GainElement {
+                    name,
+                    min_db: r.minimum,
+                    max_db: r.maximum,
+                });
+            }
+        }
+        info.antennas = dev.antennas(rx, 0).unwrap_or_default();
+    }
+    info.clock_sources = dev.list_clock_sources().unwrap_or_default();
+    for key in dev.list_sensors().unwrap_or_default() {
+        let value = dev
+            .read_sensor(key.as_str())
+            .unwrap_or_else(|e| format!("(unreadable: {})", e.message));
+        info.sensors.insert(key, value);
+    }
+    if let Ok(hw) = dev.hardware_info() {
+        info.hardware_info = hw
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+    }
+}

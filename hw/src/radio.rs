@@ -1,0 +1,625 @@
+//! The radio handle (RX-only) and its TX typestate.
+//!
+//! [`RxRadio`] wraps a SoapySDR device privately. Transmission exists only on
+//! [`TxRadio`], obtained by consuming an [`rxnode_interlock::TxPermit`].
+//!
+//! There is no transmit method on the RX-only handle:
+//!
+//! ```compile_fail
+//! fn key(radio: &mut rxnode_hw::RxRadio, cancel: &std::sync::atomic::AtomicBool) {
+//!     let _ = radio.transmit_tone(cancel);
+//! }
+//! ```
+//!
+//! A permit cannot be skipped or made up to get a [`TxRadio`]:
+//!
+//! ```compile_fail
+//! fn key(radio: rxnode_hw::RxRadio) {
+//!     let _ = radio.into_tx(Default::default());
+//! }
+//! ```
+//!
+//! Nor cloned to transmit twice:
+//!
+//! ```compile_fail
+//! fn twice(radio: rxnode_hw::RxRadio, permit: rxnode_interlock::TxPermit) {
+//!     let _ = radio.into_tx(permit.clone());
+//! }
+//! ```
+use crate::capture::source::{ReadOutcome, SampleSource};
+use crate::probe::{probe_into, DeviceInfo};
+use crate::{sim, Error};
+use num_complex::Complex;
+use rxnode_interlock::TxPermit;
+use serde::Serialize;
+use soapysdr::{Device, Direction, ErrorCode};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What to set on the receiver. `None` leaves a setting as the device has it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RxConfig {
+    /// Centre frequency, Hz.
+    pub frequency_hz: f64,
+    /// Sample rate, S/s.
+    pub sample_rate_hz: f64,
+    /// Overall RX gain, dB.
+    pub gain_db: Option<f64>,
+    /// Analog bandwidth, Hz.
+    pub bandwidth_hz: Option<f64>,
+    /// Antenna name.
+    pub antenna: Option<String>,
+    /// Clock (reference) source, e.g. `internal` / `external`.
+    pub clock_source: Option<String>,
+}
+
+/// The settings read back from the device after [`RxRadio::configure`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActualSettings {
+    /// Actual centre frequency, Hz.
+    pub frequency_hz: f64,
+    /// Actual sample rate, S/s.
+    pub sample_rate_hz: f64,
+    /// Actual overall gain, dB.
+    pub gain_db: f64,
+    /// Actual analog bandwidth, Hz (`None` when the driver has none).
+    pub bandwidth_hz: Option<f64>,
+    /// Selected antenna.
+    pub antenna: Option<String>,
+    /// Selected clock source.
+    pub clock_source: Option<String>,
+}
+
+/// An open radio, receive-only. The SoapySDR handle never leaves this crate.
+pub struct RxRadio {
+    dev: Device,
+    args: String,
+}
+
+impl std::fmt::Debug for RxRadio {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RxRadio").field("args", &self.args).finish()
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn fmt_ranges(r: &[soapysdr::Range]) -> String {
+    r.iter()
+        .map(|r| format!("{}..{}", r.minimum, r.maximum))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Parse `k=v,k=v` device args into a sorted map (whitespace trimmed).
+fn parse_args(args: &str) -> BTreeMap<String, String> {
+    args.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (k.trim().to_owned(), v.trim().to_owned()),
+            None => (p.trim().to_owned(), String::new()),
+        })
+        .collect()
+}
+
+/// Shared setters: check against the device's ranges, then set, naming args and value.
+struct Ctl<'a> {
+    dev: &'a Device,
+    args: &'a str,
+    dir: Direction,
+}
+
+impl Ctl<'_> {
+    fn driver(&self, op: String, e: soapysdr::Error) -> Error {
+        Error::Driver {
+            args: self.args.to_owned(),
+            op,
+            message: e.message,
+        }
+    }
+
+    fn unsupported(&self, setting: &str, value: impl ToString, supported: String) -> Error {
+        Error::Unsupported {
+            args: self.args.to_owned(),
+            setting: setting.to_owned(),
+            value: value.to_string(),
+            supported,
+        }
+    }
+
+    fn in_ranges(v: f64, r: &[soapysdr::Range]) -> bool {
+        v.is_finite() && r.iter().any(|r| r.minimum <= v && v <= r.maximum)
+    }
+
+    fn frequency(&self, hz: f64) -> Result<(), Error> {
+        let r = self
+            .dev
+            .frequency_range(self.dir, 0)
+            .map_err(|e| self.driver("get frequency range".into(), e))?;
+        if !Self::in_ranges(hz, &r) {
+            return Err(self.unsupported("frequency_hz", hz, fmt_ranges(&r)));
+        }
+        self.dev
+            .set_frequency(self.dir, 0, hz, ())
+            .map_err(|e| self.driver(format!("set frequency {hz} Hz"), e))
+    }
+
+    fn sample_rate(&self, rate: f64) -> Result<(), Error> {
+        let r = self
+            .dev
+            .get_sample_rate_range(self.dir, 0)
+            .map_err(|e| self.driver("get sample rate range".into(), e))?;
+        if !Self::in_ranges(rate, &r) {
+            return Err(self.unsupported("sample_rate_hz", rate, fmt_ranges(&r)));
+        }
+        self.dev
+            .set_sample_rate(self.dir, 0, rate)
+            .map_err(|e| self.driver(format!("set sample rate {rate} S/s"), e))
+    }
+
+    fn gain(&self, db: f64) -> Result<(), Error> {
+        let r = self
+            .dev
+            .gain_range(self.dir, 0)
+            .map_err(|e| self.driver("get gain range".into(), e))?;
+        if !Self::in_ranges(db, std::slice::from_ref(&r)) {
+            return Err(self.unsupported("gain_db", db, fmt_ranges(&[r])));
+        }
+        self.dev
+            .set_gain(self.dir, 0, db)
+            .map_err(|e| self.driver(format!("set gain {db} dB"), e))
+    }
+}
+
+impl RxRadio {
+    /// Open the device matching `args` (e.g. `driver=hackrf,serial=…`).
+    pub fn open(args: &str) -> Result<RxRadio, Error> {
+        sim::touch();
+        let dev = Device::new(args).map_err(|e| Error::Open {
+            args: args.to_owned(),
+            message: e.message,
+        })?;
+        tracing::info!(args, "opened radio");
+        Ok(RxRadio {
+            dev,
+            args: args.to_owned(),
+        })
+    }
+
+    /// The args this radio was opened with.
+    pub fn args(&self) -> &str {
+        &self.args
+    }
+
+    fn rx(&self) -> Ctl<'_> {
+        Ctl {
+            dev: &self.dev,
+            args: &self.args,
+            dir: Direction::Rx,
+        }
+    }
+
+    fn driver_err(&self, op: impl Into<String>, e: soapysdr::Error) -> Error {
+        Error::Driver {
+            args: self.args.clone(),
+            op: op.into(),
+            message: e.message,
+        }
+    }
+
+    /// Probe this open device (read-only), as [`crate::enumerate`] does.
+    pub fn probe(&self) -> DeviceInfo {
+        let map = parse_args(&self.args);
+        let mut info = DeviceInfo {
+            args: self.args.clone(),
+            driver: map.get("driver").cloned().unwrap_or_default(),
+            serial: map.get("serial").cloned(),
+            label: None,
+            hardware_key: None,
+            rx_channels: 0,
+            tx_channels: 0,
+            frequency_ranges_hz: Vec::new(),
+            sample_rate_ranges_hz: Vec::new(),
+            gain_range_db: None,
+            gain_elements: Vec::new(),
+            antennas: Vec::new(),
+            clock_sources: Vec::new(),
+            sensors: BTreeMap::new(),
+            hardware_info: BTreeMap::new(),
+            error: None,
+        };
+        probe_into(&self.dev, &mut info);
+        if info.serial.is_none() {
+            info.serial = info.hardware_info.get("serial").cloned();
+        }
+        info
+    }
+
+    /// Set clock source, rate, frequency, bandwidth, gain and antenna (in that order),
+    /// each checked against the device's ranges first; then read back what the device has.
+    pub fn configure(&mut self, cfg: &RxConfig) -> Result<ActualSettings, Error> {
+        if let Some(src) = &cfg.clock_source {
+            self.set_clock_source(src)?;
+        }
+        let rx = self.rx();
+        rx.sample_rate(cfg.sample_rate_hz)?;
+        rx.frequency(cfg.frequency_hz)?;
+        if let Some(bw) = cfg.bandwidth_hz {
+            let r = self
+                .dev
+                .bandwidth_range(Direction::Rx, 0)
+                .map_err(|e| self.driver_err("get bandwidth range", e))?;
+            if !r.is_empty() && !Ctl::in_ranges(bw, &r) {
+                return Err(rx.unsupported("bandwidth_hz", bw, fmt_ranges(&r)));
+            }
+            self.dev
+                .set_bandwidth(Direction::Rx, 0, bw)
+                .map_err(|e| self.driver_err(format!("set bandwidth {bw} Hz"), e))?;
+        }
+        if let Some(g) = cfg.gain_db {
+            rx.gain(g)?;
+        }
+        if let Some(a) = &cfg.antenna {
+            let list = self
+                .dev
+                .antennas(Direction::Rx, 0)
+                .map_err(|e| self.driver_err("list antennas", e))?;
+            if !list.contains(a) {
+                return Err(rx.unsupported("antenna", a, list.join(", ")));
+            }
+            self.dev
+                .set_antenna(Direction::Rx, 0, a.as_str())
+                .map_err(|e| self.driver_err(format!("set antenna {a}"), e))?;
+        }
+        self.actual()
+    }
+
+    /// Read back the current RX settings.
+    pub fn actual(&self) -> Result<ActualSettings, Error> {
+        let rx = Direction::Rx;
+        Ok(ActualSettings {
+            frequency_hz: self
+                .dev
+                .frequency(rx, 0)
+                .map_err(|e| self.driver_err("get frequency", e))?,
+            sample_rate_hz: self
+                .dev
+                .sample_rate(rx, 0)
+                .map_err(|e| self.driver_err("get sample rate", e))?,
+            gain_db: self
+                .dev
+                .gain(rx, 0)
+                .map_err(|e| self.driver_err("get gain", e))?,
+            bandwidth_hz: self.dev.bandwidth(rx, 0).ok().filter(|b| *b > 0.0),
+            antenna: self.dev.antenna(rx, 0).ok().filter(|a| !a.is_empty()),
+            clock_source: self.clock_source()?,
+        })
+    }
+
+    /// The clock sources this device offers.
+    pub fn clock_sources(&self) -> Result<Vec<String>, Error> {
+        self.dev
+            .list_clock_sources()
+            .map_err(|e| self.driver_err("list clock sources", e))
+    }
+
+    /// The selected clock source (`None` when the device has no choice).
+    pub fn clock_source(&self) -> Result<Option<String>, Error> {
+        if self.clock_sources()?.is_empty() {
+            return Ok(None);
+        }
+        self.dev
+            .get_clock_source()
+            .map(Some)
+            .map_err(|e| self.driver_err("get clock source", e))
+    }
+
+    /// Select a clock source; it must be one the device lists.
+    pub fn set_clock_source(&mut self, source: &str) -> Result<(), Error> {
+        let list = self.clock_sources()?;
+        if !list.iter().any(|s| s == source) {
+            return Err(self
+                .rx()
+                .unsupported("clock_source", source, list.join(", ")));
+        }
+        self.dev
+            .set_clock_source(source)
+            .map_err(|e| self.driver_err(format!("set clock source {source}"), e))
+    }
+
+    /// Every device sensor with its current reading.
+    pub fn sensors(&self) -> Result<BTreeMap<String, String>, Error> {
+        let keys = self
+            .dev
+            .list_sensors()
+            .map_err(|e| self.driver_err("list sensors", e))?;
+        let mut out = BTreeMap::new();
+        for k in keys {
+            let v = self
+                .dev
+                .read_sensor(k.as_str())
+                .map_err(|e| self.driver_err(format!("read sensor {k}"), e))?;
+            out.insert(k, v);
+        }
+        Ok(out)
+    }
+
+    /// The driver's hardware info key/values (e.g. `clock source`).
+    pub fn hardware_info(&self) -> Result<BTreeMap<String, String>, Error> {
+        let hw = self
+            .dev
+            .hardware_info()
+            .map_err(|e| self.driver_err("get hardware info", e))?;
+        Ok(hw
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect())
+    }
+
+    /// Open and activate an RX stream (CF32, channel 0). Deactivated and closed on drop.
+    pub fn rx_stream(&mut self) -> Result<RxStream, Error> {
+        let mut inner = self
+            .dev
+            .rx_stream::<Complex<f32>>(&[0])
+            .map_err(|e| self.driver_err("set up rx stream", e))?;
+        inner
+            .activate(None)
+            .map_err(|e| self.driver_err("activate rx stream", e))?;
+        Ok(RxStream {
+            inner,
+            args: self.args.clone(),
+        })
+    }
+
+    /// Become TX-capable by consuming a permit issued for this radio's device args.
+    ///
+    /// The permit stays inside the returned handle; its device args must equal this
+    /// radio's (same keys and values, order and spaces ignored).
+    pub fn into_tx(self, permit: TxPermit) -> Result<TxRadio, Error> {
+        if parse_args(permit.device()) != parse_args(&self.args) {
+            return Err(Error::PermitDevice {
+                args: self.args.clone(),
+                permit: permit.device().to_owned(),
+            });
+        }
+        tracing::warn!(args = %self.args, task = %permit.task_id(), "radio is TX-capable under a permit");
+        Ok(TxRadio {
+            radio: self,
+            permit,
+            used: false,
+        })
+    }
+}
+
+/// An active RX stream (CF32, channel 0), owned and `Send`.
+pub struct RxStream {
+    inner: soapysdr::RxStream<Complex<f32>>,
+    args: String,
+}
+
+impl std::fmt::Debug for RxStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RxStream").field("args", &self.args).finish()
+    }
+}
+
+impl SampleSource for RxStream {
+    fn read(&mut self, buf: &mut [Complex<f32>], timeout_us: i64) -> Result<ReadOutcome, Error> {
+        match self.inner.read(&mut [buf], timeout_us) {
+            Ok(n) => Ok(ReadOutcome::Samples(n)),
+            Err(e) if e.code == ErrorCode::Overflow => Ok(ReadOutcome::Overflow),
+            Err(e) if e.code == ErrorCode::Timeout => Ok(ReadOutcome::Timeout),
+            Err(e) => Err(Error::Stream {
+                args: self.args.clone(),
+                message: format!("{:?}: {}", e.code, e.message),
+            }),
+        }
+    }
+}
+
+/// What one transmission did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TxReport {
+    /// The authorized task.
+    pub task_id: String,
+    /// Device args.
+    pub device: String,
+    /// Stream activated, unix seconds (UTC).
+    pub started_unix_s: f64,
+    /// Stream torn down, unix seconds (UTC).
+    pub stopped_unix_s: f64,
+    /// Samples accepted by the driver.
+    pub samples_sent: u64,
+    /// LO frequency, Hz.
+    pub frequency_hz: f64,
+    /// Tone offset from the LO, Hz.
+    pub tone_offset_hz: f64,
+    /// Sample rate, S/s.
+    pub sample_rate_hz: f64,
+    /// TX gain, dB.
+    pub gain_db: f64,
+    /// Whether the transmission was cut short by the cancel flag.
+    pub cancelled: bool,
+}
+
+/// A radio that may transmit: exists only by consuming a [`TxPermit`].
+pub struct TxRadio {
+    radio: RxRadio,
+    permit: TxPermit,
+    used: bool,
+}
+
+impl std::fmt::Debug for TxRadio {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TxRadio")
+            .field("args", &self.radio.args)
+            .field("permit", &self.permit)
+            .finish()
+    }
+}
+
+/// Deactivates the TX stream when dropped (return, `?`, or panic unwind); the
+/// inner stream then closes itself.
+struct TxGuard(soapysdr::TxStream<Complex<f32>>);
+
+impl Drop for TxGuard {
+    fn drop(&mut self) {
+        if self.0.active() {
+            if let Err(e) = self.0.deactivate(None) {
+                tracing::error!(error = %e, "deactivating the tx stream failed");
+            }
+        }
+    }
+}
+
+impl TxRadio {
+    /// The permit this handle transmits under.
+    pub fn permit(&self) -> &TxPermit {
+        &self.permit
+    }
+
+    /// Transmit the permitted CW tone, once.
+    ///
+    /// Frequency, rate, offset, gain and duration come from the permit only. The
+    /// tone stops at `duration_s` by sample count and by wall clock, whichever is
+    /// first, or within a few milliseconds of `cancel` becoming true. The stream is
+    /// deactivated and closed on every exit path, including a panic unwind.
+    pub fn transmit_tone(&mut self, cancel: &AtomicBool) -> Result<TxReport, Error> {
+        if self.used {
+            return Err(Error::PermitUsed {
+                args: self.radio.args.clone(),
+                task_id: self.permit.task_id().to_string(),
+            });
+        }
+        self.used = true;
+        let p = &self.permit;
+        let dev = &self.radio.dev;
+        let args = self.radio.args.as_str();
+        let tx = Ctl {
+            dev,
+            args,
+            dir: Direction::Tx,
+        };
+        if dev.num_channels(Direction::Tx).unwrap_or(0) == 0 {
+            return Err(tx.unsupported("tx channel", 0, "none".into()));
+        }
+        let rate = p.sample_rate_hz();
+        if !(p.tone_offset_hz().abs() < rate / 2.0) {
+            return Err(tx.unsupported(
+                "tone_offset_hz",
+                p.tone_offset_hz(),
+                format!("|offset| < sample_rate_hz / 2 = {}", rate / 2.0),
+            ));
+        }
+        tx.sample_rate(rate)?;
+        tx.frequency(p.frequency_hz())?;
+        tx.gain(p.gain_db())?;
+
+        // The one guarded place that opens a TX stream: a permit was consumed to get here.
+        #[allow(clippy::disallowed_methods)]
+        let stream = dev
+            .tx_stream::<Complex<f32>>(&[0])
+            .map_err(|e| tx.driver("set up tx stream".into(), e))?;
+        let mut guard = TxGuard(stream);
+        let mtu = guard.0.mtu().unwrap_or(4096).max(1);
+        // About 2 ms per write so `cancel` is seen promptly.
+        let block = ((rate * 0.002) as usize).clamp(64, mtu.min(65_536));
+        let total = (p.duration_s() * rate).floor() as u64;
+        let limit = Duration::from_secs_f64(p.duration_s());
+        let step = p.tone_offset_hz() / rate;
+        let mut buf = vec![Complex::new(0.0f32, 0.0); block];
+        let mut phase = 0.0f64;
+        let mut sent = 0u64;
+        let mut cancelled = false;
+
+        guard
+            .0
+            .activate(None)
+            .map_err(|e| tx.driver("activate tx stream".into(), e))?;
+        let started = unix_now();
+        let t0 = Instant::now();
+        tracing::warn!(args, freq = p.frequency_hz(), offset = p.tone_offset_hz(), "TX on");
+        while sent < total {
+            if cancel.load(Ordering::SeqCst) {
+                cancelled = true;
+                break;
+            }
+            if t0.elapsed() >= limit {
+                break;
+            }
+            let n = (total - sent).min(block as u64) as usize;
+            for s in buf[..n].iter_mut() {
+                let a = std::f64::consts::TAU * phase;
+                *s = Complex::new((0.7 * a.cos()) as f32, (0.7 * a.sin()) as f32);
+                phase = (phase + step).rem_euclid(1.0);
+            }
+            let last = sent + n as u64 >= total;
+            match guard.0.write(&[&buf[..n]], None, last, 10_000) {
+                Ok(w) => {
+                    sent += w as u64;
+                    // Rewind the phase for samples the driver did not take.
+                    phase = (phase - step * (n - w) as f64).rem_euclid(1.0);
+                }
+                Err(e) if e.code == ErrorCode::Timeout => {
+                    phase = (phase - step * n as f64).rem_euclid(1.0);
+                }
+                Err(e) => {
+                    return Err(Error::Stream {
+                        args: args.to_owned(),
+                        message: format!("tx write: {:?}: {}", e.code, e.message),
+                    })
+                }
+            }
+        }
+        guard
+            .0
+            .deactivate(None)
+            .map_err(|e| tx.driver("deactivate tx stream".into(), e))?;
+        drop(guard);
+        let stopped = unix_now();
+        tracing::warn!(args, sent, cancelled, "TX off");
+        Ok(TxReport {
+            task_id: p.task_id().to_string(),
+            device: args.to_owned(),
+            started_unix_s: started,
+            stopped_unix_s: stopped,
+            samples_sent: sent,
+            frequency_hz: p.frequency_hz(),
+            tone_offset_hz: p.tone_offset_hz(),
+            sample_rate_hz: rate,
+            gain_db: p.gain_db(),
+            cancelled,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_compare_ignores_order_and_spaces() {
+        assert_eq!(
+            parse_args("driver=rxsim, serial=a"),
+            parse_args("serial=a,driver=rxsim")
+        );
+        assert_ne!(
+            parse_args("driver=rxsim,serial=a"),
+            parse_args("driver=rxsim,serial=b")
+        );
+        assert_ne!(parse_args("driver=rxsim"), parse_args(""));
+    }
+
+    #[test]
+    fn rx_stream_is_send() {
+        fn is_send<T: Send>() {}
+        is_send::<RxStream>();
+        is_send::<RxRadio>();
+    }
+}

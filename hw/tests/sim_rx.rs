@@ -1,0 +1,286 @@
+//! RX paths against the real libSoapySDR with the bundled rxsim module (issue 3).
+//!
+//! Modules load once per process: `init()` runs `use_sim()` and sets the event
+//! log before any test touches SoapySDR. No test in this binary transmits.
+use num_complex::Complex;
+use rustfft::FftPlanner;
+use rxnode_hw::{enumerate, use_sim, Error, ReadOutcome, RxConfig, RxRadio, SampleSource};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    log: PathBuf,
+}
+
+fn init() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("events.log");
+        std::env::set_var("RXSIM_EVENT_LOG", &log);
+        use_sim().expect("install rxsim");
+        Env { _dir: dir, log }
+    })
+}
+
+fn log_lines(serial: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(&init().log).unwrap_or_default();
+    let tag = format!("serial={serial}");
+    text.lines()
+        .filter(|l| l.split_whitespace().any(|w| w == tag))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn read_exact(src: &mut impl SampleSource, n: usize) -> Vec<Complex<f32>> {
+    let mut out = vec![Complex::new(0.0, 0.0); n];
+    let mut got = 0;
+    while got < n {
+        match src.read(&mut out[got..], 1_000_000).expect("read") {
+            ReadOutcome::Samples(k) => got += k,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    out
+}
+
+/// Frequency of the strongest FFT bin, with parabolic interpolation.
+fn peak_hz(x: &[Complex<f32>], rate: f64) -> f64 {
+    let n = x.len();
+    let mut buf = x.to_vec();
+    FftPlanner::new().plan_fft_forward(n).process(&mut buf);
+    let mag: Vec<f64> = buf.iter().map(|c| c.norm_sqr() as f64).collect();
+    let (k, _) = mag
+        .iter()
+        .enumerate()
+        .fold((0, 0.0), |b, (i, &m)| if m > b.1 { (i, m) } else { b });
+    let (a, b, c) = (
+        mag[(k + n - 1) % n].ln(),
+        mag[k].ln(),
+        mag[(k + 1) % n].ln(),
+    );
+    let delta = 0.5 * (a - c) / (a - 2.0 * b + c);
+    let bin = k as f64 + delta;
+    let bin = if bin > n as f64 / 2.0 { bin - n as f64 } else { bin };
+    bin * rate / n as f64
+}
+
+fn tone_at(args: &str, clock: Option<&str>) -> f64 {
+    let mut radio = RxRadio::open(args).expect("open");
+    let actual = radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: 1e6,
+            clock_source: clock.map(str::to_owned),
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    assert_eq!(actual.sample_rate_hz, 1e6);
+    let mut s = radio.rx_stream().expect("stream");
+    let x = read_exact(&mut s, 1 << 18);
+    peak_hz(&x, 1e6)
+}
+
+fn expected(ppm: f64) -> f64 {
+    let e = ppm * 1e-6;
+    (100.1e6 - 100e6 * (1.0 + e)) / (1.0 + e)
+}
+
+#[test]
+fn enumerate_finds_the_default_simulated_radio_and_probes_it() {
+    init();
+    let devs = enumerate("").expect("enumerate");
+    assert_eq!(devs.len(), 1, "{devs:?}");
+    let d = &devs[0];
+    assert_eq!(d.driver, "rxsim");
+    assert_eq!(d.serial.as_deref(), Some("rxsim0"));
+    assert_eq!(d.hardware_key.as_deref(), Some("rxsim"));
+    assert_eq!((d.rx_channels, d.tx_channels), (1, 1));
+    assert_eq!(d.frequency_ranges_hz, vec![[1e6, 6e9]]);
+    assert_eq!(d.sample_rate_ranges_hz, vec![[0.1e6, 61.44e6]]);
+    assert_eq!(d.gain_range_db, Some([0.0, 60.0]));
+    assert_eq!(d.clock_sources, vec!["internal", "external"]);
+    assert_eq!(d.sensors.get("ref_locked").map(String::as_str), Some("false"));
+    assert_eq!(
+        d.hardware_info.get("clock source").map(String::as_str),
+        Some("internal")
+    );
+    assert!(d.antennas.contains(&"RX".to_owned()));
+    assert!(d.error.is_none());
+    // Probing never streams.
+    let lines = log_lines("rxsim0");
+    assert!(lines.iter().any(|l| l.contains(" make ")), "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("Stream")), "{lines:?}");
+
+    let named = enumerate("driver=rxsim,serial=bench7").expect("enumerate");
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0].serial.as_deref(), Some("bench7"));
+    assert!(enumerate("driver=nosuchdriver").expect("enumerate").is_empty());
+}
+
+#[test]
+fn open_configure_reads_back_and_rejects_unsupported_values() {
+    init();
+    let mut radio = RxRadio::open("driver=rxsim,serial=cfg").expect("open");
+    let a = radio
+        .configure(&RxConfig {
+            frequency_hz: 433.92e6,
+            sample_rate_hz: 2.4e6,
+            gain_db: Some(33.0),
+            bandwidth_hz: Some(1.5e6),
+            antenna: Some("CAL".into()),
+            clock_source: Some("external".into()),
+        })
+        .expect("configure");
+    assert_eq!(a.frequency_hz, 433.92e6);
+    assert_eq!(a.sample_rate_hz, 2.4e6);
+    assert_eq!(a.gain_db, 33.0);
+    assert_eq!(a.bandwidth_hz, Some(1.5e6));
+    assert_eq!(a.antenna.as_deref(), Some("CAL"));
+    assert_eq!(a.clock_source.as_deref(), Some("external"));
+    assert_eq!(
+        radio.hardware_info().expect("hw info").get("clock source").map(String::as_str),
+        Some("external")
+    );
+
+    let bad = RxConfig {
+        frequency_hz: 7e9,
+        sample_rate_hz: 1e6,
+        ..RxConfig::default()
+    };
+    match radio.configure(&bad) {
+        Err(e @ Error::Unsupported { .. }) => {
+            let m = e.to_string();
+            assert!(m.contains("serial=cfg") && m.contains("7000000000"), "{m}");
+        }
+        other => panic!("expected unsupported frequency, got {other:?}"),
+    }
+    let bad_rate = RxConfig {
+        frequency_hz: 100e6,
+        sample_rate_hz: 100e6,
+        ..RxConfig::default()
+    };
+    assert!(matches!(radio.configure(&bad_rate), Err(Error::Unsupported { ref setting, .. }) if setting == "sample_rate_hz"));
+    assert!(matches!(radio.set_clock_source("gps"), Err(Error::Unsupported { ref value, .. }) if value == "gps"));
+    match RxRadio::open("driver=nosuchdriver") {
+        Err(e @ Error::Open { .. }) => assert!(e.to_string().contains("nosuchdriver")),
+        other => panic!("expected open error, got {other:?}"),
+    }
+}
+
+#[test]
+fn ref_locked_needs_external_source_and_a_connected_reference() {
+    init();
+    let mut with_ref = RxRadio::open("driver=rxsim,serial=lock1,ext_ref=1").expect("open");
+    assert_eq!(with_ref.sensors().expect("sensors")["ref_locked"], "false");
+    with_ref.set_clock_source("external").expect("set");
+    assert_eq!(with_ref.sensors().expect("sensors")["ref_locked"], "true");
+    assert_eq!(with_ref.clock_source().expect("get").as_deref(), Some("external"));
+
+    let mut without = RxRadio::open("driver=rxsim,serial=lock2,ext_ref=0").expect("open");
+    without.set_clock_source("external").expect("set");
+    assert_eq!(without.sensors().expect("sensors")["ref_locked"], "false");
+}
+
+#[test]
+fn tone_lands_where_the_reference_error_puts_it() {
+    init();
+    let base = "driver=rxsim,pace=0,tone_hz=100.1e6,tone_dbfs=-10,noise_dbfs=-50";
+    // Internal clock, +10 ppm: the tone moves by about -1 kHz.
+    let f = tone_at(&format!("{base},serial=ppm1,ppm=10"), None);
+    assert!((f - expected(10.0)).abs() < 1.0, "got {f}, want {}", expected(10.0));
+    // No error: exactly the offset.
+    let f = tone_at(&format!("{base},serial=ppm2"), None);
+    assert!((f - 100e3).abs() < 1.0, "got {f}");
+    // External reference connected: its own error applies.
+    let f = tone_at(
+        &format!("{base},serial=ppm3,ppm=10,ext_ref=1,ext_ppm=-3"),
+        Some("external"),
+    );
+    assert!((f - expected(-3.0)).abs() < 1.0, "got {f}, want {}", expected(-3.0));
+    // External selected but nothing at CLKIN: not locked, the internal error stays.
+    let f = tone_at(
+        &format!("{base},serial=ppm4,ppm=10,ext_ref=0,ext_ppm=-3"),
+        Some("external"),
+    );
+    assert!((f - expected(10.0)).abs() < 1.0, "got {f}, want {}", expected(10.0));
+}
+
+#[test]
+fn paced_stream_runs_at_the_sample_rate() {
+    init();
+    let mut radio = RxRadio::open("driver=rxsim,serial=pace1").expect("open");
+    radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: 1e6,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    let mut s = radio.rx_stream().expect("stream");
+    let t = Instant::now();
+    let _ = read_exact(&mut s, 300_000);
+    let el = t.elapsed();
+    assert!(el >= Duration::from_millis(250), "300k samples at 1 MS/s in {el:?}");
+}
+
+#[test]
+fn overflow_is_reported_when_the_reader_stalls() {
+    init();
+    let mut radio =
+        RxRadio::open("driver=rxsim,serial=ovf1,pace=1,buffer_samples=100000").expect("open");
+    radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: 1e6,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    let mut s = radio.rx_stream().expect("stream");
+    let _ = read_exact(&mut s, 10_000);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut buf = vec![Complex::new(0.0, 0.0); 4096];
+    assert_eq!(s.read(&mut buf, 100_000).expect("read"), ReadOutcome::Overflow);
+    // The stream goes on after the overflow, with the buffered samples first.
+    assert!(matches!(s.read(&mut buf, 100_000).expect("read"), ReadOutcome::Samples(n) if n > 0));
+}
+
+#[test]
+fn rx_stream_is_torn_down_on_drop_and_never_opens_tx() {
+    init();
+    {
+        let mut radio = RxRadio::open("driver=rxsim,serial=ev1,pace=0").expect("open");
+        let mut s = radio.rx_stream().expect("stream");
+        let _ = read_exact(&mut s, 1000);
+        let mut moved = std::thread::spawn(move || {
+            let _ = read_exact(&mut s, 1000);
+            s
+        })
+        .join()
+        .expect("thread");
+        let _ = read_exact(&mut moved, 10);
+    }
+    let lines = log_lines("ev1");
+    // "<ts> pid=<pid> <event> [RX|TX] serial=<serial>"
+    let count = |ev: &str| {
+        lines
+            .iter()
+            .filter(|l| l.split_whitespace().skip(2).take(ev.split(' ').count()).eq(ev.split(' ')))
+            .count()
+    };
+    assert_eq!(count("setupStream RX"), 1, "{lines:?}");
+    assert_eq!(count("activateStream RX"), 1, "{lines:?}");
+    assert_eq!(count("deactivateStream RX"), 1, "{lines:?}");
+    assert_eq!(count("closeStream RX"), 1, "{lines:?}");
+    assert_eq!(count("unmake"), 1, "{lines:?}");
+    // Timestamps have sub-millisecond resolution and a pid.
+    let first = &lines[0];
+    let ts = first.split_whitespace().next().expect("timestamp");
+    assert_eq!(ts.split('.').nth(1).map(str::len), Some(6), "{first}");
+    assert!(first.contains(&format!("pid={}", std::process::id())), "{first}");
+    // Nothing in this binary may ever open a TX stream.
+    let all = std::fs::read_to_string(&init().log).unwrap_or_default();
+    assert!(!all.lines().any(|l| l.contains(" TX ")), "{all}");
+}
