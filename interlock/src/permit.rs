@@ -420,6 +420,11 @@ mod tests {
                 prop_assert!(!(hw && tx));
                 return Ok(());
             };
+            // Compare with the values as parsed from the task text (decimal round trip).
+            let Some(Step::TxTone(st)) = task.plan().and_then(|p| p.steps.first()) else {
+                return Err(TestCaseError::fail("the plan's step is a tx_tone"));
+            };
+            let (freq, off, gain, dur) = (st.frequency_hz, st.tone_offset_hz, st.gain_db, st.duration_s);
             let mut ranges: Vec<[f64; 2]> = ranges.iter().map(|(lo, w)| [*lo, lo + w + 1.0]).collect();
             // Often add a range around the on-air span: just wider, exact, or just too narrow.
             if let Some(m) = cover {
