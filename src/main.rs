@@ -5,6 +5,7 @@ mod exit;
 mod fsutil;
 mod ledger;
 mod paths;
+mod results;
 mod state;
 mod validate;
 
@@ -60,7 +61,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Inventory(_) => not_yet("inventory"),
         Command::Capture(_) => not_yet("capture"),
         Command::Analyze(_) => not_yet("analyze"),
-        Command::ValidateResult { .. } => not_yet("validate-result"),
+        Command::ValidateResult { target } => results::cmd_validate_result(cli, target),
         Command::Publish { .. } => not_yet("publish"),
         Command::MarkCompleted { .. } => not_yet("mark-completed"),
         Command::Doctor => not_yet("doctor"),
