@@ -365,7 +365,10 @@ pub(crate) fn parse_plan(
                 if let Some(c) = &s.clkin {
                     positive_finite(c.tone_hz, line, n, "clkin.tone_hz", issues);
                     positive_finite(c.tolerance_ppm, line, n, "clkin.tolerance_ppm", issues);
-                    if c.tone_hz.is_finite() && s.frequency_hz.is_finite() && s.sample_rate_hz.is_finite()
+                    if c.tone_hz.is_finite()
+                        && s.frequency_hz.is_finite()
+                        && s.sample_rate_hz.is_finite()
+                        && s.sample_rate_hz > 0.0
                         && (c.tone_hz - s.frequency_hz).abs() >= s.sample_rate_hz / 2.0
                     {
                         issues.push(Issue::new(

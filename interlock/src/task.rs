@@ -187,6 +187,8 @@ pub fn validate_task(text: &str, opts: &ValidateOptions) -> Result<ValidTask, Ve
         plan = parse_plan(json, *line, header.as_ref(), &mut issues);
     }
     if !issues.is_empty() {
+        // File order for the reader; problems without a line first (stable sort).
+        issues.sort_by_key(|i| i.line.unwrap_or(0));
         return Err(issues);
     }
     let Some(header) = header else {
