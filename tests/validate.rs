@@ -74,7 +74,10 @@ fn valid_fixtures_and_their_risk() {
 }
 
 /// (fixture, [(line, field, message fragment)]) — every error of the file, exactly.
-const INVALID: &[(&str, &[(usize, Option<&str>, &str)])] = &[
+/// An expected error: line, field, message fragment.
+type Expected = (usize, Option<&'static str>, &'static str);
+
+const INVALID: &[(&str, &[Expected])] = &[
     (
         "invalid_missing_field.md",
         &[(1, Some("RF_TX"), "missing required field RF_TX")],
