@@ -167,7 +167,8 @@ fn absolute_and_parent_paths_refused() {
 
 #[test]
 fn status_vocabulary_timeline_and_agreement() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|v| v["status"] = json!("NOT_RUN")),
             "is not one of PASS, FAIL, PARTIAL, SKIP, BLOCKED, NOT RUN",
