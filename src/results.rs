@@ -1661,6 +1661,24 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// PASS exactly when there are checks and all passed; FAIL only when
+        /// something failed; never PASS with anything that did not run.
+        #[test]
+        fn overall_is_honest(idx in proptest::collection::vec(0usize..6, 0..8)) {
+            let checks: Vec<Check> = idx.iter().map(|i| Check::new("c", Status::ALL[*i], "")).collect();
+            let o = overall_status(&checks);
+            let all_pass = !checks.is_empty() && checks.iter().all(|c| c.status == Status::Pass);
+            proptest::prop_assert_eq!(o == Status::Pass, all_pass);
+            if o == Status::Fail {
+                proptest::prop_assert!(checks.iter().any(|c| c.status == Status::Fail));
+            }
+            if checks.iter().any(|c| c.status == Status::Fail) {
+                proptest::prop_assert!(matches!(o, Status::Fail | Status::Partial));
+            }
+        }
+    }
+
     #[test]
     fn write_raw_helper_round_trip() {
         let d = tempfile::TempDir::new().unwrap();
