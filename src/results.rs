@@ -633,6 +633,72 @@ pub fn write_result_files(dir: &Path, r: &RxResult) -> Result<()> {
     Ok(())
 }
 
+/// File name of capture `n`'s spectrum image in the outbox (never published).
+pub fn spectrum_png_name(n: usize) -> String {
+    format!("SPECTRUM_{n}.png")
+}
+
+/// Draw one PSD (dB per bin, in frequency order) as a PNG line plot, for the
+/// operator. No text is drawn (the build carries no font backend): the
+/// Markdown gives the numbers.
+pub fn write_spectrum_png(path: &Path, psd_db: &[f64]) -> Result<()> {
+    use anyhow::Context;
+    use plotters::prelude::*;
+    let vals: Vec<(f64, f64)> = psd_db
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(i, v)| (i as f64, *v))
+        .collect();
+    anyhow::ensure!(!vals.is_empty(), "no finite PSD values to plot");
+    let lo = vals.iter().map(|v| v.1).fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().map(|v| v.1).fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if hi - lo < 1e-9 {
+        (lo - 1.0, hi + 1.0)
+    } else {
+        (lo, hi)
+    };
+    let n = psd_db.len().max(2) as f64;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("spectrum");
+    let tmp = path.with_file_name(format!(".{stem}.tmp-{}.png", std::process::id()));
+    {
+        let root = BitMapBackend::new(&tmp, (800, 300)).into_drawing_area();
+        root.fill(&WHITE)
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(10)
+            .build_cartesian_2d(0f64..(n - 1.0), lo..hi)
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        chart
+            .draw_series(LineSeries::new(vals, &BLUE))
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        root.present().map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Write `SPECTRUM_<n>.png` beside the result for every capture carrying a
+/// `psd_db` array; returns the files written.
+pub fn write_spectrum_pngs(dir: &Path, r: &RxResult) -> Result<Vec<std::path::PathBuf>> {
+    let mut out = Vec::new();
+    for (i, c) in r.captures.iter().enumerate() {
+        let Some(psd) = c.get("psd_db").and_then(Value::as_array) else {
+            continue;
+        };
+        let vals: Vec<f64> = psd.iter().filter_map(Value::as_f64).collect();
+        if vals.iter().any(|v| v.is_finite()) {
+            let p = dir.join(spectrum_png_name(i + 1));
+            write_spectrum_png(&p, &vals)?;
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
 // ---------------------------------------------------------------- validation
 
 fn is_hex(s: &str, n: usize) -> bool {
@@ -1677,6 +1743,20 @@ mod tests {
                 proptest::prop_assert!(matches!(o, Status::Fail | Status::Partial));
             }
         }
+    }
+
+    #[test]
+    fn spectrum_png() {
+        let d = tempfile::TempDir::new().unwrap();
+        let r = ran(d.path());
+        let files = write_spectrum_pngs(d.path(), &r).unwrap();
+        assert_eq!(files, vec![d.path().join("SPECTRUM_1.png")]);
+        let b = std::fs::read(&files[0]).unwrap();
+        assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(write_spectrum_png(&d.path().join("x.png"), &[f64::NAN]).is_err());
+        let mut r2 = r.clone();
+        r2.captures[0]["psd_db"] = Value::Null;
+        assert!(write_spectrum_pngs(d.path(), &r2).unwrap().is_empty());
     }
 
     #[test]
