@@ -492,9 +492,17 @@ fn render_capture(out: &mut String, n: usize, c: &Value) {
                 .copied()
                 .filter(|v| v.is_finite())
                 .fold(f64::NEG_INFINITY, f64::max);
+            let span = match (field(act, "frequency_hz"), field(act, "sample_rate_hz")) {
+                (Some(f), Some(r)) => format!(
+                    "{} … {}, ",
+                    fmt_hz(Some(f - r / 2.0)),
+                    fmt_hz(Some(f + r / 2.0))
+                ),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "\nSpectrum ({lo:.1} dB … {hi:.1} dB):\n\n```text\n{line}\n```"
+                "\nSpectrum ({span}{lo:.1} dB … {hi:.1} dB):\n\n```text\n{line}\n```"
             );
         }
     }
@@ -1444,6 +1452,10 @@ mod tests {
         assert!(md.contains("-80.2 dB") || md.contains("-80.3 dB"));
         assert!(md.contains("overflows: 0; dropped samples: 0"));
         assert!(md.contains('█') && md.contains('▁'), "sparkline: {md}");
+        assert!(
+            md.contains("Spectrum (99.500000 MHz … 100.500000 MHz, -81.0 dB … -20.0 dB)"),
+            "{md}"
+        );
         assert!(md.trim_end().ends_with("-->"));
         let json = std::fs::read(out.join(RESULT_JSON)).unwrap();
         assert!(md.contains(&format!("json_sha256={} -->", sha256_hex(&json))));
