@@ -74,6 +74,15 @@ impl Policy {
                 "invalid type: the policy must be a JSON object".to_owned(),
             ));
         }
+        for key in ["rx", "tx"] {
+            if let Some(x) = v.get(key) {
+                if !(x.is_object() || x.is_null()) {
+                    return Err(Error::InvalidPolicy(format!(
+                        "invalid type: {key} must be a JSON object"
+                    )));
+                }
+            }
+        }
         let p: Policy =
             serde_json::from_value(v).map_err(|e| Error::InvalidPolicy(e.to_string()))?;
         p.check()?;
@@ -200,6 +209,8 @@ mod tests {
         for (text, needle) in [
             ("", "EOF"),
             ("[]", "invalid type"),
+            (r#"{"rx": [1, 2, 3, 4]}"#, "rx must be a JSON object"),
+            (r#"{"tx": [[[1, 2]], 0, 1]}"#, "tx must be a JSON object"),
             (
                 r#"[{"max_duration_s": 1}, {"allowed_ranges_hz": [[1, 2]], "max_gain_db": 0, "max_duration_s": 1}]"#,
                 "must be a JSON object",
