@@ -7,6 +7,7 @@ mod fsutil;
 mod inventory;
 mod ledger;
 mod paths;
+mod results;
 mod state;
 mod validate;
 
@@ -69,7 +70,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Inventory(args) => inventory::cmd_inventory(cli, args),
         Command::Capture(_) => not_yet("capture"),
         Command::Analyze(_) => not_yet("analyze"),
-        Command::ValidateResult { .. } => not_yet("validate-result"),
+        Command::ValidateResult { target } => results::cmd_validate_result(cli, target),
         Command::Publish { .. } => not_yet("publish"),
         Command::MarkCompleted { .. } => not_yet("mark-completed"),
         Command::Doctor => not_yet("doctor"),

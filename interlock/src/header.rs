@@ -215,7 +215,7 @@ pub(crate) fn check_header(
         if !FIELDS.contains(&key.as_str()) {
             issues.push(Issue::new(
                 Some(*line),
-                Some(key),
+                Some(&truncate(key, 80)),
                 format!("unknown field {:?}", truncate(key, 80)),
             ));
             continue;

@@ -24,6 +24,8 @@ mod policy;
 mod records;
 mod risk;
 mod task;
+#[cfg(test)]
+mod testutil;
 
 pub use crate::{
     error::{Error, Issue},

@@ -204,3 +204,246 @@ pub fn authorize(
         duration_s: step.duration_s,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::verify_authorization;
+    use crate::testutil::*;
+    use crate::{validate_task, ValidateOptions};
+    use proptest::prelude::*;
+
+    const AT: &str = "2026-01-01T00:00:00+00:00";
+
+    fn policy(ranges: &[[f64; 2]], gain: f64, dur: f64) -> Policy {
+        Policy {
+            rx: Default::default(),
+            tx: Some(crate::TxPolicy {
+                allowed_ranges_hz: ranges.to_vec(),
+                max_gain_db: gain,
+                max_duration_s: dur,
+            }),
+        }
+    }
+
+    fn ism() -> Policy {
+        policy(&[[433.05e6, 434.79e6]], 10.0, 2.0)
+    }
+
+    fn go(task: &ValidTask, pol: &Policy) -> Result<TxPermit, Error> {
+        let a = Approval::new(task, "c", AT);
+        let auth = verify_authorization(task, &a, "AUTHORIZE RF TX", AT)?;
+        authorize(task, &a, auth, 0, pol)
+    }
+
+    fn tx_with(step: &str) -> ValidTask {
+        ok(&render(
+            &fields("YES", "NO", "YES"),
+            &plan(&format!(r#"{{"steps": [{step}]}}"#)),
+        ))
+    }
+
+    #[test]
+    fn the_one_passing_case() {
+        let t = tx_task();
+        let p = go(&t, &ism()).unwrap();
+        assert_eq!(p.task_id().as_str(), "T_1");
+        assert_eq!(p.task_sha256(), t.sha256());
+        assert_eq!(p.device(), "driver=hackrf");
+        assert_eq!(p.frequency_hz(), 433.92e6);
+        assert_eq!(p.sample_rate_hz(), 2.0e6);
+        assert_eq!(p.tone_offset_hz(), 50e3);
+        assert_eq!(p.gain_db(), 0.0);
+        assert_eq!(p.duration_s(), 1.0);
+        assert!(format!("{p:?}").contains("433920000"));
+    }
+
+    #[test]
+    fn not_red_tx() {
+        // RED other (declared) with a plan that has no tx_tone cannot get RF TX.
+        let red_other = ok(&render(
+            &set(fields("YES", "YES", "NO"), "RISK_LEVEL", Some("RED")),
+            &plan(&format!(r#"{{"steps": [{RX_STEP}]}}"#)),
+        ));
+        let a = Approval::new(&red_other, "c", AT);
+        let auth = verify_authorization(&red_other, &a, "AUTHORIZE T_1", AT).unwrap();
+        assert!(matches!(
+            authorize(&red_other, &a, auth, 0, &ism()),
+            Err(Error::NotAuthorizable { .. })
+        ));
+    }
+
+    #[test]
+    fn approval_must_cover_text() {
+        let t = tx_task();
+        let other =
+            validate_task(&format!("{}x\n", t.text()), &ValidateOptions::default()).unwrap();
+        let a_other = Approval::new(&other, "c", AT);
+        let a = Approval::new(&t, "c", AT);
+        let auth = verify_authorization(&t, &a, "AUTHORIZE RF TX", AT).unwrap();
+        assert!(matches!(
+            authorize(&t, &a_other, auth, 0, &ism()),
+            Err(Error::RecordMismatch { reason, .. }) if reason.contains("approval")
+        ));
+    }
+
+    #[test]
+    fn authorization_must_be_for_this_text() {
+        let t = tx_task();
+        let other =
+            validate_task(&format!("{}x\n", t.text()), &ValidateOptions::default()).unwrap();
+        let a_other = Approval::new(&other, "c", AT);
+        let auth_other = verify_authorization(&other, &a_other, "AUTHORIZE RF TX", AT).unwrap();
+        let a = Approval::new(&t, "c", AT);
+        assert!(matches!(
+            authorize(&t, &a, auth_other, 0, &ism()),
+            Err(Error::RecordMismatch { reason, .. }) if reason.contains("authorization")
+        ));
+    }
+
+    #[test]
+    fn step_must_be_tx_tone() {
+        let t = ok(&render(
+            &fields("YES", "YES", "YES"),
+            &plan(&format!(r#"{{"steps": [{RX_STEP}, {TX_STEP}]}}"#)),
+        ));
+        let a = Approval::new(&t, "c", AT);
+        let auth = verify_authorization(&t, &a, "AUTHORIZE RF TX", AT).unwrap();
+        assert!(matches!(
+            authorize(&t, &a, auth, 0, &ism()),
+            Err(Error::RecordMismatch { reason, .. }) if reason.contains("step 1 is not a tx_tone")
+        ));
+        let auth = verify_authorization(&t, &a, "AUTHORIZE RF TX", AT).unwrap();
+        assert!(matches!(
+            authorize(&t, &a, auth, 9, &ism()),
+            Err(Error::RecordMismatch { .. })
+        ));
+        let auth = verify_authorization(&t, &a, "AUTHORIZE RF TX", AT).unwrap();
+        assert!(authorize(&t, &a, auth, 1, &ism()).is_ok());
+        // A RED TX task with no plan at all.
+        let manual = ok(&render(&fields("YES", "NO", "YES"), "manual\n"));
+        let a = Approval::new(&manual, "c", AT);
+        let auth = verify_authorization(&manual, &a, "AUTHORIZE RF TX", AT).unwrap();
+        assert!(authorize(&manual, &a, auth, 0, &ism()).is_err());
+    }
+
+    #[test]
+    fn no_policy_or_no_range_refuses() {
+        let t = tx_task();
+        let none = Policy::default();
+        assert!(matches!(go(&t, &none), Err(Error::Policy(m)) if m.contains("no tx section")));
+        let empty = policy(&[], 10.0, 2.0);
+        assert!(matches!(go(&t, &empty), Err(Error::Policy(m)) if m.contains("empty")));
+    }
+
+    #[test]
+    fn gain_and_duration_limits() {
+        let t = tx_task();
+        assert!(
+            go(&t, &policy(&[[433.05e6, 434.79e6]], 0.0, 1.0)).is_ok(),
+            "equal is allowed"
+        );
+        assert!(
+            matches!(go(&t, &policy(&[[433.05e6, 434.79e6]], -0.5, 2.0)),
+            Err(Error::Policy(m)) if m.contains("tx.max_gain_db"))
+        );
+        assert!(
+            matches!(go(&t, &policy(&[[433.05e6, 434.79e6]], 10.0, 0.99)),
+            Err(Error::Policy(m)) if m.contains("tx.max_duration_s"))
+        );
+    }
+
+    #[test]
+    fn on_air_span_edges() {
+        // Tone at 433.92e6 ± 50e3 → 433.87e6 .. 433.97e6.
+        let t = tx_task();
+        assert!(
+            go(&t, &policy(&[[433.87e6, 433.97e6]], 10.0, 2.0)).is_ok(),
+            "exact span fits"
+        );
+        for r in [
+            [433.87e6 + 1.0, 433.97e6],
+            [433.87e6, 433.97e6 - 1.0],
+            [433.0e6, 433.9e6],
+        ] {
+            assert!(
+                matches!(go(&t, &policy(&[r], 10.0, 2.0)), Err(Error::Policy(m)) if m.contains("not inside")),
+                "{r:?}"
+            );
+        }
+        // Span across two adjacent ranges does not fit in one.
+        assert!(go(
+            &t,
+            &policy(&[[433.0e6, 433.92e6], [433.92e6, 434.0e6]], 10.0, 2.0)
+        )
+        .is_err());
+        // A second range that fits is enough.
+        assert!(go(&t, &policy(&[[1e6, 2e6], [433.0e6, 434.0e6]], 10.0, 2.0)).is_ok());
+        // A negative offset: image on the other side, same span.
+        let neg = tx_with(&TX_STEP.replace("50e3", "-50e3"));
+        assert!(go(&neg, &policy(&[[433.87e6, 433.97e6]], 10.0, 2.0)).is_ok());
+        assert!(
+            go(&neg, &policy(&[[433.92e6, 434.0e6]], 10.0, 2.0)).is_err(),
+            "image below LO must be allowed too"
+        );
+        // Zero offset: only the LO.
+        let zero = tx_with(&TX_STEP.replace("50e3", "0"));
+        assert!(go(&zero, &policy(&[[433.92e6, 433.92e6 + 1.0]], 10.0, 2.0)).is_ok());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Random tasks, phrases and policies: a permit exists only when every
+        /// condition of DESIGN §3 holds (issue 9 item 5).
+        #[test]
+        fn permit_only_when_everything_holds(
+            hw in proptest::bool::weighted(0.8), rx in any::<bool>(), tx in proptest::bool::weighted(0.8),
+            declared_red in any::<bool>(),
+            freq in 1e6f64..6e9, off in -1e6f64..1e6, gain in -10f64..80.0, dur in 0.01f64..20.0,
+            phrase in prop_oneof![4 => Just("AUTHORIZE RF TX".to_string()), 1 => Just("AUTHORIZE T_1".to_string()),
+                                  1 => Just("authorize rf tx".to_string()), 1 => Just("AUTHORIZE RF TX ".to_string()),
+                                  1 => "[ -~]{0,20}"],
+            has_tx in proptest::bool::weighted(0.8),
+            ranges in proptest::collection::vec((1e6f64..6e9, 0f64..1e8), 0..3),
+            max_gain in -10f64..80.0, max_dur in 0.01f64..20.0,
+            step_index in prop_oneof![3 => Just(0usize), 1 => Just(1usize)],
+            cover in prop_oneof![Just(None), Just(Some(1.0f64)), Just(Some(0.0f64)), Just(Some(-1.0f64))],
+        ) {
+            let mut f = fields(if hw {"YES"} else {"NO"}, if rx {"YES"} else {"NO"}, if tx {"YES"} else {"NO"});
+            if declared_red { f = set(f, "RISK_LEVEL", Some("RED")); }
+            let step = format!(
+                r#"{{"op": "tx_tone", "device": "driver=rxsim", "frequency_hz": {freq:e}, "sample_rate_hz": 4e6, "tone_offset_hz": {off:e}, "gain_db": {gain:e}, "duration_s": {dur:e}}}"#
+            );
+            let text = render(&f, &plan(&format!(r#"{{"steps": [{step}]}}"#)));
+            let Ok(task) = validate_task(&text, &ValidateOptions::default()) else {
+                // Invalid tasks never reach authorize; a tx_tone needs RF_TX = YES and HARDWARE_ACCESS = YES.
+                prop_assert!(!(hw && tx));
+                return Ok(());
+            };
+            // Compare with the values as parsed from the task text (decimal round trip).
+            let Some(Step::TxTone(st)) = task.plan().and_then(|p| p.steps.first()) else {
+                return Err(TestCaseError::fail("the plan's step is a tx_tone"));
+            };
+            let (freq, off, gain, dur) = (st.frequency_hz, st.tone_offset_hz, st.gain_db, st.duration_s);
+            let mut ranges: Vec<[f64; 2]> = ranges.iter().map(|(lo, w)| [*lo, lo + w + 1.0]).collect();
+            // Often add a range around the on-air span: just wider, exact, or just too narrow.
+            if let Some(m) = cover {
+                let (lo, hi) = (freq - off.abs(), freq + off.abs());
+                ranges.push([lo - m, hi + m]);
+            }
+            let pol = Policy { rx: Default::default(), tx: has_tx.then(|| crate::TxPolicy {
+                allowed_ranges_hz: ranges.clone(), max_gain_db: max_gain, max_duration_s: max_dur }) };
+            let approval = Approval::new(&task, "c", AT);
+            let result = verify_authorization(&task, &approval, &phrase, AT)
+                .and_then(|auth| authorize(&task, &approval, auth, step_index, &pol));
+            let (lo, hi) = (freq - off.abs(), freq + off.abs());
+            let expected = task.risk() == RiskLevel::Red && tx && hw
+                && phrase == "AUTHORIZE RF TX"
+                && step_index == 0
+                && has_tx
+                && ranges.iter().any(|[a, b]| *a <= lo && hi <= *b)
+                && gain <= max_gain && dur <= max_dur;
+            prop_assert_eq!(result.is_ok(), expected, "{:?}", result.err());
+        }
+    }
+}

@@ -206,7 +206,16 @@ fn non_empty_device(d: &str, line: usize, step: usize, issues: &mut Vec<Issue>) 
 }
 
 /// Parse one plan JSON text; `line` is the line of the block's fence.
-pub(crate) fn parse_plan(json: &str, line: usize, issues: &mut Vec<Issue>) -> Option<Plan> {
+///
+/// Body/header conflicts are checked per step from its op name as soon as the
+/// op is known, so a conflict is reported even when another field of the same
+/// step (or another step) is invalid: every problem is listed, not only the first.
+pub(crate) fn parse_plan(
+    json: &str,
+    line: usize,
+    header: Option<&TaskHeader>,
+    issues: &mut Vec<Issue>,
+) -> Option<Plan> {
     let value: serde_json::Value = match serde_json::from_str(json) {
         Ok(v) => v,
         Err(e) => {
@@ -233,8 +242,11 @@ pub(crate) fn parse_plan(json: &str, line: usize, issues: &mut Vec<Issue>) -> Op
         if k != "steps" {
             issues.push(Issue::new(
                 Some(line),
-                Some(k),
-                format!("rx-plan: unknown field {k:?}"),
+                Some(&crate::header::truncate(k, 80)),
+                format!(
+                    "rx-plan: unknown field {:?}",
+                    crate::header::truncate(k, 80)
+                ),
             ));
         }
     }
@@ -306,6 +318,9 @@ pub(crate) fn parse_plan(json: &str, line: usize, issues: &mut Vec<Issue>) -> Op
                 continue;
             }
         };
+        if let Some(h) = header {
+            op_conflicts(n, &op, h, line, issues);
+        }
         let rest = serde_json::Value::Object(o);
         let step = match op.as_str() {
             "inventory" => {
@@ -313,8 +328,11 @@ pub(crate) fn parse_plan(json: &str, line: usize, issues: &mut Vec<Issue>) -> Op
                     for k in o.keys() {
                         issues.push(Issue::new(
                             Some(line),
-                            Some(k),
-                            format!("rx-plan step {n} (inventory): unknown field {k:?}"),
+                            Some(&crate::header::truncate(k, 80)),
+                            format!(
+                                "rx-plan step {n} (inventory): unknown field {:?}",
+                                crate::header::truncate(k, 80)
+                            ),
                         ));
                     }
                 }
@@ -347,7 +365,10 @@ pub(crate) fn parse_plan(json: &str, line: usize, issues: &mut Vec<Issue>) -> Op
                 if let Some(c) = &s.clkin {
                     positive_finite(c.tone_hz, line, n, "clkin.tone_hz", issues);
                     positive_finite(c.tolerance_ppm, line, n, "clkin.tolerance_ppm", issues);
-                    if c.tone_hz.is_finite() && s.frequency_hz.is_finite() && s.sample_rate_hz.is_finite()
+                    if c.tone_hz.is_finite()
+                        && s.frequency_hz.is_finite()
+                        && s.sample_rate_hz.is_finite()
+                        && s.sample_rate_hz > 0.0
                         && (c.tone_hz - s.frequency_hz).abs() >= s.sample_rate_hz / 2.0
                     {
                         issues.push(Issue::new(
@@ -428,37 +449,306 @@ fn de<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// Body/header conflicts: steps the header does not allow.
-pub(crate) fn check_conflicts(
-    plan: &Plan,
-    header: &TaskHeader,
-    line: usize,
-    issues: &mut Vec<Issue>,
-) {
-    for (i, s) in plan.steps.iter().enumerate() {
-        let n = i + 1;
-        if !header.hardware_access {
-            issues.push(Issue::new(
-                Some(line),
+/// Body/header conflicts for one step, from its op: steps the header does not allow.
+fn op_conflicts(n: usize, op: &str, header: &TaskHeader, line: usize, issues: &mut Vec<Issue>) {
+    let known = matches!(op, "inventory" | "clock_check" | "rx_capture" | "tx_tone");
+    if known && !header.hardware_access {
+        issues.push(Issue::new(
+            Some(line),
+            Some("HARDWARE_ACCESS"),
+            format!("rx-plan step {n} ({op}) touches hardware but HARDWARE_ACCESS = NO"),
+        ));
+    }
+    if op == "rx_capture" && !header.rf_rx {
+        issues.push(Issue::new(
+            Some(line),
+            Some("RF_RX"),
+            format!("rx-plan step {n} (rx_capture) receives but RF_RX = NO"),
+        ));
+    }
+    if op == "tx_tone" && !header.rf_tx {
+        issues.push(Issue::new(
+            Some(line),
+            Some("RF_TX"),
+            format!("rx-plan step {n} (tx_tone) transmits but RF_TX = NO"),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+
+    /// YELLOW RX-capable header; plan fence is on line 14, its JSON on 15.
+    fn rx_hdr() -> Vec<(String, String)> {
+        fields("YES", "YES", "NO")
+    }
+
+    fn steps(s: &str) -> String {
+        format!(r#"{{"steps": [{s}]}}"#)
+    }
+
+    #[test]
+    fn full_rx_plan_parses() {
+        let t = ok(&render(
+            &rx_hdr(),
+            &plan(&steps(&format!(
+                r#"{{"op": "inventory"}}, {{"op": "clock_check", "device": "driver=hackrf", "expect_source": "external"}}, {RX_STEP}"#
+            ))),
+        ));
+        let p = t.plan().unwrap();
+        assert_eq!(t.plan_line(), Some(14));
+        assert_eq!(p.steps.len(), 3);
+        assert_eq!(p.steps[0], Step::Inventory);
+        match &p.steps[2] {
+            Step::RxCapture(s) => {
+                assert_eq!(s.frequency_hz, 100.0e6);
+                assert!(s.record_iq);
+                assert_eq!(s.fft_size, Some(2048));
+                let c = s.clkin.as_ref().unwrap();
+                assert_eq!(c.tone_hz, 100.1e6);
+                assert_eq!(c.tolerance_ppm, 0.5);
+            }
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(p.steps[1].device(), Some("driver=hackrf"));
+        assert_eq!(p.steps[1].op(), "clock_check");
+    }
+
+    #[test]
+    fn tilde_fence_and_crlf() {
+        let body = format!("~~~rx-plan\n{}\n~~~\n", steps(r#"{"op":"inventory"}"#));
+        let t = ok(&render(&rx_hdr(), &body).replace('\n', "\r\n"));
+        assert_eq!(t.plan().unwrap().steps.len(), 1);
+    }
+
+    #[test]
+    fn other_fences_ignored_and_nested_example_not_a_plan() {
+        let body = "```json\n{\"steps\": [{\"op\": \"tx_tone\"}]}\n```\n\
+                    ````markdown\n```rx-plan\n{\"steps\": []}\n```\n````\n";
+        let t = ok(&render(&fields("NO", "NO", "NO"), body));
+        assert!(t.plan().is_none());
+    }
+
+    #[test]
+    fn unknown_op() {
+        let e = errs(&render(&rx_hdr(), &plan(&steps(r#"{"op": "reflash"}"#))));
+        has(&e, Some(14), Some("op"), "unknown op \"reflash\"");
+        let e = errs(&render(&rx_hdr(), &plan(&steps(r#"{"device": "x"}"#))));
+        has(&e, Some(14), Some("op"), "missing field op");
+        let e = errs(&render(&rx_hdr(), &plan(&steps(r#"{"op": 3}"#))));
+        has(&e, Some(14), Some("op"), "op must be a string");
+    }
+
+    #[test]
+    fn unknown_fields() {
+        let e = errs(&render(
+            &rx_hdr(),
+            &plan(&steps(r#"{"op": "inventory", "device": "x"}"#)),
+        ));
+        has(&e, Some(14), Some("device"), "unknown field \"device\"");
+        let e = errs(&render(
+            &rx_hdr(),
+            &plan(&steps(
+                r#"{"op": "clock_check", "device": "d", "power_w": 5}"#,
+            )),
+        ));
+        has(&e, Some(14), Some("power_w"), "unknown field `power_w`");
+        let e = errs(&render(
+            &rx_hdr(),
+            &plan(r#"{"steps": [{"op": "inventory"}], "loop": true}"#),
+        ));
+        has(&e, Some(14), Some("loop"), "unknown field \"loop\"");
+        let clk = RX_STEP.replace("\"tolerance_ppm\"", "\"tol\"");
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&clk))));
+        assert!(
+            e.iter().any(|i| i.message.contains("unknown field `tol`")),
+            "{e:#?}"
+        );
+    }
+
+    #[test]
+    fn bad_json_names_the_line() {
+        let body = "```rx-plan\n{\"steps\": [\n  {\"op\": \"inventory\"},\n  {\"op\": }\n]}\n```\n";
+        let e = errs(&render(&rx_hdr(), body));
+        // fence on line 12, the broken step on line 15.
+        has(&e, Some(15), Some("rx-plan"), "not valid JSON");
+        let e = errs(&render(&rx_hdr(), &plan("[1, 2]")));
+        has(&e, Some(14), Some("rx-plan"), "must be a JSON object");
+        let e = errs(&render(&rx_hdr(), &plan(r#"{"steps": {}}"#)));
+        has(&e, Some(14), Some("steps"), "must be an array");
+        let e = errs(&render(&rx_hdr(), &plan(r#"{}"#)));
+        has(&e, Some(14), Some("steps"), "missing field steps");
+        let e = errs(&render(&rx_hdr(), &plan(r#"{"steps": []}"#)));
+        has(&e, Some(14), Some("steps"), "steps is empty");
+        let e = errs(&render(&rx_hdr(), &plan(r#"{"steps": [1]}"#)));
+        has(&e, Some(14), Some("steps"), "not a JSON object");
+        let many = vec![r#"{"op":"inventory"}"#; 65].join(",");
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&many))));
+        has(&e, Some(14), Some("steps"), "65 steps; at most 64");
+    }
+
+    #[test]
+    fn unclosed_block() {
+        let e = errs(&render(
+            &rx_hdr(),
+            "```rx-plan\n{\"steps\": [{\"op\": \"inventory\"}]}\n",
+        ));
+        has(&e, Some(12), Some("rx-plan"), "not closed");
+    }
+
+    #[test]
+    fn two_blocks() {
+        let one = plan(&steps(r#"{"op":"inventory"}"#));
+        let e = errs(&render(&rx_hdr(), &format!("{one}\n{one}")));
+        // second fence: 12 + 6 lines of the first block + blank.
+        has(
+            &e,
+            Some(20),
+            Some("rx-plan"),
+            "more than one rx-plan block (2 found; first on line 14)",
+        );
+    }
+
+    #[test]
+    fn body_header_conflicts() {
+        // tx_tone with RF_TX = NO.
+        let e = errs(&render(&rx_hdr(), &plan(&steps(TX_STEP))));
+        has(
+            &e,
+            Some(14),
+            Some("RF_TX"),
+            "step 1 (tx_tone) transmits but RF_TX = NO",
+        );
+        // rx_capture with RF_RX = NO.
+        let e = errs(&render(&fields("YES", "NO", "NO"), &plan(&steps(RX_STEP))));
+        has(
+            &e,
+            Some(14),
+            Some("RF_RX"),
+            "step 1 (rx_capture) receives but RF_RX = NO",
+        );
+        // any device step with HARDWARE_ACCESS = NO.
+        for s in [
+            r#"{"op":"inventory"}"#,
+            r#"{"op":"clock_check","device":"d"}"#,
+        ] {
+            let e = errs(&render(&fields("NO", "NO", "NO"), &plan(&steps(s))));
+            has(
+                &e,
+                Some(14),
                 Some("HARDWARE_ACCESS"),
-                format!(
-                    "rx-plan step {n} ({}) touches hardware but HARDWARE_ACCESS = NO",
-                    s.op()
-                ),
+                "touches hardware but HARDWARE_ACCESS = NO",
+            );
+        }
+        // A conflict is reported even when another step is broken.
+        let e = errs(&render(
+            &rx_hdr(),
+            &plan(&steps(&format!(r#"{{"op":"bogus"}}, {TX_STEP}"#))),
+        ));
+        has(&e, Some(14), Some("op"), "unknown op");
+        has(&e, Some(14), Some("RF_TX"), "step 2 (tx_tone) transmits");
+        // TX plan in a RED TX header is fine.
+        let t = tx_task();
+        assert!(matches!(t.plan().unwrap().steps[0], Step::TxTone(_)));
+    }
+
+    #[test]
+    fn physical_sanity() {
+        for (field, bad) in [
+            ("frequency_hz", "0"),
+            ("frequency_hz", "-100e6"),
+            ("sample_rate_hz", "0.0"),
+            ("duration_s", "-1"),
+        ] {
+            let s = RX_STEP.replace(
+                &format!("\"{field}\": "),
+                &format!("\"{field}\": {bad}, \"_x\": "),
+            );
+            // Put the bad value in place of the good one.
+            let s = s.replace(", \"_x\": ", ", \"_drop\": ");
+            let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+            let mut o = v.as_object().unwrap().clone();
+            o.remove("_drop");
+            let e = errs(&render(
+                &rx_hdr(),
+                &plan(&steps(&serde_json::Value::Object(o).to_string())),
             ));
+            has(
+                &e,
+                Some(14),
+                Some(field),
+                "must be a positive finite number",
+            );
         }
-        match s {
-            Step::RxCapture(_) if !header.rf_rx => issues.push(Issue::new(
-                Some(line),
-                Some("RF_RX"),
-                format!("rx-plan step {n} (rx_capture) receives but RF_RX = NO"),
-            )),
-            Step::TxTone(_) if !header.rf_tx => issues.push(Issue::new(
-                Some(line),
-                Some("RF_TX"),
-                format!("rx-plan step {n} (tx_tone) transmits but RF_TX = NO"),
-            )),
-            _ => {}
-        }
+        // Out-of-range numbers (JSON cannot say NaN/inf) are refused as bad JSON.
+        let s = RX_STEP.replace("\"duration_s\": 2.0", "\"duration_s\": 1e999");
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
+        assert!(!e.is_empty());
+        let s = RX_STEP.replace("\"duration_s\": 2.0", "\"duration_s\": NaN");
+        has(
+            &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+            Some(15),
+            Some("rx-plan"),
+            "not valid JSON",
+        );
+        let s = RX_STEP.replace("2048", "1000");
+        has(
+            &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+            Some(14),
+            Some("fft_size"),
+            "power of two",
+        );
+        let s = RX_STEP.replace("\"tolerance_ppm\": 0.5", "\"tolerance_ppm\": 0");
+        has(
+            &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+            Some(14),
+            Some("clkin.tolerance_ppm"),
+            "positive",
+        );
+        let s = RX_STEP.replace("100.1e6", "102e6");
+        has(
+            &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+            Some(14),
+            Some("clkin.tone_hz"),
+            "outside the captured band",
+        );
+        let s = RX_STEP.replace("\"driver=hackrf\"", "\" \"");
+        has(
+            &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+            Some(14),
+            Some("device"),
+            "must not be empty",
+        );
+        let tx = fields("YES", "NO", "YES");
+        let s = TX_STEP.replace("50e3", "1.5e6");
+        has(
+            &errs(&render(&tx, &plan(&steps(&s)))),
+            Some(14),
+            Some("tone_offset_hz"),
+            "below half the sample rate",
+        );
+        let s = TX_STEP.replace("\"duration_s\": 1.0", "\"duration_s\": 0");
+        has(
+            &errs(&render(&tx, &plan(&steps(&s)))),
+            Some(14),
+            Some("duration_s"),
+            "positive finite",
+        );
+        let s = TX_STEP.replace("\"gain_db\": 0", "\"gain_db\": \"max\"");
+        has(
+            &errs(&render(&tx, &plan(&steps(&s)))),
+            Some(14),
+            None,
+            "invalid type",
+        );
+        let s = TX_STEP.replace(", \"gain_db\": 0", "");
+        has(
+            &errs(&render(&tx, &plan(&steps(&s)))),
+            Some(14),
+            Some("gain_db"),
+            "missing field `gain_db`",
+        );
     }
 }

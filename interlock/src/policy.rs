@@ -65,8 +65,26 @@ pub struct TxPolicy {
 impl Policy {
     /// Parse and check a policy JSON text.
     pub fn from_json(text: &str) -> Result<Policy, Error> {
-        let p: Policy =
+        // serde would also accept a JSON array as a struct (fields by position);
+        // a policy is only ever an object.
+        let v: serde_json::Value =
             serde_json::from_str(text).map_err(|e| Error::InvalidPolicy(e.to_string()))?;
+        if !v.is_object() {
+            return Err(Error::InvalidPolicy(
+                "invalid type: the policy must be a JSON object".to_owned(),
+            ));
+        }
+        for key in ["rx", "tx"] {
+            if let Some(x) = v.get(key) {
+                if !(x.is_object() || x.is_null()) {
+                    return Err(Error::InvalidPolicy(format!(
+                        "invalid type: {key} must be a JSON object"
+                    )));
+                }
+            }
+        }
+        let p: Policy =
+            serde_json::from_value(v).map_err(|e| Error::InvalidPolicy(e.to_string()))?;
         p.check()?;
         Ok(p)
     }
@@ -147,4 +165,133 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step() -> RxCaptureStep {
+        RxCaptureStep {
+            device: "driver=rxsim".into(),
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            gain_db: Some(20.0),
+            duration_s: 2.0,
+            fft_size: None,
+            record_iq: true,
+            clock_source: None,
+            bandwidth_hz: None,
+            antenna: None,
+            clkin: None,
+        }
+    }
+
+    #[test]
+    fn defaults_and_full() {
+        let p = Policy::from_json("{}").unwrap();
+        assert_eq!(p.rx.max_duration_s, 60.0);
+        assert_eq!(p.rx.max_iq_bytes, 4 * 1024 * 1024 * 1024);
+        assert!(p.tx.is_none());
+        let p = Policy::from_json(
+            r#"{"rx": {"max_duration_s": 5, "max_sample_rate_hz": 10e6, "max_gain_db": 40, "max_iq_bytes": 1000},
+                "tx": {"allowed_ranges_hz": [[433.05e6, 434.79e6]], "max_gain_db": 10, "max_duration_s": 2}}"#,
+        )
+        .unwrap();
+        assert_eq!(p.rx.max_sample_rate_hz, Some(10e6));
+        let tx = p.tx.unwrap();
+        assert_eq!(tx.allowed_ranges_hz, vec![[433.05e6, 434.79e6]]);
+        assert_eq!(tx.max_gain_db, 10.0);
+    }
+
+    #[test]
+    fn rejects_bad_policies() {
+        for (text, needle) in [
+            ("", "EOF"),
+            ("[]", "invalid type"),
+            (r#"{"rx": [1, 2, 3, 4]}"#, "rx must be a JSON object"),
+            (r#"{"tx": [[[1, 2]], 0, 1]}"#, "tx must be a JSON object"),
+            (
+                r#"[{"max_duration_s": 1}, {"allowed_ranges_hz": [[1, 2]], "max_gain_db": 0, "max_duration_s": 1}]"#,
+                "must be a JSON object",
+            ),
+            (
+                r#"{"rx": {"max_duration": 5}}"#,
+                "unknown field `max_duration`",
+            ),
+            (r#"{"danger": 1}"#, "unknown field `danger`"),
+            (
+                r#"{"rx": {"max_duration_s": 0}}"#,
+                "rx.max_duration_s must be a positive",
+            ),
+            (r#"{"rx": {"max_duration_s": -1}}"#, "rx.max_duration_s"),
+            (
+                r#"{"rx": {"max_sample_rate_hz": 0}}"#,
+                "rx.max_sample_rate_hz",
+            ),
+            (r#"{"rx": {"max_iq_bytes": -1}}"#, "invalid value"),
+            (
+                r#"{"tx": {"allowed_ranges_hz": [[2, 1]], "max_gain_db": 0, "max_duration_s": 1}}"#,
+                "lo < hi",
+            ),
+            (
+                r#"{"tx": {"allowed_ranges_hz": [[0, 1]], "max_gain_db": 0, "max_duration_s": 1}}"#,
+                "allowed_ranges_hz[0]",
+            ),
+            (
+                r#"{"tx": {"allowed_ranges_hz": [[1, 2]], "max_gain_db": 0, "max_duration_s": 0}}"#,
+                "tx.max_duration_s",
+            ),
+            (
+                r#"{"tx": {"allowed_ranges_hz": [[1, 2]], "max_duration_s": 1}}"#,
+                "missing field `max_gain_db`",
+            ),
+            (
+                r#"{"tx": {"allowed_ranges_hz": [[1, 2, 3]], "max_gain_db": 0, "max_duration_s": 1}}"#,
+                "invalid length",
+            ),
+        ] {
+            match Policy::from_json(text) {
+                Err(Error::InvalidPolicy(m)) => assert!(m.contains(needle), "{text}: {m}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn rx_limits_named() {
+        let p = RxPolicy {
+            max_duration_s: 2.0,
+            max_sample_rate_hz: Some(2e6),
+            max_gain_db: Some(20.0),
+            max_iq_bytes: 32_000_000,
+        };
+        // Exactly at every limit: allowed (2 s × 2 MS/s × 8 B = 32 MB).
+        check_rx_step(&step(), &p).unwrap();
+        let over = |f: &dyn Fn(&mut RxCaptureStep), needle: &str| {
+            let mut s = step();
+            f(&mut s);
+            match check_rx_step(&s, &p) {
+                Err(Error::Policy(m)) => assert!(m.contains(needle), "{m}"),
+                o => panic!("{o:?}"),
+            }
+        };
+        over(&|s| s.duration_s = 2.001, "rx.max_duration_s 2");
+        over(&|s| s.sample_rate_hz = 2.1e6, "rx.max_sample_rate_hz");
+        over(&|s| s.gain_db = Some(20.5), "rx.max_gain_db 20");
+        let p2 = RxPolicy {
+            max_iq_bytes: 31_999_999,
+            ..p.clone()
+        };
+        let mut s = step();
+        assert!(
+            matches!(check_rx_step(&s, &p2), Err(Error::Policy(m)) if m.contains("rx.max_iq_bytes"))
+        );
+        s.record_iq = false;
+        check_rx_step(&s, &p2).unwrap();
+        // No gain asked: the gain limit does not apply.
+        let mut s = step();
+        s.gain_db = None;
+        check_rx_step(&s, &p).unwrap();
+    }
 }

@@ -136,3 +136,122 @@ pub fn verify_authorization(
         at: at.to_owned(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+
+    fn red_other() -> ValidTask {
+        ok(&render(
+            &set(fields("NO", "NO", "NO"), "RISK_LEVEL", Some("RED")),
+            "Reflash CPLD.\n",
+        ))
+    }
+
+    #[test]
+    fn phrases_per_level() {
+        assert_eq!(
+            required_phrase(&ok(&render(&fields("NO", "NO", "NO"), ""))),
+            None
+        );
+        assert_eq!(
+            required_phrase(&ok(&render(&fields("YES", "YES", "NO"), ""))),
+            None
+        );
+        assert_eq!(
+            required_phrase(&tx_task()),
+            Some((AuthorizationKind::RfTx, "AUTHORIZE RF TX".into()))
+        );
+        assert_eq!(
+            required_phrase(&red_other()),
+            Some((AuthorizationKind::RedOther, "AUTHORIZE T_1".into()))
+        );
+    }
+
+    #[test]
+    fn exact_phrase_only() {
+        let t = tx_task();
+        let a = Approval::new(&t, "c0ffee", "2026-01-01T00:00:00+00:00");
+        for bad in [
+            "AUTHORIZE RF TX ",
+            " AUTHORIZE RF TX",
+            "authorize rf tx",
+            "AUTHORIZE RF  TX",
+            "AUTHORIZE T_1",
+            "AUTHORIZE RF TX\n",
+            "AUTHORIZE RF TX\r",
+            "",
+        ] {
+            match verify_authorization(&t, &a, bad, "now") {
+                Err(Error::WrongPhrase { expected, .. }) => assert_eq!(expected, "AUTHORIZE RF TX"),
+                other => panic!("{bad:?} gave {other:?}"),
+            }
+        }
+        let auth = verify_authorization(&t, &a, "AUTHORIZE RF TX", "now").unwrap();
+        assert_eq!(auth.kind(), AuthorizationKind::RfTx);
+        assert_eq!(auth.task_id().as_str(), "T_1");
+        assert_eq!(auth.task_sha256(), t.sha256());
+        assert_eq!(auth.at(), "now");
+
+        let r = red_other();
+        let a = Approval::new(&r, "c0ffee", "t");
+        for bad in [
+            "AUTHORIZE RF TX",
+            "AUTHORIZE t_1",
+            "AUTHORIZE T_1 ",
+            "AUTHORIZE",
+        ] {
+            assert!(matches!(
+                verify_authorization(&r, &a, bad, "now"),
+                Err(Error::WrongPhrase { .. })
+            ));
+        }
+        let auth = verify_authorization(&r, &a, "AUTHORIZE T_1", "now").unwrap();
+        assert_eq!(auth.kind(), AuthorizationKind::RedOther);
+    }
+
+    #[test]
+    fn not_red_is_not_authorizable() {
+        let t = ok(&render(&fields("YES", "YES", "NO"), ""));
+        let a = Approval::new(&t, "c", "t");
+        assert!(matches!(
+            verify_authorization(&t, &a, "AUTHORIZE RF TX", "now"),
+            Err(Error::NotAuthorizable { .. })
+        ));
+    }
+
+    #[test]
+    fn bound_to_id_and_sha() {
+        let t = tx_task();
+        // Approval of a different text (one byte more) does not cover it.
+        let other = ok(&format!("{}\n", t.text()));
+        assert_ne!(other.sha256(), t.sha256());
+        let a_other = Approval::new(&other, "c", "t");
+        assert!(!a_other.covers(&t));
+        assert!(matches!(
+            verify_authorization(&t, &a_other, "AUTHORIZE RF TX", "now"),
+            Err(Error::RecordMismatch { .. })
+        ));
+        // Approval of a different ID.
+        let mut a = Approval::new(&t, "c", "t");
+        a.task_id = crate::TaskId::parse("OTHER").unwrap();
+        assert!(!a.covers(&t));
+        assert!(verify_authorization(&t, &a, "AUTHORIZE RF TX", "now").is_err());
+        let a = Approval::new(&t, "c", "t");
+        assert!(a.covers(&t));
+        assert_eq!(a.task_sha256, t.sha256());
+        assert_eq!(a.commit, "c");
+    }
+
+    #[test]
+    fn approval_round_trips_but_refuses_bad_id() {
+        let t = tx_task();
+        let a = Approval::new(&t, "c", "2026-01-01T00:00:00+00:00");
+        let j = serde_json::to_string(&a).unwrap();
+        let b: Approval = serde_json::from_str(&j).unwrap();
+        assert_eq!(a, b);
+        let evil = j.replace("\"T_1\"", "\"../x\"");
+        assert!(serde_json::from_str::<Approval>(&evil).is_err());
+    }
+}

@@ -1,0 +1,411 @@
+//! `rxnode validate` on the fixtures, through the real binary (issue 2 item 3).
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Report {
+    valid: bool,
+    task_id: Option<String>,
+    risk_level: Option<String>,
+    errors: Vec<ErrorEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ErrorEntry {
+    line: Option<usize>,
+    field: Option<String>,
+    message: String,
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
+fn rxnode(args: &[&std::ffi::OsStr], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rxnode"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RXNODE_BRANCH")
+        .env_remove("RXNODE_REPO")
+        .output()
+        .expect("run rxnode")
+}
+
+fn validate_json(path: &Path) -> (i32, Report) {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let out = rxnode(
+        &["validate".as_ref(), path.as_os_str(), "--json".as_ref()],
+        tmp.path(),
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{}: not a report ({e}): {}\n{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+#[test]
+fn valid_fixtures_and_their_risk() {
+    for (name, id, risk) in [
+        ("watcher_test_task.md", "WATCHER_TEST_001", "GREEN"),
+        ("valid_green.md", "FIX_GREEN_001", "GREEN"),
+        ("valid_yellow_rx.md", "FIX_YELLOW_001", "YELLOW"),
+        ("valid_red_tx.md", "FIX_RED_TX_001", "RED"),
+        ("valid_red_other.md", "FIX_RED_FW_001", "RED"),
+        ("valid_declared_higher.md", "FIX_HIGHER_001", "YELLOW"),
+        ("valid_bom_crlf_tight.md", "FIX_BOM_001", "GREEN"),
+    ] {
+        let (code, r) = validate_json(&fixture(name));
+        assert_eq!(code, 0, "{name}: {r:?}");
+        assert!(r.valid, "{name}");
+        assert_eq!(r.task_id.as_deref(), Some(id), "{name}");
+        assert_eq!(r.risk_level.as_deref(), Some(risk), "{name}");
+        assert!(r.errors.is_empty(), "{name}");
+    }
+}
+
+/// (fixture, [(line, field, message fragment)]) — every error of the file, exactly.
+/// An expected error: line, field, message fragment.
+type Expected = (usize, Option<&'static str>, &'static str);
+
+const INVALID: &[(&str, &[Expected])] = &[
+    (
+        "invalid_missing_field.md",
+        &[(1, Some("RF_TX"), "missing required field RF_TX")],
+    ),
+    (
+        "invalid_duplicate_field.md",
+        &[(11, Some("RF_RX"), "duplicate field RF_RX (first on line 7)")],
+    ),
+    (
+        "invalid_unknown_field.md",
+        &[(11, Some("PRIORITY"), "unknown field \"PRIORITY\"")],
+    ),
+    (
+        "invalid_bad_value.md",
+        &[(
+            6,
+            Some("HARDWARE_ACCESS"),
+            "invalid value \"yes\": expected YES or NO",
+        )],
+    ),
+    (
+        "invalid_task_id_traversal.md",
+        &[(
+            1,
+            Some("TASK_ID"),
+            "\"../../etc/passwd\": must match [A-Za-z0-9_-]{1,64}",
+        )],
+    ),
+    (
+        "invalid_task_id_space.md",
+        &[(1, Some("TASK_ID"), "\"TASK 1\": must match")],
+    ),
+    (
+        "invalid_task_id_long.md",
+        &[(1, Some("TASK_ID"), "must match [A-Za-z0-9_-]{1,64}")],
+    ),
+    (
+        "invalid_expected_head.md",
+        &[(
+            4,
+            Some("EXPECTED_HEAD"),
+            "expected exactly 40 hex characters",
+        )],
+    ),
+    (
+        "invalid_expected_head_hex.md",
+        &[(
+            4,
+            Some("EXPECTED_HEAD"),
+            "expected exactly 40 hex characters",
+        )],
+    ),
+    (
+        "invalid_requires_approval_no.md",
+        &[(5, Some("REQUIRES_APPROVAL"), "NO is rejected")],
+    ),
+    (
+        "invalid_source_branch.md",
+        &[(
+            3,
+            Some("SOURCE_BRANCH"),
+            "\"main\" is not the watched branch \"video-development\"",
+        )],
+    ),
+    (
+        "invalid_allow_push.md",
+        &[(10, Some("ALLOW_PUSH"), "expected NO or RX_RESULT_ONLY")],
+    ),
+    (
+        "invalid_rf_rx_without_hardware.md",
+        &[(7, Some("RF_RX"), "RF_RX = YES needs HARDWARE_ACCESS = YES")],
+    ),
+    (
+        "invalid_rf_tx_without_hardware.md",
+        &[(8, Some("RF_TX"), "RF_TX = YES needs HARDWARE_ACCESS = YES")],
+    ),
+    (
+        "invalid_empty_title.md",
+        &[(2, Some("TASK_TITLE"), "empty title")],
+    ),
+    (
+        "invalid_long_title.md",
+        &[(2, Some("TASK_TITLE"), "201 characters long; at most 200")],
+    ),
+    (
+        "invalid_risk_lower.md",
+        &[(
+            11,
+            Some("RISK_LEVEL"),
+            "declared GREEN is lower than the derived RED",
+        )],
+    ),
+    (
+        "invalid_not_key_value.md",
+        &[
+            (1, Some("RF_TX"), "missing required field RF_TX"),
+            (8, None, "header line is not KEY = VALUE"),
+        ],
+    ),
+    (
+        "invalid_plan_unknown_op.md",
+        &[(14, Some("op"), "unknown op \"flash_firmware\"")],
+    ),
+    (
+        "invalid_plan_unknown_field.md",
+        &[(14, Some("power_w"), "unknown field `power_w`")],
+    ),
+    (
+        "invalid_plan_bad_json.md",
+        &[(17, Some("rx-plan"), "rx-plan is not valid JSON")],
+    ),
+    (
+        "invalid_plan_two_blocks.md",
+        &[(
+            22,
+            Some("rx-plan"),
+            "more than one rx-plan block (2 found; first on line 14)",
+        )],
+    ),
+    (
+        "invalid_plan_tx_without_rf_tx.md",
+        &[(14, Some("RF_TX"), "(tx_tone) transmits but RF_TX = NO")],
+    ),
+    (
+        "invalid_plan_rx_without_rf_rx.md",
+        &[(14, Some("RF_RX"), "(rx_capture) receives but RF_RX = NO")],
+    ),
+    (
+        "invalid_plan_hw_without_access.md",
+        &[(
+            14,
+            Some("HARDWARE_ACCESS"),
+            "(inventory) touches hardware but HARDWARE_ACCESS = NO",
+        )],
+    ),
+    (
+        "invalid_plan_nonpositive.md",
+        &[
+            (
+                14,
+                Some("sample_rate_hz"),
+                "sample_rate_hz must be a positive finite number, got 0",
+            ),
+            (
+                14,
+                Some("duration_s"),
+                "duration_s must be a positive finite number, got -2",
+            ),
+        ],
+    ),
+    (
+        "invalid_many_errors.md",
+        &[
+            (
+                1,
+                Some("ALLOW_COMMIT"),
+                "missing required field ALLOW_COMMIT",
+            ),
+            (1, Some("TASK_ID"), "\"bad id!\""),
+            (2, Some("TASK_TITLE"), "empty title"),
+            (4, Some("EXPECTED_HEAD"), "\"xyz\""),
+            (9, Some("ALLOW_PUSH"), "\"ALL\""),
+            (10, Some("COLOR"), "unknown field \"COLOR\""),
+        ],
+    ),
+];
+
+#[test]
+fn invalid_fixtures_json_every_error() {
+    for (name, expected) in INVALID {
+        let (code, r) = validate_json(&fixture(name));
+        assert_eq!(code, 2, "{name}");
+        assert!(!r.valid, "{name}");
+        assert_eq!(r.task_id, None, "{name}");
+        assert_eq!(r.risk_level, None, "{name}");
+        assert_eq!(r.errors.len(), expected.len(), "{name}: {:#?}", r.errors);
+        for (line, field, msg) in *expected {
+            assert!(
+                r.errors.iter().any(|e| e.line == Some(*line)
+                    && e.field.as_deref() == *field
+                    && e.message.contains(msg)),
+                "{name}: no error ({line}, {field:?}, ~{msg:?}) in {:#?}",
+                r.errors
+            );
+        }
+    }
+}
+
+#[test]
+fn every_invalid_fixture_is_covered() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.starts_with("invalid_") {
+            assert!(
+                INVALID.iter().any(|(n, _)| *n == name),
+                "{name} has no expectation"
+            );
+        }
+    }
+}
+
+#[test]
+fn human_output_lines() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let f = fixture("invalid_many_errors.md");
+    let out = rxnode(&["validate".as_ref(), f.as_os_str()], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let name = f.display().to_string();
+    for line in [
+        format!("{name}:1: ALLOW_COMMIT: missing required field ALLOW_COMMIT"),
+        format!("{name}:2: TASK_TITLE: empty title"),
+        format!("{name}:10: COLOR: unknown field \"COLOR\""),
+    ] {
+        assert!(err.lines().any(|l| l == line), "missing {line:?} in\n{err}");
+    }
+    assert!(err.contains("invalid (6 error(s))"));
+
+    let f = fixture("valid_red_tx.md");
+    let out = rxnode(&["validate".as_ref(), f.as_os_str()], tmp.path());
+    assert_eq!(out.status.code(), Some(0));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("FIX_RED_TX_001"), "{s}");
+    assert!(s.contains("risk:  RED"), "{s}");
+}
+
+#[test]
+fn branch_flag_changes_the_watched_branch() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let f = fixture("invalid_source_branch.md");
+    let out = rxnode(
+        &[
+            "validate".as_ref(),
+            f.as_os_str(),
+            "--branch".as_ref(),
+            "main".as_ref(),
+            "--json".as_ref(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = rxnode(
+        &[
+            "validate".as_ref(),
+            fixture("valid_green.md").as_os_str(),
+            "--branch".as_ref(),
+            "main".as_ref(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn header_bytes() -> Vec<u8> {
+    std::fs::read(fixture("valid_green.md")).unwrap()
+}
+
+#[test]
+fn oversized_file_rejected_without_panic() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let p = tmp.path().join("big.md");
+    let mut b = header_bytes();
+    b.resize(1024 * 1024 + 1, b'x');
+    std::fs::write(&p, &b).unwrap();
+    let (code, r) = validate_json(&p);
+    assert_eq!(code, 2);
+    assert!(!r.valid);
+    assert!(
+        r.errors[0]
+            .message
+            .contains("1048577 bytes; at most 1048576"),
+        "{r:?}"
+    );
+    // Exactly 1 MiB is still read (and here valid: the body is just long).
+    b.truncate(1024 * 1024);
+    std::fs::write(&p, &b).unwrap();
+    assert_eq!(validate_json(&p).0, 0);
+}
+
+#[test]
+fn binary_and_non_utf8_rejected() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let p = tmp.path().join("bin.md");
+    let mut b = header_bytes();
+    b.extend_from_slice(b"\x00\x01\x02\xff");
+    std::fs::write(&p, &b).unwrap();
+    let (code, r) = validate_json(&p);
+    assert_eq!(code, 2);
+    assert!(
+        r.errors.iter().any(|e| e.message.contains("NUL byte")),
+        "{r:?}"
+    );
+
+    let mut b = header_bytes();
+    b.extend_from_slice(b"caf\xe9\n");
+    std::fs::write(&p, &b).unwrap();
+    let (code, r) = validate_json(&p);
+    assert_eq!(code, 2);
+    assert!(
+        r.errors.iter().any(|e| e.message.contains("not UTF-8")),
+        "{r:?}"
+    );
+
+    // Random bytes (an image, say): exit 2 and a report, never a panic.
+    let junk: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&p, &junk).unwrap();
+    let out = rxnode(&["validate".as_ref(), p.as_os_str()], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn missing_file_and_directory() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let out = rxnode(&["validate".as_ref(), "nope.md".as_ref()], tmp.path());
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope.md"));
+    let out = rxnode(
+        &["validate".as_ref(), ".".as_ref(), "--json".as_ref()],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
