@@ -1,5 +1,6 @@
 //! The `rxnode` binary: glue between the CLI, Git, the interlock and the radios.
 #![allow(dead_code)] // modules are filled in by parallel work; removed at integration
+mod analyze;
 mod cli;
 mod exit;
 mod fsutil;
@@ -59,7 +60,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Run { .. } => not_yet("run"),
         Command::Inventory(_) => not_yet("inventory"),
         Command::Capture(_) => not_yet("capture"),
-        Command::Analyze(_) => not_yet("analyze"),
+        Command::Analyze(args) => analyze::cmd_analyze(cli, args),
         Command::ValidateResult { .. } => not_yet("validate-result"),
         Command::Publish { .. } => not_yet("publish"),
         Command::MarkCompleted { .. } => not_yet("mark-completed"),
