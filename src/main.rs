@@ -1,5 +1,6 @@
 //! The `rxnode` binary: glue between the CLI, Git, the interlock and the radios.
 #![allow(dead_code)] // modules are filled in by parallel work; removed at integration
+mod analyze;
 mod cli;
 mod demo;
 mod exit;
@@ -69,7 +70,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Run { .. } => not_yet("run"),
         Command::Inventory(args) => inventory::cmd_inventory(cli, args),
         Command::Capture(_) => not_yet("capture"),
-        Command::Analyze(_) => not_yet("analyze"),
+        Command::Analyze(args) => analyze::cmd_analyze(cli, args),
         Command::ValidateResult { target } => results::cmd_validate_result(cli, target),
         Command::Publish { .. } => not_yet("publish"),
         Command::MarkCompleted { .. } => not_yet("mark-completed"),

@@ -23,17 +23,25 @@
 //! ```
 #![deny(missing_docs)]
 
-mod capture {
-    pub(crate) mod source;
-}
+pub(crate) mod capture;
+pub(crate) mod dsp;
 mod error;
+pub(crate) mod iq;
 mod probe;
 mod radio;
 mod sim;
 
+pub use crate::capture::{
+    run_capture, CaptureSettings, CaptureStatus, CaptureSummary, PsdTrace, ReadOutcome,
+    SampleSource,
+};
+pub use crate::dsp::{
+    find_peaks, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
+    ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig, Window,
+};
+pub use crate::error::{Error, Result};
+pub use crate::iq::{IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, RecordingMeta};
 pub use crate::{
-    capture::source::{ReadOutcome, SampleSource},
-    error::Error,
     probe::{
         enumerate, soapysdr_modules, soapysdr_search_paths, soapysdr_version, DeviceInfo,
         GainElement,

@@ -1,0 +1,598 @@
+//! The capture engine: a reader thread owns the [`SampleSource`] and reads only into
+//! preallocated pool buffers; DSP (Welch PSD, CLKIN) and recording run on the calling
+//! thread, fed through a bounded queue. When the consumer falls behind the reader never
+//! waits for it: it reads into a scratch buffer and counts the samples as dropped.
+pub(crate) mod source;
+
+pub use source::{ReadOutcome, SampleSource};
+
+use crate::dsp::{
+    judge_clkin, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, Peak,
+    Welch, WelchConfig,
+};
+use crate::error::{Error, Result};
+use crate::iq::{IqFileRecord, IqWriter};
+use num_complex::Complex;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, TryRecvError};
+use std::time::{Duration, Instant};
+
+/// Settings of one bounded capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureSettings {
+    /// Samples to capture (duration × rate).
+    pub samples: u64,
+    /// Stop after this long even if fewer samples arrived.
+    pub deadline: Option<Duration>,
+    /// Samples per pool buffer.
+    pub block_samples: usize,
+    /// Pool buffers (the queue depth between reader and consumer).
+    pub pool_blocks: usize,
+    /// Timeout of one source read (µs).
+    pub timeout_us: i64,
+    /// Stop after this many consecutive timeouts.
+    pub max_consecutive_timeouts: u32,
+    /// The Welch PSD.
+    pub welch: WelchConfig,
+    /// The CLKIN check, if a reference tone is given.
+    pub clkin: Option<ClkinConfig>,
+    /// What the driver said about the reference clock (for the CLKIN verdict).
+    pub clock_evidence: ClockEvidence,
+    /// Points of the PSD kept in the summary (max-hold decimated); 0 = none.
+    pub psd_points: usize,
+}
+
+impl CaptureSettings {
+    /// Defaults: 64 Ki-sample buffers, 64 of them, 100 ms read timeout, 50 timeouts in a
+    /// row end the capture, 512-point PSD trace.
+    pub fn new(samples: u64, welch: WelchConfig) -> Self {
+        Self {
+            samples,
+            deadline: None,
+            block_samples: 1 << 16,
+            pool_blocks: 64,
+            timeout_us: 100_000,
+            max_consecutive_timeouts: 50,
+            welch,
+            clkin: None,
+            clock_evidence: ClockEvidence::default(),
+            psd_points: 512,
+        }
+    }
+}
+
+/// PASS, PARTIAL or FAIL of a capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CaptureStatus {
+    /// Every requested sample processed, no loss, CLKIN (if any) passed.
+    Pass,
+    /// Cancelled, stopped at the deadline, or anything lost or not recorded.
+    Partial,
+    /// The source failed before delivering anything, or the CLKIN check failed.
+    Fail,
+}
+
+/// A decimated PSD for plots and sparklines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PsdTrace {
+    /// Frequency of the first point (Hz).
+    pub start_hz: f64,
+    /// Spacing of the points (Hz).
+    pub step_hz: f64,
+    /// dBFS per FFT bin, max-held over each point's bins.
+    pub db: Vec<f32>,
+}
+
+/// What a capture did and found (DESIGN §5, issue 4 item 6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureSummary {
+    /// The device (driver, serial, args): filled in by the caller.
+    pub device: serde_json::Value,
+    /// Requested settings: filled in by the caller.
+    pub requested: serde_json::Value,
+    /// Settings read back from the device: filled in by the caller.
+    pub actual: serde_json::Value,
+    /// Samples asked for.
+    pub samples_requested: u64,
+    /// Samples the source delivered.
+    pub samples_received: u64,
+    /// Samples analysed (and recorded): received − dropped.
+    pub samples_processed: u64,
+    /// Driver overflows.
+    pub overflows: u64,
+    /// Samples received but skipped because the consumer was behind.
+    pub dropped_samples: u64,
+    /// Reads that timed out.
+    pub timeouts: u64,
+    /// Reads that returned fewer samples than asked (normal for most drivers).
+    pub short_reads: u64,
+    /// Wall-clock duration (s).
+    pub duration_s: f64,
+    /// FFT size.
+    pub fft_size: usize,
+    /// Welch segments averaged.
+    pub averages: u64,
+    /// Strongest distinct peaks.
+    pub peaks: Vec<Peak>,
+    /// Median PSD bin (dBFS per bin); `null` when nothing was analysed.
+    pub noise_floor_db: Option<f64>,
+    /// Mean sample power (dBFS); `null` when nothing was analysed.
+    pub mean_power_dbfs: Option<f64>,
+    /// Fraction of clipped samples.
+    pub clipped_fraction: f64,
+    /// The CLKIN check, when a reference tone was given.
+    pub clkin: Option<ClkinReport>,
+    /// Files recorded.
+    pub iq_files: Vec<IqFileRecord>,
+    /// Why recording stopped early (disk budget, disk full …).
+    pub recording_error: Option<String>,
+    /// The verdict.
+    pub status: CaptureStatus,
+    /// `true` only when every requested sample arrived and was processed without loss.
+    pub clean: bool,
+    /// `true` when the capture was cancelled (Ctrl-C).
+    pub cancelled: bool,
+    /// Why the capture ended: `complete`, `cancelled`, `deadline`, `timeouts`, `source error`.
+    pub stop_reason: String,
+    /// Errors met on the way.
+    pub errors: Vec<String>,
+    /// The PSD, decimated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psd: Option<PsdTrace>,
+}
+
+#[derive(Default)]
+struct ReaderStats {
+    received: u64,
+    dropped: u64,
+    overflows: u64,
+    timeouts: u64,
+    short_reads: u64,
+    stop: &'static str,
+    error: Option<String>,
+}
+
+/// Run a bounded capture: read `settings.samples` samples from `source` (or until the
+/// deadline, too many timeouts, a source error, or `cancel`), analyse and optionally
+/// record them. `progress`, if given, follows the samples received.
+///
+/// Errors only for invalid settings; what goes wrong during the capture is in the summary.
+pub fn run_capture<S: SampleSource>(
+    source: S,
+    settings: &CaptureSettings,
+    cancel: &AtomicBool,
+    progress: Option<&AtomicU64>,
+    recorder: Option<IqWriter>,
+) -> Result<CaptureSummary> {
+    run_capture_with_hook(source, settings, cancel, progress, recorder, &mut |_| {})
+}
+
+pub(crate) fn run_capture_with_hook<S: SampleSource>(
+    mut source: S,
+    settings: &CaptureSettings,
+    cancel: &AtomicBool,
+    progress: Option<&AtomicU64>,
+    mut recorder: Option<IqWriter>,
+    hook: &mut dyn FnMut(&[Complex<f32>]),
+) -> Result<CaptureSummary> {
+    if settings.block_samples == 0 || settings.pool_blocks == 0 {
+        return Err(Error::InvalidSetting {
+            field: "block_samples",
+            detail: "block_samples and pool_blocks must be > 0".into(),
+        });
+    }
+    let mut welch = Welch::new(settings.welch.clone())?;
+    let mut clkin = settings.clkin.clone().map(ClkinEstimator::new).transpose()?;
+    let block = settings.block_samples;
+    let (free_tx, free_rx) = sync_channel::<Vec<Complex<f32>>>(settings.pool_blocks);
+    let (full_tx, full_rx) = sync_channel::<(Vec<Complex<f32>>, usize)>(settings.pool_blocks);
+    for _ in 0..settings.pool_blocks {
+        // Cannot fail: the channel holds exactly pool_blocks buffers.
+        let _ = free_tx.try_send(vec![Complex::default(); block]);
+    }
+    let mut scratch = vec![Complex::<f32>::default(); block];
+    let started = Instant::now();
+    let mut recording_error: Option<String> = None;
+    let mut processed = 0u64;
+
+    let stats = std::thread::scope(|s| {
+        let reader = s.spawn(move || {
+            let mut st = ReaderStats { stop: "complete", ..Default::default() };
+            // The pool buffer being filled and how far.
+            let mut cur: Option<(Vec<Complex<f32>>, usize)> = None;
+            let mut in_a_row = 0u32;
+            while st.received < settings.samples {
+                if cancel.load(Ordering::Relaxed) {
+                    st.stop = "cancelled";
+                    break;
+                }
+                if settings.deadline.is_some_and(|d| started.elapsed() >= d) {
+                    st.stop = "deadline";
+                    break;
+                }
+                if cur.is_none() {
+                    match free_rx.try_recv() {
+                        Ok(b) => cur = Some((b, 0)),
+                        Err(TryRecvError::Empty) => {}
+                        Err(TryRecvError::Disconnected) => {
+                            st.stop = "consumer stopped";
+                            break;
+                        }
+                    }
+                }
+                let left = settings.samples - st.received;
+                let (target, into_pool) = match &mut cur {
+                    Some((b, fill)) => {
+                        let want = (block - *fill).min(left as usize);
+                        (&mut b[*fill..*fill + want], true)
+                    }
+                    None => {
+                        let want = block.min(left as usize);
+                        (&mut scratch[..want], false)
+                    }
+                };
+                let want = target.len();
+                match source.read(target, settings.timeout_us) {
+                    Ok(ReadOutcome::Samples(n)) => {
+                        in_a_row = 0;
+                        let n = n.min(want);
+                        if n < want {
+                            st.short_reads += 1;
+                        }
+                        st.received += n as u64;
+                        if into_pool {
+                            if let Some((_, fill)) = &mut cur {
+                                *fill += n;
+                                if *fill == block {
+                                    if let Some(full) = cur.take() {
+                                        let _ = full_tx.try_send(full);
+                                    }
+                                }
+                            }
+                        } else {
+                            st.dropped += n as u64;
+                        }
+                        if let Some(p) = progress {
+                            p.store(st.received, Ordering::Relaxed);
+                        }
+                    }
+                    Ok(ReadOutcome::Overflow) => st.overflows += 1,
+                    Ok(ReadOutcome::Timeout) => {
+                        st.timeouts += 1;
+                        in_a_row += 1;
+                        if in_a_row >= settings.max_consecutive_timeouts {
+                            st.stop = "timeouts";
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        st.error = Some(e.to_string());
+                        st.stop = "source error";
+                        break;
+                    }
+                }
+            }
+            if let Some((b, fill)) = cur.take() {
+                if fill > 0 {
+                    let _ = full_tx.try_send((b, fill));
+                }
+            }
+            drop(full_tx);
+            st
+        });
+        for (buf, n) in full_rx.iter() {
+            let x = &buf[..n];
+            hook(x);
+            welch.feed(x);
+            if let Some(c) = &mut clkin {
+                c.feed(x);
+            }
+            if let Some(w) = &mut recorder {
+                if recording_error.is_none() {
+                    if let Err(e) = w.write(x) {
+                        tracing::warn!("recording stopped: {e}");
+                        recording_error = Some(e.to_string());
+                    }
+                }
+            }
+            processed += n as u64;
+            let _ = free_tx.try_send(buf);
+        }
+        reader.join().map_err(|_| Error::WorkerPanic)
+    })?;
+    let duration_s = started.elapsed().as_secs_f64();
+
+    let mut errors = Vec::new();
+    if let Some(e) = &stats.error {
+        errors.push(format!("source: {e}"));
+    }
+    let mut iq_files = Vec::new();
+    if let Some(w) = recorder {
+        match w.finish() {
+            Ok(f) => iq_files = f,
+            Err(e) => {
+                if recording_error.is_none() {
+                    recording_error = Some(e.to_string());
+                }
+            }
+        }
+    }
+    if let Some(e) = &recording_error {
+        errors.push(format!("recording: {e}"));
+    }
+    let spec = welch.finish();
+    let clkin_report = clkin.as_mut().map(|c| {
+        let est = c.finish();
+        let cfg = c.config();
+        judge_clkin(cfg.tone_hz, cfg.tolerance_ppm, est.as_ref(), &settings.clock_evidence)
+    });
+    let cancelled = stats.stop == "cancelled";
+    let clean = stats.received == settings.samples
+        && processed == settings.samples
+        && stats.overflows == 0
+        && stats.dropped == 0
+        && stats.timeouts == 0
+        && stats.error.is_none()
+        && recording_error.is_none();
+    let status = if stats.error.is_some() && stats.received == 0 {
+        CaptureStatus::Fail
+    } else if clkin_report.as_ref().is_some_and(|r| r.status == ClkinStatus::Fail) {
+        CaptureStatus::Fail
+    } else if clean {
+        CaptureStatus::Pass
+    } else {
+        CaptureStatus::Partial
+    };
+    let psd = (settings.psd_points > 0 && spec.averages > 0).then(|| {
+        let (start_hz, step_hz, db) = spec.decimated(settings.psd_points);
+        PsdTrace { start_hz, step_hz, db }
+    });
+    let finite = |v: f64| v.is_finite().then_some(v);
+    Ok(CaptureSummary {
+        device: serde_json::Value::Null,
+        requested: serde_json::Value::Null,
+        actual: serde_json::Value::Null,
+        samples_requested: settings.samples,
+        samples_received: stats.received,
+        samples_processed: processed,
+        overflows: stats.overflows,
+        dropped_samples: stats.dropped,
+        timeouts: stats.timeouts,
+        short_reads: stats.short_reads,
+        duration_s,
+        fft_size: spec.fft_size,
+        averages: spec.averages,
+        peaks: spec.peaks,
+        noise_floor_db: finite(spec.noise_floor_db),
+        mean_power_dbfs: finite(spec.mean_power_dbfs),
+        clipped_fraction: spec.clipped_fraction,
+        clkin: clkin_report,
+        iq_files,
+        recording_error,
+        status,
+        clean,
+        cancelled,
+        stop_reason: stats.stop.to_string(),
+        errors,
+        psd,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsp::welch::tests::Noise;
+    use std::f64::consts::PI;
+    use std::sync::Arc;
+
+    /// Test source: a tone seen by a receiver with reference error `eps`, plus noise;
+    /// optionally paced to a sample rate, with injected overflows/timeouts/cancel.
+    struct Synth {
+        fs: f64,
+        cyc: f64,
+        amp: f64,
+        noise: Noise,
+        sigma: f64,
+        n: u64,
+        reads: u64,
+        pace: bool,
+        t0: Option<Instant>,
+        overflow_at: Option<u64>,
+        timeout_at: Option<u64>,
+        cancel_at: Option<(u64, Arc<AtomicBool>)>,
+        always_timeout: bool,
+        max_read: usize,
+    }
+
+    impl Synth {
+        fn new(fs: f64, fc: f64, tone: f64, eps: f64) -> Self {
+            Self {
+                fs,
+                cyc: (tone - fc * (1.0 + eps)) / (1.0 + eps) / fs,
+                amp: 0.1,
+                noise: Noise::new(11),
+                sigma: 0.01,
+                n: 0,
+                reads: 0,
+                pace: false,
+                t0: None,
+                overflow_at: None,
+                timeout_at: None,
+                cancel_at: None,
+                always_timeout: false,
+                max_read: usize::MAX,
+            }
+        }
+    }
+
+    impl SampleSource for Synth {
+        fn read(&mut self, buf: &mut [Complex<f32>], _t: i64) -> Result<ReadOutcome> {
+            self.reads += 1;
+            if let Some((k, c)) = &self.cancel_at {
+                if self.reads == *k {
+                    c.store(true, Ordering::Relaxed);
+                }
+            }
+            if self.always_timeout || self.timeout_at == Some(self.reads) {
+                std::thread::sleep(Duration::from_millis(1));
+                return Ok(ReadOutcome::Timeout);
+            }
+            if self.overflow_at == Some(self.reads) {
+                return Ok(ReadOutcome::Overflow);
+            }
+            let len = buf.len().min(self.max_read);
+            for (i, b) in buf[..len].iter_mut().enumerate() {
+                let ph = 2.0 * PI * (self.cyc * (self.n + i as u64) as f64).fract();
+                let v = Complex::from_polar(self.amp, ph) + self.noise.complex(self.sigma);
+                *b = Complex::new(v.re as f32, v.im as f32);
+            }
+            self.n += len as u64;
+            if self.pace {
+                let t0 = *self.t0.get_or_insert_with(Instant::now);
+                let due = Duration::from_secs_f64(self.n as f64 / self.fs);
+                if let Some(wait) = due.checked_sub(t0.elapsed()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            Ok(ReadOutcome::Samples(len))
+        }
+    }
+
+    fn settings(samples: u64) -> CaptureSettings {
+        let mut w = WelchConfig::new(2048, 2e6);
+        w.center_hz = Some(100e6);
+        let mut s = CaptureSettings::new(samples, w);
+        s.block_samples = 16384;
+        s
+    }
+
+    #[test]
+    fn paced_capture_is_clean_and_measures_ppm() {
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 1.0e-6);
+        src.pace = true;
+        src.max_read = 5000; // short reads are normal, not loss
+        let mut s = settings(1_000_000);
+        s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
+        let cancel = AtomicBool::new(false);
+        let progress = AtomicU64::new(0);
+        let sum = run_capture(src, &s, &cancel, Some(&progress), None).unwrap();
+        assert_eq!(sum.samples_received, 1_000_000);
+        assert_eq!(sum.samples_processed, 1_000_000);
+        assert_eq!(sum.dropped_samples, 0);
+        assert!(sum.short_reads > 0);
+        assert!(sum.clean);
+        assert_eq!(sum.status, CaptureStatus::Pass, "{sum:?}");
+        assert_eq!(progress.load(Ordering::Relaxed), 1_000_000);
+        assert!(sum.duration_s >= 0.45, "paced: {}", sum.duration_s);
+        let c = sum.clkin.as_ref().unwrap();
+        assert!((c.ppm.unwrap() - 1.0).abs() < 0.01, "{c:?}");
+        assert_eq!(c.status, ClkinStatus::Pass);
+        assert!((sum.peaks[0].frequency_hz - 100.1e6).abs() < 2e6 / 2048.0);
+        let psd = sum.psd.as_ref().unwrap();
+        assert_eq!(psd.db.len(), 512);
+        // JSON round trip.
+        let back: CaptureSummary =
+            serde_json::from_str(&serde_json::to_string(&sum).unwrap()).unwrap();
+        assert_eq!(back.status, CaptureStatus::Pass);
+        assert_eq!(back.samples_received, sum.samples_received);
+    }
+
+    #[test]
+    fn stalled_consumer_loses_samples_and_says_so() {
+        let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        let mut s = settings(2_000_000);
+        s.pool_blocks = 4;
+        let cancel = AtomicBool::new(false);
+        let mut seen = 0u64;
+        let sum = run_capture_with_hook(src, &s, &cancel, None, None, &mut |x| {
+            seen += x.len() as u64;
+            std::thread::sleep(Duration::from_millis(30));
+        })
+        .unwrap();
+        assert_eq!(sum.samples_received, 2_000_000);
+        assert!(sum.dropped_samples > 0, "{sum:?}");
+        assert_eq!(sum.samples_processed + sum.dropped_samples, sum.samples_received);
+        assert_eq!(sum.samples_processed, seen);
+        assert!(!sum.clean);
+        assert_eq!(sum.status, CaptureStatus::Partial);
+    }
+
+    #[test]
+    fn overflows_and_timeouts_are_counted_and_not_clean() {
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        src.overflow_at = Some(3);
+        src.timeout_at = Some(5);
+        src.pace = true;
+        let s = settings(200_000);
+        let cancel = AtomicBool::new(false);
+        let sum = run_capture(src, &s, &cancel, None, None).unwrap();
+        assert_eq!(sum.overflows, 1);
+        assert_eq!(sum.timeouts, 1);
+        assert_eq!(sum.samples_received, 200_000);
+        assert!(!sum.clean);
+        assert_eq!(sum.status, CaptureStatus::Partial);
+    }
+
+    #[test]
+    fn cancellation_returns_what_was_captured_as_partial() {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        src.cancel_at = Some((5, cancel.clone()));
+        src.pace = true;
+        let s = settings(10_000_000);
+        let sum = run_capture(src, &s, &cancel, None, None).unwrap();
+        assert!(sum.cancelled);
+        assert_eq!(sum.stop_reason, "cancelled");
+        assert_eq!(sum.samples_received, 5 * 16384);
+        assert_eq!(sum.samples_processed, 5 * 16384);
+        assert_eq!(sum.status, CaptureStatus::Partial);
+        assert!(sum.averages > 0);
+    }
+
+    #[test]
+    fn a_silent_source_stops_at_the_deadline() {
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        src.always_timeout = true;
+        let mut s = settings(1000);
+        s.deadline = Some(Duration::from_millis(50));
+        s.max_consecutive_timeouts = 1_000_000;
+        let sum = run_capture(src, &s, &AtomicBool::new(false), None, None).unwrap();
+        assert_eq!(sum.stop_reason, "deadline");
+        assert!(sum.timeouts > 0);
+        assert_eq!(sum.samples_received, 0);
+        assert_eq!(sum.noise_floor_db, None);
+        assert_eq!(sum.status, CaptureStatus::Partial);
+        let json = serde_json::to_string(&sum).unwrap();
+        let _: CaptureSummary = serde_json::from_str(&json).unwrap();
+    }
+
+    #[test]
+    fn recording_through_the_engine_and_the_disk_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = crate::iq::RecordingMeta { sample_rate_hz: 2e6, ..Default::default() };
+        let p = dir.path().join("r.sigmf-data");
+        let w = IqWriter::create(&p, meta.clone(), None).unwrap();
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        src.pace = true;
+        let sum = run_capture(src, &settings(100_000), &AtomicBool::new(false), None, Some(w))
+            .unwrap();
+        assert_eq!(sum.iq_files.len(), 2);
+        assert_eq!(sum.iq_files[0].bytes, 800_000);
+        assert_eq!(std::fs::metadata(&sum.iq_files[0].path).unwrap().len(), 800_000);
+        assert_eq!(sum.status, CaptureStatus::Pass);
+
+        let p = dir.path().join("b.cf32");
+        let w = IqWriter::create(&p, meta, Some(400_000)).unwrap();
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        src.pace = true;
+        let sum = run_capture(src, &settings(100_000), &AtomicBool::new(false), None, Some(w))
+            .unwrap();
+        assert!(sum.recording_error.as_deref().unwrap_or("").contains("disk budget"));
+        assert_eq!(sum.iq_files[0].bytes, 400_000);
+        assert_eq!(sum.samples_processed, 100_000);
+        assert!(!sum.clean);
+        assert_eq!(sum.status, CaptureStatus::Partial);
+    }
+}

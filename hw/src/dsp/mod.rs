@@ -1,0 +1,16 @@
+//! Pure DSP: windows, streaming Welch PSD, peaks and noise floor, the CLKIN estimator.
+//!
+//! Slices in, results out: no I/O, and no allocation once a processor is built.
+pub(crate) mod clkin;
+pub(crate) mod peaks;
+pub(crate) mod welch;
+pub(crate) mod window;
+
+pub use clkin::{
+    judge_clkin, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus,
+    ClockEvidence,
+    EvidenceItem,
+};
+pub use peaks::{find_peaks, median_db, Peak};
+pub use welch::{Spectrum, Welch, WelchConfig};
+pub use window::Window;

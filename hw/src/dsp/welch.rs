@@ -1,0 +1,523 @@
+//! Streaming Welch power spectrum.
+use super::peaks::{find_peaks, median_db, Peak};
+use super::window::Window;
+use crate::error::{Error, Result};
+use num_complex::Complex;
+use rustfft::{Fft, FftPlanner};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Settings of a [`Welch`] estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WelchConfig {
+    /// FFT size (segment length), 16 ..= 1 Mi.
+    pub fft_size: usize,
+    /// Overlap fraction between segments, 0 ≤ overlap < 1.
+    pub overlap: f64,
+    /// The window.
+    pub window: Window,
+    /// Sample rate in Hz (for the frequency axis).
+    pub sample_rate_hz: f64,
+    /// RF centre frequency in Hz, when known (absolute axis).
+    pub center_hz: Option<f64>,
+    /// Peaks closer than this many bins to DC are ignored (0: none, 1: the DC bin,
+    /// 2: DC ±1 …), for the DC spike / LO leakage.
+    pub dc_exclude_bins: usize,
+    /// How many peaks to report.
+    pub max_peaks: usize,
+    /// Peaks less than this far above the noise floor are ignored (dB).
+    pub min_snr_db: f64,
+    /// |I| or |Q| at or above this level counts as clipped (full scale = 1.0).
+    pub clip_level: f32,
+}
+
+impl WelchConfig {
+    /// Defaults: Hann, 50 % overlap, DC ±1 bin excluded (`dc_exclude_bins` 2), 8 peaks, 6 dB minimum SNR.
+    pub fn new(fft_size: usize, sample_rate_hz: f64) -> Self {
+        Self {
+            fft_size,
+            overlap: 0.5,
+            window: Window::Hann,
+            sample_rate_hz,
+            center_hz: None,
+            dc_exclude_bins: 2,
+            max_peaks: 8,
+            min_snr_db: 6.0,
+            clip_level: 1.0,
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |field, detail: String| Err(Error::InvalidSetting { field, detail });
+        if !(16..=1 << 20).contains(&self.fft_size) {
+            return bad("fft_size", format!("{} is not in 16..=1048576", self.fft_size));
+        }
+        if !(self.overlap.is_finite() && (0.0..1.0).contains(&self.overlap)) {
+            return bad("overlap", format!("{} is not in [0, 1)", self.overlap));
+        }
+        if !(self.sample_rate_hz.is_finite() && self.sample_rate_hz > 0.0) {
+            return bad("sample_rate_hz", format!("{} is not > 0", self.sample_rate_hz));
+        }
+        if let Some(c) = self.center_hz {
+            if !c.is_finite() {
+                return bad("center_hz", format!("{c} is not finite"));
+            }
+        }
+        if self.dc_exclude_bins >= self.fft_size / 4 {
+            return bad(
+                "dc_exclude_bins",
+                format!("{} is too large for fft_size {}", self.dc_exclude_bins, self.fft_size),
+            );
+        }
+        Ok(())
+    }
+
+    /// Samples between the starts of consecutive segments.
+    pub fn hop(&self) -> usize {
+        let h = (self.fft_size as f64 * (1.0 - self.overlap)).round() as usize;
+        h.clamp(1, self.fft_size)
+    }
+}
+
+/// The result of a Welch estimate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spectrum {
+    /// Samples fed.
+    pub samples: u64,
+    /// Segments averaged.
+    pub averages: u64,
+    /// FFT size.
+    pub fft_size: usize,
+    /// Overlap fraction used.
+    pub overlap: f64,
+    /// Frequency of bin 0 of `psd_db` (Hz; absolute when the centre is known).
+    pub start_hz: f64,
+    /// Bin spacing (Hz).
+    pub bin_hz: f64,
+    /// Power per bin in dBFS, fftshifted (lowest frequency first), normalised so that a
+    /// tone's peak bin reads the tone's power (a full-scale complex tone reads 0 dB).
+    pub psd_db: Vec<f32>,
+    /// Strongest distinct peaks, strongest first.
+    pub peaks: Vec<Peak>,
+    /// Median of `psd_db` (dB per bin).
+    pub noise_floor_db: f64,
+    /// Mean sample power, 10·log10(mean |x|²) (dBFS); −inf when no samples.
+    pub mean_power_dbfs: f64,
+    /// Fraction of samples with |I| or |Q| at the clip level.
+    pub clipped_fraction: f64,
+}
+
+impl Spectrum {
+    /// Frequency of bin `i` of `psd_db`.
+    pub fn frequency_of(&self, i: usize) -> f64 {
+        self.start_hz + i as f64 * self.bin_hz
+    }
+
+    /// The PSD reduced to at most `max_points` points by max-hold (for plots and sparklines).
+    pub fn decimated(&self, max_points: usize) -> (f64, f64, Vec<f32>) {
+        let n = self.psd_db.len();
+        if max_points == 0 || n <= max_points {
+            return (self.start_hz, self.bin_hz, self.psd_db.clone());
+        }
+        let k = n.div_ceil(max_points);
+        let out = self
+            .psd_db
+            .chunks(k)
+            .map(|c| c.iter().copied().fold(f32::NEG_INFINITY, f32::max))
+            .collect();
+        let step = self.bin_hz * k as f64;
+        (self.start_hz + self.bin_hz * (k as f64 - 1.0) / 2.0, step, out)
+    }
+}
+
+/// A streaming Welch estimator: feed blocks of any length, then [`Welch::finish`].
+///
+/// The FFT is planned and every buffer allocated in [`Welch::new`]; [`Welch::feed`]
+/// never allocates. Window, FFT and |X|² accumulation are fused per segment.
+pub struct Welch {
+    cfg: WelchConfig,
+    hop: usize,
+    fft: Arc<dyn Fft<f32>>,
+    window: Vec<f32>,
+    buf: Vec<Complex<f32>>,
+    scratch: Vec<Complex<f32>>,
+    acc: Vec<f32>,
+    /// Samples of the next, incomplete segment.
+    pending: Vec<Complex<f32>>,
+    fill: usize,
+    averages: u64,
+    samples: u64,
+    power_sum: f64,
+    clipped: u64,
+}
+
+impl std::fmt::Debug for Welch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Welch")
+            .field("cfg", &self.cfg)
+            .field("averages", &self.averages)
+            .field("samples", &self.samples)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Welch {
+    /// Plan the FFT and allocate every buffer.
+    pub fn new(cfg: WelchConfig) -> Result<Self> {
+        cfg.validate()?;
+        let n = cfg.fft_size;
+        let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
+        let scratch = vec![Complex::default(); fft.get_inplace_scratch_len()];
+        Ok(Self {
+            hop: cfg.hop(),
+            window: cfg.window.build(n),
+            fft,
+            buf: vec![Complex::default(); n],
+            scratch,
+            acc: vec![0.0; n],
+            pending: vec![Complex::default(); n],
+            fill: 0,
+            averages: 0,
+            samples: 0,
+            power_sum: 0.0,
+            clipped: 0,
+            cfg,
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &WelchConfig {
+        &self.cfg
+    }
+
+    /// Segments averaged so far.
+    pub fn averages(&self) -> u64 {
+        self.averages
+    }
+
+    /// Forget everything fed so far (keeps the plan and buffers).
+    pub fn reset(&mut self) {
+        self.acc.iter_mut().for_each(|v| *v = 0.0);
+        self.fill = 0;
+        self.averages = 0;
+        self.samples = 0;
+        self.power_sum = 0.0;
+        self.clipped = 0;
+    }
+
+    /// Feed a block of samples (any length, including 0).
+    pub fn feed(&mut self, block: &[Complex<f32>]) {
+        self.stats(block);
+        let n = self.cfg.fft_size;
+        let hop = self.hop;
+        let mut pos = 0usize;
+        // Complete the pending segment first.
+        while self.fill > 0 {
+            let need = n - self.fill;
+            let avail = block.len() - pos;
+            if avail < need {
+                self.pending[self.fill..self.fill + avail].copy_from_slice(&block[pos..]);
+                self.fill += avail;
+                return;
+            }
+            let fill = self.fill;
+            self.segment_split(fill, &block[pos..pos + need]);
+            if hop < fill {
+                self.pending.copy_within(hop..fill, 0);
+                self.fill = fill - hop;
+            } else {
+                pos += hop - fill;
+                self.fill = 0;
+            }
+        }
+        // Whole segments straight from the block.
+        let mut start = pos;
+        while start + n <= block.len() {
+            self.segment(start, block);
+            start += hop;
+        }
+        if start < block.len() {
+            let rest = &block[start..];
+            self.pending[..rest.len()].copy_from_slice(rest);
+            self.fill = rest.len();
+        }
+    }
+
+    fn stats(&mut self, block: &[Complex<f32>]) {
+        let clip = self.cfg.clip_level;
+        let mut clipped = 0u64;
+        for chunk in block.chunks(4096) {
+            let mut p = [0.0f32; 8];
+            let mut it = chunk.chunks_exact(8);
+            for c8 in &mut it {
+                for (acc, x) in p.iter_mut().zip(c8) {
+                    *acc += x.re * x.re + x.im * x.im;
+                }
+            }
+            let mut s: f64 = p.iter().map(|&v| f64::from(v)).sum();
+            for x in it.remainder() {
+                s += f64::from(x.re * x.re + x.im * x.im);
+            }
+            self.power_sum += s;
+            clipped += chunk
+                .iter()
+                .filter(|x| x.re.abs() >= clip || x.im.abs() >= clip)
+                .count() as u64;
+        }
+        self.clipped += clipped;
+        self.samples += block.len() as u64;
+    }
+
+    /// One segment starting at `block[start]`.
+    fn segment(&mut self, start: usize, block: &[Complex<f32>]) {
+        let n = self.cfg.fft_size;
+        let src = &block[start..start + n];
+        for ((b, x), w) in self.buf.iter_mut().zip(src).zip(&self.window) {
+            *b = Complex::new(x.re * w, x.im * w);
+        }
+        self.transform_accumulate();
+    }
+
+    /// One segment made of `pending[..fill]` followed by `tail`.
+    fn segment_split(&mut self, fill: usize, tail: &[Complex<f32>]) {
+        let (w_head, w_tail) = self.window.split_at(fill);
+        let (b_head, b_tail) = self.buf.split_at_mut(fill);
+        for ((b, x), w) in b_head.iter_mut().zip(&self.pending[..fill]).zip(w_head) {
+            *b = Complex::new(x.re * w, x.im * w);
+        }
+        for ((b, x), w) in b_tail.iter_mut().zip(tail).zip(w_tail) {
+            *b = Complex::new(x.re * w, x.im * w);
+        }
+        self.transform_accumulate();
+    }
+
+    fn transform_accumulate(&mut self) {
+        self.fft.process_with_scratch(&mut self.buf, &mut self.scratch);
+        for (a, x) in self.acc.iter_mut().zip(&self.buf) {
+            *a += x.re * x.re + x.im * x.im;
+        }
+        self.averages += 1;
+    }
+
+    /// The estimate of everything fed so far (the estimator can keep going afterwards).
+    pub fn finish(&self) -> Spectrum {
+        let n = self.cfg.fft_size;
+        let bin_hz = self.cfg.sample_rate_hz / n as f64;
+        let wsum: f64 = self.window.iter().map(|&w| f64::from(w)).sum();
+        let scale = if self.averages > 0 {
+            1.0 / (wsum * wsum * self.averages as f64)
+        } else {
+            0.0
+        };
+        let half = n / 2;
+        let mut psd_db = vec![0.0f32; n];
+        for (i, out) in psd_db.iter_mut().enumerate() {
+            // fftshift: output bin i holds FFT bin (i + n/2) mod n.
+            let k = (i + n - half) % n;
+            let p = f64::from(self.acc[k]) * scale;
+            *out = if p > 0.0 {
+                (10.0 * p.log10()) as f32
+            } else {
+                -300.0
+            };
+        }
+        let noise_floor_db = if self.averages > 0 {
+            median_db(&psd_db)
+        } else {
+            f64::NEG_INFINITY
+        };
+        let center = self.cfg.center_hz.unwrap_or(0.0);
+        let start_hz = center - half as f64 * bin_hz;
+        let peaks = if self.averages > 0 {
+            find_peaks(
+                &psd_db,
+                half,
+                self.cfg.dc_exclude_bins,
+                self.cfg.window,
+                noise_floor_db,
+                self.cfg.min_snr_db,
+                self.cfg.max_peaks,
+            )
+            .into_iter()
+            .map(|(i, p)| Peak {
+                frequency_hz: start_hz + i as f64 * bin_hz,
+                power_db: f64::from(p),
+                snr_db: f64::from(p) - noise_floor_db,
+            })
+            .collect()
+        } else {
+            Vec::new()
+        };
+        let (mean_power_dbfs, clipped_fraction) = if self.samples > 0 {
+            (
+                10.0 * (self.power_sum / self.samples as f64).log10(),
+                self.clipped as f64 / self.samples as f64,
+            )
+        } else {
+            (f64::NEG_INFINITY, 0.0)
+        };
+        Spectrum {
+            samples: self.samples,
+            averages: self.averages,
+            fft_size: n,
+            overlap: self.cfg.overlap,
+            start_hz,
+            bin_hz,
+            psd_db,
+            peaks,
+            noise_floor_db,
+            mean_power_dbfs,
+            clipped_fraction,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::f64::consts::PI;
+
+    /// Deterministic Gaussian noise (xorshift + Box-Muller).
+    pub(crate) struct Noise(u64);
+    impl Noise {
+        pub(crate) fn new(seed: u64) -> Self {
+            Self(seed.max(1))
+        }
+        fn uniform(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+        pub(crate) fn complex(&mut self, sigma: f64) -> Complex<f64> {
+            let r = (-2.0 * self.uniform().ln()).sqrt() * sigma / 2f64.sqrt();
+            let t = 2.0 * PI * self.uniform();
+            Complex::new(r * t.cos(), r * t.sin())
+        }
+    }
+
+    fn tones(n: usize, fs: f64, tones: &[(f64, f64)], noise: f64) -> Vec<Complex<f32>> {
+        let mut g = Noise::new(7);
+        (0..n)
+            .map(|i| {
+                let t = i as f64 / fs;
+                let mut v = g.complex(noise);
+                for &(f, a) in tones {
+                    v += Complex::from_polar(a, 2.0 * PI * f * t);
+                }
+                Complex::new(v.re as f32, v.im as f32)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tone_power_frequency_and_floor() {
+        let fs = 1.024e6;
+        let n = 1024;
+        // Tone exactly on a bin: 100 bins above centre, amplitude 0.5 (−6.02 dBFS).
+        let x = tones(1 << 16, fs, &[(100_000.0, 0.5)], 0.01);
+        let mut cfg = WelchConfig::new(n, fs);
+        cfg.center_hz = Some(100e6);
+        let mut w = Welch::new(cfg).unwrap();
+        w.feed(&x);
+        let s = w.finish();
+        assert_eq!(s.averages, ((1 << 16) - n) as u64 / 512 + 1);
+        let p = &s.peaks[0];
+        assert!((p.frequency_hz - 100.1e6).abs() < 1.0, "{p:?}");
+        assert!((p.power_db + 6.02).abs() < 0.05, "{p:?}");
+        // Noise: total power 1e-4 → per bin 1e-4 · ENBW(1.5) / n → −68.3 dB;
+        // the median of a chi² with 2·averages dof sits slightly below the mean.
+        assert!((s.noise_floor_db + 68.3).abs() < 0.6, "{}", s.noise_floor_db);
+        assert!((p.snr_db - (p.power_db - s.noise_floor_db)).abs() < 1e-9);
+        assert!((s.mean_power_dbfs - 10.0 * (0.25f64 + 1e-4).log10()).abs() < 0.02);
+        assert_eq!(s.clipped_fraction, 0.0);
+        assert_eq!(s.psd_db.len(), n);
+        assert!((s.frequency_of(0) - (100e6 - fs / 2.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn block_boundaries_do_not_change_the_result() {
+        let x = tones(50_000, 1e6, &[(123_456.0, 0.3), (-200_000.0, 0.01)], 0.05);
+        for overlap in [0.0, 0.5, 0.75, 0.9] {
+            let mut cfg = WelchConfig::new(256, 1e6);
+            cfg.overlap = overlap;
+            let mut whole = Welch::new(cfg.clone()).unwrap();
+            whole.feed(&x);
+            let mut parts = Welch::new(cfg).unwrap();
+            let mut i = 0;
+            let mut k = 1;
+            while i < x.len() {
+                let e = (i + k).min(x.len());
+                parts.feed(&x[i..e]);
+                i = e;
+                k = (k * 7 + 3) % 1000;
+            }
+            let (a, b) = (whole.finish(), parts.finish());
+            assert_eq!(a.averages, b.averages, "overlap {overlap}");
+            for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
+                assert!((u - v).abs() < 1e-3, "overlap {overlap}");
+            }
+        }
+    }
+
+    #[test]
+    fn distinct_peaks_not_neighbouring_bins() {
+        let fs = 1e6;
+        // A strong tone between bins, a weak one far away, DC offset.
+        let mut x = tones(1 << 15, fs, &[(100_300.0, 0.9), (-250_000.0, 0.01)], 0.001);
+        for v in &mut x {
+            *v += Complex::new(0.05, 0.0);
+        }
+        let mut w = Welch::new(WelchConfig::new(1024, fs)).unwrap();
+        w.feed(&x);
+        let s = w.finish();
+        assert_eq!(s.peaks.len(), 2, "{:?}", s.peaks);
+        assert!((s.peaks[0].frequency_hz - 100_300.0).abs() < fs / 1024.0);
+        assert!((s.peaks[1].frequency_hz + 250_000.0).abs() < fs / 1024.0);
+        assert!(s.peaks[0].power_db > s.peaks[1].power_db);
+    }
+
+    #[test]
+    fn clipping_is_counted() {
+        let mut x = vec![Complex::new(0.1f32, 0.1); 1000];
+        x[10] = Complex::new(1.0, 0.0);
+        x[20] = Complex::new(0.0, -1.5);
+        let mut w = Welch::new(WelchConfig::new(64, 1e3)).unwrap();
+        w.feed(&x);
+        assert!((w.finish().clipped_fraction - 0.002).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_settings_are_rejected_by_name() {
+        let mut c = WelchConfig::new(8, 1e6);
+        assert!(Welch::new(c.clone()).unwrap_err().to_string().contains("fft_size"));
+        c.fft_size = 1024;
+        c.overlap = 1.0;
+        assert!(Welch::new(c.clone()).unwrap_err().to_string().contains("overlap"));
+        c.overlap = 0.5;
+        c.sample_rate_hz = f64::NAN;
+        assert!(Welch::new(c).unwrap_err().to_string().contains("sample_rate_hz"));
+    }
+
+    #[test]
+    fn empty_input_has_no_peaks() {
+        let w = Welch::new(WelchConfig::new(64, 1e3)).unwrap();
+        let s = w.finish();
+        assert_eq!(s.averages, 0);
+        assert!(s.peaks.is_empty());
+        assert!(s.mean_power_dbfs.is_infinite());
+    }
+
+    #[test]
+    fn decimation_keeps_the_maximum() {
+        let x = tones(1 << 14, 1e6, &[(100_000.0, 0.5)], 0.01);
+        let mut w = Welch::new(WelchConfig::new(2048, 1e6)).unwrap();
+        w.feed(&x);
+        let s = w.finish();
+        let (_, step, d) = s.decimated(512);
+        assert_eq!(d.len(), 512);
+        assert!((step - 4.0 * s.bin_hz).abs() < 1e-9);
+        let m = d.iter().copied().fold(f32::MIN, f32::max);
+        assert!((f64::from(m) - s.peaks[0].power_db).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,430 @@
+//! Recording writers with byte size and hashes computed while writing, and a disk budget.
+use super::IqFormat;
+use crate::error::{Error, Result};
+use num_complex::Complex;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256, Sha512};
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Bytes reserved for a WAV header when checking the disk budget.
+const WAV_HEADER_RESERVE: u64 = 128;
+/// Samples converted per chunk (the byte buffer is allocated once).
+const CHUNK: usize = 8192;
+
+/// What a recording says about the capture.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordingMeta {
+    /// Sample rate (Hz).
+    pub sample_rate_hz: f64,
+    /// RF centre frequency (Hz), when known.
+    pub center_hz: Option<f64>,
+    /// UTC start time, RFC 3339 (`None`: now).
+    pub datetime: Option<String>,
+    /// Hardware description (SigMF `core:hw`).
+    pub hw: Option<String>,
+    /// Free text (SigMF `core:description`).
+    pub description: Option<String>,
+}
+
+/// One file written: what a capture summary lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IqFileRecord {
+    /// Where it is (as given to the writer; callers make it relative to the checkout).
+    pub path: PathBuf,
+    /// `cf32`, `wav`, `sigmf-data` or `sigmf-meta`.
+    pub format: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// SHA-256, lowercase hex.
+    pub sha256: String,
+}
+
+enum Sink {
+    Raw(BufWriter<File>),
+    Wav(hound::WavWriter<BufWriter<File>>),
+}
+
+/// An IQ recording in progress. Write blocks with [`IqWriter::write`], end with
+/// [`IqWriter::finish`]. Past the disk budget or after a write error the recording stops
+/// and every further write returns the same error.
+pub struct IqWriter {
+    format: IqFormat,
+    path: PathBuf,
+    meta: RecordingMeta,
+    sink: Sink,
+    budget: Option<u64>,
+    bytes: u64,
+    samples: u64,
+    sha256: Sha256,
+    sha512: Option<Sha512>,
+    buf: Vec<u8>,
+    stopped: Option<Error>,
+}
+
+impl std::fmt::Debug for IqWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IqWriter")
+            .field("format", &self.format)
+            .field("path", &self.path)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
+}
+
+impl IqWriter {
+    /// Create a recording; the format comes from the extension (`.cf32`, `.wav`,
+    /// `.sigmf-data`, `.sigmf-meta`). `max_bytes` is the disk budget for the data.
+    pub fn create(path: &Path, meta: RecordingMeta, max_bytes: Option<u64>) -> Result<Self> {
+        let format = IqFormat::from_path(path)?;
+        Self::create_as(path, format, meta, max_bytes)
+    }
+
+    /// Create a recording in the given format (cf32, wav or sigmf).
+    pub fn create_as(
+        path: &Path,
+        format: IqFormat,
+        meta: RecordingMeta,
+        max_bytes: Option<u64>,
+    ) -> Result<Self> {
+        if !(meta.sample_rate_hz.is_finite() && meta.sample_rate_hz > 0.0) {
+            return Err(Error::InvalidSetting {
+                field: "sample_rate_hz",
+                detail: format!("{} is not > 0", meta.sample_rate_hz),
+            });
+        }
+        let path = match format {
+            IqFormat::Sigmf => path.with_extension("sigmf-data"),
+            _ => path.to_path_buf(),
+        };
+        let sink = match format {
+            IqFormat::Cf32 | IqFormat::Sigmf => {
+                Sink::Raw(BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io(&path))?))
+            }
+            IqFormat::Wav => {
+                let rate = meta.sample_rate_hz.round();
+                if rate > f64::from(u32::MAX) || (rate - meta.sample_rate_hz).abs() > 1e-6 {
+                    return Err(Error::InvalidSetting {
+                        field: "sample_rate_hz",
+                        detail: format!(
+                            "{} Hz cannot be stored in a WAV header (whole Hz ≤ 4294967295)",
+                            meta.sample_rate_hz
+                        ),
+                    });
+                }
+                let spec = hound::WavSpec {
+                    channels: 2,
+                    sample_rate: rate as u32,
+                    bits_per_sample: 32,
+                    sample_format: hound::SampleFormat::Float,
+                };
+                let f = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io(&path))?);
+                Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(&path, e))?)
+            }
+            IqFormat::Cs16 | IqFormat::Cs8 => {
+                return Err(Error::UnsupportedFormat(format!(
+                    "recording as {} (record cf32, wav or sigmf)",
+                    format.name()
+                )))
+            }
+        };
+        Ok(Self {
+            format,
+            sha512: (format == IqFormat::Sigmf).then(Sha512::new),
+            path,
+            meta,
+            sink,
+            budget: max_bytes,
+            bytes: 0,
+            samples: 0,
+            sha256: Sha256::new(),
+            buf: Vec::with_capacity(CHUNK * 8),
+            stopped: None,
+        })
+    }
+
+    /// Data bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Samples written so far.
+    pub fn samples_written(&self) -> u64 {
+        self.samples
+    }
+
+    /// Why the recording stopped early, if it did.
+    pub fn stopped(&self) -> Option<&Error> {
+        self.stopped.as_ref()
+    }
+
+    /// Append samples. Past the budget, whole samples that fit are written, then the
+    /// recording stops with [`Error::DiskBudget`].
+    pub fn write(&mut self, x: &[Complex<f32>]) -> Result<()> {
+        if let Some(e) = &self.stopped {
+            return Err(clone_err(e));
+        }
+        let mut x = x;
+        let mut over = false;
+        if let Some(b) = self.budget {
+            let reserve = if self.format == IqFormat::Wav { WAV_HEADER_RESERVE } else { 0 };
+            let room = b.saturating_sub(self.bytes + reserve) / 8;
+            if (x.len() as u64) > room {
+                x = &x[..room as usize];
+                over = true;
+            }
+        }
+        if let Err(e) = self.write_inner(x) {
+            self.stopped = Some(clone_err(&e));
+            return Err(e);
+        }
+        if over {
+            let e = Error::DiskBudget { budget: self.budget.unwrap_or(0), written: self.bytes };
+            self.stopped = Some(clone_err(&e));
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn write_inner(&mut self, x: &[Complex<f32>]) -> Result<()> {
+        for chunk in x.chunks(CHUNK) {
+            self.buf.clear();
+            for c in chunk {
+                self.buf.extend_from_slice(&c.re.to_le_bytes());
+                self.buf.extend_from_slice(&c.im.to_le_bytes());
+            }
+            match &mut self.sink {
+                Sink::Raw(w) => w.write_all(&self.buf).map_err(io(&self.path))?,
+                Sink::Wav(w) => {
+                    for c in chunk {
+                        w.write_sample(c.re).map_err(|e| wav_err(&self.path, e))?;
+                        w.write_sample(c.im).map_err(|e| wav_err(&self.path, e))?;
+                    }
+                }
+            }
+            if self.format != IqFormat::Wav {
+                self.sha256.update(&self.buf);
+            }
+            if let Some(h) = &mut self.sha512 {
+                h.update(&self.buf);
+            }
+            self.bytes += self.buf.len() as u64;
+            self.samples += chunk.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Flush and close; for SigMF also write the `.sigmf-meta`. Returns every file written.
+    /// (A WAV header is patched when the file is finalised, so a WAV file's hash is
+    /// computed by reading it back once; raw and SigMF data are hashed while written.)
+    pub fn finish(self) -> Result<Vec<IqFileRecord>> {
+        let Self { format, path, meta, sink, sha256, sha512, bytes, samples, .. } = self;
+        match sink {
+            Sink::Raw(mut w) => {
+                w.flush().map_err(io(&path))?;
+                w.into_inner()
+                    .map_err(|e| Error::Io { path: path.clone(), source: e.into_error() })?
+                    .sync_all()
+                    .map_err(io(&path))?;
+            }
+            Sink::Wav(w) => w.finalize().map_err(|e| wav_err(&path, e))?,
+        }
+        let mut out = Vec::new();
+        match format {
+            IqFormat::Wav => {
+                let (len, hash) = hash_file(&path)?;
+                out.push(IqFileRecord { path, format: "wav".into(), bytes: len, sha256: hash });
+            }
+            IqFormat::Sigmf => {
+                let sha512 = sha512.map(|h| hex::encode(h.finalize())).unwrap_or_default();
+                let text = sigmf_meta(&meta, &sha512, samples)?;
+                let meta_path = path.with_extension("sigmf-meta");
+                std::fs::write(&meta_path, &text).map_err(io(&meta_path))?;
+                out.push(IqFileRecord {
+                    path,
+                    format: "sigmf-data".into(),
+                    bytes,
+                    sha256: hex::encode(sha256.finalize()),
+                });
+                out.push(IqFileRecord {
+                    path: meta_path,
+                    format: "sigmf-meta".into(),
+                    bytes: text.len() as u64,
+                    sha256: hex::encode(Sha256::digest(&text)),
+                });
+            }
+            _ => out.push(IqFileRecord {
+                path,
+                format: format.name().into(),
+                bytes,
+                sha256: hex::encode(sha256.finalize()),
+            }),
+        }
+        Ok(out)
+    }
+}
+
+fn sigmf_meta(meta: &RecordingMeta, sha512: &str, samples: u64) -> Result<Vec<u8>> {
+    let datetime = match &meta.datetime {
+        Some(d) => d.clone(),
+        None => time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default(),
+    };
+    let mut global = serde_json::json!({
+        "core:datatype": "cf32_le",
+        "core:sample_rate": meta.sample_rate_hz,
+        "core:version": "1.2.0",
+        "core:sha512": sha512,
+        "core:recorder": concat!("rxnode-hw ", env!("CARGO_PKG_VERSION")),
+        "core:num_channels": 1,
+    });
+    if let Some(hw) = &meta.hw {
+        global["core:hw"] = hw.clone().into();
+    }
+    if let Some(d) = &meta.description {
+        global["core:description"] = d.clone().into();
+    }
+    let mut capture = serde_json::json!({ "core:sample_start": 0, "core:datetime": datetime });
+    if let Some(f) = meta.center_hz {
+        capture["core:frequency"] = f.into();
+    }
+    let doc = serde_json::json!({
+        "global": global,
+        "captures": [capture],
+        "annotations": [{ "core:sample_start": 0, "core:sample_count": samples }],
+    });
+    let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Source(e.to_string()))?;
+    text.push(b'\n');
+    Ok(text)
+}
+
+/// Size and SHA-256 of a file, read once in 1 MiB blocks.
+pub(crate) fn hash_file(path: &Path) -> Result<(u64, String)> {
+    let mut f = File::open(path).map_err(io(path))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(io(path))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        len += n as u64;
+    }
+    Ok((len, hex::encode(h.finalize())))
+}
+
+fn wav_err(path: &Path, e: hound::Error) -> Error {
+    match e {
+        hound::Error::IoError(source) => Error::Io { path: path.to_path_buf(), source },
+        other => Error::BadIqFile { path: path.to_path_buf(), detail: other.to_string() },
+    }
+}
+
+/// Errors are not `Clone` (io::Error); keep the message for repeated reports.
+fn clone_err(e: &Error) -> Error {
+    match e {
+        Error::DiskBudget { budget, written } => {
+            Error::DiskBudget { budget: *budget, written: *written }
+        }
+        Error::Io { path, source } => Error::Io {
+            path: path.clone(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+        other => Error::Source(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iq::IqReader;
+
+    fn ramp(n: usize) -> Vec<Complex<f32>> {
+        (0..n).map(|i| Complex::new(i as f32 * 1e-4, -(i as f32) * 2e-4)).collect()
+    }
+
+    fn meta() -> RecordingMeta {
+        RecordingMeta {
+            sample_rate_hz: 2e6,
+            center_hz: Some(100e6),
+            datetime: Some("2026-01-01T00:00:00Z".into()),
+            hw: Some("rxsim".into()),
+            description: None,
+        }
+    }
+
+    #[test]
+    fn every_format_round_trips_with_correct_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let x = ramp(20_000);
+        for name in ["a.cf32", "b.wav", "c.sigmf-meta"] {
+            let p = dir.path().join(name);
+            let mut w = IqWriter::create(&p, meta(), None).unwrap();
+            for c in x.chunks(3001) {
+                w.write(c).unwrap();
+            }
+            let files = w.finish().unwrap();
+            for f in &files {
+                let (len, hash) = hash_file(&f.path).unwrap();
+                assert_eq!(len, f.bytes, "{name}");
+                assert_eq!(hash, f.sha256, "{name}");
+            }
+            let mut r = IqReader::open(&p, None).unwrap();
+            assert_eq!(r.info().samples, 20_000);
+            let mut back = vec![Complex::default(); 25_000];
+            let mut got = 0;
+            loop {
+                let n = r.read(&mut back[got..got + 4096]).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            assert_eq!(got, 20_000);
+            assert_eq!(&back[..got], &x[..], "{name}");
+            if name.ends_with("meta") {
+                assert_eq!(r.info().sample_rate_hz, Some(2e6));
+                assert_eq!(r.info().center_hz, Some(100e6));
+                let m: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&files[1].path).unwrap()).unwrap();
+                let data = std::fs::read(&files[0].path).unwrap();
+                assert_eq!(
+                    m["global"]["core:sha512"].as_str().unwrap(),
+                    hex::encode(Sha512::digest(&data))
+                );
+                assert_eq!(m["global"]["core:datatype"], "cf32_le");
+                assert_eq!(m["captures"][0]["core:datetime"], "2026-01-01T00:00:00Z");
+            }
+        }
+    }
+
+    #[test]
+    fn disk_budget_stops_the_recording_with_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.cf32");
+        let mut w = IqWriter::create(&p, meta(), Some(8 * 1000 + 3)).unwrap();
+        w.write(&ramp(600)).unwrap();
+        let err = w.write(&ramp(600)).unwrap_err();
+        assert!(matches!(err, Error::DiskBudget { written: 8000, .. }), "{err}");
+        assert!(err.to_string().contains("disk budget"));
+        assert!(w.write(&ramp(1)).is_err());
+        assert!(w.stopped().is_some());
+        let files = w.finish().unwrap();
+        assert_eq!(files[0].bytes, 8000);
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 8000);
+    }
+
+    #[test]
+    fn cannot_record_integer_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(IqWriter::create(&dir.path().join("x.cs16"), meta(), None).is_err());
+    }
+}
