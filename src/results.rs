@@ -290,6 +290,11 @@ impl RxResult {
         }
     }
 
+    /// Set `status` from the checks ([`overall_status`]); call after the last check.
+    pub fn recompute_status(&mut self) {
+        self.status = overall_status(&self.checks);
+    }
+
     /// The exact bytes of `RX_RESULT.json`: pretty JSON and a final newline.
     pub fn to_json_bytes(&self) -> Vec<u8> {
         // Serializing plain structs, strings, numbers and JSON values cannot fail
@@ -1874,6 +1879,35 @@ mod tests {
         let back: RxResult =
             serde_json::from_slice(&std::fs::read(dir.join(RESULT_JSON)).unwrap()).unwrap();
         assert_eq!(back, r);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Whatever the check names, details, errors and title hold (pipes,
+        /// newlines, backticks, Unicode), the two written files validate.
+        #[test]
+        fn any_text_round_trips(
+            checks in proptest::collection::vec(("(\\PC|[|\\n\\r`\\\\]){0,30}", 0usize..6, "(\\PC|[|\\n\\r]){0,40}"), 0..6),
+            title in "\\PC{1,60}",
+            errors in proptest::collection::vec("\\PC{0,40}", 0..3),
+            with_time in proptest::bool::ANY,
+        ) {
+            let d = tempfile::TempDir::new().unwrap();
+            let mut r = RxResult::manual_skeleton(&task(false), COMMIT, None);
+            r.task_title = title;
+            r.errors = errors;
+            r.checks = checks.into_iter().map(|(n, i, det)| Check::new(n, Status::ALL[i], det)).collect();
+            r.recompute_status();
+            if with_time || matches!(r.status, Status::Pass | Status::Fail | Status::Partial) {
+                r.timeline = Timeline {
+                    started_at: Some("2026-01-01T10:05:00+00:00".into()),
+                    completed_at: Some("2026-01-01T10:05:00+00:00".into()),
+                };
+            }
+            write_result_files(d.path(), &r).unwrap();
+            let p = validate_result_files(&d.path().join(RESULT_JSON), d.path());
+            proptest::prop_assert!(p.is_empty(), "{:#?}", p);
+        }
     }
 
     #[test]
