@@ -257,3 +257,14 @@ fn missing_or_broken_result() {
     assert_eq!(code, 2);
     assert!(r.problems[0].contains("not valid JSON"));
 }
+
+#[test]
+fn golden_fixture_validates() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = root.join("fixtures/results/FIX_YELLOW_001/RX_RESULT.json");
+    let (code, r) = report(root, p.to_str().unwrap());
+    assert_eq!(code, 0, "{r:?}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    assert_eq!(v["status"], "FAIL");
+    assert_eq!(v["captures"][0]["clkin"]["status"], "FAIL");
+}
