@@ -5,6 +5,7 @@ mod exit;
 mod fsutil;
 mod ledger;
 mod paths;
+mod publish;
 mod state;
 mod validate;
 
@@ -61,7 +62,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Capture(_) => not_yet("capture"),
         Command::Analyze(_) => not_yet("analyze"),
         Command::ValidateResult { .. } => not_yet("validate-result"),
-        Command::Publish { .. } => not_yet("publish"),
+        Command::Publish { task_id, push } => publish::cmd_publish(cli, task_id, *push),
         Command::MarkCompleted { .. } => not_yet("mark-completed"),
         Command::Doctor => not_yet("doctor"),
         Command::Demo { .. } => not_yet("demo"),
