@@ -94,6 +94,9 @@ pub fn cmd_publish(cli: &Cli, task_id: &str, push: bool) -> Result<Outcome> {
 fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome> {
     let st = state::load(paths)?;
     if let Some(p) = st.published.get(id.as_str()) {
+        if push && !p.pushed {
+            return push_pending(cli, paths, id, p);
+        }
         return Err(refused(format!(
             "task {id} was already published as commit {} at {} ({}); a result is never overwritten",
             p.commit,
@@ -165,35 +168,7 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
             prep.stray.join(", ")
         ));
     }
-    shown.push_str(&format!("Type exactly `PUBLISH {id}` to go ahead: "));
-    if cli.json {
-        eprint!("{shown}");
-    } else {
-        print!("{shown}");
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-    }
-    let mut line = String::new();
-    let n = std::io::stdin()
-        .lock()
-        .read_line(&mut line)
-        .context("cannot read the confirmation from stdin")?;
-    let answer = line
-        .strip_suffix('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .unwrap_or(&line);
-    let expected = format!("PUBLISH {id}");
-    if n == 0 {
-        return Err(refused(format!(
-            "no confirmation (end of input); `{expected}` was required; nothing was written"
-        )));
-    }
-    if answer != expected {
-        let shown: String = answer.chars().take(60).collect();
-        return Err(refused(format!(
-            "confirmation {shown:?} is not exactly `{expected}`; nothing was written"
-        )));
-    }
+    confirm(cli, &shown, id)?;
 
     // Commit without a checkout.
     let log_meta = make_log_meta(paths, &prep)?;
@@ -236,26 +211,7 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
             Ok((c, n)) => {
                 final_commit = c;
                 attempts = n;
-                state::update(paths, |s| {
-                    s.published.insert(
-                        id.as_str().to_owned(),
-                        PublishRecord {
-                            commit: c.to_string(),
-                            at: now_iso(),
-                            pushed: true,
-                        },
-                    );
-                    Ok(())
-                })?;
-                ledger::append(
-                    paths,
-                    &Entry::new("pushed")
-                        .task(id.as_str())
-                        .sha(&prep.task_sha256)
-                        .commit(&c.to_string())
-                        .detail(json!({"ref": RX_NODE_REF, "remote": remote, "attempts": n,
-                            "elapsed_ms": started.elapsed().as_millis() as u64})),
-                )?;
+                record_push(paths, &repo, id, &prep.task_sha256, remote, c, n, started)?;
             }
             Err(e) => {
                 // The local commit stands (state says not pushed).
@@ -299,6 +255,141 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         }
     }
     Ok(Outcome::Done)
+}
+
+/// Show what is about to happen and read one line: only the exact
+/// `PUBLISH <TASK_ID>` (line terminator stripped) goes ahead.
+fn confirm(cli: &Cli, shown: &str, id: &TaskId) -> Result<()> {
+    let prompt = format!("{shown}Type exactly `PUBLISH {id}` to go ahead: ");
+    if cli.json {
+        eprint!("{prompt}");
+    } else {
+        print!("{prompt}");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    }
+    let mut line = String::new();
+    let n = std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("cannot read the confirmation from stdin")?;
+    let answer = line
+        .strip_suffix('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .unwrap_or(&line);
+    let expected = format!("PUBLISH {id}");
+    if n == 0 {
+        return Err(refused(format!(
+            "no confirmation (end of input); `{expected}` was required; nothing was written"
+        )));
+    }
+    if answer != expected {
+        let shown: String = answer.chars().take(60).collect();
+        return Err(refused(format!(
+            "confirmation {shown:?} is not exactly `{expected}`; nothing was written"
+        )));
+    }
+    Ok(())
+}
+
+/// After a push landed: this task and every earlier unpushed publication now
+/// on the remote are recorded as pushed, with the commit that carried them.
+#[allow(clippy::too_many_arguments)]
+fn record_push(
+    paths: &Paths,
+    repo: &Repository,
+    id: &TaskId,
+    task_sha256: &str,
+    remote: &str,
+    c: Oid,
+    attempts: u32,
+    started: std::time::Instant,
+) -> Result<()> {
+    let landed = result_entries(repo, Some(&repo.find_commit(c)?))?;
+    let at = now_iso();
+    state::update(paths, |s| {
+        s.published.insert(
+            id.as_str().to_owned(),
+            PublishRecord {
+                commit: c.to_string(),
+                at: at.clone(),
+                pushed: true,
+            },
+        );
+        for (k, r) in s.published.iter_mut() {
+            if !r.pushed && landed.contains_key(k) {
+                r.pushed = true;
+                r.commit = c.to_string();
+            }
+        }
+        Ok(())
+    })?;
+    ledger::append(
+        paths,
+        &Entry::new("pushed")
+            .task(id.as_str())
+            .sha(task_sha256)
+            .commit(&c.to_string())
+            .detail(
+                json!({"ref": RX_NODE_REF, "remote": remote, "attempts": attempts,
+                "elapsed_ms": started.elapsed().as_millis() as u64}),
+            ),
+    )
+}
+
+/// `publish <ID> --push` for a result committed earlier without `--push`:
+/// push the local `rx-node` (confirmed again), rebuilding on the remote tip if needed.
+fn push_pending(cli: &Cli, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> Result<Outcome> {
+    let repo = Repository::open(&cli.repo).with_context(|| {
+        format!(
+            "cannot open the checkout {} as a Git repository",
+            cli.repo.display()
+        )
+    })?;
+    refuse_if_rx_node_checked_out(&repo)?;
+    let remote = cli.watch_cfg.remote.as_str();
+    let refspec = rx_node_refspec(&cli.watch_cfg.branch).map_err(|e| refused(e.0))?;
+    let tip = repo.refname_to_id(RX_NODE_REF).map_err(|_| {
+        refused(format!(
+            "{id} was committed as {} but the local rx-node is gone",
+            rec.commit
+        ))
+    })?;
+    let tip_commit = repo.find_commit(tip)?;
+    if !result_entries(&repo, Some(&tip_commit))?.contains_key(id.as_str()) {
+        return Err(refused(format!(
+            "the local rx-node ({tip}) no longer holds {RESULTS_DIR}/{id}/; not pushed"
+        )));
+    }
+    let shown = format!(
+        "Push the local rx-node ({tip}), which holds {RESULTS_DIR}/{id}/ (committed {} at {}), to {remote}.\n",
+        rec.commit, rec.at
+    );
+    confirm(cli, &shown, id)?;
+    let msg = tip_commit.message().unwrap_or("rx-results").to_owned();
+    let sig = signature(&repo)?;
+    let started = std::time::Instant::now();
+    let (c, n) = push_with_retry(&repo, remote, &refspec, id, tip, &msg, &sig)
+        .map_err(|e| e.context(format!("the push of {id} to {remote} failed")))?;
+    let sha = repo_task_sha(paths, id);
+    record_push(paths, &repo, id, &sha, remote, c, n, started)?;
+    if cli.json {
+        let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
+            "pushed": true, "push_attempts": n});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!();
+        println!("pushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)");
+    }
+    Ok(Outcome::Done)
+}
+
+/// The approved SHA-256 of a task, for ledger entries (empty when unknown).
+fn repo_task_sha(paths: &Paths, id: &TaskId) -> String {
+    state::load(paths)
+        .ok()
+        .and_then(|s| s.approvals.get(id.as_str()).map(|a| a.task_sha256.clone()))
+        .unwrap_or_default()
 }
 
 /// Read and check everything in the outbox; every refusal names its reason.

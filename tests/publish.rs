@@ -590,4 +590,43 @@ fn local_publication_then_push_of_the_next_carries_both() {
     );
     let dirs: Vec<&str> = files.lines().collect();
     assert_eq!(dirs, ["RX_LOCAL_1", "RX_LOCAL_2", "RX_OTHER"], "{files}");
+    let history = git(&fx.origin, &["rev-list", "--parents", "refs/heads/rx-node"]);
+    assert_eq!(history.lines().count(), 2, "{history}");
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    let tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
+    for id in ["RX_LOCAL_1", "RX_LOCAL_2"] {
+        assert_eq!(st["published"][id]["pushed"], true, "{id}");
+        assert_eq!(st["published"][id]["commit"], tip.as_str(), "{id}");
+    }
+}
+
+#[test]
+fn a_local_publication_is_pushed_later_with_confirmation() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_LATER", "RX_RESULT_ONLY");
+    let out = publish(&co, "RX_LATER", false, Some("PUBLISH RX_LATER\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let local = git(&co, &["rev-parse", "refs/heads/rx-node"]);
+    // Without --push a second publish is refused (never overwritten).
+    let out = publish(&co, "RX_LATER", false, Some("PUBLISH RX_LATER\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    // --push needs the confirmation again.
+    let out = publish(&co, "RX_LATER", true, Some("no\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(git_try(
+        &fx.origin,
+        &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+    )
+    .is_none());
+    let out = publish(&co, "RX_LATER", true, Some("PUBLISH RX_LATER\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), local);
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(st["published"]["RX_LATER"]["pushed"], true);
+    assert_eq!(st["published"]["RX_LATER"]["commit"], local.as_str());
 }
