@@ -59,6 +59,7 @@ struct TaskMeta {
 struct Prepared {
     id: TaskId,
     title: String,
+    source_branch: String,
     task_sha256: String,
     meta: TaskMeta,
     approved_at: String,
@@ -507,6 +508,7 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
     Ok(Prepared {
         id: id.clone(),
         title: task.header().task_title.clone(),
+        source_branch: task.header().source_branch.clone(),
         task_sha256: task.sha256().to_owned(),
         approved_at: approval.at.clone(),
         meta,
@@ -703,7 +705,7 @@ fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
         "schema_version": 1,
         "task_id": prep.id.as_str(),
         "task_sha256": prep.task_sha256,
-        "source_branch": prep.meta.source_branch,
+        "source_branch": prep.meta.source_branch.clone().unwrap_or_else(|| prep.source_branch.clone()),
         "source_commit": prep.meta.commit,
         "status": prep.status,
         "rxnode_version": env!("CARGO_PKG_VERSION"),
