@@ -954,10 +954,34 @@ enum PushError {
     Failed(anyhow::Error),
 }
 
-fn push_once(repo: &Repository, remote: &str, spec: &PushRefspec) -> Result<(), PushError> {
+/// The folder of a remote that lives on this machine (`file://` URL or a
+/// plain path), for the compare-and-swap push.
+fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
+    if let Some(rest) = url.strip_prefix("file://") {
+        return Some(std::path::PathBuf::from(rest));
+    }
+    if url.contains("://") {
+        return None;
+    }
+    let p = Path::new(url);
+    // `host:path` (scp-like ssh) is not local unless it names an existing folder.
+    (p.is_absolute() || !url.contains(':'))
+        .then(|| p.to_path_buf())
+        .filter(|p| p.is_dir())
+}
+
+fn push_once(
+    repo: &Repository,
+    remote: &str,
+    spec: &PushRefspec,
+    ours: Oid,
+) -> Result<(), PushError> {
     let mut r = repo
         .find_remote(remote)
         .map_err(|e| PushError::Failed(anyhow::anyhow!("remote {remote}: {}", e.message())))?;
+    if let Some(path) = r.url().and_then(local_remote_path) {
+        return push_local_cas(repo, &path, spec, ours);
+    }
     let status: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     let res = {
         let mut cb = remote_callbacks(repo.config().ok());
@@ -1016,6 +1040,122 @@ fn push_once(repo: &Repository, remote: &str, spec: &PushRefspec) -> Result<(), 
     }
 }
 
+/// Push to a repository on this machine with a compare-and-swap ref update.
+///
+/// libgit2's local transport overwrites the remote ref without comparing it
+/// to the value it listed, so two nodes pushing at once could lose one
+/// publication. Here the missing objects are copied, then the remote
+/// `refs/heads/rx-node` is moved only if it still holds the value our commit
+/// descends from (under the ref's lock file, as `git receive-pack` does).
+fn push_local_cas(
+    repo: &Repository,
+    path: &Path,
+    spec: &PushRefspec,
+    ours: Oid,
+) -> Result<(), PushError> {
+    let fail = |m: String| PushError::Failed(anyhow::anyhow!(m));
+    if spec.as_str() != format!("{RX_NODE_REF}:{RX_NODE_REF}") {
+        return Err(fail(format!("refspec {spec} refused")));
+    }
+    let dst = Repository::open(path).map_err(|e| {
+        fail(format!(
+            "cannot open the remote repository {}: {}",
+            path.display(),
+            e.message()
+        ))
+    })?;
+    let old = match dst.refname_to_id(RX_NODE_REF) {
+        Ok(o) => Some(o),
+        Err(e) if e.code() == ErrorCode::NotFound => None,
+        Err(e) => {
+            return Err(fail(format!(
+                "cannot read the remote {RX_NODE_REF}: {}",
+                e.message()
+            )))
+        }
+    };
+    if let Some(o) = old {
+        let known = repo.find_commit(o).is_ok();
+        if !known || !(o == ours || repo.graph_descendant_of(ours, o).unwrap_or(false)) {
+            return Err(PushError::Rejected(format!(
+                "{RX_NODE_REF}: non-fast-forward (remote at {o})"
+            )));
+        }
+        if o == ours {
+            return Ok(());
+        }
+    }
+    copy_objects(repo, &dst, ours, old)
+        .map_err(|e| fail(format!("cannot copy objects to {}: {e:#}", path.display())))?;
+    let res = match old {
+        Some(o) => dst.reference_matching(RX_NODE_REF, ours, true, o, "rxnode publish (push)"),
+        None => dst.reference(RX_NODE_REF, ours, false, "rxnode publish (push)"),
+    };
+    match res {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.code(),
+                ErrorCode::Modified | ErrorCode::Locked | ErrorCode::Exists
+            ) =>
+        {
+            Err(PushError::Rejected(format!(
+                "{RX_NODE_REF}: {} (changed meanwhile)",
+                e.message()
+            )))
+        }
+        Err(e) => Err(fail(format!(
+            "cannot move the remote {RX_NODE_REF}: {}",
+            e.message()
+        ))),
+    }
+}
+
+/// Copy the commits from `tip` back to (excluding) `have`, with their trees
+/// and blobs, into `dst` (objects it already has are skipped).
+fn copy_objects(src: &Repository, dst: &Repository, tip: Oid, have: Option<Oid>) -> Result<()> {
+    let sodb = src.odb()?;
+    let dodb = dst.odb()?;
+    let mut walk = src.revwalk()?;
+    walk.push(tip)?;
+    if let Some(h) = have {
+        walk.hide(h)?;
+    }
+    fn copy_tree(sodb: &git2::Odb, dodb: &git2::Odb, src: &Repository, t: Oid) -> Result<()> {
+        if dodb.exists(t) {
+            return Ok(()); // a tree present in a valid repository is complete
+        }
+        let tree = src.find_tree(t)?;
+        for e in tree.iter() {
+            match e.kind() {
+                Some(git2::ObjectType::Tree) => copy_tree(sodb, dodb, src, e.id())?,
+                Some(git2::ObjectType::Blob) if !dodb.exists(e.id()) => {
+                    let o = sodb.read(e.id())?;
+                    dodb.write(o.kind(), o.data())?;
+                }
+                _ => {}
+            }
+        }
+        let o = sodb.read(t)?;
+        dodb.write(o.kind(), o.data())?;
+        Ok(())
+    }
+    let mut commits = Vec::new();
+    for c in walk {
+        commits.push(c?);
+    }
+    // Parents first, each commit after its tree.
+    for c in commits.into_iter().rev() {
+        if dodb.exists(c) {
+            continue;
+        }
+        copy_tree(&sodb, &dodb, src, src.find_commit(c)?.tree_id())?;
+        let o = sodb.read(c)?;
+        dodb.write(o.kind(), o.data())?;
+    }
+    Ok(())
+}
+
 /// Fetch the remote `rx-node` into its remote-tracking ref; its tip, if any.
 fn fetch_rx_node(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
     let mut r = repo
@@ -1055,7 +1195,7 @@ fn push_with_retry(
     let mut ours = first;
     let mut last = String::new();
     for attempt in 1..=MAX_PUSH_ATTEMPTS {
-        match push_once(repo, remote, spec) {
+        match push_once(repo, remote, spec, ours) {
             Ok(()) => {
                 // Verify it stuck (a file-URL remote updates without compare-and-swap).
                 let tip = fetch_rx_node(repo, remote)?;
