@@ -1015,29 +1015,30 @@ fn push_once(
         }
         Ok(()) => match status.into_inner() {
             None => Ok(()),
-            Some(s) => {
-                let ls = s.to_ascii_lowercase();
-                if [
-                    "fast-forward",
-                    "fastforward",
-                    "fetch first",
-                    "lock",
-                    "stale",
-                    "already exists",
-                    "exists",
-                ]
-                .iter()
-                .any(|k| ls.contains(k))
-                {
-                    Err(PushError::Rejected(s))
-                } else {
-                    Err(PushError::Failed(anyhow::anyhow!(
-                        "{url} rejected the push: {s}"
-                    )))
-                }
-            }
+            // Whether it is a race is decided after a fetch (see push_with_retry).
+            Some(s) => Err(PushError::Rejected(format!(
+                "{url} rejected the update: {s}"
+            ))),
         },
     }
+}
+
+/// Rejection messages that mean "someone else moved the branch or holds its
+/// lock": worth retrying even when a fetch does not show a new tip yet.
+fn is_race(msg: &str) -> bool {
+    let m = msg.to_ascii_lowercase();
+    [
+        "fast-forward",
+        "fastforward",
+        "fetch first",
+        "lock",
+        "stale",
+        "failed to update ref",
+        "changed meanwhile",
+        "already exists",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
 }
 
 /// Push to a repository on this machine with a compare-and-swap ref update.
@@ -1218,10 +1219,22 @@ fn push_with_retry(
         };
         std::thread::sleep(std::time::Duration::from_millis(jitter));
         let tip = fetch_rx_node(repo, remote)?;
-        let Some(tip) = tip else { continue };
-        if tip == ours || repo.graph_descendant_of(tip, ours)? {
-            return Ok((ours, attempt));
-        }
+        let moved = match tip {
+            None => false,
+            Some(t) if t == ours || repo.graph_descendant_of(t, ours)? => {
+                return Ok((ours, attempt));
+            }
+            Some(t) => !repo.graph_descendant_of(ours, t)?,
+        };
+        let Some(tip) = tip.filter(|_| moved) else {
+            // The remote did not move: a rejection that is not a race is final.
+            if is_race(&last) {
+                continue;
+            }
+            return Err(anyhow::anyhow!(
+                "the push of {RX_NODE_REF} was rejected: {last}"
+            ));
+        };
         let base = repo.find_commit(tip)?;
         if result_entries(repo, Some(&base))?.contains_key(id.as_str()) {
             return Err(refused(format!(

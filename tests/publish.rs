@@ -630,3 +630,116 @@ fn a_local_publication_is_pushed_later_with_confirmation() {
     assert_eq!(st["published"]["RX_LATER"]["pushed"], true);
     assert_eq!(st["published"]["RX_LATER"]["commit"], local.as_str());
 }
+
+/// A `git daemon` on loopback serving the fixture's folder with receive-pack
+/// enabled: the network push path (libgit2 smart protocol, server-side
+/// compare-and-swap, rejections reported per reference).
+struct Daemon {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_daemon(root: &Path) -> Option<Daemon> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .ok()?
+        .local_addr()
+        .ok()?
+        .port();
+    let child = Command::new("git")
+        .args([
+            "daemon",
+            "--reuseaddr",
+            "--listen=127.0.0.1",
+            &format!("--port={port}"),
+            &format!("--base-path={}", root.display()),
+            "--export-all",
+            "--enable=receive-pack",
+            &root.display().to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let d = Daemon { child, port };
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(d);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn concurrent_publication_over_the_git_protocol_all_land() {
+    let fx = Fixture::new();
+    let Some(daemon) = start_daemon(fx.root.path()) else {
+        eprintln!("git daemon not available; network push path not exercised");
+        return;
+    };
+    let url = format!("git://127.0.0.1:{}/origin.git", daemon.port);
+    let ids = ["RX_NET_A", "RX_NET_B", "RX_NET_C", "RX_NET_D"];
+    let cos: Vec<PathBuf> = ids
+        .iter()
+        .map(|id| {
+            let co = fx.checkout(&id.to_lowercase());
+            git(&co, &["remote", "set-url", "origin", &url]);
+            fx.outbox(&co, id, "RX_RESULT_ONLY");
+            co
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    let mut children: Vec<_> = cos
+        .iter()
+        .zip(ids)
+        .map(|(co, id)| (id, spawn_publish(co, id, true)))
+        .collect();
+    for (id, c) in &mut children {
+        let mut stdin = c.stdin.take().expect("stdin");
+        stdin
+            .write_all(format!("PUBLISH {id}\n").as_bytes())
+            .unwrap();
+    }
+    let mut attempts = Vec::new();
+    for ((id, c), co) in children.into_iter().zip(&cos) {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out));
+        let n = ledger_events(co)
+            .iter()
+            .find(|e| e["event"] == "pushed")
+            .and_then(|e| e["detail"]["attempts"].as_u64())
+            .unwrap_or(0);
+        attempts.push(n);
+    }
+    eprintln!(
+        "four concurrent publications over git://: {:.0} ms wall, push attempts {attempts:?}",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    let files = git(
+        &fx.origin,
+        &[
+            "ls-tree",
+            "-d",
+            "--name-only",
+            "refs/heads/rx-node:rx-results",
+        ],
+    );
+    assert_eq!(files.lines().collect::<Vec<_>>(), ids, "{files}");
+    let history = git(&fx.origin, &["rev-list", "--parents", "refs/heads/rx-node"]);
+    assert_eq!(history.lines().count(), 4, "{history}");
+    assert!(
+        history.lines().all(|l| l.split(' ').count() <= 2),
+        "{history}"
+    );
+    assert!(
+        attempts.iter().any(|n| *n > 1),
+        "no push was ever rejected: {attempts:?}"
+    );
+}
