@@ -743,3 +743,50 @@ fn concurrent_publication_over_the_git_protocol_all_land() {
         "no push was ever rejected: {attempts:?}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_permanent_server_rejection_is_not_retried_and_keeps_the_local_commit() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let Some(daemon) = start_daemon(fx.root.path()) else {
+        eprintln!("git daemon not available; network push path not exercised");
+        return;
+    };
+    let hook = fx.origin.join("hooks/pre-receive");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\necho 'rx-node is frozen' >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let co = fx.checkout("rx1");
+    git(
+        &co,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &format!("git://127.0.0.1:{}/origin.git", daemon.port),
+        ],
+    );
+    fx.outbox(&co, "RX_FROZEN", "RX_RESULT_ONLY");
+    let out = publish(&co, "RX_FROZEN", true, Some("PUBLISH RX_FROZEN\n"));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rejected"),
+        "{}",
+        text(&out)
+    );
+    assert!(git_try(
+        &fx.origin,
+        &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+    )
+    .is_none());
+    let local = git(&co, &["rev-parse", "refs/heads/rx-node"]);
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(st["published"]["RX_FROZEN"]["pushed"], false);
+    assert_eq!(st["published"]["RX_FROZEN"]["commit"], local.as_str());
+    let ev = ledger_events(&co);
+    assert!(ev.iter().any(|e| e["event"] == "publish_failed"), "{ev:?}");
+    assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
+}
