@@ -958,6 +958,13 @@ enum PushError {
 /// plain path), for the compare-and-swap push.
 fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
     if let Some(rest) = url.strip_prefix("file://") {
+        // `file:///C:/x` on Windows names `C:/x`.
+        let b = rest.as_bytes();
+        let rest = if cfg!(windows) && b.len() > 2 && b[0] == b'/' && b[2] == b':' {
+            &rest[1..]
+        } else {
+            rest
+        };
         return Some(std::path::PathBuf::from(rest));
     }
     if url.contains("://") {
@@ -1282,6 +1289,28 @@ mod tests {
             1
         );
         assert_eq!(agreement(&id, &j, "# other\nStatus: PASS").len(), 1);
+    }
+
+    #[test]
+    fn local_remotes_are_recognised() {
+        let d = tempfile::TempDir::new().unwrap();
+        let p = d.path().display().to_string();
+        assert!(local_remote_path(&format!("file://{p}")).is_some());
+        assert_eq!(local_remote_path(&p), Some(d.path().to_path_buf()));
+        assert!(local_remote_path("git@example.com:lab/rx.git").is_none());
+        assert!(local_remote_path("https://example.com/lab/rx.git").is_none());
+        assert!(local_remote_path("ssh://git@example.com/lab/rx.git").is_none());
+        assert!(local_remote_path("git://127.0.0.1:9418/rx.git").is_none());
+    }
+
+    #[test]
+    fn races_are_told_from_final_rejections() {
+        assert!(is_race("cannot push non-fastforwardable reference"));
+        assert!(is_race("refs/heads/rx-node: failed to update ref"));
+        assert!(is_race("refs/heads/rx-node: fetch first"));
+        assert!(is_race("failed to lock file"));
+        assert!(!is_race("refs/heads/rx-node: pre-receive hook declined"));
+        assert!(!is_race("refs/heads/rx-node: protected branch"));
     }
 
     #[test]
