@@ -116,6 +116,10 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     refuse_if_rx_node_checked_out(&repo)?;
     let remote = cli.watch_cfg.remote.as_str();
     let refspec = rx_node_refspec(&cli.watch_cfg.branch).map_err(|e| refused(e.0))?;
+    if push {
+        // Build on the freshest remote tip and see a same-ID result before asking.
+        fetch_rx_node(&repo, remote).context("before publishing")?;
+    }
     let tips = Tips::read(&repo, remote)?;
     let plan = plan_base(&repo, &tips)?;
     if let Some(base) = &plan.base {
@@ -454,6 +458,12 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
         return Err(refused(format!(
             "{rel}/TASK.meta.json: task_id {:?} is not {id}",
             meta.task_id
+        )));
+    }
+    if !approval.commit.is_empty() && meta.commit != approval.commit {
+        return Err(refused(format!(
+            "{rel}/TASK.meta.json: commit {} is not the approved commit {}",
+            meta.commit, approval.commit
         )));
     }
     if meta.task_sha256 != task.sha256() {

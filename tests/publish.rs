@@ -790,3 +790,23 @@ fn a_permanent_server_rejection_is_not_retried_and_keeps_the_local_commit() {
     assert!(ev.iter().any(|e| e["event"] == "publish_failed"), "{ev:?}");
     assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
 }
+
+#[test]
+fn a_result_already_on_the_remote_is_never_overwritten() {
+    let fx = Fixture::new();
+    let first = fx.checkout("rx1");
+    let second = fx.checkout("rx2");
+    fx.outbox(&first, "RX_SAME", "RX_RESULT_ONLY");
+    fx.outbox(&second, "RX_SAME", "RX_RESULT_ONLY");
+    let out = publish(&first, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
+    let out = publish(&second, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already exists"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), tip);
+}
