@@ -202,10 +202,10 @@ pub fn sha256_fields(v: &serde_json::Value) -> BTreeSet<String> {
                 }
             }
             serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, under_sha, out)),
-            serde_json::Value::String(s) if under_sha => {
-                if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    out.insert(s.to_ascii_lowercase());
-                }
+            serde_json::Value::String(s)
+                if under_sha && s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                out.insert(s.to_ascii_lowercase());
             }
             _ => {}
         }
