@@ -8,6 +8,7 @@ mod fsutil;
 mod inventory;
 mod ledger;
 mod paths;
+mod publish;
 mod results;
 mod state;
 mod validate;
@@ -72,7 +73,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Capture(_) => not_yet("capture"),
         Command::Analyze(args) => analyze::cmd_analyze(cli, args),
         Command::ValidateResult { target } => results::cmd_validate_result(cli, target),
-        Command::Publish { .. } => not_yet("publish"),
+        Command::Publish { task_id, push } => publish::cmd_publish(cli, task_id, *push),
         Command::MarkCompleted { .. } => not_yet("mark-completed"),
         Command::Doctor => not_yet("doctor"),
         Command::Demo { dir } => demo::cmd_demo(dir.as_deref()),

@@ -1,0 +1,1338 @@
+//! `rxnode publish <TASK_ID> [--push]`: the confirmed publication of one
+//! result to `refs/heads/rx-node` (DESIGN §6, issue 7).
+//!
+//! The commit is built from blobs and trees with git2, never through the
+//! index or the work tree; HEAD and the current branch are not touched. The
+//! push refspec comes only from [`refspec::rx_node_refspec`].
+mod refspec;
+mod scan;
+
+// Re-exported for the watcher and others (credential callbacks, refspec guard, scanner).
+#[allow(unused_imports)]
+pub use refspec::{
+    credentials_callback, push_refspec, redact_url, remote_callbacks, rx_node_refspec, PushRefspec,
+    RefspecRefused, RX_NODE_REF,
+};
+#[allow(unused_imports)]
+pub use scan::{check_bytes, scan_text, sha256_fields, Finding, MAX_FILE_BYTES};
+
+use crate::cli::Cli;
+use crate::exit::{bad_input, refused, Outcome, Refused};
+use crate::fsutil::now_iso;
+use crate::ledger::{self, Entry};
+use crate::paths::Paths;
+use crate::state::{self, PublishRecord};
+use anyhow::{Context, Result};
+use git2::{Commit, ErrorCode, Oid, Repository};
+use rxnode_interlock::{sha256_hex, AllowPush, TaskId};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+
+/// The folder on `rx-node` holding every published result.
+pub const RESULTS_DIR: &str = "rx-results";
+/// How many times a non-fast-forward push is rebuilt and retried.
+pub const MAX_PUSH_ATTEMPTS: u32 = 8;
+
+const MD: &str = "RX_RESULT.md";
+const JSON: &str = "RX_RESULT.json";
+const LOG_META: &str = "LOG_META.json";
+const STATUSES: [&str; 6] = ["NOT RUN", "PASS", "FAIL", "PARTIAL", "SKIP", "BLOCKED"];
+
+/// `TASK.meta.json` beside the approved task text in the outbox.
+#[derive(Debug, Deserialize)]
+struct TaskMeta {
+    task_id: String,
+    commit: String,
+    #[serde(default)]
+    blob: Option<String>,
+    task_sha256: String,
+    #[serde(default)]
+    approved_at: Option<String>,
+    #[serde(default)]
+    source_branch: Option<String>,
+}
+
+/// Everything checked and ready to commit.
+struct Prepared {
+    id: TaskId,
+    title: String,
+    source_branch: String,
+    task_sha256: String,
+    meta: TaskMeta,
+    approved_at: String,
+    md: String,
+    json_text: String,
+    json: Value,
+    status: String,
+    stray: Vec<String>,
+}
+
+/// The command.
+pub fn cmd_publish(cli: &Cli, task_id: &str, push: bool) -> Result<Outcome> {
+    let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
+    let paths = Paths::new(&cli.repo);
+    let result = publish(cli, &paths, &id, push);
+    if let Err(e) = &result {
+        let is_refusal = e.chain().any(|c| c.downcast_ref::<Refused>().is_some());
+        let event = if is_refusal {
+            "refused"
+        } else {
+            "publish_failed"
+        };
+        let entry = Entry::new(event)
+            .task(id.as_str())
+            .detail(json!({"action": "publish", "push": push, "reason": format!("{e:#}")}));
+        if let Err(le) = ledger::append(&paths, &entry) {
+            tracing::warn!("cannot record the {event} publication in the ledger: {le:#}");
+        }
+    }
+    result
+}
+
+fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome> {
+    let st = state::load(paths)?;
+    if let Some(p) = st.published.get(id.as_str()) {
+        if push && !p.pushed {
+            return push_pending(cli, paths, id, p);
+        }
+        return Err(refused(format!(
+            "task {id} was already published as commit {} at {} ({}); a result is never overwritten",
+            p.commit,
+            p.at,
+            if p.pushed { "pushed" } else { "not pushed" }
+        )));
+    }
+    let prep = prepare(cli, paths, &st, id)?;
+
+    let repo = Repository::open(&cli.repo).with_context(|| {
+        format!(
+            "cannot open the checkout {} as a Git repository",
+            cli.repo.display()
+        )
+    })?;
+    refuse_if_rx_node_checked_out(&repo)?;
+    let remote = cli.watch_cfg.remote.as_str();
+    let refspec = rx_node_refspec(&cli.watch_cfg.branch).map_err(|e| refused(e.0))?;
+    if push {
+        // Build on the freshest remote tip and see a same-ID result before asking.
+        fetch_rx_node(&repo, remote).context("before publishing")?;
+    }
+    let tips = Tips::read(&repo, remote)?;
+    let plan = plan_base(&repo, &tips)?;
+    if let Some(base) = &plan.base {
+        if result_entries(&repo, Some(base))?.contains_key(id.as_str()) {
+            return Err(refused(format!(
+                "{RESULTS_DIR}/{id}/ already exists on rx-node (commit {}); a result is never overwritten",
+                base.id()
+            )));
+        }
+    }
+    for t in [tips.local, tips.tracking].into_iter().flatten() {
+        let c = repo.find_commit(t)?;
+        if result_entries(&repo, Some(&c))?.contains_key(id.as_str()) {
+            return Err(refused(format!(
+                "{RESULTS_DIR}/{id}/ already exists on rx-node (commit {t}); a result is never overwritten"
+            )));
+        }
+    }
+
+    // Show, then confirm.
+    let log_meta = make_log_meta(paths, &prep)?;
+    check_log_meta(&prep, &log_meta)?;
+    let files = [
+        (MD, prep.md.len()),
+        (JSON, prep.json_text.len()),
+        (LOG_META, log_meta.len()),
+    ];
+    let mut shown = String::new();
+    shown.push_str(&format!(
+        "Publish task {id} ({}), status {}, to {RX_NODE_REF}{}:\n",
+        prep.title,
+        prep.status,
+        if push {
+            format!(" and push it to {remote}")
+        } else {
+            " (local only; no push)".to_owned()
+        }
+    ));
+    for (name, size) in files {
+        shown.push_str(&format!(
+            "  {RESULTS_DIR}/{id}/{name:<16} {size:>8} bytes\n"
+        ));
+    }
+    match &plan.base {
+        Some(b) => shown.push_str(&format!("  on top of rx-node commit {}\n", b.id())),
+        None => shown.push_str("  as the first commit of a new rx-node branch\n"),
+    }
+    if !prep.stray.is_empty() {
+        shown.push_str(&format!(
+            "  stays local (never published): {}\n",
+            prep.stray.join(", ")
+        ));
+    }
+    confirm(cli, &shown, id)?;
+
+    // Commit without a checkout.
+    let log_meta = make_log_meta(paths, &prep)?;
+    check_log_meta(&prep, &log_meta)?;
+    let sig = signature(&repo)?;
+    let subtree = result_subtree(&repo, &prep, &log_meta)?;
+    let mut add = plan.carry.clone();
+    add.insert(id.as_str().to_owned(), subtree);
+    let msg = commit_message(&prep, &plan.carry);
+    let commit = build_commit(&repo, plan.base.as_ref(), &add, &msg, &sig)?;
+    set_rx_node(&repo, tips.local, commit)?;
+    let at = now_iso();
+    state::update(paths, |s| {
+        s.published.insert(
+            id.as_str().to_owned(),
+            PublishRecord {
+                commit: commit.to_string(),
+                at: at.clone(),
+                pushed: false,
+            },
+        );
+        Ok(())
+    })?;
+    ledger::append(
+        paths,
+        &Entry::new("published")
+            .task(id.as_str())
+            .sha(&prep.task_sha256)
+            .commit(&commit.to_string())
+            .detail(json!({"ref": RX_NODE_REF, "pushed": false, "status": prep.status,
+                "files": files.iter().map(|(n, s)| json!({"path": format!("{RESULTS_DIR}/{id}/{n}"), "bytes": s})).collect::<Vec<_>>()})),
+    )?;
+
+    let mut final_commit = commit;
+    let mut attempts = 0;
+    if push {
+        let started = std::time::Instant::now();
+        let outcome = push_with_retry(&repo, remote, &refspec, id, commit, &msg, &sig);
+        match outcome {
+            Ok((c, n)) => {
+                final_commit = c;
+                attempts = n;
+                record_push(paths, &repo, id, &prep.task_sha256, remote, c, n, started)?;
+            }
+            Err(e) => {
+                // The local commit stands (state says not pushed).
+                let c = repo
+                    .refname_to_id(RX_NODE_REF)
+                    .map(|o| o.to_string())
+                    .unwrap_or_default();
+                let _ = state::update(paths, |s| {
+                    if let Some(r) = s.published.get_mut(id.as_str()) {
+                        if !c.is_empty() {
+                            r.commit = c.clone();
+                        }
+                    }
+                    Ok(())
+                });
+                return Err(e.context(format!(
+                    "committed {id} on {RX_NODE_REF} locally but the push to {remote} failed"
+                )));
+            }
+        }
+    }
+
+    if cli.json {
+        let out = json!({
+            "task_id": id.as_str(),
+            "status": prep.status,
+            "ref": RX_NODE_REF,
+            "commit": final_commit.to_string(),
+            "pushed": push,
+            "push_attempts": attempts,
+            "files": files.iter().map(|(n, s)| json!({"path": format!("{RESULTS_DIR}/{id}/{n}"), "bytes": s})).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!();
+        println!("published {id} as {RX_NODE_REF} commit {final_commit}");
+        if push {
+            println!("pushed to {remote} in {attempts} attempt(s)");
+        } else {
+            println!("not pushed; run `rxnode publish` with --push for the next result, or push rx-node yourself");
+        }
+    }
+    Ok(Outcome::Done)
+}
+
+/// Show what is about to happen and read one line: only the exact
+/// `PUBLISH <TASK_ID>` (line terminator stripped) goes ahead.
+fn confirm(cli: &Cli, shown: &str, id: &TaskId) -> Result<()> {
+    let prompt = format!("{shown}Type exactly `PUBLISH {id}` to go ahead: ");
+    if cli.json {
+        eprint!("{prompt}");
+    } else {
+        print!("{prompt}");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    }
+    let mut line = String::new();
+    let n = std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("cannot read the confirmation from stdin")?;
+    let answer = line
+        .strip_suffix('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .unwrap_or(&line);
+    let expected = format!("PUBLISH {id}");
+    if n == 0 {
+        return Err(refused(format!(
+            "no confirmation (end of input); `{expected}` was required; nothing was written"
+        )));
+    }
+    if answer != expected {
+        let shown: String = answer.chars().take(60).collect();
+        return Err(refused(format!(
+            "confirmation {shown:?} is not exactly `{expected}`; nothing was written"
+        )));
+    }
+    Ok(())
+}
+
+/// After a push landed: this task and every earlier unpushed publication now
+/// on the remote are recorded as pushed, with the commit that carried them.
+#[allow(clippy::too_many_arguments)]
+fn record_push(
+    paths: &Paths,
+    repo: &Repository,
+    id: &TaskId,
+    task_sha256: &str,
+    remote: &str,
+    c: Oid,
+    attempts: u32,
+    started: std::time::Instant,
+) -> Result<()> {
+    let landed = result_entries(repo, Some(&repo.find_commit(c)?))?;
+    let at = now_iso();
+    state::update(paths, |s| {
+        s.published.insert(
+            id.as_str().to_owned(),
+            PublishRecord {
+                commit: c.to_string(),
+                at: at.clone(),
+                pushed: true,
+            },
+        );
+        for (k, r) in s.published.iter_mut() {
+            if !r.pushed && landed.contains_key(k) {
+                r.pushed = true;
+                r.commit = c.to_string();
+            }
+        }
+        Ok(())
+    })?;
+    ledger::append(
+        paths,
+        &Entry::new("pushed")
+            .task(id.as_str())
+            .sha(task_sha256)
+            .commit(&c.to_string())
+            .detail(
+                json!({"ref": RX_NODE_REF, "remote": remote, "attempts": attempts,
+                "elapsed_ms": started.elapsed().as_millis() as u64}),
+            ),
+    )
+}
+
+/// `publish <ID> --push` for a result committed earlier without `--push`:
+/// push the local `rx-node` (confirmed again), rebuilding on the remote tip if needed.
+fn push_pending(cli: &Cli, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> Result<Outcome> {
+    let repo = Repository::open(&cli.repo).with_context(|| {
+        format!(
+            "cannot open the checkout {} as a Git repository",
+            cli.repo.display()
+        )
+    })?;
+    refuse_if_rx_node_checked_out(&repo)?;
+    let remote = cli.watch_cfg.remote.as_str();
+    let refspec = rx_node_refspec(&cli.watch_cfg.branch).map_err(|e| refused(e.0))?;
+    let tip = repo.refname_to_id(RX_NODE_REF).map_err(|_| {
+        refused(format!(
+            "{id} was committed as {} but the local rx-node is gone",
+            rec.commit
+        ))
+    })?;
+    let tip_commit = repo.find_commit(tip)?;
+    if !result_entries(&repo, Some(&tip_commit))?.contains_key(id.as_str()) {
+        return Err(refused(format!(
+            "the local rx-node ({tip}) no longer holds {RESULTS_DIR}/{id}/; not pushed"
+        )));
+    }
+    let shown = format!(
+        "Push the local rx-node ({tip}), which holds {RESULTS_DIR}/{id}/ (committed {} at {}), to {remote}.\n",
+        rec.commit, rec.at
+    );
+    confirm(cli, &shown, id)?;
+    let msg = tip_commit.message().unwrap_or("rx-results").to_owned();
+    let sig = signature(&repo)?;
+    let started = std::time::Instant::now();
+    let (c, n) = push_with_retry(&repo, remote, &refspec, id, tip, &msg, &sig)
+        .map_err(|e| e.context(format!("the push of {id} to {remote} failed")))?;
+    let sha = repo_task_sha(paths, id);
+    record_push(paths, &repo, id, &sha, remote, c, n, started)?;
+    if cli.json {
+        let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
+            "pushed": true, "push_attempts": n});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!();
+        println!("pushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)");
+    }
+    Ok(Outcome::Done)
+}
+
+/// The approved SHA-256 of a task, for ledger entries (empty when unknown).
+fn repo_task_sha(paths: &Paths, id: &TaskId) -> String {
+    state::load(paths)
+        .ok()
+        .and_then(|s| s.approvals.get(id.as_str()).map(|a| a.task_sha256.clone()))
+        .unwrap_or_default()
+}
+
+/// Read and check everything in the outbox; every refusal names its reason.
+fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<Prepared> {
+    let approval = st.approvals.get(id.as_str()).ok_or_else(|| {
+        refused(format!(
+            "task {id} was never approved on this node; only approved tasks are published"
+        ))
+    })?;
+    let dir = paths.outbox(id);
+    let rel = format!(".local/rx_agent_outbox/{id}");
+    if !dir.is_dir() {
+        return Err(refused(format!(
+            "no outbox {rel}/ for task {id}; a result file is missing"
+        )));
+    }
+    let task_path = dir.join("TASK.md");
+    let bytes = crate::validate::read_task_file(&task_path)
+        .map_err(|e| refused(format!("{rel}/TASK.md: {e:#}")))?;
+    let task = crate::validate::check(&bytes, &cli.watch_cfg.branch).map_err(|issues| {
+        let list: Vec<String> = issues
+            .iter()
+            .map(|i| {
+                format!(
+                    "line {}: {}: {}",
+                    i.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into()),
+                    i.field.as_deref().unwrap_or("-"),
+                    i.message
+                )
+            })
+            .collect();
+        refused(format!(
+            "{rel}/TASK.md no longer validates: {}",
+            list.join("; ")
+        ))
+    })?;
+    if task.id() != id {
+        return Err(refused(format!(
+            "{rel}/TASK.md is task {}, not {id}",
+            task.id()
+        )));
+    }
+    if !approval.covers(&task) {
+        return Err(refused(format!(
+            "the approval of {id} (SHA-256 {}) does not cover {rel}/TASK.md (SHA-256 {})",
+            approval.task_sha256,
+            task.sha256()
+        )));
+    }
+    if task.header().allow_push != AllowPush::RxResultOnly {
+        return Err(refused(format!(
+            "task {id} says ALLOW_PUSH = {}; publishing needs ALLOW_PUSH = RX_RESULT_ONLY",
+            task.header().allow_push.as_str()
+        )));
+    }
+    let meta_text = std::fs::read_to_string(dir.join("TASK.meta.json"))
+        .map_err(|e| refused(format!("{rel}/TASK.meta.json: {e}")))?;
+    let meta: TaskMeta = serde_json::from_str(&meta_text)
+        .map_err(|e| refused(format!("{rel}/TASK.meta.json: {e}")))?;
+    if meta.task_id != id.as_str() {
+        return Err(refused(format!(
+            "{rel}/TASK.meta.json: task_id {:?} is not {id}",
+            meta.task_id
+        )));
+    }
+    if !approval.commit.is_empty() && meta.commit != approval.commit {
+        return Err(refused(format!(
+            "{rel}/TASK.meta.json: commit {} is not the approved commit {}",
+            meta.commit, approval.commit
+        )));
+    }
+    if meta.task_sha256 != task.sha256() {
+        return Err(refused(format!(
+            "{rel}/TASK.meta.json: task_sha256 {} does not match TASK.md ({})",
+            meta.task_sha256,
+            task.sha256()
+        )));
+    }
+
+    let mut problems = Vec::new();
+    let md = read_result_file(&dir, MD, &mut problems);
+    let json_text = read_result_file(&dir, JSON, &mut problems);
+    let (Some(md), Some(json_text)) = (md, json_text) else {
+        return Err(refused(format!("{rel}: {}", problems.join("; "))));
+    };
+    let json: Value = match serde_json::from_str(&json_text) {
+        Ok(v) => v,
+        Err(e) => return Err(refused(format!("{rel}/{JSON} is not JSON: {e}"))),
+    };
+    let mut allowed = sha256_fields(&json);
+    allowed.insert(task.sha256().to_owned());
+    for (name, text) in [(MD, &md), (JSON, &json_text)] {
+        for f in scan_text(text, &allowed) {
+            problems.push(format!("{name} {f}"));
+        }
+    }
+    let status = json
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    problems.extend(agreement(id, &json, &md));
+    problems.extend(schema_check(&dir.join(JSON), &cli.repo));
+    if !problems.is_empty() {
+        return Err(refused(format!(
+            "{} problem(s) in {rel}: {}",
+            problems.len(),
+            problems.join("; ")
+        )));
+    }
+    let mut stray = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n != MD && n != JSON {
+                stray.push(n);
+            }
+        }
+    }
+    stray.sort();
+    Ok(Prepared {
+        id: id.clone(),
+        title: task.header().task_title.clone(),
+        source_branch: task.header().source_branch.clone(),
+        task_sha256: task.sha256().to_owned(),
+        approved_at: approval.at.clone(),
+        meta,
+        md,
+        json_text,
+        json,
+        status,
+        stray,
+    })
+}
+
+/// Read one result file with the byte checks; the problem is pushed on failure.
+fn read_result_file(dir: &Path, name: &str, problems: &mut Vec<String>) -> Option<String> {
+    let p = dir.join(name);
+    let meta = match std::fs::symlink_metadata(&p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            problems.push(format!("{name} is missing"));
+            return None;
+        }
+        Err(e) => {
+            problems.push(format!("{name}: {e}"));
+            return None;
+        }
+    };
+    if !meta.is_file() {
+        problems.push(format!("{name} is not a regular file"));
+        return None;
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        problems.push(format!(
+            "{name} is {} bytes; at most {MAX_FILE_BYTES} (256 KiB) may be published",
+            meta.len()
+        ));
+        return None;
+    }
+    match std::fs::read(&p) {
+        Ok(b) => match check_bytes(name, &b) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                problems.push(e);
+                None
+            }
+        },
+        Err(e) => {
+            problems.push(format!("{name}: {e}"));
+            None
+        }
+    }
+}
+
+/// The overall status named by the Markdown: the first line mentioning
+/// "status" that carries one of the six status words.
+fn md_status(md: &str) -> Option<&'static str> {
+    md.lines()
+        .filter(|l| l.to_ascii_lowercase().contains("status"))
+        .find_map(|l| {
+            STATUSES.iter().copied().find(|s| {
+                l.match_indices(s).any(|(i, _)| {
+                    let before = l[..i].chars().next_back();
+                    let after = l[i + s.len()..].chars().next();
+                    let word =
+                        |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+                    !word(before) && !word(after)
+                })
+            })
+        })
+}
+
+/// The JSON and the Markdown agree on the task ID and the overall status.
+fn agreement(id: &TaskId, json: &Value, md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    match json.get("task_id").and_then(Value::as_str) {
+        Some(t) if t == id.as_str() => {}
+        Some(t) => out.push(format!("{JSON}: task_id {t:?} is not {id}")),
+        None => out.push(format!("{JSON}: task_id missing")),
+    }
+    if !md.contains(id.as_str()) {
+        out.push(format!("{MD} does not name task {id}"));
+    }
+    let js = json.get("status").and_then(Value::as_str);
+    match (js, md_status(md)) {
+        (Some(j), Some(m)) if j == m => {}
+        (Some(j), Some(m)) => out.push(format!("{JSON} says status {j} but {MD} says {m}")),
+        (_, None) => out.push(format!("{MD} names no overall status")),
+        (None, _) => out.push(format!("{JSON}: status missing")),
+    }
+    out
+}
+
+/// Minimal schema check of `RX_RESULT.json`.
+// HOOK: replaced by crate::results::validate_result_files at merge
+fn schema_check(json_path: &Path, checkout: &Path) -> Vec<String> {
+    let _ = checkout;
+    let text = match std::fs::read_to_string(json_path) {
+        Ok(t) => t,
+        Err(e) => return vec![format!("{JSON}: {e}")],
+    };
+    let v: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => return vec![format!("{JSON}: not JSON: {e}")],
+    };
+    let mut out = Vec::new();
+    let Some(obj) = v.as_object() else {
+        return vec![format!("{JSON}: not a JSON object")];
+    };
+    for key in [
+        "schema_version",
+        "task_id",
+        "task_title",
+        "status",
+        "risk_level",
+        "source_branch",
+        "source_commit",
+        "node",
+        "timeline",
+        "checks",
+    ] {
+        if !obj.contains_key(key) {
+            out.push(format!("{JSON}: required field {key} missing"));
+        }
+    }
+    if let Some(s) = obj.get("status") {
+        if !s.as_str().is_some_and(|s| STATUSES.contains(&s)) {
+            out.push(format!(
+                "{JSON}: status {s} is not one of PASS FAIL PARTIAL SKIP BLOCKED \"NOT RUN\""
+            ));
+        }
+    }
+    if let Some(c) = obj.get("checks") {
+        if !c.is_array() {
+            out.push(format!("{JSON}: checks is not a list"));
+        }
+    }
+    if let Some(t) = obj.get("timeline") {
+        if !t.is_object() {
+            out.push(format!("{JSON}: timeline is not an object"));
+        }
+    }
+    out
+}
+
+fn host_name() -> String {
+    let h = gethostname::gethostname().to_string_lossy().into_owned();
+    let h: String = h
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .collect();
+    if h.is_empty() {
+        "localhost".to_owned()
+    } else {
+        h
+    }
+}
+
+/// `LOG_META.json`: small, path-free metadata about this publication.
+fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
+    let entries: Vec<Value> = ledger::read_all(paths)?
+        .into_iter()
+        .filter(|e| e.get("task_id").and_then(Value::as_str) == Some(prep.id.as_str()))
+        .map(|e| {
+            let mut o = serde_json::Map::new();
+            for k in ["at", "event", "commit"] {
+                if let Some(v) = e.get(k) {
+                    o.insert(k.to_owned(), v.clone());
+                }
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let total = entries.len();
+    let excerpt: Vec<Value> = entries.into_iter().rev().take(100).rev().collect();
+    let count = |k: &str| {
+        prep.json
+            .get(k)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
+    };
+    let mut by_status: BTreeMap<String, usize> = BTreeMap::new();
+    if let Some(checks) = prep.json.get("checks").and_then(Value::as_array) {
+        for c in checks {
+            let s = c.get("status").and_then(Value::as_str).unwrap_or("?");
+            *by_status.entry(s.to_owned()).or_default() += 1;
+        }
+    }
+    let tl = |k: &str| {
+        prep.json
+            .get("timeline")
+            .and_then(|t| t.get(k))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let v = json!({
+        "schema_version": 1,
+        "task_id": prep.id.as_str(),
+        "task_sha256": prep.task_sha256,
+        "source_branch": prep.meta.source_branch.clone().unwrap_or_else(|| prep.source_branch.clone()),
+        "source_commit": prep.meta.commit,
+        "status": prep.status,
+        "rxnode_version": env!("CARGO_PKG_VERSION"),
+        "node": host_name(),
+        "timeline": {
+            "approved_at": prep.meta.approved_at.clone().unwrap_or_else(|| prep.approved_at.clone()),
+            "started_at": tl("started_at"),
+            "completed_at": tl("completed_at"),
+            "published_at": now_iso(),
+        },
+        "counts": {
+            "checks": count("checks"),
+            "checks_by_status": by_status,
+            "captures": count("captures"),
+            "errors": count("errors"),
+            "ledger_entries": total,
+        },
+        "files": [
+            {"name": MD, "bytes": prep.md.len(), "sha256": sha256_hex(prep.md.as_bytes())},
+            {"name": JSON, "bytes": prep.json_text.len(), "sha256": sha256_hex(prep.json_text.as_bytes())},
+        ],
+        "ledger": excerpt,
+    });
+    let mut s = serde_json::to_string_pretty(&v)?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// Our own `LOG_META.json` must pass the same scanner as the results.
+fn check_log_meta(prep: &Prepared, text: &str) -> Result<()> {
+    let v: Value = serde_json::from_str(text).context("LOG_META.json")?;
+    let mut allowed = sha256_fields(&v);
+    allowed.insert(prep.task_sha256.clone());
+    let f = scan_text(text, &allowed);
+    if let Err(e) = check_bytes(LOG_META, text.as_bytes()) {
+        return Err(refused(e));
+    }
+    if f.is_empty() {
+        Ok(())
+    } else {
+        let list: Vec<String> = f.iter().map(|f| f.to_string()).collect();
+        Err(refused(format!("{LOG_META} {}", list.join("; "))))
+    }
+}
+
+fn refuse_if_rx_node_checked_out(repo: &Repository) -> Result<()> {
+    if let Ok(head) = repo.find_reference("HEAD") {
+        if head.symbolic_target() == Some(RX_NODE_REF) {
+            return Err(refused(
+                "the checkout has rx-node checked out; publishing would change its work tree — switch back to your branch first",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The local and remote-tracking `rx-node` tips.
+struct Tips {
+    local: Option<Oid>,
+    tracking: Option<Oid>,
+}
+
+impl Tips {
+    fn read(repo: &Repository, remote: &str) -> Result<Tips> {
+        let get = |name: &str| -> Result<Option<Oid>> {
+            match repo.refname_to_id(name) {
+                Ok(o) => Ok(Some(o)),
+                Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+                Err(e) => Err(e).with_context(|| format!("cannot read {name}")),
+            }
+        };
+        Ok(Tips {
+            local: get(RX_NODE_REF)?,
+            tracking: get(&tracking_ref(remote))?,
+        })
+    }
+}
+
+fn tracking_ref(remote: &str) -> String {
+    format!("refs/remotes/{remote}/rx-node")
+}
+
+/// The parent of the new commit and the local-only results carried onto it.
+struct BasePlan<'r> {
+    base: Option<Commit<'r>>,
+    carry: BTreeMap<String, Oid>,
+}
+
+/// Pick the newest of the local and remote-tracking tips; when they have
+/// diverged, build on the remote one and carry the local-only results over.
+fn plan_base<'r>(repo: &'r Repository, tips: &Tips) -> Result<BasePlan<'r>> {
+    let (base, other) = match (tips.local, tips.tracking) {
+        (None, None) => (None, None),
+        (Some(l), None) => (Some(l), None),
+        (None, Some(t)) => (Some(t), None),
+        (Some(l), Some(t)) => {
+            if l == t || repo.graph_descendant_of(l, t)? {
+                (Some(l), None)
+            } else if repo.graph_descendant_of(t, l)? {
+                (Some(t), None)
+            } else {
+                (Some(t), Some(l))
+            }
+        }
+    };
+    let base = base.map(|o| repo.find_commit(o)).transpose()?;
+    let carry = match (&base, other) {
+        (Some(b), Some(o)) => local_additions(repo, o, b)?,
+        _ => BTreeMap::new(),
+    };
+    Ok(BasePlan { base, carry })
+}
+
+/// Results added by the commits of `local` that `onto` lacks, and not in `onto`.
+fn local_additions(repo: &Repository, local: Oid, onto: &Commit) -> Result<BTreeMap<String, Oid>> {
+    let lc = repo.find_commit(local)?;
+    let mine = result_entries(repo, Some(&lc))?;
+    let before = match repo.merge_base(local, onto.id()) {
+        Ok(mb) => result_entries(repo, Some(&repo.find_commit(mb)?))?,
+        Err(e) if e.code() == ErrorCode::NotFound => BTreeMap::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let theirs = result_entries(repo, Some(onto))?;
+    Ok(mine
+        .into_iter()
+        .filter(|(k, _)| !before.contains_key(k) && !theirs.contains_key(k))
+        .collect())
+}
+
+/// Entries under `rx-results/` of a commit: name → tree id.
+fn result_entries(repo: &Repository, c: Option<&Commit>) -> Result<BTreeMap<String, Oid>> {
+    let mut out = BTreeMap::new();
+    let Some(c) = c else { return Ok(out) };
+    let tree = c.tree()?;
+    let Some(e) = tree.get_name(RESULTS_DIR) else {
+        return Ok(out);
+    };
+    let sub = e.to_object(repo)?;
+    let Some(sub) = sub.as_tree() else {
+        return Ok(out);
+    };
+    for e in sub.iter() {
+        if let Some(n) = e.name() {
+            out.insert(n.to_owned(), e.id());
+        }
+    }
+    Ok(out)
+}
+
+/// The `rx-results/<ID>/` tree with exactly the three files.
+fn result_subtree(repo: &Repository, prep: &Prepared, log_meta: &str) -> Result<Oid> {
+    let mut tb = repo.treebuilder(None)?;
+    for (name, text) in [
+        (MD, prep.md.as_str()),
+        (JSON, prep.json_text.as_str()),
+        (LOG_META, log_meta),
+    ] {
+        let blob = repo.blob(text.as_bytes())?;
+        tb.insert(name, blob, 0o100644)?;
+    }
+    Ok(tb.write()?)
+}
+
+/// A commit on `parent` whose tree is the parent's plus the `add` results.
+fn build_commit(
+    repo: &Repository,
+    parent: Option<&Commit>,
+    add: &BTreeMap<String, Oid>,
+    msg: &str,
+    sig: &git2::Signature,
+) -> Result<Oid> {
+    let ptree = parent.map(|p| p.tree()).transpose()?;
+    let old_results = match &ptree {
+        Some(t) => match t.get_name(RESULTS_DIR) {
+            Some(e) => e.to_object(repo)?.into_tree().ok(),
+            None => None,
+        },
+        None => None,
+    };
+    let mut rb = repo.treebuilder(old_results.as_ref())?;
+    for (name, oid) in add {
+        if rb.get(name)?.is_some() {
+            return Err(refused(format!(
+                "{RESULTS_DIR}/{name}/ already exists on rx-node; a result is never overwritten"
+            )));
+        }
+        rb.insert(name, *oid, 0o040000)?;
+    }
+    let results = rb.write()?;
+    let mut top = repo.treebuilder(ptree.as_ref())?;
+    top.insert(RESULTS_DIR, results, 0o040000)?;
+    let tree = repo.find_tree(top.write()?)?;
+    let parents: Vec<&Commit> = parent.into_iter().collect();
+    Ok(repo.commit(None, sig, sig, msg, &tree, &parents)?)
+}
+
+/// Move `refs/heads/rx-node` from `old` (compare-and-swap) to `new`.
+fn set_rx_node(repo: &Repository, old: Option<Oid>, new: Oid) -> Result<()> {
+    let msg = "rxnode publish";
+    match old {
+        Some(o) => repo.reference_matching(RX_NODE_REF, new, true, o, msg),
+        None => repo.reference(RX_NODE_REF, new, false, msg),
+    }
+    .with_context(|| format!("cannot move {RX_NODE_REF} (changed by someone else meanwhile?)"))?;
+    Ok(())
+}
+
+fn signature(repo: &Repository) -> Result<git2::Signature<'static>> {
+    match repo.signature() {
+        Ok(s) => Ok(s.to_owned()),
+        Err(_) => Ok(git2::Signature::now(
+            "rxnode",
+            &format!("rxnode@{}", host_name()),
+        )?),
+    }
+}
+
+fn commit_message(prep: &Prepared, carry: &BTreeMap<String, Oid>) -> String {
+    let mut m = format!(
+        "rx-results: {} ({})\n\nTask: {}\nTask-SHA256: {}\nSource-Commit: {}\nNode: {}\nrxnode: {}\n",
+        prep.id,
+        prep.status,
+        prep.id,
+        prep.task_sha256,
+        prep.meta.commit,
+        host_name(),
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Some(b) = &prep.meta.blob {
+        m.push_str(&format!("Task-Blob: {b}\n"));
+    }
+    if !carry.is_empty() {
+        m.push_str(&format!(
+            "Carried-Over: {}\n",
+            carry.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    m
+}
+
+/// Why a push did not land.
+enum PushError {
+    /// The remote refused the update (non-fast-forward, lock); worth a rebuild and retry.
+    Rejected(String),
+    /// Anything else (network, credentials, permissions).
+    Failed(anyhow::Error),
+}
+
+/// The folder of a remote that lives on this machine (`file://` URL or a
+/// plain path), for the compare-and-swap push.
+fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
+    if let Some(rest) = url.strip_prefix("file://") {
+        // `file:///C:/x` on Windows names `C:/x`.
+        let b = rest.as_bytes();
+        let rest = if cfg!(windows) && b.len() > 2 && b[0] == b'/' && b[2] == b':' {
+            &rest[1..]
+        } else {
+            rest
+        };
+        return Some(std::path::PathBuf::from(rest));
+    }
+    if url.contains("://") {
+        return None;
+    }
+    let p = Path::new(url);
+    // `host:path` (scp-like ssh) is not local unless it names an existing folder.
+    (p.is_absolute() || !url.contains(':'))
+        .then(|| p.to_path_buf())
+        .filter(|p| p.is_dir())
+}
+
+fn push_once(
+    repo: &Repository,
+    remote: &str,
+    spec: &PushRefspec,
+    ours: Oid,
+) -> Result<(), PushError> {
+    let mut r = repo
+        .find_remote(remote)
+        .map_err(|e| PushError::Failed(anyhow::anyhow!("remote {remote}: {}", e.message())))?;
+    if let Some(path) = r.url().and_then(local_remote_path) {
+        return push_local_cas(repo, &path, spec, ours);
+    }
+    let status: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
+    let res = {
+        let mut cb = remote_callbacks(repo.config().ok());
+        cb.push_update_reference(|name, st| {
+            if let Some(s) = st {
+                *status.borrow_mut() = Some(format!("{name}: {s}"));
+            }
+            Ok(())
+        });
+        let mut opts = git2::PushOptions::new();
+        opts.remote_callbacks(cb);
+        r.push(&[spec.as_str()], Some(&mut opts))
+    };
+    let url = r.url().map(redact_url).unwrap_or_default();
+    match res {
+        Err(e) => {
+            let m = e.message().to_owned();
+            let lm = m.to_ascii_lowercase();
+            if e.code() == ErrorCode::NotFastForward
+                || lm.contains("fast-forward")
+                || lm.contains("fastforward")
+                || lm.contains("lock")
+                || lm.contains("fetch first")
+            {
+                Err(PushError::Rejected(m))
+            } else {
+                Err(PushError::Failed(anyhow::anyhow!(
+                    "push to {url} failed: {m}"
+                )))
+            }
+        }
+        Ok(()) => match status.into_inner() {
+            None => Ok(()),
+            // Whether it is a race is decided after a fetch (see push_with_retry).
+            Some(s) => Err(PushError::Rejected(format!(
+                "{url} rejected the update: {s}"
+            ))),
+        },
+    }
+}
+
+/// Rejection messages that mean "someone else moved the branch or holds its
+/// lock": worth retrying even when a fetch does not show a new tip yet.
+fn is_race(msg: &str) -> bool {
+    let m = msg.to_ascii_lowercase();
+    [
+        "fast-forward",
+        "fastforward",
+        "fetch first",
+        "lock",
+        "stale",
+        "failed to update ref",
+        "changed meanwhile",
+        "already exists",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
+}
+
+/// Push to a repository on this machine with a compare-and-swap ref update.
+///
+/// libgit2's local transport overwrites the remote ref without comparing it
+/// to the value it listed, so two nodes pushing at once could lose one
+/// publication. Here the missing objects are copied, then the remote
+/// `refs/heads/rx-node` is moved only if it still holds the value our commit
+/// descends from (under the ref's lock file, as `git receive-pack` does).
+fn push_local_cas(
+    repo: &Repository,
+    path: &Path,
+    spec: &PushRefspec,
+    ours: Oid,
+) -> Result<(), PushError> {
+    let fail = |m: String| PushError::Failed(anyhow::anyhow!(m));
+    if spec.as_str() != format!("{RX_NODE_REF}:{RX_NODE_REF}") {
+        return Err(fail(format!("refspec {spec} refused")));
+    }
+    let dst = Repository::open(path).map_err(|e| {
+        fail(format!(
+            "cannot open the remote repository {}: {}",
+            path.display(),
+            e.message()
+        ))
+    })?;
+    let old = match dst.refname_to_id(RX_NODE_REF) {
+        Ok(o) => Some(o),
+        Err(e) if e.code() == ErrorCode::NotFound => None,
+        Err(e) => {
+            return Err(fail(format!(
+                "cannot read the remote {RX_NODE_REF}: {}",
+                e.message()
+            )))
+        }
+    };
+    if let Some(o) = old {
+        let known = repo.find_commit(o).is_ok();
+        if !known || !(o == ours || repo.graph_descendant_of(ours, o).unwrap_or(false)) {
+            return Err(PushError::Rejected(format!(
+                "{RX_NODE_REF}: non-fast-forward (remote at {o})"
+            )));
+        }
+        if o == ours {
+            return Ok(());
+        }
+    }
+    copy_objects(repo, &dst, ours, old)
+        .map_err(|e| fail(format!("cannot copy objects to {}: {e:#}", path.display())))?;
+    let res = match old {
+        Some(o) => dst.reference_matching(RX_NODE_REF, ours, true, o, "rxnode publish (push)"),
+        None => dst.reference(RX_NODE_REF, ours, false, "rxnode publish (push)"),
+    };
+    match res {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.code(),
+                ErrorCode::Modified | ErrorCode::Locked | ErrorCode::Exists
+            ) =>
+        {
+            Err(PushError::Rejected(format!(
+                "{RX_NODE_REF}: {} (changed meanwhile)",
+                e.message()
+            )))
+        }
+        Err(e) => Err(fail(format!(
+            "cannot move the remote {RX_NODE_REF}: {}",
+            e.message()
+        ))),
+    }
+}
+
+/// Copy the commits from `tip` back to (excluding) `have`, with their trees
+/// and blobs, into `dst` (objects it already has are skipped).
+fn copy_objects(src: &Repository, dst: &Repository, tip: Oid, have: Option<Oid>) -> Result<()> {
+    let sodb = src.odb()?;
+    let dodb = dst.odb()?;
+    let mut walk = src.revwalk()?;
+    walk.push(tip)?;
+    if let Some(h) = have {
+        walk.hide(h)?;
+    }
+    fn copy_tree(sodb: &git2::Odb, dodb: &git2::Odb, src: &Repository, t: Oid) -> Result<()> {
+        if dodb.exists(t) {
+            return Ok(()); // a tree present in a valid repository is complete
+        }
+        let tree = src.find_tree(t)?;
+        for e in tree.iter() {
+            match e.kind() {
+                Some(git2::ObjectType::Tree) => copy_tree(sodb, dodb, src, e.id())?,
+                Some(git2::ObjectType::Blob) if !dodb.exists(e.id()) => {
+                    let o = sodb.read(e.id())?;
+                    dodb.write(o.kind(), o.data())?;
+                }
+                _ => {}
+            }
+        }
+        let o = sodb.read(t)?;
+        dodb.write(o.kind(), o.data())?;
+        Ok(())
+    }
+    let mut commits = Vec::new();
+    for c in walk {
+        commits.push(c?);
+    }
+    // Parents first, each commit after its tree.
+    for c in commits.into_iter().rev() {
+        if dodb.exists(c) {
+            continue;
+        }
+        copy_tree(&sodb, &dodb, src, src.find_commit(c)?.tree_id())?;
+        let o = sodb.read(c)?;
+        dodb.write(o.kind(), o.data())?;
+    }
+    Ok(())
+}
+
+/// Fetch the remote `rx-node` into its remote-tracking ref; its tip, if any.
+fn fetch_rx_node(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
+    let mut r = repo
+        .find_remote(remote)
+        .with_context(|| format!("remote {remote}"))?;
+    let mut opts = git2::FetchOptions::new();
+    opts.remote_callbacks(remote_callbacks(repo.config().ok()));
+    let spec = format!("+{RX_NODE_REF}:{}", tracking_ref(remote));
+    r.fetch(&[spec.as_str()], Some(&mut opts), None)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "fetch of rx-node from {} failed: {}",
+                r.url().map(redact_url).unwrap_or_default(),
+                e.message()
+            )
+        })?;
+    match repo.refname_to_id(&tracking_ref(remote)) {
+        Ok(o) => Ok(Some(o)),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Push, and after a rejection (or a push that did not stick) fetch,
+/// rebuild the one commit on the new tip and retry, with jitter.
+/// Returns the commit that landed and the number of attempts.
+fn push_with_retry(
+    repo: &Repository,
+    remote: &str,
+    spec: &PushRefspec,
+    id: &TaskId,
+    first: Oid,
+    msg: &str,
+    sig: &git2::Signature,
+) -> Result<(Oid, u32)> {
+    use rand::Rng;
+    let mut ours = first;
+    let mut last = String::new();
+    for attempt in 1..=MAX_PUSH_ATTEMPTS {
+        match push_once(repo, remote, spec, ours) {
+            Ok(()) => {
+                // Verify it stuck (a file-URL remote updates without compare-and-swap).
+                let tip = fetch_rx_node(repo, remote)?;
+                if let Some(t) = tip {
+                    if t == ours || repo.graph_descendant_of(t, ours)? {
+                        return Ok((ours, attempt));
+                    }
+                }
+                last = "the remote rx-node moved past the pushed commit without it".to_owned();
+            }
+            Err(PushError::Failed(e)) => return Err(e),
+            Err(PushError::Rejected(m)) => last = m,
+        }
+        tracing::info!(
+            "push attempt {attempt} of {id} rejected ({last}); rebuilding on the new tip"
+        );
+        let jitter = {
+            let cap = (50u64 << attempt.min(6)).min(2000);
+            rand::thread_rng().gen_range(10..=cap)
+        };
+        std::thread::sleep(std::time::Duration::from_millis(jitter));
+        let tip = fetch_rx_node(repo, remote)?;
+        let moved = match tip {
+            None => false,
+            Some(t) if t == ours || repo.graph_descendant_of(t, ours)? => {
+                return Ok((ours, attempt));
+            }
+            Some(t) => !repo.graph_descendant_of(ours, t)?,
+        };
+        let Some(tip) = tip.filter(|_| moved) else {
+            // The remote did not move: a rejection that is not a race is final.
+            if is_race(&last) {
+                continue;
+            }
+            return Err(anyhow::anyhow!(
+                "the push of {RX_NODE_REF} was rejected: {last}"
+            ));
+        };
+        let base = repo.find_commit(tip)?;
+        if result_entries(repo, Some(&base))?.contains_key(id.as_str()) {
+            return Err(refused(format!(
+                "{RESULTS_DIR}/{id}/ appeared on the remote rx-node (commit {tip}) from another publisher; not overwritten"
+            )));
+        }
+        let add = local_additions(repo, ours, &base)?;
+        let rebuilt = build_commit(repo, Some(&base), &add, msg, sig)?;
+        set_rx_node(repo, Some(ours), rebuilt)?;
+        ours = rebuilt;
+    }
+    Err(anyhow::anyhow!(
+        "push of {RX_NODE_REF} not accepted after {MAX_PUSH_ATTEMPTS} attempts (last: {last})"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn md_status_reads_the_overall_line() {
+        assert_eq!(md_status("# X\n\n**Status:** NOT RUN\n"), Some("NOT RUN"));
+        assert_eq!(
+            md_status("| check | status |\n|---|---|\nOverall status: `PASS`"),
+            Some("PASS")
+        );
+        assert_eq!(md_status("status: PASSED"), None);
+        assert_eq!(md_status("no word here PASS"), None);
+    }
+
+    #[test]
+    fn agreement_finds_disagreement() {
+        let id = TaskId::parse("T1").unwrap();
+        let j = json!({"task_id": "T1", "status": "PASS"});
+        assert!(agreement(&id, &j, "# T1\nStatus: PASS\n").is_empty());
+        assert_eq!(agreement(&id, &j, "# T1\nStatus: FAIL\n").len(), 1);
+        assert_eq!(
+            agreement(
+                &id,
+                &json!({"task_id": "T2", "status": "PASS"}),
+                "# T1\nStatus: PASS"
+            )
+            .len(),
+            1
+        );
+        assert_eq!(agreement(&id, &j, "# other\nStatus: PASS").len(), 1);
+    }
+
+    #[test]
+    fn local_remotes_are_recognised() {
+        let d = tempfile::TempDir::new().unwrap();
+        let p = d.path().display().to_string();
+        assert!(local_remote_path(&format!("file://{p}")).is_some());
+        assert_eq!(local_remote_path(&p), Some(d.path().to_path_buf()));
+        assert!(local_remote_path("git@example.com:lab/rx.git").is_none());
+        assert!(local_remote_path("https://example.com/lab/rx.git").is_none());
+        assert!(local_remote_path("ssh://git@example.com/lab/rx.git").is_none());
+        assert!(local_remote_path("git://127.0.0.1:9418/rx.git").is_none());
+    }
+
+    #[test]
+    fn races_are_told_from_final_rejections() {
+        assert!(is_race("cannot push non-fastforwardable reference"));
+        assert!(is_race("refs/heads/rx-node: failed to update ref"));
+        assert!(is_race("refs/heads/rx-node: fetch first"));
+        assert!(is_race("failed to lock file"));
+        assert!(!is_race("refs/heads/rx-node: pre-receive hook declined"));
+        assert!(!is_race("refs/heads/rx-node: protected branch"));
+    }
+
+    #[test]
+    fn schema_hook_names_missing_fields() {
+        let d = tempfile::TempDir::new().unwrap();
+        let p = d.path().join("r.json");
+        std::fs::write(&p, r#"{"task_id":"T1","status":"MAYBE"}"#).unwrap();
+        let probs = schema_check(&p, d.path());
+        assert!(
+            probs.iter().any(|p| p.contains("schema_version")),
+            "{probs:?}"
+        );
+        assert!(probs.iter().any(|p| p.contains("MAYBE")), "{probs:?}");
+    }
+}

@@ -1,0 +1,812 @@
+//! Issue 7: `rxnode publish <TASK_ID> [--push]` against a real bare origin.
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use tempfile::TempDir;
+
+mod publish_common {
+    use super::*;
+
+    pub fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "Main PC")
+            .env("GIT_AUTHOR_EMAIL", "main@example.com")
+            .env("GIT_COMMITTER_NAME", "Main PC")
+            .env("GIT_COMMITTER_EMAIL", "main@example.com")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?} in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+    }
+
+    /// `git` that may fail (e.g. a missing ref): stdout or None.
+    pub fn git_try(dir: &Path, args: &[&str]) -> Option<String> {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+    }
+
+    pub struct Fixture {
+        pub root: TempDir,
+        pub origin: PathBuf,
+        /// EXPECTED_HEAD: a strict ancestor of the task commit.
+        pub ancestor: String,
+        /// The commit that holds the task on video-development.
+        pub task_commit: String,
+    }
+
+    impl Fixture {
+        pub fn new() -> Fixture {
+            let root = TempDir::new().expect("temp dir");
+            let origin = root.path().join("origin.git");
+            std::fs::create_dir_all(&origin).unwrap();
+            git(
+                &origin,
+                &["init", "--bare", "-q", "-b", "video-development"],
+            );
+            let seed = root.path().join("seed");
+            std::fs::create_dir_all(&seed).unwrap();
+            git(&seed, &["init", "-q", "-b", "video-development"]);
+            std::fs::write(seed.join("README.md"), "main PC project\n").unwrap();
+            git(&seed, &["add", "."]);
+            git(&seed, &["commit", "-q", "-m", "start"]);
+            let ancestor = git(&seed, &["rev-parse", "HEAD"]);
+            std::fs::create_dir_all(seed.join("docs/handoff")).unwrap();
+            std::fs::write(seed.join("docs/handoff/NEXT_RX_TASK.md"), "placeholder\n").unwrap();
+            git(&seed, &["add", "."]);
+            git(&seed, &["commit", "-q", "-m", "task"]);
+            let task_commit = git(&seed, &["rev-parse", "HEAD"]);
+            let url = file_url(&origin);
+            git(&seed, &["push", "-q", &url, "video-development"]);
+            Fixture {
+                root,
+                origin,
+                ancestor,
+                task_commit,
+            }
+        }
+
+        /// A fresh clone on video-development with `.local/` excluded.
+        pub fn checkout(&self, name: &str) -> PathBuf {
+            let dir = self.root.path().join(name);
+            git(
+                self.root.path(),
+                &["clone", "-q", &file_url(&self.origin), name],
+            );
+            git(&dir, &["checkout", "-q", "video-development"]);
+            let mut ex = std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.join(".git/info/exclude"))
+                .unwrap();
+            writeln!(ex, ".local/").unwrap();
+            dir
+        }
+
+        pub fn task_text(&self, id: &str, allow_push: &str) -> String {
+            format!(
+                "TASK_ID = {id}\nTASK_TITLE = Publication test {id}\nSOURCE_BRANCH = video-development\n\
+                 EXPECTED_HEAD = {}\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = NO\nRF_RX = NO\nRF_TX = NO\n\
+                 ALLOW_COMMIT = NO\nALLOW_PUSH = {allow_push}\n\nA manual task: check the cabling and write it down.\n",
+                self.ancestor
+            )
+        }
+
+        /// Outbox + approval in state for `id`. Returns the outbox folder.
+        pub fn outbox(&self, checkout: &Path, id: &str, allow_push: &str) -> PathBuf {
+            let task = self.task_text(id, allow_push);
+            let sha = hex::encode(Sha256::digest(task.as_bytes()));
+            let dir = checkout.join(".local/rx_agent_outbox").join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("TASK.md"), &task).unwrap();
+            let meta = json!({"task_id": id, "commit": self.task_commit, "blob": "0".repeat(40),
+                "task_sha256": sha, "approved_at": "2026-11-29T20:00:00+00:00",
+                "source_branch": "video-development"});
+            std::fs::write(dir.join("TASK.meta.json"), meta.to_string()).unwrap();
+            let result = json!({
+                "schema_version": 1, "task_id": id, "task_title": format!("Publication test {id}"),
+                "status": "NOT RUN", "risk_level": "GREEN", "source_branch": "video-development",
+                "source_commit": self.task_commit, "expected_head": self.ancestor,
+                "approval": {"at": "2026-11-29T20:00:00+00:00", "task_sha256": sha},
+                "authorization": null,
+                "node": {"hostname": null, "rxnode_version": "0.1.0", "soapysdr_version": null},
+                "timeline": {"started_at": null, "completed_at": null},
+                "checks": [], "inventory": null, "captures": [], "tx": null, "errors": []
+            });
+            std::fs::write(
+                dir.join("RX_RESULT.json"),
+                serde_json::to_string_pretty(&result).unwrap(),
+            )
+            .unwrap();
+            std::fs::write(
+                dir.join("RX_RESULT.md"),
+                format!(
+                    "# RX result: {id}\n\n**Status:** NOT RUN\n\nTask SHA-256: {sha}\n\
+                     Source commit: {}\n\nThe operator checked the cabling by hand.\n",
+                    self.task_commit
+                ),
+            )
+            .unwrap();
+            // Never published: a plot beside the results.
+            std::fs::write(
+                dir.join("spectrum.png"),
+                [0x89u8, b'P', b'N', b'G', 0, 1, 2],
+            )
+            .unwrap();
+            approve(checkout, id, &sha, &self.task_commit);
+            dir
+        }
+    }
+
+    /// Add an approval to the checkout's state file (the `crate::state::State` shape).
+    pub fn approve(checkout: &Path, id: &str, sha: &str, commit: &str) {
+        let p = checkout.join(".local/rx_agent_state.json");
+        let mut st: Value = std::fs::read(&p)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_else(|| {
+                json!({"schema_version": 1, "last_seen_task_id": null, "last_completed_task_id": null,
+                    "deferred_task_ids": [], "approvals": {}, "tasks": {}, "published": {},
+                    "running": false, "watcher_pid": null, "last_poll": null, "remote_marker": null})
+            });
+        st["approvals"][id] = json!({"task_id": id, "task_sha256": sha, "commit": commit,
+            "at": "2026-11-29T20:00:00+00:00"});
+        st["last_seen_task_id"] = json!(id);
+        std::fs::write(&p, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
+    }
+
+    pub fn file_url(p: &Path) -> String {
+        format!("file://{}", p.display())
+    }
+
+    pub fn spawn_publish(checkout: &Path, id: &str, push: bool) -> std::process::Child {
+        let mut args = vec!["--repo".to_owned(), checkout.display().to_string()];
+        args.extend(["publish".to_owned(), id.to_owned()]);
+        if push {
+            args.push("--push".to_owned());
+        }
+        Command::new(env!("CARGO_BIN_EXE_rxnode"))
+            .args(&args)
+            .env_remove("RXNODE_REPO")
+            .env_remove("RXNODE_BRANCH")
+            .env_remove("RXNODE_REMOTE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("rxnode runs")
+    }
+
+    pub fn publish(checkout: &Path, id: &str, push: bool, answer: Option<&str>) -> Output {
+        let mut child = spawn_publish(checkout, id, push);
+        {
+            let mut stdin = child.stdin.take().expect("stdin");
+            if let Some(a) = answer {
+                let _ = stdin.write_all(a.as_bytes());
+            }
+        }
+        child.wait_with_output().expect("rxnode finishes")
+    }
+
+    pub fn text(o: &Output) -> String {
+        format!(
+            "status {:?}\nstdout:\n{}\nstderr:\n{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    }
+
+    /// Everything about a checkout that publication must not change.
+    #[derive(Debug, PartialEq)]
+    pub struct Snapshot {
+        head: String,
+        branch: String,
+        index: Vec<u8>,
+        status: String,
+        worktree: Vec<(String, Vec<u8>)>,
+    }
+
+    pub fn snapshot(checkout: &Path) -> Snapshot {
+        let mut worktree = Vec::new();
+        for f in git(checkout, &["ls-files"]).lines() {
+            worktree.push((f.to_owned(), std::fs::read(checkout.join(f)).unwrap()));
+        }
+        Snapshot {
+            head: git(checkout, &["rev-parse", "HEAD"]),
+            branch: git(checkout, &["symbolic-ref", "HEAD"]),
+            index: std::fs::read(checkout.join(".git/index")).unwrap(),
+            status: git(
+                checkout,
+                &["status", "--porcelain=v1", "--untracked-files=all"],
+            ),
+            worktree,
+        }
+    }
+
+    pub fn ledger_events(checkout: &Path) -> Vec<Value> {
+        std::fs::read_to_string(checkout.join(".local/rx_agent_ledger.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+use publish_common::*;
+
+fn assert_refused_nothing_written(fx: &Fixture, co: &Path, out: &Output, why: &str) {
+    assert_eq!(out.status.code(), Some(3), "{why}: {}", text(out));
+    assert!(
+        git_try(
+            &fx.origin,
+            &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+        )
+        .is_none(),
+        "{why}: origin got rx-node"
+    );
+    assert!(
+        git_try(co, &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]).is_none(),
+        "{why}: local rx-node was created"
+    );
+    let ev = ledger_events(co);
+    assert!(
+        ev.iter().any(|e| e["event"] == "refused"),
+        "{why}: no refusal in the ledger: {ev:?}"
+    );
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(st["published"], json!({}), "{why}");
+}
+
+#[test]
+fn publish_push_lands_exactly_three_files_and_disturbs_nothing() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_PUB_1", "RX_RESULT_ONLY");
+    // A local, uncommitted edit in the work tree must survive untouched.
+    std::fs::write(co.join("README.md"), "operator's local edit\n").unwrap();
+    let before = snapshot(&co);
+    let vd_before = git(&fx.origin, &["rev-parse", "refs/heads/video-development"]);
+
+    let out = publish(&co, "RX_PUB_1", true, Some("PUBLISH RX_PUB_1\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for shown in [
+        "rx-results/RX_PUB_1/RX_RESULT.md",
+        "RX_RESULT.json",
+        "LOG_META.json",
+        "NOT RUN",
+        "bytes",
+    ] {
+        assert!(stdout.contains(shown), "summary lacks {shown}: {stdout}");
+    }
+
+    let files = git(
+        &fx.origin,
+        &["ls-tree", "-r", "--name-only", "refs/heads/rx-node"],
+    );
+    let files: Vec<&str> = files.lines().collect();
+    assert_eq!(
+        files,
+        [
+            "rx-results/RX_PUB_1/LOG_META.json",
+            "rx-results/RX_PUB_1/RX_RESULT.json",
+            "rx-results/RX_PUB_1/RX_RESULT.md"
+        ]
+    );
+    let md = git(
+        &fx.origin,
+        &["show", "rx-node:rx-results/RX_PUB_1/RX_RESULT.md"],
+    );
+    let local_md =
+        std::fs::read_to_string(co.join(".local/rx_agent_outbox/RX_PUB_1/RX_RESULT.md")).unwrap();
+    assert_eq!(md, local_md.trim_end());
+    let meta: Value = serde_json::from_str(&git(
+        &fx.origin,
+        &["show", "rx-node:rx-results/RX_PUB_1/LOG_META.json"],
+    ))
+    .unwrap();
+    assert_eq!(meta["task_id"], "RX_PUB_1");
+    assert_eq!(meta["status"], "NOT RUN");
+    assert_eq!(meta["source_commit"], fx.task_commit.as_str());
+    let meta_text = meta.to_string();
+    assert!(!meta_text.contains(&fx.root.path().display().to_string()));
+
+    assert_eq!(
+        git(&fx.origin, &["rev-parse", "refs/heads/video-development"]),
+        vd_before,
+        "video-development on origin moved"
+    );
+    assert_eq!(snapshot(&co), before, "the checkout changed");
+
+    let pushed = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
+    assert_eq!(git(&co, &["rev-parse", "refs/heads/rx-node"]), pushed);
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(st["published"]["RX_PUB_1"]["commit"], pushed.as_str());
+    assert_eq!(st["published"]["RX_PUB_1"]["pushed"], true);
+    let ev = ledger_events(&co);
+    assert!(ev
+        .iter()
+        .any(|e| e["event"] == "published" && e["task_id"] == "RX_PUB_1"));
+    assert!(ev
+        .iter()
+        .any(|e| e["event"] == "pushed" && e["commit"] == pushed.as_str()));
+
+    // A second publication of the same ID is refused, nothing moves.
+    let again = publish(&co, "RX_PUB_1", true, Some("PUBLISH RX_PUB_1\n"));
+    assert_eq!(again.status.code(), Some(3), "{}", text(&again));
+    assert_eq!(
+        git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]),
+        pushed
+    );
+}
+
+#[test]
+fn wrong_or_missing_confirmation_writes_nothing() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_CONF", "RX_RESULT_ONLY");
+    for (answer, why) in [
+        (Some("publish RX_CONF\n"), "lower case"),
+        (Some("PUBLISH RX_CONF \n"), "trailing space"),
+        (Some("PUBLISH OTHER\n"), "other ID"),
+        (Some("yes\n"), "yes"),
+        (None, "EOF"),
+    ] {
+        let out = publish(&co, "RX_CONF", true, answer);
+        assert_refused_nothing_written(&fx, &co, &out, why);
+    }
+    // CRLF is only a line terminator: the exact line still goes ahead.
+    let out = publish(&co, "RX_CONF", false, Some("PUBLISH RX_CONF\r\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(git_try(
+        &fx.origin,
+        &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+    )
+    .is_none());
+    assert!(git_try(&co, &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]).is_some());
+}
+
+#[test]
+fn allow_push_no_is_refused() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_NOPUSH", "NO");
+    let out = publish(&co, "RX_NOPUSH", true, Some("PUBLISH RX_NOPUSH\n"));
+    assert_refused_nothing_written(&fx, &co, &out, "ALLOW_PUSH = NO");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ALLOW_PUSH"));
+}
+
+#[test]
+fn unapproved_or_changed_task_is_refused() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    let dir = fx.outbox(&co, "RX_UNAPP", "RX_RESULT_ONLY");
+    // The outbox text differs from what was approved.
+    let mut t = std::fs::read_to_string(dir.join("TASK.md")).unwrap();
+    t.push_str("an extra line\n");
+    std::fs::write(dir.join("TASK.md"), t).unwrap();
+    let out = publish(&co, "RX_UNAPP", true, Some("PUBLISH RX_UNAPP\n"));
+    assert_refused_nothing_written(&fx, &co, &out, "changed text");
+    // No approval at all.
+    std::fs::remove_file(co.join(".local/rx_agent_state.json")).unwrap();
+    let out = publish(&co, "RX_UNAPP", true, Some("PUBLISH RX_UNAPP\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("never approved"));
+}
+
+#[test]
+fn planted_secrets_paths_and_oversize_files_are_refused() {
+    let token = ["ghp_", "0123456789abcdefghijABCDEFGHIJ012345"].concat();
+    let cases: Vec<(&str, &str, String)> = vec![
+        (
+            "RX_TOKEN",
+            "RX_RESULT.md",
+            format!("\nPushed with {token}\n"),
+        ),
+        (
+            "RX_AWS",
+            "RX_RESULT.md",
+            "\nkey AKIAIOSFODNN7EXAMPLE\n".into(),
+        ),
+        (
+            "RX_HOME",
+            "RX_RESULT.md",
+            "\nSaved to /home/alice/iq/cap.sigmf-data\n".into(),
+        ),
+        (
+            "RX_WIN",
+            "RX_RESULT.md",
+            "\nSaved to C:\\Users\\alice\\cap.wav\n".into(),
+        ),
+        (
+            "RX_KEY",
+            "RX_RESULT.md",
+            "\n-----BEGIN OPENSSH PRIVATE KEY-----\n".into(),
+        ),
+        (
+            "RX_BIG",
+            "RX_RESULT.md",
+            format!("\n{}\n", "word ".repeat(60_000)),
+        ),
+        ("RX_BIN", "RX_RESULT.md", "\n\u{0}\n".into()),
+    ];
+    for (id, file, planted) in cases {
+        let fx = Fixture::new();
+        let co = fx.checkout("rx1");
+        let dir = fx.outbox(&co, id, "RX_RESULT_ONLY");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(file))
+            .unwrap();
+        f.write_all(planted.as_bytes()).unwrap();
+        drop(f);
+        let out = publish(&co, id, true, Some(&format!("PUBLISH {id}\n")));
+        assert_refused_nothing_written(&fx, &co, &out, id);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains(&token), "{id}: the secret was echoed: {err}");
+        let ledger = std::fs::read_to_string(co.join(".local/rx_agent_ledger.jsonl")).unwrap();
+        assert!(
+            !ledger.contains(&token),
+            "{id}: the secret reached the ledger"
+        );
+    }
+}
+
+#[test]
+fn planted_token_in_json_and_md_json_disagreement_are_refused() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    let dir = fx.outbox(&co, "RX_JSON", "RX_RESULT_ONLY");
+    let p = dir.join("RX_RESULT.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    v["errors"] = json!(["remote https://bob:hunter2@git.example.com/x.git failed"]);
+    std::fs::write(&p, v.to_string()).unwrap();
+    let out = publish(&co, "RX_JSON", true, Some("PUBLISH RX_JSON\n"));
+    assert_refused_nothing_written(&fx, &co, &out, "credentials URL in JSON");
+
+    v["errors"] = json!([]);
+    v["status"] = json!("PASS");
+    std::fs::write(&p, v.to_string()).unwrap();
+    let out = publish(&co, "RX_JSON", true, Some("PUBLISH RX_JSON\n"));
+    assert_refused_nothing_written(&fx, &co, &out, "status disagrees");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("status"));
+
+    std::fs::remove_file(dir.join("RX_RESULT.md")).unwrap();
+    let out = publish(&co, "RX_JSON", true, Some("PUBLISH RX_JSON\n"));
+    assert_refused_nothing_written(&fx, &co, &out, "missing md");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing"));
+}
+
+#[test]
+fn four_checkouts_publishing_at_once_all_land_linearly() {
+    let fx = Fixture::new();
+    let ids = ["RX_NODE_A", "RX_NODE_B", "RX_NODE_C", "RX_NODE_D"];
+    let cos: Vec<PathBuf> = ids
+        .iter()
+        .map(|id| {
+            let co = fx.checkout(&id.to_lowercase());
+            fx.outbox(&co, id, "RX_RESULT_ONLY");
+            co
+        })
+        .collect();
+    let vd_before = git(&fx.origin, &["rev-parse", "refs/heads/video-development"]);
+    let start = std::time::Instant::now();
+    // Start all four, then confirm all four at once.
+    let mut children: Vec<_> = cos
+        .iter()
+        .zip(ids)
+        .map(|(co, id)| (id, spawn_publish(co, id, true)))
+        .collect();
+    for (id, c) in &mut children {
+        let mut stdin = c.stdin.take().expect("stdin");
+        stdin
+            .write_all(format!("PUBLISH {id}\n").as_bytes())
+            .unwrap();
+    }
+    let mut attempts = Vec::new();
+    for ((id, c), co) in children.into_iter().zip(&cos) {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out));
+        let n = ledger_events(co)
+            .iter()
+            .find(|e| e["event"] == "pushed")
+            .and_then(|e| e["detail"]["attempts"].as_u64())
+            .unwrap_or(0);
+        attempts.push(n);
+    }
+    eprintln!(
+        "four concurrent publications: {:.0} ms wall, push attempts {attempts:?}",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    let files = git(
+        &fx.origin,
+        &["ls-tree", "-r", "--name-only", "refs/heads/rx-node"],
+    );
+    for id in ids {
+        for f in ["RX_RESULT.md", "RX_RESULT.json", "LOG_META.json"] {
+            let path = format!("rx-results/{id}/{f}");
+            assert!(files.lines().any(|l| l == path), "{path} lost:\n{files}");
+        }
+    }
+    assert_eq!(files.lines().count(), 12, "{files}");
+    let history = git(&fx.origin, &["rev-list", "--parents", "refs/heads/rx-node"]);
+    assert_eq!(history.lines().count(), 4, "{history}");
+    for l in history.lines() {
+        assert!(l.split(' ').count() <= 2, "a merge commit: {l}");
+    }
+    assert_eq!(
+        git(&fx.origin, &["rev-parse", "refs/heads/video-development"]),
+        vd_before
+    );
+}
+
+#[test]
+fn local_publication_then_push_of_the_next_carries_both() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_LOCAL_1", "RX_RESULT_ONLY");
+    fx.outbox(&co, "RX_LOCAL_2", "RX_RESULT_ONLY");
+    let out = publish(&co, "RX_LOCAL_1", false, Some("PUBLISH RX_LOCAL_1\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(git_try(
+        &fx.origin,
+        &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+    )
+    .is_none());
+    // Meanwhile another node publishes to origin.
+    let other = fx.checkout("rx2");
+    fx.outbox(&other, "RX_OTHER", "RX_RESULT_ONLY");
+    let out = publish(&other, "RX_OTHER", true, Some("PUBLISH RX_OTHER\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // rx1 now pushes its second result: it must be rebuilt on origin's tip and keep RX_LOCAL_1.
+    let out = publish(&co, "RX_LOCAL_2", true, Some("PUBLISH RX_LOCAL_2\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let files = git(
+        &fx.origin,
+        &[
+            "ls-tree",
+            "-d",
+            "--name-only",
+            "refs/heads/rx-node:rx-results",
+        ],
+    );
+    let dirs: Vec<&str> = files.lines().collect();
+    assert_eq!(dirs, ["RX_LOCAL_1", "RX_LOCAL_2", "RX_OTHER"], "{files}");
+    let history = git(&fx.origin, &["rev-list", "--parents", "refs/heads/rx-node"]);
+    assert_eq!(history.lines().count(), 2, "{history}");
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    let tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
+    for id in ["RX_LOCAL_1", "RX_LOCAL_2"] {
+        assert_eq!(st["published"][id]["pushed"], true, "{id}");
+        assert_eq!(st["published"][id]["commit"], tip.as_str(), "{id}");
+    }
+}
+
+#[test]
+fn a_local_publication_is_pushed_later_with_confirmation() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_LATER", "RX_RESULT_ONLY");
+    let out = publish(&co, "RX_LATER", false, Some("PUBLISH RX_LATER\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let local = git(&co, &["rev-parse", "refs/heads/rx-node"]);
+    // Without --push a second publish is refused (never overwritten).
+    let out = publish(&co, "RX_LATER", false, Some("PUBLISH RX_LATER\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    // --push needs the confirmation again.
+    let out = publish(&co, "RX_LATER", true, Some("no\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(git_try(
+        &fx.origin,
+        &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+    )
+    .is_none());
+    let out = publish(&co, "RX_LATER", true, Some("PUBLISH RX_LATER\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), local);
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(st["published"]["RX_LATER"]["pushed"], true);
+    assert_eq!(st["published"]["RX_LATER"]["commit"], local.as_str());
+}
+
+/// A `git daemon` on loopback serving the fixture's folder with receive-pack
+/// enabled: the network push path (libgit2 smart protocol, server-side
+/// compare-and-swap, rejections reported per reference).
+struct Daemon {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_daemon(root: &Path) -> Option<Daemon> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .ok()?
+        .local_addr()
+        .ok()?
+        .port();
+    let child = Command::new("git")
+        .args([
+            "daemon",
+            "--reuseaddr",
+            "--listen=127.0.0.1",
+            &format!("--port={port}"),
+            &format!("--base-path={}", root.display()),
+            "--export-all",
+            "--enable=receive-pack",
+            &root.display().to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let d = Daemon { child, port };
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(d);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn concurrent_publication_over_the_git_protocol_all_land() {
+    let fx = Fixture::new();
+    let Some(daemon) = start_daemon(fx.root.path()) else {
+        eprintln!("git daemon not available; network push path not exercised");
+        return;
+    };
+    let url = format!("git://127.0.0.1:{}/origin.git", daemon.port);
+    let ids = ["RX_NET_A", "RX_NET_B", "RX_NET_C", "RX_NET_D"];
+    let cos: Vec<PathBuf> = ids
+        .iter()
+        .map(|id| {
+            let co = fx.checkout(&id.to_lowercase());
+            git(&co, &["remote", "set-url", "origin", &url]);
+            fx.outbox(&co, id, "RX_RESULT_ONLY");
+            co
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    let mut children: Vec<_> = cos
+        .iter()
+        .zip(ids)
+        .map(|(co, id)| (id, spawn_publish(co, id, true)))
+        .collect();
+    for (id, c) in &mut children {
+        let mut stdin = c.stdin.take().expect("stdin");
+        stdin
+            .write_all(format!("PUBLISH {id}\n").as_bytes())
+            .unwrap();
+    }
+    let mut attempts = Vec::new();
+    for ((id, c), co) in children.into_iter().zip(&cos) {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out));
+        let n = ledger_events(co)
+            .iter()
+            .find(|e| e["event"] == "pushed")
+            .and_then(|e| e["detail"]["attempts"].as_u64())
+            .unwrap_or(0);
+        attempts.push(n);
+    }
+    eprintln!(
+        "four concurrent publications over git://: {:.0} ms wall, push attempts {attempts:?}",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    let files = git(
+        &fx.origin,
+        &[
+            "ls-tree",
+            "-d",
+            "--name-only",
+            "refs/heads/rx-node:rx-results",
+        ],
+    );
+    assert_eq!(files.lines().collect::<Vec<_>>(), ids, "{files}");
+    let history = git(&fx.origin, &["rev-list", "--parents", "refs/heads/rx-node"]);
+    assert_eq!(history.lines().count(), 4, "{history}");
+    assert!(
+        history.lines().all(|l| l.split(' ').count() <= 2),
+        "{history}"
+    );
+    assert!(
+        attempts.iter().any(|n| *n > 1),
+        "no push was ever rejected: {attempts:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_permanent_server_rejection_is_not_retried_and_keeps_the_local_commit() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let Some(daemon) = start_daemon(fx.root.path()) else {
+        eprintln!("git daemon not available; network push path not exercised");
+        return;
+    };
+    let hook = fx.origin.join("hooks/pre-receive");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\necho 'rx-node is frozen' >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let co = fx.checkout("rx1");
+    git(
+        &co,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &format!("git://127.0.0.1:{}/origin.git", daemon.port),
+        ],
+    );
+    fx.outbox(&co, "RX_FROZEN", "RX_RESULT_ONLY");
+    let out = publish(&co, "RX_FROZEN", true, Some("PUBLISH RX_FROZEN\n"));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rejected"),
+        "{}",
+        text(&out)
+    );
+    assert!(git_try(
+        &fx.origin,
+        &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+    )
+    .is_none());
+    let local = git(&co, &["rev-parse", "refs/heads/rx-node"]);
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(st["published"]["RX_FROZEN"]["pushed"], false);
+    assert_eq!(st["published"]["RX_FROZEN"]["commit"], local.as_str());
+    let ev = ledger_events(&co);
+    assert!(ev.iter().any(|e| e["event"] == "publish_failed"), "{ev:?}");
+    assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
+}
+
+#[test]
+fn a_result_already_on_the_remote_is_never_overwritten() {
+    let fx = Fixture::new();
+    let first = fx.checkout("rx1");
+    let second = fx.checkout("rx2");
+    fx.outbox(&first, "RX_SAME", "RX_RESULT_ONLY");
+    fx.outbox(&second, "RX_SAME", "RX_RESULT_ONLY");
+    let out = publish(&first, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
+    let out = publish(&second, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already exists"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), tip);
+}
