@@ -3,10 +3,16 @@
 mod cli;
 mod exit;
 mod fsutil;
+mod gitops;
 mod ledger;
+mod lock;
+mod outbox;
 mod paths;
+mod review;
 mod state;
+mod status;
 mod validate;
+mod watch;
 
 use anyhow::Result;
 use clap::{CommandFactory, Parser};
@@ -53,16 +59,16 @@ fn not_yet(what: &str) -> Result<Outcome> {
 fn dispatch(cli: &Cli) -> Result<Outcome> {
     match &cli.command {
         Command::Validate { file } => validate::cmd_validate(cli, file),
-        Command::Watch(_) => not_yet("watch"),
-        Command::Review { .. } => not_yet("review"),
-        Command::Status => not_yet("status"),
+        Command::Watch(args) => watch::cmd_watch(cli, args),
+        Command::Review { task_id } => review::cmd_review(cli, task_id),
+        Command::Status => status::cmd_status(cli),
         Command::Run { .. } => not_yet("run"),
         Command::Inventory(_) => not_yet("inventory"),
         Command::Capture(_) => not_yet("capture"),
         Command::Analyze(_) => not_yet("analyze"),
         Command::ValidateResult { .. } => not_yet("validate-result"),
         Command::Publish { .. } => not_yet("publish"),
-        Command::MarkCompleted { .. } => not_yet("mark-completed"),
+        Command::MarkCompleted { task_id } => review::cmd_mark_completed(cli, task_id),
         Command::Doctor => not_yet("doctor"),
         Command::Demo { .. } => not_yet("demo"),
         Command::Completions { shell } => {
