@@ -829,6 +829,7 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
     };
     let marker = state::load(&flow.paths)?.remote_marker;
     if marker.as_deref() == Some(oid.to_string().as_str()) {
+        tracing::info!("poll: nothing new at {oid}");
         flow.record_poll("nothing new", true)?;
         return Ok(false);
     }
@@ -894,11 +895,8 @@ fn dry_run(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
         io: &mut io,
         dry_run: true,
     };
-    if crate::validate::check(&bytes, &flow.branch).is_err() {
-        // Report every problem the same way `validate` does.
-        let issues = crate::validate::check(&bytes, &flow.branch)
-            .err()
-            .unwrap_or_default();
+    if let Err(issues) = crate::validate::check(&bytes, &flow.branch) {
+        // Report every problem the way `validate` does, and record it in the dry-run area.
         for i in &issues {
             eprintln!("{}: {i}", file.display());
         }

@@ -15,17 +15,25 @@ fn approve_writes_outbox_and_is_not_prompted_again() {
     let out = lab.watch_once("a\n");
     let so = text(&out.stdout);
     assert!(out.status.success(), "{so}\n{}", text(&out.stderr));
-    assert!(so.contains(PROMPT) && so.contains("T_APPROVE") && so.contains(&commit), "{so}");
+    assert!(
+        so.contains(PROMPT) && so.contains("T_APPROVE") && so.contains(&commit),
+        "{so}"
+    );
     let ob = lab.local().join("rx_agent_outbox/T_APPROVE");
     assert_eq!(std::fs::read(ob.join("TASK.md")).unwrap(), task.as_bytes());
     let meta: serde_json::Value =
         serde_json::from_slice(&std::fs::read(ob.join("TASK.meta.json")).unwrap()).unwrap();
     assert_eq!(meta["commit"], commit.as_str());
-    assert_eq!(meta["task_sha256"], rxnode_interlock::sha256_hex(task.as_bytes()));
+    assert_eq!(
+        meta["task_sha256"],
+        rxnode_interlock::sha256_hex(task.as_bytes())
+    );
     let res: serde_json::Value =
         serde_json::from_slice(&std::fs::read(ob.join("RX_RESULT.json")).unwrap()).unwrap();
     assert_eq!(res["status"], "NOT RUN");
-    assert!(std::fs::read_to_string(ob.join("RX_RESULT.md")).unwrap().contains("NOT RUN"));
+    assert!(std::fs::read_to_string(ob.join("RX_RESULT.md"))
+        .unwrap()
+        .contains("NOT RUN"));
     let st = lab.state();
     assert_eq!(st["tasks"]["T_APPROVE"]["status"], "approved");
     assert_eq!(st["approvals"]["T_APPROVE"]["commit"], commit.as_str());
@@ -65,7 +73,11 @@ fn changed_text_under_known_id_is_refused_once() {
     lab.post(&Lab::task("T_SAME", &base, &[]));
     assert!(lab.watch_once("d\n").status.success());
     assert_eq!(lab.status_of("T_SAME"), "deferred");
-    lab.post(&Lab::task("T_SAME", &base, &[("TASK_TITLE", "Sneaky revision")]));
+    lab.post(&Lab::task(
+        "T_SAME",
+        &base,
+        &[("TASK_TITLE", "Sneaky revision")],
+    ));
     let out = lab.watch_once("a\n");
     assert!(out.status.success());
     let se = text(&out.stderr);
@@ -90,11 +102,17 @@ fn defer_then_review_approves() {
     assert_eq!(lab.state()["deferred_task_ids"][0], "T_DEFER");
     lab.post_file("x.txt", b"x\n");
     let out = lab.watch_once("a\n");
-    assert!(!text(&out.stdout).contains(PROMPT), "deferred task prompted again");
+    assert!(
+        !text(&out.stdout).contains(PROMPT),
+        "deferred task prompted again"
+    );
     let out = lab.run(&["review", "T_DEFER"], "approve\n");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(lab.status_of("T_DEFER"), "approved");
-    assert!(lab.state()["deferred_task_ids"].as_array().unwrap().is_empty());
+    assert!(lab.state()["deferred_task_ids"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     // Approved tasks cannot be reviewed again.
     let out = lab.run(&["review", "T_DEFER"], "a\n");
     assert_eq!(out.status.code(), Some(2));
@@ -121,7 +139,10 @@ fn stop_and_eof_leave_the_task_pending_and_it_is_shown_at_next_start() {
     // Next start: shown again; a wrong answer is asked again.
     let out = lab.watch_once("x\na\n");
     let so = text(&out.stdout);
-    assert!(so.contains("still pending") && so.contains("unknown answer"), "{so}");
+    assert!(
+        so.contains("still pending") && so.contains("unknown answer"),
+        "{so}"
+    );
     assert_eq!(lab.status_of("T_STOP"), "approved");
     assert_eq!(lab.count_events("detected", "T_STOP"), 1);
 }
@@ -137,7 +158,10 @@ fn non_ancestor_expected_head_is_rejected_once() {
     let out = lab.watch_once("a\n");
     assert!(out.status.success());
     let se = text(&out.stderr);
-    assert!(se.contains("EXPECTED_HEAD") && se.contains("T_BASE"), "{se}");
+    assert!(
+        se.contains("EXPECTED_HEAD") && se.contains("T_BASE"),
+        "{se}"
+    );
     assert!(!text(&out.stdout).contains(PROMPT));
     assert_eq!(lab.status_of("T_BASE"), "rejected");
     // The task commit itself is not a strict ancestor either.
@@ -164,12 +188,20 @@ fn rf_tx_declared_yellow_and_oversized_files_are_rejected() {
     lab.post(&Lab::task(
         "T_TX",
         &base,
-        &[("HARDWARE_ACCESS", "YES"), ("RF_TX", "YES"), ("RISK_LEVEL", "YELLOW")],
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_TX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
     ));
     let out = lab.watch_once("a\n");
     assert!(out.status.success());
     assert!(!text(&out.stdout).contains(PROMPT));
-    assert!(text(&out.stderr).contains("RISK_LEVEL"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("RISK_LEVEL"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(lab.status_of("T_TX"), "rejected");
     assert!(!lab.local().join("rx_agent_outbox/T_TX").exists());
 
@@ -185,7 +217,11 @@ fn rf_tx_declared_yellow_and_oversized_files_are_rejected() {
 #[test]
 fn red_task_shows_that_approval_is_not_authorization() {
     let lab = Lab::new();
-    lab.post(&Lab::task("T_RED", &lab.main_head(), &[("RISK_LEVEL", "RED")]));
+    lab.post(&Lab::task(
+        "T_RED",
+        &lab.main_head(),
+        &[("RISK_LEVEL", "RED")],
+    ));
     let out = lab.watch_once("a\n");
     let so = text(&out.stdout);
     assert!(so.contains("approval is not authorization"), "{so}");
@@ -196,7 +232,10 @@ fn red_task_shows_that_approval_is_not_authorization() {
 #[test]
 fn stop_file_holds_the_watcher() {
     let lab = Lab::new();
-    let before = common::git(&lab.rx, &["rev-parse", "refs/remotes/origin/video-development"]);
+    let before = common::git(
+        &lab.rx,
+        &["rev-parse", "refs/remotes/origin/video-development"],
+    );
     std::fs::create_dir_all(lab.local()).unwrap();
     std::fs::write(lab.local().join("STOP"), "").unwrap();
     lab.post(&Lab::task("T_HELD", &lab.main_head(), &[]));
@@ -204,7 +243,10 @@ fn stop_file_holds_the_watcher() {
     assert!(out.status.success());
     assert!(text(&out.stdout).contains("held"), "{}", text(&out.stdout));
     assert!(!text(&out.stdout).contains(PROMPT));
-    let after = common::git(&lab.rx, &["rev-parse", "refs/remotes/origin/video-development"]);
+    let after = common::git(
+        &lab.rx,
+        &["rev-parse", "refs/remotes/origin/video-development"],
+    );
     assert_eq!(before, after, "fetched while held");
     let s: serde_json::Value =
         serde_json::from_slice(&lab.run(&["status", "--json"], "").stdout).unwrap();
@@ -223,8 +265,15 @@ fn existing_outbox_is_never_overwritten() {
     std::fs::create_dir_all(&ob).unwrap();
     std::fs::write(ob.join("TASK.md"), "operator notes\n").unwrap();
     let out = lab.watch_once("a\n");
-    assert!(text(&out.stderr).contains("never overwritten"), "{}", text(&out.stderr));
-    assert_eq!(std::fs::read_to_string(ob.join("TASK.md")).unwrap(), "operator notes\n");
+    assert!(
+        text(&out.stderr).contains("never overwritten"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ob.join("TASK.md")).unwrap(),
+        "operator notes\n"
+    );
     assert_eq!(std::fs::read_dir(&ob).unwrap().count(), 1);
     assert_eq!(lab.status_of("T_OB"), "pending");
     assert_eq!(lab.count_events("refused", "T_OB"), 1);
@@ -237,21 +286,31 @@ fn corrupt_state_is_kept_aside_and_the_command_fails() {
     std::fs::write(lab.local().join("rx_agent_state.json"), "{ not json").unwrap();
     let out = lab.watch_once("");
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("rx_agent_state.json"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("rx_agent_state.json"),
+        "{}",
+        text(&out.stderr)
+    );
     let aside: Vec<_> = std::fs::read_dir(lab.local())
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().contains(".corrupt-"))
         .collect();
     assert_eq!(aside.len(), 1);
-    assert_eq!(std::fs::read_to_string(aside[0].path()).unwrap(), "{ not json");
+    assert_eq!(
+        std::fs::read_to_string(aside[0].path()).unwrap(),
+        "{ not json"
+    );
 }
 
 #[test]
 fn unreachable_remote_fails_once_and_dry_run_still_works() {
     let lab = Lab::new();
     let missing = lab.dir.path().join("gone.git");
-    common::git(&lab.rx, &["remote", "set-url", "origin", missing.to_str().unwrap()]);
+    common::git(
+        &lab.rx,
+        &["remote", "set-url", "origin", missing.to_str().unwrap()],
+    );
     let out = lab.watch_once("");
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("fetch origin video-development failed"));
@@ -260,10 +319,16 @@ fn unreachable_remote_fails_once_and_dry_run_still_works() {
     let f = lab.dir.path().join("task.md");
     let task = Lab::task("T_DRY", &"a".repeat(40), &[]);
     std::fs::write(&f, &task).unwrap();
-    let out = lab.run(&["watch", "--dry-run", "--task-file", f.to_str().unwrap()], "a\n");
+    let out = lab.run(
+        &["watch", "--dry-run", "--task-file", f.to_str().unwrap()],
+        "a\n",
+    );
     let so = text(&out.stdout);
     assert!(out.status.success(), "{so}{}", text(&out.stderr));
-    assert!(so.contains("ancestry check of EXPECTED_HEAD skipped") && so.contains("dry-run"), "{so}");
+    assert!(
+        so.contains("ancestry check of EXPECTED_HEAD skipped") && so.contains("dry-run"),
+        "{so}"
+    );
     let dry = lab.local().join("dry-run");
     assert_eq!(
         std::fs::read(dry.join("rx_agent_outbox/T_DRY/TASK.md")).unwrap(),
@@ -288,13 +353,20 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
     let lock = lab.local().join("rxnode.lock");
     let t0 = Instant::now();
     while !(lock.exists() && lab.local().join("rx_agent_state.json").exists()) {
-        assert!(t0.elapsed() < Duration::from_secs(10), "watcher did not start");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "watcher did not start"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
     let out = lab.run(&["watch", "--once"], "");
     assert_eq!(out.status.code(), Some(3));
-    assert!(text(&out.stderr).contains(&format!("PID {}", first.id())), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("PID {}", first.id())),
+        "{}",
+        text(&out.stderr)
+    );
     let s: serde_json::Value =
         serde_json::from_slice(&lab.run(&["status", "--json"], "").stdout).unwrap();
     assert_eq!(s["watcher_running"], true);
@@ -307,7 +379,10 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
         if let Some(s) = first.try_wait().unwrap() {
             break s;
         }
-        assert!(t0.elapsed() < Duration::from_secs(2), "watcher did not stop within 2 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "watcher did not stop within 2 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0));
@@ -333,5 +408,8 @@ fn stale_lock_from_a_dead_pid_is_taken_over() {
     let out = lab.watch_once("");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("stale lock"));
-    assert!(lab.ledger_events().iter().any(|e| e["event"] == "lock_taken_over"));
+    assert!(lab
+        .ledger_events()
+        .iter()
+        .any(|e| e["event"] == "lock_taken_over"));
 }

@@ -54,15 +54,41 @@ impl Lab {
         let origin = dir.path().join("origin.git");
         let main = dir.path().join("main-pc");
         let rx = dir.path().join("rx-laptop");
-        git(dir.path(), &["init", "--bare", "-q", origin.to_str().unwrap()]);
-        git(dir.path(), &["clone", "-q", origin.to_str().unwrap(), main.to_str().unwrap()]);
+        git(
+            dir.path(),
+            &["init", "--bare", "-q", origin.to_str().unwrap()],
+        );
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                origin.to_str().unwrap(),
+                main.to_str().unwrap(),
+            ],
+        );
         git(&main, &["checkout", "-q", "-b", BRANCH]);
         std::fs::write(main.join("README.md"), "lab repo\n").unwrap();
         git(&main, &["add", "README.md"]);
         git(&main, &["commit", "-q", "-m", "start"]);
         git(&main, &["push", "-q", "origin", BRANCH]);
-        git(dir.path(), &["clone", "-q", "-b", BRANCH, origin.to_str().unwrap(), rx.to_str().unwrap()]);
-        Lab { dir, origin, main, rx }
+        git(
+            dir.path(),
+            &[
+                "clone",
+                "-q",
+                "-b",
+                BRANCH,
+                origin.to_str().unwrap(),
+                rx.to_str().unwrap(),
+            ],
+        );
+        Lab {
+            dir,
+            origin,
+            main,
+            rx,
+        }
     }
 
     pub fn main_head(&self) -> String {
@@ -144,7 +170,11 @@ impl Lab {
         let out = child.wait_with_output().unwrap();
         let after = self.snapshot();
         assert_eq!(before, after, "rxnode {args:?} changed the checkout");
-        assert_eq!(self.porcelain(), "", "git status is not clean after rxnode {args:?}");
+        assert_eq!(
+            self.porcelain(),
+            "",
+            "git status is not clean after rxnode {args:?}"
+        );
         out
     }
 
@@ -177,8 +207,11 @@ impl Lab {
     }
 
     pub fn ledger_events(&self) -> Vec<serde_json::Value> {
-        let t = std::fs::read_to_string(self.local().join("rx_agent_ledger.jsonl")).unwrap_or_default();
-        t.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        let t =
+            std::fs::read_to_string(self.local().join("rx_agent_ledger.jsonl")).unwrap_or_default();
+        t.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 
     pub fn count_events(&self, event: &str, id: &str) -> usize {
@@ -189,7 +222,10 @@ impl Lab {
     }
 
     pub fn status_of(&self, id: &str) -> String {
-        self.state()["tasks"][id]["status"].as_str().unwrap_or("").to_owned()
+        self.state()["tasks"][id]["status"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
     }
 }
 
