@@ -413,3 +413,62 @@ fn stale_lock_from_a_dead_pid_is_taken_over() {
         .iter()
         .any(|e| e["event"] == "lock_taken_over"));
 }
+
+#[cfg(unix)]
+#[test]
+fn sigint_at_the_prompt_stops_without_a_decision() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_SIG", &lab.main_head(), &[]));
+    let mut w = lab
+        .rxnode()
+        .args(["watch", "--interval", "0.2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while lab.count_events("prompted", "T_SIG") == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(10), "never prompted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGINT) };
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = w.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "watcher did not stop within 2 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(lab.status_of("T_SIG"), "pending");
+    assert_eq!(lab.state()["running"], false);
+    assert!(!lab.local().join("rxnode.lock").exists());
+    assert_eq!(lab.porcelain(), "");
+}
+
+#[test]
+fn dry_run_of_an_invalid_file_reports_every_error_and_exits_2() {
+    let lab = Lab::new();
+    let f = lab.dir.path().join("bad.md");
+    let bad = Lab::task(
+        "T_BAD",
+        &"a".repeat(40),
+        &[("RF_RX", "MAYBE"), ("COLOUR", "red")],
+    );
+    std::fs::write(&f, bad).unwrap();
+    let out = lab.run(
+        &["watch", "--dry-run", "--task-file", f.to_str().unwrap()],
+        "a\n",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let se = text(&out.stderr);
+    assert!(se.contains("RF_RX") && se.contains("COLOUR"), "{se}");
+    assert!(!text(&out.stdout).contains(PROMPT));
+    assert!(!lab.local().join("rx_agent_state.json").exists());
+}
