@@ -1,17 +1,25 @@
 //! The `rxnode` binary: glue between the CLI, Git, the interlock and the radios.
-#![allow(dead_code)] // modules are filled in by parallel work; removed at integration
 mod analyze;
 mod cli;
 mod demo;
 mod exit;
 mod fsutil;
+mod gitops;
 mod inventory;
 mod ledger;
+mod live;
+mod lock;
+mod outbox;
 mod paths;
+mod policy_file;
 mod publish;
 mod results;
+mod review;
+mod run;
 mod state;
+mod status;
 mod validate;
+mod watch;
 
 use anyhow::Result;
 use clap::{CommandFactory, Parser};
@@ -65,16 +73,16 @@ fn not_yet(what: &str) -> Result<Outcome> {
 fn dispatch(cli: &Cli) -> Result<Outcome> {
     match &cli.command {
         Command::Validate { file } => validate::cmd_validate(cli, file),
-        Command::Watch(_) => not_yet("watch"),
-        Command::Review { .. } => not_yet("review"),
-        Command::Status => not_yet("status"),
-        Command::Run { .. } => not_yet("run"),
+        Command::Watch(args) => watch::cmd_watch(cli, args),
+        Command::Review { task_id } => review::cmd_review(cli, task_id),
+        Command::Status => status::cmd_status(cli),
+        Command::Run { task_id } => run::cmd_run(cli, task_id),
         Command::Inventory(args) => inventory::cmd_inventory(cli, args),
         Command::Capture(_) => not_yet("capture"),
         Command::Analyze(args) => analyze::cmd_analyze(cli, args),
         Command::ValidateResult { target } => results::cmd_validate_result(cli, target),
         Command::Publish { task_id, push } => publish::cmd_publish(cli, task_id, *push),
-        Command::MarkCompleted { .. } => not_yet("mark-completed"),
+        Command::MarkCompleted { task_id } => review::cmd_mark_completed(cli, task_id),
         Command::Doctor => not_yet("doctor"),
         Command::Demo { dir } => demo::cmd_demo(dir.as_deref()),
         Command::Completions { shell } => {

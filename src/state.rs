@@ -97,6 +97,34 @@ pub struct State {
     pub last_poll: Option<PollRecord>,
     /// The remote-tracking commit last examined (skip parsing when unchanged).
     pub remote_marker: Option<String>,
+    /// Refused texts that have no usable task ID (invalid files) or that changed
+    /// under a known ID, by text SHA-256, so they are reported once.
+    #[serde(default)]
+    pub rejected_texts: BTreeMap<String, RejectedText>,
+}
+
+/// A refused task text, keyed by its SHA-256 in [`State::rejected_texts`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RejectedText {
+    /// The task ID the text claims, if one could be read.
+    pub task_id: Option<String>,
+    /// The commit that held it.
+    pub commit: String,
+    /// Why it was refused.
+    pub reason: String,
+    /// When (ISO 8601).
+    pub at: String,
+}
+
+impl State {
+    /// IDs of tasks with this status, in ID order.
+    pub fn ids_with(&self, status: TaskStatus) -> Vec<String> {
+        self.tasks
+            .iter()
+            .filter(|(_, r)| r.status == status)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
 }
 
 impl Default for State {
@@ -113,6 +141,7 @@ impl Default for State {
             watcher_pid: None,
             last_poll: None,
             remote_marker: None,
+            rejected_texts: BTreeMap::new(),
         }
     }
 }

@@ -1,0 +1,292 @@
+//! Git access through git2 (never the `git` program).
+//!
+//! Everything here reads from or adds to the object database and remote-tracking
+//! refs only: no checkout, no change to HEAD, the index or the work tree.
+//! The publisher and the executor reuse [`open`], [`fetch`], [`tracking_commit`]
+//! and [`read_blob_at`].
+use anyhow::{anyhow, Context, Result};
+use git2::{Cred, CredentialType, FetchOptions, Oid, RemoteCallbacks, Repository};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+/// Connect timeout for remote transports.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Per-read/write timeout on remote transports.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
+/// A whole fetch is abandoned after this long.
+pub const FETCH_DEADLINE: Duration = Duration::from_secs(120);
+
+/// Open the checkout (`--repo`); a bare repository is refused because the
+/// node needs a work tree for `.local/`.
+pub fn open(repo: &Path) -> Result<Repository> {
+    let r = Repository::open(repo)
+        .with_context(|| format!("{} is not a Git checkout", repo.display()))?;
+    if r.is_bare() {
+        return Err(crate::exit::bad_input(format!(
+            "{} is a bare repository; rxnode needs a checkout",
+            repo.display()
+        )));
+    }
+    Ok(r)
+}
+
+/// Set libgit2's transport timeouts once per process.
+fn set_timeouts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: called once, before any transport is used by this process
+        // (guarded by `Once`); these only store integers in libgit2's globals.
+        unsafe {
+            let _ = git2::opts::set_server_connect_timeout_in_milliseconds(
+                CONNECT_TIMEOUT.as_millis() as i32,
+            );
+            let _ = git2::opts::set_server_timeout_in_milliseconds(IO_TIMEOUT.as_millis() as i32);
+        }
+    });
+}
+
+/// Which credential kinds were already offered during one fetch.
+#[derive(Default)]
+struct Tried {
+    agent: bool,
+    helper: bool,
+    username: bool,
+    default: bool,
+}
+
+/// `refs/remotes/<remote>/<branch>`.
+pub fn tracking_ref(remote: &str, branch: &str) -> String {
+    format!("refs/remotes/{remote}/{branch}")
+}
+
+/// Fetch `refs/heads/<branch>` of `remote` into its remote-tracking ref and
+/// return the fetched commit.
+///
+/// Credentials: ssh-agent, then the Git credential helper, then a plain
+/// username / the platform default, each offered at most once (libgit2 calls
+/// the callback again after every failure). Never puts credentials in URLs or
+/// logs. `cancel` aborts a transfer in progress. FETCH_HEAD is not written.
+pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool) -> Result<Oid> {
+    set_timeouts();
+    let mut rem = repo
+        .find_remote(remote)
+        .with_context(|| format!("no remote named {remote:?} in this checkout"))?;
+    let config = repo.config().context("cannot read the Git config")?;
+    let mut tried = Tried::default();
+    let started = Instant::now();
+    let mut cb = RemoteCallbacks::new();
+    cb.credentials(move |url, username, allowed| {
+        let user = username.unwrap_or("git");
+        if allowed.contains(CredentialType::SSH_KEY) && !tried.agent {
+            tried.agent = true;
+            return Cred::ssh_key_from_agent(user);
+        }
+        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) && !tried.helper {
+            tried.helper = true;
+            return Cred::credential_helper(&config, url, username);
+        }
+        if allowed.contains(CredentialType::USERNAME) && !tried.username {
+            tried.username = true;
+            return Cred::username(user);
+        }
+        if allowed.contains(CredentialType::DEFAULT) && !tried.default {
+            tried.default = true;
+            return Cred::default();
+        }
+        Err(git2::Error::from_str(
+            "authentication failed: ssh-agent and the Git credential helper were each tried once",
+        ))
+    });
+    cb.transfer_progress(move |_| {
+        !cancel.load(Ordering::Relaxed) && started.elapsed() < FETCH_DEADLINE
+    });
+    let mut fo = FetchOptions::new();
+    fo.remote_callbacks(cb);
+    fo.update_fetchhead(false);
+    fo.download_tags(git2::AutotagOption::None);
+    let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
+    rem.fetch(&[refspec.as_str()], Some(&mut fo), None)
+        .map_err(|e| anyhow!("fetch {remote} {branch} failed: {}", e.message()))?;
+    tracking_commit(repo, remote, branch)?
+        .ok_or_else(|| anyhow!("fetch {remote} {branch}: the remote has no branch {branch:?}"))
+}
+
+/// The commit of `refs/remotes/<remote>/<branch>`, if the ref exists.
+pub fn tracking_commit(repo: &Repository, remote: &str, branch: &str) -> Result<Option<Oid>> {
+    let name = tracking_ref(remote, branch);
+    match repo.find_reference(&name) {
+        Ok(r) => {
+            let c = r
+                .peel_to_commit()
+                .with_context(|| format!("{name} does not point to a commit"))?;
+            Ok(Some(c.id()))
+        }
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(anyhow!("cannot read {name}: {}", e.message())),
+    }
+}
+
+/// A file read from a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blob {
+    /// No such file in that commit.
+    Missing,
+    /// The file exists but is larger than the limit; its content was not loaded.
+    TooLarge {
+        /// Size in bytes.
+        size: usize,
+        /// Blob ID.
+        blob: String,
+    },
+    /// The content.
+    Content {
+        /// The bytes.
+        bytes: Vec<u8>,
+        /// Blob ID.
+        blob: String,
+    },
+}
+
+/// Read `path` from `commit` as a blob, refusing (without loading) anything
+/// over `max_bytes`. Uses only the object database.
+pub fn read_blob_at(repo: &Repository, commit: Oid, path: &str, max_bytes: usize) -> Result<Blob> {
+    let c = repo
+        .find_commit(commit)
+        .with_context(|| format!("commit {commit} is not in this repository"))?;
+    let tree = c
+        .tree()
+        .with_context(|| format!("commit {commit} has no tree"))?;
+    let entry = match tree.get_path(Path::new(path)) {
+        Ok(e) => e,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Blob::Missing),
+        Err(e) => {
+            return Err(anyhow!(
+                "cannot look up {path} in {commit}: {}",
+                e.message()
+            ))
+        }
+    };
+    if entry.kind() != Some(git2::ObjectType::Blob) {
+        return Err(anyhow!("{path} in {commit} is not a file"));
+    }
+    let id = entry.id();
+    let odb = repo.odb().context("cannot open the object database")?;
+    let (size, _) = odb
+        .read_header(id)
+        .with_context(|| format!("cannot read the header of blob {id}"))?;
+    if size > max_bytes {
+        return Ok(Blob::TooLarge {
+            size,
+            blob: id.to_string(),
+        });
+    }
+    let blob = repo
+        .find_blob(id)
+        .with_context(|| format!("cannot read blob {id}"))?;
+    Ok(Blob::Content {
+        bytes: blob.content().to_vec(),
+        blob: id.to_string(),
+    })
+}
+
+/// Whether `ancestor` is a strict ancestor of `commit` (`graph_descendant_of`).
+/// An ancestor unknown to this repository is not an ancestor.
+pub fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid) -> Result<bool> {
+    let Ok(a) = Oid::from_str(ancestor) else {
+        return Ok(false);
+    };
+    if a == commit || repo.find_commit(a).is_err() {
+        return Ok(false);
+    }
+    repo.graph_descendant_of(commit, a)
+        .map_err(|e| anyhow!("cannot compare {commit} with {a}: {}", e.message()))
+}
+
+/// Make sure `.local/` is ignored: append `/.local/` to `.git/info/exclude`
+/// unless the checkout already ignores it. Returns whether the file changed.
+pub fn ensure_local_excluded(repo: &Repository) -> Result<bool> {
+    if repo.is_path_ignored(".local/").unwrap_or(false) {
+        return Ok(false);
+    }
+    let info = repo.path().join("info");
+    std::fs::create_dir_all(&info).with_context(|| format!("cannot create {}", info.display()))?;
+    let p = info.join("exclude");
+    let mut text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# rxnode local state (never in Git)\n/.local/\n");
+    crate::fsutil::write_atomic(&p, text.as_bytes())?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit_file(repo: &Repository, path: &str, bytes: &[u8], parent: Option<Oid>) -> Oid {
+        let blob = repo.blob(bytes).unwrap();
+        let mut tb = repo.treebuilder(None).unwrap();
+        // Only flat paths in these unit tests.
+        tb.insert(path, blob, 0o100644).unwrap();
+        let tree = repo.find_tree(tb.write().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
+        let parents: Vec<git2::Commit> = parent
+            .map(|p| vec![repo.find_commit(p).unwrap()])
+            .unwrap_or_default();
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        repo.commit(None, &sig, &sig, "m", &tree, &refs).unwrap()
+    }
+
+    #[test]
+    fn blob_reading_and_size_limit() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let c = commit_file(&repo, "t.md", b"hello", None);
+        assert_eq!(
+            read_blob_at(&repo, c, "t.md", 10).unwrap(),
+            Blob::Content {
+                bytes: b"hello".to_vec(),
+                blob: repo.blob(b"hello").unwrap().to_string()
+            }
+        );
+        assert!(matches!(
+            read_blob_at(&repo, c, "t.md", 4).unwrap(),
+            Blob::TooLarge { size: 5, .. }
+        ));
+        assert_eq!(
+            read_blob_at(&repo, c, "nope.md", 10).unwrap(),
+            Blob::Missing
+        );
+    }
+
+    #[test]
+    fn strict_ancestry() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let a = commit_file(&repo, "f", b"1", None);
+        let b = commit_file(&repo, "f", b"2", Some(a));
+        let other = commit_file(&repo, "f", b"3", None);
+        assert!(is_strict_ancestor(&repo, &a.to_string(), b).unwrap());
+        assert!(!is_strict_ancestor(&repo, &b.to_string(), b).unwrap());
+        assert!(!is_strict_ancestor(&repo, &b.to_string(), a).unwrap());
+        assert!(!is_strict_ancestor(&repo, &other.to_string(), b).unwrap());
+        assert!(!is_strict_ancestor(&repo, &"0".repeat(40), b).unwrap());
+    }
+
+    #[test]
+    fn exclude_is_added_once() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        assert!(ensure_local_excluded(&repo).unwrap());
+        assert!(!ensure_local_excluded(&repo).unwrap());
+        let text = std::fs::read_to_string(repo.path().join("info/exclude")).unwrap();
+        assert_eq!(text.matches("/.local/").count(), 1);
+    }
+}

@@ -1,0 +1,247 @@
+//! `.local/rxnode.lock`: one watcher (or prompting command) at a time.
+//!
+//! The file holds `{pid, host, since}` and is created exclusively. A lock whose
+//! PID is dead on this host is taken over with a warning in the ledger; a live
+//! holder, or a holder on another host, is refused naming the holder.
+use crate::fsutil::now_iso;
+use crate::ledger::{self, Entry};
+use crate::paths::Paths;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+
+/// Who holds the lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// Process ID.
+    pub pid: u32,
+    /// Host name.
+    pub host: String,
+    /// Since when (ISO 8601).
+    pub since: String,
+    /// The command holding it.
+    #[serde(default)]
+    pub command: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PID {} on {} ({}, since {})",
+            self.pid, self.host, self.command, self.since
+        )
+    }
+}
+
+/// A held lock; released (file removed) on drop.
+#[derive(Debug)]
+pub struct Lock {
+    path: std::path::PathBuf,
+    me: Holder,
+}
+
+/// This host's name.
+pub fn hostname() -> String {
+    gethostname::gethostname().to_string_lossy().into_owned()
+}
+
+/// Whether a process with this PID exists on this host.
+#[cfg(unix)]
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 performs only the existence/permission check; no signal is sent.
+    let r = unsafe { libc::kill(p, 0) };
+    if r == 0 {
+        return true;
+    }
+    // EPERM: it exists but belongs to someone else.
+    std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Whether a process with this PID exists on this host (Windows: `tasklist`).
+#[cfg(not(unix))]
+pub fn pid_alive(pid: u32) -> bool {
+    let out = std::process::Command::new("tasklist")
+        .args(["/FI", &format!("PID eq {pid}"), "/NH", "/FO", "CSV"])
+        .output();
+    match out {
+        Ok(o) => String::from_utf8_lossy(&o.stdout).contains(&format!("\"{pid}\"")),
+        // Cannot tell: assume alive (refusing is the safe side).
+        Err(_) => true,
+    }
+}
+
+/// Read the current holder, if any (an unreadable file gives `Err`).
+pub fn holder(paths: &Paths) -> Result<Option<Holder>> {
+    let p = paths.lock();
+    match std::fs::read(&p) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .with_context(|| format!("lock file {} is not valid", p.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
+    }
+}
+
+/// Whether the holder is a live process (dead PIDs on this host are stale).
+pub fn holder_alive(h: &Holder) -> bool {
+    h.host != hostname() || pid_alive(h.pid)
+}
+
+impl Lock {
+    /// Take the lock for `command`, or fail (exit 3) naming the holder.
+    pub fn acquire(paths: &Paths, command: &str) -> Result<Lock> {
+        std::fs::create_dir_all(&paths.local)
+            .with_context(|| format!("cannot create {}", paths.local.display()))?;
+        let me = Holder {
+            pid: std::process::id(),
+            host: hostname(),
+            since: now_iso(),
+            command: command.to_owned(),
+        };
+        let path = paths.lock();
+        for _ in 0..3 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    let bytes = serde_json::to_vec(&me)?;
+                    f.write_all(&bytes)
+                        .and_then(|_| f.sync_all())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    return Ok(Lock { path, me });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let current = match holder(paths) {
+                        Ok(Some(h)) => h,
+                        Ok(None) => continue, // released meanwhile
+                        Err(e) => {
+                            // Torn by a crash right after creation, or being written now.
+                            let age = std::fs::metadata(&path)
+                                .and_then(|m| m.modified())
+                                .ok()
+                                .and_then(|t| t.elapsed().ok())
+                                .unwrap_or_default();
+                            if age.as_secs() < 10 {
+                                return Err(crate::exit::refused(format!(
+                                    "{} is being taken by another process: {e:#}",
+                                    path.display()
+                                )));
+                            }
+                            take_over(paths, &path, None, &format!("{e:#}"))?;
+                            continue;
+                        }
+                    };
+                    if holder_alive(&current) {
+                        return Err(crate::exit::refused(format!(
+                            "another rxnode holds {}: {current}",
+                            path.display()
+                        )));
+                    }
+                    take_over(paths, &path, Some(&current), "its PID is dead")?;
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", path.display()))
+                }
+            }
+        }
+        Err(crate::exit::refused(format!(
+            "could not take {} (contended)",
+            path.display()
+        )))
+    }
+
+    /// Who we are.
+    pub fn me(&self) -> &Holder {
+        &self.me
+    }
+}
+
+fn take_over(paths: &Paths, path: &std::path::Path, old: Option<&Holder>, why: &str) -> Result<()> {
+    let who = old
+        .map(|h| h.to_string())
+        .unwrap_or_else(|| "unknown".into());
+    eprintln!(
+        "rxnode: warning: taking over stale lock {} held by {who}: {why}",
+        path.display()
+    );
+    ledger::append(
+        paths,
+        &Entry::new("lock_taken_over").detail(serde_json::json!({
+            "previous_holder": old,
+            "reason": why,
+        })),
+    )?;
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove stale {}", path.display())),
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // Remove only our own lock.
+        let ours = std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
+            .is_some_and(|h| h.pid == self.me.pid && h.host == self.me.host);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_lock_refused_and_released_on_drop() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        let l = Lock::acquire(&paths, "watch").unwrap();
+        let err = Lock::acquire(&paths, "watch").unwrap_err();
+        assert!(format!("{err:#}").contains(&format!("PID {}", std::process::id())));
+        drop(l);
+        assert!(!paths.lock().exists());
+        let _l2 = Lock::acquire(&paths, "watch").unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn stale_lock_taken_over_with_ledger_warning() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        // A child that has exited is a dead PID.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!pid_alive(pid));
+        std::fs::create_dir_all(&paths.local).unwrap();
+        let stale = Holder {
+            pid,
+            host: hostname(),
+            since: now_iso(),
+            command: "watch".into(),
+        };
+        std::fs::write(paths.lock(), serde_json::to_vec(&stale).unwrap()).unwrap();
+        let l = Lock::acquire(&paths, "watch").unwrap();
+        assert_eq!(l.me().pid, std::process::id());
+        let entries = ledger::read_all(&paths).unwrap();
+        assert!(entries.iter().any(|e| e["event"] == "lock_taken_over"));
+    }
+
+    #[test]
+    fn own_pid_is_alive() {
+        assert!(pid_alive(std::process::id()));
+    }
+}

@@ -1,0 +1,222 @@
+//! The ManualExecutor: on approval, prepare `.local/rx_agent_outbox/<TASK_ID>/`.
+//!
+//! The folder is written complete in `.tmp-<ID>-<pid>` and renamed into place;
+//! an existing outbox is never overwritten. It invokes no agent, touches no
+//! radio, commits and pushes nothing.
+use crate::paths::Paths;
+use anyhow::{Context, Result};
+use rxnode_interlock::{sha256_hex, Approval, ValidTask};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// `TASK.meta.json`: where the approved text came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskMeta {
+    /// The task.
+    pub task_id: String,
+    /// The commit that held it (empty for a dry-run file).
+    pub commit: String,
+    /// The blob ID of the task file (empty for a dry-run file).
+    pub blob: String,
+    /// SHA-256 of `TASK.md` (the exact approved bytes).
+    pub task_sha256: String,
+    /// Approval time.
+    pub approved_at: String,
+    /// The watched branch.
+    pub source_branch: String,
+}
+
+/// What [`prepare`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Prepared {
+    /// A new outbox was written.
+    Written(PathBuf),
+    /// An outbox for exactly this text already existed (an approval interrupted
+    /// after the outbox was written); it was left as it is.
+    AlreadyThere(PathBuf),
+}
+
+/// Write the outbox for an approved task. `bytes` are the exact task bytes.
+/// Refuses (exit 3, nothing changed) when an outbox for the ID exists with other content.
+pub fn prepare(
+    paths: &Paths,
+    task: &ValidTask,
+    bytes: &[u8],
+    approval: &Approval,
+    blob: &str,
+) -> Result<Prepared> {
+    let sha = sha256_hex(bytes);
+    anyhow::ensure!(
+        sha == task.sha256() && sha == approval.task_sha256,
+        "task bytes do not match the approved SHA-256 (internal error)"
+    );
+    let dest = paths.outbox(task.id());
+    if dest.exists() {
+        let meta = read_meta(&dest).ok();
+        let same_text = std::fs::read(dest.join("TASK.md"))
+            .map(|b| sha256_hex(&b) == sha)
+            .unwrap_or(false);
+        if same_text && meta.is_some_and(|m| m.task_sha256 == sha) {
+            return Ok(Prepared::AlreadyThere(dest));
+        }
+        return Err(crate::exit::refused(format!(
+            "outbox {} already exists and is not this task text; it is never overwritten — \
+             move it aside to approve again",
+            dest.display()
+        )));
+    }
+    let root = paths.outbox_root();
+    std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+    let tmp = root.join(format!(".tmp-{}-{}", task.id(), std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp)
+            .with_context(|| format!("cannot clear leftover {}", tmp.display()))?;
+    }
+    std::fs::create_dir(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let meta = TaskMeta {
+        task_id: task.id().to_string(),
+        commit: approval.commit.clone(),
+        blob: blob.to_owned(),
+        task_sha256: sha,
+        approved_at: approval.at.clone(),
+        source_branch: task.header().source_branch.clone(),
+    };
+    let write = || -> Result<()> {
+        write_synced(&tmp.join("TASK.md"), bytes)?;
+        let mut m = serde_json::to_vec_pretty(&meta)?;
+        m.push(b'\n');
+        write_synced(&tmp.join("TASK.meta.json"), &m)?;
+        write_skeleton(&tmp, task, &approval.commit, approval)?;
+        Ok(())
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    // `rename` of a directory onto an existing non-empty directory fails on every
+    // platform, so a concurrent creator cannot be overwritten either.
+    if let Err(e) = std::fs::rename(&tmp, &dest) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e).with_context(|| format!("cannot move outbox into {}", dest.display()));
+    }
+    #[cfg(unix)]
+    if let Ok(d) = std::fs::File::open(&root) {
+        let _ = d.sync_all();
+    }
+    Ok(Prepared::Written(dest))
+}
+
+/// Read `TASK.meta.json` of an outbox.
+pub fn read_meta(dir: &Path) -> Result<TaskMeta> {
+    let p = dir.join("TASK.meta.json");
+    let b = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    serde_json::from_slice(&b).with_context(|| format!("{} is not valid", p.display()))
+}
+
+fn write_synced(p: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut f =
+        std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("cannot write {}", p.display()))
+}
+
+// STAND-IN: replaced by crate::results at merge
+// (`RxResult::manual_skeleton(task, commit, approval)` + `write_result_files(dir, &RxResult)`).
+fn write_skeleton(dir: &Path, task: &ValidTask, commit: &str, approval: &Approval) -> Result<()> {
+    let h = task.header();
+    let json = serde_json::json!({
+        "schema_version": 1,
+        "task_id": task.id().as_str(),
+        "task_title": h.task_title,
+        "status": "NOT RUN",
+        "risk_level": task.risk().as_str(),
+        "source_branch": h.source_branch,
+        "source_commit": commit,
+        "expected_head": h.expected_head,
+        "approval": {"at": approval.at, "task_sha256": approval.task_sha256},
+        "authorization": null,
+        "node": {
+            "hostname": crate::lock::hostname(),
+            "rxnode_version": env!("CARGO_PKG_VERSION"),
+            "soapysdr_version": null
+        },
+        "timeline": {"started_at": null, "completed_at": null},
+        "checks": [],
+        "inventory": null,
+        "captures": [],
+        "tx": null,
+        "errors": [],
+    });
+    let mut j = serde_json::to_vec_pretty(&json)?;
+    j.push(b'\n');
+    write_synced(&dir.join("RX_RESULT.json"), &j)?;
+    let md = format!(
+        "# RX result: {id}\n\n\
+         - Task: {id} — {title}\n\
+         - Status: NOT RUN\n\
+         - Risk level: {risk}\n\
+         - Source: {branch} @ {commit}\n\
+         - Approved: {at} (task SHA-256 {sha})\n\n\
+         Nothing has run yet. The operator fills this in or `rxnode run` replaces it.\n",
+        id = task.id(),
+        title = h.task_title,
+        risk = task.risk().as_str(),
+        branch = h.source_branch,
+        at = approval.at,
+        sha = approval.task_sha256,
+    );
+    write_synced(&dir.join("RX_RESULT.md"), md.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TASK: &str = include_str!("../fixtures/watcher_test_task.md");
+
+    fn task() -> ValidTask {
+        crate::validate::check(TASK.as_bytes(), "video-development").unwrap()
+    }
+
+    #[test]
+    fn writes_exact_bytes_and_never_overwrites() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        let t = task();
+        let a = Approval::new(&t, &"c".repeat(40), "2026-01-01T00:00:00+00:00");
+        let out = prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap();
+        let dir = paths.outbox(t.id());
+        assert_eq!(out, Prepared::Written(dir.clone()));
+        assert_eq!(std::fs::read(dir.join("TASK.md")).unwrap(), TASK.as_bytes());
+        let meta = read_meta(&dir).unwrap();
+        assert_eq!(meta.task_sha256, t.sha256());
+        assert_eq!(meta.blob, "b1");
+        let j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap()).unwrap();
+        assert_eq!(j["status"], "NOT RUN");
+        let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap();
+        assert!(md.contains("Status: NOT RUN"));
+        // Same text again: left alone.
+        assert_eq!(
+            prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap(),
+            Prepared::AlreadyThere(dir.clone())
+        );
+        // Other content: refused, untouched.
+        std::fs::write(dir.join("TASK.md"), b"operator notes").unwrap();
+        let e = prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap_err();
+        assert!(format!("{e:#}").contains("never overwritten"));
+        assert_eq!(
+            std::fs::read(dir.join("TASK.md")).unwrap(),
+            b"operator notes"
+        );
+        // No temp folders left behind.
+        let left: Vec<_> = std::fs::read_dir(paths.outbox_root())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+            .collect();
+        assert!(left.is_empty());
+    }
+}

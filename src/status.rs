@@ -1,0 +1,154 @@
+//! `rxnode status [--json]`: state, heartbeat, tasks, lock, hold.
+use crate::cli::Cli;
+use crate::exit::Outcome;
+use crate::lock::{self, Holder};
+use crate::paths::Paths;
+use crate::state::{self, PollRecord, PublishRecord, TaskStatus};
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The status report.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// The checkout.
+    pub repo: String,
+    /// Whether a live watcher holds the lock.
+    pub watcher_running: bool,
+    /// What state says (may be stale after a crash).
+    pub state_running: bool,
+    /// Watcher PID from state.
+    pub watcher_pid: Option<u32>,
+    /// The lock holder, if any.
+    pub lock_holder: Option<Holder>,
+    /// Whether the lock holder is alive.
+    pub lock_holder_alive: Option<bool>,
+    /// Whether `.local/STOP` holds the watcher.
+    pub held: bool,
+    /// The last poll.
+    pub last_poll: Option<PollRecord>,
+    /// Seconds since the last poll.
+    pub heartbeat_age_s: Option<i64>,
+    /// The remote-tracking commit last examined.
+    pub remote_marker: Option<String>,
+    /// Last seen task.
+    pub last_seen_task_id: Option<String>,
+    /// Last completed task.
+    pub last_completed_task_id: Option<String>,
+    /// Task IDs by status.
+    pub pending: Vec<String>,
+    /// Deferred.
+    pub deferred: Vec<String>,
+    /// Approved.
+    pub approved: Vec<String>,
+    /// Completed.
+    pub completed: Vec<String>,
+    /// Rejected by ID.
+    pub rejected: Vec<String>,
+    /// Refused texts without a usable ID or changed under a known ID.
+    pub rejected_texts: usize,
+    /// Publications.
+    pub published: BTreeMap<String, PublishRecord>,
+}
+
+fn age_s(at: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
+    Some((time::OffsetDateTime::now_utc() - t).whole_seconds())
+}
+
+/// Build the report.
+pub fn report(paths: &Paths) -> Result<Report> {
+    let st = state::load(paths)?;
+    let holder = lock::holder(paths).unwrap_or(None);
+    let alive = holder.as_ref().map(lock::holder_alive);
+    Ok(Report {
+        repo: paths.repo.display().to_string(),
+        watcher_running: alive == Some(true),
+        state_running: st.running,
+        watcher_pid: st.watcher_pid,
+        lock_holder: holder,
+        lock_holder_alive: alive,
+        held: paths.stop().exists(),
+        heartbeat_age_s: st.last_poll.as_ref().and_then(|p| age_s(&p.at)),
+        last_poll: st.last_poll.clone(),
+        remote_marker: st.remote_marker.clone(),
+        last_seen_task_id: st.last_seen_task_id.clone(),
+        last_completed_task_id: st.last_completed_task_id.clone(),
+        pending: st.ids_with(TaskStatus::Pending),
+        deferred: st.ids_with(TaskStatus::Deferred),
+        approved: st.ids_with(TaskStatus::Approved),
+        completed: st.ids_with(TaskStatus::Completed),
+        rejected: st.ids_with(TaskStatus::Rejected),
+        rejected_texts: st.rejected_texts.len(),
+        published: st.published.clone(),
+    })
+}
+
+/// The command.
+pub fn cmd_status(cli: &Cli) -> Result<Outcome> {
+    let paths = Paths::new(&cli.repo);
+    let r = report(&paths)?;
+    if cli.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(Outcome::Done);
+    }
+    let watcher = match (&r.lock_holder, r.lock_holder_alive) {
+        (Some(h), Some(true)) => format!("running ({h})"),
+        (Some(h), _) => format!("not running (stale lock: {h})"),
+        (None, _) if r.state_running => {
+            "not running (state says running: the last watcher did not stop cleanly)".to_owned()
+        }
+        (None, _) => "not running".to_owned(),
+    };
+    println!("watcher:    {watcher}");
+    if r.held {
+        println!("hold:       HELD by {}", paths.stop().display());
+    }
+    match (&r.last_poll, r.heartbeat_age_s) {
+        (Some(p), Some(a)) => println!(
+            "last poll:  {} ({a} s ago): {}{}",
+            p.at,
+            p.result,
+            if p.ok { "" } else { " [FAILED]" }
+        ),
+        (Some(p), None) => println!("last poll:  {}: {}", p.at, p.result),
+        _ => println!("last poll:  never"),
+    }
+    if let Some(m) = &r.remote_marker {
+        println!("examined:   {m}");
+    }
+    let list = |name: &str, v: &[String]| {
+        println!(
+            "{name:<11} {}",
+            if v.is_empty() {
+                "-".to_owned()
+            } else {
+                v.join(", ")
+            }
+        )
+    };
+    list("pending:", &r.pending);
+    list("deferred:", &r.deferred);
+    list("approved:", &r.approved);
+    list("completed:", &r.completed);
+    list("rejected:", &r.rejected);
+    if r.rejected_texts > 0 {
+        println!(
+            "refused texts (no usable ID or changed under a known ID): {}",
+            r.rejected_texts
+        );
+    }
+    if r.published.is_empty() {
+        println!("published:  -");
+    } else {
+        for (id, p) in &r.published {
+            println!(
+                "published:  {id} -> {} at {}{}",
+                p.commit,
+                p.at,
+                if p.pushed { " (pushed)" } else { " (local)" }
+            );
+        }
+    }
+    Ok(Outcome::Done)
+}

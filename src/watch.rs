@@ -1,0 +1,919 @@
+//! `rxnode watch`: poll the watched branch, check, prompt, record.
+//!
+//! A blocking loop: the process sleeps on a channel between polls (no CPU while
+//! idle), the signal handler (SIGINT/SIGTERM/SIGHUP, Ctrl-C on Windows) and a
+//! stdin reader thread post to the same channel, so a signal ends a sleep or a
+//! prompt at once; a step in progress (a fetch, a state write) is finished first.
+use crate::cli::{Cli, WatchArgs};
+use crate::exit::{bad_input, Outcome};
+use crate::fsutil::now_iso;
+use crate::gitops::{self, Blob};
+use crate::ledger::{self, Entry};
+use crate::lock::Lock;
+use crate::outbox::{self, Prepared};
+use crate::paths::Paths;
+use crate::state::{self, PollRecord, RejectedText, TaskRecord, TaskStatus};
+use anyhow::{Context, Result};
+use git2::{Oid, Repository};
+use rand::Rng;
+use rxnode_interlock::{
+    required_phrase, sha256_hex, Approval, AuthorizationKind, RiskLevel, TaskId, ValidTask,
+    MAX_TASK_BYTES,
+};
+use std::collections::VecDeque;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Longest wait between polls after repeated failures.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(300);
+
+/// Something that wakes the watcher.
+enum Event {
+    Signal,
+    Line(Option<String>),
+}
+
+/// What a read at the prompt gave.
+enum Answer {
+    Line(String),
+    Eof,
+    Signal,
+}
+
+/// The channel shared by the signal handler and the stdin reader.
+pub struct Io {
+    rx: Receiver<Event>,
+    tx: Sender<Event>,
+    stdin_started: bool,
+    queued: VecDeque<Option<String>>,
+    stop: Arc<AtomicBool>,
+}
+
+static SIGNAL_TX: OnceLock<std::sync::Mutex<Sender<Event>>> = OnceLock::new();
+static SIGNALLED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+impl Io {
+    /// Install the signal handler (once per process) and make the channel.
+    pub fn new() -> Result<Io> {
+        let (tx, rx) = channel();
+        let stop = SIGNALLED
+            .get_or_init(|| Arc::new(AtomicBool::new(false)))
+            .clone();
+        if SIGNAL_TX.set(std::sync::Mutex::new(tx.clone())).is_ok() {
+            let flag = stop.clone();
+            ctrlc::set_handler(move || {
+                flag.store(true, Ordering::SeqCst);
+                if let Some(m) = SIGNAL_TX.get() {
+                    if let Ok(tx) = m.lock() {
+                        let _ = tx.send(Event::Signal);
+                    }
+                }
+            })
+            .context("cannot install the signal handler")?;
+        }
+        Ok(Io {
+            rx,
+            tx,
+            stdin_started: false,
+            queued: VecDeque::new(),
+            stop,
+        })
+    }
+
+    /// Whether a stop signal arrived.
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    fn flag(&self) -> &AtomicBool {
+        &self.stop
+    }
+
+    /// Sleep, waking early on a signal (returns `true` then).
+    fn sleep(&mut self, d: Duration) -> bool {
+        if self.stopping() {
+            return true;
+        }
+        let end = Instant::now() + d;
+        loop {
+            let now = Instant::now();
+            if now >= end {
+                return false;
+            }
+            match self.rx.recv_timeout(end - now) {
+                Ok(Event::Signal) => return true,
+                Ok(Event::Line(l)) => self.queued.push_back(l),
+                Err(RecvTimeoutError::Timeout) => return false,
+                Err(RecvTimeoutError::Disconnected) => return self.stopping(),
+            }
+        }
+    }
+
+    fn read_answer(&mut self) -> Answer {
+        if self.stopping() {
+            return Answer::Signal;
+        }
+        if let Some(l) = self.queued.pop_front() {
+            return l.map(Answer::Line).unwrap_or(Answer::Eof);
+        }
+        if !self.stdin_started {
+            self.stdin_started = true;
+            let tx = self.tx.clone();
+            std::thread::spawn(move || {
+                let stdin = std::io::stdin();
+                let mut lock = stdin.lock();
+                loop {
+                    let mut s = String::new();
+                    match lock.read_line(&mut s) {
+                        Ok(0) | Err(_) => {
+                            let _ = tx.send(Event::Line(None));
+                            break;
+                        }
+                        Ok(_) => {
+                            let l = s.trim_end_matches(['\n', '\r']).to_owned();
+                            if tx.send(Event::Line(Some(l))).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        match self.rx.recv() {
+            Ok(Event::Signal) => Answer::Signal,
+            Ok(Event::Line(Some(l))) => Answer::Line(l),
+            Ok(Event::Line(None)) | Err(_) => Answer::Eof,
+        }
+    }
+}
+
+/// How a prompt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// `[A]` and the outbox is ready.
+    Approved,
+    /// `[D]`.
+    Deferred,
+    /// `[A]`, but the outbox could not be written (task stays pending).
+    Refused,
+    /// `[S]`: stop the watcher, no decision.
+    Stop,
+    /// End of input: stop, no decision.
+    Eof,
+    /// A signal: stop, no decision.
+    Signal,
+}
+
+impl Decision {
+    /// Whether the watcher ends after this.
+    pub fn ends_watcher(self) -> bool {
+        matches!(self, Decision::Stop | Decision::Eof | Decision::Signal)
+    }
+}
+
+/// Everything a decision flow needs.
+pub struct Flow<'a> {
+    /// Where state goes (the dry-run area for `--dry-run`).
+    pub paths: Paths,
+    /// The checkout's repository (None in dry-run).
+    pub repo: Option<&'a Repository>,
+    /// The watched branch.
+    pub branch: String,
+    /// The remote.
+    pub remote: String,
+    /// The task path.
+    pub task_path: String,
+    /// Prompt I/O.
+    pub io: &'a mut Io,
+    /// Whether this is a dry run.
+    pub dry_run: bool,
+}
+
+fn say(msg: impl AsRef<str>) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", msg.as_ref());
+    let _ = out.flush();
+}
+
+fn loud(msg: impl AsRef<str>) {
+    eprintln!("rxnode: {}", msg.as_ref());
+}
+
+/// A task ID read leniently from an invalid file's header, if it is usable.
+fn lenient_task_id(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            if k.trim() == "TASK_ID" {
+                return TaskId::parse(v.trim()).ok().map(|t| t.to_string());
+            }
+        }
+    }
+    None
+}
+
+impl Flow<'_> {
+    fn record_poll(&self, result: &str, ok: bool) -> Result<()> {
+        state::update(&self.paths, |s| {
+            s.last_poll = Some(PollRecord {
+                at: now_iso(),
+                result: result.to_owned(),
+                ok,
+            });
+            Ok(())
+        })
+    }
+
+    /// Reject a text that has no usable ID, or changed under a known ID: once per text.
+    fn reject_text(&self, key: &str, id: Option<&str>, commit: &str, reason: &str) -> Result<()> {
+        let new = state::update(&self.paths, |s| {
+            if s.rejected_texts.contains_key(key) {
+                return Ok(false);
+            }
+            s.rejected_texts.insert(
+                key.to_owned(),
+                RejectedText {
+                    task_id: id.map(str::to_owned),
+                    commit: commit.to_owned(),
+                    reason: reason.to_owned(),
+                    at: now_iso(),
+                },
+            );
+            Ok(true)
+        })?;
+        if new {
+            let mut e = Entry::new(if id.is_some() && reason.contains("different text") {
+                "refused"
+            } else {
+                "rejected"
+            })
+            .commit(commit)
+            .detail(serde_json::json!({ "reason": reason, "key": key }));
+            if let Some(id) = id {
+                e = e.task(id);
+            }
+            if !key.starts_with("blob:") {
+                e = e.sha(key);
+            }
+            ledger::append(&self.paths, &e)?;
+            loud(reason);
+        }
+        Ok(())
+    }
+
+    /// Reject a task under its ID (recorded so it is reported once).
+    fn reject_task(
+        &self,
+        id: &str,
+        sha: &str,
+        commit: &str,
+        title: Option<String>,
+        reason: &str,
+    ) -> Result<()> {
+        state::update(&self.paths, |s| {
+            s.last_seen_task_id = Some(id.to_owned());
+            s.tasks.insert(
+                id.to_owned(),
+                TaskRecord {
+                    status: TaskStatus::Rejected,
+                    task_sha256: sha.to_owned(),
+                    commit: commit.to_owned(),
+                    risk_level: None,
+                    title,
+                    first_seen: now_iso(),
+                    reason: Some(reason.to_owned()),
+                },
+            );
+            Ok(())
+        })?;
+        ledger::append(
+            &self.paths,
+            &Entry::new("rejected")
+                .task(id)
+                .sha(sha)
+                .commit(commit)
+                .detail(serde_json::json!({ "reason": reason })),
+        )?;
+        loud(format!("task {id} rejected: {reason}"));
+        Ok(())
+    }
+
+    /// Check task bytes found at `commit` (`None` in dry-run) and prompt when new.
+    /// Returns the decision, or `None` when nothing was prompted.
+    pub fn examine(
+        &mut self,
+        bytes: &[u8],
+        commit: Option<Oid>,
+        blob: &str,
+    ) -> Result<Option<Decision>> {
+        let commit_s = commit.map(|c| c.to_string()).unwrap_or_default();
+        let sha = sha256_hex(bytes);
+        let task = match crate::validate::check(bytes, &self.branch) {
+            Ok(t) => t,
+            Err(issues) => {
+                let list: Vec<String> = issues.iter().map(|i| i.to_string()).collect();
+                let id = lenient_task_id(bytes);
+                let st = state::load(&self.paths)?;
+                if let Some(id) = &id {
+                    if let Some(rec) = st.tasks.get(id) {
+                        if rec.task_sha256 == sha {
+                            return Ok(None); // reported before
+                        }
+                        return self.refuse_changed(id, rec, &sha, &commit_s).map(|_| None);
+                    }
+                    let reason = format!("invalid task file: {}", list.join("; "));
+                    self.reject_task(id, &sha, &commit_s, None, &reason)?;
+                } else {
+                    let reason = format!(
+                        "invalid task file at {} ({}) without a usable TASK_ID: {}",
+                        self.task_path,
+                        if commit_s.is_empty() {
+                            "local file"
+                        } else {
+                            &commit_s
+                        },
+                        list.join("; ")
+                    );
+                    self.reject_text(&sha, None, &commit_s, &reason)?;
+                }
+                return Ok(None);
+            }
+        };
+        let id = task.id().to_string();
+        let st = state::load(&self.paths)?;
+        if let Some(rec) = st.tasks.get(&id) {
+            if rec.task_sha256 != sha {
+                return self.refuse_changed(&id, rec, &sha, &commit_s).map(|_| None);
+            }
+            if rec.status != TaskStatus::Pending {
+                tracing::info!(
+                    "task {id} already seen ({:?}); not prompted again",
+                    rec.status
+                );
+                return Ok(None);
+            }
+        }
+        match (self.repo, commit) {
+            (Some(repo), Some(c)) => {
+                let base = &task.header().expected_head;
+                if !gitops::is_strict_ancestor(repo, base, c)? {
+                    let reason = format!(
+                        "EXPECTED_HEAD {base} is not a strict ancestor of the task commit {c}"
+                    );
+                    self.reject_task(
+                        &id,
+                        &sha,
+                        &commit_s,
+                        Some(task.header().task_title.clone()),
+                        &reason,
+                    )?;
+                    return Ok(None);
+                }
+            }
+            _ => say("dry run: ancestry check of EXPECTED_HEAD skipped (no fetch, no remote)"),
+        }
+        let d = self.prompt(&task, bytes, &commit_s, blob)?;
+        Ok(Some(d))
+    }
+
+    fn refuse_changed(&self, id: &str, rec: &TaskRecord, sha: &str, commit: &str) -> Result<()> {
+        let reason = format!(
+            "REFUSED: task {id} is already known ({:?}) with text SHA-256 {}, but the file now has a different text (SHA-256 {sha}); a revised task needs a new TASK_ID — not prompted",
+            rec.status, rec.task_sha256
+        );
+        self.reject_text(sha, Some(id), commit, &reason)
+    }
+
+    /// Record the task as pending, show it, and ask.
+    pub fn prompt(
+        &mut self,
+        task: &ValidTask,
+        bytes: &[u8],
+        commit: &str,
+        blob: &str,
+    ) -> Result<Decision> {
+        let id = task.id().to_string();
+        let is_new = state::update(&self.paths, |s| {
+            s.last_seen_task_id = Some(id.clone());
+            let new = !s.tasks.contains_key(&id);
+            s.tasks.entry(id.clone()).or_insert_with(|| TaskRecord {
+                status: TaskStatus::Pending,
+                task_sha256: task.sha256().to_owned(),
+                commit: commit.to_owned(),
+                risk_level: Some(task.risk().as_str().to_owned()),
+                title: Some(task.header().task_title.clone()),
+                first_seen: now_iso(),
+                reason: None,
+            });
+            Ok(new)
+        })?;
+        if is_new {
+            ledger::append(
+                &self.paths,
+                &Entry::new("detected")
+                    .task(&id)
+                    .sha(task.sha256())
+                    .commit(commit),
+            )?;
+        }
+        self.show(task, commit, blob);
+        ledger::append(
+            &self.paths,
+            &Entry::new("prompted")
+                .task(&id)
+                .sha(task.sha256())
+                .commit(commit),
+        )?;
+        loop {
+            say("[A] Approve  [D] Defer  [S] Stop watcher");
+            print!("> ");
+            let _ = std::io::stdout().flush();
+            let line = match self.io.read_answer() {
+                Answer::Line(l) => l,
+                Answer::Eof => {
+                    say("");
+                    say(format!("end of input: stopping without a decision; {id} stays pending and is shown at the next start"));
+                    ledger::append(
+                        &self.paths,
+                        &Entry::new("stopped")
+                            .task(&id)
+                            .sha(task.sha256())
+                            .detail(serde_json::json!({"reason": "end of input at the prompt"})),
+                    )?;
+                    return Ok(Decision::Eof);
+                }
+                Answer::Signal => {
+                    say("");
+                    say(format!(
+                        "signal: stopping without a decision; {id} stays pending"
+                    ));
+                    ledger::append(
+                        &self.paths,
+                        &Entry::new("stopped")
+                            .task(&id)
+                            .sha(task.sha256())
+                            .detail(serde_json::json!({"reason": "signal at the prompt"})),
+                    )?;
+                    return Ok(Decision::Signal);
+                }
+            };
+            match line.trim().to_ascii_lowercase().as_str() {
+                "a" | "approve" => return self.approve(task, bytes, commit, blob),
+                "d" | "defer" => {
+                    state::update(&self.paths, |s| {
+                        if let Some(r) = s.tasks.get_mut(&id) {
+                            r.status = TaskStatus::Deferred;
+                        }
+                        s.deferred_task_ids.insert(id.clone());
+                        Ok(())
+                    })?;
+                    ledger::append(
+                        &self.paths,
+                        &Entry::new("deferred")
+                            .task(&id)
+                            .sha(task.sha256())
+                            .commit(commit),
+                    )?;
+                    say(format!(
+                        "deferred {id}; not prompted again until `rxnode review {id}`"
+                    ));
+                    return Ok(Decision::Deferred);
+                }
+                "s" | "stop" => {
+                    ledger::append(
+                        &self.paths,
+                        &Entry::new("stopped")
+                            .task(&id)
+                            .sha(task.sha256())
+                            .detail(serde_json::json!({"reason": "operator chose [S]"})),
+                    )?;
+                    say(format!(
+                        "stopping the watcher; {id} stays pending and is shown at the next start"
+                    ));
+                    return Ok(Decision::Stop);
+                }
+                other => say(format!("unknown answer {other:?}: type A, D or S")),
+            }
+        }
+    }
+
+    fn show(&self, task: &ValidTask, commit: &str, blob: &str) {
+        let h = task.header();
+        let mut s = String::new();
+        let src = if self.dry_run {
+            "DRY RUN (local file)".to_owned()
+        } else {
+            format!("{}/{}:{}", self.remote, self.branch, self.task_path)
+        };
+        s.push_str(&format!("\n=== Task from {src} ===\n"));
+        s.push_str(&format!("  ID:      {}\n", task.id()));
+        s.push_str(&format!("  Title:   {}\n", h.task_title));
+        s.push_str(&format!("  Risk:    {}", task.risk().as_str()));
+        if task.risk() != task.derived_risk() {
+            s.push_str(&format!(
+                " (declared; derived {})",
+                task.derived_risk().as_str()
+            ));
+        }
+        s.push('\n');
+        for r in task.risk_reasons() {
+            s.push_str(&format!("           - {r}\n"));
+        }
+        if !commit.is_empty() {
+            s.push_str(&format!("  Commit:  {commit} (blob {blob})\n"));
+            s.push_str(&format!(
+                "  Base:    {} (EXPECTED_HEAD, strict ancestor: yes)\n",
+                h.expected_head
+            ));
+        } else {
+            s.push_str(&format!(
+                "  Base:    {} (EXPECTED_HEAD, not checked in dry run)\n",
+                h.expected_head
+            ));
+        }
+        s.push_str(&format!("  SHA-256: {}\n", task.sha256()));
+        s.push_str("  Header:\n");
+        for (line, k, v) in &h.lines {
+            s.push_str(&format!("    {line:>3}  {k} = {v}\n"));
+        }
+        match task.plan() {
+            Some(p) => {
+                s.push_str(&format!("  Plan:    {} step(s)\n", p.steps.len()));
+                for (i, st) in p.steps.iter().enumerate() {
+                    let j = serde_json::to_string(st).unwrap_or_default();
+                    s.push_str(&format!("    {}. {} {j}\n", i + 1, st.op()));
+                }
+            }
+            None => s.push_str("  Plan:    none — manual task: approval prepares the outbox, nothing touches hardware\n"),
+        }
+        if task.risk() == RiskLevel::Red {
+            s.push_str("  RED: approval is not authorization.\n");
+            if let Some((kind, phrase)) = required_phrase(task) {
+                let what = match kind {
+                    AuthorizationKind::RfTx => "transmission",
+                    _ => "this RED work",
+                };
+                s.push_str(&format!(
+                    "       `rxnode run {}` will ask you to type exactly `{phrase}` before {what}.\n",
+                    task.id()
+                ));
+            }
+        }
+        print!("{s}");
+        let _ = std::io::stdout().flush();
+    }
+
+    fn approve(
+        &mut self,
+        task: &ValidTask,
+        bytes: &[u8],
+        commit: &str,
+        blob: &str,
+    ) -> Result<Decision> {
+        let id = task.id().to_string();
+        let approval = Approval::new(task, commit, &now_iso());
+        let dir = match outbox::prepare(&self.paths, task, bytes, &approval, blob) {
+            Ok(Prepared::Written(d)) => d,
+            Ok(Prepared::AlreadyThere(d)) => {
+                say(format!(
+                    "outbox {} already holds exactly this task; left as it is",
+                    d.display()
+                ));
+                d
+            }
+            Err(e)
+                if e.chain()
+                    .any(|c| c.downcast_ref::<crate::exit::Refused>().is_some()) =>
+            {
+                loud(format!(
+                    "{e:#}; approval of {id} not recorded, it stays pending"
+                ));
+                ledger::append(
+                    &self.paths,
+                    &Entry::new("refused")
+                        .task(&id)
+                        .sha(task.sha256())
+                        .commit(commit)
+                        .detail(serde_json::json!({"reason": format!("{e:#}")})),
+                )?;
+                return Ok(Decision::Refused);
+            }
+            Err(e) => return Err(e),
+        };
+        state::update(&self.paths, |s| {
+            s.approvals.insert(id.clone(), approval.clone());
+            s.deferred_task_ids.remove(&id);
+            if let Some(r) = s.tasks.get_mut(&id) {
+                r.status = TaskStatus::Approved;
+            }
+            Ok(())
+        })?;
+        ledger::append(
+            &self.paths,
+            &Entry::new("approved").task(&id).sha(task.sha256()).commit(commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
+        )?;
+        say(format!("approved {id}; outbox: {}", dir.display()));
+        if let Some((_, phrase)) = required_phrase(task) {
+            say(format!(
+                "approval is not authorization: `rxnode run {id}` will ask for `{phrase}`"
+            ));
+        } else if task.plan().is_some() {
+            say(format!("next: `rxnode run {id}`"));
+        } else {
+            say(format!(
+                "manual task: do the work, fill in the outbox, then `rxnode mark-completed {id}`"
+            ));
+        }
+        Ok(Decision::Approved)
+    }
+
+    /// Prompt for a known pending/deferred task from the commit recorded in state.
+    pub fn reprompt(&mut self, id: &str) -> Result<Decision> {
+        let st = state::load(&self.paths)?;
+        let rec = st
+            .tasks
+            .get(id)
+            .ok_or_else(|| bad_input(format!("task {id} is not known on this node")))?
+            .clone();
+        let repo = self.repo.context("no repository")?;
+        let commit = Oid::from_str(&rec.commit).map_err(|_| {
+            bad_input(format!(
+                "task {id} has no usable commit in state ({:?})",
+                rec.commit
+            ))
+        })?;
+        let (bytes, blob) =
+            match gitops::read_blob_at(repo, commit, &self.task_path, MAX_TASK_BYTES)? {
+                Blob::Content { bytes, blob } => (bytes, blob),
+                other => anyhow::bail!(
+                    "task {id}: {} at {commit} is no longer readable ({other:?})",
+                    self.task_path
+                ),
+            };
+        if sha256_hex(&bytes) != rec.task_sha256 {
+            return Err(crate::exit::refused(format!(
+                "task {id}: the text at {commit} does not match the recorded SHA-256 {}",
+                rec.task_sha256
+            )));
+        }
+        let task = crate::validate::check(&bytes, &self.branch).map_err(|issues| {
+            bad_input(format!(
+                "task {id} no longer validates: {}",
+                issues
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ))
+        })?;
+        if !gitops::is_strict_ancestor(repo, &task.header().expected_head, commit)? {
+            return Err(crate::exit::refused(format!(
+                "task {id}: EXPECTED_HEAD is not a strict ancestor of {commit}"
+            )));
+        }
+        self.prompt(&task, &bytes, &rec.commit, &blob)
+    }
+}
+
+/// The `watch` command.
+pub fn cmd_watch(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
+    if !(args.interval.is_finite() && args.interval > 0.0 && args.interval <= 86_400.0) {
+        return Err(bad_input(format!(
+            "--interval {}: must be a number of seconds in (0, 86400]",
+            args.interval
+        )));
+    }
+    if args.dry_run {
+        return dry_run(cli, args);
+    }
+    let paths = Paths::new(&cli.repo);
+    let repo = gitops::open(&cli.repo)?;
+    gitops::ensure_local_excluded(&repo)?;
+    state::load(&paths)?; // a corrupt state stops here, kept aside
+    let lock = Lock::acquire(&paths, "watch")?;
+    let mut io = Io::new()?;
+    state::update(&paths, |s| {
+        s.running = true;
+        s.watcher_pid = Some(std::process::id());
+        Ok(())
+    })?;
+    ledger::append(
+        &paths,
+        &Entry::new("watcher_started").detail(serde_json::json!({
+            "pid": std::process::id(), "remote": cli.watch_cfg.remote,
+            "branch": cli.watch_cfg.branch, "task_path": cli.watch_cfg.task_path,
+            "interval_s": args.interval, "once": args.once,
+        })),
+    )?;
+    let mut flow = Flow {
+        paths: paths.clone(),
+        repo: Some(&repo),
+        branch: cli.watch_cfg.branch.clone(),
+        remote: cli.watch_cfg.remote.clone(),
+        task_path: cli.watch_cfg.task_path.clone(),
+        io: &mut io,
+        dry_run: false,
+    };
+    let result = run_loop(&mut flow, args);
+    let why = match &result {
+        Ok(_) if flow.io.stopping() => "signal",
+        Ok(_) => "done",
+        Err(_) => "error",
+    };
+    let fin = state::update(&paths, |s| {
+        s.running = false;
+        s.watcher_pid = None;
+        Ok(())
+    });
+    let _ = ledger::append(
+        &paths,
+        &Entry::new("watcher_stopped").detail(serde_json::json!({ "reason": why })),
+    );
+    drop(lock);
+    fin?;
+    if why == "signal" {
+        say("stopped by signal; state saved, lock released");
+    }
+    result
+}
+
+fn run_loop(flow: &mut Flow<'_>, args: &WatchArgs) -> Result<Outcome> {
+    // Tasks left pending by an earlier EOF/stop/crash are shown first.
+    let pending = state::load(&flow.paths)?.ids_with(TaskStatus::Pending);
+    for id in pending {
+        say(format!("task {id} is still pending from an earlier run"));
+        match flow.reprompt(&id) {
+            Ok(d) if d.ends_watcher() => return Ok(Outcome::Done),
+            Ok(_) => {}
+            Err(e) => loud(format!("cannot show pending task {id}: {e:#}")),
+        }
+    }
+    let interval = Duration::from_secs_f64(args.interval);
+    let mut failures: u32 = 0;
+    let mut held_said = false;
+    loop {
+        if flow.io.stopping() {
+            return Ok(Outcome::Done);
+        }
+        let outcome = cycle(flow, &mut held_said);
+        let wait = match outcome {
+            Ok(end) => {
+                failures = 0;
+                if end || args.once {
+                    return Ok(Outcome::Done);
+                }
+                jitter(interval)
+            }
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                if args.once {
+                    return Err(e);
+                }
+                let cap = BACKOFF_CAP.max(interval);
+                let back = interval
+                    .saturating_mul(2u32.saturating_pow(failures.min(16)))
+                    .min(cap);
+                let w = jitter(back);
+                loud(format!(
+                    "{e:#} (failure {failures}; next try in {:.1} s)",
+                    w.as_secs_f64()
+                ));
+                w
+            }
+        };
+        if flow.io.sleep(wait) {
+            return Ok(Outcome::Done);
+        }
+    }
+}
+
+fn jitter(d: Duration) -> Duration {
+    d.mul_f64(rand::thread_rng().gen_range(0.9..1.1))
+}
+
+/// One poll. `Ok(true)` ends the watcher; `Err` is a fetch/git failure.
+fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
+    if flow.paths.stop().exists() {
+        if !*held_said {
+            *held_said = true;
+            say(format!(
+                "held: {} exists — fetching nothing, prompting nothing until it is removed",
+                flow.paths.stop().display()
+            ));
+            ledger::append(&flow.paths, &Entry::new("held"))?;
+        }
+        flow.record_poll("held by .local/STOP", true)?;
+        return Ok(false);
+    }
+    if *held_said {
+        *held_said = false;
+        say("hold released (.local/STOP removed); polling again");
+        ledger::append(&flow.paths, &Entry::new("hold_released"))?;
+    }
+    let repo = flow.repo.context("no repository")?;
+    let fetched = gitops::fetch(repo, &flow.remote, &flow.branch, flow.io.flag());
+    let oid = match fetched {
+        Ok(o) => o,
+        Err(e) => {
+            flow.record_poll(&format!("fetch failed: {e:#}"), false)?;
+            return Err(e);
+        }
+    };
+    let marker = state::load(&flow.paths)?.remote_marker;
+    if marker.as_deref() == Some(oid.to_string().as_str()) {
+        tracing::info!("poll: nothing new at {oid}");
+        flow.record_poll("nothing new", true)?;
+        return Ok(false);
+    }
+    let res = match gitops::read_blob_at(repo, oid, &flow.task_path, MAX_TASK_BYTES)? {
+        Blob::Missing => {
+            say(format!(
+                "{}/{} at {oid}: no {}",
+                flow.remote, flow.branch, flow.task_path
+            ));
+            None
+        }
+        Blob::TooLarge { size, blob } => {
+            let reason = format!(
+                "task file {} at {oid} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
+                flow.task_path
+            );
+            flow.reject_text(&format!("blob:{blob}"), None, &oid.to_string(), &reason)?;
+            None
+        }
+        Blob::Content { bytes, blob } => flow.examine(&bytes, Some(oid), &blob)?,
+    };
+    state::update(&flow.paths, |s| {
+        s.remote_marker = Some(oid.to_string());
+        s.last_poll = Some(PollRecord {
+            at: now_iso(),
+            result: match res {
+                None => format!("examined {oid}; nothing to prompt"),
+                Some(d) => format!("examined {oid}; prompt ended: {d:?}"),
+            },
+            ok: true,
+        });
+        Ok(())
+    })?;
+    Ok(res.is_some_and(Decision::ends_watcher))
+}
+
+fn dry_run(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
+    let file = args
+        .task_file
+        .as_deref()
+        .ok_or_else(|| bad_input("--dry-run needs --task-file FILE"))?;
+    let real = Paths::new(&cli.repo);
+    let paths = Paths {
+        repo: cli.repo.clone(),
+        local: real.dry_run(),
+    };
+    // Keep `git status` clean when run inside a checkout; no repository is needed.
+    if let Ok(repo) = Repository::open(&cli.repo) {
+        let _ = gitops::ensure_local_excluded(&repo);
+    }
+    say(format!(
+        "dry run: no fetch, no radio, no commit, no push; writing only under {}",
+        paths.local.display()
+    ));
+    let bytes = crate::validate::read_task_file(file)?;
+    let mut io = Io::new()?;
+    let mut flow = Flow {
+        paths: paths.clone(),
+        repo: None,
+        branch: cli.watch_cfg.branch.clone(),
+        remote: cli.watch_cfg.remote.clone(),
+        task_path: file.display().to_string(),
+        io: &mut io,
+        dry_run: true,
+    };
+    if let Err(issues) = crate::validate::check(&bytes, &flow.branch) {
+        // Report every problem the way `validate` does, and record it in the dry-run area.
+        for i in &issues {
+            eprintln!("{}: {i}", file.display());
+        }
+        flow.examine(&bytes, None, "")?;
+        return Err(bad_input(format!(
+            "{}: invalid task ({} error(s))",
+            file.display(),
+            issues.len()
+        )));
+    }
+    let d = flow.examine(&bytes, None, "")?;
+    if d.is_none() {
+        say("dry run: already decided in the dry-run area (see its state); nothing prompted");
+    }
+    say(format!(
+        "dry run finished; state, ledger and outbox are under {}",
+        paths.local.display()
+    ));
+    Ok(Outcome::Done)
+}
