@@ -610,55 +610,9 @@ fn agreement(id: &TaskId, json: &Value, md: &str) -> Vec<String> {
 }
 
 /// Minimal schema check of `RX_RESULT.json`.
-// HOOK: replaced by crate::results::validate_result_files at merge
+/// The full `validate-result` checks (schema, statuses, timeline, MD/JSON agreement, IQ hashes).
 fn schema_check(json_path: &Path, checkout: &Path) -> Vec<String> {
-    let _ = checkout;
-    let text = match std::fs::read_to_string(json_path) {
-        Ok(t) => t,
-        Err(e) => return vec![format!("{JSON}: {e}")],
-    };
-    let v: Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(e) => return vec![format!("{JSON}: not JSON: {e}")],
-    };
-    let mut out = Vec::new();
-    let Some(obj) = v.as_object() else {
-        return vec![format!("{JSON}: not a JSON object")];
-    };
-    for key in [
-        "schema_version",
-        "task_id",
-        "task_title",
-        "status",
-        "risk_level",
-        "source_branch",
-        "source_commit",
-        "node",
-        "timeline",
-        "checks",
-    ] {
-        if !obj.contains_key(key) {
-            out.push(format!("{JSON}: required field {key} missing"));
-        }
-    }
-    if let Some(s) = obj.get("status") {
-        if !s.as_str().is_some_and(|s| STATUSES.contains(&s)) {
-            out.push(format!(
-                "{JSON}: status {s} is not one of PASS FAIL PARTIAL SKIP BLOCKED \"NOT RUN\""
-            ));
-        }
-    }
-    if let Some(c) = obj.get("checks") {
-        if !c.is_array() {
-            out.push(format!("{JSON}: checks is not a list"));
-        }
-    }
-    if let Some(t) = obj.get("timeline") {
-        if !t.is_object() {
-            out.push(format!("{JSON}: timeline is not an object"));
-        }
-    }
-    out
+    crate::results::validate_result_files(json_path, checkout)
 }
 
 fn host_name() -> String {

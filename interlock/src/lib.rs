@@ -30,7 +30,7 @@ mod testutil;
 pub use crate::{
     error::{Error, Issue},
     header::{AllowPush, TaskHeader, TaskId},
-    permit::{authorize, TxPermit},
+    permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep},
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
     records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},

@@ -1,0 +1,203 @@
+//! One live RX capture on a radio: open, configure, read back, gather clock
+//! evidence, run the capture engine, make IQ paths relative to the checkout.
+//! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
+use rxnode_hw::{
+    run_capture, CaptureSettings, CaptureSummary, ClkinConfig, ClockEvidence, IqWriter, RecordingMeta, RxConfig,
+    RxRadio, WelchConfig,
+};
+use serde_json::json;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// What to capture.
+#[derive(Debug, Clone)]
+pub struct LiveCapture {
+    /// SoapySDR device args.
+    pub device: String,
+    /// Centre frequency.
+    pub frequency_hz: f64,
+    /// Sample rate.
+    pub sample_rate_hz: f64,
+    /// RX gain.
+    pub gain_db: Option<f64>,
+    /// Analog bandwidth.
+    pub bandwidth_hz: Option<f64>,
+    /// Antenna.
+    pub antenna: Option<String>,
+    /// Clock source to select (also the expected source for the CLKIN verdict).
+    pub clock_source: Option<String>,
+    /// Length.
+    pub duration_s: f64,
+    /// FFT size.
+    pub fft_size: usize,
+    /// `(tone_hz, tolerance_ppm)` for the CLKIN check.
+    pub clkin: Option<(f64, f64)>,
+    /// Record IQ to this file (format from the extension).
+    pub record: Option<PathBuf>,
+    /// IQ disk budget.
+    pub max_iq_bytes: Option<u64>,
+    /// Largest sample rate allowed by local policy (`None` = the device's maximum).
+    pub max_sample_rate_hz: Option<f64>,
+    /// Largest RX gain allowed by local policy (`None` = the device's maximum).
+    pub max_gain_db: Option<f64>,
+}
+
+/// Why a capture did not happen.
+#[derive(Debug)]
+pub enum NotCaptured {
+    /// The device is absent/busy, or the request is outside its or the policy's limits: BLOCKED.
+    Blocked(String),
+    /// Anything else: FAIL.
+    Failed(String),
+}
+
+impl std::fmt::Display for NotCaptured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotCaptured::Blocked(s) | NotCaptured::Failed(s) => f.write_str(s),
+        }
+    }
+}
+
+fn classify(e: rxnode_hw::Error) -> NotCaptured {
+    match e {
+        rxnode_hw::Error::Open { .. } | rxnode_hw::Error::Unsupported { .. } => NotCaptured::Blocked(e.to_string()),
+        other => NotCaptured::Failed(other.to_string()),
+    }
+}
+
+/// A path relative to the checkout, with `/` separators; an absolute path if it is outside.
+pub fn relative_to(path: &Path, checkout: &Path) -> String {
+    let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (p, c) = (abs(path), abs(checkout));
+    match p.strip_prefix(&c) {
+        Ok(rel) => rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+        Err(_) => p.display().to_string(),
+    }
+}
+
+/// Run one capture. `checkout`: make IQ paths relative to it. `show_progress`: a
+/// progress bar on stderr when it is a terminal.
+pub fn capture(c: &LiveCapture, checkout: Option<&Path>, cancel: &AtomicBool, show_progress: bool) -> Result<CaptureSummary, NotCaptured> {
+    let mut radio = RxRadio::open(&c.device).map_err(classify)?;
+    let info = radio.probe();
+    // Policy limits that default to the device's own maximum.
+    let dev_max_rate = info.sample_rate_ranges_hz.iter().map(|r| r[1]).fold(f64::NAN, f64::max);
+    let max_rate = c.max_sample_rate_hz.or((!dev_max_rate.is_nan()).then_some(dev_max_rate));
+    if let Some(m) = max_rate {
+        if c.sample_rate_hz > m {
+            return Err(NotCaptured::Blocked(format!(
+                "sample_rate_hz {} exceeds the limit {m} ({})",
+                c.sample_rate_hz,
+                if c.max_sample_rate_hz.is_some() { "rx.max_sample_rate_hz" } else { "device maximum" }
+            )));
+        }
+    }
+    if let (Some(g), Some(m)) = (c.gain_db, c.max_gain_db.or(info.gain_range_db.map(|r| r[1]))) {
+        if g > m {
+            return Err(NotCaptured::Blocked(format!(
+                "gain_db {g} exceeds the limit {m} ({})",
+                if c.max_gain_db.is_some() { "rx.max_gain_db" } else { "device maximum" }
+            )));
+        }
+    }
+    let actual = radio
+        .configure(&RxConfig {
+            frequency_hz: c.frequency_hz,
+            sample_rate_hz: c.sample_rate_hz,
+            gain_db: c.gain_db,
+            bandwidth_hz: c.bandwidth_hz,
+            antenna: c.antenna.clone(),
+            clock_source: c.clock_source.clone(),
+        })
+        .map_err(classify)?;
+    let sensors = radio.sensors().unwrap_or_default();
+    let hwinfo = radio.hardware_info().unwrap_or_default();
+    let evidence = ClockEvidence {
+        expected_source: c.clock_source.clone(),
+        clock_source: actual.clock_source.clone(),
+        ref_locked: sensors
+            .iter()
+            .find(|(k, _)| k.as_str() == "ref_locked" || k.contains("ref_lock"))
+            .and_then(|(_, v)| match v.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => Some(true),
+                "false" | "0" | "no" => Some(false),
+                _ => None,
+            }),
+        hw_clock_source: hwinfo.get("clock source").cloned(),
+        hackrf_clkin: None,
+    };
+    let mut welch = WelchConfig::new(c.fft_size, actual.sample_rate_hz);
+    welch.center_hz = Some(actual.frequency_hz);
+    let samples = (c.duration_s * actual.sample_rate_hz).round().max(1.0) as u64;
+    let mut settings = CaptureSettings::new(samples, welch);
+    settings.deadline = Some(Duration::from_secs_f64(c.duration_s * 1.5 + 2.0));
+    settings.clkin = c
+        .clkin
+        .map(|(tone, tol)| ClkinConfig::new(tone, actual.frequency_hz, actual.sample_rate_hz, tol));
+    settings.clock_evidence = evidence;
+    let recorder = match &c.record {
+        Some(p) => {
+            if let Some(d) = p.parent() {
+                std::fs::create_dir_all(d).map_err(|e| NotCaptured::Failed(format!("cannot create {}: {e}", d.display())))?;
+            }
+            let meta = RecordingMeta {
+                sample_rate_hz: actual.sample_rate_hz,
+                center_hz: Some(actual.frequency_hz),
+                datetime: None,
+                hw: Some(format!("{} ({})", info.driver, info.hardware_key.clone().unwrap_or_default())),
+                description: Some("rxnode capture".to_owned()),
+            };
+            Some(IqWriter::create(p, meta, c.max_iq_bytes).map_err(|e| NotCaptured::Failed(e.to_string()))?)
+        }
+        None => None,
+    };
+    let stream = radio.rx_stream().map_err(classify)?;
+    let progress = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let bar_on = show_progress && std::io::stderr().is_terminal();
+    let result = std::thread::scope(|s| {
+        if bar_on {
+            s.spawn(|| {
+                let bar = indicatif::ProgressBar::new(samples);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template("{spinner} capture [{bar:40}] {percent:>3}% {elapsed}/{duration}")
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                while !done.load(Ordering::Relaxed) {
+                    bar.set_position(progress.load(Ordering::Relaxed));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                bar.finish_and_clear();
+            });
+        }
+        let r = run_capture(stream, &settings, cancel, Some(&progress), recorder);
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    let mut summary = result.map_err(|e| NotCaptured::Failed(e.to_string()))?;
+    summary.device = json!({
+        "args": c.device,
+        "driver": info.driver,
+        "serial": info.serial,
+        "hardware_key": info.hardware_key,
+    });
+    summary.requested = json!({
+        "frequency_hz": c.frequency_hz,
+        "sample_rate_hz": c.sample_rate_hz,
+        "gain_db": c.gain_db,
+        "bandwidth_hz": c.bandwidth_hz,
+        "antenna": c.antenna,
+        "clock_source": c.clock_source,
+        "duration_s": c.duration_s,
+    });
+    summary.actual = serde_json::to_value(&actual).unwrap_or(serde_json::Value::Null);
+    if let Some(co) = checkout {
+        for f in &mut summary.iq_files {
+            f.path = PathBuf::from(relative_to(&f.path, co));
+        }
+    }
+    Ok(summary)
+}
