@@ -122,52 +122,10 @@ fn write_synced(p: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot write {}", p.display()))
 }
 
-// STAND-IN: replaced by crate::results at merge
-// (`RxResult::manual_skeleton(task, commit, approval)` + `write_result_files(dir, &RxResult)`).
+/// The `NOT RUN` result skeleton, rendered from one value (JSON and Markdown agree).
 fn write_skeleton(dir: &Path, task: &ValidTask, commit: &str, approval: &Approval) -> Result<()> {
-    let h = task.header();
-    let json = serde_json::json!({
-        "schema_version": 1,
-        "task_id": task.id().as_str(),
-        "task_title": h.task_title,
-        "status": "NOT RUN",
-        "risk_level": task.risk().as_str(),
-        "source_branch": h.source_branch,
-        "source_commit": commit,
-        "expected_head": h.expected_head,
-        "approval": {"at": approval.at, "task_sha256": approval.task_sha256},
-        "authorization": null,
-        "node": {
-            "hostname": crate::lock::hostname(),
-            "rxnode_version": env!("CARGO_PKG_VERSION"),
-            "soapysdr_version": null
-        },
-        "timeline": {"started_at": null, "completed_at": null},
-        "checks": [],
-        "inventory": null,
-        "captures": [],
-        "tx": null,
-        "errors": [],
-    });
-    let mut j = serde_json::to_vec_pretty(&json)?;
-    j.push(b'\n');
-    write_synced(&dir.join("RX_RESULT.json"), &j)?;
-    let md = format!(
-        "# RX result: {id}\n\n\
-         - Task: {id} — {title}\n\
-         - Status: NOT RUN\n\
-         - Risk level: {risk}\n\
-         - Source: {branch} @ {commit}\n\
-         - Approved: {at} (task SHA-256 {sha})\n\n\
-         Nothing has run yet. The operator fills this in or `rxnode run` replaces it.\n",
-        id = task.id(),
-        title = h.task_title,
-        risk = task.risk().as_str(),
-        branch = h.source_branch,
-        at = approval.at,
-        sha = approval.task_sha256,
-    );
-    write_synced(&dir.join("RX_RESULT.md"), md.as_bytes())
+    let r = crate::results::RxResult::manual_skeleton(task, commit, Some(approval));
+    crate::results::write_result_files(dir, &r)
 }
 
 #[cfg(test)]
