@@ -83,11 +83,10 @@ fn print_human(r: &Report) {
     );
     for d in &r.devices {
         println!();
-        println!(
-            "{} {}",
-            d.driver,
-            d.label.as_deref().or(d.serial.as_deref()).unwrap_or("")
-        );
+        match &d.label {
+            Some(l) => println!("{l}"),
+            None => println!("{} {}", d.driver, d.serial.as_deref().unwrap_or("")),
+        }
         println!("  args:          {}", d.args);
         println!("  serial:        {}", d.serial.as_deref().unwrap_or("-"));
         if let Some(e) = &d.error {
