@@ -93,10 +93,22 @@ fn print_human(r: &Report) {
             println!("  error:         could not open to probe: {e}");
             continue;
         }
-        println!("  hardware:      {}", d.hardware_key.as_deref().unwrap_or("-"));
-        println!("  channels:      {} RX, {} TX", d.rx_channels, d.tx_channels);
-        println!("  frequency:     {}", ranges(&d.frequency_ranges_hz, 1e6, "MHz"));
-        println!("  sample rate:   {}", ranges(&d.sample_rate_ranges_hz, 1e6, "MS/s"));
+        println!(
+            "  hardware:      {}",
+            d.hardware_key.as_deref().unwrap_or("-")
+        );
+        println!(
+            "  channels:      {} RX, {} TX",
+            d.rx_channels, d.tx_channels
+        );
+        println!(
+            "  frequency:     {}",
+            ranges(&d.frequency_ranges_hz, 1e6, "MHz")
+        );
+        println!(
+            "  sample rate:   {}",
+            ranges(&d.sample_rate_ranges_hz, 1e6, "MS/s")
+        );
         let elements = d
             .gain_elements
             .iter()

@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 
 fn main() -> Result<(), rxnode_hw::Error> {
     use_sim()?;
-    for (label, block) in [("16384-sample reads", 16_384usize), ("262144-sample reads", 262_144)] {
+    for (label, block) in [
+        ("16384-sample reads", 16_384usize),
+        ("262144-sample reads", 262_144),
+    ] {
         let args = format!("driver=rxsim,serial=bench{block},pace=0,tone_hz=100.1e6");
         let mut radio = RxRadio::open(&args)?;
         radio.configure(&RxConfig {

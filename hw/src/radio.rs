@@ -405,7 +405,9 @@ pub struct RxStream {
 
 impl std::fmt::Debug for RxStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RxStream").field("args", &self.args).finish()
+        f.debug_struct("RxStream")
+            .field("args", &self.args)
+            .finish()
     }
 }
 
@@ -510,7 +512,7 @@ impl TxRadio {
             return Err(tx.unsupported("tx channel", 0, "none".into()));
         }
         let rate = p.sample_rate_hz();
-        if !(p.tone_offset_hz().abs() < rate / 2.0) {
+        if p.tone_offset_hz().abs() >= rate / 2.0 {
             return Err(tx.unsupported(
                 "tone_offset_hz",
                 p.tone_offset_hz(),
@@ -544,7 +546,12 @@ impl TxRadio {
             .map_err(|e| tx.driver("activate tx stream".into(), e))?;
         let started = unix_now();
         let t0 = Instant::now();
-        tracing::warn!(args, freq = p.frequency_hz(), offset = p.tone_offset_hz(), "TX on");
+        tracing::warn!(
+            args,
+            freq = p.frequency_hz(),
+            offset = p.tone_offset_hz(),
+            "TX on"
+        );
         while sent < total {
             if cancel.load(Ordering::SeqCst) {
                 cancelled = true;
