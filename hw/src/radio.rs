@@ -2,30 +2,6 @@
 //!
 //! [`RxRadio`] wraps a SoapySDR device privately. Transmission exists only on
 //! [`TxRadio`], obtained by consuming an [`rxnode_interlock::TxPermit`].
-//!
-//! There is no transmit method on the RX-only handle:
-//!
-//! ```compile_fail
-//! fn key(radio: &mut rxnode_hw::RxRadio, cancel: &std::sync::atomic::AtomicBool) {
-//!     let _ = radio.transmit_tone(cancel);
-//! }
-//! ```
-//!
-//! A permit cannot be skipped or made up to get a [`TxRadio`]:
-//!
-//! ```compile_fail
-//! fn key(radio: rxnode_hw::RxRadio) {
-//!     let _ = radio.into_tx(Default::default());
-//! }
-//! ```
-//!
-//! Nor cloned to transmit twice:
-//!
-//! ```compile_fail
-//! fn twice(radio: rxnode_hw::RxRadio, permit: rxnode_interlock::TxPermit) {
-//!     let _ = radio.into_tx(permit.clone());
-//! }
-//! ```
 use crate::capture::source::{ReadOutcome, SampleSource};
 use crate::probe::{probe_into, DeviceInfo};
 use crate::{sim, Error};
@@ -72,6 +48,30 @@ pub struct ActualSettings {
 }
 
 /// An open radio, receive-only. The SoapySDR handle never leaves this crate.
+///
+/// There is no transmit method on the RX-only handle:
+///
+/// ```compile_fail
+/// fn key(radio: &mut rxnode_hw::RxRadio, cancel: &std::sync::atomic::AtomicBool) {
+///     let _ = radio.transmit_tone(cancel);
+/// }
+/// ```
+///
+/// A permit cannot be skipped or made up to get a [`TxRadio`]:
+///
+/// ```compile_fail
+/// fn key(radio: rxnode_hw::RxRadio) {
+///     let _ = radio.into_tx(Default::default());
+/// }
+/// ```
+///
+/// Nor cloned to transmit twice:
+///
+/// ```compile_fail
+/// fn twice(radio: rxnode_hw::RxRadio, permit: rxnode_interlock::TxPermit) {
+///     let _ = radio.into_tx(permit.clone());
+/// }
+/// ```
 pub struct RxRadio {
     dev: Device,
     args: String,
@@ -381,6 +381,18 @@ impl RxRadio {
     ///
     /// The permit stays inside the returned handle; its device args must equal this
     /// radio's (same keys and values, order and spaces ignored).
+    ///
+    /// The only way to a [`TxRadio`] (this compiles; the `compile_fail` examples on
+    /// [`RxRadio`] differ only in the forbidden step):
+    ///
+    /// ```no_run
+    /// fn key(radio: rxnode_hw::RxRadio, permit: rxnode_interlock::TxPermit) {
+    ///     let cancel = std::sync::atomic::AtomicBool::new(false);
+    ///     if let Ok(mut tx) = radio.into_tx(permit) {
+    ///         let _ = tx.transmit_tone(&cancel);
+    ///     }
+    /// }
+    /// ```
     pub fn into_tx(self, permit: TxPermit) -> Result<TxRadio, Error> {
         if parse_args(permit.device()) != parse_args(&self.args) {
             return Err(Error::PermitDevice {

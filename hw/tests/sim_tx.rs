@@ -157,3 +157,25 @@ fn a_driver_that_refuses_tx_gives_a_typed_error_and_no_stream() {
     }
     assert_eq!(count("tx4", "activateStream", "TX"), 0);
 }
+
+#[test]
+fn a_stream_error_mid_tone_still_tears_the_stream_down() {
+    init();
+    let dev = "driver=rxsim,serial=tx5,tx_fail_after=50000";
+    let mut tx = RxRadio::open(dev)
+        .expect("open")
+        .into_tx(permit("TX_5", dev, 0.5))
+        .expect("into_tx");
+    match tx.transmit_tone(&AtomicBool::new(false)) {
+        Err(e @ Error::Stream { .. }) => assert!(e.to_string().contains("serial=tx5"), "{e}"),
+        other => panic!("expected a stream error, got {other:?}"),
+    }
+    for ev in [
+        "setupStream",
+        "activateStream",
+        "deactivateStream",
+        "closeStream",
+    ] {
+        assert_eq!(count("tx5", ev, "TX"), 1, "{ev}");
+    }
+}
