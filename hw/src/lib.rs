@@ -33,7 +33,7 @@ mod sim;
 
 pub use crate::{
     capture::source::{ReadOutcome, SampleSource},
-    error::Error,
+    error::{Error, Result},
     probe::{
         enumerate, soapysdr_modules, soapysdr_search_paths, soapysdr_version, DeviceInfo,
         GainElement,

@@ -2,9 +2,9 @@
 //!
 //! [`RxRadio`] wraps a SoapySDR device privately. Transmission exists only on
 //! [`TxRadio`], obtained by consuming an [`rxnode_interlock::TxPermit`].
-use crate::capture::source::{ReadOutcome, SampleSource};
 use crate::probe::{probe_into, DeviceInfo};
 use crate::{sim, Error};
+use crate::{ReadOutcome, SampleSource};
 use num_complex::Complex;
 use rxnode_interlock::TxPermit;
 use serde::Serialize;

@@ -1,17 +1,17 @@
-//! The sample-source abstraction the capture engine reads from.
+//! Where the capture engine's samples come from.
 
-/// What one read produced.
+/// The result of one [`SampleSource::read`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadOutcome {
     /// This many samples were written to the start of the buffer.
     Samples(usize),
-    /// The source dropped samples since the last read (the reader fell behind).
+    /// The driver reported an overflow: samples were lost before this read.
     Overflow,
-    /// Nothing arrived within the timeout.
+    /// No samples arrived within the timeout.
     Timeout,
 }
 
-/// A source of complex baseband samples (a radio stream, a file, a test signal).
+/// A stream of complex baseband samples (the SoapySDR RX stream, a file, a test signal).
 pub trait SampleSource: Send {
     /// Read up to `buf.len()` samples, waiting at most `timeout_us` microseconds.
     fn read(
