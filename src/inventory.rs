@@ -83,21 +83,32 @@ fn print_human(r: &Report) {
     );
     for d in &r.devices {
         println!();
-        println!(
-            "{} {}",
-            d.driver,
-            d.label.as_deref().or(d.serial.as_deref()).unwrap_or("")
-        );
+        match &d.label {
+            Some(l) => println!("{l}"),
+            None => println!("{} {}", d.driver, d.serial.as_deref().unwrap_or("")),
+        }
         println!("  args:          {}", d.args);
         println!("  serial:        {}", d.serial.as_deref().unwrap_or("-"));
         if let Some(e) = &d.error {
             println!("  error:         could not open to probe: {e}");
             continue;
         }
-        println!("  hardware:      {}", d.hardware_key.as_deref().unwrap_or("-"));
-        println!("  channels:      {} RX, {} TX", d.rx_channels, d.tx_channels);
-        println!("  frequency:     {}", ranges(&d.frequency_ranges_hz, 1e6, "MHz"));
-        println!("  sample rate:   {}", ranges(&d.sample_rate_ranges_hz, 1e6, "MS/s"));
+        println!(
+            "  hardware:      {}",
+            d.hardware_key.as_deref().unwrap_or("-")
+        );
+        println!(
+            "  channels:      {} RX, {} TX",
+            d.rx_channels, d.tx_channels
+        );
+        println!(
+            "  frequency:     {}",
+            ranges(&d.frequency_ranges_hz, 1e6, "MHz")
+        );
+        println!(
+            "  sample rate:   {}",
+            ranges(&d.sample_rate_ranges_hz, 1e6, "MS/s")
+        );
         let elements = d
             .gain_elements
             .iter()

@@ -45,10 +45,18 @@ fn sim_inventory_json_lists_the_simulated_radio_and_opens_no_stream() {
         .args(["--sim", "inventory", "--dry-run", "--json"])
         .output()
         .expect("run rxnode");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: Report = serde_json::from_slice(&out.stdout).expect("json");
     assert!(r.sim);
-    assert!(r.soapysdr_version.starts_with("0."), "{}", r.soapysdr_version);
+    assert!(
+        r.soapysdr_version.starts_with("0."),
+        "{}",
+        r.soapysdr_version
+    );
     assert!(r.hint.is_none());
     assert_eq!(r.devices.len(), 1, "{:?}", r.devices);
     let d = &r.devices[0];
@@ -67,7 +75,10 @@ fn sim_inventory_json_lists_the_simulated_radio_and_opens_no_stream() {
 
     let events = std::fs::read_to_string(&log).expect("event log");
     assert!(events.lines().any(|l| l.contains(" make ")), "{events}");
-    assert!(!events.contains("Stream"), "inventory opened a stream: {events}");
+    assert!(
+        !events.contains("Stream"),
+        "inventory opened a stream: {events}"
+    );
     // The module was installed in the per-user cache given by XDG_CACHE_HOME.
     let cached = std::fs::read_dir(tmp.path().join("cache").join("rxnode"))
         .expect("cache dir")
@@ -81,14 +92,29 @@ fn sim_inventory_with_args_naming_another_driver_is_empty_with_a_hint() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let log = tmp.path().join("events.log");
     let out = rxnode(tmp.path(), &log)
-        .args(["--sim", "inventory", "--dry-run", "--json", "--args", "driver=hackrf"])
+        .args([
+            "--sim",
+            "inventory",
+            "--dry-run",
+            "--json",
+            "--args",
+            "driver=hackrf",
+        ])
         .output()
         .expect("run rxnode");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: Report = serde_json::from_slice(&out.stdout).expect("json");
     assert!(r.devices.is_empty());
     let hint = r.hint.expect("hint");
-    assert!(hint.contains("librxsim-") && hint.contains("SOAPY_SDR_PLUGIN_PATH"), "{hint}");
+    assert!(
+        hint.contains("librxsim-") && hint.contains("SOAPY_SDR_PLUGIN_PATH"),
+        "{hint}"
+    );
 }
 
 #[test]
@@ -97,10 +123,19 @@ fn sim_inventory_human_output_has_one_block_per_device() {
     let log = tmp.path().join("events.log");
     let out = rxnode(tmp.path(), &log)
         .env("RXNODE_SIM", "1")
-        .args(["inventory", "--dry-run", "--args", "driver=rxsim,serial=bench2"])
+        .args([
+            "inventory",
+            "--dry-run",
+            "--args",
+            "driver=rxsim,serial=bench2",
+        ])
         .output()
         .expect("run rxnode");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("1 device(s)"), "{text}");
     assert!(text.contains("serial:        bench2"), "{text}");

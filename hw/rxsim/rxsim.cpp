@@ -6,7 +6,8 @@
 // or as fast as possible (pace=0) from precomputed tables.
 //
 // Device args: serial, ppm, ext_ref, ext_ppm, tone_hz, tone_dbfs, noise_dbfs, pace,
-// buffer_samples, tx=deny. A reference error e shifts both the LO and the sample
+// buffer_samples, tx=deny, tx_fail_after (fault injection: TX writes fail after N
+// samples). A reference error e shifts both the LO and the sample
 // clock, so a tone at RF f appears at baseband (f - fc(1+e))/(1+e).
 //
 // RXSIM_EVENT_LOG=path appends one line per make/unmake and per stream call:
@@ -56,7 +57,7 @@ constexpr size_t kToneLen = size_t(1) << kToneBits;
 constexpr size_t kNoiseLen = size_t(1) << 18;
 const char *kDefaultSerial = "rxsim0";
 const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "tone_dbfs",
-                             "noise_dbfs", "pace",    "tx",      "buffer_samples"};
+                             "noise_dbfs", "pace",    "tx",      "buffer_samples", "tx_fail_after"};
 
 double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
     auto it = args.find(key);
@@ -154,6 +155,7 @@ class RxSim : public SoapySDR::Device {
         pace_ = argDouble(args, "pace", 1.0) != 0.0;
         bufferSamples_ = argDouble(args, "buffer_samples", 0.0);
         txDeny_ = argString(args, "tx", "allow") == "deny";
+        txFailAfter_ = argDouble(args, "tx_fail_after", -1.0);
         (void)tables();
         logEvent("make", nullptr, serial_);
     }
@@ -304,6 +306,8 @@ class RxSim : public SoapySDR::Device {
         if (s->direction != SOAPY_SDR_TX) return SOAPY_SDR_NOT_SUPPORTED;
         if (!s->active) return SOAPY_SDR_STREAM_ERROR;
         size_t n = std::min(numElems, kMtu);
+        // Fault injection: the "device" drops off the bus after tx_fail_after samples.
+        if (txFailAfter_ >= 0.0 && double(s->produced + n) > txFailAfter_) return SOAPY_SDR_STREAM_ERROR;
         if (pace_) {
             // The "DAC" drains at the sample rate; at most 50 ms may be queued ahead.
             const double ahead = 0.05 * s->rate;
@@ -529,7 +533,7 @@ class RxSim : public SoapySDR::Device {
     }
 
     std::string serial_;
-    double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_;
+    double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_, txFailAfter_;
     bool extRef_, hasTone_, pace_, txDeny_;
 
     mutable std::mutex mu_;

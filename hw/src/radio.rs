@@ -2,33 +2,9 @@
 //!
 //! [`RxRadio`] wraps a SoapySDR device privately. Transmission exists only on
 //! [`TxRadio`], obtained by consuming an [`rxnode_interlock::TxPermit`].
-//!
-//! There is no transmit method on the RX-only handle:
-//!
-//! ```compile_fail
-//! fn key(radio: &mut rxnode_hw::RxRadio, cancel: &std::sync::atomic::AtomicBool) {
-//!     let _ = radio.transmit_tone(cancel);
-//! }
-//! ```
-//!
-//! A permit cannot be skipped or made up to get a [`TxRadio`]:
-//!
-//! ```compile_fail
-//! fn key(radio: rxnode_hw::RxRadio) {
-//!     let _ = radio.into_tx(Default::default());
-//! }
-//! ```
-//!
-//! Nor cloned to transmit twice:
-//!
-//! ```compile_fail
-//! fn twice(radio: rxnode_hw::RxRadio, permit: rxnode_interlock::TxPermit) {
-//!     let _ = radio.into_tx(permit.clone());
-//! }
-//! ```
-use crate::capture::source::{ReadOutcome, SampleSource};
 use crate::probe::{probe_into, DeviceInfo};
 use crate::{sim, Error};
+use crate::{ReadOutcome, SampleSource};
 use num_complex::Complex;
 use rxnode_interlock::TxPermit;
 use serde::Serialize;
@@ -72,6 +48,30 @@ pub struct ActualSettings {
 }
 
 /// An open radio, receive-only. The SoapySDR handle never leaves this crate.
+///
+/// There is no transmit method on the RX-only handle:
+///
+/// ```compile_fail
+/// fn key(radio: &mut rxnode_hw::RxRadio, cancel: &std::sync::atomic::AtomicBool) {
+///     let _ = radio.transmit_tone(cancel);
+/// }
+/// ```
+///
+/// A permit cannot be skipped or made up to get a [`TxRadio`]:
+///
+/// ```compile_fail
+/// fn key(radio: rxnode_hw::RxRadio) {
+///     let _ = radio.into_tx(Default::default());
+/// }
+/// ```
+///
+/// Nor cloned to transmit twice:
+///
+/// ```compile_fail
+/// fn twice(radio: rxnode_hw::RxRadio, permit: rxnode_interlock::TxPermit) {
+///     let _ = radio.into_tx(permit.clone());
+/// }
+/// ```
 pub struct RxRadio {
     dev: Device,
     args: String,
@@ -381,6 +381,18 @@ impl RxRadio {
     ///
     /// The permit stays inside the returned handle; its device args must equal this
     /// radio's (same keys and values, order and spaces ignored).
+    ///
+    /// The only way to a [`TxRadio`] (this compiles; the `compile_fail` examples on
+    /// [`RxRadio`] differ only in the forbidden step):
+    ///
+    /// ```no_run
+    /// fn key(radio: rxnode_hw::RxRadio, permit: rxnode_interlock::TxPermit) {
+    ///     let cancel = std::sync::atomic::AtomicBool::new(false);
+    ///     if let Ok(mut tx) = radio.into_tx(permit) {
+    ///         let _ = tx.transmit_tone(&cancel);
+    ///     }
+    /// }
+    /// ```
     pub fn into_tx(self, permit: TxPermit) -> Result<TxRadio, Error> {
         if parse_args(permit.device()) != parse_args(&self.args) {
             return Err(Error::PermitDevice {
@@ -405,7 +417,9 @@ pub struct RxStream {
 
 impl std::fmt::Debug for RxStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RxStream").field("args", &self.args).finish()
+        f.debug_struct("RxStream")
+            .field("args", &self.args)
+            .finish()
     }
 }
 
@@ -510,7 +524,7 @@ impl TxRadio {
             return Err(tx.unsupported("tx channel", 0, "none".into()));
         }
         let rate = p.sample_rate_hz();
-        if !(p.tone_offset_hz().abs() < rate / 2.0) {
+        if p.tone_offset_hz().abs() >= rate / 2.0 {
             return Err(tx.unsupported(
                 "tone_offset_hz",
                 p.tone_offset_hz(),
@@ -544,7 +558,12 @@ impl TxRadio {
             .map_err(|e| tx.driver("activate tx stream".into(), e))?;
         let started = unix_now();
         let t0 = Instant::now();
-        tracing::warn!(args, freq = p.frequency_hz(), offset = p.tone_offset_hz(), "TX on");
+        tracing::warn!(
+            args,
+            freq = p.frequency_hz(),
+            offset = p.tone_offset_hz(),
+            "TX on"
+        );
         while sent < total {
             if cancel.load(Ordering::SeqCst) {
                 cancelled = true;
@@ -558,6 +577,10 @@ impl TxRadio {
                 let a = std::f64::consts::TAU * phase;
                 *s = Complex::new((0.7 * a.cos()) as f32, (0.7 * a.sin()) as f32);
                 phase = (phase + step).rem_euclid(1.0);
+            }
+            #[cfg(test)]
+            if sent > 0 && tests::PANIC_IN_TX.with(std::cell::Cell::get) {
+                panic!("injected panic while transmitting");
             }
             let last = sent + n as u64 >= total;
             match guard.0.write(&[&buf[..n]], None, last, 10_000) {
@@ -602,6 +625,59 @@ impl TxRadio {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Test-only: make `transmit_tone` panic after its first write.
+        pub(super) static PANIC_IN_TX: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// A panic while the tone is on air still deactivates and closes the TX stream.
+    /// (The only unit test in this crate that loads SoapySDR modules.)
+    #[test]
+    fn tx_stream_is_torn_down_on_panic_unwind() {
+        use rxnode_interlock::{
+            authorize, validate_task, verify_authorization, Approval, Policy, ValidateOptions,
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("events.log");
+        std::env::set_var("RXSIM_EVENT_LOG", &log);
+        crate::use_sim().expect("use_sim");
+        let dev = "driver=rxsim,serial=unwind";
+        let text = format!(
+            "TASK_ID = UNWIND\nTASK_TITLE = t\nSOURCE_BRANCH = video-development\n\
+EXPECTED_HEAD = 0123456789abcdef0123456789abcdef01234567\nREQUIRES_APPROVAL = YES\n\
+HARDWARE_ACCESS = YES\nRF_RX = NO\nRF_TX = YES\nALLOW_COMMIT = NO\nALLOW_PUSH = NO\n\n\
+```rx-plan\n{{\"steps\": [{{\"op\": \"tx_tone\", \"device\": \"{dev}\", \
+\"frequency_hz\": 434.0e6, \"sample_rate_hz\": 1.0e6, \"tone_offset_hz\": 50e3, \
+\"gain_db\": 0, \"duration_s\": 0.5}}]}}\n```\n"
+        );
+        let task = validate_task(&text, &ValidateOptions::default()).expect("task");
+        let approval = Approval::new(&task, "c", "t");
+        let auth = verify_authorization(&task, &approval, "AUTHORIZE RF TX", "t").expect("auth");
+        let policy = Policy::from_json(
+            r#"{"tx": {"allowed_ranges_hz": [[433e6, 435e6]], "max_gain_db": 10, "max_duration_s": 1}}"#,
+        )
+        .expect("policy");
+        let permit = authorize(&task, &approval, auth, 0, &policy).expect("permit");
+        let mut tx = RxRadio::open(dev)
+            .expect("open")
+            .into_tx(permit)
+            .expect("into_tx");
+        PANIC_IN_TX.with(|c| c.set(true));
+        let cancel = AtomicBool::new(false);
+        let r =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tx.transmit_tone(&cancel)));
+        PANIC_IN_TX.with(|c| c.set(false));
+        assert!(r.is_err(), "the injected panic did not happen");
+        let events = std::fs::read_to_string(&log).expect("log");
+        for ev in ["activateStream", "deactivateStream", "closeStream"] {
+            let n = events
+                .lines()
+                .filter(|l| l.contains(&format!(" {ev} TX serial=unwind")))
+                .count();
+            assert_eq!(n, 1, "{ev}: {events}");
+        }
+    }
 
     #[test]
     fn args_compare_ignores_order_and_spaces() {

@@ -81,7 +81,11 @@ fn module_ext() -> &'static str {
 
 /// `$XDG_CACHE_HOME/rxnode`, `~/.cache/rxnode`, `%LOCALAPPDATA%\rxnode`, or a temp folder.
 fn cache_dir() -> PathBuf {
-    let nonempty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty()).map(PathBuf::from);
+    let nonempty = |v: &str| {
+        std::env::var_os(v)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+    };
     if cfg!(windows) {
         if let Some(d) = nonempty("LOCALAPPDATA") {
             return d.join("rxnode");

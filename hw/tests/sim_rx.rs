@@ -63,7 +63,11 @@ fn peak_hz(x: &[Complex<f32>], rate: f64) -> f64 {
     );
     let delta = 0.5 * (a - c) / (a - 2.0 * b + c);
     let bin = k as f64 + delta;
-    let bin = if bin > n as f64 / 2.0 { bin - n as f64 } else { bin };
+    let bin = if bin > n as f64 / 2.0 {
+        bin - n as f64
+    } else {
+        bin
+    };
     bin * rate / n as f64
 }
 
@@ -102,7 +106,10 @@ fn enumerate_finds_the_default_simulated_radio_and_probes_it() {
     assert_eq!(d.sample_rate_ranges_hz, vec![[0.1e6, 61.44e6]]);
     assert_eq!(d.gain_range_db, Some([0.0, 60.0]));
     assert_eq!(d.clock_sources, vec!["internal", "external"]);
-    assert_eq!(d.sensors.get("ref_locked").map(String::as_str), Some("false"));
+    assert_eq!(
+        d.sensors.get("ref_locked").map(String::as_str),
+        Some("false")
+    );
     assert_eq!(
         d.hardware_info.get("clock source").map(String::as_str),
         Some("internal")
@@ -117,7 +124,9 @@ fn enumerate_finds_the_default_simulated_radio_and_probes_it() {
     let named = enumerate("driver=rxsim,serial=bench7").expect("enumerate");
     assert_eq!(named.len(), 1);
     assert_eq!(named[0].serial.as_deref(), Some("bench7"));
-    assert!(enumerate("driver=nosuchdriver").expect("enumerate").is_empty());
+    assert!(enumerate("driver=nosuchdriver")
+        .expect("enumerate")
+        .is_empty());
 }
 
 #[test]
@@ -141,7 +150,11 @@ fn open_configure_reads_back_and_rejects_unsupported_values() {
     assert_eq!(a.antenna.as_deref(), Some("CAL"));
     assert_eq!(a.clock_source.as_deref(), Some("external"));
     assert_eq!(
-        radio.hardware_info().expect("hw info").get("clock source").map(String::as_str),
+        radio
+            .hardware_info()
+            .expect("hw info")
+            .get("clock source")
+            .map(String::as_str),
         Some("external")
     );
 
@@ -162,8 +175,12 @@ fn open_configure_reads_back_and_rejects_unsupported_values() {
         sample_rate_hz: 100e6,
         ..RxConfig::default()
     };
-    assert!(matches!(radio.configure(&bad_rate), Err(Error::Unsupported { ref setting, .. }) if setting == "sample_rate_hz"));
-    assert!(matches!(radio.set_clock_source("gps"), Err(Error::Unsupported { ref value, .. }) if value == "gps"));
+    assert!(
+        matches!(radio.configure(&bad_rate), Err(Error::Unsupported { ref setting, .. }) if setting == "sample_rate_hz")
+    );
+    assert!(
+        matches!(radio.set_clock_source("gps"), Err(Error::Unsupported { ref value, .. }) if value == "gps")
+    );
     match RxRadio::open("driver=nosuchdriver") {
         Err(e @ Error::Open { .. }) => assert!(e.to_string().contains("nosuchdriver")),
         other => panic!("expected open error, got {other:?}"),
@@ -177,7 +194,10 @@ fn ref_locked_needs_external_source_and_a_connected_reference() {
     assert_eq!(with_ref.sensors().expect("sensors")["ref_locked"], "false");
     with_ref.set_clock_source("external").expect("set");
     assert_eq!(with_ref.sensors().expect("sensors")["ref_locked"], "true");
-    assert_eq!(with_ref.clock_source().expect("get").as_deref(), Some("external"));
+    assert_eq!(
+        with_ref.clock_source().expect("get").as_deref(),
+        Some("external")
+    );
 
     let mut without = RxRadio::open("driver=rxsim,serial=lock2,ext_ref=0").expect("open");
     without.set_clock_source("external").expect("set");
@@ -190,7 +210,11 @@ fn tone_lands_where_the_reference_error_puts_it() {
     let base = "driver=rxsim,pace=0,tone_hz=100.1e6,tone_dbfs=-10,noise_dbfs=-50";
     // Internal clock, +10 ppm: the tone moves by about -1 kHz.
     let f = tone_at(&format!("{base},serial=ppm1,ppm=10"), None);
-    assert!((f - expected(10.0)).abs() < 1.0, "got {f}, want {}", expected(10.0));
+    assert!(
+        (f - expected(10.0)).abs() < 1.0,
+        "got {f}, want {}",
+        expected(10.0)
+    );
     // No error: exactly the offset.
     let f = tone_at(&format!("{base},serial=ppm2"), None);
     assert!((f - 100e3).abs() < 1.0, "got {f}");
@@ -199,13 +223,21 @@ fn tone_lands_where_the_reference_error_puts_it() {
         &format!("{base},serial=ppm3,ppm=10,ext_ref=1,ext_ppm=-3"),
         Some("external"),
     );
-    assert!((f - expected(-3.0)).abs() < 1.0, "got {f}, want {}", expected(-3.0));
+    assert!(
+        (f - expected(-3.0)).abs() < 1.0,
+        "got {f}, want {}",
+        expected(-3.0)
+    );
     // External selected but nothing at CLKIN: not locked, the internal error stays.
     let f = tone_at(
         &format!("{base},serial=ppm4,ppm=10,ext_ref=0,ext_ppm=-3"),
         Some("external"),
     );
-    assert!((f - expected(10.0)).abs() < 1.0, "got {f}, want {}", expected(10.0));
+    assert!(
+        (f - expected(10.0)).abs() < 1.0,
+        "got {f}, want {}",
+        expected(10.0)
+    );
 }
 
 #[test]
@@ -223,7 +255,10 @@ fn paced_stream_runs_at_the_sample_rate() {
     let t = Instant::now();
     let _ = read_exact(&mut s, 300_000);
     let el = t.elapsed();
-    assert!(el >= Duration::from_millis(250), "300k samples at 1 MS/s in {el:?}");
+    assert!(
+        el >= Duration::from_millis(250),
+        "300k samples at 1 MS/s in {el:?}"
+    );
 }
 
 #[test]
@@ -242,7 +277,10 @@ fn overflow_is_reported_when_the_reader_stalls() {
     let _ = read_exact(&mut s, 10_000);
     std::thread::sleep(Duration::from_millis(300));
     let mut buf = vec![Complex::new(0.0, 0.0); 4096];
-    assert_eq!(s.read(&mut buf, 100_000).expect("read"), ReadOutcome::Overflow);
+    assert_eq!(
+        s.read(&mut buf, 100_000).expect("read"),
+        ReadOutcome::Overflow
+    );
     // The stream goes on after the overflow, with the buffered samples first.
     assert!(matches!(s.read(&mut buf, 100_000).expect("read"), ReadOutcome::Samples(n) if n > 0));
 }
@@ -267,7 +305,12 @@ fn rx_stream_is_torn_down_on_drop_and_never_opens_tx() {
     let count = |ev: &str| {
         lines
             .iter()
-            .filter(|l| l.split_whitespace().skip(2).take(ev.split(' ').count()).eq(ev.split(' ')))
+            .filter(|l| {
+                l.split_whitespace()
+                    .skip(2)
+                    .take(ev.split(' ').count())
+                    .eq(ev.split(' '))
+            })
             .count()
     };
     assert_eq!(count("setupStream RX"), 1, "{lines:?}");
@@ -279,7 +322,10 @@ fn rx_stream_is_torn_down_on_drop_and_never_opens_tx() {
     let first = &lines[0];
     let ts = first.split_whitespace().next().expect("timestamp");
     assert_eq!(ts.split('.').nth(1).map(str::len), Some(6), "{first}");
-    assert!(first.contains(&format!("pid={}", std::process::id())), "{first}");
+    assert!(
+        first.contains(&format!("pid={}", std::process::id())),
+        "{first}"
+    );
     // Nothing in this binary may ever open a TX stream.
     let all = std::fs::read_to_string(&init().log).unwrap_or_default();
     assert!(!all.lines().any(|l| l.contains(" TX ")), "{all}");

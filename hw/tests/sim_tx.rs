@@ -48,8 +48,13 @@ Key a tone.\n\n```rx-plan\n{{\"steps\": [{{\"op\": \"tx_tone\", \"device\": \"{d
     );
     let task = validate_task(&text, &ValidateOptions::default()).expect("valid task");
     let approval = Approval::new(&task, "c0ffee", "2026-01-01T00:00:00+00:00");
-    let auth = verify_authorization(&task, &approval, "AUTHORIZE RF TX", "2026-01-01T00:01:00+00:00")
-        .expect("authorization");
+    let auth = verify_authorization(
+        &task,
+        &approval,
+        "AUTHORIZE RF TX",
+        "2026-01-01T00:01:00+00:00",
+    )
+    .expect("authorization");
     let policy = Policy::from_json(
         r#"{"tx": {"allowed_ranges_hz": [[433.0e6, 435.0e6]], "max_gain_db": 10, "max_duration_s": 2}}"#,
     )
@@ -69,15 +74,29 @@ fn tx_through_a_permit_opens_exactly_one_stream_and_tears_it_down() {
     let el = t.elapsed();
     assert!(!r.cancelled);
     assert_eq!(r.task_id, "TX_1");
-    assert_eq!((r.frequency_hz, r.tone_offset_hz, r.gain_db), (434.0e6, 50e3, 0.0));
-    assert!(r.samples_sent > 200_000 && r.samples_sent <= 300_000, "{r:?}");
+    assert_eq!(
+        (r.frequency_hz, r.tone_offset_hz, r.gain_db),
+        (434.0e6, 50e3, 0.0)
+    );
+    assert!(
+        r.samples_sent > 200_000 && r.samples_sent <= 300_000,
+        "{r:?}"
+    );
     assert!(r.stopped_unix_s - r.started_unix_s < 0.6, "{r:?}");
     assert!(el >= Duration::from_millis(200), "paced: {el:?}");
-    for ev in ["setupStream", "activateStream", "deactivateStream", "closeStream"] {
+    for ev in [
+        "setupStream",
+        "activateStream",
+        "deactivateStream",
+        "closeStream",
+    ] {
         assert_eq!(count("tx1", ev, "TX"), 1, "{ev}");
     }
     // The permit is single-use.
-    assert!(matches!(tx.transmit_tone(&cancel), Err(Error::PermitUsed { .. })));
+    assert!(matches!(
+        tx.transmit_tone(&cancel),
+        Err(Error::PermitUsed { .. })
+    ));
     assert_eq!(count("tx1", "setupStream", "TX"), 1);
 }
 
@@ -88,7 +107,10 @@ fn a_permit_for_other_device_args_is_refused() {
     match radio.into_tx(permit("TX_2", "driver=rxsim,serial=other", 0.1)) {
         Err(e @ Error::PermitDevice { .. }) => {
             let m = e.to_string();
-            assert!(m.contains("serial=other") && m.contains("serial=tx2"), "{m}");
+            assert!(
+                m.contains("serial=other") && m.contains("serial=tx2"),
+                "{m}"
+            );
         }
         other => panic!("expected a device mismatch, got {other:?}"),
     }
@@ -134,4 +156,26 @@ fn a_driver_that_refuses_tx_gives_a_typed_error_and_no_stream() {
         other => panic!("expected a driver error, got {other:?}"),
     }
     assert_eq!(count("tx4", "activateStream", "TX"), 0);
+}
+
+#[test]
+fn a_stream_error_mid_tone_still_tears_the_stream_down() {
+    init();
+    let dev = "driver=rxsim,serial=tx5,tx_fail_after=50000";
+    let mut tx = RxRadio::open(dev)
+        .expect("open")
+        .into_tx(permit("TX_5", dev, 0.5))
+        .expect("into_tx");
+    match tx.transmit_tone(&AtomicBool::new(false)) {
+        Err(e @ Error::Stream { .. }) => assert!(e.to_string().contains("serial=tx5"), "{e}"),
+        other => panic!("expected a stream error, got {other:?}"),
+    }
+    for ev in [
+        "setupStream",
+        "activateStream",
+        "deactivateStream",
+        "closeStream",
+    ] {
+        assert_eq!(count("tx5", ev, "TX"), 1, "{ev}");
+    }
 }
