@@ -917,3 +917,23 @@ fn dry_run(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
     ));
     Ok(Outcome::Done)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenient_id_reads_only_a_usable_header_id() {
+        assert_eq!(
+            lenient_task_id(b"TASK_ID = ok_1\nRF_RX = MAYBE\n\nbody").as_deref(),
+            Some("ok_1")
+        );
+        assert_eq!(
+            lenient_task_id("\u{feff}TASK_ID=B2\r\n".as_bytes()).as_deref(),
+            Some("B2")
+        );
+        assert_eq!(lenient_task_id(b"TASK_ID = ../etc\n"), None);
+        assert_eq!(lenient_task_id(b"TITLE = x\n\nTASK_ID = late\n"), None);
+        assert_eq!(lenient_task_id(&[0xff, 0xfe]), None);
+    }
+}
