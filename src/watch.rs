@@ -440,7 +440,12 @@ impl Flow<'_> {
             print!("> ");
             let _ = std::io::stdout().flush();
             let line = match self.io.read_answer() {
-                Answer::Line(l) => l,
+                Answer::Line(l) => {
+                    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                        say(&l); // keep a piped transcript readable
+                    }
+                    l
+                }
                 Answer::Eof => {
                     say("");
                     say(format!("end of input: stopping without a decision; {id} stays pending and is shown at the next start"));
