@@ -56,6 +56,57 @@ struct Tried {
     default: bool,
 }
 
+/// A credential kind to offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CredKind {
+    Agent,
+    Helper,
+    Username,
+    Default,
+}
+
+/// The next credential kind to offer, each at most once per fetch; `None`
+/// when everything allowed was tried (ends libgit2's retry loop).
+fn next_credential(tried: &mut Tried, allowed: CredentialType) -> Option<CredKind> {
+    if allowed.contains(CredentialType::SSH_KEY) && !tried.agent {
+        tried.agent = true;
+        return Some(CredKind::Agent);
+    }
+    if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) && !tried.helper {
+        tried.helper = true;
+        return Some(CredKind::Helper);
+    }
+    if allowed.contains(CredentialType::USERNAME) && !tried.username {
+        tried.username = true;
+        return Some(CredKind::Username);
+    }
+    if allowed.contains(CredentialType::DEFAULT) && !tried.default {
+        tried.default = true;
+        return Some(CredKind::Default);
+    }
+    None
+}
+
+/// Remove `user:password@` from any URL in a message (libgit2 errors may echo
+/// the remote URL, which must never put credentials in a log).
+pub fn redact(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find("://") {
+        out.push_str(&rest[..i + 3]);
+        rest = &rest[i + 3..];
+        let end = rest
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"')
+            .unwrap_or(rest.len());
+        if let Some(at) = rest[..end].rfind('@') {
+            out.push_str("***@");
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `refs/remotes/<remote>/<branch>`.
 pub fn tracking_ref(remote: &str, branch: &str) -> String {
     format!("refs/remotes/{remote}/{branch}")
@@ -79,25 +130,15 @@ pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool)
     let mut cb = RemoteCallbacks::new();
     cb.credentials(move |url, username, allowed| {
         let user = username.unwrap_or("git");
-        if allowed.contains(CredentialType::SSH_KEY) && !tried.agent {
-            tried.agent = true;
-            return Cred::ssh_key_from_agent(user);
+        match next_credential(&mut tried, allowed) {
+            Some(CredKind::Agent) => Cred::ssh_key_from_agent(user),
+            Some(CredKind::Helper) => Cred::credential_helper(&config, url, username),
+            Some(CredKind::Username) => Cred::username(user),
+            Some(CredKind::Default) => Cred::default(),
+            None => Err(git2::Error::from_str(
+                "authentication failed: ssh-agent and the Git credential helper were each tried once",
+            )),
         }
-        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) && !tried.helper {
-            tried.helper = true;
-            return Cred::credential_helper(&config, url, username);
-        }
-        if allowed.contains(CredentialType::USERNAME) && !tried.username {
-            tried.username = true;
-            return Cred::username(user);
-        }
-        if allowed.contains(CredentialType::DEFAULT) && !tried.default {
-            tried.default = true;
-            return Cred::default();
-        }
-        Err(git2::Error::from_str(
-            "authentication failed: ssh-agent and the Git credential helper were each tried once",
-        ))
     });
     cb.transfer_progress(move |_| {
         !cancel.load(Ordering::Relaxed) && started.elapsed() < FETCH_DEADLINE
@@ -108,7 +149,7 @@ pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool)
     fo.download_tags(git2::AutotagOption::None);
     let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
     rem.fetch(&[refspec.as_str()], Some(&mut fo), None)
-        .map_err(|e| anyhow!("fetch {remote} {branch} failed: {}", e.message()))?;
+        .map_err(|e| anyhow!("fetch {remote} {branch} failed: {}", redact(e.message())))?;
     tracking_commit(repo, remote, branch)?
         .ok_or_else(|| anyhow!("fetch {remote} {branch}: the remote has no branch {branch:?}"))
 }
@@ -278,6 +319,43 @@ mod tests {
         assert!(!is_strict_ancestor(&repo, &b.to_string(), a).unwrap());
         assert!(!is_strict_ancestor(&repo, &other.to_string(), b).unwrap());
         assert!(!is_strict_ancestor(&repo, &"0".repeat(40), b).unwrap());
+    }
+
+    #[test]
+    fn each_credential_kind_is_offered_once() {
+        let mut t = Tried::default();
+        let all = CredentialType::SSH_KEY
+            | CredentialType::USER_PASS_PLAINTEXT
+            | CredentialType::USERNAME
+            | CredentialType::DEFAULT;
+        let mut got = vec![];
+        for _ in 0..10 {
+            match next_credential(&mut t, all) {
+                Some(k) => got.push(k),
+                None => break,
+            }
+        }
+        use CredKind::*;
+        assert_eq!(got, vec![Agent, Helper, Username, Default]);
+        let mut t = Tried::default();
+        assert_eq!(
+            next_credential(&mut t, CredentialType::SSH_KEY),
+            Some(Agent)
+        );
+        assert_eq!(next_credential(&mut t, CredentialType::SSH_KEY), None);
+    }
+
+    #[test]
+    fn credentials_are_redacted_from_messages() {
+        assert_eq!(
+            redact("failed to connect to https://bob:s3cret@git.example/x.git: refused"),
+            "failed to connect to https://***@git.example/x.git: refused"
+        );
+        assert_eq!(
+            redact("ssh://git@host/repo and http://h/p"),
+            "ssh://***@host/repo and http://h/p"
+        );
+        assert_eq!(redact("no url here"), "no url here");
     }
 
     #[test]

@@ -189,3 +189,25 @@ pub fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Resu
     save(paths, &s)?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod watch_ext_tests {
+    use super::*;
+
+    #[test]
+    fn state_without_the_new_fields_still_loads() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(&paths.local).unwrap();
+        let old = r#"{"schema_version":1,"last_seen_task_id":"A","last_completed_task_id":null,
+            "deferred_task_ids":[],"approvals":{},"running":false,"watcher_pid":null,
+            "last_poll":null,"remote_marker":null,
+            "tasks":{"A":{"status":"pending","task_sha256":"x","commit":"c","risk_level":null,
+            "title":null,"first_seen":"t"}}}"#;
+        std::fs::write(paths.state(), old).unwrap();
+        let s = load(&paths).unwrap();
+        assert!(s.rejected_texts.is_empty());
+        assert_eq!(s.ids_with(TaskStatus::Pending), vec!["A".to_owned()]);
+        assert!(s.ids_with(TaskStatus::Approved).is_empty());
+    }
+}

@@ -233,7 +233,14 @@ impl Flow<'_> {
     }
 
     /// Reject a text that has no usable ID, or changed under a known ID: once per text.
-    fn reject_text(&self, key: &str, id: Option<&str>, commit: &str, reason: &str) -> Result<()> {
+    fn reject_text(
+        &self,
+        event: &str,
+        key: &str,
+        id: Option<&str>,
+        commit: &str,
+        reason: &str,
+    ) -> Result<()> {
         let new = state::update(&self.paths, |s| {
             if s.rejected_texts.contains_key(key) {
                 return Ok(false);
@@ -250,13 +257,9 @@ impl Flow<'_> {
             Ok(true)
         })?;
         if new {
-            let mut e = Entry::new(if id.is_some() && reason.contains("different text") {
-                "refused"
-            } else {
-                "rejected"
-            })
-            .commit(commit)
-            .detail(serde_json::json!({ "reason": reason, "key": key }));
+            let mut e = Entry::new(event)
+                .commit(commit)
+                .detail(serde_json::json!({ "reason": reason, "key": key }));
             if let Some(id) = id {
                 e = e.task(id);
             }
@@ -342,7 +345,7 @@ impl Flow<'_> {
                         },
                         list.join("; ")
                     );
-                    self.reject_text(&sha, None, &commit_s, &reason)?;
+                    self.reject_text("rejected", &sha, None, &commit_s, &reason)?;
                 }
                 return Ok(None);
             }
@@ -389,7 +392,7 @@ impl Flow<'_> {
             "REFUSED: task {id} is already known ({:?}) with text SHA-256 {}, but the file now has a different text (SHA-256 {sha}); a revised task needs a new TASK_ID — not prompted",
             rec.status, rec.task_sha256
         );
-        self.reject_text(sha, Some(id), commit, &reason)
+        self.reject_text("refused", sha, Some(id), commit, &reason)
     }
 
     /// Record the task as pending, show it, and ask.
@@ -437,7 +440,12 @@ impl Flow<'_> {
             print!("> ");
             let _ = std::io::stdout().flush();
             let line = match self.io.read_answer() {
-                Answer::Line(l) => l,
+                Answer::Line(l) => {
+                    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                        say(&l); // keep a piped transcript readable
+                    }
+                    l
+                }
                 Answer::Eof => {
                     say("");
                     say(format!("end of input: stopping without a decision; {id} stays pending and is shown at the next start"));
@@ -767,6 +775,11 @@ fn run_loop(flow: &mut Flow<'_>, args: &WatchArgs) -> Result<Outcome> {
         let wait = match outcome {
             Ok(end) => {
                 failures = 0;
+                if args.once {
+                    if let Some(p) = state::load(&flow.paths)?.last_poll {
+                        say(format!("poll: {}", p.result));
+                    }
+                }
                 if end || args.once {
                     return Ok(Outcome::Done);
                 }
@@ -846,7 +859,13 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
                 "task file {} at {oid} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
                 flow.task_path
             );
-            flow.reject_text(&format!("blob:{blob}"), None, &oid.to_string(), &reason)?;
+            flow.reject_text(
+                "rejected",
+                &format!("blob:{blob}"),
+                None,
+                &oid.to_string(),
+                &reason,
+            )?;
             None
         }
         Blob::Content { bytes, blob } => flow.examine(&bytes, Some(oid), &blob)?,
@@ -916,4 +935,24 @@ fn dry_run(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
         paths.local.display()
     ));
     Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenient_id_reads_only_a_usable_header_id() {
+        assert_eq!(
+            lenient_task_id(b"TASK_ID = ok_1\nRF_RX = MAYBE\n\nbody").as_deref(),
+            Some("ok_1")
+        );
+        assert_eq!(
+            lenient_task_id("\u{feff}TASK_ID=B2\r\n".as_bytes()).as_deref(),
+            Some("B2")
+        );
+        assert_eq!(lenient_task_id(b"TASK_ID = ../etc\n"), None);
+        assert_eq!(lenient_task_id(b"TITLE = x\n\nTASK_ID = late\n"), None);
+        assert_eq!(lenient_task_id(&[0xff, 0xfe]), None);
+    }
 }

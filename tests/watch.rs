@@ -472,3 +472,39 @@ fn dry_run_of_an_invalid_file_reports_every_error_and_exits_2() {
     assert!(!text(&out.stdout).contains(PROMPT));
     assert!(!lab.local().join("rx_agent_state.json").exists());
 }
+
+#[cfg(unix)]
+#[test]
+fn fetch_failures_back_off_and_never_crash() {
+    let lab = Lab::new();
+    let missing = lab.dir.path().join("gone.git");
+    common::git(
+        &lab.rx,
+        &["remote", "set-url", "origin", missing.to_str().unwrap()],
+    );
+    let w = lab
+        .rxnode()
+        .args(["watch", "--interval", "0.05"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGTERM) };
+    let out = w.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let se = text(&out.stderr);
+    let failures = se
+        .lines()
+        .filter(|l| l.contains("fetch origin video-development failed"))
+        .count();
+    // Without back-off 1.5 s at 0.05 s would be ~30 attempts; doubling gives ~5.
+    assert!(
+        (2..=8).contains(&failures),
+        "{failures} failure lines:\n{se}"
+    );
+    assert!(se.contains("failure 2; next try in"), "{se}");
+    assert_eq!(lab.state()["running"], false);
+}
