@@ -115,7 +115,7 @@ impl Demo {
         let out = child.wait_with_output().context("waiting for rxnode")?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        for line in stdout.lines().chain(stderr.lines()) {
+        for line in stderr.lines().chain(stdout.lines()) {
             println!("  │ {line}");
         }
         let code = out.status.code().unwrap_or(-1);
@@ -134,7 +134,10 @@ impl Demo {
         std::fs::write(&file, &text)?;
         let id = commit_all(&repo, message)?;
         push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
-        println!("  main-pc$ git commit -m {message:?} && git push origin {BRANCH}   → {}", &id[..12]);
+        println!(
+            "  main-pc$ git commit -m {message:?} && git push origin {BRANCH}   → {}",
+            &id[..12]
+        );
         Ok(base)
     }
 
@@ -163,7 +166,9 @@ fn commit_all(repo: &git2::Repository, message: &str) -> Result<String> {
 
 fn push(repo: &git2::Repository, refspec: &str) -> Result<()> {
     let mut remote = repo.find_remote("origin")?;
-    remote.push(&[refspec], None).with_context(|| format!("push {refspec}"))?;
+    remote
+        .push(&[refspec], None)
+        .with_context(|| format!("push {refspec}"))?;
     Ok(())
 }
 
@@ -188,7 +193,10 @@ fn setup(dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
         cfg.set_str("user.email", "main-pc@demo.invalid")?;
     }
     repo.remote("origin", &url)?;
-    std::fs::write(mainpc.join("README.md"), "# Lab project\n\nTasks for the RX node go to docs/handoff/.\n")?;
+    std::fs::write(
+        mainpc.join("README.md"),
+        "# Lab project\n\nTasks for the RX node go to docs/handoff/.\n",
+    )?;
     commit_all(&repo, "Lab project")?;
     push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
     // RX laptop: a plain clone.
@@ -202,7 +210,9 @@ fn setup(dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
 }
 
 fn read_json(path: &Path) -> Option<serde_json::Value> {
-    std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok())
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
 }
 
 /// The command.
@@ -235,10 +245,19 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     };
     d.say("rxnode demo — the whole loop on a local bare origin and the simulated radio `rxsim`.");
     d.say(&format!("  folder:   {}", d.dir.display()));
-    d.say(&format!("  origin:   {}  (bare, branch {BRANCH})", d.origin.display()));
-    d.say(&format!("  main PC:  {}  (posts tasks)", d.mainpc.display()));
+    d.say(&format!(
+        "  origin:   {}  (bare, branch {BRANCH})",
+        d.origin.display()
+    ));
+    d.say(&format!(
+        "  main PC:  {}  (posts tasks)",
+        d.mainpc.display()
+    ));
     d.say(&format!("  RX node:  {}  (runs rxnode)", d.rx.display()));
-    d.say(&format!("  radio log: {}  (RXSIM_EVENT_LOG: every stream the simulator opens)", d.events.display()));
+    d.say(&format!(
+        "  radio log: {}  (RXSIM_EVENT_LOG: every stream the simulator opens)",
+        d.events.display()
+    ));
     std::fs::create_dir_all(d.rx.join(".local"))?;
     std::fs::write(d.rx.join(".local/rxnode-policy.json"), DEMO_POLICY)?;
     d.say("  node policy (.local/rxnode-policy.json, never from a task): TX only 433.05–434.79 MHz, ≤ 10 dB, ≤ 2 s");
@@ -247,13 +266,22 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     d.section("A GREEN manual task");
     d.post_task(green_task, "Task DEMO_GREEN_001: manual check")?;
     let (c, _) = d.rx(&["watch", "--once"], Some("A\n"))?;
-    d.check(c == 0, "the watcher fetched, validated and prompted; [A] approved");
+    d.check(
+        c == 0,
+        "the watcher fetched, validated and prompted; [A] approved",
+    );
     let ob = d.rx.join(".local/rx_agent_outbox/DEMO_GREEN_001");
-    d.check(ob.join("TASK.md").is_file(), "outbox prepared: TASK.md, RX_RESULT.md, RX_RESULT.json (NOT RUN)");
+    d.check(
+        ob.join("TASK.md").is_file(),
+        "outbox prepared: TASK.md, RX_RESULT.md, RX_RESULT.json (NOT RUN)",
+    );
     let (c, _) = d.rx(&["run", "DEMO_GREEN_001"], None)?;
     d.check(c == 0, "`run` says it is a manual task and changes nothing");
     let (c, _) = d.rx(&["mark-completed", "DEMO_GREEN_001"], None)?;
-    d.check(c == 0, "the operator did the check by hand and marked it completed");
+    d.check(
+        c == 0,
+        "the operator did the check by hand and marked it completed",
+    );
 
     // 2. YELLOW task with inventory + CLKIN captures.
     d.section("A YELLOW task: inventory and two CLKIN captures");
@@ -261,10 +289,21 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     let (c, _) = d.rx(&["watch", "--once"], Some("a\n"))?;
     d.check(c == 0, "approved (answers are case-insensitive letters)");
     let (c, _) = d.rx(&["--sim", "run", "DEMO_YELLOW_002"], None)?;
-    d.check(c == 1, "the run finished with an honest overall FAIL (exit 1): one radio is mis-clocked");
-    let res = read_json(&d.rx.join(".local/rx_agent_outbox/DEMO_YELLOW_002/RX_RESULT.json"));
-    let status = res.as_ref().and_then(|r| r["status"].as_str().map(str::to_owned));
-    d.check(status.as_deref() == Some("FAIL"), "RX_RESULT.json status is FAIL");
+    d.check(
+        c == 1,
+        "the run finished with an honest overall FAIL (exit 1): one radio is mis-clocked",
+    );
+    let res = read_json(
+        &d.rx
+            .join(".local/rx_agent_outbox/DEMO_YELLOW_002/RX_RESULT.json"),
+    );
+    let status = res
+        .as_ref()
+        .and_then(|r| r["status"].as_str().map(str::to_owned));
+    d.check(
+        status.as_deref() == Some("FAIL"),
+        "RX_RESULT.json status is FAIL",
+    );
     let clk = |i: usize| -> (Option<String>, Option<f64>) {
         let c = res.as_ref().map(|r| &r["captures"][i]["clkin"]);
         (
@@ -276,14 +315,23 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     let (s1, p1) = clk(1);
     d.check(
         s0.as_deref() == Some("PASS") && p0.is_some_and(|p| p.abs() < 0.05),
-        &format!("capture 1 (external reference): CLKIN PASS, {:+.4} ppm", p0.unwrap_or(f64::NAN)),
+        &format!(
+            "capture 1 (external reference): CLKIN PASS, {:+.4} ppm",
+            p0.unwrap_or(f64::NAN)
+        ),
     );
     d.check(
         s1.as_deref() == Some("FAIL") && p1.is_some_and(|p| (p - 2.5).abs() < 0.05),
-        &format!("capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {:+.4} ppm", p1.unwrap_or(f64::NAN)),
+        &format!(
+            "capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {:+.4} ppm",
+            p1.unwrap_or(f64::NAN)
+        ),
     );
     let (c, _) = d.rx(&["validate-result", "DEMO_YELLOW_002"], None)?;
-    d.check(c == 0, "the result validates (schema, statuses, timeline, MD/JSON agree, IQ hashes)");
+    d.check(
+        c == 0,
+        "the result validates (schema, statuses, timeline, MD/JSON agree, IQ hashes)",
+    );
 
     // 3. RED TX task, refused without authorization.
     d.section("A RED transmit task, without the authorization phrase");
@@ -292,7 +340,10 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     d.check(c == 0, "approved — approval is not authorization");
     let before = d.events_text();
     let (c, _) = d.rx(&["--sim", "run", "DEMO_RED_003"], Some("authorize rf tx\n"))?;
-    d.check(c == 3, "`run` refused the wrong phrase (lower case) with exit 3");
+    d.check(
+        c == 3,
+        "`run` refused the wrong phrase (lower case) with exit 3",
+    );
     let after = d.events_text();
     let new_events = after.get(before.len()..).unwrap_or("");
     d.check(
@@ -305,12 +356,19 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
 
     // 4. Publish the YELLOW result and read it back on the main PC.
     d.section("Publish the YELLOW result to rx-node and read it on the main PC");
-    let (c, _) = d.rx(&["publish", "DEMO_YELLOW_002", "--push"], Some("PUBLISH DEMO_YELLOW_002\n"))?;
+    let (c, _) = d.rx(
+        &["publish", "DEMO_YELLOW_002", "--push"],
+        Some("PUBLISH DEMO_YELLOW_002\n"),
+    )?;
     d.check(c == 0, "published after the exact confirmation line");
     let repo = git2::Repository::open(&d.mainpc)?;
     {
         let mut remote = repo.find_remote("origin")?;
-        remote.fetch(&["+refs/heads/rx-node:refs/remotes/origin/rx-node"], None, None)?;
+        remote.fetch(
+            &["+refs/heads/rx-node:refs/remotes/origin/rx-node"],
+            None,
+            None,
+        )?;
     }
     println!("\n  main-pc$ git fetch origin rx-node");
     let got = repo
@@ -349,11 +407,16 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
         }
     }
     let rx_repo = git2::Repository::open(&d.rx)?;
+    let mut opts = git2::StatusOptions::new();
+    opts.include_ignored(false).include_untracked(true);
     let wt_clean = rx_repo
-        .statuses(None)
+        .statuses(Some(&mut opts))
         .map(|s| s.iter().all(|e| e.status() == git2::Status::CURRENT))
         .unwrap_or(false);
-    d.check(wt_clean, "the RX checkout's `git status` is clean (.local/ is ignored; IQ never in Git)");
+    d.check(
+        wt_clean,
+        "the RX checkout's `git status` is clean (.local/ is ignored; IQ never in Git)",
+    );
 
     let secs = started.elapsed().as_secs_f64();
     println!("\n=== summary ({secs:.1} s) ===");
@@ -364,6 +427,9 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
         for f in &d.failures {
             println!("  ✘ {f}");
         }
-        bail!("{} demo step(s) did not behave as the protocol says", d.failures.len())
+        bail!(
+            "{} demo step(s) did not behave as the protocol says",
+            d.failures.len()
+        )
     }
 }

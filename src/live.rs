@@ -2,8 +2,8 @@
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
 use rxnode_hw::{
-    run_capture, CaptureSettings, CaptureSummary, ClkinConfig, ClockEvidence, IqWriter, RecordingMeta, RxConfig,
-    RxRadio, WelchConfig,
+    run_capture, CaptureSettings, CaptureSummary, ClkinConfig, ClockEvidence, IqWriter,
+    RecordingMeta, RxConfig, RxRadio, WelchConfig,
 };
 use serde_json::json;
 use std::io::IsTerminal;
@@ -63,7 +63,9 @@ impl std::fmt::Display for NotCaptured {
 
 fn classify(e: rxnode_hw::Error) -> NotCaptured {
     match e {
-        rxnode_hw::Error::Open { .. } | rxnode_hw::Error::Unsupported { .. } => NotCaptured::Blocked(e.to_string()),
+        rxnode_hw::Error::Open { .. } | rxnode_hw::Error::Unsupported { .. } => {
+            NotCaptured::Blocked(e.to_string())
+        }
         other => NotCaptured::Failed(other.to_string()),
     }
 }
@@ -73,33 +75,59 @@ pub fn relative_to(path: &Path, checkout: &Path) -> String {
     let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let (p, c) = (abs(path), abs(checkout));
     match p.strip_prefix(&c) {
-        Ok(rel) => rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
         Err(_) => p.display().to_string(),
     }
 }
 
 /// Run one capture. `checkout`: make IQ paths relative to it. `show_progress`: a
 /// progress bar on stderr when it is a terminal.
-pub fn capture(c: &LiveCapture, checkout: Option<&Path>, cancel: &AtomicBool, show_progress: bool) -> Result<CaptureSummary, NotCaptured> {
+pub fn capture(
+    c: &LiveCapture,
+    checkout: Option<&Path>,
+    cancel: &AtomicBool,
+    show_progress: bool,
+) -> Result<CaptureSummary, NotCaptured> {
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
     // Policy limits that default to the device's own maximum.
-    let dev_max_rate = info.sample_rate_ranges_hz.iter().map(|r| r[1]).fold(f64::NAN, f64::max);
-    let max_rate = c.max_sample_rate_hz.or((!dev_max_rate.is_nan()).then_some(dev_max_rate));
+    let dev_max_rate = info
+        .sample_rate_ranges_hz
+        .iter()
+        .map(|r| r[1])
+        .fold(f64::NAN, f64::max);
+    let max_rate = c
+        .max_sample_rate_hz
+        .or((!dev_max_rate.is_nan()).then_some(dev_max_rate));
     if let Some(m) = max_rate {
         if c.sample_rate_hz > m {
             return Err(NotCaptured::Blocked(format!(
                 "sample_rate_hz {} exceeds the limit {m} ({})",
                 c.sample_rate_hz,
-                if c.max_sample_rate_hz.is_some() { "rx.max_sample_rate_hz" } else { "device maximum" }
+                if c.max_sample_rate_hz.is_some() {
+                    "rx.max_sample_rate_hz"
+                } else {
+                    "device maximum"
+                }
             )));
         }
     }
-    if let (Some(g), Some(m)) = (c.gain_db, c.max_gain_db.or(info.gain_range_db.map(|r| r[1]))) {
+    if let (Some(g), Some(m)) = (
+        c.gain_db,
+        c.max_gain_db.or(info.gain_range_db.map(|r| r[1])),
+    ) {
         if g > m {
             return Err(NotCaptured::Blocked(format!(
                 "gain_db {g} exceeds the limit {m} ({})",
-                if c.max_gain_db.is_some() { "rx.max_gain_db" } else { "device maximum" }
+                if c.max_gain_db.is_some() {
+                    "rx.max_gain_db"
+                } else {
+                    "device maximum"
+                }
             )));
         }
     }
@@ -141,16 +169,25 @@ pub fn capture(c: &LiveCapture, checkout: Option<&Path>, cancel: &AtomicBool, sh
     let recorder = match &c.record {
         Some(p) => {
             if let Some(d) = p.parent() {
-                std::fs::create_dir_all(d).map_err(|e| NotCaptured::Failed(format!("cannot create {}: {e}", d.display())))?;
+                std::fs::create_dir_all(d).map_err(|e| {
+                    NotCaptured::Failed(format!("cannot create {}: {e}", d.display()))
+                })?;
             }
             let meta = RecordingMeta {
                 sample_rate_hz: actual.sample_rate_hz,
                 center_hz: Some(actual.frequency_hz),
                 datetime: None,
-                hw: Some(format!("{} ({})", info.driver, info.hardware_key.clone().unwrap_or_default())),
+                hw: Some(format!(
+                    "{} ({})",
+                    info.driver,
+                    info.hardware_key.clone().unwrap_or_default()
+                )),
                 description: Some("rxnode capture".to_owned()),
             };
-            Some(IqWriter::create(p, meta, c.max_iq_bytes).map_err(|e| NotCaptured::Failed(e.to_string()))?)
+            Some(
+                IqWriter::create(p, meta, c.max_iq_bytes)
+                    .map_err(|e| NotCaptured::Failed(e.to_string()))?,
+            )
         }
         None => None,
     };
@@ -163,8 +200,10 @@ pub fn capture(c: &LiveCapture, checkout: Option<&Path>, cancel: &AtomicBool, sh
             s.spawn(|| {
                 let bar = indicatif::ProgressBar::new(samples);
                 bar.set_style(
-                    indicatif::ProgressStyle::with_template("{spinner} capture [{bar:40}] {percent:>3}% {elapsed}/{duration}")
-                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} capture [{bar:40}] {percent:>3}% {elapsed}/{duration}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
                 );
                 while !done.load(Ordering::Relaxed) {
                     bar.set_position(progress.load(Ordering::Relaxed));

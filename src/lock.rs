@@ -160,6 +160,7 @@ impl Lock {
     }
 
     /// Who we are.
+    #[cfg(test)]
     pub fn me(&self) -> &Holder {
         &self.me
     }

@@ -19,10 +19,13 @@ pub fn load(paths: &Paths) -> Result<(Policy, Source)> {
     let p = paths.policy();
     match std::fs::read_to_string(&p) {
         Ok(text) => {
-            let pol = Policy::from_json(&text).map_err(|e| bad_input(format!("{}: {e}", p.display())))?;
+            let pol =
+                Policy::from_json(&text).map_err(|e| bad_input(format!("{}: {e}", p.display())))?;
             Ok((pol, Source::File))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Policy::default(), Source::Defaults)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((Policy::default(), Source::Defaults))
+        }
         Err(e) => Err(e).with_context(|| format!("cannot read policy {}", p.display())),
     }
 }

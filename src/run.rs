@@ -6,16 +6,16 @@
 //! not held by `.local/STOP`. RED work then needs the exact authorization line.
 use crate::cli::Cli;
 use crate::exit::{bad_input, refused, Outcome};
+use crate::fsutil::now_iso;
 use crate::ledger::{self, Entry};
+use crate::live::{LiveCapture, NotCaptured};
 use crate::paths::Paths;
+use crate::results::{write_result_files, AuthorizationRecord, Check, RxResult, Status, Timeline};
 use crate::state::{self, TaskStatus};
 use anyhow::{Context, Result};
-use crate::fsutil::now_iso;
-use crate::live::{LiveCapture, NotCaptured};
-use crate::results::{write_result_files, AuthorizationRecord, Check, RxResult, Status, Timeline};
 use rxnode_interlock::{
-    authorize, check_rx_step, required_phrase, sha256_hex, verify_authorization, Approval, AuthorizationKind,
-    Policy, RxCaptureStep, Step, TaskId, TxToneStep, ValidTask, MAX_TASK_BYTES,
+    authorize, check_rx_step, required_phrase, sha256_hex, verify_authorization, Approval,
+    AuthorizationKind, Policy, RxCaptureStep, Step, TaskId, TxToneStep, ValidTask, MAX_TASK_BYTES,
 };
 use serde_json::json;
 use std::io::BufRead;
@@ -23,7 +23,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Refuse: ledger entry + exit-3 error.
 fn refuse(paths: &Paths, id: &str, sha: Option<&str>, reason: String) -> anyhow::Error {
-    let mut e = Entry::new("refused").task(id).detail(json!({"command": "run", "reason": reason}));
+    let mut e = Entry::new("refused")
+        .task(id)
+        .detail(json!({"command": "run", "reason": reason}));
     if let Some(s) = sha {
         e = e.sha(s);
     }
@@ -44,7 +46,12 @@ pub struct Approved {
 pub fn preconditions(cli: &Cli, paths: &Paths, id: &TaskId) -> Result<Approved> {
     let ids = id.as_str();
     if paths.stop().exists() {
-        return Err(refuse(paths, ids, None, format!("held by {}: remove it to run tasks", paths.stop().display())));
+        return Err(refuse(
+            paths,
+            ids,
+            None,
+            format!("held by {}: remove it to run tasks", paths.stop().display()),
+        ));
     }
     let st = state::load(paths)?;
     if let Some(rec) = st.tasks.get(ids) {
@@ -64,27 +71,48 @@ pub fn preconditions(cli: &Cli, paths: &Paths, id: &TaskId) -> Result<Approved> 
             Some(TaskStatus::Rejected) => "it was rejected",
             _ => "it is unknown to this node",
         };
-        return Err(refuse(paths, ids, None, format!("task {ids} is not approved: {why}")));
+        return Err(refuse(
+            paths,
+            ids,
+            None,
+            format!("task {ids} is not approved: {why}"),
+        ));
     };
     let dir = paths.outbox(id);
     let task_md = dir.join("TASK.md");
-    let bytes = read_limited(&task_md)
-        .map_err(|e| refuse(paths, ids, Some(&approval.task_sha256), format!("cannot read the approved text {}: {e:#}", task_md.display())))?;
+    let bytes = read_limited(&task_md).map_err(|e| {
+        refuse(
+            paths,
+            ids,
+            Some(&approval.task_sha256),
+            format!("cannot read the approved text {}: {e:#}", task_md.display()),
+        )
+    })?;
     let sha = sha256_hex(&bytes);
     if sha != approval.task_sha256 {
         return Err(refuse(
             paths,
             ids,
             Some(&approval.task_sha256),
-            format!("{} changed since approval (SHA-256 {sha}, approved {})", task_md.display(), approval.task_sha256),
+            format!(
+                "{} changed since approval (SHA-256 {sha}, approved {})",
+                task_md.display(),
+                approval.task_sha256
+            ),
         ));
     }
     // The approved text must equal the blob at the recorded commit.
     let commit = approval.commit.clone();
     if !commit.is_empty() {
         let repo = crate::gitops::open(&paths.repo)?;
-        let oid = git2::Oid::from_str(&commit)
-            .map_err(|_| refuse(paths, ids, Some(&sha), format!("approved commit {commit:?} is not a commit id")))?;
+        let oid = git2::Oid::from_str(&commit).map_err(|_| {
+            refuse(
+                paths,
+                ids,
+                Some(&sha),
+                format!("approved commit {commit:?} is not a commit id"),
+            )
+        })?;
         match crate::gitops::read_blob_at(&repo, oid, &cli.watch_cfg.task_path, MAX_TASK_BYTES) {
             Ok(crate::gitops::Blob::Content { bytes: b, .. }) if b == bytes => {}
             Ok(_) => {
@@ -92,22 +120,57 @@ pub fn preconditions(cli: &Cli, paths: &Paths, id: &TaskId) -> Result<Approved> 
                     paths,
                     ids,
                     Some(&sha),
-                    format!("{} at commit {commit} is not the approved text", cli.watch_cfg.task_path),
+                    format!(
+                        "{} at commit {commit} is not the approved text",
+                        cli.watch_cfg.task_path
+                    ),
                 ))
             }
-            Err(e) => return Err(refuse(paths, ids, Some(&sha), format!("cannot read the task at commit {commit}: {e:#}"))),
+            Err(e) => {
+                return Err(refuse(
+                    paths,
+                    ids,
+                    Some(&sha),
+                    format!("cannot read the task at commit {commit}: {e:#}"),
+                ))
+            }
         }
     } else {
-        return Err(refuse(paths, ids, Some(&sha), format!("task {ids} was approved in a dry run (no commit): dry-run approvals never run")));
+        return Err(refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!(
+                "task {ids} was approved in a dry run (no commit): dry-run approvals never run"
+            ),
+        ));
     }
     let task = crate::validate::check(&bytes, &cli.watch_cfg.branch).map_err(|issues| {
-        let msg = issues.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; ");
-        refuse(paths, ids, Some(&sha), format!("the approved text no longer validates: {msg}"))
+        let msg = issues
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join("; ");
+        refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!("the approved text no longer validates: {msg}"),
+        )
     })?;
     if task.id() != id {
-        return Err(refuse(paths, ids, Some(&sha), format!("the outbox text is task {}, not {ids}", task.id())));
+        return Err(refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!("the outbox text is task {}, not {ids}", task.id()),
+        ));
     }
-    Ok(Approved { task, approval, commit })
+    Ok(Approved {
+        task,
+        approval,
+        commit,
+    })
 }
 
 fn read_limited(p: &std::path::Path) -> Result<Vec<u8>> {
@@ -118,7 +181,10 @@ fn read_limited(p: &std::path::Path) -> Result<Vec<u8>> {
 /// `None` on EOF.
 pub fn read_line_exact() -> Result<Option<String>> {
     let mut line = String::new();
-    let n = std::io::stdin().lock().read_line(&mut line).context("cannot read stdin")?;
+    let n = std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("cannot read stdin")?;
     if n == 0 {
         return Ok(None);
     }
@@ -134,9 +200,14 @@ struct RunLock(std::path::PathBuf);
 impl RunLock {
     fn acquire(paths: &Paths, id: &str) -> Result<RunLock> {
         let p = paths.local.join("rxnode-run.lock");
-        std::fs::create_dir_all(&paths.local).with_context(|| format!("cannot create {}", paths.local.display()))?;
+        std::fs::create_dir_all(&paths.local)
+            .with_context(|| format!("cannot create {}", paths.local.display()))?;
         for _ in 0..2 {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&p)
+            {
                 Ok(mut f) => {
                     use std::io::Write;
                     let _ = writeln!(f, "{} {}", std::process::id(), id);
@@ -144,10 +215,13 @@ impl RunLock {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let text = std::fs::read_to_string(&p).unwrap_or_default();
-                    let pid: Option<u32> = text.split_whitespace().next().and_then(|s| s.parse().ok());
+                    let pid: Option<u32> =
+                        text.split_whitespace().next().and_then(|s| s.parse().ok());
                     match pid {
                         Some(pid) if crate::lock::pid_alive(pid) => {
-                            return Err(refused(format!("another `rxnode run` (PID {pid}) is running in this checkout")))
+                            return Err(refused(format!(
+                                "another `rxnode run` (PID {pid}) is running in this checkout"
+                            )))
                         }
                         _ => {
                             tracing::warn!("taking over a stale run lock {}", p.display());
@@ -177,7 +251,9 @@ fn install_cancel_handler() {
             // Second Ctrl-C: the running step is already stopping; say so.
             eprintln!("rxnode: stopping now (second interrupt)");
         } else {
-            eprintln!("rxnode: interrupt: stopping the running step; results so far will be written");
+            eprintln!(
+                "rxnode: interrupt: stopping the running step; results so far will be written"
+            );
         }
     });
 }
@@ -201,7 +277,9 @@ fn unix_to_iso(t: f64) -> String {
     let Ok(dt) = time::OffsetDateTime::from_unix_timestamp_nanos((t * 1e9) as i128) else {
         return t.to_string();
     };
-    let fmt = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]+00:00");
+    let fmt = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]+00:00"
+    );
     dt.format(&fmt).unwrap_or_else(|_| t.to_string())
 }
 
@@ -210,7 +288,6 @@ struct Outputs {
     checks: Vec<Check>,
     inventory: Option<serde_json::Value>,
     captures: Vec<serde_json::Value>,
-    psds: Vec<Option<Vec<f64>>>,
     tx: Option<serde_json::Value>,
     errors: Vec<String>,
 }
@@ -220,11 +297,18 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let paths = Paths::new(&cli.repo);
     let id = TaskId::parse(task_id).map_err(|e| bad_input(e.to_string()))?;
     let ids = id.as_str().to_owned();
-    let Approved { task, approval, commit } = preconditions(cli, &paths, &id)?;
+    let Approved {
+        task,
+        approval,
+        commit,
+    } = preconditions(cli, &paths, &id)?;
     let sha = task.sha256().to_owned();
     let Some(plan) = task.plan() else {
         if cli.json {
-            println!("{}", json!({"task_id": ids, "manual": true, "changed": false}));
+            println!(
+                "{}",
+                json!({"task_id": ids, "manual": true, "changed": false})
+            );
         } else {
             println!(
                 "{ids} is a manual task (no rx-plan block): nothing to execute and nothing was changed.\n\
@@ -243,7 +327,10 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
             if let Err(e) = rxnode_interlock::check_tx_step(t, &policy) {
                 let mut msg = format!("step {} (tx_tone): {e}", i + 1);
                 if policy_source == crate::policy_file::Source::Defaults {
-                    msg.push_str(&format!(" — no policy file at {}", paths.policy().display()));
+                    msg.push_str(&format!(
+                        " — no policy file at {}",
+                        paths.policy().display()
+                    ));
                 }
                 return Err(refuse(&paths, &ids, Some(&sha), msg));
             }
@@ -263,9 +350,17 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
                 }
             }
             AuthorizationKind::RedOther => {
-                eprintln!("  RED work (declared RISK_LEVEL = RED): {} step(s):", plan.steps.len());
+                eprintln!(
+                    "  RED work (declared RISK_LEVEL = RED): {} step(s):",
+                    plan.steps.len()
+                );
                 for (i, s) in plan.steps.iter().enumerate() {
-                    eprintln!("    {}. {}{}", i + 1, s.op(), s.device().map(|d| format!(" on {d}")).unwrap_or_default());
+                    eprintln!(
+                        "    {}. {}{}",
+                        i + 1,
+                        s.op(),
+                        s.device().map(|d| format!(" on {d}")).unwrap_or_default()
+                    );
                 }
             }
         }
@@ -296,7 +391,12 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
                 authorization = Some(a);
             }
             Err(why) => {
-                return Err(refuse(&paths, &ids, Some(&sha), format!("authorization refused for {ids}: {why}")));
+                return Err(refuse(
+                    &paths,
+                    &ids,
+                    Some(&sha),
+                    format!("authorization refused for {ids}: {why}"),
+                ));
             }
         }
     }
@@ -304,13 +404,16 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let started_at = now_iso();
     ledger::append(
         &paths,
-        &Entry::new("run_started").task(&ids).sha(&sha).commit(&commit).detail(json!({"steps": plan.steps.len()})),
+        &Entry::new("run_started")
+            .task(&ids)
+            .sha(&sha)
+            .commit(&commit)
+            .detail(json!({"steps": plan.steps.len()})),
     )?;
     let mut out = Outputs {
         checks: vec![],
         inventory: None,
         captures: vec![],
-        psds: vec![],
         tx: None,
         errors: vec![],
     };
@@ -318,14 +421,28 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     for (i, step) in plan.steps.iter().enumerate() {
         let name = format!("step {}: {}", i + 1, step.op());
         if CANCEL.load(Ordering::SeqCst) {
-            out.checks.push(Check::new(name, Status::NotRun, "interrupted before this step"));
+            out.checks.push(Check::new(
+                name,
+                Status::NotRun,
+                "interrupted before this step",
+            ));
             continue;
         }
         eprintln!("[{}/{}] {}", i + 1, plan.steps.len(), step.op());
         match step {
             Step::Inventory => step_inventory(&name, &mut out),
             Step::ClockCheck(c) => step_clock(&name, c, &mut out),
-            Step::RxCapture(c) => step_capture(cli, &paths, &id, &policy, i, &name, c, &mut iq_used, &mut out),
+            Step::RxCapture(c) => step_capture(
+                cli,
+                &paths,
+                &id,
+                &policy,
+                i,
+                &name,
+                c,
+                &mut iq_used,
+                &mut out,
+            ),
             Step::TxTone(t) => {
                 let auth = authorization.take();
                 step_tx(&task, &approval, auth, &policy, i, &name, t, &mut out)
@@ -346,18 +463,15 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     result.tx = out.tx;
     result.errors = out.errors;
     if interrupted {
-        result.errors.push("interrupted by the operator (Ctrl-C / SIGTERM)".to_owned());
+        result
+            .errors
+            .push("interrupted by the operator (Ctrl-C / SIGTERM)".to_owned());
     }
     result.recompute_status();
     let dir = paths.outbox(&id);
     write_result_files(&dir, &result)?;
-    for (n, psd) in out.psds.iter().enumerate() {
-        if let Some(p) = psd {
-            let png = dir.join(crate::results::spectrum_png_name(n + 1));
-            if let Err(e) = crate::results::write_spectrum_png(&png, p) {
-                tracing::warn!("spectrum plot {}: {e:#}", png.display());
-            }
-        }
+    if let Err(e) = crate::results::write_spectrum_pngs(&dir, &result) {
+        tracing::warn!("spectrum plot in {}: {e:#}", dir.display());
     }
     state::update(&paths, |s| {
         if let Some(r) = s.tasks.get_mut(&ids) {
@@ -395,14 +509,20 @@ fn step_inventory(name: &str, out: &mut Outputs) {
             let detail = format!(
                 "{} device(s): {}",
                 devs.len(),
-                devs.iter().map(|d| d.args.as_str()).collect::<Vec<_>>().join("; ")
+                devs.iter()
+                    .map(|d| d.args.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
             );
-            out.inventory = serde_json::to_value(&devs).ok().map(|d| json!({"devices": d}));
+            out.inventory = serde_json::to_value(&devs)
+                .ok()
+                .map(|d| json!({"devices": d}));
             out.checks.push(Check::new(name, Status::Pass, detail));
         }
         Err(e) => {
             out.errors.push(format!("{name}: {e}"));
-            out.checks.push(Check::new(name, Status::Fail, e.to_string()));
+            out.checks
+                .push(Check::new(name, Status::Fail, e.to_string()));
         }
     }
 }
@@ -411,13 +531,21 @@ fn step_clock(name: &str, c: &rxnode_interlock::ClockCheckStep, out: &mut Output
     let mut radio = match rxnode_hw::RxRadio::open(&c.device) {
         Ok(r) => r,
         Err(e) => {
-            out.checks.push(Check::new(name, Status::Blocked, format!("device not available: {e}")));
+            out.checks.push(Check::new(
+                name,
+                Status::Blocked,
+                format!("device not available: {e}"),
+            ));
             return;
         }
     };
     if let Some(src) = &c.clock_source {
         if let Err(e) = radio.set_clock_source(src) {
-            out.checks.push(Check::new(name, Status::Fail, format!("cannot select clock source {src:?}: {e}")));
+            out.checks.push(Check::new(
+                name,
+                Status::Fail,
+                format!("cannot select clock source {src:?}: {e}"),
+            ));
             return;
         }
     }
@@ -433,9 +561,13 @@ fn step_clock(name: &str, c: &rxnode_interlock::ClockCheckStep, out: &mut Output
     let status = match &c.expect_source {
         None => Status::Pass,
         Some(want) => {
-            let ok = source.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(want));
+            let ok = source
+                .as_deref()
+                .is_some_and(|s| s.eq_ignore_ascii_case(want));
             let locked_contradicts = want.to_ascii_lowercase().contains("ext")
-                && sensors.get("ref_locked").is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
+                && sensors
+                    .get("ref_locked")
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
             detail.push_str(&format!("; expected {want:?}"));
             if locked_contradicts {
                 detail.push_str("; ref_locked = false (no reference at CLKIN)");
@@ -463,14 +595,17 @@ fn step_capture(
     out: &mut Outputs,
 ) {
     if let Err(e) = check_rx_step(c, &policy.rx) {
-        out.checks.push(Check::new(name, Status::Blocked, e.to_string()));
-        out.captures.push(json!({"step": index + 1, "status": "BLOCKED", "detail": e.to_string()}));
-        out.psds.push(None);
+        out.checks
+            .push(Check::new(name, Status::Blocked, e.to_string()));
+        out.captures
+            .push(json!({"step": index + 1, "status": "BLOCKED", "detail": e.to_string()}));
         return;
     }
-    let record = c
-        .record_iq
-        .then(|| paths.iq_dir(id).join(format!("capture-{}.sigmf-data", index + 1)));
+    let record = c.record_iq.then(|| {
+        paths
+            .iq_dir(id)
+            .join(format!("capture-{}.sigmf-data", index + 1))
+    });
     let live = LiveCapture {
         device: c.device.clone(),
         frequency_hz: c.frequency_hz,
@@ -501,22 +636,29 @@ fn step_capture(
                 summary.samples_requested,
                 summary.overflows,
                 summary.dropped_samples,
-                summary.noise_floor_db.map(|n| format!("{n:.1} dB")).unwrap_or_else(|| "n/a".into())
+                summary
+                    .noise_floor_db
+                    .map(|n| format!("{n:.1} dB"))
+                    .unwrap_or_else(|| "n/a".into())
             );
             if let Some(k) = &summary.clkin {
                 detail.push_str(&format!(
                     "; CLKIN {:?}: {} ± {} ppm (tolerance {} ppm)",
                     k.status,
-                    k.ppm.map(|p| format!("{p:+.4}")).unwrap_or_else(|| "n/a".into()),
-                    k.ppm_uncertainty.map(|p| format!("{p:.4}")).unwrap_or_else(|| "n/a".into()),
+                    k.ppm
+                        .map(|p| format!("{p:+.4}"))
+                        .unwrap_or_else(|| "n/a".into()),
+                    k.ppm_uncertainty
+                        .map(|p| format!("{p:.4}"))
+                        .unwrap_or_else(|| "n/a".into()),
                     k.tolerance_ppm
                 ));
             }
             if let Some(r) = &summary.recording_error {
                 detail.push_str(&format!("; recording stopped: {r}"));
             }
-            out.errors.extend(summary.errors.iter().map(|e| format!("{name}: {e}")));
-            out.psds.push(summary.psd.as_ref().map(|p| p.db.iter().map(|v| f64::from(*v)).collect()));
+            out.errors
+                .extend(summary.errors.iter().map(|e| format!("{name}: {e}")));
             let mut v = serde_json::to_value(&summary).unwrap_or(serde_json::Value::Null);
             if let (Some(obj), Some(p)) = (v.as_object_mut(), summary.psd.as_ref()) {
                 obj.insert("psd_db".into(), json!(p.db));
@@ -526,15 +668,16 @@ fn step_capture(
             out.checks.push(Check::new(name, status, detail));
         }
         Err(NotCaptured::Blocked(why)) => {
-            out.checks.push(Check::new(name, Status::Blocked, why.clone()));
-            out.captures.push(json!({"step": index + 1, "status": "BLOCKED", "detail": why}));
-            out.psds.push(None);
+            out.checks
+                .push(Check::new(name, Status::Blocked, why.clone()));
+            out.captures
+                .push(json!({"step": index + 1, "status": "BLOCKED", "detail": why}));
         }
         Err(NotCaptured::Failed(why)) => {
             out.errors.push(format!("{name}: {why}"));
             out.checks.push(Check::new(name, Status::Fail, why.clone()));
-            out.captures.push(json!({"step": index + 1, "status": "FAIL", "detail": why}));
-            out.psds.push(None);
+            out.captures
+                .push(json!({"step": index + 1, "status": "FAIL", "detail": why}));
         }
     }
 }
@@ -561,27 +704,37 @@ fn step_tx(
     let permit = match authorize(task, approval, auth, index, policy) {
         Ok(p) => p,
         Err(e) => {
-            out.checks.push(Check::new(name, Status::Blocked, e.to_string()));
+            out.checks
+                .push(Check::new(name, Status::Blocked, e.to_string()));
             return;
         }
     };
     let radio = match rxnode_hw::RxRadio::open(&t.device) {
         Ok(r) => r,
         Err(e) => {
-            out.checks.push(Check::new(name, Status::Blocked, format!("device not available: {e}")));
+            out.checks.push(Check::new(
+                name,
+                Status::Blocked,
+                format!("device not available: {e}"),
+            ));
             return;
         }
     };
     let mut txr = match radio.into_tx(permit) {
         Ok(r) => r,
         Err(e) => {
-            out.checks.push(Check::new(name, Status::Blocked, e.to_string()));
+            out.checks
+                .push(Check::new(name, Status::Blocked, e.to_string()));
             return;
         }
     };
     match txr.transmit_tone(&CANCEL) {
         Ok(rep) => {
-            let status = if rep.cancelled { Status::Partial } else { Status::Pass };
+            let status = if rep.cancelled {
+                Status::Partial
+            } else {
+                Status::Pass
+            };
             out.tx = Some(json!({
                 "device": rep.device,
                 "frequency_hz": rep.frequency_hz,
@@ -604,13 +757,18 @@ fn step_tx(
                     rep.tone_offset_hz / 1e3,
                     rep.gain_db,
                     rep.stopped_unix_s - rep.started_unix_s,
-                    if rep.cancelled { " (cut short by interrupt)" } else { "" }
+                    if rep.cancelled {
+                        " (cut short by interrupt)"
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }
         Err(e) => {
             out.errors.push(format!("{name}: {e}"));
-            out.checks.push(Check::new(name, Status::Fail, e.to_string()));
+            out.checks
+                .push(Check::new(name, Status::Fail, e.to_string()));
         }
     }
 }

@@ -154,6 +154,65 @@ pub fn authorize(
     })
 }
 
+/// Check a `tx_tone` step against the node's TX policy alone (no approval or
+/// authorization involved): a pre-flight, so the operator is never asked to
+/// authorize what the policy refuses. [`authorize`] applies the same check.
+pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
+    let Some(tx) = &policy.tx else {
+        return Err(Error::Policy(
+            "no tx section in the local policy: TX is refused".to_owned(),
+        ));
+    };
+    if tx.allowed_ranges_hz.is_empty() {
+        return Err(Error::Policy(
+            "tx.allowed_ranges_hz is empty: TX is refused".to_owned(),
+        ));
+    }
+    let all_finite = [
+        step.frequency_hz,
+        step.sample_rate_hz,
+        step.tone_offset_hz,
+        step.gain_db,
+        step.duration_s,
+    ]
+    .iter()
+    .all(|v| v.is_finite());
+    if !all_finite
+        || step.frequency_hz <= 0.0
+        || step.duration_s <= 0.0
+        || step.sample_rate_hz <= 0.0
+    {
+        return Err(Error::Policy(
+            "tx_tone parameters must be finite and positive".to_owned(),
+        ));
+    }
+    let lo = step.frequency_hz - step.tone_offset_hz.abs();
+    let hi = step.frequency_hz + step.tone_offset_hz.abs();
+    if !tx
+        .allowed_ranges_hz
+        .iter()
+        .any(|[a, b]| *a <= lo && hi <= *b)
+    {
+        return Err(Error::Policy(format!(
+            "on-air span {lo} Hz .. {hi} Hz (tone, image and LO leakage) is not inside any tx.allowed_ranges_hz {:?}",
+            tx.allowed_ranges_hz
+        )));
+    }
+    if step.gain_db > tx.max_gain_db {
+        return Err(Error::Policy(format!(
+            "gain_db {} exceeds tx.max_gain_db {}",
+            step.gain_db, tx.max_gain_db
+        )));
+    }
+    if step.duration_s > tx.max_duration_s {
+        return Err(Error::Policy(format!(
+            "duration_s {} exceeds tx.max_duration_s {}",
+            step.duration_s, tx.max_duration_s
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,63 +454,4 @@ mod tests {
             prop_assert_eq!(result.is_ok(), expected, "{:?}", result.err());
         }
     }
-}
-
-/// Check a `tx_tone` step against the node's TX policy alone (no approval or
-/// authorization involved): a pre-flight, so the operator is never asked to
-/// authorize what the policy refuses. [`authorize`] applies the same check.
-pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
-    let Some(tx) = &policy.tx else {
-        return Err(Error::Policy(
-            "no tx section in the local policy: TX is refused".to_owned(),
-        ));
-    };
-    if tx.allowed_ranges_hz.is_empty() {
-        return Err(Error::Policy(
-            "tx.allowed_ranges_hz is empty: TX is refused".to_owned(),
-        ));
-    }
-    let all_finite = [
-        step.frequency_hz,
-        step.sample_rate_hz,
-        step.tone_offset_hz,
-        step.gain_db,
-        step.duration_s,
-    ]
-    .iter()
-    .all(|v| v.is_finite());
-    if !all_finite
-        || step.frequency_hz <= 0.0
-        || step.duration_s <= 0.0
-        || step.sample_rate_hz <= 0.0
-    {
-        return Err(Error::Policy(
-            "tx_tone parameters must be finite and positive".to_owned(),
-        ));
-    }
-    let lo = step.frequency_hz - step.tone_offset_hz.abs();
-    let hi = step.frequency_hz + step.tone_offset_hz.abs();
-    if !tx
-        .allowed_ranges_hz
-        .iter()
-        .any(|[a, b]| *a <= lo && hi <= *b)
-    {
-        return Err(Error::Policy(format!(
-            "on-air span {lo} Hz .. {hi} Hz (tone, image and LO leakage) is not inside any tx.allowed_ranges_hz {:?}",
-            tx.allowed_ranges_hz
-        )));
-    }
-    if step.gain_db > tx.max_gain_db {
-        return Err(Error::Policy(format!(
-            "gain_db {} exceeds tx.max_gain_db {}",
-            step.gain_db, tx.max_gain_db
-        )));
-    }
-    if step.duration_s > tx.max_duration_s {
-        return Err(Error::Policy(format!(
-            "duration_s {} exceeds tx.max_duration_s {}",
-            step.duration_s, tx.max_duration_s
-        )));
-    }
-    Ok(())
 }

@@ -129,6 +129,13 @@ fn high_entropy(run: &str, allowed: &BTreeSet<String>) -> bool {
     if core.len() < MIN_ENTROPY_RUN {
         return false;
     }
+    // `key=value` (e.g. the result trailer's `json_sha256=<hex>`): judge each side.
+    if core.contains('=') {
+        return core
+            .split('=')
+            .filter(|p| !p.is_empty())
+            .any(|p| high_entropy(p, allowed));
+    }
     let is_hex = core.bytes().all(|b| b.is_ascii_hexdigit());
     if is_hex {
         if core.len() == 40 {
