@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Install what is missing, build rxnode and run the demo.
+# Install what is missing, build rxnode and run the whole loop on a local bare
+# origin and the simulated radio (`rxnode demo`). Extra arguments go to the demo
+# (e.g. --dir FOLDER to keep the repos it makes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release --locked
-./target/release/rxnode validate fixtures/watcher_test_task.md
+./target/release/rxnode demo "$@"
