@@ -155,7 +155,7 @@ mod tests {
             serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap()).unwrap();
         assert_eq!(j["status"], "NOT RUN");
         let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap();
-        assert!(md.contains("Status: NOT RUN"));
+        assert!(md.contains("| Status | NOT RUN |"));
         // Same text again: left alone.
         assert_eq!(
             prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap(),

@@ -126,16 +126,17 @@ mod publish_common {
                 "timeline": {"started_at": null, "completed_at": null},
                 "checks": [], "inventory": null, "captures": [], "tx": null, "errors": []
             });
-            std::fs::write(
-                dir.join("RX_RESULT.json"),
-                serde_json::to_string_pretty(&result).unwrap(),
-            )
-            .unwrap();
+            let json_text = serde_json::to_string_pretty(&result).unwrap();
+            let json_sha = hex::encode(Sha256::digest(json_text.as_bytes()));
+            std::fs::write(dir.join("RX_RESULT.json"), &json_text).unwrap();
+            // The Markdown twin as `validate-result` checks it: the summary row and
+            // the trailer binding it to the exact JSON bytes.
             std::fs::write(
                 dir.join("RX_RESULT.md"),
                 format!(
-                    "# RX result: {id}\n\n**Status:** NOT RUN\n\nTask SHA-256: {sha}\n\
-                     Source commit: {}\n\nThe operator checked the cabling by hand.\n",
+                    "# RX result: {id}\n\n| | |\n|---|---|\n| Status | NOT RUN |\n\nTask SHA-256: {sha}\n\
+                     Source commit: {}\n\nThe operator checked the cabling by hand.\n\n\
+                     <!-- rxnode-result schema_version=1 task_id={id} status=\"NOT RUN\" json_sha256={json_sha} -->\n",
                     self.task_commit
                 ),
             )
