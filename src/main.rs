@@ -37,14 +37,35 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    match dispatch(&cli) {
-        Ok(Outcome::Done) => ExitCode::SUCCESS,
-        Ok(Outcome::Code(c)) => ExitCode::from(c),
-        Err(err) => {
+    install_panic_hook();
+    // Unwinding (not exiting) keeps every drop guard working, the TX teardown among them.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(&cli))) {
+        Ok(Ok(Outcome::Done)) => ExitCode::SUCCESS,
+        Ok(Ok(Outcome::Code(c))) => ExitCode::from(c),
+        Ok(Err(err)) => {
             eprintln!("rxnode: error: {err:#}");
             exit::code_for(&err)
         }
+        Err(_) => ExitCode::from(1),
     }
+}
+
+/// A panic is a bug: say so in one line (no backtrace dump at the user). A
+/// closed stdout (`rxnode status | head`) is not even that: stay quiet.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        if msg.contains("Broken pipe") {
+            return;
+        }
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("rxnode: internal error (a bug; please report it): {msg}{at}");
+    }));
 }
 
 fn init_tracing(verbose: u8) {

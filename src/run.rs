@@ -368,7 +368,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
         let line = read_line_exact()?;
         let at = now_iso();
         let verified = match line {
-            None => Err("no authorization (end of input)".to_owned()),
+            None => Err(format!("authorization refused for task {ids}: no line typed (end of input)")),
             Some(l) => verify_authorization(&task, &approval, &l, &at).map_err(|e| e.to_string()),
         };
         match verified {
