@@ -90,10 +90,16 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
         None => None,
     };
     if !(args.overlap.is_finite() && (0.0..1.0).contains(&args.overlap)) {
-        return Err(bad_input(format!("--overlap {} must be in [0, 1)", args.overlap)));
+        return Err(bad_input(format!(
+            "--overlap {} must be in [0, 1)",
+            args.overlap
+        )));
     }
     if !(16..=1 << 20).contains(&args.fft_size) {
-        return Err(bad_input(format!("--fft-size {} must be in 16..=1048576", args.fft_size)));
+        return Err(bad_input(format!(
+            "--fft-size {} must be in 16..=1048576",
+            args.fft_size
+        )));
     }
     let mut reader = IqReader::open(&args.file, format).map_err(|e| bad_input(e.to_string()))?;
     let info = reader.info().clone();
@@ -109,7 +115,9 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
         }
     };
     let center = match args.center_hz {
-        Some(c) if !c.is_finite() => return Err(bad_input(format!("--center-hz {c} is not finite"))),
+        Some(c) if !c.is_finite() => {
+            return Err(bad_input(format!("--center-hz {c} is not finite")))
+        }
         Some(c) => Some(c),
         None => info.center_hz,
     };
@@ -149,7 +157,12 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
     let clkin = clkin.as_mut().map(|c| {
         let est = c.finish();
         let cfg = c.config();
-        let r = judge_clkin(cfg.tone_hz, cfg.tolerance_ppm, est.as_ref(), &ClockEvidence::default());
+        let r = judge_clkin(
+            cfg.tone_hz,
+            cfg.tolerance_ppm,
+            est.as_ref(),
+            &ClockEvidence::default(),
+        );
         ClkinOut {
             tone_hz: r.tone_hz,
             measured_hz: r.measured_hz,
@@ -172,23 +185,41 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
         peaks: spec
             .peaks
             .iter()
-            .map(|p| PeakOut { frequency_hz: p.frequency_hz, power_db: p.power_db, snr_db: p.snr_db })
+            .map(|p| PeakOut {
+                frequency_hz: p.frequency_hz,
+                power_db: p.power_db,
+                snr_db: p.snr_db,
+            })
             .collect(),
         noise_floor_db: spec.noise_floor_db,
-        mean_power_dbfs: if spec.mean_power_dbfs.is_finite() { spec.mean_power_dbfs } else { -300.0 },
+        mean_power_dbfs: if spec.mean_power_dbfs.is_finite() {
+            spec.mean_power_dbfs
+        } else {
+            -300.0
+        },
         clipped_fraction: spec.clipped_fraction,
         clkin,
     };
     if let Some(plot) = &args.plot {
-        tracing::warn!("--plot {} is not supported yet; no PNG written", plot.display());
+        tracing::warn!(
+            "--plot {} is not supported yet; no PNG written",
+            plot.display()
+        );
     }
     if cli.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_human(&report);
     }
-    let failed = report.clkin.as_ref().is_some_and(|c| c.status == ClkinStatus::Fail);
-    Ok(if failed { Outcome::Code(1) } else { Outcome::Done })
+    let failed = report
+        .clkin
+        .as_ref()
+        .is_some_and(|c| c.status == ClkinStatus::Fail);
+    Ok(if failed {
+        Outcome::Code(1)
+    } else {
+        Outcome::Done
+    })
 }
 
 /// Read the whole file: a reader thread converts blocks while this thread runs the DSP.
@@ -206,7 +237,9 @@ fn read_all(
     std::thread::scope(|s| {
         let producer = s.spawn(move || -> Result<()> {
             while let Ok(mut buf) = free_rx.recv() {
-                let n = reader.read(&mut buf).map_err(|e| bad_input(e.to_string()))?;
+                let n = reader
+                    .read(&mut buf)
+                    .map_err(|e| bad_input(e.to_string()))?;
                 if n == 0 || full_tx.send((buf, n)).is_err() {
                     break;
                 }

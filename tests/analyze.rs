@@ -75,7 +75,9 @@ fn cf32(x: &[(f32, f32)]) -> Vec<u8> {
 
 fn cs16(x: &[(f32, f32)]) -> Vec<u8> {
     let q = |v: f32| ((v * 32768.0).round().clamp(-32768.0, 32767.0) as i16).to_le_bytes();
-    x.iter().flat_map(|&(i, qq)| [q(i), q(qq)].concat()).collect()
+    x.iter()
+        .flat_map(|&(i, qq)| [q(i), q(qq)].concat())
+        .collect()
 }
 
 fn cs8(x: &[(f32, f32)]) -> Vec<u8> {
@@ -144,8 +146,16 @@ fn bin() -> f64 {
 fn check_peaks(r: &Report, ppm: f64) {
     let seen = TONE / (1.0 + ppm * 1e-6);
     assert!(r.peaks.len() >= 2, "{:?}", r.peaks);
-    assert!((r.peaks[0].frequency_hz - seen).abs() <= bin(), "{:?}", r.peaks[0]);
-    assert!((r.peaks[1].frequency_hz - INTERFERER).abs() <= 2.0 * bin(), "{:?}", r.peaks[1]);
+    assert!(
+        (r.peaks[0].frequency_hz - seen).abs() <= bin(),
+        "{:?}",
+        r.peaks[0]
+    );
+    assert!(
+        (r.peaks[1].frequency_hz - INTERFERER).abs() <= 2.0 * bin(),
+        "{:?}",
+        r.peaks[1]
+    );
     // Interferer 20 dB below the tone (± Hann scalloping).
     let d = r.peaks[0].power_db - r.peaks[1].power_db;
     assert!((d - 20.0).abs() < 2.0, "{d}");
@@ -191,7 +201,14 @@ fn cf32_two_tones_and_ppm() {
     // Same file, default tolerance 0.5 ppm: FAIL, exit 1.
     let (code, r) = analyze_json(
         &p,
-        &["--rate", "2e6", "--center-hz", "100e6", "--clkin-tone-hz", "100.1e6"],
+        &[
+            "--rate",
+            "2e6",
+            "--center-hz",
+            "100e6",
+            "--clkin-tone-hz",
+            "100.1e6",
+        ],
     );
     assert_eq!(code, 1);
     assert_eq!(r.clkin.unwrap().status, "FAIL");
@@ -223,7 +240,16 @@ fn cs16_and_cs8_with_explicit_format() {
     std::fs::write(&p8, cs8(&x)).unwrap();
     let (code, r) = analyze_json(
         &p8,
-        &["--rate", "2e6", "--center-hz", "100e6", "--fft-size", "4096", "--overlap", "0"],
+        &[
+            "--rate",
+            "2e6",
+            "--center-hz",
+            "100e6",
+            "--fft-size",
+            "4096",
+            "--overlap",
+            "0",
+        ],
     );
     assert_eq!(code, 0);
     assert_eq!(r.samples, 1 << 20);
@@ -236,15 +262,27 @@ fn cs16_and_cs8_with_explicit_format() {
 fn wav_rate_from_the_header_baseband_without_centre() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("x.wav");
-    std::fs::write(&p, wav(&cf32(&signal(1 << 19, 0.0, 0.1)), 2, 32, true, None)).unwrap();
+    std::fs::write(
+        &p,
+        wav(&cf32(&signal(1 << 19, 0.0, 0.1)), 2, 32, true, None),
+    )
+    .unwrap();
     let (code, r) = analyze_json(&p, &[]);
     assert_eq!(code, 0);
     assert_eq!(r.sample_rate_hz, FS);
     assert_eq!(r.center_hz, None);
-    assert!((r.peaks[0].frequency_hz - (TONE - FC)).abs() <= bin(), "{:?}", r.peaks);
+    assert!(
+        (r.peaks[0].frequency_hz - (TONE - FC)).abs() <= bin(),
+        "{:?}",
+        r.peaks
+    );
     // 16-bit integer WAV too.
     let p = dir.path().join("y.wav");
-    std::fs::write(&p, wav(&cs16(&signal(1 << 19, 0.0, 0.1)), 2, 16, false, None)).unwrap();
+    std::fs::write(
+        &p,
+        wav(&cs16(&signal(1 << 19, 0.0, 0.1)), 2, 16, false, None),
+    )
+    .unwrap();
     let (code, r) = analyze_json(&p, &["--center-hz", "100e6"]);
     assert_eq!(code, 0);
     check_peaks(&r, 0.0);
@@ -278,14 +316,20 @@ fn human_output_names_the_peaks() {
     std::fs::write(&p, cf32(&signal(1 << 16, 0.0, 0.1))).unwrap();
     let (code, out, _) = run(&["analyze", p.to_str().unwrap(), "--rate", "2e6"]);
     assert_eq!(code, 0);
-    assert!(out.contains("peaks") && out.contains("noise floor"), "{out}");
+    assert!(
+        out.contains("peaks") && out.contains("noise floor"),
+        "{out}"
+    );
 }
 
 fn expect_bad(args: &[&str], needle: &str) {
     let (code, out, err) = run(args);
     assert_eq!(code, 2, "{args:?}: stdout {out} stderr {err}");
     assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains(needle), "{args:?}: expected {needle:?} in {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected {needle:?} in {err}"
+    );
 }
 
 #[test]
@@ -345,7 +389,10 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
         "unsupported SigMF core:datatype \"cu8\"",
     );
     std::fs::write(d("broken.sigmf-meta"), b"{\"global\": ").unwrap();
-    expect_bad(&["analyze", &d("broken.sigmf-meta")], "invalid SigMF meta JSON");
+    expect_bad(
+        &["analyze", &d("broken.sigmf-meta")],
+        "invalid SigMF meta JSON",
+    );
     let m = sigmf(dir.path(), "nodata", "cf32_le", &good);
     std::fs::remove_file(m.with_extension("sigmf-data")).unwrap();
     expect_bad(&["analyze", &d("nodata.sigmf-meta")], "nodata.sigmf-data");
@@ -360,17 +407,41 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
     std::fs::write(d("ok.iq"), &good).unwrap();
     expect_bad(&["analyze", &d("ok.iq"), "--rate", "2e6"], "iq");
     expect_bad(
-        &["analyze", &d("ok.cf32"), "--rate", "2e6", "--overlap", "1.5"],
+        &[
+            "analyze",
+            &d("ok.cf32"),
+            "--rate",
+            "2e6",
+            "--overlap",
+            "1.5",
+        ],
         "--overlap",
     );
     expect_bad(&["analyze", &d("ok.cf32"), "--rate=0"], "--rate");
     expect_bad(
-        &["analyze", &d("ok.cf32"), "--rate", "2e6", "--fft-size", "8192"],
+        &[
+            "analyze",
+            &d("ok.cf32"),
+            "--rate",
+            "2e6",
+            "--fft-size",
+            "8192",
+        ],
         "fewer than",
     );
     expect_bad(
-        &["analyze", &d("ok.cf32"), "--rate", "2e6", "--clkin-tone-hz", "1e8"],
+        &[
+            "analyze",
+            &d("ok.cf32"),
+            "--rate",
+            "2e6",
+            "--clkin-tone-hz",
+            "1e8",
+        ],
         "centre",
     );
-    expect_bad(&["analyze", &d("missing.cf32"), "--rate", "2e6"], "missing.cf32");
+    expect_bad(
+        &["analyze", &d("missing.cf32"), "--rate", "2e6"],
+        "missing.cf32",
+    );
 }

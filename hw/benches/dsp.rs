@@ -132,6 +132,9 @@ fn main() {
         }
         black_box(w.finish());
         let r = total as f64 / t.elapsed().as_secs_f64() / 1e6;
-        println!("reader+welch on {} ({total} samples, one thread) {r:8.1} MS/s", path.display());
+        println!(
+            "reader+welch on {} ({total} samples, one thread) {r:8.1} MS/s",
+            path.display()
+        );
     }
 }

@@ -6,8 +6,8 @@ mod error;
 pub(crate) mod iq;
 
 pub use crate::capture::{
-    run_capture, CaptureSettings, CaptureStatus, CaptureSummary, PsdTrace,
-    ReadOutcome, SampleSource,
+    run_capture, CaptureSettings, CaptureStatus, CaptureSummary, PsdTrace, ReadOutcome,
+    SampleSource,
 };
 pub use crate::dsp::{
     find_peaks, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,

@@ -7,8 +7,8 @@ pub(crate) mod source;
 pub use source::{ReadOutcome, SampleSource};
 
 use crate::dsp::{
-    judge_clkin, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, Peak,
-    Welch, WelchConfig,
+    judge_clkin, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, Peak, Welch,
+    WelchConfig,
 };
 use crate::error::{Error, Result};
 use crate::iq::{IqFileRecord, IqWriter};
@@ -184,7 +184,11 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
         });
     }
     let mut welch = Welch::new(settings.welch.clone())?;
-    let mut clkin = settings.clkin.clone().map(ClkinEstimator::new).transpose()?;
+    let mut clkin = settings
+        .clkin
+        .clone()
+        .map(ClkinEstimator::new)
+        .transpose()?;
     let block = settings.block_samples;
     let (free_tx, free_rx) = sync_channel::<Vec<Complex<f32>>>(settings.pool_blocks);
     let (full_tx, full_rx) = sync_channel::<(Vec<Complex<f32>>, usize)>(settings.pool_blocks);
@@ -199,7 +203,10 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
 
     let stats = std::thread::scope(|s| {
         let reader = s.spawn(move || {
-            let mut st = ReaderStats { stop: "complete", ..Default::default() };
+            let mut st = ReaderStats {
+                stop: "complete",
+                ..Default::default()
+            };
             // The pool buffer being filled and how far.
             let mut cur: Option<(Vec<Complex<f32>>, usize)> = None;
             let mut in_a_row = 0u32;
@@ -326,7 +333,12 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
     let clkin_report = clkin.as_mut().map(|c| {
         let est = c.finish();
         let cfg = c.config();
-        judge_clkin(cfg.tone_hz, cfg.tolerance_ppm, est.as_ref(), &settings.clock_evidence)
+        judge_clkin(
+            cfg.tone_hz,
+            cfg.tolerance_ppm,
+            est.as_ref(),
+            &settings.clock_evidence,
+        )
     });
     let cancelled = stats.stop == "cancelled";
     let clean = stats.received == settings.samples
@@ -336,9 +348,11 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
         && stats.timeouts == 0
         && stats.error.is_none()
         && recording_error.is_none();
-    let status = if stats.error.is_some() && stats.received == 0 {
-        CaptureStatus::Fail
-    } else if clkin_report.as_ref().is_some_and(|r| r.status == ClkinStatus::Fail) {
+    let source_failed = stats.error.is_some() && stats.received == 0;
+    let clkin_failed = clkin_report
+        .as_ref()
+        .is_some_and(|r| r.status == ClkinStatus::Fail);
+    let status = if source_failed || clkin_failed {
         CaptureStatus::Fail
     } else if clean {
         CaptureStatus::Pass
@@ -347,7 +361,11 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
     };
     let psd = (settings.psd_points > 0 && spec.averages > 0).then(|| {
         let (start_hz, step_hz, db) = spec.decimated(settings.psd_points);
-        PsdTrace { start_hz, step_hz, db }
+        PsdTrace {
+            start_hz,
+            step_hz,
+            db,
+        }
     });
     let finite = |v: f64| v.is_finite().then_some(v);
     Ok(CaptureSummary {
@@ -513,7 +531,10 @@ mod tests {
         .unwrap();
         assert_eq!(sum.samples_received, 2_000_000);
         assert!(sum.dropped_samples > 0, "{sum:?}");
-        assert_eq!(sum.samples_processed + sum.dropped_samples, sum.samples_received);
+        assert_eq!(
+            sum.samples_processed + sum.dropped_samples,
+            sum.samples_received
+        );
         assert_eq!(sum.samples_processed, seen);
         assert!(!sum.clean);
         assert_eq!(sum.status, CaptureStatus::Partial);
@@ -571,25 +592,47 @@ mod tests {
     #[test]
     fn recording_through_the_engine_and_the_disk_budget() {
         let dir = tempfile::tempdir().unwrap();
-        let meta = crate::iq::RecordingMeta { sample_rate_hz: 2e6, ..Default::default() };
+        let meta = crate::iq::RecordingMeta {
+            sample_rate_hz: 2e6,
+            ..Default::default()
+        };
         let p = dir.path().join("r.sigmf-data");
         let w = IqWriter::create(&p, meta.clone(), None).unwrap();
         let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
         src.pace = true;
-        let sum = run_capture(src, &settings(100_000), &AtomicBool::new(false), None, Some(w))
-            .unwrap();
+        let sum = run_capture(
+            src,
+            &settings(100_000),
+            &AtomicBool::new(false),
+            None,
+            Some(w),
+        )
+        .unwrap();
         assert_eq!(sum.iq_files.len(), 2);
         assert_eq!(sum.iq_files[0].bytes, 800_000);
-        assert_eq!(std::fs::metadata(&sum.iq_files[0].path).unwrap().len(), 800_000);
+        assert_eq!(
+            std::fs::metadata(&sum.iq_files[0].path).unwrap().len(),
+            800_000
+        );
         assert_eq!(sum.status, CaptureStatus::Pass);
 
         let p = dir.path().join("b.cf32");
         let w = IqWriter::create(&p, meta, Some(400_000)).unwrap();
         let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
         src.pace = true;
-        let sum = run_capture(src, &settings(100_000), &AtomicBool::new(false), None, Some(w))
-            .unwrap();
-        assert!(sum.recording_error.as_deref().unwrap_or("").contains("disk budget"));
+        let sum = run_capture(
+            src,
+            &settings(100_000),
+            &AtomicBool::new(false),
+            None,
+            Some(w),
+        )
+        .unwrap();
+        assert!(sum
+            .recording_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("disk budget"));
         assert_eq!(sum.iq_files[0].bytes, 400_000);
         assert_eq!(sum.samples_processed, 100_000);
         assert!(!sum.clean);

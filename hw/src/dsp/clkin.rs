@@ -66,7 +66,10 @@ impl ClkinConfig {
             }
         }
         if self.sample_rate_hz <= 0.0 {
-            return bad("sample_rate_hz", format!("{} is not > 0", self.sample_rate_hz));
+            return bad(
+                "sample_rate_hz",
+                format!("{} is not > 0", self.sample_rate_hz),
+            );
         }
         if self.tone_hz <= 0.0 {
             return bad("tone_hz", format!("{} is not > 0", self.tone_hz));
@@ -84,10 +87,16 @@ impl ClkinConfig {
             );
         }
         if !(256..=1 << 22).contains(&self.coarse_len) {
-            return bad("coarse_len", format!("{} is not in 256..=4194304", self.coarse_len));
+            return bad(
+                "coarse_len",
+                format!("{} is not in 256..=4194304", self.coarse_len),
+            );
         }
         if self.tolerance_ppm < 0.0 || self.search_ppm <= 0.0 || self.decimated_rate_hz <= 0.0 {
-            return bad("tolerance_ppm", "tolerance, search span and rate must be > 0".into());
+            return bad(
+                "tolerance_ppm",
+                "tolerance, search span and rate must be > 0".into(),
+            );
         }
         Ok(())
     }
@@ -254,7 +263,7 @@ impl ClkinEstimator {
         let mid = sorted.len() / 2;
         let median = *sorted.select_nth_unstable_by(mid, f32::total_cmp).1;
         let snr = 10.0 * (f64::from(best_p) / f64::from(median.max(f32::MIN_POSITIVE))).log10();
-        if !(snr >= 10.0) {
+        if snr.is_nan() || snr < 10.0 {
             return Err(format!(
                 "no tone within ±{span:.1} Hz of {:.1} Hz (best {snr:.1} dB over the median)",
                 self.cfg.tone_hz
@@ -265,7 +274,11 @@ impl ClkinEstimator {
         let c = f64::from(best_p.max(f32::MIN_POSITIVE)).ln();
         let r = f64::from(pow[idx(best_k + 1)].max(f32::MIN_POSITIVE)).ln();
         let den = l - 2.0 * c + r;
-        let delta = if den.abs() > 0.0 { (0.5 * (l - r) / den).clamp(-0.5, 0.5) } else { 0.0 };
+        let delta = if den.abs() > 0.0 {
+            (0.5 * (l - r) / den).clamp(-0.5, 0.5)
+        } else {
+            0.0
+        };
         Ok(((best_k as f64 + delta) * bin, snr))
     }
 
@@ -444,7 +457,11 @@ pub fn judge_clkin(
     let mut source_item = |name: &str, v: &Option<String>| {
         if let Some(v) = v {
             let consistent = want_ext.is_none_or(|w| w == is_external(v));
-            items.push(EvidenceItem { name: name.into(), value: v.clone(), consistent });
+            items.push(EvidenceItem {
+                name: name.into(),
+                value: v.clone(),
+                consistent,
+            });
         }
     };
     source_item("clock source read back", &evidence.clock_source);
@@ -459,7 +476,12 @@ pub fn judge_clkin(
     if let Some(c) = evidence.hackrf_clkin {
         items.push(EvidenceItem {
             name: "hackrf_clock CLKIN".into(),
-            value: if c { "clock signal detected" } else { "no clock signal detected" }.into(),
+            value: if c {
+                "clock signal detected"
+            } else {
+                "no clock signal detected"
+            }
+            .into(),
             consistent: want_ext.is_none_or(|w| w == c),
         });
     }
@@ -481,7 +503,13 @@ pub fn judge_clkin(
                     e.ppm_uncertainty
                 )
             };
-            (Some(e.measured_hz), Some(e.ppm), Some(e.ppm_uncertainty), d, ok)
+            (
+                Some(e.measured_hz),
+                Some(e.ppm),
+                Some(e.ppm_uncertainty),
+                d,
+                ok,
+            )
         }
         Err(err) => (None, None, None, err.to_string(), false),
     };
@@ -500,7 +528,11 @@ pub fn judge_clkin(
         ppm,
         ppm_uncertainty: unc,
         tolerance_ppm,
-        status: if pass { ClkinStatus::Pass } else { ClkinStatus::Fail },
+        status: if pass {
+            ClkinStatus::Pass
+        } else {
+            ClkinStatus::Fail
+        },
         detail,
         evidence: items,
     }
@@ -513,6 +545,7 @@ pub(crate) mod tests {
 
     /// Baseband samples of a tone at RF `tone` seen by a receiver with error `eps`,
     /// amplitude `a`, complex noise of total power `noise²`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn synth(
         n: usize,
         fs: f64,
@@ -550,10 +583,13 @@ pub(crate) mod tests {
         let (fs, fc, tone) = (2e6, 100e6, 100.1e6);
         for (eps_ppm, seed) in [(2.5, 1), (-2.5, 2), (0.3, 3)] {
             let x = synth(4_000_000, fs, fc, tone, eps_ppm * 1e-6, 0.003, 0.01, seed);
-            let est =
-                estimate(&x, ClkinConfig::new(tone, fc, fs, 0.5), 10_007).expect("estimate");
+            let est = estimate(&x, ClkinConfig::new(tone, fc, fs, 0.5), 10_007).expect("estimate");
             let err = est.ppm - eps_ppm;
-            assert!(err.abs() <= 0.01, "ε {eps_ppm} ppm: got {} ({err:+e})", est.ppm);
+            assert!(
+                err.abs() <= 0.01,
+                "ε {eps_ppm} ppm: got {} ({err:+e})",
+                est.ppm
+            );
             assert!(est.ppm_uncertainty < 0.01, "{est:?}");
             assert!(est.ppm_uncertainty > 0.0);
             // The tone appears below its true frequency when the clock is fast.
@@ -608,8 +644,14 @@ pub(crate) mod tests {
     #[test]
     fn verdict_needs_tolerance_and_no_contradiction() {
         let ev = ClockEvidence::default();
-        assert_eq!(judge_clkin(1e8, 0.5, Ok(&est(0.2)), &ev).status, ClkinStatus::Pass);
-        assert_eq!(judge_clkin(1e8, 0.5, Ok(&est(-0.6)), &ev).status, ClkinStatus::Fail);
+        assert_eq!(
+            judge_clkin(1e8, 0.5, Ok(&est(0.2)), &ev).status,
+            ClkinStatus::Pass
+        );
+        assert_eq!(
+            judge_clkin(1e8, 0.5, Ok(&est(-0.6)), &ev).status,
+            ClkinStatus::Fail
+        );
         let ev = ClockEvidence {
             expected_source: Some("external".into()),
             clock_source: Some("external".into()),
@@ -619,12 +661,28 @@ pub(crate) mod tests {
         };
         let r = judge_clkin(1e8, 0.5, Ok(&est(0.0)), &ev);
         assert_eq!(r.status, ClkinStatus::Fail);
-        assert!(r.detail.contains("hardware info clock source"), "{}", r.detail);
+        assert!(
+            r.detail.contains("hardware info clock source"),
+            "{}",
+            r.detail
+        );
         assert_eq!(r.evidence.len(), 6);
-        let ev = ClockEvidence { hw_clock_source: Some("external".into()), ..ev };
-        assert_eq!(judge_clkin(1e8, 0.5, Ok(&est(0.0)), &ev).status, ClkinStatus::Pass);
-        let ev = ClockEvidence { ref_locked: Some(false), ..ev };
-        assert_eq!(judge_clkin(1e8, 0.5, Ok(&est(0.0)), &ev).status, ClkinStatus::Fail);
+        let ev = ClockEvidence {
+            hw_clock_source: Some("external".into()),
+            ..ev
+        };
+        assert_eq!(
+            judge_clkin(1e8, 0.5, Ok(&est(0.0)), &ev).status,
+            ClkinStatus::Pass
+        );
+        let ev = ClockEvidence {
+            ref_locked: Some(false),
+            ..ev
+        };
+        assert_eq!(
+            judge_clkin(1e8, 0.5, Ok(&est(0.0)), &ev).status,
+            ClkinStatus::Fail
+        );
         let err = Error::Clkin("no tone".into());
         let r = judge_clkin(1e8, 0.5, Err(&err), &ClockEvidence::default());
         assert_eq!(r.status, ClkinStatus::Fail);

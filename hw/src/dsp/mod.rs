@@ -8,8 +8,7 @@ pub(crate) mod window;
 
 pub use clkin::{
     judge_clkin, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus,
-    ClockEvidence,
-    EvidenceItem,
+    ClockEvidence, EvidenceItem,
 };
 pub use peaks::{find_peaks, median_db, Peak};
 pub use welch::{Spectrum, Welch, WelchConfig};

@@ -50,13 +50,19 @@ impl WelchConfig {
     fn validate(&self) -> Result<()> {
         let bad = |field, detail: String| Err(Error::InvalidSetting { field, detail });
         if !(16..=1 << 20).contains(&self.fft_size) {
-            return bad("fft_size", format!("{} is not in 16..=1048576", self.fft_size));
+            return bad(
+                "fft_size",
+                format!("{} is not in 16..=1048576", self.fft_size),
+            );
         }
         if !(self.overlap.is_finite() && (0.0..1.0).contains(&self.overlap)) {
             return bad("overlap", format!("{} is not in [0, 1)", self.overlap));
         }
         if !(self.sample_rate_hz.is_finite() && self.sample_rate_hz > 0.0) {
-            return bad("sample_rate_hz", format!("{} is not > 0", self.sample_rate_hz));
+            return bad(
+                "sample_rate_hz",
+                format!("{} is not > 0", self.sample_rate_hz),
+            );
         }
         if let Some(c) = self.center_hz {
             if !c.is_finite() {
@@ -66,7 +72,10 @@ impl WelchConfig {
         if self.dc_exclude_bins >= self.fft_size / 4 {
             return bad(
                 "dc_exclude_bins",
-                format!("{} is too large for fft_size {}", self.dc_exclude_bins, self.fft_size),
+                format!(
+                    "{} is too large for fft_size {}",
+                    self.dc_exclude_bins, self.fft_size
+                ),
             );
         }
         Ok(())
@@ -126,7 +135,11 @@ impl Spectrum {
             .map(|c| c.iter().copied().fold(f32::NEG_INFINITY, f32::max))
             .collect();
         let step = self.bin_hz * k as f64;
-        (self.start_hz + self.bin_hz * (k as f64 - 1.0) / 2.0, step, out)
+        (
+            self.start_hz + self.bin_hz * (k as f64 - 1.0) / 2.0,
+            step,
+            out,
+        )
     }
 }
 
@@ -292,7 +305,8 @@ impl Welch {
     }
 
     fn transform_accumulate(&mut self) {
-        self.fft.process_with_scratch(&mut self.buf, &mut self.scratch);
+        self.fft
+            .process_with_scratch(&mut self.buf, &mut self.scratch);
         for (a, x) in self.acc.iter_mut().zip(&self.buf) {
             *a += x.re * x.re + x.im * x.im;
         }
@@ -427,7 +441,11 @@ pub(crate) mod tests {
         assert!((p.power_db + 6.02).abs() < 0.05, "{p:?}");
         // Noise: total power 1e-4 → per bin 1e-4 · ENBW(1.5) / n → −68.3 dB;
         // the median of a chi² with 2·averages dof sits slightly below the mean.
-        assert!((s.noise_floor_db + 68.3).abs() < 0.6, "{}", s.noise_floor_db);
+        assert!(
+            (s.noise_floor_db + 68.3).abs() < 0.6,
+            "{}",
+            s.noise_floor_db
+        );
         assert!((p.snr_db - (p.power_db - s.noise_floor_db)).abs() < 1e-9);
         assert!((s.mean_power_dbfs - 10.0 * (0.25f64 + 1e-4).log10()).abs() < 0.02);
         assert_eq!(s.clipped_fraction, 0.0);
@@ -490,13 +508,22 @@ pub(crate) mod tests {
     #[test]
     fn bad_settings_are_rejected_by_name() {
         let mut c = WelchConfig::new(8, 1e6);
-        assert!(Welch::new(c.clone()).unwrap_err().to_string().contains("fft_size"));
+        assert!(Welch::new(c.clone())
+            .unwrap_err()
+            .to_string()
+            .contains("fft_size"));
         c.fft_size = 1024;
         c.overlap = 1.0;
-        assert!(Welch::new(c.clone()).unwrap_err().to_string().contains("overlap"));
+        assert!(Welch::new(c.clone())
+            .unwrap_err()
+            .to_string()
+            .contains("overlap"));
         c.overlap = 0.5;
         c.sample_rate_hz = f64::NAN;
-        assert!(Welch::new(c).unwrap_err().to_string().contains("sample_rate_hz"));
+        assert!(Welch::new(c)
+            .unwrap_err()
+            .to_string()
+            .contains("sample_rate_hz"));
     }
 
     #[test]

@@ -43,15 +43,12 @@ impl IqFormat {
 
     /// The format a file name's extension implies.
     pub fn from_path(path: &Path) -> Result<Self> {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .ok_or_else(|| {
-                Error::UnsupportedFormat(format!(
-                    "{} has no extension; give the format",
-                    path.display()
-                ))
-            })?;
+        let ext = path.extension().and_then(|e| e.to_str()).ok_or_else(|| {
+            Error::UnsupportedFormat(format!(
+                "{} has no extension; give the format",
+                path.display()
+            ))
+        })?;
         Self::parse(ext)
     }
 
@@ -74,8 +71,14 @@ mod tests {
     #[test]
     fn formats_from_names_and_paths() {
         assert_eq!(IqFormat::parse("CS16").unwrap(), IqFormat::Cs16);
-        assert_eq!(IqFormat::from_path(Path::new("a/b.sigmf-meta")).unwrap(), IqFormat::Sigmf);
-        assert_eq!(IqFormat::from_path(Path::new("x.cf32")).unwrap(), IqFormat::Cf32);
+        assert_eq!(
+            IqFormat::from_path(Path::new("a/b.sigmf-meta")).unwrap(),
+            IqFormat::Sigmf
+        );
+        assert_eq!(
+            IqFormat::from_path(Path::new("x.cf32")).unwrap(),
+            IqFormat::Cf32
+        );
         assert!(IqFormat::from_path(Path::new("x.mp3")).is_err());
         assert!(IqFormat::from_path(Path::new("x")).is_err());
     }

@@ -56,7 +56,11 @@ impl Raw {
 }
 
 enum Kind {
-    Raw { file: File, raw: Raw, bytes: Vec<u8> },
+    Raw {
+        file: File,
+        raw: Raw,
+        bytes: Vec<u8>,
+    },
     WavF32(hound::WavReader<BufReader<File>>),
     WavI16(hound::WavReader<BufReader<File>>),
     WavI8(hound::WavReader<BufReader<File>>),
@@ -71,16 +75,24 @@ pub struct IqReader {
 
 impl std::fmt::Debug for IqReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IqReader").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("IqReader")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
 fn bad(path: &Path, detail: impl Into<String>) -> Error {
-    Error::BadIqFile { path: path.to_path_buf(), detail: detail.into() }
+    Error::BadIqFile {
+        path: path.to_path_buf(),
+        detail: detail.into(),
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl IqReader {
@@ -136,7 +148,11 @@ impl IqReader {
                 samples: len / size,
                 clip_level: raw.clip(),
             },
-            kind: Kind::Raw { file, raw, bytes: Vec::new() },
+            kind: Kind::Raw {
+                file,
+                raw,
+                bytes: Vec::new(),
+            },
             done: 0,
         })
     }
@@ -152,19 +168,22 @@ impl IqReader {
         if spec.channels != 2 {
             return Err(bad(
                 path,
-                format!("WAV has {} channel(s); IQ needs 2 (I left, Q right)", spec.channels),
+                format!(
+                    "WAV has {} channel(s); IQ needs 2 (I left, Q right)",
+                    spec.channels
+                ),
             ));
         }
         let (kind, clip) = match (spec.sample_format, spec.bits_per_sample) {
             (hound::SampleFormat::Float, 32) => (Kind::WavF32(r), 1.0),
             (hound::SampleFormat::Int, 16) => (Kind::WavI16(r), 32767.0 / 32768.0),
             (hound::SampleFormat::Int, 8) => (Kind::WavI8(r), 127.0 / 128.0),
-            (f, b) => {
-                return Err(bad(
-                    path,
-                    format!("WAV sample format {f:?} {b}-bit is not supported (float 32, int 16, int 8)"),
-                ))
-            }
+            (f, b) => return Err(bad(
+                path,
+                format!(
+                    "WAV sample format {f:?} {b}-bit is not supported (float 32, int 16, int 8)"
+                ),
+            )),
         };
         let samples = match &kind {
             Kind::WavF32(r) | Kind::WavI16(r) | Kind::WavI8(r) => u64::from(r.duration()),
@@ -204,14 +223,12 @@ impl IqReader {
             "cf32_le" => Raw::F32,
             "ci16_le" => Raw::I16,
             "ci8" => Raw::I8,
-            other => {
-                return Err(bad(
-                    &meta_path,
-                    format!(
-                        "unsupported SigMF core:datatype {other:?} (supported: cf32_le, ci16_le, ci8)"
-                    ),
-                ))
-            }
+            other => return Err(bad(
+                &meta_path,
+                format!(
+                    "unsupported SigMF core:datatype {other:?} (supported: cf32_le, ci16_le, ci8)"
+                ),
+            )),
         };
         let rate = global
             .get("core:sample_rate")
@@ -243,9 +260,15 @@ impl IqReader {
                 bytes.resize(want * size, 0);
                 file.read_exact(bytes).map_err(|e| {
                     if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                        bad(path, format!("file ended early near sample {start} (truncated)"))
+                        bad(
+                            path,
+                            format!("file ended early near sample {start} (truncated)"),
+                        )
                     } else {
-                        Error::Io { path: path.clone(), source: e }
+                        Error::Io {
+                            path: path.clone(),
+                            source: e,
+                        }
                     }
                 })?;
                 match raw {
@@ -270,10 +293,7 @@ impl IqReader {
                     Raw::I8 => {
                         const S: f32 = 1.0 / 128.0;
                         for (o, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-                            *o = Complex::new(
-                                f32::from(b[0] as i8) * S,
-                                f32::from(b[1] as i8) * S,
-                            );
+                            *o = Complex::new(f32::from(b[0] as i8) * S, f32::from(b[1] as i8) * S);
                         }
                     }
                 }
@@ -320,6 +340,15 @@ fn check_finite(path: &Path, start: u64, x: &[Complex<f32>]) -> Result<()> {
     if x.iter().all(|c| c.re.is_finite() && c.im.is_finite()) {
         return Ok(());
     }
-    let k = x.iter().position(|c| !(c.re.is_finite() && c.im.is_finite())).unwrap_or(0);
-    Err(bad(path, format!("sample {} is not finite (NaN or infinity)", start + k as u64)))
+    let k = x
+        .iter()
+        .position(|c| !(c.re.is_finite() && c.im.is_finite()))
+        .unwrap_or(0);
+    Err(bad(
+        path,
+        format!(
+            "sample {} is not finite (NaN or infinity)",
+            start + k as u64
+        ),
+    ))
 }

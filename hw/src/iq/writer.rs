@@ -74,7 +74,10 @@ impl std::fmt::Debug for IqWriter {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl IqWriter {
@@ -103,9 +106,10 @@ impl IqWriter {
             _ => path.to_path_buf(),
         };
         let sink = match format {
-            IqFormat::Cf32 | IqFormat::Sigmf => {
-                Sink::Raw(BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io(&path))?))
-            }
+            IqFormat::Cf32 | IqFormat::Sigmf => Sink::Raw(BufWriter::with_capacity(
+                1 << 20,
+                File::create(&path).map_err(io(&path))?,
+            )),
             IqFormat::Wav => {
                 let rate = meta.sample_rate_hz.round();
                 if rate > f64::from(u32::MAX) || (rate - meta.sample_rate_hz).abs() > 1e-6 {
@@ -172,7 +176,11 @@ impl IqWriter {
         let mut x = x;
         let mut over = false;
         if let Some(b) = self.budget {
-            let reserve = if self.format == IqFormat::Wav { WAV_HEADER_RESERVE } else { 0 };
+            let reserve = if self.format == IqFormat::Wav {
+                WAV_HEADER_RESERVE
+            } else {
+                0
+            };
             let room = b.saturating_sub(self.bytes + reserve) / 8;
             if (x.len() as u64) > room {
                 x = &x[..room as usize];
@@ -184,7 +192,10 @@ impl IqWriter {
             return Err(e);
         }
         if over {
-            let e = Error::DiskBudget { budget: self.budget.unwrap_or(0), written: self.bytes };
+            let e = Error::DiskBudget {
+                budget: self.budget.unwrap_or(0),
+                written: self.bytes,
+            };
             self.stopped = Some(clone_err(&e));
             return Err(e);
         }
@@ -223,12 +234,25 @@ impl IqWriter {
     /// (A WAV header is patched when the file is finalised, so a WAV file's hash is
     /// computed by reading it back once; raw and SigMF data are hashed while written.)
     pub fn finish(self) -> Result<Vec<IqFileRecord>> {
-        let Self { format, path, meta, sink, sha256, sha512, bytes, samples, .. } = self;
+        let Self {
+            format,
+            path,
+            meta,
+            sink,
+            sha256,
+            sha512,
+            bytes,
+            samples,
+            ..
+        } = self;
         match sink {
             Sink::Raw(mut w) => {
                 w.flush().map_err(io(&path))?;
                 w.into_inner()
-                    .map_err(|e| Error::Io { path: path.clone(), source: e.into_error() })?
+                    .map_err(|e| Error::Io {
+                        path: path.clone(),
+                        source: e.into_error(),
+                    })?
                     .sync_all()
                     .map_err(io(&path))?;
             }
@@ -238,10 +262,17 @@ impl IqWriter {
         match format {
             IqFormat::Wav => {
                 let (len, hash) = hash_file(&path)?;
-                out.push(IqFileRecord { path, format: "wav".into(), bytes: len, sha256: hash });
+                out.push(IqFileRecord {
+                    path,
+                    format: "wav".into(),
+                    bytes: len,
+                    sha256: hash,
+                });
             }
             IqFormat::Sigmf => {
-                let sha512 = sha512.map(|h| hex::encode(h.finalize())).unwrap_or_default();
+                let sha512 = sha512
+                    .map(|h| hex::encode(h.finalize()))
+                    .unwrap_or_default();
                 let text = sigmf_meta(&meta, &sha512, samples)?;
                 let meta_path = path.with_extension("sigmf-meta");
                 std::fs::write(&meta_path, &text).map_err(io(&meta_path))?;
@@ -323,17 +354,24 @@ pub(crate) fn hash_file(path: &Path) -> Result<(u64, String)> {
 
 fn wav_err(path: &Path, e: hound::Error) -> Error {
     match e {
-        hound::Error::IoError(source) => Error::Io { path: path.to_path_buf(), source },
-        other => Error::BadIqFile { path: path.to_path_buf(), detail: other.to_string() },
+        hound::Error::IoError(source) => Error::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        other => Error::BadIqFile {
+            path: path.to_path_buf(),
+            detail: other.to_string(),
+        },
     }
 }
 
 /// Errors are not `Clone` (io::Error); keep the message for repeated reports.
 fn clone_err(e: &Error) -> Error {
     match e {
-        Error::DiskBudget { budget, written } => {
-            Error::DiskBudget { budget: *budget, written: *written }
-        }
+        Error::DiskBudget { budget, written } => Error::DiskBudget {
+            budget: *budget,
+            written: *written,
+        },
         Error::Io { path, source } => Error::Io {
             path: path.clone(),
             source: std::io::Error::new(source.kind(), source.to_string()),
@@ -348,7 +386,9 @@ mod tests {
     use crate::iq::IqReader;
 
     fn ramp(n: usize) -> Vec<Complex<f32>> {
-        (0..n).map(|i| Complex::new(i as f32 * 1e-4, -(i as f32) * 2e-4)).collect()
+        (0..n)
+            .map(|i| Complex::new(i as f32 * 1e-4, -(i as f32) * 2e-4))
+            .collect()
     }
 
     fn meta() -> RecordingMeta {
@@ -413,7 +453,10 @@ mod tests {
         let mut w = IqWriter::create(&p, meta(), Some(8 * 1000 + 3)).unwrap();
         w.write(&ramp(600)).unwrap();
         let err = w.write(&ramp(600)).unwrap_err();
-        assert!(matches!(err, Error::DiskBudget { written: 8000, .. }), "{err}");
+        assert!(
+            matches!(err, Error::DiskBudget { written: 8000, .. }),
+            "{err}"
+        );
         assert!(err.to_string().contains("disk budget"));
         assert!(w.write(&ramp(1)).is_err());
         assert!(w.stopped().is_some());
