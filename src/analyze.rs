@@ -201,10 +201,7 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
         clkin,
     };
     if let Some(plot) = &args.plot {
-        tracing::warn!(
-            "--plot {} is not supported yet; no PNG written",
-            plot.display()
-        );
+        write_plot(plot, &spec).with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
     if cli.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

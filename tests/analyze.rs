@@ -314,12 +314,22 @@ fn human_output_names_the_peaks() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("x.cf32");
     std::fs::write(&p, cf32(&signal(1 << 16, 0.0, 0.1))).unwrap();
-    let (code, out, _) = run(&["analyze", p.to_str().unwrap(), "--rate", "2e6"]);
-    assert_eq!(code, 0);
+    let png = dir.path().join("x.png");
+    let (code, out, err) = run(&[
+        "analyze",
+        p.to_str().unwrap(),
+        "--rate",
+        "2e6",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("peaks") && out.contains("noise floor"),
         "{out}"
     );
+    let head = std::fs::read(&png).unwrap();
+    assert_eq!(&head[..8], b"\x89PNG\r\n\x1a\n");
 }
 
 fn expect_bad(args: &[&str], needle: &str) {
