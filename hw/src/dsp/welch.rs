@@ -147,6 +147,25 @@ impl Spectrum {
 ///
 /// The FFT is planned and every buffer allocated in [`Welch::new`]; [`Welch::feed`]
 /// never allocates. Window, FFT and |X|² accumulation are fused per segment.
+///
+/// ```
+/// use num_complex::Complex;
+/// use rxnode_hw::{Welch, WelchConfig};
+///
+/// let mut cfg = WelchConfig::new(1024, 1.024e6);
+/// cfg.center_hz = Some(100e6);
+/// let mut w = Welch::new(cfg)?;
+/// // A tone 64 bins (64 kHz) above the centre, fed in two uneven blocks.
+/// let x: Vec<Complex<f32>> = (0..20_000)
+///     .map(|i| Complex::from_polar(0.5, std::f32::consts::TAU * (i % 16) as f32 / 16.0))
+///     .collect();
+/// w.feed(&x[..777]);
+/// w.feed(&x[777..]);
+/// let s = w.finish();
+/// assert!((s.peaks[0].frequency_hz - 100.064e6).abs() < 1.0);
+/// assert!((s.peaks[0].power_db + 6.02).abs() < 0.01);
+/// # Ok::<(), rxnode_hw::Error>(())
+/// ```
 pub struct Welch {
     cfg: WelchConfig,
     hop: usize,
