@@ -2,7 +2,7 @@
 //! recorded IQ file, streamed in blocks so memory stays bounded whatever the file size.
 use crate::cli::{AnalyzeArgs, Cli};
 use crate::exit::{bad_input, Outcome};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use num_complex::Complex;
 use rxnode_hw::{
     judge_clkin, ClkinConfig, ClkinEstimator, ClkinStatus, ClockEvidence, IqFormat, IqReader,
@@ -201,10 +201,7 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
         clkin,
     };
     if let Some(plot) = &args.plot {
-        tracing::warn!(
-            "--plot {} is not supported yet; no PNG written",
-            plot.display()
-        );
+        write_plot(plot, &spec).with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
     if cli.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -299,4 +296,51 @@ fn print_human(r: &AnalyzeReport) {
             );
         }
     }
+}
+
+/// Spectrum PNG: the PSD (blue) and the noise floor (red); axes span the PSD's frequency
+/// and dB range (no text: the build has no font backend).
+fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum) -> Result<()> {
+    use plotters::prelude::*;
+    let n = spec.psd_db.len();
+    let x0 = spec.frequency_of(0);
+    let x1 = spec.frequency_of(n.saturating_sub(1)).max(x0 + 1.0);
+    let lo = spec
+        .psd_db
+        .iter()
+        .copied()
+        .fold(f32::INFINITY, f32::min)
+        .max(-250.0);
+    let hi = spec
+        .psd_db
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    let (y0, y1) = (
+        f64::from(lo) - 3.0,
+        f64::from(hi).max(f64::from(lo) + 1.0) + 3.0,
+    );
+    let root = BitMapBackend::new(path, (1200, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    chart
+        .draw_series(LineSeries::new(
+            spec.psd_db
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (spec.frequency_of(i), f64::from(v))),
+            &BLUE,
+        ))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    chart
+        .draw_series(LineSeries::new(
+            [(x0, spec.noise_floor_db), (x1, spec.noise_floor_db)],
+            &RED,
+        ))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(())
 }

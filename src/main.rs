@@ -63,7 +63,10 @@ fn install_panic_hook() {
         if msg.contains("Broken pipe") {
             return;
         }
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         eprintln!("rxnode: internal error (a bug; please report it): {msg}{at}");
     }));
 }

@@ -368,7 +368,9 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
         let line = read_line_exact()?;
         let at = now_iso();
         let verified = match line {
-            None => Err(format!("authorization refused for task {ids}: no line typed (end of input)")),
+            None => Err(format!(
+                "authorization refused for task {ids}: no line typed (end of input)"
+            )),
             Some(l) => verify_authorization(&task, &approval, &l, &at).map_err(|e| e.to_string()),
         };
         match verified {

@@ -348,12 +348,11 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
         && stats.timeouts == 0
         && stats.error.is_none()
         && recording_error.is_none();
-    let status = if stats.error.is_some() && stats.received == 0 {
-        CaptureStatus::Fail
-    } else if clkin_report
+    let source_failed = stats.error.is_some() && stats.received == 0;
+    let clkin_failed = clkin_report
         .as_ref()
-        .is_some_and(|r| r.status == ClkinStatus::Fail)
-    {
+        .is_some_and(|r| r.status == ClkinStatus::Fail);
+    let status = if source_failed || clkin_failed {
         CaptureStatus::Fail
     } else if clean {
         CaptureStatus::Pass

@@ -14,9 +14,10 @@
 //! sums — streaming, with memory bounded by `coarse_len` + M.
 use crate::error::{Error, Result};
 use num_complex::Complex;
-use rustfft::FftPlanner;
+use rustfft::{Fft, FftPlanner};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
+use std::sync::Arc;
 
 /// Settings of a [`ClkinEstimator`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -133,6 +134,10 @@ pub struct ClkinEstimator {
     stage: Stage,
     coarse: Vec<Complex<f32>>,
     coarse_fill: usize,
+    /// Planned in `new` so the switch to tracking does no planning mid-stream.
+    coarse_fft: Arc<dyn Fft<f32>>,
+    coarse_window: Vec<f32>,
+    coarse_work: Vec<Complex<f32>>,
     coarse_hz: f64,
     tone_snr_db: f64,
     /// e^{-j2π f_c m / fs}, m = 0..M.
@@ -165,7 +170,11 @@ impl ClkinEstimator {
     pub fn new(cfg: ClkinConfig) -> Result<Self> {
         cfg.validate()?;
         let m = ((cfg.sample_rate_hz / cfg.decimated_rate_hz).round() as usize).max(1);
+        let nfft = cfg.coarse_len.next_power_of_two();
         Ok(Self {
+            coarse_fft: FftPlanner::<f32>::new().plan_fft_forward(nfft),
+            coarse_window: super::window::Window::Hann.build(cfg.coarse_len),
+            coarse_work: vec![Complex::default(); nfft],
             coarse: vec![Complex::default(); cfg.coarse_len],
             table: vec![Complex::default(); m],
             cfg,
@@ -230,20 +239,27 @@ impl ClkinEstimator {
     }
 
     /// Coarse tone frequency (baseband Hz) and its SNR over the median bin.
-    fn coarse_estimate(&self) -> std::result::Result<(f64, f64), String> {
+    fn coarse_estimate(&mut self) -> std::result::Result<(f64, f64), String> {
         let n = self.coarse_fill;
         if n < 64 {
             return Err(format!("only {n} samples, too few to find the tone"));
         }
         let fs = self.cfg.sample_rate_hz;
-        let nfft = n.next_power_of_two();
-        let fft = FftPlanner::<f32>::new().plan_fft_forward(nfft);
-        let mut buf = vec![Complex::<f32>::default(); nfft];
-        let win = super::window::Window::Hann.build(n);
-        for ((b, x), w) in buf.iter_mut().zip(&self.coarse[..n]).zip(&win) {
+        let nfft = self.coarse_work.len();
+        // A short capture (finish before the buffer filled) gets its own window.
+        let short;
+        let win: &[f32] = if n == self.coarse_window.len() {
+            &self.coarse_window
+        } else {
+            short = super::window::Window::Hann.build(n);
+            &short
+        };
+        let buf = &mut self.coarse_work;
+        buf.iter_mut().for_each(|b| *b = Complex::default());
+        for ((b, x), w) in buf.iter_mut().zip(&self.coarse[..n]).zip(win) {
             *b = x * *w;
         }
-        fft.process(&mut buf);
+        self.coarse_fft.process(buf);
         let pow: Vec<f32> = buf.iter().map(|c| c.norm_sqr()).collect();
         let bin = fs / nfft as f64;
         let expected = self.cfg.tone_hz - self.cfg.center_hz;
@@ -263,7 +279,7 @@ impl ClkinEstimator {
         let mid = sorted.len() / 2;
         let median = *sorted.select_nth_unstable_by(mid, f32::total_cmp).1;
         let snr = 10.0 * (f64::from(best_p) / f64::from(median.max(f32::MIN_POSITIVE))).log10();
-        if !(snr >= 10.0) {
+        if snr.is_nan() || snr < 10.0 {
             return Err(format!(
                 "no tone within ±{span:.1} Hz of {:.1} Hz (best {snr:.1} dB over the median)",
                 self.cfg.tone_hz
@@ -545,6 +561,7 @@ pub(crate) mod tests {
 
     /// Baseband samples of a tone at RF `tone` seen by a receiver with error `eps`,
     /// amplitude `a`, complex noise of total power `noise²`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn synth(
         n: usize,
         fs: f64,

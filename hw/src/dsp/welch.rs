@@ -147,13 +147,35 @@ impl Spectrum {
 ///
 /// The FFT is planned and every buffer allocated in [`Welch::new`]; [`Welch::feed`]
 /// never allocates. Window, FFT and |X|² accumulation are fused per segment.
+///
+/// ```
+/// use num_complex::Complex;
+/// use rxnode_hw::{Welch, WelchConfig};
+///
+/// let mut cfg = WelchConfig::new(1024, 1.024e6);
+/// cfg.center_hz = Some(100e6);
+/// let mut w = Welch::new(cfg)?;
+/// // A tone 64 bins (64 kHz) above the centre, fed in two uneven blocks.
+/// let x: Vec<Complex<f32>> = (0..20_000)
+///     .map(|i| Complex::from_polar(0.5, std::f32::consts::TAU * (i % 16) as f32 / 16.0))
+///     .collect();
+/// w.feed(&x[..777]);
+/// w.feed(&x[777..]);
+/// let s = w.finish();
+/// assert!((s.peaks[0].frequency_hz - 100.064e6).abs() < 1.0);
+/// assert!((s.peaks[0].power_db + 6.02).abs() < 0.01);
+/// # Ok::<(), rxnode_hw::Error>(())
+/// ```
 pub struct Welch {
     cfg: WelchConfig,
     hop: usize,
     fft: Arc<dyn Fft<f32>>,
     window: Vec<f32>,
+    /// The window with every value twice (multiplies interleaved I/Q as flat f32).
+    window2: Vec<f32>,
     buf: Vec<Complex<f32>>,
     scratch: Vec<Complex<f32>>,
+    /// |X|² accumulated per flat f32 lane (re², im² interleaved), summed in `finish`.
     acc: Vec<f32>,
     /// Samples of the next, incomplete segment.
     pending: Vec<Complex<f32>>,
@@ -181,13 +203,16 @@ impl Welch {
         let n = cfg.fft_size;
         let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
         let scratch = vec![Complex::default(); fft.get_inplace_scratch_len()];
+        let window = cfg.window.build(n);
+        let window2 = window.iter().flat_map(|&w| [w, w]).collect();
         Ok(Self {
             hop: cfg.hop(),
-            window: cfg.window.build(n),
+            window,
+            window2,
             fft,
             buf: vec![Complex::default(); n],
             scratch,
-            acc: vec![0.0; n],
+            acc: vec![0.0; 2 * n],
             pending: vec![Complex::default(); n],
             fill: 0,
             averages: 0,
@@ -261,21 +286,21 @@ impl Welch {
         let mut clipped = 0u64;
         for chunk in block.chunks(4096) {
             let mut p = [0.0f32; 8];
+            let mut c = [0u32; 8];
             let mut it = chunk.chunks_exact(8);
             for c8 in &mut it {
-                for (acc, x) in p.iter_mut().zip(c8) {
+                for ((acc, cnt), x) in p.iter_mut().zip(c.iter_mut()).zip(c8) {
                     *acc += x.re * x.re + x.im * x.im;
+                    *cnt += u32::from(x.re.abs().max(x.im.abs()) >= clip);
                 }
             }
             let mut s: f64 = p.iter().map(|&v| f64::from(v)).sum();
+            clipped += c.iter().map(|&v| u64::from(v)).sum::<u64>();
             for x in it.remainder() {
                 s += f64::from(x.re * x.re + x.im * x.im);
+                clipped += u64::from(x.re.abs().max(x.im.abs()) >= clip);
             }
             self.power_sum += s;
-            clipped += chunk
-                .iter()
-                .filter(|x| x.re.abs() >= clip || x.im.abs() >= clip)
-                .count() as u64;
         }
         self.clipped += clipped;
         self.samples += block.len() as u64;
@@ -284,22 +309,26 @@ impl Welch {
     /// One segment starting at `block[start]`.
     fn segment(&mut self, start: usize, block: &[Complex<f32>]) {
         let n = self.cfg.fft_size;
-        let src = &block[start..start + n];
-        for ((b, x), w) in self.buf.iter_mut().zip(src).zip(&self.window) {
-            *b = Complex::new(x.re * w, x.im * w);
+        let src: &[f32] = bytemuck::cast_slice(&block[start..start + n]);
+        let dst: &mut [f32] = bytemuck::cast_slice_mut(&mut self.buf);
+        for ((b, x), w) in dst.iter_mut().zip(src).zip(&self.window2) {
+            *b = x * w;
         }
         self.transform_accumulate();
     }
 
     /// One segment made of `pending[..fill]` followed by `tail`.
     fn segment_split(&mut self, fill: usize, tail: &[Complex<f32>]) {
-        let (w_head, w_tail) = self.window.split_at(fill);
-        let (b_head, b_tail) = self.buf.split_at_mut(fill);
-        for ((b, x), w) in b_head.iter_mut().zip(&self.pending[..fill]).zip(w_head) {
-            *b = Complex::new(x.re * w, x.im * w);
+        let (w_head, w_tail) = self.window2.split_at(2 * fill);
+        let dst: &mut [f32] = bytemuck::cast_slice_mut(&mut self.buf);
+        let (b_head, b_tail) = dst.split_at_mut(2 * fill);
+        let head: &[f32] = bytemuck::cast_slice(&self.pending[..fill]);
+        let tail: &[f32] = bytemuck::cast_slice(tail);
+        for ((b, x), w) in b_head.iter_mut().zip(head).zip(w_head) {
+            *b = x * w;
         }
         for ((b, x), w) in b_tail.iter_mut().zip(tail).zip(w_tail) {
-            *b = Complex::new(x.re * w, x.im * w);
+            *b = x * w;
         }
         self.transform_accumulate();
     }
@@ -307,8 +336,9 @@ impl Welch {
     fn transform_accumulate(&mut self) {
         self.fft
             .process_with_scratch(&mut self.buf, &mut self.scratch);
-        for (a, x) in self.acc.iter_mut().zip(&self.buf) {
-            *a += x.re * x.re + x.im * x.im;
+        let flat: &[f32] = bytemuck::cast_slice(&self.buf);
+        for (a, x) in self.acc.iter_mut().zip(flat) {
+            *a += x * x;
         }
         self.averages += 1;
     }
@@ -328,7 +358,7 @@ impl Welch {
         for (i, out) in psd_db.iter_mut().enumerate() {
             // fftshift: output bin i holds FFT bin (i + n/2) mod n.
             let k = (i + n - half) % n;
-            let p = f64::from(self.acc[k]) * scale;
+            let p = (f64::from(self.acc[2 * k]) + f64::from(self.acc[2 * k + 1])) * scale;
             *out = if p > 0.0 {
                 (10.0 * p.log10()) as f32
             } else {

@@ -1,0 +1,194 @@
+//! DSP benchmarks printing MS/s (run: `cargo bench -p rxnode-hw --bench dsp`).
+//!
+//! Options (after `--`): `--file PATH` also times the analyze pipeline (reader + Welch
+//! N=2048 50 %) on an existing cf32 file; `--seconds S` per case (default 1.5).
+use num_complex::Complex;
+use rxnode_hw::{ClkinConfig, ClkinEstimator, IqFormat, IqReader, Welch, WelchConfig};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn signal(n: usize) -> Vec<Complex<f32>> {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    (0..n)
+        .map(|i| {
+            let ph = 2.0 * std::f64::consts::PI * (0.05 * i as f64).fract();
+            Complex::new(
+                0.1 * ph.cos() as f32 + 0.01 * rnd(),
+                0.1 * ph.sin() as f32 + 0.01 * rnd(),
+            )
+        })
+        .collect()
+}
+
+/// CPU seconds used by this process (Linux `/proc/self/stat`, 10 ms ticks), if readable.
+fn cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &s[s.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// Run `f` (which processes `samples` samples) repeatedly for at least `secs`.
+/// Returns (best wall-clock MS/s, MS/s per CPU-second over all runs): on a loaded
+/// machine the second is the single-core figure.
+fn rate(secs: f64, samples: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f(); // warm-up
+    let mut best = 0.0f64;
+    let start = Instant::now();
+    let cpu0 = cpu_seconds();
+    let mut runs = 0u64;
+    while start.elapsed() < Duration::from_secs_f64(secs) {
+        let t = Instant::now();
+        f();
+        runs += 1;
+        let r = samples as f64 / t.elapsed().as_secs_f64() / 1e6;
+        best = best.max(r);
+    }
+    let per_cpu = match (cpu0, cpu_seconds()) {
+        (Some(a), Some(b)) if b > a => (runs as f64 * samples as f64) / (b - a) / 1e6,
+        _ => f64::NAN,
+    };
+    (best, per_cpu)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let secs: f64 = opt("--seconds").and_then(|s| s.parse().ok()).unwrap_or(1.5);
+    let n = 1 << 22;
+    let x = signal(n);
+    println!("# rxnode-hw DSP benchmark: best of repeated runs over {n} samples, one thread");
+    for fft in [1024usize, 2048, 8192] {
+        for overlap in [0.0, 0.5] {
+            let mut cfg = WelchConfig::new(fft, 2e6);
+            cfg.overlap = overlap;
+            let mut w = Welch::new(cfg).expect("welch");
+            let r = rate(secs, n, || {
+                w.reset();
+                for b in x.chunks(1 << 16) {
+                    w.feed(b);
+                }
+                black_box(w.averages());
+            });
+            println!(
+                "welch  N={fft:<5} overlap={:>2}%  {:8.1} MS/s wall  {:8.1} MS/s per CPU-s",
+                (overlap * 100.0) as u32,
+                r.0,
+                r.1
+            );
+        }
+    }
+    // Baseline: a plain rustfft loop (copy segment, FFT in place), N=2048 hop 1024.
+    {
+        use rustfft::FftPlanner;
+        let fft = FftPlanner::<f32>::new().plan_fft_forward(2048);
+        let mut buf = vec![Complex::default(); 2048];
+        let mut scratch = vec![Complex::default(); fft.get_inplace_scratch_len()];
+        let r = rate(secs, n, || {
+            let mut i = 0;
+            while i + 2048 <= x.len() {
+                buf.copy_from_slice(&x[i..i + 2048]);
+                fft.process_with_scratch(&mut buf, &mut scratch);
+                i += 1024;
+            }
+            black_box(buf[1]);
+        });
+        println!(
+            "baseline: plain rustfft loop N=2048 hop 1024 {:8.1} MS/s wall  {:8.1} MS/s per CPU-s",
+            r.0, r.1
+        );
+    }
+    // Load-robust comparison: alternate Welch N=2048 50 % and the plain rustfft loop,
+    // best of each, so both see the same machine state.
+    {
+        use rustfft::FftPlanner;
+        let fft = FftPlanner::<f32>::new().plan_fft_forward(2048);
+        let mut buf = vec![Complex::default(); 2048];
+        let mut scratch = vec![Complex::default(); fft.get_inplace_scratch_len()];
+        let mut w = Welch::new(WelchConfig::new(2048, 2e6)).expect("welch");
+        let (mut best_w, mut best_b) = (f64::MAX, f64::MAX);
+        for _ in 0..15 {
+            let t = Instant::now();
+            w.reset();
+            for b in x.chunks(1 << 16) {
+                w.feed(b);
+            }
+            black_box(w.averages());
+            best_w = best_w.min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let mut i = 0;
+            while i + 2048 <= x.len() {
+                buf.copy_from_slice(&x[i..i + 2048]);
+                fft.process_with_scratch(&mut buf, &mut scratch);
+                i += 1024;
+            }
+            black_box(buf[1]);
+            best_b = best_b.min(t.elapsed().as_secs_f64());
+        }
+        println!(
+            "alternating: welch N=2048 50% {:.1} MS/s, plain rustfft loop {:.1} MS/s, ratio {:.2}",
+            n as f64 / best_w / 1e6,
+            n as f64 / best_b / 1e6,
+            best_b / best_w
+        );
+    }
+    let r = rate(secs, n, || {
+        let cfg = ClkinConfig::new(100.1e6, 100e6, 2e6, 0.5);
+        let mut c = ClkinEstimator::new(cfg).expect("clkin");
+        for b in x.chunks(1 << 16) {
+            c.feed(b);
+        }
+        let _ = black_box(c.finish());
+    });
+    println!(
+        "clkin  estimator (2 MS/s, 64 Ki coarse)  {:8.1} MS/s wall  {:8.1} MS/s per CPU-s",
+        r.0, r.1
+    );
+    let r = rate(secs, n, || {
+        let mut w = Welch::new(WelchConfig::new(2048, 2e6)).expect("welch");
+        let s = {
+            for b in x.chunks(1 << 16) {
+                w.feed(b);
+            }
+            w.finish()
+        };
+        black_box(s.peaks.len());
+    });
+    println!(
+        "welch+finish N=2048 50% (peaks, median) {:8.1} MS/s wall  {:8.1} MS/s per CPU-s",
+        r.0, r.1
+    );
+    if let Some(path) = opt("--file") {
+        let path = std::path::PathBuf::from(path);
+        let mut buf = vec![Complex::default(); 1 << 16];
+        let mut total = 0u64;
+        let t = Instant::now();
+        let mut rd = IqReader::open(&path, Some(IqFormat::Cf32)).expect("open");
+        let mut w = Welch::new(WelchConfig::new(2048, 2e6)).expect("welch");
+        loop {
+            let k = rd.read(&mut buf).expect("read");
+            if k == 0 {
+                break;
+            }
+            w.feed(&buf[..k]);
+            total += k as u64;
+        }
+        black_box(w.finish());
+        let r = total as f64 / t.elapsed().as_secs_f64() / 1e6;
+        println!(
+            "reader+welch on {} ({total} samples, one thread) {r:8.1} MS/s",
+            path.display()
+        );
+    }
+}

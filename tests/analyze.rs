@@ -1,0 +1,457 @@
+//! `rxnode analyze` against recordings generated here with known truth (tones, an
+//! interferer, a reference error in ppm), through every format, and bad inputs.
+use serde::Deserialize;
+use std::f64::consts::PI;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug, Deserialize)]
+struct Peak {
+    frequency_hz: f64,
+    power_db: f64,
+    snr_db: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct Clkin {
+    tone_hz: f64,
+    measured_hz: Option<f64>,
+    ppm: Option<f64>,
+    ppm_uncertainty: Option<f64>,
+    status: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Report {
+    samples: u64,
+    sample_rate_hz: f64,
+    center_hz: Option<f64>,
+    fft_size: usize,
+    overlap: f64,
+    averages: u64,
+    peaks: Vec<Peak>,
+    noise_floor_db: f64,
+    mean_power_dbfs: f64,
+    clipped_fraction: f64,
+    clkin: Option<Clkin>,
+}
+
+const FS: f64 = 2e6;
+const FC: f64 = 100e6;
+const TONE: f64 = 100.1e6;
+const INTERFERER: f64 = 99.7e6;
+
+/// Tone at TONE seen by a receiver with error `ppm`, an interferer 20 dB lower, noise.
+fn signal(n: usize, ppm: f64, amp: f64) -> Vec<(f32, f32)> {
+    let eps = ppm * 1e-6;
+    let c1 = (TONE - FC * (1.0 + eps)) / (1.0 + eps) / FS;
+    let c2 = (INTERFERER - FC * (1.0 + eps)) / (1.0 + eps) / FS;
+    let mut s = 0x1234_5678_9abc_def1u64;
+    let mut uni = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|i| {
+            let p1 = 2.0 * PI * (c1 * i as f64).fract();
+            let p2 = 2.0 * PI * (c2 * i as f64).fract();
+            // Complex Gaussian noise with total power (0.1·amp)².
+            let r = (-2.0 * uni().ln()).sqrt() * amp * 0.1 / 2f64.sqrt();
+            let t = 2.0 * PI * uni();
+            let re = amp * p1.cos() + 0.1 * amp * p2.cos() + r * t.cos();
+            let im = amp * p1.sin() + 0.1 * amp * p2.sin() + r * t.sin();
+            (re as f32, im as f32)
+        })
+        .collect()
+}
+
+fn cf32(x: &[(f32, f32)]) -> Vec<u8> {
+    x.iter()
+        .flat_map(|&(i, q)| [i.to_le_bytes(), q.to_le_bytes()].concat())
+        .collect()
+}
+
+fn cs16(x: &[(f32, f32)]) -> Vec<u8> {
+    let q = |v: f32| ((v * 32768.0).round().clamp(-32768.0, 32767.0) as i16).to_le_bytes();
+    x.iter()
+        .flat_map(|&(i, qq)| [q(i), q(qq)].concat())
+        .collect()
+}
+
+fn cs8(x: &[(f32, f32)]) -> Vec<u8> {
+    let q = |v: f32| (v * 128.0).round().clamp(-128.0, 127.0) as i8 as u8;
+    x.iter().flat_map(|&(i, qq)| [q(i), q(qq)]).collect()
+}
+
+fn wav(data: &[u8], channels: u16, bits: u16, float: bool, declared: Option<u32>) -> Vec<u8> {
+    let mut h = Vec::new();
+    let len = declared.unwrap_or(data.len() as u32);
+    h.extend_from_slice(b"RIFF");
+    h.extend_from_slice(&(36 + len).to_le_bytes());
+    h.extend_from_slice(b"WAVEfmt ");
+    h.extend_from_slice(&16u32.to_le_bytes());
+    h.extend_from_slice(&(if float { 3u16 } else { 1 }).to_le_bytes());
+    h.extend_from_slice(&channels.to_le_bytes());
+    h.extend_from_slice(&(FS as u32).to_le_bytes());
+    let align = channels * bits / 8;
+    h.extend_from_slice(&(FS as u32 * u32::from(align)).to_le_bytes());
+    h.extend_from_slice(&align.to_le_bytes());
+    h.extend_from_slice(&bits.to_le_bytes());
+    h.extend_from_slice(b"data");
+    h.extend_from_slice(&len.to_le_bytes());
+    h.extend_from_slice(data);
+    h
+}
+
+fn sigmf(dir: &Path, name: &str, datatype: &str, data: &[u8]) -> PathBuf {
+    let meta = serde_json::json!({
+        "global": {"core:datatype": datatype, "core:sample_rate": FS, "core:version": "1.2.0"},
+        "captures": [{"core:sample_start": 0, "core:frequency": FC}],
+        "annotations": []
+    });
+    let m = dir.join(format!("{name}.sigmf-meta"));
+    std::fs::write(&m, serde_json::to_vec(&meta).unwrap()).unwrap();
+    std::fs::write(dir.join(format!("{name}.sigmf-data")), data).unwrap();
+    m
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+        .args(args)
+        .output()
+        .expect("run rxnode");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn analyze_json(file: &Path, extra: &[&str]) -> (i32, Report) {
+    let mut args = vec!["--json", "analyze", file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (code, out, err) = run(&args);
+    assert!(!err.contains("panicked"), "{err}");
+    let r: Report = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    (code, r)
+}
+
+fn bin() -> f64 {
+    FS / 2048.0
+}
+
+/// The strong tone and the interferer are found where they are, absolute.
+fn check_peaks(r: &Report, ppm: f64) {
+    let seen = TONE / (1.0 + ppm * 1e-6);
+    assert!(r.peaks.len() >= 2, "{:?}", r.peaks);
+    assert!(
+        (r.peaks[0].frequency_hz - seen).abs() <= bin(),
+        "{:?}",
+        r.peaks[0]
+    );
+    assert!(
+        (r.peaks[1].frequency_hz - INTERFERER).abs() <= 2.0 * bin(),
+        "{:?}",
+        r.peaks[1]
+    );
+    // Interferer 20 dB below the tone (± Hann scalloping).
+    let d = r.peaks[0].power_db - r.peaks[1].power_db;
+    assert!((d - 20.0).abs() < 2.0, "{d}");
+    assert!(r.peaks[0].snr_db > 30.0, "{:?}", r.peaks[0]);
+    assert!((r.peaks[0].snr_db - (r.peaks[0].power_db - r.noise_floor_db)).abs() < 1e-6);
+}
+
+#[test]
+fn cf32_two_tones_and_ppm() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.cf32");
+    let n = 1 << 21;
+    std::fs::write(&p, cf32(&signal(n, 2.5, 0.1))).unwrap();
+    let (code, r) = analyze_json(
+        &p,
+        &[
+            "--rate",
+            "2e6",
+            "--center-hz",
+            "100e6",
+            "--clkin-tone-hz",
+            "100.1e6",
+            "--clkin-tolerance-ppm",
+            "3",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(r.samples, n as u64);
+    assert_eq!(r.sample_rate_hz, FS);
+    assert_eq!(r.center_hz, Some(FC));
+    assert_eq!((r.fft_size, r.overlap), (2048, 0.5));
+    assert_eq!(r.averages, (n as u64 - 2048) / 1024 + 1);
+    check_peaks(&r, 2.5);
+    // Tone 0.1 + interferer 0.01 + noise 0.01 (powers add): ≈ −19.96 dBFS.
+    assert!((r.mean_power_dbfs - 10.0 * (0.01f64 + 1e-4 + 1e-4).log10()).abs() < 0.05);
+    assert_eq!(r.clipped_fraction, 0.0);
+    let c = r.clkin.unwrap();
+    assert_eq!(c.tone_hz, TONE);
+    assert!((c.ppm.unwrap() - 2.5).abs() < 0.01, "{c:?}");
+    assert!(c.ppm_uncertainty.unwrap() < 0.01);
+    assert!(c.measured_hz.unwrap() < TONE);
+    assert_eq!(c.status, "PASS");
+    // Same file, default tolerance 0.5 ppm: FAIL, exit 1.
+    let (code, r) = analyze_json(
+        &p,
+        &[
+            "--rate",
+            "2e6",
+            "--center-hz",
+            "100e6",
+            "--clkin-tone-hz",
+            "100.1e6",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(r.clkin.unwrap().status, "FAIL");
+}
+
+#[test]
+fn cs16_and_cs8_with_explicit_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = signal(1 << 20, -0.3, 0.3);
+    let p16 = dir.path().join("x.bin");
+    std::fs::write(&p16, cs16(&x)).unwrap();
+    let (code, r) = analyze_json(
+        &p16,
+        &[
+            "--format",
+            "cs16",
+            "--rate",
+            "2e6",
+            "--center-hz",
+            "100e6",
+            "--clkin-tone-hz",
+            "100.1e6",
+        ],
+    );
+    assert_eq!(code, 0);
+    check_peaks(&r, -0.3);
+    assert!((r.clkin.unwrap().ppm.unwrap() + 0.3).abs() < 0.01);
+    let p8 = dir.path().join("x.cs8");
+    std::fs::write(&p8, cs8(&x)).unwrap();
+    let (code, r) = analyze_json(
+        &p8,
+        &[
+            "--rate",
+            "2e6",
+            "--center-hz",
+            "100e6",
+            "--fft-size",
+            "4096",
+            "--overlap",
+            "0",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(r.samples, 1 << 20);
+    assert_eq!((r.fft_size, r.averages), (4096, 256));
+    let seen = TONE / (1.0 - 0.3e-6);
+    assert!((r.peaks[0].frequency_hz - seen).abs() <= FS / 4096.0);
+}
+
+#[test]
+fn wav_rate_from_the_header_baseband_without_centre() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.wav");
+    std::fs::write(
+        &p,
+        wav(&cf32(&signal(1 << 19, 0.0, 0.1)), 2, 32, true, None),
+    )
+    .unwrap();
+    let (code, r) = analyze_json(&p, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(r.sample_rate_hz, FS);
+    assert_eq!(r.center_hz, None);
+    assert!(
+        (r.peaks[0].frequency_hz - (TONE - FC)).abs() <= bin(),
+        "{:?}",
+        r.peaks
+    );
+    // 16-bit integer WAV too.
+    let p = dir.path().join("y.wav");
+    std::fs::write(
+        &p,
+        wav(&cs16(&signal(1 << 19, 0.0, 0.1)), 2, 16, false, None),
+    )
+    .unwrap();
+    let (code, r) = analyze_json(&p, &["--center-hz", "100e6"]);
+    assert_eq!(code, 0);
+    check_peaks(&r, 0.0);
+}
+
+#[test]
+fn sigmf_meta_or_data_path_rate_and_centre_from_the_meta() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = signal(1 << 20, 1.0, 0.1);
+    let meta = sigmf(dir.path(), "rec", "cf32_le", &cf32(&x));
+    for path in [meta.clone(), meta.with_extension("sigmf-data")] {
+        let (code, r) = analyze_json(
+            &path,
+            &["--clkin-tone-hz", "100.1e6", "--clkin-tolerance-ppm", "1.5"],
+        );
+        assert_eq!(code, 0, "{}", path.display());
+        assert_eq!(r.center_hz, Some(FC));
+        check_peaks(&r, 1.0);
+        assert!((r.clkin.unwrap().ppm.unwrap() - 1.0).abs() < 0.01);
+    }
+    let m16 = sigmf(dir.path(), "rec16", "ci16_le", &cs16(&x));
+    let (code, r) = analyze_json(&m16, &[]);
+    assert_eq!(code, 0);
+    check_peaks(&r, 1.0);
+}
+
+#[test]
+fn human_output_names_the_peaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.cf32");
+    std::fs::write(&p, cf32(&signal(1 << 16, 0.0, 0.1))).unwrap();
+    let png = dir.path().join("x.png");
+    let (code, out, err) = run(&[
+        "analyze",
+        p.to_str().unwrap(),
+        "--rate",
+        "2e6",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("peaks") && out.contains("noise floor"),
+        "{out}"
+    );
+    let head = std::fs::read(&png).unwrap();
+    assert_eq!(&head[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+fn expect_bad(args: &[&str], needle: &str) {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 2, "{args:?}: stdout {out} stderr {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected {needle:?} in {err}"
+    );
+}
+
+#[test]
+fn bad_inputs_are_clear_errors_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_owned();
+    let good = cf32(&signal(4096, 0.0, 0.1));
+
+    // Zero-length files, every format.
+    for name in ["z.cf32", "z.cs16", "z.cs8", "z.wav"] {
+        std::fs::write(d(name), b"").unwrap();
+        expect_bad(&["analyze", &d(name), "--rate", "2e6"], "empty");
+    }
+    sigmf(dir.path(), "z", "cf32_le", b"");
+    expect_bad(&["analyze", &d("z.sigmf-meta")], "empty");
+
+    // Odd byte counts / truncated raw files.
+    std::fs::write(d("odd.cf32"), &good[..good.len() - 3]).unwrap();
+    expect_bad(
+        &["analyze", &d("odd.cf32"), "--rate", "2e6"],
+        "not a whole number of cf32",
+    );
+    std::fs::write(d("odd.cs16"), [0u8; 4099]).unwrap();
+    expect_bad(&["analyze", &d("odd.cs16"), "--rate", "2e6"], "cs16");
+    std::fs::write(d("odd.cs8"), [0u8; 4097]).unwrap();
+    expect_bad(&["analyze", &d("odd.cs8"), "--rate", "2e6"], "cs8");
+    sigmf(dir.path(), "odd", "cf32_le", &good[..good.len() - 4]);
+    expect_bad(&["analyze", &d("odd.sigmf-data")], "not a whole number");
+
+    // NaN samples.
+    let mut nan = good.clone();
+    nan[8 * 3000..8 * 3000 + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(d("nan.cf32"), &nan).unwrap();
+    expect_bad(
+        &["analyze", &d("nan.cf32"), "--rate", "2e6"],
+        "sample 3000 is not finite",
+    );
+    std::fs::write(d("nan.wav"), wav(&nan, 2, 32, true, None)).unwrap();
+    expect_bad(&["analyze", &d("nan.wav")], "sample 3000 is not finite");
+
+    // WAV: not 2 channels; truncated data; garbage.
+    std::fs::write(d("mono.wav"), wav(&good, 1, 32, true, None)).unwrap();
+    expect_bad(&["analyze", &d("mono.wav")], "1 channel");
+    std::fs::write(
+        d("trunc.wav"),
+        wav(&good, 2, 32, true, Some(good.len() as u32 * 2)),
+    )
+    .unwrap();
+    expect_bad(&["analyze", &d("trunc.wav")], "trunc");
+    std::fs::write(d("junk.wav"), b"this is not a wav file at all").unwrap();
+    expect_bad(&["analyze", &d("junk.wav")], "WAV");
+
+    // SigMF: unsupported datatype, broken JSON, missing data file.
+    sigmf(dir.path(), "cu8", "cu8", &good);
+    expect_bad(
+        &["analyze", &d("cu8.sigmf-meta")],
+        "unsupported SigMF core:datatype \"cu8\"",
+    );
+    std::fs::write(d("broken.sigmf-meta"), b"{\"global\": ").unwrap();
+    expect_bad(
+        &["analyze", &d("broken.sigmf-meta")],
+        "invalid SigMF meta JSON",
+    );
+    let m = sigmf(dir.path(), "nodata", "cf32_le", &good);
+    std::fs::remove_file(m.with_extension("sigmf-data")).unwrap();
+    expect_bad(&["analyze", &d("nodata.sigmf-meta")], "nodata.sigmf-data");
+
+    // Usage: no rate for raw, unknown format, bad overlap, too short, clkin without centre.
+    std::fs::write(d("ok.cf32"), &good).unwrap();
+    expect_bad(&["analyze", &d("ok.cf32")], "--rate");
+    expect_bad(
+        &["analyze", &d("ok.cf32"), "--rate", "2e6", "--format", "mp3"],
+        "mp3",
+    );
+    std::fs::write(d("ok.iq"), &good).unwrap();
+    expect_bad(&["analyze", &d("ok.iq"), "--rate", "2e6"], "iq");
+    expect_bad(
+        &[
+            "analyze",
+            &d("ok.cf32"),
+            "--rate",
+            "2e6",
+            "--overlap",
+            "1.5",
+        ],
+        "--overlap",
+    );
+    expect_bad(&["analyze", &d("ok.cf32"), "--rate=0"], "--rate");
+    expect_bad(
+        &[
+            "analyze",
+            &d("ok.cf32"),
+            "--rate",
+            "2e6",
+            "--fft-size",
+            "8192",
+        ],
+        "fewer than",
+    );
+    expect_bad(
+        &[
+            "analyze",
+            &d("ok.cf32"),
+            "--rate",
+            "2e6",
+            "--clkin-tone-hz",
+            "1e8",
+        ],
+        "centre",
+    );
+    expect_bad(
+        &["analyze", &d("missing.cf32"), "--rate", "2e6"],
+        "missing.cf32",
+    );
+}
