@@ -219,9 +219,14 @@ impl RunLock {
                         text.split_whitespace().next().and_then(|s| s.parse().ok());
                     match pid {
                         Some(pid) if crate::lock::pid_alive(pid) => {
-                            return Err(refused(format!(
-                                "another `rxnode run` (PID {pid}) is running in this checkout"
-                            )))
+                            return Err(refuse(
+                                paths,
+                                id,
+                                None,
+                                format!(
+                                    "another `rxnode run` (PID {pid}) is running in this checkout"
+                                ),
+                            ))
                         }
                         _ => {
                             tracing::warn!("taking over a stale run lock {}", p.display());
@@ -232,7 +237,12 @@ impl RunLock {
                 Err(e) => return Err(e).with_context(|| format!("cannot create {}", p.display())),
             }
         }
-        Err(refused(format!("cannot take the run lock {}", p.display())))
+        Err(refuse(
+            paths,
+            id,
+            None,
+            format!("cannot take the run lock {}", p.display()),
+        ))
     }
 }
 
@@ -297,6 +307,13 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let paths = Paths::new(&cli.repo);
     let id = TaskId::parse(task_id).map_err(|e| bad_input(e.to_string()))?;
     let ids = id.as_str().to_owned();
+    // The run lock is taken before the preconditions are read, so two `run`s
+    // racing on one task cannot both see it "not completed" and both execute.
+    let _lock = if paths.stop().exists() {
+        None // preconditions refuse with the STOP reason
+    } else {
+        Some(RunLock::acquire(&paths, &ids)?)
+    };
     let Approved {
         task,
         approval,
@@ -320,7 +337,6 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
         return Ok(Outcome::Done);
     };
     let (policy, policy_source) = crate::policy_file::load(&paths)?;
-    let _lock = RunLock::acquire(&paths, &ids)?;
     // Pre-flight the TX policy so nobody is asked to authorize what the policy refuses.
     for (i, s) in plan.steps.iter().enumerate() {
         if let Step::TxTone(t) = s {

@@ -296,7 +296,12 @@ fn assert_refused(rig: &Rig, id: &str, stdin: Option<&str>, why: &str) -> Output
     let tx_before = rig.tx_events().len();
     let outbox_before = rig.outbox_listing(id);
     let out = rig.run(id, stdin);
-    assert_eq!(code(&out), Some(3), "{why}: must be refused\n{}", show(&out));
+    assert_eq!(
+        code(&out),
+        Some(3),
+        "{why}: must be refused\n{}",
+        show(&out)
+    );
     assert_eq!(
         rig.refused_count(id),
         refused_before + 1,
@@ -464,7 +469,12 @@ fn yellow_plan_runs_with_complete_honest_results() {
     // The radio: every RX stream opened was closed, no TX at all.
     let rx = rig.stream_events("RX");
     for serial in ["A", "B"] {
-        for ev in ["setupStream", "activateStream", "deactivateStream", "closeStream"] {
+        for ev in [
+            "setupStream",
+            "activateStream",
+            "deactivateStream",
+            "closeStream",
+        ] {
             let n = rx.iter().filter(|(e, s)| e == ev && s == serial).count();
             assert_eq!(n, 1, "{ev} RX serial={serial} once: {rx:?}");
         }
@@ -532,8 +542,14 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     // A policy whose ranges do not hold frequency ± |offset|.
     for (ranges, why) in [
         ("[[430000000, 433000000]]", "entirely out of band"),
-        ("[[433900000, 434000000]]", "the image 433.87 MHz falls outside"),
-        ("[[433800000, 433950000]]", "the tone 433.97 MHz falls outside"),
+        (
+            "[[433900000, 434000000]]",
+            "the image 433.87 MHz falls outside",
+        ),
+        (
+            "[[433800000, 433950000]]",
+            "the tone 433.97 MHz falls outside",
+        ),
     ] {
         rig.set_policy(&format!(
             r#"{{"tx": {{"allowed_ranges_hz": {ranges}, "max_gain_db": 10, "max_duration_s": 2}}}}"#
@@ -589,7 +605,12 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
     assert_eq!(code(&out), Some(0), "{}", show(&out));
     let tx = rig.tx_events();
-    for ev in ["setupStream", "activateStream", "deactivateStream", "closeStream"] {
+    for ev in [
+        "setupStream",
+        "activateStream",
+        "deactivateStream",
+        "closeStream",
+    ] {
         let n = tx.iter().filter(|(e, s)| e == ev && s == "TX1").count();
         assert_eq!(n, 1, "{ev} TX once: {tx:?}");
     }
@@ -597,7 +618,12 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     let order: Vec<&str> = tx.iter().map(|(e, _)| e.as_str()).collect();
     assert_eq!(
         order,
-        ["setupStream", "activateStream", "deactivateStream", "closeStream"]
+        [
+            "setupStream",
+            "activateStream",
+            "deactivateStream",
+            "closeStream"
+        ]
     );
     assert_eq!(rig.lab.count_events("authorized", id), 1);
 
@@ -626,7 +652,11 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
 
     // A second run of the completed task: refused, with or without the phrase.
     let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "re-run");
-    assert!(text_of(&out.stderr).contains("already run"), "{}", show(&out));
+    assert!(
+        text_of(&out.stderr).contains("already run"),
+        "{}",
+        show(&out)
+    );
     assert_eq!(rig.tx_events().len(), 4);
 }
 
@@ -664,7 +694,10 @@ fn red_other_needs_authorize_task_id() {
     assert_eq!(code(&out), Some(0), "{}", show(&out));
     let r = rig.result(id);
     assert_eq!(r.status, "PASS");
-    assert_eq!(r.authorization.as_ref().map(|a| a.kind.as_str()), Some("RED_OTHER"));
+    assert_eq!(
+        r.authorization.as_ref().map(|a| a.kind.as_str()),
+        Some("RED_OTHER")
+    );
     assert!(rig.tx_events().is_empty());
     assert_eq!(rig.lab.count_events("authorized", id), 1);
 }
@@ -709,7 +742,9 @@ fn steps_outside_policy_or_without_device_are_blocked_not_failed() {
     let rx = rig.stream_events("RX");
     assert!(!rx.iter().any(|(_, s)| s == "LONG"), "{rx:?}");
     assert_eq!(
-        rx.iter().filter(|(e, s)| e == "closeStream" && s == "OK").count(),
+        rx.iter()
+            .filter(|(e, s)| e == "closeStream" && s == "OK")
+            .count(),
         1
     );
     let v = rig.lab.run(&["validate-result", id], "");
@@ -810,4 +845,139 @@ fn sigint_during_capture_writes_partial_results_and_closes_the_stream() {
         );
     }
     assert_eq!(rig.lab.porcelain(), "");
+}
+
+// ---------------------------------------------------------------- more interlock edges
+
+/// The approved-text check does not trust the state file alone: a forged
+/// approval hash matching an edited `TASK.md` is still refused, because the
+/// text must equal the blob at the approved commit.
+#[test]
+fn forged_state_hash_with_edited_text_is_refused() {
+    let rig = Rig::new();
+    let id = "RUN_FORGE_1";
+    rig.post_and_approve(id, &red_tx(), Some(tx_plan()));
+    rig.set_policy(TX_POLICY_OK);
+    let task_md = rig.outbox(id).join("TASK.md");
+    let edited = String::from_utf8(std::fs::read(&task_md).unwrap())
+        .unwrap()
+        .replace("\"duration_s\": 0.3", "\"duration_s\": 1.9");
+    std::fs::write(&task_md, &edited).unwrap();
+    let state_path = rig.lab.local().join("rx_agent_state.json");
+    let mut st = rig.lab.state();
+    st["approvals"][id]["task_sha256"] =
+        serde_json::Value::String(hex::encode(Sha256::digest(edited.as_bytes())));
+    std::fs::write(&state_path, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
+    let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "forged approval hash");
+    assert!(
+        text_of(&out.stderr).contains("is not the approved text"),
+        "{}",
+        show(&out)
+    );
+    assert!(rig.events().is_empty());
+}
+
+/// One `AUTHORIZE RF TX` keys the transmitter once: a second `tx_tone` step in
+/// the same plan is BLOCKED, and the event log shows exactly one TX stream.
+#[test]
+fn one_authorization_covers_one_tx_step() {
+    let rig = Rig::new();
+    let id = "RUN_TX_TWICE_1";
+    let plan = r#"{"steps": [
+      {"op": "tx_tone", "device": "driver=rxsim,serial=TX1", "frequency_hz": 433.92e6,
+       "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2},
+      {"op": "tx_tone", "device": "driver=rxsim,serial=TX2", "frequency_hz": 434.0e6,
+       "sample_rate_hz": 1.0e6, "tone_offset_hz": -20e3, "gain_db": 0, "duration_s": 0.2}
+    ]}"#;
+    rig.post_and_approve(id, &red_tx(), Some(plan));
+    rig.set_policy(TX_POLICY_OK);
+    let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    let r = rig.result(id);
+    let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
+    assert_eq!(st, ["PASS", "BLOCKED"], "{:#?}", r.checks);
+    assert!(r.checks[1].detail.contains("no authorization left"));
+    let tx = rig.tx_events();
+    assert_eq!(tx.len(), 4, "one TX stream: {tx:?}");
+    assert!(tx.iter().all(|(_, s)| s == "TX1"), "{tx:?}");
+}
+
+/// One `run` at a time per checkout: a live run lock refuses, with a ledger entry.
+#[test]
+fn a_live_run_lock_refuses_a_second_run() {
+    let rig = Rig::new();
+    let id = "RUN_LOCK_1";
+    rig.post_and_approve(id, &yellow(), Some(r#"{"steps": [{"op": "inventory"}]}"#));
+    let lock = rig.lab.local().join("rxnode-run.lock");
+    std::fs::write(&lock, format!("{} OTHER_TASK\n", std::process::id())).unwrap();
+    let out = assert_refused(&rig, id, None, "live run lock");
+    assert!(
+        text_of(&out.stderr).contains("another `rxnode run`"),
+        "{}",
+        show(&out)
+    );
+    assert!(lock.exists(), "someone else's lock is left alone");
+    assert!(rig.events().is_empty());
+    // A stale lock (dead PID) is taken over.
+    std::fs::write(&lock, "999999999 OTHER_TASK\n").unwrap();
+    let out = rig.run(id, None);
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    assert!(!lock.exists(), "the run removes its own lock");
+}
+
+/// Ctrl-C while transmitting: the tone stops at once, the TX stream is
+/// deactivated and closed, and the result records the cut-short window.
+#[cfg(unix)]
+#[test]
+fn sigint_during_tx_tears_the_stream_down() {
+    use std::time::{Duration, Instant};
+    let rig = Rig::new();
+    let id = "RUN_TX_SIGINT_1";
+    let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TXLONG",
+      "frequency_hz": 433.92e6, "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3,
+      "gain_db": 0, "duration_s": 2.0}]}"#;
+    rig.post_and_approve(id, &red_tx(), Some(plan));
+    rig.set_policy(TX_POLICY_OK);
+    let started = Instant::now();
+    let child = rig.spawn_run(id, Some("AUTHORIZE RF TX\n"));
+    while !rig
+        .tx_events()
+        .iter()
+        .any(|(e, s)| e == "activateStream" && s == "TXLONG")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "TX never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = i32::try_from(child.id()).unwrap();
+    let sent = Instant::now();
+    // SAFETY: kill(2) on our own child's PID.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    let tx = rig.tx_events();
+    let order: Vec<&str> = tx.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "setupStream",
+            "activateStream",
+            "deactivateStream",
+            "closeStream"
+        ]
+    );
+    let r = rig.result(id);
+    assert_eq!(r.checks[0].status, "PARTIAL", "{:#?}", r.checks);
+    let t = r.tx.as_ref().expect("tx window recorded");
+    assert!(t.cancelled);
+    assert!(t.on_air_s < 1.5, "cut short: {} s on air", t.on_air_s);
+    assert!(parse_iso(&t.started_at) <= parse_iso(&t.stopped_at));
 }
