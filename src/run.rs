@@ -336,7 +336,23 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
         }
         return Ok(Outcome::Done);
     };
-    let (policy, policy_source) = crate::policy_file::load(&paths)?;
+    let (policy, policy_source) = match crate::policy_file::load(&paths) {
+        Ok(p) => p,
+        Err(e) => {
+            // Still exit 2 (invalid input), but the ledger says why nothing ran.
+            let e2 = ledger::append(
+                &paths,
+                &Entry::new("refused")
+                    .task(&ids)
+                    .sha(&sha)
+                    .detail(json!({"command": "run", "reason": format!("local policy: {e:#}")})),
+            );
+            if let Err(err) = e2 {
+                tracing::error!("cannot write the ledger: {err:#}");
+            }
+            return Err(e);
+        }
+    };
     // Pre-flight the TX policy so nobody is asked to authorize what the policy refuses.
     for (i, s) in plan.steps.iter().enumerate() {
         if let Step::TxTone(t) = s {

@@ -539,6 +539,20 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     assert!(err.contains("no tx section"), "{err}");
     assert!(!err.contains("Type exactly"), "must not ask: {err}");
 
+    // A malformed policy file: invalid input (exit 2), ledgered, never asks.
+    rig.set_policy("{\"tx\": {\"allowed_ranges_hz\": [[433050000, 434790000]]");
+    let refused_before = rig.refused_count(id);
+    let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(2), "{}", show(&out));
+    assert!(
+        text_of(&out.stderr).contains("rxnode-policy.json"),
+        "{}",
+        show(&out)
+    );
+    assert!(!text_of(&out.stderr).contains("Type exactly"));
+    assert_eq!(rig.refused_count(id), refused_before + 1);
+    assert!(rig.tx_events().is_empty());
+
     // A policy whose ranges do not hold frequency ± |offset|.
     for (ranges, why) in [
         ("[[430000000, 433000000]]", "entirely out of band"),
