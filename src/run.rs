@@ -179,15 +179,18 @@ fn read_limited(p: &std::path::Path) -> Result<Vec<u8>> {
 
 /// Read one line from stdin; strip only the line terminator (`\n` or `\r\n`).
 /// `None` on EOF.
+/// Bytes that are not UTF-8 are kept as U+FFFD, so such a line never equals a
+/// phrase and is refused like any other wrong answer (not a read error).
 pub fn read_line_exact() -> Result<Option<String>> {
-    let mut line = String::new();
+    let mut raw = Vec::new();
     let n = std::io::stdin()
         .lock()
-        .read_line(&mut line)
+        .read_until(b'\n', &mut raw)
         .context("cannot read stdin")?;
     if n == 0 {
         return Ok(None);
     }
+    let mut line = String::from_utf8_lossy(&raw).into_owned();
     if let Some(l) = line.strip_suffix('\n') {
         line = l.strip_suffix('\r').unwrap_or(l).to_owned();
     }
@@ -733,6 +736,15 @@ fn step_tx(
         ));
         return;
     };
+    // Ctrl-C between steps: never key the transmitter after an interrupt.
+    if CANCEL.load(Ordering::SeqCst) {
+        out.checks.push(Check::new(
+            name,
+            Status::NotRun,
+            "interrupted before this step",
+        ));
+        return;
+    }
     let permit = match authorize(task, approval, auth, index, policy) {
         Ok(p) => p,
         Err(e) => {

@@ -179,6 +179,10 @@ impl Rig {
     }
 
     fn spawn_run(&self, id: &str, stdin: Option<&str>) -> Child {
+        self.spawn_run_bytes(id, stdin.map(str::as_bytes))
+    }
+
+    fn spawn_run_bytes(&self, id: &str, stdin: Option<&[u8]>) -> Child {
         let mut child = self
             .lab
             .rxnode()
@@ -192,7 +196,7 @@ impl Rig {
             .unwrap();
         let mut pipe = child.stdin.take().unwrap();
         if let Some(s) = stdin {
-            pipe.write_all(s.as_bytes()).unwrap();
+            pipe.write_all(s).unwrap();
         }
         drop(pipe); // EOF after what was typed
         child
@@ -518,6 +522,22 @@ fn deferred_and_unknown_tasks_are_refused() {
     let out = assert_refused(&rig, "NO_SUCH_TASK", None, "unknown task");
     assert!(text_of(&out.stderr).contains("unknown"), "{}", show(&out));
     assert!(!rig.outbox("NO_SUCH_TASK").exists());
+
+    // A manual task (no rx-plan): `run` says so and changes nothing.
+    let manual = "RUN_MANUAL_1";
+    rig.post_and_approve(manual, &[], None);
+    let outbox_before = rig.outbox_listing(manual);
+    let ledger_before = rig.lab.ledger_events().len();
+    let out = rig.run(manual, None);
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    assert!(
+        text_of(&out.stdout).contains("manual task"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(rig.outbox_listing(manual), outbox_before);
+    assert_eq!(rig.lab.ledger_events().len(), ledger_before);
+    assert_eq!(rig.lab.status_of(manual), "approved");
     assert!(rig.events().is_empty(), "no radio was touched");
 }
 
@@ -612,6 +632,14 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
         );
         assert_ne!(rig.lab.status_of(id), "completed");
     }
+    // Not UTF-8 after the phrase: a wrong answer (exit 3), not a read error.
+    let refused_before = rig.refused_count(id);
+    let out = rig
+        .spawn_run_bytes(id, Some(b"AUTHORIZE RF TX\xff\n"))
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(code(&out), Some(3), "non-UTF-8 line\n{}", show(&out));
+    assert_eq!(rig.refused_count(id), refused_before + 1);
     assert_eq!(rig.lab.count_events("authorized", id), 0);
     assert!(rig.events().is_empty(), "no radio opened yet");
 
