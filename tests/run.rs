@@ -89,9 +89,34 @@ struct CaptureT {
     #[serde(default)]
     cancelled: Option<bool>,
     #[serde(default)]
+    requested: Option<serde_json::Value>,
+    #[serde(default)]
+    actual: Option<ActualT>,
+    #[serde(default)]
+    peaks: Vec<PeakT>,
+    #[serde(default)]
+    noise_floor_db: Option<f64>,
+    #[serde(default)]
     clkin: Option<ClkinT>,
     #[serde(default)]
     iq_files: Vec<IqFileT>,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct ActualT {
+    frequency_hz: f64,
+    sample_rate_hz: f64,
+    gain_db: f64,
+    clock_source: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct PeakT {
+    frequency_hz: f64,
+    power_db: f64,
+    snr_db: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -430,7 +455,24 @@ fn yellow_plan_runs_with_complete_honest_results() {
     let b = &r.captures[1];
     assert_eq!(a.device.as_ref().unwrap()["serial"], "A");
     assert_eq!(b.device.as_ref().unwrap()["serial"], "B");
-    for c in [a, b] {
+    for (c, clock) in [(a, "external"), (b, "internal")] {
+        let req = c.requested.as_ref().expect("requested settings");
+        assert_eq!(req["frequency_hz"].as_f64(), Some(100.0e6));
+        assert_eq!(req["sample_rate_hz"].as_f64(), Some(1.0e6));
+        let act = c.actual.as_ref().expect("settings read back");
+        assert!((act.frequency_hz - 100.0e6).abs() < 1.0, "{act:?}");
+        assert!((act.sample_rate_hz - 1.0e6).abs() < 1.0, "{act:?}");
+        assert!((act.gain_db - 20.0).abs() < 1e-6, "{act:?}");
+        assert_eq!(act.clock_source.as_deref(), Some(clock));
+        assert!(c.noise_floor_db.is_some());
+        // The 100.1 MHz reference tone is the strongest peak (within 2 ppm·f + a bin).
+        let p = c.peaks.first().expect("PSD peaks");
+        assert!(
+            (p.frequency_hz - 100.1e6).abs() < 1_000.0,
+            "tone peak at {} Hz",
+            p.frequency_hz
+        );
+        assert!(p.snr_db > 20.0, "{p:?}");
         assert_eq!(c.samples_requested, Some(400_000));
         assert_eq!(c.samples_received, c.samples_requested);
         assert_eq!(c.overflows, Some(0));
@@ -494,6 +536,19 @@ fn yellow_plan_runs_with_complete_honest_results() {
             .find(|l| l.starts_with(&format!("| {} | {} |", i + 1, c.name)))
             .unwrap_or_else(|| panic!("no MD row for check {}: {md}", c.name));
         assert!(row.contains(&format!("| {} |", c.status)), "{row}");
+    }
+    assert!(
+        md.contains('▁') || md.contains('█'),
+        "text spectrum in the MD"
+    );
+    for n in [1, 2] {
+        let png = rig.outbox(id).join(format!("SPECTRUM_{n}.png"));
+        let b = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
+        assert!(
+            b.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{} is a PNG",
+            png.display()
+        );
     }
     let v = rig.lab.run(&["validate-result", id], "");
     assert_eq!(code(&v), Some(0), "validate-result\n{}", show(&v));
@@ -996,13 +1051,29 @@ fn sigint_during_tx_tears_the_stream_down() {
     std::thread::sleep(Duration::from_millis(300));
     let pid = i32::try_from(child.id()).unwrap();
     let sent = Instant::now();
+    let sent_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
     // SAFETY: kill(2) on our own child's PID.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
     let out = child.wait_with_output().unwrap();
     assert!(
-        sent.elapsed() < Duration::from_millis(1500),
-        "{:?}",
+        sent.elapsed() < Duration::from_millis(2500),
+        "exit within ~2 s: {:?}",
         sent.elapsed()
+    );
+    // The radio saw the TX stream deactivated promptly after the signal.
+    let deactivated: f64 = rig
+        .events()
+        .iter()
+        .find(|l| l.contains(" deactivateStream TX "))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .expect("deactivateStream TX in the event log");
+    assert!(
+        deactivated - sent_unix < 0.5,
+        "TX off {:.3} s after SIGINT",
+        deactivated - sent_unix
     );
     assert_eq!(code(&out), Some(1), "{}", show(&out));
     let tx = rig.tx_events();
