@@ -578,6 +578,21 @@ fn deferred_and_unknown_tasks_are_refused() {
     assert!(text_of(&out.stderr).contains("unknown"), "{}", show(&out));
     assert!(!rig.outbox("NO_SUCH_TASK").exists());
 
+    // An approval given in a dry run (`watch --dry-run --task-file`) never runs.
+    let dry = "RUN_DRY_1";
+    let f = rig.lab.dir.path().join("dry-task.md");
+    let mut t = Lab::task(dry, &rig.lab.main_head(), &red_tx());
+    t.push_str(&format!("\n```rx-plan\n{}\n```\n", tx_plan()));
+    std::fs::write(&f, t).unwrap();
+    let w = rig.lab.run(
+        &["watch", "--dry-run", "--task-file", f.to_str().unwrap()],
+        "A\n",
+    );
+    assert_eq!(code(&w), Some(0), "{}", show(&w));
+    rig.set_policy(TX_POLICY_OK);
+    let out = assert_refused(&rig, dry, Some("AUTHORIZE RF TX\n"), "dry-run approval");
+    assert!(text_of(&out.stderr).contains("unknown"), "{}", show(&out));
+
     // A manual task (no rx-plan): `run` says so and changes nothing.
     let manual = "RUN_MANUAL_1";
     rig.post_and_approve(manual, &[], None);
