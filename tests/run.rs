@@ -820,10 +820,19 @@ fn red_other_needs_authorize_task_id() {
 fn steps_outside_policy_or_without_device_are_blocked_not_failed() {
     let rig = Rig::new();
     let id = "RUN_BLOCKED_1";
-    rig.set_policy(r#"{"rx": {"max_duration_s": 0.5}}"#);
+    rig.set_policy(
+        r#"{"rx": {"max_duration_s": 0.5, "max_sample_rate_hz": 2e6, "max_gain_db": 30,
+                   "max_iq_bytes": 1000000}}"#,
+    );
     let plan = r#"{"steps": [
       {"op": "rx_capture", "device": "driver=rxsim,serial=LONG", "frequency_hz": 100e6,
        "sample_rate_hz": 1e6, "duration_s": 2.0},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=FAST", "frequency_hz": 100e6,
+       "sample_rate_hz": 4e6, "duration_s": 0.2},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=LOUD", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "gain_db": 40, "duration_s": 0.2},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=BIG", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "duration_s": 0.2, "record_iq": true},
       {"op": "rx_capture", "device": "driver=nosuchdriver", "frequency_hz": 100e6,
        "sample_rate_hz": 1e6, "duration_s": 0.2},
       {"op": "clock_check", "device": "driver=nosuchdriver,serial=X"},
@@ -838,21 +847,41 @@ fn steps_outside_policy_or_without_device_are_blocked_not_failed() {
     let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
     assert_eq!(
         st,
-        ["BLOCKED", "BLOCKED", "BLOCKED", "PASS", "PASS"],
+        ["BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "PASS", "PASS"],
         "{:#?}",
         r.checks
     );
-    assert!(
-        r.checks[0].detail.contains("rx.max_duration_s"),
-        "the limit is named: {}",
-        r.checks[0].detail
-    );
-    assert!(r.checks[1].detail.contains("nosuchdriver") || r.checks[1].detail.contains("device"));
+    for (i, limit) in [
+        "rx.max_duration_s",
+        "rx.max_sample_rate_hz",
+        "rx.max_gain_db",
+        "rx.max_iq_bytes",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            r.checks[i].detail.contains(limit),
+            "the limit {limit} is named: {}",
+            r.checks[i].detail
+        );
+    }
+    for i in [4, 5] {
+        assert!(
+            r.checks[i].detail.contains("nosuchdriver")
+                || r.checks[i].detail.contains("not available"),
+            "{}",
+            r.checks[i].detail
+        );
+    }
     assert_eq!(r.status, "PARTIAL", "blocked steps make the whole PARTIAL");
     assert!(r.captures.iter().any(|c| c.status == "BLOCKED"));
     // The over-long capture never reached the radio; the in-policy one did.
     let rx = rig.stream_events("RX");
-    assert!(!rx.iter().any(|(_, s)| s == "LONG"), "{rx:?}");
+    for serial in ["LONG", "FAST", "LOUD", "BIG"] {
+        assert!(!rx.iter().any(|(_, s)| s == serial), "{serial}: {rx:?}");
+    }
+    assert!(!rig.lab.local().join("rx_iq").join(id).exists());
     assert_eq!(
         rx.iter()
             .filter(|(e, s)| e == "closeStream" && s == "OK")
