@@ -1097,9 +1097,20 @@ fn a_live_run_lock_refuses_a_second_run() {
 #[cfg(unix)]
 #[test]
 fn sigint_during_tx_tears_the_stream_down() {
+    signal_during_tx(libc::SIGINT, "RUN_TX_SIGINT_1");
+}
+
+/// The same for SIGTERM (a service manager stopping the node).
+#[cfg(unix)]
+#[test]
+fn sigterm_during_tx_tears_the_stream_down() {
+    signal_during_tx(libc::SIGTERM, "RUN_TX_SIGTERM_1");
+}
+
+#[cfg(unix)]
+fn signal_during_tx(signal: libc::c_int, id: &str) {
     use std::time::{Duration, Instant};
     let rig = Rig::new();
-    let id = "RUN_TX_SIGINT_1";
     let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TXLONG",
       "frequency_hz": 433.92e6, "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3,
       "gain_db": 0, "duration_s": 2.0}]}"#;
@@ -1123,7 +1134,7 @@ fn sigint_during_tx_tears_the_stream_down() {
     let sent = Instant::now();
     let sent_unix = unix_now();
     // SAFETY: kill(2) on our own child's PID.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
     let out = child.wait_with_output().unwrap();
     assert!(
         sent.elapsed() < Duration::from_millis(2500),
