@@ -1169,3 +1169,48 @@ fn signal_during_tx(signal: libc::c_int, id: &str) {
     assert!(t.on_air_s < 1.5, "cut short: {} s on air", t.on_air_s);
     assert!(parse_iso(&t.started_at) <= parse_iso(&t.stopped_at));
 }
+
+/// Ctrl-C during an RX step of a RED TX plan: the later `tx_tone` step is
+/// `NOT RUN` and the transmitter is never keyed.
+#[cfg(unix)]
+#[test]
+fn sigint_before_the_tx_step_means_no_transmission() {
+    use std::time::{Duration, Instant};
+    let rig = Rig::new();
+    let id = "RUN_RX_THEN_TX_1";
+    let plan = r#"{"steps": [
+      {"op": "rx_capture", "device": "driver=rxsim,serial=LISTEN", "frequency_hz": 433.92e6,
+       "sample_rate_hz": 250e3, "duration_s": 5.0},
+      {"op": "tx_tone", "device": "driver=rxsim,serial=TXNEVER", "frequency_hz": 433.92e6,
+       "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.3}
+    ]}"#;
+    let mut hdr = red_tx();
+    hdr.push(("RF_RX", "YES"));
+    rig.post_and_approve(id, &hdr, Some(plan));
+    rig.set_policy(TX_POLICY_OK);
+    let started = Instant::now();
+    let child = rig.spawn_run(id, Some("AUTHORIZE RF TX\n"));
+    while rig.event_time("activateStream RX serial=LISTEN").is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "RX never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on our own child's PID.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    let r = rig.result(id);
+    let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
+    assert_eq!(st, ["PARTIAL", "NOT RUN"], "{:#?}", r.checks);
+    assert!(r.tx.is_none());
+    assert!(rig.tx_events().is_empty(), "{:?}", rig.events());
+    assert!(
+        !rig.events().iter().any(|l| l.contains("TXNEVER")),
+        "the TX radio was never even opened: {:?}",
+        rig.events()
+    );
+}
