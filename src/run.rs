@@ -179,15 +179,18 @@ fn read_limited(p: &std::path::Path) -> Result<Vec<u8>> {
 
 /// Read one line from stdin; strip only the line terminator (`\n` or `\r\n`).
 /// `None` on EOF.
+/// Bytes that are not UTF-8 are kept as U+FFFD, so such a line never equals a
+/// phrase and is refused like any other wrong answer (not a read error).
 pub fn read_line_exact() -> Result<Option<String>> {
-    let mut line = String::new();
+    let mut raw = Vec::new();
     let n = std::io::stdin()
         .lock()
-        .read_line(&mut line)
+        .read_until(b'\n', &mut raw)
         .context("cannot read stdin")?;
     if n == 0 {
         return Ok(None);
     }
+    let mut line = String::from_utf8_lossy(&raw).into_owned();
     if let Some(l) = line.strip_suffix('\n') {
         line = l.strip_suffix('\r').unwrap_or(l).to_owned();
     }
@@ -219,9 +222,14 @@ impl RunLock {
                         text.split_whitespace().next().and_then(|s| s.parse().ok());
                     match pid {
                         Some(pid) if crate::lock::pid_alive(pid) => {
-                            return Err(refused(format!(
-                                "another `rxnode run` (PID {pid}) is running in this checkout"
-                            )))
+                            return Err(refuse(
+                                paths,
+                                id,
+                                None,
+                                format!(
+                                    "another `rxnode run` (PID {pid}) is running in this checkout"
+                                ),
+                            ))
                         }
                         _ => {
                             tracing::warn!("taking over a stale run lock {}", p.display());
@@ -232,7 +240,12 @@ impl RunLock {
                 Err(e) => return Err(e).with_context(|| format!("cannot create {}", p.display())),
             }
         }
-        Err(refused(format!("cannot take the run lock {}", p.display())))
+        Err(refuse(
+            paths,
+            id,
+            None,
+            format!("cannot take the run lock {}", p.display()),
+        ))
     }
 }
 
@@ -297,6 +310,13 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let paths = Paths::new(&cli.repo);
     let id = TaskId::parse(task_id).map_err(|e| bad_input(e.to_string()))?;
     let ids = id.as_str().to_owned();
+    // The run lock is taken before the preconditions are read, so two `run`s
+    // racing on one task cannot both see it "not completed" and both execute.
+    let _lock = if paths.stop().exists() {
+        None // preconditions refuse with the STOP reason
+    } else {
+        Some(RunLock::acquire(&paths, &ids)?)
+    };
     let Approved {
         task,
         approval,
@@ -319,8 +339,23 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
         }
         return Ok(Outcome::Done);
     };
-    let (policy, policy_source) = crate::policy_file::load(&paths)?;
-    let _lock = RunLock::acquire(&paths, &ids)?;
+    let (policy, policy_source) = match crate::policy_file::load(&paths) {
+        Ok(p) => p,
+        Err(e) => {
+            // Still exit 2 (invalid input), but the ledger says why nothing ran.
+            let e2 = ledger::append(
+                &paths,
+                &Entry::new("refused")
+                    .task(&ids)
+                    .sha(&sha)
+                    .detail(json!({"command": "run", "reason": format!("local policy: {e:#}")})),
+            );
+            if let Err(err) = e2 {
+                tracing::error!("cannot write the ledger: {err:#}");
+            }
+            return Err(e);
+        }
+    };
     // Pre-flight the TX policy so nobody is asked to authorize what the policy refuses.
     for (i, s) in plan.steps.iter().enumerate() {
         if let Step::TxTone(t) = s {
@@ -703,6 +738,15 @@ fn step_tx(
         ));
         return;
     };
+    // Ctrl-C between steps: never key the transmitter after an interrupt.
+    if CANCEL.load(Ordering::SeqCst) {
+        out.checks.push(Check::new(
+            name,
+            Status::NotRun,
+            "interrupted before this step",
+        ));
+        return;
+    }
     let permit = match authorize(task, approval, auth, index, policy) {
         Ok(p) => p,
         Err(e) => {
