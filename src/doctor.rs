@@ -194,6 +194,21 @@ fn is_local_url(url: &str) -> bool {
     url.starts_with("file:") || !url.contains(':') || Path::new(url).exists()
 }
 
+/// For a local remote whose path does not exist, say so (libgit2 only says
+/// "unsupported URL protocol").
+fn missing_local_path(workdir: &Path, url: &str) -> Option<String> {
+    if !is_local_url(url) {
+        return None;
+    }
+    let p = Path::new(url.strip_prefix("file://").unwrap_or(url));
+    let p = if p.is_relative() {
+        workdir.join(p)
+    } else {
+        p.to_path_buf()
+    };
+    (!p.exists()).then(|| format!("the path {} does not exist", p.display()))
+}
+
 /// The outcome of connecting to a remote in one direction.
 struct Connected {
     /// The branch names the remote advertises (`refs/heads/…` stripped).
@@ -264,8 +279,11 @@ fn set_timeouts() {
 fn remote_checks(cli: &Cli, repo: &Repository) -> Vec<Check> {
     let name = cli.watch_cfg.remote.as_str();
     let branch = cli.watch_cfg.branch.as_str();
-    let url = match repo.find_remote(name) {
-        Ok(r) => r.url().map(gitops::redact).unwrap_or_default(),
+    let (url, raw_url) = match repo.find_remote(name) {
+        Ok(r) => (
+            r.url().map(gitops::redact).unwrap_or_default(),
+            r.url().unwrap_or_default().to_owned(),
+        ),
         Err(_) => {
             return vec![
                 check(
@@ -315,18 +333,16 @@ fn remote_checks(cli: &Cli, repo: &Repository) -> Vec<Check> {
         Err(e) => out.push(check(
             "remote",
             Verdict::Fail,
-            format!("{name} ({url}) unreachable: {e}"),
+            format!(
+                "{name} ({url}) unreachable: {}",
+                missing_local_path(&workdir, &raw_url).unwrap_or(e)
+            ),
             &format!(
                 "check the URL (`git remote set-url {name} URL`), the network, and that the repository exists"
             ),
         )),
     }
-    let url_raw = repo
-        .find_remote(name)
-        .ok()
-        .and_then(|r| r.url().map(str::to_owned))
-        .unwrap_or_default();
-    if is_local_url(&url_raw) {
+    if is_local_url(&raw_url) {
         out.push(check(
             "credentials",
             Verdict::Skip,
