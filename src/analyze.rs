@@ -2,7 +2,7 @@
 //! recorded IQ file, streamed in blocks so memory stays bounded whatever the file size.
 use crate::cli::{AnalyzeArgs, Cli};
 use crate::exit::{bad_input, Outcome};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use num_complex::Complex;
 use rxnode_hw::{
     judge_clkin, ClkinConfig, ClkinEstimator, ClkinStatus, ClockEvidence, IqFormat, IqReader,
@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 
 /// Samples per read.
 const BLOCK: usize = 1 << 16;
+/// Files with more samples than this get a progress bar (on a terminal, not with `--json`).
+const PROGRESS_FROM_SAMPLES: u64 = 1 << 26;
 
 /// One peak of the report.
 #[derive(Debug, Serialize, Deserialize)]
@@ -152,7 +154,23 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
             Some(ClkinEstimator::new(cfg).map_err(|e| bad_input(e.to_string()))?)
         }
     };
-    read_all(&mut reader, &mut welch, clkin.as_mut())?;
+    let progress = (!cli.json
+        && info.samples > PROGRESS_FROM_SAMPLES
+        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    .then(|| {
+        let bar = indicatif::ProgressBar::new(info.samples);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} analyze [{bar:40}] {percent:>3}% {elapsed}/{duration}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    read_all(&mut reader, &mut welch, clkin.as_mut(), progress.as_ref())?;
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
+    }
     let spec = welch.finish();
     let clkin = clkin.as_mut().map(|c| {
         let est = c.finish();
@@ -201,10 +219,7 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
         clkin,
     };
     if let Some(plot) = &args.plot {
-        tracing::warn!(
-            "--plot {} is not supported yet; no PNG written",
-            plot.display()
-        );
+        write_plot(plot, &spec).with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
     if cli.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -227,6 +242,7 @@ fn read_all(
     reader: &mut IqReader,
     welch: &mut Welch,
     mut clkin: Option<&mut ClkinEstimator>,
+    progress: Option<&indicatif::ProgressBar>,
 ) -> Result<()> {
     use std::sync::mpsc::sync_channel;
     let (full_tx, full_rx) = sync_channel::<(Vec<Complex<f32>>, usize)>(4);
@@ -250,6 +266,9 @@ fn read_all(
             welch.feed(&buf[..n]);
             if let Some(c) = clkin.as_deref_mut() {
                 c.feed(&buf[..n]);
+            }
+            if let Some(bar) = progress {
+                bar.inc(n as u64);
             }
             let _ = free_tx.send(buf);
         }
@@ -299,4 +318,51 @@ fn print_human(r: &AnalyzeReport) {
             );
         }
     }
+}
+
+/// Spectrum PNG: the PSD (blue) and the noise floor (red); axes span the PSD's frequency
+/// and dB range (no text: the build has no font backend).
+fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum) -> Result<()> {
+    use plotters::prelude::*;
+    let n = spec.psd_db.len();
+    let x0 = spec.frequency_of(0);
+    let x1 = spec.frequency_of(n.saturating_sub(1)).max(x0 + 1.0);
+    let lo = spec
+        .psd_db
+        .iter()
+        .copied()
+        .fold(f32::INFINITY, f32::min)
+        .max(-250.0);
+    let hi = spec
+        .psd_db
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    let (y0, y1) = (
+        f64::from(lo) - 3.0,
+        f64::from(hi).max(f64::from(lo) + 1.0) + 3.0,
+    );
+    let root = BitMapBackend::new(path, (1200, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    chart
+        .draw_series(LineSeries::new(
+            spec.psd_db
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (spec.frequency_of(i), f64::from(v))),
+            &BLUE,
+        ))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    chart
+        .draw_series(LineSeries::new(
+            [(x0, spec.noise_floor_db), (x1, spec.noise_floor_db)],
+            &RED,
+        ))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(())
 }

@@ -74,6 +74,9 @@ fn check(name: &'static str, status: Verdict, detail: impl Into<String>, fix: &s
 /// Run `rxnode doctor`.
 pub fn cmd_doctor(cli: &Cli) -> Result<Outcome> {
     let checks = run_checks(cli);
+    for c in &checks {
+        tracing::debug!(status = c.status.as_str(), "check {}: {}", c.name, c.detail);
+    }
     let ok = !checks.iter().any(|c| c.status == Verdict::Fail);
     let report = Report { checks, ok };
     if cli.json {
@@ -301,6 +304,7 @@ fn remote_checks(cli: &Cli, repo: &Repository) -> Vec<Check> {
         .map(Path::to_path_buf)
         .unwrap_or_else(|| repo.path().to_path_buf());
     let mut out = Vec::new();
+    tracing::info!("connecting to {name} ({url}) to list its branches");
     match connect(&workdir, name, Direction::Fetch) {
         Ok(c) => match c.heads.iter().find(|(b, _)| b == branch) {
             Some((_, oid)) => out.push(check(
