@@ -324,3 +324,39 @@ fn outside_a_checkout_git_checks_fail_or_skip() {
     }
     assert_eq!(r.get("radios").status, "PASS");
 }
+
+#[test]
+fn a_running_watcher_is_named_and_its_stale_lock_noted_after_it_dies() {
+    let lab = Lab::new();
+    exclude_local(&lab);
+    let mut watcher = lab
+        .rxnode()
+        .env("RXSIM_EVENT_LOG", lab.dir.path().join("rxsim-events.log"))
+        .args(["--sim", "watch", "--interval", "30"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = lab.local().join("rxnode.lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !lock.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (out, r) = doctor(&lab, true, &[], &[]);
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    assert_consistent(&out, &r);
+    let w = r.get("watcher");
+    assert_eq!(w.status, "PASS", "{w:?}");
+    assert!(
+        w.detail.contains(&format!("PID {}", watcher.id())) && w.detail.contains("running"),
+        "{w:?}"
+    );
+    // Killed without cleanup: the lock stays behind and is reported as stale.
+    assert!(lock.exists(), "a killed watcher cannot remove its lock");
+    let (_, r) = doctor(&lab, true, &[], &[]);
+    let w = r.get("watcher");
+    assert_eq!(w.status, "PASS");
+    assert!(w.detail.contains("stale"), "{w:?}");
+}
