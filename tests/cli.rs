@@ -195,3 +195,38 @@ fn no_colour_on_a_pipe() {
     assert!(text.contains("FAIL git checkout"), "{text}");
     assert!(!text.contains('\x1b'), "escape codes on a pipe: {text}");
 }
+
+/// Run `rxnode ARGS` on a pseudo-terminal (util-linux `script`, always on Debian).
+#[cfg(target_os = "linux")]
+fn on_a_terminal(dir: &Path, args: &str, no_color: Option<&str>) -> String {
+    let mut c = Command::new("script");
+    c.current_dir(dir)
+        .env_remove("RXNODE_SIM")
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .env("RXSIM_EVENT_LOG", dir.join("rxsim-events.log"))
+        .args(["-qec"])
+        .arg(format!("{} {args}", env!("CARGO_BIN_EXE_rxnode")))
+        .arg("/dev/null");
+    if let Some(v) = no_color {
+        c.env("NO_COLOR", v);
+    }
+    let out = c.output().expect("util-linux `script` runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn colour_on_a_terminal_unless_no_color() {
+    let d = tempfile::tempdir().unwrap();
+    let args = format!("--sim --repo {} doctor", d.path().display());
+    let tty = on_a_terminal(d.path(), &args, None);
+    assert!(
+        tty.contains("\x1b[31;1mFAIL\x1b[0m git checkout"),
+        "{tty:?}"
+    );
+    assert!(tty.contains("\x1b[32;1mPASS\x1b[0m radios"), "{tty:?}");
+    let plain = on_a_terminal(d.path(), &args, Some("1"));
+    assert!(plain.contains("FAIL git checkout"), "{plain:?}");
+    assert!(!plain.contains('\x1b'), "NO_COLOR ignored: {plain:?}");
+}
