@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 
 /// Samples per read.
 const BLOCK: usize = 1 << 16;
+/// Files with more samples than this get a progress bar (on a terminal, not with `--json`).
+const PROGRESS_FROM_SAMPLES: u64 = 1 << 26;
 
 /// One peak of the report.
 #[derive(Debug, Serialize, Deserialize)]
@@ -152,7 +154,23 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
             Some(ClkinEstimator::new(cfg).map_err(|e| bad_input(e.to_string()))?)
         }
     };
-    read_all(&mut reader, &mut welch, clkin.as_mut())?;
+    let progress = (!cli.json
+        && info.samples > PROGRESS_FROM_SAMPLES
+        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    .then(|| {
+        let bar = indicatif::ProgressBar::new(info.samples);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} analyze [{bar:40}] {percent:>3}% {elapsed}/{duration}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    read_all(&mut reader, &mut welch, clkin.as_mut(), progress.as_ref())?;
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
+    }
     let spec = welch.finish();
     let clkin = clkin.as_mut().map(|c| {
         let est = c.finish();
@@ -224,6 +242,7 @@ fn read_all(
     reader: &mut IqReader,
     welch: &mut Welch,
     mut clkin: Option<&mut ClkinEstimator>,
+    progress: Option<&indicatif::ProgressBar>,
 ) -> Result<()> {
     use std::sync::mpsc::sync_channel;
     let (full_tx, full_rx) = sync_channel::<(Vec<Complex<f32>>, usize)>(4);
@@ -247,6 +266,9 @@ fn read_all(
             welch.feed(&buf[..n]);
             if let Some(c) = clkin.as_deref_mut() {
                 c.feed(&buf[..n]);
+            }
+            if let Some(bar) = progress {
+                bar.inc(n as u64);
             }
             let _ = free_tx.send(buf);
         }

@@ -2,6 +2,7 @@
 mod analyze;
 mod cli;
 mod demo;
+mod doctor;
 mod exit;
 mod fsutil;
 mod gitops;
@@ -18,6 +19,7 @@ mod review;
 mod run;
 mod state;
 mod status;
+mod term;
 mod validate;
 mod watch;
 
@@ -107,7 +109,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::ValidateResult { target } => results::cmd_validate_result(cli, target),
         Command::Publish { task_id, push } => publish::cmd_publish(cli, task_id, *push),
         Command::MarkCompleted { task_id } => review::cmd_mark_completed(cli, task_id),
-        Command::Doctor => not_yet("doctor"),
+        Command::Doctor => doctor::cmd_doctor(cli),
         Command::Demo { dir } => demo::cmd_demo(dir.as_deref()),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();

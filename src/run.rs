@@ -528,9 +528,16 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     if cli.json {
         println!("{}", String::from_utf8_lossy(&result.to_json_bytes()));
     } else {
-        println!("{ids}: {}", result.status.as_str());
+        let colour = crate::term::stdout_colour();
+        let st = result.status.as_str();
+        println!("{ids}: {}", crate::term::status(st, st.len(), colour));
         for c in &result.checks {
-            println!("  {:<8} {} — {}", c.status.as_str(), c.name, c.detail);
+            println!(
+                "  {} {} — {}",
+                crate::term::status(c.status.as_str(), 8, colour),
+                c.name,
+                c.detail
+            );
         }
         println!("results: {}", dir.display());
     }

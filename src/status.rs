@@ -100,16 +100,25 @@ pub fn cmd_status(cli: &Cli) -> Result<Outcome> {
         }
         (None, _) => "not running".to_owned(),
     };
+    let colour = crate::term::stdout_colour();
     println!("watcher:    {watcher}");
     if r.held {
-        println!("hold:       HELD by {}", paths.stop().display());
+        println!(
+            "hold:       {} by {}",
+            crate::term::status("HELD", 4, colour),
+            paths.stop().display()
+        );
     }
     match (&r.last_poll, r.heartbeat_age_s) {
         (Some(p), Some(a)) => println!(
             "last poll:  {} ({a} s ago): {}{}",
             p.at,
             p.result,
-            if p.ok { "" } else { " [FAILED]" }
+            if p.ok {
+                String::new()
+            } else {
+                format!(" {}", crate::term::status("[FAILED]", 8, colour))
+            }
         ),
         (Some(p), None) => println!("last poll:  {}: {}", p.at, p.result),
         _ => println!("last poll:  never"),

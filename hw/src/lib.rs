@@ -43,8 +43,8 @@ pub use crate::error::{Error, Result};
 pub use crate::iq::{IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, RecordingMeta};
 pub use crate::{
     probe::{
-        enumerate, soapysdr_modules, soapysdr_search_paths, soapysdr_version, DeviceInfo,
-        GainElement,
+        enumerate, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
+        soapysdr_version, DeviceInfo, GainElement, ModuleLoad,
     },
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, TxRadio, TxReport},
     sim::use_sim,

@@ -91,6 +91,69 @@ pub fn soapysdr_search_paths() -> Vec<String> {
     }
 }
 
+/// One SoapySDR module file and what loading it gave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModuleLoad {
+    /// The module file.
+    pub path: String,
+    /// The module's version string, when it reports one.
+    pub version: Option<String>,
+    /// Why it failed to load (the loader's or a registered driver's message).
+    pub error: Option<String>,
+}
+
+/// Load every module SoapySDR finds (what enumeration does anyway) and report
+/// each one's version or why it failed (`rxnode doctor`).
+pub fn soapysdr_load_modules() -> Vec<ModuleLoad> {
+    soapysdr_modules()
+        .into_iter()
+        .map(|path| {
+            let Ok(c) = std::ffi::CString::new(path.as_str()) else {
+                return ModuleLoad {
+                    path,
+                    version: None,
+                    error: Some("path contains a NUL byte".to_owned()),
+                };
+            };
+            let mut errors = Vec::new();
+            // SAFETY: `c` is a valid C string for each call; the returned strings
+            // are owned by us and freed with SoapySDR_free; the kwargs are
+            // copied, then cleared.
+            let version = unsafe {
+                let msg = owned_string(soapysdr_sys::SoapySDR_loadModule(c.as_ptr()));
+                if !msg.is_empty() && !msg.ends_with("already loaded") {
+                    errors.push(msg);
+                }
+                let mut kw = soapysdr_sys::SoapySDR_getLoaderResult(c.as_ptr());
+                let keys = strings(kw.keys, kw.size);
+                let vals = strings(kw.vals, kw.size);
+                soapysdr_sys::SoapySDRKwargs_clear(&mut kw);
+                for (k, v) in keys.iter().zip(vals.iter()) {
+                    if !v.is_empty() {
+                        errors.push(format!("{k}: {v}"));
+                    }
+                }
+                owned_string(soapysdr_sys::SoapySDR_getModuleVersion(c.as_ptr()))
+            };
+            ModuleLoad {
+                path,
+                version: (!version.is_empty()).then_some(version),
+                error: (!errors.is_empty()).then(|| errors.join("; ")),
+            }
+        })
+        .collect()
+}
+
+/// Copy and free a string SoapySDR allocated for us.
+unsafe fn owned_string(p: *mut std::os::raw::c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    let s = CStr::from_ptr(p).to_string_lossy().trim().to_owned();
+    soapysdr_sys::SoapySDR_free(p.cast());
+    s
+}
+
 unsafe fn strings(list: *mut *mut std::os::raw::c_char, len: usize) -> Vec<String> {
     if list.is_null() {
         return Vec::new();

@@ -1,0 +1,232 @@
+//! Operator comforts (issue 8 item 4): completions, the man page, help,
+//! logging flags, colour only on terminals, and `analyze --plot`.
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn rxnode(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+    c.current_dir(dir)
+        .env_remove("RUST_LOG")
+        .env_remove("RXNODE_SIM")
+        .env_remove("RXNODE_REPO")
+        .env("RXSIM_EVENT_LOG", dir.join("rxsim-events.log"));
+    c
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const SUBCOMMANDS: [&str; 14] = [
+    "validate",
+    "watch",
+    "review",
+    "status",
+    "run",
+    "inventory",
+    "capture",
+    "analyze",
+    "validate-result",
+    "publish",
+    "mark-completed",
+    "doctor",
+    "demo",
+    "completions",
+];
+
+#[test]
+fn completions_for_each_shell_name_the_subcommands() {
+    let d = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = ok(&rxnode(d.path())
+            .args(["completions", shell])
+            .output()
+            .unwrap());
+        assert!(out.contains("rxnode"), "{shell}: {out}");
+        for sub in ["doctor", "validate-result", "mark-completed"] {
+            assert!(out.contains(sub), "{shell} completions lack {sub}");
+        }
+    }
+    let bad = rxnode(d.path())
+        .args(["completions", "cmd.exe"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn man_page_is_roff_listing_every_subcommand() {
+    let d = tempfile::tempdir().unwrap();
+    // roff escapes hyphens as `\-`.
+    let man = ok(&rxnode(d.path()).arg("man").output().unwrap()).replace("\\-", "-");
+    assert!(man.contains(".TH rxnode"), "{man}");
+    assert!(man.contains(".SH SUBCOMMANDS"), "{man}");
+    for sub in SUBCOMMANDS {
+        assert!(man.contains(sub), "man page lacks {sub}");
+    }
+}
+
+#[test]
+fn help_lists_every_subcommand_and_global_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let help = ok(&rxnode(d.path()).arg("--help").output().unwrap());
+    for sub in SUBCOMMANDS {
+        assert!(help.contains(sub), "--help lacks {sub}");
+    }
+    for flag in [
+        "--sim",
+        "--json",
+        "--verbose",
+        "--repo",
+        "--remote",
+        "--branch",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+    let v = ok(&rxnode(d.path()).arg("--version").output().unwrap());
+    assert!(v.starts_with("rxnode "), "{v}");
+    let doc = ok(&rxnode(d.path())
+        .args(["doctor", "--help"])
+        .output()
+        .unwrap());
+    assert!(doc.contains("--json"));
+}
+
+#[test]
+fn verbose_flag_and_rust_log_turn_on_tracing() {
+    let d = tempfile::tempdir().unwrap();
+    // doctor logs each check at debug level; only shown when asked.
+    let doctor = |flags: &[&str], rust_log: Option<&str>| {
+        let mut c = rxnode(d.path());
+        c.args(["--sim", "--repo"])
+            .arg(d.path())
+            .args(flags)
+            .arg("doctor");
+        if let Some(l) = rust_log {
+            c.env("RUST_LOG", l);
+        }
+        let out = c.output().unwrap();
+        // No checkout here, so doctor reports a FAIL (exit 1), but it ran.
+        assert_eq!(out.status.code(), Some(1));
+        out
+    };
+    let quiet = doctor(&[], None);
+    let loud = doctor(&["-vv"], None);
+    let env = doctor(&[], Some("debug"));
+    let q = String::from_utf8_lossy(&quiet.stderr);
+    let l = String::from_utf8_lossy(&loud.stderr);
+    let e = String::from_utf8_lossy(&env.stderr);
+    assert!(!q.contains("DEBUG"), "default is quiet: {q}");
+    assert!(l.contains("DEBUG"), "-vv shows debug: {l}");
+    assert!(e.contains("DEBUG"), "RUST_LOG=debug shows debug: {e}");
+}
+
+/// A raw cf32 recording: a tone `offset_hz` from the centre at `rate`.
+fn write_tone_cf32(path: &Path, rate: f64, offset_hz: f64, n: usize) {
+    let mut bytes = Vec::with_capacity(n * 8);
+    for i in 0..n {
+        let ph = 2.0 * std::f64::consts::PI * offset_hz * i as f64 / rate;
+        bytes.extend_from_slice(&((0.5 * ph.cos()) as f32).to_le_bytes());
+        bytes.extend_from_slice(&((0.5 * ph.sin()) as f32).to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn analyze_plot_writes_a_png() {
+    let d = tempfile::tempdir().unwrap();
+    let iq = d.path().join("tone.cf32");
+    write_tone_cf32(&iq, 1e6, 125e3, 32768);
+    let png = d.path().join("spectrum.png");
+    let out = rxnode(d.path())
+        .args(["--json", "analyze", "--rate", "1e6", "--fft-size", "1024"])
+        .arg(&iq)
+        .arg("--plot")
+        .arg(&png)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    let peak = report["peaks"][0]["frequency_hz"].as_f64().unwrap();
+    assert!((peak - 125e3).abs() < 1e3, "peak at {peak}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert!(w >= 400 && h >= 200, "{w}x{h}");
+    assert!(bytes.len() > 1000, "{} bytes", bytes.len());
+    // No temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names.len(),
+        2 + usize::from(d.path().join("rxsim-events.log").exists())
+    );
+
+    // A folder that does not exist is an error naming the file.
+    let bad = rxnode(d.path())
+        .args(["analyze", "--rate", "1e6", "--fft-size", "1024"])
+        .arg(&iq)
+        .arg("--plot")
+        .arg(d.path().join("no/such/dir.png"))
+        .output()
+        .unwrap();
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("dir.png"));
+}
+
+#[test]
+fn no_colour_on_a_pipe() {
+    let d = tempfile::tempdir().unwrap();
+    let out = rxnode(d.path())
+        .args(["--sim", "--repo"])
+        .arg(d.path())
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("FAIL git checkout"), "{text}");
+    assert!(!text.contains('\x1b'), "escape codes on a pipe: {text}");
+}
+
+/// Run `rxnode ARGS` on a pseudo-terminal (util-linux `script`, always on Debian).
+#[cfg(target_os = "linux")]
+fn on_a_terminal(dir: &Path, args: &str, no_color: Option<&str>) -> String {
+    let mut c = Command::new("script");
+    c.current_dir(dir)
+        .env_remove("RXNODE_SIM")
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .env("RXSIM_EVENT_LOG", dir.join("rxsim-events.log"))
+        .args(["-qec"])
+        .arg(format!("{} {args}", env!("CARGO_BIN_EXE_rxnode")))
+        .arg("/dev/null");
+    if let Some(v) = no_color {
+        c.env("NO_COLOR", v);
+    }
+    let out = c.output().expect("util-linux `script` runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn colour_on_a_terminal_unless_no_color() {
+    let d = tempfile::tempdir().unwrap();
+    let args = format!("--sim --repo {} doctor", d.path().display());
+    let tty = on_a_terminal(d.path(), &args, None);
+    assert!(
+        tty.contains("\x1b[31;1mFAIL\x1b[0m git checkout"),
+        "{tty:?}"
+    );
+    assert!(tty.contains("\x1b[32;1mPASS\x1b[0m radios"), "{tty:?}");
+    let plain = on_a_terminal(d.path(), &args, Some("1"));
+    assert!(plain.contains("FAIL git checkout"), "{plain:?}");
+    assert!(!plain.contains('\x1b'), "NO_COLOR ignored: {plain:?}");
+}

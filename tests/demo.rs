@@ -1,0 +1,175 @@
+//! `rxnode demo` (issue 8 item 1): its claims are checked against the real
+//! repositories and event log it made, not against its transcript.
+use serde::Deserialize;
+use std::path::Path;
+use std::process::Command;
+
+#[derive(Debug, Deserialize)]
+struct RxResult {
+    task_id: String,
+    status: String,
+    checks: Vec<Check>,
+    captures: Vec<Capture>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Check {
+    name: String,
+    status: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Capture {
+    clkin: Option<Clkin>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Clkin {
+    status: String,
+    ppm: Option<f64>,
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn demo_claims_hold_in_the_repositories_it_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+        .arg("demo")
+        .arg("--dir")
+        .arg(&dir)
+        .env_remove("RXNODE_SIM")
+        .env_remove("RXNODE_REPO")
+        .env_remove("RXNODE_REMOTE")
+        .env_remove("RXNODE_BRANCH")
+        .env_remove("RXNODE_TASK_PATH")
+        .env_remove("RUST_LOG")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap();
+    let transcript = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!("rxnode demo took {:.1} s", started.elapsed().as_secs_f64());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "demo failed:\n{transcript}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let origin = dir.join("origin.git");
+
+    // rx-node on the bare origin holds exactly the one published result.
+    let files = git(&origin, &["ls-tree", "-r", "--name-only", "rx-node"]);
+    let mut files: Vec<&str> = files.lines().collect();
+    files.sort_unstable();
+    assert_eq!(
+        files,
+        [
+            "rx-results/DEMO_YELLOW_002/LOG_META.json",
+            "rx-results/DEMO_YELLOW_002/RX_RESULT.json",
+            "rx-results/DEMO_YELLOW_002/RX_RESULT.md",
+        ]
+    );
+
+    // The published result: overall FAIL, one CLKIN PASS (locked) and one FAIL (2.5 ppm).
+    let published = git(
+        &origin,
+        &["show", "rx-node:rx-results/DEMO_YELLOW_002/RX_RESULT.json"],
+    );
+    let r: RxResult = serde_json::from_str(&published).unwrap();
+    assert_eq!(r.task_id, "DEMO_YELLOW_002");
+    assert_eq!(r.status, "FAIL");
+    let clkin: Vec<&Clkin> = r.captures.iter().filter_map(|c| c.clkin.as_ref()).collect();
+    assert_eq!(clkin.len(), 2, "{r:#?}");
+    let pass: Vec<_> = clkin.iter().filter(|c| c.status == "PASS").collect();
+    let fail: Vec<_> = clkin.iter().filter(|c| c.status == "FAIL").collect();
+    assert_eq!((pass.len(), fail.len()), (1, 1), "{clkin:?}");
+    let ppm = fail[0].ppm.expect("the failing CLKIN has a measurement");
+    assert!(
+        (ppm - 2.5).abs() < 0.1,
+        "mis-clocked radio measured {ppm} ppm"
+    );
+    let capture_checks: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| c.name.contains("rx_capture"))
+        .map(|c| c.status.as_str())
+        .collect();
+    assert_eq!(capture_checks.len(), 2);
+    assert!(capture_checks.contains(&"PASS") && capture_checks.contains(&"FAIL"));
+    // What was published is what the outbox holds, and names no local path.
+    let outbox = std::fs::read_to_string(
+        dir.join("rx-laptop/.local/rx_agent_outbox/DEMO_YELLOW_002/RX_RESULT.json"),
+    )
+    .unwrap();
+    assert_eq!(published, outbox);
+    assert!(!published.contains(tmp.path().to_str().unwrap()));
+
+    // The main-PC clone read the same commit back.
+    let tip = git(&origin, &["rev-parse", "rx-node"]);
+    let seen = git(
+        &dir.join("main-pc"),
+        &["rev-parse", "refs/remotes/origin/rx-node"],
+    );
+    assert_eq!(tip, seen);
+
+    // The RED task opened no TX stream; the YELLOW captures did stream RX.
+    let events = std::fs::read_to_string(dir.join("rxsim-events.log")).unwrap();
+    let tx: Vec<&str> = events
+        .lines()
+        .filter(|l| l.split_whitespace().any(|w| w == "TX"))
+        .collect();
+    assert!(tx.is_empty(), "TX activity in the event log: {tx:?}");
+    assert!(!events.contains("writeStream"));
+    assert!(events.contains("activateStream RX serial=demo-locked"));
+    assert!(events.contains("activateStream RX serial=demo-free"));
+
+    // The watched branch got the three task commits and nothing from the node.
+    let log = git(&origin, &["log", "--format=%s", "video-development"]);
+    for id in ["DEMO_GREEN_001", "DEMO_YELLOW_002", "DEMO_RED_003"] {
+        assert_eq!(
+            log.lines().filter(|s| s.contains(id)).count(),
+            1,
+            "{id} in {log}"
+        );
+    }
+    let watched = git(
+        &origin,
+        &["ls-tree", "-r", "--name-only", "video-development"],
+    );
+    assert!(!watched.contains("rx-results"), "{watched}");
+    // The RX checkout stayed clean.
+    assert_eq!(
+        git(&dir.join("rx-laptop"), &["status", "--porcelain"]).trim(),
+        ""
+    );
+}
+
+#[test]
+fn demo_refuses_a_dir_that_already_holds_a_lab() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("origin.git")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+        .args(["demo", "--dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("already exists"), "{err}");
+}
