@@ -1,9 +1,11 @@
 //! `rxnode watch`: poll the watched branch, check, prompt, record.
 //!
-//! A blocking loop: the process sleeps on a channel between polls (no CPU while
-//! idle), the signal handler (SIGINT/SIGTERM/SIGHUP, Ctrl-C on Windows) and a
-//! stdin reader thread post to the same channel, so a signal ends a sleep or a
-//! prompt at once; a step in progress (a fetch, a state write) is finished first.
+//! The event loop runs on a tokio current-thread runtime (DESIGN §1: watcher on
+//! tokio): between polls the watcher awaits a tokio timer or the next event on
+//! one channel (no CPU while idle). The signal handler (SIGINT/SIGTERM/SIGHUP,
+//! Ctrl-C on Windows) and a stdin reader thread post to that channel, so a
+//! signal ends a sleep or a prompt at once; a step in progress (a fetch, a state
+//! write) is finished first. git2 calls are blocking and run between awaits.
 use crate::cli::{Cli, WatchArgs};
 use crate::exit::{bad_input, Outcome};
 use crate::fsutil::now_iso;
@@ -23,9 +25,11 @@ use rxnode_interlock::{
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc::{
+    unbounded_channel, UnboundedReceiver as Receiver, UnboundedSender as Sender,
+};
 
 /// Longest wait between polls after repeated failures.
 pub const BACKOFF_CAP: Duration = Duration::from_secs(300);
@@ -45,6 +49,7 @@ enum Answer {
 
 /// The channel shared by the signal handler and the stdin reader.
 pub struct Io {
+    rt: tokio::runtime::Runtime,
     rx: Receiver<Event>,
     tx: Sender<Event>,
     stdin_started: bool,
@@ -58,7 +63,11 @@ static SIGNALLED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 impl Io {
     /// Install the signal handler (once per process) and make the channel.
     pub fn new() -> Result<Io> {
-        let (tx, rx) = channel();
+        let (tx, rx) = unbounded_channel();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .context("cannot start the watcher's event loop")?;
         let stop = SIGNALLED
             .get_or_init(|| Arc::new(AtomicBool::new(false)))
             .clone();
@@ -75,6 +84,7 @@ impl Io {
             .context("cannot install the signal handler")?;
         }
         Ok(Io {
+            rt,
             rx,
             tx,
             stdin_started: false,
@@ -103,11 +113,12 @@ impl Io {
             if now >= end {
                 return false;
             }
-            match self.rx.recv_timeout(end - now) {
-                Ok(Event::Signal) => return true,
-                Ok(Event::Line(l)) => self.queued.push_back(l),
-                Err(RecvTimeoutError::Timeout) => return false,
-                Err(RecvTimeoutError::Disconnected) => return self.stopping(),
+            let Io { rt, rx, .. } = self;
+            match rt.block_on(async { tokio::time::timeout(end - now, rx.recv()).await }) {
+                Ok(Some(Event::Signal)) => return true,
+                Ok(Some(Event::Line(l))) => self.queued.push_back(l),
+                Err(_elapsed) => return false,
+                Ok(None) => return self.stopping(),
             }
         }
     }
@@ -142,10 +153,11 @@ impl Io {
                 }
             });
         }
-        match self.rx.recv() {
-            Ok(Event::Signal) => Answer::Signal,
-            Ok(Event::Line(Some(l))) => Answer::Line(l),
-            Ok(Event::Line(None)) | Err(_) => Answer::Eof,
+        let Io { rt, rx, .. } = self;
+        match rt.block_on(rx.recv()) {
+            Some(Event::Signal) => Answer::Signal,
+            Some(Event::Line(Some(l))) => Answer::Line(l),
+            Some(Event::Line(None)) | None => Answer::Eof,
         }
     }
 }
