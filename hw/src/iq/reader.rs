@@ -178,14 +178,12 @@ impl IqReader {
             (hound::SampleFormat::Float, 32) => (Kind::WavF32(r), 1.0),
             (hound::SampleFormat::Int, 16) => (Kind::WavI16(r), 32767.0 / 32768.0),
             (hound::SampleFormat::Int, 8) => (Kind::WavI8(r), 127.0 / 128.0),
-            (f, b) => {
-                return Err(bad(
-                    path,
-                    format!(
+            (f, b) => return Err(bad(
+                path,
+                format!(
                     "WAV sample format {f:?} {b}-bit is not supported (float 32, int 16, int 8)"
                 ),
-                ))
-            }
+            )),
         };
         let samples = match &kind {
             Kind::WavF32(r) | Kind::WavI16(r) | Kind::WavI8(r) => u64::from(r.duration()),
@@ -225,14 +223,12 @@ impl IqReader {
             "cf32_le" => Raw::F32,
             "ci16_le" => Raw::I16,
             "ci8" => Raw::I8,
-            other => {
-                return Err(bad(
-                    &meta_path,
-                    format!(
+            other => return Err(bad(
+                &meta_path,
+                format!(
                     "unsupported SigMF core:datatype {other:?} (supported: cf32_le, ci16_le, ci8)"
                 ),
-                ))
-            }
+            )),
         };
         let rate = global
             .get("core:sample_rate")
