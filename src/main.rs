@@ -1,5 +1,6 @@
 //! The `rxnode` binary: glue between the CLI, Git, the interlock and the radios.
 mod analyze;
+mod capture_cmd;
 mod cli;
 mod demo;
 mod doctor;
@@ -90,12 +91,6 @@ fn init_tracing(verbose: u8) {
         .try_init();
 }
 
-fn not_yet(what: &str) -> Result<Outcome> {
-    Err(anyhow::anyhow!(
-        "`rxnode {what}` is not implemented in this build"
-    ))
-}
-
 fn dispatch(cli: &Cli) -> Result<Outcome> {
     match &cli.command {
         Command::Validate { file } => validate::cmd_validate(cli, file),
@@ -104,7 +99,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Status => status::cmd_status(cli),
         Command::Run { task_id } => run::cmd_run(cli, task_id),
         Command::Inventory(args) => inventory::cmd_inventory(cli, args),
-        Command::Capture(_) => not_yet("capture"),
+        Command::Capture(args) => capture_cmd::cmd_capture(cli, args),
         Command::Analyze(args) => analyze::cmd_analyze(cli, args),
         Command::ValidateResult { target } => results::cmd_validate_result(cli, target),
         Command::Publish { task_id, push } => publish::cmd_publish(cli, task_id, *push),

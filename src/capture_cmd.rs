@@ -1,0 +1,429 @@
+//! `rxnode capture`: one bounded, receive-only capture for the operator at the laptop
+//! (issue 4 item 6). Never transmits: it only ever opens an RX stream through
+//! [`crate::live::capture`]. Bounded by the node-local policy (DESIGN §3); a refusal
+//! names the limit and exits 3. Ctrl-C stops the capture and writes what was captured
+//! (status PARTIAL). Inside a checkout the capture is written to the ledger.
+use crate::cli::{CaptureArgs, Cli};
+use crate::exit::{bad_input, refused, Outcome};
+use crate::ledger::{self, Entry};
+use crate::live::{relative_to, LiveCapture, NotCaptured};
+use crate::paths::Paths;
+use crate::policy_file::{self, Source};
+use anyhow::Result;
+use rxnode_hw::{CaptureStatus, CaptureSummary, IqFormat};
+use rxnode_interlock::{check_rx_step, RxCaptureStep};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Ctrl-C (and SIGTERM) set this; the capture engine checks it between reads.
+static CANCEL: AtomicBool = AtomicBool::new(false);
+
+fn install_cancel_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if CANCEL.swap(true, Ordering::SeqCst) {
+            eprintln!("rxnode: stopping now (second interrupt)");
+        } else {
+            eprintln!("rxnode: interrupt: stopping the capture; what was captured will be written");
+        }
+    });
+}
+
+fn positive(name: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(bad_input(format!("{name} {v} must be a finite number > 0")))
+    }
+}
+
+/// Check the arguments themselves (exit 2), before policy and hardware.
+fn check_args(args: &CaptureArgs) -> Result<()> {
+    if args.device.trim().is_empty() {
+        return Err(bad_input("--device must not be empty (e.g. driver=hackrf)"));
+    }
+    positive("--frequency-hz", args.frequency_hz)?;
+    positive("--sample-rate-hz", args.sample_rate_hz)?;
+    positive("--duration-s", args.duration_s)?;
+    if let Some(g) = args.gain_db {
+        if !g.is_finite() {
+            return Err(bad_input(format!("--gain-db {g} is not finite")));
+        }
+    }
+    if let Some(t) = args.clkin_tone_hz {
+        positive("--clkin-tone-hz", t)?;
+    }
+    if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
+        return Err(bad_input(format!(
+            "--clkin-tolerance-ppm {} must be a finite number ≥ 0",
+            args.clkin_tolerance_ppm
+        )));
+    }
+    if !(16..=1 << 20).contains(&args.fft_size) {
+        return Err(bad_input(format!(
+            "--fft-size {} must be in 16..=1048576",
+            args.fft_size
+        )));
+    }
+    if let Some(s) = &args.clock_source {
+        if s.trim().is_empty() {
+            return Err(bad_input("--clock-source must not be empty"));
+        }
+    }
+    if let Some(p) = &args.record {
+        let fmt = IqFormat::from_path(p).map_err(|e| bad_input(format!("--record: {e}")))?;
+        if !matches!(fmt, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf) {
+            return Err(bad_input(format!(
+                "--record {}: recordings are .cf32, .wav, .sigmf-data or .sigmf-meta",
+                p.display()
+            )));
+        }
+        // Never overwrite a recording.
+        let targets = if fmt == IqFormat::Sigmf {
+            vec![
+                p.with_extension("sigmf-data"),
+                p.with_extension("sigmf-meta"),
+            ]
+        } else {
+            vec![p.clone()]
+        };
+        if let Some(t) = targets.iter().find(|t| t.exists()) {
+            return Err(bad_input(format!(
+                "--record: {} already exists; choose another name (recordings are never overwritten)",
+                t.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Inside a checkout: the ledger is written and `.local/` kept out of Git.
+fn in_checkout(repo: &Path) -> bool {
+    match git2::Repository::open(repo) {
+        Ok(r) => {
+            if let Err(e) = crate::gitops::ensure_local_excluded(&r) {
+                tracing::warn!("cannot keep .local/ out of Git: {e:#}");
+            }
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// A path fit for the ledger: relative to the checkout, or only the file name when the
+/// file is outside it (the ledger never holds an absolute path).
+fn ledger_path(p: &Path, checkout: &Path) -> String {
+    let rel = relative_to(p, checkout);
+    if Path::new(&rel).is_absolute() {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    } else {
+        rel
+    }
+}
+
+fn status_name(s: CaptureStatus) -> &'static str {
+    match s {
+        CaptureStatus::Pass => "PASS",
+        CaptureStatus::Partial => "PARTIAL",
+        CaptureStatus::Fail => "FAIL",
+    }
+}
+
+fn log(paths: &Paths, ledger_on: bool, e: Entry) {
+    if ledger_on {
+        if let Err(err) = ledger::append(paths, &e) {
+            tracing::error!("cannot write the ledger: {err:#}");
+        }
+    }
+}
+
+/// Run `rxnode capture`.
+pub fn cmd_capture(cli: &Cli, args: &CaptureArgs) -> Result<Outcome> {
+    check_args(args)?;
+    let paths = Paths::new(&cli.repo);
+    let ledger_on = in_checkout(&cli.repo);
+    let (policy, source) = policy_file::load(&paths)?;
+    let step = RxCaptureStep {
+        device: args.device.clone(),
+        frequency_hz: args.frequency_hz,
+        sample_rate_hz: args.sample_rate_hz,
+        gain_db: args.gain_db,
+        duration_s: args.duration_s,
+        fft_size: Some(args.fft_size),
+        record_iq: args.record.is_some(),
+        clock_source: args.clock_source.clone(),
+        bandwidth_hz: None,
+        antenna: None,
+        clkin: None,
+    };
+    let refuse = |reason: String| {
+        let mut reason = reason;
+        if source == Source::Defaults {
+            reason.push_str(" (default policy: no file at .local/rxnode-policy.json)");
+        }
+        log(
+            &paths,
+            ledger_on,
+            Entry::new("refused").detail(json!({"command": "capture", "reason": reason})),
+        );
+        refused(reason)
+    };
+    if let Err(e) = check_rx_step(&step, &policy.rx) {
+        return Err(refuse(e.to_string()));
+    }
+    install_cancel_handler();
+    let live = LiveCapture {
+        device: args.device.clone(),
+        frequency_hz: args.frequency_hz,
+        sample_rate_hz: args.sample_rate_hz,
+        gain_db: args.gain_db,
+        bandwidth_hz: None,
+        antenna: None,
+        clock_source: args.clock_source.clone(),
+        duration_s: args.duration_s,
+        fft_size: args.fft_size,
+        clkin: args.clkin_tone_hz.map(|t| (t, args.clkin_tolerance_ppm)),
+        record: args.record.clone(),
+        max_iq_bytes: Some(policy.rx.max_iq_bytes),
+        max_sample_rate_hz: policy.rx.max_sample_rate_hz,
+        max_gain_db: policy.rx.max_gain_db,
+    };
+    // No checkout rewrite: `iq_files` paths stay as the operator gave them.
+    let summary = match crate::live::capture(&live, None, &CANCEL, !cli.json) {
+        Ok(s) => s,
+        // The live layer checks the device's own limits (the default policy bound).
+        Err(NotCaptured::Blocked(why)) if why.contains("exceeds the limit") => {
+            return Err(refuse(why))
+        }
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Failed(why)) => {
+            log(
+                &paths,
+                ledger_on,
+                Entry::new("capture").detail(json!({
+                    "device": args.device,
+                    "frequency_hz": args.frequency_hz,
+                    "sample_rate_hz": args.sample_rate_hz,
+                    "duration_s": args.duration_s,
+                    "status": "FAIL",
+                    "error": why,
+                })),
+            );
+            return Err(anyhow::anyhow!("capture on {}: {why}", args.device));
+        }
+    };
+    log(
+        &paths,
+        ledger_on,
+        Entry::new("capture").detail(ledger_detail(&summary, args, &cli.repo)),
+    );
+    let text = if cli.json {
+        format!("{}\n", serde_json::to_string_pretty(&summary)?)
+    } else {
+        render(&summary, args)
+    };
+    // A closed pipe (`| head`) is not an error of the capture.
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(match summary.status {
+        CaptureStatus::Pass => Outcome::Done,
+        CaptureStatus::Partial | CaptureStatus::Fail => Outcome::Code(1),
+    })
+}
+
+/// The ledger's view of a capture: key figures, no absolute paths, no PSD.
+fn ledger_detail(s: &CaptureSummary, args: &CaptureArgs, repo: &Path) -> serde_json::Value {
+    json!({
+        "device": args.device,
+        "frequency_hz": args.frequency_hz,
+        "sample_rate_hz": args.sample_rate_hz,
+        "duration_s": args.duration_s,
+        "samples_requested": s.samples_requested,
+        "samples_received": s.samples_received,
+        "overflows": s.overflows,
+        "dropped_samples": s.dropped_samples,
+        "timeouts": s.timeouts,
+        "noise_floor_db": s.noise_floor_db,
+        "peak": s.peaks.first().map(|p| json!({"frequency_hz": p.frequency_hz, "power_db": p.power_db})),
+        "clkin": s.clkin.as_ref().map(|k| json!({
+            "tone_hz": k.tone_hz,
+            "ppm": k.ppm,
+            "ppm_uncertainty": k.ppm_uncertainty,
+            "status": k.status,
+        })),
+        "iq_files": s.iq_files.iter().map(|f| json!({
+            "path": ledger_path(&f.path, repo),
+            "format": f.format,
+            "bytes": f.bytes,
+            "sha256": f.sha256,
+        })).collect::<Vec<_>>(),
+        "stop_reason": s.stop_reason,
+        "status": status_name(s.status),
+    })
+}
+
+fn opt(v: Option<f64>, unit: &str, prec: usize) -> String {
+    v.map(|x| format!("{x:.prec$} {unit}"))
+        .unwrap_or_else(|| "n/a".into())
+}
+
+fn mhz(hz: f64) -> String {
+    format!("{:.6} MHz", hz / 1e6)
+}
+
+/// The human report: one readable block.
+fn render(s: &CaptureSummary, args: &CaptureArgs) -> String {
+    let mut o = String::new();
+    let a = &s.actual;
+    let num = |k: &str| a.get(k).and_then(serde_json::Value::as_f64);
+    let _ = writeln!(o, "capture on {}", args.device);
+    let _ = writeln!(
+        o,
+        "  frequency     requested {}  actual {}",
+        mhz(args.frequency_hz),
+        num("frequency_hz").map(mhz).unwrap_or_else(|| "n/a".into())
+    );
+    let _ = writeln!(
+        o,
+        "  sample rate   requested {:.6} MS/s  actual {}",
+        args.sample_rate_hz / 1e6,
+        num("sample_rate_hz")
+            .map(|r| format!("{:.6} MS/s", r / 1e6))
+            .unwrap_or_else(|| "n/a".into())
+    );
+    let _ = writeln!(
+        o,
+        "  gain          requested {}  actual {}",
+        opt(args.gain_db, "dB", 1),
+        opt(num("gain_db"), "dB", 1)
+    );
+    let _ = writeln!(
+        o,
+        "  clock source  requested {}  actual {}",
+        args.clock_source.as_deref().unwrap_or("(unchanged)"),
+        a.get("clock_source")
+            .and_then(|v| v.as_str())
+            .unwrap_or("n/a")
+    );
+    let _ = writeln!(
+        o,
+        "  samples       {} of {} received, {} processed in {:.2} s ({})",
+        s.samples_received, s.samples_requested, s.samples_processed, s.duration_s, s.stop_reason
+    );
+    let _ = writeln!(
+        o,
+        "  loss          {} overflow(s), {} dropped, {} timeout(s){}",
+        s.overflows,
+        s.dropped_samples,
+        s.timeouts,
+        if s.clean { "" } else { " — NOT clean" }
+    );
+    if s.peaks.is_empty() {
+        let _ = writeln!(o, "  peaks         none");
+    }
+    for (i, p) in s.peaks.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "  {}{}  {:7.1} dBFS  SNR {:5.1} dB",
+            if i == 0 {
+                "peaks         "
+            } else {
+                "              "
+            },
+            mhz(p.frequency_hz),
+            p.power_db,
+            p.snr_db
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  noise floor   {} per bin (FFT {}, {} averages); mean power {}; clipped {:.4} %",
+        opt(s.noise_floor_db, "dBFS", 1),
+        s.fft_size,
+        s.averages,
+        opt(s.mean_power_dbfs, "dBFS", 1),
+        s.clipped_fraction * 100.0
+    );
+    if let Some(k) = &s.clkin {
+        let _ = writeln!(
+            o,
+            "  CLKIN         {}: tone {} measured {}, error {} ± {} (tolerance {} ppm)",
+            match k.status {
+                rxnode_hw::ClkinStatus::Pass => "PASS",
+                rxnode_hw::ClkinStatus::Fail => "FAIL",
+            },
+            mhz(k.tone_hz),
+            k.measured_hz
+                .map(|m| format!("{:.3} Hz", m))
+                .unwrap_or_else(|| "n/a".into()),
+            k.ppm
+                .map(|p| format!("{p:+.4} ppm"))
+                .unwrap_or_else(|| "n/a".into()),
+            opt(k.ppm_uncertainty, "ppm", 4),
+            k.tolerance_ppm
+        );
+        let _ = writeln!(o, "                {}", k.detail);
+        for e in &k.evidence {
+            let _ = writeln!(
+                o,
+                "                {} {} = {}",
+                if e.consistent { "ok " } else { "!! " },
+                e.name,
+                e.value
+            );
+        }
+    }
+    for (i, f) in s.iq_files.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "  {}{} ({}, {} bytes, sha256 {})",
+            if i == 0 {
+                "files         "
+            } else {
+                "              "
+            },
+            f.path.display(),
+            f.format,
+            f.bytes,
+            f.sha256
+        );
+    }
+    if let Some(r) = &s.recording_error {
+        let _ = writeln!(o, "  recording     stopped: {r}");
+    }
+    for e in &s.errors {
+        let _ = writeln!(o, "  error         {e}");
+    }
+    let _ = writeln!(
+        o,
+        "status: {}{}",
+        status_name(s.status),
+        if s.cancelled {
+            " (interrupted: what was captured is written)"
+        } else {
+            ""
+        }
+    );
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ledger_paths_are_never_absolute() {
+        let d = tempfile::tempdir().unwrap();
+        let inside = d.path().join(".local").join("x.cf32");
+        std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        std::fs::write(&inside, b"").unwrap();
+        assert_eq!(ledger_path(&inside, d.path()), ".local/x.cf32");
+        let other = tempfile::tempdir().unwrap();
+        let outside = other.path().join("y.wav");
+        std::fs::write(&outside, b"").unwrap();
+        assert_eq!(ledger_path(&outside, d.path()), "y.wav");
+    }
+}
