@@ -196,9 +196,7 @@ pub fn cmd_capture(cli: &Cli, args: &CaptureArgs) -> Result<Outcome> {
     let summary = match crate::live::capture(&live, None, &CANCEL, !cli.json) {
         Ok(s) => s,
         // The live layer checks the device's own limits (the default policy bound).
-        Err(NotCaptured::Blocked(why)) if why.contains("exceeds the limit") => {
-            return Err(refuse(why))
-        }
+        Err(NotCaptured::OverLimit(why)) => return Err(refuse(why)),
         Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Failed(why)) => {
             log(
                 &paths,

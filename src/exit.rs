@@ -17,7 +17,11 @@ impl fmt::Display for BadInput {
 }
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "refused: {}", self.0)
+        if self.0.starts_with("refused") {
+            f.write_str(&self.0)
+        } else {
+            write!(f, "refused: {}", self.0)
+        }
     }
 }
 impl std::error::Error for BadInput {}

@@ -47,6 +47,8 @@ pub struct LiveCapture {
 /// Why a capture did not happen.
 #[derive(Debug)]
 pub enum NotCaptured {
+    /// The request exceeds the policy's or the device's limit (named): refused before streaming.
+    OverLimit(String),
     /// The device is absent/busy, or the request is outside its or the policy's limits: BLOCKED.
     Blocked(String),
     /// Anything else: FAIL.
@@ -56,7 +58,9 @@ pub enum NotCaptured {
 impl std::fmt::Display for NotCaptured {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NotCaptured::Blocked(s) | NotCaptured::Failed(s) => f.write_str(s),
+            NotCaptured::OverLimit(s) | NotCaptured::Blocked(s) | NotCaptured::Failed(s) => {
+                f.write_str(s)
+            }
         }
     }
 }
@@ -105,7 +109,7 @@ pub fn capture(
         .or((!dev_max_rate.is_nan()).then_some(dev_max_rate));
     if let Some(m) = max_rate {
         if c.sample_rate_hz > m {
-            return Err(NotCaptured::Blocked(format!(
+            return Err(NotCaptured::OverLimit(format!(
                 "sample_rate_hz {} exceeds the limit {m} ({})",
                 c.sample_rate_hz,
                 if c.max_sample_rate_hz.is_some() {
@@ -121,7 +125,7 @@ pub fn capture(
         c.max_gain_db.or(info.gain_range_db.map(|r| r[1])),
     ) {
         if g > m {
-            return Err(NotCaptured::Blocked(format!(
+            return Err(NotCaptured::OverLimit(format!(
                 "gain_db {g} exceeds the limit {m} ({})",
                 if c.max_gain_db.is_some() {
                     "rx.max_gain_db"

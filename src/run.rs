@@ -711,7 +711,7 @@ fn step_capture(
             out.captures.push(v);
             out.checks.push(Check::new(name, status, detail));
         }
-        Err(NotCaptured::Blocked(why)) => {
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::OverLimit(why)) => {
             out.checks
                 .push(Check::new(name, Status::Blocked, why.clone()));
             out.captures
