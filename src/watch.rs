@@ -836,10 +836,32 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
     let oid = match fetched {
         Ok(o) => o,
         Err(e) => {
-            flow.record_poll(&format!("fetch failed: {e:#}"), false)?;
+            let msg = format!("fetch failed: {e:#}");
+            // One ledger line per distinct failure (not one per back-off retry).
+            let prev = state::load(&flow.paths)?.last_poll;
+            if prev.is_none_or(|p| p.ok || p.result != msg) {
+                ledger::append(
+                    &flow.paths,
+                    &Entry::new("fetch_failed").detail(serde_json::json!({
+                        "remote": flow.remote, "branch": flow.branch, "error": format!("{e:#}"),
+                    })),
+                )?;
+            }
+            flow.record_poll(&msg, false)?;
             return Err(e);
         }
     };
+    if state::load(&flow.paths)?
+        .last_poll
+        .is_some_and(|p| !p.ok && p.result.starts_with("fetch failed"))
+    {
+        ledger::append(
+            &flow.paths,
+            &Entry::new("fetch_recovered")
+                .commit(&oid.to_string())
+                .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
+        )?;
+    }
     let marker = state::load(&flow.paths)?.remote_marker;
     if marker.as_deref() == Some(oid.to_string().as_str()) {
         tracing::info!("poll: nothing new at {oid}");
@@ -856,12 +878,26 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
         }
         Blob::TooLarge { size, blob } => {
             let reason = format!(
-                "task file {} at {oid} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
-                flow.task_path
+                "task file {} on {}/{} at {oid} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
+                flow.task_path, flow.remote, flow.branch
             );
             flow.reject_text(
                 "rejected",
                 &format!("blob:{blob}"),
+                None,
+                &oid.to_string(),
+                &reason,
+            )?;
+            None
+        }
+        Blob::NotAFile { kind, id } => {
+            let reason = format!(
+                "task path {} on {}/{} at {oid} is {kind}, not a regular file; not read",
+                flow.task_path, flow.remote, flow.branch
+            );
+            flow.reject_text(
+                "rejected",
+                &format!("blob:{id}"),
                 None,
                 &oid.to_string(),
                 &reason,
