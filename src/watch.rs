@@ -616,6 +616,13 @@ impl Flow<'_> {
             }
             Err(e) => return Err(e),
         };
+        // The audit line goes first: a crash between the two leaves the task
+        // pending with its outbox in place (asked again, `AlreadyThere`), never
+        // approved in state without an `approved` line in the ledger.
+        ledger::append(
+            &self.paths,
+            &Entry::new("approved").task(&id).sha(task.sha256()).commit(commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
+        )?;
         state::update(&self.paths, |s| {
             s.approvals.insert(id.clone(), approval.clone());
             s.deferred_task_ids.remove(&id);
@@ -624,10 +631,6 @@ impl Flow<'_> {
             }
             Ok(())
         })?;
-        ledger::append(
-            &self.paths,
-            &Entry::new("approved").task(&id).sha(task.sha256()).commit(commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
-        )?;
         say(format!("approved {id}; outbox: {}", dir.display()));
         if let Some((_, phrase)) = required_phrase(task) {
             say(format!(
