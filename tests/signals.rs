@@ -236,3 +236,94 @@ fn sigint_during_publish_leaves_no_half_built_commit() {
     println!("publish SIGINT trials: {interrupted} interrupted, {finished} finished before the signal; rx-node whole every time");
     let _ = TASK_PATH;
 }
+
+/// `<time> pid=<pid> <event> RX serial=…` times for `event`.
+fn rx_event_time(log: &Path, pid: u32, event: &str) -> Option<f64> {
+    let t = std::fs::read_to_string(log).ok()?;
+    t.lines()
+        .filter(|l| l.contains(&format!(" pid={pid} {event} RX ")))
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .next()
+}
+
+#[test]
+fn sigint_during_a_capture_writes_partial_results_and_closes_the_stream() {
+    let lab = Lab::new();
+    let log = lab.dir.path().join("rxsim-events.log");
+    let base = lab.main_head();
+    // One SIGINT, then (second trial) two in quick succession.
+    for (trial, signals) in [(0, 1), (1, 2)] {
+        let id = format!("RXSIG_{trial}");
+        let plan = format!(
+            "```rx-plan\n{{\"steps\": [{{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=rxsig{trial}\", \
+\"frequency_hz\": 100.0e6, \"sample_rate_hz\": 1.0e6, \"gain_db\": 20, \"duration_s\": 5.0, \
+\"fft_size\": 1024, \"record_iq\": true}}]}}\n```\n"
+        );
+        let mut t = Lab::task(&id, &base, &[("HARDWARE_ACCESS", "YES"), ("RF_RX", "YES")]);
+        t.push('\n');
+        t.push_str(&plan);
+        lab.post(&t);
+        assert!(lab.watch_once("a\n").status.success());
+        assert_eq!(lab.status_of(&id), "approved");
+        let child = lab
+            .rxnode()
+            .args(["--sim", "run", &id])
+            .env("RXNODE_SIM", "1")
+            .env("RXSIM_EVENT_LOG", &log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let t0 = Instant::now();
+        while rx_event_time(&log, pid, "activateStream").is_none() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "capture never started"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let sent = unix_now();
+        for _ in 0..signals {
+            signal(&child, libc::SIGINT);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let took = unix_now() - sent;
+        let se = text(&out.stderr);
+        assert!(!se.contains("panicked"), "{se}");
+        assert!(
+            took < 3.0,
+            "run took {took:.2} s to stop after SIGINT\n{se}"
+        );
+        let deact = rx_event_time(&log, pid, "deactivateStream")
+            .unwrap_or_else(|| panic!("RX stream not deactivated\n{se}"));
+        assert!(
+            rx_event_time(&log, pid, "closeStream").is_some(),
+            "RX stream not closed"
+        );
+        let res: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(
+                lab.local()
+                    .join("rx_agent_outbox")
+                    .join(&id)
+                    .join("RX_RESULT.json"),
+            )
+            .unwrap_or_else(|e| panic!("no RX_RESULT.json after SIGINT: {e}\n{se}")),
+        )
+        .unwrap();
+        assert_ne!(res["status"], "PASS", "{res}");
+        assert_ne!(
+            res["status"], "NOT RUN",
+            "partial results were not written: {res}"
+        );
+        println!(
+            "capture SIGINT x{signals}: RX stream down {:.1} ms after the signal, process gone after {:.0} ms, status {}",
+            (deact - sent) * 1e3,
+            took * 1e3,
+            res["status"]
+        );
+    }
+}
