@@ -3,7 +3,9 @@
 //! must be self-consistent.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use rxnode_interlock::{required_phrase, sha256_hex, validate_task_bytes, RiskLevel, ValidateOptions};
+use rxnode_interlock::{
+    required_phrase, sha256_hex, validate_task_bytes, RiskLevel, ValidateOptions,
+};
 
 fuzz_target!(|data: &[u8]| {
     let opts = ValidateOptions::default();

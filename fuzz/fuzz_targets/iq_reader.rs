@@ -54,5 +54,9 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    assert!(total <= data.len(), "{total} samples from {} bytes", data.len());
+    assert!(
+        total <= data.len(),
+        "{total} samples from {} bytes",
+        data.len()
+    );
 });

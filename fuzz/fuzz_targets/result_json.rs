@@ -29,7 +29,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let json = out.join("RX_RESULT.json");
-    if std::fs::write(&json, data).is_err() || std::fs::write(out.join("RX_RESULT.md"), MD).is_err() {
+    if std::fs::write(&json, data).is_err() || std::fs::write(out.join("RX_RESULT.md"), MD).is_err()
+    {
         return;
     }
     let problems = results::validate_result_files(&json, dir.path());
