@@ -32,17 +32,42 @@ pub fn open(repo: &Path) -> Result<Repository> {
     Ok(r)
 }
 
-/// Set libgit2's transport timeouts once per process.
+/// Environment variable that overrides both transport timeouts (seconds,
+/// 0.1 ..= 600): for slow links, and for tests of a hanging remote.
+pub const TIMEOUT_ENV: &str = "RXNODE_GIT_TIMEOUT_S";
+
+/// The (connect, read/write) timeouts: [`CONNECT_TIMEOUT`] / [`IO_TIMEOUT`]
+/// unless `RXNODE_GIT_TIMEOUT_S` holds a number of seconds in 0.1 ..= 600
+/// (anything else is ignored with a warning).
+fn timeouts() -> (Duration, Duration) {
+    let Ok(v) = std::env::var(TIMEOUT_ENV) else {
+        return (CONNECT_TIMEOUT, IO_TIMEOUT);
+    };
+    match v.trim().parse::<f64>() {
+        Ok(s) if (0.1..=600.0).contains(&s) => {
+            let d = Duration::from_secs_f64(s);
+            (d, d)
+        }
+        _ => {
+            tracing::warn!("{TIMEOUT_ENV}={v:?} ignored: must be seconds in 0.1 ..= 600");
+            (CONNECT_TIMEOUT, IO_TIMEOUT)
+        }
+    }
+}
+
+/// Set libgit2's transport timeouts once per process. They bound every socket
+/// connect and read/write of the git:// and http(s):// transports, so a remote
+/// that accepts and never answers ends the fetch with a timeout error.
 fn set_timeouts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        let (connect, io) = timeouts();
         // SAFETY: called once, before any transport is used by this process
         // (guarded by `Once`); these only store integers in libgit2's globals.
         unsafe {
-            let _ = git2::opts::set_server_connect_timeout_in_milliseconds(
-                CONNECT_TIMEOUT.as_millis() as i32,
-            );
-            let _ = git2::opts::set_server_timeout_in_milliseconds(IO_TIMEOUT.as_millis() as i32);
+            let _ =
+                git2::opts::set_server_connect_timeout_in_milliseconds(connect.as_millis() as i32);
+            let _ = git2::opts::set_server_timeout_in_milliseconds(io.as_millis() as i32);
         }
     });
 }
@@ -124,6 +149,18 @@ pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool)
     let mut rem = repo
         .find_remote(remote)
         .with_context(|| format!("no remote named {remote:?} in this checkout"))?;
+    // libgit2 reports a missing local path as "unsupported URL protocol"; say what it is.
+    if let Some(url) = rem.url() {
+        let local = url.strip_prefix("file://").unwrap_or(url);
+        let looks_local =
+            url.starts_with("file://") || local.starts_with('/') || local.starts_with('.');
+        if looks_local && !Path::new(local).exists() {
+            return Err(anyhow!(
+                "fetch {remote} {branch} failed: the remote's path {} does not exist",
+                redact(url)
+            ));
+        }
+    }
     let config = repo.config().context("cannot read the Git config")?;
     let mut tried = Tried::default();
     let started = Instant::now();
@@ -132,7 +169,14 @@ pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool)
         let user = username.unwrap_or("git");
         match next_credential(&mut tried, allowed) {
             Some(CredKind::Agent) => Cred::ssh_key_from_agent(user),
-            Some(CredKind::Helper) => Cred::credential_helper(&config, url, username),
+            Some(CredKind::Helper) => {
+                Cred::credential_helper(&config, url, username).map_err(|e| {
+                    git2::Error::from_str(&format!(
+                        "authentication required and the Git credential helper gave none ({})",
+                        e.message()
+                    ))
+                })
+            }
             Some(CredKind::Username) => Cred::username(user),
             Some(CredKind::Default) => Cred::default(),
             None => Err(git2::Error::from_str(
@@ -146,12 +190,21 @@ pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool)
     let mut fo = FetchOptions::new();
     fo.remote_callbacks(cb);
     fo.update_fetchhead(false);
+    fo.prune(git2::FetchPrune::On);
     fo.download_tags(git2::AutotagOption::None);
     let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
     rem.fetch(&[refspec.as_str()], Some(&mut fo), None)
         .map_err(|e| anyhow!("fetch {remote} {branch} failed: {}", redact(e.message())))?;
-    tracking_commit(repo, remote, branch)?
-        .ok_or_else(|| anyhow!("fetch {remote} {branch}: the remote has no branch {branch:?}"))
+    // libgit2 fetches an explicit refspec whose source is absent without an
+    // error; pruning (above) removes the stale tracking ref, so a deleted
+    // branch is reported below instead of looking like "nothing new" for ever.
+    // (`Remote::list` is not used: git2 0.20 builds a slice from a null
+    // pointer when the remote advertises no refs at all.)
+    tracking_commit(repo, remote, branch)?.ok_or_else(|| {
+        anyhow!(
+            "fetch {remote} {branch}: the remote has no branch {branch:?} (deleted or renamed?)"
+        )
+    })
 }
 
 /// The commit of `refs/remotes/<remote>/<branch>`, if the ref exists.
@@ -181,6 +234,14 @@ pub enum Blob {
         /// Blob ID.
         blob: String,
     },
+    /// The path names something other than a regular file (a directory, a
+    /// symlink, a submodule); nothing was loaded.
+    NotAFile {
+        /// What it is.
+        kind: &'static str,
+        /// The object ID it points to.
+        id: String,
+    },
     /// The content.
     Content {
         /// The bytes.
@@ -209,10 +270,20 @@ pub fn read_blob_at(repo: &Repository, commit: Oid, path: &str, max_bytes: usize
             ))
         }
     };
-    if entry.kind() != Some(git2::ObjectType::Blob) {
-        return Err(anyhow!("{path} in {commit} is not a file"));
-    }
     let id = entry.id();
+    let not_a_file = match (entry.kind(), entry.filemode()) {
+        (Some(git2::ObjectType::Blob), 0o120000) => Some("a symbolic link"),
+        (Some(git2::ObjectType::Blob), _) => None,
+        (Some(git2::ObjectType::Tree), _) => Some("a directory"),
+        (Some(git2::ObjectType::Commit), _) => Some("a submodule"),
+        _ => Some("not a regular file"),
+    };
+    if let Some(kind) = not_a_file {
+        return Ok(Blob::NotAFile {
+            kind,
+            id: id.to_string(),
+        });
+    }
     let odb = repo.odb().context("cannot open the object database")?;
     let (size, _) = odb
         .read_header(id)

@@ -628,6 +628,13 @@ impl Flow<'_> {
             }
             Err(e) => return Err(e),
         };
+        // The audit line goes first: a crash between the two leaves the task
+        // pending with its outbox in place (asked again, `AlreadyThere`), never
+        // approved in state without an `approved` line in the ledger.
+        ledger::append(
+            &self.paths,
+            &Entry::new("approved").task(&id).sha(task.sha256()).commit(commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
+        )?;
         state::update(&self.paths, |s| {
             s.approvals.insert(id.clone(), approval.clone());
             s.deferred_task_ids.remove(&id);
@@ -636,10 +643,6 @@ impl Flow<'_> {
             }
             Ok(())
         })?;
-        ledger::append(
-            &self.paths,
-            &Entry::new("approved").task(&id).sha(task.sha256()).commit(commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
-        )?;
         say(format!("approved {id}; outbox: {}", dir.display()));
         if let Some((_, phrase)) = required_phrase(task) {
             say(format!(
@@ -848,10 +851,32 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
     let oid = match fetched {
         Ok(o) => o,
         Err(e) => {
-            flow.record_poll(&format!("fetch failed: {e:#}"), false)?;
+            let msg = format!("fetch failed: {e:#}");
+            // One ledger line per distinct failure (not one per back-off retry).
+            let prev = state::load(&flow.paths)?.last_poll;
+            if prev.is_none_or(|p| p.ok || p.result != msg) {
+                ledger::append(
+                    &flow.paths,
+                    &Entry::new("fetch_failed").detail(serde_json::json!({
+                        "remote": flow.remote, "branch": flow.branch, "error": format!("{e:#}"),
+                    })),
+                )?;
+            }
+            flow.record_poll(&msg, false)?;
             return Err(e);
         }
     };
+    if state::load(&flow.paths)?
+        .last_poll
+        .is_some_and(|p| !p.ok && p.result.starts_with("fetch failed"))
+    {
+        ledger::append(
+            &flow.paths,
+            &Entry::new("fetch_recovered")
+                .commit(&oid.to_string())
+                .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
+        )?;
+    }
     let marker = state::load(&flow.paths)?.remote_marker;
     if marker.as_deref() == Some(oid.to_string().as_str()) {
         tracing::info!("poll: nothing new at {oid}");
@@ -868,12 +893,26 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
         }
         Blob::TooLarge { size, blob } => {
             let reason = format!(
-                "task file {} at {oid} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
-                flow.task_path
+                "task file {} on {}/{} at {oid} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
+                flow.task_path, flow.remote, flow.branch
             );
             flow.reject_text(
                 "rejected",
                 &format!("blob:{blob}"),
+                None,
+                &oid.to_string(),
+                &reason,
+            )?;
+            None
+        }
+        Blob::NotAFile { kind, id } => {
+            let reason = format!(
+                "task path {} on {}/{} at {oid} is {kind}, not a regular file; not read",
+                flow.task_path, flow.remote, flow.branch
+            );
+            flow.reject_text(
+                "rejected",
+                &format!("blob:{id}"),
                 None,
                 &oid.to_string(),
                 &reason,

@@ -1,0 +1,403 @@
+//! Issue 9 (hardening): hostile and broken remotes. Each case: a clear one-line
+//! error naming the remote/branch (or the task path), a ledger entry, no panic,
+//! the state intact; `watch --once` exits non-zero for fetch failures, and the
+//! looping watcher backs off.
+mod common;
+use common::{git, text, Lab, BRANCH, TASK_PATH};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
+
+fn no_panic(out: &Output) {
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!all.contains("panicked"), "{all}");
+    assert_ne!(out.status.code(), Some(101), "{all}");
+}
+
+/// `watch --once` against remote `name`, with a private HOME (no credential
+/// helpers or config from the machine running the tests).
+fn watch_remote(lab: &Lab, name: &str, stdin: &str) -> (Output, Duration) {
+    let t = Instant::now();
+    let mut child = lab
+        .rxnode()
+        .args(["--remote", name, "watch", "--once", "--interval", "0.2"])
+        .env("HOME", lab.dir.path())
+        .env("XDG_CONFIG_HOME", lab.dir.path())
+        .env("RXNODE_GIT_TIMEOUT_S", "2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out, t.elapsed())
+}
+
+/// The checks shared by every fetch failure: exit 1, one error line naming the
+/// remote and the branch and containing `why`, one `fetch_failed` ledger entry
+/// for this remote, the task records untouched, the poll recorded as failed.
+fn assert_fetch_failure(lab: &Lab, name: &str, why: &[&str]) -> Duration {
+    let before = std::fs::read(lab.local().join("rx_agent_state.json"))
+        .ok()
+        .map(|b| serde_json::from_slice::<serde_json::Value>(&b).unwrap()["tasks"].clone());
+    let ledger_before = lab
+        .ledger_events()
+        .iter()
+        .filter(|e| e["event"] == "fetch_failed")
+        .count();
+    let (out, took) = watch_remote(lab, name, "");
+    no_panic(&out);
+    let se = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{se}");
+    let line = se
+        .lines()
+        .find(|l| l.contains(&format!("fetch {name} {BRANCH}")))
+        .unwrap_or_else(|| panic!("no error line naming {name} {BRANCH}: {se}"));
+    let lower = line.to_lowercase();
+    assert!(
+        why.iter().any(|w| lower.contains(w)),
+        "{name}: expected one of {why:?} in {line:?}"
+    );
+    assert!(!text(&out.stdout).contains(PROMPT));
+    let ev = lab.ledger_events();
+    let failed: Vec<_> = ev.iter().filter(|e| e["event"] == "fetch_failed").collect();
+    assert_eq!(failed.len(), ledger_before + 1, "{ev:?}");
+    let last = failed.last().unwrap();
+    assert_eq!(last["detail"]["remote"], name);
+    assert_eq!(last["detail"]["branch"], BRANCH);
+    let st = lab.state();
+    assert_eq!(st["last_poll"]["ok"], false);
+    assert_eq!(st["running"], false);
+    if let Some(b) = before {
+        assert_eq!(st["tasks"], b, "{name}: task records changed");
+    }
+    assert!(!lab.local().join("rxnode.lock").exists());
+    println!("{name}: exit 1 after {} ms: {line}", took.as_millis());
+    took
+}
+
+/// A loopback server that accepts connections and never answers.
+fn hanging_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = vec![];
+        for s in l.incoming().flatten() {
+            held.push(s); // never read, never written, never closed
+        }
+    });
+    port
+}
+
+/// A loopback HTTP server that answers every request with 401 Basic.
+fn unauthorized_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut req = vec![];
+            let mut buf = [0u8; 1024];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = s.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"lab\"\r\n\
+Content-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn fetch_failures_are_one_line_ledgered_bounded_and_harmless() {
+    let lab = Lab::new();
+    // Something in state first, so "state intact" means something.
+    lab.post(&Lab::task("HOSTILE_OK", &lab.main_head(), &[]));
+    assert!(lab.watch_once("a\n").status.success());
+
+    // A remote that accepts and never answers: bounded by the I/O timeout.
+    let hang = hanging_server();
+    git(
+        &lab.rx,
+        &[
+            "remote",
+            "add",
+            "hang",
+            &format!("git://127.0.0.1:{hang}/x"),
+        ],
+    );
+    let took = assert_fetch_failure(&lab, "hang", &["timed out", "timeout"]);
+    assert!(took < Duration::from_secs(15), "hang took {took:?}");
+    git(
+        &lab.rx,
+        &[
+            "remote",
+            "add",
+            "hanghttp",
+            &format!("http://127.0.0.1:{hang}/x"),
+        ],
+    );
+    let took = assert_fetch_failure(&lab, "hanghttp", &["timed out", "timeout"]);
+    assert!(took < Duration::from_secs(15), "hanghttp took {took:?}");
+
+    // Unreachable: a loopback port nobody listens on, and a missing path.
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    git(
+        &lab.rx,
+        &[
+            "remote",
+            "add",
+            "down",
+            &format!("git://127.0.0.1:{closed}/x"),
+        ],
+    );
+    assert_fetch_failure(&lab, "down", &["connect", "refused"]);
+    let gone = lab.dir.path().join("no-such-origin.git");
+    git(&lab.rx, &["remote", "add", "gone", gone.to_str().unwrap()]);
+    assert_fetch_failure(
+        &lab,
+        "gone",
+        &["not found", "could not find", "does not exist"],
+    );
+
+    // Bad credentials: 401 every time; each credential kind is tried once, then
+    // a clear authentication error (no endless libgit2 retry loop).
+    let auth = unauthorized_server();
+    git(
+        &lab.rx,
+        &[
+            "remote",
+            "add",
+            "locked",
+            &format!("http://127.0.0.1:{auth}/x"),
+        ],
+    );
+    let took = assert_fetch_failure(&lab, "locked", &["auth", "401", "credential"]);
+    assert!(took < Duration::from_secs(15), "locked took {took:?}");
+
+    // The state still works and the good remote still polls.
+    let out = lab.run(&["status", "--json"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = lab.watch_once("");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lab.status_of("HOSTILE_OK"), "approved");
+    assert!(lab
+        .ledger_events()
+        .iter()
+        .any(|e| e["event"] == "fetch_recovered"));
+}
+
+#[test]
+fn looping_watcher_backs_off_and_ledgers_a_repeated_failure_once() {
+    let lab = Lab::new();
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    git(
+        &lab.rx,
+        &[
+            "remote",
+            "add",
+            "down",
+            &format!("git://127.0.0.1:{closed}/x"),
+        ],
+    );
+    let child = lab
+        .rxnode()
+        .args(["--remote", "down", "watch", "--interval", "0.05"])
+        .env("HOME", lab.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: SIGTERM to our own child.
+    #[cfg(unix)]
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    #[cfg(not(unix))]
+    let mut child = child;
+    #[cfg(not(unix))]
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    no_panic(&out);
+    let se = text(&out.stderr);
+    // Waits double: 0.1, 0.2, 0.4, 0.8 s (±10 % jitter) — a few tries in 1.5 s, not 30.
+    let waits: Vec<f64> = se
+        .lines()
+        .filter_map(|l| l.split("next try in ").nth(1))
+        .filter_map(|r| r.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert!(
+        (2..=6).contains(&waits.len()),
+        "expected a few backed-off tries: {waits:?}\n{se}"
+    );
+    assert!(
+        waits.windows(2).all(|w| w[1] > w[0] * 1.5),
+        "waits do not grow: {waits:?}"
+    );
+    let failed = lab
+        .ledger_events()
+        .iter()
+        .filter(|e| e["event"] == "fetch_failed")
+        .count();
+    assert_eq!(failed, 1, "a repeated identical failure is ledgered once");
+    assert_eq!(lab.state()["running"], false);
+}
+
+/// Shared checks for a bad task file on a healthy remote: exit 0 (the fetch
+/// worked), a one-line rejection naming the path, one `rejected` ledger entry,
+/// no prompt, not re-reported on the next poll.
+fn assert_rejected_once(lab: &Lab, why: &str) {
+    let (out, _) = watch_remote(lab, "origin", "a\n");
+    no_panic(&out);
+    let se = text(&out.stderr);
+    assert!(out.status.success(), "{se}");
+    assert!(!text(&out.stdout).contains(PROMPT), "{}", text(&out.stdout));
+    let line = se
+        .lines()
+        .find(|l| l.contains(why))
+        .unwrap_or_else(|| panic!("no line with {why:?}: {se}"));
+    assert!(line.contains(TASK_PATH), "{line}");
+    println!("{why}: {line}");
+    let rejected = |lab: &Lab| {
+        lab.ledger_events()
+            .iter()
+            .filter(|e| e["event"] == "rejected")
+            .count()
+    };
+    assert_eq!(rejected(lab), 1);
+    lab.post_file("unrelated.txt", b"x\n");
+    let (out, _) = watch_remote(lab, "origin", "a\n");
+    assert!(out.status.success());
+    assert!(!text(&out.stderr).contains(why), "re-reported");
+    assert_eq!(rejected(lab), 1);
+    assert!(lab.state()["tasks"].as_object().unwrap().is_empty());
+}
+
+#[test]
+fn task_path_as_directory_is_rejected() {
+    let lab = Lab::new();
+    lab.post_file(&format!("{TASK_PATH}/inner.md"), b"TASK_ID = X\n");
+    assert_rejected_once(&lab, "is a directory");
+}
+
+#[cfg(unix)]
+#[test]
+fn task_file_as_symlink_is_rejected() {
+    let lab = Lab::new();
+    let p = lab.main.join(TASK_PATH);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink("../../README.md", &p).unwrap();
+    git(&lab.main, &["add", TASK_PATH]);
+    git(&lab.main, &["commit", "-q", "-m", "symlink"]);
+    git(&lab.main, &["push", "-q", "origin", BRANCH]);
+    assert_rejected_once(&lab, "is a symbolic link");
+}
+
+#[test]
+fn a_40_mib_task_file_is_not_loaded() {
+    let lab = Lab::new();
+    let mut big = Lab::task("HUGE", &lab.main_head(), &[]).into_bytes();
+    big.resize(40 << 20, b'x');
+    lab.post_file(TASK_PATH, &big);
+    assert_rejected_once(&lab, "41943040 bytes; at most");
+}
+
+#[test]
+fn binary_task_file_is_rejected() {
+    let lab = Lab::new();
+    let mut bin = vec![0u8, 0xff, 0xfe, 0x00, b'\n'];
+    let mut x: u32 = 0x1234_5678;
+    for _ in 0..4096 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        bin.push(x as u8);
+    }
+    lab.post_file(TASK_PATH, &bin);
+    assert_rejected_once(&lab, "without a usable TASK_ID");
+}
+
+#[test]
+fn rewritten_history_and_deleted_branch() {
+    let lab = Lab::new();
+    let base = lab.main_head();
+    let first = Lab::task("REWRITE_A", &base, &[]);
+    lab.post(&first);
+    assert!(lab.watch_once("a\n").status.success());
+    assert_eq!(lab.status_of("REWRITE_A"), "approved");
+    let outbox_a = lab.local().join("rx_agent_outbox/REWRITE_A/TASK.md");
+    assert_eq!(std::fs::read(&outbox_a).unwrap(), first.as_bytes());
+
+    // Force-push a rewritten history holding the same ID with another text.
+    git(&lab.main, &["checkout", "-q", "--orphan", "rewritten"]);
+    git(&lab.main, &["rm", "-rq", "--cached", "."]);
+    std::fs::write(lab.main.join("README.md"), "rewritten\n").unwrap();
+    git(&lab.main, &["add", "README.md"]);
+    git(&lab.main, &["commit", "-q", "-m", "rewritten root"]);
+    let new_base = lab.main_head();
+    std::fs::write(
+        lab.main.join(TASK_PATH),
+        Lab::task(
+            "REWRITE_A",
+            &new_base,
+            &[("TASK_TITLE", "Swapped under me")],
+        ),
+    )
+    .unwrap();
+    git(&lab.main, &["add", TASK_PATH]);
+    git(&lab.main, &["commit", "-q", "-m", "same id, other text"]);
+    git(
+        &lab.main,
+        &["push", "-q", "-f", "origin", &format!("rewritten:{BRANCH}")],
+    );
+    let (out, _) = watch_remote(&lab, "origin", "a\n");
+    no_panic(&out);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let se = text(&out.stderr);
+    assert!(se.contains("REFUSED") && se.contains("REWRITE_A"), "{se}");
+    assert_eq!(lab.status_of("REWRITE_A"), "approved");
+    assert_eq!(std::fs::read(&outbox_a).unwrap(), first.as_bytes());
+
+    // A new task on the rewritten history is handled normally.
+    std::fs::write(
+        lab.main.join(TASK_PATH),
+        Lab::task("REWRITE_B", &new_base, &[]),
+    )
+    .unwrap();
+    git(&lab.main, &["commit", "-qam", "task B"]);
+    git(
+        &lab.main,
+        &["push", "-q", "-f", "origin", &format!("rewritten:{BRANCH}")],
+    );
+    let (out, _) = watch_remote(&lab, "origin", "a\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lab.status_of("REWRITE_B"), "approved");
+
+    // The branch is deleted: a fetch failure naming it, not "nothing new".
+    git(&lab.main, &["push", "-q", "origin", "--delete", BRANCH]);
+    assert_fetch_failure(&lab, "origin", &["no branch"]);
+    assert_eq!(lab.status_of("REWRITE_A"), "approved");
+    assert_eq!(lab.status_of("REWRITE_B"), "approved");
+}

@@ -1,0 +1,140 @@
+//! Issue 9 (hardening), interlock: the source holds exactly one entry into
+//! SoapySDR's transmit API — the guarded `tx_stream` call in `hw/src/radio.rs`
+//! (inside `RxRadio::into_tx`, which consumes a `TxPermit`) — and exactly one
+//! `allow(clippy::disallowed_methods)`, on that call. Only `hw` links soapysdr.
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Strip `//` comments so that prose about `tx_stream` does not count; a
+/// string literal spelling it would still count (deliberately strict).
+fn code_of(line: &str) -> &str {
+    line.split("//").next().unwrap_or("")
+}
+
+#[test]
+fn exactly_one_guarded_tx_entry_into_soapysdr() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![];
+    for d in [
+        "src",
+        "hw/src",
+        "interlock/src",
+        "hw/tests",
+        "hw/benches",
+        "benches",
+    ] {
+        rust_files(&root.join(d), &mut files);
+    }
+    assert!(
+        files.iter().any(|p| p.ends_with("hw/src/radio.rs")),
+        "scan found no hw/src/radio.rs under {}",
+        root.display()
+    );
+    // A call (method or path) of tx_stream / tx_stream_args, turbofish allowed.
+    let call = regex::Regex::new(r"\btx_stream(_args)?\s*(::\s*<[^()]*>)?\s*\(").unwrap();
+    let allow = regex::Regex::new(r"allow\s*\(\s*clippy\s*::\s*disallowed_methods").unwrap();
+    let mut calls = vec![];
+    let mut allows = vec![];
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let code = code_of(l);
+            // A call may be split as `.tx_stream::<T>` on one line and `(` on the next.
+            let joined = format!("{code} {}", lines.get(i + 1).map_or("", |n| code_of(n)));
+            if call.is_match(code) || (code.contains("tx_stream") && call.is_match(&joined)) {
+                calls.push((rel.clone(), i + 1));
+            }
+            if allow.is_match(code) {
+                allows.push((rel.clone(), i + 1));
+            }
+        }
+    }
+    assert_eq!(
+        calls.len(),
+        1,
+        "expected exactly one tx_stream call (hw/src/radio.rs); found {calls:?}"
+    );
+    assert_eq!(calls[0].0, "hw/src/radio.rs", "{calls:?}");
+    assert_eq!(
+        allows.len(),
+        1,
+        "expected exactly one allow(clippy::disallowed_methods); found {allows:?}"
+    );
+    assert_eq!(allows[0].0, "hw/src/radio.rs", "{allows:?}");
+    let gap = calls[0].1 as i64 - allows[0].1 as i64;
+    assert!(
+        (1..=3).contains(&gap),
+        "the allow (line {}) must sit right above the call (line {})",
+        allows[0].1,
+        calls[0].1
+    );
+    // The guarded call is a method of `TxRadio`, the type only `into_tx(TxPermit)` makes.
+    let radio = std::fs::read_to_string(root.join("hw/src/radio.rs")).unwrap();
+    let before_call: Vec<&str> = radio.lines().take(calls[0].1).collect();
+    let enclosing_impl = before_call
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("impl"))
+        .copied()
+        .unwrap_or("");
+    assert!(
+        enclosing_impl.contains("TxRadio"),
+        "the tx_stream call is not in `impl TxRadio`: {enclosing_impl:?}"
+    );
+    assert!(
+        radio.contains("pub fn into_tx(self, permit: TxPermit) -> Result<TxRadio, Error>"),
+        "TxRadio must be reachable only by consuming a TxPermit"
+    );
+    // clippy.toml still bans both methods.
+    let clippy = std::fs::read_to_string(root.join("clippy.toml")).unwrap();
+    for m in [
+        "soapysdr::Device::tx_stream\"",
+        "soapysdr::Device::tx_stream_args\"",
+    ] {
+        assert!(clippy.contains(m), "clippy.toml no longer bans {m}");
+    }
+}
+
+#[test]
+fn only_hw_links_soapysdr() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dep = regex::Regex::new(r"(?m)^\s*soapysdr\s*=").unwrap();
+    for toml in ["Cargo.toml", "interlock/Cargo.toml"] {
+        let t = std::fs::read_to_string(root.join(toml)).unwrap();
+        assert!(!dep.is_match(&t), "{toml} depends on soapysdr");
+    }
+    let hw = std::fs::read_to_string(root.join("hw/Cargo.toml")).unwrap();
+    assert!(
+        dep.is_match(&hw),
+        "hw/Cargo.toml should be the one soapysdr user"
+    );
+    let mut files = vec![];
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("interlock/src"), &mut files);
+    for f in files {
+        let t = std::fs::read_to_string(&f).unwrap();
+        for (i, l) in t.lines().enumerate() {
+            assert!(
+                !code_of(l).contains("soapysdr::"),
+                "{}:{}: soapysdr used outside hw",
+                f.display(),
+                i + 1
+            );
+        }
+    }
+}
