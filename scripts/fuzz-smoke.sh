@@ -20,7 +20,7 @@ for t in "${targets[@]}"; do
     cp -r "corpus/$t/." "$work/"
     log="$work.log"
     st=0
-    cargo fuzz run "$t" "$work" -- \
+    cargo fuzz run -s none "$t" "$work" -- \
         -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 >"$log" 2>&1 || st=$?
     grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::average_exec_per_sec|INFO: seed corpus)|ERROR|panicked|SUMMARY" "$log" || true
