@@ -112,6 +112,51 @@ fn next_credential(tried: &mut Tried, allowed: CredentialType) -> Option<CredKin
     None
 }
 
+/// The credential callback used for every fetch and push: ssh-agent, the Git
+/// credential helper, a plain username, the platform default — each offered at
+/// most once ([`next_credential`]), then a clear error naming the (redacted)
+/// URL. libgit2 calls the callback again after every failure, so without this
+/// bound it would loop for ever. Never logs or returns a credential.
+pub fn credentials_callback(
+    config: Option<git2::Config>,
+) -> impl FnMut(&str, Option<&str>, CredentialType) -> Result<Cred, git2::Error> {
+    let mut tried = Tried::default();
+    move |url, username, allowed| {
+        let user = username.unwrap_or("git");
+        match next_credential(&mut tried, allowed) {
+            Some(CredKind::Agent) => {
+                tracing::debug!("credentials: trying ssh-agent for {}", redact(url));
+                Cred::ssh_key_from_agent(user)
+            }
+            Some(CredKind::Helper) => match &config {
+                Some(cfg) => Cred::credential_helper(cfg, url, username).map_err(|e| {
+                    git2::Error::from_str(&format!(
+                        "authentication required and the Git credential helper gave none ({})",
+                        redact(e.message())
+                    ))
+                }),
+                None => Err(git2::Error::from_str(
+                    "authentication required and no Git config to find a credential helper",
+                )),
+            },
+            Some(CredKind::Username) => Cred::username(user),
+            Some(CredKind::Default) => Cred::default(),
+            None => Err(git2::Error::from_str(&format!(
+                "authentication failed for {}: tried ssh-agent and the Git credential helper once each; \
+                 set up an ssh key in the agent or a credential helper",
+                redact(url)
+            ))),
+        }
+    }
+}
+
+/// Remote callbacks with [`credentials_callback`] installed.
+pub fn remote_callbacks<'a>(config: Option<git2::Config>) -> RemoteCallbacks<'a> {
+    let mut cb = RemoteCallbacks::new();
+    cb.credentials(credentials_callback(config));
+    cb
+}
+
 /// Remove `user:password@` from any URL in a message (libgit2 errors may echo
 /// the remote URL, which must never put credentials in a log).
 pub fn redact(msg: &str) -> String {
@@ -162,28 +207,8 @@ pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool)
         }
     }
     let config = repo.config().context("cannot read the Git config")?;
-    let mut tried = Tried::default();
     let started = Instant::now();
-    let mut cb = RemoteCallbacks::new();
-    cb.credentials(move |url, username, allowed| {
-        let user = username.unwrap_or("git");
-        match next_credential(&mut tried, allowed) {
-            Some(CredKind::Agent) => Cred::ssh_key_from_agent(user),
-            Some(CredKind::Helper) => {
-                Cred::credential_helper(&config, url, username).map_err(|e| {
-                    git2::Error::from_str(&format!(
-                        "authentication required and the Git credential helper gave none ({})",
-                        e.message()
-                    ))
-                })
-            }
-            Some(CredKind::Username) => Cred::username(user),
-            Some(CredKind::Default) => Cred::default(),
-            None => Err(git2::Error::from_str(
-                "authentication failed: ssh-agent and the Git credential helper were each tried once",
-            )),
-        }
-    });
+    let mut cb = remote_callbacks(Some(config));
     cb.transfer_progress(move |_| {
         !cancel.load(Ordering::Relaxed) && started.elapsed() < FETCH_DEADLINE
     });

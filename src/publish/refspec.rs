@@ -88,65 +88,10 @@ pub fn rx_node_refspec(watched_branch: &str) -> Result<PushRefspec, RefspecRefus
 
 /// A URL with any `user:password@` part removed, for messages and logs.
 pub fn redact_url(url: &str) -> String {
-    if let Some(scheme_end) = url.find("://") {
-        let rest = &url[scheme_end + 3..];
-        let host_end = rest.find('/').unwrap_or(rest.len());
-        if let Some(at) = rest[..host_end].rfind('@') {
-            return format!("{}://{}", &url[..scheme_end], &rest[at + 1..]);
-        }
-    }
-    url.to_owned()
+    crate::gitops::redact(url)
 }
 
-/// Remote callbacks' credential function: ssh-agent once, then the git
-/// credential helper once, then libgit2's default (Kerberos/NTLM) once, then
-/// a clear error — never an endless retry loop.
-pub fn credentials_callback(
-    config: Option<git2::Config>,
-) -> impl FnMut(&str, Option<&str>, git2::CredentialType) -> Result<git2::Cred, git2::Error> {
-    let mut tried_agent = false;
-    let mut tried_helper = false;
-    let mut tried_default = false;
-    let mut tried_username = false;
-    move |url, username, allowed| {
-        let user = username.unwrap_or("git");
-        if allowed.contains(git2::CredentialType::USERNAME) && !tried_username {
-            tried_username = true;
-            return git2::Cred::username(user);
-        }
-        if allowed.contains(git2::CredentialType::SSH_KEY) && !tried_agent {
-            tried_agent = true;
-            tracing::debug!("credentials: trying ssh-agent for {}", redact_url(url));
-            return git2::Cred::ssh_key_from_agent(user);
-        }
-        if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT) && !tried_helper {
-            tried_helper = true;
-            if let Some(cfg) = &config {
-                tracing::debug!(
-                    "credentials: trying the git credential helper for {}",
-                    redact_url(url)
-                );
-                return git2::Cred::credential_helper(cfg, url, username);
-            }
-        }
-        if allowed.contains(git2::CredentialType::DEFAULT) && !tried_default {
-            tried_default = true;
-            return git2::Cred::default();
-        }
-        Err(git2::Error::from_str(&format!(
-            "no working credentials for {} (tried ssh-agent and the git credential helper once each); \
-             set up an ssh key in the agent or a credential helper",
-            redact_url(url)
-        )))
-    }
-}
-
-/// Remote callbacks with [`credentials_callback`] installed.
-pub fn remote_callbacks<'a>(config: Option<git2::Config>) -> git2::RemoteCallbacks<'a> {
-    let mut cb = git2::RemoteCallbacks::new();
-    cb.credentials(credentials_callback(config));
-    cb
-}
+pub use crate::gitops::{credentials_callback, remote_callbacks};
 
 #[cfg(test)]
 mod tests {
@@ -197,11 +142,11 @@ mod tests {
     fn urls_lose_their_credentials() {
         assert_eq!(
             redact_url("https://alice:s3cret@example.com/a/b.git"),
-            "https://example.com/a/b.git"
+            "https://***@example.com/a/b.git"
         );
         assert_eq!(
             redact_url("https://tok@example.com/x@y"),
-            "https://example.com/x@y"
+            "https://***@example.com/x@y"
         );
         assert_eq!(
             redact_url("git@example.com:a/b.git"),
@@ -220,8 +165,8 @@ mod tests {
         for _ in 0..6 {
             results.push(cb("https://u:p@example.com/x.git", None, all).is_ok());
         }
-        // ssh-agent (may fail to build a cred or not), default; then only errors.
-        assert!(results[2..].iter().all(|ok| !ok), "{results:?}");
+        // ssh-agent, the helper (no config: an error), the default: each once; then only errors.
+        assert!(results[3..].iter().all(|ok| !ok), "{results:?}");
         let e = cb("https://u:p@example.com/x.git", None, all).err();
         let msg = e.map(|e| e.message().to_owned()).unwrap_or_default();
         assert!(msg.contains("tried ssh-agent"), "{msg}");
