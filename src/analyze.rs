@@ -5,8 +5,8 @@ use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
 use num_complex::Complex;
 use rxnode_hw::{
-    judge_clkin, ClkinConfig, ClkinEstimator, ClkinStatus, ClockEvidence, IqFormat, IqReader,
-    Welch, WelchConfig,
+    judge_clkin, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, IqFormat,
+    IqReader, Welch, WelchConfig,
 };
 use serde::{Deserialize, Serialize};
 
@@ -24,25 +24,6 @@ pub struct PeakOut {
     pub power_db: f64,
     /// dB over the noise floor.
     pub snr_db: f64,
-}
-
-/// The CLKIN part of the report.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ClkinOut {
-    /// True RF frequency of the reference tone.
-    pub tone_hz: f64,
-    /// Measured RF frequency (receiver axis), when found.
-    pub measured_hz: Option<f64>,
-    /// Reference error, positive when the receiver clock runs fast.
-    pub ppm: Option<f64>,
-    /// One-sigma uncertainty.
-    pub ppm_uncertainty: Option<f64>,
-    /// Tolerance applied.
-    pub tolerance_ppm: f64,
-    /// PASS or FAIL.
-    pub status: ClkinStatus,
-    /// Why.
-    pub detail: String,
 }
 
 /// `analyze --json` output.
@@ -74,7 +55,7 @@ pub struct AnalyzeReport {
     pub clipped_fraction: f64,
     /// The CLKIN check, when `--clkin-tone-hz` is given.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub clkin: Option<ClkinOut>,
+    pub clkin: Option<ClkinReport>,
 }
 
 fn positive(name: &str, v: f64) -> Result<f64> {
@@ -175,21 +156,13 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
     let clkin = clkin.as_mut().map(|c| {
         let est = c.finish();
         let cfg = c.config();
-        let r = judge_clkin(
+        // A recording carries no driver evidence: the verdict rests on the measurement.
+        judge_clkin(
             cfg.tone_hz,
             cfg.tolerance_ppm,
             est.as_ref(),
             &ClockEvidence::default(),
-        );
-        ClkinOut {
-            tone_hz: r.tone_hz,
-            measured_hz: r.measured_hz,
-            ppm: r.ppm,
-            ppm_uncertainty: r.ppm_uncertainty,
-            tolerance_ppm: r.tolerance_ppm,
-            status: r.status,
-            detail: r.detail,
-        }
+        )
     });
     let report = AnalyzeReport {
         file: args.file.display().to_string(),
