@@ -362,15 +362,16 @@ impl RxRadio {
             .collect())
     }
 
-    /// Open and activate an RX stream (CF32, channel 0). Deactivated and closed on drop.
+    /// Set up an RX stream (CF32, channel 0); it is activated by its first read.
+    /// Deactivated (if active) and closed on drop.
     pub fn rx_stream(&mut self) -> Result<RxStream, Error> {
-        let mut inner = self
+        // Set up now, activate on the first read: whatever the caller does in
+        // between (threads, buffers, FFT plans) never counts against the
+        // driver's buffer and cannot cause an overflow before the first sample.
+        let inner = self
             .dev
             .rx_stream::<Complex<f32>>(&[0])
             .map_err(|e| self.driver_err("set up rx stream", e))?;
-        inner
-            .activate(None)
-            .map_err(|e| self.driver_err("activate rx stream", e))?;
         Ok(RxStream {
             inner,
             args: self.args.clone(),
@@ -425,6 +426,12 @@ impl std::fmt::Debug for RxStream {
 
 impl SampleSource for RxStream {
     fn read(&mut self, buf: &mut [Complex<f32>], timeout_us: i64) -> Result<ReadOutcome, Error> {
+        if !self.inner.active() {
+            self.inner.activate(None).map_err(|e| Error::Stream {
+                args: self.args.clone(),
+                message: format!("activate rx stream: {:?}: {}", e.code, e.message),
+            })?;
+        }
         match self.inner.read(&mut [buf], timeout_us) {
             Ok(n) => Ok(ReadOutcome::Samples(n)),
             Err(e) if e.code == ErrorCode::Overflow => Ok(ReadOutcome::Overflow),
