@@ -96,6 +96,9 @@ pub fn capture(
     cancel: &AtomicBool,
     show_progress: bool,
 ) -> Result<CaptureSummary, NotCaptured> {
+    // HackRF's only CLKIN signal besides the hardware-info key: ask `hackrf_clock`
+    // (read-only) before we open the radio, as a HackRF takes one process at a time.
+    let hackrf_clkin = c.clkin.and_then(|_| hackrf_clkin_status(&c.device));
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
     // Policy limits that default to the device's own maximum.
@@ -159,7 +162,7 @@ pub fn capture(
                 _ => None,
             }),
         hw_clock_source: hwinfo.get("clock source").cloned(),
-        hackrf_clkin: None,
+        hackrf_clkin,
     };
     let mut welch = WelchConfig::new(c.fft_size, actual.sample_rate_hz);
     welch.center_hz = Some(actual.frequency_hz);
@@ -243,4 +246,98 @@ pub fn capture(
         }
     }
     Ok(summary)
+}
+
+/// `hackrf_clock -i` CLKIN status for a `driver=hackrf` device, when the tool is
+/// installed: `Some(true)` when it reports a clock signal at CLKIN. Read-only;
+/// bounded to 5 s; any failure is simply "no evidence" (`None`).
+fn hackrf_clkin_status(device_args: &str) -> Option<bool> {
+    let kv: Vec<(String, String)> = device_args
+        .split(',')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let get = |key: &str| kv.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    if get("driver") != Some("hackrf") {
+        return None;
+    }
+    let mut cmd = std::process::Command::new("hackrf_clock");
+    cmd.arg("-i")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    if let Some(serial) = get("serial") {
+        cmd.args(["-d", serial]);
+    }
+    let mut child = cmd.spawn().ok()?;
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < Duration::from_secs(5) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let out = child.wait_with_output().ok()?;
+    parse_hackrf_clkin(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Parse `hackrf_clock -i` output ("CLKIN status: clock signal detected" /
+/// "CLKIN status: no clock signal detected").
+fn parse_hackrf_clkin(text: &str) -> Option<bool> {
+    text.lines()
+        .map(str::to_ascii_lowercase)
+        .find(|l| l.contains("clkin"))
+        .and_then(|l| {
+            if l.contains("no clock") || l.contains("not detected") {
+                Some(false)
+            } else if l.contains("detected") {
+                Some(true)
+            } else {
+                None
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hackrf_clock_output_is_read() {
+        assert_eq!(
+            parse_hackrf_clkin("Found HackRF\nCLKIN status: clock signal detected\n"),
+            Some(true)
+        );
+        assert_eq!(
+            parse_hackrf_clkin("CLKIN status: no clock signal detected\n"),
+            Some(false)
+        );
+        assert_eq!(parse_hackrf_clkin("hackrf_clock: error\n"), None);
+        assert_eq!(parse_hackrf_clkin(""), None);
+    }
+
+    #[test]
+    fn only_hackrf_devices_ask_hackrf_clock() {
+        assert_eq!(hackrf_clkin_status("driver=rxsim,serial=x"), None);
+        assert_eq!(hackrf_clkin_status("serial=x"), None);
+    }
+
+    #[test]
+    fn paths_inside_the_checkout_are_relative() {
+        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let f = d.path().join(".local/rx_iq/T/capture-1.sigmf-data");
+        std::fs::create_dir_all(f.parent().unwrap_or(d.path())).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&f, b"x").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            relative_to(&f, d.path()),
+            ".local/rx_iq/T/capture-1.sigmf-data"
+        );
+    }
 }
