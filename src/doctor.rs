@@ -615,12 +615,24 @@ fn policy(paths: &Paths) -> Check {
 fn state_file(paths: &Paths) -> Check {
     let p = paths.state();
     match std::fs::read(&p) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => check(
-            "state",
-            Verdict::Pass,
-            format!("no {} yet (nothing has run here)", p.display()),
-            "",
-        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match crate::state::corrupt_aside(paths) {
+            Some(aside) => check(
+                "state",
+                Verdict::Fail,
+                format!(
+                    "no {}, but a corrupt state is kept aside as {}",
+                    p.display(),
+                    aside.display()
+                ),
+                "repair it and move it back, or delete it to start from a fresh state",
+            ),
+            None => check(
+                "state",
+                Verdict::Pass,
+                format!("no {} yet (nothing has run here)", p.display()),
+                "",
+            ),
+        },
         Err(e) => check(
             "state",
             Verdict::Fail,
@@ -643,7 +655,7 @@ fn state_file(paths: &Paths) -> Check {
                 "state",
                 Verdict::Fail,
                 format!("{} is corrupt: {e}", p.display()),
-                "inspect and repair it, or move it aside (the next `rxnode watch` keeps it aside and starts fresh only after you remove it)",
+                "inspect and repair it; the next command moves it aside and every command refuses until you repair or delete the copy kept aside",
             ),
         },
     }

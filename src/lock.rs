@@ -77,10 +77,14 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// Read the current holder, if any (an unreadable file gives `Err`).
+/// Read the current holder of the watcher lock, if any (an unreadable file gives `Err`).
 pub fn holder(paths: &Paths) -> Result<Option<Holder>> {
-    let p = paths.lock();
-    match std::fs::read(&p) {
+    holder_at(&paths.lock())
+}
+
+/// Read the holder of the lock file at `p`, if any.
+fn holder_at(p: &std::path::Path) -> Result<Option<Holder>> {
+    match std::fs::read(p) {
         Ok(b) => serde_json::from_slice(&b)
             .map(Some)
             .with_context(|| format!("lock file {} is not valid", p.display())),
@@ -95,8 +99,15 @@ pub fn holder_alive(h: &Holder) -> bool {
 }
 
 impl Lock {
-    /// Take the lock for `command`, or fail (exit 3) naming the holder.
+    /// Take the watcher lock (`.local/rxnode.lock`) for `command`, or fail
+    /// (exit 3) naming the holder.
     pub fn acquire(paths: &Paths, command: &str) -> Result<Lock> {
+        Lock::acquire_at(paths, paths.lock(), command)
+    }
+
+    /// Take the lock file `path` (under `.local/`) for `command`, or fail (exit 3)
+    /// naming the holder; a dead holder on this host is taken over with a ledger entry.
+    pub fn acquire_at(paths: &Paths, path: std::path::PathBuf, command: &str) -> Result<Lock> {
         std::fs::create_dir_all(&paths.local)
             .with_context(|| format!("cannot create {}", paths.local.display()))?;
         let me = Holder {
@@ -105,7 +116,6 @@ impl Lock {
             since: now_iso(),
             command: command.to_owned(),
         };
-        let path = paths.lock();
         for _ in 0..3 {
             match std::fs::OpenOptions::new()
                 .write(true)
@@ -120,7 +130,7 @@ impl Lock {
                     return Ok(Lock { path, me });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let current = match holder(paths) {
+                    let current = match holder_at(&path) {
                         Ok(Some(h)) => h,
                         Ok(None) => continue, // released meanwhile
                         Err(e) => {

@@ -43,6 +43,10 @@ impl Paths {
     pub fn lock(&self) -> PathBuf {
         self.local.join("rxnode.lock")
     }
+    /// `.local/rxnode-run.lock` (one `rxnode run` at a time; beside the watcher's lock).
+    pub fn run_lock(&self) -> PathBuf {
+        self.local.join("rxnode-run.lock")
+    }
     /// `.local/STOP`.
     pub fn stop(&self) -> PathBuf {
         self.local.join("STOP")

@@ -80,7 +80,7 @@ pub fn preconditions(cli: &Cli, paths: &Paths, id: &TaskId) -> Result<Approved> 
     };
     let dir = paths.outbox(id);
     let task_md = dir.join("TASK.md");
-    let bytes = read_limited(&task_md).map_err(|e| {
+    let bytes = crate::validate::read_task_file(&task_md).map_err(|e| {
         refuse(
             paths,
             ids,
@@ -173,10 +173,6 @@ pub fn preconditions(cli: &Cli, paths: &Paths, id: &TaskId) -> Result<Approved> 
     })
 }
 
-fn read_limited(p: &std::path::Path) -> Result<Vec<u8>> {
-    crate::validate::read_task_file(p)
-}
-
 /// Read one line from stdin; strip only the line terminator (`\n` or `\r\n`).
 /// `None` on EOF.
 /// Bytes that are not UTF-8 are kept as U+FFFD, so such a line never equals a
@@ -197,62 +193,20 @@ pub fn read_line_exact() -> Result<Option<String>> {
     Ok(Some(line))
 }
 
-/// A run lock beside the watcher's: one `run` at a time per checkout.
-struct RunLock(std::path::PathBuf);
-
-impl RunLock {
-    fn acquire(paths: &Paths, id: &str) -> Result<RunLock> {
-        let p = paths.local.join("rxnode-run.lock");
-        std::fs::create_dir_all(&paths.local)
-            .with_context(|| format!("cannot create {}", paths.local.display()))?;
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&p)
-            {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    let _ = writeln!(f, "{} {}", std::process::id(), id);
-                    return Ok(RunLock(p));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let text = std::fs::read_to_string(&p).unwrap_or_default();
-                    let pid: Option<u32> =
-                        text.split_whitespace().next().and_then(|s| s.parse().ok());
-                    match pid {
-                        Some(pid) if crate::lock::pid_alive(pid) => {
-                            return Err(refuse(
-                                paths,
-                                id,
-                                None,
-                                format!(
-                                    "another `rxnode run` (PID {pid}) is running in this checkout"
-                                ),
-                            ))
-                        }
-                        _ => {
-                            tracing::warn!("taking over a stale run lock {}", p.display());
-                            let _ = std::fs::remove_file(&p);
-                        }
-                    }
-                }
-                Err(e) => return Err(e).with_context(|| format!("cannot create {}", p.display())),
-            }
+/// One `run` at a time per checkout: the watcher's lock mechanism on its own file.
+fn acquire_run_lock(paths: &Paths, id: &str) -> Result<crate::lock::Lock> {
+    crate::lock::Lock::acquire_at(paths, paths.run_lock(), &format!("run {id}")).map_err(|e| {
+        if e.downcast_ref::<crate::exit::Refused>().is_some() {
+            refuse(
+                paths,
+                id,
+                None,
+                format!("another `rxnode run` is running in this checkout: {e:#}"),
+            )
+        } else {
+            e
         }
-        Err(refuse(
-            paths,
-            id,
-            None,
-            format!("cannot take the run lock {}", p.display()),
-        ))
-    }
-}
-
-impl Drop for RunLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+    })
 }
 
 /// Ctrl-C (and SIGTERM) set this; steps check it.
@@ -315,7 +269,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let _lock = if paths.stop().exists() {
         None // preconditions refuse with the STOP reason
     } else {
-        Some(RunLock::acquire(&paths, &ids)?)
+        Some(acquire_run_lock(&paths, &ids)?)
     };
     let Approved {
         task,

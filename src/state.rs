@@ -146,20 +146,36 @@ impl Default for State {
     }
 }
 
-/// Load the state; a missing file is a fresh state. A corrupt file is moved
-/// aside (`rx_agent_state.json.corrupt-<time>`) and an error names both files.
+/// Prefix of a state file kept aside as corrupt.
+const CORRUPT_PREFIX: &str = "rx_agent_state.json.corrupt-";
+
+/// Load the state; a missing file is a fresh state — unless a corrupt one was
+/// kept aside earlier and nobody has dealt with it yet (then an error names it:
+/// a reset must be the operator's decision, never a side effect). A corrupt
+/// file is moved aside (`rx_agent_state.json.corrupt-<time>-<pid>`) and an
+/// error names both files.
 pub fn load(paths: &Paths) -> Result<State> {
     let p = paths.state();
     let bytes = match std::fs::read(&p) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(aside) = corrupt_aside(paths) {
+                anyhow::bail!(
+                    "state file {} is missing and a corrupt one is kept aside as {}; \
+                     repair it and move it back, or delete it to start from a fresh state",
+                    p.display(),
+                    aside.display()
+                );
+            }
+            return Ok(State::default());
+        }
         Err(e) => return Err(e).with_context(|| format!("cannot read state file {}", p.display())),
     };
     match serde_json::from_slice::<State>(&bytes) {
         Ok(s) => Ok(s),
         Err(e) => {
             let stamp = now_iso().replace([':', '+'], "");
-            let aside = p.with_file_name(format!("rx_agent_state.json.corrupt-{stamp}"));
+            let aside = p.with_file_name(format!("{CORRUPT_PREFIX}{stamp}-{}", std::process::id()));
             std::fs::rename(&p, &aside).with_context(|| {
                 format!(
                     "state file {} is corrupt ({e}) and could not be moved aside",
@@ -175,6 +191,15 @@ pub fn load(paths: &Paths) -> Result<State> {
     }
 }
 
+/// A state file kept aside as corrupt and not yet dealt with, if any.
+pub fn corrupt_aside(paths: &Paths) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(&paths.local)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().starts_with(CORRUPT_PREFIX))
+        .map(|e| e.path())
+}
+
 /// Save the state atomically.
 pub fn save(paths: &Paths, state: &State) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(state)?;
@@ -182,8 +207,23 @@ pub fn save(paths: &Paths, state: &State) -> Result<()> {
     write_atomic(&paths.state(), &bytes)
 }
 
-/// Load, change, save.
+/// Load, change, save — under an exclusive OS lock on
+/// `.local/rx_agent_state.lock`, so the watcher, `run`, `publish` and
+/// `mark-completed` never lose each other's changes. The OS releases the lock
+/// if the process dies. Readers need no lock: the file is replaced atomically.
 pub fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+    std::fs::create_dir_all(&paths.local)
+        .with_context(|| format!("cannot create {}", paths.local.display()))?;
+    let lock_path = paths.local.join("rx_agent_state.lock");
+    let guard = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("cannot open {}", lock_path.display()))?;
+    guard
+        .lock()
+        .with_context(|| format!("cannot lock {}", lock_path.display()))?;
     let mut s = load(paths)?;
     let out = f(&mut s)?;
     save(paths, &s)?;

@@ -1076,7 +1076,13 @@ fn a_live_run_lock_refuses_a_second_run() {
     let id = "RUN_LOCK_1";
     rig.post_and_approve(id, &yellow(), Some(r#"{"steps": [{"op": "inventory"}]}"#));
     let lock = rig.lab.local().join("rxnode-run.lock");
-    std::fs::write(&lock, format!("{} OTHER_TASK\n", std::process::id())).unwrap();
+    // The lock file format of `.local/rxnode.lock` (src/lock.rs `Holder`).
+    let holder = |pid: u32| {
+        serde_json::json!({"pid": pid, "host": gethostname::gethostname().to_string_lossy(),
+            "since": "2026-11-30T00:00:00+00:00", "command": "run OTHER_TASK"})
+        .to_string()
+    };
+    std::fs::write(&lock, holder(std::process::id())).unwrap();
     let out = assert_refused(&rig, id, None, "live run lock");
     assert!(
         text_of(&out.stderr).contains("another `rxnode run`"),
@@ -1086,7 +1092,7 @@ fn a_live_run_lock_refuses_a_second_run() {
     assert!(lock.exists(), "someone else's lock is left alone");
     assert!(rig.events().is_empty());
     // A stale lock (dead PID) is taken over.
-    std::fs::write(&lock, "999999999 OTHER_TASK\n").unwrap();
+    std::fs::write(&lock, holder(999_999_999)).unwrap();
     let out = rig.run(id, None);
     assert_eq!(code(&out), Some(0), "{}", show(&out));
     assert!(!lock.exists(), "the run removes its own lock");

@@ -301,6 +301,21 @@ fn corrupt_state_is_kept_aside_and_the_command_fails() {
         std::fs::read_to_string(aside[0].path()).unwrap(),
         "{ not json"
     );
+    // Regression: the next command must not start from an empty state while
+    // the corrupt one sits aside unresolved (that would re-prompt and re-run
+    // tasks already decided) — it fails again, naming the file kept aside.
+    let again = lab.watch_once("");
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains(".corrupt-"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert!(!lab.local().join("rx_agent_state.json").exists());
+    // Once the operator deletes it, a fresh start is their decision.
+    std::fs::remove_file(aside[0].path()).unwrap();
+    let fresh = lab.watch_once("");
+    assert_ne!(fresh.status.code(), Some(1), "{}", text(&fresh.stderr));
 }
 
 #[test]
