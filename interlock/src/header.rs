@@ -240,7 +240,6 @@ pub(crate) fn check_header(
             ));
         }
     }
-    let before = issues.len();
     let get = |k: &str| seen.get(k).copied();
 
     let task_id = get("TASK_ID").and_then(|(l, v)| match TaskId::parse(v) {
@@ -398,9 +397,10 @@ pub(crate) fn check_header(
             ));
         }
     }
-    if issues.len() != before || !issues.is_empty() {
-        return None;
-    }
+    // Every field that failed is `None` here, so `?` below gives no header; a
+    // header whose fields all parsed is returned even when other lines were
+    // bad, so the plan's body/header conflicts are still reported (the task is
+    // rejected all the same: the caller has the issues).
     Some(TaskHeader {
         task_id: task_id?,
         task_title: task_title?,

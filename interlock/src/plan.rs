@@ -489,6 +489,28 @@ mod tests {
         format!(r#"{{"steps": [{s}]}}"#)
     }
 
+    /// Regression (review of session 1): a bad header line elsewhere (here an
+    /// unknown field) used to hide the plan's body/header conflicts.
+    #[test]
+    fn conflicts_are_reported_beside_other_header_errors() {
+        let f = set(fields("YES", "NO", "NO"), "PRIORITY", Some("HIGH"));
+        let e = errs(&render(
+            &f,
+            &plan(&steps(
+                r#"{"op": "tx_tone", "device": "driver=rxsim", "frequency_hz": 433.92e6,
+                   "sample_rate_hz": 2e6, "tone_offset_hz": 5e4, "gain_db": 0, "duration_s": 1}"#,
+            )),
+        ));
+        assert!(
+            e.iter().any(|i| i.field.as_deref() == Some("PRIORITY")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter().any(|i| i.field.as_deref() == Some("RF_TX")),
+            "{e:?}"
+        );
+    }
+
     #[test]
     fn full_rx_plan_parses() {
         let t = ok(&render(

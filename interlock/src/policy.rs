@@ -131,16 +131,34 @@ impl Policy {
 }
 
 /// Check an `rx_capture` step against the RX policy; the error names the limit.
-/// `device_max_rate` / `device_max_gain` are the radio's own limits, when known.
+/// Fails closed: a non-finite or non-positive duration or rate, or a NaN gain,
+/// is refused whatever the limits (every comparison below is written so that
+/// NaN refuses).
 pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Error> {
-    if step.duration_s > policy.max_duration_s {
+    for (name, v) in [
+        ("duration_s", step.duration_s),
+        ("sample_rate_hz", step.sample_rate_hz),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(Error::Policy(format!(
+                "{name} {v} must be a positive finite number"
+            )));
+        }
+    }
+    if step.gain_db.is_some_and(|g| !g.is_finite()) {
+        return Err(Error::Policy(format!(
+            "gain_db {:?} must be finite",
+            step.gain_db
+        )));
+    }
+    if !(step.duration_s <= policy.max_duration_s) {
         return Err(Error::Policy(format!(
             "duration_s {} exceeds rx.max_duration_s {}",
             step.duration_s, policy.max_duration_s
         )));
     }
     if let Some(max) = policy.max_sample_rate_hz {
-        if step.sample_rate_hz > max {
+        if !(step.sample_rate_hz <= max) {
             return Err(Error::Policy(format!(
                 "sample_rate_hz {} exceeds rx.max_sample_rate_hz {max}",
                 step.sample_rate_hz
@@ -148,7 +166,7 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
         }
     }
     if let (Some(max), Some(g)) = (policy.max_gain_db, step.gain_db) {
-        if g > max {
+        if !(g <= max) {
             return Err(Error::Policy(format!(
                 "gain_db {g} exceeds rx.max_gain_db {max}"
             )));
@@ -157,7 +175,7 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
     if step.record_iq {
         // cf32: 8 bytes per sample.
         let bytes = step.duration_s * step.sample_rate_hz * 8.0;
-        if bytes > policy.max_iq_bytes as f64 {
+        if !(bytes <= policy.max_iq_bytes as f64) {
             return Err(Error::Policy(format!(
                 "recording needs {bytes:.0} bytes of IQ; rx.max_iq_bytes is {}",
                 policy.max_iq_bytes
@@ -185,6 +203,31 @@ mod tests {
             antenna: None,
             clkin: None,
         }
+    }
+
+    /// Regression (review of session 1): NaN or negative values must not slip
+    /// past the limits, which were written as `x > max` (false for NaN).
+    #[test]
+    fn non_finite_or_negative_values_are_refused_whatever_the_limits() {
+        let p = RxPolicy::default();
+        for (dur, rate, gain) in [
+            (f64::NAN, 2e6, Some(20.0)),
+            (-1.0, 2e6, Some(20.0)),
+            (1.0, f64::NAN, Some(20.0)),
+            (1.0, f64::INFINITY, Some(20.0)),
+            (1.0, 0.0, Some(20.0)),
+            (1.0, 2e6, Some(f64::NAN)),
+        ] {
+            let mut s = step();
+            s.duration_s = dur;
+            s.sample_rate_hz = rate;
+            s.gain_db = gain;
+            assert!(
+                matches!(check_rx_step(&s, &p), Err(Error::Policy(_))),
+                "{dur} {rate} {gain:?}"
+            );
+        }
+        assert!(check_rx_step(&step(), &p).is_ok());
     }
 
     #[test]

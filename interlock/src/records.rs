@@ -67,6 +67,18 @@ pub fn required_phrase(task: &ValidTask) -> Option<(AuthorizationKind, String)> 
 ///
 /// Made only by [`verify_authorization`]; not `Clone`, not deserializable, and
 /// consumed by [`crate::authorize`], so it is used at most once.
+///
+/// It cannot be copied:
+///
+/// ```compile_fail
+/// fn twice(a: &rxnode_interlock::Authorization) -> rxnode_interlock::Authorization { a.clone() }
+/// ```
+///
+/// Nor read back from a file (a ledger line is a record, not a key):
+///
+/// ```compile_fail
+/// let a: rxnode_interlock::Authorization = serde_json::from_str("{}").unwrap();
+/// ```
 #[derive(Debug, Serialize)]
 pub struct Authorization {
     task_id: TaskId,
