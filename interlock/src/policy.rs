@@ -131,9 +131,9 @@ impl Policy {
 }
 
 /// Check an `rx_capture` step against the RX policy; the error names the limit.
-/// Fails closed: a non-finite or non-positive duration or rate, or a NaN gain,
-/// is refused whatever the limits (every comparison below is written so that
-/// NaN refuses).
+/// Fails closed: a non-finite or non-positive duration or rate, or a non-finite
+/// gain, is refused first, whatever the limits, so the comparisons below only
+/// ever see finite numbers (the limits are checked finite by `Policy::from_json`).
 pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Error> {
     for (name, v) in [
         ("duration_s", step.duration_s),
@@ -151,14 +151,14 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
             step.gain_db
         )));
     }
-    if !(step.duration_s <= policy.max_duration_s) {
+    if step.duration_s > policy.max_duration_s {
         return Err(Error::Policy(format!(
             "duration_s {} exceeds rx.max_duration_s {}",
             step.duration_s, policy.max_duration_s
         )));
     }
     if let Some(max) = policy.max_sample_rate_hz {
-        if !(step.sample_rate_hz <= max) {
+        if step.sample_rate_hz > max {
             return Err(Error::Policy(format!(
                 "sample_rate_hz {} exceeds rx.max_sample_rate_hz {max}",
                 step.sample_rate_hz
@@ -166,7 +166,7 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
         }
     }
     if let (Some(max), Some(g)) = (policy.max_gain_db, step.gain_db) {
-        if !(g <= max) {
+        if g > max {
             return Err(Error::Policy(format!(
                 "gain_db {g} exceeds rx.max_gain_db {max}"
             )));
@@ -175,7 +175,7 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
     if step.record_iq {
         // cf32: 8 bytes per sample.
         let bytes = step.duration_s * step.sample_rate_hz * 8.0;
-        if !(bytes <= policy.max_iq_bytes as f64) {
+        if bytes > policy.max_iq_bytes as f64 {
             return Err(Error::Policy(format!(
                 "recording needs {bytes:.0} bytes of IQ; rx.max_iq_bytes is {}",
                 policy.max_iq_bytes
