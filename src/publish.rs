@@ -93,6 +93,8 @@ pub fn cmd_publish(cli: &Cli, task_id: &str, push: bool) -> Result<Outcome> {
 }
 
 fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome> {
+    // First of all: no refspec to the watched branch can even be formed.
+    rx_node_refspec(&cli.watch_cfg.branch).map_err(|e| refused(e.0))?;
     let st = state::load(paths)?;
     if let Some(p) = st.published.get(id.as_str()) {
         if push && !p.pushed {
@@ -354,6 +356,8 @@ fn push_pending(cli: &Cli, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
     refuse_if_rx_node_checked_out(&repo)?;
     let remote = cli.watch_cfg.remote.as_str();
     let refspec = rx_node_refspec(&cli.watch_cfg.branch).map_err(|e| refused(e.0))?;
+    // A fresh remote-tracking tip: only what the remote lacks is checked and sent.
+    fetch_rx_node(&repo, remote).context("before pushing")?;
     let tip = repo.refname_to_id(RX_NODE_REF).map_err(|_| {
         refused(format!(
             "{id} was committed as {} but the local rx-node is gone",
@@ -488,9 +492,15 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
     allowed.insert(task.sha256().to_owned());
     // The Markdown's trailer names the SHA-256 of the JSON bytes.
     allowed.insert(rxnode_interlock::sha256_hex(json_text.as_bytes()));
+    // Where this checkout lives is private whatever its root folder is called.
+    let checkout = cli.repo.canonicalize().unwrap_or_else(|_| cli.repo.clone());
+    let checkout = checkout.to_string_lossy();
     for (name, text) in [(MD, &md), (JSON, &json_text)] {
         for f in scan_text(text, &allowed) {
             problems.push(format!("{name} {f}"));
+        }
+        if checkout.len() > 1 && text.contains(checkout.as_ref()) {
+            problems.push(format!("{name} contains this checkout's absolute path"));
         }
     }
     let status = json
@@ -718,11 +728,25 @@ fn check_log_meta(prep: &Prepared, text: &str) -> Result<()> {
 }
 
 fn refuse_if_rx_node_checked_out(repo: &Repository) -> Result<()> {
-    if let Ok(head) = repo.find_reference("HEAD") {
-        if head.symbolic_target() == Some(RX_NODE_REF) {
-            return Err(refused(
-                "the checkout has rx-node checked out; publishing would change its work tree — switch back to your branch first",
-            ));
+    let on_rx_node = |r: &Repository| {
+        r.find_reference("HEAD")
+            .is_ok_and(|h| h.symbolic_target() == Some(RX_NODE_REF))
+    };
+    if on_rx_node(repo) {
+        return Err(refused(
+            "the checkout has rx-node checked out; publishing would change its work tree — switch back to your branch first",
+        ));
+    }
+    // Linked worktrees (`git worktree add … rx-node`) share the branch too.
+    for name in repo.worktrees()?.iter().flatten() {
+        let wt = repo.find_worktree(name)?;
+        if let Ok(r) = Repository::open_from_worktree(&wt) {
+            if on_rx_node(&r) {
+                return Err(refused(format!(
+                    "the linked worktree {} has rx-node checked out; publishing would change its work tree",
+                    wt.path().display()
+                )));
+            }
         }
     }
     Ok(())
@@ -943,12 +967,98 @@ fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
         .filter(|p| p.is_dir())
 }
 
+/// The last gate before a push: every commit that would leave this machine
+/// (from `tip` back to, not including, the remote-tracking `known` tip) must
+/// have one parent and only *add* `rx-results/<ID>/{RX_RESULT.md,
+/// RX_RESULT.json, LOG_META.json}` as regular files that pass the same size,
+/// binary, secret and absolute-path checks as a fresh publication. A commit
+/// made by hand on the local `rx-node` (a note, an IQ file, a changed result)
+/// is refused, naming it — DESIGN §6 "refuses anything else".
+fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()> {
+    let mut walk = repo.revwalk()?;
+    walk.push(tip)?;
+    if let Some(k) = known {
+        walk.hide(k)?;
+    }
+    for oid in walk {
+        let oid = oid?;
+        let c = repo.find_commit(oid)?;
+        let bad = |why: String| {
+            refused(format!(
+                "rx-node commit {oid} is not a plain result publication: {why}; not pushed"
+            ))
+        };
+        if c.parent_count() > 1 {
+            return Err(bad("it is a merge".into()));
+        }
+        let old = match c.parent_count() {
+            0 => None,
+            _ => Some(c.parent(0)?.tree()?),
+        };
+        let new = c.tree()?;
+        let diff = repo.diff_tree_to_tree(old.as_ref(), Some(&new), None)?;
+        for d in diff.deltas() {
+            let path = d
+                .new_file()
+                .path()
+                .or_else(|| d.old_file().path())
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if d.status() != git2::Delta::Added {
+                return Err(bad(format!("{path} is {:?}, not added", d.status())));
+            }
+            let parts: Vec<&str> = path.split('/').collect();
+            let shape_ok = parts.len() == 3
+                && parts[0] == RESULTS_DIR
+                && TaskId::parse(parts[1]).is_ok()
+                && [MD, JSON, LOG_META].contains(&parts[2]);
+            if !shape_ok {
+                return Err(bad(format!(
+                    "{path} is not one of {RESULTS_DIR}/<ID>/{{{MD}, {JSON}, {LOG_META}}}"
+                )));
+            }
+            if d.new_file().mode() != git2::FileMode::Blob {
+                return Err(bad(format!("{path} is not a regular file")));
+            }
+            let blob = repo.find_blob(d.new_file().id())?;
+            let text = check_bytes(&path, blob.content()).map_err(bad)?;
+            // SHA-256 values named by the sibling JSON files (and the result's own
+            // hash, which the Markdown trailer carries) are not secrets — as in
+            // a fresh publication.
+            let mut allowed = std::collections::BTreeSet::new();
+            for sibling in [JSON, LOG_META] {
+                let sp = format!("{}/{}/{sibling}", parts[0], parts[1]);
+                let Ok(e) = new.get_path(Path::new(&sp)) else {
+                    continue;
+                };
+                let Ok(b) = repo.find_blob(e.id()) else {
+                    continue;
+                };
+                if sibling == JSON {
+                    allowed.insert(sha256_hex(b.content()));
+                }
+                if let Ok(v) = serde_json::from_slice::<Value>(b.content()) {
+                    allowed.extend(sha256_fields(&v));
+                }
+            }
+            if let Some(f) = scan_text(&text, &allowed).first() {
+                return Err(bad(format!("{path} {f}")));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn push_once(
     repo: &Repository,
     remote: &str,
     spec: &PushRefspec,
     ours: Oid,
 ) -> Result<(), PushError> {
+    // Whatever path led here (a fresh result, a carried one, an earlier local
+    // publication), only result files may leave this machine.
+    let known = repo.refname_to_id(&tracking_ref(remote)).ok();
+    check_outgoing(repo, ours, known).map_err(PushError::Failed)?;
     let mut r = repo
         .find_remote(remote)
         .map_err(|e| PushError::Failed(anyhow::anyhow!("remote {remote}: {}", e.message())))?;
@@ -1038,6 +1148,18 @@ fn push_local_cas(
             e.message()
         ))
     })?;
+    // This path writes the remote's refs itself (no receive-pack, so no hooks):
+    // never under a work tree that has rx-node checked out.
+    if !dst.is_bare()
+        && dst
+            .find_reference("HEAD")
+            .is_ok_and(|h| h.symbolic_target() == Some(RX_NODE_REF))
+    {
+        return Err(PushError::Failed(refused(format!(
+            "the remote {} is a checkout with rx-node checked out; pushing would change its work tree",
+            path.display()
+        ))));
+    }
     let old = match dst.refname_to_id(RX_NODE_REF) {
         Ok(o) => Some(o),
         Err(e) if e.code() == ErrorCode::NotFound => None,

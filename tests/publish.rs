@@ -811,3 +811,119 @@ fn a_result_already_on_the_remote_is_never_overwritten() {
     );
     assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), tip);
 }
+
+/// Review of session 1: a commit made by hand on the local rx-node (here an
+/// operator note plus an IQ-like file) must never ride along with a push.
+#[test]
+fn a_hand_made_local_rx_node_commit_is_never_pushed() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_HAND_1", "RX_RESULT_ONLY");
+    // Publish locally first (no push), then add a hand-made commit on rx-node.
+    let out = publish(&co, "RX_HAND_1", false, Some("PUBLISH RX_HAND_1\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let wt = fx.root.path().join("hand");
+    git(
+        &co,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "rx-node"],
+    );
+    std::fs::write(wt.join("notes.txt"), "bench notes\n").unwrap();
+    git(&wt, &["add", "notes.txt"]);
+    git(
+        &wt,
+        &[
+            "-c",
+            "user.name=op",
+            "-c",
+            "user.email=op@x",
+            "commit",
+            "-q",
+            "-m",
+            "notes",
+        ],
+    );
+    git(
+        &co,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    let out = publish(&co, "RX_HAND_1", true, Some("PUBLISH RX_HAND_1\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("notes.txt"), "{}", text(&out));
+    assert!(
+        git_try(
+            &fx.origin,
+            &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+        )
+        .is_none(),
+        "origin got rx-node"
+    );
+}
+
+/// Review of session 1: a linked worktree with rx-node checked out is refused
+/// like the main one (its index and work tree would move under it).
+#[test]
+fn a_linked_worktree_on_rx_node_is_refused() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_WT_1", "RX_RESULT_ONLY");
+    let out = publish(&co, "RX_WT_1", false, Some("PUBLISH RX_WT_1\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    fx.outbox(&co, "RX_WT_2", "RX_RESULT_ONLY");
+    let wt = fx.root.path().join("wt");
+    git(
+        &co,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "rx-node"],
+    );
+    let before = git(&co, &["rev-parse", "refs/heads/rx-node"]);
+    let out = publish(&co, "RX_WT_2", false, Some("PUBLISH RX_WT_2\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("worktree"), "{}", text(&out));
+    assert_eq!(git(&co, &["rev-parse", "refs/heads/rx-node"]), before);
+}
+
+/// Review of session 1: the checkout's own absolute path (here under /tmp,
+/// which no fixed pattern names) is refused in a result.
+#[test]
+fn the_checkouts_absolute_path_is_refused() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    let dir = fx.outbox(&co, "RX_ABS", "RX_RESULT_ONLY");
+    let md = dir.join("RX_RESULT.md");
+    let mut t = std::fs::read_to_string(&md).unwrap();
+    let abs = co.canonicalize().unwrap();
+    t.push_str(&format!("\nIQ kept in {}/.local/rx_iq\n", abs.display()));
+    std::fs::write(&md, t).unwrap();
+    let out = publish(&co, "RX_ABS", true, Some("PUBLISH RX_ABS\n"));
+    assert_refused_nothing_written(&fx, &co, &out, "checkout path");
+    assert!(text(&out).contains("absolute"), "{}", text(&out));
+}
+
+/// DESIGN §6: publishing with the watched branch set to rx-node is refused
+/// explicitly, before anything else is read.
+#[test]
+fn the_watched_branch_can_never_be_the_push_target() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_WATCHED", "RX_RESULT_ONLY");
+    for branch in ["rx-node", "refs/heads/rx-node"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+            .args(["--repo", co.to_str().unwrap(), "--branch", branch])
+            .args(["publish", "RX_WATCHED", "--push"])
+            .env_remove("RXNODE_REPO")
+            .env_remove("RXNODE_REMOTE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{branch}: {}", text(&out));
+        assert!(
+            text(&out).contains("watched branch"),
+            "{branch}: {}",
+            text(&out)
+        );
+        assert!(git_try(
+            &fx.origin,
+            &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+        )
+        .is_none());
+    }
+}

@@ -69,7 +69,7 @@ fn rules() -> &'static [Rule] {
             ),
             r(
                 "absolute local path",
-                r#"(?:^|[\s"'`(\[{<=,;:]|file://)(/(?:home|Users|root)/[^\s"'`)>\]}]*)"#,
+                r#"(?:^|[\s"'`(\[{<=,;:]|file://)(/(?:home|Users|root|tmp|var|mnt|media|srv|opt|data|run|work|scratch|private|Volumes)/[^\s"'`)>\]}]*)"#,
                 1,
             ),
             r(
