@@ -16,20 +16,6 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Ctrl-C (and SIGTERM) set this; the capture engine checks it between reads.
-static CANCEL: AtomicBool = AtomicBool::new(false);
-
-fn install_cancel_handler() {
-    let _ = ctrlc::set_handler(|| {
-        if CANCEL.swap(true, Ordering::SeqCst) {
-            eprintln!("rxnode: stopping now (second interrupt)");
-        } else {
-            eprintln!("rxnode: interrupt: stopping the capture; what was captured will be written");
-        }
-    });
-}
 
 fn positive(name: &str, v: f64) -> Result<()> {
     if v.is_finite() && v > 0.0 {
@@ -175,7 +161,7 @@ pub fn cmd_capture(cli: &Cli, args: &CaptureArgs) -> Result<Outcome> {
     if let Err(e) = check_rx_step(&step, &policy.rx) {
         return Err(refuse(e.to_string()));
     }
-    install_cancel_handler();
+    let cancel = crate::term::cancel_flag("the capture");
     let live = LiveCapture {
         device: args.device.clone(),
         frequency_hz: args.frequency_hz,
@@ -193,7 +179,7 @@ pub fn cmd_capture(cli: &Cli, args: &CaptureArgs) -> Result<Outcome> {
         max_gain_db: policy.rx.max_gain_db,
     };
     // No checkout rewrite: `iq_files` paths stay as the operator gave them.
-    let summary = match crate::live::capture(&live, None, &CANCEL, !cli.json) {
+    let summary = match crate::live::capture(&live, None, cancel, !cli.json) {
         Ok(s) => s,
         // The live layer checks the device's own limits (the default policy bound).
         Err(NotCaptured::OverLimit(why)) => return Err(refuse(why)),

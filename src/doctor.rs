@@ -235,7 +235,7 @@ fn connect(repo_path: &Path, remote: &str, dir: Direction) -> Result<Connected, 
                 .map_err(|e| e.message().to_owned())?;
             let asks = Arc::new(AtomicUsize::new(0));
             let counter = Arc::clone(&asks);
-            let mut inner = crate::publish::credentials_callback(repo.config().ok());
+            let mut inner = crate::gitops::credentials_callback(repo.config().ok());
             let mut cb = git2::RemoteCallbacks::new();
             cb.credentials(move |url, user, allowed| {
                 counter.fetch_add(1, Ordering::Relaxed);

@@ -168,7 +168,9 @@ pub fn capture(
     welch.center_hz = Some(actual.frequency_hz);
     let samples = (c.duration_s * actual.sample_rate_hz).round().max(1.0) as u64;
     let mut settings = CaptureSettings::new(samples, welch);
-    settings.deadline = Some(Duration::from_secs_f64(c.duration_s * 1.5 + 2.0));
+    // A policy may allow very long captures: saturate rather than panic.
+    settings.deadline =
+        Some(Duration::try_from_secs_f64(c.duration_s * 1.5 + 2.0).unwrap_or(Duration::MAX));
     settings.clkin = c
         .clkin
         .map(|(tone, tol)| ClkinConfig::new(tone, actual.frequency_hz, actual.sample_rate_hz, tol));

@@ -7,14 +7,9 @@
 mod refspec;
 mod scan;
 
-// Re-exported for the watcher and others (credential callbacks, refspec guard, scanner).
-#[allow(unused_imports)]
-pub use refspec::{
-    credentials_callback, push_refspec, redact_url, remote_callbacks, rx_node_refspec, PushRefspec,
-    RefspecRefused, RX_NODE_REF,
-};
-#[allow(unused_imports)]
-pub use scan::{check_bytes, scan_text, sha256_fields, Finding, MAX_FILE_BYTES};
+use crate::gitops::{redact as redact_url, remote_callbacks};
+use refspec::{rx_node_refspec, PushRefspec, RX_NODE_REF};
+use scan::{check_bytes, scan_text, sha256_fields, MAX_FILE_BYTES};
 
 use crate::cli::Cli;
 use crate::exit::{bad_input, refused, Outcome, Refused};
@@ -28,7 +23,6 @@ use rxnode_interlock::{sha256_hex, AllowPush, TaskId};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::Path;
 
 /// The folder on `rx-node` holding every published result.
@@ -275,21 +269,14 @@ fn confirm(cli: &Cli, shown: &str, id: &TaskId) -> Result<()> {
         use std::io::Write;
         let _ = std::io::stdout().flush();
     }
-    let mut line = String::new();
-    let n = std::io::stdin()
-        .lock()
-        .read_line(&mut line)
-        .context("cannot read the confirmation from stdin")?;
-    let answer = line
-        .strip_suffix('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .unwrap_or(&line);
     let expected = format!("PUBLISH {id}");
-    if n == 0 {
+    let Some(answer) = crate::term::read_line_lossy(&mut std::io::stdin().lock())
+        .context("cannot read the confirmation from stdin")?
+    else {
         return Err(refused(format!(
             "no confirmation (end of input); `{expected}` was required; nothing was written"
         )));
-    }
+    };
     if answer != expected {
         let shown: String = answer.chars().take(60).collect();
         return Err(refused(format!(

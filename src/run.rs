@@ -18,8 +18,7 @@ use rxnode_interlock::{
     AuthorizationKind, Policy, RxCaptureStep, Step, TaskId, TxToneStep, ValidTask, MAX_TASK_BYTES,
 };
 use serde_json::json;
-use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Refuse: ledger entry + exit-3 error.
 fn refuse(paths: &Paths, id: &str, sha: Option<&str>, reason: String) -> anyhow::Error {
@@ -173,24 +172,9 @@ pub fn preconditions(cli: &Cli, paths: &Paths, id: &TaskId) -> Result<Approved> 
     })
 }
 
-/// Read one line from stdin; strip only the line terminator (`\n` or `\r\n`).
-/// `None` on EOF.
-/// Bytes that are not UTF-8 are kept as U+FFFD, so such a line never equals a
-/// phrase and is refused like any other wrong answer (not a read error).
+/// Read one line from stdin (see [`crate::term::read_line_lossy`]).
 pub fn read_line_exact() -> Result<Option<String>> {
-    let mut raw = Vec::new();
-    let n = std::io::stdin()
-        .lock()
-        .read_until(b'\n', &mut raw)
-        .context("cannot read stdin")?;
-    if n == 0 {
-        return Ok(None);
-    }
-    let mut line = String::from_utf8_lossy(&raw).into_owned();
-    if let Some(l) = line.strip_suffix('\n') {
-        line = l.strip_suffix('\r').unwrap_or(l).to_owned();
-    }
-    Ok(Some(line))
+    crate::term::read_line_lossy(&mut std::io::stdin().lock()).context("cannot read stdin")
 }
 
 /// One `run` at a time per checkout: the watcher's lock mechanism on its own file.
@@ -207,22 +191,6 @@ fn acquire_run_lock(paths: &Paths, id: &str) -> Result<crate::lock::Lock> {
             e
         }
     })
-}
-
-/// Ctrl-C (and SIGTERM) set this; steps check it.
-static CANCEL: AtomicBool = AtomicBool::new(false);
-
-fn install_cancel_handler() {
-    let _ = ctrlc::set_handler(|| {
-        if CANCEL.swap(true, Ordering::SeqCst) {
-            // Second Ctrl-C: the running step is already stopping; say so.
-            eprintln!("rxnode: stopping now (second interrupt)");
-        } else {
-            eprintln!(
-                "rxnode: interrupt: stopping the running step; results so far will be written"
-            );
-        }
-    });
 }
 
 fn describe_tx(step: &TxToneStep) -> String {
@@ -391,7 +359,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
             }
         }
     }
-    install_cancel_handler();
+    let cancel = crate::term::cancel_flag("the running step");
     let started_at = now_iso();
     ledger::append(
         &paths,
@@ -411,7 +379,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let mut iq_used: u64 = 0;
     for (i, step) in plan.steps.iter().enumerate() {
         let name = format!("step {}: {}", i + 1, step.op());
-        if CANCEL.load(Ordering::SeqCst) {
+        if cancel.load(Ordering::SeqCst) {
             out.checks.push(Check::new(
                 name,
                 Status::NotRun,
@@ -440,7 +408,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
             }
         }
     }
-    let interrupted = CANCEL.load(Ordering::SeqCst);
+    let interrupted = cancel.load(Ordering::SeqCst);
     let mut result = RxResult::manual_skeleton(&task, &commit, Some(&approval));
     result.authorization = auth_record;
     result.node.soapysdr_version = Some(rxnode_hw::soapysdr_version());
@@ -620,7 +588,12 @@ fn step_capture(
         max_sample_rate_hz: policy.rx.max_sample_rate_hz,
         max_gain_db: policy.rx.max_gain_db,
     };
-    match crate::live::capture(&live, Some(&paths.repo), &CANCEL, !cli.json) {
+    match crate::live::capture(
+        &live,
+        Some(&paths.repo),
+        crate::term::cancel_flag("the running step"),
+        !cli.json,
+    ) {
         Ok(summary) => {
             *iq_used += summary.iq_files.iter().map(|f| f.bytes).sum::<u64>();
             let status = match summary.status {
@@ -700,7 +673,7 @@ fn step_tx(
         return;
     };
     // Ctrl-C between steps: never key the transmitter after an interrupt.
-    if CANCEL.load(Ordering::SeqCst) {
+    if crate::term::cancel_flag("the running step").load(Ordering::SeqCst) {
         out.checks.push(Check::new(
             name,
             Status::NotRun,
@@ -735,7 +708,7 @@ fn step_tx(
             return;
         }
     };
-    match txr.transmit_tone(&CANCEL) {
+    match txr.transmit_tone(crate::term::cancel_flag("the running step")) {
         Ok(rep) => {
             let status = if rep.cancelled {
                 Status::Partial

@@ -60,3 +60,62 @@ mod tests {
         assert_eq!(status("NOT RUN", 4, true), "NOT RUN");
     }
 }
+
+/// Read one line; strip only the line terminator (`\n` or `\r\n`); `None` at
+/// end of input. Bytes that are not UTF-8 become U+FFFD, so such a line never
+/// equals a phrase or an answer and is refused like any wrong one — it is
+/// never mistaken for end of input.
+pub fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
+    let mut raw = Vec::new();
+    if r.read_until(b'\n', &mut raw)? == 0 {
+        return Ok(None);
+    }
+    if raw.last() == Some(&b'\n') {
+        raw.pop();
+        if raw.last() == Some(&b'\r') {
+            raw.pop();
+        }
+    }
+    Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
+}
+
+/// The process-wide Ctrl-C / SIGTERM flag for `run` and `capture`: the first
+/// signal sets it (the running step stops, what was done is written); a second
+/// one only says that it is already stopping. Installed once.
+pub fn cancel_flag(what: &'static str) -> &'static std::sync::atomic::AtomicBool {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static CANCEL: AtomicBool = AtomicBool::new(false);
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(move || {
+            if CANCEL.swap(true, Ordering::SeqCst) {
+                eprintln!("rxnode: already stopping ({what})");
+            } else {
+                eprintln!(
+                    "rxnode: interrupt: stopping {what}; what was done so far will be written"
+                );
+            }
+        });
+    });
+    &CANCEL
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::read_line_lossy;
+
+    #[test]
+    fn only_the_terminator_is_stripped_and_bad_bytes_are_not_eof() {
+        let mut r = std::io::Cursor::new(b"AUTHORIZE RF TX \r\n\xff\xfe\nlast".to_vec());
+        assert_eq!(
+            read_line_lossy(&mut r).unwrap().as_deref(),
+            Some("AUTHORIZE RF TX ")
+        );
+        assert_eq!(
+            read_line_lossy(&mut r).unwrap().as_deref(),
+            Some("\u{fffd}\u{fffd}")
+        );
+        assert_eq!(read_line_lossy(&mut r).unwrap().as_deref(), Some("last"));
+        assert_eq!(read_line_lossy(&mut r).unwrap(), None);
+    }
+}

@@ -23,7 +23,7 @@ use rxnode_interlock::{
     MAX_TASK_BYTES,
 };
 use std::collections::VecDeque;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -137,14 +137,13 @@ impl Io {
                 let stdin = std::io::stdin();
                 let mut lock = stdin.lock();
                 loop {
-                    let mut s = String::new();
-                    match lock.read_line(&mut s) {
-                        Ok(0) | Err(_) => {
+                    // Non-UTF-8 bytes are an unknown answer, not end of input.
+                    match crate::term::read_line_lossy(&mut lock) {
+                        Ok(None) | Err(_) => {
                             let _ = tx.send(Event::Line(None));
                             break;
                         }
-                        Ok(_) => {
-                            let l = s.trim_end_matches(['\n', '\r']).to_owned();
+                        Ok(Some(l)) => {
                             if tx.send(Event::Line(Some(l))).is_err() {
                                 break;
                             }

@@ -550,9 +550,13 @@ impl TxRadio {
         let mut guard = TxGuard(stream);
         let mtu = guard.0.mtu().unwrap_or(4096).max(1);
         // About 2 ms per write so `cancel` is seen promptly.
-        let block = ((rate * 0.002) as usize).clamp(64, mtu.min(65_536));
+        // (`max` before `min`: a driver reporting an MTU below 64 must not panic `clamp`.)
+        let block = ((rate * 0.002) as usize)
+            .max(64)
+            .min(mtu.min(65_536))
+            .max(1);
         let total = (p.duration_s() * rate).floor() as u64;
-        let limit = Duration::from_secs_f64(p.duration_s());
+        let limit = Duration::try_from_secs_f64(p.duration_s()).unwrap_or(Duration::MAX);
         let step = p.tone_offset_hz() / rate;
         let mut buf = vec![Complex::new(0.0f32, 0.0); block];
         let mut phase = 0.0f64;

@@ -86,16 +86,10 @@ pub fn rx_node_refspec(watched_branch: &str) -> Result<PushRefspec, RefspecRefus
     push_refspec(RX_NODE_REF, RX_NODE_REF, watched_branch)
 }
 
-/// A URL with any `user:password@` part removed, for messages and logs.
-pub fn redact_url(url: &str) -> String {
-    crate::gitops::redact(url)
-}
-
-pub use crate::gitops::{credentials_callback, remote_callbacks};
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gitops::{credentials_callback, redact as redact_url};
 
     #[test]
     fn the_rx_node_refspec_is_the_only_one() {
