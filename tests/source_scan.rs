@@ -105,8 +105,24 @@ fn exactly_one_guarded_tx_entry_into_soapysdr() {
     for m in [
         "soapysdr::Device::tx_stream\"",
         "soapysdr::Device::tx_stream_args\"",
+        "soapysdr_sys::SoapySDRDevice_setupStream\"",
+        "soapysdr_sys::SoapySDRDevice_writeStream\"",
     ] {
         assert!(clippy.contains(m), "clippy.toml no longer bans {m}");
+    }
+    // hw links soapysdr-sys directly (version, modules): no raw stream call
+    // may bypass the typed door (the lint bans them; this proves none exists).
+    let raw = regex::Regex::new(r"SoapySDRDevice_(setupStream|writeStream|activateStream)\b").unwrap();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, l) in text.lines().enumerate() {
+            assert!(
+                !raw.is_match(code_of(l)),
+                "{}:{}: raw SoapySDR stream call outside the typed door",
+                f.display(),
+                i + 1
+            );
+        }
     }
 }
 

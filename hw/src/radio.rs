@@ -538,9 +538,67 @@ impl TxRadio {
                 format!("|offset| < sample_rate_hz / 2 = {}", rate / 2.0),
             ));
         }
+        let not_keyed = |cancelled: bool| {
+            let now = unix_now();
+            TxReport {
+                task_id: p.task_id().to_string(),
+                device: args.to_owned(),
+                started_unix_s: now,
+                stopped_unix_s: now,
+                samples_sent: 0,
+                frequency_hz: p.frequency_hz(),
+                tone_offset_hz: p.tone_offset_hz(),
+                sample_rate_hz: rate,
+                gain_db: p.gain_db(),
+                cancelled,
+            }
+        };
+        // Interrupted already, or nothing to send: the transmitter is never keyed.
+        if cancel.load(Ordering::SeqCst) || (p.duration_s() * rate).floor() < 1.0 {
+            return Ok(not_keyed(cancel.load(Ordering::SeqCst)));
+        }
         tx.sample_rate(rate)?;
         tx.frequency(p.frequency_hz())?;
         tx.gain(p.gain_db())?;
+        // What goes on air is what the driver set, not what was asked: read it
+        // back. The policy judged the permit's span (LO ± |offset|); a driver
+        // that rounds the LO off it, or sets more gain, is refused before keying.
+        // The tone is synthesised from the actual rate, so its offset is exact.
+        let readback =
+            |what: &str, e: soapysdr::Error| tx.driver(format!("read back tx {what}"), e);
+        let rate = dev
+            .sample_rate(Direction::Tx, 0)
+            .map_err(|e| readback("sample rate", e))?;
+        let lo = dev
+            .frequency(Direction::Tx, 0)
+            .map_err(|e| readback("frequency", e))?;
+        let gain = dev
+            .gain(Direction::Tx, 0)
+            .map_err(|e| readback("gain", e))?;
+        if !lo.is_finite() || (lo - p.frequency_hz()).abs() > TX_LO_TOLERANCE_HZ {
+            return Err(tx.unsupported(
+                "tx frequency_hz (read back)",
+                lo,
+                format!(
+                    "the permit's {} Hz ± {TX_LO_TOLERANCE_HZ} Hz",
+                    p.frequency_hz()
+                ),
+            ));
+        }
+        if !gain.is_finite() || gain > p.gain_db() + TX_GAIN_TOLERANCE_DB {
+            return Err(tx.unsupported(
+                "tx gain_db (read back)",
+                gain,
+                format!("at most the permit's {} dB", p.gain_db()),
+            ));
+        }
+        if !rate.is_finite() || rate <= 0.0 || p.tone_offset_hz().abs() >= rate / 2.0 {
+            return Err(tx.unsupported(
+                "tone_offset_hz",
+                p.tone_offset_hz(),
+                format!("|offset| < actual sample rate / 2 = {}", rate / 2.0),
+            ));
+        }
 
         // The one guarded place that opens a TX stream: a permit was consumed to get here.
         #[allow(clippy::disallowed_methods)]
@@ -624,14 +682,21 @@ impl TxRadio {
             started_unix_s: started,
             stopped_unix_s: stopped,
             samples_sent: sent,
-            frequency_hz: p.frequency_hz(),
+            frequency_hz: lo,
             tone_offset_hz: p.tone_offset_hz(),
             sample_rate_hz: rate,
-            gain_db: p.gain_db(),
+            gain_db: gain,
             cancelled,
         })
     }
 }
+
+/// How far the driver's actual TX LO may sit from the permit's (drivers round to
+/// their synthesizer's step; anything more would move the on-air span the
+/// policy approved).
+const TX_LO_TOLERANCE_HZ: f64 = 1.0;
+/// How much more TX gain than permitted the driver may report (its rounding).
+const TX_GAIN_TOLERANCE_DB: f64 = 0.5;
 
 #[cfg(test)]
 mod tests {

@@ -140,6 +140,23 @@ fn cancel_stops_the_tone_within_milliseconds() {
     assert_eq!(count("tx3", "closeStream", "TX"), 1);
 }
 
+/// Review of session 1: a cancel that arrives before keying (Ctrl-C during
+/// set-up) used to open and activate the TX stream briefly all the same.
+#[test]
+fn a_cancel_before_keying_never_opens_a_tx_stream() {
+    init();
+    let dev = "driver=rxsim,serial=tx7";
+    let mut tx = RxRadio::open(dev)
+        .expect("open")
+        .into_tx(permit("TX_7", dev, 1.0))
+        .expect("into_tx");
+    let r = tx.transmit_tone(&AtomicBool::new(true)).expect("transmit");
+    assert!(r.cancelled, "{r:?}");
+    assert_eq!(r.samples_sent, 0, "{r:?}");
+    assert_eq!(count("tx7", "setupStream", "TX"), 0);
+    assert_eq!(count("tx7", "activateStream", "TX"), 0);
+}
+
 #[test]
 fn a_driver_that_refuses_tx_gives_a_typed_error_and_no_stream() {
     init();
