@@ -166,7 +166,7 @@ pub fn capture(
     };
     let mut welch = WelchConfig::new(c.fft_size, actual.sample_rate_hz);
     welch.center_hz = Some(actual.frequency_hz);
-    let samples = (c.duration_s * actual.sample_rate_hz).round().max(1.0) as u64;
+    let samples = (c.duration_s * actual.sample_rate_hz).round() as u64;
     let mut settings = CaptureSettings::new(samples, welch);
     // A policy may allow very long captures: saturate rather than panic.
     settings.deadline =

@@ -112,7 +112,8 @@ fn exactly_one_guarded_tx_entry_into_soapysdr() {
     }
     // hw links soapysdr-sys directly (version, modules): no raw stream call
     // may bypass the typed door (the lint bans them; this proves none exists).
-    let raw = regex::Regex::new(r"SoapySDRDevice_(setupStream|writeStream|activateStream)\b").unwrap();
+    let raw =
+        regex::Regex::new(r"SoapySDRDevice_(setupStream|writeStream|activateStream)\b").unwrap();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         for (i, l) in text.lines().enumerate() {

@@ -177,6 +177,13 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
     mut recorder: Option<IqWriter>,
     hook: &mut dyn FnMut(&[Complex<f32>]),
 ) -> Result<CaptureSummary> {
+    if settings.samples == 0 {
+        // Nothing asked is nothing to report: never a clean PASS of no samples.
+        return Err(Error::InvalidSetting {
+            field: "samples",
+            detail: "a capture must ask for at least one sample".into(),
+        });
+    }
     if settings.block_samples == 0 || settings.pool_blocks == 0 {
         return Err(Error::InvalidSetting {
             field: "block_samples",
@@ -570,6 +577,23 @@ mod tests {
         assert_eq!(sum.samples_processed, 5 * 16384);
         assert_eq!(sum.status, CaptureStatus::Partial);
         assert!(sum.averages > 0);
+    }
+
+    /// Review of session 1: zero samples asked used to come back a clean PASS.
+    #[test]
+    fn asking_for_no_samples_is_an_invalid_setting() {
+        let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        let r = run_capture(src, &settings(0), &AtomicBool::new(false), None, None);
+        assert!(
+            matches!(
+                r,
+                Err(Error::InvalidSetting {
+                    field: "samples",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
     }
 
     #[test]

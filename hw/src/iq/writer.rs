@@ -143,7 +143,16 @@ impl IqWriter {
             path,
             meta,
             sink,
-            budget: max_bytes,
+            // A WAV header counts its data in 32 bits (hound would wrap past
+            // 4 GiB and leave a corrupt file): the format's own limit is a budget.
+            budget: match format {
+                IqFormat::Wav => Some(
+                    max_bytes
+                        .unwrap_or(u64::MAX)
+                        .min(u64::from(u32::MAX) - WAV_HEADER_RESERVE),
+                ),
+                _ => max_bytes,
+            },
             bytes: 0,
             samples: 0,
             sha256: Sha256::new(),
@@ -384,6 +393,23 @@ fn clone_err(e: &Error) -> Error {
 mod tests {
     use super::*;
     use crate::iq::IqReader;
+
+    /// Review of session 1: a WAV recording past 4 GiB would wrap hound's
+    /// 32-bit data size and leave a corrupt file reported as valid.
+    #[test]
+    fn wav_recordings_are_bounded_by_the_formats_4_gib() {
+        let d = tempfile::tempdir().unwrap();
+        let meta = RecordingMeta {
+            sample_rate_hz: 2e6,
+            ..Default::default()
+        };
+        let w = IqWriter::create(&d.path().join("x.wav"), meta.clone(), None).unwrap();
+        assert_eq!(w.budget, Some(u64::from(u32::MAX) - WAV_HEADER_RESERVE));
+        let w = IqWriter::create(&d.path().join("y.wav"), meta.clone(), Some(1000)).unwrap();
+        assert_eq!(w.budget, Some(1000));
+        let w = IqWriter::create(&d.path().join("z.cf32"), meta, None).unwrap();
+        assert_eq!(w.budget, None);
+    }
 
     fn ramp(n: usize) -> Vec<Complex<f32>> {
         (0..n)
