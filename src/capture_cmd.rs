@@ -175,8 +175,6 @@ pub fn cmd_capture(cli: &Cli, args: &CaptureArgs) -> Result<Outcome> {
         clkin: args.clkin_tone_hz.map(|t| (t, args.clkin_tolerance_ppm)),
         record: args.record.clone(),
         max_iq_bytes: Some(policy.rx.max_iq_bytes),
-        max_sample_rate_hz: policy.rx.max_sample_rate_hz,
-        max_gain_db: policy.rx.max_gain_db,
     };
     // No checkout rewrite: `iq_files` paths stay as the operator gave them.
     let summary = match crate::live::capture(&live, None, cancel, !cli.json) {

@@ -38,10 +38,6 @@ pub struct LiveCapture {
     pub record: Option<PathBuf>,
     /// IQ disk budget.
     pub max_iq_bytes: Option<u64>,
-    /// Largest sample rate allowed by local policy (`None` = the device's maximum).
-    pub max_sample_rate_hz: Option<f64>,
-    /// Largest RX gain allowed by local policy (`None` = the device's maximum).
-    pub max_gain_db: Option<f64>,
 }
 
 /// Why a capture did not happen.
@@ -98,43 +94,28 @@ pub fn capture(
 ) -> Result<CaptureSummary, NotCaptured> {
     // HackRF's only CLKIN signal besides the hardware-info key: ask `hackrf_clock`
     // (read-only) before we open the radio, as a HackRF takes one process at a time.
-    let hackrf_clkin = c.clkin.and_then(|_| hackrf_clkin_status(&c.device));
+    let hackrf_clkin = c
+        .clkin
+        .and_then(|_| rxnode_hw::hackrf_clkin_status(&c.device));
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
-    // Policy limits that default to the device's own maximum.
+    // The policy's own limits were applied by `check_rx_step` before we got
+    // here; where the policy sets none, the limit is the device's maximum.
     let dev_max_rate = info
         .sample_rate_ranges_hz
         .iter()
         .map(|r| r[1])
         .fold(f64::NAN, f64::max);
-    let max_rate = c
-        .max_sample_rate_hz
-        .or((!dev_max_rate.is_nan()).then_some(dev_max_rate));
-    if let Some(m) = max_rate {
-        if c.sample_rate_hz > m {
-            return Err(NotCaptured::OverLimit(format!(
-                "sample_rate_hz {} exceeds the limit {m} ({})",
-                c.sample_rate_hz,
-                if c.max_sample_rate_hz.is_some() {
-                    "rx.max_sample_rate_hz"
-                } else {
-                    "device maximum"
-                }
-            )));
-        }
+    if dev_max_rate.is_finite() && c.sample_rate_hz > dev_max_rate {
+        return Err(NotCaptured::OverLimit(format!(
+            "sample_rate_hz {} exceeds the device maximum {dev_max_rate}",
+            c.sample_rate_hz
+        )));
     }
-    if let (Some(g), Some(m)) = (
-        c.gain_db,
-        c.max_gain_db.or(info.gain_range_db.map(|r| r[1])),
-    ) {
+    if let (Some(g), Some([_, m])) = (c.gain_db, info.gain_range_db) {
         if g > m {
             return Err(NotCaptured::OverLimit(format!(
-                "gain_db {g} exceeds the limit {m} ({})",
-                if c.max_gain_db.is_some() {
-                    "rx.max_gain_db"
-                } else {
-                    "device maximum"
-                }
+                "gain_db {g} exceeds the device maximum {m}"
             )));
         }
     }
@@ -250,86 +231,9 @@ pub fn capture(
     Ok(summary)
 }
 
-/// `hackrf_clock -i` CLKIN status for a `driver=hackrf` device, when the tool is
-/// installed: `Some(true)` when it reports a clock signal at CLKIN. Read-only;
-/// bounded to 5 s; any failure is simply "no evidence" (`None`).
-fn hackrf_clkin_status(device_args: &str) -> Option<bool> {
-    let kv: Vec<(String, String)> = device_args
-        .split(',')
-        .filter_map(|p| p.split_once('='))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let get = |key: &str| kv.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    if get("driver") != Some("hackrf") {
-        return None;
-    }
-    let mut cmd = std::process::Command::new("hackrf_clock");
-    cmd.arg("-i")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    if let Some(serial) = get("serial") {
-        cmd.args(["-d", serial]);
-    }
-    let mut child = cmd.spawn().ok()?;
-    let started = std::time::Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < Duration::from_secs(5) => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let out = child.wait_with_output().ok()?;
-    parse_hackrf_clkin(&String::from_utf8_lossy(&out.stdout))
-}
-
-/// Parse `hackrf_clock -i` output ("CLKIN status: clock signal detected" /
-/// "CLKIN status: no clock signal detected").
-fn parse_hackrf_clkin(text: &str) -> Option<bool> {
-    text.lines()
-        .map(str::to_ascii_lowercase)
-        .find(|l| l.contains("clkin"))
-        .and_then(|l| {
-            if l.contains("no clock") || l.contains("not detected") {
-                Some(false)
-            } else if l.contains("detected") {
-                Some(true)
-            } else {
-                None
-            }
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hackrf_clock_output_is_read() {
-        assert_eq!(
-            parse_hackrf_clkin("Found HackRF\nCLKIN status: clock signal detected\n"),
-            Some(true)
-        );
-        assert_eq!(
-            parse_hackrf_clkin("CLKIN status: no clock signal detected\n"),
-            Some(false)
-        );
-        assert_eq!(parse_hackrf_clkin("hackrf_clock: error\n"), None);
-        assert_eq!(parse_hackrf_clkin(""), None);
-    }
-
-    #[test]
-    fn only_hackrf_devices_ask_hackrf_clock() {
-        assert_eq!(hackrf_clkin_status("driver=rxsim,serial=x"), None);
-        assert_eq!(hackrf_clkin_status("serial=x"), None);
-    }
 
     #[test]
     fn paths_inside_the_checkout_are_relative() {

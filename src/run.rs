@@ -585,8 +585,6 @@ fn step_capture(
         clkin: c.clkin.as_ref().map(|k| (k.tone_hz, k.tolerance_ppm)),
         record,
         max_iq_bytes: Some(policy.rx.max_iq_bytes.saturating_sub(*iq_used)),
-        max_sample_rate_hz: policy.rx.max_sample_rate_hz,
-        max_gain_db: policy.rx.max_gain_db,
     };
     match crate::live::capture(
         &live,

@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub(crate) mod capture;
+mod clock;
 pub(crate) mod dsp;
 mod error;
 pub(crate) mod iq;
@@ -35,6 +36,7 @@ pub use crate::capture::{
     run_capture, CaptureSettings, CaptureStatus, CaptureSummary, PsdTrace, ReadOutcome,
     SampleSource,
 };
+pub use crate::clock::hackrf_clkin_status;
 pub use crate::dsp::{
     find_peaks, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
     ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig, Window,

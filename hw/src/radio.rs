@@ -98,7 +98,7 @@ fn fmt_ranges(r: &[soapysdr::Range]) -> String {
 }
 
 /// Parse `k=v,k=v` device args into a sorted map (whitespace trimmed).
-fn parse_args(args: &str) -> BTreeMap<String, String> {
+pub(crate) fn parse_args(args: &str) -> BTreeMap<String, String> {
     args.split(',')
         .filter(|p| !p.trim().is_empty())
         .map(|p| match p.split_once('=') {
