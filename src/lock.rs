@@ -116,36 +116,50 @@ impl Lock {
             since: now_iso(),
             command: command.to_owned(),
         };
+        // Acquirers take turns (an OS lock the kernel drops if we die), so two
+        // of them can never both take over the same stale lock.
+        let guard_path = path.with_extension("lock.guard");
+        let guard = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&guard_path)
+            .with_context(|| format!("cannot open {}", guard_path.display()))?;
+        guard
+            .lock()
+            .with_context(|| format!("cannot lock {}", guard_path.display()))?;
+        // The lock file appears complete or not at all: written to a temp file,
+        // then hard-linked into place (fails if it exists) — never torn.
+        let tmp = path.with_extension(format!("lock.tmp-{}", me.pid));
+        {
+            let mut f = std::fs::File::create(&tmp)
+                .with_context(|| format!("cannot create {}", tmp.display()))?;
+            f.write_all(&serde_json::to_vec(&me)?)
+                .and_then(|_| f.sync_all())
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+        }
+        let result = Lock::link_into_place(paths, &tmp, path, me);
+        let _ = std::fs::remove_file(&tmp);
+        result
+    }
+
+    fn link_into_place(
+        paths: &Paths,
+        tmp: &std::path::Path,
+        path: std::path::PathBuf,
+        me: Holder,
+    ) -> Result<Lock> {
         for _ in 0..3 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    let bytes = serde_json::to_vec(&me)?;
-                    f.write_all(&bytes)
-                        .and_then(|_| f.sync_all())
-                        .with_context(|| format!("cannot write {}", path.display()))?;
-                    return Ok(Lock { path, me });
-                }
+            match std::fs::hard_link(tmp, &path) {
+                Ok(()) => return Ok(Lock { path, me }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let current = match holder_at(&path) {
                         Ok(Some(h)) => h,
                         Ok(None) => continue, // released meanwhile
                         Err(e) => {
-                            // Torn by a crash right after creation, or being written now.
-                            let age = std::fs::metadata(&path)
-                                .and_then(|m| m.modified())
-                                .ok()
-                                .and_then(|t| t.elapsed().ok())
-                                .unwrap_or_default();
-                            if age.as_secs() < 10 {
-                                return Err(crate::exit::refused(format!(
-                                    "{} is being taken by another process: {e:#}",
-                                    path.display()
-                                )));
-                            }
+                            // Lock files appear whole (hard link) and acquirers take
+                            // turns, so an unreadable one is damage, not a writer at
+                            // work: take it over, with the warning in the ledger.
                             take_over(paths, &path, None, &format!("{e:#}"))?;
                             continue;
                         }
@@ -249,6 +263,31 @@ mod tests {
         assert_eq!(l.me().pid, std::process::id());
         let entries = ledger::read_all(&paths).unwrap();
         assert!(entries.iter().any(|e| e["event"] == "lock_taken_over"));
+    }
+
+    /// A damaged (unreadable) lock file is taken over at once with a ledger
+    /// warning: lock files appear whole, so it cannot be a writer at work; and
+    /// no temp file is left behind.
+    #[test]
+    fn a_damaged_lock_is_taken_over_and_nothing_is_left_aside() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(&paths.local).unwrap();
+        std::fs::write(paths.lock(), b"").unwrap();
+        let l = Lock::acquire(&paths, "watch").unwrap();
+        let on_disk: Holder =
+            serde_json::from_slice(&std::fs::read(paths.lock()).unwrap()).unwrap();
+        assert_eq!(&on_disk, l.me());
+        assert!(ledger::read_all(&paths)
+            .unwrap()
+            .iter()
+            .any(|e| e["event"] == "lock_taken_over"));
+        let tmp: Vec<_> = std::fs::read_dir(&paths.local)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(tmp.is_empty(), "{tmp:?}");
     }
 
     #[test]
