@@ -3,26 +3,40 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 
+/// Create (or truncate) `path` with `bytes`, flushed and fsynced.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Make a rename in `dir` durable (unix; a no-op elsewhere).
+pub fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
 /// Atomically replace `path` with `bytes` (portable: `std::fs::rename`
-/// replaces an existing file on Windows too).
+/// replaces an existing file on Windows too). A failed write leaves no temp file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.sync_all()
-            .with_context(|| format!("cannot fsync {}", tmp.display()))?;
+    let done = write_synced(&tmp, bytes).and_then(|()| {
+        std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
+    });
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
-    #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+    done?;
+    sync_dir(dir);
     Ok(())
 }
 

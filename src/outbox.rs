@@ -67,11 +67,24 @@ pub fn prepare(
     }
     let root = paths.outbox_root();
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
-    let tmp = root.join(format!(".tmp-{}-{}", task.id(), std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp)
-            .with_context(|| format!("cannot clear leftover {}", tmp.display()))?;
+    // Half-written folders of this ID left by a crash (any PID) go first: the
+    // caller holds the watcher lock, so nobody else is preparing this ID.
+    let leftover = format!(".tmp-{}-", task.id());
+    for e in std::fs::read_dir(&root)
+        .with_context(|| format!("cannot list {}", root.display()))?
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // `.tmp-<ID>-<pid>` exactly (IDs may contain `-`: `T` must not match `T-1`).
+        let ours = name
+            .strip_prefix(&leftover)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        if ours {
+            std::fs::remove_dir_all(e.path())
+                .with_context(|| format!("cannot clear leftover {}", e.path().display()))?;
+        }
     }
+    let tmp = root.join(format!("{leftover}{}", std::process::id()));
     std::fs::create_dir(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let meta = TaskMeta {
         task_id: task.id().to_string(),
@@ -82,10 +95,10 @@ pub fn prepare(
         source_branch: task.header().source_branch.clone(),
     };
     let write = || -> Result<()> {
-        write_synced(&tmp.join("TASK.md"), bytes)?;
+        crate::fsutil::write_synced(&tmp.join("TASK.md"), bytes)?;
         let mut m = serde_json::to_vec_pretty(&meta)?;
         m.push(b'\n');
-        write_synced(&tmp.join("TASK.meta.json"), &m)?;
+        crate::fsutil::write_synced(&tmp.join("TASK.meta.json"), &m)?;
         write_skeleton(&tmp, task, &approval.commit, approval)?;
         Ok(())
     };
@@ -99,10 +112,7 @@ pub fn prepare(
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e).with_context(|| format!("cannot move outbox into {}", dest.display()));
     }
-    #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(&root) {
-        let _ = d.sync_all();
-    }
+    crate::fsutil::sync_dir(&root);
     Ok(Prepared::Written(dest))
 }
 
@@ -111,15 +121,6 @@ pub fn read_meta(dir: &Path) -> Result<TaskMeta> {
     let p = dir.join("TASK.meta.json");
     let b = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
     serde_json::from_slice(&b).with_context(|| format!("{} is not valid", p.display()))
-}
-
-fn write_synced(p: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut f =
-        std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?;
-    f.write_all(bytes)
-        .and_then(|_| f.sync_all())
-        .with_context(|| format!("cannot write {}", p.display()))
 }
 
 /// The `NOT RUN` result skeleton, rendered from one value (JSON and Markdown agree).
@@ -136,6 +137,24 @@ mod tests {
 
     fn task() -> ValidTask {
         crate::validate::check(TASK.as_bytes(), "video-development").unwrap()
+    }
+
+    /// Review of session 1: folders left half-written by a crashed approval
+    /// (another PID) were never cleared; another ID's must stay.
+    #[test]
+    fn crash_leftovers_of_this_id_are_cleared_and_no_other() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        let t = task();
+        let root = paths.outbox_root();
+        let mine = root.join(format!(".tmp-{}-424242", t.id()));
+        let other = root.join(format!(".tmp-{}-X-1", t.id()));
+        std::fs::create_dir_all(&mine).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let a = Approval::new(&t, &"c".repeat(40), "2026-01-01T00:00:00+00:00");
+        prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap();
+        assert!(!mine.exists());
+        assert!(other.exists(), "the leftover of ID {}-X must stay", t.id());
     }
 
     #[test]

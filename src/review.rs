@@ -6,7 +6,7 @@ use crate::ledger::{self, Entry};
 use crate::lock::Lock;
 use crate::paths::Paths;
 use crate::state::{self, TaskStatus};
-use crate::watch::{Flow, Io};
+use crate::watch::{Decision, Flow, Io};
 use anyhow::Result;
 use rxnode_interlock::TaskId;
 
@@ -23,17 +23,6 @@ pub fn cmd_review(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let paths = Paths::new(&cli.repo);
     let repo = gitops::open(&cli.repo)?;
     gitops::ensure_local_excluded(&repo)?;
-    let st = state::load(&paths)?;
-    let rec = st
-        .tasks
-        .get(&id)
-        .ok_or_else(|| bad_input(format!("task {id} is not known on this node")))?;
-    if !matches!(rec.status, TaskStatus::Pending | TaskStatus::Deferred) {
-        return Err(bad_input(format!(
-            "task {id} is {:?}; only pending or deferred tasks can be reviewed",
-            rec.status
-        )));
-    }
     let _lock = Lock::acquire(&paths, "review")?;
     let mut io = Io::new()?;
     let mut flow = Flow {
@@ -45,8 +34,14 @@ pub fn cmd_review(cli: &Cli, task_id: &str) -> Result<Outcome> {
         io: &mut io,
         dry_run: false,
     };
-    flow.reprompt(&id)?;
-    Ok(Outcome::Done)
+    // (`reprompt` checks the status under the lock: nothing decided meanwhile
+    // is prompted again.)
+    match flow.reprompt(&id)? {
+        Decision::Refused => Err(refused(format!(
+            "task {id} was approved but its outbox could not be prepared; it stays pending"
+        ))),
+        _ => Ok(Outcome::Done),
+    }
 }
 
 /// Mark an approved (manually finished) task complete.

@@ -244,6 +244,18 @@ impl Flow<'_> {
     }
 
     /// Reject a text that has no usable ID, or changed under a known ID: once per text.
+    /// Reject a task blob that was never read (too large, not a regular file),
+    /// keyed by its object ID, once.
+    fn reject_blob(&self, blob: &str, commit: Oid, reason: &str) -> Result<()> {
+        self.reject_text(
+            "rejected",
+            &format!("blob:{blob}"),
+            None,
+            &commit.to_string(),
+            reason,
+        )
+    }
+
     fn reject_text(
         &self,
         event: &str,
@@ -665,6 +677,12 @@ impl Flow<'_> {
             .get(id)
             .ok_or_else(|| bad_input(format!("task {id} is not known on this node")))?
             .clone();
+        if !matches!(rec.status, TaskStatus::Pending | TaskStatus::Deferred) {
+            return Err(bad_input(format!(
+                "task {id} is {:?}; only pending or deferred tasks can be reviewed",
+                rec.status
+            )));
+        }
         let repo = self.repo.context("no repository")?;
         let commit = Oid::from_str(&rec.commit).map_err(|_| {
             bad_input(format!(
@@ -895,13 +913,7 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
                 "task file {} on {}/{} at {oid} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
                 flow.task_path, flow.remote, flow.branch
             );
-            flow.reject_text(
-                "rejected",
-                &format!("blob:{blob}"),
-                None,
-                &oid.to_string(),
-                &reason,
-            )?;
+            flow.reject_blob(&blob, oid, &reason)?;
             None
         }
         Blob::NotAFile { kind, id } => {
@@ -909,13 +921,7 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
                 "task path {} on {}/{} at {oid} is {kind}, not a regular file; not read",
                 flow.task_path, flow.remote, flow.branch
             );
-            flow.reject_text(
-                "rejected",
-                &format!("blob:{id}"),
-                None,
-                &oid.to_string(),
-                &reason,
-            )?;
+            flow.reject_blob(&id, oid, &reason)?;
             None
         }
         Blob::Content { bytes, blob } => flow.examine(&bytes, Some(oid), &blob)?,

@@ -93,7 +93,7 @@ fn check_invariants(lab: &Lab, trial: usize) {
         for e in rd.flatten() {
             let n = e.file_name().to_string_lossy().into_owned();
             if n.starts_with(".tmp-") {
-                continue; // never promoted; a later approval of the same ID clears its own
+                continue; // never promoted; a later approval of the same ID clears it
             }
             for f in [
                 "TASK.md",
