@@ -223,7 +223,8 @@ struct Connected {
 /// Connect to `remote` of the checkout at `repo_path` for `dir` and list its
 /// refs, on a thread, giving up after [`REMOTE_DEADLINE`].
 fn connect(repo_path: &Path, remote: &str, dir: Direction) -> Result<Connected, String> {
-    set_timeouts();
+    // The same transport timeouts as every fetch (RXNODE_GIT_TIMEOUT_S honoured).
+    crate::gitops::set_timeouts();
     let (tx, rx) = std::sync::mpsc::channel();
     let repo_path: PathBuf = repo_path.to_path_buf();
     let remote = remote.to_owned();
@@ -265,18 +266,6 @@ fn connect(repo_path: &Path, remote: &str, dir: Direction) -> Result<Connected, 
         Ok(r) => r,
         Err(_) => Err(format!("no answer within {} s", REMOTE_DEADLINE.as_secs())),
     }
-}
-
-fn set_timeouts() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: called once, before this process uses any transport (guarded
-        // by `Once`); these only store integers in libgit2's globals.
-        unsafe {
-            let _ = git2::opts::set_server_connect_timeout_in_milliseconds(10_000);
-            let _ = git2::opts::set_server_timeout_in_milliseconds(15_000);
-        }
-    });
 }
 
 fn remote_checks(cli: &Cli, repo: &Repository) -> Vec<Check> {

@@ -58,7 +58,7 @@ fn timeouts() -> (Duration, Duration) {
 /// Set libgit2's transport timeouts once per process. They bound every socket
 /// connect and read/write of the git:// and http(s):// transports, so a remote
 /// that accepts and never answers ends the fetch with a timeout error.
-fn set_timeouts() {
+pub(crate) fn set_timeouts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let (connect, io) = timeouts();

@@ -171,9 +171,7 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     }
     confirm(cli, &shown, id)?;
 
-    // Commit without a checkout.
-    let log_meta = make_log_meta(paths, &prep)?;
-    check_log_meta(&prep, &log_meta)?;
+    // Commit without a checkout — exactly the LOG_META that was shown and checked.
     let sig = signature(&repo)?;
     let subtree = result_subtree(&repo, &prep, &log_meta)?;
     let mut add = plan.carry.clone();

@@ -523,8 +523,15 @@ fn trailer(r: &RxResult, json_sha256: &str) -> String {
 }
 
 /// Render `RX_RESULT.md` from the value (the trailer hashes [`RxResult::to_json_bytes`]).
+#[cfg(test)]
 pub fn render_markdown(r: &RxResult) -> String {
-    let json_sha = sha256_hex(&r.to_json_bytes());
+    render_markdown_for(r, &r.to_json_bytes())
+}
+
+/// Render `RX_RESULT.md` for JSON bytes already serialized (no second pass over
+/// captures and their PSD arrays).
+fn render_markdown_for(r: &RxResult, json: &[u8]) -> String {
+    let json_sha = sha256_hex(json);
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -640,7 +647,7 @@ pub fn render_markdown(r: &RxResult) -> String {
 /// Write `RX_RESULT.json` and `RX_RESULT.md` into `dir`, both from `r`, each atomically.
 pub fn write_result_files(dir: &Path, r: &RxResult) -> Result<()> {
     let json = r.to_json_bytes();
-    let md = render_markdown(r);
+    let md = render_markdown_for(r, &json);
     write_atomic(&dir.join(RESULT_JSON), &json)?;
     write_atomic(&dir.join(RESULT_MD), md.as_bytes())?;
     Ok(())

@@ -9,11 +9,9 @@ use std::path::Path;
 
 /// Read a task file, refusing anything over 1 MiB without reading it whole.
 pub fn read_task_file(path: &Path) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path)
+    // Look before opening: opening a FIFO or a device could block for ever.
+    let meta = std::fs::metadata(path)
         .with_context(|| format!("cannot open task file {}", path.display()))?;
-    let meta = file
-        .metadata()
-        .with_context(|| format!("cannot stat {}", path.display()))?;
     if !meta.is_file() {
         return Err(bad_input(format!(
             "{} is not a regular file",
@@ -27,6 +25,8 @@ pub fn read_task_file(path: &Path) -> Result<Vec<u8>> {
             meta.len()
         )));
     }
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot open task file {}", path.display()))?;
     let mut buf = Vec::with_capacity(meta.len() as usize);
     file.take(MAX_TASK_BYTES as u64 + 1)
         .read_to_end(&mut buf)

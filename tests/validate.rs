@@ -409,3 +409,22 @@ fn missing_file_and_directory() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Review of session 1: a FIFO given as the task file used to block `validate`
+/// for ever (it was opened before it was looked at); now it is refused at once.
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_without_blocking() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("task.md");
+    let ok = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(ok.success());
+    let (code, r) = validate_json(&fifo);
+    assert_eq!(code, 2);
+    assert!(!r.valid);
+    assert!(
+        r.errors[0].message.contains("not a regular file"),
+        "{:?}",
+        r.errors
+    );
+}
