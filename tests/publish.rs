@@ -463,6 +463,19 @@ fn planted_secrets_paths_and_oversize_files_are_refused() {
         assert_refused_nothing_written(&fx, &co, &out, id);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains(&token), "{id}: the secret was echoed: {err}");
+        // Refused for the planted reason, not by accident of something else.
+        let why = match id {
+            "RX_TOKEN" => "GitHub token",
+            "RX_AWS" => "AWS access key",
+            "RX_HOME" | "RX_WIN" => "absolute local path",
+            "RX_KEY" => "private key block",
+            "RX_BIG" => "256 KiB",
+            _ => "binary",
+        };
+        assert!(
+            err.contains(why),
+            "{id}: refused, but not for {why:?}: {err}"
+        );
         let ledger = std::fs::read_to_string(co.join(".local/rx_agent_ledger.jsonl")).unwrap();
         assert!(
             !ledger.contains(&token),
