@@ -15,6 +15,6 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 if ! command -v cargo >/dev/null; then
-    echo "cargo not found: install Rust (rustup, or Debian's cargo/rustc >= 1.85) first" >&2
+    echo "cargo not found: install Rust (rustup; Rust >= 1.89 — rxnode uses std file locks) first" >&2
     exit 1
 fi
