@@ -3,6 +3,7 @@
 //! Slices in, results out: no I/O, and no allocation once a processor is built.
 pub(crate) mod clkin;
 pub(crate) mod peaks;
+pub(crate) mod simd_psd;
 pub(crate) mod welch;
 pub(crate) mod window;
 

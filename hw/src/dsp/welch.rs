@@ -1,5 +1,6 @@
 //! Streaming Welch power spectrum.
 use super::peaks::{find_peaks, median_db, Peak};
+use super::simd_psd::SimdPsd;
 use super::window::Window;
 use crate::error::{Error, Result};
 use num_complex::Complex;
@@ -173,26 +174,100 @@ const FLUSH_SEGMENTS: u32 = 1024;
 pub struct Welch {
     cfg: WelchConfig,
     hop: usize,
-    fft: Arc<dyn Fft<f32>>,
     window: Vec<f32>,
-    /// The window with every value twice (multiplies interleaved I/Q as flat f32).
-    window2: Vec<f32>,
-    buf: Vec<Complex<f32>>,
-    scratch: Vec<Complex<f32>>,
-    /// |X|² accumulated per flat f32 lane (re², im² interleaved), summed in `finish`.
-    acc: Vec<f32>,
-    /// `acc` flushed every [`FLUSH_SEGMENTS`] segments: an f32 sum alone stops
-    /// growing once it is ~2^24 times one segment (seconds at high rates).
+    engine: Engine,
+    /// Σ|X|² per FFT bin (natural order), flushed from the engine's f32 sums every
+    /// [`FLUSH_SEGMENTS`] segments: an f32 sum alone stops growing once it is ~2^24
+    /// times one segment (seconds at high rates).
     acc64: Vec<f64>,
-    /// Segments in `acc` since the last flush.
+    /// Segments in the engine's f32 sums since the last flush.
     partial: u32,
     /// Samples of the next, incomplete segment.
     pending: Vec<Complex<f32>>,
+    /// One whole segment assembled from `pending` and the next block.
+    joined: Vec<Complex<f32>>,
     fill: usize,
     averages: u64,
     samples: u64,
     power_sum: f64,
     clipped: u64,
+}
+
+/// What windows, transforms and accumulates one segment.
+enum Engine {
+    /// The fused AVX-512 kernel (power-of-two sizes on CPUs with AVX-512F).
+    Simd(Box<SimdPsd>),
+    /// rustfft (every size, every CPU).
+    Portable(Box<Portable>),
+}
+
+/// The portable engine: window, rustfft in place, |X|² per flat f32 lane.
+struct Portable {
+    fft: Arc<dyn Fft<f32>>,
+    /// The window with every value twice (multiplies interleaved I/Q as flat f32).
+    window2: Vec<f32>,
+    buf: Vec<Complex<f32>>,
+    scratch: Vec<Complex<f32>>,
+    /// |X|² accumulated per flat f32 lane (re², im² interleaved).
+    acc: Vec<f32>,
+}
+
+impl Portable {
+    fn new(window: &[f32]) -> Self {
+        let n = window.len();
+        let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
+        Self {
+            scratch: vec![Complex::default(); fft.get_inplace_scratch_len()],
+            fft,
+            window2: window.iter().flat_map(|&w| [w, w]).collect(),
+            buf: vec![Complex::default(); n],
+            acc: vec![0.0; 2 * n],
+        }
+    }
+
+    fn segment(&mut self, x: &[Complex<f32>]) {
+        let src: &[f32] = bytemuck::cast_slice(x);
+        let dst: &mut [f32] = bytemuck::cast_slice_mut(&mut self.buf);
+        for ((b, x), w) in dst.iter_mut().zip(src).zip(&self.window2) {
+            *b = x * w;
+        }
+        self.fft
+            .process_with_scratch(&mut self.buf, &mut self.scratch);
+        let flat: &[f32] = bytemuck::cast_slice(&self.buf);
+        for (a, x) in self.acc.iter_mut().zip(flat) {
+            *a += x * x;
+        }
+    }
+
+    fn peek(&self, totals: &mut [f64]) {
+        for (t, a) in totals.iter_mut().zip(self.acc.chunks_exact(2)) {
+            *t += f64::from(a[0]) + f64::from(a[1]);
+        }
+    }
+}
+
+impl Engine {
+    fn segment(&mut self, x: &[Complex<f32>]) {
+        match self {
+            Self::Simd(k) => k.segment(x),
+            Self::Portable(p) => p.segment(x),
+        }
+    }
+
+    /// Add the f32 sums to `totals` (natural bin order).
+    fn peek(&self, totals: &mut [f64]) {
+        match self {
+            Self::Simd(k) => k.peek(totals),
+            Self::Portable(p) => p.peek(totals),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Self::Simd(k) => k.reset(),
+            Self::Portable(p) => p.acc.fill(0.0),
+        }
+    }
 }
 
 impl std::fmt::Debug for Welch {
@@ -206,25 +281,34 @@ impl std::fmt::Debug for Welch {
 }
 
 impl Welch {
-    /// Plan the FFT and allocate every buffer.
+    /// Plan the FFT and allocate every buffer. Power-of-two sizes from 256 on a CPU with
+    /// AVX-512F get the fused SIMD kernel; everything else the portable rustfft engine.
     pub fn new(cfg: WelchConfig) -> Result<Self> {
+        Self::build(cfg, true)
+    }
+
+    /// As [`Welch::new`], but always with the portable rustfft engine (for comparison;
+    /// the two agree to f32 rounding).
+    pub fn new_portable(cfg: WelchConfig) -> Result<Self> {
+        Self::build(cfg, false)
+    }
+
+    fn build(cfg: WelchConfig, simd: bool) -> Result<Self> {
         cfg.validate()?;
         let n = cfg.fft_size;
-        let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
-        let scratch = vec![Complex::default(); fft.get_inplace_scratch_len()];
         let window = cfg.window.build(n);
-        let window2 = window.iter().flat_map(|&w| [w, w]).collect();
+        let engine = match simd.then(|| SimdPsd::new(&window)).flatten() {
+            Some(k) => Engine::Simd(Box::new(k)),
+            None => Engine::Portable(Box::new(Portable::new(&window))),
+        };
         Ok(Self {
             hop: cfg.hop(),
             window,
-            window2,
-            fft,
-            buf: vec![Complex::default(); n],
-            scratch,
-            acc: vec![0.0; 2 * n],
-            acc64: vec![0.0; 2 * n],
+            engine,
+            acc64: vec![0.0; n],
             partial: 0,
             pending: vec![Complex::default(); n],
+            joined: vec![Complex::default(); n],
             fill: 0,
             averages: 0,
             samples: 0,
@@ -232,6 +316,14 @@ impl Welch {
             clipped: 0,
             cfg,
         })
+    }
+
+    /// Which engine runs the segments: `"avx512"` or `"rustfft"`.
+    pub fn engine(&self) -> &'static str {
+        match self.engine {
+            Engine::Simd(_) => "avx512",
+            Engine::Portable(_) => "rustfft",
+        }
     }
 
     /// The settings.
@@ -246,7 +338,7 @@ impl Welch {
 
     /// Forget everything fed so far (keeps the plan and buffers).
     pub fn reset(&mut self) {
-        self.acc.iter_mut().for_each(|v| *v = 0.0);
+        self.engine.clear();
         self.acc64.iter_mut().for_each(|v| *v = 0.0);
         self.partial = 0;
         self.fill = 0;
@@ -296,6 +388,13 @@ impl Welch {
 
     fn stats(&mut self, block: &[Complex<f32>]) {
         let clip = self.cfg.clip_level;
+        if let Engine::Simd(k) = &self.engine {
+            let (p, c) = k.stats(block, clip);
+            self.power_sum += p;
+            self.clipped += c;
+            self.samples += block.len() as u64;
+            return;
+        }
         let mut clipped = 0u64;
         for chunk in block.chunks(4096) {
             let mut p = [0.0f32; 8];
@@ -322,44 +421,24 @@ impl Welch {
     /// One segment starting at `block[start]`.
     fn segment(&mut self, start: usize, block: &[Complex<f32>]) {
         let n = self.cfg.fft_size;
-        let src: &[f32] = bytemuck::cast_slice(&block[start..start + n]);
-        let dst: &mut [f32] = bytemuck::cast_slice_mut(&mut self.buf);
-        for ((b, x), w) in dst.iter_mut().zip(src).zip(&self.window2) {
-            *b = x * w;
-        }
-        self.transform_accumulate();
+        self.engine.segment(&block[start..start + n]);
+        self.counted();
     }
 
     /// One segment made of `pending[..fill]` followed by `tail`.
     fn segment_split(&mut self, fill: usize, tail: &[Complex<f32>]) {
-        let (w_head, w_tail) = self.window2.split_at(2 * fill);
-        let dst: &mut [f32] = bytemuck::cast_slice_mut(&mut self.buf);
-        let (b_head, b_tail) = dst.split_at_mut(2 * fill);
-        let head: &[f32] = bytemuck::cast_slice(&self.pending[..fill]);
-        let tail: &[f32] = bytemuck::cast_slice(tail);
-        for ((b, x), w) in b_head.iter_mut().zip(head).zip(w_head) {
-            *b = x * w;
-        }
-        for ((b, x), w) in b_tail.iter_mut().zip(tail).zip(w_tail) {
-            *b = x * w;
-        }
-        self.transform_accumulate();
+        self.joined[..fill].copy_from_slice(&self.pending[..fill]);
+        self.joined[fill..].copy_from_slice(tail);
+        self.engine.segment(&self.joined);
+        self.counted();
     }
 
-    fn transform_accumulate(&mut self) {
-        self.fft
-            .process_with_scratch(&mut self.buf, &mut self.scratch);
-        let flat: &[f32] = bytemuck::cast_slice(&self.buf);
-        for (a, x) in self.acc.iter_mut().zip(flat) {
-            *a += x * x;
-        }
+    fn counted(&mut self) {
         self.averages += 1;
         self.partial += 1;
         if self.partial == FLUSH_SEGMENTS {
-            for (w, a) in self.acc64.iter_mut().zip(self.acc.iter_mut()) {
-                *w += f64::from(*a);
-                *a = 0.0;
-            }
+            self.engine.peek(&mut self.acc64);
+            self.engine.clear();
             self.partial = 0;
         }
     }
@@ -375,15 +454,13 @@ impl Welch {
             0.0
         };
         let half = n / 2;
+        let mut power = self.acc64.clone();
+        self.engine.peek(&mut power);
         let mut psd_db = vec![0.0f32; n];
         for (i, out) in psd_db.iter_mut().enumerate() {
             // fftshift: output bin i holds FFT bin (i + n/2) mod n.
             let k = (i + n - half) % n;
-            let p = (self.acc64[2 * k]
-                + f64::from(self.acc[2 * k])
-                + self.acc64[2 * k + 1]
-                + f64::from(self.acc[2 * k + 1]))
-                * scale;
+            let p = power[k] * scale;
             *out = if p > 0.0 {
                 (10.0 * p.log10()) as f32
             } else {
@@ -582,6 +659,44 @@ pub(crate) mod tests {
         let mut w = Welch::new(WelchConfig::new(64, 1e3)).unwrap();
         w.feed(&x);
         assert!((w.finish().clipped_fraction - 0.002).abs() < 1e-12);
+    }
+
+    /// Issue 4: the AVX-512 kernel and the rustfft engine give the same estimate, for
+    /// every overlap and however the input is cut into blocks.
+    #[test]
+    fn simd_and_portable_engines_agree() {
+        let x = tones(70_001, 2e6, &[(123_456.0, 0.3), (-400_000.0, 0.001)], 0.02);
+        for (n, overlap, window) in [
+            (256, 0.0, Window::Hann),
+            (1024, 0.5, Window::BlackmanHarris),
+            (2048, 0.5, Window::Hann),
+            (2048, 0.75, Window::FlatTop),
+            (8192, 0.5, Window::Hann),
+        ] {
+            let mut cfg = WelchConfig::new(n, 2e6);
+            cfg.overlap = overlap;
+            cfg.window = window;
+            cfg.center_hz = Some(433.92e6);
+            let mut fast = Welch::new(cfg.clone()).unwrap();
+            let mut slow = Welch::new_portable(cfg).unwrap();
+            assert_eq!(slow.engine(), "rustfft");
+            for b in x.chunks(4099) {
+                fast.feed(b);
+            }
+            slow.feed(&x);
+            let (a, b) = (fast.finish(), slow.finish());
+            assert_eq!(a.averages, b.averages);
+            assert_eq!(a.samples, b.samples);
+            for (i, (u, v)) in a.psd_db.iter().zip(&b.psd_db).enumerate() {
+                assert!((u - v).abs() < 0.01, "n {n} bin {i}: {u} vs {v}");
+            }
+            assert_eq!(a.peaks.len(), b.peaks.len(), "n {n}");
+            for (p, q) in a.peaks.iter().zip(&b.peaks) {
+                assert_eq!(p.frequency_hz, q.frequency_hz);
+                assert!((p.power_db - q.power_db).abs() < 0.01);
+            }
+            assert!((a.noise_floor_db - b.noise_floor_db).abs() < 0.01);
+        }
     }
 
     #[test]
