@@ -65,6 +65,24 @@ fn bytemuck_lanes_mut(l: &mut [Lane]) -> &mut [f32] {
     unsafe { std::slice::from_raw_parts_mut(l.as_mut_ptr().cast::<f32>(), l.len() * 16) }
 }
 
+/// The first stage: reads the interleaved input through the window into split re/im.
+enum Input {
+    /// No butterflies (n = 256: the final groups do every stage).
+    Copy,
+    /// Radix-2 with span n/2; twiddles `W_n^j` (re[n/2] then im[n/2]).
+    Radix2(Aligned),
+    /// Radix-4 with quarter span n/4; twiddles `W_n^{pj}`, p = 1, 2, 3.
+    Radix4(Aligned),
+}
+
+/// `twiddles(s, p, m)` for p = 1, 2, 3, one after the other (a radix-4 stage's table).
+fn radix4_twiddles(s: usize, m: usize) -> Aligned {
+    let mut tw = twiddles(s, 1, m);
+    tw.extend(twiddles(s, 2, m));
+    tw.extend(twiddles(s, 3, m));
+    Aligned::from_slice(&tw)
+}
+
 /// One radix-4 DIF stage over whole vectors: quarter span `s`; twiddles `w, w², w³`
 /// (re[s] then im[s] each) for j in 0..s.
 struct Stage {
@@ -95,13 +113,13 @@ fn bit_reverse(x: usize, bits: u32) -> usize {
 pub(crate) struct SimdPsd {
     n: usize,
     window: Aligned,
-    /// Stages after the fused input stage.
+    /// The stage that reads the input.
+    input: Input,
+    /// Radix-4 stages between the input stage and the final groups.
     stages: Vec<Stage>,
-    /// When the vertical stage count is odd, the radix-2 span-16 stage runs inside the
-    /// final groups (it pairs neighbouring blocks): its twiddles, `W32^j` for j in 0..16.
-    last_radix2: Option<Aligned>,
-    /// Twiddles of the input stage (radix-4, quarter span n/4).
-    first: Aligned,
+    /// The final groups' two radix-4 stages over whole vectors: `W256^{pj}` (j < 64)
+    /// and `W64^{pj}` (j < 16), p = 1, 2, 3.
+    final_tw: [Aligned; 2],
     re: Aligned,
     im: Aligned,
     /// Σ|X|² per slot since the last flush.
@@ -126,35 +144,28 @@ impl SimdPsd {
             return None;
         }
         let bits = n.trailing_zeros();
-        // Vertical stages: spans n/2 … 16, i.e. bits − 4 radix-2 stages; the first two
-        // are the fused input stage.
-        let mut left = bits - 4 - 2;
-        let mut span = n / 4; // group size of the next stage
+        // Spans n/2 … 256 are stages over whole vectors before the final groups of 256
+        // (which do spans 128 … 1): the input stage takes one or two of them (so that
+        // the rest pair up), radix-4 stages the rest.
+        let vertical = bits - 8;
+        let (input, mut group) = match vertical {
+            0 => (Input::Copy, n),
+            v if v % 2 == 1 => (
+                Input::Radix2(Aligned::from_slice(&twiddles(n / 2, 1, n))),
+                n / 2,
+            ),
+            _ => (Input::Radix4(radix4_twiddles(n / 4, n)), n / 4),
+        };
         let mut stages = Vec::new();
-        while left > 0 {
-            if left >= 2 {
-                let s = span / 4;
-                let mut tw = twiddles(s, 1, 4 * s);
-                tw.extend(twiddles(s, 2, 4 * s));
-                tw.extend(twiddles(s, 3, 4 * s));
-                stages.push(Stage {
-                    s,
-                    tw: Aligned::from_slice(&tw),
-                });
-                span /= 4;
-                left -= 2;
-            } else {
-                // Only ever the last one (span 32 → 16); done in the final groups.
-                span /= 2;
-                left -= 1;
-            }
+        while group > 256 {
+            let s = group / 4;
+            stages.push(Stage {
+                s,
+                tw: radix4_twiddles(s, group),
+            });
+            group /= 4;
         }
-        debug_assert_eq!(span, 16);
-        let last_radix2 = (bits % 2 == 1).then(|| Aligned::from_slice(&twiddles(16, 1, 32)));
-        let q = n / 4;
-        let mut first = twiddles(q, 1, n);
-        first.extend(twiddles(q, 2, n));
-        first.extend(twiddles(q, 3, n));
+        debug_assert_eq!(group, 256);
         // Slot 256g + 16r + lane holds DIF position 16·(16g + lane) + r, i.e. bin
         // bitrev(that position).
         let mut bin_of_slot = vec![0u32; n];
@@ -167,9 +178,9 @@ impl SimdPsd {
         Some(Self {
             n,
             window: Aligned::from_slice(window),
+            input,
             stages,
-            last_radix2,
-            first: Aligned::from_slice(&first),
+            final_tw: [radix4_twiddles(64, 256), radix4_twiddles(16, 64)],
             re: Aligned::zeroed(n),
             im: Aligned::zeroed(n),
             acc: Aligned::zeroed(n),
@@ -236,7 +247,7 @@ fn cpu_has_avx512() -> bool {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::SimdPsd;
+    use super::{Input, SimdPsd};
     use num_complex::Complex;
     use std::arch::x86_64::*;
 
@@ -354,22 +365,22 @@ mod avx512 {
         let n = p.n;
         let re = p.re.as_mut_slice().as_mut_ptr();
         let im = p.im.as_mut_slice().as_mut_ptr();
-        input_stage(
-            x.as_ptr().cast::<f32>(),
-            p.window.as_slice().as_ptr(),
-            p.first.as_slice().as_ptr(),
-            n,
-            re,
-            im,
-        );
+        let src = x.as_ptr().cast::<f32>();
+        let win = p.window.as_slice().as_ptr();
+        match &p.input {
+            Input::Copy => input_copy(src, win, n, re, im),
+            Input::Radix2(tw) => input_radix2(src, win, tw.as_slice().as_ptr(), n, re, im),
+            Input::Radix4(tw) => input_radix4(src, win, tw.as_slice().as_ptr(), n, re, im),
+        }
         for st in &p.stages {
             radix4_stage(re, im, n, st.s, st.tw.as_slice().as_ptr());
         }
         let acc = p.acc.as_mut_slice().as_mut_ptr();
-        let r2 = p.last_radix2.as_ref().map(|t| t.as_slice().as_ptr());
+        let ta = p.final_tw[0].as_slice().as_ptr();
+        let tb = p.final_tw[1].as_slice().as_ptr();
         let mut g = 0;
         while g < n {
-            final_group(re.add(g), im.add(g), acc.add(g), r2);
+            final_group(re.add(g), im.add(g), acc.add(g), ta, tb);
             g += 256;
         }
     }
@@ -392,12 +403,50 @@ mod avx512 {
         }
     }
 
-    /// The first radix-4 stage, reading the interleaved input through the window.
+    /// The input through the window into `re`/`im`, no butterflies.
+    ///
+    /// # Safety
+    /// `src` holds `2n` f32, `win` `n`, `re`/`im` `n` (aligned).
+    #[target_feature(enable = "avx512f")]
+    unsafe fn input_copy(src: *const f32, win: *const f32, n: usize, re: *mut f32, im: *mut f32) {
+        let mut j = 0;
+        while j < n {
+            store(re, im, j, load_windowed(src, win, j));
+            j += 16;
+        }
+    }
+
+    /// A radix-2 stage (span n/2) reading the interleaved input through the window.
+    ///
+    /// # Safety
+    /// `src` holds `2n` f32, `win` `n`, `tw` `n`, `re`/`im` `n` (aligned).
+    #[target_feature(enable = "avx512f")]
+    unsafe fn input_radix2(
+        src: *const f32,
+        win: *const f32,
+        tw: *const f32,
+        n: usize,
+        re: *mut f32,
+        im: *mut f32,
+    ) {
+        let s = n / 2;
+        let mut j = 0;
+        while j < s {
+            let a = load_windowed(src, win, j);
+            let b = load_windowed(src, win, j + s);
+            store(re, im, j, add(a, b));
+            store(re, im, j + s, mul(sub(a, b), twiddle(tw, s, 0, j)));
+            j += 16;
+        }
+    }
+
+    /// A radix-4 stage (quarter span n/4) reading the interleaved input through the
+    /// window.
     ///
     /// # Safety
     /// `src` holds `2n` f32, `win` `n`, `tw` `6·n/4`, `re`/`im` `n` (aligned).
     #[target_feature(enable = "avx512f")]
-    unsafe fn input_stage(
+    unsafe fn input_radix4(
         src: *const f32,
         win: *const f32,
         tw: *const f32,
@@ -510,35 +559,53 @@ mod avx512 {
         o
     }
 
-    /// 16 blocks of 16 at `re`/`im`: the radix-2 span-16 stage when `r2` gives its
-    /// twiddles, then transpose, 16-point DIF across registers, |X|² into `acc` (slot
-    /// 16r + lane for register r).
+    /// One group of 256 at `re`/`im` as 16 vectors: two radix-4 stages over whole
+    /// vectors (spans 128 … 16, twiddles `ta`, `tb`), a transpose, the 16-point DIF across
+    /// registers, and |X|² into `acc` (slot 16r + lane for register r).
     ///
     /// # Safety
-    /// `re`, `im`, `acc` each have 256 aligned f32; `r2`, when given, 32.
+    /// `re`, `im`, `acc` each have 256 aligned f32; `ta` 384, `tb` 96.
     #[target_feature(enable = "avx512f")]
-    unsafe fn final_group(re: *const f32, im: *const f32, acc: *mut f32, r2: Option<*const f32>) {
+    unsafe fn final_group(
+        re: *const f32,
+        im: *const f32,
+        acc: *mut f32,
+        ta: *const f32,
+        tb: *const f32,
+    ) {
+        let mut x = [C16 {
+            re: _mm512_setzero_ps(),
+            im: _mm512_setzero_ps(),
+        }; 16];
+        for (v, xv) in x.iter_mut().enumerate() {
+            *xv = load(re, im, 16 * v);
+        }
+        for v in 0..4 {
+            let w = [
+                twiddle(ta, 64, 0, 16 * v),
+                twiddle(ta, 64, 1, 16 * v),
+                twiddle(ta, 64, 2, 16 * v),
+            ];
+            let z = radix4([x[v], x[v + 4], x[v + 8], x[v + 12]], Some(w));
+            x[v] = z[0];
+            x[v + 4] = z[1];
+            x[v + 8] = z[2];
+            x[v + 12] = z[3];
+        }
+        let w = [
+            twiddle(tb, 16, 0, 0),
+            twiddle(tb, 16, 1, 0),
+            twiddle(tb, 16, 2, 0),
+        ];
+        for c in (0..16).step_by(4) {
+            let z = radix4([x[c], x[c + 1], x[c + 2], x[c + 3]], Some(w));
+            x[c..c + 4].copy_from_slice(&z);
+        }
         let mut rr = [_mm512_setzero_ps(); 16];
         let mut ii = [_mm512_setzero_ps(); 16];
-        match r2 {
-            Some(tw) => {
-                let w = twiddle(tw, 16, 0, 0);
-                for c in 0..8 {
-                    let a = load(re, im, 32 * c);
-                    let b = load(re, im, 32 * c + 16);
-                    let (u, v) = (add(a, b), mul(sub(a, b), w));
-                    rr[2 * c] = u.re;
-                    ii[2 * c] = u.im;
-                    rr[2 * c + 1] = v.re;
-                    ii[2 * c + 1] = v.im;
-                }
-            }
-            None => {
-                for k in 0..16 {
-                    rr[k] = _mm512_load_ps(re.add(16 * k));
-                    ii[k] = _mm512_load_ps(im.add(16 * k));
-                }
-            }
+        for (k, v) in x.iter().enumerate() {
+            rr[k] = v.re;
+            ii[k] = v.im;
         }
         let rr = transpose(rr);
         let ii = transpose(ii);
