@@ -73,6 +73,8 @@ enum Input {
     Radix2(Aligned),
     /// Radix-4 with quarter span n/4; twiddles `W_n^{pj}`, p = 1, 2, 3.
     Radix4(Aligned),
+    /// Radix-8 with eighth span n/8; twiddles `W_n^{pj}`, p = 1 … 7.
+    Radix8(Aligned),
 }
 
 /// `twiddles(s, p, m)` for p = 1, 2, 3, one after the other (a radix-4 stage's table).
@@ -150,10 +152,15 @@ impl SimdPsd {
         let vertical = bits - 8;
         let (input, mut group) = match vertical {
             0 => (Input::Copy, n),
-            v if v % 2 == 1 => (
+            1 => (
                 Input::Radix2(Aligned::from_slice(&twiddles(n / 2, 1, n))),
                 n / 2,
             ),
+            v if v % 2 == 1 => {
+                let s = n / 8;
+                let tw: Vec<f32> = (1..8).flat_map(|p| twiddles(s, p, n)).collect();
+                (Input::Radix8(Aligned::from_slice(&tw)), s)
+            }
             _ => (Input::Radix4(radix4_twiddles(n / 4, n)), n / 4),
         };
         let mut stages = Vec::new();
@@ -371,6 +378,7 @@ mod avx512 {
             Input::Copy => input_copy(src, win, n, re, im),
             Input::Radix2(tw) => input_radix2(src, win, tw.as_slice().as_ptr(), n, re, im),
             Input::Radix4(tw) => input_radix4(src, win, tw.as_slice().as_ptr(), n, re, im),
+            Input::Radix8(tw) => input_radix8(src, win, tw.as_slice().as_ptr(), n, re, im),
         }
         for st in &p.stages {
             radix4_stage(re, im, n, st.s, st.tw.as_slice().as_ptr());
@@ -436,6 +444,105 @@ mod avx512 {
             let b = load_windowed(src, win, j + s);
             store(re, im, j, add(a, b));
             store(re, im, j + s, mul(sub(a, b), twiddle(tw, s, 0, j)));
+            j += 16;
+        }
+    }
+
+    /// `a · (1 − i)/√2` (times `W8`).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn mul_w8(a: C16) -> C16 {
+        let h = _mm512_set1_ps(std::f32::consts::FRAC_1_SQRT_2);
+        C16 {
+            re: _mm512_mul_ps(_mm512_add_ps(a.re, a.im), h),
+            im: _mm512_mul_ps(_mm512_sub_ps(a.im, a.re), h),
+        }
+    }
+
+    /// `a · (−1 − i)/√2` (times `W8³`).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn mul_w8_3(a: C16) -> C16 {
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        C16 {
+            re: _mm512_mul_ps(_mm512_sub_ps(a.im, a.re), _mm512_set1_ps(h)),
+            im: _mm512_mul_ps(_mm512_add_ps(a.re, a.im), _mm512_set1_ps(-h)),
+        }
+    }
+
+    /// The radix-8 DIF butterfly (three radix-2 stages) with the per-position twiddles
+    /// pulled to the end: output k is multiplied by `w^{rev3(k)}`, given as `w[p − 1]`
+    /// for `w^p`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn radix8(x: [C16; 8], w: [C16; 7]) -> [C16; 8] {
+        let a = [
+            add(x[0], x[4]),
+            add(x[1], x[5]),
+            add(x[2], x[6]),
+            add(x[3], x[7]),
+        ];
+        let u = [
+            sub(x[0], x[4]),
+            sub(x[1], x[5]),
+            sub(x[2], x[6]),
+            sub(x[3], x[7]),
+        ];
+        // v = (u0, u1·W8, u2·(−i), u3·W8³); the −i is folded into the sums below.
+        let v1 = mul_w8(u[1]);
+        let v3 = mul_w8_3(u[3]);
+        let c0 = add(a[0], a[2]);
+        let c1 = add(a[1], a[3]);
+        let c2 = sub(a[0], a[2]);
+        let c3 = sub(a[1], a[3]); // times −i below
+        let d0 = sub_i(u[0], u[2]);
+        let d2 = add_i(u[0], u[2]);
+        let d1 = add(v1, v3);
+        let d3 = sub(v1, v3); // times −i below
+        [
+            add(c0, c1),
+            mul(sub(c0, c1), w[3]),
+            mul(sub_i(c2, c3), w[1]),
+            mul(add_i(c2, c3), w[5]),
+            mul(add(d0, d1), w[0]),
+            mul(sub(d0, d1), w[4]),
+            mul(sub_i(d2, d3), w[2]),
+            mul(add_i(d2, d3), w[6]),
+        ]
+    }
+
+    /// A radix-8 stage (eighth span n/8) reading the interleaved input through the
+    /// window.
+    ///
+    /// # Safety
+    /// `src` holds `2n` f32, `win` `n`, `tw` `14·n/8`, `re`/`im` `n` (aligned).
+    #[target_feature(enable = "avx512f")]
+    unsafe fn input_radix8(
+        src: *const f32,
+        win: *const f32,
+        tw: *const f32,
+        n: usize,
+        re: *mut f32,
+        im: *mut f32,
+    ) {
+        let s = n / 8;
+        let mut j = 0;
+        while j < s {
+            let zero = C16 {
+                re: _mm512_setzero_ps(),
+                im: _mm512_setzero_ps(),
+            };
+            let mut x = [zero; 8];
+            for (k, xk) in x.iter_mut().enumerate() {
+                *xk = load_windowed(src, win, j + k * s);
+            }
+            let mut w = [zero; 7];
+            for (k, wk) in w.iter_mut().enumerate() {
+                *wk = twiddle(tw, s, k, j);
+            }
+            for (k, v) in radix8(x, w).into_iter().enumerate() {
+                store(re, im, j + k * s, v);
+            }
             j += 16;
         }
     }
