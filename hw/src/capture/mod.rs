@@ -70,7 +70,8 @@ pub enum CaptureStatus {
     Pass,
     /// Cancelled, stopped at the deadline, or anything lost or not recorded.
     Partial,
-    /// The source failed before delivering anything, or the CLKIN check failed.
+    /// Nothing was received (the source failed or stayed silent until the deadline;
+    /// not when the operator cancelled), or the CLKIN check failed.
     Fail,
 }
 
@@ -355,7 +356,9 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
         && stats.timeouts == 0
         && stats.error.is_none()
         && recording_error.is_none();
-    let source_failed = stats.error.is_some() && stats.received == 0;
+    // Nothing measured is a failure, whether the source errored or stayed silent until
+    // the deadline; an operator's cancel before the first sample stays PARTIAL.
+    let source_failed = stats.received == 0 && !cancelled;
     let clkin_failed = clkin_report
         .as_ref()
         .is_some_and(|r| r.status == ClkinStatus::Fail);
@@ -596,6 +599,8 @@ mod tests {
         );
     }
 
+    /// Review of session 1: a source that delivers nothing until the deadline was
+    /// PARTIAL; nothing was measured, so it is FAIL.
     #[test]
     fn a_silent_source_stops_at_the_deadline() {
         let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
@@ -608,9 +613,23 @@ mod tests {
         assert!(sum.timeouts > 0);
         assert_eq!(sum.samples_received, 0);
         assert_eq!(sum.noise_floor_db, None);
-        assert_eq!(sum.status, CaptureStatus::Partial);
+        assert_eq!(sum.status, CaptureStatus::Fail);
         let json = serde_json::to_string(&sum).unwrap();
         let _: CaptureSummary = serde_json::from_str(&json).unwrap();
+    }
+
+    #[test]
+    fn cancelled_before_the_first_sample_is_partial() {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        src.always_timeout = true;
+        src.cancel_at = Some((1, cancel.clone()));
+        let mut s = settings(1000);
+        s.max_consecutive_timeouts = 1_000_000;
+        let sum = run_capture(src, &s, &cancel, None, None).unwrap();
+        assert_eq!(sum.stop_reason, "cancelled");
+        assert_eq!(sum.samples_received, 0);
+        assert_eq!(sum.status, CaptureStatus::Partial);
     }
 
     #[test]
