@@ -249,37 +249,21 @@ mod tests {
         const SHORT: Duration = Duration::from_millis(300);
         const ROOMY: Duration = Duration::from_secs(10);
 
+        /// (a) detected → true, (b) no signal → false, (c) garbage → no evidence.
         #[test]
-        fn detected_line_is_true() {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let tool = fake_tool(
-                dir.path(),
-                "hackrf_clock",
-                "echo 'CLKIN status: clock signal detected'",
-            );
-            assert_eq!(clkin_status_from(&tool, None, ROOMY), Some(true));
-        }
-
-        #[test]
-        fn no_signal_line_is_false() {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let tool = fake_tool(
-                dir.path(),
-                "hackrf_clock",
-                "echo 'CLKIN status: no clock signal detected'",
-            );
-            assert_eq!(clkin_status_from(&tool, None, ROOMY), Some(false));
-        }
-
-        #[test]
-        fn garbage_is_no_evidence() {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let tool = fake_tool(
-                dir.path(),
-                "hackrf_clock",
-                "echo 'hackrf_clock - HackRF clock configuration utility'; echo '¿CLKIN? detected'",
-            );
-            assert_eq!(clkin_status_from(&tool, None, ROOMY), None);
+        fn the_status_line_decides() {
+            for (body, want) in [
+                ("echo 'CLKIN status: clock signal detected'", Some(true)),
+                ("echo 'CLKIN status: no clock signal detected'", Some(false)),
+                (
+                    "echo 'hackrf_clock - HackRF clock configuration utility'; echo '¿CLKIN? detected'",
+                    None,
+                ),
+            ] {
+                let dir = tempfile::tempdir().expect("tempdir");
+                let tool = fake_tool(dir.path(), "hackrf_clock", body);
+                assert_eq!(clkin_status_from(&tool, None, ROOMY), want, "{body}");
+            }
         }
 
         #[test]
