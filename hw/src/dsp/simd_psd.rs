@@ -377,11 +377,25 @@ mod avx512 {
         match &p.input {
             Input::Copy => input_copy(src, win, n, re, im),
             Input::Radix2(tw) => input_radix2(src, win, tw.as_slice().as_ptr(), n, re, im),
-            Input::Radix4(tw) => input_radix4(src, win, tw.as_slice().as_ptr(), n, re, im),
+            Input::Radix4(tw) => radix4_pass(
+                |i| load_windowed(src, win, i),
+                re,
+                im,
+                n,
+                n / 4,
+                tw.as_slice().as_ptr(),
+            ),
             Input::Radix8(tw) => input_radix8(src, win, tw.as_slice().as_ptr(), n, re, im),
         }
         for st in &p.stages {
-            radix4_stage(re, im, n, st.s, st.tw.as_slice().as_ptr());
+            radix4_pass(
+                |i| load(re, im, i),
+                re,
+                im,
+                n,
+                st.s,
+                st.tw.as_slice().as_ptr(),
+            );
         }
         let acc = p.acc.as_mut_slice().as_mut_ptr();
         let ta = p.final_tw[0].as_slice().as_ptr();
@@ -547,65 +561,36 @@ mod avx512 {
         }
     }
 
-    /// A radix-4 stage (quarter span n/4) reading the interleaved input through the
-    /// window.
+    /// Radix-4 stages with quarter span `s` over groups of `4s` in `n`: `load(i)` gives
+    /// point `i` (the windowed input, or `re`/`im` themselves), results go to `re`/`im` at
+    /// the same positions.
     ///
     /// # Safety
-    /// `src` holds `2n` f32, `win` `n`, `tw` `6·n/4`, `re`/`im` `n` (aligned).
+    /// `load` is valid for every `i < n` with `i % 16 == 0`; `re`/`im` hold `n` aligned
+    /// f32, `tw` `6s`; `s` ≥ 16 and a multiple of 16; `n` a multiple of `4s`.
+    #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn input_radix4(
-        src: *const f32,
-        win: *const f32,
-        tw: *const f32,
-        n: usize,
+    unsafe fn radix4_pass(
+        load: impl Fn(usize) -> C16,
         re: *mut f32,
         im: *mut f32,
+        n: usize,
+        s: usize,
+        tw: *const f32,
     ) {
-        let s = n / 4;
-        let mut j = 0;
-        while j < s {
-            let x = [
-                load_windowed(src, win, j),
-                load_windowed(src, win, j + s),
-                load_windowed(src, win, j + 2 * s),
-                load_windowed(src, win, j + 3 * s),
-            ];
-            let w = [
-                twiddle(tw, s, 0, j),
-                twiddle(tw, s, 1, j),
-                twiddle(tw, s, 2, j),
-            ];
-            let z = radix4(x, Some(w));
-            for (k, v) in z.into_iter().enumerate() {
-                store(re, im, j + k * s, v);
-            }
-            j += 16;
-        }
-    }
-
-    /// # Safety
-    /// `re`/`im` hold `n` aligned f32, `tw` `6s`, `s` ≥ 16 and a multiple of 16.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn radix4_stage(re: *mut f32, im: *mut f32, n: usize, s: usize, tw: *const f32) {
         let mut base = 0;
         while base < n {
-            let (r, i) = (re.add(base), im.add(base));
             let mut j = 0;
             while j < s {
-                let x = [
-                    load(r, i, j),
-                    load(r, i, j + s),
-                    load(r, i, j + 2 * s),
-                    load(r, i, j + 3 * s),
-                ];
+                let at = base + j;
+                let x = [load(at), load(at + s), load(at + 2 * s), load(at + 3 * s)];
                 let w = [
                     twiddle(tw, s, 0, j),
                     twiddle(tw, s, 1, j),
                     twiddle(tw, s, 2, j),
                 ];
-                let z = radix4(x, Some(w));
-                for (k, v) in z.into_iter().enumerate() {
-                    store(r, i, j + k * s, v);
+                for (k, v) in radix4(x, Some(w)).into_iter().enumerate() {
+                    store(re, im, at + k * s, v);
                 }
                 j += 16;
             }
