@@ -833,6 +833,7 @@ mod tests {
             .collect()
     }
 
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn transpose_is_a_transpose() {
         if !cpu_has_avx512() {
