@@ -6,17 +6,19 @@
 //! slot → bin once, when the estimate is read. That and the split layout (no shuffles in
 //! the complex multiplies) are what let it beat a general-purpose FFT used as a black box.
 //!
-//! Shape, for N = 2^m ≥ 256:
-//! 1. a radix-4 decimation-in-frequency stage that reads the interleaved input, applies
-//!    the window and splits re/im on the way in;
-//! 2. radix-4 (and one radix-2 when the count is odd) DIF stages down to span 16, each
-//!    over whole 16-lane vectors (lanes are independent butterflies);
-//! 3. per group of 16 blocks of 16: a 16 × 16 transpose, a 16-point DFT across
-//!    registers (lanes are blocks), and |X|² added to the accumulator.
+//! Shape, for N = 2^m ≥ 256 (decimation in frequency throughout):
+//! 1. an input stage that reads the interleaved input, applies the window and splits
+//!    re/im on the way in, doing one radix-8, radix-4 or radix-2 stage at the same time
+//!    (none for N = 256) so that the stages left pair up;
+//! 2. radix-4 stages over whole 16-lane vectors (lanes are independent butterflies) down
+//!    to groups of 256;
+//! 3. per group of 256, in registers: two radix-4 stages over vectors, a 16 × 16
+//!    transpose, a 16-point DFT across registers (lanes are blocks), and |X|² added to
+//!    the accumulator.
 //!
-//! Chosen at run time (`is_x86_feature_detected!("avx512f")`), whatever `target-cpu`
-//! the binary was built for; everywhere else [`super::welch::Welch`] uses rustfft.
-//! The result is checked against the rustfft path in the tests.
+//! Chosen at run time (`is_x86_feature_detected!` for AVX-512F and AVX-512DQ), whatever
+//! `target-cpu` the binary was built for; everywhere else [`super::welch::Welch`] uses
+//! rustfft. The result is checked against the rustfft path in the tests.
 
 use num_complex::Complex;
 
@@ -195,16 +197,17 @@ impl SimdPsd {
         })
     }
 
-    /// Window, transform and accumulate |X|² of one segment of exactly `n` samples
-    /// (a segment of any other length is ignored).
+    /// Window, transform and accumulate |X|² of one segment of exactly `n` samples.
+    ///
+    /// # Panics
+    /// On a segment of another length: `Welch` slices every segment to `n`, and a
+    /// skipped segment would silently bias the average.
     pub(crate) fn segment(&mut self, x: &[Complex<f32>]) {
-        if x.len() != self.n {
-            debug_assert!(false, "segment of {} for n = {}", x.len(), self.n);
-            return;
-        }
+        assert_eq!(x.len(), self.n, "segment length");
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a `SimdPsd` is only built after `cpu_has_avx512()` said yes (`new`),
-        // or in tests that check the same first.
+        // SAFETY: `SimdPsd::new` is the only way to a kernel outside this module's
+        // tests (which never transform), and it checks AVX-512F and DQ first; the
+        // length is checked above.
         unsafe {
             avx512::segment(self, x)
         }
@@ -230,7 +233,7 @@ impl SimdPsd {
         #[cfg(not(target_arch = "x86_64"))]
         {
             let _ = (x, clip);
-            (0.0, 0)
+            unreachable!("SimdPsd::new declines on every CPU but x86_64 with AVX-512")
         }
     }
 
@@ -356,7 +359,8 @@ mod avx512 {
     /// Twiddle `k` (0-based: w^(k+1)) at `j` of a table laid out re[s], im[s] per power.
     ///
     /// # Safety
-    /// `tw` holds `2·s·(k+1)` aligned values, `j + 16 ≤ s`, `j % 16 == 0`.
+    /// `tw` holds `2·s·(k+1)` values from a 64-byte boundary, `s % 16 == 0`,
+    /// `j + 16 ≤ s`, `j % 16 == 0`.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn twiddle(tw: *const f32, s: usize, k: usize, j: usize) -> C16 {
@@ -772,8 +776,9 @@ mod avx512 {
             }
             let power = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
             total += f64::from(power);
-            // A NaN sample may hide a clipped one from the running maximum, but it
-            // always makes `power` NaN: then count exactly too.
+            // vrangeps ignores a quiet NaN and turns a signalling one into a NaN lane
+            // (which resets that lane's maximum); either way `power` is NaN, and then
+            // the count is exact too.
             let top = _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
             if power.is_nan() || top.is_nan() || top >= clip {
                 clipped += x[start / 2..end / 2]
@@ -791,9 +796,10 @@ mod avx512 {
 
     #[cfg(test)]
     pub(super) fn transpose_for_test(r: [[f32; 16]; 16]) -> [[f32; 16]; 16] {
+        assert!(super::cpu_has_avx512(), "transpose_for_test needs AVX-512");
         let mut out = [[0.0f32; 16]; 16];
-        // SAFETY: only called after the test checked AVX-512F; loads/stores stay inside
-        // the 16 × 16 arrays.
+        // SAFETY: AVX-512F checked just above; loads/stores stay inside the 16 × 16
+        // arrays.
         unsafe {
             #[target_feature(enable = "avx512f")]
             unsafe fn go(r: &[[f32; 16]; 16], out: &mut [[f32; 16]; 16]) {
@@ -860,7 +866,7 @@ mod tests {
             eprintln!("no AVX-512F on this CPU: the kernel is not used here");
             return;
         }
-        for bits in 8..=14 {
+        for bits in 8..=16 {
             let n = 1usize << bits;
             let window = crate::dsp::Window::Hann.build(n);
             let mut k = SimdPsd::new(&window).expect("avx512 kernel");

@@ -70,6 +70,12 @@ impl WelchConfig {
                 return bad("center_hz", format!("{c} is not finite"));
             }
         }
+        if !(self.clip_level.is_finite() && self.clip_level > 0.0) {
+            return bad(
+                "clip_level",
+                format!("{} is not a finite level > 0", self.clip_level),
+            );
+        }
         if self.dc_exclude_bins >= self.fft_size / 4 {
             return bad(
                 "dc_exclude_bins",
@@ -195,7 +201,7 @@ pub struct Welch {
 
 /// What windows, transforms and accumulates one segment.
 enum Engine {
-    /// The fused AVX-512 kernel (power-of-two sizes on CPUs with AVX-512F).
+    /// The fused AVX-512 kernel (power-of-two sizes ≥ 256 on CPUs with AVX-512F/DQ).
     Simd(Box<SimdPsd>),
     /// rustfft (every size, every CPU).
     Portable(Box<Portable>),
@@ -282,7 +288,8 @@ impl std::fmt::Debug for Welch {
 
 impl Welch {
     /// Plan the FFT and allocate every buffer. Power-of-two sizes from 256 on a CPU with
-    /// AVX-512F get the fused SIMD kernel; everything else the portable rustfft engine.
+    /// AVX-512F and AVX-512DQ get the fused SIMD kernel; everything else the portable
+    /// rustfft engine.
     pub fn new(cfg: WelchConfig) -> Result<Self> {
         Self::build(cfg, true)
     }
@@ -547,6 +554,25 @@ pub(crate) mod tests {
         );
     }
 
+    /// The SIMD engine's f32 sums are flushed to f64 every 1024 segments like the
+    /// portable engine's: over several flushes the two still agree.
+    #[test]
+    fn engines_agree_across_flushes() {
+        let x = tones(300_000, 1e6, &[(203_125.0, 0.5)], 0.01); // on bin 52
+        let mut cfg = WelchConfig::new(256, 1e6);
+        cfg.dc_exclude_bins = 0;
+        let mut fast = Welch::new(cfg.clone()).unwrap();
+        let mut slow = Welch::new_portable(cfg).unwrap();
+        fast.feed(&x);
+        slow.feed(&x);
+        assert!(fast.averages() > 2 * u64::from(FLUSH_SEGMENTS));
+        let (a, b) = (fast.finish(), slow.finish());
+        for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
+            assert!((u - v).abs() < 0.01, "{u} vs {v}");
+        }
+        assert!((a.peaks[0].power_db - 20.0 * 0.5f64.log10()).abs() < 0.01);
+    }
+
     /// Deterministic Gaussian noise (xorshift + Box-Muller).
     pub(crate) struct Noise(u64);
     impl Noise {
@@ -763,10 +789,18 @@ pub(crate) mod tests {
             .contains("overlap"));
         c.overlap = 0.5;
         c.sample_rate_hz = f64::NAN;
-        assert!(Welch::new(c)
+        assert!(Welch::new(c.clone())
             .unwrap_err()
             .to_string()
             .contains("sample_rate_hz"));
+        c.sample_rate_hz = 1e6;
+        for level in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+            c.clip_level = level;
+            assert!(Welch::new(c.clone())
+                .unwrap_err()
+                .to_string()
+                .contains("clip_level"));
+        }
     }
 
     #[test]
