@@ -160,11 +160,36 @@ fn run_checks(cli: &Cli) -> Vec<Check> {
         }
     }
     out.extend(soapy_checks(cli));
+    out.push(dsp_engine());
     out.push(policy(&paths));
     out.push(state_file(&paths));
     out.push(ledger_file(&paths));
     out.push(watcher(&paths));
     out
+}
+
+/// Which Welch engine this CPU gets (N = 2048, as in the default capture settings).
+fn dsp_engine() -> Check {
+    match rxnode_hw::Welch::new(rxnode_hw::WelchConfig::new(2048, 1e6)) {
+        Ok(w) => {
+            let why = match w.engine() {
+                "rustfft" => "portable engine: this CPU has no SIMD kernel (about half the speed)",
+                _ => "fused SIMD kernel (window + FFT + |X|²)",
+            };
+            check(
+                "DSP engine",
+                Verdict::Pass,
+                format!("Welch N=2048 on {}: {why}", w.engine()),
+                "",
+            )
+        }
+        Err(e) => check(
+            "DSP engine",
+            Verdict::Fail,
+            format!("{e:#}"),
+            "report this: the default Welch settings were refused",
+        ),
+    }
 }
 
 fn local_ignored(repo: &Repository) -> Check {

@@ -102,6 +102,7 @@ fn healthy_sim_checkout_passes_and_shows_the_tx_ranges() {
         "module search path",
         "modules",
         "radios",
+        "DSP engine",
         "policy",
         "state",
         "ledger",
@@ -109,6 +110,13 @@ fn healthy_sim_checkout_passes_and_shows_the_tx_ranges() {
     ] {
         assert_eq!(r.get(name).status, "PASS", "{:#?}", r.get(name));
     }
+    let dsp = &r.get("DSP engine").detail;
+    assert!(
+        ["avx512", "avx2", "rustfft"]
+            .iter()
+            .any(|e| dsp.contains(&format!("N=2048 on {e}:"))),
+        "{dsp}"
+    );
     assert_eq!(r.get("credentials").status, "SKIP");
     assert!(r.get("remote").detail.contains("video-development"));
     assert!(r.get("radios").detail.contains("driver=rxsim"));
