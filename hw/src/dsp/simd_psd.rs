@@ -884,6 +884,53 @@ mod x86 {
         stats::<Avx2>(x, clip)
     }
 
+    /// The one-intrinsic methods of [`Simd`] (`zero` … `loadu`), for vector type `$v`.
+    macro_rules! arithmetic {
+        ($v:ty, $zero:ident, $set1:ident, $add:ident, $sub:ident, $mul:ident,
+         $fmadd:ident, $fmsub:ident, $load:ident, $store:ident, $loadu:ident $(,)?) => {
+            #[inline(always)]
+            unsafe fn zero() -> $v {
+                $zero()
+            }
+            #[inline(always)]
+            unsafe fn set1(a: f32) -> $v {
+                $set1(a)
+            }
+            #[inline(always)]
+            unsafe fn add(a: $v, b: $v) -> $v {
+                $add(a, b)
+            }
+            #[inline(always)]
+            unsafe fn sub(a: $v, b: $v) -> $v {
+                $sub(a, b)
+            }
+            #[inline(always)]
+            unsafe fn mul(a: $v, b: $v) -> $v {
+                $mul(a, b)
+            }
+            #[inline(always)]
+            unsafe fn fmadd(a: $v, b: $v, c: $v) -> $v {
+                $fmadd(a, b, c)
+            }
+            #[inline(always)]
+            unsafe fn fmsub(a: $v, b: $v, c: $v) -> $v {
+                $fmsub(a, b, c)
+            }
+            #[inline(always)]
+            unsafe fn load(p: *const f32) -> $v {
+                $load(p)
+            }
+            #[inline(always)]
+            unsafe fn store(p: *mut f32, v: $v) {
+                $store(p, v)
+            }
+            #[inline(always)]
+            unsafe fn loadu(p: *const f32) -> $v {
+                $loadu(p)
+            }
+        };
+    }
+
     /// AVX-512F (and DQ for `vrangeps`): 16 lanes.
     #[derive(Clone, Copy)]
     pub(super) struct Avx512;
@@ -946,46 +993,19 @@ mod x86 {
         const LANES: usize = 16;
         type V = __m512;
 
-        #[inline(always)]
-        unsafe fn zero() -> __m512 {
-            _mm512_setzero_ps()
-        }
-        #[inline(always)]
-        unsafe fn set1(a: f32) -> __m512 {
-            _mm512_set1_ps(a)
-        }
-        #[inline(always)]
-        unsafe fn add(a: __m512, b: __m512) -> __m512 {
-            _mm512_add_ps(a, b)
-        }
-        #[inline(always)]
-        unsafe fn sub(a: __m512, b: __m512) -> __m512 {
-            _mm512_sub_ps(a, b)
-        }
-        #[inline(always)]
-        unsafe fn mul(a: __m512, b: __m512) -> __m512 {
-            _mm512_mul_ps(a, b)
-        }
-        #[inline(always)]
-        unsafe fn fmadd(a: __m512, b: __m512, c: __m512) -> __m512 {
-            _mm512_fmadd_ps(a, b, c)
-        }
-        #[inline(always)]
-        unsafe fn fmsub(a: __m512, b: __m512, c: __m512) -> __m512 {
-            _mm512_fmsub_ps(a, b, c)
-        }
-        #[inline(always)]
-        unsafe fn load(p: *const f32) -> __m512 {
-            _mm512_load_ps(p)
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut f32, v: __m512) {
-            _mm512_store_ps(p, v)
-        }
-        #[inline(always)]
-        unsafe fn loadu(p: *const f32) -> __m512 {
-            _mm512_loadu_ps(p)
-        }
+        arithmetic!(
+            __m512,
+            _mm512_setzero_ps,
+            _mm512_set1_ps,
+            _mm512_add_ps,
+            _mm512_sub_ps,
+            _mm512_mul_ps,
+            _mm512_fmadd_ps,
+            _mm512_fmsub_ps,
+            _mm512_load_ps,
+            _mm512_store_ps,
+            _mm512_loadu_ps,
+        );
         #[inline(always)]
         unsafe fn abs_max(m: __m512, v: __m512) -> __m512 {
             // imm 0b1011: the larger magnitude, sign cleared. vrangeps ignores a quiet
@@ -1107,46 +1127,19 @@ mod x86 {
         const LANES: usize = 8;
         type V = __m256;
 
-        #[inline(always)]
-        unsafe fn zero() -> __m256 {
-            _mm256_setzero_ps()
-        }
-        #[inline(always)]
-        unsafe fn set1(a: f32) -> __m256 {
-            _mm256_set1_ps(a)
-        }
-        #[inline(always)]
-        unsafe fn add(a: __m256, b: __m256) -> __m256 {
-            _mm256_add_ps(a, b)
-        }
-        #[inline(always)]
-        unsafe fn sub(a: __m256, b: __m256) -> __m256 {
-            _mm256_sub_ps(a, b)
-        }
-        #[inline(always)]
-        unsafe fn mul(a: __m256, b: __m256) -> __m256 {
-            _mm256_mul_ps(a, b)
-        }
-        #[inline(always)]
-        unsafe fn fmadd(a: __m256, b: __m256, c: __m256) -> __m256 {
-            _mm256_fmadd_ps(a, b, c)
-        }
-        #[inline(always)]
-        unsafe fn fmsub(a: __m256, b: __m256, c: __m256) -> __m256 {
-            _mm256_fmsub_ps(a, b, c)
-        }
-        #[inline(always)]
-        unsafe fn load(p: *const f32) -> __m256 {
-            _mm256_load_ps(p)
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut f32, v: __m256) {
-            _mm256_store_ps(p, v)
-        }
-        #[inline(always)]
-        unsafe fn loadu(p: *const f32) -> __m256 {
-            _mm256_loadu_ps(p)
-        }
+        arithmetic!(
+            __m256,
+            _mm256_setzero_ps,
+            _mm256_set1_ps,
+            _mm256_add_ps,
+            _mm256_sub_ps,
+            _mm256_mul_ps,
+            _mm256_fmadd_ps,
+            _mm256_fmsub_ps,
+            _mm256_load_ps,
+            _mm256_store_ps,
+            _mm256_loadu_ps,
+        );
         #[inline(always)]
         unsafe fn abs_max(m: __m256, v: __m256) -> __m256 {
             // |v| by clearing the sign bit; vmaxps returns its second operand when either
