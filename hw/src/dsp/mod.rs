@@ -3,7 +3,7 @@
 //! Slices in, results out: no I/O, and no allocation once a processor is built.
 pub(crate) mod clkin;
 pub(crate) mod peaks;
-// Only x86_64 builds the kernel; elsewhere `SimdPsd::new` is always `None`.
+// Only x86_64 builds the kernels; elsewhere `SimdPsd::new` is always `None`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) mod simd_psd;
 pub(crate) mod welch;

@@ -1,31 +1,87 @@
-//! The AVX-512 power-spectrum kernel: window, FFT and |X|² accumulation fused for one
-//! segment, on split (re/im) arrays, with the output left in the kernel's own order.
+//! The SIMD power-spectrum kernels (AVX-512 and AVX2): window, FFT and |X|² accumulation
+//! fused for one segment, on split (re/im) arrays, with the output left in the kernel's own
+//! order.
 //!
 //! Welch needs only Σ|X[k]|², so the kernel never puts the spectrum back into natural
 //! order: it accumulates |X|² wherever the butterflies leave each bin and a table maps
 //! slot → bin once, when the estimate is read. That and the split layout (no shuffles in
 //! the complex multiplies) are what let it beat a general-purpose FFT used as a black box.
 //!
-//! Shape, for N = 2^m ≥ 256 (decimation in frequency throughout):
+//! One kernel, two vector widths: L = 16 lanes (`__m512`, AVX-512F/DQ) or L = 8 lanes
+//! (`__m256`, AVX2 + FMA). Shape, for N = 2^m ≥ L² (decimation in frequency throughout):
 //! 1. an input stage that reads the interleaved input, applies the window and splits
 //!    re/im on the way in, doing one radix-8, radix-4 or radix-2 stage at the same time
-//!    (none for N = 256) so that the stages left pair up;
-//! 2. radix-4 stages over whole 16-lane vectors (lanes are independent butterflies) down
-//!    to groups of 256;
-//! 3. per group of 256, in registers: two radix-4 stages over vectors, a 16 × 16
-//!    transpose, a 16-point DFT across registers (lanes are blocks), and |X|² added to
-//!    the accumulator.
+//!    (none for N = L²) so that the stages left pair up;
+//! 2. radix-4 stages over whole L-lane vectors (lanes are independent butterflies) down
+//!    to groups of L²;
+//! 3. per group of L², in registers: the DIF stages over vectors down to span L (two
+//!    radix-4 for L = 16, one radix-8 for L = 8), an L × L transpose, an L-point DFT
+//!    across registers (lanes are blocks), and |X|² added to the accumulator.
 //!
-//! Chosen at run time (`is_x86_feature_detected!` for AVX-512F and AVX-512DQ), whatever
-//! `target-cpu` the binary was built for; everywhere else [`super::welch::Welch`] uses
-//! rustfft. The result is checked against the rustfft path in the tests.
+//! The stage logic is written once, generic over [`x86::Simd`] (the ISA primitives:
+//! load/store, arithmetic, deinterleave-with-window, the final group with its transpose);
+//! every helper is `#[inline(always)]`, so it is compiled inside the ISA's
+//! `#[target_feature]` entry point with that ISA's instructions.
+//!
+//! Chosen at run time (`is_x86_feature_detected!`), whatever `target-cpu` the binary was
+//! built for: AVX-512F+DQ first, else AVX2+FMA; everywhere else [`super::welch::Welch`]
+//! uses rustfft. The results are checked against the rustfft path in the tests.
 
 use num_complex::Complex;
 
-/// Smallest FFT size the kernel handles (one group of 16 × 16).
-pub(crate) const MIN_N: usize = 256;
 /// Largest FFT size the kernel handles (slot indices are u32; tables stay < 100 MiB).
 pub(crate) const MAX_N: usize = 1 << 22;
+
+/// The instruction set a kernel runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// AVX-512F and AVX-512DQ: 16-lane vectors, final groups of 256.
+    Avx512,
+    /// AVX2 and FMA: 8-lane vectors, final groups of 64.
+    Avx2,
+}
+
+impl Isa {
+    /// Every kernel, fastest first.
+    pub(crate) const ALL: [Isa; 2] = [Isa::Avx512, Isa::Avx2];
+
+    /// The name [`super::welch::Welch::engine`] reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Avx512 => "avx512",
+            Self::Avx2 => "avx2",
+        }
+    }
+
+    /// Lanes per vector.
+    fn lanes(self) -> usize {
+        match self {
+            Self::Avx512 => 16,
+            Self::Avx2 => 8,
+        }
+    }
+
+    /// Smallest FFT size: one final group of lanes × lanes.
+    pub(crate) fn min_n(self) -> usize {
+        self.lanes() * self.lanes()
+    }
+
+    /// Whether this CPU runs the kernel.
+    pub(crate) fn on_this_cpu(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            match self {
+                Self::Avx512 => has!("avx512f") && has!("avx512dq"),
+                Self::Avx2 => has!("avx2") && has!("fma"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+}
 
 /// 16 f32 on a 64-byte boundary: the unit of every buffer here.
 #[derive(Clone, Copy, Default)]
@@ -69,7 +125,7 @@ fn bytemuck_lanes_mut(l: &mut [Lane]) -> &mut [f32] {
 
 /// The first stage: reads the interleaved input through the window into split re/im.
 enum Input {
-    /// No butterflies (n = 256: the final groups do every stage).
+    /// No butterflies (n = L²: the final groups do every stage).
     Copy,
     /// Radix-2 with span n/2; twiddles `W_n^j` (re[n/2] then im[n/2]).
     Radix2(Aligned),
@@ -79,12 +135,10 @@ enum Input {
     Radix8(Aligned),
 }
 
-/// `twiddles(s, p, m)` for p = 1, 2, 3, one after the other (a radix-4 stage's table).
-fn radix4_twiddles(s: usize, m: usize) -> Aligned {
-    let mut tw = twiddles(s, 1, m);
-    tw.extend(twiddles(s, 2, m));
-    tw.extend(twiddles(s, 3, m));
-    Aligned::from_slice(&tw)
+/// `twiddles(s, p, m)` for p = 1 … `powers`, one after the other (a radix-4 stage's
+/// table for 3, a radix-8 stage's for 7).
+fn stage_twiddles(s: usize, m: usize, powers: usize) -> Vec<f32> {
+    (1..=powers).flat_map(|p| twiddles(s, p, m)).collect()
 }
 
 /// One radix-4 DIF stage over whole vectors: quarter span `s`; twiddles `w, w², w³`
@@ -113,17 +167,19 @@ fn bit_reverse(x: usize, bits: u32) -> usize {
     }
 }
 
-/// The fused window + FFT + |X|² kernel for one FFT size and window.
+/// The fused window + FFT + |X|² kernel for one FFT size, window and ISA.
 pub(crate) struct SimdPsd {
+    isa: Isa,
     n: usize,
     window: Aligned,
     /// The stage that reads the input.
     input: Input,
     /// Radix-4 stages between the input stage and the final groups.
     stages: Vec<Stage>,
-    /// The final groups' two radix-4 stages over whole vectors: `W256^{pj}` (j < 64)
-    /// and `W64^{pj}` (j < 16), p = 1, 2, 3.
-    final_tw: [Aligned; 2],
+    /// The final groups' stages over whole vectors. AVX-512: two radix-4 stages,
+    /// `W256^{pj}` (j < 64) then `W64^{pj}` (j < 16), p = 1, 2, 3; AVX2: one radix-8
+    /// stage, `W64^{pj}` (j < 8), p = 1 … 7.
+    final_tw: Aligned,
     re: Aligned,
     im: Aligned,
     /// Σ|X|² per slot since the last flush.
@@ -133,68 +189,97 @@ pub(crate) struct SimdPsd {
 }
 
 impl SimdPsd {
-    /// The kernel for `window.len()` points, or `None` when this CPU lacks AVX-512F/DQ or the
-    /// size is not a power of two in `MIN_N..=MAX_N`.
+    /// The fastest kernel this CPU has for `window.len()` points, or `None` when it has
+    /// none or the size is not a power of two the kernels handle.
     pub(crate) fn new(window: &[f32]) -> Option<Self> {
-        if !cpu_has_avx512() {
-            return None;
-        }
-        Self::build(window)
+        Isa::ALL
+            .into_iter()
+            .find_map(|isa| Self::with_isa(window, isa))
     }
 
-    fn build(window: &[f32]) -> Option<Self> {
+    /// The `isa` kernel for `window.len()` points, or `None` when this CPU lacks `isa` or
+    /// the size is not a power of two in `isa.min_n()..=MAX_N`.
+    pub(crate) fn with_isa(window: &[f32], isa: Isa) -> Option<Self> {
+        if !isa.on_this_cpu() {
+            return None;
+        }
+        Self::build(window, isa)
+    }
+
+    /// The plan, tables and buffers (no CPU check: [`Self::segment`] and [`Self::stats`]
+    /// need one made by [`Self::with_isa`]).
+    fn build(window: &[f32], isa: Isa) -> Option<Self> {
         let n = window.len();
-        if !n.is_power_of_two() || !(MIN_N..=MAX_N).contains(&n) {
+        let lanes = isa.lanes();
+        let group = isa.min_n();
+        if !n.is_power_of_two() || !(group..=MAX_N).contains(&n) {
             return None;
         }
         let bits = n.trailing_zeros();
-        // Spans n/2 … 256 are stages over whole vectors before the final groups of 256
-        // (which do spans 128 … 1): the input stage takes one or two of them (so that
+        // Spans n/2 … L² are stages over whole vectors before the final groups of L²
+        // (which do spans L²/2 … 1): the input stage takes one or two of them (so that
         // the rest pair up), radix-4 stages the rest.
-        let vertical = bits - 8;
-        let (input, mut group) = match vertical {
+        let vertical = bits - group.trailing_zeros();
+        let (input, mut span) = match vertical {
             0 => (Input::Copy, n),
             1 => (
                 Input::Radix2(Aligned::from_slice(&twiddles(n / 2, 1, n))),
                 n / 2,
             ),
-            v if v % 2 == 1 => {
-                let s = n / 8;
-                let tw: Vec<f32> = (1..8).flat_map(|p| twiddles(s, p, n)).collect();
-                (Input::Radix8(Aligned::from_slice(&tw)), s)
-            }
-            _ => (Input::Radix4(radix4_twiddles(n / 4, n)), n / 4),
+            v if v % 2 == 1 => (
+                Input::Radix8(Aligned::from_slice(&stage_twiddles(n / 8, n, 7))),
+                n / 8,
+            ),
+            _ => (
+                Input::Radix4(Aligned::from_slice(&stage_twiddles(n / 4, n, 3))),
+                n / 4,
+            ),
         };
         let mut stages = Vec::new();
-        while group > 256 {
-            let s = group / 4;
+        while span > group {
+            let s = span / 4;
             stages.push(Stage {
                 s,
-                tw: radix4_twiddles(s, group),
+                tw: Aligned::from_slice(&stage_twiddles(s, span, 3)),
             });
-            group /= 4;
+            span /= 4;
         }
-        debug_assert_eq!(group, 256);
-        // Slot 256g + 16r + lane holds DIF position 16·(16g + lane) + r, i.e. bin
+        debug_assert_eq!(span, group);
+        let final_tw = match isa {
+            Isa::Avx512 => {
+                let mut tw = stage_twiddles(64, 256, 3);
+                tw.extend(stage_twiddles(16, 64, 3));
+                tw
+            }
+            Isa::Avx2 => stage_twiddles(8, 64, 7),
+        };
+        // Slot L²g + Lr + lane holds DIF position L·(Lg + lane) + r (register r of group
+        // g after the transpose holds the positions ≡ r mod L, one per lane), i.e. bin
         // bitrev(that position).
         let mut bin_of_slot = vec![0u32; n];
         for (slot, b) in bin_of_slot.iter_mut().enumerate() {
-            let (g, r, lane) = (slot / 256, (slot / 16) % 16, slot % 16);
-            let pos = 16 * (16 * g + lane) + r;
+            let (g, r, lane) = (slot / group, (slot / lanes) % lanes, slot % lanes);
+            let pos = lanes * (lanes * g + lane) + r;
             // n ≤ MAX_N = 2^22, so every bin fits in u32.
             *b = bit_reverse(pos, bits) as u32;
         }
         Some(Self {
+            isa,
             n,
             window: Aligned::from_slice(window),
             input,
             stages,
-            final_tw: [radix4_twiddles(64, 256), radix4_twiddles(16, 64)],
+            final_tw: Aligned::from_slice(&final_tw),
             re: Aligned::zeroed(n),
             im: Aligned::zeroed(n),
             acc: Aligned::zeroed(n),
             bin_of_slot,
         })
+    }
+
+    /// The instruction set this kernel runs on.
+    pub(crate) fn isa(&self) -> Isa {
+        self.isa
     }
 
     /// Window, transform and accumulate |X|² of one segment of exactly `n` samples.
@@ -205,11 +290,14 @@ impl SimdPsd {
     pub(crate) fn segment(&mut self, x: &[Complex<f32>]) {
         assert_eq!(x.len(), self.n, "segment length");
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `SimdPsd::new` is the only way to a kernel outside this module's
-        // tests (which never transform), and it checks AVX-512F and DQ first; the
-        // length is checked above.
+        // SAFETY: `SimdPsd::with_isa` is the only way to a kernel outside this module's
+        // tests (which never transform), and it checks that the CPU has `self.isa`'s
+        // features first; the length is checked above.
         unsafe {
-            avx512::segment(self, x)
+            match self.isa {
+                Isa::Avx512 => x86::segment_avx512(self, x),
+                Isa::Avx2 => x86::segment_avx2(self, x),
+            }
         }
     }
 
@@ -226,14 +314,18 @@ impl SimdPsd {
     /// samples with |re| or |im| at or above `clip`.
     pub(crate) fn stats(&self, x: &[Complex<f32>], clip: f32) -> (f64, u64) {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a `SimdPsd` exists only on a CPU with AVX-512F and DQ (see `segment`).
+        // SAFETY: a `SimdPsd` that runs exists only on a CPU with `self.isa`'s features
+        // (see `segment`).
         unsafe {
-            avx512::stats(x, clip)
+            match self.isa {
+                Isa::Avx512 => x86::stats_avx512(x, clip),
+                Isa::Avx2 => x86::stats_avx2(x, clip),
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
             let _ = (x, clip);
-            unreachable!("SimdPsd::new declines on every CPU but x86_64 with AVX-512")
+            unreachable!("SimdPsd::with_isa declines on every CPU but x86_64")
         }
     }
 
@@ -243,83 +335,135 @@ impl SimdPsd {
     }
 }
 
-fn cpu_has_avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+mod x86 {
     use super::{Input, SimdPsd};
     use num_complex::Complex;
     use std::arch::x86_64::*;
 
-    /// A complex vector of 16 lanes, split.
-    #[derive(Clone, Copy)]
-    struct C16 {
-        re: __m512,
-        im: __m512,
+    /// The ISA primitives the shared stage logic is written in.
+    ///
+    /// Every method is `#[inline(always)]` and uses the ISA's intrinsics without enabling
+    /// its features itself: it must be compiled into a caller that does.
+    ///
+    /// # Safety
+    /// Every method may be called only from code inlined into a function with the ISA's
+    /// `#[target_feature]`s (`segment_*`, `stats_*` below) on a CPU that has them; the
+    /// pointer methods' own conditions are stated on each.
+    pub(super) trait Simd: Copy {
+        /// Lanes per vector (L).
+        const LANES: usize;
+        /// A vector of L f32.
+        type V: Copy;
+        unsafe fn zero() -> Self::V;
+        unsafe fn set1(a: f32) -> Self::V;
+        unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+        unsafe fn sub(a: Self::V, b: Self::V) -> Self::V;
+        unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
+        /// a·b + c
+        unsafe fn fmadd(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+        /// a·b − c
+        unsafe fn fmsub(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+        /// Aligned load: `p` is on a 4L-byte boundary with L readable f32.
+        unsafe fn load(p: *const f32) -> Self::V;
+        /// Aligned store: `p` is on a 4L-byte boundary with L writable f32.
+        unsafe fn store(p: *mut f32, v: Self::V);
+        /// Unaligned load of L f32 at `p`.
+        unsafe fn loadu(p: *const f32) -> Self::V;
+        /// Lane-wise max(m, |v|), where `m` ≥ 0 (a NaN in `v` may be dropped or kept).
+        unsafe fn abs_max(m: Self::V, v: Self::V) -> Self::V;
+        /// Sum of the lanes.
+        unsafe fn hsum(v: Self::V) -> f32;
+        /// Largest lane.
+        unsafe fn hmax(v: Self::V) -> f32;
+        /// L interleaved complex values at `src + 2i` times the window at `win + i`, split.
+        /// `src` has `2(i + L)` readable f32; `win + i` is aligned with L readable f32.
+        unsafe fn load_windowed(src: *const f32, win: *const f32, i: usize) -> Cx<Self>;
+        /// One final group of L² points at `re`/`im` (L vectors): the stages over vectors
+        /// down to span L (twiddles `tw`), an L × L transpose, the L-point DIF across
+        /// registers, and |X|² into `acc` (slot Lr + lane for register r). `re`, `im`,
+        /// `acc` have L² aligned f32; `tw` is [`SimdPsd::final_tw`].
+        unsafe fn final_group(re: *const f32, im: *const f32, acc: *mut f32, tw: *const f32);
     }
 
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn add(a: C16, b: C16) -> C16 {
-        C16 {
-            re: _mm512_add_ps(a.re, b.re),
-            im: _mm512_add_ps(a.im, b.im),
+    /// A complex vector of L lanes, split.
+    pub(super) struct Cx<S: Simd> {
+        re: S::V,
+        im: S::V,
+    }
+
+    impl<S: Simd> Clone for Cx<S> {
+        fn clone(&self) -> Self {
+            *self
         }
     }
 
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn sub(a: C16, b: C16) -> C16 {
-        C16 {
-            re: _mm512_sub_ps(a.re, b.re),
-            im: _mm512_sub_ps(a.im, b.im),
+    impl<S: Simd> Copy for Cx<S> {}
+
+    impl<S: Simd> Cx<S> {
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            Self {
+                re: S::zero(),
+                im: S::zero(),
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn splat(re: f32, im: f32) -> Self {
+            Self {
+                re: S::set1(re),
+                im: S::set1(im),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn add<S: Simd>(a: Cx<S>, b: Cx<S>) -> Cx<S> {
+        Cx {
+            re: S::add(a.re, b.re),
+            im: S::add(a.im, b.im),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn sub<S: Simd>(a: Cx<S>, b: Cx<S>) -> Cx<S> {
+        Cx {
+            re: S::sub(a.re, b.re),
+            im: S::sub(a.im, b.im),
         }
     }
 
     /// a · w
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn mul(a: C16, w: C16) -> C16 {
-        C16 {
-            re: _mm512_fmsub_ps(a.re, w.re, _mm512_mul_ps(a.im, w.im)),
-            im: _mm512_fmadd_ps(a.re, w.im, _mm512_mul_ps(a.im, w.re)),
+    #[inline(always)]
+    unsafe fn mul<S: Simd>(a: Cx<S>, w: Cx<S>) -> Cx<S> {
+        Cx {
+            re: S::fmsub(a.re, w.re, S::mul(a.im, w.im)),
+            im: S::fmadd(a.re, w.im, S::mul(a.im, w.re)),
         }
     }
 
     /// a − i·b
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn sub_i(a: C16, b: C16) -> C16 {
-        C16 {
-            re: _mm512_add_ps(a.re, b.im),
-            im: _mm512_sub_ps(a.im, b.re),
+    #[inline(always)]
+    unsafe fn sub_i<S: Simd>(a: Cx<S>, b: Cx<S>) -> Cx<S> {
+        Cx {
+            re: S::add(a.re, b.im),
+            im: S::sub(a.im, b.re),
         }
     }
 
     /// a + i·b
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn add_i(a: C16, b: C16) -> C16 {
-        C16 {
-            re: _mm512_sub_ps(a.re, b.im),
-            im: _mm512_add_ps(a.im, b.re),
+    #[inline(always)]
+    unsafe fn add_i<S: Simd>(a: Cx<S>, b: Cx<S>) -> Cx<S> {
+        Cx {
+            re: S::sub(a.re, b.im),
+            im: S::add(a.im, b.re),
         }
     }
 
     /// The radix-4 DIF butterfly: (x0, x1, x2, x3) → (z0, z1, z2, z3) in place positions.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn radix4(x: [C16; 4], w: Option<[C16; 3]>) -> [C16; 4] {
+    #[inline(always)]
+    unsafe fn radix4<S: Simd>(x: [Cx<S>; 4], w: Option<[Cx<S>; 3]>) -> [Cx<S>; 4] {
         let s02 = add(x[0], x[2]);
         let d02 = sub(x[0], x[2]);
         let s13 = add(x[1], x[3]);
@@ -334,166 +478,31 @@ mod avx512 {
         }
     }
 
-    /// Load a split vector from `re`/`im` at `i` (64-byte aligned: `i` % 16 == 0).
-    ///
-    /// # Safety
-    /// `i + 16 ≤` both lengths, and both point into 64-byte aligned buffers.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn load(re: *const f32, im: *const f32, i: usize) -> C16 {
-        C16 {
-            re: _mm512_load_ps(re.add(i)),
-            im: _mm512_load_ps(im.add(i)),
-        }
-    }
-
-    /// # Safety
-    /// As for [`load`].
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn store(re: *mut f32, im: *mut f32, i: usize, v: C16) {
-        _mm512_store_ps(re.add(i), v.re);
-        _mm512_store_ps(im.add(i), v.im);
-    }
-
-    /// Twiddle `k` (0-based: w^(k+1)) at `j` of a table laid out re[s], im[s] per power.
-    ///
-    /// # Safety
-    /// `tw` holds `2·s·(k+1)` values from a 64-byte boundary, `s % 16 == 0`,
-    /// `j + 16 ≤ s`, `j % 16 == 0`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn twiddle(tw: *const f32, s: usize, k: usize, j: usize) -> C16 {
-        load(tw.add(2 * s * k), tw.add(2 * s * k + s), j)
-    }
-
-    /// Segment: the whole kernel.
-    ///
-    /// # Safety
-    /// The CPU supports AVX-512F; `x.len() == p.n`.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn segment(p: &mut SimdPsd, x: &[Complex<f32>]) {
-        let n = p.n;
-        let re = p.re.as_mut_slice().as_mut_ptr();
-        let im = p.im.as_mut_slice().as_mut_ptr();
-        let src = x.as_ptr().cast::<f32>();
-        let win = p.window.as_slice().as_ptr();
-        match &p.input {
-            Input::Copy => input_copy(src, win, n, re, im),
-            Input::Radix2(tw) => input_radix2(src, win, tw.as_slice().as_ptr(), n, re, im),
-            Input::Radix4(tw) => radix4_pass(
-                |i| load_windowed(src, win, i),
-                re,
-                im,
-                n,
-                n / 4,
-                tw.as_slice().as_ptr(),
-            ),
-            Input::Radix8(tw) => input_radix8(src, win, tw.as_slice().as_ptr(), n, re, im),
-        }
-        for st in &p.stages {
-            radix4_pass(
-                |i| load(re, im, i),
-                re,
-                im,
-                n,
-                st.s,
-                st.tw.as_slice().as_ptr(),
-            );
-        }
-        let acc = p.acc.as_mut_slice().as_mut_ptr();
-        let ta = p.final_tw[0].as_slice().as_ptr();
-        let tb = p.final_tw[1].as_slice().as_ptr();
-        let mut g = 0;
-        while g < n {
-            final_group(re.add(g), im.add(g), acc.add(g), ta, tb);
-            g += 256;
-        }
-    }
-
-    /// Load 16 interleaved complex values at `src + 2i`, window them, split re/im.
-    ///
-    /// # Safety
-    /// `src` has `2(i + 16)` readable f32, `win` `i + 16` aligned f32.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn load_windowed(src: *const f32, win: *const f32, i: usize) -> C16 {
-        let a = _mm512_loadu_ps(src.add(2 * i));
-        let b = _mm512_loadu_ps(src.add(2 * i + 16));
-        let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-        let w = _mm512_load_ps(win.add(i));
-        C16 {
-            re: _mm512_mul_ps(_mm512_permutex2var_ps(a, even, b), w),
-            im: _mm512_mul_ps(_mm512_permutex2var_ps(a, odd, b), w),
-        }
-    }
-
-    /// The input through the window into `re`/`im`, no butterflies.
-    ///
-    /// # Safety
-    /// `src` holds `2n` f32, `win` `n`, `re`/`im` `n` (aligned).
-    #[target_feature(enable = "avx512f")]
-    unsafe fn input_copy(src: *const f32, win: *const f32, n: usize, re: *mut f32, im: *mut f32) {
-        let mut j = 0;
-        while j < n {
-            store(re, im, j, load_windowed(src, win, j));
-            j += 16;
-        }
-    }
-
-    /// A radix-2 stage (span n/2) reading the interleaved input through the window.
-    ///
-    /// # Safety
-    /// `src` holds `2n` f32, `win` `n`, `tw` `n`, `re`/`im` `n` (aligned).
-    #[target_feature(enable = "avx512f")]
-    unsafe fn input_radix2(
-        src: *const f32,
-        win: *const f32,
-        tw: *const f32,
-        n: usize,
-        re: *mut f32,
-        im: *mut f32,
-    ) {
-        let s = n / 2;
-        let mut j = 0;
-        while j < s {
-            let a = load_windowed(src, win, j);
-            let b = load_windowed(src, win, j + s);
-            store(re, im, j, add(a, b));
-            store(re, im, j + s, mul(sub(a, b), twiddle(tw, s, 0, j)));
-            j += 16;
-        }
-    }
-
     /// `a · (1 − i)/√2` (times `W8`).
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn mul_w8(a: C16) -> C16 {
-        let h = _mm512_set1_ps(std::f32::consts::FRAC_1_SQRT_2);
-        C16 {
-            re: _mm512_mul_ps(_mm512_add_ps(a.re, a.im), h),
-            im: _mm512_mul_ps(_mm512_sub_ps(a.im, a.re), h),
+    #[inline(always)]
+    unsafe fn mul_w8<S: Simd>(a: Cx<S>) -> Cx<S> {
+        let h = S::set1(std::f32::consts::FRAC_1_SQRT_2);
+        Cx {
+            re: S::mul(S::add(a.re, a.im), h),
+            im: S::mul(S::sub(a.im, a.re), h),
         }
     }
 
     /// `a · (−1 − i)/√2` (times `W8³`).
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn mul_w8_3(a: C16) -> C16 {
+    #[inline(always)]
+    unsafe fn mul_w8_3<S: Simd>(a: Cx<S>) -> Cx<S> {
         let h = std::f32::consts::FRAC_1_SQRT_2;
-        C16 {
-            re: _mm512_mul_ps(_mm512_sub_ps(a.im, a.re), _mm512_set1_ps(h)),
-            im: _mm512_mul_ps(_mm512_add_ps(a.re, a.im), _mm512_set1_ps(-h)),
+        Cx {
+            re: S::mul(S::sub(a.im, a.re), S::set1(h)),
+            im: S::mul(S::add(a.re, a.im), S::set1(-h)),
         }
     }
 
     /// The radix-8 DIF butterfly (three radix-2 stages) with the per-position twiddles
     /// pulled to the end: output k is multiplied by `w^{rev3(k)}`, given as `w[p − 1]`
-    /// for `w^p`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn radix8(x: [C16; 8], w: [C16; 7]) -> [C16; 8] {
+    /// for `w^p` (none: a plain 8-point DIF).
+    #[inline(always)]
+    unsafe fn radix8<S: Simd>(x: [Cx<S>; 8], w: Option<[Cx<S>; 7]>) -> [Cx<S>; 8] {
         let a = [
             add(x[0], x[4]),
             add(x[1], x[5]),
@@ -517,27 +526,213 @@ mod avx512 {
         let d2 = add_i(u[0], u[2]);
         let d1 = add(v1, v3);
         let d3 = sub(v1, v3); // times −i below
-        [
+        let z = [
             add(c0, c1),
-            mul(sub(c0, c1), w[3]),
-            mul(sub_i(c2, c3), w[1]),
-            mul(add_i(c2, c3), w[5]),
-            mul(add(d0, d1), w[0]),
-            mul(sub(d0, d1), w[4]),
-            mul(sub_i(d2, d3), w[2]),
-            mul(add_i(d2, d3), w[6]),
-        ]
+            sub(c0, c1),
+            sub_i(c2, c3),
+            add_i(c2, c3),
+            add(d0, d1),
+            sub(d0, d1),
+            sub_i(d2, d3),
+            add_i(d2, d3),
+        ];
+        match w {
+            Some(w) => [
+                z[0],
+                mul(z[1], w[3]),
+                mul(z[2], w[1]),
+                mul(z[3], w[5]),
+                mul(z[4], w[0]),
+                mul(z[5], w[4]),
+                mul(z[6], w[2]),
+                mul(z[7], w[6]),
+            ],
+            None => z,
+        }
+    }
+
+    /// Load a split vector from `re`/`im` at `i`.
+    ///
+    /// # Safety
+    /// `i + L ≤` both lengths, `i % L == 0`, and both point into 64-byte aligned buffers.
+    #[inline(always)]
+    unsafe fn load<S: Simd>(re: *const f32, im: *const f32, i: usize) -> Cx<S> {
+        Cx {
+            re: S::load(re.add(i)),
+            im: S::load(im.add(i)),
+        }
+    }
+
+    /// # Safety
+    /// As for [`load`].
+    #[inline(always)]
+    unsafe fn store<S: Simd>(re: *mut f32, im: *mut f32, i: usize, v: Cx<S>) {
+        S::store(re.add(i), v.re);
+        S::store(im.add(i), v.im);
+    }
+
+    /// Twiddle `k` (0-based: w^(k+1)) at `j` of a table laid out re[s], im[s] per power.
+    ///
+    /// # Safety
+    /// `tw` holds `2·s·(k+1)` values from a 64-byte boundary, `s % L == 0`,
+    /// `j + L ≤ s`, `j % L == 0`.
+    #[inline(always)]
+    unsafe fn twiddle<S: Simd>(tw: *const f32, s: usize, k: usize, j: usize) -> Cx<S> {
+        load(tw.add(2 * s * k), tw.add(2 * s * k + s), j)
+    }
+
+    /// The re and im vectors of `x`, apart (for a transpose).
+    #[inline(always)]
+    fn split<S: Simd, const K: usize>(x: &[Cx<S>; K]) -> ([S::V; K], [S::V; K]) {
+        let (mut re, mut im) = ([x[0].re; K], [x[0].im; K]);
+        for (k, v) in x.iter().enumerate() {
+            re[k] = v.re;
+            im[k] = v.im;
+        }
+        (re, im)
+    }
+
+    /// The complex vectors of `re` and `im`, back together.
+    #[inline(always)]
+    fn join<S: Simd, const K: usize>(re: [S::V; K], im: [S::V; K]) -> [Cx<S>; K] {
+        let mut x = [Cx {
+            re: re[0],
+            im: im[0],
+        }; K];
+        for (k, v) in x.iter_mut().enumerate() {
+            *v = Cx {
+                re: re[k],
+                im: im[k],
+            };
+        }
+        x
+    }
+
+    /// |X|² of `v` added to the L accumulator slots at `acc`.
+    ///
+    /// # Safety
+    /// `acc` is aligned with L writable f32.
+    #[inline(always)]
+    unsafe fn accumulate<S: Simd>(acc: *mut f32, v: Cx<S>) {
+        let p = S::fmadd(v.re, v.re, S::load(acc));
+        S::store(acc, S::fmadd(v.im, v.im, p));
+    }
+
+    /// Where a stage reads its points from.
+    trait Source<S: Simd> {
+        /// The L points from `i` (`i % L == 0`).
+        ///
+        /// # Safety
+        /// `i + L` is within the source's `n` points.
+        unsafe fn at(&self, i: usize) -> Cx<S>;
+    }
+
+    /// The interleaved input through the window.
+    struct Windowed {
+        src: *const f32,
+        win: *const f32,
+    }
+
+    impl<S: Simd> Source<S> for Windowed {
+        #[inline(always)]
+        unsafe fn at(&self, i: usize) -> Cx<S> {
+            S::load_windowed(self.src, self.win, i)
+        }
+    }
+
+    /// The split arrays themselves.
+    struct Split {
+        re: *const f32,
+        im: *const f32,
+    }
+
+    impl<S: Simd> Source<S> for Split {
+        #[inline(always)]
+        unsafe fn at(&self, i: usize) -> Cx<S> {
+            load(self.re, self.im, i)
+        }
+    }
+
+    /// The whole kernel for one segment.
+    ///
+    /// # Safety
+    /// Inlined into an entry point with `S`'s features, on a CPU that has them;
+    /// `p` was built for `S` and `x.len() == p.n`.
+    #[inline(always)]
+    unsafe fn segment<S: Simd>(p: &mut SimdPsd, x: &[Complex<f32>]) {
+        let n = p.n;
+        let re = p.re.as_mut_slice().as_mut_ptr();
+        let im = p.im.as_mut_slice().as_mut_ptr();
+        let input = Windowed {
+            src: x.as_ptr().cast::<f32>(),
+            win: p.window.as_slice().as_ptr(),
+        };
+        match &p.input {
+            Input::Copy => input_copy::<S>(&input, n, re, im),
+            Input::Radix2(tw) => input_radix2::<S>(&input, tw.as_slice().as_ptr(), n, re, im),
+            Input::Radix4(tw) => {
+                radix4_pass::<S>(&input, re, im, n, n / 4, tw.as_slice().as_ptr());
+            }
+            Input::Radix8(tw) => input_radix8::<S>(&input, tw.as_slice().as_ptr(), n, re, im),
+        }
+        let split = Split { re, im };
+        for st in &p.stages {
+            radix4_pass::<S>(&split, re, im, n, st.s, st.tw.as_slice().as_ptr());
+        }
+        let acc = p.acc.as_mut_slice().as_mut_ptr();
+        let tw = p.final_tw.as_slice().as_ptr();
+        let group = S::LANES * S::LANES;
+        let mut g = 0;
+        while g < n {
+            S::final_group(re.add(g), im.add(g), acc.add(g), tw);
+            g += group;
+        }
+    }
+
+    /// The input through the window into `re`/`im`, no butterflies.
+    ///
+    /// # Safety
+    /// `input` holds `n` points, `re`/`im` `n` aligned f32.
+    #[inline(always)]
+    unsafe fn input_copy<S: Simd>(input: &Windowed, n: usize, re: *mut f32, im: *mut f32) {
+        let mut j = 0;
+        while j < n {
+            store::<S>(re, im, j, input.at(j));
+            j += S::LANES;
+        }
+    }
+
+    /// A radix-2 stage (span n/2) reading the interleaved input through the window.
+    ///
+    /// # Safety
+    /// `input` holds `n` points, `tw` `n` aligned f32, `re`/`im` `n` aligned f32.
+    #[inline(always)]
+    unsafe fn input_radix2<S: Simd>(
+        input: &Windowed,
+        tw: *const f32,
+        n: usize,
+        re: *mut f32,
+        im: *mut f32,
+    ) {
+        let s = n / 2;
+        let mut j = 0;
+        while j < s {
+            let a: Cx<S> = input.at(j);
+            let b = input.at(j + s);
+            store(re, im, j, add(a, b));
+            store(re, im, j + s, mul(sub(a, b), twiddle(tw, s, 0, j)));
+            j += S::LANES;
+        }
     }
 
     /// A radix-8 stage (eighth span n/8) reading the interleaved input through the
     /// window.
     ///
     /// # Safety
-    /// `src` holds `2n` f32, `win` `n`, `tw` `14·n/8`, `re`/`im` `n` (aligned).
-    #[target_feature(enable = "avx512f")]
-    unsafe fn input_radix8(
-        src: *const f32,
-        win: *const f32,
+    /// `input` holds `n` points, `tw` `14·n/8` aligned f32, `re`/`im` `n` aligned f32.
+    #[inline(always)]
+    unsafe fn input_radix8<S: Simd>(
+        input: &Windowed,
         tw: *const f32,
         n: usize,
         re: *mut f32,
@@ -546,36 +741,31 @@ mod avx512 {
         let s = n / 8;
         let mut j = 0;
         while j < s {
-            let zero = C16 {
-                re: _mm512_setzero_ps(),
-                im: _mm512_setzero_ps(),
-            };
-            let mut x = [zero; 8];
+            let mut x = [Cx::<S>::zero(); 8];
             for (k, xk) in x.iter_mut().enumerate() {
-                *xk = load_windowed(src, win, j + k * s);
+                *xk = input.at(j + k * s);
             }
-            let mut w = [zero; 7];
+            let mut w = [Cx::<S>::zero(); 7];
             for (k, wk) in w.iter_mut().enumerate() {
                 *wk = twiddle(tw, s, k, j);
             }
-            for (k, v) in radix8(x, w).into_iter().enumerate() {
+            for (k, v) in radix8(x, Some(w)).into_iter().enumerate() {
                 store(re, im, j + k * s, v);
             }
-            j += 16;
+            j += S::LANES;
         }
     }
 
-    /// Radix-4 stages with quarter span `s` over groups of `4s` in `n`: `load(i)` gives
+    /// Radix-4 stages with quarter span `s` over groups of `4s` in `n`: `from` gives
     /// point `i` (the windowed input, or `re`/`im` themselves), results go to `re`/`im` at
     /// the same positions.
     ///
     /// # Safety
-    /// `load` is valid for every `i < n` with `i % 16 == 0`; `re`/`im` hold `n` aligned
-    /// f32, `tw` `6s`; `s` ≥ 16 and a multiple of 16; `n` a multiple of `4s`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn radix4_pass(
-        load: impl Fn(usize) -> C16,
+    /// `from` holds `n` points; `re`/`im` hold `n` aligned f32, `tw` `6s`; `s` ≥ L and a
+    /// multiple of L; `n` a multiple of `4s`.
+    #[inline(always)]
+    unsafe fn radix4_pass<S: Simd>(
+        from: &impl Source<S>,
         re: *mut f32,
         im: *mut f32,
         n: usize,
@@ -587,7 +777,12 @@ mod avx512 {
             let mut j = 0;
             while j < s {
                 let at = base + j;
-                let x = [load(at), load(at + s), load(at + 2 * s), load(at + 3 * s)];
+                let x = [
+                    from.at(at),
+                    from.at(at + s),
+                    from.at(at + 2 * s),
+                    from.at(at + 3 * s),
+                ];
                 let w = [
                     twiddle(tw, s, 0, j),
                     twiddle(tw, s, 1, j),
@@ -596,11 +791,149 @@ mod avx512 {
                 for (k, v) in radix4(x, Some(w)).into_iter().enumerate() {
                     store(re, im, at + k * s, v);
                 }
-                j += 16;
+                j += S::LANES;
             }
             base += 4 * s;
         }
     }
+
+    /// Σ|x|² and the exact clip count, see [`SimdPsd::stats`]. The count is worked out
+    /// sample by sample only for a run of 4096 samples whose largest |re| or |im| reaches
+    /// `clip` or whose power is NaN (rare); else [`Simd::abs_max`] keeps a running
+    /// maximum. Whatever that maximum does with a NaN, `power` is NaN then, so the count
+    /// is exact too.
+    ///
+    /// # Safety
+    /// Inlined into an entry point with `S`'s features, on a CPU that has them.
+    #[inline(always)]
+    unsafe fn stats<S: Simd>(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
+        let f = x.as_ptr().cast::<f32>();
+        let len = 2 * x.len();
+        let step = 2 * S::LANES;
+        let whole = len - len % step;
+        let mut total = 0.0f64;
+        let mut clipped = 0u64;
+        let mut i = 0;
+        while i < whole {
+            let start = i;
+            let end = whole.min(i + 8192);
+            let (mut a0, mut a1) = (S::zero(), S::zero());
+            let (mut m0, mut m1) = (S::zero(), S::zero());
+            while i < end {
+                // SAFETY: i + 2L ≤ whole ≤ len f32 in `x`.
+                let v0 = S::loadu(f.add(i));
+                let v1 = S::loadu(f.add(i + S::LANES));
+                a0 = S::fmadd(v0, v0, a0);
+                a1 = S::fmadd(v1, v1, a1);
+                m0 = S::abs_max(m0, v0);
+                m1 = S::abs_max(m1, v1);
+                i += step;
+            }
+            let power = S::hsum(S::add(a0, a1));
+            total += f64::from(power);
+            let top = S::hmax(S::abs_max(m0, m1));
+            if power.is_nan() || top.is_nan() || top >= clip {
+                clipped += x[start / 2..end / 2]
+                    .iter()
+                    .filter(|v| v.re.abs() >= clip || v.im.abs() >= clip)
+                    .count() as u64;
+            }
+        }
+        for v in &x[whole / 2..] {
+            total += f64::from(v.re * v.re + v.im * v.im);
+            clipped += u64::from(v.re.abs() >= clip || v.im.abs() >= clip);
+        }
+        (total, clipped)
+    }
+
+    /// The AVX-512 kernel.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512F; `p` was built for [`super::Isa::Avx512`] and
+    /// `x.len() == p.n`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn segment_avx512(p: &mut SimdPsd, x: &[Complex<f32>]) {
+        segment::<Avx512>(p, x);
+    }
+
+    /// The AVX2 kernel.
+    ///
+    /// # Safety
+    /// The CPU supports AVX2 and FMA; `p` was built for [`super::Isa::Avx2`] and
+    /// `x.len() == p.n`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn segment_avx2(p: &mut SimdPsd, x: &[Complex<f32>]) {
+        segment::<Avx2>(p, x);
+    }
+
+    /// [`stats`] with one `vrangeps` per 8 samples for the running maximum.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512F and AVX-512DQ.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn stats_avx512(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
+        stats::<Avx512>(x, clip)
+    }
+
+    /// [`stats`] with `vandnps` + `vmaxps` per 4 samples for the running maximum.
+    ///
+    /// # Safety
+    /// The CPU supports AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn stats_avx2(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
+        stats::<Avx2>(x, clip)
+    }
+
+    /// The one-intrinsic methods of [`Simd`] (`zero` … `loadu`), for vector type `$v`.
+    macro_rules! arithmetic {
+        ($v:ty, $zero:ident, $set1:ident, $add:ident, $sub:ident, $mul:ident,
+         $fmadd:ident, $fmsub:ident, $load:ident, $store:ident, $loadu:ident $(,)?) => {
+            #[inline(always)]
+            unsafe fn zero() -> $v {
+                $zero()
+            }
+            #[inline(always)]
+            unsafe fn set1(a: f32) -> $v {
+                $set1(a)
+            }
+            #[inline(always)]
+            unsafe fn add(a: $v, b: $v) -> $v {
+                $add(a, b)
+            }
+            #[inline(always)]
+            unsafe fn sub(a: $v, b: $v) -> $v {
+                $sub(a, b)
+            }
+            #[inline(always)]
+            unsafe fn mul(a: $v, b: $v) -> $v {
+                $mul(a, b)
+            }
+            #[inline(always)]
+            unsafe fn fmadd(a: $v, b: $v, c: $v) -> $v {
+                $fmadd(a, b, c)
+            }
+            #[inline(always)]
+            unsafe fn fmsub(a: $v, b: $v, c: $v) -> $v {
+                $fmsub(a, b, c)
+            }
+            #[inline(always)]
+            unsafe fn load(p: *const f32) -> $v {
+                $load(p)
+            }
+            #[inline(always)]
+            unsafe fn store(p: *mut f32, v: $v) {
+                $store(p, v)
+            }
+            #[inline(always)]
+            unsafe fn loadu(p: *const f32) -> $v {
+                $loadu(p)
+            }
+        };
+    }
+
+    /// AVX-512F (and DQ for `vrangeps`): 16 lanes.
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx512;
 
     /// `exp(-2πi·p/16)` for p in 0..10 (re, im).
     const W16: [(f32, f32); 10] = [
@@ -622,197 +955,292 @@ mod avx512 {
         (-0.923_879_5, 0.382_683_43),
     ];
 
-    /// Transpose 16 vectors of 16 (row i lane j → row j lane i).
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn transpose(r: [__m512; 16]) -> [__m512; 16] {
-        let mut t = [_mm512_setzero_ps(); 16];
-        for k in 0..8 {
-            t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
-            t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
-        }
-        let mut u = [_mm512_setzero_ps(); 16];
-        for k in 0..4 {
-            let b = 4 * k;
-            u[b] = _mm512_shuffle_ps::<0x44>(t[b], t[b + 2]);
-            u[b + 1] = _mm512_shuffle_ps::<0xEE>(t[b], t[b + 2]);
-            u[b + 2] = _mm512_shuffle_ps::<0x44>(t[b + 1], t[b + 3]);
-            u[b + 3] = _mm512_shuffle_ps::<0xEE>(t[b + 1], t[b + 3]);
-        }
-        let mut v = [_mm512_setzero_ps(); 16];
-        for h in 0..2 {
-            let b = 8 * h;
+    impl Avx512 {
+        /// Transpose 16 vectors of 16 (row i lane j → row j lane i).
+        #[inline(always)]
+        unsafe fn transpose(r: [__m512; 16]) -> [__m512; 16] {
+            let mut t = [_mm512_setzero_ps(); 16];
+            for k in 0..8 {
+                t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+                t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+            }
+            let mut u = [_mm512_setzero_ps(); 16];
             for k in 0..4 {
-                v[b + k] = _mm512_shuffle_f32x4::<0x88>(u[b + k], u[b + 4 + k]);
-                v[b + 4 + k] = _mm512_shuffle_f32x4::<0xDD>(u[b + k], u[b + 4 + k]);
+                let b = 4 * k;
+                u[b] = _mm512_shuffle_ps::<0x44>(t[b], t[b + 2]);
+                u[b + 1] = _mm512_shuffle_ps::<0xEE>(t[b], t[b + 2]);
+                u[b + 2] = _mm512_shuffle_ps::<0x44>(t[b + 1], t[b + 3]);
+                u[b + 3] = _mm512_shuffle_ps::<0xEE>(t[b + 1], t[b + 3]);
             }
+            let mut v = [_mm512_setzero_ps(); 16];
+            for h in 0..2 {
+                let b = 8 * h;
+                for k in 0..4 {
+                    v[b + k] = _mm512_shuffle_f32x4::<0x88>(u[b + k], u[b + 4 + k]);
+                    v[b + 4 + k] = _mm512_shuffle_f32x4::<0xDD>(u[b + k], u[b + 4 + k]);
+                }
+            }
+            let mut o = [_mm512_setzero_ps(); 16];
+            for k in 0..8 {
+                o[k] = _mm512_shuffle_f32x4::<0x88>(v[k], v[k + 8]);
+                o[k + 8] = _mm512_shuffle_f32x4::<0xDD>(v[k], v[k + 8]);
+            }
+            o
         }
-        let mut o = [_mm512_setzero_ps(); 16];
-        for k in 0..8 {
-            o[k] = _mm512_shuffle_f32x4::<0x88>(v[k], v[k + 8]);
-            o[k + 8] = _mm512_shuffle_f32x4::<0xDD>(v[k], v[k + 8]);
-        }
-        o
     }
 
-    /// One group of 256 at `re`/`im` as 16 vectors: two radix-4 stages over whole
-    /// vectors (spans 128 … 16, twiddles `ta`, `tb`), a transpose, the 16-point DIF across
-    /// registers, and |X|² into `acc` (slot 16r + lane for register r).
-    ///
-    /// # Safety
-    /// `re`, `im`, `acc` each have 256 aligned f32; `ta` 384, `tb` 96.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn final_group(
-        re: *const f32,
-        im: *const f32,
-        acc: *mut f32,
-        ta: *const f32,
-        tb: *const f32,
-    ) {
-        let mut x = [C16 {
-            re: _mm512_setzero_ps(),
-            im: _mm512_setzero_ps(),
-        }; 16];
-        for (v, xv) in x.iter_mut().enumerate() {
-            *xv = load(re, im, 16 * v);
+    impl Simd for Avx512 {
+        const LANES: usize = 16;
+        type V = __m512;
+
+        arithmetic!(
+            __m512,
+            _mm512_setzero_ps,
+            _mm512_set1_ps,
+            _mm512_add_ps,
+            _mm512_sub_ps,
+            _mm512_mul_ps,
+            _mm512_fmadd_ps,
+            _mm512_fmsub_ps,
+            _mm512_load_ps,
+            _mm512_store_ps,
+            _mm512_loadu_ps,
+        );
+        #[inline(always)]
+        unsafe fn abs_max(m: __m512, v: __m512) -> __m512 {
+            // imm 0b1011: the larger magnitude, sign cleared. vrangeps ignores a quiet
+            // NaN and turns a signalling one into a NaN lane.
+            _mm512_range_ps::<0b1011>(m, v)
         }
-        for v in 0..4 {
+        #[inline(always)]
+        unsafe fn hsum(v: __m512) -> f32 {
+            _mm512_reduce_add_ps(v)
+        }
+        #[inline(always)]
+        unsafe fn hmax(v: __m512) -> f32 {
+            _mm512_reduce_max_ps(v)
+        }
+
+        #[inline(always)]
+        unsafe fn load_windowed(src: *const f32, win: *const f32, i: usize) -> Cx<Self> {
+            let a = _mm512_loadu_ps(src.add(2 * i));
+            let b = _mm512_loadu_ps(src.add(2 * i + 16));
+            let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+            let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+            let w = _mm512_load_ps(win.add(i));
+            Cx {
+                re: _mm512_mul_ps(_mm512_permutex2var_ps(a, even, b), w),
+                im: _mm512_mul_ps(_mm512_permutex2var_ps(a, odd, b), w),
+            }
+        }
+
+        /// Two radix-4 stages over whole vectors (spans 128 … 16, twiddles `W256`, then
+        /// `W64` 384 f32 further on), the transpose, and the 16-point DIF as two radix-4
+        /// stages across registers.
+        #[inline(always)]
+        unsafe fn final_group(re: *const f32, im: *const f32, acc: *mut f32, tw: *const f32) {
+            let (ta, tb) = (tw, tw.add(384));
+            let mut x = [Cx::<Self>::zero(); 16];
+            for (v, xv) in x.iter_mut().enumerate() {
+                *xv = load(re, im, 16 * v);
+            }
+            for v in 0..4 {
+                let w = [
+                    twiddle(ta, 64, 0, 16 * v),
+                    twiddle(ta, 64, 1, 16 * v),
+                    twiddle(ta, 64, 2, 16 * v),
+                ];
+                let z = radix4([x[v], x[v + 4], x[v + 8], x[v + 12]], Some(w));
+                x[v] = z[0];
+                x[v + 4] = z[1];
+                x[v + 8] = z[2];
+                x[v + 12] = z[3];
+            }
             let w = [
-                twiddle(ta, 64, 0, 16 * v),
-                twiddle(ta, 64, 1, 16 * v),
-                twiddle(ta, 64, 2, 16 * v),
+                twiddle(tb, 16, 0, 0),
+                twiddle(tb, 16, 1, 0),
+                twiddle(tb, 16, 2, 0),
             ];
-            let z = radix4([x[v], x[v + 4], x[v + 8], x[v + 12]], Some(w));
-            x[v] = z[0];
-            x[v + 4] = z[1];
-            x[v + 8] = z[2];
-            x[v + 12] = z[3];
-        }
-        let w = [
-            twiddle(tb, 16, 0, 0),
-            twiddle(tb, 16, 1, 0),
-            twiddle(tb, 16, 2, 0),
-        ];
-        for c in (0..16).step_by(4) {
-            let z = radix4([x[c], x[c + 1], x[c + 2], x[c + 3]], Some(w));
-            x[c..c + 4].copy_from_slice(&z);
-        }
-        let mut rr = [_mm512_setzero_ps(); 16];
-        let mut ii = [_mm512_setzero_ps(); 16];
-        for (k, v) in x.iter().enumerate() {
-            rr[k] = v.re;
-            ii[k] = v.im;
-        }
-        let rr = transpose(rr);
-        let ii = transpose(ii);
-        let mut x = [C16 {
-            re: _mm512_setzero_ps(),
-            im: _mm512_setzero_ps(),
-        }; 16];
-        for k in 0..16 {
-            x[k] = C16 {
-                re: rr[k],
-                im: ii[k],
-            };
-        }
-        // Radix-4 with quarter span 4 (twiddles W16^j, W16^2j, W16^3j), then radix-4
-        // with quarter span 1 (no twiddles).
-        for j in 0..4 {
-            let w = if j == 0 {
-                None
-            } else {
-                let c = |p: usize| C16 {
-                    re: _mm512_set1_ps(W16[p].0),
-                    im: _mm512_set1_ps(W16[p].1),
+            for c in (0..16).step_by(4) {
+                let z = radix4([x[c], x[c + 1], x[c + 2], x[c + 3]], Some(w));
+                x[c..c + 4].copy_from_slice(&z);
+            }
+            let (rr, ii) = split(&x);
+            let mut x = join(Self::transpose(rr), Self::transpose(ii));
+            // Radix-4 with quarter span 4 (twiddles W16^j, W16^2j, W16^3j), then radix-4
+            // with quarter span 1 (no twiddles).
+            for j in 0..4 {
+                let w = if j == 0 {
+                    None
+                } else {
+                    let c = |p: usize| Cx::<Self>::splat(W16[p].0, W16[p].1);
+                    Some([c(j), c(2 * j), c(3 * j)])
                 };
-                Some([c(j), c(2 * j), c(3 * j)])
-            };
-            let z = radix4([x[j], x[j + 4], x[j + 8], x[j + 12]], w);
-            x[j] = z[0];
-            x[j + 4] = z[1];
-            x[j + 8] = z[2];
-            x[j + 12] = z[3];
-        }
-        for b in (0..16).step_by(4) {
-            let z = radix4([x[b], x[b + 1], x[b + 2], x[b + 3]], None);
-            x[b..b + 4].copy_from_slice(&z);
-        }
-        for (k, v) in x.iter().enumerate() {
-            let a = acc.add(16 * k);
-            let p = _mm512_fmadd_ps(v.re, v.re, _mm512_load_ps(a));
-            _mm512_store_ps(a, _mm512_fmadd_ps(v.im, v.im, p));
+                let z = radix4([x[j], x[j + 4], x[j + 8], x[j + 12]], w);
+                x[j] = z[0];
+                x[j + 4] = z[1];
+                x[j + 8] = z[2];
+                x[j + 12] = z[3];
+            }
+            for b in (0..16).step_by(4) {
+                let z = radix4([x[b], x[b + 1], x[b + 2], x[b + 3]], None);
+                x[b..b + 4].copy_from_slice(&z);
+            }
+            for (k, v) in x.into_iter().enumerate() {
+                accumulate(acc.add(16 * k), v);
+            }
         }
     }
 
-    /// See [`SimdPsd::stats`]. The clip count is exact; it is worked out sample by sample
-    /// only for a run of 4096 samples whose largest |re| or |im| reaches `clip` (rare),
-    /// else one `vrangeps` per 8 samples keeps the running maximum.
-    ///
-    /// # Safety
-    /// The CPU supports AVX-512F and AVX-512DQ.
-    #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn stats(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
-        let f = x.as_ptr().cast::<f32>();
-        let len = 2 * x.len();
-        let whole = len - len % 32;
-        let mut total = 0.0f64;
-        let mut clipped = 0u64;
-        let mut i = 0;
-        while i < whole {
-            let start = i;
-            let end = whole.min(i + 8192);
-            let (mut a0, mut a1) = (_mm512_setzero_ps(), _mm512_setzero_ps());
-            let (mut m0, mut m1) = (_mm512_setzero_ps(), _mm512_setzero_ps());
-            while i < end {
-                // SAFETY: i + 32 ≤ whole ≤ len f32 in `x`.
-                let v0 = _mm512_loadu_ps(f.add(i));
-                let v1 = _mm512_loadu_ps(f.add(i + 16));
-                a0 = _mm512_fmadd_ps(v0, v0, a0);
-                a1 = _mm512_fmadd_ps(v1, v1, a1);
-                // imm 0b1011: the larger magnitude, sign cleared (running max |v|).
-                m0 = _mm512_range_ps::<0b1011>(m0, v0);
-                m1 = _mm512_range_ps::<0b1011>(m1, v1);
-                i += 32;
+    /// AVX2 and FMA: 8 lanes.
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx2;
+
+    impl Avx2 {
+        /// Transpose 8 vectors of 8 (row i lane j → row j lane i).
+        #[inline(always)]
+        unsafe fn transpose(r: [__m256; 8]) -> [__m256; 8] {
+            let mut t = [_mm256_setzero_ps(); 8];
+            for k in 0..4 {
+                t[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+                t[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
             }
-            let power = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-            total += f64::from(power);
-            // vrangeps ignores a quiet NaN and turns a signalling one into a NaN lane
-            // (which resets that lane's maximum); either way `power` is NaN, and then
-            // the count is exact too.
-            let top = _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
-            if power.is_nan() || top.is_nan() || top >= clip {
-                clipped += x[start / 2..end / 2]
-                    .iter()
-                    .filter(|v| v.re.abs() >= clip || v.im.abs() >= clip)
-                    .count() as u64;
+            // u[b + c] holds, per 128-bit half, column c (low half) and c + 4 (high half)
+            // of rows b … b + 3.
+            let mut u = [_mm256_setzero_ps(); 8];
+            for b in [0, 4] {
+                u[b] = _mm256_shuffle_ps::<0x44>(t[b], t[b + 2]);
+                u[b + 1] = _mm256_shuffle_ps::<0xEE>(t[b], t[b + 2]);
+                u[b + 2] = _mm256_shuffle_ps::<0x44>(t[b + 1], t[b + 3]);
+                u[b + 3] = _mm256_shuffle_ps::<0xEE>(t[b + 1], t[b + 3]);
             }
+            let mut o = [_mm256_setzero_ps(); 8];
+            for c in 0..4 {
+                o[c] = _mm256_permute2f128_ps::<0x20>(u[c], u[c + 4]);
+                o[c + 4] = _mm256_permute2f128_ps::<0x31>(u[c], u[c + 4]);
+            }
+            o
         }
-        for v in &x[whole / 2..] {
-            total += f64::from(v.re * v.re + v.im * v.im);
-            clipped += u64::from(v.re.abs() >= clip || v.im.abs() >= clip);
-        }
-        (total, clipped)
     }
 
+    impl Simd for Avx2 {
+        const LANES: usize = 8;
+        type V = __m256;
+
+        arithmetic!(
+            __m256,
+            _mm256_setzero_ps,
+            _mm256_set1_ps,
+            _mm256_add_ps,
+            _mm256_sub_ps,
+            _mm256_mul_ps,
+            _mm256_fmadd_ps,
+            _mm256_fmsub_ps,
+            _mm256_load_ps,
+            _mm256_store_ps,
+            _mm256_loadu_ps,
+        );
+        #[inline(always)]
+        unsafe fn abs_max(m: __m256, v: __m256) -> __m256 {
+            // |v| by clearing the sign bit; vmaxps returns its second operand when either
+            // is NaN, so a NaN may stay in the lane or be dropped by the next sample.
+            _mm256_max_ps(m, _mm256_andnot_ps(_mm256_set1_ps(-0.0), v))
+        }
+        #[inline(always)]
+        unsafe fn hsum(v: __m256) -> f32 {
+            let mut a = [0.0f32; 8];
+            _mm256_storeu_ps(a.as_mut_ptr(), v);
+            a.iter().sum()
+        }
+        #[inline(always)]
+        unsafe fn hmax(v: __m256) -> f32 {
+            let mut a = [0.0f32; 8];
+            _mm256_storeu_ps(a.as_mut_ptr(), v);
+            // A NaN lane wins, so that the caller sees it.
+            a.iter().copied().fold(0.0, |m, x| {
+                if x.is_nan() || m.is_nan() {
+                    f32::NAN
+                } else {
+                    m.max(x)
+                }
+            })
+        }
+
+        #[inline(always)]
+        unsafe fn load_windowed(src: *const f32, win: *const f32, i: usize) -> Cx<Self> {
+            // a = r0 i0 r1 i1 | r2 i2 r3 i3, b = r4 i4 r5 i5 | r6 i6 r7 i7.
+            let a = _mm256_loadu_ps(src.add(2 * i));
+            let b = _mm256_loadu_ps(src.add(2 * i + 8));
+            // Per 128-bit half: r0 r1 r4 r5 | r2 r3 r6 r7 (and the same for im); then the
+            // 64-bit quarters 0, 2, 1, 3 put them in order.
+            let re = _mm256_castps_pd(_mm256_shuffle_ps::<0x88>(a, b));
+            let im = _mm256_castps_pd(_mm256_shuffle_ps::<0xDD>(a, b));
+            let w = _mm256_load_ps(win.add(i));
+            Cx {
+                re: _mm256_mul_ps(_mm256_castpd_ps(_mm256_permute4x64_pd::<0xD8>(re)), w),
+                im: _mm256_mul_ps(_mm256_castpd_ps(_mm256_permute4x64_pd::<0xD8>(im)), w),
+            }
+        }
+
+        /// One radix-8 stage over whole vectors (spans 32 … 8, twiddles `W64^{pj}`), the
+        /// transpose, and the 8-point DIF across registers.
+        #[inline(always)]
+        unsafe fn final_group(re: *const f32, im: *const f32, acc: *mut f32, tw: *const f32) {
+            let mut x = [Cx::<Self>::zero(); 8];
+            for (v, xv) in x.iter_mut().enumerate() {
+                *xv = load(re, im, 8 * v);
+            }
+            let mut w = [Cx::<Self>::zero(); 7];
+            for (k, wk) in w.iter_mut().enumerate() {
+                *wk = twiddle(tw, 8, k, 0);
+            }
+            let x = radix8(x, Some(w));
+            let (rr, ii) = split(&x);
+            let x: [Cx<Self>; 8] = join(Self::transpose(rr), Self::transpose(ii));
+            for (k, v) in radix8(x, None).into_iter().enumerate() {
+                accumulate(acc.add(8 * k), v);
+            }
+        }
+    }
+
+    /// Transpose an L × L matrix (rows of L) with the ISA's own transpose.
     #[cfg(test)]
-    pub(super) fn transpose_for_test(r: [[f32; 16]; 16]) -> [[f32; 16]; 16] {
-        assert!(super::cpu_has_avx512(), "transpose_for_test needs AVX-512");
-        let mut out = [[0.0f32; 16]; 16];
-        // SAFETY: AVX-512F checked just above; loads/stores stay inside the 16 × 16
-        // arrays.
-        unsafe {
-            #[target_feature(enable = "avx512f")]
-            unsafe fn go(r: &[[f32; 16]; 16], out: &mut [[f32; 16]; 16]) {
-                let mut v = [_mm512_setzero_ps(); 16];
-                for k in 0..16 {
-                    v[k] = _mm512_loadu_ps(r[k].as_ptr());
+    pub(super) fn transpose_for_test(isa: super::Isa, m: &[f32]) -> Vec<f32> {
+        assert!(isa.on_this_cpu(), "transpose_for_test needs {isa:?}");
+        let mut out = vec![0.0f32; m.len()];
+        match isa {
+            super::Isa::Avx512 => {
+                assert_eq!(m.len(), 256);
+                #[target_feature(enable = "avx512f")]
+                unsafe fn go(m: &[f32], out: &mut [f32]) {
+                    let mut v = [_mm512_setzero_ps(); 16];
+                    for (k, r) in v.iter_mut().enumerate() {
+                        *r = _mm512_loadu_ps(m.as_ptr().add(16 * k));
+                    }
+                    for (k, r) in Avx512::transpose(v).into_iter().enumerate() {
+                        _mm512_storeu_ps(out.as_mut_ptr().add(16 * k), r);
+                    }
                 }
-                let t = transpose(v);
-                for k in 0..16 {
-                    _mm512_storeu_ps(out[k].as_mut_ptr(), t[k]);
-                }
+                // SAFETY: AVX-512F checked above; the 16 loads and stores of 16 stay
+                // inside the 256 values of `m` and `out`.
+                unsafe { go(m, &mut out) }
             }
-            go(&r, &mut out);
+            super::Isa::Avx2 => {
+                assert_eq!(m.len(), 64);
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn go(m: &[f32], out: &mut [f32]) {
+                    let mut v = [_mm256_setzero_ps(); 8];
+                    for (k, r) in v.iter_mut().enumerate() {
+                        *r = _mm256_loadu_ps(m.as_ptr().add(8 * k));
+                    }
+                    for (k, r) in Avx2::transpose(v).into_iter().enumerate() {
+                        _mm256_storeu_ps(out.as_mut_ptr().add(8 * k), r);
+                    }
+                }
+                // SAFETY: AVX2 checked above; the 8 loads and stores of 8 stay inside the
+                // 64 values of `m` and `out`.
+                unsafe { go(m, &mut out) }
+            }
         }
         out
     }
@@ -839,22 +1267,26 @@ mod tests {
             .collect()
     }
 
+    /// The kernels this CPU runs (each test runs on every one of them).
+    fn isas_here() -> Vec<Isa> {
+        let v: Vec<Isa> = Isa::ALL.into_iter().filter(|i| i.on_this_cpu()).collect();
+        if v.is_empty() {
+            eprintln!("neither AVX-512F/DQ nor AVX2/FMA on this CPU: no kernel runs here");
+        }
+        v
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn transpose_is_a_transpose() {
-        if !cpu_has_avx512() {
-            return;
-        }
-        let mut m = [[0.0f32; 16]; 16];
-        for (i, row) in m.iter_mut().enumerate() {
-            for (j, v) in row.iter_mut().enumerate() {
-                *v = (16 * i + j) as f32;
-            }
-        }
-        let t = avx512::transpose_for_test(m);
-        for i in 0..16 {
-            for j in 0..16 {
-                assert_eq!(t[i][j], m[j][i], "({i}, {j})");
+        for isa in isas_here() {
+            let l = isa.lanes();
+            let m: Vec<f32> = (0..l * l).map(|v| v as f32).collect();
+            let t = x86::transpose_for_test(isa, &m);
+            for i in 0..l {
+                for j in 0..l {
+                    assert_eq!(t[l * i + j], m[l * j + i], "{isa:?} ({i}, {j})");
+                }
             }
         }
     }
@@ -862,101 +1294,124 @@ mod tests {
     /// The kernel's Σ|X|² per bin equals rustfft's on the same windowed segments.
     #[test]
     fn matches_rustfft_for_every_size() {
-        if !cpu_has_avx512() {
-            eprintln!("no AVX-512F on this CPU: the kernel is not used here");
-            return;
-        }
-        for bits in 8..=16 {
-            let n = 1usize << bits;
-            let window = crate::dsp::Window::Hann.build(n);
-            let mut k = SimdPsd::new(&window).expect("avx512 kernel");
-            let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
-            let mut want = vec![0.0f64; n];
-            for seg in 0..3 {
-                let x = signal(n, 99 + seg);
-                k.segment(&x);
-                let mut buf: Vec<Complex<f32>> =
-                    x.iter().zip(&window).map(|(v, w)| v * w).collect();
-                fft.process(&mut buf);
-                for (t, v) in want.iter_mut().zip(&buf) {
-                    *t += f64::from(v.norm_sqr());
+        for isa in isas_here() {
+            for bits in isa.min_n().trailing_zeros()..=16 {
+                let n = 1usize << bits;
+                let window = crate::dsp::Window::Hann.build(n);
+                let mut k = SimdPsd::with_isa(&window, isa).expect("kernel");
+                assert_eq!(k.isa(), isa);
+                let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
+                let mut want = vec![0.0f64; n];
+                for seg in 0..3 {
+                    let x = signal(n, 99 + seg);
+                    k.segment(&x);
+                    let mut buf: Vec<Complex<f32>> =
+                        x.iter().zip(&window).map(|(v, w)| v * w).collect();
+                    fft.process(&mut buf);
+                    for (t, v) in want.iter_mut().zip(&buf) {
+                        *t += f64::from(v.norm_sqr());
+                    }
                 }
+                let mut got = vec![0.0f64; n];
+                k.peek(&mut got);
+                let top = want.iter().copied().fold(0.0, f64::max);
+                for (b, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (g - w).abs() <= 1e-4 * top + 1e-3 * w,
+                        "{isa:?} n {n} bin {b}: got {g}, want {w}"
+                    );
+                }
+                k.reset();
+                let mut after = vec![0.0f64; n];
+                k.peek(&mut after);
+                assert!(after.iter().all(|&v| v == 0.0));
             }
-            let mut got = vec![0.0f64; n];
-            k.peek(&mut got);
-            let top = want.iter().copied().fold(0.0, f64::max);
-            for (b, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    (g - w).abs() <= 1e-4 * top + 1e-3 * w,
-                    "n {n} bin {b}: got {g}, want {w}"
-                );
-            }
-            k.reset();
-            let mut after = vec![0.0f64; n];
-            k.peek(&mut after);
-            assert!(after.iter().all(|&v| v == 0.0));
         }
     }
 
     #[test]
     fn stats_count_power_and_clipping() {
-        let Some(k) = SimdPsd::new(&vec![1.0; 256]) else {
-            return;
-        };
-        for len in [0usize, 1, 15, 16, 17, 100, 5000, 20_011] {
-            let mut x = signal(len, len as u64 + 3);
-            for (i, v) in x.iter_mut().enumerate() {
-                match i % 37 {
-                    3 => v.re = 1.0,
-                    11 => v.im = -1.25,
-                    20 => *v = Complex::new(-1.0, 1.0),
-                    _ => {}
+        for isa in isas_here() {
+            let k = SimdPsd::with_isa(&vec![1.0; 256], isa).expect("kernel");
+            for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 100, 5000, 20_011] {
+                let mut x = signal(len, len as u64 + 3);
+                for (i, v) in x.iter_mut().enumerate() {
+                    match i % 37 {
+                        3 => v.re = 1.0,
+                        11 => v.im = -1.25,
+                        20 => *v = Complex::new(-1.0, 1.0),
+                        _ => {}
+                    }
                 }
+                let want_p: f64 = x.iter().map(|v| f64::from(v.norm_sqr())).sum();
+                let want_c = x
+                    .iter()
+                    .filter(|v| v.re.abs() >= 1.0 || v.im.abs() >= 1.0)
+                    .count() as u64;
+                let (p, c) = k.stats(&x, 1.0);
+                assert_eq!(c, want_c, "{isa:?} len {len}");
+                assert!(
+                    (p - want_p).abs() <= 1e-5 * want_p.max(1.0),
+                    "{isa:?} len {len}: {p} vs {want_p}"
+                );
             }
-            let want_p: f64 = x.iter().map(|v| f64::from(v.norm_sqr())).sum();
-            let want_c = x
-                .iter()
-                .filter(|v| v.re.abs() >= 1.0 || v.im.abs() >= 1.0)
-                .count() as u64;
-            let (p, c) = k.stats(&x, 1.0);
-            assert_eq!(c, want_c, "len {len}");
-            assert!(
-                (p - want_p).abs() <= 1e-5 * want_p.max(1.0),
-                "len {len}: {p} vs {want_p}"
-            );
         }
     }
 
     #[test]
     fn stats_count_clipping_beside_nan() {
-        let Some(k) = SimdPsd::new(&vec![1.0; 256]) else {
-            return;
-        };
-        let mut x = vec![Complex::new(0.1f32, 0.1); 10_000];
-        x[5] = Complex::new(2.0, 0.0);
-        x[6] = Complex::new(f32::NAN, 0.0);
-        x[9_000] = Complex::new(0.0, f32::INFINITY);
-        let (p, c) = k.stats(&x, 1.0);
-        assert_eq!(c, 2);
-        assert!(p.is_nan());
+        for isa in isas_here() {
+            let k = SimdPsd::with_isa(&vec![1.0; 256], isa).expect("kernel");
+            let mut x = vec![Complex::new(0.1f32, 0.1); 10_000];
+            x[5] = Complex::new(2.0, 0.0);
+            x[6] = Complex::new(f32::NAN, 0.0);
+            x[9_000] = Complex::new(0.0, f32::INFINITY);
+            let (p, c) = k.stats(&x, 1.0);
+            assert_eq!(c, 2, "{isa:?}");
+            assert!(p.is_nan(), "{isa:?}");
+        }
     }
 
     #[test]
     fn sizes_outside_the_kernel_are_declined() {
-        for n in [16usize, 128, 1000, 3 * 1024] {
-            assert!(SimdPsd::build(&vec![1.0; n]).is_none(), "{n}");
+        for (isa, bad) in [
+            (Isa::Avx512, [16usize, 128, 1000, 3 * 1024]),
+            (Isa::Avx2, [16, 32, 1000, 3 * 1024]),
+        ] {
+            for n in bad {
+                assert!(SimdPsd::build(&vec![1.0; n], isa).is_none(), "{isa:?} {n}");
+            }
+            assert!(SimdPsd::build(&vec![1.0; isa.min_n()], isa).is_some());
         }
     }
 
     #[test]
     fn slots_cover_every_bin_once() {
-        let Some(k) = SimdPsd::build(&vec![1.0; 4096]) else {
-            panic!("4096 is a kernel size");
-        };
-        let mut seen = vec![false; 4096];
-        for &b in &k.bin_of_slot {
-            assert!(!seen[b as usize], "bin {b} twice");
-            seen[b as usize] = true;
+        for isa in Isa::ALL {
+            for n in [isa.min_n(), 4096] {
+                let Some(k) = SimdPsd::build(&vec![1.0; n], isa) else {
+                    panic!("{n} is a kernel size");
+                };
+                let mut seen = vec![false; n];
+                for &b in &k.bin_of_slot {
+                    assert!(!seen[b as usize], "{isa:?} bin {b} twice");
+                    seen[b as usize] = true;
+                }
+            }
         }
+    }
+
+    /// The AVX2 layout (slot 64g + 8r + lane ↔ DIF position 8·(8g + lane) + r), worked
+    /// by hand for n = 128 (7 bits): slot 64 + 8·3 + 5 = 93 is position 8·13 + 3 = 107 =
+    /// 0b1101011, bin 0b1101011 reversed = 0b1101011 = 107; slot 1 is position 8 =
+    /// 0b0001000, bin 0b0001000 = 8; slot 8 is position 1, bin 0b1000000 = 64.
+    #[test]
+    fn avx2_slot_layout() {
+        let Some(k) = SimdPsd::build(&vec![1.0; 128], Isa::Avx2) else {
+            panic!("128 is an AVX2 kernel size");
+        };
+        assert_eq!(k.bin_of_slot[93], 107);
+        assert_eq!(k.bin_of_slot[1], 8);
+        assert_eq!(k.bin_of_slot[8], 64);
     }
 }

@@ -1,6 +1,6 @@
 //! Streaming Welch power spectrum.
 use super::peaks::{find_peaks, median_db, Peak};
-use super::simd_psd::SimdPsd;
+use super::simd_psd::{Isa, SimdPsd};
 use super::window::Window;
 use crate::error::{Error, Result};
 use num_complex::Complex;
@@ -201,10 +201,22 @@ pub struct Welch {
 
 /// What windows, transforms and accumulates one segment.
 enum Engine {
-    /// The fused AVX-512 kernel (power-of-two sizes ≥ 256 on CPUs with AVX-512F/DQ).
+    /// A fused SIMD kernel: AVX-512 (power-of-two sizes ≥ 256 on CPUs with AVX-512F/DQ)
+    /// or AVX2 (power-of-two sizes ≥ 64 on CPUs with AVX2/FMA).
     Simd(Box<SimdPsd>),
     /// rustfft (every size, every CPU).
     Portable(Box<Portable>),
+}
+
+/// Which engine [`Welch::build`] makes.
+#[derive(Clone, Copy)]
+enum Choice {
+    /// The fastest SIMD kernel this CPU has for the size, else rustfft.
+    Fastest,
+    /// This kernel, else rustfft (the caller checks).
+    Kernel(Isa),
+    /// rustfft.
+    Portable,
 }
 
 /// The portable engine: window, rustfft in place, |X|² per flat f32 lane.
@@ -287,24 +299,56 @@ impl std::fmt::Debug for Welch {
 }
 
 impl Welch {
-    /// Plan the FFT and allocate every buffer. Power-of-two sizes from 256 on a CPU with
-    /// AVX-512F and AVX-512DQ get the fused SIMD kernel; everything else the portable
-    /// rustfft engine.
+    /// Plan the FFT and allocate every buffer. Power-of-two sizes get the fastest fused
+    /// SIMD kernel the CPU runs at that size: AVX-512 (AVX-512F and DQ, sizes from 256),
+    /// else AVX2 (AVX2 and FMA, sizes from 64); everything else the portable rustfft
+    /// engine.
     pub fn new(cfg: WelchConfig) -> Result<Self> {
-        Self::build(cfg, true)
+        Self::build(cfg, Choice::Fastest)
     }
 
     /// As [`Welch::new`], but always with the portable rustfft engine (for comparison;
-    /// the two agree to f32 rounding).
+    /// the engines agree to f32 rounding).
     pub fn new_portable(cfg: WelchConfig) -> Result<Self> {
-        Self::build(cfg, false)
+        Self::build(cfg, Choice::Portable)
     }
 
-    fn build(cfg: WelchConfig, simd: bool) -> Result<Self> {
+    /// As [`Welch::new`], but with the engine named as [`Welch::engine`] names it
+    /// (`"avx512"`, `"avx2"` or `"rustfft"`), for tests and benchmarks: it lets an
+    /// AVX-512 CPU run the AVX2 kernel too. Fails (`engine`) on an unknown name, or on a
+    /// kernel this CPU lacks or that does not take `fft_size`; never falls back.
+    #[doc(hidden)]
+    pub fn new_with_engine(cfg: WelchConfig, name: &str) -> Result<Self> {
+        if name == "rustfft" {
+            return Self::build(cfg, Choice::Portable);
+        }
+        let Some(isa) = Isa::ALL.into_iter().find(|i| i.name() == name) else {
+            return Err(Error::InvalidSetting {
+                field: "engine",
+                detail: format!("{name} is not avx512, avx2 or rustfft"),
+            });
+        };
+        let n = cfg.fft_size;
+        let w = Self::build(cfg, Choice::Kernel(isa))?;
+        if w.engine() != name {
+            return Err(Error::InvalidSetting {
+                field: "engine",
+                detail: format!("{name} does not run fft_size {n} on this CPU"),
+            });
+        }
+        Ok(w)
+    }
+
+    fn build(cfg: WelchConfig, choice: Choice) -> Result<Self> {
         cfg.validate()?;
         let n = cfg.fft_size;
         let window = cfg.window.build(n);
-        let engine = match simd.then(|| SimdPsd::new(&window)).flatten() {
+        let kernel = match choice {
+            Choice::Fastest => SimdPsd::new(&window),
+            Choice::Kernel(isa) => SimdPsd::with_isa(&window, isa),
+            Choice::Portable => None,
+        };
+        let engine = match kernel {
             Some(k) => Engine::Simd(Box::new(k)),
             None => Engine::Portable(Box::new(Portable::new(&window))),
         };
@@ -325,10 +369,10 @@ impl Welch {
         })
     }
 
-    /// Which engine runs the segments: `"avx512"` or `"rustfft"`.
+    /// Which engine runs the segments: `"avx512"`, `"avx2"` or `"rustfft"`.
     pub fn engine(&self) -> &'static str {
-        match self.engine {
-            Engine::Simd(_) => "avx512",
+        match &self.engine {
+            Engine::Simd(k) => k.isa().name(),
             Engine::Portable(_) => "rustfft",
         }
     }
@@ -554,23 +598,70 @@ pub(crate) mod tests {
         );
     }
 
-    /// The SIMD engine's f32 sums are flushed to f64 every 1024 segments like the
-    /// portable engine's: over several flushes the two still agree.
+    /// The estimators under test for `cfg`: one per SIMD kernel this CPU runs at this
+    /// size, forced (so that an AVX-512 CPU tests the AVX2 kernel too), or `Welch::new`
+    /// where there is none.
+    fn fast_engines(cfg: &WelchConfig) -> Vec<Welch> {
+        let v: Vec<Welch> = Isa::ALL
+            .into_iter()
+            .filter(|i| i.on_this_cpu() && cfg.fft_size >= i.min_n())
+            .map(|i| {
+                let w = Welch::new_with_engine(cfg.clone(), i.name()).unwrap();
+                assert_eq!(w.engine(), i.name());
+                w
+            })
+            .collect();
+        if v.is_empty() {
+            vec![Welch::new(cfg.clone()).unwrap()]
+        } else {
+            v
+        }
+    }
+
+    /// `Welch::new` picks AVX-512, else AVX2, else rustfft; `new_with_engine` never falls
+    /// back.
+    #[test]
+    fn the_fastest_engine_is_chosen_and_a_forced_one_is_kept() {
+        for n in [64usize, 128, 256, 2048, 1000] {
+            let cfg = WelchConfig::new(n, 1e6);
+            let want = Isa::ALL
+                .into_iter()
+                .find(|i| i.on_this_cpu() && n.is_power_of_two() && n >= i.min_n())
+                .map_or("rustfft", Isa::name);
+            assert_eq!(Welch::new(cfg.clone()).unwrap().engine(), want, "n {n}");
+            let p = Welch::new_with_engine(cfg.clone(), "rustfft").unwrap();
+            assert_eq!(p.engine(), "rustfft");
+        }
+        let err = |n: usize, name: &str| {
+            Welch::new_with_engine(WelchConfig::new(n, 1e6), name)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(1024, "neon").contains("engine"));
+        assert!(err(1000, "avx2").contains("engine"));
+        assert!(err(128, "avx512").contains("engine"));
+        assert!(err(8, "avx2").contains("fft_size"));
+    }
+
+    /// The SIMD engines' f32 sums are flushed to f64 every 1024 segments like the
+    /// portable engine's: over several flushes they still agree.
     #[test]
     fn engines_agree_across_flushes() {
         let x = tones(300_000, 1e6, &[(203_125.0, 0.5)], 0.01); // on bin 52
         let mut cfg = WelchConfig::new(256, 1e6);
         cfg.dc_exclude_bins = 0;
-        let mut fast = Welch::new(cfg.clone()).unwrap();
-        let mut slow = Welch::new_portable(cfg).unwrap();
-        fast.feed(&x);
+        let mut slow = Welch::new_portable(cfg.clone()).unwrap();
         slow.feed(&x);
-        assert!(fast.averages() > 2 * u64::from(FLUSH_SEGMENTS));
-        let (a, b) = (fast.finish(), slow.finish());
-        for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
-            assert!((u - v).abs() < 0.01, "{u} vs {v}");
+        let b = slow.finish();
+        for mut fast in fast_engines(&cfg) {
+            fast.feed(&x);
+            assert!(fast.averages() > 2 * u64::from(FLUSH_SEGMENTS));
+            let a = fast.finish();
+            for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
+                assert!((u - v).abs() < 0.01, "{}: {u} vs {v}", fast.engine());
+            }
+            assert!((a.peaks[0].power_db - 20.0 * 0.5f64.log10()).abs() < 0.01);
         }
-        assert!((a.peaks[0].power_db - 20.0 * 0.5f64.log10()).abs() < 0.01);
     }
 
     /// Deterministic Gaussian noise (xorshift + Box-Muller).
@@ -687,12 +778,14 @@ pub(crate) mod tests {
         assert!((w.finish().clipped_fraction - 0.002).abs() < 1e-12);
     }
 
-    /// Issue 4: the AVX-512 kernel and the rustfft engine give the same estimate, for
-    /// every overlap and however the input is cut into blocks.
+    /// Issue 4: the AVX-512 and AVX2 kernels and the rustfft engine give the same
+    /// estimate, for every overlap and however the input is cut into blocks.
     #[test]
     fn simd_and_portable_engines_agree() {
         let x = tones(70_001, 2e6, &[(123_456.0, 0.3), (-400_000.0, 0.001)], 0.02);
         for (n, overlap, window) in [
+            (64, 0.5, Window::Hann),
+            (128, 0.25, Window::BlackmanHarris),
             (256, 0.0, Window::Hann),
             (1024, 0.5, Window::BlackmanHarris),
             (2048, 0.5, Window::Hann),
@@ -703,42 +796,41 @@ pub(crate) mod tests {
             cfg.overlap = overlap;
             cfg.window = window;
             cfg.center_hz = Some(433.92e6);
-            let mut fast = Welch::new(cfg.clone()).unwrap();
-            let mut slow = Welch::new_portable(cfg).unwrap();
+            let mut slow = Welch::new_portable(cfg.clone()).unwrap();
             assert_eq!(slow.engine(), "rustfft");
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512dq")
-            {
-                // The fast path really is what ran (not a silent fallback).
-                assert_eq!(fast.engine(), "avx512", "n {n}");
-            }
-            for b in x.chunks(4099) {
-                fast.feed(b);
-            }
             slow.feed(&x);
-            let (a, b) = (fast.finish(), slow.finish());
-            assert_eq!(a.averages, b.averages);
-            assert_eq!(a.samples, b.samples);
-            for (i, (u, v)) in a.psd_db.iter().zip(&b.psd_db).enumerate() {
-                assert!((u - v).abs() < 0.01, "n {n} bin {i}: {u} vs {v}");
+            let b = slow.finish();
+            // `fast_engines` checks that each kernel really is what runs (not a silent
+            // fallback).
+            for mut fast in fast_engines(&cfg) {
+                let e = fast.engine();
+                for b in x.chunks(4099) {
+                    fast.feed(b);
+                }
+                let a = fast.finish();
+                assert_eq!(a.averages, b.averages);
+                assert_eq!(a.samples, b.samples);
+                assert_eq!(a.clipped_fraction, b.clipped_fraction);
+                for (i, (u, v)) in a.psd_db.iter().zip(&b.psd_db).enumerate() {
+                    assert!((u - v).abs() < 0.01, "{e} n {n} bin {i}: {u} vs {v}");
+                }
+                assert_eq!(a.peaks.len(), b.peaks.len(), "{e} n {n}");
+                for (p, q) in a.peaks.iter().zip(&b.peaks) {
+                    assert_eq!(p.frequency_hz, q.frequency_hz);
+                    assert!((p.power_db - q.power_db).abs() < 0.01);
+                }
+                assert!((a.noise_floor_db - b.noise_floor_db).abs() < 0.01);
             }
-            assert_eq!(a.peaks.len(), b.peaks.len(), "n {n}");
-            for (p, q) in a.peaks.iter().zip(&b.peaks) {
-                assert_eq!(p.frequency_hz, q.frequency_hz);
-                assert!((p.power_db - q.power_db).abs() < 0.01);
-            }
-            assert!((a.noise_floor_db - b.noise_floor_db).abs() < 0.01);
         }
     }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
-        /// Issue 4: any power-of-two size, overlap, window and block cut: the engines
-        /// agree bin for bin.
+        /// Issue 4: any power-of-two size, overlap, window and block cut: every engine
+        /// this CPU runs agrees with rustfft bin for bin.
         #[test]
         fn engines_agree_on_random_input(
-            bits in 8u32..=13,
+            bits in 6u32..=13,
             overlap in 0.0f64..0.9,
             window in 0usize..3,
             len in 0usize..40_000,
@@ -756,20 +848,22 @@ pub(crate) mod tests {
             let mut cfg = WelchConfig::new(n, 1e6);
             cfg.overlap = overlap;
             cfg.window = [Window::Hann, Window::BlackmanHarris, Window::FlatTop][window];
-            let mut fast = Welch::new(cfg.clone()).unwrap();
-            let mut slow = Welch::new_portable(cfg).unwrap();
-            for b in x.chunks(cut) {
-                fast.feed(b);
-            }
+            let mut slow = Welch::new_portable(cfg.clone()).unwrap();
             slow.feed(&x);
-            let (a, b) = (fast.finish(), slow.finish());
-            proptest::prop_assert_eq!(a.averages, b.averages);
-            proptest::prop_assert_eq!(a.clipped_fraction, b.clipped_fraction);
-            if len > 0 {
-                proptest::prop_assert!((a.mean_power_dbfs - b.mean_power_dbfs).abs() < 1e-4);
-            }
-            for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
-                proptest::prop_assert!((u - v).abs() < 0.01, "{} vs {}", u, v);
+            let b = slow.finish();
+            for mut fast in fast_engines(&cfg) {
+                for b in x.chunks(cut) {
+                    fast.feed(b);
+                }
+                let a = fast.finish();
+                proptest::prop_assert_eq!(a.averages, b.averages);
+                proptest::prop_assert_eq!(a.clipped_fraction, b.clipped_fraction);
+                if len > 0 {
+                    proptest::prop_assert!((a.mean_power_dbfs - b.mean_power_dbfs).abs() < 1e-4);
+                }
+                for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
+                    proptest::prop_assert!((u - v).abs() < 0.01, "{}: {} vs {}", fast.engine(), u, v);
+                }
             }
         }
     }
