@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo build --release --locked
-./target/release/rxnode demo "$@"
+# `cargo run` finds the binary wherever CARGO_TARGET_DIR puts it.
+cargo run --release --locked --quiet --bin rxnode -- demo "$@"

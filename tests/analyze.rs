@@ -369,6 +369,36 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
     sigmf(dir.path(), "odd", "cf32_le", &good[..good.len() - 4]);
     expect_bad(&["analyze", &d("odd.sigmf-data")], "not a whole number");
 
+    // Review of session 2: a CLKIN set-up from absurd numbers (here a 1 PHz rate, also
+    // reachable from a SigMF meta) tried to allocate a 2 TB mixing table.
+    std::fs::write(d("tone.cf32"), &good).unwrap();
+    expect_bad(
+        &[
+            "analyze",
+            &d("tone.cf32"),
+            "--rate",
+            "1e15",
+            "--center-hz",
+            "0",
+            "--clkin-tone-hz",
+            "1e6",
+        ],
+        "sample_rate_hz",
+    );
+    // … and a centre of 1e300 Hz made the coarse search loop over 2^64 bins.
+    let (code, out, err) = run(&[
+        "analyze",
+        &d("tone.cf32"),
+        "--rate",
+        "2e6",
+        "--center-hz",
+        "1e300",
+        "--clkin-tone-hz",
+        "1e300",
+    ]);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(matches!(code, 0..=2), "exit {code}: {out} {err}");
+
     // NaN samples.
     let mut nan = good.clone();
     nan[8 * 3000..8 * 3000 + 4].copy_from_slice(&f32::NAN.to_le_bytes());

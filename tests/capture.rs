@@ -319,8 +319,16 @@ fn policy_refusals_exit_3_and_name_the_limit() {
     let o = env.capture("driver=rxsim", "0.1", &["--gain-db", "40"]);
     assert_eq!(code(&o), 3, "{}", err(&o));
     assert!(err(&o).contains("rx.max_gain_db"), "{}", err(&o));
+    // Review of session 2: no gain under a gain limit is refused, not left to the radio.
+    let o = env.capture("driver=rxsim", "0.1", &[]);
+    assert_eq!(code(&o), 3, "{}", err(&o));
+    assert!(err(&o).contains("gain_db is required"), "{}", err(&o));
     // 0.5 s × 1 MS/s × 8 bytes = 4 MB > 1 MB.
-    let o = env.capture("driver=rxsim", "0.5", &["--record", "big.cf32"]);
+    let o = env.capture(
+        "driver=rxsim",
+        "0.5",
+        &["--record", "big.cf32", "--gain-db", "20"],
+    );
     assert_eq!(code(&o), 3, "{}", err(&o));
     assert!(err(&o).contains("rx.max_iq_bytes"), "{}", err(&o));
     assert!(!env.path().join("big.cf32").exists());

@@ -847,12 +847,12 @@ fn steps_outside_policy_or_without_device_are_blocked_not_failed() {
       {"op": "rx_capture", "device": "driver=rxsim,serial=LOUD", "frequency_hz": 100e6,
        "sample_rate_hz": 1e6, "gain_db": 40, "duration_s": 0.2},
       {"op": "rx_capture", "device": "driver=rxsim,serial=BIG", "frequency_hz": 100e6,
-       "sample_rate_hz": 1e6, "duration_s": 0.2, "record_iq": true},
+       "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 0.2, "record_iq": true},
       {"op": "rx_capture", "device": "driver=nosuchdriver", "frequency_hz": 100e6,
-       "sample_rate_hz": 1e6, "duration_s": 0.2},
+       "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 0.2},
       {"op": "clock_check", "device": "driver=nosuchdriver,serial=X"},
       {"op": "rx_capture", "device": "driver=rxsim,serial=OK", "frequency_hz": 100e6,
-       "sample_rate_hz": 1e6, "duration_s": 0.2},
+       "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 0.2},
       {"op": "inventory"}
     ]}"#;
     rig.post_and_approve(id, &yellow(), Some(plan));

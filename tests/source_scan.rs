@@ -1,6 +1,7 @@
 //! Issue 9 (hardening), interlock: the source holds exactly one entry into
 //! SoapySDR's transmit API — the guarded `tx_stream` call in `hw/src/radio.rs`
-//! (inside `RxRadio::into_tx`, which consumes a `TxPermit`) — and exactly one
+//! (inside `TxRadio::transmit_tone`; a `TxRadio` is made only by `RxRadio::into_tx`,
+//! which consumes a `TxPermit`) — and exactly one
 //! `allow(clippy::disallowed_methods)`, on that call. Only `hw` links soapysdr.
 use std::path::{Path, PathBuf};
 

@@ -132,14 +132,12 @@ pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, u
             .strip_suffix('\n')
             .map(|l| l.strip_suffix('\r').unwrap_or(l))
             .unwrap_or(raw);
-        let line_start = offset;
         offset += raw.len();
         if line.trim().is_empty() {
             body_offset = offset;
             body_start_line = line_no + 1;
             break;
         }
-        let _ = line_start;
         match line.split_once('=') {
             Some((k, v)) => {
                 let key = k.trim();

@@ -198,13 +198,13 @@ pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
             tx.allowed_ranges_hz
         )));
     }
-    if step.gain_db > tx.max_gain_db {
+    if crate::policy::exceeds(step.gain_db, tx.max_gain_db) {
         return Err(Error::Policy(format!(
             "gain_db {} exceeds tx.max_gain_db {}",
             step.gain_db, tx.max_gain_db
         )));
     }
-    if step.duration_s > tx.max_duration_s {
+    if crate::policy::exceeds(step.duration_s, tx.max_duration_s) {
         return Err(Error::Policy(format!(
             "duration_s {} exceeds tx.max_duration_s {}",
             step.duration_s, tx.max_duration_s

@@ -151,22 +151,29 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
             step.gain_db
         )));
     }
-    if step.duration_s > policy.max_duration_s {
+    if exceeds(step.duration_s, policy.max_duration_s) {
         return Err(Error::Policy(format!(
             "duration_s {} exceeds rx.max_duration_s {}",
             step.duration_s, policy.max_duration_s
         )));
     }
     if let Some(max) = policy.max_sample_rate_hz {
-        if step.sample_rate_hz > max {
+        if exceeds(step.sample_rate_hz, max) {
             return Err(Error::Policy(format!(
                 "sample_rate_hz {} exceeds rx.max_sample_rate_hz {max}",
                 step.sample_rate_hz
             )));
         }
     }
-    if let (Some(max), Some(g)) = (policy.max_gain_db, step.gain_db) {
-        if g > max {
+    if let Some(max) = policy.max_gain_db {
+        // Without a gain the radio keeps whatever gain it had, which may be above the
+        // limit: under a gain limit the step must say its gain.
+        let Some(g) = step.gain_db else {
+            return Err(Error::Policy(format!(
+                "gain_db is required while rx.max_gain_db {max} is set"
+            )));
+        };
+        if exceeds(g, max) {
             return Err(Error::Policy(format!(
                 "gain_db {g} exceeds rx.max_gain_db {max}"
             )));
@@ -183,6 +190,12 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
         }
     }
     Ok(())
+}
+
+/// `value` over `limit`, failing closed: a NaN on either side counts as over (a policy
+/// built by hand, not parsed, may hold one).
+pub(crate) fn exceeds(value: f64, limit: f64) -> bool {
+    value.is_nan() || limit.is_nan() || value > limit
 }
 
 #[cfg(test)]
@@ -332,9 +345,36 @@ mod tests {
         );
         s.record_iq = false;
         check_rx_step(&s, &p2).unwrap();
-        // No gain asked: the gain limit does not apply.
+        // Review of session 2: no gain asked under a gain limit is refused (the radio
+        // would keep whatever gain it had, perhaps above the limit); without a gain
+        // limit, no gain is fine.
         let mut s = step();
         s.gain_db = None;
-        check_rx_step(&s, &p).unwrap();
+        assert!(
+            matches!(check_rx_step(&s, &p), Err(Error::Policy(m)) if m.contains("gain_db is required while rx.max_gain_db 20"))
+        );
+        let no_gain_limit = RxPolicy {
+            max_gain_db: None,
+            ..p.clone()
+        };
+        check_rx_step(&s, &no_gain_limit).unwrap();
+        // A NaN limit (a policy built by hand, not parsed) refuses instead of passing.
+        for bad in [
+            RxPolicy {
+                max_duration_s: f64::NAN,
+                ..p.clone()
+            },
+            RxPolicy {
+                max_sample_rate_hz: Some(f64::NAN),
+                ..p.clone()
+            },
+            RxPolicy {
+                max_gain_db: Some(f64::NAN),
+                ..p.clone()
+            },
+        ] {
+            assert!(check_rx_step(&step(), &bad).is_err(), "{bad:?}");
+        }
+        assert!(exceeds(1.0, f64::NAN) && exceeds(f64::NAN, 1.0) && !exceeds(1.0, 1.0));
     }
 }

@@ -99,9 +99,23 @@ impl ClkinConfig {
                 "tolerance, search span and rate must be > 0".into(),
             );
         }
+        // The mixing table holds one entry per input sample of a decimated one.
+        let factor = self.sample_rate_hz / self.decimated_rate_hz;
+        if factor > MAX_DECIMATION as f64 {
+            return bad(
+                "sample_rate_hz",
+                format!(
+                    "{} is {factor:.0} times the decimated rate {} Hz; at most {MAX_DECIMATION}",
+                    self.sample_rate_hz, self.decimated_rate_hz
+                ),
+            );
+        }
         Ok(())
     }
 }
+
+/// Largest `sample_rate_hz / decimated_rate_hz` (the mixing table's length).
+const MAX_DECIMATION: usize = 1 << 22;
 
 /// The measured reference tone and the reference error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -213,7 +227,9 @@ impl ClkinEstimator {
                 self.coarse_fill += take;
                 if self.coarse_fill == self.coarse.len() {
                     self.start_tracking();
-                    self.track(&x[take..]);
+                    if matches!(self.stage, Stage::Tracking) {
+                        self.track(&x[take..]);
+                    }
                 }
             }
         }
@@ -264,8 +280,11 @@ impl ClkinEstimator {
         let bin = fs / nfft as f64;
         let expected = self.cfg.tone_hz - self.cfg.center_hz;
         let span = self.cfg.search_ppm * 1e-6 * self.cfg.tone_hz.abs() + 4.0 * bin;
-        let lo = ((expected - span) / bin).floor() as i64;
-        let hi = ((expected + span) / bin).ceil() as i64;
+        // |expected| < 0.45·fs (validated), so the centre bin is within the spectrum;
+        // a search wider than the whole spectrum looks at each bin once.
+        let centre = (expected / bin).round() as i64;
+        let reach = ((span / bin).ceil() as i64).min(nfft as i64 / 2);
+        let (lo, hi) = (centre - reach, centre + reach);
         let idx = |k: i64| k.rem_euclid(nfft as i64) as usize;
         let (mut best_k, mut best_p) = (lo, f32::MIN);
         for k in lo..=hi {
