@@ -80,6 +80,38 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
+/// Create `path` for writing; an existing file is an error (`AlreadyExists`), never
+/// truncated: a recording is evidence, and a second writer must not replace it. A FIFO
+/// that already exists is opened as it is (it stores nothing: another program reads the
+/// recording as it is written).
+fn create_new(path: &Path) -> Result<File> {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_fifo(path) => {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(io(path))
+        }
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
+#[cfg(unix)]
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &Path) -> bool {
+    false
+}
+
 impl IqWriter {
     /// Create a recording; the format comes from the extension (`.cf32`, `.wav`,
     /// `.sigmf-data`, `.sigmf-meta`). `max_bytes` is the disk budget for the data.
@@ -106,10 +138,9 @@ impl IqWriter {
             _ => path.to_path_buf(),
         };
         let sink = match format {
-            IqFormat::Cf32 | IqFormat::Sigmf => Sink::Raw(BufWriter::with_capacity(
-                1 << 20,
-                File::create(&path).map_err(io(&path))?,
-            )),
+            IqFormat::Cf32 | IqFormat::Sigmf => {
+                Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(&path)?))
+            }
             IqFormat::Wav => {
                 let rate = meta.sample_rate_hz.round();
                 if rate > f64::from(u32::MAX) || (rate - meta.sample_rate_hz).abs() > 1e-6 {
@@ -127,7 +158,7 @@ impl IqWriter {
                     bits_per_sample: 32,
                     sample_format: hound::SampleFormat::Float,
                 };
-                let f = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io(&path))?);
+                let f = BufWriter::with_capacity(1 << 20, create_new(&path)?);
                 Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(&path, e))?)
             }
             IqFormat::Cs16 | IqFormat::Cs8 => {
@@ -284,7 +315,9 @@ impl IqWriter {
                     .unwrap_or_default();
                 let text = sigmf_meta(&meta, &sha512, samples)?;
                 let meta_path = path.with_extension("sigmf-meta");
-                std::fs::write(&meta_path, &text).map_err(io(&meta_path))?;
+                create_new(&meta_path)?
+                    .write_all(&text)
+                    .map_err(io(&meta_path))?;
                 out.push(IqFileRecord {
                     path,
                     format: "sigmf-data".into(),
@@ -425,6 +458,42 @@ mod tests {
             hw: Some("rxsim".into()),
             description: None,
         }
+    }
+
+    /// Review of session 2: a second recording to the same path truncated the first
+    /// (evidence lost); now it is refused and the first stays whole, in every format.
+    #[test]
+    fn an_existing_recording_is_never_overwritten() {
+        let d = tempfile::tempdir().unwrap();
+        let meta = RecordingMeta {
+            sample_rate_hz: 1e6,
+            ..Default::default()
+        };
+        for name in ["a.cf32", "a.wav", "a.sigmf-data"] {
+            let p = d.path().join(name);
+            let mut w = IqWriter::create(&p, meta.clone(), None).unwrap();
+            w.write(&ramp(1000)).unwrap();
+            let first = w.finish().unwrap();
+            let before: Vec<Vec<u8>> = first
+                .iter()
+                .map(|f| std::fs::read(&f.path).unwrap())
+                .collect();
+            let e = IqWriter::create(&p, meta.clone(), None).unwrap_err();
+            assert!(e.to_string().contains(name), "{e}");
+            for (f, b) in first.iter().zip(&before) {
+                assert_eq!(&std::fs::read(&f.path).unwrap(), b, "{name}");
+            }
+        }
+        // The SigMF meta is not overwritten either, even with the data file gone.
+        std::fs::remove_file(d.path().join("a.sigmf-data")).unwrap();
+        let meta_before = std::fs::read(d.path().join("a.sigmf-meta")).unwrap();
+        let mut w = IqWriter::create(&d.path().join("a.sigmf-data"), meta, None).unwrap();
+        w.write(&ramp(10)).unwrap();
+        assert!(w.finish().is_err());
+        assert_eq!(
+            std::fs::read(d.path().join("a.sigmf-meta")).unwrap(),
+            meta_before
+        );
     }
 
     #[test]
