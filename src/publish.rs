@@ -308,8 +308,10 @@ fn record_push(
                 pushed: true,
             },
         );
+        // Only a record whose own tree is the one that landed: a same-ID
+        // result from another node is not this node's publication.
         for (k, r) in s.published.iter_mut() {
-            if !r.pushed && landed.contains_key(k) {
+            if !r.pushed && same_result(repo, &landed, k, &r.commit) {
                 r.pushed = true;
                 r.commit = c.to_string();
             }
@@ -327,6 +329,20 @@ fn record_push(
                 "elapsed_ms": started.elapsed().as_millis() as u64}),
             ),
     )
+}
+
+/// Whether `landed` holds `rx-results/<id>/` with the very tree that the
+/// local commit `local` (a record's commit) holds there.
+fn same_result(repo: &Repository, landed: &BTreeMap<String, Oid>, id: &str, local: &str) -> bool {
+    let Some(there) = landed.get(id) else {
+        return false;
+    };
+    let mine = Oid::from_str(local)
+        .and_then(|o| repo.find_commit(o))
+        .ok()
+        .and_then(|c| result_entries(repo, Some(&c)).ok())
+        .and_then(|m| m.get(id).copied());
+    mine == Some(*there)
 }
 
 /// `publish <ID> --push` for a result committed earlier without `--push`:
@@ -795,6 +811,11 @@ fn plan_base<'r>(repo: &'r Repository, tips: &Tips) -> Result<BasePlan<'r>> {
 }
 
 /// Results added by the commits of `local` that `onto` lacks, and not in `onto`.
+///
+/// A local-only result whose ID `onto` already holds with a *different* tree
+/// (another node published the same ID) is refused, naming the ID: leaving it
+/// out would lose it silently, and carrying it would overwrite theirs.
+/// The same tree on both sides is simply already there.
 fn local_additions(repo: &Repository, local: Oid, onto: &Commit) -> Result<BTreeMap<String, Oid>> {
     let lc = repo.find_commit(local)?;
     let mine = result_entries(repo, Some(&lc))?;
@@ -804,10 +825,28 @@ fn local_additions(repo: &Repository, local: Oid, onto: &Commit) -> Result<BTree
         Err(e) => return Err(e.into()),
     };
     let theirs = result_entries(repo, Some(onto))?;
-    Ok(mine
-        .into_iter()
-        .filter(|(k, _)| !before.contains_key(k) && !theirs.contains_key(k))
-        .collect())
+    let mut out = BTreeMap::new();
+    for (k, tree) in mine {
+        if before.contains_key(&k) {
+            continue;
+        }
+        match theirs.get(&k) {
+            None => {
+                out.insert(k, tree);
+            }
+            Some(t) if *t == tree => {}
+            Some(t) => {
+                return Err(refused(format!(
+                    "{RESULTS_DIR}/{k}/ on the local rx-node ({local}, tree {tree}) differs from \
+                     {RESULTS_DIR}/{k}/ on the remote rx-node ({}, tree {t}): another node published \
+                     {k} too; a result is never overwritten nor dropped, so nothing was pushed — \
+                     resolve {k} by hand (the local rx-node still holds it)",
+                    onto.id()
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Entries under `rx-results/` of a commit: name → tree id.
@@ -1384,6 +1423,39 @@ mod tests {
         assert!(is_race("failed to lock file"));
         assert!(!is_race("refs/heads/rx-node: pre-receive hook declined"));
         assert!(!is_race("refs/heads/rx-node: protected branch"));
+    }
+
+    /// Review of session 2 (finding 1): a same-ID result from another node is
+    /// neither carried, dropped silently, nor recorded as this node's push.
+    #[test]
+    fn a_same_id_result_with_another_tree_is_refused_and_not_marked_pushed() {
+        let d = tempfile::TempDir::new().unwrap();
+        let repo = Repository::init_bare(d.path()).unwrap();
+        let sig = git2::Signature::now("t", "t@localhost.invalid").unwrap();
+        let sub = |text: &str| {
+            let mut tb = repo.treebuilder(None).unwrap();
+            let b = repo.blob(text.as_bytes()).unwrap();
+            tb.insert(MD, b, 0o100644).unwrap();
+            tb.write().unwrap()
+        };
+        let one = |id: &str, text: &str| {
+            let add = BTreeMap::from([(id.to_owned(), sub(text))]);
+            build_commit(&repo, None, &add, "m", &sig).unwrap()
+        };
+        let mine = one("RX_X", "mine");
+        let theirs = one("RX_X", "theirs");
+        let same = one("RX_X", "theirs");
+        let tc = repo.find_commit(theirs).unwrap();
+        let landed = result_entries(&repo, Some(&tc)).unwrap();
+        assert!(!same_result(&repo, &landed, "RX_X", &mine.to_string()));
+        assert!(same_result(&repo, &landed, "RX_X", &same.to_string()));
+        assert!(!same_result(&repo, &landed, "RX_Y", &same.to_string()));
+        assert!(!same_result(&repo, &landed, "RX_X", "not a commit"));
+        let err = local_additions(&repo, mine, &tc).unwrap_err();
+        assert!(err.downcast_ref::<Refused>().is_some(), "{err:#}");
+        assert!(format!("{err:#}").contains("RX_X"), "{err:#}");
+        // The identical tree is already there: nothing to carry, no refusal.
+        assert!(local_additions(&repo, same, &tc).unwrap().is_empty());
     }
 
     #[test]

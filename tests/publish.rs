@@ -940,3 +940,62 @@ fn the_watched_branch_can_never_be_the_push_target() {
         .is_none());
     }
 }
+
+/// Review of session 2 (finding 1): rx1 publishes X locally, rx2 publishes its
+/// own X and pushes, then rx1 runs `publish Y --push`. rx1's X must not be
+/// dropped silently nor recorded as pushed: the push is refused naming X.
+#[test]
+fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
+    let fx = Fixture::new();
+    let rx1 = fx.checkout("rx1");
+    let rx2 = fx.checkout("rx2");
+    fx.outbox(&rx1, "RX_DUP_X", "RX_RESULT_ONLY");
+    fx.outbox(&rx1, "RX_DUP_Y", "RX_RESULT_ONLY");
+    let theirs = fx.outbox(&rx2, "RX_DUP_X", "RX_RESULT_ONLY");
+    // rx2's X is a different result (its own operator note).
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(theirs.join("RX_RESULT.md"))
+        .unwrap();
+    f.write_all(b"\nrx2 checked the cabling too.\n").unwrap();
+    drop(f);
+
+    let out = publish(&rx1, "RX_DUP_X", false, Some("PUBLISH RX_DUP_X\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let local_before = git(&rx1, &["rev-parse", "refs/heads/rx-node"]);
+    let out = publish(&rx2, "RX_DUP_X", true, Some("PUBLISH RX_DUP_X\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let origin_tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
+    let state_before = std::fs::read(rx1.join(".local/rx_agent_state.json")).unwrap();
+    let refused_before = ledger_events(&rx1)
+        .iter()
+        .filter(|e| e["event"] == "refused")
+        .count();
+
+    let out = publish(&rx1, "RX_DUP_Y", true, Some("PUBLISH RX_DUP_Y\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("RX_DUP_X"), "the conflict is not named: {err}");
+    assert!(err.contains("differs"), "{err}");
+    // Nothing moved: origin keeps rx2's X, rx1's X stays on its local rx-node.
+    assert_eq!(
+        git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]),
+        origin_tip
+    );
+    assert_eq!(
+        git(&rx1, &["rev-parse", "refs/heads/rx-node"]),
+        local_before
+    );
+    assert_eq!(
+        std::fs::read(rx1.join(".local/rx_agent_state.json")).unwrap(),
+        state_before,
+        "the state changed"
+    );
+    let st: Value = serde_json::from_slice(&state_before).unwrap();
+    assert_eq!(st["published"]["RX_DUP_X"]["pushed"], false);
+    assert!(st["published"].get("RX_DUP_Y").is_none());
+    let ev = ledger_events(&rx1);
+    let refused_after = ev.iter().filter(|e| e["event"] == "refused").count();
+    assert_eq!(refused_after, refused_before + 1, "{ev:?}");
+    assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
+}
