@@ -493,16 +493,9 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
     allowed.insert(task.sha256().to_owned());
     // The Markdown's trailer names the SHA-256 of the JSON bytes.
     allowed.insert(rxnode_interlock::sha256_hex(json_text.as_bytes()));
-    // Where this checkout lives is private whatever its root folder is called.
-    let checkout = cli.repo.canonicalize().unwrap_or_else(|_| cli.repo.clone());
-    let checkout = checkout.to_string_lossy();
+    let checkout = checkout_paths(&cli.repo);
     for (name, text) in [(MD, &md), (JSON, &json_text)] {
-        for f in scan_text(text, &allowed) {
-            problems.push(format!("{name} {f}"));
-        }
-        if checkout.len() > 1 && text.contains(checkout.as_ref()) {
-            problems.push(format!("{name} contains this checkout's absolute path"));
-        }
+        problems.extend(scan_result(name, text, &allowed, &checkout));
     }
     let status = json
         .get("status")
@@ -541,6 +534,44 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
         status,
         stray,
     })
+}
+
+/// The forms of the checkout's absolute path that must never be published:
+/// as given (when absolute) and canonicalized, without a trailing separator.
+/// Where the checkout lives is private whatever its root folder is called.
+fn checkout_paths(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let canonical = dir.canonicalize().ok();
+    for p in [Some(dir.to_path_buf()), canonical].into_iter().flatten() {
+        if !p.is_absolute() {
+            continue;
+        }
+        let s = p.to_string_lossy();
+        let s = s.trim_end_matches(['/', '\\']);
+        if s.len() > 1 && !out.iter().any(|o: &String| o == s) {
+            out.push(s.to_owned());
+        }
+    }
+    out
+}
+
+/// The publication scan of one result file, shared by `prepare` and the
+/// push gate [`check_outgoing`]: the checkout's own absolute path first, then
+/// every [`scan_text`] finding. Each problem names the file.
+fn scan_result(
+    name: &str,
+    text: &str,
+    allowed: &std::collections::BTreeSet<String>,
+    checkout: &[String],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    if checkout.iter().any(|c| text.contains(c.as_str())) {
+        problems.push(format!("{name} contains this checkout's absolute path"));
+    }
+    for f in scan_text(text, allowed) {
+        problems.push(format!("{name} {f}"));
+    }
+    problems
 }
 
 /// Read one result file with the byte checks; the problem is pushed on failure.
@@ -999,6 +1030,9 @@ fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
 /// made by hand on the local `rx-node` (a note, an IQ file, a changed result)
 /// is refused, naming it — DESIGN §6 "refuses anything else".
 fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()> {
+    // The same checkout-path check as `prepare` (the work tree as opened and
+    // canonicalized; the Git folder of a bare repository).
+    let checkout = checkout_paths(repo.workdir().unwrap_or_else(|| repo.path()));
     let mut walk = repo.revwalk()?;
     walk.push(tip)?;
     if let Some(k) = known {
@@ -1065,8 +1099,11 @@ fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()>
                     allowed.extend(sha256_fields(&v));
                 }
             }
-            if let Some(f) = scan_text(&text, &allowed).first() {
-                return Err(bad(format!("{path} {f}")));
+            if let Some(p) = scan_result(&path, &text, &allowed, &checkout)
+                .into_iter()
+                .next()
+            {
+                return Err(bad(p));
             }
         }
     }
@@ -1456,6 +1493,25 @@ mod tests {
         assert!(format!("{err:#}").contains("RX_X"), "{err:#}");
         // The identical tree is already there: nothing to carry, no refusal.
         assert!(local_additions(&repo, same, &tc).unwrap().is_empty());
+    }
+
+    /// Review of session 2 (finding 2): the checkout's own path is refused by
+    /// the one scanner that both `prepare` and the push gate use, also when no
+    /// fixed pattern names its root folder.
+    #[test]
+    fn the_checkout_path_is_found_by_the_shared_scanner() {
+        let d = tempfile::TempDir::new().unwrap();
+        let forms = checkout_paths(d.path());
+        let canonical = d.path().canonicalize().unwrap();
+        let canonical = canonical.to_string_lossy();
+        assert!(forms.iter().any(|f| f == canonical.as_ref()), "{forms:?}");
+        assert!(forms.iter().all(|f| !f.ends_with('/')), "{forms:?}");
+        assert!(checkout_paths(Path::new("relative/dir")).is_empty());
+        let lab = vec!["/lab/bench-3/rx".to_owned()];
+        let none = std::collections::BTreeSet::new();
+        let p = scan_result(MD, "IQ in /lab/bench-3/rx/.local/rx_iq\n", &none, &lab);
+        assert_eq!(p, [format!("{MD} contains this checkout's absolute path")]);
+        assert!(scan_result(MD, "IQ kept locally\n", &none, &lab).is_empty());
     }
 
     #[test]

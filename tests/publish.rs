@@ -894,8 +894,9 @@ fn a_linked_worktree_on_rx_node_is_refused() {
     assert_eq!(git(&co, &["rev-parse", "refs/heads/rx-node"]), before);
 }
 
-/// Review of session 1: the checkout's own absolute path (here under /tmp,
-/// which no fixed pattern names) is refused in a result.
+/// Review of session 1: the checkout's own absolute path is refused in a
+/// result — by the checkout-path check itself, not only because the fixed
+/// patterns happen to name the temp folder's root (`/tmp`).
 #[test]
 fn the_checkouts_absolute_path_is_refused() {
     let fx = Fixture::new();
@@ -909,6 +910,11 @@ fn the_checkouts_absolute_path_is_refused() {
     let out = publish(&co, "RX_ABS", true, Some("PUBLISH RX_ABS\n"));
     assert_refused_nothing_written(&fx, &co, &out, "checkout path");
     assert!(text(&out).contains("absolute"), "{}", text(&out));
+    assert!(
+        text(&out).contains("RX_RESULT.md contains this checkout's absolute path"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// DESIGN §6: publishing with the watched branch set to rx-node is refused
@@ -998,4 +1004,67 @@ fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
     let refused_after = ev.iter().filter(|e| e["event"] == "refused").count();
     assert_eq!(refused_after, refused_before + 1, "{ev:?}");
     assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
+}
+
+/// Review of session 2 (finding 2): the push gate applies the checkout-path
+/// check too: a hand-made `rx-results/<ID>/RX_RESULT.md` on the local rx-node
+/// naming the checkout's absolute path is refused at push.
+#[test]
+fn the_checkouts_absolute_path_in_an_outgoing_commit_is_refused_at_push() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    fx.outbox(&co, "RX_GATE_1", "RX_RESULT_ONLY");
+    let out = publish(&co, "RX_GATE_1", false, Some("PUBLISH RX_GATE_1\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let wt = fx.root.path().join("hand");
+    git(
+        &co,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "rx-node"],
+    );
+    let abs = co.canonicalize().unwrap();
+    let dir = wt.join("rx-results/RX_GATE_HAND");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("RX_RESULT.md"),
+        format!(
+            "# RX_GATE_HAND\n\nIQ kept in {}/.local/rx_iq\n",
+            abs.display()
+        ),
+    )
+    .unwrap();
+    git(&wt, &["add", "rx-results"]);
+    git(
+        &wt,
+        &[
+            "-c",
+            "user.name=op",
+            "-c",
+            "user.email=op@x",
+            "commit",
+            "-q",
+            "-m",
+            "hand-made result",
+        ],
+    );
+    git(
+        &co,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    let out = publish(&co, "RX_GATE_1", true, Some("PUBLISH RX_GATE_1\n"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        text(&out).contains(
+            "rx-results/RX_GATE_HAND/RX_RESULT.md contains this checkout's absolute path"
+        ),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        git_try(
+            &fx.origin,
+            &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+        )
+        .is_none(),
+        "origin got rx-node"
+    );
 }
