@@ -659,18 +659,22 @@ fn schema_check(json_path: &Path, checkout: &Path) -> Vec<String> {
     crate::results::validate_result_files(json_path, checkout)
 }
 
-fn host_name() -> String {
-    let h = gethostname::gethostname().to_string_lossy().into_owned();
-    let h: String = h
+/// The node name to publish: the result's own `node.hostname` (null by
+/// default, docs/decisions.md), reduced to `[A-Za-z0-9._-]`; `None` when the
+/// result names no host. Publication never reads this machine's host name.
+fn published_node(json: &Value) -> Option<String> {
+    let h: String = json
+        .get("node")
+        .and_then(|n| n.get("hostname"))
+        .and_then(Value::as_str)?
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
         .collect();
-    if h.is_empty() {
-        "localhost".to_owned()
-    } else {
-        h
-    }
+    (!h.is_empty()).then_some(h)
 }
+
+/// The author when Git has no `user.name`/`user.email`: no host name in it.
+const FALLBACK_AUTHOR: (&str, &str) = ("rxnode", "rxnode@localhost.invalid");
 
 /// `LOG_META.json`: small, path-free metadata about this publication.
 fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
@@ -717,7 +721,7 @@ fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
         "source_commit": prep.meta.commit,
         "status": prep.status,
         "rxnode_version": env!("CARGO_PKG_VERSION"),
-        "node": host_name(),
+        "node": published_node(&prep.json),
         "timeline": {
             "approved_at": prep.meta.approved_at.clone().unwrap_or_else(|| prep.approved_at.clone()),
             "started_at": tl("started_at"),
@@ -961,24 +965,19 @@ fn set_rx_node(repo: &Repository, old: Option<Oid>, new: Oid) -> Result<()> {
 fn signature(repo: &Repository) -> Result<git2::Signature<'static>> {
     match repo.signature() {
         Ok(s) => Ok(s.to_owned()),
-        Err(_) => Ok(git2::Signature::now(
-            "rxnode",
-            &format!("rxnode@{}", host_name()),
-        )?),
+        Err(_) => Ok(git2::Signature::now(FALLBACK_AUTHOR.0, FALLBACK_AUTHOR.1)?),
     }
 }
 
 fn commit_message(prep: &Prepared, carry: &BTreeMap<String, Oid>) -> String {
     let mut m = format!(
-        "rx-results: {} ({})\n\nTask: {}\nTask-SHA256: {}\nSource-Commit: {}\nNode: {}\nrxnode: {}\n",
-        prep.id,
-        prep.status,
-        prep.id,
-        prep.task_sha256,
-        prep.meta.commit,
-        host_name(),
-        env!("CARGO_PKG_VERSION")
+        "rx-results: {} ({})\n\nTask: {}\nTask-SHA256: {}\nSource-Commit: {}\n",
+        prep.id, prep.status, prep.id, prep.task_sha256, prep.meta.commit,
     );
+    if let Some(n) = published_node(&prep.json) {
+        m.push_str(&format!("Node: {n}\n"));
+    }
+    m.push_str(&format!("rxnode: {}\n", env!("CARGO_PKG_VERSION")));
     if let Some(b) = &prep.meta.blob {
         m.push_str(&format!("Task-Blob: {b}\n"));
     }
@@ -1512,6 +1511,24 @@ mod tests {
         let p = scan_result(MD, "IQ in /lab/bench-3/rx/.local/rx_iq\n", &none, &lab);
         assert_eq!(p, [format!("{MD} contains this checkout's absolute path")]);
         assert!(scan_result(MD, "IQ kept locally\n", &none, &lab).is_empty());
+    }
+
+    /// Review of session 2 (finding 3): the published node name is the
+    /// result's `node.hostname` only, and the fallback author names no host.
+    #[test]
+    fn the_published_node_comes_from_the_result_only() {
+        assert_eq!(published_node(&json!({"node": {"hostname": null}})), None);
+        assert_eq!(published_node(&json!({"status": "PASS"})), None);
+        assert_eq!(
+            published_node(&json!({"node": {"hostname": "rx-laptop-2"}})),
+            Some("rx-laptop-2".to_owned())
+        );
+        assert_eq!(
+            published_node(&json!({"node": {"hostname": "bad\nTask: X"}})),
+            Some("badTaskX".to_owned())
+        );
+        assert_eq!(published_node(&json!({"node": {"hostname": "\n"}})), None);
+        assert_eq!(FALLBACK_AUTHOR.1, "rxnode@localhost.invalid");
     }
 
     #[test]

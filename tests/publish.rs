@@ -1068,3 +1068,103 @@ fn the_checkouts_absolute_path_in_an_outgoing_commit_is_refused_at_push() {
         "origin got rx-node"
     );
 }
+
+/// `rxnode publish --push` with no global or system Git identity (a fresh
+/// HOME), so the fallback author is used.
+fn publish_without_git_identity(root: &Path, checkout: &Path, id: &str) -> Output {
+    let home = root.join(format!("home-{id}"));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+        .args([
+            "--repo",
+            checkout.to_str().unwrap(),
+            "publish",
+            id,
+            "--push",
+        ])
+        .env_remove("RXNODE_REPO")
+        .env_remove("RXNODE_BRANCH")
+        .env_remove("RXNODE_REMOTE")
+        .env_remove("GIT_AUTHOR_NAME")
+        .env_remove("GIT_AUTHOR_EMAIL")
+        .env_remove("GIT_COMMITTER_NAME")
+        .env_remove("GIT_COMMITTER_EMAIL")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", &home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rxnode runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("PUBLISH {id}\n").as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Review of session 2 (finding 3): with `node.hostname` null (the default,
+/// docs/decisions.md) the host name reaches neither LOG_META.json, nor the
+/// commit message, nor the author; a result that names its host publishes
+/// exactly that name.
+#[test]
+fn the_host_name_is_published_only_when_the_result_names_it() {
+    let fx = Fixture::new();
+    let co = fx.checkout("rx1");
+    let host = Command::new("uname")
+        .arg("-n")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    fx.outbox(&co, "RX_HOST_NULL", "RX_RESULT_ONLY");
+    let out = publish_without_git_identity(fx.root.path(), &co, "RX_HOST_NULL");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let meta: Value = serde_json::from_str(&git(
+        &fx.origin,
+        &["show", "rx-node:rx-results/RX_HOST_NULL/LOG_META.json"],
+    ))
+    .unwrap();
+    assert_eq!(meta["node"], Value::Null, "{meta}");
+    let msg = git(&fx.origin, &["log", "-1", "--format=%B", "rx-node"]);
+    assert!(!msg.lines().any(|l| l.starts_with("Node:")), "{msg}");
+    let who = git(
+        &fx.origin,
+        &["log", "-1", "--format=%an <%ae>%n%cn <%ce>", "rx-node"],
+    );
+    assert_eq!(
+        who,
+        "rxnode <rxnode@localhost.invalid>\nrxnode <rxnode@localhost.invalid>"
+    );
+    if !host.is_empty() {
+        assert!(!msg.contains(&format!("Node: {host}")), "{msg}");
+        assert!(!who.contains(&format!("@{host}")), "{who}");
+    }
+
+    // A result that names its host publishes that name, and only it.
+    let dir = fx.outbox(&co, "RX_HOST_SET", "RX_RESULT_ONLY");
+    let jp = dir.join("RX_RESULT.json");
+    let old_json = std::fs::read_to_string(&jp).unwrap();
+    let mut v: Value = serde_json::from_str(&old_json).unwrap();
+    v["node"]["hostname"] = json!("bench-rx-7");
+    let new_json = serde_json::to_string_pretty(&v).unwrap();
+    std::fs::write(&jp, &new_json).unwrap();
+    let mp = dir.join("RX_RESULT.md");
+    let md = std::fs::read_to_string(&mp).unwrap().replace(
+        &hex::encode(Sha256::digest(old_json.as_bytes())),
+        &hex::encode(Sha256::digest(new_json.as_bytes())),
+    );
+    std::fs::write(&mp, md).unwrap();
+    let out = publish_without_git_identity(fx.root.path(), &co, "RX_HOST_SET");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let meta: Value = serde_json::from_str(&git(
+        &fx.origin,
+        &["show", "rx-node:rx-results/RX_HOST_SET/LOG_META.json"],
+    ))
+    .unwrap();
+    assert_eq!(meta["node"], "bench-rx-7", "{meta}");
+    let msg = git(&fx.origin, &["log", "-1", "--format=%B", "rx-node"]);
+    assert!(msg.lines().any(|l| l == "Node: bench-rx-7"), "{msg}");
+}
