@@ -1142,13 +1142,7 @@ fn push_once(
     match res {
         Err(e) => {
             let m = e.message().to_owned();
-            let lm = m.to_ascii_lowercase();
-            if e.code() == ErrorCode::NotFastForward
-                || lm.contains("fast-forward")
-                || lm.contains("fastforward")
-                || lm.contains("lock")
-                || lm.contains("fetch first")
-            {
+            if e.code() == ErrorCode::NotFastForward || is_race(&m) {
                 Err(PushError::Rejected(m))
             } else {
                 Err(PushError::Failed(anyhow::anyhow!(
@@ -1166,22 +1160,33 @@ fn push_once(
     }
 }
 
-/// Rejection messages that mean "someone else moved the branch or holds its
-/// lock": worth retrying even when a fetch does not show a new tip yet.
+/// The one list of rejection phrases that mean "someone else moved the
+/// branch or holds its lock" (matched as whole words by [`is_race`]).
+const RACE_PHRASES: [&str; 10] = [
+    "fast-forward",
+    "fastforward",
+    "non-fastforwardable",
+    "fetch first",
+    "lock",
+    "locked",
+    "stale",
+    "failed to update ref",
+    "changed meanwhile",
+    "already exists",
+];
+
+/// Whether a rejection message means a race: worth a rebuild and retry even
+/// when a fetch does not show a new tip yet. Used both to classify a push
+/// error and to decide whether to retry. Phrases match as whole words only,
+/// so "lock" does not match "blocked" (a permanent rejection).
 fn is_race(msg: &str) -> bool {
     let m = msg.to_ascii_lowercase();
-    [
-        "fast-forward",
-        "fastforward",
-        "fetch first",
-        "lock",
-        "stale",
-        "failed to update ref",
-        "changed meanwhile",
-        "already exists",
-    ]
-    .iter()
-    .any(|k| m.contains(k))
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    RACE_PHRASES.iter().any(|k| {
+        m.match_indices(k).any(|(i, _)| {
+            !word(m[..i].chars().next_back()) && !word(m[i + k.len()..].chars().next())
+        })
+    })
 }
 
 /// Push to a repository on this machine with a compare-and-swap ref update.
@@ -1459,6 +1464,16 @@ mod tests {
         assert!(is_race("failed to lock file"));
         assert!(!is_race("refs/heads/rx-node: pre-receive hook declined"));
         assert!(!is_race("refs/heads/rx-node: protected branch"));
+        // Review of session 2 (finding 4): whole words only — "lock" is not
+        // "blocked", so a permanent rejection is not retried.
+        assert!(!is_race("refs/heads/rx-node: push blocked by policy"));
+        assert!(!is_race("Blocked: rx-node is frozen"));
+        assert!(!is_race("unlockable"));
+        assert!(is_race("refs/heads/rx-node.lock: file exists"));
+        assert!(is_race("the index is locked"));
+        assert!(is_race("! [rejected] rx-node (non-fast-forward)"));
+        assert!(is_race("refs/heads/rx-node: stale info"));
+        assert!(is_race("failed to update ref 'refs/heads/rx-node'"));
     }
 
     /// Review of session 2 (finding 1): a same-ID result from another node is
