@@ -249,7 +249,23 @@ mod publish_common {
 
 use publish_common::*;
 
-fn assert_refused_nothing_written(fx: &Fixture, co: &Path, out: &Output, why: &str) {
+/// How many `refused` events the checkout's ledger holds.
+fn refused_count(co: &Path) -> usize {
+    ledger_events(co)
+        .iter()
+        .filter(|e| e["event"] == "refused")
+        .count()
+}
+
+/// `refused_before` is [`refused_count`] taken just before the call: the
+/// ledger accumulates, so this call must add exactly one refusal of its own.
+fn assert_refused_nothing_written(
+    fx: &Fixture,
+    co: &Path,
+    out: &Output,
+    refused_before: usize,
+    why: &str,
+) {
     assert_eq!(out.status.code(), Some(3), "{why}: {}", text(out));
     assert!(
         git_try(
@@ -267,6 +283,11 @@ fn assert_refused_nothing_written(fx: &Fixture, co: &Path, out: &Output, why: &s
     assert!(
         ev.iter().any(|e| e["event"] == "refused"),
         "{why}: no refusal in the ledger: {ev:?}"
+    );
+    assert_eq!(
+        refused_count(co),
+        refused_before + 1,
+        "{why}: this call did not add exactly one refusal to the ledger: {ev:?}"
     );
     let st: Value =
         serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
@@ -371,8 +392,9 @@ fn wrong_or_missing_confirmation_writes_nothing() {
         (Some("yes\n"), "yes"),
         (None, "EOF"),
     ] {
+        let before = refused_count(&co);
         let out = publish(&co, "RX_CONF", true, answer);
-        assert_refused_nothing_written(&fx, &co, &out, why);
+        assert_refused_nothing_written(&fx, &co, &out, before, why);
     }
     // CRLF is only a line terminator: the exact line still goes ahead.
     let out = publish(&co, "RX_CONF", false, Some("PUBLISH RX_CONF\r\n"));
@@ -390,8 +412,9 @@ fn allow_push_no_is_refused() {
     let fx = Fixture::new();
     let co = fx.checkout("rx1");
     fx.outbox(&co, "RX_NOPUSH", "NO");
+    let before = refused_count(&co);
     let out = publish(&co, "RX_NOPUSH", true, Some("PUBLISH RX_NOPUSH\n"));
-    assert_refused_nothing_written(&fx, &co, &out, "ALLOW_PUSH = NO");
+    assert_refused_nothing_written(&fx, &co, &out, before, "ALLOW_PUSH = NO");
     assert!(String::from_utf8_lossy(&out.stderr).contains("ALLOW_PUSH"));
 }
 
@@ -404,8 +427,9 @@ fn unapproved_or_changed_task_is_refused() {
     let mut t = std::fs::read_to_string(dir.join("TASK.md")).unwrap();
     t.push_str("an extra line\n");
     std::fs::write(dir.join("TASK.md"), t).unwrap();
+    let before = refused_count(&co);
     let out = publish(&co, "RX_UNAPP", true, Some("PUBLISH RX_UNAPP\n"));
-    assert_refused_nothing_written(&fx, &co, &out, "changed text");
+    assert_refused_nothing_written(&fx, &co, &out, before, "changed text");
     // No approval at all.
     std::fs::remove_file(co.join(".local/rx_agent_state.json")).unwrap();
     let out = publish(&co, "RX_UNAPP", true, Some("PUBLISH RX_UNAPP\n"));
@@ -459,8 +483,9 @@ fn planted_secrets_paths_and_oversize_files_are_refused() {
             .unwrap();
         f.write_all(planted.as_bytes()).unwrap();
         drop(f);
+        let before = refused_count(&co);
         let out = publish(&co, id, true, Some(&format!("PUBLISH {id}\n")));
-        assert_refused_nothing_written(&fx, &co, &out, id);
+        assert_refused_nothing_written(&fx, &co, &out, before, id);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains(&token), "{id}: the secret was echoed: {err}");
         // Refused for the planted reason, not by accident of something else.
@@ -493,19 +518,22 @@ fn planted_token_in_json_and_md_json_disagreement_are_refused() {
     let mut v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
     v["errors"] = json!(["remote https://bob:hunter2@git.example.com/x.git failed"]);
     std::fs::write(&p, v.to_string()).unwrap();
+    let before = refused_count(&co);
     let out = publish(&co, "RX_JSON", true, Some("PUBLISH RX_JSON\n"));
-    assert_refused_nothing_written(&fx, &co, &out, "credentials URL in JSON");
+    assert_refused_nothing_written(&fx, &co, &out, before, "credentials URL in JSON");
 
     v["errors"] = json!([]);
     v["status"] = json!("PASS");
     std::fs::write(&p, v.to_string()).unwrap();
+    let before = refused_count(&co);
     let out = publish(&co, "RX_JSON", true, Some("PUBLISH RX_JSON\n"));
-    assert_refused_nothing_written(&fx, &co, &out, "status disagrees");
+    assert_refused_nothing_written(&fx, &co, &out, before, "status disagrees");
     assert!(String::from_utf8_lossy(&out.stderr).contains("status"));
 
     std::fs::remove_file(dir.join("RX_RESULT.md")).unwrap();
+    let before = refused_count(&co);
     let out = publish(&co, "RX_JSON", true, Some("PUBLISH RX_JSON\n"));
-    assert_refused_nothing_written(&fx, &co, &out, "missing md");
+    assert_refused_nothing_written(&fx, &co, &out, before, "missing md");
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing"));
 }
 
@@ -907,8 +935,9 @@ fn the_checkouts_absolute_path_is_refused() {
     let abs = co.canonicalize().unwrap();
     t.push_str(&format!("\nIQ kept in {}/.local/rx_iq\n", abs.display()));
     std::fs::write(&md, t).unwrap();
+    let before = refused_count(&co);
     let out = publish(&co, "RX_ABS", true, Some("PUBLISH RX_ABS\n"));
-    assert_refused_nothing_written(&fx, &co, &out, "checkout path");
+    assert_refused_nothing_written(&fx, &co, &out, before, "checkout path");
     assert!(text(&out).contains("absolute"), "{}", text(&out));
     assert!(
         text(&out).contains("RX_RESULT.md contains this checkout's absolute path"),
@@ -973,10 +1002,7 @@ fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let origin_tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
     let state_before = std::fs::read(rx1.join(".local/rx_agent_state.json")).unwrap();
-    let refused_before = ledger_events(&rx1)
-        .iter()
-        .filter(|e| e["event"] == "refused")
-        .count();
+    let refused_before = refused_count(&rx1);
 
     let out = publish(&rx1, "RX_DUP_Y", true, Some("PUBLISH RX_DUP_Y\n"));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
@@ -1001,8 +1027,7 @@ fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
     assert_eq!(st["published"]["RX_DUP_X"]["pushed"], false);
     assert!(st["published"].get("RX_DUP_Y").is_none());
     let ev = ledger_events(&rx1);
-    let refused_after = ev.iter().filter(|e| e["event"] == "refused").count();
-    assert_eq!(refused_after, refused_before + 1, "{ev:?}");
+    assert_eq!(refused_count(&rx1), refused_before + 1, "{ev:?}");
     assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
 }
 
