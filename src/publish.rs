@@ -308,8 +308,10 @@ fn record_push(
                 pushed: true,
             },
         );
+        // Only a record whose own tree is the one that landed: a same-ID
+        // result from another node is not this node's publication.
         for (k, r) in s.published.iter_mut() {
-            if !r.pushed && landed.contains_key(k) {
+            if !r.pushed && same_result(repo, &landed, k, &r.commit) {
                 r.pushed = true;
                 r.commit = c.to_string();
             }
@@ -327,6 +329,20 @@ fn record_push(
                 "elapsed_ms": started.elapsed().as_millis() as u64}),
             ),
     )
+}
+
+/// Whether `landed` holds `rx-results/<id>/` with the very tree that the
+/// local commit `local` (a record's commit) holds there.
+fn same_result(repo: &Repository, landed: &BTreeMap<String, Oid>, id: &str, local: &str) -> bool {
+    let Some(there) = landed.get(id) else {
+        return false;
+    };
+    let mine = Oid::from_str(local)
+        .and_then(|o| repo.find_commit(o))
+        .ok()
+        .and_then(|c| result_entries(repo, Some(&c)).ok())
+        .and_then(|m| m.get(id).copied());
+    mine == Some(*there)
 }
 
 /// `publish <ID> --push` for a result committed earlier without `--push`:
@@ -477,16 +493,9 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
     allowed.insert(task.sha256().to_owned());
     // The Markdown's trailer names the SHA-256 of the JSON bytes.
     allowed.insert(rxnode_interlock::sha256_hex(json_text.as_bytes()));
-    // Where this checkout lives is private whatever its root folder is called.
-    let checkout = cli.repo.canonicalize().unwrap_or_else(|_| cli.repo.clone());
-    let checkout = checkout.to_string_lossy();
+    let checkout = checkout_paths(&cli.repo);
     for (name, text) in [(MD, &md), (JSON, &json_text)] {
-        for f in scan_text(text, &allowed) {
-            problems.push(format!("{name} {f}"));
-        }
-        if checkout.len() > 1 && text.contains(checkout.as_ref()) {
-            problems.push(format!("{name} contains this checkout's absolute path"));
-        }
+        problems.extend(scan_result(name, text, &allowed, &checkout));
     }
     let status = json
         .get("status")
@@ -525,6 +534,44 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
         status,
         stray,
     })
+}
+
+/// The forms of the checkout's absolute path that must never be published:
+/// as given (when absolute) and canonicalized, without a trailing separator.
+/// Where the checkout lives is private whatever its root folder is called.
+fn checkout_paths(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let canonical = dir.canonicalize().ok();
+    for p in [Some(dir.to_path_buf()), canonical].into_iter().flatten() {
+        if !p.is_absolute() {
+            continue;
+        }
+        let s = p.to_string_lossy();
+        let s = s.trim_end_matches(['/', '\\']);
+        if s.len() > 1 && !out.iter().any(|o: &String| o == s) {
+            out.push(s.to_owned());
+        }
+    }
+    out
+}
+
+/// The publication scan of one result file, shared by `prepare` and the
+/// push gate [`check_outgoing`]: the checkout's own absolute path first, then
+/// every [`scan_text`] finding. Each problem names the file.
+fn scan_result(
+    name: &str,
+    text: &str,
+    allowed: &std::collections::BTreeSet<String>,
+    checkout: &[String],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    if checkout.iter().any(|c| text.contains(c.as_str())) {
+        problems.push(format!("{name} contains this checkout's absolute path"));
+    }
+    for f in scan_text(text, allowed) {
+        problems.push(format!("{name} {f}"));
+    }
+    problems
 }
 
 /// Read one result file with the byte checks; the problem is pushed on failure.
@@ -612,18 +659,22 @@ fn schema_check(json_path: &Path, checkout: &Path) -> Vec<String> {
     crate::results::validate_result_files(json_path, checkout)
 }
 
-fn host_name() -> String {
-    let h = gethostname::gethostname().to_string_lossy().into_owned();
-    let h: String = h
+/// The node name to publish: the result's own `node.hostname` (null by
+/// default, docs/decisions.md), reduced to `[A-Za-z0-9._-]`; `None` when the
+/// result names no host. Publication never reads this machine's host name.
+fn published_node(json: &Value) -> Option<String> {
+    let h: String = json
+        .get("node")
+        .and_then(|n| n.get("hostname"))
+        .and_then(Value::as_str)?
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
         .collect();
-    if h.is_empty() {
-        "localhost".to_owned()
-    } else {
-        h
-    }
+    (!h.is_empty()).then_some(h)
 }
+
+/// The author when Git has no `user.name`/`user.email`: no host name in it.
+const FALLBACK_AUTHOR: (&str, &str) = ("rxnode", "rxnode@localhost.invalid");
 
 /// `LOG_META.json`: small, path-free metadata about this publication.
 fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
@@ -670,7 +721,7 @@ fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
         "source_commit": prep.meta.commit,
         "status": prep.status,
         "rxnode_version": env!("CARGO_PKG_VERSION"),
-        "node": host_name(),
+        "node": published_node(&prep.json),
         "timeline": {
             "approved_at": prep.meta.approved_at.clone().unwrap_or_else(|| prep.approved_at.clone()),
             "started_at": tl("started_at"),
@@ -795,6 +846,11 @@ fn plan_base<'r>(repo: &'r Repository, tips: &Tips) -> Result<BasePlan<'r>> {
 }
 
 /// Results added by the commits of `local` that `onto` lacks, and not in `onto`.
+///
+/// A local-only result whose ID `onto` already holds with a *different* tree
+/// (another node published the same ID) is refused, naming the ID: leaving it
+/// out would lose it silently, and carrying it would overwrite theirs.
+/// The same tree on both sides is simply already there.
 fn local_additions(repo: &Repository, local: Oid, onto: &Commit) -> Result<BTreeMap<String, Oid>> {
     let lc = repo.find_commit(local)?;
     let mine = result_entries(repo, Some(&lc))?;
@@ -804,10 +860,28 @@ fn local_additions(repo: &Repository, local: Oid, onto: &Commit) -> Result<BTree
         Err(e) => return Err(e.into()),
     };
     let theirs = result_entries(repo, Some(onto))?;
-    Ok(mine
-        .into_iter()
-        .filter(|(k, _)| !before.contains_key(k) && !theirs.contains_key(k))
-        .collect())
+    let mut out = BTreeMap::new();
+    for (k, tree) in mine {
+        if before.contains_key(&k) {
+            continue;
+        }
+        match theirs.get(&k) {
+            None => {
+                out.insert(k, tree);
+            }
+            Some(t) if *t == tree => {}
+            Some(t) => {
+                return Err(refused(format!(
+                    "{RESULTS_DIR}/{k}/ on the local rx-node ({local}, tree {tree}) differs from \
+                     {RESULTS_DIR}/{k}/ on the remote rx-node ({}, tree {t}): another node published \
+                     {k} too; a result is never overwritten nor dropped, so nothing was pushed — \
+                     resolve {k} by hand (the local rx-node still holds it)",
+                    onto.id()
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Entries under `rx-results/` of a commit: name → tree id.
@@ -891,24 +965,19 @@ fn set_rx_node(repo: &Repository, old: Option<Oid>, new: Oid) -> Result<()> {
 fn signature(repo: &Repository) -> Result<git2::Signature<'static>> {
     match repo.signature() {
         Ok(s) => Ok(s.to_owned()),
-        Err(_) => Ok(git2::Signature::now(
-            "rxnode",
-            &format!("rxnode@{}", host_name()),
-        )?),
+        Err(_) => Ok(git2::Signature::now(FALLBACK_AUTHOR.0, FALLBACK_AUTHOR.1)?),
     }
 }
 
 fn commit_message(prep: &Prepared, carry: &BTreeMap<String, Oid>) -> String {
     let mut m = format!(
-        "rx-results: {} ({})\n\nTask: {}\nTask-SHA256: {}\nSource-Commit: {}\nNode: {}\nrxnode: {}\n",
-        prep.id,
-        prep.status,
-        prep.id,
-        prep.task_sha256,
-        prep.meta.commit,
-        host_name(),
-        env!("CARGO_PKG_VERSION")
+        "rx-results: {} ({})\n\nTask: {}\nTask-SHA256: {}\nSource-Commit: {}\n",
+        prep.id, prep.status, prep.id, prep.task_sha256, prep.meta.commit,
     );
+    if let Some(n) = published_node(&prep.json) {
+        m.push_str(&format!("Node: {n}\n"));
+    }
+    m.push_str(&format!("rxnode: {}\n", env!("CARGO_PKG_VERSION")));
     if let Some(b) = &prep.meta.blob {
         m.push_str(&format!("Task-Blob: {b}\n"));
     }
@@ -960,6 +1029,9 @@ fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
 /// made by hand on the local `rx-node` (a note, an IQ file, a changed result)
 /// is refused, naming it — DESIGN §6 "refuses anything else".
 fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()> {
+    // The same checkout-path check as `prepare` (the work tree as opened and
+    // canonicalized; the Git folder of a bare repository).
+    let checkout = checkout_paths(repo.workdir().unwrap_or_else(|| repo.path()));
     let mut walk = repo.revwalk()?;
     walk.push(tip)?;
     if let Some(k) = known {
@@ -1026,8 +1098,11 @@ fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()>
                     allowed.extend(sha256_fields(&v));
                 }
             }
-            if let Some(f) = scan_text(&text, &allowed).first() {
-                return Err(bad(format!("{path} {f}")));
+            if let Some(p) = scan_result(&path, &text, &allowed, &checkout)
+                .into_iter()
+                .next()
+            {
+                return Err(bad(p));
             }
         }
     }
@@ -1067,13 +1142,7 @@ fn push_once(
     match res {
         Err(e) => {
             let m = e.message().to_owned();
-            let lm = m.to_ascii_lowercase();
-            if e.code() == ErrorCode::NotFastForward
-                || lm.contains("fast-forward")
-                || lm.contains("fastforward")
-                || lm.contains("lock")
-                || lm.contains("fetch first")
-            {
+            if e.code() == ErrorCode::NotFastForward || is_race(&m) {
                 Err(PushError::Rejected(m))
             } else {
                 Err(PushError::Failed(anyhow::anyhow!(
@@ -1091,22 +1160,33 @@ fn push_once(
     }
 }
 
-/// Rejection messages that mean "someone else moved the branch or holds its
-/// lock": worth retrying even when a fetch does not show a new tip yet.
+/// The one list of rejection phrases that mean "someone else moved the
+/// branch or holds its lock" (matched as whole words by [`is_race`]).
+const RACE_PHRASES: [&str; 10] = [
+    "fast-forward",
+    "fastforward",
+    "non-fastforwardable",
+    "fetch first",
+    "lock",
+    "locked",
+    "stale",
+    "failed to update ref",
+    "changed meanwhile",
+    "already exists",
+];
+
+/// Whether a rejection message means a race: worth a rebuild and retry even
+/// when a fetch does not show a new tip yet. Used both to classify a push
+/// error and to decide whether to retry. Phrases match as whole words only,
+/// so "lock" does not match "blocked" (a permanent rejection).
 fn is_race(msg: &str) -> bool {
     let m = msg.to_ascii_lowercase();
-    [
-        "fast-forward",
-        "fastforward",
-        "fetch first",
-        "lock",
-        "stale",
-        "failed to update ref",
-        "changed meanwhile",
-        "already exists",
-    ]
-    .iter()
-    .any(|k| m.contains(k))
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    RACE_PHRASES.iter().any(|k| {
+        m.match_indices(k).any(|(i, _)| {
+            !word(m[..i].chars().next_back()) && !word(m[i + k.len()..].chars().next())
+        })
+    })
 }
 
 /// Push to a repository on this machine with a compare-and-swap ref update.
@@ -1384,6 +1464,86 @@ mod tests {
         assert!(is_race("failed to lock file"));
         assert!(!is_race("refs/heads/rx-node: pre-receive hook declined"));
         assert!(!is_race("refs/heads/rx-node: protected branch"));
+        // Review of session 2 (finding 4): whole words only — "lock" is not
+        // "blocked", so a permanent rejection is not retried.
+        assert!(!is_race("refs/heads/rx-node: push blocked by policy"));
+        assert!(!is_race("Blocked: rx-node is frozen"));
+        assert!(!is_race("unlockable"));
+        assert!(is_race("refs/heads/rx-node.lock: file exists"));
+        assert!(is_race("the index is locked"));
+        assert!(is_race("! [rejected] rx-node (non-fast-forward)"));
+        assert!(is_race("refs/heads/rx-node: stale info"));
+        assert!(is_race("failed to update ref 'refs/heads/rx-node'"));
+    }
+
+    /// Review of session 2 (finding 1): a same-ID result from another node is
+    /// neither carried, dropped silently, nor recorded as this node's push.
+    #[test]
+    fn a_same_id_result_with_another_tree_is_refused_and_not_marked_pushed() {
+        let d = tempfile::TempDir::new().unwrap();
+        let repo = Repository::init_bare(d.path()).unwrap();
+        let sig = git2::Signature::now("t", "t@localhost.invalid").unwrap();
+        let sub = |text: &str| {
+            let mut tb = repo.treebuilder(None).unwrap();
+            let b = repo.blob(text.as_bytes()).unwrap();
+            tb.insert(MD, b, 0o100644).unwrap();
+            tb.write().unwrap()
+        };
+        let one = |id: &str, text: &str| {
+            let add = BTreeMap::from([(id.to_owned(), sub(text))]);
+            build_commit(&repo, None, &add, "m", &sig).unwrap()
+        };
+        let mine = one("RX_X", "mine");
+        let theirs = one("RX_X", "theirs");
+        let same = one("RX_X", "theirs");
+        let tc = repo.find_commit(theirs).unwrap();
+        let landed = result_entries(&repo, Some(&tc)).unwrap();
+        assert!(!same_result(&repo, &landed, "RX_X", &mine.to_string()));
+        assert!(same_result(&repo, &landed, "RX_X", &same.to_string()));
+        assert!(!same_result(&repo, &landed, "RX_Y", &same.to_string()));
+        assert!(!same_result(&repo, &landed, "RX_X", "not a commit"));
+        let err = local_additions(&repo, mine, &tc).unwrap_err();
+        assert!(err.downcast_ref::<Refused>().is_some(), "{err:#}");
+        assert!(format!("{err:#}").contains("RX_X"), "{err:#}");
+        // The identical tree is already there: nothing to carry, no refusal.
+        assert!(local_additions(&repo, same, &tc).unwrap().is_empty());
+    }
+
+    /// Review of session 2 (finding 2): the checkout's own path is refused by
+    /// the one scanner that both `prepare` and the push gate use, also when no
+    /// fixed pattern names its root folder.
+    #[test]
+    fn the_checkout_path_is_found_by_the_shared_scanner() {
+        let d = tempfile::TempDir::new().unwrap();
+        let forms = checkout_paths(d.path());
+        let canonical = d.path().canonicalize().unwrap();
+        let canonical = canonical.to_string_lossy();
+        assert!(forms.iter().any(|f| f == canonical.as_ref()), "{forms:?}");
+        assert!(forms.iter().all(|f| !f.ends_with('/')), "{forms:?}");
+        assert!(checkout_paths(Path::new("relative/dir")).is_empty());
+        let lab = vec!["/lab/bench-3/rx".to_owned()];
+        let none = std::collections::BTreeSet::new();
+        let p = scan_result(MD, "IQ in /lab/bench-3/rx/.local/rx_iq\n", &none, &lab);
+        assert_eq!(p, [format!("{MD} contains this checkout's absolute path")]);
+        assert!(scan_result(MD, "IQ kept locally\n", &none, &lab).is_empty());
+    }
+
+    /// Review of session 2 (finding 3): the published node name is the
+    /// result's `node.hostname` only, and the fallback author names no host.
+    #[test]
+    fn the_published_node_comes_from_the_result_only() {
+        assert_eq!(published_node(&json!({"node": {"hostname": null}})), None);
+        assert_eq!(published_node(&json!({"status": "PASS"})), None);
+        assert_eq!(
+            published_node(&json!({"node": {"hostname": "rx-laptop-2"}})),
+            Some("rx-laptop-2".to_owned())
+        );
+        assert_eq!(
+            published_node(&json!({"node": {"hostname": "bad\nTask: X"}})),
+            Some("badTaskX".to_owned())
+        );
+        assert_eq!(published_node(&json!({"node": {"hostname": "\n"}})), None);
+        assert_eq!(FALLBACK_AUTHOR.1, "rxnode@localhost.invalid");
     }
 
     #[test]
