@@ -257,6 +257,37 @@ fn stop_file_holds_the_watcher() {
     assert_eq!(lab.status_of("T_HELD"), "approved");
 }
 
+/// Review finding: a task left pending by an earlier run was re-prompted (and
+/// could be approved, outbox written) while `.local/STOP` existed, because the
+/// re-prompt ran before the first hold check. DESIGN §4: while STOP exists the
+/// watcher prompts nothing.
+#[test]
+fn stop_file_holds_tasks_pending_from_an_earlier_run() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_PEND", &lab.main_head(), &[]));
+    let out = lab.watch_once("s\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lab.status_of("T_PEND"), "pending");
+    let state_before = lab.state()["tasks"]["T_PEND"].clone();
+    std::fs::write(lab.local().join("STOP"), "").unwrap();
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let so = text(&out.stdout);
+    assert!(so.contains("held"), "{so}");
+    assert!(!so.contains(PROMPT), "{so}");
+    assert!(!so.contains("still pending"), "{so}");
+    assert_eq!(lab.status_of("T_PEND"), "pending");
+    assert_eq!(lab.state()["tasks"]["T_PEND"], state_before);
+    assert!(!lab.local().join("rx_agent_outbox/T_PEND").exists());
+    assert_eq!(lab.count_events("approved", "T_PEND"), 0);
+    // Released: the pending task is shown again and can be approved.
+    std::fs::remove_file(lab.local().join("STOP")).unwrap();
+    let out = lab.watch_once("a\n");
+    assert!(text(&out.stdout).contains("still pending"));
+    assert_eq!(lab.status_of("T_PEND"), "approved");
+    assert!(lab.local().join("rx_agent_outbox/T_PEND").exists());
+}
+
 #[test]
 fn existing_outbox_is_never_overwritten() {
     let lab = Lab::new();
