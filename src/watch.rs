@@ -900,6 +900,9 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState) -> Result<bool> {
     let fetched = gitops::fetch(repo, &flow.remote, &flow.branch, flow.io.flag());
     let oid = match fetched {
         Ok(o) => o,
+        // A Ctrl-C/SIGTERM cancels the transfer: the watcher is stopping, and
+        // that is not a fetch failure (no `fetch_failed`, no failed last poll).
+        Err(_) if flow.io.stopping() => return Ok(true),
         Err(e) => {
             let msg = format!("fetch failed: {e:#}");
             // One ledger line per distinct failure (not one per back-off retry).

@@ -384,6 +384,75 @@ fn unreachable_remote_fails_once_and_dry_run_still_works() {
     assert!(lab.state()["tasks"].as_object().unwrap().is_empty());
 }
 
+/// Review finding: a SIGTERM that cancels a fetch in progress was recorded as
+/// `fetch_failed` with a failed last poll. A large, incompressible commit
+/// makes the fetch slow enough for the signal to land during the transfer.
+#[cfg(unix)]
+#[test]
+fn sigterm_during_a_fetch_is_not_a_fetch_failure() {
+    let lab = Lab::new();
+    let before = common::git(
+        &lab.rx,
+        &["rev-parse", "refs/remotes/origin/video-development"],
+    );
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let big: Vec<u8> = (0..(24 << 20) / 8)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()
+        })
+        .collect();
+    lab.post_file("noise.bin", &big);
+    drop(big);
+    let w = lab
+        .rxnode()
+        .args(["watch", "--interval", "60"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !lab
+        .ledger_events()
+        .iter()
+        .any(|e| e["event"] == "watcher_started")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "watcher did not start"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    // SAFETY: sending SIGTERM to our own child.
+    unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGTERM) };
+    let out = w.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = common::git(
+        &lab.rx,
+        &["rev-parse", "refs/remotes/origin/video-development"],
+    );
+    assert_eq!(before, after, "the fetch was not cancelled");
+    assert!(
+        !lab.ledger_events()
+            .iter()
+            .any(|e| e["event"] == "fetch_failed"),
+        "{:?}",
+        lab.ledger_events()
+    );
+    assert_ne!(lab.state()["last_poll"]["ok"], false, "{}", lab.state());
+    let stopped: Vec<_> = lab
+        .ledger_events()
+        .into_iter()
+        .filter(|e| e["event"] == "watcher_stopped")
+        .collect();
+    assert_eq!(stopped.len(), 1);
+    assert_eq!(stopped[0]["detail"]["reason"], "signal");
+}
+
 #[cfg(unix)]
 #[test]
 fn second_watcher_refused_and_sigterm_is_graceful() {
