@@ -3,7 +3,7 @@ use crate::fsutil::now_iso;
 use crate::paths::Paths;
 use anyhow::{Context, Result};
 use serde::Serialize;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 
 /// One ledger line.
 #[derive(Debug, Clone, Serialize)]
@@ -62,18 +62,31 @@ impl Entry {
 }
 
 /// Append one whole line (a single `write_all` of line + `\n`), then flush and fsync.
+///
+/// If the file does not end in `\n` (a torn earlier write), a `\n` is written
+/// first, in the same `write_all`, so the new entry starts a line of its own
+/// and only the torn line is lost to readers.
 pub fn append(paths: &Paths, entry: &Entry) -> Result<()> {
     let p = paths.ledger();
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
-    let mut line = serde_json::to_vec(entry)?;
-    line.push(b'\n');
     let mut f = std::fs::OpenOptions::new()
         .create(true)
+        .read(true)
         .append(true)
         .open(&p)
         .with_context(|| format!("cannot open ledger {}", p.display()))?;
+    let mut line = Vec::new();
+    if !ends_in_newline(&mut f).with_context(|| format!("cannot read ledger {}", p.display()))? {
+        tracing::warn!(
+            "ledger {}: last line is torn (no trailing newline); starting a new line",
+            p.display()
+        );
+        line.push(b'\n');
+    }
+    serde_json::to_writer(&mut line, entry)?;
+    line.push(b'\n');
     f.write_all(&line)
         .with_context(|| format!("cannot append to ledger {}", p.display()))?;
     f.sync_data()
@@ -81,20 +94,35 @@ pub fn append(paths: &Paths, entry: &Entry) -> Result<()> {
     Ok(())
 }
 
+/// Whether `f` is empty or its last byte is `\n`.
+fn ends_in_newline(f: &mut std::fs::File) -> std::io::Result<bool> {
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    f.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    f.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
 /// Read the ledger entries as JSON values (a torn last line is skipped and reported).
+///
+/// Read as bytes and parsed line by line, so a line torn inside a multi-byte
+/// UTF-8 character loses only that line, not the whole ledger.
 pub fn read_all(paths: &Paths) -> Result<Vec<serde_json::Value>> {
     let p = paths.ledger();
-    let text = match std::fs::read_to_string(&p) {
-        Ok(t) => t,
+    let bytes = match std::fs::read(&p) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),
     };
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        match serde_json::from_str(line) {
+        match serde_json::from_slice(line) {
             Ok(v) => out.push(v),
             Err(e) => tracing::warn!(
                 "ledger {} line {}: not JSON ({e}); skipped",
@@ -104,4 +132,73 @@ pub fn read_all(paths: &Paths) -> Result<Vec<serde_json::Value>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Paths) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path());
+        (dir, paths)
+    }
+
+    fn events(paths: &Paths) -> Vec<String> {
+        read_all(paths)
+            .unwrap()
+            .iter()
+            .map(|v| v["event"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Review finding: after a torn write the next entry was glued onto the
+    /// torn line and lost to readers.
+    #[test]
+    fn append_after_a_torn_line_starts_a_new_line() {
+        let (_d, paths) = setup();
+        append(&paths, &Entry::new("first")).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(paths.ledger())
+            .unwrap();
+        f.write_all(br#"{"at":"2026-01-01T00:00:00Z","ev"#).unwrap();
+        drop(f);
+        append(&paths, &Entry::new("second")).unwrap();
+        assert_eq!(events(&paths), ["first", "second"]);
+        let bytes = std::fs::read(paths.ledger()).unwrap();
+        assert!(bytes.ends_with(b"\n"));
+        assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
+    }
+
+    #[test]
+    fn append_to_a_whole_or_new_ledger_adds_no_blank_line() {
+        let (_d, paths) = setup();
+        append(&paths, &Entry::new("first")).unwrap();
+        append(&paths, &Entry::new("second")).unwrap();
+        let bytes = std::fs::read(paths.ledger()).unwrap();
+        assert!(!bytes.starts_with(b"\n"));
+        assert!(!bytes.windows(2).any(|w| w == b"\n\n"));
+        assert_eq!(events(&paths), ["first", "second"]);
+    }
+
+    /// Review finding: a tear inside a multi-byte UTF-8 character made the
+    /// whole ledger unreadable (`read_to_string` failed).
+    #[test]
+    fn read_all_skips_a_line_torn_inside_a_utf8_character() {
+        let (_d, paths) = setup();
+        append(&paths, &Entry::new("first")).unwrap();
+        let torn =
+            serde_json::to_vec(&Entry::new("second").detail(serde_json::json!("µ"))).unwrap();
+        let cut = torn.iter().position(|&b| b == 0xC2).unwrap() + 1;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(paths.ledger())
+            .unwrap();
+        f.write_all(&torn[..cut]).unwrap();
+        drop(f);
+        assert_eq!(events(&paths), ["first"]);
+        append(&paths, &Entry::new("third")).unwrap();
+        assert_eq!(events(&paths), ["first", "third"]);
+    }
 }

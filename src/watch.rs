@@ -785,25 +785,24 @@ pub fn cmd_watch(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
     result
 }
 
+/// What `cycle` carries from one poll to the next.
+#[derive(Default)]
+struct LoopState {
+    /// The hold message was shown (and not yet the release).
+    held_said: bool,
+    /// Tasks left pending by an earlier run have been shown.
+    pending_shown: bool,
+}
+
 fn run_loop(flow: &mut Flow<'_>, args: &WatchArgs) -> Result<Outcome> {
-    // Tasks left pending by an earlier EOF/stop/crash are shown first.
-    let pending = state::load(&flow.paths)?.ids_with(TaskStatus::Pending);
-    for id in pending {
-        say(format!("task {id} is still pending from an earlier run"));
-        match flow.reprompt(&id) {
-            Ok(d) if d.ends_watcher() => return Ok(Outcome::Done),
-            Ok(_) => {}
-            Err(e) => loud(format!("cannot show pending task {id}: {e:#}")),
-        }
-    }
     let interval = Duration::from_secs_f64(args.interval);
     let mut failures: u32 = 0;
-    let mut held_said = false;
+    let mut ls = LoopState::default();
     loop {
         if flow.io.stopping() {
             return Ok(Outcome::Done);
         }
-        let outcome = cycle(flow, &mut held_said);
+        let outcome = cycle(flow, &mut ls);
         let wait = match outcome {
             Ok(end) => {
                 failures = 0;
@@ -844,8 +843,31 @@ fn jitter(d: Duration) -> Duration {
     d.mul_f64(rand::thread_rng().gen_range(0.9..1.1))
 }
 
+/// Show the tasks left pending by an earlier EOF/stop/crash, each only while
+/// no hold is in place. `Ok(Some(true))` ends the watcher; `Ok(None)` means a
+/// hold appeared and the rest are shown after it is released.
+fn reprompt_pending(flow: &mut Flow<'_>) -> Result<Option<bool>> {
+    let pending = state::load(&flow.paths)?.ids_with(TaskStatus::Pending);
+    for id in pending {
+        if flow.paths.stop().exists() {
+            return Ok(None);
+        }
+        say(format!("task {id} is still pending from an earlier run"));
+        match flow.reprompt(&id) {
+            Ok(d) if d.ends_watcher() => return Ok(Some(true)),
+            Ok(_) => {}
+            Err(e) => loud(format!("cannot show pending task {id}: {e:#}")),
+        }
+    }
+    Ok(Some(false))
+}
+
 /// One poll. `Ok(true)` ends the watcher; `Err` is a fetch/git failure.
-fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
+///
+/// The `.local/STOP` hold is checked first: while it exists nothing is
+/// fetched and nothing is prompted, not even tasks pending from an earlier run.
+fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState) -> Result<bool> {
+    let held_said = &mut ls.held_said;
     if flow.paths.stop().exists() {
         if !*held_said {
             *held_said = true;
@@ -863,10 +885,24 @@ fn cycle(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
         say("hold released (.local/STOP removed); polling again");
         ledger::append(&flow.paths, &Entry::new("hold_released"))?;
     }
+    if !ls.pending_shown {
+        match reprompt_pending(flow)? {
+            Some(true) => return Ok(true),
+            Some(false) => ls.pending_shown = true,
+            // A hold appeared between two prompts: the next cycle reports it.
+            None => return Ok(false),
+        }
+        if flow.io.stopping() {
+            return Ok(true);
+        }
+    }
     let repo = flow.repo.context("no repository")?;
     let fetched = gitops::fetch(repo, &flow.remote, &flow.branch, flow.io.flag());
     let oid = match fetched {
         Ok(o) => o,
+        // A Ctrl-C/SIGTERM cancels the transfer: the watcher is stopping, and
+        // that is not a fetch failure (no `fetch_failed`, no failed last poll).
+        Err(_) if flow.io.stopping() => return Ok(true),
         Err(e) => {
             let msg = format!("fetch failed: {e:#}");
             // One ledger line per distinct failure (not one per back-off retry).
