@@ -170,6 +170,10 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         ));
     }
     confirm(cli, &shown, id)?;
+    // From here on a Ctrl-C / SIGTERM no longer kills the process half-way through a
+    // ref update (which left a stale `rx-node.lock`) or between the local commit and
+    // its state record: it is honoured before the push.
+    let cancel = crate::term::cancel_flag("publish");
 
     // Commit without a checkout — exactly the LOG_META that was shown and checked.
     let sig = signature(&repo)?;
@@ -203,6 +207,11 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
 
     let mut final_commit = commit;
     let mut attempts = 0;
+    if push && cancel.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(anyhow::anyhow!(
+            "interrupted before the push: {id} is committed on the local {RX_NODE_REF} ({commit}); `rxnode publish {id} --push` pushes it"
+        ));
+    }
     if push {
         let started = std::time::Instant::now();
         let outcome = push_with_retry(&repo, remote, &refspec, id, commit, &msg, &sig);
@@ -376,6 +385,8 @@ fn push_pending(cli: &Cli, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
         rec.commit, rec.at
     );
     confirm(cli, &shown, id)?;
+    // As in `publish`: a signal must not kill a ref update half-way.
+    let _ = crate::term::cancel_flag("publish");
     let msg = tip_commit.message().unwrap_or("rx-results").to_owned();
     let sig = signature(&repo)?;
     let started = std::time::Instant::now();

@@ -227,8 +227,9 @@ fn sigint_during_publish_leaves_no_half_built_commit() {
         assert!(!se.contains("panicked"), "{se}");
         if out.status.success() {
             finished += 1;
-        } else if out.status.signal() == Some(libc::SIGINT) {
-            // Publish installs no handler: SIGINT kills it mid-way.
+        } else if out.status.signal() == Some(libc::SIGINT) || se.contains("interrupt") {
+            // Killed before it wrote anything (at the prompt), or stopped by its
+            // handler once it had confirmed (never inside a ref update).
             interrupted += 1;
         } else {
             failed += 1;
@@ -246,16 +247,37 @@ fn sigint_during_publish_leaves_no_half_built_commit() {
             git(&lab.origin, &["rev-parse", &format!("refs/heads/{BRANCH}")]),
             lab.main_head()
         );
-        // Whatever happened, publishing again completes (or says it is done).
+        // Whatever happened, publishing again completes (or says it is done), and the
+        // result then is on origin, whole.
         let out = lab.run(&["publish", &id, "--push"], &format!("PUBLISH {id}\n"));
         let se = text(&out.stderr);
         assert!(!se.contains("panicked"), "trial {trial}: retry: {se}");
         assert!(
+            out.status.success() || se.contains("already published") && se.contains("(pushed)"),
+            "trial {trial}: retry failed: {se}"
+        );
+        assert!(
             rx_node_is_whole(&lab.origin, &id),
             "trial {trial}: retry left a partial result"
         );
+        let landed = git(
+            &lab.origin,
+            &[
+                "ls-tree",
+                "--name-only",
+                "refs/heads/rx-node",
+                &format!("rx-results/{id}/"),
+            ],
+        );
+        for f in ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"] {
+            assert!(
+                landed.contains(f),
+                "trial {trial}: {f} not on origin: {landed}"
+            );
+        }
     }
     println!("publish SIGINT trials: {interrupted} interrupted, {finished} finished before the signal, {failed} failed otherwise; rx-node whole every time");
+    assert_eq!(failed, 0, "a signal made a publish fail otherwise");
     // The signal times spread over the whole publish; at least one must land
     // before it finished, or this test proved nothing about interruption.
     assert!(
