@@ -670,6 +670,16 @@ fn step_tx(
         ));
         return;
     };
+    // Without a signal handler a Ctrl-C would kill the process mid-tone, skipping the
+    // teardown: never key the transmitter then.
+    if !crate::term::cancel_handler_installed() {
+        out.checks.push(Check::new(
+            name,
+            Status::Blocked,
+            "Ctrl-C / SIGTERM cannot be caught in this process, so a stop could not tear the transmission down; not transmitting",
+        ));
+        return;
+    }
     // Ctrl-C between steps: never key the transmitter after an interrupt.
     if crate::term::cancel_flag("the running step").load(Ordering::SeqCst) {
         out.checks.push(Check::new(

@@ -87,7 +87,7 @@ pub fn cancel_flag(what: &'static str) -> &'static std::sync::atomic::AtomicBool
     static CANCEL: AtomicBool = AtomicBool::new(false);
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let _ = ctrlc::set_handler(move || {
+        let installed = ctrlc::set_handler(move || {
             if CANCEL.swap(true, Ordering::SeqCst) {
                 eprintln!("rxnode: already stopping ({what})");
             } else {
@@ -96,8 +96,20 @@ pub fn cancel_flag(what: &'static str) -> &'static std::sync::atomic::AtomicBool
                 );
             }
         });
+        match installed {
+            Ok(()) => HANDLER.store(true, Ordering::SeqCst),
+            Err(e) => tracing::warn!("Ctrl-C / SIGTERM cannot be caught: {e}"),
+        }
     });
     &CANCEL
+}
+
+static HANDLER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`cancel_flag`] installed its handler: without it a Ctrl-C kills the
+/// process instead of stopping the running step (and `run` keys no transmitter).
+pub fn cancel_handler_installed() -> bool {
+    HANDLER.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 #[cfg(test)]
