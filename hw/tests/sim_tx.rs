@@ -25,6 +25,14 @@ fn init() -> &'static Env {
 }
 
 /// Count log lines `<ts> pid=<pid> <event> <dir> serial=<serial>`.
+/// How many times the radio `serial` was made (opened) in this process's log: the
+/// anchor that shows a zero count below is read from a log that is really written.
+fn made(serial: &str) -> usize {
+    let text = std::fs::read_to_string(&init().log).unwrap_or_default();
+    let tail = format!(" make serial={serial}");
+    text.lines().filter(|l| l.ends_with(&tail)).count()
+}
+
 fn count(serial: &str, event: &str, dir: &str) -> usize {
     let text = std::fs::read_to_string(&init().log).unwrap_or_default();
     let tag = format!("serial={serial}");
@@ -114,6 +122,7 @@ fn a_permit_for_other_device_args_is_refused() {
         }
         other => panic!("expected a device mismatch, got {other:?}"),
     }
+    assert!(made("tx2") >= 1, "the event log holds tx2's open");
     assert_eq!(count("tx2", "setupStream", "TX"), 0);
 }
 
@@ -153,6 +162,7 @@ fn a_cancel_before_keying_never_opens_a_tx_stream() {
     let r = tx.transmit_tone(&AtomicBool::new(true)).expect("transmit");
     assert!(r.cancelled, "{r:?}");
     assert_eq!(r.samples_sent, 0, "{r:?}");
+    assert!(made("tx7") >= 1, "the event log holds tx7's open");
     assert_eq!(count("tx7", "setupStream", "TX"), 0);
     assert_eq!(count("tx7", "activateStream", "TX"), 0);
 }
@@ -172,6 +182,7 @@ fn a_driver_that_refuses_tx_gives_a_typed_error_and_no_stream() {
         }
         other => panic!("expected a driver error, got {other:?}"),
     }
+    assert!(made("tx4") >= 1, "the event log holds tx4's open");
     assert_eq!(count("tx4", "activateStream", "TX"), 0);
 }
 
