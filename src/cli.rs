@@ -91,6 +91,19 @@ pub enum Command {
     },
     /// Check the set-up and explain what is wrong.
     Doctor,
+    /// This node's name, carried in every result it publishes (DESIGN §10).
+    #[command(subcommand)]
+    Node(NodeCmd),
+    /// On the main PC: read the results on `rx-node` (fetched into a private ref).
+    Results(ResultsArgs),
+    /// On the main PC: write tasks.
+    #[command(subcommand)]
+    Task(TaskCmd),
+    /// Print a JSON Schema (draft 2020-12): plan, result, policy or task.
+    Schema {
+        /// Which schema.
+        kind: SchemaKind,
+    },
     /// The whole loop on embedded defaults: a local bare origin and the simulated radio.
     Demo {
         /// Work in this folder instead of a fresh temporary one.
@@ -198,4 +211,117 @@ pub struct AnalyzeArgs {
     /// Write a spectrum PNG.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+}
+
+/// `node` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum NodeCmd {
+    /// Set this node's name (`[A-Za-z0-9_-]{1,32}`), stored in `.local/rxnode-node.json`.
+    SetName {
+        /// The name, e.g. `LAB-RX2`.
+        name: String,
+    },
+    /// Print this node's name.
+    Show,
+}
+
+/// `results` options and subcommands.
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    /// Only results of this node.
+    #[arg(long)]
+    pub node: Option<String>,
+    /// Only results with this status (PASS, FAIL, PARTIAL, SKIP, BLOCKED, "NOT RUN").
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Read the local copy only (no fetch).
+    #[arg(long)]
+    pub no_fetch: bool,
+    /// `show ID`, `verify ID` or `nodes`; none lists every result.
+    #[command(subcommand)]
+    pub sub: Option<ResultsCmd>,
+}
+
+/// `results` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ResultsCmd {
+    /// Render one result (Markdown; `--json` the JSON).
+    Show {
+        /// The task ID.
+        task_id: String,
+        /// The node, when several answered this task.
+        #[arg(long = "from")]
+        from: Option<String>,
+    },
+    /// Validate one result as fetched: schema, MD/JSON agreement, the commit that added it.
+    Verify {
+        /// The task ID.
+        task_id: String,
+        /// The node, when several answered this task (default: every node).
+        #[arg(long = "from")]
+        from: Option<String>,
+    },
+    /// Each node's result count and last result time.
+    Nodes,
+}
+
+/// `task` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TaskCmd {
+    /// Write a task file with EXPECTED_HEAD = the watched branch's current head, validated.
+    New(TaskNewArgs),
+}
+
+/// `task new` options (the watched branch is the global `--branch`).
+#[derive(Debug, Args)]
+pub struct TaskNewArgs {
+    /// TASK_ID (`[A-Za-z0-9_-]{1,64}`).
+    #[arg(long)]
+    pub id: String,
+    /// TASK_TITLE (one line, at most 200 characters).
+    #[arg(long)]
+    pub title: String,
+    /// HARDWARE_ACCESS = YES.
+    #[arg(long)]
+    pub hardware: bool,
+    /// RF_RX = YES (implies --hardware).
+    #[arg(long)]
+    pub rx: bool,
+    /// RF_TX = YES (implies --hardware; RED).
+    #[arg(long)]
+    pub tx: bool,
+    /// Declared RISK_LEVEL (GREEN, YELLOW, RED); never lower than the derived one.
+    #[arg(long)]
+    pub risk: Option<String>,
+    /// The rx-plan JSON: a file, or `-` for stdin.
+    #[arg(long)]
+    pub plan: Option<PathBuf>,
+    /// A Markdown body file (the text the operator reads); default: the title.
+    #[arg(long)]
+    pub body: Option<PathBuf>,
+    /// ALLOW_PUSH = NO instead of RX_RESULT_ONLY.
+    #[arg(long)]
+    pub no_push: bool,
+    /// Where to write it (default: the task path inside --repo).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace an existing file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The schemas `rxnode schema` prints.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SchemaKind {
+    /// The `rx-plan` JSON block.
+    Plan,
+    /// `RX_RESULT.json`.
+    Result,
+    /// `.local/rxnode-policy.json`.
+    Policy,
+    /// A task as `{"header": {...}, "plan": {...}}`, with the header/plan conflict rules.
+    Task,
 }

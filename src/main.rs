@@ -10,16 +10,20 @@ mod gitops;
 mod inventory;
 mod ledger;
 mod live;
+mod node;
 mod lock;
 mod outbox;
 mod paths;
 mod policy_file;
 mod publish;
 mod results;
+mod results_cmd;
 mod review;
 mod run;
+mod schema;
 mod state;
 mod status;
+mod task_new;
 mod term;
 mod validate;
 mod watch;
@@ -105,6 +109,11 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Publish { task_id, push } => publish::cmd_publish(cli, task_id, *push),
         Command::MarkCompleted { task_id } => review::cmd_mark_completed(cli, task_id),
         Command::Doctor => doctor::cmd_doctor(cli),
+        Command::Node(cli::NodeCmd::SetName { name }) => node::cmd_set_name(cli, name),
+        Command::Node(cli::NodeCmd::Show) => node::cmd_show(cli),
+        Command::Results(args) => results_cmd::cmd_results(cli, args),
+        Command::Task(cli::TaskCmd::New(args)) => task_new::cmd_task_new(cli, args),
+        Command::Schema { kind } => schema::cmd_schema(*kind),
         Command::Demo { dir } => demo::cmd_demo(dir.as_deref()),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();

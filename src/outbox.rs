@@ -99,7 +99,7 @@ pub fn prepare(
         let mut m = serde_json::to_vec_pretty(&meta)?;
         m.push(b'\n');
         crate::fsutil::write_synced(&tmp.join("TASK.meta.json"), &m)?;
-        write_skeleton(&tmp, task, &approval.commit, approval)?;
+        write_skeleton(paths, &tmp, task, &approval.commit, approval)?;
         Ok(())
     };
     if let Err(e) = write() {
@@ -124,8 +124,15 @@ pub fn read_meta(dir: &Path) -> Result<TaskMeta> {
 }
 
 /// The `NOT RUN` result skeleton, rendered from one value (JSON and Markdown agree).
-fn write_skeleton(dir: &Path, task: &ValidTask, commit: &str, approval: &Approval) -> Result<()> {
-    let r = crate::results::RxResult::manual_skeleton(task, commit, Some(approval));
+fn write_skeleton(
+    paths: &Paths,
+    dir: &Path,
+    task: &ValidTask,
+    commit: &str,
+    approval: &Approval,
+) -> Result<()> {
+    let mut r = crate::results::RxResult::manual_skeleton(task, commit, Some(approval));
+    r.node.name = crate::node::name_for_result(paths);
     crate::results::write_result_files(dir, &r)
 }
 

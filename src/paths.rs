@@ -55,6 +55,10 @@ impl Paths {
     pub fn policy(&self) -> PathBuf {
         self.local.join("rxnode-policy.json")
     }
+    /// `.local/rxnode-node.json`: the node's name (`rxnode node set-name`).
+    pub fn node_name(&self) -> PathBuf {
+        self.local.join("rxnode-node.json")
+    }
     /// `.local/dry-run/` (the only place `watch --dry-run` writes).
     pub fn dry_run(&self) -> PathBuf {
         self.local.join("dry-run")

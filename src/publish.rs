@@ -62,6 +62,20 @@ struct Prepared {
     json: Value,
     status: String,
     stray: Vec<String>,
+    /// This node's name (`rxnode node set-name`): the result lands in `rx-results/<ID>/<node>/`.
+    node: String,
+}
+
+impl Prepared {
+    /// `<ID>/<NODE>`: this result's key under `rx-results/`.
+    fn key(&self) -> String {
+        result_key(&self.id, &self.node)
+    }
+}
+
+/// `<ID>/<NODE>`: a per-node result's key under `rx-results/` (DESIGN §10).
+fn result_key(id: &TaskId, node: &str) -> String {
+    format!("{}/{node}", id.as_str())
 }
 
 /// The command.
@@ -118,19 +132,20 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     }
     let tips = Tips::read(&repo, remote)?;
     let plan = plan_base(&repo, &tips)?;
+    let key = prep.key();
     if let Some(base) = &plan.base {
-        if result_entries(&repo, Some(base))?.contains_key(id.as_str()) {
+        if result_entries(&repo, Some(base))?.contains_key(&key) {
             return Err(refused(format!(
-                "{RESULTS_DIR}/{id}/ already exists on rx-node (commit {}); a result is never overwritten",
+                "{RESULTS_DIR}/{key}/ already exists on rx-node (commit {}); a result is never overwritten",
                 base.id()
             )));
         }
     }
     for t in [tips.local, tips.tracking].into_iter().flatten() {
         let c = repo.find_commit(t)?;
-        if result_entries(&repo, Some(&c))?.contains_key(id.as_str()) {
+        if result_entries(&repo, Some(&c))?.contains_key(&key) {
             return Err(refused(format!(
-                "{RESULTS_DIR}/{id}/ already exists on rx-node (commit {t}); a result is never overwritten"
+                "{RESULTS_DIR}/{key}/ already exists on rx-node (commit {t}); a result is never overwritten"
             )));
         }
     }
@@ -145,9 +160,10 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     ];
     let mut shown = String::new();
     shown.push_str(&format!(
-        "Publish task {id} ({}), status {}, to {RX_NODE_REF}{}:\n",
+        "Publish task {id} ({}), status {}, as node {}, to {RX_NODE_REF}{}:\n",
         prep.title,
         prep.status,
+        prep.node,
         if push {
             format!(" and push it to {remote}")
         } else {
@@ -156,7 +172,7 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     ));
     for (name, size) in files {
         shown.push_str(&format!(
-            "  {RESULTS_DIR}/{id}/{name:<16} {size:>8} bytes\n"
+            "  {RESULTS_DIR}/{key}/{name:<16} {size:>8} bytes\n"
         ));
     }
     match &plan.base {
@@ -179,7 +195,7 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     let sig = signature(&repo)?;
     let subtree = result_subtree(&repo, &prep, &log_meta)?;
     let mut add = plan.carry.clone();
-    add.insert(id.as_str().to_owned(), subtree);
+    add.insert(key.clone(), subtree);
     let msg = commit_message(&prep, &plan.carry);
     let commit = build_commit(&repo, plan.base.as_ref(), &add, &msg, &sig)?;
     set_rx_node(&repo, tips.local, commit)?;
@@ -201,8 +217,8 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
             .task(id.as_str())
             .sha(&prep.task_sha256)
             .commit(&commit.to_string())
-            .detail(json!({"ref": RX_NODE_REF, "pushed": false, "status": prep.status,
-                "files": files.iter().map(|(n, s)| json!({"path": format!("{RESULTS_DIR}/{id}/{n}"), "bytes": s})).collect::<Vec<_>>()})),
+            .detail(json!({"ref": RX_NODE_REF, "pushed": false, "status": prep.status, "node": prep.node,
+                "files": files.iter().map(|(n, s)| json!({"path": format!("{RESULTS_DIR}/{key}/{n}"), "bytes": s})).collect::<Vec<_>>()})),
     )?;
 
     let mut final_commit = commit;
@@ -214,7 +230,7 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     }
     if push {
         let started = std::time::Instant::now();
-        let outcome = push_with_retry(&repo, remote, &refspec, id, commit, &msg, &sig);
+        let outcome = push_with_retry(&repo, remote, &refspec, &key, commit, &msg, &sig);
         match outcome {
             Ok((c, n)) => {
                 final_commit = c;
@@ -245,17 +261,21 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     if cli.json {
         let out = json!({
             "task_id": id.as_str(),
+            "node": prep.node,
             "status": prep.status,
             "ref": RX_NODE_REF,
             "commit": final_commit.to_string(),
             "pushed": push,
             "push_attempts": attempts,
-            "files": files.iter().map(|(n, s)| json!({"path": format!("{RESULTS_DIR}/{id}/{n}"), "bytes": s})).collect::<Vec<_>>(),
+            "files": files.iter().map(|(n, s)| json!({"path": format!("{RESULTS_DIR}/{key}/{n}"), "bytes": s})).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!();
-        println!("published {id} as {RX_NODE_REF} commit {final_commit}");
+        println!(
+            "published {id} from node {} as {RX_NODE_REF} commit {final_commit}",
+            prep.node
+        );
         if push {
             println!("pushed to {remote} in {attempts} attempt(s)");
         } else {
@@ -343,15 +363,21 @@ fn record_push(
 /// Whether `landed` holds `rx-results/<id>/` with the very tree that the
 /// local commit `local` (a record's commit) holds there.
 fn same_result(repo: &Repository, landed: &BTreeMap<String, Oid>, id: &str, local: &str) -> bool {
-    let Some(there) = landed.get(id) else {
-        return false;
-    };
-    let mine = Oid::from_str(local)
+    let Some(mine) = Oid::from_str(local)
         .and_then(|o| repo.find_commit(o))
         .ok()
         .and_then(|c| result_entries(repo, Some(&c)).ok())
-        .and_then(|m| m.get(id).copied());
-    mine == Some(*there)
+    else {
+        return false;
+    };
+    // The record's result is `<id>` (the old layout) or `<id>/<node>`: every such
+    // entry of the local commit must have landed with the very same tree.
+    let prefix = format!("{id}/");
+    let keys: Vec<&String> = mine
+        .keys()
+        .filter(|k| k.as_str() == id || k.starts_with(&prefix))
+        .collect();
+    !keys.is_empty() && keys.iter().all(|k| landed.get(*k) == mine.get(*k))
 }
 
 /// `publish <ID> --push` for a result committed earlier without `--push`:
@@ -375,13 +401,34 @@ fn push_pending(cli: &Cli, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
         ))
     })?;
     let tip_commit = repo.find_commit(tip)?;
-    if !result_entries(&repo, Some(&tip_commit))?.contains_key(id.as_str()) {
+    // The key this node's record committed: `<id>/<node>` in the recorded commit
+    // (or `<id>` from before node names).
+    let recorded = Oid::from_str(&rec.commit)
+        .ok()
+        .and_then(|o| repo.find_commit(o).ok())
+        .map(|c| result_entries(&repo, Some(&c)))
+        .transpose()?
+        .unwrap_or_default();
+    let node = crate::node::load_name(paths)?;
+    let key = node
+        .as_deref()
+        .map(|n| result_key(id, n))
+        .filter(|k| recorded.contains_key(k))
+        .or_else(|| {
+            let prefix = format!("{}/", id.as_str());
+            recorded
+                .keys()
+                .find(|k| k.as_str() == id.as_str() || k.starts_with(&prefix))
+                .cloned()
+        })
+        .unwrap_or_else(|| id.as_str().to_owned());
+    if !result_entries(&repo, Some(&tip_commit))?.contains_key(&key) {
         return Err(refused(format!(
-            "the local rx-node ({tip}) no longer holds {RESULTS_DIR}/{id}/; not pushed"
+            "the local rx-node ({tip}) no longer holds {RESULTS_DIR}/{key}/; not pushed"
         )));
     }
     let shown = format!(
-        "Push the local rx-node ({tip}), which holds {RESULTS_DIR}/{id}/ (committed {} at {}), to {remote}.\n",
+        "Push the local rx-node ({tip}), which holds {RESULTS_DIR}/{key}/ (committed {} at {}), to {remote}.\n",
         rec.commit, rec.at
     );
     confirm(cli, &shown, id)?;
@@ -390,7 +437,7 @@ fn push_pending(cli: &Cli, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
     let msg = tip_commit.message().unwrap_or("rx-results").to_owned();
     let sig = signature(&repo)?;
     let started = std::time::Instant::now();
-    let (c, n) = push_with_retry(&repo, remote, &refspec, id, tip, &msg, &sig)
+    let (c, n) = push_with_retry(&repo, remote, &refspec, &key, tip, &msg, &sig)
         .map_err(|e| e.context(format!("the push of {id} to {remote} failed")))?;
     let sha = repo_task_sha(paths, id);
     record_push(paths, &repo, id, &sha, remote, c, n, started)?;
@@ -420,6 +467,7 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
             "task {id} was never approved on this node; only approved tasks are published"
         ))
     })?;
+    let node = crate::node::require_name(paths, "a published result")?;
     let dir = paths.outbox(id);
     let rel = format!(".local/rx_agent_outbox/{id}");
     if !dir.is_dir() {
@@ -514,6 +562,14 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
         .unwrap_or("")
         .to_owned();
     problems.extend(agreement(id, &json, &md));
+    match json.get("node").and_then(|n| n.get("name")) {
+        None | Some(Value::Null) => {}
+        Some(Value::String(n)) if *n == node => {}
+        Some(other) => problems.push(format!(
+            "{JSON} was written by node {other} but this node is named {node:?}; \
+             a result is published under the node that produced it"
+        )),
+    }
     problems.extend(schema_check(&dir.join(JSON), &cli.repo));
     if !problems.is_empty() {
         return Err(refused(format!(
@@ -544,6 +600,7 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
         json,
         status,
         stray,
+        node,
     })
 }
 
@@ -733,6 +790,7 @@ fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
         "status": prep.status,
         "rxnode_version": env!("CARGO_PKG_VERSION"),
         "node": published_node(&prep.json),
+        "node_name": prep.node,
         "timeline": {
             "approved_at": prep.meta.approved_at.clone().unwrap_or_else(|| prep.approved_at.clone()),
             "started_at": tl("started_at"),
@@ -895,7 +953,9 @@ fn local_additions(repo: &Repository, local: Oid, onto: &Commit) -> Result<BTree
     Ok(out)
 }
 
-/// Entries under `rx-results/` of a commit: name → tree id.
+/// Results under `rx-results/` of a commit: key → tree id. A per-node result
+/// `rx-results/<ID>/<NODE>/` is keyed `<ID>/<NODE>`; a result of the layout before
+/// node names (files directly in `rx-results/<ID>/`) is keyed `<ID>`.
 fn result_entries(repo: &Repository, c: Option<&Commit>) -> Result<BTreeMap<String, Oid>> {
     let mut out = BTreeMap::new();
     let Some(c) = c else { return Ok(out) };
@@ -908,7 +968,21 @@ fn result_entries(repo: &Repository, c: Option<&Commit>) -> Result<BTreeMap<Stri
         return Ok(out);
     };
     for e in sub.iter() {
-        if let Some(n) = e.name() {
+        let Some(n) = e.name() else { continue };
+        let Ok(idtree) = repo.find_tree(e.id()) else {
+            out.insert(n.to_owned(), e.id());
+            continue;
+        };
+        let mut legacy = false;
+        for f in idtree.iter() {
+            match (f.kind(), f.name()) {
+                (Some(git2::ObjectType::Tree), Some(node)) => {
+                    out.insert(format!("{n}/{node}"), f.id());
+                }
+                _ => legacy = true,
+            }
+        }
+        if legacy || idtree.is_empty() {
             out.insert(n.to_owned(), e.id());
         }
     }
@@ -947,12 +1021,38 @@ fn build_commit(
     };
     let mut rb = repo.treebuilder(old_results.as_ref())?;
     for (name, oid) in add {
-        if rb.get(name)?.is_some() {
-            return Err(refused(format!(
+        let exists = || {
+            refused(format!(
                 "{RESULTS_DIR}/{name}/ already exists on rx-node; a result is never overwritten"
-            )));
+            ))
+        };
+        match name.split_once('/') {
+            // The old layout: the result is the whole `rx-results/<ID>/`.
+            None => {
+                if rb.get(name)?.is_some() {
+                    return Err(exists());
+                }
+                rb.insert(name, *oid, 0o040000)?;
+            }
+            // `rx-results/<ID>/<NODE>/`, beside the other nodes' results for <ID>.
+            Some((id, node)) => {
+                let old_id = match rb.get(id)? {
+                    Some(e) => Some(repo.find_tree(e.id()).map_err(|_| {
+                        refused(format!(
+                            "{RESULTS_DIR}/{id} on rx-node is not a folder; nothing is written over it"
+                        ))
+                    })?),
+                    None => None,
+                };
+                let mut ib = repo.treebuilder(old_id.as_ref())?;
+                if ib.get(node)?.is_some() {
+                    return Err(exists());
+                }
+                ib.insert(node, *oid, 0o040000)?;
+                let idtree = ib.write()?;
+                rb.insert(id, idtree, 0o040000)?;
+            }
         }
-        rb.insert(name, *oid, 0o040000)?;
     }
     let results = rb.write()?;
     let mut top = repo.treebuilder(ptree.as_ref())?;
@@ -982,8 +1082,8 @@ fn signature(repo: &Repository) -> Result<git2::Signature<'static>> {
 
 fn commit_message(prep: &Prepared, carry: &BTreeMap<String, Oid>) -> String {
     let mut m = format!(
-        "rx-results: {} ({})\n\nTask: {}\nTask-SHA256: {}\nSource-Commit: {}\n",
-        prep.id, prep.status, prep.id, prep.task_sha256, prep.meta.commit,
+        "rx-results: {} ({}) from {}\n\nTask: {}\nNode-Name: {}\nTask-SHA256: {}\nSource-Commit: {}\n",
+        prep.id, prep.status, prep.node, prep.id, prep.node, prep.task_sha256, prep.meta.commit,
     );
     if let Some(n) = published_node(&prep.json) {
         m.push_str(&format!("Node: {n}\n"));
@@ -1076,15 +1176,19 @@ fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()>
                 return Err(bad(format!("{path} is {:?}, not added", d.status())));
             }
             let parts: Vec<&str> = path.split('/').collect();
-            let shape_ok = parts.len() == 3
+            // `rx-results/<ID>/<NODE>/<file>`, or `rx-results/<ID>/<file>` from
+            // before node names (a local publication not pushed yet).
+            let shape_ok = (3..=4).contains(&parts.len())
                 && parts[0] == RESULTS_DIR
                 && TaskId::parse(parts[1]).is_ok()
-                && [MD, JSON, LOG_META].contains(&parts[2]);
+                && (parts.len() == 3 || crate::node::check_name(parts[2]).is_ok())
+                && [MD, JSON, LOG_META].contains(&parts[parts.len() - 1]);
             if !shape_ok {
                 return Err(bad(format!(
-                    "{path} is not one of {RESULTS_DIR}/<ID>/{{{MD}, {JSON}, {LOG_META}}}"
+                    "{path} is not one of {RESULTS_DIR}/<ID>/<NODE>/{{{MD}, {JSON}, {LOG_META}}}"
                 )));
             }
+            let dir = parts[..parts.len() - 1].join("/");
             if d.new_file().mode() != git2::FileMode::Blob {
                 return Err(bad(format!("{path} is not a regular file")));
             }
@@ -1095,7 +1199,7 @@ fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()>
             // a fresh publication.
             let mut allowed = std::collections::BTreeSet::new();
             for sibling in [JSON, LOG_META] {
-                let sp = format!("{}/{}/{sibling}", parts[0], parts[1]);
+                let sp = format!("{dir}/{sibling}");
                 let Ok(e) = new.get_path(Path::new(&sp)) else {
                     continue;
                 };
@@ -1358,7 +1462,7 @@ fn push_with_retry(
     repo: &Repository,
     remote: &str,
     spec: &PushRefspec,
-    id: &TaskId,
+    id: &str,
     first: Oid,
     msg: &str,
     sig: &git2::Signature,
@@ -1407,7 +1511,7 @@ fn push_with_retry(
             ));
         };
         let base = repo.find_commit(tip)?;
-        if result_entries(repo, Some(&base))?.contains_key(id.as_str()) {
+        if result_entries(repo, Some(&base))?.contains_key(id) {
             return Err(refused(format!(
                 "{RESULTS_DIR}/{id}/ appeared on the remote rx-node (commit {tip}) from another publisher; not overwritten"
             )));

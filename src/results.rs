@@ -145,6 +145,9 @@ pub struct AuthorizationRecord {
 /// `node` in the result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeInfo {
+    /// The node's name (`rxnode node set-name`), when one was set; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Host name, only when the operator allows it.
     pub hostname: Option<String>,
     /// This build's version.
@@ -157,6 +160,7 @@ impl NodeInfo {
     /// This build, no host name, SoapySDR unknown.
     pub fn this_build() -> NodeInfo {
         NodeInfo {
+            name: None,
             hostname: None,
             rxnode_version: env!("CARGO_PKG_VERSION").to_owned(),
             soapysdr_version: None,
@@ -572,7 +576,12 @@ fn render_markdown_for(r: &RxResult, json: &[u8]) -> String {
     );
     let _ = writeln!(
         o,
-        "| Node | rxnode {}, SoapySDR {}{} |",
+        "| Node | {}rxnode {}, SoapySDR {}{} |",
+        r.node
+            .name
+            .as_deref()
+            .map(|n| format!("{}, ", md_cell(n)))
+            .unwrap_or_default(),
         md_cell(&r.node.rxnode_version),
         md_cell(r.node.soapysdr_version.as_deref().unwrap_or("—")),
         r.node
@@ -765,7 +774,7 @@ fn sha256_file(path: &Path) -> std::io::Result<(u64, String)> {
     Ok((n, hex::encode(h.finalize())))
 }
 
-const TOP_KEYS: &[&str] = &[
+pub(crate) const TOP_KEYS: &[&str] = &[
     "schema_version",
     "task_id",
     "task_title",
@@ -989,6 +998,13 @@ fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
         Some(n @ Value::Object(_)) => {
             if n.get("hostname").is_some() {
                 v.opt_string(n, "hostname", "node.hostname");
+            }
+            if n.get("name").is_some() {
+                if let Some(name) = v.opt_string(n, "name", "node.name") {
+                    if let Err(e) = crate::node::check_name(name) {
+                        v.bad(format!("node.name: {e}"));
+                    }
+                }
             }
             v.string(n, "rxnode_version", "node.rxnode_version");
             v.opt_string(n, "soapysdr_version", "node.soapysdr_version");

@@ -412,6 +412,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let mut result = RxResult::manual_skeleton(&task, &commit, Some(&approval));
     result.authorization = auth_record;
     result.node.soapysdr_version = Some(rxnode_hw::soapysdr_version());
+    result.node.name = crate::node::name_for_result(&paths);
     result.timeline = Timeline {
         started_at: Some(started_at),
         completed_at: Some(now_iso()),
