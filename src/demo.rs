@@ -12,6 +12,8 @@ use std::time::Instant;
 
 const BRANCH: &str = "video-development";
 const TASK_PATH: &str = "docs/handoff/NEXT_RX_TASK.md";
+/// The RX laptop's node name (`rxnode node set-name`).
+const NODE: &str = "DEMO-RX1";
 
 /// The demo's scripted tasks (embedded defaults).
 fn green_task(base: &str) -> String {
@@ -23,22 +25,17 @@ No rx-plan block: nothing touches hardware.\n"
     )
 }
 
-fn yellow_task(base: &str) -> String {
-    format!(
-        "TASK_ID = DEMO_YELLOW_002\nTASK_TITLE = Demo: inventory and CLKIN check on two radios (YELLOW)\nSOURCE_BRANCH = {BRANCH}\n\
-EXPECTED_HEAD = {base}\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = YES\nRF_RX = YES\nRF_TX = NO\n\
-ALLOW_COMMIT = NO\nALLOW_PUSH = RX_RESULT_ONLY\nRISK_LEVEL = YELLOW\n\n# CLKIN check\n\n\
-Radio A has the 10 MHz lab reference on CLKIN; radio B runs free on a crystal that is 2.5 ppm fast.\n\
-A 100.1 MHz reference tone is on the bench.\n\n\
-```rx-plan\n{{\"steps\": [\n  {{\"op\": \"inventory\"}},\n  \
-{{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=demo-locked,ext_ref=1,tone_hz=100100000\", \"clock_source\": \"external\", \
+/// The YELLOW task as the main PC gives it to `rxnode task new`: title, body, plan.
+const YELLOW_TITLE: &str = "Demo: inventory and CLKIN check on two radios (YELLOW)";
+const YELLOW_BODY: &str = "Radio A has the 10 MHz lab reference on CLKIN; radio B runs free on a crystal that is 2.5 ppm fast.\n\
+A 100.1 MHz reference tone is on the bench.\n";
+const YELLOW_PLAN: &str = "{\"steps\": [\n  {\"op\": \"inventory\"},\n  \
+{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=demo-locked,ext_ref=1,tone_hz=100100000\", \"clock_source\": \"external\", \
 \"frequency_hz\": 100.0e6, \"sample_rate_hz\": 2.0e6, \"gain_db\": 20, \"duration_s\": 1.0, \"fft_size\": 2048, \"record_iq\": true, \
-\"clkin\": {{\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}}}},\n  \
-{{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=demo-free,ppm=2.5,tone_hz=100100000\", \"clock_source\": \"internal\", \
+\"clkin\": {\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}},\n  \
+{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=demo-free,ppm=2.5,tone_hz=100100000\", \"clock_source\": \"internal\", \
 \"frequency_hz\": 100.0e6, \"sample_rate_hz\": 2.0e6, \"gain_db\": 20, \"duration_s\": 1.0, \"fft_size\": 2048, \
-\"clkin\": {{\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}}}}\n]}}\n```\n"
-    )
-}
+\"clkin\": {\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}}\n]}\n";
 
 fn red_task(base: &str) -> String {
     format!(
@@ -91,14 +88,31 @@ impl Demo {
 
     /// Run `rxnode ARGS` in the RX checkout with a scripted stdin; show it all.
     fn rx(&mut self, args: &[&str], answer: Option<&str>) -> Result<(i32, String)> {
+        let dir = self.rx.clone();
+        self.rxnode_in(&dir, "rx-laptop", args, answer)
+    }
+
+    /// Run `rxnode ARGS` in the main PC's clone; show it all.
+    fn main_pc(&mut self, args: &[&str]) -> Result<(i32, String)> {
+        let dir = self.mainpc.clone();
+        self.rxnode_in(&dir, "main-pc", args, None)
+    }
+
+    fn rxnode_in(
+        &mut self,
+        dir: &Path,
+        host: &str,
+        args: &[&str],
+        answer: Option<&str>,
+    ) -> Result<(i32, String)> {
         let shown: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        println!("\n  rx-laptop$ rxnode {}", shown.join(" "));
+        println!("\n  {host}$ rxnode {}", shown.join(" "));
         if let Some(a) = answer {
             println!("  (operator types: {:?})", a.trim_end_matches('\n'));
         }
         let mut child = Command::new(&self.exe)
             .args(args)
-            .current_dir(&self.rx)
+            .current_dir(dir)
             .env("RXSIM_EVENT_LOG", &self.events)
             .env("NO_COLOR", "1")
             .env_remove("RXNODE_REPO")
@@ -139,6 +153,43 @@ impl Demo {
             &id[..12]
         );
         Ok(base)
+    }
+
+    /// The main PC writes a task with `rxnode task new` (EXPECTED_HEAD from its
+    /// branch head, validated as the watcher will), then commits and pushes it.
+    fn post_with_task_new(
+        &mut self,
+        id: &str,
+        title: &str,
+        body: &str,
+        plan: &str,
+        flags: &[&str],
+        message: &str,
+    ) -> Result<bool> {
+        let drafts = self.dir.join("main-pc-drafts");
+        std::fs::create_dir_all(&drafts)?;
+        let body_file = drafts.join(format!("{id}.body.md"));
+        let plan_file = drafts.join(format!("{id}.plan.json"));
+        std::fs::write(&body_file, body)?;
+        std::fs::write(&plan_file, plan)?;
+        let body_arg = body_file.display().to_string();
+        let plan_arg = plan_file.display().to_string();
+        let mut args = vec![
+            "task", "new", "--id", id, "--title", title, "--body", &body_arg, "--plan", &plan_arg,
+        ];
+        args.extend_from_slice(flags);
+        let (c, _) = self.main_pc(&args)?;
+        if c != 0 {
+            return Ok(false);
+        }
+        let repo = git2::Repository::open(&self.mainpc)?;
+        let commit = commit_all(&repo, message)?;
+        push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
+        println!(
+            "  main-pc$ git add {TASK_PATH} && git commit -m {message:?} && git push origin {BRANCH}   → {}",
+            &commit[..12]
+        );
+        Ok(true)
     }
 
     fn events_text(&self) -> String {
@@ -261,6 +312,11 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     std::fs::create_dir_all(d.rx.join(".local"))?;
     std::fs::write(d.rx.join(".local/rxnode-policy.json"), DEMO_POLICY)?;
     d.say("  node policy (.local/rxnode-policy.json, never from a task): TX only 433.05–434.79 MHz, ≤ 10 dB, ≤ 2 s");
+    let (c, _) = d.rx(&["node", "set-name", NODE], None)?;
+    d.check(
+        c == 0,
+        &format!("the operator named this node {NODE} (carried in every result it publishes)"),
+    );
 
     // 1. GREEN manual task.
     d.section("A GREEN manual task");
@@ -285,7 +341,18 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
 
     // 2. YELLOW task with inventory + CLKIN captures.
     d.section("A YELLOW task: inventory and two CLKIN captures");
-    d.post_task(yellow_task, "Task DEMO_YELLOW_002: CLKIN check")?;
+    let posted = d.post_with_task_new(
+        "DEMO_YELLOW_002",
+        YELLOW_TITLE,
+        YELLOW_BODY,
+        YELLOW_PLAN,
+        &["--rx", "--risk", "YELLOW", "--force"],
+        "Task DEMO_YELLOW_002: CLKIN check",
+    )?;
+    d.check(
+        posted,
+        "the main PC wrote the task with `rxnode task new` (EXPECTED_HEAD = its branch head, validated, risk YELLOW) and pushed it",
+    );
     let (c, _) = d.rx(&["watch", "--once"], Some("a\n"))?;
     d.check(c == 0, "approved (answers are case-insensitive letters)");
     let (c, _) = d.rx(&["--sim", "run", "DEMO_YELLOW_002"], None)?;
@@ -361,18 +428,35 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
         Some("PUBLISH DEMO_YELLOW_002\n"),
     )?;
     d.check(c == 0, "published after the exact confirmation line");
+    let (c, out) = d.main_pc(&["results", "--json"])?;
+    let listed: Option<serde_json::Value> = serde_json::from_str(&out).ok();
+    let rows = listed
+        .as_ref()
+        .and_then(|v| v["results"].as_array().cloned())
+        .unwrap_or_default();
+    d.check(
+        c == 0
+            && rows.len() == 1
+            && rows[0]["node"] == NODE
+            && rows[0]["task_id"] == "DEMO_YELLOW_002"
+            && rows[0]["status"] == "FAIL",
+        &format!("`rxnode results` fetched rx-node into a private ref: one result, node {NODE}, DEMO_YELLOW_002, FAIL"),
+    );
+    let (c, _) = d.main_pc(&["results"])?;
+    d.check(c == 0, "the same list for a person: node, task, status, risk, time, CLKIN ppm");
+    let (c, _) = d.main_pc(&["results", "verify", "DEMO_YELLOW_002"])?;
+    d.check(
+        c == 0,
+        "`results verify`: the validator on the fetched files, MD/JSON agree, the commit added only its three files",
+    );
+    let (c, md) = d.main_pc(&["results", "show", "DEMO_YELLOW_002"])?;
+    d.check(
+        c == 0 && md.contains("DEMO_YELLOW_002") && md.contains("| Status | FAIL |"),
+        "`results show` renders the Markdown result",
+    );
     let repo = git2::Repository::open(&d.mainpc)?;
-    {
-        let mut remote = repo.find_remote("origin")?;
-        remote.fetch(
-            &["+refs/heads/rx-node:refs/remotes/origin/rx-node"],
-            None,
-            None,
-        )?;
-    }
-    println!("\n  main-pc$ git fetch origin rx-node");
     let got = repo
-        .find_reference("refs/remotes/origin/rx-node")
+        .find_reference(crate::results_cmd::PRIVATE_REF)
         .and_then(|r| r.peel_to_tree())
         .ok();
     let mut files = vec![];
@@ -384,28 +468,22 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
             git2::TreeWalkResult::Ok
         })?;
     }
-    for f in &files {
-        println!("  │ {f}");
-    }
-    let expected = [
-        "rx-results/DEMO_YELLOW_002/LOG_META.json",
-        "rx-results/DEMO_YELLOW_002/RX_RESULT.json",
-        "rx-results/DEMO_YELLOW_002/RX_RESULT.md",
-    ];
+    let expected: Vec<String> = ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"]
+        .iter()
+        .map(|f| format!("rx-results/DEMO_YELLOW_002/{NODE}/{f}"))
+        .collect();
     d.check(
         files.len() == 3 && expected.iter().all(|e| files.iter().any(|f| f == e)),
-        "origin/rx-node holds exactly rx-results/DEMO_YELLOW_002/{RX_RESULT.md, RX_RESULT.json, LOG_META.json}",
+        &format!("rx-node holds exactly rx-results/DEMO_YELLOW_002/{NODE}/{{RX_RESULT.md, RX_RESULT.json, LOG_META.json}}"),
     );
-    if let Some(tree) = &got {
-        if let Ok(entry) = tree.get_path(Path::new("rx-results/DEMO_YELLOW_002/RX_RESULT.md")) {
-            if let Ok(blob) = repo.find_blob(entry.id()) {
-                println!("\n  main-pc$ git show origin/rx-node:rx-results/DEMO_YELLOW_002/RX_RESULT.md | head -20");
-                for l in String::from_utf8_lossy(blob.content()).lines().take(20) {
-                    println!("  │ {l}");
-                }
-            }
-        }
-    }
+    let main_clean = repo
+        .statuses(Some(git2::StatusOptions::new().include_untracked(true)))
+        .map(|s| s.iter().all(|e| e.status() == git2::Status::CURRENT))
+        .unwrap_or(false);
+    d.check(
+        main_clean && repo.find_reference("refs/remotes/origin/rx-node").is_err(),
+        "the main PC's work tree, index and remote-tracking refs are untouched (only the private ref moved)",
+    );
     let rx_repo = git2::Repository::open(&d.rx)?;
     let mut opts = git2::StatusOptions::new();
     opts.include_ignored(false).include_untracked(true);

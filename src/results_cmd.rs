@@ -108,9 +108,18 @@ pub fn cmd_results(cli: &Cli, args: &ResultsArgs) -> Result<Outcome> {
 /// our private copy) and return its tip; `None` when the remote has no `rx-node`.
 fn fetch_private(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
     set_timeouts();
-    let mut rem = repo
+    let named = repo
         .find_remote(remote)
         .with_context(|| format!("no remote named {remote:?} in this repository"))?;
+    let url = named
+        .url()
+        .ok_or_else(|| anyhow!("the URL of remote {remote:?} is not UTF-8"))?
+        .to_owned();
+    // An anonymous remote has no configured refspecs, so libgit2 makes no
+    // "opportunistic" update of refs/remotes/<remote>/*: only PRIVATE_REF moves.
+    let mut rem = repo
+        .remote_anonymous(&url)
+        .map_err(|e| anyhow!("remote {remote:?}: {}", redact(e.message())))?;
     let mut fo = git2::FetchOptions::new();
     fo.remote_callbacks(remote_callbacks(repo.config().ok()));
     fo.update_fetchhead(false);
