@@ -80,16 +80,16 @@ fn demo_claims_hold_in_the_repositories_it_made() {
     assert_eq!(
         files,
         [
-            "rx-results/DEMO_YELLOW_002/LOG_META.json",
-            "rx-results/DEMO_YELLOW_002/RX_RESULT.json",
-            "rx-results/DEMO_YELLOW_002/RX_RESULT.md",
+            "rx-results/DEMO_YELLOW_002/DEMO-RX1/LOG_META.json",
+            "rx-results/DEMO_YELLOW_002/DEMO-RX1/RX_RESULT.json",
+            "rx-results/DEMO_YELLOW_002/DEMO-RX1/RX_RESULT.md",
         ]
     );
 
     // The published result: overall FAIL, one CLKIN PASS (locked) and one FAIL (2.5 ppm).
     let published = git(
         &origin,
-        &["show", "rx-node:rx-results/DEMO_YELLOW_002/RX_RESULT.json"],
+        &["show", "rx-node:rx-results/DEMO_YELLOW_002/DEMO-RX1/RX_RESULT.json"],
     );
     let r: RxResult = serde_json::from_str(&published).unwrap();
     assert_eq!(r.task_id, "DEMO_YELLOW_002");
@@ -124,7 +124,7 @@ fn demo_claims_hold_in_the_repositories_it_made() {
     let tip = git(&origin, &["rev-parse", "rx-node"]);
     let seen = git(
         &dir.join("main-pc"),
-        &["rev-parse", "refs/remotes/origin/rx-node"],
+        &["rev-parse", "refs/rxnode/main-pc/rx-node"],
     );
     assert_eq!(tip, seen);
 
@@ -153,6 +153,32 @@ fn demo_claims_hold_in_the_repositories_it_made() {
         &["ls-tree", "-r", "--name-only", "video-development"],
     );
     assert!(!watched.contains("rx-results"), "{watched}");
+    // Issue 18: the main PC used `task new`, `results`, `results verify` and `results show`.
+    for shown in [
+        "main-pc$ rxnode task new --id DEMO_YELLOW_002",
+        "main-pc$ rxnode results --json",
+        "main-pc$ rxnode results verify DEMO_YELLOW_002",
+        "OK   rx-results/DEMO_YELLOW_002/DEMO-RX1",
+        "main-pc$ rxnode results show DEMO_YELLOW_002",
+    ] {
+        assert!(transcript.contains(shown), "the demo does not show {shown:?}");
+    }
+    let yellow = git(
+        &origin,
+        &["log", "-1", "--format=%H", "--grep=DEMO_YELLOW_002", "video-development"],
+    );
+    let task = git(
+        &origin,
+        &["show", &format!("{}:docs/handoff/NEXT_RX_TASK.md", yellow.trim())],
+    );
+    let parent = git(&origin, &["rev-parse", &format!("{}^", yellow.trim())]);
+    assert!(
+        task.contains(&format!("EXPECTED_HEAD = {}", parent.trim())),
+        "task new set EXPECTED_HEAD to the head the task commit sits on:\n{task}"
+    );
+    // Only the private ref moved on the main PC: no remote-tracking rx-node.
+    let refs = git(&dir.join("main-pc"), &["for-each-ref", "--format=%(refname)"]);
+    assert!(!refs.contains("refs/remotes/origin/rx-node"), "{refs}");
     // The RX checkout stayed clean.
     assert_eq!(
         git(&dir.join("rx-laptop"), &["status", "--porcelain"]).trim(),

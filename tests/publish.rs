@@ -93,6 +93,8 @@ mod publish_common {
                 .open(dir.join(".git/info/exclude"))
                 .unwrap();
             writeln!(ex, ".local/").unwrap();
+            // Issue 18: every node publishing has a name; here the checkout's own.
+            set_node_name(&dir, name);
             dir
         }
 
@@ -167,6 +169,16 @@ mod publish_common {
             "at": "2026-11-29T20:00:00+00:00"});
         st["last_seen_task_id"] = json!(id);
         std::fs::write(&p, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
+    }
+
+    /// `rxnode node set-name NAME` in `checkout`.
+    pub fn set_node_name(checkout: &Path, name: &str) {
+        let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+            .args(["--repo", checkout.to_str().unwrap(), "node", "set-name", name])
+            .env_remove("RXNODE_REPO")
+            .output()
+            .expect("rxnode runs");
+        assert!(out.status.success(), "node set-name {name}: {}", text(&out));
     }
 
     pub fn file_url(p: &Path) -> String {
@@ -309,7 +321,7 @@ fn publish_push_lands_exactly_three_files_and_disturbs_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     for shown in [
-        "rx-results/RX_PUB_1/RX_RESULT.md",
+        "rx-results/RX_PUB_1/rx1/RX_RESULT.md",
         "RX_RESULT.json",
         "LOG_META.json",
         "NOT RUN",
@@ -326,21 +338,21 @@ fn publish_push_lands_exactly_three_files_and_disturbs_nothing() {
     assert_eq!(
         files,
         [
-            "rx-results/RX_PUB_1/LOG_META.json",
-            "rx-results/RX_PUB_1/RX_RESULT.json",
-            "rx-results/RX_PUB_1/RX_RESULT.md"
+            "rx-results/RX_PUB_1/rx1/LOG_META.json",
+            "rx-results/RX_PUB_1/rx1/RX_RESULT.json",
+            "rx-results/RX_PUB_1/rx1/RX_RESULT.md"
         ]
     );
     let md = git(
         &fx.origin,
-        &["show", "rx-node:rx-results/RX_PUB_1/RX_RESULT.md"],
+        &["show", "rx-node:rx-results/RX_PUB_1/rx1/RX_RESULT.md"],
     );
     let local_md =
         std::fs::read_to_string(co.join(".local/rx_agent_outbox/RX_PUB_1/RX_RESULT.md")).unwrap();
     assert_eq!(md, local_md.trim_end());
     let meta: Value = serde_json::from_str(&git(
         &fx.origin,
-        &["show", "rx-node:rx-results/RX_PUB_1/LOG_META.json"],
+        &["show", "rx-node:rx-results/RX_PUB_1/rx1/LOG_META.json"],
     ))
     .unwrap();
     assert_eq!(meta["task_id"], "RX_PUB_1");
@@ -584,7 +596,7 @@ fn four_checkouts_publishing_at_once_all_land_linearly() {
     );
     for id in ids {
         for f in ["RX_RESULT.md", "RX_RESULT.json", "LOG_META.json"] {
-            let path = format!("rx-results/{id}/{f}");
+            let path = format!("rx-results/{id}/{}/{f}", id.to_lowercase());
             assert!(files.lines().any(|l| l == path), "{path} lost:\n{files}");
         }
     }
@@ -838,6 +850,9 @@ fn a_result_already_on_the_remote_is_never_overwritten() {
     let fx = Fixture::new();
     let first = fx.checkout("rx1");
     let second = fx.checkout("rx2");
+    // Issue 18: results are per node, so "the same result" is the same ID from
+    // the same node name (here a second checkout of node rx1).
+    set_node_name(&second, "rx1");
     fx.outbox(&first, "RX_SAME", "RX_RESULT_ONLY");
     fx.outbox(&second, "RX_SAME", "RX_RESULT_ONLY");
     let out = publish(&first, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
@@ -984,6 +999,9 @@ fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
     let fx = Fixture::new();
     let rx1 = fx.checkout("rx1");
     let rx2 = fx.checkout("rx2");
+    // Issue 18: a clash needs the same ID from the same node name (results are
+    // per node): the second checkout is a re-clone of node rx1.
+    set_node_name(&rx2, "rx1");
     fx.outbox(&rx1, "RX_DUP_X", "RX_RESULT_ONLY");
     fx.outbox(&rx1, "RX_DUP_Y", "RX_RESULT_ONLY");
     let theirs = fx.outbox(&rx2, "RX_DUP_X", "RX_RESULT_ONLY");
@@ -1149,7 +1167,7 @@ fn the_host_name_is_published_only_when_the_result_names_it() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let meta: Value = serde_json::from_str(&git(
         &fx.origin,
-        &["show", "rx-node:rx-results/RX_HOST_NULL/LOG_META.json"],
+        &["show", "rx-node:rx-results/RX_HOST_NULL/rx1/LOG_META.json"],
     ))
     .unwrap();
     assert_eq!(meta["node"], Value::Null, "{meta}");
@@ -1186,7 +1204,7 @@ fn the_host_name_is_published_only_when_the_result_names_it() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let meta: Value = serde_json::from_str(&git(
         &fx.origin,
-        &["show", "rx-node:rx-results/RX_HOST_SET/LOG_META.json"],
+        &["show", "rx-node:rx-results/RX_HOST_SET/rx1/LOG_META.json"],
     ))
     .unwrap();
     assert_eq!(meta["node"], "bench-rx-7", "{meta}");

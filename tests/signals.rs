@@ -147,6 +147,9 @@ fn tx_is_torn_down_within_100_ms_of_sigint_or_sigterm() {
     );
 }
 
+/// The node name the publishing tests set (issue 18: publishing needs one).
+const NODE: &str = "LAB-RX";
+
 /// The files a complete rx-node commit holds for a task.
 const RESULT_FILES: [&str; 3] = ["RX_RESULT.md", "RX_RESULT.json", "LOG_META.json"];
 
@@ -176,7 +179,7 @@ fn rx_node_has_all(dir: &Path, id: &str) -> bool {
     let mine = rx_node_files(dir, id);
     RESULT_FILES
         .iter()
-        .all(|f| mine.contains(&format!("rx-results/{id}/{f}")))
+        .all(|f| mine.contains(&format!("rx-results/{id}/{NODE}/{f}")))
 }
 
 /// Whether `rx-node` in `dir` holds either none or all of `id`'s result files.
@@ -187,6 +190,8 @@ fn rx_node_is_whole(dir: &Path, id: &str) -> bool {
 #[test]
 fn sigint_during_publish_leaves_no_half_built_commit() {
     let lab = Lab::new();
+    let named = lab.run(&["node", "set-name", NODE], "");
+    assert!(named.status.success(), "{}", text(&named.stderr));
     let base = lab.main_head();
     // One publish to learn how long it takes here.
     let warm = "PUB_WARM";
@@ -266,7 +271,7 @@ fn sigint_during_publish_leaves_no_half_built_commit() {
                 "ls-tree",
                 "--name-only",
                 "refs/heads/rx-node",
-                &format!("rx-results/{id}/"),
+                &format!("rx-results/{id}/{NODE}/"),
             ],
         );
         for f in ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"] {
