@@ -121,12 +121,9 @@ pub fn require_name(paths: &Paths, what: &str) -> Result<String> {
 pub fn cmd_set_name(cli: &Cli, name: &str) -> Result<Outcome> {
     check_name(name).map_err(bad_input)?;
     let paths = Paths::new(&cli.repo);
-    if !cli.repo.is_dir() {
-        return Err(bad_input(format!(
-            "--repo {} is not a folder",
-            cli.repo.display()
-        )));
-    }
+    // The node's checkout: `.local/` is made ignored before anything is written in it.
+    let repo = crate::gitops::open(&cli.repo)?;
+    crate::gitops::ensure_local_excluded(&repo)?;
     // A damaged or untrusted file is reported, not overwritten blindly — except that a
     // parse failure of a regular file is exactly what set-name repairs.
     let old = match load_name(&paths) {
