@@ -27,8 +27,10 @@ use std::path::Path;
 
 /// The folder on `rx-node` holding every published result.
 pub const RESULTS_DIR: &str = "rx-results";
-/// How many times a non-fast-forward push is rebuilt and retried.
-pub const MAX_PUSH_ATTEMPTS: u32 = 8;
+/// How many times a non-fast-forward push is rebuilt and retried. Every lost race
+/// means another publisher landed, so N nodes publishing at once need at most N
+/// attempts; 16 leaves room for a fleet of 8 (issue 18) and for lock contention.
+pub const MAX_PUSH_ATTEMPTS: u32 = 16;
 
 const MD: &str = "RX_RESULT.md";
 const JSON: &str = "RX_RESULT.json";

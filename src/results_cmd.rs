@@ -245,8 +245,9 @@ fn read_json(repo: &Repository, tree: Oid, name: &str) -> Result<Value, String> 
     Ok(v)
 }
 
-/// The commit that first added each result path, walking oldest first.
-fn adding_commits(repo: &Repository, tip: Oid) -> Result<BTreeMap<String, Oid>> {
+/// The commit that first added each result path (and the result's tree then),
+/// walking oldest first.
+fn adding_commits(repo: &Repository, tip: Oid) -> Result<BTreeMap<String, (Oid, Oid)>> {
     let mut walk = repo.revwalk()?;
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
     walk.push(tip)?;
@@ -263,7 +264,7 @@ fn adding_commits(repo: &Repository, tip: Oid) -> Result<BTreeMap<String, Oid>> 
         }
         let (found, _) = find_results(repo, &tree);
         for f in found {
-            out.entry(f.path).or_insert(c.id());
+            out.entry(f.path).or_insert((c.id(), f.tree));
         }
     }
     Ok(out)
@@ -432,7 +433,7 @@ fn rows(repo: &Repository, tip: Option<Oid>) -> Result<(Vec<Row>, Vec<String>)> 
             }
         }
         let completed_at = str_of(&j, &["timeline", "completed_at"]);
-        let commit = added.get(&f.path).copied();
+        let commit = added.get(&f.path).map(|(c, _)| *c);
         let sort_time = completed_at
             .as_deref()
             .and_then(parse_time)
@@ -657,7 +658,12 @@ fn cmd_show(
 }
 
 /// The checks of one fetched result; empty = verified.
-fn verify_one(repo: &Repository, tip: Oid, f: &Found, added: &BTreeMap<String, Oid>) -> Vec<String> {
+fn verify_one(
+    repo: &Repository,
+    tip: Oid,
+    f: &Found,
+    added: &BTreeMap<String, (Oid, Oid)>,
+) -> Vec<String> {
     let mut problems = Vec::new();
     // Exactly the three files, regular, within the size bound.
     match repo.find_tree(f.tree) {
@@ -744,7 +750,15 @@ fn verify_one(repo: &Repository, tip: Oid, f: &Found, added: &BTreeMap<String, O
     // its Carried-Over trailer names: a rebuild after a push race).
     match added.get(&f.path) {
         None => problems.push(format!("{}: no commit on rx-node ({tip}) adds it", f.path)),
-        Some(c) => problems.extend(check_adding_commit(repo, *c, f)),
+        Some((c, tree)) => {
+            problems.extend(check_adding_commit(repo, *c, f));
+            if *tree != f.tree && f.dir_node.is_some() {
+                problems.push(format!(
+                    "{}: changed after its publication in {c}: rx-node now holds another version (a result is never replaced)",
+                    f.path
+                ));
+            }
+        }
     }
     problems
 }
@@ -874,7 +888,7 @@ fn cmd_verify(
             "task_id": f.task_id,
             "node": f.dir_node,
             "path": f.path,
-            "commit": added.get(&f.path).map(|c| c.to_string()),
+            "commit": added.get(&f.path).map(|(c, _)| c.to_string()),
             "valid": problems.is_empty(),
             "problems": problems,
         }));
