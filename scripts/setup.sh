@@ -18,3 +18,17 @@ if ! command -v cargo >/dev/null; then
     echo "cargo not found: install Rust (rustup; Rust >= 1.89 — rxnode uses std file locks) first" >&2
     exit 1
 fi
+# tests/mainpc.rs checks the JSON Schemas with an independent validator: Python's `jsonschema`.
+if ! python3 -c 'import jsonschema' 2>/dev/null; then
+    echo "installing the Python package jsonschema (for tests/mainpc.rs)"
+    if ! command -v pip3 >/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
+        SUDO=""
+        if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+        $SUDO apt-get update -q
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends python3-pip
+    fi
+    # Debian 12 marks the system Python "externally managed" (PEP 668): user/root installs
+    # need --break-system-packages there; older pips do not know the flag.
+    python3 -m pip install --quiet jsonschema 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages jsonschema
+fi
