@@ -443,7 +443,10 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
         &format!("`rxnode results` fetched rx-node into a private ref: one result, node {NODE}, DEMO_YELLOW_002, FAIL"),
     );
     let (c, _) = d.main_pc(&["results"])?;
-    d.check(c == 0, "the same list for a person: node, task, status, risk, time, CLKIN ppm");
+    d.check(
+        c == 0,
+        "the same list for a person: node, task, status, risk, time, CLKIN ppm",
+    );
     let (c, _) = d.main_pc(&["results", "verify", "DEMO_YELLOW_002"])?;
     d.check(
         c == 0,

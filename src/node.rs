@@ -192,7 +192,16 @@ mod tests {
         for ok in ["LAB-RX2", "a", "rx_1", &"x".repeat(32)] {
             assert!(check_name(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "LAB RX", "lab/rx", "..", "é", "a.b", "x\n", &"x".repeat(33)] {
+        for bad in [
+            "",
+            "LAB RX",
+            "lab/rx",
+            "..",
+            "é",
+            "a.b",
+            "x\n",
+            &"x".repeat(33),
+        ] {
             let e = check_name(bad).unwrap_err();
             assert!(e.contains("node name"), "{bad:?}: {e}");
         }

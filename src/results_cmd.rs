@@ -329,16 +329,14 @@ fn figures(r: &Value) -> Value {
     let mut clkin = Vec::new();
     let mut peaks: Vec<(f64, f64)> = Vec::new();
     for c in captures.iter().chain(sweeps.iter()) {
-        overflows = overflows.saturating_add(c.get("overflows").and_then(Value::as_u64).unwrap_or(0));
+        overflows =
+            overflows.saturating_add(c.get("overflows").and_then(Value::as_u64).unwrap_or(0));
         if let Some(p) = c.get("clkin").and_then(|k| k.get("ppm")).and_then(num) {
             clkin.push(p);
         }
         if let Some(ps) = c.get("peaks").and_then(Value::as_array) {
             for p in ps {
-                let f = p
-                    .get("frequency_hz")
-                    .or_else(|| p.get("hz"))
-                    .and_then(num);
+                let f = p.get("frequency_hz").or_else(|| p.get("hz")).and_then(num);
                 let d = p
                     .get("power_db")
                     .or_else(|| p.get("dbfs"))
@@ -471,7 +469,11 @@ fn figures_line(f: &Value) -> String {
     let mut parts = Vec::new();
     let n = |k: &str| f.get(k).and_then(Value::as_u64).unwrap_or(0);
     if n("captures") > 0 {
-        parts.push(format!("{} capture(s), {} overflow(s)", n("captures"), n("overflows")));
+        parts.push(format!(
+            "{} capture(s), {} overflow(s)",
+            n("captures"),
+            n("overflows")
+        ));
     }
     if n("sweeps") > 0 {
         parts.push(format!("{} sweep(s)", n("sweeps")));
@@ -486,7 +488,11 @@ fn figures_line(f: &Value) -> String {
             parts.push(format!("CLKIN {} ppm", v.join(", ")));
         }
     }
-    if let Some(p) = f.get("peaks").and_then(Value::as_array).and_then(|p| p.first()) {
+    if let Some(p) = f
+        .get("peaks")
+        .and_then(Value::as_array)
+        .and_then(|p| p.first())
+    {
         if let (Some(hz), Some(db)) = (
             p.get("frequency_hz").and_then(num),
             p.get("power_db").and_then(num),
@@ -515,7 +521,11 @@ fn cmd_list(
     let total = all.len();
     let list: Vec<Row> = all
         .into_iter()
-        .filter(|r| args.node.as_ref().is_none_or(|n| r.node.as_ref() == Some(n)))
+        .filter(|r| {
+            args.node
+                .as_ref()
+                .is_none_or(|n| r.node.as_ref() == Some(n))
+        })
         .filter(|r| status.is_none_or(|s| r.status.as_deref() == Some(s)))
         .filter(|r| {
             since.is_none_or(|t| {
@@ -559,7 +569,10 @@ fn cmd_list(
             r.status.as_deref().unwrap_or("?"),
             r.risk_level.as_deref().unwrap_or("?"),
             r.completed_at.as_deref().unwrap_or("—"),
-            r.commit.as_deref().map(|c| &c[..12.min(c.len())]).unwrap_or("?"),
+            r.commit
+                .as_deref()
+                .map(|c| &c[..12.min(c.len())])
+                .unwrap_or("?"),
             figures_line(&r.figures)
         );
         for p in &r.problems {
@@ -594,9 +607,7 @@ fn select(
         .filter(|f| f.task_id == id.as_str())
         .collect();
     if of_id.is_empty() {
-        return Err(bad_input(format!(
-            "no result for {id} on rx-node ({tip})"
-        )));
+        return Err(bad_input(format!("no result for {id} on rx-node ({tip})")));
     }
     let Some(n) = from else { return Ok(of_id) };
     let nodes: Vec<String> = of_id
@@ -638,8 +649,8 @@ fn cmd_show(
     let f = &found[0];
     if cli.json {
         let b = read_small(repo, f.tree, JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
-        let v: Value =
-            serde_json::from_slice(&b).map_err(|e| anyhow!("{}/{JSON} is not JSON: {e}", f.path))?;
+        let v: Value = serde_json::from_slice(&b)
+            .map_err(|e| anyhow!("{}/{JSON} is not JSON: {e}", f.path))?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         let b = read_small(repo, f.tree, MD).map_err(|e| anyhow!("{}: {e}", f.path))?;
@@ -674,7 +685,11 @@ fn verify_one(
                     continue; // per-node results beside an old-layout one
                 }
                 if ![MD, JSON, LOG_META].contains(&n.as_str()) {
-                    problems.push(format!("{}/{} is not one of the three result files", f.path, shown(&n, 60)));
+                    problems.push(format!(
+                        "{}/{} is not one of the three result files",
+                        f.path,
+                        shown(&n, 60)
+                    ));
                 }
             }
         }
@@ -715,7 +730,10 @@ fn verify_one(
                 Err(e) => problems.push(format!("{}/{LOG_META} is not JSON: {e}", f.path)),
                 Ok(m) => {
                     if m.get("task_id").and_then(Value::as_str) != Some(f.task_id.as_str()) {
-                        problems.push(format!("{}/{LOG_META}: task_id is not {}", f.path, f.task_id));
+                        problems.push(format!(
+                            "{}/{LOG_META}: task_id is not {}",
+                            f.path, f.task_id
+                        ));
                     }
                     if let Some(d) = &f.dir_node {
                         if m.get("node_name").and_then(Value::as_str) != Some(d.as_str()) {
@@ -723,21 +741,33 @@ fn verify_one(
                         }
                     }
                     if m.get("status") != j.get("status") {
-                        problems.push(format!("{}/{LOG_META}: status disagrees with {JSON}", f.path));
+                        problems.push(format!(
+                            "{}/{LOG_META}: status disagrees with {JSON}",
+                            f.path
+                        ));
                     }
                     for (name, bytes) in [(MD, md), (JSON, js)] {
-                        let listed = m
-                            .get("files")
-                            .and_then(Value::as_array)
-                            .and_then(|a| a.iter().find(|x| x.get("name").and_then(Value::as_str) == Some(name)));
+                        let listed = m.get("files").and_then(Value::as_array).and_then(|a| {
+                            a.iter()
+                                .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
+                        });
                         match listed {
-                            None => problems.push(format!("{}/{LOG_META} does not list {name}", f.path)),
+                            None => {
+                                problems.push(format!("{}/{LOG_META} does not list {name}", f.path))
+                            }
                             Some(x) => {
-                                if x.get("sha256").and_then(Value::as_str) != Some(sha256_hex(bytes).as_str()) {
+                                if x.get("sha256").and_then(Value::as_str)
+                                    != Some(sha256_hex(bytes).as_str())
+                                {
                                     problems.push(format!("{}/{LOG_META}: the SHA-256 of {name} disagrees with the file", f.path));
                                 }
-                                if x.get("bytes").and_then(Value::as_u64) != Some(bytes.len() as u64) {
-                                    problems.push(format!("{}/{LOG_META}: the size of {name} disagrees with the file", f.path));
+                                if x.get("bytes").and_then(Value::as_u64)
+                                    != Some(bytes.len() as u64)
+                                {
+                                    problems.push(format!(
+                                        "{}/{LOG_META}: the size of {name} disagrees with the file",
+                                        f.path
+                                    ));
                                 }
                             }
                         }
@@ -787,7 +817,10 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
         Err(e) => return vec![format!("commit {c}: {}", e.message())],
     };
     if commit.parent_count() > 1 {
-        problems.push(format!("{}: added by the merge {c}; a publication is one plain commit", f.path));
+        problems.push(format!(
+            "{}: added by the merge {c}; a publication is one plain commit",
+            f.path
+        ));
         return problems;
     }
     let msg = commit.message().unwrap_or("");
@@ -810,7 +843,10 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
         Err(e) => return vec![format!("commit {c}: {}", e.message())],
     };
     let mine = format!("{}/", f.path);
-    let key = f.path.trim_start_matches(&format!("{RESULTS_DIR}/")).to_owned();
+    let key = f
+        .path
+        .trim_start_matches(&format!("{RESULTS_DIR}/"))
+        .to_owned();
     let mut own = BTreeSet::new();
     for d in diff.deltas() {
         let path = d
@@ -842,7 +878,9 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
             .unwrap_or_default();
         let is_result_file = parts.first() == Some(&RESULTS_DIR)
             && (3..=4).contains(&parts.len())
-            && parts.last().is_some_and(|n| [MD, JSON, LOG_META].contains(n));
+            && parts
+                .last()
+                .is_some_and(|n| [MD, JSON, LOG_META].contains(n));
         if !(is_result_file && other_key != key && carried.contains(&other_key)) {
             problems.push(format!(
                 "commit {c} (which adds {}) also adds {}: not one of this result's three files",
@@ -857,7 +895,10 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
         }
     }
     if !msg.lines().any(|l| l == format!("Task: {}", f.task_id)) {
-        problems.push(format!("commit {c}: its message names no `Task: {}`", f.task_id));
+        problems.push(format!(
+            "commit {c}: its message names no `Task: {}`",
+            f.task_id
+        ));
     }
     if let Some(n) = &f.dir_node {
         if !msg.lines().any(|l| l == format!("Node-Name: {n}")) {
@@ -896,7 +937,9 @@ fn cmd_verify(
     if cli.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({"valid": all_ok, "tip": tip.to_string(), "results": reports}))?
+            serde_json::to_string_pretty(
+                &json!({"valid": all_ok, "tip": tip.to_string(), "results": reports})
+            )?
         );
     } else {
         for r in &reports {
@@ -915,7 +958,11 @@ fn cmd_verify(
             }
         }
     }
-    Ok(if all_ok { Outcome::Done } else { Outcome::Code(2) })
+    Ok(if all_ok {
+        Outcome::Done
+    } else {
+        Outcome::Code(2)
+    })
 }
 
 fn cmd_nodes(cli: &Cli, repo: &Repository, tip: Option<Oid>) -> Result<Outcome> {
@@ -955,12 +1002,18 @@ fn cmd_nodes(cli: &Cli, repo: &Repository, tip: Option<Oid>) -> Result<Outcome> 
     nodes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.node.cmp(&b.1.node)));
     let nodes: Vec<NodeRow> = nodes.into_iter().map(|(_, n)| n).collect();
     if cli.json {
-        println!("{}", serde_json::to_string_pretty(&json!({"nodes": nodes}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"nodes": nodes}))?
+        );
     } else {
         if nodes.is_empty() {
             println!("no results on rx-node yet");
         } else {
-            println!("{:<14} {:>7}  {:<25} last task", "NODE", "RESULTS", "LAST RESULT");
+            println!(
+                "{:<14} {:>7}  {:<25} last task",
+                "NODE", "RESULTS", "LAST RESULT"
+            );
         }
         for n in &nodes {
             println!(

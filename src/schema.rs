@@ -80,8 +80,8 @@ mod tests {
              REQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = YES\nRF_RX = YES\nRF_TX = NO\nALLOW_COMMIT = NO\n\
              ALLOW_PUSH = NO\n\n```rx-plan\n{{\"steps\": [{{\"op\": \"no_such_op\"}}]}}\n```\n"
         );
-        let issues = crate::validate::check(text.as_bytes(), "video-development")
-            .expect_err("unknown op");
+        let issues =
+            crate::validate::check(text.as_bytes(), "video-development").expect_err("unknown op");
         let msg = issues
             .iter()
             .map(|i| i.message.clone())
@@ -98,10 +98,16 @@ mod tests {
     #[test]
     fn every_step_op_of_the_interlock_is_in_the_plan_schema() {
         let ops = step_ops_from_source();
-        assert!(ops.contains("inventory") && ops.contains("tx_tone"), "{ops:?}");
+        assert!(
+            ops.contains("inventory") && ops.contains("tx_tone"),
+            "{ops:?}"
+        );
         let schema = schema_ops();
         for op in ops.iter().chain(parser_known_ops().iter()) {
-            assert!(schema.contains(op), "op {op} of the parser is missing from schemas/plan.schema.json");
+            assert!(
+                schema.contains(op),
+                "op {op} of the parser is missing from schemas/plan.schema.json"
+            );
             assert!(
                 parse(PLAN)["$defs"][format!("step_{op}")].is_object(),
                 "no $defs/step_{op}"
@@ -110,8 +116,16 @@ mod tests {
         // DESIGN §8 names rx_sweep's fields exactly.
         let sweep = &parse(PLAN)["$defs"]["step_rx_sweep"]["properties"];
         for f in [
-            "device", "start_hz", "stop_hz", "bin_hz", "sample_rate_hz", "gain_db", "dwell_s",
-            "settle_s", "crop", "repeats",
+            "device",
+            "start_hz",
+            "stop_hz",
+            "bin_hz",
+            "sample_rate_hz",
+            "gain_db",
+            "dwell_s",
+            "settle_s",
+            "crop",
+            "repeats",
         ] {
             assert!(sweep[f].is_object(), "rx_sweep.{f}");
         }
@@ -135,7 +149,10 @@ mod tests {
             .map(String::as_str)
             .collect();
         let keys: BTreeSet<&str> = crate::results::TOP_KEYS.iter().copied().collect();
-        assert_eq!(props, keys, "schemas/result.schema.json vs results::TOP_KEYS");
+        assert_eq!(
+            props, keys,
+            "schemas/result.schema.json vs results::TOP_KEYS"
+        );
         // Every key a serialized result carries is described, node included.
         let node = crate::results::NodeInfo {
             name: Some("LAB-RX2".into()),
@@ -143,7 +160,10 @@ mod tests {
         };
         let v = serde_json::to_value(&node).expect("node");
         for k in v.as_object().expect("object").keys() {
-            assert!(s["properties"]["node"]["properties"][k].is_object(), "node.{k}");
+            assert!(
+                s["properties"]["node"]["properties"][k].is_object(),
+                "node.{k}"
+            );
         }
     }
 
@@ -161,10 +181,16 @@ mod tests {
         for part in ["rx", "tx"] {
             let props = &s["properties"][part]["anyOf"][0]["properties"];
             for k in v[part].as_object().expect("object").keys() {
-                assert!(props[k].is_object(), "policy {part}.{k} missing from the schema");
+                assert!(
+                    props[k].is_object(),
+                    "policy {part}.{k} missing from the schema"
+                );
             }
             for k in props.as_object().expect("props").keys() {
-                assert!(v[part].get(k).is_some(), "schema {part}.{k} is not a policy field");
+                assert!(
+                    v[part].get(k).is_some(),
+                    "schema {part}.{k} is not a policy field"
+                );
             }
         }
     }

@@ -42,9 +42,10 @@ pub fn cmd_task_new(cli: &Cli, a: &TaskNewArgs) -> Result<Outcome> {
     }
     let risk = match &a.risk {
         None => None,
-        Some(r) => Some(RiskLevel::parse(r).ok_or_else(|| {
-            bad_input(format!("--risk {r:?} is not GREEN, YELLOW or RED"))
-        })?),
+        Some(r) => Some(
+            RiskLevel::parse(r)
+                .ok_or_else(|| bad_input(format!("--risk {r:?} is not GREEN, YELLOW or RED")))?,
+        ),
     };
     let repo = Repository::open(&cli.repo).with_context(|| {
         format!(
@@ -61,7 +62,15 @@ pub fn cmd_task_new(cli: &Cli, a: &TaskNewArgs) -> Result<Outcome> {
                 .map_err(|_| bad_input(format!("--body {}: not UTF-8", p.display())))?,
         ),
     };
-    let text = render(a, &id, branch, &head.oid.to_string(), risk, plan.as_deref(), body.as_deref());
+    let text = render(
+        a,
+        &id,
+        branch,
+        &head.oid.to_string(),
+        risk,
+        plan.as_deref(),
+        body.as_deref(),
+    );
 
     // Exactly the watcher's validation: header, risk, conflicts, plan.
     let task = match crate::validate::check(text.as_bytes(), branch) {
@@ -129,7 +138,11 @@ pub fn cmd_task_new(cli: &Cli, a: &TaskNewArgs) -> Result<Outcome> {
         Some(p) => println!(
             "  plan:          {} step(s): {}",
             p.steps.len(),
-            p.steps.iter().map(|s| s.op()).collect::<Vec<_>>().join(", ")
+            p.steps
+                .iter()
+                .map(|s| s.op())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         None => println!("  plan:          none (a manual task: nothing touches hardware)"),
     }
@@ -211,9 +224,13 @@ fn watched_head(repo: &Repository, remote: &str, branch: &str) -> Result<Head> {
 }
 
 fn read_limited(p: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
-    let meta = std::fs::metadata(p).map_err(|e| bad_input(format!("{what} {}: {e}", p.display())))?;
+    let meta =
+        std::fs::metadata(p).map_err(|e| bad_input(format!("{what} {}: {e}", p.display())))?;
     if !meta.is_file() {
-        return Err(bad_input(format!("{what} {}: not a regular file", p.display())));
+        return Err(bad_input(format!(
+            "{what} {}: not a regular file",
+            p.display()
+        )));
     }
     if meta.len() > max {
         return Err(bad_input(format!(
@@ -326,12 +343,14 @@ fn out_path(cli: &Cli, a: &TaskNewArgs) -> Result<(PathBuf, Option<String>)> {
         Some(p) => p.clone(),
         None => cli.repo.join(task_path),
     };
-    let rel = match (out.canonicalize().ok().or_else(|| {
-        out.parent()
-            .and_then(|p| p.canonicalize().ok())
-            .and_then(|p| out.file_name().map(|n| p.join(n)))
-    }), cli.repo.canonicalize().ok())
-    {
+    let rel = match (
+        out.canonicalize().ok().or_else(|| {
+            out.parent()
+                .and_then(|p| p.canonicalize().ok())
+                .and_then(|p| out.file_name().map(|n| p.join(n)))
+        }),
+        cli.repo.canonicalize().ok(),
+    ) {
         (Some(o), Some(r)) => o
             .strip_prefix(&r)
             .ok()
@@ -344,8 +363,7 @@ fn out_path(cli: &Cli, a: &TaskNewArgs) -> Result<(PathBuf, Option<String>)> {
 /// POSIX shell single-quoting.
 fn sh(s: &str) -> String {
     if !s.is_empty()
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./:@=+,".contains(c))
     {
         s.to_owned()
@@ -400,7 +418,10 @@ mod tests {
 
     #[test]
     fn shell_quoting_survives_hostile_titles() {
-        assert_eq!(sh("docs/handoff/NEXT_RX_TASK.md"), "docs/handoff/NEXT_RX_TASK.md");
+        assert_eq!(
+            sh("docs/handoff/NEXT_RX_TASK.md"),
+            "docs/handoff/NEXT_RX_TASK.md"
+        );
         assert_eq!(sh("a b"), "'a b'");
         assert_eq!(sh("it's $(rm -rf /)"), "'it'\\''s $(rm -rf /)'");
         assert_eq!(sh(""), "''");

@@ -89,7 +89,10 @@ fn demo_claims_hold_in_the_repositories_it_made() {
     // The published result: overall FAIL, one CLKIN PASS (locked) and one FAIL (2.5 ppm).
     let published = git(
         &origin,
-        &["show", "rx-node:rx-results/DEMO_YELLOW_002/DEMO-RX1/RX_RESULT.json"],
+        &[
+            "show",
+            "rx-node:rx-results/DEMO_YELLOW_002/DEMO-RX1/RX_RESULT.json",
+        ],
     );
     let r: RxResult = serde_json::from_str(&published).unwrap();
     assert_eq!(r.task_id, "DEMO_YELLOW_002");
@@ -161,15 +164,27 @@ fn demo_claims_hold_in_the_repositories_it_made() {
         "OK   rx-results/DEMO_YELLOW_002/DEMO-RX1",
         "main-pc$ rxnode results show DEMO_YELLOW_002",
     ] {
-        assert!(transcript.contains(shown), "the demo does not show {shown:?}");
+        assert!(
+            transcript.contains(shown),
+            "the demo does not show {shown:?}"
+        );
     }
     let yellow = git(
         &origin,
-        &["log", "-1", "--format=%H", "--grep=DEMO_YELLOW_002", "video-development"],
+        &[
+            "log",
+            "-1",
+            "--format=%H",
+            "--grep=DEMO_YELLOW_002",
+            "video-development",
+        ],
     );
     let task = git(
         &origin,
-        &["show", &format!("{}:docs/handoff/NEXT_RX_TASK.md", yellow.trim())],
+        &[
+            "show",
+            &format!("{}:docs/handoff/NEXT_RX_TASK.md", yellow.trim()),
+        ],
     );
     let parent = git(&origin, &["rev-parse", &format!("{}^", yellow.trim())]);
     assert!(
@@ -177,7 +192,10 @@ fn demo_claims_hold_in_the_repositories_it_made() {
         "task new set EXPECTED_HEAD to the head the task commit sits on:\n{task}"
     );
     // Only the private ref moved on the main PC: no remote-tracking rx-node.
-    let refs = git(&dir.join("main-pc"), &["for-each-ref", "--format=%(refname)"]);
+    let refs = git(
+        &dir.join("main-pc"),
+        &["for-each-ref", "--format=%(refname)"],
+    );
     assert!(!refs.contains("refs/remotes/origin/rx-node"), "{refs}");
     // The RX checkout stayed clean.
     assert_eq!(

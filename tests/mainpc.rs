@@ -100,11 +100,23 @@ impl Lab {
         let main = root.path().join("main-pc");
         git(
             root.path(),
-            &["init", "--bare", "-q", "-b", BRANCH, origin.to_str().unwrap()],
+            &[
+                "init",
+                "--bare",
+                "-q",
+                "-b",
+                BRANCH,
+                origin.to_str().unwrap(),
+            ],
         );
         git(
             root.path(),
-            &["clone", "-q", origin.to_str().unwrap(), main.to_str().unwrap()],
+            &[
+                "clone",
+                "-q",
+                origin.to_str().unwrap(),
+                main.to_str().unwrap(),
+            ],
         );
         git(&main, &["checkout", "-q", "-b", BRANCH]);
         std::fs::write(main.join("README.md"), "lab project\n").unwrap();
@@ -132,7 +144,15 @@ impl Lab {
 
     /// `rxnode task new` on the main PC (with --force), then commit and push.
     fn post(&self, id: &str, extra: &[&str]) -> Output {
-        let mut args = vec!["task", "new", "--id", id, "--title", "Check the lab clock", "--force"];
+        let mut args = vec![
+            "task",
+            "new",
+            "--id",
+            id,
+            "--title",
+            "Check the lab clock",
+            "--force",
+        ];
         args.extend_from_slice(extra);
         let out = rxnode(&self.main, &args, "");
         assert_eq!(out.status.code(), Some(0), "task new {id}: {}", text(&out));
@@ -231,17 +251,31 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     let rx = lab.root.path().join("rx-unnamed");
     git(
         lab.root.path(),
-        &["clone", "-q", "-b", BRANCH, lab.origin.to_str().unwrap(), rx.to_str().unwrap()],
+        &[
+            "clone",
+            "-q",
+            "-b",
+            BRANCH,
+            lab.origin.to_str().unwrap(),
+            rx.to_str().unwrap(),
+        ],
     );
     for bad in ["LAB RX", "lab/rx", "", "x".repeat(33).as_str(), "ünï"] {
         let out = rxnode(&rx, &["node", "set-name", bad], "");
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("node name"), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("node name"),
+            "{}",
+            text(&out)
+        );
     }
     assert!(!rx.join(".local/rxnode-node.json").exists());
     let out = rxnode(&rx, &["--json", "node", "show"], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"], Value::Null);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"],
+        Value::Null
+    );
 
     // A task approved and "run" (manual) on the unnamed node: publishing is refused with the fix.
     lab.post("NAME_T1", &[]);
@@ -250,20 +284,32 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("rxnode node set-name"), "{err}");
-    assert!(git_out(&lab.origin, &["rev-parse", "--verify", "-q", "refs/heads/rx-node"])
-        .stdout
-        .is_empty());
-    assert!(git_out(&rx, &["rev-parse", "--verify", "-q", "refs/heads/rx-node"])
-        .stdout
-        .is_empty());
+    assert!(git_out(
+        &lab.origin,
+        &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+    )
+    .stdout
+    .is_empty());
+    assert!(
+        git_out(&rx, &["rev-parse", "--verify", "-q", "refs/heads/rx-node"])
+            .stdout
+            .is_empty()
+    );
 
     // Named now — but the result was written unnamed: it is published under the name
     // (path, LOG_META, commit message) and its JSON stays as run.
     let out = rxnode(&rx, &["node", "set-name", "LAB-RX2"], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = rxnode(&rx, &["--json", "node", "show"], "");
-    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"], "LAB-RX2");
-    assert_eq!(git(&rx, &["status", "--porcelain"]), "", ".local/ must stay ignored");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"],
+        "LAB-RX2"
+    );
+    assert_eq!(
+        git(&rx, &["status", "--porcelain"]),
+        "",
+        ".local/ must stay ignored"
+    );
     let out = publish(&rx, "NAME_T1");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let meta: Value = serde_json::from_str(&git(
@@ -274,14 +320,20 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     assert_eq!(meta["node_name"], "LAB-RX2");
     let msg = git(&lab.origin, &["log", "-1", "--format=%B", "rx-node"]);
     assert!(msg.lines().any(|l| l == "Node-Name: LAB-RX2"), "{msg}");
-    assert!(msg.starts_with("rx-results: NAME_T1 (NOT RUN) from LAB-RX2"), "{msg}");
+    assert!(
+        msg.starts_with("rx-results: NAME_T1 (NOT RUN) from LAB-RX2"),
+        "{msg}"
+    );
 
     // A result written by this node under another name is not published under a new one.
     lab.post("NAME_T2", &[]);
     approve(&rx);
     let json = rx.join(".local/rx_agent_outbox/NAME_T2/RX_RESULT.json");
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(v["node"]["name"], "LAB-RX2", "the result carries the node name");
+    assert_eq!(
+        v["node"]["name"], "LAB-RX2",
+        "the result carries the node name"
+    );
     let out = rxnode(&rx, &["node", "set-name", "LAB-RX3"], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = publish(&rx, "NAME_T2");
@@ -293,7 +345,11 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     std::fs::write(rx.join(".local/rxnode-node.json"), "{\"name\": 5}").unwrap();
     let out = rxnode(&rx, &["node", "show"], "");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("rxnode-node.json"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rxnode-node.json"),
+        "{}",
+        text(&out)
+    );
 }
 
 // ----------------------------------------------------------------- the results
@@ -321,7 +377,11 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
 
     let before = main_pc_state(&lab.main);
     let l = listing(&lab.main, &[]);
-    assert_eq!(main_pc_state(&lab.main), before, "results touched more than {PRIVATE_REF}");
+    assert_eq!(
+        main_pc_state(&lab.main),
+        before,
+        "results touched more than {PRIVATE_REF}"
+    );
     assert_eq!(
         git(&lab.main, &["rev-parse", PRIVATE_REF]),
         git(&lab.origin, &["rev-parse", "rx-node"])
@@ -339,7 +399,11 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
     assert_eq!(first.figures.captures, 1);
     assert_eq!(first.figures.overflows, 0);
     assert_eq!(first.figures.clkin_ppm.len(), 1);
-    assert!(first.figures.clkin_ppm[0].abs() < 0.1, "{:?}", first.figures);
+    assert!(
+        first.figures.clkin_ppm[0].abs() < 0.1,
+        "{:?}",
+        first.figures
+    );
     assert!(
         (first.figures.peaks[0].frequency_hz - 100.1e6).abs() < 5e3,
         "{:?}",
@@ -350,13 +414,22 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
         .map(|r| (r.node.as_deref(), r.task_id.as_str()))
         .collect();
     manual.sort();
-    assert_eq!(manual, [(Some("LAB-A"), "RES_MANUAL_1"), (Some("LAB-B"), "RES_MANUAL_1")]);
+    assert_eq!(
+        manual,
+        [
+            (Some("LAB-A"), "RES_MANUAL_1"),
+            (Some("LAB-B"), "RES_MANUAL_1")
+        ]
+    );
     for r in &l.results {
         assert!(r.problems.is_empty(), "{r:?}");
         // The commit is the one that added the result on rx-node.
         let c = r.commit.as_deref().expect("commit");
         let added = git(&lab.origin, &["show", "--name-only", "--format=", c]);
-        assert!(added.contains(&format!("{}/RX_RESULT.json", r.path)), "{added}");
+        assert!(
+            added.contains(&format!("{}/RX_RESULT.json", r.path)),
+            "{added}"
+        );
     }
 
     // Filters.
@@ -370,8 +443,15 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
     assert_eq!(not_run.results.len(), 1);
     assert_eq!(not_run.results[0].task_id, "RES_MANUAL_1");
     assert_eq!(listing(&lab.main, &["--since", "1h"]).results.len(), 1);
-    assert_eq!(listing(&lab.main, &["--since", "2999-01-01"]).results.len(), 0);
-    for bad in [&["--status", "MAYBE"][..], &["--since", "yesterday"], &["--node", "a b"]] {
+    assert_eq!(
+        listing(&lab.main, &["--since", "2999-01-01"]).results.len(),
+        0
+    );
+    for bad in [
+        &["--status", "MAYBE"][..],
+        &["--since", "yesterday"],
+        &["--node", "a b"],
+    ] {
         let mut args = vec!["results"];
         args.extend_from_slice(bad);
         let out = rxnode(&lab.main, &args, "");
@@ -380,22 +460,39 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
     let human = rxnode(&lab.main, &["results"], "");
     assert_eq!(human.status.code(), Some(0));
     let h = stdout(&human);
-    assert!(h.contains("LAB-A") && h.contains("LAB-B") && h.contains("CLKIN"), "{h}");
+    assert!(
+        h.contains("LAB-A") && h.contains("LAB-B") && h.contains("CLKIN"),
+        "{h}"
+    );
 
     // show: one result; two nodes answered RES_MANUAL_1, so --from picks one.
     let out = rxnode(&lab.main, &["results", "show", "RES_MANUAL_1"], "");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("LAB-A") && err.contains("LAB-B") && err.contains("--from"), "{err}");
-    let out = rxnode(&lab.main, &["results", "show", "RES_MANUAL_1", "--from", "LAB-B"], "");
+    assert!(
+        err.contains("LAB-A") && err.contains("LAB-B") && err.contains("--from"),
+        "{err}"
+    );
+    let out = rxnode(
+        &lab.main,
+        &["results", "show", "RES_MANUAL_1", "--from", "LAB-B"],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(stdout(&out).contains("| Status | NOT RUN |"), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("| Status | NOT RUN |"),
+        "{}",
+        text(&out)
+    );
     let out = rxnode(&lab.main, &["--json", "results", "show", "RES_CLKIN_2"], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
     let published: Value = serde_json::from_str(&git(
         &lab.origin,
-        &["show", "rx-node:rx-results/RES_CLKIN_2/LAB-A/RX_RESULT.json"],
+        &[
+            "show",
+            "rx-node:rx-results/RES_CLKIN_2/LAB-A/RX_RESULT.json",
+        ],
     ))
     .unwrap();
     assert_eq!(shown, published);
@@ -404,12 +501,20 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 
     // verify: every node's result of an ID, or one.
-    let out = rxnode(&lab.main, &["--json", "results", "verify", "RES_MANUAL_1"], "");
+    let out = rxnode(
+        &lab.main,
+        &["--json", "results", "verify", "RES_MANUAL_1"],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["valid"], true, "{v}");
     assert_eq!(v["results"].as_array().unwrap().len(), 2, "{v}");
-    let out = rxnode(&lab.main, &["results", "verify", "RES_CLKIN_2", "--from", "LAB-A"], "");
+    let out = rxnode(
+        &lab.main,
+        &["results", "verify", "RES_CLKIN_2", "--from", "LAB-A"],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(stdout(&out).starts_with("OK "), "{}", text(&out));
 
@@ -453,7 +558,14 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     let hand = lab.root.path().join("hand");
     git(
         lab.root.path(),
-        &["clone", "-q", "-b", "rx-node", lab.origin.to_str().unwrap(), hand.to_str().unwrap()],
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "rx-node",
+            lab.origin.to_str().unwrap(),
+            hand.to_str().unwrap(),
+        ],
     );
     let md = hand.join("rx-results/TAMPER_1/LAB-A/RX_RESULT.md");
     let t = std::fs::read_to_string(&md)
@@ -496,7 +608,18 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
     let plan = lab.plan_file("plan.json", CLKIN_PLAN);
     let out = rxnode(
         &lab.main,
-        &["--json", "task", "new", "--id", "NEW_1", "--title", "CLKIN on bench 3", "--rx", "--plan", &plan],
+        &[
+            "--json",
+            "task",
+            "new",
+            "--id",
+            "NEW_1",
+            "--title",
+            "CLKIN on bench 3",
+            "--rx",
+            "--plan",
+            &plan,
+        ],
         "",
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -507,12 +630,26 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
     assert_eq!(v["steps"], json!(["rx_capture"]));
     let task = std::fs::read_to_string(lab.main.join(TASK_PATH)).unwrap();
     assert!(task.starts_with("TASK_ID = NEW_1\n"), "{task}");
-    assert!(task.contains(&format!("EXPECTED_HEAD = {head}\n")), "{task}");
-    assert!(task.contains("HARDWARE_ACCESS = YES\nRF_RX = YES\nRF_TX = NO\n"), "{task}");
+    assert!(
+        task.contains(&format!("EXPECTED_HEAD = {head}\n")),
+        "{task}"
+    );
+    assert!(
+        task.contains("HARDWARE_ACCESS = YES\nRF_RX = YES\nRF_TX = NO\n"),
+        "{task}"
+    );
     assert!(task.contains("ALLOW_PUSH = RX_RESULT_ONLY\n"), "{task}");
     assert!(task.contains("```rx-plan\n{\"steps\""), "{task}");
     // It validates exactly as the watcher's validator says.
-    let val = rxnode(&lab.main, &["--json", "validate", lab.main.join(TASK_PATH).to_str().unwrap()], "");
+    let val = rxnode(
+        &lab.main,
+        &[
+            "--json",
+            "validate",
+            lab.main.join(TASK_PATH).to_str().unwrap(),
+        ],
+        "",
+    );
     assert_eq!(val.status.code(), Some(0), "{}", text(&val));
     // Nothing committed or pushed.
     assert_eq!(git(&lab.main, &["rev-parse", "HEAD"]), head);
@@ -524,23 +661,53 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         .iter()
         .map(|c| c.as_str().unwrap().to_owned())
         .collect();
-    assert!(commands.iter().any(|c| c.ends_with(&format!("push origin {BRANCH}"))), "{commands:?}");
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.ends_with(&format!("push origin {BRANCH}"))),
+        "{commands:?}"
+    );
 
     // Human output names the risk, the head and why, and the commands.
     std::fs::remove_file(lab.main.join(TASK_PATH)).unwrap();
-    let out = rxnode(&lab.main, &["task", "new", "--id", "NEW_1", "--title", "CLKIN on bench 3", "--rx", "--plan", &plan], "");
+    let out = rxnode(
+        &lab.main,
+        &[
+            "task",
+            "new",
+            "--id",
+            "NEW_1",
+            "--title",
+            "CLKIN on bench 3",
+            "--rx",
+            "--plan",
+            &plan,
+        ],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let h = stdout(&out);
     assert!(h.contains("risk:          YELLOW"), "{h}");
-    assert!(h.contains(&format!("EXPECTED_HEAD: {head} = refs/heads/{BRANCH}")), "{h}");
+    assert!(
+        h.contains(&format!("EXPECTED_HEAD: {head} = refs/heads/{BRANCH}")),
+        "{h}"
+    );
     assert!(h.contains("strict ancestor"), "{h}");
     assert!(h.contains("Nothing was committed or pushed"), "{h}");
 
     // No overwrite without --force; the file is unchanged.
     let before = std::fs::read(lab.main.join(TASK_PATH)).unwrap();
-    let out = rxnode(&lab.main, &["task", "new", "--id", "NEW_2", "--title", "other"], "");
+    let out = rxnode(
+        &lab.main,
+        &["task", "new", "--id", "NEW_2", "--title", "other"],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--force"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(std::fs::read(lab.main.join(TASK_PATH)).unwrap(), before);
 
     // Refusals name the problem and write nothing.
@@ -551,19 +718,45 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
     );
     let out_file = lab.root.path().join("draft.md");
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--id", "BAD_1", "--title", "t", "--rx", "--plan", &tx_plan], "RF_TX"),
-        (vec!["--id", "BAD_2", "--title", "t", "--rx", "--risk", "GREEN"], "RISK_LEVEL"),
+        (
+            vec!["--id", "BAD_1", "--title", "t", "--rx", "--plan", &tx_plan],
+            "RF_TX",
+        ),
+        (
+            vec!["--id", "BAD_2", "--title", "t", "--rx", "--risk", "GREEN"],
+            "RISK_LEVEL",
+        ),
         (vec!["--id", "../x", "--title", "t"], "--id"),
-        (vec!["--id", "BAD_3", "--title", "a\nRF_TX = YES"], "--title"),
-        (vec!["--id", "BAD_4", "--title", "t", "--risk", "ORANGE"], "--risk"),
-        (vec!["--id", "BAD_5", "--title", "t", "--plan", "/no/such/plan.json"], "--plan"),
+        (
+            vec!["--id", "BAD_3", "--title", "a\nRF_TX = YES"],
+            "--title",
+        ),
+        (
+            vec!["--id", "BAD_4", "--title", "t", "--risk", "ORANGE"],
+            "--risk",
+        ),
+        (
+            vec![
+                "--id",
+                "BAD_5",
+                "--title",
+                "t",
+                "--plan",
+                "/no/such/plan.json",
+            ],
+            "--plan",
+        ),
     ];
     for (args, needle) in cases {
         let mut a = vec!["task", "new", "--out", out_file.to_str().unwrap()];
         a.extend_from_slice(&args);
         let out = rxnode(&lab.main, &a, "");
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
-        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{args:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(needle),
+            "{args:?}: {}",
+            text(&out)
+        );
         assert!(!out_file.exists(), "{args:?} wrote a file");
     }
 
@@ -572,9 +765,26 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
     let out = {
         let mut child = spawn(
             &lab.main,
-            &["--json", "task", "new", "--id", "NEW_3", "--title", "from stdin", "--rx", "--plan", "-", "--force"],
+            &[
+                "--json",
+                "task",
+                "new",
+                "--id",
+                "NEW_3",
+                "--title",
+                "from stdin",
+                "--rx",
+                "--plan",
+                "-",
+                "--force",
+            ],
         );
-        child.stdin.take().unwrap().write_all(CLKIN_PLAN.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(CLKIN_PLAN.as_bytes())
+            .unwrap();
         child.wait_with_output().unwrap()
     };
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -598,7 +808,8 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
     let rx = lab.node("LAB-NEW");
     approve(&rx);
     let st: Value =
-        serde_json::from_slice(&std::fs::read(rx.join(".local/rx_agent_state.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(rx.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
     assert!(st["approvals"]["NEW_3"].is_object(), "{st}");
 }
 
@@ -630,7 +841,12 @@ fn jsonschema_verdicts(cases: &[(String, &str, Value)]) -> Vec<(String, bool, Ve
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("{} must run the schema checks (scripts/setup.sh): {e}", python()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "{} must run the schema checks (scripts/setup.sh): {e}",
+                python()
+            )
+        });
     child
         .stdin
         .take()
@@ -688,7 +904,10 @@ fn task_document(path: &Path) -> (Value, usize, bool) {
             None => {}
         }
     }
-    let parsed: Vec<Option<Value>> = blocks.iter().map(|b| serde_json::from_str(b).ok()).collect();
+    let parsed: Vec<Option<Value>> = blocks
+        .iter()
+        .map(|b| serde_json::from_str(b).ok())
+        .collect();
     let ok = parsed.iter().all(Option::is_some);
     let plan = parsed.into_iter().next().flatten().unwrap_or(Value::Null);
     (json!({"header": header, "plan": plan}), blocks.len(), ok)
@@ -700,13 +919,19 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
     for kind in ["plan", "result", "policy", "task"] {
         let out = rxnode(d.path(), &["schema", kind], "");
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{kind}.schema.json"));
-        assert_eq!(stdout(&out), std::fs::read_to_string(&file).unwrap(), "{kind}");
+        let file =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{kind}.schema.json"));
+        assert_eq!(
+            stdout(&out),
+            std::fs::read_to_string(&file).unwrap(),
+            "{kind}"
+        );
         let s: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
     }
     let protocol =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/protocol.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/protocol.md"))
+            .unwrap();
     for kind in ["plan", "result", "policy", "task"] {
         assert!(
             protocol.contains(&format!("schemas/{kind}.schema.json")),
@@ -725,7 +950,9 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
     let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.file_name().unwrap() != "README.md")
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "md") && p.file_name().unwrap() != "README.md"
+        })
         .collect();
     files.sort();
     let mut invalid_plans = 0;
@@ -762,9 +989,16 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
             expect.push((format!("{name} as a task"), false));
         }
     }
-    assert_eq!(invalid_plans, 8, "the invalid_plan_* fixtures changed: review this test");
+    assert_eq!(
+        invalid_plans, 8,
+        "the invalid_plan_* fixtures changed: review this test"
+    );
     // Plan-only failures (no header needed) fail the plan schema alone too.
-    for name in ["invalid_plan_unknown_field.md", "invalid_plan_unknown_op.md", "invalid_plan_nonpositive.md"] {
+    for name in [
+        "invalid_plan_unknown_field.md",
+        "invalid_plan_unknown_op.md",
+        "invalid_plan_nonpositive.md",
+    ] {
         let (doc, _, _) = task_document(&fixtures.join(name));
         cases.push((format!("{name} plan"), "plan", doc["plan"].clone()));
         expect.push((format!("{name} plan"), false));
@@ -772,20 +1006,38 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
     // The forms the parsers take (issue 17): rx_sweep exactly as DESIGN §8 names it,
     // and gain_db per element.
     let extra = [
-        (json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
+        (
+            json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
             "bin_hz": 10e3, "sample_rate_hz": 10e6, "gain_db": 20, "dwell_s": 0.05, "settle_s": 0.01,
-            "crop": 0.25, "repeats": 1}]}), true),
-        (json!({"steps": [{"op": "rx_capture", "device": "driver=hackrf", "frequency_hz": 1e8,
-            "sample_rate_hz": 2e6, "duration_s": 1, "gain_db": {"LNA": 16, "VGA": 20}}]}), true),
-        (json!({"steps": [{"op": "rx_capture", "device": "driver=hackrf", "frequency_hz": 1e8,
-            "sample_rate_hz": 2e6, "duration_s": 1, "gain_db": {"LNA": "max"}}]}), false),
-        (json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
-            "bin_hz": 10e3, "crop": 1.0}]}), false),
-        (json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
-            "bin_hz": 10e3, "power_w": 5}]}), false),
+            "crop": 0.25, "repeats": 1}]}),
+            true,
+        ),
+        (
+            json!({"steps": [{"op": "rx_capture", "device": "driver=hackrf", "frequency_hz": 1e8,
+            "sample_rate_hz": 2e6, "duration_s": 1, "gain_db": {"LNA": 16, "VGA": 20}}]}),
+            true,
+        ),
+        (
+            json!({"steps": [{"op": "rx_capture", "device": "driver=hackrf", "frequency_hz": 1e8,
+            "sample_rate_hz": 2e6, "duration_s": 1, "gain_db": {"LNA": "max"}}]}),
+            false,
+        ),
+        (
+            json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
+            "bin_hz": 10e3, "crop": 1.0}]}),
+            false,
+        ),
+        (
+            json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
+            "bin_hz": 10e3, "power_w": 5}]}),
+            false,
+        ),
         (json!({"steps": []}), false),
         (json!({"steps": [{"op": "inventory"}], "extra": 1}), false),
-        (json!({"steps": [{"op": "clock_check", "device": ""}]}), false),
+        (
+            json!({"steps": [{"op": "clock_check", "device": ""}]}),
+            false,
+        ),
     ];
     for (i, (plan, ok)) in extra.into_iter().enumerate() {
         cases.push((format!("extra plan {i}"), "plan", plan));
@@ -793,13 +1045,22 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
     }
     // Policies: the demo's, the defaults ({}), and broken ones.
     let policies = [
-        (json!({"rx": {"max_duration_s": 10, "max_sample_rate_hz": 20000000, "max_gain_db": 50,
+        (
+            json!({"rx": {"max_duration_s": 10, "max_sample_rate_hz": 20000000, "max_gain_db": 50,
             "max_iq_bytes": 104857600}, "tx": {"allowed_ranges_hz": [[433050000, 434790000]],
-            "max_gain_db": 10, "max_duration_s": 2}}), true),
+            "max_gain_db": 10, "max_duration_s": 2}}),
+            true,
+        ),
         (json!({}), true),
         (json!({"rx": {"max_duration_s": -1}}), false),
-        (json!({"tx": {"allowed_ranges_hz": [[1, 2, 3]], "max_gain_db": 0, "max_duration_s": 1}}), false),
-        (json!({"rx": {"max_duration_s": 5}, "tx_enabled": true}), false),
+        (
+            json!({"tx": {"allowed_ranges_hz": [[1, 2, 3]], "max_gain_db": 0, "max_duration_s": 1}}),
+            false,
+        ),
+        (
+            json!({"rx": {"max_duration_s": 5}, "tx_enabled": true}),
+            false,
+        ),
     ];
     for (i, (p, ok)) in policies.into_iter().enumerate() {
         cases.push((format!("policy {i}"), "policy", p));
@@ -809,7 +1070,10 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
     assert_eq!(verdicts.len(), expect.len());
     for ((name, valid, errors), (ename, want)) in verdicts.iter().zip(&expect) {
         assert_eq!(name, ename);
-        assert_eq!(valid, want, "{name}: schema says valid={valid}, expected {want}; errors {errors:?}");
+        assert_eq!(
+            valid, want,
+            "{name}: schema says valid={valid}, expected {want}; errors {errors:?}"
+        );
     }
 }
 
@@ -825,14 +1089,20 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
     let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
     lab.post("SCH_CLKIN", &["--rx", "--plan", &plan]);
     approve(&a);
-    assert_eq!(rxnode(&a, &["--sim", "run", "SCH_CLKIN"], "").status.code(), Some(0));
+    assert_eq!(
+        rxnode(&a, &["--sim", "run", "SCH_CLKIN"], "").status.code(),
+        Some(0)
+    );
     let bad_clock = CLKIN_PLAN
         .replace("serial=lab-locked,ext_ref=1", "serial=lab-free,ppm=2.5")
         .replace("\"external\"", "\"internal\"");
     let plan2 = lab.plan_file("clkin2.json", &bad_clock);
     lab.post("SCH_FREE", &["--rx", "--plan", &plan2]);
     approve(&a);
-    assert_eq!(rxnode(&a, &["--sim", "run", "SCH_FREE"], "").status.code(), Some(1));
+    assert_eq!(
+        rxnode(&a, &["--sim", "run", "SCH_FREE"], "").status.code(),
+        Some(1)
+    );
     for id in ["SCH_MANUAL", "SCH_CLKIN", "SCH_FREE"] {
         let p = a.join(format!(".local/rx_agent_outbox/{id}/RX_RESULT.json"));
         let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
@@ -840,7 +1110,8 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
         cases.push((id.to_owned(), "result", v));
     }
     // The golden result fixture.
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/FIX_YELLOW_001/RX_RESULT.json");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/results/FIX_YELLOW_001/RX_RESULT.json");
     let g: Value = serde_json::from_slice(&std::fs::read(&golden).unwrap()).unwrap();
     cases.push(("golden".into(), "result", g.clone()));
     let n_good = cases.len();
@@ -851,7 +1122,8 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
     b["status"] = json!("MAYBE");
     broken.push(b);
     let mut b = real.clone();
-    b["captures"][0]["iq_files"] = json!([{"path": "/home/op/.local/x.cf32", "bytes": 1, "sha256": "0".repeat(64)}]);
+    b["captures"][0]["iq_files"] =
+        json!([{"path": "/home/op/.local/x.cf32", "bytes": 1, "sha256": "0".repeat(64)}]);
     broken.push(b);
     let mut b = real.clone();
     b["node"]["name"] = json!("bad name");
@@ -867,7 +1139,11 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
     }
     let verdicts = jsonschema_verdicts(&cases);
     for (i, (name, valid, errors)) in verdicts.iter().enumerate() {
-        assert_eq!(*valid, i < n_good, "{name}: valid={valid}; errors {errors:?}");
+        assert_eq!(
+            *valid,
+            i < n_good,
+            "{name}: valid={valid}; errors {errors:?}"
+        );
     }
 }
 
@@ -973,18 +1249,31 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
         }
         let j: Value = serde_json::from_str(&git(
             &lab.origin,
-            &["show", &format!("rx-node:rx-results/FLEET_CLKIN_001/{n}/RX_RESULT.json")],
+            &[
+                "show",
+                &format!("rx-node:rx-results/FLEET_CLKIN_001/{n}/RX_RESULT.json"),
+            ],
         ))
         .unwrap();
-        assert_eq!(j["node"]["name"], n.as_str(), "{n}'s folder holds another node's result");
+        assert_eq!(
+            j["node"]["name"],
+            n.as_str(),
+            "{n}'s folder holds another node's result"
+        );
     }
     let history = git(&lab.origin, &["rev-list", "--parents", "rx-node"]);
     assert_eq!(history.lines().count(), 8, "{history}");
-    assert!(history.lines().all(|l| l.split(' ').count() <= 2), "a merge: {history}");
+    assert!(
+        history.lines().all(|l| l.split(' ').count() <= 2),
+        "a merge: {history}"
+    );
 
     // A fresh main-PC clone lists all eight, each with its node.
     let fresh = lab.root.path().join("fresh-main");
-    git(lab.root.path(), &["clone", "-q", &url, fresh.to_str().unwrap()]);
+    git(
+        lab.root.path(),
+        &["clone", "-q", &url, fresh.to_str().unwrap()],
+    );
     let l = listing(&fresh, &[]);
     assert_eq!(l.results.len(), 8);
     let mut seen: Vec<String> = l
@@ -994,18 +1283,32 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
             assert_eq!(r.task_id, "FLEET_CLKIN_001");
             assert_eq!(r.status.as_deref(), Some("PASS"), "{r:?}");
             assert!(r.problems.is_empty(), "{r:?}");
-            assert_eq!(r.path, format!("rx-results/FLEET_CLKIN_001/{}", r.node.as_deref().unwrap()));
+            assert_eq!(
+                r.path,
+                format!("rx-results/FLEET_CLKIN_001/{}", r.node.as_deref().unwrap())
+            );
             r.node.clone().unwrap()
         })
         .collect();
     seen.sort();
     assert_eq!(seen, names);
-    let out = rxnode(&fresh, &["--json", "results", "verify", "FLEET_CLKIN_001"], "");
+    let out = rxnode(
+        &fresh,
+        &["--json", "results", "verify", "FLEET_CLKIN_001"],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 8);
     let out = rxnode(&fresh, &["--json", "results", "nodes"], "");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["nodes"].as_array().unwrap().len(), 8, "{v}");
-    assert!(v["nodes"].as_array().unwrap().iter().all(|n| n["results"] == 1), "{v}");
+    assert!(
+        v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["results"] == 1),
+        "{v}"
+    );
 }

@@ -174,7 +174,13 @@ mod publish_common {
     /// `rxnode node set-name NAME` in `checkout`.
     pub fn set_node_name(checkout: &Path, name: &str) {
         let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
-            .args(["--repo", checkout.to_str().unwrap(), "node", "set-name", name])
+            .args([
+                "--repo",
+                checkout.to_str().unwrap(),
+                "node",
+                "set-name",
+                name,
+            ])
             .env_remove("RXNODE_REPO")
             .output()
             .expect("rxnode runs");
