@@ -124,6 +124,12 @@ pub fn cmd_set_name(cli: &Cli, name: &str) -> Result<Outcome> {
     // The node's checkout: `.local/` is made ignored before anything is written in it.
     let repo = crate::gitops::open(&cli.repo)?;
     crate::gitops::ensure_local_excluded(&repo)?;
+    if std::fs::symlink_metadata(&paths.local).is_ok_and(|m| !m.is_dir()) {
+        return Err(refused(format!(
+            "{} is not a folder (a symlink is never trusted); nothing was written",
+            paths.local.display()
+        )));
+    }
     // A damaged or untrusted file is reported, not overwritten blindly — except that a
     // parse failure of a regular file is exactly what set-name repairs.
     let old = match load_name(&paths) {

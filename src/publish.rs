@@ -1226,6 +1226,49 @@ fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()>
     Ok(())
 }
 
+/// Issue 18: this checkout pushes results under its own node name only. A commit
+/// that would leave the machine adding `rx-results/<ID>/<OTHER>/…` for a node name
+/// other than this node's is refused (a laptop never speaks for another node).
+fn check_outgoing_node(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()> {
+    let Some(own) = repo
+        .workdir()
+        .map(Paths::new)
+        .and_then(|p| crate::node::load_name(&p).ok().flatten())
+    else {
+        return Ok(()); // no name: nothing new is published (prepare refuses)
+    };
+    let mut walk = repo.revwalk()?;
+    walk.push(tip)?;
+    if let Some(k) = known {
+        walk.hide(k)?;
+    }
+    for oid in walk {
+        let oid = oid?;
+        let c = repo.find_commit(oid)?;
+        let old = match c.parent_count() {
+            0 => None,
+            _ => Some(c.parent(0)?.tree()?),
+        };
+        let diff = repo.diff_tree_to_tree(old.as_ref(), Some(&c.tree()?), None)?;
+        for d in diff.deltas() {
+            let path = d
+                .new_file()
+                .path()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let parts: Vec<&str> = path.split('/').collect();
+            if parts.len() == 4 && parts[0] == RESULTS_DIR && parts[2] != own {
+                return Err(refused(format!(
+                    "rx-node commit {oid} adds {path}, a result under node name {:?}, but this node is {own:?}; \
+                     a node publishes only its own results — not pushed",
+                    parts[2]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn push_once(
     repo: &Repository,
     remote: &str,
@@ -1236,6 +1279,7 @@ fn push_once(
     // publication), only result files may leave this machine.
     let known = repo.refname_to_id(&tracking_ref(remote)).ok();
     check_outgoing(repo, ours, known).map_err(PushError::Failed)?;
+    check_outgoing_node(repo, ours, known).map_err(PushError::Failed)?;
     let mut r = repo
         .find_remote(remote)
         .map_err(|e| PushError::Failed(anyhow::anyhow!("remote {remote}: {}", e.message())))?;

@@ -246,6 +246,77 @@ fn main_pc_state(main: &Path) -> (String, String, Vec<u8>, String) {
 // ------------------------------------------------------------------ node names
 
 #[test]
+fn help_lists_the_main_pc_commands() {
+    let d = tempfile::tempdir().unwrap();
+    let help = stdout(&rxnode(d.path(), &["--help"], ""));
+    for sub in ["node", "results", "task", "schema"] {
+        assert!(help.contains(sub), "--help lacks {sub}: {help}");
+    }
+    let r = stdout(&rxnode(d.path(), &["results", "--help"], ""));
+    for f in ["--node", "--status", "--since", "show", "verify", "nodes"] {
+        assert!(r.contains(f), "results --help lacks {f}: {r}");
+    }
+    let t = stdout(&rxnode(d.path(), &["task", "new", "--help"], ""));
+    for f in [
+        "--id",
+        "--title",
+        "--hardware",
+        "--rx",
+        "--tx",
+        "--risk",
+        "--plan",
+        "--out",
+        "--force",
+    ] {
+        assert!(t.contains(f), "task new --help lacks {f}: {t}");
+    }
+}
+
+/// A laptop never pushes a result under another node's name, even from a
+/// hand-made local rx-node commit.
+#[test]
+fn a_node_never_pushes_a_result_under_another_nodes_name() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("IMPOSTOR_1", &[]);
+    approve(&a);
+    assert_eq!(
+        rxnode(&a, &["publish", "IMPOSTOR_1"], "PUBLISH IMPOSTOR_1\n")
+            .status
+            .code(),
+        Some(0)
+    );
+    // A hand-made commit on the local rx-node: a copy of the result under LAB-B.
+    let wt = lab.root.path().join("hand-wt");
+    git(
+        &a,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "rx-node"],
+    );
+    let src = wt.join("rx-results/IMPOSTOR_1/LAB-A");
+    let dst = wt.join("rx-results/IMPOSTOR_1/LAB-B");
+    std::fs::create_dir_all(&dst).unwrap();
+    for f in ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"] {
+        std::fs::copy(src.join(f), dst.join(f)).unwrap();
+    }
+    git(&wt, &["add", "-A"]);
+    git(&wt, &["commit", "-q", "-m", "speak for LAB-B"]);
+    git(&a, &["worktree", "remove", "--force", wt.to_str().unwrap()]);
+    let out = publish(&a, "IMPOSTOR_1");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("LAB-B") && err.contains("own results"),
+        "{err}"
+    );
+    assert!(git_out(
+        &lab.origin,
+        &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
+    )
+    .stdout
+    .is_empty());
+}
+
+#[test]
 fn node_names_are_checked_and_publishing_without_one_is_refused() {
     let lab = Lab::new();
     let rx = lab.root.path().join("rx-unnamed");
