@@ -89,11 +89,24 @@ pub fn cmd_results(cli: &Cli, args: &ResultsArgs) -> Result<Outcome> {
         Some(s) => Some(parse_since(s, time::OffsetDateTime::now_utc()).map_err(bad_input)?),
     };
     let remote = cli.watch_cfg.remote.as_str();
+    let before = read_private(&repo)?;
     let tip = if args.no_fetch {
-        read_private(&repo)?
+        before
     } else {
         fetch_private(&repo, remote)?
     };
+    // The branch is written by RX nodes only and never rewritten: a tip that does not
+    // descend from what was fetched before means results may have been removed.
+    if let (Some(b), Some(t)) = (before, tip) {
+        if b != t && !repo.graph_descendant_of(t, b).unwrap_or(false) {
+            eprintln!(
+                "rxnode: warning: rx-node was rewritten on the remote: the previous tip {b} is not in its history; \
+                 results seen before may have been removed (the old commit is still in this repository)"
+            );
+        }
+    } else if before.is_some() && tip.is_none() {
+        eprintln!("rxnode: warning: rx-node was deleted on the remote; the results seen before are gone from it");
+    }
     match &args.sub {
         None => cmd_list(cli, &repo, tip, args, status_filter.as_deref(), since),
         Some(ResultsCmd::Show { task_id, from }) => cmd_show(cli, &repo, tip, task_id, from),

@@ -667,6 +667,17 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(!out.stdout.contains(&0x1b), "raw ESC reached the terminal");
     assert!(stdout(&out).contains("\\u{1b}[2J"), "{}", text(&out));
+
+    // A force-push that drops a result is reported on the next fetch.
+    git(&hand, &["reset", "-q", "--hard", "HEAD~2"]);
+    git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
+    let out = rxnode(&lab.main, &["--json", "results"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rx-node was rewritten"),
+        "{}",
+        text(&out)
+    );
 }
 
 // ------------------------------------------------------------------- task new
