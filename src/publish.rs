@@ -138,8 +138,10 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     if let Some(base) = &plan.base {
         if result_entries(&repo, Some(base))?.contains_key(&key) {
             return Err(refused(format!(
-                "{RESULTS_DIR}/{key}/ already exists on rx-node (commit {}); a result is never overwritten",
-                base.id()
+                "{RESULTS_DIR}/{key}/ already exists on rx-node (commit {}); a result is never overwritten \
+                 (if another laptop also calls itself {}, give each node its own name)",
+                base.id(),
+                prep.node
             )));
         }
     }
@@ -147,7 +149,9 @@ fn publish(cli: &Cli, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         let c = repo.find_commit(t)?;
         if result_entries(&repo, Some(&c))?.contains_key(&key) {
             return Err(refused(format!(
-                "{RESULTS_DIR}/{key}/ already exists on rx-node (commit {t}); a result is never overwritten"
+                "{RESULTS_DIR}/{key}/ already exists on rx-node (commit {t}); a result is never overwritten \
+                 (if another laptop also calls itself {}, give each node its own name)",
+                prep.node
             )));
         }
     }
@@ -569,7 +573,9 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
         Some(Value::String(n)) if *n == node => {}
         Some(other) => problems.push(format!(
             "{JSON} was written by node {other} but this node is named {node:?}; \
-             a result is published under the node that produced it"
+             a result is published under the node that produced it \
+             (`rxnode node set-name {}` names the node back to publish it)",
+            other.as_str().unwrap_or("NAME")
         )),
     }
     problems.extend(schema_check(&dir.join(JSON), &cli.repo));

@@ -1394,3 +1394,97 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
         "{v}"
     );
 }
+
+/// Results published before node names (`rx-results/<ID>/RX_RESULT.*` directly)
+/// are still listed, shown and verified; their node comes from the result itself.
+#[test]
+fn results_of_the_layout_before_node_names_are_still_read() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("LEGACY_1", &[]);
+    approve(&a);
+    assert_eq!(publish(&a, "LEGACY_1").status.code(), Some(0));
+    // Rewrite history as an old rx-node looked: the same three files one level up,
+    // in the one commit (what the old `publish` made).
+    let hand = lab.root.path().join("old-layout");
+    git(
+        lab.root.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "rx-node",
+            lab.origin.to_str().unwrap(),
+            hand.to_str().unwrap(),
+        ],
+    );
+    git(
+        &hand,
+        &[
+            "mv",
+            "rx-results/LEGACY_1/LAB-A/RX_RESULT.md",
+            "rx-results/LEGACY_1/RX_RESULT.md",
+        ],
+    );
+    git(
+        &hand,
+        &[
+            "mv",
+            "rx-results/LEGACY_1/LAB-A/RX_RESULT.json",
+            "rx-results/LEGACY_1/RX_RESULT.json",
+        ],
+    );
+    git(
+        &hand,
+        &[
+            "mv",
+            "rx-results/LEGACY_1/LAB-A/LOG_META.json",
+            "rx-results/LEGACY_1/LOG_META.json",
+        ],
+    );
+    git(
+        &hand,
+        &[
+            "commit",
+            "-q",
+            "--amend",
+            "-m",
+            "rx-results: LEGACY_1 (NOT RUN)\n\nTask: LEGACY_1\n",
+        ],
+    );
+    git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
+    let l = listing(&lab.main, &[]);
+    assert_eq!(l.results.len(), 1, "{l:?}");
+    let r = &l.results[0];
+    assert_eq!(r.path, "rx-results/LEGACY_1");
+    assert_eq!(
+        r.node.as_deref(),
+        Some("LAB-A"),
+        "the node named inside the result"
+    );
+    assert!(r.problems.is_empty(), "{r:?}");
+    let out = rxnode(&lab.main, &["results", "verify", "LEGACY_1"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = rxnode(&lab.main, &["results", "show", "LEGACY_1"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("# RX result: LEGACY_1"),
+        "{}",
+        text(&out)
+    );
+    // A node publishing beside it never rewrites the old folder.
+    let b = lab.node("LAB-B");
+    approve(&b);
+    assert_eq!(publish(&b, "LEGACY_1").status.code(), Some(0));
+    let files = git(&lab.origin, &["ls-tree", "-r", "--name-only", "rx-node"]);
+    assert_eq!(files.lines().count(), 6, "{files}");
+    assert!(
+        files.contains("rx-results/LEGACY_1/RX_RESULT.md"),
+        "{files}"
+    );
+    assert!(
+        files.contains("rx-results/LEGACY_1/LAB-B/RX_RESULT.md"),
+        "{files}"
+    );
+    assert_eq!(listing(&lab.main, &[]).results.len(), 2);
+}
