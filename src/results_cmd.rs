@@ -836,12 +836,35 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
         ));
         return problems;
     }
+    // What the commit says it publishes: its own result (`Task:` + `Node-Name:`)
+    // and the whole results a rebuild carried over (`Carried-Over:`).
     let msg = commit.message().unwrap_or("");
+    let trailer = |k: &str| {
+        msg.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(|v| v.trim().to_owned())
+    };
+    let primary = match (trailer("Task: "), trailer("Node-Name: ")) {
+        (Some(t), Some(n)) => Some(format!("{t}/{n}")),
+        (Some(t), None) => Some(t),
+        _ => None,
+    };
     let carried: BTreeSet<String> = msg
         .lines()
         .filter_map(|l| l.strip_prefix("Carried-Over: "))
-        .flat_map(|l| l.split(", ").map(str::to_owned))
+        .flat_map(|l| l.split(", ").map(|k| k.trim().to_owned()))
         .collect();
+    let key = f
+        .path
+        .strip_prefix(&format!("{RESULTS_DIR}/"))
+        .unwrap_or(&f.path)
+        .to_owned();
+    if primary.as_deref() != Some(key.as_str()) && !carried.contains(&key) {
+        problems.push(format!(
+            "commit {c} adds {} but its message names neither it (`Task:`/`Node-Name:`) nor a `Carried-Over:` of it",
+            f.path
+        ));
+    }
     let old = if commit.parent_count() == 1 {
         commit.parent(0).ok().and_then(|p| p.tree().ok())
     } else {
@@ -855,11 +878,6 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
         Ok(d) => d,
         Err(e) => return vec![format!("commit {c}: {}", e.message())],
     };
-    let mine = format!("{}/", f.path);
-    let key = f
-        .path
-        .trim_start_matches(&format!("{RESULTS_DIR}/"))
-        .to_owned();
     let mut own = BTreeSet::new();
     for d in diff.deltas() {
         let path = d
@@ -877,26 +895,25 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
             ));
             continue;
         }
-        if let Some(name) = path.strip_prefix(&mine) {
-            if [MD, JSON, LOG_META].contains(&name) {
-                own.insert(name.to_owned());
-                continue;
-            }
-        }
-        // Another whole result, carried over by a rebuild, is named in the trailer.
         let parts: Vec<&str> = path.split('/').collect();
-        let other_key = parts
-            .get(1..parts.len().saturating_sub(1))
-            .map(|p| p.join("/"))
-            .unwrap_or_default();
         let is_result_file = parts.first() == Some(&RESULTS_DIR)
             && (3..=4).contains(&parts.len())
             && parts
                 .last()
                 .is_some_and(|n| [MD, JSON, LOG_META].contains(n));
-        if !(is_result_file && other_key != key && carried.contains(&other_key)) {
+        let file_key = parts
+            .get(1..parts.len().saturating_sub(1))
+            .map(|p| p.join("/"))
+            .unwrap_or_default();
+        if is_result_file && file_key == key {
+            own.insert(parts[parts.len() - 1].to_owned());
+            continue;
+        }
+        // Another whole result: the commit's own, or one its trailer says it carried.
+        let named = primary.as_deref() == Some(file_key.as_str()) || carried.contains(&file_key);
+        if !(is_result_file && named) {
             problems.push(format!(
-                "commit {c} (which adds {}) also adds {}: not one of this result's three files",
+                "commit {c} (which adds {}) also adds {}: neither this result's three files nor a result its message names",
                 f.path,
                 shown(&path, 120)
             ));
@@ -905,17 +922,6 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
     for n in [MD, JSON, LOG_META] {
         if !own.contains(n) {
             problems.push(format!("commit {c} does not add {}/{n}", f.path));
-        }
-    }
-    if !msg.lines().any(|l| l == format!("Task: {}", f.task_id)) {
-        problems.push(format!(
-            "commit {c}: its message names no `Task: {}`",
-            f.task_id
-        ));
-    }
-    if let Some(n) = &f.dir_node {
-        if !msg.lines().any(|l| l == format!("Node-Name: {n}")) {
-            problems.push(format!("commit {c}: its message names no `Node-Name: {n}`"));
         }
     }
     problems

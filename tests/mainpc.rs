@@ -668,8 +668,34 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     assert!(!out.stdout.contains(&0x1b), "raw ESC reached the terminal");
     assert!(stdout(&out).contains("\\u{1b}[2J"), "{}", text(&out));
 
+    // A hand-made commit that adds a result folder plus a file elsewhere: the
+    // commit check names the extra file.
+    let t3 = hand.join("rx-results/TAMPER_3/LAB-A");
+    std::fs::create_dir_all(&t3).unwrap();
+    for f in ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"] {
+        std::fs::copy(hand.join("rx-results/TAMPER_2/LAB-A").join(f), t3.join(f)).unwrap();
+    }
+    std::fs::write(hand.join("evil.sh"), "#!/bin/sh\n").unwrap();
+    git(&hand, &["add", "-A"]);
+    git(
+        &hand,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "rx-results: TAMPER_3\n\nTask: TAMPER_3\nNode-Name: LAB-A\n",
+        ],
+    );
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_3"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = v["results"][0]["problems"].to_string();
+    assert!(problems.contains("also adds evil.sh"), "{problems}");
+    assert!(problems.contains("task_id is not TAMPER_3"), "{problems}");
+
     // A force-push that drops a result is reported on the next fetch.
-    git(&hand, &["reset", "-q", "--hard", "HEAD~2"]);
+    git(&hand, &["reset", "-q", "--hard", "HEAD~3"]);
     git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results"], "");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -1487,4 +1513,39 @@ fn results_of_the_layout_before_node_names_are_still_read() {
         "{files}"
     );
     assert_eq!(listing(&lab.main, &[]).results.len(), 2);
+}
+
+/// A publication rebuilt after a race carries the node's earlier local-only
+/// result (its `Carried-Over:` trailer names it): both verify.
+#[test]
+fn verify_accepts_results_carried_over_by_a_rebuild() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    let b = lab.node("LAB-B");
+    lab.post("CARRY_X", &[]);
+    approve(&a);
+    let out = rxnode(&a, &["publish", "CARRY_X"], "PUBLISH CARRY_X\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    approve(&b);
+    assert_eq!(publish(&b, "CARRY_X").status.code(), Some(0));
+    lab.post("CARRY_Z", &[]);
+    approve(&a);
+    let out = publish(&a, "CARRY_Z");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let msg = git(&lab.origin, &["log", "-1", "--format=%B", "rx-node"]);
+    assert!(msg.contains("Carried-Over: CARRY_X/LAB-A"), "{msg}");
+    for (id, from) in [
+        ("CARRY_X", "LAB-A"),
+        ("CARRY_X", "LAB-B"),
+        ("CARRY_Z", "LAB-A"),
+    ] {
+        let out = rxnode(&lab.main, &["results", "verify", id, "--from", from], "");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{id} from {from}: {}",
+            text(&out)
+        );
+    }
+    assert_eq!(listing(&lab.main, &[]).results.len(), 3);
 }
