@@ -694,6 +694,35 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     assert!(problems.contains("also adds evil.sh"), "{problems}");
     assert!(problems.contains("task_id is not TAMPER_3"), "{problems}");
 
+    // An oversize result and folders that are neither task IDs nor node names are
+    // named, never loaded or followed.
+    let big = hand.join("rx-results/TAMPER_4/LAB-A");
+    std::fs::create_dir_all(&big).unwrap();
+    std::fs::write(big.join("RX_RESULT.json"), vec![b' '; 300 * 1024]).unwrap();
+    std::fs::create_dir_all(hand.join("rx-results/bad id/LAB-A")).unwrap();
+    std::fs::write(hand.join("rx-results/bad id/LAB-A/x"), "x").unwrap();
+    std::fs::create_dir_all(hand.join("rx-results/TAMPER_5/not a node")).unwrap();
+    std::fs::write(hand.join("rx-results/TAMPER_5/not a node/x"), "x").unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "junk"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    let out = rxnode(&lab.main, &["--json", "results"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["results"].as_array().unwrap();
+    let t4 = rows
+        .iter()
+        .find(|r| r["task_id"] == "TAMPER_4")
+        .expect("TAMPER_4 listed");
+    assert!(t4["problems"].to_string().contains("307200 bytes"), "{t4}");
+    let tree_problems = v["problems"].to_string();
+    assert!(
+        tree_problems.contains("bad id") && tree_problems.contains("not a node"),
+        "{tree_problems}"
+    );
+    git(&hand, &["reset", "-q", "--hard", "HEAD~1"]);
+    git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
+
     // A force-push that drops a result is reported on the next fetch.
     git(&hand, &["reset", "-q", "--hard", "HEAD~3"]);
     git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
