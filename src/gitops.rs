@@ -328,6 +328,147 @@ pub fn read_blob_at(repo: &Repository, commit: Oid, path: &str, max_bytes: usize
     })
 }
 
+/// What a tree holds at a path: the object ID and file mode, or nothing.
+pub type PathEntry = Option<(Oid, i32)>;
+
+/// The entry at `path` in `commit`'s tree (`None` when absent).
+pub fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<PathEntry> {
+    let c = repo
+        .find_commit(commit)
+        .with_context(|| format!("commit {commit} is not in this repository"))?;
+    let tree = c
+        .tree()
+        .with_context(|| format!("commit {commit} has no tree"))?;
+    match tree.get_path(Path::new(path)) {
+        Ok(e) => Ok(Some((e.id(), e.filemode()))),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(anyhow!(
+            "cannot look up {path} in {commit}: {}",
+            e.message()
+        )),
+    }
+}
+
+/// One commit of the first-parent history that changed the task path: one
+/// *task version* (DESIGN §2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    /// The commit.
+    pub commit: Oid,
+    /// What the path holds in this commit (`None`: the file was deleted).
+    pub entry: PathEntry,
+    /// What it held in the commit's first parent (`None`: absent, or a root commit).
+    pub before: PathEntry,
+}
+
+/// The task versions between a stop point and the tip.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct History {
+    /// Every version found, oldest first.
+    pub versions: Vec<Version>,
+    /// First-parent commits walked.
+    pub commits: usize,
+    /// The walk stopped at its commit limit before reaching the stop point
+    /// (older versions, if any, were not looked at).
+    pub truncated: bool,
+}
+
+/// Walk the first-parent history of `tip`, newest first, excluding `hide` and
+/// everything reachable from it (`git rev-list --first-parent tip ^hide`), and
+/// collect every commit whose `path` entry differs from its first parent's.
+/// At most `max_commits` commits are walked. Reads only the object database.
+pub fn task_history(
+    repo: &Repository,
+    tip: Oid,
+    hide: Option<Oid>,
+    path: &str,
+    max_commits: usize,
+) -> Result<History> {
+    let mut walk = repo.revwalk().context("cannot walk the history")?;
+    walk.simplify_first_parent()
+        .context("cannot walk first parents")?;
+    walk.push(tip)
+        .with_context(|| format!("cannot walk from {tip}"))?;
+    if let Some(h) = hide {
+        walk.hide(h)
+            .with_context(|| format!("cannot exclude {h} from the walk"))?;
+    }
+    let mut chain: Vec<Oid> = Vec::new();
+    let mut truncated = false;
+    for oid in walk {
+        let oid = oid.map_err(|e| anyhow!("history walk from {tip} failed: {}", e.message()))?;
+        if chain.len() >= max_commits {
+            truncated = true;
+            break;
+        }
+        chain.push(oid);
+    }
+    // `chain` is newest first; each commit is compared with its first parent,
+    // which is the next one in the chain (looked up once).
+    let mut versions = Vec::new();
+    let mut entry = match chain.first() {
+        Some(&c) => entry_at(repo, c, path)?,
+        None => None,
+    };
+    for (i, &c) in chain.iter().enumerate() {
+        let commit = repo
+            .find_commit(c)
+            .with_context(|| format!("commit {c} is not in this repository"))?;
+        let parent = commit.parent_ids().next();
+        if let (Some(p), Some(&next)) = (parent, chain.get(i + 1)) {
+            if p != next {
+                return Err(anyhow!(
+                    "history walk from {tip}: {next} follows {c} but is not its first parent"
+                ));
+            }
+        }
+        let before = match parent {
+            Some(p) => entry_at(repo, p, path)?,
+            None => None,
+        };
+        if before != entry {
+            versions.push(Version {
+                commit: c,
+                entry,
+                before,
+            });
+        }
+        entry = before;
+    }
+    versions.reverse();
+    Ok(History {
+        versions,
+        commits: chain.len(),
+        truncated,
+    })
+}
+
+/// Whether `ancestor` is `commit` or one of its ancestors. An unknown
+/// `ancestor` (not in this repository) is not.
+pub fn is_ancestor_or_same(repo: &Repository, ancestor: Oid, commit: Oid) -> Result<bool> {
+    if ancestor == commit {
+        return Ok(true);
+    }
+    if repo.find_commit(ancestor).is_err() {
+        return Ok(false);
+    }
+    repo.graph_descendant_of(commit, ancestor)
+        .map_err(|e| anyhow!("cannot compare {commit} with {ancestor}: {}", e.message()))
+}
+
+/// The merge base of two commits, `None` when they share no history or `a`
+/// is not in this repository.
+pub fn merge_base(repo: &Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
+    if repo.find_commit(a).is_err() {
+        return Ok(None);
+    }
+    match repo.merge_base(a, b) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(anyhow!("cannot find the merge base of {a} and {b}: {}", e.message())),
+    }
+}
+
 /// Whether `ancestor` is a strict ancestor of `commit` (`graph_descendant_of`).
 /// An ancestor unknown to this repository is not an ancestor.
 pub fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid) -> Result<bool> {
@@ -415,6 +556,63 @@ mod tests {
         assert!(!is_strict_ancestor(&repo, &b.to_string(), a).unwrap());
         assert!(!is_strict_ancestor(&repo, &other.to_string(), b).unwrap());
         assert!(!is_strict_ancestor(&repo, &"0".repeat(40), b).unwrap());
+    }
+
+    #[test]
+    fn task_history_lists_first_parent_changes_oldest_first() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let a = commit_file(&repo, "t.md", b"1", None);
+        let b = commit_file(&repo, "t.md", b"2", Some(a));
+        let c = commit_file(&repo, "t.md", b"2", Some(b)); // no change
+        let e = commit_file(&repo, "other", b"x", Some(c)); // t.md deleted
+        let f = commit_file(&repo, "t.md", b"3", Some(e));
+        let h = task_history(&repo, f, Some(a), "t.md", 1000).unwrap();
+        assert_eq!(h.commits, 4);
+        assert!(!h.truncated);
+        let got: Vec<Oid> = h.versions.iter().map(|v| v.commit).collect();
+        assert_eq!(got, vec![b, e, f]);
+        assert!(h.versions[1].entry.is_none() && h.versions[1].before.is_some());
+        assert_eq!(
+            h.versions[0].before.map(|x| x.0),
+            Some(repo.blob(b"1").unwrap())
+        );
+        // From the root: the first commit is a version too.
+        let all = task_history(&repo, f, None, "t.md", 1000).unwrap();
+        assert_eq!(all.versions.len(), 4);
+        assert_eq!(all.versions[0].commit, a);
+        assert!(all.versions[0].before.is_none());
+        // Bounded walk.
+        let short = task_history(&repo, f, None, "t.md", 2).unwrap();
+        assert!(short.truncated);
+        assert_eq!(short.commits, 2);
+        assert_eq!(
+            short.versions.iter().map(|v| v.commit).collect::<Vec<_>>(),
+            vec![e, f]
+        );
+        // Nothing since the tip itself.
+        assert!(task_history(&repo, f, Some(f), "t.md", 10)
+            .unwrap()
+            .versions
+            .is_empty());
+    }
+
+    #[test]
+    fn ancestry_and_merge_base() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let a = commit_file(&repo, "f", b"1", None);
+        let b = commit_file(&repo, "f", b"2", Some(a));
+        let b2 = commit_file(&repo, "f", b"3", Some(a));
+        let other = commit_file(&repo, "g", b"4", None);
+        assert!(is_ancestor_or_same(&repo, a, b).unwrap());
+        assert!(is_ancestor_or_same(&repo, b, b).unwrap());
+        assert!(!is_ancestor_or_same(&repo, b, b2).unwrap());
+        let missing = Oid::from_str(&"1".repeat(40)).unwrap();
+        assert!(!is_ancestor_or_same(&repo, missing, b).unwrap());
+        assert_eq!(merge_base(&repo, b, b2).unwrap(), Some(a));
+        assert_eq!(merge_base(&repo, b, other).unwrap(), None);
+        assert_eq!(merge_base(&repo, missing, b).unwrap(), None);
     }
 
     #[test]

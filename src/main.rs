@@ -15,6 +15,7 @@ mod outbox;
 mod paths;
 mod policy_file;
 mod publish;
+mod queue;
 mod results;
 mod review;
 mod run;
