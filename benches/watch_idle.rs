@@ -201,17 +201,30 @@ fn history_cost() {
             let origin = dir.path().join("origin.git");
             let main = dir.path().join("main");
             let rx = dir.path().join("rx");
-            git(dir.path(), &["init", "-q", "--bare", origin.to_str().unwrap()]);
+            git(
+                dir.path(),
+                &["init", "-q", "--bare", origin.to_str().unwrap()],
+            );
             git(dir.path(), &["init", "-q", main.to_str().unwrap()]);
             git(&main, &["checkout", "-q", "-b", BRANCH]);
             std::fs::write(main.join("README.md"), "bench\n").unwrap();
             git(&main, &["add", "README.md"]);
             git(&main, &["commit", "-q", "-m", "start"]);
-            git(&main, &["remote", "add", "origin", origin.to_str().unwrap()]);
+            git(
+                &main,
+                &["remote", "add", "origin", origin.to_str().unwrap()],
+            );
             git(&main, &["push", "-q", "origin", BRANCH]);
             git(
                 dir.path(),
-                &["clone", "-q", "-b", BRANCH, origin.to_str().unwrap(), rx.to_str().unwrap()],
+                &[
+                    "clone",
+                    "-q",
+                    "-b",
+                    BRANCH,
+                    origin.to_str().unwrap(),
+                    rx.to_str().unwrap(),
+                ],
             );
             let watch = |stdin: Stdio| {
                 Command::new(bin)
@@ -241,7 +254,10 @@ fn history_cost() {
                 if i == 0 {
                     stream.push_str(&format!("from {base}\n"));
                 }
-                stream.push_str(&format!("M 100644 inline {path}\ndata {}\n{body}\n", body.len()));
+                stream.push_str(&format!(
+                    "M 100644 inline {path}\ndata {}\n{body}\n",
+                    body.len()
+                ));
             }
             if n > 0 {
                 let mut fi = Command::new("git")
@@ -279,10 +295,9 @@ fn history_cost() {
                 wall += t0.elapsed().as_secs_f64();
                 cpu += child_cpu() - c0;
             }
-            let st: serde_json::Value = serde_json::from_slice(
-                &std::fs::read(local.join("rx_agent_state.json")).unwrap(),
-            )
-            .unwrap();
+            let st: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(local.join("rx_agent_state.json")).unwrap())
+                    .unwrap();
             let walk = &st["queue"]["last_walk"];
             let examined = if n == 0 {
                 "- (marker = tip: no walk)".to_owned()
@@ -302,7 +317,11 @@ fn history_cost() {
                 .unwrap_or_default();
             println!(
                 "  {n:>7} | {:<13} | {cpu:>6.1}{delta:<9} | {wall:>12.1} | {examined}",
-                if touches_task { "the task file" } else { "other files" }
+                if touches_task {
+                    "the task file"
+                } else {
+                    "other files"
+                }
             );
         }
     }

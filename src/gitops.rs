@@ -465,7 +465,10 @@ pub fn merge_base(repo: &Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
     match repo.merge_base(a, b) {
         Ok(m) => Ok(Some(m)),
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(anyhow!("cannot find the merge base of {a} and {b}: {}", e.message())),
+        Err(e) => Err(anyhow!(
+            "cannot find the merge base of {a} and {b}: {}",
+            e.message()
+        )),
     }
 }
 

@@ -137,8 +137,12 @@ pub struct WalkRecord {
 impl QueueState {
     /// Append `id` to the queue order (pruning IDs no longer pending).
     pub fn enqueue(&mut self, id: &str, tasks: &BTreeMap<String, crate::state::TaskRecord>) {
-        self.order
-            .retain(|i| i != id && tasks.get(i).is_some_and(|r| r.status == TaskStatus::Pending));
+        self.order.retain(|i| {
+            i != id
+                && tasks
+                    .get(i)
+                    .is_some_and(|r| r.status == TaskStatus::Pending)
+        });
         self.order.push(id.to_owned());
     }
 }
@@ -439,7 +443,8 @@ fn examine_version(
         // `reject_blob` wrote a `rejected` line; this is the version's own.
         ledger::append(&flow.paths, &e.detail(detail))
     };
-    let (bytes, blob) = match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)? {
+    let (bytes, blob) = match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)?
+    {
         Blob::Content { bytes, blob } => (bytes, blob),
         Blob::Missing => return Ok(None), // not reached: `entry` is Some
         Blob::TooLarge { size, blob } => {
@@ -463,7 +468,9 @@ fn examine_version(
     match flow.check_version(&bytes, Some(v.commit))? {
         Verdict::New(task) => {
             let id = task.id().to_string();
-            let superseded_by = next.filter(|n| n.entry.is_some()).map(|n| n.commit.to_string());
+            let superseded_by = next
+                .filter(|n| n.entry.is_some())
+                .map(|n| n.commit.to_string());
             flow.record_pending(&task, &commit_s)?;
             state::update(&flow.paths, |s| {
                 let tasks = s.tasks.clone();
@@ -543,9 +550,10 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
     let held = match v.before {
         Some((oid, mode)) if mode != 0o120000 => match repo.find_object(oid, None) {
             Ok(o) => match o.as_blob() {
-                Some(b) if b.size() <= MAX_TASK_BYTES => {
-                    Some((sha256_hex(b.content()), crate::watch::lenient_task_id(b.content())))
-                }
+                Some(b) if b.size() <= MAX_TASK_BYTES => Some((
+                    sha256_hex(b.content()),
+                    crate::watch::lenient_task_id(b.content()),
+                )),
                 _ => None,
             },
             Err(_) => None,
@@ -562,7 +570,10 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
             )?;
             crate::watch::say(format!(
                 "{}/{} at {}: {} deleted (it held no usable task)",
-                flow.remote, flow.branch, short(&commit_s), flow.task_path
+                flow.remote,
+                flow.branch,
+                short(&commit_s),
+                flow.task_path
             ));
             return Ok(());
         }
@@ -572,7 +583,9 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
             return Ok(Err("never seen by this node".to_owned()));
         };
         if rec.task_sha256 != sha {
-            return Ok(Err(format!("{:?} with a different text", rec.status).to_lowercase()));
+            return Ok(Err(
+                format!("{:?} with a different text", rec.status).to_lowercase()
+            ));
         }
         let was = rec.status;
         if !matches!(was, TaskStatus::Pending | TaskStatus::Deferred) {
@@ -607,14 +620,16 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
         Err(known) => {
             ledger::append(
                 &flow.paths,
-                &version_line("task_file_deleted", v, Some(&id), Some(&sha)).detail(
-                    serde_json::json!({"withdrew": null, "known": known,
-                        "why": "only a pending or deferred task is withdrawn"}),
-                ),
+                &version_line("task_file_deleted", v, Some(&id), Some(&sha))
+                    .detail(serde_json::json!({"withdrew": null, "known": known,
+                        "why": "only a pending or deferred task is withdrawn"})),
             )?;
             crate::watch::say(format!(
                 "{}/{} at {}: {} deleted; task {id} is {known}, left as it is",
-                flow.remote, flow.branch, short(&commit_s), flow.task_path
+                flow.remote,
+                flow.branch,
+                short(&commit_s),
+                flow.task_path
             ));
         }
     }

@@ -1090,7 +1090,11 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> 
             &format!(
                 "examined {oid}; {} new task(s) queued{}",
                 q.len(),
-                if q.is_empty() { ", nothing to prompt" } else { "" }
+                if q.is_empty() {
+                    ", nothing to prompt"
+                } else {
+                    ""
+                }
             ),
             true,
         )?;

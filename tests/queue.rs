@@ -139,7 +139,10 @@ fn three_tasks_in_one_push_give_three_prompts_in_commit_order() {
     assert!(so.contains("1 of 3 in this poll; 2 more queued"), "{so}");
     assert!(so.contains("2 of 3 in this poll; 1 more queued"), "{so}");
     assert!(so.contains("3 of 3 in this poll; 0 more queued"), "{so}");
-    assert!(so.contains(&format!("replaced on the branch by commit {c2}")), "{so}");
+    assert!(
+        so.contains(&format!("replaced on the branch by commit {c2}")),
+        "{so}"
+    );
     for (id, c) in [("Q1", &c1), ("Q2", &c2), ("Q3", &c3)] {
         assert_eq!(lab.status_of(id), "approved", "{id}");
         assert_eq!(lab.state()["tasks"][id]["commit"], c.as_str(), "{id}");
@@ -333,7 +336,10 @@ fn deleting_the_task_file_withdraws_a_task_that_was_not_approved() {
     push(&lab);
     assert!(lab.watch_once("").status.success());
     assert_eq!(lab.status_of("W2"), "withdrawn");
-    assert!(lab.state()["deferred_task_ids"].as_array().unwrap().is_empty());
+    assert!(lab.state()["deferred_task_ids"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     lab.post(&Lab::task("W3", &base, &[]));
     assert!(lab.watch_once("a\n").status.success());
     let del3 = delete_task(&lab);
@@ -370,7 +376,10 @@ fn a_force_push_is_loud_examined_from_the_merge_base_and_approves_nothing() {
     let r1 = commit_task(&lab, &Lab::task("F1", &base, &[]));
     let r2 = commit_task(&lab, &Lab::task("F2", &base, &[]));
     let r4 = commit_task(&lab, &Lab::task("F4", &base, &[]));
-    let r1x = commit_task(&lab, &Lab::task("F1", &base, &[("TASK_TITLE", "Rewritten")]));
+    let r1x = commit_task(
+        &lab,
+        &Lab::task("F1", &base, &[("TASK_TITLE", "Rewritten")]),
+    );
     git(&lab.main, &["push", "-q", "--force", "origin", BRANCH]);
     let out = lab.watch_once("s\n");
     let so = text(&out.stdout);
@@ -414,7 +423,10 @@ fn a_force_push_is_loud_examined_from_the_merge_base_and_approves_nothing() {
     assert_eq!(s.history_rewrites.len(), 1);
     assert_eq!(s.history_rewrites[0].old, old_marker);
     assert_eq!(s.history_rewrites[0].new, r1x);
-    assert_eq!(s.history_rewrites[0].merge_base.as_deref(), Some(base.as_str()));
+    assert_eq!(
+        s.history_rewrites[0].merge_base.as_deref(),
+        Some(base.as_str())
+    );
     assert!(s.history_rewrites[0].pending_off_branch.is_empty());
     assert_eq!(s.last_walk.as_ref().unwrap().from, "merge_base");
     assert_eq!(s.last_walk.as_ref().unwrap().examined, 4);
@@ -433,7 +445,10 @@ fn a_force_push_of_an_unrelated_history_is_examined_from_its_root_bounded() {
     let base = lab.main_head();
     lab.post(&Lab::task("U1", &base, &[]));
     assert!(lab.watch_once("s\n").status.success());
-    let u1_commit = lab.state()["tasks"]["U1"]["commit"].as_str().unwrap().to_owned();
+    let u1_commit = lab.state()["tasks"]["U1"]["commit"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     git(&lab.main, &["checkout", "-q", "--orphan", "fresh"]);
     git(&lab.main, &["rm", "-rq", "--cached", "."]);
     let root = commit_file(&lab, "README.md", b"new history\n");
@@ -442,22 +457,37 @@ fn a_force_push_of_an_unrelated_history_is_examined_from_its_root_bounded() {
     }
     git(
         &lab.main,
-        &["push", "-q", "--force", "origin", &format!("fresh:{BRANCH}")],
+        &[
+            "push",
+            "-q",
+            "--force",
+            "origin",
+            &format!("fresh:{BRANCH}"),
+        ],
     );
-    let out = lab.run(
-        &["watch", "--once", "--history-limit", "2"],
-        "s\n",
-    );
+    let out = lab.run(&["watch", "--once", "--history-limit", "2"], "s\n");
     let (so, se) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{so}\n{se}");
-    assert!(se.contains("HISTORY REWRITTEN") && se.contains("share no history"), "{se}");
-    assert!(se.contains("still pending although their commit is no longer on the branch: U1"), "{se}");
-    assert!(se.contains("1 older task version(s)") && se.contains("NOT EXAMINED"), "{se}");
+    assert!(
+        se.contains("HISTORY REWRITTEN") && se.contains("share no history"),
+        "{se}"
+    );
+    assert!(
+        se.contains("still pending although their commit is no longer on the branch: U1"),
+        "{se}"
+    );
+    assert!(
+        se.contains("1 older task version(s)") && se.contains("NOT EXAMINED"),
+        "{se}"
+    );
     let s = status(&lab);
     assert_eq!(s.history_rewrites[0].merge_base, None);
     assert_eq!(s.history_rewrites[0].pending_off_branch, ["U1"]);
     let w = s.last_walk.unwrap();
-    assert_eq!((w.from.as_str(), w.versions, w.examined, w.not_examined), ("root", 3, 2, 1));
+    assert_eq!(
+        (w.from.as_str(), w.versions, w.examined, w.not_examined),
+        ("root", 3, 2, 1)
+    );
     // U1 stays pending (the rewrite decides nothing); U2 was not examined.
     assert_eq!(lab.status_of("U1"), "pending");
     assert_eq!(lab.state()["tasks"]["U1"]["commit"], u1_commit.as_str());
@@ -506,7 +536,12 @@ fn post_many(lab: &Lab, n: usize) -> Vec<String> {
     push(lab);
     let list = git(
         &lab.main,
-        &["rev-list", "--reverse", "--first-parent", &format!("{base}..{BRANCH}")],
+        &[
+            "rev-list",
+            "--reverse",
+            "--first-parent",
+            &format!("{base}..{BRANCH}"),
+        ],
     );
     list.lines().map(str::to_owned).collect()
 }
@@ -570,7 +605,10 @@ fn first_start_examines_only_the_tip_and_says_so() {
     let out = lab.watch_once("a\n");
     let so = text(&out.stdout);
     assert!(out.status.success(), "{so}");
-    assert!(so.contains("first start") && so.contains("only the task file at the tip"), "{so}");
+    assert!(
+        so.contains("first start") && so.contains("only the task file at the tip"),
+        "{so}"
+    );
     assert_eq!(so.matches(PROMPT).count(), 1);
     prompt_positions(&so, &["TIP2"]);
     assert!(lab.state()["tasks"].get("OLD1").is_none());
@@ -582,7 +620,10 @@ fn first_start_examines_only_the_tip_and_says_so() {
         .collect();
     assert_eq!(ne.len(), 1);
     assert_eq!(ne[0]["commit"], tip.as_str());
-    assert!(ne[0]["detail"]["reason"].as_str().unwrap().contains("first start"));
+    assert!(ne[0]["detail"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("first start"));
     let w = status(&lab).last_walk.unwrap();
     assert_eq!((w.from.as_str(), w.examined), ("first_start", 1));
 }
@@ -598,7 +639,11 @@ fn an_idle_poll_with_the_marker_at_the_tip_walks_nothing() {
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let out = lab.run(&["-v", "watch", "--once"], "");
     assert!(out.status.success());
-    assert!(text(&out.stderr).contains("poll: nothing new"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("poll: nothing new"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(lab.state()["last_poll"]["result"], "nothing new");
     // The walk record is the previous poll's, untouched, and no version line was added.
     assert_eq!(status(&lab).last_walk.unwrap(), walk);
@@ -617,7 +662,10 @@ fn a_merged_side_branch_is_one_version_at_the_merge_and_a_revert_is_a_duplicate(
     commit_task(&lab, &Lab::task("M1", &base, &[]));
     git(&lab.main, &["checkout", "-q", BRANCH]);
     commit_file(&lab, "notes.txt", b"meanwhile\n");
-    git(&lab.main, &["merge", "-q", "--no-ff", "-m", "merge feature", "feature"]);
+    git(
+        &lab.main,
+        &["merge", "-q", "--no-ff", "-m", "merge feature", "feature"],
+    );
     let merge = lab.main_head();
     let m2 = commit_task(&lab, &Lab::task("M2", &base, &[]));
     let back = commit_task(&lab, &Lab::task("M1", &base, &[]));
