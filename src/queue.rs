@@ -135,7 +135,8 @@ pub struct WalkRecord {
 }
 
 impl QueueState {
-    /// Append `id` to the queue order (pruning IDs no longer pending).
+    /// Append `id` to the queue order (pruning IDs no longer pending, here and
+    /// in `superseded`; the ledger keeps the history).
     pub fn enqueue(&mut self, id: &str, tasks: &BTreeMap<String, crate::state::TaskRecord>) {
         self.order.retain(|i| {
             i != id
@@ -144,6 +145,8 @@ impl QueueState {
                     .is_some_and(|r| r.status == TaskStatus::Pending)
         });
         self.order.push(id.to_owned());
+        self.superseded
+            .retain(|i, _| tasks.get(i).is_some_and(|r| r.status == TaskStatus::Pending));
     }
 }
 
@@ -473,8 +476,8 @@ fn examine_version(
                 .map(|n| n.commit.to_string());
             flow.record_pending(&task, &commit_s)?;
             state::update(&flow.paths, |s| {
-                let tasks = s.tasks.clone();
-                s.queue.enqueue(&id, &tasks);
+                let State { tasks, queue, .. } = s;
+                queue.enqueue(&id, tasks);
                 if let Some(by) = &superseded_by {
                     s.queue.superseded.insert(id.clone(), by.clone());
                 }
@@ -634,4 +637,63 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::TaskRecord;
+
+    fn rec(status: TaskStatus) -> TaskRecord {
+        TaskRecord {
+            status,
+            task_sha256: "s".into(),
+            commit: "c".into(),
+            risk_level: None,
+            title: None,
+            first_seen: "t".into(),
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn pending_tasks_come_in_queue_order_then_unlisted_ones_by_id() {
+        let mut st = State::default();
+        for (id, s) in [
+            ("A", TaskStatus::Pending),
+            ("B", TaskStatus::Pending),
+            ("C", TaskStatus::Approved),
+            ("D", TaskStatus::Pending),
+            ("E", TaskStatus::Withdrawn),
+        ] {
+            st.tasks.insert(id.into(), rec(s));
+        }
+        st.queue.order = vec!["D".into(), "C".into(), "B".into(), "E".into(), "D".into()];
+        assert_eq!(pending_in_order(&st), ["D", "B", "A"]);
+    }
+
+    #[test]
+    fn enqueue_appends_once_and_prunes_decided_ids() {
+        let mut tasks = BTreeMap::new();
+        tasks.insert("A".to_owned(), rec(TaskStatus::Approved));
+        tasks.insert("B".to_owned(), rec(TaskStatus::Pending));
+        tasks.insert("C".to_owned(), rec(TaskStatus::Pending));
+        let mut q = QueueState {
+            order: vec!["A".into(), "C".into(), "B".into()],
+            ..Default::default()
+        };
+        q.enqueue("C", &tasks);
+        assert_eq!(q.order, ["B", "C"]);
+    }
+
+    #[test]
+    fn a_state_without_the_queue_loads_with_an_empty_one() {
+        let st: State = serde_json::from_str(
+            r#"{"schema_version":1,"last_seen_task_id":null,"last_completed_task_id":null,
+            "deferred_task_ids":[],"approvals":{},"running":false,"watcher_pid":null,
+            "last_poll":null,"remote_marker":null}"#,
+        )
+        .unwrap();
+        assert_eq!(st.queue, QueueState::default());
+    }
 }

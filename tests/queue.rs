@@ -684,3 +684,29 @@ fn a_merged_side_branch_is_one_version_at_the_merge_and_a_revert_is_a_duplicate(
     assert_eq!(lab.status_of("M1"), "approved");
     assert_eq!(lab.status_of("M2"), "deferred");
 }
+
+/// Each version is checked against the commit that holds it, not the tip: an
+/// `EXPECTED_HEAD` that only became an ancestor later (a side branch merged
+/// after the task was committed) is refused for that version.
+#[test]
+fn each_version_is_checked_against_its_own_commit_not_the_tip() {
+    let lab = started_lab();
+    git(&lab.main, &["checkout", "-q", "-b", "side"]);
+    let side = commit_file(&lab, "side.txt", b"side\n");
+    git(&lab.main, &["checkout", "-q", BRANCH]);
+    let early = commit_task(&lab, &Lab::task("E1", &side, &[]));
+    git(&lab.main, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    let later = commit_task(&lab, &Lab::task("E2", &side, &[]));
+    push(&lab);
+    // At the tip, `side` is an ancestor; at `early` it is not.
+    let out = lab.watch_once("a\n");
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{so}\n{se}");
+    assert!(se.contains("E1") && se.contains("EXPECTED_HEAD"), "{se}");
+    assert_eq!(so.matches(PROMPT).count(), 1, "{so}");
+    prompt_positions(&so, &["E2"]);
+    assert_eq!(lab.status_of("E1"), "rejected");
+    assert_eq!(lab.status_of("E2"), "approved");
+    assert_eq!(version_lines(&lab, &early), ["refused"]);
+    assert_eq!(version_lines(&lab, &later), ["offered"]);
+}
