@@ -373,6 +373,9 @@ fn a_force_push_is_loud_examined_from_the_merge_base_and_approves_nothing() {
     // The main PC rewrites the branch from `base`: the same two tasks again
     // (decided: never re-offered), a new one, and F1 with a changed text.
     git(&lab.main, &["reset", "-q", "--hard", &base]);
+    // (A commit of its own first, so no rewritten commit can be byte-identical
+    // to an old one made in the same second.)
+    commit_file(&lab, "rewrite.txt", b"rewritten history\n");
     let r1 = commit_task(&lab, &Lab::task("F1", &base, &[]));
     let r2 = commit_task(&lab, &Lab::task("F2", &base, &[]));
     let r4 = commit_task(&lab, &Lab::task("F4", &base, &[]));
