@@ -145,8 +145,11 @@ impl QueueState {
                     .is_some_and(|r| r.status == TaskStatus::Pending)
         });
         self.order.push(id.to_owned());
-        self.superseded
-            .retain(|i, _| tasks.get(i).is_some_and(|r| r.status == TaskStatus::Pending));
+        self.superseded.retain(|i, _| {
+            tasks
+                .get(i)
+                .is_some_and(|r| r.status == TaskStatus::Pending)
+        });
     }
 }
 

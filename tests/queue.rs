@@ -698,7 +698,10 @@ fn each_version_is_checked_against_its_own_commit_not_the_tip() {
     let side = commit_file(&lab, "side.txt", b"side\n");
     git(&lab.main, &["checkout", "-q", BRANCH]);
     let early = commit_task(&lab, &Lab::task("E1", &side, &[]));
-    git(&lab.main, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    git(
+        &lab.main,
+        &["merge", "-q", "--no-ff", "-m", "merge side", "side"],
+    );
     let later = commit_task(&lab, &Lab::task("E2", &side, &[]));
     push(&lab);
     // At the tip, `side` is an ancestor; at `early` it is not.
