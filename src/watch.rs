@@ -452,6 +452,11 @@ impl Flow<'_> {
                     status: format!("{:?}", rec.status).to_lowercase(),
                 });
             }
+            if !self.dry_run {
+                // Already queued, checked at the commit that first held it;
+                // the same text at another commit changes nothing.
+                return Ok(Verdict::Pending(id));
+            }
             pending = true;
         }
         match (self.repo, commit) {
@@ -478,11 +483,7 @@ impl Flow<'_> {
             _ => say("dry run: ancestry check of EXPECTED_HEAD skipped (no fetch, no remote)"),
         }
         Ok(if pending {
-            if self.dry_run {
-                Verdict::PendingTask(Box::new(task))
-            } else {
-                Verdict::Pending(id)
-            }
+            Verdict::PendingTask(Box::new(task))
         } else {
             Verdict::New(Box::new(task))
         })
@@ -979,6 +980,16 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
             note.push_str(&format!(
                 "; replaced on the branch by commit {by} before you saw it (still offered)"
             ));
+        }
+        if st
+            .queue
+            .rewrites
+            .last()
+            .is_some_and(|r| r.pending_off_branch.contains(id))
+        {
+            note.push_str(
+                "; WARNING: its commit is no longer on the watched branch (history rewritten)",
+            );
         }
         if n > 1 {
             say(format!("queue: task {id} is {note}"));

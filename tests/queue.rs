@@ -716,3 +716,44 @@ fn each_version_is_checked_against_its_own_commit_not_the_tip() {
     assert_eq!(version_lines(&lab, &early), ["refused"]);
     assert_eq!(version_lines(&lab, &later), ["offered"]);
 }
+
+/// A branch reset to an older commit is a rewrite too: loud, nothing examined
+/// (the merge base is the new tip), the approval stands, and the pending task
+/// that left the branch stays pending and says so when shown.
+#[test]
+fn a_branch_reset_backwards_is_loud_and_decides_nothing() {
+    let lab = started_lab();
+    let base = lab.main_head();
+    let c1 = lab.post(&Lab::task("R1", &base, &[]));
+    assert!(lab.watch_once("a\n").status.success());
+    let c2 = lab.post(&Lab::task("R2", &base, &[]));
+    assert!(lab.watch_once("s\n").status.success());
+    assert_eq!(lab.status_of("R2"), "pending");
+    git(&lab.main, &["reset", "-q", "--hard", &c1]);
+    git(&lab.main, &["push", "-q", "--force", "origin", BRANCH]);
+    let out = lab.watch_once("s\n");
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{so}\n{se}");
+    assert!(
+        se.contains("HISTORY REWRITTEN")
+            && se.contains(&c2)
+            && se.contains(&format!("merge base {c1}")),
+        "{se}"
+    );
+    assert!(se.contains("no longer on the branch: R2"), "{se}");
+    assert!(
+        so.contains("its commit is no longer on the watched branch"),
+        "{so}"
+    );
+    assert_eq!(lab.status_of("R1"), "approved");
+    assert_eq!(lab.status_of("R2"), "pending");
+    assert_eq!(lab.state()["approvals"].as_object().unwrap().len(), 1);
+    let s = status(&lab);
+    let w = s.last_walk.unwrap();
+    assert_eq!(
+        (w.from.as_str(), w.commits, w.versions),
+        ("merge_base", 0, 0)
+    );
+    assert_eq!(s.history_rewrites[0].pending_off_branch, ["R2"]);
+    assert_eq!(lab.state()["remote_marker"], c1.as_str());
+}
