@@ -371,6 +371,88 @@ pub struct History {
     /// The walk stopped at its commit limit before reaching the stop point
     /// (older versions, if any, were not looked at).
     pub truncated: bool,
+    /// The walk ended early because the history is incomplete here (a shallow
+    /// clone, a missing object): why. Older versions were not looked at.
+    pub incomplete: Option<String>,
+}
+
+/// What a walk collected: the chain (newest first), whether it hit the commit
+/// limit, and why it ended early if the history is incomplete.
+type Chain = (Vec<Oid>, bool, Option<String>);
+
+/// The first-parent chain from `tip` down to (not including) `hide`, by
+/// following first parents: exact when `hide` is on that chain or absent
+/// (then down to the root, or to a shallow clone's boundary, reported).
+/// `None` when `hide` is not met on the chain (it is reachable only through a
+/// merge's second parent): the caller asks libgit2's revwalk.
+fn first_parent_chain(
+    repo: &Repository,
+    tip: Oid,
+    hide: Option<Oid>,
+    max_commits: usize,
+) -> Result<Option<Chain>> {
+    let mut chain = Vec::new();
+    let mut c = tip;
+    loop {
+        if Some(c) == hide {
+            return Ok(Some((chain, false, None)));
+        }
+        if chain.len() >= max_commits {
+            return Ok(hide.is_none().then_some((chain, true, None)));
+        }
+        let commit = repo
+            .find_commit(c)
+            .with_context(|| format!("commit {c} is not in this repository"))?;
+        chain.push(c);
+        match commit.parent_ids().next() {
+            Some(p) if repo.find_commit(p).is_ok() => c = p,
+            Some(p) => {
+                let why =
+                    format!("the parent {p} of {c} is not in this repository (a shallow clone?)");
+                return Ok(hide.is_none().then_some((chain, false, Some(why))));
+            }
+            None => return Ok(hide.is_none().then_some((chain, false, None))),
+        }
+    }
+}
+
+/// `git rev-list --first-parent tip ^hide` through libgit2's revwalk.
+fn revwalk_chain(
+    repo: &Repository,
+    tip: Oid,
+    hide: Option<Oid>,
+    max_commits: usize,
+) -> Result<Chain> {
+    let mut walk = repo.revwalk().context("cannot walk the history")?;
+    walk.simplify_first_parent()
+        .context("cannot walk first parents")?;
+    walk.push(tip)
+        .with_context(|| format!("cannot walk from {tip}"))?;
+    if let Some(h) = hide {
+        walk.hide(h)
+            .with_context(|| format!("cannot exclude {h} from the walk"))?;
+    }
+    let mut chain: Vec<Oid> = Vec::new();
+    let mut truncated = false;
+    let mut incomplete = None;
+    for oid in walk {
+        let oid = match oid {
+            Ok(o) => o,
+            Err(e) => {
+                incomplete = Some(format!(
+                    "the history walk from {tip} ended early: {}",
+                    e.message()
+                ));
+                break;
+            }
+        };
+        if chain.len() >= max_commits {
+            truncated = true;
+            break;
+        }
+        chain.push(oid);
+    }
+    Ok((chain, truncated, incomplete))
 }
 
 /// Walk the first-parent history of `tip`, newest first, excluding `hide` and
@@ -384,25 +466,11 @@ pub fn task_history(
     path: &str,
     max_commits: usize,
 ) -> Result<History> {
-    let mut walk = repo.revwalk().context("cannot walk the history")?;
-    walk.simplify_first_parent()
-        .context("cannot walk first parents")?;
-    walk.push(tip)
-        .with_context(|| format!("cannot walk from {tip}"))?;
-    if let Some(h) = hide {
-        walk.hide(h)
-            .with_context(|| format!("cannot exclude {h} from the walk"))?;
-    }
-    let mut chain: Vec<Oid> = Vec::new();
-    let mut truncated = false;
-    for oid in walk {
-        let oid = oid.map_err(|e| anyhow!("history walk from {tip} failed: {}", e.message()))?;
-        if chain.len() >= max_commits {
-            truncated = true;
-            break;
-        }
-        chain.push(oid);
-    }
+    let (chain, truncated, mut incomplete) = match first_parent_chain(repo, tip, hide, max_commits)?
+    {
+        Some(found) => found,
+        None => revwalk_chain(repo, tip, hide, max_commits)?,
+    };
     // `chain` is newest first; each commit is compared with its first parent,
     // which is the next one in the chain (looked up once).
     let mut versions = Vec::new();
@@ -410,11 +478,20 @@ pub fn task_history(
         Some(&c) => entry_at(repo, c, path)?,
         None => None,
     };
+    let mut walked = 0;
     for (i, &c) in chain.iter().enumerate() {
         let commit = repo
             .find_commit(c)
             .with_context(|| format!("commit {c} is not in this repository"))?;
         let parent = commit.parent_ids().next();
+        if let Some(p) = parent.filter(|p| repo.find_commit(*p).is_err()) {
+            // A shallow clone's boundary: what `c` changed cannot be told.
+            incomplete = Some(format!(
+                "the parent {p} of {c} is not in this repository (a shallow clone?)"
+            ));
+            break;
+        }
+        walked += 1;
         if let (Some(p), Some(&next)) = (parent, chain.get(i + 1)) {
             if p != next {
                 return Err(anyhow!(
@@ -438,13 +515,39 @@ pub fn task_history(
     versions.reverse();
     Ok(History {
         versions,
-        commits: chain.len(),
+        commits: walked,
         truncated,
+        incomplete,
     })
+}
+
+/// First-parent steps tried before a full ancestry search.
+const FIRST_PARENT_PROBE: usize = 10_000;
+
+/// Whether `target` is on the first-parent chain of `from` within `max`
+/// steps. Stops quietly where the history ends (a root, or a shallow clone's
+/// boundary, whose parent is not in the repository).
+fn first_parent_reaches(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool {
+    let mut c = from;
+    for _ in 0..max {
+        if c == target {
+            return true;
+        }
+        match repo.find_commit(c).ok().and_then(|k| k.parent_ids().next()) {
+            Some(p) => c = p,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// Whether `ancestor` is `commit` or one of its ancestors. An unknown
 /// `ancestor` (not in this repository) is not.
+///
+/// The first-parent chain is tried first (the usual case, and the one that
+/// works in a shallow clone); then libgit2's full search. A history that
+/// cannot be searched (objects missing past a shallow boundary) answers
+/// "not an ancestor", never an error that would stop every poll.
 pub fn is_ancestor_or_same(repo: &Repository, ancestor: Oid, commit: Oid) -> Result<bool> {
     if ancestor == commit {
         return Ok(true);
@@ -452,27 +555,50 @@ pub fn is_ancestor_or_same(repo: &Repository, ancestor: Oid, commit: Oid) -> Res
     if repo.find_commit(ancestor).is_err() {
         return Ok(false);
     }
-    repo.graph_descendant_of(commit, ancestor)
-        .map_err(|e| anyhow!("cannot compare {commit} with {ancestor}: {}", e.message()))
+    if first_parent_reaches(repo, commit, ancestor, FIRST_PARENT_PROBE) {
+        return Ok(true);
+    }
+    match repo.graph_descendant_of(commit, ancestor) {
+        Ok(b) => Ok(b),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => {
+            tracing::warn!(
+                "cannot search the history of {commit} for {ancestor} ({}); taken as not an ancestor",
+                e.message()
+            );
+            Ok(false)
+        }
+        Err(e) => Err(anyhow!(
+            "cannot compare {commit} with {ancestor}: {}",
+            e.message()
+        )),
+    }
 }
 
-/// The merge base of two commits, `None` when they share no history or `a`
-/// is not in this repository.
+/// The merge base of two commits, `None` when they share no history, `a` is
+/// not in this repository, or the history needed is missing (shallow clone).
 pub fn merge_base(repo: &Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
     if repo.find_commit(a).is_err() {
         return Ok(None);
     }
     match repo.merge_base(a, b) {
         Ok(m) => Ok(Some(m)),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(anyhow!(
-            "cannot find the merge base of {a} and {b}: {}",
-            e.message()
-        )),
+        Err(e) if e.code() == git2::ErrorCode::NotFound && e.class() == git2::ErrorClass::Merge => {
+            Ok(None)
+        }
+        // Objects missing past a shallow clone's boundary: the common history
+        // cannot be found, so it is treated as absent (examined from the root,
+        // bounded; decided IDs are still never offered again).
+        Err(e) => {
+            tracing::warn!(
+                "cannot find the merge base of {a} and {b} ({}); treated as none",
+                e.message()
+            );
+            Ok(None)
+        }
     }
 }
 
-/// Whether `ancestor` is a strict ancestor of `commit` (`graph_descendant_of`).
+/// Whether `ancestor` is a strict ancestor of `commit` ([`is_ancestor_or_same`]).
 /// An ancestor unknown to this repository is not an ancestor.
 pub fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid) -> Result<bool> {
     let Ok(a) = Oid::from_str(ancestor) else {
@@ -481,8 +607,7 @@ pub fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid) -> Res
     if a == commit || repo.find_commit(a).is_err() {
         return Ok(false);
     }
-    repo.graph_descendant_of(commit, a)
-        .map_err(|e| anyhow!("cannot compare {commit} with {a}: {}", e.message()))
+    is_ancestor_or_same(repo, a, commit)
 }
 
 /// Make sure `.local/` is ignored: append `/.local/` to `.git/info/exclude`

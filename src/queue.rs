@@ -125,7 +125,8 @@ pub struct WalkRecord {
     /// Versions found but not examined (older than the newest `limit`), plus
     /// any beyond the walk's commit limit (then `walk_truncated`).
     pub not_examined: usize,
-    /// The walk stopped at [`MAX_WALK_COMMITS`]: older history was not looked at.
+    /// The walk stopped at [`MAX_WALK_COMMITS`], or at an incomplete history
+    /// (a shallow clone): older history was not looked at.
     pub walk_truncated: bool,
     /// The first (oldest) commits of the versions not examined (at most 100).
     #[serde(default)]
@@ -281,33 +282,54 @@ pub fn examine_history(
         )?;
     }
     let not_examined = p.skipped.len();
-    if not_examined > 0 || p.history.truncated {
+    let incomplete = p.history.incomplete.clone();
+    if not_examined > 0 || p.history.truncated || incomplete.is_some() {
         let listed: Vec<String> = p
             .skipped
             .iter()
             .take(LISTED)
             .map(|v| v.commit.to_string())
             .collect();
-        let more = if p.history.truncated {
+        let mut more = if p.history.truncated {
             format!(
                 "; the walk stopped after {MAX_WALK_COMMITS} commits, so older history is not examined either"
             )
         } else {
             String::new()
         };
-        crate::watch::loud(format!(
-            "{not_examined} older task version(s) of {} on {where_} NOT EXAMINED: only the newest {limit} since {} are (--history-limit){more}",
-            flow.task_path,
-            p.since.map(|s| short(&s.to_string()).to_owned()).unwrap_or_else(|| "the root".into()),
-        ));
+        if let Some(why) = &incomplete {
+            more.push_str(&format!(
+                "; history incomplete, older versions not examined: {why}"
+            ));
+        }
+        let since = p
+            .since
+            .map(|s| short(&s.to_string()).to_owned())
+            .unwrap_or_else(|| "the root".into());
+        if not_examined > 0 {
+            crate::watch::loud(format!(
+                "{not_examined} older task version(s) of {} on {where_} NOT EXAMINED: only the newest {limit} since {since} are (--history-limit){more}",
+                flow.task_path,
+            ));
+        } else {
+            crate::watch::loud(format!(
+                "older task versions of {} on {where_} since {since} NOT EXAMINED{more}",
+                flow.task_path,
+            ));
+        }
         ledger::append(
             &flow.paths,
             &Entry::new("not_examined")
                 .commit(&tip.to_string())
                 .detail(serde_json::json!({
-                    "reason": "older than the newest --history-limit versions",
+                    "reason": if incomplete.is_some() || p.history.truncated {
+                        "older than the newest --history-limit versions, or beyond where the history could be walked"
+                    } else {
+                        "older than the newest --history-limit versions"
+                    },
                     "count": not_examined, "limit": limit,
                     "walk_truncated": p.history.truncated,
+                    "history_incomplete": incomplete,
                     "since": p.since.map(|s| s.to_string()),
                     "commits": listed, "commits_listed_max": LISTED,
                 })),
@@ -329,7 +351,7 @@ pub fn examine_history(
         versions: p.history.versions.len().max(p.examine.len()),
         examined: p.examine.len(),
         not_examined,
-        walk_truncated: p.history.truncated,
+        walk_truncated: p.history.truncated || incomplete.is_some(),
         not_examined_commits: p
             .skipped
             .iter()

@@ -757,3 +757,67 @@ fn a_branch_reset_backwards_is_loud_and_decides_nothing() {
     assert_eq!(s.history_rewrites[0].pending_off_branch, ["R2"]);
     assert_eq!(lab.state()["remote_marker"], c1.as_str());
 }
+
+/// A shallow RX checkout (`git clone --depth 1`) is a real lab set-up: its
+/// history ends at the clone. The queue still works from the marker (the
+/// ancestry checks follow first parents before any full search), and a force
+/// push, whose merge base cannot be searched for, is examined from the new
+/// root instead of failing every poll.
+#[test]
+fn a_shallow_rx_clone_queues_tasks_and_survives_a_force_push() {
+    let lab = Lab::new();
+    commit_file(&lab, "more.txt", b"history before the clone\n");
+    push(&lab);
+    std::fs::remove_dir_all(&lab.rx).unwrap();
+    let url = format!("file://{}", lab.origin.display());
+    git(
+        lab.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "-b",
+            BRANCH,
+            &url,
+            lab.rx.to_str().unwrap(),
+        ],
+    );
+    assert!(lab.rx.join(".git/shallow").exists());
+    let out = lab.watch_once("");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tip = lab.main_head();
+    for id in ["SH1", "SH2"] {
+        commit_task(&lab, &Lab::task(id, &tip, &[]));
+    }
+    push(&lab);
+    let out = lab.watch_once("a\na\n");
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{so}\n{se}");
+    let at = prompt_positions(&so, &["SH1", "SH2"]);
+    assert!(at[0] < at[1]);
+    assert_eq!(lab.status_of("SH1"), "approved");
+    assert_eq!(lab.status_of("SH2"), "approved");
+    // An unrelated force push makes the walk go to the root, which this
+    // clone does not have past its boundary: reported, not a failure.
+    git(&lab.main, &["checkout", "-q", "--orphan", "fresh"]);
+    git(&lab.main, &["rm", "-rq", "--cached", "."]);
+    let root = commit_file(&lab, "README.md", b"new\n");
+    commit_task(&lab, &Lab::task("SH3", &root, &[]));
+    git(
+        &lab.main,
+        &[
+            "push",
+            "-q",
+            "--force",
+            "origin",
+            &format!("fresh:{BRANCH}"),
+        ],
+    );
+    let out = lab.watch_once("s\n");
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{so}\n{se}");
+    assert!(se.contains("HISTORY REWRITTEN"), "{se}");
+    prompt_positions(&so, &["SH3"]);
+    assert_eq!(lab.status_of("SH3"), "pending");
+}
