@@ -726,6 +726,29 @@ mod tests {
     }
 
     #[test]
+    fn a_marker_reachable_only_through_a_second_parent_is_walked_by_revwalk() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let a = commit_file(&repo, "t.md", b"1", None);
+        let b = commit_file(&repo, "t.md", b"2", Some(a));
+        let side = commit_file(&repo, "t.md", b"s", Some(a));
+        let tree = repo.find_commit(b).unwrap().tree().unwrap();
+        let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
+        let (cb, cs) = (repo.find_commit(b).unwrap(), repo.find_commit(side).unwrap());
+        let m = repo
+            .commit(None, &sig, &sig, "merge", &tree, &[&cb, &cs])
+            .unwrap();
+        assert!(is_ancestor_or_same(&repo, side, m).unwrap());
+        let h = task_history(&repo, m, Some(side), "t.md", 100).unwrap();
+        assert_eq!(h.commits, 2, "{h:?}");
+        assert_eq!(
+            h.versions.iter().map(|v| v.commit).collect::<Vec<_>>(),
+            vec![b]
+        );
+        assert!(h.incomplete.is_none() && !h.truncated);
+    }
+
+    #[test]
     fn ancestry_and_merge_base() {
         let d = tempfile::tempdir().unwrap();
         let repo = Repository::init(d.path()).unwrap();
