@@ -734,7 +734,10 @@ mod tests {
         let side = commit_file(&repo, "t.md", b"s", Some(a));
         let tree = repo.find_commit(b).unwrap().tree().unwrap();
         let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
-        let (cb, cs) = (repo.find_commit(b).unwrap(), repo.find_commit(side).unwrap());
+        let (cb, cs) = (
+            repo.find_commit(b).unwrap(),
+            repo.find_commit(side).unwrap(),
+        );
         let m = repo
             .commit(None, &sig, &sig, "merge", &tree, &[&cb, &cs])
             .unwrap();
