@@ -493,7 +493,12 @@ fn examine_version(
         }
     };
     let sha = sha256_hex(&bytes);
-    match flow.check_version(&bytes, Some(v.commit))? {
+    let verdict = match flow.check_version(&bytes, Some(v.commit))? {
+        // (Only a dry run asks for the task itself; the same here.)
+        Verdict::PendingTask(t) => Verdict::Pending(t.id().to_string()),
+        other => other,
+    };
+    match verdict {
         Verdict::New(task) => {
             let id = task.id().to_string();
             let superseded_by = next
@@ -525,12 +530,7 @@ fn examine_version(
             )?;
             Ok(Some(id))
         }
-        v2 @ (Verdict::Pending(_) | Verdict::PendingTask(_)) => {
-            let id = match v2 {
-                Verdict::PendingTask(t) => t.id().to_string(),
-                Verdict::Pending(id) => id,
-                _ => String::new(),
-            };
+        Verdict::Pending(id) => {
             ledger::append(
                 &flow.paths,
                 &version_line("duplicate", v, Some(&id), Some(&sha))
