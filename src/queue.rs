@@ -493,12 +493,7 @@ fn examine_version(
         }
     };
     let sha = sha256_hex(&bytes);
-    let verdict = match flow.check_version(&bytes, Some(v.commit))? {
-        // (Only a dry run asks for the task itself; the same here.)
-        Verdict::PendingTask(t) => Verdict::Pending(t.id().to_string()),
-        other => other,
-    };
-    match verdict {
+    match flow.check_version(&bytes, Some(v.commit))? {
         Verdict::New(task) => {
             let id = task.id().to_string();
             let superseded_by = next
@@ -530,14 +525,9 @@ fn examine_version(
             )?;
             Ok(Some(id))
         }
-        Verdict::Pending(id) => {
-            ledger::append(
-                &flow.paths,
-                &version_line("duplicate", v, Some(&id), Some(&sha))
-                    .detail(serde_json::json!({"known": "pending", "note": "already queued"})),
-            )?;
-            Ok(None)
-        }
+        Verdict::Pending(id) => already_queued(flow, v, &id, &sha),
+        // (Only a dry run gets the task itself back; the same here.)
+        Verdict::PendingTask(t) => already_queued(flow, v, t.id().as_ref(), &sha),
         Verdict::Duplicate { id, status } => {
             ledger::append(
                 &flow.paths,
@@ -569,6 +559,16 @@ fn examine_version(
             Ok(None)
         }
     }
+}
+
+/// A version whose text is a task already queued (pending): one `duplicate` line.
+fn already_queued(flow: &Flow<'_>, v: &Version, id: &str, sha: &str) -> Result<Option<String>> {
+    ledger::append(
+        &flow.paths,
+        &version_line("duplicate", v, Some(id), Some(sha))
+            .detail(serde_json::json!({"known": "pending", "note": "already queued"})),
+    )?;
+    Ok(None)
 }
 
 /// The task file was deleted at `v`: withdraw the task it held if that task
