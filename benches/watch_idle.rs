@@ -313,7 +313,7 @@ fn history_cost() {
             }
             let delta = idle
                 .filter(|_| n > 0)
-                .map(|i| format!(" (+{:.1})", cpu - i))
+                .map(|i| format!(" ({:+.1})", cpu - i))
                 .unwrap_or_default();
             println!(
                 "  {n:>7} | {:<13} | {cpu:>6.1}{delta:<9} | {wall:>12.1} | {examined}",
