@@ -5,8 +5,18 @@
 //! start-up cost from `watch --once` runs, then a watcher left polling a
 //! branch that does not move for a fixed time; polls are counted from its
 //! `-v` log ("poll: nothing new").
+//!
+//! Then (issue 15) the cost of one poll by how much history lies between the
+//! marker and the tip: 0, 1, 10 and 1000 commits since the marker, either
+//! touching another file (the main PC's ordinary work: walked, no version) or
+//! each rewriting the task file (every one a new task version: walked, the
+//! newest 50 examined and recorded, the first prompt answered by end of
+//! input). Each figure is one `watch --once` with the state restored to the
+//! marker before it, objects already local (the fetch transfers nothing).
+//! `RXNODE_BENCH_REPS` sets the repetitions (default 5).
 #[cfg(unix)]
 fn main() {
+    history_cost();
     use std::io::Read;
     use std::path::Path;
     use std::process::{Command, Stdio};
@@ -134,6 +144,187 @@ fn main() {
         per_hour_10s,
         per_hour_10s / 3600.0 * 100.0
     );
+}
+
+/// ms per `watch --once` with 0, 1, 10 and 1000 commits since the marker.
+#[cfg(unix)]
+fn history_cost() {
+    use std::io::Write;
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+
+    const TASK_PATH: &str = "docs/handoff/NEXT_RX_TASK.md";
+    const BRANCH: &str = "video-development";
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=b", "-c", "user.email=b@example.invalid"])
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?} failed");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+    fn child_cpu() -> f64 {
+        // SAFETY: getrusage only writes into the zeroed struct we pass.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+        t(ru.ru_utime) + t(ru.ru_stime)
+    }
+    fn task(id: &str, base: &str) -> String {
+        format!(
+            "TASK_ID = {id}\nTASK_TITLE = bench\nSOURCE_BRANCH = {BRANCH}\nEXPECTED_HEAD = {base}\n\
+             REQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = NO\nRF_RX = NO\nRF_TX = NO\n\
+             ALLOW_COMMIT = NO\nALLOW_PUSH = NO\n\n# bench\n"
+        )
+    }
+    let reps: usize = std::env::var("RXNODE_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+        .max(1);
+    let bin = env!("CARGO_BIN_EXE_rxnode");
+    println!(
+        "poll cost by history since the marker (watch --once, mean of {reps}, debug={})",
+        cfg!(debug_assertions)
+    );
+    println!("  commits | touching      | CPU ms/poll | wall ms/poll | versions examined");
+    let mut idle = None;
+    for touches_task in [false, true] {
+        for n in [0usize, 1, 10, 1000] {
+            if touches_task && n == 0 {
+                continue;
+            }
+            let dir = tempfile::tempdir().expect("tempdir");
+            let origin = dir.path().join("origin.git");
+            let main = dir.path().join("main");
+            let rx = dir.path().join("rx");
+            git(
+                dir.path(),
+                &["init", "-q", "--bare", origin.to_str().unwrap()],
+            );
+            git(dir.path(), &["init", "-q", main.to_str().unwrap()]);
+            git(&main, &["checkout", "-q", "-b", BRANCH]);
+            std::fs::write(main.join("README.md"), "bench\n").unwrap();
+            git(&main, &["add", "README.md"]);
+            git(&main, &["commit", "-q", "-m", "start"]);
+            git(
+                &main,
+                &["remote", "add", "origin", origin.to_str().unwrap()],
+            );
+            git(&main, &["push", "-q", "origin", BRANCH]);
+            git(
+                dir.path(),
+                &[
+                    "clone",
+                    "-q",
+                    "-b",
+                    BRANCH,
+                    origin.to_str().unwrap(),
+                    rx.to_str().unwrap(),
+                ],
+            );
+            let watch = |stdin: Stdio| {
+                Command::new(bin)
+                    .args(["--repo", rx.to_str().unwrap(), "watch", "--once"])
+                    .env_remove("RXNODE_HISTORY_LIMIT")
+                    .stdin(stdin)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .map(|s| s.success())
+                    .unwrap_or(false)
+            };
+            assert!(watch(Stdio::null()), "first watch --once failed");
+            let base = git(&main, &["rev-parse", "HEAD"]);
+            // n commits in one fast-import stream, then one push.
+            let mut stream = String::new();
+            for i in 0..n {
+                let (path, body) = if touches_task {
+                    (TASK_PATH.to_owned(), task(&format!("B{i:04}"), &base))
+                } else {
+                    (format!("src/file{}.txt", i % 7), format!("work {i}\n"))
+                };
+                stream.push_str(&format!(
+                    "commit refs/heads/{BRANCH}\ncommitter b <b@example.invalid> {} +0000\ndata 2\nc\n",
+                    1_700_000_000 + i
+                ));
+                if i == 0 {
+                    stream.push_str(&format!("from {base}\n"));
+                }
+                stream.push_str(&format!(
+                    "M 100644 inline {path}\ndata {}\n{body}\n",
+                    body.len()
+                ));
+            }
+            if n > 0 {
+                let mut fi = Command::new("git")
+                    .current_dir(&main)
+                    .args(["fast-import", "--quiet", "--force"])
+                    .stdin(Stdio::piped())
+                    .spawn()
+                    .expect("git fast-import");
+                fi.stdin
+                    .take()
+                    .unwrap()
+                    .write_all(stream.as_bytes())
+                    .unwrap();
+                assert!(fi.wait().unwrap().success(), "fast-import failed");
+                git(&main, &["push", "-q", "origin", BRANCH]);
+            }
+            // One poll to fetch the objects; then every measured poll starts
+            // from the saved state (marker at `base`) and ledger.
+            let local = rx.join(".local");
+            let state = std::fs::read(local.join("rx_agent_state.json")).unwrap();
+            let ledger = std::fs::read(local.join("rx_agent_ledger.jsonl")).unwrap();
+            let restore = || {
+                std::fs::write(local.join("rx_agent_state.json"), &state).unwrap();
+                std::fs::write(local.join("rx_agent_ledger.jsonl"), &ledger).unwrap();
+                let _ = std::fs::remove_dir_all(local.join("rx_agent_outbox"));
+            };
+            assert!(watch(Stdio::null()), "fetching watch --once failed");
+            let mut cpu = 0.0;
+            let mut wall = 0.0;
+            for _ in 0..reps {
+                restore();
+                let c0 = child_cpu();
+                let t0 = Instant::now();
+                assert!(watch(Stdio::null()), "watch --once failed");
+                wall += t0.elapsed().as_secs_f64();
+                cpu += child_cpu() - c0;
+            }
+            let st: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(local.join("rx_agent_state.json")).unwrap())
+                    .unwrap();
+            let walk = &st["queue"]["last_walk"];
+            let examined = if n == 0 {
+                "- (marker = tip: no walk)".to_owned()
+            } else {
+                format!(
+                    "{} of {} ({} commits walked)",
+                    walk["examined"], walk["versions"], walk["commits"]
+                )
+            };
+            let (cpu, wall) = (cpu / reps as f64 * 1e3, wall / reps as f64 * 1e3);
+            if n == 0 {
+                idle = Some(cpu);
+            }
+            let delta = idle
+                .filter(|_| n > 0)
+                .map(|i| format!(" ({:+.1})", cpu - i))
+                .unwrap_or_default();
+            println!(
+                "  {n:>7} | {:<13} | {cpu:>6.1}{delta:<9} | {wall:>12.1} | {examined}",
+                if touches_task {
+                    "the task file"
+                } else {
+                    "other files"
+                }
+            );
+        }
+    }
 }
 
 #[cfg(not(unix))]

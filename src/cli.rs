@@ -134,6 +134,10 @@ pub struct WatchArgs {
     /// The task file for --dry-run.
     #[arg(long)]
     pub task_file: Option<PathBuf>,
+    /// Task versions examined per poll at most (the newest; older ones are
+    /// reported as not examined).
+    #[arg(long, env = "RXNODE_HISTORY_LIMIT", default_value_t = crate::queue::DEFAULT_HISTORY_LIMIT)]
+    pub history_limit: usize,
 }
 
 /// `inventory` options.

@@ -16,6 +16,7 @@ mod outbox;
 mod paths;
 mod policy_file;
 mod publish;
+mod queue;
 mod results;
 mod results_cmd;
 mod review;

@@ -68,6 +68,7 @@ pub fn preconditions(cli: &Cli, paths: &Paths, id: &TaskId) -> Result<Approved> 
             Some(TaskStatus::Deferred) => "it is deferred (use `rxnode review` to decide)",
             Some(TaskStatus::Pending) => "it is pending: nobody approved it",
             Some(TaskStatus::Rejected) => "it was rejected",
+            Some(TaskStatus::Withdrawn) => "the main PC withdrew it (deleted the task file)",
             _ => "it is unknown to this node",
         };
         return Err(refuse(

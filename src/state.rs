@@ -26,6 +26,9 @@ pub enum TaskStatus {
     Rejected,
     /// Run to completion or marked completed.
     Completed,
+    /// Removed from the branch by the main PC before it was approved (issue 15):
+    /// kept in state, never offered again.
+    Withdrawn,
 }
 
 /// One task this node has seen.
@@ -101,6 +104,9 @@ pub struct State {
     /// under a known ID, by text SHA-256, so they are reported once.
     #[serde(default)]
     pub rejected_texts: BTreeMap<String, RejectedText>,
+    /// The task queue read from the branch's history (issue 15).
+    #[serde(default)]
+    pub queue: crate::queue::QueueState,
 }
 
 /// A refused task text, keyed by its SHA-256 in [`State::rejected_texts`].
@@ -142,6 +148,7 @@ impl Default for State {
             last_poll: None,
             remote_marker: None,
             rejected_texts: BTreeMap::new(),
+            queue: Default::default(),
         }
     }
 }

@@ -3,6 +3,7 @@ use crate::cli::Cli;
 use crate::exit::Outcome;
 use crate::lock::{self, Holder};
 use crate::paths::Paths;
+use crate::queue::{Rewrite, WalkRecord};
 use crate::state::{self, PollRecord, PublishRecord, TaskStatus};
 use anyhow::Result;
 use serde::Serialize;
@@ -49,6 +50,35 @@ pub struct Report {
     pub rejected_texts: usize,
     /// Publications.
     pub published: BTreeMap<String, PublishRecord>,
+    /// The pending queue, in the order it is prompted (issue 15).
+    pub queue: Vec<QueueItem>,
+    /// Withdrawn by the main PC (task file deleted before approval).
+    pub withdrawn: Vec<String>,
+    /// History rewrites (force pushes) of the watched branch, oldest first.
+    pub history_rewrites: Vec<Rewrite>,
+    /// The last poll's history walk.
+    pub last_walk: Option<WalkRecord>,
+}
+
+/// One pending task version in the queue.
+#[derive(Debug, Serialize)]
+pub struct QueueItem {
+    /// 1-based place in the queue.
+    pub position: usize,
+    /// The task.
+    pub task_id: String,
+    /// The commit that holds the version.
+    pub commit: String,
+    /// Effective risk.
+    pub risk_level: Option<String>,
+    /// Title.
+    pub title: Option<String>,
+    /// When this node first saw it (ISO 8601).
+    pub queued_at: String,
+    /// Seconds since then.
+    pub age_s: Option<i64>,
+    /// The commit that replaced it on the branch before the operator saw it.
+    pub superseded_by: Option<String>,
 }
 
 fn age_s(at: &str) -> Option<i64> {
@@ -81,6 +111,26 @@ pub fn report(paths: &Paths) -> Result<Report> {
         rejected: st.ids_with(TaskStatus::Rejected),
         rejected_texts: st.rejected_texts.len(),
         published: st.published.clone(),
+        queue: crate::queue::pending_in_order(&st)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, id)| {
+                let r = st.tasks.get(&id)?;
+                Some(QueueItem {
+                    position: i + 1,
+                    commit: r.commit.clone(),
+                    risk_level: r.risk_level.clone(),
+                    title: r.title.clone(),
+                    queued_at: r.first_seen.clone(),
+                    age_s: age_s(&r.first_seen),
+                    superseded_by: st.queue.superseded.get(&id).cloned(),
+                    task_id: id,
+                })
+            })
+            .collect(),
+        withdrawn: st.ids_with(TaskStatus::Withdrawn),
+        history_rewrites: st.queue.rewrites.clone(),
+        last_walk: st.queue.last_walk.clone(),
     })
 }
 
@@ -141,6 +191,8 @@ pub fn cmd_status(cli: &Cli) -> Result<Outcome> {
     list("approved:", &r.approved);
     list("completed:", &r.completed);
     list("rejected:", &r.rejected);
+    list("withdrawn:", &r.withdrawn);
+    print_queue(&r, colour);
     if r.rejected_texts > 0 {
         println!(
             "refused texts (no usable ID or changed under a known ID): {}",
@@ -160,4 +212,85 @@ pub fn cmd_status(cli: &Cli) -> Result<Outcome> {
         }
     }
     Ok(Outcome::Done)
+}
+
+fn print_queue(r: &Report, colour: bool) {
+    if r.queue.is_empty() {
+        println!("queue:      -");
+    } else {
+        println!(
+            "queue:      {} pending, prompted in this order:",
+            r.queue.len()
+        );
+        for q in &r.queue {
+            println!(
+                "  {:>3}. {}  {}  commit {}  queued {}{}{}",
+                q.position,
+                q.task_id,
+                q.risk_level.as_deref().unwrap_or("?"),
+                q.commit.get(..12).unwrap_or(&q.commit),
+                q.age_s
+                    .map(|a| format!("{a} s ago"))
+                    .unwrap_or_else(|| q.queued_at.clone()),
+                q.title
+                    .as_deref()
+                    .map(|t| format!("  \"{t}\""))
+                    .unwrap_or_default(),
+                q.superseded_by
+                    .as_deref()
+                    .map(|b| format!("  (replaced on the branch by {})", b.get(..12).unwrap_or(b)))
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    if let Some(w) = &r.last_walk {
+        let from = match (&w.from, &w.since) {
+            (crate::queue::WalkFrom::FirstStart, _) => "first start: tip only".to_owned(),
+            (crate::queue::WalkFrom::Root, _) => "from the root (no common history)".to_owned(),
+            (_, Some(s)) => format!("since {}", s.get(..12).unwrap_or(s)),
+            (_, None) => String::new(),
+        };
+        println!(
+            "last walk:  {} ({from}): {} commit(s), {} version(s), {} examined, {} not examined{}",
+            w.at,
+            w.commits,
+            w.versions,
+            w.examined,
+            w.not_examined,
+            if w.walk_truncated {
+                " (walk stopped at its commit limit)"
+            } else {
+                ""
+            }
+        );
+        if w.not_examined > 0 || w.walk_truncated {
+            println!(
+                "            {} older version(s) {} (only the newest {} are examined; --history-limit)",
+                w.not_examined,
+                crate::term::status("NOT EXAMINED", 12, colour),
+                w.limit
+            );
+        }
+    }
+    for rw in &r.history_rewrites {
+        println!(
+            "{} at {}: {} -> {}, examined from {}{}",
+            crate::term::status("HISTORY REWRITTEN", 17, colour),
+            rw.at,
+            rw.old.get(..12).unwrap_or(&rw.old),
+            rw.new.get(..12).unwrap_or(&rw.new),
+            rw.merge_base
+                .as_deref()
+                .map(|b| format!("the merge base {}", b.get(..12).unwrap_or(b)))
+                .unwrap_or_else(|| "the root (no common history)".to_owned()),
+            if rw.pending_off_branch.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; pending but no longer on the branch: {}",
+                    rw.pending_off_branch.join(", ")
+                )
+            }
+        );
+    }
 }

@@ -55,6 +55,8 @@ pub struct Io {
     stdin_started: bool,
     queued: VecDeque<Option<String>>,
     stop: Arc<AtomicBool>,
+    /// Where the task being prompted stands in the queue (shown in the prompt).
+    queue_note: Option<String>,
 }
 
 static SIGNAL_TX: OnceLock<std::sync::Mutex<Sender<Event>>> = OnceLock::new();
@@ -90,12 +92,18 @@ impl Io {
             stdin_started: false,
             queued: VecDeque::new(),
             stop,
+            queue_note: None,
         })
     }
 
     /// Whether a stop signal arrived.
     pub fn stopping(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Set (or clear) the queue line shown with the next prompts.
+    pub(crate) fn set_queue_note(&mut self, note: Option<String>) {
+        self.queue_note = note;
     }
 
     fn flag(&self) -> &AtomicBool {
@@ -185,6 +193,32 @@ impl Decision {
     }
 }
 
+/// What the checks of one task text found.
+pub(crate) enum Verdict {
+    /// Valid, a new ID, every check passed: to be queued and prompted.
+    New(Box<ValidTask>),
+    /// Valid, known and still pending with the same text (already queued).
+    Pending(String),
+    /// The same, in a dry run: prompted again.
+    PendingTask(Box<ValidTask>),
+    /// The same text as a task already decided (or refused before).
+    Duplicate {
+        /// The task ID, when one could be read.
+        id: Option<String>,
+        /// Its status on this node.
+        status: String,
+    },
+    /// Refused.
+    Refused {
+        /// The task ID, when one could be read.
+        id: Option<String>,
+        /// Why.
+        reason: String,
+        /// The ledger event written for it now (`None`: refused before).
+        written: Option<&'static str>,
+    },
+}
+
 /// Everything a decision flow needs.
 pub struct Flow<'a> {
     /// Where state goes (the dry-run area for `--dry-run`).
@@ -203,18 +237,18 @@ pub struct Flow<'a> {
     pub dry_run: bool,
 }
 
-fn say(msg: impl AsRef<str>) {
+pub(crate) fn say(msg: impl AsRef<str>) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}", msg.as_ref());
     let _ = out.flush();
 }
 
-fn loud(msg: impl AsRef<str>) {
+pub(crate) fn loud(msg: impl AsRef<str>) {
     eprintln!("rxnode: {}", msg.as_ref());
 }
 
 /// A task ID read leniently from an invalid file's header, if it is usable.
-fn lenient_task_id(bytes: &[u8]) -> Option<String> {
+pub(crate) fn lenient_task_id(bytes: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(bytes).ok()?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for line in text.lines() {
@@ -246,7 +280,8 @@ impl Flow<'_> {
     /// Reject a text that has no usable ID, or changed under a known ID: once per text.
     /// Reject a task blob that was never read (too large, not a regular file),
     /// keyed by its object ID, once.
-    fn reject_blob(&self, blob: &str, commit: Oid, reason: &str) -> Result<()> {
+    /// Returns whether this was new (reported now).
+    pub(crate) fn reject_blob(&self, blob: &str, commit: Oid, reason: &str) -> Result<bool> {
         self.reject_text(
             "rejected",
             &format!("blob:{blob}"),
@@ -263,7 +298,7 @@ impl Flow<'_> {
         id: Option<&str>,
         commit: &str,
         reason: &str,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let new = state::update(&self.paths, |s| {
             if s.rejected_texts.contains_key(key) {
                 return Ok(false);
@@ -292,7 +327,7 @@ impl Flow<'_> {
             ledger::append(&self.paths, &e)?;
             loud(reason);
         }
-        Ok(())
+        Ok(new)
     }
 
     /// Reject a task under its ID (recorded so it is reported once).
@@ -341,6 +376,21 @@ impl Flow<'_> {
         blob: &str,
     ) -> Result<Option<Decision>> {
         let commit_s = commit.map(|c| c.to_string()).unwrap_or_default();
+        match self.check_version(bytes, commit)? {
+            Verdict::New(task) | Verdict::PendingTask(task) => {
+                let d = self.prompt(&task, bytes, &commit_s, blob)?;
+                Ok(Some(d))
+            }
+            Verdict::Pending(_) | Verdict::Duplicate { .. } | Verdict::Refused { .. } => Ok(None),
+        }
+    }
+
+    /// Every check of one task text found at `commit` (`None` in dry-run):
+    /// header and plan, a known ID with a changed text, `EXPECTED_HEAD`
+    /// ancestry. Refusals are recorded and reported here (once per text);
+    /// nothing is prompted.
+    pub(crate) fn check_version(&mut self, bytes: &[u8], commit: Option<Oid>) -> Result<Verdict> {
+        let commit_s = commit.map(|c| c.to_string()).unwrap_or_default();
         let sha = sha256_hex(bytes);
         let task = match crate::validate::check(bytes, &self.branch) {
             Ok(t) => t,
@@ -351,41 +401,63 @@ impl Flow<'_> {
                 if let Some(id) = &id {
                     if let Some(rec) = st.tasks.get(id) {
                         if rec.task_sha256 == sha {
-                            return Ok(None); // reported before
+                            // Reported before.
+                            return Ok(Verdict::Duplicate {
+                                id: Some(id.clone()),
+                                status: format!("{:?}", rec.status).to_lowercase(),
+                            });
                         }
-                        return self.refuse_changed(id, rec, &sha, &commit_s).map(|_| None);
+                        return self.refuse_changed(id, rec, &sha, &commit_s);
                     }
                     let reason = format!("invalid task file: {}", list.join("; "));
                     self.reject_task(id, &sha, &commit_s, None, &reason)?;
-                } else {
-                    let reason = format!(
-                        "invalid task file at {} ({}) without a usable TASK_ID: {}",
-                        self.task_path,
-                        if commit_s.is_empty() {
-                            "local file"
-                        } else {
-                            &commit_s
-                        },
-                        list.join("; ")
-                    );
-                    self.reject_text("rejected", &sha, None, &commit_s, &reason)?;
+                    return Ok(Verdict::Refused {
+                        id: Some(id.clone()),
+                        reason,
+                        written: Some("rejected"),
+                    });
                 }
-                return Ok(None);
+                let reason = format!(
+                    "invalid task file at {} ({}) without a usable TASK_ID: {}",
+                    self.task_path,
+                    if commit_s.is_empty() {
+                        "local file"
+                    } else {
+                        &commit_s
+                    },
+                    list.join("; ")
+                );
+                let new = self.reject_text("rejected", &sha, None, &commit_s, &reason)?;
+                return Ok(Verdict::Refused {
+                    id: None,
+                    reason,
+                    written: new.then_some("rejected"),
+                });
             }
         };
         let id = task.id().to_string();
         let st = state::load(&self.paths)?;
+        let mut pending = false;
         if let Some(rec) = st.tasks.get(&id) {
             if rec.task_sha256 != sha {
-                return self.refuse_changed(&id, rec, &sha, &commit_s).map(|_| None);
+                return self.refuse_changed(&id, rec, &sha, &commit_s);
             }
             if rec.status != TaskStatus::Pending {
                 tracing::info!(
                     "task {id} already seen ({:?}); not prompted again",
                     rec.status
                 );
-                return Ok(None);
+                return Ok(Verdict::Duplicate {
+                    id: Some(id),
+                    status: format!("{:?}", rec.status).to_lowercase(),
+                });
             }
+            if !self.dry_run {
+                // Already queued, checked at the commit that first held it;
+                // the same text at another commit changes nothing.
+                return Ok(Verdict::Pending(id));
+            }
+            pending = true;
         }
         match (self.repo, commit) {
             (Some(repo), Some(c)) => {
@@ -401,31 +473,44 @@ impl Flow<'_> {
                         Some(task.header().task_title.clone()),
                         &reason,
                     )?;
-                    return Ok(None);
+                    return Ok(Verdict::Refused {
+                        id: Some(id),
+                        reason,
+                        written: Some("rejected"),
+                    });
                 }
             }
             _ => say("dry run: ancestry check of EXPECTED_HEAD skipped (no fetch, no remote)"),
         }
-        let d = self.prompt(&task, bytes, &commit_s, blob)?;
-        Ok(Some(d))
+        Ok(if pending {
+            Verdict::PendingTask(Box::new(task))
+        } else {
+            Verdict::New(Box::new(task))
+        })
     }
 
-    fn refuse_changed(&self, id: &str, rec: &TaskRecord, sha: &str, commit: &str) -> Result<()> {
+    fn refuse_changed(
+        &self,
+        id: &str,
+        rec: &TaskRecord,
+        sha: &str,
+        commit: &str,
+    ) -> Result<Verdict> {
         let reason = format!(
             "REFUSED: task {id} is already known ({:?}) with text SHA-256 {}, but the file now has a different text (SHA-256 {sha}); a revised task needs a new TASK_ID — not prompted",
             rec.status, rec.task_sha256
         );
-        self.reject_text("refused", sha, Some(id), commit, &reason)
+        let new = self.reject_text("refused", sha, Some(id), commit, &reason)?;
+        Ok(Verdict::Refused {
+            id: Some(id.to_owned()),
+            reason,
+            written: new.then_some("refused"),
+        })
     }
 
-    /// Record the task as pending, show it, and ask.
-    pub fn prompt(
-        &mut self,
-        task: &ValidTask,
-        bytes: &[u8],
-        commit: &str,
-        blob: &str,
-    ) -> Result<Decision> {
+    /// Record a valid task as pending (before any prompt); `true` when it was
+    /// new (then a `detected` line is written).
+    pub(crate) fn record_pending(&self, task: &ValidTask, commit: &str) -> Result<bool> {
         let id = task.id().to_string();
         let is_new = state::update(&self.paths, |s| {
             s.last_seen_task_id = Some(id.clone());
@@ -450,6 +535,19 @@ impl Flow<'_> {
                     .commit(commit),
             )?;
         }
+        Ok(is_new)
+    }
+
+    /// Record the task as pending, show it, and ask.
+    pub fn prompt(
+        &mut self,
+        task: &ValidTask,
+        bytes: &[u8],
+        commit: &str,
+        blob: &str,
+    ) -> Result<Decision> {
+        let id = task.id().to_string();
+        self.record_pending(task, commit)?;
         self.show(task, commit, blob);
         ledger::append(
             &self.paths,
@@ -598,6 +696,9 @@ impl Flow<'_> {
                 ));
             }
         }
+        if let Some(note) = &self.io.queue_note {
+            s.push_str(&format!("  Queue:   {note}\n"));
+        }
         print!("{s}");
         let _ = std::io::stdout().flush();
     }
@@ -731,6 +832,13 @@ pub fn cmd_watch(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
             args.interval
         )));
     }
+    let max = crate::queue::MAX_HISTORY_LIMIT;
+    if !(1..=max).contains(&args.history_limit) {
+        return Err(bad_input(format!(
+            "--history-limit {}: must be a number of task versions in 1..={max}",
+            args.history_limit
+        )));
+    }
     if args.dry_run {
         return dry_run(cli, args);
     }
@@ -796,13 +904,14 @@ struct LoopState {
 
 fn run_loop(flow: &mut Flow<'_>, args: &WatchArgs) -> Result<Outcome> {
     let interval = Duration::from_secs_f64(args.interval);
+    let limit = args.history_limit;
     let mut failures: u32 = 0;
     let mut ls = LoopState::default();
     loop {
         if flow.io.stopping() {
             return Ok(Outcome::Done);
         }
-        let outcome = cycle(flow, &mut ls);
+        let outcome = cycle(flow, &mut ls, limit);
         let wait = match outcome {
             Ok(end) => {
                 failures = 0;
@@ -843,20 +952,65 @@ fn jitter(d: Duration) -> Duration {
     d.mul_f64(rand::thread_rng().gen_range(0.9..1.1))
 }
 
-/// Show the tasks left pending by an earlier EOF/stop/crash, each only while
-/// no hold is in place. `Ok(Some(true))` ends the watcher; `Ok(None)` means a
-/// hold appeared and the rest are shown after it is released.
-fn reprompt_pending(flow: &mut Flow<'_>) -> Result<Option<bool>> {
-    let pending = state::load(&flow.paths)?.ids_with(TaskStatus::Pending);
-    for id in pending {
+/// Prompt each task of `ids` that is still pending, in order; the first
+/// `earlier` of them were left pending by an earlier run. Each prompt says
+/// where the task stands in the queue. Stops at a hold (`Ok(None)`: the rest
+/// are shown once it is released) or when a prompt ends the watcher
+/// (`Ok(Some(true))`); `[D]` and `[A]` move on to the next.
+fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<Option<bool>> {
+    let n = ids.len();
+    for (i, id) in ids.iter().enumerate() {
         if flow.paths.stop().exists() {
             return Ok(None);
         }
-        say(format!("task {id} is still pending from an earlier run"));
-        match flow.reprompt(&id) {
-            Ok(d) if d.ends_watcher() => return Ok(Some(true)),
+        let st = state::load(&flow.paths)?;
+        if st.tasks.get(id).map(|r| r.status) != Some(TaskStatus::Pending) {
+            continue; // decided meanwhile (another command) or withdrawn
+        }
+        if i < earlier {
+            say(format!("task {id} is still pending from an earlier run"));
+        }
+        let more = n - i - 1;
+        let mut note = format!(
+            "{} of {n} in this poll; {more} more queued{}",
+            i + 1,
+            if more > 0 { " after this one" } else { "" }
+        );
+        if let Some(by) = st.queue.superseded.get(id) {
+            note.push_str(&format!(
+                "; replaced on the branch by commit {by} before you saw it (still offered)"
+            ));
+        }
+        if st
+            .queue
+            .rewrites
+            .last()
+            .is_some_and(|r| r.pending_off_branch.contains(id))
+        {
+            note.push_str(
+                "; WARNING: its commit is no longer on the watched branch (history rewritten)",
+            );
+        }
+        if n > 1 {
+            say(format!("queue: task {id} is {note}"));
+        }
+        flow.io.set_queue_note(Some(note));
+        let r = flow.reprompt(id);
+        flow.io.set_queue_note(None);
+        match r {
+            Ok(d) if d.ends_watcher() => {
+                if more > 0 {
+                    say(format!(
+                        "{more} more task(s) stay pending in the queue and are shown at the next start"
+                    ));
+                }
+                return Ok(Some(true));
+            }
             Ok(_) => {}
             Err(e) => loud(format!("cannot show pending task {id}: {e:#}")),
+        }
+        if flow.io.stopping() {
+            return Ok(Some(true));
         }
     }
     Ok(Some(false))
@@ -866,7 +1020,10 @@ fn reprompt_pending(flow: &mut Flow<'_>) -> Result<Option<bool>> {
 ///
 /// The `.local/STOP` hold is checked first: while it exists nothing is
 /// fetched and nothing is prompted, not even tasks pending from an earlier run.
-fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState) -> Result<bool> {
+/// Then: fetch; when the tip moved, examine the history since the marker
+/// (`queue::examine_history`); then prompt, in commit order, the tasks left
+/// pending by an earlier run (first poll only) and every task this poll queued.
+fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> {
     let held_said = &mut ls.held_said;
     if flow.paths.stop().exists() {
         if !*held_said {
@@ -884,17 +1041,6 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState) -> Result<bool> {
         *held_said = false;
         say("hold released (.local/STOP removed); polling again");
         ledger::append(&flow.paths, &Entry::new("hold_released"))?;
-    }
-    if !ls.pending_shown {
-        match reprompt_pending(flow)? {
-            Some(true) => return Ok(true),
-            Some(false) => ls.pending_shown = true,
-            // A hold appeared between two prompts: the next cycle reports it.
-            None => return Ok(false),
-        }
-        if flow.io.stopping() {
-            return Ok(true);
-        }
     }
     let repo = flow.repo.context("no repository")?;
     let fetched = gitops::fetch(repo, &flow.remote, &flow.branch, flow.io.flag());
@@ -916,6 +1062,15 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState) -> Result<bool> {
                 )?;
             }
             flow.record_poll(&msg, false)?;
+            // Tasks already known are shown even while the remote is unreachable.
+            if !ls.pending_shown {
+                let earlier = crate::queue::pending_in_order(&state::load(&flow.paths)?);
+                match prompt_queue(flow, &earlier, earlier.len())? {
+                    Some(true) => return Ok(true),
+                    Some(false) => ls.pending_shown = true,
+                    None => {}
+                }
+            }
             return Err(e);
         }
     };
@@ -930,51 +1085,50 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState) -> Result<bool> {
                 .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
         )?;
     }
+    let earlier = if ls.pending_shown {
+        Vec::new()
+    } else {
+        crate::queue::pending_in_order(&state::load(&flow.paths)?)
+    };
     let marker = state::load(&flow.paths)?.remote_marker;
-    if marker.as_deref() == Some(oid.to_string().as_str()) {
+    let queued = if marker.as_deref() == Some(oid.to_string().as_str()) {
         tracing::info!("poll: nothing new at {oid}");
         flow.record_poll("nothing new", true)?;
+        Vec::new()
+    } else {
+        let q = crate::queue::examine_history(flow, repo, oid, limit)?;
+        flow.record_poll(
+            &format!(
+                "examined {oid}; {} new task(s) queued{}",
+                q.len(),
+                if q.is_empty() {
+                    ", nothing to prompt"
+                } else {
+                    ""
+                }
+            ),
+            true,
+        )?;
+        q
+    };
+    let mut ids = earlier.clone();
+    for id in queued {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if ids.is_empty() {
+        ls.pending_shown = true;
         return Ok(false);
     }
-    let res = match gitops::read_blob_at(repo, oid, &flow.task_path, MAX_TASK_BYTES)? {
-        Blob::Missing => {
-            say(format!(
-                "{}/{} at {oid}: no {}",
-                flow.remote, flow.branch, flow.task_path
-            ));
-            None
-        }
-        Blob::TooLarge { size, blob } => {
-            let reason = format!(
-                "task file {} on {}/{} at {oid} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
-                flow.task_path, flow.remote, flow.branch
-            );
-            flow.reject_blob(&blob, oid, &reason)?;
-            None
-        }
-        Blob::NotAFile { kind, id } => {
-            let reason = format!(
-                "task path {} on {}/{} at {oid} is {kind}, not a regular file; not read",
-                flow.task_path, flow.remote, flow.branch
-            );
-            flow.reject_blob(&id, oid, &reason)?;
-            None
-        }
-        Blob::Content { bytes, blob } => flow.examine(&bytes, Some(oid), &blob)?,
-    };
-    state::update(&flow.paths, |s| {
-        s.remote_marker = Some(oid.to_string());
-        s.last_poll = Some(PollRecord {
-            at: now_iso(),
-            result: match res {
-                None => format!("examined {oid}; nothing to prompt"),
-                Some(d) => format!("examined {oid}; prompt ended: {d:?}"),
-            },
-            ok: true,
-        });
-        Ok(())
-    })?;
-    Ok(res.is_some_and(Decision::ends_watcher))
+    let end = prompt_queue(flow, &ids, earlier.len())?;
+    // A hold that appeared between two prompts: everything still pending is
+    // shown (in queue order) after it is released.
+    ls.pending_shown = end.is_some();
+    if flow.io.stopping() {
+        return Ok(true);
+    }
+    Ok(end == Some(true))
 }
 
 fn dry_run(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
