@@ -31,6 +31,7 @@ pub(crate) mod iq;
 mod probe;
 mod radio;
 mod sim;
+mod sweep;
 
 pub use crate::capture::{
     run_capture, CaptureSettings, CaptureStatus, CaptureSummary, PsdTrace, ReadOutcome,
@@ -50,4 +51,5 @@ pub use crate::{
     },
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, TxRadio, TxReport},
     sim::use_sim,
+    sweep::{run_sweep, HopPlan, HopStatus, SweepConfig, SweepHop, SweepReport, MAX_SWEEP_HOPS},
 };
