@@ -51,5 +51,5 @@ pub use crate::{
     },
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, TxRadio, TxReport},
     sim::use_sim,
-    sweep::{run_sweep, HopPlan, HopStatus, SweepConfig, SweepHop, SweepReport, MAX_SWEEP_HOPS},
+    sweep::{run_sweep, HopPlan, HopStatus, SweepConfig, SweepHop, SweepReport},
 };

@@ -11,13 +11,11 @@
 use crate::dsp::{find_peaks, median_db, Peak, Welch, WelchConfig, Window};
 use crate::{Error, ReadOutcome, RxRadio, SampleSource};
 use num_complex::Complex;
+use rxnode_interlock::{sweep_grid, MAX_SWEEP_HOPS};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-/// Most hops one sweep may plan (× repeats), so a hostile plan cannot ask for a
-/// billion retunes before the duration bound even applies.
-pub const MAX_SWEEP_HOPS: usize = 1_000_000;
 
 /// What a sweep asks for (the radio's rate and gain are set by the caller).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,16 +120,15 @@ impl HopPlan {
                 detail: format!("actual rate {rate} is not positive"),
             });
         }
-        let need = (rate / cfg.bin_hz).ceil().max(16.0) as usize;
-        let fft_size = need.next_power_of_two().min(1 << 20);
+        let (fft_size, kept, total_bins, hops) =
+            sweep_grid(cfg.start_hz, cfg.stop_hz, cfg.bin_hz, rate, cfg.crop).ok_or_else(|| {
+                Error::InvalidSetting {
+                    field: "bin_hz",
+                    detail: format!("no usable hop plan for {} Hz bins at {rate} S/s", cfg.bin_hz),
+                }
+            })?;
         let bin_hz = rate / fft_size as f64;
-        let mut kept = ((fft_size as f64) * (1.0 - cfg.crop)).floor() as usize;
-        kept -= kept % 2;
-        let kept = kept.max(2);
-        let span = cfg.stop_hz - cfg.start_hz;
-        let total_bins = (span / bin_hz).floor() as usize + 1;
-        let hops = total_bins.div_ceil(kept);
-        if hops.saturating_mul(cfg.repeats as usize) > MAX_SWEEP_HOPS {
+        if (hops as u64).saturating_mul(u64::from(cfg.repeats)) > MAX_SWEEP_HOPS {
             return Err(Error::InvalidSetting {
                 field: "stop_hz",
                 detail: format!(
