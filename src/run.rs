@@ -225,6 +225,7 @@ struct Outputs {
     captures: Vec<serde_json::Value>,
     tx: Option<serde_json::Value>,
     errors: Vec<String>,
+    sweeps: Vec<serde_json::Value>,
 }
 
 /// The command.
@@ -375,6 +376,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
         captures: vec![],
         tx: None,
         errors: vec![],
+        sweeps: vec![],
     };
     let mut iq_used: u64 = 0;
     for (i, step) in plan.steps.iter().enumerate() {
@@ -402,6 +404,17 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
                 &mut iq_used,
                 &mut out,
             ),
+            Step::RxSweep(s) => crate::sweep_cmd::step_sweep(
+                &paths,
+                &id,
+                &policy,
+                i,
+                &name,
+                s,
+                &mut out.checks,
+                &mut out.sweeps,
+                &mut out.errors,
+            ),
             Step::TxTone(t) => {
                 let auth = authorization.take();
                 step_tx(&task, &approval, auth, &policy, i, &name, t, &mut out)
@@ -421,6 +434,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     result.captures = out.captures;
     result.tx = out.tx;
     result.errors = out.errors;
+    result.sweeps = out.sweeps;
     if interrupted {
         result
             .errors
@@ -631,6 +645,8 @@ fn step_capture(
             let mut v = serde_json::to_value(&summary).unwrap_or(serde_json::Value::Null);
             if let (Some(obj), Some(p)) = (v.as_object_mut(), summary.psd.as_ref()) {
                 obj.insert("psd_db".into(), json!(p.db));
+                obj.insert("psd_start_hz".into(), json!(p.start_hz));
+                obj.insert("psd_step_hz".into(), json!(p.step_hz));
                 obj.remove("psd");
             }
             out.captures.push(v);

@@ -36,7 +36,10 @@ pub use crate::{
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
     records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
     risk::{derive_risk, RiskLevel},
-    sweep::{check_rx_gain, check_rx_sweep, sweep_grid, GainSpec, RxSweepStep, MAX_SWEEP_HOPS},
+    sweep::{
+        check_rx_gain, check_rx_sweep, sweep_grid, validate_sweep_step, GainSpec, RxSweepStep,
+        MAX_SWEEP_HOPS,
+    },
     task::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
         MAX_TASK_BYTES,

@@ -267,6 +267,17 @@ impl RxSweepStep {
     }
 }
 
+/// Every problem of a sweep step's own values (the operator command's checks),
+/// each naming its field and value.
+pub fn validate_sweep_step(step: &RxSweepStep) -> Vec<String> {
+    let mut issues = Vec::new();
+    step.check(0, 0, &mut issues);
+    issues
+        .into_iter()
+        .map(|i| i.message.trim_start_matches("rx-plan step 0: ").to_owned())
+        .collect()
+}
+
 /// Check a gain against the RX policy: the overall figure, or each element and
 /// their sum. Under `rx.max_gain_db` a gain must be given.
 pub fn check_rx_gain(gain: Option<&GainSpec>, policy: &RxPolicy) -> Result<(), Error> {
@@ -304,12 +315,8 @@ pub fn check_rx_gain(gain: Option<&GainSpec>, policy: &RxPolicy) -> Result<(), E
 /// Check an `rx_sweep` step against the RX policy; the error names the limit.
 /// Fails closed on anything not a usable number. Sweeps record no IQ.
 pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error> {
-    let mut issues = Vec::new();
-    step.check(0, 0, &mut issues);
-    if let Some(i) = issues.first() {
-        return Err(Error::Policy(
-            i.message.trim_start_matches("rx-plan step 0: ").to_owned(),
-        ));
+    if let Some(p) = validate_sweep_step(step).into_iter().next() {
+        return Err(Error::Policy(p));
     }
     let Some(dur) = step.duration_s() else {
         return Err(Error::Policy("the sweep's hop plan cannot be computed".into()));
