@@ -183,7 +183,7 @@ where
     let mut b = ChartBuilder::on(root);
     b.margin(14);
     if text {
-        b.caption(&p.title, (FAMILY, 18))
+        b.caption(&p.title, (FAMILY, 16))
             .x_label_area_size(48)
             .y_label_area_size(72);
     } else {
@@ -264,7 +264,7 @@ where
             chart
                 .draw_series(std::iter::once(Text::new(
                     format!("noise floor {f:.1} dBFS"),
-                    (x0 + (x1 - x0) * 0.005, f + 1.0),
+                    (x0 + (x1 - x0) * 0.86, f + 5.5),
                     (FAMILY, 13).into_font().color(&RGBColor(200, 30, 30)),
                 )))
                 .map_err(err)?;
@@ -398,7 +398,7 @@ pub fn capture_plot(
     let title = format!(
         "{} · capture {n} · {} · centre {} · {} MS/s · {}",
         r.task_id,
-        short(&device, 60),
+        short(&device, 32),
         fmt_mhz(centre),
         rate.map(|v| format!("{:.3}", v / 1e6)).unwrap_or("?".into()),
         r.timeline.started_at.as_deref().unwrap_or("time unknown")
@@ -520,11 +520,22 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
     let cols = rows.iter().map(|r| r.2.len()).max().unwrap_or(1);
     let x0 = x0h / 1e6 - step / 2e6;
     let x1 = (x0h + step * cols as f64) / 1e6 - step / 2e6;
+    // Row r spans from its own start time to the next row's (the last one the mean
+    // spacing): rows touch, with no gap and no overlap, however uneven the times.
     let n = rows.len();
-    let t_end = h.row_time_s.last().copied().unwrap_or(0.0);
-    let row_h = if n > 1 { t_end / (n - 1) as f64 } else { 1.0 };
-    let row_h = if row_h > 0.0 { row_h } else { 1.0 };
-    let (t0, t1) = (-row_h / 2.0, t_end + row_h / 2.0);
+    let times: Vec<f64> = (0..n)
+        .map(|r| h.row_time_s.get(r).copied().filter(|t| t.is_finite()).unwrap_or(r as f64))
+        .collect();
+    let span = times[n - 1] - times[0];
+    let mean = if n > 1 && span > 0.0 { span / (n - 1) as f64 } else { 1.0 };
+    let mut edges: Vec<f64> = times.clone();
+    edges.push(times[n - 1] + mean);
+    for i in 1..edges.len() {
+        if edges[i] <= edges[i - 1] {
+            edges[i] = edges[i - 1] + mean * 1e-3;
+        }
+    }
+    let (t0, t1) = (edges[0], edges[n]);
     let dec = mhz_decimals(x1 - x0);
     atomically(path, |tmp| {
         let root = BitMapBackend::new(tmp, (1200, 600)).into_drawing_area();
@@ -532,7 +543,7 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
         let (main, legend) = root.split_horizontally(1080);
         let mut chart = ChartBuilder::on(&main)
             .margin(14)
-            .caption(&h.title, (FAMILY, 18))
+            .caption(&h.title, (FAMILY, 16))
             .x_label_area_size(48)
             .y_label_area_size(72)
             .build_cartesian_2d(x0..x1, t1..t0)
@@ -541,16 +552,16 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
             .configure_mesh()
             .disable_mesh()
             .x_desc("Frequency (MHz)")
-            .y_desc("Time since start (s)")
+            .y_desc("Sweep start time (s since the first)")
             .label_style((FAMILY, 14))
             .axis_desc_style((FAMILY, 15))
             .x_labels(12)
             .x_label_formatter(&|v| format!("{v:.dec$}"))
-            .y_label_formatter(&|v| format!("{v:.2}"))
+            .y_label_formatter(&|v| format!("{v:.3}"))
             .draw()
             .map_err(err)?;
         for (r, (_, _, vals)) in rows.iter().enumerate() {
-            let t = h.row_time_s.get(r).copied().unwrap_or(r as f64 * row_h);
+            let (ta, tb) = (edges[r], edges[r + 1]);
             chart
                 .draw_series(vals.iter().enumerate().map(|(i, v)| {
                     let xa = (x0h + step * (i as f64 - 0.5)) / 1e6;
@@ -560,7 +571,7 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
                     } else {
                         RGBColor(255, 255, 255)
                     };
-                    Rectangle::new([(xa, t - row_h / 2.0), (xb, t + row_h / 2.0)], c.filled())
+                    Rectangle::new([(xa, ta), (xb, tb)], c.filled())
                 }))
                 .map_err(err)?;
         }

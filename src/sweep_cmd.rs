@@ -237,9 +237,14 @@ pub fn rtl_power_csv(r: &SweepReport) -> String {
 
 fn title(sw: &Swept, what: &str) -> String {
     let r = &sw.report;
+    let args = sw.device.get("args").and_then(Value::as_str).unwrap_or("?");
+    let dev: String = if args.chars().count() > 32 {
+        args.chars().take(31).chain(std::iter::once('…')).collect()
+    } else {
+        args.to_owned()
+    };
     format!(
-        "{what} · {} · {:.3}–{:.3} MHz · {:.3} MS/s · bin {:.2} kHz · {}",
-        sw.device.get("args").and_then(Value::as_str).unwrap_or("?"),
+        "{what} · {dev} · {:.3}–{:.3} MHz · {:.3} MS/s · bin {:.2} kHz · {}",
         r.config.start_hz / 1e6,
         r.config.stop_hz / 1e6,
         r.sample_rate_hz / 1e6,
@@ -439,7 +444,7 @@ pub fn render_sweep_md(o: &mut String, n: usize, s: &Value) {
     if let Some(c) = s.get("csv").filter(|c| !c.is_null()) {
         let _ = writeln!(
             o,
-            "| CSV (outbox, not published) | `{}` {} bytes, SHA-256 `{}` |",
+            "| CSV | `{}` {} bytes, SHA-256 `{}` |",
             c.get("file").and_then(Value::as_str).unwrap_or("?"),
             c.get("bytes").and_then(Value::as_u64).unwrap_or(0),
             c.get("sha256").and_then(Value::as_str).unwrap_or("?")
