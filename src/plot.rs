@@ -210,7 +210,9 @@ where
             .x_label_formatter(&xfmt)
             .y_label_formatter(&yfmt);
     } else {
-        mesh.x_label_formatter(&blank).y_label_formatter(&blank);
+        mesh.label_style((FAMILY, 14))
+            .x_label_formatter(&blank)
+            .y_label_formatter(&blank);
     }
     mesh.draw().map_err(err)?;
     // Failed hops: shaded, labelled, never joined over.

@@ -738,8 +738,10 @@ const TOP_KEYS: &[&str] = &[
     "captures",
     "tx",
     "errors",
-    "sweeps",
 ];
+
+/// Top-level keys a result may carry (serialized only when non-empty).
+const OPTIONAL_TOP_KEYS: &[&str] = &["sweeps"];
 
 struct V<'a> {
     p: &'a mut Vec<String>,
@@ -860,7 +862,7 @@ pub fn validate_result_files(json_path: &Path, checkout: &Path) -> Vec<String> {
 fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
     if let Some(o) = r.as_object() {
         for k in o.keys() {
-            if !TOP_KEYS.contains(&k.as_str()) {
+            if !TOP_KEYS.contains(&k.as_str()) && !OPTIONAL_TOP_KEYS.contains(&k.as_str()) {
                 v.bad(format!(
                     "{k}: unknown key for schema_version {SCHEMA_VERSION}"
                 ));
