@@ -299,12 +299,29 @@ where
                 }))
                 .map_err(err)?;
         }
-        if text {
-            let y = if m.measured { y1 - 9.0 } else { y1 - 5.0 };
+    }
+    // The markers' legend, top right (a marker line alone would hide its label
+    // under the tone it marks).
+    if text {
+        for (k, m) in p.markers.iter().enumerate() {
+            let colour = if m.measured {
+                RGBColor(190, 0, 190)
+            } else {
+                RGBColor(0, 140, 60)
+            };
+            let y = y1 - (y1 - y0) * (0.03 + 0.045 * k as f64);
+            let xa = x0 + (x1 - x0) * 0.60;
+            let xb = x0 + (x1 - x0) * 0.63;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(xa, y), (xb, y)],
+                    colour.stroke_width(2),
+                )))
+                .map_err(err)?;
             chart
                 .draw_series(std::iter::once(Text::new(
                     m.label.clone(),
-                    (x, y),
+                    (xb + (x1 - x0) * 0.005, y + (y1 - y0) * 0.012),
                     (FAMILY, 13).into_font().color(&colour),
                 )))
                 .map_err(err)?;
