@@ -501,3 +501,85 @@ fn a_dead_band_is_marked_failed_and_never_filled_in() {
     assert!(!s.peaks.iter().any(|p| (p.frequency_hz - 101.1e6).abs() < 1e6));
     assert!(s.peaks.iter().any(|p| (p.frequency_hz - 88.5e6).abs() <= s.bin_hz));
 }
+
+/// Validate a `.sigmf-meta` with the Python `sigmf` package (CI: `pip install
+/// sigmf`, see scripts/setup.sh); prints the annotations as JSON.
+fn sigmf_validate(meta: &std::path::Path) -> Result<serde_json::Value, String> {
+    let script = "import json, sys\n\
+from sigmf import sigmffile\n\
+f = sigmffile.fromfile(sys.argv[1])\n\
+f.validate()\n\
+print(json.dumps(f.get_annotations()))\n";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(meta)
+        .output()
+        .map_err(|e| format!("python3 not runnable ({e}); scripts/setup.sh installs it with sigmf"))?;
+    if !out.status.success() {
+        return Err(common::text(&out.stderr));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
+
+/// Issue 17: every recorded capture's `.sigmf-meta` carries one annotation per
+/// reported peak (label, generator rxnode, −3 dB edges around the peak, the
+/// capture's sample range), accepted by the sigmf package's validator — which
+/// does reject a broken annotation, so the check can fail.
+#[test]
+fn sigmf_annotations_per_peak_pass_the_sigmf_validator() {
+    let rig = Rig::new();
+    let d = rig.lab.dir.path();
+    let data = d.join("cap.sigmf-data");
+    let out = rig.rxnode(
+        &[
+            "capture",
+            "--device",
+            "driver=rxsim,serial=SG1,tone_hz=100.1e6,emitters=99.7e6:-50;100.5e6:-40",
+            "--frequency-hz",
+            "100e6",
+            "--sample-rate-hz",
+            "2e6",
+            "--duration-s",
+            "0.2",
+            "--record",
+            data.to_str().unwrap(),
+            "--json",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let peaks = summary["peaks"].as_array().unwrap();
+    assert_eq!(peaks.len(), 3, "{peaks:?}");
+    let samples = summary["samples_processed"].as_u64().unwrap();
+    let meta = d.join("cap.sigmf-meta");
+    let ann = sigmf_validate(&meta).unwrap_or_else(|e| panic!("sigmf validator: {e}"));
+    let ann: Vec<&serde_json::Value> = ann
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a.get("core:generator").is_some())
+        .collect();
+    assert_eq!(ann.len(), peaks.len(), "one annotation per peak: {ann:?}");
+    for (a, p) in ann.iter().zip(peaks) {
+        let f = p["frequency_hz"].as_f64().unwrap();
+        assert_eq!(a["core:generator"], "rxnode");
+        assert_eq!(a["core:sample_start"], 0);
+        assert_eq!(a["core:sample_count"].as_u64(), Some(samples));
+        let (lo, hi) = (
+            a["core:freq_lower_edge"].as_f64().unwrap(),
+            a["core:freq_upper_edge"].as_f64().unwrap(),
+        );
+        assert!(lo < f && f < hi, "{lo} < {f} < {hi}");
+        assert!(hi - lo < 10e3, "a CW tone is narrow: {}", hi - lo);
+        let label = a["core:label"].as_str().unwrap();
+        assert!(label.contains(&format!("{:.6} MHz", f / 1e6)), "{label}");
+    }
+    // The validator is real: a broken annotation is refused.
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&meta).unwrap()).unwrap();
+    m["annotations"][1]["core:freq_lower_edge"] = "low".into();
+    let bad = d.join("bad.sigmf-meta");
+    std::fs::write(&bad, serde_json::to_vec(&m).unwrap()).unwrap();
+    std::fs::copy(&data, d.join("bad.sigmf-data")).unwrap();
+    assert!(sigmf_validate(&bad).is_err(), "the validator must reject a string edge");
+}

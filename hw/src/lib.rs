@@ -43,7 +43,9 @@ pub use crate::dsp::{
     ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig, Window,
 };
 pub use crate::error::{Error, Result};
-pub use crate::iq::{IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, RecordingMeta};
+pub use crate::iq::{
+    IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordingMeta,
+};
 pub use crate::{
     probe::{
         enumerate, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
