@@ -586,11 +586,13 @@ fn step_capture(
             .iq_dir(id)
             .join(format!("capture-{}.sigmf-data", index + 1))
     });
+    let (gain_db, gain_elements) = crate::live::split_gain(c.gain_db.as_ref());
     let live = LiveCapture {
         device: c.device.clone(),
         frequency_hz: c.frequency_hz,
         sample_rate_hz: c.sample_rate_hz,
-        gain_db: c.gain_db,
+        gain_db,
+        gain_elements,
         bandwidth_hz: c.bandwidth_hz,
         antenna: c.antenna.clone(),
         clock_source: c.clock_source.clone(),

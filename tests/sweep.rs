@@ -583,3 +583,35 @@ fn sigmf_annotations_per_peak_pass_the_sigmf_validator() {
     std::fs::copy(&data, d.join("bad.sigmf-data")).unwrap();
     assert!(sigmf_validate(&bad).is_err(), "the validator must reject a string edge");
 }
+
+/// Issue 17: `gain_db` as an object of element → dB on an `rx_capture`: set per
+/// element, each read back into the result; an element the device does not have
+/// is BLOCKED naming it, and never streams.
+#[test]
+fn per_element_gains_on_a_capture_are_set_read_back_or_blocked() {
+    let rig = Rig::new();
+    let id = "GAIN_ELEM_1";
+    let plan = r#"{"steps": [
+      {"op": "rx_capture", "device": "driver=rxsim,serial=GE1,tone_hz=100.1e6", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "gain_db": {"LNA": 24, "VGA": 7}, "duration_s": 0.1},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=GE2,tone_hz=100.1e6", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "gain_db": {"MIX": 3}, "duration_s": 0.1}
+    ]}"#;
+    rig.post_and_approve(id, plan);
+    let out = rig.rxnode(&["run", id], "");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let r: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(rig.outbox(id).join("RX_RESULT.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r["checks"][0]["status"], "PASS", "{:#}", r["checks"]);
+    let c = &r["captures"][0];
+    assert_eq!(c["actual"]["gain_elements_db"]["LNA"], 24.0);
+    assert_eq!(c["actual"]["gain_elements_db"]["VGA"], 7.0);
+    assert_eq!(c["actual"]["gain_db"], 31.0);
+    assert_eq!(c["requested"]["gain_db"]["LNA"], 24.0);
+    assert_eq!(r["checks"][1]["status"], "BLOCKED");
+    let d = r["checks"][1]["detail"].as_str().unwrap();
+    assert!(d.contains("MIX") && d.contains("LNA, VGA"), "{d}");
+    assert_eq!(rig.streams_of("GE2"), 0);
+}

@@ -83,9 +83,9 @@ pub struct RxCaptureStep {
     pub frequency_hz: f64,
     /// Sample rate.
     pub sample_rate_hz: f64,
-    /// Overall RX gain, if set.
+    /// RX gain, if set: overall dB, or dB per gain element (`{"LNA": 24, "VGA": 20}`).
     #[serde(default)]
-    pub gain_db: Option<f64>,
+    pub gain_db: Option<crate::sweep::GainSpec>,
     /// Capture length.
     pub duration_s: f64,
     /// FFT size for the PSD (power of two, 16..=65536); default 2048.
@@ -351,8 +351,14 @@ pub(crate) fn parse_plan(
                 positive_finite(s.frequency_hz, line, n, "frequency_hz", issues);
                 positive_finite(s.sample_rate_hz, line, n, "sample_rate_hz", issues);
                 positive_finite(s.duration_s, line, n, "duration_s", issues);
-                if let Some(g) = s.gain_db {
-                    finite(g, line, n, "gain_db", issues);
+                if let Some(g) = &s.gain_db {
+                    for p in g.problems() {
+                        issues.push(Issue::new(
+                            Some(line),
+                            Some("gain_db"),
+                            format!("rx-plan step {n}: {p}"),
+                        ));
+                    }
                 }
                 if let Some(b) = s.bandwidth_hz {
                     positive_finite(b, line, n, "bandwidth_hz", issues);

@@ -305,9 +305,12 @@ pub fn check_rx_gain(gain: Option<&GainSpec>, policy: &RxPolicy) -> Result<(), E
     }
     let total = g.total();
     if exceeds(total, max) {
-        return Err(Error::Policy(format!(
-            "gain_db total {total} exceeds rx.max_gain_db {max}"
-        )));
+        return Err(Error::Policy(match g {
+            GainSpec::Total(_) => format!("gain_db {total} exceeds rx.max_gain_db {max}"),
+            GainSpec::Elements(_) => {
+                format!("gain_db total {total} exceeds rx.max_gain_db {max}")
+            }
+        }));
     }
     Ok(())
 }
