@@ -526,11 +526,25 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
     anyhow::ensure!(!h.rows.is_empty(), "no rows to plot");
     let width = h.rows.iter().map(Vec::len).max().unwrap_or(0);
     anyhow::ensure!(width > 0, "no columns to plot");
+    // At most 600 rows (max-held in groups) and 1000 columns: a picture, not a dump.
+    let group = h.rows.len().div_ceil(600).max(1);
     let rows: Vec<(f64, f64, Vec<f64>)> = h
         .rows
-        .iter()
-        .map(|r| decimate(h.start_hz, h.step_hz, r, 1000))
+        .chunks(group)
+        .map(|g| {
+            let w = g.iter().map(Vec::len).max().unwrap_or(0);
+            let merged: Vec<f64> = (0..w)
+                .map(|i| {
+                    g.iter()
+                        .filter_map(|r| r.get(i).copied())
+                        .filter(|v| v.is_finite())
+                        .fold(f64::NAN, f64::max)
+                })
+                .collect();
+            decimate(h.start_hz, h.step_hz, &merged, 1000)
+        })
         .collect();
+    let row_times: Vec<f64> = h.row_time_s.iter().step_by(group).copied().collect();
     let (x0h, step) = (rows[0].0, rows[0].1);
     let finite = rows.iter().flat_map(|r| r.2.iter()).copied().filter(|v| v.is_finite());
     let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
@@ -543,7 +557,7 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
     // spacing): rows touch, with no gap and no overlap, however uneven the times.
     let n = rows.len();
     let times: Vec<f64> = (0..n)
-        .map(|r| h.row_time_s.get(r).copied().filter(|t| t.is_finite()).unwrap_or(r as f64))
+        .map(|r| row_times.get(r).copied().filter(|t| t.is_finite()).unwrap_or(r as f64))
         .collect();
     let span = times[n - 1] - times[0];
     let mean = if n > 1 && span > 0.0 { span / (n - 1) as f64 } else { 1.0 };

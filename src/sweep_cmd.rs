@@ -111,6 +111,29 @@ pub fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, NotSwept> 
             s.device
         )));
     }
+    // Every hop's centre must be one the device can tune: refuse before streaming
+    // rather than fail hops one by one.
+    if let Some((fft, k, _, hops)) =
+        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
+    {
+        let bin = s.sample_rate_hz / fft as f64;
+        let ranges = &info.frequency_ranges_hz;
+        if !ranges.is_empty() {
+            for h in [0, hops.saturating_sub(1)] {
+                let c = s.start_hz + ((h * k) as f64 + (k / 2) as f64) * bin;
+                if !ranges.iter().any(|r| r[0] <= c && c <= r[1]) {
+                    return Err(NotSwept::Blocked(format!(
+                        "hop centre {c} Hz is outside the device's frequency ranges {}",
+                        ranges
+                            .iter()
+                            .map(|r| format!("{}..{} Hz", r[0], r[1]))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+            }
+        }
+    }
     radio.configure(&cfg).map_err(blocked_or_failed)?;
     if let Some(GainSpec::Elements(m)) = &s.gain_db {
         radio.set_gain_elements(m).map_err(blocked_or_failed)?;

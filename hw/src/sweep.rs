@@ -11,7 +11,7 @@
 use crate::dsp::{find_peaks, median_db, Peak, Welch, WelchConfig, Window};
 use crate::{Error, ReadOutcome, RxRadio, SampleSource};
 use num_complex::Complex;
-use rxnode_interlock::{sweep_grid, MAX_SWEEP_HOPS};
+use rxnode_interlock::{sweep_grid, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -128,6 +128,15 @@ impl HopPlan {
                 }
             })?;
         let bin_hz = rate / fft_size as f64;
+        if (total_bins as u64).saturating_mul(u64::from(cfg.repeats)) > MAX_SWEEP_VALUES {
+            return Err(Error::InvalidSetting {
+                field: "bin_hz",
+                detail: format!(
+                    "{total_bins} bins × {} repeats is more than {MAX_SWEEP_VALUES} values",
+                    cfg.repeats
+                ),
+            });
+        }
         if (hops as u64).saturating_mul(u64::from(cfg.repeats)) > MAX_SWEEP_HOPS {
             return Err(Error::InvalidSetting {
                 field: "stop_hz",

@@ -179,6 +179,10 @@ pub fn sweep_grid(
 /// Most hops × repeats a sweep may ask for.
 pub const MAX_SWEEP_HOPS: u64 = 1_000_000;
 
+/// Most bins × repeats a sweep may measure (each is kept for the CSV): 2²⁴, e.g.
+/// 70 MHz–6 GHz at 10 kHz bins 27 times. Bounds the memory a plan can make us use.
+pub const MAX_SWEEP_VALUES: u64 = 1 << 24;
+
 impl RxSweepStep {
     /// Hops per pass at the requested rate (`None` when the numbers are unusable).
     pub fn hops(&self) -> Option<usize> {
@@ -186,10 +190,19 @@ impl RxSweepStep {
             .map(|g| g.3)
     }
 
-    /// Total time on the radio: hops × (settle + dwell) × repeats, seconds.
+    /// Total time on the radio: hops × (settle + dwell) × repeats, seconds. The
+    /// dwell counted is what the radio really runs: at least one FFT (a dwell asked
+    /// shorter than `fft / rate` cannot make the policy under-count).
     pub fn duration_s(&self) -> Option<f64> {
-        self.hops()
-            .map(|h| h as f64 * (self.settle_s + self.dwell_s) * f64::from(self.repeats))
+        let (fft, _, _, hops) = sweep_grid(
+            self.start_hz,
+            self.stop_hz,
+            self.bin_hz,
+            self.sample_rate_hz,
+            self.crop,
+        )?;
+        let dwell = self.dwell_s.max(fft as f64 / self.sample_rate_hz);
+        Some(hops as f64 * (self.settle_s + dwell) * f64::from(self.repeats))
     }
 
     /// Every problem of the step's own values, as plan issues (line of the fence).
@@ -247,6 +260,23 @@ impl RxSweepStep {
                     format!(
                         "bin_hz {} needs an FFT over 1048576 points at {} S/s",
                         self.bin_hz, self.sample_rate_hz
+                    ),
+                );
+            }
+        }
+        if let Some((_, _, bins, _)) = sweep_grid(
+            self.start_hz,
+            self.stop_hz,
+            self.bin_hz,
+            self.sample_rate_hz,
+            self.crop,
+        ) {
+            if (bins as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_VALUES {
+                bad(
+                    "bin_hz",
+                    format!(
+                        "{bins} bins × {} repeats is more than {MAX_SWEEP_VALUES} values (widen bin_hz, narrow the band or sweep fewer times)",
+                        self.repeats
                     ),
                 );
             }
@@ -363,6 +393,20 @@ mod tests {
         let s = step();
         let (fft, kept, total, hops) =
             sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop).unwrap();
+        // A dwell shorter than one FFT counts as one FFT.
+        let mut short = s.clone();
+        short.dwell_s = 1e-6;
+        let want = 3.0 * (0.01 + 1024.0 / 10e6);
+        assert!((short.duration_s().unwrap() - want).abs() < 1e-12);
+        // Too many values to keep.
+        let mut huge = s.clone();
+        huge.start_hz = 1e6;
+        huge.stop_hz = 6e9;
+        huge.sample_rate_hz = 1e6;
+        huge.bin_hz = 1.0;
+        let mut issues = Vec::new();
+        huge.check(1, 1, &mut issues);
+        assert!(issues.iter().any(|i| i.message.contains("values")), "{issues:?}");
         assert_eq!((fft, kept), (1024, 768));
         assert_eq!(total, (20e6 / (10e6 / 1024.0)) as usize + 1);
         assert_eq!(hops, total.div_ceil(768));
