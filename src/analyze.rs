@@ -192,7 +192,8 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
         clkin,
     };
     if let Some(plot) = &args.plot {
-        write_plot(plot, &spec, &report).with_context(|| format!("cannot write plot {}", plot.display()))?;
+        write_plot(plot, &spec, &report)
+            .with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
     if cli.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -338,7 +339,11 @@ fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum, r: &AnalyzeRep
                 step_hz: spec.bin_hz,
                 db: spec.psd_db.iter().map(|&v| f64::from(v)).collect(),
             },
-            peaks: r.peaks.iter().map(|p| (p.frequency_hz, p.power_db)).collect(),
+            peaks: r
+                .peaks
+                .iter()
+                .map(|p| (p.frequency_hz, p.power_db))
+                .collect(),
             noise_floor_db: Some(r.noise_floor_db),
             markers,
             failed_hz: Vec::new(),

@@ -16,9 +16,8 @@ const FAMILY: &str = "rxnode-sans";
 
 fn font_ready() -> Result<()> {
     static ONCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *ONCE.get_or_init(|| {
-        plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok()
-    });
+    let ok = *ONCE
+        .get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
     anyhow::ensure!(ok, "the embedded font cannot be loaded");
     Ok(())
 }
@@ -179,7 +178,11 @@ where
     let x1 = (x0h + step * (vals.len().max(2) - 1) as f64) / scale;
     let x1 = if x1 > x0 { x1 } else { x0 + 1e-6 };
     root.fill(&WHITE).map_err(err)?;
-    let dec = if p.freq_known { mhz_decimals(x1 - x0) } else { 0 };
+    let dec = if p.freq_known {
+        mhz_decimals(x1 - x0)
+    } else {
+        0
+    };
     let mut b = ChartBuilder::on(root);
     b.margin(14);
     if text {
@@ -204,11 +207,11 @@ where
         } else {
             "FFT bin (centre frequency unknown)"
         })
-            .y_desc("Power (dBFS per bin)")
-            .label_style((FAMILY, 14))
-            .axis_desc_style((FAMILY, 15))
-            .x_label_formatter(&xfmt)
-            .y_label_formatter(&yfmt);
+        .y_desc("Power (dBFS per bin)")
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 15))
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt);
     } else {
         mesh.label_style((FAMILY, 14))
             .x_label_formatter(&blank)
@@ -413,13 +416,17 @@ pub fn capture_plot(
             .to_owned(),
         None => "?".into(),
     };
-    let fmt_mhz = |v: Option<f64>| v.map(|f| format!("{:.6} MHz", f / 1e6)).unwrap_or("? MHz".into());
+    let fmt_mhz = |v: Option<f64>| {
+        v.map(|f| format!("{:.6} MHz", f / 1e6))
+            .unwrap_or("? MHz".into())
+    };
     let title = format!(
         "{} · capture {n} · {} · centre {} · {} MS/s · {}",
         r.task_id,
         short(&device, 32),
         fmt_mhz(centre),
-        rate.map(|v| format!("{:.3}", v / 1e6)).unwrap_or("?".into()),
+        rate.map(|v| format!("{:.3}", v / 1e6))
+            .unwrap_or("?".into()),
         r.timeline.started_at.as_deref().unwrap_or("time unknown")
     );
     let peaks = c
@@ -511,7 +518,11 @@ fn colour_of(t: f64) -> RGBColor {
         (94.0, 201.0, 98.0),
         (253.0, 231.0, 37.0),
     ];
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let x = t * (STOPS.len() - 1) as f64;
     let i = (x.floor() as usize).min(STOPS.len() - 2);
     let f = x - i as f64;
@@ -546,8 +557,14 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
         .collect();
     let row_times: Vec<f64> = h.row_time_s.iter().step_by(group).copied().collect();
     let (x0h, step) = (rows[0].0, rows[0].1);
-    let finite = rows.iter().flat_map(|r| r.2.iter()).copied().filter(|v| v.is_finite());
-    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    let finite = rows
+        .iter()
+        .flat_map(|r| r.2.iter())
+        .copied()
+        .filter(|v| v.is_finite());
+    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
     anyhow::ensure!(lo.is_finite(), "no finite values to plot");
     let hi = if hi > lo { hi } else { lo + 1.0 };
     let cols = rows.iter().map(|r| r.2.len()).max().unwrap_or(1);
@@ -557,10 +574,20 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
     // spacing): rows touch, with no gap and no overlap, however uneven the times.
     let n = rows.len();
     let times: Vec<f64> = (0..n)
-        .map(|r| row_times.get(r).copied().filter(|t| t.is_finite()).unwrap_or(r as f64))
+        .map(|r| {
+            row_times
+                .get(r)
+                .copied()
+                .filter(|t| t.is_finite())
+                .unwrap_or(r as f64)
+        })
         .collect();
     let span = times[n - 1] - times[0];
-    let mean = if n > 1 && span > 0.0 { span / (n - 1) as f64 } else { 1.0 };
+    let mean = if n > 1 && span > 0.0 {
+        span / (n - 1) as f64
+    } else {
+        1.0
+    };
     let mut edges: Vec<f64> = times.clone();
     edges.push(times[n - 1] + mean);
     for i in 1..edges.len() {
@@ -725,7 +752,10 @@ mod tests {
             let a = dark(&on, x0, x1, y0, y1);
             let b = dark(&off, x0, x1, y0, y1);
             assert!(a > 200, "{what}: only {a} text pixels with text on");
-            assert!(b < a / 10, "{what}: {b} dark pixels with text off vs {a} on");
+            assert!(
+                b < a / 10,
+                "{what}: {b} dark pixels with text off vs {a} on"
+            );
         }
     }
 

@@ -670,9 +670,9 @@ pub fn spectrum_png_name(n: usize) -> String {
 }
 
 // The pictures live in `crate::plot` (issue 17: axes, labels, an embedded font).
-pub use crate::plot::write_spectrum_pngs;
 #[cfg(test)]
 pub use crate::plot::write_spectrum_png;
+pub use crate::plot::write_spectrum_pngs;
 
 // ---------------------------------------------------------------- validation
 

@@ -66,7 +66,10 @@ pub fn parse_gain(s: &str) -> Result<GainSpec, String> {
             .parse()
             .map_err(|_| format!("--gain-db {t:?}: {:?} is not a number of dB", v.trim()))?;
         if m.insert(k.trim().to_owned(), v).is_some() {
-            return Err(format!("--gain-db {t:?}: element {:?} given twice", k.trim()));
+            return Err(format!(
+                "--gain-db {t:?}: element {:?} given twice",
+                k.trim()
+            ));
         }
     }
     Ok(GainSpec::Elements(m))
@@ -92,9 +95,10 @@ pub fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, NotSwept> 
         .map_err(|e| NotSwept::Blocked(format!("device not available: {e}")))?;
     let info = radio.probe();
     // Tune to the first hop's centre first: the radio never sits outside the band.
-    let first = rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
-        .map(|(fft, k, _, _)| s.start_hz + (k / 2) as f64 * s.sample_rate_hz / fft as f64)
-        .unwrap_or(s.start_hz);
+    let first =
+        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
+            .map(|(fft, k, _, _)| s.start_hz + (k / 2) as f64 * s.sample_rate_hz / fft as f64)
+            .unwrap_or(s.start_hz);
     let cfg = RxConfig {
         frequency_hz: first,
         sample_rate_hz: s.sample_rate_hz,
@@ -138,7 +142,9 @@ pub fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, NotSwept> 
     if let Some(GainSpec::Elements(m)) = &s.gain_db {
         radio.set_gain_elements(m).map_err(blocked_or_failed)?;
     }
-    let actual = radio.actual().map_err(|e| NotSwept::Failed(e.to_string()))?;
+    let actual = radio
+        .actual()
+        .map_err(|e| NotSwept::Failed(e.to_string()))?;
     let gain_elements_db = radio.gain_elements().unwrap_or_default();
     let report = run_sweep(&mut radio, &config_of(s), cancel).map_err(blocked_or_failed)?;
     Ok(Swept {
@@ -234,7 +240,11 @@ pub fn sweep_json(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
 pub fn rtl_power_csv(r: &SweepReport) -> String {
     let mut out = String::new();
     let fmt = time::macros::format_description!("[year]-[month]-[day], [hour]:[minute]:[second]");
-    for h in r.hops.iter().filter(|h| h.status == HopStatus::Ok && !h.db.is_empty()) {
+    for h in r
+        .hops
+        .iter()
+        .filter(|h| h.status == HopStatus::Ok && !h.db.is_empty())
+    {
         let t = time::OffsetDateTime::from_unix_timestamp(h.unix_time_s as i64)
             .ok()
             .and_then(|t| t.format(&fmt).ok())
@@ -290,7 +300,11 @@ pub fn spectrum_plot(sw: &Swept, what: &str) -> SpectrumPlot {
                 .map(|v| v.map_or(f64::NAN, f64::from))
                 .collect(),
         },
-        peaks: r.peaks.iter().map(|p| (p.frequency_hz, p.power_db)).collect(),
+        peaks: r
+            .peaks
+            .iter()
+            .map(|p| (p.frequency_hz, p.power_db))
+            .collect(),
         noise_floor_db: r.noise_floor_db,
         markers: Vec::new(),
         failed_hz: r.failed_ranges_hz.clone(),
@@ -307,11 +321,20 @@ pub fn heatmap(sw: &Swept, what: &str) -> Option<Heatmap> {
     let n = r.plan.total_bins;
     let mut rows = Vec::new();
     let mut times = Vec::new();
-    let t0 = r.hops.iter().map(|h| h.unix_time_s).find(|t| *t > 0.0).unwrap_or(0.0);
+    let t0 = r
+        .hops
+        .iter()
+        .map(|h| h.unix_time_s)
+        .find(|t| *t > 0.0)
+        .unwrap_or(0.0);
     for rep in 0..r.config.repeats {
         let mut row = vec![f64::NAN; n];
         let mut t = None;
-        for h in r.hops.iter().filter(|h| h.repeat == rep && h.status == HopStatus::Ok) {
+        for h in r
+            .hops
+            .iter()
+            .filter(|h| h.repeat == rep && h.status == HopStatus::Ok)
+        {
             t.get_or_insert(h.unix_time_s - t0);
             let (b0, _) = r.plan.hop_bins(h.hop);
             for (i, v) in h.db.iter().enumerate() {
@@ -334,7 +357,8 @@ pub fn heatmap(sw: &Swept, what: &str) -> Option<Heatmap> {
 
 /// Write `bytes` atomically, never over an existing file the operator named.
 fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::fsutil::write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    crate::fsutil::write_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The `rx_sweep` plan step: policy, run, `SWEEP_<n>.csv` (+ PNGs) in the outbox.
@@ -386,11 +410,15 @@ pub fn step_sweep(
         }
     };
     let what = format!("{} · step {n}", id.as_str());
-    if let Err(e) = crate::plot::write_spectrum(&dir.join(format!("SWEEP_{n}.png")), &spectrum_plot(&sw, &what)) {
+    if let Err(e) = crate::plot::write_spectrum(
+        &dir.join(format!("SWEEP_{n}.png")),
+        &spectrum_plot(&sw, &what),
+    ) {
         tracing::warn!("sweep plot: {e:#}");
     }
     if let Some(h) = heatmap(&sw, &what) {
-        if let Err(e) = crate::plot::write_heatmap(&dir.join(format!("SWEEP_{n}_heatmap.png")), &h) {
+        if let Err(e) = crate::plot::write_heatmap(&dir.join(format!("SWEEP_{n}_heatmap.png")), &h)
+        {
             tracing::warn!("sweep heatmap: {e:#}");
         }
     }
@@ -424,9 +452,17 @@ pub fn render_sweep_md(o: &mut String, n: usize, s: &Value) {
     let f = |k: &str| s.get(k).and_then(Value::as_f64);
     let _ = writeln!(o, "### Sweep {n}\n");
     let _ = writeln!(o, "| | |\n|---|---|");
-    let _ = writeln!(o, "| Status | {} |", s.get("status").and_then(Value::as_str).unwrap_or("?"));
+    let _ = writeln!(
+        o,
+        "| Status | {} |",
+        s.get("status").and_then(Value::as_str).unwrap_or("?")
+    );
     if let Some(d) = s.get("detail").and_then(Value::as_str) {
-        let _ = writeln!(o, "| Detail | {} |", d.replace('|', "\\|").replace('\n', " "));
+        let _ = writeln!(
+            o,
+            "| Detail | {} |",
+            d.replace('|', "\\|").replace('\n', " ")
+        );
         return;
     }
     if let Some(req) = s.get("requested") {
@@ -448,15 +484,25 @@ pub fn render_sweep_md(o: &mut String, n: usize, s: &Value) {
         let _ = writeln!(
             o,
             "| Rate (actual) | {} S/s |\n| Gain (read back) | {} dB {} |",
-            a.get("sample_rate_hz").and_then(Value::as_f64).unwrap_or(f64::NAN),
-            a.get("gain_db").and_then(Value::as_f64).map(|g| g.to_string()).unwrap_or("n/a".into()),
-            a.get("gain_elements_db").map(|g| g.to_string()).unwrap_or_default().replace('|', "\\|")
+            a.get("sample_rate_hz")
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::NAN),
+            a.get("gain_db")
+                .and_then(Value::as_f64)
+                .map(|g| g.to_string())
+                .unwrap_or("n/a".into()),
+            a.get("gain_elements_db")
+                .map(|g| g.to_string())
+                .unwrap_or_default()
+                .replace('|', "\\|")
         );
     }
     let _ = writeln!(
         o,
         "| Noise floor | {} |",
-        f("noise_floor_db").map(|v| format!("{v:.2} dBFS/bin")).unwrap_or("n/a".into())
+        f("noise_floor_db")
+            .map(|v| format!("{v:.2} dBFS/bin"))
+            .unwrap_or("n/a".into())
     );
     let _ = writeln!(
         o,
@@ -473,8 +519,15 @@ pub fn render_sweep_md(o: &mut String, n: usize, s: &Value) {
             c.get("sha256").and_then(Value::as_str).unwrap_or("?")
         );
     }
-    if let Some(p) = s.get("peaks").and_then(Value::as_array).filter(|p| !p.is_empty()) {
-        let _ = writeln!(o, "\n| Peak | Frequency | Power | SNR | −3 dB width |\n|---|---|---|---|---|");
+    if let Some(p) = s
+        .get("peaks")
+        .and_then(Value::as_array)
+        .filter(|p| !p.is_empty())
+    {
+        let _ = writeln!(
+            o,
+            "\n| Peak | Frequency | Power | SNR | −3 dB width |\n|---|---|---|---|---|"
+        );
         for (i, k) in p.iter().enumerate() {
             let g = |key: &str| k.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN);
             let _ = writeln!(
@@ -488,11 +541,20 @@ pub fn render_sweep_md(o: &mut String, n: usize, s: &Value) {
             );
         }
     }
-    if let Some(fh) = s.get("failed_hops").and_then(Value::as_array).filter(|p| !p.is_empty()) {
+    if let Some(fh) = s
+        .get("failed_hops")
+        .and_then(Value::as_array)
+        .filter(|p| !p.is_empty())
+    {
         let _ = writeln!(o, "\nFailed hops (no data, never interpolated):\n");
         for h in fh {
             let g = |key: &str| h.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN);
-            let _ = writeln!(o, "- {:.6}–{:.6} MHz", g("low_hz") / 1e6, g("high_hz") / 1e6);
+            let _ = writeln!(
+                o,
+                "- {:.6}–{:.6} MHz",
+                g("low_hz") / 1e6,
+                g("high_hz") / 1e6
+            );
         }
     }
     let _ = writeln!(o);
@@ -578,7 +640,10 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
     if let Some(p) = &args.plot {
         crate::plot::write_spectrum(p, &spectrum_plot(&sw, "rxnode sweep"))?;
         if let Some(h) = heatmap(&sw, "rxnode sweep") {
-            let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sweep".into());
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "sweep".into());
             let hp = p.with_file_name(format!("{stem}_heatmap.png"));
             crate::plot::write_heatmap(&hp, &h)?;
         }

@@ -217,7 +217,11 @@ impl Rig {
         let mut t = Lab::task(
             id,
             &base,
-            &[("HARDWARE_ACCESS", "YES"), ("RF_RX", "YES"), ("RISK_LEVEL", "YELLOW")],
+            &[
+                ("HARDWARE_ACCESS", "YES"),
+                ("RF_RX", "YES"),
+                ("RISK_LEVEL", "YELLOW"),
+            ],
         );
         t.push_str(&format!("\n```rx-plan\n{plan}\n```\n"));
         self.lab.post(&t);
@@ -270,13 +274,25 @@ fn assert_emitters_found(s: &SweepT, csv: &str) {
             .iter()
             .find(|k| (k.frequency_hz - f).abs() <= s.bin_hz)
             .unwrap_or_else(|| panic!("JSON: emitter {f} Hz not within one bin: {:?}", s.peaks));
-        assert!((hit.power_db - p).abs() < 2.0, "JSON: {f}: {} dBFS", hit.power_db);
+        assert!(
+            (hit.power_db - p).abs() < 2.0,
+            "JSON: {f}: {} dBFS",
+            hit.power_db
+        );
         assert!(hit.width_3db_hz >= s.bin_hz && hit.width_3db_hz < 5.0 * s.bin_hz);
     }
-    assert_eq!(s.peaks.len(), EMITTERS.len(), "no false peaks: {:?}", s.peaks);
+    assert_eq!(
+        s.peaks.len(),
+        EMITTERS.len(),
+        "no false peaks: {:?}",
+        s.peaks
+    );
     // CSV, through the reader: the same emitters, within one bin, and nothing else.
     let rows = read_rtl_power(csv);
-    assert_eq!(rows.len(), s.hops.iter().filter(|h| h.status == "OK").count());
+    assert_eq!(
+        rows.len(),
+        s.hops.iter().filter(|h| h.status == "OK").count()
+    );
     let b = bins(&rows);
     let found = csv_peaks(&b);
     assert_eq!(found.len(), EMITTERS.len(), "CSV peaks {found:?}");
@@ -291,7 +307,12 @@ fn assert_emitters_found(s: &SweepT, csv: &str) {
     // The kept bins tile the band: no gap, no overlap between consecutive rows.
     for w in rows.windows(2) {
         if w[0].date == w[1].date && w[1].hz_low > w[0].hz_low {
-            assert!((w[1].hz_low - w[0].hz_high).abs() < 1.0, "{} vs {}", w[0].hz_high, w[1].hz_low);
+            assert!(
+                (w[1].hz_low - w[0].hz_high).abs() < 1.0,
+                "{} vs {}",
+                w[0].hz_high,
+                w[1].hz_low
+            );
         }
     }
     assert!(rows[0].hz_low <= 88e6 + 1.0);
@@ -360,7 +381,12 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     assert!(common::text(&out.stderr).contains("already exists"));
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
     // The ledger has the sweep; the radio saw RX only.
-    let sweeps = rig.lab.ledger_events().iter().filter(|e| e["event"] == "sweep").count();
+    let sweeps = rig
+        .lab
+        .ledger_events()
+        .iter()
+        .filter(|e| e["event"] == "sweep")
+        .count();
     assert_eq!(sweeps, 1, "one ledger entry for the one sweep that ran");
     let log = std::fs::read_to_string(&rig.events).unwrap();
     assert!(!log.lines().any(|l| l.contains(" TX ")), "{log}");
@@ -396,7 +422,10 @@ fn plan_rx_sweep_records_csv_hash_hops_and_peaks() {
     assert_eq!(s.actual.gain_elements_db.get("LNA"), Some(&16.0));
     assert_eq!(s.actual.gain_elements_db.get("VGA"), Some(&4.0));
     assert!(dir.join("SWEEP_1.png").exists());
-    assert!(!dir.join("SWEEP_1_heatmap.png").exists(), "one pass: no heatmap");
+    assert!(
+        !dir.join("SWEEP_1_heatmap.png").exists(),
+        "one pass: no heatmap"
+    );
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap();
     assert!(md.contains("## Sweeps") && md.contains("SWEEP_1.csv") && md.contains(&c.sha256));
     let v = rig.rxnode(&["validate-result", id], "");
@@ -416,13 +445,50 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
         r#"{"rx": {"max_duration_s": 0.05, "max_sample_rate_hz": 12000000, "max_gain_db": 30}}"#,
     );
     let cases: [(&str, &[&str], i32, &str); 7] = [
-        ("R1", &["--gain-db", "20", "--dwell-s", "0.05"], 3, "rx.max_duration_s 0.05"),
-        ("R2", &["--gain-db", "20", "--stop-hz", "90e6", "--sample-rate-hz", "20e6"], 3, "rx.max_sample_rate_hz"),
+        (
+            "R1",
+            &["--gain-db", "20", "--dwell-s", "0.05"],
+            3,
+            "rx.max_duration_s 0.05",
+        ),
+        (
+            "R2",
+            &[
+                "--gain-db",
+                "20",
+                "--stop-hz",
+                "90e6",
+                "--sample-rate-hz",
+                "20e6",
+            ],
+            3,
+            "rx.max_sample_rate_hz",
+        ),
         ("R3", &["--stop-hz", "90e6"], 3, "gain_db is required"),
-        ("R4", &["--stop-hz", "90e6", "--gain-db", "LNA=24,VGA=10"], 3, "gain_db total 34 exceeds rx.max_gain_db 30"),
-        ("R5", &["--stop-hz", "90e6", "--gain-db", "LNA=32"], 3, "gain_db.LNA 32 exceeds"),
-        ("R6", &["--stop-hz", "80e6", "--gain-db", "10"], 2, "stop_hz 80000000 must be above start_hz"),
-        ("R7", &["--stop-hz", "90e6", "--gain-db", "loud"], 2, "--gain-db"),
+        (
+            "R4",
+            &["--stop-hz", "90e6", "--gain-db", "LNA=24,VGA=10"],
+            3,
+            "gain_db total 34 exceeds rx.max_gain_db 30",
+        ),
+        (
+            "R5",
+            &["--stop-hz", "90e6", "--gain-db", "LNA=32"],
+            3,
+            "gain_db.LNA 32 exceeds",
+        ),
+        (
+            "R6",
+            &["--stop-hz", "80e6", "--gain-db", "10"],
+            2,
+            "stop_hz 80000000 must be above start_hz",
+        ),
+        (
+            "R7",
+            &["--stop-hz", "90e6", "--gain-db", "loud"],
+            2,
+            "--gain-db",
+        ),
     ];
     for (serial, extra, want, msg) in cases {
         let dev = scene(serial, "");
@@ -437,7 +503,11 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
         }
         let out = rig.rxnode(&a, "");
         assert_eq!(out.status.code(), Some(want), "{serial}: {}", show(&out));
-        assert!(common::text(&out.stderr).contains(msg), "{serial}: {}", show(&out));
+        assert!(
+            common::text(&out.stderr).contains(msg),
+            "{serial}: {}",
+            show(&out)
+        );
         assert_eq!(rig.streams_of(serial), 0, "{serial} opened a stream");
     }
     // An element the device does not have: refused by the device check, no stream.
@@ -449,6 +519,21 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(common::text(&out.stderr).contains("MIX"), "{}", show(&out));
     assert_eq!(rig.streams_of("R8"), 0);
+    // A band the device cannot tune to the end: refused before streaming.
+    let dev = scene("R10", "");
+    let mut a = sweep_args(&dev, &["--gain-db", "10"]);
+    for (flag, v) in [("--start-hz", "5.99e9"), ("--stop-hz", "6.01e9")] {
+        let i = a.iter().position(|x| *x == flag).unwrap();
+        a[i + 1] = v;
+    }
+    let out = rig.rxnode(&a, "");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(
+        common::text(&out.stderr).contains("outside the device's frequency ranges"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(rig.streams_of("R10"), 0);
     // In a plan: the over-long sweep is BLOCKED naming the limit; no stream.
     let id = "SWEEP_BLOCKED_1";
     let plan = format!(
@@ -459,13 +544,15 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
     rig.post_and_approve(id, &plan);
     let out = rig.rxnode(&["run", id], "");
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
-    let r: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(rig.outbox(id).join("RX_RESULT.json")).unwrap(),
-    )
-    .unwrap();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rig.outbox(id).join("RX_RESULT.json")).unwrap())
+            .unwrap();
     assert_eq!(r["checks"][0]["status"], "BLOCKED");
     let d = r["checks"][0]["detail"].as_str().unwrap();
-    assert!(d.contains("sweep duration 0.180 s (3 hops") && d.contains("rx.max_duration_s"), "{d}");
+    assert!(
+        d.contains("sweep duration 0.180 s (3 hops") && d.contains("rx.max_duration_s"),
+        "{d}"
+    );
     assert_eq!(rig.streams_of("R9"), 0);
     assert!(!rig.outbox(id).join("SWEEP_1.csv").exists());
 }
@@ -495,11 +582,21 @@ fn a_dead_band_is_marked_failed_and_never_filled_in() {
     let rows = read_rtl_power(&std::fs::read_to_string(&csv).unwrap());
     assert_eq!(rows.len(), s.hops.len() - 1);
     for r in &rows {
-        assert!(r.hz_high <= f.low_hz + 1.0 || r.hz_low >= f.high_hz - 1.0, "row {} overlaps the dead hop", r.hz_low);
+        assert!(
+            r.hz_high <= f.low_hz + 1.0 || r.hz_low >= f.high_hz - 1.0,
+            "row {} overlaps the dead hop",
+            r.hz_low
+        );
     }
     // The emitter at 101.1 MHz lies in the dead hop: not reported, not invented.
-    assert!(!s.peaks.iter().any(|p| (p.frequency_hz - 101.1e6).abs() < 1e6));
-    assert!(s.peaks.iter().any(|p| (p.frequency_hz - 88.5e6).abs() <= s.bin_hz));
+    assert!(!s
+        .peaks
+        .iter()
+        .any(|p| (p.frequency_hz - 101.1e6).abs() < 1e6));
+    assert!(s
+        .peaks
+        .iter()
+        .any(|p| (p.frequency_hz - 88.5e6).abs() <= s.bin_hz));
 }
 
 /// Validate a `.sigmf-meta` with the Python `sigmf` package (CI: `pip install
@@ -514,7 +611,9 @@ print(json.dumps(f.get_annotations()))\n";
         .args(["-c", script])
         .arg(meta)
         .output()
-        .map_err(|e| format!("python3 not runnable ({e}); scripts/setup.sh installs it with sigmf"))?;
+        .map_err(|e| {
+            format!("python3 not runnable ({e}); scripts/setup.sh installs it with sigmf")
+        })?;
     if !out.status.success() {
         return Err(common::text(&out.stderr));
     }
@@ -581,7 +680,10 @@ fn sigmf_annotations_per_peak_pass_the_sigmf_validator() {
     let bad = d.join("bad.sigmf-meta");
     std::fs::write(&bad, serde_json::to_vec(&m).unwrap()).unwrap();
     std::fs::copy(&data, d.join("bad.sigmf-data")).unwrap();
-    assert!(sigmf_validate(&bad).is_err(), "the validator must reject a string edge");
+    assert!(
+        sigmf_validate(&bad).is_err(),
+        "the validator must reject a string edge"
+    );
 }
 
 /// Issue 17: `gain_db` as an object of element → dB on an `rx_capture`: set per
@@ -600,10 +702,9 @@ fn per_element_gains_on_a_capture_are_set_read_back_or_blocked() {
     rig.post_and_approve(id, plan);
     let out = rig.rxnode(&["run", id], "");
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
-    let r: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(rig.outbox(id).join("RX_RESULT.json")).unwrap(),
-    )
-    .unwrap();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(rig.outbox(id).join("RX_RESULT.json")).unwrap())
+            .unwrap();
     assert_eq!(r["checks"][0]["status"], "PASS", "{:#}", r["checks"]);
     let c = &r["captures"][0];
     assert_eq!(c["actual"]["gain_elements_db"]["LNA"], 24.0);

@@ -50,13 +50,34 @@ fn case(name: &str, start: f64, stop: f64, rate: f64, settle: f64, dwell: f64) -
 fn main() {
     use_sim().expect("install rxsim");
     println!("paced rxsim, crop 0.25, 10 kHz bins");
-    case("fm-88-108 (10 MS/s, 1+5 ms)", 88e6, 108e6, 10e6, 0.001, 0.005);
-    case("fm-88-108 (10 MS/s, 10+50 ms)", 88e6, 108e6, 10e6, 0.01, 0.05);
+    case(
+        "fm-88-108 (10 MS/s, 1+5 ms)",
+        88e6,
+        108e6,
+        10e6,
+        0.001,
+        0.005,
+    );
+    case(
+        "fm-88-108 (10 MS/s, 10+50 ms)",
+        88e6,
+        108e6,
+        10e6,
+        0.01,
+        0.05,
+    );
     case("70M-6G (10 MS/s, 1+5 ms)", 70e6, 6e9, 10e6, 0.001, 0.005);
     case("70M-6G (20 MS/s, 1+5 ms)", 70e6, 6e9, 20e6, 0.001, 0.005);
     let mut worst: f64 = 0.0;
     for i in 0..3 {
-        let r = case(&format!("1G target run {}", i + 1), 1e9, 2e9, 10e6, 0.001, 0.005);
+        let r = case(
+            &format!("1G target run {}", i + 1),
+            1e9,
+            2e9,
+            10e6,
+            0.001,
+            0.005,
+        );
         worst = worst.max(r);
     }
     println!(

@@ -396,11 +396,9 @@ impl RxRadio {
             .map_err(|e| self.driver_err("list gain elements", e))?;
         for (name, db) in gains {
             if !names.iter().any(|n| n == name) {
-                return Err(self.rx().unsupported(
-                    "gain element",
-                    name,
-                    names.join(", "),
-                ));
+                return Err(self
+                    .rx()
+                    .unsupported("gain element", name, names.join(", ")));
             }
             let r = self
                 .dev

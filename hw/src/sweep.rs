@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-
 /// What a sweep asks for (the radio's rate and gain are set by the caller).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepConfig {
@@ -41,7 +40,8 @@ pub struct SweepConfig {
 impl SweepConfig {
     /// Check every field; the error names the field and value.
     pub fn validate(&self) -> Result<(), Error> {
-        let bad = |field: &'static str, detail: String| Err(Error::InvalidSetting { field, detail });
+        let bad =
+            |field: &'static str, detail: String| Err(Error::InvalidSetting { field, detail });
         for (field, v) in [
             ("start_hz", self.start_hz),
             ("stop_hz", self.stop_hz),
@@ -124,7 +124,10 @@ impl HopPlan {
             sweep_grid(cfg.start_hz, cfg.stop_hz, cfg.bin_hz, rate, cfg.crop).ok_or_else(|| {
                 Error::InvalidSetting {
                     field: "bin_hz",
-                    detail: format!("no usable hop plan for {} Hz bins at {rate} S/s", cfg.bin_hz),
+                    detail: format!(
+                        "no usable hop plan for {} Hz bins at {rate} S/s",
+                        cfg.bin_hz
+                    ),
                 }
             })?;
         let bin_hz = rate / fft_size as f64;
@@ -317,7 +320,15 @@ pub fn run_sweep(
             for _attempt in 0..2 {
                 hop.attempts += 1;
                 welch.reset();
-                let a = one_hop(radio, &mut stream, &mut welch, &plan, center, &mut buf, cancel);
+                let a = one_hop(
+                    radio,
+                    &mut stream,
+                    &mut welch,
+                    &plan,
+                    center,
+                    &mut buf,
+                    cancel,
+                );
                 floor_s += hop_s;
                 hop.overflows += a.overflows;
                 hop.actual_center_hz = a.actual.or(hop.actual_center_hz);
@@ -376,7 +387,8 @@ pub fn run_sweep(
         .zip(&count)
         .map(|(s, &c)| (c > 0 && *s > 0.0).then(|| (10.0 * (s / f64::from(c)).log10()) as f32))
         .collect();
-    let (peaks, peak_widths_hz, noise_floor_db) = band_peaks(&spectrum_db, cfg.start_hz, plan.bin_hz);
+    let (peaks, peak_widths_hz, noise_floor_db) =
+        band_peaks(&spectrum_db, cfg.start_hz, plan.bin_hz);
     let failed_ranges_hz = hops
         .iter()
         .filter(|h| h.status == HopStatus::Failed)
@@ -431,8 +443,8 @@ fn one_hop(
     let total = plan.settle_samples + plan.dwell_samples;
     // A hop that has not delivered its samples within 4× their time (+0.5 s) has
     // timed out.
-    let deadline = Instant::now()
-        + std::time::Duration::from_secs_f64(4.0 * total as f64 / rate + 0.5);
+    let deadline =
+        Instant::now() + std::time::Duration::from_secs_f64(4.0 * total as f64 / rate + 0.5);
     let mut got = 0u64;
     let mut started = false;
     while got < total {
@@ -441,9 +453,7 @@ fn one_hop(
             return a;
         }
         if Instant::now() > deadline {
-            a.error = Some(format!(
-                "timeout: {got} of {total} samples at {center} Hz"
-            ));
+            a.error = Some(format!("timeout: {got} of {total} samples at {center} Hz"));
             return a;
         }
         let want = ((total - got) as usize).min(buf.len());
@@ -557,7 +567,8 @@ mod tests {
 
     #[test]
     fn bad_configs_name_their_field() {
-        let cases: Vec<(&str, Box<dyn Fn(&mut SweepConfig)>)> = vec![
+        type Edit = Box<dyn Fn(&mut SweepConfig)>;
+        let cases: Vec<(&str, Edit)> = vec![
             ("stop_hz", Box::new(|c| c.stop_hz = 80e6)),
             ("bin_hz", Box::new(|c| c.bin_hz = 0.0)),
             ("bin_hz", Box::new(|c| c.bin_hz = 5e6)),

@@ -39,7 +39,11 @@ fn every_emitter_is_found_within_one_bin_and_the_floor_is_honest() {
     );
     let mut r = radio(&args, 10e6);
     let rep = run_sweep(&mut r, &cfg(0.002), &AtomicBool::new(false)).expect("sweep");
-    assert!(rep.hops.iter().all(|h| h.status == HopStatus::Ok), "{:?}", rep.failed_ranges_hz);
+    assert!(
+        rep.hops.iter().all(|h| h.status == HopStatus::Ok),
+        "{:?}",
+        rep.failed_ranges_hz
+    );
     assert!(rep.failed_ranges_hz.is_empty());
     for (f, p) in emitters {
         let hit = rep
@@ -47,7 +51,11 @@ fn every_emitter_is_found_within_one_bin_and_the_floor_is_honest() {
             .iter()
             .find(|k| (k.frequency_hz - f).abs() <= rep.plan.bin_hz)
             .unwrap_or_else(|| panic!("emitter {f} not found in {:?}", rep.peaks));
-        assert!((hit.power_db - p).abs() < 2.0, "{f}: {} vs {p}", hit.power_db);
+        assert!(
+            (hit.power_db - p).abs() < 2.0,
+            "{f}: {} vs {p}",
+            hit.power_db
+        );
     }
     // Noise −60 dBFS spread over 1024 Hann bins: about −88 dBFS per bin.
     let floor = rep.noise_floor_db.unwrap();
@@ -64,7 +72,10 @@ fn settle_garbage_is_discarded_and_visible_when_not() {
     let raw = run_sweep(&mut r, &cfg(0.0), &AtomicBool::new(false)).expect("sweep");
     let (a, b) = (kept.noise_floor_db.unwrap(), raw.noise_floor_db.unwrap());
     assert!(a < -84.0, "with the discard the floor is the noise: {a}");
-    assert!(b > a + 10.0, "without the discard the relock garbage shows: {b} vs {a}");
+    assert!(
+        b > a + 10.0,
+        "without the discard the relock garbage shows: {b} vs {a}"
+    );
 }
 
 #[test]
@@ -72,18 +83,29 @@ fn a_dead_hop_is_retried_once_then_marked_and_left_empty() {
     let args = "driver=rxsim,serial=sweep3,dead_hz=98e6:100e6,emitters=105e6:-25";
     let mut r = radio(args, 10e6);
     let rep = run_sweep(&mut r, &cfg(0.0), &AtomicBool::new(false)).expect("sweep");
-    let failed: Vec<_> = rep.hops.iter().filter(|h| h.status == HopStatus::Failed).collect();
+    let failed: Vec<_> = rep
+        .hops
+        .iter()
+        .filter(|h| h.status == HopStatus::Failed)
+        .collect();
     assert!(!failed.is_empty());
     for h in &failed {
         assert_eq!(h.attempts, 2, "retried once");
         assert!((98e6..=100e6).contains(&h.requested_center_hz));
         assert!(h.db.is_empty());
-        assert!(h.error.as_deref().unwrap_or("").contains("timeout"), "{:?}", h.error);
+        assert!(
+            h.error.as_deref().unwrap_or("").contains("timeout"),
+            "{:?}",
+            h.error
+        );
         // Its bins stay empty in the stitched spectrum.
         let m0 = ((h.low_hz - 88e6) / rep.plan.bin_hz).round() as usize;
         let m1 = ((h.high_hz - 88e6) / rep.plan.bin_hz).round() as usize;
         assert!(rep.spectrum_db[m0..m1].iter().all(Option::is_none));
     }
     assert_eq!(rep.failed_ranges_hz.len(), failed.len());
-    assert!(rep.peaks.iter().any(|p| (p.frequency_hz - 105e6).abs() <= rep.plan.bin_hz));
+    assert!(rep
+        .peaks
+        .iter()
+        .any(|p| (p.frequency_hz - 105e6).abs() <= rep.plan.bin_hz));
 }

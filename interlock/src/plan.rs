@@ -720,28 +720,75 @@ mod tests {
         assert_eq!(t.plan().unwrap().steps[0].op(), "rx_sweep");
         assert_eq!(t.risk(), crate::RiskLevel::Yellow);
         let e = errs(&render(&fields("YES", "NO", "NO"), &plan(&steps(sweep))));
-        has(&e, Some(14), Some("RF_RX"), "step 1 (rx_sweep) receives but RF_RX = NO");
+        has(
+            &e,
+            Some(14),
+            Some("RF_RX"),
+            "step 1 (rx_sweep) receives but RF_RX = NO",
+        );
         let e = errs(&render(&fields("NO", "NO", "NO"), &plan(&steps(sweep))));
         has(&e, Some(14), Some("HARDWARE_ACCESS"), "touches hardware");
         for (from, to, field, msg) in [
-            ("\"stop_hz\": 108e6", "\"stop_hz\": 80e6", "stop_hz", "must be above start_hz"),
-            ("\"crop\": 0.25", "\"crop\": 1.5", "crop", "must be in [0, 0.95)"),
+            (
+                "\"stop_hz\": 108e6",
+                "\"stop_hz\": 80e6",
+                "stop_hz",
+                "must be above start_hz",
+            ),
+            (
+                "\"crop\": 0.25",
+                "\"crop\": 1.5",
+                "crop",
+                "must be in [0, 0.95)",
+            ),
             ("\"repeats\": 2", "\"repeats\": 0", "repeats", "1..=10000"),
-            ("\"bin_hz\": 10e3", "\"bin_hz\": 0", "bin_hz", "positive finite"),
-            ("\"bin_hz\": 10e3", "\"bin_hz\": 5e6", "bin_hz", "wider than sample_rate_hz / 16"),
+            (
+                "\"bin_hz\": 10e3",
+                "\"bin_hz\": 0",
+                "bin_hz",
+                "positive finite",
+            ),
+            (
+                "\"bin_hz\": 10e3",
+                "\"bin_hz\": 5e6",
+                "bin_hz",
+                "wider than sample_rate_hz / 16",
+            ),
             ("\"settle_s\": 0.01", "\"settle_s\": -1", "settle_s", "≥ 0"),
-            ("\"VGA\": 10", "\"\": 10", "gain_db", "not a gain element name"),
-            ("\"stop_hz\": 108e6", "\"stop_hz\": 6e15", "stop_hz", "more than 1000000"),
+            (
+                "\"VGA\": 10",
+                "\"\": 10",
+                "gain_db",
+                "not a gain element name",
+            ),
+            (
+                "\"stop_hz\": 108e6",
+                "\"stop_hz\": 6e15",
+                "stop_hz",
+                "more than 1000000",
+            ),
         ] {
             let s = sweep.replace(from, to);
-            has(&errs(&render(&rx_hdr(), &plan(&steps(&s)))), Some(14), Some(field), msg);
+            has(
+                &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+                Some(14),
+                Some(field),
+                msg,
+            );
         }
         let s = sweep.replace("\"repeats\": 2", "\"repeats\": 2, \"record_iq\": true");
         let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
-        assert!(e.iter().any(|i| i.message.contains("unknown field `record_iq`")), "{e:#?}");
+        assert!(
+            e.iter()
+                .any(|i| i.message.contains("unknown field `record_iq`")),
+            "{e:#?}"
+        );
         let s = sweep.replace("{\"LNA\": 24, \"VGA\": 10}", "\"max\"");
         let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
-        assert!(e.iter().any(|i| i.message.contains("gain element to dB")), "{e:#?}");
+        assert!(
+            e.iter().any(|i| i.message.contains("gain element to dB")),
+            "{e:#?}"
+        );
     }
 
     #[test]

@@ -145,7 +145,11 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
             )));
         }
     }
-    if let Some(p) = step.gain_db.as_ref().and_then(|g| g.problems().into_iter().next()) {
+    if let Some(p) = step
+        .gain_db
+        .as_ref()
+        .and_then(|g| g.problems().into_iter().next())
+    {
         return Err(Error::Policy(p));
     }
     if exceeds(step.duration_s, policy.max_duration_s) {
@@ -321,7 +325,10 @@ mod tests {
         };
         over(&|s| s.duration_s = 2.001, "rx.max_duration_s 2");
         over(&|s| s.sample_rate_hz = 2.1e6, "rx.max_sample_rate_hz");
-        over(&|s| s.gain_db = Some(crate::sweep::GainSpec::Total(20.5)), "rx.max_gain_db 20");
+        over(
+            &|s| s.gain_db = Some(crate::sweep::GainSpec::Total(20.5)),
+            "rx.max_gain_db 20",
+        );
         let p2 = RxPolicy {
             max_iq_bytes: 31_999_999,
             ..p.clone()

@@ -47,7 +47,9 @@ impl GainSpec {
                         || k.len() > 32
                         || k.chars().any(|c| c.is_control() || c == ',' || c == '=')
                     {
-                        out.push(format!("gain_db element name {name:?} is not a gain element name"));
+                        out.push(format!(
+                            "gain_db element name {name:?} is not a gain element name"
+                        ));
                     }
                     if !v.is_finite() {
                         out.push(format!("gain_db.{name} {v} must be finite"));
@@ -78,7 +80,10 @@ impl<'de> Deserialize<'de> for GainSpec {
             fn visit_u64<E>(self, v: u64) -> Result<GainSpec, E> {
                 Ok(GainSpec::Total(v as f64))
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<GainSpec, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<GainSpec, A::Error> {
                 let mut m = BTreeMap::new();
                 while let Some((k, v)) = a.next_entry::<String, f64>()? {
                     if m.insert(k.clone(), v).is_some() {
@@ -154,7 +159,9 @@ pub fn sweep_grid(
     rate: f64,
     crop: f64,
 ) -> Option<(usize, usize, usize, usize)> {
-    let ok = [start_hz, stop_hz, bin_hz, rate].iter().all(|v| v.is_finite() && *v > 0.0)
+    let ok = [start_hz, stop_hz, bin_hz, rate]
+        .iter()
+        .all(|v| v.is_finite() && *v > 0.0)
         && stop_hz > start_hz
         && crop.is_finite()
         && (0.0..0.95).contains(&crop)
@@ -186,8 +193,14 @@ pub const MAX_SWEEP_VALUES: u64 = 1 << 24;
 impl RxSweepStep {
     /// Hops per pass at the requested rate (`None` when the numbers are unusable).
     pub fn hops(&self) -> Option<usize> {
-        sweep_grid(self.start_hz, self.stop_hz, self.bin_hz, self.sample_rate_hz, self.crop)
-            .map(|g| g.3)
+        sweep_grid(
+            self.start_hz,
+            self.stop_hz,
+            self.bin_hz,
+            self.sample_rate_hz,
+            self.crop,
+        )
+        .map(|g| g.3)
     }
 
     /// Total time on the radio: hops × (settle + dwell) × repeats, seconds. The
@@ -222,23 +235,38 @@ impl RxSweepStep {
             ("dwell_s", self.dwell_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                bad(field, format!("{field} must be a positive finite number, got {v}"));
+                bad(
+                    field,
+                    format!("{field} must be a positive finite number, got {v}"),
+                );
             }
         }
         if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
-            bad("settle_s", format!("settle_s must be a finite number ≥ 0, got {}", self.settle_s));
+            bad(
+                "settle_s",
+                format!(
+                    "settle_s must be a finite number ≥ 0, got {}",
+                    self.settle_s
+                ),
+            );
         }
         if self.start_hz.is_finite() && self.stop_hz.is_finite() && self.stop_hz <= self.start_hz {
             bad(
                 "stop_hz",
-                format!("stop_hz {} must be above start_hz {}", self.stop_hz, self.start_hz),
+                format!(
+                    "stop_hz {} must be above start_hz {}",
+                    self.stop_hz, self.start_hz
+                ),
             );
         }
         if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
             bad("crop", format!("crop {} must be in [0, 0.95)", self.crop));
         }
         if self.repeats == 0 || self.repeats > 10_000 {
-            bad("repeats", format!("repeats {} must be in 1..=10000", self.repeats));
+            bad(
+                "repeats",
+                format!("repeats {} must be in 1..=10000", self.repeats),
+            );
         }
         if self.bin_hz.is_finite()
             && self.sample_rate_hz.is_finite()
@@ -285,7 +313,10 @@ impl RxSweepStep {
             if (h as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_HOPS {
                 bad(
                     "stop_hz",
-                    format!("{h} hops × {} repeats is more than {MAX_SWEEP_HOPS}", self.repeats),
+                    format!(
+                        "{h} hops × {} repeats is more than {MAX_SWEEP_HOPS}",
+                        self.repeats
+                    ),
                 );
             }
         }
@@ -352,7 +383,9 @@ pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error
         return Err(Error::Policy(p));
     }
     let Some(dur) = step.duration_s() else {
-        return Err(Error::Policy("the sweep's hop plan cannot be computed".into()));
+        return Err(Error::Policy(
+            "the sweep's hop plan cannot be computed".into(),
+        ));
     };
     if exceeds(dur, policy.max_duration_s) {
         return Err(Error::Policy(format!(
@@ -406,7 +439,10 @@ mod tests {
         huge.bin_hz = 1.0;
         let mut issues = Vec::new();
         huge.check(1, 1, &mut issues);
-        assert!(issues.iter().any(|i| i.message.contains("values")), "{issues:?}");
+        assert!(
+            issues.iter().any(|i| i.message.contains("values")),
+            "{issues:?}"
+        );
         assert_eq!((fft, kept), (1024, 768));
         assert_eq!(total, (20e6 / (10e6 / 1024.0)) as usize + 1);
         assert_eq!(hops, total.div_ceil(768));
@@ -420,9 +456,13 @@ mod tests {
         assert_eq!(g, GainSpec::Total(20.0));
         let g: GainSpec = serde_json::from_str(r#"{"LNA": 24, "VGA": 20.5}"#).unwrap();
         assert_eq!(g.total(), 44.5);
-        let e = serde_json::from_str::<GainSpec>(r#""max""#).unwrap_err().to_string();
+        let e = serde_json::from_str::<GainSpec>(r#""max""#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("gain element to dB"), "{e}");
-        let e = serde_json::from_str::<GainSpec>(r#"{"LNA": "x"}"#).unwrap_err().to_string();
+        let e = serde_json::from_str::<GainSpec>(r#"{"LNA": "x"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("invalid type"), "{e}");
         assert!(!GainSpec::Elements(BTreeMap::new()).problems().is_empty());
         let bad = GainSpec::Elements([("A,B=1".to_owned(), 1.0)].into());
@@ -437,14 +477,22 @@ mod tests {
         };
         let mut s = step();
         check_rx_sweep(&s, &p).unwrap();
-        s.gain_db = Some(GainSpec::Elements([("LNA".into(), 24.0), ("VGA".into(), 20.0)].into()));
+        s.gain_db = Some(GainSpec::Elements(
+            [("LNA".into(), 24.0), ("VGA".into(), 20.0)].into(),
+        ));
         let e = check_rx_sweep(&s, &p).unwrap_err().to_string();
-        assert!(e.contains("gain_db total 44 exceeds rx.max_gain_db 40"), "{e}");
+        assert!(
+            e.contains("gain_db total 44 exceeds rx.max_gain_db 40"),
+            "{e}"
+        );
         s.gain_db = Some(GainSpec::Elements([("LNA".into(), 41.0)].into()));
         let e = check_rx_sweep(&s, &p).unwrap_err().to_string();
         assert!(e.contains("gain_db.LNA 41 exceeds"), "{e}");
         s.gain_db = None;
-        assert!(check_rx_sweep(&s, &p).unwrap_err().to_string().contains("required"));
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("required"));
         s.gain_db = Some(GainSpec::Total(10.0));
         p.max_duration_s = 0.1;
         let e = check_rx_sweep(&s, &p).unwrap_err().to_string();
@@ -452,12 +500,21 @@ mod tests {
         assert!(e.contains("rx.max_duration_s 0.1"), "{e}");
         p.max_duration_s = 60.0;
         p.max_sample_rate_hz = Some(2e6);
-        assert!(check_rx_sweep(&s, &p).unwrap_err().to_string().contains("rx.max_sample_rate_hz"));
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("rx.max_sample_rate_hz"));
         p.max_sample_rate_hz = None;
         s.repeats = 1000;
-        assert!(check_rx_sweep(&s, &p).unwrap_err().to_string().contains("exceeds rx.max_duration_s"));
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("exceeds rx.max_duration_s"));
         s.repeats = 1;
         s.crop = f64::NAN;
-        assert!(check_rx_sweep(&s, &p).unwrap_err().to_string().contains("crop"));
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("crop"));
     }
 }

@@ -420,7 +420,7 @@ pub(crate) fn peak_annotations(spec: &crate::Spectrum) -> Vec<crate::PeakAnnotat
         .iter()
         .enumerate()
         .filter_map(|(k, p)| {
-            if db.is_empty() || !(bin > 0.0) {
+            if db.is_empty() || bin.is_nan() || bin <= 0.0 {
                 return None;
             }
             let i = ((p.frequency_hz - spec.start_hz) / bin).round();

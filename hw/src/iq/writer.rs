@@ -400,7 +400,8 @@ fn sigmf_meta(
     if let Some(f) = meta.center_hz {
         capture["core:frequency"] = f.into();
     }
-    let mut annotations = vec![serde_json::json!({ "core:sample_start": 0, "core:sample_count": samples })];
+    let mut annotations =
+        vec![serde_json::json!({ "core:sample_start": 0, "core:sample_count": samples })];
     for p in peaks {
         annotations.push(serde_json::json!({
             "core:sample_start": 0,
