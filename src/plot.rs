@@ -351,7 +351,7 @@ where
                         k + 1,
                         if p.freq_known { "MHz" } else { "bin" }
                     ),
-                    (x, *db + 3.0 + 2.5 * (k % 2) as f64),
+                    (x + (x1 - x0) * 0.004, *db + 3.0 + 2.5 * (k % 2) as f64),
                     (FAMILY, 12).into_font().color(&RGBColor(150, 70, 0)),
                 )))
                 .map_err(err)?;
@@ -420,8 +420,16 @@ pub fn capture_plot(
         v.map(|f| format!("{:.6} MHz", f / 1e6))
             .unwrap_or("? MHz".into())
     };
+    // The plan step this capture came from: the n-th rx_capture check.
+    let step = r
+        .checks
+        .iter()
+        .filter(|c| c.name.contains("rx_capture"))
+        .nth(n - 1)
+        .and_then(|c| c.name.split(':').next().map(str::to_owned))
+        .unwrap_or_else(|| format!("capture {n}"));
     let title = format!(
-        "{} · capture {n} · {} · centre {} · {} MS/s · {}",
+        "{} · {step} · {} · centre {} · {} MS/s · {}",
         r.task_id,
         short(&device, 32),
         fmt_mhz(centre),
