@@ -421,7 +421,7 @@ pub fn capture_plot(
             .unwrap_or("? MHz".into())
     };
     // The plan step this capture came from: the n-th rx_capture check.
-    let step = r
+    let step_name = r
         .checks
         .iter()
         .filter(|c| c.name.contains("rx_capture"))
@@ -429,7 +429,7 @@ pub fn capture_plot(
         .and_then(|c| c.name.split(':').next().map(str::to_owned))
         .unwrap_or_else(|| format!("capture {n}"));
     let title = format!(
-        "{} · {step} · {} · centre {} · {} MS/s · {}",
+        "{} · {step_name} · {} · centre {} · {} MS/s · {}",
         r.task_id,
         short(&device, 32),
         fmt_mhz(centre),
