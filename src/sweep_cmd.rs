@@ -444,8 +444,45 @@ pub fn step_sweep(
         ));
     }
     checks.push(Check::new(name, status, detail));
-    sweeps.push(sweep_json(n, &sw, csv_rec));
+    let mut v = sweep_json(n, &sw, csv_rec);
+    // The result is published (≤ 256 KiB): a long hop table goes to
+    // `SWEEP_<n>_hops.json` in the outbox (hash in the result); the result keeps
+    // every hop that did not go cleanly.
+    if r.hops.len() > MAX_HOPS_IN_RESULT {
+        let all = v.get("hops").cloned().unwrap_or(Value::Null);
+        let text = serde_json::to_vec_pretty(&all).unwrap_or_default();
+        let file = format!("SWEEP_{n}_hops.json");
+        match write_new(&dir.join(&file), &text) {
+            Ok(()) => {
+                let keep: Vec<Value> = all
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter(|h| {
+                                h["status"] != "OK"
+                                    || h["attempts"].as_u64() != Some(1)
+                                    || h["overflows"].as_u64() != Some(0)
+                            })
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                v["hops"] = Value::Array(keep);
+                v["hops_file"] = json!({
+                    "file": file,
+                    "bytes": text.len(),
+                    "sha256": rxnode_interlock::sha256_hex(&text),
+                    "hops": r.hops.len(),
+                });
+            }
+            Err(e) => errors.push(format!("{name}: {e:#}")),
+        }
+    }
+    sweeps.push(v);
 }
+
+/// Hop rows kept in `RX_RESULT.json` before the table moves to its own file.
+const MAX_HOPS_IN_RESULT: usize = 200;
 
 /// One sweep's section of `RX_RESULT.md`.
 pub fn render_sweep_md(o: &mut String, n: usize, s: &Value) {
@@ -516,6 +553,15 @@ pub fn render_sweep_md(o: &mut String, n: usize, s: &Value) {
             "| CSV | `{}` {} bytes, SHA-256 `{}` |",
             c.get("file").and_then(Value::as_str).unwrap_or("?"),
             c.get("bytes").and_then(Value::as_u64).unwrap_or(0),
+            c.get("sha256").and_then(Value::as_str).unwrap_or("?")
+        );
+    }
+    if let Some(c) = s.get("hops_file").filter(|c| !c.is_null()) {
+        let _ = writeln!(
+            o,
+            "| Hop table | `{}` ({} hops; here only the hops that did not go cleanly), SHA-256 `{}` |",
+            c.get("file").and_then(Value::as_str).unwrap_or("?"),
+            c.get("hops").and_then(Value::as_u64).unwrap_or(0),
             c.get("sha256").and_then(Value::as_str).unwrap_or("?")
         );
     }

@@ -428,6 +428,11 @@ fn plan_rx_sweep_records_csv_hash_hops_and_peaks() {
     );
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap();
     assert!(md.contains("## Sweeps") && md.contains("SWEEP_1.csv") && md.contains(&c.sha256));
+    assert!(
+        r["sweeps"][0].get("hops_file").is_none(),
+        "3 hops stay in the result"
+    );
+    assert_eq!(s.hops.len(), 3);
     let v = rig.rxnode(&["validate-result", id], "");
     assert_eq!(v.status.code(), Some(0), "{}", show(&v));
     // Nothing of the sweep entered Git.
@@ -715,4 +720,39 @@ fn per_element_gains_on_a_capture_are_set_read_back_or_blocked() {
     let d = r["checks"][1]["detail"].as_str().unwrap();
     assert!(d.contains("MIX") && d.contains("LNA, VGA"), "{d}");
     assert_eq!(rig.streams_of("GE2"), 0);
+}
+
+/// Issue 17 hardening: the published result stays small (≤ 256 KiB) however long
+/// the sweep — a hop table over 200 rows moves to `SWEEP_<n>_hops.json` in the
+/// outbox, its hash in the result.
+#[test]
+fn a_long_hop_table_moves_to_its_own_file() {
+    let rig = Rig::new();
+    let id = "SWEEP_LONG_1";
+    let plan = r#"{"steps": [{"op": "rx_sweep", "device": "driver=rxsim,serial=SL1,emitters=915e6:-30",
+        "start_hz": 70e6, "stop_hz": 1.8e9, "bin_hz": 100e3, "sample_rate_hz": 10e6, "gain_db": 10,
+        "dwell_s": 0.0002, "settle_s": 0}]}"#;
+    rig.post_and_approve(id, plan);
+    let out = rig.rxnode(&["run", id], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let dir = rig.outbox(id);
+    let bytes = std::fs::read(dir.join("RX_RESULT.json")).unwrap();
+    assert!(bytes.len() < 256 * 1024, "{} bytes", bytes.len());
+    let r: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let sw = &r["sweeps"][0];
+    let total = sw["hops_per_repeat"].as_u64().unwrap();
+    assert!(total > 200, "{total}");
+    assert_eq!(sw["hops"].as_array().unwrap().len(), 0, "all hops clean");
+    let hf = &sw["hops_file"];
+    assert_eq!(hf["file"], "SWEEP_1_hops.json");
+    assert_eq!(hf["hops"].as_u64(), Some(total));
+    let text = std::fs::read(dir.join("SWEEP_1_hops.json")).unwrap();
+    assert_eq!(hf["sha256"], hex::encode(Sha256::digest(&text)));
+    let hops: Vec<HopT> = serde_json::from_slice(&text).unwrap();
+    assert_eq!(hops.len() as u64, total);
+    assert!(sw["peaks"].as_array().unwrap().iter().any(|p| {
+        (p["frequency_hz"].as_f64().unwrap() - 915e6).abs() <= sw["bin_hz"].as_f64().unwrap()
+    }));
+    let v = rig.rxnode(&["validate-result", id], "");
+    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
 }
