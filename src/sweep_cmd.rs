@@ -123,7 +123,7 @@ pub fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, NotSwept> 
         let bin = s.sample_rate_hz / fft as f64;
         let ranges = &info.frequency_ranges_hz;
         if !ranges.is_empty() {
-            for h in [0, hops.saturating_sub(1)] {
+            for h in 0..hops {
                 let c = s.start_hz + ((h * k) as f64 + (k / 2) as f64) * bin;
                 if !ranges.iter().any(|r| r[0] <= c && c <= r[1]) {
                     return Err(NotSwept::Blocked(format!(

@@ -756,3 +756,70 @@ fn a_long_hop_table_moves_to_its_own_file() {
     let v = rig.rxnode(&["validate-result", id], "");
     assert_eq!(v.status.code(), Some(0), "{}", show(&v));
 }
+
+/// Issue 17: Ctrl-C stops a sweep between reads: the stream is closed, the hops not
+/// reached are `NOT_RUN`, the status is PARTIAL (exit 1) and what was measured is
+/// still written.
+#[cfg(unix)]
+#[test]
+fn sigint_stops_a_sweep_partial_with_hops_not_run() {
+    use std::time::{Duration, Instant};
+    let rig = Rig::new();
+    let csv = rig.lab.dir.path().join("cut.csv");
+    let dev = scene("SIG1", "");
+    let mut args = vec!["--sim".to_owned()];
+    args.extend(
+        sweep_args(&dev, &["--csv", csv.to_str().unwrap(), "--json"])
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let i = args.iter().position(|x| x == "--stop-hz").unwrap();
+    args[i + 1] = "5.99e9".into();
+    let child = rig
+        .lab
+        .rxnode()
+        .args(&args)
+        .env("RXSIM_EVENT_LOG", &rig.events)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the sweep streams, then interrupt it.
+    let t = Instant::now();
+    while rig.streams_of("SIG1") == 0 && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on our own, not yet reaped child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let sent = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["status"], "PARTIAL");
+    assert_eq!(s["cancelled"], true);
+    let hops = s["hops"].as_array().unwrap();
+    let ok = hops.iter().filter(|h| h["status"] == "OK").count();
+    let not_run = hops.iter().filter(|h| h["status"] == "NOT_RUN").count();
+    assert!(ok > 0 && not_run > 0, "ok {ok}, not run {not_run}");
+    let rows = read_rtl_power(&std::fs::read_to_string(&csv).unwrap());
+    assert_eq!(
+        rows.len(),
+        ok,
+        "one CSV line per measured hop, none for the rest"
+    );
+    let log = std::fs::read_to_string(&rig.events).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("closeStream RX serial=SIG1")),
+        "{log}"
+    );
+}
