@@ -443,8 +443,10 @@ fn one_hop(
     let total = plan.settle_samples + plan.dwell_samples;
     // A hop that has not delivered its samples within 4× their time (+0.5 s) has
     // timed out.
-    let deadline =
-        Instant::now() + std::time::Duration::from_secs_f64(4.0 * total as f64 / rate + 0.5);
+    let budget = std::time::Duration::try_from_secs_f64(4.0 * total as f64 / rate + 0.5)
+        .unwrap_or(std::time::Duration::from_secs(86_400));
+    let now = Instant::now();
+    let deadline = now.checked_add(budget).unwrap_or(now);
     let mut got = 0u64;
     let mut started = false;
     while got < total {

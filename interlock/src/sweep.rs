@@ -151,7 +151,7 @@ fn default_repeats() -> u32 {
 /// The sweep grid at one sample rate: `(fft_size, kept bins per hop, total bins,
 /// hops)`. Bin = rate / fft_size, the smallest power of two no wider than `bin_hz`
 /// asks; hop `h` keeps grid bins `h·K .. (h+1)·K`. `None` when the inputs are not
-/// usable numbers (see [`RxSweepStep::problems`]).
+/// usable numbers (see [`validate_sweep_step`]).
 pub fn sweep_grid(
     start_hz: f64,
     stop_hz: f64,
