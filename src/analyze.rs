@@ -192,7 +192,8 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
         clkin,
     };
     if let Some(plot) = &args.plot {
-        write_plot(plot, &spec).with_context(|| format!("cannot write plot {}", plot.display()))?;
+        write_plot(plot, &spec, &report)
+            .with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
     if cli.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -293,49 +294,60 @@ fn print_human(r: &AnalyzeReport) {
     }
 }
 
-/// Spectrum PNG: the PSD (blue) and the noise floor (red); axes span the PSD's frequency
-/// and dB range (no text: the build has no font backend).
-fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum) -> Result<()> {
-    use plotters::prelude::*;
-    let n = spec.psd_db.len();
-    let x0 = spec.frequency_of(0);
-    let x1 = spec.frequency_of(n.saturating_sub(1)).max(x0 + 1.0);
-    let lo = spec
-        .psd_db
-        .iter()
-        .copied()
-        .fold(f32::INFINITY, f32::min)
-        .max(-250.0);
-    let hi = spec
-        .psd_db
-        .iter()
-        .copied()
-        .fold(f32::NEG_INFINITY, f32::max);
-    let (y0, y1) = (
-        f64::from(lo) - 3.0,
-        f64::from(hi).max(f64::from(lo) + 1.0) + 3.0,
+/// Spectrum PNG with axes, title, labelled peaks, noise floor and CLKIN markers
+/// (`crate::plot`).
+fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum, r: &AnalyzeReport) -> Result<()> {
+    use crate::plot::{Marker, SpectrumPlot, Trace};
+    let mut markers = Vec::new();
+    if let Some(c) = &r.clkin {
+        markers.push(Marker {
+            hz: c.tone_hz,
+            label: format!("CLKIN expected {:.6} MHz", c.tone_hz / 1e6),
+            measured: false,
+        });
+        if let Some(m) = c.measured_hz {
+            markers.push(Marker {
+                hz: m,
+                label: format!(
+                    "measured {:.6} MHz{}",
+                    m / 1e6,
+                    c.ppm.map(|p| format!(" ({p:+.3} ppm)")).unwrap_or_default()
+                ),
+                measured: true,
+            });
+        }
+    }
+    let name = std::path::Path::new(&r.file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| r.file.clone());
+    let title = format!(
+        "{name} · {} · {:.3} MS/s · fft {} · {} averages",
+        r.center_hz
+            .map(|c| format!("centre {:.6} MHz", c / 1e6))
+            .unwrap_or_else(|| "baseband (centre unknown)".into()),
+        r.sample_rate_hz / 1e6,
+        r.fft_size,
+        r.averages
     );
-    let root = BitMapBackend::new(path, (1200, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(12)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    chart
-        .draw_series(LineSeries::new(
-            spec.psd_db
+    crate::plot::write_spectrum(
+        path,
+        &SpectrumPlot {
+            title,
+            trace: Trace {
+                start_hz: spec.start_hz,
+                step_hz: spec.bin_hz,
+                db: spec.psd_db.iter().map(|&v| f64::from(v)).collect(),
+            },
+            peaks: r
+                .peaks
                 .iter()
-                .enumerate()
-                .map(|(i, &v)| (spec.frequency_of(i), f64::from(v))),
-            &BLUE,
-        ))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    chart
-        .draw_series(LineSeries::new(
-            [(x0, spec.noise_floor_db), (x1, spec.noise_floor_db)],
-            &RED,
-        ))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(())
+                .map(|p| (p.frequency_hz, p.power_db))
+                .collect(),
+            noise_floor_db: Some(r.noise_floor_db),
+            markers,
+            failed_hz: Vec::new(),
+            freq_known: true,
+        },
+    )
 }

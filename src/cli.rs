@@ -71,6 +71,8 @@ pub enum Command {
     Capture(CaptureArgs),
     /// The capture analysis on a recorded IQ file.
     Analyze(AnalyzeArgs),
+    /// An RX-only wideband sweep for the operator (never TX; DESIGN §8).
+    Sweep(SweepArgs),
     /// Check an RX_RESULT.json (schema, statuses, timeline, MD/JSON agreement, IQ hashes).
     ValidateResult {
         /// A task ID (its outbox) or a path to RX_RESULT.json.
@@ -328,4 +330,45 @@ pub enum SchemaKind {
     Policy,
     /// A task as `{"header": {...}, "plan": {...}}`, with the header/plan conflict rules.
     Task,
+}
+
+/// `sweep` options (DESIGN §8).
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// SoapySDR device args.
+    #[arg(long)]
+    pub device: String,
+    /// Lowest frequency of the band, Hz.
+    #[arg(long)]
+    pub start_hz: f64,
+    /// Highest frequency of the band, Hz.
+    #[arg(long)]
+    pub stop_hz: f64,
+    /// Widest acceptable bin, Hz.
+    #[arg(long)]
+    pub bin_hz: f64,
+    /// Sample rate per hop.
+    #[arg(long, default_value_t = 10e6)]
+    pub sample_rate_hz: f64,
+    /// RX gain: dB, or per element `LNA=24,VGA=20`.
+    #[arg(long)]
+    pub gain_db: Option<String>,
+    /// Samples analysed per hop, seconds.
+    #[arg(long, default_value_t = 0.05)]
+    pub dwell_s: f64,
+    /// Samples discarded after each retune, seconds.
+    #[arg(long, default_value_t = 0.01)]
+    pub settle_s: f64,
+    /// Fraction of each hop's band dropped (half at each edge).
+    #[arg(long, default_value_t = 0.25)]
+    pub crop: f64,
+    /// Passes over the band (a heatmap is drawn when > 1).
+    #[arg(long, default_value_t = 1)]
+    pub repeats: u32,
+    /// Write the rtl_power CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
 }

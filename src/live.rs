@@ -20,8 +20,10 @@ pub struct LiveCapture {
     pub frequency_hz: f64,
     /// Sample rate.
     pub sample_rate_hz: f64,
-    /// RX gain.
+    /// RX gain (overall).
     pub gain_db: Option<f64>,
+    /// RX gain per element (`LNA` → dB …), set after the overall gain.
+    pub gain_elements: Option<std::collections::BTreeMap<String, f64>>,
     /// Analog bandwidth.
     pub bandwidth_hz: Option<f64>,
     /// Antenna.
@@ -38,6 +40,17 @@ pub struct LiveCapture {
     pub record: Option<PathBuf>,
     /// IQ disk budget.
     pub max_iq_bytes: Option<u64>,
+}
+
+/// Split a plan's gain into the overall figure and the per-element map.
+pub fn split_gain(
+    g: Option<&rxnode_interlock::GainSpec>,
+) -> (Option<f64>, Option<std::collections::BTreeMap<String, f64>>) {
+    match g {
+        Some(rxnode_interlock::GainSpec::Total(v)) => (Some(*v), None),
+        Some(rxnode_interlock::GainSpec::Elements(m)) => (None, Some(m.clone())),
+        None => (None, None),
+    }
 }
 
 /// Why a capture did not happen.
@@ -112,7 +125,10 @@ pub fn capture(
             c.sample_rate_hz
         )));
     }
-    if let (Some(g), Some([_, m])) = (c.gain_db, info.gain_range_db) {
+    let total = c
+        .gain_db
+        .or_else(|| c.gain_elements.as_ref().map(|m| m.values().sum()));
+    if let (Some(g), Some([_, m])) = (total, info.gain_range_db) {
         if g > m {
             return Err(NotCaptured::OverLimit(format!(
                 "gain_db {g} exceeds the device maximum {m}"
@@ -129,6 +145,16 @@ pub fn capture(
             clock_source: c.clock_source.clone(),
         })
         .map_err(classify)?;
+    // Per-element gains: each checked against the element's own range by `hw`;
+    // then read everything back again.
+    let actual = match &c.gain_elements {
+        Some(m) => {
+            radio.set_gain_elements(m).map_err(classify)?;
+            radio.actual().map_err(classify)?
+        }
+        None => actual,
+    };
+    let gain_elements_db = radio.gain_elements().unwrap_or_default();
     let sensors = radio.sensors().unwrap_or_default();
     let hwinfo = radio.hardware_info().unwrap_or_default();
     let evidence = ClockEvidence {
@@ -216,13 +242,20 @@ pub fn capture(
     summary.requested = json!({
         "frequency_hz": c.frequency_hz,
         "sample_rate_hz": c.sample_rate_hz,
-        "gain_db": c.gain_db,
+        "gain_db": match &c.gain_elements {
+            Some(m) => json!(m),
+            None => json!(c.gain_db),
+        },
         "bandwidth_hz": c.bandwidth_hz,
         "antenna": c.antenna,
         "clock_source": c.clock_source,
         "duration_s": c.duration_s,
     });
     summary.actual = serde_json::to_value(&actual).unwrap_or(serde_json::Value::Null);
+    if let Some(o) = summary.actual.as_object_mut() {
+        // Issue 17: each element's gain as read back.
+        o.insert("gain_elements_db".into(), json!(gain_elements_db));
+    }
     if let Some(co) = checkout {
         for f in &mut summary.iq_files {
             f.path = PathBuf::from(relative_to(&f.path, co));

@@ -14,6 +14,7 @@ mod lock;
 mod node;
 mod outbox;
 mod paths;
+mod plot;
 mod policy_file;
 mod publish;
 mod queue;
@@ -25,6 +26,7 @@ mod schema;
 mod state;
 mod status;
 mod task_new;
+mod sweep_cmd;
 mod term;
 mod validate;
 mod watch;
@@ -106,6 +108,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Inventory(args) => inventory::cmd_inventory(cli, args),
         Command::Capture(args) => capture_cmd::cmd_capture(cli, args),
         Command::Analyze(args) => analyze::cmd_analyze(cli, args),
+        Command::Sweep(args) => sweep_cmd::cmd_sweep(cli, args),
         Command::ValidateResult { target } => results::cmd_validate_result(cli, target),
         Command::Publish { task_id, push } => publish::cmd_publish(cli, task_id, *push),
         Command::MarkCompleted { task_id } => review::cmd_mark_completed(cli, task_id),

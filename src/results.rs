@@ -236,6 +236,10 @@ pub struct RxResult {
     pub tx: Option<Value>,
     /// Errors met, one line each.
     pub errors: Vec<String>,
+    /// `rx_sweep` results (issue 17; see `crate::sweep_cmd::sweep_json`): hop
+    /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweeps: Vec<Value>,
 }
 
 impl RxResult {
@@ -291,6 +295,7 @@ impl RxResult {
             captures: Vec::new(),
             tx: None,
             errors: Vec::new(),
+            sweeps: Vec::new(),
         }
     }
 
@@ -620,6 +625,12 @@ fn render_markdown_for(r: &RxResult, json: &[u8]) -> String {
             render_capture(&mut o, i + 1, c);
         }
     }
+    if !r.sweeps.is_empty() {
+        let _ = writeln!(o, "\n## Sweeps\n");
+        for (i, sw) in r.sweeps.iter().enumerate() {
+            crate::sweep_cmd::render_sweep_md(&mut o, i + 1, sw);
+        }
+    }
     if let Some(tx) = r.tx.as_ref().filter(|v| !v.is_null()) {
         let _ = writeln!(o, "\n## Transmission\n");
         if let Some(obj) = tx.as_object() {
@@ -667,66 +678,10 @@ pub fn spectrum_png_name(n: usize) -> String {
     format!("SPECTRUM_{n}.png")
 }
 
-/// Draw one PSD (dB per bin, in frequency order) as a PNG line plot, for the
-/// operator. No text is drawn (the build carries no font backend): the
-/// Markdown gives the numbers.
-pub fn write_spectrum_png(path: &Path, psd_db: &[f64]) -> Result<()> {
-    use anyhow::Context;
-    use plotters::prelude::*;
-    let vals: Vec<(f64, f64)> = psd_db
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_finite())
-        .map(|(i, v)| (i as f64, *v))
-        .collect();
-    anyhow::ensure!(!vals.is_empty(), "no finite PSD values to plot");
-    let lo = vals.iter().map(|v| v.1).fold(f64::INFINITY, f64::min);
-    let hi = vals.iter().map(|v| v.1).fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = if hi - lo < 1e-9 {
-        (lo - 1.0, hi + 1.0)
-    } else {
-        (lo, hi)
-    };
-    let n = psd_db.len().max(2) as f64;
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("spectrum");
-    let tmp = path.with_file_name(format!(".{stem}.tmp-{}.png", std::process::id()));
-    {
-        let root = BitMapBackend::new(&tmp, (800, 300)).into_drawing_area();
-        root.fill(&WHITE)
-            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(10)
-            .build_cartesian_2d(0f64..(n - 1.0), lo..hi)
-            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
-        chart
-            .draw_series(LineSeries::new(vals, &BLUE))
-            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
-        root.present().map_err(|e| anyhow::anyhow!("plot: {e}"))?;
-    }
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
-/// Write `SPECTRUM_<n>.png` beside the result for every capture carrying a
-/// `psd_db` array; returns the files written.
-pub fn write_spectrum_pngs(dir: &Path, r: &RxResult) -> Result<Vec<std::path::PathBuf>> {
-    let mut out = Vec::new();
-    for (i, c) in r.captures.iter().enumerate() {
-        let Some(psd) = c.get("psd_db").and_then(Value::as_array) else {
-            continue;
-        };
-        let vals: Vec<f64> = psd.iter().filter_map(Value::as_f64).collect();
-        if vals.iter().any(|v| v.is_finite()) {
-            let p = dir.join(spectrum_png_name(i + 1));
-            write_spectrum_png(&p, &vals)?;
-            out.push(p);
-        }
-    }
-    Ok(out)
-}
+// The pictures live in `crate::plot` (issue 17: axes, labels, an embedded font).
+#[cfg(test)]
+pub use crate::plot::write_spectrum_png;
+pub use crate::plot::write_spectrum_pngs;
 
 // ---------------------------------------------------------------- validation
 
@@ -793,6 +748,9 @@ pub(crate) const TOP_KEYS: &[&str] = &[
     "tx",
     "errors",
 ];
+
+/// Top-level keys a result may carry (serialized only when non-empty).
+const OPTIONAL_TOP_KEYS: &[&str] = &["sweeps"];
 
 struct V<'a> {
     p: &'a mut Vec<String>,
@@ -913,7 +871,7 @@ pub fn validate_result_files(json_path: &Path, checkout: &Path) -> Vec<String> {
 fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
     if let Some(o) = r.as_object() {
         for k in o.keys() {
-            if !TOP_KEYS.contains(&k.as_str()) {
+            if !TOP_KEYS.contains(&k.as_str()) && !OPTIONAL_TOP_KEYS.contains(&k.as_str()) {
                 v.bad(format!(
                     "{k}: unknown key for schema_version {SCHEMA_VERSION}"
                 ));

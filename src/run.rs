@@ -226,6 +226,7 @@ struct Outputs {
     captures: Vec<serde_json::Value>,
     tx: Option<serde_json::Value>,
     errors: Vec<String>,
+    sweeps: Vec<serde_json::Value>,
 }
 
 /// The command.
@@ -376,6 +377,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
         captures: vec![],
         tx: None,
         errors: vec![],
+        sweeps: vec![],
     };
     let mut iq_used: u64 = 0;
     for (i, step) in plan.steps.iter().enumerate() {
@@ -403,6 +405,17 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
                 &mut iq_used,
                 &mut out,
             ),
+            Step::RxSweep(s) => crate::sweep_cmd::step_sweep(
+                &paths,
+                &id,
+                &policy,
+                i,
+                &name,
+                s,
+                &mut out.checks,
+                &mut out.sweeps,
+                &mut out.errors,
+            ),
             Step::TxTone(t) => {
                 let auth = authorization.take();
                 step_tx(&task, &approval, auth, &policy, i, &name, t, &mut out)
@@ -423,6 +436,7 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     result.captures = out.captures;
     result.tx = out.tx;
     result.errors = out.errors;
+    result.sweeps = out.sweeps;
     if interrupted {
         result
             .errors
@@ -574,11 +588,13 @@ fn step_capture(
             .iq_dir(id)
             .join(format!("capture-{}.sigmf-data", index + 1))
     });
+    let (gain_db, gain_elements) = crate::live::split_gain(c.gain_db.as_ref());
     let live = LiveCapture {
         device: c.device.clone(),
         frequency_hz: c.frequency_hz,
         sample_rate_hz: c.sample_rate_hz,
-        gain_db: c.gain_db,
+        gain_db,
+        gain_elements,
         bandwidth_hz: c.bandwidth_hz,
         antenna: c.antenna.clone(),
         clock_source: c.clock_source.clone(),
@@ -633,6 +649,8 @@ fn step_capture(
             let mut v = serde_json::to_value(&summary).unwrap_or(serde_json::Value::Null);
             if let (Some(obj), Some(p)) = (v.as_object_mut(), summary.psd.as_ref()) {
                 obj.insert("psd_db".into(), json!(p.db));
+                obj.insert("psd_start_hz".into(), json!(p.start_hz));
+                obj.insert("psd_step_hz".into(), json!(p.step_hz));
                 obj.remove("psd");
             }
             out.captures.push(v);

@@ -7,7 +7,11 @@
 //
 // Device args: serial, ppm, ext_ref, ext_ppm, tone_hz, tone_dbfs, noise_dbfs, pace,
 // buffer_samples, tx=deny, tx_fail_after (fault injection: TX writes fail after N
-// samples). A reference error e shifts both the LO and the sample
+// samples), and the sweep scene (class Scene below): emitters=F:P[;F:P...] (CW
+// emitters at absolute RF Hz and dBFS, heard wherever the radio is tuned) and
+// settle_s=S (the first S seconds of samples after every retune are garbage, as while
+// a real PLL relocks); dead_hz=A:B (fault injection: while tuned inside [A, B] Hz
+// the RX stream delivers nothing, like a PLL that never locks). A reference error e shifts both the LO and the sample
 // clock, so a tone at RF f appears at baseband (f - fc(1+e))/(1+e).
 //
 // RXSIM_EVENT_LOG=path appends one line per make/unmake and per stream call:
@@ -57,7 +61,8 @@ constexpr size_t kToneLen = size_t(1) << kToneBits;
 constexpr size_t kNoiseLen = size_t(1) << 18;
 const char *kDefaultSerial = "rxsim0";
 const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "tone_dbfs",
-                             "noise_dbfs", "pace",    "tx",      "buffer_samples", "tx_fail_after"};
+                             "noise_dbfs", "pace",    "tx",      "buffer_samples", "tx_fail_after",
+                             "emitters",   "settle_s", "dead_hz"};
 
 double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
     auto it = args.find(key);
@@ -139,6 +144,131 @@ struct SimStream {
     size_t noiseIdx = 0;
     uint64_t rng = 0x2545F4914F6CDD1Dull;
     std::vector<std::complex<float>> scratch;
+    // Sweep scene state (class Scene): emitter phases, the retune seen last, and
+    // (unpaced) how many settle-garbage samples are still due.
+    std::vector<double> emitterPhase;
+    uint64_t sceneGen = 0;
+    uint64_t garbageLeft = 0;
+};
+
+// ---- the sweep scene (issue 17): CW emitters and PLL settle garbage ----
+//
+// Self-contained: the device parses it from its args, tells it about every RX
+// retune, and lets it add its emitters to (or overwrite with garbage) each block
+// the generator made, before any format conversion.
+class Scene {
+  public:
+    struct Frame {
+        double fc = 0.0, rate = 1.0, e = 0.0;
+        Clock::time_point retuneAt;
+        uint64_t gen = 0;
+        bool pace = true;
+    };
+
+    void parse(const SoapySDR::Kwargs &args) {
+        settleS_ = argDouble(args, "settle_s", 0.0);
+        if (settleS_ < 0.0 || settleS_ > 10.0)
+            throw std::runtime_error("rxsim: device arg settle_s=" + std::to_string(settleS_) +
+                                     " must be in 0..10 seconds");
+        std::string list = argString(args, "emitters", "");
+        size_t pos = 0;
+        while (pos <= list.size() && !list.empty()) {
+            size_t end = list.find(';', pos);
+            if (end == std::string::npos) end = list.size();
+            std::string item = list.substr(pos, end - pos);
+            if (!item.empty()) emitters_.push_back(parseEmitter(item));
+            pos = end + 1;
+        }
+        std::string dead = argString(args, "dead_hz", "");
+        if (!dead.empty()) {
+            size_t colon = dead.find(':');
+            char *e1 = nullptr, *e2 = nullptr;
+            std::string a = dead.substr(0, colon), b = colon == std::string::npos ? "" : dead.substr(colon + 1);
+            deadLo_ = std::strtod(a.c_str(), &e1);
+            deadHi_ = std::strtod(b.c_str(), &e2);
+            if (colon == std::string::npos || a.empty() || b.empty() || *e1 != '\0' || *e2 != '\0' ||
+                !(deadLo_ <= deadHi_))
+                throw std::runtime_error("rxsim: device arg dead_hz=" + dead + " is not LOW_HZ:HIGH_HZ");
+        }
+        if (emitters_.size() > 64)
+            throw std::runtime_error("rxsim: device arg emitters has " +
+                                     std::to_string(emitters_.size()) + " entries; at most 64");
+    }
+
+    bool active() const { return settleS_ > 0.0 || !emitters_.empty(); }
+    bool dead(double fc) const { return fc >= deadLo_ && fc <= deadHi_; }
+    double settleS() const { return settleS_; }
+
+    // Apply to out[0..n), whose first sample is the stream's sample number `first`.
+    void apply(SimStream *s, std::complex<float> *out, size_t n, uint64_t first, const Frame &f) const {
+        if (!active() || n == 0) return;
+        if (s->emitterPhase.size() != emitters_.size()) s->emitterPhase.assign(emitters_.size(), 0.0);
+        const auto &t = tables();
+        const std::complex<float> *sine = t.sine.data();
+        for (size_t j = 0; j < emitters_.size(); j++) {
+            double fb = (emitters_[j].hz - f.fc * (1.0 + f.e)) / (1.0 + f.e);
+            if (!(std::fabs(fb) < 0.5 * f.rate)) continue;
+            double st = fb / f.rate;
+            st -= std::floor(st);
+            double ph = s->emitterPhase[j];
+            const float a = float(emitters_[j].amp);
+            for (size_t k = 0; k < n; k++) {
+                out[k] += a * sine[size_t(ph * double(kToneLen)) & (kToneLen - 1)];
+                ph += st;
+                if (ph >= 1.0) ph -= 1.0;
+            }
+            s->emitterPhase[j] = ph;
+        }
+        if (settleS_ <= 0.0) return;
+        // How many of these samples fall in the settle window of the last retune.
+        size_t bad = 0;
+        if (f.pace) {
+            // Stream time of sample i is t0 + i / rate (paced: wall time).
+            double endS = std::chrono::duration<double>(f.retuneAt - s->t0).count() + settleS_;
+            double endSample = endS * f.rate;
+            if (endSample > double(first)) bad = size_t(std::min(double(n), endSample - double(first)));
+        } else {
+            if (s->sceneGen != f.gen) {
+                s->sceneGen = f.gen;
+                s->garbageLeft = uint64_t(settleS_ * f.rate);
+            }
+            bad = size_t(std::min<uint64_t>(n, s->garbageLeft));
+            s->garbageLeft -= bad;
+        }
+        // A relocking PLL: a strong carrier sliding across the band, over a raised floor.
+        const std::complex<float> *noise = t.noise.data();
+        for (size_t k = 0; k < bad; k++) {
+            double i = double(first + k);
+            double ph = 0.25 * std::fmod(i * i / (settleS_ * f.rate + 1.0), 4.0);
+            out[k] = 0.5f * sine[size_t(ph * double(kToneLen)) & (kToneLen - 1)] +
+                     0.1f * noise[(first + k) & (kNoiseLen - 1)];
+        }
+    }
+
+  private:
+    struct Emitter {
+        double hz, amp;
+    };
+    static Emitter parseEmitter(const std::string &item) {
+        size_t colon = item.find(':');
+        auto bad = [&]() {
+            return std::runtime_error("rxsim: device arg emitters entry \"" + item +
+                                      "\" is not FREQ_HZ:DBFS (e.g. 88.5e6:-30)");
+        };
+        if (colon == std::string::npos) throw bad();
+        std::string fs = item.substr(0, colon), ps = item.substr(colon + 1);
+        char *end = nullptr;
+        double hz = std::strtod(fs.c_str(), &end);
+        if (fs.empty() || *end != '\0' || !std::isfinite(hz) || hz <= 0.0) throw bad();
+        double dbfs = std::strtod(ps.c_str(), &end);
+        if (ps.empty() || *end != '\0' || !std::isfinite(dbfs) || dbfs > 0.0 || dbfs < -200.0)
+            throw bad();
+        return {hz, std::pow(10.0, dbfs / 20.0)};
+    }
+
+    std::vector<Emitter> emitters_;
+    double settleS_ = 0.0;
+    double deadLo_ = 1.0, deadHi_ = 0.0; // empty unless dead_hz is given
 };
 
 class RxSim : public SoapySDR::Device {
@@ -156,6 +286,7 @@ class RxSim : public SoapySDR::Device {
         bufferSamples_ = argDouble(args, "buffer_samples", 0.0);
         txDeny_ = argString(args, "tx", "allow") == "deny";
         txFailAfter_ = argDouble(args, "tx_fail_after", -1.0);
+        scene_.parse(args);
         (void)tables();
         logEvent("make", nullptr, serial_);
     }
@@ -241,6 +372,11 @@ class RxSim : public SoapySDR::Device {
         size_t n = numElems;
         double step, amp, namp;
         currentModel(step, amp, namp);
+        const Scene::Frame frame = sceneFrame();
+        if (scene_.dead(frame.fc)) {
+            std::this_thread::sleep_for(std::chrono::microseconds(std::max(0L, timeoutUs)));
+            return SOAPY_SDR_TIMEOUT;
+        }
         if (pace_) {
             const double capacity =
                 bufferSamples_ > 0 ? bufferSamples_ : std::max(double(1 << 21), 0.1 * s->rate);
@@ -285,6 +421,7 @@ class RxSim : public SoapySDR::Device {
             while (done < n) {
                 size_t k = std::min(n - done, kMtu);
                 generate(s, s->scratch.data(), k, step, amp, namp);
+                scene_.apply(s, s->scratch.data(), k, s->produced + done, frame);
                 for (size_t i = 0; i < k; i++) {
                     out[2 * (done + i)] = toI16(s->scratch[i].real());
                     out[2 * (done + i) + 1] = toI16(s->scratch[i].imag());
@@ -293,6 +430,7 @@ class RxSim : public SoapySDR::Device {
             }
         } else {
             generate(s, static_cast<std::complex<float> *>(buffs[0]), n, step, amp, namp);
+            scene_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame);
         }
         s->produced += n;
         flags |= SOAPY_SDR_HAS_TIME;
@@ -389,6 +527,10 @@ class RxSim : public SoapySDR::Device {
                                      " Hz outside 1 MHz..6 GHz");
         std::lock_guard<std::mutex> g(mu_);
         (direction == SOAPY_SDR_TX ? txFreq_ : rxFreq_) = frequency;
+        if (direction == SOAPY_SDR_RX) {
+            retuneAt_ = Clock::now();
+            retuneGen_++;
+        }
     }
     void setFrequency(const int direction, const size_t channel, const std::string &name,
                       const double frequency, const SoapySDR::Kwargs &args) override {
@@ -505,6 +647,20 @@ class RxSim : public SoapySDR::Device {
         namp = std::pow(10.0, noiseDbfs_ / 20.0);
     }
 
+    // What the scene needs to know about the current tuning (one lock).
+    Scene::Frame sceneFrame() const {
+        std::lock_guard<std::mutex> g(mu_);
+        Scene::Frame f;
+        double ppm = (clock_ == "external" && extRef_) ? extPpm_ : ppm_;
+        f.e = ppm * 1e-6;
+        f.fc = rxFreq_;
+        f.rate = rxRate_;
+        f.retuneAt = retuneAt_;
+        f.gen = retuneGen_;
+        f.pace = pace_;
+        return f;
+    }
+
     // The hot loop: table NCO (phase accumulator in double) + noise table.
     static void generate(SimStream *s, std::complex<float> *out, size_t n, double step, double amp,
                          double namp) {
@@ -544,6 +700,9 @@ class RxSim : public SoapySDR::Device {
     double rxBw_ = 0.0, txBw_ = 0.0;
     double rxGain_[2] = {0.0, 0.0};
     double txGain_[2] = {0.0, 0.0};
+    Scene scene_;
+    Clock::time_point retuneAt_ = Clock::now();
+    uint64_t retuneGen_ = 0;
 };
 
 SoapySDR::KwargsList findRxSim(const SoapySDR::Kwargs &args) {

@@ -31,6 +31,7 @@ pub(crate) mod iq;
 mod probe;
 mod radio;
 mod sim;
+mod sweep;
 
 pub use crate::capture::{
     run_capture, CaptureSettings, CaptureStatus, CaptureSummary, PsdTrace, ReadOutcome,
@@ -42,7 +43,9 @@ pub use crate::dsp::{
     ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig, Window,
 };
 pub use crate::error::{Error, Result};
-pub use crate::iq::{IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, RecordingMeta};
+pub use crate::iq::{
+    IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordingMeta,
+};
 pub use crate::{
     probe::{
         enumerate, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
@@ -50,4 +53,5 @@ pub use crate::{
     },
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, TxRadio, TxReport},
     sim::use_sim,
+    sweep::{run_sweep, HopPlan, HopStatus, SweepConfig, SweepHop, SweepReport},
 };

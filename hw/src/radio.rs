@@ -378,6 +378,63 @@ impl RxRadio {
         })
     }
 
+    /// Retune the receiver (checked against the device's range) and read back the
+    /// centre the driver really set (used by sweeps between hops).
+    pub fn tune(&mut self, frequency_hz: f64) -> Result<f64, Error> {
+        self.rx().frequency(frequency_hz)?;
+        self.dev
+            .frequency(Direction::Rx, 0)
+            .map_err(|e| self.driver_err("get frequency", e))
+    }
+
+    /// Set named RX gain elements (e.g. `LNA`, `VGA`), each checked against the
+    /// element's own range first; an element the device does not list is refused.
+    pub fn set_gain_elements(&mut self, gains: &BTreeMap<String, f64>) -> Result<(), Error> {
+        let names = self
+            .dev
+            .list_gains(Direction::Rx, 0)
+            .map_err(|e| self.driver_err("list gain elements", e))?;
+        for (name, db) in gains {
+            if !names.iter().any(|n| n == name) {
+                return Err(self
+                    .rx()
+                    .unsupported("gain element", name, names.join(", ")));
+            }
+            let r = self
+                .dev
+                .gain_element_range(Direction::Rx, 0, name.as_str())
+                .map_err(|e| self.driver_err(format!("get gain range of {name}"), e))?;
+            if !Ctl::in_ranges(*db, std::slice::from_ref(&r)) {
+                return Err(self.rx().unsupported(
+                    &format!("gain_db.{name}"),
+                    db,
+                    fmt_ranges(&[r]),
+                ));
+            }
+            self.dev
+                .set_gain_element(Direction::Rx, 0, name.as_str(), *db)
+                .map_err(|e| self.driver_err(format!("set gain {name} {db} dB"), e))?;
+        }
+        Ok(())
+    }
+
+    /// Every RX gain element with the gain the driver reports for it now.
+    pub fn gain_elements(&self) -> Result<BTreeMap<String, f64>, Error> {
+        let names = self
+            .dev
+            .list_gains(Direction::Rx, 0)
+            .map_err(|e| self.driver_err("list gain elements", e))?;
+        let mut out = BTreeMap::new();
+        for n in names {
+            let g = self
+                .dev
+                .gain_element(Direction::Rx, 0, n.as_str())
+                .map_err(|e| self.driver_err(format!("get gain {n}"), e))?;
+            out.insert(n, g);
+        }
+        Ok(out)
+    }
+
     /// Become TX-capable by consuming a permit issued for this radio's device args.
     ///
     /// The permit stays inside the returned handle; its device args must equal this
@@ -421,6 +478,20 @@ impl std::fmt::Debug for RxStream {
         f.debug_struct("RxStream")
             .field("args", &self.args)
             .finish()
+    }
+}
+
+impl RxStream {
+    /// Deactivate the stream (if active); the next read activates it again. A
+    /// sweep pauses between hops so no sample from before a retune is kept.
+    pub fn pause(&mut self) -> Result<(), Error> {
+        if self.inner.active() {
+            self.inner.deactivate(None).map_err(|e| Error::Stream {
+                args: self.args.clone(),
+                message: format!("deactivate rx stream: {:?}: {}", e.code, e.message),
+            })?;
+        }
+        Ok(())
     }
 }
 

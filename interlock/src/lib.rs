@@ -23,6 +23,7 @@ mod plan;
 mod policy;
 mod records;
 mod risk;
+mod sweep;
 mod task;
 #[cfg(test)]
 mod testutil;
@@ -35,6 +36,10 @@ pub use crate::{
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
     records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
     risk::{derive_risk, RiskLevel},
+    sweep::{
+        check_rx_gain, check_rx_sweep, sweep_grid, validate_sweep_step, GainSpec, RxSweepStep,
+        MAX_SWEEP_HOPS, MAX_SWEEP_VALUES,
+    },
     task::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
         MAX_TASK_BYTES,

@@ -21,6 +21,8 @@ pub enum Step {
     RxCapture(RxCaptureStep),
     /// A CW tone transmission (RED; needs a `TxPermit`).
     TxTone(TxToneStep),
+    /// A wideband receive sweep (DESIGN §8).
+    RxSweep(crate::sweep::RxSweepStep),
 }
 
 impl Step {
@@ -31,6 +33,7 @@ impl Step {
             Step::ClockCheck(_) => "clock_check",
             Step::RxCapture(_) => "rx_capture",
             Step::TxTone(_) => "tx_tone",
+            Step::RxSweep(_) => "rx_sweep",
         }
     }
 
@@ -41,6 +44,7 @@ impl Step {
             Step::ClockCheck(s) => Some(&s.device),
             Step::RxCapture(s) => Some(&s.device),
             Step::TxTone(s) => Some(&s.device),
+            Step::RxSweep(s) => Some(&s.device),
         }
     }
 }
@@ -79,9 +83,9 @@ pub struct RxCaptureStep {
     pub frequency_hz: f64,
     /// Sample rate.
     pub sample_rate_hz: f64,
-    /// Overall RX gain, if set.
+    /// RX gain, if set: overall dB, or dB per gain element (`{"LNA": 24, "VGA": 20}`).
     #[serde(default)]
-    pub gain_db: Option<f64>,
+    pub gain_db: Option<crate::sweep::GainSpec>,
     /// Capture length.
     pub duration_s: f64,
     /// FFT size for the PSD (power of two, 16..=65536); default 2048.
@@ -347,8 +351,14 @@ pub(crate) fn parse_plan(
                 positive_finite(s.frequency_hz, line, n, "frequency_hz", issues);
                 positive_finite(s.sample_rate_hz, line, n, "sample_rate_hz", issues);
                 positive_finite(s.duration_s, line, n, "duration_s", issues);
-                if let Some(g) = s.gain_db {
-                    finite(g, line, n, "gain_db", issues);
+                if let Some(g) = &s.gain_db {
+                    for p in g.problems() {
+                        issues.push(Issue::new(
+                            Some(line),
+                            Some("gain_db"),
+                            format!("rx-plan step {n}: {p}"),
+                        ));
+                    }
                 }
                 if let Some(b) = s.bandwidth_hz {
                     positive_finite(b, line, n, "bandwidth_hz", issues);
@@ -405,12 +415,17 @@ pub(crate) fn parse_plan(
                 }
                 Step::TxTone(s)
             }),
+            "rx_sweep" => de::<crate::sweep::RxSweepStep>(rest, line, n, &op, issues).map(|s| {
+                non_empty_device(&s.device, line, n, issues);
+                s.check(line, n, issues);
+                Step::RxSweep(s)
+            }),
             other => {
                 issues.push(Issue::new(
                     Some(line),
                     Some("op"),
                     format!(
-                        "rx-plan step {n}: unknown op {:?} (known: inventory, clock_check, rx_capture, tx_tone)",
+                        "rx-plan step {n}: unknown op {:?} (known: inventory, clock_check, rx_capture, rx_sweep, tx_tone)",
                         crate::header::truncate(other, 40)
                     ),
                 ));
@@ -451,7 +466,10 @@ fn de<T: serde::de::DeserializeOwned>(
 
 /// Body/header conflicts for one step, from its op: steps the header does not allow.
 fn op_conflicts(n: usize, op: &str, header: &TaskHeader, line: usize, issues: &mut Vec<Issue>) {
-    let known = matches!(op, "inventory" | "clock_check" | "rx_capture" | "tx_tone");
+    let known = matches!(
+        op,
+        "inventory" | "clock_check" | "rx_capture" | "tx_tone" | "rx_sweep"
+    );
     if known && !header.hardware_access {
         issues.push(Issue::new(
             Some(line),
@@ -464,6 +482,13 @@ fn op_conflicts(n: usize, op: &str, header: &TaskHeader, line: usize, issues: &m
             Some(line),
             Some("RF_RX"),
             format!("rx-plan step {n} (rx_capture) receives but RF_RX = NO"),
+        ));
+    }
+    if op == "rx_sweep" && !header.rf_rx {
+        issues.push(Issue::new(
+            Some(line),
+            Some("RF_RX"),
+            format!("rx-plan step {n} (rx_sweep) receives but RF_RX = NO"),
         ));
     }
     if op == "tx_tone" && !header.rf_tx {
@@ -674,6 +699,96 @@ mod tests {
         // TX plan in a RED TX header is fine.
         let t = tx_task();
         assert!(matches!(t.plan().unwrap().steps[0], Step::TxTone(_)));
+    }
+
+    /// Issue 17: `rx_sweep` parses with the DESIGN §8 fields, needs RF_RX = YES and
+    /// HARDWARE_ACCESS = YES, and every bad value is named.
+    #[test]
+    fn rx_sweep_parses_conflicts_and_bad_values() {
+        let sweep = r#"{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
+            "bin_hz": 10e3, "sample_rate_hz": 10e6, "gain_db": {"LNA": 24, "VGA": 10}, "dwell_s": 0.05,
+            "settle_s": 0.01, "crop": 0.25, "repeats": 2}"#;
+        let t = ok(&render(&rx_hdr(), &plan(&steps(sweep))));
+        match &t.plan().unwrap().steps[0] {
+            Step::RxSweep(s) => {
+                assert_eq!(s.stop_hz, 108e6);
+                assert_eq!(s.repeats, 2);
+                assert_eq!(s.gain_db.as_ref().map(|g| g.total()), Some(34.0));
+            }
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(t.plan().unwrap().steps[0].op(), "rx_sweep");
+        assert_eq!(t.risk(), crate::RiskLevel::Yellow);
+        let e = errs(&render(&fields("YES", "NO", "NO"), &plan(&steps(sweep))));
+        has(
+            &e,
+            Some(14),
+            Some("RF_RX"),
+            "step 1 (rx_sweep) receives but RF_RX = NO",
+        );
+        let e = errs(&render(&fields("NO", "NO", "NO"), &plan(&steps(sweep))));
+        has(&e, Some(14), Some("HARDWARE_ACCESS"), "touches hardware");
+        for (from, to, field, msg) in [
+            (
+                "\"stop_hz\": 108e6",
+                "\"stop_hz\": 80e6",
+                "stop_hz",
+                "must be above start_hz",
+            ),
+            (
+                "\"crop\": 0.25",
+                "\"crop\": 1.5",
+                "crop",
+                "must be in [0, 0.95)",
+            ),
+            ("\"repeats\": 2", "\"repeats\": 0", "repeats", "1..=10000"),
+            (
+                "\"bin_hz\": 10e3",
+                "\"bin_hz\": 0",
+                "bin_hz",
+                "positive finite",
+            ),
+            (
+                "\"bin_hz\": 10e3",
+                "\"bin_hz\": 5e6",
+                "bin_hz",
+                "wider than sample_rate_hz / 16",
+            ),
+            ("\"settle_s\": 0.01", "\"settle_s\": -1", "settle_s", "≥ 0"),
+            (
+                "\"VGA\": 10",
+                "\"\": 10",
+                "gain_db",
+                "not a gain element name",
+            ),
+            (
+                "\"stop_hz\": 108e6",
+                "\"stop_hz\": 6e15",
+                "stop_hz",
+                "more than 1000000",
+            ),
+        ] {
+            let s = sweep.replace(from, to);
+            has(
+                &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+                Some(14),
+                Some(field),
+                msg,
+            );
+        }
+        let s = sweep.replace("\"repeats\": 2", "\"repeats\": 2, \"record_iq\": true");
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
+        assert!(
+            e.iter()
+                .any(|i| i.message.contains("unknown field `record_iq`")),
+            "{e:#?}"
+        );
+        let s = sweep.replace("{\"LNA\": 24, \"VGA\": 10}", "\"max\"");
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
+        assert!(
+            e.iter().any(|i| i.message.contains("gain element to dB")),
+            "{e:#?}"
+        );
     }
 
     #[test]

@@ -145,11 +145,12 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
             )));
         }
     }
-    if step.gain_db.is_some_and(|g| !g.is_finite()) {
-        return Err(Error::Policy(format!(
-            "gain_db {:?} must be finite",
-            step.gain_db
-        )));
+    if let Some(p) = step
+        .gain_db
+        .as_ref()
+        .and_then(|g| g.problems().into_iter().next())
+    {
+        return Err(Error::Policy(p));
     }
     if exceeds(step.duration_s, policy.max_duration_s) {
         return Err(Error::Policy(format!(
@@ -165,20 +166,10 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
             )));
         }
     }
-    if let Some(max) = policy.max_gain_db {
-        // Without a gain the radio keeps whatever gain it had, which may be above the
-        // limit: under a gain limit the step must say its gain.
-        let Some(g) = step.gain_db else {
-            return Err(Error::Policy(format!(
-                "gain_db is required while rx.max_gain_db {max} is set"
-            )));
-        };
-        if exceeds(g, max) {
-            return Err(Error::Policy(format!(
-                "gain_db {g} exceeds rx.max_gain_db {max}"
-            )));
-        }
-    }
+    // Without a gain the radio keeps whatever gain it had, which may be above the
+    // limit: under a gain limit the step must say its gain (each element and the
+    // sum are bounded).
+    crate::sweep::check_rx_gain(step.gain_db.as_ref(), policy)?;
     if step.record_iq {
         // cf32: 8 bytes per sample.
         let bytes = step.duration_s * step.sample_rate_hz * 8.0;
@@ -207,7 +198,7 @@ mod tests {
             device: "driver=rxsim".into(),
             frequency_hz: 100e6,
             sample_rate_hz: 2e6,
-            gain_db: Some(20.0),
+            gain_db: Some(crate::sweep::GainSpec::Total(20.0)),
             duration_s: 2.0,
             fft_size: None,
             record_iq: true,
@@ -234,7 +225,7 @@ mod tests {
             let mut s = step();
             s.duration_s = dur;
             s.sample_rate_hz = rate;
-            s.gain_db = gain;
+            s.gain_db = gain.map(crate::sweep::GainSpec::Total);
             assert!(
                 matches!(check_rx_step(&s, &p), Err(Error::Policy(_))),
                 "{dur} {rate} {gain:?}"
@@ -334,7 +325,10 @@ mod tests {
         };
         over(&|s| s.duration_s = 2.001, "rx.max_duration_s 2");
         over(&|s| s.sample_rate_hz = 2.1e6, "rx.max_sample_rate_hz");
-        over(&|s| s.gain_db = Some(20.5), "rx.max_gain_db 20");
+        over(
+            &|s| s.gain_db = Some(crate::sweep::GainSpec::Total(20.5)),
+            "rx.max_gain_db 20",
+        );
         let p2 = RxPolicy {
             max_iq_bytes: 31_999_999,
             ..p.clone()

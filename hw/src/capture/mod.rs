@@ -324,7 +324,11 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
         errors.push(format!("source: {e}"));
     }
     let mut iq_files = Vec::new();
-    if let Some(w) = recorder {
+    // The spectrum first: the recording's SigMF meta carries one annotation per
+    // reported peak (issue 17).
+    let spec = welch.finish();
+    if let Some(mut w) = recorder {
+        w.annotate(peak_annotations(&spec));
         match w.finish() {
             Ok(f) => iq_files = f,
             Err(e) => {
@@ -337,7 +341,6 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
     if let Some(e) = &recording_error {
         errors.push(format!("recording: {e}"));
     }
-    let spec = welch.finish();
     let clkin_report = clkin.as_mut().map(|c| {
         let est = c.finish();
         let cfg = c.config();
@@ -406,6 +409,46 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
         errors,
         psd,
     })
+}
+
+/// One SigMF annotation per reported peak: its −3 dB edges from the PSD bins
+/// around it (at least one bin wide).
+pub(crate) fn peak_annotations(spec: &crate::Spectrum) -> Vec<crate::PeakAnnotation> {
+    let db = &spec.psd_db;
+    let bin = spec.bin_hz;
+    spec.peaks
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| {
+            if db.is_empty() || bin.is_nan() || bin <= 0.0 {
+                return None;
+            }
+            let i = ((p.frequency_hz - spec.start_hz) / bin).round();
+            if !(i >= 0.0 && (i as usize) < db.len()) {
+                return None;
+            }
+            let i = i as usize;
+            let half = db[i] - 3.0;
+            let (mut lo, mut hi) = (i, i);
+            while lo > 0 && db[lo - 1] >= half {
+                lo -= 1;
+            }
+            while hi + 1 < db.len() && db[hi + 1] >= half {
+                hi += 1;
+            }
+            Some(crate::PeakAnnotation {
+                label: format!(
+                    "peak {}: {:.6} MHz {:.1} dBFS (SNR {:.1} dB)",
+                    k + 1,
+                    p.frequency_hz / 1e6,
+                    p.power_db,
+                    p.snr_db
+                ),
+                freq_lower_hz: spec.frequency_of(lo) - bin / 2.0,
+                freq_upper_hz: spec.frequency_of(hi) + bin / 2.0,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -28,6 +28,18 @@ pub struct RecordingMeta {
     pub description: Option<String>,
 }
 
+/// A SigMF annotation of one reported peak (issue 17): written into the
+/// `.sigmf-meta` over the whole capture's sample range, `core:generator` = rxnode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeakAnnotation {
+    /// `core:label`, e.g. `peak 1: 100.100000 MHz -20.3 dBFS`.
+    pub label: String,
+    /// `core:freq_lower_edge`, Hz (the peak's −3 dB lower edge).
+    pub freq_lower_hz: f64,
+    /// `core:freq_upper_edge`, Hz (the peak's −3 dB upper edge).
+    pub freq_upper_hz: f64,
+}
+
 /// One file written: what a capture summary lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IqFileRecord {
@@ -59,6 +71,7 @@ pub struct IqWriter {
     samples: u64,
     sha256: Sha256,
     sha512: Option<Sha512>,
+    annotations: Vec<PeakAnnotation>,
     buf: Vec<u8>,
     stopped: Option<Error>,
 }
@@ -171,6 +184,7 @@ impl IqWriter {
         Ok(Self {
             format,
             sha512: (format == IqFormat::Sigmf).then(Sha512::new),
+            annotations: Vec::new(),
             path,
             meta,
             sink,
@@ -270,6 +284,19 @@ impl IqWriter {
         Ok(())
     }
 
+    /// Annotations for the `.sigmf-meta` (one per reported peak); ignored by the
+    /// other formats. Non-finite or inverted edges are dropped.
+    pub fn annotate(&mut self, peaks: Vec<PeakAnnotation>) {
+        self.annotations = peaks
+            .into_iter()
+            .filter(|a| {
+                a.freq_lower_hz.is_finite()
+                    && a.freq_upper_hz.is_finite()
+                    && a.freq_lower_hz <= a.freq_upper_hz
+            })
+            .collect();
+    }
+
     /// Flush and close; for SigMF also write the `.sigmf-meta`. Returns every file written.
     /// (A WAV header is patched when the file is finalised, so a WAV file's hash is
     /// computed by reading it back once; raw and SigMF data are hashed while written.)
@@ -283,6 +310,7 @@ impl IqWriter {
             sha512,
             bytes,
             samples,
+            annotations,
             ..
         } = self;
         match sink {
@@ -313,7 +341,7 @@ impl IqWriter {
                 let sha512 = sha512
                     .map(|h| hex::encode(h.finalize()))
                     .unwrap_or_default();
-                let text = sigmf_meta(&meta, &sha512, samples)?;
+                let text = sigmf_meta(&meta, &sha512, samples, &annotations)?;
                 let meta_path = path.with_extension("sigmf-meta");
                 create_new(&meta_path)?
                     .write_all(&text)
@@ -342,7 +370,12 @@ impl IqWriter {
     }
 }
 
-fn sigmf_meta(meta: &RecordingMeta, sha512: &str, samples: u64) -> Result<Vec<u8>> {
+fn sigmf_meta(
+    meta: &RecordingMeta,
+    sha512: &str,
+    samples: u64,
+    peaks: &[PeakAnnotation],
+) -> Result<Vec<u8>> {
     let datetime = match &meta.datetime {
         Some(d) => d.clone(),
         None => time::OffsetDateTime::now_utc()
@@ -367,10 +400,22 @@ fn sigmf_meta(meta: &RecordingMeta, sha512: &str, samples: u64) -> Result<Vec<u8
     if let Some(f) = meta.center_hz {
         capture["core:frequency"] = f.into();
     }
+    let mut annotations =
+        vec![serde_json::json!({ "core:sample_start": 0, "core:sample_count": samples })];
+    for p in peaks {
+        annotations.push(serde_json::json!({
+            "core:sample_start": 0,
+            "core:sample_count": samples,
+            "core:generator": "rxnode",
+            "core:label": p.label,
+            "core:freq_lower_edge": p.freq_lower_hz,
+            "core:freq_upper_edge": p.freq_upper_hz,
+        }));
+    }
     let doc = serde_json::json!({
         "global": global,
         "captures": [capture],
-        "annotations": [{ "core:sample_start": 0, "core:sample_count": samples }],
+        "annotations": annotations,
     });
     let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Source(e.to_string()))?;
     text.push(b'\n');

@@ -1,0 +1,616 @@
+//! Wideband sweeps (DESIGN §8): hop the receiver across `[start, stop]`, discard
+//! each retune's settle samples, Welch per hop, keep the centre `1 - crop` of each
+//! hop, and stitch one spectrum on one frequency grid.
+//!
+//! The grid: bin `m` is at `start + m · bin` (bin = rate / fft, fft the smallest
+//! power of two whose bin is no wider than asked). Hop `h` keeps the `K` bins
+//! `h·K .. (h+1)·K` (K = fft · (1 − crop), even) and is tuned to the centre of
+//! that range, so the kept bins of consecutive hops tile the band with no gap and
+//! no overlap. A hop that overflows, times out or cannot be tuned is retried once,
+//! then marked `FAILED` with its range; its bins stay empty (never interpolated).
+use crate::dsp::{find_peaks, median_db, Peak, Welch, WelchConfig, Window};
+use crate::{Error, ReadOutcome, RxRadio, SampleSource};
+use num_complex::Complex;
+use rxnode_interlock::{sweep_grid, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// What a sweep asks for (the radio's rate and gain are set by the caller).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepConfig {
+    /// Lowest frequency of the band, Hz.
+    pub start_hz: f64,
+    /// Highest frequency of the band, Hz.
+    pub stop_hz: f64,
+    /// Widest acceptable bin, Hz.
+    pub bin_hz: f64,
+    /// Sample rate, S/s (the actual rate read back is used for the grid).
+    pub sample_rate_hz: f64,
+    /// Samples kept per hop, seconds (at least one FFT).
+    pub dwell_s: f64,
+    /// Samples discarded after each retune, seconds.
+    pub settle_s: f64,
+    /// Fraction of each hop's band thrown away (half at each edge), 0 ≤ crop < 1.
+    pub crop: f64,
+    /// How many times the whole band is swept.
+    pub repeats: u32,
+}
+
+impl SweepConfig {
+    /// Check every field; the error names the field and value.
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad =
+            |field: &'static str, detail: String| Err(Error::InvalidSetting { field, detail });
+        for (field, v) in [
+            ("start_hz", self.start_hz),
+            ("stop_hz", self.stop_hz),
+            ("bin_hz", self.bin_hz),
+            ("sample_rate_hz", self.sample_rate_hz),
+            ("dwell_s", self.dwell_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return bad(field, format!("{v} must be a positive finite number"));
+            }
+        }
+        if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
+            return bad("settle_s", format!("{} must be ≥ 0", self.settle_s));
+        }
+        if self.stop_hz <= self.start_hz {
+            return bad(
+                "stop_hz",
+                format!("{} must be above start_hz {}", self.stop_hz, self.start_hz),
+            );
+        }
+        if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
+            return bad("crop", format!("{} must be in [0, 0.95)", self.crop));
+        }
+        if self.repeats == 0 {
+            return bad("repeats", "0 must be at least 1".into());
+        }
+        if self.bin_hz > self.sample_rate_hz / 16.0 {
+            return bad(
+                "bin_hz",
+                format!(
+                    "{} is wider than sample_rate_hz / 16 ({})",
+                    self.bin_hz,
+                    self.sample_rate_hz / 16.0
+                ),
+            );
+        }
+        if self.sample_rate_hz / self.bin_hz > (1u64 << 20) as f64 {
+            return bad(
+                "bin_hz",
+                format!(
+                    "{} needs an FFT over 1048576 points at {} S/s",
+                    self.bin_hz, self.sample_rate_hz
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The hop plan at one sample rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HopPlan {
+    /// FFT size per hop.
+    pub fft_size: usize,
+    /// Bin width, Hz (rate / fft_size).
+    pub bin_hz: f64,
+    /// Bins kept per hop.
+    pub kept_bins: usize,
+    /// Bins of the whole stitched band.
+    pub total_bins: usize,
+    /// Requested centre of every hop, Hz.
+    pub centers_hz: Vec<f64>,
+    /// Samples discarded after each retune.
+    pub settle_samples: u64,
+    /// Samples analysed per hop.
+    pub dwell_samples: u64,
+}
+
+impl HopPlan {
+    /// Plan the hops of `cfg` at `rate` (the actual sample rate).
+    pub fn new(cfg: &SweepConfig, rate: f64) -> Result<HopPlan, Error> {
+        cfg.validate()?;
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(Error::InvalidSetting {
+                field: "sample_rate_hz",
+                detail: format!("actual rate {rate} is not positive"),
+            });
+        }
+        let (fft_size, kept, total_bins, hops) =
+            sweep_grid(cfg.start_hz, cfg.stop_hz, cfg.bin_hz, rate, cfg.crop).ok_or_else(|| {
+                Error::InvalidSetting {
+                    field: "bin_hz",
+                    detail: format!(
+                        "no usable hop plan for {} Hz bins at {rate} S/s",
+                        cfg.bin_hz
+                    ),
+                }
+            })?;
+        let bin_hz = rate / fft_size as f64;
+        if (total_bins as u64).saturating_mul(u64::from(cfg.repeats)) > MAX_SWEEP_VALUES {
+            return Err(Error::InvalidSetting {
+                field: "bin_hz",
+                detail: format!(
+                    "{total_bins} bins × {} repeats is more than {MAX_SWEEP_VALUES} values",
+                    cfg.repeats
+                ),
+            });
+        }
+        if (hops as u64).saturating_mul(u64::from(cfg.repeats)) > MAX_SWEEP_HOPS {
+            return Err(Error::InvalidSetting {
+                field: "stop_hz",
+                detail: format!(
+                    "{hops} hops × {} repeats is more than {MAX_SWEEP_HOPS}",
+                    cfg.repeats
+                ),
+            });
+        }
+        let centers_hz = (0..hops)
+            .map(|h| cfg.start_hz + ((h * kept) as f64 + (kept / 2) as f64) * bin_hz)
+            .collect();
+        Ok(HopPlan {
+            fft_size,
+            bin_hz,
+            kept_bins: kept,
+            total_bins,
+            centers_hz,
+            settle_samples: (cfg.settle_s * rate).ceil() as u64,
+            dwell_samples: ((cfg.dwell_s * rate).ceil() as u64).max(fft_size as u64),
+        })
+    }
+
+    /// Grid bins `[first, end)` hop `h` keeps.
+    pub fn hop_bins(&self, h: usize) -> (usize, usize) {
+        let first = h * self.kept_bins;
+        (first, (first + self.kept_bins).min(self.total_bins))
+    }
+}
+
+/// How one hop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum HopStatus {
+    /// Measured.
+    Ok,
+    /// Failed twice (overflow, timeout, tuning or stream error): no data.
+    Failed,
+    /// Not measured: the operator cancelled first.
+    NotRun,
+}
+
+/// One hop of one repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepHop {
+    /// Hop number within the repeat (0-based).
+    pub hop: usize,
+    /// Repeat number (0-based).
+    pub repeat: u32,
+    /// Centre asked for, Hz.
+    pub requested_center_hz: f64,
+    /// Centre the driver reported, Hz.
+    pub actual_center_hz: Option<f64>,
+    /// Frequency of the first kept bin, Hz.
+    pub low_hz: f64,
+    /// `low_hz + bins · step_hz`.
+    pub high_hz: f64,
+    /// Bin width, Hz.
+    pub step_hz: f64,
+    /// Samples analysed (after the settle discard).
+    pub samples: u64,
+    /// Samples discarded after the retune.
+    pub settle_samples: u64,
+    /// Overflows met (every attempt).
+    pub overflows: u64,
+    /// Attempts made (1, or 2 after a retry).
+    pub attempts: u32,
+    /// Outcome.
+    pub status: HopStatus,
+    /// Why it failed (the last attempt's reason).
+    pub error: Option<String>,
+    /// When the hop's kept samples started, Unix seconds.
+    pub unix_time_s: f64,
+    /// The kept bins, dBFS (empty unless `Ok`).
+    pub db: Vec<f32>,
+}
+
+/// The whole sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepReport {
+    /// What was asked.
+    pub config: SweepConfig,
+    /// The actual sample rate.
+    pub sample_rate_hz: f64,
+    /// The plan it ran.
+    pub plan: HopPlan,
+    /// Every hop of every repeat, in order.
+    pub hops: Vec<SweepHop>,
+    /// The stitched spectrum, dBFS per grid bin (mean power over the repeats that
+    /// measured it); `None` where every attempt failed.
+    pub spectrum_db: Vec<Option<f32>>,
+    /// Strongest peaks over the whole band (absolute Hz, dBFS).
+    pub peaks: Vec<Peak>,
+    /// −3 dB width of each peak, Hz, same order as `peaks`.
+    pub peak_widths_hz: Vec<f64>,
+    /// Median of the measured bins, dBFS.
+    pub noise_floor_db: Option<f64>,
+    /// `[low, high]` Hz of each hop that failed, per repeat.
+    pub failed_ranges_hz: Vec<[f64; 2]>,
+    /// Wall time of the sweep, seconds.
+    pub elapsed_s: f64,
+    /// Sum of settle and dwell times of the hops run, seconds (the floor).
+    pub floor_s: f64,
+    /// Stopped by the operator.
+    pub cancelled: bool,
+}
+
+impl SweepReport {
+    /// Frequency of grid bin `m`, Hz.
+    pub fn frequency_of(&self, m: usize) -> f64 {
+        self.config.start_hz + m as f64 * self.plan.bin_hz
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// One attempt's outcome.
+struct Attempt {
+    actual: Option<f64>,
+    samples: u64,
+    overflows: u64,
+    error: Option<String>,
+    started: f64,
+}
+
+/// Sweep with an already-configured radio (rate and gain set, stream not open).
+/// `cancel` stops between reads; hops not reached are `NOT_RUN`.
+pub fn run_sweep(
+    radio: &mut RxRadio,
+    cfg: &SweepConfig,
+    cancel: &AtomicBool,
+) -> Result<SweepReport, Error> {
+    let rate = radio.actual()?.sample_rate_hz;
+    let plan = HopPlan::new(cfg, rate)?;
+    let mut wcfg = WelchConfig::new(plan.fft_size, rate);
+    wcfg.dc_exclude_bins = 0;
+    let mut welch = Welch::new(wcfg)?;
+    let mut stream = radio.rx_stream()?;
+    let mut buf = vec![Complex::new(0.0f32, 0.0); 16384];
+    let t0 = Instant::now();
+    let mut hops = Vec::new();
+    let mut sum = vec![0.0f64; plan.total_bins];
+    let mut count = vec![0u32; plan.total_bins];
+    let mut cancelled = false;
+    let mut floor_s = 0.0;
+    let hop_s = (plan.settle_samples + plan.dwell_samples) as f64 / rate;
+    for repeat in 0..cfg.repeats {
+        for (h, &center) in plan.centers_hz.iter().enumerate() {
+            let (b0, b1) = plan.hop_bins(h);
+            let low = cfg.start_hz + b0 as f64 * plan.bin_hz;
+            let mut hop = SweepHop {
+                hop: h,
+                repeat,
+                requested_center_hz: center,
+                actual_center_hz: None,
+                low_hz: low,
+                high_hz: low + (b1 - b0) as f64 * plan.bin_hz,
+                step_hz: plan.bin_hz,
+                samples: 0,
+                settle_samples: plan.settle_samples,
+                overflows: 0,
+                attempts: 0,
+                status: HopStatus::NotRun,
+                error: None,
+                unix_time_s: 0.0,
+                db: Vec::new(),
+            };
+            if cancelled || cancel.load(Ordering::SeqCst) {
+                cancelled = true;
+                hops.push(hop);
+                continue;
+            }
+            for _attempt in 0..2 {
+                hop.attempts += 1;
+                welch.reset();
+                let a = one_hop(
+                    radio,
+                    &mut stream,
+                    &mut welch,
+                    &plan,
+                    center,
+                    &mut buf,
+                    cancel,
+                );
+                floor_s += hop_s;
+                hop.overflows += a.overflows;
+                hop.actual_center_hz = a.actual.or(hop.actual_center_hz);
+                hop.unix_time_s = a.started;
+                if cancel.load(Ordering::SeqCst) && a.error.is_some() {
+                    cancelled = true;
+                    hop.error = a.error;
+                    break;
+                }
+                match a.error {
+                    None => {
+                        hop.samples = a.samples;
+                        hop.error = None;
+                        hop.status = HopStatus::Ok;
+                        let spec = welch.finish();
+                        let actual = a.actual.unwrap_or(center);
+                        // Grid bin m sits at (m − b0 − K/2) bins from the requested
+                        // centre; index it from the actual centre's spectrum.
+                        let shift = (actual - center) / plan.bin_hz;
+                        let mid = (plan.fft_size / 2) as f64;
+                        let mut db = Vec::with_capacity(b1 - b0);
+                        for m in b0..b1 {
+                            let off = (m - b0) as f64 - (plan.kept_bins / 2) as f64;
+                            let idx = (mid + off - shift).round();
+                            let v = if idx >= 0.0 && (idx as usize) < spec.psd_db.len() {
+                                spec.psd_db[idx as usize]
+                            } else {
+                                f32::NAN
+                            };
+                            db.push(v);
+                            if v.is_finite() {
+                                sum[m] += 10f64.powf(f64::from(v) / 10.0);
+                                count[m] += 1;
+                            }
+                        }
+                        hop.db = db;
+                        break;
+                    }
+                    Some(e) => {
+                        tracing::warn!(hop = h, repeat, center, "sweep hop failed: {e}");
+                        hop.error = Some(e);
+                        hop.status = HopStatus::Failed;
+                    }
+                }
+            }
+            if hop.status == HopStatus::Failed && cancel.load(Ordering::SeqCst) {
+                cancelled = true;
+            }
+            hops.push(hop);
+        }
+    }
+    let _ = stream.pause();
+    drop(stream);
+    let spectrum_db: Vec<Option<f32>> = sum
+        .iter()
+        .zip(&count)
+        .map(|(s, &c)| (c > 0 && *s > 0.0).then(|| (10.0 * (s / f64::from(c)).log10()) as f32))
+        .collect();
+    let (peaks, peak_widths_hz, noise_floor_db) =
+        band_peaks(&spectrum_db, cfg.start_hz, plan.bin_hz);
+    let failed_ranges_hz = hops
+        .iter()
+        .filter(|h| h.status == HopStatus::Failed)
+        .map(|h| [h.low_hz, h.high_hz])
+        .collect();
+    Ok(SweepReport {
+        config: cfg.clone(),
+        sample_rate_hz: rate,
+        plan,
+        hops,
+        spectrum_db,
+        peaks,
+        peak_widths_hz,
+        noise_floor_db,
+        failed_ranges_hz,
+        elapsed_s: t0.elapsed().as_secs_f64(),
+        floor_s,
+        cancelled,
+    })
+}
+
+/// Retune, restart the stream, discard the settle samples, feed the dwell samples.
+fn one_hop(
+    radio: &mut RxRadio,
+    stream: &mut crate::RxStream,
+    welch: &mut Welch,
+    plan: &HopPlan,
+    center: f64,
+    buf: &mut [Complex<f32>],
+    cancel: &AtomicBool,
+) -> Attempt {
+    let mut a = Attempt {
+        actual: None,
+        samples: 0,
+        overflows: 0,
+        error: None,
+        started: unix_now(),
+    };
+    // Pause first: no sample from before the retune may be kept.
+    if let Err(e) = stream.pause() {
+        a.error = Some(e.to_string());
+        return a;
+    }
+    match radio.tune(center) {
+        Ok(f) => a.actual = Some(f),
+        Err(e) => {
+            a.error = Some(format!("tune {center} Hz: {e}"));
+            return a;
+        }
+    }
+    let rate = plan.bin_hz * plan.fft_size as f64;
+    let total = plan.settle_samples + plan.dwell_samples;
+    // A hop that has not delivered its samples within 4× their time (+0.5 s) has
+    // timed out.
+    let budget = std::time::Duration::try_from_secs_f64(4.0 * total as f64 / rate + 0.5)
+        .unwrap_or(std::time::Duration::from_secs(86_400));
+    let now = Instant::now();
+    let deadline = now.checked_add(budget).unwrap_or(now);
+    let mut got = 0u64;
+    let mut started = false;
+    while got < total {
+        if cancel.load(Ordering::SeqCst) {
+            a.error = Some("cancelled by the operator".into());
+            return a;
+        }
+        if Instant::now() > deadline {
+            a.error = Some(format!("timeout: {got} of {total} samples at {center} Hz"));
+            return a;
+        }
+        let want = ((total - got) as usize).min(buf.len());
+        match stream.read(&mut buf[..want], 100_000) {
+            Ok(ReadOutcome::Samples(n)) => {
+                let n = n.min(want);
+                let mut block = &buf[..n];
+                if got < plan.settle_samples {
+                    let skip = ((plan.settle_samples - got) as usize).min(n);
+                    block = &block[skip..];
+                }
+                if !block.is_empty() {
+                    if !started {
+                        a.started = unix_now();
+                        started = true;
+                    }
+                    welch.feed(block);
+                    a.samples += block.len() as u64;
+                }
+                got += n as u64;
+            }
+            Ok(ReadOutcome::Overflow) => {
+                a.overflows += 1;
+                a.error = Some(format!("overflow at {center} Hz after {got} samples"));
+                return a;
+            }
+            Ok(ReadOutcome::Timeout) => {}
+            Err(e) => {
+                a.error = Some(e.to_string());
+                return a;
+            }
+        }
+    }
+    a
+}
+
+/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum.
+fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
+    let valid: Vec<f32> = db.iter().flatten().copied().collect();
+    if valid.is_empty() {
+        return (Vec::new(), Vec::new(), None);
+    }
+    let floor = median_db(&valid);
+    // Missing bins read as the floor for peak picking only (never reported).
+    let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(floor as f32)).collect();
+    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, 10.0, 16);
+    let mut peaks = Vec::new();
+    let mut widths = Vec::new();
+    for (i, p) in found {
+        let half = p - 3.0;
+        let mut lo = i;
+        while lo > 0 && filled[lo - 1] >= half {
+            lo -= 1;
+        }
+        let mut hi = i;
+        while hi + 1 < filled.len() && filled[hi + 1] >= half {
+            hi += 1;
+        }
+        peaks.push(Peak {
+            frequency_hz: start + i as f64 * bin,
+            power_db: f64::from(p),
+            snr_db: f64::from(p) - floor,
+        });
+        widths.push((hi - lo + 1) as f64 * bin);
+    }
+    (peaks, widths, Some(floor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> SweepConfig {
+        SweepConfig {
+            start_hz: 88e6,
+            stop_hz: 108e6,
+            bin_hz: 10e3,
+            sample_rate_hz: 10e6,
+            dwell_s: 0.005,
+            settle_s: 0.001,
+            crop: 0.25,
+            repeats: 1,
+        }
+    }
+
+    #[test]
+    fn hops_tile_the_band_without_gap_or_overlap() {
+        let p = HopPlan::new(&cfg(), 10e6).unwrap();
+        assert_eq!(p.fft_size, 1024);
+        assert_eq!(p.kept_bins, 768);
+        assert!(p.bin_hz <= 10e3);
+        // Consecutive hops: the next starts where the previous ended.
+        let mut next = 0;
+        for h in 0..p.centers_hz.len() {
+            let (a, b) = p.hop_bins(h);
+            assert_eq!(a, next);
+            assert!(b > a);
+            next = b;
+            // The kept bins lie inside the hop's band with the crop on both sides.
+            let lo = 88e6 + a as f64 * p.bin_hz;
+            let hi = 88e6 + (b - 1) as f64 * p.bin_hz;
+            assert!(lo >= p.centers_hz[h] - 0.375 * 10e6 - 1e-3, "hop {h}");
+            assert!(hi <= p.centers_hz[h] + 0.375 * 10e6, "hop {h}");
+        }
+        assert_eq!(next, p.total_bins);
+        assert!(88e6 + (p.total_bins - 1) as f64 * p.bin_hz >= 108e6 - p.bin_hz);
+        assert_eq!(p.centers_hz.len(), p.total_bins.div_ceil(768));
+        assert_eq!(p.settle_samples, 10_000);
+        assert_eq!(p.dwell_samples, 50_000);
+    }
+
+    #[test]
+    fn bad_configs_name_their_field() {
+        type Edit = Box<dyn Fn(&mut SweepConfig)>;
+        let cases: Vec<(&str, Edit)> = vec![
+            ("stop_hz", Box::new(|c| c.stop_hz = 80e6)),
+            ("bin_hz", Box::new(|c| c.bin_hz = 0.0)),
+            ("bin_hz", Box::new(|c| c.bin_hz = 5e6)),
+            ("bin_hz", Box::new(|c| c.bin_hz = 1.0)),
+            ("crop", Box::new(|c| c.crop = 1.0)),
+            ("crop", Box::new(|c| c.crop = f64::NAN)),
+            ("settle_s", Box::new(|c| c.settle_s = -1.0)),
+            ("dwell_s", Box::new(|c| c.dwell_s = f64::INFINITY)),
+            ("repeats", Box::new(|c| c.repeats = 0)),
+        ];
+        for (field, edit) in cases {
+            let mut c = cfg();
+            edit(&mut c);
+            match HopPlan::new(&c, 10e6) {
+                Err(Error::InvalidSetting { field: f, .. }) => assert_eq!(f, field),
+                o => panic!("{field}: {o:?}"),
+            }
+        }
+        let mut c = cfg();
+        c.start_hz = 1e6;
+        c.stop_hz = 6e12;
+        c.bin_hz = 1e3;
+        c.sample_rate_hz = 1e6;
+        assert!(HopPlan::new(&c, 1e6).is_err(), "too many hops");
+    }
+
+    #[test]
+    fn peaks_widths_and_floor_ignore_missing_bins() {
+        let mut db: Vec<Option<f32>> = vec![Some(-90.0); 200];
+        db[50] = Some(-30.0);
+        db[49] = Some(-31.0);
+        db[51] = Some(-40.0);
+        for v in &mut db[120..160] {
+            *v = None;
+        }
+        let (p, w, floor) = band_peaks(&db, 1e6, 1e3);
+        assert_eq!(floor, Some(-90.0));
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].frequency_hz, 1e6 + 50e3);
+        assert_eq!(w[0], 2e3);
+        assert!(band_peaks(&[None, None], 0.0, 1.0).2.is_none());
+    }
+}

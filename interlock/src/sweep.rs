@@ -1,0 +1,520 @@
+//! The `rx_sweep` step (DESIGN §8), per-element gains, the sweep grid and the RX
+//! policy check of a sweep.
+use crate::error::{Error, Issue};
+use crate::policy::{exceeds, RxPolicy};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An RX gain: one overall figure, or dB per named gain element of the device
+/// (`{"LNA": 24, "VGA": 20}`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum GainSpec {
+    /// Overall gain, dB (the driver distributes it).
+    Total(f64),
+    /// dB per gain element, by the device's element names.
+    Elements(BTreeMap<String, f64>),
+}
+
+impl GainSpec {
+    /// The overall gain: the figure, or the sum of the elements.
+    pub fn total(&self) -> f64 {
+        match self {
+            GainSpec::Total(g) => *g,
+            GainSpec::Elements(m) => m.values().sum(),
+        }
+    }
+
+    /// Problems with the value itself (not with a device or policy), each naming it.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match self {
+            GainSpec::Total(g) => {
+                if !g.is_finite() {
+                    out.push(format!("gain_db {g} must be finite"));
+                }
+            }
+            GainSpec::Elements(m) => {
+                if m.is_empty() {
+                    out.push("gain_db {} names no gain element".to_owned());
+                }
+                if m.len() > 16 {
+                    out.push(format!("gain_db names {} elements; at most 16", m.len()));
+                }
+                for (k, v) in m {
+                    let name = crate::header::truncate(k, 40);
+                    if k.trim().is_empty()
+                        || k.len() > 32
+                        || k.chars().any(|c| c.is_control() || c == ',' || c == '=')
+                    {
+                        out.push(format!(
+                            "gain_db element name {name:?} is not a gain element name"
+                        ));
+                    }
+                    if !v.is_finite() {
+                        out.push(format!("gain_db.{name} {v} must be finite"));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl<'de> Deserialize<'de> for GainSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = GainSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a gain in dB or an object of gain element to dB, e.g. {\"LNA\": 24, \"VGA\": 20}",
+                )
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<GainSpec, E> {
+                Ok(GainSpec::Total(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<GainSpec, E> {
+                Ok(GainSpec::Total(v as f64))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<GainSpec, E> {
+                Ok(GainSpec::Total(v as f64))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<GainSpec, A::Error> {
+                let mut m = BTreeMap::new();
+                while let Some((k, v)) = a.next_entry::<String, f64>()? {
+                    if m.insert(k.clone(), v).is_some() {
+                        return Err(serde::de::Error::custom(format!(
+                            "gain element {:?} given twice",
+                            crate::header::truncate(&k, 40)
+                        )));
+                    }
+                }
+                Ok(GainSpec::Elements(m))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `rx_sweep` step (DESIGN §8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RxSweepStep {
+    /// SoapySDR device args.
+    pub device: String,
+    /// Lowest frequency of the band.
+    pub start_hz: f64,
+    /// Highest frequency of the band.
+    pub stop_hz: f64,
+    /// Widest acceptable bin.
+    pub bin_hz: f64,
+    /// Sample rate per hop; default 10 MS/s.
+    #[serde(default = "default_rate")]
+    pub sample_rate_hz: f64,
+    /// RX gain, overall or per element.
+    #[serde(default)]
+    pub gain_db: Option<GainSpec>,
+    /// Samples analysed per hop, seconds; default 0.05.
+    #[serde(default = "default_dwell")]
+    pub dwell_s: f64,
+    /// Samples discarded after each retune, seconds; default 0.01.
+    #[serde(default = "default_settle")]
+    pub settle_s: f64,
+    /// Fraction of each hop's band dropped (half per edge); default 0.25.
+    #[serde(default = "default_crop")]
+    pub crop: f64,
+    /// Passes over the band; default 1.
+    #[serde(default = "default_repeats")]
+    pub repeats: u32,
+}
+
+fn default_rate() -> f64 {
+    10e6
+}
+fn default_dwell() -> f64 {
+    0.05
+}
+fn default_settle() -> f64 {
+    0.01
+}
+fn default_crop() -> f64 {
+    0.25
+}
+fn default_repeats() -> u32 {
+    1
+}
+
+/// The sweep grid at one sample rate: `(fft_size, kept bins per hop, total bins,
+/// hops)`. Bin = rate / fft_size, the smallest power of two no wider than `bin_hz`
+/// asks; hop `h` keeps grid bins `h·K .. (h+1)·K`. `None` when the inputs are not
+/// usable numbers (see [`validate_sweep_step`]).
+pub fn sweep_grid(
+    start_hz: f64,
+    stop_hz: f64,
+    bin_hz: f64,
+    rate: f64,
+    crop: f64,
+) -> Option<(usize, usize, usize, usize)> {
+    let ok = [start_hz, stop_hz, bin_hz, rate]
+        .iter()
+        .all(|v| v.is_finite() && *v > 0.0)
+        && stop_hz > start_hz
+        && crop.is_finite()
+        && (0.0..0.95).contains(&crop)
+        && rate / bin_hz <= (1u64 << 20) as f64;
+    if !ok {
+        return None;
+    }
+    let need = (rate / bin_hz).ceil().max(16.0) as usize;
+    let fft = need.next_power_of_two().min(1 << 20);
+    let bin = rate / fft as f64;
+    let mut kept = ((fft as f64) * (1.0 - crop)).floor() as usize;
+    kept -= kept % 2;
+    let kept = kept.max(2);
+    let total = ((stop_hz - start_hz) / bin).floor();
+    if total > 1e12 {
+        return None;
+    }
+    let total = total as usize + 1;
+    Some((fft, kept, total, total.div_ceil(kept)))
+}
+
+/// Most hops × repeats a sweep may ask for.
+pub const MAX_SWEEP_HOPS: u64 = 1_000_000;
+
+/// Most bins × repeats a sweep may measure (each is kept for the CSV): 2²⁴, e.g.
+/// 70 MHz–6 GHz at 10 kHz bins 27 times. Bounds the memory a plan can make us use.
+pub const MAX_SWEEP_VALUES: u64 = 1 << 24;
+
+impl RxSweepStep {
+    /// Hops per pass at the requested rate (`None` when the numbers are unusable).
+    pub fn hops(&self) -> Option<usize> {
+        sweep_grid(
+            self.start_hz,
+            self.stop_hz,
+            self.bin_hz,
+            self.sample_rate_hz,
+            self.crop,
+        )
+        .map(|g| g.3)
+    }
+
+    /// Total time on the radio: hops × (settle + dwell) × repeats, seconds. The
+    /// dwell counted is what the radio really runs: at least one FFT (a dwell asked
+    /// shorter than `fft / rate` cannot make the policy under-count).
+    pub fn duration_s(&self) -> Option<f64> {
+        let (fft, _, _, hops) = sweep_grid(
+            self.start_hz,
+            self.stop_hz,
+            self.bin_hz,
+            self.sample_rate_hz,
+            self.crop,
+        )?;
+        let dwell = self.dwell_s.max(fft as f64 / self.sample_rate_hz);
+        Some(hops as f64 * (self.settle_s + dwell) * f64::from(self.repeats))
+    }
+
+    /// Every problem of the step's own values, as plan issues (line of the fence).
+    pub(crate) fn check(&self, line: usize, n: usize, issues: &mut Vec<Issue>) {
+        let mut bad = |field: &str, msg: String| {
+            issues.push(Issue::new(
+                Some(line),
+                Some(field),
+                format!("rx-plan step {n}: {msg}"),
+            ))
+        };
+        for (field, v) in [
+            ("start_hz", self.start_hz),
+            ("stop_hz", self.stop_hz),
+            ("bin_hz", self.bin_hz),
+            ("sample_rate_hz", self.sample_rate_hz),
+            ("dwell_s", self.dwell_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                bad(
+                    field,
+                    format!("{field} must be a positive finite number, got {v}"),
+                );
+            }
+        }
+        if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
+            bad(
+                "settle_s",
+                format!(
+                    "settle_s must be a finite number ≥ 0, got {}",
+                    self.settle_s
+                ),
+            );
+        }
+        if self.start_hz.is_finite() && self.stop_hz.is_finite() && self.stop_hz <= self.start_hz {
+            bad(
+                "stop_hz",
+                format!(
+                    "stop_hz {} must be above start_hz {}",
+                    self.stop_hz, self.start_hz
+                ),
+            );
+        }
+        if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
+            bad("crop", format!("crop {} must be in [0, 0.95)", self.crop));
+        }
+        if self.repeats == 0 || self.repeats > 10_000 {
+            bad(
+                "repeats",
+                format!("repeats {} must be in 1..=10000", self.repeats),
+            );
+        }
+        if self.bin_hz.is_finite()
+            && self.sample_rate_hz.is_finite()
+            && self.sample_rate_hz > 0.0
+            && self.bin_hz > 0.0
+        {
+            if self.bin_hz > self.sample_rate_hz / 16.0 {
+                bad(
+                    "bin_hz",
+                    format!(
+                        "bin_hz {} is wider than sample_rate_hz / 16 ({})",
+                        self.bin_hz,
+                        self.sample_rate_hz / 16.0
+                    ),
+                );
+            } else if self.sample_rate_hz / self.bin_hz > (1u64 << 20) as f64 {
+                bad(
+                    "bin_hz",
+                    format!(
+                        "bin_hz {} needs an FFT over 1048576 points at {} S/s",
+                        self.bin_hz, self.sample_rate_hz
+                    ),
+                );
+            }
+        }
+        if let Some((_, _, bins, _)) = sweep_grid(
+            self.start_hz,
+            self.stop_hz,
+            self.bin_hz,
+            self.sample_rate_hz,
+            self.crop,
+        ) {
+            if (bins as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_VALUES {
+                bad(
+                    "bin_hz",
+                    format!(
+                        "{bins} bins × {} repeats is more than {MAX_SWEEP_VALUES} values (widen bin_hz, narrow the band or sweep fewer times)",
+                        self.repeats
+                    ),
+                );
+            }
+        }
+        if let Some(h) = self.hops() {
+            if (h as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_HOPS {
+                bad(
+                    "stop_hz",
+                    format!(
+                        "{h} hops × {} repeats is more than {MAX_SWEEP_HOPS}",
+                        self.repeats
+                    ),
+                );
+            }
+        }
+        if let Some(g) = &self.gain_db {
+            for p in g.problems() {
+                bad("gain_db", p);
+            }
+        }
+    }
+}
+
+/// Every problem of a sweep step's own values (the operator command's checks),
+/// each naming its field and value.
+pub fn validate_sweep_step(step: &RxSweepStep) -> Vec<String> {
+    let mut issues = Vec::new();
+    step.check(0, 0, &mut issues);
+    issues
+        .into_iter()
+        .map(|i| i.message.trim_start_matches("rx-plan step 0: ").to_owned())
+        .collect()
+}
+
+/// Check a gain against the RX policy: the overall figure, or each element and
+/// their sum. Under `rx.max_gain_db` a gain must be given.
+pub fn check_rx_gain(gain: Option<&GainSpec>, policy: &RxPolicy) -> Result<(), Error> {
+    if let Some(g) = gain {
+        if let Some(p) = g.problems().into_iter().next() {
+            return Err(Error::Policy(p));
+        }
+    }
+    let Some(max) = policy.max_gain_db else {
+        return Ok(());
+    };
+    let Some(g) = gain else {
+        return Err(Error::Policy(format!(
+            "gain_db is required while rx.max_gain_db {max} is set"
+        )));
+    };
+    if let GainSpec::Elements(m) = g {
+        for (k, v) in m {
+            if exceeds(*v, max) {
+                return Err(Error::Policy(format!(
+                    "gain_db.{k} {v} exceeds rx.max_gain_db {max}"
+                )));
+            }
+        }
+    }
+    let total = g.total();
+    if exceeds(total, max) {
+        return Err(Error::Policy(match g {
+            GainSpec::Total(_) => format!("gain_db {total} exceeds rx.max_gain_db {max}"),
+            GainSpec::Elements(_) => {
+                format!("gain_db total {total} exceeds rx.max_gain_db {max}")
+            }
+        }));
+    }
+    Ok(())
+}
+
+/// Check an `rx_sweep` step against the RX policy; the error names the limit.
+/// Fails closed on anything not a usable number. Sweeps record no IQ.
+pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error> {
+    if let Some(p) = validate_sweep_step(step).into_iter().next() {
+        return Err(Error::Policy(p));
+    }
+    let Some(dur) = step.duration_s() else {
+        return Err(Error::Policy(
+            "the sweep's hop plan cannot be computed".into(),
+        ));
+    };
+    if exceeds(dur, policy.max_duration_s) {
+        return Err(Error::Policy(format!(
+            "sweep duration {dur:.3} s ({} hops × ({} s settle + {} s dwell) × {} repeats) exceeds rx.max_duration_s {}",
+            step.hops().unwrap_or(0),
+            step.settle_s,
+            step.dwell_s,
+            step.repeats,
+            policy.max_duration_s
+        )));
+    }
+    if let Some(max) = policy.max_sample_rate_hz {
+        if exceeds(step.sample_rate_hz, max) {
+            return Err(Error::Policy(format!(
+                "sample_rate_hz {} exceeds rx.max_sample_rate_hz {max}",
+                step.sample_rate_hz
+            )));
+        }
+    }
+    check_rx_gain(step.gain_db.as_ref(), policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step() -> RxSweepStep {
+        serde_json::from_str(
+            r#"{"device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6, "bin_hz": 10e3,
+                "sample_rate_hz": 10e6, "gain_db": 20, "dwell_s": 0.05, "settle_s": 0.01,
+                "crop": 0.25, "repeats": 1}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn grid_and_duration() {
+        let s = step();
+        let (fft, kept, total, hops) =
+            sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop).unwrap();
+        // A dwell shorter than one FFT counts as one FFT.
+        let mut short = s.clone();
+        short.dwell_s = 1e-6;
+        let want = 3.0 * (0.01 + 1024.0 / 10e6);
+        assert!((short.duration_s().unwrap() - want).abs() < 1e-12);
+        // Too many values to keep.
+        let mut huge = s.clone();
+        huge.start_hz = 1e6;
+        huge.stop_hz = 6e9;
+        huge.sample_rate_hz = 1e6;
+        huge.bin_hz = 1.0;
+        let mut issues = Vec::new();
+        huge.check(1, 1, &mut issues);
+        assert!(
+            issues.iter().any(|i| i.message.contains("values")),
+            "{issues:?}"
+        );
+        assert_eq!((fft, kept), (1024, 768));
+        assert_eq!(total, (20e6 / (10e6 / 1024.0)) as usize + 1);
+        assert_eq!(hops, total.div_ceil(768));
+        assert_eq!(s.hops(), Some(3));
+        assert!((s.duration_s().unwrap() - 3.0 * 0.06).abs() < 1e-12);
+    }
+
+    #[test]
+    fn gain_number_or_elements() {
+        let g: GainSpec = serde_json::from_str("20").unwrap();
+        assert_eq!(g, GainSpec::Total(20.0));
+        let g: GainSpec = serde_json::from_str(r#"{"LNA": 24, "VGA": 20.5}"#).unwrap();
+        assert_eq!(g.total(), 44.5);
+        let e = serde_json::from_str::<GainSpec>(r#""max""#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gain element to dB"), "{e}");
+        let e = serde_json::from_str::<GainSpec>(r#"{"LNA": "x"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("invalid type"), "{e}");
+        assert!(!GainSpec::Elements(BTreeMap::new()).problems().is_empty());
+        let bad = GainSpec::Elements([("A,B=1".to_owned(), 1.0)].into());
+        assert!(bad.problems()[0].contains("not a gain element name"));
+    }
+
+    #[test]
+    fn policy_bounds_each_element_the_sum_duration_and_rate() {
+        let mut p = RxPolicy {
+            max_gain_db: Some(40.0),
+            ..RxPolicy::default()
+        };
+        let mut s = step();
+        check_rx_sweep(&s, &p).unwrap();
+        s.gain_db = Some(GainSpec::Elements(
+            [("LNA".into(), 24.0), ("VGA".into(), 20.0)].into(),
+        ));
+        let e = check_rx_sweep(&s, &p).unwrap_err().to_string();
+        assert!(
+            e.contains("gain_db total 44 exceeds rx.max_gain_db 40"),
+            "{e}"
+        );
+        s.gain_db = Some(GainSpec::Elements([("LNA".into(), 41.0)].into()));
+        let e = check_rx_sweep(&s, &p).unwrap_err().to_string();
+        assert!(e.contains("gain_db.LNA 41 exceeds"), "{e}");
+        s.gain_db = None;
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("required"));
+        s.gain_db = Some(GainSpec::Total(10.0));
+        p.max_duration_s = 0.1;
+        let e = check_rx_sweep(&s, &p).unwrap_err().to_string();
+        assert!(e.contains("sweep duration 0.180 s (3 hops"), "{e}");
+        assert!(e.contains("rx.max_duration_s 0.1"), "{e}");
+        p.max_duration_s = 60.0;
+        p.max_sample_rate_hz = Some(2e6);
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("rx.max_sample_rate_hz"));
+        p.max_sample_rate_hz = None;
+        s.repeats = 1000;
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("exceeds rx.max_duration_s"));
+        s.repeats = 1;
+        s.crop = f64::NAN;
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("crop"));
+    }
+}
