@@ -23,6 +23,7 @@ mod plan;
 mod policy;
 mod records;
 mod risk;
+mod strict_json;
 mod task;
 #[cfg(test)]
 mod testutil;
@@ -35,6 +36,9 @@ pub use crate::{
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
     records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
     risk::{derive_risk, RiskLevel},
+    strict_json::{
+        find_duplicate_key, find_format_char, format_char_in, is_format_char, DuplicateKey,
+    },
     task::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
         MAX_TASK_BYTES,
