@@ -71,6 +71,15 @@ pub fn append(paths: &Paths, entry: &Entry) -> Result<()> {
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
+    // Never append through a link (into a tracked file, or anywhere else).
+    if let Ok(m) = std::fs::symlink_metadata(&p) {
+        if !m.file_type().is_file() {
+            return Err(crate::exit::refused(format!(
+                "ledger {} is not a regular file (a symlink?); nothing was written",
+                p.display()
+            )));
+        }
+    }
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .read(true)

@@ -19,8 +19,10 @@ mod results;
 mod review;
 mod run;
 mod state;
+mod state_rebuild;
 mod status;
 mod term;
+mod trust;
 mod validate;
 mod watch;
 
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
+    paths::set_policy_override(cli.policy.as_deref());
     install_panic_hook();
     // Unwinding (not exiting) keeps every drop guard working, the TX teardown among them.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(&cli))) {
@@ -105,6 +108,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Publish { task_id, push } => publish::cmd_publish(cli, task_id, *push),
         Command::MarkCompleted { task_id } => review::cmd_mark_completed(cli, task_id),
         Command::Doctor => doctor::cmd_doctor(cli),
+        Command::State(cli::StateCommand::Rebuild) => state_rebuild::cmd_rebuild(cli),
         Command::Demo { dir } => demo::cmd_demo(dir.as_deref()),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();

@@ -56,6 +56,13 @@ pub fn prepare(
         let same_text = std::fs::read(dest.join("TASK.md"))
             .map(|b| sha256_hex(&b) == sha)
             .unwrap_or(false);
+        if let Some(st) = crate::state_rebuild::finished_outbox(paths, task.id().as_str()) {
+            return Err(crate::exit::refused(format!(
+                "outbox {} holds a finished result ({st}): a finished outbox is never approved again; \
+                 a re-run needs a new TASK_ID",
+                dest.display()
+            )));
+        }
         if same_text && meta.is_some_and(|m| m.task_sha256 == sha) {
             return Ok(Prepared::AlreadyThere(dest));
         }

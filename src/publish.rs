@@ -68,6 +68,8 @@ struct Prepared {
 pub fn cmd_publish(cli: &Cli, task_id: &str, push: bool) -> Result<Outcome> {
     let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
     let paths = Paths::new(&cli.repo);
+    // Nothing under an untrusted .local/ is read or written, not even the ledger.
+    crate::trust::prepare(&paths)?;
     let result = publish(cli, &paths, &id, push);
     if let Err(e) = &result {
         let is_refusal = e.chain().any(|c| c.downcast_ref::<Refused>().is_some());

@@ -737,6 +737,7 @@ pub fn cmd_watch(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
     let paths = Paths::new(&cli.repo);
     let repo = gitops::open(&cli.repo)?;
     gitops::ensure_local_excluded(&repo)?;
+    crate::trust::verify(&paths)?; // issue 13: nothing trusted that Git could supply
     state::load(&paths)?; // a corrupt state stops here, kept aside
     let lock = Lock::acquire(&paths, "watch")?;
     let mut io = Io::new()?;

@@ -1,0 +1,451 @@
+//! The trust root (issue 13; DESIGN §3 "The branch is hostile").
+//!
+//! Everything the interlock trusts lives under `.local/` (or, for the policy,
+//! where `--policy` / `RXNODE_POLICY` points). None of it may come from Git: a
+//! plain `git pull` silently replaces an *ignored* file by a tracked one. So
+//! before any command trusts a node-local file it runs [`verify`], which refuses
+//! (exit 3, one line naming the path and the fix) when
+//!
+//! - anything under `.local/` (any letter case) is tracked in `HEAD` or the index;
+//! - `.local`, the policy, the state, the ledger, an outbox (or a file in it),
+//!   `rx_iq` is a symlink (dangling or not) or not a regular file / directory;
+//! - on unix: one of those files has more than one hard link or another owner,
+//!   or the policy is writable by group/others;
+//! - Git can see a file under `.local/` (asked about the actual files, with the
+//!   ignore rules of `.gitignore`, `.git/info/exclude` and `core.excludesFile`),
+//!   or a `.gitattributes` rule gives one a `filter`;
+//! - `.local` belongs to another work tree (Git's work tree is not the checkout,
+//!   e.g. `core.worktree`, or `.local` holds a `.git` of its own);
+//! - an explicit policy path lies inside the work tree but outside `.local/`.
+//!
+//! [`findings`] returns every problem without changing anything (for `doctor`).
+use crate::paths::Paths;
+use anyhow::Result;
+use git2::Repository;
+use std::path::{Path, PathBuf};
+
+/// One reason not to trust the node-local files.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// What is wrong, naming the path.
+    pub detail: String,
+    /// One line on how to fix it.
+    pub fix: String,
+}
+
+impl Finding {
+    fn new(detail: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
+            detail: detail.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+const FIX_LINK: &str =
+    "replace it by a regular file of your own (restore your copy; never a link into the checkout or elsewhere)";
+const FIX_TRACKED: &str = "the branch is hostile: `git rm -r --cached .local` and commit, tell the main PC to stop committing .local/, \
+     restore your own policy, then `rxnode state rebuild` (the state, ledger and outboxes Git wrote are not yours)";
+
+/// What kind of node-local path is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File,
+    /// The policy: a file, and on unix not writable by group/others.
+    Policy,
+}
+
+/// `path` (if it exists) is a real directory / regular file of ours.
+fn check_path(path: &Path, kind: Kind, what: &str, out: &mut Vec<Finding>) {
+    let md = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            out.push(Finding::new(
+                format!("cannot inspect {what} {}: {e}", path.display()),
+                "check the owner and permissions of the folder",
+            ));
+            return;
+        }
+    };
+    let ft = md.file_type();
+    if ft.is_symlink() {
+        let target = std::fs::read_link(path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "?".to_owned());
+        let dangling = if path.exists() { "" } else { " (dangling)" };
+        out.push(Finding::new(
+            format!(
+                "{what} {} is a symlink to {target}{dangling}",
+                path.display()
+            ),
+            FIX_LINK,
+        ));
+        return;
+    }
+    match kind {
+        Kind::Dir if !ft.is_dir() => {
+            out.push(Finding::new(
+                format!("{what} {} is not a directory", path.display()),
+                "move it aside; rxnode creates the folder itself",
+            ));
+            return;
+        }
+        Kind::File | Kind::Policy if !ft.is_file() => {
+            out.push(Finding::new(
+                format!("{what} {} is not a regular file", path.display()),
+                "move it aside and restore the regular file",
+            ));
+            return;
+        }
+        _ => {}
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if md.uid() != me {
+            out.push(Finding::new(
+                format!(
+                    "{what} {} is owned by uid {}, not by this user (uid {me})",
+                    path.display(),
+                    md.uid()
+                ),
+                "only the operator's own files are trusted: `chown` it or restore your copy",
+            ));
+        }
+        if kind != Kind::Dir && md.nlink() > 1 {
+            out.push(Finding::new(
+                format!(
+                    "{what} {} has {} hard links: another name can change it",
+                    path.display(),
+                    md.nlink()
+                ),
+                "replace it by a copy of its own (`cp F F.new && mv F.new F`) after checking its content",
+            ));
+        }
+        if kind == Kind::Policy && md.mode() & 0o022 != 0 {
+            out.push(Finding::new(
+                format!(
+                    "policy {} is writable by group or others (mode {:o})",
+                    path.display(),
+                    md.mode() & 0o777
+                ),
+                "`chmod go-w` it",
+            ));
+        }
+    }
+}
+
+/// The file-level checks: no Git needed, nothing changed.
+pub fn file_findings(paths: &Paths) -> Vec<Finding> {
+    let mut out = Vec::new();
+    check_path(&paths.local, Kind::Dir, ".local", &mut out);
+    if !out.is_empty() {
+        return out; // nothing below a foreign .local is ours
+    }
+    if std::fs::symlink_metadata(paths.local.join(".git")).is_ok() {
+        out.push(Finding::new(
+            format!(
+                "{} holds a .git of its own: it belongs to another work tree",
+                paths.local.display()
+            ),
+            "move .local/.git away; .local must be a plain folder of this checkout",
+        ));
+    }
+    let policy = paths.policy();
+    check_path(&policy, Kind::Policy, "policy", &mut out);
+    if let Some(f) = policy_outside_local(paths, &policy) {
+        out.push(f);
+    }
+    let before = out.len();
+    check_path(&paths.state(), Kind::File, "state", &mut out);
+    for f in &mut out[before..] {
+        f.fix = "remove it (keep a copy if you want to inspect it), then `rxnode state rebuild` recovers the state from the ledger and the outboxes".to_owned();
+    }
+    check_path(&paths.ledger(), Kind::File, "ledger", &mut out);
+    check_path(&paths.stop(), Kind::File, "hold file", &mut out);
+    check_path(&paths.dry_run(), Kind::Dir, "dry-run folder", &mut out);
+    let iq = paths.local.join("rx_iq");
+    check_path(&iq, Kind::Dir, "IQ folder", &mut out);
+    for e in list(&iq) {
+        check_path(&e, Kind::Dir, "IQ folder", &mut out);
+    }
+    let root = paths.outbox_root();
+    check_path(&root, Kind::Dir, "outbox folder", &mut out);
+    for dir in list(&root) {
+        if dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(".tmp-"))
+        {
+            continue;
+        }
+        let before = out.len();
+        check_path(&dir, Kind::Dir, "outbox", &mut out);
+        if out.len() > before {
+            continue;
+        }
+        for f in list(&dir) {
+            check_path(&f, Kind::File, "outbox file", &mut out);
+        }
+    }
+    out
+}
+
+/// An explicit policy path inside the work tree but outside `.local/` is a
+/// file Git can write.
+fn policy_outside_local(paths: &Paths, policy: &Path) -> Option<Finding> {
+    if !crate::paths::policy_is_explicit() {
+        return None;
+    }
+    let parent = policy.parent()?.canonicalize().ok()?;
+    let repo = paths.repo.canonicalize().ok()?;
+    let local = paths
+        .local
+        .canonicalize()
+        .unwrap_or_else(|_| repo.join(".local"));
+    (parent.starts_with(&repo) && !parent.starts_with(&local)).then(|| {
+        Finding::new(
+            format!(
+                "policy {} is inside the checkout {} but not under .local/: Git can write it",
+                policy.display(),
+                repo.display()
+            ),
+            "keep the policy outside the checkout (e.g. ~/.config/rxnode/policy.json) or in .local/",
+        )
+    })
+}
+
+fn list(dir: &Path) -> Vec<PathBuf> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        _ => return vec![],
+    }
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Whether a path's first component is `.local` in any letter case (a `.LOCAL`
+/// in Git is the same folder on a case-insensitive file system).
+fn under_local(path: &[u8]) -> bool {
+    let first = path.split(|&b| b == b'/').next().unwrap_or_default();
+    first.eq_ignore_ascii_case(b".local")
+}
+
+/// The actual files under `.local/` that Git sees (not ignored: untracked,
+/// tracked or staged), asked with every ignore rule Git applies.
+pub fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Error> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .include_unmodified(true)
+        .exclude_submodules(true)
+        .pathspec(".local");
+    let st = repo.statuses(Some(&mut opts))?;
+    Ok(st
+        .iter()
+        .filter_map(|s| s.path().map(str::to_owned))
+        .filter(|p| under_local(p.as_bytes()))
+        .collect())
+}
+
+/// The Git-level checks on an open checkout; nothing changed.
+pub fn git_findings(paths: &Paths, repo: &Repository) -> Vec<Finding> {
+    let mut out = Vec::new();
+    // .local must belong to this work tree.
+    match (
+        repo.workdir().and_then(|w| w.canonicalize().ok()),
+        paths.repo.canonicalize().ok(),
+    ) {
+        (Some(w), Some(r)) if w != r => out.push(Finding::new(
+            format!(
+                "Git's work tree is {} but the checkout is {}: {} belongs to another work tree (core.worktree?)",
+                w.display(),
+                r.display(),
+                paths.local.display()
+            ),
+            "run rxnode with --repo pointing at the work tree itself; unset core.worktree",
+        )),
+        (None, _) => out.push(Finding::new(
+            "the repository has no work tree",
+            "run rxnode inside the RX clone",
+        )),
+        _ => {}
+    }
+    // Tracked in the index.
+    match repo.index() {
+        Ok(index) => {
+            let tracked: Vec<String> = index
+                .iter()
+                .filter(|e| under_local(&e.path))
+                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+                .collect();
+            if let Some(first) = tracked.first() {
+                out.push(Finding::new(
+                    format!(
+                        "{first} is tracked in the index{}: Git (a `git pull`, `checkout`) can replace node-local files",
+                        if tracked.len() > 1 {
+                            format!(" (and {} more under .local/)", tracked.len() - 1)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    FIX_TRACKED,
+                ));
+            }
+        }
+        Err(e) => out.push(Finding::new(
+            format!("cannot read the Git index: {}", e.message()),
+            "repair the checkout (`git status` says more)",
+        )),
+    }
+    // Tracked in HEAD (a `.local` blob is a committed symlink or file).
+    if let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) {
+        for e in tree.iter() {
+            if under_local(e.name_bytes()) {
+                let kind = match e.kind() {
+                    Some(git2::ObjectType::Tree) => "a folder",
+                    _ if e.filemode() == 0o120000 => "a symlink",
+                    _ => "a file",
+                };
+                out.push(Finding::new(
+                    format!(
+                        "HEAD tracks {} as {kind}: a `git pull` of the watched branch writes node-local files",
+                        String::from_utf8_lossy(e.name_bytes())
+                    ),
+                    FIX_TRACKED,
+                ));
+            }
+        }
+    }
+    // Git must not see any actual file under .local/.
+    match visible_files(repo) {
+        Ok(seen) => {
+            if let Some(first) = seen.first() {
+                out.push(Finding::new(
+                    format!(
+                        "Git can see {first}{}: no ignore rule hides it (a committed .gitignore may un-ignore .local/)",
+                        if seen.len() > 1 {
+                            format!(" and {} more file(s) under .local/", seen.len() - 1)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    "add `/.local/` to .git/info/exclude and remove every `!` rule about .local from .gitignore files",
+                ));
+            }
+        }
+        Err(e) => out.push(Finding::new(
+            format!(
+                "cannot ask Git which files under .local/ it sees: {}",
+                e.message()
+            ),
+            "repair the checkout (`git status` says more)",
+        )),
+    }
+    // No filter driver may apply to node-local files.
+    let probe = [
+        ".local/rxnode-policy.json",
+        ".local/rx_agent_state.json",
+        ".local/rx_agent_ledger.jsonl",
+        ".local/rx_agent_outbox/X/TASK.md",
+    ];
+    for p in probe {
+        if let Ok(Some(f)) = repo.get_attr(
+            Path::new(p),
+            "filter",
+            git2::AttrCheckFlags::FILE_THEN_INDEX,
+        ) {
+            out.push(Finding::new(
+                format!("a .gitattributes rule sets filter={f} for {p}"),
+                "remove the rule: no Git filter may touch node-local files",
+            ));
+            break;
+        }
+    }
+    out
+}
+
+/// Every problem, without changing anything (doctor).
+pub fn findings(paths: &Paths) -> Vec<Finding> {
+    let mut out = file_findings(paths);
+    if let Ok(repo) = Repository::open(&paths.repo) {
+        if !repo.is_bare() {
+            out.extend(git_findings(paths, &repo));
+        }
+    }
+    out
+}
+
+fn refusal(f: &Finding) -> anyhow::Error {
+    crate::exit::refused(format!(
+        "untrusted node-local files: {} — fix: {}",
+        f.detail, f.fix
+    ))
+}
+
+/// Every check as a refusal (exit 3), changing nothing.
+pub fn verify(paths: &Paths) -> Result<()> {
+    match findings(paths).first() {
+        Some(f) => Err(refusal(f)),
+        None => Ok(()),
+    }
+}
+
+/// What a command runs before it trusts anything: keep `.local/` excluded
+/// (`.git/info/exclude`, as `watch` always did), then [`verify`].
+pub fn prepare(paths: &Paths) -> Result<()> {
+    if let Ok(repo) = Repository::open(&paths.repo) {
+        if !repo.is_bare() && file_findings(paths).is_empty() {
+            // Only when .local is a folder of ours: never write through a link.
+            if let Err(e) = crate::gitops::ensure_local_excluded(&repo) {
+                tracing::warn!("cannot keep .local/ out of Git: {e:#}");
+            }
+        }
+    }
+    verify(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_in_any_case_is_local() {
+        assert!(under_local(b".local/x"));
+        assert!(under_local(b".LOCAL/rx_agent_state.json"));
+        assert!(under_local(b".Local"));
+        assert!(!under_local(b"docs/.local/x"));
+        assert!(!under_local(b".localx/y"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_and_odd_files_are_findings() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(&paths.local).unwrap();
+        assert!(file_findings(&paths).is_empty());
+        std::os::unix::fs::symlink("/nonexistent", paths.state()).unwrap();
+        let f = file_findings(&paths);
+        assert!(
+            f[0].detail.contains("is a symlink") && f[0].detail.contains("dangling"),
+            "{f:?}"
+        );
+        std::fs::remove_file(paths.state()).unwrap();
+        std::fs::write(d.path().join("x"), b"{}").unwrap();
+        std::fs::hard_link(d.path().join("x"), paths.policy()).unwrap();
+        let f = file_findings(&paths);
+        assert!(f[0].detail.contains("2 hard links"), "{f:?}");
+        std::fs::remove_file(paths.policy()).unwrap();
+        std::fs::create_dir(paths.ledger()).unwrap();
+        let f = file_findings(&paths);
+        assert!(f[0].detail.contains("not a regular file"), "{f:?}");
+    }
+}
