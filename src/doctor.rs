@@ -680,7 +680,7 @@ fn state_file(paths: &Paths) -> Check {
                     p.display(),
                     aside.display()
                 ),
-                crate::state::REBUILD_HINT,
+                crate::state::REBUILD_HINT.trim_start_matches("fix: "),
             ),
             None => match crate::state_rebuild::evidence(paths) {
                 Ok(ev) if !ev.is_empty() => check(
@@ -691,7 +691,7 @@ fn state_file(paths: &Paths) -> Check {
                         p.display(),
                         ev.join(", ")
                     ),
-                    crate::state::REBUILD_HINT,
+                    crate::state::REBUILD_HINT.trim_start_matches("fix: "),
                 ),
                 _ => check(
                     "state",

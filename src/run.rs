@@ -183,7 +183,8 @@ fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Resu
     let red = task.risk() == rxnode_interlock::RiskLevel::Red;
     if let Some(why) = crate::state_rebuild::finished_run(paths, ids, red)? {
         return Err(refused(format!(
-            "task {ids} already ran on this node ({why}); a task runs once — a re-run needs a new TASK_ID"
+            "task {ids} already ran on this node ({why}; {}) — a task runs once; fix: post the work again under a new TASK_ID",
+            paths.outbox(task.id()).display()
         )));
     }
     let recorded = ledger::read_all(paths)?.iter().any(|e| {
@@ -194,7 +195,8 @@ fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Resu
     });
     if !recorded {
         return Err(refused(format!(
-            "the approval of {ids} in the state (SHA-256 {}, commit {}) is not one the ledger recorded; {}",
+            "the approval of {ids} in the state {} (SHA-256 {}, commit {}) is not one the ledger recorded; {}",
+            paths.state().display(),
             approval.task_sha256,
             approval.commit,
             crate::state::REBUILD_HINT
@@ -266,6 +268,8 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     // The trust root first: nothing under .local/ is read, locked or written
     // (not even the ledger) while Git could have supplied it (issue 13).
     crate::trust::prepare(&paths)?;
+    // A lost or replaced state refuses here, before the run lock writes anything.
+    state::load(&paths)?;
     // The run lock is taken before the preconditions are read, so two `run`s
     // racing on one task cannot both see it "not completed" and both execute.
     let _lock = if paths.stop().exists() {

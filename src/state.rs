@@ -151,7 +151,7 @@ pub const CORRUPT_PREFIX: &str = "rx_agent_state.json.corrupt-";
 
 /// What the operator runs when the state cannot be trusted (never "delete it").
 pub const REBUILD_HINT: &str =
-    "run `rxnode state rebuild` (it recovers every decision from the ledger and the outboxes)";
+    "fix: run `rxnode state rebuild` (it recovers every decision from the ledger and the outboxes)";
 
 /// Load the state. A missing file is a fresh state only on a node with no
 /// history: when a corrupt state is kept aside, or the ledger or an outbox
@@ -162,7 +162,7 @@ pub const REBUILD_HINT: &str =
 /// recorded, a task the ledger saw finish that the state does not call
 /// completed) was replaced: refused.
 pub fn load(paths: &Paths) -> Result<State> {
-    crate::trust::verify(paths)?;
+    crate::trust::prepare(paths)?;
     let p = paths.state();
     let bytes = match std::fs::read(&p) {
         Ok(b) => b,

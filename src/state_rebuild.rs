@@ -98,7 +98,14 @@ pub fn evidence(paths: &Paths) -> Result<Vec<String>> {
             paths.ledger().display()
         ));
     }
-    let ob = outbox_ids(paths);
+    // Outboxes rxnode wrote (an approval's TASK.meta.json, or a result).
+    let ob: Vec<String> = outbox_ids(paths)
+        .into_iter()
+        .filter(|id| {
+            let d = paths.outbox_root().join(id);
+            d.join("TASK.meta.json").exists() || d.join("RX_RESULT.json").exists()
+        })
+        .collect();
     if !ob.is_empty() {
         out.push(format!(
             "{} outbox(es) in {}",

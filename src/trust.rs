@@ -248,11 +248,42 @@ pub fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Error> {
         .exclude_submodules(true)
         .pathspec(".local");
     let st = repo.statuses(Some(&mut opts))?;
-    Ok(st
+    let mut seen: Vec<String> = st
         .iter()
         .filter_map(|s| s.path().map(str::to_owned))
         .filter(|p| under_local(p.as_bytes()))
-        .collect())
+        .collect();
+    // libgit2's status walk skips a folder its ignore rules match even when a
+    // later `!` rule (a committed .gitignore) re-includes the files, which
+    // `git status` and `git add` then see: ask about every actual file too.
+    if let Some(root) = repo.workdir() {
+        let mut stack = vec![PathBuf::from(".local")];
+        let mut budget = 50_000usize;
+        while let Some(rel) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(root.join(&rel)) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                let r = rel.join(e.file_name());
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => stack.push(r),
+                    Ok(_) => {
+                        let s = r.to_string_lossy().replace('\\', "/");
+                        if !repo.is_path_ignored(&s).unwrap_or(false) && !seen.contains(&s) {
+                            seen.push(s);
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+    seen.sort();
+    Ok(seen)
 }
 
 /// The Git-level checks on an open checkout; nothing changed.
@@ -423,6 +454,23 @@ mod tests {
         assert!(under_local(b".Local"));
         assert!(!under_local(b"docs/.local/x"));
         assert!(!under_local(b".localx/y"));
+    }
+
+    /// libgit2 calls the folder ignored while a `!` rule re-includes its files
+    /// (and `git status` shows them): the files are asked about one by one.
+    #[test]
+    fn a_negated_ignore_rule_makes_files_visible() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(d.path()).unwrap();
+        std::fs::create_dir_all(d.path().join(".local/sub")).unwrap();
+        std::fs::write(d.path().join(".local/sub/a"), "x").unwrap();
+        std::fs::write(d.path().join(".git/info/exclude"), "/.local/\n").unwrap();
+        assert!(visible_files(&repo).unwrap().is_empty());
+        std::fs::write(d.path().join(".gitignore"), "!/.local/\n!/.local/**\n").unwrap();
+        assert_eq!(
+            visible_files(&repo).unwrap(),
+            vec![".local/sub/a".to_owned()]
+        );
     }
 
     #[cfg(unix)]
