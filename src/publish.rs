@@ -578,10 +578,15 @@ fn scan_result(
     checkout: &[String],
 ) -> Vec<String> {
     let mut problems = Vec::new();
-    if checkout.iter().any(|c| text.contains(c.as_str())) {
+    let own = checkout.iter().any(|c| text.contains(c.as_str()));
+    if own {
         problems.push(format!("{name} contains this checkout's absolute path"));
     }
     for f in scan_text(text, allowed) {
+        // The checkout's own path is already named, more precisely.
+        if own && f.kind == "absolute local path" {
+            continue;
+        }
         problems.push(format!("{name} {f}"));
     }
     problems
