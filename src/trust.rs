@@ -443,6 +443,77 @@ pub fn prepare(paths: &Paths) -> Result<()> {
     verify(paths)
 }
 
+/// `rxnode capture --record PATH` (issue 13): raw IQ never lands where Git can
+/// see it. When `path` (or, for SigMF, one of its two files) lies inside a Git
+/// work tree — found from the nearest existing folder, links resolved — Git must
+/// ignore it; otherwise the capture is refused (exit 3) before the radio opens.
+pub fn check_record_target(path: &Path) -> Result<()> {
+    let abs = std::path::absolute(path)
+        .map_err(|e| crate::exit::bad_input(format!("--record {}: {e}", path.display())))?;
+    let targets: Vec<PathBuf> = match abs.extension().and_then(|e| e.to_str()) {
+        Some("sigmf-data" | "sigmf-meta") => {
+            vec![
+                abs.with_extension("sigmf-data"),
+                abs.with_extension("sigmf-meta"),
+            ]
+        }
+        _ => vec![abs.clone()],
+    };
+    // The nearest folder that exists, with every link resolved.
+    let mut dir = abs.parent().map(Path::to_path_buf);
+    let mut rest = Vec::new();
+    while let Some(d) = dir.clone() {
+        if let Ok(c) = d.canonicalize() {
+            dir = Some(c);
+            break;
+        }
+        rest.push(d.file_name().map(|n| n.to_os_string()));
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    let Some(existing) = dir else {
+        return Ok(());
+    };
+    let Ok(repo) = Repository::discover(&existing) else {
+        return Ok(()); // not inside a Git work tree
+    };
+    let Some(workdir) = repo.workdir().and_then(|w| w.canonicalize().ok()) else {
+        return Ok(());
+    };
+    let mut real_parent = existing.clone();
+    for n in rest.iter().rev().flatten() {
+        real_parent.push(n);
+    }
+    for t in &targets {
+        let Some(name) = t.file_name() else { continue };
+        let real = real_parent.join(name);
+        let Ok(rel) = real.strip_prefix(&workdir) else {
+            continue;
+        };
+        if rel
+            .components()
+            .next()
+            .is_some_and(|c| c.as_os_str() == ".git")
+        {
+            return Err(crate::exit::refused(format!(
+                "--record {}: inside the Git directory of {} — fix: record under .local/ or outside the checkout",
+                path.display(),
+                workdir.display()
+            )));
+        }
+        let rel_s = rel.to_string_lossy().replace('\\', "/");
+        if !repo.is_path_ignored(&rel_s).unwrap_or(false) {
+            return Err(crate::exit::refused(format!(
+                "--record {}: {} is inside the Git work tree {} and Git does not ignore it (raw IQ could be committed) — \
+                 fix: record under .local/ (ignored) or outside the checkout, or make Git ignore that folder",
+                path.display(),
+                rel_s,
+                workdir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

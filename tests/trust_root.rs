@@ -788,3 +788,78 @@ fn an_explicit_policy_outside_the_checkout_is_used_and_inside_it_is_refused() {
     assert_eq!(rig.tx_streams(), 1);
     let _ = TASK_PATH;
 }
+
+// ------------------------------------------------------------ capture --record
+
+/// `rxnode capture --record PATH` inside a work tree is refused unless Git
+/// ignores PATH; the radio is never opened.
+#[test]
+fn capture_record_inside_the_work_tree_needs_an_ignored_path() {
+    let rig = Rig::new();
+    std::fs::create_dir_all(rig.lab.local()).unwrap();
+    std::fs::write(rig.lab.local().join("rxnode-policy.json"), OPERATOR_POLICY).unwrap();
+    let cap = |rec: &Path| {
+        let r = rec.to_str().unwrap().to_owned();
+        rig.rx(
+            &[
+                "capture",
+                "--device",
+                "driver=rxsim",
+                "--frequency-hz",
+                "100e6",
+                "--sample-rate-hz",
+                "250e3",
+                "--duration-s",
+                "0.1",
+                "--gain-db",
+                "10",
+                "--record",
+                &r,
+            ],
+            "",
+            &[],
+        )
+    };
+    for (rec, why) in [
+        (rig.lab.rx.join("iq/cap.cf32"), "a tracked-able folder"),
+        (
+            rig.lab.rx.join("cap.sigmf-data"),
+            "the work tree root (SigMF pair)",
+        ),
+        (
+            rig.lab.rx.join("docs/new/deeper/cap.wav"),
+            "a folder that does not exist yet",
+        ),
+        (rig.lab.rx.join(".git/cap.cf32"), "the Git directory"),
+    ] {
+        let before = rig.event_lines();
+        let out = cap(&rec);
+        assert_eq!(out.status.code(), Some(3), "{why}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("fix:"),
+            "{why}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(rig.event_lines(), before, "{why}: the radio was opened");
+        assert!(!rec.exists(), "{why}: recorded anyway");
+    }
+    // Through a symlinked folder that points into the work tree.
+    #[cfg(unix)]
+    {
+        let link = rig.lab.dir.path().join("into-tree");
+        std::fs::create_dir_all(rig.lab.rx.join("docs")).unwrap();
+        std::os::unix::fs::symlink(rig.lab.rx.join("docs"), &link).unwrap();
+        let out = cap(&link.join("cap.cf32"));
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    }
+    // A file Git ignores (.local/), and one outside any work tree, are fine.
+    let ok = rig.lab.local().join("rx_iq/manual/cap.cf32");
+    let out = cap(&ok);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(ok.exists());
+    let outside = rig.lab.dir.path().join("elsewhere/cap.cf32");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    let out = cap(&outside);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.lab.porcelain(), "");
+}
