@@ -187,7 +187,7 @@ fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Resu
             paths.outbox(task.id()).display()
         )));
     }
-    let recorded = ledger::read_all(paths)?.iter().any(|e| {
+    let recorded = ledger::read_evidence(paths)?.iter().any(|e| {
         e["event"] == "approved"
             && e["task_id"] == ids
             && e["task_sha256"] == approval.task_sha256.as_str()

@@ -69,7 +69,7 @@ pub fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
 /// and `marked_completed` always; for a RED task also `run_started` (it may have
 /// keyed the transmitter before a crash). The first one found, described.
 pub fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
-    for e in ledger::read_all(paths)? {
+    for e in ledger::read_evidence(paths)? {
         if str_of(&e, "task_id") != Some(id) {
             continue;
         }
@@ -85,7 +85,7 @@ pub fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>
 /// What shows this node has history, for a missing state file (empty = none).
 pub fn evidence(paths: &Paths) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    let n = ledger::read_all(paths)?
+    let n = ledger::read_evidence(paths)?
         .iter()
         .filter(|e| {
             str_of(e, "task_id").is_some()
@@ -120,7 +120,7 @@ pub fn evidence(paths: &Paths) -> Result<Vec<String>> {
 /// ledger `approved` entry for that task (planted), or a task the ledger saw
 /// finish that the state does not call completed (rolled back).
 pub fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
-    let entries = ledger::read_all(paths)?;
+    let entries = ledger::read_evidence(paths)?;
     let mut approved = BTreeSet::new();
     let mut finished = BTreeSet::new();
     for e in &entries {
@@ -159,7 +159,7 @@ pub fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
 /// Replay the ledger and the outboxes into a state.
 fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> Result<State> {
     let mut s = State::default();
-    let entries = ledger::read_all(paths)?;
+    let entries = ledger::read_evidence(paths)?;
     let mut last_seen = None;
     for e in &entries {
         let (Some(id), Some(ev)) = (str_of(e, "task_id"), str_of(e, "event")) else {

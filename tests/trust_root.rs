@@ -724,14 +724,26 @@ fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {
         "rolled-back state",
     );
     assert!(se.contains("does not match the ledger"), "{se}");
-    // Both state and ledger rolled back: the outbox is the evidence.
+    // Both state and ledger rolled back: the ledger's mirror in the Git
+    // directory (which no pull can write) still shows the run.
     std::fs::write(&ledger_p, &approved_ledger).unwrap();
     let se = assert_refused(
         &rig,
         &["run", id],
         "AUTHORIZE RF TX\n",
-        "outbox result is",
+        "rx_agent_state.json",
         "rolled-back state and ledger",
+    );
+    assert!(se.contains("does not match the ledger"), "{se}");
+    // …and with the mirror gone too, the outbox result is the evidence.
+    let mirror = rig.lab.rx.join(".git/rxnode/ledger.jsonl");
+    std::fs::remove_file(&mirror).unwrap();
+    let se = assert_refused(
+        &rig,
+        &["run", id],
+        "AUTHORIZE RF TX\n",
+        "outbox result is",
+        "rolled-back state, ledger and mirror",
     );
     assert!(se.contains("runs once"), "{se}");
     // And a rebuild from that ledger still completes it (the outbox).
@@ -862,4 +874,74 @@ fn capture_record_inside_the_work_tree_needs_an_ignored_path() {
     let out = cap(&outside);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(rig.lab.porcelain(), "");
+}
+
+/// The two-commit attack: the main PC commits `.local/` files, the operator
+/// pulls (every command refuses), the main PC deletes them again, the operator
+/// pulls again — Git deletes the files it had overwritten, state and ledger
+/// included. The ledger's mirror in the Git directory still holds the history:
+/// no fresh start, and `state rebuild` recovers every decision from it.
+#[test]
+fn committed_then_deleted_local_files_leave_no_fresh_start() {
+    let rig = Rig::new();
+    let id = "TWO_STEP_1";
+    rig.approved_red(id, TX_PLAN_433);
+    rig.set_policy(POLICY_433);
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.tx_streams(), 1);
+    // Step 1: plant a state, a ledger and the task's outbox.
+    std::fs::create_dir_all(rig.lab.main.join(".local")).unwrap();
+    for f in ["rx_agent_state.json", "rx_agent_ledger.jsonl"] {
+        std::fs::write(rig.lab.main.join(".local").join(f), "{}\n").unwrap();
+    }
+    let ob = format!(".local/rx_agent_outbox/{id}");
+    std::fs::create_dir_all(rig.lab.main.join(&ob)).unwrap();
+    for f in [
+        "TASK.md",
+        "TASK.meta.json",
+        "RX_RESULT.json",
+        "RX_RESULT.md",
+    ] {
+        std::fs::write(rig.lab.main.join(&ob).join(f), "x\n").unwrap();
+    }
+    git(&rig.lab.main, &["add", ".local"]);
+    git(&rig.lab.main, &["commit", "-q", "-m", "plant"]);
+    git(&rig.lab.main, &["push", "-q", "origin", BRANCH]);
+    rig.pull();
+    assert_refused(
+        &rig,
+        &["run", id],
+        "AUTHORIZE RF TX\n",
+        "tracked",
+        "planted",
+    );
+    // Step 2: delete them; the pull removes what it had overwritten.
+    git(&rig.lab.main, &["rm", "-r", "-q", ".local"]);
+    git(&rig.lab.main, &["commit", "-q", "-m", "remove"]);
+    git(&rig.lab.main, &["push", "-q", "origin", BRANCH]);
+    rig.pull();
+    assert!(!rig.lab.local().join("rx_agent_state.json").exists());
+    assert!(!rig.lab.local().join("rx_agent_ledger.jsonl").exists());
+    assert!(!rig.lab.rx.join(&ob).join("TASK.meta.json").exists());
+    for args in [
+        vec!["run", id],
+        vec!["watch", "--once", "--interval", "0.2"],
+        vec!["status"],
+    ] {
+        let se = assert_refused(
+            &rig,
+            &args,
+            "AUTHORIZE RF TX\nA\n",
+            "rx_agent_state.json",
+            "wiped by git",
+        );
+        assert!(se.contains("rxnode state rebuild"), "{se}");
+    }
+    let out = rig.rx(&["state", "rebuild"], "", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.lab.status_of(id), "completed");
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(rig.tx_streams(), 1, "exactly one transmission, ever");
 }
