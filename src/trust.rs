@@ -403,6 +403,67 @@ pub fn git_findings(paths: &Paths, repo: &Repository) -> Vec<Finding> {
     out
 }
 
+/// The first path under `.local/` (any letter case) that the commit `oid`
+/// tracks, if any: what a `git pull` of it would write into the node's files.
+pub fn commit_tracks_local(repo: &Repository, oid: git2::Oid) -> Option<String> {
+    let tree = repo.find_commit(oid).ok()?.tree().ok()?;
+    let e = tree.iter().find(|e| under_local(e.name_bytes()))?;
+    let top = String::from_utf8_lossy(e.name_bytes()).into_owned();
+    let mut first = None;
+    if let Some(git2::ObjectType::Tree) = e.kind() {
+        if let Ok(sub) = repo.find_tree(e.id()) {
+            let _ = sub.walk(git2::TreeWalkMode::PreOrder, |dir, x| {
+                if x.kind() == Some(git2::ObjectType::Blob) {
+                    first = Some(format!(
+                        "{top}/{dir}{}",
+                        String::from_utf8_lossy(x.name_bytes())
+                    ));
+                    return git2::TreeWalkResult::Abort;
+                }
+                git2::TreeWalkResult::Ok
+            });
+        }
+    }
+    Some(first.unwrap_or(top))
+}
+
+/// The watcher's check of each fetched tip (issue 13): a watched branch that
+/// tracks `.local/` is hostile — a `git pull` would overwrite this node's
+/// policy, state and ledger. Refused (exit 3; the looping watcher backs off and
+/// says it again), with one ledger `refused` line per commit; no task of that
+/// tip is examined.
+pub fn check_watched_tip(
+    paths: &Paths,
+    repo: &Repository,
+    oid: git2::Oid,
+    remote: &str,
+    branch: &str,
+) -> Result<()> {
+    let Some(p) = commit_tracks_local(repo, oid) else {
+        return Ok(());
+    };
+    let reason = format!(
+        "{remote}/{branch} at {oid} tracks {p}: a `git pull` would overwrite this node's own files \
+         (policy, state, ledger) — do not pull it; fix: the main PC removes .local/ from the branch \
+         (`git rm -r --cached .local` and commit)"
+    );
+    let oid_s = oid.to_string();
+    let seen = crate::ledger::read_all(paths)?.iter().any(|e| {
+        e["event"] == "refused"
+            && e["commit"] == oid_s.as_str()
+            && e["detail"]["command"] == "watch"
+    });
+    if !seen {
+        crate::ledger::append(
+            paths,
+            &crate::ledger::Entry::new("refused")
+                .commit(&oid_s)
+                .detail(serde_json::json!({"command": "watch", "reason": reason})),
+        )?;
+    }
+    Err(crate::exit::refused(reason))
+}
+
 /// Every problem, without changing anything (doctor).
 pub fn findings(paths: &Paths) -> Vec<Finding> {
     let mut out = file_findings(paths);

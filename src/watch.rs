@@ -931,6 +931,7 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState) -> Result<bool> {
                 .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
         )?;
     }
+    crate::trust::check_watched_tip(&flow.paths, repo, oid, &flow.remote, &flow.branch)?;
     let marker = state::load(&flow.paths)?.remote_marker;
     if marker.as_deref() == Some(oid.to_string().as_str()) {
         tracing::info!("poll: nothing new at {oid}");

@@ -945,3 +945,60 @@ fn committed_then_deleted_local_files_leave_no_fresh_start() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert_eq!(rig.tx_streams(), 1, "exactly one transmission, ever");
 }
+
+/// Before the operator pulls: the watcher sees that the fetched tip tracks
+/// `.local/` and refuses it (exit 3, "do not pull"), prompting nothing from it.
+#[test]
+fn the_watcher_warns_before_a_pull_of_a_branch_that_tracks_local() {
+    let rig = Rig::new();
+    rig.approved_red("BEFORE_PULL_0", TX_PLAN_433);
+    let t = rig.task_text("BEFORE_PULL_1", TX_PLAN);
+    std::fs::create_dir_all(rig.lab.main.join(".local")).unwrap();
+    std::fs::write(
+        rig.lab.main.join(".local/rxnode-policy.json"),
+        HOSTILE_POLICY,
+    )
+    .unwrap();
+    git(&rig.lab.main, &["add", ".local"]);
+    rig.lab.post(&t);
+    let state_before = std::fs::read(rig.lab.local().join("rx_agent_state.json")).unwrap();
+    let policy_before = std::fs::read(rig.lab.local().join("rxnode-policy.json")).unwrap();
+    let refused_before = rig
+        .lab
+        .ledger_events()
+        .iter()
+        .filter(|e| e["event"] == "refused")
+        .count();
+    for _ in 0..2 {
+        let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
+        let se = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{se}");
+        assert!(
+            se.contains(".local/rxnode-policy.json") && se.contains("do not pull"),
+            "{se}"
+        );
+        assert!(se.contains("fix:"), "{se}");
+        assert!(
+            !text(&out.stdout).contains("[A] Approve"),
+            "prompted from a hostile tip"
+        );
+    }
+    // One ledger line for that commit, however often it is polled.
+    let refused: Vec<_> = rig
+        .lab
+        .ledger_events()
+        .into_iter()
+        .filter(|e| e["event"] == "refused")
+        .collect();
+    assert_eq!(refused.len(), refused_before + 1, "{refused:?}");
+    assert_eq!(rig.lab.status_of("BEFORE_PULL_1"), "");
+    assert_eq!(
+        std::fs::read(rig.lab.local().join("rx_agent_state.json")).unwrap(),
+        state_before
+    );
+    assert_eq!(
+        std::fs::read(rig.lab.local().join("rxnode-policy.json")).unwrap(),
+        policy_before
+    );
+    assert_eq!(rig.event_lines(), Vec::<String>::new());
+}
