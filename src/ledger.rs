@@ -167,7 +167,7 @@ pub fn read_all(paths: &Paths) -> Result<Vec<serde_json::Value>> {
 }
 
 fn read_path(p: &std::path::Path) -> Result<Vec<serde_json::Value>> {
-    let bytes = match std::fs::read(&p) {
+    let bytes = match std::fs::read(p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),
