@@ -173,6 +173,35 @@ pub fn file_findings(paths: &Paths) -> Vec<Finding> {
     for e in list(&iq) {
         check_path(&e, Kind::Dir, "IQ folder", &mut out);
     }
+    // No link anywhere under .local/: rxnode writes temp files, locks and
+    // recordings there, and a planted link would redirect those writes.
+    if out.is_empty() {
+        let mut stack = vec![paths.local.clone()];
+        let mut budget = 50_000usize;
+        'walk: while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if budget == 0 {
+                    break 'walk;
+                }
+                budget -= 1;
+                match e.file_type() {
+                    Ok(t) if t.is_symlink() => {
+                        let p = e.path();
+                        let target = std::fs::read_link(&p)
+                            .map(|t| t.display().to_string())
+                            .unwrap_or_else(|_| "?".to_owned());
+                        out.push(Finding::new(
+                            format!("{} is a symlink to {target}", p.display()),
+                            "remove the link: nothing under .local/ may point elsewhere",
+                        ));
+                        break 'walk;
+                    }
+                    Ok(t) if t.is_dir() => stack.push(e.path()),
+                    _ => {}
+                }
+            }
+        }
+    }
     let root = paths.outbox_root();
     check_path(&root, Kind::Dir, "outbox folder", &mut out);
     for dir in list(&root) {

@@ -591,6 +591,21 @@ fn linked_hardlinked_or_foreign_node_files_are_refused() {
     );
     std::fs::remove_file(&task_md).unwrap();
     std::fs::rename(&md_copy, &task_md).unwrap();
+    // A planted link anywhere under .local/ (e.g. at the state's temp-file name).
+    std::os::unix::fs::symlink(
+        rig.lab.dir.path().join("victim"),
+        rig.lab.local().join(".rx_agent_state.json.tmp-1234"),
+    )
+    .unwrap();
+    assert_refused(
+        &rig,
+        &["status"],
+        "",
+        ".rx_agent_state.json.tmp-1234",
+        "planted link",
+    );
+    std::fs::remove_file(rig.lab.local().join(".rx_agent_state.json.tmp-1234")).unwrap();
+    assert!(!rig.lab.dir.path().join("victim").exists());
     // `.local` holding a `.git` of its own (another work tree).
     std::fs::create_dir(rig.lab.local().join(".git")).unwrap();
     assert_refused(
