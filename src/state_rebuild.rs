@@ -423,3 +423,115 @@ pub fn cmd_rebuild(cli: &Cli) -> Result<Outcome> {
     }
     Ok(Outcome::Done)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(ev: &str, id: &str, sha: &str) -> String {
+        format!(
+            "{{\"at\":\"2026-12-01T00:00:00+00:00\",\"event\":\"{ev}\",\"task_id\":\"{id}\",\"task_sha256\":\"{sha}\",\"commit\":\"{}\"}}\n",
+            "c".repeat(40)
+        )
+    }
+
+    #[test]
+    fn replay_recovers_every_decision_and_only_restricts() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(paths.outbox_root()).unwrap();
+        let mut ledger = String::new();
+        for (ev, id) in [
+            ("detected", "A"),
+            ("approved", "A"),
+            ("run_started", "A"),
+            ("run_finished", "A"),
+            ("approved", "A"), // a later approval never brings a completed task back
+            ("detected", "B"),
+            ("deferred", "B"),
+            ("detected", "C"),
+            ("approved", "C"),
+            ("detected", "D"),
+            ("rejected", "D"),
+            ("published", "A"),
+            ("pushed", "A"),
+        ] {
+            ledger.push_str(&line(ev, id, &"a".repeat(64)));
+        }
+        ledger.push_str("not json\n");
+        std::fs::write(paths.ledger(), ledger).unwrap();
+        // An outbox the ledger never approved, and one with a finished result.
+        std::fs::create_dir_all(paths.outbox_root().join("E")).unwrap();
+        std::fs::write(paths.outbox_root().join("E/TASK.meta.json"), "{}").unwrap();
+        std::fs::create_dir_all(paths.outbox_root().join("C")).unwrap();
+        std::fs::write(
+            paths.outbox_root().join("C/RX_RESULT.json"),
+            r#"{"status": "PARTIAL"}"#,
+        )
+        .unwrap();
+        let mut notes = vec![];
+        let s = rebuild_from_evidence(&paths, &mut notes).unwrap();
+        assert_eq!(s.tasks["A"].status, TaskStatus::Completed);
+        assert!(!s.approvals.contains_key("A"));
+        assert_eq!(s.tasks["B"].status, TaskStatus::Deferred);
+        assert!(s.deferred_task_ids.contains("B"));
+        assert_eq!(
+            s.tasks["C"].status,
+            TaskStatus::Completed,
+            "finished outbox"
+        );
+        assert!(!s.approvals.contains_key("C"));
+        assert_eq!(s.tasks["D"].status, TaskStatus::Rejected);
+        assert!(!s.tasks.contains_key("E"));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("outbox E has no `approved` entry")),
+            "{notes:?}"
+        );
+        assert!(s.published["A"].pushed);
+        assert_eq!(contradiction(&paths, &s).unwrap(), None);
+        assert!(finished_run(&paths, "A", false).unwrap().is_some());
+        assert!(finished_run(&paths, "C", false)
+            .unwrap()
+            .unwrap()
+            .contains("PARTIAL"));
+        assert_eq!(finished_run(&paths, "B", true).unwrap(), None);
+        // A state with an approval the ledger never recorded contradicts it.
+        let mut planted = s.clone();
+        planted.approvals.insert(
+            "Z".into(),
+            Approval {
+                task_id: TaskId::parse("Z").unwrap(),
+                task_sha256: "b".repeat(64),
+                commit: "c".repeat(40),
+                at: "t".into(),
+            },
+        );
+        assert!(contradiction(&paths, &planted)
+            .unwrap()
+            .unwrap()
+            .contains("task Z"));
+        let mut rolled = s.clone();
+        rolled.tasks.get_mut("A").unwrap().status = TaskStatus::Approved;
+        assert!(contradiction(&paths, &rolled)
+            .unwrap()
+            .unwrap()
+            .contains("task A finished"));
+    }
+
+    #[test]
+    fn red_run_started_counts_as_ran_and_evidence_lists_history() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        assert!(evidence(&paths).unwrap().is_empty());
+        std::fs::create_dir_all(&paths.local).unwrap();
+        std::fs::write(paths.ledger(), line("run_started", "R", &"a".repeat(64))).unwrap();
+        assert_eq!(finished_run(&paths, "R", false).unwrap(), None);
+        assert!(finished_run(&paths, "R", true)
+            .unwrap()
+            .unwrap()
+            .contains("run_started"));
+        assert_eq!(evidence(&paths).unwrap().len(), 1);
+    }
+}

@@ -163,7 +163,7 @@ pub fn file_findings(paths: &Paths) -> Vec<Finding> {
     let before = out.len();
     check_path(&paths.state(), Kind::File, "state", &mut out);
     for f in &mut out[before..] {
-        f.fix = "remove it (keep a copy if you want to inspect it), then `rxnode state rebuild` recovers the state from the ledger and the outboxes".to_owned();
+        f.fix = "move the link (or odd file) aside — it is not your state — then `rxnode state rebuild` recovers the state from the ledger and the outboxes".to_owned();
     }
     check_path(&paths.ledger(), Kind::File, "ledger", &mut out);
     check_path(&paths.stop(), Kind::File, "hold file", &mut out);
