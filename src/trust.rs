@@ -371,6 +371,7 @@ pub fn git_findings(paths: &Paths, repo: &Repository) -> Vec<Finding> {
             if under_local(e.name_bytes()) {
                 let kind = match e.kind() {
                     Some(git2::ObjectType::Tree) => "a folder",
+                    Some(git2::ObjectType::Commit) => "a submodule",
                     _ if e.filemode() == 0o120000 => "a symlink",
                     _ => "a file",
                 };

@@ -1017,3 +1017,38 @@ fn the_watcher_warns_before_a_pull_of_a_branch_that_tracks_local() {
     );
     assert_eq!(rig.event_lines(), Vec::<String>::new());
 }
+
+/// `GIT_DIR` / `GIT_WORK_TREE` in the environment do not redirect which
+/// checkout rxnode checks: `--repo` is the checkout, whatever the environment says.
+#[test]
+fn git_dir_and_work_tree_in_the_environment_change_nothing() {
+    let rig = Rig::new();
+    let id = "ENV_DIR_1";
+    rig.approved_red(id, TX_PLAN);
+    // Another clone whose .local is clean.
+    let other = rig.lab.dir.path().join("other");
+    git(
+        rig.lab.dir.path(),
+        &[
+            "clone",
+            "-q",
+            rig.lab.origin.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    // Our checkout tracks .local (index only); the environment points elsewhere.
+    git(&rig.lab.rx, &["add", "-f", ".local/rxnode-policy.json"]);
+    let gd = other.join(".git");
+    let env = [
+        ("GIT_DIR", gd.to_str().unwrap()),
+        ("GIT_WORK_TREE", other.to_str().unwrap()),
+    ];
+    assert_refused_env(
+        &rig,
+        &["run", id],
+        "AUTHORIZE RF TX\n",
+        &env,
+        ".local/rxnode-policy.json is tracked in the index",
+        "GIT_DIR elsewhere",
+    );
+}
