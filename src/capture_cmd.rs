@@ -133,6 +133,10 @@ pub fn cmd_capture(cli: &Cli, args: &CaptureArgs) -> Result<Outcome> {
     let paths = Paths::new(&cli.repo);
     let ledger_on = in_checkout(&cli.repo);
     let (policy, source) = policy_file::load(&paths)?;
+    // Issue 13: raw IQ never where Git can see it (after `.local/` was excluded).
+    if let Some(p) = &args.record {
+        crate::trust::check_record_target(p)?;
+    }
     let step = RxCaptureStep {
         device: args.device.clone(),
         frequency_hz: args.frequency_hz,

@@ -18,6 +18,10 @@ pub struct Cli {
     /// The RX checkout (a Git work tree); default: the current directory.
     #[arg(long, global = true, env = "RXNODE_REPO", default_value = ".")]
     pub repo: PathBuf,
+    /// The node policy file (default: `.local/rxnode-policy.json`); must be a
+    /// regular file of yours, outside the checkout or under `.local/`.
+    #[arg(long, global = true, env = "RXNODE_POLICY")]
+    pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub watch_cfg: WatchConfig,
     #[command(subcommand)]
@@ -106,6 +110,9 @@ pub enum Command {
         /// Which schema.
         kind: SchemaKind,
     },
+    /// Node-local state maintenance (`rxnode state rebuild`).
+    #[command(subcommand)]
+    State(StateCommand),
     /// The whole loop on embedded defaults: a local bare origin and the simulated radio.
     Demo {
         /// Work in this folder instead of a fresh temporary one.
@@ -119,6 +126,14 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+}
+
+/// `rxnode state …`.
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// Rebuild `.local/rx_agent_state.json` from the ledger and the outboxes
+    /// (after the state was lost, emptied, corrupted or replaced).
+    Rebuild,
 }
 
 /// `watch` options.

@@ -151,6 +151,7 @@ fn run_checks(cli: &Cli) -> Vec<Check> {
     match &repo {
         Some(r) => {
             out.push(local_ignored(r));
+            out.extend(trust_root(&paths));
             out.extend(remote_checks(cli, r));
         }
         None => {
@@ -195,6 +196,30 @@ fn dsp_engine() -> Check {
 fn local_ignored(repo: &Repository) -> Check {
     const FIX: &str =
         "add `/.local/` to .git/info/exclude (rxnode watch and review do this on start)";
+    // Ask about the actual files too, not only the folder (issue 13).
+    match crate::trust::visible_files(repo) {
+        Ok(seen) if !seen.is_empty() => {
+            return check(
+                ".local ignored",
+                Verdict::Fail,
+                format!(
+                    "Git sees {} file(s) under .local/ (first: {}): an ignore rule (a committed .gitignore?) lets them be added",
+                    seen.len(),
+                    seen[0]
+                ),
+                "add `/.local/` to .git/info/exclude and remove every `!` rule about .local from .gitignore files",
+            )
+        }
+        Ok(_) => {}
+        Err(e) => {
+            return check(
+                ".local ignored",
+                Verdict::Fail,
+                format!("cannot ask Git which files under .local/ it sees: {}", e.message()),
+                FIX,
+            )
+        }
+    }
     match repo.is_path_ignored(".local/") {
         Ok(true) => check(
             ".local ignored",
@@ -215,6 +240,23 @@ fn local_ignored(repo: &Repository) -> Check {
             FIX,
         ),
     }
+}
+
+/// The trust root (issue 13): one FAIL per reason not to trust `.local/`.
+fn trust_root(paths: &Paths) -> Vec<Check> {
+    let found = crate::trust::findings(paths);
+    if found.is_empty() {
+        return vec![check(
+            "trust root",
+            Verdict::Pass,
+            "nothing under .local/ is tracked, linked, foreign or visible to Git; the policy is a regular file of yours",
+            "",
+        )];
+    }
+    found
+        .into_iter()
+        .map(|f| check("trust root", Verdict::Fail, f.detail, &f.fix))
+        .collect()
 }
 
 /// Whether a remote URL points at this machine (a path or `file://`).
@@ -638,14 +680,26 @@ fn state_file(paths: &Paths) -> Check {
                     p.display(),
                     aside.display()
                 ),
-                "repair it and move it back, or delete it to start from a fresh state",
+                crate::state::REBUILD_HINT.trim_start_matches("fix: "),
             ),
-            None => check(
-                "state",
-                Verdict::Pass,
-                format!("no {} yet (nothing has run here)", p.display()),
-                "",
-            ),
+            None => match crate::state_rebuild::evidence(paths) {
+                Ok(ev) if !ev.is_empty() => check(
+                    "state",
+                    Verdict::Fail,
+                    format!(
+                        "no {}, but this node has history ({}): every command refuses",
+                        p.display(),
+                        ev.join(", ")
+                    ),
+                    crate::state::REBUILD_HINT.trim_start_matches("fix: "),
+                ),
+                _ => check(
+                    "state",
+                    Verdict::Pass,
+                    format!("no {} yet (nothing has run here)", p.display()),
+                    "",
+                ),
+            },
         },
         Err(e) => check(
             "state",
@@ -669,7 +723,7 @@ fn state_file(paths: &Paths) -> Check {
                 "state",
                 Verdict::Fail,
                 format!("{} is corrupt: {e}", p.display()),
-                "inspect and repair it; the next command moves it aside and every command refuses until you repair or delete the copy kept aside",
+                "the next command moves it aside and every command refuses until you run `rxnode state rebuild` (it recovers every decision from the ledger and the outboxes)",
             ),
         },
     }

@@ -12,6 +12,19 @@ pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Create `path` (it must not exist; a link there is not followed) with
+/// `bytes`, flushed and fsynced.
+fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Make a rename in `dir` durable (unix; a no-op elsewhere).
 pub fn sync_dir(dir: &Path) {
     #[cfg(unix)]
@@ -29,7 +42,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let done = write_synced(&tmp, bytes).and_then(|()| {
+    // A leftover of this PID (or a planted link) is removed, then the temp file
+    // is created new: never written through a link.
+    let _ = std::fs::remove_file(&tmp);
+    let done = write_new_synced(&tmp, bytes).and_then(|()| {
         std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
     });
     if done.is_err() {

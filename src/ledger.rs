@@ -66,10 +66,62 @@ impl Entry {
 /// If the file does not end in `\n` (a torn earlier write), a `\n` is written
 /// first, in the same `write_all`, so the new entry starts a line of its own
 /// and only the torn line is lost to readers.
+///
+/// The same line is then appended to a mirror inside the Git directory
+/// ([`mirror_path`]), which no `git pull` or `checkout` can write: if the
+/// `.local/` ledger is lost or replaced, the mirror is still evidence.
 pub fn append(paths: &Paths, entry: &Entry) -> Result<()> {
-    let p = paths.ledger();
+    append_to(&paths.ledger(), entry)?;
+    if let Some(m) = mirror_path(paths) {
+        if let Err(e) = append_to(&m, entry) {
+            tracing::warn!("cannot append to the ledger mirror {}: {e:#}", m.display());
+        }
+    }
+    Ok(())
+}
+
+/// `<git dir>/rxnode/ledger.jsonl` for the checkout's own `.local/` ledger
+/// (not for `watch --dry-run`'s, nor outside a checkout).
+pub fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
+    if paths.local != paths.repo.join(".local") {
+        return None;
+    }
+    let repo = git2::Repository::open(&paths.repo).ok()?;
+    if repo.is_bare() {
+        return None;
+    }
+    Some(repo.path().join("rxnode").join("ledger.jsonl"))
+}
+
+/// The ledger as evidence: the `.local/` ledger, or the mirror in the Git
+/// directory when that holds more entries (the `.local/` one was lost,
+/// truncated or replaced by an older copy).
+pub fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+    let local = read_all(paths)?;
+    let Some(m) = mirror_path(paths) else {
+        return Ok(local);
+    };
+    let mirror = read_path(&m)?;
+    Ok(if mirror.len() > local.len() {
+        mirror
+    } else {
+        local
+    })
+}
+
+fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
+    let p = p.to_path_buf();
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    // Never append through a link (into a tracked file, or anywhere else).
+    if let Ok(m) = std::fs::symlink_metadata(&p) {
+        if !m.file_type().is_file() {
+            return Err(crate::exit::refused(format!(
+                "ledger {} is not a regular file (a symlink?); nothing was written",
+                p.display()
+            )));
+        }
     }
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -111,8 +163,11 @@ fn ends_in_newline(f: &mut std::fs::File) -> std::io::Result<bool> {
 /// Read as bytes and parsed line by line, so a line torn inside a multi-byte
 /// UTF-8 character loses only that line, not the whole ledger.
 pub fn read_all(paths: &Paths) -> Result<Vec<serde_json::Value>> {
-    let p = paths.ledger();
-    let bytes = match std::fs::read(&p) {
+    read_path(&paths.ledger())
+}
+
+fn read_path(p: &std::path::Path) -> Result<Vec<serde_json::Value>> {
+    let bytes = match std::fs::read(p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),

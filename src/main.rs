@@ -24,10 +24,12 @@ mod review;
 mod run;
 mod schema;
 mod state;
+mod state_rebuild;
 mod status;
 mod task_new;
 mod sweep_cmd;
 mod term;
+mod trust;
 mod validate;
 mod watch;
 
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
+    paths::set_policy_override(cli.policy.as_deref());
     install_panic_hook();
     // Unwinding (not exiting) keeps every drop guard working, the TX teardown among them.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(&cli))) {
@@ -118,6 +121,7 @@ fn dispatch(cli: &Cli) -> Result<Outcome> {
         Command::Results(args) => results_cmd::cmd_results(cli, args),
         Command::Task(cli::TaskCmd::New(args)) => task_new::cmd_task_new(cli, args),
         Command::Schema { kind } => schema::cmd_schema(*kind),
+        Command::State(cli::StateCommand::Rebuild) => state_rebuild::cmd_rebuild(cli),
         Command::Demo { dir } => demo::cmd_demo(dir.as_deref()),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();

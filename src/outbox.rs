@@ -56,6 +56,13 @@ pub fn prepare(
         let same_text = std::fs::read(dest.join("TASK.md"))
             .map(|b| sha256_hex(&b) == sha)
             .unwrap_or(false);
+        if let Some(st) = crate::state_rebuild::finished_outbox(paths, task.id().as_str()) {
+            return Err(crate::exit::refused(format!(
+                "outbox {} holds a finished result ({st}): a finished outbox is never approved again; \
+                 a re-run needs a new TASK_ID",
+                dest.display()
+            )));
+        }
         if same_text && meta.is_some_and(|m| m.task_sha256 == sha) {
             return Ok(Prepared::AlreadyThere(dest));
         }
@@ -202,5 +209,30 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
             .collect();
         assert!(left.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod issue13_tests {
+    use super::*;
+
+    /// Issue 13: a finished outbox is never accepted for a new approval.
+    #[test]
+    fn a_finished_outbox_is_never_approved_again() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        let text = include_str!("../fixtures/watcher_test_task.md");
+        let t = crate::validate::check(text.as_bytes(), "video-development").unwrap();
+        let a = Approval::new(&t, &"c".repeat(40), "2026-01-01T00:00:00+00:00");
+        prepare(&paths, &t, text.as_bytes(), &a, "b1").unwrap();
+        let res = paths.outbox(t.id()).join("RX_RESULT.json");
+        let done = std::fs::read_to_string(&res)
+            .unwrap()
+            .replace("\"NOT RUN\"", "\"PASS\"");
+        std::fs::write(&res, &done).unwrap();
+        let e = prepare(&paths, &t, text.as_bytes(), &a, "b1").unwrap_err();
+        assert!(format!("{e:#}").contains("finished result (PASS)"), "{e:#}");
+        assert!(e.downcast_ref::<crate::exit::Refused>().is_some());
+        assert_eq!(std::fs::read_to_string(&res).unwrap(), done);
     }
 }

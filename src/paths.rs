@@ -1,6 +1,30 @@
 //! Where local state lives (DESIGN §4). Everything is under `<checkout>/.local/`.
 use rxnode_interlock::TaskId;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// `--policy PATH` / `RXNODE_POLICY`, set once by `main` before any command.
+static POLICY_OVERRIDE: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// Record the explicit policy path (relative paths are taken from the current
+/// directory). Called once by `main`.
+pub fn set_policy_override(p: Option<&Path>) {
+    let p = p.map(|p| {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map(|d| d.join(p))
+                .unwrap_or_else(|_| p.to_path_buf())
+        }
+    });
+    let _ = POLICY_OVERRIDE.set(p);
+}
+
+/// Whether the policy path was given explicitly (`--policy` / `RXNODE_POLICY`).
+pub fn policy_is_explicit() -> bool {
+    matches!(POLICY_OVERRIDE.get(), Some(Some(_)))
+}
 
 /// The local-state layout of one checkout.
 #[derive(Debug, Clone)]
@@ -51,9 +75,13 @@ impl Paths {
     pub fn stop(&self) -> PathBuf {
         self.local.join("STOP")
     }
-    /// `.local/rxnode-policy.json`.
+    /// The node policy: `--policy PATH` / `RXNODE_POLICY` when given, else
+    /// `.local/rxnode-policy.json` (docs/decisions.md "Policy location").
     pub fn policy(&self) -> PathBuf {
-        self.local.join("rxnode-policy.json")
+        match POLICY_OVERRIDE.get() {
+            Some(Some(p)) => p.clone(),
+            _ => self.local.join("rxnode-policy.json"),
+        }
     }
     /// `.local/rxnode-node.json`: the node's name (`rxnode node set-name`).
     pub fn node_name(&self) -> PathBuf {

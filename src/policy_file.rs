@@ -15,7 +15,13 @@ pub enum Source {
 
 /// Load the policy; a missing file gives the defaults (TX refused); a
 /// malformed one is an error naming the file (never silently replaced).
+///
+/// The trust root is checked first ([`crate::trust::verify`]): a policy that
+/// Git tracks, that is a link, not a regular file or not the operator's is
+/// refused (exit 3), never read. An explicit `--policy` / `RXNODE_POLICY` file
+/// must exist (no silent defaults for a path the operator named).
 pub fn load(paths: &Paths) -> Result<(Policy, Source)> {
+    crate::trust::verify(paths)?;
     let p = paths.policy();
     match std::fs::read_to_string(&p) {
         Ok(text) => {
@@ -24,6 +30,12 @@ pub fn load(paths: &Paths) -> Result<(Policy, Source)> {
             Ok((pol, Source::File))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if crate::paths::policy_is_explicit() {
+                return Err(bad_input(format!(
+                    "policy {} (--policy / RXNODE_POLICY) does not exist",
+                    p.display()
+                )));
+            }
             Ok((Policy::default(), Source::Defaults))
         }
         Err(e) => Err(e).with_context(|| format!("cannot read policy {}", p.display())),

@@ -84,6 +84,8 @@ fn result_key(id: &TaskId, node: &str) -> String {
 pub fn cmd_publish(cli: &Cli, task_id: &str, push: bool) -> Result<Outcome> {
     let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
     let paths = Paths::new(&cli.repo);
+    // Nothing under an untrusted .local/ is read or written, not even the ledger.
+    crate::trust::prepare(&paths)?;
     let result = publish(cli, &paths, &id, push);
     if let Err(e) = &result {
         let is_refusal = e.chain().any(|c| c.downcast_ref::<Refused>().is_some());
@@ -641,10 +643,15 @@ fn scan_result(
     checkout: &[String],
 ) -> Vec<String> {
     let mut problems = Vec::new();
-    if checkout.iter().any(|c| text.contains(c.as_str())) {
+    let own = checkout.iter().any(|c| text.contains(c.as_str()));
+    if own {
         problems.push(format!("{name} contains this checkout's absolute path"));
     }
     for f in scan_text(text, allowed) {
+        // The checkout's own path is already named, more precisely.
+        if own && f.kind == "absolute local path" {
+            continue;
+        }
         problems.push(format!("{name} {f}"));
     }
     problems

@@ -852,6 +852,13 @@ pub fn validate_result_files(json_path: &Path, checkout: &Path) -> Vec<String> {
             Err(e) => return vec![format!("{}: cannot read: {e}", json_path.display())],
         },
     };
+    // Issue 13: serde keeps the last of two equal keys; a result names each once.
+    if let Some(d) = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(rxnode_interlock::find_duplicate_key)
+    {
+        return vec![format!("{}: {d}", json_path.display())];
+    }
     let root: Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
         Err(e) => return vec![format!("{}: not valid JSON: {e}", json_path.display())],
@@ -864,8 +871,86 @@ pub fn validate_result_files(json_path: &Path, checkout: &Path) -> Vec<String> {
     }
     let mut v = V { p: &mut problems };
     check_schema(&root, checkout, &mut v);
+    check_no_absolute_paths(&root, "", &mut v);
     check_markdown(json_path, &root, &bytes, &mut v);
     problems
+}
+
+/// Results carry only results (issue 13): no string anywhere may hold an
+/// absolute path on any OS — `/etc/…`, `C:\…`, `\\server\…`, `~/…`, `file:/…`.
+fn check_no_absolute_paths(x: &Value, at: &str, v: &mut V<'_>) {
+    match x {
+        Value::String(s) => {
+            if let Some(p) = absolute_path_in(s) {
+                v.bad(format!(
+                    "{}: holds the absolute path {p:?}; a result names files relative to the checkout only",
+                    if at.is_empty() { "(top)" } else { at }
+                ));
+            }
+        }
+        Value::Array(a) => {
+            for (i, e) in a.iter().enumerate() {
+                check_no_absolute_paths(e, &format!("{at}[{i}]"), v);
+            }
+        }
+        Value::Object(o) => {
+            for (k, e) in o {
+                let here = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                if let Some(p) = absolute_path_in(k) {
+                    v.bad(format!("{here}: the key holds the absolute path {p:?}"));
+                }
+                check_no_absolute_paths(e, &here, v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The first word of `s` that is an absolute path on some OS: `/name…` (unix),
+/// `X:\…` or `X:/…` (a Windows drive), `\\\\server…` (UNC), `~/…` or
+/// `~user/…` (a home folder), each also after `file:`. Words are split at white
+/// space and quoting/punctuation, not at `:`, so `https://…` URLs and ratios
+/// (`S/s`, `10/20`) are not paths; a path starts with a name character after its
+/// root, so a lone `/` or `\\\\` in prose is not one either.
+pub fn absolute_path_in(s: &str) -> Option<&str> {
+    fn name_char(c: char) -> bool {
+        c.is_ascii_alphanumeric() || "._-$".contains(c)
+    }
+    s.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;=|".contains(c))
+        .find(|w| {
+            let w =
+                match w.strip_prefix("file:") {
+                    // `file:///home/x`, `file://host/share`: the part after `//`.
+                    Some(rest) => rest.strip_prefix("//").map_or(rest, |r| {
+                        if r.starts_with('/') {
+                            r
+                        } else {
+                            rest
+                        }
+                    }),
+                    None => w,
+                };
+            let mut cs = w.chars();
+            let (c0, c1, c2) = (cs.next(), cs.next(), cs.next());
+            match (c0, c1, c2) {
+                // `/etc`, `/home/x`, `//server/share`
+                (Some('/'), Some(c), _) if c.is_alphanumeric() || "._-~".contains(c) => true,
+                (Some('/'), Some('/'), Some(c)) if name_char(c) => true,
+                // `\\server\share`
+                (Some('\\'), Some('\\'), Some(c)) if name_char(c) => true,
+                // `C:\x`, `C:/x`
+                (Some(d), Some(':'), Some('\\' | '/')) if d.is_ascii_alphabetic() => true,
+                // `~/x`, `~alice/x`
+                (Some('~'), _, _) => w[1..]
+                    .find(['/', '\\'])
+                    .is_some_and(|i| w[1..1 + i].chars().all(name_char)),
+                _ => false,
+            }
+        })
 }
 
 fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
@@ -1037,6 +1122,14 @@ fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
     }
     match r.get("captures") {
         Some(Value::Array(a)) => {
+            // Issue 13: each capture is one step's, and each step has a check.
+            if checks_ok && a.len() > checks.len() {
+                v.bad(format!(
+                    "captures: {} entries but only {} checks (one capture per step)",
+                    a.len(),
+                    checks.len()
+                ));
+            }
             for (i, c) in a.iter().enumerate() {
                 check_capture(c, i, checkout, v);
             }
@@ -1065,6 +1158,18 @@ fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
     }
 }
 
+#[cfg(test)]
+#[path = "results_strict_tests.rs"]
+mod strict_tests;
+
+/// PSD points a capture may carry when it declares no `fft_size` (the capture
+/// engine's default trace length).
+const PSD_POINTS_WITHOUT_FFT_SIZE: u64 = 512;
+/// Peaks a capture may list.
+const MAX_PEAKS: u64 = 64;
+/// IQ files one capture may record (SigMF data + meta, or one WAV / raw file).
+const MAX_IQ_FILES: usize = 8;
+
 fn check_capture(c: &Value, i: usize, checkout: &Path, v: &mut V<'_>) {
     let n = format!("captures[{i}]");
     if !c.is_object() {
@@ -1079,6 +1184,57 @@ fn check_capture(c: &Value, i: usize, checkout: &Path, v: &mut V<'_>) {
             v.status(Some(s), &format!("{n}.clkin.status"));
         }
     }
+    // Issue 13: array lengths are tied to the sizes the capture declares.
+    let bins = match c.get("fft_size") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(x)) if x.as_u64().is_some_and(|b| (1..=1 << 20).contains(&b)) => {
+            x.as_u64()
+        }
+        Some(x) => {
+            v.bad(format!(
+                "{n}.fft_size: {x} is not a bin count in 1 ..= 1048576"
+            ));
+            None
+        }
+    };
+    let limit = bins.unwrap_or(PSD_POINTS_WITHOUT_FFT_SIZE);
+    let why = if bins.is_some() {
+        "fft_size"
+    } else {
+        "no fft_size declared"
+    };
+    match c.get("psd_db") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(p)) => {
+            if p.len() as u64 > limit {
+                v.bad(format!(
+                    "{n}.psd_db: {} values but the capture has {limit} bins ({why})",
+                    p.len()
+                ));
+            }
+            if let Some(j) = p.iter().position(|x| !(x.is_number() || x.is_null())) {
+                v.bad(format!("{n}.psd_db[{j}]: expected a number"));
+            }
+        }
+        Some(x) => v.bad(format!("{n}.psd_db: expected an array, got {}", kind(x))),
+    }
+    match c.get("peaks") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(p)) => {
+            let max = limit.min(MAX_PEAKS);
+            if p.len() as u64 > max {
+                v.bad(format!(
+                    "{n}.peaks: {} peaks; at most {max} ({} bins, {MAX_PEAKS} reported at most)",
+                    p.len(),
+                    limit
+                ));
+            }
+            if let Some(j) = p.iter().position(|x| !x.is_object()) {
+                v.bad(format!("{n}.peaks[{j}]: expected an object"));
+            }
+        }
+        Some(x) => v.bad(format!("{n}.peaks: expected an array, got {}", kind(x))),
+    }
     let files = match c.get("iq_files") {
         None | Some(Value::Null) => return,
         Some(Value::Array(a)) => a,
@@ -1087,6 +1243,12 @@ fn check_capture(c: &Value, i: usize, checkout: &Path, v: &mut V<'_>) {
             return;
         }
     };
+    if files.len() > MAX_IQ_FILES {
+        v.bad(format!(
+            "{n}.iq_files: {} files; one capture records at most {MAX_IQ_FILES}",
+            files.len()
+        ));
+    }
     for (j, f) in files.iter().enumerate() {
         let fname = format!("{n}.iq_files[{j}]");
         if !f.is_object() {
@@ -1887,7 +2049,18 @@ mod tests {
             }
             write_result_files(d.path(), &r).unwrap();
             let p = validate_result_files(&d.path().join(RESULT_JSON), d.path());
-            proptest::prop_assert!(p.is_empty(), "{:#?}", p);
+            // Issue 13: text that holds an absolute path (any OS) is refused for
+            // that reason and no other; any other text validates.
+            let texts: Vec<&str> = std::iter::once(r.task_title.as_str())
+                .chain(r.errors.iter().map(String::as_str))
+                .chain(r.checks.iter().flat_map(|c| [c.name.as_str(), c.detail.as_str()]))
+                .collect();
+            if texts.iter().any(|t| absolute_path_in(t).is_some()) {
+                proptest::prop_assert!(!p.is_empty());
+                proptest::prop_assert!(p.iter().all(|x| x.contains("holds the absolute path")), "{:#?}", p);
+            } else {
+                proptest::prop_assert!(p.is_empty(), "{:#?}", p);
+            }
         }
     }
 

@@ -22,7 +22,7 @@ pub fn cmd_review(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let id = parse_id(task_id)?;
     let paths = Paths::new(&cli.repo);
     let repo = gitops::open(&cli.repo)?;
-    gitops::ensure_local_excluded(&repo)?;
+    crate::trust::prepare(&paths)?;
     let _lock = Lock::acquire(&paths, "review")?;
     let mut io = Io::new()?;
     let mut flow = Flow {
@@ -48,6 +48,7 @@ pub fn cmd_review(cli: &Cli, task_id: &str) -> Result<Outcome> {
 pub fn cmd_mark_completed(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let id = parse_id(task_id)?;
     let paths = Paths::new(&cli.repo);
+    crate::trust::prepare(&paths)?;
     let done = state::update(&paths, |s| {
         let rec = s
             .tasks

@@ -166,11 +166,44 @@ pub fn preconditions(cli: &Cli, paths: &Paths, id: &TaskId) -> Result<Approved> 
             format!("the outbox text is task {}, not {ids}", task.id()),
         ));
     }
+    evidence_allows(paths, &task, &approval)?;
     Ok(Approved {
         task,
         approval,
         commit,
     })
+}
+
+/// Single use whatever happened to the state (issue 13): the ledger and the
+/// outbox are evidence. Refused — writing nothing, since the evidence itself is
+/// what is in question — when the ledger or the outbox shows a finished run (for
+/// RED also a started one: it may have transmitted before a crash), or when the
+/// state's approval is not one the ledger recorded (same text hash and commit).
+fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Result<()> {
+    let ids = task.id().as_str();
+    let red = task.risk() == rxnode_interlock::RiskLevel::Red;
+    if let Some(why) = crate::state_rebuild::finished_run(paths, ids, red)? {
+        return Err(refused(format!(
+            "task {ids} already ran on this node ({why}; {}) — a task runs once; fix: post the work again under a new TASK_ID",
+            paths.outbox(task.id()).display()
+        )));
+    }
+    let recorded = ledger::read_evidence(paths)?.iter().any(|e| {
+        e["event"] == "approved"
+            && e["task_id"] == ids
+            && e["task_sha256"] == approval.task_sha256.as_str()
+            && e["commit"] == approval.commit.as_str()
+    });
+    if !recorded {
+        return Err(refused(format!(
+            "the approval of {ids} in the state {} (SHA-256 {}, commit {}) is not one the ledger recorded; {}",
+            paths.state().display(),
+            approval.task_sha256,
+            approval.commit,
+            crate::state::REBUILD_HINT
+        )));
+    }
+    Ok(())
 }
 
 /// Read one line from stdin (see [`crate::term::read_line_lossy`]).
@@ -234,6 +267,11 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
     let paths = Paths::new(&cli.repo);
     let id = TaskId::parse(task_id).map_err(|e| bad_input(e.to_string()))?;
     let ids = id.as_str().to_owned();
+    // The trust root first: nothing under .local/ is read, locked or written
+    // (not even the ledger) while Git could have supplied it (issue 13).
+    crate::trust::prepare(&paths)?;
+    // A lost or replaced state refuses here, before the run lock writes anything.
+    state::load(&paths)?;
     // The run lock is taken before the preconditions are read, so two `run`s
     // racing on one task cannot both see it "not completed" and both execute.
     let _lock = if paths.stop().exists() {

@@ -154,32 +154,56 @@ impl Default for State {
 }
 
 /// Prefix of a state file kept aside as corrupt.
-const CORRUPT_PREFIX: &str = "rx_agent_state.json.corrupt-";
+pub const CORRUPT_PREFIX: &str = "rx_agent_state.json.corrupt-";
 
-/// Load the state; a missing file is a fresh state — unless a corrupt one was
-/// kept aside earlier and nobody has dealt with it yet (then an error names it:
-/// a reset must be the operator's decision, never a side effect). A corrupt
-/// file is moved aside (`rx_agent_state.json.corrupt-<time>-<pid>`) and an
-/// error names both files.
+/// What the operator runs when the state cannot be trusted (never "delete it").
+pub const REBUILD_HINT: &str =
+    "fix: run `rxnode state rebuild` (it recovers every decision from the ledger and the outboxes)";
+
+/// Load the state. A missing file is a fresh state only on a node with no
+/// history: when a corrupt state is kept aside, or the ledger or an outbox
+/// shows decisions, the command refuses until the operator rebuilds it — a lost
+/// state is never a fresh start (issue 13). A corrupt (or empty) file is moved
+/// aside (`rx_agent_state.json.corrupt-<time>-<pid>`) and an error names both
+/// files. A state that contradicts the ledger (an approval the ledger never
+/// recorded, a task the ledger saw finish that the state does not call
+/// completed) was replaced: refused.
 pub fn load(paths: &Paths) -> Result<State> {
+    crate::trust::prepare(paths)?;
     let p = paths.state();
     let bytes = match std::fs::read(&p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if let Some(aside) = corrupt_aside(paths) {
                 anyhow::bail!(
-                    "state file {} is missing and a corrupt one is kept aside as {}; \
-                     repair it and move it back, or delete it to start from a fresh state",
+                    "state file {} is missing and a corrupt one is kept aside as {}; {REBUILD_HINT}",
                     p.display(),
                     aside.display()
                 );
+            }
+            let evidence = crate::state_rebuild::evidence(paths)?;
+            if !evidence.is_empty() {
+                return Err(crate::exit::refused(format!(
+                    "state file {} is missing but this node has history ({}): every task counts as never approved \
+                     and nothing runs until the state is rebuilt — {REBUILD_HINT}",
+                    p.display(),
+                    evidence.join(", ")
+                )));
             }
             return Ok(State::default());
         }
         Err(e) => return Err(e).with_context(|| format!("cannot read state file {}", p.display())),
     };
     match serde_json::from_slice::<State>(&bytes) {
-        Ok(s) => Ok(s),
+        Ok(s) => {
+            if let Some(why) = crate::state_rebuild::contradiction(paths, &s)? {
+                return Err(crate::exit::refused(format!(
+                    "state file {} does not match the ledger: {why}; the state was replaced or rolled back — {REBUILD_HINT}",
+                    p.display()
+                )));
+            }
+            Ok(s)
+        }
         Err(e) => {
             let stamp = now_iso().replace([':', '+'], "");
             let aside = p.with_file_name(format!("{CORRUPT_PREFIX}{stamp}-{}", std::process::id()));
@@ -190,7 +214,7 @@ pub fn load(paths: &Paths) -> Result<State> {
                 )
             })?;
             anyhow::bail!(
-                "state file {} is corrupt ({e}); kept aside as {} — nothing was reset; inspect it, then remove or repair it",
+                "state file {} is corrupt ({e}); kept aside as {} — nothing was reset; {REBUILD_HINT}",
                 p.display(),
                 aside.display()
             )
@@ -218,7 +242,21 @@ pub fn save(paths: &Paths, state: &State) -> Result<()> {
 /// `.local/rx_agent_state.lock`, so the watcher, `run`, `publish` and
 /// `mark-completed` never lose each other's changes. The OS releases the lock
 /// if the process dies. Readers need no lock: the file is replaced atomically.
+///
+/// The whole trust root is checked first ([`crate::trust::prepare`]), so a
+/// long-running watcher notices a `git pull` that brought `.local/` files.
 pub fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+    let _guard = lock_state(paths)?;
+    let mut s = load(paths)?;
+    let out = f(&mut s)?;
+    save(paths, &s)?;
+    Ok(out)
+}
+
+/// Take the exclusive state lock (`.local/rx_agent_state.lock`) after checking
+/// the trust root; released when the returned file is dropped.
+pub fn lock_state(paths: &Paths) -> Result<std::fs::File> {
+    crate::trust::prepare(paths)?;
     std::fs::create_dir_all(&paths.local)
         .with_context(|| format!("cannot create {}", paths.local.display()))?;
     let lock_path = paths.local.join("rx_agent_state.lock");
@@ -231,10 +269,7 @@ pub fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Resu
     guard
         .lock()
         .with_context(|| format!("cannot lock {}", lock_path.display()))?;
-    let mut s = load(paths)?;
-    let out = f(&mut s)?;
-    save(paths, &s)?;
-    Ok(out)
+    Ok(guard)
 }
 
 #[cfg(test)]

@@ -845,6 +845,7 @@ pub fn cmd_watch(cli: &Cli, args: &WatchArgs) -> Result<Outcome> {
     let paths = Paths::new(&cli.repo);
     let repo = gitops::open(&cli.repo)?;
     gitops::ensure_local_excluded(&repo)?;
+    crate::trust::verify(&paths)?; // issue 13: nothing trusted that Git could supply
     state::load(&paths)?; // a corrupt state stops here, kept aside
     let lock = Lock::acquire(&paths, "watch")?;
     let mut io = Io::new()?;
@@ -1085,6 +1086,7 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> 
                 .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
         )?;
     }
+    crate::trust::check_watched_tip(&flow.paths, repo, oid, &flow.remote, &flow.branch)?;
     let earlier = if ls.pending_shown {
         Vec::new()
     } else {

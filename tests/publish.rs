@@ -169,6 +169,16 @@ mod publish_common {
             "at": "2026-11-29T20:00:00+00:00"});
         st["last_seen_task_id"] = json!(id);
         std::fs::write(&p, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
+        // The ledger line a real approval writes first (issue 13: an approval the
+        // ledger never recorded is a planted one and is refused).
+        let entry = json!({"at": "2026-11-29T20:00:00+00:00", "event": "approved", "task_id": id,
+            "task_sha256": sha, "commit": commit});
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(checkout.join(".local/rx_agent_ledger.jsonl"))
+            .unwrap();
+        std::io::Write::write_all(&mut f, format!("{entry}\n").as_bytes()).unwrap();
     }
 
     /// `rxnode node set-name NAME` in `checkout`.

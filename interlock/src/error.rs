@@ -45,7 +45,7 @@ pub enum Error {
     #[error("invalid task: {}", .0.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("; "))]
     InvalidTask(Vec<Issue>),
     /// A task ID does not match `[A-Za-z0-9_-]{1,64}`.
-    #[error("invalid task id {0:?}: must match [A-Za-z0-9_-]{{1,64}}")]
+    #[error("invalid task id {0:?}: must match [A-Za-z0-9_-]{{1,64}} and not start with '-'")]
     InvalidTaskId(String),
     /// The authorization line typed by the operator is not the required phrase.
     #[error("authorization refused for task {task_id}: expected the exact line {expected:?}")]

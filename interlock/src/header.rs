@@ -2,7 +2,7 @@ use crate::error::{Error, Issue};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A validated task identifier: `[A-Za-z0-9_-]{1,64}`.
+/// A validated task identifier: `[A-Za-z0-9_-]{1,64}`, not starting with `-`.
 ///
 /// Safe to use as a path component (no separators, no dots, no spaces).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -12,7 +12,10 @@ pub struct TaskId(String);
 impl TaskId {
     /// Check and wrap a task ID.
     pub fn parse(s: &str) -> Result<TaskId, Error> {
+        // A leading `-` would read as an option to every program the ID is
+        // passed to (`git`, `rm`, scripts on the main PC).
         let ok = !s.is_empty()
+            && !s.starts_with('-')
             && s.len() <= 64
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
@@ -218,6 +221,16 @@ pub(crate) fn check_header(
             ));
             continue;
         }
+        if let Some(u) = crate::strict_json::format_char_in(value) {
+            issues.push(Issue::new(
+                Some(*line),
+                Some(key),
+                format!(
+                    "value holds the invisible format character {u} (bidi/zero-width characters could make the prompt show something else)"
+                ),
+            ));
+            continue;
+        }
         if let Some((first, _)) = seen.get(key.as_str()) {
             issues.push(Issue::new(
                 Some(*line),
@@ -247,7 +260,7 @@ pub(crate) fn check_header(
                 Some(l),
                 Some("TASK_ID"),
                 format!(
-                    "invalid value {:?}: must match [A-Za-z0-9_-]{{1,64}}",
+                    "invalid value {:?}: must match [A-Za-z0-9_-]{{1,64}} and not start with '-'",
                     truncate(v, 80)
                 ),
             ));

@@ -24,6 +24,7 @@ mod policy;
 mod records;
 mod risk;
 mod sweep;
+mod strict_json;
 mod task;
 #[cfg(test)]
 mod testutil;
@@ -39,6 +40,9 @@ pub use crate::{
     sweep::{
         check_rx_gain, check_rx_sweep, sweep_grid, validate_sweep_step, GainSpec, RxSweepStep,
         MAX_SWEEP_HOPS, MAX_SWEEP_VALUES,
+    },
+    strict_json::{
+        find_duplicate_key, find_format_char, format_char_in, is_format_char, DuplicateKey,
     },
     task::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,

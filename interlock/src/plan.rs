@@ -220,6 +220,18 @@ pub(crate) fn parse_plan(
     header: Option<&TaskHeader>,
     issues: &mut Vec<Issue>,
 ) -> Option<Plan> {
+    if let Some(d) = crate::strict_json::find_duplicate_key(json) {
+        issues.push(Issue::new(
+            Some(line + d.line),
+            Some(&crate::header::truncate(&d.key, 80)),
+            format!(
+                "rx-plan: duplicate key {:?} in {} (a key may appear once)",
+                crate::header::truncate(&d.key, 80),
+                d.path
+            ),
+        ));
+        return None;
+    }
     let value: serde_json::Value = match serde_json::from_str(json) {
         Ok(v) => v,
         Err(e) => {
@@ -231,6 +243,16 @@ pub(crate) fn parse_plan(
             return None;
         }
     };
+    if let Some((path, u)) = crate::strict_json::find_format_char(&value) {
+        issues.push(Issue::new(
+            Some(line),
+            Some("rx-plan"),
+            format!(
+                "rx-plan: {path} holds the invisible format character {u} (bidi/zero-width characters could hide what runs)"
+            ),
+        ));
+        return None;
+    }
     let obj = match value {
         serde_json::Value::Object(o) => o,
         _ => {

@@ -67,6 +67,9 @@ impl Policy {
     pub fn from_json(text: &str) -> Result<Policy, Error> {
         // serde would also accept a JSON array as a struct (fields by position);
         // a policy is only ever an object.
+        if let Some(d) = crate::strict_json::find_duplicate_key(text) {
+            return Err(Error::InvalidPolicy(d.to_string()));
+        }
         let v: serde_json::Value =
             serde_json::from_str(text).map_err(|e| Error::InvalidPolicy(e.to_string()))?;
         if !v.is_object() {

@@ -82,6 +82,29 @@ fn rules() -> &'static [Rule] {
                 r#"(?:^|[\s"'`(\[{<=,;:])(\\{2,4}[A-Za-z0-9_.$\-]+\\{1,2}[A-Za-z0-9_.$\-]+)"#,
                 1,
             ),
+            // Issue 13: an absolute path on any OS, not only under the usual
+            // roots: `/etc/…`, `/dev/ttyUSB0`, `~/…`, `~user/…`, `\\server`,
+            // `//server/share` (a URL's `scheme://` is not a path).
+            r(
+                "absolute local path",
+                r#"(?:^|[\s"'`(\[{<=,;:]|file://)(/[A-Za-z0-9._\-]+(?:/[^\s"'`)>\]}|]*)?)"#,
+                1,
+            ),
+            r(
+                "absolute local path",
+                r#"(?:^|[\s"'`(\[{<=,;:])(~[A-Za-z0-9._\-]*[/\\][^\s"'`)>\]}|]*)"#,
+                1,
+            ),
+            r(
+                "absolute local path",
+                r#"(?:^|[\s"'`(\[{<=,;])(\\{2,4}[A-Za-z0-9_.$\-]+)"#,
+                1,
+            ),
+            r(
+                "absolute local path",
+                r#"(?:^|[\s"'`(\[{<=,;])(//[A-Za-z0-9_.$\-]+/[^\s"'`)>\]}|]*)"#,
+                1,
+            ),
         ]
     })
 }
@@ -177,11 +200,15 @@ pub fn scan_text(text: &str, allowed_sha256: &BTreeSet<String>) -> Vec<Finding> 
         for rule in rules() {
             for caps in rule.re.captures_iter(line) {
                 if let Some(m) = caps.get(rule.group) {
-                    out.push(Finding {
+                    let f = Finding {
                         line: n,
                         kind: rule.kind,
                         excerpt: redact(m.as_str()),
-                    });
+                    };
+                    // Several path rules may match one spot: report it once.
+                    if !out.contains(&f) {
+                        out.push(f);
+                    }
                 }
             }
         }
@@ -327,6 +354,16 @@ mod tests {
             r#"{"p": "\\\\labserver\\iq"}"#,
             "file:///home/dave/x",
             "path=/home/erin/x",
+            // Issue 13: any absolute path, on any OS.
+            "read /etc/passwd",
+            r#"{"device": "/dev/ttyUSB0"}"#,
+            r#"{"p": "/etc"}"#,
+            "~/iq/cap.wav",
+            r#"{"p": "~alice/iq"}"#,
+            r#"{"p": "\\\\fileserver"}"#,
+            r"at \\fileserver",
+            "//labserver/share/x",
+            r#"{"p": "D:/iq/cap.wav"}"#,
         ];
         for text in cases {
             assert!(

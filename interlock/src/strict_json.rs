@@ -1,0 +1,356 @@
+//! Strict JSON rules shared by every parser that reads hostile JSON (issue 13).
+//!
+//! serde keeps the *last* of two equal keys, so a second `"tx"` section in a
+//! policy, or a second `"frequency_hz"` in a plan step, would silently win over
+//! the one a reviewer read. [`find_duplicate_key`] is a generic pre-pass over
+//! the JSON text (any shape, any op added later) that finds the first object
+//! naming a key twice, with its line. [`find_format_char`] finds Unicode format
+//! characters (category Cf: bidi overrides and isolates, zero-width characters,
+//! …) and line/paragraph separators in any string or key, which could make a
+//! prompt show something other than what will run.
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
+
+/// A key named twice in one JSON object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateKey {
+    /// The key.
+    pub key: String,
+    /// Where the object is (`$`, `$.steps[0]`, …).
+    pub path: String,
+    /// 1-based line of the second occurrence in the text.
+    pub line: usize,
+}
+
+impl fmt::Display for DuplicateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}: duplicate key {:?} in {} (a key may appear once; JSON parsers disagree on which one wins)",
+            self.line, self.key, self.path
+        )
+    }
+}
+
+/// The first duplicate key in `text`, if any. Text that is not valid JSON gives
+/// `None`: the caller's own parser reports the syntax error.
+pub fn find_duplicate_key(text: &str) -> Option<DuplicateKey> {
+    let found = RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let r = Walk {
+        path: "$".to_owned(),
+        found: &found,
+    }
+    .deserialize(&mut de);
+    match r {
+        Ok(()) => None,
+        Err(e) => found.into_inner().map(|(key, path)| DuplicateKey {
+            key,
+            path,
+            line: e.line().max(1),
+        }),
+    }
+}
+
+struct Walk<'a> {
+    path: String,
+    found: &'a RefCell<Option<(String, String)>>,
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i128<E>(self, _: i128) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u128<E>(self, _: u128) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        while seq
+            .next_element_seed(Walk {
+                path: format!("{}[{i}]", self.path),
+                found: self.found,
+            })?
+            .is_some()
+        {
+            i += 1;
+        }
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(k) = map.next_key::<String>()? {
+            if !seen.insert(k.clone()) {
+                *self.found.borrow_mut() = Some((k, self.path.clone()));
+                return Err(de::Error::custom("duplicate key"));
+            }
+            let path = format!("{}.{k}", self.path);
+            map.next_value_seed(Walk {
+                path,
+                found: self.found,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `c` is a format character (Unicode category Cf) or a line/paragraph
+/// separator: invisible in a terminal, able to reorder or hide what is shown.
+pub fn is_format_char(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD
+        | 0x0600..=0x0605
+        | 0x061C
+        | 0x06DD
+        | 0x070F
+        | 0x0890..=0x0891
+        | 0x08E2
+        | 0x180E
+        | 0x200B..=0x200F
+        | 0x2028..=0x202E
+        | 0x2060..=0x2064
+        | 0x2066..=0x206F
+        | 0xFEFF
+        | 0xFFF9..=0xFFFB
+        | 0x110BD
+        | 0x110CD
+        | 0x13430..=0x1343F
+        | 0x1BCA0..=0x1BCA3
+        | 0x1D173..=0x1D17A
+        | 0xE0001
+        | 0xE0020..=0xE007F)
+}
+
+/// The first format character in `s`, as `U+XXXX`.
+pub fn format_char_in(s: &str) -> Option<String> {
+    s.chars()
+        .find(|c| is_format_char(*c))
+        .map(|c| format!("U+{:04X}", c as u32))
+}
+
+/// The first string or key in `v` holding a format character: (path, `U+XXXX`).
+pub fn find_format_char(v: &serde_json::Value) -> Option<(String, String)> {
+    fn walk(v: &serde_json::Value, path: &str) -> Option<(String, String)> {
+        match v {
+            serde_json::Value::String(s) => format_char_in(s).map(|u| (path.to_owned(), u)),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, x)| walk(x, &format!("{path}[{i}]"))),
+            serde_json::Value::Object(o) => o.iter().find_map(|(k, x)| {
+                let p = format!("{path}.{}", k.escape_debug());
+                format_char_in(k)
+                    .map(|u| (p.clone(), u))
+                    .or_else(|| walk(x, &p))
+            }),
+            _ => None,
+        }
+    }
+    walk(v, "$")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_are_found_with_key_path_and_line() {
+        let t = "{\"rx\": {},\n \"tx\": {\"a\": 1},\n \"tx\": {\"a\": 2}}";
+        let d = find_duplicate_key(t).unwrap();
+        assert_eq!(d.key, "tx");
+        assert_eq!(d.path, "$");
+        assert_eq!(d.line, 3);
+        let t = "{\"steps\": [{\"op\": \"x\"},\n{\"op\": \"y\",\n \"f\": 1, \"f\": 2}]}";
+        let d = find_duplicate_key(t).unwrap();
+        assert_eq!(
+            (d.key.as_str(), d.path.as_str(), d.line),
+            ("f", "$.steps[1]", 3)
+        );
+        assert!(d.to_string().contains("line 3: duplicate key \"f\""));
+        // Escaped spellings of one key are one key.
+        let d = find_duplicate_key(r#"{"tx": 1, "t\u0078": 2}"#).unwrap();
+        assert_eq!(d.key, "tx");
+    }
+
+    #[test]
+    fn no_duplicates_or_not_json_is_none() {
+        assert_eq!(
+            find_duplicate_key(r#"{"a": {"a": {"a": [1, {"a": 2}]}}}"#),
+            None
+        );
+        assert_eq!(find_duplicate_key(r#"[{"a": 1}, {"a": 1}]"#), None);
+        assert_eq!(find_duplicate_key("{\"a\": "), None);
+        assert_eq!(find_duplicate_key(""), None);
+    }
+
+    #[test]
+    fn format_characters() {
+        for c in [
+            '\u{202E}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{200B}',
+            '\u{200D}',
+            '\u{FEFF}',
+            '\u{2028}',
+            '\u{E0041}',
+            '\u{00AD}',
+        ] {
+            assert!(is_format_char(c), "{:04X}", c as u32);
+        }
+        for c in ['a', 'é', 'µ', '–', '…', '中', ' '] {
+            assert!(!is_format_char(c), "{:04X}", c as u32);
+        }
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"steps": [{"device": "driver=rxsim\u202e"}]}"#).unwrap();
+        assert_eq!(
+            find_format_char(&v),
+            Some(("$.steps[0].device".to_owned(), "U+202E".to_owned()))
+        );
+        let v: serde_json::Value = serde_json::from_str(r#"{"de\u200bvice": 1}"#).unwrap();
+        assert_eq!(find_format_char(&v).unwrap().1, "U+200B");
+    }
+}
+
+/// Issue 13 through the real parsers: the task header, the rx-plan and the policy.
+#[cfg(test)]
+mod issue13_parsers {
+    use crate::testutil::{errs, fields, plan, render, set};
+    use crate::{Policy, TaskId};
+
+    fn messages(text: &str) -> Vec<String> {
+        errs(text).iter().map(|i| i.to_string()).collect()
+    }
+
+    #[test]
+    fn a_second_key_in_a_plan_step_is_refused_with_key_and_line() {
+        let body = plan(
+            "{\"steps\": [{\"op\": \"rx_capture\", \"device\": \"driver=rxsim\",\n \"frequency_hz\": 100e6, \"sample_rate_hz\": 1e6,\n \"duration_s\": 1, \"frequency_hz\": 2.4e9}]}",
+        );
+        let text = render(&fields("YES", "YES", "NO"), &body);
+        let fence = text
+            .lines()
+            .position(|l| l.starts_with("```rx-plan"))
+            .unwrap()
+            + 1;
+        let m = messages(&text);
+        assert!(
+            m.iter().any(
+                |s| s.starts_with(&format!("line {}: frequency_hz:", fence + 3))
+                    && s.contains("duplicate key \"frequency_hz\"")
+                    && s.contains("$.steps[0]")
+            ),
+            "{m:?}"
+        );
+        // A duplicate `op` (the field that selects what runs) too.
+        let body = plan(r#"{"steps": [{"op": "inventory", "op": "tx_tone"}]}"#);
+        let m = messages(&render(&fields("YES", "YES", "NO"), &body));
+        assert!(
+            m.iter().any(|s| s.contains("duplicate key \"op\"")),
+            "{m:?}"
+        );
+        let body = plan(r#"{"steps": [{"op": "inventory"}], "steps": []}"#);
+        let m = messages(&render(&fields("YES", "YES", "NO"), &body));
+        assert!(
+            m.iter().any(|s| s.contains("duplicate key \"steps\"")),
+            "{m:?}"
+        );
+    }
+
+    #[test]
+    fn a_second_tx_section_in_a_policy_is_refused() {
+        let text = "{\"tx\": {\"allowed_ranges_hz\": [], \"max_gain_db\": 0, \"max_duration_s\": 1},\n\
+                    \"tx\": {\"allowed_ranges_hz\": [[2.4e9, 2.5e9]], \"max_gain_db\": 40, \"max_duration_s\": 60}}";
+        let e = Policy::from_json(text).unwrap_err().to_string();
+        assert!(e.contains("line 2: duplicate key \"tx\""), "{e}");
+        let e = Policy::from_json("{\"rx\": {\"max_duration_s\": 1, \"max_duration_s\": 600}}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("duplicate key \"max_duration_s\" in $.rx"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn format_characters_in_header_values_and_plan_strings_are_refused() {
+        for (k, v) in [
+            ("TASK_TITLE", "Check the clock\u{202E}XT FR"),
+            ("TASK_TITLE", "\u{2066}safe\u{2069}"),
+            ("TASK_TITLE", "zero\u{200B}width"),
+            ("SOURCE_BRANCH", "video-development\u{200D}"),
+            ("ALLOW_PUSH", "NO\u{FEFF}"),
+        ] {
+            let text = render(&set(fields("NO", "NO", "NO"), k, Some(v)), "Body.\n");
+            let m = messages(&text);
+            assert!(
+                m.iter().any(|s| s.contains(&format!(
+                    ": {k}: value holds the invisible format character U+"
+                ))),
+                "{k}={v:?}: {m:?}"
+            );
+        }
+        let body =
+            plan(r#"{"steps": [{"op": "clock_check", "device": "driver=rxsim,serial=A\u202e"}]}"#);
+        let m = messages(&render(&fields("YES", "YES", "NO"), &body));
+        assert!(
+            m.iter().any(
+                |s| s.contains("$.steps[0].device holds the invisible format character U+202E")
+            ),
+            "{m:?}"
+        );
+    }
+
+    #[test]
+    fn a_task_id_may_not_start_with_a_dash() {
+        for id in ["-rf", "--force", "-"] {
+            assert!(TaskId::parse(id).is_err(), "{id}");
+            let text = render(
+                &set(fields("NO", "NO", "NO"), "TASK_ID", Some(id)),
+                "Body.\n",
+            );
+            let m = messages(&text);
+            assert!(
+                m.iter()
+                    .any(|s| s.contains("TASK_ID") && s.contains("not start with '-'")),
+                "{m:?}"
+            );
+        }
+        assert!(TaskId::parse("A-1").is_ok());
+        assert!(TaskId::parse("_x-").is_ok());
+    }
+}

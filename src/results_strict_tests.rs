@@ -1,0 +1,173 @@
+//! Issue 13 "Results can carry only results": the validator ties array
+//! lengths to the sizes a result declares, refuses absolute paths in every
+//! string (any OS) and duplicate keys.
+use super::*;
+use rxnode_interlock::{validate_task, Approval, ValidateOptions};
+use serde_json::json;
+
+const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
+const COMMIT: &str = "89abcdef0123456789abcdef0123456789abcdef";
+
+/// A valid result with one capture of `fft_size` 8 and its files in `dir`.
+fn one_capture(dir: &Path) -> RxResult {
+    let t = format!(
+        "TASK_ID = R_13\nTASK_TITLE = Strict\nSOURCE_BRANCH = video-development\n\
+         EXPECTED_HEAD = {HEAD}\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = YES\nRF_RX = YES\n\
+         RF_TX = NO\nALLOW_COMMIT = NO\nALLOW_PUSH = RX_RESULT_ONLY\n\nBody\n"
+    );
+    let t = validate_task(&t, &ValidateOptions::default()).unwrap();
+    let a = Approval::new(&t, COMMIT, "2026-01-01T10:00:00+00:00");
+    let mut r = RxResult::manual_skeleton(&t, COMMIT, Some(&a));
+    r.timeline = Timeline {
+        started_at: Some("2026-01-01T10:05:00+00:00".into()),
+        completed_at: Some("2026-01-01T10:05:03+00:00".into()),
+    };
+    let _ = dir;
+    r.checks = vec![Check::new("step 1: rx_capture", Status::Pass, "ok")];
+    r.status = overall_status(&r.checks);
+    r.captures = vec![json!({
+        "device": "driver=rxsim,serial=SIM0", "fft_size": 8,
+        "peaks": [{"frequency_hz": 1e8, "power_db": -20.0, "snr_db": 50.0}],
+        "psd_db": [-80.0, -79.0, -81.0, -20.0, -80.0, -78.0, -80.0, -80.0],
+        "iq_files": [], "status": "PASS"
+    })];
+    r
+}
+
+fn problems(dir: &Path, r: &RxResult) -> Vec<String> {
+    let out = dir.join("out");
+    write_result_files(&out, r).unwrap();
+    validate_result_files(&out.join(RESULT_JSON), dir)
+}
+
+#[test]
+fn a_valid_capture_passes() {
+    let d = tempfile::tempdir().unwrap();
+    let p = problems(d.path(), &one_capture(d.path()));
+    assert!(p.is_empty(), "{p:#?}");
+}
+
+#[test]
+fn arrays_longer_than_the_declared_sizes_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let mut r = one_capture(d.path());
+    r.captures[0]["psd_db"] = json!(vec![-80.0; 9]);
+    let p = problems(d.path(), &r);
+    assert!(
+        p.iter()
+            .any(|s| s
+                .contains("captures[0].psd_db: 9 values but the capture has 8 bins (fft_size)")),
+        "{p:#?}"
+    );
+    // Without fft_size: the engine's 512-point trace at most.
+    let mut r = one_capture(d.path());
+    r.captures[0].as_object_mut().unwrap().remove("fft_size");
+    r.captures[0]["psd_db"] = json!(vec![-80.0; 513]);
+    let p = problems(d.path(), &r);
+    assert!(
+        p.iter()
+            .any(|s| s.contains("513 values") && s.contains("no fft_size declared")),
+        "{p:#?}"
+    );
+    // Peaks, IQ files, captures per check, bad element types.
+    let mut r = one_capture(d.path());
+    r.captures[0]["peaks"] = json!(vec![json!({"frequency_hz": 1.0}); 9]);
+    r.captures[0]["psd_db"] = json!([-80.0, "x"]);
+    let p = problems(d.path(), &r);
+    assert!(
+        p.iter()
+            .any(|s| s.contains("captures[0].peaks: 9 peaks; at most 8")),
+        "{p:#?}"
+    );
+    assert!(
+        p.iter()
+            .any(|s| s.contains("captures[0].psd_db[1]: expected a number")),
+        "{p:#?}"
+    );
+    let mut r = one_capture(d.path());
+    r.captures.push(r.captures[0].clone());
+    let p = problems(d.path(), &r);
+    assert!(
+        p.iter()
+            .any(|s| s.contains("captures: 2 entries but only 1 checks")),
+        "{p:#?}"
+    );
+    let mut r = one_capture(d.path());
+    r.captures[0]["fft_size"] = json!(-3);
+    let p = problems(d.path(), &r);
+    assert!(
+        p.iter().any(|s| s.contains("captures[0].fft_size")),
+        "{p:#?}"
+    );
+}
+
+#[test]
+fn absolute_paths_on_any_os_are_refused_anywhere() {
+    let d = tempfile::tempdir().unwrap();
+    for planted in [
+        "/etc/passwd",
+        "/dev/ttyUSB0",
+        "C:\\Users\\lab\\cap.wav",
+        "D:/iq/cap.wav",
+        "\\\\server\\share\\x",
+        "//server/share",
+        "~/iq/cap.wav",
+        "~alice/iq",
+        "file:///home/x",
+        "saved to /srv/iq/x.cf32 (3 MB)",
+    ] {
+        let mut r = one_capture(d.path());
+        r.captures[0]["note"] = json!(planted);
+        let p = problems(d.path(), &r);
+        assert!(
+            p.iter()
+                .any(|s| s.starts_with("captures[0].note: holds the absolute path")),
+            "{planted:?}: {p:#?}"
+        );
+        let mut r = one_capture(d.path());
+        r.errors = vec![format!("step 1: {planted}")];
+        let p = problems(d.path(), &r);
+        assert!(
+            p.iter()
+                .any(|s| s.starts_with("errors[0]: holds the absolute path")),
+            "{planted:?}: {p:#?}"
+        );
+    }
+    for harmless in [
+        "rate 2 MS/s, 10/20 ok",
+        "see https://example.com/a/b",
+        ".local/rx_iq/R_13/capture-1.sigmf-data",
+        "driver=rxsim,serial=SIM0",
+        "a / b and \\\\ alone",
+        "~ 12 ms",
+    ] {
+        assert_eq!(absolute_path_in(harmless), None, "{harmless:?}");
+    }
+}
+
+#[test]
+fn duplicate_keys_in_a_result_are_refused_with_key_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    write_result_files(&out, &one_capture(d.path())).unwrap();
+    let p = out.join(RESULT_JSON);
+    let text = std::fs::read_to_string(&p).unwrap();
+    let text = text.replacen(
+        "\"status\": \"PASS\",",
+        "\"status\": \"FAIL\",\n  \"status\": \"PASS\",",
+        1,
+    );
+    std::fs::write(&p, &text).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("\"status\": \"PASS\""))
+        .unwrap()
+        + 1;
+    let probs = validate_result_files(&p, d.path());
+    assert!(
+        probs
+            .iter()
+            .any(|s| s.contains(&format!("line {line}: duplicate key \"status\""))),
+        "{probs:#?}"
+    );
+}
