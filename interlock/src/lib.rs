@@ -31,7 +31,7 @@ pub use crate::{
     error::{Error, Issue},
     header::{AllowPush, TaskHeader, TaskId},
     permit::{authorize, check_tx_step, TxPermit},
-    plan::{ClkinSpec, ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep},
+    plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
     records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
     risk::{derive_risk, RiskLevel},

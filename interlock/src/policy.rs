@@ -180,8 +180,9 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
         }
     }
     if step.record_iq {
-        // cf32: 8 bytes per sample.
-        let bytes = step.duration_s * step.sample_rate_hz * 8.0;
+        // cf32: 8 bytes per sample; ci16: 4.
+        let per_sample = step.record_format.unwrap_or_default().sample_bytes() as f64;
+        let bytes = step.duration_s * step.sample_rate_hz * per_sample;
         if bytes > policy.max_iq_bytes as f64 {
             return Err(Error::Policy(format!(
                 "recording needs {bytes:.0} bytes of IQ; rx.max_iq_bytes is {}",
@@ -211,6 +212,7 @@ mod tests {
             duration_s: 2.0,
             fft_size: None,
             record_iq: true,
+            record_format: None,
             clock_source: None,
             bandwidth_hz: None,
             antenna: None,

@@ -4,7 +4,7 @@ pub(crate) mod reader;
 pub(crate) mod writer;
 
 pub use reader::{IqInfo, IqReader};
-pub use writer::{IqFileRecord, IqWriter, RecordingMeta};
+pub use writer::{IqFileRecord, IqWriter, RecordFormat, RecordingMeta};
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

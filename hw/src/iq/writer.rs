@@ -13,6 +13,49 @@ const WAV_HEADER_RESERVE: u64 = 128;
 /// Samples converted per chunk (the byte buffer is allocated once).
 const CHUNK: usize = 8192;
 
+/// The sample type a recording stores (SigMF `core:datatype`).
+///
+/// `Ci16` is the native format of most radios (SoapySDR `CS16`): recorded as the
+/// driver delivered it, with no float round trip, at half the bytes of `Cf32`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordFormat {
+    /// Little-endian float32 I/Q (`cf32_le`), 8 bytes per sample.
+    #[default]
+    Cf32,
+    /// Little-endian int16 I/Q (`ci16_le`, full scale 32768), 4 bytes per sample.
+    Ci16,
+}
+
+impl RecordFormat {
+    /// Parse `cf32` or `ci16` (`cs16` is accepted as the SoapySDR name of `ci16`).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "cf32" | "cf32_le" => Ok(Self::Cf32),
+            "ci16" | "ci16_le" | "cs16" => Ok(Self::Ci16),
+            other => Err(Error::UnsupportedFormat(format!(
+                "record format {other:?} (expected cf32 or ci16)"
+            ))),
+        }
+    }
+
+    /// `cf32` or `ci16`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cf32 => "cf32",
+            Self::Ci16 => "ci16",
+        }
+    }
+
+    /// Bytes per complex sample.
+    pub fn sample_bytes(self) -> u64 {
+        match self {
+            Self::Cf32 => 8,
+            Self::Ci16 => 4,
+        }
+    }
+}
+
 /// What a recording says about the capture.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecordingMeta {
@@ -51,6 +94,7 @@ enum Sink {
 /// and every further write returns the same error.
 pub struct IqWriter {
     format: IqFormat,
+    samples_as: RecordFormat,
     path: PathBuf,
     meta: RecordingMeta,
     sink: Sink,
@@ -127,6 +171,31 @@ impl IqWriter {
         meta: RecordingMeta,
         max_bytes: Option<u64>,
     ) -> Result<Self> {
+        Self::create_with(path, format, RecordFormat::Cf32, meta, max_bytes)
+    }
+
+    /// Create a recording of the given file format holding `samples_as` samples:
+    /// `Cf32` in `.cf32`, `.wav` or SigMF `cf32_le` (written with [`IqWriter::write`]);
+    /// `Ci16` in `.cs16` or SigMF `ci16_le` (written with [`IqWriter::write_ci16`],
+    /// the driver's CS16 samples as they came).
+    pub fn create_with(
+        path: &Path,
+        format: IqFormat,
+        samples_as: RecordFormat,
+        meta: RecordingMeta,
+        max_bytes: Option<u64>,
+    ) -> Result<Self> {
+        let fits = match samples_as {
+            RecordFormat::Cf32 => matches!(format, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf),
+            RecordFormat::Ci16 => matches!(format, IqFormat::Cs16 | IqFormat::Sigmf),
+        };
+        if !fits {
+            return Err(Error::UnsupportedFormat(format!(
+                "recording {} samples as {} (cf32: .cf32, .wav or SigMF; ci16: .cs16 or SigMF)",
+                samples_as.name(),
+                format.name()
+            )));
+        }
         if !(meta.sample_rate_hz.is_finite() && meta.sample_rate_hz > 0.0) {
             return Err(Error::InvalidSetting {
                 field: "sample_rate_hz",
@@ -139,6 +208,9 @@ impl IqWriter {
         };
         let sink = match format {
             IqFormat::Cf32 | IqFormat::Sigmf => {
+                Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(&path)?))
+            }
+            IqFormat::Cs16 if samples_as == RecordFormat::Ci16 => {
                 Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(&path)?))
             }
             IqFormat::Wav => {
@@ -170,6 +242,7 @@ impl IqWriter {
         };
         Ok(Self {
             format,
+            samples_as,
             sha512: (format == IqFormat::Sigmf).then(Sha512::new),
             path,
             meta,
@@ -207,37 +280,116 @@ impl IqWriter {
         self.stopped.as_ref()
     }
 
+    /// The sample type this recording stores.
+    pub fn record_format(&self) -> RecordFormat {
+        self.samples_as
+    }
+
+    /// How many of `n` samples still fit the budget (`None`: all of them).
+    fn room(&self, n: usize) -> Option<usize> {
+        let b = self.budget?;
+        let reserve = if self.format == IqFormat::Wav {
+            WAV_HEADER_RESERVE
+        } else {
+            0
+        };
+        let room = b.saturating_sub(self.bytes + reserve) / self.samples_as.sample_bytes();
+        ((n as u64) > room).then_some(room as usize)
+    }
+
+    /// Record an error that ends the recording and return it.
+    fn stop(&mut self, e: Error) -> Error {
+        self.stopped = Some(clone_err(&e));
+        e
+    }
+
+    fn over_budget(&mut self) -> Error {
+        let e = Error::DiskBudget {
+            budget: self.budget.unwrap_or(0),
+            written: self.bytes,
+        };
+        self.stop(e)
+    }
+
     /// Append samples. Past the budget, whole samples that fit are written, then the
     /// recording stops with [`Error::DiskBudget`].
     pub fn write(&mut self, x: &[Complex<f32>]) -> Result<()> {
         if let Some(e) = &self.stopped {
             return Err(clone_err(e));
         }
-        let mut x = x;
-        let mut over = false;
-        if let Some(b) = self.budget {
-            let reserve = if self.format == IqFormat::Wav {
-                WAV_HEADER_RESERVE
-            } else {
-                0
-            };
-            let room = b.saturating_sub(self.bytes + reserve) / 8;
-            if (x.len() as u64) > room {
-                x = &x[..room as usize];
-                over = true;
-            }
+        if self.samples_as != RecordFormat::Cf32 {
+            return Err(Error::UnsupportedFormat(format!(
+                "float samples into a {} recording (no silent conversion)",
+                self.samples_as.name()
+            )));
         }
+        let room = self.room(x.len());
+        let x = &x[..room.unwrap_or(x.len())];
         if let Err(e) = self.write_inner(x) {
-            self.stopped = Some(clone_err(&e));
-            return Err(e);
+            return Err(self.stop(e));
         }
-        if over {
-            let e = Error::DiskBudget {
-                budget: self.budget.unwrap_or(0),
-                written: self.bytes,
+        if room.is_some() {
+            return Err(self.over_budget());
+        }
+        Ok(())
+    }
+
+    /// Append CS16 samples as they came from the driver (`ci16_le`, no conversion: the
+    /// bytes are the driver's). Past the budget, whole samples that fit are written,
+    /// then the recording stops with [`Error::DiskBudget`].
+    pub fn write_ci16(&mut self, x: &[Complex<i16>]) -> Result<()> {
+        if let Some(e) = &self.stopped {
+            return Err(clone_err(e));
+        }
+        if self.samples_as != RecordFormat::Ci16 {
+            return Err(Error::UnsupportedFormat(format!(
+                "int16 samples into a {} recording (no silent conversion)",
+                self.samples_as.name()
+            )));
+        }
+        let room = self.room(x.len());
+        let x = &x[..room.unwrap_or(x.len())];
+        if let Err(e) = self.write_ci16_inner(x) {
+            return Err(self.stop(e));
+        }
+        if room.is_some() {
+            return Err(self.over_budget());
+        }
+        Ok(())
+    }
+
+    fn write_ci16_inner(&mut self, x: &[Complex<i16>]) -> Result<()> {
+        // Little-endian hosts write the samples' own memory (Complex<i16> is
+        // repr(C) {re, im}); others swap each value into the buffer first.
+        for chunk in x.chunks(CHUNK * 2) {
+            let bytes: &[u8] = if cfg!(target_endian = "little") {
+                // SAFETY: Complex<i16> is #[repr(C)] with two i16 fields and no
+                // padding; any byte pattern is a valid u8; the slice covers exactly
+                // the chunk's memory and lives no longer than it.
+                unsafe {
+                    std::slice::from_raw_parts(
+                        chunk.as_ptr().cast::<u8>(),
+                        std::mem::size_of_val(chunk),
+                    )
+                }
+            } else {
+                self.buf.clear();
+                for c in chunk {
+                    self.buf.extend_from_slice(&c.re.to_le_bytes());
+                    self.buf.extend_from_slice(&c.im.to_le_bytes());
+                }
+                &self.buf
             };
-            self.stopped = Some(clone_err(&e));
-            return Err(e);
+            let Sink::Raw(w) = &mut self.sink else {
+                return Err(Error::UnsupportedFormat("ci16 samples into a WAV file".into()));
+            };
+            w.write_all(bytes).map_err(io(&self.path))?;
+            self.sha256.update(bytes);
+            if let Some(h) = &mut self.sha512 {
+                h.update(bytes);
+            }
+            self.bytes += bytes.len() as u64;
+            self.samples += chunk.len() as u64;
         }
         Ok(())
     }
@@ -276,6 +428,7 @@ impl IqWriter {
     pub fn finish(self) -> Result<Vec<IqFileRecord>> {
         let Self {
             format,
+            samples_as,
             path,
             meta,
             sink,
@@ -313,7 +466,7 @@ impl IqWriter {
                 let sha512 = sha512
                     .map(|h| hex::encode(h.finalize()))
                     .unwrap_or_default();
-                let text = sigmf_meta(&meta, &sha512, samples)?;
+                let text = sigmf_meta(&meta, samples_as, &sha512, samples)?;
                 let meta_path = path.with_extension("sigmf-meta");
                 create_new(&meta_path)?
                     .write_all(&text)
@@ -342,7 +495,12 @@ impl IqWriter {
     }
 }
 
-fn sigmf_meta(meta: &RecordingMeta, sha512: &str, samples: u64) -> Result<Vec<u8>> {
+fn sigmf_meta(
+    meta: &RecordingMeta,
+    samples_as: RecordFormat,
+    sha512: &str,
+    samples: u64,
+) -> Result<Vec<u8>> {
     let datetime = match &meta.datetime {
         Some(d) => d.clone(),
         None => time::OffsetDateTime::now_utc()
@@ -350,7 +508,10 @@ fn sigmf_meta(meta: &RecordingMeta, sha512: &str, samples: u64) -> Result<Vec<u8
             .unwrap_or_default(),
     };
     let mut global = serde_json::json!({
-        "core:datatype": "cf32_le",
+        "core:datatype": match samples_as {
+            RecordFormat::Cf32 => "cf32_le",
+            RecordFormat::Ci16 => "ci16_le",
+        },
         "core:sample_rate": meta.sample_rate_hz,
         "core:version": "1.2.0",
         "core:sha512": sha512,
