@@ -460,6 +460,19 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     if let Some(e) = &stats.error {
         errors.push(format!("source: {e}"));
     }
+    if stats.stop == "timeouts" {
+        // A radio on another host whose server died, a radio unplugged, a stalled
+        // driver: the stream goes quiet without an error. Say so in words.
+        errors.push(format!(
+            "source: no samples for {:.1} s ({} read timeouts of {} ms in a row) after {} of {} samples; \
+             the radio (or the server serving it) stopped delivering",
+            f64::from(settings.max_consecutive_timeouts) * settings.timeout_us as f64 / 1e6,
+            settings.max_consecutive_timeouts,
+            settings.timeout_us / 1000,
+            stats.received,
+            settings.samples
+        ));
+    }
     let mut iq_files = Vec::new();
     if let Some((w, err)) = recorder {
         recording_error = err;
