@@ -335,3 +335,139 @@ fn soapysdrutil_rate_streams_through_the_server() {
         assert!((r - 2.0).abs() < 0.1, "rate {r} Msps, asked 2:\n{out}");
     }
 }
+
+// ------------------------------------------------------------ 3. rxnode over the network
+
+#[test]
+fn inventory_lists_the_remote_radio_when_given_its_address() {
+    let srv = Server::start();
+    let out = client()
+        .args(["inventory", "--dry-run", "--json", "--args", &srv.device("serial=far1")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let j = json_of(&out);
+    let devs = j["devices"].as_array().expect("devices");
+    assert_eq!(devs.len(), 1, "{j:#}");
+    let d = &devs[0];
+    assert_eq!(d["driver"], "rxsim", "{d:#}");
+    assert_eq!(d["serial"], "far1", "{d:#}");
+    let args = d["args"].as_str().unwrap();
+    assert!(
+        args.contains("driver=remote") && args.contains(&srv.url()),
+        "the args that open it name the server: {args}"
+    );
+    assert_eq!(d["sample_rate_ranges_hz"][0][1], 61.44e6, "{d:#}");
+    assert!(d.get("error").is_none_or(Value::is_null), "{d:#}");
+    // Read-only: the server-side radio opened no stream.
+    let ev = srv.events();
+    assert!(ev.iter().any(|l| l.contains(" make serial=far1")), "{ev:?}");
+    assert!(!ev.iter().any(|l| l.contains("Stream")), "inventory opened a stream: {ev:?}");
+}
+
+#[test]
+fn unreachable_server_is_a_one_line_error_naming_the_address() {
+    // A port nobody listens on (bound, then closed).
+    let port = free_port();
+    let device = format!("driver=remote,remote=tcp://127.0.0.1:{port},remote:driver=rxsim");
+    let t0 = Instant::now();
+    let out = capture(&mut client(), &device, &["--sample-rate-hz", "2e6", "--duration-s", "1"]);
+    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("rxnode: error:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains(&format!("tcp://127.0.0.1:{port}")),
+        "names the address: {}",
+        lines[0]
+    );
+    assert!(out.stdout.is_empty(), "{}", show(&out));
+}
+
+/// Issue 16 item 3: 0 lost at 2 MS/s over the remote, and CLKIN measured through it
+/// equals the in-process figure within 0.01 ppm.
+#[test]
+fn capture_over_the_remote_loses_nothing_and_measures_clkin_like_in_process() {
+    let srv = Server::start();
+    let model = "tone_hz=100.1e6,ppm=1.25";
+    let args = [
+        "--sample-rate-hz",
+        "2e6",
+        "--duration-s",
+        "2",
+        "--clkin-tone-hz",
+        "100.1e6",
+        "--clkin-tolerance-ppm",
+        "5",
+    ];
+    let remote = capture(&mut client(), &srv.device(model), &args);
+    let r = json_of(&remote);
+    let mut local_cmd = Command::new(RXNODE);
+    local_cmd.arg("--sim").env_remove("RUST_LOG");
+    let local = capture(&mut local_cmd, &format!("driver=rxsim,{model}"), &args);
+    let l = json_of(&local);
+    for s in [&r, &l] {
+        assert_eq!(s["samples_requested"], 4_000_000, "{s:#}");
+        assert_eq!(s["samples_received"], 4_000_000, "{s:#}");
+        assert_eq!(s["samples_processed"], 4_000_000, "{s:#}");
+        assert_eq!(s["overflows"], 0, "{s:#}");
+        assert_eq!(s["dropped_samples"], 0, "{s:#}");
+        assert_eq!(s["timeouts"], 0, "{s:#}");
+        assert_eq!(f(&s["actual"], "sample_rate_hz"), 2e6);
+        assert_eq!(f(&s["actual"], "frequency_hz"), 100e6);
+        assert_eq!(f(&s["actual"], "gain_db"), 20.0);
+    }
+    assert_eq!(r["device"]["driver"], "rxsim", "{:#}", r["device"]);
+    let (pr, pl) = (f(&r["clkin"], "ppm"), f(&l["clkin"], "ppm"));
+    assert!((pl - 1.25).abs() < 0.01, "in-process {pl} ppm");
+    assert!(
+        (pr - pl).abs() < 0.01,
+        "remote {pr} ppm vs in-process {pl} ppm"
+    );
+    // The server-side radio opened and closed exactly one RX stream, and no TX.
+    let ev = srv.events();
+    let count = |what: &str| ev.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(count("setupStream RX"), 1, "{ev:?}");
+    assert_eq!(count("closeStream RX"), 1, "{ev:?}");
+    assert_eq!(count(" TX "), 0, "{ev:?}");
+}
+
+/// Issue 16 item 4: the server killed mid-capture ends the capture (PARTIAL, with the
+/// reason) within duration + a bounded grace; it never hangs.
+#[test]
+fn server_killed_mid_capture_ends_partial_with_the_reason() {
+    let mut srv = Server::start();
+    let child = client()
+        .args(["capture", "--json", "--device", &srv.device("tone_hz=100.1e6")])
+        .args(["--frequency-hz", "100e6", "--gain-db", "20"])
+        .args(["--sample-rate-hz", "2e6", "--duration-s", "4"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // Kill the server once the stream is running (the server-side log says so).
+    while !srv.events().iter().any(|l| l.contains("activateStream RX")) {
+        assert!(t0.elapsed() < Duration::from_secs(10), "stream never activated");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    srv.kill();
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    // 4 s asked; the quiet-stream bound is 5 s (50 × 100 ms timeouts).
+    assert!(took < Duration::from_secs(4 + 8), "took {took:?}");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let s = json_of(&out);
+    assert_eq!(s["status"], "PARTIAL", "{s:#}");
+    let got = s["samples_received"].as_u64().unwrap();
+    assert!(got > 0 && got < 8_000_000, "{s:#}");
+    assert!(!s["clean"].as_bool().unwrap());
+    let errors = s["errors"].to_string();
+    assert!(errors.contains("stopped delivering"), "the reason: {errors}");
+}
