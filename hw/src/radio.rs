@@ -728,15 +728,26 @@ impl TxRadio {
                 Err(e) => {
                     return Err(Error::Stream {
                         args: args.to_owned(),
-                        message: format!("tx write: {:?}: {}", e.code, e.message),
+                        message: format!(
+                            "tx write: {:?}: {}; {}",
+                            e.code,
+                            e.message,
+                            tx_state_unknown(sent, total, started)
+                        ),
                     })
                 }
             }
         }
-        guard
-            .0
-            .deactivate(None)
-            .map_err(|e| tx.driver("deactivate tx stream".into(), e))?;
+        // A radio on another host whose server died fails here: the node then knows
+        // only what it sent, not whether the far transmitter stopped. Say so.
+        guard.0.deactivate(None).map_err(|e| Error::Stream {
+            args: args.to_owned(),
+            message: format!(
+                "deactivate tx stream failed: {}; {}",
+                e.message.trim_end_matches([' ', ':']),
+                tx_state_unknown(sent, total, started)
+            ),
+        })?;
         drop(guard);
         let stopped = unix_now();
         tracing::warn!(args, sent, cancelled, "TX off");
@@ -753,6 +764,18 @@ impl TxRadio {
             cancelled,
         })
     }
+}
+
+/// What is known about a transmitter whose stream failed mid-tone.
+fn tx_state_unknown(sent: u64, total: u64, started_unix_s: f64) -> String {
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos((started_unix_s * 1e9) as i128)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| format!("{started_unix_s:.3} (unix s)"));
+    format!(
+        "keyed at {at}, {sent} of {total} samples accepted by the driver; the transmitter's \
+         state after that is unknown (a radio on another host may still be keyed): check it"
+    )
 }
 
 /// How far the driver's actual TX LO may sit from the permit's (drivers round to
