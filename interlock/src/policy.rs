@@ -345,6 +345,17 @@ mod tests {
         assert!(
             matches!(check_rx_step(&s, &p2), Err(Error::Policy(m)) if m.contains("rx.max_iq_bytes"))
         );
+        // Issue 16: a ci16 recording takes 4 bytes a sample, half of cf32's 8.
+        s.record_format = Some(crate::IqSampleFormat::Ci16);
+        check_rx_step(&s, &p2).unwrap();
+        let p3 = RxPolicy {
+            max_iq_bytes: 15_999_999,
+            ..p.clone()
+        };
+        assert!(
+            matches!(check_rx_step(&s, &p3), Err(Error::Policy(m)) if m.contains("16000000 bytes"))
+        );
+        s.record_format = None;
         s.record_iq = false;
         check_rx_step(&s, &p2).unwrap();
         // Review of session 2: no gain asked under a gain limit is refused (the radio

@@ -733,6 +733,108 @@ mod tests {
         assert!(sum.averages > 0);
     }
 
+    /// A CS16 source: the synthetic tone quantised as a driver would deliver it.
+    struct Synth16(Synth, Vec<Complex<f32>>);
+
+    impl Ci16Source for Synth16 {
+        fn read_ci16(&mut self, buf: &mut [Complex<i16>], t: i64) -> Result<ReadOutcome> {
+            self.1.resize(buf.len(), Complex::default());
+            let r = self.0.read(&mut self.1, t)?;
+            if let ReadOutcome::Samples(n) = r {
+                for (o, c) in buf[..n].iter_mut().zip(&self.1) {
+                    *o = Complex::new((c.re * 32767.0) as i16, (c.im * 32767.0) as i16);
+                }
+            }
+            Ok(r)
+        }
+    }
+
+    /// Issue 16: native CS16 through the engine: the DSP measures the tone and CLKIN
+    /// on the float view, and the ci16 recording (on the writer thread) holds exactly
+    /// the samples the source delivered, in order.
+    #[test]
+    fn native_ci16_capture_records_the_source_samples_and_measures() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("n.sigmf-data");
+        let meta = crate::iq::RecordingMeta {
+            sample_rate_hz: 2e6,
+            ..Default::default()
+        };
+        let w = IqWriter::create_with(&p, crate::IqFormat::Sigmf, RecordFormat::Ci16, meta.clone(), None)
+            .unwrap();
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 1.0e-6);
+        src.max_read = 5000;
+        let mut s = settings(1_000_000);
+        s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
+        let sum = run_capture_ci16(Synth16(src, Vec::new()), &s, &AtomicBool::new(false), None, Some(w))
+            .unwrap();
+        assert_eq!(sum.samples_processed, 1_000_000);
+        assert_eq!(sum.status, CaptureStatus::Pass, "{sum:?}");
+        assert_eq!(sum.iq_files[0].bytes, 4_000_000);
+        let c = sum.clkin.as_ref().unwrap();
+        assert!((c.ppm.unwrap() - 1.0).abs() < 0.01, "{c:?}");
+        assert!((sum.peaks[0].frequency_hz - 100.1e6).abs() < 2e6 / 2048.0);
+        // The file is the same source's samples, quantised the same way.
+        let mut again = Synth16(Synth::new(2e6, 100e6, 100.1e6, 1.0e-6), Vec::new());
+        again.0.max_read = 5000;
+        let mut want = vec![Complex::<i16>::default(); 1_000_000];
+        let mut got = 0;
+        while got < want.len() {
+            let end = (got + 16384).min(want.len());
+            if let ReadOutcome::Samples(n) = again.read_ci16(&mut want[got..end], 0).unwrap() {
+                got += n;
+            }
+        }
+        let data = std::fs::read(&p).unwrap();
+        assert_eq!(data.len(), 4_000_000);
+        for (i, c) in want.iter().enumerate().step_by(997) {
+            let re = i16::from_le_bytes([data[4 * i], data[4 * i + 1]]);
+            let im = i16::from_le_bytes([data[4 * i + 2], data[4 * i + 3]]);
+            assert_eq!((re, im), (c.re, c.im), "sample {i}");
+        }
+        // A cf32 recorder on a CS16 stream (or the reverse) is refused up front.
+        let w = IqWriter::create(&dir.path().join("f.cf32"), meta.clone(), None).unwrap();
+        let src = Synth16(Synth::new(2e6, 100e6, 100.1e6, 0.0), Vec::new());
+        let e = run_capture_ci16(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
+        assert!(matches!(e, Error::InvalidSetting { field: "record_format", .. }), "{e}");
+        let w = IqWriter::create_with(&dir.path().join("g.cs16"), crate::IqFormat::Cs16, RecordFormat::Ci16, meta, None)
+            .unwrap();
+        let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        let e = run_capture(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
+        assert!(matches!(e, Error::InvalidSetting { field: "record_format", .. }), "{e}");
+    }
+
+    /// Issue 16: a stream that goes quiet (a remote server killed) ends with the
+    /// reason in words, not only `timeouts`.
+    #[test]
+    fn a_stream_that_goes_quiet_says_so() {
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        src.timeout_at = None;
+        let mut s = settings(100_000);
+        s.max_consecutive_timeouts = 3;
+        // Deliver some samples, then only timeouts.
+        struct Quiet(Synth, u32);
+        impl SampleSource for Quiet {
+            fn read(&mut self, buf: &mut [Complex<f32>], t: i64) -> Result<ReadOutcome> {
+                self.1 += 1;
+                if self.1 > 2 {
+                    return Ok(ReadOutcome::Timeout);
+                }
+                let n = buf.len().min(1000);
+                self.0.read(&mut buf[..n], t)
+            }
+        }
+        let sum = run_capture(Quiet(src, 0), &s, &AtomicBool::new(false), None, None).unwrap();
+        assert_eq!(sum.stop_reason, "timeouts");
+        assert_eq!(sum.samples_received, 2000);
+        assert_eq!(sum.status, CaptureStatus::Partial);
+        assert!(
+            sum.errors.iter().any(|e| e.contains("stopped delivering") && e.contains("after 2000 of 100000")),
+            "{:?}",
+            sum.errors
+        );
+    }
+
     /// Review of session 1: zero samples asked used to come back a clean PASS.
     #[test]
     fn asking_for_no_samples_is_an_invalid_setting() {

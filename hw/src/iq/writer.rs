@@ -721,6 +721,81 @@ mod tests {
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 8000);
     }
 
+    /// Issue 16: the driver's CS16 recorded as it came: SigMF `ci16_le` (or raw
+    /// `.cs16`), 4 bytes a sample, the bytes exactly the samples', hashes right; the
+    /// reader gives them back scaled; no silent conversion either way.
+    #[test]
+    fn ci16_recordings_store_the_driver_samples_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let x: Vec<Complex<i16>> = (0..10_000i32)
+            .map(|i| Complex::new((i * 3 - 15_000) as i16, (7 - i * 2) as i16))
+            .collect();
+        let mut want = Vec::new();
+        for c in &x {
+            want.extend_from_slice(&c.re.to_le_bytes());
+            want.extend_from_slice(&c.im.to_le_bytes());
+        }
+        for (name, format) in [("n.sigmf-meta", IqFormat::Sigmf), ("n.cs16", IqFormat::Cs16)] {
+            let p = dir.path().join(name);
+            let mut w = IqWriter::create_with(&p, format, RecordFormat::Ci16, meta(), None).unwrap();
+            assert!(w.write(&ramp(4)).is_err(), "float samples into ci16");
+            for c in x.chunks(777) {
+                w.write_ci16(c).unwrap();
+            }
+            assert_eq!(w.samples_written(), 10_000);
+            let files = w.finish().unwrap();
+            let data = std::fs::read(&files[0].path).unwrap();
+            assert_eq!(data, want, "{name}");
+            assert_eq!(files[0].bytes, 40_000);
+            assert_eq!(files[0].sha256, hex::encode(Sha256::digest(&data)));
+            let mut r = IqReader::open(&p, None).unwrap();
+            let mut back = vec![Complex::default(); 10_000];
+            let mut got = 0;
+            while got < back.len() {
+                let n = r.read(&mut back[got..]).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            assert_eq!(got, 10_000);
+            for (b, c) in back.iter().zip(&x) {
+                assert!((b.re - f32::from(c.re) / 32768.0).abs() < 1e-4, "{name}");
+            }
+            if format == IqFormat::Sigmf {
+                let m: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&files[1].path).unwrap()).unwrap();
+                assert_eq!(m["global"]["core:datatype"], "ci16_le");
+                assert_eq!(m["global"]["core:sha512"], hex::encode(Sha512::digest(&data)));
+                assert_eq!(m["annotations"][0]["core:sample_count"], 10_000);
+            }
+        }
+        // A cf32 recording refuses int16 samples; ci16 cannot go into WAV or .cf32.
+        let mut w = IqWriter::create(&dir.path().join("f.cf32"), meta(), None).unwrap();
+        assert!(w.write_ci16(&x[..4]).is_err());
+        for (name, format) in [("w.wav", IqFormat::Wav), ("c.cf32", IqFormat::Cf32)] {
+            let e = IqWriter::create_with(&dir.path().join(name), format, RecordFormat::Ci16, meta(), None)
+                .unwrap_err();
+            assert!(e.to_string().contains("ci16"), "{e}");
+            assert!(!dir.path().join(name).exists());
+        }
+        // The disk budget counts 4 bytes a sample.
+        let mut w = IqWriter::create_with(
+            &dir.path().join("b.cs16"),
+            IqFormat::Cs16,
+            RecordFormat::Ci16,
+            meta(),
+            Some(4 * 1000 + 3),
+        )
+        .unwrap();
+        w.write_ci16(&x[..600]).unwrap();
+        let e = w.write_ci16(&x[..600]).unwrap_err();
+        assert!(matches!(e, Error::DiskBudget { written: 4000, .. }), "{e}");
+        assert_eq!(w.finish().unwrap()[0].bytes, 4000);
+        assert_eq!(RecordFormat::parse("CS16").unwrap(), RecordFormat::Ci16);
+        assert!(RecordFormat::parse("ci8").is_err());
+    }
+
     #[test]
     fn cannot_record_integer_formats() {
         let dir = tempfile::tempdir().unwrap();
