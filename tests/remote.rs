@@ -80,7 +80,11 @@ fn modules() -> &'static Modules {
             .env_remove("RUST_LOG")
             .output()
             .unwrap();
-        assert!(out.status.success(), "rxnode --sim inventory: {}", show(&out));
+        assert!(
+            out.status.success(),
+            "rxnode --sim inventory: {}",
+            show(&out)
+        );
         let rxsim = std::fs::read_dir(cache.join("rxnode"))
             .unwrap()
             .flatten()
@@ -189,8 +193,15 @@ impl Server {
     fn wait_ready(&mut self) -> Result<(), String> {
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(15) {
-            if let Some(st) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
-                return Err(format!("SoapySDRServer exited ({st}):\n{}", self.log_text()));
+            if let Some(st) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                return Err(format!(
+                    "SoapySDRServer exited ({st}):\n{}",
+                    self.log_text()
+                ));
             }
             let log = self.log_text();
             if log.contains("Exiting prematurely") {
@@ -322,7 +333,10 @@ fn soapysdrutil_rate_streams_through_the_server() {
         "SoapySDRUtil --rate stopped by itself ({exited:?}):\n{out}\n{err}\nserver:\n{}",
         srv.log_text()
     );
-    assert!(!out.contains("STREAM_ERROR") && !out.contains("Error"), "{out}\n{err}");
+    assert!(
+        !out.contains("STREAM_ERROR") && !out.contains("Error"),
+        "{out}\n{err}"
+    );
     let rates: Vec<f64> = out
         .split(['\r', '\n', ' ', '\t', '|', '/', '-', '\\'])
         .collect::<Vec<_>>()
@@ -342,7 +356,13 @@ fn soapysdrutil_rate_streams_through_the_server() {
 fn inventory_lists_the_remote_radio_when_given_its_address() {
     let srv = Server::start();
     let out = client()
-        .args(["inventory", "--dry-run", "--json", "--args", &srv.device("serial=far1")])
+        .args([
+            "inventory",
+            "--dry-run",
+            "--json",
+            "--args",
+            &srv.device("serial=far1"),
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -362,7 +382,10 @@ fn inventory_lists_the_remote_radio_when_given_its_address() {
     // Read-only: the server-side radio opened no stream.
     let ev = srv.events();
     assert!(ev.iter().any(|l| l.contains(" make serial=far1")), "{ev:?}");
-    assert!(!ev.iter().any(|l| l.contains("Stream")), "inventory opened a stream: {ev:?}");
+    assert!(
+        !ev.iter().any(|l| l.contains("Stream")),
+        "inventory opened a stream: {ev:?}"
+    );
 }
 
 #[test]
@@ -371,8 +394,16 @@ fn unreachable_server_is_a_one_line_error_naming_the_address() {
     let port = free_port();
     let device = format!("driver=remote,remote=tcp://127.0.0.1:{port},remote:driver=rxsim");
     let t0 = Instant::now();
-    let out = capture(&mut client(), &device, &["--sample-rate-hz", "2e6", "--duration-s", "1"]);
-    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
+    let out = capture(
+        &mut client(),
+        &device,
+        &["--sample-rate-hz", "2e6", "--duration-s", "1"],
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t0.elapsed()
+    );
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let err = text(&out.stderr);
     let lines: Vec<&str> = err
@@ -442,7 +473,12 @@ fn capture_over_the_remote_loses_nothing_and_measures_clkin_like_in_process() {
 fn server_killed_mid_capture_ends_partial_with_the_reason() {
     let mut srv = Server::start();
     let child = client()
-        .args(["capture", "--json", "--device", &srv.device("tone_hz=100.1e6")])
+        .args([
+            "capture",
+            "--json",
+            "--device",
+            &srv.device("tone_hz=100.1e6"),
+        ])
         .args(["--frequency-hz", "100e6", "--gain-db", "20"])
         .args(["--sample-rate-hz", "2e6", "--duration-s", "4"])
         .stdin(Stdio::null())
@@ -453,7 +489,10 @@ fn server_killed_mid_capture_ends_partial_with_the_reason() {
     let t0 = Instant::now();
     // Kill the server once the stream is running (the server-side log says so).
     while !srv.events().iter().any(|l| l.contains("activateStream RX")) {
-        assert!(t0.elapsed() < Duration::from_secs(10), "stream never activated");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "stream never activated"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(1000));
@@ -469,7 +508,10 @@ fn server_killed_mid_capture_ends_partial_with_the_reason() {
     assert!(got > 0 && got < 8_000_000, "{s:#}");
     assert!(!s["clean"].as_bool().unwrap());
     let errors = s["errors"].to_string();
-    assert!(errors.contains("stopped delivering"), "the reason: {errors}");
+    assert!(
+        errors.contains("stopped delivering"),
+        "the reason: {errors}"
+    );
 }
 
 // ------------------------------------------------------------ plans over the remote
@@ -543,9 +585,17 @@ impl Rig {
 }
 
 fn overrides(risk: &str) -> Vec<(&'static str, &'static str)> {
-    let mut v = vec![("HARDWARE_ACCESS", "YES"), ("RISK_LEVEL", "YELLOW"), ("RF_RX", "YES")];
+    let mut v = vec![
+        ("HARDWARE_ACCESS", "YES"),
+        ("RISK_LEVEL", "YELLOW"),
+        ("RF_RX", "YES"),
+    ];
     if risk == "RED" {
-        v = vec![("HARDWARE_ACCESS", "YES"), ("RF_TX", "YES"), ("RISK_LEVEL", "RED")];
+        v = vec![
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_TX", "YES"),
+            ("RISK_LEVEL", "RED"),
+        ];
     }
     v
 }
@@ -556,8 +606,12 @@ fn tx_events(srv: &Server) -> Vec<(String, String)> {
         .iter()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() == 5 && f[3] == "TX")
-                .then(|| (f[2].to_owned(), f[4].trim_start_matches("serial=").to_owned()))
+            (f.len() == 5 && f[3] == "TX").then(|| {
+                (
+                    f[2].to_owned(),
+                    f[4].trim_start_matches("serial=").to_owned(),
+                )
+            })
         })
         .collect()
 }
@@ -625,7 +679,9 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
     let refusals: [(Option<&str>, &str, &str); 5] = [
         (None, "AUTHORIZE RF TX\n", "no policy"),
         (
-            Some(r#"{"tx": {"allowed_ranges_hz": [[430000000, 433000000]], "max_gain_db": 10, "max_duration_s": 2}}"#),
+            Some(
+                r#"{"tx": {"allowed_ranges_hz": [[430000000, 433000000]], "max_gain_db": 10, "max_duration_s": 2}}"#,
+            ),
             "AUTHORIZE RF TX\n",
             "out of band",
         ),
@@ -651,7 +707,12 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
         .collect();
     assert_eq!(
         order,
-        ["setupStream", "activateStream", "deactivateStream", "closeStream"],
+        [
+            "setupStream",
+            "activateStream",
+            "deactivateStream",
+            "closeStream"
+        ],
         "{:?}",
         srv.events()
     );
@@ -706,7 +767,12 @@ fn ctrl_c_during_remote_tx_closes_the_remote_stream_within_200_ms() {
     let order: Vec<String> = tx_events(&srv).into_iter().map(|(e, _)| e).collect();
     assert_eq!(
         order,
-        ["setupStream", "activateStream", "deactivateStream", "closeStream"]
+        [
+            "setupStream",
+            "activateStream",
+            "deactivateStream",
+            "closeStream"
+        ]
     );
 }
 
@@ -742,7 +808,11 @@ fn server_killed_mid_tx_is_reported_honestly() {
     srv.kill();
     let killed = Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(killed.elapsed() < Duration::from_secs(10), "took {:?}", killed.elapsed());
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        killed.elapsed()
+    );
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let r = rig.result(id);
     assert_ne!(r["status"], "PASS", "{r:#}");
@@ -818,7 +888,10 @@ print(f"{n} {peak} {rms} {sigmf.__version__}")
     let v: Vec<&str> = o.split_whitespace().collect();
     assert_eq!(v[0], "2000000", "{o}");
     let peak: f64 = v[1].parse().unwrap();
-    assert!((peak - 250e3).abs() < 2e6 / (1 << 18) as f64 * 2.0, "tone at {peak} Hz: {o}");
+    assert!(
+        (peak - 250e3).abs() < 2e6 / (1 << 18) as f64 * 2.0,
+        "tone at {peak} Hz: {o}"
+    );
     // -12 dBFS tone (+ -60 dBFS noise): amplitude 0.251 of full scale.
     let rms: f64 = v[2].parse().unwrap();
     assert!((rms - 0.2512).abs() < 0.01, "level {rms}: {o}");
@@ -835,10 +908,23 @@ fn ci16_recording_refuses_file_types_that_cannot_hold_it() {
         let out = capture(
             &mut c,
             "driver=rxsim",
-            &["--sample-rate-hz", "2e6", "--duration-s", "1", "--record", p.to_str().unwrap(), "--record-format", "ci16"],
+            &[
+                "--sample-rate-hz",
+                "2e6",
+                "--duration-s",
+                "1",
+                "--record",
+                p.to_str().unwrap(),
+                "--record-format",
+                "ci16",
+            ],
         );
         assert_eq!(out.status.code(), Some(2), "{name}: {}", show(&out));
-        assert!(text(&out.stderr).contains("--record-format ci16"), "{}", show(&out));
+        assert!(
+            text(&out.stderr).contains("--record-format ci16"),
+            "{}",
+            show(&out)
+        );
         assert!(!p.exists());
     }
     let mut c = Command::new(RXNODE);
@@ -846,7 +932,16 @@ fn ci16_recording_refuses_file_types_that_cannot_hold_it() {
     let out = capture(
         &mut c,
         "driver=rxsim",
-        &["--sample-rate-hz", "2e6", "--duration-s", "1", "--record", dir.path().join("y.sigmf-data").to_str().unwrap(), "--record-format", "ci8"],
+        &[
+            "--sample-rate-hz",
+            "2e6",
+            "--duration-s",
+            "1",
+            "--record",
+            dir.path().join("y.sigmf-data").to_str().unwrap(),
+            "--record-format",
+            "ci8",
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(text(&out.stderr).contains("ci8"), "{}", show(&out));

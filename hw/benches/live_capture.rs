@@ -102,7 +102,10 @@ struct Run {
 }
 
 /// The summary and, for a recording, the data file's size in bytes.
-fn live(run: &Run, dir: &std::path::Path) -> Result<(CaptureSummary, Option<u64>), rxnode_hw::Error> {
+fn live(
+    run: &Run,
+    dir: &std::path::Path,
+) -> Result<(CaptureSummary, Option<u64>), rxnode_hw::Error> {
     let serial = format!("bench{}", (run.rate / 1e3) as u64);
     let mut radio = RxRadio::open(&format!(
         "driver=rxsim,serial={serial},pace=1,tone_hz={TONE}"

@@ -489,7 +489,11 @@ impl std::fmt::Debug for RxStreamCi16 {
 }
 
 impl Ci16Source for RxStreamCi16 {
-    fn read_ci16(&mut self, buf: &mut [Complex<i16>], timeout_us: i64) -> Result<ReadOutcome, Error> {
+    fn read_ci16(
+        &mut self,
+        buf: &mut [Complex<i16>],
+        timeout_us: i64,
+    ) -> Result<ReadOutcome, Error> {
         if !self.inner.active() {
             self.inner.activate(None).map_err(|e| Error::Stream {
                 args: self.args.clone(),
@@ -770,7 +774,10 @@ impl TxRadio {
 fn tx_state_unknown(sent: u64, total: u64, started_unix_s: f64) -> String {
     let at = time::OffsetDateTime::from_unix_timestamp_nanos((started_unix_s * 1e9) as i128)
         .ok()
-        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
         .unwrap_or_else(|| format!("{started_unix_s:.3} (unix s)"));
     format!(
         "keyed at {at}, {sent} of {total} samples accepted by the driver; the transmitter's \

@@ -715,20 +715,29 @@ mod tests {
     /// `record_iq`, and only cf32/ci16 exist.
     #[test]
     fn record_format_is_cf32_or_ci16_and_needs_record_iq() {
-        let s = RX_STEP.replace("\"record_iq\": true", "\"record_iq\": true, \"record_format\": \"ci16\"");
+        let s = RX_STEP.replace(
+            "\"record_iq\": true",
+            "\"record_iq\": true, \"record_format\": \"ci16\"",
+        );
         let t = ok(&render(&rx_hdr(), &plan(&steps(&s))));
         match &t.plan().unwrap().steps[0] {
             Step::RxCapture(c) => assert_eq!(c.record_format, Some(IqSampleFormat::Ci16)),
             other => panic!("{other:?}"),
         }
-        let s = RX_STEP.replace("\"record_iq\": true", "\"record_iq\": false, \"record_format\": \"ci16\"");
+        let s = RX_STEP.replace(
+            "\"record_iq\": true",
+            "\"record_iq\": false, \"record_format\": \"ci16\"",
+        );
         has(
             &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
             Some(14),
             Some("record_format"),
             "needs \"record_iq\": true",
         );
-        let s = RX_STEP.replace("\"record_iq\": true", "\"record_iq\": true, \"record_format\": \"cs8\"");
+        let s = RX_STEP.replace(
+            "\"record_iq\": true",
+            "\"record_iq\": true, \"record_format\": \"cs8\"",
+        );
         assert!(!errs(&render(&rx_hdr(), &plan(&steps(&s)))).is_empty());
     }
 

@@ -760,14 +760,26 @@ mod tests {
             sample_rate_hz: 2e6,
             ..Default::default()
         };
-        let w = IqWriter::create_with(&p, crate::IqFormat::Sigmf, RecordFormat::Ci16, meta.clone(), None)
-            .unwrap();
+        let w = IqWriter::create_with(
+            &p,
+            crate::IqFormat::Sigmf,
+            RecordFormat::Ci16,
+            meta.clone(),
+            None,
+        )
+        .unwrap();
         let mut src = Synth::new(2e6, 100e6, 100.1e6, 1.0e-6);
         src.max_read = 5000;
         let mut s = settings(1_000_000);
         s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
-        let sum = run_capture_ci16(Synth16(src, Vec::new()), &s, &AtomicBool::new(false), None, Some(w))
-            .unwrap();
+        let sum = run_capture_ci16(
+            Synth16(src, Vec::new()),
+            &s,
+            &AtomicBool::new(false),
+            None,
+            Some(w),
+        )
+        .unwrap();
         assert_eq!(sum.samples_processed, 1_000_000);
         assert_eq!(sum.status, CaptureStatus::Pass, "{sum:?}");
         assert_eq!(sum.iq_files[0].bytes, 4_000_000);
@@ -795,13 +807,39 @@ mod tests {
         // A cf32 recorder on a CS16 stream (or the reverse) is refused up front.
         let w = IqWriter::create(&dir.path().join("f.cf32"), meta.clone(), None).unwrap();
         let src = Synth16(Synth::new(2e6, 100e6, 100.1e6, 0.0), Vec::new());
-        let e = run_capture_ci16(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
-        assert!(matches!(e, Error::InvalidSetting { field: "record_format", .. }), "{e}");
-        let w = IqWriter::create_with(&dir.path().join("g.cs16"), crate::IqFormat::Cs16, RecordFormat::Ci16, meta, None)
-            .unwrap();
+        let e = run_capture_ci16(src, &settings(1000), &AtomicBool::new(false), None, Some(w))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidSetting {
+                    field: "record_format",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let w = IqWriter::create_with(
+            &dir.path().join("g.cs16"),
+            crate::IqFormat::Cs16,
+            RecordFormat::Ci16,
+            meta,
+            None,
+        )
+        .unwrap();
         let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
-        let e = run_capture(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
-        assert!(matches!(e, Error::InvalidSetting { field: "record_format", .. }), "{e}");
+        let e =
+            run_capture(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidSetting {
+                    field: "record_format",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     /// Issue 16: a stream that goes quiet (a remote server killed) ends with the
@@ -829,7 +867,9 @@ mod tests {
         assert_eq!(sum.samples_received, 2000);
         assert_eq!(sum.status, CaptureStatus::Partial);
         assert!(
-            sum.errors.iter().any(|e| e.contains("stopped delivering") && e.contains("after 2000 of 100000")),
+            sum.errors
+                .iter()
+                .any(|e| e.contains("stopped delivering") && e.contains("after 2000 of 100000")),
             "{:?}",
             sum.errors
         );

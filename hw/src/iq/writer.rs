@@ -186,7 +186,9 @@ impl IqWriter {
         max_bytes: Option<u64>,
     ) -> Result<Self> {
         let fits = match samples_as {
-            RecordFormat::Cf32 => matches!(format, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf),
+            RecordFormat::Cf32 => {
+                matches!(format, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf)
+            }
             RecordFormat::Ci16 => matches!(format, IqFormat::Cs16 | IqFormat::Sigmf),
         };
         if !fits {
@@ -381,7 +383,9 @@ impl IqWriter {
                 &self.buf
             };
             let Sink::Raw(w) = &mut self.sink else {
-                return Err(Error::UnsupportedFormat("ci16 samples into a WAV file".into()));
+                return Err(Error::UnsupportedFormat(
+                    "ci16 samples into a WAV file".into(),
+                ));
             };
             w.write_all(bytes).map_err(io(&self.path))?;
             self.sha256.update(bytes);
@@ -735,9 +739,13 @@ mod tests {
             want.extend_from_slice(&c.re.to_le_bytes());
             want.extend_from_slice(&c.im.to_le_bytes());
         }
-        for (name, format) in [("n.sigmf-meta", IqFormat::Sigmf), ("n.cs16", IqFormat::Cs16)] {
+        for (name, format) in [
+            ("n.sigmf-meta", IqFormat::Sigmf),
+            ("n.cs16", IqFormat::Cs16),
+        ] {
             let p = dir.path().join(name);
-            let mut w = IqWriter::create_with(&p, format, RecordFormat::Ci16, meta(), None).unwrap();
+            let mut w =
+                IqWriter::create_with(&p, format, RecordFormat::Ci16, meta(), None).unwrap();
             assert!(w.write(&ramp(4)).is_err(), "float samples into ci16");
             for c in x.chunks(777) {
                 w.write_ci16(c).unwrap();
@@ -766,7 +774,10 @@ mod tests {
                 let m: serde_json::Value =
                     serde_json::from_slice(&std::fs::read(&files[1].path).unwrap()).unwrap();
                 assert_eq!(m["global"]["core:datatype"], "ci16_le");
-                assert_eq!(m["global"]["core:sha512"], hex::encode(Sha512::digest(&data)));
+                assert_eq!(
+                    m["global"]["core:sha512"],
+                    hex::encode(Sha512::digest(&data))
+                );
                 assert_eq!(m["annotations"][0]["core:sample_count"], 10_000);
             }
         }
@@ -774,8 +785,14 @@ mod tests {
         let mut w = IqWriter::create(&dir.path().join("f.cf32"), meta(), None).unwrap();
         assert!(w.write_ci16(&x[..4]).is_err());
         for (name, format) in [("w.wav", IqFormat::Wav), ("c.cf32", IqFormat::Cf32)] {
-            let e = IqWriter::create_with(&dir.path().join(name), format, RecordFormat::Ci16, meta(), None)
-                .unwrap_err();
+            let e = IqWriter::create_with(
+                &dir.path().join(name),
+                format,
+                RecordFormat::Ci16,
+                meta(),
+                None,
+            )
+            .unwrap_err();
             assert!(e.to_string().contains("ci16"), "{e}");
             assert!(!dir.path().join(name).exists());
         }
