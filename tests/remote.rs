@@ -417,6 +417,19 @@ fn unreachable_server_is_a_one_line_error_naming_the_address() {
         lines[0]
     );
     assert!(out.stdout.is_empty(), "{}", show(&out));
+    // inventory: nothing found, and the hint names the server that did not answer.
+    let out = client()
+        .args(["inventory", "--dry-run", "--json", "--args", &device])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let j = json_of(&out);
+    assert_eq!(j["devices"].as_array().map(Vec::len), Some(0), "{j:#}");
+    let hint = j["hint"].as_str().unwrap_or("");
+    assert!(
+        hint.contains(&format!("server at tcp://127.0.0.1:{port} did not answer")),
+        "{hint}"
+    );
 }
 
 /// Issue 16 item 3: 0 lost at 2 MS/s over the remote, and CLKIN measured through it
