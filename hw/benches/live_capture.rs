@@ -88,6 +88,32 @@ fn consumer_alone(
     Ok(n as f64 / secs / 1e6)
 }
 
+/// The writer thread's own work: a ci16 SigMF recording (write + SHA-256 + SHA-512)
+/// of 64 Ki-sample blocks for ~2 s, in MS/s.
+fn ci16_writer_alone(dir: &std::path::Path) -> Result<f64, rxnode_hw::Error> {
+    let block: Vec<Complex<i16>> = (0..1 << 16)
+        .map(|i| Complex::new((i % 3000) as i16, -((i % 1700) as i16)))
+        .collect();
+    let p = dir.join("writer-alone.sigmf-data");
+    let meta = RecordingMeta {
+        sample_rate_hz: 61.44e6,
+        ..Default::default()
+    };
+    let mut w = IqWriter::create_with(&p, IqFormat::Sigmf, RecordFormat::Ci16, meta, None)?;
+    let t = Instant::now();
+    let mut n = 0u64;
+    while t.elapsed() < Duration::from_secs(2) {
+        w.write_ci16(&block)?;
+        n += block.len() as u64;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    w.finish()?;
+    for f in ["writer-alone.sigmf-data", "writer-alone.sigmf-meta"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    Ok(n as f64 / secs / 1e6)
+}
+
 struct Run {
     label: String,
     rate: f64,
@@ -199,6 +225,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         );
     }
+    let w = ci16_writer_alone(dir.path())?;
+    println!(
+        "ci16 writer alone (SigMF ci16_le: write + SHA-256 + SHA-512): {w:.1} MS/s = {:.0} MB/s",
+        w * 4.0
+    );
     let runs = [
         Run {
             label: "2 MS/s, FFT 2048 + CLKIN (sanity)".into(),
