@@ -387,7 +387,7 @@ impl RxRadio {
             .dev
             .stream_formats(Direction::Rx, 0)
             .map_err(|e| self.driver_err("list rx stream formats", e))?;
-        if !formats.iter().any(|f| *f == soapysdr::Format::CS16) {
+        if !formats.contains(&soapysdr::Format::CS16) {
             return Err(self.rx().unsupported(
                 "record_format",
                 "ci16",
