@@ -255,7 +255,9 @@ class RxSim : public SoapySDR::Device {
         auto *s = reinterpret_cast<SimStream *>(stream);
         flags = 0;
         if (s->direction != SOAPY_SDR_RX) return SOAPY_SDR_NOT_SUPPORTED;
-        const auto deadline = Clock::now() + std::chrono::microseconds(std::max(0L, timeoutUs));
+        // Clamped to an hour: a client passing LONG_MAX must not overflow the clock.
+        const long waitUs = std::min(std::max(0L, timeoutUs), 3600L * 1000000L);
+        const auto deadline = Clock::now() + std::chrono::microseconds(waitUs);
         std::unique_lock<std::mutex> lk(s->mu);
         // Not (yet, or no longer) active: no samples arrive, so wait for activation
         // until the timeout, like a driver whose sample queue stays empty.
