@@ -529,8 +529,15 @@ fn server_killed_mid_capture_ends_partial_with_the_reason() {
 
 // ------------------------------------------------------------ plans over the remote
 
-const TX_POLICY_OK: &str = r#"{"rx": {"max_duration_s": 10},
- "tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 3}}"#;
+/// An in-policy TX policy for the radio served at `srv` (its server listed).
+fn tx_policy_ok(srv: &Server) -> String {
+    format!(
+        r#"{{"rx": {{"max_duration_s": 10}},
+ "tx": {{"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 3,
+  "allowed_remote_servers": ["{}"]}}}}"#,
+        srv.url()
+    )
+}
 
 /// A lab whose RX laptop reaches the radio only through the server.
 struct Rig {
@@ -689,7 +696,9 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
         "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.3}}]}}"#
     );
     rig.post_and_approve(id, &overrides("RED"), &plan);
-    let refusals: [(Option<&str>, &str, &str); 5] = [
+    let ok = tx_policy_ok(&srv);
+    let other = ok.replace(&srv.url(), "tcp://127.0.0.1:1");
+    let refusals: [(Option<&str>, &str, &str); 7] = [
         (None, "AUTHORIZE RF TX\n", "no policy"),
         (
             Some(
@@ -698,17 +707,33 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
             "AUTHORIZE RF TX\n",
             "out of band",
         ),
-        (Some(TX_POLICY_OK), "authorize rf tx\n", "wrong case"),
-        (Some(TX_POLICY_OK), "AUTHORIZE RF TX \n", "trailing space"),
-        (Some(TX_POLICY_OK), "", "no phrase (EOF)"),
+        // In band, but the policy lists no remote server / another one.
+        (
+            Some(
+                r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 3}}"#,
+            ),
+            "AUTHORIZE RF TX\n",
+            "server not in tx.allowed_remote_servers",
+        ),
+        (Some(other.as_str()), "AUTHORIZE RF TX\n", "another server listed"),
+        (Some(ok.as_str()), "authorize rf tx\n", "wrong case"),
+        (Some(ok.as_str()), "AUTHORIZE RF TX \n", "trailing space"),
+        (Some(ok.as_str()), "", "no phrase (EOF)"),
     ];
     for (policy, stdin, why) in refusals {
         rig.set_policy(policy);
         let out = rig.run(id, stdin);
         assert_eq!(out.status.code(), Some(3), "{why}: refused\n{}", show(&out));
         assert!(tx_events(&srv).is_empty(), "{why}: {:?}", srv.events());
+        if why.contains("server") {
+            assert!(
+                text(&out.stderr).contains("tx.allowed_remote_servers"),
+                "{why}: {}",
+                show(&out)
+            );
+        }
     }
-    rig.set_policy(Some(TX_POLICY_OK));
+    rig.set_policy(Some(ok.as_str()));
     let out = rig.run(id, "AUTHORIZE RF TX\n");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let order: Vec<String> = tx_events(&srv)
@@ -752,7 +777,7 @@ fn ctrl_c_during_remote_tx_closes_the_remote_stream_within_200_ms() {
         "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 2.5}}]}}"#
     );
     rig.post_and_approve(id, &overrides("RED"), &plan);
-    rig.set_policy(Some(TX_POLICY_OK));
+    rig.set_policy(Some(tx_policy_ok(&srv).as_str()));
     let child = rig.spawn_run(id, "AUTHORIZE RF TX\n");
     let t0 = Instant::now();
     while event_time(&srv, "activateStream TX serial=TXC").is_none() {
@@ -814,7 +839,7 @@ fn server_killed_mid_tx_is_reported_honestly() {
         "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 2.0}}]}}"#
     );
     rig.post_and_approve(id, &overrides("RED"), &plan);
-    rig.set_policy(Some(TX_POLICY_OK));
+    rig.set_policy(Some(tx_policy_ok(&srv).as_str()));
     let child = rig.spawn_run(id, "AUTHORIZE RF TX\n");
     let t0 = Instant::now();
     while event_time(&srv, "activateStream TX serial=TXK").is_none() {
