@@ -715,7 +715,11 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
             "AUTHORIZE RF TX\n",
             "server not in tx.allowed_remote_servers",
         ),
-        (Some(other.as_str()), "AUTHORIZE RF TX\n", "another server listed"),
+        (
+            Some(other.as_str()),
+            "AUTHORIZE RF TX\n",
+            "another server listed",
+        ),
         (Some(ok.as_str()), "authorize rf tx\n", "wrong case"),
         (Some(ok.as_str()), "AUTHORIZE RF TX \n", "trailing space"),
         (Some(ok.as_str()), "", "no phrase (EOF)"),

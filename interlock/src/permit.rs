@@ -231,7 +231,10 @@ fn check_tx_device(device: &str, tx: &crate::TxPolicy) -> Result<(), Error> {
              also one served from another host; name the driver (e.g. driver=hackrf)"
         )));
     };
-    let remote = driver == "remote" || kv.iter().any(|(k, _)| *k == "remote" || k.starts_with("remote:"));
+    let remote = driver == "remote"
+        || kv
+            .iter()
+            .any(|(k, _)| *k == "remote" || k.starts_with("remote:"));
     if !remote {
         return Ok(());
     }
@@ -293,9 +296,18 @@ mod tests {
             ("serial=1", "names no driver="),
             ("driver=,serial=1", "names no driver="),
             ("driver=remote", "without remote=tcp://HOST:PORT"),
-            ("driver=remote,remote:driver=hackrf", "without remote=tcp://HOST:PORT"),
-            ("driver=remote,remote=tcp://10.0.0.9:55132,remote:driver=hackrf", "tcp://10.0.0.9:55132 is refused"),
-            ("driver=hackrf,remote=tcp://10.0.0.9:55132", "tcp://10.0.0.9:55132 is refused"),
+            (
+                "driver=remote,remote:driver=hackrf",
+                "without remote=tcp://HOST:PORT",
+            ),
+            (
+                "driver=remote,remote=tcp://10.0.0.9:55132,remote:driver=hackrf",
+                "tcp://10.0.0.9:55132 is refused",
+            ),
+            (
+                "driver=hackrf,remote=tcp://10.0.0.9:55132",
+                "tcp://10.0.0.9:55132 is refused",
+            ),
         ] {
             match check_tx_step(&step(dev), &pol) {
                 Err(Error::Policy(m)) => assert!(m.contains(needle), "{dev}: {m}"),
@@ -305,7 +317,11 @@ mod tests {
         if let Some(tx) = &mut pol.tx {
             tx.allowed_remote_servers = vec!["tcp://10.0.0.9:55132".into()];
         }
-        check_tx_step(&step("driver=remote, remote=tcp://10.0.0.9:55132,remote:driver=hackrf"), &pol).unwrap();
+        check_tx_step(
+            &step("driver=remote, remote=tcp://10.0.0.9:55132,remote:driver=hackrf"),
+            &pol,
+        )
+        .unwrap();
         assert!(check_tx_step(&step("driver=remote,remote=tcp://10.0.0.9:55133"), &pol).is_err());
         let p = Policy::from_json(
             r#"{"tx": {"allowed_ranges_hz": [[1, 2]], "max_gain_db": 0, "max_duration_s": 1,
