@@ -322,7 +322,15 @@ fn soapysdrutil_rate_streams_through_the_server() {
         .stderr(std::fs::File::create(dir.path().join("rate.err")).unwrap())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(5));
+    // SoapySDRUtil prints a measurement every 5 s: wait for two.
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(25) {
+        let so_far = std::fs::read_to_string(&out_path).unwrap_or_default();
+        if so_far.matches("MBps").count() >= 2 || child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let exited = child.try_wait().unwrap();
     let _ = child.kill();
     let _ = child.wait();
@@ -337,14 +345,18 @@ fn soapysdrutil_rate_streams_through_the_server() {
         !out.contains("STREAM_ERROR") && !out.contains("Error"),
         "{out}\n{err}"
     );
+    // Only the measurement reports ("1.99999 Msps\t7.99995 MBps"), not the banner
+    // "Begin RX rate test at 2 Msps".
     let rates: Vec<f64> = out
-        .split(['\r', '\n', ' ', '\t', '|', '/', '-', '\\'])
-        .collect::<Vec<_>>()
-        .windows(2)
-        .filter(|w| w[1] == "Msps")
-        .filter_map(|w| w[0].parse().ok())
+        .split(['\r', '\n'])
+        .filter(|l| l.contains("MBps"))
+        .filter_map(|l| {
+            // The spinner (`|/-\\` and backspaces) and `S` (sequence gaps) precede it.
+            let l = l.trim_start_matches(['|', '/', '-', '\\', ' ', 'S', '\u{8}']);
+            l.split_whitespace().next()?.parse().ok()
+        })
         .collect();
-    assert!(!rates.is_empty(), "no rate printed:\n{out}\n{err}");
+    assert!(rates.len() >= 2, "no rate printed in 25 s:\n{out}\n{err}");
     for r in &rates {
         assert!((r - 2.0).abs() < 0.1, "rate {r} Msps, asked 2:\n{out}");
     }
