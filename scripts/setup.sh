@@ -2,7 +2,11 @@
 # Install what a fresh Debian/Ubuntu machine lacks to build and run rxnode.
 # Idempotent: installs only missing packages. Needs root (or sudo) for apt-get.
 set -euo pipefail
-PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates python3 python3-pip)
+# soapyremote-server, soapysdr0.8-module-remote, avahi-daemon, dbus: the SoapyRemote
+# tests (tests/remote.rs) serve rxsim with a real SoapySDRServer (issue 16).
+# python3, python3-pip: the outside checks of the tests (sigmf, jsonschema, numpy).
+PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates
+      soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus python3 python3-pip)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,31 +18,19 @@ if ((${#missing[@]})); then
     $SUDO apt-get update -q
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
-# pip step: the Python `sigmf` package (from PyPI) validates the SigMF annotations
-# in tests/sweep.rs. System-wide for the python3 the tests run; on a Debian whose
-# python is "externally managed" (PEP 668) pip needs --break-system-packages
-# (CI runs as root in a throw-away container; on a workstation prefer a venv and
-# put its bin/ first on PATH before `cargo test`).
-if ! python3 -c "import sigmf" 2>/dev/null; then
-    echo "installing the Python sigmf package (pip)"
-    python3 -m pip install --quiet sigmf 2>/dev/null ||
-        python3 -m pip install --quiet --break-system-packages sigmf
+# The Python packages the tests use as independent outside clients, from PyPI (never
+# part of the product): `sigmf` validates the SigMF recordings and annotations
+# (tests/sweep.rs, tests/remote.rs), `numpy` finds the tone in a ci16 recording,
+# `jsonschema` checks the JSON Schemas (tests/mainpc.rs). System-wide for the python3
+# the tests run; on a Debian whose python is "externally managed" (PEP 668) pip needs
+# --break-system-packages (CI runs as root on a throw-away machine; on a workstation
+# prefer a venv and put its bin/ first on PATH before `cargo test`).
+if ! python3 -c "import sigmf, numpy, jsonschema" 2>/dev/null; then
+    echo "installing from PyPI: sigmf numpy jsonschema"
+    python3 -m pip install --quiet sigmf numpy jsonschema 2>/dev/null ||
+        python3 -m pip install --quiet --break-system-packages sigmf numpy jsonschema
 fi
 if ! command -v cargo >/dev/null; then
     echo "cargo not found: install Rust (rustup; Rust >= 1.89 — rxnode uses std file locks) first" >&2
     exit 1
-fi
-# tests/mainpc.rs checks the JSON Schemas with an independent validator: Python's `jsonschema`.
-if ! python3 -c 'import jsonschema' 2>/dev/null; then
-    echo "installing the Python package jsonschema (for tests/mainpc.rs)"
-    if ! command -v pip3 >/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
-        SUDO=""
-        if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-        $SUDO apt-get update -q
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends python3-pip
-    fi
-    # Debian 12 marks the system Python "externally managed" (PEP 668): user/root installs
-    # need --break-system-packages there; older pips do not know the flag.
-    python3 -m pip install --quiet jsonschema 2>/dev/null \
-        || python3 -m pip install --quiet --break-system-packages jsonschema
 fi

@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# SoapySDRServer (tests/remote.rs) needs avahi-daemon on the system D-Bus.
+bash scripts/remote-services.sh
 cargo test --workspace --locked --no-fail-fast

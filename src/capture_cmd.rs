@@ -10,8 +10,8 @@ use crate::live::{relative_to, LiveCapture, NotCaptured};
 use crate::paths::Paths;
 use crate::policy_file::{self, Source};
 use anyhow::Result;
-use rxnode_hw::{CaptureStatus, CaptureSummary, IqFormat};
-use rxnode_interlock::{check_rx_step, RxCaptureStep};
+use rxnode_hw::{CaptureStatus, CaptureSummary, IqFormat, RecordFormat};
+use rxnode_interlock::{check_rx_step, IqSampleFormat, RxCaptureStep};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -58,13 +58,24 @@ fn check_args(args: &CaptureArgs) -> Result<()> {
             return Err(bad_input("--clock-source must not be empty"));
         }
     }
+    let record_format = record_format(args)?;
     if let Some(p) = &args.record {
         let fmt = IqFormat::from_path(p).map_err(|e| bad_input(format!("--record: {e}")))?;
-        if !matches!(fmt, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf) {
-            return Err(bad_input(format!(
-                "--record {}: recordings are .cf32, .wav, .sigmf-data or .sigmf-meta",
-                p.display()
-            )));
+        let fits = match record_format {
+            RecordFormat::Cf32 => matches!(fmt, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf),
+            RecordFormat::Ci16 => matches!(fmt, IqFormat::Cs16 | IqFormat::Sigmf),
+        };
+        if !fits {
+            return Err(bad_input(match record_format {
+                RecordFormat::Cf32 => format!(
+                    "--record {}: recordings are .cf32, .wav, .sigmf-data or .sigmf-meta (.cs16 with --record-format ci16)",
+                    p.display()
+                ),
+                RecordFormat::Ci16 => format!(
+                    "--record {}: --record-format ci16 records .sigmf-data, .sigmf-meta or .cs16",
+                    p.display()
+                ),
+            }));
         }
         // Never overwrite a recording.
         let targets = if fmt == IqFormat::Sigmf {
@@ -83,6 +94,15 @@ fn check_args(args: &CaptureArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--record-format`, default cf32.
+fn record_format(args: &CaptureArgs) -> Result<RecordFormat> {
+    match &args.record_format {
+        None => Ok(RecordFormat::Cf32),
+        Some(s) => RecordFormat::parse(s)
+            .map_err(|_| bad_input(format!("--record-format {s:?}: expected cf32 or ci16"))),
+    }
 }
 
 /// Inside a checkout: the ledger is written and `.local/` kept out of Git.
@@ -145,6 +165,10 @@ pub fn cmd_capture(cli: &Cli, args: &CaptureArgs) -> Result<Outcome> {
         duration_s: args.duration_s,
         fft_size: Some(args.fft_size),
         record_iq: args.record.is_some(),
+        record_format: args.record.as_ref().map(|_| match record_format(args) {
+            Ok(RecordFormat::Ci16) => IqSampleFormat::Ci16,
+            _ => IqSampleFormat::Cf32,
+        }),
         clock_source: args.clock_source.clone(),
         bandwidth_hz: None,
         antenna: None,
@@ -179,6 +203,7 @@ pub fn cmd_capture(cli: &Cli, args: &CaptureArgs) -> Result<Outcome> {
         fft_size: args.fft_size,
         clkin: args.clkin_tone_hz.map(|t| (t, args.clkin_tolerance_ppm)),
         record: args.record.clone(),
+        record_format: record_format(args)?,
         max_iq_bytes: Some(policy.rx.max_iq_bytes),
     };
     // No checkout rewrite: `iq_files` paths stay as the operator gave them.

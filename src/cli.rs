@@ -198,9 +198,14 @@ pub struct CaptureArgs {
     /// FFT size.
     #[arg(long, default_value_t = 2048)]
     pub fft_size: usize,
-    /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta`.
+    /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
+    /// `--record-format ci16`).
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
+    /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
+    #[arg(long, requires = "record")]
+    pub record_format: Option<String>,
 }
 
 /// `analyze` options.

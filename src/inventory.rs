@@ -19,6 +19,26 @@ struct Report {
     hint: Option<String>,
 }
 
+/// Issue 16: for a SoapyRemote address that found nothing, say which server did not
+/// answer (or that the client module is missing) instead of the generic hint.
+fn remote_hint(args: &str, modules: &[String]) -> Option<String> {
+    let url = args.split(',').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k.trim() == "remote").then(|| v.trim().to_owned())
+    })?;
+    if !modules.iter().any(|m| m.contains("remoteSupport")) {
+        return Some(format!(
+            "no radio found for args {args:?}: the SoapyRemote client module is not loaded \
+             (apt-get install soapysdr0.8-module-remote; `--sim` loads only rxsim)"
+        ));
+    }
+    Some(format!(
+        "no radio found for args {args:?}: the SoapyRemote server at {url} did not answer or \
+         serves no matching radio (is SoapySDRServer running there, with avahi-daemon? see \
+         docs/hardware.md)"
+    ))
+}
+
 /// The command.
 pub fn cmd_inventory(cli: &Cli, args: &InventoryArgs) -> Result<Outcome> {
     let devices = rxnode_hw::enumerate(&args.args)
@@ -27,6 +47,9 @@ pub fn cmd_inventory(cli: &Cli, args: &InventoryArgs) -> Result<Outcome> {
     let search_paths = rxnode_hw::soapysdr_search_paths();
     let hint = devices.is_empty().then(|| {
         let plugin = std::env::var("SOAPY_SDR_PLUGIN_PATH").unwrap_or_default();
+        if let Some(h) = remote_hint(&args.args, &modules) {
+            return h;
+        }
         format!(
             "no radio found{}; SoapySDR modules found: {}; search paths: {}; SOAPY_SDR_PLUGIN_PATH={}. \
              Install the module for your radio (see docs/hardware.md) or try `rxnode --sim inventory --dry-run`.",

@@ -2,8 +2,8 @@
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
 use rxnode_hw::{
-    run_capture, CaptureSettings, CaptureSummary, ClkinConfig, ClockEvidence, IqWriter,
-    RecordingMeta, RxConfig, RxRadio, WelchConfig,
+    run_capture, run_capture_ci16, CaptureSettings, CaptureSummary, ClkinConfig, ClockEvidence,
+    IqFormat, IqWriter, RecordFormat, RecordingMeta, RxConfig, RxRadio, WelchConfig,
 };
 use serde_json::json;
 use std::io::IsTerminal;
@@ -38,6 +38,9 @@ pub struct LiveCapture {
     pub clkin: Option<(f64, f64)>,
     /// Record IQ to this file (format from the extension).
     pub record: Option<PathBuf>,
+    /// The recording's sample type: `Ci16` streams the driver's CS16 and records it
+    /// as it came (no float round trip); `Cf32` streams CF32.
+    pub record_format: RecordFormat,
     /// IQ disk budget.
     pub max_iq_bytes: Option<u64>,
 }
@@ -82,6 +85,18 @@ fn classify(e: rxnode_hw::Error) -> NotCaptured {
         other => NotCaptured::Failed(other.to_string()),
     }
 }
+
+/// The hardware crate's record format for a plan step's `record_format`.
+pub fn record_format_of(f: Option<rxnode_interlock::IqSampleFormat>) -> RecordFormat {
+    match f.unwrap_or_default() {
+        rxnode_interlock::IqSampleFormat::Cf32 => RecordFormat::Cf32,
+        rxnode_interlock::IqSampleFormat::Ci16 => RecordFormat::Ci16,
+    }
+}
+
+/// At least this much of the stream fits the pool between the reader and the DSP
+/// and writer threads, so a disk or scheduler stall of that length loses nothing.
+const POOL_SECONDS: f64 = 0.5;
 
 /// A path relative to the checkout, with `/` separators; an absolute path if it is outside.
 pub fn relative_to(path: &Path, checkout: &Path) -> String {
@@ -182,6 +197,11 @@ pub fn capture(
         .clkin
         .map(|(tone, tol)| ClkinConfig::new(tone, actual.frequency_hz, actual.sample_rate_hz, tol));
     settings.clock_evidence = evidence;
+    let pool = (POOL_SECONDS * actual.sample_rate_hz / settings.block_samples as f64).ceil();
+    if pool.is_finite() && pool > settings.pool_blocks as f64 {
+        settings.pool_blocks = (pool as usize).min(4096);
+    }
+    let native = c.record.is_some() && c.record_format == RecordFormat::Ci16;
     let recorder = match &c.record {
         Some(p) => {
             if let Some(d) = p.parent() {
@@ -200,14 +220,24 @@ pub fn capture(
                 )),
                 description: Some("rxnode capture".to_owned()),
             };
+            let format = IqFormat::from_path(p).map_err(|e| NotCaptured::Failed(e.to_string()))?;
             Some(
-                IqWriter::create(p, meta, c.max_iq_bytes)
+                IqWriter::create_with(p, format, c.record_format, meta, c.max_iq_bytes)
                     .map_err(|e| NotCaptured::Failed(e.to_string()))?,
             )
         }
         None => None,
     };
-    let stream = radio.rx_stream().map_err(classify)?;
+    // Native CS16 only when recording it; otherwise CF32 as before.
+    enum Stream {
+        F32(rxnode_hw::RxStream),
+        I16(rxnode_hw::RxStreamCi16),
+    }
+    let stream = if native {
+        Stream::I16(radio.rx_stream_ci16().map_err(classify)?)
+    } else {
+        Stream::F32(radio.rx_stream().map_err(classify)?)
+    };
     let progress = AtomicU64::new(0);
     let done = AtomicBool::new(false);
     let bar_on = show_progress && std::io::stderr().is_terminal();
@@ -228,7 +258,10 @@ pub fn capture(
                 bar.finish_and_clear();
             });
         }
-        let r = run_capture(stream, &settings, cancel, Some(&progress), recorder);
+        let r = match stream {
+            Stream::F32(st) => run_capture(st, &settings, cancel, Some(&progress), recorder),
+            Stream::I16(st) => run_capture_ci16(st, &settings, cancel, Some(&progress), recorder),
+        };
         done.store(true, Ordering::Relaxed);
         r
     });

@@ -640,6 +640,7 @@ fn step_capture(
         fft_size: c.fft_size.unwrap_or(2048),
         clkin: c.clkin.as_ref().map(|k| (k.tone_hz, k.tolerance_ppm)),
         record,
+        record_format: crate::live::record_format_of(c.record_format),
         max_iq_bytes: Some(policy.rx.max_iq_bytes.saturating_sub(*iq_used)),
     };
     match crate::live::capture(

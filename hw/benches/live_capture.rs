@@ -2,13 +2,17 @@
 //! — reader thread on a real SoapySDR RX stream, bounded pool, Welch PSD + CLKIN on the
 //! consumer, optionally a cf32 recording — and what it lost.
 //!
-//! `cargo bench -p rxnode-hw --bench live_capture [-- SECONDS]` (default 3 s per run).
-//! Targets: 0 lost samples at 61.44 MS/s with FFT + CLKIN, and at 20 MS/s while recording
-//! cf32. Also prints the consumer's own throughput (no radio) to explain any loss.
+//! `cargo bench -p rxnode-hw --bench live_capture [-- SECONDS [FILTER]]` (default 3 s
+//! per run; FILTER: only runs whose label contains it, e.g. `ci16`).
+//! Targets: 0 lost samples at 61.44 MS/s with FFT + CLKIN, at 20 MS/s while recording
+//! cf32, and (issue 16) at 61.44 MS/s while recording the native CS16 as SigMF
+//! `ci16_le` on the writer thread — a file of exactly SECONDS × 61.44e6 samples.
+//! Also prints the consumer's own throughput (no radio) to explain any loss.
 use num_complex::Complex;
 use rxnode_hw::{
-    run_capture, use_sim, CaptureSettings, CaptureSummary, ClkinConfig, ClkinEstimator, IqWriter,
-    RecordingMeta, RxConfig, RxRadio, Welch, WelchConfig,
+    run_capture, run_capture_ci16, use_sim, CaptureSettings, CaptureSummary, ClkinConfig,
+    ClkinEstimator, IqFormat, IqWriter, RecordFormat, RecordingMeta, RxConfig, RxRadio, Welch,
+    WelchConfig,
 };
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -84,6 +88,32 @@ fn consumer_alone(
     Ok(n as f64 / secs / 1e6)
 }
 
+/// The writer thread's own work: a ci16 SigMF recording (write + SHA-256)
+/// of 64 Ki-sample blocks for ~2 s, in MS/s.
+fn ci16_writer_alone(dir: &std::path::Path) -> Result<f64, rxnode_hw::Error> {
+    let block: Vec<Complex<i16>> = (0..1 << 16)
+        .map(|i| Complex::new((i % 3000) as i16, -((i % 1700) as i16)))
+        .collect();
+    let p = dir.join("writer-alone.sigmf-data");
+    let meta = RecordingMeta {
+        sample_rate_hz: 61.44e6,
+        ..Default::default()
+    };
+    let mut w = IqWriter::create_with(&p, IqFormat::Sigmf, RecordFormat::Ci16, meta, None)?;
+    let t = Instant::now();
+    let mut n = 0u64;
+    while t.elapsed() < Duration::from_secs(2) {
+        w.write_ci16(&block)?;
+        n += block.len() as u64;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    w.finish()?;
+    for f in ["writer-alone.sigmf-data", "writer-alone.sigmf-meta"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    Ok(n as f64 / secs / 1e6)
+}
+
 struct Run {
     label: String,
     rate: f64,
@@ -91,11 +121,17 @@ struct Run {
     fft: usize,
     clkin: bool,
     record: bool,
+    /// Stream CS16 and record it as SigMF ci16_le (else CF32, recorded as cf32).
+    ci16: bool,
     block: usize,
     pool: usize,
 }
 
-fn live(run: &Run, dir: &std::path::Path) -> Result<CaptureSummary, rxnode_hw::Error> {
+/// The summary and, for a recording, the data file's size in bytes.
+fn live(
+    run: &Run,
+    dir: &std::path::Path,
+) -> Result<(CaptureSummary, Option<u64>), rxnode_hw::Error> {
     let serial = format!("bench{}", (run.rate / 1e3) as u64);
     let mut radio = RxRadio::open(&format!(
         "driver=rxsim,serial={serial},pace=1,tone_hz={TONE}"
@@ -119,14 +155,36 @@ fn live(run: &Run, dir: &std::path::Path) -> Result<CaptureSummary, rxnode_hw::E
             center_hz: Some(FC),
             ..Default::default()
         };
-        Some(IqWriter::create(&dir.join("bench.cf32"), meta, None)?)
+        Some(if run.ci16 {
+            IqWriter::create_with(
+                &dir.join("bench.sigmf-data"),
+                IqFormat::Sigmf,
+                RecordFormat::Ci16,
+                meta,
+                None,
+            )?
+        } else {
+            IqWriter::create(&dir.join("bench.cf32"), meta, None)?
+        })
     } else {
         None
     };
-    let stream = radio.rx_stream()?;
-    let sum = run_capture(stream, &s, &AtomicBool::new(false), None, recorder)?;
-    let _ = std::fs::remove_file(dir.join("bench.cf32"));
-    Ok(sum)
+    let sum = if run.ci16 {
+        let stream = radio.rx_stream_ci16()?;
+        run_capture_ci16(stream, &s, &AtomicBool::new(false), None, recorder)?
+    } else {
+        let stream = radio.rx_stream()?;
+        run_capture(stream, &s, &AtomicBool::new(false), None, recorder)?
+    };
+    let bytes = sum
+        .iq_files
+        .first()
+        .and_then(|f| std::fs::metadata(&f.path).ok())
+        .map(|m| m.len());
+    for f in ["bench.cf32", "bench.sigmf-data", "bench.sigmf-meta"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    Ok((sum, bytes))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -135,6 +193,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(3.0);
+    let filter: Option<String> = std::env::args()
+        .skip(1)
+        .find(|a| a.parse::<f64>().is_err() && !a.starts_with('-'));
     let dir = tempfile::tempdir()?;
     println!(
         "machine: {} CPU(s); load average {}",
@@ -147,7 +208,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .join(" ")
     );
     let rec = dir.path().join("alone.cf32");
-    for (clkin, record) in [(false, None), (true, None), (true, Some(rec.as_path()))] {
+    let alone: &[(bool, Option<&std::path::Path>)] = if filter.is_some() {
+        &[]
+    } else {
+        &[(false, None), (true, None), (true, Some(rec.as_path()))]
+    };
+    for &(clkin, record) in alone {
         let r = consumer_alone(61.44e6, 2048, clkin, record)?;
         println!(
             "consumer alone (Welch N=2048, 50% overlap{}{}): {r:.1} MS/s",
@@ -159,6 +225,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         );
     }
+    let w = ci16_writer_alone(dir.path())?;
+    println!(
+        "ci16 writer alone (SigMF ci16_le: write + SHA-256): {w:.1} MS/s = {:.0} MB/s",
+        w * 4.0
+    );
     let runs = [
         Run {
             label: "2 MS/s, FFT 2048 + CLKIN (sanity)".into(),
@@ -167,6 +238,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             fft: 2048,
             clkin: true,
             record: false,
+            ci16: false,
             block: 1 << 16,
             pool: 64,
         },
@@ -177,6 +249,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             fft: 2048,
             clkin: true,
             record: false,
+            ci16: false,
             block: 1 << 16,
             pool: 64,
         },
@@ -187,6 +260,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             fft: 2048,
             clkin: true,
             record: true,
+            ci16: false,
             block: 1 << 16,
             pool: 64,
         },
@@ -197,6 +271,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             fft: 2048,
             clkin: true,
             record: false,
+            ci16: false,
             block: 1 << 16,
             pool: 256,
         },
@@ -207,13 +282,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             fft: 2048,
             clkin: true,
             record: true,
+            ci16: false,
             block: 1 << 16,
             pool: 256,
         },
+        Run {
+            label: "61.44 MS/s, FFT 2048 + CLKIN, recording ci16 (native CS16, writer thread), 0.5 s pool".into(),
+            rate: 61.44e6,
+            seconds,
+            fft: 2048,
+            clkin: true,
+            record: true,
+            ci16: true,
+            block: 1 << 16,
+            pool: 469,
+        },
+        Run {
+            label: "20 MS/s, FFT 2048 + CLKIN, recording cf32 (writer thread), 0.5 s pool".into(),
+            rate: 20e6,
+            seconds,
+            fft: 2048,
+            clkin: true,
+            record: true,
+            ci16: false,
+            block: 1 << 16,
+            pool: 153,
+        },
     ];
-    for run in &runs {
+    for run in runs
+        .iter()
+        .filter(|r| filter.as_ref().is_none_or(|f| r.label.contains(f.as_str())))
+    {
         let t = Instant::now();
-        let s = live(run, dir.path())?;
+        let (s, bytes) = live(run, dir.path())?;
         let wall = t.elapsed().as_secs_f64();
         // Samples lost inside the driver on an overflow are not counted by the driver;
         // an overflow is reported as such (and makes the capture not clean).
@@ -221,7 +322,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "live {} ({} s, pool {} x {}): requested {} received {} processed {} | \
              overflows {} dropped {} timeouts {} | dropped+missing {} | {:.2} s wall, {:.1} MS/s \
-             processed | CLKIN {} | status {:?}{}",
+             processed | CLKIN {} | status {:?}{}{}",
             run.label,
             run.seconds,
             run.pool,
@@ -244,7 +345,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 " (overflows: each loses part of the driver buffer)"
             } else {
                 ""
-            }
+            },
+            bytes.map_or(String::new(), |b| format!(
+                " | file {b} bytes = {} samples{}",
+                b / if run.ci16 { 4 } else { 8 },
+                s.recording_error
+                    .as_ref()
+                    .map_or(String::new(), |e| format!(", recording error: {e}"))
+            ))
         );
     }
     Ok(())

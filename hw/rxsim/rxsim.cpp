@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cmath>
 #include <complex>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -133,7 +134,15 @@ const Tables &tables() {
 
 using Clock = std::chrono::steady_clock;
 
+// One stream. A conforming driver is called from several threads: SoapySDRServer
+// reads (or writes) on a worker thread that starts right after setupStream, while its
+// client-handler thread calls activateStream/deactivateStream/closeStream. So every
+// field is guarded by `mu`, and a read on an inactive stream waits (up to its timeout)
+// for activation and returns SOAPY_SDR_TIMEOUT, as hardware drivers do, instead of an
+// error the server would forward to the client as STREAM_ERROR.
 struct SimStream {
+    std::mutex mu;
+    std::condition_variable cv; // notified on activate/deactivate
     int direction = SOAPY_SDR_RX;
     bool cs16 = false;
     bool active = false;
@@ -343,21 +352,31 @@ class RxSim : public SoapySDR::Device {
 
     int activateStream(SoapySDR::Stream *stream, const int, const long long, const size_t) override {
         auto *s = reinterpret_cast<SimStream *>(stream);
+        double rate;
         {
             std::lock_guard<std::mutex> g(mu_);
-            s->rate = s->direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
+            rate = s->direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
         }
-        s->t0 = Clock::now();
-        s->produced = 0;
-        s->phase = 0.0;
-        s->active = true;
+        {
+            std::lock_guard<std::mutex> g(s->mu);
+            s->rate = rate;
+            s->t0 = Clock::now();
+            s->produced = 0;
+            s->phase = 0.0;
+            s->active = true;
+        }
+        s->cv.notify_all();
         logEvent("activateStream", s->direction == SOAPY_SDR_TX ? "TX" : "RX", serial_);
         return 0;
     }
 
     int deactivateStream(SoapySDR::Stream *stream, const int, const long long) override {
         auto *s = reinterpret_cast<SimStream *>(stream);
-        s->active = false;
+        {
+            std::lock_guard<std::mutex> g(s->mu);
+            s->active = false;
+        }
+        s->cv.notify_all();
         logEvent("deactivateStream", s->direction == SOAPY_SDR_TX ? "TX" : "RX", serial_);
         return 0;
     }
@@ -367,7 +386,16 @@ class RxSim : public SoapySDR::Device {
         auto *s = reinterpret_cast<SimStream *>(stream);
         flags = 0;
         if (s->direction != SOAPY_SDR_RX) return SOAPY_SDR_NOT_SUPPORTED;
-        if (!s->active) return SOAPY_SDR_STREAM_ERROR;
+        // Clamped to an hour: a client passing LONG_MAX must not overflow the clock.
+        const long waitUs = std::min(std::max(0L, timeoutUs), 3600L * 1000000L);
+        const auto deadline = Clock::now() + std::chrono::microseconds(waitUs);
+        std::unique_lock<std::mutex> lk(s->mu);
+        // Not (yet, or no longer) active: no samples arrive, so wait for activation
+        // until the timeout, like a driver whose sample queue stays empty.
+        while (!s->active) {
+            if (s->cv.wait_until(lk, deadline) == std::cv_status::timeout && !s->active)
+                return SOAPY_SDR_TIMEOUT;
+        }
         if (numElems == 0) return 0;
         size_t n = numElems;
         double step, amp, namp;
@@ -380,8 +408,9 @@ class RxSim : public SoapySDR::Device {
         if (pace_) {
             const double capacity =
                 bufferSamples_ > 0 ? bufferSamples_ : std::max(double(1 << 21), 0.1 * s->rate);
-            const auto deadline = Clock::now() + std::chrono::microseconds(std::max(0L, timeoutUs));
             for (;;) {
+                // Deactivated (or re-activated) while this read waited.
+                if (!s->active) return SOAPY_SDR_TIMEOUT;
                 double elapsed = std::chrono::duration<double>(Clock::now() - s->t0).count();
                 double avail = elapsed * s->rate - double(s->produced);
                 if (avail > capacity) {
@@ -411,7 +440,9 @@ class RxSim : public SoapySDR::Device {
                 double need = (double(std::min(numElems, kMtu)) - avail) / s->rate;
                 auto wait = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(need));
                 auto until = std::min(deadline, now + wait);
-                std::this_thread::sleep_until(until);
+                // Sleeps without holding the stream lock, so activate/deactivate and
+                // close from another thread are never held up by a waiting read.
+                s->cv.wait_until(lk, until);
             }
         }
         timeNs = (long long)(double(s->produced) / s->rate * 1e9);
@@ -442,6 +473,7 @@ class RxSim : public SoapySDR::Device {
         auto *s = reinterpret_cast<SimStream *>(stream);
         (void)flags;
         if (s->direction != SOAPY_SDR_TX) return SOAPY_SDR_NOT_SUPPORTED;
+        std::unique_lock<std::mutex> lk(s->mu);
         if (!s->active) return SOAPY_SDR_STREAM_ERROR;
         size_t n = std::min(numElems, kMtu);
         // Fault injection: the "device" drops off the bus after tx_fail_after samples.
@@ -454,12 +486,19 @@ class RxSim : public SoapySDR::Device {
             if (queued > ahead) {
                 double wait = (queued - ahead) / s->rate;
                 double maxWait = double(std::max(0L, timeoutUs)) / 1e6;
+                // Waits without holding the stream lock (a deactivate from another
+                // thread, e.g. SoapySDRServer's handler, is never held up).
+                auto dur = [](double secs) {
+                    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(secs));
+                };
                 if (wait > maxWait) {
                     if (maxWait <= 0.0) return SOAPY_SDR_TIMEOUT;
-                    std::this_thread::sleep_for(std::chrono::duration<double>(maxWait));
+                    s->cv.wait_for(lk, dur(maxWait));
                     return SOAPY_SDR_TIMEOUT;
                 }
-                std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+                const auto until = Clock::now() + dur(wait);
+                while (s->active && Clock::now() < until) s->cv.wait_until(lk, until);
+                if (!s->active) return SOAPY_SDR_TIMEOUT;
             }
         }
         s->produced += n;

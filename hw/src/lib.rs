@@ -34,8 +34,8 @@ mod sim;
 mod sweep;
 
 pub use crate::capture::{
-    run_capture, CaptureSettings, CaptureStatus, CaptureSummary, PsdTrace, ReadOutcome,
-    SampleSource,
+    run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, Ci16Source,
+    PsdTrace, ReadOutcome, SampleSource,
 };
 pub use crate::clock::hackrf_clkin_status;
 pub use crate::dsp::{
@@ -44,14 +44,14 @@ pub use crate::dsp::{
 };
 pub use crate::error::{Error, Result};
 pub use crate::iq::{
-    IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordingMeta,
+    IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordFormat, RecordingMeta,
 };
 pub use crate::{
     probe::{
         enumerate, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
         soapysdr_version, DeviceInfo, GainElement, ModuleLoad,
     },
-    radio::{ActualSettings, RxConfig, RxRadio, RxStream, TxRadio, TxReport},
+    radio::{ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, TxRadio, TxReport},
     sim::use_sim,
     sweep::{run_sweep, HopPlan, HopStatus, SweepConfig, SweepHop, SweepReport},
 };

@@ -4,7 +4,7 @@
 //! [`TxRadio`], obtained by consuming an [`rxnode_interlock::TxPermit`].
 use crate::probe::{probe_into, DeviceInfo};
 use crate::{sim, Error};
-use crate::{ReadOutcome, SampleSource};
+use crate::{Ci16Source, ReadOutcome, SampleSource};
 use num_complex::Complex;
 use rxnode_interlock::TxPermit;
 use serde::Serialize;
@@ -435,6 +435,36 @@ impl RxRadio {
         Ok(out)
     }
 
+    /// Set up an RX stream in the driver's native CS16 format (channel 0), for
+    /// recording full rate without a float round trip (SigMF `ci16_le`). Activated by
+    /// its first read; deactivated (if active) and closed on drop. Fails (naming the
+    /// device) when the driver offers no CS16 stream.
+    pub fn rx_stream_ci16(&mut self) -> Result<RxStreamCi16, Error> {
+        let formats = self
+            .dev
+            .stream_formats(Direction::Rx, 0)
+            .map_err(|e| self.driver_err("list rx stream formats", e))?;
+        if !formats.contains(&soapysdr::Format::CS16) {
+            return Err(self.rx().unsupported(
+                "record_format",
+                "ci16",
+                formats
+                    .iter()
+                    .map(|f| f.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ));
+        }
+        let inner = self
+            .dev
+            .rx_stream::<Complex<i16>>(&[0])
+            .map_err(|e| self.driver_err("set up rx stream (CS16)", e))?;
+        Ok(RxStreamCi16 {
+            inner,
+            args: self.args.clone(),
+        })
+    }
+
     /// Become TX-capable by consuming a permit issued for this radio's device args.
     ///
     /// The permit stays inside the returned handle; its device args must equal this
@@ -497,6 +527,44 @@ impl RxStream {
 
 impl SampleSource for RxStream {
     fn read(&mut self, buf: &mut [Complex<f32>], timeout_us: i64) -> Result<ReadOutcome, Error> {
+        if !self.inner.active() {
+            self.inner.activate(None).map_err(|e| Error::Stream {
+                args: self.args.clone(),
+                message: format!("activate rx stream: {:?}: {}", e.code, e.message),
+            })?;
+        }
+        match self.inner.read(&mut [buf], timeout_us) {
+            Ok(n) => Ok(ReadOutcome::Samples(n)),
+            Err(e) if e.code == ErrorCode::Overflow => Ok(ReadOutcome::Overflow),
+            Err(e) if e.code == ErrorCode::Timeout => Ok(ReadOutcome::Timeout),
+            Err(e) => Err(Error::Stream {
+                args: self.args.clone(),
+                message: format!("{:?}: {}", e.code, e.message),
+            }),
+        }
+    }
+}
+
+/// An RX stream in the driver's native CS16 format (channel 0), owned and `Send`.
+pub struct RxStreamCi16 {
+    inner: soapysdr::RxStream<Complex<i16>>,
+    args: String,
+}
+
+impl std::fmt::Debug for RxStreamCi16 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RxStreamCi16")
+            .field("args", &self.args)
+            .finish()
+    }
+}
+
+impl Ci16Source for RxStreamCi16 {
+    fn read_ci16(
+        &mut self,
+        buf: &mut [Complex<i16>],
+        timeout_us: i64,
+    ) -> Result<ReadOutcome, Error> {
         if !self.inner.active() {
             self.inner.activate(None).map_err(|e| Error::Stream {
                 args: self.args.clone(),
@@ -735,15 +803,26 @@ impl TxRadio {
                 Err(e) => {
                     return Err(Error::Stream {
                         args: args.to_owned(),
-                        message: format!("tx write: {:?}: {}", e.code, e.message),
+                        message: format!(
+                            "tx write: {:?}: {}; {}",
+                            e.code,
+                            e.message,
+                            tx_state_unknown(sent, total, started)
+                        ),
                     })
                 }
             }
         }
-        guard
-            .0
-            .deactivate(None)
-            .map_err(|e| tx.driver("deactivate tx stream".into(), e))?;
+        // A radio on another host whose server died fails here: the node then knows
+        // only what it sent, not whether the far transmitter stopped. Say so.
+        guard.0.deactivate(None).map_err(|e| Error::Stream {
+            args: args.to_owned(),
+            message: format!(
+                "deactivate tx stream failed: {}; {}",
+                e.message.trim_end_matches([' ', ':']),
+                tx_state_unknown(sent, total, started)
+            ),
+        })?;
         drop(guard);
         let stopped = unix_now();
         tracing::warn!(args, sent, cancelled, "TX off");
@@ -760,6 +839,21 @@ impl TxRadio {
             cancelled,
         })
     }
+}
+
+/// What is known about a transmitter whose stream failed mid-tone.
+fn tx_state_unknown(sent: u64, total: u64, started_unix_s: f64) -> String {
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos((started_unix_s * 1e9) as i128)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| format!("{started_unix_s:.3} (unix s)"));
+    format!(
+        "keyed at {at}, {sent} of {total} samples accepted by the driver; the transmitter's \
+         state after that is unknown (a radio on another host may still be keyed): check it"
+    )
 }
 
 /// How far the driver's actual TX LO may sit from the permit's (drivers round to

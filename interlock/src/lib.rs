@@ -23,8 +23,8 @@ mod plan;
 mod policy;
 mod records;
 mod risk;
-mod sweep;
 mod strict_json;
+mod sweep;
 mod task;
 #[cfg(test)]
 mod testutil;
@@ -33,16 +33,16 @@ pub use crate::{
     error::{Error, Issue},
     header::{AllowPush, TaskHeader, TaskId},
     permit::{authorize, check_tx_step, TxPermit},
-    plan::{ClkinSpec, ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep},
+    plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
     records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
     risk::{derive_risk, RiskLevel},
+    strict_json::{
+        find_duplicate_key, find_format_char, format_char_in, is_format_char, DuplicateKey,
+    },
     sweep::{
         check_rx_gain, check_rx_sweep, sweep_grid, validate_sweep_step, GainSpec, RxSweepStep,
         MAX_SWEEP_HOPS, MAX_SWEEP_VALUES,
-    },
-    strict_json::{
-        find_duplicate_key, find_format_char, format_char_in, is_format_char, DuplicateKey,
     },
     task::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,

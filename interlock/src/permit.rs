@@ -198,6 +198,7 @@ pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
             tx.allowed_ranges_hz
         )));
     }
+    check_tx_device(&step.device, tx)?;
     if crate::policy::exceeds(step.gain_db, tx.max_gain_db) {
         return Err(Error::Policy(format!(
             "gain_db {} exceeds tx.max_gain_db {}",
@@ -208,6 +209,45 @@ pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
         return Err(Error::Policy(format!(
             "duration_s {} exceeds tx.max_duration_s {}",
             step.duration_s, tx.max_duration_s
+        )));
+    }
+    Ok(())
+}
+
+/// Issue 16: the branch must not be able to move the transmitter to another host. A
+/// TX device names its driver (without one SoapySDR may open any matching radio,
+/// including one a SoapyRemote server on the network offers), and a radio served by
+/// SoapyRemote transmits only when the local policy lists its server.
+fn check_tx_device(device: &str, tx: &crate::TxPolicy) -> Result<(), Error> {
+    let kv: Vec<(&str, &str)> = device
+        .split(',')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (k.trim(), v.trim()))
+        .collect();
+    let get = |key: &str| kv.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+    let Some(driver) = get("driver").filter(|d| !d.is_empty()) else {
+        return Err(Error::Policy(format!(
+            "tx_tone device {device:?} names no driver=: SoapySDR could open any matching radio, \
+             also one served from another host; name the driver (e.g. driver=hackrf)"
+        )));
+    };
+    let remote = driver == "remote"
+        || kv
+            .iter()
+            .any(|(k, _)| *k == "remote" || k.starts_with("remote:"));
+    if !remote {
+        return Ok(());
+    }
+    let Some(server) = get("remote").filter(|s| !s.is_empty()) else {
+        return Err(Error::Policy(format!(
+            "tx_tone device {device:?} is a SoapyRemote radio without remote=tcp://HOST:PORT: \
+             the client would transmit on whatever server it discovers"
+        )));
+    };
+    if !tx.allowed_remote_servers.iter().any(|s| s == server) {
+        return Err(Error::Policy(format!(
+            "tx_tone on the remote radio at {server} is refused: tx.allowed_remote_servers {:?} does not list it",
+            tx.allowed_remote_servers
         )));
     }
     Ok(())
@@ -230,12 +270,65 @@ mod tests {
                 allowed_ranges_hz: ranges.to_vec(),
                 max_gain_db: gain,
                 max_duration_s: dur,
+                allowed_remote_servers: Vec::new(),
             }),
         }
     }
 
     fn ism() -> Policy {
         policy(&[[433.05e6, 434.79e6]], 10.0, 2.0)
+    }
+
+    /// Issue 16: a hostile task cannot move the transmitter to another host.
+    #[test]
+    fn tx_on_a_remote_radio_needs_its_server_in_the_policy() {
+        let step = |device: &str| TxToneStep {
+            device: device.to_owned(),
+            frequency_hz: 433.92e6,
+            sample_rate_hz: 1e6,
+            tone_offset_hz: 50e3,
+            gain_db: 0.0,
+            duration_s: 0.5,
+        };
+        let mut pol = ism();
+        check_tx_step(&step("driver=hackrf,serial=1"), &pol).unwrap();
+        for (dev, needle) in [
+            ("serial=1", "names no driver="),
+            ("driver=,serial=1", "names no driver="),
+            ("driver=remote", "without remote=tcp://HOST:PORT"),
+            (
+                "driver=remote,remote:driver=hackrf",
+                "without remote=tcp://HOST:PORT",
+            ),
+            (
+                "driver=remote,remote=tcp://10.0.0.9:55132,remote:driver=hackrf",
+                "tcp://10.0.0.9:55132 is refused",
+            ),
+            (
+                "driver=hackrf,remote=tcp://10.0.0.9:55132",
+                "tcp://10.0.0.9:55132 is refused",
+            ),
+        ] {
+            match check_tx_step(&step(dev), &pol) {
+                Err(Error::Policy(m)) => assert!(m.contains(needle), "{dev}: {m}"),
+                other => panic!("{dev}: {other:?}"),
+            }
+        }
+        if let Some(tx) = &mut pol.tx {
+            tx.allowed_remote_servers = vec!["tcp://10.0.0.9:55132".into()];
+        }
+        check_tx_step(
+            &step("driver=remote, remote=tcp://10.0.0.9:55132,remote:driver=hackrf"),
+            &pol,
+        )
+        .unwrap();
+        assert!(check_tx_step(&step("driver=remote,remote=tcp://10.0.0.9:55133"), &pol).is_err());
+        let p = Policy::from_json(
+            r#"{"tx": {"allowed_ranges_hz": [[1, 2]], "max_gain_db": 0, "max_duration_s": 1,
+                "allowed_remote_servers": ["tcp://h:1"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(p.tx.unwrap().allowed_remote_servers, ["tcp://h:1"]);
     }
 
     fn go(task: &ValidTask, pol: &Policy) -> Result<TxPermit, Error> {
@@ -440,7 +533,8 @@ mod tests {
                 ranges.push([lo - m, hi + m]);
             }
             let pol = Policy { rx: Default::default(), tx: has_tx.then(|| crate::TxPolicy {
-                allowed_ranges_hz: ranges.clone(), max_gain_db: max_gain, max_duration_s: max_dur }) };
+                allowed_ranges_hz: ranges.clone(), max_gain_db: max_gain, max_duration_s: max_dur,
+                allowed_remote_servers: Vec::new() }) };
             let approval = Approval::new(&task, "c", AT);
             let result = verify_authorization(&task, &approval, &phrase, AT)
                 .and_then(|auth| authorize(&task, &approval, auth, step_index, &pol));

@@ -73,6 +73,28 @@ pub struct ClkinSpec {
     pub tolerance_ppm: f64,
 }
 
+/// The sample type of an IQ recording (`rx_capture` `record_format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IqSampleFormat {
+    /// SigMF `cf32_le`: float32 I/Q, 8 bytes per sample (the default).
+    #[default]
+    Cf32,
+    /// SigMF `ci16_le`: the radio's native int16 I/Q (SoapySDR CS16) as it came,
+    /// 4 bytes per sample; for full-rate recording.
+    Ci16,
+}
+
+impl IqSampleFormat {
+    /// Bytes one complex sample takes on disk.
+    pub fn sample_bytes(self) -> u64 {
+        match self {
+            Self::Cf32 => 8,
+            Self::Ci16 => 4,
+        }
+    }
+}
+
 /// `rx_capture` step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -94,6 +116,9 @@ pub struct RxCaptureStep {
     /// Keep the raw IQ under `.local/rx_iq/<TASK_ID>/`.
     #[serde(default)]
     pub record_iq: bool,
+    /// The recording's sample type (`cf32` default, `ci16` native); only with `record_iq`.
+    #[serde(default)]
+    pub record_format: Option<IqSampleFormat>,
     /// Clock source to select before capturing.
     #[serde(default)]
     pub clock_source: Option<String>,
@@ -384,6 +409,16 @@ pub(crate) fn parse_plan(
                 }
                 if let Some(b) = s.bandwidth_hz {
                     positive_finite(b, line, n, "bandwidth_hz", issues);
+                }
+                if let (Some(f), false) = (s.record_format, s.record_iq) {
+                    issues.push(Issue::new(
+                        Some(line),
+                        Some("record_format"),
+                        format!(
+                            "rx-plan step {n}: record_format {} needs \"record_iq\": true",
+                            serde_json::to_string(&f).unwrap_or_default()
+                        ),
+                    ));
                 }
                 if let Some(f) = s.fft_size {
                     if !(16..=65536).contains(&f) || !f.is_power_of_two() {
@@ -811,6 +846,36 @@ mod tests {
             e.iter().any(|i| i.message.contains("gain element to dB")),
             "{e:#?}"
         );
+    }
+
+    /// Issue 16: `record_format` picks the recording's sample type; it needs
+    /// `record_iq`, and only cf32/ci16 exist.
+    #[test]
+    fn record_format_is_cf32_or_ci16_and_needs_record_iq() {
+        let s = RX_STEP.replace(
+            "\"record_iq\": true",
+            "\"record_iq\": true, \"record_format\": \"ci16\"",
+        );
+        let t = ok(&render(&rx_hdr(), &plan(&steps(&s))));
+        match &t.plan().unwrap().steps[0] {
+            Step::RxCapture(c) => assert_eq!(c.record_format, Some(IqSampleFormat::Ci16)),
+            other => panic!("{other:?}"),
+        }
+        let s = RX_STEP.replace(
+            "\"record_iq\": true",
+            "\"record_iq\": false, \"record_format\": \"ci16\"",
+        );
+        has(
+            &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+            Some(14),
+            Some("record_format"),
+            "needs \"record_iq\": true",
+        );
+        let s = RX_STEP.replace(
+            "\"record_iq\": true",
+            "\"record_iq\": true, \"record_format\": \"cs8\"",
+        );
+        assert!(!errs(&render(&rx_hdr(), &plan(&steps(&s)))).is_empty());
     }
 
     #[test]

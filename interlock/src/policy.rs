@@ -60,6 +60,10 @@ pub struct TxPolicy {
     pub max_gain_db: f64,
     /// Longest transmission, seconds.
     pub max_duration_s: f64,
+    /// SoapyRemote servers (`tcp://HOST:PORT`, exactly as in the device args' `remote=`)
+    /// whose radios may transmit. Empty (the default): no TX on a radio of another host.
+    #[serde(default)]
+    pub allowed_remote_servers: Vec<String>,
 }
 
 impl Policy {
@@ -174,8 +178,9 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
     // sum are bounded).
     crate::sweep::check_rx_gain(step.gain_db.as_ref(), policy)?;
     if step.record_iq {
-        // cf32: 8 bytes per sample.
-        let bytes = step.duration_s * step.sample_rate_hz * 8.0;
+        // cf32: 8 bytes per sample; ci16: 4.
+        let per_sample = step.record_format.unwrap_or_default().sample_bytes() as f64;
+        let bytes = step.duration_s * step.sample_rate_hz * per_sample;
         if bytes > policy.max_iq_bytes as f64 {
             return Err(Error::Policy(format!(
                 "recording needs {bytes:.0} bytes of IQ; rx.max_iq_bytes is {}",
@@ -205,6 +210,7 @@ mod tests {
             duration_s: 2.0,
             fft_size: None,
             record_iq: true,
+            record_format: None,
             clock_source: None,
             bandwidth_hz: None,
             antenna: None,
@@ -340,6 +346,17 @@ mod tests {
         assert!(
             matches!(check_rx_step(&s, &p2), Err(Error::Policy(m)) if m.contains("rx.max_iq_bytes"))
         );
+        // Issue 16: a ci16 recording takes 4 bytes a sample, half of cf32's 8.
+        s.record_format = Some(crate::IqSampleFormat::Ci16);
+        check_rx_step(&s, &p2).unwrap();
+        let p3 = RxPolicy {
+            max_iq_bytes: 15_999_999,
+            ..p.clone()
+        };
+        assert!(
+            matches!(check_rx_step(&s, &p3), Err(Error::Policy(m)) if m.contains("16000000 bytes"))
+        );
+        s.record_format = None;
         s.record_iq = false;
         check_rx_step(&s, &p2).unwrap();
         // Review of session 2: no gain asked under a gain limit is refused (the radio

@@ -1,17 +1,24 @@
-//! The capture engine: a reader thread owns the [`SampleSource`] and reads only into
-//! preallocated pool buffers; DSP (Welch PSD, CLKIN) and recording run on the calling
-//! thread, fed through a bounded queue. When the consumer falls behind the reader never
-//! waits for it: it reads into a scratch buffer and counts the samples as dropped.
+//! The capture engine: a reader thread owns the source and reads only into
+//! preallocated pool buffers; DSP (Welch PSD, CLKIN) runs on the calling thread, fed
+//! through a bounded queue, and the recording (if any) on a writer thread of its own,
+//! fed by the DSP thread with the same buffers, which then return to the pool. When
+//! the DSP or the writer falls behind, the reader never waits for them: with no free
+//! buffer it reads into a scratch buffer and counts the samples as dropped.
+//!
+//! The engine carries the samples in the source's type: CF32 ([`SampleSource`],
+//! [`run_capture`]) or the driver's native CS16 ([`Ci16Source`], [`run_capture_ci16`]),
+//! which is recorded as it came (SigMF `ci16_le`) and converted to float only for the
+//! DSP, on the DSP thread.
 pub(crate) mod source;
 
-pub use source::{ReadOutcome, SampleSource};
+pub use source::{Ci16Source, ReadOutcome, SampleSource};
 
 use crate::dsp::{
     judge_clkin, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, Peak, Welch,
     WelchConfig,
 };
 use crate::error::{Error, Result};
-use crate::iq::{IqFileRecord, IqWriter};
+use crate::iq::{IqFileRecord, IqWriter, RecordFormat};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -159,7 +166,8 @@ struct ReaderStats {
 /// deadline, too many timeouts, a source error, or `cancel`), analyse and optionally
 /// record them. `progress`, if given, follows the samples received.
 ///
-/// Errors only for invalid settings; what goes wrong during the capture is in the summary.
+/// Errors only for invalid settings (a `ci16` recorder included: CF32 samples are
+/// never narrowed silently); what goes wrong during the capture is in the summary.
 pub fn run_capture<S: SampleSource>(
     source: S,
     settings: &CaptureSettings,
@@ -170,12 +178,98 @@ pub fn run_capture<S: SampleSource>(
     run_capture_with_hook(source, settings, cancel, progress, recorder, &mut |_| {})
 }
 
+/// [`run_capture`] on the driver's native CS16 samples: the recorder (which must be a
+/// `ci16` one, [`IqWriter::create_with`]) gets them exactly as the driver delivered
+/// them, on its own thread; the DSP sees them scaled to float (÷ 32768).
+pub fn run_capture_ci16<S: Ci16Source>(
+    source: S,
+    settings: &CaptureSettings,
+    cancel: &AtomicBool,
+    progress: Option<&AtomicU64>,
+    recorder: Option<IqWriter>,
+) -> Result<CaptureSummary> {
+    run_engine(
+        Ci16Reader(source),
+        settings,
+        cancel,
+        progress,
+        recorder,
+        &mut |_| {},
+    )
+}
+
+/// A sample type the engine carries from the source to the DSP and the recording.
+pub(crate) trait EngineSample: Copy + Default + Send + Sync + 'static {
+    /// The recording format that stores this type as it is.
+    const RECORD: RecordFormat;
+    /// The float view for the DSP: `x` itself for CF32, else converted into `scratch`.
+    fn as_cf32<'a>(x: &'a [Self], scratch: &'a mut [Complex<f32>]) -> &'a [Complex<f32>];
+    /// Append to a recording.
+    fn record(w: &mut IqWriter, x: &[Self]) -> Result<()>;
+}
+
+impl EngineSample for Complex<f32> {
+    const RECORD: RecordFormat = RecordFormat::Cf32;
+    fn as_cf32<'a>(x: &'a [Self], _: &'a mut [Complex<f32>]) -> &'a [Complex<f32>] {
+        x
+    }
+    fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
+        w.write(x)
+    }
+}
+
+impl EngineSample for Complex<i16> {
+    const RECORD: RecordFormat = RecordFormat::Ci16;
+    fn as_cf32<'a>(x: &'a [Self], scratch: &'a mut [Complex<f32>]) -> &'a [Complex<f32>] {
+        const SCALE: f32 = 1.0 / 32768.0;
+        let out = &mut scratch[..x.len()];
+        for (o, c) in out.iter_mut().zip(x) {
+            *o = Complex::new(f32::from(c.re) * SCALE, f32::from(c.im) * SCALE);
+        }
+        out
+    }
+    fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
+        w.write_ci16(x)
+    }
+}
+
+/// What the reader thread reads from, in the engine's sample type.
+pub(crate) trait BlockSource<T>: Send {
+    fn read_block(&mut self, buf: &mut [T], timeout_us: i64) -> Result<ReadOutcome>;
+}
+
+impl<S: SampleSource> BlockSource<Complex<f32>> for S {
+    fn read_block(&mut self, buf: &mut [Complex<f32>], timeout_us: i64) -> Result<ReadOutcome> {
+        self.read(buf, timeout_us)
+    }
+}
+
+/// Adapts a [`Ci16Source`] (a newtype, so the two blanket impls never meet).
+pub(crate) struct Ci16Reader<S>(pub(crate) S);
+
+impl<S: Ci16Source> BlockSource<Complex<i16>> for Ci16Reader<S> {
+    fn read_block(&mut self, buf: &mut [Complex<i16>], timeout_us: i64) -> Result<ReadOutcome> {
+        self.0.read_ci16(buf, timeout_us)
+    }
+}
+
 pub(crate) fn run_capture_with_hook<S: SampleSource>(
+    source: S,
+    settings: &CaptureSettings,
+    cancel: &AtomicBool,
+    progress: Option<&AtomicU64>,
+    recorder: Option<IqWriter>,
+    hook: &mut dyn FnMut(&[Complex<f32>]),
+) -> Result<CaptureSummary> {
+    run_engine::<Complex<f32>, S>(source, settings, cancel, progress, recorder, hook)
+}
+
+pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     mut source: S,
     settings: &CaptureSettings,
     cancel: &AtomicBool,
     progress: Option<&AtomicU64>,
-    mut recorder: Option<IqWriter>,
+    recorder: Option<IqWriter>,
     hook: &mut dyn FnMut(&[Complex<f32>]),
 ) -> Result<CaptureSummary> {
     if settings.samples == 0 {
@@ -191,6 +285,18 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
             detail: "block_samples and pool_blocks must be > 0".into(),
         });
     }
+    if let Some(w) = &recorder {
+        if w.record_format() != T::RECORD {
+            return Err(Error::InvalidSetting {
+                field: "record_format",
+                detail: format!(
+                    "a {} recording of a {} stream (samples are never converted for the recording)",
+                    w.record_format().name(),
+                    T::RECORD.name()
+                ),
+            });
+        }
+    }
     let mut welch = Welch::new(settings.welch.clone())?;
     let mut clkin = settings
         .clkin
@@ -198,25 +304,53 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
         .map(ClkinEstimator::new)
         .transpose()?;
     let block = settings.block_samples;
-    let (free_tx, free_rx) = sync_channel::<Vec<Complex<f32>>>(settings.pool_blocks);
-    let (full_tx, full_rx) = sync_channel::<(Vec<Complex<f32>>, usize)>(settings.pool_blocks);
+    let (free_tx, free_rx) = sync_channel::<Vec<T>>(settings.pool_blocks);
+    let (full_tx, full_rx) = sync_channel::<(Vec<T>, usize)>(settings.pool_blocks);
+    // DSP → writer: every buffer may be waiting there, so a send never blocks for long.
+    let (rec_tx, rec_rx) = sync_channel::<(Vec<T>, usize)>(settings.pool_blocks);
     for _ in 0..settings.pool_blocks {
         // Cannot fail: the channel holds exactly pool_blocks buffers.
-        let _ = free_tx.try_send(vec![Complex::default(); block]);
+        let _ = free_tx.try_send(vec![T::default(); block]);
     }
-    let mut scratch = vec![Complex::<f32>::default(); block];
+    let mut scratch = vec![T::default(); block];
+    // The DSP's float view of a native block (unused for CF32).
+    let mut as_float = if T::RECORD == RecordFormat::Cf32 {
+        Vec::new()
+    } else {
+        vec![Complex::<f32>::default(); block]
+    };
     let started = Instant::now();
     let mut recording_error: Option<String> = None;
     let mut processed = 0u64;
+    let recording = recorder.is_some();
+    let writer_free = free_tx.clone();
 
-    let stats = std::thread::scope(|s| {
+    let (stats, recorder) = std::thread::scope(|s| {
+        // The writer thread: records each block, then hands the buffer back to the
+        // pool. After a write error it keeps draining (the capture goes on, the
+        // recording has stopped and says why).
+        let writer = recorder.map(|mut w| {
+            s.spawn(move || {
+                let mut err: Option<String> = None;
+                for (buf, n) in rec_rx.iter() {
+                    if err.is_none() {
+                        if let Err(e) = T::record(&mut w, &buf[..n]) {
+                            tracing::warn!("recording stopped: {e}");
+                            err = Some(e.to_string());
+                        }
+                    }
+                    let _ = writer_free.try_send(buf);
+                }
+                (w, err)
+            })
+        });
         let reader = s.spawn(move || {
             let mut st = ReaderStats {
                 stop: "complete",
                 ..Default::default()
             };
             // The pool buffer being filled and how far.
-            let mut cur: Option<(Vec<Complex<f32>>, usize)> = None;
+            let mut cur: Option<(Vec<T>, usize)> = None;
             let mut in_a_row = 0u32;
             while st.received < settings.samples {
                 if cancel.load(Ordering::Relaxed) {
@@ -249,7 +383,7 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
                     }
                 };
                 let want = target.len();
-                match source.read(target, settings.timeout_us) {
+                match source.read_block(target, settings.timeout_us) {
                     Ok(ReadOutcome::Samples(n)) => {
                         in_a_row = 0;
                         let n = n.min(want);
@@ -298,24 +432,27 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
             st
         });
         for (buf, n) in full_rx.iter() {
-            let x = &buf[..n];
+            let x = T::as_cf32(&buf[..n], &mut as_float);
             hook(x);
             welch.feed(x);
             if let Some(c) = &mut clkin {
                 c.feed(x);
             }
-            if let Some(w) = &mut recorder {
-                if recording_error.is_none() {
-                    if let Err(e) = w.write(x) {
-                        tracing::warn!("recording stopped: {e}");
-                        recording_error = Some(e.to_string());
-                    }
-                }
-            }
             processed += n as u64;
-            let _ = free_tx.try_send(buf);
+            if recording {
+                // Only fails if the writer thread is gone (a panic, reported below).
+                let _ = rec_tx.send((buf, n));
+            } else {
+                let _ = free_tx.try_send(buf);
+            }
         }
-        reader.join().map_err(|_| Error::WorkerPanic)
+        drop(rec_tx);
+        let stats = reader.join().map_err(|_| Error::WorkerPanic)?;
+        let recorder = match writer {
+            Some(h) => Some(h.join().map_err(|_| Error::WorkerPanic)?),
+            None => None,
+        };
+        Ok::<_, Error>((stats, recorder))
     })?;
     let duration_s = started.elapsed().as_secs_f64();
 
@@ -323,11 +460,25 @@ pub(crate) fn run_capture_with_hook<S: SampleSource>(
     if let Some(e) = &stats.error {
         errors.push(format!("source: {e}"));
     }
+    if stats.stop == "timeouts" {
+        // A radio on another host whose server died, a radio unplugged, a stalled
+        // driver: the stream goes quiet without an error. Say so in words.
+        errors.push(format!(
+            "source: no samples for {:.1} s ({} read timeouts of {} ms in a row) after {} of {} samples; \
+             the radio (or the server serving it) stopped delivering",
+            f64::from(settings.max_consecutive_timeouts) * settings.timeout_us as f64 / 1e6,
+            settings.max_consecutive_timeouts,
+            settings.timeout_us / 1000,
+            stats.received,
+            settings.samples
+        ));
+    }
     let mut iq_files = Vec::new();
     // The spectrum first: the recording's SigMF meta carries one annotation per
     // reported peak (issue 17).
     let spec = welch.finish();
-    if let Some(mut w) = recorder {
+    if let Some((mut w, err)) = recorder {
+        recording_error = err;
         w.annotate(peak_annotations(&spec));
         match w.finish() {
             Ok(f) => iq_files = f,
@@ -623,6 +774,148 @@ mod tests {
         assert_eq!(sum.samples_processed, 5 * 16384);
         assert_eq!(sum.status, CaptureStatus::Partial);
         assert!(sum.averages > 0);
+    }
+
+    /// A CS16 source: the synthetic tone quantised as a driver would deliver it.
+    struct Synth16(Synth, Vec<Complex<f32>>);
+
+    impl Ci16Source for Synth16 {
+        fn read_ci16(&mut self, buf: &mut [Complex<i16>], t: i64) -> Result<ReadOutcome> {
+            self.1.resize(buf.len(), Complex::default());
+            let r = self.0.read(&mut self.1, t)?;
+            if let ReadOutcome::Samples(n) = r {
+                for (o, c) in buf[..n].iter_mut().zip(&self.1) {
+                    *o = Complex::new((c.re * 32767.0) as i16, (c.im * 32767.0) as i16);
+                }
+            }
+            Ok(r)
+        }
+    }
+
+    /// Issue 16: native CS16 through the engine: the DSP measures the tone and CLKIN
+    /// on the float view, and the ci16 recording (on the writer thread) holds exactly
+    /// the samples the source delivered, in order.
+    #[test]
+    fn native_ci16_capture_records_the_source_samples_and_measures() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("n.sigmf-data");
+        let meta = crate::iq::RecordingMeta {
+            sample_rate_hz: 2e6,
+            ..Default::default()
+        };
+        let w = IqWriter::create_with(
+            &p,
+            crate::IqFormat::Sigmf,
+            RecordFormat::Ci16,
+            meta.clone(),
+            None,
+        )
+        .unwrap();
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 1.0e-6);
+        src.max_read = 5000;
+        let mut s = settings(1_000_000);
+        s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
+        let sum = run_capture_ci16(
+            Synth16(src, Vec::new()),
+            &s,
+            &AtomicBool::new(false),
+            None,
+            Some(w),
+        )
+        .unwrap();
+        assert_eq!(sum.samples_processed, 1_000_000);
+        assert_eq!(sum.status, CaptureStatus::Pass, "{sum:?}");
+        assert_eq!(sum.iq_files[0].bytes, 4_000_000);
+        let c = sum.clkin.as_ref().unwrap();
+        assert!((c.ppm.unwrap() - 1.0).abs() < 0.01, "{c:?}");
+        assert!((sum.peaks[0].frequency_hz - 100.1e6).abs() < 2e6 / 2048.0);
+        // The file is the same source's samples, quantised the same way.
+        let mut again = Synth16(Synth::new(2e6, 100e6, 100.1e6, 1.0e-6), Vec::new());
+        again.0.max_read = 5000;
+        let mut want = vec![Complex::<i16>::default(); 1_000_000];
+        let mut got = 0;
+        while got < want.len() {
+            let end = (got + 16384).min(want.len());
+            if let ReadOutcome::Samples(n) = again.read_ci16(&mut want[got..end], 0).unwrap() {
+                got += n;
+            }
+        }
+        let data = std::fs::read(&p).unwrap();
+        assert_eq!(data.len(), 4_000_000);
+        for (i, c) in want.iter().enumerate().step_by(997) {
+            let re = i16::from_le_bytes([data[4 * i], data[4 * i + 1]]);
+            let im = i16::from_le_bytes([data[4 * i + 2], data[4 * i + 3]]);
+            assert_eq!((re, im), (c.re, c.im), "sample {i}");
+        }
+        // A cf32 recorder on a CS16 stream (or the reverse) is refused up front.
+        let w = IqWriter::create(&dir.path().join("f.cf32"), meta.clone(), None).unwrap();
+        let src = Synth16(Synth::new(2e6, 100e6, 100.1e6, 0.0), Vec::new());
+        let e = run_capture_ci16(src, &settings(1000), &AtomicBool::new(false), None, Some(w))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidSetting {
+                    field: "record_format",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let w = IqWriter::create_with(
+            &dir.path().join("g.cs16"),
+            crate::IqFormat::Cs16,
+            RecordFormat::Ci16,
+            meta,
+            None,
+        )
+        .unwrap();
+        let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        let e =
+            run_capture(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidSetting {
+                    field: "record_format",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    /// Issue 16: a stream that goes quiet (a remote server killed) ends with the
+    /// reason in words, not only `timeouts`.
+    #[test]
+    fn a_stream_that_goes_quiet_says_so() {
+        let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+        src.timeout_at = None;
+        let mut s = settings(100_000);
+        s.max_consecutive_timeouts = 3;
+        // Deliver some samples, then only timeouts.
+        struct Quiet(Synth, u32);
+        impl SampleSource for Quiet {
+            fn read(&mut self, buf: &mut [Complex<f32>], t: i64) -> Result<ReadOutcome> {
+                self.1 += 1;
+                if self.1 > 2 {
+                    return Ok(ReadOutcome::Timeout);
+                }
+                let n = buf.len().min(1000);
+                self.0.read(&mut buf[..n], t)
+            }
+        }
+        let sum = run_capture(Quiet(src, 0), &s, &AtomicBool::new(false), None, None).unwrap();
+        assert_eq!(sum.stop_reason, "timeouts");
+        assert_eq!(sum.samples_received, 2000);
+        assert_eq!(sum.status, CaptureStatus::Partial);
+        assert!(
+            sum.errors
+                .iter()
+                .any(|e| e.contains("stopped delivering") && e.contains("after 2000 of 100000")),
+            "{:?}",
+            sum.errors
+        );
     }
 
     /// Review of session 1: zero samples asked used to come back a clean PASS.

@@ -20,3 +20,14 @@ pub trait SampleSource: Send {
         timeout_us: i64,
     ) -> Result<ReadOutcome, crate::Error>;
 }
+
+/// A stream of the driver's native CS16 samples (SoapySDR `CS16`: interleaved int16
+/// I/Q, full scale 32768), recorded without conversion by [`crate::run_capture_ci16`].
+pub trait Ci16Source: Send {
+    /// Read up to `buf.len()` samples, waiting at most `timeout_us` microseconds.
+    fn read_ci16(
+        &mut self,
+        buf: &mut [num_complex::Complex<i16>],
+        timeout_us: i64,
+    ) -> Result<ReadOutcome, crate::Error>;
+}

@@ -4,7 +4,7 @@ pub(crate) mod reader;
 pub(crate) mod writer;
 
 pub use reader::{IqInfo, IqReader};
-pub use writer::{IqFileRecord, IqWriter, PeakAnnotation, RecordingMeta};
+pub use writer::{IqFileRecord, IqWriter, PeakAnnotation, RecordFormat, RecordingMeta};
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

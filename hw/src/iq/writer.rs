@@ -13,6 +13,49 @@ const WAV_HEADER_RESERVE: u64 = 128;
 /// Samples converted per chunk (the byte buffer is allocated once).
 const CHUNK: usize = 8192;
 
+/// The sample type a recording stores (SigMF `core:datatype`).
+///
+/// `Ci16` is the native format of most radios (SoapySDR `CS16`): recorded as the
+/// driver delivered it, with no float round trip, at half the bytes of `Cf32`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordFormat {
+    /// Little-endian float32 I/Q (`cf32_le`), 8 bytes per sample.
+    #[default]
+    Cf32,
+    /// Little-endian int16 I/Q (`ci16_le`, full scale 32768), 4 bytes per sample.
+    Ci16,
+}
+
+impl RecordFormat {
+    /// Parse `cf32` or `ci16` (`cs16` is accepted as the SoapySDR name of `ci16`).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "cf32" | "cf32_le" => Ok(Self::Cf32),
+            "ci16" | "ci16_le" | "cs16" => Ok(Self::Ci16),
+            other => Err(Error::UnsupportedFormat(format!(
+                "record format {other:?} (expected cf32 or ci16)"
+            ))),
+        }
+    }
+
+    /// `cf32` or `ci16`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cf32 => "cf32",
+            Self::Ci16 => "ci16",
+        }
+    }
+
+    /// Bytes per complex sample.
+    pub fn sample_bytes(self) -> u64 {
+        match self {
+            Self::Cf32 => 8,
+            Self::Ci16 => 4,
+        }
+    }
+}
+
 /// What a recording says about the capture.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecordingMeta {
@@ -63,6 +106,7 @@ enum Sink {
 /// and every further write returns the same error.
 pub struct IqWriter {
     format: IqFormat,
+    samples_as: RecordFormat,
     path: PathBuf,
     meta: RecordingMeta,
     sink: Sink,
@@ -140,6 +184,33 @@ impl IqWriter {
         meta: RecordingMeta,
         max_bytes: Option<u64>,
     ) -> Result<Self> {
+        Self::create_with(path, format, RecordFormat::Cf32, meta, max_bytes)
+    }
+
+    /// Create a recording of the given file format holding `samples_as` samples:
+    /// `Cf32` in `.cf32`, `.wav` or SigMF `cf32_le` (written with [`IqWriter::write`]);
+    /// `Ci16` in `.cs16` or SigMF `ci16_le` (written with [`IqWriter::write_ci16`],
+    /// the driver's CS16 samples as they came).
+    pub fn create_with(
+        path: &Path,
+        format: IqFormat,
+        samples_as: RecordFormat,
+        meta: RecordingMeta,
+        max_bytes: Option<u64>,
+    ) -> Result<Self> {
+        let fits = match samples_as {
+            RecordFormat::Cf32 => {
+                matches!(format, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf)
+            }
+            RecordFormat::Ci16 => matches!(format, IqFormat::Cs16 | IqFormat::Sigmf),
+        };
+        if !fits {
+            return Err(Error::UnsupportedFormat(format!(
+                "recording {} samples as {} (cf32: .cf32, .wav or SigMF; ci16: .cs16 or SigMF)",
+                samples_as.name(),
+                format.name()
+            )));
+        }
         if !(meta.sample_rate_hz.is_finite() && meta.sample_rate_hz > 0.0) {
             return Err(Error::InvalidSetting {
                 field: "sample_rate_hz",
@@ -152,6 +223,9 @@ impl IqWriter {
         };
         let sink = match format {
             IqFormat::Cf32 | IqFormat::Sigmf => {
+                Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(&path)?))
+            }
+            IqFormat::Cs16 if samples_as == RecordFormat::Ci16 => {
                 Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(&path)?))
             }
             IqFormat::Wav => {
@@ -183,7 +257,12 @@ impl IqWriter {
         };
         Ok(Self {
             format,
-            sha512: (format == IqFormat::Sigmf).then(Sha512::new),
+            samples_as,
+            // SigMF's optional `core:sha512` costs more CPU than everything else the
+            // writer does; a full-rate ci16 recording (issue 16) goes without it. Its
+            // SHA-256 is computed as for every file and carried by the result.
+            sha512: (format == IqFormat::Sigmf && samples_as == RecordFormat::Cf32)
+                .then(Sha512::new),
             annotations: Vec::new(),
             path,
             meta,
@@ -221,37 +300,118 @@ impl IqWriter {
         self.stopped.as_ref()
     }
 
+    /// The sample type this recording stores.
+    pub fn record_format(&self) -> RecordFormat {
+        self.samples_as
+    }
+
+    /// How many of `n` samples still fit the budget (`None`: all of them).
+    fn room(&self, n: usize) -> Option<usize> {
+        let b = self.budget?;
+        let reserve = if self.format == IqFormat::Wav {
+            WAV_HEADER_RESERVE
+        } else {
+            0
+        };
+        let room = b.saturating_sub(self.bytes + reserve) / self.samples_as.sample_bytes();
+        ((n as u64) > room).then_some(room as usize)
+    }
+
+    /// Record an error that ends the recording and return it.
+    fn stop(&mut self, e: Error) -> Error {
+        self.stopped = Some(clone_err(&e));
+        e
+    }
+
+    fn over_budget(&mut self) -> Error {
+        let e = Error::DiskBudget {
+            budget: self.budget.unwrap_or(0),
+            written: self.bytes,
+        };
+        self.stop(e)
+    }
+
     /// Append samples. Past the budget, whole samples that fit are written, then the
     /// recording stops with [`Error::DiskBudget`].
     pub fn write(&mut self, x: &[Complex<f32>]) -> Result<()> {
         if let Some(e) = &self.stopped {
             return Err(clone_err(e));
         }
-        let mut x = x;
-        let mut over = false;
-        if let Some(b) = self.budget {
-            let reserve = if self.format == IqFormat::Wav {
-                WAV_HEADER_RESERVE
-            } else {
-                0
-            };
-            let room = b.saturating_sub(self.bytes + reserve) / 8;
-            if (x.len() as u64) > room {
-                x = &x[..room as usize];
-                over = true;
-            }
+        if self.samples_as != RecordFormat::Cf32 {
+            return Err(Error::UnsupportedFormat(format!(
+                "float samples into a {} recording (no silent conversion)",
+                self.samples_as.name()
+            )));
         }
+        let room = self.room(x.len());
+        let x = &x[..room.unwrap_or(x.len())];
         if let Err(e) = self.write_inner(x) {
-            self.stopped = Some(clone_err(&e));
-            return Err(e);
+            return Err(self.stop(e));
         }
-        if over {
-            let e = Error::DiskBudget {
-                budget: self.budget.unwrap_or(0),
-                written: self.bytes,
+        if room.is_some() {
+            return Err(self.over_budget());
+        }
+        Ok(())
+    }
+
+    /// Append CS16 samples as they came from the driver (`ci16_le`, no conversion: the
+    /// bytes are the driver's). Past the budget, whole samples that fit are written,
+    /// then the recording stops with [`Error::DiskBudget`].
+    pub fn write_ci16(&mut self, x: &[Complex<i16>]) -> Result<()> {
+        if let Some(e) = &self.stopped {
+            return Err(clone_err(e));
+        }
+        if self.samples_as != RecordFormat::Ci16 {
+            return Err(Error::UnsupportedFormat(format!(
+                "int16 samples into a {} recording (no silent conversion)",
+                self.samples_as.name()
+            )));
+        }
+        let room = self.room(x.len());
+        let x = &x[..room.unwrap_or(x.len())];
+        if let Err(e) = self.write_ci16_inner(x) {
+            return Err(self.stop(e));
+        }
+        if room.is_some() {
+            return Err(self.over_budget());
+        }
+        Ok(())
+    }
+
+    fn write_ci16_inner(&mut self, x: &[Complex<i16>]) -> Result<()> {
+        // Little-endian hosts write the samples' own memory (Complex<i16> is
+        // repr(C) {re, im}); others swap each value into the buffer first.
+        for chunk in x.chunks(CHUNK * 2) {
+            let bytes: &[u8] = if cfg!(target_endian = "little") {
+                // SAFETY: Complex<i16> is #[repr(C)] with two i16 fields and no
+                // padding; any byte pattern is a valid u8; the slice covers exactly
+                // the chunk's memory and lives no longer than it.
+                unsafe {
+                    std::slice::from_raw_parts(
+                        chunk.as_ptr().cast::<u8>(),
+                        std::mem::size_of_val(chunk),
+                    )
+                }
+            } else {
+                self.buf.clear();
+                for c in chunk {
+                    self.buf.extend_from_slice(&c.re.to_le_bytes());
+                    self.buf.extend_from_slice(&c.im.to_le_bytes());
+                }
+                &self.buf
             };
-            self.stopped = Some(clone_err(&e));
-            return Err(e);
+            let Sink::Raw(w) = &mut self.sink else {
+                return Err(Error::UnsupportedFormat(
+                    "ci16 samples into a WAV file".into(),
+                ));
+            };
+            w.write_all(bytes).map_err(io(&self.path))?;
+            self.sha256.update(bytes);
+            if let Some(h) = &mut self.sha512 {
+                h.update(bytes);
+            }
+            self.bytes += bytes.len() as u64;
+            self.samples += chunk.len() as u64;
         }
         Ok(())
     }
@@ -303,6 +463,7 @@ impl IqWriter {
     pub fn finish(self) -> Result<Vec<IqFileRecord>> {
         let Self {
             format,
+            samples_as,
             path,
             meta,
             sink,
@@ -338,10 +499,8 @@ impl IqWriter {
                 });
             }
             IqFormat::Sigmf => {
-                let sha512 = sha512
-                    .map(|h| hex::encode(h.finalize()))
-                    .unwrap_or_default();
-                let text = sigmf_meta(&meta, &sha512, samples, &annotations)?;
+                let sha512 = sha512.map(|h| hex::encode(h.finalize()));
+                let text = sigmf_meta(&meta, samples_as, sha512.as_deref(), samples, &annotations)?;
                 let meta_path = path.with_extension("sigmf-meta");
                 create_new(&meta_path)?
                     .write_all(&text)
@@ -372,7 +531,8 @@ impl IqWriter {
 
 fn sigmf_meta(
     meta: &RecordingMeta,
-    sha512: &str,
+    samples_as: RecordFormat,
+    sha512: Option<&str>,
     samples: u64,
     peaks: &[PeakAnnotation],
 ) -> Result<Vec<u8>> {
@@ -383,13 +543,18 @@ fn sigmf_meta(
             .unwrap_or_default(),
     };
     let mut global = serde_json::json!({
-        "core:datatype": "cf32_le",
+        "core:datatype": match samples_as {
+            RecordFormat::Cf32 => "cf32_le",
+            RecordFormat::Ci16 => "ci16_le",
+        },
         "core:sample_rate": meta.sample_rate_hz,
         "core:version": "1.2.0",
-        "core:sha512": sha512,
         "core:recorder": concat!("rxnode-hw ", env!("CARGO_PKG_VERSION")),
         "core:num_channels": 1,
     });
+    if let Some(h) = sha512 {
+        global["core:sha512"] = h.into();
+    }
     if let Some(hw) = &meta.hw {
         global["core:hw"] = hw.clone().into();
     }
@@ -603,6 +768,92 @@ mod tests {
         let files = w.finish().unwrap();
         assert_eq!(files[0].bytes, 8000);
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 8000);
+    }
+
+    /// Issue 16: the driver's CS16 recorded as it came: SigMF `ci16_le` (or raw
+    /// `.cs16`), 4 bytes a sample, the bytes exactly the samples', hashes right; the
+    /// reader gives them back scaled; no silent conversion either way.
+    #[test]
+    fn ci16_recordings_store_the_driver_samples_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let x: Vec<Complex<i16>> = (0..10_000i32)
+            .map(|i| Complex::new((i * 3 - 15_000) as i16, (7 - i * 2) as i16))
+            .collect();
+        let mut want = Vec::new();
+        for c in &x {
+            want.extend_from_slice(&c.re.to_le_bytes());
+            want.extend_from_slice(&c.im.to_le_bytes());
+        }
+        for (name, format) in [
+            ("n.sigmf-meta", IqFormat::Sigmf),
+            ("n.cs16", IqFormat::Cs16),
+        ] {
+            let p = dir.path().join(name);
+            let mut w =
+                IqWriter::create_with(&p, format, RecordFormat::Ci16, meta(), None).unwrap();
+            assert!(w.write(&ramp(4)).is_err(), "float samples into ci16");
+            for c in x.chunks(777) {
+                w.write_ci16(c).unwrap();
+            }
+            assert_eq!(w.samples_written(), 10_000);
+            let files = w.finish().unwrap();
+            let data = std::fs::read(&files[0].path).unwrap();
+            assert_eq!(data, want, "{name}");
+            assert_eq!(files[0].bytes, 40_000);
+            assert_eq!(files[0].sha256, hex::encode(Sha256::digest(&data)));
+            let mut r = IqReader::open(&p, None).unwrap();
+            let mut back = vec![Complex::default(); 10_000];
+            let mut got = 0;
+            while got < back.len() {
+                let n = r.read(&mut back[got..]).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            assert_eq!(got, 10_000);
+            for (b, c) in back.iter().zip(&x) {
+                assert!((b.re - f32::from(c.re) / 32768.0).abs() < 1e-4, "{name}");
+            }
+            if format == IqFormat::Sigmf {
+                let m: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&files[1].path).unwrap()).unwrap();
+                assert_eq!(m["global"]["core:datatype"], "ci16_le");
+                // No SHA-512 at full rate (it is optional in SigMF); SHA-256 above.
+                assert!(m["global"].get("core:sha512").is_none(), "{m}");
+                assert_eq!(m["annotations"][0]["core:sample_count"], 10_000);
+            }
+        }
+        // A cf32 recording refuses int16 samples; ci16 cannot go into WAV or .cf32.
+        let mut w = IqWriter::create(&dir.path().join("f.cf32"), meta(), None).unwrap();
+        assert!(w.write_ci16(&x[..4]).is_err());
+        for (name, format) in [("w.wav", IqFormat::Wav), ("c.cf32", IqFormat::Cf32)] {
+            let e = IqWriter::create_with(
+                &dir.path().join(name),
+                format,
+                RecordFormat::Ci16,
+                meta(),
+                None,
+            )
+            .unwrap_err();
+            assert!(e.to_string().contains("ci16"), "{e}");
+            assert!(!dir.path().join(name).exists());
+        }
+        // The disk budget counts 4 bytes a sample.
+        let mut w = IqWriter::create_with(
+            &dir.path().join("b.cs16"),
+            IqFormat::Cs16,
+            RecordFormat::Ci16,
+            meta(),
+            Some(4 * 1000 + 3),
+        )
+        .unwrap();
+        w.write_ci16(&x[..600]).unwrap();
+        let e = w.write_ci16(&x[..600]).unwrap_err();
+        assert!(matches!(e, Error::DiskBudget { written: 4000, .. }), "{e}");
+        assert_eq!(w.finish().unwrap()[0].bytes, 4000);
+        assert_eq!(RecordFormat::parse("CS16").unwrap(), RecordFormat::Ci16);
+        assert!(RecordFormat::parse("ci8").is_err());
     }
 
     #[test]
