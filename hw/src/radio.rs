@@ -780,6 +780,17 @@ impl TxRadio {
             if t0.elapsed() >= limit {
                 break;
             }
+            // Never more than TX_LEAD of tone ahead of the wall clock: a driver or a
+            // SoapyRemote link with deep buffers (socket buffers of many MB) would
+            // otherwise take the whole tone in a fraction of its duration, so that a
+            // Ctrl-C could no longer stop what is already queued and the report's
+            // time on air would be the time it took to queue.
+            let ahead = sent as f64 / rate - t0.elapsed().as_secs_f64();
+            if ahead > TX_LEAD.as_secs_f64() {
+                let nap = (ahead - TX_LEAD.as_secs_f64()).min(0.002);
+                std::thread::sleep(Duration::from_secs_f64(nap));
+                continue;
+            }
             let n = (total - sent).min(block as u64) as usize;
             for s in buf[..n].iter_mut() {
                 let a = std::f64::consts::TAU * phase;
@@ -840,6 +851,9 @@ impl TxRadio {
         })
     }
 }
+
+/// How far ahead of the wall clock `transmit_tone` may hand samples to the driver.
+const TX_LEAD: Duration = Duration::from_millis(50);
 
 /// What is known about a transmitter whose stream failed mid-tone.
 fn tx_state_unknown(sent: u64, total: u64, started_unix_s: f64) -> String {

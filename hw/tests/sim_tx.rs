@@ -207,3 +207,43 @@ fn a_stream_error_mid_tone_still_tears_the_stream_down() {
         assert_eq!(count("tx5", ev, "TX"), 1, "{ev}");
     }
 }
+
+/// A driver that takes every sample at once (rxsim `pace=0`: like a SoapyRemote link
+/// with socket buffers of many MB) still gets the tone at the pace of its sample rate:
+/// the tone lasts its duration on the wall clock (not the time it took to queue), and
+/// a cancel in the middle stops it with at most ~50 ms of tone handed over ahead of
+/// the clock, so nothing queued far ahead keeps the far transmitter keyed.
+#[test]
+fn a_deep_buffered_driver_is_paced_by_the_host_and_stops_on_cancel() {
+    init();
+    let dev = "driver=rxsim,serial=txdeep,pace=0";
+    let radio = RxRadio::open(dev).expect("open");
+    let mut tx = radio.into_tx(permit("TX_DEEP", dev, 0.5)).expect("into_tx");
+    let cancel = AtomicBool::new(false);
+    let t = Instant::now();
+    let r = tx.transmit_tone(&cancel).expect("transmit");
+    let el = t.elapsed();
+    assert_eq!(r.samples_sent, 500_000, "{r:?}");
+    assert!(el >= Duration::from_millis(430), "host-paced: {el:?}");
+    assert!(r.stopped_unix_s - r.started_unix_s >= 0.43, "{r:?}");
+
+    let radio = RxRadio::open(dev).expect("open");
+    let mut tx = radio
+        .into_tx(permit("TX_DEEP2", dev, 1.5))
+        .expect("into_tx");
+    let cancel = Arc::new(AtomicBool::new(false));
+    let c = Arc::clone(&cancel);
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        c.store(true, Ordering::SeqCst);
+    });
+    let r = tx.transmit_tone(&cancel).expect("transmit");
+    stopper.join().expect("stopper");
+    assert!(r.cancelled, "{r:?}");
+    let on_air = r.stopped_unix_s - r.started_unix_s;
+    // Handed over: what the clock allowed at the cancel plus at most the lead (50 ms)
+    // and one block; far below the 1.5 s an unpaced loop would have queued.
+    let ahead = r.samples_sent as f64 / 1e6 - on_air;
+    assert!(ahead <= 0.06, "{ahead} s of tone ahead of the clock: {r:?}");
+    assert!(r.samples_sent < 600_000, "{r:?}");
+}
