@@ -6,7 +6,7 @@ set -euo pipefail
 # tests (tests/remote.rs) serve rxsim with a real SoapySDRServer (issue 16).
 # python3, python3-pip: the outside checks of the tests (sigmf, jsonschema, numpy).
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates
-      soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus python3 python3-pip)
+      soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
