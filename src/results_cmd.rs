@@ -291,7 +291,8 @@ fn str_of(v: &Value, path: &[&str]) -> Option<String> {
     cur.as_str().map(|s| shown(s, 200))
 }
 
-/// Printable: control characters (ANSI escapes from a hostile result) become
+/// Printable: control and format characters (ANSI escapes, bidi overrides and
+/// zero-width characters from a hostile result) become
 /// `\u{…}`; at most `max` characters.
 fn shown(s: &str, max: usize) -> String {
     let mut out = String::new();
@@ -300,7 +301,7 @@ fn shown(s: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() {
+        if c.is_control() || rxnode_interlock::is_format_char(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
@@ -309,11 +310,12 @@ fn shown(s: &str, max: usize) -> String {
     out
 }
 
-/// Terminal-safe text: keeps newlines and tabs, escapes every other control character.
+/// Terminal-safe text: keeps newlines and tabs, escapes every other control
+/// character and every format character (bidi, zero-width).
 fn terminal_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
-            if c == '\n' || c == '\t' || !c.is_control() {
+            if c == '\n' || c == '\t' || !(c.is_control() || rxnode_interlock::is_format_char(c)) {
                 c.to_string()
             } else {
                 c.escape_unicode().to_string()

@@ -2,8 +2,8 @@
 //! merged product end to end (a real bare origin, a real RX checkout), failing
 //! before its fix.
 mod common;
-use common::{text, Lab};
-use std::process::Output;
+use common::{git, text, Lab, BRANCH};
+use std::process::{Command, Output};
 
 fn show(o: &Output) -> String {
     format!(
@@ -65,5 +65,57 @@ fn tx_device_with_a_repeated_key_is_refused() {
         let se = text(&out.stderr);
         assert!(se.contains("more than once"), "{dev}: {}", show(&out));
         assert_eq!(lab.count_events("tx_started", id), 0, "{dev}");
+    }
+}
+
+/// Planted text on `rx-node` with a bidi override (U+202E) reached the main PC's
+/// terminal raw in `rxnode results` and `results show`: the task validator refuses
+/// such characters because they make the screen show something else, but the
+/// result reader only escaped control characters.
+#[test]
+fn results_never_print_bidi_or_zero_width_characters_raw() {
+    let lab = Lab::new();
+    let hand = lab.dir.path().join("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    git(&hand, &["init", "-q"]);
+    git(&hand, &["checkout", "-q", "--orphan", "rx-node"]);
+    let d = hand.join("rx-results/BIDI_1/LAB-A");
+    std::fs::create_dir_all(&d).unwrap();
+    let title = "Clock PASS\u{202E}LIAF\u{200B}";
+    let j = serde_json::json!({
+        "schema_version": 1, "task_id": "BIDI_1", "task_title": title,
+        "status": "FAIL", "node": {"name": "LAB-A"},
+        "timeline": {"completed_at": "2026-01-01T00:00:00+00:00"}
+    });
+    std::fs::write(d.join("RX_RESULT.json"), j.to_string()).unwrap();
+    std::fs::write(d.join("RX_RESULT.md"), format!("# {title}\n")).unwrap();
+    std::fs::write(d.join("LOG_META.json"), "{}").unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "plant"]);
+    git(
+        &hand,
+        &["push", "-q", lab.origin.to_str().unwrap(), "rx-node"],
+    );
+    let _ = BRANCH;
+    for args in [
+        vec!["results"],
+        vec!["results", "show", "BIDI_1"],
+        vec!["results", "verify", "BIDI_1"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+            .arg("--repo")
+            .arg(&lab.main)
+            .args(&args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .unwrap();
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!all.contains("panicked"), "{args:?}: {}", show(&out));
+        assert!(
+            !all.contains('\u{202E}') && !all.contains('\u{200B}'),
+            "{args:?}: raw bidi/zero-width reached the terminal: {}",
+            show(&out)
+        );
+        assert!(all.contains("BIDI_1"), "{args:?}: {}", show(&out));
     }
 }
