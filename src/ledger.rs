@@ -109,6 +109,17 @@ pub fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
     })
 }
 
+/// Both ledgers, the `.local/` one and the mirror, one after the other: for the
+/// single-use check, where a finished run recorded in *either* counts (a longer
+/// `.local/` ledger may be an old copy padded to outweigh the mirror).
+pub fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+    let mut all = read_all(paths)?;
+    if let Some(m) = mirror_path(paths) {
+        all.extend(read_path(&m)?);
+    }
+    Ok(all)
+}
+
 fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
     let p = p.to_path_buf();
     if let Some(d) = p.parent() {

@@ -119,3 +119,92 @@ fn results_never_print_bidi_or_zero_width_characters_raw() {
         assert!(all.contains("BIDI_1"), "{args:?}: {}", show(&out));
     }
 }
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+/// Single-use RED against a replaced ledger: the evidence was whichever of the
+/// `.local/` ledger and its mirror in the Git directory held *more lines*, so a
+/// `.local/` put back to its state right after the approval (what a committed
+/// `.local/` leaves in the work tree after a pull and the operator's `git rm -r
+/// --cached .local`), its ledger padded past the mirror's length, won over the
+/// mirror that recorded the run: the completed RED task was authorized and
+/// transmitted a second time. A finished run in either ledger now refuses.
+#[test]
+fn a_padded_old_ledger_does_not_hide_a_finished_red_run() {
+    let lab = Lab::new();
+    let events = lab.dir.path().join("rxsim-events.log");
+    let id = "RED_TWICE_1";
+    let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TX1", "frequency_hz": 433.92e6,
+        "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}]}"#;
+    post_and_approve(&lab, id, &RED, plan);
+    let policy = r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}}"#;
+    std::fs::write(lab.local().join("rxnode-policy.json"), policy).unwrap();
+    let saved = lab.dir.path().join("saved-local");
+    copy_dir(&lab.local(), &saved);
+
+    let run = |lab: &Lab| {
+        let mut c = lab.rxnode();
+        c.args(["--sim", "run", id])
+            .env("RXSIM_EVENT_LOG", &events)
+            .env("NO_COLOR", "1");
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"AUTHORIZE RF TX\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let tx_activations = || {
+        std::fs::read_to_string(&events)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(" activateStream TX "))
+            .count()
+    };
+    let out = run(&lab);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(lab.status_of(id), "completed");
+    let first = tx_activations();
+    assert_eq!(first, 1, "{}", std::fs::read_to_string(&events).unwrap());
+
+    // `.local/` as it was after the approval, the ledger padded past the mirror.
+    std::fs::remove_dir_all(lab.local()).unwrap();
+    copy_dir(&saved, &lab.local());
+    let ledger = lab.local().join("rx_agent_ledger.jsonl");
+    let old = std::fs::read_to_string(&ledger).unwrap();
+    let approved = old
+        .lines()
+        .find(|l| l.contains("\"approved\""))
+        .unwrap()
+        .to_owned();
+    let mut padded = old.clone();
+    for _ in 0..50 {
+        padded.push_str(&approved);
+        padded.push('\n');
+    }
+    std::fs::write(&ledger, padded).unwrap();
+
+    let out = run(&lab);
+    assert_eq!(tx_activations(), first, "transmitted again: {}", show(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(text(&out.stderr).contains("already ran"), "{}", show(&out));
+}
