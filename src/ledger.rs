@@ -120,6 +120,15 @@ pub fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
     Ok(all)
 }
 
+/// The mirror's entries, when this checkout has a non-empty mirror.
+pub fn read_mirror(paths: &Paths) -> Result<Option<Vec<serde_json::Value>>> {
+    let Some(m) = mirror_path(paths) else {
+        return Ok(None);
+    };
+    let v = read_path(&m)?;
+    Ok((!v.is_empty()).then_some(v))
+}
+
 fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
     let p = p.to_path_buf();
     if let Some(d) = p.parent() {

@@ -208,3 +208,67 @@ fn a_padded_old_ledger_does_not_hide_a_finished_red_run() {
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(text(&out.stderr).contains("already ran"), "{}", show(&out));
 }
+
+/// An approval planted with a padded ledger: the approval check asked the longer
+/// of the two ledgers, so a `.local/` copied from another checkout where task X
+/// was approved (state, outbox and ledger, the ledger padded past this node's
+/// mirror) made `run X` execute a task this node's operator never approved. With
+/// a mirror in the Git directory, the approval must be in the mirror.
+#[test]
+fn a_planted_approval_with_a_padded_ledger_does_not_run() {
+    let lab = Lab::new();
+    // This node's own history: one task approved, so its mirror exists.
+    let base = lab.main_head();
+    lab.post(&Lab::task("OWN_1", &base, &[]));
+    let out = lab.watch_once("A\n");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // Task X approved on another checkout of the same origin.
+    let base = lab.main_head();
+    lab.post(&Lab::task("PLANTED_1", &base, &[]));
+    let other = lab.dir.path().join("other-rx");
+    git(
+        lab.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            BRANCH,
+            lab.origin.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+    let out = c
+        .arg("--repo")
+        .arg(&other)
+        .args(["watch", "--once", "--interval", "0.2"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut ch| {
+            use std::io::Write;
+            ch.stdin.take().unwrap().write_all(b"A\n")?;
+            ch.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    git(&lab.rx, &["fetch", "-q", "origin"]);
+
+    std::fs::remove_dir_all(lab.local()).unwrap();
+    copy_dir(&other.join(".local"), &lab.local());
+    let _ = std::fs::remove_file(lab.local().join("rxnode.lock"));
+    let ledger = lab.local().join("rx_agent_ledger.jsonl");
+    let mut l = std::fs::read_to_string(&ledger).unwrap();
+    let first = l.lines().next().unwrap().to_owned();
+    for _ in 0..50 {
+        l.push_str(&first);
+        l.push('\n');
+    }
+    std::fs::write(&ledger, l).unwrap();
+
+    let out = lab.run(&["run", "PLANTED_1"], "");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert_ne!(lab.status_of("PLANTED_1"), "completed", "{}", show(&out));
+}
