@@ -272,3 +272,42 @@ fn a_planted_approval_with_a_padded_ledger_does_not_run() {
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert_ne!(lab.status_of("PLANTED_1"), "completed", "{}", show(&out));
 }
+
+/// Gain elements that cancel out: the RX gain bound compared the *sum* of the
+/// element gains with `rx.max_gain_db`, so a negative element offset the others
+/// (`{"LNA": 32, "VGA": 30, "TIA": -30}` summed to 32 under a 40 dB bound), while a
+/// real radio clamps each element to its own range (a VGA or TIA never goes below
+/// 0 dB on most front ends) and runs at 62 dB. Negative elements now never lower
+/// the total the bound is checked against.
+#[test]
+fn negative_gain_elements_do_not_offset_the_rx_gain_bound() {
+    let lab = Lab::new();
+    let id = "GAIN_OFFSET_1";
+    let plan = r#"{"steps": [{"op": "rx_capture", "device": "driver=rxsim,serial=G1",
+        "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 0.2,
+        "gain_db": {"LNA": 32, "VGA": 30, "TIA": -30}}]}"#;
+    post_and_approve(
+        &lab,
+        id,
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+        plan,
+    );
+    std::fs::write(
+        lab.local().join("rxnode-policy.json"),
+        r#"{"rx": {"max_duration_s": 5, "max_gain_db": 40}}"#,
+    )
+    .unwrap();
+    let out = lab.run(&["--sim", "run", id], "");
+    let all = show(&out);
+    // A step the policy refuses is BLOCKED (exit 1, as for every RX bound in a run),
+    // by the bound itself, before the radio is asked.
+    assert!(
+        all.contains("gain_db total 62 exceeds rx.max_gain_db 40"),
+        "{all}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{all}");
+}
