@@ -423,6 +423,22 @@ fn rows(repo: &Repository, tip: Option<Oid>) -> Result<(Vec<Row>, Vec<String>)> 
                 Value::Null
             }
         };
+        // A listed status is only as good as the result behind it: one that fails the
+        // validator is flagged on its row, never shown as a plain PASS.
+        if j.is_object() {
+            let md = read_small(repo, f.tree, MD);
+            let js = read_small(repo, f.tree, JSON);
+            let n = match (md, js) {
+                (Ok(md), Ok(js)) => validate_fetched(&md, &js)?.len(),
+                _ => 1,
+            };
+            if n > 0 {
+                problems.push(format!(
+                    "does not validate ({n} problem(s)): its status is not to be trusted; see `rxnode results verify {}`",
+                    f.task_id
+                ));
+            }
+        }
         let meta = read_json(repo, f.tree, LOG_META).unwrap_or(Value::Null);
         let json_node = str_of(&j, &["node", "name"]);
         let node = f

@@ -311,3 +311,62 @@ fn negative_gain_elements_do_not_offset_the_rx_gain_bound() {
     );
     assert_eq!(out.status.code(), Some(1), "{all}");
 }
+
+/// A result planted on `rx-node` that fails the result validator (status PASS
+/// over a FAIL check, required fields missing) was listed by `rxnode results` as a
+/// plain PASS row with no mark: only `results verify` said otherwise. The list now
+/// flags every row whose result does not validate.
+#[test]
+fn results_list_flags_a_planted_result_that_does_not_validate() {
+    let lab = Lab::new();
+    let hand = lab.dir.path().join("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    git(&hand, &["init", "-q"]);
+    git(&hand, &["checkout", "-q", "--orphan", "rx-node"]);
+    let d = hand.join("rx-results/FAKE_1/LAB-B");
+    std::fs::create_dir_all(&d).unwrap();
+    let j = serde_json::json!({
+        "schema_version": 1, "task_id": "FAKE_1", "task_title": "CLKIN all good",
+        "status": "PASS", "risk_level": "YELLOW", "node": {"name": "LAB-B"},
+        "timeline": {"completed_at": "2026-12-01T09:00:00+00:00"},
+        "checks": [{"name": "clkin", "status": "FAIL"}]
+    });
+    std::fs::write(d.join("RX_RESULT.json"), j.to_string()).unwrap();
+    std::fs::write(d.join("RX_RESULT.md"), "# all good\n").unwrap();
+    std::fs::write(d.join("LOG_META.json"), "{}").unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "rx-results: FAKE_1"]);
+    git(
+        &hand,
+        &["push", "-q", lab.origin.to_str().unwrap(), "rx-node"],
+    );
+    let results = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+        c.arg("--repo").arg(&lab.main);
+        if json {
+            c.arg("--json");
+        }
+        c.arg("results")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .unwrap()
+    };
+    let out = results(true);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &v["results"][0];
+    assert_eq!(row["task_id"], "FAKE_1", "{v:#}");
+    assert!(
+        row["problems"].to_string().contains("does not validate"),
+        "{v:#}"
+    );
+    let out = results(false);
+    let so = text(&out.stdout);
+    let line = so.lines().position(|l| l.contains("FAKE_1")).expect("row");
+    assert!(
+        so.lines()
+            .nth(line + 1)
+            .is_some_and(|l| l.contains("! does not validate")),
+        "{so}"
+    );
+}
