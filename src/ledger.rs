@@ -109,6 +109,26 @@ pub fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
     })
 }
 
+/// Both ledgers, the `.local/` one and the mirror, one after the other: for the
+/// single-use check, where a finished run recorded in *either* counts (a longer
+/// `.local/` ledger may be an old copy padded to outweigh the mirror).
+pub fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+    let mut all = read_all(paths)?;
+    if let Some(m) = mirror_path(paths) {
+        all.extend(read_path(&m)?);
+    }
+    Ok(all)
+}
+
+/// The mirror's entries, when this checkout has a non-empty mirror.
+pub fn read_mirror(paths: &Paths) -> Result<Option<Vec<serde_json::Value>>> {
+    let Some(m) = mirror_path(paths) else {
+        return Ok(None);
+    };
+    let v = read_path(&m)?;
+    Ok((!v.is_empty()).then_some(v))
+}
+
 fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
     let p = p.to_path_buf();
     if let Some(d) = p.parent() {

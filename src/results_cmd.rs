@@ -291,7 +291,8 @@ fn str_of(v: &Value, path: &[&str]) -> Option<String> {
     cur.as_str().map(|s| shown(s, 200))
 }
 
-/// Printable: control characters (ANSI escapes from a hostile result) become
+/// Printable: control and format characters (ANSI escapes, bidi overrides and
+/// zero-width characters from a hostile result) become
 /// `\u{…}`; at most `max` characters.
 fn shown(s: &str, max: usize) -> String {
     let mut out = String::new();
@@ -300,7 +301,7 @@ fn shown(s: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() {
+        if c.is_control() || rxnode_interlock::is_format_char(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
@@ -309,11 +310,12 @@ fn shown(s: &str, max: usize) -> String {
     out
 }
 
-/// Terminal-safe text: keeps newlines and tabs, escapes every other control character.
+/// Terminal-safe text: keeps newlines and tabs, escapes every other control
+/// character and every format character (bidi, zero-width).
 fn terminal_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
-            if c == '\n' || c == '\t' || !c.is_control() {
+            if c == '\n' || c == '\t' || !(c.is_control() || rxnode_interlock::is_format_char(c)) {
                 c.to_string()
             } else {
                 c.escape_unicode().to_string()
@@ -421,6 +423,22 @@ fn rows(repo: &Repository, tip: Option<Oid>) -> Result<(Vec<Row>, Vec<String>)> 
                 Value::Null
             }
         };
+        // A listed status is only as good as the result behind it: one that fails the
+        // validator is flagged on its row, never shown as a plain PASS.
+        if j.is_object() {
+            let md = read_small(repo, f.tree, MD);
+            let js = read_small(repo, f.tree, JSON);
+            let n = match (md, js) {
+                (Ok(md), Ok(js)) => validate_fetched(&md, &js)?.len(),
+                _ => 1,
+            };
+            if n > 0 {
+                problems.push(format!(
+                    "does not validate ({n} problem(s)): its status is not to be trusted; see `rxnode results verify {}`",
+                    f.task_id
+                ));
+            }
+        }
         let meta = read_json(repo, f.tree, LOG_META).unwrap_or(Value::Null);
         let json_node = str_of(&j, &["node", "name"]);
         let node = f

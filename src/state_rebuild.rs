@@ -67,9 +67,10 @@ pub fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
 
 /// The ledger entries that show task `id` ran (or may have run): `run_finished`
 /// and `marked_completed` always; for a RED task also `run_started` (it may have
-/// keyed the transmitter before a crash). The first one found, described.
+/// keyed the transmitter before a crash), in the `.local/` ledger or its mirror.
+/// The first one found, described.
 pub fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
-    for e in ledger::read_evidence(paths)? {
+    for e in ledger::read_both(paths)? {
         if str_of(&e, "task_id") != Some(id) {
             continue;
         }

@@ -219,11 +219,23 @@ pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
 /// including one a SoapyRemote server on the network offers), and a radio served by
 /// SoapyRemote transmits only when the local policy lists its server.
 fn check_tx_device(device: &str, tx: &crate::TxPolicy) -> Result<(), Error> {
+    // As SoapySDR's KwargsFromString reads it: a part without `=` is a key with an
+    // empty value, and a key given twice takes its *last* value; so a repeated key
+    // could pass this check with one value and open the radio with another.
     let kv: Vec<(&str, &str)> = device
         .split(',')
-        .filter_map(|p| p.split_once('='))
+        .map(|p| p.split_once('=').unwrap_or((p, "")))
         .map(|(k, v)| (k.trim(), v.trim()))
+        .filter(|(k, _)| !k.is_empty())
         .collect();
+    for (i, (k, _)) in kv.iter().enumerate() {
+        if kv[..i].iter().any(|(e, _)| e == k) {
+            return Err(Error::Policy(format!(
+                "tx_tone device {device:?} gives the key {k:?} more than once: SoapySDR would \
+                 use the last value, not the one checked here"
+            )));
+        }
+    }
     let get = |key: &str| kv.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     let Some(driver) = get("driver").filter(|d| !d.is_empty()) else {
         return Err(Error::Policy(format!(

@@ -364,7 +364,12 @@ pub fn check_rx_gain(gain: Option<&GainSpec>, policy: &RxPolicy) -> Result<(), E
             }
         }
     }
-    let total = g.total();
+    // A negative element never lowers the total checked here: a radio clamps each
+    // element to its own range, so {"LNA": 32, "VGA": 30, "TIA": -30} may run at 62.
+    let total = match g {
+        GainSpec::Total(t) => *t,
+        GainSpec::Elements(m) => m.values().map(|v| v.max(0.0)).sum(),
+    };
     if exceeds(total, max) {
         return Err(Error::Policy(match g {
             GainSpec::Total(_) => format!("gain_db {total} exceeds rx.max_gain_db {max}"),

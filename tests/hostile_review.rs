@@ -1,0 +1,372 @@
+//! Review pass r1: the hostile main PC. Each test is one hole found by attacking the
+//! merged product end to end (a real bare origin, a real RX checkout), failing
+//! before its fix.
+mod common;
+use common::{git, text, Lab, BRANCH};
+use std::process::{Command, Output};
+
+fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        text(&o.stdout),
+        text(&o.stderr)
+    )
+}
+
+fn post_and_approve(lab: &Lab, id: &str, overrides: &[(&str, &str)], plan: &str) {
+    let base = lab.main_head();
+    let mut t = Lab::task(id, &base, overrides);
+    t.push_str(&format!("\n```rx-plan\n{plan}\n```\n"));
+    lab.post(&t);
+    let out = lab.watch_once("A\n");
+    assert_eq!(out.status.code(), Some(0), "watch: {}", show(&out));
+    assert_eq!(lab.status_of(id), "approved", "{}", show(&out));
+}
+
+const RED: [(&str, &str); 3] = [
+    ("HARDWARE_ACCESS", "YES"),
+    ("RF_TX", "YES"),
+    ("RISK_LEVEL", "RED"),
+];
+
+/// SoapySDR parses device args into a map where the *last* `key=value` wins, but
+/// the TX device check read the *first*: `remote=<allowed>,remote=<other>` passed
+/// the `tx.allowed_remote_servers` check and then transmitted on the other server,
+/// and `driver=rxsim,driver=remote` (no `remote=`) passed as a local radio and then
+/// let SoapyRemote transmit on whatever server it discovers. A TX device with a key
+/// given twice is refused by the policy (exit 3) before the phrase is asked.
+#[test]
+fn tx_device_with_a_repeated_key_is_refused() {
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.local()).unwrap();
+    let devices = [
+        (
+            "TWO_REMOTES",
+            "driver=remote,remote=tcp://127.0.0.1:1,remote=tcp://192.0.2.7:55132,remote:driver=rxsim",
+        ),
+        ("TWO_DRIVERS", "driver=rxsim,driver=remote,remote:driver=rxsim"),
+        ("TWO_DRIVERS_SP", "driver=rxsim, driver =remote"),
+    ];
+    for (id, dev) in devices {
+        let plan = format!(
+            r#"{{"steps": [{{"op": "tx_tone", "device": "{dev}", "frequency_hz": 433.92e6,
+            "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
+        );
+        post_and_approve(&lab, id, &RED, &plan);
+        std::fs::write(
+            lab.local().join("rxnode-policy.json"),
+            r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10,
+                "max_duration_s": 3, "allowed_remote_servers": ["tcp://127.0.0.1:1"]}}"#,
+        )
+        .unwrap();
+        let out = lab.run(&["--sim", "run", id], "AUTHORIZE RF TX\n");
+        assert_eq!(out.status.code(), Some(3), "{dev}: {}", show(&out));
+        let se = text(&out.stderr);
+        assert!(se.contains("more than once"), "{dev}: {}", show(&out));
+        assert_eq!(lab.count_events("tx_started", id), 0, "{dev}");
+    }
+}
+
+/// Planted text on `rx-node` with a bidi override (U+202E) reached the main PC's
+/// terminal raw in `rxnode results` and `results show`: the task validator refuses
+/// such characters because they make the screen show something else, but the
+/// result reader only escaped control characters.
+#[test]
+fn results_never_print_bidi_or_zero_width_characters_raw() {
+    let lab = Lab::new();
+    let hand = lab.dir.path().join("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    git(&hand, &["init", "-q"]);
+    git(&hand, &["checkout", "-q", "--orphan", "rx-node"]);
+    let d = hand.join("rx-results/BIDI_1/LAB-A");
+    std::fs::create_dir_all(&d).unwrap();
+    let title = "Clock PASS\u{202E}LIAF\u{200B}";
+    let j = serde_json::json!({
+        "schema_version": 1, "task_id": "BIDI_1", "task_title": title,
+        "status": "FAIL", "node": {"name": "LAB-A"},
+        "timeline": {"completed_at": "2026-01-01T00:00:00+00:00"}
+    });
+    std::fs::write(d.join("RX_RESULT.json"), j.to_string()).unwrap();
+    std::fs::write(d.join("RX_RESULT.md"), format!("# {title}\n")).unwrap();
+    std::fs::write(d.join("LOG_META.json"), "{}").unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "plant"]);
+    git(
+        &hand,
+        &["push", "-q", lab.origin.to_str().unwrap(), "rx-node"],
+    );
+    let _ = BRANCH;
+    for args in [
+        vec!["results"],
+        vec!["results", "show", "BIDI_1"],
+        vec!["results", "verify", "BIDI_1"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+            .arg("--repo")
+            .arg(&lab.main)
+            .args(&args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .unwrap();
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!all.contains("panicked"), "{args:?}: {}", show(&out));
+        assert!(
+            !all.contains('\u{202E}') && !all.contains('\u{200B}'),
+            "{args:?}: raw bidi/zero-width reached the terminal: {}",
+            show(&out)
+        );
+        assert!(all.contains("BIDI_1"), "{args:?}: {}", show(&out));
+    }
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+/// Single-use RED against a replaced ledger: the evidence was whichever of the
+/// `.local/` ledger and its mirror in the Git directory held *more lines*, so a
+/// `.local/` put back to its state right after the approval (what a committed
+/// `.local/` leaves in the work tree after a pull and the operator's `git rm -r
+/// --cached .local`), its ledger padded past the mirror's length, won over the
+/// mirror that recorded the run: the completed RED task was authorized and
+/// transmitted a second time. A finished run in either ledger now refuses.
+#[test]
+fn a_padded_old_ledger_does_not_hide_a_finished_red_run() {
+    let lab = Lab::new();
+    let events = lab.dir.path().join("rxsim-events.log");
+    let id = "RED_TWICE_1";
+    let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TX1", "frequency_hz": 433.92e6,
+        "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}]}"#;
+    post_and_approve(&lab, id, &RED, plan);
+    let policy = r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}}"#;
+    std::fs::write(lab.local().join("rxnode-policy.json"), policy).unwrap();
+    let saved = lab.dir.path().join("saved-local");
+    copy_dir(&lab.local(), &saved);
+
+    let run = |lab: &Lab| {
+        let mut c = lab.rxnode();
+        c.args(["--sim", "run", id])
+            .env("RXSIM_EVENT_LOG", &events)
+            .env("NO_COLOR", "1");
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"AUTHORIZE RF TX\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let tx_activations = || {
+        std::fs::read_to_string(&events)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(" activateStream TX "))
+            .count()
+    };
+    let out = run(&lab);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(lab.status_of(id), "completed");
+    let first = tx_activations();
+    assert_eq!(first, 1, "{}", std::fs::read_to_string(&events).unwrap());
+
+    // `.local/` as it was after the approval, the ledger padded past the mirror.
+    std::fs::remove_dir_all(lab.local()).unwrap();
+    copy_dir(&saved, &lab.local());
+    let ledger = lab.local().join("rx_agent_ledger.jsonl");
+    let old = std::fs::read_to_string(&ledger).unwrap();
+    let approved = old
+        .lines()
+        .find(|l| l.contains("\"approved\""))
+        .unwrap()
+        .to_owned();
+    let mut padded = old.clone();
+    for _ in 0..50 {
+        padded.push_str(&approved);
+        padded.push('\n');
+    }
+    std::fs::write(&ledger, padded).unwrap();
+
+    let out = run(&lab);
+    assert_eq!(tx_activations(), first, "transmitted again: {}", show(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(text(&out.stderr).contains("already ran"), "{}", show(&out));
+}
+
+/// An approval planted with a padded ledger: the approval check asked the longer
+/// of the two ledgers, so a `.local/` copied from another checkout where task X
+/// was approved (state, outbox and ledger, the ledger padded past this node's
+/// mirror) made `run X` execute a task this node's operator never approved. With
+/// a mirror in the Git directory, the approval must be in the mirror.
+#[test]
+fn a_planted_approval_with_a_padded_ledger_does_not_run() {
+    let lab = Lab::new();
+    // This node's own history: one task approved, so its mirror exists.
+    let base = lab.main_head();
+    lab.post(&Lab::task("OWN_1", &base, &[]));
+    let out = lab.watch_once("A\n");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // Task X approved on another checkout of the same origin.
+    let base = lab.main_head();
+    lab.post(&Lab::task("PLANTED_1", &base, &[]));
+    let other = lab.dir.path().join("other-rx");
+    git(
+        lab.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            BRANCH,
+            lab.origin.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+    let out = c
+        .arg("--repo")
+        .arg(&other)
+        .args(["watch", "--once", "--interval", "0.2"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut ch| {
+            use std::io::Write;
+            ch.stdin.take().unwrap().write_all(b"A\n")?;
+            ch.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    git(&lab.rx, &["fetch", "-q", "origin"]);
+
+    std::fs::remove_dir_all(lab.local()).unwrap();
+    copy_dir(&other.join(".local"), &lab.local());
+    let _ = std::fs::remove_file(lab.local().join("rxnode.lock"));
+    let ledger = lab.local().join("rx_agent_ledger.jsonl");
+    let mut l = std::fs::read_to_string(&ledger).unwrap();
+    let first = l.lines().next().unwrap().to_owned();
+    for _ in 0..50 {
+        l.push_str(&first);
+        l.push('\n');
+    }
+    std::fs::write(&ledger, l).unwrap();
+
+    let out = lab.run(&["run", "PLANTED_1"], "");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert_ne!(lab.status_of("PLANTED_1"), "completed", "{}", show(&out));
+}
+
+/// Gain elements that cancel out: the RX gain bound compared the *sum* of the
+/// element gains with `rx.max_gain_db`, so a negative element offset the others
+/// (`{"LNA": 32, "VGA": 30, "TIA": -30}` summed to 32 under a 40 dB bound), while a
+/// real radio clamps each element to its own range (a VGA or TIA never goes below
+/// 0 dB on most front ends) and runs at 62 dB. Negative elements now never lower
+/// the total the bound is checked against.
+#[test]
+fn negative_gain_elements_do_not_offset_the_rx_gain_bound() {
+    let lab = Lab::new();
+    let id = "GAIN_OFFSET_1";
+    let plan = r#"{"steps": [{"op": "rx_capture", "device": "driver=rxsim,serial=G1",
+        "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 0.2,
+        "gain_db": {"LNA": 32, "VGA": 30, "TIA": -30}}]}"#;
+    post_and_approve(
+        &lab,
+        id,
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+        plan,
+    );
+    std::fs::write(
+        lab.local().join("rxnode-policy.json"),
+        r#"{"rx": {"max_duration_s": 5, "max_gain_db": 40}}"#,
+    )
+    .unwrap();
+    let out = lab.run(&["--sim", "run", id], "");
+    let all = show(&out);
+    // A step the policy refuses is BLOCKED (exit 1, as for every RX bound in a run),
+    // by the bound itself, before the radio is asked.
+    assert!(
+        all.contains("gain_db total 62 exceeds rx.max_gain_db 40"),
+        "{all}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{all}");
+}
+
+/// A result planted on `rx-node` that fails the result validator (status PASS
+/// over a FAIL check, required fields missing) was listed by `rxnode results` as a
+/// plain PASS row with no mark: only `results verify` said otherwise. The list now
+/// flags every row whose result does not validate.
+#[test]
+fn results_list_flags_a_planted_result_that_does_not_validate() {
+    let lab = Lab::new();
+    let hand = lab.dir.path().join("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    git(&hand, &["init", "-q"]);
+    git(&hand, &["checkout", "-q", "--orphan", "rx-node"]);
+    let d = hand.join("rx-results/FAKE_1/LAB-B");
+    std::fs::create_dir_all(&d).unwrap();
+    let j = serde_json::json!({
+        "schema_version": 1, "task_id": "FAKE_1", "task_title": "CLKIN all good",
+        "status": "PASS", "risk_level": "YELLOW", "node": {"name": "LAB-B"},
+        "timeline": {"completed_at": "2026-12-01T09:00:00+00:00"},
+        "checks": [{"name": "clkin", "status": "FAIL"}]
+    });
+    std::fs::write(d.join("RX_RESULT.json"), j.to_string()).unwrap();
+    std::fs::write(d.join("RX_RESULT.md"), "# all good\n").unwrap();
+    std::fs::write(d.join("LOG_META.json"), "{}").unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "rx-results: FAKE_1"]);
+    git(
+        &hand,
+        &["push", "-q", lab.origin.to_str().unwrap(), "rx-node"],
+    );
+    let results = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+        c.arg("--repo").arg(&lab.main);
+        if json {
+            c.arg("--json");
+        }
+        c.arg("results")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .unwrap()
+    };
+    let out = results(true);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &v["results"][0];
+    assert_eq!(row["task_id"], "FAKE_1", "{v:#}");
+    assert!(
+        row["problems"].to_string().contains("does not validate"),
+        "{v:#}"
+    );
+    let out = results(false);
+    let so = text(&out.stdout);
+    let line = so.lines().position(|l| l.contains("FAKE_1")).expect("row");
+    assert!(
+        so.lines()
+            .nth(line + 1)
+            .is_some_and(|l| l.contains("! does not validate")),
+        "{so}"
+    );
+}
