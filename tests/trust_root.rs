@@ -884,6 +884,13 @@ fn capture_record_inside_the_work_tree_needs_an_ignored_path() {
     let out = cap(&ok);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(ok.exists());
+    // Straight into .local/rx_iq/ (as the operator guide says): the recording
+    // must not make every later command refuse the node as untrusted.
+    let flat = rig.lab.local().join("rx_iq/flat.sigmf-data");
+    let out = cap(&flat);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = rig.rx(&["status"], "", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let outside = rig.lab.dir.path().join("elsewhere/cap.cf32");
     std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
     let out = cap(&outside);
