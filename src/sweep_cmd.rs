@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 /// Why a sweep did not run.
@@ -633,10 +633,24 @@ fn step_of(args: &SweepArgs) -> Result<RxSweepStep> {
     Ok(s)
 }
 
+/// `<stem>_heatmap.png` beside the spectrum PNG `p`.
+fn heatmap_path_of(p: &Path) -> PathBuf {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "sweep".into());
+    p.with_file_name(format!("{stem}_heatmap.png"))
+}
+
 /// Run `rxnode sweep`.
 pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
     let step = step_of(args)?;
-    for p in [&args.csv, &args.plot].into_iter().flatten() {
+    let heatmap_path = args
+        .plot
+        .as_ref()
+        .filter(|_| args.repeats > 1)
+        .map(|p| heatmap_path_of(p));
+    for p in [&args.csv, &args.plot, &heatmap_path].into_iter().flatten() {
         if p.exists() {
             return Err(bad_input(format!(
                 "{} already exists; choose another name (outputs are never overwritten)",
@@ -686,12 +700,7 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
     if let Some(p) = &args.plot {
         crate::plot::write_spectrum(p, &spectrum_plot(&sw, "rxnode sweep"))?;
         if let Some(h) = heatmap(&sw, "rxnode sweep") {
-            let stem = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "sweep".into());
-            let hp = p.with_file_name(format!("{stem}_heatmap.png"));
-            crate::plot::write_heatmap(&hp, &h)?;
+            crate::plot::write_heatmap(&heatmap_path_of(p), &h)?;
         }
     }
     let v = sweep_json(0, &sw, csv_rec);
