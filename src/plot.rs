@@ -118,6 +118,18 @@ fn mhz_decimals(span_mhz: f64) -> usize {
     }
 }
 
+/// Decimals for dB labels over a span of `span_db`: a colour scale only 1.4 dB
+/// wide must not read "-82, -82, -82, …, -83".
+fn db_decimals(span_db: f64) -> usize {
+    if span_db >= 20.0 {
+        0
+    } else if span_db >= 2.0 {
+        1
+    } else {
+        2
+    }
+}
+
 /// Write atomically: draw into a temporary PNG beside `path`, then rename.
 fn atomically(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("plot");
@@ -605,6 +617,7 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
     }
     let (t0, t1) = (edges[0], edges[n]);
     let dec = mhz_decimals(x1 - x0);
+    let ddec = db_decimals(hi - lo);
     atomically(path, |tmp| {
         let root = BitMapBackend::new(tmp, (1200, 600)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
@@ -657,7 +670,7 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
             .y_desc("dBFS")
             .label_style((FAMILY, 13))
             .axis_desc_style((FAMILY, 14))
-            .y_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.ddec$}"))
             .draw()
             .map_err(err)?;
         let steps = 100;
@@ -790,6 +803,19 @@ mod tests {
         assert_eq!(&std::fs::read(&hp).unwrap()[..4], b"\x89PNG");
         assert_eq!(colour_of(0.0), RGBColor(68, 1, 84));
         assert_eq!(colour_of(1.0), RGBColor(253, 231, 37));
+    }
+
+    #[test]
+    fn db_labels_stay_distinct_on_a_narrow_colour_scale() {
+        // Ten ticks across the span, as the legend draws them: every label differs.
+        for span in [0.2, 1.4, 1.99, 2.0, 15.0, 19.9, 20.0, 80.0] {
+            let d = db_decimals(span);
+            let labels: std::collections::BTreeSet<String> = (0..=10)
+                .map(|i| format!("{:.d$}", -82.9 + span * f64::from(i) / 10.0))
+                .collect();
+            assert_eq!(labels.len(), 11, "span {span} dB: {labels:?}");
+        }
+        assert_eq!(db_decimals(40.0), 0);
     }
 
     #[test]
