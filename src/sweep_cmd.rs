@@ -660,6 +660,11 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
     }
     let paths = Paths::new(&cli.repo);
     let ledger_on = git2::Repository::open(&cli.repo).is_ok();
+    if ledger_on {
+        // The sweep writes the ledger under .local/: keep it out of Git first,
+        // as capture does, or the next command refuses a visible ledger.
+        crate::trust::prepare(&paths)?;
+    }
     let (policy, source) = policy_file::load(&paths)?;
     let log = |e: Entry| {
         if ledger_on {

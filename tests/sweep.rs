@@ -347,6 +347,8 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     let out = rig.rxnode(&sweep_args(&dev, &extra), "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let s: SweepT = serde_json::from_slice(&out.stdout).unwrap();
+    // A first sweep in a fresh checkout leaves its ledger invisible to Git.
+    assert_eq!(rig.lab.porcelain(), "", "the sweep's .local/ is visible to Git");
     assert_eq!(s.status, "PASS");
     assert_eq!(s.fft_size, 1024);
     assert_eq!(s.hops.len(), 2 * s.hops_per_repeat);
