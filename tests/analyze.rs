@@ -340,7 +340,10 @@ fn human_output_names_the_peaks() {
         png.to_str().unwrap(),
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--plot") && err.contains("already exists"), "{err}");
+    assert!(
+        err.contains("--plot") && err.contains("already exists"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&png).unwrap(), head);
 }
 

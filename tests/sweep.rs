@@ -348,7 +348,11 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let s: SweepT = serde_json::from_slice(&out.stdout).unwrap();
     // A first sweep in a fresh checkout leaves its ledger invisible to Git.
-    assert_eq!(rig.lab.porcelain(), "", "the sweep's .local/ is visible to Git");
+    assert_eq!(
+        rig.lab.porcelain(),
+        "",
+        "the sweep's .local/ is visible to Git"
+    );
     assert_eq!(s.status, "PASS");
     assert_eq!(s.fft_size, 1024);
     assert_eq!(s.hops.len(), 2 * s.hops_per_repeat);
@@ -398,8 +402,14 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     let out = rig.rxnode(&sweep_args(&dev, &more), "");
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(common::text(&out.stderr).contains("fm2_heatmap.png already exists"));
-    assert_eq!(std::fs::read(d.join("fm2_heatmap.png")).unwrap(), &heat[..100]);
-    assert!(!png2.exists(), "the spectrum was written although the sweep was refused");
+    assert_eq!(
+        std::fs::read(d.join("fm2_heatmap.png")).unwrap(),
+        &heat[..100]
+    );
+    assert!(
+        !png2.exists(),
+        "the spectrum was written although the sweep was refused"
+    );
     // The ledger has the sweep; the radio saw RX only.
     let sweeps = rig
         .lab
