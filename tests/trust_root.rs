@@ -728,6 +728,20 @@ fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {
         "{}",
         text(&out.stderr)
     );
+    // …and its result can still be published: the rebuild keeps the approval
+    // it ran under (publish used to refuse "never approved on this node").
+    assert!(rig.lab.state()["approvals"][id].is_object());
+    let out = rig.rx(&["publish", id], "\n", &[]);
+    assert!(
+        !text(&out.stderr).contains("never approved"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        rig.tx_streams(),
+        1,
+        "a rebuild never leads to a second transmission"
+    );
 
     // Replaced by an older copy (the approved-but-not-run state): refused.
     std::fs::write(&state_p, &approved_state).unwrap();
