@@ -650,7 +650,20 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
         .as_ref()
         .filter(|_| args.repeats > 1)
         .map(|p| heatmap_path_of(p));
-    for p in [&args.csv, &args.plot, &heatmap_path].into_iter().flatten() {
+    let outputs: Vec<&PathBuf> = [&args.csv, &args.plot, &heatmap_path]
+        .into_iter()
+        .flatten()
+        .collect();
+    for (i, a) in outputs.iter().enumerate() {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        if outputs[..i].iter().any(|b| abs(b) == abs(a)) {
+            return Err(bad_input(format!(
+                "{} is named for two outputs (--csv, --plot and its _heatmap.png must differ)",
+                a.display()
+            )));
+        }
+    }
+    for p in outputs {
         if p.exists() {
             return Err(bad_input(format!(
                 "{} already exists; choose another name (outputs are never overwritten)",

@@ -410,6 +410,20 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
         !png2.exists(),
         "the spectrum was written although the sweep was refused"
     );
+    // Nor one output over another: the CSV the report hashes stays a CSV.
+    let same = d.join("same.png");
+    let s = same.to_str().unwrap();
+    let out = rig.rxnode(
+        &sweep_args(&dev, &["--gain-db", "10", "--csv", s, "--plot", s]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        common::text(&out.stderr).contains("two outputs"),
+        "{}",
+        show(&out)
+    );
+    assert!(!same.exists());
     // The ledger has the sweep; the radio saw RX only.
     let sweeps = rig
         .lab
