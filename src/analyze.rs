@@ -68,6 +68,12 @@ fn positive(name: &str, v: f64) -> Result<f64> {
 
 /// Run `rxnode analyze`.
 pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
+    if let Some(p) = args.plot.as_ref().filter(|p| p.exists()) {
+        return Err(bad_input(format!(
+            "--plot: {} already exists; choose another name (outputs are never overwritten)",
+            p.display()
+        )));
+    }
     let format = match &args.format {
         Some(f) => Some(IqFormat::parse(f).map_err(|e| bad_input(format!("--format: {e}")))?),
         None => None,

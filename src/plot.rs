@@ -118,6 +118,18 @@ fn mhz_decimals(span_mhz: f64) -> usize {
     }
 }
 
+/// Decimals for dB labels over a span of `span_db`: a colour scale only 1.4 dB
+/// wide must not read "-82, -82, -82, …, -83".
+fn db_decimals(span_db: f64) -> usize {
+    if span_db >= 20.0 {
+        0
+    } else if span_db >= 2.0 {
+        1
+    } else {
+        2
+    }
+}
+
 /// Write atomically: draw into a temporary PNG beside `path`, then rename.
 fn atomically(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("plot");
@@ -303,9 +315,15 @@ where
                 .map_err(err)?;
         }
     }
-    // The markers' legend, top right (a marker line alone would hide its label
-    // under the tone it marks).
+    // The markers' legend, at the top on the side away from the strongest peak
+    // (a marker line alone would hide its label under the tone it marks, and the
+    // strongest peak's own label sits at the top, right of the peak).
     if text {
+        let left = legend_left_frac(
+            p.peaks
+                .first()
+                .map(|&(hz, _)| (hz / scale - x0) / (x1 - x0)),
+        );
         for (k, m) in p.markers.iter().enumerate() {
             let colour = if m.measured {
                 RGBColor(190, 0, 190)
@@ -313,8 +331,8 @@ where
                 RGBColor(0, 140, 60)
             };
             let y = y1 - (y1 - y0) * (0.03 + 0.045 * k as f64);
-            let xa = x0 + (x1 - x0) * 0.60;
-            let xb = x0 + (x1 - x0) * 0.63;
+            let xa = x0 + (x1 - x0) * left;
+            let xb = x0 + (x1 - x0) * (left + 0.03);
             chart
                 .draw_series(std::iter::once(PathElement::new(
                     vec![(xa, y), (xb, y)],
@@ -358,6 +376,16 @@ where
         }
     }
     Ok(())
+}
+
+/// Where the marker legend starts, as a fraction of the x axis, given where the
+/// strongest peak stands (0 … 1): right of the axis' middle → the left edge, else
+/// the right part, clear of the peak's label (about a fifth of the width).
+fn legend_left_frac(peak: Option<f64>) -> f64 {
+    match peak {
+        Some(f) if f >= 0.5 => 0.03,
+        _ => 0.72,
+    }
 }
 
 fn short(s: &str, n: usize) -> String {
@@ -605,6 +633,7 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
     }
     let (t0, t1) = (edges[0], edges[n]);
     let dec = mhz_decimals(x1 - x0);
+    let ddec = db_decimals(hi - lo);
     atomically(path, |tmp| {
         let root = BitMapBackend::new(tmp, (1200, 600)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
@@ -657,7 +686,7 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
             .y_desc("dBFS")
             .label_style((FAMILY, 13))
             .axis_desc_style((FAMILY, 14))
-            .y_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.ddec$}"))
             .draw()
             .map_err(err)?;
         let steps = 100;
@@ -790,6 +819,35 @@ mod tests {
         assert_eq!(&std::fs::read(&hp).unwrap()[..4], b"\x89PNG");
         assert_eq!(colour_of(0.0), RGBColor(68, 1, 84));
         assert_eq!(colour_of(1.0), RGBColor(253, 231, 37));
+    }
+
+    #[test]
+    fn the_marker_legend_keeps_clear_of_the_strongest_peak_label() {
+        // The peak's label runs from the peak about 0.22 of the width to the
+        // right; the legend (0.25 wide) must not share that stretch at the top.
+        for i in 0..=100 {
+            let f = f64::from(i) / 100.0;
+            let l = legend_left_frac(Some(f));
+            let (la, lb) = (l, l + 0.25);
+            let (pa, pb) = (f, f + 0.22);
+            assert!(lb <= pa || la >= pb, "peak at {f}: legend {la}..{lb}");
+            assert!(lb <= 1.0);
+        }
+        // The CLKIN case the demo draws: tone just right of the centre.
+        assert!(legend_left_frac(Some(0.55)) < 0.1);
+    }
+
+    #[test]
+    fn db_labels_stay_distinct_on_a_narrow_colour_scale() {
+        // Ten ticks across the span, as the legend draws them: every label differs.
+        for span in [0.2, 1.4, 1.99, 2.0, 15.0, 19.9, 20.0, 80.0] {
+            let d = db_decimals(span);
+            let labels: std::collections::BTreeSet<String> = (0..=10)
+                .map(|i| format!("{:.d$}", -82.9 + span * f64::from(i) / 10.0))
+                .collect();
+            assert_eq!(labels.len(), 11, "span {span} dB: {labels:?}");
+        }
+        assert_eq!(db_decimals(40.0), 0);
     }
 
     #[test]

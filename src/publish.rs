@@ -1147,6 +1147,15 @@ fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
         .filter(|p| p.is_dir())
 }
 
+/// The path a diff entry names (the new side, else the old one, for a deletion).
+pub(crate) fn delta_path(d: &git2::DiffDelta<'_>) -> String {
+    d.new_file()
+        .path()
+        .or_else(|| d.old_file().path())
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// The last gate before a push: every commit that would leave this machine
 /// (from `tip` back to, not including, the remote-tracking `known` tip) must
 /// have one parent and only *add* `rx-results/<ID>/{RX_RESULT.md,
@@ -1181,12 +1190,7 @@ fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()>
         let new = c.tree()?;
         let diff = repo.diff_tree_to_tree(old.as_ref(), Some(&new), None)?;
         for d in diff.deltas() {
-            let path = d
-                .new_file()
-                .path()
-                .or_else(|| d.old_file().path())
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let path = delta_path(&d);
             if d.status() != git2::Delta::Added {
                 return Err(bad(format!("{path} is {:?}, not added", d.status())));
             }

@@ -898,12 +898,7 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
     };
     let mut own = BTreeSet::new();
     for d in diff.deltas() {
-        let path = d
-            .new_file()
-            .path()
-            .or_else(|| d.old_file().path())
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let path = crate::publish::delta_path(&d);
         if d.status() != git2::Delta::Added {
             problems.push(format!(
                 "commit {c} (which adds {}) also changes {} ({:?}): a publication only adds files",

@@ -295,10 +295,11 @@ fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> Result<State
             ));
         }
     }
-    // A completed task holds no approval any more (nothing to run).
+    // A completed task keeps the approval it ran under, as in a state the watcher
+    // and `run` wrote: `publish` needs it (the result it publishes must be of the
+    // approved text), and `run` refuses a completed task whatever its approval.
     let done: Vec<String> = s.ids_with(TaskStatus::Completed);
     for id in &done {
-        s.approvals.remove(id);
         s.deferred_task_ids.remove(id);
     }
     // Titles and risk from the approved texts, where the outbox has them.
@@ -473,7 +474,8 @@ mod tests {
         let mut notes = vec![];
         let s = rebuild_from_evidence(&paths, &mut notes).unwrap();
         assert_eq!(s.tasks["A"].status, TaskStatus::Completed);
-        assert!(!s.approvals.contains_key("A"));
+        // The approval it ran under stays (publish needs it); run refuses it as completed.
+        assert_eq!(s.approvals["A"].task_sha256, "a".repeat(64));
         assert_eq!(s.tasks["B"].status, TaskStatus::Deferred);
         assert!(s.deferred_task_ids.contains("B"));
         assert_eq!(
@@ -481,7 +483,10 @@ mod tests {
             TaskStatus::Completed,
             "finished outbox"
         );
-        assert!(!s.approvals.contains_key("C"));
+        assert!(
+            s.approvals.contains_key("C"),
+            "a finished run stays publishable"
+        );
         assert_eq!(s.tasks["D"].status, TaskStatus::Rejected);
         assert!(!s.tasks.contains_key("E"));
         assert!(

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 /// Why a sweep did not run.
@@ -633,10 +633,37 @@ fn step_of(args: &SweepArgs) -> Result<RxSweepStep> {
     Ok(s)
 }
 
+/// `<stem>_heatmap.png` beside the spectrum PNG `p`.
+fn heatmap_path_of(p: &Path) -> PathBuf {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "sweep".into());
+    p.with_file_name(format!("{stem}_heatmap.png"))
+}
+
 /// Run `rxnode sweep`.
 pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
     let step = step_of(args)?;
-    for p in [&args.csv, &args.plot].into_iter().flatten() {
+    let heatmap_path = args
+        .plot
+        .as_ref()
+        .filter(|_| args.repeats > 1)
+        .map(|p| heatmap_path_of(p));
+    let outputs: Vec<&PathBuf> = [&args.csv, &args.plot, &heatmap_path]
+        .into_iter()
+        .flatten()
+        .collect();
+    for (i, a) in outputs.iter().enumerate() {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        if outputs[..i].iter().any(|b| abs(b) == abs(a)) {
+            return Err(bad_input(format!(
+                "{} is named for two outputs (--csv, --plot and its _heatmap.png must differ)",
+                a.display()
+            )));
+        }
+    }
+    for p in outputs {
         if p.exists() {
             return Err(bad_input(format!(
                 "{} already exists; choose another name (outputs are never overwritten)",
@@ -645,8 +672,12 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
         }
     }
     let paths = Paths::new(&cli.repo);
-    // Inside a checkout: the ledger is written and `.local/` kept out of Git (as capture).
-    let ledger_on = crate::capture_cmd::in_checkout(&cli.repo);
+    let ledger_on = git2::Repository::open(&cli.repo).is_ok();
+    if ledger_on {
+        // The sweep writes the ledger under .local/: keep it out of Git first,
+        // as capture does, or the next command refuses a visible ledger.
+        crate::trust::prepare(&paths)?;
+    }
     let (policy, source) = policy_file::load(&paths)?;
     let log = |e: Entry| {
         if ledger_on {
@@ -687,12 +718,7 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
     if let Some(p) = &args.plot {
         crate::plot::write_spectrum(p, &spectrum_plot(&sw, "rxnode sweep"))?;
         if let Some(h) = heatmap(&sw, "rxnode sweep") {
-            let stem = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "sweep".into());
-            let hp = p.with_file_name(format!("{stem}_heatmap.png"));
-            crate::plot::write_heatmap(&hp, &h)?;
+            crate::plot::write_heatmap(&heatmap_path_of(p), &h)?;
         }
     }
     let v = sweep_json(0, &sw, csv_rec);

@@ -76,17 +76,8 @@ pub fn cmd_task_new(cli: &Cli, a: &TaskNewArgs) -> Result<Outcome> {
     let task = match crate::validate::check(text.as_bytes(), branch) {
         Ok(t) => t,
         Err(issues) => {
-            let list: Vec<String> = issues
-                .iter()
-                .map(|i| {
-                    format!(
-                        "line {}: {}: {}",
-                        i.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into()),
-                        i.field.as_deref().unwrap_or("-"),
-                        i.message
-                    )
-                })
-                .collect();
+            // The interlock's own rendering ("line 7: RF_RX: …"), as `validate` prints it.
+            let list: Vec<String> = issues.iter().map(ToString::to_string).collect();
             return Err(bad_input(format!(
                 "the task would not validate; nothing was written:\n  {}",
                 list.join("\n  ")

@@ -171,7 +171,14 @@ pub fn file_findings(paths: &Paths) -> Vec<Finding> {
     let iq = paths.local.join("rx_iq");
     check_path(&iq, Kind::Dir, "IQ folder", &mut out);
     for e in list(&iq) {
-        check_path(&e, Kind::Dir, "IQ folder", &mut out);
+        // A task's folder, or an operator's own recording (`capture --record
+        // .local/rx_iq/x.cf32`, as the operator guide advises): a regular file
+        // of ours with one link is as trusted as the folders.
+        if std::fs::symlink_metadata(&e).is_ok_and(|m| m.is_file()) {
+            check_path(&e, Kind::File, "IQ recording", &mut out);
+        } else {
+            check_path(&e, Kind::Dir, "IQ folder", &mut out);
+        }
     }
     // No link anywhere under .local/: rxnode writes temp files, locks and
     // recordings there, and a planted link would redirect those writes.

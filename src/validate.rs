@@ -10,8 +10,16 @@ use std::path::Path;
 /// Read a task file, refusing anything over 1 MiB without reading it whole.
 pub fn read_task_file(path: &Path) -> Result<Vec<u8>> {
     // Look before opening: opening a FIFO or a device could block for ever.
-    let meta = std::fs::metadata(path)
-        .with_context(|| format!("cannot open task file {}", path.display()))?;
+    let meta = match std::fs::metadata(path) {
+        // A file that is not there is bad input (exit 2), like any other bad FILE.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(bad_input(format!(
+                "cannot open task file {}: {e}",
+                path.display()
+            )));
+        }
+        r => r.with_context(|| format!("cannot open task file {}", path.display()))?,
+    };
     if !meta.is_file() {
         return Err(bad_input(format!(
             "{} is not a regular file",

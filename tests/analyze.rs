@@ -330,6 +330,21 @@ fn human_output_names_the_peaks() {
     );
     let head = std::fs::read(&png).unwrap();
     assert_eq!(&head[..8], b"\x89PNG\r\n\x1a\n");
+    // A second analysis never overwrites the picture the operator kept.
+    let (code, _, err) = run(&[
+        "analyze",
+        p.to_str().unwrap(),
+        "--rate",
+        "2e6",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--plot") && err.contains("already exists"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&png).unwrap(), head);
 }
 
 fn expect_bad(args: &[&str], needle: &str) {

@@ -861,7 +861,7 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         ),
         (
             vec!["--id", "BAD_2", "--title", "t", "--rx", "--risk", "GREEN"],
-            "RISK_LEVEL",
+            "RISK_LEVEL: declared GREEN is lower than the derived YELLOW",
         ),
         (vec!["--id", "../x", "--title", "t"], "--id"),
         (

@@ -347,6 +347,12 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     let out = rig.rxnode(&sweep_args(&dev, &extra), "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let s: SweepT = serde_json::from_slice(&out.stdout).unwrap();
+    // A first sweep in a fresh checkout leaves its ledger invisible to Git.
+    assert_eq!(
+        rig.lab.porcelain(),
+        "",
+        "the sweep's .local/ is visible to Git"
+    );
     assert_eq!(s.status, "PASS");
     assert_eq!(s.fft_size, 1024);
     assert_eq!(s.hops.len(), 2 * s.hops_per_repeat);
@@ -380,6 +386,44 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(common::text(&out.stderr).contains("already exists"));
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+    // Nor the heatmap beside a fresh spectrum name: `fm2.png` is new, but a
+    // repeated sweep would write `fm2_heatmap.png`, which the operator has.
+    let heat = std::fs::read(d.join("fm_heatmap.png")).unwrap();
+    std::fs::write(d.join("fm2_heatmap.png"), &heat[..100]).unwrap();
+    let png2 = d.join("fm2.png");
+    let more = [
+        "--repeats",
+        "2",
+        "--gain-db",
+        "LNA=24,VGA=10",
+        "--plot",
+        png2.to_str().unwrap(),
+    ];
+    let out = rig.rxnode(&sweep_args(&dev, &more), "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(common::text(&out.stderr).contains("fm2_heatmap.png already exists"));
+    assert_eq!(
+        std::fs::read(d.join("fm2_heatmap.png")).unwrap(),
+        &heat[..100]
+    );
+    assert!(
+        !png2.exists(),
+        "the spectrum was written although the sweep was refused"
+    );
+    // Nor one output over another: the CSV the report hashes stays a CSV.
+    let same = d.join("same.png");
+    let s = same.to_str().unwrap();
+    let out = rig.rxnode(
+        &sweep_args(&dev, &["--gain-db", "10", "--csv", s, "--plot", s]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        common::text(&out.stderr).contains("two outputs"),
+        "{}",
+        show(&out)
+    );
+    assert!(!same.exists());
     // The ledger has the sweep; the radio saw RX only.
     let sweeps = rig
         .lab

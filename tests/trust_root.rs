@@ -728,6 +728,20 @@ fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {
         "{}",
         text(&out.stderr)
     );
+    // …and its result can still be published: the rebuild keeps the approval
+    // it ran under (publish used to refuse "never approved on this node").
+    assert!(rig.lab.state()["approvals"][id].is_object());
+    let out = rig.rx(&["publish", id], "\n", &[]);
+    assert!(
+        !text(&out.stderr).contains("never approved"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        rig.tx_streams(),
+        1,
+        "a rebuild never leads to a second transmission"
+    );
 
     // Replaced by an older copy (the approved-but-not-run state): refused.
     std::fs::write(&state_p, &approved_state).unwrap();
@@ -884,6 +898,13 @@ fn capture_record_inside_the_work_tree_needs_an_ignored_path() {
     let out = cap(&ok);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(ok.exists());
+    // Straight into .local/rx_iq/ (as the operator guide says): the recording
+    // must not make every later command refuse the node as untrusted.
+    let flat = rig.lab.local().join("rx_iq/flat.sigmf-data");
+    let out = cap(&flat);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = rig.rx(&["status"], "", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let outside = rig.lab.dir.path().join("elsewhere/cap.cf32");
     std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
     let out = cap(&outside);

@@ -364,6 +364,16 @@ fn oversized_file_rejected_without_panic() {
 }
 
 #[test]
+fn a_missing_file_is_bad_input_exit_2() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let p = tmp.path().join("no-such-task.md");
+    let (code, r) = validate_json(&p);
+    assert_eq!(code, 2, "{r:?}");
+    assert!(!r.valid);
+    assert!(r.errors[0].message.contains("no-such-task.md"), "{r:?}");
+}
+
+#[test]
 fn binary_and_non_utf8_rejected() {
     let tmp = tempfile::TempDir::new().unwrap();
     let p = tmp.path().join("bin.md");
