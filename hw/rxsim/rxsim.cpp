@@ -453,10 +453,7 @@ class RxSim : public SoapySDR::Device {
                 size_t k = std::min(n - done, kMtu);
                 generate(s, s->scratch.data(), k, step, amp, namp);
                 scene_.apply(s, s->scratch.data(), k, s->produced + done, frame);
-                for (size_t i = 0; i < k; i++) {
-                    out[2 * (done + i)] = toI16(s->scratch[i].real());
-                    out[2 * (done + i) + 1] = toI16(s->scratch[i].imag());
-                }
+                toI16Block(reinterpret_cast<const float *>(s->scratch.data()), out + 2 * done, 2 * k);
                 done += k;
             }
         } else {
@@ -662,9 +659,17 @@ class RxSim : public SoapySDR::Device {
     }
     double *gains(int direction) { return direction == SOAPY_SDR_TX ? txGain_ : rxGain_; }
 
+    // Inline rounding (half away from zero), not std::lrint: without -fno-math-errno
+    // lrint is a libm call per component, which made the CS16 conversion cost as much
+    // as generating the samples and capped SoapySDRServer's stream thread (issue 16).
     static int16_t toI16(float v) {
         float x = std::max(-1.0f, std::min(1.0f, v)) * 32767.0f;
-        return int16_t(std::lrint(x));
+        return int16_t(x + std::copysign(0.5f, x)); // branch-free: noise signs are random
+    }
+    // The CS16 conversion of m floats (I, Q interleaved): a flat loop of its own, so
+    // the compiler vectorizes it (inside readStream's loop nest it did not).
+    static void toI16Block(const float *in, int16_t *out, size_t m) {
+        for (size_t j = 0; j < m; j++) out[j] = toI16(in[j]);
     }
     static uint64_t nextRand(SimStream *s) {
         s->rng ^= s->rng << 13;
