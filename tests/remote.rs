@@ -360,6 +360,20 @@ fn soapysdrutil_rate_streams_through_the_server() {
     for r in &rates {
         assert!((r - 2.0).abs() < 0.1, "rate {r} Msps, asked 2:\n{out}");
     }
+    // The UDP endpoints got the 42 MiB socket buffers they asked for (the set-up,
+    // scripts/remote-services.sh, raised net.core.rmem_max/wmem_max): with the
+    // kernel's 4 MiB cap here the window was a tenth of that and 61.44 MS/s dropped
+    // datagrams in the client's socket ("set 43008 KiB, got 4096 KiB").
+    let all = format!("{out}{err}");
+    assert!(
+        !all.contains("resize socket buffer"),
+        "socket buffers capped by the host:\n{all}"
+    );
+    let windows = all
+        .lines()
+        .filter(|l| l.contains("endpoint:") && l.contains("window=43008 KiB"))
+        .count();
+    assert_eq!(windows, 2, "sender and receiver with a 42 MiB window:\n{all}");
 }
 
 // ------------------------------------------------------------ 3. rxnode over the network
