@@ -108,6 +108,22 @@ pub(crate) fn parse_args(args: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// SoapyRemote's transport options are *stream* args (its client reads `remote:mtu`,
+/// `remote:window` and `remote:priority` only at setupStream); named in the device args
+/// of a task they would be ignored. Passed on from the device args, unchanged.
+fn remote_stream_args(args: &str) -> soapysdr::Args {
+    let mut out = soapysdr::Args::new();
+    for (k, v) in parse_args(args) {
+        if matches!(
+            k.as_str(),
+            "remote:mtu" | "remote:window" | "remote:priority" | "remote:prot"
+        ) {
+            out.set(k.as_str(), v.as_str());
+        }
+    }
+    out
+}
+
 /// Shared setters: check against the device's ranges, then set, naming args and value.
 struct Ctl<'a> {
     dev: &'a Device,
@@ -370,7 +386,7 @@ impl RxRadio {
         // driver's buffer and cannot cause an overflow before the first sample.
         let inner = self
             .dev
-            .rx_stream::<Complex<f32>>(&[0])
+            .rx_stream_args::<Complex<f32>, _>(&[0], remote_stream_args(&self.args))
             .map_err(|e| self.driver_err("set up rx stream", e))?;
         Ok(RxStream {
             inner,
@@ -457,7 +473,7 @@ impl RxRadio {
         }
         let inner = self
             .dev
-            .rx_stream::<Complex<i16>>(&[0])
+            .rx_stream_args::<Complex<i16>, _>(&[0], remote_stream_args(&self.args))
             .map_err(|e| self.driver_err("set up rx stream (CS16)", e))?;
         Ok(RxStreamCi16 {
             inner,
