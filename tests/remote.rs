@@ -824,7 +824,20 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
     );
     let r = rig.result(id);
     assert_eq!(r["status"], "PASS", "{r:#}");
-    assert!(r["tx"]["samples_sent"].as_u64().unwrap() > 0, "{r:#}");
+    assert_eq!(r["tx"]["samples_sent"], 300_000, "{r:#}");
+    // The far radio transmitted for the tone's duration, by its own clock, less what
+    // is still queued at the end (rxsim's 50 ms "DAC" queue + the ~50 ms TX socket
+    // window): the remote stream's 42 MiB default window took the whole tone at once,
+    // and rxnode closed the stream (PASS, "sent") after 0.015 s on the server.
+    let (on, off) = (
+        event_time(&srv, " activateStream TX serial=TXR").expect("activateStream TX"),
+        event_time(&srv, "deactivateStream TX serial=TXR").expect("deactivateStream TX"),
+    );
+    assert!(
+        off - on >= 0.18,
+        "server-side TX stream active {:.3} s for a 0.3 s tone",
+        off - on
+    );
     // Completed: a re-run is refused and opens nothing.
     let out = rig.run(id, "AUTHORIZE RF TX\n");
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));

@@ -756,9 +756,19 @@ impl TxRadio {
         }
 
         // The one guarded place that opens a TX stream: a permit was consumed to get here.
+        // Over SoapyRemote the stream's socket window (default 42 MiB: seconds of
+        // samples) accepted the whole tone at once, so rxnode reported it sent and
+        // closed the stream while the far radio had transmitted a fraction. The window
+        // is bounded to ~50 ms of samples so writes follow the far DAC; a window named
+        // in the device args is not honoured for TX.
+        let mut stream_args = soapysdr::Args::new();
+        if parse_args(args).get("driver").map(String::as_str) == Some("remote") {
+            let window = ((rate * 0.05 * 4.0) as usize).max(64 * 1024);
+            stream_args.set("remote:window", window.to_string());
+        }
         #[allow(clippy::disallowed_methods)]
         let stream = dev
-            .tx_stream::<Complex<f32>>(&[0])
+            .tx_stream_args::<Complex<f32>, _>(&[0], stream_args)
             .map_err(|e| tx.driver("set up tx stream".into(), e))?;
         let mut guard = TxGuard(stream);
         let mtu = guard.0.mtu().unwrap_or(4096).max(1);
