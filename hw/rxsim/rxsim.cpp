@@ -54,6 +54,8 @@ constexpr double kMinFreq = 1e6;
 constexpr double kMaxFreq = 6e9;
 constexpr double kMinRate = 0.1e6;
 constexpr double kMaxRate = 61.44e6;
+// The default bandwidth is 0.75 x rate, so the range starts at 0.75 x the lowest rate.
+constexpr double kMinBw = 0.75 * kMinRate;
 constexpr double kMaxGain = 60.0;
 constexpr double kLnaMax = 40.0;
 constexpr size_t kMtu = 16384;
@@ -607,7 +609,7 @@ class RxSim : public SoapySDR::Device {
         return {SoapySDR::Range(kMinRate, kMaxRate)};
     }
     void setBandwidth(const int direction, const size_t, const double bw) override {
-        if (!(bw > 0.0 && bw <= kMaxRate))
+        if (!(bw >= kMinBw && bw <= kMaxRate))
             throw std::runtime_error("rxsim: bandwidth " + std::to_string(bw) + " Hz out of range");
         std::lock_guard<std::mutex> g(mu_);
         (direction == SOAPY_SDR_TX ? txBw_ : rxBw_) = bw;
@@ -619,7 +621,7 @@ class RxSim : public SoapySDR::Device {
         return bw > 0.0 ? bw : 0.75 * rate;
     }
     SoapySDR::RangeList getBandwidthRange(const int, const size_t) const override {
-        return {SoapySDR::Range(0.2e6, kMaxRate)};
+        return {SoapySDR::Range(kMinBw, kMaxRate)};
     }
 
     // ---- clocking and sensors ----

@@ -269,6 +269,31 @@ fn paced_stream_runs_at_the_sample_rate() {
 /// stream thread (it reads CS16, the native format). Now ~1.7×. Unpaced, so rxsim
 /// generates on this thread: its CPU time (not wall time, which other tests and
 /// processes disturb) is what each format costs; best of 5 interleaved rounds.
+/// A conforming driver reports readbacks inside its own ranges: at rxsim's lowest rate
+/// (0.1 MS/s) its default bandwidth (0.75 × rate = 75 kHz) lay outside the bandwidth
+/// range it advertised (0.2..61.44 MHz), so a client could not set back what it read,
+/// and setBandwidth accepted values outside that range.
+#[test]
+fn default_bandwidth_at_the_lowest_rate_is_inside_the_advertised_range() {
+    init();
+    let mut radio = RxRadio::open("driver=rxsim,serial=bw1,pace=0").expect("open");
+    let cfg = RxConfig {
+        frequency_hz: 100e6,
+        sample_rate_hz: 0.1e6,
+        ..RxConfig::default()
+    };
+    let actual = radio.configure(&cfg).expect("configure");
+    let bw = actual.bandwidth_hz.expect("rxsim reports a bandwidth");
+    assert_eq!(bw, 75e3);
+    let again = radio
+        .configure(&RxConfig {
+            bandwidth_hz: Some(bw),
+            ..cfg
+        })
+        .unwrap_or_else(|e| panic!("setting back the reported {bw} Hz: {e}"));
+    assert_eq!(again.bandwidth_hz, Some(bw));
+}
+
 /// CPU time of the calling thread.
 fn thread_cpu() -> Duration {
     let mut ts = libc::timespec {
