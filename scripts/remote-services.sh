@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Start what SoapySDRServer needs, idempotently: the system D-Bus and avahi-daemon.
+# Start what SoapySDRServer needs, idempotently: the system D-Bus and avahi-daemon,
+# and socket buffer caps large enough for SoapyRemote's UDP streams (below).
 # (SoapySDRServer exits at start-up — "avahi_client_new() failed: Daemon not running" —
 # without a running avahi-daemon, which needs the system bus.) Needs root, as in CI;
 # on a lab machine with systemd both already run and this script only checks them.
@@ -36,4 +37,21 @@ if ! avahi_up; then
     for _ in $(seq 50); do avahi_up && break; sleep 0.1; done
     avahi_up || { echo "remote-services: avahi-daemon did not start (see: avahi-daemon --debug)" >&2; exit 1; }
 fi
+# Socket buffers for SoapyRemote's UDP streams: its endpoints ask for a 42 MiB kernel
+# buffer (remote:window) and size their flow-control window from what they get. With
+# the Linux default cap (net.core.rmem_max/wmem_max, often 208 KiB or 4 MiB) the
+# window is too small for high rates and the receiving socket drops datagrams (`S`
+# from SoapySDRUtil, UDP RcvbufErrors). Raise both caps to SoapyRemote's own sysctl
+# value (its SoapySDRServer.sysctl), only when lower; never lower them.
+want=104857600
+for key in rmem_max wmem_max; do
+    f=/proc/sys/net/core/$key
+    have=$(cat "$f" 2>/dev/null || echo 0)
+    if [ "$have" -lt "$want" ]; then
+        if ! $SUDO sysctl -q -w "net.core.$key=$want" >/dev/null 2>&1; then
+            echo "remote-services: warning: net.core.$key is $have (< $want) and could not be raised" \
+                 "(run as root: sysctl -w net.core.$key=$want); UDP streams above ~20 MS/s will drop" >&2
+        fi
+    fi
+done
 echo "remote-services: system D-Bus and avahi-daemon running"

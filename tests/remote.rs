@@ -360,6 +360,23 @@ fn soapysdrutil_rate_streams_through_the_server() {
     for r in &rates {
         assert!((r - 2.0).abs() < 0.1, "rate {r} Msps, asked 2:\n{out}");
     }
+    // The UDP endpoints got the 42 MiB socket buffers they asked for (the set-up,
+    // scripts/remote-services.sh, raised net.core.rmem_max/wmem_max): with the
+    // kernel's 4 MiB cap here the window was a tenth of that and 61.44 MS/s dropped
+    // datagrams in the client's socket ("set 43008 KiB, got 4096 KiB").
+    let all = format!("{out}{err}");
+    assert!(
+        !all.contains("resize socket buffer"),
+        "socket buffers capped by the host:\n{all}"
+    );
+    let windows = all
+        .lines()
+        .filter(|l| l.contains("endpoint:") && l.contains("window=43008 KiB"))
+        .count();
+    assert_eq!(
+        windows, 2,
+        "sender and receiver with a 42 MiB window:\n{all}"
+    );
 }
 
 // ------------------------------------------------------------ 3. rxnode over the network
@@ -490,6 +507,41 @@ fn capture_over_the_remote_loses_nothing_and_measures_clkin_like_in_process() {
     assert_eq!(count("setupStream RX"), 1, "{ev:?}");
     assert_eq!(count("closeStream RX"), 1, "{ev:?}");
     assert_eq!(count(" TX "), 0, "{ev:?}");
+}
+
+/// SoapyRemote's transport options named in a task's device args take effect:
+/// `remote:mtu`/`remote:window` are stream args for its client, and rxnode set up its
+/// streams without any, so they were silently ignored (1452-byte datagrams, 42 MiB
+/// window whatever the task said) while docs/hardware.md offered them. 4144 is the
+/// largest MTU SoapyRemote 0.5.2 can send (its socket send() writes at most 4096 bytes:
+/// "releaseSend(8952 bytes), FAILED 4096" with remote:mtu=9000).
+#[test]
+fn remote_transport_options_in_the_device_args_reach_the_stream() {
+    let srv = Server::start();
+    let device = srv.device("remote:mtu=4144,remote:window=8000000");
+    for extra in [
+        &[][..],
+        &["--record", "x.sigmf", "--record-format", "ci16"][..],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = client();
+        cmd.current_dir(dir.path());
+        let mut args = vec!["--sample-rate-hz", "2e6", "--duration-s", "1"];
+        args.extend_from_slice(extra);
+        let out = capture(&mut cmd, &device, &args);
+        let j = json_of(&out);
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        assert_eq!(j["samples_processed"], 2_000_000, "{j:#}");
+        assert_eq!(j["overflows"], 0, "{j:#}");
+        let err = text(&out.stderr);
+        // 4144 - 48 (IPv6 + UDP headers) per datagram; 8000000 B = 7812 KiB, on the
+        // server's sender and this client's receiver alike.
+        let endpoints = err
+            .lines()
+            .filter(|l| l.contains("endpoint: dgram=4096 bytes") && l.contains("window=7812 KiB"))
+            .count();
+        assert_eq!(endpoints, 2, "{extra:?}: {}", show(&out));
+    }
 }
 
 /// Issue 16 item 4: the server killed mid-capture ends the capture (PARTIAL, with the
@@ -772,7 +824,20 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
     );
     let r = rig.result(id);
     assert_eq!(r["status"], "PASS", "{r:#}");
-    assert!(r["tx"]["samples_sent"].as_u64().unwrap() > 0, "{r:#}");
+    assert_eq!(r["tx"]["samples_sent"], 300_000, "{r:#}");
+    // The far radio transmitted for the tone's duration, by its own clock, less what
+    // is still queued at the end (rxsim's 50 ms "DAC" queue + the ~50 ms TX socket
+    // window): the remote stream's 42 MiB default window took the whole tone at once,
+    // and rxnode closed the stream (PASS, "sent") after 0.015 s on the server.
+    let (on, off) = (
+        event_time(&srv, " activateStream TX serial=TXR").expect("activateStream TX"),
+        event_time(&srv, "deactivateStream TX serial=TXR").expect("deactivateStream TX"),
+    );
+    assert!(
+        off - on >= 0.18,
+        "server-side TX stream active {:.3} s for a 0.3 s tone",
+        off - on
+    );
     // Completed: a re-run is refused and opens nothing.
     let out = rig.run(id, "AUTHORIZE RF TX\n");
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));

@@ -54,6 +54,8 @@ constexpr double kMinFreq = 1e6;
 constexpr double kMaxFreq = 6e9;
 constexpr double kMinRate = 0.1e6;
 constexpr double kMaxRate = 61.44e6;
+// The default bandwidth is 0.75 x rate, so the range starts at 0.75 x the lowest rate.
+constexpr double kMinBw = 0.75 * kMinRate;
 constexpr double kMaxGain = 60.0;
 constexpr double kLnaMax = 40.0;
 constexpr size_t kMtu = 16384;
@@ -453,10 +455,7 @@ class RxSim : public SoapySDR::Device {
                 size_t k = std::min(n - done, kMtu);
                 generate(s, s->scratch.data(), k, step, amp, namp);
                 scene_.apply(s, s->scratch.data(), k, s->produced + done, frame);
-                for (size_t i = 0; i < k; i++) {
-                    out[2 * (done + i)] = toI16(s->scratch[i].real());
-                    out[2 * (done + i) + 1] = toI16(s->scratch[i].imag());
-                }
+                toI16Block(reinterpret_cast<const float *>(s->scratch.data()), out + 2 * done, 2 * k);
                 done += k;
             }
         } else {
@@ -610,7 +609,7 @@ class RxSim : public SoapySDR::Device {
         return {SoapySDR::Range(kMinRate, kMaxRate)};
     }
     void setBandwidth(const int direction, const size_t, const double bw) override {
-        if (!(bw > 0.0 && bw <= kMaxRate))
+        if (!(bw >= kMinBw && bw <= kMaxRate))
             throw std::runtime_error("rxsim: bandwidth " + std::to_string(bw) + " Hz out of range");
         std::lock_guard<std::mutex> g(mu_);
         (direction == SOAPY_SDR_TX ? txBw_ : rxBw_) = bw;
@@ -622,7 +621,7 @@ class RxSim : public SoapySDR::Device {
         return bw > 0.0 ? bw : 0.75 * rate;
     }
     SoapySDR::RangeList getBandwidthRange(const int, const size_t) const override {
-        return {SoapySDR::Range(0.2e6, kMaxRate)};
+        return {SoapySDR::Range(kMinBw, kMaxRate)};
     }
 
     // ---- clocking and sensors ----
@@ -662,9 +661,17 @@ class RxSim : public SoapySDR::Device {
     }
     double *gains(int direction) { return direction == SOAPY_SDR_TX ? txGain_ : rxGain_; }
 
+    // Inline rounding (half away from zero), not std::lrint: without -fno-math-errno
+    // lrint is a libm call per component, which made the CS16 conversion cost as much
+    // as generating the samples and capped SoapySDRServer's stream thread (issue 16).
     static int16_t toI16(float v) {
         float x = std::max(-1.0f, std::min(1.0f, v)) * 32767.0f;
-        return int16_t(std::lrint(x));
+        return int16_t(x + std::copysign(0.5f, x)); // branch-free: noise signs are random
+    }
+    // The CS16 conversion of m floats (I, Q interleaved): a flat loop of its own, so
+    // the compiler vectorizes it (inside readStream's loop nest it did not).
+    static void toI16Block(const float *in, int16_t *out, size_t m) {
+        for (size_t j = 0; j < m; j++) out[j] = toI16(in[j]);
     }
     static uint64_t nextRand(SimStream *s) {
         s->rng ^= s->rng << 13;

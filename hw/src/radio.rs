@@ -108,6 +108,22 @@ pub(crate) fn parse_args(args: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// SoapyRemote's transport options are *stream* args (its client reads `remote:mtu`,
+/// `remote:window` and `remote:priority` only at setupStream); named in the device args
+/// of a task they would be ignored. Passed on from the device args, unchanged.
+fn remote_stream_args(args: &str) -> soapysdr::Args {
+    let mut out = soapysdr::Args::new();
+    for (k, v) in parse_args(args) {
+        if matches!(
+            k.as_str(),
+            "remote:mtu" | "remote:window" | "remote:priority" | "remote:prot"
+        ) {
+            out.set(k.as_str(), v.as_str());
+        }
+    }
+    out
+}
+
 /// Shared setters: check against the device's ranges, then set, naming args and value.
 struct Ctl<'a> {
     dev: &'a Device,
@@ -370,7 +386,7 @@ impl RxRadio {
         // driver's buffer and cannot cause an overflow before the first sample.
         let inner = self
             .dev
-            .rx_stream::<Complex<f32>>(&[0])
+            .rx_stream_args::<Complex<f32>, _>(&[0], remote_stream_args(&self.args))
             .map_err(|e| self.driver_err("set up rx stream", e))?;
         Ok(RxStream {
             inner,
@@ -457,7 +473,7 @@ impl RxRadio {
         }
         let inner = self
             .dev
-            .rx_stream::<Complex<i16>>(&[0])
+            .rx_stream_args::<Complex<i16>, _>(&[0], remote_stream_args(&self.args))
             .map_err(|e| self.driver_err("set up rx stream (CS16)", e))?;
         Ok(RxStreamCi16 {
             inner,
@@ -740,9 +756,19 @@ impl TxRadio {
         }
 
         // The one guarded place that opens a TX stream: a permit was consumed to get here.
+        // Over SoapyRemote the stream's socket window (default 42 MiB: seconds of
+        // samples) accepted the whole tone at once, so rxnode reported it sent and
+        // closed the stream while the far radio had transmitted a fraction. The window
+        // is bounded to ~50 ms of samples so writes follow the far DAC; a window named
+        // in the device args is not honoured for TX.
+        let mut stream_args = soapysdr::Args::new();
+        if parse_args(args).get("driver").map(String::as_str) == Some("remote") {
+            let window = ((rate * 0.05 * 4.0) as usize).max(64 * 1024);
+            stream_args.set("remote:window", window.to_string());
+        }
         #[allow(clippy::disallowed_methods)]
         let stream = dev
-            .tx_stream::<Complex<f32>>(&[0])
+            .tx_stream_args::<Complex<f32>, _>(&[0], stream_args)
             .map_err(|e| tx.driver("set up tx stream".into(), e))?;
         let mut guard = TxGuard(stream);
         let mtu = guard.0.mtu().unwrap_or(4096).max(1);

@@ -4,7 +4,9 @@
 //! log before any test touches SoapySDR. No test in this binary transmits.
 use num_complex::Complex;
 use rustfft::FftPlanner;
-use rxnode_hw::{enumerate, use_sim, Error, ReadOutcome, RxConfig, RxRadio, SampleSource};
+use rxnode_hw::{
+    enumerate, use_sim, Ci16Source, Error, ReadOutcome, RxConfig, RxRadio, SampleSource,
+};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -258,6 +260,94 @@ fn paced_stream_runs_at_the_sample_rate() {
     assert!(
         el >= Duration::from_millis(250),
         "300k samples at 1 MS/s in {el:?}"
+    );
+}
+
+/// The native format must not be the slow one (issue 16): rxsim's CS16 path cost 4.6×
+/// its CF32 path (a libm `lrintf` call per I and per Q, in a loop that did not
+/// vectorize), which made rxsim, not the network, the top cost of SoapySDRServer's
+/// stream thread (it reads CS16, the native format). Now ~1.7×. Unpaced, so rxsim
+/// generates on this thread: its CPU time (not wall time, which other tests and
+/// processes disturb) is what each format costs; best of 5 interleaved rounds.
+/// A conforming driver reports readbacks inside its own ranges: at rxsim's lowest rate
+/// (0.1 MS/s) its default bandwidth (0.75 × rate = 75 kHz) lay outside the bandwidth
+/// range it advertised (0.2..61.44 MHz), so a client could not set back what it read,
+/// and setBandwidth accepted values outside that range.
+#[test]
+fn default_bandwidth_at_the_lowest_rate_is_inside_the_advertised_range() {
+    init();
+    let mut radio = RxRadio::open("driver=rxsim,serial=bw1,pace=0").expect("open");
+    let cfg = RxConfig {
+        frequency_hz: 100e6,
+        sample_rate_hz: 0.1e6,
+        ..RxConfig::default()
+    };
+    let actual = radio.configure(&cfg).expect("configure");
+    let bw = actual.bandwidth_hz.expect("rxsim reports a bandwidth");
+    assert_eq!(bw, 75e3);
+    let again = radio
+        .configure(&RxConfig {
+            bandwidth_hz: Some(bw),
+            ..cfg
+        })
+        .unwrap_or_else(|e| panic!("setting back the reported {bw} Hz: {e}"));
+    assert_eq!(again.bandwidth_hz, Some(bw));
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer to a timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+#[test]
+fn native_cs16_stream_costs_no_more_than_cf32() {
+    init();
+    const N: usize = 1 << 21;
+    let args = "driver=rxsim,serial=fmt1,pace=0,tone_hz=100.1e6";
+    let cfg = RxConfig {
+        frequency_hz: 100e6,
+        sample_rate_hz: 61.44e6,
+        ..RxConfig::default()
+    };
+    let mut radio = RxRadio::open(args).expect("open");
+    radio.configure(&cfg).expect("configure");
+    let (mut best_f32, mut best_i16) = (Duration::MAX, Duration::MAX);
+    for _ in 0..5 {
+        {
+            let mut s = radio.rx_stream().expect("cf32 stream");
+            let mut buf = vec![Complex::new(0.0f32, 0.0); 16384];
+            let _ = s.read(&mut buf, 100_000).expect("read");
+            let (t, mut got) = (thread_cpu(), 0);
+            while got < N {
+                if let ReadOutcome::Samples(n) = s.read(&mut buf, 100_000).expect("read") {
+                    got += n;
+                }
+            }
+            best_f32 = best_f32.min(thread_cpu() - t);
+        }
+        {
+            let mut s = radio.rx_stream_ci16().expect("cs16 stream");
+            let mut buf = vec![Complex::new(0i16, 0); 16384];
+            let _ = s.read_ci16(&mut buf, 100_000).expect("read");
+            let (t, mut got) = (thread_cpu(), 0);
+            while got < N {
+                if let ReadOutcome::Samples(n) = s.read_ci16(&mut buf, 100_000).expect("read") {
+                    got += n;
+                }
+            }
+            best_i16 = best_i16.min(thread_cpu() - t);
+        }
+    }
+    assert!(
+        best_i16.as_secs_f64() <= 2.5 * best_f32.as_secs_f64(),
+        "{N} samples: CS16 {best_i16:?}, CF32 {best_f32:?}"
     );
 }
 
