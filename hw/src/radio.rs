@@ -13,6 +13,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// How far ahead of the sample clock `transmit_tone` may hand samples to the
+/// driver (a paced radio blocks long before; a deeply buffered one is held here).
+const TX_LEAD: Duration = Duration::from_millis(100);
+
 /// What to set on the receiver. `None` leaves a setting as the device has it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RxConfig {
@@ -779,6 +783,17 @@ impl TxRadio {
             }
             if t0.elapsed() >= limit {
                 break;
+            }
+            // Never run ahead of the sample clock by more than TX_LEAD: a driver
+            // that buffers deeply (SoapyRemote's flow-control window holds
+            // seconds of samples) would otherwise take the whole tone at once,
+            // and the duration bound, a Ctrl-C and the deactivate would act on
+            // samples the far radio has not sent yet (or had dropped).
+            let due = Duration::try_from_secs_f64(sent as f64 / rate).unwrap_or(Duration::MAX);
+            let ahead = due.saturating_sub(t0.elapsed());
+            if ahead > TX_LEAD {
+                std::thread::sleep((ahead - TX_LEAD).min(Duration::from_millis(10)));
+                continue;
             }
             let n = (total - sent).min(block as u64) as usize;
             for s in buf[..n].iter_mut() {
