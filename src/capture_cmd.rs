@@ -106,7 +106,7 @@ fn record_format(args: &CaptureArgs) -> Result<RecordFormat> {
 }
 
 /// Inside a checkout: the ledger is written and `.local/` kept out of Git.
-fn in_checkout(repo: &Path) -> bool {
+pub(crate) fn in_checkout(repo: &Path) -> bool {
     match git2::Repository::open(repo) {
         Ok(r) => {
             if let Err(e) = crate::gitops::ensure_local_excluded(&r) {

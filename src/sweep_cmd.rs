@@ -645,7 +645,8 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
         }
     }
     let paths = Paths::new(&cli.repo);
-    let ledger_on = git2::Repository::open(&cli.repo).is_ok();
+    // As `capture`: `.local/` is kept out of Git before the policy is trusted.
+    let ledger_on = crate::capture_cmd::in_checkout(&cli.repo);
     let (policy, source) = policy_file::load(&paths)?;
     let log = |e: Entry| {
         if ledger_on {
