@@ -26,6 +26,8 @@ pub enum Verdict {
     Pass,
     /// Broken: the fix says what to do.
     Fail,
+    /// Works, but something will be refused later: the fix says what to do.
+    Warn,
     /// Could not or need not be checked here.
     Skip,
 }
@@ -35,6 +37,7 @@ impl Verdict {
         match self {
             Verdict::Pass => "PASS",
             Verdict::Fail => "FAIL",
+            Verdict::Warn => "WARN",
             Verdict::Skip => "SKIP",
         }
     }
@@ -163,6 +166,7 @@ fn run_checks(cli: &Cli) -> Vec<Check> {
     out.extend(soapy_checks(cli));
     out.push(dsp_engine());
     out.push(policy(&paths));
+    out.push(node_name(&paths));
     out.push(state_file(&paths));
     out.push(ledger_file(&paths));
     out.push(watcher(&paths));
@@ -780,6 +784,25 @@ fn ledger_file(paths: &Paths) -> Check {
             ),
             "the ledger is an append-only audit trail: inspect those lines (a crash can tear the last one) and keep a copy before repairing",
         )
+    }
+}
+
+/// The node's name (`.local/rxnode-node.json`, issue 18): without one every
+/// publish is refused, so a missing name is a warning before the first run.
+fn node_name(paths: &Paths) -> Check {
+    const FIX: &str = "rxnode node set-name NAME (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)";
+    match crate::node::load_name(paths) {
+        Ok(Some(n)) => check("node name", Verdict::Pass, n, ""),
+        Ok(None) => check(
+            "node name",
+            Verdict::Warn,
+            format!(
+                "no name set ({} is missing): a publish would be refused",
+                paths.node_name().display()
+            ),
+            FIX,
+        ),
+        Err(e) => check("node name", Verdict::Fail, format!("{e:#}"), FIX),
     }
 }
 

@@ -6,7 +6,7 @@
 //! and [`read_blob_at`].
 use anyhow::{anyhow, Context, Result};
 use git2::{Cred, CredentialType, FetchOptions, Oid, RemoteCallbacks, Repository};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::{Duration, Instant};
@@ -219,7 +219,32 @@ pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool)
     fo.download_tags(git2::AutotagOption::None);
     let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
     rem.fetch(&[refspec.as_str()], Some(&mut fo), None)
-        .map_err(|e| anyhow!("fetch {remote} {branch} failed: {}", redact(e.message())))?;
+        .map_err(|e| {
+            // A lock left by a killed fetch fails every later one: name it.
+            let left: Vec<String> = fetch_lock_files(repo, remote, branch)
+                .into_iter()
+                .filter(|p| p.exists())
+                .map(|p| p.display().to_string())
+                .collect();
+            let hint = if left.is_empty() {
+                String::new()
+            } else {
+                let (files, exist) = if left.len() == 1 {
+                    ("file", "exists")
+                } else {
+                    ("files", "exist")
+                };
+                format!(
+                    " (Git lock {files} {} {exist}: left by a killed git or rxnode? If no git \
+                     process is using this checkout, remove it)",
+                    left.join(", ")
+                )
+            };
+            anyhow!(
+                "fetch {remote} {branch} failed: {}{hint}",
+                redact(e.message())
+            )
+        })?;
     // libgit2 fetches an explicit refspec whose source is absent without an
     // error; pruning (above) removes the stale tracking ref, so a deleted
     // branch is reported below instead of looking like "nothing new" for ever.
@@ -230,6 +255,20 @@ pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool)
             "fetch {remote} {branch}: the remote has no branch {branch:?} (deleted or renamed?)"
         )
     })
+}
+
+/// The lock files libgit2 (1.9) creates while [`fetch`] runs: the tracking
+/// ref's `refs/remotes/<remote>/<branch>.lock` (the ref update),
+/// `packed-refs.lock` (pruning a tracking ref that is packed) and `shallow.lock`
+/// (libgit2 rewrites `.git/shallow` after every pack download, even in a full
+/// clone). FETCH_HEAD is not written, so `FETCH_HEAD.lock` is not among them.
+pub fn fetch_lock_files(repo: &Repository, remote: &str, branch: &str) -> Vec<PathBuf> {
+    let common = repo.commondir();
+    vec![
+        common.join(format!("{}.lock", tracking_ref(remote, branch))),
+        common.join("packed-refs.lock"),
+        repo.path().join("shallow.lock"),
+    ]
 }
 
 /// The commit of `refs/remotes/<remote>/<branch>`, if the ref exists.

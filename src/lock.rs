@@ -39,6 +39,8 @@ impl std::fmt::Display for Holder {
 pub struct Lock {
     path: std::path::PathBuf,
     me: Holder,
+    /// The dead holder whose lock this one took over, if any.
+    took_over: Option<Holder>,
 }
 
 /// This host's name.
@@ -149,9 +151,16 @@ impl Lock {
         path: std::path::PathBuf,
         me: Holder,
     ) -> Result<Lock> {
+        let mut took_over = None;
         for _ in 0..3 {
             match std::fs::hard_link(tmp, &path) {
-                Ok(()) => return Ok(Lock { path, me }),
+                Ok(()) => {
+                    return Ok(Lock {
+                        path,
+                        me,
+                        took_over,
+                    })
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let current = match holder_at(&path) {
                         Ok(Some(h)) => h,
@@ -171,6 +180,7 @@ impl Lock {
                         )));
                     }
                     take_over(paths, &path, Some(&current), "its PID is dead")?;
+                    took_over = Some(current);
                 }
                 Err(e) => {
                     return Err(e).with_context(|| format!("cannot create {}", path.display()))
@@ -181,6 +191,12 @@ impl Lock {
             "could not take {} (contended)",
             path.display()
         )))
+    }
+
+    /// The holder (a dead PID on this host) whose stale lock this one
+    /// replaced; `None` when the lock was free (or unreadable, i.e. damaged).
+    pub fn took_over(&self) -> Option<&Holder> {
+        self.took_over.as_ref()
     }
 
     /// Who we are.

@@ -14,6 +14,11 @@ use std::collections::BTreeMap;
 pub struct Report {
     /// The checkout.
     pub repo: String,
+    /// This node's name (`rxnode node set-name`); `None` when none is set or the
+    /// file is damaged (then `node_name_error` says why).
+    pub node_name: Option<String>,
+    /// Why `.local/rxnode-node.json` could not be used, if it could not.
+    pub node_name_error: Option<String>,
     /// Whether a live watcher holds the lock.
     pub watcher_running: bool,
     /// What state says (may be stale after a crash).
@@ -91,8 +96,14 @@ pub fn report(paths: &Paths) -> Result<Report> {
     let st = state::load(paths)?;
     let holder = lock::holder(paths).unwrap_or(None);
     let alive = holder.as_ref().map(lock::holder_alive);
+    let (node_name, node_name_error) = match crate::node::load_name(paths) {
+        Ok(n) => (n, None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
     Ok(Report {
         repo: paths.repo.display().to_string(),
+        node_name,
+        node_name_error,
         watcher_running: alive == Some(true),
         state_running: st.running,
         watcher_pid: st.watcher_pid,
@@ -151,6 +162,17 @@ pub fn cmd_status(cli: &Cli) -> Result<Outcome> {
         (None, _) => "not running".to_owned(),
     };
     let colour = crate::term::stdout_colour();
+    match (&r.node_name, &r.node_name_error) {
+        (Some(n), _) => println!("node:       {n}"),
+        (None, Some(e)) => println!(
+            "node:       {} {e}",
+            crate::term::status("[FAILED]", 8, colour)
+        ),
+        (None, None) => println!(
+            "node:       no name set: a publish would be refused; \
+             set one with `rxnode node set-name NAME`"
+        ),
+    }
     println!("watcher:    {watcher}");
     if r.held {
         println!(

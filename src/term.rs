@@ -20,7 +20,7 @@ fn allowed(
 }
 
 /// `word` left-aligned in `width` columns, coloured by what it says when
-/// `colour` is on: PASS green, FAIL red, PARTIAL/BLOCKED yellow, others plain.
+/// `colour` is on: PASS green, FAIL red, WARN/PARTIAL/BLOCKED yellow, others plain.
 pub fn status(word: &str, width: usize, colour: bool) -> String {
     let padded = format!("{word:<width$}");
     if !colour {
@@ -29,7 +29,7 @@ pub fn status(word: &str, width: usize, colour: bool) -> String {
     let code = match word.trim_matches(|c: char| !c.is_ascii_alphabetic()) {
         "PASS" | "OK" => "32",
         "FAIL" | "FAILED" => "31",
-        "PARTIAL" | "BLOCKED" | "HELD" => "33",
+        "WARN" | "PARTIAL" | "BLOCKED" | "HELD" => "33",
         _ => return padded,
     };
     // Colour only the word, so the padding stays plain.

@@ -72,11 +72,11 @@ fn assert_consistent(out: &Output, r: &Report) {
     assert_eq!(out.status.code(), Some(if failed { 1 } else { 0 }));
     for c in &r.checks {
         assert!(
-            ["PASS", "FAIL", "SKIP"].contains(&c.status.as_str()),
+            ["PASS", "FAIL", "WARN", "SKIP"].contains(&c.status.as_str()),
             "bad status {c:?}"
         );
-        if c.status == "FAIL" {
-            assert!(!c.fix.is_empty(), "a FAIL without a fix: {c:?}");
+        if c.status == "FAIL" || c.status == "WARN" {
+            assert!(!c.fix.is_empty(), "a {} without a fix: {c:?}", c.status);
         }
     }
 }
@@ -367,4 +367,80 @@ fn a_running_watcher_is_named_and_its_stale_lock_noted_after_it_dies() {
     let w = r.get("watcher");
     assert_eq!(w.status, "PASS");
     assert!(w.detail.contains("stale"), "{w:?}");
+}
+
+/// Issue 18: doctor and status show the node's name; doctor WARNs (exit 0) when
+/// none is set, since every publish would then be refused, and FAILs on a
+/// damaged name file, which status reports without failing.
+#[test]
+fn node_name_is_shown_by_doctor_and_status_and_a_missing_one_warns() {
+    let lab = Lab::new();
+    exclude_local(&lab);
+    let status = |json: bool| {
+        let mut c = lab.rxnode();
+        c.env("NO_COLOR", "1");
+        if json {
+            c.arg("--json");
+        }
+        let out = c.arg("status").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+
+    let (out, r) = doctor(&lab, true, &[], &[]);
+    assert_consistent(&out, &r);
+    let n = r.get("node name");
+    assert_eq!(n.status, "WARN", "{n:?}");
+    assert!(n.detail.contains("a publish would be refused"), "{n:?}");
+    assert!(n.fix.contains("rxnode node set-name NAME"), "{n:?}");
+    assert!(r.ok, "a missing name is a warning, not a failure: {r:#?}");
+    let human = lab
+        .rxnode()
+        .env("NO_COLOR", "1")
+        .args(["--sim", "doctor"])
+        .output()
+        .unwrap();
+    let h = text(&human.stdout);
+    assert!(h.contains("WARN node name"), "{h}");
+    assert!(h.contains("fix: rxnode node set-name NAME"), "{h}");
+    let s = status(false);
+    assert!(
+        s.contains("node:       no name set") && s.contains("rxnode node set-name NAME"),
+        "{s}"
+    );
+    let j: serde_json::Value = serde_json::from_str(&status(true)).unwrap();
+    assert_eq!(j["node_name"], serde_json::Value::Null, "{j}");
+    assert_eq!(j["node_name_error"], serde_json::Value::Null, "{j}");
+
+    let set = lab.run(&["node", "set-name", "LAB-RX2"], "");
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    let (out, r) = doctor(&lab, true, &[], &[]);
+    assert_consistent(&out, &r);
+    let n = r.get("node name");
+    assert_eq!((n.status.as_str(), n.detail.as_str()), ("PASS", "LAB-RX2"));
+    assert!(status(false).contains("node:       LAB-RX2"));
+    let j: serde_json::Value = serde_json::from_str(&status(true)).unwrap();
+    assert_eq!(j["node_name"], "LAB-RX2", "{j}");
+
+    // A damaged file: doctor fails naming it; status still answers.
+    let f = lab.local().join("rxnode-node.json");
+    std::fs::write(
+        &f,
+        b"{\"schema_version\":1,\"name\":\"no spaces\",\"set_at\":\"2026-01-01T00:00:00+00:00\"}",
+    )
+    .unwrap();
+    let (out, r) = doctor(&lab, true, &[], &[]);
+    assert_consistent(&out, &r);
+    let n = r.get("node name");
+    assert_eq!(n.status, "FAIL", "{n:?}");
+    assert!(n.detail.contains("rxnode-node.json"), "{n:?}");
+    let j: serde_json::Value = serde_json::from_str(&status(true)).unwrap();
+    assert_eq!(j["node_name"], serde_json::Value::Null, "{j}");
+    assert!(
+        j["node_name_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("rxnode-node.json")),
+        "{j}"
+    );
+    assert!(status(false).contains("node:       [FAILED]"));
 }

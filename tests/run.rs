@@ -952,9 +952,12 @@ fn sigint_during_capture_writes_partial_results_and_closes_the_stream() {
     let id = "RUN_SIGINT_1";
     let plan = r#"{"steps": [
       {"op": "rx_capture", "device": "driver=rxsim,serial=LONGRUN", "frequency_hz": 100e6,
-       "sample_rate_hz": 250e3, "duration_s": 5.0},
+       "sample_rate_hz": 250e3, "duration_s": 30.0},
       {"op": "inventory"}
     ]}"#;
+    // 30 s, so an ignored SIGINT shows up as a stream closed ≥ 29 s after the
+    // signal, far past the generous bounds below (this test once failed at
+    // 3.16 s against a 2 s exit limit on a loaded 2-core machine).
     rig.post_and_approve(id, &yellow(), Some(plan));
     let started = Instant::now();
     let child = rig.spawn_run(id, None);
@@ -980,18 +983,28 @@ fn sigint_during_capture_writes_partial_results_and_closes_the_stream() {
     let out = child.wait_with_output().unwrap();
     let took = sent.elapsed();
     // The radio saw the stream stop promptly (the process then still analyses
-    // what it captured and writes the results).
+    // what it captured and writes the results). The evidence is rxsim's own
+    // timestamp; the bound leaves room for a loaded CI machine (typically
+    // 5–20 ms here) and is still far below the ≥ 29 s of an ignored SIGINT.
     let closed = rig
         .event_time("deactivateStream RX serial=LONGRUN")
         .expect("deactivateStream RX in the event log");
+    println!(
+        "RX stream closed {:.3} s after SIGINT (rxsim's clock); exit {:.3} s after it",
+        closed - sent_unix,
+        took.as_secs_f64()
+    );
     assert!(
-        closed - sent_unix < 0.5,
+        closed - sent_unix < 2.0,
         "RX stream stopped {:.3} s after SIGINT",
         closed - sent_unix
     );
+    // The exit only has to come well before the capture would have ended:
+    // Welch over what was captured, the inventory NOT RUN and the results are
+    // written after the stream closed, which took over 3 s under build load.
     assert!(
-        took < Duration::from_millis(2500),
-        "exit within ~2 s of SIGINT, took {took:?}"
+        took < Duration::from_secs(15),
+        "exit well before the 30 s capture would have ended, took {took:?}"
     );
     assert_eq!(code(&out), Some(1), "{}", show(&out));
     let r = rig.result(id);

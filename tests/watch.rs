@@ -621,3 +621,123 @@ fn fetch_failures_back_off_and_never_crash() {
     assert!(se.contains("failure 2; next try in"), "{se}");
     assert_eq!(lab.state()["running"], false);
 }
+
+/// Write a watcher lock held by a PID that is dead on this host.
+fn dead_watcher_lock(lab: &Lab) {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    std::fs::create_dir_all(lab.local()).unwrap();
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    std::fs::write(
+        lab.local().join("rxnode.lock"),
+        serde_json::json!({"pid": pid, "host": host, "since": "2026-01-01T00:00:00+00:00", "command": "watch"}).to_string(),
+    )
+    .unwrap();
+}
+
+/// The Git lock files a watcher SIGKILLed mid-fetch leaves (seen in
+/// tests/crash.rs, seeds 1796112317612391327 and 1796114163707179361).
+fn stale_git_locks(lab: &Lab) -> [std::path::PathBuf; 2] {
+    let git = lab.rx.join(".git");
+    let locks = [
+        git.join("shallow.lock"),
+        git.join("refs/remotes/origin/video-development.lock"),
+    ];
+    for l in &locks {
+        // A fresh clone packs its refs: libgit2 creates the folder for the lock.
+        std::fs::create_dir_all(l.parent().unwrap()).unwrap();
+        std::fs::write(l, b"").unwrap();
+    }
+    locks
+}
+
+/// Reliability finding: a watcher killed during a libgit2 fetch left
+/// `.git/shallow.lock` / the tracking ref's `.lock`, and every later fetch
+/// failed on it. The next watcher, taking over the dead watcher's lock, removes
+/// them (stderr + ledger) and fetches.
+#[test]
+fn git_locks_left_by_a_killed_watcher_are_removed_by_the_next() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_LOCKS", &lab.main_head(), &[]));
+    let locks = stale_git_locks(&lab);
+    dead_watcher_lock(&lab);
+    let out = lab.watch_once("a\n");
+    let se = text(&out.stderr);
+    assert!(out.status.success(), "{}{se}", text(&out.stdout));
+    assert_eq!(lab.status_of("T_LOCKS"), "approved");
+    for l in &locks {
+        assert!(!l.exists(), "{} left", l.display());
+        assert!(
+            se.contains(&format!("removing stale Git lock {}", l.display())),
+            "{se}"
+        );
+    }
+    let removed: Vec<_> = lab
+        .ledger_events()
+        .into_iter()
+        .filter(|e| e["event"] == "git_lock_removed")
+        .collect();
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert_eq!(removed[0]["detail"]["previous_holder"]["command"], "watch");
+}
+
+/// Without a dead watcher to blame (the lock was free) a Git lock file may be
+/// an operator's live `git fetch`: it is left alone, and the fetch error names
+/// it with the fix.
+#[test]
+fn a_git_lock_without_a_dead_watcher_is_kept_and_named() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_KEPT", &lab.main_head(), &[]));
+    let locks = stale_git_locks(&lab);
+    let out = lab.watch_once("");
+    let se = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{se}");
+    assert!(
+        se.contains("fetch origin video-development failed")
+            && se.contains("Git lock file")
+            && se.contains("remove it"),
+        "{se}"
+    );
+    for l in &locks {
+        assert!(l.exists(), "{} removed", l.display());
+    }
+    assert!(!lab
+        .ledger_events()
+        .iter()
+        .any(|e| e["event"] == "git_lock_removed"));
+}
+
+/// A lock file some live process has open (libgit2 keeps its lock files open
+/// while it writes them) is not stale, even after a dead watcher.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_git_lock_open_by_a_live_process_is_kept() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_OPEN", &lab.main_head(), &[]));
+    let [shallow, tracking] = stale_git_locks(&lab);
+    std::fs::remove_file(&tracking).unwrap();
+    dead_watcher_lock(&lab);
+    let mut holder = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("exec 3<\"$1\"; echo ready; exec sleep 60")
+        .arg("sh")
+        .arg(&shallow)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    let out = lab.watch_once("");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let se = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{se}");
+    assert!(shallow.exists());
+    assert!(se.contains("shallow.lock"), "{se}");
+    assert!(!se.contains("removing stale Git lock"), "{se}");
+}
