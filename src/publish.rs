@@ -490,12 +490,13 @@ fn prepare(cli: &Cli, paths: &Paths, st: &state::State, id: &TaskId) -> Result<P
         let list: Vec<String> = issues
             .iter()
             .map(|i| {
-                format!(
-                    "line {}: {}: {}",
-                    i.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into()),
-                    i.field.as_deref().unwrap_or("-"),
-                    i.message
-                )
+                let line = i.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+                let field = i
+                    .field
+                    .as_deref()
+                    .map(|f| format!("{f}: "))
+                    .unwrap_or_default();
+                format!("{line}{field}{}", i.message)
             })
             .collect();
         refused(format!(

@@ -1423,8 +1423,10 @@ pub fn cmd_validate_result(cli: &crate::cli::Cli, target: &str) -> Result<crate:
     } else if problems.is_empty() {
         println!("{}: valid", json_path.display());
     } else {
+        // Some problems already start with the path (cannot read, not JSON…): name it once.
+        let prefix = format!("{}: ", json_path.display());
         for p in &problems {
-            eprintln!("{}: {p}", json_path.display());
+            eprintln!("{prefix}{}", p.strip_prefix(&prefix).unwrap_or(p));
         }
         eprintln!(
             "{}: invalid ({} problem(s))",

@@ -123,9 +123,14 @@ pub fn cmd_validate(cli: &Cli, file: &Path) -> Result<Outcome> {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 for i in issues {
-                    let line = i.line.map(|l| l.to_string()).unwrap_or_else(|| "-".into());
-                    let field = i.field.as_deref().unwrap_or("-");
-                    eprintln!("{name}:{line}: {field}: {}", i.message);
+                    // Print only what is known: "file: msg", "file:7: msg", "file:7: FIELD: msg".
+                    let line = i.line.map(|l| format!(":{l}")).unwrap_or_default();
+                    let field = i
+                        .field
+                        .as_deref()
+                        .map(|f| format!(" {f}:"))
+                        .unwrap_or_default();
+                    eprintln!("{name}{line}:{field} {}", i.message);
                 }
                 eprintln!("{name}: invalid ({} error(s))", issues.len());
             }

@@ -438,3 +438,27 @@ fn a_fifo_is_refused_without_blocking() {
         r.errors
     );
 }
+
+/// Polish review: an issue with no line or field used to print placeholders
+/// ("nope.md:-: -: cannot read…"); print only what is known. `validate-result`
+/// used to name the path twice ("x.json: x.json: cannot read…").
+#[test]
+fn human_output_has_no_placeholders() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let out = rxnode(&["validate".as_ref(), "nope.md".as_ref()], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("nope.md: "), "{err}");
+    assert!(!err.contains(":-:") && !err.contains(" -: "), "{err}");
+
+    let out = rxnode(
+        &["validate-result".as_ref(), "missing.json".as_ref()],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("missing.json: cannot read"), "{err}");
+    assert_eq!(first.matches("missing.json").count(), 1, "{err}");
+}
