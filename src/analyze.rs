@@ -293,8 +293,9 @@ fn print_human(r: &AnalyzeReport) {
         println!("clkin         {status}: {}", c.detail);
         if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {
             println!(
-                "  tone {} Hz measured {m:.3} Hz → {p:+.4} ± {u:.4} ppm",
-                c.tone_hz
+                "  tone {} Hz measured {m:.3} Hz → {} ± {u:.4} ppm",
+                c.tone_hz,
+                rxnode_hw::fmt_ppm(p, 4)
             );
         }
     }
@@ -317,7 +318,9 @@ fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum, r: &AnalyzeRep
                 label: format!(
                     "measured {:.6} MHz{}",
                     m / 1e6,
-                    c.ppm.map(|p| format!(" ({p:+.3} ppm)")).unwrap_or_default()
+                    c.ppm
+                        .map(|p| format!(" ({} ppm)", rxnode_hw::fmt_ppm(p, 3)))
+                        .unwrap_or_default()
                 ),
                 measured: true,
             });

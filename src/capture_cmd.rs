@@ -372,7 +372,7 @@ fn render(s: &CaptureSummary, args: &CaptureArgs) -> String {
                 .map(|m| format!("{:.3} Hz", m))
                 .unwrap_or_else(|| "n/a".into()),
             k.ppm
-                .map(|p| format!("{p:+.4} ppm"))
+                .map(|p| format!("{} ppm", rxnode_hw::fmt_ppm(p, 4)))
                 .unwrap_or_else(|| "n/a".into()),
             opt(k.ppm_uncertainty, "ppm", 4),
             k.tolerance_ppm

@@ -383,15 +383,15 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     d.check(
         s0.as_deref() == Some("PASS") && p0.is_some_and(|p| p.abs() < 0.05),
         &format!(
-            "capture 1 (external reference): CLKIN PASS, {:+.4} ppm",
-            p0.unwrap_or(f64::NAN)
+            "capture 1 (external reference): CLKIN PASS, {} ppm",
+            rxnode_hw::fmt_ppm(p0.unwrap_or(f64::NAN), 4)
         ),
     );
     d.check(
         s1.as_deref() == Some("FAIL") && p1.is_some_and(|p| (p - 2.5).abs() < 0.05),
         &format!(
-            "capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {:+.4} ppm",
-            p1.unwrap_or(f64::NAN)
+            "capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {} ppm",
+            rxnode_hw::fmt_ppm(p1.unwrap_or(f64::NAN), 4)
         ),
     );
     let (c, _) = d.rx(&["validate-result", "DEMO_YELLOW_002"], None)?;

@@ -484,7 +484,7 @@ pub fn capture_plot(
     }
     if let Some(m) = num(c, &["clkin", "measured_hz"]) {
         let ppm = num(c, &["clkin", "ppm"])
-            .map(|p| format!(" ({p:+.3} ppm)"))
+            .map(|p| format!(" ({} ppm)", rxnode_hw::fmt_ppm(p, 3)))
             .unwrap_or_default();
         markers.push(Marker {
             hz: m,

@@ -513,7 +513,7 @@ fn figures_line(f: &Value) -> String {
         let v: Vec<String> = c
             .iter()
             .filter_map(num)
-            .map(|p| format!("{p:+.4}"))
+            .map(|p| rxnode_hw::fmt_ppm(p, 4))
             .collect();
         if !v.is_empty() {
             parts.push(format!("CLKIN {} ppm", v.join(", ")));
@@ -1110,5 +1110,14 @@ mod tests {
         assert_eq!(f["peaks"][0]["frequency_hz"], 2e8);
         assert_eq!(f["peaks"].as_array().unwrap().len(), 3);
         assert_eq!(figures(&Value::Null)["captures"], 0);
+    }
+
+    /// Polish review: a locked reference measuring -0.0 ppm printed "CLKIN -0.0000 ppm".
+    #[test]
+    fn figures_line_prints_signed_zero_ppm_plain() {
+        let f = json!({"captures": 1, "overflows": 0, "clkin_ppm": [-0.0, -0.00001, 1.25]});
+        let line = figures_line(&f);
+        assert!(line.contains("CLKIN 0.0000, 0.0000, +1.2500 ppm"), "{line}");
+        assert!(!line.contains("-0.0000"), "{line}");
     }
 }

@@ -39,8 +39,9 @@ pub use crate::capture::{
 };
 pub use crate::clock::hackrf_clkin_status;
 pub use crate::dsp::{
-    find_peaks, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
-    ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig, Window,
+    find_peaks, fmt_ppm, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator,
+    ClkinReport, ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig,
+    Window,
 };
 pub use crate::error::{Error, Result};
 pub use crate::iq::{

@@ -472,6 +472,19 @@ fn is_external(s: &str) -> bool {
     s.contains("ext") || s.contains("clkin") || s == "gpsdo" || s == "mimo"
 }
 
+/// A reference error in ppm, signed, with `prec` decimals — the one formatter
+/// every command uses. A value that rounds to zero (including `-0.0`) prints as
+/// plain `0.0000`, never `-0.0000` or `+0.0000`.
+pub fn fmt_ppm(ppm: f64, prec: usize) -> String {
+    let s = format!("{ppm:+.prec$}");
+    let digits = s.trim_start_matches(['+', '-']);
+    if digits.bytes().all(|b| b == b'0' || b == b'.') {
+        digits.to_owned()
+    } else {
+        s
+    }
+}
+
 /// Combine the measurement with the driver's evidence. PASS only when |ppm| ≤ tolerance,
 /// the uncertainty is below the tolerance, and no evidence contradicts.
 pub fn judge_clkin(
@@ -524,14 +537,14 @@ pub fn judge_clkin(
         Ok(e) => {
             items.push(EvidenceItem {
                 name: "measured reference error".into(),
-                value: format!("{:+.4} ± {:.4} ppm", e.ppm, e.ppm_uncertainty),
+                value: format!("{} ± {:.4} ppm", fmt_ppm(e.ppm, 4), e.ppm_uncertainty),
                 consistent: e.ppm.abs() <= tolerance_ppm,
             });
             let ok = e.ppm.abs() <= tolerance_ppm && e.ppm_uncertainty < tolerance_ppm;
             let d = if ok {
-                format!("{:+.4} ppm within ±{tolerance_ppm} ppm", e.ppm)
+                format!("{} ppm within ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, 4))
             } else if e.ppm.abs() > tolerance_ppm {
-                format!("{:+.4} ppm outside ±{tolerance_ppm} ppm", e.ppm)
+                format!("{} ppm outside ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, 4))
             } else {
                 format!(
                     "uncertainty {:.4} ppm too large for ±{tolerance_ppm} ppm",
@@ -722,5 +735,20 @@ pub(crate) mod tests {
         let r = judge_clkin(1e8, 0.5, Err(&err), &ClockEvidence::default());
         assert_eq!(r.status, ClkinStatus::Fail);
         assert!(r.ppm.is_none());
+    }
+}
+
+#[cfg(test)]
+mod fmt_ppm_tests {
+    use super::fmt_ppm;
+
+    #[test]
+    fn signed_zero_prints_plain() {
+        assert_eq!(fmt_ppm(-0.0, 4), "0.0000");
+        assert_eq!(fmt_ppm(0.0, 4), "0.0000");
+        assert_eq!(fmt_ppm(-0.00001, 4), "0.0000");
+        assert_eq!(fmt_ppm(-0.0001, 3), "0.000");
+        assert_eq!(fmt_ppm(2.5012, 4), "+2.5012");
+        assert_eq!(fmt_ppm(-1.25, 3), "-1.250");
     }
 }

@@ -10,7 +10,7 @@ pub(crate) mod welch;
 pub(crate) mod window;
 
 pub use clkin::{
-    judge_clkin, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus,
+    fmt_ppm, judge_clkin, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus,
     ClockEvidence, EvidenceItem,
 };
 pub use peaks::{find_peaks, median_db, Peak};
