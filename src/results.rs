@@ -359,6 +359,40 @@ fn text_of(v: Option<&Value>) -> String {
     }
 }
 
+/// A capture's device for the Markdown: the requested args, then the driver's
+/// identity apart ("driver=rxsim,serial=X (driver rxsim, serial X)"), so the
+/// driver's reported keys do not read as a duplicated args string.
+fn device_text(v: Option<&Value>) -> String {
+    let Some(Value::Object(o)) = v else {
+        return text_of(v);
+    };
+    let Some(args) = o.get("args").and_then(Value::as_str) else {
+        return text_of(v);
+    };
+    let ident: Vec<String> = ["driver", "serial", "hardware_key"]
+        .iter()
+        .filter_map(|k| match o.get(*k) {
+            // A hardware key equal to the driver name says nothing new.
+            Some(Value::String(s))
+                if !s.is_empty() && (*k != "hardware_key" || o.get("driver") != o.get(*k)) =>
+            {
+                Some(format!("{} {s}", k.replace('_', " ")))
+            }
+            _ => None,
+        })
+        .collect();
+    let args = if args.is_empty() {
+        "(default device)"
+    } else {
+        args
+    };
+    if ident.is_empty() {
+        args.to_owned()
+    } else {
+        format!("{args} ({})", ident.join(", "))
+    }
+}
+
 /// A Unicode block sparkline of a PSD (dB), at most `width` columns (each the
 /// maximum of its bins, so narrow tones stay visible). Non-finite values are ignored.
 pub fn sparkline(psd_db: &[f64], width: usize) -> Option<String> {
@@ -402,7 +436,7 @@ fn render_capture(out: &mut String, n: usize, c: &Value) {
     let _ = writeln!(
         out,
         "### Capture {n}: {}\n",
-        md_cell(&text_of(get("device")))
+        md_cell(&device_text(get("device")))
     );
     if let Some(s) = get("status").and_then(Value::as_str) {
         let _ = writeln!(out, "Status: **{s}**\n");
@@ -1497,6 +1531,22 @@ mod tests {
             "status": "PASS"
         })];
         r
+    }
+
+    /// Polish review: the capture heading printed "args=driver=rxsim,serial=X,driver=rxsim,
+    /// hardware_key=rxsim,serial=X" — requested args and the driver's identity run together.
+    #[test]
+    fn capture_heading_shows_args_then_identity() {
+        let d = json!({"args": "driver=rxsim,serial=demo-free,ppm=2.5", "driver": "rxsim",
+                       "serial": "demo-free", "hardware_key": "rxsim"});
+        assert_eq!(
+            device_text(Some(&d)),
+            "driver=rxsim,serial=demo-free,ppm=2.5 (driver rxsim, serial demo-free)"
+        );
+        let mut out = String::new();
+        render_capture(&mut out, 1, &json!({"device": d}));
+        assert!(!out.contains("args="), "{out}");
+        assert_eq!(device_text(Some(&json!("driver=rxsim"))), "driver=rxsim");
     }
 
     fn write_raw(dir: &Path, v: &Value) -> std::path::PathBuf {
