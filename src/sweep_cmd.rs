@@ -628,9 +628,46 @@ fn step_of(args: &SweepArgs) -> Result<RxSweepStep> {
     };
     let problems = rxnode_interlock::validate_sweep_step(&s);
     if !problems.is_empty() {
-        return Err(bad_input(problems.join("; ")));
+        return Err(bad_input(as_flags(&problems.join("; "))));
     }
     Ok(s)
+}
+
+/// The plan-field names in a sweep check's message (`stop_hz`, `crop`, …)
+/// rewritten as the flags the operator typed (`--stop-hz`, `--crop`, …).
+/// Only whole words: `rx.max_sample_rate_hz` stays a policy key.
+fn as_flags(msg: &str) -> String {
+    const FIELDS: [&str; 9] = [
+        "start_hz",
+        "stop_hz",
+        "bin_hz",
+        "sample_rate_hz",
+        "gain_db",
+        "dwell_s",
+        "settle_s",
+        "crop",
+        "repeats",
+    ];
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '-';
+    let mut out = String::with_capacity(msg.len() + 16);
+    let mut rest = msg;
+    while let Some(c) = rest.chars().next() {
+        let at_boundary = !out.chars().next_back().is_some_and(word);
+        let hit = FIELDS.iter().find(|f| {
+            at_boundary
+                && rest.starts_with(**f)
+                && !rest[f.len()..].chars().next().is_some_and(word)
+        });
+        if let Some(f) = hit {
+            out.push_str("--");
+            out.push_str(&f.replace('_', "-"));
+            rest = &rest[f.len()..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
 }
 
 /// `<stem>_heatmap.png` beside the spectrum PNG `p`.
@@ -687,7 +724,7 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
         }
     };
     if let Err(e) = check_rx_sweep(&step, &policy.rx) {
-        let mut reason = e.to_string();
+        let mut reason = as_flags(&e.to_string());
         if source == Source::Defaults {
             reason.push_str(" (default policy: no file at .local/rxnode-policy.json)");
         }
@@ -761,5 +798,19 @@ mod tests {
         assert!(parse_gain("LNA=x").unwrap_err().contains("not a number"));
         assert!(parse_gain("loud").unwrap_err().contains("ELEMENT=DB"));
         assert!(parse_gain("LNA=1,LNA=2").unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn sweep_messages_name_the_flags() {
+        assert_eq!(
+            as_flags("stop_hz 80000000 must be above start_hz 88000000"),
+            "--stop-hz 80000000 must be above --start-hz 88000000"
+        );
+        assert_eq!(
+            as_flags(
+                "sample_rate_hz 2e7 exceeds rx.max_sample_rate_hz 1e7; crop 1 must be in [0, 0.95)"
+            ),
+            "--sample-rate-hz 2e7 exceeds rx.max_sample_rate_hz 1e7; --crop 1 must be in [0, 0.95)"
+        );
     }
 }

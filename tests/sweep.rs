@@ -513,12 +513,12 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
             3,
             "rx.max_sample_rate_hz",
         ),
-        ("R3", &["--stop-hz", "90e6"], 3, "gain_db is required"),
+        ("R3", &["--stop-hz", "90e6"], 3, "--gain-db is required"),
         (
             "R4",
             &["--stop-hz", "90e6", "--gain-db", "LNA=24,VGA=10"],
             3,
-            "gain_db total 34 exceeds rx.max_gain_db 30",
+            "--gain-db total 34 exceeds rx.max_gain_db 30",
         ),
         (
             "R5",
@@ -530,7 +530,7 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
             "R6",
             &["--stop-hz", "80e6", "--gain-db", "10"],
             2,
-            "stop_hz 80000000 must be above start_hz",
+            "--stop-hz 80000000 must be above --start-hz",
         ),
         (
             "R7",
