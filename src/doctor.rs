@@ -199,7 +199,7 @@ fn dsp_engine() -> Check {
 
 fn local_ignored(repo: &Repository) -> Check {
     const FIX: &str =
-        "add `/.local/` to .git/info/exclude (rxnode watch and review do this on start)";
+        "add `/.local/` to .git/info/exclude (every rxnode command that writes under .local/ does this on start: watch, review, mark-completed, run, publish, capture, sweep, node set-name)";
     // Ask about the actual files too, not only the folder (issue 13).
     match crate::trust::visible_files(repo) {
         Ok(seen) if !seen.is_empty() => {

@@ -153,6 +153,11 @@ fn fresh_clone_with_unignored_local_fails_with_a_fix() {
     let c = r.get(".local ignored");
     assert_eq!(c.status, "FAIL");
     assert!(c.fix.contains(".git/info/exclude"), "{c:?}");
+    // Polish review: the fix used to name only watch and review; capture, sweep,
+    // run, publish… add the exclude too.
+    for cmd in ["watch", "review", "capture", "sweep", "publish"] {
+        assert!(c.fix.contains(cmd), "fix does not name {cmd}: {c:?}");
+    }
     // Doctor reports; it does not change the checkout.
     assert!(!lab.local().exists(), "doctor created .local/");
     let exclude = std::fs::read_to_string(lab.rx.join(".git/info/exclude")).unwrap_or_default();
