@@ -743,9 +743,11 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
         }
     };
     let mut csv_rec = None;
+    let mut written: Vec<(&str, PathBuf)> = Vec::new();
     if let Some(p) = &args.csv {
         let csv = rtl_power_csv(&sw.report);
         write_new(p, csv.as_bytes())?;
+        written.push(("CSV", p.clone()));
         csv_rec = Some(json!({
             "file": p.file_name().map(|n| n.to_string_lossy().into_owned()),
             "bytes": csv.len(),
@@ -754,8 +756,11 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
     }
     if let Some(p) = &args.plot {
         crate::plot::write_spectrum(p, &spectrum_plot(&sw, "rxnode sweep"))?;
+        written.push(("spectrum PNG", p.clone()));
         if let Some(h) = heatmap(&sw, "rxnode sweep") {
-            crate::plot::write_heatmap(&heatmap_path_of(p), &h)?;
+            let hp = heatmap_path_of(p);
+            crate::plot::write_heatmap(&hp, &h)?;
+            written.push(("heatmap PNG", hp));
         }
     }
     let v = sweep_json(0, &sw, csv_rec);
@@ -773,6 +778,10 @@ pub fn cmd_sweep(cli: &Cli, args: &SweepArgs) -> Result<Outcome> {
     } else {
         let mut o = String::new();
         render_sweep_md(&mut o, 1, &v);
+        // The operator sees where the results went (the JSON names the CSV only).
+        for (what, p) in &written {
+            let _ = writeln!(o, "wrote {what}: {}", p.display());
+        }
         o
     };
     let mut out = std::io::stdout().lock();

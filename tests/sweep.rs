@@ -424,6 +424,30 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
         show(&out)
     );
     assert!(!same.exists());
+    // Polish review: the human output names every file it wrote.
+    let (csv3, png3) = (d.join("fm3.csv"), d.join("fm3.png"));
+    let human = [
+        "--repeats",
+        "2",
+        "--gain-db",
+        "LNA=24,VGA=10",
+        "--csv",
+        csv3.to_str().unwrap(),
+        "--plot",
+        png3.to_str().unwrap(),
+    ];
+    let out = rig.rxnode(&sweep_args(&dev, &human), "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let said = common::text(&out.stdout);
+    for (what, p) in [
+        ("CSV", csv3.clone()),
+        ("spectrum PNG", png3.clone()),
+        ("heatmap PNG", d.join("fm3_heatmap.png")),
+    ] {
+        assert!(p.exists(), "{}", p.display());
+        let line = format!("wrote {what}: {}", p.display());
+        assert!(said.lines().any(|l| l == line), "no {line:?} in\n{said}");
+    }
     // The ledger has the sweep; the radio saw RX only.
     let sweeps = rig
         .lab
@@ -431,7 +455,10 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
         .iter()
         .filter(|e| e["event"] == "sweep")
         .count();
-    assert_eq!(sweeps, 1, "one ledger entry for the one sweep that ran");
+    assert_eq!(
+        sweeps, 2,
+        "one ledger entry per sweep that ran (--json, then human)"
+    );
     let log = std::fs::read_to_string(&rig.events).unwrap();
     assert!(!log.lines().any(|l| l.contains(" TX ")), "{log}");
 }
