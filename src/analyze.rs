@@ -281,7 +281,7 @@ fn print_human(r: &AnalyzeReport) {
     println!("peaks");
     for p in &r.peaks {
         println!(
-            "  {:>16.1} Hz  {:>8.2} dB  SNR {:>6.2} dB",
+            "  {:>16.1} Hz  {:>8.2} dBFS  SNR {:>6.2} dB",
             p.frequency_hz, p.power_db, p.snr_db
         );
     }

@@ -328,6 +328,13 @@ fn human_output_names_the_peaks() {
         out.contains("peaks") && out.contains("noise floor"),
         "{out}"
     );
+    // Polish review: peak powers say dBFS like the floor and mean power (not "dB").
+    let after = out.split("peaks").nth(1).unwrap_or_default();
+    let peak = after
+        .lines()
+        .find(|l| l.contains(" Hz "))
+        .unwrap_or_default();
+    assert!(peak.contains(" dBFS  SNR "), "{out}");
     let head = std::fs::read(&png).unwrap();
     assert_eq!(&head[..8], b"\x89PNG\r\n\x1a\n");
     // A second analysis never overwrites the picture the operator kept.
