@@ -130,7 +130,10 @@ pub fn cmd_validate(cli: &Cli, file: &Path) -> Result<Outcome> {
                         .as_deref()
                         .map(|f| format!(" {f}:"))
                         .unwrap_or_default();
-                    eprintln!("{name}{line}:{field} {}", i.message);
+                    // A read error already starts with the name: say it once.
+                    let prefix = format!("{name}: ");
+                    let msg = i.message.strip_prefix(&prefix).unwrap_or(&i.message);
+                    eprintln!("{name}{line}:{field} {msg}");
                 }
                 eprintln!("{name}: invalid ({} error(s))", issues.len());
             }

@@ -450,6 +450,15 @@ fn human_output_has_no_placeholders() {
     let err = String::from_utf8_lossy(&out.stderr);
     let first = err.lines().next().unwrap_or_default();
     assert!(first.starts_with("nope.md: "), "{err}");
+    // A message that starts with the name (an oversized file) names it once.
+    std::fs::write(tmp.path().join("big.md"), vec![b'x'; 1_048_577]).unwrap();
+    let out = rxnode(&["validate".as_ref(), "big.md".as_ref()], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("big.md: task file is 1048577 bytes"),
+        "{err}"
+    );
     assert!(!err.contains(":-:") && !err.contains(" -: "), "{err}");
 
     let out = rxnode(
