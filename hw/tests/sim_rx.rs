@@ -420,3 +420,46 @@ fn rx_stream_is_torn_down_on_drop_and_never_opens_tx() {
     let all = std::fs::read_to_string(&init().log).unwrap_or_default();
     assert!(!all.lines().any(|l| l.contains(" TX ")), "{all}");
 }
+
+/// A conforming driver that sets SOAPY_SDR_HAS_TIME has a hardware clock (issue p2.1):
+/// rxsim reports hasHardwareTime, its time can be set and read back, and readStream's
+/// timeNs is the sample clock on that time base: the first read starts at (or after)
+/// the time set before activation, and each read's timeNs is the previous one plus the
+/// samples it returned at the sample rate, so it is monotonic.
+#[test]
+fn hardware_time_is_advertised_and_timestamps_follow_the_sample_clock() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=time1,pace=1").expect("open");
+    assert!(dev.has_hardware_time(None).expect("hasHardwareTime"));
+    let rate = 1e6;
+    dev.set_sample_rate(soapysdr::Direction::Rx, 0, rate).expect("rate");
+    let set = 5_000_000_000i64;
+    dev.set_hardware_time(None, set).expect("setHardwareTime");
+    let now = dev.get_hardware_time(None).expect("getHardwareTime");
+    assert!(
+        (set..set + 1_000_000_000).contains(&now),
+        "time read back {now}, set {set}"
+    );
+    let mut rx = dev.rx_stream::<Complex<f32>>(&[0]).expect("stream");
+    rx.activate(None).expect("activate");
+    let mut buf = vec![Complex::new(0.0f32, 0.0); 4096];
+    let mut prev: Option<(i64, usize)> = None;
+    for _ in 0..5 {
+        let n = rx.read(&mut [&mut buf[..]], 1_000_000).expect("read");
+        assert!(n > 0);
+        let t = rx.time_ns();
+        match prev {
+            None => assert!(t >= set, "first sample at {t}, before the time set {set}"),
+            Some((pt, pn)) => {
+                let want = pt + (pn as f64 / rate * 1e9).round() as i64;
+                assert!((t - want).abs() <= 1, "timeNs {t}, expected {want} after {pn} samples");
+            }
+        }
+        prev = Some((t, n));
+    }
+    // Paced: the device clock has reached the last read's samples.
+    let (last, n) = prev.expect("reads");
+    let hw = dev.get_hardware_time(None).expect("getHardwareTime");
+    assert!(hw >= last, "hardware time {hw} behind the last read's timestamp {last} ({n} samples)");
+    rx.deactivate(None).expect("deactivate");
+}
