@@ -58,6 +58,7 @@ constexpr double kMaxRate = 61.44e6;
 constexpr double kMinBw = 0.75 * kMinRate;
 constexpr double kMaxGain = 60.0;
 constexpr double kLnaMax = 40.0;
+constexpr double kLnaStep = 8.0;
 constexpr size_t kMtu = 16384;
 constexpr unsigned kToneBits = 16;
 constexpr size_t kToneLen = size_t(1) << kToneBits;
@@ -533,9 +534,13 @@ class RxSim : public SoapySDR::Device {
         if (!(value >= 0.0 && value <= kMaxGain))
             throw std::runtime_error("rxsim: gain " + std::to_string(value) + " dB outside 0..60");
         std::lock_guard<std::mutex> g(mu_);
-        double lna = std::min(value, kLnaMax);
+        // Set only what the elements can: the total in 1 dB steps, the LNA in its 8 dB
+        // steps (truncated, as libhackrf does) and the rest (< 8, or the excess over 40,
+        // at most 20) on the VGA, so the readback is what the radio applied.
+        const double total = std::floor(value);
+        const double lna = std::min(std::floor(total / kLnaStep) * kLnaStep, kLnaMax);
         gains(direction)[0] = lna;
-        gains(direction)[1] = value - lna;
+        gains(direction)[1] = total - lna;
     }
     void setGain(const int direction, const size_t, const std::string &name, const double value) override {
         int i = gainIndex(name);
@@ -543,7 +548,9 @@ class RxSim : public SoapySDR::Device {
         if (!(value >= 0.0 && value <= max))
             throw std::runtime_error("rxsim: gain " + name + "=" + std::to_string(value) + " out of range");
         std::lock_guard<std::mutex> g(mu_);
-        gains(direction)[i] = value;
+        // Truncated to the advertised step (LNA 8 dB, VGA 1 dB), as libhackrf does.
+        const double step = i == 0 ? kLnaStep : 1.0;
+        gains(direction)[i] = std::floor(value / step) * step;
     }
     double getGain(const int direction, const size_t) const override {
         std::lock_guard<std::mutex> g(mu_);
@@ -559,7 +566,7 @@ class RxSim : public SoapySDR::Device {
         return SoapySDR::Range(0.0, kMaxGain, 1.0);
     }
     SoapySDR::Range getGainRange(const int, const size_t, const std::string &name) const override {
-        return gainIndex(name) == 0 ? SoapySDR::Range(0.0, kLnaMax, 8.0)
+        return gainIndex(name) == 0 ? SoapySDR::Range(0.0, kLnaMax, kLnaStep)
                                     : SoapySDR::Range(0.0, kMaxGain - kLnaMax, 1.0);
     }
 

@@ -463,3 +463,29 @@ fn hardware_time_is_advertised_and_timestamps_follow_the_sample_clock() {
     assert!(hw >= last, "hardware time {hw} behind the last read's timestamp {last} ({n} samples)");
     rx.deactivate(None).expect("deactivate");
 }
+
+/// Gains read back are what a real radio would set (issue p2.2): the LNA advertises
+/// 8 dB steps, so 13 dB on it (or a total of 13) must not read back an LNA of 13.
+/// Steps truncate, as libhackrf does; the total keeps its 1 dB steps via the VGA.
+#[test]
+fn gains_are_truncated_to_the_advertised_steps() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=gain1,pace=0").expect("open");
+    let rx = soapysdr::Direction::Rx;
+    let step = dev.gain_element_range(rx, 0, "LNA").expect("LNA range").step;
+    assert_eq!(step, 8.0);
+    dev.set_gain_element(rx, 0, "LNA", 13.0).expect("set LNA");
+    assert_eq!(dev.gain_element(rx, 0, "LNA").expect("LNA"), 8.0);
+    dev.set_gain_element(rx, 0, "VGA", 7.6).expect("set VGA");
+    assert_eq!(dev.gain_element(rx, 0, "VGA").expect("VGA"), 7.0);
+    for (total, lna, vga) in [(13.0, 8.0, 5.0), (39.0, 32.0, 7.0), (59.5, 40.0, 19.0)] {
+        dev.set_gain(rx, 0, total).expect("set gain");
+        let got = (
+            dev.gain(rx, 0).expect("gain"),
+            dev.gain_element(rx, 0, "LNA").expect("LNA"),
+            dev.gain_element(rx, 0, "VGA").expect("VGA"),
+        );
+        assert_eq!(got, (total.floor(), lna, vga), "total {total}");
+        assert_eq!(got.1 % step, 0.0, "LNA {} off its {step} dB step", got.1);
+    }
+}
