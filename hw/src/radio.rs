@@ -890,7 +890,10 @@ fn stream_msg(op: &str, e: &soapysdr::Error) -> String {
     } else {
         msg
     };
-    format!("{op}: {:?} (SoapySDR code {}): {msg}", e.code, e.code as i32)
+    format!(
+        "{op}: {:?} (SoapySDR code {}): {msg}",
+        e.code, e.code as i32
+    )
 }
 
 /// What is known about a transmitter whose stream failed mid-tone.

@@ -432,7 +432,8 @@ fn hardware_time_is_advertised_and_timestamps_follow_the_sample_clock() {
     let dev = soapysdr::Device::new("driver=rxsim,serial=time1,pace=1").expect("open");
     assert!(dev.has_hardware_time(None).expect("hasHardwareTime"));
     let rate = 1e6;
-    dev.set_sample_rate(soapysdr::Direction::Rx, 0, rate).expect("rate");
+    dev.set_sample_rate(soapysdr::Direction::Rx, 0, rate)
+        .expect("rate");
     let set = 5_000_000_000i64;
     dev.set_hardware_time(None, set).expect("setHardwareTime");
     let now = dev.get_hardware_time(None).expect("getHardwareTime");
@@ -452,7 +453,10 @@ fn hardware_time_is_advertised_and_timestamps_follow_the_sample_clock() {
             None => assert!(t >= set, "first sample at {t}, before the time set {set}"),
             Some((pt, pn)) => {
                 let want = pt + (pn as f64 / rate * 1e9).round() as i64;
-                assert!((t - want).abs() <= 1, "timeNs {t}, expected {want} after {pn} samples");
+                assert!(
+                    (t - want).abs() <= 1,
+                    "timeNs {t}, expected {want} after {pn} samples"
+                );
             }
         }
         prev = Some((t, n));
@@ -460,7 +464,10 @@ fn hardware_time_is_advertised_and_timestamps_follow_the_sample_clock() {
     // Paced: the device clock has reached the last read's samples.
     let (last, n) = prev.expect("reads");
     let hw = dev.get_hardware_time(None).expect("getHardwareTime");
-    assert!(hw >= last, "hardware time {hw} behind the last read's timestamp {last} ({n} samples)");
+    assert!(
+        hw >= last,
+        "hardware time {hw} behind the last read's timestamp {last} ({n} samples)"
+    );
     rx.deactivate(None).expect("deactivate");
 }
 
@@ -472,7 +479,10 @@ fn gains_are_truncated_to_the_advertised_steps() {
     init();
     let dev = soapysdr::Device::new("driver=rxsim,serial=gain1,pace=0").expect("open");
     let rx = soapysdr::Direction::Rx;
-    let step = dev.gain_element_range(rx, 0, "LNA").expect("LNA range").step;
+    let step = dev
+        .gain_element_range(rx, 0, "LNA")
+        .expect("LNA range")
+        .step;
     assert_eq!(step, 8.0);
     dev.set_gain_element(rx, 0, "LNA", 13.0).expect("set LNA");
     assert_eq!(dev.gain_element(rx, 0, "LNA").expect("LNA"), 8.0);
