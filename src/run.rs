@@ -346,9 +346,25 @@ pub fn cmd_run(cli: &Cli, task_id: &str) -> Result<Outcome> {
         eprintln!("Task {ids} — {} — is RED.", task.header().task_title);
         match kind {
             AuthorizationKind::RfTx => {
-                for s in &plan.steps {
+                // One authorization covers one transmission: the first tx_tone step.
+                // Every later tx_tone step is BLOCKED, so the prompt must not claim it.
+                let mut first = true;
+                for (i, s) in plan.steps.iter().enumerate() {
                     if let Step::TxTone(t) = s {
-                        eprintln!("  This will transmit: {}", describe_tx(t));
+                        if first {
+                            eprintln!(
+                                "  This authorizes one transmission, step {} (the first tx_tone): {}",
+                                i + 1,
+                                describe_tx(t)
+                            );
+                            first = false;
+                        } else {
+                            eprintln!(
+                                "  Step {} (tx_tone) will be BLOCKED, not transmitted: one authorization covers only the first tx_tone ({})",
+                                i + 1,
+                                describe_tx(t)
+                            );
+                        }
                     }
                 }
             }

@@ -1069,3 +1069,28 @@ fn ci16_recording_refuses_file_types_that_cannot_hold_it() {
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(text(&out.stderr).contains("ci8"), "{}", show(&out));
 }
+
+/// p2 item 3: `remote:mtu=9000` (beyond what SoapyRemote 0.5.2 can send) fails the
+/// capture; the error used to be a bare "StreamError: " (the driver's message is
+/// empty). It must name the device args, the operation and the code.
+#[test]
+fn an_oversized_remote_mtu_fails_naming_args_operation_and_code() {
+    let srv = Server::start();
+    let device = srv.device("remote:mtu=9000");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = client();
+    cmd.current_dir(dir.path());
+    let out = capture(
+        &mut cmd,
+        &device,
+        &["--sample-rate-hz", "2e6", "--duration-s", "1"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let j = json_of(&out);
+    assert_eq!(j["status"], "FAIL", "{j:#}");
+    let err = j["errors"][0].as_str().unwrap_or_default();
+    assert!(err.contains("remote:mtu=9000"), "{j:#}");
+    assert!(err.contains("read rx stream"), "{j:#}");
+    assert!(err.contains("StreamError (SoapySDR code -2)"), "{j:#}");
+    assert!(!err.trim_end().ends_with(':'), "{j:#}");
+}

@@ -1073,6 +1073,18 @@ fn one_authorization_covers_one_tx_step() {
     rig.set_policy(TX_POLICY_OK);
     let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
     assert_eq!(code(&out), Some(1), "{}", show(&out));
+    // The prompt says what the authorization covers: the first tx_tone only, and
+    // that the second will be BLOCKED (it used to say "This will transmit" for both).
+    let err = text_of(&out.stderr);
+    assert!(
+        err.contains("This authorizes one transmission, step 1 (the first tx_tone)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Step 2 (tx_tone) will be BLOCKED, not transmitted"),
+        "{err}"
+    );
+    assert!(!err.contains("This will transmit"), "{err}");
     let r = rig.result(id);
     let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
     assert_eq!(st, ["PASS", "BLOCKED"], "{:#?}", r.checks);

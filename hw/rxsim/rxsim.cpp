@@ -58,6 +58,7 @@ constexpr double kMaxRate = 61.44e6;
 constexpr double kMinBw = 0.75 * kMinRate;
 constexpr double kMaxGain = 60.0;
 constexpr double kLnaMax = 40.0;
+constexpr double kLnaStep = 8.0;
 constexpr size_t kMtu = 16384;
 constexpr unsigned kToneBits = 16;
 constexpr size_t kToneLen = size_t(1) << kToneBits;
@@ -151,6 +152,7 @@ struct SimStream {
     Clock::time_point t0;
     double rate = 1e6;     // samples per second of wall time (pacing)
     uint64_t produced = 0; // samples handed out (RX) or accepted (TX) since activation
+    long long timeBaseNs = 0; // the device's hardware time at activation (sample 0)
     double phase = 0.0;    // NCO phase, cycles in [0, 1)
     size_t noiseIdx = 0;
     uint64_t rng = 0x2545F4914F6CDD1Dull;
@@ -355,13 +357,16 @@ class RxSim : public SoapySDR::Device {
     int activateStream(SoapySDR::Stream *stream, const int, const long long, const size_t) override {
         auto *s = reinterpret_cast<SimStream *>(stream);
         double rate;
+        long long base;
         {
             std::lock_guard<std::mutex> g(mu_);
             rate = s->direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
+            base = hwNowNs();
         }
         {
             std::lock_guard<std::mutex> g(s->mu);
             s->rate = rate;
+            s->timeBaseNs = base;
             s->t0 = Clock::now();
             s->produced = 0;
             s->phase = 0.0;
@@ -447,7 +452,9 @@ class RxSim : public SoapySDR::Device {
                 s->cv.wait_until(lk, until);
             }
         }
-        timeNs = (long long)(double(s->produced) / s->rate * 1e9);
+        // The hardware time of this read's first sample: the sample clock, counted from
+        // the device time at activation (what HackRF/USRP report), so it is monotonic.
+        timeNs = s->timeBaseNs + (long long)std::llround(double(s->produced) / s->rate * 1e9);
         if (s->cs16) {
             auto *out = static_cast<int16_t *>(buffs[0]);
             size_t done = 0;
@@ -527,9 +534,13 @@ class RxSim : public SoapySDR::Device {
         if (!(value >= 0.0 && value <= kMaxGain))
             throw std::runtime_error("rxsim: gain " + std::to_string(value) + " dB outside 0..60");
         std::lock_guard<std::mutex> g(mu_);
-        double lna = std::min(value, kLnaMax);
+        // Set only what the elements can: the total in 1 dB steps, the LNA in its 8 dB
+        // steps (truncated, as libhackrf does) and the rest (< 8, or the excess over 40,
+        // at most 20) on the VGA, so the readback is what the radio applied.
+        const double total = std::floor(value);
+        const double lna = std::min(std::floor(total / kLnaStep) * kLnaStep, kLnaMax);
         gains(direction)[0] = lna;
-        gains(direction)[1] = value - lna;
+        gains(direction)[1] = total - lna;
     }
     void setGain(const int direction, const size_t, const std::string &name, const double value) override {
         int i = gainIndex(name);
@@ -537,7 +548,9 @@ class RxSim : public SoapySDR::Device {
         if (!(value >= 0.0 && value <= max))
             throw std::runtime_error("rxsim: gain " + name + "=" + std::to_string(value) + " out of range");
         std::lock_guard<std::mutex> g(mu_);
-        gains(direction)[i] = value;
+        // Truncated to the advertised step (LNA 8 dB, VGA 1 dB), as libhackrf does.
+        const double step = i == 0 ? kLnaStep : 1.0;
+        gains(direction)[i] = std::floor(value / step) * step;
     }
     double getGain(const int direction, const size_t) const override {
         std::lock_guard<std::mutex> g(mu_);
@@ -553,7 +566,7 @@ class RxSim : public SoapySDR::Device {
         return SoapySDR::Range(0.0, kMaxGain, 1.0);
     }
     SoapySDR::Range getGainRange(const int, const size_t, const std::string &name) const override {
-        return gainIndex(name) == 0 ? SoapySDR::Range(0.0, kLnaMax, 8.0)
+        return gainIndex(name) == 0 ? SoapySDR::Range(0.0, kLnaMax, kLnaStep)
                                     : SoapySDR::Range(0.0, kMaxGain - kLnaMax, 1.0);
     }
 
@@ -647,6 +660,19 @@ class RxSim : public SoapySDR::Device {
         info.value = "false";
         return info;
     }
+    // ---- time: a nanosecond counter that streams timestamp their samples with ----
+    bool hasHardwareTime(const std::string &what) const override { return what.empty(); }
+    long long getHardwareTime(const std::string &what) const override {
+        if (!what.empty()) throw std::runtime_error("rxsim: unknown time source " + what);
+        std::lock_guard<std::mutex> g(mu_);
+        return hwNowNs();
+    }
+    void setHardwareTime(const long long timeNs, const std::string &what) override {
+        if (!what.empty()) throw std::runtime_error("rxsim: unknown time source " + what);
+        std::lock_guard<std::mutex> g(mu_);
+        timeOffsetNs_ = timeNs - sinceEpochNs();
+    }
+
     std::string readSensor(const std::string &key) const override {
         if (key != "ref_locked") throw std::runtime_error("rxsim: unknown sensor " + key);
         std::lock_guard<std::mutex> g(mu_);
@@ -660,6 +686,11 @@ class RxSim : public SoapySDR::Device {
         throw std::runtime_error("rxsim: unknown gain element " + name);
     }
     double *gains(int direction) { return direction == SOAPY_SDR_TX ? txGain_ : rxGain_; }
+    long long sinceEpochNs() const {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - timeEpoch_).count();
+    }
+    // Caller holds mu_.
+    long long hwNowNs() const { return timeOffsetNs_ + sinceEpochNs(); }
 
     // Inline rounding (half away from zero), not std::lrint: without -fno-math-errno
     // lrint is a libm call per component, which made the CS16 conversion cost as much
@@ -746,6 +777,8 @@ class RxSim : public SoapySDR::Device {
     double rxBw_ = 0.0, txBw_ = 0.0;
     double rxGain_[2] = {0.0, 0.0};
     double txGain_[2] = {0.0, 0.0};
+    const Clock::time_point timeEpoch_ = Clock::now();
+    long long timeOffsetNs_ = 0;
     Scene scene_;
     Clock::time_point retuneAt_ = Clock::now();
     uint64_t retuneGen_ = 0;

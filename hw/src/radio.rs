@@ -534,7 +534,7 @@ impl RxStream {
         if self.inner.active() {
             self.inner.deactivate(None).map_err(|e| Error::Stream {
                 args: self.args.clone(),
-                message: format!("deactivate rx stream: {:?}: {}", e.code, e.message),
+                message: stream_msg("deactivate rx stream", &e),
             })?;
         }
         Ok(())
@@ -546,7 +546,7 @@ impl SampleSource for RxStream {
         if !self.inner.active() {
             self.inner.activate(None).map_err(|e| Error::Stream {
                 args: self.args.clone(),
-                message: format!("activate rx stream: {:?}: {}", e.code, e.message),
+                message: stream_msg("activate rx stream", &e),
             })?;
         }
         match self.inner.read(&mut [buf], timeout_us) {
@@ -555,7 +555,7 @@ impl SampleSource for RxStream {
             Err(e) if e.code == ErrorCode::Timeout => Ok(ReadOutcome::Timeout),
             Err(e) => Err(Error::Stream {
                 args: self.args.clone(),
-                message: format!("{:?}: {}", e.code, e.message),
+                message: stream_msg("read rx stream", &e),
             }),
         }
     }
@@ -584,7 +584,7 @@ impl Ci16Source for RxStreamCi16 {
         if !self.inner.active() {
             self.inner.activate(None).map_err(|e| Error::Stream {
                 args: self.args.clone(),
-                message: format!("activate rx stream: {:?}: {}", e.code, e.message),
+                message: stream_msg("activate rx stream", &e),
             })?;
         }
         match self.inner.read(&mut [buf], timeout_us) {
@@ -593,7 +593,7 @@ impl Ci16Source for RxStreamCi16 {
             Err(e) if e.code == ErrorCode::Timeout => Ok(ReadOutcome::Timeout),
             Err(e) => Err(Error::Stream {
                 args: self.args.clone(),
-                message: format!("{:?}: {}", e.code, e.message),
+                message: stream_msg("read rx stream", &e),
             }),
         }
     }
@@ -841,9 +841,8 @@ impl TxRadio {
                     return Err(Error::Stream {
                         args: args.to_owned(),
                         message: format!(
-                            "tx write: {:?}: {}; {}",
-                            e.code,
-                            e.message,
+                            "{}; {}",
+                            stream_msg("tx write", &e),
                             tx_state_unknown(sent, total, started)
                         ),
                     })
@@ -881,6 +880,22 @@ impl TxRadio {
 /// How far ahead of the wall clock `transmit_tone` may hand samples to the driver.
 const TX_LEAD: Duration = Duration::from_millis(50);
 
+/// A stream failure's message: the operation, the SoapySDR code (name and number)
+/// and the driver's message, or that it gave none (SoapyRemote's can be empty,
+/// which printed a bare "StreamError: "). [`Error::Stream`] adds the device args.
+fn stream_msg(op: &str, e: &soapysdr::Error) -> String {
+    let msg = e.message.trim();
+    let msg = if msg.is_empty() {
+        "the driver gave no message"
+    } else {
+        msg
+    };
+    format!(
+        "{op}: {:?} (SoapySDR code {}): {msg}",
+        e.code, e.code as i32
+    )
+}
+
 /// What is known about a transmitter whose stream failed mid-tone.
 fn tx_state_unknown(sent: u64, total: u64, started_unix_s: f64) -> String {
     let at = time::OffsetDateTime::from_unix_timestamp_nanos((started_unix_s * 1e9) as i128)
@@ -906,6 +921,26 @@ const TX_GAIN_TOLERANCE_DB: f64 = 0.5;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An empty driver message (SoapyRemote with mtu=9000) still names the device
+    /// args, the operation and the code.
+    #[test]
+    fn stream_error_with_an_empty_driver_message_names_args_op_and_code() {
+        let e = soapysdr::Error {
+            code: ErrorCode::StreamError,
+            message: String::new(),
+        };
+        let text = Error::Stream {
+            args: "remote=127.0.0.1,remote:mtu=9000".into(),
+            message: stream_msg("read rx stream", &e),
+        }
+        .to_string();
+        assert!(text.contains("remote:mtu=9000"), "{text}");
+        assert!(text.contains("read rx stream"), "{text}");
+        assert!(text.contains("StreamError (SoapySDR code -2)"), "{text}");
+        assert!(text.contains("the driver gave no message"), "{text}");
+        assert!(!text.trim_end().ends_with(':'), "{text}");
+    }
 
     thread_local! {
         /// Test-only: make `transmit_tone` panic after its first write.

@@ -420,3 +420,82 @@ fn rx_stream_is_torn_down_on_drop_and_never_opens_tx() {
     let all = std::fs::read_to_string(&init().log).unwrap_or_default();
     assert!(!all.lines().any(|l| l.contains(" TX ")), "{all}");
 }
+
+/// A conforming driver that sets SOAPY_SDR_HAS_TIME has a hardware clock (issue p2.1):
+/// rxsim reports hasHardwareTime, its time can be set and read back, and readStream's
+/// timeNs is the sample clock on that time base: the first read starts at (or after)
+/// the time set before activation, and each read's timeNs is the previous one plus the
+/// samples it returned at the sample rate, so it is monotonic.
+#[test]
+fn hardware_time_is_advertised_and_timestamps_follow_the_sample_clock() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=time1,pace=1").expect("open");
+    assert!(dev.has_hardware_time(None).expect("hasHardwareTime"));
+    let rate = 1e6;
+    dev.set_sample_rate(soapysdr::Direction::Rx, 0, rate)
+        .expect("rate");
+    let set = 5_000_000_000i64;
+    dev.set_hardware_time(None, set).expect("setHardwareTime");
+    let now = dev.get_hardware_time(None).expect("getHardwareTime");
+    assert!(
+        (set..set + 1_000_000_000).contains(&now),
+        "time read back {now}, set {set}"
+    );
+    let mut rx = dev.rx_stream::<Complex<f32>>(&[0]).expect("stream");
+    rx.activate(None).expect("activate");
+    let mut buf = vec![Complex::new(0.0f32, 0.0); 4096];
+    let mut prev: Option<(i64, usize)> = None;
+    for _ in 0..5 {
+        let n = rx.read(&mut [&mut buf[..]], 1_000_000).expect("read");
+        assert!(n > 0);
+        let t = rx.time_ns();
+        match prev {
+            None => assert!(t >= set, "first sample at {t}, before the time set {set}"),
+            Some((pt, pn)) => {
+                let want = pt + (pn as f64 / rate * 1e9).round() as i64;
+                assert!(
+                    (t - want).abs() <= 1,
+                    "timeNs {t}, expected {want} after {pn} samples"
+                );
+            }
+        }
+        prev = Some((t, n));
+    }
+    // Paced: the device clock has reached the last read's samples.
+    let (last, n) = prev.expect("reads");
+    let hw = dev.get_hardware_time(None).expect("getHardwareTime");
+    assert!(
+        hw >= last,
+        "hardware time {hw} behind the last read's timestamp {last} ({n} samples)"
+    );
+    rx.deactivate(None).expect("deactivate");
+}
+
+/// Gains read back are what a real radio would set (issue p2.2): the LNA advertises
+/// 8 dB steps, so 13 dB on it (or a total of 13) must not read back an LNA of 13.
+/// Steps truncate, as libhackrf does; the total keeps its 1 dB steps via the VGA.
+#[test]
+fn gains_are_truncated_to_the_advertised_steps() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=gain1,pace=0").expect("open");
+    let rx = soapysdr::Direction::Rx;
+    let step = dev
+        .gain_element_range(rx, 0, "LNA")
+        .expect("LNA range")
+        .step;
+    assert_eq!(step, 8.0);
+    dev.set_gain_element(rx, 0, "LNA", 13.0).expect("set LNA");
+    assert_eq!(dev.gain_element(rx, 0, "LNA").expect("LNA"), 8.0);
+    dev.set_gain_element(rx, 0, "VGA", 7.6).expect("set VGA");
+    assert_eq!(dev.gain_element(rx, 0, "VGA").expect("VGA"), 7.0);
+    for (total, lna, vga) in [(13.0, 8.0, 5.0), (39.0, 32.0, 7.0), (59.5, 40.0, 19.0)] {
+        dev.set_gain(rx, 0, total).expect("set gain");
+        let got = (
+            dev.gain(rx, 0).expect("gain"),
+            dev.gain_element(rx, 0, "LNA").expect("LNA"),
+            dev.gain_element(rx, 0, "VGA").expect("VGA"),
+        );
+        assert_eq!(got, (total.floor(), lna, vga), "total {total}");
+        assert_eq!(got.1 % step, 0.0, "LNA {} off its {step} dB step", got.1);
+    }
+}
