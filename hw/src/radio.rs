@@ -543,21 +543,33 @@ impl RxStream {
 
 impl SampleSource for RxStream {
     fn read(&mut self, buf: &mut [Complex<f32>], timeout_us: i64) -> Result<ReadOutcome, Error> {
-        if !self.inner.active() {
-            self.inner.activate(None).map_err(|e| Error::Stream {
-                args: self.args.clone(),
-                message: stream_msg("activate rx stream", &e),
-            })?;
-        }
-        match self.inner.read(&mut [buf], timeout_us) {
-            Ok(n) => Ok(ReadOutcome::Samples(n)),
-            Err(e) if e.code == ErrorCode::Overflow => Ok(ReadOutcome::Overflow),
-            Err(e) if e.code == ErrorCode::Timeout => Ok(ReadOutcome::Timeout),
-            Err(e) => Err(Error::Stream {
-                args: self.args.clone(),
-                message: stream_msg("read rx stream", &e),
-            }),
-        }
+        read_native(&mut self.inner, &self.args, buf, timeout_us)
+    }
+}
+
+/// One read of an RX stream in its own sample type, activating it on the first
+/// read: overflow and timeout are outcomes, anything else a stream error naming
+/// the device (shared by the CF32 and the native CS16 streams).
+fn read_native<E: soapysdr::StreamSample>(
+    inner: &mut soapysdr::RxStream<E>,
+    args: &str,
+    buf: &mut [E],
+    timeout_us: i64,
+) -> Result<ReadOutcome, Error> {
+    let err = |op: &str, e: &soapysdr::Error| Error::Stream {
+        args: args.to_owned(),
+        message: stream_msg(op, e),
+    };
+    if !inner.active() {
+        inner
+            .activate(None)
+            .map_err(|e| err("activate rx stream", &e))?;
+    }
+    match inner.read(&mut [buf], timeout_us) {
+        Ok(n) => Ok(ReadOutcome::Samples(n)),
+        Err(e) if e.code == ErrorCode::Overflow => Ok(ReadOutcome::Overflow),
+        Err(e) if e.code == ErrorCode::Timeout => Ok(ReadOutcome::Timeout),
+        Err(e) => Err(err("read rx stream", &e)),
     }
 }
 
@@ -581,21 +593,7 @@ impl Ci16Source for RxStreamCi16 {
         buf: &mut [Complex<i16>],
         timeout_us: i64,
     ) -> Result<ReadOutcome, Error> {
-        if !self.inner.active() {
-            self.inner.activate(None).map_err(|e| Error::Stream {
-                args: self.args.clone(),
-                message: stream_msg("activate rx stream", &e),
-            })?;
-        }
-        match self.inner.read(&mut [buf], timeout_us) {
-            Ok(n) => Ok(ReadOutcome::Samples(n)),
-            Err(e) if e.code == ErrorCode::Overflow => Ok(ReadOutcome::Overflow),
-            Err(e) if e.code == ErrorCode::Timeout => Ok(ReadOutcome::Timeout),
-            Err(e) => Err(Error::Stream {
-                args: self.args.clone(),
-                message: stream_msg("read rx stream", &e),
-            }),
-        }
+        read_native(&mut self.inner, &self.args, buf, timeout_us)
     }
 }
 
