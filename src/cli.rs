@@ -153,7 +153,7 @@ pub struct WatchArgs {
     pub task_file: Option<PathBuf>,
     /// Task versions examined per poll at most (the newest; older ones are
     /// reported as not examined).
-    #[arg(long, env = "RXNODE_HISTORY_LIMIT", default_value_t = crate::queue::DEFAULT_HISTORY_LIMIT)]
+    #[arg(long, env = "RXNODE_HISTORY_LIMIT", default_value_t = rxnode::DEFAULT_HISTORY_LIMIT)]
     pub history_limit: usize,
 }
 

@@ -459,7 +459,7 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     );
     let repo = git2::Repository::open(&d.mainpc)?;
     let got = repo
-        .find_reference(crate::results_cmd::PRIVATE_REF)
+        .find_reference(crate::mainpc::results::PRIVATE_REF)
         .and_then(|r| r.peel_to_tree())
         .ok();
     let mut files = vec![];

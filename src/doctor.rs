@@ -3,10 +3,12 @@
 //! Read-only: doctor fetches nothing, writes nothing under `.local/`, never
 //! moves a corrupt state file aside (the commands that use the state do),
 //! opens no stream and prints no credential (remote URLs are redacted).
-use crate::cli::Cli;
+use crate::context::Ctx;
 use crate::exit::Outcome;
-use crate::paths::Paths;
-use crate::{gitops, lock, policy_file, term};
+use crate::git::ops as gitops;
+use crate::store::paths::Paths;
+use crate::store::{lock, policy as policy_file};
+use crate::term;
 use anyhow::Result;
 use git2::{Direction, Repository};
 use serde::Serialize;
@@ -75,14 +77,14 @@ fn check(name: &'static str, status: Verdict, detail: impl Into<String>, fix: &s
 }
 
 /// Run `rxnode doctor`.
-pub fn cmd_doctor(cli: &Cli) -> Result<Outcome> {
-    let checks = run_checks(cli);
+pub fn cmd_doctor(ctx: &Ctx) -> Result<Outcome> {
+    let checks = run_checks(ctx);
     for c in &checks {
         tracing::debug!(status = c.status.as_str(), "check {}: {}", c.name, c.detail);
     }
     let ok = !checks.iter().any(|c| c.status == Verdict::Fail);
     let report = Report { checks, ok };
-    if cli.json {
+    if ctx.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_human(&report);
@@ -119,10 +121,10 @@ fn print_human(r: &Report) {
     }
 }
 
-fn run_checks(cli: &Cli) -> Vec<Check> {
-    let paths = Paths::new(&cli.repo);
+fn run_checks(ctx: &Ctx) -> Vec<Check> {
+    let paths = Paths::new(&ctx.repo);
     let mut out = Vec::new();
-    let repo = match gitops::open(&cli.repo) {
+    let repo = match gitops::open(&ctx.repo) {
         Ok(r) => {
             let where_ = r
                 .workdir()
@@ -155,7 +157,7 @@ fn run_checks(cli: &Cli) -> Vec<Check> {
         Some(r) => {
             out.push(local_ignored(r));
             out.extend(trust_root(&paths));
-            out.extend(remote_checks(cli, r));
+            out.extend(remote_checks(ctx, r));
         }
         None => {
             for name in [".local ignored", "remote", "credentials"] {
@@ -163,7 +165,7 @@ fn run_checks(cli: &Cli) -> Vec<Check> {
             }
         }
     }
-    out.extend(soapy_checks(cli));
+    out.extend(soapy_checks(ctx));
     out.push(dsp_engine());
     out.push(policy(&paths));
     out.push(node_name(&paths));
@@ -201,7 +203,7 @@ fn local_ignored(repo: &Repository) -> Check {
     const FIX: &str =
         "add `/.local/` to .git/info/exclude (every rxnode command that writes under .local/ does this on start: watch, review, mark-completed, run, publish, capture, sweep, node set-name)";
     // Ask about the actual files too, not only the folder (issue 13).
-    match crate::trust::visible_files(repo) {
+    match crate::store::trust::visible_files(repo) {
         Ok(seen) if !seen.is_empty() => {
             return check(
                 ".local ignored",
@@ -248,7 +250,7 @@ fn local_ignored(repo: &Repository) -> Check {
 
 /// The trust root (issue 13): one FAIL per reason not to trust `.local/`.
 fn trust_root(paths: &Paths) -> Vec<Check> {
-    let found = crate::trust::findings(paths);
+    let found = crate::store::trust::findings(paths);
     if found.is_empty() {
         return vec![check(
             "trust root",
@@ -295,7 +297,7 @@ struct Connected {
 /// refs, on a thread, giving up after [`REMOTE_DEADLINE`].
 fn connect(repo_path: &Path, remote: &str, dir: Direction) -> Result<Connected, String> {
     // The same transport timeouts as every fetch (RXNODE_GIT_TIMEOUT_S honoured).
-    crate::gitops::set_timeouts();
+    crate::git::ops::set_timeouts();
     let (tx, rx) = std::sync::mpsc::channel();
     let repo_path: PathBuf = repo_path.to_path_buf();
     let remote = remote.to_owned();
@@ -307,7 +309,7 @@ fn connect(repo_path: &Path, remote: &str, dir: Direction) -> Result<Connected, 
                 .map_err(|e| e.message().to_owned())?;
             let asks = Arc::new(AtomicUsize::new(0));
             let counter = Arc::clone(&asks);
-            let mut inner = crate::gitops::credentials_callback(repo.config().ok());
+            let mut inner = crate::git::ops::credentials_callback(repo.config().ok());
             let mut cb = git2::RemoteCallbacks::new();
             cb.credentials(move |url, user, allowed| {
                 counter.fetch_add(1, Ordering::Relaxed);
@@ -339,9 +341,9 @@ fn connect(repo_path: &Path, remote: &str, dir: Direction) -> Result<Connected, 
     }
 }
 
-fn remote_checks(cli: &Cli, repo: &Repository) -> Vec<Check> {
-    let name = cli.watch_cfg.remote.as_str();
-    let branch = cli.watch_cfg.branch.as_str();
+fn remote_checks(ctx: &Ctx, repo: &Repository) -> Vec<Check> {
+    let name = ctx.source.remote.as_str();
+    let branch = ctx.source.branch.as_str();
     let (url, raw_url) = match repo.find_remote(name) {
         Ok(r) => (
             r.url().map(gitops::redact).unwrap_or_default(),
@@ -450,7 +452,7 @@ fn remote_checks(cli: &Cli, repo: &Repository) -> Vec<Check> {
     out
 }
 
-fn soapy_checks(cli: &Cli) -> Vec<Check> {
+fn soapy_checks(ctx: &Ctx) -> Vec<Check> {
     let mut out = Vec::new();
     let version = rxnode_hw::soapysdr_version();
     out.push(if version.is_empty() {
@@ -466,7 +468,7 @@ fn soapy_checks(cli: &Cli) -> Vec<Check> {
             Verdict::Pass,
             format!(
                 "version {version}{}",
-                if cli.sim {
+                if ctx.sim {
                     " (--sim: only the bundled rxsim module is loaded)"
                 } else {
                     ""
@@ -675,7 +677,7 @@ fn policy(paths: &Paths) -> Check {
 fn state_file(paths: &Paths) -> Check {
     let p = paths.state();
     match std::fs::read(&p) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match crate::state::corrupt_aside(paths) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match crate::store::state::corrupt_aside(paths) {
             Some(aside) => check(
                 "state",
                 Verdict::Fail,
@@ -684,9 +686,9 @@ fn state_file(paths: &Paths) -> Check {
                     p.display(),
                     aside.display()
                 ),
-                crate::state::REBUILD_HINT.trim_start_matches("fix: "),
+                crate::store::state::REBUILD_HINT.trim_start_matches("fix: "),
             ),
-            None => match crate::state_rebuild::evidence(paths) {
+            None => match crate::store::rebuild::evidence(paths) {
                 Ok(ev) if !ev.is_empty() => check(
                     "state",
                     Verdict::Fail,
@@ -695,7 +697,7 @@ fn state_file(paths: &Paths) -> Check {
                         p.display(),
                         ev.join(", ")
                     ),
-                    crate::state::REBUILD_HINT.trim_start_matches("fix: "),
+                    crate::store::state::REBUILD_HINT.trim_start_matches("fix: "),
                 ),
                 _ => check(
                     "state",
@@ -711,7 +713,7 @@ fn state_file(paths: &Paths) -> Check {
             format!("cannot read {}: {e}", p.display()),
             "check the file's owner and permissions",
         ),
-        Ok(bytes) => match serde_json::from_slice::<crate::state::State>(&bytes) {
+        Ok(bytes) => match serde_json::from_slice::<crate::store::state::State>(&bytes) {
             Ok(s) => check(
                 "state",
                 Verdict::Pass,
@@ -791,7 +793,7 @@ fn ledger_file(paths: &Paths) -> Check {
 /// publish is refused, so a missing name is a warning before the first run.
 fn node_name(paths: &Paths) -> Check {
     const FIX: &str = "rxnode node set-name NAME (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)";
-    match crate::node::load_name(paths) {
+    match crate::store::node::load_name(paths) {
         Ok(Some(n)) => check("node name", Verdict::Pass, n, ""),
         Ok(None) => check(
             "node name",

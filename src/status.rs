@@ -1,10 +1,10 @@
 //! `rxnode status [--json]`: state, heartbeat, tasks, lock, hold.
-use crate::cli::Cli;
+use crate::context::Ctx;
 use crate::exit::Outcome;
-use crate::lock::{self, Holder};
-use crate::paths::Paths;
-use crate::queue::{Rewrite, WalkRecord};
-use crate::state::{self, PollRecord, PublishRecord, TaskStatus};
+use crate::store::lock::{self, Holder};
+use crate::store::paths::Paths;
+use crate::store::state::{self, PollRecord, PublishRecord, TaskStatus};
+use crate::watch::queue::{Rewrite, WalkRecord};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -96,7 +96,7 @@ pub fn report(paths: &Paths) -> Result<Report> {
     let st = state::load(paths)?;
     let holder = lock::holder(paths).unwrap_or(None);
     let alive = holder.as_ref().map(lock::holder_alive);
-    let (node_name, node_name_error) = match crate::node::load_name(paths) {
+    let (node_name, node_name_error) = match crate::store::node::load_name(paths) {
         Ok(n) => (n, None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
@@ -122,7 +122,7 @@ pub fn report(paths: &Paths) -> Result<Report> {
         rejected: st.ids_with(TaskStatus::Rejected),
         rejected_texts: st.rejected_texts.len(),
         published: st.published.clone(),
-        queue: crate::queue::pending_in_order(&st)
+        queue: crate::watch::queue::pending_in_order(&st)
             .into_iter()
             .enumerate()
             .filter_map(|(i, id)| {
@@ -146,10 +146,10 @@ pub fn report(paths: &Paths) -> Result<Report> {
 }
 
 /// The command.
-pub fn cmd_status(cli: &Cli) -> Result<Outcome> {
-    let paths = Paths::new(&cli.repo);
+pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
+    let paths = Paths::new(&ctx.repo);
     let r = report(&paths)?;
-    if cli.json {
+    if ctx.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(Outcome::Done);
     }
@@ -267,8 +267,10 @@ fn print_queue(r: &Report, colour: bool) {
     }
     if let Some(w) = &r.last_walk {
         let from = match (&w.from, &w.since) {
-            (crate::queue::WalkFrom::FirstStart, _) => "first start: tip only".to_owned(),
-            (crate::queue::WalkFrom::Root, _) => "from the root (no common history)".to_owned(),
+            (crate::watch::queue::WalkFrom::FirstStart, _) => "first start: tip only".to_owned(),
+            (crate::watch::queue::WalkFrom::Root, _) => {
+                "from the root (no common history)".to_owned()
+            }
             (_, Some(s)) => format!("since {}", s.get(..12).unwrap_or(s)),
             (_, None) => String::new(),
         };

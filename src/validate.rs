@@ -1,5 +1,5 @@
 //! `rxnode validate FILE`: parse and check a task file.
-use crate::cli::Cli;
+use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
 use rxnode_interlock::{validate_task_bytes, Issue, ValidTask, ValidateOptions, MAX_TASK_BYTES};
@@ -61,9 +61,9 @@ struct Report<'a> {
 }
 
 /// The command.
-pub fn cmd_validate(cli: &Cli, file: &Path) -> Result<Outcome> {
+pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
     let result = match read_task_file(file) {
-        Ok(bytes) => check(&bytes, &cli.watch_cfg.branch),
+        Ok(bytes) => check(&bytes, &ctx.source.branch),
         Err(e) => {
             if e.downcast_ref::<crate::exit::BadInput>().is_some() {
                 Err(vec![Issue {
@@ -79,7 +79,7 @@ pub fn cmd_validate(cli: &Cli, file: &Path) -> Result<Outcome> {
     let name = file.display();
     match &result {
         Ok(task) => {
-            if cli.json {
+            if ctx.json {
                 let r = Report {
                     valid: true,
                     task_id: Some(task.id().as_str()),
@@ -113,7 +113,7 @@ pub fn cmd_validate(cli: &Cli, file: &Path) -> Result<Outcome> {
             Ok(Outcome::Done)
         }
         Err(issues) => {
-            if cli.json {
+            if ctx.json {
                 let r = Report {
                     valid: false,
                     task_id: None,

@@ -1,0 +1,27 @@
+//! `rxnode analyze <FILE>`: the capture analysis on a recording.
+use crate::cli::AnalyzeArgs;
+use anyhow::Result;
+use rxnode::{Ctx, Outcome};
+
+/// Run the subcommand.
+pub fn run(ctx: &Ctx, args: &AnalyzeArgs) -> Result<Outcome> {
+    rxnode::cmd_analyze(ctx, &args.options())
+}
+
+impl AnalyzeArgs {
+    /// The library's options for this command.
+    pub fn options(&self) -> rxnode::AnalyzeOptions {
+        let a = self;
+        rxnode::AnalyzeOptions {
+            file: a.file.clone(),
+            rate: a.rate,
+            center_hz: a.center_hz,
+            format: a.format.clone(),
+            fft_size: a.fft_size,
+            overlap: a.overlap,
+            clkin_tone_hz: a.clkin_tone_hz,
+            clkin_tolerance_ppm: a.clkin_tolerance_ppm,
+            plot: a.plot.clone(),
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! `rxnode capture`: an RX-only capture for the operator.
+use crate::cli::CaptureArgs;
+use anyhow::Result;
+use rxnode::{Ctx, Outcome};
+
+/// Run the subcommand.
+pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<Outcome> {
+    rxnode::cmd_capture(ctx, &args.options())
+}
+
+impl CaptureArgs {
+    /// The library's options for this command.
+    pub fn options(&self) -> rxnode::CaptureOptions {
+        let a = self;
+        rxnode::CaptureOptions {
+            device: a.device.clone(),
+            frequency_hz: a.frequency_hz,
+            sample_rate_hz: a.sample_rate_hz,
+            duration_s: a.duration_s,
+            gain_db: a.gain_db,
+            clock_source: a.clock_source.clone(),
+            clkin_tone_hz: a.clkin_tone_hz,
+            clkin_tolerance_ppm: a.clkin_tolerance_ppm,
+            fft_size: a.fft_size,
+            record: a.record.clone(),
+            record_format: a.record_format.clone(),
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! `rxnode analyze FILE`: the capture analysis (Welch PSD, peaks, noise floor, CLKIN) on a
+//! recorded IQ file, streamed in blocks so memory stays bounded whatever the file size.
+use crate::context::Ctx;
+use crate::exit::{bad_input, Outcome};
+use anyhow::{Context, Result};
+use num_complex::Complex;
+use rxnode_hw::{
+    judge_clkin, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, IqFormat,
+    IqReader, Welch, WelchConfig,
+};
+use serde::{Deserialize, Serialize};
+
+/// Samples per read.
+const BLOCK: usize = 1 << 16;
+/// Files with more samples than this get a progress bar (on a terminal, not with `--json`).
+const PROGRESS_FROM_SAMPLES: u64 = 1 << 26;
+
+/// One peak of the report.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PeakOut {
+    /// Hz; absolute when the centre is known.
+    pub frequency_hz: f64,
+    /// dBFS (peak bin).
+    pub power_db: f64,
+    /// dB over the noise floor.
+    pub snr_db: f64,
+}
+
+/// `analyze --json` output.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct AnalyzeReport {
+    /// The file analysed.
+    pub file: String,
+    /// Its format.
+    pub format: IqFormat,
+    /// Complex samples analysed.
+    pub samples: u64,
+    /// Sample rate used.
+    pub sample_rate_hz: f64,
+    /// Centre frequency, when known.
+    pub center_hz: Option<f64>,
+    /// FFT size.
+    pub fft_size: usize,
+    /// Overlap fraction.
+    pub overlap: f64,
+    /// Segments averaged.
+    pub averages: u64,
+    /// Strongest distinct peaks.
+    pub peaks: Vec<PeakOut>,
+    /// Median bin, dBFS per bin.
+    pub noise_floor_db: f64,
+    /// Mean sample power, dBFS.
+    pub mean_power_dbfs: f64,
+    /// Fraction of clipped samples.
+    pub clipped_fraction: f64,
+    /// The CLKIN check, when `--clkin-tone-hz` is given.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clkin: Option<ClkinReport>,
+}
+
+fn positive(name: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(bad_input(format!("{name} {v} must be a finite number > 0")))
+    }
+}
+
+/// `analyze` options.
+#[derive(Debug, Clone)]
+pub struct AnalyzeOptions {
+    /// The recording.
+    pub file: std::path::PathBuf,
+    /// Sample rate (raw formats).
+    pub rate: Option<f64>,
+    /// Centre frequency, for an absolute axis.
+    pub center_hz: Option<f64>,
+    /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
+    pub format: Option<String>,
+    /// FFT size.
+    pub fft_size: usize,
+    /// Overlap fraction, 0 ≤ F < 1.
+    pub overlap: f64,
+    /// Reference tone RF frequency for the CLKIN check.
+    pub clkin_tone_hz: Option<f64>,
+    /// CLKIN tolerance in ppm.
+    pub clkin_tolerance_ppm: f64,
+    /// Write a spectrum PNG.
+    pub plot: Option<std::path::PathBuf>,
+}
+
+/// Run `rxnode analyze`.
+pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
+    if let Some(p) = args.plot.as_ref().filter(|p| p.exists()) {
+        return Err(bad_input(format!(
+            "--plot: {} already exists; choose another name (outputs are never overwritten)",
+            p.display()
+        )));
+    }
+    let format = match &args.format {
+        Some(f) => Some(IqFormat::parse(f).map_err(|e| bad_input(format!("--format: {e}")))?),
+        None => None,
+    };
+    if !(args.overlap.is_finite() && (0.0..1.0).contains(&args.overlap)) {
+        return Err(bad_input(format!(
+            "--overlap {} must be in [0, 1)",
+            args.overlap
+        )));
+    }
+    if !(16..=1 << 20).contains(&args.fft_size) {
+        return Err(bad_input(format!(
+            "--fft-size {} must be in 16..=1048576",
+            args.fft_size
+        )));
+    }
+    let mut reader = IqReader::open(&args.file, format).map_err(|e| bad_input(e.to_string()))?;
+    let info = reader.info().clone();
+    let rate = match (args.rate, info.sample_rate_hz) {
+        (Some(r), _) => positive("--rate", r)?,
+        (None, Some(r)) => r,
+        (None, None) => {
+            return Err(bad_input(format!(
+                "{}: a raw {} file carries no sample rate; give --rate HZ",
+                args.file.display(),
+                info.format.name()
+            )))
+        }
+    };
+    let center = match args.center_hz {
+        Some(c) if !c.is_finite() => {
+            return Err(bad_input(format!("--center-hz {c} is not finite")))
+        }
+        Some(c) => Some(c),
+        None => info.center_hz,
+    };
+    if info.samples < args.fft_size as u64 {
+        return Err(bad_input(format!(
+            "{}: {} samples, fewer than --fft-size {}",
+            args.file.display(),
+            info.samples,
+            args.fft_size
+        )));
+    }
+    let mut wcfg = WelchConfig::new(args.fft_size, rate);
+    wcfg.overlap = args.overlap;
+    wcfg.center_hz = center;
+    wcfg.clip_level = info.clip_level;
+    let mut welch = Welch::new(wcfg).map_err(|e| bad_input(e.to_string()))?;
+    let mut clkin = match args.clkin_tone_hz {
+        None => None,
+        Some(tone) => {
+            let Some(c) = center else {
+                return Err(bad_input(
+                    "--clkin-tone-hz needs the centre frequency: give --center-hz (or use SigMF)",
+                ));
+            };
+            if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
+                return Err(bad_input(format!(
+                    "--clkin-tolerance-ppm {} must be ≥ 0",
+                    args.clkin_tolerance_ppm
+                )));
+            }
+            let cfg = ClkinConfig::new(tone, c, rate, args.clkin_tolerance_ppm);
+            Some(ClkinEstimator::new(cfg).map_err(|e| bad_input(e.to_string()))?)
+        }
+    };
+    let progress = (!ctx.json
+        && info.samples > PROGRESS_FROM_SAMPLES
+        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    .then(|| {
+        let bar = indicatif::ProgressBar::new(info.samples);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} analyze [{bar:40}] {percent:>3}% {elapsed}/{duration}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    read_all(&mut reader, &mut welch, clkin.as_mut(), progress.as_ref())?;
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
+    }
+    let spec = welch.finish();
+    let clkin = clkin.as_mut().map(|c| {
+        let est = c.finish();
+        let cfg = c.config();
+        // A recording carries no driver evidence: the verdict rests on the measurement.
+        judge_clkin(
+            cfg.tone_hz,
+            cfg.tolerance_ppm,
+            est.as_ref(),
+            &ClockEvidence::default(),
+        )
+    });
+    let report = AnalyzeReport {
+        file: args.file.display().to_string(),
+        format: info.format,
+        samples: spec.samples,
+        sample_rate_hz: rate,
+        center_hz: center,
+        fft_size: spec.fft_size,
+        overlap: spec.overlap,
+        averages: spec.averages,
+        peaks: spec
+            .peaks
+            .iter()
+            .map(|p| PeakOut {
+                frequency_hz: p.frequency_hz,
+                power_db: p.power_db,
+                snr_db: p.snr_db,
+            })
+            .collect(),
+        noise_floor_db: spec.noise_floor_db,
+        mean_power_dbfs: if spec.mean_power_dbfs.is_finite() {
+            spec.mean_power_dbfs
+        } else {
+            -300.0
+        },
+        clipped_fraction: spec.clipped_fraction,
+        clkin,
+    };
+    if let Some(plot) = &args.plot {
+        write_plot(plot, &spec, &report)
+            .with_context(|| format!("cannot write plot {}", plot.display()))?;
+    }
+    if ctx.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_human(&report);
+    }
+    let failed = report
+        .clkin
+        .as_ref()
+        .is_some_and(|c| c.status == ClkinStatus::Fail);
+    Ok(if failed {
+        Outcome::Code(1)
+    } else {
+        Outcome::Done
+    })
+}
+
+/// Read the whole file: a reader thread converts blocks while this thread runs the DSP.
+fn read_all(
+    reader: &mut IqReader,
+    welch: &mut Welch,
+    mut clkin: Option<&mut ClkinEstimator>,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Result<()> {
+    use std::sync::mpsc::sync_channel;
+    let (full_tx, full_rx) = sync_channel::<(Vec<Complex<f32>>, usize)>(4);
+    let (free_tx, free_rx) = sync_channel::<Vec<Complex<f32>>>(4);
+    for _ in 0..4 {
+        let _ = free_tx.try_send(vec![Complex::default(); BLOCK]);
+    }
+    std::thread::scope(|s| {
+        let producer = s.spawn(move || -> Result<()> {
+            while let Ok(mut buf) = free_rx.recv() {
+                let n = reader
+                    .read(&mut buf)
+                    .map_err(|e| bad_input(e.to_string()))?;
+                if n == 0 || full_tx.send((buf, n)).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        for (buf, n) in full_rx.iter() {
+            welch.feed(&buf[..n]);
+            if let Some(c) = clkin.as_deref_mut() {
+                c.feed(&buf[..n]);
+            }
+            if let Some(bar) = progress {
+                bar.inc(n as u64);
+            }
+            let _ = free_tx.send(buf);
+        }
+        drop(free_tx);
+        producer
+            .join()
+            .map_err(|_| anyhow::anyhow!("file reader thread panicked"))?
+    })
+}
+
+fn print_human(r: &AnalyzeReport) {
+    println!("file          {} ({})", r.file, r.format.name());
+    println!(
+        "samples       {} at {} Hz ({:.3} s)",
+        r.samples,
+        r.sample_rate_hz,
+        r.samples as f64 / r.sample_rate_hz
+    );
+    match r.center_hz {
+        Some(c) => println!("centre        {c} Hz"),
+        None => println!("centre        unknown (baseband frequencies)"),
+    }
+    println!(
+        "welch         fft {} overlap {} averages {}",
+        r.fft_size, r.overlap, r.averages
+    );
+    println!("noise floor   {:.2} dBFS/bin", r.noise_floor_db);
+    println!("mean power    {:.2} dBFS", r.mean_power_dbfs);
+    println!("clipped       {:.6} %", r.clipped_fraction * 100.0);
+    println!("peaks");
+    for p in &r.peaks {
+        println!(
+            "  {:>16.1} Hz  {:>8.2} dBFS  SNR {:>6.2} dB",
+            p.frequency_hz, p.power_db, p.snr_db
+        );
+    }
+    if let Some(c) = &r.clkin {
+        let status = match c.status {
+            ClkinStatus::Pass => "PASS",
+            ClkinStatus::Fail => "FAIL",
+        };
+        println!("clkin         {status}: {}", c.detail);
+        if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {
+            println!(
+                "  tone {} Hz measured {m:.3} Hz → {} ± {u:.4} ppm",
+                c.tone_hz,
+                rxnode_hw::fmt_ppm(p, 4)
+            );
+        }
+    }
+}
+
+/// Spectrum PNG with axes, title, labelled peaks, noise floor and CLKIN markers
+/// (`crate::result::plot`).
+fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum, r: &AnalyzeReport) -> Result<()> {
+    use crate::result::plot::{Marker, SpectrumPlot, Trace};
+    let mut markers = Vec::new();
+    if let Some(c) = &r.clkin {
+        markers.push(Marker {
+            hz: c.tone_hz,
+            label: format!("CLKIN expected {:.6} MHz", c.tone_hz / 1e6),
+            measured: false,
+        });
+        if let Some(m) = c.measured_hz {
+            markers.push(Marker {
+                hz: m,
+                label: format!(
+                    "measured {:.6} MHz{}",
+                    m / 1e6,
+                    c.ppm
+                        .map(|p| format!(" ({} ppm)", rxnode_hw::fmt_ppm(p, 3)))
+                        .unwrap_or_default()
+                ),
+                measured: true,
+            });
+        }
+    }
+    let name = std::path::Path::new(&r.file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| r.file.clone());
+    let title = format!(
+        "{name} · {} · {:.3} MS/s · fft {} · {} averages",
+        r.center_hz
+            .map(|c| format!("centre {:.6} MHz", c / 1e6))
+            .unwrap_or_else(|| "baseband (centre unknown)".into()),
+        r.sample_rate_hz / 1e6,
+        r.fft_size,
+        r.averages
+    );
+    crate::result::plot::write_spectrum(
+        path,
+        &SpectrumPlot {
+            title,
+            trace: Trace {
+                start_hz: spec.start_hz,
+                step_hz: spec.bin_hz,
+                db: spec.psd_db.iter().map(|&v| f64::from(v)).collect(),
+            },
+            peaks: r
+                .peaks
+                .iter()
+                .map(|p| (p.frequency_hz, p.power_db))
+                .collect(),
+            noise_floor_db: Some(r.noise_floor_db),
+            markers,
+            failed_hz: Vec::new(),
+            freq_known: true,
+        },
+    )
+}

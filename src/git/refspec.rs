@@ -1,0 +1,169 @@
+//! The only push refspec rxnode can produce, and credential callbacks that
+//! try each kind once (DESIGN §6: "No code path pushes to the watched branch").
+use std::fmt;
+
+/// The branch results are published to.
+pub const RX_NODE_REF: &str = "refs/heads/rx-node";
+
+/// A push refspec that passed [`push_refspec`]: always
+/// `refs/heads/rx-node:refs/heads/rx-node`, never forced. The field is
+/// private, so no other value can be built outside this module.
+#[derive(Debug, PartialEq, Eq)]
+pub struct PushRefspec(String);
+
+impl PushRefspec {
+    /// The refspec text handed to libgit2.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PushRefspec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why a refspec was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefspecRefused(pub String);
+
+impl fmt::Display for RefspecRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RefspecRefused {}
+
+fn full_branch(name: &str) -> String {
+    if name.starts_with("refs/") {
+        name.to_owned()
+    } else {
+        format!("refs/heads/{name}")
+    }
+}
+
+/// Build the push refspec `src:dst`. Refused unless both sides are exactly
+/// `refs/heads/rx-node`, with no leading `+` (force), no wildcard, and the
+/// destination is not the watched branch (named in full or short form).
+pub fn push_refspec(
+    src: &str,
+    dst: &str,
+    watched_branch: &str,
+) -> Result<PushRefspec, RefspecRefused> {
+    if src.starts_with('+') || dst.starts_with('+') {
+        return Err(RefspecRefused(format!(
+            "forced push refspec {src}:{dst} refused: rxnode never force-pushes"
+        )));
+    }
+    if src.contains('*') || dst.contains('*') || src.contains(':') || dst.contains(':') {
+        return Err(RefspecRefused(format!(
+            "pattern or malformed refspec {src}:{dst} refused"
+        )));
+    }
+    let watched = full_branch(watched_branch);
+    if full_branch(dst) == watched || dst == watched_branch {
+        return Err(RefspecRefused(format!(
+            "push to the watched branch {watched} refused: rxnode never writes the branch it takes tasks from"
+        )));
+    }
+    if dst != RX_NODE_REF {
+        return Err(RefspecRefused(format!(
+            "push destination {dst} refused: only {RX_NODE_REF} may be pushed"
+        )));
+    }
+    if src != RX_NODE_REF {
+        return Err(RefspecRefused(format!(
+            "push source {src} refused: only {RX_NODE_REF} may be pushed"
+        )));
+    }
+    Ok(PushRefspec(format!("{RX_NODE_REF}:{RX_NODE_REF}")))
+}
+
+/// The one refspec publication uses (refused if the watched branch is `rx-node` itself).
+pub fn rx_node_refspec(watched_branch: &str) -> Result<PushRefspec, RefspecRefused> {
+    push_refspec(RX_NODE_REF, RX_NODE_REF, watched_branch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::ops::{credentials_callback, redact as redact_url};
+
+    #[test]
+    fn the_rx_node_refspec_is_the_only_one() {
+        let r = rx_node_refspec("video-development").map(|r| r.to_string());
+        assert_eq!(r, Ok("refs/heads/rx-node:refs/heads/rx-node".to_owned()));
+        assert!(!r.unwrap_or_default().starts_with('+'));
+    }
+
+    /// Issue 7: a refspec to the watched branch cannot be produced.
+    #[test]
+    fn watched_branch_destination_is_refused() {
+        for dst in ["refs/heads/video-development", "video-development"] {
+            let e = push_refspec(RX_NODE_REF, dst, "video-development").unwrap_err();
+            assert!(e.0.contains("watched branch"), "{e}");
+        }
+        let e = push_refspec(RX_NODE_REF, "refs/heads/main", "main").unwrap_err();
+        assert!(e.0.contains("watched branch"), "{e}");
+    }
+
+    #[test]
+    fn watching_rx_node_itself_makes_publication_impossible() {
+        for w in ["rx-node", "refs/heads/rx-node"] {
+            let e = rx_node_refspec(w).unwrap_err();
+            assert!(e.0.contains("watched branch"), "{w}: {e}");
+        }
+    }
+
+    #[test]
+    fn forced_pattern_and_other_refspecs_are_refused() {
+        let w = "video-development";
+        assert!(push_refspec("+refs/heads/rx-node", RX_NODE_REF, w).is_err());
+        assert!(push_refspec(RX_NODE_REF, "+refs/heads/rx-node", w).is_err());
+        assert!(push_refspec("refs/heads/*", "refs/heads/*", w).is_err());
+        assert!(push_refspec(RX_NODE_REF, "refs/heads/main", w).is_err());
+        assert!(push_refspec(RX_NODE_REF, "refs/heads/rx-node2", w).is_err());
+        assert!(push_refspec(RX_NODE_REF, "refs/tags/rx-node", w).is_err());
+        assert!(push_refspec("refs/heads/video-development", RX_NODE_REF, w).is_err());
+        assert!(push_refspec("HEAD", RX_NODE_REF, w).is_err());
+        assert!(push_refspec(RX_NODE_REF, "rx-node", w).is_err());
+        assert!(push_refspec(RX_NODE_REF, "refs/heads/rx-node:x", w).is_err());
+    }
+
+    #[test]
+    fn urls_lose_their_credentials() {
+        assert_eq!(
+            redact_url("https://alice:s3cret@example.com/a/b.git"),
+            "https://***@example.com/a/b.git"
+        );
+        assert_eq!(
+            redact_url("https://tok@example.com/x@y"),
+            "https://***@example.com/x@y"
+        );
+        assert_eq!(
+            redact_url("git@example.com:a/b.git"),
+            "git@example.com:a/b.git"
+        );
+        assert_eq!(redact_url("file:///srv/x.git"), "file:///srv/x.git");
+    }
+
+    #[test]
+    fn credentials_are_tried_once_each_then_fail() {
+        let mut cb = credentials_callback(None);
+        let all = git2::CredentialType::SSH_KEY
+            | git2::CredentialType::USER_PASS_PLAINTEXT
+            | git2::CredentialType::DEFAULT;
+        let mut results = Vec::new();
+        for _ in 0..6 {
+            results.push(cb("https://u:p@example.com/x.git", None, all).is_ok());
+        }
+        // ssh-agent, the helper (no config: an error), the default: each once; then only errors.
+        assert!(results[3..].iter().all(|ok| !ok), "{results:?}");
+        let e = cb("https://u:p@example.com/x.git", None, all).err();
+        let msg = e.map(|e| e.message().to_owned()).unwrap_or_default();
+        assert!(msg.contains("tried ssh-agent"), "{msg}");
+        assert!(!msg.contains("u:p@"), "{msg}");
+    }
+}

@@ -1,0 +1,58 @@
+//! `rxnode`: the node's library — its local store, Git access and publication,
+//! the result model, the watcher and the executor. The binary (`src/main.rs`
+//! and `src/commands/`) parses the command line once into a [`Ctx`] and calls
+//! one entry point here per subcommand; nothing below it knows about clap.
+//!
+//! Dependencies point one way: `rxnode → rxnode-hw → rxnode-dsp`, and all of
+//! them → `rxnode-interlock` (docs/architecture.md).
+#![deny(missing_docs)]
+
+mod context;
+mod demo;
+mod doctor;
+mod exec;
+mod exit;
+mod git;
+mod mainpc;
+mod result;
+mod status;
+mod store;
+mod term;
+mod validate;
+mod watch;
+
+pub use crate::{
+    context::{Ctx, TaskSource},
+    demo::cmd_demo,
+    doctor::cmd_doctor,
+    exec::{
+        analyze::{cmd_analyze, AnalyzeOptions},
+        capture::{cmd_capture, CaptureOptions},
+        inventory::{cmd_inventory, InventoryOptions},
+        run::cmd_run,
+        sweep::{cmd_sweep, SweepOptions},
+    },
+    exit::{code_for, Outcome},
+    git::publish::cmd_publish,
+    mainpc::{
+        results::{cmd_results, ResultsOptions, ResultsQuery},
+        task_new::{cmd_task_new, TaskNewOptions},
+    },
+    result::{
+        cmd_validate_result,
+        schema::{cmd_schema, SchemaKind},
+        validate_result_files,
+    },
+    status::cmd_status,
+    store::{
+        node::{cmd_set_name, cmd_show},
+        rebuild::cmd_rebuild,
+    },
+    validate::cmd_validate,
+    watch::{
+        cmd_watch,
+        queue::DEFAULT_HISTORY_LIMIT,
+        review::{cmd_mark_completed, cmd_review},
+        WatchOptions,
+    },
+};

@@ -1,0 +1,3 @@
+//! The main PC's side (DESIGN §10): write tasks, read results.
+pub(crate) mod results;
+pub(crate) mod task_new;

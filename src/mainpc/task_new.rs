@@ -1,0 +1,447 @@
+//! `rxnode task new --id ID --title T [--hardware] [--rx] [--tx] [--risk R]
+//! [--plan FILE|-] [--body FILE] [--no-push] [--out PATH] [--force]`: the main PC
+//! writes a task file that the watcher will accept (DESIGN §10).
+//!
+//! `EXPECTED_HEAD` is the head of the **local** watched branch (`refs/heads/<branch>`):
+//! that is the commit the user's task commit will sit on, so it is a strict ancestor
+//! of the commit that holds the task, as the watcher requires. Only when there is no
+//! local branch is the remote-tracking head used (as last fetched; nothing is
+//! fetched here). The file is validated with the watcher's own validator before it
+//! is written; nothing is committed or pushed — the exact commands are printed.
+use crate::context::Ctx;
+use crate::exit::{bad_input, Outcome};
+use anyhow::{Context, Result};
+use git2::{ErrorCode, Oid, Repository};
+use rxnode_interlock::{RiskLevel, TaskId};
+use serde_json::json;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The largest plan read from a file or stdin.
+const MAX_PLAN_BYTES: u64 = 256 * 1024;
+
+/// Which head `EXPECTED_HEAD` was taken from.
+struct Head {
+    oid: Oid,
+    /// `refs/heads/<branch>` or `refs/remotes/<remote>/<branch>`.
+    refname: String,
+    /// Warnings for the user (behind the remote, HEAD elsewhere).
+    notes: Vec<String>,
+    /// HEAD is on the watched branch.
+    on_branch: bool,
+}
+
+/// `task new` options (the watched branch is the global `--branch`).
+#[derive(Debug, Clone)]
+pub struct TaskNewOptions {
+    /// TASK_ID (`[A-Za-z0-9_-]{1,64}`).
+    pub id: String,
+    /// TASK_TITLE (one line, at most 200 characters).
+    pub title: String,
+    /// HARDWARE_ACCESS = YES.
+    pub hardware: bool,
+    /// RF_RX = YES (implies --hardware).
+    pub rx: bool,
+    /// RF_TX = YES (implies --hardware; RED).
+    pub tx: bool,
+    /// Declared RISK_LEVEL (GREEN, YELLOW, RED); never lower than the derived one.
+    pub risk: Option<String>,
+    /// The rx-plan JSON: a file, or `-` for stdin.
+    pub plan: Option<PathBuf>,
+    /// A Markdown body file (the text the operator reads); default: the title.
+    pub body: Option<PathBuf>,
+    /// ALLOW_PUSH = NO instead of RX_RESULT_ONLY.
+    pub no_push: bool,
+    /// Where to write it (default: the task path inside --repo).
+    pub out: Option<PathBuf>,
+    /// Replace an existing file.
+    pub force: bool,
+}
+
+/// The command.
+pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
+    let branch = ctx.source.branch.as_str();
+    let id = TaskId::parse(&a.id).map_err(|e| bad_input(format!("--id: {e}")))?;
+    if a.title.chars().any(char::is_control) {
+        return Err(bad_input(
+            "--title: must be one line without control characters (it becomes the TASK_TITLE header line)",
+        ));
+    }
+    let risk = match &a.risk {
+        None => None,
+        Some(r) => Some(
+            RiskLevel::parse(r)
+                .ok_or_else(|| bad_input(format!("--risk {r:?} is not GREEN, YELLOW or RED")))?,
+        ),
+    };
+    let repo = Repository::open(&ctx.repo).with_context(|| {
+        format!(
+            "{} is not a Git repository (run task new in the main PC's clone)",
+            ctx.repo.display()
+        )
+    })?;
+    let head = watched_head(&repo, &ctx.source.remote, branch)?;
+    let plan = read_plan(a.plan.as_deref())?;
+    let body = match &a.body {
+        None => None,
+        Some(p) => Some(
+            String::from_utf8(read_limited(p, MAX_PLAN_BYTES, "--body")?)
+                .map_err(|_| bad_input(format!("--body {}: not UTF-8", p.display())))?,
+        ),
+    };
+    let text = render(
+        a,
+        &id,
+        branch,
+        &head.oid.to_string(),
+        risk,
+        plan.as_deref(),
+        body.as_deref(),
+    );
+
+    // Exactly the watcher's validation: header, risk, conflicts, plan.
+    let task = match crate::validate::check(text.as_bytes(), branch) {
+        Ok(t) => t,
+        Err(issues) => {
+            // The interlock's own rendering ("line 7: RF_RX: …"), as `validate` prints it.
+            let list: Vec<String> = issues.iter().map(ToString::to_string).collect();
+            return Err(bad_input(format!(
+                "the task would not validate; nothing was written:\n  {}",
+                list.join("\n  ")
+            )));
+        }
+    };
+
+    let (out, rel) = out_path(ctx, a)?;
+    if std::fs::symlink_metadata(&out).is_ok() && !a.force {
+        return Err(bad_input(format!(
+            "{} exists; it is not overwritten without --force",
+            out.display()
+        )));
+    }
+    if let Ok(m) = std::fs::symlink_metadata(&out) {
+        if !m.is_file() {
+            return Err(bad_input(format!(
+                "{} is not a regular file; not replaced",
+                out.display()
+            )));
+        }
+    }
+    crate::store::fsutil::write_atomic(&out, text.as_bytes())?;
+
+    let commands = git_commands(ctx, &head, rel.as_deref(), &out, &id, &a.title);
+    if ctx.json {
+        let v = json!({
+            "task_id": id.as_str(),
+            "path": out.display().to_string(),
+            "risk_level": task.risk().as_str(),
+            "derived_risk": task.derived_risk().as_str(),
+            "risk_reasons": task.risk_reasons(),
+            "expected_head": head.oid.to_string(),
+            "expected_head_ref": head.refname,
+            "task_sha256": task.sha256(),
+            "steps": task.plan().map(|p| p.steps.iter().map(|s| s.op()).collect::<Vec<_>>()).unwrap_or_default(),
+            "notes": head.notes,
+            "commands": commands,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(Outcome::Done);
+    }
+    println!("wrote {} (task {id}, valid)", out.display());
+    println!("  risk:          {}", task.risk());
+    for r in task.risk_reasons() {
+        println!("                 {r}");
+    }
+    match task.plan() {
+        Some(p) => println!(
+            "  plan:          {} step(s): {}",
+            p.steps.len(),
+            p.steps
+                .iter()
+                .map(|s| s.op())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => println!("  plan:          none (a manual task: nothing touches hardware)"),
+    }
+    println!(
+        "  EXPECTED_HEAD: {} = {} — the commit your task commit will sit on, so a strict ancestor of it as the watcher requires",
+        head.oid, head.refname
+    );
+    for n in &head.notes {
+        println!("  note:          {n}");
+    }
+    println!("Nothing was committed or pushed. To post the task, run:");
+    for c in &commands {
+        println!("  {c}");
+    }
+    Ok(Outcome::Done)
+}
+
+/// The head of the watched branch: local first, else remote-tracking.
+fn watched_head(repo: &Repository, remote: &str, branch: &str) -> Result<Head> {
+    let local = format!("refs/heads/{branch}");
+    let tracking = crate::git::ops::tracking_ref(remote, branch);
+    let get = |name: &str| -> Result<Option<Oid>> {
+        match repo.find_reference(name) {
+            Ok(r) => Ok(Some(
+                r.peel_to_commit()
+                    .with_context(|| format!("{name} does not point to a commit"))?
+                    .id(),
+            )),
+            Err(e) if e.code() == ErrorCode::NotFound || e.code() == ErrorCode::InvalidSpec => {
+                Ok(None)
+            }
+            Err(e) => Err(anyhow::anyhow!("cannot read {name}: {}", e.message())),
+        }
+    };
+    let l = get(&local)?;
+    let t = get(&tracking)?;
+    let on_branch = repo
+        .find_reference("HEAD")
+        .ok()
+        .and_then(|h| h.symbolic_target().map(|s| s == local))
+        .unwrap_or(false);
+    let mut notes = Vec::new();
+    let (oid, refname) = match (l, t) {
+        (Some(l), t) => {
+            if let Some(t) = t {
+                if t != l && repo.graph_descendant_of(t, l).unwrap_or(false) {
+                    notes.push(format!(
+                        "{local} is behind {tracking} ({t}); the push will be refused until you pull — \
+                         EXPECTED_HEAD stays valid after a rebase (it remains an ancestor)"
+                    ));
+                }
+            }
+            (l, local)
+        }
+        (None, Some(t)) => {
+            notes.push(format!(
+                "no local branch {branch}: EXPECTED_HEAD is {tracking} as last fetched; check the branch out before committing"
+            ));
+            (t, tracking)
+        }
+        (None, None) => {
+            return Err(bad_input(format!(
+                "neither {local} nor {tracking} exists in {}: clone the project (or pass --branch) first",
+                repo.path().display()
+            )))
+        }
+    };
+    if !on_branch {
+        notes.push(format!(
+            "HEAD is not on {branch}; commit the task on {branch} (`git switch {branch}` first)"
+        ));
+    }
+    Ok(Head {
+        oid,
+        refname,
+        notes,
+        on_branch,
+    })
+}
+
+fn read_limited(p: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
+    let meta =
+        std::fs::metadata(p).map_err(|e| bad_input(format!("{what} {}: {e}", p.display())))?;
+    if !meta.is_file() {
+        return Err(bad_input(format!(
+            "{what} {}: not a regular file",
+            p.display()
+        )));
+    }
+    if meta.len() > max {
+        return Err(bad_input(format!(
+            "{what} {}: {} bytes; at most {max}",
+            p.display(),
+            meta.len()
+        )));
+    }
+    std::fs::read(p).map_err(|e| bad_input(format!("{what} {}: {e}", p.display())))
+}
+
+/// The plan JSON text (from a file or `-` = stdin), without a trailing newline.
+fn read_plan(p: Option<&Path>) -> Result<Option<String>> {
+    let Some(p) = p else { return Ok(None) };
+    let bytes = if p == Path::new("-") {
+        let mut b = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(MAX_PLAN_BYTES + 1)
+            .read_to_end(&mut b)
+            .context("cannot read the plan from stdin")?;
+        if b.len() as u64 > MAX_PLAN_BYTES {
+            return Err(bad_input(format!(
+                "--plan -: more than {MAX_PLAN_BYTES} bytes on stdin"
+            )));
+        }
+        b
+    } else {
+        read_limited(p, MAX_PLAN_BYTES, "--plan")?
+    };
+    let text = String::from_utf8(bytes).map_err(|_| bad_input("--plan: not UTF-8"))?;
+    let text = text.trim_start_matches('\u{feff}').trim().to_owned();
+    if text.is_empty() {
+        return Err(bad_input("--plan: empty"));
+    }
+    // A fence inside the plan would end the block early (or open a second one).
+    if text.lines().any(|l| {
+        let t = l.trim_start();
+        t.starts_with("```") || t.starts_with("~~~")
+    }) {
+        return Err(bad_input(
+            "--plan: contains a Markdown fence line; give the plan's JSON only",
+        ));
+    }
+    Ok(Some(text))
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "YES"
+    } else {
+        "NO"
+    }
+}
+
+fn render(
+    a: &TaskNewOptions,
+    id: &TaskId,
+    branch: &str,
+    head: &str,
+    risk: Option<RiskLevel>,
+    plan: Option<&str>,
+    body: Option<&str>,
+) -> String {
+    let hardware = a.hardware || a.rx || a.tx;
+    let mut t = String::new();
+    t.push_str(&format!("TASK_ID = {}\n", id.as_str()));
+    t.push_str(&format!("TASK_TITLE = {}\n", a.title.trim()));
+    t.push_str(&format!("SOURCE_BRANCH = {branch}\n"));
+    t.push_str(&format!("EXPECTED_HEAD = {head}\n"));
+    t.push_str("REQUIRES_APPROVAL = YES\n");
+    t.push_str(&format!("HARDWARE_ACCESS = {}\n", yes(hardware)));
+    t.push_str(&format!("RF_RX = {}\n", yes(a.rx)));
+    t.push_str(&format!("RF_TX = {}\n", yes(a.tx)));
+    t.push_str("ALLOW_COMMIT = NO\n");
+    t.push_str(&format!(
+        "ALLOW_PUSH = {}\n",
+        if a.no_push { "NO" } else { "RX_RESULT_ONLY" }
+    ));
+    if let Some(r) = risk {
+        t.push_str(&format!("RISK_LEVEL = {}\n", r.as_str()));
+    }
+    t.push('\n');
+    t.push_str(&format!("# {}\n\n", a.title.trim()));
+    match body {
+        Some(b) => {
+            t.push_str(b.trim_end());
+            t.push_str("\n\n");
+        }
+        None => t.push_str("Written with `rxnode task new`.\n\n"),
+    }
+    if let Some(p) = plan {
+        t.push_str("```rx-plan\n");
+        t.push_str(p);
+        t.push_str("\n```\n");
+    }
+    t
+}
+
+/// Where to write: `--out`, else the task path inside `--repo`. Also the path
+/// relative to the work tree, when the file lies in it.
+fn out_path(ctx: &Ctx, a: &TaskNewOptions) -> Result<(PathBuf, Option<String>)> {
+    let task_path = &ctx.source.task_path;
+    if !crate::result::is_safe_relative(task_path) {
+        return Err(bad_input(format!(
+            "--task-path {task_path:?} must be relative, without '..'"
+        )));
+    }
+    let out = match &a.out {
+        Some(p) => p.clone(),
+        None => ctx.repo.join(task_path),
+    };
+    let rel = match (
+        out.canonicalize().ok().or_else(|| {
+            out.parent()
+                .and_then(|p| p.canonicalize().ok())
+                .and_then(|p| out.file_name().map(|n| p.join(n)))
+        }),
+        ctx.repo.canonicalize().ok(),
+    ) {
+        (Some(o), Some(r)) => o
+            .strip_prefix(&r)
+            .ok()
+            .map(|p| p.to_string_lossy().replace('\\', "/")),
+        _ => None,
+    };
+    Ok((out, rel))
+}
+
+/// POSIX shell single-quoting.
+fn sh(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@=+,".contains(c))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn git_commands(
+    ctx: &Ctx,
+    head: &Head,
+    rel: Option<&str>,
+    out: &Path,
+    id: &TaskId,
+    title: &str,
+) -> Vec<String> {
+    let branch = &ctx.source.branch;
+    let repo = ctx.repo.display().to_string();
+    let g = if repo == "." {
+        "git".to_owned()
+    } else {
+        format!("git -C {}", sh(&repo))
+    };
+    let mut c = Vec::new();
+    if !head.on_branch {
+        c.push(format!("{g} switch {}", sh(branch)));
+    }
+    let task_path = &ctx.source.task_path;
+    if rel != Some(task_path.as_str()) {
+        c.push(format!(
+            "cp {} {}",
+            sh(&out.display().to_string()),
+            sh(&ctx.repo.join(task_path).display().to_string())
+        ));
+    }
+    c.push(format!("{g} add {}", sh(task_path)));
+    c.push(format!(
+        "{g} commit -m {}",
+        sh(&format!("rx task {}: {}", id.as_str(), title.trim()))
+    ));
+    c.push(format!(
+        "{g} push {} {}",
+        sh(&ctx.source.remote),
+        sh(branch)
+    ));
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quoting_survives_hostile_titles() {
+        assert_eq!(
+            sh("docs/handoff/NEXT_RX_TASK.md"),
+            "docs/handoff/NEXT_RX_TASK.md"
+        );
+        assert_eq!(sh("a b"), "'a b'");
+        assert_eq!(sh("it's $(rm -rf /)"), "'it'\\''s $(rm -rf /)'");
+        assert_eq!(sh(""), "''");
+    }
+}

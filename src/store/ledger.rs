@@ -1,0 +1,279 @@
+//! `.local/rx_agent_ledger.jsonl`: the append-only audit trail (DESIGN §4).
+use crate::store::fsutil::now_iso;
+use crate::store::paths::Paths;
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::io::{Read, Seek, SeekFrom, Write};
+
+/// One ledger line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    /// UTC time, ISO 8601.
+    pub at: String,
+    /// What happened: detected, rejected, prompted, approved, deferred, stopped,
+    /// refused, authorized, run_started, run_finished, published, marked_completed …
+    pub event: String,
+    /// The task, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// SHA-256 of the task text, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_sha256: Option<String>,
+    /// The commit concerned, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Event-specific details.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub detail: serde_json::Value,
+}
+
+impl Entry {
+    /// A new entry stamped now.
+    pub fn new(event: &str) -> Entry {
+        Entry {
+            at: now_iso(),
+            event: event.to_owned(),
+            task_id: None,
+            task_sha256: None,
+            commit: None,
+            detail: serde_json::Value::Null,
+        }
+    }
+    /// With a task ID.
+    pub fn task(mut self, id: &str) -> Entry {
+        self.task_id = Some(id.to_owned());
+        self
+    }
+    /// With a task text hash.
+    pub fn sha(mut self, sha: &str) -> Entry {
+        self.task_sha256 = Some(sha.to_owned());
+        self
+    }
+    /// With a commit.
+    pub fn commit(mut self, c: &str) -> Entry {
+        self.commit = Some(c.to_owned());
+        self
+    }
+    /// With details.
+    pub fn detail(mut self, d: serde_json::Value) -> Entry {
+        self.detail = d;
+        self
+    }
+}
+
+/// Append one whole line (a single `write_all` of line + `\n`), then flush and fsync.
+///
+/// If the file does not end in `\n` (a torn earlier write), a `\n` is written
+/// first, in the same `write_all`, so the new entry starts a line of its own
+/// and only the torn line is lost to readers.
+///
+/// The same line is then appended to a mirror inside the Git directory
+/// ([`mirror_path`]), which no `git pull` or `checkout` can write: if the
+/// `.local/` ledger is lost or replaced, the mirror is still evidence.
+pub fn append(paths: &Paths, entry: &Entry) -> Result<()> {
+    append_to(&paths.ledger(), entry)?;
+    if let Some(m) = mirror_path(paths) {
+        if let Err(e) = append_to(&m, entry) {
+            tracing::warn!("cannot append to the ledger mirror {}: {e:#}", m.display());
+        }
+    }
+    Ok(())
+}
+
+/// `<git dir>/rxnode/ledger.jsonl` for the checkout's own `.local/` ledger
+/// (not for `watch --dry-run`'s, nor outside a checkout).
+pub fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
+    if paths.local != paths.repo.join(".local") {
+        return None;
+    }
+    let repo = git2::Repository::open(&paths.repo).ok()?;
+    if repo.is_bare() {
+        return None;
+    }
+    Some(repo.path().join("rxnode").join("ledger.jsonl"))
+}
+
+/// The ledger as evidence: the `.local/` ledger, or the mirror in the Git
+/// directory when that holds more entries (the `.local/` one was lost,
+/// truncated or replaced by an older copy).
+pub fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+    let local = read_all(paths)?;
+    let Some(m) = mirror_path(paths) else {
+        return Ok(local);
+    };
+    let mirror = read_path(&m)?;
+    Ok(if mirror.len() > local.len() {
+        mirror
+    } else {
+        local
+    })
+}
+
+/// Both ledgers, the `.local/` one and the mirror, one after the other: for the
+/// single-use check, where a finished run recorded in *either* counts (a longer
+/// `.local/` ledger may be an old copy padded to outweigh the mirror).
+pub fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+    let mut all = read_all(paths)?;
+    if let Some(m) = mirror_path(paths) {
+        all.extend(read_path(&m)?);
+    }
+    Ok(all)
+}
+
+/// The mirror's entries, when this checkout has a non-empty mirror.
+pub fn read_mirror(paths: &Paths) -> Result<Option<Vec<serde_json::Value>>> {
+    let Some(m) = mirror_path(paths) else {
+        return Ok(None);
+    };
+    let v = read_path(&m)?;
+    Ok((!v.is_empty()).then_some(v))
+}
+
+fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
+    let p = p.to_path_buf();
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    // Never append through a link (into a tracked file, or anywhere else).
+    if let Ok(m) = std::fs::symlink_metadata(&p) {
+        if !m.file_type().is_file() {
+            return Err(crate::exit::refused(format!(
+                "ledger {} is not a regular file (a symlink?); nothing was written",
+                p.display()
+            )));
+        }
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(&p)
+        .with_context(|| format!("cannot open ledger {}", p.display()))?;
+    let mut line = Vec::new();
+    if !ends_in_newline(&mut f).with_context(|| format!("cannot read ledger {}", p.display()))? {
+        tracing::warn!(
+            "ledger {}: last line is torn (no trailing newline); starting a new line",
+            p.display()
+        );
+        line.push(b'\n');
+    }
+    serde_json::to_writer(&mut line, entry)?;
+    line.push(b'\n');
+    f.write_all(&line)
+        .with_context(|| format!("cannot append to ledger {}", p.display()))?;
+    f.sync_data()
+        .with_context(|| format!("cannot fsync ledger {}", p.display()))?;
+    Ok(())
+}
+
+/// Whether `f` is empty or its last byte is `\n`.
+fn ends_in_newline(f: &mut std::fs::File) -> std::io::Result<bool> {
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    f.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    f.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+/// Read the ledger entries as JSON values (a torn last line is skipped and reported).
+///
+/// Read as bytes and parsed line by line, so a line torn inside a multi-byte
+/// UTF-8 character loses only that line, not the whole ledger.
+pub fn read_all(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+    read_path(&paths.ledger())
+}
+
+fn read_path(p: &std::path::Path) -> Result<Vec<serde_json::Value>> {
+    let bytes = match std::fs::read(p) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),
+    };
+    let mut out = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        match serde_json::from_slice(line) {
+            Ok(v) => out.push(v),
+            Err(e) => tracing::warn!(
+                "ledger {} line {}: not JSON ({e}); skipped",
+                p.display(),
+                i + 1
+            ),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Paths) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path());
+        (dir, paths)
+    }
+
+    fn events(paths: &Paths) -> Vec<String> {
+        read_all(paths)
+            .unwrap()
+            .iter()
+            .map(|v| v["event"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Review finding: after a torn write the next entry was glued onto the
+    /// torn line and lost to readers.
+    #[test]
+    fn append_after_a_torn_line_starts_a_new_line() {
+        let (_d, paths) = setup();
+        append(&paths, &Entry::new("first")).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(paths.ledger())
+            .unwrap();
+        f.write_all(br#"{"at":"2026-01-01T00:00:00Z","ev"#).unwrap();
+        drop(f);
+        append(&paths, &Entry::new("second")).unwrap();
+        assert_eq!(events(&paths), ["first", "second"]);
+        let bytes = std::fs::read(paths.ledger()).unwrap();
+        assert!(bytes.ends_with(b"\n"));
+        assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
+    }
+
+    #[test]
+    fn append_to_a_whole_or_new_ledger_adds_no_blank_line() {
+        let (_d, paths) = setup();
+        append(&paths, &Entry::new("first")).unwrap();
+        append(&paths, &Entry::new("second")).unwrap();
+        let bytes = std::fs::read(paths.ledger()).unwrap();
+        assert!(!bytes.starts_with(b"\n"));
+        assert!(!bytes.windows(2).any(|w| w == b"\n\n"));
+        assert_eq!(events(&paths), ["first", "second"]);
+    }
+
+    /// Review finding: a tear inside a multi-byte UTF-8 character made the
+    /// whole ledger unreadable (`read_to_string` failed).
+    #[test]
+    fn read_all_skips_a_line_torn_inside_a_utf8_character() {
+        let (_d, paths) = setup();
+        append(&paths, &Entry::new("first")).unwrap();
+        let torn =
+            serde_json::to_vec(&Entry::new("second").detail(serde_json::json!("µ"))).unwrap();
+        let cut = torn.iter().position(|&b| b == 0xC2).unwrap() + 1;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(paths.ledger())
+            .unwrap();
+        f.write_all(&torn[..cut]).unwrap();
+        drop(f);
+        assert_eq!(events(&paths), ["first"]);
+        append(&paths, &Entry::new("third")).unwrap();
+        assert_eq!(events(&paths), ["first", "third"]);
+    }
+}

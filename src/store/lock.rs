@@ -1,0 +1,313 @@
+//! `.local/rxnode.lock`: one watcher (or prompting command) at a time.
+//!
+//! The file holds `{pid, host, since}` and is created exclusively. A lock whose
+//! PID is dead on this host is taken over with a warning in the ledger; a live
+//! holder, or a holder on another host, is refused naming the holder.
+use crate::store::fsutil::now_iso;
+use crate::store::ledger::{self, Entry};
+use crate::store::paths::Paths;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+
+/// Who holds the lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// Process ID.
+    pub pid: u32,
+    /// Host name.
+    pub host: String,
+    /// Since when (ISO 8601).
+    pub since: String,
+    /// The command holding it.
+    #[serde(default)]
+    pub command: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PID {} on {} ({}, since {})",
+            self.pid, self.host, self.command, self.since
+        )
+    }
+}
+
+/// A held lock; released (file removed) on drop.
+#[derive(Debug)]
+pub struct Lock {
+    path: std::path::PathBuf,
+    me: Holder,
+    /// The dead holder whose lock this one took over, if any.
+    took_over: Option<Holder>,
+}
+
+/// This host's name.
+pub fn hostname() -> String {
+    gethostname::gethostname().to_string_lossy().into_owned()
+}
+
+/// Whether a process with this PID exists on this host.
+#[cfg(unix)]
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 performs only the existence/permission check; no signal is sent.
+    let r = unsafe { libc::kill(p, 0) };
+    if r == 0 {
+        return true;
+    }
+    // EPERM: it exists but belongs to someone else.
+    std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Whether a process with this PID exists on this host (Windows: `tasklist`).
+#[cfg(not(unix))]
+pub fn pid_alive(pid: u32) -> bool {
+    let out = std::process::Command::new("tasklist")
+        .args(["/FI", &format!("PID eq {pid}"), "/NH", "/FO", "CSV"])
+        .output();
+    match out {
+        Ok(o) => String::from_utf8_lossy(&o.stdout).contains(&format!("\"{pid}\"")),
+        // Cannot tell: assume alive (refusing is the safe side).
+        Err(_) => true,
+    }
+}
+
+/// Read the current holder of the watcher lock, if any (an unreadable file gives `Err`).
+pub fn holder(paths: &Paths) -> Result<Option<Holder>> {
+    holder_at(&paths.lock())
+}
+
+/// Read the holder of the lock file at `p`, if any.
+fn holder_at(p: &std::path::Path) -> Result<Option<Holder>> {
+    match std::fs::read(p) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .with_context(|| format!("lock file {} is not valid", p.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
+    }
+}
+
+/// Whether the holder is a live process (dead PIDs on this host are stale).
+pub fn holder_alive(h: &Holder) -> bool {
+    h.host != hostname() || pid_alive(h.pid)
+}
+
+impl Lock {
+    /// Take the watcher lock (`.local/rxnode.lock`) for `command`, or fail
+    /// (exit 3) naming the holder.
+    pub fn acquire(paths: &Paths, command: &str) -> Result<Lock> {
+        Lock::acquire_at(paths, paths.lock(), command)
+    }
+
+    /// Take the lock file `path` (under `.local/`) for `command`, or fail (exit 3)
+    /// naming the holder; a dead holder on this host is taken over with a ledger entry.
+    pub fn acquire_at(paths: &Paths, path: std::path::PathBuf, command: &str) -> Result<Lock> {
+        std::fs::create_dir_all(&paths.local)
+            .with_context(|| format!("cannot create {}", paths.local.display()))?;
+        let me = Holder {
+            pid: std::process::id(),
+            host: hostname(),
+            since: now_iso(),
+            command: command.to_owned(),
+        };
+        // Acquirers take turns (an OS lock the kernel drops if we die), so two
+        // of them can never both take over the same stale lock.
+        let guard_path = path.with_extension("lock.guard");
+        let guard = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&guard_path)
+            .with_context(|| format!("cannot open {}", guard_path.display()))?;
+        guard
+            .lock()
+            .with_context(|| format!("cannot lock {}", guard_path.display()))?;
+        // The lock file appears complete or not at all: written to a temp file,
+        // then hard-linked into place (fails if it exists) — never torn.
+        let tmp = path.with_extension(format!("lock.tmp-{}", me.pid));
+        {
+            let mut f = std::fs::File::create(&tmp)
+                .with_context(|| format!("cannot create {}", tmp.display()))?;
+            f.write_all(&serde_json::to_vec(&me)?)
+                .and_then(|_| f.sync_all())
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+        }
+        let result = Lock::link_into_place(paths, &tmp, path, me);
+        let _ = std::fs::remove_file(&tmp);
+        result
+    }
+
+    fn link_into_place(
+        paths: &Paths,
+        tmp: &std::path::Path,
+        path: std::path::PathBuf,
+        me: Holder,
+    ) -> Result<Lock> {
+        let mut took_over = None;
+        for _ in 0..3 {
+            match std::fs::hard_link(tmp, &path) {
+                Ok(()) => {
+                    return Ok(Lock {
+                        path,
+                        me,
+                        took_over,
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let current = match holder_at(&path) {
+                        Ok(Some(h)) => h,
+                        Ok(None) => continue, // released meanwhile
+                        Err(e) => {
+                            // Lock files appear whole (hard link) and acquirers take
+                            // turns, so an unreadable one is damage, not a writer at
+                            // work: take it over, with the warning in the ledger.
+                            take_over(paths, &path, None, &format!("{e:#}"))?;
+                            continue;
+                        }
+                    };
+                    if holder_alive(&current) {
+                        return Err(crate::exit::refused(format!(
+                            "another rxnode holds {}: {current}",
+                            path.display()
+                        )));
+                    }
+                    take_over(paths, &path, Some(&current), "its PID is dead")?;
+                    took_over = Some(current);
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", path.display()))
+                }
+            }
+        }
+        Err(crate::exit::refused(format!(
+            "could not take {} (contended)",
+            path.display()
+        )))
+    }
+
+    /// The holder (a dead PID on this host) whose stale lock this one
+    /// replaced; `None` when the lock was free (or unreadable, i.e. damaged).
+    pub fn took_over(&self) -> Option<&Holder> {
+        self.took_over.as_ref()
+    }
+
+    /// Who we are.
+    #[cfg(test)]
+    pub fn me(&self) -> &Holder {
+        &self.me
+    }
+}
+
+fn take_over(paths: &Paths, path: &std::path::Path, old: Option<&Holder>, why: &str) -> Result<()> {
+    let who = old
+        .map(|h| h.to_string())
+        .unwrap_or_else(|| "unknown".into());
+    eprintln!(
+        "rxnode: warning: taking over stale lock {} held by {who}: {why}",
+        path.display()
+    );
+    ledger::append(
+        paths,
+        &Entry::new("lock_taken_over").detail(serde_json::json!({
+            "previous_holder": old,
+            "reason": why,
+        })),
+    )?;
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove stale {}", path.display())),
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // Remove only our own lock.
+        let ours = std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
+            .is_some_and(|h| h.pid == self.me.pid && h.host == self.me.host);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_lock_refused_and_released_on_drop() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        let l = Lock::acquire(&paths, "watch").unwrap();
+        let err = Lock::acquire(&paths, "watch").unwrap_err();
+        assert!(format!("{err:#}").contains(&format!("PID {}", std::process::id())));
+        drop(l);
+        assert!(!paths.lock().exists());
+        let _l2 = Lock::acquire(&paths, "watch").unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn stale_lock_taken_over_with_ledger_warning() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        // A child that has exited is a dead PID.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!pid_alive(pid));
+        std::fs::create_dir_all(&paths.local).unwrap();
+        let stale = Holder {
+            pid,
+            host: hostname(),
+            since: now_iso(),
+            command: "watch".into(),
+        };
+        std::fs::write(paths.lock(), serde_json::to_vec(&stale).unwrap()).unwrap();
+        let l = Lock::acquire(&paths, "watch").unwrap();
+        assert_eq!(l.me().pid, std::process::id());
+        let entries = ledger::read_all(&paths).unwrap();
+        assert!(entries.iter().any(|e| e["event"] == "lock_taken_over"));
+    }
+
+    /// A damaged (unreadable) lock file is taken over at once with a ledger
+    /// warning: lock files appear whole, so it cannot be a writer at work; and
+    /// no temp file is left behind.
+    #[test]
+    fn a_damaged_lock_is_taken_over_and_nothing_is_left_aside() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(&paths.local).unwrap();
+        std::fs::write(paths.lock(), b"").unwrap();
+        let l = Lock::acquire(&paths, "watch").unwrap();
+        let on_disk: Holder =
+            serde_json::from_slice(&std::fs::read(paths.lock()).unwrap()).unwrap();
+        assert_eq!(&on_disk, l.me());
+        assert!(ledger::read_all(&paths)
+            .unwrap()
+            .iter()
+            .any(|e| e["event"] == "lock_taken_over"));
+        let tmp: Vec<_> = std::fs::read_dir(&paths.local)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(tmp.is_empty(), "{tmp:?}");
+    }
+
+    #[test]
+    fn own_pid_is_alive() {
+        assert!(pid_alive(std::process::id()));
+    }
+}

@@ -1,0 +1,13 @@
+//! The node's local store (never in Git): paths, atomic files, state and its
+//! rebuild, the ledger, the lock, the outbox, the policy, the node name, and the
+//! trust-root check that guards all of them.
+pub(crate) mod fsutil;
+pub(crate) mod ledger;
+pub(crate) mod lock;
+pub(crate) mod node;
+pub(crate) mod outbox;
+pub(crate) mod paths;
+pub(crate) mod policy;
+pub(crate) mod rebuild;
+pub(crate) mod state;
+pub(crate) mod trust;

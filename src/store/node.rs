@@ -1,0 +1,245 @@
+//! `rxnode node set-name NAME` / `rxnode node show`: the node's name (DESIGN §10).
+//!
+//! The name is chosen by the operator (never the host name unless chosen), stored
+//! node-locally in `.local/rxnode-node.json` (a plain regular file; never from the
+//! branch) and carried in every result this node writes and publishes, so one
+//! `rx-node` branch serves a fleet. Publishing without a name is refused with the fix
+//! (docs/decisions.md): a default would make two unnamed laptops indistinguishable.
+use crate::context::Ctx;
+use crate::exit::{bad_input, refused, Outcome};
+use crate::store::fsutil::{now_iso, write_atomic};
+use crate::store::ledger::{self, Entry};
+use crate::store::paths::Paths;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// The longest node name.
+pub const MAX_NAME_LEN: usize = 32;
+/// The largest node file read.
+const MAX_FILE_BYTES: u64 = 4096;
+
+/// `.local/rxnode-node.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeFile {
+    /// Always 1.
+    pub schema_version: u32,
+    /// The name, `[A-Za-z0-9_-]{1,32}`.
+    pub name: String,
+    /// When it was set (ISO 8601 with offset).
+    pub set_at: String,
+}
+
+/// Check a node name: `[A-Za-z0-9_-]{1,32}`; the error names the value.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let shown: String = name.chars().take(40).collect();
+    if name.is_empty() {
+        return Err("node name is empty; use 1 to 32 of A-Z a-z 0-9 _ -".into());
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return Err(format!(
+            "node name {shown:?}… is {} characters; at most {MAX_NAME_LEN}",
+            name.chars().count()
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "node name {shown:?} contains {c:?}; only A-Z a-z 0-9 _ - are allowed"
+        ));
+    }
+    Ok(())
+}
+
+/// The configured name of this node; `Ok(None)` when none was set. A file that is
+/// not a regular file, is too big, does not parse or holds an invalid name is an error
+/// naming the file (never silently treated as "no name").
+pub fn load_name(paths: &Paths) -> Result<Option<String>> {
+    let p = paths.node_name();
+    let meta = match std::fs::symlink_metadata(&p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    };
+    if !meta.is_file() {
+        return Err(refused(format!(
+            "{} is not a regular file (a symlink or folder is never trusted); remove it and run `rxnode node set-name NAME`",
+            p.display()
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(refused(format!(
+            "{} is {} bytes; a node file is at most {MAX_FILE_BYTES}",
+            p.display(),
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    let f: NodeFile = serde_json::from_slice(&bytes).map_err(|e| {
+        refused(format!(
+            "{}: not a node file ({e}); run `rxnode node set-name NAME` to rewrite it",
+            p.display()
+        ))
+    })?;
+    if f.schema_version != 1 {
+        return Err(refused(format!(
+            "{}: schema_version {} is not 1",
+            p.display(),
+            f.schema_version
+        )));
+    }
+    check_name(&f.name).map_err(|e| refused(format!("{}: {e}", p.display())))?;
+    Ok(Some(f.name))
+}
+
+/// The name to write into a result: the configured one; `None` when none is set or
+/// the file is damaged (logged — `publish` then refuses with the reason).
+pub fn name_for_result(paths: &Paths) -> Option<String> {
+    match load_name(paths) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!("the result names no node: {e:#}");
+            None
+        }
+    }
+}
+
+/// The name, or a refusal that says how to set it.
+pub fn require_name(paths: &Paths, what: &str) -> Result<String> {
+    load_name(paths)?.ok_or_else(|| {
+        refused(format!(
+            "this node has no name, so {what} could not say which node answered; \
+             set one once with `rxnode node set-name NAME` (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)"
+        ))
+    })
+}
+
+/// `rxnode node set-name NAME`.
+pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
+    check_name(name).map_err(bad_input)?;
+    let paths = Paths::new(&ctx.repo);
+    // The node's checkout: `.local/` is made ignored before anything is written in it.
+    let repo = crate::git::ops::open(&ctx.repo)?;
+    crate::git::ops::ensure_local_excluded(&repo)?;
+    if std::fs::symlink_metadata(&paths.local).is_ok_and(|m| !m.is_dir()) {
+        return Err(refused(format!(
+            "{} is not a folder (a symlink is never trusted); nothing was written",
+            paths.local.display()
+        )));
+    }
+    // A damaged or untrusted file is reported, not overwritten blindly — except that a
+    // parse failure of a regular file is exactly what set-name repairs.
+    let old = match load_name(&paths) {
+        Ok(o) => o,
+        Err(e) => {
+            let p = paths.node_name();
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+                tracing::warn!("replacing the damaged node file: {e:#}");
+                None
+            } else {
+                return Err(e);
+            }
+        }
+    };
+    let f = NodeFile {
+        schema_version: 1,
+        name: name.to_owned(),
+        set_at: now_iso(),
+    };
+    let mut text = serde_json::to_string_pretty(&f)?;
+    text.push('\n');
+    std::fs::create_dir_all(&paths.local)
+        .with_context(|| format!("cannot create {}", paths.local.display()))?;
+    write_atomic(&paths.node_name(), text.as_bytes())?;
+    let entry = Entry::new("node_named").detail(json!({"name": name, "previous": old}));
+    if let Err(e) = ledger::append(&paths, &entry) {
+        tracing::warn!("cannot record the node name in the ledger: {e:#}");
+    }
+    if ctx.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"name": name, "previous": old}))?
+        );
+    } else {
+        match &old {
+            Some(o) if o != name => println!(
+                "node renamed {o} → {name}; results already published under {o} stay there"
+            ),
+            _ => println!("node name: {name}"),
+        }
+    }
+    Ok(Outcome::Done)
+}
+
+/// `rxnode node show`.
+pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
+    let paths = Paths::new(&ctx.repo);
+    let name = load_name(&paths)?;
+    if ctx.json {
+        println!("{}", serde_json::to_string_pretty(&json!({"name": name}))?);
+    } else {
+        match &name {
+            Some(n) => println!("node name: {n}"),
+            None => println!("this node has no name; set one with `rxnode node set-name NAME`"),
+        }
+    }
+    Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_pattern() {
+        for ok in ["LAB-RX2", "a", "rx_1", &"x".repeat(32)] {
+            assert!(check_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "LAB RX",
+            "lab/rx",
+            "..",
+            "é",
+            "a.b",
+            "x\n",
+            &"x".repeat(33),
+        ] {
+            let e = check_name(bad).unwrap_err();
+            assert!(e.contains("node name"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_or_symlinked_file_is_an_error_not_no_name() {
+        let d = tempfile::TempDir::new().unwrap();
+        let paths = Paths::new(d.path());
+        assert_eq!(load_name(&paths).unwrap(), None);
+        std::fs::create_dir_all(&paths.local).unwrap();
+        std::fs::write(paths.node_name(), "{").unwrap();
+        assert!(load_name(&paths).is_err());
+        std::fs::write(
+            paths.node_name(),
+            r#"{"schema_version":1,"name":"bad name","set_at":"x"}"#,
+        )
+        .unwrap();
+        let e = format!("{:#}", load_name(&paths).unwrap_err());
+        assert!(e.contains("bad name"), "{e}");
+        std::fs::write(
+            paths.node_name(),
+            r#"{"schema_version":1,"name":"RX-1","set_at":"x"}"#,
+        )
+        .unwrap();
+        assert_eq!(load_name(&paths).unwrap().as_deref(), Some("RX-1"));
+        #[cfg(unix)]
+        {
+            let other = d.path().join("elsewhere.json");
+            std::fs::rename(paths.node_name(), &other).unwrap();
+            std::os::unix::fs::symlink(&other, paths.node_name()).unwrap();
+            assert!(load_name(&paths).is_err());
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Node-local policy `.local/rxnode-policy.json` (DESIGN §3): never from a task.
+use crate::exit::bad_input;
+use crate::store::paths::Paths;
+use anyhow::{Context, Result};
+use rxnode_interlock::Policy;
+
+/// Where the policy came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The file existed and was valid.
+    File,
+    /// No file: RX defaults (60 s, device max rate, 4 GiB IQ) and no TX.
+    Defaults,
+}
+
+/// Load the policy; a missing file gives the defaults (TX refused); a
+/// malformed one is an error naming the file (never silently replaced).
+///
+/// The trust root is checked first ([`crate::store::trust::verify`]): a policy that
+/// Git tracks, that is a link, not a regular file or not the operator's is
+/// refused (exit 3), never read. An explicit `--policy` / `RXNODE_POLICY` file
+/// must exist (no silent defaults for a path the operator named).
+pub fn load(paths: &Paths) -> Result<(Policy, Source)> {
+    crate::store::trust::verify(paths)?;
+    let p = paths.policy();
+    match std::fs::read_to_string(&p) {
+        Ok(text) => {
+            let pol =
+                Policy::from_json(&text).map_err(|e| bad_input(format!("{}: {e}", p.display())))?;
+            Ok((pol, Source::File))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if crate::store::paths::policy_is_explicit() {
+                return Err(bad_input(format!(
+                    "policy {} (--policy / RXNODE_POLICY) does not exist",
+                    p.display()
+                )));
+            }
+            Ok((Policy::default(), Source::Defaults))
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot read policy {}", p.display())),
+    }
+}

@@ -1,0 +1,543 @@
+//! The ledger and the outboxes as evidence (issue 13), and `rxnode state rebuild`.
+//!
+//! The state file is a cache of decisions; the append-only ledger and the
+//! outboxes are the evidence. A lost, emptied, corrupt or replaced state is
+//! never a fresh start: `state::load` refuses while the evidence disagrees, and
+//! `rxnode state rebuild` replays the ledger into a new state. Evidence only
+//! ever *restricts*: an approval is recovered only from a ledger `approved`
+//! entry, while a finished run is recovered from the ledger *or* an outbox.
+use crate::context::Ctx;
+use crate::exit::{refused, Outcome};
+use crate::store::fsutil::now_iso;
+use crate::store::ledger::{self, Entry};
+use crate::store::paths::Paths;
+use crate::store::state::{self, PublishRecord, State, TaskRecord, TaskStatus};
+use anyhow::{Context, Result};
+use rxnode_interlock::{Approval, TaskId};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Ledger events that record a decision about a task (not polls, not captures).
+const DECISIONS: &[&str] = &[
+    "detected",
+    "approved",
+    "deferred",
+    "rejected",
+    "authorized",
+    "run_started",
+    "run_finished",
+    "marked_completed",
+    "published",
+    "pushed",
+];
+
+fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+/// Task folders in the outbox root (crash leftovers `.tmp-…` aside).
+fn outbox_ids(paths: &Paths) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(paths.outbox_root())
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The status in an outbox's `RX_RESULT.json`, when it is anything but
+/// `NOT RUN` (a run wrote it, or someone edited it: either way not fresh).
+pub fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
+    let p = paths.outbox_root().join(id).join("RX_RESULT.json");
+    let b = std::fs::read(&p).ok()?;
+    let st = match serde_json::from_slice::<Value>(&b) {
+        Ok(v) => v
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("unreadable")
+            .to_owned(),
+        Err(_) => "unreadable".to_owned(),
+    };
+    (st != "NOT RUN").then_some(st)
+}
+
+/// The ledger entries that show task `id` ran (or may have run): `run_finished`
+/// and `marked_completed` always; for a RED task also `run_started` (it may have
+/// keyed the transmitter before a crash), in the `.local/` ledger or its mirror.
+/// The first one found, described.
+pub fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
+    for e in ledger::read_both(paths)? {
+        if str_of(&e, "task_id") != Some(id) {
+            continue;
+        }
+        let ev = str_of(&e, "event").unwrap_or_default();
+        let at = str_of(&e, "at").unwrap_or("?");
+        if ev == "run_finished" || ev == "marked_completed" || (red && ev == "run_started") {
+            return Ok(Some(format!("ledger `{ev}` at {at}")));
+        }
+    }
+    Ok(finished_outbox(paths, id).map(|s| format!("its outbox result is {s}")))
+}
+
+/// What shows this node has history, for a missing state file (empty = none).
+pub fn evidence(paths: &Paths) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let n = ledger::read_evidence(paths)?
+        .iter()
+        .filter(|e| {
+            str_of(e, "task_id").is_some()
+                && DECISIONS.contains(&str_of(e, "event").unwrap_or_default())
+        })
+        .count();
+    if n > 0 {
+        out.push(format!(
+            "{n} task decision(s) in {}",
+            paths.ledger().display()
+        ));
+    }
+    // Outboxes rxnode wrote (an approval's TASK.meta.json, or a result).
+    let ob: Vec<String> = outbox_ids(paths)
+        .into_iter()
+        .filter(|id| {
+            let d = paths.outbox_root().join(id);
+            d.join("TASK.meta.json").exists() || d.join("RX_RESULT.json").exists()
+        })
+        .collect();
+    if !ob.is_empty() {
+        out.push(format!(
+            "{} outbox(es) in {}",
+            ob.len(),
+            paths.outbox_root().display()
+        ));
+    }
+    Ok(out)
+}
+
+/// Why a parsed state contradicts the ledger, if it does: an approval with no
+/// ledger `approved` entry for that task (planted), or a task the ledger saw
+/// finish that the state does not call completed (rolled back).
+pub fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
+    let entries = ledger::read_evidence(paths)?;
+    let mut approved = BTreeSet::new();
+    let mut finished = BTreeSet::new();
+    for e in &entries {
+        let Some(id) = str_of(e, "task_id") else {
+            continue;
+        };
+        match str_of(e, "event").unwrap_or_default() {
+            "approved" => {
+                approved.insert(id.to_owned());
+            }
+            "run_finished" | "marked_completed" => {
+                finished.insert(id.to_owned());
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = s.approvals.keys().find(|id| !approved.contains(*id)) {
+        return Ok(Some(format!(
+            "it holds an approval of task {id} that the ledger never recorded"
+        )));
+    }
+    for id in &finished {
+        let done = s
+            .tasks
+            .get(id)
+            .is_some_and(|r| r.status == TaskStatus::Completed);
+        if !done {
+            return Ok(Some(format!(
+                "the ledger shows task {id} finished but the state does not call it completed"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// Replay the ledger and the outboxes into a state.
+fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> Result<State> {
+    let mut s = State::default();
+    let entries = ledger::read_evidence(paths)?;
+    let mut last_seen = None;
+    for e in &entries {
+        let (Some(id), Some(ev)) = (str_of(e, "task_id"), str_of(e, "event")) else {
+            continue;
+        };
+        if TaskId::parse(id).is_err() {
+            notes.push(format!(
+                "ledger entry with an invalid task ID {id:?} skipped"
+            ));
+            continue;
+        }
+        let sha = str_of(e, "task_sha256").unwrap_or_default().to_owned();
+        let commit = str_of(e, "commit").unwrap_or_default().to_owned();
+        let at = str_of(e, "at").unwrap_or_default().to_owned();
+        let rec = |s: &mut State| {
+            s.tasks
+                .entry(id.to_owned())
+                .or_insert_with(|| TaskRecord {
+                    status: TaskStatus::Pending,
+                    task_sha256: sha.clone(),
+                    commit: commit.clone(),
+                    risk_level: None,
+                    title: None,
+                    first_seen: at.clone(),
+                    reason: None,
+                })
+                .status
+        };
+        let set = |s: &mut State, st: TaskStatus| {
+            rec(s);
+            if let Some(r) = s.tasks.get_mut(id) {
+                // Completed is final: no later entry brings a task back.
+                if r.status != TaskStatus::Completed {
+                    r.status = st;
+                }
+                if !sha.is_empty() && st != TaskStatus::Completed {
+                    r.task_sha256 = sha.clone();
+                    r.commit = commit.clone();
+                }
+            }
+        };
+        match ev {
+            "detected" | "prompted" => {
+                rec(&mut s);
+                last_seen = Some(id.to_owned());
+            }
+            "approved" => {
+                set(&mut s, TaskStatus::Approved);
+                let completed = s
+                    .tasks
+                    .get(id)
+                    .is_some_and(|r| r.status == TaskStatus::Completed);
+                if !completed {
+                    s.deferred_task_ids.remove(id);
+                    let task_id = TaskId::parse(id).map_err(|e| anyhow::anyhow!("{e}"))?;
+                    s.approvals.insert(
+                        id.to_owned(),
+                        Approval {
+                            task_id,
+                            task_sha256: sha.clone(),
+                            commit: commit.clone(),
+                            at: at.clone(),
+                        },
+                    );
+                }
+            }
+            "deferred" => {
+                set(&mut s, TaskStatus::Deferred);
+                s.deferred_task_ids.insert(id.to_owned());
+            }
+            "rejected" => {
+                set(&mut s, TaskStatus::Rejected);
+                if let Some(r) = s.tasks.get_mut(id) {
+                    r.reason = e
+                        .get("detail")
+                        .and_then(|d| str_of(d, "reason"))
+                        .map(str::to_owned);
+                }
+            }
+            "run_finished" | "marked_completed" => {
+                set(&mut s, TaskStatus::Completed);
+                s.last_completed_task_id = Some(id.to_owned());
+            }
+            "published" => {
+                s.published.insert(
+                    id.to_owned(),
+                    PublishRecord {
+                        commit: commit.clone(),
+                        at: at.clone(),
+                        pushed: false,
+                    },
+                );
+            }
+            "pushed" => {
+                if let Some(p) = s.published.get_mut(id) {
+                    p.pushed = true;
+                    if !commit.is_empty() {
+                        p.commit = commit.clone();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    s.last_seen_task_id = last_seen;
+    // Outboxes: a finished one completes its task; one the ledger never
+    // approved is listed and never becomes an approval.
+    for id in outbox_ids(paths) {
+        if TaskId::parse(&id).is_err() {
+            notes.push(format!("outbox folder {id:?} is not a task ID; ignored"));
+            continue;
+        }
+        if let Some(st) = finished_outbox(paths, &id) {
+            let r = s.tasks.entry(id.clone()).or_insert_with(|| TaskRecord {
+                status: TaskStatus::Completed,
+                task_sha256: String::new(),
+                commit: String::new(),
+                risk_level: None,
+                title: None,
+                first_seen: now_iso(),
+                reason: None,
+            });
+            if r.status != TaskStatus::Completed {
+                notes.push(format!("task {id}: its outbox result is {st}: completed"));
+                r.status = TaskStatus::Completed;
+            }
+        } else if !s.approvals.contains_key(&id)
+            && s.tasks.get(&id).map(|r| r.status) != Some(TaskStatus::Completed)
+        {
+            notes.push(format!(
+                "outbox {id} has no `approved` entry in the ledger: not approved (approve it again with `rxnode review {id}` after checking it)"
+            ));
+        }
+    }
+    // A completed task keeps the approval it ran under, as in a state the watcher
+    // and `run` wrote: `publish` needs it (the result it publishes must be of the
+    // approved text), and `run` refuses a completed task whatever its approval.
+    let done: Vec<String> = s.ids_with(TaskStatus::Completed);
+    for id in &done {
+        s.deferred_task_ids.remove(id);
+    }
+    // Titles and risk from the approved texts, where the outbox has them.
+    for (id, r) in s.tasks.iter_mut() {
+        if let Ok(b) = std::fs::read(paths.outbox_root().join(id).join("TASK.md")) {
+            if let Ok(t) = rxnode_interlock::validate_task_bytes(
+                &b,
+                &rxnode_interlock::ValidateOptions {
+                    watched_branch: t_branch(&b),
+                },
+            ) {
+                r.title = Some(t.header().task_title.clone());
+                r.risk_level = Some(t.risk().as_str().to_owned());
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The `SOURCE_BRANCH` a text names (titles only; nothing is trusted from it).
+fn t_branch(b: &[u8]) -> String {
+    String::from_utf8_lossy(b)
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "SOURCE_BRANCH").then(|| v.trim().to_owned())
+        })
+        .unwrap_or_default()
+}
+
+/// `rxnode state rebuild`.
+pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
+    let paths = Paths::new(&ctx.repo);
+    let _guard = state::lock_state(&paths)?;
+    let p = paths.state();
+    let current = match std::fs::read(&p) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    };
+    if let Some(b) = &current {
+        if let Ok(s) = serde_json::from_slice::<State>(b) {
+            if contradiction(&paths, &s)?.is_none() && state::corrupt_aside(&paths).is_none() {
+                if ctx.json {
+                    println!("{}", json!({"rebuilt": false, "reason": "consistent"}));
+                } else {
+                    println!(
+                        "{} agrees with the ledger and the outboxes; nothing rebuilt",
+                        p.display()
+                    );
+                }
+                return Ok(Outcome::Done);
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    let rebuilt = rebuild_from_evidence(&paths, &mut notes)?;
+    if let Some(why) = contradiction(&paths, &rebuilt)? {
+        return Err(refused(format!(
+            "the rebuilt state would still contradict the ledger ({why}); nothing changed"
+        )));
+    }
+    let stamp = now_iso().replace([':', '+'], "");
+    let mut kept = Vec::new();
+    if current.is_some() {
+        let aside = p.with_file_name(format!(
+            "rx_agent_state.json.replaced-{stamp}-{}",
+            std::process::id()
+        ));
+        std::fs::rename(&p, &aside)
+            .with_context(|| format!("cannot move {} aside", p.display()))?;
+        kept.push(aside.display().to_string());
+    }
+    while let Some(c) = state::corrupt_aside(&paths) {
+        let name = c
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let to = c.with_file_name(name.replacen(
+            state::CORRUPT_PREFIX,
+            "rx_agent_state.json.rebuilt-from-corrupt-",
+            1,
+        ));
+        std::fs::rename(&c, &to).with_context(|| format!("cannot rename {}", c.display()))?;
+        kept.push(to.display().to_string());
+    }
+    state::save(&paths, &rebuilt)?;
+    let counts: BTreeMap<&str, usize> = [
+        ("tasks", rebuilt.tasks.len()),
+        ("approved", rebuilt.approvals.len()),
+        ("completed", rebuilt.ids_with(TaskStatus::Completed).len()),
+        ("deferred", rebuilt.deferred_task_ids.len()),
+        ("published", rebuilt.published.len()),
+    ]
+    .into_iter()
+    .collect();
+    ledger::append(
+        &paths,
+        &Entry::new("state_rebuilt")
+            .detail(json!({"counts": counts, "kept_aside": kept, "notes": notes})),
+    )?;
+    if ctx.json {
+        println!(
+            "{}",
+            json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes})
+        );
+    } else {
+        println!(
+            "rebuilt {} from the ledger and the outboxes: {} task(s), {} approved, {} completed, {} deferred, {} published",
+            p.display(),
+            counts["tasks"],
+            counts["approved"],
+            counts["completed"],
+            counts["deferred"],
+            counts["published"]
+        );
+        for k in &kept {
+            println!("  kept aside: {k}");
+        }
+        for n in &notes {
+            println!("  note: {n}");
+        }
+    }
+    Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(ev: &str, id: &str, sha: &str) -> String {
+        format!(
+            "{{\"at\":\"2026-12-01T00:00:00+00:00\",\"event\":\"{ev}\",\"task_id\":\"{id}\",\"task_sha256\":\"{sha}\",\"commit\":\"{}\"}}\n",
+            "c".repeat(40)
+        )
+    }
+
+    #[test]
+    fn replay_recovers_every_decision_and_only_restricts() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(paths.outbox_root()).unwrap();
+        let mut ledger = String::new();
+        for (ev, id) in [
+            ("detected", "A"),
+            ("approved", "A"),
+            ("run_started", "A"),
+            ("run_finished", "A"),
+            ("approved", "A"), // a later approval never brings a completed task back
+            ("detected", "B"),
+            ("deferred", "B"),
+            ("detected", "C"),
+            ("approved", "C"),
+            ("detected", "D"),
+            ("rejected", "D"),
+            ("published", "A"),
+            ("pushed", "A"),
+        ] {
+            ledger.push_str(&line(ev, id, &"a".repeat(64)));
+        }
+        ledger.push_str("not json\n");
+        std::fs::write(paths.ledger(), ledger).unwrap();
+        // An outbox the ledger never approved, and one with a finished result.
+        std::fs::create_dir_all(paths.outbox_root().join("E")).unwrap();
+        std::fs::write(paths.outbox_root().join("E/TASK.meta.json"), "{}").unwrap();
+        std::fs::create_dir_all(paths.outbox_root().join("C")).unwrap();
+        std::fs::write(
+            paths.outbox_root().join("C/RX_RESULT.json"),
+            r#"{"status": "PARTIAL"}"#,
+        )
+        .unwrap();
+        let mut notes = vec![];
+        let s = rebuild_from_evidence(&paths, &mut notes).unwrap();
+        assert_eq!(s.tasks["A"].status, TaskStatus::Completed);
+        // The approval it ran under stays (publish needs it); run refuses it as completed.
+        assert_eq!(s.approvals["A"].task_sha256, "a".repeat(64));
+        assert_eq!(s.tasks["B"].status, TaskStatus::Deferred);
+        assert!(s.deferred_task_ids.contains("B"));
+        assert_eq!(
+            s.tasks["C"].status,
+            TaskStatus::Completed,
+            "finished outbox"
+        );
+        assert!(
+            s.approvals.contains_key("C"),
+            "a finished run stays publishable"
+        );
+        assert_eq!(s.tasks["D"].status, TaskStatus::Rejected);
+        assert!(!s.tasks.contains_key("E"));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("outbox E has no `approved` entry")),
+            "{notes:?}"
+        );
+        assert!(s.published["A"].pushed);
+        assert_eq!(contradiction(&paths, &s).unwrap(), None);
+        assert!(finished_run(&paths, "A", false).unwrap().is_some());
+        assert!(finished_run(&paths, "C", false)
+            .unwrap()
+            .unwrap()
+            .contains("PARTIAL"));
+        assert_eq!(finished_run(&paths, "B", true).unwrap(), None);
+        // A state with an approval the ledger never recorded contradicts it.
+        let mut planted = s.clone();
+        planted.approvals.insert(
+            "Z".into(),
+            Approval {
+                task_id: TaskId::parse("Z").unwrap(),
+                task_sha256: "b".repeat(64),
+                commit: "c".repeat(40),
+                at: "t".into(),
+            },
+        );
+        assert!(contradiction(&paths, &planted)
+            .unwrap()
+            .unwrap()
+            .contains("task Z"));
+        let mut rolled = s.clone();
+        rolled.tasks.get_mut("A").unwrap().status = TaskStatus::Approved;
+        assert!(contradiction(&paths, &rolled)
+            .unwrap()
+            .unwrap()
+            .contains("task A finished"));
+    }
+
+    #[test]
+    fn red_run_started_counts_as_ran_and_evidence_lists_history() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        assert!(evidence(&paths).unwrap().is_empty());
+        std::fs::create_dir_all(&paths.local).unwrap();
+        std::fs::write(paths.ledger(), line("run_started", "R", &"a".repeat(64))).unwrap();
+        assert_eq!(finished_run(&paths, "R", false).unwrap(), None);
+        assert!(finished_run(&paths, "R", true)
+            .unwrap()
+            .unwrap()
+            .contains("run_started"));
+        assert_eq!(evidence(&paths).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,295 @@
+//! `.local/rx_agent_state.json`: what this node knows and decided (DESIGN §4).
+//!
+//! Written to a temp file, fsynced, atomically renamed. A corrupt file is moved
+//! aside with a timestamp suffix and reported; never silently reset.
+use crate::store::fsutil::{now_iso, write_atomic};
+use crate::store::paths::Paths;
+use anyhow::{Context, Result};
+use rxnode_interlock::Approval;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Current state schema.
+pub const STATE_SCHEMA: u32 = 1;
+
+/// Lifecycle of a known task on this node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Detected and prompted, no decision yet.
+    Pending,
+    /// `[D]`: not prompted again until `rxnode review`.
+    Deferred,
+    /// `[A]`: may be run.
+    Approved,
+    /// Failed validation or a check before the prompt.
+    Rejected,
+    /// Run to completion or marked completed.
+    Completed,
+    /// Removed from the branch by the main PC before it was approved (issue 15):
+    /// kept in state, never offered again.
+    Withdrawn,
+}
+
+/// One task this node has seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// Current status.
+    pub status: TaskStatus,
+    /// SHA-256 of the text seen.
+    pub task_sha256: String,
+    /// Commit that held it (empty for dry-run files).
+    pub commit: String,
+    /// Derived/effective risk, protocol spelling.
+    pub risk_level: Option<String>,
+    /// Title, for `status`.
+    pub title: Option<String>,
+    /// First seen (ISO 8601).
+    pub first_seen: String,
+    /// Why rejected, when rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A publication to `rx-node`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishRecord {
+    /// The commit made on `refs/heads/rx-node`.
+    pub commit: String,
+    /// When.
+    pub at: String,
+    /// Whether it was pushed to the remote.
+    pub pushed: bool,
+}
+
+/// The last poll.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PollRecord {
+    /// When it happened (ISO 8601).
+    pub at: String,
+    /// One-line result ("nothing new", "prompted X", "fetch failed: …").
+    pub result: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+}
+
+/// The whole state file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    /// Schema version ([`STATE_SCHEMA`]).
+    pub schema_version: u32,
+    /// Last task ID detected (recorded before any prompt is left).
+    pub last_seen_task_id: Option<String>,
+    /// Last task run to completion or marked completed.
+    pub last_completed_task_id: Option<String>,
+    /// Deferred task IDs.
+    pub deferred_task_ids: BTreeSet<String>,
+    /// Approvals by task ID.
+    pub approvals: BTreeMap<String, Approval>,
+    /// Every task seen, by ID.
+    #[serde(default)]
+    pub tasks: BTreeMap<String, TaskRecord>,
+    /// Publications by task ID.
+    #[serde(default)]
+    pub published: BTreeMap<String, PublishRecord>,
+    /// Whether a watcher is running.
+    pub running: bool,
+    /// PID of the running watcher.
+    pub watcher_pid: Option<u32>,
+    /// The last poll.
+    pub last_poll: Option<PollRecord>,
+    /// The remote-tracking commit last examined (skip parsing when unchanged).
+    pub remote_marker: Option<String>,
+    /// Refused texts that have no usable task ID (invalid files) or that changed
+    /// under a known ID, by text SHA-256, so they are reported once.
+    #[serde(default)]
+    pub rejected_texts: BTreeMap<String, RejectedText>,
+    /// The task queue read from the branch's history (issue 15).
+    #[serde(default)]
+    pub queue: crate::watch::queue::QueueState,
+}
+
+/// A refused task text, keyed by its SHA-256 in [`State::rejected_texts`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RejectedText {
+    /// The task ID the text claims, if one could be read.
+    pub task_id: Option<String>,
+    /// The commit that held it.
+    pub commit: String,
+    /// Why it was refused.
+    pub reason: String,
+    /// When (ISO 8601).
+    pub at: String,
+}
+
+impl State {
+    /// IDs of tasks with this status, in ID order.
+    pub fn ids_with(&self, status: TaskStatus) -> Vec<String> {
+        self.tasks
+            .iter()
+            .filter(|(_, r)| r.status == status)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            schema_version: STATE_SCHEMA,
+            last_seen_task_id: None,
+            last_completed_task_id: None,
+            deferred_task_ids: BTreeSet::new(),
+            approvals: BTreeMap::new(),
+            tasks: BTreeMap::new(),
+            published: BTreeMap::new(),
+            running: false,
+            watcher_pid: None,
+            last_poll: None,
+            remote_marker: None,
+            rejected_texts: BTreeMap::new(),
+            queue: Default::default(),
+        }
+    }
+}
+
+/// Prefix of a state file kept aside as corrupt.
+pub const CORRUPT_PREFIX: &str = "rx_agent_state.json.corrupt-";
+
+/// What the operator runs when the state cannot be trusted (never "delete it").
+pub const REBUILD_HINT: &str =
+    "fix: run `rxnode state rebuild` (it recovers every decision from the ledger and the outboxes)";
+
+/// Load the state. A missing file is a fresh state only on a node with no
+/// history: when a corrupt state is kept aside, or the ledger or an outbox
+/// shows decisions, the command refuses until the operator rebuilds it — a lost
+/// state is never a fresh start (issue 13). A corrupt (or empty) file is moved
+/// aside (`rx_agent_state.json.corrupt-<time>-<pid>`) and an error names both
+/// files. A state that contradicts the ledger (an approval the ledger never
+/// recorded, a task the ledger saw finish that the state does not call
+/// completed) was replaced: refused.
+pub fn load(paths: &Paths) -> Result<State> {
+    crate::store::trust::prepare(paths)?;
+    let p = paths.state();
+    let bytes = match std::fs::read(&p) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(aside) = corrupt_aside(paths) {
+                anyhow::bail!(
+                    "state file {} is missing and a corrupt one is kept aside as {}; {REBUILD_HINT}",
+                    p.display(),
+                    aside.display()
+                );
+            }
+            let evidence = crate::store::rebuild::evidence(paths)?;
+            if !evidence.is_empty() {
+                return Err(crate::exit::refused(format!(
+                    "state file {} is missing but this node has history ({}): every task counts as never approved \
+                     and nothing runs until the state is rebuilt — {REBUILD_HINT}",
+                    p.display(),
+                    evidence.join(", ")
+                )));
+            }
+            return Ok(State::default());
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot read state file {}", p.display())),
+    };
+    match serde_json::from_slice::<State>(&bytes) {
+        Ok(s) => {
+            if let Some(why) = crate::store::rebuild::contradiction(paths, &s)? {
+                return Err(crate::exit::refused(format!(
+                    "state file {} does not match the ledger: {why}; the state was replaced or rolled back — {REBUILD_HINT}",
+                    p.display()
+                )));
+            }
+            Ok(s)
+        }
+        Err(e) => {
+            let stamp = now_iso().replace([':', '+'], "");
+            let aside = p.with_file_name(format!("{CORRUPT_PREFIX}{stamp}-{}", std::process::id()));
+            std::fs::rename(&p, &aside).with_context(|| {
+                format!(
+                    "state file {} is corrupt ({e}) and could not be moved aside",
+                    p.display()
+                )
+            })?;
+            anyhow::bail!(
+                "state file {} is corrupt ({e}); kept aside as {} — nothing was reset; {REBUILD_HINT}",
+                p.display(),
+                aside.display()
+            )
+        }
+    }
+}
+
+/// A state file kept aside as corrupt and not yet dealt with, if any.
+pub fn corrupt_aside(paths: &Paths) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(&paths.local)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().starts_with(CORRUPT_PREFIX))
+        .map(|e| e.path())
+}
+
+/// Save the state atomically.
+pub fn save(paths: &Paths, state: &State) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(state)?;
+    bytes.push(b'\n');
+    write_atomic(&paths.state(), &bytes)
+}
+
+/// Load, change, save — under an exclusive OS lock on
+/// `.local/rx_agent_state.lock`, so the watcher, `run`, `publish` and
+/// `mark-completed` never lose each other's changes. The OS releases the lock
+/// if the process dies. Readers need no lock: the file is replaced atomically.
+///
+/// The whole trust root is checked first ([`crate::store::trust::prepare`]), so a
+/// long-running watcher notices a `git pull` that brought `.local/` files.
+pub fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+    let _guard = lock_state(paths)?;
+    let mut s = load(paths)?;
+    let out = f(&mut s)?;
+    save(paths, &s)?;
+    Ok(out)
+}
+
+/// Take the exclusive state lock (`.local/rx_agent_state.lock`) after checking
+/// the trust root; released when the returned file is dropped.
+pub fn lock_state(paths: &Paths) -> Result<std::fs::File> {
+    crate::store::trust::prepare(paths)?;
+    std::fs::create_dir_all(&paths.local)
+        .with_context(|| format!("cannot create {}", paths.local.display()))?;
+    let lock_path = paths.local.join("rx_agent_state.lock");
+    let guard = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("cannot open {}", lock_path.display()))?;
+    guard
+        .lock()
+        .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+    Ok(guard)
+}
+
+#[cfg(test)]
+mod watch_ext_tests {
+    use super::*;
+
+    #[test]
+    fn state_without_the_new_fields_still_loads() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(&paths.local).unwrap();
+        let old = r#"{"schema_version":1,"last_seen_task_id":"A","last_completed_task_id":null,
+            "deferred_task_ids":[],"approvals":{},"running":false,"watcher_pid":null,
+            "last_poll":null,"remote_marker":null,
+            "tasks":{"A":{"status":"pending","task_sha256":"x","commit":"c","risk_level":null,
+            "title":null,"first_seen":"t"}}}"#;
+        std::fs::write(paths.state(), old).unwrap();
+        let s = load(&paths).unwrap();
+        assert!(s.rejected_texts.is_empty());
+        assert_eq!(s.ids_with(TaskStatus::Pending), vec!["A".to_owned()]);
+        assert!(s.ids_with(TaskStatus::Approved).is_empty());
+    }
+}
