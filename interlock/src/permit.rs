@@ -505,7 +505,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(crate::testutil::proptest_config(256, "permit"))]
         /// Random tasks, phrases and policies: a permit exists only when every
         /// condition of DESIGN §3 holds (issue 9 item 5).
         #[test]

@@ -80,6 +80,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::testutil::proptest_config(256, "risk"))]
         /// Turning any flag on never lowers the derived risk.
         #[test]
         fn monotone(h in any::<bool>(), r in any::<bool>(), t in any::<bool>(), which in 0usize..3) {

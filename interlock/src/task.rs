@@ -534,7 +534,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
+        #![proptest_config(crate::testutil::proptest_config(512, "task"))]
         /// Arbitrary text never panics.
         #[test]
         fn random_text_never_panics(s in "\\PC{0,400}") {

@@ -89,3 +89,23 @@ pub(crate) fn tx_task() -> ValidTask {
         &plan(&format!(r#"{{"steps": [{TX_STEP}]}}"#)),
     ))
 }
+
+/// Proptest settings for `cases` cases whose failure seeds persist in
+/// `interlock/proptest-regressions/<seeds>.seeds` — not proptest's default
+/// `<file>.txt`, so that `find . -name '*tx*'` lists only the files that can
+/// key a transmitter (issue 14).
+pub(crate) fn proptest_config(cases: u32, seeds: &str) -> proptest::prelude::ProptestConfig {
+    let path = format!(
+        "{}/proptest-regressions/{seeds}.seeds",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    proptest::prelude::ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct(Box::leak(
+                path.into_boxed_str(),
+            )),
+        )),
+        ..proptest::prelude::ProptestConfig::default()
+    }
+}
