@@ -59,7 +59,7 @@ fn valid_fixtures_and_their_risk() {
         ("watcher_test_task.md", "WATCHER_TEST_001", "GREEN"),
         ("valid_green.md", "FIX_GREEN_001", "GREEN"),
         ("valid_yellow_rx.md", "FIX_YELLOW_001", "YELLOW"),
-        ("valid_red_tx.md", "FIX_RED_TX_001", "RED"),
+        ("valid_red_transmit.md", "FIX_RED_TX_001", "RED"),
         ("valid_red_other.md", "FIX_RED_FW_001", "RED"),
         ("valid_declared_higher.md", "FIX_HIGHER_001", "YELLOW"),
         ("valid_bom_crlf_tight.md", "FIX_BOM_001", "GREEN"),
@@ -151,7 +151,7 @@ const INVALID: &[(&str, &[Expected])] = &[
         &[(7, Some("RF_RX"), "RF_RX = YES needs HARDWARE_ACCESS = YES")],
     ),
     (
-        "invalid_rf_tx_without_hardware.md",
+        "invalid_rf_transmit_without_hardware.md",
         &[(8, Some("RF_TX"), "RF_TX = YES needs HARDWARE_ACCESS = YES")],
     ),
     (
@@ -198,7 +198,7 @@ const INVALID: &[(&str, &[Expected])] = &[
         )],
     ),
     (
-        "invalid_plan_tx_without_rf_tx.md",
+        "invalid_plan_transmit_without_rf_transmit.md",
         &[(14, Some("RF_TX"), "(tx_tone) transmits but RF_TX = NO")],
     ),
     (
@@ -297,7 +297,7 @@ fn human_output_lines() {
     }
     assert!(err.contains("invalid (6 error(s))"));
 
-    let f = fixture("valid_red_tx.md");
+    let f = fixture("valid_red_transmit.md");
     let out = rxnode(&["validate".as_ref(), f.as_os_str()], tmp.path());
     assert_eq!(out.status.code(), Some(0));
     let s = String::from_utf8_lossy(&out.stdout);

@@ -4,7 +4,7 @@
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary (plotters' `ab_glyph`
 //! backend), so a fresh machine with no system fonts renders the same picture.
-//! Licence: `src/assets/DejaVuSans-LICENSE.txt` (Bitstream Vera licence; DejaVu
+//! Licence: `src/assets/DejaVuSans-LICENSE` (Bitstream Vera licence; DejaVu
 //! changes are public domain — embedding is allowed).
 use anyhow::{Context, Result};
 use plotters::prelude::*;
