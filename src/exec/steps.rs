@@ -205,11 +205,7 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
 /// A finished capture: the bytes it recorded, its check, errors and table row.
 fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
     out.iq_used += summary.iq_files.iter().map(|f| f.bytes).sum::<u64>();
-    let status = match summary.status {
-        rxnode_hw::CaptureStatus::Pass => Status::Pass,
-        rxnode_hw::CaptureStatus::Partial => Status::Partial,
-        rxnode_hw::CaptureStatus::Fail => Status::Fail,
-    };
+    let status = crate::exec::live::status_of(summary.status);
     let mut detail = format!(
         "{} of {} samples, {} overflow(s), {} dropped, noise floor {}",
         summary.samples_received,
