@@ -6,7 +6,7 @@
 use crate::context::Ctx;
 use crate::exec::live::{relative_to, LiveCapture, NotCaptured};
 use crate::exit::{bad_input, refused, Outcome};
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::Result;
@@ -139,9 +139,7 @@ fn status_name(s: CaptureStatus) -> &'static str {
 /// A ledger line, inside a checkout only.
 fn log(paths: &Paths, ledger_on: bool, e: Entry) {
     if ledger_on {
-        if let Err(err) = ledger::append(paths, &e) {
-            tracing::error!("cannot write the ledger: {err:#}");
-        }
+        crate::exec::ledger_note(paths, &e);
     }
 }
 
@@ -318,6 +316,15 @@ fn opt(v: Option<f64>, unit: &str, prec: usize) -> String {
         .unwrap_or_else(|| "n/a".into())
 }
 
+/// The report's label column: the label on a list's first line, blank below it.
+fn column(i: usize, label: &str) -> String {
+    if i == 0 {
+        format!("{label:<14}")
+    } else {
+        " ".repeat(14)
+    }
+}
+
 fn mhz(hz: f64) -> String {
     format!("{:.6} MHz", hz / 1e6)
 }
@@ -401,11 +408,7 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
         let _ = writeln!(
             o,
             "  {}{}  {:7.1} dBFS  SNR {:5.1} dB",
-            if i == 0 {
-                "peaks         "
-            } else {
-                "              "
-            },
+            column(i, "peaks"),
             mhz(p.frequency_hz),
             p.power_db,
             p.snr_db
@@ -459,11 +462,7 @@ fn render_files(o: &mut String, s: &CaptureSummary) {
         let _ = writeln!(
             o,
             "  {}{} ({}, {} bytes, sha256 {})",
-            if i == 0 {
-                "files         "
-            } else {
-                "              "
-            },
+            column(i, "files"),
             f.path.display(),
             f.format,
             f.bytes,
@@ -493,5 +492,12 @@ mod tests {
         let outside = other.path().join("y.wav");
         std::fs::write(&outside, b"").unwrap();
         assert_eq!(ledger_path(&outside, d.path()), "y.wav");
+    }
+
+    #[test]
+    fn the_label_column_is_fourteen_wide() {
+        assert_eq!(column(0, "peaks"), "peaks         ");
+        assert_eq!(column(0, "files"), "files         ");
+        assert_eq!(column(2, "peaks"), "              ");
     }
 }

@@ -10,3 +10,14 @@ pub(crate) mod run;
 pub(crate) mod steps;
 pub(crate) mod sweep;
 pub(crate) mod tx;
+
+use crate::store::ledger::{self, Entry};
+use crate::store::paths::Paths;
+
+/// Append `e` to the ledger; a failure is logged, not returned: the refusal or
+/// outcome the entry records is what the command reports.
+pub(crate) fn ledger_note(paths: &Paths, e: &Entry) {
+    if let Err(err) = ledger::append(paths, e) {
+        tracing::error!("cannot write the ledger: {err:#}");
+    }
+}

@@ -20,9 +20,7 @@ pub(crate) fn refuse(paths: &Paths, id: &str, sha: Option<&str>, reason: String)
     if let Some(s) = sha {
         e = e.sha(s);
     }
-    if let Err(err) = ledger::append(paths, &e) {
-        tracing::error!("cannot write the ledger: {err:#}");
-    }
+    crate::exec::ledger_note(paths, &e);
     refused(reason)
 }
 

@@ -157,16 +157,13 @@ fn load_policy(to: &RefuseTo, plan: &Plan) -> Result<Policy> {
     let (policy, policy_source) = match crate::store::policy::load(to.paths) {
         Ok(p) => p,
         Err(e) => {
-            let e2 = ledger::append(
+            crate::exec::ledger_note(
                 to.paths,
                 &Entry::new("refused")
                     .task(to.ids)
                     .sha(to.sha)
                     .detail(json!({"command": "run", "reason": format!("local policy: {e:#}")})),
             );
-            if let Err(err) = e2 {
-                tracing::error!("cannot write the ledger: {err:#}");
-            }
             return Err(e);
         }
     };

@@ -5,7 +5,7 @@ use super::{execute, parse_gain, status_of, write_new, NotSwept, Swept};
 use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome};
 use crate::result::Status;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::Result;
@@ -131,9 +131,7 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
     let (policy, source) = crate::store::policy::load(&paths)?;
     let log = |e: Entry| {
         if ledger_on {
-            if let Err(err) = ledger::append(&paths, &e) {
-                tracing::error!("cannot write the ledger: {err:#}");
-            }
+            crate::exec::ledger_note(&paths, &e);
         }
     };
     if let Err(e) = check_rx_sweep(&step, &policy.rx) {
