@@ -266,11 +266,9 @@ fn read_json(path: &Path) -> Option<serde_json::Value> {
         .and_then(|b| serde_json::from_slice(&b).ok())
 }
 
-/// The command.
-pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
-    let started = Instant::now();
-    let _keep;
-    let dir = match dir {
+/// The demo's folder: the one given (created), or a new temporary one that is kept.
+fn demo_dir(dir: Option<&Path>) -> Result<PathBuf> {
+    Ok(match dir {
         Some(d) => {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
             d.canonicalize()?
@@ -278,10 +276,265 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
         None => {
             let t = tempfile::Builder::new().prefix("rxnode-demo-").tempdir()?;
             let p = t.path().to_path_buf();
-            _keep = t.keep();
+            let _kept = t.keep();
             p
         }
-    };
+    })
+}
+
+impl Demo {
+    /// Where everything is, the node policy, and the node name.
+    fn intro(&mut self) -> Result<()> {
+        self.say(
+            "rxnode demo — the whole loop on a local bare origin and the simulated radio `rxsim`.",
+        );
+        self.say(&format!("  folder:   {}", self.dir.display()));
+        self.say(&format!(
+            "  origin:   {}  (bare, branch {BRANCH})",
+            self.origin.display()
+        ));
+        self.say(&format!(
+            "  main PC:  {}  (posts tasks)",
+            self.mainpc.display()
+        ));
+        self.say(&format!("  RX node:  {}  (runs rxnode)", self.rx.display()));
+        self.say(&format!(
+            "  radio log: {}  (RXSIM_EVENT_LOG: every stream the simulator opens)",
+            self.events.display()
+        ));
+        std::fs::create_dir_all(self.rx.join(".local"))?;
+        std::fs::write(self.rx.join(".local/rxnode-policy.json"), DEMO_POLICY)?;
+        self.say("  node policy (.local/rxnode-policy.json, never from a task): TX only 433.05–434.79 MHz, ≤ 10 dB, ≤ 2 s");
+        let (c, _) = self.rx(&["node", "set-name", NODE], None)?;
+        self.check(
+            c == 0,
+            &format!("the operator named this node {NODE} (carried in every result it publishes)"),
+        );
+        Ok(())
+    }
+
+    /// 1. A GREEN manual task: approved, `run` changes nothing, marked completed.
+    fn green(&mut self) -> Result<()> {
+        self.section("A GREEN manual task");
+        self.post_task(green_task, "Task DEMO_GREEN_001: manual check")?;
+        let (c, _) = self.rx(&["watch", "--once"], Some("A\n"))?;
+        self.check(
+            c == 0,
+            "the watcher fetched, validated and prompted; [A] approved",
+        );
+        let ob = self.rx.join(".local/rx_agent_outbox/DEMO_GREEN_001");
+        self.check(
+            ob.join("TASK.md").is_file(),
+            "outbox prepared: TASK.md, RX_RESULT.md, RX_RESULT.json (NOT RUN)",
+        );
+        let (c, _) = self.rx(&["run", "DEMO_GREEN_001"], None)?;
+        self.check(c == 0, "`run` says it is a manual task and changes nothing");
+        let (c, _) = self.rx(&["mark-completed", "DEMO_GREEN_001"], None)?;
+        self.check(
+            c == 0,
+            "the operator did the check by hand and marked it completed",
+        );
+        Ok(())
+    }
+
+    /// 2. A YELLOW task: inventory and two CLKIN captures, an honest FAIL.
+    fn yellow(&mut self) -> Result<()> {
+        self.section("A YELLOW task: inventory and two CLKIN captures");
+        let posted = self.post_with_task_new(
+            "DEMO_YELLOW_002",
+            YELLOW_TITLE,
+            YELLOW_BODY,
+            YELLOW_PLAN,
+            &["--rx", "--risk", "YELLOW", "--force"],
+            "Task DEMO_YELLOW_002: CLKIN check",
+        )?;
+        self.check(
+            posted,
+            "the main PC wrote the task with `rxnode task new` (EXPECTED_HEAD = its branch head, validated, risk YELLOW) and pushed it",
+        );
+        let (c, _) = self.rx(&["watch", "--once"], Some("a\n"))?;
+        self.check(c == 0, "approved (answers are case-insensitive letters)");
+        let (c, _) = self.rx(&["--sim", "run", "DEMO_YELLOW_002"], None)?;
+        self.check(
+            c == 1,
+            "the run finished with an honest overall FAIL (exit 1): one radio is mis-clocked",
+        );
+        let res = read_json(
+            &self
+                .rx
+                .join(".local/rx_agent_outbox/DEMO_YELLOW_002/RX_RESULT.json"),
+        );
+        let status = res
+            .as_ref()
+            .and_then(|r| r["status"].as_str().map(str::to_owned));
+        self.check(
+            status.as_deref() == Some("FAIL"),
+            "RX_RESULT.json status is FAIL",
+        );
+        let clk = |i: usize| -> (Option<String>, Option<f64>) {
+            let c = res.as_ref().map(|r| &r["captures"][i]["clkin"]);
+            (
+                c.and_then(|c| c["status"].as_str().map(str::to_owned)),
+                c.and_then(|c| c["ppm"].as_f64()),
+            )
+        };
+        let (s0, p0) = clk(0);
+        let (s1, p1) = clk(1);
+        self.check(
+            s0.as_deref() == Some("PASS") && p0.is_some_and(|p| p.abs() < 0.05),
+            &format!(
+                "capture 1 (external reference): CLKIN PASS, {} ppm",
+                rxnode_hw::fmt_ppm(p0.unwrap_or(f64::NAN), 4)
+            ),
+        );
+        self.check(
+            s1.as_deref() == Some("FAIL") && p1.is_some_and(|p| (p - 2.5).abs() < 0.05),
+            &format!(
+                "capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {} ppm",
+                rxnode_hw::fmt_ppm(p1.unwrap_or(f64::NAN), 4)
+            ),
+        );
+        let (c, _) = self.rx(&["validate-result", "DEMO_YELLOW_002"], None)?;
+        self.check(
+            c == 0,
+            "the result validates (schema, statuses, timeline, MD/JSON agree, IQ hashes)",
+        );
+        Ok(())
+    }
+
+    /// 3. A RED transmit task without the authorization phrase: refused, nothing on air.
+    fn red(&mut self) -> Result<()> {
+        self.section("A RED transmit task, without the authorization phrase");
+        self.post_task(red_task, "Task DEMO_RED_003: 433.92 MHz tone")?;
+        let (c, _) = self.rx(&["watch", "--once"], Some("A\n"))?;
+        self.check(c == 0, "approved — approval is not authorization");
+        let before = self.events_text();
+        let (c, _) = self.rx(&["--sim", "run", "DEMO_RED_003"], Some("authorize rf tx\n"))?;
+        self.check(
+            c == 3,
+            "`run` refused the wrong phrase (lower case) with exit 3",
+        );
+        let after = self.events_text();
+        let new_events = after.get(before.len()..).unwrap_or("");
+        self.check(
+            !after.lines().any(|l| l.contains(" TX")),
+            &format!(
+                "the simulated radio saw no TX stream at all ({} event line(s) during the RED run)",
+                new_events.lines().count()
+            ),
+        );
+        Ok(())
+    }
+
+    /// 4. Publish the YELLOW result and read it back on the main PC.
+    fn publish(&mut self) -> Result<()> {
+        self.section("Publish the YELLOW result to rx-node and read it on the main PC");
+        let (c, _) = self.rx(
+            &["publish", "DEMO_YELLOW_002", "--push"],
+            Some("PUBLISH DEMO_YELLOW_002\n"),
+        )?;
+        self.check(c == 0, "published after the exact confirmation line");
+        let (c, out) = self.main_pc(&["results", "--json"])?;
+        let listed: Option<serde_json::Value> = serde_json::from_str(&out).ok();
+        let rows = listed
+            .as_ref()
+            .and_then(|v| v["results"].as_array().cloned())
+            .unwrap_or_default();
+        self.check(
+            c == 0
+                && rows.len() == 1
+                && rows[0]["node"] == NODE
+                && rows[0]["task_id"] == "DEMO_YELLOW_002"
+                && rows[0]["status"] == "FAIL",
+            &format!("`rxnode results` fetched rx-node into a private ref: one result, node {NODE}, DEMO_YELLOW_002, FAIL"),
+        );
+        let (c, _) = self.main_pc(&["results"])?;
+        self.check(
+            c == 0,
+            "the same list for a person: node, task, status, risk, time, CLKIN ppm",
+        );
+        let (c, _) = self.main_pc(&["results", "verify", "DEMO_YELLOW_002"])?;
+        self.check(
+            c == 0,
+            "`results verify`: the validator on the fetched files, MD/JSON agree, the commit added only its three files",
+        );
+        let (c, md) = self.main_pc(&["results", "show", "DEMO_YELLOW_002"])?;
+        self.check(
+            c == 0 && md.contains("DEMO_YELLOW_002") && md.contains("| Status | FAIL |"),
+            "`results show` renders the Markdown result",
+        );
+        Ok(())
+    }
+
+    /// What landed: rx-node holds exactly the three result files, and neither the
+    /// main PC's clone nor the RX checkout changed beyond the private ref.
+    fn landed(&mut self) -> Result<()> {
+        let repo = git2::Repository::open(&self.mainpc)?;
+        let got = repo
+            .find_reference(crate::mainpc::results::PRIVATE_REF)
+            .and_then(|r| r.peel_to_tree())
+            .ok();
+        let mut files = vec![];
+        if let Some(tree) = &got {
+            tree.walk(git2::TreeWalkMode::PreOrder, |root, e| {
+                if e.kind() == Some(git2::ObjectType::Blob) {
+                    files.push(format!("{root}{}", e.name().unwrap_or("?")));
+                }
+                git2::TreeWalkResult::Ok
+            })?;
+        }
+        let expected: Vec<String> = ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"]
+            .iter()
+            .map(|f| format!("rx-results/DEMO_YELLOW_002/{NODE}/{f}"))
+            .collect();
+        self.check(
+            files.len() == 3 && expected.iter().all(|e| files.iter().any(|f| f == e)),
+            &format!("rx-node holds exactly rx-results/DEMO_YELLOW_002/{NODE}/{{RX_RESULT.md, RX_RESULT.json, LOG_META.json}}"),
+        );
+        let main_clean = repo
+            .statuses(Some(git2::StatusOptions::new().include_untracked(true)))
+            .map(|s| s.iter().all(|e| e.status() == git2::Status::CURRENT))
+            .unwrap_or(false);
+        self.check(
+            main_clean && repo.find_reference("refs/remotes/origin/rx-node").is_err(),
+            "the main PC's work tree, index and remote-tracking refs are untouched (only the private ref moved)",
+        );
+        let rx_repo = git2::Repository::open(&self.rx)?;
+        let mut opts = git2::StatusOptions::new();
+        opts.include_ignored(false).include_untracked(true);
+        let wt_clean = rx_repo
+            .statuses(Some(&mut opts))
+            .map(|s| s.iter().all(|e| e.status() == git2::Status::CURRENT))
+            .unwrap_or(false);
+        self.check(
+            wt_clean,
+            "the RX checkout's `git status` is clean (.local/ is ignored; IQ never in Git)",
+        );
+        Ok(())
+    }
+    /// Every failed step again, and the outcome.
+    fn summary(&self, started: Instant) -> Result<Outcome> {
+        let secs = started.elapsed().as_secs_f64();
+        println!("\n=== summary ({secs:.1} s) ===");
+        if self.failures.is_empty() {
+            println!("every step behaved as the protocol says.");
+            Ok(Outcome::Done)
+        } else {
+            for f in &self.failures {
+                println!("  ✘ {f}");
+            }
+            bail!(
+                "{} demo step(s) did not behave as the protocol says",
+                self.failures.len()
+            )
+        }
+    }
+}
+
+/// Run `rxnode demo`: set up the three places, then each act of the protocol.
+pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
+    let started = Instant::now();
+    let dir = demo_dir(dir)?;
     let exe = std::env::current_exe().context("cannot find the rxnode executable")?;
     let (origin, mainpc, rx) = setup(&dir)?;
     let mut d = Demo {
@@ -294,223 +547,11 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
         step: 0,
         failures: vec![],
     };
-    d.say("rxnode demo — the whole loop on a local bare origin and the simulated radio `rxsim`.");
-    d.say(&format!("  folder:   {}", d.dir.display()));
-    d.say(&format!(
-        "  origin:   {}  (bare, branch {BRANCH})",
-        d.origin.display()
-    ));
-    d.say(&format!(
-        "  main PC:  {}  (posts tasks)",
-        d.mainpc.display()
-    ));
-    d.say(&format!("  RX node:  {}  (runs rxnode)", d.rx.display()));
-    d.say(&format!(
-        "  radio log: {}  (RXSIM_EVENT_LOG: every stream the simulator opens)",
-        d.events.display()
-    ));
-    std::fs::create_dir_all(d.rx.join(".local"))?;
-    std::fs::write(d.rx.join(".local/rxnode-policy.json"), DEMO_POLICY)?;
-    d.say("  node policy (.local/rxnode-policy.json, never from a task): TX only 433.05–434.79 MHz, ≤ 10 dB, ≤ 2 s");
-    let (c, _) = d.rx(&["node", "set-name", NODE], None)?;
-    d.check(
-        c == 0,
-        &format!("the operator named this node {NODE} (carried in every result it publishes)"),
-    );
-
-    // 1. GREEN manual task.
-    d.section("A GREEN manual task");
-    d.post_task(green_task, "Task DEMO_GREEN_001: manual check")?;
-    let (c, _) = d.rx(&["watch", "--once"], Some("A\n"))?;
-    d.check(
-        c == 0,
-        "the watcher fetched, validated and prompted; [A] approved",
-    );
-    let ob = d.rx.join(".local/rx_agent_outbox/DEMO_GREEN_001");
-    d.check(
-        ob.join("TASK.md").is_file(),
-        "outbox prepared: TASK.md, RX_RESULT.md, RX_RESULT.json (NOT RUN)",
-    );
-    let (c, _) = d.rx(&["run", "DEMO_GREEN_001"], None)?;
-    d.check(c == 0, "`run` says it is a manual task and changes nothing");
-    let (c, _) = d.rx(&["mark-completed", "DEMO_GREEN_001"], None)?;
-    d.check(
-        c == 0,
-        "the operator did the check by hand and marked it completed",
-    );
-
-    // 2. YELLOW task with inventory + CLKIN captures.
-    d.section("A YELLOW task: inventory and two CLKIN captures");
-    let posted = d.post_with_task_new(
-        "DEMO_YELLOW_002",
-        YELLOW_TITLE,
-        YELLOW_BODY,
-        YELLOW_PLAN,
-        &["--rx", "--risk", "YELLOW", "--force"],
-        "Task DEMO_YELLOW_002: CLKIN check",
-    )?;
-    d.check(
-        posted,
-        "the main PC wrote the task with `rxnode task new` (EXPECTED_HEAD = its branch head, validated, risk YELLOW) and pushed it",
-    );
-    let (c, _) = d.rx(&["watch", "--once"], Some("a\n"))?;
-    d.check(c == 0, "approved (answers are case-insensitive letters)");
-    let (c, _) = d.rx(&["--sim", "run", "DEMO_YELLOW_002"], None)?;
-    d.check(
-        c == 1,
-        "the run finished with an honest overall FAIL (exit 1): one radio is mis-clocked",
-    );
-    let res = read_json(
-        &d.rx
-            .join(".local/rx_agent_outbox/DEMO_YELLOW_002/RX_RESULT.json"),
-    );
-    let status = res
-        .as_ref()
-        .and_then(|r| r["status"].as_str().map(str::to_owned));
-    d.check(
-        status.as_deref() == Some("FAIL"),
-        "RX_RESULT.json status is FAIL",
-    );
-    let clk = |i: usize| -> (Option<String>, Option<f64>) {
-        let c = res.as_ref().map(|r| &r["captures"][i]["clkin"]);
-        (
-            c.and_then(|c| c["status"].as_str().map(str::to_owned)),
-            c.and_then(|c| c["ppm"].as_f64()),
-        )
-    };
-    let (s0, p0) = clk(0);
-    let (s1, p1) = clk(1);
-    d.check(
-        s0.as_deref() == Some("PASS") && p0.is_some_and(|p| p.abs() < 0.05),
-        &format!(
-            "capture 1 (external reference): CLKIN PASS, {} ppm",
-            rxnode_hw::fmt_ppm(p0.unwrap_or(f64::NAN), 4)
-        ),
-    );
-    d.check(
-        s1.as_deref() == Some("FAIL") && p1.is_some_and(|p| (p - 2.5).abs() < 0.05),
-        &format!(
-            "capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {} ppm",
-            rxnode_hw::fmt_ppm(p1.unwrap_or(f64::NAN), 4)
-        ),
-    );
-    let (c, _) = d.rx(&["validate-result", "DEMO_YELLOW_002"], None)?;
-    d.check(
-        c == 0,
-        "the result validates (schema, statuses, timeline, MD/JSON agree, IQ hashes)",
-    );
-
-    // 3. RED TX task, refused without authorization.
-    d.section("A RED transmit task, without the authorization phrase");
-    d.post_task(red_task, "Task DEMO_RED_003: 433.92 MHz tone")?;
-    let (c, _) = d.rx(&["watch", "--once"], Some("A\n"))?;
-    d.check(c == 0, "approved — approval is not authorization");
-    let before = d.events_text();
-    let (c, _) = d.rx(&["--sim", "run", "DEMO_RED_003"], Some("authorize rf tx\n"))?;
-    d.check(
-        c == 3,
-        "`run` refused the wrong phrase (lower case) with exit 3",
-    );
-    let after = d.events_text();
-    let new_events = after.get(before.len()..).unwrap_or("");
-    d.check(
-        !after.lines().any(|l| l.contains(" TX")),
-        &format!(
-            "the simulated radio saw no TX stream at all ({} event line(s) during the RED run)",
-            new_events.lines().count()
-        ),
-    );
-
-    // 4. Publish the YELLOW result and read it back on the main PC.
-    d.section("Publish the YELLOW result to rx-node and read it on the main PC");
-    let (c, _) = d.rx(
-        &["publish", "DEMO_YELLOW_002", "--push"],
-        Some("PUBLISH DEMO_YELLOW_002\n"),
-    )?;
-    d.check(c == 0, "published after the exact confirmation line");
-    let (c, out) = d.main_pc(&["results", "--json"])?;
-    let listed: Option<serde_json::Value> = serde_json::from_str(&out).ok();
-    let rows = listed
-        .as_ref()
-        .and_then(|v| v["results"].as_array().cloned())
-        .unwrap_or_default();
-    d.check(
-        c == 0
-            && rows.len() == 1
-            && rows[0]["node"] == NODE
-            && rows[0]["task_id"] == "DEMO_YELLOW_002"
-            && rows[0]["status"] == "FAIL",
-        &format!("`rxnode results` fetched rx-node into a private ref: one result, node {NODE}, DEMO_YELLOW_002, FAIL"),
-    );
-    let (c, _) = d.main_pc(&["results"])?;
-    d.check(
-        c == 0,
-        "the same list for a person: node, task, status, risk, time, CLKIN ppm",
-    );
-    let (c, _) = d.main_pc(&["results", "verify", "DEMO_YELLOW_002"])?;
-    d.check(
-        c == 0,
-        "`results verify`: the validator on the fetched files, MD/JSON agree, the commit added only its three files",
-    );
-    let (c, md) = d.main_pc(&["results", "show", "DEMO_YELLOW_002"])?;
-    d.check(
-        c == 0 && md.contains("DEMO_YELLOW_002") && md.contains("| Status | FAIL |"),
-        "`results show` renders the Markdown result",
-    );
-    let repo = git2::Repository::open(&d.mainpc)?;
-    let got = repo
-        .find_reference(crate::mainpc::results::PRIVATE_REF)
-        .and_then(|r| r.peel_to_tree())
-        .ok();
-    let mut files = vec![];
-    if let Some(tree) = &got {
-        tree.walk(git2::TreeWalkMode::PreOrder, |root, e| {
-            if e.kind() == Some(git2::ObjectType::Blob) {
-                files.push(format!("{root}{}", e.name().unwrap_or("?")));
-            }
-            git2::TreeWalkResult::Ok
-        })?;
-    }
-    let expected: Vec<String> = ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"]
-        .iter()
-        .map(|f| format!("rx-results/DEMO_YELLOW_002/{NODE}/{f}"))
-        .collect();
-    d.check(
-        files.len() == 3 && expected.iter().all(|e| files.iter().any(|f| f == e)),
-        &format!("rx-node holds exactly rx-results/DEMO_YELLOW_002/{NODE}/{{RX_RESULT.md, RX_RESULT.json, LOG_META.json}}"),
-    );
-    let main_clean = repo
-        .statuses(Some(git2::StatusOptions::new().include_untracked(true)))
-        .map(|s| s.iter().all(|e| e.status() == git2::Status::CURRENT))
-        .unwrap_or(false);
-    d.check(
-        main_clean && repo.find_reference("refs/remotes/origin/rx-node").is_err(),
-        "the main PC's work tree, index and remote-tracking refs are untouched (only the private ref moved)",
-    );
-    let rx_repo = git2::Repository::open(&d.rx)?;
-    let mut opts = git2::StatusOptions::new();
-    opts.include_ignored(false).include_untracked(true);
-    let wt_clean = rx_repo
-        .statuses(Some(&mut opts))
-        .map(|s| s.iter().all(|e| e.status() == git2::Status::CURRENT))
-        .unwrap_or(false);
-    d.check(
-        wt_clean,
-        "the RX checkout's `git status` is clean (.local/ is ignored; IQ never in Git)",
-    );
-
-    let secs = started.elapsed().as_secs_f64();
-    println!("\n=== summary ({secs:.1} s) ===");
-    if d.failures.is_empty() {
-        println!("every step behaved as the protocol says.");
-        Ok(Outcome::Done)
-    } else {
-        for f in &d.failures {
-            println!("  ✘ {f}");
-        }
-        bail!(
-            "{} demo step(s) did not behave as the protocol says",
-            d.failures.len()
-        )
-    }
+    d.intro()?;
+    d.green()?;
+    d.yellow()?;
+    d.red()?;
+    d.publish()?;
+    d.landed()?;
+    d.summary(started)
 }

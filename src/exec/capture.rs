@@ -6,11 +6,11 @@
 use crate::context::Ctx;
 use crate::exec::live::{relative_to, LiveCapture, NotCaptured};
 use crate::exit::{bad_input, refused, Outcome};
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
-use crate::store::policy::{self as policy_file, Source};
+use crate::store::policy::Source;
 use anyhow::Result;
-use rxnode_hw::{CaptureStatus, CaptureSummary, IqFormat, RecordFormat};
+use rxnode_hw::{CaptureStatus, CaptureSummary, ClkinReport, IqFormat, RecordFormat};
 use rxnode_interlock::{check_rx_step, IqSampleFormat, RxCaptureStep};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -106,7 +106,7 @@ fn record_format(args: &CaptureOptions) -> Result<RecordFormat> {
 }
 
 /// Inside a checkout: the ledger is written and `.local/` kept out of Git.
-pub(crate) fn in_checkout(repo: &Path) -> bool {
+fn in_checkout(repo: &Path) -> bool {
     match git2::Repository::open(repo) {
         Ok(r) => {
             if let Err(e) = crate::git::ops::ensure_local_excluded(&r) {
@@ -131,19 +131,15 @@ fn ledger_path(p: &Path, checkout: &Path) -> String {
     }
 }
 
+/// PASS, PARTIAL or FAIL.
 fn status_name(s: CaptureStatus) -> &'static str {
-    match s {
-        CaptureStatus::Pass => "PASS",
-        CaptureStatus::Partial => "PARTIAL",
-        CaptureStatus::Fail => "FAIL",
-    }
+    crate::exec::live::status_of(s).as_str()
 }
 
+/// A ledger line, inside a checkout only.
 fn log(paths: &Paths, ledger_on: bool, e: Entry) {
     if ledger_on {
-        if let Err(err) = ledger::append(paths, &e) {
-            tracing::error!("cannot write the ledger: {err:#}");
-        }
+        crate::exec::ledger_note(paths, &e);
     }
 }
 
@@ -181,28 +177,11 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     check_args(args)?;
     let paths = Paths::new(&ctx.repo);
     let ledger_on = in_checkout(&ctx.repo);
-    let (policy, source) = policy_file::load(&paths)?;
+    let (policy, source) = crate::store::policy::load(&paths)?;
     // Issue 13: raw IQ never where Git can see it (after `.local/` was excluded).
     if let Some(p) = &args.record {
         crate::store::trust::check_record_target(p)?;
     }
-    let step = RxCaptureStep {
-        device: args.device.clone(),
-        frequency_hz: args.frequency_hz,
-        sample_rate_hz: args.sample_rate_hz,
-        gain_db: args.gain_db.map(rxnode_interlock::GainSpec::Total),
-        duration_s: args.duration_s,
-        fft_size: Some(args.fft_size),
-        record_iq: args.record.is_some(),
-        record_format: args.record.as_ref().map(|_| match record_format(args) {
-            Ok(RecordFormat::Ci16) => IqSampleFormat::Ci16,
-            _ => IqSampleFormat::Cf32,
-        }),
-        clock_source: args.clock_source.clone(),
-        bandwidth_hz: None,
-        antenna: None,
-        clkin: None,
-    };
     let refuse = |reason: String| {
         let mut reason = reason;
         if source == Source::Defaults {
@@ -215,26 +194,11 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         );
         refused(reason)
     };
-    if let Err(e) = check_rx_step(&step, &policy.rx) {
+    if let Err(e) = check_rx_step(&step_of(args), &policy.rx) {
         return Err(refuse(e.to_string()));
     }
     let cancel = crate::term::cancel_flag("the capture");
-    let live = LiveCapture {
-        device: args.device.clone(),
-        frequency_hz: args.frequency_hz,
-        sample_rate_hz: args.sample_rate_hz,
-        gain_db: args.gain_db,
-        gain_elements: None,
-        bandwidth_hz: None,
-        antenna: None,
-        clock_source: args.clock_source.clone(),
-        duration_s: args.duration_s,
-        fft_size: args.fft_size,
-        clkin: args.clkin_tone_hz.map(|t| (t, args.clkin_tolerance_ppm)),
-        record: args.record.clone(),
-        record_format: record_format(args)?,
-        max_iq_bytes: Some(policy.rx.max_iq_bytes),
-    };
+    let live = live_of(args, policy.rx.max_iq_bytes)?;
     // No checkout rewrite: `iq_files` paths stay as the operator gave them.
     let summary = match crate::exec::live::capture(&live, None, cancel, !ctx.json) {
         Ok(s) => s,
@@ -275,6 +239,47 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     })
 }
 
+/// The capture as a plan step, for the policy's check.
+fn step_of(args: &CaptureOptions) -> RxCaptureStep {
+    RxCaptureStep {
+        device: args.device.clone(),
+        frequency_hz: args.frequency_hz,
+        sample_rate_hz: args.sample_rate_hz,
+        gain_db: args.gain_db.map(rxnode_interlock::GainSpec::Total),
+        duration_s: args.duration_s,
+        fft_size: Some(args.fft_size),
+        record_iq: args.record.is_some(),
+        record_format: args.record.as_ref().map(|_| match record_format(args) {
+            Ok(RecordFormat::Ci16) => IqSampleFormat::Ci16,
+            _ => IqSampleFormat::Cf32,
+        }),
+        clock_source: args.clock_source.clone(),
+        bandwidth_hz: None,
+        antenna: None,
+        clkin: None,
+    }
+}
+
+/// The live capture asked for, within the policy's IQ budget.
+fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
+    Ok(LiveCapture {
+        device: args.device.clone(),
+        frequency_hz: args.frequency_hz,
+        sample_rate_hz: args.sample_rate_hz,
+        gain_db: args.gain_db,
+        gain_elements: None,
+        bandwidth_hz: None,
+        antenna: None,
+        clock_source: args.clock_source.clone(),
+        duration_s: args.duration_s,
+        fft_size: args.fft_size,
+        clkin: args.clkin_tone_hz.map(|t| (t, args.clkin_tolerance_ppm)),
+        record: args.record.clone(),
+        record_format: record_format(args)?,
+        max_iq_bytes: Some(max_iq_bytes),
+    })
+}
+
 /// The ledger's view of a capture: key figures, no absolute paths, no PSD.
 fn ledger_detail(s: &CaptureSummary, args: &CaptureOptions, repo: &Path) -> serde_json::Value {
     json!({
@@ -311,6 +316,15 @@ fn opt(v: Option<f64>, unit: &str, prec: usize) -> String {
         .unwrap_or_else(|| "n/a".into())
 }
 
+/// The report's label column: the label on a list's first line, blank below it.
+fn column(i: usize, label: &str) -> String {
+    if i == 0 {
+        format!("{label:<14}")
+    } else {
+        " ".repeat(14)
+    }
+}
+
 fn mhz(hz: f64) -> String {
     format!("{:.6} MHz", hz / 1e6)
 }
@@ -318,6 +332,27 @@ fn mhz(hz: f64) -> String {
 /// The human report: one readable block.
 fn render(s: &CaptureSummary, args: &CaptureOptions) -> String {
     let mut o = String::new();
+    render_settings(&mut o, s, args);
+    render_stream(&mut o, s);
+    if let Some(k) = &s.clkin {
+        render_clkin(&mut o, k);
+    }
+    render_files(&mut o, s);
+    let _ = writeln!(
+        o,
+        "status: {}{}",
+        status_name(s.status),
+        if s.cancelled {
+            " (interrupted: what was captured is written)"
+        } else {
+            ""
+        }
+    );
+    o
+}
+
+/// What was asked for beside what the radio really had.
+fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
     let a = &s.actual;
     let num = |k: &str| a.get(k).and_then(serde_json::Value::as_f64);
     let _ = writeln!(o, "capture on {}", args.device);
@@ -349,6 +384,10 @@ fn render(s: &CaptureSummary, args: &CaptureOptions) -> String {
             .and_then(|v| v.as_str())
             .unwrap_or("n/a")
     );
+}
+
+/// The samples, their losses, the peaks and the noise floor.
+fn render_stream(o: &mut String, s: &CaptureSummary) {
     let _ = writeln!(
         o,
         "  samples       {} of {} received, {} processed in {:.2} s ({})",
@@ -369,11 +408,7 @@ fn render(s: &CaptureSummary, args: &CaptureOptions) -> String {
         let _ = writeln!(
             o,
             "  {}{}  {:7.1} dBFS  SNR {:5.1} dB",
-            if i == 0 {
-                "peaks         "
-            } else {
-                "              "
-            },
+            column(i, "peaks"),
             mhz(p.frequency_hz),
             p.power_db,
             p.snr_db
@@ -388,44 +423,46 @@ fn render(s: &CaptureSummary, args: &CaptureOptions) -> String {
         opt(s.mean_power_dbfs, "dBFS", 1),
         s.clipped_fraction * 100.0
     );
-    if let Some(k) = &s.clkin {
+}
+
+/// The CLKIN verdict and its evidence.
+fn render_clkin(o: &mut String, k: &ClkinReport) {
+    let _ = writeln!(
+        o,
+        "  CLKIN         {}: tone {} measured {}, error {} ± {} (tolerance {} ppm)",
+        match k.status {
+            rxnode_hw::ClkinStatus::Pass => "PASS",
+            rxnode_hw::ClkinStatus::Fail => "FAIL",
+        },
+        mhz(k.tone_hz),
+        k.measured_hz
+            .map(|m| format!("{:.3} Hz", m))
+            .unwrap_or_else(|| "n/a".into()),
+        k.ppm
+            .map(|p| format!("{} ppm", rxnode_hw::fmt_ppm(p, 4)))
+            .unwrap_or_else(|| "n/a".into()),
+        opt(k.ppm_uncertainty, "ppm", 4),
+        k.tolerance_ppm
+    );
+    let _ = writeln!(o, "                {}", k.detail);
+    for e in &k.evidence {
         let _ = writeln!(
             o,
-            "  CLKIN         {}: tone {} measured {}, error {} ± {} (tolerance {} ppm)",
-            match k.status {
-                rxnode_hw::ClkinStatus::Pass => "PASS",
-                rxnode_hw::ClkinStatus::Fail => "FAIL",
-            },
-            mhz(k.tone_hz),
-            k.measured_hz
-                .map(|m| format!("{:.3} Hz", m))
-                .unwrap_or_else(|| "n/a".into()),
-            k.ppm
-                .map(|p| format!("{} ppm", rxnode_hw::fmt_ppm(p, 4)))
-                .unwrap_or_else(|| "n/a".into()),
-            opt(k.ppm_uncertainty, "ppm", 4),
-            k.tolerance_ppm
+            "                {} {} = {}",
+            if e.consistent { "ok " } else { "!! " },
+            e.name,
+            e.value
         );
-        let _ = writeln!(o, "                {}", k.detail);
-        for e in &k.evidence {
-            let _ = writeln!(
-                o,
-                "                {} {} = {}",
-                if e.consistent { "ok " } else { "!! " },
-                e.name,
-                e.value
-            );
-        }
     }
+}
+
+/// The recorded files, a stopped recording and the errors.
+fn render_files(o: &mut String, s: &CaptureSummary) {
     for (i, f) in s.iq_files.iter().enumerate() {
         let _ = writeln!(
             o,
             "  {}{} ({}, {} bytes, sha256 {})",
-            if i == 0 {
-                "files         "
-            } else {
-                "              "
-            },
+            column(i, "files"),
             f.path.display(),
             f.format,
             f.bytes,
@@ -438,17 +475,6 @@ fn render(s: &CaptureSummary, args: &CaptureOptions) -> String {
     for e in &s.errors {
         let _ = writeln!(o, "  error         {e}");
     }
-    let _ = writeln!(
-        o,
-        "status: {}{}",
-        status_name(s.status),
-        if s.cancelled {
-            " (interrupted: what was captured is written)"
-        } else {
-            ""
-        }
-    );
-    o
 }
 
 #[cfg(test)]
@@ -466,5 +492,12 @@ mod tests {
         let outside = other.path().join("y.wav");
         std::fs::write(&outside, b"").unwrap();
         assert_eq!(ledger_path(&outside, d.path()), "y.wav");
+    }
+
+    #[test]
+    fn the_label_column_is_fourteen_wide() {
+        assert_eq!(column(0, "peaks"), "peaks         ");
+        assert_eq!(column(0, "files"), "files         ");
+        assert_eq!(column(2, "peaks"), "              ");
     }
 }

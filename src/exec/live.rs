@@ -1,9 +1,11 @@
 //! One live RX capture on a radio: open, configure, read back, gather clock
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
+use crate::result::Status;
 use rxnode_hw::{
-    run_capture, run_capture_ci16, CaptureSettings, CaptureSummary, ClkinConfig, ClockEvidence,
-    IqFormat, IqWriter, RecordFormat, RecordingMeta, RxConfig, RxRadio, WelchConfig,
+    run_capture, run_capture_ci16, ActualSettings, CaptureSettings, CaptureStatus, CaptureSummary,
+    ClkinConfig, ClockEvidence, DeviceInfo, IqFormat, IqWriter, RecordFormat, RecordingMeta,
+    RxConfig, RxRadio, WelchConfig,
 };
 use serde_json::json;
 use std::io::IsTerminal;
@@ -13,40 +15,40 @@ use std::time::Duration;
 
 /// What to capture.
 #[derive(Debug, Clone)]
-pub struct LiveCapture {
+pub(crate) struct LiveCapture {
     /// SoapySDR device args.
-    pub device: String,
+    pub(crate) device: String,
     /// Centre frequency.
-    pub frequency_hz: f64,
+    pub(crate) frequency_hz: f64,
     /// Sample rate.
-    pub sample_rate_hz: f64,
+    pub(crate) sample_rate_hz: f64,
     /// RX gain (overall).
-    pub gain_db: Option<f64>,
+    pub(crate) gain_db: Option<f64>,
     /// RX gain per element (`LNA` → dB …), set after the overall gain.
-    pub gain_elements: Option<std::collections::BTreeMap<String, f64>>,
+    pub(crate) gain_elements: Option<std::collections::BTreeMap<String, f64>>,
     /// Analog bandwidth.
-    pub bandwidth_hz: Option<f64>,
+    pub(crate) bandwidth_hz: Option<f64>,
     /// Antenna.
-    pub antenna: Option<String>,
+    pub(crate) antenna: Option<String>,
     /// Clock source to select (also the expected source for the CLKIN verdict).
-    pub clock_source: Option<String>,
+    pub(crate) clock_source: Option<String>,
     /// Length.
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
     /// FFT size.
-    pub fft_size: usize,
+    pub(crate) fft_size: usize,
     /// `(tone_hz, tolerance_ppm)` for the CLKIN check.
-    pub clkin: Option<(f64, f64)>,
+    pub(crate) clkin: Option<(f64, f64)>,
     /// Record IQ to this file (format from the extension).
-    pub record: Option<PathBuf>,
+    pub(crate) record: Option<PathBuf>,
     /// The recording's sample type: `Ci16` streams the driver's CS16 and records it
     /// as it came (no float round trip); `Cf32` streams CF32.
-    pub record_format: RecordFormat,
+    pub(crate) record_format: RecordFormat,
     /// IQ disk budget.
-    pub max_iq_bytes: Option<u64>,
+    pub(crate) max_iq_bytes: Option<u64>,
 }
 
 /// Split a plan's gain into the overall figure and the per-element map.
-pub fn split_gain(
+pub(crate) fn split_gain(
     g: Option<&rxnode_interlock::GainSpec>,
 ) -> (Option<f64>, Option<std::collections::BTreeMap<String, f64>>) {
     match g {
@@ -58,7 +60,7 @@ pub fn split_gain(
 
 /// Why a capture did not happen.
 #[derive(Debug)]
-pub enum NotCaptured {
+pub(crate) enum NotCaptured {
     /// The request exceeds the policy's or the device's limit (named): refused before streaming.
     OverLimit(String),
     /// The device is absent/busy, or the request is outside its or the policy's limits: BLOCKED.
@@ -86,8 +88,17 @@ fn classify(e: rxnode_hw::Error) -> NotCaptured {
     }
 }
 
+/// A capture's status in the result's words (PASS, PARTIAL, FAIL).
+pub(crate) fn status_of(s: CaptureStatus) -> Status {
+    match s {
+        CaptureStatus::Pass => Status::Pass,
+        CaptureStatus::Partial => Status::Partial,
+        CaptureStatus::Fail => Status::Fail,
+    }
+}
+
 /// The hardware crate's record format for a plan step's `record_format`.
-pub fn record_format_of(f: Option<rxnode_interlock::IqSampleFormat>) -> RecordFormat {
+pub(crate) fn record_format_of(f: Option<rxnode_interlock::IqSampleFormat>) -> RecordFormat {
     match f.unwrap_or_default() {
         rxnode_interlock::IqSampleFormat::Cf32 => RecordFormat::Cf32,
         rxnode_interlock::IqSampleFormat::Ci16 => RecordFormat::Ci16,
@@ -99,7 +110,7 @@ pub fn record_format_of(f: Option<rxnode_interlock::IqSampleFormat>) -> RecordFo
 const POOL_SECONDS: f64 = 0.5;
 
 /// A path relative to the checkout, with `/` separators; an absolute path if it is outside.
-pub fn relative_to(path: &Path, checkout: &Path) -> String {
+pub(crate) fn relative_to(path: &Path, checkout: &Path) -> String {
     let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let (p, c) = (abs(path), abs(checkout));
     match p.strip_prefix(&c) {
@@ -114,7 +125,7 @@ pub fn relative_to(path: &Path, checkout: &Path) -> String {
 
 /// Run one capture. `checkout`: make IQ paths relative to it. `show_progress`: a
 /// progress bar on stderr when it is a terminal.
-pub fn capture(
+pub(crate) fn capture(
     c: &LiveCapture,
     checkout: Option<&Path>,
     cancel: &AtomicBool,
@@ -127,8 +138,36 @@ pub fn capture(
         .and_then(|_| rxnode_hw::hackrf_clkin_status(&c.device));
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
-    // The policy's own limits were applied by `check_rx_step` before we got
-    // here; where the policy sets none, the limit is the device's maximum.
+    within_device_limits(c, &info)?;
+    let tuned = configure(&mut radio, c, hackrf_clkin)?;
+    let settings = settings_of(c, &tuned);
+    let recorder = recorder_of(c, &tuned.actual, &info)?;
+    // Native CS16 only when recording it; otherwise CF32 as before.
+    let stream = if c.record.is_some() && c.record_format == RecordFormat::Ci16 {
+        Stream::I16(radio.rx_stream_ci16().map_err(classify)?)
+    } else {
+        Stream::F32(radio.rx_stream().map_err(classify)?)
+    };
+    let run = Streaming {
+        stream,
+        settings: &settings,
+        cancel,
+        recorder,
+        bar_on: show_progress && std::io::stderr().is_terminal(),
+    };
+    let mut summary = run.run().map_err(|e| NotCaptured::Failed(e.to_string()))?;
+    describe(&mut summary, c, &info, &tuned);
+    if let Some(co) = checkout {
+        for f in &mut summary.iq_files {
+            f.path = PathBuf::from(relative_to(&f.path, co));
+        }
+    }
+    Ok(summary)
+}
+
+/// The policy's own limits were applied by `check_rx_step` before we got
+/// here; where the policy sets none, the limit is the device's maximum.
+fn within_device_limits(c: &LiveCapture, info: &DeviceInfo) -> Result<(), NotCaptured> {
     let dev_max_rate = info
         .sample_rate_ranges_hz
         .iter()
@@ -150,6 +189,22 @@ pub fn capture(
             )));
         }
     }
+    Ok(())
+}
+
+/// What the radio really has after configuring, and its clock evidence.
+struct Tuned {
+    actual: ActualSettings,
+    gain_elements_db: std::collections::BTreeMap<String, f64>,
+    evidence: ClockEvidence,
+}
+
+/// Configure, set per-element gains, read everything back, gather clock evidence.
+fn configure(
+    radio: &mut RxRadio,
+    c: &LiveCapture,
+    hackrf_clkin: Option<bool>,
+) -> Result<Tuned, NotCaptured> {
     let actual = radio
         .configure(&RxConfig {
             frequency_hz: c.frequency_hz,
@@ -186,6 +241,16 @@ pub fn capture(
         hw_clock_source: hwinfo.get("clock source").cloned(),
         hackrf_clkin,
     };
+    Ok(Tuned {
+        actual,
+        gain_elements_db,
+        evidence,
+    })
+}
+
+/// The capture engine's settings for what the radio really has.
+fn settings_of(c: &LiveCapture, tuned: &Tuned) -> CaptureSettings {
+    let actual = &tuned.actual;
     let mut welch = WelchConfig::new(c.fft_size, actual.sample_rate_hz);
     welch.center_hz = Some(actual.frequency_hz);
     let samples = (c.duration_s * actual.sample_rate_hz).round() as u64;
@@ -196,76 +261,110 @@ pub fn capture(
     settings.clkin = c
         .clkin
         .map(|(tone, tol)| ClkinConfig::new(tone, actual.frequency_hz, actual.sample_rate_hz, tol));
-    settings.clock_evidence = evidence;
+    settings.clock_evidence = tuned.evidence.clone();
     let pool = (POOL_SECONDS * actual.sample_rate_hz / settings.block_samples as f64).ceil();
     if pool.is_finite() && pool > settings.pool_blocks as f64 {
         settings.pool_blocks = (pool as usize).min(4096);
     }
-    let native = c.record.is_some() && c.record_format == RecordFormat::Ci16;
-    let recorder = match &c.record {
-        Some(p) => {
-            if let Some(d) = p.parent() {
-                std::fs::create_dir_all(d).map_err(|e| {
-                    NotCaptured::Failed(format!("cannot create {}: {e}", d.display()))
-                })?;
-            }
-            let meta = RecordingMeta {
-                sample_rate_hz: actual.sample_rate_hz,
-                center_hz: Some(actual.frequency_hz),
-                datetime: None,
-                hw: Some(format!(
-                    "{} ({})",
-                    info.driver,
-                    info.hardware_key.clone().unwrap_or_default()
-                )),
-                description: Some("rxnode capture".to_owned()),
-            };
-            let format = IqFormat::from_path(p).map_err(|e| NotCaptured::Failed(e.to_string()))?;
-            Some(
-                IqWriter::create_with(p, format, c.record_format, meta, c.max_iq_bytes)
-                    .map_err(|e| NotCaptured::Failed(e.to_string()))?,
-            )
-        }
-        None => None,
+    settings
+}
+
+/// The IQ writer when recording (its folder created), `None` otherwise.
+fn recorder_of(
+    c: &LiveCapture,
+    actual: &ActualSettings,
+    info: &DeviceInfo,
+) -> Result<Option<IqWriter>, NotCaptured> {
+    let Some(p) = &c.record else {
+        return Ok(None);
     };
-    // Native CS16 only when recording it; otherwise CF32 as before.
-    enum Stream {
-        F32(rxnode_hw::RxStream),
-        I16(rxnode_hw::RxStreamCi16),
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d)
+            .map_err(|e| NotCaptured::Failed(format!("cannot create {}: {e}", d.display())))?;
     }
-    let stream = if native {
-        Stream::I16(radio.rx_stream_ci16().map_err(classify)?)
-    } else {
-        Stream::F32(radio.rx_stream().map_err(classify)?)
+    let meta = RecordingMeta {
+        sample_rate_hz: actual.sample_rate_hz,
+        center_hz: Some(actual.frequency_hz),
+        datetime: None,
+        hw: Some(format!(
+            "{} ({})",
+            info.driver,
+            info.hardware_key.clone().unwrap_or_default()
+        )),
+        description: Some("rxnode capture".to_owned()),
     };
-    let progress = AtomicU64::new(0);
-    let done = AtomicBool::new(false);
-    let bar_on = show_progress && std::io::stderr().is_terminal();
-    let result = std::thread::scope(|s| {
-        if bar_on {
-            s.spawn(|| {
-                let bar = indicatif::ProgressBar::new(samples);
-                bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{spinner} capture [{bar:40}] {percent:>3}% {elapsed}/{duration}",
-                    )
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-                );
-                while !done.load(Ordering::Relaxed) {
-                    bar.set_position(progress.load(Ordering::Relaxed));
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                bar.finish_and_clear();
-            });
-        }
-        let r = match stream {
-            Stream::F32(st) => run_capture(st, &settings, cancel, Some(&progress), recorder),
-            Stream::I16(st) => run_capture_ci16(st, &settings, cancel, Some(&progress), recorder),
-        };
-        done.store(true, Ordering::Relaxed);
-        r
-    });
-    let mut summary = result.map_err(|e| NotCaptured::Failed(e.to_string()))?;
+    let format = IqFormat::from_path(p).map_err(|e| NotCaptured::Failed(e.to_string()))?;
+    let writer = IqWriter::create_with(p, format, c.record_format, meta, c.max_iq_bytes)
+        .map_err(|e| NotCaptured::Failed(e.to_string()))?;
+    Ok(Some(writer))
+}
+
+/// The RX stream: CF32, or the driver's native CS16 when recording it.
+enum Stream {
+    F32(rxnode_hw::RxStream),
+    I16(rxnode_hw::RxStreamCi16),
+}
+
+/// One run of the capture engine over a stream.
+struct Streaming<'a> {
+    stream: Stream,
+    settings: &'a CaptureSettings,
+    cancel: &'a AtomicBool,
+    recorder: Option<IqWriter>,
+    /// Draw a progress bar on stderr.
+    bar_on: bool,
+}
+
+impl Streaming<'_> {
+    /// Run the engine, with a progress bar beside it when asked.
+    fn run(self) -> rxnode_hw::Result<CaptureSummary> {
+        let samples = self.settings.samples;
+        let progress = AtomicU64::new(0);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            if self.bar_on {
+                s.spawn(|| progress_bar(samples, &progress, &done));
+            }
+            let r = match self.stream {
+                Stream::F32(st) => run_capture(
+                    st,
+                    self.settings,
+                    self.cancel,
+                    Some(&progress),
+                    self.recorder,
+                ),
+                Stream::I16(st) => run_capture_ci16(
+                    st,
+                    self.settings,
+                    self.cancel,
+                    Some(&progress),
+                    self.recorder,
+                ),
+            };
+            done.store(true, Ordering::Relaxed);
+            r
+        })
+    }
+}
+
+/// A progress bar of `progress` out of `samples` until `done`.
+fn progress_bar(samples: u64, progress: &AtomicU64, done: &AtomicBool) {
+    let bar = indicatif::ProgressBar::new(samples);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} capture [{bar:40}] {percent:>3}% {elapsed}/{duration}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    while !done.load(Ordering::Relaxed) {
+        bar.set_position(progress.load(Ordering::Relaxed));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
+}
+
+/// The summary's device, what was requested and what the radio really had.
+fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tuned: &Tuned) {
     summary.device = json!({
         "args": c.device,
         "driver": info.driver,
@@ -284,17 +383,11 @@ pub fn capture(
         "clock_source": c.clock_source,
         "duration_s": c.duration_s,
     });
-    summary.actual = serde_json::to_value(&actual).unwrap_or(serde_json::Value::Null);
+    summary.actual = serde_json::to_value(&tuned.actual).unwrap_or(serde_json::Value::Null);
     if let Some(o) = summary.actual.as_object_mut() {
         // Issue 17: each element's gain as read back.
-        o.insert("gain_elements_db".into(), json!(gain_elements_db));
+        o.insert("gain_elements_db".into(), json!(tuned.gain_elements_db));
     }
-    if let Some(co) = checkout {
-        for f in &mut summary.iq_files {
-            f.path = PathBuf::from(relative_to(&f.path, co));
-        }
-    }
-    Ok(summary)
 }
 
 #[cfg(test)]

@@ -1,0 +1,237 @@
+//! doctor's checks of the node's own files under `.local/`: the policy, the
+//! node name, the state, the ledger and the watcher lock. Read-only: a corrupt
+//! state is reported, never moved aside.
+use super::{check, Check, Verdict};
+use crate::store::lock;
+use crate::store::paths::Paths;
+use crate::store::policy::{self, Source};
+
+/// The `policy` check: the node policy file parses; its limits in one line.
+pub(super) fn policy_check(paths: &Paths) -> Check {
+    const FIX_MISSING: &str =
+        "create .local/rxnode-policy.json to set this node's limits (docs/operator.md)";
+    match policy::load(paths) {
+        Err(e) => check(
+            "policy",
+            Verdict::Fail,
+            format!("{e:#}"),
+            "repair .local/rxnode-policy.json (docs/operator.md shows the fields)",
+        ),
+        Ok((pol, source)) => {
+            let rx = &pol.rx;
+            let opt = |v: Option<f64>, unit: &str| {
+                v.map(|x| format!("{x} {unit}"))
+                    .unwrap_or_else(|| "device max".to_owned())
+            };
+            let rx_s = format!(
+                "RX ≤ {} s, rate {}, gain {}, IQ ≤ {} bytes",
+                rx.max_duration_s,
+                opt(rx.max_sample_rate_hz, "S/s"),
+                opt(rx.max_gain_db, "dB"),
+                rx.max_iq_bytes
+            );
+            let tx_s = match &pol.tx {
+                Some(tx) if !tx.allowed_ranges_hz.is_empty() => format!(
+                    "TX allowed in {} (gain ≤ {} dB, ≤ {} s)",
+                    tx.allowed_ranges_hz
+                        .iter()
+                        .map(|[lo, hi]| format!("{lo}–{hi} Hz"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    tx.max_gain_db,
+                    tx.max_duration_s
+                ),
+                _ => "TX refused (no range allowed)".to_owned(),
+            };
+            match source {
+                Source::File => check(
+                    "policy",
+                    Verdict::Pass,
+                    format!("{}: {rx_s}; {tx_s}", paths.policy().display()),
+                    "",
+                ),
+                Source::Defaults => check(
+                    "policy",
+                    Verdict::Skip,
+                    format!(
+                        "no {}: defaults apply: {rx_s}; {tx_s}",
+                        paths.policy().display()
+                    ),
+                    FIX_MISSING,
+                ),
+            }
+        }
+    }
+}
+
+/// Parse the state file without changing anything (unlike `state::load`,
+/// which moves a corrupt file aside).
+pub(super) fn state_file(paths: &Paths) -> Check {
+    let p = paths.state();
+    match std::fs::read(&p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match crate::store::state::corrupt_aside(paths) {
+            Some(aside) => check(
+                "state",
+                Verdict::Fail,
+                format!(
+                    "no {}, but a corrupt state is kept aside as {}",
+                    p.display(),
+                    aside.display()
+                ),
+                crate::store::state::REBUILD_HINT.trim_start_matches("fix: "),
+            ),
+            None => match crate::store::rebuild::evidence(paths) {
+                Ok(ev) if !ev.is_empty() => check(
+                    "state",
+                    Verdict::Fail,
+                    format!(
+                        "no {}, but this node has history ({}): every command refuses",
+                        p.display(),
+                        ev.join(", ")
+                    ),
+                    crate::store::state::REBUILD_HINT.trim_start_matches("fix: "),
+                ),
+                _ => check(
+                    "state",
+                    Verdict::Pass,
+                    format!("no {} yet (nothing has run here)", p.display()),
+                    "",
+                ),
+            },
+        },
+        Err(e) => check(
+            "state",
+            Verdict::Fail,
+            format!("cannot read {}: {e}", p.display()),
+            "check the file's owner and permissions",
+        ),
+        Ok(bytes) => match serde_json::from_slice::<crate::store::state::State>(&bytes) {
+            Ok(s) => check(
+                "state",
+                Verdict::Pass,
+                format!(
+                    "{} readable: {} task(s) known, {} approved",
+                    p.display(),
+                    s.tasks.len(),
+                    s.approvals.len()
+                ),
+                "",
+            ),
+            Err(e) => check(
+                "state",
+                Verdict::Fail,
+                format!("{} is corrupt: {e}", p.display()),
+                "the next command moves it aside and every command refuses until you run `rxnode state rebuild` (it recovers every decision from the ledger and the outboxes)",
+            ),
+        },
+    }
+}
+
+/// The `ledger` check: every line is a JSON entry.
+pub(super) fn ledger_file(paths: &Paths) -> Check {
+    let p = paths.ledger();
+    let text = match std::fs::read(&p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return check(
+                "ledger",
+                Verdict::Pass,
+                format!("no {} yet (nothing has run here)", p.display()),
+                "",
+            )
+        }
+        Err(e) => {
+            return check(
+                "ledger",
+                Verdict::Fail,
+                format!("cannot read {}: {e}", p.display()),
+                "check the file's owner and permissions",
+            )
+        }
+        Ok(b) => b,
+    };
+    let text = String::from_utf8_lossy(&text);
+    let mut entries = 0usize;
+    let mut bad = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(v) if v.is_object() => entries += 1,
+            _ => bad.push((i + 1).to_string()),
+        }
+    }
+    if bad.is_empty() {
+        check(
+            "ledger",
+            Verdict::Pass,
+            format!("{} readable: {entries} entries", p.display()),
+            "",
+        )
+    } else {
+        check(
+            "ledger",
+            Verdict::Fail,
+            format!(
+                "{}: line(s) {} are not JSON entries ({entries} good)",
+                p.display(),
+                bad.join(", ")
+            ),
+            "the ledger is an append-only audit trail: inspect those lines (a crash can tear the last one) and keep a copy before repairing",
+        )
+    }
+}
+
+/// The node's name (`.local/rxnode-node.json`, issue 18): without one every
+/// publish is refused, so a missing name is a warning before the first run.
+pub(super) fn node_name(paths: &Paths) -> Check {
+    const FIX: &str = "rxnode node set-name NAME (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)";
+    match crate::store::node::load_name(paths) {
+        Ok(Some(n)) => check("node name", Verdict::Pass, n, ""),
+        Ok(None) => check(
+            "node name",
+            Verdict::Warn,
+            format!(
+                "no name set ({} is missing): a publish would be refused",
+                paths.node_name().display()
+            ),
+            FIX,
+        ),
+        Err(e) => check("node name", Verdict::Fail, format!("{e:#}"), FIX),
+    }
+}
+
+/// The `watcher` check: who holds the watch lock, and whether `.local/STOP` holds runs.
+pub(super) fn watcher(paths: &Paths) -> Check {
+    let hold = if paths.stop().exists() {
+        format!("; held by {}", paths.stop().display())
+    } else {
+        String::new()
+    };
+    match lock::holder(paths) {
+        Ok(None) => check(
+            "watcher",
+            Verdict::Pass,
+            format!("no other watcher running{hold}"),
+            "",
+        ),
+        Ok(Some(h)) if lock::holder_alive(&h) => check(
+            "watcher",
+            Verdict::Pass,
+            format!("a watcher is running: {h} (another `rxnode watch` here is refused){hold}"),
+            "",
+        ),
+        Ok(Some(h)) => check(
+            "watcher",
+            Verdict::Pass,
+            format!("stale lock from {h}: the next `rxnode watch` takes it over{hold}"),
+            "",
+        ),
+        Err(e) => check(
+            "watcher",
+            Verdict::Fail,
+            format!("{e:#}"),
+            "make sure no rxnode is running, then remove .local/rxnode.lock",
+        ),
+    }
+}

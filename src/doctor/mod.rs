@@ -1,0 +1,196 @@
+//! `rxnode doctor [--json]`: check the set-up and say how to fix what is wrong.
+//!
+//! Read-only: doctor fetches nothing, writes nothing under `.local/`, never
+//! moves a corrupt state file aside (the commands that use the state do),
+//! opens no stream and prints no credential (remote URLs are redacted).
+//!
+//! The checks by concern: [`git`] (the checkout, `.local/` ignored, the trust
+//! root, the remote, the credentials), [`soapy`] (libSoapySDR, modules, radios,
+//! the DSP engine) and [`local`] (the node's own files).
+mod git;
+mod local;
+mod soapy;
+
+use crate::context::Ctx;
+use crate::exit::Outcome;
+use crate::store::paths::Paths;
+use crate::term;
+use anyhow::Result;
+use git2::Repository;
+use serde::Serialize;
+
+/// A check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub(crate) enum Verdict {
+    /// Fine.
+    Pass,
+    /// Broken: the fix says what to do.
+    Fail,
+    /// Works, but something will be refused later: the fix says what to do.
+    Warn,
+    /// Could not or need not be checked here.
+    Skip,
+}
+
+impl Verdict {
+    fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Warn => "WARN",
+            Verdict::Skip => "SKIP",
+        }
+    }
+}
+
+/// One check.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Check {
+    /// Short name.
+    pub(crate) name: &'static str,
+    /// The verdict.
+    pub(crate) status: Verdict,
+    /// What was found.
+    pub(crate) detail: String,
+    /// One line on how to fix it (empty when nothing needs fixing).
+    pub(crate) fix: String,
+}
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    /// Every check, in order.
+    pub(crate) checks: Vec<Check>,
+    /// No check failed.
+    pub(crate) ok: bool,
+}
+
+/// One check, its fix as given.
+fn check(name: &'static str, status: Verdict, detail: impl Into<String>, fix: &str) -> Check {
+    Check {
+        name,
+        status,
+        detail: detail.into(),
+        fix: fix.to_owned(),
+    }
+}
+
+/// Run `rxnode doctor`.
+pub fn cmd_doctor(ctx: &Ctx) -> Result<Outcome> {
+    let checks = run_checks(ctx);
+    for c in &checks {
+        tracing::debug!(status = c.status.as_str(), "check {}: {}", c.name, c.detail);
+    }
+    let ok = !checks.iter().any(|c| c.status == Verdict::Fail);
+    let report = Report { checks, ok };
+    if ctx.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_human(&report);
+    }
+    Ok(if ok { Outcome::Done } else { Outcome::Code(1) })
+}
+
+/// The report for a person: one line per check, its fix under it.
+fn print_human(r: &Report) {
+    let colour = term::stdout_colour();
+    let width = r.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in &r.checks {
+        println!(
+            "{} {:<width$}  {}",
+            term::status(c.status.as_str(), 4, colour),
+            c.name,
+            c.detail
+        );
+        if !c.fix.is_empty() && c.status != Verdict::Pass {
+            println!("     {:<width$}  fix: {}", "", c.fix);
+        }
+    }
+    let failed = r
+        .checks
+        .iter()
+        .filter(|c| c.status == Verdict::Fail)
+        .count();
+    if failed == 0 {
+        println!("{}: nothing failed", term::status("OK", 2, colour));
+    } else {
+        println!(
+            "{} {failed} check(s) failed",
+            term::status("FAIL", 4, colour)
+        );
+    }
+}
+
+/// Every check, in the order they are shown.
+fn run_checks(ctx: &Ctx) -> Vec<Check> {
+    let paths = Paths::new(&ctx.repo);
+    let (found, repo) = checkout(ctx);
+    let mut out = vec![found];
+    match &repo {
+        Some(r) => {
+            out.push(git::local_ignored(r));
+            out.extend(git::trust_root(&paths));
+            out.extend(git::remote_checks(ctx, r));
+        }
+        None => {
+            for name in [".local ignored", "remote", "credentials"] {
+                out.push(check(name, Verdict::Skip, "no Git checkout", ""));
+            }
+        }
+    }
+    out.extend(soapy::soapy_checks(ctx));
+    out.push(soapy::dsp_engine());
+    out.push(local::policy_check(&paths));
+    out.push(local::node_name(&paths));
+    out.push(local::state_file(&paths));
+    out.push(local::ledger_file(&paths));
+    out.push(local::watcher(&paths));
+    out
+}
+
+/// The `git checkout` check, and the checkout when there is one.
+fn checkout(ctx: &Ctx) -> (Check, Option<Repository>) {
+    match crate::git::ops::open(&ctx.repo) {
+        Ok(r) => {
+            let where_ = r
+                .workdir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            let head = r
+                .head()
+                .ok()
+                .and_then(|h| h.shorthand().map(str::to_owned))
+                .unwrap_or_else(|| "no commit yet".to_owned());
+            let c = check(
+                "git checkout",
+                Verdict::Pass,
+                format!("{where_} (HEAD: {head})"),
+                "",
+            );
+            (c, Some(r))
+        }
+        Err(e) => {
+            let c = check(
+                "git checkout",
+                Verdict::Fail,
+                format!("{e:#}"),
+                "run rxnode inside the RX clone or pass --repo DIR (`git clone URL DIR` first)",
+            );
+            (c, None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_serialize_in_capitals() {
+        let c = check("x", Verdict::Skip, "d", "f");
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["status"], "SKIP");
+        assert_eq!(v["fix"], "f");
+    }
+}

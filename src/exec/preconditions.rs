@@ -1,0 +1,218 @@
+//! The preconditions of `rxnode run <TASK_ID>` (DESIGN §2, §3, §5), each refusal
+//! an exit 3, a line and a ledger entry, with nothing touched: approved in state;
+//! the outbox `TASK.md` hashes to the approved SHA-256 and equals the blob at the
+//! recorded commit; it validates; not completed before; not held by `.local/STOP`;
+//! and the ledger and outbox show no earlier run (issue 13).
+use crate::context::Ctx;
+use crate::exit::refused;
+use crate::store::ledger::{self, Entry};
+use crate::store::paths::Paths;
+use crate::store::state::{self, TaskStatus};
+use anyhow::Result;
+use rxnode_interlock::{sha256_hex, Approval, TaskId, ValidTask, MAX_TASK_BYTES};
+use serde_json::json;
+
+/// Refuse: ledger entry + exit-3 error.
+pub(crate) fn refuse(paths: &Paths, id: &str, sha: Option<&str>, reason: String) -> anyhow::Error {
+    let mut e = Entry::new("refused")
+        .task(id)
+        .detail(json!({"command": "run", "reason": reason}));
+    if let Some(s) = sha {
+        e = e.sha(s);
+    }
+    crate::exec::ledger_note(paths, &e);
+    refused(reason)
+}
+
+/// Everything checked before anything runs.
+pub(crate) struct Approved {
+    /// The approved task, validated again.
+    pub(crate) task: ValidTask,
+    /// The state's approval of it.
+    pub(crate) approval: Approval,
+    /// The commit the approval recorded.
+    pub(crate) commit: String,
+}
+
+/// Check every precondition of `run`.
+pub(crate) fn preconditions(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<Approved> {
+    let ids = id.as_str();
+    if paths.stop().exists() {
+        return Err(refuse(
+            paths,
+            ids,
+            None,
+            format!("held by {}: remove it to run tasks", paths.stop().display()),
+        ));
+    }
+    let approval = approval_of(paths, ids)?;
+    let bytes = approved_text(paths, id, &approval)?;
+    let sha = sha256_hex(&bytes);
+    let commit = approval.commit.clone();
+    text_at_commit(ctx, paths, ids, &commit, &bytes)?;
+    let task = crate::validate::check(&bytes, &ctx.source.branch).map_err(|issues| {
+        let msg = issues
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join("; ");
+        refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!("the approved text no longer validates: {msg}"),
+        )
+    })?;
+    if task.id() != id {
+        return Err(refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!("the outbox text is task {}, not {ids}", task.id()),
+        ));
+    }
+    evidence_allows(paths, &task, &approval)?;
+    Ok(Approved {
+        task,
+        approval,
+        commit,
+    })
+}
+
+/// The state's approval of `ids`: refused when the task completed or was never approved.
+fn approval_of(paths: &Paths, ids: &str) -> Result<Approval> {
+    let st = state::load(paths)?;
+    if let Some(rec) = st.tasks.get(ids) {
+        if rec.status == TaskStatus::Completed {
+            return Err(refuse(
+                paths,
+                ids,
+                Some(&rec.task_sha256),
+                format!("task {ids} was already run to completion; a re-run needs a new TASK_ID"),
+            ));
+        }
+    }
+    let Some(approval) = st.approvals.get(ids).cloned() else {
+        let why = match st.tasks.get(ids).map(|r| r.status) {
+            Some(TaskStatus::Deferred) => "it is deferred (use `rxnode review` to decide)",
+            Some(TaskStatus::Pending) => "it is pending: nobody approved it",
+            Some(TaskStatus::Rejected) => "it was rejected",
+            Some(TaskStatus::Withdrawn) => "the main PC withdrew it (deleted the task file)",
+            _ => "it is unknown to this node",
+        };
+        return Err(refuse(
+            paths,
+            ids,
+            None,
+            format!("task {ids} is not approved: {why}"),
+        ));
+    };
+    Ok(approval)
+}
+
+/// The outbox `TASK.md`, refused unless it hashes to the approved SHA-256.
+fn approved_text(paths: &Paths, id: &TaskId, approval: &Approval) -> Result<Vec<u8>> {
+    let ids = id.as_str();
+    let task_md = paths.outbox(id).join("TASK.md");
+    let bytes = crate::validate::read_task_file(&task_md).map_err(|e| {
+        refuse(
+            paths,
+            ids,
+            Some(&approval.task_sha256),
+            format!("cannot read the approved text {}: {e:#}", task_md.display()),
+        )
+    })?;
+    let sha = sha256_hex(&bytes);
+    if sha != approval.task_sha256 {
+        return Err(refuse(
+            paths,
+            ids,
+            Some(&approval.task_sha256),
+            format!(
+                "{} changed since approval (SHA-256 {sha}, approved {})",
+                task_md.display(),
+                approval.task_sha256
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The approved text must equal the blob at the recorded commit (a dry-run
+/// approval, with no commit, never runs).
+fn text_at_commit(ctx: &Ctx, paths: &Paths, ids: &str, commit: &str, bytes: &[u8]) -> Result<()> {
+    let sha = sha256_hex(bytes);
+    if commit.is_empty() {
+        return Err(refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!(
+                "task {ids} was approved in a dry run (no commit): dry-run approvals never run"
+            ),
+        ));
+    }
+    let repo = crate::git::ops::open(&paths.repo)?;
+    let oid = git2::Oid::from_str(commit).map_err(|_| {
+        refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!("approved commit {commit:?} is not a commit id"),
+        )
+    })?;
+    let task_path = &ctx.source.task_path;
+    match crate::git::ops::read_blob_at(&repo, oid, task_path, MAX_TASK_BYTES) {
+        Ok(crate::git::ops::Blob::Content { bytes: b, .. }) if b == bytes => Ok(()),
+        Ok(_) => Err(refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!("{task_path} at commit {commit} is not the approved text"),
+        )),
+        Err(e) => Err(refuse(
+            paths,
+            ids,
+            Some(&sha),
+            format!("cannot read the task at commit {commit}: {e:#}"),
+        )),
+    }
+}
+
+/// Single use whatever happened to the state (issue 13): the ledger and the
+/// outbox are evidence. Refused — writing nothing, since the evidence itself is
+/// what is in question — when the ledger or the outbox shows a finished run (for
+/// RED also a started one: it may have transmitted before a crash), or when the
+/// state's approval is not one the ledger recorded (same text hash and commit).
+fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Result<()> {
+    let ids = task.id().as_str();
+    let red = task.risk() == rxnode_interlock::RiskLevel::Red;
+    if let Some(why) = crate::store::rebuild::finished_run(paths, ids, red)? {
+        return Err(refused(format!(
+            "task {ids} already ran on this node ({why}; {}) — a task runs once; fix: post the work again under a new TASK_ID",
+            paths.outbox(task.id()).display()
+        )));
+    }
+    // The mirror in the Git directory, when there is one, is what a planted or
+    // padded `.local/` ledger cannot supply: the approval must be in it.
+    let entries = match ledger::read_mirror(paths)? {
+        Some(m) => m,
+        None => ledger::read_evidence(paths)?,
+    };
+    let recorded = entries.iter().any(|e| {
+        e["event"] == "approved"
+            && e["task_id"] == ids
+            && e["task_sha256"] == approval.task_sha256.as_str()
+            && e["commit"] == approval.commit.as_str()
+    });
+    if !recorded {
+        return Err(refused(format!(
+            "the approval of {ids} in the state {} (SHA-256 {}, commit {}) is not one the ledger recorded; {}",
+            paths.state().display(),
+            approval.task_sha256,
+            approval.commit,
+            crate::store::state::REBUILD_HINT
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,247 @@
+//! The receive-only steps of a task's plan (`inventory`, `clock_check`,
+//! `rx_capture`; `rx_sweep` is in [`crate::exec::sweep`]): each records a check,
+//! and what it measured, in [`Outputs`]. None of them can transmit: TX is
+//! [`crate::exec::tx`] alone.
+use crate::context::Ctx;
+use crate::exec::live::{LiveCapture, NotCaptured};
+use crate::result::{Check, Status};
+use crate::store::paths::Paths;
+use rxnode_hw::CaptureSummary;
+use rxnode_interlock::{check_rx_step, Approval, ClockCheckStep, Policy, RxCaptureStep, ValidTask};
+use serde_json::json;
+
+/// What the steps produced.
+#[derive(Default)]
+pub(crate) struct Outputs {
+    /// One check per step.
+    pub(crate) checks: Vec<Check>,
+    /// The `inventory` step's devices.
+    pub(crate) inventory: Option<serde_json::Value>,
+    /// One entry per `rx_capture` step.
+    pub(crate) captures: Vec<serde_json::Value>,
+    /// The transmission, if one was made.
+    pub(crate) tx: Option<serde_json::Value>,
+    /// What went wrong, for the result's error list.
+    pub(crate) errors: Vec<String>,
+    /// One entry per `rx_sweep` step.
+    pub(crate) sweeps: Vec<serde_json::Value>,
+    /// IQ bytes recorded so far (against the policy's `rx.max_iq_bytes`).
+    pub(crate) iq_used: u64,
+}
+
+impl Outputs {
+    /// An `rx_capture` step that captured nothing: its check and its table row.
+    pub(crate) fn not_captured(&mut self, s: &StepCtx, status: Status, why: String) {
+        not_done(&mut self.checks, &mut self.captures, s, status, why);
+    }
+
+    /// An `rx_sweep` step that swept nothing: its check and its table row.
+    pub(crate) fn not_swept(&mut self, s: &StepCtx, status: Status, why: String) {
+        not_done(&mut self.checks, &mut self.sweeps, s, status, why);
+    }
+}
+
+/// A step's check and its `{"step", "status", "detail"}` row in `rows`.
+fn not_done(
+    checks: &mut Vec<Check>,
+    rows: &mut Vec<serde_json::Value>,
+    s: &StepCtx,
+    status: Status,
+    why: String,
+) {
+    checks.push(Check::new(&s.name, status, why.clone()));
+    rows.push(json!({"step": s.index + 1, "status": status.as_str(), "detail": why}));
+}
+
+/// What one step of a run sees.
+pub(crate) struct StepCtx<'a> {
+    /// The node's context.
+    pub(crate) ctx: &'a Ctx,
+    /// The checkout's paths.
+    pub(crate) paths: &'a Paths,
+    /// The approved task.
+    pub(crate) task: &'a ValidTask,
+    /// Its approval.
+    pub(crate) approval: &'a Approval,
+    /// The node-local policy.
+    pub(crate) policy: &'a Policy,
+    /// The step's index in the plan (from 0).
+    pub(crate) index: usize,
+    /// `step <n>: <op>`.
+    pub(crate) name: String,
+}
+
+/// The `inventory` step.
+pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
+    match rxnode_hw::enumerate("") {
+        Ok(devs) => {
+            let detail = format!(
+                "{} device(s): {}",
+                devs.len(),
+                devs.iter()
+                    .map(|d| d.args.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+            out.inventory = serde_json::to_value(&devs)
+                .ok()
+                .map(|d| json!({"devices": d}));
+            out.checks.push(Check::new(name, Status::Pass, detail));
+        }
+        Err(e) => {
+            out.errors.push(format!("{name}: {e}"));
+            out.checks
+                .push(Check::new(name, Status::Fail, e.to_string()));
+        }
+    }
+}
+
+/// The `clock_check` step.
+pub(crate) fn step_clock(name: &str, c: &ClockCheckStep, out: &mut Outputs) {
+    let mut radio = match rxnode_hw::RxRadio::open(&c.device) {
+        Ok(r) => r,
+        Err(e) => {
+            out.checks.push(Check::new(
+                name,
+                Status::Blocked,
+                format!("device not available: {e}"),
+            ));
+            return;
+        }
+    };
+    if let Some(src) = &c.clock_source {
+        if let Err(e) = radio.set_clock_source(src) {
+            out.checks.push(Check::new(
+                name,
+                Status::Fail,
+                format!("cannot select clock source {src:?}: {e}"),
+            ));
+            return;
+        }
+    }
+    let source = radio.clock_source().ok().flatten();
+    let sensors = radio.sensors().unwrap_or_default();
+    let info = radio.hardware_info().unwrap_or_default();
+    let mut detail = format!(
+        "clock source {:?}; sensors {:?}; hardware info clock source {:?}",
+        source.as_deref().unwrap_or("?"),
+        sensors,
+        info.get("clock source")
+    );
+    let status = match &c.expect_source {
+        None => Status::Pass,
+        Some(want) => {
+            let ok = source
+                .as_deref()
+                .is_some_and(|s| s.eq_ignore_ascii_case(want));
+            let locked_contradicts = want.to_ascii_lowercase().contains("ext")
+                && sensors
+                    .get("ref_locked")
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
+            detail.push_str(&format!("; expected {want:?}"));
+            if locked_contradicts {
+                detail.push_str("; ref_locked = false (no reference at CLKIN)");
+            }
+            if ok && !locked_contradicts {
+                Status::Pass
+            } else {
+                Status::Fail
+            }
+        }
+    };
+    out.checks.push(Check::new(name, status, detail));
+}
+
+/// The `rx_capture` step: policy, live capture, its check and its table row.
+pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
+    if let Err(e) = check_rx_step(c, &s.policy.rx) {
+        out.not_captured(s, Status::Blocked, e.to_string());
+        return;
+    }
+    let live = live_of(s, c, out.iq_used);
+    match crate::exec::live::capture(
+        &live,
+        Some(&s.paths.repo),
+        crate::term::cancel_flag("the running step"),
+        !s.ctx.json,
+    ) {
+        Ok(summary) => captured(&s.name, &summary, out),
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::OverLimit(why)) => {
+            out.not_captured(s, Status::Blocked, why);
+        }
+        Err(NotCaptured::Failed(why)) => {
+            out.errors.push(format!("{}: {why}", s.name));
+            out.not_captured(s, Status::Fail, why);
+        }
+    }
+}
+
+/// The live capture a plan step asks for, within what is left of the IQ budget.
+fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
+    let record = c.record_iq.then(|| {
+        s.paths
+            .iq_dir(s.task.id())
+            .join(format!("capture-{}.sigmf-data", s.index + 1))
+    });
+    let (gain_db, gain_elements) = crate::exec::live::split_gain(c.gain_db.as_ref());
+    LiveCapture {
+        device: c.device.clone(),
+        frequency_hz: c.frequency_hz,
+        sample_rate_hz: c.sample_rate_hz,
+        gain_db,
+        gain_elements,
+        bandwidth_hz: c.bandwidth_hz,
+        antenna: c.antenna.clone(),
+        clock_source: c.clock_source.clone(),
+        duration_s: c.duration_s,
+        fft_size: c.fft_size.unwrap_or(2048),
+        clkin: c.clkin.as_ref().map(|k| (k.tone_hz, k.tolerance_ppm)),
+        record,
+        record_format: crate::exec::live::record_format_of(c.record_format),
+        max_iq_bytes: Some(s.policy.rx.max_iq_bytes.saturating_sub(iq_used)),
+    }
+}
+
+/// A finished capture: the bytes it recorded, its check, errors and table row.
+fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
+    out.iq_used += summary.iq_files.iter().map(|f| f.bytes).sum::<u64>();
+    let status = crate::exec::live::status_of(summary.status);
+    let mut detail = format!(
+        "{} of {} samples, {} overflow(s), {} dropped, noise floor {}",
+        summary.samples_received,
+        summary.samples_requested,
+        summary.overflows,
+        summary.dropped_samples,
+        summary
+            .noise_floor_db
+            .map(|n| format!("{n:.1} dB"))
+            .unwrap_or_else(|| "n/a".into())
+    );
+    if let Some(k) = &summary.clkin {
+        detail.push_str(&format!(
+            "; CLKIN {:?}: {} ± {} ppm (tolerance {} ppm)",
+            k.status,
+            k.ppm
+                .map(|p| format!("{p:+.4}"))
+                .unwrap_or_else(|| "n/a".into()),
+            k.ppm_uncertainty
+                .map(|p| format!("{p:.4}"))
+                .unwrap_or_else(|| "n/a".into()),
+            k.tolerance_ppm
+        ));
+    }
+    if let Some(r) = &summary.recording_error {
+        detail.push_str(&format!("; recording stopped: {r}"));
+    }
+    out.errors
+        .extend(summary.errors.iter().map(|e| format!("{name}: {e}")));
+    let mut v = serde_json::to_value(summary).unwrap_or(serde_json::Value::Null);
+    if let (Some(obj), Some(p)) = (v.as_object_mut(), summary.psd.as_ref()) {
+        obj.insert("psd_db".into(), json!(p.db));
+        obj.insert("psd_start_hz".into(), json!(p.start_hz));
+        obj.insert("psd_step_hz".into(), json!(p.step_hz));
+        obj.remove("psd");
+    }
+    out.captures.push(v);
+    out.checks.push(Check::new(name, status, detail));
+}

@@ -1,0 +1,270 @@
+//! `rxnode sweep …`: the operator's own sweep, outputs named on the command
+//! line (never overwritten), written to the ledger inside a checkout.
+use super::report::{heatmap, render_sweep_md, rtl_power_csv, spectrum_plot, sweep_json};
+use super::{execute, parse_gain, status_of, write_new, NotSwept, Swept};
+use crate::context::Ctx;
+use crate::exit::{bad_input, refused, Outcome};
+use crate::result::Status;
+use crate::store::ledger::Entry;
+use crate::store::paths::Paths;
+use crate::store::policy::Source;
+use anyhow::Result;
+use rxnode_interlock::{check_rx_sweep, RxSweepStep};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
+    if args.device.trim().is_empty() {
+        return Err(bad_input("--device must not be empty (e.g. driver=hackrf)"));
+    }
+    let gain_db = match &args.gain_db {
+        Some(g) => Some(parse_gain(g).map_err(bad_input)?),
+        None => None,
+    };
+    let s = RxSweepStep {
+        device: args.device.clone(),
+        start_hz: args.start_hz,
+        stop_hz: args.stop_hz,
+        bin_hz: args.bin_hz,
+        sample_rate_hz: args.sample_rate_hz,
+        gain_db,
+        dwell_s: args.dwell_s,
+        settle_s: args.settle_s,
+        crop: args.crop,
+        repeats: args.repeats,
+    };
+    let problems = rxnode_interlock::validate_sweep_step(&s);
+    if !problems.is_empty() {
+        return Err(bad_input(as_flags(&problems.join("; "))));
+    }
+    Ok(s)
+}
+
+/// The plan-field names in a sweep check's message (`stop_hz`, `crop`, …)
+/// rewritten as the flags the operator typed (`--stop-hz`, `--crop`, …).
+/// Only whole words: `rx.max_sample_rate_hz` stays a policy key.
+fn as_flags(msg: &str) -> String {
+    const FIELDS: [&str; 9] = [
+        "start_hz",
+        "stop_hz",
+        "bin_hz",
+        "sample_rate_hz",
+        "gain_db",
+        "dwell_s",
+        "settle_s",
+        "crop",
+        "repeats",
+    ];
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '-';
+    let mut out = String::with_capacity(msg.len() + 16);
+    let mut rest = msg;
+    while let Some(c) = rest.chars().next() {
+        let at_boundary = !out.chars().next_back().is_some_and(word);
+        let hit = FIELDS.iter().find(|f| {
+            at_boundary
+                && rest.starts_with(**f)
+                && !rest[f.len()..].chars().next().is_some_and(word)
+        });
+        if let Some(f) = hit {
+            out.push_str("--");
+            out.push_str(&f.replace('_', "-"));
+            rest = &rest[f.len()..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// `<stem>_heatmap.png` beside the spectrum PNG `p`.
+fn heatmap_path_of(p: &Path) -> PathBuf {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "sweep".into());
+    p.with_file_name(format!("{stem}_heatmap.png"))
+}
+
+/// `sweep` options (DESIGN §8).
+#[derive(Debug, Clone)]
+pub struct SweepOptions {
+    /// SoapySDR device args.
+    pub device: String,
+    /// Lowest frequency of the band, Hz.
+    pub start_hz: f64,
+    /// Highest frequency of the band, Hz.
+    pub stop_hz: f64,
+    /// Widest acceptable bin, Hz.
+    pub bin_hz: f64,
+    /// Sample rate per hop.
+    pub sample_rate_hz: f64,
+    /// RX gain: dB, or per element `LNA=24,VGA=20`.
+    pub gain_db: Option<String>,
+    /// Samples analysed per hop, seconds.
+    pub dwell_s: f64,
+    /// Samples discarded after each retune, seconds.
+    pub settle_s: f64,
+    /// Fraction of each hop's band dropped (half at each edge).
+    pub crop: f64,
+    /// Passes over the band (a heatmap is drawn when > 1).
+    pub repeats: u32,
+    /// Write the rtl_power CSV here.
+    pub csv: Option<PathBuf>,
+    /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
+    pub plot: Option<PathBuf>,
+}
+
+/// Run `rxnode sweep`.
+pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
+    let step = step_of(args)?;
+    check_outputs(args)?;
+    let paths = Paths::new(&ctx.repo);
+    let ledger_on = git2::Repository::open(&ctx.repo).is_ok();
+    if ledger_on {
+        // The sweep writes the ledger under .local/: keep it out of Git first,
+        // as capture does, or the next command refuses a visible ledger.
+        crate::store::trust::prepare(&paths)?;
+    }
+    let (policy, source) = crate::store::policy::load(&paths)?;
+    let log = |e: Entry| {
+        if ledger_on {
+            crate::exec::ledger_note(&paths, &e);
+        }
+    };
+    if let Err(e) = check_rx_sweep(&step, &policy.rx) {
+        let mut reason = as_flags(&e.to_string());
+        if source == Source::Defaults {
+            reason.push_str(" (default policy: no file at .local/rxnode-policy.json)");
+        }
+        log(Entry::new("refused").detail(json!({"command": "sweep", "reason": reason})));
+        return Err(refused(reason));
+    }
+    let cancel = crate::term::cancel_flag("the sweep");
+    let sw = match execute(&step, cancel) {
+        Ok(s) => s,
+        Err(NotSwept::Blocked(why)) => {
+            log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));
+            return Err(refused(format!("sweep on {}: {why}", step.device)));
+        }
+        Err(NotSwept::Failed(why)) => {
+            return Err(anyhow::anyhow!("sweep on {}: {why}", step.device));
+        }
+    };
+    let (csv_rec, written) = write_outputs(args, &sw)?;
+    let v = sweep_json(0, &sw, csv_rec);
+    log(Entry::new("sweep").detail(json!({
+        "device": step.device,
+        "start_hz": step.start_hz,
+        "stop_hz": step.stop_hz,
+        "bin_hz": step.bin_hz,
+        "hops": sw.report.hops.len(),
+        "failed_hops": sw.report.failed_ranges_hz.len(),
+        "status": v["status"],
+    })));
+    print(ctx, &v, &written)?;
+    Ok(match status_of(&sw.report) {
+        Status::Pass => Outcome::Done,
+        _ => Outcome::Code(1),
+    })
+}
+
+/// The output files named (`--csv`, `--plot` and its heatmap): all different,
+/// and none there yet (outputs are never overwritten).
+fn check_outputs(args: &SweepOptions) -> Result<()> {
+    let heatmap_path = args
+        .plot
+        .as_ref()
+        .filter(|_| args.repeats > 1)
+        .map(|p| heatmap_path_of(p));
+    let outputs: Vec<&PathBuf> = [&args.csv, &args.plot, &heatmap_path]
+        .into_iter()
+        .flatten()
+        .collect();
+    for (i, a) in outputs.iter().enumerate() {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        if outputs[..i].iter().any(|b| abs(b) == abs(a)) {
+            return Err(bad_input(format!(
+                "{} is named for two outputs (--csv, --plot and its _heatmap.png must differ)",
+                a.display()
+            )));
+        }
+    }
+    for p in outputs {
+        if p.exists() {
+            return Err(bad_input(format!(
+                "{} already exists; choose another name (outputs are never overwritten)",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What was written, for the operator: a label and the path.
+type Written = Vec<(&'static str, PathBuf)>;
+
+/// The CSV and the pictures asked for: the CSV's record for the JSON, and what was written.
+fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<Value>, Written)> {
+    let mut csv_rec = None;
+    let mut written: Written = Vec::new();
+    if let Some(p) = &args.csv {
+        let csv = rtl_power_csv(&sw.report);
+        write_new(p, csv.as_bytes())?;
+        written.push(("CSV", p.clone()));
+        csv_rec = Some(json!({
+            "file": p.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "bytes": csv.len(),
+            "sha256": rxnode_interlock::sha256_hex(csv.as_bytes()),
+        }));
+    }
+    if let Some(p) = &args.plot {
+        crate::result::plot::write_spectrum(p, &spectrum_plot(sw, "rxnode sweep"))?;
+        written.push(("spectrum PNG", p.clone()));
+        if let Some(h) = heatmap(sw, "rxnode sweep") {
+            let hp = heatmap_path_of(p);
+            crate::result::plot::write_heatmap(&hp, &h)?;
+            written.push(("heatmap PNG", hp));
+        }
+    }
+    Ok((csv_rec, written))
+}
+
+/// The sweep on stdout: its JSON, or its Markdown and where the files went.
+fn print(ctx: &Ctx, v: &Value, written: &Written) -> Result<()> {
+    let text = if ctx.json {
+        format!("{}\n", serde_json::to_string_pretty(v)?)
+    } else {
+        let mut o = String::new();
+        render_sweep_md(&mut o, 1, v);
+        // The operator sees where the results went (the JSON names the CSV only).
+        for (what, p) in written {
+            let _ = writeln!(o, "wrote {what}: {}", p.display());
+        }
+        o
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_messages_name_the_flags() {
+        assert_eq!(
+            as_flags("stop_hz 80000000 must be above start_hz 88000000"),
+            "--stop-hz 80000000 must be above --start-hz 88000000"
+        );
+        assert_eq!(
+            as_flags(
+                "sample_rate_hz 2e7 exceeds rx.max_sample_rate_hz 1e7; crop 1 must be in [0, 0.95)"
+            ),
+            "--sample-rate-hz 2e7 exceeds rx.max_sample_rate_hz 1e7; --crop 1 must be in [0, 0.95)"
+        );
+    }
+}

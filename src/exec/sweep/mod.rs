@@ -1,0 +1,213 @@
+//! `rxnode sweep …` and the `rx_sweep` plan step (DESIGN §8, issue 17): an RX-only
+//! wideband sweep. Never transmits: it opens one RX stream through
+//! [`rxnode_hw::run_sweep`]. Bounded by the node-local RX policy
+//! ([`rxnode_interlock::check_rx_sweep`]): a refusal names the limit (exit 3 /
+//! `BLOCKED`). Outputs: the rtl_power CSV, the JSON hop table with band peaks,
+//! noise floor and failed hops, a spectrum PNG and (repeats > 1) a heatmap PNG.
+//!
+//! Here: opening, configuring and sweeping the radio. The command is in
+//! `command.rs`, the plan step in `step.rs`, the CSV, JSON, pictures and
+//! Markdown in `report.rs`.
+mod command;
+mod report;
+mod step;
+
+pub use self::command::{cmd_sweep, SweepOptions};
+pub(crate) use self::report::render_sweep_md;
+pub(crate) use self::step::step_sweep;
+
+use crate::result::Status;
+use anyhow::{Context, Result};
+use rxnode_hw::{run_sweep, HopStatus, RxConfig, RxRadio, SweepConfig, SweepReport};
+use rxnode_interlock::{GainSpec, RxSweepStep};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Why a sweep did not run.
+#[derive(Debug)]
+pub(crate) enum NotSwept {
+    /// The device is not there or cannot do what was asked: `BLOCKED`.
+    Blocked(String),
+    /// It started and the driver failed: `FAIL`.
+    Failed(String),
+}
+
+/// A finished sweep with what the radio really had.
+#[derive(Debug)]
+pub(crate) struct Swept {
+    /// The engine's report.
+    pub(crate) report: SweepReport,
+    /// Device args, driver and serial.
+    pub(crate) device: Value,
+    /// Overall gain read back, dB.
+    pub(crate) gain_db: Option<f64>,
+    /// Each gain element as read back, dB.
+    pub(crate) gain_elements_db: BTreeMap<String, f64>,
+    /// When it started (ISO 8601).
+    pub(crate) started_at: String,
+}
+
+/// Parse `--gain-db`: a number, `LNA=24,VGA=20`, or a JSON object.
+pub(crate) fn parse_gain(s: &str) -> Result<GainSpec, String> {
+    let t = s.trim();
+    if let Ok(g) = t.parse::<f64>() {
+        return Ok(GainSpec::Total(g));
+    }
+    if t.starts_with('{') {
+        return serde_json::from_str::<GainSpec>(t).map_err(|e| format!("--gain-db {t:?}: {e}"));
+    }
+    let mut m = BTreeMap::new();
+    for part in t.split(',') {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(format!(
+                "--gain-db {t:?}: expected a number of dB or ELEMENT=DB[,ELEMENT=DB…] (e.g. LNA=24,VGA=20)"
+            ));
+        };
+        let v: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("--gain-db {t:?}: {:?} is not a number of dB", v.trim()))?;
+        if m.insert(k.trim().to_owned(), v).is_some() {
+            return Err(format!(
+                "--gain-db {t:?}: element {:?} given twice",
+                k.trim()
+            ));
+        }
+    }
+    Ok(GainSpec::Elements(m))
+}
+
+fn config_of(s: &RxSweepStep) -> SweepConfig {
+    SweepConfig {
+        start_hz: s.start_hz,
+        stop_hz: s.stop_hz,
+        bin_hz: s.bin_hz,
+        sample_rate_hz: s.sample_rate_hz,
+        dwell_s: s.dwell_s,
+        settle_s: s.settle_s,
+        crop: s.crop,
+        repeats: s.repeats,
+    }
+}
+
+/// Open, configure (rate, first centre, gains — each checked by the device) and sweep.
+pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, NotSwept> {
+    let started_at = crate::store::fsutil::now_iso();
+    let mut radio = RxRadio::open(&s.device)
+        .map_err(|e| NotSwept::Blocked(format!("device not available: {e}")))?;
+    let info = radio.probe();
+    // Tune to the first hop's centre first: the radio never sits outside the band.
+    let first =
+        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
+            .map(|(fft, k, _, _)| s.start_hz + (k / 2) as f64 * s.sample_rate_hz / fft as f64)
+            .unwrap_or(s.start_hz);
+    let cfg = RxConfig {
+        frequency_hz: first,
+        sample_rate_hz: s.sample_rate_hz,
+        gain_db: match &s.gain_db {
+            Some(GainSpec::Total(g)) => Some(*g),
+            _ => None,
+        },
+        ..RxConfig::default()
+    };
+    // The device's own limits are the bound where the policy sets none.
+    if let (Some(GainSpec::Elements(_)), true) = (&s.gain_db, info.gain_elements.is_empty()) {
+        return Err(NotSwept::Blocked(format!(
+            "device {} lists no gain elements; give gain_db as one number",
+            s.device
+        )));
+    }
+    hops_in_range(s, &info.frequency_ranges_hz)?;
+    radio.configure(&cfg).map_err(blocked_or_failed)?;
+    if let Some(GainSpec::Elements(m)) = &s.gain_db {
+        radio.set_gain_elements(m).map_err(blocked_or_failed)?;
+    }
+    let actual = radio
+        .actual()
+        .map_err(|e| NotSwept::Failed(e.to_string()))?;
+    let gain_elements_db = radio.gain_elements().unwrap_or_default();
+    let report = run_sweep(&mut radio, &config_of(s), cancel).map_err(blocked_or_failed)?;
+    Ok(Swept {
+        report,
+        device: json!({"args": s.device, "driver": info.driver, "serial": info.serial}),
+        gain_db: Some(actual.gain_db),
+        gain_elements_db,
+        started_at,
+    })
+}
+
+/// Every hop's centre must be one the device can tune (when it lists its
+/// ranges): refuse before streaming rather than fail hops one by one.
+fn hops_in_range(s: &RxSweepStep, ranges: &[[f64; 2]]) -> Result<(), NotSwept> {
+    let Some((fft, k, _, hops)) =
+        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
+    else {
+        return Ok(());
+    };
+    if ranges.is_empty() {
+        return Ok(());
+    }
+    let bin = s.sample_rate_hz / fft as f64;
+    for h in 0..hops {
+        let c = s.start_hz + ((h * k) as f64 + (k / 2) as f64) * bin;
+        if !ranges.iter().any(|r| r[0] <= c && c <= r[1]) {
+            return Err(NotSwept::Blocked(format!(
+                "hop centre {c} Hz is outside the device's frequency ranges {}",
+                ranges
+                    .iter()
+                    .map(|r| format!("{}..{} Hz", r[0], r[1]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn blocked_or_failed(e: rxnode_hw::Error) -> NotSwept {
+    match e {
+        rxnode_hw::Error::Unsupported { .. } | rxnode_hw::Error::InvalidSetting { .. } => {
+            NotSwept::Blocked(e.to_string())
+        }
+        other => NotSwept::Failed(other.to_string()),
+    }
+}
+
+/// The status of a finished sweep: PASS when every hop measured; PARTIAL when some
+/// hops failed or the operator cancelled; FAIL when no hop measured.
+pub(crate) fn status_of(r: &SweepReport) -> Status {
+    let ok = r.hops.iter().filter(|h| h.status == HopStatus::Ok).count();
+    if ok == 0 {
+        Status::Fail
+    } else if ok == r.hops.len() && !r.cancelled {
+        Status::Pass
+    } else {
+        Status::Partial
+    }
+}
+
+/// Write `bytes` atomically, never over an existing file the operator named.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    crate::store::fsutil::write_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gain_flag_forms() {
+        assert_eq!(parse_gain("20").unwrap(), GainSpec::Total(20.0));
+        assert_eq!(
+            parse_gain("LNA=24, VGA=20").unwrap(),
+            GainSpec::Elements([("LNA".into(), 24.0), ("VGA".into(), 20.0)].into())
+        );
+        assert_eq!(parse_gain(r#"{"LNA": 8}"#).unwrap().total(), 8.0);
+        assert!(parse_gain("LNA=x").unwrap_err().contains("not a number"));
+        assert!(parse_gain("loud").unwrap_err().contains("ELEMENT=DB"));
+        assert!(parse_gain("LNA=1,LNA=2").unwrap_err().contains("twice"));
+    }
+}

@@ -1,0 +1,132 @@
+//! The `rx_sweep` step of a task's plan: the policy, the sweep, then
+//! `SWEEP_<n>.csv`, `SWEEP_<n>.png` (and the heatmap, and a long hop table as
+//! `SWEEP_<n>_hops.json`) in the outbox; a check and a row in the result.
+use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
+use super::{execute, status_of, write_new, NotSwept, Swept};
+use crate::exec::steps::{Outputs, StepCtx};
+use crate::result::{Check, Status};
+use anyhow::Result;
+use rxnode_interlock::{check_rx_sweep, RxSweepStep};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The `rx_sweep` plan step: policy, run, `SWEEP_<n>.csv` (+ PNGs) in the outbox.
+pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
+    let n = st.index + 1;
+    if let Err(e) = check_rx_sweep(s, &st.policy.rx) {
+        out.not_swept(st, Status::Blocked, e.to_string());
+        return;
+    }
+    let cancel = crate::term::cancel_flag("the running step");
+    let sw = match execute(s, cancel) {
+        Ok(sw) => sw,
+        Err(NotSwept::Blocked(why)) => {
+            out.not_swept(st, Status::Blocked, why);
+            return;
+        }
+        Err(NotSwept::Failed(why)) => {
+            out.errors.push(format!("{}: {why}", st.name));
+            out.not_swept(st, Status::Fail, why);
+            return;
+        }
+    };
+    let dir = st.paths.outbox(st.task.id());
+    let csv_rec = step_files(st, &dir, &sw, &mut out.errors);
+    let r = &sw.report;
+    let detail = format!(
+        "{:.3}–{:.3} MHz in {} hop(s) × {} repeat(s), {} failed, bin {:.1} Hz, noise floor {}, {} peak(s), {:.2} s",
+        r.config.start_hz / 1e6,
+        r.config.stop_hz / 1e6,
+        r.plan.centers_hz.len(),
+        r.config.repeats,
+        r.failed_ranges_hz.len(),
+        r.plan.bin_hz,
+        r.noise_floor_db.map(|f| format!("{f:.1} dBFS")).unwrap_or_else(|| "n/a".into()),
+        r.peaks.len(),
+        r.elapsed_s
+    );
+    for f in &r.failed_ranges_hz {
+        out.errors.push(format!(
+            "{}: hop {:.3}–{:.3} MHz failed twice (no data, not interpolated)",
+            st.name,
+            f[0] / 1e6,
+            f[1] / 1e6
+        ));
+    }
+    out.checks.push(Check::new(&st.name, status_of(r), detail));
+    let mut v = sweep_json(n, &sw, csv_rec);
+    if r.hops.len() > MAX_HOPS_IN_RESULT {
+        if let Err(e) = hops_to_file(&dir, n, r.hops.len(), &mut v) {
+            out.errors.push(format!("{}: {e:#}", st.name));
+        }
+    }
+    out.sweeps.push(v);
+}
+
+/// `SWEEP_<n>.csv` (its record for the result, `None` if it could not be
+/// written), the spectrum PNG and the heatmap PNG in the outbox `dir`.
+fn step_files(st: &StepCtx, dir: &Path, sw: &Swept, errors: &mut Vec<String>) -> Option<Value> {
+    let n = st.index + 1;
+    let csv_name = format!("SWEEP_{n}.csv");
+    let csv = rtl_power_csv(&sw.report);
+    let csv_rec = match write_new(&dir.join(&csv_name), csv.as_bytes()) {
+        Ok(()) => Some(json!({
+            "file": csv_name,
+            "bytes": csv.len(),
+            "sha256": rxnode_interlock::sha256_hex(csv.as_bytes()),
+        })),
+        Err(e) => {
+            errors.push(format!("{}: {e:#}", st.name));
+            None
+        }
+    };
+    let what = format!("{} · step {n}", st.task.id().as_str());
+    if let Err(e) = crate::result::plot::write_spectrum(
+        &dir.join(format!("SWEEP_{n}.png")),
+        &spectrum_plot(sw, &what),
+    ) {
+        tracing::warn!("sweep plot: {e:#}");
+    }
+    if let Some(h) = heatmap(sw, &what) {
+        if let Err(e) =
+            crate::result::plot::write_heatmap(&dir.join(format!("SWEEP_{n}_heatmap.png")), &h)
+        {
+            tracing::warn!("sweep heatmap: {e:#}");
+        }
+    }
+    csv_rec
+}
+
+/// The result is published (≤ 256 KiB): a long hop table goes to
+/// `SWEEP_<n>_hops.json` in the outbox (hash in the result); the result keeps
+/// every hop that did not go cleanly. Unchanged if the file cannot be written.
+fn hops_to_file(dir: &Path, n: usize, hops: usize, v: &mut Value) -> Result<()> {
+    let all = v.get("hops").cloned().unwrap_or(Value::Null);
+    let text = serde_json::to_vec_pretty(&all).unwrap_or_default();
+    let file = format!("SWEEP_{n}_hops.json");
+    write_new(&dir.join(&file), &text)?;
+    let keep: Vec<Value> = all
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|h| {
+                    h["status"] != "OK"
+                        || h["attempts"].as_u64() != Some(1)
+                        || h["overflows"].as_u64() != Some(0)
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    v["hops"] = Value::Array(keep);
+    v["hops_file"] = json!({
+        "file": file,
+        "bytes": text.len(),
+        "sha256": rxnode_interlock::sha256_hex(&text),
+        "hops": hops,
+    });
+    Ok(())
+}
+
+/// Hop rows kept in `RX_RESULT.json` before the table moves to its own file.
+const MAX_HOPS_IN_RESULT: usize = 200;

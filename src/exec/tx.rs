@@ -1,0 +1,195 @@
+//! TX orchestration for `rxnode run`: the one file in `src/` that can key a
+//! transmitter (`find src -name '*tx*'` lists it alone). It pre-flights every
+//! `tx_tone` step against the node policy before anybody is asked to authorize,
+//! describes the one transmission an `AUTHORIZE RF TX` covers, and runs that
+//! step: the interlock's [`authorize`] turns the typed authorization into a
+//! `TxPermit`, which alone turns the RX radio TX-capable (`into_tx`). The tone
+//! is never keyed without a signal handler or after an interrupt, and stops
+//! when Ctrl-C / SIGTERM sets the process's one cancel flag, which
+//! `transmit_tone` polls (docs/hardware.md: < 200 ms to `closeStream`, remote too).
+use crate::exec::preconditions::refuse;
+use crate::exec::steps::{Outputs, StepCtx};
+use crate::result::{Check, Status};
+use crate::store::paths::Paths;
+use crate::store::policy::Source;
+use anyhow::Result;
+use rxnode_hw::{TxRadio, TxReport};
+use rxnode_interlock::{authorize, Authorization, Plan, Policy, Step, TxToneStep};
+use serde_json::json;
+use std::sync::atomic::Ordering;
+
+/// Where a refusal of `run` is written: the checkout, the task and its text hash.
+pub(crate) struct RefuseTo<'a> {
+    /// The checkout's paths.
+    pub(crate) paths: &'a Paths,
+    /// The task ID.
+    pub(crate) ids: &'a str,
+    /// The approved text's SHA-256.
+    pub(crate) sha: &'a str,
+}
+
+/// Pre-flight the TX policy so nobody is asked to authorize what the policy refuses.
+pub(crate) fn preflight(
+    to: &RefuseTo,
+    plan: &Plan,
+    policy: &Policy,
+    policy_source: &Source,
+) -> Result<()> {
+    for (i, s) in plan.steps.iter().enumerate() {
+        if let Step::TxTone(t) = s {
+            if let Err(e) = rxnode_interlock::check_tx_step(t, policy) {
+                let mut msg = format!("step {} (tx_tone): {e}", i + 1);
+                if *policy_source == Source::Defaults {
+                    msg.push_str(&format!(
+                        " — no policy file at {}",
+                        to.paths.policy().display()
+                    ));
+                }
+                return Err(refuse(to.paths, to.ids, Some(to.sha), msg));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Before the `AUTHORIZE RF TX` prompt: one authorization covers one
+/// transmission, the first `tx_tone` step; every later one is BLOCKED, so the
+/// prompt must not claim it.
+pub(crate) fn announce(plan: &Plan) {
+    let mut first = true;
+    for (i, s) in plan.steps.iter().enumerate() {
+        if let Step::TxTone(t) = s {
+            if first {
+                eprintln!(
+                    "  This authorizes one transmission, step {} (the first tx_tone): {}",
+                    i + 1,
+                    describe_tx(t)
+                );
+                first = false;
+            } else {
+                eprintln!(
+                    "  Step {} (tx_tone) will be BLOCKED, not transmitted: one authorization covers only the first tx_tone ({})",
+                    i + 1,
+                    describe_tx(t)
+                );
+            }
+        }
+    }
+}
+
+fn describe_tx(step: &TxToneStep) -> String {
+    format!(
+        "TX tone on {}: LO {:.6} MHz, tone offset {:+.3} kHz (on air {:.6}–{:.6} MHz incl. image and LO leakage), \
+         rate {} S/s, gain {} dB, for {} s",
+        step.device,
+        step.frequency_hz / 1e6,
+        step.tone_offset_hz / 1e3,
+        (step.frequency_hz - step.tone_offset_hz.abs()) / 1e6,
+        (step.frequency_hz + step.tone_offset_hz.abs()) / 1e6,
+        step.sample_rate_hz,
+        step.gain_db,
+        step.duration_s
+    )
+}
+
+fn unix_to_iso(t: f64) -> String {
+    let Ok(dt) = time::OffsetDateTime::from_unix_timestamp_nanos((t * 1e9) as i128) else {
+        return t.to_string();
+    };
+    let fmt = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]+00:00"
+    );
+    dt.format(&fmt).unwrap_or_else(|_| t.to_string())
+}
+
+/// The `tx_tone` step: with the run's one authorization (`None` once used), a
+/// permit from the interlock, then the tone until done or interrupted.
+pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, out: &mut Outputs) {
+    let mut txr = match keyable(s, auth, t) {
+        Ok(r) => r,
+        Err((status, why)) => {
+            out.checks.push(Check::new(&s.name, status, why));
+            return;
+        }
+    };
+    match txr.transmit_tone(crate::term::cancel_flag("the running step")) {
+        Ok(rep) => transmitted(&s.name, &rep, out),
+        Err(e) => {
+            out.errors.push(format!("{}: {e}", s.name));
+            out.checks
+                .push(Check::new(&s.name, Status::Fail, e.to_string()));
+        }
+    }
+}
+
+/// Everything before the tone, in order; the first that fails is the step's
+/// status and detail and nothing is keyed.
+fn keyable(
+    s: &StepCtx,
+    auth: Option<Authorization>,
+    t: &TxToneStep,
+) -> Result<TxRadio, (Status, String)> {
+    let Some(auth) = auth else {
+        return Err((
+            Status::Blocked,
+            "no authorization left: one AUTHORIZE RF TX covers one tx_tone step".to_owned(),
+        ));
+    };
+    // Without a signal handler a Ctrl-C would kill the process mid-tone, skipping the
+    // teardown: never key the transmitter then.
+    if !crate::term::cancel_handler_installed() {
+        return Err((
+            Status::Blocked,
+            "Ctrl-C / SIGTERM cannot be caught in this process, so a stop could not tear the transmission down; not transmitting".to_owned(),
+        ));
+    }
+    // Ctrl-C between steps: never key the transmitter after an interrupt.
+    if crate::term::cancel_flag("the running step").load(Ordering::SeqCst) {
+        return Err((Status::NotRun, "interrupted before this step".to_owned()));
+    }
+    let permit = authorize(s.task, s.approval, auth, s.index, s.policy)
+        .map_err(|e| (Status::Blocked, e.to_string()))?;
+    let radio = rxnode_hw::RxRadio::open(&t.device)
+        .map_err(|e| (Status::Blocked, format!("device not available: {e}")))?;
+    radio
+        .into_tx(permit)
+        .map_err(|e| (Status::Blocked, e.to_string()))
+}
+
+/// A finished (or interrupted) tone: the result's `tx` record and the step's check.
+fn transmitted(name: &str, rep: &TxReport, out: &mut Outputs) {
+    let status = if rep.cancelled {
+        Status::Partial
+    } else {
+        Status::Pass
+    };
+    out.tx = Some(json!({
+        "device": rep.device,
+        "frequency_hz": rep.frequency_hz,
+        "tone_offset_hz": rep.tone_offset_hz,
+        "sample_rate_hz": rep.sample_rate_hz,
+        "gain_db": rep.gain_db,
+        "samples_sent": rep.samples_sent,
+        "started_at": unix_to_iso(rep.started_unix_s),
+        "stopped_at": unix_to_iso(rep.stopped_unix_s),
+        "on_air_s": rep.stopped_unix_s - rep.started_unix_s,
+        "cancelled": rep.cancelled,
+    }));
+    out.checks.push(Check::new(
+        name,
+        status,
+        format!(
+            "{} samples sent at {:.6} MHz {:+.3} kHz, {} dB, {:.3} s on air{}",
+            rep.samples_sent,
+            rep.frequency_hz / 1e6,
+            rep.tone_offset_hz / 1e3,
+            rep.gain_db,
+            rep.stopped_unix_s - rep.started_unix_s,
+            if rep.cancelled {
+                " (cut short by interrupt)"
+            } else {
+                ""
+            }
+        ),
+    ));
+}
