@@ -9,21 +9,26 @@ use rxnode_interlock::{sha256_hex, Approval, ValidTask};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// `TASK.meta.json`: where the approved text came from.
+/// `TASK.meta.json`: where the approved text came from. Written here on
+/// approval and read back by `publish`; the fields an older outbox may lack
+/// read as empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskMeta {
+pub(crate) struct TaskMeta {
     /// The task.
-    pub task_id: String,
+    pub(crate) task_id: String,
     /// The commit that held it (empty for a dry-run file).
-    pub commit: String,
+    pub(crate) commit: String,
     /// The blob ID of the task file (empty for a dry-run file).
-    pub blob: String,
+    #[serde(default)]
+    pub(crate) blob: String,
     /// SHA-256 of `TASK.md` (the exact approved bytes).
-    pub task_sha256: String,
+    pub(crate) task_sha256: String,
     /// Approval time.
-    pub approved_at: String,
+    #[serde(default)]
+    pub(crate) approved_at: String,
     /// The watched branch.
-    pub source_branch: String,
+    #[serde(default)]
+    pub(crate) source_branch: String,
 }
 
 /// What [`prepare`] did.
