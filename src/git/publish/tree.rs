@@ -106,7 +106,7 @@ impl Tips {
 
 /// The remote-tracking ref of `rx-node` for `remote`.
 pub(super) fn tracking_ref(remote: &str) -> String {
-    format!("refs/remotes/{remote}/rx-node")
+    crate::git::ops::tracking_ref(remote, "rx-node")
 }
 
 /// The parent of the new commit and the local-only results carried onto it.

@@ -1,0 +1,511 @@
+//! Reads from commits already fetched: one file's blob at a commit, the
+//! first-parent history of the task file, and ancestry.
+use anyhow::{anyhow, Context, Result};
+use git2::{Oid, Repository};
+use std::path::Path;
+
+/// A file read from a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Blob {
+    /// No such file in that commit.
+    Missing,
+    /// The file exists but is larger than the limit; its content was not loaded.
+    TooLarge {
+        /// Size in bytes.
+        size: usize,
+        /// Blob ID.
+        blob: String,
+    },
+    /// The path names something other than a regular file (a directory, a
+    /// symlink, a submodule); nothing was loaded.
+    NotAFile {
+        /// What it is.
+        kind: &'static str,
+        /// The object ID it points to.
+        id: String,
+    },
+    /// The content.
+    Content {
+        /// The bytes.
+        bytes: Vec<u8>,
+        /// Blob ID.
+        blob: String,
+    },
+}
+
+/// Read `path` from `commit` as a blob, refusing (without loading) anything
+/// over `max_bytes`. Uses only the object database.
+pub(crate) fn read_blob_at(
+    repo: &Repository,
+    commit: Oid,
+    path: &str,
+    max_bytes: usize,
+) -> Result<Blob> {
+    let c = repo
+        .find_commit(commit)
+        .with_context(|| format!("commit {commit} is not in this repository"))?;
+    let tree = c
+        .tree()
+        .with_context(|| format!("commit {commit} has no tree"))?;
+    let entry = match tree.get_path(Path::new(path)) {
+        Ok(e) => e,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Blob::Missing),
+        Err(e) => {
+            return Err(anyhow!(
+                "cannot look up {path} in {commit}: {}",
+                e.message()
+            ))
+        }
+    };
+    let id = entry.id();
+    let not_a_file = match (entry.kind(), entry.filemode()) {
+        (Some(git2::ObjectType::Blob), 0o120000) => Some("a symbolic link"),
+        (Some(git2::ObjectType::Blob), _) => None,
+        (Some(git2::ObjectType::Tree), _) => Some("a directory"),
+        (Some(git2::ObjectType::Commit), _) => Some("a submodule"),
+        _ => Some("not a regular file"),
+    };
+    if let Some(kind) = not_a_file {
+        return Ok(Blob::NotAFile {
+            kind,
+            id: id.to_string(),
+        });
+    }
+    let odb = repo.odb().context("cannot open the object database")?;
+    let (size, _) = odb
+        .read_header(id)
+        .with_context(|| format!("cannot read the header of blob {id}"))?;
+    if size > max_bytes {
+        return Ok(Blob::TooLarge {
+            size,
+            blob: id.to_string(),
+        });
+    }
+    let blob = repo
+        .find_blob(id)
+        .with_context(|| format!("cannot read blob {id}"))?;
+    Ok(Blob::Content {
+        bytes: blob.content().to_vec(),
+        blob: id.to_string(),
+    })
+}
+
+/// What a tree holds at a path: the object ID and file mode, or nothing.
+pub(crate) type PathEntry = Option<(Oid, i32)>;
+
+/// The entry at `path` in `commit`'s tree (`None` when absent).
+pub(crate) fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<PathEntry> {
+    let c = repo
+        .find_commit(commit)
+        .with_context(|| format!("commit {commit} is not in this repository"))?;
+    let tree = c
+        .tree()
+        .with_context(|| format!("commit {commit} has no tree"))?;
+    match tree.get_path(Path::new(path)) {
+        Ok(e) => Ok(Some((e.id(), e.filemode()))),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(anyhow!(
+            "cannot look up {path} in {commit}: {}",
+            e.message()
+        )),
+    }
+}
+
+/// One commit of the first-parent history that changed the task path: one
+/// *task version* (DESIGN §2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Version {
+    /// The commit.
+    pub commit: Oid,
+    /// What the path holds in this commit (`None`: the file was deleted).
+    pub entry: PathEntry,
+    /// What it held in the commit's first parent (`None`: absent, or a root commit).
+    pub before: PathEntry,
+}
+
+/// The task versions between a stop point and the tip.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct History {
+    /// Every version found, oldest first.
+    pub versions: Vec<Version>,
+    /// First-parent commits walked.
+    pub commits: usize,
+    /// The walk stopped at its commit limit before reaching the stop point
+    /// (older versions, if any, were not looked at).
+    pub truncated: bool,
+    /// The walk ended early because the history is incomplete here (a shallow
+    /// clone, a missing object): why. Older versions were not looked at.
+    pub incomplete: Option<String>,
+}
+
+/// What a walk collected: the chain (newest first), whether it hit the commit
+/// limit, and why it ended early if the history is incomplete.
+type Chain = (Vec<Oid>, bool, Option<String>);
+
+/// The first-parent chain from `tip` down to (not including) `hide`, by
+/// following first parents: exact when `hide` is on that chain or absent
+/// (then down to the root, or to a shallow clone's boundary, reported).
+/// `None` when `hide` is not met on the chain (it is reachable only through a
+/// merge's second parent): the caller asks libgit2's revwalk.
+fn first_parent_chain(
+    repo: &Repository,
+    tip: Oid,
+    hide: Option<Oid>,
+    max_commits: usize,
+) -> Result<Option<Chain>> {
+    let mut chain = Vec::new();
+    let mut c = tip;
+    loop {
+        if Some(c) == hide {
+            return Ok(Some((chain, false, None)));
+        }
+        if chain.len() >= max_commits {
+            return Ok(hide.is_none().then_some((chain, true, None)));
+        }
+        let commit = repo
+            .find_commit(c)
+            .with_context(|| format!("commit {c} is not in this repository"))?;
+        chain.push(c);
+        match commit.parent_ids().next() {
+            Some(p) if repo.find_commit(p).is_ok() => c = p,
+            Some(p) => {
+                let why =
+                    format!("the parent {p} of {c} is not in this repository (a shallow clone?)");
+                return Ok(hide.is_none().then_some((chain, false, Some(why))));
+            }
+            None => return Ok(hide.is_none().then_some((chain, false, None))),
+        }
+    }
+}
+
+/// `git rev-list --first-parent tip ^hide` through libgit2's revwalk.
+fn revwalk_chain(
+    repo: &Repository,
+    tip: Oid,
+    hide: Option<Oid>,
+    max_commits: usize,
+) -> Result<Chain> {
+    let mut walk = repo.revwalk().context("cannot walk the history")?;
+    walk.simplify_first_parent()
+        .context("cannot walk first parents")?;
+    walk.push(tip)
+        .with_context(|| format!("cannot walk from {tip}"))?;
+    if let Some(h) = hide {
+        walk.hide(h)
+            .with_context(|| format!("cannot exclude {h} from the walk"))?;
+    }
+    let mut chain: Vec<Oid> = Vec::new();
+    let mut truncated = false;
+    let mut incomplete = None;
+    for oid in walk {
+        let oid = match oid {
+            Ok(o) => o,
+            Err(e) => {
+                incomplete = Some(format!(
+                    "the history walk from {tip} ended early: {}",
+                    e.message()
+                ));
+                break;
+            }
+        };
+        if chain.len() >= max_commits {
+            truncated = true;
+            break;
+        }
+        chain.push(oid);
+    }
+    Ok((chain, truncated, incomplete))
+}
+
+/// Walk the first-parent history of `tip`, newest first, excluding `hide` and
+/// everything reachable from it (`git rev-list --first-parent tip ^hide`), and
+/// collect every commit whose `path` entry differs from its first parent's.
+/// At most `max_commits` commits are walked. Reads only the object database.
+pub(crate) fn task_history(
+    repo: &Repository,
+    tip: Oid,
+    hide: Option<Oid>,
+    path: &str,
+    max_commits: usize,
+) -> Result<History> {
+    let (chain, truncated, mut incomplete) = match first_parent_chain(repo, tip, hide, max_commits)?
+    {
+        Some(found) => found,
+        None => revwalk_chain(repo, tip, hide, max_commits)?,
+    };
+    // `chain` is newest first; each commit is compared with its first parent,
+    // which is the next one in the chain (looked up once).
+    let mut versions = Vec::new();
+    let mut entry = match chain.first() {
+        Some(&c) => entry_at(repo, c, path)?,
+        None => None,
+    };
+    let mut walked = 0;
+    for (i, &c) in chain.iter().enumerate() {
+        let commit = repo
+            .find_commit(c)
+            .with_context(|| format!("commit {c} is not in this repository"))?;
+        let parent = commit.parent_ids().next();
+        if let Some(p) = parent.filter(|p| repo.find_commit(*p).is_err()) {
+            // A shallow clone's boundary: what `c` changed cannot be told.
+            incomplete = Some(format!(
+                "the parent {p} of {c} is not in this repository (a shallow clone?)"
+            ));
+            break;
+        }
+        walked += 1;
+        if let (Some(p), Some(&next)) = (parent, chain.get(i + 1)) {
+            if p != next {
+                return Err(anyhow!(
+                    "history walk from {tip}: {next} follows {c} but is not its first parent"
+                ));
+            }
+        }
+        let before = match parent {
+            Some(p) => entry_at(repo, p, path)?,
+            None => None,
+        };
+        if before != entry {
+            versions.push(Version {
+                commit: c,
+                entry,
+                before,
+            });
+        }
+        entry = before;
+    }
+    versions.reverse();
+    Ok(History {
+        versions,
+        commits: walked,
+        truncated,
+        incomplete,
+    })
+}
+
+/// First-parent steps tried before a full ancestry search.
+const FIRST_PARENT_PROBE: usize = 10_000;
+
+/// Whether `target` is on the first-parent chain of `from` within `max`
+/// steps. Stops quietly where the history ends (a root, or a shallow clone's
+/// boundary, whose parent is not in the repository).
+fn first_parent_reaches(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool {
+    let mut c = from;
+    for _ in 0..max {
+        if c == target {
+            return true;
+        }
+        match repo.find_commit(c).ok().and_then(|k| k.parent_ids().next()) {
+            Some(p) => c = p,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Whether `ancestor` is `commit` or one of its ancestors. An unknown
+/// `ancestor` (not in this repository) is not.
+///
+/// The first-parent chain is tried first (the usual case, and the one that
+/// works in a shallow clone); then libgit2's full search. A history that
+/// cannot be searched (objects missing past a shallow boundary) answers
+/// "not an ancestor", never an error that would stop every poll.
+pub(crate) fn is_ancestor_or_same(repo: &Repository, ancestor: Oid, commit: Oid) -> Result<bool> {
+    if ancestor == commit {
+        return Ok(true);
+    }
+    if repo.find_commit(ancestor).is_err() {
+        return Ok(false);
+    }
+    if first_parent_reaches(repo, commit, ancestor, FIRST_PARENT_PROBE) {
+        return Ok(true);
+    }
+    match repo.graph_descendant_of(commit, ancestor) {
+        Ok(b) => Ok(b),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => {
+            tracing::warn!(
+                "cannot search the history of {commit} for {ancestor} ({}); taken as not an ancestor",
+                e.message()
+            );
+            Ok(false)
+        }
+        Err(e) => Err(anyhow!(
+            "cannot compare {commit} with {ancestor}: {}",
+            e.message()
+        )),
+    }
+}
+
+/// The merge base of two commits, `None` when they share no history, `a` is
+/// not in this repository, or the history needed is missing (shallow clone).
+pub(crate) fn merge_base(repo: &Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
+    if repo.find_commit(a).is_err() {
+        return Ok(None);
+    }
+    match repo.merge_base(a, b) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound && e.class() == git2::ErrorClass::Merge => {
+            Ok(None)
+        }
+        // Objects missing past a shallow clone's boundary: the common history
+        // cannot be found, so it is treated as absent (examined from the root,
+        // bounded; decided IDs are still never offered again).
+        Err(e) => {
+            tracing::warn!(
+                "cannot find the merge base of {a} and {b} ({}); treated as none",
+                e.message()
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Whether `ancestor` is a strict ancestor of `commit` ([`is_ancestor_or_same`]).
+/// An ancestor unknown to this repository is not an ancestor.
+pub(crate) fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid) -> Result<bool> {
+    let Ok(a) = Oid::from_str(ancestor) else {
+        return Ok(false);
+    };
+    if a == commit || repo.find_commit(a).is_err() {
+        return Ok(false);
+    }
+    is_ancestor_or_same(repo, a, commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit_file(repo: &Repository, path: &str, bytes: &[u8], parent: Option<Oid>) -> Oid {
+        let blob = repo.blob(bytes).unwrap();
+        let mut tb = repo.treebuilder(None).unwrap();
+        // Only flat paths in these unit tests.
+        tb.insert(path, blob, 0o100644).unwrap();
+        let tree = repo.find_tree(tb.write().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
+        let parents: Vec<git2::Commit> = parent
+            .map(|p| vec![repo.find_commit(p).unwrap()])
+            .unwrap_or_default();
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        repo.commit(None, &sig, &sig, "m", &tree, &refs).unwrap()
+    }
+
+    #[test]
+    fn blob_reading_and_size_limit() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let c = commit_file(&repo, "t.md", b"hello", None);
+        assert_eq!(
+            read_blob_at(&repo, c, "t.md", 10).unwrap(),
+            Blob::Content {
+                bytes: b"hello".to_vec(),
+                blob: repo.blob(b"hello").unwrap().to_string()
+            }
+        );
+        assert!(matches!(
+            read_blob_at(&repo, c, "t.md", 4).unwrap(),
+            Blob::TooLarge { size: 5, .. }
+        ));
+        assert_eq!(
+            read_blob_at(&repo, c, "nope.md", 10).unwrap(),
+            Blob::Missing
+        );
+    }
+
+    #[test]
+    fn strict_ancestry() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let a = commit_file(&repo, "f", b"1", None);
+        let b = commit_file(&repo, "f", b"2", Some(a));
+        let other = commit_file(&repo, "f", b"3", None);
+        assert!(is_strict_ancestor(&repo, &a.to_string(), b).unwrap());
+        assert!(!is_strict_ancestor(&repo, &b.to_string(), b).unwrap());
+        assert!(!is_strict_ancestor(&repo, &b.to_string(), a).unwrap());
+        assert!(!is_strict_ancestor(&repo, &other.to_string(), b).unwrap());
+        assert!(!is_strict_ancestor(&repo, &"0".repeat(40), b).unwrap());
+    }
+
+    #[test]
+    fn task_history_lists_first_parent_changes_oldest_first() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let a = commit_file(&repo, "t.md", b"1", None);
+        let b = commit_file(&repo, "t.md", b"2", Some(a));
+        let c = commit_file(&repo, "t.md", b"2", Some(b)); // no change
+        let e = commit_file(&repo, "other", b"x", Some(c)); // t.md deleted
+        let f = commit_file(&repo, "t.md", b"3", Some(e));
+        let h = task_history(&repo, f, Some(a), "t.md", 1000).unwrap();
+        assert_eq!(h.commits, 4);
+        assert!(!h.truncated);
+        let got: Vec<Oid> = h.versions.iter().map(|v| v.commit).collect();
+        assert_eq!(got, vec![b, e, f]);
+        assert!(h.versions[1].entry.is_none() && h.versions[1].before.is_some());
+        assert_eq!(
+            h.versions[0].before.map(|x| x.0),
+            Some(repo.blob(b"1").unwrap())
+        );
+        // From the root: the first commit is a version too.
+        let all = task_history(&repo, f, None, "t.md", 1000).unwrap();
+        assert_eq!(all.versions.len(), 4);
+        assert_eq!(all.versions[0].commit, a);
+        assert!(all.versions[0].before.is_none());
+        // Bounded walk.
+        let short = task_history(&repo, f, None, "t.md", 2).unwrap();
+        assert!(short.truncated);
+        assert_eq!(short.commits, 2);
+        assert_eq!(
+            short.versions.iter().map(|v| v.commit).collect::<Vec<_>>(),
+            vec![e, f]
+        );
+        // Nothing since the tip itself.
+        assert!(task_history(&repo, f, Some(f), "t.md", 10)
+            .unwrap()
+            .versions
+            .is_empty());
+    }
+
+    #[test]
+    fn a_marker_reachable_only_through_a_second_parent_is_walked_by_revwalk() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let a = commit_file(&repo, "t.md", b"1", None);
+        let b = commit_file(&repo, "t.md", b"2", Some(a));
+        let side = commit_file(&repo, "t.md", b"s", Some(a));
+        let tree = repo.find_commit(b).unwrap().tree().unwrap();
+        let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
+        let (cb, cs) = (
+            repo.find_commit(b).unwrap(),
+            repo.find_commit(side).unwrap(),
+        );
+        let m = repo
+            .commit(None, &sig, &sig, "merge", &tree, &[&cb, &cs])
+            .unwrap();
+        assert!(is_ancestor_or_same(&repo, side, m).unwrap());
+        let h = task_history(&repo, m, Some(side), "t.md", 100).unwrap();
+        assert_eq!(h.commits, 2, "{h:?}");
+        assert_eq!(
+            h.versions.iter().map(|v| v.commit).collect::<Vec<_>>(),
+            vec![b]
+        );
+        assert!(h.incomplete.is_none() && !h.truncated);
+    }
+
+    #[test]
+    fn ancestry_and_merge_base() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        let a = commit_file(&repo, "f", b"1", None);
+        let b = commit_file(&repo, "f", b"2", Some(a));
+        let b2 = commit_file(&repo, "f", b"3", Some(a));
+        let other = commit_file(&repo, "g", b"4", None);
+        assert!(is_ancestor_or_same(&repo, a, b).unwrap());
+        assert!(is_ancestor_or_same(&repo, b, b).unwrap());
+        assert!(!is_ancestor_or_same(&repo, b, b2).unwrap());
+        let missing = Oid::from_str(&"1".repeat(40)).unwrap();
+        assert!(!is_ancestor_or_same(&repo, missing, b).unwrap());
+        assert_eq!(merge_base(&repo, b, b2).unwrap(), Some(a));
+        assert_eq!(merge_base(&repo, b, other).unwrap(), None);
+        assert_eq!(merge_base(&repo, missing, b).unwrap(), None);
+    }
+}
