@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// Create (or truncate) `path` with `bytes`, flushed and fsynced.
-pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f =
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     f.write_all(bytes)
@@ -26,7 +26,7 @@ fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Make a rename in `dir` durable (unix; a no-op elsewhere).
-pub fn sync_dir(dir: &Path) {
+pub(crate) fn sync_dir(dir: &Path) {
     #[cfg(unix)]
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
@@ -37,7 +37,7 @@ pub fn sync_dir(dir: &Path) {
 
 /// Atomically replace `path` with `bytes` (portable: `std::fs::rename`
 /// replaces an existing file on Windows too). A failed write leaves no temp file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -57,7 +57,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Now, as ISO 8601 with offset, seconds precision (UTC, `+00:00`).
-pub fn now_iso() -> String {
+pub(crate) fn now_iso() -> String {
     let now = time::OffsetDateTime::now_utc();
     let fmt =
         time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]+00:00");

@@ -33,7 +33,7 @@ pub(crate) struct TaskMeta {
 
 /// What [`prepare`] did.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Prepared {
+pub(crate) enum Prepared {
     /// A new outbox was written.
     Written(PathBuf),
     /// An outbox for exactly this text already existed (an approval interrupted
@@ -43,7 +43,7 @@ pub enum Prepared {
 
 /// Write the outbox for an approved task. `bytes` are the exact task bytes.
 /// Refuses (exit 3, nothing changed) when an outbox for the ID exists with other content.
-pub fn prepare(
+pub(crate) fn prepare(
     paths: &Paths,
     task: &ValidTask,
     bytes: &[u8],
@@ -129,7 +129,7 @@ pub fn prepare(
 }
 
 /// Read `TASK.meta.json` of an outbox.
-pub fn read_meta(dir: &Path) -> Result<TaskMeta> {
+pub(crate) fn read_meta(dir: &Path) -> Result<TaskMeta> {
     let p = dir.join("TASK.meta.json");
     let b = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
     serde_json::from_slice(&b).with_context(|| format!("{} is not valid", p.display()))

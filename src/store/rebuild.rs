@@ -51,7 +51,7 @@ fn outbox_ids(paths: &Paths) -> Vec<String> {
 
 /// The status in an outbox's `RX_RESULT.json`, when it is anything but
 /// `NOT RUN` (a run wrote it, or someone edited it: either way not fresh).
-pub fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
+pub(crate) fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
     let p = paths.outbox_root().join(id).join("RX_RESULT.json");
     let b = std::fs::read(&p).ok()?;
     let st = match serde_json::from_slice::<Value>(&b) {
@@ -69,7 +69,7 @@ pub fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
 /// and `marked_completed` always; for a RED task also `run_started` (it may have
 /// keyed the transmitter before a crash), in the `.local/` ledger or its mirror.
 /// The first one found, described.
-pub fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
+pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
     for e in ledger::read_both(paths)? {
         if str_of(&e, "task_id") != Some(id) {
             continue;
@@ -84,7 +84,7 @@ pub fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>
 }
 
 /// What shows this node has history, for a missing state file (empty = none).
-pub fn evidence(paths: &Paths) -> Result<Vec<String>> {
+pub(crate) fn evidence(paths: &Paths) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let n = ledger::read_evidence(paths)?
         .iter()
@@ -120,7 +120,7 @@ pub fn evidence(paths: &Paths) -> Result<Vec<String>> {
 /// Why a parsed state contradicts the ledger, if it does: an approval with no
 /// ledger `approved` entry for that task (planted), or a task the ledger saw
 /// finish that the state does not call completed (rolled back).
-pub fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
+pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
     let entries = ledger::read_evidence(paths)?;
     let mut approved = BTreeSet::new();
     let mut finished = BTreeSet::new();

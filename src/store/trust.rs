@@ -26,11 +26,11 @@ use std::path::{Path, PathBuf};
 
 /// One reason not to trust the node-local files.
 #[derive(Debug, Clone)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// What is wrong, naming the path.
-    pub detail: String,
+    pub(crate) detail: String,
     /// One line on how to fix it.
-    pub fix: String,
+    pub(crate) fix: String,
 }
 
 impl Finding {
@@ -140,7 +140,7 @@ fn check_path(path: &Path, kind: Kind, what: &str, out: &mut Vec<Finding>) {
 }
 
 /// The file-level checks: no Git needed, nothing changed.
-pub fn file_findings(paths: &Paths) -> Vec<Finding> {
+pub(crate) fn file_findings(paths: &Paths) -> Vec<Finding> {
     let mut out = Vec::new();
     check_path(&paths.local, Kind::Dir, ".local", &mut out);
     if !out.is_empty() {
@@ -275,7 +275,7 @@ fn under_local(path: &[u8]) -> bool {
 
 /// The actual files under `.local/` that Git sees (not ignored: untracked,
 /// tracked or staged), asked with every ignore rule Git applies.
-pub fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Error> {
+pub(crate) fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Error> {
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
@@ -323,7 +323,7 @@ pub fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Error> {
 }
 
 /// The Git-level checks on an open checkout; nothing changed.
-pub fn git_findings(paths: &Paths, repo: &Repository) -> Vec<Finding> {
+pub(crate) fn git_findings(paths: &Paths, repo: &Repository) -> Vec<Finding> {
     let mut out = Vec::new();
     // .local must belong to this work tree.
     match (
@@ -442,7 +442,7 @@ pub fn git_findings(paths: &Paths, repo: &Repository) -> Vec<Finding> {
 
 /// The first path under `.local/` (any letter case) that the commit `oid`
 /// tracks, if any: what a `git pull` of it would write into the node's files.
-pub fn commit_tracks_local(repo: &Repository, oid: git2::Oid) -> Option<String> {
+pub(crate) fn commit_tracks_local(repo: &Repository, oid: git2::Oid) -> Option<String> {
     let tree = repo.find_commit(oid).ok()?.tree().ok()?;
     let e = tree.iter().find(|e| under_local(e.name_bytes()))?;
     let top = String::from_utf8_lossy(e.name_bytes()).into_owned();
@@ -469,7 +469,7 @@ pub fn commit_tracks_local(repo: &Repository, oid: git2::Oid) -> Option<String> 
 /// policy, state and ledger. Refused (exit 3; the looping watcher backs off and
 /// says it again), with one ledger `refused` line per commit; no task of that
 /// tip is examined.
-pub fn check_watched_tip(
+pub(crate) fn check_watched_tip(
     paths: &Paths,
     repo: &Repository,
     oid: git2::Oid,
@@ -502,7 +502,7 @@ pub fn check_watched_tip(
 }
 
 /// Every problem, without changing anything (doctor).
-pub fn findings(paths: &Paths) -> Vec<Finding> {
+pub(crate) fn findings(paths: &Paths) -> Vec<Finding> {
     let mut out = file_findings(paths);
     if let Ok(repo) = Repository::open(&paths.repo) {
         if !repo.is_bare() {
@@ -520,7 +520,7 @@ fn refusal(f: &Finding) -> anyhow::Error {
 }
 
 /// Every check as a refusal (exit 3), changing nothing.
-pub fn verify(paths: &Paths) -> Result<()> {
+pub(crate) fn verify(paths: &Paths) -> Result<()> {
     match findings(paths).first() {
         Some(f) => Err(refusal(f)),
         None => Ok(()),
@@ -529,7 +529,7 @@ pub fn verify(paths: &Paths) -> Result<()> {
 
 /// What a command runs before it trusts anything: keep `.local/` excluded
 /// (`.git/info/exclude`, as `watch` always did), then [`verify`].
-pub fn prepare(paths: &Paths) -> Result<()> {
+pub(crate) fn prepare(paths: &Paths) -> Result<()> {
     if let Ok(repo) = Repository::open(&paths.repo) {
         if !repo.is_bare() && file_findings(paths).is_empty() {
             // Only when .local is a folder of ours: never write through a link.
@@ -545,7 +545,7 @@ pub fn prepare(paths: &Paths) -> Result<()> {
 /// see it. When `path` (or, for SigMF, one of its two files) lies inside a Git
 /// work tree — found from the nearest existing folder, links resolved — Git must
 /// ignore it; otherwise the capture is refused (exit 3) before the radio opens.
-pub fn check_record_target(path: &Path) -> Result<()> {
+pub(crate) fn check_record_target(path: &Path) -> Result<()> {
     let abs = std::path::absolute(path)
         .map_err(|e| crate::exit::bad_input(format!("--record {}: {e}", path.display())))?;
     let targets: Vec<PathBuf> = match abs.extension().and_then(|e| e.to_str()) {

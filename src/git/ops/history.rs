@@ -116,26 +116,26 @@ pub(crate) fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<Pat
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Version {
     /// The commit.
-    pub commit: Oid,
+    pub(crate) commit: Oid,
     /// What the path holds in this commit (`None`: the file was deleted).
-    pub entry: PathEntry,
+    pub(crate) entry: PathEntry,
     /// What it held in the commit's first parent (`None`: absent, or a root commit).
-    pub before: PathEntry,
+    pub(crate) before: PathEntry,
 }
 
 /// The task versions between a stop point and the tip.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct History {
     /// Every version found, oldest first.
-    pub versions: Vec<Version>,
+    pub(crate) versions: Vec<Version>,
     /// First-parent commits walked.
-    pub commits: usize,
+    pub(crate) commits: usize,
     /// The walk stopped at its commit limit before reaching the stop point
     /// (older versions, if any, were not looked at).
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// The walk ended early because the history is incomplete here (a shallow
     /// clone, a missing object): why. Older versions were not looked at.
-    pub incomplete: Option<String>,
+    pub(crate) incomplete: Option<String>,
 }
 
 /// What a walk collected: the chain (newest first), whether it hit the commit

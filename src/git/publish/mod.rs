@@ -38,11 +38,11 @@ use serde_json::{json, Value};
 use std::time::Instant;
 
 /// The folder on `rx-node` holding every published result.
-pub const RESULTS_DIR: &str = "rx-results";
+pub(crate) const RESULTS_DIR: &str = "rx-results";
 /// How many times a non-fast-forward push is rebuilt and retried. Every lost race
 /// means another publisher landed, so N nodes publishing at once need at most N
 /// attempts; 16 leaves room for a fleet of 8 (issue 18) and for lock contention.
-pub const MAX_PUSH_ATTEMPTS: u32 = 16;
+pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
 
 /// The third published file, written by the publication itself.
 const LOG_META: &str = "LOG_META.json";
