@@ -9,5 +9,6 @@ pub(crate) mod outbox;
 pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod rebuild;
+mod replay;
 pub(crate) mod state;
 pub(crate) mod trust;
