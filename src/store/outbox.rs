@@ -57,45 +57,14 @@ pub(crate) fn prepare(
     );
     let dest = paths.outbox(task.id());
     if dest.exists() {
-        let meta = read_meta(&dest).ok();
-        let same_text = std::fs::read(dest.join("TASK.md"))
-            .map(|b| sha256_hex(&b) == sha)
-            .unwrap_or(false);
-        if let Some(st) = crate::store::rebuild::finished_outbox(paths, task.id().as_str()) {
-            return Err(crate::exit::refused(format!(
-                "outbox {} holds a finished result ({st}): a finished outbox is never approved again; \
-                 a re-run needs a new TASK_ID",
-                dest.display()
-            )));
-        }
-        if same_text && meta.is_some_and(|m| m.task_sha256 == sha) {
-            return Ok(Prepared::AlreadyThere(dest));
-        }
-        return Err(crate::exit::refused(format!(
-            "outbox {} already exists and is not this task text; it is never overwritten — \
-             move it aside to approve again",
-            dest.display()
-        )));
+        return existing(paths, dest, task, &sha);
     }
     let root = paths.outbox_root();
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     // Half-written folders of this ID left by a crash (any PID) go first: the
     // caller holds the watcher lock, so nobody else is preparing this ID.
     let leftover = format!(".tmp-{}-", task.id());
-    for e in std::fs::read_dir(&root)
-        .with_context(|| format!("cannot list {}", root.display()))?
-        .flatten()
-    {
-        let name = e.file_name().to_string_lossy().into_owned();
-        // `.tmp-<ID>-<pid>` exactly (IDs may contain `-`: `T` must not match `T-1`).
-        let ours = name
-            .strip_prefix(&leftover)
-            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
-        if ours {
-            std::fs::remove_dir_all(e.path())
-                .with_context(|| format!("cannot clear leftover {}", e.path().display()))?;
-        }
-    }
+    clear_leftovers(&root, &leftover)?;
     let tmp = root.join(format!("{leftover}{}", std::process::id()));
     std::fs::create_dir(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let meta = TaskMeta {
@@ -126,6 +95,50 @@ pub(crate) fn prepare(
     }
     crate::store::fsutil::sync_dir(&root);
     Ok(Prepared::Written(dest))
+}
+
+/// An outbox for the ID is already there: left as it is when it holds exactly
+/// this text, refused when it holds another text or a finished result.
+fn existing(paths: &Paths, dest: PathBuf, task: &ValidTask, sha: &str) -> Result<Prepared> {
+    let meta = read_meta(&dest).ok();
+    let same_text = std::fs::read(dest.join("TASK.md"))
+        .map(|b| sha256_hex(&b) == sha)
+        .unwrap_or(false);
+    if let Some(st) = crate::store::rebuild::finished_outbox(paths, task.id().as_str()) {
+        return Err(crate::exit::refused(format!(
+            "outbox {} holds a finished result ({st}): a finished outbox is never approved again; \
+             a re-run needs a new TASK_ID",
+            dest.display()
+        )));
+    }
+    if same_text && meta.is_some_and(|m| m.task_sha256 == sha) {
+        return Ok(Prepared::AlreadyThere(dest));
+    }
+    Err(crate::exit::refused(format!(
+        "outbox {} already exists and is not this task text; it is never overwritten — \
+         move it aside to approve again",
+        dest.display()
+    )))
+}
+
+/// Remove the half-written `<leftover><pid>` folders (`.tmp-<ID>-<pid>`) of
+/// this ID that a crash left in `root`.
+fn clear_leftovers(root: &Path, leftover: &str) -> Result<()> {
+    for e in std::fs::read_dir(root)
+        .with_context(|| format!("cannot list {}", root.display()))?
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // `.tmp-<ID>-<pid>` exactly (IDs may contain `-`: `T` must not match `T-1`).
+        let ours = name
+            .strip_prefix(leftover)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        if ours {
+            std::fs::remove_dir_all(e.path())
+                .with_context(|| format!("cannot clear leftover {}", e.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Read `TASK.meta.json` of an outbox.
