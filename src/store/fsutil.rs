@@ -25,6 +25,21 @@ fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Open (creating) `path` and take the OS's exclusive lock on it, waiting
+/// for it; the kernel drops the lock with the returned file, also if the
+/// process dies.
+pub(crate) fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    f.lock()
+        .with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok(f)
+}
+
 /// Make a rename in `dir` durable (unix; a no-op elsewhere).
 pub(crate) fn sync_dir(dir: &Path) {
     #[cfg(unix)]

@@ -109,7 +109,11 @@ impl Lock {
 
     /// Take the lock file `path` (under `.local/`) for `command`, or fail (exit 3)
     /// naming the holder; a dead holder on this host is taken over with a ledger entry.
-    pub(crate) fn acquire_at(paths: &Paths, path: std::path::PathBuf, command: &str) -> Result<Lock> {
+    pub(crate) fn acquire_at(
+        paths: &Paths,
+        path: std::path::PathBuf,
+        command: &str,
+    ) -> Result<Lock> {
         std::fs::create_dir_all(&paths.local)
             .with_context(|| format!("cannot create {}", paths.local.display()))?;
         let me = Holder {
@@ -121,15 +125,7 @@ impl Lock {
         // Acquirers take turns (an OS lock the kernel drops if we die), so two
         // of them can never both take over the same stale lock.
         let guard_path = path.with_extension("lock.guard");
-        let guard = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&guard_path)
-            .with_context(|| format!("cannot open {}", guard_path.display()))?;
-        guard
-            .lock()
-            .with_context(|| format!("cannot lock {}", guard_path.display()))?;
+        let _guard = crate::store::fsutil::lock_exclusive(&guard_path)?;
         // The lock file appears complete or not at all: written to a temp file,
         // then hard-linked into place (fails if it exists) — never torn.
         let tmp = path.with_extension(format!("lock.tmp-{}", me.pid));

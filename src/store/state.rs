@@ -260,16 +260,7 @@ pub(crate) fn lock_state(paths: &Paths) -> Result<std::fs::File> {
     std::fs::create_dir_all(&paths.local)
         .with_context(|| format!("cannot create {}", paths.local.display()))?;
     let lock_path = paths.local.join("rx_agent_state.lock");
-    let guard = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("cannot open {}", lock_path.display()))?;
-    guard
-        .lock()
-        .with_context(|| format!("cannot lock {}", lock_path.display()))?;
-    Ok(guard)
+    crate::store::fsutil::lock_exclusive(&lock_path)
 }
 
 #[cfg(test)]

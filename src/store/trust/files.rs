@@ -65,8 +65,8 @@ fn kind_finding(path: &Path, md: &std::fs::Metadata, kind: Kind, what: &str) -> 
 }
 
 /// On unix: another owner, more than one hard link, or a policy writable by
-/// group/others.
-#[cfg(unix)]
+/// group/others. Elsewhere these are not checked (there is no portable uid or
+/// mode); the link and kind checks still apply.
 fn owner_findings(
     path: &Path,
     md: &std::fs::Metadata,
@@ -74,51 +74,44 @@ fn owner_findings(
     what: &str,
     out: &mut Vec<Finding>,
 ) {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if md.uid() != me {
-        out.push(Finding::new(
-            format!(
-                "{what} {} is owned by uid {}, not by this user (uid {me})",
-                path.display(),
-                md.uid()
-            ),
-            "only the operator's own files are trusted: `chown` it or restore your copy",
-        ));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if md.uid() != me {
+            out.push(Finding::new(
+                format!(
+                    "{what} {} is owned by uid {}, not by this user (uid {me})",
+                    path.display(),
+                    md.uid()
+                ),
+                "only the operator's own files are trusted: `chown` it or restore your copy",
+            ));
+        }
+        if kind != Kind::Dir && md.nlink() > 1 {
+            out.push(Finding::new(
+                format!(
+                    "{what} {} has {} hard links: another name can change it",
+                    path.display(),
+                    md.nlink()
+                ),
+                "replace it by a copy of its own (`cp F F.new && mv F.new F`) after checking its content",
+            ));
+        }
+        if kind == Kind::Policy && md.mode() & 0o022 != 0 {
+            out.push(Finding::new(
+                format!(
+                    "policy {} is writable by group or others (mode {:o})",
+                    path.display(),
+                    md.mode() & 0o777
+                ),
+                "`chmod go-w` it",
+            ));
+        }
     }
-    if kind != Kind::Dir && md.nlink() > 1 {
-        out.push(Finding::new(
-            format!(
-                "{what} {} has {} hard links: another name can change it",
-                path.display(),
-                md.nlink()
-            ),
-            "replace it by a copy of its own (`cp F F.new && mv F.new F`) after checking its content",
-        ));
-    }
-    if kind == Kind::Policy && md.mode() & 0o022 != 0 {
-        out.push(Finding::new(
-            format!(
-                "policy {} is writable by group or others (mode {:o})",
-                path.display(),
-                md.mode() & 0o777
-            ),
-            "`chmod go-w` it",
-        ));
-    }
-}
-
-/// Elsewhere the owner, link count and mode are not checked (there is no
-/// portable uid or mode); the link and kind checks above still apply.
-#[cfg(not(unix))]
-fn owner_findings(
-    _path: &Path,
-    _md: &std::fs::Metadata,
-    _kind: Kind,
-    _what: &str,
-    _out: &mut Vec<Finding>,
-) {
+    #[cfg(not(unix))]
+    let _ = (path, md, kind, what, out);
 }
 
 /// The file-level checks: no Git needed, nothing changed.
