@@ -89,7 +89,7 @@ pub(crate) fn rx_node_refspec(watched_branch: &str) -> Result<PushRefspec, Refsp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::ops::{credentials_callback, redact as redact_url};
+    use crate::git::ops::{credentials_callback, redact};
 
     #[test]
     fn the_rx_node_refspec_is_the_only_one() {
@@ -135,18 +135,18 @@ mod tests {
     #[test]
     fn urls_lose_their_credentials() {
         assert_eq!(
-            redact_url("https://alice:s3cret@example.com/a/b.git"),
+            redact("https://alice:s3cret@example.com/a/b.git"),
             "https://***@example.com/a/b.git"
         );
         assert_eq!(
-            redact_url("https://tok@example.com/x@y"),
+            redact("https://tok@example.com/x@y"),
             "https://***@example.com/x@y"
         );
         assert_eq!(
-            redact_url("git@example.com:a/b.git"),
+            redact("git@example.com:a/b.git"),
             "git@example.com:a/b.git"
         );
-        assert_eq!(redact_url("file:///srv/x.git"), "file:///srv/x.git");
+        assert_eq!(redact("file:///srv/x.git"), "file:///srv/x.git");
     }
 
     #[test]

@@ -47,7 +47,9 @@ pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
 /// The third published file, written by the publication itself.
 const LOG_META: &str = "LOG_META.json";
 
-/// The command.
+/// `rxnode publish <TASK_ID> [--push]`: check the outbox, show what would be
+/// published, ask for `PUBLISH <TASK_ID>`, commit it to the local `rx-node`
+/// and, with `push`, push it. A refusal or failure is recorded in the ledger.
 pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
     let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
     let paths = Paths::new(&ctx.repo);

@@ -5,7 +5,7 @@ use super::checks::{check_outgoing, check_outgoing_node};
 use super::tree::{build_commit, local_additions, result_entries, set_rx_node, tracking_ref};
 use super::{MAX_PUSH_ATTEMPTS, RESULTS_DIR};
 use crate::exit::refused;
-use crate::git::ops::{redact as redact_url, remote_callbacks};
+use crate::git::ops::{redact, remote_callbacks};
 use crate::git::refspec::{PushRefspec, RX_NODE_REF};
 use anyhow::{Context, Result};
 use git2::{ErrorCode, Oid, Repository};
@@ -90,7 +90,7 @@ fn push_once(
         opts.remote_callbacks(cb);
         r.push(&[spec.as_str()], Some(&mut opts))
     };
-    let url = r.url().map(redact_url).unwrap_or_default();
+    let url = r.url().map(redact).unwrap_or_default();
     match res {
         Err(e) => {
             let m = e.message().to_owned();
@@ -281,7 +281,7 @@ pub(super) fn fetch_rx_node(repo: &Repository, remote: &str) -> Result<Option<Oi
         .map_err(|e| {
             anyhow::anyhow!(
                 "fetch of rx-node from {} failed: {}",
-                r.url().map(redact_url).unwrap_or_default(),
+                r.url().map(redact).unwrap_or_default(),
                 e.message()
             )
         })?;
