@@ -142,10 +142,7 @@ mod tests {
             redact("https://tok@example.com/x@y"),
             "https://***@example.com/x@y"
         );
-        assert_eq!(
-            redact("git@example.com:a/b.git"),
-            "git@example.com:a/b.git"
-        );
+        assert_eq!(redact("git@example.com:a/b.git"), "git@example.com:a/b.git");
         assert_eq!(redact("file:///srv/x.git"), "file:///srv/x.git");
     }
 
