@@ -79,3 +79,21 @@ pub(crate) fn now_iso() -> String {
     now.format(&fmt)
         .unwrap_or_else(|_| now.unix_timestamp().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The helper the state lock and the watcher lock's guard share: held
+    /// while the file lives, free again once it is dropped.
+    #[test]
+    fn lock_exclusive_holds_until_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.lock");
+        let held = lock_exclusive(&p).unwrap();
+        let other = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(held);
+        assert!(other.try_lock().is_ok());
+    }
+}

@@ -228,6 +228,29 @@ mod tests {
             .collect();
         assert!(left.is_empty());
     }
+
+    /// Issue 14: the one `TaskMeta` also reads an older outbox's meta that
+    /// lacks `blob`, `approved_at` or `source_branch` (publish reads them as
+    /// absent), and writes every field.
+    #[test]
+    fn task_meta_reads_an_older_outbox_and_writes_every_field() {
+        let old: TaskMeta =
+            serde_json::from_str(r#"{"task_id":"T1","commit":"c","task_sha256":"s"}"#).unwrap();
+        assert_eq!(old.task_id, "T1");
+        assert!(old.blob.is_empty() && old.approved_at.is_empty() && old.source_branch.is_empty());
+        let v = serde_json::to_value(&old).unwrap();
+        for k in [
+            "task_id",
+            "commit",
+            "blob",
+            "task_sha256",
+            "approved_at",
+            "source_branch",
+        ] {
+            assert!(v.get(k).is_some(), "{k} missing in {v}");
+        }
+        assert!(serde_json::from_str::<TaskMeta>(r#"{"task_id":"T1","commit":"c"}"#).is_err());
+    }
 }
 
 #[cfg(test)]

@@ -402,4 +402,40 @@ mod tests {
         assert_eq!(published_node(&json!({"node": {"hostname": "\n"}})), None);
         assert_eq!(FALLBACK_AUTHOR.1, "rxnode@localhost.invalid");
     }
+
+    /// Issue 14: with the one `TaskMeta`, an empty `blob` (an older outbox
+    /// lacked it) adds no `Task-Blob` trailer; a given one does.
+    #[test]
+    fn the_task_blob_trailer_is_written_only_when_known() {
+        let meta = |blob: &str| crate::store::outbox::TaskMeta {
+            task_id: "T1".into(),
+            commit: "c".repeat(40),
+            blob: blob.into(),
+            task_sha256: "s".into(),
+            approved_at: String::new(),
+            source_branch: String::new(),
+        };
+        let prep = |blob: &str| Prepared {
+            id: rxnode_interlock::TaskId::parse("T1").unwrap(),
+            title: "t".into(),
+            source_branch: "video-development".into(),
+            task_sha256: "s".into(),
+            meta: meta(blob),
+            approved_at: "a".into(),
+            md: String::new(),
+            json_text: String::new(),
+            json: json!({}),
+            status: "PASS".into(),
+            stray: vec![],
+            node: "n1".into(),
+        };
+        let none = commit_message(&prep(""), &BTreeMap::new());
+        assert!(!none.contains("Task-Blob"), "{none}");
+        assert!(
+            none.starts_with("rx-results: T1 (PASS) from n1\n"),
+            "{none}"
+        );
+        let some = commit_message(&prep("b1"), &BTreeMap::new());
+        assert!(some.contains("\nTask-Blob: b1\n"), "{some}");
+    }
 }
