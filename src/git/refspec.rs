@@ -3,17 +3,17 @@
 use std::fmt;
 
 /// The branch results are published to.
-pub const RX_NODE_REF: &str = "refs/heads/rx-node";
+pub(crate) const RX_NODE_REF: &str = "refs/heads/rx-node";
 
 /// A push refspec that passed [`push_refspec`]: always
 /// `refs/heads/rx-node:refs/heads/rx-node`, never forced. The field is
 /// private, so no other value can be built outside this module.
 #[derive(Debug, PartialEq, Eq)]
-pub struct PushRefspec(String);
+pub(crate) struct PushRefspec(String);
 
 impl PushRefspec {
     /// The refspec text handed to libgit2.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -26,7 +26,7 @@ impl fmt::Display for PushRefspec {
 
 /// Why a refspec was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefspecRefused(pub String);
+pub(crate) struct RefspecRefused(pub String);
 
 impl fmt::Display for RefspecRefused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -47,7 +47,7 @@ fn full_branch(name: &str) -> String {
 /// Build the push refspec `src:dst`. Refused unless both sides are exactly
 /// `refs/heads/rx-node`, with no leading `+` (force), no wildcard, and the
 /// destination is not the watched branch (named in full or short form).
-pub fn push_refspec(
+pub(crate) fn push_refspec(
     src: &str,
     dst: &str,
     watched_branch: &str,
@@ -82,14 +82,14 @@ pub fn push_refspec(
 }
 
 /// The one refspec publication uses (refused if the watched branch is `rx-node` itself).
-pub fn rx_node_refspec(watched_branch: &str) -> Result<PushRefspec, RefspecRefused> {
+pub(crate) fn rx_node_refspec(watched_branch: &str) -> Result<PushRefspec, RefspecRefused> {
     push_refspec(RX_NODE_REF, RX_NODE_REF, watched_branch)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::ops::{credentials_callback, redact as redact_url};
+    use crate::git::ops::{credentials_callback, redact};
 
     #[test]
     fn the_rx_node_refspec_is_the_only_one() {
@@ -135,18 +135,15 @@ mod tests {
     #[test]
     fn urls_lose_their_credentials() {
         assert_eq!(
-            redact_url("https://alice:s3cret@example.com/a/b.git"),
+            redact("https://alice:s3cret@example.com/a/b.git"),
             "https://***@example.com/a/b.git"
         );
         assert_eq!(
-            redact_url("https://tok@example.com/x@y"),
+            redact("https://tok@example.com/x@y"),
             "https://***@example.com/x@y"
         );
-        assert_eq!(
-            redact_url("git@example.com:a/b.git"),
-            "git@example.com:a/b.git"
-        );
-        assert_eq!(redact_url("file:///srv/x.git"), "file:///srv/x.git");
+        assert_eq!(redact("git@example.com:a/b.git"), "git@example.com:a/b.git");
+        assert_eq!(redact("file:///srv/x.git"), "file:///srv/x.git");
     }
 
     #[test]

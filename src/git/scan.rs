@@ -8,24 +8,24 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 /// Largest result file accepted for publication (256 KiB).
-pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 /// Shortest run of base64/hex characters the entropy check looks at.
-pub const MIN_ENTROPY_RUN: usize = 32;
+pub(crate) const MIN_ENTROPY_RUN: usize = 32;
 /// Shannon entropy (bits per character) at or above which a pure-hex run is flagged.
-pub const HEX_ENTROPY_BITS: f64 = 3.0;
+pub(crate) const HEX_ENTROPY_BITS: f64 = 3.0;
 /// Shannon entropy (bits per character) at or above which a base64-like run is flagged.
-pub const B64_ENTROPY_BITS: f64 = 4.2;
+pub(crate) const B64_ENTROPY_BITS: f64 = 4.2;
 
 /// One suspicious spot in a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// 1-based line.
-    pub line: usize,
+    pub(crate) line: usize,
     /// What it looks like ("GitHub token", "absolute local path", …).
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// A redacted excerpt (prefix and length only).
-    pub excerpt: String,
+    pub(crate) excerpt: String,
 }
 
 impl std::fmt::Display for Finding {
@@ -117,7 +117,7 @@ fn b64_run() -> &'static Regex {
 }
 
 /// Shannon entropy of a string in bits per character.
-pub fn shannon_entropy(s: &str) -> f64 {
+pub(crate) fn shannon_entropy(s: &str) -> f64 {
     let mut counts = [0usize; 256];
     let mut n = 0usize;
     for b in s.bytes() {
@@ -193,7 +193,7 @@ fn high_entropy(run: &str, allowed: &BTreeSet<String>) -> bool {
 
 /// Scan one text. `allowed_sha256` lists lower-case 64-hex values that are
 /// legitimately present (SHA-256 fields of the result).
-pub fn scan_text(text: &str, allowed_sha256: &BTreeSet<String>) -> Vec<Finding> {
+pub(crate) fn scan_text(text: &str, allowed_sha256: &BTreeSet<String>) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
@@ -227,7 +227,7 @@ pub fn scan_text(text: &str, allowed_sha256: &BTreeSet<String>) -> Vec<Finding> 
 
 /// Lower-case 64-hex values found under any JSON key containing `sha256`
 /// (any case), at any depth.
-pub fn sha256_fields(v: &serde_json::Value) -> BTreeSet<String> {
+pub(crate) fn sha256_fields(v: &serde_json::Value) -> BTreeSet<String> {
     fn walk(v: &serde_json::Value, under_sha: bool, out: &mut BTreeSet<String>) {
         match v {
             serde_json::Value::Object(m) => {
@@ -251,7 +251,7 @@ pub fn sha256_fields(v: &serde_json::Value) -> BTreeSet<String> {
 
 /// Check one file's bytes for publication: size, binary content, UTF-8.
 /// Returns the text or the problem.
-pub fn check_bytes(name: &str, bytes: &[u8]) -> Result<String, String> {
+pub(crate) fn check_bytes(name: &str, bytes: &[u8]) -> Result<String, String> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(format!(
             "{name} is {} bytes; at most {MAX_FILE_BYTES} (256 KiB) may be published",

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// Create (or truncate) `path` with `bytes`, flushed and fsynced.
-pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f =
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     f.write_all(bytes)
@@ -25,8 +25,23 @@ fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Open (creating) `path` and take the OS's exclusive lock on it, waiting
+/// for it; the kernel drops the lock with the returned file, also if the
+/// process dies.
+pub(crate) fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    f.lock()
+        .with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok(f)
+}
+
 /// Make a rename in `dir` durable (unix; a no-op elsewhere).
-pub fn sync_dir(dir: &Path) {
+pub(crate) fn sync_dir(dir: &Path) {
     #[cfg(unix)]
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
@@ -37,7 +52,7 @@ pub fn sync_dir(dir: &Path) {
 
 /// Atomically replace `path` with `bytes` (portable: `std::fs::rename`
 /// replaces an existing file on Windows too). A failed write leaves no temp file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -57,10 +72,28 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Now, as ISO 8601 with offset, seconds precision (UTC, `+00:00`).
-pub fn now_iso() -> String {
+pub(crate) fn now_iso() -> String {
     let now = time::OffsetDateTime::now_utc();
     let fmt =
         time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]+00:00");
     now.format(&fmt)
         .unwrap_or_else(|_| now.unix_timestamp().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The helper the state lock and the watcher lock's guard share: held
+    /// while the file lives, free again once it is dropped.
+    #[test]
+    fn lock_exclusive_holds_until_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.lock");
+        let held = lock_exclusive(&p).unwrap();
+        let other = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(held);
+        assert!(other.try_lock().is_ok());
+    }
 }

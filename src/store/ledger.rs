@@ -7,29 +7,29 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 /// One ledger line.
 #[derive(Debug, Clone, Serialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// UTC time, ISO 8601.
-    pub at: String,
+    pub(crate) at: String,
     /// What happened: detected, rejected, prompted, approved, deferred, stopped,
     /// refused, authorized, run_started, run_finished, published, marked_completed …
-    pub event: String,
+    pub(crate) event: String,
     /// The task, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_id: Option<String>,
+    pub(crate) task_id: Option<String>,
     /// SHA-256 of the task text, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_sha256: Option<String>,
+    pub(crate) task_sha256: Option<String>,
     /// The commit concerned, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    pub(crate) commit: Option<String>,
     /// Event-specific details.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    pub detail: serde_json::Value,
+    pub(crate) detail: serde_json::Value,
 }
 
 impl Entry {
     /// A new entry stamped now.
-    pub fn new(event: &str) -> Entry {
+    pub(crate) fn new(event: &str) -> Entry {
         Entry {
             at: now_iso(),
             event: event.to_owned(),
@@ -40,22 +40,22 @@ impl Entry {
         }
     }
     /// With a task ID.
-    pub fn task(mut self, id: &str) -> Entry {
+    pub(crate) fn task(mut self, id: &str) -> Entry {
         self.task_id = Some(id.to_owned());
         self
     }
     /// With a task text hash.
-    pub fn sha(mut self, sha: &str) -> Entry {
+    pub(crate) fn sha(mut self, sha: &str) -> Entry {
         self.task_sha256 = Some(sha.to_owned());
         self
     }
     /// With a commit.
-    pub fn commit(mut self, c: &str) -> Entry {
+    pub(crate) fn commit(mut self, c: &str) -> Entry {
         self.commit = Some(c.to_owned());
         self
     }
     /// With details.
-    pub fn detail(mut self, d: serde_json::Value) -> Entry {
+    pub(crate) fn detail(mut self, d: serde_json::Value) -> Entry {
         self.detail = d;
         self
     }
@@ -70,7 +70,7 @@ impl Entry {
 /// The same line is then appended to a mirror inside the Git directory
 /// ([`mirror_path`]), which no `git pull` or `checkout` can write: if the
 /// `.local/` ledger is lost or replaced, the mirror is still evidence.
-pub fn append(paths: &Paths, entry: &Entry) -> Result<()> {
+pub(crate) fn append(paths: &Paths, entry: &Entry) -> Result<()> {
     append_to(&paths.ledger(), entry)?;
     if let Some(m) = mirror_path(paths) {
         if let Err(e) = append_to(&m, entry) {
@@ -82,7 +82,7 @@ pub fn append(paths: &Paths, entry: &Entry) -> Result<()> {
 
 /// `<git dir>/rxnode/ledger.jsonl` for the checkout's own `.local/` ledger
 /// (not for `watch --dry-run`'s, nor outside a checkout).
-pub fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
+pub(crate) fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
     if paths.local != paths.repo.join(".local") {
         return None;
     }
@@ -96,7 +96,7 @@ pub fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
 /// The ledger as evidence: the `.local/` ledger, or the mirror in the Git
 /// directory when that holds more entries (the `.local/` one was lost,
 /// truncated or replaced by an older copy).
-pub fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+pub(crate) fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
     let local = read_all(paths)?;
     let Some(m) = mirror_path(paths) else {
         return Ok(local);
@@ -112,7 +112,7 @@ pub fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
 /// Both ledgers, the `.local/` one and the mirror, one after the other: for the
 /// single-use check, where a finished run recorded in *either* counts (a longer
 /// `.local/` ledger may be an old copy padded to outweigh the mirror).
-pub fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+pub(crate) fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
     let mut all = read_all(paths)?;
     if let Some(m) = mirror_path(paths) {
         all.extend(read_path(&m)?);
@@ -121,7 +121,7 @@ pub fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
 }
 
 /// The mirror's entries, when this checkout has a non-empty mirror.
-pub fn read_mirror(paths: &Paths) -> Result<Option<Vec<serde_json::Value>>> {
+pub(crate) fn read_mirror(paths: &Paths) -> Result<Option<Vec<serde_json::Value>>> {
     let Some(m) = mirror_path(paths) else {
         return Ok(None);
     };
@@ -182,7 +182,7 @@ fn ends_in_newline(f: &mut std::fs::File) -> std::io::Result<bool> {
 ///
 /// Read as bytes and parsed line by line, so a line torn inside a multi-byte
 /// UTF-8 character loses only that line, not the whole ledger.
-pub fn read_all(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+pub(crate) fn read_all(paths: &Paths) -> Result<Vec<serde_json::Value>> {
     read_path(&paths.ledger())
 }
 

@@ -12,16 +12,16 @@ use std::io::Write;
 
 /// Who holds the lock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Holder {
+pub(crate) struct Holder {
     /// Process ID.
-    pub pid: u32,
+    pub(crate) pid: u32,
     /// Host name.
-    pub host: String,
+    pub(crate) host: String,
     /// Since when (ISO 8601).
-    pub since: String,
+    pub(crate) since: String,
     /// The command holding it.
     #[serde(default)]
-    pub command: String,
+    pub(crate) command: String,
 }
 
 impl std::fmt::Display for Holder {
@@ -36,7 +36,7 @@ impl std::fmt::Display for Holder {
 
 /// A held lock; released (file removed) on drop.
 #[derive(Debug)]
-pub struct Lock {
+pub(crate) struct Lock {
     path: std::path::PathBuf,
     me: Holder,
     /// The dead holder whose lock this one took over, if any.
@@ -44,13 +44,13 @@ pub struct Lock {
 }
 
 /// This host's name.
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     gethostname::gethostname().to_string_lossy().into_owned()
 }
 
 /// Whether a process with this PID exists on this host.
 #[cfg(unix)]
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     let Ok(p) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -68,7 +68,7 @@ pub fn pid_alive(pid: u32) -> bool {
 
 /// Whether a process with this PID exists on this host (Windows: `tasklist`).
 #[cfg(not(unix))]
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     let out = std::process::Command::new("tasklist")
         .args(["/FI", &format!("PID eq {pid}"), "/NH", "/FO", "CSV"])
         .output();
@@ -80,7 +80,7 @@ pub fn pid_alive(pid: u32) -> bool {
 }
 
 /// Read the current holder of the watcher lock, if any (an unreadable file gives `Err`).
-pub fn holder(paths: &Paths) -> Result<Option<Holder>> {
+pub(crate) fn holder(paths: &Paths) -> Result<Option<Holder>> {
     holder_at(&paths.lock())
 }
 
@@ -96,20 +96,24 @@ fn holder_at(p: &std::path::Path) -> Result<Option<Holder>> {
 }
 
 /// Whether the holder is a live process (dead PIDs on this host are stale).
-pub fn holder_alive(h: &Holder) -> bool {
+pub(crate) fn holder_alive(h: &Holder) -> bool {
     h.host != hostname() || pid_alive(h.pid)
 }
 
 impl Lock {
     /// Take the watcher lock (`.local/rxnode.lock`) for `command`, or fail
     /// (exit 3) naming the holder.
-    pub fn acquire(paths: &Paths, command: &str) -> Result<Lock> {
+    pub(crate) fn acquire(paths: &Paths, command: &str) -> Result<Lock> {
         Lock::acquire_at(paths, paths.lock(), command)
     }
 
     /// Take the lock file `path` (under `.local/`) for `command`, or fail (exit 3)
     /// naming the holder; a dead holder on this host is taken over with a ledger entry.
-    pub fn acquire_at(paths: &Paths, path: std::path::PathBuf, command: &str) -> Result<Lock> {
+    pub(crate) fn acquire_at(
+        paths: &Paths,
+        path: std::path::PathBuf,
+        command: &str,
+    ) -> Result<Lock> {
         std::fs::create_dir_all(&paths.local)
             .with_context(|| format!("cannot create {}", paths.local.display()))?;
         let me = Holder {
@@ -121,15 +125,7 @@ impl Lock {
         // Acquirers take turns (an OS lock the kernel drops if we die), so two
         // of them can never both take over the same stale lock.
         let guard_path = path.with_extension("lock.guard");
-        let guard = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&guard_path)
-            .with_context(|| format!("cannot open {}", guard_path.display()))?;
-        guard
-            .lock()
-            .with_context(|| format!("cannot lock {}", guard_path.display()))?;
+        let _guard = crate::store::fsutil::lock_exclusive(&guard_path)?;
         // The lock file appears complete or not at all: written to a temp file,
         // then hard-linked into place (fails if it exists) — never torn.
         let tmp = path.with_extension(format!("lock.tmp-{}", me.pid));
@@ -195,13 +191,13 @@ impl Lock {
 
     /// The holder (a dead PID on this host) whose stale lock this one
     /// replaced; `None` when the lock was free (or unreadable, i.e. damaged).
-    pub fn took_over(&self) -> Option<&Holder> {
+    pub(crate) fn took_over(&self) -> Option<&Holder> {
         self.took_over.as_ref()
     }
 
     /// Who we are.
     #[cfg(test)]
-    pub fn me(&self) -> &Holder {
+    pub(crate) fn me(&self) -> &Holder {
         &self.me
     }
 }

@@ -1,6 +1,7 @@
-//! The node's local store (never in Git): paths, atomic files, state and its
-//! rebuild, the ledger, the lock, the outbox, the policy, the node name, and the
-//! trust-root check that guards all of them.
+//! The node's local store (never in Git): paths, atomic files and locks,
+//! state and its rebuild (`rebuild` checks the evidence, `replay` rebuilds
+//! from it), the ledger, the watcher lock, the outbox, the policy, the node
+//! name, and the trust-root check that guards all of them.
 pub(crate) mod fsutil;
 pub(crate) mod ledger;
 pub(crate) mod lock;
@@ -9,5 +10,6 @@ pub(crate) mod outbox;
 pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod rebuild;
+mod replay;
 pub(crate) mod state;
 pub(crate) mod trust;

@@ -15,24 +15,24 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// The longest node name.
-pub const MAX_NAME_LEN: usize = 32;
+pub(crate) const MAX_NAME_LEN: usize = 32;
 /// The largest node file read.
 const MAX_FILE_BYTES: u64 = 4096;
 
 /// `.local/rxnode-node.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NodeFile {
+pub(crate) struct NodeFile {
     /// Always 1.
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// The name, `[A-Za-z0-9_-]{1,32}`.
-    pub name: String,
+    pub(crate) name: String,
     /// When it was set (ISO 8601 with offset).
-    pub set_at: String,
+    pub(crate) set_at: String,
 }
 
 /// Check a node name: `[A-Za-z0-9_-]{1,32}`; the error names the value.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     let shown: String = name.chars().take(40).collect();
     if name.is_empty() {
         return Err("node name is empty; use 1 to 32 of A-Z a-z 0-9 _ -".into());
@@ -57,7 +57,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 /// The configured name of this node; `Ok(None)` when none was set. A file that is
 /// not a regular file, is too big, does not parse or holds an invalid name is an error
 /// naming the file (never silently treated as "no name").
-pub fn load_name(paths: &Paths) -> Result<Option<String>> {
+pub(crate) fn load_name(paths: &Paths) -> Result<Option<String>> {
     let p = paths.node_name();
     let meta = match std::fs::symlink_metadata(&p) {
         Ok(m) => m,
@@ -97,7 +97,7 @@ pub fn load_name(paths: &Paths) -> Result<Option<String>> {
 
 /// The name to write into a result: the configured one; `None` when none is set or
 /// the file is damaged (logged — `publish` then refuses with the reason).
-pub fn name_for_result(paths: &Paths) -> Option<String> {
+pub(crate) fn name_for_result(paths: &Paths) -> Option<String> {
     match load_name(paths) {
         Ok(n) => n,
         Err(e) => {
@@ -108,7 +108,7 @@ pub fn name_for_result(paths: &Paths) -> Option<String> {
 }
 
 /// The name, or a refusal that says how to set it.
-pub fn require_name(paths: &Paths, what: &str) -> Result<String> {
+pub(crate) fn require_name(paths: &Paths, what: &str) -> Result<String> {
     load_name(paths)?.ok_or_else(|| {
         refused(format!(
             "this node has no name, so {what} could not say which node answered; \

@@ -9,26 +9,31 @@ use rxnode_interlock::{sha256_hex, Approval, ValidTask};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// `TASK.meta.json`: where the approved text came from.
+/// `TASK.meta.json`: where the approved text came from. Written here on
+/// approval and read back by `publish`; the fields an older outbox may lack
+/// read as empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskMeta {
+pub(crate) struct TaskMeta {
     /// The task.
-    pub task_id: String,
+    pub(crate) task_id: String,
     /// The commit that held it (empty for a dry-run file).
-    pub commit: String,
+    pub(crate) commit: String,
     /// The blob ID of the task file (empty for a dry-run file).
-    pub blob: String,
+    #[serde(default)]
+    pub(crate) blob: String,
     /// SHA-256 of `TASK.md` (the exact approved bytes).
-    pub task_sha256: String,
+    pub(crate) task_sha256: String,
     /// Approval time.
-    pub approved_at: String,
+    #[serde(default)]
+    pub(crate) approved_at: String,
     /// The watched branch.
-    pub source_branch: String,
+    #[serde(default)]
+    pub(crate) source_branch: String,
 }
 
 /// What [`prepare`] did.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Prepared {
+pub(crate) enum Prepared {
     /// A new outbox was written.
     Written(PathBuf),
     /// An outbox for exactly this text already existed (an approval interrupted
@@ -38,7 +43,7 @@ pub enum Prepared {
 
 /// Write the outbox for an approved task. `bytes` are the exact task bytes.
 /// Refuses (exit 3, nothing changed) when an outbox for the ID exists with other content.
-pub fn prepare(
+pub(crate) fn prepare(
     paths: &Paths,
     task: &ValidTask,
     bytes: &[u8],
@@ -52,45 +57,14 @@ pub fn prepare(
     );
     let dest = paths.outbox(task.id());
     if dest.exists() {
-        let meta = read_meta(&dest).ok();
-        let same_text = std::fs::read(dest.join("TASK.md"))
-            .map(|b| sha256_hex(&b) == sha)
-            .unwrap_or(false);
-        if let Some(st) = crate::store::rebuild::finished_outbox(paths, task.id().as_str()) {
-            return Err(crate::exit::refused(format!(
-                "outbox {} holds a finished result ({st}): a finished outbox is never approved again; \
-                 a re-run needs a new TASK_ID",
-                dest.display()
-            )));
-        }
-        if same_text && meta.is_some_and(|m| m.task_sha256 == sha) {
-            return Ok(Prepared::AlreadyThere(dest));
-        }
-        return Err(crate::exit::refused(format!(
-            "outbox {} already exists and is not this task text; it is never overwritten — \
-             move it aside to approve again",
-            dest.display()
-        )));
+        return existing(paths, dest, task, &sha);
     }
     let root = paths.outbox_root();
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     // Half-written folders of this ID left by a crash (any PID) go first: the
     // caller holds the watcher lock, so nobody else is preparing this ID.
     let leftover = format!(".tmp-{}-", task.id());
-    for e in std::fs::read_dir(&root)
-        .with_context(|| format!("cannot list {}", root.display()))?
-        .flatten()
-    {
-        let name = e.file_name().to_string_lossy().into_owned();
-        // `.tmp-<ID>-<pid>` exactly (IDs may contain `-`: `T` must not match `T-1`).
-        let ours = name
-            .strip_prefix(&leftover)
-            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
-        if ours {
-            std::fs::remove_dir_all(e.path())
-                .with_context(|| format!("cannot clear leftover {}", e.path().display()))?;
-        }
-    }
+    clear_leftovers(&root, &leftover)?;
     let tmp = root.join(format!("{leftover}{}", std::process::id()));
     std::fs::create_dir(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let meta = TaskMeta {
@@ -123,8 +97,52 @@ pub fn prepare(
     Ok(Prepared::Written(dest))
 }
 
+/// An outbox for the ID is already there: left as it is when it holds exactly
+/// this text, refused when it holds another text or a finished result.
+fn existing(paths: &Paths, dest: PathBuf, task: &ValidTask, sha: &str) -> Result<Prepared> {
+    let meta = read_meta(&dest).ok();
+    let same_text = std::fs::read(dest.join("TASK.md"))
+        .map(|b| sha256_hex(&b) == sha)
+        .unwrap_or(false);
+    if let Some(st) = crate::store::rebuild::finished_outbox(paths, task.id().as_str()) {
+        return Err(crate::exit::refused(format!(
+            "outbox {} holds a finished result ({st}): a finished outbox is never approved again; \
+             a re-run needs a new TASK_ID",
+            dest.display()
+        )));
+    }
+    if same_text && meta.is_some_and(|m| m.task_sha256 == sha) {
+        return Ok(Prepared::AlreadyThere(dest));
+    }
+    Err(crate::exit::refused(format!(
+        "outbox {} already exists and is not this task text; it is never overwritten — \
+         move it aside to approve again",
+        dest.display()
+    )))
+}
+
+/// Remove the half-written `<leftover><pid>` folders (`.tmp-<ID>-<pid>`) of
+/// this ID that a crash left in `root`.
+fn clear_leftovers(root: &Path, leftover: &str) -> Result<()> {
+    for e in std::fs::read_dir(root)
+        .with_context(|| format!("cannot list {}", root.display()))?
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // `.tmp-<ID>-<pid>` exactly (IDs may contain `-`: `T` must not match `T-1`).
+        let ours = name
+            .strip_prefix(leftover)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        if ours {
+            std::fs::remove_dir_all(e.path())
+                .with_context(|| format!("cannot clear leftover {}", e.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Read `TASK.meta.json` of an outbox.
-pub fn read_meta(dir: &Path) -> Result<TaskMeta> {
+pub(crate) fn read_meta(dir: &Path) -> Result<TaskMeta> {
     let p = dir.join("TASK.meta.json");
     let b = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
     serde_json::from_slice(&b).with_context(|| format!("{} is not valid", p.display()))
@@ -209,6 +227,29 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
             .collect();
         assert!(left.is_empty());
+    }
+
+    /// Issue 14: the one `TaskMeta` also reads an older outbox's meta that
+    /// lacks `blob`, `approved_at` or `source_branch` (publish reads them as
+    /// absent), and writes every field.
+    #[test]
+    fn task_meta_reads_an_older_outbox_and_writes_every_field() {
+        let old: TaskMeta =
+            serde_json::from_str(r#"{"task_id":"T1","commit":"c","task_sha256":"s"}"#).unwrap();
+        assert_eq!(old.task_id, "T1");
+        assert!(old.blob.is_empty() && old.approved_at.is_empty() && old.source_branch.is_empty());
+        let v = serde_json::to_value(&old).unwrap();
+        for k in [
+            "task_id",
+            "commit",
+            "blob",
+            "task_sha256",
+            "approved_at",
+            "source_branch",
+        ] {
+            assert!(v.get(k).is_some(), "{k} missing in {v}");
+        }
+        assert!(serde_json::from_str::<TaskMeta>(r#"{"task_id":"T1","commit":"c"}"#).is_err());
     }
 }
 

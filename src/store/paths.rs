@@ -8,7 +8,7 @@ static POLICY_OVERRIDE: OnceLock<Option<PathBuf>> = OnceLock::new();
 
 /// Record the explicit policy path (relative paths are taken from the current
 /// directory). Called once by `main`.
-pub fn set_policy_override(p: Option<&Path>) {
+pub(crate) fn set_policy_override(p: Option<&Path>) {
     let p = p.map(|p| {
         if p.is_absolute() {
             p.to_path_buf()
@@ -22,73 +22,73 @@ pub fn set_policy_override(p: Option<&Path>) {
 }
 
 /// Whether the policy path was given explicitly (`--policy` / `RXNODE_POLICY`).
-pub fn policy_is_explicit() -> bool {
+pub(crate) fn policy_is_explicit() -> bool {
     matches!(POLICY_OVERRIDE.get(), Some(Some(_)))
 }
 
 /// The local-state layout of one checkout.
 #[derive(Debug, Clone)]
-pub struct Paths {
+pub(crate) struct Paths {
     /// The checkout (work tree root).
-    pub repo: PathBuf,
+    pub(crate) repo: PathBuf,
     /// `<repo>/.local`.
-    pub local: PathBuf,
+    pub(crate) local: PathBuf,
 }
 
 impl Paths {
     /// Layout for a checkout.
-    pub fn new(repo: &Path) -> Paths {
+    pub(crate) fn new(repo: &Path) -> Paths {
         Paths {
             repo: repo.to_path_buf(),
             local: repo.join(".local"),
         }
     }
     /// `.local/rx_agent_state.json`.
-    pub fn state(&self) -> PathBuf {
+    pub(crate) fn state(&self) -> PathBuf {
         self.local.join("rx_agent_state.json")
     }
     /// `.local/rx_agent_ledger.jsonl`.
-    pub fn ledger(&self) -> PathBuf {
+    pub(crate) fn ledger(&self) -> PathBuf {
         self.local.join("rx_agent_ledger.jsonl")
     }
     /// `.local/rx_agent_outbox/`.
-    pub fn outbox_root(&self) -> PathBuf {
+    pub(crate) fn outbox_root(&self) -> PathBuf {
         self.local.join("rx_agent_outbox")
     }
     /// `.local/rx_agent_outbox/<TASK_ID>/`.
-    pub fn outbox(&self, id: &TaskId) -> PathBuf {
+    pub(crate) fn outbox(&self, id: &TaskId) -> PathBuf {
         self.outbox_root().join(id.as_str())
     }
     /// `.local/rx_iq/<TASK_ID>/`.
-    pub fn iq_dir(&self, id: &TaskId) -> PathBuf {
+    pub(crate) fn iq_dir(&self, id: &TaskId) -> PathBuf {
         self.local.join("rx_iq").join(id.as_str())
     }
     /// `.local/rxnode.lock`.
-    pub fn lock(&self) -> PathBuf {
+    pub(crate) fn lock(&self) -> PathBuf {
         self.local.join("rxnode.lock")
     }
     /// `.local/rxnode-run.lock` (one `rxnode run` at a time; beside the watcher's lock).
-    pub fn run_lock(&self) -> PathBuf {
+    pub(crate) fn run_lock(&self) -> PathBuf {
         self.local.join("rxnode-run.lock")
     }
     /// `.local/STOP`.
-    pub fn stop(&self) -> PathBuf {
+    pub(crate) fn stop(&self) -> PathBuf {
         self.local.join("STOP")
     }
     /// The node policy: `--policy PATH` / `RXNODE_POLICY` when given, else
     /// `.local/rxnode-policy.json` (docs/decisions.md "Policy location").
-    pub fn policy(&self) -> PathBuf {
+    pub(crate) fn policy(&self) -> PathBuf {
         match POLICY_OVERRIDE.get() {
             Some(Some(p)) => p.clone(),
             _ => self.local.join("rxnode-policy.json"),
         }
     }
     /// `.local/rxnode-node.json`: the node's name (`rxnode node set-name`).
-    pub fn node_name(&self) -> PathBuf {
+    pub(crate) fn node_name(&self) -> PathBuf {
         self.local.join("rxnode-node.json")
     }
     /// `.local/dry-run/` (the only place `watch --dry-run` writes).
-    pub fn dry_run(&self) -> PathBuf {
+    pub(crate) fn dry_run(&self) -> PathBuf {
         self.local.join("dry-run")
     }
 }

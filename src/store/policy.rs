@@ -6,7 +6,7 @@ use rxnode_interlock::Policy;
 
 /// Where the policy came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The file existed and was valid.
     File,
     /// No file: RX defaults (60 s, device max rate, 4 GiB IQ) and no TX.
@@ -20,7 +20,7 @@ pub enum Source {
 /// Git tracks, that is a link, not a regular file or not the operator's is
 /// refused (exit 3), never read. An explicit `--policy` / `RXNODE_POLICY` file
 /// must exist (no silent defaults for a path the operator named).
-pub fn load(paths: &Paths) -> Result<(Policy, Source)> {
+pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
     crate::store::trust::verify(paths)?;
     let p = paths.policy();
     match std::fs::read_to_string(&p) {

@@ -11,9 +11,9 @@ use crate::exit::{refused, Outcome};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
-use crate::store::state::{self, PublishRecord, State, TaskRecord, TaskStatus};
+use crate::store::replay::rebuild_from_evidence;
+use crate::store::state::{self, State, TaskStatus};
 use anyhow::{Context, Result};
-use rxnode_interlock::{Approval, TaskId};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,12 +31,13 @@ const DECISIONS: &[&str] = &[
     "pushed",
 ];
 
-fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+/// A string field of a ledger entry.
+pub(super) fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
 }
 
 /// Task folders in the outbox root (crash leftovers `.tmp-…` aside).
-fn outbox_ids(paths: &Paths) -> Vec<String> {
+pub(super) fn outbox_ids(paths: &Paths) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(paths.outbox_root())
         .map(|rd| {
             rd.flatten()
@@ -51,7 +52,7 @@ fn outbox_ids(paths: &Paths) -> Vec<String> {
 
 /// The status in an outbox's `RX_RESULT.json`, when it is anything but
 /// `NOT RUN` (a run wrote it, or someone edited it: either way not fresh).
-pub fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
+pub(crate) fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
     let p = paths.outbox_root().join(id).join("RX_RESULT.json");
     let b = std::fs::read(&p).ok()?;
     let st = match serde_json::from_slice::<Value>(&b) {
@@ -69,7 +70,7 @@ pub fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
 /// and `marked_completed` always; for a RED task also `run_started` (it may have
 /// keyed the transmitter before a crash), in the `.local/` ledger or its mirror.
 /// The first one found, described.
-pub fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
+pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
     for e in ledger::read_both(paths)? {
         if str_of(&e, "task_id") != Some(id) {
             continue;
@@ -84,7 +85,7 @@ pub fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>
 }
 
 /// What shows this node has history, for a missing state file (empty = none).
-pub fn evidence(paths: &Paths) -> Result<Vec<String>> {
+pub(crate) fn evidence(paths: &Paths) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let n = ledger::read_evidence(paths)?
         .iter()
@@ -120,7 +121,7 @@ pub fn evidence(paths: &Paths) -> Result<Vec<String>> {
 /// Why a parsed state contradicts the ledger, if it does: an approval with no
 /// ledger `approved` entry for that task (planted), or a task the ledger saw
 /// finish that the state does not call completed (rolled back).
-pub fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
+pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
     let entries = ledger::read_evidence(paths)?;
     let mut approved = BTreeSet::new();
     let mut finished = BTreeSet::new();
@@ -157,179 +158,6 @@ pub fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
     Ok(None)
 }
 
-/// Replay the ledger and the outboxes into a state.
-fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> Result<State> {
-    let mut s = State::default();
-    let entries = ledger::read_evidence(paths)?;
-    let mut last_seen = None;
-    for e in &entries {
-        let (Some(id), Some(ev)) = (str_of(e, "task_id"), str_of(e, "event")) else {
-            continue;
-        };
-        if TaskId::parse(id).is_err() {
-            notes.push(format!(
-                "ledger entry with an invalid task ID {id:?} skipped"
-            ));
-            continue;
-        }
-        let sha = str_of(e, "task_sha256").unwrap_or_default().to_owned();
-        let commit = str_of(e, "commit").unwrap_or_default().to_owned();
-        let at = str_of(e, "at").unwrap_or_default().to_owned();
-        let rec = |s: &mut State| {
-            s.tasks
-                .entry(id.to_owned())
-                .or_insert_with(|| TaskRecord {
-                    status: TaskStatus::Pending,
-                    task_sha256: sha.clone(),
-                    commit: commit.clone(),
-                    risk_level: None,
-                    title: None,
-                    first_seen: at.clone(),
-                    reason: None,
-                })
-                .status
-        };
-        let set = |s: &mut State, st: TaskStatus| {
-            rec(s);
-            if let Some(r) = s.tasks.get_mut(id) {
-                // Completed is final: no later entry brings a task back.
-                if r.status != TaskStatus::Completed {
-                    r.status = st;
-                }
-                if !sha.is_empty() && st != TaskStatus::Completed {
-                    r.task_sha256 = sha.clone();
-                    r.commit = commit.clone();
-                }
-            }
-        };
-        match ev {
-            "detected" | "prompted" => {
-                rec(&mut s);
-                last_seen = Some(id.to_owned());
-            }
-            "approved" => {
-                set(&mut s, TaskStatus::Approved);
-                let completed = s
-                    .tasks
-                    .get(id)
-                    .is_some_and(|r| r.status == TaskStatus::Completed);
-                if !completed {
-                    s.deferred_task_ids.remove(id);
-                    let task_id = TaskId::parse(id).map_err(|e| anyhow::anyhow!("{e}"))?;
-                    s.approvals.insert(
-                        id.to_owned(),
-                        Approval {
-                            task_id,
-                            task_sha256: sha.clone(),
-                            commit: commit.clone(),
-                            at: at.clone(),
-                        },
-                    );
-                }
-            }
-            "deferred" => {
-                set(&mut s, TaskStatus::Deferred);
-                s.deferred_task_ids.insert(id.to_owned());
-            }
-            "rejected" => {
-                set(&mut s, TaskStatus::Rejected);
-                if let Some(r) = s.tasks.get_mut(id) {
-                    r.reason = e
-                        .get("detail")
-                        .and_then(|d| str_of(d, "reason"))
-                        .map(str::to_owned);
-                }
-            }
-            "run_finished" | "marked_completed" => {
-                set(&mut s, TaskStatus::Completed);
-                s.last_completed_task_id = Some(id.to_owned());
-            }
-            "published" => {
-                s.published.insert(
-                    id.to_owned(),
-                    PublishRecord {
-                        commit: commit.clone(),
-                        at: at.clone(),
-                        pushed: false,
-                    },
-                );
-            }
-            "pushed" => {
-                if let Some(p) = s.published.get_mut(id) {
-                    p.pushed = true;
-                    if !commit.is_empty() {
-                        p.commit = commit.clone();
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    s.last_seen_task_id = last_seen;
-    // Outboxes: a finished one completes its task; one the ledger never
-    // approved is listed and never becomes an approval.
-    for id in outbox_ids(paths) {
-        if TaskId::parse(&id).is_err() {
-            notes.push(format!("outbox folder {id:?} is not a task ID; ignored"));
-            continue;
-        }
-        if let Some(st) = finished_outbox(paths, &id) {
-            let r = s.tasks.entry(id.clone()).or_insert_with(|| TaskRecord {
-                status: TaskStatus::Completed,
-                task_sha256: String::new(),
-                commit: String::new(),
-                risk_level: None,
-                title: None,
-                first_seen: now_iso(),
-                reason: None,
-            });
-            if r.status != TaskStatus::Completed {
-                notes.push(format!("task {id}: its outbox result is {st}: completed"));
-                r.status = TaskStatus::Completed;
-            }
-        } else if !s.approvals.contains_key(&id)
-            && s.tasks.get(&id).map(|r| r.status) != Some(TaskStatus::Completed)
-        {
-            notes.push(format!(
-                "outbox {id} has no `approved` entry in the ledger: not approved (approve it again with `rxnode review {id}` after checking it)"
-            ));
-        }
-    }
-    // A completed task keeps the approval it ran under, as in a state the watcher
-    // and `run` wrote: `publish` needs it (the result it publishes must be of the
-    // approved text), and `run` refuses a completed task whatever its approval.
-    let done: Vec<String> = s.ids_with(TaskStatus::Completed);
-    for id in &done {
-        s.deferred_task_ids.remove(id);
-    }
-    // Titles and risk from the approved texts, where the outbox has them.
-    for (id, r) in s.tasks.iter_mut() {
-        if let Ok(b) = std::fs::read(paths.outbox_root().join(id).join("TASK.md")) {
-            if let Ok(t) = rxnode_interlock::validate_task_bytes(
-                &b,
-                &rxnode_interlock::ValidateOptions {
-                    watched_branch: t_branch(&b),
-                },
-            ) {
-                r.title = Some(t.header().task_title.clone());
-                r.risk_level = Some(t.risk().as_str().to_owned());
-            }
-        }
-    }
-    Ok(s)
-}
-
-/// The `SOURCE_BRANCH` a text names (titles only; nothing is trusted from it).
-fn t_branch(b: &[u8]) -> String {
-    String::from_utf8_lossy(b)
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once('=')?;
-            (k.trim() == "SOURCE_BRANCH").then(|| v.trim().to_owned())
-        })
-        .unwrap_or_default()
-}
-
 /// `rxnode state rebuild`.
 pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
     let paths = Paths::new(&ctx.repo);
@@ -362,30 +190,7 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
             "the rebuilt state would still contradict the ledger ({why}); nothing changed"
         )));
     }
-    let stamp = now_iso().replace([':', '+'], "");
-    let mut kept = Vec::new();
-    if current.is_some() {
-        let aside = p.with_file_name(format!(
-            "rx_agent_state.json.replaced-{stamp}-{}",
-            std::process::id()
-        ));
-        std::fs::rename(&p, &aside)
-            .with_context(|| format!("cannot move {} aside", p.display()))?;
-        kept.push(aside.display().to_string());
-    }
-    while let Some(c) = state::corrupt_aside(&paths) {
-        let name = c
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let to = c.with_file_name(name.replacen(
-            state::CORRUPT_PREFIX,
-            "rx_agent_state.json.rebuilt-from-corrupt-",
-            1,
-        ));
-        std::fs::rename(&c, &to).with_context(|| format!("cannot rename {}", c.display()))?;
-        kept.push(to.display().to_string());
-    }
+    let kept = keep_aside(&paths, current.is_some())?;
     state::save(&paths, &rebuilt)?;
     let counts: BTreeMap<&str, usize> = [
         ("tasks", rebuilt.tasks.len()),
@@ -401,34 +206,89 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
         &Entry::new("state_rebuilt")
             .detail(json!({"counts": counts, "kept_aside": kept, "notes": notes})),
     )?;
-    if ctx.json {
-        println!(
-            "{}",
-            json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes})
-        );
-    } else {
+    let rebuilt = Rebuilt {
+        counts,
+        kept,
+        notes,
+    };
+    rebuilt.report(ctx, &paths);
+    Ok(Outcome::Done)
+}
+
+/// Move the replaced state (when there is one) and every corrupt copy aside
+/// under names that say what they were; the names kept.
+fn keep_aside(paths: &Paths, has_current: bool) -> Result<Vec<String>> {
+    let p = paths.state();
+    let stamp = now_iso().replace([':', '+'], "");
+    let mut kept = Vec::new();
+    if has_current {
+        let aside = p.with_file_name(format!(
+            "rx_agent_state.json.replaced-{stamp}-{}",
+            std::process::id()
+        ));
+        std::fs::rename(&p, &aside)
+            .with_context(|| format!("cannot move {} aside", p.display()))?;
+        kept.push(aside.display().to_string());
+    }
+    while let Some(c) = state::corrupt_aside(paths) {
+        let name = c
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let to = c.with_file_name(name.replacen(
+            state::CORRUPT_PREFIX,
+            "rx_agent_state.json.rebuilt-from-corrupt-",
+            1,
+        ));
+        std::fs::rename(&c, &to).with_context(|| format!("cannot rename {}", c.display()))?;
+        kept.push(to.display().to_string());
+    }
+    Ok(kept)
+}
+
+/// What a rebuild did, as printed.
+struct Rebuilt<'a> {
+    counts: BTreeMap<&'a str, usize>,
+    kept: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Rebuilt<'_> {
+    fn report(&self, ctx: &Ctx, paths: &Paths) {
+        let Rebuilt {
+            counts,
+            kept,
+            notes,
+        } = self;
+        if ctx.json {
+            println!(
+                "{}",
+                json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes})
+            );
+            return;
+        }
         println!(
             "rebuilt {} from the ledger and the outboxes: {} task(s), {} approved, {} completed, {} deferred, {} published",
-            p.display(),
+            paths.state().display(),
             counts["tasks"],
             counts["approved"],
             counts["completed"],
             counts["deferred"],
             counts["published"]
         );
-        for k in &kept {
+        for k in kept {
             println!("  kept aside: {k}");
         }
-        for n in &notes {
+        for n in notes {
             println!("  note: {n}");
         }
     }
-    Ok(Outcome::Done)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rxnode_interlock::{Approval, TaskId};
 
     fn line(ev: &str, id: &str, sha: &str) -> String {
         format!(

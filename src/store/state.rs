@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Current state schema.
-pub const STATE_SCHEMA: u32 = 1;
+pub(crate) const STATE_SCHEMA: u32 = 1;
 
 /// Lifecycle of a known task on this node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
+pub(crate) enum TaskStatus {
     /// Detected and prompted, no decision yet.
     Pending,
     /// `[D]`: not prompted again until `rxnode review`.
@@ -33,98 +33,98 @@ pub enum TaskStatus {
 
 /// One task this node has seen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskRecord {
+pub(crate) struct TaskRecord {
     /// Current status.
-    pub status: TaskStatus,
+    pub(crate) status: TaskStatus,
     /// SHA-256 of the text seen.
-    pub task_sha256: String,
+    pub(crate) task_sha256: String,
     /// Commit that held it (empty for dry-run files).
-    pub commit: String,
+    pub(crate) commit: String,
     /// Derived/effective risk, protocol spelling.
-    pub risk_level: Option<String>,
+    pub(crate) risk_level: Option<String>,
     /// Title, for `status`.
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// First seen (ISO 8601).
-    pub first_seen: String,
+    pub(crate) first_seen: String,
     /// Why rejected, when rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 /// A publication to `rx-node`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PublishRecord {
+pub(crate) struct PublishRecord {
     /// The commit made on `refs/heads/rx-node`.
-    pub commit: String,
+    pub(crate) commit: String,
     /// When.
-    pub at: String,
+    pub(crate) at: String,
     /// Whether it was pushed to the remote.
-    pub pushed: bool,
+    pub(crate) pushed: bool,
 }
 
 /// The last poll.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PollRecord {
+pub(crate) struct PollRecord {
     /// When it happened (ISO 8601).
-    pub at: String,
+    pub(crate) at: String,
     /// One-line result ("nothing new", "prompted X", "fetch failed: …").
-    pub result: String,
+    pub(crate) result: String,
     /// Whether it succeeded.
-    pub ok: bool,
+    pub(crate) ok: bool,
 }
 
 /// The whole state file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct State {
+pub(crate) struct State {
     /// Schema version ([`STATE_SCHEMA`]).
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// Last task ID detected (recorded before any prompt is left).
-    pub last_seen_task_id: Option<String>,
+    pub(crate) last_seen_task_id: Option<String>,
     /// Last task run to completion or marked completed.
-    pub last_completed_task_id: Option<String>,
+    pub(crate) last_completed_task_id: Option<String>,
     /// Deferred task IDs.
-    pub deferred_task_ids: BTreeSet<String>,
+    pub(crate) deferred_task_ids: BTreeSet<String>,
     /// Approvals by task ID.
-    pub approvals: BTreeMap<String, Approval>,
+    pub(crate) approvals: BTreeMap<String, Approval>,
     /// Every task seen, by ID.
     #[serde(default)]
-    pub tasks: BTreeMap<String, TaskRecord>,
+    pub(crate) tasks: BTreeMap<String, TaskRecord>,
     /// Publications by task ID.
     #[serde(default)]
-    pub published: BTreeMap<String, PublishRecord>,
+    pub(crate) published: BTreeMap<String, PublishRecord>,
     /// Whether a watcher is running.
-    pub running: bool,
+    pub(crate) running: bool,
     /// PID of the running watcher.
-    pub watcher_pid: Option<u32>,
+    pub(crate) watcher_pid: Option<u32>,
     /// The last poll.
-    pub last_poll: Option<PollRecord>,
+    pub(crate) last_poll: Option<PollRecord>,
     /// The remote-tracking commit last examined (skip parsing when unchanged).
-    pub remote_marker: Option<String>,
+    pub(crate) remote_marker: Option<String>,
     /// Refused texts that have no usable task ID (invalid files) or that changed
     /// under a known ID, by text SHA-256, so they are reported once.
     #[serde(default)]
-    pub rejected_texts: BTreeMap<String, RejectedText>,
+    pub(crate) rejected_texts: BTreeMap<String, RejectedText>,
     /// The task queue read from the branch's history (issue 15).
     #[serde(default)]
-    pub queue: crate::watch::queue::QueueState,
+    pub(crate) queue: crate::watch::queue::QueueState,
 }
 
 /// A refused task text, keyed by its SHA-256 in [`State::rejected_texts`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RejectedText {
+pub(crate) struct RejectedText {
     /// The task ID the text claims, if one could be read.
-    pub task_id: Option<String>,
+    pub(crate) task_id: Option<String>,
     /// The commit that held it.
-    pub commit: String,
+    pub(crate) commit: String,
     /// Why it was refused.
-    pub reason: String,
+    pub(crate) reason: String,
     /// When (ISO 8601).
-    pub at: String,
+    pub(crate) at: String,
 }
 
 impl State {
     /// IDs of tasks with this status, in ID order.
-    pub fn ids_with(&self, status: TaskStatus) -> Vec<String> {
+    pub(crate) fn ids_with(&self, status: TaskStatus) -> Vec<String> {
         self.tasks
             .iter()
             .filter(|(_, r)| r.status == status)
@@ -154,10 +154,10 @@ impl Default for State {
 }
 
 /// Prefix of a state file kept aside as corrupt.
-pub const CORRUPT_PREFIX: &str = "rx_agent_state.json.corrupt-";
+pub(crate) const CORRUPT_PREFIX: &str = "rx_agent_state.json.corrupt-";
 
 /// What the operator runs when the state cannot be trusted (never "delete it").
-pub const REBUILD_HINT: &str =
+pub(crate) const REBUILD_HINT: &str =
     "fix: run `rxnode state rebuild` (it recovers every decision from the ledger and the outboxes)";
 
 /// Load the state. A missing file is a fresh state only on a node with no
@@ -168,7 +168,7 @@ pub const REBUILD_HINT: &str =
 /// files. A state that contradicts the ledger (an approval the ledger never
 /// recorded, a task the ledger saw finish that the state does not call
 /// completed) was replaced: refused.
-pub fn load(paths: &Paths) -> Result<State> {
+pub(crate) fn load(paths: &Paths) -> Result<State> {
     crate::store::trust::prepare(paths)?;
     let p = paths.state();
     let bytes = match std::fs::read(&p) {
@@ -223,7 +223,7 @@ pub fn load(paths: &Paths) -> Result<State> {
 }
 
 /// A state file kept aside as corrupt and not yet dealt with, if any.
-pub fn corrupt_aside(paths: &Paths) -> Option<std::path::PathBuf> {
+pub(crate) fn corrupt_aside(paths: &Paths) -> Option<std::path::PathBuf> {
     std::fs::read_dir(&paths.local)
         .ok()?
         .filter_map(|e| e.ok())
@@ -232,7 +232,7 @@ pub fn corrupt_aside(paths: &Paths) -> Option<std::path::PathBuf> {
 }
 
 /// Save the state atomically.
-pub fn save(paths: &Paths, state: &State) -> Result<()> {
+pub(crate) fn save(paths: &Paths, state: &State) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(state)?;
     bytes.push(b'\n');
     write_atomic(&paths.state(), &bytes)
@@ -245,7 +245,7 @@ pub fn save(paths: &Paths, state: &State) -> Result<()> {
 ///
 /// The whole trust root is checked first ([`crate::store::trust::prepare`]), so a
 /// long-running watcher notices a `git pull` that brought `.local/` files.
-pub fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+pub(crate) fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
     let _guard = lock_state(paths)?;
     let mut s = load(paths)?;
     let out = f(&mut s)?;
@@ -255,21 +255,12 @@ pub fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Resu
 
 /// Take the exclusive state lock (`.local/rx_agent_state.lock`) after checking
 /// the trust root; released when the returned file is dropped.
-pub fn lock_state(paths: &Paths) -> Result<std::fs::File> {
+pub(crate) fn lock_state(paths: &Paths) -> Result<std::fs::File> {
     crate::store::trust::prepare(paths)?;
     std::fs::create_dir_all(&paths.local)
         .with_context(|| format!("cannot create {}", paths.local.display()))?;
     let lock_path = paths.local.join("rx_agent_state.lock");
-    let guard = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("cannot open {}", lock_path.display()))?;
-    guard
-        .lock()
-        .with_context(|| format!("cannot lock {}", lock_path.display()))?;
-    Ok(guard)
+    crate::store::fsutil::lock_exclusive(&lock_path)
 }
 
 #[cfg(test)]

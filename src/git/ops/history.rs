@@ -1,294 +1,12 @@
-//! Git access through git2 (never the `git` program).
-//!
-//! Everything here reads from or adds to the object database and remote-tracking
-//! refs only: no checkout, no change to HEAD, the index or the work tree.
-//! The publisher and the executor reuse [`open`], [`fetch`], [`tracking_commit`]
-//! and [`read_blob_at`].
+//! Reads from commits already fetched: one file's blob at a commit, the
+//! first-parent history of the task file, and ancestry.
 use anyhow::{anyhow, Context, Result};
-use git2::{Cred, CredentialType, FetchOptions, Oid, RemoteCallbacks, Repository};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Once;
-use std::time::{Duration, Instant};
-
-/// Connect timeout for remote transports.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
-/// Per-read/write timeout on remote transports.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
-/// A whole fetch is abandoned after this long.
-pub const FETCH_DEADLINE: Duration = Duration::from_secs(120);
-
-/// Open the checkout (`--repo`); a bare repository is refused because the
-/// node needs a work tree for `.local/`.
-pub fn open(repo: &Path) -> Result<Repository> {
-    let r = Repository::open(repo)
-        .with_context(|| format!("{} is not a Git checkout", repo.display()))?;
-    if r.is_bare() {
-        return Err(crate::exit::bad_input(format!(
-            "{} is a bare repository; rxnode needs a checkout",
-            repo.display()
-        )));
-    }
-    Ok(r)
-}
-
-/// Environment variable that overrides both transport timeouts (seconds,
-/// 0.1 ..= 600): for slow links, and for tests of a hanging remote.
-pub const TIMEOUT_ENV: &str = "RXNODE_GIT_TIMEOUT_S";
-
-/// The (connect, read/write) timeouts: [`CONNECT_TIMEOUT`] / [`IO_TIMEOUT`]
-/// unless `RXNODE_GIT_TIMEOUT_S` holds a number of seconds in 0.1 ..= 600
-/// (anything else is ignored with a warning).
-fn timeouts() -> (Duration, Duration) {
-    let Ok(v) = std::env::var(TIMEOUT_ENV) else {
-        return (CONNECT_TIMEOUT, IO_TIMEOUT);
-    };
-    match v.trim().parse::<f64>() {
-        Ok(s) if (0.1..=600.0).contains(&s) => {
-            let d = Duration::from_secs_f64(s);
-            (d, d)
-        }
-        _ => {
-            tracing::warn!("{TIMEOUT_ENV}={v:?} ignored: must be seconds in 0.1 ..= 600");
-            (CONNECT_TIMEOUT, IO_TIMEOUT)
-        }
-    }
-}
-
-/// Set libgit2's transport timeouts once per process. They bound every socket
-/// connect and read/write of the git:// and http(s):// transports, so a remote
-/// that accepts and never answers ends the fetch with a timeout error.
-pub(crate) fn set_timeouts() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let (connect, io) = timeouts();
-        // SAFETY: called once, before any transport is used by this process
-        // (guarded by `Once`); these only store integers in libgit2's globals.
-        unsafe {
-            let _ =
-                git2::opts::set_server_connect_timeout_in_milliseconds(connect.as_millis() as i32);
-            let _ = git2::opts::set_server_timeout_in_milliseconds(io.as_millis() as i32);
-        }
-    });
-}
-
-/// Which credential kinds were already offered during one fetch.
-#[derive(Default)]
-struct Tried {
-    agent: bool,
-    helper: bool,
-    username: bool,
-    default: bool,
-}
-
-/// A credential kind to offer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CredKind {
-    Agent,
-    Helper,
-    Username,
-    Default,
-}
-
-/// The next credential kind to offer, each at most once per fetch; `None`
-/// when everything allowed was tried (ends libgit2's retry loop).
-fn next_credential(tried: &mut Tried, allowed: CredentialType) -> Option<CredKind> {
-    if allowed.contains(CredentialType::SSH_KEY) && !tried.agent {
-        tried.agent = true;
-        return Some(CredKind::Agent);
-    }
-    if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) && !tried.helper {
-        tried.helper = true;
-        return Some(CredKind::Helper);
-    }
-    if allowed.contains(CredentialType::USERNAME) && !tried.username {
-        tried.username = true;
-        return Some(CredKind::Username);
-    }
-    if allowed.contains(CredentialType::DEFAULT) && !tried.default {
-        tried.default = true;
-        return Some(CredKind::Default);
-    }
-    None
-}
-
-/// The credential callback used for every fetch and push: ssh-agent, the Git
-/// credential helper, a plain username, the platform default — each offered at
-/// most once ([`next_credential`]), then a clear error naming the (redacted)
-/// URL. libgit2 calls the callback again after every failure, so without this
-/// bound it would loop for ever. Never logs or returns a credential.
-pub fn credentials_callback(
-    config: Option<git2::Config>,
-) -> impl FnMut(&str, Option<&str>, CredentialType) -> Result<Cred, git2::Error> {
-    let mut tried = Tried::default();
-    move |url, username, allowed| {
-        let user = username.unwrap_or("git");
-        match next_credential(&mut tried, allowed) {
-            Some(CredKind::Agent) => {
-                tracing::debug!("credentials: trying ssh-agent for {}", redact(url));
-                Cred::ssh_key_from_agent(user)
-            }
-            Some(CredKind::Helper) => match &config {
-                Some(cfg) => Cred::credential_helper(cfg, url, username).map_err(|e| {
-                    git2::Error::from_str(&format!(
-                        "authentication required and the Git credential helper gave none ({})",
-                        redact(e.message())
-                    ))
-                }),
-                None => Err(git2::Error::from_str(
-                    "authentication required and no Git config to find a credential helper",
-                )),
-            },
-            Some(CredKind::Username) => Cred::username(user),
-            Some(CredKind::Default) => Cred::default(),
-            None => Err(git2::Error::from_str(&format!(
-                "authentication failed for {}: tried ssh-agent and the Git credential helper once each; \
-                 set up an ssh key in the agent or a credential helper",
-                redact(url)
-            ))),
-        }
-    }
-}
-
-/// Remote callbacks with [`credentials_callback`] installed.
-pub fn remote_callbacks<'a>(config: Option<git2::Config>) -> RemoteCallbacks<'a> {
-    let mut cb = RemoteCallbacks::new();
-    cb.credentials(credentials_callback(config));
-    cb
-}
-
-/// Remove `user:password@` from any URL in a message (libgit2 errors may echo
-/// the remote URL, which must never put credentials in a log).
-pub fn redact(msg: &str) -> String {
-    let mut out = String::with_capacity(msg.len());
-    let mut rest = msg;
-    while let Some(i) = rest.find("://") {
-        out.push_str(&rest[..i + 3]);
-        rest = &rest[i + 3..];
-        let end = rest
-            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"')
-            .unwrap_or(rest.len());
-        if let Some(at) = rest[..end].rfind('@') {
-            out.push_str("***@");
-            rest = &rest[at + 1..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `refs/remotes/<remote>/<branch>`.
-pub fn tracking_ref(remote: &str, branch: &str) -> String {
-    format!("refs/remotes/{remote}/{branch}")
-}
-
-/// Fetch `refs/heads/<branch>` of `remote` into its remote-tracking ref and
-/// return the fetched commit.
-///
-/// Credentials: ssh-agent, then the Git credential helper, then a plain
-/// username / the platform default, each offered at most once (libgit2 calls
-/// the callback again after every failure). Never puts credentials in URLs or
-/// logs. `cancel` aborts a transfer in progress. FETCH_HEAD is not written.
-pub fn fetch(repo: &Repository, remote: &str, branch: &str, cancel: &AtomicBool) -> Result<Oid> {
-    set_timeouts();
-    let mut rem = repo
-        .find_remote(remote)
-        .with_context(|| format!("no remote named {remote:?} in this checkout"))?;
-    // libgit2 reports a missing local path as "unsupported URL protocol"; say what it is.
-    if let Some(url) = rem.url() {
-        let local = url.strip_prefix("file://").unwrap_or(url);
-        let looks_local =
-            url.starts_with("file://") || local.starts_with('/') || local.starts_with('.');
-        if looks_local && !Path::new(local).exists() {
-            return Err(anyhow!(
-                "fetch {remote} {branch} failed: the remote's path {} does not exist",
-                redact(url)
-            ));
-        }
-    }
-    let config = repo.config().context("cannot read the Git config")?;
-    let started = Instant::now();
-    let mut cb = remote_callbacks(Some(config));
-    cb.transfer_progress(move |_| {
-        !cancel.load(Ordering::Relaxed) && started.elapsed() < FETCH_DEADLINE
-    });
-    let mut fo = FetchOptions::new();
-    fo.remote_callbacks(cb);
-    fo.update_fetchhead(false);
-    fo.prune(git2::FetchPrune::On);
-    fo.download_tags(git2::AutotagOption::None);
-    let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
-    rem.fetch(&[refspec.as_str()], Some(&mut fo), None)
-        .map_err(|e| {
-            // A lock left by a killed fetch fails every later one: name it.
-            let left: Vec<String> = fetch_lock_files(repo, remote, branch)
-                .into_iter()
-                .filter(|p| p.exists())
-                .map(|p| p.display().to_string())
-                .collect();
-            let hint = if left.is_empty() {
-                String::new()
-            } else {
-                let (files, exist) = if left.len() == 1 {
-                    ("file", "exists")
-                } else {
-                    ("files", "exist")
-                };
-                format!(
-                    " (Git lock {files} {} {exist}: left by a killed git or rxnode? If no git \
-                     process is using this checkout, remove it)",
-                    left.join(", ")
-                )
-            };
-            anyhow!(
-                "fetch {remote} {branch} failed: {}{hint}",
-                redact(e.message())
-            )
-        })?;
-    // libgit2 fetches an explicit refspec whose source is absent without an
-    // error; pruning (above) removes the stale tracking ref, so a deleted
-    // branch is reported below instead of looking like "nothing new" for ever.
-    // (`Remote::list` is not used: git2 0.20 builds a slice from a null
-    // pointer when the remote advertises no refs at all.)
-    tracking_commit(repo, remote, branch)?.ok_or_else(|| {
-        anyhow!(
-            "fetch {remote} {branch}: the remote has no branch {branch:?} (deleted or renamed?)"
-        )
-    })
-}
-
-/// The lock files libgit2 (1.9) creates while [`fetch`] runs: the tracking
-/// ref's `refs/remotes/<remote>/<branch>.lock` (the ref update),
-/// `packed-refs.lock` (pruning a tracking ref that is packed) and `shallow.lock`
-/// (libgit2 rewrites `.git/shallow` after every pack download, even in a full
-/// clone). FETCH_HEAD is not written, so `FETCH_HEAD.lock` is not among them.
-pub fn fetch_lock_files(repo: &Repository, remote: &str, branch: &str) -> Vec<PathBuf> {
-    let common = repo.commondir();
-    vec![
-        common.join(format!("{}.lock", tracking_ref(remote, branch))),
-        common.join("packed-refs.lock"),
-        repo.path().join("shallow.lock"),
-    ]
-}
-
-/// The commit of `refs/remotes/<remote>/<branch>`, if the ref exists.
-pub fn tracking_commit(repo: &Repository, remote: &str, branch: &str) -> Result<Option<Oid>> {
-    let name = tracking_ref(remote, branch);
-    match repo.find_reference(&name) {
-        Ok(r) => {
-            let c = r
-                .peel_to_commit()
-                .with_context(|| format!("{name} does not point to a commit"))?;
-            Ok(Some(c.id()))
-        }
-        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(anyhow!("cannot read {name}: {}", e.message())),
-    }
-}
+use git2::{Oid, Repository};
+use std::path::Path;
 
 /// A file read from a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Blob {
+pub(crate) enum Blob {
     /// No such file in that commit.
     Missing,
     /// The file exists but is larger than the limit; its content was not loaded.
@@ -317,7 +35,12 @@ pub enum Blob {
 
 /// Read `path` from `commit` as a blob, refusing (without loading) anything
 /// over `max_bytes`. Uses only the object database.
-pub fn read_blob_at(repo: &Repository, commit: Oid, path: &str, max_bytes: usize) -> Result<Blob> {
+pub(crate) fn read_blob_at(
+    repo: &Repository,
+    commit: Oid,
+    path: &str,
+    max_bytes: usize,
+) -> Result<Blob> {
     let c = repo
         .find_commit(commit)
         .with_context(|| format!("commit {commit} is not in this repository"))?;
@@ -368,10 +91,10 @@ pub fn read_blob_at(repo: &Repository, commit: Oid, path: &str, max_bytes: usize
 }
 
 /// What a tree holds at a path: the object ID and file mode, or nothing.
-pub type PathEntry = Option<(Oid, i32)>;
+pub(crate) type PathEntry = Option<(Oid, i32)>;
 
 /// The entry at `path` in `commit`'s tree (`None` when absent).
-pub fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<PathEntry> {
+pub(crate) fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<PathEntry> {
     let c = repo
         .find_commit(commit)
         .with_context(|| format!("commit {commit} is not in this repository"))?;
@@ -391,28 +114,28 @@ pub fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<PathEntry>
 /// One commit of the first-parent history that changed the task path: one
 /// *task version* (DESIGN §2).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Version {
+pub(crate) struct Version {
     /// The commit.
-    pub commit: Oid,
+    pub(crate) commit: Oid,
     /// What the path holds in this commit (`None`: the file was deleted).
-    pub entry: PathEntry,
+    pub(crate) entry: PathEntry,
     /// What it held in the commit's first parent (`None`: absent, or a root commit).
-    pub before: PathEntry,
+    pub(crate) before: PathEntry,
 }
 
 /// The task versions between a stop point and the tip.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct History {
+pub(crate) struct History {
     /// Every version found, oldest first.
-    pub versions: Vec<Version>,
+    pub(crate) versions: Vec<Version>,
     /// First-parent commits walked.
-    pub commits: usize,
+    pub(crate) commits: usize,
     /// The walk stopped at its commit limit before reaching the stop point
     /// (older versions, if any, were not looked at).
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// The walk ended early because the history is incomplete here (a shallow
     /// clone, a missing object): why. Older versions were not looked at.
-    pub incomplete: Option<String>,
+    pub(crate) incomplete: Option<String>,
 }
 
 /// What a walk collected: the chain (newest first), whether it hit the commit
@@ -498,7 +221,7 @@ fn revwalk_chain(
 /// everything reachable from it (`git rev-list --first-parent tip ^hide`), and
 /// collect every commit whose `path` entry differs from its first parent's.
 /// At most `max_commits` commits are walked. Reads only the object database.
-pub fn task_history(
+pub(crate) fn task_history(
     repo: &Repository,
     tip: Oid,
     hide: Option<Oid>,
@@ -587,7 +310,7 @@ fn first_parent_reaches(repo: &Repository, from: Oid, target: Oid, max: usize) -
 /// works in a shallow clone); then libgit2's full search. A history that
 /// cannot be searched (objects missing past a shallow boundary) answers
 /// "not an ancestor", never an error that would stop every poll.
-pub fn is_ancestor_or_same(repo: &Repository, ancestor: Oid, commit: Oid) -> Result<bool> {
+pub(crate) fn is_ancestor_or_same(repo: &Repository, ancestor: Oid, commit: Oid) -> Result<bool> {
     if ancestor == commit {
         return Ok(true);
     }
@@ -615,7 +338,7 @@ pub fn is_ancestor_or_same(repo: &Repository, ancestor: Oid, commit: Oid) -> Res
 
 /// The merge base of two commits, `None` when they share no history, `a` is
 /// not in this repository, or the history needed is missing (shallow clone).
-pub fn merge_base(repo: &Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
+pub(crate) fn merge_base(repo: &Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
     if repo.find_commit(a).is_err() {
         return Ok(None);
     }
@@ -639,7 +362,7 @@ pub fn merge_base(repo: &Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
 
 /// Whether `ancestor` is a strict ancestor of `commit` ([`is_ancestor_or_same`]).
 /// An ancestor unknown to this repository is not an ancestor.
-pub fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid) -> Result<bool> {
+pub(crate) fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid) -> Result<bool> {
     let Ok(a) = Oid::from_str(ancestor) else {
         return Ok(false);
     };
@@ -647,28 +370,6 @@ pub fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid) -> Res
         return Ok(false);
     }
     is_ancestor_or_same(repo, a, commit)
-}
-
-/// Make sure `.local/` is ignored: append `/.local/` to `.git/info/exclude`
-/// unless the checkout already ignores it. Returns whether the file changed.
-pub fn ensure_local_excluded(repo: &Repository) -> Result<bool> {
-    if repo.is_path_ignored(".local/").unwrap_or(false) {
-        return Ok(false);
-    }
-    let info = repo.path().join("info");
-    std::fs::create_dir_all(&info).with_context(|| format!("cannot create {}", info.display()))?;
-    let p = info.join("exclude");
-    let mut text = match std::fs::read_to_string(&p) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
-    };
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str("# rxnode local state (never in Git)\n/.local/\n");
-    crate::store::fsutil::write_atomic(&p, text.as_bytes())?;
-    Ok(true)
 }
 
 #[cfg(test)]
@@ -806,52 +507,5 @@ mod tests {
         assert_eq!(merge_base(&repo, b, b2).unwrap(), Some(a));
         assert_eq!(merge_base(&repo, b, other).unwrap(), None);
         assert_eq!(merge_base(&repo, missing, b).unwrap(), None);
-    }
-
-    #[test]
-    fn each_credential_kind_is_offered_once() {
-        let mut t = Tried::default();
-        let all = CredentialType::SSH_KEY
-            | CredentialType::USER_PASS_PLAINTEXT
-            | CredentialType::USERNAME
-            | CredentialType::DEFAULT;
-        let mut got = vec![];
-        for _ in 0..10 {
-            match next_credential(&mut t, all) {
-                Some(k) => got.push(k),
-                None => break,
-            }
-        }
-        use CredKind::*;
-        assert_eq!(got, vec![Agent, Helper, Username, Default]);
-        let mut t = Tried::default();
-        assert_eq!(
-            next_credential(&mut t, CredentialType::SSH_KEY),
-            Some(Agent)
-        );
-        assert_eq!(next_credential(&mut t, CredentialType::SSH_KEY), None);
-    }
-
-    #[test]
-    fn credentials_are_redacted_from_messages() {
-        assert_eq!(
-            redact("failed to connect to https://bob:s3cret@git.example/x.git: refused"),
-            "failed to connect to https://***@git.example/x.git: refused"
-        );
-        assert_eq!(
-            redact("ssh://git@host/repo and http://h/p"),
-            "ssh://***@host/repo and http://h/p"
-        );
-        assert_eq!(redact("no url here"), "no url here");
-    }
-
-    #[test]
-    fn exclude_is_added_once() {
-        let d = tempfile::tempdir().unwrap();
-        let repo = Repository::init(d.path()).unwrap();
-        assert!(ensure_local_excluded(&repo).unwrap());
-        assert!(!ensure_local_excluded(&repo).unwrap());
-        let text = std::fs::read_to_string(repo.path().join("info/exclude")).unwrap();
-        assert_eq!(text.matches("/.local/").count(), 1);
     }
 }

@@ -1,0 +1,73 @@
+//! Git access through git2 (never the `git` program).
+//!
+//! Everything here reads from or adds to the object database and remote-tracking
+//! refs only: no checkout, no change to HEAD, the index or the work tree.
+//! [`remote`] holds the fetch and the remote callbacks, [`history`] the blob
+//! and history reads; the publisher and the executor reuse [`open`],
+//! [`fetch`] and [`read_blob_at`].
+mod history;
+mod remote;
+
+pub(crate) use history::{
+    entry_at, is_ancestor_or_same, is_strict_ancestor, merge_base, read_blob_at, task_history,
+    Blob, History, Version,
+};
+pub(crate) use remote::{
+    credentials_callback, fetch, fetch_lock_files, redact, remote_callbacks, set_timeouts,
+    tracking_ref,
+};
+
+use anyhow::{Context, Result};
+use git2::Repository;
+use std::path::Path;
+
+/// Open the checkout (`--repo`); a bare repository is refused because the
+/// node needs a work tree for `.local/`.
+pub(crate) fn open(repo: &Path) -> Result<Repository> {
+    let r = Repository::open(repo)
+        .with_context(|| format!("{} is not a Git checkout", repo.display()))?;
+    if r.is_bare() {
+        return Err(crate::exit::bad_input(format!(
+            "{} is a bare repository; rxnode needs a checkout",
+            repo.display()
+        )));
+    }
+    Ok(r)
+}
+
+/// Make sure `.local/` is ignored: append `/.local/` to `.git/info/exclude`
+/// unless the checkout already ignores it. Returns whether the file changed.
+pub(crate) fn ensure_local_excluded(repo: &Repository) -> Result<bool> {
+    if repo.is_path_ignored(".local/").unwrap_or(false) {
+        return Ok(false);
+    }
+    let info = repo.path().join("info");
+    std::fs::create_dir_all(&info).with_context(|| format!("cannot create {}", info.display()))?;
+    let p = info.join("exclude");
+    let mut text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# rxnode local state (never in Git)\n/.local/\n");
+    crate::store::fsutil::write_atomic(&p, text.as_bytes())?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exclude_is_added_once() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        assert!(ensure_local_excluded(&repo).unwrap());
+        assert!(!ensure_local_excluded(&repo).unwrap());
+        let text = std::fs::read_to_string(repo.path().join("info/exclude")).unwrap();
+        assert_eq!(text.matches("/.local/").count(), 1);
+    }
+}

@@ -1,0 +1,313 @@
+//! Remotes: the transport timeouts, the credential callback that tries each
+//! kind once, URL redaction, and the fetch of the watched branch into its
+//! remote-tracking ref.
+use anyhow::{anyhow, Context, Result};
+use git2::{Cred, CredentialType, FetchOptions, Oid, RemoteCallbacks, Repository};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+/// Connect timeout for remote transports.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Per-read/write timeout on remote transports.
+pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(30);
+/// A whole fetch is abandoned after this long.
+pub(crate) const FETCH_DEADLINE: Duration = Duration::from_secs(120);
+
+/// Environment variable that overrides both transport timeouts (seconds,
+/// 0.1 ..= 600): for slow links, and for tests of a hanging remote.
+pub(crate) const TIMEOUT_ENV: &str = "RXNODE_GIT_TIMEOUT_S";
+
+/// The (connect, read/write) timeouts: [`CONNECT_TIMEOUT`] / [`IO_TIMEOUT`]
+/// unless `RXNODE_GIT_TIMEOUT_S` holds a number of seconds in 0.1 ..= 600
+/// (anything else is ignored with a warning).
+fn timeouts() -> (Duration, Duration) {
+    let Ok(v) = std::env::var(TIMEOUT_ENV) else {
+        return (CONNECT_TIMEOUT, IO_TIMEOUT);
+    };
+    match v.trim().parse::<f64>() {
+        Ok(s) if (0.1..=600.0).contains(&s) => {
+            let d = Duration::from_secs_f64(s);
+            (d, d)
+        }
+        _ => {
+            tracing::warn!("{TIMEOUT_ENV}={v:?} ignored: must be seconds in 0.1 ..= 600");
+            (CONNECT_TIMEOUT, IO_TIMEOUT)
+        }
+    }
+}
+
+/// Set libgit2's transport timeouts once per process. They bound every socket
+/// connect and read/write of the git:// and http(s):// transports, so a remote
+/// that accepts and never answers ends the fetch with a timeout error.
+pub(crate) fn set_timeouts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let (connect, io) = timeouts();
+        // SAFETY: called once, before any transport is used by this process
+        // (guarded by `Once`); these only store integers in libgit2's globals.
+        unsafe {
+            let _ =
+                git2::opts::set_server_connect_timeout_in_milliseconds(connect.as_millis() as i32);
+            let _ = git2::opts::set_server_timeout_in_milliseconds(io.as_millis() as i32);
+        }
+    });
+}
+
+/// Which credential kinds were already offered during one fetch.
+#[derive(Default)]
+struct Tried(Vec<CredKind>);
+
+/// A credential kind to offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CredKind {
+    Agent,
+    Helper,
+    Username,
+    Default,
+}
+
+/// The kinds in the order they are offered, each with the credential type
+/// libgit2 must allow for it.
+const CRED_ORDER: [(CredentialType, CredKind); 4] = [
+    (CredentialType::SSH_KEY, CredKind::Agent),
+    (CredentialType::USER_PASS_PLAINTEXT, CredKind::Helper),
+    (CredentialType::USERNAME, CredKind::Username),
+    (CredentialType::DEFAULT, CredKind::Default),
+];
+
+/// The next credential kind to offer, each at most once per fetch; `None`
+/// when everything allowed was tried (ends libgit2's retry loop).
+fn next_credential(tried: &mut Tried, allowed: CredentialType) -> Option<CredKind> {
+    let (_, kind) = CRED_ORDER
+        .into_iter()
+        .find(|(t, k)| allowed.contains(*t) && !tried.0.contains(k))?;
+    tried.0.push(kind);
+    Some(kind)
+}
+
+/// The credential callback used for every fetch and push: ssh-agent, the Git
+/// credential helper, a plain username, the platform default — each offered at
+/// most once ([`next_credential`]), then a clear error naming the (redacted)
+/// URL. libgit2 calls the callback again after every failure, so without this
+/// bound it would loop for ever. Never logs or returns a credential.
+pub(crate) fn credentials_callback(
+    config: Option<git2::Config>,
+) -> impl FnMut(&str, Option<&str>, CredentialType) -> Result<Cred, git2::Error> {
+    let mut tried = Tried::default();
+    move |url, username, allowed| {
+        let user = username.unwrap_or("git");
+        match next_credential(&mut tried, allowed) {
+            Some(CredKind::Agent) => {
+                tracing::debug!("credentials: trying ssh-agent for {}", redact(url));
+                Cred::ssh_key_from_agent(user)
+            }
+            Some(CredKind::Helper) => match &config {
+                Some(cfg) => Cred::credential_helper(cfg, url, username).map_err(|e| {
+                    git2::Error::from_str(&format!(
+                        "authentication required and the Git credential helper gave none ({})",
+                        redact(e.message())
+                    ))
+                }),
+                None => Err(git2::Error::from_str(
+                    "authentication required and no Git config to find a credential helper",
+                )),
+            },
+            Some(CredKind::Username) => Cred::username(user),
+            Some(CredKind::Default) => Cred::default(),
+            None => Err(git2::Error::from_str(&format!(
+                "authentication failed for {}: tried ssh-agent and the Git credential helper once each; \
+                 set up an ssh key in the agent or a credential helper",
+                redact(url)
+            ))),
+        }
+    }
+}
+
+/// Remote callbacks with [`credentials_callback`] installed.
+pub(crate) fn remote_callbacks<'a>(config: Option<git2::Config>) -> RemoteCallbacks<'a> {
+    let mut cb = RemoteCallbacks::new();
+    cb.credentials(credentials_callback(config));
+    cb
+}
+
+/// Remove `user:password@` from any URL in a message (libgit2 errors may echo
+/// the remote URL, which must never put credentials in a log).
+pub(crate) fn redact(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find("://") {
+        out.push_str(&rest[..i + 3]);
+        rest = &rest[i + 3..];
+        let end = rest
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"')
+            .unwrap_or(rest.len());
+        if let Some(at) = rest[..end].rfind('@') {
+            out.push_str("***@");
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `refs/remotes/<remote>/<branch>`.
+pub(crate) fn tracking_ref(remote: &str, branch: &str) -> String {
+    format!("refs/remotes/{remote}/{branch}")
+}
+
+/// Fetch `refs/heads/<branch>` of `remote` into its remote-tracking ref and
+/// return the fetched commit.
+///
+/// Credentials: ssh-agent, then the Git credential helper, then a plain
+/// username / the platform default, each offered at most once (libgit2 calls
+/// the callback again after every failure). Never puts credentials in URLs or
+/// logs. `cancel` aborts a transfer in progress. FETCH_HEAD is not written.
+pub(crate) fn fetch(
+    repo: &Repository,
+    remote: &str,
+    branch: &str,
+    cancel: &AtomicBool,
+) -> Result<Oid> {
+    set_timeouts();
+    let mut rem = repo
+        .find_remote(remote)
+        .with_context(|| format!("no remote named {remote:?} in this checkout"))?;
+    // libgit2 reports a missing local path as "unsupported URL protocol"; say what it is.
+    if let Some(url) = rem.url() {
+        let local = url.strip_prefix("file://").unwrap_or(url);
+        let looks_local =
+            url.starts_with("file://") || local.starts_with('/') || local.starts_with('.');
+        if looks_local && !Path::new(local).exists() {
+            return Err(anyhow!(
+                "fetch {remote} {branch} failed: the remote's path {} does not exist",
+                redact(url)
+            ));
+        }
+    }
+    let config = repo.config().context("cannot read the Git config")?;
+    let started = Instant::now();
+    let mut cb = remote_callbacks(Some(config));
+    cb.transfer_progress(move |_| {
+        !cancel.load(Ordering::Relaxed) && started.elapsed() < FETCH_DEADLINE
+    });
+    let mut fo = FetchOptions::new();
+    fo.remote_callbacks(cb);
+    fo.update_fetchhead(false);
+    fo.prune(git2::FetchPrune::On);
+    fo.download_tags(git2::AutotagOption::None);
+    let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
+    rem.fetch(&[refspec.as_str()], Some(&mut fo), None)
+        .map_err(|e| {
+            // A lock left by a killed fetch fails every later one: name it.
+            let left: Vec<String> = fetch_lock_files(repo, remote, branch)
+                .into_iter()
+                .filter(|p| p.exists())
+                .map(|p| p.display().to_string())
+                .collect();
+            let hint = if left.is_empty() {
+                String::new()
+            } else {
+                let (files, exist) = if left.len() == 1 {
+                    ("file", "exists")
+                } else {
+                    ("files", "exist")
+                };
+                format!(
+                    " (Git lock {files} {} {exist}: left by a killed git or rxnode? If no git \
+                     process is using this checkout, remove it)",
+                    left.join(", ")
+                )
+            };
+            anyhow!(
+                "fetch {remote} {branch} failed: {}{hint}",
+                redact(e.message())
+            )
+        })?;
+    // libgit2 fetches an explicit refspec whose source is absent without an
+    // error; pruning (above) removes the stale tracking ref, so a deleted
+    // branch is reported below instead of looking like "nothing new" for ever.
+    // (`Remote::list` is not used: git2 0.20 builds a slice from a null
+    // pointer when the remote advertises no refs at all.)
+    tracking_commit(repo, remote, branch)?.ok_or_else(|| {
+        anyhow!(
+            "fetch {remote} {branch}: the remote has no branch {branch:?} (deleted or renamed?)"
+        )
+    })
+}
+
+/// The lock files libgit2 (1.9) creates while [`fetch`] runs: the tracking
+/// ref's `refs/remotes/<remote>/<branch>.lock` (the ref update),
+/// `packed-refs.lock` (pruning a tracking ref that is packed) and `shallow.lock`
+/// (libgit2 rewrites `.git/shallow` after every pack download, even in a full
+/// clone). FETCH_HEAD is not written, so `FETCH_HEAD.lock` is not among them.
+pub(crate) fn fetch_lock_files(repo: &Repository, remote: &str, branch: &str) -> Vec<PathBuf> {
+    let common = repo.commondir();
+    vec![
+        common.join(format!("{}.lock", tracking_ref(remote, branch))),
+        common.join("packed-refs.lock"),
+        repo.path().join("shallow.lock"),
+    ]
+}
+
+/// The commit of `refs/remotes/<remote>/<branch>`, if the ref exists.
+pub(crate) fn tracking_commit(
+    repo: &Repository,
+    remote: &str,
+    branch: &str,
+) -> Result<Option<Oid>> {
+    let name = tracking_ref(remote, branch);
+    match repo.find_reference(&name) {
+        Ok(r) => {
+            let c = r
+                .peel_to_commit()
+                .with_context(|| format!("{name} does not point to a commit"))?;
+            Ok(Some(c.id()))
+        }
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(anyhow!("cannot read {name}: {}", e.message())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_credential_kind_is_offered_once() {
+        let mut t = Tried::default();
+        let all = CredentialType::SSH_KEY
+            | CredentialType::USER_PASS_PLAINTEXT
+            | CredentialType::USERNAME
+            | CredentialType::DEFAULT;
+        let mut got = vec![];
+        for _ in 0..10 {
+            match next_credential(&mut t, all) {
+                Some(k) => got.push(k),
+                None => break,
+            }
+        }
+        use CredKind::*;
+        assert_eq!(got, vec![Agent, Helper, Username, Default]);
+        let mut t = Tried::default();
+        assert_eq!(
+            next_credential(&mut t, CredentialType::SSH_KEY),
+            Some(Agent)
+        );
+        assert_eq!(next_credential(&mut t, CredentialType::SSH_KEY), None);
+    }
+
+    #[test]
+    fn credentials_are_redacted_from_messages() {
+        assert_eq!(
+            redact("failed to connect to https://bob:s3cret@git.example/x.git: refused"),
+            "failed to connect to https://***@git.example/x.git: refused"
+        );
+        assert_eq!(
+            redact("ssh://git@host/repo and http://h/p"),
+            "ssh://***@host/repo and http://h/p"
+        );
+        assert_eq!(redact("no url here"), "no url here");
+    }
+}

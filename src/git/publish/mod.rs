@@ -1,0 +1,539 @@
+//! `rxnode publish <TASK_ID> [--push]`: the confirmed publication of one
+//! result to `refs/heads/rx-node` (DESIGN §6, issue 7).
+//!
+//! The commit is built from blobs and trees with git2, never through the
+//! index or the work tree; HEAD and the current branch are not touched. The
+//! push refspec comes only from [`rx_node_refspec`].
+//!
+//! This file is the command's flow; [`prepare`] reads and checks the outbox,
+//! [`checks`] holds the content checks and the push gate, [`tree`] the Git
+//! plumbing (base, trees, commit, ref) and [`push`] the push with its retries.
+mod checks;
+mod prepare;
+mod push;
+mod tree;
+
+pub(crate) use tree::delta_path;
+
+use crate::git::refspec::{rx_node_refspec, PushRefspec, RX_NODE_REF};
+use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
+use checks::check_log_meta;
+use prepare::{make_log_meta, prepare, result_key, Prepared};
+use push::{fetch_rx_node, push_with_retry, PushJob};
+use tree::{
+    build_commit, commit_message, plan_base, refuse_if_rx_node_checked_out, result_entries,
+    result_subtree, same_result, set_rx_node, signature, BasePlan, Tips,
+};
+
+use crate::context::Ctx;
+use crate::exit::{bad_input, refused, Outcome, Refused};
+use crate::store::fsutil::now_iso;
+use crate::store::ledger::{self, Entry};
+use crate::store::paths::Paths;
+use crate::store::state::{self, PublishRecord};
+use anyhow::{Context, Result};
+use git2::{Oid, Repository};
+use rxnode_interlock::TaskId;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// The folder on `rx-node` holding every published result.
+pub(crate) const RESULTS_DIR: &str = "rx-results";
+/// How many times a non-fast-forward push is rebuilt and retried. Every lost race
+/// means another publisher landed, so N nodes publishing at once need at most N
+/// attempts; 16 leaves room for a fleet of 8 (issue 18) and for lock contention.
+pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
+
+/// The third published file, written by the publication itself.
+const LOG_META: &str = "LOG_META.json";
+
+/// `rxnode publish <TASK_ID> [--push]`: check the outbox, show what would be
+/// published, ask for `PUBLISH <TASK_ID>`, commit it to the local `rx-node`
+/// and, with `push`, push it. A refusal or failure is recorded in the ledger.
+pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
+    let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
+    let paths = Paths::new(&ctx.repo);
+    // Nothing under an untrusted .local/ is read or written, not even the ledger.
+    crate::store::trust::prepare(&paths)?;
+    let result = publish(ctx, &paths, &id, push);
+    if let Err(e) = &result {
+        let is_refusal = e.chain().any(|c| c.downcast_ref::<Refused>().is_some());
+        let event = if is_refusal {
+            "refused"
+        } else {
+            "publish_failed"
+        };
+        let entry = Entry::new(event)
+            .task(id.as_str())
+            .detail(json!({"action": "publish", "push": push, "reason": format!("{e:#}")}));
+        if let Err(le) = ledger::append(&paths, &entry) {
+            tracing::warn!("cannot record the {event} publication in the ledger: {le:#}");
+        }
+    }
+    result
+}
+
+/// One publication under way, after the outbox passed every check: what the
+/// phases after the confirmation read.
+struct Publication<'a> {
+    ctx: &'a Ctx,
+    paths: &'a Paths,
+    id: &'a TaskId,
+    push: bool,
+    repo: &'a Repository,
+    refspec: &'a PushRefspec,
+    prep: &'a Prepared,
+    /// `<ID>/<NODE>` under `rx-results/`.
+    key: String,
+    /// `LOG_META.json` exactly as shown and checked.
+    log_meta: &'a str,
+}
+
+/// The local commit of a publication, and what a rebuild of it needs.
+struct LocalCommit {
+    commit: Oid,
+    msg: String,
+    sig: git2::Signature<'static>,
+}
+
+fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome> {
+    // First of all: no refspec to the watched branch can even be formed.
+    let refspec = rx_node_refspec(&ctx.source.branch).map_err(|e| refused(e.0))?;
+    let st = state::load(paths)?;
+    if let Some(p) = st.published.get(id.as_str()) {
+        if push && !p.pushed {
+            return push_pending(ctx, paths, id, p);
+        }
+        return Err(refused(format!(
+            "task {id} was already published as commit {} at {} ({}); a result is never overwritten",
+            p.commit,
+            p.at,
+            if p.pushed { "pushed" } else { "not pushed" }
+        )));
+    }
+    let prep = prepare(ctx, paths, &st, id)?;
+    let repo = open_checkout(ctx)?;
+    let remote = ctx.source.remote.as_str();
+    if push {
+        // Build on the freshest remote tip and see a same-ID result before asking.
+        fetch_rx_node(&repo, remote).context("before publishing")?;
+    }
+    let tips = Tips::read(&repo, remote)?;
+    let plan = plan_base(&repo, &tips)?;
+    refuse_existing(&repo, &plan, &tips, &prep)?;
+
+    // Show, then confirm.
+    let log_meta = make_log_meta(paths, &prep)?;
+    check_log_meta(&prep, &log_meta)?;
+    let p = Publication {
+        ctx,
+        paths,
+        id,
+        push,
+        repo: &repo,
+        refspec: &refspec,
+        prep: &prep,
+        key: prep.key(),
+        log_meta: &log_meta,
+    };
+    confirm(ctx, &p.shown(&plan), id)?;
+    // From here on a Ctrl-C / SIGTERM no longer kills the process half-way through a
+    // ref update (which left a stale `rx-node.lock`) or between the local commit and
+    // its state record: it is honoured before the push.
+    let cancel = crate::term::cancel_flag("publish");
+    let local = p.commit_locally(&plan, &tips)?;
+    if push && cancel.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(anyhow::anyhow!(
+            "interrupted before the push: {id} is committed on the local {RX_NODE_REF} ({}); `rxnode publish {id} --push` pushes it",
+            local.commit
+        ));
+    }
+    let (final_commit, attempts) = if push {
+        p.push(&local)?
+    } else {
+        (local.commit, 0)
+    };
+    p.report(final_commit, attempts)
+}
+
+/// The checkout as a Git repository, refused when `rx-node` is checked out.
+fn open_checkout(ctx: &Ctx) -> Result<Repository> {
+    let repo = Repository::open(&ctx.repo).with_context(|| {
+        format!(
+            "cannot open the checkout {} as a Git repository",
+            ctx.repo.display()
+        )
+    })?;
+    refuse_if_rx_node_checked_out(&repo)?;
+    Ok(repo)
+}
+
+/// A result is never overwritten: refused when the base or either tip
+/// already holds `rx-results/<ID>/<NODE>/`.
+fn refuse_existing(repo: &Repository, plan: &BasePlan, tips: &Tips, prep: &Prepared) -> Result<()> {
+    let key = prep.key();
+    let exists = |at: String| {
+        refused(format!(
+            "{RESULTS_DIR}/{key}/ already exists on rx-node (commit {at}); a result is never overwritten \
+             (if another laptop also calls itself {}, give each node its own name)",
+            prep.node
+        ))
+    };
+    if let Some(base) = &plan.base {
+        if result_entries(repo, Some(base))?.contains_key(&key) {
+            return Err(exists(base.id().to_string()));
+        }
+    }
+    for t in [tips.local, tips.tracking].into_iter().flatten() {
+        let c = repo.find_commit(t)?;
+        if result_entries(repo, Some(&c))?.contains_key(&key) {
+            return Err(exists(t.to_string()));
+        }
+    }
+    Ok(())
+}
+
+impl Publication<'_> {
+    /// The three published files with their sizes, as shown and recorded.
+    fn files(&self) -> [(&'static str, usize); 3] {
+        [
+            (MD, self.prep.md.len()),
+            (JSON, self.prep.json_text.len()),
+            (LOG_META, self.log_meta.len()),
+        ]
+    }
+
+    /// The files as the ledger and `--json` list them.
+    fn files_json(&self) -> Vec<Value> {
+        let key = &self.key;
+        self.files()
+            .iter()
+            .map(|(n, s)| json!({"path": format!("{RESULTS_DIR}/{key}/{n}"), "bytes": s}))
+            .collect()
+    }
+
+    /// What is about to be published, shown before the confirmation.
+    fn shown(&self, plan: &BasePlan) -> String {
+        let (prep, key) = (self.prep, &self.key);
+        let mut shown = String::new();
+        shown.push_str(&format!(
+            "Publish task {} ({}), status {}, as node {}, to {RX_NODE_REF}{}:\n",
+            self.id,
+            prep.title,
+            prep.status,
+            prep.node,
+            if self.push {
+                format!(" and push it to {}", self.ctx.source.remote)
+            } else {
+                " (local only; no push)".to_owned()
+            }
+        ));
+        for (name, size) in self.files() {
+            shown.push_str(&format!(
+                "  {RESULTS_DIR}/{key}/{name:<16} {size:>8} bytes\n"
+            ));
+        }
+        match &plan.base {
+            Some(b) => shown.push_str(&format!("  on top of rx-node commit {}\n", b.id())),
+            None => shown.push_str("  as the first commit of a new rx-node branch\n"),
+        }
+        if !prep.stray.is_empty() {
+            shown.push_str(&format!(
+                "  stays local (never published): {}\n",
+                prep.stray.join(", ")
+            ));
+        }
+        shown
+    }
+
+    /// Commit without a checkout — exactly the LOG_META that was shown and
+    /// checked — move the local `rx-node`, and record it (not pushed yet).
+    fn commit_locally(&self, plan: &BasePlan, tips: &Tips) -> Result<LocalCommit> {
+        let (repo, prep, id) = (self.repo, self.prep, self.id);
+        let sig = signature(repo)?;
+        let subtree = result_subtree(repo, prep, self.log_meta)?;
+        let mut add = plan.carry.clone();
+        add.insert(self.key.clone(), subtree);
+        let msg = commit_message(prep, &plan.carry);
+        let commit = build_commit(repo, plan.base.as_ref(), &add, &msg, &sig)?;
+        set_rx_node(repo, tips.local, commit)?;
+        let at = now_iso();
+        state::update(self.paths, |s| {
+            s.published.insert(
+                id.as_str().to_owned(),
+                PublishRecord {
+                    commit: commit.to_string(),
+                    at: at.clone(),
+                    pushed: false,
+                },
+            );
+            Ok(())
+        })?;
+        ledger::append(
+            self.paths,
+            &Entry::new("published")
+                .task(id.as_str())
+                .sha(&prep.task_sha256)
+                .commit(&commit.to_string())
+                .detail(json!({"ref": RX_NODE_REF, "pushed": false, "status": prep.status, "node": prep.node,
+                    "files": self.files_json()})),
+        )?;
+        Ok(LocalCommit { commit, msg, sig })
+    }
+
+    /// Push the local commit (rebuilt on a new remote tip if needed) and record
+    /// it; on failure the local commit stands (state says not pushed).
+    fn push(&self, local: &LocalCommit) -> Result<(Oid, u32)> {
+        let (repo, id, paths) = (self.repo, self.id, self.paths);
+        let remote = self.ctx.source.remote.as_str();
+        let job = PushJob {
+            repo,
+            remote,
+            spec: self.refspec,
+            key: &self.key,
+            msg: &local.msg,
+            sig: &local.sig,
+        };
+        let started = Instant::now();
+        match push_with_retry(&job, local.commit) {
+            Ok((c, n)) => {
+                let landed = Landed {
+                    id,
+                    task_sha256: &self.prep.task_sha256,
+                    remote,
+                    commit: c,
+                    attempts: n,
+                    started,
+                };
+                record_push(paths, repo, &landed)?;
+                Ok((c, n))
+            }
+            Err(e) => {
+                // The local commit stands (state says not pushed).
+                let c = repo
+                    .refname_to_id(RX_NODE_REF)
+                    .map(|o| o.to_string())
+                    .unwrap_or_default();
+                let _ = state::update(paths, |s| {
+                    if let Some(r) = s.published.get_mut(id.as_str()) {
+                        if !c.is_empty() {
+                            r.commit = c.clone();
+                        }
+                    }
+                    Ok(())
+                });
+                Err(e.context(format!(
+                    "committed {id} on {RX_NODE_REF} locally but the push to {remote} failed"
+                )))
+            }
+        }
+    }
+
+    /// Print what was published (`--json`: one object).
+    fn report(&self, final_commit: Oid, attempts: u32) -> Result<Outcome> {
+        let (id, prep, push) = (self.id, self.prep, self.push);
+        let remote = &self.ctx.source.remote;
+        if self.ctx.json {
+            let out = json!({
+                "task_id": id.as_str(),
+                "node": prep.node,
+                "status": prep.status,
+                "ref": RX_NODE_REF,
+                "commit": final_commit.to_string(),
+                "pushed": push,
+                "push_attempts": attempts,
+                "files": self.files_json(),
+            });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        } else {
+            println!();
+            println!(
+                "published {id} from node {} as {RX_NODE_REF} commit {final_commit}",
+                prep.node
+            );
+            if push {
+                println!("pushed to {remote} in {attempts} attempt(s)");
+            } else {
+                println!("not pushed; run `rxnode publish` with --push for the next result, or push rx-node yourself");
+            }
+        }
+        Ok(Outcome::Done)
+    }
+}
+
+/// Show what is about to happen and read one line: only the exact
+/// `PUBLISH <TASK_ID>` (line terminator stripped) goes ahead.
+fn confirm(ctx: &Ctx, shown: &str, id: &TaskId) -> Result<()> {
+    let prompt = format!("{shown}Type exactly `PUBLISH {id}` to go ahead: ");
+    if ctx.json {
+        eprint!("{prompt}");
+    } else {
+        print!("{prompt}");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    }
+    let expected = format!("PUBLISH {id}");
+    let Some(answer) = crate::term::read_line_lossy(&mut std::io::stdin().lock())
+        .context("cannot read the confirmation from stdin")?
+    else {
+        return Err(refused(format!(
+            "no confirmation (end of input); `{expected}` was required; nothing was written"
+        )));
+    };
+    if answer != expected {
+        let shown: String = answer.chars().take(60).collect();
+        return Err(refused(format!(
+            "confirmation {shown:?} is not exactly `{expected}`; nothing was written"
+        )));
+    }
+    Ok(())
+}
+
+/// A push that landed, as [`record_push`] records it.
+struct Landed<'a> {
+    id: &'a TaskId,
+    /// The approved SHA-256 of the task (empty when unknown).
+    task_sha256: &'a str,
+    remote: &'a str,
+    /// The commit that landed.
+    commit: Oid,
+    attempts: u32,
+    started: Instant,
+}
+
+/// After a push landed: this task and every earlier unpushed publication now
+/// on the remote are recorded as pushed, with the commit that carried them.
+fn record_push(paths: &Paths, repo: &Repository, l: &Landed) -> Result<()> {
+    let (id, c) = (l.id, l.commit);
+    let landed = result_entries(repo, Some(&repo.find_commit(c)?))?;
+    let at = now_iso();
+    state::update(paths, |s| {
+        s.published.insert(
+            id.as_str().to_owned(),
+            PublishRecord {
+                commit: c.to_string(),
+                at: at.clone(),
+                pushed: true,
+            },
+        );
+        // Only a record whose own tree is the one that landed: a same-ID
+        // result from another node is not this node's publication.
+        for (k, r) in s.published.iter_mut() {
+            if !r.pushed && same_result(repo, &landed, k, &r.commit) {
+                r.pushed = true;
+                r.commit = c.to_string();
+            }
+        }
+        Ok(())
+    })?;
+    ledger::append(
+        paths,
+        &Entry::new("pushed")
+            .task(id.as_str())
+            .sha(l.task_sha256)
+            .commit(&c.to_string())
+            .detail(
+                json!({"ref": RX_NODE_REF, "remote": l.remote, "attempts": l.attempts,
+                "elapsed_ms": l.started.elapsed().as_millis() as u64}),
+            ),
+    )
+}
+
+/// `publish <ID> --push` for a result committed earlier without `--push`:
+/// push the local `rx-node` (confirmed again), rebuilding on the remote tip if needed.
+fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> Result<Outcome> {
+    let repo = open_checkout(ctx)?;
+    let remote = ctx.source.remote.as_str();
+    let refspec = rx_node_refspec(&ctx.source.branch).map_err(|e| refused(e.0))?;
+    // A fresh remote-tracking tip: only what the remote lacks is checked and sent.
+    fetch_rx_node(&repo, remote).context("before pushing")?;
+    let tip = repo.refname_to_id(RX_NODE_REF).map_err(|_| {
+        refused(format!(
+            "{id} was committed as {} but the local rx-node is gone",
+            rec.commit
+        ))
+    })?;
+    let tip_commit = repo.find_commit(tip)?;
+    let key = recorded_key(&repo, paths, id, rec)?;
+    if !result_entries(&repo, Some(&tip_commit))?.contains_key(&key) {
+        return Err(refused(format!(
+            "the local rx-node ({tip}) no longer holds {RESULTS_DIR}/{key}/; not pushed"
+        )));
+    }
+    let shown = format!(
+        "Push the local rx-node ({tip}), which holds {RESULTS_DIR}/{key}/ (committed {} at {}), to {remote}.\n",
+        rec.commit, rec.at
+    );
+    confirm(ctx, &shown, id)?;
+    // As in `publish`: a signal must not kill a ref update half-way.
+    let _ = crate::term::cancel_flag("publish");
+    let msg = tip_commit.message().unwrap_or("rx-results").to_owned();
+    let sig = signature(&repo)?;
+    let started = Instant::now();
+    let job = PushJob {
+        repo: &repo,
+        remote,
+        spec: &refspec,
+        key: &key,
+        msg: &msg,
+        sig: &sig,
+    };
+    let (c, n) = push_with_retry(&job, tip)
+        .map_err(|e| e.context(format!("the push of {id} to {remote} failed")))?;
+    let sha = repo_task_sha(paths, id);
+    let landed = Landed {
+        id,
+        task_sha256: &sha,
+        remote,
+        commit: c,
+        attempts: n,
+        started,
+    };
+    record_push(paths, &repo, &landed)?;
+    if ctx.json {
+        let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
+            "pushed": true, "push_attempts": n});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!();
+        println!("pushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)");
+    }
+    Ok(Outcome::Done)
+}
+
+/// The key this node's record committed: `<id>/<node>` in the recorded commit
+/// (or `<id>` from before node names).
+fn recorded_key(
+    repo: &Repository,
+    paths: &Paths,
+    id: &TaskId,
+    rec: &PublishRecord,
+) -> Result<String> {
+    let recorded = Oid::from_str(&rec.commit)
+        .ok()
+        .and_then(|o| repo.find_commit(o).ok())
+        .map(|c| result_entries(repo, Some(&c)))
+        .transpose()?
+        .unwrap_or_default();
+    let node = crate::store::node::load_name(paths)?;
+    Ok(node
+        .as_deref()
+        .map(|n| result_key(id, n))
+        .filter(|k| recorded.contains_key(k))
+        .or_else(|| {
+            let prefix = format!("{}/", id.as_str());
+            recorded
+                .keys()
+                .find(|k| k.as_str() == id.as_str() || k.starts_with(&prefix))
+                .cloned()
+        })
+        .unwrap_or_else(|| id.as_str().to_owned()))
+}
+
+/// The approved SHA-256 of a task, for ledger entries (empty when unknown).
+fn repo_task_sha(paths: &Paths, id: &TaskId) -> String {
+    state::load(paths)
+        .ok()
+        .and_then(|s| s.approvals.get(id.as_str()).map(|a| a.task_sha256.clone()))
+        .unwrap_or_default()
+}

@@ -1,0 +1,339 @@
+//! Reading the outbox for a publication: the approved task, its
+//! `TASK.meta.json`, the two result files with every content check, and the
+//! third file this publication writes, `LOG_META.json`.
+use super::checks::{agreement, checkout_paths, read_result_file, scan_result, schema_check};
+use super::tree::published_node;
+use crate::context::Ctx;
+use crate::exit::refused;
+use crate::git::scan::sha256_fields;
+use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
+use crate::store::fsutil::now_iso;
+use crate::store::ledger;
+use crate::store::outbox::TaskMeta;
+use crate::store::paths::Paths;
+use crate::store::state;
+use anyhow::Result;
+use rxnode_interlock::{sha256_hex, AllowPush, Approval, TaskId, ValidTask};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Everything checked and ready to commit.
+pub(super) struct Prepared {
+    pub(super) id: TaskId,
+    pub(super) title: String,
+    pub(super) source_branch: String,
+    pub(super) task_sha256: String,
+    pub(super) meta: TaskMeta,
+    pub(super) approved_at: String,
+    pub(super) md: String,
+    pub(super) json_text: String,
+    pub(super) json: Value,
+    pub(super) status: String,
+    pub(super) stray: Vec<String>,
+    /// This node's name (`rxnode node set-name`): the result lands in `rx-results/<ID>/<node>/`.
+    pub(super) node: String,
+}
+
+impl Prepared {
+    /// `<ID>/<NODE>`: this result's key under `rx-results/`.
+    pub(super) fn key(&self) -> String {
+        result_key(&self.id, &self.node)
+    }
+}
+
+/// `<ID>/<NODE>`: a per-node result's key under `rx-results/` (DESIGN §10).
+pub(super) fn result_key(id: &TaskId, node: &str) -> String {
+    format!("{}/{node}", id.as_str())
+}
+
+/// The two result files, read and checked.
+struct ResultFiles {
+    md: String,
+    json_text: String,
+    json: Value,
+    status: String,
+}
+
+/// One task's outbox folder and the name it is shown by in refusals.
+struct Outbox {
+    dir: PathBuf,
+    /// `.local/rx_agent_outbox/<ID>`.
+    rel: String,
+}
+
+/// Read and check everything in the outbox; every refusal names its reason.
+pub(super) fn prepare(
+    ctx: &Ctx,
+    paths: &Paths,
+    st: &state::State,
+    id: &TaskId,
+) -> Result<Prepared> {
+    let approval = st.approvals.get(id.as_str()).ok_or_else(|| {
+        refused(format!(
+            "task {id} was never approved on this node; only approved tasks are published"
+        ))
+    })?;
+    let node = crate::store::node::require_name(paths, "a published result")?;
+    let out = Outbox {
+        dir: paths.outbox(id),
+        rel: format!(".local/rx_agent_outbox/{id}"),
+    };
+    if !out.dir.is_dir() {
+        return Err(refused(format!(
+            "no outbox {}/ for task {id}; a result file is missing",
+            out.rel
+        )));
+    }
+    let task = out.approved_task(ctx, id, approval)?;
+    let meta = out.meta(id, approval, &task)?;
+    let files = out.result_files(ctx, id, &task, &node)?;
+    Ok(Prepared {
+        id: id.clone(),
+        title: task.header().task_title.clone(),
+        source_branch: task.header().source_branch.clone(),
+        task_sha256: task.sha256().to_owned(),
+        approved_at: approval.at.clone(),
+        meta,
+        md: files.md,
+        json_text: files.json_text,
+        json: files.json,
+        status: files.status,
+        stray: out.stray(),
+        node,
+    })
+}
+
+impl Outbox {
+    /// `TASK.md`: still valid, the same ID, covered by the approval, and
+    /// allowed to publish its result.
+    fn approved_task(&self, ctx: &Ctx, id: &TaskId, approval: &Approval) -> Result<ValidTask> {
+        let rel = &self.rel;
+        let task_path = self.dir.join("TASK.md");
+        let bytes = crate::validate::read_task_file(&task_path)
+            .map_err(|e| refused(format!("{rel}/TASK.md: {e:#}")))?;
+        let task = crate::validate::check(&bytes, &ctx.source.branch).map_err(|issues| {
+            let list: Vec<String> = issues
+                .iter()
+                .map(|i| {
+                    let line = i.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+                    let field = i
+                        .field
+                        .as_deref()
+                        .map(|f| format!("{f}: "))
+                        .unwrap_or_default();
+                    format!("{line}{field}{}", i.message)
+                })
+                .collect();
+            refused(format!(
+                "{rel}/TASK.md no longer validates: {}",
+                list.join("; ")
+            ))
+        })?;
+        if task.id() != id {
+            return Err(refused(format!(
+                "{rel}/TASK.md is task {}, not {id}",
+                task.id()
+            )));
+        }
+        if !approval.covers(&task) {
+            return Err(refused(format!(
+                "the approval of {id} (SHA-256 {}) does not cover {rel}/TASK.md (SHA-256 {})",
+                approval.task_sha256,
+                task.sha256()
+            )));
+        }
+        if task.header().allow_push != AllowPush::RxResultOnly {
+            return Err(refused(format!(
+                "task {id} says ALLOW_PUSH = {}; publishing needs ALLOW_PUSH = RX_RESULT_ONLY",
+                task.header().allow_push.as_str()
+            )));
+        }
+        Ok(task)
+    }
+
+    /// `TASK.meta.json`: the same task, the approved commit, the same text.
+    fn meta(&self, id: &TaskId, approval: &Approval, task: &ValidTask) -> Result<TaskMeta> {
+        let rel = &self.rel;
+        let meta_text = std::fs::read_to_string(self.dir.join("TASK.meta.json"))
+            .map_err(|e| refused(format!("{rel}/TASK.meta.json: {e}")))?;
+        let meta: TaskMeta = serde_json::from_str(&meta_text)
+            .map_err(|e| refused(format!("{rel}/TASK.meta.json: {e}")))?;
+        if meta.task_id != id.as_str() {
+            return Err(refused(format!(
+                "{rel}/TASK.meta.json: task_id {:?} is not {id}",
+                meta.task_id
+            )));
+        }
+        if !approval.commit.is_empty() && meta.commit != approval.commit {
+            return Err(refused(format!(
+                "{rel}/TASK.meta.json: commit {} is not the approved commit {}",
+                meta.commit, approval.commit
+            )));
+        }
+        if meta.task_sha256 != task.sha256() {
+            return Err(refused(format!(
+                "{rel}/TASK.meta.json: task_sha256 {} does not match TASK.md ({})",
+                meta.task_sha256,
+                task.sha256()
+            )));
+        }
+        Ok(meta)
+    }
+
+    /// `RX_RESULT.md` and `RX_RESULT.json`: the byte and content scan, the
+    /// agreement of the two, the node that wrote them, and the full schema.
+    fn result_files(
+        &self,
+        ctx: &Ctx,
+        id: &TaskId,
+        task: &ValidTask,
+        node: &str,
+    ) -> Result<ResultFiles> {
+        let (dir, rel) = (&self.dir, &self.rel);
+        let mut problems = Vec::new();
+        let md = read_result_file(dir, MD, &mut problems);
+        let json_text = read_result_file(dir, JSON, &mut problems);
+        let (Some(md), Some(json_text)) = (md, json_text) else {
+            return Err(refused(format!("{rel}: {}", problems.join("; "))));
+        };
+        let json: Value = match serde_json::from_str(&json_text) {
+            Ok(v) => v,
+            Err(e) => return Err(refused(format!("{rel}/{JSON} is not JSON: {e}"))),
+        };
+        let mut allowed = sha256_fields(&json);
+        allowed.insert(task.sha256().to_owned());
+        // The Markdown's trailer names the SHA-256 of the JSON bytes.
+        allowed.insert(sha256_hex(json_text.as_bytes()));
+        let checkout = checkout_paths(&ctx.repo);
+        for (name, text) in [(MD, &md), (JSON, &json_text)] {
+            problems.extend(scan_result(name, text, &allowed, &checkout));
+        }
+        let status = json
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        problems.extend(agreement(id, &json, &md));
+        problems.extend(node_mismatch(&json, node));
+        problems.extend(schema_check(&dir.join(JSON), &ctx.repo));
+        if !problems.is_empty() {
+            return Err(refused(format!(
+                "{} problem(s) in {rel}: {}",
+                problems.len(),
+                problems.join("; ")
+            )));
+        }
+        Ok(ResultFiles {
+            md,
+            json_text,
+            json,
+            status,
+        })
+    }
+
+    /// The other files of the outbox, sorted: they stay local.
+    fn stray(&self) -> Vec<String> {
+        let mut stray = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if n != MD && n != JSON {
+                    stray.push(n);
+                }
+            }
+        }
+        stray.sort();
+        stray
+    }
+}
+
+/// A result written by another node than this one is not published under it.
+fn node_mismatch(json: &Value, node: &str) -> Option<String> {
+    match json.get("node").and_then(|n| n.get("name")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(n)) if *n == node => None,
+        Some(other) => Some(format!(
+            "{JSON} was written by node {other} but this node is named {node:?}; \
+             a result is published under the node that produced it \
+             (`rxnode node set-name {}` names the node back to publish it)",
+            other.as_str().unwrap_or("NAME")
+        )),
+    }
+}
+
+/// A `TASK.meta.json` value, where an empty one counts as absent.
+fn given(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// `LOG_META.json`: small, path-free metadata about this publication.
+pub(super) fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
+    let entries: Vec<Value> = ledger::read_all(paths)?
+        .into_iter()
+        .filter(|e| e.get("task_id").and_then(Value::as_str) == Some(prep.id.as_str()))
+        .map(|e| {
+            let mut o = serde_json::Map::new();
+            for k in ["at", "event", "commit"] {
+                if let Some(v) = e.get(k) {
+                    o.insert(k.to_owned(), v.clone());
+                }
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let total = entries.len();
+    let excerpt: Vec<Value> = entries.into_iter().rev().take(100).rev().collect();
+    let count = |k: &str| {
+        prep.json
+            .get(k)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
+    };
+    let mut by_status: BTreeMap<String, usize> = BTreeMap::new();
+    if let Some(checks) = prep.json.get("checks").and_then(Value::as_array) {
+        for c in checks {
+            let s = c.get("status").and_then(Value::as_str).unwrap_or("?");
+            *by_status.entry(s.to_owned()).or_default() += 1;
+        }
+    }
+    let tl = |k: &str| {
+        prep.json
+            .get("timeline")
+            .and_then(|t| t.get(k))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let v = json!({
+        "schema_version": 1,
+        "task_id": prep.id.as_str(),
+        "task_sha256": prep.task_sha256,
+        "source_branch": given(&prep.meta.source_branch).unwrap_or(&prep.source_branch),
+        "source_commit": prep.meta.commit,
+        "status": prep.status,
+        "rxnode_version": env!("CARGO_PKG_VERSION"),
+        "node": published_node(&prep.json),
+        "node_name": prep.node,
+        "timeline": {
+            "approved_at": given(&prep.meta.approved_at).unwrap_or(&prep.approved_at),
+            "started_at": tl("started_at"),
+            "completed_at": tl("completed_at"),
+            "published_at": now_iso(),
+        },
+        "counts": {
+            "checks": count("checks"),
+            "checks_by_status": by_status,
+            "captures": count("captures"),
+            "errors": count("errors"),
+            "ledger_entries": total,
+        },
+        "files": [
+            {"name": MD, "bytes": prep.md.len(), "sha256": sha256_hex(prep.md.as_bytes())},
+            {"name": JSON, "bytes": prep.json_text.len(), "sha256": sha256_hex(prep.json_text.as_bytes())},
+        ],
+        "ledger": excerpt,
+    });
+    let mut s = serde_json::to_string_pretty(&v)?;
+    s.push('\n');
+    Ok(s)
+}

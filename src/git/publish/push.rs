@@ -1,0 +1,420 @@
+//! Sending `rx-node` to the remote: the push gate, the push itself (libgit2,
+//! or a compare-and-swap ref update for a remote on this machine), and the
+//! fetch–rebuild–retry loop after a lost race.
+use super::checks::{check_outgoing, check_outgoing_node};
+use super::tree::{build_commit, local_additions, result_entries, set_rx_node, tracking_ref};
+use super::{MAX_PUSH_ATTEMPTS, RESULTS_DIR};
+use crate::exit::refused;
+use crate::git::ops::{redact, remote_callbacks};
+use crate::git::refspec::{PushRefspec, RX_NODE_REF};
+use anyhow::{Context, Result};
+use git2::{ErrorCode, Oid, Repository};
+use std::path::Path;
+
+/// One push of the local `rx-node`: where it goes, the result it carries, and
+/// what a rebuilt commit is made of.
+pub(super) struct PushJob<'a> {
+    /// The checkout.
+    pub(super) repo: &'a Repository,
+    /// The remote's name.
+    pub(super) remote: &'a str,
+    /// The one refspec [`crate::git::refspec::rx_node_refspec`] produces.
+    pub(super) spec: &'a PushRefspec,
+    /// `<ID>/<NODE>` (or `<ID>`): the result this push publishes.
+    pub(super) key: &'a str,
+    /// The message of a commit rebuilt on a new remote tip.
+    pub(super) msg: &'a str,
+    /// Its author and committer.
+    pub(super) sig: &'a git2::Signature<'a>,
+}
+
+/// Why a push did not land.
+enum PushError {
+    /// The remote refused the update (non-fast-forward, lock); worth a rebuild and retry.
+    Rejected(String),
+    /// Anything else (network, credentials, permissions).
+    Failed(anyhow::Error),
+}
+
+/// The folder of a remote that lives on this machine (`file://` URL or a
+/// plain path), for the compare-and-swap push.
+fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
+    if let Some(rest) = url.strip_prefix("file://") {
+        // `file:///C:/x` on Windows names `C:/x`.
+        let b = rest.as_bytes();
+        let rest = if cfg!(windows) && b.len() > 2 && b[0] == b'/' && b[2] == b':' {
+            &rest[1..]
+        } else {
+            rest
+        };
+        return Some(std::path::PathBuf::from(rest));
+    }
+    if url.contains("://") {
+        return None;
+    }
+    let p = Path::new(url);
+    // `host:path` (scp-like ssh) is not local unless it names an existing folder.
+    (p.is_absolute() || !url.contains(':'))
+        .then(|| p.to_path_buf())
+        .filter(|p| p.is_dir())
+}
+
+/// One push attempt, through the push gate; a rejection is told from a failure.
+fn push_once(
+    repo: &Repository,
+    remote: &str,
+    spec: &PushRefspec,
+    ours: Oid,
+) -> Result<(), PushError> {
+    // Whatever path led here (a fresh result, a carried one, an earlier local
+    // publication), only result files may leave this machine.
+    let known = repo.refname_to_id(&tracking_ref(remote)).ok();
+    check_outgoing(repo, ours, known).map_err(PushError::Failed)?;
+    check_outgoing_node(repo, ours, known).map_err(PushError::Failed)?;
+    let mut r = repo
+        .find_remote(remote)
+        .map_err(|e| PushError::Failed(anyhow::anyhow!("remote {remote}: {}", e.message())))?;
+    if let Some(path) = r.url().and_then(local_remote_path) {
+        return push_local_cas(repo, &path, spec, ours);
+    }
+    let status: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
+    let res = {
+        let mut cb = remote_callbacks(repo.config().ok());
+        cb.push_update_reference(|name, st| {
+            if let Some(s) = st {
+                *status.borrow_mut() = Some(format!("{name}: {s}"));
+            }
+            Ok(())
+        });
+        let mut opts = git2::PushOptions::new();
+        opts.remote_callbacks(cb);
+        r.push(&[spec.as_str()], Some(&mut opts))
+    };
+    let url = r.url().map(redact).unwrap_or_default();
+    match res {
+        Err(e) => {
+            let m = e.message().to_owned();
+            if e.code() == ErrorCode::NotFastForward || is_race(&m) {
+                Err(PushError::Rejected(m))
+            } else {
+                Err(PushError::Failed(anyhow::anyhow!(
+                    "push to {url} failed: {m}"
+                )))
+            }
+        }
+        Ok(()) => match status.into_inner() {
+            None => Ok(()),
+            // Whether it is a race is decided after a fetch (see push_with_retry).
+            Some(s) => Err(PushError::Rejected(format!(
+                "{url} rejected the update: {s}"
+            ))),
+        },
+    }
+}
+
+/// The one list of rejection phrases that mean "someone else moved the
+/// branch or holds its lock" (matched as whole words by [`is_race`]).
+const RACE_PHRASES: [&str; 10] = [
+    "fast-forward",
+    "fastforward",
+    "non-fastforwardable",
+    "fetch first",
+    "lock",
+    "locked",
+    "stale",
+    "failed to update ref",
+    "changed meanwhile",
+    "already exists",
+];
+
+/// Whether a rejection message means a race: worth a rebuild and retry even
+/// when a fetch does not show a new tip yet. Used both to classify a push
+/// error and to decide whether to retry. Phrases match as whole words only,
+/// so "lock" does not match "blocked" (a permanent rejection).
+fn is_race(msg: &str) -> bool {
+    let m = msg.to_ascii_lowercase();
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    RACE_PHRASES.iter().any(|k| {
+        m.match_indices(k).any(|(i, _)| {
+            !word(m[..i].chars().next_back()) && !word(m[i + k.len()..].chars().next())
+        })
+    })
+}
+
+/// Push to a repository on this machine with a compare-and-swap ref update.
+///
+/// libgit2's local transport overwrites the remote ref without comparing it
+/// to the value it listed, so two nodes pushing at once could lose one
+/// publication. Here the missing objects are copied, then the remote
+/// `refs/heads/rx-node` is moved only if it still holds the value our commit
+/// descends from (under the ref's lock file, as `git receive-pack` does).
+fn push_local_cas(
+    repo: &Repository,
+    path: &Path,
+    spec: &PushRefspec,
+    ours: Oid,
+) -> Result<(), PushError> {
+    let fail = |m: String| PushError::Failed(anyhow::anyhow!(m));
+    if spec.as_str() != format!("{RX_NODE_REF}:{RX_NODE_REF}") {
+        return Err(fail(format!("refspec {spec} refused")));
+    }
+    let dst = Repository::open(path).map_err(|e| {
+        fail(format!(
+            "cannot open the remote repository {}: {}",
+            path.display(),
+            e.message()
+        ))
+    })?;
+    // This path writes the remote's refs itself (no receive-pack, so no hooks):
+    // never under a work tree that has rx-node checked out.
+    if !dst.is_bare()
+        && dst
+            .find_reference("HEAD")
+            .is_ok_and(|h| h.symbolic_target() == Some(RX_NODE_REF))
+    {
+        return Err(PushError::Failed(refused(format!(
+            "the remote {} is a checkout with rx-node checked out; pushing would change its work tree",
+            path.display()
+        ))));
+    }
+    let old = match dst.refname_to_id(RX_NODE_REF) {
+        Ok(o) => Some(o),
+        Err(e) if e.code() == ErrorCode::NotFound => None,
+        Err(e) => {
+            return Err(fail(format!(
+                "cannot read the remote {RX_NODE_REF}: {}",
+                e.message()
+            )))
+        }
+    };
+    if let Some(o) = old {
+        let known = repo.find_commit(o).is_ok();
+        if !known || !(o == ours || repo.graph_descendant_of(ours, o).unwrap_or(false)) {
+            return Err(PushError::Rejected(format!(
+                "{RX_NODE_REF}: non-fast-forward (remote at {o})"
+            )));
+        }
+        if o == ours {
+            return Ok(());
+        }
+    }
+    copy_objects(repo, &dst, ours, old)
+        .map_err(|e| fail(format!("cannot copy objects to {}: {e:#}", path.display())))?;
+    let res = match old {
+        Some(o) => dst.reference_matching(RX_NODE_REF, ours, true, o, "rxnode publish (push)"),
+        None => dst.reference(RX_NODE_REF, ours, false, "rxnode publish (push)"),
+    };
+    match res {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.code(),
+                ErrorCode::Modified | ErrorCode::Locked | ErrorCode::Exists
+            ) =>
+        {
+            Err(PushError::Rejected(format!(
+                "{RX_NODE_REF}: {} (changed meanwhile)",
+                e.message()
+            )))
+        }
+        Err(e) => Err(fail(format!(
+            "cannot move the remote {RX_NODE_REF}: {}",
+            e.message()
+        ))),
+    }
+}
+
+/// Copy the commits from `tip` back to (excluding) `have`, with their trees
+/// and blobs, into `dst` (objects it already has are skipped).
+fn copy_objects(src: &Repository, dst: &Repository, tip: Oid, have: Option<Oid>) -> Result<()> {
+    let sodb = src.odb()?;
+    let dodb = dst.odb()?;
+    let mut walk = src.revwalk()?;
+    walk.push(tip)?;
+    if let Some(h) = have {
+        walk.hide(h)?;
+    }
+    fn copy_tree(sodb: &git2::Odb, dodb: &git2::Odb, src: &Repository, t: Oid) -> Result<()> {
+        if dodb.exists(t) {
+            return Ok(()); // a tree present in a valid repository is complete
+        }
+        let tree = src.find_tree(t)?;
+        for e in tree.iter() {
+            match e.kind() {
+                Some(git2::ObjectType::Tree) => copy_tree(sodb, dodb, src, e.id())?,
+                Some(git2::ObjectType::Blob) if !dodb.exists(e.id()) => {
+                    let o = sodb.read(e.id())?;
+                    dodb.write(o.kind(), o.data())?;
+                }
+                _ => {}
+            }
+        }
+        let o = sodb.read(t)?;
+        dodb.write(o.kind(), o.data())?;
+        Ok(())
+    }
+    let mut commits = Vec::new();
+    for c in walk {
+        commits.push(c?);
+    }
+    // Parents first, each commit after its tree.
+    for c in commits.into_iter().rev() {
+        if dodb.exists(c) {
+            continue;
+        }
+        copy_tree(&sodb, &dodb, src, src.find_commit(c)?.tree_id())?;
+        let o = sodb.read(c)?;
+        dodb.write(o.kind(), o.data())?;
+    }
+    Ok(())
+}
+
+/// Fetch the remote `rx-node` into its remote-tracking ref; its tip, if any.
+pub(super) fn fetch_rx_node(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
+    let mut r = repo
+        .find_remote(remote)
+        .with_context(|| format!("remote {remote}"))?;
+    let mut opts = git2::FetchOptions::new();
+    opts.remote_callbacks(remote_callbacks(repo.config().ok()));
+    let spec = format!("+{RX_NODE_REF}:{}", tracking_ref(remote));
+    r.fetch(&[spec.as_str()], Some(&mut opts), None)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "fetch of rx-node from {} failed: {}",
+                r.url().map(redact).unwrap_or_default(),
+                e.message()
+            )
+        })?;
+    match repo.refname_to_id(&tracking_ref(remote)) {
+        Ok(o) => Ok(Some(o)),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Push, and after a rejection (or a push that did not stick) fetch,
+/// rebuild the one commit on the new tip and retry, with jitter.
+/// Returns the commit that landed and the number of attempts.
+pub(super) fn push_with_retry(job: &PushJob, first: Oid) -> Result<(Oid, u32)> {
+    let PushJob {
+        repo, remote, spec, ..
+    } = *job;
+    let mut ours = first;
+    let mut last = String::new();
+    for attempt in 1..=MAX_PUSH_ATTEMPTS {
+        match push_once(repo, remote, spec, ours) {
+            Ok(()) => {
+                // Verify it stuck (a file-URL remote updates without compare-and-swap).
+                let tip = fetch_rx_node(repo, remote)?;
+                if let Some(t) = tip {
+                    if t == ours || repo.graph_descendant_of(t, ours)? {
+                        return Ok((ours, attempt));
+                    }
+                }
+                last = "the remote rx-node moved past the pushed commit without it".to_owned();
+            }
+            Err(PushError::Failed(e)) => return Err(e),
+            Err(PushError::Rejected(m)) => last = m,
+        }
+        tracing::info!(
+            "push attempt {attempt} of {} rejected ({last}); rebuilding on the new tip",
+            job.key
+        );
+        match after_rejection(job, ours, attempt, &last)? {
+            Retry::Landed => return Ok((ours, attempt)),
+            Retry::Again => {}
+            Retry::Rebuilt(rebuilt) => ours = rebuilt,
+        }
+    }
+    Err(anyhow::anyhow!(
+        "push of {RX_NODE_REF} not accepted after {MAX_PUSH_ATTEMPTS} attempts (last: {last})"
+    ))
+}
+
+/// What a rejected push attempt leads to.
+enum Retry {
+    /// The remote already holds our commit.
+    Landed,
+    /// The remote did not move but the rejection was a race: push again.
+    Again,
+    /// Rebuilt on the new remote tip: push this commit.
+    Rebuilt(Oid),
+}
+
+/// After a rejected attempt: wait with jitter, fetch, and rebuild our one
+/// commit on the new remote tip (a rejection that is not a race is final).
+fn after_rejection(job: &PushJob, ours: Oid, attempt: u32, last: &str) -> Result<Retry> {
+    use rand::Rng;
+    let PushJob {
+        repo, remote, key, ..
+    } = *job;
+    let jitter = {
+        let cap = (50u64 << attempt.min(6)).min(2000);
+        rand::thread_rng().gen_range(10..=cap)
+    };
+    std::thread::sleep(std::time::Duration::from_millis(jitter));
+    let tip = fetch_rx_node(repo, remote)?;
+    let moved = match tip {
+        None => false,
+        Some(t) if t == ours || repo.graph_descendant_of(t, ours)? => {
+            return Ok(Retry::Landed);
+        }
+        Some(t) => !repo.graph_descendant_of(ours, t)?,
+    };
+    let Some(tip) = tip.filter(|_| moved) else {
+        // The remote did not move: a rejection that is not a race is final.
+        if is_race(last) {
+            return Ok(Retry::Again);
+        }
+        return Err(anyhow::anyhow!(
+            "the push of {RX_NODE_REF} was rejected: {last}"
+        ));
+    };
+    let base = repo.find_commit(tip)?;
+    if result_entries(repo, Some(&base))?.contains_key(key) {
+        return Err(refused(format!(
+            "{RESULTS_DIR}/{key}/ appeared on the remote rx-node (commit {tip}) from another publisher; not overwritten"
+        )));
+    }
+    let add = local_additions(repo, ours, &base)?;
+    let rebuilt = build_commit(repo, Some(&base), &add, job.msg, job.sig)?;
+    set_rx_node(repo, Some(ours), rebuilt)?;
+    Ok(Retry::Rebuilt(rebuilt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_remotes_are_recognised() {
+        let d = tempfile::TempDir::new().unwrap();
+        let p = d.path().display().to_string();
+        assert!(local_remote_path(&format!("file://{p}")).is_some());
+        assert_eq!(local_remote_path(&p), Some(d.path().to_path_buf()));
+        assert!(local_remote_path("git@example.com:lab/rx.git").is_none());
+        assert!(local_remote_path("https://example.com/lab/rx.git").is_none());
+        assert!(local_remote_path("ssh://git@example.com/lab/rx.git").is_none());
+        assert!(local_remote_path("git://127.0.0.1:9418/rx.git").is_none());
+    }
+
+    #[test]
+    fn races_are_told_from_final_rejections() {
+        assert!(is_race("cannot push non-fastforwardable reference"));
+        assert!(is_race("refs/heads/rx-node: failed to update ref"));
+        assert!(is_race("refs/heads/rx-node: fetch first"));
+        assert!(is_race("failed to lock file"));
+        assert!(!is_race("refs/heads/rx-node: pre-receive hook declined"));
+        assert!(!is_race("refs/heads/rx-node: protected branch"));
+        // Review of session 2 (finding 4): whole words only — "lock" is not
+        // "blocked", so a permanent rejection is not retried.
+        assert!(!is_race("refs/heads/rx-node: push blocked by policy"));
+        assert!(!is_race("Blocked: rx-node is frozen"));
+        assert!(!is_race("unlockable"));
+        assert!(is_race("refs/heads/rx-node.lock: file exists"));
+        assert!(is_race("the index is locked"));
+        assert!(is_race("! [rejected] rx-node (non-fast-forward)"));
+        assert!(is_race("refs/heads/rx-node: stale info"));
+        assert!(is_race("failed to update ref 'refs/heads/rx-node'"));
+    }
+}

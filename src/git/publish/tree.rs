@@ -1,0 +1,441 @@
+//! The Git plumbing of a publication: which commit to build on, the result
+//! trees, the commit and its message, and the local `rx-node` ref — all from
+//! blobs and trees, never through the index or the work tree.
+use super::prepare::Prepared;
+use super::RESULTS_DIR;
+use crate::exit::refused;
+use crate::git::refspec::RX_NODE_REF;
+use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
+use anyhow::{Context, Result};
+use git2::{Commit, ErrorCode, Oid, Repository};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+use super::LOG_META;
+
+/// Whether `landed` holds `rx-results/<id>/` with the very tree that the
+/// local commit `local` (a record's commit) holds there.
+pub(super) fn same_result(
+    repo: &Repository,
+    landed: &BTreeMap<String, Oid>,
+    id: &str,
+    local: &str,
+) -> bool {
+    let Some(mine) = Oid::from_str(local)
+        .and_then(|o| repo.find_commit(o))
+        .ok()
+        .and_then(|c| result_entries(repo, Some(&c)).ok())
+    else {
+        return false;
+    };
+    // The record's result is `<id>` (the old layout) or `<id>/<node>`: every such
+    // entry of the local commit must have landed with the very same tree.
+    let prefix = format!("{id}/");
+    let keys: Vec<&String> = mine
+        .keys()
+        .filter(|k| k.as_str() == id || k.starts_with(&prefix))
+        .collect();
+    !keys.is_empty() && keys.iter().all(|k| landed.get(*k) == mine.get(*k))
+}
+
+/// The node name to publish: the result's own `node.hostname` (null by
+/// default, docs/decisions.md), reduced to `[A-Za-z0-9._-]`; `None` when the
+/// result names no host. Publication never reads this machine's host name.
+pub(super) fn published_node(json: &Value) -> Option<String> {
+    let h: String = json
+        .get("node")
+        .and_then(|n| n.get("hostname"))
+        .and_then(Value::as_str)?
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+        .collect();
+    (!h.is_empty()).then_some(h)
+}
+
+/// The author when Git has no `user.name`/`user.email`: no host name in it.
+pub(super) const FALLBACK_AUTHOR: (&str, &str) = ("rxnode", "rxnode@localhost.invalid");
+
+/// Refused when `rx-node` is checked out here or in a linked worktree: a
+/// publication would change that work tree.
+pub(super) fn refuse_if_rx_node_checked_out(repo: &Repository) -> Result<()> {
+    let on_rx_node = |r: &Repository| {
+        r.find_reference("HEAD")
+            .is_ok_and(|h| h.symbolic_target() == Some(RX_NODE_REF))
+    };
+    if on_rx_node(repo) {
+        return Err(refused(
+            "the checkout has rx-node checked out; publishing would change its work tree — switch back to your branch first",
+        ));
+    }
+    // Linked worktrees (`git worktree add … rx-node`) share the branch too.
+    for name in repo.worktrees()?.iter().flatten() {
+        let wt = repo.find_worktree(name)?;
+        if let Ok(r) = Repository::open_from_worktree(&wt) {
+            if on_rx_node(&r) {
+                return Err(refused(format!(
+                    "the linked worktree {} has rx-node checked out; publishing would change its work tree",
+                    wt.path().display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The local and remote-tracking `rx-node` tips.
+pub(super) struct Tips {
+    pub(super) local: Option<Oid>,
+    pub(super) tracking: Option<Oid>,
+}
+
+impl Tips {
+    pub(super) fn read(repo: &Repository, remote: &str) -> Result<Tips> {
+        let get = |name: &str| -> Result<Option<Oid>> {
+            match repo.refname_to_id(name) {
+                Ok(o) => Ok(Some(o)),
+                Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+                Err(e) => Err(e).with_context(|| format!("cannot read {name}")),
+            }
+        };
+        Ok(Tips {
+            local: get(RX_NODE_REF)?,
+            tracking: get(&tracking_ref(remote))?,
+        })
+    }
+}
+
+/// The remote-tracking ref of `rx-node` for `remote`.
+pub(super) fn tracking_ref(remote: &str) -> String {
+    crate::git::ops::tracking_ref(remote, "rx-node")
+}
+
+/// The parent of the new commit and the local-only results carried onto it.
+pub(super) struct BasePlan<'r> {
+    pub(super) base: Option<Commit<'r>>,
+    pub(super) carry: BTreeMap<String, Oid>,
+}
+
+/// Pick the newest of the local and remote-tracking tips; when they have
+/// diverged, build on the remote one and carry the local-only results over.
+pub(super) fn plan_base<'r>(repo: &'r Repository, tips: &Tips) -> Result<BasePlan<'r>> {
+    let (base, other) = match (tips.local, tips.tracking) {
+        (None, None) => (None, None),
+        (Some(l), None) => (Some(l), None),
+        (None, Some(t)) => (Some(t), None),
+        (Some(l), Some(t)) => {
+            if l == t || repo.graph_descendant_of(l, t)? {
+                (Some(l), None)
+            } else if repo.graph_descendant_of(t, l)? {
+                (Some(t), None)
+            } else {
+                (Some(t), Some(l))
+            }
+        }
+    };
+    let base = base.map(|o| repo.find_commit(o)).transpose()?;
+    let carry = match (&base, other) {
+        (Some(b), Some(o)) => local_additions(repo, o, b)?,
+        _ => BTreeMap::new(),
+    };
+    Ok(BasePlan { base, carry })
+}
+
+/// Results added by the commits of `local` that `onto` lacks, and not in `onto`.
+///
+/// A local-only result whose ID `onto` already holds with a *different* tree
+/// (another node published the same ID) is refused, naming the ID: leaving it
+/// out would lose it silently, and carrying it would overwrite theirs.
+/// The same tree on both sides is simply already there.
+pub(super) fn local_additions(
+    repo: &Repository,
+    local: Oid,
+    onto: &Commit,
+) -> Result<BTreeMap<String, Oid>> {
+    let lc = repo.find_commit(local)?;
+    let mine = result_entries(repo, Some(&lc))?;
+    let before = match repo.merge_base(local, onto.id()) {
+        Ok(mb) => result_entries(repo, Some(&repo.find_commit(mb)?))?,
+        Err(e) if e.code() == ErrorCode::NotFound => BTreeMap::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let theirs = result_entries(repo, Some(onto))?;
+    let mut out = BTreeMap::new();
+    for (k, tree) in mine {
+        if before.contains_key(&k) {
+            continue;
+        }
+        match theirs.get(&k) {
+            None => {
+                out.insert(k, tree);
+            }
+            Some(t) if *t == tree => {}
+            Some(t) => {
+                return Err(refused(format!(
+                    "{RESULTS_DIR}/{k}/ on the local rx-node ({local}, tree {tree}) differs from \
+                     {RESULTS_DIR}/{k}/ on the remote rx-node ({}, tree {t}): another node published \
+                     {k} too; a result is never overwritten nor dropped, so nothing was pushed — \
+                     resolve {k} by hand (the local rx-node still holds it)",
+                    onto.id()
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Results under `rx-results/` of a commit: key → tree id. A per-node result
+/// `rx-results/<ID>/<NODE>/` is keyed `<ID>/<NODE>`; a result of the layout before
+/// node names (files directly in `rx-results/<ID>/`) is keyed `<ID>`.
+pub(super) fn result_entries(
+    repo: &Repository,
+    c: Option<&Commit>,
+) -> Result<BTreeMap<String, Oid>> {
+    let mut out = BTreeMap::new();
+    let Some(c) = c else { return Ok(out) };
+    let tree = c.tree()?;
+    let Some(e) = tree.get_name(RESULTS_DIR) else {
+        return Ok(out);
+    };
+    let sub = e.to_object(repo)?;
+    let Some(sub) = sub.as_tree() else {
+        return Ok(out);
+    };
+    for e in sub.iter() {
+        let Some(n) = e.name() else { continue };
+        let Ok(idtree) = repo.find_tree(e.id()) else {
+            out.insert(n.to_owned(), e.id());
+            continue;
+        };
+        let mut legacy = false;
+        for f in idtree.iter() {
+            match (f.kind(), f.name()) {
+                (Some(git2::ObjectType::Tree), Some(node)) => {
+                    out.insert(format!("{n}/{node}"), f.id());
+                }
+                _ => legacy = true,
+            }
+        }
+        if legacy || idtree.is_empty() {
+            out.insert(n.to_owned(), e.id());
+        }
+    }
+    Ok(out)
+}
+
+/// The `rx-results/<ID>/` tree with exactly the three files.
+pub(super) fn result_subtree(repo: &Repository, prep: &Prepared, log_meta: &str) -> Result<Oid> {
+    let mut tb = repo.treebuilder(None)?;
+    for (name, text) in [
+        (MD, prep.md.as_str()),
+        (JSON, prep.json_text.as_str()),
+        (LOG_META, log_meta),
+    ] {
+        let blob = repo.blob(text.as_bytes())?;
+        tb.insert(name, blob, 0o100644)?;
+    }
+    Ok(tb.write()?)
+}
+
+/// A commit on `parent` whose tree is the parent's plus the `add` results.
+pub(super) fn build_commit(
+    repo: &Repository,
+    parent: Option<&Commit>,
+    add: &BTreeMap<String, Oid>,
+    msg: &str,
+    sig: &git2::Signature,
+) -> Result<Oid> {
+    let ptree = parent.map(|p| p.tree()).transpose()?;
+    let old_results = match &ptree {
+        Some(t) => match t.get_name(RESULTS_DIR) {
+            Some(e) => e.to_object(repo)?.into_tree().ok(),
+            None => None,
+        },
+        None => None,
+    };
+    let mut rb = repo.treebuilder(old_results.as_ref())?;
+    for (name, oid) in add {
+        let exists = || {
+            refused(format!(
+                "{RESULTS_DIR}/{name}/ already exists on rx-node; a result is never overwritten"
+            ))
+        };
+        match name.split_once('/') {
+            // The old layout: the result is the whole `rx-results/<ID>/`.
+            None => {
+                if rb.get(name)?.is_some() {
+                    return Err(exists());
+                }
+                rb.insert(name, *oid, 0o040000)?;
+            }
+            // `rx-results/<ID>/<NODE>/`, beside the other nodes' results for <ID>.
+            Some((id, node)) => {
+                let old_id = match rb.get(id)? {
+                    Some(e) => Some(repo.find_tree(e.id()).map_err(|_| {
+                        refused(format!(
+                            "{RESULTS_DIR}/{id} on rx-node is not a folder; nothing is written over it"
+                        ))
+                    })?),
+                    None => None,
+                };
+                let mut ib = repo.treebuilder(old_id.as_ref())?;
+                if ib.get(node)?.is_some() {
+                    return Err(exists());
+                }
+                ib.insert(node, *oid, 0o040000)?;
+                let idtree = ib.write()?;
+                rb.insert(id, idtree, 0o040000)?;
+            }
+        }
+    }
+    let results = rb.write()?;
+    let mut top = repo.treebuilder(ptree.as_ref())?;
+    top.insert(RESULTS_DIR, results, 0o040000)?;
+    let tree = repo.find_tree(top.write()?)?;
+    let parents: Vec<&Commit> = parent.into_iter().collect();
+    Ok(repo.commit(None, sig, sig, msg, &tree, &parents)?)
+}
+
+/// Move `refs/heads/rx-node` from `old` (compare-and-swap) to `new`.
+pub(super) fn set_rx_node(repo: &Repository, old: Option<Oid>, new: Oid) -> Result<()> {
+    let msg = "rxnode publish";
+    match old {
+        Some(o) => repo.reference_matching(RX_NODE_REF, new, true, o, msg),
+        None => repo.reference(RX_NODE_REF, new, false, msg),
+    }
+    .with_context(|| format!("cannot move {RX_NODE_REF} (changed by someone else meanwhile?)"))?;
+    Ok(())
+}
+
+/// The author: Git's `user.name`/`user.email`, else [`FALLBACK_AUTHOR`].
+pub(super) fn signature(repo: &Repository) -> Result<git2::Signature<'static>> {
+    match repo.signature() {
+        Ok(s) => Ok(s.to_owned()),
+        Err(_) => Ok(git2::Signature::now(FALLBACK_AUTHOR.0, FALLBACK_AUTHOR.1)?),
+    }
+}
+
+/// The commit message: a summary line and the trailers that name the task, the
+/// node, the hashes and any carried-over results.
+pub(super) fn commit_message(prep: &Prepared, carry: &BTreeMap<String, Oid>) -> String {
+    let mut m = format!(
+        "rx-results: {} ({}) from {}\n\nTask: {}\nNode-Name: {}\nTask-SHA256: {}\nSource-Commit: {}\n",
+        prep.id, prep.status, prep.node, prep.id, prep.node, prep.task_sha256, prep.meta.commit,
+    );
+    if let Some(n) = published_node(&prep.json) {
+        m.push_str(&format!("Node: {n}\n"));
+    }
+    m.push_str(&format!("rxnode: {}\n", env!("CARGO_PKG_VERSION")));
+    if !prep.meta.blob.is_empty() {
+        m.push_str(&format!("Task-Blob: {}\n", prep.meta.blob));
+    }
+    if !carry.is_empty() {
+        m.push_str(&format!(
+            "Carried-Over: {}\n",
+            carry.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    m
+}
+
+/// The path a diff entry names (the new side, else the old one, for a deletion).
+pub(crate) fn delta_path(d: &git2::DiffDelta<'_>) -> String {
+    d.new_file()
+        .path()
+        .or_else(|| d.old_file().path())
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::Refused;
+    use serde_json::json;
+
+    /// Review of session 2 (finding 1): a same-ID result from another node is
+    /// neither carried, dropped silently, nor recorded as this node's push.
+    #[test]
+    fn a_same_id_result_with_another_tree_is_refused_and_not_marked_pushed() {
+        let d = tempfile::TempDir::new().unwrap();
+        let repo = Repository::init_bare(d.path()).unwrap();
+        let sig = git2::Signature::now("t", "t@localhost.invalid").unwrap();
+        let sub = |text: &str| {
+            let mut tb = repo.treebuilder(None).unwrap();
+            let b = repo.blob(text.as_bytes()).unwrap();
+            tb.insert(MD, b, 0o100644).unwrap();
+            tb.write().unwrap()
+        };
+        let one = |id: &str, text: &str| {
+            let add = BTreeMap::from([(id.to_owned(), sub(text))]);
+            build_commit(&repo, None, &add, "m", &sig).unwrap()
+        };
+        let mine = one("RX_X", "mine");
+        let theirs = one("RX_X", "theirs");
+        let same = one("RX_X", "theirs");
+        let tc = repo.find_commit(theirs).unwrap();
+        let landed = result_entries(&repo, Some(&tc)).unwrap();
+        assert!(!same_result(&repo, &landed, "RX_X", &mine.to_string()));
+        assert!(same_result(&repo, &landed, "RX_X", &same.to_string()));
+        assert!(!same_result(&repo, &landed, "RX_Y", &same.to_string()));
+        assert!(!same_result(&repo, &landed, "RX_X", "not a commit"));
+        let err = local_additions(&repo, mine, &tc).unwrap_err();
+        assert!(err.downcast_ref::<Refused>().is_some(), "{err:#}");
+        assert!(format!("{err:#}").contains("RX_X"), "{err:#}");
+        // The identical tree is already there: nothing to carry, no refusal.
+        assert!(local_additions(&repo, same, &tc).unwrap().is_empty());
+    }
+
+    /// Review of session 2 (finding 3): the published node name is the
+    /// result's `node.hostname` only, and the fallback author names no host.
+    #[test]
+    fn the_published_node_comes_from_the_result_only() {
+        assert_eq!(published_node(&json!({"node": {"hostname": null}})), None);
+        assert_eq!(published_node(&json!({"status": "PASS"})), None);
+        assert_eq!(
+            published_node(&json!({"node": {"hostname": "rx-laptop-2"}})),
+            Some("rx-laptop-2".to_owned())
+        );
+        assert_eq!(
+            published_node(&json!({"node": {"hostname": "bad\nTask: X"}})),
+            Some("badTaskX".to_owned())
+        );
+        assert_eq!(published_node(&json!({"node": {"hostname": "\n"}})), None);
+        assert_eq!(FALLBACK_AUTHOR.1, "rxnode@localhost.invalid");
+    }
+
+    /// Issue 14: with the one `TaskMeta`, an empty `blob` (an older outbox
+    /// lacked it) adds no `Task-Blob` trailer; a given one does.
+    #[test]
+    fn the_task_blob_trailer_is_written_only_when_known() {
+        let meta = |blob: &str| crate::store::outbox::TaskMeta {
+            task_id: "T1".into(),
+            commit: "c".repeat(40),
+            blob: blob.into(),
+            task_sha256: "s".into(),
+            approved_at: String::new(),
+            source_branch: String::new(),
+        };
+        let prep = |blob: &str| Prepared {
+            id: rxnode_interlock::TaskId::parse("T1").unwrap(),
+            title: "t".into(),
+            source_branch: "video-development".into(),
+            task_sha256: "s".into(),
+            meta: meta(blob),
+            approved_at: "a".into(),
+            md: String::new(),
+            json_text: String::new(),
+            json: json!({}),
+            status: "PASS".into(),
+            stray: vec![],
+            node: "n1".into(),
+        };
+        let none = commit_message(&prep(""), &BTreeMap::new());
+        assert!(!none.contains("Task-Blob"), "{none}");
+        assert!(
+            none.starts_with("rx-results: T1 (PASS) from n1\n"),
+            "{none}"
+        );
+        let some = commit_message(&prep("b1"), &BTreeMap::new());
+        assert!(some.contains("\nTask-Blob: b1\n"), "{some}");
+    }
+}

@@ -1,0 +1,221 @@
+//! The replay behind `rxnode state rebuild`: the ledger's decisions, then the
+//! outboxes, into a new state. Evidence only ever *restricts* (see
+//! [`crate::store::rebuild`]).
+use crate::store::fsutil::now_iso;
+use crate::store::ledger;
+use crate::store::paths::Paths;
+use crate::store::rebuild::{finished_outbox, outbox_ids, str_of};
+use crate::store::state::{PublishRecord, State, TaskRecord, TaskStatus};
+use anyhow::Result;
+use rxnode_interlock::{Approval, TaskId};
+use serde_json::Value;
+
+/// Replay the ledger and the outboxes into a state.
+pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> Result<State> {
+    let mut s = State::default();
+    let entries = ledger::read_evidence(paths)?;
+    let mut last_seen = None;
+    for e in &entries {
+        let (Some(id), Some(ev)) = (str_of(e, "task_id"), str_of(e, "event")) else {
+            continue;
+        };
+        if TaskId::parse(id).is_err() {
+            notes.push(format!(
+                "ledger entry with an invalid task ID {id:?} skipped"
+            ));
+            continue;
+        }
+        let d = Decision {
+            id,
+            sha: str_of(e, "task_sha256").unwrap_or_default().to_owned(),
+            commit: str_of(e, "commit").unwrap_or_default().to_owned(),
+            at: str_of(e, "at").unwrap_or_default().to_owned(),
+        };
+        if d.apply(&mut s, ev, e)? {
+            last_seen = Some(id.to_owned());
+        }
+    }
+    s.last_seen_task_id = last_seen;
+    apply_outboxes(paths, &mut s, notes);
+    // A completed task keeps the approval it ran under, as in a state the watcher
+    // and `run` wrote: `publish` needs it (the result it publishes must be of the
+    // approved text), and `run` refuses a completed task whatever its approval.
+    let done: Vec<String> = s.ids_with(TaskStatus::Completed);
+    for id in &done {
+        s.deferred_task_ids.remove(id);
+    }
+    add_titles(paths, &mut s);
+    Ok(s)
+}
+
+/// One ledger entry about a task, as the replay reads it.
+struct Decision<'a> {
+    id: &'a str,
+    sha: String,
+    commit: String,
+    at: String,
+}
+
+impl Decision<'_> {
+    /// The task's record, created `Pending` on its first entry.
+    fn record<'s>(&self, s: &'s mut State) -> &'s mut TaskRecord {
+        s.tasks
+            .entry(self.id.to_owned())
+            .or_insert_with(|| TaskRecord {
+                status: TaskStatus::Pending,
+                task_sha256: self.sha.clone(),
+                commit: self.commit.clone(),
+                risk_level: None,
+                title: None,
+                first_seen: self.at.clone(),
+                reason: None,
+            })
+    }
+
+    /// Move the task to `st` (Completed is final: no later entry brings a
+    /// task back) and take the entry's text, unless it completes.
+    fn set(&self, s: &mut State, st: TaskStatus) {
+        let r = self.record(s);
+        if r.status != TaskStatus::Completed {
+            r.status = st;
+        }
+        if !self.sha.is_empty() && st != TaskStatus::Completed {
+            r.task_sha256 = self.sha.clone();
+            r.commit = self.commit.clone();
+        }
+    }
+
+    /// Replay the entry `ev` (the whole entry is `e`) into `s`; whether it
+    /// names the last task seen.
+    fn apply(&self, s: &mut State, ev: &str, e: &Value) -> Result<bool> {
+        let id = self.id;
+        match ev {
+            "detected" | "prompted" => {
+                self.record(s);
+                return Ok(true);
+            }
+            "approved" => self.approve(s)?,
+            "deferred" => {
+                self.set(s, TaskStatus::Deferred);
+                s.deferred_task_ids.insert(id.to_owned());
+            }
+            "rejected" => {
+                self.set(s, TaskStatus::Rejected);
+                if let Some(r) = s.tasks.get_mut(id) {
+                    r.reason = e
+                        .get("detail")
+                        .and_then(|d| str_of(d, "reason"))
+                        .map(str::to_owned);
+                }
+            }
+            "run_finished" | "marked_completed" => {
+                self.set(s, TaskStatus::Completed);
+                s.last_completed_task_id = Some(id.to_owned());
+            }
+            "published" => {
+                s.published.insert(
+                    id.to_owned(),
+                    PublishRecord {
+                        commit: self.commit.clone(),
+                        at: self.at.clone(),
+                        pushed: false,
+                    },
+                );
+            }
+            "pushed" => {
+                if let Some(p) = s.published.get_mut(id) {
+                    p.pushed = true;
+                    if !self.commit.is_empty() {
+                        p.commit = self.commit.clone();
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    /// An `approved` entry: the approval, unless the task already completed.
+    fn approve(&self, s: &mut State) -> Result<()> {
+        let id = self.id;
+        self.set(s, TaskStatus::Approved);
+        let completed = s
+            .tasks
+            .get(id)
+            .is_some_and(|r| r.status == TaskStatus::Completed);
+        if !completed {
+            s.deferred_task_ids.remove(id);
+            let task_id = TaskId::parse(id).map_err(|e| anyhow::anyhow!("{e}"))?;
+            s.approvals.insert(
+                id.to_owned(),
+                Approval {
+                    task_id,
+                    task_sha256: self.sha.clone(),
+                    commit: self.commit.clone(),
+                    at: self.at.clone(),
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Outboxes: a finished one completes its task; one the ledger never
+/// approved is listed and never becomes an approval.
+fn apply_outboxes(paths: &Paths, s: &mut State, notes: &mut Vec<String>) {
+    for id in outbox_ids(paths) {
+        if TaskId::parse(&id).is_err() {
+            notes.push(format!("outbox folder {id:?} is not a task ID; ignored"));
+            continue;
+        }
+        if let Some(st) = finished_outbox(paths, &id) {
+            let r = s.tasks.entry(id.clone()).or_insert_with(|| TaskRecord {
+                status: TaskStatus::Completed,
+                task_sha256: String::new(),
+                commit: String::new(),
+                risk_level: None,
+                title: None,
+                first_seen: now_iso(),
+                reason: None,
+            });
+            if r.status != TaskStatus::Completed {
+                notes.push(format!("task {id}: its outbox result is {st}: completed"));
+                r.status = TaskStatus::Completed;
+            }
+        } else if !s.approvals.contains_key(&id)
+            && s.tasks.get(&id).map(|r| r.status) != Some(TaskStatus::Completed)
+        {
+            notes.push(format!(
+                "outbox {id} has no `approved` entry in the ledger: not approved (approve it again with `rxnode review {id}` after checking it)"
+            ));
+        }
+    }
+}
+
+/// Titles and risk from the approved texts, where the outbox has them.
+fn add_titles(paths: &Paths, s: &mut State) {
+    for (id, r) in s.tasks.iter_mut() {
+        if let Ok(b) = std::fs::read(paths.outbox_root().join(id).join("TASK.md")) {
+            if let Ok(t) = rxnode_interlock::validate_task_bytes(
+                &b,
+                &rxnode_interlock::ValidateOptions {
+                    watched_branch: t_branch(&b),
+                },
+            ) {
+                r.title = Some(t.header().task_title.clone());
+                r.risk_level = Some(t.risk().as_str().to_owned());
+            }
+        }
+    }
+}
+
+/// The `SOURCE_BRANCH` a text names (titles only; nothing is trusted from it).
+fn t_branch(b: &[u8]) -> String {
+    String::from_utf8_lossy(b)
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "SOURCE_BRANCH").then(|| v.trim().to_owned())
+        })
+        .unwrap_or_default()
+}

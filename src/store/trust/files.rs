@@ -1,0 +1,288 @@
+//! The file-level checks of the trust root: no Git needed, nothing changed.
+use super::Finding;
+use crate::store::paths::Paths;
+use std::path::{Path, PathBuf};
+
+const FIX_LINK: &str =
+    "replace it by a regular file of your own (restore your copy; never a link into the checkout or elsewhere)";
+
+/// What kind of node-local path is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File,
+    /// The policy: a file, and on unix not writable by group/others.
+    Policy,
+}
+
+/// `path` (if it exists) is a real directory / regular file of ours.
+fn check_path(path: &Path, kind: Kind, what: &str, out: &mut Vec<Finding>) {
+    let md = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            out.push(Finding::new(
+                format!("cannot inspect {what} {}: {e}", path.display()),
+                "check the owner and permissions of the folder",
+            ));
+            return;
+        }
+    };
+    if let Some(f) = kind_finding(path, &md, kind, what) {
+        out.push(f);
+        return;
+    }
+    owner_findings(path, &md, kind, what, out);
+}
+
+/// A link, or not the kind of file `kind` says.
+fn kind_finding(path: &Path, md: &std::fs::Metadata, kind: Kind, what: &str) -> Option<Finding> {
+    let ft = md.file_type();
+    if ft.is_symlink() {
+        let target = std::fs::read_link(path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "?".to_owned());
+        let dangling = if path.exists() { "" } else { " (dangling)" };
+        return Some(Finding::new(
+            format!(
+                "{what} {} is a symlink to {target}{dangling}",
+                path.display()
+            ),
+            FIX_LINK,
+        ));
+    }
+    match kind {
+        Kind::Dir if !ft.is_dir() => Some(Finding::new(
+            format!("{what} {} is not a directory", path.display()),
+            "move it aside; rxnode creates the folder itself",
+        )),
+        Kind::File | Kind::Policy if !ft.is_file() => Some(Finding::new(
+            format!("{what} {} is not a regular file", path.display()),
+            "move it aside and restore the regular file",
+        )),
+        _ => None,
+    }
+}
+
+/// On unix: another owner, more than one hard link, or a policy writable by
+/// group/others. Elsewhere these are not checked (there is no portable uid or
+/// mode); the link and kind checks still apply.
+fn owner_findings(
+    path: &Path,
+    md: &std::fs::Metadata,
+    kind: Kind,
+    what: &str,
+    out: &mut Vec<Finding>,
+) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if md.uid() != me {
+            out.push(Finding::new(
+                format!(
+                    "{what} {} is owned by uid {}, not by this user (uid {me})",
+                    path.display(),
+                    md.uid()
+                ),
+                "only the operator's own files are trusted: `chown` it or restore your copy",
+            ));
+        }
+        if kind != Kind::Dir && md.nlink() > 1 {
+            out.push(Finding::new(
+                format!(
+                    "{what} {} has {} hard links: another name can change it",
+                    path.display(),
+                    md.nlink()
+                ),
+                "replace it by a copy of its own (`cp F F.new && mv F.new F`) after checking its content",
+            ));
+        }
+        if kind == Kind::Policy && md.mode() & 0o022 != 0 {
+            out.push(Finding::new(
+                format!(
+                    "policy {} is writable by group or others (mode {:o})",
+                    path.display(),
+                    md.mode() & 0o777
+                ),
+                "`chmod go-w` it",
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, md, kind, what, out);
+}
+
+/// The file-level checks: no Git needed, nothing changed.
+pub(super) fn file_findings(paths: &Paths) -> Vec<Finding> {
+    let mut out = Vec::new();
+    check_path(&paths.local, Kind::Dir, ".local", &mut out);
+    if !out.is_empty() {
+        return out; // nothing below a foreign .local is ours
+    }
+    if std::fs::symlink_metadata(paths.local.join(".git")).is_ok() {
+        out.push(Finding::new(
+            format!(
+                "{} holds a .git of its own: it belongs to another work tree",
+                paths.local.display()
+            ),
+            "move .local/.git away; .local must be a plain folder of this checkout",
+        ));
+    }
+    let policy = paths.policy();
+    check_path(&policy, Kind::Policy, "policy", &mut out);
+    if let Some(f) = policy_outside_local(paths, &policy) {
+        out.push(f);
+    }
+    let before = out.len();
+    check_path(&paths.state(), Kind::File, "state", &mut out);
+    for f in &mut out[before..] {
+        f.fix = "move the link (or odd file) aside — it is not your state — then `rxnode state rebuild` recovers the state from the ledger and the outboxes".to_owned();
+    }
+    check_path(&paths.ledger(), Kind::File, "ledger", &mut out);
+    check_path(&paths.stop(), Kind::File, "hold file", &mut out);
+    check_path(&paths.dry_run(), Kind::Dir, "dry-run folder", &mut out);
+    iq_findings(paths, &mut out);
+    // No link anywhere under .local/: rxnode writes temp files, locks and
+    // recordings there, and a planted link would redirect those writes.
+    if out.is_empty() {
+        out.extend(first_link_below(&paths.local));
+    }
+    outbox_findings(paths, &mut out);
+    out
+}
+
+/// `rx_iq` and what lies in it.
+fn iq_findings(paths: &Paths, out: &mut Vec<Finding>) {
+    let iq = paths.local.join("rx_iq");
+    check_path(&iq, Kind::Dir, "IQ folder", out);
+    for e in list(&iq) {
+        // A task's folder, or an operator's own recording (`capture --record
+        // .local/rx_iq/x.cf32`, as the operator guide advises): a regular file
+        // of ours with one link is as trusted as the folders.
+        if std::fs::symlink_metadata(&e).is_ok_and(|m| m.is_file()) {
+            check_path(&e, Kind::File, "IQ recording", out);
+        } else {
+            check_path(&e, Kind::Dir, "IQ folder", out);
+        }
+    }
+}
+
+/// The first symlink anywhere below `local` (at most 50 000 entries looked at).
+fn first_link_below(local: &Path) -> Option<Finding> {
+    let mut stack = vec![local.to_path_buf()];
+    let mut budget = 50_000usize;
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if budget == 0 {
+                return None;
+            }
+            budget -= 1;
+            match e.file_type() {
+                Ok(t) if t.is_symlink() => {
+                    let p = e.path();
+                    let target = std::fs::read_link(&p)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_else(|_| "?".to_owned());
+                    return Some(Finding::new(
+                        format!("{} is a symlink to {target}", p.display()),
+                        "remove the link: nothing under .local/ may point elsewhere",
+                    ));
+                }
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// The outbox folder, each outbox (half-written `.tmp-` ones aside) and each
+/// file in it.
+fn outbox_findings(paths: &Paths, out: &mut Vec<Finding>) {
+    let root = paths.outbox_root();
+    check_path(&root, Kind::Dir, "outbox folder", out);
+    for dir in list(&root) {
+        if dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(".tmp-"))
+        {
+            continue;
+        }
+        let before = out.len();
+        check_path(&dir, Kind::Dir, "outbox", out);
+        if out.len() > before {
+            continue;
+        }
+        for f in list(&dir) {
+            check_path(&f, Kind::File, "outbox file", out);
+        }
+    }
+}
+
+/// An explicit policy path inside the work tree but outside `.local/` is a
+/// file Git can write.
+fn policy_outside_local(paths: &Paths, policy: &Path) -> Option<Finding> {
+    if !crate::store::paths::policy_is_explicit() {
+        return None;
+    }
+    let parent = policy.parent()?.canonicalize().ok()?;
+    let repo = paths.repo.canonicalize().ok()?;
+    let local = paths
+        .local
+        .canonicalize()
+        .unwrap_or_else(|_| repo.join(".local"));
+    (parent.starts_with(&repo) && !parent.starts_with(&local)).then(|| {
+        Finding::new(
+            format!(
+                "policy {} is inside the checkout {} but not under .local/: Git can write it",
+                policy.display(),
+                repo.display()
+            ),
+            "keep the policy outside the checkout (e.g. ~/.config/rxnode/policy.json) or in .local/",
+        )
+    })
+}
+
+/// The entries of `dir`, sorted; none when it is not a real directory.
+fn list(dir: &Path) -> Vec<PathBuf> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        _ => return vec![],
+    }
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn links_and_odd_files_are_findings() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(&paths.local).unwrap();
+        assert!(file_findings(&paths).is_empty());
+        std::os::unix::fs::symlink("/nonexistent", paths.state()).unwrap();
+        let f = file_findings(&paths);
+        assert!(
+            f[0].detail.contains("is a symlink") && f[0].detail.contains("dangling"),
+            "{f:?}"
+        );
+        std::fs::remove_file(paths.state()).unwrap();
+        std::fs::write(d.path().join("x"), b"{}").unwrap();
+        std::fs::hard_link(d.path().join("x"), paths.policy()).unwrap();
+        let f = file_findings(&paths);
+        assert!(f[0].detail.contains("2 hard links"), "{f:?}");
+        std::fs::remove_file(paths.policy()).unwrap();
+        std::fs::create_dir(paths.ledger()).unwrap();
+        let f = file_findings(&paths);
+        assert!(f[0].detail.contains("not a regular file"), "{f:?}");
+    }
+}

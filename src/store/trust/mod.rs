@@ -1,0 +1,112 @@
+//! The trust root (issue 13; DESIGN §3 "The branch is hostile").
+//!
+//! Everything the interlock trusts lives under `.local/` (or, for the policy,
+//! where `--policy` / `RXNODE_POLICY` points). None of it may come from Git: a
+//! plain `git pull` silently replaces an *ignored* file by a tracked one. So
+//! before any command trusts a node-local file it runs [`verify`], which refuses
+//! (exit 3, one line naming the path and the fix) when
+//!
+//! - anything under `.local/` (any letter case) is tracked in `HEAD` or the index;
+//! - `.local`, the policy, the state, the ledger, an outbox (or a file in it),
+//!   `rx_iq` is a symlink (dangling or not) or not a regular file / directory;
+//! - on unix: one of those files has more than one hard link or another owner,
+//!   or the policy is writable by group/others;
+//! - Git can see a file under `.local/` (asked about the actual files, with the
+//!   ignore rules of `.gitignore`, `.git/info/exclude` and `core.excludesFile`),
+//!   or a `.gitattributes` rule gives one a `filter`;
+//! - `.local` belongs to another work tree (Git's work tree is not the checkout,
+//!   e.g. `core.worktree`, or `.local` holds a `.git` of its own);
+//! - an explicit policy path lies inside the work tree but outside `.local/`.
+//!
+//!
+//! [`files`] holds the file-level checks, [`repo`] the Git-level ones (and the
+//! watched tip's and `capture --record`'s).
+mod files;
+mod repo;
+
+pub(crate) use repo::{check_record_target, check_watched_tip, visible_files};
+
+use crate::store::paths::Paths;
+use anyhow::Result;
+use files::file_findings;
+use git2::Repository;
+use repo::git_findings;
+
+/// One reason not to trust the node-local files.
+#[derive(Debug, Clone)]
+pub(crate) struct Finding {
+    /// What is wrong, naming the path.
+    pub(crate) detail: String,
+    /// One line on how to fix it.
+    pub(crate) fix: String,
+}
+
+impl Finding {
+    pub(super) fn new(detail: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
+            detail: detail.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+/// Whether a path's first component is `.local` in any letter case (a `.LOCAL`
+/// in Git is the same folder on a case-insensitive file system).
+pub(super) fn under_local(path: &[u8]) -> bool {
+    let first = path.split(|&b| b == b'/').next().unwrap_or_default();
+    first.eq_ignore_ascii_case(b".local")
+}
+
+/// Every problem, without changing anything (doctor).
+pub(crate) fn findings(paths: &Paths) -> Vec<Finding> {
+    let mut out = file_findings(paths);
+    if let Ok(repo) = Repository::open(&paths.repo) {
+        if !repo.is_bare() {
+            out.extend(git_findings(paths, &repo));
+        }
+    }
+    out
+}
+
+fn refusal(f: &Finding) -> anyhow::Error {
+    crate::exit::refused(format!(
+        "untrusted node-local files: {} — fix: {}",
+        f.detail, f.fix
+    ))
+}
+
+/// Every check as a refusal (exit 3), changing nothing.
+pub(crate) fn verify(paths: &Paths) -> Result<()> {
+    match findings(paths).first() {
+        Some(f) => Err(refusal(f)),
+        None => Ok(()),
+    }
+}
+
+/// What a command runs before it trusts anything: keep `.local/` excluded
+/// (`.git/info/exclude`, as `watch` always did), then [`verify`].
+pub(crate) fn prepare(paths: &Paths) -> Result<()> {
+    if let Ok(repo) = Repository::open(&paths.repo) {
+        if !repo.is_bare() && file_findings(paths).is_empty() {
+            // Only when .local is a folder of ours: never write through a link.
+            if let Err(e) = crate::git::ops::ensure_local_excluded(&repo) {
+                tracing::warn!("cannot keep .local/ out of Git: {e:#}");
+            }
+        }
+    }
+    verify(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_in_any_case_is_local() {
+        assert!(under_local(b".local/x"));
+        assert!(under_local(b".LOCAL/rx_agent_state.json"));
+        assert!(under_local(b".Local"));
+        assert!(!under_local(b"docs/.local/x"));
+        assert!(!under_local(b".localx/y"));
+    }
+}

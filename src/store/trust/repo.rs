@@ -1,0 +1,353 @@
+//! The Git-level checks of the trust root on an open checkout, the watcher's
+//! check of each fetched tip, and `capture --record`'s target check.
+use super::{under_local, Finding};
+use crate::store::paths::Paths;
+use anyhow::Result;
+use git2::Repository;
+use std::path::{Path, PathBuf};
+
+const FIX_TRACKED: &str = "the branch is hostile: `git rm -r --cached .local` and commit, tell the main PC to stop committing .local/, \
+     restore your own policy, then `rxnode state rebuild` (the state, ledger and outboxes Git wrote are not yours)";
+
+/// The actual files under `.local/` that Git sees (not ignored: untracked,
+/// tracked or staged), asked with every ignore rule Git applies.
+pub(crate) fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Error> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .include_unmodified(true)
+        .exclude_submodules(true)
+        .pathspec(".local");
+    let st = repo.statuses(Some(&mut opts))?;
+    let mut seen: Vec<String> = st
+        .iter()
+        .filter_map(|s| s.path().map(str::to_owned))
+        .filter(|p| under_local(p.as_bytes()))
+        .collect();
+    // libgit2's status walk skips a folder its ignore rules match even when a
+    // later `!` rule (a committed .gitignore) re-includes the files, which
+    // `git status` and `git add` then see: ask about every actual file too.
+    if let Some(root) = repo.workdir() {
+        let mut stack = vec![PathBuf::from(".local")];
+        let mut budget = 50_000usize;
+        while let Some(rel) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(root.join(&rel)) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                let r = rel.join(e.file_name());
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => stack.push(r),
+                    Ok(_) => {
+                        let s = r.to_string_lossy().replace('\\', "/");
+                        if !repo.is_path_ignored(&s).unwrap_or(false) && !seen.contains(&s) {
+                            seen.push(s);
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+    seen.sort();
+    Ok(seen)
+}
+
+/// The Git-level checks on an open checkout; nothing changed.
+pub(super) fn git_findings(paths: &Paths, repo: &Repository) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(worktree_finding(paths, repo));
+    out.extend(index_finding(repo));
+    head_findings(repo, &mut out);
+    out.extend(visible_finding(repo));
+    out.extend(filter_finding(repo));
+    out
+}
+
+/// `" (and N more …)"`-style text for a list of `total` of which one is named.
+fn more(total: usize, say: impl FnOnce(usize) -> String) -> String {
+    if total > 1 {
+        say(total - 1)
+    } else {
+        String::new()
+    }
+}
+
+/// `.local` must belong to this work tree.
+fn worktree_finding(paths: &Paths, repo: &Repository) -> Option<Finding> {
+    match (
+        repo.workdir().and_then(|w| w.canonicalize().ok()),
+        paths.repo.canonicalize().ok(),
+    ) {
+        (Some(w), Some(r)) if w != r => Some(Finding::new(
+            format!(
+                "Git's work tree is {} but the checkout is {}: {} belongs to another work tree (core.worktree?)",
+                w.display(),
+                r.display(),
+                paths.local.display()
+            ),
+            "run rxnode with --repo pointing at the work tree itself; unset core.worktree",
+        )),
+        (None, _) => Some(Finding::new(
+            "the repository has no work tree",
+            "run rxnode inside the RX clone",
+        )),
+        _ => None,
+    }
+}
+
+/// Nothing under `.local/` tracked in the index.
+fn index_finding(repo: &Repository) -> Option<Finding> {
+    let index = match repo.index() {
+        Ok(index) => index,
+        Err(e) => {
+            return Some(Finding::new(
+                format!("cannot read the Git index: {}", e.message()),
+                "repair the checkout (`git status` says more)",
+            ))
+        }
+    };
+    let tracked: Vec<String> = index
+        .iter()
+        .filter(|e| under_local(&e.path))
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .collect();
+    let first = tracked.first()?;
+    Some(Finding::new(
+        format!(
+            "{first} is tracked in the index{}: Git (a `git pull`, `checkout`) can replace node-local files",
+            more(tracked.len(), |n| format!(" (and {n} more under .local/)"))
+        ),
+        FIX_TRACKED,
+    ))
+}
+
+/// Tracked in HEAD (a `.local` blob is a committed symlink or file).
+fn head_findings(repo: &Repository, out: &mut Vec<Finding>) {
+    let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) else {
+        return;
+    };
+    for e in tree.iter() {
+        if under_local(e.name_bytes()) {
+            let kind = match e.kind() {
+                Some(git2::ObjectType::Tree) => "a folder",
+                Some(git2::ObjectType::Commit) => "a submodule",
+                _ if e.filemode() == 0o120000 => "a symlink",
+                _ => "a file",
+            };
+            out.push(Finding::new(
+                format!(
+                    "HEAD tracks {} as {kind}: a `git pull` of the watched branch writes node-local files",
+                    String::from_utf8_lossy(e.name_bytes())
+                ),
+                FIX_TRACKED,
+            ));
+        }
+    }
+}
+
+/// Git must not see any actual file under `.local/`.
+fn visible_finding(repo: &Repository) -> Option<Finding> {
+    let seen = match visible_files(repo) {
+        Ok(seen) => seen,
+        Err(e) => {
+            return Some(Finding::new(
+                format!(
+                    "cannot ask Git which files under .local/ it sees: {}",
+                    e.message()
+                ),
+                "repair the checkout (`git status` says more)",
+            ))
+        }
+    };
+    let first = seen.first()?;
+    Some(Finding::new(
+        format!(
+            "Git can see {first}{}: no ignore rule hides it (a committed .gitignore may un-ignore .local/)",
+            more(seen.len(), |n| format!(" and {n} more file(s) under .local/"))
+        ),
+        "add `/.local/` to .git/info/exclude and remove every `!` rule about .local from .gitignore files",
+    ))
+}
+
+/// No filter driver may apply to node-local files.
+fn filter_finding(repo: &Repository) -> Option<Finding> {
+    let probe = [
+        ".local/rxnode-policy.json",
+        ".local/rx_agent_state.json",
+        ".local/rx_agent_ledger.jsonl",
+        ".local/rx_agent_outbox/X/TASK.md",
+    ];
+    probe.into_iter().find_map(|p| {
+        match repo.get_attr(
+            Path::new(p),
+            "filter",
+            git2::AttrCheckFlags::FILE_THEN_INDEX,
+        ) {
+            Ok(Some(f)) => Some(Finding::new(
+                format!("a .gitattributes rule sets filter={f} for {p}"),
+                "remove the rule: no Git filter may touch node-local files",
+            )),
+            _ => None,
+        }
+    })
+}
+
+/// The first path under `.local/` (any letter case) that the commit `oid`
+/// tracks, if any: what a `git pull` of it would write into the node's files.
+fn commit_tracks_local(repo: &Repository, oid: git2::Oid) -> Option<String> {
+    let tree = repo.find_commit(oid).ok()?.tree().ok()?;
+    let e = tree.iter().find(|e| under_local(e.name_bytes()))?;
+    let top = String::from_utf8_lossy(e.name_bytes()).into_owned();
+    let mut first = None;
+    if let Some(git2::ObjectType::Tree) = e.kind() {
+        if let Ok(sub) = repo.find_tree(e.id()) {
+            let _ = sub.walk(git2::TreeWalkMode::PreOrder, |dir, x| {
+                if x.kind() == Some(git2::ObjectType::Blob) {
+                    first = Some(format!(
+                        "{top}/{dir}{}",
+                        String::from_utf8_lossy(x.name_bytes())
+                    ));
+                    return git2::TreeWalkResult::Abort;
+                }
+                git2::TreeWalkResult::Ok
+            });
+        }
+    }
+    Some(first.unwrap_or(top))
+}
+
+/// The watcher's check of each fetched tip (issue 13): a watched branch that
+/// tracks `.local/` is hostile — a `git pull` would overwrite this node's
+/// policy, state and ledger. Refused (exit 3; the looping watcher backs off and
+/// says it again), with one ledger `refused` line per commit; no task of that
+/// tip is examined.
+pub(crate) fn check_watched_tip(
+    paths: &Paths,
+    repo: &Repository,
+    oid: git2::Oid,
+    remote: &str,
+    branch: &str,
+) -> Result<()> {
+    let Some(p) = commit_tracks_local(repo, oid) else {
+        return Ok(());
+    };
+    let reason = format!(
+        "{remote}/{branch} at {oid} tracks {p}: a `git pull` would overwrite this node's own files \
+         (policy, state, ledger) — do not pull it; fix: the main PC removes .local/ from the branch \
+         (`git rm -r --cached .local` and commit)"
+    );
+    let oid_s = oid.to_string();
+    let seen = crate::store::ledger::read_all(paths)?.iter().any(|e| {
+        e["event"] == "refused"
+            && e["commit"] == oid_s.as_str()
+            && e["detail"]["command"] == "watch"
+    });
+    if !seen {
+        crate::store::ledger::append(
+            paths,
+            &crate::store::ledger::Entry::new("refused")
+                .commit(&oid_s)
+                .detail(serde_json::json!({"command": "watch", "reason": reason})),
+        )?;
+    }
+    Err(crate::exit::refused(reason))
+}
+
+/// `rxnode capture --record PATH` (issue 13): raw IQ never lands where Git can
+/// see it. When `path` (or, for SigMF, one of its two files) lies inside a Git
+/// work tree — found from the nearest existing folder, links resolved — Git must
+/// ignore it; otherwise the capture is refused (exit 3) before the radio opens.
+pub(crate) fn check_record_target(path: &Path) -> Result<()> {
+    let abs = std::path::absolute(path)
+        .map_err(|e| crate::exit::bad_input(format!("--record {}: {e}", path.display())))?;
+    let targets: Vec<PathBuf> = match abs.extension().and_then(|e| e.to_str()) {
+        Some("sigmf-data" | "sigmf-meta") => {
+            vec![
+                abs.with_extension("sigmf-data"),
+                abs.with_extension("sigmf-meta"),
+            ]
+        }
+        _ => vec![abs.clone()],
+    };
+    // The nearest folder that exists, with every link resolved.
+    let mut dir = abs.parent().map(Path::to_path_buf);
+    let mut rest = Vec::new();
+    while let Some(d) = dir.clone() {
+        if let Ok(c) = d.canonicalize() {
+            dir = Some(c);
+            break;
+        }
+        rest.push(d.file_name().map(|n| n.to_os_string()));
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    let Some(existing) = dir else {
+        return Ok(());
+    };
+    let Ok(repo) = Repository::discover(&existing) else {
+        return Ok(()); // not inside a Git work tree
+    };
+    let Some(workdir) = repo.workdir().and_then(|w| w.canonicalize().ok()) else {
+        return Ok(());
+    };
+    let mut real_parent = existing.clone();
+    for n in rest.iter().rev().flatten() {
+        real_parent.push(n);
+    }
+    for t in &targets {
+        let Some(name) = t.file_name() else { continue };
+        let real = real_parent.join(name);
+        let Ok(rel) = real.strip_prefix(&workdir) else {
+            continue;
+        };
+        if rel
+            .components()
+            .next()
+            .is_some_and(|c| c.as_os_str() == ".git")
+        {
+            return Err(crate::exit::refused(format!(
+                "--record {}: inside the Git directory of {} — fix: record under .local/ or outside the checkout",
+                path.display(),
+                workdir.display()
+            )));
+        }
+        let rel_s = rel.to_string_lossy().replace('\\', "/");
+        if !repo.is_path_ignored(&rel_s).unwrap_or(false) {
+            return Err(crate::exit::refused(format!(
+                "--record {}: {} is inside the Git work tree {} and Git does not ignore it (raw IQ could be committed) — \
+                 fix: record under .local/ (ignored) or outside the checkout, or make Git ignore that folder",
+                path.display(),
+                rel_s,
+                workdir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// libgit2 calls the folder ignored while a `!` rule re-includes its files
+    /// (and `git status` shows them): the files are asked about one by one.
+    #[test]
+    fn a_negated_ignore_rule_makes_files_visible() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(d.path()).unwrap();
+        std::fs::create_dir_all(d.path().join(".local/sub")).unwrap();
+        std::fs::write(d.path().join(".local/sub/a"), "x").unwrap();
+        std::fs::write(d.path().join(".git/info/exclude"), "/.local/\n").unwrap();
+        assert!(visible_files(&repo).unwrap().is_empty());
+        std::fs::write(d.path().join(".gitignore"), "!/.local/\n!/.local/**\n").unwrap();
+        assert_eq!(
+            visible_files(&repo).unwrap(),
+            vec![".local/sub/a".to_owned()]
+        );
+    }
+}
