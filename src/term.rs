@@ -79,38 +79,9 @@ pub fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<
     Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
 }
 
-/// The process-wide Ctrl-C / SIGTERM flag for `run` and `capture`: the first
-/// signal sets it (the running step stops, what was done is written); a second
-/// one only says that it is already stopping. Installed once.
-pub fn cancel_flag(what: &'static str) -> &'static std::sync::atomic::AtomicBool {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static CANCEL: AtomicBool = AtomicBool::new(false);
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let installed = ctrlc::set_handler(move || {
-            if CANCEL.swap(true, Ordering::SeqCst) {
-                eprintln!("rxnode: already stopping ({what})");
-            } else {
-                eprintln!(
-                    "rxnode: interrupt: stopping {what}; what was done so far will be written"
-                );
-            }
-        });
-        match installed {
-            Ok(()) => HANDLER.store(true, Ordering::SeqCst),
-            Err(e) => tracing::warn!("Ctrl-C / SIGTERM cannot be caught: {e}"),
-        }
-    });
-    &CANCEL
-}
-
-static HANDLER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether [`cancel_flag`] installed its handler: without it a Ctrl-C kills the
-/// process instead of stopping the running step (and `run` keys no transmitter).
-pub fn cancel_handler_installed() -> bool {
-    HANDLER.load(std::sync::atomic::Ordering::SeqCst)
-}
+// The signal flag lives in `crate::signals`, the one owner of process
+// signals; `run`, `capture`, `sweep` and `publish` reach it by these names.
+pub(crate) use crate::signals::{cancel_flag, cancel_handler_installed};
 
 #[cfg(test)]
 mod line_tests {

@@ -27,8 +27,7 @@ use rxnode_interlock::{
 };
 use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{
     unbounded_channel, UnboundedReceiver as Receiver, UnboundedSender as Sender,
@@ -57,51 +56,35 @@ pub struct Io {
     tx: Sender<Event>,
     stdin_started: bool,
     queued: VecDeque<Option<String>>,
-    stop: Arc<AtomicBool>,
     /// Where the task being prompted stands in the queue (shown in the prompt).
     queue_note: Option<String>,
 }
 
-static SIGNAL_TX: OnceLock<std::sync::Mutex<Sender<Event>>> = OnceLock::new();
-static SIGNALLED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-
 impl Io {
-    /// Install the signal handler (once per process) and make the channel.
+    /// Subscribe to the process's signals (`crate::signals`) and make the channel.
     pub fn new() -> Result<Io> {
         let (tx, rx) = unbounded_channel();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .context("cannot start the watcher's event loop")?;
-        let stop = SIGNALLED
-            .get_or_init(|| Arc::new(AtomicBool::new(false)))
-            .clone();
-        if SIGNAL_TX.set(std::sync::Mutex::new(tx.clone())).is_ok() {
-            let flag = stop.clone();
-            ctrlc::set_handler(move || {
-                flag.store(true, Ordering::SeqCst);
-                if let Some(m) = SIGNAL_TX.get() {
-                    if let Ok(tx) = m.lock() {
-                        let _ = tx.send(Event::Signal);
-                    }
-                }
-            })
+        let to_loop = tx.clone();
+        crate::signals::subscribe(move || to_loop.send(Event::Signal).is_ok())
+            .map_err(|e| anyhow::anyhow!(e))
             .context("cannot install the signal handler")?;
-        }
         Ok(Io {
             rt,
             rx,
             tx,
             stdin_started: false,
             queued: VecDeque::new(),
-            stop,
             queue_note: None,
         })
     }
 
     /// Whether a stop signal arrived.
     pub fn stopping(&self) -> bool {
-        self.stop.load(Ordering::SeqCst)
+        crate::signals::received()
     }
 
     /// Set (or clear) the queue line shown with the next prompts.
@@ -109,8 +92,8 @@ impl Io {
         self.queue_note = note;
     }
 
-    fn flag(&self) -> &AtomicBool {
-        &self.stop
+    fn flag(&self) -> &'static AtomicBool {
+        crate::signals::flag()
     }
 
     /// Sleep, waking early on a signal (returns `true` then).
