@@ -22,8 +22,7 @@ use anyhow::{Context, Result};
 use git2::{Oid, Repository};
 use rand::Rng;
 use rxnode_interlock::{
-    required_phrase, sha256_hex, Approval, AuthorizationKind, RiskLevel, TaskId, ValidTask,
-    MAX_TASK_BYTES,
+    required_phrase, sha256_hex, Approval, AuthorizationKind, RiskLevel, ValidTask, MAX_TASK_BYTES,
 };
 use std::collections::VecDeque;
 use std::io::Write;
@@ -233,24 +232,6 @@ pub(crate) fn loud(msg: impl AsRef<str>) {
     eprintln!("rxnode: {}", msg.as_ref());
 }
 
-/// A task ID read leniently from an invalid file's header, if it is usable.
-pub(crate) fn lenient_task_id(bytes: &[u8]) -> Option<String> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    for line in text.lines() {
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once('=') {
-            if k.trim() == "TASK_ID" {
-                return TaskId::parse(v.trim()).ok().map(|t| t.to_string());
-            }
-        }
-    }
-    None
-}
-
 impl Flow<'_> {
     fn record_poll(&self, result: &str, ok: bool) -> Result<()> {
         state::update(&self.paths, |s| {
@@ -382,7 +363,7 @@ impl Flow<'_> {
             Ok(t) => t,
             Err(issues) => {
                 let list: Vec<String> = issues.iter().map(|i| i.to_string()).collect();
-                let id = lenient_task_id(bytes);
+                let id = rxnode_interlock::lenient_task_id(bytes).map(|t| t.to_string());
                 let st = state::load(&self.paths)?;
                 if let Some(id) = &id {
                     if let Some(rec) = st.tasks.get(id) {
@@ -1273,24 +1254,4 @@ fn dry_run(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         paths.local.display()
     ));
     Ok(Outcome::Done)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lenient_id_reads_only_a_usable_header_id() {
-        assert_eq!(
-            lenient_task_id(b"TASK_ID = ok_1\nRF_RX = MAYBE\n\nbody").as_deref(),
-            Some("ok_1")
-        );
-        assert_eq!(
-            lenient_task_id("\u{feff}TASK_ID=B2\r\n".as_bytes()).as_deref(),
-            Some("B2")
-        );
-        assert_eq!(lenient_task_id(b"TASK_ID = ../etc\n"), None);
-        assert_eq!(lenient_task_id(b"TITLE = x\n\nTASK_ID = late\n"), None);
-        assert_eq!(lenient_task_id(&[0xff, 0xfe]), None);
-    }
 }

@@ -580,7 +580,7 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
             Ok(o) => match o.as_blob() {
                 Some(b) if b.size() <= MAX_TASK_BYTES => Some((
                     sha256_hex(b.content()),
-                    crate::watch::lenient_task_id(b.content()),
+                    rxnode_interlock::lenient_task_id(b.content()).map(|t| t.to_string()),
                 )),
                 _ => None,
             },
