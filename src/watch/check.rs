@@ -7,7 +7,7 @@ use crate::store::ledger::{self, Entry};
 use crate::store::state::{self, PollRecord, RejectedText, TaskRecord, TaskStatus};
 use anyhow::Result;
 use git2::Oid;
-use rxnode_interlock::{sha256_hex, ValidTask};
+use rxnode_interlock::{lenient_task_id, sha256_hex, Issue, ValidTask};
 
 impl Flow<'_> {
     pub(super) fn record_poll(&self, result: &str, ok: bool) -> Result<()> {
@@ -21,7 +21,6 @@ impl Flow<'_> {
         })
     }
 
-    /// Reject a text that has no usable ID, or changed under a known ID: once per text.
     /// Reject a task blob that was never read (too large, not a regular file),
     /// keyed by its object ID, once.
     /// Returns whether this was new (reported now).
@@ -35,6 +34,8 @@ impl Flow<'_> {
         )
     }
 
+    /// Reject a text that has no usable ID, or changed under a known ID: once per text.
+    /// Returns whether this was new (reported now).
     fn reject_text(
         &self,
         event: &str,
@@ -138,46 +139,7 @@ impl Flow<'_> {
         let sha = sha256_hex(bytes);
         let task = match crate::validate::check(bytes, &self.branch) {
             Ok(t) => t,
-            Err(issues) => {
-                let list: Vec<String> = issues.iter().map(|i| i.to_string()).collect();
-                let id = rxnode_interlock::lenient_task_id(bytes).map(|t| t.to_string());
-                let st = state::load(&self.paths)?;
-                if let Some(id) = &id {
-                    if let Some(rec) = st.tasks.get(id) {
-                        if rec.task_sha256 == sha {
-                            // Reported before.
-                            return Ok(Verdict::Duplicate {
-                                id: Some(id.clone()),
-                                status: format!("{:?}", rec.status).to_lowercase(),
-                            });
-                        }
-                        return self.refuse_changed(id, rec, &sha, &commit_s);
-                    }
-                    let reason = format!("invalid task file: {}", list.join("; "));
-                    self.reject_task(id, &sha, &commit_s, None, &reason)?;
-                    return Ok(Verdict::Refused {
-                        id: Some(id.clone()),
-                        reason,
-                        written: Some("rejected"),
-                    });
-                }
-                let reason = format!(
-                    "invalid task file at {} ({}) without a usable TASK_ID: {}",
-                    self.task_path,
-                    if commit_s.is_empty() {
-                        "local file"
-                    } else {
-                        &commit_s
-                    },
-                    list.join("; ")
-                );
-                let new = self.reject_text("rejected", &sha, None, &commit_s, &reason)?;
-                return Ok(Verdict::Refused {
-                    id: None,
-                    reason,
-                    written: new.then_some("rejected"),
-                });
-            }
+            Err(issues) => return self.refuse_invalid(bytes, &issues, &sha, &commit_s),
         };
         let id = task.id().to_string();
         let st = state::load(&self.paths)?;
@@ -203,34 +165,96 @@ impl Flow<'_> {
             }
             pending = true;
         }
-        match (self.repo, commit) {
-            (Some(repo), Some(c)) => {
-                let base = &task.header().expected_head;
-                if !gitops::is_strict_ancestor(repo, base, c)? {
-                    let reason = format!(
-                        "EXPECTED_HEAD {base} is not a strict ancestor of the task commit {c}"
-                    );
-                    self.reject_task(
-                        &id,
-                        &sha,
-                        &commit_s,
-                        Some(task.header().task_title.clone()),
-                        &reason,
-                    )?;
-                    return Ok(Verdict::Refused {
-                        id: Some(id),
-                        reason,
-                        written: Some("rejected"),
-                    });
-                }
-            }
-            _ => say("dry run: ancestry check of EXPECTED_HEAD skipped (no fetch, no remote)"),
+        if let Some(refused) = self.check_ancestry(&task, &sha, commit)? {
+            return Ok(refused);
         }
         Ok(if pending {
             Verdict::PendingTask(Box::new(task))
         } else {
             Verdict::New(Box::new(task))
         })
+    }
+
+    /// An invalid text: refused under the ID its header names, if usable (a
+    /// known ID with the same text was reported before), else once per text.
+    fn refuse_invalid(
+        &self,
+        bytes: &[u8],
+        issues: &[Issue],
+        sha: &str,
+        commit_s: &str,
+    ) -> Result<Verdict> {
+        let list: Vec<String> = issues.iter().map(|i| i.to_string()).collect();
+        let id = lenient_task_id(bytes).map(|t| t.to_string());
+        let st = state::load(&self.paths)?;
+        if let Some(id) = &id {
+            if let Some(rec) = st.tasks.get(id) {
+                if rec.task_sha256 == sha {
+                    // Reported before.
+                    return Ok(Verdict::Duplicate {
+                        id: Some(id.clone()),
+                        status: format!("{:?}", rec.status).to_lowercase(),
+                    });
+                }
+                return self.refuse_changed(id, rec, sha, commit_s);
+            }
+            let reason = format!("invalid task file: {}", list.join("; "));
+            self.reject_task(id, sha, commit_s, None, &reason)?;
+            return Ok(Verdict::Refused {
+                id: Some(id.clone()),
+                reason,
+                written: Some("rejected"),
+            });
+        }
+        let reason = format!(
+            "invalid task file at {} ({}) without a usable TASK_ID: {}",
+            self.task_path,
+            if commit_s.is_empty() {
+                "local file"
+            } else {
+                commit_s
+            },
+            list.join("; ")
+        );
+        let new = self.reject_text("rejected", sha, None, commit_s, &reason)?;
+        Ok(Verdict::Refused {
+            id: None,
+            reason,
+            written: new.then_some("rejected"),
+        })
+    }
+
+    /// `EXPECTED_HEAD` must be a strict ancestor of the task commit (skipped,
+    /// and said, in a dry run): `Some` refusal, recorded, when it is not.
+    fn check_ancestry(
+        &self,
+        task: &ValidTask,
+        sha: &str,
+        commit: Option<Oid>,
+    ) -> Result<Option<Verdict>> {
+        let (Some(repo), Some(c)) = (self.repo, commit) else {
+            say("dry run: ancestry check of EXPECTED_HEAD skipped (no fetch, no remote)");
+            return Ok(None);
+        };
+        let base = &task.header().expected_head;
+        if gitops::is_strict_ancestor(repo, base, c)? {
+            return Ok(None);
+        }
+        let id = task.id().to_string();
+        let reason =
+            format!("EXPECTED_HEAD {base} is not a strict ancestor of the task commit {c}");
+        self.reject_task(
+            &id,
+            sha,
+            &c.to_string(),
+            Some(task.header().task_title.clone()),
+            &reason,
+        )?;
+        Ok(Some(Verdict::Refused {
+            id: Some(id),
+            reason,
+            written: Some("rejected"),
+        }))
     }
 
     fn refuse_changed(

@@ -1,10 +1,11 @@
 //! The event loop: poll, back off after failures, prompt the queue.
-use super::{loud, say, Flow, WatchOptions, BACKOFF_CAP};
+use super::{loud, queue, say, Flow, WatchOptions, BACKOFF_CAP};
 use crate::exit::Outcome;
 use crate::git::ops as gitops;
 use crate::store::ledger::{self, Entry};
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
+use git2::{Oid, Repository};
 use rand::Rng;
 use std::time::Duration;
 
@@ -139,23 +140,8 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
 /// (`queue::examine_history`); then prompt, in commit order, the tasks left
 /// pending by an earlier run (first poll only) and every task this poll queued.
 fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> {
-    let held_said = &mut ls.held_said;
-    if flow.paths.stop().exists() {
-        if !*held_said {
-            *held_said = true;
-            say(format!(
-                "held: {} exists — fetching nothing, prompting nothing until it is removed",
-                flow.paths.stop().display()
-            ));
-            ledger::append(&flow.paths, &Entry::new("held"))?;
-        }
-        flow.record_poll("held by .local/STOP", true)?;
+    if held(flow, &mut ls.held_said)? {
         return Ok(false);
-    }
-    if *held_said {
-        *held_said = false;
-        say("hold released (.local/STOP removed); polling again");
-        ledger::append(&flow.paths, &Entry::new("hold_released"))?;
     }
     let repo = flow.repo.context("no repository")?;
     let fetched = gitops::fetch(repo, &flow.remote, &flow.branch, flow.io.flag());
@@ -164,69 +150,16 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> 
         // A Ctrl-C/SIGTERM cancels the transfer: the watcher is stopping, and
         // that is not a fetch failure (no `fetch_failed`, no failed last poll).
         Err(_) if flow.io.stopping() => return Ok(true),
-        Err(e) => {
-            let msg = format!("fetch failed: {e:#}");
-            // One ledger line per distinct failure (not one per back-off retry).
-            let prev = state::load(&flow.paths)?.last_poll;
-            if prev.is_none_or(|p| p.ok || p.result != msg) {
-                ledger::append(
-                    &flow.paths,
-                    &Entry::new("fetch_failed").detail(serde_json::json!({
-                        "remote": flow.remote, "branch": flow.branch, "error": format!("{e:#}"),
-                    })),
-                )?;
-            }
-            flow.record_poll(&msg, false)?;
-            // Tasks already known are shown even while the remote is unreachable.
-            if !ls.pending_shown {
-                let earlier = crate::watch::queue::pending_in_order(&state::load(&flow.paths)?);
-                match prompt_queue(flow, &earlier, earlier.len())? {
-                    Some(true) => return Ok(true),
-                    Some(false) => ls.pending_shown = true,
-                    None => {}
-                }
-            }
-            return Err(e);
-        }
+        Err(e) => return fetch_failed(flow, ls, e),
     };
-    if state::load(&flow.paths)?
-        .last_poll
-        .is_some_and(|p| !p.ok && p.result.starts_with("fetch failed"))
-    {
-        ledger::append(
-            &flow.paths,
-            &Entry::new("fetch_recovered")
-                .commit(&oid.to_string())
-                .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
-        )?;
-    }
+    fetch_recovered(flow, oid)?;
     crate::store::trust::check_watched_tip(&flow.paths, repo, oid, &flow.remote, &flow.branch)?;
     let earlier = if ls.pending_shown {
         Vec::new()
     } else {
-        crate::watch::queue::pending_in_order(&state::load(&flow.paths)?)
+        queue::pending_in_order(&state::load(&flow.paths)?)
     };
-    let marker = state::load(&flow.paths)?.remote_marker;
-    let queued = if marker.as_deref() == Some(oid.to_string().as_str()) {
-        tracing::info!("poll: nothing new at {oid}");
-        flow.record_poll("nothing new", true)?;
-        Vec::new()
-    } else {
-        let q = crate::watch::queue::examine_history(flow, repo, oid, limit)?;
-        flow.record_poll(
-            &format!(
-                "examined {oid}; {} new task(s) queued{}",
-                q.len(),
-                if q.is_empty() {
-                    ", nothing to prompt"
-                } else {
-                    ""
-                }
-            ),
-            true,
-        )?;
-        q
-    };
+    let queued = examine_new(flow, repo, oid, limit)?;
     let mut ids = earlier.clone();
     for id in queued {
         if !ids.contains(&id) {
@@ -245,4 +178,101 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> 
         return Ok(true);
     }
     Ok(end == Some(true))
+}
+
+/// The `.local/STOP` hold: `true` while it holds (said once, recorded each
+/// poll); its release is said once.
+fn held(flow: &Flow<'_>, held_said: &mut bool) -> Result<bool> {
+    if flow.paths.stop().exists() {
+        if !*held_said {
+            *held_said = true;
+            say(format!(
+                "held: {} exists — fetching nothing, prompting nothing until it is removed",
+                flow.paths.stop().display()
+            ));
+            ledger::append(&flow.paths, &Entry::new("held"))?;
+        }
+        flow.record_poll("held by .local/STOP", true)?;
+        return Ok(true);
+    }
+    if *held_said {
+        *held_said = false;
+        say("hold released (.local/STOP removed); polling again");
+        ledger::append(&flow.paths, &Entry::new("hold_released"))?;
+    }
+    Ok(false)
+}
+
+/// A failed fetch: recorded (one ledger line per distinct failure), then the
+/// tasks already known are prompted even while the remote is unreachable.
+/// `Ok(true)` when a prompt ended the watcher, else the fetch error.
+fn fetch_failed(flow: &mut Flow<'_>, ls: &mut LoopState, e: anyhow::Error) -> Result<bool> {
+    let msg = format!("fetch failed: {e:#}");
+    // One ledger line per distinct failure (not one per back-off retry).
+    let prev = state::load(&flow.paths)?.last_poll;
+    if prev.is_none_or(|p| p.ok || p.result != msg) {
+        ledger::append(
+            &flow.paths,
+            &Entry::new("fetch_failed").detail(serde_json::json!({
+                "remote": flow.remote, "branch": flow.branch, "error": format!("{e:#}"),
+            })),
+        )?;
+    }
+    flow.record_poll(&msg, false)?;
+    // Tasks already known are shown even while the remote is unreachable.
+    if !ls.pending_shown {
+        let earlier = queue::pending_in_order(&state::load(&flow.paths)?);
+        match prompt_queue(flow, &earlier, earlier.len())? {
+            Some(true) => return Ok(true),
+            Some(false) => ls.pending_shown = true,
+            None => {}
+        }
+    }
+    Err(e)
+}
+
+/// The first good fetch after failed ones: a `fetch_recovered` line.
+fn fetch_recovered(flow: &Flow<'_>, oid: Oid) -> Result<()> {
+    if state::load(&flow.paths)?
+        .last_poll
+        .is_some_and(|p| !p.ok && p.result.starts_with("fetch failed"))
+    {
+        ledger::append(
+            &flow.paths,
+            &Entry::new("fetch_recovered")
+                .commit(&oid.to_string())
+                .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
+        )?;
+    }
+    Ok(())
+}
+
+/// Examine the history since the marker when the tip moved; the task IDs
+/// this poll queued, in commit order.
+fn examine_new(
+    flow: &mut Flow<'_>,
+    repo: &Repository,
+    oid: Oid,
+    limit: usize,
+) -> Result<Vec<String>> {
+    let marker = state::load(&flow.paths)?.remote_marker;
+    if marker.as_deref() == Some(oid.to_string().as_str()) {
+        tracing::info!("poll: nothing new at {oid}");
+        flow.record_poll("nothing new", true)?;
+        return Ok(Vec::new());
+    }
+    let q = queue::examine_history(flow, repo, oid, limit)?;
+    flow.record_poll(
+        &format!(
+            "examined {oid}; {} new task(s) queued{}",
+            q.len(),
+            if q.is_empty() {
+                ", nothing to prompt"
+            } else {
+                ""
+            }
+        ),
+        true,
+    )?;
+    Ok(q)
 }

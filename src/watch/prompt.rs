@@ -48,13 +48,7 @@ impl Flow<'_> {
                 Answer::Eof => {
                     say("");
                     say(format!("end of input: stopping without a decision; {id} stays pending and is shown at the next start"));
-                    ledger::append(
-                        &self.paths,
-                        &Entry::new("stopped")
-                            .task(&id)
-                            .sha(task.sha256())
-                            .detail(serde_json::json!({"reason": "end of input at the prompt"})),
-                    )?;
+                    self.stopped(task, "end of input at the prompt")?;
                     return Ok(Decision::Eof);
                 }
                 Answer::Signal => {
@@ -62,46 +56,15 @@ impl Flow<'_> {
                     say(format!(
                         "signal: stopping without a decision; {id} stays pending"
                     ));
-                    ledger::append(
-                        &self.paths,
-                        &Entry::new("stopped")
-                            .task(&id)
-                            .sha(task.sha256())
-                            .detail(serde_json::json!({"reason": "signal at the prompt"})),
-                    )?;
+                    self.stopped(task, "signal at the prompt")?;
                     return Ok(Decision::Signal);
                 }
             };
             match line.trim().to_ascii_lowercase().as_str() {
                 "a" | "approve" => return self.approve(task, bytes, commit, blob),
-                "d" | "defer" => {
-                    state::update(&self.paths, |s| {
-                        if let Some(r) = s.tasks.get_mut(&id) {
-                            r.status = TaskStatus::Deferred;
-                        }
-                        s.deferred_task_ids.insert(id.clone());
-                        Ok(())
-                    })?;
-                    ledger::append(
-                        &self.paths,
-                        &Entry::new("deferred")
-                            .task(&id)
-                            .sha(task.sha256())
-                            .commit(commit),
-                    )?;
-                    say(format!(
-                        "deferred {id}; not prompted again until `rxnode review {id}`"
-                    ));
-                    return Ok(Decision::Deferred);
-                }
+                "d" | "defer" => return self.defer(task, commit),
                 "s" | "stop" => {
-                    ledger::append(
-                        &self.paths,
-                        &Entry::new("stopped")
-                            .task(&id)
-                            .sha(task.sha256())
-                            .detail(serde_json::json!({"reason": "operator chose [S]"})),
-                    )?;
+                    self.stopped(task, "operator chose [S]")?;
                     say(format!(
                         "stopping the watcher; {id} stays pending and is shown at the next start"
                     ));
@@ -110,6 +73,40 @@ impl Flow<'_> {
                 other => say(format!("unknown answer {other:?}: type A, D or S")),
             }
         }
+    }
+
+    /// The prompt ended without a decision: a `stopped` line saying why.
+    fn stopped(&self, task: &ValidTask, reason: &str) -> Result<()> {
+        ledger::append(
+            &self.paths,
+            &Entry::new("stopped")
+                .task(task.id().as_str())
+                .sha(task.sha256())
+                .detail(serde_json::json!({ "reason": reason })),
+        )
+    }
+
+    /// `[D]`: deferred in state and the ledger, not prompted again until `review`.
+    fn defer(&self, task: &ValidTask, commit: &str) -> Result<Decision> {
+        let id = task.id().to_string();
+        state::update(&self.paths, |s| {
+            if let Some(r) = s.tasks.get_mut(&id) {
+                r.status = TaskStatus::Deferred;
+            }
+            s.deferred_task_ids.insert(id.clone());
+            Ok(())
+        })?;
+        ledger::append(
+            &self.paths,
+            &Entry::new("deferred")
+                .task(&id)
+                .sha(task.sha256())
+                .commit(commit),
+        )?;
+        say(format!(
+            "deferred {id}; not prompted again until `rxnode review {id}`"
+        ));
+        Ok(Decision::Deferred)
     }
 
     fn show(&self, task: &ValidTask, commit: &str, blob: &str) {
