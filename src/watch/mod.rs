@@ -9,12 +9,14 @@
 
 mod check;
 mod dry_run;
+mod history;
 mod io;
 mod poll;
 mod prompt;
 pub(crate) mod queue;
 pub(crate) mod review;
 mod stale_locks;
+mod versions;
 
 use crate::context::{Ctx, TaskSource};
 use crate::exit::{bad_input, Outcome};

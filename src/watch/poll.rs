@@ -1,5 +1,5 @@
 //! The event loop: poll, back off after failures, prompt the queue.
-use super::{loud, queue, say, Flow, WatchOptions, BACKOFF_CAP};
+use super::{history, loud, queue, say, Flow, WatchOptions, BACKOFF_CAP};
 use crate::exit::Outcome;
 use crate::git::ops as gitops;
 use crate::store::ledger::{self, Entry};
@@ -261,7 +261,7 @@ fn examine_new(
         flow.record_poll("nothing new", true)?;
         return Ok(Vec::new());
     }
-    let q = queue::examine_history(flow, repo, oid, limit)?;
+    let q = history::examine_history(flow, repo, oid, limit)?;
     flow.record_poll(
         &format!(
             "examined {oid}; {} new task(s) queued{}",

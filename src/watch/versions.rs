@@ -1,0 +1,240 @@
+//! The examination of one task version: exactly one ledger line each
+//! (`offered`, `superseded`, `refused`, `duplicate`, `withdrawn`,
+//! `task_file_deleted`; see `queue.rs`).
+use super::history::short;
+use super::queue::Withdrawal;
+use super::{say, Flow, Verdict};
+use crate::git::ops::{self as gitops, Blob, Version};
+use crate::store::fsutil::now_iso;
+use crate::store::ledger::{self, Entry};
+use crate::store::state::{self, State, TaskStatus};
+use anyhow::Result;
+use git2::Repository;
+use rxnode_interlock::{lenient_task_id, sha256_hex, MAX_TASK_BYTES};
+
+fn version_line(event: &str, v: &Version, id: Option<&str>, sha: Option<&str>) -> Entry {
+    let mut e = Entry::new(event).commit(&v.commit.to_string());
+    if let Some(id) = id {
+        e = e.task(id);
+    }
+    if let Some(sha) = sha {
+        e = e.sha(sha);
+    }
+    e
+}
+
+/// Examine one version; `Some(id)` when it queued a new task.
+pub(super) fn examine_version(
+    flow: &mut Flow<'_>,
+    repo: &Repository,
+    v: &Version,
+    next: Option<&Version>,
+) -> Result<Option<String>> {
+    if v.entry.is_none() {
+        withdraw(flow, repo, v)?;
+        return Ok(None);
+    }
+    let commit_s = v.commit.to_string();
+    let refused_blob = |flow: &Flow<'_>, key: &str, reason: String| -> Result<()> {
+        let written = flow.reject_blob(key, v.commit, &reason)?;
+        let e = version_line(if written { "refused" } else { "duplicate" }, v, None, None);
+        let detail = if written {
+            serde_json::json!({ "reason": reason })
+        } else {
+            serde_json::json!({ "reason": reason, "known": "refused before" })
+        };
+        // `reject_blob` wrote a `rejected` line; this is the version's own.
+        ledger::append(&flow.paths, &e.detail(detail))
+    };
+    let (bytes, blob) = match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)?
+    {
+        Blob::Content { bytes, blob } => (bytes, blob),
+        Blob::Missing => return Ok(None), // not reached: `entry` is Some
+        Blob::TooLarge { size, blob } => {
+            let reason = format!(
+                "task file {} on {}/{} at {commit_s} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
+                flow.task_path, flow.remote, flow.branch
+            );
+            refused_blob(flow, &blob, reason)?;
+            return Ok(None);
+        }
+        Blob::NotAFile { kind, id } => {
+            let reason = format!(
+                "task path {} on {}/{} at {commit_s} is {kind}, not a regular file; not read",
+                flow.task_path, flow.remote, flow.branch
+            );
+            refused_blob(flow, &id, reason)?;
+            return Ok(None);
+        }
+    };
+    let sha = sha256_hex(&bytes);
+    match flow.check_version(&bytes, Some(v.commit))? {
+        Verdict::New(task) => {
+            let id = task.id().to_string();
+            let superseded_by = next
+                .filter(|n| n.entry.is_some())
+                .map(|n| n.commit.to_string());
+            flow.record_pending(&task, &commit_s)?;
+            state::update(&flow.paths, |s| {
+                let State { tasks, queue, .. } = s;
+                queue.enqueue(&id, tasks);
+                if let Some(by) = &superseded_by {
+                    s.queue.superseded.insert(id.clone(), by.clone());
+                }
+                Ok(())
+            })?;
+            let (event, detail) = match &superseded_by {
+                Some(by) => (
+                    "superseded",
+                    serde_json::json!({"superseded_by": by, "queued": true, "blob": blob,
+                        "risk_level": task.risk().as_str()}),
+                ),
+                None => (
+                    "offered",
+                    serde_json::json!({"queued": true, "blob": blob, "risk_level": task.risk().as_str()}),
+                ),
+            };
+            ledger::append(
+                &flow.paths,
+                &version_line(event, v, Some(&id), Some(&sha)).detail(detail),
+            )?;
+            Ok(Some(id))
+        }
+        Verdict::Pending(id) => already_queued(flow, v, &id, &sha),
+        // (Only a dry run gets the task itself back; the same here.)
+        Verdict::PendingTask(t) => already_queued(flow, v, t.id().as_ref(), &sha),
+        Verdict::Duplicate { id, status } => {
+            ledger::append(
+                &flow.paths,
+                &version_line("duplicate", v, id.as_deref(), Some(&sha)).detail(
+                    serde_json::json!({"known": status, "note": "decided before; not prompted again"}),
+                ),
+            )?;
+            Ok(None)
+        }
+        Verdict::Refused {
+            id,
+            reason,
+            written,
+        } => {
+            match written {
+                // The refusal's own `refused` line is this version's line.
+                Some("refused") => {}
+                Some(_) => ledger::append(
+                    &flow.paths,
+                    &version_line("refused", v, id.as_deref(), Some(&sha))
+                        .detail(serde_json::json!({ "reason": reason })),
+                )?,
+                None => ledger::append(
+                    &flow.paths,
+                    &version_line("duplicate", v, id.as_deref(), Some(&sha))
+                        .detail(serde_json::json!({ "known": "refused before", "reason": reason })),
+                )?,
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// A version whose text is a task already queued (pending): one `duplicate` line.
+fn already_queued(flow: &Flow<'_>, v: &Version, id: &str, sha: &str) -> Result<Option<String>> {
+    ledger::append(
+        &flow.paths,
+        &version_line("duplicate", v, Some(id), Some(sha))
+            .detail(serde_json::json!({"known": "pending", "note": "already queued"})),
+    )?;
+    Ok(None)
+}
+
+/// The task file was deleted at `v`: withdraw the task it held if that task
+/// is pending or deferred (never an approved one).
+fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
+    let commit_s = v.commit.to_string();
+    let held = match v.before {
+        Some((oid, mode)) if mode != 0o120000 => match repo.find_object(oid, None) {
+            Ok(o) => match o.as_blob() {
+                Some(b) if b.size() <= MAX_TASK_BYTES => Some((
+                    sha256_hex(b.content()),
+                    lenient_task_id(b.content()).map(|t| t.to_string()),
+                )),
+                _ => None,
+            },
+            Err(_) => None,
+        },
+        _ => None,
+    };
+    let (sha, id) = match held {
+        Some((sha, Some(id))) => (sha, id),
+        other => {
+            ledger::append(
+                &flow.paths,
+                &version_line("task_file_deleted", v, None, other.as_ref().map(|o| o.0.as_str()))
+                    .detail(serde_json::json!({"withdrew": null, "why": "the removed file held no usable task ID"})),
+            )?;
+            say(format!(
+                "{}/{} at {}: {} deleted (it held no usable task)",
+                flow.remote,
+                flow.branch,
+                short(&commit_s),
+                flow.task_path
+            ));
+            return Ok(());
+        }
+    };
+    let was = state::update(&flow.paths, |s| {
+        let Some(rec) = s.tasks.get_mut(&id) else {
+            return Ok(Err("never seen by this node".to_owned()));
+        };
+        if rec.task_sha256 != sha {
+            return Ok(Err(
+                format!("{:?} with a different text", rec.status).to_lowercase()
+            ));
+        }
+        let was = rec.status;
+        if !matches!(was, TaskStatus::Pending | TaskStatus::Deferred) {
+            return Ok(Err(format!("{was:?}").to_lowercase()));
+        }
+        rec.status = TaskStatus::Withdrawn;
+        s.deferred_task_ids.remove(&id);
+        s.queue.order.retain(|i| i != &id);
+        s.queue.withdrawn.insert(
+            id.clone(),
+            Withdrawal {
+                commit: commit_s.clone(),
+                was,
+                at: now_iso(),
+            },
+        );
+        Ok(Ok(was))
+    })?;
+    match was {
+        Ok(was) => {
+            ledger::append(
+                &flow.paths,
+                &version_line("withdrawn", v, Some(&id), Some(&sha)).detail(
+                    serde_json::json!({"was": was, "why": "the main PC deleted the task file"}),
+                ),
+            )?;
+            say(format!(
+                "task {id} WITHDRAWN: {}/{} deleted {} at {} before it was approved; it is kept in state and not offered again",
+                flow.remote, flow.branch, flow.task_path, short(&commit_s)
+            ));
+        }
+        Err(known) => {
+            ledger::append(
+                &flow.paths,
+                &version_line("task_file_deleted", v, Some(&id), Some(&sha))
+                    .detail(serde_json::json!({"withdrew": null, "known": known,
+                        "why": "only a pending or deferred task is withdrawn"})),
+            )?;
+            say(format!(
+                "{}/{} at {}: {} deleted; task {id} is {known}, left as it is",
+                flow.remote,
+                flow.branch,
+                short(&commit_s),
+                flow.task_path
+            ));
+        }
+    }
+    Ok(())
+}
