@@ -78,102 +78,12 @@ pub(crate) fn examine_history(
     tip: Oid,
     limit: usize,
 ) -> Result<Vec<String>> {
-    let st = state::load(&flow.paths)?;
-    let marker = st.remote_marker.clone();
-    let (start, from) = match marker.as_deref() {
-        None => (None, WalkFrom::FirstStart),
-        Some(m) => match Oid::from_str(m) {
-            Ok(m) if gitops::is_ancestor_or_same(repo, m, tip)? => (Some(m), WalkFrom::Marker),
-            parsed => {
-                let base = match parsed {
-                    Ok(m) => gitops::merge_base(repo, m, tip)?,
-                    Err(_) => None,
-                };
-                rewritten(flow, repo, &st, m, tip, base, limit)?;
-                match base {
-                    Some(b) => (Some(b), WalkFrom::MergeBase),
-                    None => (None, WalkFrom::Root),
-                }
-            }
-        },
-    };
+    let (start, from) = walk_start(flow, repo, tip, limit)?;
     let p = plan(repo, start, from, tip, &flow.task_path, limit)?;
-    let where_ = format!("{}/{}", flow.remote, flow.branch);
-    if from == WalkFrom::FirstStart && p.examine.is_empty() {
-        say(format!(
-            "{where_} at {tip}: no {} (first start: nothing examined before the tip)",
-            flow.task_path
-        ));
-    } else if from == WalkFrom::FirstStart {
-        let msg = format!(
-            "first start (no examined commit recorded): only the task file at the tip {} of {where_} is examined; earlier versions in its history are not",
-            short(&tip.to_string())
-        );
-        say(&msg);
-        ledger::append(
-            &flow.paths,
-            &Entry::new("not_examined")
-                .commit(&tip.to_string())
-                .detail(serde_json::json!({
-                    "reason": "first start: no examined commit recorded, only the tip version is examined",
-                    "branch": where_, "task_path": flow.task_path,
-                })),
-        )?;
+    if from == WalkFrom::FirstStart {
+        first_start(flow, &p, tip)?;
     }
-    let not_examined = p.skipped.len();
-    let incomplete = p.history.incomplete.clone();
-    if not_examined > 0 || p.history.truncated || incomplete.is_some() {
-        let listed: Vec<String> = p
-            .skipped
-            .iter()
-            .take(LISTED)
-            .map(|v| v.commit.to_string())
-            .collect();
-        let mut more = if p.history.truncated {
-            format!(
-                "; the walk stopped after {MAX_WALK_COMMITS} commits, so older history is not examined either"
-            )
-        } else {
-            String::new()
-        };
-        if let Some(why) = &incomplete {
-            more.push_str(&format!(
-                "; history incomplete, older versions not examined: {why}"
-            ));
-        }
-        let since = p
-            .since
-            .map(|s| short(&s.to_string()).to_owned())
-            .unwrap_or_else(|| "the root".into());
-        if not_examined > 0 {
-            loud(format!(
-                "{not_examined} older task version(s) of {} on {where_} NOT EXAMINED: only the newest {limit} since {since} are (--history-limit){more}",
-                flow.task_path,
-            ));
-        } else {
-            loud(format!(
-                "older task versions of {} on {where_} since {since} NOT EXAMINED{more}",
-                flow.task_path,
-            ));
-        }
-        ledger::append(
-            &flow.paths,
-            &Entry::new("not_examined")
-                .commit(&tip.to_string())
-                .detail(serde_json::json!({
-                    "reason": if incomplete.is_some() || p.history.truncated {
-                        "older than the newest --history-limit versions, or beyond where the history could be walked"
-                    } else {
-                        "older than the newest --history-limit versions"
-                    },
-                    "count": not_examined, "limit": limit,
-                    "walk_truncated": p.history.truncated,
-                    "history_incomplete": incomplete,
-                    "since": p.since.map(|s| s.to_string()),
-                    "commits": listed, "commits_listed_max": LISTED,
-                })),
-        )?;
-    }
+    report_not_examined(flow, &p, tip, limit)?;
     let mut queued: Vec<String> = Vec::new();
     for (i, v) in p.examine.iter().enumerate() {
         let next = p.examine.get(i + 1);
@@ -189,14 +99,9 @@ pub(crate) fn examine_history(
         commits: p.history.commits,
         versions: p.history.versions.len().max(p.examine.len()),
         examined: p.examine.len(),
-        not_examined,
-        walk_truncated: p.history.truncated || incomplete.is_some(),
-        not_examined_commits: p
-            .skipped
-            .iter()
-            .take(LISTED)
-            .map(|v| v.commit.to_string())
-            .collect(),
+        not_examined: p.skipped.len(),
+        walk_truncated: p.history.truncated || p.history.incomplete.is_some(),
+        not_examined_commits: listed(&p),
         limit,
     };
     state::update(&flow.paths, |s| {
@@ -205,6 +110,132 @@ pub(crate) fn examine_history(
         Ok(())
     })?;
     Ok(queued)
+}
+
+/// Where the walk starts: after the marker when it is an ancestor of the tip,
+/// else (a history rewrite, said and recorded) after the merge base, or from
+/// the root when there is none; only the tip on a first start.
+fn walk_start(
+    flow: &Flow<'_>,
+    repo: &Repository,
+    tip: Oid,
+    limit: usize,
+) -> Result<(Option<Oid>, WalkFrom)> {
+    let st = state::load(&flow.paths)?;
+    let Some(m) = st.remote_marker.as_deref() else {
+        return Ok((None, WalkFrom::FirstStart));
+    };
+    let parsed = Oid::from_str(m);
+    if let Ok(m) = parsed {
+        if gitops::is_ancestor_or_same(repo, m, tip)? {
+            return Ok((Some(m), WalkFrom::Marker));
+        }
+    }
+    let base = match parsed {
+        Ok(m) => gitops::merge_base(repo, m, tip)?,
+        Err(_) => None,
+    };
+    rewritten(flow, repo, &st, m, tip, base, limit)?;
+    Ok(match base {
+        Some(b) => (Some(b), WalkFrom::MergeBase),
+        None => (None, WalkFrom::Root),
+    })
+}
+
+/// `remote/branch`, as the messages name it.
+fn where_(flow: &Flow<'_>) -> String {
+    format!("{}/{}", flow.remote, flow.branch)
+}
+
+/// The first (oldest) commits of the versions not examined, at most [`LISTED`].
+fn listed(p: &Plan) -> Vec<String> {
+    p.skipped
+        .iter()
+        .take(LISTED)
+        .map(|v| v.commit.to_string())
+        .collect()
+}
+
+/// A first start examines only the tip: say so (and record it when the tip
+/// holds a task file).
+fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
+    let where_ = where_(flow);
+    if p.examine.is_empty() {
+        say(format!(
+            "{where_} at {tip}: no {} (first start: nothing examined before the tip)",
+            flow.task_path
+        ));
+        return Ok(());
+    }
+    let msg = format!(
+        "first start (no examined commit recorded): only the task file at the tip {} of {where_} is examined; earlier versions in its history are not",
+        short(&tip.to_string())
+    );
+    say(&msg);
+    ledger::append(
+        &flow.paths,
+        &Entry::new("not_examined")
+            .commit(&tip.to_string())
+            .detail(serde_json::json!({
+                "reason": "first start: no examined commit recorded, only the tip version is examined",
+                "branch": where_, "task_path": flow.task_path,
+            })),
+    )
+}
+
+/// Versions beyond the bound, a walk cut at [`MAX_WALK_COMMITS`], or an
+/// incomplete (shallow) history: said loudly and recorded in a `not_examined` line.
+fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, limit: usize) -> Result<()> {
+    let not_examined = p.skipped.len();
+    let incomplete = p.history.incomplete.clone();
+    if not_examined == 0 && !p.history.truncated && incomplete.is_none() {
+        return Ok(());
+    }
+    let where_ = where_(flow);
+    let mut more = if p.history.truncated {
+        format!(
+            "; the walk stopped after {MAX_WALK_COMMITS} commits, so older history is not examined either"
+        )
+    } else {
+        String::new()
+    };
+    if let Some(why) = &incomplete {
+        more.push_str(&format!(
+            "; history incomplete, older versions not examined: {why}"
+        ));
+    }
+    let since = p
+        .since
+        .map(|s| short(&s.to_string()).to_owned())
+        .unwrap_or_else(|| "the root".into());
+    if not_examined > 0 {
+        loud(format!(
+            "{not_examined} older task version(s) of {} on {where_} NOT EXAMINED: only the newest {limit} since {since} are (--history-limit){more}",
+            flow.task_path,
+        ));
+    } else {
+        loud(format!(
+            "older task versions of {} on {where_} since {since} NOT EXAMINED{more}",
+            flow.task_path,
+        ));
+    }
+    ledger::append(
+        &flow.paths,
+        &Entry::new("not_examined")
+            .commit(&tip.to_string())
+            .detail(serde_json::json!({
+                "reason": if incomplete.is_some() || p.history.truncated {
+                    "older than the newest --history-limit versions, or beyond where the history could be walked"
+                } else {
+                    "older than the newest --history-limit versions"
+                },
+                "count": not_examined, "limit": limit,
+                "walk_truncated": p.history.truncated,
+                "history_incomplete": incomplete,
+                "since": p.since.map(|s| s.to_string()),
+                "commits": listed(p), "commits_listed_max": LISTED,
+            })),
+    )
 }
 
 /// The examined commit is no longer an ancestor of the tip: say so loudly,

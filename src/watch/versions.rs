@@ -10,8 +10,9 @@ use crate::store::ledger::{self, Entry};
 use crate::store::state::{self, State, TaskStatus};
 use anyhow::Result;
 use git2::Repository;
-use rxnode_interlock::{lenient_task_id, sha256_hex, MAX_TASK_BYTES};
+use rxnode_interlock::{lenient_task_id, sha256_hex, ValidTask, MAX_TASK_BYTES};
 
+/// The ledger line of one version, with what is known of it.
 fn version_line(event: &str, v: &Version, id: Option<&str>, sha: Option<&str>) -> Entry {
     let mut e = Entry::new(event).commit(&v.commit.to_string());
     if let Some(id) = id {
@@ -34,72 +35,12 @@ pub(super) fn examine_version(
         withdraw(flow, repo, v)?;
         return Ok(None);
     }
-    let commit_s = v.commit.to_string();
-    let refused_blob = |flow: &Flow<'_>, key: &str, reason: String| -> Result<()> {
-        let written = flow.reject_blob(key, v.commit, &reason)?;
-        let e = version_line(if written { "refused" } else { "duplicate" }, v, None, None);
-        let detail = if written {
-            serde_json::json!({ "reason": reason })
-        } else {
-            serde_json::json!({ "reason": reason, "known": "refused before" })
-        };
-        // `reject_blob` wrote a `rejected` line; this is the version's own.
-        ledger::append(&flow.paths, &e.detail(detail))
-    };
-    let (bytes, blob) = match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)?
-    {
-        Blob::Content { bytes, blob } => (bytes, blob),
-        Blob::Missing => return Ok(None), // not reached: `entry` is Some
-        Blob::TooLarge { size, blob } => {
-            let reason = format!(
-                "task file {} on {}/{} at {commit_s} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
-                flow.task_path, flow.remote, flow.branch
-            );
-            refused_blob(flow, &blob, reason)?;
-            return Ok(None);
-        }
-        Blob::NotAFile { kind, id } => {
-            let reason = format!(
-                "task path {} on {}/{} at {commit_s} is {kind}, not a regular file; not read",
-                flow.task_path, flow.remote, flow.branch
-            );
-            refused_blob(flow, &id, reason)?;
-            return Ok(None);
-        }
+    let Some((bytes, blob)) = read_version(flow, repo, v)? else {
+        return Ok(None);
     };
     let sha = sha256_hex(&bytes);
     match flow.check_version(&bytes, Some(v.commit))? {
-        Verdict::New(task) => {
-            let id = task.id().to_string();
-            let superseded_by = next
-                .filter(|n| n.entry.is_some())
-                .map(|n| n.commit.to_string());
-            flow.record_pending(&task, &commit_s)?;
-            state::update(&flow.paths, |s| {
-                let State { tasks, queue, .. } = s;
-                queue.enqueue(&id, tasks);
-                if let Some(by) = &superseded_by {
-                    s.queue.superseded.insert(id.clone(), by.clone());
-                }
-                Ok(())
-            })?;
-            let (event, detail) = match &superseded_by {
-                Some(by) => (
-                    "superseded",
-                    serde_json::json!({"superseded_by": by, "queued": true, "blob": blob,
-                        "risk_level": task.risk().as_str()}),
-                ),
-                None => (
-                    "offered",
-                    serde_json::json!({"queued": true, "blob": blob, "risk_level": task.risk().as_str()}),
-                ),
-            };
-            ledger::append(
-                &flow.paths,
-                &version_line(event, v, Some(&id), Some(&sha)).detail(detail),
-            )?;
-            Ok(Some(id))
-        }
+        Verdict::New(task) => queue_new(flow, v, next, &task, &sha, &blob).map(Some),
         Verdict::Pending(id) => already_queued(flow, v, &id, &sha),
         // (Only a dry run gets the task itself back; the same here.)
         Verdict::PendingTask(t) => already_queued(flow, v, t.id().as_ref(), &sha),
@@ -136,6 +77,92 @@ pub(super) fn examine_version(
     }
 }
 
+/// The version's task file and its blob ID; `None` when it was not read (too
+/// large, not a regular file: refused and recorded here).
+fn read_version(
+    flow: &Flow<'_>,
+    repo: &Repository,
+    v: &Version,
+) -> Result<Option<(Vec<u8>, String)>> {
+    let commit_s = v.commit.to_string();
+    match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)? {
+        Blob::Content { bytes, blob } => Ok(Some((bytes, blob))),
+        Blob::Missing => Ok(None), // not reached: `entry` is Some
+        Blob::TooLarge { size, blob } => {
+            let reason = format!(
+                "task file {} on {}/{} at {commit_s} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
+                flow.task_path, flow.remote, flow.branch
+            );
+            refused_blob(flow, v, &blob, reason)?;
+            Ok(None)
+        }
+        Blob::NotAFile { kind, id } => {
+            let reason = format!(
+                "task path {} on {}/{} at {commit_s} is {kind}, not a regular file; not read",
+                flow.task_path, flow.remote, flow.branch
+            );
+            refused_blob(flow, v, &id, reason)?;
+            Ok(None)
+        }
+    }
+}
+
+/// A blob that was never read: rejected once by its object ID, and the
+/// version's own line (`refused`, or `duplicate` when refused before).
+fn refused_blob(flow: &Flow<'_>, v: &Version, key: &str, reason: String) -> Result<()> {
+    let written = flow.reject_blob(key, v.commit, &reason)?;
+    let e = version_line(if written { "refused" } else { "duplicate" }, v, None, None);
+    let detail = if written {
+        serde_json::json!({ "reason": reason })
+    } else {
+        serde_json::json!({ "reason": reason, "known": "refused before" })
+    };
+    // `reject_blob` wrote a `rejected` line; this is the version's own.
+    ledger::append(&flow.paths, &e.detail(detail))
+}
+
+/// A valid new task: recorded pending, queued (superseded when a later
+/// version replaced it), and its `offered` or `superseded` line; its ID.
+fn queue_new(
+    flow: &Flow<'_>,
+    v: &Version,
+    next: Option<&Version>,
+    task: &ValidTask,
+    sha: &str,
+    blob: &str,
+) -> Result<String> {
+    let commit_s = v.commit.to_string();
+    let id = task.id().to_string();
+    let superseded_by = next
+        .filter(|n| n.entry.is_some())
+        .map(|n| n.commit.to_string());
+    flow.record_pending(task, &commit_s)?;
+    state::update(&flow.paths, |s| {
+        let State { tasks, queue, .. } = s;
+        queue.enqueue(&id, tasks);
+        if let Some(by) = &superseded_by {
+            s.queue.superseded.insert(id.clone(), by.clone());
+        }
+        Ok(())
+    })?;
+    let (event, detail) = match &superseded_by {
+        Some(by) => (
+            "superseded",
+            serde_json::json!({"superseded_by": by, "queued": true, "blob": blob,
+                "risk_level": task.risk().as_str()}),
+        ),
+        None => (
+            "offered",
+            serde_json::json!({"queued": true, "blob": blob, "risk_level": task.risk().as_str()}),
+        ),
+    };
+    ledger::append(
+        &flow.paths,
+        &version_line(event, v, Some(&id), Some(sha)).detail(detail),
+    )?;
+    Ok(id)
+}
+
 /// A version whose text is a task already queued (pending): one `duplicate` line.
 fn already_queued(flow: &Flow<'_>, v: &Version, id: &str, sha: &str) -> Result<Option<String>> {
     ledger::append(
@@ -150,20 +177,7 @@ fn already_queued(flow: &Flow<'_>, v: &Version, id: &str, sha: &str) -> Result<O
 /// is pending or deferred (never an approved one).
 fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
     let commit_s = v.commit.to_string();
-    let held = match v.before {
-        Some((oid, mode)) if mode != 0o120000 => match repo.find_object(oid, None) {
-            Ok(o) => match o.as_blob() {
-                Some(b) if b.size() <= MAX_TASK_BYTES => Some((
-                    sha256_hex(b.content()),
-                    lenient_task_id(b.content()).map(|t| t.to_string()),
-                )),
-                _ => None,
-            },
-            Err(_) => None,
-        },
-        _ => None,
-    };
-    let (sha, id) = match held {
+    let (sha, id) = match held_by_deleted(repo, v) {
         Some((sha, Some(id))) => (sha, id),
         other => {
             ledger::append(
@@ -181,33 +195,7 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
             return Ok(());
         }
     };
-    let was = state::update(&flow.paths, |s| {
-        let Some(rec) = s.tasks.get_mut(&id) else {
-            return Ok(Err("never seen by this node".to_owned()));
-        };
-        if rec.task_sha256 != sha {
-            return Ok(Err(
-                format!("{:?} with a different text", rec.status).to_lowercase()
-            ));
-        }
-        let was = rec.status;
-        if !matches!(was, TaskStatus::Pending | TaskStatus::Deferred) {
-            return Ok(Err(format!("{was:?}").to_lowercase()));
-        }
-        rec.status = TaskStatus::Withdrawn;
-        s.deferred_task_ids.remove(&id);
-        s.queue.order.retain(|i| i != &id);
-        s.queue.withdrawn.insert(
-            id.clone(),
-            Withdrawal {
-                commit: commit_s.clone(),
-                was,
-                at: now_iso(),
-            },
-        );
-        Ok(Ok(was))
-    })?;
-    match was {
+    match withdraw_in_state(flow, &id, &sha, &commit_s)? {
         Ok(was) => {
             ledger::append(
                 &flow.paths,
@@ -237,4 +225,55 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What the deleted file held: its SHA-256 and the task ID its header names
+/// (read leniently); `None` for a link, a missing or an oversized object.
+fn held_by_deleted(repo: &Repository, v: &Version) -> Option<(String, Option<String>)> {
+    let (oid, mode) = v.before?;
+    if mode == 0o120000 {
+        return None;
+    }
+    let object = repo.find_object(oid, None).ok()?;
+    let b = object.as_blob().filter(|b| b.size() <= MAX_TASK_BYTES)?;
+    Some((
+        sha256_hex(b.content()),
+        lenient_task_id(b.content()).map(|t| t.to_string()),
+    ))
+}
+
+/// Mark `id` withdrawn when it is pending or deferred with this text: the
+/// status it had, or (`Err`) what it is, left as it is.
+fn withdraw_in_state(
+    flow: &Flow<'_>,
+    id: &str,
+    sha: &str,
+    commit_s: &str,
+) -> Result<std::result::Result<TaskStatus, String>> {
+    state::update(&flow.paths, |s| {
+        let Some(rec) = s.tasks.get_mut(id) else {
+            return Ok(Err("never seen by this node".to_owned()));
+        };
+        if rec.task_sha256 != sha {
+            return Ok(Err(
+                format!("{:?} with a different text", rec.status).to_lowercase()
+            ));
+        }
+        let was = rec.status;
+        if !matches!(was, TaskStatus::Pending | TaskStatus::Deferred) {
+            return Ok(Err(format!("{was:?}").to_lowercase()));
+        }
+        rec.status = TaskStatus::Withdrawn;
+        s.deferred_task_ids.remove(id);
+        s.queue.order.retain(|i| i != id);
+        s.queue.withdrawn.insert(
+            id.to_owned(),
+            Withdrawal {
+                commit: commit_s.to_owned(),
+                was,
+                at: now_iso(),
+            },
+        );
+        Ok(Ok(was))
+    })
 }
