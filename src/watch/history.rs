@@ -1,6 +1,6 @@
 //! A poll's walk of the watched branch's first-parent history, from the
 //! marker (or the merge base after a rewrite) to the tip (see `queue.rs`).
-use super::queue::{pending_in_order, Rewrite, WalkFrom, WalkRecord, MAX_WALK_COMMITS};
+use super::queue::{pending_in_order, short, Rewrite, WalkFrom, WalkRecord, MAX_WALK_COMMITS};
 use super::versions::examine_version;
 use super::{loud, say, Flow};
 use crate::git::ops::{self as gitops, History, Version};
@@ -63,10 +63,6 @@ fn plan(
         examine,
         skipped: all,
     })
-}
-
-pub(super) fn short(c: &str) -> &str {
-    c.get(..12).unwrap_or(c)
 }
 
 /// Walk from the marker to `tip`, examine every version, and return the task

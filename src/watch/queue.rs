@@ -147,6 +147,11 @@ impl QueueState {
     }
 }
 
+/// A commit ID as messages and `status` show it: its first 12 digits.
+pub(crate) fn short(c: &str) -> &str {
+    c.get(..12).unwrap_or(c)
+}
+
 /// Pending task IDs in queue order (commit order), then any pending task the
 /// queue does not list (a state from before issue 15), in ID order.
 pub(crate) fn pending_in_order(st: &State) -> Vec<String> {

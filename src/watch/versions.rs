@@ -1,8 +1,7 @@
 //! The examination of one task version: exactly one ledger line each
 //! (`offered`, `superseded`, `refused`, `duplicate`, `withdrawn`,
 //! `task_file_deleted`; see `queue.rs`).
-use super::history::short;
-use super::queue::Withdrawal;
+use super::queue::{short, Withdrawal};
 use super::{say, Flow, Verdict};
 use crate::git::ops::{self as gitops, Blob, Version};
 use crate::store::fsutil::now_iso;
