@@ -1,6 +1,6 @@
 //! The checks of one task version: header and plan, a known ID with a
 //! changed text, `EXPECTED_HEAD` ancestry; refusals recorded once per text.
-use super::{loud, say, Decision, Flow, Verdict};
+use super::{loud, say, task_line, Decision, Flow, Found, Verdict};
 use crate::git::ops as gitops;
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
@@ -123,7 +123,12 @@ impl Flow<'_> {
         let commit_s = commit.map(|c| c.to_string()).unwrap_or_default();
         match self.check_version(bytes, commit)? {
             Verdict::New(task) | Verdict::PendingTask(task) => {
-                let d = self.prompt(&task, bytes, &commit_s, blob)?;
+                let d = self.prompt(&Found {
+                    task: &task,
+                    bytes,
+                    commit: &commit_s,
+                    blob,
+                })?;
                 Ok(Some(d))
             }
             Verdict::Pending(_) | Verdict::Duplicate { .. } | Verdict::Refused { .. } => Ok(None),
@@ -295,13 +300,7 @@ impl Flow<'_> {
             Ok(new)
         })?;
         if is_new {
-            ledger::append(
-                &self.paths,
-                &Entry::new("detected")
-                    .task(&id)
-                    .sha(task.sha256())
-                    .commit(commit),
-            )?;
+            ledger::append(&self.paths, &task_line("detected", task, commit))?;
         }
         Ok(is_new)
     }

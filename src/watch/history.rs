@@ -138,6 +138,14 @@ fn walk_start(
     })
 }
 
+/// A ledger line `event` about the walk to `tip`.
+fn tip_line(flow: &Flow<'_>, event: &str, tip: Oid, detail: serde_json::Value) -> Result<()> {
+    ledger::append(
+        &flow.paths,
+        &Entry::new(event).commit(&tip.to_string()).detail(detail),
+    )
+}
+
 /// `remote/branch`, as the messages name it.
 fn where_(flow: &Flow<'_>) -> String {
     format!("{}/{}", flow.remote, flow.branch)
@@ -168,14 +176,14 @@ fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
         short(&tip.to_string())
     );
     say(&msg);
-    ledger::append(
-        &flow.paths,
-        &Entry::new("not_examined")
-            .commit(&tip.to_string())
-            .detail(serde_json::json!({
-                "reason": "first start: no examined commit recorded, only the tip version is examined",
-                "branch": where_, "task_path": flow.task_path,
-            })),
+    tip_line(
+        flow,
+        "not_examined",
+        tip,
+        serde_json::json!({
+            "reason": "first start: no examined commit recorded, only the tip version is examined",
+            "branch": where_, "task_path": flow.task_path,
+        }),
     )
 }
 
@@ -215,22 +223,22 @@ fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, limit: usize) -> Res
             flow.task_path,
         ));
     }
-    ledger::append(
-        &flow.paths,
-        &Entry::new("not_examined")
-            .commit(&tip.to_string())
-            .detail(serde_json::json!({
-                "reason": if incomplete.is_some() || p.history.truncated {
-                    "older than the newest --history-limit versions, or beyond where the history could be walked"
-                } else {
-                    "older than the newest --history-limit versions"
-                },
-                "count": not_examined, "limit": limit,
-                "walk_truncated": p.history.truncated,
-                "history_incomplete": incomplete,
-                "since": p.since.map(|s| s.to_string()),
-                "commits": listed(p), "commits_listed_max": LISTED,
-            })),
+    tip_line(
+        flow,
+        "not_examined",
+        tip,
+        serde_json::json!({
+            "reason": if incomplete.is_some() || p.history.truncated {
+                "older than the newest --history-limit versions, or beyond where the history could be walked"
+            } else {
+                "older than the newest --history-limit versions"
+            },
+            "count": not_examined, "limit": limit,
+            "walk_truncated": p.history.truncated,
+            "history_incomplete": incomplete,
+            "since": p.since.map(|s| s.to_string()),
+            "commits": listed(p), "commits_listed_max": LISTED,
+        }),
     )
 }
 
@@ -275,16 +283,16 @@ fn rewritten(
         ));
     }
     loud(&msg);
-    ledger::append(
-        &flow.paths,
-        &Entry::new("history_rewritten")
-            .commit(&tip.to_string())
-            .detail(serde_json::json!({
-                "old": old, "new": tip.to_string(),
-                "merge_base": base.map(|b| b.to_string()),
-                "pending_off_branch": off,
-                "branch": format!("{}/{}", flow.remote, flow.branch),
-            })),
+    tip_line(
+        flow,
+        "history_rewritten",
+        tip,
+        serde_json::json!({
+            "old": old, "new": tip.to_string(),
+            "merge_base": base.map(|b| b.to_string()),
+            "pending_off_branch": off,
+            "branch": format!("{}/{}", flow.remote, flow.branch),
+        }),
     )?;
     let rec = Rewrite {
         at: now_iso(),

@@ -144,6 +144,28 @@ impl<'a> Flow<'a> {
     }
 }
 
+/// A valid task text as found at a commit of the branch (`commit` and `blob`
+/// empty for a dry run's local file): what a prompt shows and approves.
+#[derive(Clone, Copy)]
+pub(crate) struct Found<'t> {
+    /// The checked task.
+    pub(crate) task: &'t ValidTask,
+    /// Its bytes, as they go to the outbox.
+    pub(crate) bytes: &'t [u8],
+    /// The commit that holds it.
+    pub(crate) commit: &'t str,
+    /// The task file's blob ID at that commit.
+    pub(crate) blob: &'t str,
+}
+
+/// The ledger line `event` about a task found at `commit`: its ID and SHA-256.
+pub(crate) fn task_line(event: &str, task: &ValidTask, commit: &str) -> Entry {
+    Entry::new(event)
+        .task(task.id().as_str())
+        .sha(task.sha256())
+        .commit(commit)
+}
+
 /// A line for the operator on stdout, flushed at once.
 pub(crate) fn say(msg: impl AsRef<str>) {
     let mut out = std::io::stdout().lock();

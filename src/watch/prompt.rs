@@ -1,7 +1,7 @@
 //! The prompt: show a task, ask `[A]`/`[D]`/`[S]`, record the answer, and
 //! prepare the outbox on approval.
 use super::io::Answer;
-use super::{loud, say, Decision, Flow};
+use super::{loud, say, task_line, Decision, Flow, Found};
 use crate::exit::bad_input;
 use crate::git::ops::{self as gitops, Blob};
 use crate::store::fsutil::now_iso;
@@ -17,23 +17,12 @@ use std::io::Write;
 
 impl Flow<'_> {
     /// Record the task as pending, show it, and ask.
-    pub(crate) fn prompt(
-        &mut self,
-        task: &ValidTask,
-        bytes: &[u8],
-        commit: &str,
-        blob: &str,
-    ) -> Result<Decision> {
+    pub(crate) fn prompt(&mut self, found: &Found<'_>) -> Result<Decision> {
+        let Found { task, commit, .. } = *found;
         let id = task.id().to_string();
         self.record_pending(task, commit)?;
-        self.show(task, commit, blob);
-        ledger::append(
-            &self.paths,
-            &Entry::new("prompted")
-                .task(&id)
-                .sha(task.sha256())
-                .commit(commit),
-        )?;
+        self.show(found);
+        ledger::append(&self.paths, &task_line("prompted", task, commit))?;
         loop {
             say("[A] Approve  [D] Defer  [S] Stop watcher");
             print!("> ");
@@ -61,7 +50,7 @@ impl Flow<'_> {
                 }
             };
             match line.trim().to_ascii_lowercase().as_str() {
-                "a" | "approve" => return self.approve(task, bytes, commit, blob),
+                "a" | "approve" => return self.approve(found),
                 "d" | "defer" => return self.defer(task, commit),
                 "s" | "stop" => {
                     self.stopped(task, "operator chose [S]")?;
@@ -96,20 +85,17 @@ impl Flow<'_> {
             s.deferred_task_ids.insert(id.clone());
             Ok(())
         })?;
-        ledger::append(
-            &self.paths,
-            &Entry::new("deferred")
-                .task(&id)
-                .sha(task.sha256())
-                .commit(commit),
-        )?;
+        ledger::append(&self.paths, &task_line("deferred", task, commit))?;
         say(format!(
             "deferred {id}; not prompted again until `rxnode review {id}`"
         ));
         Ok(Decision::Deferred)
     }
 
-    fn show(&self, task: &ValidTask, commit: &str, blob: &str) {
+    fn show(&self, found: &Found<'_>) {
+        let Found {
+            task, commit, blob, ..
+        } = *found;
         let h = task.header();
         let mut s = String::new();
         let src = if self.dry_run {
@@ -178,13 +164,13 @@ impl Flow<'_> {
         let _ = std::io::stdout().flush();
     }
 
-    fn approve(
-        &mut self,
-        task: &ValidTask,
-        bytes: &[u8],
-        commit: &str,
-        blob: &str,
-    ) -> Result<Decision> {
+    fn approve(&mut self, found: &Found<'_>) -> Result<Decision> {
+        let Found {
+            task,
+            bytes,
+            commit,
+            blob,
+        } = *found;
         let id = task.id().to_string();
         let approval = Approval::new(task, commit, &now_iso());
         let dir = match outbox::prepare(&self.paths, task, bytes, &approval, blob) {
@@ -205,10 +191,7 @@ impl Flow<'_> {
                 ));
                 ledger::append(
                     &self.paths,
-                    &Entry::new("refused")
-                        .task(&id)
-                        .sha(task.sha256())
-                        .commit(commit)
+                    &task_line("refused", task, commit)
                         .detail(serde_json::json!({"reason": format!("{e:#}")})),
                 )?;
                 return Ok(Decision::Refused);
@@ -220,7 +203,7 @@ impl Flow<'_> {
         // approved in state without an `approved` line in the ledger.
         ledger::append(
             &self.paths,
-            &Entry::new("approved").task(&id).sha(task.sha256()).commit(commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
+            &task_line("approved", task, commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
         )?;
         state::update(&self.paths, |s| {
             s.approvals.insert(id.clone(), approval.clone());
@@ -295,6 +278,11 @@ impl Flow<'_> {
                 "task {id}: EXPECTED_HEAD is not a strict ancestor of {commit}"
             )));
         }
-        self.prompt(&task, &bytes, &rec.commit, &blob)
+        self.prompt(&Found {
+            task: &task,
+            bytes: &bytes,
+            commit: &rec.commit,
+            blob: &blob,
+        })
     }
 }

@@ -39,7 +39,7 @@ pub(super) fn examine_version(
     };
     let sha = sha256_hex(&bytes);
     match flow.check_version(&bytes, Some(v.commit))? {
-        Verdict::New(task) => queue_new(flow, v, next, &task, &sha, &blob).map(Some),
+        Verdict::New(task) => queue_new(flow, v, next, &task, &blob).map(Some),
         Verdict::Pending(id) => already_queued(flow, v, &id, &sha),
         // (Only a dry run gets the task itself back; the same here.)
         Verdict::PendingTask(t) => already_queued(flow, v, t.id().as_ref(), &sha),
@@ -84,26 +84,27 @@ fn read_version(
     v: &Version,
 ) -> Result<Option<(Vec<u8>, String)>> {
     let commit_s = v.commit.to_string();
-    match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)? {
-        Blob::Content { bytes, blob } => Ok(Some((bytes, blob))),
-        Blob::Missing => Ok(None), // not reached: `entry` is Some
-        Blob::TooLarge { size, blob } => {
-            let reason = format!(
+    let (key, reason) = match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)?
+    {
+        Blob::Content { bytes, blob } => return Ok(Some((bytes, blob))),
+        Blob::Missing => return Ok(None), // not reached: `entry` is Some
+        Blob::TooLarge { size, blob } => (
+            blob,
+            format!(
                 "task file {} on {}/{} at {commit_s} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
                 flow.task_path, flow.remote, flow.branch
-            );
-            refused_blob(flow, v, &blob, reason)?;
-            Ok(None)
-        }
-        Blob::NotAFile { kind, id } => {
-            let reason = format!(
+            ),
+        ),
+        Blob::NotAFile { kind, id } => (
+            id,
+            format!(
                 "task path {} on {}/{} at {commit_s} is {kind}, not a regular file; not read",
                 flow.task_path, flow.remote, flow.branch
-            );
-            refused_blob(flow, v, &id, reason)?;
-            Ok(None)
-        }
-    }
+            ),
+        ),
+    };
+    refused_blob(flow, v, &key, reason)?;
+    Ok(None)
 }
 
 /// A blob that was never read: rejected once by its object ID, and the
@@ -127,10 +128,11 @@ fn queue_new(
     v: &Version,
     next: Option<&Version>,
     task: &ValidTask,
-    sha: &str,
     blob: &str,
 ) -> Result<String> {
     let commit_s = v.commit.to_string();
+    // The task was checked from exactly these bytes: its SHA-256 is theirs.
+    let sha = task.sha256();
     let id = task.id().to_string();
     let superseded_by = next
         .filter(|n| n.entry.is_some())
