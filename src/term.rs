@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 
 /// Whether stdout should get ANSI colour.
-pub fn stdout_colour() -> bool {
+pub(crate) fn stdout_colour() -> bool {
     allowed(
         std::io::stdout().is_terminal(),
         std::env::var_os("NO_COLOR").as_deref(),
@@ -21,7 +21,7 @@ fn allowed(
 
 /// `word` left-aligned in `width` columns, coloured by what it says when
 /// `colour` is on: PASS green, FAIL red, WARN/PARTIAL/BLOCKED yellow, others plain.
-pub fn status(word: &str, width: usize, colour: bool) -> String {
+pub(crate) fn status(word: &str, width: usize, colour: bool) -> String {
     let padded = format!("{word:<width$}");
     if !colour {
         return padded;
@@ -65,7 +65,7 @@ mod tests {
 /// end of input. Bytes that are not UTF-8 become U+FFFD, so such a line never
 /// equals a phrase or an answer and is refused like any wrong one — it is
 /// never mistaken for end of input.
-pub fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
+pub(crate) fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
     let mut raw = Vec::new();
     if r.read_until(b'\n', &mut raw)? == 0 {
         return Ok(None);

@@ -1,7 +1,7 @@
 //! The checks of one task version: header and plan, a known ID with a
 //! changed text, `EXPECTED_HEAD` ancestry; refusals recorded once per text.
 use super::{loud, say, task_line, Decision, Flow, Found, Verdict};
-use crate::git::ops as gitops;
+use crate::git::ops;
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::state::{self, PollRecord, RejectedText, TaskRecord, TaskStatus};
@@ -242,7 +242,7 @@ impl Flow<'_> {
             return Ok(None);
         };
         let base = &task.header().expected_head;
-        if gitops::is_strict_ancestor(repo, base, c)? {
+        if ops::is_strict_ancestor(repo, base, c)? {
             return Ok(None);
         }
         let id = task.id().to_string();

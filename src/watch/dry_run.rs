@@ -4,7 +4,7 @@ use super::io::Io;
 use super::{say, Flow, WatchOptions};
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
-use crate::git::ops as gitops;
+use crate::git::ops;
 use crate::store::paths::Paths;
 use anyhow::Result;
 use git2::Repository;
@@ -21,7 +21,7 @@ pub(super) fn dry_run(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     };
     // Keep `git status` clean when run inside a checkout; no repository is needed.
     if let Ok(repo) = Repository::open(&ctx.repo) {
-        let _ = gitops::ensure_local_excluded(&repo);
+        let _ = ops::ensure_local_excluded(&repo);
     }
     say(format!(
         "dry run: no fetch, no radio, no commit, no push; writing only under {}",

@@ -3,7 +3,7 @@
 use super::queue::{pending_in_order, short, Rewrite, WalkFrom, WalkRecord, MAX_WALK_COMMITS};
 use super::versions::examine_version;
 use super::{loud, say, Flow};
-use crate::git::ops::{self as gitops, History, Version};
+use crate::git::ops::{self, History, Version};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::state::{self, State};
@@ -35,7 +35,7 @@ fn plan(
     limit: usize,
 ) -> Result<Plan> {
     if from == WalkFrom::FirstStart {
-        let entry = gitops::entry_at(repo, tip, path)?;
+        let entry = ops::entry_at(repo, tip, path)?;
         let examine = match entry {
             Some(_) => vec![Version {
                 commit: tip,
@@ -52,7 +52,7 @@ fn plan(
             skipped: vec![],
         });
     }
-    let history = gitops::task_history(repo, tip, start, path, MAX_WALK_COMMITS)?;
+    let history = ops::task_history(repo, tip, start, path, MAX_WALK_COMMITS)?;
     let mut all = history.versions.clone();
     let cut = all.len().saturating_sub(limit);
     let examine = all.split_off(cut);
@@ -123,12 +123,12 @@ fn walk_start(
     };
     let parsed = Oid::from_str(m);
     if let Ok(m) = parsed {
-        if gitops::is_ancestor_or_same(repo, m, tip)? {
+        if ops::is_ancestor_or_same(repo, m, tip)? {
             return Ok((Some(m), WalkFrom::Marker));
         }
     }
     let base = match parsed {
-        Ok(m) => gitops::merge_base(repo, m, tip)?,
+        Ok(m) => ops::merge_base(repo, m, tip)?,
         Err(_) => None,
     };
     rewritten(flow, repo, &st, m, tip, base, limit)?;
@@ -259,7 +259,7 @@ fn rewritten(
             .tasks
             .get(&id)
             .and_then(|r| Oid::from_str(&r.commit).ok())
-            .map(|c| gitops::is_ancestor_or_same(repo, c, tip))
+            .map(|c| ops::is_ancestor_or_same(repo, c, tip))
             .transpose()?
             .unwrap_or(false);
         if !on {

@@ -2,10 +2,17 @@
 //!
 //! The event loop runs on a tokio current-thread runtime (DESIGN §1: watcher on
 //! tokio): between polls the watcher awaits a tokio timer or the next event on
-//! one channel (no CPU while idle). The signal handler (SIGINT/SIGTERM/SIGHUP,
-//! Ctrl-C on Windows) and a stdin reader thread post to that channel, so a
-//! signal ends a sleep or a prompt at once; a step in progress (a fetch, a state
-//! write) is finished first. git2 calls are blocking and run between awaits.
+//! one channel (no CPU while idle). The process's one signal handler
+//! (`crate::signals`: SIGINT/SIGTERM/SIGHUP, Ctrl-C on Windows) and a stdin
+//! reader thread post to that channel (`io.rs`), so a signal ends a sleep or a
+//! prompt at once; a step in progress (a fetch, a state write) is finished
+//! first. git2 calls are blocking and run between awaits.
+//!
+//! `poll.rs` is the event loop (hold, fetch, back-off, the queue's prompts),
+//! `history.rs` walks the branch, `versions.rs` examines each task version,
+//! `check.rs` holds the checks of one text, `prompt.rs` the prompt and the
+//! approval, `dry_run.rs` the `--dry-run` flow, `stale_locks.rs` the clean-up
+//! after a killed watcher's fetch, and `queue.rs` what the queue keeps in state.
 
 mod check;
 mod dry_run;
@@ -20,7 +27,7 @@ mod versions;
 
 use crate::context::{Ctx, TaskSource};
 use crate::exit::{bad_input, Outcome};
-use crate::git::ops as gitops;
+use crate::git::ops;
 use crate::store::ledger::{self, Entry};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
@@ -201,8 +208,8 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         return dry_run::dry_run(ctx, args);
     }
     let paths = Paths::new(&ctx.repo);
-    let repo = gitops::open(&ctx.repo)?;
-    gitops::ensure_local_excluded(&repo)?;
+    let repo = ops::open(&ctx.repo)?;
+    ops::ensure_local_excluded(&repo)?;
     crate::store::trust::verify(&paths)?; // issue 13: nothing trusted that Git could supply
     state::load(&paths)?; // a corrupt state stops here, kept aside
     let acquired_at = std::time::SystemTime::now();

@@ -1,7 +1,7 @@
 //! The event loop: poll, back off after failures, prompt the queue.
 use super::{history, loud, queue, say, Flow, WatchOptions, BACKOFF_CAP};
 use crate::exit::Outcome;
-use crate::git::ops as gitops;
+use crate::git::ops;
 use crate::store::ledger::{self, Entry};
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
@@ -144,7 +144,7 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> 
         return Ok(false);
     }
     let repo = flow.repo.context("no repository")?;
-    let fetched = gitops::fetch(repo, &flow.remote, &flow.branch, flow.io.flag());
+    let fetched = ops::fetch(repo, &flow.remote, &flow.branch, flow.io.flag());
     let oid = match fetched {
         Ok(o) => o,
         // A Ctrl-C/SIGTERM cancels the transfer: the watcher is stopping, and

@@ -3,7 +3,7 @@
 use super::io::Answer;
 use super::{loud, say, task_line, Decision, Flow, Found};
 use crate::exit::bad_input;
-use crate::git::ops::{self as gitops, Blob};
+use crate::git::ops::{self, Blob};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::outbox::{self, Prepared};
@@ -249,14 +249,14 @@ impl Flow<'_> {
                 rec.commit
             ))
         })?;
-        let (bytes, blob) =
-            match gitops::read_blob_at(repo, commit, &self.task_path, MAX_TASK_BYTES)? {
-                Blob::Content { bytes, blob } => (bytes, blob),
-                other => anyhow::bail!(
-                    "task {id}: {} at {commit} is no longer readable ({other:?})",
-                    self.task_path
-                ),
-            };
+        let (bytes, blob) = match ops::read_blob_at(repo, commit, &self.task_path, MAX_TASK_BYTES)?
+        {
+            Blob::Content { bytes, blob } => (bytes, blob),
+            other => anyhow::bail!(
+                "task {id}: {} at {commit} is no longer readable ({other:?})",
+                self.task_path
+            ),
+        };
         if sha256_hex(&bytes) != rec.task_sha256 {
             return Err(crate::exit::refused(format!(
                 "task {id}: the text at {commit} does not match the recorded SHA-256 {}",
@@ -273,7 +273,7 @@ impl Flow<'_> {
                     .join("; ")
             ))
         })?;
-        if !gitops::is_strict_ancestor(repo, &task.header().expected_head, commit)? {
+        if !ops::is_strict_ancestor(repo, &task.header().expected_head, commit)? {
             return Err(crate::exit::refused(format!(
                 "task {id}: EXPECTED_HEAD is not a strict ancestor of {commit}"
             )));

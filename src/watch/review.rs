@@ -1,7 +1,7 @@
 //! `rxnode review TASK_ID` and `rxnode mark-completed TASK_ID`.
 use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome};
-use crate::git::ops as gitops;
+use crate::git::ops;
 use crate::store::ledger::{self, Entry};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
@@ -22,7 +22,7 @@ fn parse_id(id: &str) -> Result<String> {
 pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let id = parse_id(task_id)?;
     let paths = Paths::new(&ctx.repo);
-    let repo = gitops::open(&ctx.repo)?;
+    let repo = ops::open(&ctx.repo)?;
     crate::store::trust::prepare(&paths)?;
     let _lock = Lock::acquire(&paths, "review")?;
     let mut io = Io::new()?;

@@ -1,6 +1,6 @@
 //! Git lock files left by a killed watcher's fetch.
 use super::loud;
-use crate::git::ops as gitops;
+use crate::git::ops;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
@@ -11,7 +11,7 @@ use std::time::Duration;
 /// SIGKILL or power loss mid-fetch leaves e.g. `.git/shallow.lock`, and every
 /// later fetch fails on it). Called only when this watcher took the
 /// single-watcher lock over from `dead`, a dead rxnode on this host. Only the
-/// files our own fetch creates ([`gitops::fetch_lock_files`]) are candidates,
+/// files our own fetch creates ([`ops::fetch_lock_files`]) are candidates,
 /// and one is removed only when it was last modified before this watcher
 /// started taking its lock, no process on this host has it open (Linux), and it
 /// is unchanged a moment later — a live `git fetch` of the operator's holds its
@@ -30,7 +30,7 @@ pub(super) fn clear_stale_fetch_locks(
             .filter(|m| m.file_type().is_file())
             .and_then(|m| Some((m.modified().ok()?, m.len())))
     };
-    let candidates: Vec<_> = gitops::fetch_lock_files(repo, &cfg.remote, &cfg.branch)
+    let candidates: Vec<_> = ops::fetch_lock_files(repo, &cfg.remote, &cfg.branch)
         .into_iter()
         .filter_map(|p| seen(&p).map(|s| (p, s)))
         .filter(|(_, (mtime, _))| *mtime < started)

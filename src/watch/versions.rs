@@ -3,7 +3,7 @@
 //! `task_file_deleted`; see `queue.rs`).
 use super::queue::{short, Withdrawal};
 use super::{say, Flow, Verdict};
-use crate::git::ops::{self as gitops, Blob, Version};
+use crate::git::ops::{self, Blob, Version};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::state::{self, State, TaskStatus};
@@ -84,7 +84,7 @@ fn read_version(
     v: &Version,
 ) -> Result<Option<(Vec<u8>, String)>> {
     let commit_s = v.commit.to_string();
-    let (key, reason) = match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)?
+    let (key, reason) = match ops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)?
     {
         Blob::Content { bytes, blob } => return Ok(Some((bytes, blob))),
         Blob::Missing => return Ok(None), // not reached: `entry` is Some
