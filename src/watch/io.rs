@@ -66,6 +66,7 @@ impl Io {
         self.queue_note = note;
     }
 
+    /// The process's stop flag, to cancel a fetch in progress.
     pub(super) fn flag(&self) -> &'static AtomicBool {
         crate::signals::flag()
     }

@@ -277,3 +277,32 @@ fn started(paths: &Paths, ctx: &Ctx, args: &WatchOptions) -> Result<()> {
         })),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(interval: f64, history_limit: usize) -> WatchOptions {
+        WatchOptions {
+            once: true,
+            interval,
+            dry_run: false,
+            task_file: None,
+            history_limit,
+        }
+    }
+
+    #[test]
+    fn interval_and_history_limit_are_checked_before_anything_runs() {
+        assert!(check_options(&opts(0.5, 1)).is_ok());
+        assert!(check_options(&opts(86_400.0, queue::MAX_HISTORY_LIMIT)).is_ok());
+        for bad in [0.0, -1.0, 86_400.5, f64::NAN, f64::INFINITY] {
+            let e = check_options(&opts(bad, 50)).unwrap_err();
+            assert!(e.to_string().starts_with("--interval "), "{e}");
+        }
+        for bad in [0, queue::MAX_HISTORY_LIMIT + 1] {
+            let e = check_options(&opts(1.0, bad)).unwrap_err();
+            assert!(e.to_string().starts_with("--history-limit "), "{e}");
+        }
+    }
+}
