@@ -1,5 +1,6 @@
 //! Colour for the operator's terminal: only when stdout is a terminal, `TERM`
-//! is not `dumb`, and `NO_COLOR` is unset or empty (<https://no-color.org>).
+//! is not `dumb`, and `NO_COLOR` is unset or empty (<https://no-color.org>);
+//! and lines read from the operator.
 use std::io::IsTerminal;
 
 /// Whether stdout should get ANSI colour.
@@ -37,6 +38,28 @@ pub(crate) fn status(word: &str, width: usize, colour: bool) -> String {
     format!("\x1b[{code};1m{word}\x1b[0m{}", " ".repeat(pad))
 }
 
+/// Read one line; strip only the line terminator (`\n` or `\r\n`); `None` at
+/// end of input. Bytes that are not UTF-8 become U+FFFD, so such a line never
+/// equals a phrase or an answer and is refused like any wrong one — it is
+/// never mistaken for end of input.
+pub(crate) fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
+    let mut raw = Vec::new();
+    if r.read_until(b'\n', &mut raw)? == 0 {
+        return Ok(None);
+    }
+    if raw.last() == Some(&b'\n') {
+        raw.pop();
+        if raw.last() == Some(&b'\r') {
+            raw.pop();
+        }
+    }
+    Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
+}
+
+// The signal flag lives in `crate::signals`, the one owner of process
+// signals; `run`, `capture`, `sweep` and `publish` reach it by these names.
+pub(crate) use crate::signals::{cancel_flag, cancel_handler_installed};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,28 +83,6 @@ mod tests {
         assert_eq!(status("NOT RUN", 4, true), "NOT RUN");
     }
 }
-
-/// Read one line; strip only the line terminator (`\n` or `\r\n`); `None` at
-/// end of input. Bytes that are not UTF-8 become U+FFFD, so such a line never
-/// equals a phrase or an answer and is refused like any wrong one — it is
-/// never mistaken for end of input.
-pub(crate) fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
-    let mut raw = Vec::new();
-    if r.read_until(b'\n', &mut raw)? == 0 {
-        return Ok(None);
-    }
-    if raw.last() == Some(&b'\n') {
-        raw.pop();
-        if raw.last() == Some(&b'\r') {
-            raw.pop();
-        }
-    }
-    Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
-}
-
-// The signal flag lives in `crate::signals`, the one owner of process
-// signals; `run`, `capture`, `sweep` and `publish` reach it by these names.
-pub(crate) use crate::signals::{cancel_flag, cancel_handler_installed};
 
 #[cfg(test)]
 mod line_tests {

@@ -52,6 +52,16 @@ pub(crate) fn check(bytes: &[u8], branch: &str) -> Result<ValidTask, Vec<Issue>>
     )
 }
 
+/// Every issue of a refused task text on one line, `; `-separated (as
+/// records and messages quote them).
+pub(crate) fn issue_list(issues: &[Issue]) -> String {
+    issues
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 #[derive(Serialize)]
 struct Report<'a> {
     valid: bool,

@@ -189,7 +189,7 @@ impl Flow<'_> {
         sha: &str,
         commit_s: &str,
     ) -> Result<Verdict> {
-        let list: Vec<String> = issues.iter().map(|i| i.to_string()).collect();
+        let list = crate::validate::issue_list(issues);
         let id = lenient_task_id(bytes).map(|t| t.to_string());
         let st = state::load(&self.paths)?;
         if let Some(id) = &id {
@@ -203,7 +203,7 @@ impl Flow<'_> {
                 }
                 return self.refuse_changed(id, rec, sha, commit_s);
             }
-            let reason = format!("invalid task file: {}", list.join("; "));
+            let reason = format!("invalid task file: {list}");
             self.reject_task(id, sha, commit_s, None, &reason)?;
             return Ok(Verdict::Refused {
                 id: Some(id.clone()),
@@ -219,7 +219,7 @@ impl Flow<'_> {
             } else {
                 commit_s
             },
-            list.join("; ")
+            list
         );
         let new = self.reject_text("rejected", sha, None, commit_s, &reason)?;
         Ok(Verdict::Refused {

@@ -266,11 +266,7 @@ impl Flow<'_> {
         let task = crate::validate::check(&bytes, &self.branch).map_err(|issues| {
             bad_input(format!(
                 "task {id} no longer validates: {}",
-                issues
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                crate::validate::issue_list(&issues)
             ))
         })?;
         if !ops::is_strict_ancestor(repo, &task.header().expected_head, commit)? {
