@@ -131,7 +131,8 @@ fn walk_start(
         Ok(m) => ops::merge_base(repo, m, tip)?,
         Err(_) => None,
     };
-    rewritten(flow, repo, &st, m, tip, base, limit)?;
+    let moved = Moved { old: m, tip, base };
+    rewritten(flow, repo, &st, moved, limit)?;
     Ok(match base {
         Some(b) => (Some(b), WalkFrom::MergeBase),
         None => (None, WalkFrom::Root),
@@ -242,17 +243,27 @@ fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, limit: usize) -> Res
     )
 }
 
+/// How the branch moved in a history rewrite.
+#[derive(Clone, Copy)]
+struct Moved<'s> {
+    /// The examined commit (the marker), no longer an ancestor of the tip.
+    old: &'s str,
+    /// The new tip.
+    tip: Oid,
+    /// Where examination restarts (`None`: the two share no history).
+    base: Option<Oid>,
+}
+
 /// The examined commit is no longer an ancestor of the tip: say so loudly,
 /// on stderr, in the ledger and in state. Nothing is decided by it.
 fn rewritten(
     flow: &Flow<'_>,
     repo: &Repository,
     st: &State,
-    old: &str,
-    tip: Oid,
-    base: Option<Oid>,
+    moved: Moved<'_>,
     limit: usize,
 ) -> Result<()> {
+    let Moved { old, tip, base } = moved;
     let mut off = Vec::new();
     for id in pending_in_order(st) {
         let on = st
