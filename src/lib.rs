@@ -15,6 +15,7 @@ mod exit;
 mod git;
 mod mainpc;
 mod result;
+mod signals;
 mod status;
 mod store;
 mod term;

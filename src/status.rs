@@ -4,14 +4,14 @@ use crate::exit::Outcome;
 use crate::store::lock::{self, Holder};
 use crate::store::paths::Paths;
 use crate::store::state::{self, PollRecord, PublishRecord, TaskStatus};
-use crate::watch::queue::{Rewrite, WalkRecord};
+use crate::watch::queue::{short, Rewrite, WalkFrom, WalkRecord};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The status report.
 #[derive(Debug, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The checkout.
     pub repo: String,
     /// This node's name (`rxnode node set-name`); `None` when none is set or the
@@ -67,7 +67,7 @@ pub struct Report {
 
 /// One pending task version in the queue.
 #[derive(Debug, Serialize)]
-pub struct QueueItem {
+pub(crate) struct QueueItem {
     /// 1-based place in the queue.
     pub position: usize,
     /// The task.
@@ -92,7 +92,7 @@ fn age_s(at: &str) -> Option<i64> {
 }
 
 /// Build the report.
-pub fn report(paths: &Paths) -> Result<Report> {
+pub(crate) fn report(paths: &Paths) -> Result<Report> {
     let st = state::load(paths)?;
     let holder = lock::holder(paths).unwrap_or(None);
     let alive = holder.as_ref().map(lock::holder_alive);
@@ -153,51 +153,8 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(Outcome::Done);
     }
-    let watcher = match (&r.lock_holder, r.lock_holder_alive) {
-        (Some(h), Some(true)) => format!("running ({h})"),
-        (Some(h), _) => format!("not running (stale lock: {h})"),
-        (None, _) if r.state_running => {
-            "not running (state says running: the last watcher did not stop cleanly)".to_owned()
-        }
-        (None, _) => "not running".to_owned(),
-    };
     let colour = crate::term::stdout_colour();
-    match (&r.node_name, &r.node_name_error) {
-        (Some(n), _) => println!("node:       {n}"),
-        (None, Some(e)) => println!(
-            "node:       {} {e}",
-            crate::term::status("[FAILED]", 8, colour)
-        ),
-        (None, None) => println!(
-            "node:       no name set: a publish would be refused; \
-             set one with `rxnode node set-name NAME`"
-        ),
-    }
-    println!("watcher:    {watcher}");
-    if r.held {
-        println!(
-            "hold:       {} by {}",
-            crate::term::status("HELD", 4, colour),
-            paths.stop().display()
-        );
-    }
-    match (&r.last_poll, r.heartbeat_age_s) {
-        (Some(p), Some(a)) => println!(
-            "last poll:  {} ({a} s ago): {}{}",
-            p.at,
-            p.result,
-            if p.ok {
-                String::new()
-            } else {
-                format!(" {}", crate::term::status("[FAILED]", 8, colour))
-            }
-        ),
-        (Some(p), None) => println!("last poll:  {}: {}", p.at, p.result),
-        _ => println!("last poll:  never"),
-    }
-    if let Some(m) = &r.remote_marker {
-        println!("examined:   {m}");
-    }
+    print_watcher(&r, &paths, colour);
     let list = |name: &str, v: &[String]| {
         println!(
             "{name:<11} {}",
@@ -236,6 +193,55 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
+/// The node, the watcher, the hold, the last poll and the examined commit.
+fn print_watcher(r: &Report, paths: &Paths, colour: bool) {
+    let watcher = match (&r.lock_holder, r.lock_holder_alive) {
+        (Some(h), Some(true)) => format!("running ({h})"),
+        (Some(h), _) => format!("not running (stale lock: {h})"),
+        (None, _) if r.state_running => {
+            "not running (state says running: the last watcher did not stop cleanly)".to_owned()
+        }
+        (None, _) => "not running".to_owned(),
+    };
+    match (&r.node_name, &r.node_name_error) {
+        (Some(n), _) => println!("node:       {n}"),
+        (None, Some(e)) => println!(
+            "node:       {} {e}",
+            crate::term::status("[FAILED]", 8, colour)
+        ),
+        (None, None) => println!(
+            "node:       no name set: a publish would be refused; \
+             set one with `rxnode node set-name NAME`"
+        ),
+    }
+    println!("watcher:    {watcher}");
+    if r.held {
+        println!(
+            "hold:       {} by {}",
+            crate::term::status("HELD", 4, colour),
+            paths.stop().display()
+        );
+    }
+    match (&r.last_poll, r.heartbeat_age_s) {
+        (Some(p), Some(a)) => println!(
+            "last poll:  {} ({a} s ago): {}{}",
+            p.at,
+            p.result,
+            if p.ok {
+                String::new()
+            } else {
+                format!(" {}", crate::term::status("[FAILED]", 8, colour))
+            }
+        ),
+        (Some(p), None) => println!("last poll:  {}: {}", p.at, p.result),
+        _ => println!("last poll:  never"),
+    }
+    if let Some(m) = &r.remote_marker {
+        println!("examined:   {m}");
+    }
+}
+
+/// The pending queue in prompt order, the last walk and the history rewrites.
 fn print_queue(r: &Report, colour: bool) {
     if r.queue.is_empty() {
         println!("queue:      -");
@@ -250,7 +256,7 @@ fn print_queue(r: &Report, colour: bool) {
                 q.position,
                 q.task_id,
                 q.risk_level.as_deref().unwrap_or("?"),
-                q.commit.get(..12).unwrap_or(&q.commit),
+                short(&q.commit),
                 q.age_s
                     .map(|a| format!("{a} s ago"))
                     .unwrap_or_else(|| q.queued_at.clone()),
@@ -260,52 +266,24 @@ fn print_queue(r: &Report, colour: bool) {
                     .unwrap_or_default(),
                 q.superseded_by
                     .as_deref()
-                    .map(|b| format!("  (replaced on the branch by {})", b.get(..12).unwrap_or(b)))
+                    .map(|b| format!("  (replaced on the branch by {})", short(b)))
                     .unwrap_or_default(),
             );
         }
     }
     if let Some(w) = &r.last_walk {
-        let from = match (&w.from, &w.since) {
-            (crate::watch::queue::WalkFrom::FirstStart, _) => "first start: tip only".to_owned(),
-            (crate::watch::queue::WalkFrom::Root, _) => {
-                "from the root (no common history)".to_owned()
-            }
-            (_, Some(s)) => format!("since {}", s.get(..12).unwrap_or(s)),
-            (_, None) => String::new(),
-        };
-        println!(
-            "last walk:  {} ({from}): {} commit(s), {} version(s), {} examined, {} not examined{}",
-            w.at,
-            w.commits,
-            w.versions,
-            w.examined,
-            w.not_examined,
-            if w.walk_truncated {
-                " (walk stopped at its commit limit)"
-            } else {
-                ""
-            }
-        );
-        if w.not_examined > 0 || w.walk_truncated {
-            println!(
-                "            {} older version(s) {} (only the newest {} are examined; --history-limit)",
-                w.not_examined,
-                crate::term::status("NOT EXAMINED", 12, colour),
-                w.limit
-            );
-        }
+        print_walk(w, colour);
     }
     for rw in &r.history_rewrites {
         println!(
             "{} at {}: {} -> {}, examined from {}{}",
             crate::term::status("HISTORY REWRITTEN", 17, colour),
             rw.at,
-            rw.old.get(..12).unwrap_or(&rw.old),
-            rw.new.get(..12).unwrap_or(&rw.new),
+            short(&rw.old),
+            short(&rw.new),
             rw.merge_base
                 .as_deref()
-                .map(|b| format!("the merge base {}", b.get(..12).unwrap_or(b)))
+                .map(|b| format!("the merge base {}", short(b)))
                 .unwrap_or_else(|| "the root (no common history)".to_owned()),
             if rw.pending_off_branch.is_empty() {
                 String::new()
@@ -315,6 +293,37 @@ fn print_queue(r: &Report, colour: bool) {
                     rw.pending_off_branch.join(", ")
                 )
             }
+        );
+    }
+}
+
+/// The last poll's history walk.
+fn print_walk(w: &WalkRecord, colour: bool) {
+    let from = match (&w.from, &w.since) {
+        (WalkFrom::FirstStart, _) => "first start: tip only".to_owned(),
+        (WalkFrom::Root, _) => "from the root (no common history)".to_owned(),
+        (_, Some(s)) => format!("since {}", short(s)),
+        (_, None) => String::new(),
+    };
+    println!(
+        "last walk:  {} ({from}): {} commit(s), {} version(s), {} examined, {} not examined{}",
+        w.at,
+        w.commits,
+        w.versions,
+        w.examined,
+        w.not_examined,
+        if w.walk_truncated {
+            " (walk stopped at its commit limit)"
+        } else {
+            ""
+        }
+    );
+    if w.not_examined > 0 || w.walk_truncated {
+        println!(
+            "            {} older version(s) {} (only the newest {} are examined; --history-limit)",
+            w.not_examined,
+            crate::term::status("NOT EXAMINED", 12, colour),
+            w.limit
         );
     }
 }

@@ -1,9 +1,10 @@
 //! Colour for the operator's terminal: only when stdout is a terminal, `TERM`
-//! is not `dumb`, and `NO_COLOR` is unset or empty (<https://no-color.org>).
+//! is not `dumb`, and `NO_COLOR` is unset or empty (<https://no-color.org>);
+//! and lines read from the operator.
 use std::io::IsTerminal;
 
 /// Whether stdout should get ANSI colour.
-pub fn stdout_colour() -> bool {
+pub(crate) fn stdout_colour() -> bool {
     allowed(
         std::io::stdout().is_terminal(),
         std::env::var_os("NO_COLOR").as_deref(),
@@ -21,7 +22,7 @@ fn allowed(
 
 /// `word` left-aligned in `width` columns, coloured by what it says when
 /// `colour` is on: PASS green, FAIL red, WARN/PARTIAL/BLOCKED yellow, others plain.
-pub fn status(word: &str, width: usize, colour: bool) -> String {
+pub(crate) fn status(word: &str, width: usize, colour: bool) -> String {
     let padded = format!("{word:<width$}");
     if !colour {
         return padded;
@@ -36,6 +37,28 @@ pub fn status(word: &str, width: usize, colour: bool) -> String {
     let pad = padded.len() - word.len();
     format!("\x1b[{code};1m{word}\x1b[0m{}", " ".repeat(pad))
 }
+
+/// Read one line; strip only the line terminator (`\n` or `\r\n`); `None` at
+/// end of input. Bytes that are not UTF-8 become U+FFFD, so such a line never
+/// equals a phrase or an answer and is refused like any wrong one — it is
+/// never mistaken for end of input.
+pub(crate) fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
+    let mut raw = Vec::new();
+    if r.read_until(b'\n', &mut raw)? == 0 {
+        return Ok(None);
+    }
+    if raw.last() == Some(&b'\n') {
+        raw.pop();
+        if raw.last() == Some(&b'\r') {
+            raw.pop();
+        }
+    }
+    Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
+}
+
+// The signal flag lives in `crate::signals`, the one owner of process
+// signals; `run`, `capture`, `sweep` and `publish` reach it by these names.
+pub(crate) use crate::signals::{cancel_flag, cancel_handler_installed};
 
 #[cfg(test)]
 mod tests {
@@ -59,57 +82,6 @@ mod tests {
         assert_eq!(status("SKIP", 6, true), "SKIP  ");
         assert_eq!(status("NOT RUN", 4, true), "NOT RUN");
     }
-}
-
-/// Read one line; strip only the line terminator (`\n` or `\r\n`); `None` at
-/// end of input. Bytes that are not UTF-8 become U+FFFD, so such a line never
-/// equals a phrase or an answer and is refused like any wrong one — it is
-/// never mistaken for end of input.
-pub fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
-    let mut raw = Vec::new();
-    if r.read_until(b'\n', &mut raw)? == 0 {
-        return Ok(None);
-    }
-    if raw.last() == Some(&b'\n') {
-        raw.pop();
-        if raw.last() == Some(&b'\r') {
-            raw.pop();
-        }
-    }
-    Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
-}
-
-/// The process-wide Ctrl-C / SIGTERM flag for `run` and `capture`: the first
-/// signal sets it (the running step stops, what was done is written); a second
-/// one only says that it is already stopping. Installed once.
-pub fn cancel_flag(what: &'static str) -> &'static std::sync::atomic::AtomicBool {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static CANCEL: AtomicBool = AtomicBool::new(false);
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let installed = ctrlc::set_handler(move || {
-            if CANCEL.swap(true, Ordering::SeqCst) {
-                eprintln!("rxnode: already stopping ({what})");
-            } else {
-                eprintln!(
-                    "rxnode: interrupt: stopping {what}; what was done so far will be written"
-                );
-            }
-        });
-        match installed {
-            Ok(()) => HANDLER.store(true, Ordering::SeqCst),
-            Err(e) => tracing::warn!("Ctrl-C / SIGTERM cannot be caught: {e}"),
-        }
-    });
-    &CANCEL
-}
-
-static HANDLER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether [`cancel_flag`] installed its handler: without it a Ctrl-C kills the
-/// process instead of stopping the running step (and `run` keys no transmitter).
-pub fn cancel_handler_installed() -> bool {
-    HANDLER.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::Path;
 
 /// Read a task file, refusing anything over 1 MiB without reading it whole.
-pub fn read_task_file(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_task_file(path: &Path) -> Result<Vec<u8>> {
     // Look before opening: opening a FIFO or a device could block for ever.
     let meta = match std::fs::metadata(path) {
         // A file that is not there is bad input (exit 2), like any other bad FILE.
@@ -43,13 +43,23 @@ pub fn read_task_file(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Validate bytes as a task for the given watched branch.
-pub fn check(bytes: &[u8], branch: &str) -> Result<ValidTask, Vec<Issue>> {
+pub(crate) fn check(bytes: &[u8], branch: &str) -> Result<ValidTask, Vec<Issue>> {
     validate_task_bytes(
         bytes,
         &ValidateOptions {
             watched_branch: branch.to_owned(),
         },
     )
+}
+
+/// Every issue of a refused task text on one line, `; `-separated (as
+/// records and messages quote them).
+pub(crate) fn issue_list(issues: &[Issue]) -> String {
+    issues
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[derive(Serialize)]

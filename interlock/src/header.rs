@@ -176,6 +176,19 @@ pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, u
     )
 }
 
+/// The `TASK_ID` of a task file's header, read leniently: the first `TASK_ID`
+/// line of the header (before the first blank line, as [`split_header`]
+/// reads it), whatever else is wrong with the file. `None` when the bytes are
+/// not UTF-8 or that line holds no valid ID. For naming an invalid file in
+/// records only; it decides nothing.
+pub fn lenient_task_id(bytes: &[u8]) -> Option<TaskId> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (raw, _) = split_header(text, &mut Vec::new());
+    let (_, _, value) = raw.entries.iter().find(|(_, k, _)| k == "TASK_ID")?;
+    TaskId::parse(value).ok()
+}
+
 pub(crate) fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_owned()
@@ -442,5 +455,21 @@ mod tests {
         assert!(TaskId::parse("a b").is_err());
         assert!(TaskId::parse("a/b").is_err());
         assert!(TaskId::parse("é").is_err());
+    }
+
+    #[test]
+    fn lenient_id_reads_only_a_usable_header_id() {
+        let id = |b: &[u8]| lenient_task_id(b).map(|t| t.to_string());
+        assert_eq!(
+            id(b"TASK_ID = ok_1\nRF_RX = MAYBE\n\nbody").as_deref(),
+            Some("ok_1")
+        );
+        assert_eq!(
+            id("\u{feff}TASK_ID=B2\r\n".as_bytes()).as_deref(),
+            Some("B2")
+        );
+        assert_eq!(id(b"TASK_ID = ../etc\n"), None);
+        assert_eq!(id(b"TITLE = x\n\nTASK_ID = late\n"), None);
+        assert_eq!(id(&[0xff, 0xfe]), None);
     }
 }

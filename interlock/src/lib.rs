@@ -31,7 +31,7 @@ mod testutil;
 
 pub use crate::{
     error::{Error, Issue},
-    header::{AllowPush, TaskHeader, TaskId},
+    header::{lenient_task_id, AllowPush, TaskHeader, TaskId},
     permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},

@@ -18,31 +18,24 @@
 //!
 //! and, per poll, `history_rewritten` (the marker is no longer an ancestor of
 //! the tip) and `not_examined` (versions beyond the bound, or a first start).
-use crate::git::ops::{self as gitops, Blob, History, Version};
-use crate::store::ledger::{self, Entry};
-use crate::store::state::{self, State, TaskStatus};
-use crate::watch::{Flow, Verdict};
-use anyhow::Result;
-use git2::{Oid, Repository};
-use rxnode_interlock::{sha256_hex, MAX_TASK_BYTES};
+//!
+//! The walk is in `history.rs`, the examination of each version in
+//! `versions.rs`; this file holds what the queue keeps in state.
+use crate::store::state::{State, TaskRecord, TaskStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Versions examined per poll unless `--history-limit` says otherwise.
 pub const DEFAULT_HISTORY_LIMIT: usize = 50;
 /// The largest `--history-limit` accepted.
-pub const MAX_HISTORY_LIMIT: usize = 10_000;
+pub(crate) const MAX_HISTORY_LIMIT: usize = 10_000;
 /// First-parent commits walked per poll at most (a hostile branch cannot make
 /// a poll walk for ever); older history is reported as not examined.
-pub const MAX_WALK_COMMITS: usize = 200_000;
-/// History rewrites kept in state (the ledger keeps them all).
-const REWRITES_KEPT: usize = 20;
-/// Commit IDs listed in one `not_examined` ledger line / state record.
-const LISTED: usize = 100;
+pub(crate) const MAX_WALK_COMMITS: usize = 200_000;
 
 /// What the queue keeps in `.local/rx_agent_state.json` (field `queue`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct QueueState {
+pub(crate) struct QueueState {
     /// Task IDs in the order their versions were committed; the pending ones
     /// are prompted in this order.
     #[serde(default)]
@@ -64,7 +57,7 @@ pub struct QueueState {
 
 /// A task withdrawn by the main PC.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Withdrawal {
+pub(crate) struct Withdrawal {
     /// The commit that deleted the task file.
     pub commit: String,
     /// The status the task had (`pending` or `deferred`).
@@ -75,7 +68,7 @@ pub struct Withdrawal {
 
 /// A history rewrite (force push) of the watched branch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Rewrite {
+pub(crate) struct Rewrite {
     /// When it was seen (ISO 8601).
     pub at: String,
     /// The examined commit that is no longer an ancestor of the tip.
@@ -94,7 +87,7 @@ pub struct Rewrite {
 /// How a poll's walk started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WalkFrom {
+pub(crate) enum WalkFrom {
     /// No marker (first start): only the tip version was examined.
     FirstStart,
     /// From the marker, an ancestor of the tip.
@@ -107,7 +100,7 @@ pub enum WalkFrom {
 
 /// One poll's history walk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WalkRecord {
+pub(crate) struct WalkRecord {
     /// When (ISO 8601).
     pub at: String,
     /// How it started.
@@ -138,7 +131,7 @@ pub struct WalkRecord {
 impl QueueState {
     /// Append `id` to the queue order (pruning IDs no longer pending, here and
     /// in `superseded`; the ledger keeps the history).
-    pub fn enqueue(&mut self, id: &str, tasks: &BTreeMap<String, crate::store::state::TaskRecord>) {
+    pub(crate) fn enqueue(&mut self, id: &str, tasks: &BTreeMap<String, TaskRecord>) {
         self.order.retain(|i| {
             i != id
                 && tasks
@@ -154,9 +147,14 @@ impl QueueState {
     }
 }
 
+/// A commit ID as messages and `status` show it: its first 12 digits.
+pub(crate) fn short(c: &str) -> &str {
+    c.get(..12).unwrap_or(c)
+}
+
 /// Pending task IDs in queue order (commit order), then any pending task the
 /// queue does not list (a state from before issue 15), in ID order.
-pub fn pending_in_order(st: &State) -> Vec<String> {
+pub(crate) fn pending_in_order(st: &State) -> Vec<String> {
     let pending = |id: &String| {
         st.tasks
             .get(id)
@@ -174,494 +172,6 @@ pub fn pending_in_order(st: &State) -> Vec<String> {
         }
     }
     out
-}
-
-/// What to examine this poll.
-struct Plan {
-    from: WalkFrom,
-    since: Option<Oid>,
-    history: History,
-    /// Oldest first, at most `limit`.
-    examine: Vec<Version>,
-    /// Older versions beyond the bound, oldest first.
-    skipped: Vec<Version>,
-}
-
-fn plan(
-    repo: &Repository,
-    start: Option<Oid>,
-    from: WalkFrom,
-    tip: Oid,
-    path: &str,
-    limit: usize,
-) -> Result<Plan> {
-    if from == WalkFrom::FirstStart {
-        let entry = gitops::entry_at(repo, tip, path)?;
-        let examine = match entry {
-            Some(_) => vec![Version {
-                commit: tip,
-                entry,
-                before: None,
-            }],
-            None => vec![],
-        };
-        return Ok(Plan {
-            from,
-            since: None,
-            history: History::default(),
-            examine,
-            skipped: vec![],
-        });
-    }
-    let history = gitops::task_history(repo, tip, start, path, MAX_WALK_COMMITS)?;
-    let mut all = history.versions.clone();
-    let cut = all.len().saturating_sub(limit);
-    let examine = all.split_off(cut);
-    Ok(Plan {
-        from,
-        since: start,
-        history,
-        examine,
-        skipped: all,
-    })
-}
-
-fn short(c: &str) -> &str {
-    c.get(..12).unwrap_or(c)
-}
-
-/// Walk from the marker to `tip`, examine every version, and return the task
-/// IDs newly queued by this poll, in commit order (prompted by the caller).
-/// The marker is moved to `tip` once every version is recorded.
-pub fn examine_history(
-    flow: &mut Flow<'_>,
-    repo: &Repository,
-    tip: Oid,
-    limit: usize,
-) -> Result<Vec<String>> {
-    let st = state::load(&flow.paths)?;
-    let marker = st.remote_marker.clone();
-    let (start, from) = match marker.as_deref() {
-        None => (None, WalkFrom::FirstStart),
-        Some(m) => match Oid::from_str(m) {
-            Ok(m) if gitops::is_ancestor_or_same(repo, m, tip)? => (Some(m), WalkFrom::Marker),
-            parsed => {
-                let base = match parsed {
-                    Ok(m) => gitops::merge_base(repo, m, tip)?,
-                    Err(_) => None,
-                };
-                rewritten(flow, repo, &st, m, tip, base, limit)?;
-                match base {
-                    Some(b) => (Some(b), WalkFrom::MergeBase),
-                    None => (None, WalkFrom::Root),
-                }
-            }
-        },
-    };
-    let p = plan(repo, start, from, tip, &flow.task_path, limit)?;
-    let where_ = format!("{}/{}", flow.remote, flow.branch);
-    if from == WalkFrom::FirstStart && p.examine.is_empty() {
-        crate::watch::say(format!(
-            "{where_} at {tip}: no {} (first start: nothing examined before the tip)",
-            flow.task_path
-        ));
-    } else if from == WalkFrom::FirstStart {
-        let msg = format!(
-            "first start (no examined commit recorded): only the task file at the tip {} of {where_} is examined; earlier versions in its history are not",
-            short(&tip.to_string())
-        );
-        crate::watch::say(&msg);
-        ledger::append(
-            &flow.paths,
-            &Entry::new("not_examined")
-                .commit(&tip.to_string())
-                .detail(serde_json::json!({
-                    "reason": "first start: no examined commit recorded, only the tip version is examined",
-                    "branch": where_, "task_path": flow.task_path,
-                })),
-        )?;
-    }
-    let not_examined = p.skipped.len();
-    let incomplete = p.history.incomplete.clone();
-    if not_examined > 0 || p.history.truncated || incomplete.is_some() {
-        let listed: Vec<String> = p
-            .skipped
-            .iter()
-            .take(LISTED)
-            .map(|v| v.commit.to_string())
-            .collect();
-        let mut more = if p.history.truncated {
-            format!(
-                "; the walk stopped after {MAX_WALK_COMMITS} commits, so older history is not examined either"
-            )
-        } else {
-            String::new()
-        };
-        if let Some(why) = &incomplete {
-            more.push_str(&format!(
-                "; history incomplete, older versions not examined: {why}"
-            ));
-        }
-        let since = p
-            .since
-            .map(|s| short(&s.to_string()).to_owned())
-            .unwrap_or_else(|| "the root".into());
-        if not_examined > 0 {
-            crate::watch::loud(format!(
-                "{not_examined} older task version(s) of {} on {where_} NOT EXAMINED: only the newest {limit} since {since} are (--history-limit){more}",
-                flow.task_path,
-            ));
-        } else {
-            crate::watch::loud(format!(
-                "older task versions of {} on {where_} since {since} NOT EXAMINED{more}",
-                flow.task_path,
-            ));
-        }
-        ledger::append(
-            &flow.paths,
-            &Entry::new("not_examined")
-                .commit(&tip.to_string())
-                .detail(serde_json::json!({
-                    "reason": if incomplete.is_some() || p.history.truncated {
-                        "older than the newest --history-limit versions, or beyond where the history could be walked"
-                    } else {
-                        "older than the newest --history-limit versions"
-                    },
-                    "count": not_examined, "limit": limit,
-                    "walk_truncated": p.history.truncated,
-                    "history_incomplete": incomplete,
-                    "since": p.since.map(|s| s.to_string()),
-                    "commits": listed, "commits_listed_max": LISTED,
-                })),
-        )?;
-    }
-    let mut queued: Vec<String> = Vec::new();
-    for (i, v) in p.examine.iter().enumerate() {
-        let next = p.examine.get(i + 1);
-        if let Some(id) = examine_version(flow, repo, v, next)? {
-            queued.push(id);
-        }
-    }
-    let record = WalkRecord {
-        at: crate::store::fsutil::now_iso(),
-        from: p.from,
-        since: p.since.map(|s| s.to_string()),
-        tip: tip.to_string(),
-        commits: p.history.commits,
-        versions: p.history.versions.len().max(p.examine.len()),
-        examined: p.examine.len(),
-        not_examined,
-        walk_truncated: p.history.truncated || incomplete.is_some(),
-        not_examined_commits: p
-            .skipped
-            .iter()
-            .take(LISTED)
-            .map(|v| v.commit.to_string())
-            .collect(),
-        limit,
-    };
-    state::update(&flow.paths, |s| {
-        s.remote_marker = Some(tip.to_string());
-        s.queue.last_walk = Some(record);
-        Ok(())
-    })?;
-    Ok(queued)
-}
-
-/// The examined commit is no longer an ancestor of the tip: say so loudly,
-/// on stderr, in the ledger and in state. Nothing is decided by it.
-fn rewritten(
-    flow: &Flow<'_>,
-    repo: &Repository,
-    st: &State,
-    old: &str,
-    tip: Oid,
-    base: Option<Oid>,
-    limit: usize,
-) -> Result<()> {
-    let mut off = Vec::new();
-    for id in pending_in_order(st) {
-        let on = st
-            .tasks
-            .get(&id)
-            .and_then(|r| Oid::from_str(&r.commit).ok())
-            .map(|c| gitops::is_ancestor_or_same(repo, c, tip))
-            .transpose()?
-            .unwrap_or(false);
-        if !on {
-            off.push(id);
-        }
-    }
-    let from = match base {
-        Some(b) => format!("examining from the merge base {b}"),
-        None => format!(
-            "the two share no history: examining the newest {limit} version(s) from the root"
-        ),
-    };
-    let mut msg = format!(
-        "HISTORY REWRITTEN: {}/{} was force-pushed; the examined commit {old} is no longer an ancestor of the tip {tip}; {from}. Nothing is approved by the rewrite; decided task IDs are never offered again",
-        flow.remote, flow.branch
-    );
-    if !off.is_empty() {
-        msg.push_str(&format!(
-            "; still pending although their commit is no longer on the branch: {}",
-            off.join(", ")
-        ));
-    }
-    crate::watch::loud(&msg);
-    ledger::append(
-        &flow.paths,
-        &Entry::new("history_rewritten")
-            .commit(&tip.to_string())
-            .detail(serde_json::json!({
-                "old": old, "new": tip.to_string(),
-                "merge_base": base.map(|b| b.to_string()),
-                "pending_off_branch": off,
-                "branch": format!("{}/{}", flow.remote, flow.branch),
-            })),
-    )?;
-    let rec = Rewrite {
-        at: crate::store::fsutil::now_iso(),
-        old: old.to_owned(),
-        new: tip.to_string(),
-        merge_base: base.map(|b| b.to_string()),
-        pending_off_branch: off,
-    };
-    state::update(&flow.paths, |s| {
-        s.queue.rewrites.push(rec);
-        let n = s.queue.rewrites.len();
-        if n > REWRITES_KEPT {
-            s.queue.rewrites.drain(..n - REWRITES_KEPT);
-        }
-        Ok(())
-    })
-}
-
-fn version_line(event: &str, v: &Version, id: Option<&str>, sha: Option<&str>) -> Entry {
-    let mut e = Entry::new(event).commit(&v.commit.to_string());
-    if let Some(id) = id {
-        e = e.task(id);
-    }
-    if let Some(sha) = sha {
-        e = e.sha(sha);
-    }
-    e
-}
-
-/// Examine one version; `Some(id)` when it queued a new task.
-fn examine_version(
-    flow: &mut Flow<'_>,
-    repo: &Repository,
-    v: &Version,
-    next: Option<&Version>,
-) -> Result<Option<String>> {
-    if v.entry.is_none() {
-        withdraw(flow, repo, v)?;
-        return Ok(None);
-    }
-    let commit_s = v.commit.to_string();
-    let refused_blob = |flow: &Flow<'_>, key: &str, reason: String| -> Result<()> {
-        let written = flow.reject_blob(key, v.commit, &reason)?;
-        let e = version_line(if written { "refused" } else { "duplicate" }, v, None, None);
-        let detail = if written {
-            serde_json::json!({ "reason": reason })
-        } else {
-            serde_json::json!({ "reason": reason, "known": "refused before" })
-        };
-        // `reject_blob` wrote a `rejected` line; this is the version's own.
-        ledger::append(&flow.paths, &e.detail(detail))
-    };
-    let (bytes, blob) = match gitops::read_blob_at(repo, v.commit, &flow.task_path, MAX_TASK_BYTES)?
-    {
-        Blob::Content { bytes, blob } => (bytes, blob),
-        Blob::Missing => return Ok(None), // not reached: `entry` is Some
-        Blob::TooLarge { size, blob } => {
-            let reason = format!(
-                "task file {} on {}/{} at {commit_s} is {size} bytes; at most {MAX_TASK_BYTES} (1 MiB); not loaded",
-                flow.task_path, flow.remote, flow.branch
-            );
-            refused_blob(flow, &blob, reason)?;
-            return Ok(None);
-        }
-        Blob::NotAFile { kind, id } => {
-            let reason = format!(
-                "task path {} on {}/{} at {commit_s} is {kind}, not a regular file; not read",
-                flow.task_path, flow.remote, flow.branch
-            );
-            refused_blob(flow, &id, reason)?;
-            return Ok(None);
-        }
-    };
-    let sha = sha256_hex(&bytes);
-    match flow.check_version(&bytes, Some(v.commit))? {
-        Verdict::New(task) => {
-            let id = task.id().to_string();
-            let superseded_by = next
-                .filter(|n| n.entry.is_some())
-                .map(|n| n.commit.to_string());
-            flow.record_pending(&task, &commit_s)?;
-            state::update(&flow.paths, |s| {
-                let State { tasks, queue, .. } = s;
-                queue.enqueue(&id, tasks);
-                if let Some(by) = &superseded_by {
-                    s.queue.superseded.insert(id.clone(), by.clone());
-                }
-                Ok(())
-            })?;
-            let (event, detail) = match &superseded_by {
-                Some(by) => (
-                    "superseded",
-                    serde_json::json!({"superseded_by": by, "queued": true, "blob": blob,
-                        "risk_level": task.risk().as_str()}),
-                ),
-                None => (
-                    "offered",
-                    serde_json::json!({"queued": true, "blob": blob, "risk_level": task.risk().as_str()}),
-                ),
-            };
-            ledger::append(
-                &flow.paths,
-                &version_line(event, v, Some(&id), Some(&sha)).detail(detail),
-            )?;
-            Ok(Some(id))
-        }
-        Verdict::Pending(id) => already_queued(flow, v, &id, &sha),
-        // (Only a dry run gets the task itself back; the same here.)
-        Verdict::PendingTask(t) => already_queued(flow, v, t.id().as_ref(), &sha),
-        Verdict::Duplicate { id, status } => {
-            ledger::append(
-                &flow.paths,
-                &version_line("duplicate", v, id.as_deref(), Some(&sha)).detail(
-                    serde_json::json!({"known": status, "note": "decided before; not prompted again"}),
-                ),
-            )?;
-            Ok(None)
-        }
-        Verdict::Refused {
-            id,
-            reason,
-            written,
-        } => {
-            match written {
-                // The refusal's own `refused` line is this version's line.
-                Some("refused") => {}
-                Some(_) => ledger::append(
-                    &flow.paths,
-                    &version_line("refused", v, id.as_deref(), Some(&sha))
-                        .detail(serde_json::json!({ "reason": reason })),
-                )?,
-                None => ledger::append(
-                    &flow.paths,
-                    &version_line("duplicate", v, id.as_deref(), Some(&sha))
-                        .detail(serde_json::json!({ "known": "refused before", "reason": reason })),
-                )?,
-            }
-            Ok(None)
-        }
-    }
-}
-
-/// A version whose text is a task already queued (pending): one `duplicate` line.
-fn already_queued(flow: &Flow<'_>, v: &Version, id: &str, sha: &str) -> Result<Option<String>> {
-    ledger::append(
-        &flow.paths,
-        &version_line("duplicate", v, Some(id), Some(sha))
-            .detail(serde_json::json!({"known": "pending", "note": "already queued"})),
-    )?;
-    Ok(None)
-}
-
-/// The task file was deleted at `v`: withdraw the task it held if that task
-/// is pending or deferred (never an approved one).
-fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
-    let commit_s = v.commit.to_string();
-    let held = match v.before {
-        Some((oid, mode)) if mode != 0o120000 => match repo.find_object(oid, None) {
-            Ok(o) => match o.as_blob() {
-                Some(b) if b.size() <= MAX_TASK_BYTES => Some((
-                    sha256_hex(b.content()),
-                    crate::watch::lenient_task_id(b.content()),
-                )),
-                _ => None,
-            },
-            Err(_) => None,
-        },
-        _ => None,
-    };
-    let (sha, id) = match held {
-        Some((sha, Some(id))) => (sha, id),
-        other => {
-            ledger::append(
-                &flow.paths,
-                &version_line("task_file_deleted", v, None, other.as_ref().map(|o| o.0.as_str()))
-                    .detail(serde_json::json!({"withdrew": null, "why": "the removed file held no usable task ID"})),
-            )?;
-            crate::watch::say(format!(
-                "{}/{} at {}: {} deleted (it held no usable task)",
-                flow.remote,
-                flow.branch,
-                short(&commit_s),
-                flow.task_path
-            ));
-            return Ok(());
-        }
-    };
-    let was = state::update(&flow.paths, |s| {
-        let Some(rec) = s.tasks.get_mut(&id) else {
-            return Ok(Err("never seen by this node".to_owned()));
-        };
-        if rec.task_sha256 != sha {
-            return Ok(Err(
-                format!("{:?} with a different text", rec.status).to_lowercase()
-            ));
-        }
-        let was = rec.status;
-        if !matches!(was, TaskStatus::Pending | TaskStatus::Deferred) {
-            return Ok(Err(format!("{was:?}").to_lowercase()));
-        }
-        rec.status = TaskStatus::Withdrawn;
-        s.deferred_task_ids.remove(&id);
-        s.queue.order.retain(|i| i != &id);
-        s.queue.withdrawn.insert(
-            id.clone(),
-            Withdrawal {
-                commit: commit_s.clone(),
-                was,
-                at: crate::store::fsutil::now_iso(),
-            },
-        );
-        Ok(Ok(was))
-    })?;
-    match was {
-        Ok(was) => {
-            ledger::append(
-                &flow.paths,
-                &version_line("withdrawn", v, Some(&id), Some(&sha)).detail(
-                    serde_json::json!({"was": was, "why": "the main PC deleted the task file"}),
-                ),
-            )?;
-            crate::watch::say(format!(
-                "task {id} WITHDRAWN: {}/{} deleted {} at {} before it was approved; it is kept in state and not offered again",
-                flow.remote, flow.branch, flow.task_path, short(&commit_s)
-            ));
-        }
-        Err(known) => {
-            ledger::append(
-                &flow.paths,
-                &version_line("task_file_deleted", v, Some(&id), Some(&sha))
-                    .detail(serde_json::json!({"withdrew": null, "known": known,
-                        "why": "only a pending or deferred task is withdrawn"})),
-            )?;
-            crate::watch::say(format!(
-                "{}/{} at {}: {} deleted; task {id} is {known}, left as it is",
-                flow.remote,
-                flow.branch,
-                short(&commit_s),
-                flow.task_path
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

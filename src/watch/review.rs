@@ -1,12 +1,13 @@
 //! `rxnode review TASK_ID` and `rxnode mark-completed TASK_ID`.
 use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome};
-use crate::git::ops as gitops;
+use crate::git::ops;
 use crate::store::ledger::{self, Entry};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
-use crate::watch::{Decision, Flow, Io};
+use crate::watch::io::Io;
+use crate::watch::{Decision, Flow};
 use anyhow::Result;
 use rxnode_interlock::TaskId;
 
@@ -21,19 +22,11 @@ fn parse_id(id: &str) -> Result<String> {
 pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let id = parse_id(task_id)?;
     let paths = Paths::new(&ctx.repo);
-    let repo = gitops::open(&ctx.repo)?;
+    let repo = ops::open(&ctx.repo)?;
     crate::store::trust::prepare(&paths)?;
     let _lock = Lock::acquire(&paths, "review")?;
     let mut io = Io::new()?;
-    let mut flow = Flow {
-        paths: paths.clone(),
-        repo: Some(&repo),
-        branch: ctx.source.branch.clone(),
-        remote: ctx.source.remote.clone(),
-        task_path: ctx.source.task_path.clone(),
-        io: &mut io,
-        dry_run: false,
-    };
+    let mut flow = Flow::on_branch(paths.clone(), &repo, &ctx.source, &mut io);
     // (`reprompt` checks the status under the lock: nothing decided meanwhile
     // is prompted again.)
     match flow.reprompt(&id)? {

@@ -1,0 +1,136 @@
+//! The one owner of process signals (issue 14 item 3).
+//!
+//! One handler for Ctrl-C, SIGINT, SIGTERM and SIGHUP (Ctrl-C / Ctrl-Break /
+//! console close on Windows, through `ctrlc`'s `termination` feature) is
+//! installed once per process, here, and nowhere else. Everything else asks
+//! this module:
+//!
+//! - [`cancel_flag`]: the process-wide flag that `run`, `capture`, `sweep` and
+//!   `publish` poll (the TX tone loop polls it too, so a Ctrl-C stops a
+//!   transmission within its 200 ms bound); the first signal sets it;
+//! - [`received`] / [`flag`]: whether a signal arrived (the watcher asks it
+//!   between steps and hands the flag to a fetch);
+//! - [`subscribe`]: a callback run on the handler's thread after the flag is
+//!   set, e.g. to post an event to the watcher's event loop so a sleep or a
+//!   prompt ends at once;
+//! - [`cancel_handler_installed`]: whether the handler could be installed.
+//!
+//! What the handler says on stderr is chosen by the first [`cancel_flag`]
+//! caller (`"rxnode: interrupt: stopping {what}; …"`, then
+//! `"rxnode: already stopping ({what})"` for each further signal); a process
+//! that only subscribes (the watcher) says nothing from the handler.
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// Set by the first signal; never cleared.
+static CANCEL: AtomicBool = AtomicBool::new(false);
+/// The outcome of the one installation: `Err` holds why it failed.
+static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+/// What the handler names on stderr (the first [`cancel_flag`] caller's words).
+static ANNOUNCE: OnceLock<&'static str> = OnceLock::new();
+
+/// A subscriber: run on every signal; `false` drops it (its receiver is gone).
+type Subscriber = Box<dyn Fn() -> bool + Send>;
+static SUBSCRIBERS: Mutex<Vec<Subscriber>> = Mutex::new(Vec::new());
+
+/// What the handler does on each signal.
+fn on_signal() {
+    let again = CANCEL.swap(true, Ordering::SeqCst);
+    if let Some(what) = ANNOUNCE.get() {
+        if again {
+            eprintln!("rxnode: already stopping ({what})");
+        } else {
+            eprintln!("rxnode: interrupt: stopping {what}; what was done so far will be written");
+        }
+    }
+    notify_subscribers();
+}
+
+/// Tell every subscriber, dropping those that decline.
+fn notify_subscribers() {
+    if let Ok(mut subs) = SUBSCRIBERS.lock() {
+        subs.retain(|notify| notify());
+    }
+}
+
+/// Install the handler if it is not yet installed; the outcome of the one
+/// attempt is kept, so every caller gets the same answer.
+pub(crate) fn install() -> Result<(), String> {
+    INSTALLED
+        .get_or_init(|| ctrlc::set_handler(on_signal).map_err(|e| e.to_string()))
+        .clone()
+}
+
+/// The process-wide Ctrl-C / SIGTERM flag for `run` and `capture`: the first
+/// signal sets it (the running step stops, what was done is written); a second
+/// one only says that it is already stopping. Installs the handler on first
+/// use; `what` names what is stopped (the first caller's words are kept).
+pub(crate) fn cancel_flag(what: &'static str) -> &'static AtomicBool {
+    let _ = ANNOUNCE.set(what);
+    if let Err(e) = install() {
+        // Said once: only the first call tried to install.
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| tracing::warn!("Ctrl-C / SIGTERM cannot be caught: {e}"));
+    }
+    &CANCEL
+}
+
+/// Whether the handler is installed: without it a Ctrl-C kills the process
+/// instead of stopping the running step (and `run` keys no transmitter).
+pub(crate) fn cancel_handler_installed() -> bool {
+    matches!(INSTALLED.get(), Some(Ok(())))
+}
+
+/// The flag itself, for a caller that already subscribed (nothing is
+/// installed or announced here): e.g. to cancel a fetch in the watcher.
+pub(crate) fn flag() -> &'static AtomicBool {
+    &CANCEL
+}
+
+/// Whether a stop signal arrived.
+pub(crate) fn received() -> bool {
+    CANCEL.load(Ordering::SeqCst)
+}
+
+/// Install the handler (if needed) and run `notify` on every later signal,
+/// after the flag is set, on the handler's thread; `notify` returns `false`
+/// once it has nobody left to tell, and is then dropped. A signal that came
+/// before the subscription is seen through [`received`], so check it before
+/// waiting.
+pub(crate) fn subscribe(notify: impl Fn() -> bool + Send + 'static) -> Result<(), String> {
+    install()?;
+    if let Ok(mut subs) = SUBSCRIBERS.lock() {
+        subs.push(Box::new(notify));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    #[test]
+    fn subscribers_are_told_until_they_decline() {
+        // No real signal and no flag: a signal, or the flag set, would reach
+        // every test of this process.
+        let told = Arc::new(AtomicUsize::new(0));
+        let (t1, t2) = (told.clone(), told.clone());
+        SUBSCRIBERS
+            .lock()
+            .map(|mut s| {
+                s.push(Box::new(move || t1.fetch_add(1, Ordering::SeqCst) < 1));
+                s.push(Box::new(move || {
+                    t2.fetch_add(10, Ordering::SeqCst);
+                    true
+                }));
+            })
+            .ok();
+        notify_subscribers();
+        notify_subscribers();
+        // The first said `false` at its second call and was dropped after it.
+        notify_subscribers();
+        assert_eq!(told.load(Ordering::SeqCst), 2 + 30);
+    }
+}

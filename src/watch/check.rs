@@ -1,0 +1,307 @@
+//! The checks of one task version: header and plan, a known ID with a
+//! changed text, `EXPECTED_HEAD` ancestry; refusals recorded once per text.
+use super::{loud, say, task_line, Decision, Flow, Found, Verdict};
+use crate::git::ops;
+use crate::store::fsutil::now_iso;
+use crate::store::ledger::{self, Entry};
+use crate::store::state::{self, PollRecord, RejectedText, TaskRecord, TaskStatus};
+use anyhow::Result;
+use git2::Oid;
+use rxnode_interlock::{lenient_task_id, sha256_hex, Issue, ValidTask};
+
+impl Flow<'_> {
+    pub(super) fn record_poll(&self, result: &str, ok: bool) -> Result<()> {
+        state::update(&self.paths, |s| {
+            s.last_poll = Some(PollRecord {
+                at: now_iso(),
+                result: result.to_owned(),
+                ok,
+            });
+            Ok(())
+        })
+    }
+
+    /// Reject a task blob that was never read (too large, not a regular file),
+    /// keyed by its object ID, once.
+    /// Returns whether this was new (reported now).
+    pub(crate) fn reject_blob(&self, blob: &str, commit: Oid, reason: &str) -> Result<bool> {
+        self.reject_text(
+            "rejected",
+            &format!("blob:{blob}"),
+            None,
+            &commit.to_string(),
+            reason,
+        )
+    }
+
+    /// Reject a text that has no usable ID, or changed under a known ID: once per text.
+    /// Returns whether this was new (reported now).
+    fn reject_text(
+        &self,
+        event: &str,
+        key: &str,
+        id: Option<&str>,
+        commit: &str,
+        reason: &str,
+    ) -> Result<bool> {
+        let new = state::update(&self.paths, |s| {
+            if s.rejected_texts.contains_key(key) {
+                return Ok(false);
+            }
+            s.rejected_texts.insert(
+                key.to_owned(),
+                RejectedText {
+                    task_id: id.map(str::to_owned),
+                    commit: commit.to_owned(),
+                    reason: reason.to_owned(),
+                    at: now_iso(),
+                },
+            );
+            Ok(true)
+        })?;
+        if new {
+            let mut e = Entry::new(event)
+                .commit(commit)
+                .detail(serde_json::json!({ "reason": reason, "key": key }));
+            if let Some(id) = id {
+                e = e.task(id);
+            }
+            if !key.starts_with("blob:") {
+                e = e.sha(key);
+            }
+            ledger::append(&self.paths, &e)?;
+            loud(reason);
+        }
+        Ok(new)
+    }
+
+    /// Reject a task under its ID (recorded so it is reported once).
+    fn reject_task(
+        &self,
+        id: &str,
+        sha: &str,
+        commit: &str,
+        title: Option<String>,
+        reason: &str,
+    ) -> Result<()> {
+        state::update(&self.paths, |s| {
+            s.last_seen_task_id = Some(id.to_owned());
+            s.tasks.insert(
+                id.to_owned(),
+                TaskRecord {
+                    status: TaskStatus::Rejected,
+                    task_sha256: sha.to_owned(),
+                    commit: commit.to_owned(),
+                    risk_level: None,
+                    title,
+                    first_seen: now_iso(),
+                    reason: Some(reason.to_owned()),
+                },
+            );
+            Ok(())
+        })?;
+        ledger::append(
+            &self.paths,
+            &Entry::new("rejected")
+                .task(id)
+                .sha(sha)
+                .commit(commit)
+                .detail(serde_json::json!({ "reason": reason })),
+        )?;
+        loud(format!("task {id} rejected: {reason}"));
+        Ok(())
+    }
+
+    /// Check task bytes found at `commit` (`None` in dry-run) and prompt when new.
+    /// Returns the decision, or `None` when nothing was prompted.
+    pub(crate) fn examine(
+        &mut self,
+        bytes: &[u8],
+        commit: Option<Oid>,
+        blob: &str,
+    ) -> Result<Option<Decision>> {
+        let commit_s = commit.map(|c| c.to_string()).unwrap_or_default();
+        match self.check_version(bytes, commit)? {
+            Verdict::New(task) | Verdict::PendingTask(task) => {
+                let d = self.prompt(&Found {
+                    task: &task,
+                    bytes,
+                    commit: &commit_s,
+                    blob,
+                })?;
+                Ok(Some(d))
+            }
+            Verdict::Pending(_) | Verdict::Duplicate { .. } | Verdict::Refused { .. } => Ok(None),
+        }
+    }
+
+    /// Every check of one task text found at `commit` (`None` in dry-run):
+    /// header and plan, a known ID with a changed text, `EXPECTED_HEAD`
+    /// ancestry. Refusals are recorded and reported here (once per text);
+    /// nothing is prompted.
+    pub(crate) fn check_version(&mut self, bytes: &[u8], commit: Option<Oid>) -> Result<Verdict> {
+        let commit_s = commit.map(|c| c.to_string()).unwrap_or_default();
+        let sha = sha256_hex(bytes);
+        let task = match crate::validate::check(bytes, &self.branch) {
+            Ok(t) => t,
+            Err(issues) => return self.refuse_invalid(bytes, &issues, &sha, &commit_s),
+        };
+        let id = task.id().to_string();
+        let st = state::load(&self.paths)?;
+        let mut pending = false;
+        if let Some(rec) = st.tasks.get(&id) {
+            if rec.task_sha256 != sha {
+                return self.refuse_changed(&id, rec, &sha, &commit_s);
+            }
+            if rec.status != TaskStatus::Pending {
+                tracing::info!(
+                    "task {id} already seen ({:?}); not prompted again",
+                    rec.status
+                );
+                return Ok(Verdict::Duplicate {
+                    id: Some(id),
+                    status: format!("{:?}", rec.status).to_lowercase(),
+                });
+            }
+            if !self.dry_run {
+                // Already queued, checked at the commit that first held it;
+                // the same text at another commit changes nothing.
+                return Ok(Verdict::Pending(id));
+            }
+            pending = true;
+        }
+        if let Some(refused) = self.check_ancestry(&task, &sha, commit)? {
+            return Ok(refused);
+        }
+        Ok(if pending {
+            Verdict::PendingTask(Box::new(task))
+        } else {
+            Verdict::New(Box::new(task))
+        })
+    }
+
+    /// An invalid text: refused under the ID its header names, if usable (a
+    /// known ID with the same text was reported before), else once per text.
+    fn refuse_invalid(
+        &self,
+        bytes: &[u8],
+        issues: &[Issue],
+        sha: &str,
+        commit_s: &str,
+    ) -> Result<Verdict> {
+        let list = crate::validate::issue_list(issues);
+        let id = lenient_task_id(bytes).map(|t| t.to_string());
+        let st = state::load(&self.paths)?;
+        if let Some(id) = &id {
+            if let Some(rec) = st.tasks.get(id) {
+                if rec.task_sha256 == sha {
+                    // Reported before.
+                    return Ok(Verdict::Duplicate {
+                        id: Some(id.clone()),
+                        status: format!("{:?}", rec.status).to_lowercase(),
+                    });
+                }
+                return self.refuse_changed(id, rec, sha, commit_s);
+            }
+            let reason = format!("invalid task file: {list}");
+            self.reject_task(id, sha, commit_s, None, &reason)?;
+            return Ok(Verdict::Refused {
+                id: Some(id.clone()),
+                reason,
+                written: Some("rejected"),
+            });
+        }
+        let reason = format!(
+            "invalid task file at {} ({}) without a usable TASK_ID: {}",
+            self.task_path,
+            if commit_s.is_empty() {
+                "local file"
+            } else {
+                commit_s
+            },
+            list
+        );
+        let new = self.reject_text("rejected", sha, None, commit_s, &reason)?;
+        Ok(Verdict::Refused {
+            id: None,
+            reason,
+            written: new.then_some("rejected"),
+        })
+    }
+
+    /// `EXPECTED_HEAD` must be a strict ancestor of the task commit (skipped,
+    /// and said, in a dry run): `Some` refusal, recorded, when it is not.
+    fn check_ancestry(
+        &self,
+        task: &ValidTask,
+        sha: &str,
+        commit: Option<Oid>,
+    ) -> Result<Option<Verdict>> {
+        let (Some(repo), Some(c)) = (self.repo, commit) else {
+            say("dry run: ancestry check of EXPECTED_HEAD skipped (no fetch, no remote)");
+            return Ok(None);
+        };
+        let base = &task.header().expected_head;
+        if ops::is_strict_ancestor(repo, base, c)? {
+            return Ok(None);
+        }
+        let id = task.id().to_string();
+        let reason =
+            format!("EXPECTED_HEAD {base} is not a strict ancestor of the task commit {c}");
+        self.reject_task(
+            &id,
+            sha,
+            &c.to_string(),
+            Some(task.header().task_title.clone()),
+            &reason,
+        )?;
+        Ok(Some(Verdict::Refused {
+            id: Some(id),
+            reason,
+            written: Some("rejected"),
+        }))
+    }
+
+    fn refuse_changed(
+        &self,
+        id: &str,
+        rec: &TaskRecord,
+        sha: &str,
+        commit: &str,
+    ) -> Result<Verdict> {
+        let reason = format!(
+            "REFUSED: task {id} is already known ({:?}) with text SHA-256 {}, but the file now has a different text (SHA-256 {sha}); a revised task needs a new TASK_ID — not prompted",
+            rec.status, rec.task_sha256
+        );
+        let new = self.reject_text("refused", sha, Some(id), commit, &reason)?;
+        Ok(Verdict::Refused {
+            id: Some(id.to_owned()),
+            reason,
+            written: new.then_some("refused"),
+        })
+    }
+
+    /// Record a valid task as pending (before any prompt); `true` when it was
+    /// new (then a `detected` line is written).
+    pub(crate) fn record_pending(&self, task: &ValidTask, commit: &str) -> Result<bool> {
+        let id = task.id().to_string();
+        let is_new = state::update(&self.paths, |s| {
+            s.last_seen_task_id = Some(id.clone());
+            let new = !s.tasks.contains_key(&id);
+            s.tasks.entry(id.clone()).or_insert_with(|| TaskRecord {
+                status: TaskStatus::Pending,
+                task_sha256: task.sha256().to_owned(),
+                commit: commit.to_owned(),
+                risk_level: Some(task.risk().as_str().to_owned()),
+                title: Some(task.header().task_title.clone()),
+                first_seen: now_iso(),
+                reason: None,
+            });
+            Ok(new)
+        })?;
+        if is_new {
+            ledger::append(&self.paths, &task_line("detected", task, commit))?;
+        }
+        Ok(is_new)
+    }
+}

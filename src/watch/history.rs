@@ -1,0 +1,323 @@
+//! A poll's walk of the watched branch's first-parent history, from the
+//! marker (or the merge base after a rewrite) to the tip (see `queue.rs`).
+use super::queue::{pending_in_order, short, Rewrite, WalkFrom, WalkRecord, MAX_WALK_COMMITS};
+use super::versions::examine_version;
+use super::{loud, say, Flow};
+use crate::git::ops::{self, History, Version};
+use crate::store::fsutil::now_iso;
+use crate::store::ledger::{self, Entry};
+use crate::store::state::{self, State};
+use anyhow::Result;
+use git2::{Oid, Repository};
+
+/// History rewrites kept in state (the ledger keeps them all).
+const REWRITES_KEPT: usize = 20;
+/// Commit IDs listed in one `not_examined` ledger line / state record.
+const LISTED: usize = 100;
+
+/// What to examine this poll.
+struct Plan {
+    from: WalkFrom,
+    since: Option<Oid>,
+    history: History,
+    /// Oldest first, at most `limit`.
+    examine: Vec<Version>,
+    /// Older versions beyond the bound, oldest first.
+    skipped: Vec<Version>,
+}
+
+fn plan(
+    repo: &Repository,
+    start: Option<Oid>,
+    from: WalkFrom,
+    tip: Oid,
+    path: &str,
+    limit: usize,
+) -> Result<Plan> {
+    if from == WalkFrom::FirstStart {
+        let entry = ops::entry_at(repo, tip, path)?;
+        let examine = match entry {
+            Some(_) => vec![Version {
+                commit: tip,
+                entry,
+                before: None,
+            }],
+            None => vec![],
+        };
+        return Ok(Plan {
+            from,
+            since: None,
+            history: History::default(),
+            examine,
+            skipped: vec![],
+        });
+    }
+    let history = ops::task_history(repo, tip, start, path, MAX_WALK_COMMITS)?;
+    let mut all = history.versions.clone();
+    let cut = all.len().saturating_sub(limit);
+    let examine = all.split_off(cut);
+    Ok(Plan {
+        from,
+        since: start,
+        history,
+        examine,
+        skipped: all,
+    })
+}
+
+/// Walk from the marker to `tip`, examine every version, and return the task
+/// IDs newly queued by this poll, in commit order (prompted by the caller).
+/// The marker is moved to `tip` once every version is recorded.
+pub(crate) fn examine_history(
+    flow: &mut Flow<'_>,
+    repo: &Repository,
+    tip: Oid,
+    limit: usize,
+) -> Result<Vec<String>> {
+    let (start, from) = walk_start(flow, repo, tip, limit)?;
+    let p = plan(repo, start, from, tip, &flow.task_path, limit)?;
+    if from == WalkFrom::FirstStart {
+        first_start(flow, &p, tip)?;
+    }
+    report_not_examined(flow, &p, tip, limit)?;
+    let mut queued: Vec<String> = Vec::new();
+    for (i, v) in p.examine.iter().enumerate() {
+        let next = p.examine.get(i + 1);
+        if let Some(id) = examine_version(flow, repo, v, next)? {
+            queued.push(id);
+        }
+    }
+    let record = WalkRecord {
+        at: now_iso(),
+        from: p.from,
+        since: p.since.map(|s| s.to_string()),
+        tip: tip.to_string(),
+        commits: p.history.commits,
+        versions: p.history.versions.len().max(p.examine.len()),
+        examined: p.examine.len(),
+        not_examined: p.skipped.len(),
+        walk_truncated: p.history.truncated || p.history.incomplete.is_some(),
+        not_examined_commits: listed(&p),
+        limit,
+    };
+    state::update(&flow.paths, |s| {
+        s.remote_marker = Some(tip.to_string());
+        s.queue.last_walk = Some(record);
+        Ok(())
+    })?;
+    Ok(queued)
+}
+
+/// Where the walk starts: after the marker when it is an ancestor of the tip,
+/// else (a history rewrite, said and recorded) after the merge base, or from
+/// the root when there is none; only the tip on a first start.
+fn walk_start(
+    flow: &Flow<'_>,
+    repo: &Repository,
+    tip: Oid,
+    limit: usize,
+) -> Result<(Option<Oid>, WalkFrom)> {
+    let st = state::load(&flow.paths)?;
+    let Some(m) = st.remote_marker.as_deref() else {
+        return Ok((None, WalkFrom::FirstStart));
+    };
+    let parsed = Oid::from_str(m);
+    if let Ok(m) = parsed {
+        if ops::is_ancestor_or_same(repo, m, tip)? {
+            return Ok((Some(m), WalkFrom::Marker));
+        }
+    }
+    let base = match parsed {
+        Ok(m) => ops::merge_base(repo, m, tip)?,
+        Err(_) => None,
+    };
+    let moved = Moved { old: m, tip, base };
+    rewritten(flow, repo, &st, moved, limit)?;
+    Ok(match base {
+        Some(b) => (Some(b), WalkFrom::MergeBase),
+        None => (None, WalkFrom::Root),
+    })
+}
+
+/// A ledger line `event` about the walk to `tip`.
+fn tip_line(flow: &Flow<'_>, event: &str, tip: Oid, detail: serde_json::Value) -> Result<()> {
+    ledger::append(
+        &flow.paths,
+        &Entry::new(event).commit(&tip.to_string()).detail(detail),
+    )
+}
+
+/// `remote/branch`, as the messages name it.
+fn where_(flow: &Flow<'_>) -> String {
+    format!("{}/{}", flow.remote, flow.branch)
+}
+
+/// The first (oldest) commits of the versions not examined, at most [`LISTED`].
+fn listed(p: &Plan) -> Vec<String> {
+    p.skipped
+        .iter()
+        .take(LISTED)
+        .map(|v| v.commit.to_string())
+        .collect()
+}
+
+/// A first start examines only the tip: say so (and record it when the tip
+/// holds a task file).
+fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
+    let where_ = where_(flow);
+    if p.examine.is_empty() {
+        say(format!(
+            "{where_} at {tip}: no {} (first start: nothing examined before the tip)",
+            flow.task_path
+        ));
+        return Ok(());
+    }
+    let msg = format!(
+        "first start (no examined commit recorded): only the task file at the tip {} of {where_} is examined; earlier versions in its history are not",
+        short(&tip.to_string())
+    );
+    say(&msg);
+    tip_line(
+        flow,
+        "not_examined",
+        tip,
+        serde_json::json!({
+            "reason": "first start: no examined commit recorded, only the tip version is examined",
+            "branch": where_, "task_path": flow.task_path,
+        }),
+    )
+}
+
+/// Versions beyond the bound, a walk cut at [`MAX_WALK_COMMITS`], or an
+/// incomplete (shallow) history: said loudly and recorded in a `not_examined` line.
+fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, limit: usize) -> Result<()> {
+    let not_examined = p.skipped.len();
+    let incomplete = p.history.incomplete.clone();
+    if not_examined == 0 && !p.history.truncated && incomplete.is_none() {
+        return Ok(());
+    }
+    let where_ = where_(flow);
+    let mut more = if p.history.truncated {
+        format!(
+            "; the walk stopped after {MAX_WALK_COMMITS} commits, so older history is not examined either"
+        )
+    } else {
+        String::new()
+    };
+    if let Some(why) = &incomplete {
+        more.push_str(&format!(
+            "; history incomplete, older versions not examined: {why}"
+        ));
+    }
+    let since = p
+        .since
+        .map(|s| short(&s.to_string()).to_owned())
+        .unwrap_or_else(|| "the root".into());
+    if not_examined > 0 {
+        loud(format!(
+            "{not_examined} older task version(s) of {} on {where_} NOT EXAMINED: only the newest {limit} since {since} are (--history-limit){more}",
+            flow.task_path,
+        ));
+    } else {
+        loud(format!(
+            "older task versions of {} on {where_} since {since} NOT EXAMINED{more}",
+            flow.task_path,
+        ));
+    }
+    tip_line(
+        flow,
+        "not_examined",
+        tip,
+        serde_json::json!({
+            "reason": if incomplete.is_some() || p.history.truncated {
+                "older than the newest --history-limit versions, or beyond where the history could be walked"
+            } else {
+                "older than the newest --history-limit versions"
+            },
+            "count": not_examined, "limit": limit,
+            "walk_truncated": p.history.truncated,
+            "history_incomplete": incomplete,
+            "since": p.since.map(|s| s.to_string()),
+            "commits": listed(p), "commits_listed_max": LISTED,
+        }),
+    )
+}
+
+/// How the branch moved in a history rewrite.
+#[derive(Clone, Copy)]
+struct Moved<'s> {
+    /// The examined commit (the marker), no longer an ancestor of the tip.
+    old: &'s str,
+    /// The new tip.
+    tip: Oid,
+    /// Where examination restarts (`None`: the two share no history).
+    base: Option<Oid>,
+}
+
+/// The examined commit is no longer an ancestor of the tip: say so loudly,
+/// on stderr, in the ledger and in state. Nothing is decided by it.
+fn rewritten(
+    flow: &Flow<'_>,
+    repo: &Repository,
+    st: &State,
+    moved: Moved<'_>,
+    limit: usize,
+) -> Result<()> {
+    let Moved { old, tip, base } = moved;
+    let mut off = Vec::new();
+    for id in pending_in_order(st) {
+        let on = st
+            .tasks
+            .get(&id)
+            .and_then(|r| Oid::from_str(&r.commit).ok())
+            .map(|c| ops::is_ancestor_or_same(repo, c, tip))
+            .transpose()?
+            .unwrap_or(false);
+        if !on {
+            off.push(id);
+        }
+    }
+    let from = match base {
+        Some(b) => format!("examining from the merge base {b}"),
+        None => format!(
+            "the two share no history: examining the newest {limit} version(s) from the root"
+        ),
+    };
+    let mut msg = format!(
+        "HISTORY REWRITTEN: {}/{} was force-pushed; the examined commit {old} is no longer an ancestor of the tip {tip}; {from}. Nothing is approved by the rewrite; decided task IDs are never offered again",
+        flow.remote, flow.branch
+    );
+    if !off.is_empty() {
+        msg.push_str(&format!(
+            "; still pending although their commit is no longer on the branch: {}",
+            off.join(", ")
+        ));
+    }
+    loud(&msg);
+    tip_line(
+        flow,
+        "history_rewritten",
+        tip,
+        serde_json::json!({
+            "old": old, "new": tip.to_string(),
+            "merge_base": base.map(|b| b.to_string()),
+            "pending_off_branch": off,
+            "branch": format!("{}/{}", flow.remote, flow.branch),
+        }),
+    )?;
+    let rec = Rewrite {
+        at: now_iso(),
+        old: old.to_owned(),
+        new: tip.to_string(),
+        merge_base: base.map(|b| b.to_string()),
+        pending_off_branch: off,
+    };
+    state::update(&flow.paths, |s| {
+        s.queue.rewrites.push(rec);
+        let n = s.queue.rewrites.len();
+        if n > REWRITES_KEPT {
+            s.queue.rewrites.drain(..n - REWRITES_KEPT);
+        }
+        Ok(())
+    })
+}

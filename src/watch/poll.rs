@@ -1,0 +1,278 @@
+//! The event loop: poll, back off after failures, prompt the queue.
+use super::{history, loud, queue, say, Flow, WatchOptions, BACKOFF_CAP};
+use crate::exit::Outcome;
+use crate::git::ops;
+use crate::store::ledger::{self, Entry};
+use crate::store::state::{self, TaskStatus};
+use anyhow::{Context, Result};
+use git2::{Oid, Repository};
+use rand::Rng;
+use std::time::Duration;
+
+/// What `cycle` carries from one poll to the next.
+#[derive(Default)]
+struct LoopState {
+    /// The hold message was shown (and not yet the release).
+    held_said: bool,
+    /// Tasks left pending by an earlier run have been shown.
+    pending_shown: bool,
+}
+
+pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outcome> {
+    let interval = Duration::from_secs_f64(args.interval);
+    let limit = args.history_limit;
+    let mut failures: u32 = 0;
+    let mut ls = LoopState::default();
+    loop {
+        if flow.io.stopping() {
+            return Ok(Outcome::Done);
+        }
+        let outcome = cycle(flow, &mut ls, limit);
+        let wait = match outcome {
+            Ok(end) => {
+                failures = 0;
+                if args.once {
+                    if let Some(p) = state::load(&flow.paths)?.last_poll {
+                        say(format!("poll: {}", p.result));
+                    }
+                }
+                if end || args.once {
+                    return Ok(Outcome::Done);
+                }
+                jitter(interval)
+            }
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                if args.once {
+                    return Err(e);
+                }
+                let cap = BACKOFF_CAP.max(interval);
+                let back = interval
+                    .saturating_mul(2u32.saturating_pow(failures.min(16)))
+                    .min(cap);
+                let w = jitter(back);
+                loud(format!(
+                    "{e:#} (failure {failures}; next try in {:.1} s)",
+                    w.as_secs_f64()
+                ));
+                w
+            }
+        };
+        if flow.io.sleep(wait) {
+            return Ok(Outcome::Done);
+        }
+    }
+}
+
+fn jitter(d: Duration) -> Duration {
+    d.mul_f64(rand::thread_rng().gen_range(0.9..1.1))
+}
+
+/// Prompt each task of `ids` that is still pending, in order; the first
+/// `earlier` of them were left pending by an earlier run. Each prompt says
+/// where the task stands in the queue. Stops at a hold (`Ok(None)`: the rest
+/// are shown once it is released) or when a prompt ends the watcher
+/// (`Ok(Some(true))`); `[D]` and `[A]` move on to the next.
+fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<Option<bool>> {
+    let n = ids.len();
+    for (i, id) in ids.iter().enumerate() {
+        if flow.paths.stop().exists() {
+            return Ok(None);
+        }
+        let st = state::load(&flow.paths)?;
+        if st.tasks.get(id).map(|r| r.status) != Some(TaskStatus::Pending) {
+            continue; // decided meanwhile (another command) or withdrawn
+        }
+        if i < earlier {
+            say(format!("task {id} is still pending from an earlier run"));
+        }
+        let more = n - i - 1;
+        let mut note = format!(
+            "{} of {n} in this poll; {more} more queued{}",
+            i + 1,
+            if more > 0 { " after this one" } else { "" }
+        );
+        if let Some(by) = st.queue.superseded.get(id) {
+            note.push_str(&format!(
+                "; replaced on the branch by commit {by} before you saw it (still offered)"
+            ));
+        }
+        if st
+            .queue
+            .rewrites
+            .last()
+            .is_some_and(|r| r.pending_off_branch.contains(id))
+        {
+            note.push_str(
+                "; WARNING: its commit is no longer on the watched branch (history rewritten)",
+            );
+        }
+        if n > 1 {
+            say(format!("queue: task {id} is {note}"));
+        }
+        flow.io.set_queue_note(Some(note));
+        let r = flow.reprompt(id);
+        flow.io.set_queue_note(None);
+        match r {
+            Ok(d) if d.ends_watcher() => {
+                if more > 0 {
+                    say(format!(
+                        "{more} more task(s) stay pending in the queue and are shown at the next start"
+                    ));
+                }
+                return Ok(Some(true));
+            }
+            Ok(_) => {}
+            Err(e) => loud(format!("cannot show pending task {id}: {e:#}")),
+        }
+        if flow.io.stopping() {
+            return Ok(Some(true));
+        }
+    }
+    Ok(Some(false))
+}
+
+/// One poll. `Ok(true)` ends the watcher; `Err` is a fetch/git failure.
+///
+/// The `.local/STOP` hold is checked first: while it exists nothing is
+/// fetched and nothing is prompted, not even tasks pending from an earlier run.
+/// Then: fetch; when the tip moved, examine the history since the marker
+/// (`queue::examine_history`); then prompt, in commit order, the tasks left
+/// pending by an earlier run (first poll only) and every task this poll queued.
+fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> {
+    if held(flow, &mut ls.held_said)? {
+        return Ok(false);
+    }
+    let repo = flow.repo.context("no repository")?;
+    let fetched = ops::fetch(repo, &flow.remote, &flow.branch, flow.io.flag());
+    let oid = match fetched {
+        Ok(o) => o,
+        // A Ctrl-C/SIGTERM cancels the transfer: the watcher is stopping, and
+        // that is not a fetch failure (no `fetch_failed`, no failed last poll).
+        Err(_) if flow.io.stopping() => return Ok(true),
+        Err(e) => return fetch_failed(flow, ls, e),
+    };
+    fetch_recovered(flow, oid)?;
+    crate::store::trust::check_watched_tip(&flow.paths, repo, oid, &flow.remote, &flow.branch)?;
+    let earlier = if ls.pending_shown {
+        Vec::new()
+    } else {
+        queue::pending_in_order(&state::load(&flow.paths)?)
+    };
+    let queued = examine_new(flow, repo, oid, limit)?;
+    let mut ids = earlier.clone();
+    for id in queued {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if ids.is_empty() {
+        ls.pending_shown = true;
+        return Ok(false);
+    }
+    let end = prompt_queue(flow, &ids, earlier.len())?;
+    // A hold that appeared between two prompts: everything still pending is
+    // shown (in queue order) after it is released.
+    ls.pending_shown = end.is_some();
+    if flow.io.stopping() {
+        return Ok(true);
+    }
+    Ok(end == Some(true))
+}
+
+/// The `.local/STOP` hold: `true` while it holds (said once, recorded each
+/// poll); its release is said once.
+fn held(flow: &Flow<'_>, held_said: &mut bool) -> Result<bool> {
+    if flow.paths.stop().exists() {
+        if !*held_said {
+            *held_said = true;
+            say(format!(
+                "held: {} exists — fetching nothing, prompting nothing until it is removed",
+                flow.paths.stop().display()
+            ));
+            ledger::append(&flow.paths, &Entry::new("held"))?;
+        }
+        flow.record_poll("held by .local/STOP", true)?;
+        return Ok(true);
+    }
+    if *held_said {
+        *held_said = false;
+        say("hold released (.local/STOP removed); polling again");
+        ledger::append(&flow.paths, &Entry::new("hold_released"))?;
+    }
+    Ok(false)
+}
+
+/// A failed fetch: recorded (one ledger line per distinct failure), then the
+/// tasks already known are prompted even while the remote is unreachable.
+/// `Ok(true)` when a prompt ended the watcher, else the fetch error.
+fn fetch_failed(flow: &mut Flow<'_>, ls: &mut LoopState, e: anyhow::Error) -> Result<bool> {
+    let msg = format!("fetch failed: {e:#}");
+    // One ledger line per distinct failure (not one per back-off retry).
+    let prev = state::load(&flow.paths)?.last_poll;
+    if prev.is_none_or(|p| p.ok || p.result != msg) {
+        ledger::append(
+            &flow.paths,
+            &Entry::new("fetch_failed").detail(serde_json::json!({
+                "remote": flow.remote, "branch": flow.branch, "error": format!("{e:#}"),
+            })),
+        )?;
+    }
+    flow.record_poll(&msg, false)?;
+    // Tasks already known are shown even while the remote is unreachable.
+    if !ls.pending_shown {
+        let earlier = queue::pending_in_order(&state::load(&flow.paths)?);
+        match prompt_queue(flow, &earlier, earlier.len())? {
+            Some(true) => return Ok(true),
+            Some(false) => ls.pending_shown = true,
+            None => {}
+        }
+    }
+    Err(e)
+}
+
+/// The first good fetch after failed ones: a `fetch_recovered` line.
+fn fetch_recovered(flow: &Flow<'_>, oid: Oid) -> Result<()> {
+    if state::load(&flow.paths)?
+        .last_poll
+        .is_some_and(|p| !p.ok && p.result.starts_with("fetch failed"))
+    {
+        ledger::append(
+            &flow.paths,
+            &Entry::new("fetch_recovered")
+                .commit(&oid.to_string())
+                .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
+        )?;
+    }
+    Ok(())
+}
+
+/// Examine the history since the marker when the tip moved; the task IDs
+/// this poll queued, in commit order.
+fn examine_new(
+    flow: &mut Flow<'_>,
+    repo: &Repository,
+    oid: Oid,
+    limit: usize,
+) -> Result<Vec<String>> {
+    let marker = state::load(&flow.paths)?.remote_marker;
+    if marker.as_deref() == Some(oid.to_string().as_str()) {
+        tracing::info!("poll: nothing new at {oid}");
+        flow.record_poll("nothing new", true)?;
+        return Ok(Vec::new());
+    }
+    let q = history::examine_history(flow, repo, oid, limit)?;
+    flow.record_poll(
+        &format!(
+            "examined {oid}; {} new task(s) queued{}",
+            q.len(),
+            if q.is_empty() {
+                ", nothing to prompt"
+            } else {
+                ""
+            }
+        ),
+        true,
+    )?;
+    Ok(q)
+}

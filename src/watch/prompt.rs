@@ -1,0 +1,284 @@
+//! The prompt: show a task, ask `[A]`/`[D]`/`[S]`, record the answer, and
+//! prepare the outbox on approval.
+use super::io::Answer;
+use super::{loud, say, task_line, Decision, Flow, Found};
+use crate::exit::bad_input;
+use crate::git::ops::{self, Blob};
+use crate::store::fsutil::now_iso;
+use crate::store::ledger::{self, Entry};
+use crate::store::outbox::{self, Prepared};
+use crate::store::state::{self, TaskStatus};
+use anyhow::{Context, Result};
+use git2::Oid;
+use rxnode_interlock::{
+    required_phrase, sha256_hex, Approval, AuthorizationKind, RiskLevel, ValidTask, MAX_TASK_BYTES,
+};
+use std::io::Write;
+
+impl Flow<'_> {
+    /// Record the task as pending, show it, and ask.
+    pub(crate) fn prompt(&mut self, found: &Found<'_>) -> Result<Decision> {
+        let Found { task, commit, .. } = *found;
+        let id = task.id().to_string();
+        self.record_pending(task, commit)?;
+        self.show(found);
+        ledger::append(&self.paths, &task_line("prompted", task, commit))?;
+        loop {
+            say("[A] Approve  [D] Defer  [S] Stop watcher");
+            print!("> ");
+            let _ = std::io::stdout().flush();
+            let line = match self.io.read_answer() {
+                Answer::Line(l) => {
+                    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                        say(&l); // keep a piped transcript readable
+                    }
+                    l
+                }
+                Answer::Eof => {
+                    say("");
+                    say(format!("end of input: stopping without a decision; {id} stays pending and is shown at the next start"));
+                    self.stopped(task, "end of input at the prompt")?;
+                    return Ok(Decision::Eof);
+                }
+                Answer::Signal => {
+                    say("");
+                    say(format!(
+                        "signal: stopping without a decision; {id} stays pending"
+                    ));
+                    self.stopped(task, "signal at the prompt")?;
+                    return Ok(Decision::Signal);
+                }
+            };
+            match line.trim().to_ascii_lowercase().as_str() {
+                "a" | "approve" => return self.approve(found),
+                "d" | "defer" => return self.defer(task, commit),
+                "s" | "stop" => {
+                    self.stopped(task, "operator chose [S]")?;
+                    say(format!(
+                        "stopping the watcher; {id} stays pending and is shown at the next start"
+                    ));
+                    return Ok(Decision::Stop);
+                }
+                other => say(format!("unknown answer {other:?}: type A, D or S")),
+            }
+        }
+    }
+
+    /// The prompt ended without a decision: a `stopped` line saying why.
+    fn stopped(&self, task: &ValidTask, reason: &str) -> Result<()> {
+        ledger::append(
+            &self.paths,
+            &Entry::new("stopped")
+                .task(task.id().as_str())
+                .sha(task.sha256())
+                .detail(serde_json::json!({ "reason": reason })),
+        )
+    }
+
+    /// `[D]`: deferred in state and the ledger, not prompted again until `review`.
+    fn defer(&self, task: &ValidTask, commit: &str) -> Result<Decision> {
+        let id = task.id().to_string();
+        state::update(&self.paths, |s| {
+            if let Some(r) = s.tasks.get_mut(&id) {
+                r.status = TaskStatus::Deferred;
+            }
+            s.deferred_task_ids.insert(id.clone());
+            Ok(())
+        })?;
+        ledger::append(&self.paths, &task_line("deferred", task, commit))?;
+        say(format!(
+            "deferred {id}; not prompted again until `rxnode review {id}`"
+        ));
+        Ok(Decision::Deferred)
+    }
+
+    fn show(&self, found: &Found<'_>) {
+        let Found {
+            task, commit, blob, ..
+        } = *found;
+        let h = task.header();
+        let mut s = String::new();
+        let src = if self.dry_run {
+            "DRY RUN (local file)".to_owned()
+        } else {
+            format!("{}/{}:{}", self.remote, self.branch, self.task_path)
+        };
+        s.push_str(&format!("\n=== Task from {src} ===\n"));
+        s.push_str(&format!("  ID:      {}\n", task.id()));
+        s.push_str(&format!("  Title:   {}\n", h.task_title));
+        s.push_str(&format!("  Risk:    {}", task.risk().as_str()));
+        if task.risk() != task.derived_risk() {
+            s.push_str(&format!(
+                " (declared; derived {})",
+                task.derived_risk().as_str()
+            ));
+        }
+        s.push('\n');
+        for r in task.risk_reasons() {
+            s.push_str(&format!("           - {r}\n"));
+        }
+        if !commit.is_empty() {
+            s.push_str(&format!("  Commit:  {commit} (blob {blob})\n"));
+            s.push_str(&format!(
+                "  Base:    {} (EXPECTED_HEAD, strict ancestor: yes)\n",
+                h.expected_head
+            ));
+        } else {
+            s.push_str(&format!(
+                "  Base:    {} (EXPECTED_HEAD, not checked in dry run)\n",
+                h.expected_head
+            ));
+        }
+        s.push_str(&format!("  SHA-256: {}\n", task.sha256()));
+        s.push_str("  Header:\n");
+        for (line, k, v) in &h.lines {
+            s.push_str(&format!("    {line:>3}  {k} = {v}\n"));
+        }
+        match task.plan() {
+            Some(p) => {
+                s.push_str(&format!("  Plan:    {} step(s)\n", p.steps.len()));
+                for (i, st) in p.steps.iter().enumerate() {
+                    let j = serde_json::to_string(st).unwrap_or_default();
+                    s.push_str(&format!("    {}. {} {j}\n", i + 1, st.op()));
+                }
+            }
+            None => s.push_str("  Plan:    none — manual task: approval prepares the outbox, nothing touches hardware\n"),
+        }
+        if task.risk() == RiskLevel::Red {
+            s.push_str("  RED: approval is not authorization.\n");
+            if let Some((kind, phrase)) = required_phrase(task) {
+                let what = match kind {
+                    AuthorizationKind::RfTx => "transmission",
+                    _ => "this RED work",
+                };
+                s.push_str(&format!(
+                    "       `rxnode run {}` will ask you to type exactly `{phrase}` before {what}.\n",
+                    task.id()
+                ));
+            }
+        }
+        if let Some(note) = &self.io.queue_note {
+            s.push_str(&format!("  Queue:   {note}\n"));
+        }
+        print!("{s}");
+        let _ = std::io::stdout().flush();
+    }
+
+    fn approve(&mut self, found: &Found<'_>) -> Result<Decision> {
+        let Found {
+            task,
+            bytes,
+            commit,
+            blob,
+        } = *found;
+        let id = task.id().to_string();
+        let approval = Approval::new(task, commit, &now_iso());
+        let dir = match outbox::prepare(&self.paths, task, bytes, &approval, blob) {
+            Ok(Prepared::Written(d)) => d,
+            Ok(Prepared::AlreadyThere(d)) => {
+                say(format!(
+                    "outbox {} already holds exactly this task; left as it is",
+                    d.display()
+                ));
+                d
+            }
+            Err(e)
+                if e.chain()
+                    .any(|c| c.downcast_ref::<crate::exit::Refused>().is_some()) =>
+            {
+                loud(format!(
+                    "{e:#}; approval of {id} not recorded, it stays pending"
+                ));
+                ledger::append(
+                    &self.paths,
+                    &task_line("refused", task, commit)
+                        .detail(serde_json::json!({"reason": format!("{e:#}")})),
+                )?;
+                return Ok(Decision::Refused);
+            }
+            Err(e) => return Err(e),
+        };
+        // The audit line goes first: a crash between the two leaves the task
+        // pending with its outbox in place (asked again, `AlreadyThere`), never
+        // approved in state without an `approved` line in the ledger.
+        ledger::append(
+            &self.paths,
+            &task_line("approved", task, commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
+        )?;
+        state::update(&self.paths, |s| {
+            s.approvals.insert(id.clone(), approval.clone());
+            s.deferred_task_ids.remove(&id);
+            if let Some(r) = s.tasks.get_mut(&id) {
+                r.status = TaskStatus::Approved;
+            }
+            Ok(())
+        })?;
+        say(format!("approved {id}; outbox: {}", dir.display()));
+        if let Some((_, phrase)) = required_phrase(task) {
+            say(format!(
+                "approval is not authorization: `rxnode run {id}` will ask for `{phrase}`"
+            ));
+        } else if task.plan().is_some() {
+            say(format!("next: `rxnode run {id}`"));
+        } else {
+            say(format!(
+                "manual task: do the work, fill in the outbox, then `rxnode mark-completed {id}`"
+            ));
+        }
+        Ok(Decision::Approved)
+    }
+
+    /// Prompt for a known pending/deferred task from the commit recorded in state.
+    pub(crate) fn reprompt(&mut self, id: &str) -> Result<Decision> {
+        let st = state::load(&self.paths)?;
+        let rec = st
+            .tasks
+            .get(id)
+            .ok_or_else(|| bad_input(format!("task {id} is not known on this node")))?
+            .clone();
+        if !matches!(rec.status, TaskStatus::Pending | TaskStatus::Deferred) {
+            return Err(bad_input(format!(
+                "task {id} is {:?}; only pending or deferred tasks can be reviewed",
+                rec.status
+            )));
+        }
+        let repo = self.repo.context("no repository")?;
+        let commit = Oid::from_str(&rec.commit).map_err(|_| {
+            bad_input(format!(
+                "task {id} has no usable commit in state ({:?})",
+                rec.commit
+            ))
+        })?;
+        let (bytes, blob) = match ops::read_blob_at(repo, commit, &self.task_path, MAX_TASK_BYTES)?
+        {
+            Blob::Content { bytes, blob } => (bytes, blob),
+            other => anyhow::bail!(
+                "task {id}: {} at {commit} is no longer readable ({other:?})",
+                self.task_path
+            ),
+        };
+        if sha256_hex(&bytes) != rec.task_sha256 {
+            return Err(crate::exit::refused(format!(
+                "task {id}: the text at {commit} does not match the recorded SHA-256 {}",
+                rec.task_sha256
+            )));
+        }
+        let task = crate::validate::check(&bytes, &self.branch).map_err(|issues| {
+            bad_input(format!(
+                "task {id} no longer validates: {}",
+                crate::validate::issue_list(&issues)
+            ))
+        })?;
+        if !ops::is_strict_ancestor(repo, &task.header().expected_head, commit)? {
+            return Err(crate::exit::refused(format!(
+                "task {id}: EXPECTED_HEAD is not a strict ancestor of {commit}"
+            )));
+        }
+        self.prompt(&Found {
+            task: &task,
+            bytes: &bytes,
+            commit: &rec.commit,
+            blob: &blob,
+        })
+    }
+}
