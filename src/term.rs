@@ -56,9 +56,6 @@ pub(crate) fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<
     Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
 }
 
-// The signal flag lives in `crate::signals`, the one owner of process
-// signals; `run`, `capture`, `sweep` and `publish` reach it by these names.
-pub(crate) use crate::signals::{cancel_flag, cancel_handler_installed};
 
 #[cfg(test)]
 mod tests {

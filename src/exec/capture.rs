@@ -197,7 +197,7 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     if let Err(e) = check_rx_step(&step_of(args), &policy.rx) {
         return Err(refuse(e.to_string()));
     }
-    let cancel = crate::term::cancel_flag("the capture");
+    let cancel = crate::signals::cancel_flag("the capture");
     let live = live_of(args, policy.rx.max_iq_bytes)?;
     // No checkout rewrite: `iq_files` paths stay as the operator gave them.
     let summary = match crate::exec::live::capture(&live, None, cancel, !ctx.json) {

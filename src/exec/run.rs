@@ -95,7 +95,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
         Some(a) => (Some(a.record), Some(a.authorization)),
         None => (None, None),
     };
-    let cancel = crate::term::cancel_flag("the running step");
+    let cancel = crate::signals::cancel_flag("the running step");
     let started_at = now_iso();
     ledger::append(
         &paths,

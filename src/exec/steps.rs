@@ -162,7 +162,7 @@ pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
     match crate::exec::live::capture(
         &live,
         Some(&s.paths.repo),
-        crate::term::cancel_flag("the running step"),
+        crate::signals::cancel_flag("the running step"),
         !s.ctx.json,
     ) {
         Ok(summary) => captured(&s.name, &summary, out),

@@ -112,7 +112,7 @@ pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, 
             return;
         }
     };
-    match txr.transmit_tone(crate::term::cancel_flag("the running step")) {
+    match txr.transmit_tone(crate::signals::cancel_flag("the running step")) {
         Ok(rep) => transmitted(&s.name, &rep, out),
         Err(e) => {
             out.errors.push(format!("{}: {e}", s.name));
@@ -137,14 +137,14 @@ fn keyable(
     };
     // Without a signal handler a Ctrl-C would kill the process mid-tone, skipping the
     // teardown: never key the transmitter then.
-    if !crate::term::cancel_handler_installed() {
+    if !crate::signals::cancel_handler_installed() {
         return Err((
             Status::Blocked,
             "Ctrl-C / SIGTERM cannot be caught in this process, so a stop could not tear the transmission down; not transmitting".to_owned(),
         ));
     }
     // Ctrl-C between steps: never key the transmitter after an interrupt.
-    if crate::term::cancel_flag("the running step").load(Ordering::SeqCst) {
+    if crate::signals::cancel_flag("the running step").load(Ordering::SeqCst) {
         return Err((Status::NotRun, "interrupted before this step".to_owned()));
     }
     let permit = authorize(s.task, s.approval, auth, s.index, s.policy)

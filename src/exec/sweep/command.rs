@@ -142,7 +142,7 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         log(Entry::new("refused").detail(json!({"command": "sweep", "reason": reason})));
         return Err(refused(reason));
     }
-    let cancel = crate::term::cancel_flag("the sweep");
+    let cancel = crate::signals::cancel_flag("the sweep");
     let sw = match execute(&step, cancel) {
         Ok(s) => s,
         Err(NotSwept::Blocked(why)) => {

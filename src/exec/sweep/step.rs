@@ -17,7 +17,7 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         out.not_swept(st, Status::Blocked, e.to_string());
         return;
     }
-    let cancel = crate::term::cancel_flag("the running step");
+    let cancel = crate::signals::cancel_flag("the running step");
     let sw = match execute(s, cancel) {
         Ok(sw) => sw,
         Err(NotSwept::Blocked(why)) => {

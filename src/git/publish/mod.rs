@@ -140,7 +140,7 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     // From here on a Ctrl-C / SIGTERM no longer kills the process half-way through a
     // ref update (which left a stale `rx-node.lock`) or between the local commit and
     // its state record: it is honoured before the push.
-    let cancel = crate::term::cancel_flag("publish");
+    let cancel = crate::signals::cancel_flag("publish");
     let local = p.commit_locally(&plan, &tips)?;
     if push && cancel.load(std::sync::atomic::Ordering::SeqCst) {
         return Err(anyhow::anyhow!(
@@ -466,7 +466,7 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
     );
     confirm(ctx, &shown, id)?;
     // As in `publish`: a signal must not kill a ref update half-way.
-    let _ = crate::term::cancel_flag("publish");
+    let _ = crate::signals::cancel_flag("publish");
     let msg = tip_commit.message().unwrap_or("rx-results").to_owned();
     let sig = signature(&repo)?;
     let started = Instant::now();
