@@ -11,7 +11,7 @@
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use crate::git::ops::{redact, remote_callbacks, set_timeouts};
-use crate::result::Status;
+use crate::result::{Status, LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::{anyhow, Context, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository};
 use rxnode_interlock::{sha256_hex, TaskId};
@@ -21,12 +21,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Where the main PC keeps its copy of the remote `rx-node` (a private ref).
 pub const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
-/// The results folder on `rx-node`.
-const RESULTS_DIR: &str = "rx-results";
-/// The three published files.
-const MD: &str = "RX_RESULT.md";
-const JSON: &str = "RX_RESULT.json";
-const LOG_META: &str = "LOG_META.json";
 /// The largest published file (DESIGN §6); bigger blobs are never loaded.
 const MAX_FILE_BYTES: usize = 256 * 1024;
 /// How many peaks a listing carries per result.
@@ -452,7 +446,7 @@ fn rows(repo: &Repository, tip: Option<Oid>) -> Result<(Vec<Row>, Vec<String>)> 
     let mut out = Vec::new();
     for f in found {
         let mut problems = Vec::new();
-        let j = match read_json(repo, f.tree, JSON) {
+        let j = match read_json(repo, f.tree, RESULT_JSON) {
             Ok(v) => v,
             Err(e) => {
                 problems.push(e);
@@ -462,8 +456,8 @@ fn rows(repo: &Repository, tip: Option<Oid>) -> Result<(Vec<Row>, Vec<String>)> 
         // A listed status is only as good as the result behind it: one that fails the
         // validator is flagged on its row, never shown as a plain PASS.
         if j.is_object() {
-            let md = read_small(repo, f.tree, MD);
-            let js = read_small(repo, f.tree, JSON);
+            let md = read_small(repo, f.tree, RESULT_MD);
+            let js = read_small(repo, f.tree, RESULT_JSON);
             let n = match (md, js) {
                 (Ok(md), Ok(js)) => validate_fetched(&md, &js)?.len(),
                 _ => 1,
@@ -485,14 +479,14 @@ fn rows(repo: &Repository, tip: Option<Oid>) -> Result<(Vec<Row>, Vec<String>)> 
         if let (Some(d), Some(n)) = (&f.dir_node, &json_node) {
             if d != n {
                 problems.push(format!(
-                    "{JSON} names node {n:?} but lies in the folder of node {d:?}"
+                    "{RESULT_JSON} names node {n:?} but lies in the folder of node {d:?}"
                 ));
             }
         }
         if let Some(t) = str_of(&j, &["task_id"]) {
             if t != f.task_id {
                 problems.push(format!(
-                    "{JSON} is task {t:?} but lies in {RESULTS_DIR}/{}",
+                    "{RESULT_JSON} is task {t:?} but lies in {RESULTS_DIR}/{}",
                     f.task_id
                 ));
             }
@@ -715,12 +709,12 @@ fn cmd_show(
     }
     let f = &found[0];
     if ctx.json {
-        let b = read_small(repo, f.tree, JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
+        let b = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
         let v: Value = serde_json::from_slice(&b)
-            .map_err(|e| anyhow!("{}/{JSON} is not JSON: {e}", f.path))?;
+            .map_err(|e| anyhow!("{}/{RESULT_JSON} is not JSON: {e}", f.path))?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        let b = read_small(repo, f.tree, MD).map_err(|e| anyhow!("{}: {e}", f.path))?;
+        let b = read_small(repo, f.tree, RESULT_MD).map_err(|e| anyhow!("{}: {e}", f.path))?;
         let text = String::from_utf8_lossy(&b);
         println!(
             "<!-- {} from node {} -->",
@@ -751,7 +745,7 @@ fn verify_one(
                 if f.dir_node.is_none() && e.kind() == Some(ObjectType::Tree) {
                     continue; // per-node results beside an old-layout one
                 }
-                if ![MD, JSON, LOG_META].contains(&n.as_str()) {
+                if ![RESULT_MD, RESULT_JSON, LOG_META].contains(&n.as_str()) {
                     problems.push(format!(
                         "{}/{} is not one of the three result files",
                         f.path,
@@ -763,7 +757,7 @@ fn verify_one(
         Err(e) => problems.push(format!("{}: {}", f.path, e.message())),
     }
     let mut blobs = BTreeMap::new();
-    for name in [MD, JSON, LOG_META] {
+    for name in [RESULT_MD, RESULT_JSON, LOG_META] {
         match read_small(repo, f.tree, name) {
             Ok(b) => {
                 blobs.insert(name, b);
@@ -772,21 +766,24 @@ fn verify_one(
         }
     }
     // The validator on the fetched files (schema, statuses, timeline, MD/JSON agreement).
-    if let (Some(md), Some(js)) = (blobs.get(MD), blobs.get(JSON)) {
+    if let (Some(md), Some(js)) = (blobs.get(RESULT_MD), blobs.get(RESULT_JSON)) {
         match validate_fetched(md, js) {
             Ok(p) => problems.extend(p.into_iter().map(|p| format!("{}: {p}", f.path))),
             Err(e) => problems.push(format!("{}: cannot check: {e:#}", f.path)),
         }
         let j: Value = serde_json::from_slice(js).unwrap_or(Value::Null);
         if j.get("task_id").and_then(Value::as_str) != Some(f.task_id.as_str()) {
-            problems.push(format!("{}/{JSON}: task_id is not {}", f.path, f.task_id));
+            problems.push(format!(
+                "{}/{RESULT_JSON}: task_id is not {}",
+                f.path, f.task_id
+            ));
         }
         if let Some(d) = &f.dir_node {
             match j.get("node").and_then(|n| n.get("name")) {
                 None | Some(Value::Null) => {}
                 Some(Value::String(n)) if n == d => {}
                 Some(other) => problems.push(format!(
-                    "{}/{JSON}: node.name {} is not the folder's node {d}",
+                    "{}/{RESULT_JSON}: node.name {} is not the folder's node {d}",
                     f.path,
                     shown(&other.to_string(), 60)
                 )),
@@ -809,11 +806,11 @@ fn verify_one(
                     }
                     if m.get("status") != j.get("status") {
                         problems.push(format!(
-                            "{}/{LOG_META}: status disagrees with {JSON}",
+                            "{}/{LOG_META}: status disagrees with {RESULT_JSON}",
                             f.path
                         ));
                     }
-                    for (name, bytes) in [(MD, md), (JSON, js)] {
+                    for (name, bytes) in [(RESULT_MD, md), (RESULT_JSON, js)] {
                         let listed = m.get("files").and_then(Value::as_array).and_then(|a| {
                             a.iter()
                                 .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
@@ -863,9 +860,9 @@ fn verify_one(
 /// Write the fetched files to a private temporary folder and run the result validator.
 fn validate_fetched(md: &[u8], js: &[u8]) -> Result<Vec<String>> {
     let d = tempfile::TempDir::new().context("cannot create a temporary folder")?;
-    let json_path = d.path().join(JSON);
+    let json_path = d.path().join(RESULT_JSON);
     std::fs::write(&json_path, js)?;
-    std::fs::write(d.path().join(MD), md)?;
+    std::fs::write(d.path().join(RESULT_MD), md)?;
     // An empty checkout: IQ files live on the RX node, so only their paths and hashes' shape are checked.
     let empty = d.path().join("checkout");
     std::fs::create_dir_all(&empty)?;
@@ -949,7 +946,7 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
             && (3..=4).contains(&parts.len())
             && parts
                 .last()
-                .is_some_and(|n| [MD, JSON, LOG_META].contains(n));
+                .is_some_and(|n| [RESULT_MD, RESULT_JSON, LOG_META].contains(n));
         let file_key = parts
             .get(1..parts.len().saturating_sub(1))
             .map(|p| p.join("/"))
@@ -968,7 +965,7 @@ fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
             ));
         }
     }
-    for n in [MD, JSON, LOG_META] {
+    for n in [RESULT_MD, RESULT_JSON, LOG_META] {
         if !own.contains(n) {
             problems.push(format!("commit {c} does not add {}/{n}", f.path));
         }

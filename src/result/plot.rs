@@ -537,7 +537,7 @@ pub fn write_spectrum_pngs(
     let mut out = Vec::new();
     for (i, c) in r.captures.iter().enumerate() {
         if let Some(p) = capture_plot(r, i + 1, c) {
-            let path = dir.join(crate::result::spectrum_png_name(i + 1));
+            let path = dir.join(crate::result::model::spectrum_png_name(i + 1));
             write_spectrum(&path, &p)?;
             out.push(path);
         }
@@ -706,6 +706,22 @@ pub fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::test_util::ran;
+    use serde_json::Value;
+
+    #[test]
+    fn spectrum_png() {
+        let d = tempfile::TempDir::new().unwrap();
+        let r = ran(d.path());
+        let files = write_spectrum_pngs(d.path(), &r).unwrap();
+        assert_eq!(files, vec![d.path().join("SPECTRUM_1.png")]);
+        let b = std::fs::read(&files[0]).unwrap();
+        assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(write_spectrum_png(&d.path().join("x.png"), &[f64::NAN]).is_err());
+        let mut r2 = r.clone();
+        r2.captures[0]["psd_db"] = Value::Null;
+        assert!(write_spectrum_pngs(d.path(), &r2).unwrap().is_empty());
+    }
 
     fn plot() -> SpectrumPlot {
         let mut db = vec![-90.0; 2001];

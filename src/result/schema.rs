@@ -160,15 +160,15 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        let keys: BTreeSet<&str> = crate::result::TOP_KEYS.iter().copied().collect();
+        let keys: BTreeSet<&str> = crate::result::validate::TOP_KEYS.iter().copied().collect();
         assert_eq!(
             props, keys,
             "schemas/result.schema.json vs results::TOP_KEYS"
         );
         // Every key a serialized result carries is described, node included.
-        let node = crate::result::NodeInfo {
+        let node = crate::result::model::NodeInfo {
             name: Some("LAB-RX2".into()),
-            ..crate::result::NodeInfo::this_build()
+            ..crate::result::model::NodeInfo::this_build()
         };
         let v = serde_json::to_value(&node).expect("node");
         for k in v.as_object().expect("object").keys() {
