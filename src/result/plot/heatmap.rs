@@ -142,14 +142,11 @@ fn row_edges(row_times: &[f64], n: usize) -> Vec<f64> {
 }
 
 /// The cells, on a frequency × time chart with its title and axes.
-fn draw_cells<DB: DrawingBackend>(
-    main: &DrawingArea<DB, plotters::coord::Shift>,
+fn draw_cells(
+    main: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     title: &str,
     g: &Grid,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+) -> Result<()> {
     let (x0h, step, lo, hi, edges) = (g.x0h, g.step, g.lo, g.hi, &g.edges);
     let (t0, t1) = (edges[0], edges[g.rows.len()]);
     let dec = mhz_decimals(g.x1 - g.x0);
@@ -191,13 +188,10 @@ where
 }
 
 /// The colour legend: a bar from lo (bottom) to hi (top) with a dB axis.
-fn draw_scale<DB: DrawingBackend>(
-    legend: &DrawingArea<DB, plotters::coord::Shift>,
+fn draw_scale(
+    legend: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     g: &Grid,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+) -> Result<()> {
     let (lo, hi) = (g.lo, g.hi);
     let ddec = db_decimals(hi - lo);
     let mut lc = ChartBuilder::on(legend)

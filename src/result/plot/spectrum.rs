@@ -19,7 +19,8 @@ pub(crate) fn write_spectrum(path: &Path, p: &SpectrumPlot) -> Result<()> {
 }
 
 /// The chart every phase draws on: x in MHz (or bins), y in dBFS.
-type Chart<'a, 'b, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+type Chart<'a, 'b> =
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// What the phases share: the plot, whether text is drawn, the decimated
 /// trace and the axes' ranges.
@@ -92,14 +93,11 @@ impl<'p> Frame<'p> {
     }
 }
 
-pub(super) fn draw_spectrum<DB: DrawingBackend>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
+pub(super) fn draw_spectrum(
+    root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     p: &SpectrumPlot,
     text: bool,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+) -> Result<()> {
     font_ready()?;
     let f = Frame::new(p, text)?;
     root.fill(&WHITE).map_err(err)?;
@@ -115,13 +113,10 @@ where
 }
 
 /// The chart with its mesh, and with text its caption, labels and axis names.
-fn draw_axes<'a, 'b, DB: DrawingBackend>(
-    root: &'a DrawingArea<DB, plotters::coord::Shift>,
+fn draw_axes<'a, 'b>(
+    root: &'a DrawingArea<BitMapBackend<'b>, plotters::coord::Shift>,
     f: &Frame<'_>,
-) -> Result<Chart<'a, 'b, DB>>
-where
-    DB::ErrorType: 'static,
-{
+) -> Result<Chart<'a, 'b>> {
     let (p, text, dec) = (f.p, f.text, f.dec);
     let mut b = ChartBuilder::on(root);
     b.margin(14);
@@ -162,10 +157,7 @@ where
 }
 
 /// Failed hops: shaded, labelled, never joined over.
-fn draw_failed_hops<DB: DrawingBackend>(chart: &mut Chart<'_, '_, DB>, f: &Frame<'_>) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_failed_hops(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     let (x0, x1, y0, y1, scale) = (f.x0, f.x1, f.y0, f.y1, f.scale);
     for r in &f.p.failed_hz {
         let (a, z) = ((r[0] / scale).max(x0), (r[1] / scale).min(x1));
@@ -191,10 +183,7 @@ where
 }
 
 /// The trace, one segment per run of measured points.
-fn draw_trace<DB: DrawingBackend>(chart: &mut Chart<'_, '_, DB>, f: &Frame<'_>) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_trace(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     let (x0h, step, scale, y0) = (f.x0h, f.step, f.scale, f.y0);
     let mut seg: Vec<(f64, f64)> = Vec::new();
     let blue = RGBColor(20, 70, 200);
@@ -218,10 +207,7 @@ where
 }
 
 /// The noise floor line, with text its value.
-fn draw_noise_floor<DB: DrawingBackend>(chart: &mut Chart<'_, '_, DB>, f: &Frame<'_>) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_noise_floor(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     let (x0, x1) = (f.x0, f.x1);
     if let Some(fl) = f.p.noise_floor_db.filter(|f| f.is_finite()) {
         chart
@@ -253,10 +239,7 @@ fn marker_colour(measured: bool) -> RGBColor {
 }
 
 /// The CLKIN markers: measured solid, expected dashed.
-fn draw_markers<DB: DrawingBackend>(chart: &mut Chart<'_, '_, DB>, f: &Frame<'_>) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_markers(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     let (x0, x1, y0, y1) = (f.x0, f.x1, f.y0, f.y1);
     for m in &f.p.markers {
         let x = m.hz / f.scale;
@@ -288,10 +271,7 @@ where
 /// The markers' legend, at the top on the side away from the strongest peak
 /// (a marker line alone would hide its label under the tone it marks, and the
 /// strongest peak's own label sits at the top, right of the peak).
-fn draw_legend<DB: DrawingBackend>(chart: &mut Chart<'_, '_, DB>, f: &Frame<'_>) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_legend(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     let (x0, x1, y0, y1) = (f.x0, f.x1, f.y0, f.y1);
     let left = legend_left_frac(
         f.p.peaks
@@ -321,10 +301,7 @@ where
 }
 
 /// The strongest eight peaks: a triangle each, with text their frequency and power.
-fn draw_peaks<DB: DrawingBackend>(chart: &mut Chart<'_, '_, DB>, f: &Frame<'_>) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
+fn draw_peaks(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     let (x0, x1, p) = (f.x0, f.x1, f.p);
     for (k, (hz, db)) in p.peaks.iter().take(8).enumerate() {
         let x = hz / f.scale;

@@ -83,23 +83,16 @@ impl Twin<'_> {
                 self.md_path.display()
             )),
         }
-        let jid = r.get("task_id").and_then(Value::as_str);
-        if field("task_id").as_deref() != jid {
-            v.bad(format!(
-                "{}: trailer task_id {:?} disagrees with the JSON {:?}",
-                self.md_path.display(),
-                field("task_id"),
-                jid
-            ));
-        }
-        let jst = r.get("status").and_then(Value::as_str);
-        if field("status").as_deref() != jst {
-            v.bad(format!(
-                "{}: trailer status {:?} disagrees with the JSON {:?}",
-                self.md_path.display(),
-                field("status"),
-                jst
-            ));
+        for key in ["task_id", "status"] {
+            let in_json = r.get(key).and_then(Value::as_str);
+            if field(key).as_deref() != in_json {
+                v.bad(format!(
+                    "{}: trailer {key} {:?} disagrees with the JSON {:?}",
+                    self.md_path.display(),
+                    field(key),
+                    in_json
+                ));
+            }
         }
     }
 
