@@ -24,7 +24,7 @@ use text::parse_since;
 use tree::{fetch_private, read_private};
 
 /// Where the main PC keeps its copy of the remote `rx-node` (a private ref).
-pub const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
+pub(crate) const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
 /// The largest published file (DESIGN §6); bigger blobs are never loaded.
 const MAX_FILE_BYTES: usize = 256 * 1024;
 /// How many peaks a listing carries per result.
