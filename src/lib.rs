@@ -40,9 +40,9 @@ pub use crate::{
         task_new::{cmd_task_new, TaskNewOptions},
     },
     result::{
-        cmd_validate_result,
+        cmd_validate_result, markdown_for_result_json,
         schema::{cmd_schema, SchemaKind},
-        validate_result_files,
+        validate_result_files, RESULT_JSON, RESULT_MD,
     },
     status::cmd_status,
     store::{

@@ -3,7 +3,7 @@
 //! body/header cross-checks every time.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use rxnode_interlock::{validate_task, RiskLevel, Step, ValidateOptions};
+use rxnode_interlock::{validate_task, GainSpec, RiskLevel, Step, ValidateOptions};
 
 const HEADER: &str = "TASK_ID = FUZZ_PLAN\nTASK_TITLE = fuzz\nSOURCE_BRANCH = video-development\n\
 EXPECTED_HEAD = 0123456789abcdef0123456789abcdef01234567\nREQUIRES_APPROVAL = YES\n\
@@ -36,7 +36,10 @@ fuzz_target!(|data: &[u8]| {
                         for v in [rx.frequency_hz, rx.sample_rate_hz, rx.duration_s] {
                             assert!(v.is_finite() && v > 0.0, "rx step {rx:?}");
                         }
-                        assert!(rx.gain_db.is_none_or(f64::is_finite));
+                        assert!(rx.gain_db.as_ref().is_none_or(|g| match g {
+                            GainSpec::Total(g) => g.is_finite(),
+                            GainSpec::Elements(m) => m.values().all(|v| v.is_finite()),
+                        }));
                         assert!(rx.bandwidth_hz.is_none_or(|b| b.is_finite() && b > 0.0));
                         if let Some(c) = &rx.clkin {
                             assert!(c.tone_hz.is_finite() && c.tolerance_ppm.is_finite());

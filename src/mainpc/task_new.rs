@@ -12,13 +12,25 @@ use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
 use git2::{ErrorCode, Oid, Repository};
-use rxnode_interlock::{RiskLevel, TaskId};
+use rxnode_interlock::{RiskLevel, TaskId, ValidTask};
 use serde_json::json;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The largest plan read from a file or stdin.
 const MAX_PLAN_BYTES: u64 = 256 * 1024;
+
+/// The task to write: the options and what was read and checked for them.
+struct Draft<'a> {
+    a: &'a TaskNewOptions,
+    id: &'a TaskId,
+    branch: &'a str,
+    /// `EXPECTED_HEAD`.
+    head: String,
+    risk: Option<RiskLevel>,
+    plan: Option<String>,
+    body: Option<String>,
+}
 
 /// Which head `EXPECTED_HEAD` was taken from.
 struct Head {
@@ -58,9 +70,49 @@ pub struct TaskNewOptions {
     pub force: bool,
 }
 
-/// The command.
+/// The command: check the options, compose the task, validate it as the
+/// watcher will, write it (never over a file without `--force`), report.
 pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
     let branch = ctx.source.branch.as_str();
+    let (id, risk) = check_options(a)?;
+    let repo = Repository::open(&ctx.repo).with_context(|| {
+        format!(
+            "{} is not a Git repository (run task new in the main PC's clone)",
+            ctx.repo.display()
+        )
+    })?;
+    let head = watched_head(&repo, &ctx.source.remote, branch)?;
+    let draft = Draft {
+        a,
+        id: &id,
+        branch,
+        head: head.oid.to_string(),
+        risk,
+        plan: read_plan(a.plan.as_deref())?,
+        body: read_body(a.body.as_deref())?,
+    };
+    let text = render(&draft);
+    let task = validate_text(&text, branch)?;
+    let (out, rel) = out_path(ctx, a)?;
+    write_new(&out, a.force, &text)?;
+    let commands = git_commands(ctx, &head, rel.as_deref(), &out, &id, &a.title);
+    let written = Written {
+        id: &id,
+        out: &out,
+        task: &task,
+        head: &head,
+        commands: &commands,
+    };
+    if ctx.json {
+        println!("{}", serde_json::to_string_pretty(&written.json())?);
+    } else {
+        written.print();
+    }
+    Ok(Outcome::Done)
+}
+
+/// `--id`, `--title` and `--risk`, checked: the ID and the declared risk level.
+fn check_options(a: &TaskNewOptions) -> Result<(TaskId, Option<RiskLevel>)> {
     let id = TaskId::parse(&a.id).map_err(|e| bad_input(format!("--id: {e}")))?;
     if a.title.chars().any(char::is_control) {
         return Err(bad_input(
@@ -74,52 +126,43 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
                 .ok_or_else(|| bad_input(format!("--risk {r:?} is not GREEN, YELLOW or RED")))?,
         ),
     };
-    let repo = Repository::open(&ctx.repo).with_context(|| {
-        format!(
-            "{} is not a Git repository (run task new in the main PC's clone)",
-            ctx.repo.display()
-        )
-    })?;
-    let head = watched_head(&repo, &ctx.source.remote, branch)?;
-    let plan = read_plan(a.plan.as_deref())?;
-    let body = match &a.body {
-        None => None,
-        Some(p) => Some(
-            String::from_utf8(read_limited(p, MAX_PLAN_BYTES, "--body")?)
-                .map_err(|_| bad_input(format!("--body {}: not UTF-8", p.display())))?,
-        ),
-    };
-    let text = render(
-        a,
-        &id,
-        branch,
-        &head.oid.to_string(),
-        risk,
-        plan.as_deref(),
-        body.as_deref(),
-    );
+    Ok((id, risk))
+}
 
-    // Exactly the watcher's validation: header, risk, conflicts, plan.
-    let task = match crate::validate::check(text.as_bytes(), branch) {
-        Ok(t) => t,
+/// The `--body` file's text (UTF-8, bounded), when given.
+fn read_body(p: Option<&Path>) -> Result<Option<String>> {
+    let Some(p) = p else { return Ok(None) };
+    let b = read_limited(p, MAX_PLAN_BYTES, "--body")?;
+    String::from_utf8(b)
+        .map(Some)
+        .map_err(|_| bad_input(format!("--body {}: not UTF-8", p.display())))
+}
+
+/// Exactly the watcher's validation: header, risk, conflicts, plan.
+fn validate_text(text: &str, branch: &str) -> Result<ValidTask> {
+    match crate::validate::check(text.as_bytes(), branch) {
+        Ok(t) => Ok(t),
         Err(issues) => {
             // The interlock's own rendering ("line 7: RF_RX: …"), as `validate` prints it.
             let list: Vec<String> = issues.iter().map(ToString::to_string).collect();
-            return Err(bad_input(format!(
+            Err(bad_input(format!(
                 "the task would not validate; nothing was written:\n  {}",
                 list.join("\n  ")
-            )));
+            )))
         }
-    };
+    }
+}
 
-    let (out, rel) = out_path(ctx, a)?;
-    if std::fs::symlink_metadata(&out).is_ok() && !a.force {
+/// Write the task at `out`: a file already there only with `--force`, and never
+/// in place of something that is not a regular file.
+fn write_new(out: &Path, force: bool, text: &str) -> Result<()> {
+    if std::fs::symlink_metadata(out).is_ok() && !force {
         return Err(bad_input(format!(
             "{} exists; it is not overwritten without --force",
             out.display()
         )));
     }
-    if let Ok(m) = std::fs::symlink_metadata(&out) {
+    if let Ok(m) = std::fs::symlink_metadata(out) {
         if !m.is_file() {
             return Err(bad_input(format!(
                 "{} is not a regular file; not replaced",
@@ -127,11 +170,24 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
             )));
         }
     }
-    crate::store::fsutil::write_atomic(&out, text.as_bytes())?;
+    crate::store::fsutil::write_atomic(out, text.as_bytes())
+}
 
-    let commands = git_commands(ctx, &head, rel.as_deref(), &out, &id, &a.title);
-    if ctx.json {
-        let v = json!({
+/// What was written, for the report.
+struct Written<'a> {
+    id: &'a TaskId,
+    out: &'a Path,
+    task: &'a ValidTask,
+    head: &'a Head,
+    commands: &'a [String],
+}
+
+impl Written<'_> {
+    /// The `--json` report.
+    fn json(&self) -> serde_json::Value {
+        let (id, out, task, head, commands) =
+            (self.id, self.out, self.task, self.head, self.commands);
+        json!({
             "task_id": id.as_str(),
             "path": out.display().to_string(),
             "risk_level": task.risk().as_str(),
@@ -143,39 +199,42 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
             "steps": task.plan().map(|p| p.steps.iter().map(|s| s.op()).collect::<Vec<_>>()).unwrap_or_default(),
             "notes": head.notes,
             "commands": commands,
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(Outcome::Done);
+        })
     }
-    println!("wrote {} (task {id}, valid)", out.display());
-    println!("  risk:          {}", task.risk());
-    for r in task.risk_reasons() {
-        println!("                 {r}");
+
+    /// The human report: risk, plan, EXPECTED_HEAD and the commands to post it.
+    fn print(&self) {
+        let (id, out, task, head, commands) =
+            (self.id, self.out, self.task, self.head, self.commands);
+        println!("wrote {} (task {id}, valid)", out.display());
+        println!("  risk:          {}", task.risk());
+        for r in task.risk_reasons() {
+            println!("                 {r}");
+        }
+        match task.plan() {
+            Some(p) => println!(
+                "  plan:          {} step(s): {}",
+                p.steps.len(),
+                p.steps
+                    .iter()
+                    .map(|s| s.op())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => println!("  plan:          none (a manual task: nothing touches hardware)"),
+        }
+        println!(
+            "  EXPECTED_HEAD: {} = {} — the commit your task commit will sit on, so a strict ancestor of it as the watcher requires",
+            head.oid, head.refname
+        );
+        for n in &head.notes {
+            println!("  note:          {n}");
+        }
+        println!("Nothing was committed or pushed. To post the task, run:");
+        for c in commands {
+            println!("  {c}");
+        }
     }
-    match task.plan() {
-        Some(p) => println!(
-            "  plan:          {} step(s): {}",
-            p.steps.len(),
-            p.steps
-                .iter()
-                .map(|s| s.op())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        None => println!("  plan:          none (a manual task: nothing touches hardware)"),
-    }
-    println!(
-        "  EXPECTED_HEAD: {} = {} — the commit your task commit will sit on, so a strict ancestor of it as the watcher requires",
-        head.oid, head.refname
-    );
-    for n in &head.notes {
-        println!("  note:          {n}");
-    }
-    println!("Nothing was committed or pushed. To post the task, run:");
-    for c in &commands {
-        println!("  {c}");
-    }
-    Ok(Outcome::Done)
 }
 
 /// The head of the watched branch: local first, else remote-tracking.
@@ -304,15 +363,9 @@ fn yes(b: bool) -> &'static str {
     }
 }
 
-fn render(
-    a: &TaskNewOptions,
-    id: &TaskId,
-    branch: &str,
-    head: &str,
-    risk: Option<RiskLevel>,
-    plan: Option<&str>,
-    body: Option<&str>,
-) -> String {
+fn render(d: &Draft<'_>) -> String {
+    let (a, id, branch, head, risk) = (d.a, d.id, d.branch, &d.head, d.risk);
+    let (plan, body) = (d.plan.as_deref(), d.body.as_deref());
     let hardware = a.hardware || a.rx || a.tx;
     let mut t = String::new();
     t.push_str(&format!("TASK_ID = {}\n", id.as_str()));

@@ -11,16 +11,16 @@ use crate::exit::Outcome;
 use anyhow::Result;
 
 /// The `rx-plan` block.
-pub const PLAN: &str = include_str!("../../schemas/plan.schema.json");
+pub(crate) const PLAN: &str = include_str!("../../schemas/plan.schema.json");
 /// `RX_RESULT.json`.
-pub const RESULT: &str = include_str!("../../schemas/result.schema.json");
+pub(crate) const RESULT: &str = include_str!("../../schemas/result.schema.json");
 /// `.local/rxnode-policy.json`.
-pub const POLICY: &str = include_str!("../../schemas/policy.schema.json");
+pub(crate) const POLICY: &str = include_str!("../../schemas/policy.schema.json");
 /// A task as `{"header": {...}, "plan": {...} | null}`.
-pub const TASK: &str = include_str!("../../schemas/task.schema.json");
+pub(crate) const TASK: &str = include_str!("../../schemas/task.schema.json");
 
 /// The schema text for a kind.
-pub fn text(kind: SchemaKind) -> &'static str {
+pub(crate) fn text(kind: SchemaKind) -> &'static str {
     match kind {
         SchemaKind::Plan => PLAN,
         SchemaKind::Result => RESULT,
@@ -160,15 +160,15 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        let keys: BTreeSet<&str> = crate::result::TOP_KEYS.iter().copied().collect();
+        let keys: BTreeSet<&str> = crate::result::validate::TOP_KEYS.iter().copied().collect();
         assert_eq!(
             props, keys,
             "schemas/result.schema.json vs results::TOP_KEYS"
         );
         // Every key a serialized result carries is described, node included.
-        let node = crate::result::NodeInfo {
+        let node = crate::result::model::NodeInfo {
             name: Some("LAB-RX2".into()),
-            ..crate::result::NodeInfo::this_build()
+            ..crate::result::model::NodeInfo::this_build()
         };
         let v = serde_json::to_value(&node).expect("node");
         for k in v.as_object().expect("object").keys() {

@@ -1,0 +1,274 @@
+//! `rxnode results` (the listing) and `results nodes`.
+use super::text::{figures, figures_line, parse_time, str_of};
+use super::tree::{adding_commits, find_results, read_json, read_small};
+use super::verify::validate_fetched;
+use super::{Fetched, Found, PRIVATE_REF};
+use crate::exit::Outcome;
+use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
+use anyhow::Result;
+use git2::{Oid, Repository};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// The listing row (DESIGN §10 shape, plus key figures).
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    node: Option<String>,
+    task_id: String,
+    title: Option<String>,
+    status: Option<String>,
+    risk_level: Option<String>,
+    completed_at: Option<String>,
+    commit: Option<String>,
+    path: String,
+    figures: Value,
+    problems: Vec<String>,
+    #[serde(skip)]
+    sort_time: i64,
+}
+
+/// Every result at `tip`, as rows, newest first; plus the problems of the tree.
+fn rows(repo: &Repository, tip: Option<Oid>) -> Result<(Vec<Row>, Vec<String>)> {
+    let Some(tip) = tip else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let commit = repo.find_commit(tip)?;
+    let (found, tree_problems) = find_results(repo, &commit.tree()?);
+    let added = adding_commits(repo, tip)?;
+    let mut out = found
+        .into_iter()
+        .map(|f| row_of(repo, f, &added))
+        .collect::<Result<Vec<Row>>>()?;
+    out.sort_by(|a, b| {
+        b.sort_time
+            .cmp(&a.sort_time)
+            .then_with(|| a.task_id.cmp(&b.task_id))
+            .then_with(|| a.node.cmp(&b.node))
+    });
+    Ok((out, tree_problems))
+}
+
+/// The row of one result: its fields read from the JSON (and LOG_META), its
+/// problems (does not validate, or lies in another task's or node's folder).
+fn row_of(repo: &Repository, f: Found, added: &BTreeMap<String, (Oid, Oid)>) -> Result<Row> {
+    let mut problems = Vec::new();
+    let j = match read_json(repo, f.tree, RESULT_JSON) {
+        Ok(v) => v,
+        Err(e) => {
+            problems.push(e);
+            Value::Null
+        }
+    };
+    // A listed status is only as good as the result behind it: one that fails the
+    // validator is flagged on its row, never shown as a plain PASS.
+    if j.is_object() {
+        let md = read_small(repo, f.tree, RESULT_MD);
+        let js = read_small(repo, f.tree, RESULT_JSON);
+        let n = match (md, js) {
+            (Ok(md), Ok(js)) => validate_fetched(&md, &js)?.len(),
+            _ => 1,
+        };
+        if n > 0 {
+            problems.push(format!(
+                "does not validate ({n} problem(s)): its status is not to be trusted; see `rxnode results verify {}`",
+                f.task_id
+            ));
+        }
+    }
+    let meta = read_json(repo, f.tree, LOG_META).unwrap_or(Value::Null);
+    let json_node = str_of(&j, &["node", "name"]);
+    let node = f
+        .dir_node
+        .clone()
+        .or_else(|| json_node.clone())
+        .or_else(|| str_of(&meta, &["node_name"]));
+    if let (Some(d), Some(n)) = (&f.dir_node, &json_node) {
+        if d != n {
+            problems.push(format!(
+                "{RESULT_JSON} names node {n:?} but lies in the folder of node {d:?}"
+            ));
+        }
+    }
+    if let Some(t) = str_of(&j, &["task_id"]) {
+        if t != f.task_id {
+            problems.push(format!(
+                "{RESULT_JSON} is task {t:?} but lies in {RESULTS_DIR}/{}",
+                f.task_id
+            ));
+        }
+    }
+    let completed_at = str_of(&j, &["timeline", "completed_at"]);
+    let commit = added.get(&f.path).map(|(c, _)| *c);
+    let sort_time = completed_at
+        .as_deref()
+        .and_then(parse_time)
+        .map(|t| t.unix_timestamp())
+        .or_else(|| {
+            commit
+                .and_then(|c| repo.find_commit(c).ok())
+                .map(|c| c.time().seconds())
+        })
+        .unwrap_or(i64::MIN);
+    Ok(Row {
+        node,
+        task_id: f.task_id.clone(),
+        title: str_of(&j, &["task_title"]),
+        status: str_of(&j, &["status"]),
+        risk_level: str_of(&j, &["risk_level"]),
+        completed_at,
+        commit: commit.map(|c| c.to_string()),
+        path: f.path.clone(),
+        figures: figures(&j),
+        problems,
+        sort_time,
+    })
+}
+
+/// The listing's filters, checked: `--node`, `--status` (protocol spelling), `--since`.
+pub(super) struct Filter<'a> {
+    pub(super) node: Option<&'a str>,
+    pub(super) status: Option<String>,
+    pub(super) since: Option<time::OffsetDateTime>,
+}
+
+impl Filter<'_> {
+    /// Whether the row passes every filter given.
+    fn keeps(&self, r: &Row) -> bool {
+        self.node.is_none_or(|n| r.node.as_deref() == Some(n))
+            && self
+                .status
+                .as_deref()
+                .is_none_or(|s| r.status.as_deref() == Some(s))
+            && self.since.is_none_or(|t| {
+                r.completed_at
+                    .as_deref()
+                    .and_then(parse_time)
+                    .is_some_and(|c| c >= t)
+            })
+    }
+}
+
+/// `rxnode results`: every result on `rx-node` that passes the filters, newest first.
+pub(super) fn cmd_list(f: &Fetched<'_>, filter: &Filter<'_>) -> Result<Outcome> {
+    let (all, tree_problems) = rows(f.repo, f.tip)?;
+    let total = all.len();
+    let list: Vec<Row> = all.into_iter().filter(|r| filter.keeps(r)).collect();
+    if f.ctx.json {
+        let out = json!({
+            "ref": PRIVATE_REF,
+            "tip": f.tip.map(|t| t.to_string()),
+            "total": total,
+            "results": list,
+            "problems": tree_problems,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(Outcome::Done);
+    }
+    print_list(f.tip, total, &list, &tree_problems);
+    Ok(Outcome::Done)
+}
+
+/// The human listing: a summary line, one line per row and its problems, then
+/// the problems of the tree.
+fn print_list(tip: Option<Oid>, total: usize, list: &[Row], tree_problems: &[String]) {
+    match tip {
+        None => println!("no rx-node branch on the remote yet: no results"),
+        Some(t) => println!(
+            "{} of {total} result(s) on rx-node {} (fetched into {PRIVATE_REF}), newest first:",
+            list.len(),
+            &t.to_string()[..12]
+        ),
+    }
+    if !list.is_empty() {
+        println!(
+            "{:<14} {:<28} {:<8} {:<6} {:<25} {:<12} figures",
+            "NODE", "TASK_ID", "STATUS", "RISK", "COMPLETED", "COMMIT"
+        );
+    }
+    for r in list {
+        println!(
+            "{:<14} {:<28} {:<8} {:<6} {:<25} {:<12} {}",
+            r.node.as_deref().unwrap_or("(unnamed)"),
+            r.task_id,
+            r.status.as_deref().unwrap_or("?"),
+            r.risk_level.as_deref().unwrap_or("?"),
+            r.completed_at.as_deref().unwrap_or("—"),
+            r.commit
+                .as_deref()
+                .map(|c| &c[..12.min(c.len())])
+                .unwrap_or("?"),
+            figures_line(&r.figures)
+        );
+        for p in &r.problems {
+            println!("    ! {p}");
+        }
+    }
+    for p in tree_problems {
+        println!("! {p}");
+    }
+}
+/// `results nodes`: each node's result count and its last result, newest first.
+pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
+    let (all, _) = rows(f.repo, f.tip)?;
+    #[derive(Serialize)]
+    struct NodeRow {
+        node: Option<String>,
+        results: usize,
+        last_result_at: Option<String>,
+        last_task_id: String,
+        last_status: Option<String>,
+    }
+    let mut by: BTreeMap<Option<String>, NodeRow> = BTreeMap::new();
+    // `all` is newest first: the first row seen per node is its last result.
+    for r in &all {
+        by.entry(r.node.clone())
+            .and_modify(|n| n.results += 1)
+            .or_insert_with(|| NodeRow {
+                node: r.node.clone(),
+                results: 1,
+                last_result_at: r.completed_at.clone(),
+                last_task_id: r.task_id.clone(),
+                last_status: r.status.clone(),
+            });
+    }
+    let mut nodes: Vec<(i64, NodeRow)> = by
+        .into_values()
+        .map(|n| {
+            let t = all
+                .iter()
+                .find(|r| r.node == n.node)
+                .map(|r| r.sort_time)
+                .unwrap_or(i64::MIN);
+            (t, n)
+        })
+        .collect();
+    nodes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.node.cmp(&b.1.node)));
+    let nodes: Vec<NodeRow> = nodes.into_iter().map(|(_, n)| n).collect();
+    if f.ctx.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"nodes": nodes}))?
+        );
+    } else {
+        if nodes.is_empty() {
+            println!("no results on rx-node yet");
+        } else {
+            println!(
+                "{:<14} {:>7}  {:<25} last task",
+                "NODE", "RESULTS", "LAST RESULT"
+            );
+        }
+        for n in &nodes {
+            println!(
+                "{:<14} {:>7}  {:<25} {} ({})",
+                n.node.as_deref().unwrap_or("(unnamed)"),
+                n.results,
+                n.last_result_at.as_deref().unwrap_or("—"),
+                n.last_task_id,
+                n.last_status.as_deref().unwrap_or("?")
+            );
+        }
+    }
+    Ok(Outcome::Done)
+}

@@ -1,0 +1,172 @@
+//! `rxnode results [--json] [--node N] [--status S] [--since T]`, `results show ID`,
+//! `results verify ID`, `results nodes`: the main PC reads what the RX nodes
+//! published (DESIGN §10).
+//!
+//! `rx-node` is fetched into the private ref [`PRIVATE_REF`] only — never the work
+//! tree, the index, HEAD, a branch or a remote-tracking ref (so never the watched
+//! branch's). Everything is read from the object database. What is read was
+//! written by RX nodes and travelled through Git: it is treated as untrusted input
+//! (sizes bounded before loading, names checked, terminal control characters never
+//! printed raw).
+mod list;
+mod show;
+mod text;
+mod tree;
+mod verify;
+
+use crate::context::Ctx;
+use crate::exit::{bad_input, Outcome};
+use crate::result::Status;
+use anyhow::{Context, Result};
+use git2::{Oid, Repository};
+use list::Filter;
+use text::parse_since;
+use tree::{fetch_private, read_private};
+
+/// Where the main PC keeps its copy of the remote `rx-node` (a private ref).
+pub(crate) const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
+/// The largest published file (DESIGN §6); bigger blobs are never loaded.
+const MAX_FILE_BYTES: usize = 256 * 1024;
+/// How many peaks a listing carries per result.
+const MAX_PEAKS: usize = 3;
+
+/// One published result found on `rx-node`.
+#[derive(Debug, Clone)]
+struct Found {
+    task_id: String,
+    /// `Some` for `rx-results/<ID>/<NODE>/`; `None` for the layout before node names.
+    dir_node: Option<String>,
+    /// The tree holding the three files.
+    tree: Oid,
+    /// `rx-results/<ID>/<NODE>` (or `rx-results/<ID>`).
+    path: String,
+}
+
+impl Found {
+    /// The node it came from, `(unnamed)` for the layout before node names.
+    fn node_label(&self) -> String {
+        self.dir_node.clone().unwrap_or_else(|| "(unnamed)".into())
+    }
+}
+
+/// What every subcommand reads: the context, the repository and the tip of
+/// `rx-node` as fetched (`None` when the remote has none).
+struct Fetched<'a> {
+    ctx: &'a Ctx,
+    repo: &'a Repository,
+    tip: Option<Oid>,
+}
+
+/// `results` options and subcommands.
+#[derive(Debug, Clone)]
+pub struct ResultsOptions {
+    /// Only results of this node.
+    pub node: Option<String>,
+    /// Only results with this status (PASS, FAIL, PARTIAL, SKIP, BLOCKED, "NOT RUN").
+    pub status: Option<String>,
+    /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
+    pub since: Option<String>,
+    /// Read the local copy only (no fetch).
+    pub no_fetch: bool,
+    /// `show ID`, `verify ID` or `nodes`; none lists every result.
+    pub sub: Option<ResultsQuery>,
+}
+
+/// `results` subcommands.
+#[derive(Debug, Clone)]
+pub enum ResultsQuery {
+    /// Render one result (Markdown; `--json` the JSON).
+    Show {
+        /// The task ID.
+        task_id: String,
+        /// The node, when several answered this task.
+        from: Option<String>,
+    },
+    /// Validate one result as fetched: schema, MD/JSON agreement, the commit that added it.
+    Verify {
+        /// The task ID.
+        task_id: String,
+        /// The node, when several answered this task (default: every node).
+        from: Option<String>,
+    },
+    /// Each node's result count and last result time.
+    Nodes,
+}
+
+/// The command.
+pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
+    let repo = Repository::open(&ctx.repo).with_context(|| {
+        format!(
+            "{} is not a Git repository (run rxnode results in a clone of the project)",
+            ctx.repo.display()
+        )
+    })?;
+    let filter = filter(args)?;
+    let remote = ctx.source.remote.as_str();
+    let before = read_private(&repo)?;
+    let tip = if args.no_fetch {
+        before
+    } else {
+        fetch_private(&repo, remote)?
+    };
+    warn_if_rewritten(&repo, before, tip);
+    let fetched = Fetched {
+        ctx,
+        repo: &repo,
+        tip,
+    };
+    match &args.sub {
+        None => list::cmd_list(&fetched, &filter),
+        Some(ResultsQuery::Show { task_id, from }) => {
+            show::cmd_show(&fetched, task_id, &fetched.select(task_id, from)?)
+        }
+        Some(ResultsQuery::Verify { task_id, from }) => {
+            verify::cmd_verify(&fetched, &fetched.select(task_id, from)?)
+        }
+        Some(ResultsQuery::Nodes) => list::cmd_nodes(&fetched),
+    }
+}
+
+/// The listing's filters from the options; a bad `--status`, `--node` or
+/// `--since` is the operator's input error.
+fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
+    let status_filter = match &args.status {
+        None => None,
+        Some(s) => Some(
+            Status::parse(s)
+                .map(|st| st.as_str().to_owned())
+                .ok_or_else(|| {
+                    bad_input(format!(
+                        "--status {s:?} is not one of PASS, FAIL, PARTIAL, SKIP, BLOCKED, \"NOT RUN\""
+                    ))
+                })?,
+        ),
+    };
+    if let Some(n) = &args.node {
+        crate::store::node::check_name(n).map_err(|e| bad_input(format!("--node: {e}")))?;
+    }
+    let since = match &args.since {
+        None => None,
+        Some(s) => Some(parse_since(s, time::OffsetDateTime::now_utc()).map_err(bad_input)?),
+    };
+    Ok(Filter {
+        node: args.node.as_deref(),
+        status: status_filter,
+        since,
+    })
+}
+
+/// The branch is written by RX nodes only and never rewritten: a tip that does not
+/// descend from what was fetched before means results may have been removed.
+fn warn_if_rewritten(repo: &Repository, before: Option<Oid>, tip: Option<Oid>) {
+    if let (Some(b), Some(t)) = (before, tip) {
+        if b != t && !repo.graph_descendant_of(t, b).unwrap_or(false) {
+            eprintln!(
+                "rxnode: warning: rx-node was rewritten on the remote: the previous tip {b} is not in its history; \
+                 results seen before may have been removed (the old commit is still in this repository)"
+            );
+        }
+    } else if before.is_some() && tip.is_none() {
+        eprintln!("rxnode: warning: rx-node was deleted on the remote; the results seen before are gone from it");
+    }
+}

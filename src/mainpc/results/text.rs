@@ -1,0 +1,231 @@
+//! Text from RX nodes made safe to show, the key figures of a result, and times.
+use super::MAX_PEAKS;
+use serde_json::{json, Value};
+
+pub(super) fn str_of(v: &Value, path: &[&str]) -> Option<String> {
+    let mut cur = v;
+    for p in path {
+        cur = cur.get(*p)?;
+    }
+    cur.as_str().map(|s| shown(s, 200))
+}
+
+/// Printable: control and format characters (ANSI escapes, bidi overrides and
+/// zero-width characters from a hostile result) become
+/// `\u{…}`; at most `max` characters.
+pub(super) fn shown(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i >= max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || rxnode_interlock::is_format_char(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Terminal-safe text: keeps newlines and tabs, escapes every other control
+/// character and every format character (bidi, zero-width).
+pub(super) fn terminal_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c == '\n' || c == '\t' || !(c.is_control() || rxnode_interlock::is_format_char(c)) {
+                c.to_string()
+            } else {
+                c.escape_unicode().to_string()
+            }
+        })
+        .collect()
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64().filter(|f| f.is_finite())
+}
+
+/// Key figures: captures, overflows, CLKIN ppm, the strongest peaks (captures and sweeps).
+pub(super) fn figures(r: &Value) -> Value {
+    let captures = r
+        .get("captures")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let sweeps = r
+        .get("sweeps")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut overflows = 0u64;
+    let mut clkin = Vec::new();
+    let mut peaks: Vec<(f64, f64)> = Vec::new();
+    for c in captures.iter().chain(sweeps.iter()) {
+        overflows =
+            overflows.saturating_add(c.get("overflows").and_then(Value::as_u64).unwrap_or(0));
+        if let Some(p) = c.get("clkin").and_then(|k| k.get("ppm")).and_then(num) {
+            clkin.push(p);
+        }
+        if let Some(ps) = c.get("peaks").and_then(Value::as_array) {
+            for p in ps {
+                let f = p.get("frequency_hz").or_else(|| p.get("hz")).and_then(num);
+                let d = p
+                    .get("power_db")
+                    .or_else(|| p.get("dbfs"))
+                    .or_else(|| p.get("power_dbfs"))
+                    .and_then(num);
+                if let (Some(f), Some(d)) = (f, d) {
+                    peaks.push((f, d));
+                }
+            }
+        }
+    }
+    peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
+    peaks.truncate(MAX_PEAKS);
+    json!({
+        "captures": captures.len(),
+        "sweeps": sweeps.len(),
+        "overflows": overflows,
+        "clkin_ppm": clkin,
+        "peaks": peaks.iter().map(|(f, d)| json!({"frequency_hz": f, "power_db": d})).collect::<Vec<_>>(),
+    })
+}
+
+pub(super) fn figures_line(f: &Value) -> String {
+    let mut parts = Vec::new();
+    let n = |k: &str| f.get(k).and_then(Value::as_u64).unwrap_or(0);
+    if n("captures") > 0 {
+        parts.push(format!(
+            "{} capture(s), {} overflow(s)",
+            n("captures"),
+            n("overflows")
+        ));
+    }
+    if n("sweeps") > 0 {
+        parts.push(format!("{} sweep(s)", n("sweeps")));
+    }
+    if let Some(c) = f.get("clkin_ppm").and_then(Value::as_array) {
+        let v: Vec<String> = c
+            .iter()
+            .filter_map(num)
+            .map(|p| rxnode_hw::fmt_ppm(p, 4))
+            .collect();
+        if !v.is_empty() {
+            parts.push(format!("CLKIN {} ppm", v.join(", ")));
+        }
+    }
+    if let Some(p) = f
+        .get("peaks")
+        .and_then(Value::as_array)
+        .and_then(|p| p.first())
+    {
+        if let (Some(hz), Some(db)) = (
+            p.get("frequency_hz").and_then(num),
+            p.get("power_db").and_then(num),
+        ) {
+            parts.push(format!("peak {:.6} MHz {db:.1} dB", hz / 1e6));
+        }
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+pub(super) fn parse_time(s: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+}
+
+/// `--since`: RFC 3339 (`2026-12-01T08:00:00+00:00`), a date (`2026-12-01`, UTC
+/// midnight) or an age (`90s`, `30m`, `12h`, `7d`) before `now`.
+pub(super) fn parse_since(
+    s: &str,
+    now: time::OffsetDateTime,
+) -> Result<time::OffsetDateTime, String> {
+    let t = s.trim();
+    if let Some(x) = parse_time(t) {
+        return Ok(x);
+    }
+    let date_fmt = time::macros::format_description!("[year]-[month]-[day]");
+    if let Ok(d) = time::Date::parse(t, &date_fmt) {
+        return Ok(d.midnight().assume_utc());
+    }
+    let (n, unit) = t.split_at(t.len().saturating_sub(1));
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => 0,
+    };
+    match n.parse::<u32>() {
+        Ok(k) if secs > 0 => Ok(now - time::Duration::seconds(i64::from(k) * secs)),
+        _ => Err(format!(
+            "--since {s:?}: use a time (2026-12-01T08:00:00+00:00), a date (2026-12-01) or an age (90m, 12h, 7d)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_takes_times_dates_and_ages() {
+        let now = parse_time("2026-12-01T12:00:00+00:00").unwrap();
+        assert_eq!(
+            parse_since("2026-12-01T08:00:00+00:00", now).unwrap(),
+            parse_time("2026-12-01T08:00:00+00:00").unwrap()
+        );
+        assert_eq!(
+            parse_since("2026-11-30", now).unwrap(),
+            parse_time("2026-11-30T00:00:00+00:00").unwrap()
+        );
+        assert_eq!(
+            parse_since("2h", now).unwrap(),
+            parse_time("2026-12-01T10:00:00+00:00").unwrap()
+        );
+        assert_eq!(
+            parse_since("7d", now).unwrap(),
+            parse_time("2026-11-24T12:00:00+00:00").unwrap()
+        );
+        for bad in ["", "yesterday", "2h30", "-1h", "12x", "2026-13-01"] {
+            let e = parse_since(bad, now).unwrap_err();
+            assert!(e.contains("--since"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn hostile_text_never_reaches_the_terminal_raw() {
+        assert_eq!(shown("a\u{1b}[2Jb", 10), "a\\u{1b}[2Jb");
+        assert_eq!(terminal_safe("x\n\ty\u{7}"), "x\n\ty\\u{7}");
+        assert_eq!(shown("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn figures_sum_overflows_and_pick_the_strongest_peaks() {
+        let r = json!({"captures": [
+            {"overflows": 2, "clkin": {"ppm": 0.25}, "peaks": [{"frequency_hz": 1e8, "power_db": -20.0}]},
+            {"overflows": 1, "peaks": [{"frequency_hz": 2e8, "power_db": -10.0}, {"frequency_hz": 3e8, "power_db": -90.0}]}
+        ]});
+        let f = figures(&r);
+        assert_eq!(f["captures"], 2);
+        assert_eq!(f["overflows"], 3);
+        assert_eq!(f["clkin_ppm"], json!([0.25]));
+        assert_eq!(f["peaks"][0]["frequency_hz"], 2e8);
+        assert_eq!(f["peaks"].as_array().unwrap().len(), 3);
+        assert_eq!(figures(&Value::Null)["captures"], 0);
+    }
+
+    /// Polish review: a locked reference measuring -0.0 ppm printed "CLKIN -0.0000 ppm".
+    #[test]
+    fn figures_line_prints_signed_zero_ppm_plain() {
+        let f = json!({"captures": 1, "overflows": 0, "clkin_ppm": [-0.0, -0.00001, 1.25]});
+        let line = figures_line(&f);
+        assert!(line.contains("CLKIN 0.0000, 0.0000, +1.2500 ppm"), "{line}");
+        assert!(!line.contains("-0.0000"), "{line}");
+    }
+}

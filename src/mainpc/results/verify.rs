@@ -1,0 +1,382 @@
+//! `results verify ID`: one fetched result checked as the RX node's publish
+//! step would — its files, the validator, LOG_META, and the commit that added it.
+use super::text::shown;
+use super::tree::{adding_commits, read_small};
+use super::{Fetched, Found};
+use crate::exit::{bad_input, Outcome};
+use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
+use anyhow::{Context, Result};
+use git2::{ObjectType, Oid, Repository};
+use rxnode_interlock::sha256_hex;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The checks of one fetched result; empty = verified.
+fn verify_one(
+    repo: &Repository,
+    tip: Oid,
+    f: &Found,
+    added: &BTreeMap<String, (Oid, Oid)>,
+) -> Vec<String> {
+    let mut problems = check_entries(repo, f);
+    let mut blobs = BTreeMap::new();
+    for name in [RESULT_MD, RESULT_JSON, LOG_META] {
+        match read_small(repo, f.tree, name) {
+            Ok(b) => {
+                blobs.insert(name, b);
+            }
+            Err(e) => problems.push(format!("{}/{e}", f.path)),
+        }
+    }
+    // The validator on the fetched files (schema, statuses, timeline, MD/JSON agreement).
+    if let (Some(md), Some(js)) = (blobs.get(RESULT_MD), blobs.get(RESULT_JSON)) {
+        match validate_fetched(md, js) {
+            Ok(p) => problems.extend(p.into_iter().map(|p| format!("{}: {p}", f.path))),
+            Err(e) => problems.push(format!("{}: cannot check: {e:#}", f.path)),
+        }
+        let j: Value = serde_json::from_slice(js).unwrap_or(Value::Null);
+        if j.get("task_id").and_then(Value::as_str) != Some(f.task_id.as_str()) {
+            problems.push(format!(
+                "{}/{RESULT_JSON}: task_id is not {}",
+                f.path, f.task_id
+            ));
+        }
+        if let Some(d) = &f.dir_node {
+            match j.get("node").and_then(|n| n.get("name")) {
+                None | Some(Value::Null) => {}
+                Some(Value::String(n)) if n == d => {}
+                Some(other) => problems.push(format!(
+                    "{}/{RESULT_JSON}: node.name {} is not the folder's node {d}",
+                    f.path,
+                    shown(&other.to_string(), 60)
+                )),
+            }
+        }
+        if let Some(lm) = blobs.get(LOG_META) {
+            check_log_meta(
+                f,
+                lm,
+                &j,
+                [(RESULT_MD, md), (RESULT_JSON, js)],
+                &mut problems,
+            );
+        }
+    }
+    check_publication(repo, tip, f, added, &mut problems);
+    problems
+}
+
+/// Exactly the three files, regular, within the size bound.
+fn check_entries(repo: &Repository, f: &Found) -> Vec<String> {
+    let mut problems = Vec::new();
+    match repo.find_tree(f.tree) {
+        Ok(t) => {
+            for e in t.iter() {
+                let n = String::from_utf8_lossy(e.name_bytes()).into_owned();
+                if f.dir_node.is_none() && e.kind() == Some(ObjectType::Tree) {
+                    continue; // per-node results beside an old-layout one
+                }
+                if ![RESULT_MD, RESULT_JSON, LOG_META].contains(&n.as_str()) {
+                    problems.push(format!(
+                        "{}/{} is not one of the three result files",
+                        f.path,
+                        shown(&n, 60)
+                    ));
+                }
+            }
+        }
+        Err(e) => problems.push(format!("{}: {}", f.path, e.message())),
+    }
+    problems
+}
+
+/// LOG_META names this task, this node, the JSON's status, and the size and
+/// SHA-256 of each of the two `files` as fetched.
+fn check_log_meta(
+    f: &Found,
+    lm: &[u8],
+    j: &Value,
+    files: [(&str, &Vec<u8>); 2],
+    problems: &mut Vec<String>,
+) {
+    match serde_json::from_slice::<Value>(lm) {
+        Err(e) => problems.push(format!("{}/{LOG_META} is not JSON: {e}", f.path)),
+        Ok(m) => {
+            if m.get("task_id").and_then(Value::as_str) != Some(f.task_id.as_str()) {
+                problems.push(format!(
+                    "{}/{LOG_META}: task_id is not {}",
+                    f.path, f.task_id
+                ));
+            }
+            if let Some(d) = &f.dir_node {
+                if m.get("node_name").and_then(Value::as_str) != Some(d.as_str()) {
+                    problems.push(format!("{}/{LOG_META}: node_name is not {d}", f.path));
+                }
+            }
+            if m.get("status") != j.get("status") {
+                problems.push(format!(
+                    "{}/{LOG_META}: status disagrees with {RESULT_JSON}",
+                    f.path
+                ));
+            }
+            for (name, bytes) in files {
+                let listed = m.get("files").and_then(Value::as_array).and_then(|a| {
+                    a.iter()
+                        .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
+                });
+                match listed {
+                    None => problems.push(format!("{}/{LOG_META} does not list {name}", f.path)),
+                    Some(x) => {
+                        if x.get("sha256").and_then(Value::as_str)
+                            != Some(sha256_hex(bytes).as_str())
+                        {
+                            problems.push(format!(
+                                "{}/{LOG_META}: the SHA-256 of {name} disagrees with the file",
+                                f.path
+                            ));
+                        }
+                        if x.get("bytes").and_then(Value::as_u64) != Some(bytes.len() as u64) {
+                            problems.push(format!(
+                                "{}/{LOG_META}: the size of {name} disagrees with the file",
+                                f.path
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The commit that added it added only this result's three files (or whole results
+/// its Carried-Over trailer names: a rebuild after a push race).
+fn check_publication(
+    repo: &Repository,
+    tip: Oid,
+    f: &Found,
+    added: &BTreeMap<String, (Oid, Oid)>,
+    problems: &mut Vec<String>,
+) {
+    match added.get(&f.path) {
+        None => problems.push(format!("{}: no commit on rx-node ({tip}) adds it", f.path)),
+        Some((c, tree)) => {
+            problems.extend(check_adding_commit(repo, *c, f));
+            if *tree != f.tree && f.dir_node.is_some() {
+                problems.push(format!(
+                    "{}: changed after its publication in {c}: rx-node now holds another version (a result is never replaced)",
+                    f.path
+                ));
+            }
+        }
+    }
+}
+
+/// Write the fetched files to a private temporary folder and run the result validator.
+pub(super) fn validate_fetched(md: &[u8], js: &[u8]) -> Result<Vec<String>> {
+    let d = tempfile::TempDir::new().context("cannot create a temporary folder")?;
+    let json_path = d.path().join(RESULT_JSON);
+    std::fs::write(&json_path, js)?;
+    std::fs::write(d.path().join(RESULT_MD), md)?;
+    // An empty checkout: IQ files live on the RX node, so only their paths and hashes' shape are checked.
+    let empty = d.path().join("checkout");
+    std::fs::create_dir_all(&empty)?;
+    let probs = crate::result::validate_result_files(&json_path, &empty);
+    let prefix = d.path().display().to_string();
+    Ok(probs
+        .into_iter()
+        .map(|p| p.replace(&format!("{prefix}/"), "").replace(&prefix, ""))
+        .collect())
+}
+
+/// What a publication commit's message says it publishes: its own result
+/// (`Task:` + `Node-Name:`) and the whole results a rebuild carried over
+/// (`Carried-Over:`), each as `<ID>/<NODE>` (or `<ID>`).
+struct Claims {
+    primary: Option<String>,
+    carried: BTreeSet<String>,
+}
+
+impl Claims {
+    fn of(msg: &str) -> Claims {
+        let trailer = |k: &str| {
+            msg.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(|v| v.trim().to_owned())
+        };
+        let primary = match (trailer("Task: "), trailer("Node-Name: ")) {
+            (Some(t), Some(n)) => Some(format!("{t}/{n}")),
+            (Some(t), None) => Some(t),
+            _ => None,
+        };
+        let carried: BTreeSet<String> = msg
+            .lines()
+            .filter_map(|l| l.strip_prefix("Carried-Over: "))
+            .flat_map(|l| l.split(", ").map(|k| k.trim().to_owned()))
+            .collect();
+        Claims { primary, carried }
+    }
+
+    /// Whether the message names the result `key`.
+    fn names(&self, key: &str) -> bool {
+        self.primary.as_deref() == Some(key) || self.carried.contains(key)
+    }
+}
+
+/// The commit `c` that added result `f`: one plain commit whose message names
+/// it, adding only its three files and whole results its message names.
+fn check_adding_commit(repo: &Repository, c: Oid, f: &Found) -> Vec<String> {
+    let mut problems = Vec::new();
+    let commit = match repo.find_commit(c) {
+        Ok(c) => c,
+        Err(e) => return vec![format!("commit {c}: {}", e.message())],
+    };
+    if commit.parent_count() > 1 {
+        problems.push(format!(
+            "{}: added by the merge {c}; a publication is one plain commit",
+            f.path
+        ));
+        return problems;
+    }
+    let claims = Claims::of(commit.message().unwrap_or(""));
+    let key = f
+        .path
+        .strip_prefix(&format!("{RESULTS_DIR}/"))
+        .unwrap_or(&f.path)
+        .to_owned();
+    if !claims.names(&key) {
+        problems.push(format!(
+            "commit {c} adds {} but its message names neither it (`Task:`/`Node-Name:`) nor a `Carried-Over:` of it",
+            f.path
+        ));
+    }
+    let old = if commit.parent_count() == 1 {
+        commit.parent(0).ok().and_then(|p| p.tree().ok())
+    } else {
+        None
+    };
+    let new = match commit.tree() {
+        Ok(t) => t,
+        Err(e) => return vec![format!("commit {c}: {}", e.message())],
+    };
+    let diff = match repo.diff_tree_to_tree(old.as_ref(), Some(&new), None) {
+        Ok(d) => d,
+        Err(e) => return vec![format!("commit {c}: {}", e.message())],
+    };
+    let mut own = BTreeSet::new();
+    for d in diff.deltas() {
+        let added = Added {
+            c,
+            f,
+            key: &key,
+            claims: &claims,
+        };
+        if let Some(p) = added.check(&d, &mut own) {
+            problems.push(p);
+        }
+    }
+    for n in [RESULT_MD, RESULT_JSON, LOG_META] {
+        if !own.contains(n) {
+            problems.push(format!("commit {c} does not add {}/{n}", f.path));
+        }
+    }
+    problems
+}
+
+/// One file change of the commit `c` that added result `f` (`key`).
+struct Added<'a> {
+    c: Oid,
+    f: &'a Found,
+    key: &'a str,
+    claims: &'a Claims,
+}
+
+impl Added<'_> {
+    /// The problem with change `d`, if any; this result's own files go into `own`.
+    fn check(&self, d: &git2::DiffDelta<'_>, own: &mut BTreeSet<String>) -> Option<String> {
+        let (c, f, key) = (self.c, self.f, self.key);
+        let path = crate::git::publish::delta_path(d);
+        if d.status() != git2::Delta::Added {
+            return Some(format!(
+                "commit {c} (which adds {}) also changes {} ({:?}): a publication only adds files",
+                f.path,
+                shown(&path, 120),
+                d.status()
+            ));
+        }
+        let parts: Vec<&str> = path.split('/').collect();
+        let is_result_file = parts.first() == Some(&RESULTS_DIR)
+            && (3..=4).contains(&parts.len())
+            && parts
+                .last()
+                .is_some_and(|n| [RESULT_MD, RESULT_JSON, LOG_META].contains(n));
+        let file_key = parts
+            .get(1..parts.len().saturating_sub(1))
+            .map(|p| p.join("/"))
+            .unwrap_or_default();
+        if is_result_file && file_key == key {
+            own.insert(parts[parts.len() - 1].to_owned());
+            return None;
+        }
+        // Another whole result: the commit's own, or one its trailer says it carried.
+        let named = self.claims.names(&file_key);
+        (!(is_result_file && named)).then(|| {
+            format!(
+                "commit {c} (which adds {}) also adds {}: neither this result's three files nor a result its message names",
+                f.path,
+                shown(&path, 120)
+            )
+        })
+    }
+}
+
+/// `results verify ID [--from NODE]`: exit 0 when every result of the task verifies, 2 otherwise.
+pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outcome> {
+    let (ctx, repo, tip) = (fetched.ctx, fetched.repo, fetched.tip);
+    let Some(tip) = tip else {
+        return Err(bad_input("no rx-node"));
+    };
+    let added = adding_commits(repo, tip)?;
+    let mut reports = Vec::new();
+    let mut all_ok = true;
+    for f in found {
+        let problems = verify_one(repo, tip, f, &added);
+        all_ok &= problems.is_empty();
+        reports.push(json!({
+            "task_id": f.task_id,
+            "node": f.dir_node,
+            "path": f.path,
+            "commit": added.get(&f.path).map(|(c, _)| c.to_string()),
+            "valid": problems.is_empty(),
+            "problems": problems,
+        }));
+    }
+    if ctx.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"valid": all_ok, "tip": tip.to_string(), "results": reports})
+            )?
+        );
+    } else {
+        for r in &reports {
+            let node = r["node"].as_str().unwrap_or("(unnamed)");
+            let commit = r["commit"].as_str().unwrap_or("?");
+            if r["valid"] == true {
+                println!(
+                    "OK   {} from {node}: schema, MD/JSON agreement, LOG_META and commit {commit} (adds only its three files)",
+                    r["path"].as_str().unwrap_or("")
+                );
+            } else {
+                println!("FAIL {} from {node}:", r["path"].as_str().unwrap_or(""));
+                for p in r["problems"].as_array().into_iter().flatten() {
+                    println!("  - {}", shown(p.as_str().unwrap_or(""), 400));
+                }
+            }
+        }
+    }
+    Ok(if all_ok {
+        Outcome::Done
+    } else {
+        Outcome::Code(2)
+    })
+}

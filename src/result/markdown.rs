@@ -1,0 +1,505 @@
+//! `RX_RESULT.md`: the Markdown twin of `RX_RESULT.json`, with the trailer line
+//! that binds it to the exact JSON bytes.
+use super::model::RxResult;
+use rxnode_interlock::sha256_hex;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+pub(crate) fn md_cell(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\r', '\n'], " ")
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+fn fmt_hz(v: Option<f64>) -> String {
+    match v {
+        Some(f) if f.abs() >= 1e6 => format!("{:.6} MHz", f / 1e6),
+        Some(f) if f.abs() >= 1e3 => format!("{:.3} kHz", f / 1e3),
+        Some(f) => format!("{f} Hz"),
+        None => "—".to_owned(),
+    }
+}
+
+fn fmt_opt(v: Option<f64>, unit: &str, prec: usize) -> String {
+    match v {
+        Some(f) => format!("{f:.prec$}{unit}"),
+        None => "—".to_owned(),
+    }
+}
+
+fn text_of(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "—".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(o)) => o
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// A capture's device for the Markdown: the requested args, then the driver's
+/// identity apart ("driver=rxsim,serial=X (driver rxsim, serial X)"), so the
+/// driver's reported keys do not read as a duplicated args string.
+fn device_text(v: Option<&Value>) -> String {
+    let Some(Value::Object(o)) = v else {
+        return text_of(v);
+    };
+    let Some(args) = o.get("args").and_then(Value::as_str) else {
+        return text_of(v);
+    };
+    let ident: Vec<String> = ["driver", "serial", "hardware_key"]
+        .iter()
+        .filter_map(|k| match o.get(*k) {
+            // A hardware key equal to the driver name says nothing new.
+            Some(Value::String(s))
+                if !s.is_empty() && (*k != "hardware_key" || o.get("driver") != o.get(*k)) =>
+            {
+                Some(format!("{} {s}", k.replace('_', " ")))
+            }
+            _ => None,
+        })
+        .collect();
+    let args = if args.is_empty() {
+        "(default device)"
+    } else {
+        args
+    };
+    if ident.is_empty() {
+        args.to_owned()
+    } else {
+        format!("{args} ({})", ident.join(", "))
+    }
+}
+
+/// A Unicode block sparkline of a PSD (dB), at most `width` columns (each the
+/// maximum of its bins, so narrow tones stay visible). Non-finite values are ignored.
+pub(crate) fn sparkline(psd_db: &[f64], width: usize) -> Option<String> {
+    const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let finite: Vec<f64> = psd_db.iter().copied().filter(|v| v.is_finite()).collect();
+    if finite.is_empty() || width == 0 {
+        return None;
+    }
+    let cols = width.min(finite.len());
+    let mut buckets = Vec::with_capacity(cols);
+    for c in 0..cols {
+        let a = c * finite.len() / cols;
+        let b = ((c + 1) * finite.len() / cols).max(a + 1);
+        buckets.push(
+            finite[a..b]
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max),
+        );
+    }
+    let lo = buckets.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = buckets.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let span = hi - lo;
+    Some(
+        buckets
+            .iter()
+            .map(|v| {
+                if span <= 0.0 {
+                    BLOCKS[0]
+                } else {
+                    let i = ((v - lo) / span * 7.0).round() as usize;
+                    BLOCKS[i.min(7)]
+                }
+            })
+            .collect(),
+    )
+}
+
+fn render_capture(out: &mut String, n: usize, c: &Value) {
+    let get = |k: &str| c.get(k);
+    let _ = writeln!(
+        out,
+        "### Capture {n}: {}\n",
+        md_cell(&device_text(get("device")))
+    );
+    if let Some(s) = get("status").and_then(Value::as_str) {
+        let _ = writeln!(out, "Status: **{s}**\n");
+    }
+    render_settings(out, c);
+    render_levels(out, c);
+    render_peaks(out, c);
+    render_clkin(out, c);
+    render_iq_files(out, c);
+    render_spectrum(out, c);
+    out.push('\n');
+}
+
+/// Field `k` of a capture's `requested` or `actual` settings (`side`).
+fn setting(c: &Value, side: &str, k: &str) -> Option<f64> {
+    c.get(side).and_then(|o| o.get(k)).and_then(num)
+}
+
+/// The requested and the actual frequency, rate, bandwidth and gain.
+fn render_settings(out: &mut String, c: &Value) {
+    let (req, act) = ("requested", "actual");
+    let field = |side: &str, k: &str| setting(c, side, k);
+    let _ = writeln!(out, "| | requested | actual |\n|---|---|---|");
+    for (label, k) in [
+        ("frequency", "frequency_hz"),
+        ("sample rate", "sample_rate_hz"),
+        ("bandwidth", "bandwidth_hz"),
+    ] {
+        let _ = writeln!(
+            out,
+            "| {label} | {} | {} |",
+            fmt_hz(field(req, k)),
+            fmt_hz(field(act, k))
+        );
+    }
+    let _ = writeln!(
+        out,
+        "| gain | {} | {} |",
+        fmt_opt(field(req, "gain_db"), " dB", 1),
+        fmt_opt(field(act, "gain_db"), " dB", 1)
+    );
+}
+
+/// Sample counts, stream faults, noise floor and mean power.
+fn render_levels(out: &mut String, c: &Value) {
+    let get = |k: &str| c.get(k);
+    let int = |k: &str| match get(k) {
+        Some(Value::Null) | None => "—".to_owned(),
+        Some(v) => v.to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "\nSamples: {} received of {} requested; overflows: {}; dropped samples: {}; timeouts: {}",
+        int("samples_received"),
+        int("samples_requested"),
+        int("overflows"),
+        int("dropped_samples"),
+        int("timeouts")
+    );
+    let _ = writeln!(
+        out,
+        "Noise floor: {}; mean power: {}",
+        fmt_opt(get("noise_floor_db").and_then(num), " dB", 1),
+        fmt_opt(get("mean_power_dbfs").and_then(num), " dBFS", 1)
+    );
+}
+
+/// The peak table, when peaks were found.
+fn render_peaks(out: &mut String, c: &Value) {
+    let get = |k: &str| c.get(k);
+    if let Some(peaks) = get("peaks").and_then(Value::as_array) {
+        if !peaks.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n| peak | frequency | power | SNR |\n|---|---|---|---|"
+            );
+            for (i, p) in peaks.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} |",
+                    i + 1,
+                    fmt_hz(p.get("frequency_hz").and_then(num)),
+                    fmt_opt(p.get("power_db").and_then(num), " dB", 1),
+                    fmt_opt(p.get("snr_db").and_then(num), " dB", 1)
+                );
+            }
+        }
+    }
+}
+
+/// The CLKIN line, when the capture measured a reference tone.
+fn render_clkin(out: &mut String, c: &Value) {
+    let get = |k: &str| c.get(k);
+    if let Some(k) = get("clkin").filter(|v| !v.is_null()) {
+        let _ = writeln!(
+            out,
+            "\nCLKIN: {} — reference error {} ± {} (tone {}, measured {})",
+            k.get("status").and_then(Value::as_str).unwrap_or("—"),
+            k.get("ppm")
+                .and_then(num)
+                // Unsigned here, as RX_RESULT.md always wrote it; -0.0 still prints 0.0000.
+                .map(|p| format!("{} ppm", rxnode_hw::fmt_ppm(p, 4).trim_start_matches('+')))
+                .unwrap_or_else(|| "—".to_owned()),
+            fmt_opt(k.get("ppm_uncertainty").and_then(num), " ppm", 4),
+            fmt_hz(k.get("tone_hz").and_then(num)),
+            fmt_hz(k.get("measured_hz").and_then(num)),
+        );
+    }
+}
+
+/// The IQ files the capture recorded, with sizes and hashes.
+fn render_iq_files(out: &mut String, c: &Value) {
+    let get = |k: &str| c.get(k);
+    if let Some(files) = get("iq_files").and_then(Value::as_array) {
+        if !files.is_empty() {
+            let _ = writeln!(out, "\n| IQ file | bytes | SHA-256 |\n|---|---|---|");
+            for f in files {
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | `{}` |",
+                    md_cell(f.get("path").and_then(Value::as_str).unwrap_or("?")),
+                    f.get("bytes")
+                        .map(|b| b.to_string())
+                        .unwrap_or_else(|| "?".into()),
+                    md_cell(f.get("sha256").and_then(Value::as_str).unwrap_or("?"))
+                );
+            }
+        }
+    }
+}
+
+/// A sparkline of the PSD with its frequency span and dB range.
+fn render_spectrum(out: &mut String, c: &Value) {
+    let get = |k: &str| c.get(k);
+    if let Some(psd) = get("psd_db").and_then(Value::as_array) {
+        let vals: Vec<f64> = psd.iter().filter_map(Value::as_f64).collect();
+        if let Some(line) = sparkline(&vals, 64) {
+            let lo = vals
+                .iter()
+                .copied()
+                .filter(|v| v.is_finite())
+                .fold(f64::INFINITY, f64::min);
+            let hi = vals
+                .iter()
+                .copied()
+                .filter(|v| v.is_finite())
+                .fold(f64::NEG_INFINITY, f64::max);
+            let span = match (
+                setting(c, "actual", "frequency_hz"),
+                setting(c, "actual", "sample_rate_hz"),
+            ) {
+                (Some(f), Some(r)) => format!(
+                    "{} … {}, ",
+                    fmt_hz(Some(f - r / 2.0)),
+                    fmt_hz(Some(f + r / 2.0))
+                ),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "\nSpectrum ({span}{lo:.1} dB … {hi:.1} dB):\n\n```text\n{line}\n```"
+            );
+        }
+    }
+}
+
+/// The trailer line that binds the Markdown to the JSON bytes.
+fn trailer(r: &RxResult, json_sha256: &str) -> String {
+    format!(
+        "<!-- rxnode-result schema_version={} task_id={} status=\"{}\" json_sha256={} -->",
+        r.schema_version, r.task_id, r.status, json_sha256
+    )
+}
+
+/// Render `RX_RESULT.md` from the value (the trailer hashes [`RxResult::to_json_bytes`]).
+pub(crate) fn render_markdown(r: &RxResult) -> String {
+    render_markdown_for(r, &r.to_json_bytes())
+}
+
+/// The Markdown rxnode renders for these `RX_RESULT.json` bytes, when they
+/// deserialize into a result (`None` otherwise): what the result fuzzer drives.
+pub fn markdown_for_result_json(json: &[u8]) -> Option<String> {
+    serde_json::from_slice::<RxResult>(json)
+        .ok()
+        .map(|r| render_markdown(&r))
+}
+
+/// Render `RX_RESULT.md` for JSON bytes already serialized (no second pass over
+/// captures and their PSD arrays).
+pub(crate) fn render_markdown_for(r: &RxResult, json: &[u8]) -> String {
+    let json_sha = sha256_hex(json);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# RX result: {} — {}\n",
+        md_cell(&r.task_id),
+        md_cell(&r.task_title)
+    );
+    render_summary(&mut o, r);
+    render_checks(&mut o, r);
+    render_captures_and_sweeps(&mut o, r);
+    render_tx(&mut o, r);
+    render_inventory_and_errors(&mut o, r);
+    let _ = writeln!(o, "\n{}", trailer(r, &json_sha));
+    o
+}
+
+/// The summary table: status, task, risk, source, approval, node, times.
+fn render_summary(o: &mut String, r: &RxResult) {
+    let _ = writeln!(o, "| | |\n|---|---|");
+    let _ = writeln!(o, "| Status | {} |", r.status);
+    let _ = writeln!(o, "| Task | `{}` |", md_cell(&r.task_id));
+    let _ = writeln!(o, "| Risk level | {} |", r.risk_level);
+    let _ = writeln!(
+        o,
+        "| Source | `{}` @ `{}` |",
+        md_cell(&r.source_branch),
+        md_cell(r.source_commit.as_deref().unwrap_or("—"))
+    );
+    let _ = writeln!(o, "| Expected head | `{}` |", md_cell(&r.expected_head));
+    let _ = writeln!(
+        o,
+        "| Approval | {} |",
+        r.approval
+            .as_ref()
+            .map(|a| format!(
+                "{} (task SHA-256 `{}`)",
+                md_cell(&a.at),
+                md_cell(&a.task_sha256)
+            ))
+            .unwrap_or_else(|| "none".into())
+    );
+    let _ = writeln!(
+        o,
+        "| Authorization | {} |",
+        r.authorization
+            .as_ref()
+            .map(|a| format!("{} at {}", md_cell(&a.kind), md_cell(&a.at)))
+            .unwrap_or_else(|| "none".into())
+    );
+    let _ = writeln!(
+        o,
+        "| Node | {}rxnode {}, SoapySDR {}{} |",
+        r.node
+            .name
+            .as_deref()
+            .map(|n| format!("{}, ", md_cell(n)))
+            .unwrap_or_default(),
+        md_cell(&r.node.rxnode_version),
+        md_cell(r.node.soapysdr_version.as_deref().unwrap_or("—")),
+        r.node
+            .hostname
+            .as_deref()
+            .map(|h| format!(", host {}", md_cell(h)))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        o,
+        "| Started | {} |",
+        md_cell(r.timeline.started_at.as_deref().unwrap_or("—"))
+    );
+    let _ = writeln!(
+        o,
+        "| Completed | {} |",
+        md_cell(r.timeline.completed_at.as_deref().unwrap_or("—"))
+    );
+}
+
+/// One row per check (the validator finds each by its `| n | name | status |`).
+fn render_checks(o: &mut String, r: &RxResult) {
+    let _ = writeln!(
+        o,
+        "\n## Checks\n\n| # | Check | Status | Detail |\n|---|---|---|---|"
+    );
+    for (i, c) in r.checks.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} |",
+            i + 1,
+            md_cell(&c.name),
+            c.status,
+            md_cell(&c.detail)
+        );
+    }
+}
+
+/// The capture sections, then the sweep sections.
+fn render_captures_and_sweeps(o: &mut String, r: &RxResult) {
+    if !r.captures.is_empty() {
+        let _ = writeln!(o, "\n## Captures\n");
+        for (i, c) in r.captures.iter().enumerate() {
+            render_capture(o, i + 1, c);
+        }
+    }
+    if !r.sweeps.is_empty() {
+        let _ = writeln!(o, "\n## Sweeps\n");
+        for (i, sw) in r.sweeps.iter().enumerate() {
+            crate::exec::sweep::render_sweep_md(o, i + 1, sw);
+        }
+    }
+}
+
+/// The transmission's parameters, when a tone was transmitted.
+fn render_tx(o: &mut String, r: &RxResult) {
+    if let Some(tx) = r.tx.as_ref().filter(|v| !v.is_null()) {
+        let _ = writeln!(o, "\n## Transmission\n");
+        if let Some(obj) = tx.as_object() {
+            let _ = writeln!(o, "| | |\n|---|---|");
+            for (k, v) in obj {
+                let _ = writeln!(o, "| {} | {} |", md_cell(k), md_cell(&text_of(Some(v))));
+            }
+        } else {
+            let _ = writeln!(o, "{}", md_cell(&tx.to_string()));
+        }
+    }
+}
+
+/// The inventory's device count and the errors met.
+fn render_inventory_and_errors(o: &mut String, r: &RxResult) {
+    if let Some(inv) = r.inventory.as_ref().filter(|v| !v.is_null()) {
+        let n = inv
+            .as_array()
+            .or_else(|| inv.get("devices").and_then(Value::as_array))
+            .map(Vec::len);
+        let _ = writeln!(
+            o,
+            "\n## Inventory\n\n{} (details in RX_RESULT.json)",
+            n.map(|n| format!("{n} device(s)"))
+                .unwrap_or_else(|| "recorded".into())
+        );
+    }
+    if !r.errors.is_empty() {
+        let _ = writeln!(o, "\n## Errors\n");
+        for e in &r.errors {
+            let _ = writeln!(o, "- {}", md_cell(e));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Polish review: the capture heading printed "args=driver=rxsim,serial=X,driver=rxsim,
+    /// hardware_key=rxsim,serial=X" — requested args and the driver's identity run together.
+    #[test]
+    fn capture_heading_shows_args_then_identity() {
+        let d = json!({"args": "driver=rxsim,serial=demo-free,ppm=2.5", "driver": "rxsim",
+                       "serial": "demo-free", "hardware_key": "rxsim"});
+        assert_eq!(
+            device_text(Some(&d)),
+            "driver=rxsim,serial=demo-free,ppm=2.5 (driver rxsim, serial demo-free)"
+        );
+        let mut out = String::new();
+        render_capture(&mut out, 1, &json!({"device": d}));
+        assert!(!out.contains("args="), "{out}");
+        assert_eq!(device_text(Some(&json!("driver=rxsim"))), "driver=rxsim");
+    }
+
+    #[test]
+    fn sparkline_shape() {
+        assert_eq!(sparkline(&[], 10), None);
+        assert_eq!(sparkline(&[f64::NAN], 10), None);
+        assert_eq!(sparkline(&[0.0, 7.0], 10).unwrap(), "▁█");
+        assert_eq!(sparkline(&[1.0, 1.0, 1.0], 10).unwrap(), "▁▁▁");
+        let wide: Vec<f64> = (0..1000)
+            .map(|i| if i == 500 { 0.0 } else { -90.0 })
+            .collect();
+        let s = sparkline(&wide, 64).unwrap();
+        assert_eq!(s.chars().count(), 64);
+        assert_eq!(
+            s.chars().filter(|c| *c == '█').count(),
+            1,
+            "a one-bin tone stays visible"
+        );
+    }
+}

@@ -1,0 +1,431 @@
+//! The result value (DESIGN §5): the statuses, the overall-status rule, the
+//! records of `RX_RESULT.json` and [`RxResult`] itself.
+//!
+//! Overall status ([`overall_status`]), from the per-check statuses:
+//!
+//! 1. no checks: `NOT RUN`;
+//! 2. every check `PASS`: `PASS` (the only way to get `PASS`);
+//! 3. some `FAIL`: `PARTIAL` when some check is `BLOCKED`, `NOT RUN` or
+//!    `PARTIAL` (not everything ran), else `FAIL`;
+//! 4. no `FAIL` but some `PASS` or `PARTIAL`: `PARTIAL` (a `SKIP` beside a
+//!    `PASS` also gives `PARTIAL`: a skipped step did not run);
+//! 5. nothing passed or failed: `BLOCKED` if any check is blocked, else
+//!    `NOT RUN` if any did not run, else `SKIP`.
+use super::markdown::render_markdown_for;
+use crate::store::fsutil::write_atomic;
+use anyhow::Result;
+use rxnode_interlock::{Approval, RiskLevel, ValidTask};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::Path;
+
+/// The schema written by this build.
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+
+/// The result's file names, in the outbox and as published (DESIGN §5).
+pub const RESULT_JSON: &str = "RX_RESULT.json";
+/// The Markdown twin of [`RESULT_JSON`].
+pub const RESULT_MD: &str = "RX_RESULT.md";
+/// The publication's record beside the two result files on `rx-node`.
+pub(crate) const LOG_META: &str = "LOG_META.json";
+/// The folder on `rx-node` holding every published result.
+pub(crate) const RESULTS_DIR: &str = "rx-results";
+
+/// A check or overall status. Serialized exactly as the protocol spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) enum Status {
+    /// Ran and met its criterion.
+    #[serde(rename = "PASS")]
+    Pass,
+    /// Ran and did not meet its criterion.
+    #[serde(rename = "FAIL")]
+    Fail,
+    /// Only part of it ran (interrupted, or some sub-steps blocked).
+    #[serde(rename = "PARTIAL")]
+    Partial,
+    /// Deliberately not run (nothing to do).
+    #[serde(rename = "SKIP")]
+    Skip,
+    /// Refused by policy, device not found, or a precondition.
+    #[serde(rename = "BLOCKED")]
+    Blocked,
+    /// Never started.
+    #[serde(rename = "NOT RUN")]
+    NotRun,
+}
+
+impl Status {
+    /// Every status, protocol spelling.
+    pub const ALL: [Status; 6] = [
+        Status::Pass,
+        Status::Fail,
+        Status::Partial,
+        Status::Skip,
+        Status::Blocked,
+        Status::NotRun,
+    ];
+
+    /// The protocol spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Partial => "PARTIAL",
+            Status::Skip => "SKIP",
+            Status::Blocked => "BLOCKED",
+            Status::NotRun => "NOT RUN",
+        }
+    }
+
+    /// Parse the exact protocol spelling.
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The overall status from the per-check statuses (rules in the module docs).
+pub(crate) fn overall_status(checks: &[Check]) -> Status {
+    use Status::*;
+    if checks.is_empty() {
+        return NotRun;
+    }
+    let any = |s: Status| checks.iter().any(|c| c.status == s);
+    if checks.iter().all(|c| c.status == Pass) {
+        return Pass;
+    }
+    let incomplete = any(Blocked) || any(NotRun) || any(Partial);
+    if any(Fail) {
+        return if incomplete { Partial } else { Fail };
+    }
+    if any(Pass) || any(Partial) {
+        return Partial;
+    }
+    if any(Blocked) {
+        Blocked
+    } else if any(NotRun) {
+        NotRun
+    } else {
+        Skip
+    }
+}
+
+/// `approval` in the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ApprovalRecord {
+    /// When it was approved (ISO 8601 with offset).
+    pub at: String,
+    /// SHA-256 of the approved task text.
+    pub task_sha256: String,
+}
+
+/// `authorization` in the result (RED tasks only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct AuthorizationRecord {
+    /// `RF_TX` or `RED_OTHER`.
+    pub kind: String,
+    /// When it was given (ISO 8601 with offset).
+    pub at: String,
+}
+
+/// `node` in the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct NodeInfo {
+    /// The node's name (`rxnode node set-name`), when one was set; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Host name, only when the operator allows it.
+    pub hostname: Option<String>,
+    /// This build's version.
+    pub rxnode_version: String,
+    /// libSoapySDR's version, when it was loaded.
+    pub soapysdr_version: Option<String>,
+}
+
+impl NodeInfo {
+    /// This build, no host name, SoapySDR unknown.
+    pub fn this_build() -> NodeInfo {
+        NodeInfo {
+            name: None,
+            hostname: None,
+            rxnode_version: env!("CARGO_PKG_VERSION").to_owned(),
+            soapysdr_version: None,
+        }
+    }
+}
+
+/// `timeline` in the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub(crate) struct Timeline {
+    /// When the run started (ISO 8601, seconds, with offset), `null` if it never did.
+    pub started_at: Option<String>,
+    /// When it ended; `null` if it never started.
+    pub completed_at: Option<String>,
+}
+
+/// One entry of `checks`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Check {
+    /// What was checked, e.g. `step 2: rx_capture` or `capture 1: clkin`.
+    pub name: String,
+    /// Its status.
+    pub status: Status,
+    /// One line: why (limits named, measured values).
+    pub detail: String,
+}
+
+impl Check {
+    /// A check.
+    pub fn new(name: impl Into<String>, status: Status, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            status,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The whole `RX_RESULT.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RxResult {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The task.
+    pub task_id: String,
+    /// Its title.
+    pub task_title: String,
+    /// Overall status (normally [`overall_status`] of `checks`).
+    pub status: Status,
+    /// Effective risk level of the task.
+    pub risk_level: RiskLevel,
+    /// The watched branch.
+    pub source_branch: String,
+    /// Full SHA of the commit that held the task; `null` for a local dry run.
+    pub source_commit: Option<String>,
+    /// `EXPECTED_HEAD` of the task.
+    pub expected_head: String,
+    /// The approval, if recorded.
+    pub approval: Option<ApprovalRecord>,
+    /// The RED authorization, if any.
+    pub authorization: Option<AuthorizationRecord>,
+    /// The node.
+    pub node: NodeInfo,
+    /// Start and end.
+    pub timeline: Timeline,
+    /// One status per check.
+    pub checks: Vec<Check>,
+    /// The `inventory` step's output, if it ran.
+    pub inventory: Option<Value>,
+    /// Capture summaries of the capture engine (IQ paths relative to the checkout).
+    pub captures: Vec<Value>,
+    /// TX window and parameters, when a tone was transmitted.
+    pub tx: Option<Value>,
+    /// Errors met, one line each.
+    pub errors: Vec<String>,
+    /// `rx_sweep` results (issue 17; see `crate::exec::sweep::sweep_json`): hop
+    /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweeps: Vec<Value>,
+}
+
+impl RxResult {
+    /// The result of a task before (or without) running it: status `NOT RUN`.
+    /// A manual task (no `rx-plan`) keeps this shape for the operator to fill in.
+    pub fn manual_skeleton(
+        task: &ValidTask,
+        commit: &str,
+        approval: Option<&Approval>,
+    ) -> RxResult {
+        let manual = task.plan().is_none();
+        let checks = if manual {
+            vec![Check::new(
+                "manual task",
+                Status::NotRun,
+                "no rx-plan block: nothing touches hardware; the operator fills in the result",
+            )]
+        } else {
+            task.plan()
+                .map(|p| {
+                    p.steps
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| {
+                            Check::new(
+                                format!("step {}: {}", i + 1, s.op()),
+                                Status::NotRun,
+                                "not started",
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        RxResult {
+            schema_version: SCHEMA_VERSION,
+            task_id: task.id().to_string(),
+            task_title: task.header().task_title.clone(),
+            status: overall_status(&checks),
+            risk_level: task.risk(),
+            source_branch: task.header().source_branch.clone(),
+            source_commit: (!commit.is_empty()).then(|| commit.to_owned()),
+            expected_head: task.header().expected_head.clone(),
+            approval: approval.map(|a| ApprovalRecord {
+                at: a.at.clone(),
+                task_sha256: a.task_sha256.clone(),
+            }),
+            authorization: None,
+            node: NodeInfo::this_build(),
+            timeline: Timeline::default(),
+            checks,
+            inventory: None,
+            captures: Vec::new(),
+            tx: None,
+            errors: Vec::new(),
+            sweeps: Vec::new(),
+        }
+    }
+
+    /// Set `status` from the checks ([`overall_status`]); call after the last check.
+    pub fn recompute_status(&mut self) {
+        self.status = overall_status(&self.checks);
+    }
+
+    /// The exact bytes of `RX_RESULT.json`: pretty JSON and a final newline.
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        // Serializing plain structs, strings, numbers and JSON values cannot fail
+        // except on non-finite floats inside `Value`s, which serde_json maps to null.
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|e| {
+            tracing::error!("cannot serialize result: {e}");
+            String::from("{}")
+        });
+        s.push('\n');
+        s.into_bytes()
+    }
+}
+
+/// Write `RX_RESULT.json` and `RX_RESULT.md` into `dir`, both from `r`, each atomically.
+pub(crate) fn write_result_files(dir: &Path, r: &RxResult) -> Result<()> {
+    let json = r.to_json_bytes();
+    let md = render_markdown_for(r, &json);
+    write_atomic(&dir.join(RESULT_JSON), &json)?;
+    write_atomic(&dir.join(RESULT_MD), md.as_bytes())?;
+    Ok(())
+}
+
+/// File name of capture `n`'s spectrum image in the outbox (never published).
+pub(crate) fn spectrum_png_name(n: usize) -> String {
+    format!("SPECTRUM_{n}.png")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::test_util::{task, COMMIT, HEAD};
+    use crate::result::validate::TOP_KEYS;
+
+    #[test]
+    fn status_spelling() {
+        let s: Vec<String> = Status::ALL
+            .iter()
+            .map(|s| serde_json::to_string(s).unwrap())
+            .collect();
+        assert_eq!(
+            s,
+            [
+                "\"PASS\"",
+                "\"FAIL\"",
+                "\"PARTIAL\"",
+                "\"SKIP\"",
+                "\"BLOCKED\"",
+                "\"NOT RUN\""
+            ]
+        );
+        for st in Status::ALL {
+            assert_eq!(Status::parse(st.as_str()), Some(st));
+            let back: Status = serde_json::from_str(&serde_json::to_string(&st).unwrap()).unwrap();
+            assert_eq!(back, st);
+        }
+        assert!(serde_json::from_str::<Status>("\"pass\"").is_err());
+        assert!(serde_json::from_str::<Status>("\"NOT_RUN\"").is_err());
+    }
+
+    #[test]
+    fn overall_rules() {
+        use Status::*;
+        let o = |s: &[Status]| {
+            overall_status(
+                &s.iter()
+                    .map(|s| Check::new("c", *s, ""))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(o(&[]), NotRun);
+        assert_eq!(o(&[Pass]), Pass);
+        assert_eq!(o(&[Pass, Pass]), Pass);
+        assert_eq!(o(&[Pass, Fail]), Fail);
+        assert_eq!(o(&[Fail, Skip]), Fail);
+        assert_eq!(o(&[Pass, Fail, Blocked]), Partial);
+        assert_eq!(o(&[Fail, NotRun]), Partial);
+        assert_eq!(o(&[Pass, Blocked]), Partial);
+        assert_eq!(o(&[Pass, NotRun]), Partial);
+        assert_eq!(o(&[Pass, Skip]), Partial);
+        assert_eq!(o(&[Partial]), Partial);
+        assert_eq!(o(&[Blocked]), Blocked);
+        assert_eq!(o(&[Blocked, NotRun, Skip]), Blocked);
+        assert_eq!(o(&[NotRun, Skip]), NotRun);
+        assert_eq!(o(&[Skip]), Skip);
+        // Nothing that did not run is ever PASS.
+        for s in [Fail, Partial, Skip, Blocked, NotRun] {
+            assert_ne!(o(&[Pass, Pass, s]), Pass);
+        }
+    }
+
+    #[test]
+    fn skeletons() {
+        let t = task(false);
+        let r = RxResult::manual_skeleton(&t, "", None);
+        assert_eq!(r.status, Status::NotRun);
+        assert_eq!(r.schema_version, 1);
+        assert_eq!(r.source_commit, None);
+        assert_eq!(r.approval, None);
+        assert_eq!(r.checks.len(), 1);
+        assert_eq!(r.expected_head, HEAD);
+        assert_eq!(r.risk_level, RiskLevel::Yellow);
+        let v: Value = serde_json::from_slice(&r.to_json_bytes()).unwrap();
+        for k in TOP_KEYS {
+            assert!(v.get(*k).is_some(), "key {k} missing");
+        }
+        assert_eq!(v["status"], "NOT RUN");
+        assert_eq!(v["timeline"]["started_at"], Value::Null);
+        let t = task(true);
+        let a = Approval::new(&t, COMMIT, "2026-01-01T10:00:00+00:00");
+        let r = RxResult::manual_skeleton(&t, COMMIT, Some(&a));
+        assert_eq!(r.checks.len(), 2);
+        assert!(r.checks.iter().all(|c| c.status == Status::NotRun));
+        assert_eq!(r.approval.as_ref().unwrap().task_sha256, t.sha256());
+        assert_eq!(r.source_commit.as_deref(), Some(COMMIT));
+    }
+
+    proptest::proptest! {
+        /// PASS exactly when there are checks and all passed; FAIL only when
+        /// something failed; never PASS with anything that did not run.
+        #[test]
+        fn overall_is_honest(idx in proptest::collection::vec(0usize..6, 0..8)) {
+            let checks: Vec<Check> = idx.iter().map(|i| Check::new("c", Status::ALL[*i], "")).collect();
+            let o = overall_status(&checks);
+            let all_pass = !checks.is_empty() && checks.iter().all(|c| c.status == Status::Pass);
+            proptest::prop_assert_eq!(o == Status::Pass, all_pass);
+            if o == Status::Fail {
+                proptest::prop_assert!(checks.iter().any(|c| c.status == Status::Fail));
+            }
+            if checks.iter().any(|c| c.status == Status::Fail) {
+                proptest::prop_assert!(matches!(o, Status::Fail | Status::Partial));
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The spectrum picture of a result's capture, and the bare-PSD picture.
+use super::{write_spectrum, Marker, SpectrumPlot, Trace};
+use crate::result::RxResult;
+use anyhow::Result;
+use std::path::Path;
+
+/// The picture of one capture of a result: its PSD on an absolute MHz axis
+/// (from `psd_start_hz`/`psd_step_hz`, else the actual centre and rate), the
+/// reported peaks, the noise floor and the CLKIN tones. `None` without a PSD.
+pub(crate) fn capture_plot(r: &RxResult, n: usize, c: &serde_json::Value) -> Option<SpectrumPlot> {
+    let db: Vec<f64> = c
+        .get("psd_db")?
+        .as_array()?
+        .iter()
+        .map(|v| v.as_f64().unwrap_or(f64::NAN))
+        .collect();
+    if !db.iter().any(|v| v.is_finite()) {
+        return None;
+    }
+    let (start, step, known) = frequency_axis(c, db.len());
+    let title = capture_title(r, n, c);
+    let peaks = c
+        .get("peaks")
+        .and_then(|p| p.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| Some((num(p, &["frequency_hz"])?, num(p, &["power_db"])?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let markers = clkin_markers(c);
+    Some(SpectrumPlot {
+        title,
+        trace: Trace {
+            start_hz: start,
+            step_hz: step,
+            db,
+        },
+        peaks,
+        noise_floor_db: num(c, &["noise_floor_db"]),
+        markers,
+        failed_hz: Vec::new(),
+        freq_known: known,
+    })
+}
+
+/// `(start Hz, step Hz, known)` of a capture's PSD bins: from `psd_start_hz` and
+/// `psd_step_hz`, else from the actual (or requested) centre and rate, else bins.
+fn frequency_axis(c: &serde_json::Value, bins: usize) -> (f64, f64, bool) {
+    let (centre, rate) = centre_and_rate(c);
+    match (num(c, &["psd_start_hz"]), num(c, &["psd_step_hz"])) {
+        (Some(a), Some(s)) if s > 0.0 => (a, s, true),
+        _ => match (centre, rate) {
+            (Some(f), Some(rt)) if rt > 0.0 => {
+                let s = rt / bins as f64;
+                (f - rt / 2.0 + s / 2.0, s, true)
+            }
+            _ => (0.0, 1.0, false),
+        },
+    }
+}
+
+/// The actual (else requested) centre frequency and sample rate, Hz.
+fn centre_and_rate(c: &serde_json::Value) -> (Option<f64>, Option<f64>) {
+    let centre = num(c, &["actual", "frequency_hz"]).or(num(c, &["requested", "frequency_hz"]));
+    let rate = num(c, &["actual", "sample_rate_hz"]).or(num(c, &["requested", "sample_rate_hz"]));
+    (centre, rate)
+}
+
+/// The title line: task, plan step, device, centre, rate and start time.
+fn capture_title(r: &RxResult, n: usize, c: &serde_json::Value) -> String {
+    let (centre, rate) = centre_and_rate(c);
+    let device = match c.get("device") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(d) => d
+            .get("args")
+            .and_then(|a| a.as_str())
+            .unwrap_or("?")
+            .to_owned(),
+        None => "?".into(),
+    };
+    let fmt_mhz = |v: Option<f64>| {
+        v.map(|f| format!("{:.6} MHz", f / 1e6))
+            .unwrap_or("? MHz".into())
+    };
+    // The plan step this capture came from: the n-th rx_capture check.
+    let step_name = r
+        .checks
+        .iter()
+        .filter(|c| c.name.contains("rx_capture"))
+        .nth(n - 1)
+        .and_then(|c| c.name.split(':').next().map(str::to_owned))
+        .unwrap_or_else(|| format!("capture {n}"));
+    format!(
+        "{} · {step_name} · {} · centre {} · {} MS/s · {}",
+        r.task_id,
+        short(&device, 32),
+        fmt_mhz(centre),
+        rate.map(|v| format!("{:.3}", v / 1e6))
+            .unwrap_or("?".into()),
+        r.timeline.started_at.as_deref().unwrap_or("time unknown")
+    )
+}
+
+/// The CLKIN markers: the expected tone, then the measured one with its ppm.
+fn clkin_markers(c: &serde_json::Value) -> Vec<Marker> {
+    let mut markers = Vec::new();
+    if let Some(t) = num(c, &["clkin", "tone_hz"]) {
+        markers.push(Marker {
+            hz: t,
+            label: format!("CLKIN expected {:.6} MHz", t / 1e6),
+            measured: false,
+        });
+    }
+    if let Some(m) = num(c, &["clkin", "measured_hz"]) {
+        let ppm = num(c, &["clkin", "ppm"])
+            .map(|p| format!(" ({} ppm)", rxnode_hw::fmt_ppm(p, 3)))
+            .unwrap_or_default();
+        markers.push(Marker {
+            hz: m,
+            label: format!("measured {:.6} MHz{ppm}", m / 1e6),
+            measured: true,
+        });
+    }
+    markers
+}
+
+/// Draw a bare PSD (dB per bin, frequency unknown) with a bin axis.
+#[cfg(test)]
+pub(crate) fn write_spectrum_png(path: &Path, psd_db: &[f64]) -> Result<()> {
+    write_spectrum(
+        path,
+        &SpectrumPlot {
+            title: "PSD (centre frequency unknown)".into(),
+            trace: Trace {
+                start_hz: 0.0,
+                step_hz: 1.0,
+                db: psd_db.to_vec(),
+            },
+            peaks: Vec::new(),
+            noise_floor_db: None,
+            markers: Vec::new(),
+            failed_hz: Vec::new(),
+            freq_known: false,
+        },
+    )
+}
+
+/// Write `SPECTRUM_<n>.png` beside the result for every capture carrying a
+/// `psd_db` array; returns the files written.
+pub(crate) fn write_spectrum_pngs(dir: &Path, r: &RxResult) -> Result<Vec<std::path::PathBuf>> {
+    let mut out = Vec::new();
+    for (i, c) in r.captures.iter().enumerate() {
+        if let Some(p) = capture_plot(r, i + 1, c) {
+            let path = dir.join(crate::result::model::spectrum_png_name(i + 1));
+            write_spectrum(&path, &p)?;
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(n).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn num(v: &serde_json::Value, path: &[&str]) -> Option<f64> {
+    let mut v = v;
+    for k in path {
+        v = v.get(*k)?;
+    }
+    v.as_f64().filter(|x| x.is_finite())
+}

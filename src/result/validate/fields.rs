@@ -1,0 +1,274 @@
+//! The top-level fields of a result: keys, header, approval, authorization,
+//! node, timeline, checks and the overall status, captures, the rest.
+use super::capture::check_capture;
+use super::{is_hex, kind, OPTIONAL_TOP_KEYS, TOP_KEYS, V};
+use crate::result::model::{overall_status, Check, Status, SCHEMA_VERSION};
+use rxnode_interlock::{RiskLevel, TaskId};
+use serde_json::Value;
+use std::path::Path;
+
+/// Every top-level field of a result, in the order a reader meets them.
+pub(super) fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
+    check_keys(r, v);
+    let status = check_header(r, v);
+    check_approval(r, v);
+    check_authorization(r, v);
+    check_node(r, v);
+    let (started, completed) = check_timeline(r, v);
+    let checks = check_checks(r, v);
+    check_status(status, checks.as_deref(), started.zip(completed), v);
+    check_captures(r, checks.as_ref().map(Vec::len), checkout, v);
+    check_rest(r, v);
+}
+
+/// Only known keys, and the schema version this build reads.
+fn check_keys(r: &Value, v: &mut V<'_>) {
+    if let Some(o) = r.as_object() {
+        for k in o.keys() {
+            if !TOP_KEYS.contains(&k.as_str()) && !OPTIONAL_TOP_KEYS.contains(&k.as_str()) {
+                v.bad(format!(
+                    "{k}: unknown key for schema_version {SCHEMA_VERSION}"
+                ));
+            }
+        }
+    }
+    match r.get("schema_version") {
+        Some(Value::Number(n)) if n.as_u64() == Some(SCHEMA_VERSION as u64) => {}
+        Some(Value::Number(n)) => v.bad(format!(
+            "schema_version: {n} is not supported (this build reads {SCHEMA_VERSION})"
+        )),
+        Some(x) => v.bad(format!(
+            "schema_version: expected a number, got {}",
+            kind(x)
+        )),
+        None => v.bad("schema_version: missing"),
+    }
+}
+
+/// Task, title, status (returned), risk level, branch, commit and head.
+fn check_header(r: &Value, v: &mut V<'_>) -> Option<Status> {
+    if let Some(id) = v.string(r, "task_id", "task_id") {
+        if TaskId::parse(id).is_err() {
+            v.bad(format!("task_id: {id:?} must match [A-Za-z0-9_-]{{1,64}}"));
+        }
+    }
+    v.string(r, "task_title", "task_title");
+    let status = v.status(r.get("status"), "status");
+    if let Some(rl) = v.string(r, "risk_level", "risk_level") {
+        if RiskLevel::parse(rl).is_none() {
+            v.bad(format!("risk_level: {rl:?} is not GREEN, YELLOW or RED"));
+        }
+    }
+    v.string(r, "source_branch", "source_branch");
+    if let Some(c) = v.opt_string(r, "source_commit", "source_commit") {
+        if !is_hex(c, 40) {
+            v.bad(format!(
+                "source_commit: {c:?} is not a full 40-hex commit SHA"
+            ));
+        }
+    }
+    if let Some(c) = v.string(r, "expected_head", "expected_head") {
+        if !is_hex(c, 40) {
+            v.bad(format!("expected_head: {c:?} is not 40 hex characters"));
+        }
+    }
+    status
+}
+
+/// `approval`: null, or when and for which task text.
+fn check_approval(r: &Value, v: &mut V<'_>) {
+    match r.get("approval") {
+        None => v.bad("approval: missing (use null)"),
+        Some(Value::Null) => {}
+        Some(a @ Value::Object(_)) => {
+            let at = v.string(a, "at", "approval.at");
+            v.time(at, "approval.at");
+            if let Some(s) = v.string(a, "task_sha256", "approval.task_sha256") {
+                if !is_hex(s, 64) {
+                    v.bad(format!(
+                        "approval.task_sha256: {s:?} is not 64 hex characters"
+                    ));
+                }
+            }
+        }
+        Some(x) => v.bad(format!(
+            "approval: expected an object or null, got {}",
+            kind(x)
+        )),
+    }
+}
+
+/// `authorization`: null, or its kind and when.
+fn check_authorization(r: &Value, v: &mut V<'_>) {
+    match r.get("authorization") {
+        None => v.bad("authorization: missing (use null)"),
+        Some(Value::Null) => {}
+        Some(a @ Value::Object(_)) => {
+            if let Some(k) = v.string(a, "kind", "authorization.kind") {
+                if k != "RF_TX" && k != "RED_OTHER" {
+                    v.bad(format!(
+                        "authorization.kind: {k:?} is not RF_TX or RED_OTHER"
+                    ));
+                }
+            }
+            let at = v.string(a, "at", "authorization.at");
+            v.time(at, "authorization.at");
+        }
+        Some(x) => v.bad(format!(
+            "authorization: expected an object or null, got {}",
+            kind(x)
+        )),
+    }
+}
+
+/// `node`: its name, host name and versions.
+fn check_node(r: &Value, v: &mut V<'_>) {
+    match r.get("node") {
+        Some(n @ Value::Object(_)) => {
+            if n.get("hostname").is_some() {
+                v.opt_string(n, "hostname", "node.hostname");
+            }
+            if n.get("name").is_some() {
+                if let Some(name) = v.opt_string(n, "name", "node.name") {
+                    if let Err(e) = crate::store::node::check_name(name) {
+                        v.bad(format!("node.name: {e}"));
+                    }
+                }
+            }
+            v.string(n, "rxnode_version", "node.rxnode_version");
+            v.opt_string(n, "soapysdr_version", "node.soapysdr_version");
+        }
+        Some(x) => v.bad(format!("node: expected an object, got {}", kind(x))),
+        None => v.bad("node: missing"),
+    }
+}
+
+type Time = time::OffsetDateTime;
+
+/// `timeline`: both times ISO 8601 with an offset, in order; returns them parsed.
+fn check_timeline(r: &Value, v: &mut V<'_>) -> (Option<Time>, Option<Time>) {
+    let mut started = None;
+    let mut completed = None;
+    match r.get("timeline") {
+        Some(t @ Value::Object(_)) => {
+            let s = v.opt_string(t, "started_at", "timeline.started_at");
+            started = v.time(s, "timeline.started_at");
+            let c = v.opt_string(t, "completed_at", "timeline.completed_at");
+            completed = v.time(c, "timeline.completed_at");
+            if let (Some(s), Some(c)) = (started, completed) {
+                if c < s {
+                    v.bad("timeline: completed_at is before started_at");
+                }
+            }
+            if c.is_some() && s.is_none() {
+                v.bad("timeline: completed_at without started_at");
+            }
+        }
+        Some(x) => v.bad(format!("timeline: expected an object, got {}", kind(x))),
+        None => v.bad("timeline: missing"),
+    }
+    (started, completed)
+}
+
+/// `checks`: each a name, a status and a detail; `None` when any is malformed.
+fn check_checks(r: &Value, v: &mut V<'_>) -> Option<Vec<Check>> {
+    let mut checks = Vec::new();
+    let mut checks_ok = true;
+    match r.get("checks") {
+        Some(Value::Array(a)) => {
+            for (i, c) in a.iter().enumerate() {
+                let n = format!("checks[{i}]");
+                if !c.is_object() {
+                    v.bad(format!("{n}: expected an object, got {}", kind(c)));
+                    checks_ok = false;
+                    continue;
+                }
+                let name = v.string(c, "name", &format!("{n}.name"));
+                let st = v.status(c.get("status"), &format!("{n}.status"));
+                let detail = v.string(c, "detail", &format!("{n}.detail"));
+                match (name, st, detail) {
+                    (Some(name), Some(st), Some(d)) => checks.push(Check::new(name, st, d)),
+                    _ => checks_ok = false,
+                }
+            }
+        }
+        Some(x) => {
+            v.bad(format!("checks: expected an array, got {}", kind(x)));
+            checks_ok = false;
+        }
+        None => {
+            v.bad("checks: missing");
+            checks_ok = false;
+        }
+    }
+    checks_ok.then_some(checks)
+}
+
+/// The overall status agrees with the checks, and a run that ran has both times.
+fn check_status(
+    status: Option<Status>,
+    checks: Option<&[Check]>,
+    times: Option<(Time, Time)>,
+    v: &mut V<'_>,
+) {
+    if let (Some(st), Some(checks)) = (status, checks) {
+        let derived = overall_status(checks);
+        if st != derived {
+            v.bad(format!(
+                "status: {st} disagrees with the checks, which give {derived}"
+            ));
+        }
+    }
+    if let Some(st) = status {
+        let ran = matches!(st, Status::Pass | Status::Fail | Status::Partial);
+        if ran && times.is_none() {
+            v.bad(format!(
+                "timeline: status {st} needs started_at and completed_at"
+            ));
+        }
+    }
+}
+
+/// `captures`: at most one per check (`checks` counted when well formed), each checked.
+fn check_captures(r: &Value, checks: Option<usize>, checkout: &Path, v: &mut V<'_>) {
+    match r.get("captures") {
+        Some(Value::Array(a)) => {
+            // Issue 13: each capture is one step's, and each step has a check.
+            if let Some(n) = checks.filter(|n| a.len() > *n) {
+                v.bad(format!(
+                    "captures: {} entries but only {} checks (one capture per step)",
+                    a.len(),
+                    n
+                ));
+            }
+            for (i, c) in a.iter().enumerate() {
+                check_capture(c, i, checkout, v);
+            }
+        }
+        Some(x) => v.bad(format!("captures: expected an array, got {}", kind(x))),
+        None => v.bad("captures: missing (use [])"),
+    }
+}
+
+/// `inventory`, `tx` and `errors`.
+fn check_rest(r: &Value, v: &mut V<'_>) {
+    if r.get("inventory").is_none() {
+        v.bad("inventory: missing (use null)");
+    }
+    match r.get("tx") {
+        None => v.bad("tx: missing (use null)"),
+        Some(Value::Null | Value::Object(_)) => {}
+        Some(x) => v.bad(format!("tx: expected an object or null, got {}", kind(x))),
+    }
+    match r.get("errors") {
+        Some(Value::Array(a)) => {
+            for (i, e) in a.iter().enumerate() {
+                if !e.is_string() {
+                    v.bad(format!("errors[{i}]: expected a string, got {}", kind(e)));
+                }
+            }
+        }
+        Some(x) => v.bad(format!("errors: expected an array, got {}", kind(x))),
+        None => v.bad("errors: missing (use [])"),
+    }
+}

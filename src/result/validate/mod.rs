@@ -1,0 +1,335 @@
+//! The result validator (`validate-result`, and publish's and the main PC's
+//! checks): schema, statuses, timeline, MD/JSON agreement, IQ paths and hashes.
+mod capture;
+mod fields;
+#[cfg(test)]
+mod strict_tests;
+#[cfg(test)]
+mod tests;
+mod twin;
+
+use super::model::{Status, RESULT_JSON};
+use anyhow::Result;
+use fields::check_schema;
+use rxnode_interlock::TaskId;
+use serde_json::Value;
+use std::path::{Component, Path};
+use twin::check_markdown;
+
+/// Largest result JSON the validator reads.
+const MAX_RESULT_BYTES: u64 = 16 * 1024 * 1024;
+
+fn is_hex(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn parse_time(s: &str) -> Option<time::OffsetDateTime> {
+    // ISO 8601 / RFC 3339 with an explicit offset (`Z` or `±HH:MM`), seconds present.
+    time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+}
+
+/// Whether a path string is relative to the checkout and stays inside it.
+pub(crate) fn is_safe_relative(p: &str) -> bool {
+    if p.is_empty() || p.starts_with('/') || p.starts_with('\\') || p.contains('\0') {
+        return false;
+    }
+    let b = p.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        return false;
+    }
+    if p.split(['/', '\\']).any(|c| c == "..") {
+        return false;
+    }
+    Path::new(p)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+fn sha256_file(path: &Path) -> std::io::Result<(u64, String)> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        let k = f.read(&mut buf)?;
+        if k == 0 {
+            break;
+        }
+        n += k as u64;
+        h.update(&buf[..k]);
+    }
+    Ok((n, hex::encode(h.finalize())))
+}
+
+pub(crate) const TOP_KEYS: &[&str] = &[
+    "schema_version",
+    "task_id",
+    "task_title",
+    "status",
+    "risk_level",
+    "source_branch",
+    "source_commit",
+    "expected_head",
+    "approval",
+    "authorization",
+    "node",
+    "timeline",
+    "checks",
+    "inventory",
+    "captures",
+    "tx",
+    "errors",
+];
+
+/// Top-level keys a result may carry (serialized only when non-empty).
+const OPTIONAL_TOP_KEYS: &[&str] = &["sweeps"];
+
+struct V<'a> {
+    p: &'a mut Vec<String>,
+}
+
+impl V<'_> {
+    fn bad(&mut self, s: impl Into<String>) {
+        self.p.push(s.into());
+    }
+    fn string<'v>(&mut self, o: &'v Value, key: &str, name: &str) -> Option<&'v str> {
+        match o.get(key) {
+            None => {
+                self.bad(format!("{name}: missing"));
+                None
+            }
+            Some(Value::String(s)) => Some(s),
+            Some(v) => {
+                self.bad(format!("{name}: expected a string, got {}", kind(v)));
+                None
+            }
+        }
+    }
+    fn opt_string<'v>(&mut self, o: &'v Value, key: &str, name: &str) -> Option<&'v str> {
+        match o.get(key) {
+            None => {
+                self.bad(format!("{name}: missing (use null)"));
+                None
+            }
+            Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(v) => {
+                self.bad(format!(
+                    "{name}: expected a string or null, got {}",
+                    kind(v)
+                ));
+                None
+            }
+        }
+    }
+    fn time(&mut self, s: Option<&str>, name: &str) -> Option<time::OffsetDateTime> {
+        let s = s?;
+        let t = parse_time(s);
+        if t.is_none() {
+            self.bad(format!(
+                "{name}: {s:?} is not ISO 8601 with seconds and an offset (e.g. 2026-01-31T12:00:00+00:00)"
+            ));
+        }
+        t
+    }
+    fn status(&mut self, v: Option<&Value>, name: &str) -> Option<Status> {
+        match v {
+            None => {
+                self.bad(format!("{name}: missing"));
+                None
+            }
+            Some(Value::String(s)) => {
+                let st = Status::parse(s);
+                if st.is_none() {
+                    self.bad(format!(
+                        "{name}: {s:?} is not one of PASS, FAIL, PARTIAL, SKIP, BLOCKED, NOT RUN"
+                    ));
+                }
+                st
+            }
+            Some(v) => {
+                self.bad(format!("{name}: expected a status string, got {}", kind(v)));
+                None
+            }
+        }
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Check a result: schema, statuses, timeline, MD/JSON agreement, IQ paths and
+/// hashes on disk under `checkout`. Returns every problem found; empty = valid.
+pub fn validate_result_files(json_path: &Path, checkout: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let bytes = match std::fs::metadata(json_path) {
+        Err(e) => return vec![format!("{}: cannot read: {e}", json_path.display())],
+        Ok(m) if m.len() > MAX_RESULT_BYTES => {
+            return vec![format!(
+                "{}: {} bytes; a result is at most {MAX_RESULT_BYTES}",
+                json_path.display(),
+                m.len()
+            )]
+        }
+        Ok(_) => match std::fs::read(json_path) {
+            Ok(b) => b,
+            Err(e) => return vec![format!("{}: cannot read: {e}", json_path.display())],
+        },
+    };
+    // Issue 13: serde keeps the last of two equal keys; a result names each once.
+    if let Some(d) = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(rxnode_interlock::find_duplicate_key)
+    {
+        return vec![format!("{}: {d}", json_path.display())];
+    }
+    let root: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => return vec![format!("{}: not valid JSON: {e}", json_path.display())],
+    };
+    if !root.is_object() {
+        return vec![format!(
+            "{}: the result must be a JSON object",
+            json_path.display()
+        )];
+    }
+    let mut v = V { p: &mut problems };
+    check_schema(&root, checkout, &mut v);
+    check_no_absolute_paths(&root, "", &mut v);
+    check_markdown(json_path, &root, &bytes, &mut v);
+    problems
+}
+
+/// Results carry only results (issue 13): no string anywhere may hold an
+/// absolute path on any OS — `/etc/…`, `C:\…`, `\\server\…`, `~/…`, `file:/…`.
+fn check_no_absolute_paths(x: &Value, at: &str, v: &mut V<'_>) {
+    match x {
+        Value::String(s) => {
+            if let Some(p) = absolute_path_in(s) {
+                v.bad(format!(
+                    "{}: holds the absolute path {p:?}; a result names files relative to the checkout only",
+                    if at.is_empty() { "(top)" } else { at }
+                ));
+            }
+        }
+        Value::Array(a) => {
+            for (i, e) in a.iter().enumerate() {
+                check_no_absolute_paths(e, &format!("{at}[{i}]"), v);
+            }
+        }
+        Value::Object(o) => {
+            for (k, e) in o {
+                let here = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                if let Some(p) = absolute_path_in(k) {
+                    v.bad(format!("{here}: the key holds the absolute path {p:?}"));
+                }
+                check_no_absolute_paths(e, &here, v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The first word of `s` that is an absolute path on some OS: `/name…` (unix),
+/// `X:\…` or `X:/…` (a Windows drive), `\\\\server…` (UNC), `~/…` or
+/// `~user/…` (a home folder), each also after `file:`. Words are split at white
+/// space and quoting/punctuation, not at `:`, so `https://…` URLs and ratios
+/// (`S/s`, `10/20`) are not paths; a path starts with a name character after its
+/// root, so a lone `/` or `\\\\` in prose is not one either.
+pub(crate) fn absolute_path_in(s: &str) -> Option<&str> {
+    fn name_char(c: char) -> bool {
+        c.is_ascii_alphanumeric() || "._-$".contains(c)
+    }
+    s.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;=|".contains(c))
+        .find(|w| {
+            let w =
+                match w.strip_prefix("file:") {
+                    // `file:///home/x`, `file://host/share`: the part after `//`.
+                    Some(rest) => rest.strip_prefix("//").map_or(rest, |r| {
+                        if r.starts_with('/') {
+                            r
+                        } else {
+                            rest
+                        }
+                    }),
+                    None => w,
+                };
+            let mut cs = w.chars();
+            let (c0, c1, c2) = (cs.next(), cs.next(), cs.next());
+            match (c0, c1, c2) {
+                // `/etc`, `/home/x`, `//server/share`
+                (Some('/'), Some(c), _) if c.is_alphanumeric() || "._-~".contains(c) => true,
+                (Some('/'), Some('/'), Some(c)) if name_char(c) => true,
+                // `\\server\share`
+                (Some('\\'), Some('\\'), Some(c)) if name_char(c) => true,
+                // `C:\x`, `C:/x`
+                (Some(d), Some(':'), Some('\\' | '/')) if d.is_ascii_alphabetic() => true,
+                // `~/x`, `~alice/x`
+                (Some('~'), _, _) => w[1..]
+                    .find(['/', '\\'])
+                    .is_some_and(|i| w[1..1 + i].chars().all(name_char)),
+                _ => false,
+            }
+        })
+}
+
+// ---------------------------------------------------------------- the command
+
+/// `rxnode validate-result TASK_ID|PATH [--json]`: exit 0 valid, 2 invalid.
+pub fn cmd_validate_result(
+    ctx: &crate::context::Ctx,
+    target: &str,
+) -> Result<crate::exit::Outcome> {
+    use crate::exit::Outcome;
+    let as_path = Path::new(target);
+    let json_path = if let (Ok(id), false) = (TaskId::parse(target), as_path.exists()) {
+        crate::store::paths::Paths::new(&ctx.repo)
+            .outbox(&id)
+            .join(RESULT_JSON)
+    } else if as_path.is_dir() {
+        as_path.join(RESULT_JSON)
+    } else {
+        as_path.to_path_buf()
+    };
+    let problems = validate_result_files(&json_path, &ctx.repo);
+    if ctx.json {
+        let report = serde_json::json!({
+            "valid": problems.is_empty(),
+            "path": json_path.display().to_string(),
+            "problems": problems,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else if problems.is_empty() {
+        println!("{}: valid", json_path.display());
+    } else {
+        // Some problems already start with the path (cannot read, not JSON…): name it once.
+        let prefix = format!("{}: ", json_path.display());
+        for p in &problems {
+            eprintln!("{prefix}{}", p.strip_prefix(&prefix).unwrap_or(p));
+        }
+        eprintln!(
+            "{}: invalid ({} problem(s))",
+            json_path.display(),
+            problems.len()
+        );
+    }
+    Ok(if problems.is_empty() {
+        Outcome::Done
+    } else {
+        Outcome::Code(2)
+    })
+}

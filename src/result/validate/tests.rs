@@ -1,0 +1,347 @@
+//! The validator's tests: schema, statuses, timeline, IQ files, MD/JSON agreement.
+use super::*;
+use crate::result::markdown::render_markdown;
+use crate::result::model::{write_result_files, Check, RxResult, Status, Timeline};
+use crate::result::test_util::{ran, task, COMMIT};
+use crate::result::RESULT_MD;
+use rxnode_interlock::sha256_hex;
+use serde_json::json;
+
+fn write_raw(dir: &Path, v: &Value) -> std::path::PathBuf {
+    // Write a JSON value and a Markdown twin that agrees with it byte for byte.
+    let r: RxResult = serde_json::from_value(v.clone()).unwrap();
+    let out = dir.join("out");
+    write_result_files(&out, &r).unwrap();
+    out.join(RESULT_JSON)
+}
+
+#[test]
+fn written_files_validate_and_render_details() {
+    let d = tempfile::TempDir::new().unwrap();
+    let r = ran(d.path());
+    let out = d.path().join(".local/rx_agent_outbox/R_1");
+    write_result_files(&out, &r).unwrap();
+    let p = validate_result_files(&out.join(RESULT_JSON), d.path());
+    assert!(p.is_empty(), "{p:#?}");
+    let md = std::fs::read_to_string(out.join(RESULT_MD)).unwrap();
+    assert!(md.contains("| Status | PASS |"));
+    assert!(md.contains("Result \\| test"), "pipes escaped");
+    assert!(md.contains("0.0012 ppm ± 0.0030 ppm"), "{md}");
+    assert!(md.contains("| `.local/rx_iq/R_1/cap1.sigmf-data` | 10 |"));
+    assert!(md.contains("-80.2 dB") || md.contains("-80.3 dB"));
+    assert!(md.contains("overflows: 0; dropped samples: 0"));
+    assert!(md.contains('█') && md.contains('▁'), "sparkline: {md}");
+    assert!(
+        md.contains("Spectrum (99.500000 MHz … 100.500000 MHz, -81.0 dB … -20.0 dB)"),
+        "{md}"
+    );
+    assert!(md.trim_end().ends_with("-->"));
+    let json = std::fs::read(out.join(RESULT_JSON)).unwrap();
+    assert!(md.contains(&format!("json_sha256={} -->", sha256_hex(&json))));
+    // The JSON reads back into the same value.
+    let back: RxResult = serde_json::from_slice(&json).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn skeleton_files_validate() {
+    let d = tempfile::TempDir::new().unwrap();
+    let r = RxResult::manual_skeleton(&task(false), "", None);
+    write_result_files(d.path(), &r).unwrap();
+    let p = validate_result_files(&d.path().join(RESULT_JSON), d.path());
+    assert!(p.is_empty(), "{p:#?}");
+}
+
+fn problems_after(edit: impl Fn(&mut Value)) -> Vec<String> {
+    let d = tempfile::TempDir::new().unwrap();
+    let mut v = serde_json::to_value(ran(d.path())).unwrap();
+    edit(&mut v);
+    // Render a twin that agrees, so only the edited property is wrong.
+    let out = d.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let bytes = {
+        let mut s = serde_json::to_string_pretty(&v).unwrap();
+        s.push('\n');
+        s.into_bytes()
+    };
+    std::fs::write(out.join(RESULT_JSON), &bytes).unwrap();
+    let md = match serde_json::from_value::<RxResult>(v.clone()) {
+        Ok(r) => render_markdown(&r).replace(&sha256_hex(&r.to_json_bytes()), &sha256_hex(&bytes)),
+        Err(_) => format!(
+            "| Status | {} |\n<!-- rxnode-result schema_version=1 task_id={} status=\"{}\" json_sha256={} -->\n",
+            v["status"].as_str().unwrap_or(""),
+            v["task_id"].as_str().unwrap_or(""),
+            v["status"].as_str().unwrap_or(""),
+            sha256_hex(&bytes)
+        ),
+    };
+    std::fs::write(out.join(RESULT_MD), md).unwrap();
+    validate_result_files(&out.join(RESULT_JSON), d.path())
+}
+
+fn expect(p: &[String], needle: &str) {
+    assert!(
+        p.iter().any(|x| x.contains(needle)),
+        "no {needle:?} in {p:#?}"
+    );
+}
+
+#[test]
+fn schema_problems_named() {
+    expect(
+        &problems_after(|v| v["schema_version"] = json!(2)),
+        "schema_version: 2 is not supported",
+    );
+    expect(
+        &problems_after(|v| v["schema_version"] = json!("1")),
+        "schema_version: expected a number",
+    );
+    expect(
+        &problems_after(|v| {
+            v.as_object_mut().unwrap().remove("task_title");
+        }),
+        "task_title: missing",
+    );
+    expect(
+        &problems_after(|v| v["task_id"] = json!("../x")),
+        "task_id: \"../x\"",
+    );
+    expect(
+        &problems_after(|v| v["extra"] = json!(1)),
+        "extra: unknown key",
+    );
+    expect(
+        &problems_after(|v| v["risk_level"] = json!("ORANGE")),
+        "risk_level",
+    );
+    expect(
+        &problems_after(|v| v["source_commit"] = json!("abc")),
+        "source_commit",
+    );
+    expect(
+        &problems_after(|v| v["approval"]["task_sha256"] = json!("zz")),
+        "approval.task_sha256",
+    );
+    expect(
+        &problems_after(|v| {
+            v["authorization"] = json!({"kind": "YOLO", "at": "2026-01-01T00:00:00Z"})
+        }),
+        "authorization.kind",
+    );
+    expect(
+        &problems_after(|v| v["errors"] = json!([1])),
+        "errors[0]: expected a string",
+    );
+    expect(
+        &problems_after(|v| v["captures"] = json!({})),
+        "captures: expected an array",
+    );
+    expect(
+        &problems_after(|v| v["node"] = json!({})),
+        "node.rxnode_version: missing",
+    );
+}
+
+#[test]
+fn status_vocabulary_and_consistency() {
+    expect(
+        &problems_after(|v| v["status"] = json!("pass")),
+        "status: \"pass\" is not one of",
+    );
+    expect(
+        &problems_after(|v| v["checks"][0]["status"] = json!("OK")),
+        "checks[0].status: \"OK\"",
+    );
+    expect(
+        &problems_after(|v| v["checks"][1]["status"] = json!("FAIL")),
+        "status: PASS disagrees with the checks, which give FAIL",
+    );
+    expect(
+        &problems_after(|v| v["checks"] = json!([])),
+        "status: PASS disagrees with the checks, which give NOT RUN",
+    );
+    expect(
+        &problems_after(|v| v["captures"][0]["clkin"]["status"] = json!("GOOD")),
+        "captures[0].clkin.status",
+    );
+}
+
+#[test]
+fn timeline_rules() {
+    expect(
+        &problems_after(|v| v["timeline"]["completed_at"] = json!("2026-01-01T09:00:00+00:00")),
+        "completed_at is before started_at",
+    );
+    // 11:05:03+01:00 is 10:05:03 UTC: offsets are honoured.
+    let p = problems_after(|v| v["timeline"]["started_at"] = json!("2026-01-01T10:05:04Z"));
+    expect(&p, "completed_at is before started_at");
+    expect(
+        &problems_after(|v| v["timeline"]["started_at"] = json!("2026-01-01T10:05:00")),
+        "not ISO 8601",
+    );
+    expect(
+        &problems_after(|v| v["timeline"]["started_at"] = json!("2026-01-01 10:05")),
+        "not ISO 8601",
+    );
+    expect(
+        &problems_after(|v| v["timeline"]["started_at"] = Value::Null),
+        "completed_at without started_at",
+    );
+    expect(
+        &problems_after(|v| v["timeline"] = json!({"started_at": null, "completed_at": null})),
+        "status PASS needs started_at and completed_at",
+    );
+}
+
+#[test]
+fn iq_paths_and_hashes() {
+    let f = |v: &mut Value, k: &str, x: Value| v["captures"][0]["iq_files"][0][k] = x;
+    expect(
+        &problems_after(|v| f(v, "path", json!("/home/op/.local/x.cf32"))),
+        "must be relative",
+    );
+    expect(
+        &problems_after(|v| f(v, "path", json!("../x.cf32"))),
+        "without '..'",
+    );
+    expect(
+        &problems_after(|v| f(v, "path", json!(".local/../../x"))),
+        "without '..'",
+    );
+    expect(
+        &problems_after(|v| f(v, "path", json!("C:\\x.cf32"))),
+        "must be relative",
+    );
+    expect(
+        &problems_after(|v| f(v, "bytes", json!(11))),
+        "is 10 bytes on disk, the result says 11",
+    );
+    expect(
+        &problems_after(|v| f(v, "sha256", json!("0".repeat(64)))),
+        "has SHA-256",
+    );
+    expect(
+        &problems_after(|v| f(v, "sha256", json!("xyz"))),
+        "not 64 hex",
+    );
+    expect(
+        &problems_after(|v| f(v, "bytes", json!(-1))),
+        "non-negative integer",
+    );
+    // A file that is not on this machine is not an error.
+    assert!(problems_after(|v| f(v, "path", json!(".local/rx_iq/R_1/elsewhere.cf32"))).is_empty());
+    assert!(is_safe_relative("a/b.cf32") && is_safe_relative("./a"));
+    assert!(!is_safe_relative("") && !is_safe_relative("\\\\server\\x"));
+}
+
+#[test]
+fn md_json_disagreement() {
+    let d = tempfile::TempDir::new().unwrap();
+    let r = ran(d.path());
+    write_result_files(d.path(), &r).unwrap();
+    let j = d.path().join(RESULT_JSON);
+    let m = d.path().join(RESULT_MD);
+    let md = std::fs::read_to_string(&m).unwrap();
+    // JSON edited after rendering: hash no longer matches.
+    let json = std::fs::read_to_string(&j).unwrap();
+    std::fs::write(&j, json.replace("1 device", "2 devices")).unwrap();
+    expect(&validate_result_files(&j, d.path()), "does not match");
+    std::fs::write(&j, &json).unwrap();
+    assert!(validate_result_files(&j, d.path()).is_empty());
+    // Markdown status row edited.
+    std::fs::write(&m, md.replace("| Status | PASS |", "| Status | FAIL |")).unwrap();
+    expect(
+        &validate_result_files(&j, d.path()),
+        "summary row `| Status | PASS |` not found",
+    );
+    std::fs::write(
+        &m,
+        md.replace(
+            "| 2 | step 2: rx_capture | PASS |",
+            "| 2 | step 2: rx_capture | FAIL |",
+        ),
+    )
+    .unwrap();
+    expect(
+        &validate_result_files(&j, d.path()),
+        "check row `| 2 | step 2: rx_capture | PASS |`",
+    );
+    std::fs::write(&m, md.replace("status=\"PASS\"", "status=\"FAIL\"")).unwrap();
+    expect(&validate_result_files(&j, d.path()), "trailer status");
+    let no_trailer: String = md
+        .lines()
+        .filter(|l| !l.starts_with("<!--"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&m, no_trailer).unwrap();
+    expect(&validate_result_files(&j, d.path()), "trailer line");
+    std::fs::remove_file(&m).unwrap();
+    expect(
+        &validate_result_files(&j, d.path()),
+        "cannot read the Markdown twin",
+    );
+}
+
+#[test]
+fn unreadable_json() {
+    let d = tempfile::TempDir::new().unwrap();
+    let j = d.path().join(RESULT_JSON);
+    expect(&validate_result_files(&j, d.path()), "cannot read");
+    std::fs::write(&j, b"{not json").unwrap();
+    expect(&validate_result_files(&j, d.path()), "not valid JSON");
+    std::fs::write(&j, b"[]").unwrap();
+    expect(
+        &validate_result_files(&j, d.path()),
+        "must be a JSON object",
+    );
+    std::fs::write(&j, b"\xff\xfe").unwrap();
+    expect(&validate_result_files(&j, d.path()), "not valid JSON");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Whatever the check names, details, errors and title hold (pipes,
+    /// newlines, backticks, Unicode), the two written files validate.
+    #[test]
+    fn any_text_round_trips(
+        checks in proptest::collection::vec(("(\\PC|[|\\n\\r`\\\\]){0,30}", 0usize..6, "(\\PC|[|\\n\\r]){0,40}"), 0..6),
+        title in "\\PC{1,60}",
+        errors in proptest::collection::vec("\\PC{0,40}", 0..3),
+        with_time in proptest::bool::ANY,
+    ) {
+        let d = tempfile::TempDir::new().unwrap();
+        let mut r = RxResult::manual_skeleton(&task(false), COMMIT, None);
+        r.task_title = title;
+        r.errors = errors;
+        r.checks = checks.into_iter().map(|(n, i, det)| Check::new(n, Status::ALL[i], det)).collect();
+        r.recompute_status();
+        if with_time || matches!(r.status, Status::Pass | Status::Fail | Status::Partial) {
+            r.timeline = Timeline {
+                started_at: Some("2026-01-01T10:05:00+00:00".into()),
+                completed_at: Some("2026-01-01T10:05:00+00:00".into()),
+            };
+        }
+        write_result_files(d.path(), &r).unwrap();
+        let p = validate_result_files(&d.path().join(RESULT_JSON), d.path());
+        // Issue 13: text that holds an absolute path (any OS) is refused for
+        // that reason and no other; any other text validates.
+        let texts: Vec<&str> = std::iter::once(r.task_title.as_str())
+            .chain(r.errors.iter().map(String::as_str))
+            .chain(r.checks.iter().flat_map(|c| [c.name.as_str(), c.detail.as_str()]))
+            .collect();
+        if texts.iter().any(|t| absolute_path_in(t).is_some()) {
+            proptest::prop_assert!(!p.is_empty());
+            proptest::prop_assert!(p.iter().all(|x| x.contains("holds the absolute path")), "{:#?}", p);
+        } else {
+            proptest::prop_assert!(p.is_empty(), "{:#?}", p);
+        }
+    }
+}
+
+#[test]
+fn write_raw_helper_round_trip() {
+    let d = tempfile::TempDir::new().unwrap();
+    let v = serde_json::to_value(ran(d.path())).unwrap();
+    let j = write_raw(d.path(), &v);
+    assert!(validate_result_files(&j, d.path()).is_empty());
+}
