@@ -37,15 +37,13 @@ use rxnode_interlock::TaskId;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// The folder on `rx-node` holding every published result.
-pub(crate) const RESULTS_DIR: &str = "rx-results";
+// The folder on `rx-node` holding every published result, and the third
+// published file (written by the publication itself): named once, in result/.
+pub(crate) use crate::result::{LOG_META, RESULTS_DIR};
 /// How many times a non-fast-forward push is rebuilt and retried. Every lost race
 /// means another publisher landed, so N nodes publishing at once need at most N
 /// attempts; 16 leaves room for a fleet of 8 (issue 18) and for lock contention.
 pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
-
-/// The third published file, written by the publication itself.
-const LOG_META: &str = "LOG_META.json";
 
 /// `rxnode publish <TASK_ID> [--push]`: check the outbox, show what would be
 /// published, ask for `PUBLISH <TASK_ID>`, commit it to the local `rx-node`
