@@ -6,12 +6,10 @@
 //! leave the radio's event log (`RXSIM_EVENT_LOG`, written by the simulated
 //! radio in the rxnode process) without a new line, and leave every byte under
 //! `.local/` as it was after the pull.
-mod common;
-use common::{git, text, Lab, BRANCH, TASK_PATH};
+use crate::util::{git, read_lines, run_fed, text, Lab, BRANCH, TASK_PATH};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 /// The operator's own policy: RX limits, no TX at all.
 const OPERATOR_POLICY: &str = r#"{"rx": {"max_duration_s": 10}}"#;
@@ -41,30 +39,23 @@ fn red_tx() -> Vec<(&'static str, &'static str)> {
 impl Rig {
     fn new() -> Rig {
         let lab = Lab::new();
-        let events = lab.dir.path().join("rxsim-events.log");
+        let events = lab.events_log();
         Rig { lab, events }
     }
 
     fn task_text(&self, id: &str, plan: &str) -> String {
-        let mut t = Lab::task(id, &self.lab.main_head(), &red_tx());
-        t.push_str(&format!("\n```rx-plan\n{plan}\n```\n"));
-        t
+        self.lab.plan_task(id, &red_tx(), Some(plan))
     }
 
     /// Post a RED TX task, approve it with the watcher; the operator's policy is set.
     fn approved_red(&self, id: &str, plan: &str) -> String {
-        let t = self.task_text(id, plan);
-        self.lab.post(&t);
-        let out = self.lab.watch_once("A\n");
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        assert_eq!(self.lab.status_of(id), "approved");
+        let t = self.lab.post_and_approve(id, &red_tx(), Some(plan));
         self.set_policy(OPERATOR_POLICY);
         t
     }
 
     fn set_policy(&self, json: &str) {
-        std::fs::create_dir_all(self.lab.local()).unwrap();
-        std::fs::write(self.lab.local().join("rxnode-policy.json"), json).unwrap();
+        self.lab.set_policy(json);
     }
 
     /// The operator's `git pull` of the watched branch.
@@ -80,26 +71,15 @@ impl Rig {
             .env("RXSIM_EVENT_LOG", &self.events)
             .env("NO_COLOR", "1")
             .env("HOME", self.lab.dir.path())
-            .env("XDG_CONFIG_HOME", self.lab.dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env("XDG_CONFIG_HOME", self.lab.dir.path());
         for (k, v) in env {
             c.env(k, v);
         }
-        let mut child = c.spawn().unwrap();
-        let mut pipe = child.stdin.take().unwrap();
-        let _ = pipe.write_all(stdin.as_bytes());
-        drop(pipe);
-        child.wait_with_output().unwrap()
+        run_fed(&mut c, stdin.as_bytes())
     }
 
     fn event_lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.events)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        read_lines(&self.events)
     }
 
     fn tx_streams(&self) -> usize {

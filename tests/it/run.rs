@@ -5,14 +5,12 @@
 //! task, the RX clone), approves with `rxnode watch --once` fed `A`, then runs
 //! `rxnode --sim run ID` and checks exit codes, the ledger, the outbox, the
 //! result files and the radio event log.
-mod common;
-
-use common::{git, text, Lab};
+use crate::util;
+use crate::util::{git, read_lines, sha256_file, show, spawn_fed, text, unix_now, Lab};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Output};
 
 // ---------------------------------------------------------------- typed result
 
@@ -164,43 +162,28 @@ struct Rig {
 impl Rig {
     fn new() -> Rig {
         let lab = Lab::new();
-        let events = lab.dir.path().join("rxsim-events.log");
+        let events = lab.events_log();
         Rig { lab, events }
     }
 
     /// Post a task with `overrides` and an optional `rx-plan` JSON, approve it
     /// (`A`) with the watcher; returns the task text as posted.
     fn post_and_approve(&self, id: &str, overrides: &[(&str, &str)], plan: Option<&str>) -> String {
-        let text = self.post(id, overrides, plan);
-        let out = self.lab.watch_once("A\n");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "watch --once: {}{}",
-            text_of(&out.stdout),
-            text_of(&out.stderr)
-        );
-        assert_eq!(self.lab.status_of(id), "approved", "{id} approved");
-        text
+        self.lab.post_and_approve(id, overrides, plan)
     }
 
     fn post(&self, id: &str, overrides: &[(&str, &str)], plan: Option<&str>) -> String {
-        let base = self.lab.main_head();
-        let mut t = Lab::task(id, &base, overrides);
-        if let Some(p) = plan {
-            t.push_str(&format!("\n```rx-plan\n{p}\n```\n"));
-        }
+        let t = self.lab.plan_task(id, overrides, plan);
         self.lab.post(&t);
         t
     }
 
     fn set_policy(&self, json: &str) {
-        std::fs::create_dir_all(self.lab.local()).unwrap();
-        std::fs::write(self.lab.local().join("rxnode-policy.json"), json).unwrap();
+        self.lab.set_policy(json);
     }
 
     fn remove_policy(&self) {
-        let _ = std::fs::remove_file(self.lab.local().join("rxnode-policy.json"));
+        self.lab.remove_policy();
     }
 
     fn spawn_run(&self, id: &str, stdin: Option<&str>) -> Child {
@@ -208,23 +191,14 @@ impl Rig {
     }
 
     fn spawn_run_bytes(&self, id: &str, stdin: Option<&[u8]>) -> Child {
-        let mut child = self
-            .lab
-            .rxnode()
-            .args(["--sim", "run", id])
-            .env("RXSIM_EVENT_LOG", &self.events)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut pipe = child.stdin.take().unwrap();
-        if let Some(s) = stdin {
-            pipe.write_all(s).unwrap();
-        }
-        drop(pipe); // EOF after what was typed
-        child
+        spawn_fed(
+            self.lab
+                .rxnode()
+                .args(["--sim", "run", id])
+                .env("RXSIM_EVENT_LOG", &self.events)
+                .env("NO_COLOR", "1"),
+            stdin.unwrap_or_default(),
+        )
     }
 
     /// `rxnode --sim run ID` with `stdin` typed (then EOF); asserts that HEAD,
@@ -238,11 +212,7 @@ impl Rig {
     }
 
     fn events(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.events)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        read_lines(&self.events)
     }
 
     /// Event lines `<unix s> pid=<pid> <event> [RX|TX] serial=<serial>` with direction `dir`.
@@ -278,7 +248,7 @@ impl Rig {
     }
 
     fn outbox(&self, id: &str) -> PathBuf {
-        self.lab.local().join("rx_agent_outbox").join(id)
+        self.lab.outbox(id)
     }
 
     fn result(&self, id: &str) -> RxResultT {
@@ -309,28 +279,8 @@ impl Rig {
     }
 }
 
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
-fn text_of(b: &[u8]) -> String {
-    text(b)
-}
-
 fn code(o: &Output) -> Option<i32> {
     o.status.code()
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        text_of(&o.stdout),
-        text_of(&o.stderr)
-    )
 }
 
 /// Assert a refusal: exit 3, one more ledger `refused` entry, nothing new on
@@ -386,10 +336,6 @@ fn tx_plan() -> &'static str {
       "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.3}]}"#
 }
 
-fn sha256_file(p: &Path) -> String {
-    hex::encode(Sha256::digest(std::fs::read(p).unwrap()))
-}
-
 fn md_row_status(md: &str, key: &str) -> Option<String> {
     md.lines()
         .find(|l| l.starts_with(&format!("| {key} |")))
@@ -436,7 +382,7 @@ fn yellow_plan_runs_with_complete_honest_results() {
     assert_eq!(r.task_title, "Check the lab clock");
     assert_eq!(r.status, "FAIL", "{r:#?}");
     assert_eq!(r.risk_level, "YELLOW");
-    assert_eq!(r.source_branch, common::BRANCH);
+    assert_eq!(r.source_branch, util::BRANCH);
     assert_eq!(r.source_commit.as_deref(), Some(commit.as_str()));
     assert!(posted.contains(&format!("EXPECTED_HEAD = {}", r.expected_head)));
     let approval = r.approval.as_ref().expect("approval record");
@@ -586,11 +532,11 @@ fn deferred_and_unknown_tasks_are_refused() {
     assert_eq!(rig.lab.status_of(id), "deferred");
 
     let out = assert_refused(&rig, id, None, "deferred task");
-    assert!(text_of(&out.stderr).contains("deferred"), "{}", show(&out));
+    assert!(text(&out.stderr).contains("deferred"), "{}", show(&out));
     assert!(!rig.outbox(id).join("RX_RESULT.json").exists());
 
     let out = assert_refused(&rig, "NO_SUCH_TASK", None, "unknown task");
-    assert!(text_of(&out.stderr).contains("unknown"), "{}", show(&out));
+    assert!(text(&out.stderr).contains("unknown"), "{}", show(&out));
     assert!(!rig.outbox("NO_SUCH_TASK").exists());
 
     // An approval given in a dry run (`watch --dry-run --task-file`) never runs.
@@ -606,7 +552,7 @@ fn deferred_and_unknown_tasks_are_refused() {
     assert_eq!(code(&w), Some(0), "{}", show(&w));
     rig.set_policy(TX_POLICY_OK);
     let out = assert_refused(&rig, dry, Some("AUTHORIZE RF TX\n"), "dry-run approval");
-    assert!(text_of(&out.stderr).contains("unknown"), "{}", show(&out));
+    assert!(text(&out.stderr).contains("unknown"), "{}", show(&out));
 
     // A manual task (no rx-plan): `run` says so and changes nothing.
     let manual = "RUN_MANUAL_1";
@@ -615,11 +561,7 @@ fn deferred_and_unknown_tasks_are_refused() {
     let ledger_before = rig.lab.ledger_events().len();
     let out = rig.run(manual, None);
     assert_eq!(code(&out), Some(0), "{}", show(&out));
-    assert!(
-        text_of(&out.stdout).contains("manual task"),
-        "{}",
-        show(&out)
-    );
+    assert!(text(&out.stdout).contains("manual task"), "{}", show(&out));
     assert_eq!(rig.outbox_listing(manual), outbox_before);
     assert_eq!(rig.lab.ledger_events().len(), ledger_before);
     assert_eq!(rig.lab.status_of(manual), "approved");
@@ -640,7 +582,7 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     // No policy file: refused without even asking.
     rig.remove_policy();
     let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "no policy");
-    let err = text_of(&out.stderr);
+    let err = text(&out.stderr);
     assert!(err.contains("no tx section"), "{err}");
     assert!(!err.contains("Type exactly"), "must not ask: {err}");
 
@@ -650,11 +592,11 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
     assert_eq!(code(&out), Some(2), "{}", show(&out));
     assert!(
-        text_of(&out.stderr).contains("rxnode-policy.json"),
+        text(&out.stderr).contains("rxnode-policy.json"),
         "{}",
         show(&out)
     );
-    assert!(!text_of(&out.stderr).contains("Type exactly"));
+    assert!(!text(&out.stderr).contains("Type exactly"));
     assert_eq!(rig.refused_count(id), refused_before + 1);
     assert!(rig.tx_events().is_empty());
 
@@ -674,7 +616,7 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
             r#"{{"tx": {{"allowed_ranges_hz": {ranges}, "max_gain_db": 10, "max_duration_s": 2}}}}"#
         ));
         let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), why);
-        let err = text_of(&out.stderr);
+        let err = text(&out.stderr);
         assert!(err.contains("not inside"), "{why}: {err}");
         assert!(!err.contains("Type exactly"), "{why}: must not ask: {err}");
     }
@@ -691,7 +633,7 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     ] {
         rig.set_policy(pol);
         let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), needle);
-        assert!(text_of(&out.stderr).contains(needle), "{}", show(&out));
+        assert!(text(&out.stderr).contains(needle), "{}", show(&out));
     }
 
     // In policy now: every wrong phrase is refused after the prompt.
@@ -706,7 +648,7 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
         (None, "EOF"),
     ] {
         let out = assert_refused(&rig, id, stdin, why);
-        let err = text_of(&out.stderr);
+        let err = text(&out.stderr);
         assert!(
             err.contains("Type exactly `AUTHORIZE RF TX`"),
             "{why}: prompt shown: {err}"
@@ -779,11 +721,7 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
 
     // A second run of the completed task: refused, with or without the phrase.
     let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "re-run");
-    assert!(
-        text_of(&out.stderr).contains("already run"),
-        "{}",
-        show(&out)
-    );
+    assert!(text(&out.stderr).contains("already run"), "{}", show(&out));
     assert_eq!(rig.tx_events().len(), 4);
 }
 
@@ -811,7 +749,7 @@ fn red_other_needs_authorize_task_id() {
     ] {
         let out = assert_refused(&rig, id, stdin, why);
         assert!(
-            text_of(&out.stderr).contains(&format!("Type exactly `AUTHORIZE {id}`")),
+            text(&out.stderr).contains(&format!("Type exactly `AUTHORIZE {id}`")),
             "{why}: {}",
             show(&out)
         );
@@ -919,7 +857,7 @@ fn tampered_outbox_text_and_stop_file_are_refused() {
     let stop = rig.lab.local().join("STOP");
     std::fs::write(&stop, "maintenance\n").unwrap();
     let out = assert_refused(&rig, id, None, "STOP file");
-    assert!(text_of(&out.stderr).contains("STOP"), "{}", show(&out));
+    assert!(text(&out.stderr).contains("STOP"), "{}", show(&out));
     std::fs::remove_file(&stop).unwrap();
 
     // The approved text edited after approval: refused.
@@ -930,7 +868,7 @@ fn tampered_outbox_text_and_stop_file_are_refused() {
     std::fs::write(&task_md, &edited).unwrap();
     let out = assert_refused(&rig, id, None, "edited TASK.md");
     assert!(
-        text_of(&out.stderr).contains("changed since approval"),
+        text(&out.stderr).contains("changed since approval"),
         "{}",
         show(&out)
     );
@@ -1050,7 +988,7 @@ fn forged_state_hash_with_edited_text_is_refused() {
     std::fs::write(&state_path, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
     let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "forged approval hash");
     assert!(
-        text_of(&out.stderr).contains("is not the approved text"),
+        text(&out.stderr).contains("is not the approved text"),
         "{}",
         show(&out)
     );
@@ -1075,7 +1013,7 @@ fn one_authorization_covers_one_tx_step() {
     assert_eq!(code(&out), Some(1), "{}", show(&out));
     // The prompt says what the authorization covers: the first tx_tone only, and
     // that the second will be BLOCKED (it used to say "This will transmit" for both).
-    let err = text_of(&out.stderr);
+    let err = text(&out.stderr);
     assert!(
         err.contains("This authorizes one transmission, step 1 (the first tx_tone)"),
         "{err}"
@@ -1110,7 +1048,7 @@ fn a_live_run_lock_refuses_a_second_run() {
     std::fs::write(&lock, holder(std::process::id())).unwrap();
     let out = assert_refused(&rig, id, None, "live run lock");
     assert!(
-        text_of(&out.stderr).contains("another `rxnode run`"),
+        text(&out.stderr).contains("another `rxnode run`"),
         "{}",
         show(&out)
     );

@@ -4,6 +4,7 @@
 //!
 //! Everything drives the real binary against real temp Git repositories (a bare
 //! origin, a main-PC clone, one clone per RX node) and the simulated radio.
+use crate::util::{git, git_out, run_fed, rxnode_cmd, show, start_daemon, BRANCH, TASK_PATH};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -11,47 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-const BRANCH: &str = "video-development";
-const TASK_PATH: &str = "docs/handoff/NEXT_RX_TASK.md";
 const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = git_out(dir, args);
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
-}
-
-fn git_out(dir: &Path, args: &[&str]) -> Output {
-    Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .args([
-            "-c",
-            "user.name=Main PC",
-            "-c",
-            "user.email=main@example.invalid",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -59,26 +20,18 @@ fn stdout(o: &Output) -> String {
 
 /// `rxnode --repo DIR ARGS` with `stdin`, isolated from the caller's environment.
 fn rxnode(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = spawn(dir, args);
-    {
-        let mut s = child.stdin.take().expect("stdin");
-        let _ = s.write_all(stdin.as_bytes());
-    }
-    child.wait_with_output().expect("rxnode finishes")
+    run_fed(
+        rxnode_cmd().arg("--repo").arg(dir).args(args),
+        stdin.as_bytes(),
+    )
 }
 
+/// `rxnode --repo DIR ARGS` started with its stdin open, for the caller to type into.
 fn spawn(dir: &Path, args: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_rxnode"))
+    rxnode_cmd()
         .arg("--repo")
         .arg(dir)
         .args(args)
-        .env_remove("RXNODE_REPO")
-        .env_remove("RXNODE_REMOTE")
-        .env_remove("RXNODE_BRANCH")
-        .env_remove("RXNODE_TASK_PATH")
-        .env_remove("RXNODE_SIM")
-        .env_remove("RUST_LOG")
-        .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -134,7 +87,7 @@ impl Lab {
             &["clone", "-q", "-b", BRANCH, url, dir.to_str().unwrap()],
         );
         let out = rxnode(&dir, &["node", "set-name", name], "");
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
         dir
     }
 
@@ -155,7 +108,7 @@ impl Lab {
         ];
         args.extend_from_slice(extra);
         let out = rxnode(&self.main, &args, "");
-        assert_eq!(out.status.code(), Some(0), "task new {id}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "task new {id}: {}", show(&out));
         git(&self.main, &["add", TASK_PATH]);
         git(&self.main, &["commit", "-q", "-m", &format!("task {id}")]);
         git(&self.main, &["push", "-q", "origin", BRANCH]);
@@ -173,8 +126,8 @@ impl Lab {
 /// Approve the posted task on `node` ([A] at the watcher prompt).
 fn approve(node: &Path) {
     let out = rxnode(node, &["watch", "--once", "--interval", "0.2"], "a\n");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(stdout(&out).contains("approved"), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(stdout(&out).contains("approved"), "{}", show(&out));
 }
 
 fn publish(node: &Path, id: &str) -> Output {
@@ -224,8 +177,8 @@ fn listing(main: &Path, args: &[&str]) -> Listing {
     let mut a = vec!["results", "--json"];
     a.extend_from_slice(args);
     let out = rxnode(main, &a, "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
 }
 
 /// Everything about the main PC's clone that `results` must leave alone.
@@ -302,7 +255,7 @@ fn a_node_never_pushes_a_result_under_another_nodes_name() {
     git(&wt, &["commit", "-q", "-m", "speak for LAB-B"]);
     git(&a, &["worktree", "remove", "--force", wt.to_str().unwrap()]);
     let out = publish(&a, "IMPOSTOR_1");
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("LAB-B") && err.contains("own results"),
@@ -333,16 +286,16 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     );
     for bad in ["LAB RX", "lab/rx", "", "x".repeat(33).as_str(), "ünï"] {
         let out = rxnode(&rx, &["node", "set-name", bad], "");
-        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", show(&out));
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("node name"),
             "{}",
-            text(&out)
+            show(&out)
         );
     }
     assert!(!rx.join(".local/rxnode-node.json").exists());
     let out = rxnode(&rx, &["--json", "node", "show"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"],
         Value::Null
@@ -352,7 +305,7 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     lab.post("NAME_T1", &[]);
     approve(&rx);
     let out = publish(&rx, "NAME_T1");
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("rxnode node set-name"), "{err}");
     assert!(git_out(
@@ -370,7 +323,7 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     // Named now — but the result was written unnamed: it is published under the name
     // (path, LOG_META, commit message) and its JSON stays as run.
     let out = rxnode(&rx, &["node", "set-name", "LAB-RX2"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let out = rxnode(&rx, &["--json", "node", "show"], "");
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"],
@@ -382,7 +335,7 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
         ".local/ must stay ignored"
     );
     let out = publish(&rx, "NAME_T1");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let meta: Value = serde_json::from_str(&git(
         &lab.origin,
         &["show", "rx-node:rx-results/NAME_T1/LAB-RX2/LOG_META.json"],
@@ -406,20 +359,20 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
         "the result carries the node name"
     );
     let out = rxnode(&rx, &["node", "set-name", "LAB-RX3"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let out = publish(&rx, "NAME_T2");
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("LAB-RX2") && err.contains("LAB-RX3"), "{err}");
 
     // A damaged node file is an error, never "no name".
     std::fs::write(rx.join(".local/rxnode-node.json"), "{\"name\": 5}").unwrap();
     let out = rxnode(&rx, &["node", "show"], "");
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("rxnode-node.json"),
         "{}",
-        text(&out)
+        show(&out)
     );
 }
 
@@ -435,16 +388,16 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
     for n in [&a, &b] {
         approve(n);
         let out = publish(n, "RES_MANUAL_1");
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     }
     // LAB-A alone runs a YELLOW CLKIN capture on the simulated radio.
     let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
     lab.post("RES_CLKIN_2", &["--rx", "--plan", &plan]);
     approve(&a);
     let out = rxnode(&a, &["--sim", "run", "RES_CLKIN_2"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let out = publish(&a, "RES_CLKIN_2");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 
     let before = main_pc_state(&lab.main);
     let l = listing(&lab.main, &[]);
@@ -526,7 +479,7 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
         let mut args = vec!["results"];
         args.extend_from_slice(bad);
         let out = rxnode(&lab.main, &args, "");
-        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", show(&out));
     }
     let human = rxnode(&lab.main, &["results"], "");
     assert_eq!(human.status.code(), Some(0));
@@ -538,7 +491,7 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
 
     // show: one result; two nodes answered RES_MANUAL_1, so --from picks one.
     let out = rxnode(&lab.main, &["results", "show", "RES_MANUAL_1"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("LAB-A") && err.contains("LAB-B") && err.contains("--from"),
@@ -549,14 +502,14 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
         &["results", "show", "RES_MANUAL_1", "--from", "LAB-B"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(
         stdout(&out).contains("| Status | NOT RUN |"),
         "{}",
-        text(&out)
+        show(&out)
     );
     let out = rxnode(&lab.main, &["--json", "results", "show", "RES_CLKIN_2"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
     let published: Value = serde_json::from_str(&git(
         &lab.origin,
@@ -569,7 +522,7 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
     assert_eq!(shown, published);
     assert_eq!(shown["node"]["name"], "LAB-A");
     let out = rxnode(&lab.main, &["results", "show", "NO_SUCH"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
 
     // verify: every node's result of an ID, or one.
     let out = rxnode(
@@ -577,7 +530,7 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
         &["--json", "results", "verify", "RES_MANUAL_1"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["valid"], true, "{v}");
     assert_eq!(v["results"].as_array().unwrap().len(), 2, "{v}");
@@ -586,12 +539,12 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
         &["results", "verify", "RES_CLKIN_2", "--from", "LAB-A"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(stdout(&out).starts_with("OK "), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(stdout(&out).starts_with("OK "), "{}", show(&out));
 
     // nodes: count and last result per node.
     let out = rxnode(&lab.main, &["--json", "results", "nodes"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let nodes = v["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 2, "{v}");
@@ -605,7 +558,7 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
 
     // --no-fetch reads the private copy only.
     let out = rxnode(&lab.main, &["--json", "results", "--no-fetch"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 }
 
 /// A commit pushed to rx-node by something that is not a clean publication:
@@ -622,7 +575,7 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     approve(&a);
     assert_eq!(publish(&a, "TAMPER_2").status.code(), Some(0));
     let out = rxnode(&lab.main, &["results", "verify", "TAMPER_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 
     // Someone with push access edits TAMPER_1's Markdown (status and an escape
     // sequence) and drops an extra file beside TAMPER_2's result.
@@ -649,24 +602,24 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     git(&hand, &["push", "-q", "origin", "rx-node"]);
 
     let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_1"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let problems = v["results"][0]["problems"].to_string();
     assert!(problems.contains("summary row"), "{problems}");
     let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_2"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let problems = v["results"][0]["problems"].to_string();
     assert!(problems.contains("notes.txt"), "{problems}");
     // A result whose own commit is clean but whose tree was later padded is still
     // flagged by the file check; the commit check looks at the adding commit.
     let human = rxnode(&lab.main, &["results", "verify", "TAMPER_2"], "");
-    assert!(stdout(&human).starts_with("FAIL "), "{}", text(&human));
+    assert!(stdout(&human).starts_with("FAIL "), "{}", show(&human));
 
     let out = rxnode(&lab.main, &["results", "show", "TAMPER_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(!out.stdout.contains(&0x1b), "raw ESC reached the terminal");
-    assert!(stdout(&out).contains("\\u{1b}[2J"), "{}", text(&out));
+    assert!(stdout(&out).contains("\\u{1b}[2J"), "{}", show(&out));
 
     // A hand-made commit that adds a result folder plus a file elsewhere: the
     // commit check names the extra file.
@@ -688,7 +641,7 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     );
     git(&hand, &["push", "-q", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_3"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let problems = v["results"][0]["problems"].to_string();
     assert!(problems.contains("also adds evil.sh"), "{problems}");
@@ -707,7 +660,7 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     git(&hand, &["commit", "-q", "-m", "junk"]);
     git(&hand, &["push", "-q", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["results"].as_array().unwrap();
     let t4 = rows
@@ -727,11 +680,11 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     git(&hand, &["reset", "-q", "--hard", "HEAD~3"]);
     git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("rx-node was rewritten"),
         "{}",
-        text(&out)
+        show(&out)
     );
 }
 
@@ -759,7 +712,7 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["expected_head"], head.as_str());
     assert_eq!(v["expected_head_ref"], format!("refs/heads/{BRANCH}"));
@@ -787,7 +740,7 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         ],
         "",
     );
-    assert_eq!(val.status.code(), Some(0), "{}", text(&val));
+    assert_eq!(val.status.code(), Some(0), "{}", show(&val));
     // Nothing committed or pushed.
     assert_eq!(git(&lab.main, &["rev-parse", "HEAD"]), head);
     assert_eq!(git(&lab.origin, &["rev-parse", BRANCH]), origin_before);
@@ -822,7 +775,7 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let h = stdout(&out);
     assert!(h.contains("risk:          YELLOW"), "{h}");
     assert!(
@@ -839,11 +792,11 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         &["task", "new", "--id", "NEW_2", "--title", "other"],
         "",
     );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("--force"),
         "{}",
-        text(&out)
+        show(&out)
     );
     assert_eq!(std::fs::read(lab.main.join(TASK_PATH)).unwrap(), before);
 
@@ -888,43 +841,35 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         let mut a = vec!["task", "new", "--out", out_file.to_str().unwrap()];
         a.extend_from_slice(&args);
         let out = rxnode(&lab.main, &a, "");
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
         assert!(
             String::from_utf8_lossy(&out.stderr).contains(needle),
             "{args:?}: {}",
-            text(&out)
+            show(&out)
         );
         assert!(!out_file.exists(), "{args:?} wrote a file");
     }
 
     // The plan from stdin, to --out; then the printed commands post it for real and
     // a node's watcher accepts it.
-    let out = {
-        let mut child = spawn(
-            &lab.main,
-            &[
-                "--json",
-                "task",
-                "new",
-                "--id",
-                "NEW_3",
-                "--title",
-                "from stdin",
-                "--rx",
-                "--plan",
-                "-",
-                "--force",
-            ],
-        );
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(CLKIN_PLAN.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = rxnode(
+        &lab.main,
+        &[
+            "--json",
+            "task",
+            "new",
+            "--id",
+            "NEW_3",
+            "--title",
+            "from stdin",
+            "--rx",
+            "--plan",
+            "-",
+            "--force",
+        ],
+        CLKIN_PLAN,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     for c in v["commands"].as_array().unwrap() {
         let c = c.as_str().unwrap();
@@ -939,7 +884,7 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
             .env("GIT_COMMITTER_EMAIL", "main@example.invalid")
             .output()
             .unwrap();
-        assert!(run.status.success(), "{c}: {}", text(&run));
+        assert!(run.status.success(), "{c}: {}", show(&run));
     }
     assert_eq!(git(&lab.main, &["status", "--porcelain"]), "");
     let rx = lab.node("LAB-NEW");
@@ -963,7 +908,7 @@ fn jsonschema_verdicts(cases: &[(String, &str, Value)]) -> Vec<(String, bool, Ve
     let mut schemas = serde_json::Map::new();
     for kind in ["plan", "result", "policy", "task"] {
         let out = rxnode(d.path(), &["schema", kind], "");
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
         let s: Value = serde_json::from_slice(&out.stdout).expect("the schema is JSON");
         schemas.insert(kind.into(), s);
     }
@@ -994,7 +939,7 @@ fn jsonschema_verdicts(cases: &[(String, &str, Value)]) -> Vec<(String, bool, Ve
     assert!(
         out.status.success(),
         "the independent validator failed (pip install jsonschema; scripts/setup.sh): {}",
-        text(&out)
+        show(&out)
     );
     let v: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     v.into_iter()
@@ -1055,7 +1000,7 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
     let d = tempfile::tempdir().unwrap();
     for kind in ["plan", "result", "policy", "task"] {
         let out = rxnode(d.path(), &["schema", kind], "");
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
         let file =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{kind}.schema.json"));
         assert_eq!(
@@ -1100,7 +1045,7 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
         if valid {
             // The parser agrees first (so the fixture is what its name says).
             let out = rxnode(&fixtures, &["validate", f.to_str().unwrap()], "");
-            assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out));
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", show(&out));
             assert!(blocks <= 1 && parsed, "{name}");
             cases.push((format!("{name} as a task"), "task", doc.clone()));
             expect.push((format!("{name} as a task"), true));
@@ -1111,7 +1056,7 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
         } else if name.starts_with("invalid_plan_") {
             invalid_plans += 1;
             let out = rxnode(&fixtures, &["validate", f.to_str().unwrap()], "");
-            assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out));
+            assert_eq!(out.status.code(), Some(2), "{name}: {}", show(&out));
             if !parsed {
                 // Not JSON: no JSON validator can accept it.
                 assert_eq!(name, "invalid_plan_bad_json.md");
@@ -1286,57 +1231,14 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
 
 // ---------------------------------------------------------------------- fleet
 
-/// A `git daemon` on loopback (receive-pack enabled), killed on drop.
-struct Daemon {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_daemon(base: &Path) -> Daemon {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("git")
-        .args([
-            "daemon",
-            "--reuseaddr",
-            "--listen=127.0.0.1",
-            &format!("--port={port}"),
-            &format!("--base-path={}", base.display()),
-            "--export-all",
-            "--enable=receive-pack",
-            &base.display().to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("git daemon runs (Debian's `git` package carries it)");
-    let d = Daemon { child, port };
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return d;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("git daemon did not listen on 127.0.0.1:{port}");
-}
-
 /// Issue 18 item 5: eight named nodes run the same task and publish at once to
 /// one origin served by `git daemon`; every result lands, none is lost or
 /// overwritten, and a fresh main-PC clone lists all eight with the right nodes.
 #[test]
 fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
     let lab = Lab::new();
-    let daemon = start_daemon(lab.root.path());
+    let daemon = start_daemon(lab.root.path())
+        .expect("git daemon runs on loopback (Debian's `git` package carries it)");
     let url = format!("git://127.0.0.1:{}/origin.git", daemon.port);
     let names: Vec<String> = (1..=8).map(|i| format!("FLEET-RX{i}")).collect();
     let nodes: Vec<PathBuf> = names.iter().map(|n| lab.node_from(n, &url)).collect();
@@ -1346,7 +1248,7 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
     for n in &nodes {
         approve(n);
         let out = rxnode(n, &["--sim", "run", "FLEET_CLKIN_001"], "");
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     }
     // All eight publish at once: start them, then confirm all together.
     let started = Instant::now();
@@ -1364,7 +1266,7 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
     let mut attempts = Vec::new();
     for (c, name) in children.into_iter().zip(&names) {
         let out = c.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", show(&out));
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["node"], name.as_str());
         attempts.push(v["push_attempts"].as_u64().unwrap());
@@ -1434,7 +1336,7 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
         &["--json", "results", "verify", "FLEET_CLKIN_001"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 8);
     let out = rxnode(&fresh, &["--json", "results", "nodes"], "");
@@ -1519,13 +1421,13 @@ fn results_of_the_layout_before_node_names_are_still_read() {
     );
     assert!(r.problems.is_empty(), "{r:?}");
     let out = rxnode(&lab.main, &["results", "verify", "LEGACY_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let out = rxnode(&lab.main, &["results", "show", "LEGACY_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(
         stdout(&out).contains("# RX result: LEGACY_1"),
         "{}",
-        text(&out)
+        show(&out)
     );
     // A node publishing beside it never rewrites the old folder.
     let b = lab.node("LAB-B");
@@ -1554,13 +1456,13 @@ fn verify_accepts_results_carried_over_by_a_rebuild() {
     lab.post("CARRY_X", &[]);
     approve(&a);
     let out = rxnode(&a, &["publish", "CARRY_X"], "PUBLISH CARRY_X\n");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     approve(&b);
     assert_eq!(publish(&b, "CARRY_X").status.code(), Some(0));
     lab.post("CARRY_Z", &[]);
     approve(&a);
     let out = publish(&a, "CARRY_Z");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let msg = git(&lab.origin, &["log", "-1", "--format=%B", "rx-node"]);
     assert!(msg.contains("Carried-Over: CARRY_X/LAB-A"), "{msg}");
     for (id, from) in [
@@ -1573,7 +1475,7 @@ fn verify_accepts_results_carried_over_by_a_rebuild() {
             out.status.code(),
             Some(0),
             "{id} from {from}: {}",
-            text(&out)
+            show(&out)
         );
     }
     assert_eq!(listing(&lab.main, &[]).results.len(), 3);

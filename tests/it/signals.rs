@@ -4,30 +4,14 @@
 //! timestamp; both are the system clock), and SIGINT during `publish` never
 //! leaves a half-built commit on `rx-node`.
 #![cfg(unix)]
-mod common;
-use common::{git, text, Lab, BRANCH};
-use std::io::Write;
+use crate::util::{git, signal, spawn_fed, text, unix_now, Lab, BRANCH};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 const TX_TRIALS: usize = 20;
 const POLICY: &str = r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}}"#;
-
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: kill(2) on our own, not yet reaped child.
-    unsafe {
-        libc::kill(child.id() as i32, sig);
-    }
-}
 
 fn red_task(id: &str, base: &str, serial: &str) -> String {
     let plan = format!(
@@ -73,22 +57,13 @@ fn tx_is_torn_down_within_100_ms_of_sigint_or_sigterm() {
         let out = lab.watch_once("a\n");
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert_eq!(lab.status_of(&id), "approved");
-        let mut child = lab
-            .rxnode()
-            .args(["--sim", "run", &id])
-            .env("RXNODE_SIM", "1")
-            .env("RXSIM_EVENT_LOG", &log)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(b"AUTHORIZE RF TX\n")
-            .unwrap();
+        let child = spawn_fed(
+            lab.rxnode()
+                .args(["--sim", "run", &id])
+                .env("RXNODE_SIM", "1")
+                .env("RXSIM_EVENT_LOG", &log),
+            b"AUTHORIZE RF TX\n",
+        );
         let pid = child.id();
         // Wait until the tone is on air, then a little more (up to 30 ms) so the
         // signal lands at a varying point of the write loop.
@@ -107,7 +82,7 @@ fn tx_is_torn_down_within_100_ms_of_sigint_or_sigterm() {
             libc::SIGTERM
         };
         let sent = unix_now();
-        signal(&child, sig);
+        signal(child.id(), sig);
         let out = child.wait_with_output().unwrap();
         let se = text(&out.stderr);
         assert!(!se.contains("panicked"), "{se}");
@@ -209,24 +184,14 @@ fn sigint_during_publish_leaves_no_half_built_commit() {
         let id = format!("PUB_SIG_{trial:02}");
         lab.post(&Lab::task(&id, &base, &[("ALLOW_PUSH", "RX_RESULT_ONLY")]));
         assert!(lab.watch_once("a\n").status.success());
-        let mut child = lab
-            .rxnode()
-            .args(["publish", &id, "--push"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("PUBLISH {id}\n").as_bytes())
-            .unwrap();
+        let child = spawn_fed(
+            lab.rxnode().args(["publish", &id, "--push"]),
+            format!("PUBLISH {id}\n").as_bytes(),
+        );
         // Spread the signal over the whole publish (build, ref update, push).
         let at = cycle.as_micros() as u64 * trial / 12;
         std::thread::sleep(Duration::from_micros(at));
-        signal(&child, libc::SIGINT);
+        signal(child.id(), libc::SIGINT);
         let out = child.wait_with_output().unwrap();
         let se = text(&out.stderr);
         assert!(!se.contains("panicked"), "{se}");
@@ -345,7 +310,7 @@ fn sigint_during_a_capture_writes_partial_results_and_closes_the_stream() {
         std::thread::sleep(Duration::from_millis(500));
         let sent = unix_now();
         for _ in 0..signals {
-            signal(&child, libc::SIGINT);
+            signal(child.id(), libc::SIGINT);
             std::thread::sleep(Duration::from_millis(20));
         }
         let out = child.wait_with_output().unwrap();

@@ -1,28 +1,8 @@
 //! Review pass r1: the hostile main PC. Each test is one hole found by attacking the
 //! merged product end to end (a real bare origin, a real RX checkout), failing
 //! before its fix.
-mod common;
-use common::{git, text, Lab, BRANCH};
-use std::process::{Command, Output};
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        text(&o.stdout),
-        text(&o.stderr)
-    )
-}
-
-fn post_and_approve(lab: &Lab, id: &str, overrides: &[(&str, &str)], plan: &str) {
-    let base = lab.main_head();
-    let mut t = Lab::task(id, &base, overrides);
-    t.push_str(&format!("\n```rx-plan\n{plan}\n```\n"));
-    lab.post(&t);
-    let out = lab.watch_once("A\n");
-    assert_eq!(out.status.code(), Some(0), "watch: {}", show(&out));
-    assert_eq!(lab.status_of(id), "approved", "{}", show(&out));
-}
+use crate::util::{git, show, text, Lab, BRANCH};
+use std::process::Command;
 
 const RED: [(&str, &str); 3] = [
     ("HARDWARE_ACCESS", "YES"),
@@ -53,7 +33,7 @@ fn tx_device_with_a_repeated_key_is_refused() {
             r#"{{"steps": [{{"op": "tx_tone", "device": "{dev}", "frequency_hz": 433.92e6,
             "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
         );
-        post_and_approve(&lab, id, &RED, &plan);
+        lab.post_and_approve(id, &RED, Some(&plan));
         std::fs::write(
             lab.local().join("rxnode-policy.json"),
             r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10,
@@ -147,7 +127,7 @@ fn a_padded_old_ledger_does_not_hide_a_finished_red_run() {
     let id = "RED_TWICE_1";
     let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TX1", "frequency_hz": 433.92e6,
         "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}]}"#;
-    post_and_approve(&lab, id, &RED, plan);
+    lab.post_and_approve(id, &RED, Some(plan));
     let policy = r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}}"#;
     std::fs::write(lab.local().join("rxnode-policy.json"), policy).unwrap();
     let saved = lab.dir.path().join("saved-local");
@@ -286,15 +266,14 @@ fn negative_gain_elements_do_not_offset_the_rx_gain_bound() {
     let plan = r#"{"steps": [{"op": "rx_capture", "device": "driver=rxsim,serial=G1",
         "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 0.2,
         "gain_db": {"LNA": 32, "VGA": 30, "TIA": -30}}]}"#;
-    post_and_approve(
-        &lab,
+    lab.post_and_approve(
         id,
         &[
             ("HARDWARE_ACCESS", "YES"),
             ("RF_RX", "YES"),
             ("RISK_LEVEL", "YELLOW"),
         ],
-        plan,
+        Some(plan),
     );
     std::fs::write(
         lab.local().join("rxnode-policy.json"),

@@ -1,7 +1,7 @@
 //! `rxnode demo` (issue 8 item 1): its claims are checked against the real
 //! repositories and event log it made, not against its transcript.
+use crate::util::git;
 use serde::Deserialize;
-use std::path::Path;
 use std::process::Command;
 
 #[derive(Debug, Deserialize)]
@@ -27,22 +27,6 @@ struct Capture {
 struct Clkin {
     status: String,
     ppm: Option<f64>,
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]

@@ -4,8 +4,7 @@
 //! whole JSON lines, every outbox folder is complete (temp folders are never
 //! promoted), and `rxnode status` works.
 #![cfg(unix)]
-mod common;
-use common::{text, Lab};
+use crate::util::{signal, text, Lab};
 use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -28,10 +27,7 @@ impl Rng {
 }
 
 fn kill9(child: &mut Child) {
-    // SAFETY: kill(2) on the PID of a child we own and have not reaped yet.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGKILL);
-    }
+    signal(child.id(), libc::SIGKILL);
     let _ = child.wait();
 }
 

@@ -2,9 +2,8 @@
 //! rxsim scene (`emitters=…`, `settle_s=…`, `dead_hz=…`), checked through a reader
 //! of the published rtl_power CSV format written here, the typed JSON, the outbox
 //! and the radio's own event log.
-mod common;
-
-use common::{git, Lab};
+use crate::util;
+use crate::util::{git, run_fed, show, Lab};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -175,28 +174,20 @@ struct Rig {
 impl Rig {
     fn new() -> Rig {
         let lab = Lab::new();
-        let events = lab.dir.path().join("rxsim-events.log");
+        let events = lab.events_log();
         Rig { lab, events }
     }
 
     fn rxnode(&self, args: &[&str], stdin: &str) -> Output {
-        use std::io::Write;
-        let mut c = self
-            .lab
-            .rxnode()
-            .arg("--sim")
-            .args(args)
-            .env("RXSIM_EVENT_LOG", &self.events)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut pipe = c.stdin.take().unwrap();
-        pipe.write_all(stdin.as_bytes()).unwrap();
-        drop(pipe);
-        c.wait_with_output().unwrap()
+        run_fed(
+            self.lab
+                .rxnode()
+                .arg("--sim")
+                .args(args)
+                .env("RXSIM_EVENT_LOG", &self.events)
+                .env("NO_COLOR", "1"),
+            stdin.as_bytes(),
+        )
     }
 
     fn streams_of(&self, serial: &str) -> usize {
@@ -208,40 +199,24 @@ impl Rig {
     }
 
     fn set_policy(&self, json: &str) {
-        std::fs::create_dir_all(self.lab.local()).unwrap();
-        std::fs::write(self.lab.local().join("rxnode-policy.json"), json).unwrap();
+        self.lab.set_policy(json);
     }
 
     fn post_and_approve(&self, id: &str, plan: &str) {
-        let base = self.lab.main_head();
-        let mut t = Lab::task(
+        self.lab.post_and_approve(
             id,
-            &base,
             &[
                 ("HARDWARE_ACCESS", "YES"),
                 ("RF_RX", "YES"),
                 ("RISK_LEVEL", "YELLOW"),
             ],
+            Some(plan),
         );
-        t.push_str(&format!("\n```rx-plan\n{plan}\n```\n"));
-        self.lab.post(&t);
-        let out = self.lab.watch_once("A\n");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-        assert_eq!(self.lab.status_of(id), "approved");
     }
 
     fn outbox(&self, id: &str) -> PathBuf {
-        self.lab.local().join("rx_agent_outbox").join(id)
+        self.lab.outbox(id)
     }
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        common::text(&o.stdout),
-        common::text(&o.stderr)
-    )
 }
 
 fn sweep_args<'a>(device: &'a str, out: &'a [&'a str]) -> Vec<&'a str> {
@@ -384,7 +359,7 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     // Never overwrites what the operator named.
     let out = rig.rxnode(&sweep_args(&dev, &["--csv", csv.to_str().unwrap()]), "");
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
-    assert!(common::text(&out.stderr).contains("already exists"));
+    assert!(util::text(&out.stderr).contains("already exists"));
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
     // Nor the heatmap beside a fresh spectrum name: `fm2.png` is new, but a
     // repeated sweep would write `fm2_heatmap.png`, which the operator has.
@@ -401,7 +376,7 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     ];
     let out = rig.rxnode(&sweep_args(&dev, &more), "");
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
-    assert!(common::text(&out.stderr).contains("fm2_heatmap.png already exists"));
+    assert!(util::text(&out.stderr).contains("fm2_heatmap.png already exists"));
     assert_eq!(
         std::fs::read(d.join("fm2_heatmap.png")).unwrap(),
         &heat[..100]
@@ -419,7 +394,7 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
-        common::text(&out.stderr).contains("two outputs"),
+        util::text(&out.stderr).contains("two outputs"),
         "{}",
         show(&out)
     );
@@ -438,7 +413,7 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     ];
     let out = rig.rxnode(&sweep_args(&dev, &human), "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let said = common::text(&out.stdout);
+    let said = util::text(&out.stdout);
     for (what, p) in [
         ("CSV", csv3.clone()),
         ("spectrum PNG", png3.clone()),
@@ -580,7 +555,7 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
         let out = rig.rxnode(&a, "");
         assert_eq!(out.status.code(), Some(want), "{serial}: {}", show(&out));
         assert!(
-            common::text(&out.stderr).contains(msg),
+            util::text(&out.stderr).contains(msg),
             "{serial}: {}",
             show(&out)
         );
@@ -593,7 +568,7 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
     a[i + 1] = "90e6";
     let out = rig.rxnode(&a, "");
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
-    assert!(common::text(&out.stderr).contains("MIX"), "{}", show(&out));
+    assert!(util::text(&out.stderr).contains("MIX"), "{}", show(&out));
     assert_eq!(rig.streams_of("R8"), 0);
     // A band the device cannot tune to the end: refused before streaming.
     let dev = scene("R10", "");
@@ -605,7 +580,7 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
     let out = rig.rxnode(&a, "");
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(
-        common::text(&out.stderr).contains("outside the device's frequency ranges"),
+        util::text(&out.stderr).contains("outside the device's frequency ranges"),
         "{}",
         show(&out)
     );
@@ -691,7 +666,7 @@ print(json.dumps(f.get_annotations()))\n";
             format!("python3 not runnable ({e}); scripts/setup.sh installs it with sigmf")
         })?;
     if !out.status.success() {
-        return Err(common::text(&out.stderr));
+        return Err(util::text(&out.stderr));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }

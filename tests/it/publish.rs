@@ -1,4 +1,7 @@
 //! Issue 7: `rxnode publish <TASK_ID> [--push]` against a real bare origin.
+use crate::util::{
+    file_url, git, git_try, ledger_events, rxnode_cmd, show, snapshot, start_daemon,
+};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -6,276 +9,187 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use tempfile::TempDir;
 
-mod publish_common {
-    use super::*;
+struct Fixture {
+    root: TempDir,
+    origin: PathBuf,
+    /// EXPECTED_HEAD: a strict ancestor of the task commit.
+    ancestor: String,
+    /// The commit that holds the task on video-development.
+    task_commit: String,
+}
 
-    pub fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "Main PC")
-            .env("GIT_AUTHOR_EMAIL", "main@example.com")
-            .env("GIT_COMMITTER_NAME", "Main PC")
-            .env("GIT_COMMITTER_EMAIL", "main@example.com")
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?} in {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr)
+impl Fixture {
+    fn new() -> Fixture {
+        let root = TempDir::new().expect("temp dir");
+        let origin = root.path().join("origin.git");
+        std::fs::create_dir_all(&origin).unwrap();
+        git(
+            &origin,
+            &["init", "--bare", "-q", "-b", "video-development"],
         );
-        String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
-    }
-
-    /// `git` that may fail (e.g. a missing ref): stdout or None.
-    pub fn git_try(dir: &Path, args: &[&str]) -> Option<String> {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
-    }
-
-    pub struct Fixture {
-        pub root: TempDir,
-        pub origin: PathBuf,
-        /// EXPECTED_HEAD: a strict ancestor of the task commit.
-        pub ancestor: String,
-        /// The commit that holds the task on video-development.
-        pub task_commit: String,
-    }
-
-    impl Fixture {
-        pub fn new() -> Fixture {
-            let root = TempDir::new().expect("temp dir");
-            let origin = root.path().join("origin.git");
-            std::fs::create_dir_all(&origin).unwrap();
-            git(
-                &origin,
-                &["init", "--bare", "-q", "-b", "video-development"],
-            );
-            let seed = root.path().join("seed");
-            std::fs::create_dir_all(&seed).unwrap();
-            git(&seed, &["init", "-q", "-b", "video-development"]);
-            std::fs::write(seed.join("README.md"), "main PC project\n").unwrap();
-            git(&seed, &["add", "."]);
-            git(&seed, &["commit", "-q", "-m", "start"]);
-            let ancestor = git(&seed, &["rev-parse", "HEAD"]);
-            std::fs::create_dir_all(seed.join("docs/handoff")).unwrap();
-            std::fs::write(seed.join("docs/handoff/NEXT_RX_TASK.md"), "placeholder\n").unwrap();
-            git(&seed, &["add", "."]);
-            git(&seed, &["commit", "-q", "-m", "task"]);
-            let task_commit = git(&seed, &["rev-parse", "HEAD"]);
-            let url = file_url(&origin);
-            git(&seed, &["push", "-q", &url, "video-development"]);
-            Fixture {
-                root,
-                origin,
-                ancestor,
-                task_commit,
-            }
-        }
-
-        /// A fresh clone on video-development with `.local/` excluded.
-        pub fn checkout(&self, name: &str) -> PathBuf {
-            let dir = self.root.path().join(name);
-            git(
-                self.root.path(),
-                &["clone", "-q", &file_url(&self.origin), name],
-            );
-            git(&dir, &["checkout", "-q", "video-development"]);
-            let mut ex = std::fs::OpenOptions::new()
-                .append(true)
-                .open(dir.join(".git/info/exclude"))
-                .unwrap();
-            writeln!(ex, ".local/").unwrap();
-            // Issue 18: every node publishing has a name; here the checkout's own.
-            set_node_name(&dir, name);
-            dir
-        }
-
-        pub fn task_text(&self, id: &str, allow_push: &str) -> String {
-            format!(
-                "TASK_ID = {id}\nTASK_TITLE = Publication test {id}\nSOURCE_BRANCH = video-development\n\
-                 EXPECTED_HEAD = {}\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = NO\nRF_RX = NO\nRF_TX = NO\n\
-                 ALLOW_COMMIT = NO\nALLOW_PUSH = {allow_push}\n\nA manual task: check the cabling and write it down.\n",
-                self.ancestor
-            )
-        }
-
-        /// Outbox + approval in state for `id`. Returns the outbox folder.
-        pub fn outbox(&self, checkout: &Path, id: &str, allow_push: &str) -> PathBuf {
-            let task = self.task_text(id, allow_push);
-            let sha = hex::encode(Sha256::digest(task.as_bytes()));
-            let dir = checkout.join(".local/rx_agent_outbox").join(id);
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("TASK.md"), &task).unwrap();
-            let meta = json!({"task_id": id, "commit": self.task_commit, "blob": "0".repeat(40),
-                "task_sha256": sha, "approved_at": "2026-11-29T20:00:00+00:00",
-                "source_branch": "video-development"});
-            std::fs::write(dir.join("TASK.meta.json"), meta.to_string()).unwrap();
-            let result = json!({
-                "schema_version": 1, "task_id": id, "task_title": format!("Publication test {id}"),
-                "status": "NOT RUN", "risk_level": "GREEN", "source_branch": "video-development",
-                "source_commit": self.task_commit, "expected_head": self.ancestor,
-                "approval": {"at": "2026-11-29T20:00:00+00:00", "task_sha256": sha},
-                "authorization": null,
-                "node": {"hostname": null, "rxnode_version": "0.1.0", "soapysdr_version": null},
-                "timeline": {"started_at": null, "completed_at": null},
-                "checks": [], "inventory": null, "captures": [], "tx": null, "errors": []
-            });
-            let json_text = serde_json::to_string_pretty(&result).unwrap();
-            let json_sha = hex::encode(Sha256::digest(json_text.as_bytes()));
-            std::fs::write(dir.join("RX_RESULT.json"), &json_text).unwrap();
-            // The Markdown twin as `validate-result` checks it: the summary row and
-            // the trailer binding it to the exact JSON bytes.
-            std::fs::write(
-                dir.join("RX_RESULT.md"),
-                format!(
-                    "# RX result: {id}\n\n| | |\n|---|---|\n| Status | NOT RUN |\n\nTask SHA-256: {sha}\n\
-                     Source commit: {}\n\nThe operator checked the cabling by hand.\n\n\
-                     <!-- rxnode-result schema_version=1 task_id={id} status=\"NOT RUN\" json_sha256={json_sha} -->\n",
-                    self.task_commit
-                ),
-            )
-            .unwrap();
-            // Never published: a plot beside the results.
-            std::fs::write(
-                dir.join("spectrum.png"),
-                [0x89u8, b'P', b'N', b'G', 0, 1, 2],
-            )
-            .unwrap();
-            approve(checkout, id, &sha, &self.task_commit);
-            dir
+        let seed = root.path().join("seed");
+        std::fs::create_dir_all(&seed).unwrap();
+        git(&seed, &["init", "-q", "-b", "video-development"]);
+        std::fs::write(seed.join("README.md"), "main PC project\n").unwrap();
+        git(&seed, &["add", "."]);
+        git(&seed, &["commit", "-q", "-m", "start"]);
+        let ancestor = git(&seed, &["rev-parse", "HEAD"]);
+        std::fs::create_dir_all(seed.join("docs/handoff")).unwrap();
+        std::fs::write(seed.join("docs/handoff/NEXT_RX_TASK.md"), "placeholder\n").unwrap();
+        git(&seed, &["add", "."]);
+        git(&seed, &["commit", "-q", "-m", "task"]);
+        let task_commit = git(&seed, &["rev-parse", "HEAD"]);
+        let url = file_url(&origin);
+        git(&seed, &["push", "-q", &url, "video-development"]);
+        Fixture {
+            root,
+            origin,
+            ancestor,
+            task_commit,
         }
     }
 
-    /// Add an approval to the checkout's state file (the `crate::state::State` shape).
-    pub fn approve(checkout: &Path, id: &str, sha: &str, commit: &str) {
-        let p = checkout.join(".local/rx_agent_state.json");
-        let mut st: Value = std::fs::read(&p)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_else(|| {
-                json!({"schema_version": 1, "last_seen_task_id": null, "last_completed_task_id": null,
-                    "deferred_task_ids": [], "approvals": {}, "tasks": {}, "published": {},
-                    "running": false, "watcher_pid": null, "last_poll": null, "remote_marker": null})
-            });
-        st["approvals"][id] = json!({"task_id": id, "task_sha256": sha, "commit": commit,
-            "at": "2026-11-29T20:00:00+00:00"});
-        st["last_seen_task_id"] = json!(id);
-        std::fs::write(&p, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
-        // The ledger line a real approval writes first (issue 13: an approval the
-        // ledger never recorded is a planted one and is refused).
-        let entry = json!({"at": "2026-11-29T20:00:00+00:00", "event": "approved", "task_id": id,
-            "task_sha256": sha, "commit": commit});
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
+    /// A fresh clone on video-development with `.local/` excluded.
+    fn checkout(&self, name: &str) -> PathBuf {
+        let dir = self.root.path().join(name);
+        git(
+            self.root.path(),
+            &["clone", "-q", &file_url(&self.origin), name],
+        );
+        git(&dir, &["checkout", "-q", "video-development"]);
+        let mut ex = std::fs::OpenOptions::new()
             .append(true)
-            .open(checkout.join(".local/rx_agent_ledger.jsonl"))
+            .open(dir.join(".git/info/exclude"))
             .unwrap();
-        std::io::Write::write_all(&mut f, format!("{entry}\n").as_bytes()).unwrap();
+        writeln!(ex, ".local/").unwrap();
+        // Issue 18: every node publishing has a name; here the checkout's own.
+        set_node_name(&dir, name);
+        dir
     }
 
-    /// `rxnode node set-name NAME` in `checkout`.
-    pub fn set_node_name(checkout: &Path, name: &str) {
-        let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
-            .args([
-                "--repo",
-                checkout.to_str().unwrap(),
-                "node",
-                "set-name",
-                name,
-            ])
-            .env_remove("RXNODE_REPO")
-            .output()
-            .expect("rxnode runs");
-        assert!(out.status.success(), "node set-name {name}: {}", text(&out));
-    }
-
-    pub fn file_url(p: &Path) -> String {
-        format!("file://{}", p.display())
-    }
-
-    pub fn spawn_publish(checkout: &Path, id: &str, push: bool) -> std::process::Child {
-        let mut args = vec!["--repo".to_owned(), checkout.display().to_string()];
-        args.extend(["publish".to_owned(), id.to_owned()]);
-        if push {
-            args.push("--push".to_owned());
-        }
-        Command::new(env!("CARGO_BIN_EXE_rxnode"))
-            .args(&args)
-            .env_remove("RXNODE_REPO")
-            .env_remove("RXNODE_BRANCH")
-            .env_remove("RXNODE_REMOTE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("rxnode runs")
-    }
-
-    pub fn publish(checkout: &Path, id: &str, push: bool, answer: Option<&str>) -> Output {
-        let mut child = spawn_publish(checkout, id, push);
-        {
-            let mut stdin = child.stdin.take().expect("stdin");
-            if let Some(a) = answer {
-                let _ = stdin.write_all(a.as_bytes());
-            }
-        }
-        child.wait_with_output().expect("rxnode finishes")
-    }
-
-    pub fn text(o: &Output) -> String {
+    fn task_text(&self, id: &str, allow_push: &str) -> String {
         format!(
-            "status {:?}\nstdout:\n{}\nstderr:\n{}",
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
+            "TASK_ID = {id}\nTASK_TITLE = Publication test {id}\nSOURCE_BRANCH = video-development\n\
+             EXPECTED_HEAD = {}\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = NO\nRF_RX = NO\nRF_TX = NO\n\
+             ALLOW_COMMIT = NO\nALLOW_PUSH = {allow_push}\n\nA manual task: check the cabling and write it down.\n",
+            self.ancestor
         )
     }
 
-    /// Everything about a checkout that publication must not change.
-    #[derive(Debug, PartialEq)]
-    pub struct Snapshot {
-        head: String,
-        branch: String,
-        index: Vec<u8>,
-        status: String,
-        worktree: Vec<(String, Vec<u8>)>,
-    }
-
-    pub fn snapshot(checkout: &Path) -> Snapshot {
-        let mut worktree = Vec::new();
-        for f in git(checkout, &["ls-files"]).lines() {
-            worktree.push((f.to_owned(), std::fs::read(checkout.join(f)).unwrap()));
-        }
-        Snapshot {
-            head: git(checkout, &["rev-parse", "HEAD"]),
-            branch: git(checkout, &["symbolic-ref", "HEAD"]),
-            index: std::fs::read(checkout.join(".git/index")).unwrap(),
-            status: git(
-                checkout,
-                &["status", "--porcelain=v1", "--untracked-files=all"],
+    /// Outbox + approval in state for `id`. Returns the outbox folder.
+    fn outbox(&self, checkout: &Path, id: &str, allow_push: &str) -> PathBuf {
+        let task = self.task_text(id, allow_push);
+        let sha = hex::encode(Sha256::digest(task.as_bytes()));
+        let dir = checkout.join(".local/rx_agent_outbox").join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("TASK.md"), &task).unwrap();
+        let meta = json!({"task_id": id, "commit": self.task_commit, "blob": "0".repeat(40),
+            "task_sha256": sha, "approved_at": "2026-11-29T20:00:00+00:00",
+            "source_branch": "video-development"});
+        std::fs::write(dir.join("TASK.meta.json"), meta.to_string()).unwrap();
+        let result = json!({
+            "schema_version": 1, "task_id": id, "task_title": format!("Publication test {id}"),
+            "status": "NOT RUN", "risk_level": "GREEN", "source_branch": "video-development",
+            "source_commit": self.task_commit, "expected_head": self.ancestor,
+            "approval": {"at": "2026-11-29T20:00:00+00:00", "task_sha256": sha},
+            "authorization": null,
+            "node": {"hostname": null, "rxnode_version": "0.1.0", "soapysdr_version": null},
+            "timeline": {"started_at": null, "completed_at": null},
+            "checks": [], "inventory": null, "captures": [], "tx": null, "errors": []
+        });
+        let json_text = serde_json::to_string_pretty(&result).unwrap();
+        let json_sha = hex::encode(Sha256::digest(json_text.as_bytes()));
+        std::fs::write(dir.join("RX_RESULT.json"), &json_text).unwrap();
+        // The Markdown twin as `validate-result` checks it: the summary row and
+        // the trailer binding it to the exact JSON bytes.
+        std::fs::write(
+            dir.join("RX_RESULT.md"),
+            format!(
+                "# RX result: {id}\n\n| | |\n|---|---|\n| Status | NOT RUN |\n\nTask SHA-256: {sha}\n\
+                 Source commit: {}\n\nThe operator checked the cabling by hand.\n\n\
+                 <!-- rxnode-result schema_version=1 task_id={id} status=\"NOT RUN\" json_sha256={json_sha} -->\n",
+                self.task_commit
             ),
-            worktree,
-        }
-    }
-
-    pub fn ledger_events(checkout: &Path) -> Vec<Value> {
-        std::fs::read_to_string(checkout.join(".local/rx_agent_ledger.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        )
+        .unwrap();
+        // Never published: a plot beside the results.
+        std::fs::write(
+            dir.join("spectrum.png"),
+            [0x89u8, b'P', b'N', b'G', 0, 1, 2],
+        )
+        .unwrap();
+        approve(checkout, id, &sha, &self.task_commit);
+        dir
     }
 }
 
-use publish_common::*;
+/// Add an approval to the checkout's state file (the `crate::state::State` shape).
+fn approve(checkout: &Path, id: &str, sha: &str, commit: &str) {
+    let p = checkout.join(".local/rx_agent_state.json");
+    let mut st: Value = std::fs::read(&p)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_else(|| {
+            json!({"schema_version": 1, "last_seen_task_id": null, "last_completed_task_id": null,
+                "deferred_task_ids": [], "approvals": {}, "tasks": {}, "published": {},
+                "running": false, "watcher_pid": null, "last_poll": null, "remote_marker": null})
+        });
+    st["approvals"][id] = json!({"task_id": id, "task_sha256": sha, "commit": commit,
+        "at": "2026-11-29T20:00:00+00:00"});
+    st["last_seen_task_id"] = json!(id);
+    std::fs::write(&p, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
+    // The ledger line a real approval writes first (issue 13: an approval the
+    // ledger never recorded is a planted one and is refused).
+    let entry = json!({"at": "2026-11-29T20:00:00+00:00", "event": "approved", "task_id": id,
+        "task_sha256": sha, "commit": commit});
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(checkout.join(".local/rx_agent_ledger.jsonl"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, format!("{entry}\n").as_bytes()).unwrap();
+}
+
+/// `rxnode node set-name NAME` in `checkout`.
+fn set_node_name(checkout: &Path, name: &str) {
+    let out = rxnode_cmd()
+        .args([
+            "--repo",
+            checkout.to_str().unwrap(),
+            "node",
+            "set-name",
+            name,
+        ])
+        .output()
+        .expect("rxnode runs");
+    assert!(out.status.success(), "node set-name {name}: {}", show(&out));
+}
+
+fn spawn_publish(checkout: &Path, id: &str, push: bool) -> std::process::Child {
+    let mut args = vec!["--repo".to_owned(), checkout.display().to_string()];
+    args.extend(["publish".to_owned(), id.to_owned()]);
+    if push {
+        args.push("--push".to_owned());
+    }
+    rxnode_cmd()
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rxnode runs")
+}
+
+fn publish(checkout: &Path, id: &str, push: bool, answer: Option<&str>) -> Output {
+    let mut child = spawn_publish(checkout, id, push);
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        if let Some(a) = answer {
+            let _ = stdin.write_all(a.as_bytes());
+        }
+    }
+    child.wait_with_output().expect("rxnode finishes")
+}
 
 /// How many `refused` events the checkout's ledger holds.
 fn refused_count(co: &Path) -> usize {
@@ -294,7 +208,7 @@ fn assert_refused_nothing_written(
     refused_before: usize,
     why: &str,
 ) {
-    assert_eq!(out.status.code(), Some(3), "{why}: {}", text(out));
+    assert_eq!(out.status.code(), Some(3), "{why}: {}", show(out));
     assert!(
         git_try(
             &fx.origin,
@@ -334,7 +248,7 @@ fn publish_push_lands_exactly_three_files_and_disturbs_nothing() {
     let vd_before = git(&fx.origin, &["rev-parse", "refs/heads/video-development"]);
 
     let out = publish(&co, "RX_PUB_1", true, Some("PUBLISH RX_PUB_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     for shown in [
         "rx-results/RX_PUB_1/rx1/RX_RESULT.md",
@@ -401,7 +315,7 @@ fn publish_push_lands_exactly_three_files_and_disturbs_nothing() {
 
     // A second publication of the same ID is refused, nothing moves.
     let again = publish(&co, "RX_PUB_1", true, Some("PUBLISH RX_PUB_1\n"));
-    assert_eq!(again.status.code(), Some(3), "{}", text(&again));
+    assert_eq!(again.status.code(), Some(3), "{}", show(&again));
     assert_eq!(
         git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]),
         pushed
@@ -426,7 +340,7 @@ fn wrong_or_missing_confirmation_writes_nothing() {
     }
     // CRLF is only a line terminator: the exact line still goes ahead.
     let out = publish(&co, "RX_CONF", false, Some("PUBLISH RX_CONF\r\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(git_try(
         &fx.origin,
         &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
@@ -461,7 +375,7 @@ fn unapproved_or_changed_task_is_refused() {
     // No approval at all.
     std::fs::remove_file(co.join(".local/rx_agent_state.json")).unwrap();
     let out = publish(&co, "RX_UNAPP", true, Some("PUBLISH RX_UNAPP\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("never approved"));
 }
 
@@ -594,7 +508,7 @@ fn four_checkouts_publishing_at_once_all_land_linearly() {
     let mut attempts = Vec::new();
     for ((id, c), co) in children.into_iter().zip(&cos) {
         let out = c.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", show(&out));
         let n = ledger_events(co)
             .iter()
             .find(|e| e["event"] == "pushed")
@@ -635,7 +549,7 @@ fn local_publication_then_push_of_the_next_carries_both() {
     fx.outbox(&co, "RX_LOCAL_1", "RX_RESULT_ONLY");
     fx.outbox(&co, "RX_LOCAL_2", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_LOCAL_1", false, Some("PUBLISH RX_LOCAL_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(git_try(
         &fx.origin,
         &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
@@ -645,10 +559,10 @@ fn local_publication_then_push_of_the_next_carries_both() {
     let other = fx.checkout("rx2");
     fx.outbox(&other, "RX_OTHER", "RX_RESULT_ONLY");
     let out = publish(&other, "RX_OTHER", true, Some("PUBLISH RX_OTHER\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     // rx1 now pushes its second result: it must be rebuilt on origin's tip and keep RX_LOCAL_1.
     let out = publish(&co, "RX_LOCAL_2", true, Some("PUBLISH RX_LOCAL_2\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let files = git(
         &fx.origin,
         &[
@@ -678,73 +592,27 @@ fn a_local_publication_is_pushed_later_with_confirmation() {
     let co = fx.checkout("rx1");
     fx.outbox(&co, "RX_LATER", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_LATER", false, Some("PUBLISH RX_LATER\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let local = git(&co, &["rev-parse", "refs/heads/rx-node"]);
     // Without --push a second publish is refused (never overwritten).
     let out = publish(&co, "RX_LATER", false, Some("PUBLISH RX_LATER\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     // --push needs the confirmation again.
     let out = publish(&co, "RX_LATER", true, Some("no\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(git_try(
         &fx.origin,
         &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
     )
     .is_none());
     let out = publish(&co, "RX_LATER", true, Some("PUBLISH RX_LATER\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), local);
     let st: Value =
         serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
             .unwrap();
     assert_eq!(st["published"]["RX_LATER"]["pushed"], true);
     assert_eq!(st["published"]["RX_LATER"]["commit"], local.as_str());
-}
-
-/// A `git daemon` on loopback serving the fixture's folder with receive-pack
-/// enabled: the network push path (libgit2 smart protocol, server-side
-/// compare-and-swap, rejections reported per reference).
-struct Daemon {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_daemon(root: &Path) -> Option<Daemon> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .ok()?
-        .local_addr()
-        .ok()?
-        .port();
-    let child = Command::new("git")
-        .args([
-            "daemon",
-            "--reuseaddr",
-            "--listen=127.0.0.1",
-            &format!("--port={port}"),
-            &format!("--base-path={}", root.display()),
-            "--export-all",
-            "--enable=receive-pack",
-            &root.display().to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let d = Daemon { child, port };
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(d);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    None
 }
 
 #[test]
@@ -780,7 +648,7 @@ fn concurrent_publication_over_the_git_protocol_all_land() {
     let mut attempts = Vec::new();
     for ((id, c), co) in children.into_iter().zip(&cos) {
         let out = c.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", show(&out));
         let n = ledger_events(co)
             .iter()
             .find(|e| e["event"] == "pushed")
@@ -839,11 +707,11 @@ fn a_permanent_server_rejection_is_not_retried_and_keeps_the_local_commit() {
     );
     fx.outbox(&co, "RX_FROZEN", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_FROZEN", true, Some("PUBLISH RX_FROZEN\n"));
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("rejected"),
         "{}",
-        text(&out)
+        show(&out)
     );
     assert!(git_try(
         &fx.origin,
@@ -872,14 +740,14 @@ fn a_result_already_on_the_remote_is_never_overwritten() {
     fx.outbox(&first, "RX_SAME", "RX_RESULT_ONLY");
     fx.outbox(&second, "RX_SAME", "RX_RESULT_ONLY");
     let out = publish(&first, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
     let out = publish(&second, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("already exists"),
         "{}",
-        text(&out)
+        show(&out)
     );
     assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), tip);
 }
@@ -893,7 +761,7 @@ fn a_hand_made_local_rx_node_commit_is_never_pushed() {
     fx.outbox(&co, "RX_HAND_1", "RX_RESULT_ONLY");
     // Publish locally first (no push), then add a hand-made commit on rx-node.
     let out = publish(&co, "RX_HAND_1", false, Some("PUBLISH RX_HAND_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let wt = fx.root.path().join("hand");
     git(
         &co,
@@ -919,8 +787,8 @@ fn a_hand_made_local_rx_node_commit_is_never_pushed() {
         &["worktree", "remove", "--force", wt.to_str().unwrap()],
     );
     let out = publish(&co, "RX_HAND_1", true, Some("PUBLISH RX_HAND_1\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(text(&out).contains("notes.txt"), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(show(&out).contains("notes.txt"), "{}", show(&out));
     assert!(
         git_try(
             &fx.origin,
@@ -939,7 +807,7 @@ fn a_linked_worktree_on_rx_node_is_refused() {
     let co = fx.checkout("rx1");
     fx.outbox(&co, "RX_WT_1", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_WT_1", false, Some("PUBLISH RX_WT_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     fx.outbox(&co, "RX_WT_2", "RX_RESULT_ONLY");
     let wt = fx.root.path().join("wt");
     git(
@@ -948,8 +816,8 @@ fn a_linked_worktree_on_rx_node_is_refused() {
     );
     let before = git(&co, &["rev-parse", "refs/heads/rx-node"]);
     let out = publish(&co, "RX_WT_2", false, Some("PUBLISH RX_WT_2\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(text(&out).contains("worktree"), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(show(&out).contains("worktree"), "{}", show(&out));
     assert_eq!(git(&co, &["rev-parse", "refs/heads/rx-node"]), before);
 }
 
@@ -969,11 +837,11 @@ fn the_checkouts_absolute_path_is_refused() {
     let before = refused_count(&co);
     let out = publish(&co, "RX_ABS", true, Some("PUBLISH RX_ABS\n"));
     assert_refused_nothing_written(&fx, &co, &out, before, "checkout path");
-    assert!(text(&out).contains("absolute"), "{}", text(&out));
+    assert!(show(&out).contains("absolute"), "{}", show(&out));
     assert!(
-        text(&out).contains("RX_RESULT.md contains this checkout's absolute path"),
+        show(&out).contains("RX_RESULT.md contains this checkout's absolute path"),
         "{}",
-        text(&out)
+        show(&out)
     );
 }
 
@@ -993,11 +861,11 @@ fn the_watched_branch_can_never_be_the_push_target() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(3), "{branch}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(3), "{branch}: {}", show(&out));
         assert!(
-            text(&out).contains("watched branch"),
+            show(&out).contains("watched branch"),
             "{branch}: {}",
-            text(&out)
+            show(&out)
         );
         assert!(git_try(
             &fx.origin,
@@ -1030,16 +898,16 @@ fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
     drop(f);
 
     let out = publish(&rx1, "RX_DUP_X", false, Some("PUBLISH RX_DUP_X\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let local_before = git(&rx1, &["rev-parse", "refs/heads/rx-node"]);
     let out = publish(&rx2, "RX_DUP_X", true, Some("PUBLISH RX_DUP_X\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let origin_tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
     let state_before = std::fs::read(rx1.join(".local/rx_agent_state.json")).unwrap();
     let refused_before = refused_count(&rx1);
 
     let out = publish(&rx1, "RX_DUP_Y", true, Some("PUBLISH RX_DUP_Y\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("RX_DUP_X"), "the conflict is not named: {err}");
     assert!(err.contains("differs"), "{err}");
@@ -1074,7 +942,7 @@ fn the_checkouts_absolute_path_in_an_outgoing_commit_is_refused_at_push() {
     let co = fx.checkout("rx1");
     fx.outbox(&co, "RX_GATE_1", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_GATE_1", false, Some("PUBLISH RX_GATE_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let wt = fx.root.path().join("hand");
     git(
         &co,
@@ -1110,13 +978,13 @@ fn the_checkouts_absolute_path_in_an_outgoing_commit_is_refused_at_push() {
         &["worktree", "remove", "--force", wt.to_str().unwrap()],
     );
     let out = publish(&co, "RX_GATE_1", true, Some("PUBLISH RX_GATE_1\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(
-        text(&out).contains(
+        show(&out).contains(
             "rx-results/RX_GATE_HAND/RX_RESULT.md contains this checkout's absolute path"
         ),
         "{}",
-        text(&out)
+        show(&out)
     );
     assert!(
         git_try(
@@ -1180,7 +1048,7 @@ fn the_host_name_is_published_only_when_the_result_names_it() {
         .unwrap_or_default();
     fx.outbox(&co, "RX_HOST_NULL", "RX_RESULT_ONLY");
     let out = publish_without_git_identity(fx.root.path(), &co, "RX_HOST_NULL");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let meta: Value = serde_json::from_str(&git(
         &fx.origin,
         &["show", "rx-node:rx-results/RX_HOST_NULL/rx1/LOG_META.json"],
@@ -1217,7 +1085,7 @@ fn the_host_name_is_published_only_when_the_result_names_it() {
     );
     std::fs::write(&mp, md).unwrap();
     let out = publish_without_git_identity(fx.root.path(), &co, "RX_HOST_SET");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let meta: Value = serde_json::from_str(&git(
         &fx.origin,
         &["show", "rx-node:rx-results/RX_HOST_SET/rx1/LOG_META.json"],

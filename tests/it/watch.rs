@@ -1,11 +1,9 @@
 //! Issue 5 acceptance: the watcher against a real bare origin, driven through
 //! the real binary with piped answers.
-mod common;
-use common::{text, Lab};
+use crate::util;
+use crate::util::{text, Lab, PROMPT};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
 
 #[test]
 fn approve_writes_outbox_and_is_not_prompted_again() {
@@ -152,7 +150,7 @@ fn non_ancestor_expected_head_is_rejected_once() {
     let lab = Lab::new();
     // A commit that exists on the main PC but is not an ancestor of the task commit.
     git_side_commit(&lab);
-    let side = common::git(&lab.main, &["rev-parse", "side"]);
+    let side = util::git(&lab.main, &["rev-parse", "side"]);
     lab.post(&Lab::task("T_BASE", &side, &[]));
     let out = lab.watch_once("a\n");
     assert!(out.status.success());
@@ -171,12 +169,12 @@ fn non_ancestor_expected_head_is_rejected_once() {
 }
 
 fn git_side_commit(lab: &Lab) {
-    common::git(&lab.main, &["checkout", "-q", "-b", "side"]);
+    util::git(&lab.main, &["checkout", "-q", "-b", "side"]);
     std::fs::write(lab.main.join("side.txt"), "side\n").unwrap();
-    common::git(&lab.main, &["add", "side.txt"]);
-    common::git(&lab.main, &["commit", "-q", "-m", "side"]);
-    common::git(&lab.main, &["push", "-q", "origin", "side"]);
-    common::git(&lab.main, &["checkout", "-q", common::BRANCH]);
+    util::git(&lab.main, &["add", "side.txt"]);
+    util::git(&lab.main, &["commit", "-q", "-m", "side"]);
+    util::git(&lab.main, &["push", "-q", "origin", "side"]);
+    util::git(&lab.main, &["checkout", "-q", util::BRANCH]);
 }
 
 #[test]
@@ -205,7 +203,7 @@ fn rf_tx_declared_yellow_and_oversized_files_are_rejected() {
 
     let mut big = Lab::task("T_BIG", &base, &[]).into_bytes();
     big.resize(1024 * 1024 + 1, b'x');
-    lab.post_file(common::TASK_PATH, &big);
+    lab.post_file(util::TASK_PATH, &big);
     let out = lab.watch_once("a\n");
     assert!(out.status.success());
     assert!(text(&out.stderr).contains("1 MiB"), "{}", text(&out.stderr));
@@ -230,7 +228,7 @@ fn red_task_shows_that_approval_is_not_authorization() {
 #[test]
 fn stop_file_holds_the_watcher() {
     let lab = Lab::new();
-    let before = common::git(
+    let before = util::git(
         &lab.rx,
         &["rev-parse", "refs/remotes/origin/video-development"],
     );
@@ -241,7 +239,7 @@ fn stop_file_holds_the_watcher() {
     assert!(out.status.success());
     assert!(text(&out.stdout).contains("held"), "{}", text(&out.stdout));
     assert!(!text(&out.stdout).contains(PROMPT));
-    let after = common::git(
+    let after = util::git(
         &lab.rx,
         &["rev-parse", "refs/remotes/origin/video-development"],
     );
@@ -351,7 +349,7 @@ fn corrupt_state_is_kept_aside_and_the_command_fails() {
 fn unreachable_remote_fails_once_and_dry_run_still_works() {
     let lab = Lab::new();
     let missing = lab.dir.path().join("gone.git");
-    common::git(
+    util::git(
         &lab.rx,
         &["remote", "set-url", "origin", missing.to_str().unwrap()],
     );
@@ -389,7 +387,7 @@ fn unreachable_remote_fails_once_and_dry_run_still_works() {
 #[test]
 fn sigterm_during_a_fetch_is_not_a_fetch_failure() {
     let lab = Lab::new();
-    let before = common::git(
+    let before = util::git(
         &lab.rx,
         &["rev-parse", "refs/remotes/origin/video-development"],
     );
@@ -429,7 +427,7 @@ fn sigterm_during_a_fetch_is_not_a_fetch_failure() {
     unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGTERM) };
     let out = w.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let after = common::git(
+    let after = util::git(
         &lab.rx,
         &["rev-parse", "refs/remotes/origin/video-development"],
     );
@@ -591,7 +589,7 @@ fn dry_run_of_an_invalid_file_reports_every_error_and_exits_2() {
 fn fetch_failures_back_off_and_never_crash() {
     let lab = Lab::new();
     let missing = lab.dir.path().join("gone.git");
-    common::git(
+    util::git(
         &lab.rx,
         &["remote", "set-url", "origin", missing.to_str().unwrap()],
     );

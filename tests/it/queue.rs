@@ -1,11 +1,8 @@
 //! Issue 15 acceptance: "Every posted task reaches the operator: the watched
 //! branch's history is a queue". The real binary against a real bare origin;
 //! the main PC commits several task versions between two polls.
-mod common;
-use common::{git, text, Lab, BRANCH, TASK_PATH};
+use crate::util::{git, text, Lab, BRANCH, PROMPT, TASK_PATH};
 use serde::Deserialize;
-
-const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
 
 /// `rxnode status --json`, the parts the queue adds.
 #[derive(Debug, Deserialize)]

@@ -9,26 +9,13 @@
 //!
 //! Also here: the native CS16 → SigMF `ci16_le` recording path, validated by the
 //! `sigmf` Python package and checked with numpy (pip install sigmf numpy).
-mod common;
-
-use common::{text, Lab};
+use crate::util::{free_port, read_lines, show, spawn_fed, text, unix_now, Lab, RXNODE};
 use serde_json::Value;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-const RXNODE: &str = env!("CARGO_BIN_EXE_rxnode");
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        text(&o.stdout),
-        text(&o.stderr)
-    )
-}
 
 /// The system D-Bus and avahi-daemon, started once per test binary.
 fn services() {
@@ -123,13 +110,6 @@ fn remote_module() -> PathBuf {
                  (apt-get install soapysdr0.8-module-remote; scripts/setup.sh does it)"
             )
         })
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free loopback port: {e}"))
 }
 
 /// A running `SoapySDRServer` on 127.0.0.1 with rxsim as its only module.
@@ -253,11 +233,7 @@ impl Server {
     }
 
     fn events(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.events)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        read_lines(&self.events)
     }
 }
 
@@ -614,42 +590,20 @@ impl Rig {
     }
 
     fn post_and_approve(&self, id: &str, overrides: &[(&str, &str)], plan: &str) {
-        let base = self.lab.main_head();
-        let mut t = Lab::task(id, &base, overrides);
-        t.push_str(&format!("\n```rx-plan\n{plan}\n```\n"));
-        self.lab.post(&t);
-        let out = self.lab.watch_once("A\n");
-        assert_eq!(out.status.code(), Some(0), "watch: {}", show(&out));
-        assert_eq!(self.lab.status_of(id), "approved", "{}", show(&out));
+        self.lab.post_and_approve(id, overrides, Some(plan));
     }
 
     fn set_policy(&self, json: Option<&str>) {
-        let p = self.lab.local().join("rxnode-policy.json");
         match json {
-            Some(j) => {
-                std::fs::create_dir_all(self.lab.local()).unwrap();
-                std::fs::write(p, j).unwrap();
-            }
-            None => {
-                let _ = std::fs::remove_file(p);
-            }
+            Some(j) => self.lab.set_policy(j),
+            None => self.lab.remove_policy(),
         }
     }
 
     fn spawn_run(&self, id: &str, stdin: &str) -> Child {
         let mut c = self.lab.rxnode();
         client_env(&mut c);
-        let mut child = c
-            .args(["run", id])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut pipe = child.stdin.take().unwrap();
-        std::io::Write::write_all(&mut pipe, stdin.as_bytes()).unwrap();
-        drop(pipe);
-        child
+        spawn_fed(c.args(["run", id]), stdin.as_bytes())
     }
 
     fn run(&self, id: &str, stdin: &str) -> Output {
@@ -657,12 +611,7 @@ impl Rig {
     }
 
     fn result(&self, id: &str) -> Value {
-        let p = self
-            .lab
-            .local()
-            .join("rx_agent_outbox")
-            .join(id)
-            .join("RX_RESULT.json");
+        let p = self.lab.outbox(id).join("RX_RESULT.json");
         let b = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         serde_json::from_slice(&b).unwrap()
     }
@@ -899,16 +848,6 @@ fn ctrl_c_during_remote_tx_closes_the_remote_stream_within_200_ms() {
     );
 }
 
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
-/// Issue 16 item 4: the server killed mid-TX. The node cannot know what the far
-/// transmitter did after the link died: the result says so, never PASS, and the
-/// run ends within the tone's bound plus a grace.
 #[test]
 fn server_killed_mid_tx_is_reported_honestly() {
     let mut srv = Server::start();
