@@ -210,11 +210,8 @@ fn looping_watcher_backs_off_and_ledgers_a_repeated_failure_once() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: SIGTERM to our own child.
     #[cfg(unix)]
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
+    crate::util::signal(child.id(), libc::SIGTERM);
     #[cfg(not(unix))]
     let mut child = child;
     #[cfg(not(unix))]

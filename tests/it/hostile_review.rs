@@ -1,7 +1,7 @@
 //! Review pass r1: the hostile main PC. Each test is one hole found by attacking the
 //! merged product end to end (a real bare origin, a real RX checkout), failing
 //! before its fix.
-use crate::util::{git, show, text, Lab, BRANCH};
+use crate::util::{git, run_fed, rxnode_cmd, show, text, Lab, BRANCH};
 use std::process::Command;
 
 const RED: [(&str, &str); 3] = [
@@ -134,24 +134,13 @@ fn a_padded_old_ledger_does_not_hide_a_finished_red_run() {
     copy_dir(&lab.local(), &saved);
 
     let run = |lab: &Lab| {
-        let mut c = lab.rxnode();
-        c.args(["--sim", "run", id])
-            .env("RXSIM_EVENT_LOG", &events)
-            .env("NO_COLOR", "1");
-        let mut child = c
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(b"AUTHORIZE RF TX\n")
-            .unwrap();
-        child.wait_with_output().unwrap()
+        run_fed(
+            lab.rxnode()
+                .args(["--sim", "run", id])
+                .env("RXSIM_EVENT_LOG", &events)
+                .env("NO_COLOR", "1"),
+            b"AUTHORIZE RF TX\n",
+        )
     };
     let tx_activations = || {
         std::fs::read_to_string(&events)
@@ -217,22 +206,13 @@ fn a_planted_approval_with_a_padded_ledger_does_not_run() {
             other.to_str().unwrap(),
         ],
     );
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
-    let out = c
-        .arg("--repo")
-        .arg(&other)
-        .args(["watch", "--once", "--interval", "0.2"])
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut ch| {
-            use std::io::Write;
-            ch.stdin.take().unwrap().write_all(b"A\n")?;
-            ch.wait_with_output()
-        })
-        .unwrap();
+    let out = run_fed(
+        rxnode_cmd()
+            .arg("--repo")
+            .arg(&other)
+            .args(["watch", "--once", "--interval", "0.2"]),
+        b"A\n",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     git(&lab.rx, &["fetch", "-q", "origin"]);
 

@@ -1,6 +1,6 @@
 //! Issue 7: `rxnode publish <TASK_ID> [--push]` against a real bare origin.
 use crate::util::{
-    file_url, git, git_try, ledger_events, rxnode_cmd, show, snapshot, start_daemon,
+    file_url, git, git_try, ledger_events, run_fed, rxnode_cmd, show, snapshot, start_daemon,
 };
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -169,14 +169,18 @@ fn set_node_name(checkout: &Path, name: &str) {
     assert!(out.status.success(), "node set-name {name}: {}", show(&out));
 }
 
-fn spawn_publish(checkout: &Path, id: &str, push: bool) -> std::process::Child {
-    let mut args = vec!["--repo".to_owned(), checkout.display().to_string()];
-    args.extend(["publish".to_owned(), id.to_owned()]);
+/// `rxnode --repo CHECKOUT publish ID [--push]`.
+fn publish_cmd(checkout: &Path, id: &str, push: bool) -> Command {
+    let mut c = rxnode_cmd();
+    c.arg("--repo").arg(checkout).args(["publish", id]);
     if push {
-        args.push("--push".to_owned());
+        c.arg("--push");
     }
-    rxnode_cmd()
-        .args(&args)
+    c
+}
+
+fn spawn_publish(checkout: &Path, id: &str, push: bool) -> std::process::Child {
+    publish_cmd(checkout, id, push)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -185,14 +189,10 @@ fn spawn_publish(checkout: &Path, id: &str, push: bool) -> std::process::Child {
 }
 
 fn publish(checkout: &Path, id: &str, push: bool, answer: Option<&str>) -> Output {
-    let mut child = spawn_publish(checkout, id, push);
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        if let Some(a) = answer {
-            let _ = stdin.write_all(a.as_bytes());
-        }
-    }
-    child.wait_with_output().expect("rxnode finishes")
+    run_fed(
+        &mut publish_cmd(checkout, id, push),
+        answer.unwrap_or_default().as_bytes(),
+    )
 }
 
 /// How many `refused` events the checkout's ledger holds.

@@ -51,66 +51,7 @@ fn tx_is_torn_down_within_100_ms_of_sigint_or_sigterm() {
     let base = lab.main_head();
     let mut lat_ms = vec![];
     for trial in 0..TX_TRIALS {
-        let id = format!("TXSIG_{trial:02}");
-        let serial = format!("sig{trial}");
-        lab.post(&red_task(&id, &base, &serial));
-        let out = lab.watch_once("a\n");
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        assert_eq!(lab.status_of(&id), "approved");
-        let child = spawn_fed(
-            lab.rxnode()
-                .args(["--sim", "run", &id])
-                .env("RXNODE_SIM", "1")
-                .env("RXSIM_EVENT_LOG", &log),
-            b"AUTHORIZE RF TX\n",
-        );
-        let pid = child.id();
-        // Wait until the tone is on air, then a little more (up to 30 ms) so the
-        // signal lands at a varying point of the write loop.
-        let t0 = Instant::now();
-        while tx_event_time(&log, pid, "activateStream").is_none() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "trial {trial}: TX never started"
-            );
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        std::thread::sleep(Duration::from_millis((trial as u64 * 7) % 30));
-        let sig = if trial % 2 == 0 {
-            libc::SIGINT
-        } else {
-            libc::SIGTERM
-        };
-        let sent = unix_now();
-        signal(child.id(), sig);
-        let out = child.wait_with_output().unwrap();
-        let se = text(&out.stderr);
-        assert!(!se.contains("panicked"), "{se}");
-        let deact = tx_event_time(&log, pid, "deactivateStream")
-            .unwrap_or_else(|| panic!("trial {trial}: no deactivateStream TX\n{se}"));
-        assert!(
-            tx_event_time(&log, pid, "closeStream").is_some(),
-            "trial {trial}: TX stream not closed"
-        );
-        let ms = (deact - sent) * 1e3;
-        lat_ms.push(ms);
-        assert!(
-            ms < 100.0,
-            "trial {trial}: TX torn down {ms:.1} ms after the signal"
-        );
-        // The partial run is recorded: the TX check is PARTIAL (cut short), never PASS.
-        let res: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(
-                lab.local()
-                    .join("rx_agent_outbox")
-                    .join(&id)
-                    .join("RX_RESULT.json"),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        assert_eq!(res["tx"]["cancelled"], true, "trial {trial}: {res}");
-        assert_ne!(res["status"], "PASS", "trial {trial}");
+        lat_ms.push(one_tx_trial(&lab, &log, &base, trial));
     }
     let mut sorted = lat_ms.clone();
     sorted.sort_by(|a, b| a.total_cmp(b));
@@ -120,6 +61,72 @@ fn tx_is_torn_down_within_100_ms_of_sigint_or_sigterm() {
         "TX teardown after SIGINT/SIGTERM over {TX_TRIALS} trials: max {max:.2} ms, median {median:.2} ms, min {:.2} ms",
         sorted[0]
     );
+}
+
+/// Trial `trial`: approve and run a RED TX task, signal it once the tone is on air
+/// (SIGINT on even trials, SIGTERM on odd), check the teardown; returns the time from
+/// the signal to the TX `deactivateStream` in ms.
+fn one_tx_trial(lab: &Lab, log: &Path, base: &str, trial: usize) -> f64 {
+    let id = format!("TXSIG_{trial:02}");
+    let serial = format!("sig{trial}");
+    lab.post(&red_task(&id, base, &serial));
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lab.status_of(&id), "approved");
+    let child = spawn_fed(
+        lab.rxnode()
+            .args(["--sim", "run", &id])
+            .env("RXNODE_SIM", "1")
+            .env("RXSIM_EVENT_LOG", log),
+        b"AUTHORIZE RF TX\n",
+    );
+    let pid = child.id();
+    // Wait until the tone is on air, then a little more (up to 30 ms) so the
+    // signal lands at a varying point of the write loop.
+    let t0 = Instant::now();
+    while tx_event_time(log, pid, "activateStream").is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "trial {trial}: TX never started"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis((trial as u64 * 7) % 30));
+    let sig = if trial.is_multiple_of(2) {
+        libc::SIGINT
+    } else {
+        libc::SIGTERM
+    };
+    let sent = unix_now();
+    signal(child.id(), sig);
+    let out = child.wait_with_output().unwrap();
+    let se = text(&out.stderr);
+    assert!(!se.contains("panicked"), "{se}");
+    let deact = tx_event_time(log, pid, "deactivateStream")
+        .unwrap_or_else(|| panic!("trial {trial}: no deactivateStream TX\n{se}"));
+    assert!(
+        tx_event_time(log, pid, "closeStream").is_some(),
+        "trial {trial}: TX stream not closed"
+    );
+    let ms = (deact - sent) * 1e3;
+    assert!(
+        ms < 100.0,
+        "trial {trial}: TX torn down {ms:.1} ms after the signal"
+    );
+    // The partial run is recorded: the TX check is PARTIAL (cut short), never PASS.
+    let res: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            lab.local()
+                .join("rx_agent_outbox")
+                .join(&id)
+                .join("RX_RESULT.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(res["tx"]["cancelled"], true, "trial {trial}: {res}");
+    assert_ne!(res["status"], "PASS", "trial {trial}");
+    ms
 }
 
 /// The node name the publishing tests set (issue 18: publishing needs one).
@@ -204,47 +211,7 @@ fn sigint_during_publish_leaves_no_half_built_commit() {
         } else {
             failed += 1;
         }
-        assert!(
-            rx_node_is_whole(&lab.rx, &id),
-            "trial {trial}: local rx-node holds a partial result for {id}"
-        );
-        assert!(
-            rx_node_is_whole(&lab.origin, &id),
-            "trial {trial}: origin rx-node holds a partial result for {id}"
-        );
-        // The watched branch is never touched by publish.
-        assert_eq!(
-            git(&lab.origin, &["rev-parse", &format!("refs/heads/{BRANCH}")]),
-            lab.main_head()
-        );
-        // Whatever happened, publishing again completes (or says it is done), and the
-        // result then is on origin, whole.
-        let out = lab.run(&["publish", &id, "--push"], &format!("PUBLISH {id}\n"));
-        let se = text(&out.stderr);
-        assert!(!se.contains("panicked"), "trial {trial}: retry: {se}");
-        assert!(
-            out.status.success() || se.contains("already published") && se.contains("(pushed)"),
-            "trial {trial}: retry failed: {se}"
-        );
-        assert!(
-            rx_node_is_whole(&lab.origin, &id),
-            "trial {trial}: retry left a partial result"
-        );
-        let landed = git(
-            &lab.origin,
-            &[
-                "ls-tree",
-                "--name-only",
-                "refs/heads/rx-node",
-                &format!("rx-results/{id}/{NODE}/"),
-            ],
-        );
-        for f in ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"] {
-            assert!(
-                landed.contains(f),
-                "trial {trial}: {f} not on origin: {landed}"
-            );
-        }
+        whole_after_the_trial_and_its_retry(&lab, &id, trial);
     }
     println!("publish SIGINT trials: {interrupted} interrupted, {finished} finished before the signal, {failed} failed otherwise; rx-node whole every time");
     assert_eq!(failed, 0, "a signal made a publish fail otherwise");
@@ -255,6 +222,52 @@ fn sigint_during_publish_leaves_no_half_built_commit() {
         "no publish was interrupted in {} trials",
         interrupted + finished + failed
     );
+}
+
+/// After trial `trial`: `rx-node` holds `id` whole (or not at all) locally and on the
+/// origin, the watched branch is untouched, and publishing again lands it whole.
+fn whole_after_the_trial_and_its_retry(lab: &Lab, id: &str, trial: u64) {
+    assert!(
+        rx_node_is_whole(&lab.rx, id),
+        "trial {trial}: local rx-node holds a partial result for {id}"
+    );
+    assert!(
+        rx_node_is_whole(&lab.origin, id),
+        "trial {trial}: origin rx-node holds a partial result for {id}"
+    );
+    // The watched branch is never touched by publish.
+    assert_eq!(
+        git(&lab.origin, &["rev-parse", &format!("refs/heads/{BRANCH}")]),
+        lab.main_head()
+    );
+    // Whatever happened, publishing again completes (or says it is done), and the
+    // result then is on origin, whole.
+    let out = lab.run(&["publish", id, "--push"], &format!("PUBLISH {id}\n"));
+    let se = text(&out.stderr);
+    assert!(!se.contains("panicked"), "trial {trial}: retry: {se}");
+    assert!(
+        out.status.success() || se.contains("already published") && se.contains("(pushed)"),
+        "trial {trial}: retry failed: {se}"
+    );
+    assert!(
+        rx_node_is_whole(&lab.origin, id),
+        "trial {trial}: retry left a partial result"
+    );
+    let landed = git(
+        &lab.origin,
+        &[
+            "ls-tree",
+            "--name-only",
+            "refs/heads/rx-node",
+            &format!("rx-results/{id}/{NODE}/"),
+        ],
+    );
+    for f in ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"] {
+        assert!(
+            landed.contains(f),
+            "trial {trial}: {f} not on origin: {landed}"
+        );
+    }
 }
 
 /// `<time> pid=<pid> <event> RX serial=…` times for `event`.
@@ -273,88 +286,94 @@ fn sigint_during_a_capture_writes_partial_results_and_closes_the_stream() {
     let base = lab.main_head();
     // One SIGINT, then (second trial) two in quick succession.
     for (trial, signals) in [(0, 1), (1, 2)] {
-        let id = format!("RXSIG_{trial}");
-        let plan = format!(
-            "```rx-plan\n{{\"steps\": [{{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=rxsig{trial}\", \
+        one_capture_trial(&lab, &log, &base, trial, signals);
+    }
+}
+
+/// Trial `trial`: `signals` SIGINTs to a long RX capture stop the stream on the radio's
+/// own clock within 2 s, and the run ends PARTIAL with its results written.
+fn one_capture_trial(lab: &Lab, log: &Path, base: &str, trial: u32, signals: u32) {
+    let id = format!("RXSIG_{trial}");
+    let plan = format!(
+        "```rx-plan\n{{\"steps\": [{{\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=rxsig{trial}\", \
 \"frequency_hz\": 100.0e6, \"sample_rate_hz\": 1.0e6, \"gain_db\": 20, \"duration_s\": 30.0, \
 \"fft_size\": 1024, \"record_iq\": true}}]}}\n```\n"
-        );
-        // 30 s, so an ignored SIGINT shows as a stream still up ≥ 29 s after the
-        // signal, far past the bounds below (a 3 s exit limit once failed at
-        // 5.75 s on a loaded 2-core machine while IQ was being written).
-        let mut t = Lab::task(&id, &base, &[("HARDWARE_ACCESS", "YES"), ("RF_RX", "YES")]);
-        t.push('\n');
-        t.push_str(&plan);
-        lab.post(&t);
-        assert!(lab.watch_once("a\n").status.success());
-        assert_eq!(lab.status_of(&id), "approved");
-        let child = lab
-            .rxnode()
-            .args(["--sim", "run", &id])
-            .env("RXNODE_SIM", "1")
-            .env("RXSIM_EVENT_LOG", &log)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let t0 = Instant::now();
-        while rx_event_time(&log, pid, "activateStream").is_none() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "capture never started"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(Duration::from_millis(500));
-        let sent = unix_now();
-        for _ in 0..signals {
-            signal(child.id(), libc::SIGINT);
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
-        let took = unix_now() - sent;
-        let se = text(&out.stderr);
-        assert!(!se.contains("panicked"), "{se}");
-        // The evidence is rxsim's own clock: the stream went down promptly.
-        let deact = rx_event_time(&log, pid, "deactivateStream")
-            .unwrap_or_else(|| panic!("RX stream not deactivated\n{se}"));
-        assert!(
-            deact - sent < 2.0,
-            "RX stream down {:.3} s after SIGINT\n{se}",
-            deact - sent
-        );
-        // The exit comes after the partial results (Welch, IQ file, SigMF,
-        // hashes) are written: well before the 30 s capture would have ended.
-        assert!(
-            took < 15.0,
-            "run took {took:.2} s to stop after SIGINT\n{se}"
-        );
-        assert!(
-            rx_event_time(&log, pid, "closeStream").is_some(),
-            "RX stream not closed"
-        );
-        let res: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(
-                lab.local()
-                    .join("rx_agent_outbox")
-                    .join(&id)
-                    .join("RX_RESULT.json"),
-            )
-            .unwrap_or_else(|e| panic!("no RX_RESULT.json after SIGINT: {e}\n{se}")),
-        )
+    );
+    // 30 s, so an ignored SIGINT shows as a stream still up ≥ 29 s after the
+    // signal, far past the bounds below (a 3 s exit limit once failed at
+    // 5.75 s on a loaded 2-core machine while IQ was being written).
+    let mut t = Lab::task(&id, base, &[("HARDWARE_ACCESS", "YES"), ("RF_RX", "YES")]);
+    t.push('\n');
+    t.push_str(&plan);
+    lab.post(&t);
+    assert!(lab.watch_once("a\n").status.success());
+    assert_eq!(lab.status_of(&id), "approved");
+    let child = lab
+        .rxnode()
+        .args(["--sim", "run", &id])
+        .env("RXNODE_SIM", "1")
+        .env("RXSIM_EVENT_LOG", log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-        assert_ne!(res["status"], "PASS", "{res}");
-        assert_ne!(
-            res["status"], "NOT RUN",
-            "partial results were not written: {res}"
+    let pid = child.id();
+    let t0 = Instant::now();
+    while rx_event_time(log, pid, "activateStream").is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "capture never started"
         );
-        println!(
-            "capture SIGINT x{signals}: RX stream down {:.1} ms after the signal, process gone after {:.0} ms, status {}",
-            (deact - sent) * 1e3,
-            took * 1e3,
-            res["status"]
-        );
+        std::thread::sleep(Duration::from_millis(5));
     }
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = unix_now();
+    for _ in 0..signals {
+        signal(child.id(), libc::SIGINT);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let took = unix_now() - sent;
+    let se = text(&out.stderr);
+    assert!(!se.contains("panicked"), "{se}");
+    // The evidence is rxsim's own clock: the stream went down promptly.
+    let deact = rx_event_time(log, pid, "deactivateStream")
+        .unwrap_or_else(|| panic!("RX stream not deactivated\n{se}"));
+    assert!(
+        deact - sent < 2.0,
+        "RX stream down {:.3} s after SIGINT\n{se}",
+        deact - sent
+    );
+    // The exit comes after the partial results (Welch, IQ file, SigMF,
+    // hashes) are written: well before the 30 s capture would have ended.
+    assert!(
+        took < 15.0,
+        "run took {took:.2} s to stop after SIGINT\n{se}"
+    );
+    assert!(
+        rx_event_time(log, pid, "closeStream").is_some(),
+        "RX stream not closed"
+    );
+    let res: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            lab.local()
+                .join("rx_agent_outbox")
+                .join(&id)
+                .join("RX_RESULT.json"),
+        )
+        .unwrap_or_else(|e| panic!("no RX_RESULT.json after SIGINT: {e}\n{se}")),
+    )
+    .unwrap();
+    assert_ne!(res["status"], "PASS", "{res}");
+    assert_ne!(
+        res["status"], "NOT RUN",
+        "partial results were not written: {res}"
+    );
+    println!(
+        "capture SIGINT x{signals}: RX stream down {:.1} ms after the signal, process gone after {:.0} ms, status {}",
+        (deact - sent) * 1e3,
+        took * 1e3,
+        res["status"]
+    );
 }

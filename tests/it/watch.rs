@@ -7,6 +7,21 @@ use std::time::{Duration, Instant};
 
 mod locks;
 
+/// Wait for the watcher `child` to exit; it must within 2 s.
+fn stopped_within_2_s(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "watcher did not stop within 2 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn approve_writes_outbox_and_is_not_prompted_again() {
     let lab = Lab::new();

@@ -49,11 +49,15 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
         "fleet: 8 nodes published FLEET_CLKIN_001 concurrently over git:// in {:.0} ms; push attempts {attempts:?} ({retries} retries)",
         elapsed.as_secs_f64() * 1e3
     );
+    all_eight_landed_and_are_listed(&lab, &names, &url);
+}
 
+/// On origin: eight folders of three files in a linear history; a fresh main-PC clone lists all eight, each with its node.
+fn all_eight_landed_and_are_listed(lab: &Lab, names: &[String], url: &str) {
     // On origin: eight folders, three files each, a linear history of eight commits.
     let files = git(&lab.origin, &["ls-tree", "-r", "--name-only", "rx-node"]);
     assert_eq!(files.lines().count(), 24, "{files}");
-    for n in &names {
+    for n in names {
         for f in ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"] {
             let p = format!("rx-results/FLEET_CLKIN_001/{n}/{f}");
             assert!(files.lines().any(|l| l == p), "{p} lost:\n{files}");
@@ -83,7 +87,7 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
     let fresh = lab.root.path().join("fresh-main");
     git(
         lab.root.path(),
-        &["clone", "-q", &url, fresh.to_str().unwrap()],
+        &["clone", "-q", url, fresh.to_str().unwrap()],
     );
     let l = listing(&fresh, &[]);
     assert_eq!(l.results.len(), 8);
@@ -182,6 +186,11 @@ fn results_of_the_layout_before_node_names_are_still_read() {
         ],
     );
     git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
+    the_old_layout_is_read_and_never_rewritten(&lab);
+}
+
+/// The old layout is listed, verified and shown, and a node publishing beside it never rewrites it.
+fn the_old_layout_is_read_and_never_rewritten(lab: &Lab) {
     let l = listing(&lab.main, &[]);
     assert_eq!(l.results.len(), 1, "{l:?}");
     let r = &l.results[0];

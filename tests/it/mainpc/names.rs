@@ -124,22 +124,26 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
             .stdout
             .is_empty()
     );
+    named_later_and_renamed_results(&lab, &rx);
+}
 
+/// A result written unnamed is published under the name set later; one written under another name is not renamed; a damaged node file is an error.
+fn named_later_and_renamed_results(lab: &Lab, rx: &Path) {
     // Named now — but the result was written unnamed: it is published under the name
     // (path, LOG_META, commit message) and its JSON stays as run.
-    let out = rxnode(&rx, &["node", "set-name", "LAB-RX2"], "");
+    let out = rxnode(rx, &["node", "set-name", "LAB-RX2"], "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let out = rxnode(&rx, &["--json", "node", "show"], "");
+    let out = rxnode(rx, &["--json", "node", "show"], "");
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"],
         "LAB-RX2"
     );
     assert_eq!(
-        git(&rx, &["status", "--porcelain"]),
+        git(rx, &["status", "--porcelain"]),
         "",
         ".local/ must stay ignored"
     );
-    let out = publish(&rx, "NAME_T1");
+    let out = publish(rx, "NAME_T1");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let meta: Value = serde_json::from_str(&git(
         &lab.origin,
@@ -156,23 +160,23 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
 
     // A result written by this node under another name is not published under a new one.
     lab.post("NAME_T2", &[]);
-    approve(&rx);
+    approve(rx);
     let json = rx.join(".local/rx_agent_outbox/NAME_T2/RX_RESULT.json");
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(
         v["node"]["name"], "LAB-RX2",
         "the result carries the node name"
     );
-    let out = rxnode(&rx, &["node", "set-name", "LAB-RX3"], "");
+    let out = rxnode(rx, &["node", "set-name", "LAB-RX3"], "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let out = publish(&rx, "NAME_T2");
+    let out = publish(rx, "NAME_T2");
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("LAB-RX2") && err.contains("LAB-RX3"), "{err}");
 
     // A damaged node file is an error, never "no name".
     std::fs::write(rx.join(".local/rxnode-node.json"), "{\"name\": 5}").unwrap();
-    let out = rxnode(&rx, &["node", "show"], "");
+    let out = rxnode(rx, &["node", "show"], "");
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("rxnode-node.json"),

@@ -97,7 +97,12 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
             "{added}"
         );
     }
+    filters_and_the_human_listing(&lab);
+    show_verify_and_nodes(&lab, first, before);
+}
 
+/// `results --node/--status` filter; bad filters are refused; the human listing.
+fn filters_and_the_human_listing(lab: &Lab) {
     // Filters.
     let by_node = listing(&lab.main, &["--node", "LAB-B"]);
     assert_eq!(by_node.results.len(), 1);
@@ -130,7 +135,10 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
         h.contains("LAB-A") && h.contains("LAB-B") && h.contains("CLKIN"),
         "{h}"
     );
+}
 
+/// `results show` (`--from` picks a node), `results verify`, `results nodes`, `--no-fetch`; the main PC's clone unchanged.
+fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8>, String)) {
     // show: one result; two nodes answered RES_MANUAL_1, so --from picks one.
     let out = rxnode(&lab.main, &["results", "show", "RES_MANUAL_1"], "");
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
@@ -262,7 +270,11 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(!out.stdout.contains(&0x1b), "raw ESC reached the terminal");
     assert!(stdout(&out).contains("\\u{1b}[2J"), "{}", show(&out));
+    hand_made_oversize_and_dropped_results(&lab, &hand);
+}
 
+/// A hand-made commit with an extra file, an oversize result, stray folders and a force-push that drops a result are all named.
+fn hand_made_oversize_and_dropped_results(lab: &Lab, hand: &Path) {
     // A hand-made commit that adds a result folder plus a file elsewhere: the
     // commit check names the extra file.
     let t3 = hand.join("rx-results/TAMPER_3/LAB-A");
@@ -271,9 +283,9 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
         std::fs::copy(hand.join("rx-results/TAMPER_2/LAB-A").join(f), t3.join(f)).unwrap();
     }
     std::fs::write(hand.join("evil.sh"), "#!/bin/sh\n").unwrap();
-    git(&hand, &["add", "-A"]);
+    git(hand, &["add", "-A"]);
     git(
-        &hand,
+        hand,
         &[
             "commit",
             "-q",
@@ -281,7 +293,7 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
             "rx-results: TAMPER_3\n\nTask: TAMPER_3\nNode-Name: LAB-A\n",
         ],
     );
-    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    git(hand, &["push", "-q", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_3"], "");
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -298,9 +310,9 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     std::fs::write(hand.join("rx-results/bad id/LAB-A/x"), "x").unwrap();
     std::fs::create_dir_all(hand.join("rx-results/TAMPER_5/not a node")).unwrap();
     std::fs::write(hand.join("rx-results/TAMPER_5/not a node/x"), "x").unwrap();
-    git(&hand, &["add", "-A"]);
-    git(&hand, &["commit", "-q", "-m", "junk"]);
-    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    git(hand, &["add", "-A"]);
+    git(hand, &["commit", "-q", "-m", "junk"]);
+    git(hand, &["push", "-q", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results"], "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -315,12 +327,12 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
         tree_problems.contains("bad id") && tree_problems.contains("not a node"),
         "{tree_problems}"
     );
-    git(&hand, &["reset", "-q", "--hard", "HEAD~1"]);
-    git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
+    git(hand, &["reset", "-q", "--hard", "HEAD~1"]);
+    git(hand, &["push", "-q", "--force", "origin", "rx-node"]);
 
     // A force-push that drops a result is reported on the next fetch.
-    git(&hand, &["reset", "-q", "--hard", "HEAD~3"]);
-    git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
+    git(hand, &["reset", "-q", "--hard", "HEAD~3"]);
+    git(hand, &["push", "-q", "--force", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results"], "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(

@@ -191,6 +191,23 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
         cases.push((format!("{name} plan"), "plan", doc["plan"].clone()));
         expect.push((format!("{name} plan"), false));
     }
+    push_parser_forms_and_policies(&mut cases, &mut expect);
+    let verdicts = jsonschema_verdicts(&cases);
+    assert_eq!(verdicts.len(), expect.len());
+    for ((name, valid, errors), (ename, want)) in verdicts.iter().zip(&expect) {
+        assert_eq!(name, ename);
+        assert_eq!(
+            valid, want,
+            "{name}: schema says valid={valid}, expected {want}; errors {errors:?}"
+        );
+    }
+}
+
+/// The forms the parsers take and the policies, as cases with the verdict expected.
+fn push_parser_forms_and_policies(
+    cases: &mut Vec<(String, &'static str, Value)>,
+    expect: &mut Vec<(String, bool)>,
+) {
     // The forms the parsers take (issue 17): rx_sweep exactly as DESIGN §8 names it,
     // and gain_db per element.
     let extra = [
@@ -253,15 +270,6 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
     for (i, (p, ok)) in policies.into_iter().enumerate() {
         cases.push((format!("policy {i}"), "policy", p));
         expect.push((format!("policy {i}"), ok));
-    }
-    let verdicts = jsonschema_verdicts(&cases);
-    assert_eq!(verdicts.len(), expect.len());
-    for ((name, valid, errors), (ename, want)) in verdicts.iter().zip(&expect) {
-        assert_eq!(name, ename);
-        assert_eq!(
-            valid, want,
-            "{name}: schema says valid={valid}, expected {want}; errors {errors:?}"
-        );
     }
 }
 

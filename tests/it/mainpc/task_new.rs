@@ -70,7 +70,13 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
             .any(|c| c.ends_with(&format!("push origin {BRANCH}"))),
         "{commands:?}"
     );
+    human_output_and_no_overwrite(&lab, &plan, &head);
+    refusals_write_nothing(&lab);
+    a_plan_from_stdin_posts_for_real(&lab);
+}
 
+/// The human output names the risk, the head and the commands; no overwrite without `--force`.
+fn human_output_and_no_overwrite(lab: &Lab, plan: &str, head: &str) {
     // Human output names the risk, the head and why, and the commands.
     std::fs::remove_file(lab.main.join(TASK_PATH)).unwrap();
     let out = rxnode(
@@ -84,7 +90,7 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
             "CLKIN on bench 3",
             "--rx",
             "--plan",
-            &plan,
+            plan,
         ],
         "",
     );
@@ -112,7 +118,10 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         show(&out)
     );
     assert_eq!(std::fs::read(lab.main.join(TASK_PATH)).unwrap(), before);
+}
 
+/// Refusals name the problem and write nothing.
+fn refusals_write_nothing(lab: &Lab) {
     // Refusals name the problem and write nothing.
     let tx_plan = lab.plan_file(
         "tx.json",
@@ -162,7 +171,10 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         );
         assert!(!out_file.exists(), "{args:?} wrote a file");
     }
+}
 
+/// The plan from stdin, to `--out`; the printed commands post it and a node accepts it.
+fn a_plan_from_stdin_posts_for_real(lab: &Lab) {
     // The plan from stdin, to --out; then the printed commands post it for real and
     // a node's watcher accepts it.
     let out = rxnode(

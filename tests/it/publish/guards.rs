@@ -273,36 +273,17 @@ fn the_checkouts_absolute_path_in_an_outgoing_commit_is_refused_at_push() {
 fn publish_without_git_identity(root: &Path, checkout: &Path, id: &str) -> Output {
     let home = root.join(format!("home-{id}"));
     std::fs::create_dir_all(&home).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rxnode"))
-        .args([
-            "--repo",
-            checkout.to_str().unwrap(),
-            "publish",
-            id,
-            "--push",
-        ])
-        .env_remove("RXNODE_REPO")
-        .env_remove("RXNODE_BRANCH")
-        .env_remove("RXNODE_REMOTE")
-        .env_remove("GIT_AUTHOR_NAME")
-        .env_remove("GIT_AUTHOR_EMAIL")
-        .env_remove("GIT_COMMITTER_NAME")
-        .env_remove("GIT_COMMITTER_EMAIL")
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", &home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rxnode runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("PUBLISH {id}\n").as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    run_fed(
+        publish_cmd(checkout, id, true)
+            .env_remove("GIT_AUTHOR_NAME")
+            .env_remove("GIT_AUTHOR_EMAIL")
+            .env_remove("GIT_COMMITTER_NAME")
+            .env_remove("GIT_COMMITTER_EMAIL")
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &home)
+            .env("GIT_CONFIG_NOSYSTEM", "1"),
+        format!("PUBLISH {id}\n").as_bytes(),
+    )
 }
 
 /// Review of session 2 (finding 3): with `node.hostname` null (the default,

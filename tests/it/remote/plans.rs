@@ -205,6 +205,12 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
         "{:?}",
         srv.events()
     );
+    transmitted_once_for_the_tone(&srv, &rig, id);
+}
+
+/// The result of the one authorized run over the remote: PASS, the whole tone sent,
+/// the far radio on air for its duration by its own clock; a re-run is refused.
+fn transmitted_once_for_the_tone(srv: &Server, rig: &Rig, id: &str) {
     let r = rig.result(id);
     assert_eq!(r["status"], "PASS", "{r:#}");
     assert_eq!(r["tx"]["samples_sent"], 300_000, "{r:#}");
@@ -213,8 +219,8 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
     // window): the remote stream's 42 MiB default window took the whole tone at once,
     // and rxnode closed the stream (PASS, "sent") after 0.015 s on the server.
     let (on, off) = (
-        event_time(&srv, " activateStream TX serial=TXR").expect("activateStream TX"),
-        event_time(&srv, "deactivateStream TX serial=TXR").expect("deactivateStream TX"),
+        event_time(srv, " activateStream TX serial=TXR").expect("activateStream TX"),
+        event_time(srv, "deactivateStream TX serial=TXR").expect("deactivateStream TX"),
     );
     assert!(
         off - on >= 0.18,
@@ -224,7 +230,7 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
     // Completed: a re-run is refused and opens nothing.
     let out = rig.run(id, "AUTHORIZE RF TX\n");
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
-    assert_eq!(tx_events(&srv).len(), 4, "{:?}", srv.events());
+    assert_eq!(tx_events(srv).len(), 4, "{:?}", srv.events());
 }
 
 /// Issue 16 item 3: Ctrl-C during a TX tone over the remote closes the server-side

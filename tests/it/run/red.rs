@@ -68,7 +68,12 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
         let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), needle);
         assert!(text(&out.stderr).contains(needle), "{}", show(&out));
     }
+    wrong_phrases_are_refused_in_policy(&rig, id);
+    the_authorized_run_transmits_once(&rig, id);
+}
 
+/// In policy, every wrong phrase (and bytes that are not UTF-8) is refused after the prompt.
+fn wrong_phrases_are_refused_in_policy(rig: &Rig, id: &str) {
     // In policy now: every wrong phrase is refused after the prompt.
     rig.set_policy(TX_POLICY_OK);
     let other = format!("AUTHORIZE {id}\n");
@@ -80,7 +85,7 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
         (Some("\n"), "empty line"),
         (None, "EOF"),
     ] {
-        let out = assert_refused(&rig, id, stdin, why);
+        let out = assert_refused(rig, id, stdin, why);
         let err = text(&out.stderr);
         assert!(
             err.contains("Type exactly `AUTHORIZE RF TX`"),
@@ -102,7 +107,10 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     assert_eq!(rig.refused_count(id), refused_before + 1);
     assert_eq!(rig.lab.count_events("authorized", id), 0);
     assert!(rig.events().is_empty(), "no radio opened yet");
+}
 
+/// The one authorized in-policy run keys the transmitter once, records it, and a second run is refused.
+fn the_authorized_run_transmits_once(rig: &Rig, id: &str) {
     // The one authorized in-policy run.
     let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
     assert_eq!(code(&out), Some(0), "{}", show(&out));
@@ -153,7 +161,7 @@ fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
     assert_eq!(code(&v), Some(0), "validate-result\n{}", show(&v));
 
     // A second run of the completed task: refused, with or without the phrase.
-    let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "re-run");
+    let out = assert_refused(rig, id, Some("AUTHORIZE RF TX\n"), "re-run");
     assert!(text(&out.stderr).contains("already run"), "{}", show(&out));
     assert_eq!(rig.tx_events().len(), 4);
 }

@@ -69,7 +69,12 @@ fn yellow_plan_runs_with_complete_honest_results() {
             .is_some_and(|d| d.iter().any(|d| d.to_string().contains("rxsim"))),
         "inventory lists the simulated radio: {inv}"
     );
+    captures_and_recordings_hold(&rig, &r, id);
+    radio_markdown_and_ledger_hold(&rig, &r, id);
+}
 
+/// The two captures (A locked, B 2.5 ppm fast) and A's recording: relative paths, true sizes and hashes.
+fn captures_and_recordings_hold(rig: &Rig, r: &RxResultT, id: &str) {
     // Captures: A locked to the reference, B free-running 2.5 ppm fast.
     assert_eq!(r.captures.len(), 2);
     let a = &r.captures[0];
@@ -132,7 +137,10 @@ fn yellow_plan_runs_with_complete_honest_results() {
         }
     }
     assert_eq!(data_bytes, 400_000 * 8, "cf32 samples on disk");
+}
 
+/// Every RX stream opened was closed and none was TX; the Markdown agrees; the ledger and state say completed.
+fn radio_markdown_and_ledger_hold(rig: &Rig, r: &RxResultT, id: &str) {
     // The radio: every RX stream opened was closed, no TX at all.
     let rx = rig.stream_events("RX");
     for serial in ["A", "B"] {

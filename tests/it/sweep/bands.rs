@@ -230,10 +230,7 @@ fn sigint_stops_a_sweep_partial_with_hops_not_run() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: kill(2) on our own, not yet reaped child.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
+    util::signal(child.id(), libc::SIGINT);
     let sent = Instant::now();
     let out = child.wait_with_output().unwrap();
     assert!(

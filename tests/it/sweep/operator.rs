@@ -1,5 +1,6 @@
 //! The operator's sweep and the plan's rx_sweep find every emitter; refusals before any stream.
 use super::*;
+use std::path::Path;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -130,11 +131,17 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
         let b = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
     }
+    never_overwrites_and_names_what_it_wrote(&rig, &dev, &csv, &text);
+}
+
+/// A sweep never overwrites what the operator named (nor a heatmap, nor one output with another), names every file it wrote, and only ever streams RX.
+fn never_overwrites_and_names_what_it_wrote(rig: &Rig, dev: &str, csv: &Path, text: &str) {
+    let d = rig.lab.dir.path();
     // Never overwrites what the operator named.
-    let out = rig.rxnode(&sweep_args(&dev, &["--csv", csv.to_str().unwrap()]), "");
+    let out = rig.rxnode(&sweep_args(dev, &["--csv", csv.to_str().unwrap()]), "");
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(util::text(&out.stderr).contains("already exists"));
-    assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+    assert_eq!(std::fs::read_to_string(csv).unwrap(), text);
     // Nor the heatmap beside a fresh spectrum name: `fm2.png` is new, but a
     // repeated sweep would write `fm2_heatmap.png`, which the operator has.
     let heat = std::fs::read(d.join("fm_heatmap.png")).unwrap();
@@ -148,7 +155,7 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
         "--plot",
         png2.to_str().unwrap(),
     ];
-    let out = rig.rxnode(&sweep_args(&dev, &more), "");
+    let out = rig.rxnode(&sweep_args(dev, &more), "");
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(util::text(&out.stderr).contains("fm2_heatmap.png already exists"));
     assert_eq!(
@@ -163,7 +170,7 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
     let same = d.join("same.png");
     let s = same.to_str().unwrap();
     let out = rig.rxnode(
-        &sweep_args(&dev, &["--gain-db", "10", "--csv", s, "--plot", s]),
+        &sweep_args(dev, &["--gain-db", "10", "--csv", s, "--plot", s]),
         "",
     );
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
@@ -185,7 +192,7 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
         "--plot",
         png3.to_str().unwrap(),
     ];
-    let out = rig.rxnode(&sweep_args(&dev, &human), "");
+    let out = rig.rxnode(&sweep_args(dev, &human), "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let said = util::text(&out.stdout);
     for (what, p) in [
@@ -335,6 +342,11 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
         );
         assert_eq!(rig.streams_of(serial), 0, "{serial} opened a stream");
     }
+    device_checks_refuse_before_any_stream(&rig);
+}
+
+/// An element the device lacks and a band it cannot tune to the end are refused before streaming; in a plan the over-long sweep is BLOCKED.
+fn device_checks_refuse_before_any_stream(rig: &Rig) {
     // An element the device does not have: refused by the device check, no stream.
     let dev = scene("R8", "");
     let mut a = sweep_args(&dev, &["--gain-db", "MIX=3"]);

@@ -355,6 +355,11 @@ fn linked_hardlinked_or_foreign_node_files_are_refused() {
     );
     assert!(se.contains("writable by group or others"), "{se}");
     std::fs::set_permissions(&pol, std::fs::Permissions::from_mode(0o644)).unwrap();
+    linked_ledger_outbox_and_foreign_trees_are_refused(&rig, id);
+}
+
+/// A linked ledger or outbox file, a planted link, a `.git` inside `.local` and a foreign `core.worktree` are refused; restored, the task is runnable.
+fn linked_ledger_outbox_and_foreign_trees_are_refused(rig: &Rig, id: &str) {
     // A ledger that is a symlink: never appended through.
     let led = rig.lab.local().join("rx_agent_ledger.jsonl");
     let led_copy = rig.lab.dir.path().join("ledger-elsewhere.jsonl");
@@ -362,14 +367,14 @@ fn linked_hardlinked_or_foreign_node_files_are_refused() {
     std::os::unix::fs::symlink(&led_copy, &led).unwrap();
     let before = std::fs::read(&led_copy).unwrap();
     assert_refused(
-        &rig,
+        rig,
         &["run", id],
         "AUTHORIZE RF TX\n",
         "rx_agent_ledger.jsonl",
         "ledger symlink",
     );
     assert_refused(
-        &rig,
+        rig,
         &["watch", "--once", "--interval", "0.2"],
         "",
         "rx_agent_ledger.jsonl",
@@ -387,7 +392,7 @@ fn linked_hardlinked_or_foreign_node_files_are_refused() {
     std::fs::rename(&task_md, &md_copy).unwrap();
     std::os::unix::fs::symlink(&md_copy, &task_md).unwrap();
     assert_refused(
-        &rig,
+        rig,
         &["run", id],
         "AUTHORIZE RF TX\n",
         "TASK.md",
@@ -402,7 +407,7 @@ fn linked_hardlinked_or_foreign_node_files_are_refused() {
     )
     .unwrap();
     assert_refused(
-        &rig,
+        rig,
         &["status"],
         "",
         ".rx_agent_state.json.tmp-1234",
@@ -410,10 +415,15 @@ fn linked_hardlinked_or_foreign_node_files_are_refused() {
     );
     std::fs::remove_file(rig.lab.local().join(".rx_agent_state.json.tmp-1234")).unwrap();
     assert!(!rig.lab.dir.path().join("victim").exists());
+    foreign_work_trees_are_refused_then_restored(rig, id);
+}
+
+/// `.local` holding a `.git` of its own and a `core.worktree` elsewhere are refused; restored, the task is runnable.
+fn foreign_work_trees_are_refused_then_restored(rig: &Rig, id: &str) {
     // `.local` holding a `.git` of its own (another work tree).
     std::fs::create_dir(rig.lab.local().join(".git")).unwrap();
     assert_refused(
-        &rig,
+        rig,
         &["run", id],
         "AUTHORIZE RF TX\n",
         ".git of its own",

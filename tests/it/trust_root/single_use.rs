@@ -23,84 +23,7 @@ fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {
     let result_after =
         std::fs::read(local.join(format!("rx_agent_outbox/{id}/RX_RESULT.json"))).unwrap();
 
-    // Lost (deleted): every command refuses until rebuilt; nothing says "delete".
-    let kept = std::fs::read(&state_p).unwrap();
-    std::fs::remove_file(&state_p).unwrap();
-    for args in [
-        vec!["run", id],
-        vec!["watch", "--once", "--interval", "0.2"],
-        vec!["status"],
-    ] {
-        let se = assert_refused(
-            &rig,
-            &args,
-            "AUTHORIZE RF TX\nA\n",
-            "rx_agent_state.json",
-            "lost state",
-        );
-        assert!(se.contains("rxnode state rebuild"), "{se}");
-        assert!(!se.to_lowercase().contains("delete"), "{se}");
-    }
-    // Empty: kept aside as corrupt, every command refuses, rebuild recovers.
-    std::fs::write(&state_p, b"").unwrap();
-    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_ne!(out.status.code(), Some(0));
-    assert!(
-        text(&out.stderr).contains("rxnode state rebuild"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert!(!text(&out.stderr).to_lowercase().contains("delete"));
-    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_ne!(out.status.code(), Some(0));
-    assert!(
-        text(&out.stderr).contains(".corrupt-"),
-        "{}",
-        text(&out.stderr)
-    );
-    // Dangling symlink: never read as an empty state.
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::symlink(local.join("nowhere.json"), &state_p).unwrap();
-        let se = assert_refused(
-            &rig,
-            &["run", id],
-            "AUTHORIZE RF TX\n",
-            "rx_agent_state.json",
-            "dangling state",
-        );
-        assert!(
-            se.contains("dangling") && se.contains("rxnode state rebuild"),
-            "{se}"
-        );
-        std::fs::remove_file(&state_p).unwrap();
-    }
-    // Rebuild: the task is completed again, from the ledger.
-    let out = rig.rx(&["state", "rebuild"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(rig.lab.status_of(id), "completed");
-    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(3));
-    assert!(
-        text(&out.stderr).contains("already run to completion"),
-        "{}",
-        text(&out.stderr)
-    );
-    // …and its result can still be published: the rebuild keeps the approval
-    // it ran under (publish used to refuse "never approved on this node").
-    assert!(rig.lab.state()["approvals"][id].is_object());
-    let out = rig.rx(&["publish", id], "\n", &[]);
-    assert!(
-        !text(&out.stderr).contains("never approved"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert_eq!(
-        rig.tx_streams(),
-        1,
-        "a rebuild never leads to a second transmission"
-    );
-
+    let kept = lost_empty_and_dangling_states_refuse(&rig, id, &local, &state_p);
     // Replaced by an older copy (the approved-but-not-run state): refused.
     std::fs::write(&state_p, &approved_state).unwrap();
     let se = assert_refused(
@@ -145,6 +68,95 @@ fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {
         result_after,
         "the first result is never overwritten"
     );
+}
+
+/// Lost, empty and dangling-symlink states refuse every command until a rebuild from
+/// the ledger completes the task again (and keeps its approval for publishing).
+/// Returns the state as it was before it was lost.
+fn lost_empty_and_dangling_states_refuse(
+    rig: &Rig,
+    id: &str,
+    local: &Path,
+    state_p: &Path,
+) -> Vec<u8> {
+    // Lost (deleted): every command refuses until rebuilt; nothing says "delete".
+    let kept = std::fs::read(state_p).unwrap();
+    std::fs::remove_file(state_p).unwrap();
+    for args in [
+        vec!["run", id],
+        vec!["watch", "--once", "--interval", "0.2"],
+        vec!["status"],
+    ] {
+        let se = assert_refused(
+            rig,
+            &args,
+            "AUTHORIZE RF TX\nA\n",
+            "rx_agent_state.json",
+            "lost state",
+        );
+        assert!(se.contains("rxnode state rebuild"), "{se}");
+        assert!(!se.to_lowercase().contains("delete"), "{se}");
+    }
+    // Empty: kept aside as corrupt, every command refuses, rebuild recovers.
+    std::fs::write(state_p, b"").unwrap();
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("rxnode state rebuild"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!text(&out.stderr).to_lowercase().contains("delete"));
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains(".corrupt-"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Dangling symlink: never read as an empty state.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(local.join("nowhere.json"), state_p).unwrap();
+        let se = assert_refused(
+            rig,
+            &["run", id],
+            "AUTHORIZE RF TX\n",
+            "rx_agent_state.json",
+            "dangling state",
+        );
+        assert!(
+            se.contains("dangling") && se.contains("rxnode state rebuild"),
+            "{se}"
+        );
+        std::fs::remove_file(state_p).unwrap();
+    }
+    // Rebuild: the task is completed again, from the ledger.
+    let out = rig.rx(&["state", "rebuild"], "", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.lab.status_of(id), "completed");
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains("already run to completion"),
+        "{}",
+        text(&out.stderr)
+    );
+    // …and its result can still be published: the rebuild keeps the approval
+    // it ran under (publish used to refuse "never approved on this node").
+    assert!(rig.lab.state()["approvals"][id].is_object());
+    let out = rig.rx(&["publish", id], "\n", &[]);
+    assert!(
+        !text(&out.stderr).contains("never approved"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        rig.tx_streams(),
+        1,
+        "a rebuild never leads to a second transmission"
+    );
+    kept
 }
 
 // ------------------------------------------------------------ policy location

@@ -29,6 +29,11 @@ pub fn git_out(dir: &Path, args: &[&str]) -> Output {
 
 /// [`git_out`] that must succeed: its stdout, trimmed.
 pub fn git(dir: &Path, args: &[&str]) -> String {
+    git_stdout(dir, args).trim().to_owned()
+}
+
+/// [`git_out`] that must succeed: its stdout as it is (a blob's exact text).
+pub fn git_stdout(dir: &Path, args: &[&str]) -> String {
     let out = git_out(dir, args);
     assert!(
         out.status.success(),
@@ -36,7 +41,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         dir.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// [`git_out`] that may fail (e.g. a missing ref): its stdout, trimmed, or None.
@@ -59,6 +64,8 @@ pub struct Snapshot {
     branch: String,
     index_sha: String,
     staged: String,
+    /// `git status` but for rxnode's own `.local/` (which its first run may add to
+    /// `.git/info/exclude`, outside the work tree).
     status: String,
     /// Every tracked path with its bytes in the work tree (None: unreadable there).
     worktree: Vec<(String, Option<Vec<u8>>)>,
@@ -79,7 +86,14 @@ pub fn snapshot(checkout: &Path) -> Snapshot {
         staged: git(checkout, &["ls-files", "--stage"]),
         status: git(
             checkout,
-            &["status", "--porcelain=v1", "--untracked-files=all"],
+            &[
+                "status",
+                "--porcelain=v1",
+                "--untracked-files=all",
+                "--",
+                ".",
+                ":(exclude).local",
+            ],
         ),
         worktree,
     }

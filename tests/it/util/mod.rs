@@ -9,7 +9,7 @@ mod proc;
 #[cfg(unix)]
 pub use self::proc::signal;
 pub use self::{
-    git::{file_url, git, git_out, git_try, snapshot, start_daemon},
+    git::{file_url, git, git_out, git_stdout, git_try, snapshot, start_daemon},
     lab::{ledger_events, Lab, BRANCH, TASK_PATH},
     net::{free_port, listener},
     proc::{

@@ -79,8 +79,7 @@ fn sigterm_during_a_fetch_is_not_a_fetch_failure() {
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(50));
-    // SAFETY: sending SIGTERM to our own child.
-    unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGTERM) };
+    util::signal(w.id(), libc::SIGTERM);
     let out = w.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let after = util::git(
@@ -139,19 +138,8 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
     assert_eq!(s["watcher_running"], true);
     assert_eq!(s["state_running"], true);
 
-    // SAFETY: sending SIGTERM to our own child.
-    unsafe { libc::kill(first.id() as libc::pid_t, libc::SIGTERM) };
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = first.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(2),
-            "watcher did not stop within 2 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    util::signal(first.id(), libc::SIGTERM);
+    let status = stopped_within_2_s(&mut first);
     assert_eq!(status.code(), Some(0));
     assert!(!lock.exists());
     assert_eq!(lab.state()["running"], false);
@@ -199,19 +187,8 @@ fn sigint_at_the_prompt_stops_without_a_decision() {
         assert!(t0.elapsed() < Duration::from_secs(10), "never prompted");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGINT) };
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = w.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(2),
-            "watcher did not stop within 2 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    util::signal(w.id(), libc::SIGINT);
+    let status = stopped_within_2_s(&mut w);
     assert_eq!(status.code(), Some(0));
     assert_eq!(lab.status_of("T_SIG"), "pending");
     assert_eq!(lab.state()["running"], false);
@@ -258,8 +235,7 @@ fn fetch_failures_back_off_and_never_crash() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGTERM) };
+    util::signal(w.id(), libc::SIGTERM);
     let out = w.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let se = text(&out.stderr);
