@@ -3,7 +3,7 @@
 # Idempotent: installs only missing packages. Needs root (or sudo) for apt-get.
 set -euo pipefail
 # soapyremote-server, soapysdr0.8-module-remote, avahi-daemon, dbus: the SoapyRemote
-# tests (tests/remote.rs) serve rxsim with a real SoapySDRServer (issue 16).
+# tests (tests/it/remote.rs) serve rxsim with a real SoapySDRServer (issue 16).
 # python3, python3-pip: the outside checks of the tests (sigmf, jsonschema, numpy).
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates
       soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip)
@@ -20,8 +20,8 @@ if ((${#missing[@]})); then
 fi
 # The Python packages the tests use as independent outside clients, from PyPI (never
 # part of the product): `sigmf` validates the SigMF recordings and annotations
-# (tests/sweep.rs, tests/remote.rs), `numpy` finds the tone in a ci16 recording,
-# `jsonschema` checks the JSON Schemas (tests/mainpc.rs). System-wide for the python3
+# (tests/it/sweep.rs, tests/it/remote.rs), `numpy` finds the tone in a ci16 recording,
+# `jsonschema` checks the JSON Schemas (tests/it/mainpc.rs). System-wide for the python3
 # the tests run; on a Debian whose python is "externally managed" (PEP 668) pip needs
 # --break-system-packages (CI runs as root on a throw-away machine; on a workstation
 # prefer a venv and put its bin/ first on PATH before `cargo test`).

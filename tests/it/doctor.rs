@@ -1,8 +1,6 @@
 //! `rxnode doctor` (issue 8 item 3): each set-up problem is named with a fix,
 //! and doctor itself changes nothing.
-mod common;
-
-use common::{git, text, Lab};
+use crate::util::{git, text, Lab};
 use serde::Deserialize;
 use std::process::Output;
 

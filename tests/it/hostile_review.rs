@@ -1,28 +1,8 @@
 //! Review pass r1: the hostile main PC. Each test is one hole found by attacking the
 //! merged product end to end (a real bare origin, a real RX checkout), failing
 //! before its fix.
-mod common;
-use common::{git, text, Lab, BRANCH};
-use std::process::{Command, Output};
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        text(&o.stdout),
-        text(&o.stderr)
-    )
-}
-
-fn post_and_approve(lab: &Lab, id: &str, overrides: &[(&str, &str)], plan: &str) {
-    let base = lab.main_head();
-    let mut t = Lab::task(id, &base, overrides);
-    t.push_str(&format!("\n```rx-plan\n{plan}\n```\n"));
-    lab.post(&t);
-    let out = lab.watch_once("A\n");
-    assert_eq!(out.status.code(), Some(0), "watch: {}", show(&out));
-    assert_eq!(lab.status_of(id), "approved", "{}", show(&out));
-}
+use crate::util::{git, run_fed, rxnode_cmd, show, text, Lab, BRANCH};
+use std::process::Command;
 
 const RED: [(&str, &str); 3] = [
     ("HARDWARE_ACCESS", "YES"),
@@ -53,7 +33,7 @@ fn tx_device_with_a_repeated_key_is_refused() {
             r#"{{"steps": [{{"op": "tx_tone", "device": "{dev}", "frequency_hz": 433.92e6,
             "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}}]}}"#
         );
-        post_and_approve(&lab, id, &RED, &plan);
+        lab.post_and_approve(id, &RED, Some(&plan));
         std::fs::write(
             lab.local().join("rxnode-policy.json"),
             r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10,
@@ -147,31 +127,20 @@ fn a_padded_old_ledger_does_not_hide_a_finished_red_run() {
     let id = "RED_TWICE_1";
     let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TX1", "frequency_hz": 433.92e6,
         "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}]}"#;
-    post_and_approve(&lab, id, &RED, plan);
+    lab.post_and_approve(id, &RED, Some(plan));
     let policy = r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}}"#;
     std::fs::write(lab.local().join("rxnode-policy.json"), policy).unwrap();
     let saved = lab.dir.path().join("saved-local");
     copy_dir(&lab.local(), &saved);
 
     let run = |lab: &Lab| {
-        let mut c = lab.rxnode();
-        c.args(["--sim", "run", id])
-            .env("RXSIM_EVENT_LOG", &events)
-            .env("NO_COLOR", "1");
-        let mut child = c
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(b"AUTHORIZE RF TX\n")
-            .unwrap();
-        child.wait_with_output().unwrap()
+        run_fed(
+            lab.rxnode()
+                .args(["--sim", "run", id])
+                .env("RXSIM_EVENT_LOG", &events)
+                .env("NO_COLOR", "1"),
+            b"AUTHORIZE RF TX\n",
+        )
     };
     let tx_activations = || {
         std::fs::read_to_string(&events)
@@ -237,22 +206,13 @@ fn a_planted_approval_with_a_padded_ledger_does_not_run() {
             other.to_str().unwrap(),
         ],
     );
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
-    let out = c
-        .arg("--repo")
-        .arg(&other)
-        .args(["watch", "--once", "--interval", "0.2"])
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut ch| {
-            use std::io::Write;
-            ch.stdin.take().unwrap().write_all(b"A\n")?;
-            ch.wait_with_output()
-        })
-        .unwrap();
+    let out = run_fed(
+        rxnode_cmd()
+            .arg("--repo")
+            .arg(&other)
+            .args(["watch", "--once", "--interval", "0.2"]),
+        b"A\n",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     git(&lab.rx, &["fetch", "-q", "origin"]);
 
@@ -286,15 +246,14 @@ fn negative_gain_elements_do_not_offset_the_rx_gain_bound() {
     let plan = r#"{"steps": [{"op": "rx_capture", "device": "driver=rxsim,serial=G1",
         "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 0.2,
         "gain_db": {"LNA": 32, "VGA": 30, "TIA": -30}}]}"#;
-    post_and_approve(
-        &lab,
+    lab.post_and_approve(
         id,
         &[
             ("HARDWARE_ACCESS", "YES"),
             ("RF_RX", "YES"),
             ("RISK_LEVEL", "YELLOW"),
         ],
-        plan,
+        Some(plan),
     );
     std::fs::write(
         lab.local().join("rxnode-policy.json"),

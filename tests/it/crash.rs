@@ -4,8 +4,7 @@
 //! whole JSON lines, every outbox folder is complete (temp folders are never
 //! promoted), and `rxnode status` works.
 #![cfg(unix)]
-mod common;
-use common::{text, Lab};
+use crate::util::{signal, text, Lab};
 use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -28,10 +27,7 @@ impl Rng {
 }
 
 fn kill9(child: &mut Child) {
-    // SAFETY: kill(2) on the PID of a child we own and have not reaped yet.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGKILL);
-    }
+    signal(child.id(), libc::SIGKILL);
     let _ = child.wait();
 }
 
@@ -137,15 +133,7 @@ fn check_invariants(lab: &Lab, trial: usize) {
 
 #[test]
 fn sigkill_a_busy_watcher_many_times_loses_nothing() {
-    let seed = std::env::var("RXNODE_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64 | 1)
-                .unwrap_or(0x9e37_79b9)
-        });
+    let seed = crash_seed();
     println!("RXNODE_CRASH_SEED={seed}");
     let mut rng = Rng(seed);
     let lab = Lab::new();
@@ -177,6 +165,25 @@ fn sigkill_a_busy_watcher_many_times_loses_nothing() {
         started.elapsed().as_secs_f64()
     );
 
+    recovers_and_loses_nothing(&lab, &posted);
+}
+
+/// `RXNODE_CRASH_SEED`, or one from the clock.
+fn crash_seed() -> u64 {
+    std::env::var("RXNODE_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64 | 1)
+                .unwrap_or(0x9e37_79b9)
+        })
+}
+
+/// After the kills the node recovers: a stale lock is taken over, everything left
+/// pending is prompted again and approved; nothing is lost or duplicated.
+fn recovers_and_loses_nothing(lab: &Lab, posted: &[String]) {
     // Afterwards the node recovers: a stale lock is taken over, everything left
     // pending is prompted again and approved; nothing is lost or duplicated.
     // (Lock files appear whole — written aside, then hard-linked — so no kill
@@ -188,9 +195,9 @@ fn sigkill_a_busy_watcher_many_times_loses_nothing() {
         text(&out.stdout),
         text(&out.stderr)
     );
-    check_invariants(&lab, TRIALS);
+    check_invariants(lab, TRIALS);
     let st = lab.state();
-    for id in &posted {
+    for id in posted {
         let s = st["tasks"][id]["status"].as_str().unwrap_or("(unseen)");
         // Only the latest task is on the branch; an earlier one killed before it
         // was ever fetched was replaced by the next post and is legitimately unseen.

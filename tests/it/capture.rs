@@ -1,5 +1,6 @@
 //! `rxnode --sim capture` (issue 4 item 6): the real binary against the bundled rxsim
 //! radio. Captures are short (≤ 0.3 s at 1 MS/s) so the debug build keeps up.
+use crate::util::{git, sha256_file};
 use rxnode_hw::{CaptureStatus, CaptureSummary, ClkinStatus};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -69,10 +70,6 @@ fn summary(o: &Output) -> CaptureSummary {
             err(o)
         )
     })
-}
-
-fn sha256_file(p: &Path) -> String {
-    hex::encode(Sha256::digest(std::fs::read(p).unwrap()))
 }
 
 #[test]
@@ -371,17 +368,6 @@ fn bad_arguments_exit_2() {
     }
     let log = std::fs::read_to_string(env.path().join("events.log")).unwrap_or_default();
     assert!(!log.contains("activateStream"), "{log}");
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(["-c", "init.defaultBranch=main"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", err(&o));
 }
 
 #[test]

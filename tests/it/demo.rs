@@ -1,5 +1,6 @@
 //! `rxnode demo` (issue 8 item 1): its claims are checked against the real
 //! repositories and event log it made, not against its transcript.
+use crate::util::{git, git_stdout, rxnode_cmd};
 use serde::Deserialize;
 use std::path::Path;
 use std::process::Command;
@@ -29,38 +30,15 @@ struct Clkin {
     ppm: Option<f64>,
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn demo_claims_hold_in_the_repositories_it_made() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("demo");
     let started = std::time::Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+    let out = rxnode_cmd()
         .arg("demo")
         .arg("--dir")
         .arg(&dir)
-        .env_remove("RXNODE_SIM")
-        .env_remove("RXNODE_REPO")
-        .env_remove("RXNODE_REMOTE")
-        .env_remove("RXNODE_BRANCH")
-        .env_remove("RXNODE_TASK_PATH")
-        .env_remove("RUST_LOG")
-        .env("GIT_TERMINAL_PROMPT", "0")
         .output()
         .unwrap();
     let transcript = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -71,6 +49,13 @@ fn demo_claims_hold_in_the_repositories_it_made() {
         "demo failed:\n{transcript}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    published_result_holds(tmp.path(), &dir);
+    radio_and_branches_hold(&dir);
+    main_pc_commands_hold(&dir, &transcript);
+}
+
+/// `rx-node` on the bare origin holds exactly the one published result, as the outbox holds it.
+fn published_result_holds(tmp: &Path, dir: &Path) {
     let origin = dir.join("origin.git");
 
     // rx-node on the bare origin holds exactly the one published result.
@@ -87,7 +72,7 @@ fn demo_claims_hold_in_the_repositories_it_made() {
     );
 
     // The published result: overall FAIL, one CLKIN PASS (locked) and one FAIL (2.5 ppm).
-    let published = git(
+    let published = git_stdout(
         &origin,
         &[
             "show",
@@ -121,7 +106,12 @@ fn demo_claims_hold_in_the_repositories_it_made() {
     )
     .unwrap();
     assert_eq!(published, outbox);
-    assert!(!published.contains(tmp.path().to_str().unwrap()));
+    assert!(!published.contains(tmp.to_str().unwrap()));
+}
+
+/// The main PC read the commit back, no TX stream was opened, the watched branch holds only the tasks.
+fn radio_and_branches_hold(dir: &Path) {
+    let origin = dir.join("origin.git");
 
     // The main-PC clone read the same commit back.
     let tip = git(&origin, &["rev-parse", "rx-node"]);
@@ -156,6 +146,12 @@ fn demo_claims_hold_in_the_repositories_it_made() {
         &["ls-tree", "-r", "--name-only", "video-development"],
     );
     assert!(!watched.contains("rx-results"), "{watched}");
+}
+
+/// The main PC used `task new`, `results`, `results verify` and `results show`, and moved only its private ref.
+fn main_pc_commands_hold(dir: &Path, transcript: &str) {
+    let origin = dir.join("origin.git");
+
     // Issue 18: the main PC used `task new`, `results`, `results verify` and `results show`.
     for shown in [
         "main-pc$ rxnode task new --id DEMO_YELLOW_002",

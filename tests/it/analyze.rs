@@ -367,15 +367,22 @@ fn expect_bad(args: &[&str], needle: &str) {
 #[test]
 fn bad_inputs_are_clear_errors_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
-    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_owned();
     let good = cf32(&signal(4096, 0.0, 0.1));
+    bad_sizes_and_absurd_numbers(dir.path(), &good);
+    bad_samples_and_containers(dir.path(), &good);
+    bad_usage(dir.path(), &good);
+}
+
+/// Empty and truncated files, and absurd rates and centres.
+fn bad_sizes_and_absurd_numbers(dir: &Path, good: &[u8]) {
+    let d = |n: &str| dir.join(n).to_str().unwrap().to_owned();
 
     // Zero-length files, every format.
     for name in ["z.cf32", "z.cs16", "z.cs8", "z.wav"] {
         std::fs::write(d(name), b"").unwrap();
         expect_bad(&["analyze", &d(name), "--rate", "2e6"], "empty");
     }
-    sigmf(dir.path(), "z", "cf32_le", b"");
+    sigmf(dir, "z", "cf32_le", b"");
     expect_bad(&["analyze", &d("z.sigmf-meta")], "empty");
 
     // Odd byte counts / truncated raw files.
@@ -388,12 +395,12 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
     expect_bad(&["analyze", &d("odd.cs16"), "--rate", "2e6"], "cs16");
     std::fs::write(d("odd.cs8"), [0u8; 4097]).unwrap();
     expect_bad(&["analyze", &d("odd.cs8"), "--rate", "2e6"], "cs8");
-    sigmf(dir.path(), "odd", "cf32_le", &good[..good.len() - 4]);
+    sigmf(dir, "odd", "cf32_le", &good[..good.len() - 4]);
     expect_bad(&["analyze", &d("odd.sigmf-data")], "not a whole number");
 
     // Review of session 2: a CLKIN set-up from absurd numbers (here a 1 PHz rate, also
     // reachable from a SigMF meta) tried to allocate a 2 TB mixing table.
-    std::fs::write(d("tone.cf32"), &good).unwrap();
+    std::fs::write(d("tone.cf32"), good).unwrap();
     expect_bad(
         &[
             "analyze",
@@ -420,9 +427,14 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
     ]);
     assert!(!err.contains("panicked"), "{err}");
     assert!(matches!(code, 0..=2), "exit {code}: {out} {err}");
+}
+
+/// NaN samples, broken WAV and SigMF containers.
+fn bad_samples_and_containers(dir: &Path, good: &[u8]) {
+    let d = |n: &str| dir.join(n).to_str().unwrap().to_owned();
 
     // NaN samples.
-    let mut nan = good.clone();
+    let mut nan = good.to_vec();
     nan[8 * 3000..8 * 3000 + 4].copy_from_slice(&f32::NAN.to_le_bytes());
     std::fs::write(d("nan.cf32"), &nan).unwrap();
     expect_bad(
@@ -433,11 +445,11 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
     expect_bad(&["analyze", &d("nan.wav")], "sample 3000 is not finite");
 
     // WAV: not 2 channels; truncated data; garbage.
-    std::fs::write(d("mono.wav"), wav(&good, 1, 32, true, None)).unwrap();
+    std::fs::write(d("mono.wav"), wav(good, 1, 32, true, None)).unwrap();
     expect_bad(&["analyze", &d("mono.wav")], "1 channel");
     std::fs::write(
         d("trunc.wav"),
-        wav(&good, 2, 32, true, Some(good.len() as u32 * 2)),
+        wav(good, 2, 32, true, Some(good.len() as u32 * 2)),
     )
     .unwrap();
     expect_bad(&["analyze", &d("trunc.wav")], "trunc");
@@ -445,7 +457,7 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
     expect_bad(&["analyze", &d("junk.wav")], "WAV");
 
     // SigMF: unsupported datatype, broken JSON, missing data file.
-    sigmf(dir.path(), "cu8", "cu8", &good);
+    sigmf(dir, "cu8", "cu8", good);
     expect_bad(
         &["analyze", &d("cu8.sigmf-meta")],
         "unsupported SigMF core:datatype \"cu8\"",
@@ -455,18 +467,23 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
         &["analyze", &d("broken.sigmf-meta")],
         "invalid SigMF meta JSON",
     );
-    let m = sigmf(dir.path(), "nodata", "cf32_le", &good);
+    let m = sigmf(dir, "nodata", "cf32_le", good);
     std::fs::remove_file(m.with_extension("sigmf-data")).unwrap();
     expect_bad(&["analyze", &d("nodata.sigmf-meta")], "nodata.sigmf-data");
+}
+
+/// Usage errors: missing or bad flags, too short, a missing file.
+fn bad_usage(dir: &Path, good: &[u8]) {
+    let d = |n: &str| dir.join(n).to_str().unwrap().to_owned();
 
     // Usage: no rate for raw, unknown format, bad overlap, too short, clkin without centre.
-    std::fs::write(d("ok.cf32"), &good).unwrap();
+    std::fs::write(d("ok.cf32"), good).unwrap();
     expect_bad(&["analyze", &d("ok.cf32")], "--rate");
     expect_bad(
         &["analyze", &d("ok.cf32"), "--rate", "2e6", "--format", "mp3"],
         "mp3",
     );
-    std::fs::write(d("ok.iq"), &good).unwrap();
+    std::fs::write(d("ok.iq"), good).unwrap();
     expect_bad(&["analyze", &d("ok.iq"), "--rate", "2e6"], "iq");
     expect_bad(
         &[

@@ -2,14 +2,10 @@
 //! error naming the remote/branch (or the task path), a ledger entry, no panic,
 //! the state intact; `watch --once` exits non-zero for fetch failures, and the
 //! looping watcher backs off.
-mod common;
-use common::{git, text, Lab, BRANCH, TASK_PATH};
+use crate::util::{free_port, git, listener, run_fed, text, Lab, BRANCH, PROMPT, TASK_PATH};
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
 
 fn no_panic(out: &Output) {
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
@@ -21,24 +17,14 @@ fn no_panic(out: &Output) {
 /// helpers or config from the machine running the tests).
 fn watch_remote(lab: &Lab, name: &str, stdin: &str) -> (Output, Duration) {
     let t = Instant::now();
-    let mut child = lab
-        .rxnode()
-        .args(["--remote", name, "watch", "--once", "--interval", "0.2"])
-        .env("HOME", lab.dir.path())
-        .env("XDG_CONFIG_HOME", lab.dir.path())
-        .env("RXNODE_GIT_TIMEOUT_S", "2")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_fed(
+        lab.rxnode()
+            .args(["--remote", name, "watch", "--once", "--interval", "0.2"])
+            .env("HOME", lab.dir.path())
+            .env("XDG_CONFIG_HOME", lab.dir.path())
+            .env("RXNODE_GIT_TIMEOUT_S", "2"),
+        stdin.as_bytes(),
+    );
     (out, t.elapsed())
 }
 
@@ -87,7 +73,7 @@ fn assert_fetch_failure(lab: &Lab, name: &str, why: &[&str]) -> Duration {
 
 /// A loopback server that accepts connections and never answers.
 fn hanging_server() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let l = listener();
     let port = l.local_addr().unwrap().port();
     std::thread::spawn(move || {
         let mut held = vec![];
@@ -100,7 +86,7 @@ fn hanging_server() -> u16 {
 
 /// A loopback HTTP server that answers every request with 401 Basic.
 fn unauthorized_server() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let l = listener();
     let port = l.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for mut s in l.incoming().flatten() {
@@ -155,10 +141,7 @@ fn fetch_failures_are_one_line_ledgered_bounded_and_harmless() {
     assert!(took < Duration::from_secs(15), "hanghttp took {took:?}");
 
     // Unreachable: a loopback port nobody listens on, and a missing path.
-    let closed = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let closed = free_port();
     git(
         &lab.rx,
         &[
@@ -207,10 +190,7 @@ fn fetch_failures_are_one_line_ledgered_bounded_and_harmless() {
 #[test]
 fn looping_watcher_backs_off_and_ledgers_a_repeated_failure_once() {
     let lab = Lab::new();
-    let closed = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let closed = free_port();
     git(
         &lab.rx,
         &[
@@ -230,11 +210,8 @@ fn looping_watcher_backs_off_and_ledgers_a_repeated_failure_once() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: SIGTERM to our own child.
     #[cfg(unix)]
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
+    crate::util::signal(child.id(), libc::SIGTERM);
     #[cfg(not(unix))]
     let mut child = child;
     #[cfg(not(unix))]

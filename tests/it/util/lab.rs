@@ -1,9 +1,9 @@
 //! Test labs: a bare `origin`, a main-PC clone that posts tasks, and an RX clone.
 //! Tests may use the `git` program; the product never does.
-#![allow(dead_code)]
-use std::io::Write;
+use super::git::{git, snapshot, Snapshot};
+use super::proc::{run_fed, rxnode_cmd, show};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 pub const BRANCH: &str = "video-development";
 pub const TASK_PATH: &str = "docs/handoff/NEXT_RX_TASK.md";
@@ -13,39 +13,6 @@ pub struct Lab {
     pub origin: PathBuf,
     pub main: PathBuf,
     pub rx: PathBuf,
-}
-
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .args([
-            "-c",
-            "user.name=Main PC",
-            "-c",
-            "user.email=main@example.invalid",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// The observable Git state of a checkout that rxnode must never change.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Snapshot {
-    pub head: String,
-    pub branch: String,
-    pub index_sha: String,
-    pub staged: String,
 }
 
 impl Lab {
@@ -123,6 +90,15 @@ impl Lab {
         s
     }
 
+    /// [`Lab::task`] on the main PC's head, with `plan` (if any) as its `rx-plan` block.
+    pub fn plan_task(&self, id: &str, overrides: &[(&str, &str)], plan: Option<&str>) -> String {
+        let mut t = Lab::task(id, &self.main_head(), overrides);
+        if let Some(p) = plan {
+            t.push_str(&format!("\n```rx-plan\n{p}\n```\n"));
+        }
+        t
+    }
+
     /// Commit `text` as the task file on the main PC and push; returns the commit.
     pub fn post(&self, text: &str) -> String {
         self.post_file(TASK_PATH, text.as_bytes())
@@ -138,36 +114,37 @@ impl Lab {
         self.main_head()
     }
 
+    /// Approve the posted task `id` with the watcher (`A`): it must end approved.
+    pub fn approve(&self, id: &str) {
+        let out = self.watch_once("A\n");
+        assert_eq!(out.status.code(), Some(0), "watch --once: {}", show(&out));
+        assert_eq!(self.status_of(id), "approved", "{id}: {}", show(&out));
+    }
+
+    /// Post [`Lab::plan_task`] and [`Lab::approve`] it; returns the task text as posted.
+    pub fn post_and_approve(
+        &self,
+        id: &str,
+        overrides: &[(&str, &str)],
+        plan: Option<&str>,
+    ) -> String {
+        let t = self.plan_task(id, overrides, plan);
+        self.post(&t);
+        self.approve(id);
+        t
+    }
+
+    /// `rxnode --repo <the RX checkout>`, isolated from the caller's environment.
     pub fn rxnode(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
-        c.arg("--repo")
-            .arg(&self.rx)
-            .env_remove("RXNODE_REMOTE")
-            .env_remove("RXNODE_BRANCH")
-            .env_remove("RXNODE_TASK_PATH")
-            .env_remove("RUST_LOG")
-            .env("GIT_TERMINAL_PROMPT", "0");
+        let mut c = rxnode_cmd();
+        c.arg("--repo").arg(&self.rx);
         c
     }
 
     /// Run rxnode with `args`, feeding `stdin`, checking the checkout is untouched.
     pub fn run(&self, args: &[&str], stdin: &str) -> Output {
         let before = self.snapshot();
-        let mut child = self
-            .rxnode()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = run_fed(self.rxnode().args(args), stdin.as_bytes());
         let after = self.snapshot();
         assert_eq!(before, after, "rxnode {args:?} changed the checkout");
         assert_eq!(
@@ -183,14 +160,7 @@ impl Lab {
     }
 
     pub fn snapshot(&self) -> Snapshot {
-        use sha2::{Digest, Sha256};
-        let index = std::fs::read(self.rx.join(".git/index")).unwrap_or_default();
-        Snapshot {
-            head: git(&self.rx, &["rev-parse", "HEAD"]),
-            branch: git(&self.rx, &["symbolic-ref", "HEAD"]),
-            index_sha: hex::encode(Sha256::digest(&index)),
-            staged: git(&self.rx, &["ls-files", "--stage"]),
-        }
+        snapshot(&self.rx)
     }
 
     pub fn porcelain(&self) -> String {
@@ -201,17 +171,33 @@ impl Lab {
         self.rx.join(".local")
     }
 
+    /// The rxsim event log the simulated radios of this lab write (`RXSIM_EVENT_LOG`).
+    pub fn events_log(&self) -> PathBuf {
+        self.dir.path().join("rxsim-events.log")
+    }
+
+    /// The operator's policy file of the RX checkout.
+    pub fn set_policy(&self, json: &str) {
+        std::fs::create_dir_all(self.local()).unwrap();
+        std::fs::write(self.local().join("rxnode-policy.json"), json).unwrap();
+    }
+
+    pub fn remove_policy(&self) {
+        let _ = std::fs::remove_file(self.local().join("rxnode-policy.json"));
+    }
+
+    /// The outbox folder of task `id`.
+    pub fn outbox(&self, id: &str) -> PathBuf {
+        self.local().join("rx_agent_outbox").join(id)
+    }
+
     pub fn state(&self) -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(self.local().join("rx_agent_state.json")).unwrap())
             .unwrap()
     }
 
     pub fn ledger_events(&self) -> Vec<serde_json::Value> {
-        let t =
-            std::fs::read_to_string(self.local().join("rx_agent_ledger.jsonl")).unwrap_or_default();
-        t.lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        ledger_events(&self.rx)
     }
 
     pub fn count_events(&self, event: &str, id: &str) -> usize {
@@ -229,6 +215,11 @@ impl Lab {
     }
 }
 
-pub fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+/// Every line of the ledger of `checkout`, each of which must be whole JSON.
+pub fn ledger_events(checkout: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(checkout.join(".local/rx_agent_ledger.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("ledger line {l:?}: {e}")))
+        .collect()
 }

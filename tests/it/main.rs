@@ -1,0 +1,43 @@
+//! The integration tests of the rxnode package, as one test binary (issue 14), in the
+//! shape of cargo's `tests/testsuite/main.rs` and ripgrep's `tests/tests.rs`: every
+//! group of tests is a module here and `util` is the one module they share.
+//!
+//! They drive the real `rxnode` binary (`CARGO_BIN_EXE_rxnode`) against temp bare Git
+//! repositories and the simulated SoapySDR device, each test in a temp folder of its
+//! own. All modules share this process and run in parallel threads, so nothing here
+//! changes the process environment or the current directory (the environment of a
+//! child is set on its `Command`), and loopback ports come from `util::free_port`.
+//! `cargo test --test it <module>::` runs one group.
+//!
+//! Groups that signal their children or make symlinks and Unix permissions are
+//! `cfg(unix)` (`crash` and `signals` say so inside).
+mod util;
+
+mod analyze;
+mod capture;
+mod cli;
+mod crash;
+mod demo;
+mod doctor;
+#[cfg(unix)]
+mod hostile;
+mod hostile_review;
+mod inventory;
+mod mainpc;
+#[cfg(unix)]
+mod publish;
+mod queue;
+#[cfg(unix)]
+mod remote;
+mod results;
+#[cfg(unix)]
+mod run;
+mod signals;
+mod source_scan;
+#[cfg(unix)]
+mod sweep;
+#[cfg(unix)]
+mod trust_root;
+mod validate;
+#[cfg(unix)]
+mod watch;

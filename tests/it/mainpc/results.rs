@@ -1,0 +1,343 @@
+//! `rxnode results`, `results show`, `results verify`, `results nodes` from the private ref.
+use super::*;
+
+const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
+
+/// Everything about the main PC's clone that `results` must leave alone.
+fn main_pc_state(main: &Path) -> (String, String, Vec<u8>, String) {
+    let refs: String = git(main, &["for-each-ref", "--format=%(refname) %(objectname)"])
+        .lines()
+        .filter(|l| !l.starts_with(PRIVATE_REF))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (
+        refs,
+        git(main, &["symbolic-ref", "HEAD"]),
+        std::fs::read(main.join(".git/index")).unwrap_or_default(),
+        git(main, &["status", "--porcelain=v1", "--untracked-files=all"]),
+    )
+}
+
+// ----------------------------------------------------------------- the results
+
+#[test]
+fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    let b = lab.node("LAB-B");
+    // Both nodes answer the same manual task; their results land side by side.
+    lab.post("RES_MANUAL_1", &[]);
+    for n in [&a, &b] {
+        approve(n);
+        let out = publish(n, "RES_MANUAL_1");
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    }
+    // LAB-A alone runs a YELLOW CLKIN capture on the simulated radio.
+    let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
+    lab.post("RES_CLKIN_2", &["--rx", "--plan", &plan]);
+    approve(&a);
+    let out = rxnode(&a, &["--sim", "run", "RES_CLKIN_2"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = publish(&a, "RES_CLKIN_2");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+
+    let before = main_pc_state(&lab.main);
+    let l = listing(&lab.main, &[]);
+    assert_eq!(
+        main_pc_state(&lab.main),
+        before,
+        "results touched more than {PRIVATE_REF}"
+    );
+    assert_eq!(
+        git(&lab.main, &["rev-parse", PRIVATE_REF]),
+        git(&lab.origin, &["rev-parse", "rx-node"])
+    );
+    assert_eq!(l.total, 3);
+    assert_eq!(l.results.len(), 3);
+    // Newest first: the capture completed last.
+    let first = &l.results[0];
+    assert_eq!(first.task_id, "RES_CLKIN_2");
+    assert_eq!(first.node.as_deref(), Some("LAB-A"));
+    assert_eq!(first.status.as_deref(), Some("PASS"));
+    assert_eq!(first.risk_level.as_deref(), Some("YELLOW"));
+    assert!(first.completed_at.is_some());
+    assert_eq!(first.path, "rx-results/RES_CLKIN_2/LAB-A");
+    assert_eq!(first.figures.captures, 1);
+    assert_eq!(first.figures.overflows, 0);
+    assert_eq!(first.figures.clkin_ppm.len(), 1);
+    assert!(
+        first.figures.clkin_ppm[0].abs() < 0.1,
+        "{:?}",
+        first.figures
+    );
+    assert!(
+        (first.figures.peaks[0].frequency_hz - 100.1e6).abs() < 5e3,
+        "{:?}",
+        first.figures.peaks
+    );
+    let mut manual: Vec<(Option<&str>, &str)> = l.results[1..]
+        .iter()
+        .map(|r| (r.node.as_deref(), r.task_id.as_str()))
+        .collect();
+    manual.sort();
+    assert_eq!(
+        manual,
+        [
+            (Some("LAB-A"), "RES_MANUAL_1"),
+            (Some("LAB-B"), "RES_MANUAL_1")
+        ]
+    );
+    for r in &l.results {
+        assert!(r.problems.is_empty(), "{r:?}");
+        // The commit is the one that added the result on rx-node.
+        let c = r.commit.as_deref().expect("commit");
+        let added = git(&lab.origin, &["show", "--name-only", "--format=", c]);
+        assert!(
+            added.contains(&format!("{}/RX_RESULT.json", r.path)),
+            "{added}"
+        );
+    }
+    filters_and_the_human_listing(&lab);
+    show_verify_and_nodes(&lab, first, before);
+}
+
+/// `results --node/--status` filter; bad filters are refused; the human listing.
+fn filters_and_the_human_listing(lab: &Lab) {
+    // Filters.
+    let by_node = listing(&lab.main, &["--node", "LAB-B"]);
+    assert_eq!(by_node.results.len(), 1);
+    assert_eq!(by_node.results[0].node.as_deref(), Some("LAB-B"));
+    let passed = listing(&lab.main, &["--status", "PASS"]);
+    assert_eq!(passed.results.len(), 1);
+    assert_eq!(passed.results[0].task_id, "RES_CLKIN_2");
+    let not_run = listing(&lab.main, &["--status", "NOT RUN", "--node", "LAB-A"]);
+    assert_eq!(not_run.results.len(), 1);
+    assert_eq!(not_run.results[0].task_id, "RES_MANUAL_1");
+    assert_eq!(listing(&lab.main, &["--since", "1h"]).results.len(), 1);
+    assert_eq!(
+        listing(&lab.main, &["--since", "2999-01-01"]).results.len(),
+        0
+    );
+    for bad in [
+        &["--status", "MAYBE"][..],
+        &["--since", "yesterday"],
+        &["--node", "a b"],
+    ] {
+        let mut args = vec!["results"];
+        args.extend_from_slice(bad);
+        let out = rxnode(&lab.main, &args, "");
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", show(&out));
+    }
+    let human = rxnode(&lab.main, &["results"], "");
+    assert_eq!(human.status.code(), Some(0));
+    let h = stdout(&human);
+    assert!(
+        h.contains("LAB-A") && h.contains("LAB-B") && h.contains("CLKIN"),
+        "{h}"
+    );
+}
+
+/// `results show` (`--from` picks a node), `results verify`, `results nodes`, `--no-fetch`; the main PC's clone unchanged.
+fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8>, String)) {
+    // show: one result; two nodes answered RES_MANUAL_1, so --from picks one.
+    let out = rxnode(&lab.main, &["results", "show", "RES_MANUAL_1"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("LAB-A") && err.contains("LAB-B") && err.contains("--from"),
+        "{err}"
+    );
+    let out = rxnode(
+        &lab.main,
+        &["results", "show", "RES_MANUAL_1", "--from", "LAB-B"],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        stdout(&out).contains("| Status | NOT RUN |"),
+        "{}",
+        show(&out)
+    );
+    let out = rxnode(&lab.main, &["--json", "results", "show", "RES_CLKIN_2"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let published: Value = serde_json::from_str(&git(
+        &lab.origin,
+        &[
+            "show",
+            "rx-node:rx-results/RES_CLKIN_2/LAB-A/RX_RESULT.json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(shown, published);
+    assert_eq!(shown["node"]["name"], "LAB-A");
+    let out = rxnode(&lab.main, &["results", "show", "NO_SUCH"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+
+    // verify: every node's result of an ID, or one.
+    let out = rxnode(
+        &lab.main,
+        &["--json", "results", "verify", "RES_MANUAL_1"],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(v["results"].as_array().unwrap().len(), 2, "{v}");
+    let out = rxnode(
+        &lab.main,
+        &["results", "verify", "RES_CLKIN_2", "--from", "LAB-A"],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(stdout(&out).starts_with("OK "), "{}", show(&out));
+
+    // nodes: count and last result per node.
+    let out = rxnode(&lab.main, &["--json", "results", "nodes"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2, "{v}");
+    assert_eq!(nodes[0]["node"], "LAB-A");
+    assert_eq!(nodes[0]["results"], 2);
+    assert_eq!(nodes[0]["last_task_id"], "RES_CLKIN_2");
+    assert_eq!(nodes[0]["last_result_at"], json!(first.completed_at));
+    assert_eq!(nodes[1]["node"], "LAB-B");
+    assert_eq!(nodes[1]["results"], 1);
+    assert_eq!(main_pc_state(&lab.main), before);
+
+    // --no-fetch reads the private copy only.
+    let out = rxnode(&lab.main, &["--json", "results", "--no-fetch"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}
+
+/// A commit pushed to rx-node by something that is not a clean publication:
+/// `results verify` names what is wrong; `results show` never prints raw
+/// terminal control sequences.
+#[test]
+fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_characters() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("TAMPER_1", &[]);
+    approve(&a);
+    assert_eq!(publish(&a, "TAMPER_1").status.code(), Some(0));
+    lab.post("TAMPER_2", &[]);
+    approve(&a);
+    assert_eq!(publish(&a, "TAMPER_2").status.code(), Some(0));
+    let out = rxnode(&lab.main, &["results", "verify", "TAMPER_1"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+
+    // Someone with push access edits TAMPER_1's Markdown (status and an escape
+    // sequence) and drops an extra file beside TAMPER_2's result.
+    let hand = lab.root.path().join("hand");
+    git(
+        lab.root.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "rx-node",
+            lab.origin.to_str().unwrap(),
+            hand.to_str().unwrap(),
+        ],
+    );
+    let md = hand.join("rx-results/TAMPER_1/LAB-A/RX_RESULT.md");
+    let t = std::fs::read_to_string(&md)
+        .unwrap()
+        .replace("| Status | NOT RUN |", "| Status | PASS |\u{1b}[2J");
+    std::fs::write(&md, t).unwrap();
+    std::fs::write(hand.join("rx-results/TAMPER_2/LAB-A/notes.txt"), "hello\n").unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "touch-ups"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+
+    let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_1"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = v["results"][0]["problems"].to_string();
+    assert!(problems.contains("summary row"), "{problems}");
+    let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_2"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = v["results"][0]["problems"].to_string();
+    assert!(problems.contains("notes.txt"), "{problems}");
+    // A result whose own commit is clean but whose tree was later padded is still
+    // flagged by the file check; the commit check looks at the adding commit.
+    let human = rxnode(&lab.main, &["results", "verify", "TAMPER_2"], "");
+    assert!(stdout(&human).starts_with("FAIL "), "{}", show(&human));
+
+    let out = rxnode(&lab.main, &["results", "show", "TAMPER_1"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!out.stdout.contains(&0x1b), "raw ESC reached the terminal");
+    assert!(stdout(&out).contains("\\u{1b}[2J"), "{}", show(&out));
+    hand_made_oversize_and_dropped_results(&lab, &hand);
+}
+
+/// A hand-made commit with an extra file, an oversize result, stray folders and a force-push that drops a result are all named.
+fn hand_made_oversize_and_dropped_results(lab: &Lab, hand: &Path) {
+    // A hand-made commit that adds a result folder plus a file elsewhere: the
+    // commit check names the extra file.
+    let t3 = hand.join("rx-results/TAMPER_3/LAB-A");
+    std::fs::create_dir_all(&t3).unwrap();
+    for f in ["LOG_META.json", "RX_RESULT.json", "RX_RESULT.md"] {
+        std::fs::copy(hand.join("rx-results/TAMPER_2/LAB-A").join(f), t3.join(f)).unwrap();
+    }
+    std::fs::write(hand.join("evil.sh"), "#!/bin/sh\n").unwrap();
+    git(hand, &["add", "-A"]);
+    git(
+        hand,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "rx-results: TAMPER_3\n\nTask: TAMPER_3\nNode-Name: LAB-A\n",
+        ],
+    );
+    git(hand, &["push", "-q", "origin", "rx-node"]);
+    let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_3"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = v["results"][0]["problems"].to_string();
+    assert!(problems.contains("also adds evil.sh"), "{problems}");
+    assert!(problems.contains("task_id is not TAMPER_3"), "{problems}");
+
+    // An oversize result and folders that are neither task IDs nor node names are
+    // named, never loaded or followed.
+    let big = hand.join("rx-results/TAMPER_4/LAB-A");
+    std::fs::create_dir_all(&big).unwrap();
+    std::fs::write(big.join("RX_RESULT.json"), vec![b' '; 300 * 1024]).unwrap();
+    std::fs::create_dir_all(hand.join("rx-results/bad id/LAB-A")).unwrap();
+    std::fs::write(hand.join("rx-results/bad id/LAB-A/x"), "x").unwrap();
+    std::fs::create_dir_all(hand.join("rx-results/TAMPER_5/not a node")).unwrap();
+    std::fs::write(hand.join("rx-results/TAMPER_5/not a node/x"), "x").unwrap();
+    git(hand, &["add", "-A"]);
+    git(hand, &["commit", "-q", "-m", "junk"]);
+    git(hand, &["push", "-q", "origin", "rx-node"]);
+    let out = rxnode(&lab.main, &["--json", "results"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["results"].as_array().unwrap();
+    let t4 = rows
+        .iter()
+        .find(|r| r["task_id"] == "TAMPER_4")
+        .expect("TAMPER_4 listed");
+    assert!(t4["problems"].to_string().contains("307200 bytes"), "{t4}");
+    let tree_problems = v["problems"].to_string();
+    assert!(
+        tree_problems.contains("bad id") && tree_problems.contains("not a node"),
+        "{tree_problems}"
+    );
+    git(hand, &["reset", "-q", "--hard", "HEAD~1"]);
+    git(hand, &["push", "-q", "--force", "origin", "rx-node"]);
+
+    // A force-push that drops a result is reported on the next fetch.
+    git(hand, &["reset", "-q", "--hard", "HEAD~3"]);
+    git(hand, &["push", "-q", "--force", "origin", "rx-node"]);
+    let out = rxnode(&lab.main, &["--json", "results"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rx-node was rewritten"),
+        "{}",
+        show(&out)
+    );
+}

@@ -1,0 +1,344 @@
+//! `rxnode schema` and the JSON Schemas, checked by an independent validator (tests/support/schema_check.py).
+use super::*;
+
+// -------------------------------------------------------------------- schemas
+
+/// The interpreter for the schema checks (`RXNODE_TEST_PYTHON` overrides, e.g. a venv).
+fn python() -> String {
+    std::env::var("RXNODE_TEST_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Run the independent validator; every case's verdict by name.
+fn jsonschema_verdicts(cases: &[(String, &str, Value)]) -> Vec<(String, bool, Vec<String>)> {
+    let d = tempfile::tempdir().unwrap();
+    let mut schemas = serde_json::Map::new();
+    for kind in ["plan", "result", "policy", "task"] {
+        let out = rxnode(d.path(), &["schema", kind], "");
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        let s: Value = serde_json::from_slice(&out.stdout).expect("the schema is JSON");
+        schemas.insert(kind.into(), s);
+    }
+    let req = json!({
+        "schemas": schemas,
+        "cases": cases.iter().map(|(n, s, i)| json!({"name": n, "schema": s, "instance": i})).collect::<Vec<_>>(),
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/schema_check.py");
+    let mut child = Command::new(python())
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "{} must run the schema checks (scripts/setup.sh): {e}",
+                python()
+            )
+        });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(req.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the independent validator failed (pip install jsonschema; scripts/setup.sh): {}",
+        show(&out)
+    );
+    let v: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    v.into_iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_owned(),
+                r["valid"].as_bool().unwrap(),
+                r["errors"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.as_str().unwrap().to_owned())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// A task fixture as the task schema's `{"header": {...}, "plan": ...}`, plus
+/// how many `rx-plan` blocks it has and whether their JSON parsed.
+fn task_document(path: &Path) -> (Value, usize, bool) {
+    let raw = std::fs::read_to_string(path).unwrap();
+    let t = raw.trim_start_matches('\u{feff}').replace("\r\n", "\n");
+    let (head, body) = t.split_once("\n\n").unwrap_or((&t, ""));
+    let mut header = serde_json::Map::new();
+    for l in head.lines() {
+        if let Some((k, v)) = l.split_once('=') {
+            header.insert(k.trim().to_owned(), Value::String(v.trim().to_owned()));
+        }
+    }
+    let mut blocks = Vec::new();
+    let mut cur: Option<String> = None;
+    for l in body.lines() {
+        match &mut cur {
+            None if l.trim_start().starts_with("```rx-plan") => cur = Some(String::new()),
+            Some(b) if l.trim() == "```" => {
+                blocks.push(std::mem::take(b));
+                cur = None;
+            }
+            Some(b) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            None => {}
+        }
+    }
+    let parsed: Vec<Option<Value>> = blocks
+        .iter()
+        .map(|b| serde_json::from_str(b).ok())
+        .collect();
+    let ok = parsed.iter().all(Option::is_some);
+    let plan = parsed.into_iter().next().flatten().unwrap_or(Value::Null);
+    (json!({"header": header, "plan": plan}), blocks.len(), ok)
+}
+
+#[test]
+fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
+    let d = tempfile::tempdir().unwrap();
+    for kind in ["plan", "result", "policy", "task"] {
+        let out = rxnode(d.path(), &["schema", kind], "");
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        let file =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{kind}.schema.json"));
+        assert_eq!(
+            stdout(&out),
+            std::fs::read_to_string(&file).unwrap(),
+            "{kind}"
+        );
+        let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    }
+    let protocol =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/protocol.md"))
+            .unwrap();
+    for kind in ["plan", "result", "policy", "task"] {
+        assert!(
+            protocol.contains(&format!("schemas/{kind}.schema.json")),
+            "docs/protocol.md does not link schemas/{kind}.schema.json"
+        );
+    }
+    let out = rxnode(d.path(), &["schema", "nonsense"], "");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_validator() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut cases = Vec::new();
+    let mut expect = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "md") && p.file_name().unwrap() != "README.md"
+        })
+        .collect();
+    files.sort();
+    let mut invalid_plans = 0;
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let valid = name.starts_with("valid_") || name == "watcher_test_task.md";
+        let (doc, blocks, parsed) = task_document(f);
+        if valid {
+            // The parser agrees first (so the fixture is what its name says).
+            let out = rxnode(&fixtures, &["validate", f.to_str().unwrap()], "");
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", show(&out));
+            assert!(blocks <= 1 && parsed, "{name}");
+            cases.push((format!("{name} as a task"), "task", doc.clone()));
+            expect.push((format!("{name} as a task"), true));
+            if !doc["plan"].is_null() {
+                cases.push((format!("{name} plan"), "plan", doc["plan"].clone()));
+                expect.push((format!("{name} plan"), true));
+            }
+        } else if name.starts_with("invalid_plan_") {
+            invalid_plans += 1;
+            let out = rxnode(&fixtures, &["validate", f.to_str().unwrap()], "");
+            assert_eq!(out.status.code(), Some(2), "{name}: {}", show(&out));
+            if !parsed {
+                // Not JSON: no JSON validator can accept it.
+                assert_eq!(name, "invalid_plan_bad_json.md");
+                continue;
+            }
+            if blocks > 1 {
+                // Two rx-plan blocks cannot even be written as one task document.
+                assert_eq!(name, "invalid_plan_two_blocks.md");
+                continue;
+            }
+            cases.push((format!("{name} as a task"), "task", doc.clone()));
+            expect.push((format!("{name} as a task"), false));
+        }
+    }
+    assert_eq!(
+        invalid_plans, 8,
+        "the invalid_plan_* fixtures changed: review this test"
+    );
+    // Plan-only failures (no header needed) fail the plan schema alone too.
+    for name in [
+        "invalid_plan_unknown_field.md",
+        "invalid_plan_unknown_op.md",
+        "invalid_plan_nonpositive.md",
+    ] {
+        let (doc, _, _) = task_document(&fixtures.join(name));
+        cases.push((format!("{name} plan"), "plan", doc["plan"].clone()));
+        expect.push((format!("{name} plan"), false));
+    }
+    push_parser_forms_and_policies(&mut cases, &mut expect);
+    let verdicts = jsonschema_verdicts(&cases);
+    assert_eq!(verdicts.len(), expect.len());
+    for ((name, valid, errors), (ename, want)) in verdicts.iter().zip(&expect) {
+        assert_eq!(name, ename);
+        assert_eq!(
+            valid, want,
+            "{name}: schema says valid={valid}, expected {want}; errors {errors:?}"
+        );
+    }
+}
+
+/// The forms the parsers take and the policies, as cases with the verdict expected.
+fn push_parser_forms_and_policies(
+    cases: &mut Vec<(String, &'static str, Value)>,
+    expect: &mut Vec<(String, bool)>,
+) {
+    // The forms the parsers take (issue 17): rx_sweep exactly as DESIGN §8 names it,
+    // and gain_db per element.
+    let extra = [
+        (
+            json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
+            "bin_hz": 10e3, "sample_rate_hz": 10e6, "gain_db": 20, "dwell_s": 0.05, "settle_s": 0.01,
+            "crop": 0.25, "repeats": 1}]}),
+            true,
+        ),
+        (
+            json!({"steps": [{"op": "rx_capture", "device": "driver=hackrf", "frequency_hz": 1e8,
+            "sample_rate_hz": 2e6, "duration_s": 1, "gain_db": {"LNA": 16, "VGA": 20}}]}),
+            true,
+        ),
+        (
+            json!({"steps": [{"op": "rx_capture", "device": "driver=hackrf", "frequency_hz": 1e8,
+            "sample_rate_hz": 2e6, "duration_s": 1, "gain_db": {"LNA": "max"}}]}),
+            false,
+        ),
+        (
+            json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
+            "bin_hz": 10e3, "crop": 1.0}]}),
+            false,
+        ),
+        (
+            json!({"steps": [{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
+            "bin_hz": 10e3, "power_w": 5}]}),
+            false,
+        ),
+        (json!({"steps": []}), false),
+        (json!({"steps": [{"op": "inventory"}], "extra": 1}), false),
+        (
+            json!({"steps": [{"op": "clock_check", "device": ""}]}),
+            false,
+        ),
+    ];
+    for (i, (plan, ok)) in extra.into_iter().enumerate() {
+        cases.push((format!("extra plan {i}"), "plan", plan));
+        expect.push((format!("extra plan {i}"), ok));
+    }
+    // Policies: the demo's, the defaults ({}), and broken ones.
+    let policies = [
+        (
+            json!({"rx": {"max_duration_s": 10, "max_sample_rate_hz": 20000000, "max_gain_db": 50,
+            "max_iq_bytes": 104857600}, "tx": {"allowed_ranges_hz": [[433050000, 434790000]],
+            "max_gain_db": 10, "max_duration_s": 2}}),
+            true,
+        ),
+        (json!({}), true),
+        (json!({"rx": {"max_duration_s": -1}}), false),
+        (
+            json!({"tx": {"allowed_ranges_hz": [[1, 2, 3]], "max_gain_db": 0, "max_duration_s": 1}}),
+            false,
+        ),
+        (
+            json!({"rx": {"max_duration_s": 5}, "tx_enabled": true}),
+            false,
+        ),
+    ];
+    for (i, (p, ok)) in policies.into_iter().enumerate() {
+        cases.push((format!("policy {i}"), "policy", p));
+        expect.push((format!("policy {i}"), ok));
+    }
+}
+
+#[test]
+fn every_result_rxnode_writes_validates_against_the_result_schema() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-SCHEMA");
+    let mut cases = Vec::new();
+    // A manual task's skeleton (NOT RUN), as approved.
+    lab.post("SCH_MANUAL", &[]);
+    approve(&a);
+    // A real capture run on the simulated radio (PASS), and a mis-clocked one (FAIL).
+    let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
+    lab.post("SCH_CLKIN", &["--rx", "--plan", &plan]);
+    approve(&a);
+    assert_eq!(
+        rxnode(&a, &["--sim", "run", "SCH_CLKIN"], "").status.code(),
+        Some(0)
+    );
+    let bad_clock = CLKIN_PLAN
+        .replace("serial=lab-locked,ext_ref=1", "serial=lab-free,ppm=2.5")
+        .replace("\"external\"", "\"internal\"");
+    let plan2 = lab.plan_file("clkin2.json", &bad_clock);
+    lab.post("SCH_FREE", &["--rx", "--plan", &plan2]);
+    approve(&a);
+    assert_eq!(
+        rxnode(&a, &["--sim", "run", "SCH_FREE"], "").status.code(),
+        Some(1)
+    );
+    for id in ["SCH_MANUAL", "SCH_CLKIN", "SCH_FREE"] {
+        let p = a.join(format!(".local/rx_agent_outbox/{id}/RX_RESULT.json"));
+        let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        assert_eq!(v["node"]["name"], "LAB-SCHEMA");
+        cases.push((id.to_owned(), "result", v));
+    }
+    // The golden result fixture.
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/results/FIX_YELLOW_001/RX_RESULT.json");
+    let g: Value = serde_json::from_slice(&std::fs::read(&golden).unwrap()).unwrap();
+    cases.push(("golden".into(), "result", g.clone()));
+    let n_good = cases.len();
+    // And the schema can fail: broken variants of a real result.
+    let real = cases[1].2.clone();
+    let mut broken = Vec::new();
+    let mut b = real.clone();
+    b["status"] = json!("MAYBE");
+    broken.push(b);
+    let mut b = real.clone();
+    b["captures"][0]["iq_files"] =
+        json!([{"path": "/home/op/.local/x.cf32", "bytes": 1, "sha256": "0".repeat(64)}]);
+    broken.push(b);
+    let mut b = real.clone();
+    b["node"]["name"] = json!("bad name");
+    broken.push(b);
+    let mut b = real.clone();
+    b.as_object_mut().unwrap().remove("timeline");
+    broken.push(b);
+    let mut b = real;
+    b["surprise"] = json!(1);
+    broken.push(b);
+    for (i, b) in broken.into_iter().enumerate() {
+        cases.push((format!("broken {i}"), "result", b));
+    }
+    let verdicts = jsonschema_verdicts(&cases);
+    for (i, (name, valid, errors)) in verdicts.iter().enumerate() {
+        assert_eq!(
+            *valid,
+            i < n_good,
+            "{name}: valid={valid}; errors {errors:?}"
+        );
+    }
+}

@@ -1,0 +1,287 @@
+//! RED tasks: TX needs the policy and the exact phrase and runs once; steps outside the policy are BLOCKED.
+use super::*;
+
+// ---------------------------------------------------------------- 3. RED TX
+
+/// Issue 6 acceptance: every wrong phrase, no policy and an out-of-band plan
+/// are refused with no TX stream; the one authorized in-policy run opens
+/// exactly one TX stream and closes it; a re-run is refused.
+#[test]
+fn red_tx_needs_policy_and_exact_phrase_and_runs_once() {
+    let rig = Rig::new();
+    let id = "RUN_RED_TX_1";
+    rig.post_and_approve(id, &red_tx(), Some(tx_plan()));
+
+    // No policy file: refused without even asking.
+    rig.remove_policy();
+    let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "no policy");
+    let err = text(&out.stderr);
+    assert!(err.contains("no tx section"), "{err}");
+    assert!(!err.contains("Type exactly"), "must not ask: {err}");
+
+    // A malformed policy file: invalid input (exit 2), ledgered, never asks.
+    rig.set_policy("{\"tx\": {\"allowed_ranges_hz\": [[433050000, 434790000]]");
+    let refused_before = rig.refused_count(id);
+    let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("rxnode-policy.json"),
+        "{}",
+        show(&out)
+    );
+    assert!(!text(&out.stderr).contains("Type exactly"));
+    assert_eq!(rig.refused_count(id), refused_before + 1);
+    assert!(rig.tx_events().is_empty());
+
+    // A policy whose ranges do not hold frequency ± |offset|.
+    for (ranges, why) in [
+        ("[[430000000, 433000000]]", "entirely out of band"),
+        (
+            "[[433900000, 434000000]]",
+            "the image 433.87 MHz falls outside",
+        ),
+        (
+            "[[433800000, 433950000]]",
+            "the tone 433.97 MHz falls outside",
+        ),
+    ] {
+        rig.set_policy(&format!(
+            r#"{{"tx": {{"allowed_ranges_hz": {ranges}, "max_gain_db": 10, "max_duration_s": 2}}}}"#
+        ));
+        let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), why);
+        let err = text(&out.stderr);
+        assert!(err.contains("not inside"), "{why}: {err}");
+        assert!(!err.contains("Type exactly"), "{why}: must not ask: {err}");
+    }
+    // Gain and duration over policy.
+    for (pol, needle) in [
+        (
+            r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": -1, "max_duration_s": 2}}"#,
+            "tx.max_gain_db",
+        ),
+        (
+            r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 0.1}}"#,
+            "tx.max_duration_s",
+        ),
+    ] {
+        rig.set_policy(pol);
+        let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), needle);
+        assert!(text(&out.stderr).contains(needle), "{}", show(&out));
+    }
+    wrong_phrases_are_refused_in_policy(&rig, id);
+    the_authorized_run_transmits_once(&rig, id);
+}
+
+/// In policy, every wrong phrase (and bytes that are not UTF-8) is refused after the prompt.
+fn wrong_phrases_are_refused_in_policy(rig: &Rig, id: &str) {
+    // In policy now: every wrong phrase is refused after the prompt.
+    rig.set_policy(TX_POLICY_OK);
+    let other = format!("AUTHORIZE {id}\n");
+    for (stdin, why) in [
+        (Some("authorize rf tx\n"), "lower case"),
+        (Some("AUTHORIZE RF TX \n"), "trailing space"),
+        (Some(" AUTHORIZE RF TX\n"), "leading space"),
+        (Some(other.as_str()), "the other phrase"),
+        (Some("\n"), "empty line"),
+        (None, "EOF"),
+    ] {
+        let out = assert_refused(rig, id, stdin, why);
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("Type exactly `AUTHORIZE RF TX`"),
+            "{why}: prompt shown: {err}"
+        );
+        assert!(
+            err.contains("433.920000 MHz") && err.contains("TX1"),
+            "{why}: what will be transmitted is shown: {err}"
+        );
+        assert_ne!(rig.lab.status_of(id), "completed");
+    }
+    // Not UTF-8 after the phrase: a wrong answer (exit 3), not a read error.
+    let refused_before = rig.refused_count(id);
+    let out = rig
+        .spawn_run_bytes(id, Some(b"AUTHORIZE RF TX\xff\n"))
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(code(&out), Some(3), "non-UTF-8 line\n{}", show(&out));
+    assert_eq!(rig.refused_count(id), refused_before + 1);
+    assert_eq!(rig.lab.count_events("authorized", id), 0);
+    assert!(rig.events().is_empty(), "no radio opened yet");
+}
+
+/// The one authorized in-policy run keys the transmitter once, records it, and a second run is refused.
+fn the_authorized_run_transmits_once(rig: &Rig, id: &str) {
+    // The one authorized in-policy run.
+    let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    let tx = rig.tx_events();
+    for ev in [
+        "setupStream",
+        "activateStream",
+        "deactivateStream",
+        "closeStream",
+    ] {
+        let n = tx.iter().filter(|(e, s)| e == ev && s == "TX1").count();
+        assert_eq!(n, 1, "{ev} TX once: {tx:?}");
+    }
+    assert_eq!(tx.len(), 4, "{tx:?}");
+    let order: Vec<&str> = tx.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "setupStream",
+            "activateStream",
+            "deactivateStream",
+            "closeStream"
+        ]
+    );
+    assert_eq!(rig.lab.count_events("authorized", id), 1);
+
+    let r = rig.result(id);
+    assert_eq!(r.status, "PASS", "{r:#?}");
+    assert_eq!(r.risk_level, "RED");
+    let auth = r.authorization.as_ref().expect("authorization record");
+    assert_eq!(auth.kind, "RF_TX");
+    parse_iso(&auth.at);
+    let t = r.tx.as_ref().expect("tx record");
+    let (s, e) = (parse_iso(&t.started_at), parse_iso(&t.stopped_at));
+    assert!(s <= e);
+    assert!(
+        (t.on_air_s - 0.3).abs() < 0.25,
+        "on air about 0.3 s: {}",
+        t.on_air_s
+    );
+    assert!((t.frequency_hz - 433.92e6).abs() < 1.0);
+    assert!((t.tone_offset_hz - 50e3).abs() < 1e-6);
+    assert!(t.gain_db.abs() < 1e-9);
+    assert!(!t.cancelled);
+    assert!(t.samples_sent > 0);
+    assert_eq!(rig.lab.status_of(id), "completed");
+    let v = rig.lab.run(&["validate-result", id], "");
+    assert_eq!(code(&v), Some(0), "validate-result\n{}", show(&v));
+
+    // A second run of the completed task: refused, with or without the phrase.
+    let out = assert_refused(rig, id, Some("AUTHORIZE RF TX\n"), "re-run");
+    assert!(text(&out.stderr).contains("already run"), "{}", show(&out));
+    assert_eq!(rig.tx_events().len(), 4);
+}
+
+// ---------------------------------------------------------------- 4. RED other
+
+#[test]
+fn red_other_needs_authorize_task_id() {
+    let rig = Rig::new();
+    let id = "RUN_RED_OTHER_1";
+    rig.post_and_approve(
+        id,
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "RED"),
+        ],
+        Some(r#"{"steps": [{"op": "inventory"}]}"#),
+    );
+    for (stdin, why) in [
+        (Some("AUTHORIZE RF TX\n"), "the RF TX phrase"),
+        (Some("authorize RUN_RED_OTHER_1\n"), "lower case"),
+        (Some("AUTHORIZE RUN_RED_OTHER_1 \n"), "trailing space"),
+        (Some("AUTHORIZE RUN_RED_OTHER_2\n"), "another task ID"),
+        (None, "EOF"),
+    ] {
+        let out = assert_refused(&rig, id, stdin, why);
+        assert!(
+            text(&out.stderr).contains(&format!("Type exactly `AUTHORIZE {id}`")),
+            "{why}: {}",
+            show(&out)
+        );
+    }
+    assert!(rig.events().is_empty(), "nothing touched a radio");
+    let out = rig.run(id, Some(&format!("AUTHORIZE {id}\n")));
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    let r = rig.result(id);
+    assert_eq!(r.status, "PASS");
+    assert_eq!(
+        r.authorization.as_ref().map(|a| a.kind.as_str()),
+        Some("RED_OTHER")
+    );
+    assert!(rig.tx_events().is_empty());
+    assert_eq!(rig.lab.count_events("authorized", id), 1);
+}
+
+// ---------------------------------------------------------------- 5. BLOCKED
+
+#[test]
+fn steps_outside_policy_or_without_device_are_blocked_not_failed() {
+    let rig = Rig::new();
+    let id = "RUN_BLOCKED_1";
+    rig.set_policy(
+        r#"{"rx": {"max_duration_s": 0.5, "max_sample_rate_hz": 2e6, "max_gain_db": 30,
+                   "max_iq_bytes": 1000000}}"#,
+    );
+    let plan = r#"{"steps": [
+      {"op": "rx_capture", "device": "driver=rxsim,serial=LONG", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "duration_s": 2.0},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=FAST", "frequency_hz": 100e6,
+       "sample_rate_hz": 4e6, "duration_s": 0.2},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=LOUD", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "gain_db": 40, "duration_s": 0.2},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=BIG", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 0.2, "record_iq": true},
+      {"op": "rx_capture", "device": "driver=nosuchdriver", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 0.2},
+      {"op": "clock_check", "device": "driver=nosuchdriver,serial=X"},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=OK", "frequency_hz": 100e6,
+       "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 0.2},
+      {"op": "inventory"}
+    ]}"#;
+    rig.post_and_approve(id, &yellow(), Some(plan));
+    let out = rig.run(id, None);
+    assert_eq!(code(&out), Some(1), "not PASS ⇒ exit 1\n{}", show(&out));
+    let r = rig.result(id);
+    let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
+    assert_eq!(
+        st,
+        ["BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "PASS", "PASS"],
+        "{:#?}",
+        r.checks
+    );
+    for (i, limit) in [
+        "rx.max_duration_s",
+        "rx.max_sample_rate_hz",
+        "rx.max_gain_db",
+        "rx.max_iq_bytes",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            r.checks[i].detail.contains(limit),
+            "the limit {limit} is named: {}",
+            r.checks[i].detail
+        );
+    }
+    for i in [4, 5] {
+        assert!(
+            r.checks[i].detail.contains("nosuchdriver")
+                || r.checks[i].detail.contains("not available"),
+            "{}",
+            r.checks[i].detail
+        );
+    }
+    assert_eq!(r.status, "PARTIAL", "blocked steps make the whole PARTIAL");
+    assert!(r.captures.iter().any(|c| c.status == "BLOCKED"));
+    // The over-long capture never reached the radio; the in-policy one did.
+    let rx = rig.stream_events("RX");
+    for serial in ["LONG", "FAST", "LOUD", "BIG"] {
+        assert!(!rx.iter().any(|(_, s)| s == serial), "{serial}: {rx:?}");
+    }
+    assert!(!rig.lab.local().join("rx_iq").join(id).exists());
+    assert_eq!(
+        rx.iter()
+            .filter(|(e, s)| e == "closeStream" && s == "OK")
+            .count(),
+        1
+    );
+    let v = rig.lab.run(&["validate-result", id], "");
+    assert_eq!(code(&v), Some(0), "validate-result\n{}", show(&v));
+}

@@ -1,0 +1,231 @@
+//! Issue 17: wideband sweeps. `rxnode sweep` and the `rx_sweep` plan step over an
+//! rxsim scene (`emitters=…`, `settle_s=…`, `dead_hz=…`), checked through a reader
+//! of the published rtl_power CSV format written here, the typed JSON, the outbox
+//! and the radio's own event log.
+use crate::util;
+use crate::util::{git, run_fed, show, Lab};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
+
+mod bands;
+mod operator;
+
+const EMITTERS: [(f64, f64); 3] = [(88.5e6, -30.0), (101.1e6, -25.0), (104.3e6, -45.0)];
+
+fn scene(serial: &str, extra: &str) -> String {
+    let list: Vec<String> = EMITTERS.iter().map(|(f, p)| format!("{f}:{p}")).collect();
+    format!(
+        "driver=rxsim,serial={serial},emitters={},settle_s=0.002,noise_dbfs=-60{extra}",
+        list.join(";")
+    )
+}
+
+// ------------------------------------------------------------ rtl_power reader
+
+/// One rtl_power CSV line: `date, time, Hz low, Hz high, Hz step, samples, dB, …`.
+#[derive(Debug)]
+struct RtlRow {
+    date: String,
+    time: String,
+    hz_low: f64,
+    hz_high: f64,
+    hz_step: f64,
+    samples: u64,
+    db: Vec<f64>,
+}
+
+/// A reader written to the published format (rtl_power's `heatmap.py` reads the
+/// same): comma-separated, the first six fields fixed, then one dB per bin, bin
+/// `i` at `hz_low + i · hz_step`, `(hz_high − hz_low) / hz_step` bins.
+fn read_rtl_power(text: &str) -> Vec<RtlRow> {
+    let mut rows = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        assert!(f.len() > 6, "line {}: {} fields: {line:?}", n + 1, f.len());
+        let date = f[0];
+        assert!(
+            date.len() == 10 && date.as_bytes()[4] == b'-' && date.as_bytes()[7] == b'-',
+            "line {}: date {date:?}",
+            n + 1
+        );
+        let time = f[1];
+        assert!(
+            time.len() == 8 && time.as_bytes()[2] == b':' && time.as_bytes()[5] == b':',
+            "line {}: time {time:?}",
+            n + 1
+        );
+        let num = |i: usize| -> f64 {
+            f[i].parse()
+                .unwrap_or_else(|_| panic!("line {}: field {i} {:?}", n + 1, f[i]))
+        };
+        let row = RtlRow {
+            date: date.to_owned(),
+            time: time.to_owned(),
+            hz_low: num(2),
+            hz_high: num(3),
+            hz_step: num(4),
+            samples: f[5]
+                .parse()
+                .unwrap_or_else(|_| panic!("line {}: samples {:?}", n + 1, f[5])),
+            db: f[6..].iter().enumerate().map(|(i, _)| num(6 + i)).collect(),
+        };
+        let bins = ((row.hz_high - row.hz_low) / row.hz_step).round() as usize;
+        assert_eq!(bins, row.db.len(), "line {}: bin count", n + 1);
+        assert!(row.hz_step > 0.0 && row.samples > 0);
+        rows.push(row);
+    }
+    rows
+}
+
+/// `(Hz, dB)` per frequency over every row (repeats averaged in power), in order.
+fn bins(rows: &[RtlRow]) -> Vec<(f64, f64)> {
+    let mut m: BTreeMap<i64, (f64, f64, u32)> = BTreeMap::new();
+    for r in rows {
+        for (i, d) in r.db.iter().enumerate() {
+            let hz = r.hz_low + i as f64 * r.hz_step;
+            let e = m.entry(hz.round() as i64).or_insert((hz, 0.0, 0));
+            e.1 += 10f64.powf(d / 10.0);
+            e.2 += 1;
+        }
+    }
+    m.values()
+        .map(|(hz, p, n)| (*hz, 10.0 * (p / f64::from(*n)).log10()))
+        .collect()
+}
+
+// ------------------------------------------------------------ typed JSON
+
+#[derive(Debug, Deserialize)]
+struct SweepT {
+    status: String,
+    bin_hz: f64,
+    fft_size: usize,
+    hops_per_repeat: usize,
+    hops: Vec<HopT>,
+    peaks: Vec<PeakT>,
+    noise_floor_db: Option<f64>,
+    failed_hops: Vec<RangeT>,
+    actual: ActualT,
+    csv: Option<CsvT>,
+    elapsed_s: f64,
+    settle_dwell_floor_s: f64,
+}
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct HopT {
+    hop: usize,
+    repeat: u32,
+    requested_center_hz: f64,
+    actual_center_hz: Option<f64>,
+    low_hz: f64,
+    high_hz: f64,
+    samples: u64,
+    settle_samples: u64,
+    overflows: u64,
+    attempts: u32,
+    status: String,
+    error: Option<String>,
+}
+#[derive(Debug, Deserialize)]
+struct PeakT {
+    frequency_hz: f64,
+    power_db: f64,
+    width_3db_hz: f64,
+}
+#[derive(Debug, Deserialize)]
+struct RangeT {
+    low_hz: f64,
+    high_hz: f64,
+}
+#[derive(Debug, Deserialize)]
+struct ActualT {
+    sample_rate_hz: f64,
+    gain_db: Option<f64>,
+    gain_elements_db: BTreeMap<String, f64>,
+}
+#[derive(Debug, Deserialize)]
+struct CsvT {
+    file: String,
+    bytes: u64,
+    sha256: String,
+}
+
+// ------------------------------------------------------------ helpers
+
+struct Rig {
+    lab: Lab,
+    events: PathBuf,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let lab = Lab::new();
+        let events = lab.events_log();
+        Rig { lab, events }
+    }
+
+    fn rxnode(&self, args: &[&str], stdin: &str) -> Output {
+        run_fed(
+            self.lab
+                .rxnode()
+                .arg("--sim")
+                .args(args)
+                .env("RXSIM_EVENT_LOG", &self.events)
+                .env("NO_COLOR", "1"),
+            stdin.as_bytes(),
+        )
+    }
+
+    fn streams_of(&self, serial: &str) -> usize {
+        std::fs::read_to_string(&self.events)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("setupStream") && l.ends_with(&format!("serial={serial}")))
+            .count()
+    }
+
+    fn set_policy(&self, json: &str) {
+        self.lab.set_policy(json);
+    }
+
+    fn post_and_approve(&self, id: &str, plan: &str) {
+        self.lab.post_and_approve(
+            id,
+            &[
+                ("HARDWARE_ACCESS", "YES"),
+                ("RF_RX", "YES"),
+                ("RISK_LEVEL", "YELLOW"),
+            ],
+            Some(plan),
+        );
+    }
+
+    fn outbox(&self, id: &str) -> PathBuf {
+        self.lab.outbox(id)
+    }
+}
+
+fn sweep_args<'a>(device: &'a str, out: &'a [&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "sweep",
+        "--device",
+        device,
+        "--start-hz",
+        "88e6",
+        "--stop-hz",
+        "108e6",
+        "--bin-hz",
+        "10e3",
+        "--sample-rate-hz",
+        "10e6",
+        "--dwell-s",
+        "0.005",
+        "--settle-s",
+        "0.002",
+    ];
+    v.extend_from_slice(out);
+    v
+}

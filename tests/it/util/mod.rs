@@ -1,0 +1,19 @@
+//! The one shared util module of the integration tests: labs of temp Git
+//! repositories, the `git` program, the rxnode binary as a child process, and
+//! loopback ports that no two tests of this process share.
+mod git;
+mod lab;
+mod net;
+mod proc;
+
+#[cfg(unix)]
+pub use self::proc::signal;
+pub use self::{
+    git::{file_url, git, git_out, git_stdout, git_try, snapshot, start_daemon},
+    lab::{ledger_events, Lab, BRANCH, TASK_PATH},
+    net::{free_port, listener},
+    proc::{
+        read_lines, run_fed, rxnode_cmd, sha256_file, show, spawn_fed, text, unix_now, PROMPT,
+        RXNODE,
+    },
+};

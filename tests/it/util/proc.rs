@@ -1,0 +1,98 @@
+//! The rxnode binary as a child process, and reading what it printed and logged.
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+/// The rxnode binary cargo built for these tests.
+pub const RXNODE: &str = env!("CARGO_BIN_EXE_rxnode");
+
+/// The watcher's decision prompt.
+pub const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
+
+/// `rxnode` isolated from the caller's environment: none of its own variables, no
+/// log filter, no Git credential prompt.
+pub fn rxnode_cmd() -> Command {
+    let mut c = Command::new(RXNODE);
+    c.env_remove("RXNODE_REPO")
+        .env_remove("RXNODE_REMOTE")
+        .env_remove("RXNODE_BRANCH")
+        .env_remove("RXNODE_TASK_PATH")
+        .env_remove("RXNODE_SIM")
+        .env_remove("RUST_LOG")
+        .env("GIT_TERMINAL_PROMPT", "0");
+    c
+}
+
+/// Bytes as text (lossy).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Exit code, stdout and stderr of a finished child, for assertion messages.
+pub fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        text(&o.stdout),
+        text(&o.stderr)
+    )
+}
+
+/// Seconds since the Unix epoch (the clock of the rxsim event log).
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// SHA-256 of a file, lowercase hex.
+pub fn sha256_file(p: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The lines of a text file; none if it does not exist (yet).
+pub fn read_lines(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Send `sig` to our own child with process id `pid` (not yet reaped); a child that
+/// is already gone is not an error here (the caller checks what it did).
+#[cfg(unix)]
+pub fn signal(pid: u32, sig: libc::c_int) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        panic!("pid {pid} out of range");
+    };
+    // SAFETY: kill(2) on a child we spawned and have not waited for.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+/// Spawn `cmd` with all three streams piped, type `input` on its stdin, then close
+/// it (EOF). A child that exits without reading its input is not an error here.
+pub fn spawn_fed(cmd: &mut Command, input: &[u8]) -> Child {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {cmd:?}: {e}"));
+    if let Some(mut pipe) = child.stdin.take() {
+        let _ = pipe.write_all(input);
+    }
+    child
+}
+
+/// [`spawn_fed`], then wait for the child and collect its output.
+pub fn run_fed(cmd: &mut Command, input: &[u8]) -> Output {
+    spawn_fed(cmd, input)
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("{cmd:?} did not finish: {e}"))
+}

@@ -1,0 +1,363 @@
+//! Issue 5 acceptance: the watcher against a real bare origin, driven through
+//! the real binary with piped answers.
+use crate::util;
+use crate::util::{text, Lab, PROMPT};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+mod locks;
+
+/// Wait for the watcher `child` to exit; it must within 2 s.
+fn stopped_within_2_s(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "watcher did not stop within 2 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn approve_writes_outbox_and_is_not_prompted_again() {
+    let lab = Lab::new();
+    let task = Lab::task("T_APPROVE", &lab.main_head(), &[]);
+    let commit = lab.post(&task);
+    let out = lab.watch_once("a\n");
+    let so = text(&out.stdout);
+    assert!(out.status.success(), "{so}\n{}", text(&out.stderr));
+    assert!(
+        so.contains(PROMPT) && so.contains("T_APPROVE") && so.contains(&commit),
+        "{so}"
+    );
+    let ob = lab.local().join("rx_agent_outbox/T_APPROVE");
+    assert_eq!(std::fs::read(ob.join("TASK.md")).unwrap(), task.as_bytes());
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ob.join("TASK.meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["commit"], commit.as_str());
+    assert_eq!(
+        meta["task_sha256"],
+        rxnode_interlock::sha256_hex(task.as_bytes())
+    );
+    let res: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ob.join("RX_RESULT.json")).unwrap()).unwrap();
+    assert_eq!(res["status"], "NOT RUN");
+    assert!(std::fs::read_to_string(ob.join("RX_RESULT.md"))
+        .unwrap()
+        .contains("NOT RUN"));
+    let st = lab.state();
+    assert_eq!(st["tasks"]["T_APPROVE"]["status"], "approved");
+    assert_eq!(st["approvals"]["T_APPROVE"]["commit"], commit.as_str());
+    assert_eq!(st["remote_marker"], commit.as_str());
+    assert_eq!(st["running"], false);
+    for ev in ["detected", "prompted", "approved"] {
+        assert_eq!(lab.count_events(ev, "T_APPROVE"), 1, "{ev}");
+    }
+    assert!(!lab.local().join("rxnode.lock").exists());
+
+    // Same ref: nothing new. A new unrelated commit: examined, already seen.
+    let out = lab.watch_once("");
+    assert!(out.status.success());
+    assert!(!text(&out.stdout).contains(PROMPT));
+    let c2 = lab.post_file("notes.txt", b"unrelated\n");
+    let out = lab.watch_once("");
+    assert!(out.status.success());
+    assert!(!text(&out.stdout).contains(PROMPT), "{}", text(&out.stdout));
+    assert_eq!(lab.state()["remote_marker"], c2.as_str());
+    assert_eq!(lab.count_events("prompted", "T_APPROVE"), 1);
+
+    // Mark it completed; status reports it.
+    let out = lab.run(&["mark-completed", "T_APPROVE"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = lab.run(&["status", "--json"], "");
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["completed"][0], "T_APPROVE");
+    assert_eq!(s["watcher_running"], false);
+    assert!(s["heartbeat_age_s"].as_i64().unwrap() >= 0);
+    assert_eq!(lab.count_events("marked_completed", "T_APPROVE"), 1);
+}
+
+#[test]
+fn changed_text_under_known_id_is_refused_once() {
+    let lab = Lab::new();
+    let base = lab.main_head();
+    lab.post(&Lab::task("T_SAME", &base, &[]));
+    assert!(lab.watch_once("d\n").status.success());
+    assert_eq!(lab.status_of("T_SAME"), "deferred");
+    lab.post(&Lab::task(
+        "T_SAME",
+        &base,
+        &[("TASK_TITLE", "Sneaky revision")],
+    ));
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success());
+    let se = text(&out.stderr);
+    assert!(se.contains("REFUSED") && se.contains("T_SAME"), "{se}");
+    assert!(!text(&out.stdout).contains(PROMPT));
+    assert_eq!(lab.status_of("T_SAME"), "deferred");
+    assert_eq!(lab.count_events("refused", "T_SAME"), 1);
+    // Not re-reported when the branch moves on.
+    lab.post_file("other.txt", b"x\n");
+    let out = lab.watch_once("");
+    assert!(!text(&out.stderr).contains("REFUSED"));
+    assert_eq!(lab.count_events("refused", "T_SAME"), 1);
+}
+
+#[test]
+fn defer_then_review_approves() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_DEFER", &lab.main_head(), &[]));
+    let out = lab.watch_once("D\n");
+    assert!(out.status.success());
+    assert_eq!(lab.status_of("T_DEFER"), "deferred");
+    assert_eq!(lab.state()["deferred_task_ids"][0], "T_DEFER");
+    lab.post_file("x.txt", b"x\n");
+    let out = lab.watch_once("a\n");
+    assert!(
+        !text(&out.stdout).contains(PROMPT),
+        "deferred task prompted again"
+    );
+    let out = lab.run(&["review", "T_DEFER"], "approve\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lab.status_of("T_DEFER"), "approved");
+    assert!(lab.state()["deferred_task_ids"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // Approved tasks cannot be reviewed again.
+    let out = lab.run(&["review", "T_DEFER"], "a\n");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn stop_and_eof_leave_the_task_pending_and_it_is_shown_at_next_start() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_STOP", &lab.main_head(), &[]));
+    let out = lab.watch_once("s\n");
+    assert!(out.status.success());
+    assert_eq!(lab.status_of("T_STOP"), "pending");
+    assert_eq!(lab.state()["last_seen_task_id"], "T_STOP");
+    // EOF at the prompt: no decision, exit 0, lock released.
+    let out = lab.watch_once("");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("stays pending"));
+    assert_eq!(lab.status_of("T_STOP"), "pending");
+    assert_eq!(lab.state()["running"], false);
+    assert!(!lab.local().join("rxnode.lock").exists());
+    let s: serde_json::Value =
+        serde_json::from_slice(&lab.run(&["status", "--json"], "").stdout).unwrap();
+    assert_eq!(s["pending"][0], "T_STOP");
+    // Next start: shown again; a wrong answer is asked again.
+    let out = lab.watch_once("x\na\n");
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("still pending") && so.contains("unknown answer"),
+        "{so}"
+    );
+    assert_eq!(lab.status_of("T_STOP"), "approved");
+    assert_eq!(lab.count_events("detected", "T_STOP"), 1);
+}
+
+#[test]
+fn non_ancestor_expected_head_is_rejected_once() {
+    let lab = Lab::new();
+    // A commit that exists on the main PC but is not an ancestor of the task commit.
+    git_side_commit(&lab);
+    let side = util::git(&lab.main, &["rev-parse", "side"]);
+    lab.post(&Lab::task("T_BASE", &side, &[]));
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success());
+    let se = text(&out.stderr);
+    assert!(
+        se.contains("EXPECTED_HEAD") && se.contains("T_BASE"),
+        "{se}"
+    );
+    assert!(!text(&out.stdout).contains(PROMPT));
+    assert_eq!(lab.status_of("T_BASE"), "rejected");
+    // A later commit does not reject the same task again.
+    lab.post_file("y.txt", b"y\n");
+    let out = lab.watch_once("");
+    assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
+    assert_eq!(lab.count_events("rejected", "T_BASE"), 1);
+}
+
+fn git_side_commit(lab: &Lab) {
+    util::git(&lab.main, &["checkout", "-q", "-b", "side"]);
+    std::fs::write(lab.main.join("side.txt"), "side\n").unwrap();
+    util::git(&lab.main, &["add", "side.txt"]);
+    util::git(&lab.main, &["commit", "-q", "-m", "side"]);
+    util::git(&lab.main, &["push", "-q", "origin", "side"]);
+    util::git(&lab.main, &["checkout", "-q", util::BRANCH]);
+}
+
+#[test]
+fn rf_tx_declared_yellow_and_oversized_files_are_rejected() {
+    let lab = Lab::new();
+    let base = lab.main_head();
+    lab.post(&Lab::task(
+        "T_TX",
+        &base,
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_TX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+    ));
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success());
+    assert!(!text(&out.stdout).contains(PROMPT));
+    assert!(
+        text(&out.stderr).contains("RISK_LEVEL"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(lab.status_of("T_TX"), "rejected");
+    assert!(!lab.local().join("rx_agent_outbox/T_TX").exists());
+
+    let mut big = Lab::task("T_BIG", &base, &[]).into_bytes();
+    big.resize(1024 * 1024 + 1, b'x');
+    lab.post_file(util::TASK_PATH, &big);
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("1 MiB"), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains(PROMPT));
+}
+
+#[test]
+fn red_task_shows_that_approval_is_not_authorization() {
+    let lab = Lab::new();
+    lab.post(&Lab::task(
+        "T_RED",
+        &lab.main_head(),
+        &[("RISK_LEVEL", "RED")],
+    ));
+    let out = lab.watch_once("a\n");
+    let so = text(&out.stdout);
+    assert!(so.contains("approval is not authorization"), "{so}");
+    assert!(so.contains("AUTHORIZE T_RED"), "{so}");
+    assert_eq!(lab.status_of("T_RED"), "approved");
+}
+
+#[test]
+fn stop_file_holds_the_watcher() {
+    let lab = Lab::new();
+    let before = util::git(
+        &lab.rx,
+        &["rev-parse", "refs/remotes/origin/video-development"],
+    );
+    std::fs::create_dir_all(lab.local()).unwrap();
+    std::fs::write(lab.local().join("STOP"), "").unwrap();
+    lab.post(&Lab::task("T_HELD", &lab.main_head(), &[]));
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("held"), "{}", text(&out.stdout));
+    assert!(!text(&out.stdout).contains(PROMPT));
+    let after = util::git(
+        &lab.rx,
+        &["rev-parse", "refs/remotes/origin/video-development"],
+    );
+    assert_eq!(before, after, "fetched while held");
+    let s: serde_json::Value =
+        serde_json::from_slice(&lab.run(&["status", "--json"], "").stdout).unwrap();
+    assert_eq!(s["held"], true);
+    std::fs::remove_file(lab.local().join("STOP")).unwrap();
+    let out = lab.watch_once("a\n");
+    assert!(text(&out.stdout).contains(PROMPT));
+    assert_eq!(lab.status_of("T_HELD"), "approved");
+}
+
+/// Review finding: a task left pending by an earlier run was re-prompted (and
+/// could be approved, outbox written) while `.local/STOP` existed, because the
+/// re-prompt ran before the first hold check. DESIGN §4: while STOP exists the
+/// watcher prompts nothing.
+#[test]
+fn stop_file_holds_tasks_pending_from_an_earlier_run() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_PEND", &lab.main_head(), &[]));
+    let out = lab.watch_once("s\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lab.status_of("T_PEND"), "pending");
+    let state_before = lab.state()["tasks"]["T_PEND"].clone();
+    std::fs::write(lab.local().join("STOP"), "").unwrap();
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let so = text(&out.stdout);
+    assert!(so.contains("held"), "{so}");
+    assert!(!so.contains(PROMPT), "{so}");
+    assert!(!so.contains("still pending"), "{so}");
+    assert_eq!(lab.status_of("T_PEND"), "pending");
+    assert_eq!(lab.state()["tasks"]["T_PEND"], state_before);
+    assert!(!lab.local().join("rx_agent_outbox/T_PEND").exists());
+    assert_eq!(lab.count_events("approved", "T_PEND"), 0);
+    // Released: the pending task is shown again and can be approved.
+    std::fs::remove_file(lab.local().join("STOP")).unwrap();
+    let out = lab.watch_once("a\n");
+    assert!(text(&out.stdout).contains("still pending"));
+    assert_eq!(lab.status_of("T_PEND"), "approved");
+    assert!(lab.local().join("rx_agent_outbox/T_PEND").exists());
+}
+
+#[test]
+fn existing_outbox_is_never_overwritten() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_OB", &lab.main_head(), &[]));
+    let ob = lab.local().join("rx_agent_outbox/T_OB");
+    std::fs::create_dir_all(&ob).unwrap();
+    std::fs::write(ob.join("TASK.md"), "operator notes\n").unwrap();
+    let out = lab.watch_once("a\n");
+    assert!(
+        text(&out.stderr).contains("never overwritten"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ob.join("TASK.md")).unwrap(),
+        "operator notes\n"
+    );
+    assert_eq!(std::fs::read_dir(&ob).unwrap().count(), 1);
+    assert_eq!(lab.status_of("T_OB"), "pending");
+    assert_eq!(lab.count_events("refused", "T_OB"), 1);
+}
+
+#[test]
+fn corrupt_state_is_kept_aside_and_the_command_fails() {
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.local()).unwrap();
+    std::fs::write(lab.local().join("rx_agent_state.json"), "{ not json").unwrap();
+    let out = lab.watch_once("");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("rx_agent_state.json"),
+        "{}",
+        text(&out.stderr)
+    );
+    let aside: Vec<_> = std::fs::read_dir(lab.local())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(aside[0].path()).unwrap(),
+        "{ not json"
+    );
+    // Regression: the next command must not start from an empty state while
+    // the corrupt one sits aside unresolved (that would re-prompt and re-run
+    // tasks already decided) — it fails again, naming the file kept aside.
+    let again = lab.watch_once("");
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains(".corrupt-"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert!(!lab.local().join("rx_agent_state.json").exists());
+    // Once the operator deletes it, a fresh start is their decision.
+    std::fs::remove_file(aside[0].path()).unwrap();
+    let fresh = lab.watch_once("");
+    assert_ne!(fresh.status.code(), Some(1), "{}", text(&fresh.stderr));
+}
