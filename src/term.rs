@@ -56,7 +56,6 @@ pub(crate) fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<
     Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,7 +42,7 @@ pub use crate::{
     },
     sweep::{
         check_rx_gain, check_rx_sweep, sweep_grid, validate_sweep_step, GainSpec, RxSweepStep,
-        MAX_SWEEP_HOPS, MAX_SWEEP_VALUES,
+        MAX_SWEEP_HOPS, MAX_SWEEP_VALUES, RX_SWEEP_FIELDS,
     },
     task::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,

@@ -100,6 +100,21 @@ impl<'de> Deserialize<'de> for GainSpec {
     }
 }
 
+/// The fields of an `rx_sweep` step as the plan names them (DESIGN §8), in
+/// [`RxSweepStep`]'s order: the one list the schema and messages are checked against.
+pub const RX_SWEEP_FIELDS: [&str; 10] = [
+    "device",
+    "start_hz",
+    "stop_hz",
+    "bin_hz",
+    "sample_rate_hz",
+    "gain_db",
+    "dwell_s",
+    "settle_s",
+    "crop",
+    "repeats",
+];
+
 /// `rx_sweep` step (DESIGN §8).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -415,6 +430,22 @@ pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error
 
 #[cfg(test)]
 mod tests {
+    /// `RX_SWEEP_FIELDS` is exactly what serde reads and writes for a step (issue 14).
+    #[test]
+    fn the_field_list_is_the_steps_fields() {
+        let step: RxSweepStep = serde_json::from_str(
+            r#"{"device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6, "bin_hz": 10e3}"#,
+        )
+        .unwrap();
+        let v = serde_json::to_value(&step).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut want = RX_SWEEP_FIELDS.to_vec();
+        want.sort_unstable();
+        let mut got = keys.clone();
+        got.sort_unstable();
+        assert_eq!(got, want);
+    }
+
     use super::*;
 
     fn step() -> RxSweepStep {

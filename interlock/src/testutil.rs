@@ -102,9 +102,7 @@ pub(crate) fn proptest_config(cases: u32, seeds: &str) -> proptest::prelude::Pro
     proptest::prelude::ProptestConfig {
         cases,
         failure_persistence: Some(Box::new(
-            proptest::test_runner::FileFailurePersistence::Direct(Box::leak(
-                path.into_boxed_str(),
-            )),
+            proptest::test_runner::FileFailurePersistence::Direct(Box::leak(path.into_boxed_str())),
         )),
         ..proptest::prelude::ProptestConfig::default()
     }

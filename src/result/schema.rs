@@ -127,18 +127,7 @@ mod tests {
         }
         // DESIGN §8 names rx_sweep's fields exactly.
         let sweep = &parse(PLAN)["$defs"]["step_rx_sweep"]["properties"];
-        for f in [
-            "device",
-            "start_hz",
-            "stop_hz",
-            "bin_hz",
-            "sample_rate_hz",
-            "gain_db",
-            "dwell_s",
-            "settle_s",
-            "crop",
-            "repeats",
-        ] {
+        for f in rxnode_interlock::RX_SWEEP_FIELDS {
             assert!(sweep[f].is_object(), "rx_sweep.{f}");
         }
     }

@@ -46,23 +46,14 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
 /// rewritten as the flags the operator typed (`--stop-hz`, `--crop`, …).
 /// Only whole words: `rx.max_sample_rate_hz` stays a policy key.
 fn as_flags(msg: &str) -> String {
-    const FIELDS: [&str; 9] = [
-        "start_hz",
-        "stop_hz",
-        "bin_hz",
-        "sample_rate_hz",
-        "gain_db",
-        "dwell_s",
-        "settle_s",
-        "crop",
-        "repeats",
-    ];
+    use rxnode_interlock::RX_SWEEP_FIELDS;
     let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '-';
     let mut out = String::with_capacity(msg.len() + 16);
     let mut rest = msg;
     while let Some(c) = rest.chars().next() {
         let at_boundary = !out.chars().next_back().is_some_and(word);
-        let hit = FIELDS.iter().find(|f| {
+        // `device` is an ordinary word in messages; the rest are flag names.
+        let hit = RX_SWEEP_FIELDS[1..].iter().find(|f| {
             at_boundary
                 && rest.starts_with(**f)
                 && !rest[f.len()..].chars().next().is_some_and(word)
