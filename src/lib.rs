@@ -47,12 +47,12 @@ pub use crate::{
     status::cmd_status,
     store::{
         node::{cmd_set_name, cmd_show},
+        queue::DEFAULT_HISTORY_LIMIT,
         rebuild::cmd_rebuild,
     },
     validate::cmd_validate,
     watch::{
         cmd_watch,
-        queue::DEFAULT_HISTORY_LIMIT,
         review::{cmd_mark_completed, cmd_review},
         WatchOptions,
     },

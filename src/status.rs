@@ -3,8 +3,8 @@ use crate::context::Ctx;
 use crate::exit::Outcome;
 use crate::store::lock::{self, Holder};
 use crate::store::paths::Paths;
+use crate::store::queue::{short, Rewrite, WalkFrom, WalkRecord};
 use crate::store::state::{self, PollRecord, PublishRecord, TaskStatus};
-use crate::watch::queue::{short, Rewrite, WalkFrom, WalkRecord};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -122,7 +122,7 @@ pub(crate) fn report(paths: &Paths) -> Result<Report> {
         rejected: st.ids_with(TaskStatus::Rejected),
         rejected_texts: st.rejected_texts.len(),
         published: st.published.clone(),
-        queue: crate::watch::queue::pending_in_order(&st)
+        queue: crate::store::queue::pending_in_order(&st)
             .into_iter()
             .enumerate()
             .filter_map(|(i, id)| {

@@ -422,7 +422,7 @@ fn render_captures_and_sweeps(o: &mut String, r: &RxResult) {
     if !r.sweeps.is_empty() {
         let _ = writeln!(o, "\n## Sweeps\n");
         for (i, sw) in r.sweeps.iter().enumerate() {
-            crate::exec::sweep::render_sweep_md(o, i + 1, sw);
+            super::sweep_md::render_sweep_md(o, i + 1, sw);
         }
     }
 }

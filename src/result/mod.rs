@@ -19,16 +19,18 @@ mod markdown;
 mod model;
 pub(crate) mod plot;
 pub(crate) mod schema;
+mod sweep_md;
 #[cfg(test)]
 mod test_util;
 mod validate;
 
 pub use markdown::markdown_for_result_json;
 pub(crate) use model::{
-    write_result_files, AuthorizationRecord, Check, RxResult, Status, Timeline, LOG_META,
-    RESULTS_DIR,
+    write_result_files, write_skeleton, AuthorizationRecord, Check, RxResult, Status, Timeline,
+    LOG_META, RESULTS_DIR,
 };
 pub use model::{RESULT_JSON, RESULT_MD};
 pub(crate) use plot::write_spectrum_pngs;
+pub(crate) use sweep_md::render_sweep_md;
 pub(crate) use validate::is_safe_relative;
 pub use validate::{cmd_validate_result, validate_result_files};

@@ -227,7 +227,7 @@ pub(crate) struct RxResult {
     pub tx: Option<Value>,
     /// Errors met, one line each.
     pub errors: Vec<String>,
-    /// `rx_sweep` results (issue 17; see `crate::exec::sweep::sweep_json`): hop
+    /// `rx_sweep` results (issue 17; built by `crate::exec::sweep`): hop
     /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweeps: Vec<Value>,
@@ -315,6 +315,19 @@ pub(crate) fn write_result_files(dir: &Path, r: &RxResult) -> Result<()> {
     write_atomic(&dir.join(RESULT_JSON), &json)?;
     write_atomic(&dir.join(RESULT_MD), md.as_bytes())?;
     Ok(())
+}
+
+/// The `NOT RUN` result skeleton, rendered from one value (JSON and Markdown agree).
+pub(crate) fn write_skeleton(
+    paths: &crate::store::paths::Paths,
+    dir: &Path,
+    task: &ValidTask,
+    commit: &str,
+    approval: &Approval,
+) -> Result<()> {
+    let mut r = RxResult::manual_skeleton(task, commit, Some(approval));
+    r.node.name = crate::store::node::name_for_result(paths);
+    write_result_files(dir, &r)
 }
 
 /// File name of capture `n`'s spectrum image in the outbox (never published).

@@ -41,6 +41,11 @@ pub(crate) enum Prepared {
     AlreadyThere(PathBuf),
 }
 
+/// Writes the `NOT RUN` result skeleton into the folder it is given (the
+/// result model is not the store's: the caller passes
+/// `crate::result::write_skeleton`).
+pub(crate) type Skeleton<'a> = &'a dyn Fn(&Path) -> Result<()>;
+
 /// Write the outbox for an approved task. `bytes` are the exact task bytes.
 /// Refuses (exit 3, nothing changed) when an outbox for the ID exists with other content.
 pub(crate) fn prepare(
@@ -49,6 +54,7 @@ pub(crate) fn prepare(
     bytes: &[u8],
     approval: &Approval,
     blob: &str,
+    skeleton: Skeleton<'_>,
 ) -> Result<Prepared> {
     let sha = sha256_hex(bytes);
     anyhow::ensure!(
@@ -80,7 +86,7 @@ pub(crate) fn prepare(
         let mut m = serde_json::to_vec_pretty(&meta)?;
         m.push(b'\n');
         crate::store::fsutil::write_synced(&tmp.join("TASK.meta.json"), &m)?;
-        write_skeleton(paths, &tmp, task, &approval.commit, approval)?;
+        skeleton(&tmp)?;
         Ok(())
     };
     if let Err(e) = write() {
@@ -148,21 +154,17 @@ pub(crate) fn read_meta(dir: &Path) -> Result<TaskMeta> {
     serde_json::from_slice(&b).with_context(|| format!("{} is not valid", p.display()))
 }
 
-/// The `NOT RUN` result skeleton, rendered from one value (JSON and Markdown agree).
-fn write_skeleton(
-    paths: &Paths,
-    dir: &Path,
-    task: &ValidTask,
-    commit: &str,
-    approval: &Approval,
-) -> Result<()> {
-    let mut r = crate::result::RxResult::manual_skeleton(task, commit, Some(approval));
-    r.node.name = crate::store::node::name_for_result(paths);
-    crate::result::write_result_files(dir, &r)
-}
-
 #[cfg(test)]
 mod tests {
+    /// The skeleton writer the watcher passes.
+    pub(super) fn skel<'a>(
+        paths: &'a Paths,
+        t: &'a ValidTask,
+        a: &'a Approval,
+    ) -> impl Fn(&Path) -> Result<()> + 'a {
+        move |d: &Path| crate::result::write_skeleton(paths, d, t, &a.commit, a)
+    }
+
     use super::*;
 
     const TASK: &str = include_str!("../../fixtures/watcher_test_task.md");
@@ -184,7 +186,7 @@ mod tests {
         std::fs::create_dir_all(&mine).unwrap();
         std::fs::create_dir_all(&other).unwrap();
         let a = Approval::new(&t, &"c".repeat(40), "2026-01-01T00:00:00+00:00");
-        prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap();
+        prepare(&paths, &t, TASK.as_bytes(), &a, "b1", &skel(&paths, &t, &a)).unwrap();
         assert!(!mine.exists());
         assert!(other.exists(), "the leftover of ID {}-X must stay", t.id());
     }
@@ -195,7 +197,7 @@ mod tests {
         let paths = Paths::new(d.path());
         let t = task();
         let a = Approval::new(&t, &"c".repeat(40), "2026-01-01T00:00:00+00:00");
-        let out = prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap();
+        let out = prepare(&paths, &t, TASK.as_bytes(), &a, "b1", &skel(&paths, &t, &a)).unwrap();
         let dir = paths.outbox(t.id());
         assert_eq!(out, Prepared::Written(dir.clone()));
         assert_eq!(std::fs::read(dir.join("TASK.md")).unwrap(), TASK.as_bytes());
@@ -209,12 +211,12 @@ mod tests {
         assert!(md.contains("| Status | NOT RUN |"));
         // Same text again: left alone.
         assert_eq!(
-            prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap(),
+            prepare(&paths, &t, TASK.as_bytes(), &a, "b1", &skel(&paths, &t, &a)).unwrap(),
             Prepared::AlreadyThere(dir.clone())
         );
         // Other content: refused, untouched.
         std::fs::write(dir.join("TASK.md"), b"operator notes").unwrap();
-        let e = prepare(&paths, &t, TASK.as_bytes(), &a, "b1").unwrap_err();
+        let e = prepare(&paths, &t, TASK.as_bytes(), &a, "b1", &skel(&paths, &t, &a)).unwrap_err();
         assert!(format!("{e:#}").contains("never overwritten"));
         assert_eq!(
             std::fs::read(dir.join("TASK.md")).unwrap(),
@@ -255,6 +257,7 @@ mod tests {
 
 #[cfg(test)]
 mod issue13_tests {
+    use super::tests::skel;
     use super::*;
 
     /// Issue 13: a finished outbox is never accepted for a new approval.
@@ -265,13 +268,13 @@ mod issue13_tests {
         let text = include_str!("../../fixtures/watcher_test_task.md");
         let t = crate::validate::check(text.as_bytes(), "video-development").unwrap();
         let a = Approval::new(&t, &"c".repeat(40), "2026-01-01T00:00:00+00:00");
-        prepare(&paths, &t, text.as_bytes(), &a, "b1").unwrap();
+        prepare(&paths, &t, text.as_bytes(), &a, "b1", &skel(&paths, &t, &a)).unwrap();
         let res = paths.outbox(t.id()).join("RX_RESULT.json");
         let done = std::fs::read_to_string(&res)
             .unwrap()
             .replace("\"NOT RUN\"", "\"PASS\"");
         std::fs::write(&res, &done).unwrap();
-        let e = prepare(&paths, &t, text.as_bytes(), &a, "b1").unwrap_err();
+        let e = prepare(&paths, &t, text.as_bytes(), &a, "b1", &skel(&paths, &t, &a)).unwrap_err();
         assert!(format!("{e:#}").contains("finished result (PASS)"), "{e:#}");
         assert!(e.downcast_ref::<crate::exit::Refused>().is_some());
         assert_eq!(std::fs::read_to_string(&res).unwrap(), done);

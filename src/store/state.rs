@@ -106,7 +106,7 @@ pub(crate) struct State {
     pub(crate) rejected_texts: BTreeMap<String, RejectedText>,
     /// The task queue read from the branch's history (issue 15).
     #[serde(default)]
-    pub(crate) queue: crate::watch::queue::QueueState,
+    pub(crate) queue: crate::store::queue::QueueState,
 }
 
 /// A refused task text, keyed by its SHA-256 in [`State::rejected_texts`].

@@ -1,11 +1,13 @@
 //! A poll's walk of the watched branch's first-parent history, from the
 //! marker (or the merge base after a rewrite) to the tip (see `queue.rs`).
-use super::queue::{pending_in_order, short, Rewrite, WalkFrom, WalkRecord, MAX_WALK_COMMITS};
 use super::versions::examine_version;
 use super::{loud, say, Flow};
 use crate::git::ops::{self, History, Version};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
+use crate::store::queue::{
+    pending_in_order, short, Rewrite, WalkFrom, WalkRecord, MAX_WALK_COMMITS,
+};
 use crate::store::state::{self, State};
 use anyhow::Result;
 use git2::{Oid, Repository};

@@ -1,8 +1,9 @@
 //! The event loop: poll, back off after failures, prompt the queue.
-use super::{history, loud, queue, say, Flow, WatchOptions, BACKOFF_CAP};
+use super::{history, loud, say, Flow, WatchOptions, BACKOFF_CAP};
 use crate::exit::Outcome;
 use crate::git::ops;
 use crate::store::ledger::{self, Entry};
+use crate::store::queue;
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
 use git2::{Oid, Repository};

@@ -173,7 +173,10 @@ impl Flow<'_> {
         } = *found;
         let id = task.id().to_string();
         let approval = Approval::new(task, commit, &now_iso());
-        let dir = match outbox::prepare(&self.paths, task, bytes, &approval, blob) {
+        let skeleton = |d: &std::path::Path| {
+            crate::result::write_skeleton(&self.paths, d, task, commit, &approval)
+        };
+        let dir = match outbox::prepare(&self.paths, task, bytes, &approval, blob, &skeleton) {
             Ok(Prepared::Written(d)) => d,
             Ok(Prepared::AlreadyThere(d)) => {
                 say(format!(

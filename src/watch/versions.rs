@@ -1,11 +1,11 @@
 //! The examination of one task version: exactly one ledger line each
 //! (`offered`, `superseded`, `refused`, `duplicate`, `withdrawn`,
 //! `task_file_deleted`; see `queue.rs`).
-use super::queue::{short, Withdrawal};
 use super::{say, Flow, Verdict};
 use crate::git::ops::{self, Blob, Version};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
+use crate::store::queue::{short, Withdrawal};
 use crate::store::state::{self, State, TaskStatus};
 use anyhow::Result;
 use git2::Repository;

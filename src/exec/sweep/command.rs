@@ -1,9 +1,10 @@
 //! `rxnode sweep …`: the operator's own sweep, outputs named on the command
 //! line (never overwritten), written to the ledger inside a checkout.
-use super::report::{heatmap, render_sweep_md, rtl_power_csv, spectrum_plot, sweep_json};
+use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
 use super::{execute, parse_gain, status_of, write_new, NotSwept, Swept};
 use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome};
+use crate::result::render_sweep_md;
 use crate::result::Status;
 use crate::store::ledger::Entry;
 use crate::store::paths::Paths;

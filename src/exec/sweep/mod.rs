@@ -13,7 +13,6 @@ mod report;
 mod step;
 
 pub use self::command::{cmd_sweep, SweepOptions};
-pub(crate) use self::report::render_sweep_md;
 pub(crate) use self::step::step_sweep;
 
 use crate::result::Status;
