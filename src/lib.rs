@@ -5,6 +5,23 @@
 //!
 //! Dependencies point one way: `rxnode → rxnode-hw → rxnode-dsp`, and all of
 //! them → `rxnode-interlock` (docs/architecture.md).
+//!
+//! ```
+//! use rxnode::{Ctx, Outcome, TaskSource};
+//! let source = TaskSource {
+//!     remote: "origin".into(),
+//!     branch: "video-development".into(),
+//!     task_path: "docs/handoff/NEXT_RX_TASK.md".into(),
+//! };
+//! let ctx = Ctx::new(false, true, ".".into(), None, source);
+//! // What `rxnode --json validate fixtures/valid_green.md` does.
+//! let outcome = rxnode::cmd_validate(&ctx, "fixtures/valid_green.md".as_ref())?;
+//! assert!(matches!(outcome, Outcome::Done));
+//! // An invalid file is reported, and the command exits 2.
+//! let outcome = rxnode::cmd_validate(&ctx, "fixtures/invalid_bad_value.md".as_ref())?;
+//! assert!(matches!(outcome, Outcome::Code(2)));
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 #![deny(missing_docs)]
 
 mod context;
