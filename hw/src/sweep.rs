@@ -13,8 +13,10 @@
 //! `rxnode-dsp` ([`rxnode_dsp::Stitcher`]); the hop plan stays here because its
 //! limits are the interlock's (`sweep_grid`, `MAX_SWEEP_*`), shared with the policy check.
 use crate::{Error, RxRadio};
-use rxnode_dsp::{band_peaks, HopPlacement, Peak, ReadOutcome, SampleSource, Stitcher, Welch, WelchConfig};
 use num_complex::Complex;
+use rxnode_dsp::{
+    band_peaks, HopPlacement, Peak, ReadOutcome, SampleSource, Stitcher, Welch, WelchConfig,
+};
 use rxnode_interlock::{sweep_grid, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};

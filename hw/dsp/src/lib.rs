@@ -41,13 +41,13 @@ mod stitch;
 
 pub use crate::{
     capture::{
-        run_capture, run_capture_ci16, CaptureSettings, CaptureStatus,
-        CaptureSummary, Ci16Source, FileSource, PsdTrace, ReadOutcome, SampleSource,
+        run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, Ci16Source,
+        FileSource, PsdTrace, ReadOutcome, SampleSource,
     },
     dsp::{
         find_peaks, fmt_ppm, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator,
-        ClkinReport, ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch,
-        WelchConfig, Window,
+        ClkinReport, ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig,
+        Window,
     },
     error::{Error, Result},
     iq::{

@@ -438,7 +438,6 @@ impl RxRadio {
         }
         Ok(out)
     }
-
 }
 
 /// A stream failure's message: the operation, the SoapySDR code (name and number)

@@ -338,6 +338,5 @@ impl SimdPsd {
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-
 #[cfg(test)]
 mod tests;

@@ -3,10 +3,10 @@
 //! implement [`Simd`] in `x86/isa.rs`.
 mod isa;
 
+use super::{Input, SimdPsd};
 #[cfg(test)]
 pub(super) use isa::transpose_for_test;
 use isa::{Avx2, Avx512};
-use super::{Input, SimdPsd};
 use num_complex::Complex;
 use std::arch::x86_64::*;
 

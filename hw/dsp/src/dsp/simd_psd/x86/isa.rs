@@ -322,7 +322,10 @@ impl Simd for Avx2 {
 
 /// Transpose an L × L matrix (rows of L) with the ISA's own transpose.
 #[cfg(test)]
-pub(in crate::dsp::simd_psd) fn transpose_for_test(isa: crate::dsp::simd_psd::Isa, m: &[f32]) -> Vec<f32> {
+pub(in crate::dsp::simd_psd) fn transpose_for_test(
+    isa: crate::dsp::simd_psd::Isa,
+    m: &[f32],
+) -> Vec<f32> {
     assert!(isa.on_this_cpu(), "transpose_for_test needs {isa:?}");
     let mut out = vec![0.0f32; m.len()];
     match isa {
