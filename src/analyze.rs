@@ -193,7 +193,8 @@ pub fn cmd_analyze(cli: &Cli, args: &AnalyzeArgs) -> Result<Outcome> {
                 snr_db: p.snr_db,
             })
             .collect(),
-        noise_floor_db: summary.noise_floor_db.unwrap_or(f64::NAN),
+        // Not finite only with no Welch segment, where the spectrum says −inf.
+        noise_floor_db: summary.noise_floor_db.unwrap_or(f64::NEG_INFINITY),
         mean_power_dbfs: summary.mean_power_dbfs.unwrap_or(-300.0),
         clipped_fraction: summary.clipped_fraction,
         clkin: summary.clkin,
