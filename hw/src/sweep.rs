@@ -294,8 +294,17 @@ pub fn run_sweep(
     let mut hops = Vec::new();
     let mut grid = Stitcher::new(plan.total_bins);
     let mut cancelled = false;
-    let mut floor_s = 0.0;
-    let hop_s = (plan.settle_samples + plan.dwell_samples) as f64 / rate;
+    let mut run = HopRun {
+        radio,
+        stream: &mut stream,
+        welch: &mut welch,
+        plan: &plan,
+        buf: &mut buf,
+        cancel,
+        grid: &mut grid,
+        floor_s: 0.0,
+        hop_s: (plan.settle_samples + plan.dwell_samples) as f64 / rate,
+    };
     for repeat in 0..cfg.repeats {
         for (h, &center) in plan.centers_hz.iter().enumerate() {
             let (b0, b1) = plan.hop_bins(h);
@@ -322,61 +331,13 @@ pub fn run_sweep(
                 hops.push(hop);
                 continue;
             }
-            for _attempt in 0..2 {
-                hop.attempts += 1;
-                welch.reset();
-                let a = one_hop(
-                    radio,
-                    &mut stream,
-                    &mut welch,
-                    &plan,
-                    center,
-                    &mut buf,
-                    cancel,
-                );
-                floor_s += hop_s;
-                hop.overflows += a.overflows;
-                hop.actual_center_hz = a.actual.or(hop.actual_center_hz);
-                hop.unix_time_s = a.started;
-                if cancel.load(Ordering::SeqCst) && a.error.is_some() {
-                    cancelled = true;
-                    hop.error = a.error;
-                    break;
-                }
-                match a.error {
-                    None => {
-                        hop.samples = a.samples;
-                        hop.error = None;
-                        hop.status = HopStatus::Ok;
-                        let spec = welch.finish();
-                        let db = grid.add_hop(
-                            &spec.psd_db,
-                            &HopPlacement {
-                                first_bin: b0,
-                                end_bin: b1,
-                                kept_bins: plan.kept_bins,
-                                fft_size: plan.fft_size,
-                                bin_hz: plan.bin_hz,
-                                requested_hz: center,
-                                actual_hz: a.actual.unwrap_or(center),
-                            },
-                        );
-                        hop.db = db;
-                        break;
-                    }
-                    Some(e) => {
-                        tracing::warn!(hop = h, repeat, center, "sweep hop failed: {e}");
-                        hop.error = Some(e);
-                        hop.status = HopStatus::Failed;
-                    }
-                }
-            }
-            if hop.status == HopStatus::Failed && cancel.load(Ordering::SeqCst) {
+            if run.measure(&mut hop, center, (b0, b1)) {
                 cancelled = true;
             }
             hops.push(hop);
         }
     }
+    let floor_s = run.floor_s;
     let _ = stream.pause();
     drop(stream);
     let spectrum_db = grid.finish();
@@ -401,6 +362,85 @@ pub fn run_sweep(
         floor_s,
         cancelled,
     })
+}
+
+/// What every hop of one sweep works with.
+struct HopRun<'a> {
+    radio: &'a mut RxRadio,
+    stream: &'a mut crate::RxStream,
+    welch: &'a mut Welch,
+    plan: &'a HopPlan,
+    buf: &'a mut [Complex<f32>],
+    cancel: &'a AtomicBool,
+    grid: &'a mut Stitcher,
+    /// The sweep's time floor so far: settle + dwell of every attempt.
+    floor_s: f64,
+    hop_s: f64,
+}
+
+impl HopRun<'_> {
+    /// Up to two attempts at one hop (a failed one is retried once), its kept bins
+    /// stitched onto the grid; `true` when the operator cancelled during it.
+    fn measure(&mut self, hop: &mut SweepHop, center: f64, (b0, b1): (usize, usize)) -> bool {
+        let mut cancelled = false;
+        for _attempt in 0..2 {
+            hop.attempts += 1;
+            self.welch.reset();
+            let a = one_hop(
+                &mut *self.radio,
+                &mut *self.stream,
+                &mut *self.welch,
+                self.plan,
+                center,
+                &mut *self.buf,
+                self.cancel,
+            );
+            self.floor_s += self.hop_s;
+            hop.overflows += a.overflows;
+            hop.actual_center_hz = a.actual.or(hop.actual_center_hz);
+            hop.unix_time_s = a.started;
+            if self.cancel.load(Ordering::SeqCst) && a.error.is_some() {
+                cancelled = true;
+                hop.error = a.error;
+                break;
+            }
+            match a.error {
+                None => {
+                    hop.samples = a.samples;
+                    hop.error = None;
+                    hop.status = HopStatus::Ok;
+                    let spec = self.welch.finish();
+                    hop.db = self.grid.add_hop(
+                        &spec.psd_db,
+                        &HopPlacement {
+                            first_bin: b0,
+                            end_bin: b1,
+                            kept_bins: self.plan.kept_bins,
+                            fft_size: self.plan.fft_size,
+                            bin_hz: self.plan.bin_hz,
+                            requested_hz: center,
+                            actual_hz: a.actual.unwrap_or(center),
+                        },
+                    );
+                    break;
+                }
+                Some(e) => {
+                    tracing::warn!(
+                        hop = hop.hop,
+                        repeat = hop.repeat,
+                        center,
+                        "sweep hop failed: {e}"
+                    );
+                    hop.error = Some(e);
+                    hop.status = HopStatus::Failed;
+                }
+            }
+        }
+        if hop.status == HopStatus::Failed && self.cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+        }
+        cancelled
+    }
 }
 
 /// Retune, restart the stream, discard the settle samples, feed the dwell samples.
