@@ -137,67 +137,12 @@ impl TxRadio {
                 format!("|offset| < sample_rate_hz / 2 = {}", rate / 2.0),
             ));
         }
-        let not_keyed = |cancelled: bool| {
-            let now = unix_now();
-            TxReport {
-                task_id: p.task_id().to_string(),
-                device: args.to_owned(),
-                started_unix_s: now,
-                stopped_unix_s: now,
-                samples_sent: 0,
-                frequency_hz: p.frequency_hz(),
-                tone_offset_hz: p.tone_offset_hz(),
-                sample_rate_hz: rate,
-                gain_db: p.gain_db(),
-                cancelled,
-            }
-        };
         // Interrupted already, or nothing to send: the transmitter is never keyed.
         if cancel.load(Ordering::SeqCst) || (p.duration_s() * rate).floor() < 1.0 {
-            return Ok(not_keyed(cancel.load(Ordering::SeqCst)));
+            return Ok(self.not_keyed(cancel.load(Ordering::SeqCst)));
         }
-        tx.sample_rate(rate)?;
-        tx.frequency(p.frequency_hz())?;
-        tx.gain(p.gain_db())?;
-        // What goes on air is what the driver set, not what was asked: read it
-        // back. The policy judged the permit's span (LO ± |offset|); a driver
-        // that rounds the LO off it, or sets more gain, is refused before keying.
-        // The tone is synthesised from the actual rate, so its offset is exact.
-        let readback =
-            |what: &str, e: soapysdr::Error| tx.driver(format!("read back tx {what}"), e);
-        let rate = dev
-            .sample_rate(Direction::Tx, 0)
-            .map_err(|e| readback("sample rate", e))?;
-        let lo = dev
-            .frequency(Direction::Tx, 0)
-            .map_err(|e| readback("frequency", e))?;
-        let gain = dev
-            .gain(Direction::Tx, 0)
-            .map_err(|e| readback("gain", e))?;
-        if !lo.is_finite() || (lo - p.frequency_hz()).abs() > TX_LO_TOLERANCE_HZ {
-            return Err(tx.unsupported(
-                "tx frequency_hz (read back)",
-                lo,
-                format!(
-                    "the permit's {} Hz ± {TX_LO_TOLERANCE_HZ} Hz",
-                    p.frequency_hz()
-                ),
-            ));
-        }
-        if !gain.is_finite() || gain > p.gain_db() + TX_GAIN_TOLERANCE_DB {
-            return Err(tx.unsupported(
-                "tx gain_db (read back)",
-                gain,
-                format!("at most the permit's {} dB", p.gain_db()),
-            ));
-        }
-        if !rate.is_finite() || rate <= 0.0 || p.tone_offset_hz().abs() >= rate / 2.0 {
-            return Err(tx.unsupported(
-                "tone_offset_hz",
-                p.tone_offset_hz(),
-                format!("|offset| < actual sample rate / 2 = {}", rate / 2.0),
-            ));
-        }
+        let air = tune_and_verify(&tx, p)?;
+        let rate = air.rate;
 
         // The one guarded place that opens a TX stream: a permit was consumed to get here.
         // Over SoapyRemote the stream's socket window (default 42 MiB: seconds of
@@ -215,84 +160,7 @@ impl TxRadio {
             .tx_stream_args::<Complex<f32>, _>(&[0], stream_args)
             .map_err(|e| tx.driver("set up tx stream".into(), e))?;
         let mut guard = TxGuard(stream);
-        let mtu = guard.0.mtu().unwrap_or(4096).max(1);
-        // About 2 ms per write so `cancel` is seen promptly.
-        // (`max` before `min`: a driver reporting an MTU below 64 must not panic `clamp`.)
-        let block = ((rate * 0.002) as usize)
-            .max(64)
-            .min(mtu.min(65_536))
-            .max(1);
-        let total = (p.duration_s() * rate).floor() as u64;
-        let limit = Duration::try_from_secs_f64(p.duration_s()).unwrap_or(Duration::MAX);
-        let step = p.tone_offset_hz() / rate;
-        let mut buf = vec![Complex::new(0.0f32, 0.0); block];
-        let mut phase = 0.0f64;
-        let mut sent = 0u64;
-        let mut cancelled = false;
-
-        guard
-            .0
-            .activate(None)
-            .map_err(|e| tx.driver("activate tx stream".into(), e))?;
-        let started = unix_now();
-        let t0 = Instant::now();
-        tracing::warn!(
-            args,
-            freq = p.frequency_hz(),
-            offset = p.tone_offset_hz(),
-            "TX on"
-        );
-        while sent < total {
-            if cancel.load(Ordering::SeqCst) {
-                cancelled = true;
-                break;
-            }
-            if t0.elapsed() >= limit {
-                break;
-            }
-            // Never more than TX_LEAD of tone ahead of the wall clock: a driver or a
-            // SoapyRemote link with deep buffers (socket buffers of many MB) would
-            // otherwise take the whole tone in a fraction of its duration, so that a
-            // Ctrl-C could no longer stop what is already queued and the report's
-            // time on air would be the time it took to queue.
-            let ahead = sent as f64 / rate - t0.elapsed().as_secs_f64();
-            if ahead > TX_LEAD.as_secs_f64() {
-                let nap = (ahead - TX_LEAD.as_secs_f64()).min(0.002);
-                std::thread::sleep(Duration::from_secs_f64(nap));
-                continue;
-            }
-            let n = (total - sent).min(block as u64) as usize;
-            for s in buf[..n].iter_mut() {
-                let a = std::f64::consts::TAU * phase;
-                *s = Complex::new((0.7 * a.cos()) as f32, (0.7 * a.sin()) as f32);
-                phase = (phase + step).rem_euclid(1.0);
-            }
-            #[cfg(test)]
-            if sent > 0 && tests::PANIC_IN_TX.with(std::cell::Cell::get) {
-                panic!("injected panic while transmitting");
-            }
-            let last = sent + n as u64 >= total;
-            match guard.0.write(&[&buf[..n]], None, last, 10_000) {
-                Ok(w) => {
-                    sent += w as u64;
-                    // Rewind the phase for samples the driver did not take.
-                    phase = (phase - step * (n - w) as f64).rem_euclid(1.0);
-                }
-                Err(e) if e.code == ErrorCode::Timeout => {
-                    phase = (phase - step * n as f64).rem_euclid(1.0);
-                }
-                Err(e) => {
-                    return Err(Error::Stream {
-                        args: args.to_owned(),
-                        message: format!(
-                            "{}; {}",
-                            stream_msg("tx write", &e),
-                            tx_state_unknown(sent, total, started)
-                        ),
-                    })
-                }
-            }
-        }
+        let keyed = send_tone(&mut guard, &tx, p, rate, cancel)?;
         // A radio on another host whose server died fails here: the node then knows
         // only what it sent, not whether the far transmitter stopped. Say so.
         guard.0.deactivate(None).map_err(|e| Error::Stream {
@@ -300,24 +168,222 @@ impl TxRadio {
             message: format!(
                 "deactivate tx stream failed: {}; {}",
                 e.message.trim_end_matches([' ', ':']),
-                tx_state_unknown(sent, total, started)
+                tx_state_unknown(keyed.sent, keyed.total, keyed.started)
             ),
         })?;
         drop(guard);
         let stopped = unix_now();
-        tracing::warn!(args, sent, cancelled, "TX off");
+        tracing::warn!(
+            args,
+            sent = keyed.sent,
+            cancelled = keyed.cancelled,
+            "TX off"
+        );
         Ok(TxReport {
             task_id: p.task_id().to_string(),
             device: args.to_owned(),
-            started_unix_s: started,
+            started_unix_s: keyed.started,
             stopped_unix_s: stopped,
-            samples_sent: sent,
-            frequency_hz: lo,
+            samples_sent: keyed.sent,
+            frequency_hz: air.lo,
             tone_offset_hz: p.tone_offset_hz(),
             sample_rate_hz: rate,
-            gain_db: gain,
-            cancelled,
+            gain_db: air.gain,
+            cancelled: keyed.cancelled,
         })
+    }
+
+    /// The report of a transmission that never keyed the transmitter.
+    fn not_keyed(&self, cancelled: bool) -> TxReport {
+        let p = &self.permit;
+        let now = unix_now();
+        TxReport {
+            task_id: p.task_id().to_string(),
+            device: self.radio.args.clone(),
+            started_unix_s: now,
+            stopped_unix_s: now,
+            samples_sent: 0,
+            frequency_hz: p.frequency_hz(),
+            tone_offset_hz: p.tone_offset_hz(),
+            sample_rate_hz: p.sample_rate_hz(),
+            gain_db: p.gain_db(),
+            cancelled,
+        }
+    }
+}
+
+/// What the driver really set for the transmission.
+struct OnAir {
+    /// Actual sample rate, S/s.
+    rate: f64,
+    /// Actual LO, Hz.
+    lo: f64,
+    /// Actual gain, dB.
+    gain: f64,
+}
+
+/// Set the permit's rate, LO and gain, then read them back.
+///
+/// What goes on air is what the driver set, not what was asked. The policy
+/// judged the permit's span (LO ± |offset|); a driver that rounds the LO off it,
+/// or sets more gain, is refused before keying. The tone is synthesised from the
+/// actual rate, so its offset is exact.
+fn tune_and_verify(tx: &Ctl<'_>, p: &TxPermit) -> Result<OnAir, Error> {
+    let dev = tx.dev;
+    tx.sample_rate(p.sample_rate_hz())?;
+    tx.frequency(p.frequency_hz())?;
+    tx.gain(p.gain_db())?;
+    let readback = |what: &str, e: soapysdr::Error| tx.driver(format!("read back tx {what}"), e);
+    let rate = dev
+        .sample_rate(Direction::Tx, 0)
+        .map_err(|e| readback("sample rate", e))?;
+    let lo = dev
+        .frequency(Direction::Tx, 0)
+        .map_err(|e| readback("frequency", e))?;
+    let gain = dev
+        .gain(Direction::Tx, 0)
+        .map_err(|e| readback("gain", e))?;
+    if !lo.is_finite() || (lo - p.frequency_hz()).abs() > TX_LO_TOLERANCE_HZ {
+        return Err(tx.unsupported(
+            "tx frequency_hz (read back)",
+            lo,
+            format!(
+                "the permit's {} Hz ± {TX_LO_TOLERANCE_HZ} Hz",
+                p.frequency_hz()
+            ),
+        ));
+    }
+    if !gain.is_finite() || gain > p.gain_db() + TX_GAIN_TOLERANCE_DB {
+        return Err(tx.unsupported(
+            "tx gain_db (read back)",
+            gain,
+            format!("at most the permit's {} dB", p.gain_db()),
+        ));
+    }
+    if !rate.is_finite() || rate <= 0.0 || p.tone_offset_hz().abs() >= rate / 2.0 {
+        return Err(tx.unsupported(
+            "tone_offset_hz",
+            p.tone_offset_hz(),
+            format!("|offset| < actual sample rate / 2 = {}", rate / 2.0),
+        ));
+    }
+    Ok(OnAir { rate, lo, gain })
+}
+
+/// What the keyed transmitter did.
+struct Keyed {
+    /// Samples accepted by the driver.
+    sent: u64,
+    /// Samples of the whole tone.
+    total: u64,
+    /// Stream activated, unix seconds.
+    started: f64,
+    /// Cut short by the cancel flag.
+    cancelled: bool,
+}
+
+/// Activate the stream and write the tone at `rate` until its duration (by sample
+/// count and by wall clock) ends or `cancel` is set. The caller's guard tears the
+/// stream down on every exit.
+fn send_tone(
+    guard: &mut TxGuard,
+    tx: &Ctl<'_>,
+    p: &TxPermit,
+    rate: f64,
+    cancel: &AtomicBool,
+) -> Result<Keyed, Error> {
+    let args = tx.args;
+    let block = write_len(rate, guard.0.mtu().unwrap_or(4096).max(1));
+    let total = (p.duration_s() * rate).floor() as u64;
+    let limit = Duration::try_from_secs_f64(p.duration_s()).unwrap_or(Duration::MAX);
+    let step = p.tone_offset_hz() / rate;
+    let mut buf = vec![Complex::new(0.0f32, 0.0); block];
+    let mut phase = 0.0f64;
+    let mut sent = 0u64;
+    let mut cancelled = false;
+
+    guard
+        .0
+        .activate(None)
+        .map_err(|e| tx.driver("activate tx stream".into(), e))?;
+    let started = unix_now();
+    let t0 = Instant::now();
+    tracing::warn!(
+        args,
+        freq = p.frequency_hz(),
+        offset = p.tone_offset_hz(),
+        "TX on"
+    );
+    while sent < total {
+        if cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+            break;
+        }
+        if t0.elapsed() >= limit {
+            break;
+        }
+        // Never more than TX_LEAD of tone ahead of the wall clock: a driver or a
+        // SoapyRemote link with deep buffers (socket buffers of many MB) would
+        // otherwise take the whole tone in a fraction of its duration, so that a
+        // Ctrl-C could no longer stop what is already queued and the report's
+        // time on air would be the time it took to queue.
+        let ahead = sent as f64 / rate - t0.elapsed().as_secs_f64();
+        if ahead > TX_LEAD.as_secs_f64() {
+            let nap = (ahead - TX_LEAD.as_secs_f64()).min(0.002);
+            std::thread::sleep(Duration::from_secs_f64(nap));
+            continue;
+        }
+        let n = (total - sent).min(block as u64) as usize;
+        synth(&mut buf[..n], &mut phase, step);
+        #[cfg(test)]
+        if sent > 0 && tests::PANIC_IN_TX.with(std::cell::Cell::get) {
+            panic!("injected panic while transmitting");
+        }
+        let last = sent + n as u64 >= total;
+        match guard.0.write(&[&buf[..n]], None, last, 10_000) {
+            Ok(w) => {
+                sent += w as u64;
+                // Rewind the phase for samples the driver did not take.
+                phase = (phase - step * (n - w) as f64).rem_euclid(1.0);
+            }
+            Err(e) if e.code == ErrorCode::Timeout => {
+                phase = (phase - step * n as f64).rem_euclid(1.0);
+            }
+            Err(e) => {
+                return Err(Error::Stream {
+                    args: args.to_owned(),
+                    message: format!(
+                        "{}; {}",
+                        stream_msg("tx write", &e),
+                        tx_state_unknown(sent, total, started)
+                    ),
+                })
+            }
+        }
+    }
+    Ok(Keyed {
+        sent,
+        total,
+        started,
+        cancelled,
+    })
+}
+
+/// Samples per write: about 2 ms, so `cancel` is seen promptly.
+/// (`max` before `min`: a driver reporting an MTU below 64 must not panic `clamp`.)
+fn write_len(rate: f64, mtu: usize) -> usize {
+    ((rate * 0.002) as usize)
+        .max(64)
+        .min(mtu.min(65_536))
+        .max(1)
+}
+
+/// The next `buf.len()` samples of the tone (amplitude 0.7), from `phase` (cycles).
+fn synth(buf: &mut [Complex<f32>], phase: &mut f64, step: f64) {
+    for s in buf.iter_mut() {
+        let a = std::f64::consts::TAU * *phase;
+        *s = Complex::new((0.7 * a.cos()) as f32, (0.7 * a.sin()) as f32);
+        *phase = (*phase + step).rem_euclid(1.0);
     }
 }
 
