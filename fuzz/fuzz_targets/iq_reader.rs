@@ -1,11 +1,11 @@
-//! The IQ file readers (`rxnode_hw::IqReader`) on a temp file. Input byte 0
+//! The IQ file readers (`rxnode_dsp::IqReader`) on a temp file. Input byte 0
 //! picks the format; for SigMF, bytes 1..3 (u16 LE) give the length of the
 //! `.sigmf-meta` JSON and the rest is `.sigmf-data`. Opening and reading every
 //! sample must never panic, and a reader never returns more than asked.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use num_complex::Complex;
-use rxnode_hw::{IqFormat, IqReader};
+use rxnode_dsp::{IqFormat, IqReader};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, rest)) = data.split_first() else {

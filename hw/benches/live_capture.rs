@@ -9,11 +9,11 @@
 //! `ci16_le` on the writer thread — a file of exactly SECONDS × 61.44e6 samples.
 //! Also prints the consumer's own throughput (no radio) to explain any loss.
 use num_complex::Complex;
-use rxnode_hw::{
-    run_capture, run_capture_ci16, use_sim, CaptureSettings, CaptureSummary, ClkinConfig,
-    ClkinEstimator, IqFormat, IqWriter, RecordFormat, RecordingMeta, RxConfig, RxRadio, Welch,
-    WelchConfig,
+use rxnode_dsp::{
+    run_capture, run_capture_ci16, CaptureSettings, CaptureSummary, ClkinConfig, ClkinEstimator,
+    IqFormat, IqWriter, RecordFormat, RecordingMeta, Welch, WelchConfig,
 };
+use rxnode_hw::{use_sim, RxConfig, RxRadio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 

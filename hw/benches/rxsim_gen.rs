@@ -4,7 +4,8 @@
 //! `cargo bench -p rxnode-hw --bench rxsim_gen` prints MS/s through the whole
 //! path the capture engine uses (libSoapySDR readStream into a CF32 buffer).
 use num_complex::Complex;
-use rxnode_hw::{use_sim, ReadOutcome, RxConfig, RxRadio, SampleSource};
+use rxnode_dsp::{ReadOutcome, SampleSource};
+use rxnode_hw::{use_sim, RxConfig, RxRadio};
 use std::time::{Duration, Instant};
 
 fn main() -> Result<(), rxnode_hw::Error> {

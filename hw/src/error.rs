@@ -5,8 +5,11 @@ use std::path::PathBuf;
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    // --- DSP, IQ files and the capture engine (owned by "dsp") ---
-    /// A DSP or capture setting is out of range.
+    /// A DSP, IQ-file or capture-engine error from `rxnode-dsp`, shown as is.
+    #[error(transparent)]
+    Dsp(rxnode_dsp::Error),
+    /// A radio or sweep setting is out of range (a DSP setting that
+    /// `rxnode-dsp` refuses arrives here too, so callers see one variant).
     #[error("invalid setting {field}: {detail}")]
     InvalidSetting {
         /// The setting's name.
@@ -14,45 +17,6 @@ pub enum Error {
         /// What is wrong with its value.
         detail: String,
     },
-    /// An I/O error on an IQ file.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// An IQ file is malformed (truncated, odd size, bad header, non-finite sample …).
-    #[error("{path}: {detail}")]
-    BadIqFile {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        detail: String,
-    },
-    /// The IQ format is unknown or unsupported.
-    #[error("unsupported IQ format: {0}")]
-    UnsupportedFormat(String),
-    /// Writing more IQ data would exceed the disk budget.
-    #[error("disk budget of {budget} bytes reached after {written} bytes; recording stopped")]
-    DiskBudget {
-        /// The budget in bytes.
-        budget: u64,
-        /// Bytes written when the recording stopped.
-        written: u64,
-    },
-    /// The sample source failed.
-    #[error("sample source: {0}")]
-    Source(String),
-    /// The CLKIN reference tone could not be measured.
-    #[error("clkin: {0}")]
-    Clkin(String),
-    /// A worker thread of the capture engine panicked.
-    #[error("capture worker thread panicked")]
-    WorkerPanic,
-    // --- end of "dsp" block ---
-    // --- SoapySDR, rxsim and TX (owned by "hw-sdr") ---
     /// SoapySDR enumeration failed.
     #[error("enumerating devices with args {args:?} failed: {message}")]
     Enumerate {
@@ -126,7 +90,17 @@ pub enum Error {
     /// `use_sim()` was called after SoapySDR had already loaded its modules.
     #[error("use_sim() called after SoapySDR was already used in this process; call it first")]
     SimTooLate,
-    // --- end of "hw-sdr" block ---
+}
+
+impl From<rxnode_dsp::Error> for Error {
+    fn from(e: rxnode_dsp::Error) -> Self {
+        match e {
+            rxnode_dsp::Error::InvalidSetting { field, detail } => {
+                Error::InvalidSetting { field, detail }
+            }
+            other => Error::Dsp(other),
+        }
+    }
 }
 
 /// `Result` with this crate's [`Error`].

@@ -1,12 +1,15 @@
 //! `rxnode-hw`: the only door to radios.
 //!
 //! SoapySDR access (enumerate, probe, open, RX stream; TX only through a handle
-//! that consumed an [`rxnode_interlock::TxPermit`]), and the bundled simulated
-//! radio module `rxsim` ([`use_sim`]).
+//! that consumed an [`rxnode_interlock::TxPermit`], in `radio/tx.rs`), clocks,
+//! radio-driven sweeps, and the bundled simulated radio module `rxsim`
+//! ([`use_sim`]). The DSP, the IQ files and the capture engine are in the pure
+//! crate `rxnode-dsp` (`hw/dsp/`); a radio stream is one of its `SampleSource`s.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), rxnode_hw::Error> {
-//! use rxnode_hw::{use_sim, RxConfig, RxRadio, ReadOutcome, SampleSource};
+//! use rxnode_dsp::{ReadOutcome, SampleSource};
+//! use rxnode_hw::{use_sim, RxConfig, RxRadio};
 //! use_sim()?; // before anything else touches SoapySDR
 //! let mut radio = RxRadio::open("driver=rxsim,tone_hz=100.1e6")?;
 //! let actual = radio.configure(&RxConfig {
@@ -23,31 +26,16 @@
 //! ```
 #![deny(missing_docs)]
 
-pub(crate) mod capture;
 mod clock;
-pub(crate) mod dsp;
 mod error;
-pub(crate) mod iq;
 mod probe;
 mod radio;
 mod sim;
 mod sweep;
 
-pub use crate::capture::{
-    run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, Ci16Source,
-    PsdTrace, ReadOutcome, SampleSource,
-};
-pub use crate::clock::hackrf_clkin_status;
-pub use crate::dsp::{
-    find_peaks, fmt_ppm, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator,
-    ClkinReport, ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig,
-    Window,
-};
-pub use crate::error::{Error, Result};
-pub use crate::iq::{
-    IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordFormat, RecordingMeta,
-};
 pub use crate::{
+    clock::hackrf_clkin_status,
+    error::{Error, Result},
     probe::{
         enumerate, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
         soapysdr_version, DeviceInfo, GainElement, ModuleLoad,
@@ -55,4 +43,11 @@ pub use crate::{
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, TxRadio, TxReport},
     sim::use_sim,
     sweep::{run_sweep, HopPlan, HopStatus, SweepConfig, SweepHop, SweepReport},
+};
+
+// transitional: src/ imports these from rxnode_dsp after the #14 merge
+pub use rxnode_dsp::{
+    fmt_ppm, judge_clkin, run_capture, run_capture_ci16, CaptureSettings, CaptureStatus,
+    CaptureSummary, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, IqFormat,
+    IqReader, IqWriter, RecordFormat, RecordingMeta, Spectrum, Welch, WelchConfig,
 };

@@ -8,9 +8,15 @@
 //! that range, so the kept bins of consecutive hops tile the band with no gap and
 //! no overlap. A hop that overflows, times out or cannot be tuned is retried once,
 //! then marked `FAILED` with its range; its bins stay empty (never interpolated).
-use crate::dsp::{find_peaks, median_db, Peak, Welch, WelchConfig, Window};
-use crate::{Error, ReadOutcome, RxRadio, SampleSource};
+//!
+//! The stitching itself (kept bins → grid, averaging, peaks) is pure and lives in
+//! `rxnode-dsp` ([`rxnode_dsp::Stitcher`]); the hop plan stays here because its
+//! limits are the interlock's (`sweep_grid`, `MAX_SWEEP_*`), shared with the policy check.
+use crate::{Error, RxRadio};
 use num_complex::Complex;
+use rxnode_dsp::{
+    band_peaks, HopPlacement, Peak, ReadOutcome, SampleSource, Stitcher, Welch, WelchConfig,
+};
 use rxnode_interlock::{sweep_grid, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -286,11 +292,19 @@ pub fn run_sweep(
     let mut buf = vec![Complex::new(0.0f32, 0.0); 16384];
     let t0 = Instant::now();
     let mut hops = Vec::new();
-    let mut sum = vec![0.0f64; plan.total_bins];
-    let mut count = vec![0u32; plan.total_bins];
+    let mut grid = Stitcher::new(plan.total_bins);
     let mut cancelled = false;
-    let mut floor_s = 0.0;
-    let hop_s = (plan.settle_samples + plan.dwell_samples) as f64 / rate;
+    let mut run = HopRun {
+        radio,
+        stream: &mut stream,
+        welch: &mut welch,
+        plan: &plan,
+        buf: &mut buf,
+        cancel,
+        grid: &mut grid,
+        floor_s: 0.0,
+        hop_s: (plan.settle_samples + plan.dwell_samples) as f64 / rate,
+    };
     for repeat in 0..cfg.repeats {
         for (h, &center) in plan.centers_hz.iter().enumerate() {
             let (b0, b1) = plan.hop_bins(h);
@@ -317,76 +331,16 @@ pub fn run_sweep(
                 hops.push(hop);
                 continue;
             }
-            for _attempt in 0..2 {
-                hop.attempts += 1;
-                welch.reset();
-                let a = one_hop(
-                    radio,
-                    &mut stream,
-                    &mut welch,
-                    &plan,
-                    center,
-                    &mut buf,
-                    cancel,
-                );
-                floor_s += hop_s;
-                hop.overflows += a.overflows;
-                hop.actual_center_hz = a.actual.or(hop.actual_center_hz);
-                hop.unix_time_s = a.started;
-                if cancel.load(Ordering::SeqCst) && a.error.is_some() {
-                    cancelled = true;
-                    hop.error = a.error;
-                    break;
-                }
-                match a.error {
-                    None => {
-                        hop.samples = a.samples;
-                        hop.error = None;
-                        hop.status = HopStatus::Ok;
-                        let spec = welch.finish();
-                        let actual = a.actual.unwrap_or(center);
-                        // Grid bin m sits at (m − b0 − K/2) bins from the requested
-                        // centre; index it from the actual centre's spectrum.
-                        let shift = (actual - center) / plan.bin_hz;
-                        let mid = (plan.fft_size / 2) as f64;
-                        let mut db = Vec::with_capacity(b1 - b0);
-                        for m in b0..b1 {
-                            let off = (m - b0) as f64 - (plan.kept_bins / 2) as f64;
-                            let idx = (mid + off - shift).round();
-                            let v = if idx >= 0.0 && (idx as usize) < spec.psd_db.len() {
-                                spec.psd_db[idx as usize]
-                            } else {
-                                f32::NAN
-                            };
-                            db.push(v);
-                            if v.is_finite() {
-                                sum[m] += 10f64.powf(f64::from(v) / 10.0);
-                                count[m] += 1;
-                            }
-                        }
-                        hop.db = db;
-                        break;
-                    }
-                    Some(e) => {
-                        tracing::warn!(hop = h, repeat, center, "sweep hop failed: {e}");
-                        hop.error = Some(e);
-                        hop.status = HopStatus::Failed;
-                    }
-                }
-            }
-            if hop.status == HopStatus::Failed && cancel.load(Ordering::SeqCst) {
+            if run.measure(&mut hop, center, (b0, b1)) {
                 cancelled = true;
             }
             hops.push(hop);
         }
     }
+    let floor_s = run.floor_s;
     let _ = stream.pause();
     drop(stream);
-    let spectrum_db: Vec<Option<f32>> = sum
-        .iter()
-        .zip(&count)
-        .map(|(s, &c)| (c > 0 && *s > 0.0).then(|| (10.0 * (s / f64::from(c)).log10()) as f32))
-        .collect();
+    let spectrum_db = grid.finish();
     let (peaks, peak_widths_hz, noise_floor_db) =
         band_peaks(&spectrum_db, cfg.start_hz, plan.bin_hz);
     let failed_ranges_hz = hops
@@ -408,6 +362,85 @@ pub fn run_sweep(
         floor_s,
         cancelled,
     })
+}
+
+/// What every hop of one sweep works with.
+struct HopRun<'a> {
+    radio: &'a mut RxRadio,
+    stream: &'a mut crate::RxStream,
+    welch: &'a mut Welch,
+    plan: &'a HopPlan,
+    buf: &'a mut [Complex<f32>],
+    cancel: &'a AtomicBool,
+    grid: &'a mut Stitcher,
+    /// The sweep's time floor so far: settle + dwell of every attempt.
+    floor_s: f64,
+    hop_s: f64,
+}
+
+impl HopRun<'_> {
+    /// Up to two attempts at one hop (a failed one is retried once), its kept bins
+    /// stitched onto the grid; `true` when the operator cancelled during it.
+    fn measure(&mut self, hop: &mut SweepHop, center: f64, (b0, b1): (usize, usize)) -> bool {
+        let mut cancelled = false;
+        for _attempt in 0..2 {
+            hop.attempts += 1;
+            self.welch.reset();
+            let a = one_hop(
+                &mut *self.radio,
+                &mut *self.stream,
+                &mut *self.welch,
+                self.plan,
+                center,
+                &mut *self.buf,
+                self.cancel,
+            );
+            self.floor_s += self.hop_s;
+            hop.overflows += a.overflows;
+            hop.actual_center_hz = a.actual.or(hop.actual_center_hz);
+            hop.unix_time_s = a.started;
+            if self.cancel.load(Ordering::SeqCst) && a.error.is_some() {
+                cancelled = true;
+                hop.error = a.error;
+                break;
+            }
+            match a.error {
+                None => {
+                    hop.samples = a.samples;
+                    hop.error = None;
+                    hop.status = HopStatus::Ok;
+                    let spec = self.welch.finish();
+                    hop.db = self.grid.add_hop(
+                        &spec.psd_db,
+                        &HopPlacement {
+                            first_bin: b0,
+                            end_bin: b1,
+                            kept_bins: self.plan.kept_bins,
+                            fft_size: self.plan.fft_size,
+                            bin_hz: self.plan.bin_hz,
+                            requested_hz: center,
+                            actual_hz: a.actual.unwrap_or(center),
+                        },
+                    );
+                    break;
+                }
+                Some(e) => {
+                    tracing::warn!(
+                        hop = hop.hop,
+                        repeat = hop.repeat,
+                        center,
+                        "sweep hop failed: {e}"
+                    );
+                    hop.error = Some(e);
+                    hop.status = HopStatus::Failed;
+                }
+            }
+        }
+        if hop.status == HopStatus::Failed && self.cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+        }
+        cancelled
+    }
 }
 
 /// Retune, restart the stream, discard the settle samples, feed the dwell samples.
@@ -492,38 +525,6 @@ fn one_hop(
     a
 }
 
-/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum.
-fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
-    let valid: Vec<f32> = db.iter().flatten().copied().collect();
-    if valid.is_empty() {
-        return (Vec::new(), Vec::new(), None);
-    }
-    let floor = median_db(&valid);
-    // Missing bins read as the floor for peak picking only (never reported).
-    let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(floor as f32)).collect();
-    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, 10.0, 16);
-    let mut peaks = Vec::new();
-    let mut widths = Vec::new();
-    for (i, p) in found {
-        let half = p - 3.0;
-        let mut lo = i;
-        while lo > 0 && filled[lo - 1] >= half {
-            lo -= 1;
-        }
-        let mut hi = i;
-        while hi + 1 < filled.len() && filled[hi + 1] >= half {
-            hi += 1;
-        }
-        peaks.push(Peak {
-            frequency_hz: start + i as f64 * bin,
-            power_db: f64::from(p),
-            snr_db: f64::from(p) - floor,
-        });
-        widths.push((hi - lo + 1) as f64 * bin);
-    }
-    (peaks, widths, Some(floor))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,22 +596,5 @@ mod tests {
         c.bin_hz = 1e3;
         c.sample_rate_hz = 1e6;
         assert!(HopPlan::new(&c, 1e6).is_err(), "too many hops");
-    }
-
-    #[test]
-    fn peaks_widths_and_floor_ignore_missing_bins() {
-        let mut db: Vec<Option<f32>> = vec![Some(-90.0); 200];
-        db[50] = Some(-30.0);
-        db[49] = Some(-31.0);
-        db[51] = Some(-40.0);
-        for v in &mut db[120..160] {
-            *v = None;
-        }
-        let (p, w, floor) = band_peaks(&db, 1e6, 1e3);
-        assert_eq!(floor, Some(-90.0));
-        assert_eq!(p.len(), 1);
-        assert_eq!(p[0].frequency_hz, 1e6 + 50e3);
-        assert_eq!(w[0], 2e3);
-        assert!(band_peaks(&[None, None], 0.0, 1.0).2.is_none());
     }
 }

@@ -5,10 +5,11 @@
 //! Modules load once per process: `init()` runs `use_sim()` and sets the event log
 //! before any test touches SoapySDR. No test in this binary transmits.
 use num_complex::Complex;
-use rxnode_hw::{
-    run_capture, use_sim, CaptureSettings, CaptureStatus, CaptureSummary, ClkinConfig, ClkinStatus,
-    ClockEvidence, Error, ReadOutcome, RxConfig, RxRadio, SampleSource, WelchConfig,
+use rxnode_dsp::{
+    run_capture, CaptureSettings, CaptureStatus, CaptureSummary, ClkinConfig, ClkinStatus,
+    ClockEvidence, Error, ReadOutcome, SampleSource, WelchConfig,
 };
+use rxnode_hw::{use_sim, RxConfig, RxRadio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -220,11 +221,11 @@ fn a_stalled_consumer_drops_and_counts() {
             f.read_to_end(&mut all).expect("drain");
             all.len() as u64
         });
-        let meta = rxnode_hw::RecordingMeta {
+        let meta = rxnode_dsp::RecordingMeta {
             sample_rate_hz: rate,
             ..Default::default()
         };
-        let w = rxnode_hw::IqWriter::create(&fifo, meta, None).expect("writer on fifo");
+        let w = rxnode_dsp::IqWriter::create(&fifo, meta, None).expect("writer on fifo");
         let stream = r.rx_stream().expect("rx stream");
         let s = run_capture(
             stream,

@@ -4,9 +4,8 @@
 //! log before any test touches SoapySDR. No test in this binary transmits.
 use num_complex::Complex;
 use rustfft::FftPlanner;
-use rxnode_hw::{
-    enumerate, use_sim, Ci16Source, Error, ReadOutcome, RxConfig, RxRadio, SampleSource,
-};
+use rxnode_dsp::{Ci16Source, ReadOutcome, SampleSource};
+use rxnode_hw::{enumerate, use_sim, Error, RxConfig, RxRadio};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};

@@ -1,14 +1,16 @@
 //! `rxnode analyze FILE`: the capture analysis (Welch PSD, peaks, noise floor, CLKIN) on a
 //! recorded IQ file, streamed in blocks so memory stays bounded whatever the file size.
+//! The file runs through the same capture engine as a live capture
+//! ([`rxnode_dsp::run_capture`] over a [`FileSource`]), so the finish is written once.
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
-use num_complex::Complex;
-use rxnode_hw::{
-    judge_clkin, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, IqFormat,
-    IqReader, Welch, WelchConfig,
+use rxnode_dsp::{
+    run_capture, CaptureSettings, CaptureSummary, ClkinConfig, ClkinReport, ClkinStatus,
+    FileSource, IqFormat, IqReader, PsdTrace, WelchConfig,
 };
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Samples per read.
 const BLOCK: usize = 1 << 16;
@@ -113,7 +115,7 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
             args.fft_size
         )));
     }
-    let mut reader = IqReader::open(&args.file, format).map_err(|e| bad_input(e.to_string()))?;
+    let reader = IqReader::open(&args.file, format).map_err(|e| bad_input(e.to_string()))?;
     let info = reader.info().clone();
     let rate = match (args.rate, info.sample_rate_hz) {
         (Some(r), _) => positive("--rate", r)?,
@@ -145,8 +147,7 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
     wcfg.overlap = args.overlap;
     wcfg.center_hz = center;
     wcfg.clip_level = info.clip_level;
-    let mut welch = Welch::new(wcfg).map_err(|e| bad_input(e.to_string()))?;
-    let mut clkin = match args.clkin_tone_hz {
+    let clkin = match args.clkin_tone_hz {
         None => None,
         Some(tone) => {
             let Some(c) = center else {
@@ -160,10 +161,17 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
                     args.clkin_tolerance_ppm
                 )));
             }
-            let cfg = ClkinConfig::new(tone, c, rate, args.clkin_tolerance_ppm);
-            Some(ClkinEstimator::new(cfg).map_err(|e| bad_input(e.to_string()))?)
+            Some(ClkinConfig::new(tone, c, rate, args.clkin_tolerance_ppm))
         }
     };
+    let mut settings = CaptureSettings::new(info.samples, wcfg);
+    settings.block_samples = BLOCK;
+    settings.pool_blocks = 4;
+    // A recording carries no driver evidence (the default): the CLKIN verdict rests
+    // on the measurement.
+    settings.clkin = clkin;
+    // The whole PSD, for the plot.
+    settings.psd_points = args.fft_size;
     let progress = (!ctx.json
         && info.samples > PROGRESS_FROM_SAMPLES
         && std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -177,32 +185,29 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
         );
         bar
     });
-    read_all(&mut reader, &mut welch, clkin.as_mut(), progress.as_ref())?;
+    let mut source = FileSource::new(reader);
+    let summary = run_file(&mut source, &settings, progress.as_ref())?;
     if let Some(bar) = &progress {
         bar.finish_and_clear();
     }
-    let spec = welch.finish();
-    let clkin = clkin.as_mut().map(|c| {
-        let est = c.finish();
-        let cfg = c.config();
-        // A recording carries no driver evidence: the verdict rests on the measurement.
-        judge_clkin(
-            cfg.tone_hz,
-            cfg.tolerance_ppm,
-            est.as_ref(),
-            &ClockEvidence::default(),
-        )
+    if let Some(e) = source.error() {
+        return Err(bad_input(e.to_owned()));
+    }
+    let psd = summary.psd.clone().unwrap_or(PsdTrace {
+        start_hz: 0.0,
+        step_hz: 0.0,
+        db: Vec::new(),
     });
     let report = AnalyzeReport {
         file: args.file.display().to_string(),
         format: info.format,
-        samples: spec.samples,
+        samples: summary.samples_processed,
         sample_rate_hz: rate,
         center_hz: center,
-        fft_size: spec.fft_size,
-        overlap: spec.overlap,
-        averages: spec.averages,
-        peaks: spec
+        fft_size: summary.fft_size,
+        overlap: settings.welch.overlap,
+        averages: summary.averages,
+        peaks: summary
             .peaks
             .iter()
             .map(|p| PeakOut {
@@ -211,17 +216,14 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
                 snr_db: p.snr_db,
             })
             .collect(),
-        noise_floor_db: spec.noise_floor_db,
-        mean_power_dbfs: if spec.mean_power_dbfs.is_finite() {
-            spec.mean_power_dbfs
-        } else {
-            -300.0
-        },
-        clipped_fraction: spec.clipped_fraction,
-        clkin,
+        // Not finite only with no Welch segment, where the spectrum says −inf.
+        noise_floor_db: summary.noise_floor_db.unwrap_or(f64::NEG_INFINITY),
+        mean_power_dbfs: summary.mean_power_dbfs.unwrap_or(-300.0),
+        clipped_fraction: summary.clipped_fraction,
+        clkin: summary.clkin,
     };
     if let Some(plot) = &args.plot {
-        write_plot(plot, &spec, &report)
+        write_plot(plot, &psd, &report)
             .with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
     if ctx.json {
@@ -240,46 +242,30 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
     })
 }
 
-/// Read the whole file: a reader thread converts blocks while this thread runs the DSP.
-fn read_all(
-    reader: &mut IqReader,
-    welch: &mut Welch,
-    mut clkin: Option<&mut ClkinEstimator>,
-    progress: Option<&indicatif::ProgressBar>,
-) -> Result<()> {
-    use std::sync::mpsc::sync_channel;
-    let (full_tx, full_rx) = sync_channel::<(Vec<Complex<f32>>, usize)>(4);
-    let (free_tx, free_rx) = sync_channel::<Vec<Complex<f32>>>(4);
-    for _ in 0..4 {
-        let _ = free_tx.try_send(vec![Complex::default(); BLOCK]);
-    }
+/// Run the capture engine over the whole file (its reader thread converts blocks
+/// while this thread runs the DSP); the bar, if any, follows the samples read.
+fn run_file(
+    source: &mut FileSource,
+    settings: &CaptureSettings,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<CaptureSummary> {
+    let never = AtomicBool::new(false);
+    let read = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let producer = s.spawn(move || -> Result<()> {
-            while let Ok(mut buf) = free_rx.recv() {
-                let n = reader
-                    .read(&mut buf)
-                    .map_err(|e| bad_input(e.to_string()))?;
-                if n == 0 || full_tx.send((buf, n)).is_err() {
-                    break;
+        if let Some(bar) = bar {
+            s.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    bar.set_position(read.load(Ordering::Relaxed));
+                    std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-            }
-            Ok(())
-        });
-        for (buf, n) in full_rx.iter() {
-            welch.feed(&buf[..n]);
-            if let Some(c) = clkin.as_deref_mut() {
-                c.feed(&buf[..n]);
-            }
-            if let Some(bar) = progress {
-                bar.inc(n as u64);
-            }
-            let _ = free_tx.send(buf);
+            });
         }
-        drop(free_tx);
-        producer
-            .join()
-            .map_err(|_| anyhow::anyhow!("file reader thread panicked"))?
+        let r = run_capture(source, settings, &never, Some(&read), None);
+        done.store(true, Ordering::Relaxed);
+        r
     })
+    .map_err(|e| bad_input(e.to_string()))
 }
 
 fn print_human(r: &AnalyzeReport) {
@@ -318,7 +304,7 @@ fn print_human(r: &AnalyzeReport) {
             println!(
                 "  tone {} Hz measured {m:.3} Hz → {} ± {u:.4} ppm",
                 c.tone_hz,
-                rxnode_hw::fmt_ppm(p, 4)
+                rxnode_dsp::fmt_ppm(p, 4)
             );
         }
     }
@@ -326,7 +312,7 @@ fn print_human(r: &AnalyzeReport) {
 
 /// Spectrum PNG with axes, title, labelled peaks, noise floor and CLKIN markers
 /// (`crate::result::plot`).
-fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum, r: &AnalyzeReport) -> Result<()> {
+fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Result<()> {
     use crate::result::plot::{Marker, SpectrumPlot, Trace};
     let mut markers = Vec::new();
     if let Some(c) = &r.clkin {
@@ -342,7 +328,7 @@ fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum, r: &AnalyzeRep
                     "measured {:.6} MHz{}",
                     m / 1e6,
                     c.ppm
-                        .map(|p| format!(" ({} ppm)", rxnode_hw::fmt_ppm(p, 3)))
+                        .map(|p| format!(" ({} ppm)", rxnode_dsp::fmt_ppm(p, 3)))
                         .unwrap_or_default()
                 ),
                 measured: true,
@@ -367,9 +353,9 @@ fn write_plot(path: &std::path::Path, spec: &rxnode_hw::Spectrum, r: &AnalyzeRep
         &SpectrumPlot {
             title,
             trace: Trace {
-                start_hz: spec.start_hz,
-                step_hz: spec.bin_hz,
-                db: spec.psd_db.iter().map(|&v| f64::from(v)).collect(),
+                start_hz: psd.start_hz,
+                step_hz: psd.step_hz,
+                db: psd.db.iter().map(|&v| f64::from(v)).collect(),
             },
             peaks: r
                 .peaks

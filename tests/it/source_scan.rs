@@ -1,5 +1,5 @@
 //! Issue 9 (hardening), interlock: the source holds exactly one entry into
-//! SoapySDR's transmit API — the guarded `tx_stream` call in `hw/src/radio.rs`
+//! SoapySDR's transmit API — the guarded `tx_stream` call in `hw/src/radio/tx.rs`
 //! (inside `TxRadio::transmit_tone`; a `TxRadio` is made only by `RxRadio::into_tx`,
 //! which consumes a `TxPermit`) — and exactly one
 //! `allow(clippy::disallowed_methods)`, on that call. Only `hw` links soapysdr.
@@ -32,16 +32,18 @@ fn exactly_one_guarded_tx_entry_into_soapysdr() {
     for d in [
         "src",
         "hw/src",
+        "hw/dsp/src",
         "interlock/src",
         "hw/tests",
         "hw/benches",
+        "hw/dsp/benches",
         "benches",
     ] {
         rust_files(&root.join(d), &mut files);
     }
     assert!(
-        files.iter().any(|p| p.ends_with("hw/src/radio.rs")),
-        "scan found no hw/src/radio.rs under {}",
+        files.iter().any(|p| p.ends_with("hw/src/radio/tx.rs")),
+        "scan found no hw/src/radio/tx.rs under {}",
         root.display()
     );
     // A call (method or path) of tx_stream / tx_stream_args, turbofish allowed.
@@ -68,15 +70,15 @@ fn exactly_one_guarded_tx_entry_into_soapysdr() {
     assert_eq!(
         calls.len(),
         1,
-        "expected exactly one tx_stream call (hw/src/radio.rs); found {calls:?}"
+        "expected exactly one tx_stream call (hw/src/radio/tx.rs); found {calls:?}"
     );
-    assert_eq!(calls[0].0, "hw/src/radio.rs", "{calls:?}");
+    assert_eq!(calls[0].0, "hw/src/radio/tx.rs", "{calls:?}");
     assert_eq!(
         allows.len(),
         1,
         "expected exactly one allow(clippy::disallowed_methods); found {allows:?}"
     );
-    assert_eq!(allows[0].0, "hw/src/radio.rs", "{allows:?}");
+    assert_eq!(allows[0].0, "hw/src/radio/tx.rs", "{allows:?}");
     let gap = calls[0].1 as i64 - allows[0].1 as i64;
     assert!(
         (1..=3).contains(&gap),
@@ -85,7 +87,7 @@ fn exactly_one_guarded_tx_entry_into_soapysdr() {
         calls[0].1
     );
     // The guarded call is a method of `TxRadio`, the type only `into_tx(TxPermit)` makes.
-    let radio = std::fs::read_to_string(root.join("hw/src/radio.rs")).unwrap();
+    let radio = std::fs::read_to_string(root.join("hw/src/radio/tx.rs")).unwrap();
     let before_call: Vec<&str> = radio.lines().take(calls[0].1).collect();
     let enclosing_impl = before_call
         .iter()
@@ -132,7 +134,7 @@ fn exactly_one_guarded_tx_entry_into_soapysdr() {
 fn only_hw_links_soapysdr() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dep = regex::Regex::new(r"(?m)^\s*soapysdr\s*=").unwrap();
-    for toml in ["Cargo.toml", "interlock/Cargo.toml"] {
+    for toml in ["Cargo.toml", "interlock/Cargo.toml", "hw/dsp/Cargo.toml"] {
         let t = std::fs::read_to_string(root.join(toml)).unwrap();
         assert!(!dep.is_match(&t), "{toml} depends on soapysdr");
     }
@@ -144,6 +146,7 @@ fn only_hw_links_soapysdr() {
     let mut files = vec![];
     rust_files(&root.join("src"), &mut files);
     rust_files(&root.join("interlock/src"), &mut files);
+    rust_files(&root.join("hw/dsp/src"), &mut files);
     for f in files {
         let t = std::fs::read_to_string(&f).unwrap();
         for (i, l) in t.lines().enumerate() {

@@ -1,9 +1,9 @@
-//! DSP benchmarks printing MS/s (run: `cargo bench -p rxnode-hw --bench dsp`).
+//! DSP benchmarks printing MS/s (run: `cargo bench -p rxnode-dsp --bench dsp`).
 //!
 //! Options (after `--`): `--file PATH` also times the analyze pipeline (reader + Welch
 //! N=2048 50 %) on an existing cf32 file; `--seconds S` per case (default 1.5).
 use num_complex::Complex;
-use rxnode_hw::{ClkinConfig, ClkinEstimator, IqFormat, IqReader, Welch, WelchConfig};
+use rxnode_dsp::{ClkinConfig, ClkinEstimator, IqFormat, IqReader, Welch, WelchConfig};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -74,7 +74,7 @@ fn main() {
     let block = 1 << 16;
     let hot = &x[..block];
     let reps = n / block;
-    println!("# rxnode-hw DSP benchmark: best of repeated runs over {n} samples, one thread");
+    println!("# rxnode-dsp DSP benchmark: best of repeated runs over {n} samples, one thread");
     for fft in [1024usize, 2048, 8192] {
         for overlap in [0.0, 0.5] {
             let mut cfg = WelchConfig::new(fft, 2e6);

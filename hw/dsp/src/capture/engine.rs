@@ -1,0 +1,491 @@
+//! The engine proper, one function per phase: check the settings, run the reader
+//! thread ([`Reader`]), the writer thread ([`write_loop`]) and the DSP on the
+//! calling thread, then turn what they counted into a [`CaptureSummary`]
+//! ([`summarize`]). Every capture — a radio stream or a file — ends here.
+use super::{
+    peak_annotations, BlockSource, CaptureSettings, CaptureStatus, CaptureSummary, EngineSample,
+    PsdTrace,
+};
+use crate::dsp::{judge_clkin, ClkinEstimator, ClkinReport, ClkinStatus, Spectrum, Welch};
+use crate::error::{Error, Result};
+use crate::iq::{IqFileRecord, IqWriter, RecordFormat};
+use crate::ReadOutcome;
+use num_complex::Complex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct ReaderStats {
+    received: u64,
+    dropped: u64,
+    overflows: u64,
+    timeouts: u64,
+    short_reads: u64,
+    stop: &'static str,
+    error: Option<String>,
+}
+
+/// A block of `T` samples and how many of them are filled.
+type Filled<T> = (Vec<T>, usize);
+
+pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
+    source: S,
+    settings: &CaptureSettings,
+    cancel: &AtomicBool,
+    progress: Option<&AtomicU64>,
+    recorder: Option<IqWriter>,
+    hook: &mut dyn FnMut(&[Complex<f32>]),
+) -> Result<CaptureSummary> {
+    check_settings::<T>(settings, recorder.as_ref())?;
+    let mut welch = Welch::new(settings.welch.clone())?;
+    let mut clkin = settings
+        .clkin
+        .clone()
+        .map(ClkinEstimator::new)
+        .transpose()?;
+    let block = settings.block_samples;
+    let Pool {
+        free_tx,
+        free_rx,
+        full_tx,
+        full_rx,
+        rec_tx,
+        rec_rx,
+    } = Pool::new(settings);
+    // The DSP's float view of a native block (unused for CF32).
+    let mut as_float = if T::RECORD == RecordFormat::Cf32 {
+        Vec::new()
+    } else {
+        vec![Complex::<f32>::default(); block]
+    };
+    let started = Instant::now();
+    let mut processed = 0u64;
+    let recording = recorder.is_some();
+    let writer_free = free_tx.clone();
+    let reader = Reader {
+        live: source.is_live(),
+        source,
+        settings,
+        cancel,
+        progress,
+        started,
+        free_rx,
+        full_tx,
+        scratch: vec![T::default(); block],
+        cur: None,
+        st: ReaderStats {
+            stop: "complete",
+            ..Default::default()
+        },
+    };
+
+    let (stats, recorder) = std::thread::scope(|s| {
+        let writer = recorder.map(|w| s.spawn(move || write_loop::<T>(w, rec_rx, writer_free)));
+        let reader = s.spawn(move || reader.run());
+        for (buf, n) in full_rx.iter() {
+            let x = T::as_cf32(&buf[..n], &mut as_float);
+            hook(x);
+            welch.feed(x);
+            if let Some(c) = &mut clkin {
+                c.feed(x);
+            }
+            processed += n as u64;
+            if recording {
+                // Only fails if the writer thread is gone (a panic, reported below).
+                let _ = rec_tx.send((buf, n));
+            } else {
+                let _ = free_tx.try_send(buf);
+            }
+        }
+        drop(rec_tx);
+        let stats = reader.join().map_err(|_| Error::WorkerPanic)?;
+        let recorder = match writer {
+            Some(h) => Some(h.join().map_err(|_| Error::WorkerPanic)?),
+            None => None,
+        };
+        Ok::<_, Error>((stats, recorder))
+    })?;
+    let duration_s = started.elapsed().as_secs_f64();
+    // The spectrum first: the recording's SigMF meta carries one annotation per
+    // reported peak (issue 17).
+    let spec = welch.finish();
+    let (iq_files, recording_error) = close_recording(recorder, &spec);
+    let clkin = clkin.as_mut().map(|c| judge(c, settings));
+    Ok(summarize(Finished {
+        settings,
+        stats,
+        processed,
+        duration_s,
+        spec,
+        iq_files,
+        recording_error,
+        clkin,
+    }))
+}
+
+/// The buffer pool and the queues between the reader, the DSP and the writer.
+struct Pool<T> {
+    free_tx: SyncSender<Vec<T>>,
+    free_rx: Receiver<Vec<T>>,
+    full_tx: SyncSender<Filled<T>>,
+    full_rx: Receiver<Filled<T>>,
+    rec_tx: SyncSender<Filled<T>>,
+    rec_rx: Receiver<Filled<T>>,
+}
+
+impl<T: EngineSample> Pool<T> {
+    /// `pool_blocks` buffers of `block_samples`, all free.
+    fn new(settings: &CaptureSettings) -> Self {
+        let (free_tx, free_rx) = sync_channel::<Vec<T>>(settings.pool_blocks);
+        let (full_tx, full_rx) = sync_channel::<Filled<T>>(settings.pool_blocks);
+        // DSP → writer: every buffer may be waiting there, so a send never blocks for long.
+        let (rec_tx, rec_rx) = sync_channel::<Filled<T>>(settings.pool_blocks);
+        for _ in 0..settings.pool_blocks {
+            // Cannot fail: the channel holds exactly pool_blocks buffers.
+            let _ = free_tx.try_send(vec![T::default(); settings.block_samples]);
+        }
+        Self {
+            free_tx,
+            free_rx,
+            full_tx,
+            full_rx,
+            rec_tx,
+            rec_rx,
+        }
+    }
+}
+
+/// The CLKIN verdict on what the estimator measured and what the driver said.
+fn judge(c: &mut ClkinEstimator, settings: &CaptureSettings) -> ClkinReport {
+    let est = c.finish();
+    let cfg = c.config();
+    judge_clkin(
+        cfg.tone_hz,
+        cfg.tolerance_ppm,
+        est.as_ref(),
+        &settings.clock_evidence,
+    )
+}
+
+/// The settings the engine refuses before it starts.
+fn check_settings<T: EngineSample>(
+    settings: &CaptureSettings,
+    recorder: Option<&IqWriter>,
+) -> Result<()> {
+    if settings.samples == 0 {
+        // Nothing asked is nothing to report: never a clean PASS of no samples.
+        return Err(Error::InvalidSetting {
+            field: "samples",
+            detail: "a capture must ask for at least one sample".into(),
+        });
+    }
+    if settings.block_samples == 0 || settings.pool_blocks == 0 {
+        return Err(Error::InvalidSetting {
+            field: "block_samples",
+            detail: "block_samples and pool_blocks must be > 0".into(),
+        });
+    }
+    if let Some(w) = recorder {
+        if w.record_format() != T::RECORD {
+            return Err(Error::InvalidSetting {
+                field: "record_format",
+                detail: format!(
+                    "a {} recording of a {} stream (samples are never converted for the recording)",
+                    w.record_format().name(),
+                    T::RECORD.name()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The writer thread: records each block, then hands the buffer back to the pool.
+/// After a write error it keeps draining (the capture goes on, the recording has
+/// stopped and says why).
+fn write_loop<T: EngineSample>(
+    mut w: IqWriter,
+    rec_rx: Receiver<Filled<T>>,
+    free: SyncSender<Vec<T>>,
+) -> (IqWriter, Option<String>) {
+    let mut err: Option<String> = None;
+    for (buf, n) in rec_rx.iter() {
+        if err.is_none() {
+            if let Err(e) = T::record(&mut w, &buf[..n]) {
+                tracing::warn!("recording stopped: {e}");
+                err = Some(e.to_string());
+            }
+        }
+        let _ = free.try_send(buf);
+    }
+    (w, err)
+}
+
+/// The reader thread: owns the source and reads only into pool buffers. A live
+/// source never waits for the consumer: with no free buffer it reads into
+/// `scratch` and the samples count as dropped.
+struct Reader<'a, T, S> {
+    source: S,
+    settings: &'a CaptureSettings,
+    cancel: &'a AtomicBool,
+    progress: Option<&'a AtomicU64>,
+    started: Instant,
+    live: bool,
+    free_rx: Receiver<Vec<T>>,
+    full_tx: SyncSender<Filled<T>>,
+    scratch: Vec<T>,
+    /// The pool buffer being filled and how far.
+    cur: Option<Filled<T>>,
+    st: ReaderStats,
+}
+
+/// What to do after looking for a free buffer.
+enum Next {
+    Read,
+    Again,
+    Stop(&'static str),
+}
+
+impl<T: EngineSample, S: BlockSource<T>> Reader<'_, T, S> {
+    fn run(mut self) -> ReaderStats {
+        let mut in_a_row = 0u32;
+        while self.st.received < self.settings.samples {
+            if self.cancel.load(Ordering::Relaxed) {
+                self.st.stop = "cancelled";
+                break;
+            }
+            if self
+                .settings
+                .deadline
+                .is_some_and(|d| self.started.elapsed() >= d)
+            {
+                self.st.stop = "deadline";
+                break;
+            }
+            match self.take_free_buffer() {
+                Next::Read => {}
+                Next::Again => continue,
+                Next::Stop(why) => {
+                    self.st.stop = why;
+                    break;
+                }
+            }
+            match self.read_once() {
+                Ok(ReadOutcome::Samples(_)) => in_a_row = 0,
+                Ok(ReadOutcome::Overflow) => self.st.overflows += 1,
+                Ok(ReadOutcome::Timeout) => {
+                    self.st.timeouts += 1;
+                    in_a_row += 1;
+                    if in_a_row >= self.settings.max_consecutive_timeouts {
+                        self.st.stop = "timeouts";
+                        break;
+                    }
+                }
+                Err(e) => {
+                    self.st.error = Some(e.to_string());
+                    self.st.stop = "source error";
+                    break;
+                }
+            }
+        }
+        if let Some((b, fill)) = self.cur.take() {
+            if fill > 0 {
+                let _ = self.full_tx.try_send((b, fill));
+            }
+        }
+        self.st
+    }
+
+    fn take_free_buffer(&mut self) -> Next {
+        if self.cur.is_some() {
+            return Next::Read;
+        }
+        match self.free_rx.try_recv() {
+            Ok(b) => self.cur = Some((b, 0)),
+            // A source that can wait (a file) waits for the consumer instead of
+            // dropping samples; cancel and deadline still apply.
+            Err(TryRecvError::Empty) if !self.live => {
+                if let Ok(b) = self.free_rx.recv_timeout(Duration::from_millis(100)) {
+                    self.cur = Some((b, 0));
+                }
+                return Next::Again;
+            }
+            Err(TryRecvError::Empty) => {}
+            Err(TryRecvError::Disconnected) => return Next::Stop("consumer stopped"),
+        }
+        Next::Read
+    }
+
+    /// One read into the current pool buffer (or the scratch buffer), counted.
+    fn read_once(&mut self) -> Result<ReadOutcome> {
+        let block = self.settings.block_samples;
+        let left = self.settings.samples - self.st.received;
+        let (target, into_pool) = match &mut self.cur {
+            Some((b, fill)) => {
+                let want = (block - *fill).min(left as usize);
+                (&mut b[*fill..*fill + want], true)
+            }
+            None => {
+                let want = block.min(left as usize);
+                (&mut self.scratch[..want], false)
+            }
+        };
+        let want = target.len();
+        let outcome = self.source.read_block(target, self.settings.timeout_us)?;
+        if let ReadOutcome::Samples(n) = outcome {
+            let n = n.min(want);
+            if n < want {
+                self.st.short_reads += 1;
+            }
+            self.st.received += n as u64;
+            if into_pool {
+                if let Some((_, fill)) = &mut self.cur {
+                    *fill += n;
+                    if *fill == block {
+                        if let Some(full) = self.cur.take() {
+                            let _ = self.full_tx.try_send(full);
+                        }
+                    }
+                }
+            } else {
+                self.st.dropped += n as u64;
+            }
+            if let Some(p) = self.progress {
+                p.store(self.st.received, Ordering::Relaxed);
+            }
+        }
+        Ok(outcome)
+    }
+}
+
+/// The recording closed, with one SigMF annotation per reported peak: its files
+/// and why it stopped early, if it did.
+fn close_recording(
+    recorder: Option<(IqWriter, Option<String>)>,
+    spec: &Spectrum,
+) -> (Vec<IqFileRecord>, Option<String>) {
+    let Some((mut w, mut recording_error)) = recorder else {
+        return (Vec::new(), None);
+    };
+    w.annotate(peak_annotations(spec));
+    match w.finish() {
+        Ok(f) => (f, recording_error),
+        Err(e) => {
+            if recording_error.is_none() {
+                recording_error = Some(e.to_string());
+            }
+            (Vec::new(), recording_error)
+        }
+    }
+}
+
+/// Everything a finished capture counted and measured.
+struct Finished<'a> {
+    settings: &'a CaptureSettings,
+    stats: ReaderStats,
+    processed: u64,
+    duration_s: f64,
+    spec: Spectrum,
+    iq_files: Vec<IqFileRecord>,
+    recording_error: Option<String>,
+    clkin: Option<ClkinReport>,
+}
+
+/// The errors met on the way, in words.
+fn errors_of(f: &Finished) -> Vec<String> {
+    let (settings, stats) = (f.settings, &f.stats);
+    let mut errors = Vec::new();
+    if let Some(e) = &stats.error {
+        errors.push(format!("source: {e}"));
+    }
+    if stats.stop == "timeouts" {
+        // A radio on another host whose server died, a radio unplugged, a stalled
+        // driver: the stream goes quiet without an error. Say so in words.
+        errors.push(format!(
+            "source: no samples for {:.1} s ({} read timeouts of {} ms in a row) after {} of {} samples; \
+             the radio (or the server serving it) stopped delivering",
+            f64::from(settings.max_consecutive_timeouts) * settings.timeout_us as f64 / 1e6,
+            settings.max_consecutive_timeouts,
+            settings.timeout_us / 1000,
+            stats.received,
+            settings.samples
+        ));
+    }
+    if let Some(e) = &f.recording_error {
+        errors.push(format!("recording: {e}"));
+    }
+    errors
+}
+
+/// PASS, PARTIAL or FAIL, and whether the capture was clean.
+fn verdict(f: &Finished) -> (CaptureStatus, bool) {
+    let (settings, stats) = (f.settings, &f.stats);
+    let cancelled = stats.stop == "cancelled";
+    let clean = stats.received == settings.samples
+        && f.processed == settings.samples
+        && stats.overflows == 0
+        && stats.dropped == 0
+        && stats.timeouts == 0
+        && stats.error.is_none()
+        && f.recording_error.is_none();
+    // Nothing measured is a failure, whether the source errored or stayed silent until
+    // the deadline; an operator's cancel before the first sample stays PARTIAL.
+    let source_failed = stats.received == 0 && !cancelled;
+    let clkin_failed = f
+        .clkin
+        .as_ref()
+        .is_some_and(|r| r.status == ClkinStatus::Fail);
+    let status = if source_failed || clkin_failed {
+        CaptureStatus::Fail
+    } else if clean {
+        CaptureStatus::Pass
+    } else {
+        CaptureStatus::Partial
+    };
+    (status, clean)
+}
+
+fn summarize(f: Finished) -> CaptureSummary {
+    let errors = errors_of(&f);
+    let (status, clean) = verdict(&f);
+    let settings = f.settings;
+    let spec = f.spec;
+    let psd = (settings.psd_points > 0 && spec.averages > 0).then(|| {
+        let (start_hz, step_hz, db) = spec.decimated(settings.psd_points);
+        PsdTrace {
+            start_hz,
+            step_hz,
+            db,
+        }
+    });
+    let finite = |v: f64| v.is_finite().then_some(v);
+    CaptureSummary {
+        device: serde_json::Value::Null,
+        requested: serde_json::Value::Null,
+        actual: serde_json::Value::Null,
+        samples_requested: settings.samples,
+        samples_received: f.stats.received,
+        samples_processed: f.processed,
+        overflows: f.stats.overflows,
+        dropped_samples: f.stats.dropped,
+        timeouts: f.stats.timeouts,
+        short_reads: f.stats.short_reads,
+        duration_s: f.duration_s,
+        fft_size: spec.fft_size,
+        averages: spec.averages,
+        peaks: spec.peaks,
+        noise_floor_db: finite(spec.noise_floor_db),
+        mean_power_dbfs: finite(spec.mean_power_dbfs),
+        clipped_fraction: spec.clipped_fraction,
+        clkin: f.clkin,
+        iq_files: f.iq_files,
+        recording_error: f.recording_error,
+        status,
+        clean,
+        cancelled: f.stats.stop == "cancelled",
+        stop_reason: f.stats.stop.to_string(),
+        errors,
+        psd,
+    }
+}

@@ -1,0 +1,303 @@
+//! The capture engine: a reader thread owns the source and reads only into
+//! preallocated pool buffers; DSP (Welch PSD, CLKIN) runs on the calling thread, fed
+//! through a bounded queue, and the recording (if any) on a writer thread of its own,
+//! fed by the DSP thread with the same buffers, which then return to the pool. When
+//! the DSP or the writer falls behind, the reader never waits for them: with no free
+//! buffer it reads into a scratch buffer and counts the samples as dropped.
+//!
+//! The engine carries the samples in the source's type: CF32 ([`SampleSource`],
+//! [`run_capture`]) or the driver's native CS16 ([`Ci16Source`], [`run_capture_ci16`]),
+//! which is recorded as it came (SigMF `ci16_le`) and converted to float only for the
+//! DSP, on the DSP thread.
+mod engine;
+mod source;
+
+use engine::run_engine;
+pub use source::{Ci16Source, FileSource, ReadOutcome, SampleSource};
+
+use crate::dsp::{ClkinConfig, ClkinReport, ClockEvidence, Peak, WelchConfig};
+use crate::error::Result;
+use crate::iq::{IqFileRecord, IqWriter, RecordFormat};
+use num_complex::Complex;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::time::Duration;
+
+/// Settings of one bounded capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureSettings {
+    /// Samples to capture (duration × rate).
+    pub samples: u64,
+    /// Stop after this long even if fewer samples arrived.
+    pub deadline: Option<Duration>,
+    /// Samples per pool buffer.
+    pub block_samples: usize,
+    /// Pool buffers (the queue depth between reader and consumer).
+    pub pool_blocks: usize,
+    /// Timeout of one source read (µs).
+    pub timeout_us: i64,
+    /// Stop after this many consecutive timeouts.
+    pub max_consecutive_timeouts: u32,
+    /// The Welch PSD.
+    pub welch: WelchConfig,
+    /// The CLKIN check, if a reference tone is given.
+    pub clkin: Option<ClkinConfig>,
+    /// What the driver said about the reference clock (for the CLKIN verdict).
+    pub clock_evidence: ClockEvidence,
+    /// Points of the PSD kept in the summary (max-hold decimated); 0 = none.
+    pub psd_points: usize,
+}
+
+impl CaptureSettings {
+    /// Defaults: 64 Ki-sample buffers, 64 of them, 100 ms read timeout, 50 timeouts in a
+    /// row end the capture, 512-point PSD trace.
+    pub fn new(samples: u64, welch: WelchConfig) -> Self {
+        Self {
+            samples,
+            deadline: None,
+            block_samples: 1 << 16,
+            pool_blocks: 64,
+            timeout_us: 100_000,
+            max_consecutive_timeouts: 50,
+            welch,
+            clkin: None,
+            clock_evidence: ClockEvidence::default(),
+            psd_points: 512,
+        }
+    }
+}
+
+/// PASS, PARTIAL or FAIL of a capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CaptureStatus {
+    /// Every requested sample processed, no loss, CLKIN (if any) passed.
+    Pass,
+    /// Cancelled, stopped at the deadline, or anything lost or not recorded.
+    Partial,
+    /// Nothing was received (the source failed or stayed silent until the deadline;
+    /// not when the operator cancelled), or the CLKIN check failed.
+    Fail,
+}
+
+/// A decimated PSD for plots and sparklines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PsdTrace {
+    /// Frequency of the first point (Hz).
+    pub start_hz: f64,
+    /// Spacing of the points (Hz).
+    pub step_hz: f64,
+    /// dBFS per FFT bin, max-held over each point's bins.
+    pub db: Vec<f32>,
+}
+
+/// What a capture did and found (DESIGN §5, issue 4 item 6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureSummary {
+    /// The device (driver, serial, args): filled in by the caller.
+    pub device: serde_json::Value,
+    /// Requested settings: filled in by the caller.
+    pub requested: serde_json::Value,
+    /// Settings read back from the device: filled in by the caller.
+    pub actual: serde_json::Value,
+    /// Samples asked for.
+    pub samples_requested: u64,
+    /// Samples the source delivered.
+    pub samples_received: u64,
+    /// Samples analysed (and recorded): received − dropped.
+    pub samples_processed: u64,
+    /// Driver overflows.
+    pub overflows: u64,
+    /// Samples received but skipped because the consumer was behind.
+    pub dropped_samples: u64,
+    /// Reads that timed out.
+    pub timeouts: u64,
+    /// Reads that returned fewer samples than asked (normal for most drivers).
+    pub short_reads: u64,
+    /// Wall-clock duration (s).
+    pub duration_s: f64,
+    /// FFT size.
+    pub fft_size: usize,
+    /// Welch segments averaged.
+    pub averages: u64,
+    /// Strongest distinct peaks.
+    pub peaks: Vec<Peak>,
+    /// Median PSD bin (dBFS per bin); `null` when nothing was analysed.
+    pub noise_floor_db: Option<f64>,
+    /// Mean sample power (dBFS); `null` when nothing was analysed.
+    pub mean_power_dbfs: Option<f64>,
+    /// Fraction of clipped samples.
+    pub clipped_fraction: f64,
+    /// The CLKIN check, when a reference tone was given.
+    pub clkin: Option<ClkinReport>,
+    /// Files recorded.
+    pub iq_files: Vec<IqFileRecord>,
+    /// Why recording stopped early (disk budget, disk full …).
+    pub recording_error: Option<String>,
+    /// The verdict.
+    pub status: CaptureStatus,
+    /// `true` only when every requested sample arrived and was processed without loss.
+    pub clean: bool,
+    /// `true` when the capture was cancelled (Ctrl-C).
+    pub cancelled: bool,
+    /// Why the capture ended: `complete`, `cancelled`, `deadline`, `timeouts`, `source error`.
+    pub stop_reason: String,
+    /// Errors met on the way.
+    pub errors: Vec<String>,
+    /// The PSD, decimated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psd: Option<PsdTrace>,
+}
+
+/// Run a bounded capture: read `settings.samples` samples from `source` (or until the
+/// deadline, too many timeouts, a source error, or `cancel`), analyse and optionally
+/// record them. `progress`, if given, follows the samples received.
+///
+/// Errors only for invalid settings (a `ci16` recorder included: CF32 samples are
+/// never narrowed silently); what goes wrong during the capture is in the summary.
+pub fn run_capture<S: SampleSource>(
+    source: S,
+    settings: &CaptureSettings,
+    cancel: &AtomicBool,
+    progress: Option<&AtomicU64>,
+    recorder: Option<IqWriter>,
+) -> Result<CaptureSummary> {
+    run_capture_with_hook(source, settings, cancel, progress, recorder, &mut |_| {})
+}
+
+/// [`run_capture`] on the driver's native CS16 samples: the recorder (which must be a
+/// `ci16` one, [`IqWriter::create_with`]) gets them exactly as the driver delivered
+/// them, on its own thread; the DSP sees them scaled to float (÷ 32768).
+pub fn run_capture_ci16<S: Ci16Source>(
+    source: S,
+    settings: &CaptureSettings,
+    cancel: &AtomicBool,
+    progress: Option<&AtomicU64>,
+    recorder: Option<IqWriter>,
+) -> Result<CaptureSummary> {
+    run_engine(
+        Ci16Reader(source),
+        settings,
+        cancel,
+        progress,
+        recorder,
+        &mut |_| {},
+    )
+}
+
+/// A sample type the engine carries from the source to the DSP and the recording.
+pub(crate) trait EngineSample: Copy + Default + Send + Sync + 'static {
+    /// The recording format that stores this type as it is.
+    const RECORD: RecordFormat;
+    /// The float view for the DSP: `x` itself for CF32, else converted into `scratch`.
+    fn as_cf32<'a>(x: &'a [Self], scratch: &'a mut [Complex<f32>]) -> &'a [Complex<f32>];
+    /// Append to a recording.
+    fn record(w: &mut IqWriter, x: &[Self]) -> Result<()>;
+}
+
+impl EngineSample for Complex<f32> {
+    const RECORD: RecordFormat = RecordFormat::Cf32;
+    fn as_cf32<'a>(x: &'a [Self], _: &'a mut [Complex<f32>]) -> &'a [Complex<f32>] {
+        x
+    }
+    fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
+        w.write(x)
+    }
+}
+
+impl EngineSample for Complex<i16> {
+    const RECORD: RecordFormat = RecordFormat::Ci16;
+    fn as_cf32<'a>(x: &'a [Self], scratch: &'a mut [Complex<f32>]) -> &'a [Complex<f32>] {
+        const SCALE: f32 = 1.0 / 32768.0;
+        let out = &mut scratch[..x.len()];
+        for (o, c) in out.iter_mut().zip(x) {
+            *o = Complex::new(f32::from(c.re) * SCALE, f32::from(c.im) * SCALE);
+        }
+        out
+    }
+    fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
+        w.write_ci16(x)
+    }
+}
+
+/// What the reader thread reads from, in the engine's sample type.
+pub(crate) trait BlockSource<T>: Send {
+    fn read_block(&mut self, buf: &mut [T], timeout_us: i64) -> Result<ReadOutcome>;
+    /// See [`SampleSource::is_live`].
+    fn is_live(&self) -> bool {
+        true
+    }
+}
+
+impl<S: SampleSource> BlockSource<Complex<f32>> for S {
+    fn read_block(&mut self, buf: &mut [Complex<f32>], timeout_us: i64) -> Result<ReadOutcome> {
+        self.read(buf, timeout_us)
+    }
+
+    fn is_live(&self) -> bool {
+        SampleSource::is_live(self)
+    }
+}
+
+/// Adapts a [`Ci16Source`] (a newtype, so the two blanket impls never meet).
+pub(crate) struct Ci16Reader<S>(pub(crate) S);
+
+impl<S: Ci16Source> BlockSource<Complex<i16>> for Ci16Reader<S> {
+    fn read_block(&mut self, buf: &mut [Complex<i16>], timeout_us: i64) -> Result<ReadOutcome> {
+        self.0.read_ci16(buf, timeout_us)
+    }
+}
+
+pub(crate) fn run_capture_with_hook<S: SampleSource>(
+    source: S,
+    settings: &CaptureSettings,
+    cancel: &AtomicBool,
+    progress: Option<&AtomicU64>,
+    recorder: Option<IqWriter>,
+    hook: &mut dyn FnMut(&[Complex<f32>]),
+) -> Result<CaptureSummary> {
+    run_engine::<Complex<f32>, S>(source, settings, cancel, progress, recorder, hook)
+}
+
+/// One SigMF annotation per reported peak: its −3 dB edges from the PSD bins
+/// around it (at least one bin wide).
+pub(crate) fn peak_annotations(spec: &crate::Spectrum) -> Vec<crate::PeakAnnotation> {
+    let db = &spec.psd_db;
+    let bin = spec.bin_hz;
+    spec.peaks
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| {
+            if db.is_empty() || bin.is_nan() || bin <= 0.0 {
+                return None;
+            }
+            let i = ((p.frequency_hz - spec.start_hz) / bin).round();
+            if !(i >= 0.0 && (i as usize) < db.len()) {
+                return None;
+            }
+            let i = i as usize;
+            let half = db[i] - 3.0;
+            let (mut lo, mut hi) = (i, i);
+            while lo > 0 && db[lo - 1] >= half {
+                lo -= 1;
+            }
+            while hi + 1 < db.len() && db[hi + 1] >= half {
+                hi += 1;
+            }
+            Some(crate::PeakAnnotation {
+                label: format!(
+                    "peak {}: {:.6} MHz {:.1} dBFS (SNR {:.1} dB)",
+                    k + 1,
+                    p.frequency_hz / 1e6,
+                    p.power_db,
+                    p.snr_db
+                ),
+                freq_lower_hz: spec.frequency_of(lo) - bin / 2.0,
+                freq_upper_hz: spec.frequency_of(hi) + bin / 2.0,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,416 @@
+//! Unit tests of the capture engine.
+use super::*;
+use crate::dsp::welch::tests::Noise;
+use crate::dsp::ClkinStatus;
+use crate::error::Error;
+use std::f64::consts::PI;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Test source: a tone seen by a receiver with reference error `eps`, plus noise;
+/// optionally paced to a sample rate, with injected overflows/timeouts/cancel.
+struct Synth {
+    fs: f64,
+    cyc: f64,
+    amp: f64,
+    noise: Noise,
+    sigma: f64,
+    n: u64,
+    reads: u64,
+    pace: bool,
+    t0: Option<Instant>,
+    overflow_at: Option<u64>,
+    timeout_at: Option<u64>,
+    cancel_at: Option<(u64, Arc<AtomicBool>)>,
+    always_timeout: bool,
+    max_read: usize,
+}
+
+impl Synth {
+    fn new(fs: f64, fc: f64, tone: f64, eps: f64) -> Self {
+        Self {
+            fs,
+            cyc: (tone - fc * (1.0 + eps)) / (1.0 + eps) / fs,
+            amp: 0.1,
+            noise: Noise::new(11),
+            sigma: 0.01,
+            n: 0,
+            reads: 0,
+            pace: false,
+            t0: None,
+            overflow_at: None,
+            timeout_at: None,
+            cancel_at: None,
+            always_timeout: false,
+            max_read: usize::MAX,
+        }
+    }
+}
+
+impl SampleSource for Synth {
+    fn read(&mut self, buf: &mut [Complex<f32>], _t: i64) -> Result<ReadOutcome> {
+        self.reads += 1;
+        if let Some((k, c)) = &self.cancel_at {
+            if self.reads == *k {
+                c.store(true, Ordering::Relaxed);
+            }
+        }
+        if self.always_timeout || self.timeout_at == Some(self.reads) {
+            std::thread::sleep(Duration::from_millis(1));
+            return Ok(ReadOutcome::Timeout);
+        }
+        if self.overflow_at == Some(self.reads) {
+            return Ok(ReadOutcome::Overflow);
+        }
+        let len = buf.len().min(self.max_read);
+        for (i, b) in buf[..len].iter_mut().enumerate() {
+            let ph = 2.0 * PI * (self.cyc * (self.n + i as u64) as f64).fract();
+            let v = Complex::from_polar(self.amp, ph) + self.noise.complex(self.sigma);
+            *b = Complex::new(v.re as f32, v.im as f32);
+        }
+        self.n += len as u64;
+        if self.pace {
+            let t0 = *self.t0.get_or_insert_with(Instant::now);
+            let due = Duration::from_secs_f64(self.n as f64 / self.fs);
+            if let Some(wait) = due.checked_sub(t0.elapsed()) {
+                std::thread::sleep(wait);
+            }
+        }
+        Ok(ReadOutcome::Samples(len))
+    }
+}
+
+fn settings(samples: u64) -> CaptureSettings {
+    let mut w = WelchConfig::new(2048, 2e6);
+    w.center_hz = Some(100e6);
+    let mut s = CaptureSettings::new(samples, w);
+    s.block_samples = 16384;
+    s
+}
+
+#[test]
+fn paced_capture_is_clean_and_measures_ppm() {
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 1.0e-6);
+    src.pace = true;
+    src.max_read = 5000; // short reads are normal, not loss
+    let mut s = settings(1_000_000);
+    s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
+    let cancel = AtomicBool::new(false);
+    let progress = AtomicU64::new(0);
+    let sum = run_capture(src, &s, &cancel, Some(&progress), None).unwrap();
+    assert_eq!(sum.samples_received, 1_000_000);
+    assert_eq!(sum.samples_processed, 1_000_000);
+    assert_eq!(sum.dropped_samples, 0);
+    assert!(sum.short_reads > 0);
+    assert!(sum.clean);
+    assert_eq!(sum.status, CaptureStatus::Pass, "{sum:?}");
+    assert_eq!(progress.load(Ordering::Relaxed), 1_000_000);
+    assert!(sum.duration_s >= 0.45, "paced: {}", sum.duration_s);
+    let c = sum.clkin.as_ref().unwrap();
+    assert!((c.ppm.unwrap() - 1.0).abs() < 0.01, "{c:?}");
+    assert_eq!(c.status, ClkinStatus::Pass);
+    assert!((sum.peaks[0].frequency_hz - 100.1e6).abs() < 2e6 / 2048.0);
+    let psd = sum.psd.as_ref().unwrap();
+    assert_eq!(psd.db.len(), 512);
+    // JSON round trip.
+    let back: CaptureSummary = serde_json::from_str(&serde_json::to_string(&sum).unwrap()).unwrap();
+    assert_eq!(back.status, CaptureStatus::Pass);
+    assert_eq!(back.samples_received, sum.samples_received);
+}
+
+#[test]
+fn stalled_consumer_loses_samples_and_says_so() {
+    let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    let mut s = settings(2_000_000);
+    s.pool_blocks = 4;
+    let cancel = AtomicBool::new(false);
+    let mut seen = 0u64;
+    let sum = run_capture_with_hook(src, &s, &cancel, None, None, &mut |x| {
+        seen += x.len() as u64;
+        std::thread::sleep(Duration::from_millis(30));
+    })
+    .unwrap();
+    assert_eq!(sum.samples_received, 2_000_000);
+    assert!(sum.dropped_samples > 0, "{sum:?}");
+    assert_eq!(
+        sum.samples_processed + sum.dropped_samples,
+        sum.samples_received
+    );
+    assert_eq!(sum.samples_processed, seen);
+    assert!(!sum.clean);
+    assert_eq!(sum.status, CaptureStatus::Partial);
+}
+
+#[test]
+fn overflows_and_timeouts_are_counted_and_not_clean() {
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    src.overflow_at = Some(3);
+    src.timeout_at = Some(5);
+    src.pace = true;
+    let s = settings(200_000);
+    let cancel = AtomicBool::new(false);
+    let sum = run_capture(src, &s, &cancel, None, None).unwrap();
+    assert_eq!(sum.overflows, 1);
+    assert_eq!(sum.timeouts, 1);
+    assert_eq!(sum.samples_received, 200_000);
+    assert!(!sum.clean);
+    assert_eq!(sum.status, CaptureStatus::Partial);
+}
+
+#[test]
+fn cancellation_returns_what_was_captured_as_partial() {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    src.cancel_at = Some((5, cancel.clone()));
+    src.pace = true;
+    let s = settings(10_000_000);
+    let sum = run_capture(src, &s, &cancel, None, None).unwrap();
+    assert!(sum.cancelled);
+    assert_eq!(sum.stop_reason, "cancelled");
+    assert_eq!(sum.samples_received, 5 * 16384);
+    assert_eq!(sum.samples_processed, 5 * 16384);
+    assert_eq!(sum.status, CaptureStatus::Partial);
+    assert!(sum.averages > 0);
+}
+
+/// A CS16 source: the synthetic tone quantised as a driver would deliver it.
+struct Synth16(Synth, Vec<Complex<f32>>);
+
+impl Ci16Source for Synth16 {
+    fn read_ci16(&mut self, buf: &mut [Complex<i16>], t: i64) -> Result<ReadOutcome> {
+        self.1.resize(buf.len(), Complex::default());
+        let r = self.0.read(&mut self.1, t)?;
+        if let ReadOutcome::Samples(n) = r {
+            for (o, c) in buf[..n].iter_mut().zip(&self.1) {
+                *o = Complex::new((c.re * 32767.0) as i16, (c.im * 32767.0) as i16);
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// Issue 16: native CS16 through the engine: the DSP measures the tone and CLKIN
+/// on the float view, and the ci16 recording (on the writer thread) holds exactly
+/// the samples the source delivered, in order.
+#[test]
+fn native_ci16_capture_records_the_source_samples_and_measures() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("n.sigmf-data");
+    let meta = crate::iq::RecordingMeta {
+        sample_rate_hz: 2e6,
+        ..Default::default()
+    };
+    let w = IqWriter::create_with(
+        &p,
+        crate::IqFormat::Sigmf,
+        RecordFormat::Ci16,
+        meta.clone(),
+        None,
+    )
+    .unwrap();
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 1.0e-6);
+    src.max_read = 5000;
+    let mut s = settings(1_000_000);
+    s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
+    let sum = run_capture_ci16(
+        Synth16(src, Vec::new()),
+        &s,
+        &AtomicBool::new(false),
+        None,
+        Some(w),
+    )
+    .unwrap();
+    assert_eq!(sum.samples_processed, 1_000_000);
+    assert_eq!(sum.status, CaptureStatus::Pass, "{sum:?}");
+    assert_eq!(sum.iq_files[0].bytes, 4_000_000);
+    let c = sum.clkin.as_ref().unwrap();
+    assert!((c.ppm.unwrap() - 1.0).abs() < 0.01, "{c:?}");
+    assert!((sum.peaks[0].frequency_hz - 100.1e6).abs() < 2e6 / 2048.0);
+    // The file is the same source's samples, quantised the same way.
+    let mut again = Synth16(Synth::new(2e6, 100e6, 100.1e6, 1.0e-6), Vec::new());
+    again.0.max_read = 5000;
+    let mut want = vec![Complex::<i16>::default(); 1_000_000];
+    let mut got = 0;
+    while got < want.len() {
+        let end = (got + 16384).min(want.len());
+        if let ReadOutcome::Samples(n) = again.read_ci16(&mut want[got..end], 0).unwrap() {
+            got += n;
+        }
+    }
+    let data = std::fs::read(&p).unwrap();
+    assert_eq!(data.len(), 4_000_000);
+    for (i, c) in want.iter().enumerate().step_by(997) {
+        let re = i16::from_le_bytes([data[4 * i], data[4 * i + 1]]);
+        let im = i16::from_le_bytes([data[4 * i + 2], data[4 * i + 3]]);
+        assert_eq!((re, im), (c.re, c.im), "sample {i}");
+    }
+    // A cf32 recorder on a CS16 stream (or the reverse) is refused up front.
+    let w = IqWriter::create(&dir.path().join("f.cf32"), meta.clone(), None).unwrap();
+    let src = Synth16(Synth::new(2e6, 100e6, 100.1e6, 0.0), Vec::new());
+    let e =
+        run_capture_ci16(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidSetting {
+                field: "record_format",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let w = IqWriter::create_with(
+        &dir.path().join("g.cs16"),
+        crate::IqFormat::Cs16,
+        RecordFormat::Ci16,
+        meta,
+        None,
+    )
+    .unwrap();
+    let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    let e = run_capture(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidSetting {
+                field: "record_format",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+/// Issue 16: a stream that goes quiet (a remote server killed) ends with the
+/// reason in words, not only `timeouts`.
+#[test]
+fn a_stream_that_goes_quiet_says_so() {
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    src.timeout_at = None;
+    let mut s = settings(100_000);
+    s.max_consecutive_timeouts = 3;
+    // Deliver some samples, then only timeouts.
+    struct Quiet(Synth, u32);
+    impl SampleSource for Quiet {
+        fn read(&mut self, buf: &mut [Complex<f32>], t: i64) -> Result<ReadOutcome> {
+            self.1 += 1;
+            if self.1 > 2 {
+                return Ok(ReadOutcome::Timeout);
+            }
+            let n = buf.len().min(1000);
+            self.0.read(&mut buf[..n], t)
+        }
+    }
+    let sum = run_capture(Quiet(src, 0), &s, &AtomicBool::new(false), None, None).unwrap();
+    assert_eq!(sum.stop_reason, "timeouts");
+    assert_eq!(sum.samples_received, 2000);
+    assert_eq!(sum.status, CaptureStatus::Partial);
+    assert!(
+        sum.errors
+            .iter()
+            .any(|e| e.contains("stopped delivering") && e.contains("after 2000 of 100000")),
+        "{:?}",
+        sum.errors
+    );
+}
+
+/// Review of session 1: zero samples asked used to come back a clean PASS.
+#[test]
+fn asking_for_no_samples_is_an_invalid_setting() {
+    let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    let r = run_capture(src, &settings(0), &AtomicBool::new(false), None, None);
+    assert!(
+        matches!(
+            r,
+            Err(Error::InvalidSetting {
+                field: "samples",
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+}
+
+/// Review of session 1: a source that delivers nothing until the deadline was
+/// PARTIAL; nothing was measured, so it is FAIL.
+#[test]
+fn a_silent_source_stops_at_the_deadline() {
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    src.always_timeout = true;
+    let mut s = settings(1000);
+    s.deadline = Some(Duration::from_millis(50));
+    s.max_consecutive_timeouts = 1_000_000;
+    let sum = run_capture(src, &s, &AtomicBool::new(false), None, None).unwrap();
+    assert_eq!(sum.stop_reason, "deadline");
+    assert!(sum.timeouts > 0);
+    assert_eq!(sum.samples_received, 0);
+    assert_eq!(sum.noise_floor_db, None);
+    assert_eq!(sum.status, CaptureStatus::Fail);
+    let json = serde_json::to_string(&sum).unwrap();
+    let _: CaptureSummary = serde_json::from_str(&json).unwrap();
+}
+
+#[test]
+fn cancelled_before_the_first_sample_is_partial() {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    src.always_timeout = true;
+    src.cancel_at = Some((1, cancel.clone()));
+    let mut s = settings(1000);
+    s.max_consecutive_timeouts = 1_000_000;
+    let sum = run_capture(src, &s, &cancel, None, None).unwrap();
+    assert_eq!(sum.stop_reason, "cancelled");
+    assert_eq!(sum.samples_received, 0);
+    assert_eq!(sum.status, CaptureStatus::Partial);
+}
+
+#[test]
+fn recording_through_the_engine_and_the_disk_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = crate::iq::RecordingMeta {
+        sample_rate_hz: 2e6,
+        ..Default::default()
+    };
+    let p = dir.path().join("r.sigmf-data");
+    let w = IqWriter::create(&p, meta.clone(), None).unwrap();
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    src.pace = true;
+    let sum = run_capture(
+        src,
+        &settings(100_000),
+        &AtomicBool::new(false),
+        None,
+        Some(w),
+    )
+    .unwrap();
+    assert_eq!(sum.iq_files.len(), 2);
+    assert_eq!(sum.iq_files[0].bytes, 800_000);
+    assert_eq!(
+        std::fs::metadata(&sum.iq_files[0].path).unwrap().len(),
+        800_000
+    );
+    assert_eq!(sum.status, CaptureStatus::Pass);
+
+    let p = dir.path().join("b.cf32");
+    let w = IqWriter::create(&p, meta, Some(400_000)).unwrap();
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    src.pace = true;
+    let sum = run_capture(
+        src,
+        &settings(100_000),
+        &AtomicBool::new(false),
+        None,
+        Some(w),
+    )
+    .unwrap();
+    assert!(sum
+        .recording_error
+        .as_deref()
+        .unwrap_or("")
+        .contains("disk budget"));
+    assert_eq!(sum.iq_files[0].bytes, 400_000);
+    assert_eq!(sum.samples_processed, 100_000);
+    assert!(!sum.clean);
+    assert_eq!(sum.status, CaptureStatus::Partial);
+}

@@ -1,0 +1,163 @@
+//! Unit tests of `clkin`.
+use super::*;
+use crate::dsp::welch::tests::Noise;
+
+/// Baseband samples of a tone at RF `tone` seen by a receiver with error `eps`,
+/// amplitude `a`, complex noise of total power `noise²`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn synth(
+    n: usize,
+    fs: f64,
+    fc: f64,
+    tone: f64,
+    eps: f64,
+    a: f64,
+    noise: f64,
+    seed: u64,
+) -> Vec<Complex<f32>> {
+    let f_bb = (tone - fc * (1.0 + eps)) / (1.0 + eps);
+    let cyc = f_bb / fs;
+    let mut g = Noise::new(seed);
+    (0..n)
+        .map(|i| {
+            let ph = 2.0 * PI * (cyc * i as f64).fract();
+            let v = Complex::from_polar(a, ph + 0.3) + g.complex(noise);
+            Complex::new(v.re as f32, v.im as f32)
+        })
+        .collect()
+}
+
+fn estimate(x: &[Complex<f32>], cfg: ClkinConfig, chunk: usize) -> Result<ClkinEstimate> {
+    let mut e = ClkinEstimator::new(cfg)?;
+    for c in x.chunks(chunk) {
+        e.feed(c);
+    }
+    e.finish()
+}
+
+#[test]
+fn ppm_within_a_hundredth_at_100_mhz() {
+    // 2 s at 2 MS/s, tone 100.1 MHz, centre 100 MHz. Tone −50.5 dBFS, noise −40 dBFS
+    // total: the tone is ≈ 21 dB over the N=2048 Hann per-bin noise floor.
+    let (fs, fc, tone) = (2e6, 100e6, 100.1e6);
+    for (eps_ppm, seed) in [(2.5, 1), (-2.5, 2), (0.3, 3)] {
+        let x = synth(4_000_000, fs, fc, tone, eps_ppm * 1e-6, 0.003, 0.01, seed);
+        let est = estimate(&x, ClkinConfig::new(tone, fc, fs, 0.5), 10_007).expect("estimate");
+        let err = est.ppm - eps_ppm;
+        assert!(
+            err.abs() <= 0.01,
+            "ε {eps_ppm} ppm: got {} ({err:+e})",
+            est.ppm
+        );
+        assert!(est.ppm_uncertainty < 0.01, "{est:?}");
+        assert!(est.ppm_uncertainty > 0.0);
+        // The tone appears below its true frequency when the clock is fast.
+        assert_eq!(est.measured_hz < tone, eps_ppm > 0.0);
+    }
+}
+
+#[test]
+fn tone_twenty_db_over_the_floor_in_welch_terms() {
+    // Check the premise of the test above: the tone is ≥ 20 dB over the median bin.
+    let x = synth(1 << 18, 2e6, 100e6, 100.1e6, 0.0, 0.003, 0.01, 9);
+    let mut w = crate::dsp::Welch::new(crate::dsp::WelchConfig::new(2048, 2e6)).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    assert!(s.peaks[0].snr_db >= 20.0, "{:?}", s.peaks[0]);
+    assert!(s.peaks[0].snr_db < 26.0, "{:?}", s.peaks[0]);
+}
+
+#[test]
+fn large_offset_and_short_capture() {
+    let (fs, fc, tone) = (2e6, 433.9e6, 434.0e6);
+    let x = synth(200_000, fs, fc, tone, -20e-6, 0.1, 0.01, 4);
+    let est = estimate(&x, ClkinConfig::new(tone, fc, fs, 0.5), 4096).unwrap();
+    assert!((est.ppm + 20.0).abs() < 0.05, "{est:?}");
+}
+
+#[test]
+fn no_tone_is_an_error_not_a_number() {
+    let x = synth(300_000, 2e6, 100e6, 100.1e6, 0.0, 0.0, 0.01, 5);
+    let err = estimate(&x, ClkinConfig::new(100.1e6, 100e6, 2e6, 0.5), 5000).unwrap_err();
+    assert!(err.to_string().contains("no tone"), "{err}");
+}
+
+#[test]
+fn tone_outside_the_band_is_rejected() {
+    let err = ClkinEstimator::new(ClkinConfig::new(105e6, 100e6, 2e6, 0.5)).unwrap_err();
+    assert!(err.to_string().contains("tone_hz"), "{err}");
+}
+
+fn est(ppm: f64) -> ClkinEstimate {
+    ClkinEstimate {
+        tone_hz: 1e8,
+        measured_hz: 1e8,
+        baseband_hz: 0.0,
+        ppm,
+        ppm_uncertainty: 0.001,
+        tone_snr_db: 30.0,
+        samples: 1,
+    }
+}
+
+#[test]
+fn verdict_needs_tolerance_and_no_contradiction() {
+    let ev = ClockEvidence::default();
+    assert_eq!(
+        judge_clkin(1e8, 0.5, Ok(&est(0.2)), &ev).status,
+        ClkinStatus::Pass
+    );
+    assert_eq!(
+        judge_clkin(1e8, 0.5, Ok(&est(-0.6)), &ev).status,
+        ClkinStatus::Fail
+    );
+    let ev = ClockEvidence {
+        expected_source: Some("external".into()),
+        clock_source: Some("external".into()),
+        ref_locked: Some(true),
+        hw_clock_source: Some("internal".into()),
+        hackrf_clkin: Some(true),
+    };
+    let r = judge_clkin(1e8, 0.5, Ok(&est(0.0)), &ev);
+    assert_eq!(r.status, ClkinStatus::Fail);
+    assert!(
+        r.detail.contains("hardware info clock source"),
+        "{}",
+        r.detail
+    );
+    assert_eq!(r.evidence.len(), 6);
+    let ev = ClockEvidence {
+        hw_clock_source: Some("external".into()),
+        ..ev
+    };
+    assert_eq!(
+        judge_clkin(1e8, 0.5, Ok(&est(0.0)), &ev).status,
+        ClkinStatus::Pass
+    );
+    let ev = ClockEvidence {
+        ref_locked: Some(false),
+        ..ev
+    };
+    assert_eq!(
+        judge_clkin(1e8, 0.5, Ok(&est(0.0)), &ev).status,
+        ClkinStatus::Fail
+    );
+    let err = Error::Clkin("no tone".into());
+    let r = judge_clkin(1e8, 0.5, Err(&err), &ClockEvidence::default());
+    assert_eq!(r.status, ClkinStatus::Fail);
+    assert!(r.ppm.is_none());
+}
+
+mod fmt_ppm_tests {
+    use super::fmt_ppm;
+
+    #[test]
+    fn signed_zero_prints_plain() {
+        assert_eq!(fmt_ppm(-0.0, 4), "0.0000");
+        assert_eq!(fmt_ppm(0.0, 4), "0.0000");
+        assert_eq!(fmt_ppm(-0.00001, 4), "0.0000");
+        assert_eq!(fmt_ppm(-0.0001, 3), "0.000");
+        assert_eq!(fmt_ppm(2.5012, 4), "+2.5012");
+        assert_eq!(fmt_ppm(-1.25, 3), "-1.250");
+    }
+}

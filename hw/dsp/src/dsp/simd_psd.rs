@@ -1,0 +1,342 @@
+//! The SIMD power-spectrum kernels (AVX-512 and AVX2): window, FFT and |X|² accumulation
+//! fused for one segment, on split (re/im) arrays, with the output left in the kernel's own
+//! order.
+//!
+//! Welch needs only Σ|X[k]|², so the kernel never puts the spectrum back into natural
+//! order: it accumulates |X|² wherever the butterflies leave each bin and a table maps
+//! slot → bin once, when the estimate is read. That and the split layout (no shuffles in
+//! the complex multiplies) are what let it beat a general-purpose FFT used as a black box.
+//!
+//! One kernel, two vector widths: L = 16 lanes (`__m512`, AVX-512F/DQ) or L = 8 lanes
+//! (`__m256`, AVX2 + FMA). Shape, for N = 2^m ≥ L² (decimation in frequency throughout):
+//! 1. an input stage that reads the interleaved input, applies the window and splits
+//!    re/im on the way in, doing one radix-8, radix-4 or radix-2 stage at the same time
+//!    (none for N = L²) so that the stages left pair up;
+//! 2. radix-4 stages over whole L-lane vectors (lanes are independent butterflies) down
+//!    to groups of L²;
+//! 3. per group of L², in registers: the DIF stages over vectors down to span L (two
+//!    radix-4 for L = 16, one radix-8 for L = 8), an L × L transpose, an L-point DFT
+//!    across registers (lanes are blocks), and |X|² added to the accumulator.
+//!
+//! The stage logic is written once, generic over [`x86::Simd`] (the ISA primitives:
+//! load/store, arithmetic, deinterleave-with-window, the final group with its transpose);
+//! every helper is `#[inline(always)]`, so it is compiled inside the ISA's
+//! `#[target_feature]` entry point with that ISA's instructions.
+//!
+//! Chosen at run time (`is_x86_feature_detected!`), whatever `target-cpu` the binary was
+//! built for: AVX-512F+DQ first, else AVX2+FMA; everywhere else [`super::welch::Welch`]
+//! uses rustfft. The results are checked against the rustfft path in the tests.
+
+use num_complex::Complex;
+
+/// Largest FFT size the kernel handles (slot indices are u32; tables stay < 100 MiB).
+pub(crate) const MAX_N: usize = 1 << 22;
+
+/// The instruction set a kernel runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// AVX-512F and AVX-512DQ: 16-lane vectors, final groups of 256.
+    Avx512,
+    /// AVX2 and FMA: 8-lane vectors, final groups of 64.
+    Avx2,
+}
+
+impl Isa {
+    /// Every kernel, fastest first.
+    pub(crate) const ALL: [Isa; 2] = [Isa::Avx512, Isa::Avx2];
+
+    /// The name [`super::welch::Welch::engine`] reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Avx512 => "avx512",
+            Self::Avx2 => "avx2",
+        }
+    }
+
+    /// Lanes per vector.
+    fn lanes(self) -> usize {
+        match self {
+            Self::Avx512 => 16,
+            Self::Avx2 => 8,
+        }
+    }
+
+    /// Smallest FFT size: one final group of lanes × lanes.
+    pub(crate) fn min_n(self) -> usize {
+        self.lanes() * self.lanes()
+    }
+
+    /// Whether this CPU runs the kernel.
+    pub(crate) fn on_this_cpu(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            match self {
+                Self::Avx512 => has!("avx512f") && has!("avx512dq"),
+                Self::Avx2 => has!("avx2") && has!("fma"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+}
+
+/// 16 f32 on a 64-byte boundary: the unit of every buffer here.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Lane([f32; 16]);
+
+/// A zeroed f32 buffer of `len` (a multiple of 16) values on a 64-byte boundary.
+struct Aligned(Vec<Lane>);
+
+impl Aligned {
+    fn zeroed(len: usize) -> Self {
+        debug_assert_eq!(len % 16, 0);
+        Self(vec![Lane::default(); len / 16])
+    }
+
+    fn from_slice(v: &[f32]) -> Self {
+        let mut a = Self::zeroed(v.len());
+        a.as_mut_slice().copy_from_slice(v);
+        a
+    }
+
+    fn as_slice(&self) -> &[f32] {
+        bytemuck_lanes(&self.0)
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [f32] {
+        bytemuck_lanes_mut(&mut self.0)
+    }
+}
+
+fn bytemuck_lanes(l: &[Lane]) -> &[f32] {
+    // SAFETY: `Lane` is `repr(C)` of `[f32; 16]` with no padding (64 bytes, align 64),
+    // so `l.len()` lanes are exactly `16 * l.len()` initialised, aligned f32.
+    unsafe { std::slice::from_raw_parts(l.as_ptr().cast::<f32>(), l.len() * 16) }
+}
+
+fn bytemuck_lanes_mut(l: &mut [Lane]) -> &mut [f32] {
+    // SAFETY: as in `bytemuck_lanes`; the borrow is unique.
+    unsafe { std::slice::from_raw_parts_mut(l.as_mut_ptr().cast::<f32>(), l.len() * 16) }
+}
+
+/// The first stage: reads the interleaved input through the window into split re/im.
+enum Input {
+    /// No butterflies (n = L²: the final groups do every stage).
+    Copy,
+    /// Radix-2 with span n/2; twiddles `W_n^j` (re[n/2] then im[n/2]).
+    Radix2(Aligned),
+    /// Radix-4 with quarter span n/4; twiddles `W_n^{pj}`, p = 1, 2, 3.
+    Radix4(Aligned),
+    /// Radix-8 with eighth span n/8; twiddles `W_n^{pj}`, p = 1 … 7.
+    Radix8(Aligned),
+}
+
+/// `twiddles(s, p, m)` for p = 1 … `powers`, one after the other (a radix-4 stage's
+/// table for 3, a radix-8 stage's for 7).
+fn stage_twiddles(s: usize, m: usize, powers: usize) -> Vec<f32> {
+    (1..=powers).flat_map(|p| twiddles(s, p, m)).collect()
+}
+
+/// One radix-4 DIF stage over whole vectors: quarter span `s`; twiddles `w, w², w³`
+/// (re[s] then im[s] each) for j in 0..s.
+struct Stage {
+    s: usize,
+    tw: Aligned,
+}
+
+/// Twiddles `exp(-2πi·p·j / m)` for j in 0..s, as re[s] then im[s].
+fn twiddles(s: usize, p: usize, m: usize) -> Vec<f32> {
+    let mut v = vec![0.0f32; 2 * s];
+    for j in 0..s {
+        let a = -2.0 * std::f64::consts::PI * (p * j) as f64 / m as f64;
+        v[j] = a.cos() as f32;
+        v[s + j] = a.sin() as f32;
+    }
+    v
+}
+
+fn bit_reverse(x: usize, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        x.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+/// The fused window + FFT + |X|² kernel for one FFT size, window and ISA.
+pub(crate) struct SimdPsd {
+    isa: Isa,
+    n: usize,
+    window: Aligned,
+    /// The stage that reads the input.
+    input: Input,
+    /// Radix-4 stages between the input stage and the final groups.
+    stages: Vec<Stage>,
+    /// The final groups' stages over whole vectors. AVX-512: two radix-4 stages,
+    /// `W256^{pj}` (j < 64) then `W64^{pj}` (j < 16), p = 1, 2, 3; AVX2: one radix-8
+    /// stage, `W64^{pj}` (j < 8), p = 1 … 7.
+    final_tw: Aligned,
+    re: Aligned,
+    im: Aligned,
+    /// Σ|X|² per slot since the last flush.
+    acc: Aligned,
+    /// The FFT bin held by each slot.
+    bin_of_slot: Vec<u32>,
+}
+
+impl SimdPsd {
+    /// The fastest kernel this CPU has for `window.len()` points, or `None` when it has
+    /// none or the size is not a power of two the kernels handle.
+    pub(crate) fn new(window: &[f32]) -> Option<Self> {
+        Isa::ALL
+            .into_iter()
+            .find_map(|isa| Self::with_isa(window, isa))
+    }
+
+    /// The `isa` kernel for `window.len()` points, or `None` when this CPU lacks `isa` or
+    /// the size is not a power of two in `isa.min_n()..=MAX_N`.
+    pub(crate) fn with_isa(window: &[f32], isa: Isa) -> Option<Self> {
+        if !isa.on_this_cpu() {
+            return None;
+        }
+        Self::build(window, isa)
+    }
+
+    /// The plan, tables and buffers (no CPU check: [`Self::segment`] and [`Self::stats`]
+    /// need one made by [`Self::with_isa`]).
+    fn build(window: &[f32], isa: Isa) -> Option<Self> {
+        let n = window.len();
+        let lanes = isa.lanes();
+        let group = isa.min_n();
+        if !n.is_power_of_two() || !(group..=MAX_N).contains(&n) {
+            return None;
+        }
+        let bits = n.trailing_zeros();
+        // Spans n/2 … L² are stages over whole vectors before the final groups of L²
+        // (which do spans L²/2 … 1): the input stage takes one or two of them (so that
+        // the rest pair up), radix-4 stages the rest.
+        let vertical = bits - group.trailing_zeros();
+        let (input, mut span) = match vertical {
+            0 => (Input::Copy, n),
+            1 => (
+                Input::Radix2(Aligned::from_slice(&twiddles(n / 2, 1, n))),
+                n / 2,
+            ),
+            v if v % 2 == 1 => (
+                Input::Radix8(Aligned::from_slice(&stage_twiddles(n / 8, n, 7))),
+                n / 8,
+            ),
+            _ => (
+                Input::Radix4(Aligned::from_slice(&stage_twiddles(n / 4, n, 3))),
+                n / 4,
+            ),
+        };
+        let mut stages = Vec::new();
+        while span > group {
+            let s = span / 4;
+            stages.push(Stage {
+                s,
+                tw: Aligned::from_slice(&stage_twiddles(s, span, 3)),
+            });
+            span /= 4;
+        }
+        debug_assert_eq!(span, group);
+        let final_tw = match isa {
+            Isa::Avx512 => {
+                let mut tw = stage_twiddles(64, 256, 3);
+                tw.extend(stage_twiddles(16, 64, 3));
+                tw
+            }
+            Isa::Avx2 => stage_twiddles(8, 64, 7),
+        };
+        // Slot L²g + Lr + lane holds DIF position L·(Lg + lane) + r (register r of group
+        // g after the transpose holds the positions ≡ r mod L, one per lane), i.e. bin
+        // bitrev(that position).
+        let mut bin_of_slot = vec![0u32; n];
+        for (slot, b) in bin_of_slot.iter_mut().enumerate() {
+            let (g, r, lane) = (slot / group, (slot / lanes) % lanes, slot % lanes);
+            let pos = lanes * (lanes * g + lane) + r;
+            // n ≤ MAX_N = 2^22, so every bin fits in u32.
+            *b = bit_reverse(pos, bits) as u32;
+        }
+        Some(Self {
+            isa,
+            n,
+            window: Aligned::from_slice(window),
+            input,
+            stages,
+            final_tw: Aligned::from_slice(&final_tw),
+            re: Aligned::zeroed(n),
+            im: Aligned::zeroed(n),
+            acc: Aligned::zeroed(n),
+            bin_of_slot,
+        })
+    }
+
+    /// The instruction set this kernel runs on.
+    pub(crate) fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// Window, transform and accumulate |X|² of one segment of exactly `n` samples.
+    ///
+    /// # Panics
+    /// On a segment of another length: `Welch` slices every segment to `n`, and a
+    /// skipped segment would silently bias the average.
+    pub(crate) fn segment(&mut self, x: &[Complex<f32>]) {
+        assert_eq!(x.len(), self.n, "segment length");
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `SimdPsd::with_isa` is the only way to a kernel outside this module's
+        // tests (which never transform), and it checks that the CPU has `self.isa`'s
+        // features first; the length is checked above.
+        unsafe {
+            match self.isa {
+                Isa::Avx512 => x86::segment_avx512(self, x),
+                Isa::Avx2 => x86::segment_avx2(self, x),
+            }
+        }
+    }
+
+    /// Add the accumulated |X|² to `totals` (natural FFT bin order).
+    pub(crate) fn peek(&self, totals: &mut [f64]) {
+        for (&b, &a) in self.bin_of_slot.iter().zip(self.acc.as_slice()) {
+            if let Some(t) = totals.get_mut(b as usize) {
+                *t += f64::from(a);
+            }
+        }
+    }
+
+    /// Σ|x|² (f32 partial sums of at most 4096 samples, added in f64) and the number of
+    /// samples with |re| or |im| at or above `clip`.
+    pub(crate) fn stats(&self, x: &[Complex<f32>], clip: f32) -> (f64, u64) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a `SimdPsd` that runs exists only on a CPU with `self.isa`'s features
+        // (see `segment`).
+        unsafe {
+            match self.isa {
+                Isa::Avx512 => x86::stats_avx512(x, clip),
+                Isa::Avx2 => x86::stats_avx2(x, clip),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (x, clip);
+            unreachable!("SimdPsd::with_isa declines on every CPU but x86_64")
+        }
+    }
+
+    /// Clear the accumulator.
+    pub(crate) fn reset(&mut self) {
+        self.acc.as_mut_slice().fill(0.0);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,167 @@
+//! Unit tests of `simd_psd`.
+use super::*;
+use rustfft::FftPlanner;
+
+fn signal(n: usize, seed: u64) -> Vec<Complex<f32>> {
+    let mut s = seed | 1;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    (0..n)
+        .map(|i| {
+            let t = i as f32 * 0.0123;
+            Complex::new(0.3 * t.cos() + rnd(), 0.3 * t.sin() + rnd())
+        })
+        .collect()
+}
+
+/// The kernels this CPU runs (each test runs on every one of them).
+fn isas_here() -> Vec<Isa> {
+    let v: Vec<Isa> = Isa::ALL.into_iter().filter(|i| i.on_this_cpu()).collect();
+    if v.is_empty() {
+        eprintln!("neither AVX-512F/DQ nor AVX2/FMA on this CPU: no kernel runs here");
+    }
+    v
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn transpose_is_a_transpose() {
+    for isa in isas_here() {
+        let l = isa.lanes();
+        let m: Vec<f32> = (0..l * l).map(|v| v as f32).collect();
+        let t = x86::transpose_for_test(isa, &m);
+        for i in 0..l {
+            for j in 0..l {
+                assert_eq!(t[l * i + j], m[l * j + i], "{isa:?} ({i}, {j})");
+            }
+        }
+    }
+}
+
+/// The kernel's Σ|X|² per bin equals rustfft's on the same windowed segments.
+#[test]
+fn matches_rustfft_for_every_size() {
+    for isa in isas_here() {
+        for bits in isa.min_n().trailing_zeros()..=16 {
+            let n = 1usize << bits;
+            let window = crate::dsp::Window::Hann.build(n);
+            let mut k = SimdPsd::with_isa(&window, isa).expect("kernel");
+            assert_eq!(k.isa(), isa);
+            let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
+            let mut want = vec![0.0f64; n];
+            for seg in 0..3 {
+                let x = signal(n, 99 + seg);
+                k.segment(&x);
+                let mut buf: Vec<Complex<f32>> =
+                    x.iter().zip(&window).map(|(v, w)| v * w).collect();
+                fft.process(&mut buf);
+                for (t, v) in want.iter_mut().zip(&buf) {
+                    *t += f64::from(v.norm_sqr());
+                }
+            }
+            let mut got = vec![0.0f64; n];
+            k.peek(&mut got);
+            let top = want.iter().copied().fold(0.0, f64::max);
+            for (b, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-4 * top + 1e-3 * w,
+                    "{isa:?} n {n} bin {b}: got {g}, want {w}"
+                );
+            }
+            k.reset();
+            let mut after = vec![0.0f64; n];
+            k.peek(&mut after);
+            assert!(after.iter().all(|&v| v == 0.0));
+        }
+    }
+}
+
+#[test]
+fn stats_count_power_and_clipping() {
+    for isa in isas_here() {
+        let k = SimdPsd::with_isa(&vec![1.0; 256], isa).expect("kernel");
+        for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 100, 5000, 20_011] {
+            let mut x = signal(len, len as u64 + 3);
+            for (i, v) in x.iter_mut().enumerate() {
+                match i % 37 {
+                    3 => v.re = 1.0,
+                    11 => v.im = -1.25,
+                    20 => *v = Complex::new(-1.0, 1.0),
+                    _ => {}
+                }
+            }
+            let want_p: f64 = x.iter().map(|v| f64::from(v.norm_sqr())).sum();
+            let want_c = x
+                .iter()
+                .filter(|v| v.re.abs() >= 1.0 || v.im.abs() >= 1.0)
+                .count() as u64;
+            let (p, c) = k.stats(&x, 1.0);
+            assert_eq!(c, want_c, "{isa:?} len {len}");
+            assert!(
+                (p - want_p).abs() <= 1e-5 * want_p.max(1.0),
+                "{isa:?} len {len}: {p} vs {want_p}"
+            );
+        }
+    }
+}
+
+#[test]
+fn stats_count_clipping_beside_nan() {
+    for isa in isas_here() {
+        let k = SimdPsd::with_isa(&vec![1.0; 256], isa).expect("kernel");
+        let mut x = vec![Complex::new(0.1f32, 0.1); 10_000];
+        x[5] = Complex::new(2.0, 0.0);
+        x[6] = Complex::new(f32::NAN, 0.0);
+        x[9_000] = Complex::new(0.0, f32::INFINITY);
+        let (p, c) = k.stats(&x, 1.0);
+        assert_eq!(c, 2, "{isa:?}");
+        assert!(p.is_nan(), "{isa:?}");
+    }
+}
+
+#[test]
+fn sizes_outside_the_kernel_are_declined() {
+    for (isa, bad) in [
+        (Isa::Avx512, [16usize, 128, 1000, 3 * 1024]),
+        (Isa::Avx2, [16, 32, 1000, 3 * 1024]),
+    ] {
+        for n in bad {
+            assert!(SimdPsd::build(&vec![1.0; n], isa).is_none(), "{isa:?} {n}");
+        }
+        assert!(SimdPsd::build(&vec![1.0; isa.min_n()], isa).is_some());
+    }
+}
+
+#[test]
+fn slots_cover_every_bin_once() {
+    for isa in Isa::ALL {
+        for n in [isa.min_n(), 4096] {
+            let Some(k) = SimdPsd::build(&vec![1.0; n], isa) else {
+                panic!("{n} is a kernel size");
+            };
+            let mut seen = vec![false; n];
+            for &b in &k.bin_of_slot {
+                assert!(!seen[b as usize], "{isa:?} bin {b} twice");
+                seen[b as usize] = true;
+            }
+        }
+    }
+}
+
+/// The AVX2 layout (slot 64g + 8r + lane ↔ DIF position 8·(8g + lane) + r), worked
+/// by hand for n = 128 (7 bits): slot 64 + 8·3 + 5 = 93 is position 8·13 + 3 = 107 =
+/// 0b1101011, bin 0b1101011 reversed = 0b1101011 = 107; slot 1 is position 8 =
+/// 0b0001000, bin 0b0001000 = 8; slot 8 is position 1, bin 0b1000000 = 64.
+#[test]
+fn avx2_slot_layout() {
+    let Some(k) = SimdPsd::build(&vec![1.0; 128], Isa::Avx2) else {
+        panic!("128 is an AVX2 kernel size");
+    };
+    assert_eq!(k.bin_of_slot[93], 107);
+    assert_eq!(k.bin_of_slot[1], 8);
+    assert_eq!(k.bin_of_slot[8], 64);
+}

@@ -1,0 +1,355 @@
+//! Unit tests of `welch`.
+use super::*;
+use std::f64::consts::PI;
+
+/// Review of session 1: with an f32-only accumulator a long capture at a
+/// small FFT size lost precision (~2 M segments of one tone read ~0.5 dB
+/// low; past 2^24 segments the sum stopped growing at all).
+#[test]
+fn long_captures_keep_their_level() {
+    let mut cfg = WelchConfig::new(16, 16.0);
+    cfg.dc_exclude_bins = 0;
+    let mut w = Welch::new(cfg).unwrap_or_else(|e| panic!("{e}"));
+    let block: Vec<Complex<f32>> = (0..1 << 16)
+        .map(|i| Complex::from_polar(0.3, std::f32::consts::TAU * (i % 16) as f32 / 16.0))
+        .collect();
+    for _ in 0..256 {
+        w.feed(&block); // 16 Mi samples, ~2 Mi segments
+    }
+    assert!(w.averages() > 2_000_000);
+    let s = w.finish();
+    let want = 20.0 * 0.3f64.log10(); // −10.46 dBFS
+    assert!(
+        (s.peaks[0].power_db - want).abs() < 0.01,
+        "{:?}",
+        s.peaks[0]
+    );
+}
+
+/// The estimators under test for `cfg`: one per SIMD kernel this CPU runs at this
+/// size, forced (so that an AVX-512 CPU tests the AVX2 kernel too), or `Welch::new`
+/// where there is none.
+fn fast_engines(cfg: &WelchConfig) -> Vec<Welch> {
+    let v: Vec<Welch> = Isa::ALL
+        .into_iter()
+        .filter(|i| i.on_this_cpu() && cfg.fft_size >= i.min_n())
+        .map(|i| {
+            let w = Welch::new_with_engine(cfg.clone(), i.name()).unwrap();
+            assert_eq!(w.engine(), i.name());
+            w
+        })
+        .collect();
+    if v.is_empty() {
+        vec![Welch::new(cfg.clone()).unwrap()]
+    } else {
+        v
+    }
+}
+
+/// `Welch::new` picks AVX-512, else AVX2, else rustfft; `new_with_engine` never falls
+/// back.
+#[test]
+fn the_fastest_engine_is_chosen_and_a_forced_one_is_kept() {
+    for n in [64usize, 128, 256, 2048, 1000] {
+        let cfg = WelchConfig::new(n, 1e6);
+        let want = Isa::ALL
+            .into_iter()
+            .find(|i| i.on_this_cpu() && n.is_power_of_two() && n >= i.min_n())
+            .map_or("rustfft", Isa::name);
+        assert_eq!(Welch::new(cfg.clone()).unwrap().engine(), want, "n {n}");
+        let p = Welch::new_with_engine(cfg.clone(), "rustfft").unwrap();
+        assert_eq!(p.engine(), "rustfft");
+    }
+    let err = |n: usize, name: &str| {
+        Welch::new_with_engine(WelchConfig::new(n, 1e6), name)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(err(1024, "neon").contains("engine"));
+    assert!(err(1000, "avx2").contains("engine"));
+    assert!(err(128, "avx512").contains("engine"));
+    assert!(err(8, "avx2").contains("fft_size"));
+}
+
+/// The SIMD engines' f32 sums are flushed to f64 every 1024 segments like the
+/// portable engine's: over several flushes they still agree.
+#[test]
+fn engines_agree_across_flushes() {
+    let x = tones(300_000, 1e6, &[(203_125.0, 0.5)], 0.01); // on bin 52
+    let mut cfg = WelchConfig::new(256, 1e6);
+    cfg.dc_exclude_bins = 0;
+    let mut slow = Welch::new_portable(cfg.clone()).unwrap();
+    slow.feed(&x);
+    let b = slow.finish();
+    for mut fast in fast_engines(&cfg) {
+        fast.feed(&x);
+        assert!(fast.averages() > 2 * u64::from(FLUSH_SEGMENTS));
+        let a = fast.finish();
+        for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
+            assert!((u - v).abs() < 0.01, "{}: {u} vs {v}", fast.engine());
+        }
+        assert!((a.peaks[0].power_db - 20.0 * 0.5f64.log10()).abs() < 0.01);
+    }
+}
+
+/// Deterministic Gaussian noise (xorshift + Box-Muller).
+pub(crate) struct Noise(u64);
+impl Noise {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+    fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    pub(crate) fn complex(&mut self, sigma: f64) -> Complex<f64> {
+        let r = (-2.0 * self.uniform().ln()).sqrt() * sigma / 2f64.sqrt();
+        let t = 2.0 * PI * self.uniform();
+        Complex::new(r * t.cos(), r * t.sin())
+    }
+}
+
+fn tones(n: usize, fs: f64, tones: &[(f64, f64)], noise: f64) -> Vec<Complex<f32>> {
+    let mut g = Noise::new(7);
+    (0..n)
+        .map(|i| {
+            let t = i as f64 / fs;
+            let mut v = g.complex(noise);
+            for &(f, a) in tones {
+                v += Complex::from_polar(a, 2.0 * PI * f * t);
+            }
+            Complex::new(v.re as f32, v.im as f32)
+        })
+        .collect()
+}
+
+#[test]
+fn tone_power_frequency_and_floor() {
+    let fs = 1.024e6;
+    let n = 1024;
+    // Tone exactly on a bin: 100 bins above centre, amplitude 0.5 (−6.02 dBFS).
+    let x = tones(1 << 16, fs, &[(100_000.0, 0.5)], 0.01);
+    let mut cfg = WelchConfig::new(n, fs);
+    cfg.center_hz = Some(100e6);
+    let mut w = Welch::new(cfg).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    assert_eq!(s.averages, ((1 << 16) - n) as u64 / 512 + 1);
+    let p = &s.peaks[0];
+    assert!((p.frequency_hz - 100.1e6).abs() < 1.0, "{p:?}");
+    assert!((p.power_db + 6.02).abs() < 0.05, "{p:?}");
+    // Noise: total power 1e-4 → per bin 1e-4 · ENBW(1.5) / n → −68.3 dB;
+    // the median of a chi² with 2·averages dof sits slightly below the mean.
+    assert!(
+        (s.noise_floor_db + 68.3).abs() < 0.6,
+        "{}",
+        s.noise_floor_db
+    );
+    assert!((p.snr_db - (p.power_db - s.noise_floor_db)).abs() < 1e-9);
+    assert!((s.mean_power_dbfs - 10.0 * (0.25f64 + 1e-4).log10()).abs() < 0.02);
+    assert_eq!(s.clipped_fraction, 0.0);
+    assert_eq!(s.psd_db.len(), n);
+    assert!((s.frequency_of(0) - (100e6 - fs / 2.0)).abs() < 1e-6);
+}
+
+#[test]
+fn block_boundaries_do_not_change_the_result() {
+    let x = tones(50_000, 1e6, &[(123_456.0, 0.3), (-200_000.0, 0.01)], 0.05);
+    for overlap in [0.0, 0.5, 0.75, 0.9] {
+        let mut cfg = WelchConfig::new(256, 1e6);
+        cfg.overlap = overlap;
+        let mut whole = Welch::new(cfg.clone()).unwrap();
+        whole.feed(&x);
+        let mut parts = Welch::new(cfg).unwrap();
+        let mut i = 0;
+        let mut k = 1;
+        while i < x.len() {
+            let e = (i + k).min(x.len());
+            parts.feed(&x[i..e]);
+            i = e;
+            k = (k * 7 + 3) % 1000;
+        }
+        let (a, b) = (whole.finish(), parts.finish());
+        assert_eq!(a.averages, b.averages, "overlap {overlap}");
+        for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
+            assert!((u - v).abs() < 1e-3, "overlap {overlap}");
+        }
+    }
+}
+
+#[test]
+fn distinct_peaks_not_neighbouring_bins() {
+    let fs = 1e6;
+    // A strong tone between bins, a weak one far away, DC offset.
+    let mut x = tones(1 << 15, fs, &[(100_300.0, 0.9), (-250_000.0, 0.01)], 0.001);
+    for v in &mut x {
+        *v += Complex::new(0.05, 0.0);
+    }
+    let mut w = Welch::new(WelchConfig::new(1024, fs)).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    assert_eq!(s.peaks.len(), 2, "{:?}", s.peaks);
+    assert!((s.peaks[0].frequency_hz - 100_300.0).abs() < fs / 1024.0);
+    assert!((s.peaks[1].frequency_hz + 250_000.0).abs() < fs / 1024.0);
+    assert!(s.peaks[0].power_db > s.peaks[1].power_db);
+}
+
+#[test]
+fn clipping_is_counted() {
+    let mut x = vec![Complex::new(0.1f32, 0.1); 1000];
+    x[10] = Complex::new(1.0, 0.0);
+    x[20] = Complex::new(0.0, -1.5);
+    let mut w = Welch::new(WelchConfig::new(64, 1e3)).unwrap();
+    w.feed(&x);
+    assert!((w.finish().clipped_fraction - 0.002).abs() < 1e-12);
+}
+
+/// Issue 4: the AVX-512 and AVX2 kernels and the rustfft engine give the same
+/// estimate, for every overlap and however the input is cut into blocks.
+#[test]
+fn simd_and_portable_engines_agree() {
+    let x = tones(70_001, 2e6, &[(123_456.0, 0.3), (-400_000.0, 0.001)], 0.02);
+    for (n, overlap, window) in [
+        (64, 0.5, Window::Hann),
+        (128, 0.25, Window::BlackmanHarris),
+        (256, 0.0, Window::Hann),
+        (1024, 0.5, Window::BlackmanHarris),
+        (2048, 0.5, Window::Hann),
+        (2048, 0.75, Window::FlatTop),
+        (8192, 0.5, Window::Hann),
+    ] {
+        let mut cfg = WelchConfig::new(n, 2e6);
+        cfg.overlap = overlap;
+        cfg.window = window;
+        cfg.center_hz = Some(433.92e6);
+        let mut slow = Welch::new_portable(cfg.clone()).unwrap();
+        assert_eq!(slow.engine(), "rustfft");
+        slow.feed(&x);
+        let b = slow.finish();
+        // `fast_engines` checks that each kernel really is what runs (not a silent
+        // fallback).
+        for mut fast in fast_engines(&cfg) {
+            let e = fast.engine();
+            for b in x.chunks(4099) {
+                fast.feed(b);
+            }
+            let a = fast.finish();
+            assert_eq!(a.averages, b.averages);
+            assert_eq!(a.samples, b.samples);
+            assert_eq!(a.clipped_fraction, b.clipped_fraction);
+            for (i, (u, v)) in a.psd_db.iter().zip(&b.psd_db).enumerate() {
+                assert!((u - v).abs() < 0.01, "{e} n {n} bin {i}: {u} vs {v}");
+            }
+            assert_eq!(a.peaks.len(), b.peaks.len(), "{e} n {n}");
+            for (p, q) in a.peaks.iter().zip(&b.peaks) {
+                assert_eq!(p.frequency_hz, q.frequency_hz);
+                assert!((p.power_db - q.power_db).abs() < 0.01);
+            }
+            assert!((a.noise_floor_db - b.noise_floor_db).abs() < 0.01);
+        }
+    }
+}
+
+proptest::proptest! {
+    // The seeds live in `proptest-regressions/welch.seeds`, not proptest's default
+    // `….txt`: `find -name '*tx*'` must list only files that can key a transmitter.
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct("proptest-regressions/welch.seeds"),
+        )),
+        ..proptest::prelude::ProptestConfig::with_cases(24)
+    })]
+    /// Issue 4: any power-of-two size, overlap, window and block cut: every engine
+    /// this CPU runs agrees with rustfft bin for bin.
+    #[test]
+    fn engines_agree_on_random_input(
+        bits in 6u32..=13,
+        overlap in 0.0f64..0.9,
+        window in 0usize..3,
+        len in 0usize..40_000,
+        cut in 1usize..9_000,
+        seed in 1u64..u64::MAX,
+    ) {
+        let n = 1usize << bits;
+        let mut g = Noise::new(seed);
+        let x: Vec<Complex<f32>> = (0..len)
+            .map(|_| {
+                let v = g.complex(0.3);
+                Complex::new(v.re as f32, v.im as f32)
+            })
+            .collect();
+        let mut cfg = WelchConfig::new(n, 1e6);
+        cfg.overlap = overlap;
+        cfg.window = [Window::Hann, Window::BlackmanHarris, Window::FlatTop][window];
+        let mut slow = Welch::new_portable(cfg.clone()).unwrap();
+        slow.feed(&x);
+        let b = slow.finish();
+        for mut fast in fast_engines(&cfg) {
+            for b in x.chunks(cut) {
+                fast.feed(b);
+            }
+            let a = fast.finish();
+            proptest::prop_assert_eq!(a.averages, b.averages);
+            proptest::prop_assert_eq!(a.clipped_fraction, b.clipped_fraction);
+            if len > 0 {
+                proptest::prop_assert!((a.mean_power_dbfs - b.mean_power_dbfs).abs() < 1e-4);
+            }
+            for (u, v) in a.psd_db.iter().zip(&b.psd_db) {
+                proptest::prop_assert!((u - v).abs() < 0.01, "{}: {} vs {}", fast.engine(), u, v);
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_settings_are_rejected_by_name() {
+    let mut c = WelchConfig::new(8, 1e6);
+    assert!(Welch::new(c.clone())
+        .unwrap_err()
+        .to_string()
+        .contains("fft_size"));
+    c.fft_size = 1024;
+    c.overlap = 1.0;
+    assert!(Welch::new(c.clone())
+        .unwrap_err()
+        .to_string()
+        .contains("overlap"));
+    c.overlap = 0.5;
+    c.sample_rate_hz = f64::NAN;
+    assert!(Welch::new(c.clone())
+        .unwrap_err()
+        .to_string()
+        .contains("sample_rate_hz"));
+    c.sample_rate_hz = 1e6;
+    for level in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+        c.clip_level = level;
+        assert!(Welch::new(c.clone())
+            .unwrap_err()
+            .to_string()
+            .contains("clip_level"));
+    }
+}
+
+#[test]
+fn empty_input_has_no_peaks() {
+    let w = Welch::new(WelchConfig::new(64, 1e3)).unwrap();
+    let s = w.finish();
+    assert_eq!(s.averages, 0);
+    assert!(s.peaks.is_empty());
+    assert!(s.mean_power_dbfs.is_infinite());
+}
+
+#[test]
+fn decimation_keeps_the_maximum() {
+    let x = tones(1 << 14, 1e6, &[(100_000.0, 0.5)], 0.01);
+    let mut w = Welch::new(WelchConfig::new(2048, 1e6)).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    let (_, step, d) = s.decimated(512);
+    assert_eq!(d.len(), 512);
+    assert!((step - 4.0 * s.bin_hz).abs() < 1e-9);
+    let m = d.iter().copied().fold(f32::MIN, f32::max);
+    assert!((f64::from(m) - s.peaks[0].power_db).abs() < 1e-6);
+}

@@ -1,0 +1,227 @@
+//! Unit tests of `writer`.
+use super::*;
+use crate::iq::IqReader;
+
+/// Review of session 1: a WAV recording past 4 GiB would wrap hound's
+/// 32-bit data size and leave a corrupt file reported as valid.
+#[test]
+fn wav_recordings_are_bounded_by_the_formats_4_gib() {
+    let d = tempfile::tempdir().unwrap();
+    let meta = RecordingMeta {
+        sample_rate_hz: 2e6,
+        ..Default::default()
+    };
+    let w = IqWriter::create(&d.path().join("x.wav"), meta.clone(), None).unwrap();
+    assert_eq!(w.budget, Some(u64::from(u32::MAX) - WAV_HEADER_RESERVE));
+    let w = IqWriter::create(&d.path().join("y.wav"), meta.clone(), Some(1000)).unwrap();
+    assert_eq!(w.budget, Some(1000));
+    let w = IqWriter::create(&d.path().join("z.cf32"), meta, None).unwrap();
+    assert_eq!(w.budget, None);
+}
+
+fn ramp(n: usize) -> Vec<Complex<f32>> {
+    (0..n)
+        .map(|i| Complex::new(i as f32 * 1e-4, -(i as f32) * 2e-4))
+        .collect()
+}
+
+fn meta() -> RecordingMeta {
+    RecordingMeta {
+        sample_rate_hz: 2e6,
+        center_hz: Some(100e6),
+        datetime: Some("2026-01-01T00:00:00Z".into()),
+        hw: Some("rxsim".into()),
+        description: None,
+    }
+}
+
+/// Review of session 2: a second recording to the same path truncated the first
+/// (evidence lost); now it is refused and the first stays whole, in every format.
+#[test]
+fn an_existing_recording_is_never_overwritten() {
+    let d = tempfile::tempdir().unwrap();
+    let meta = RecordingMeta {
+        sample_rate_hz: 1e6,
+        ..Default::default()
+    };
+    for name in ["a.cf32", "a.wav", "a.sigmf-data"] {
+        let p = d.path().join(name);
+        let mut w = IqWriter::create(&p, meta.clone(), None).unwrap();
+        w.write(&ramp(1000)).unwrap();
+        let first = w.finish().unwrap();
+        let before: Vec<Vec<u8>> = first
+            .iter()
+            .map(|f| std::fs::read(&f.path).unwrap())
+            .collect();
+        let e = IqWriter::create(&p, meta.clone(), None).unwrap_err();
+        assert!(e.to_string().contains(name), "{e}");
+        for (f, b) in first.iter().zip(&before) {
+            assert_eq!(&std::fs::read(&f.path).unwrap(), b, "{name}");
+        }
+    }
+    // The SigMF meta is not overwritten either, even with the data file gone.
+    std::fs::remove_file(d.path().join("a.sigmf-data")).unwrap();
+    let meta_before = std::fs::read(d.path().join("a.sigmf-meta")).unwrap();
+    let mut w = IqWriter::create(&d.path().join("a.sigmf-data"), meta, None).unwrap();
+    w.write(&ramp(10)).unwrap();
+    assert!(w.finish().is_err());
+    assert_eq!(
+        std::fs::read(d.path().join("a.sigmf-meta")).unwrap(),
+        meta_before
+    );
+}
+
+#[test]
+fn every_format_round_trips_with_correct_hashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = ramp(20_000);
+    for name in ["a.cf32", "b.wav", "c.sigmf-meta"] {
+        let p = dir.path().join(name);
+        let mut w = IqWriter::create(&p, meta(), None).unwrap();
+        for c in x.chunks(3001) {
+            w.write(c).unwrap();
+        }
+        let files = w.finish().unwrap();
+        for f in &files {
+            let (len, hash) = hash_file(&f.path).unwrap();
+            assert_eq!(len, f.bytes, "{name}");
+            assert_eq!(hash, f.sha256, "{name}");
+        }
+        let mut r = IqReader::open(&p, None).unwrap();
+        assert_eq!(r.info().samples, 20_000);
+        let mut back = vec![Complex::default(); 25_000];
+        let mut got = 0;
+        loop {
+            let n = r.read(&mut back[got..got + 4096]).unwrap();
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        assert_eq!(got, 20_000);
+        assert_eq!(&back[..got], &x[..], "{name}");
+        if name.ends_with("meta") {
+            assert_eq!(r.info().sample_rate_hz, Some(2e6));
+            assert_eq!(r.info().center_hz, Some(100e6));
+            let m: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&files[1].path).unwrap()).unwrap();
+            let data = std::fs::read(&files[0].path).unwrap();
+            assert_eq!(
+                m["global"]["core:sha512"].as_str().unwrap(),
+                hex::encode(Sha512::digest(&data))
+            );
+            assert_eq!(m["global"]["core:datatype"], "cf32_le");
+            assert_eq!(m["captures"][0]["core:datetime"], "2026-01-01T00:00:00Z");
+        }
+    }
+}
+
+#[test]
+fn disk_budget_stops_the_recording_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.cf32");
+    let mut w = IqWriter::create(&p, meta(), Some(8 * 1000 + 3)).unwrap();
+    w.write(&ramp(600)).unwrap();
+    let err = w.write(&ramp(600)).unwrap_err();
+    assert!(
+        matches!(err, Error::DiskBudget { written: 8000, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("disk budget"));
+    assert!(w.write(&ramp(1)).is_err());
+    assert!(w.stopped().is_some());
+    let files = w.finish().unwrap();
+    assert_eq!(files[0].bytes, 8000);
+    assert_eq!(std::fs::metadata(&p).unwrap().len(), 8000);
+}
+
+/// Issue 16: the driver's CS16 recorded as it came: SigMF `ci16_le` (or raw
+/// `.cs16`), 4 bytes a sample, the bytes exactly the samples', hashes right; the
+/// reader gives them back scaled; no silent conversion either way.
+#[test]
+fn ci16_recordings_store_the_driver_samples_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let x: Vec<Complex<i16>> = (0..10_000i32)
+        .map(|i| Complex::new((i * 3 - 15_000) as i16, (7 - i * 2) as i16))
+        .collect();
+    let mut want = Vec::new();
+    for c in &x {
+        want.extend_from_slice(&c.re.to_le_bytes());
+        want.extend_from_slice(&c.im.to_le_bytes());
+    }
+    for (name, format) in [
+        ("n.sigmf-meta", IqFormat::Sigmf),
+        ("n.cs16", IqFormat::Cs16),
+    ] {
+        let p = dir.path().join(name);
+        let mut w = IqWriter::create_with(&p, format, RecordFormat::Ci16, meta(), None).unwrap();
+        assert!(w.write(&ramp(4)).is_err(), "float samples into ci16");
+        for c in x.chunks(777) {
+            w.write_ci16(c).unwrap();
+        }
+        assert_eq!(w.samples_written(), 10_000);
+        let files = w.finish().unwrap();
+        let data = std::fs::read(&files[0].path).unwrap();
+        assert_eq!(data, want, "{name}");
+        assert_eq!(files[0].bytes, 40_000);
+        assert_eq!(files[0].sha256, hex::encode(Sha256::digest(&data)));
+        let mut r = IqReader::open(&p, None).unwrap();
+        let mut back = vec![Complex::default(); 10_000];
+        let mut got = 0;
+        while got < back.len() {
+            let n = r.read(&mut back[got..]).unwrap();
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        assert_eq!(got, 10_000);
+        for (b, c) in back.iter().zip(&x) {
+            assert!((b.re - f32::from(c.re) / 32768.0).abs() < 1e-4, "{name}");
+        }
+        if format == IqFormat::Sigmf {
+            let m: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&files[1].path).unwrap()).unwrap();
+            assert_eq!(m["global"]["core:datatype"], "ci16_le");
+            // No SHA-512 at full rate (it is optional in SigMF); SHA-256 above.
+            assert!(m["global"].get("core:sha512").is_none(), "{m}");
+            assert_eq!(m["annotations"][0]["core:sample_count"], 10_000);
+        }
+    }
+    // A cf32 recording refuses int16 samples; ci16 cannot go into WAV or .cf32.
+    let mut w = IqWriter::create(&dir.path().join("f.cf32"), meta(), None).unwrap();
+    assert!(w.write_ci16(&x[..4]).is_err());
+    for (name, format) in [("w.wav", IqFormat::Wav), ("c.cf32", IqFormat::Cf32)] {
+        let e = IqWriter::create_with(
+            &dir.path().join(name),
+            format,
+            RecordFormat::Ci16,
+            meta(),
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("ci16"), "{e}");
+        assert!(!dir.path().join(name).exists());
+    }
+    // The disk budget counts 4 bytes a sample.
+    let mut w = IqWriter::create_with(
+        &dir.path().join("b.cs16"),
+        IqFormat::Cs16,
+        RecordFormat::Ci16,
+        meta(),
+        Some(4 * 1000 + 3),
+    )
+    .unwrap();
+    w.write_ci16(&x[..600]).unwrap();
+    let e = w.write_ci16(&x[..600]).unwrap_err();
+    assert!(matches!(e, Error::DiskBudget { written: 4000, .. }), "{e}");
+    assert_eq!(w.finish().unwrap()[0].bytes, 4000);
+    assert_eq!(RecordFormat::parse("CS16").unwrap(), RecordFormat::Ci16);
+    assert!(RecordFormat::parse("ci8").is_err());
+}
+
+#[test]
+fn cannot_record_integer_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(IqWriter::create(&dir.path().join("x.cs16"), meta(), None).is_err());
+}

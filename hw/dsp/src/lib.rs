@@ -1,0 +1,58 @@
+//! `rxnode-dsp`: rxnode's pure signal processing, cut from `rxnode-hw`.
+//!
+//! Windows, the streaming Welch PSD (with fused SIMD kernels where the CPU has
+//! them, else rustfft), peaks and the noise floor, the CLKIN estimator, the IQ
+//! file readers and writers (cf32, cs16, cs8, WAV, SigMF), the stitching of
+//! sweep hops into one spectrum, and the capture engine over any
+//! [`SampleSource`] — a radio stream from `rxnode-hw`, or a recorded file
+//! through [`FileSource`].
+//!
+//! No SoapySDR, no build script, no radio: this crate builds without g++ or
+//! libsoapysdr, so its benches, proptests and the IQ fuzzer do too. The DSP
+//! works on slices and does no I/O; only `iq` and the capture engine's
+//! recorder touch files.
+//!
+//! ```
+//! # fn main() -> Result<(), rxnode_dsp::Error> {
+//! use num_complex::Complex;
+//! use rxnode_dsp::{Welch, WelchConfig};
+//! // A tone 100 kHz above the centre, sampled at 1 MS/s.
+//! let rate = 1e6;
+//! let tone: Vec<Complex<f32>> = (0..65_536)
+//!     .map(|n| {
+//!         let ph = 2.0 * std::f64::consts::PI * 100e3 * n as f64 / rate;
+//!         Complex::new(ph.cos() as f32, ph.sin() as f32) * 0.5
+//!     })
+//!     .collect();
+//! let mut welch = Welch::new(WelchConfig::new(1024, rate))?;
+//! welch.feed(&tone);
+//! let spectrum = welch.finish();
+//! let strongest = &spectrum.peaks[0];
+//! assert!((strongest.frequency_hz - 100e3).abs() < 2.0 * spectrum.bin_hz);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod capture;
+mod dsp;
+mod error;
+mod iq;
+mod stitch;
+
+pub use crate::{
+    capture::{
+        run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, Ci16Source,
+        FileSource, PsdTrace, ReadOutcome, SampleSource,
+    },
+    dsp::{
+        find_peaks, fmt_ppm, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator,
+        ClkinReport, ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig,
+        Window,
+    },
+    error::{Error, Result},
+    iq::{
+        IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordFormat,
+        RecordingMeta,
+    },
+    stitch::{band_peaks, HopPlacement, Stitcher},
+};

@@ -1,0 +1,135 @@
+//! Stitching sweep hops into one spectrum on one frequency grid (DESIGN §8).
+//!
+//! The grid: bin `m` is at `start + m · bin`. A hop kept the grid bins `b0 .. b1`
+//! around its requested centre; [`Stitcher::add_hop`] indexes them from the hop's
+//! spectrum, shifted by how far the actual centre is from the requested one, and
+//! averages every hop that measured a bin in linear power. Missing bins stay empty
+//! (never interpolated). The radio side (retune, settle, the hop plan's limits) is
+//! in `rxnode-hw`.
+use crate::dsp::{find_peaks, median_db, Peak, Window};
+
+/// Where one hop sits on the grid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HopPlacement {
+    /// First grid bin the hop keeps.
+    pub first_bin: usize,
+    /// One past the last grid bin it keeps.
+    pub end_bin: usize,
+    /// Bins kept per hop (the plan's `kept_bins`).
+    pub kept_bins: usize,
+    /// The hop's FFT size.
+    pub fft_size: usize,
+    /// Bin width, Hz.
+    pub bin_hz: f64,
+    /// The centre the hop was tuned to, Hz.
+    pub requested_hz: f64,
+    /// The centre the radio reports, Hz.
+    pub actual_hz: f64,
+}
+
+/// Linear-power averages of the hops measured so far, per grid bin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stitcher {
+    sum: Vec<f64>,
+    count: Vec<u32>,
+}
+
+impl Stitcher {
+    /// An empty grid of `total_bins` bins.
+    pub fn new(total_bins: usize) -> Self {
+        Self {
+            sum: vec![0.0; total_bins],
+            count: vec![0; total_bins],
+        }
+    }
+
+    /// Add one hop's spectrum (`psd_db`, FFT order with DC in the middle); returns
+    /// the hop's own dB values on its kept bins (NaN where the spectrum has none).
+    pub fn add_hop(&mut self, psd_db: &[f32], at: &HopPlacement) -> Vec<f32> {
+        // Grid bin m sits at (m − b0 − K/2) bins from the requested
+        // centre; index it from the actual centre's spectrum.
+        let shift = (at.actual_hz - at.requested_hz) / at.bin_hz;
+        let mid = (at.fft_size / 2) as f64;
+        let mut db = Vec::with_capacity(at.end_bin.saturating_sub(at.first_bin));
+        for m in at.first_bin..at.end_bin {
+            let off = (m - at.first_bin) as f64 - (at.kept_bins / 2) as f64;
+            let idx = (mid + off - shift).round();
+            let v = if idx >= 0.0 && (idx as usize) < psd_db.len() {
+                psd_db[idx as usize]
+            } else {
+                f32::NAN
+            };
+            db.push(v);
+            if v.is_finite() {
+                if let (Some(s), Some(c)) = (self.sum.get_mut(m), self.count.get_mut(m)) {
+                    *s += 10f64.powf(f64::from(v) / 10.0);
+                    *c += 1;
+                }
+            }
+        }
+        db
+    }
+
+    /// The stitched spectrum, dB per grid bin; `None` where no hop measured.
+    pub fn finish(&self) -> Vec<Option<f32>> {
+        self.sum
+            .iter()
+            .zip(&self.count)
+            .map(|(s, &c)| (c > 0 && *s > 0.0).then(|| (10.0 * (s / f64::from(c)).log10()) as f32))
+            .collect()
+    }
+}
+
+/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum.
+pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
+    let valid: Vec<f32> = db.iter().flatten().copied().collect();
+    if valid.is_empty() {
+        return (Vec::new(), Vec::new(), None);
+    }
+    let floor = median_db(&valid);
+    // Missing bins read as the floor for peak picking only (never reported).
+    let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(floor as f32)).collect();
+    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, 10.0, 16);
+    let mut peaks = Vec::new();
+    let mut widths = Vec::new();
+    for (i, p) in found {
+        let half = p - 3.0;
+        let mut lo = i;
+        while lo > 0 && filled[lo - 1] >= half {
+            lo -= 1;
+        }
+        let mut hi = i;
+        while hi + 1 < filled.len() && filled[hi + 1] >= half {
+            hi += 1;
+        }
+        peaks.push(Peak {
+            frequency_hz: start + i as f64 * bin,
+            power_db: f64::from(p),
+            snr_db: f64::from(p) - floor,
+        });
+        widths.push((hi - lo + 1) as f64 * bin);
+    }
+    (peaks, widths, Some(floor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peaks_widths_and_floor_ignore_missing_bins() {
+        let mut db: Vec<Option<f32>> = vec![Some(-90.0); 200];
+        db[50] = Some(-30.0);
+        db[49] = Some(-31.0);
+        db[51] = Some(-40.0);
+        for v in &mut db[120..160] {
+            *v = None;
+        }
+        let (p, w, floor) = band_peaks(&db, 1e6, 1e3);
+        assert_eq!(floor, Some(-90.0));
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].frequency_hz, 1e6 + 50e3);
+        assert_eq!(w[0], 2e3);
+        assert!(band_peaks(&[None, None], 0.0, 1.0).2.is_none());
+    }
+}

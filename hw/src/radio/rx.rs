@@ -1,0 +1,148 @@
+//! RX streams: the CF32 and the native CS16 stream of a radio, and their reads.
+//! Nothing here can key a transmitter.
+use super::{remote_stream_args, stream_msg, RxRadio};
+use crate::Error;
+use num_complex::Complex;
+use rxnode_dsp::{Ci16Source, ReadOutcome, SampleSource};
+use soapysdr::{Direction, ErrorCode};
+
+impl RxRadio {
+    /// Set up an RX stream (CF32, channel 0); it is activated by its first read.
+    /// Deactivated (if active) and closed on drop.
+    pub fn rx_stream(&mut self) -> Result<RxStream, Error> {
+        // Set up now, activate on the first read: whatever the caller does in
+        // between (threads, buffers, FFT plans) never counts against the
+        // driver's buffer and cannot cause an overflow before the first sample.
+        let inner = self
+            .dev
+            .rx_stream_args::<Complex<f32>, _>(&[0], remote_stream_args(&self.args))
+            .map_err(|e| self.driver_err("set up rx stream", e))?;
+        Ok(RxStream {
+            inner,
+            args: self.args.clone(),
+        })
+    }
+
+    /// Set up an RX stream in the driver's native CS16 format (channel 0), for
+    /// recording full rate without a float round trip (SigMF `ci16_le`). Activated by
+    /// its first read; deactivated (if active) and closed on drop. Fails (naming the
+    /// device) when the driver offers no CS16 stream.
+    pub fn rx_stream_ci16(&mut self) -> Result<RxStreamCi16, Error> {
+        let formats = self
+            .dev
+            .stream_formats(Direction::Rx, 0)
+            .map_err(|e| self.driver_err("list rx stream formats", e))?;
+        if !formats.contains(&soapysdr::Format::CS16) {
+            return Err(self.rx().unsupported(
+                "record_format",
+                "ci16",
+                formats
+                    .iter()
+                    .map(|f| f.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ));
+        }
+        let inner = self
+            .dev
+            .rx_stream_args::<Complex<i16>, _>(&[0], remote_stream_args(&self.args))
+            .map_err(|e| self.driver_err("set up rx stream (CS16)", e))?;
+        Ok(RxStreamCi16 {
+            inner,
+            args: self.args.clone(),
+        })
+    }
+}
+
+/// An active RX stream (CF32, channel 0), owned and `Send`.
+pub struct RxStream {
+    inner: soapysdr::RxStream<Complex<f32>>,
+    args: String,
+}
+
+impl std::fmt::Debug for RxStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RxStream")
+            .field("args", &self.args)
+            .finish()
+    }
+}
+
+impl RxStream {
+    /// Deactivate the stream (if active); the next read activates it again. A
+    /// sweep pauses between hops so no sample from before a retune is kept.
+    pub fn pause(&mut self) -> Result<(), Error> {
+        if self.inner.active() {
+            self.inner.deactivate(None).map_err(|e| Error::Stream {
+                args: self.args.clone(),
+                message: stream_msg("deactivate rx stream", &e),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl SampleSource for RxStream {
+    fn read(
+        &mut self,
+        buf: &mut [Complex<f32>],
+        timeout_us: i64,
+    ) -> Result<ReadOutcome, rxnode_dsp::Error> {
+        read_native(&mut self.inner, &self.args, buf, timeout_us).map_err(to_source_error)
+    }
+}
+
+/// A stream error as the capture engine's source error, keeping its message.
+fn to_source_error(e: Error) -> rxnode_dsp::Error {
+    rxnode_dsp::Error::SourceFailed(Box::new(e))
+}
+
+/// One read of an RX stream in its own sample type, activating it on the first
+/// read: overflow and timeout are outcomes, anything else a stream error naming
+/// the device (shared by the CF32 and the native CS16 streams).
+fn read_native<E: soapysdr::StreamSample>(
+    inner: &mut soapysdr::RxStream<E>,
+    args: &str,
+    buf: &mut [E],
+    timeout_us: i64,
+) -> Result<ReadOutcome, Error> {
+    let err = |op: &str, e: &soapysdr::Error| Error::Stream {
+        args: args.to_owned(),
+        message: stream_msg(op, e),
+    };
+    if !inner.active() {
+        inner
+            .activate(None)
+            .map_err(|e| err("activate rx stream", &e))?;
+    }
+    match inner.read(&mut [buf], timeout_us) {
+        Ok(n) => Ok(ReadOutcome::Samples(n)),
+        Err(e) if e.code == ErrorCode::Overflow => Ok(ReadOutcome::Overflow),
+        Err(e) if e.code == ErrorCode::Timeout => Ok(ReadOutcome::Timeout),
+        Err(e) => Err(err("read rx stream", &e)),
+    }
+}
+
+/// An RX stream in the driver's native CS16 format (channel 0), owned and `Send`.
+pub struct RxStreamCi16 {
+    inner: soapysdr::RxStream<Complex<i16>>,
+    args: String,
+}
+
+impl std::fmt::Debug for RxStreamCi16 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RxStreamCi16")
+            .field("args", &self.args)
+            .finish()
+    }
+}
+
+impl Ci16Source for RxStreamCi16 {
+    fn read_ci16(
+        &mut self,
+        buf: &mut [Complex<i16>],
+        timeout_us: i64,
+    ) -> Result<ReadOutcome, rxnode_dsp::Error> {
+        read_native(&mut self.inner, &self.args, buf, timeout_us).map_err(to_source_error)
+    }
+}

@@ -1,0 +1,471 @@
+//! Transmission: the TX-capable radio handle and the one place that opens a TX
+//! stream (the single `#[allow(clippy::disallowed_methods)]` of the workspace).
+//! A [`TxRadio`] exists only by consuming an [`rxnode_interlock::TxPermit`].
+use super::{parse_args, stream_msg, unix_now, Ctl, RxRadio};
+use crate::Error;
+use num_complex::Complex;
+use rxnode_interlock::TxPermit;
+use serde::Serialize;
+use soapysdr::{Direction, ErrorCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+impl RxRadio {
+    /// Become TX-capable by consuming a permit issued for this radio's device args.
+    ///
+    /// The permit stays inside the returned handle; its device args must equal this
+    /// radio's (same keys and values, order and spaces ignored).
+    ///
+    /// The only way to a [`TxRadio`] (this compiles; the `compile_fail` examples on
+    /// [`RxRadio`] differ only in the forbidden step):
+    ///
+    /// ```no_run
+    /// fn key(radio: rxnode_hw::RxRadio, permit: rxnode_interlock::TxPermit) {
+    ///     let cancel = std::sync::atomic::AtomicBool::new(false);
+    ///     if let Ok(mut tx) = radio.into_tx(permit) {
+    ///         let _ = tx.transmit_tone(&cancel);
+    ///     }
+    /// }
+    /// ```
+    pub fn into_tx(self, permit: TxPermit) -> Result<TxRadio, Error> {
+        if parse_args(permit.device()) != parse_args(&self.args) {
+            return Err(Error::PermitDevice {
+                args: self.args.clone(),
+                permit: permit.device().to_owned(),
+            });
+        }
+        tracing::warn!(args = %self.args, task = %permit.task_id(), "radio is TX-capable under a permit");
+        Ok(TxRadio {
+            radio: self,
+            permit,
+            used: false,
+        })
+    }
+}
+
+/// What one transmission did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TxReport {
+    /// The authorized task.
+    pub task_id: String,
+    /// Device args.
+    pub device: String,
+    /// Stream activated, unix seconds (UTC).
+    pub started_unix_s: f64,
+    /// Stream torn down, unix seconds (UTC).
+    pub stopped_unix_s: f64,
+    /// Samples accepted by the driver.
+    pub samples_sent: u64,
+    /// LO frequency, Hz.
+    pub frequency_hz: f64,
+    /// Tone offset from the LO, Hz.
+    pub tone_offset_hz: f64,
+    /// Sample rate, S/s.
+    pub sample_rate_hz: f64,
+    /// TX gain, dB.
+    pub gain_db: f64,
+    /// Whether the transmission was cut short by the cancel flag.
+    pub cancelled: bool,
+}
+
+/// A radio that may transmit: exists only by consuming a [`TxPermit`].
+pub struct TxRadio {
+    radio: RxRadio,
+    permit: TxPermit,
+    used: bool,
+}
+
+impl std::fmt::Debug for TxRadio {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TxRadio")
+            .field("args", &self.radio.args)
+            .field("permit", &self.permit)
+            .finish()
+    }
+}
+
+/// Deactivates the TX stream when dropped (return, `?`, or panic unwind); the
+/// inner stream then closes itself.
+struct TxGuard(soapysdr::TxStream<Complex<f32>>);
+
+impl Drop for TxGuard {
+    fn drop(&mut self) {
+        if self.0.active() {
+            if let Err(e) = self.0.deactivate(None) {
+                tracing::error!(error = %e, "deactivating the tx stream failed");
+            }
+        }
+    }
+}
+
+impl TxRadio {
+    /// The permit this handle transmits under.
+    pub fn permit(&self) -> &TxPermit {
+        &self.permit
+    }
+
+    /// Transmit the permitted CW tone, once.
+    ///
+    /// Frequency, rate, offset, gain and duration come from the permit only. The
+    /// tone stops at `duration_s` by sample count and by wall clock, whichever is
+    /// first, or within a few milliseconds of `cancel` becoming true. The stream is
+    /// deactivated and closed on every exit path, including a panic unwind.
+    pub fn transmit_tone(&mut self, cancel: &AtomicBool) -> Result<TxReport, Error> {
+        if self.used {
+            return Err(Error::PermitUsed {
+                args: self.radio.args.clone(),
+                task_id: self.permit.task_id().to_string(),
+            });
+        }
+        self.used = true;
+        let p = &self.permit;
+        let dev = &self.radio.dev;
+        let args = self.radio.args.as_str();
+        let tx = Ctl {
+            dev,
+            args,
+            dir: Direction::Tx,
+        };
+        if dev.num_channels(Direction::Tx).unwrap_or(0) == 0 {
+            return Err(tx.unsupported("tx channel", 0, "none".into()));
+        }
+        let rate = p.sample_rate_hz();
+        if p.tone_offset_hz().abs() >= rate / 2.0 {
+            return Err(tx.unsupported(
+                "tone_offset_hz",
+                p.tone_offset_hz(),
+                format!("|offset| < sample_rate_hz / 2 = {}", rate / 2.0),
+            ));
+        }
+        // Interrupted already, or nothing to send: the transmitter is never keyed.
+        if cancel.load(Ordering::SeqCst) || (p.duration_s() * rate).floor() < 1.0 {
+            return Ok(self.not_keyed(cancel.load(Ordering::SeqCst)));
+        }
+        let air = tune_and_verify(&tx, p)?;
+        let rate = air.rate;
+
+        // The one guarded place that opens a TX stream: a permit was consumed to get here.
+        // Over SoapyRemote the stream's socket window (default 42 MiB: seconds of
+        // samples) accepted the whole tone at once, so rxnode reported it sent and
+        // closed the stream while the far radio had transmitted a fraction. The window
+        // is bounded to ~50 ms of samples so writes follow the far DAC; a window named
+        // in the device args is not honoured for TX.
+        let mut stream_args = soapysdr::Args::new();
+        if parse_args(args).get("driver").map(String::as_str) == Some("remote") {
+            let window = ((rate * 0.05 * 4.0) as usize).max(64 * 1024);
+            stream_args.set("remote:window", window.to_string());
+        }
+        #[allow(clippy::disallowed_methods)]
+        let stream = dev
+            .tx_stream_args::<Complex<f32>, _>(&[0], stream_args)
+            .map_err(|e| tx.driver("set up tx stream".into(), e))?;
+        let mut guard = TxGuard(stream);
+        let keyed = send_tone(&mut guard, &tx, p, rate, cancel)?;
+        // A radio on another host whose server died fails here: the node then knows
+        // only what it sent, not whether the far transmitter stopped. Say so.
+        guard.0.deactivate(None).map_err(|e| Error::Stream {
+            args: args.to_owned(),
+            message: format!(
+                "deactivate tx stream failed: {}; {}",
+                e.message.trim_end_matches([' ', ':']),
+                tx_state_unknown(keyed.sent, keyed.total, keyed.started)
+            ),
+        })?;
+        drop(guard);
+        let stopped = unix_now();
+        tracing::warn!(
+            args,
+            sent = keyed.sent,
+            cancelled = keyed.cancelled,
+            "TX off"
+        );
+        Ok(TxReport {
+            task_id: p.task_id().to_string(),
+            device: args.to_owned(),
+            started_unix_s: keyed.started,
+            stopped_unix_s: stopped,
+            samples_sent: keyed.sent,
+            frequency_hz: air.lo,
+            tone_offset_hz: p.tone_offset_hz(),
+            sample_rate_hz: rate,
+            gain_db: air.gain,
+            cancelled: keyed.cancelled,
+        })
+    }
+
+    /// The report of a transmission that never keyed the transmitter.
+    fn not_keyed(&self, cancelled: bool) -> TxReport {
+        let p = &self.permit;
+        let now = unix_now();
+        TxReport {
+            task_id: p.task_id().to_string(),
+            device: self.radio.args.clone(),
+            started_unix_s: now,
+            stopped_unix_s: now,
+            samples_sent: 0,
+            frequency_hz: p.frequency_hz(),
+            tone_offset_hz: p.tone_offset_hz(),
+            sample_rate_hz: p.sample_rate_hz(),
+            gain_db: p.gain_db(),
+            cancelled,
+        }
+    }
+}
+
+/// What the driver really set for the transmission.
+struct OnAir {
+    /// Actual sample rate, S/s.
+    rate: f64,
+    /// Actual LO, Hz.
+    lo: f64,
+    /// Actual gain, dB.
+    gain: f64,
+}
+
+/// Set the permit's rate, LO and gain, then read them back.
+///
+/// What goes on air is what the driver set, not what was asked. The policy
+/// judged the permit's span (LO ± |offset|); a driver that rounds the LO off it,
+/// or sets more gain, is refused before keying. The tone is synthesised from the
+/// actual rate, so its offset is exact.
+fn tune_and_verify(tx: &Ctl<'_>, p: &TxPermit) -> Result<OnAir, Error> {
+    let dev = tx.dev;
+    tx.sample_rate(p.sample_rate_hz())?;
+    tx.frequency(p.frequency_hz())?;
+    tx.gain(p.gain_db())?;
+    let readback = |what: &str, e: soapysdr::Error| tx.driver(format!("read back tx {what}"), e);
+    let rate = dev
+        .sample_rate(Direction::Tx, 0)
+        .map_err(|e| readback("sample rate", e))?;
+    let lo = dev
+        .frequency(Direction::Tx, 0)
+        .map_err(|e| readback("frequency", e))?;
+    let gain = dev
+        .gain(Direction::Tx, 0)
+        .map_err(|e| readback("gain", e))?;
+    if !lo.is_finite() || (lo - p.frequency_hz()).abs() > TX_LO_TOLERANCE_HZ {
+        return Err(tx.unsupported(
+            "tx frequency_hz (read back)",
+            lo,
+            format!(
+                "the permit's {} Hz ± {TX_LO_TOLERANCE_HZ} Hz",
+                p.frequency_hz()
+            ),
+        ));
+    }
+    if !gain.is_finite() || gain > p.gain_db() + TX_GAIN_TOLERANCE_DB {
+        return Err(tx.unsupported(
+            "tx gain_db (read back)",
+            gain,
+            format!("at most the permit's {} dB", p.gain_db()),
+        ));
+    }
+    if !rate.is_finite() || rate <= 0.0 || p.tone_offset_hz().abs() >= rate / 2.0 {
+        return Err(tx.unsupported(
+            "tone_offset_hz",
+            p.tone_offset_hz(),
+            format!("|offset| < actual sample rate / 2 = {}", rate / 2.0),
+        ));
+    }
+    Ok(OnAir { rate, lo, gain })
+}
+
+/// What the keyed transmitter did.
+struct Keyed {
+    /// Samples accepted by the driver.
+    sent: u64,
+    /// Samples of the whole tone.
+    total: u64,
+    /// Stream activated, unix seconds.
+    started: f64,
+    /// Cut short by the cancel flag.
+    cancelled: bool,
+}
+
+/// Activate the stream and write the tone at `rate` until its duration (by sample
+/// count and by wall clock) ends or `cancel` is set. The caller's guard tears the
+/// stream down on every exit.
+fn send_tone(
+    guard: &mut TxGuard,
+    tx: &Ctl<'_>,
+    p: &TxPermit,
+    rate: f64,
+    cancel: &AtomicBool,
+) -> Result<Keyed, Error> {
+    let args = tx.args;
+    let block = write_len(rate, guard.0.mtu().unwrap_or(4096).max(1));
+    let total = (p.duration_s() * rate).floor() as u64;
+    let limit = Duration::try_from_secs_f64(p.duration_s()).unwrap_or(Duration::MAX);
+    let step = p.tone_offset_hz() / rate;
+    let mut buf = vec![Complex::new(0.0f32, 0.0); block];
+    let mut phase = 0.0f64;
+    let mut sent = 0u64;
+    let mut cancelled = false;
+
+    guard
+        .0
+        .activate(None)
+        .map_err(|e| tx.driver("activate tx stream".into(), e))?;
+    let started = unix_now();
+    let t0 = Instant::now();
+    tracing::warn!(
+        args,
+        freq = p.frequency_hz(),
+        offset = p.tone_offset_hz(),
+        "TX on"
+    );
+    while sent < total {
+        if cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+            break;
+        }
+        if t0.elapsed() >= limit {
+            break;
+        }
+        // Never more than TX_LEAD of tone ahead of the wall clock: a driver or a
+        // SoapyRemote link with deep buffers (socket buffers of many MB) would
+        // otherwise take the whole tone in a fraction of its duration, so that a
+        // Ctrl-C could no longer stop what is already queued and the report's
+        // time on air would be the time it took to queue.
+        let ahead = sent as f64 / rate - t0.elapsed().as_secs_f64();
+        if ahead > TX_LEAD.as_secs_f64() {
+            let nap = (ahead - TX_LEAD.as_secs_f64()).min(0.002);
+            std::thread::sleep(Duration::from_secs_f64(nap));
+            continue;
+        }
+        let n = (total - sent).min(block as u64) as usize;
+        synth(&mut buf[..n], &mut phase, step);
+        #[cfg(test)]
+        if sent > 0 && tests::PANIC_IN_TX.with(std::cell::Cell::get) {
+            panic!("injected panic while transmitting");
+        }
+        let last = sent + n as u64 >= total;
+        match guard.0.write(&[&buf[..n]], None, last, 10_000) {
+            Ok(w) => {
+                sent += w as u64;
+                // Rewind the phase for samples the driver did not take.
+                phase = (phase - step * (n - w) as f64).rem_euclid(1.0);
+            }
+            Err(e) if e.code == ErrorCode::Timeout => {
+                phase = (phase - step * n as f64).rem_euclid(1.0);
+            }
+            Err(e) => {
+                return Err(Error::Stream {
+                    args: args.to_owned(),
+                    message: format!(
+                        "{}; {}",
+                        stream_msg("tx write", &e),
+                        tx_state_unknown(sent, total, started)
+                    ),
+                })
+            }
+        }
+    }
+    Ok(Keyed {
+        sent,
+        total,
+        started,
+        cancelled,
+    })
+}
+
+/// Samples per write: about 2 ms, so `cancel` is seen promptly.
+/// (`max` before `min`: a driver reporting an MTU below 64 must not panic `clamp`.)
+fn write_len(rate: f64, mtu: usize) -> usize {
+    ((rate * 0.002) as usize)
+        .max(64)
+        .min(mtu.min(65_536))
+        .max(1)
+}
+
+/// The next `buf.len()` samples of the tone (amplitude 0.7), from `phase` (cycles).
+fn synth(buf: &mut [Complex<f32>], phase: &mut f64, step: f64) {
+    for s in buf.iter_mut() {
+        let a = std::f64::consts::TAU * *phase;
+        *s = Complex::new((0.7 * a.cos()) as f32, (0.7 * a.sin()) as f32);
+        *phase = (*phase + step).rem_euclid(1.0);
+    }
+}
+
+/// How far ahead of the wall clock `transmit_tone` may hand samples to the driver.
+const TX_LEAD: Duration = Duration::from_millis(50);
+
+/// What is known about a transmitter whose stream failed mid-tone.
+fn tx_state_unknown(sent: u64, total: u64, started_unix_s: f64) -> String {
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos((started_unix_s * 1e9) as i128)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| format!("{started_unix_s:.3} (unix s)"));
+    format!(
+        "keyed at {at}, {sent} of {total} samples accepted by the driver; the transmitter's \
+         state after that is unknown (a radio on another host may still be keyed): check it"
+    )
+}
+
+/// How far the driver's actual TX LO may sit from the permit's (drivers round to
+/// their synthesizer's step; anything more would move the on-air span the
+/// policy approved).
+const TX_LO_TOLERANCE_HZ: f64 = 1.0;
+/// How much more TX gain than permitted the driver may report (its rounding).
+const TX_GAIN_TOLERANCE_DB: f64 = 0.5;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// Test-only: make `transmit_tone` panic after its first write.
+        pub(super) static PANIC_IN_TX: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// A panic while the tone is on air still deactivates and closes the TX stream.
+    /// (The only unit test in this crate that loads SoapySDR modules.)
+    #[test]
+    fn tx_stream_is_torn_down_on_panic_unwind() {
+        use rxnode_interlock::{
+            authorize, validate_task, verify_authorization, Approval, Policy, ValidateOptions,
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("events.log");
+        std::env::set_var("RXSIM_EVENT_LOG", &log);
+        crate::use_sim().expect("use_sim");
+        let dev = "driver=rxsim,serial=unwind";
+        let text = format!(
+            "TASK_ID = UNWIND\nTASK_TITLE = t\nSOURCE_BRANCH = video-development\n\
+EXPECTED_HEAD = 0123456789abcdef0123456789abcdef01234567\nREQUIRES_APPROVAL = YES\n\
+HARDWARE_ACCESS = YES\nRF_RX = NO\nRF_TX = YES\nALLOW_COMMIT = NO\nALLOW_PUSH = NO\n\n\
+```rx-plan\n{{\"steps\": [{{\"op\": \"tx_tone\", \"device\": \"{dev}\", \
+\"frequency_hz\": 434.0e6, \"sample_rate_hz\": 1.0e6, \"tone_offset_hz\": 50e3, \
+\"gain_db\": 0, \"duration_s\": 0.5}}]}}\n```\n"
+        );
+        let task = validate_task(&text, &ValidateOptions::default()).expect("task");
+        let approval = Approval::new(&task, "c", "t");
+        let auth = verify_authorization(&task, &approval, "AUTHORIZE RF TX", "t").expect("auth");
+        let policy = Policy::from_json(
+            r#"{"tx": {"allowed_ranges_hz": [[433e6, 435e6]], "max_gain_db": 10, "max_duration_s": 1}}"#,
+        )
+        .expect("policy");
+        let permit = authorize(&task, &approval, auth, 0, &policy).expect("permit");
+        let mut tx = RxRadio::open(dev)
+            .expect("open")
+            .into_tx(permit)
+            .expect("into_tx");
+        PANIC_IN_TX.with(|c| c.set(true));
+        let cancel = AtomicBool::new(false);
+        let r =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tx.transmit_tone(&cancel)));
+        PANIC_IN_TX.with(|c| c.set(false));
+        assert!(r.is_err(), "the injected panic did not happen");
+        let events = std::fs::read_to_string(&log).expect("log");
+        for ev in ["activateStream", "deactivateStream", "closeStream"] {
+            let n = events
+                .lines()
+                .filter(|l| l.contains(&format!(" {ev} TX serial=unwind")))
+                .count();
+            assert_eq!(n, 1, "{ev}: {events}");
+        }
+    }
+}
