@@ -317,7 +317,7 @@ struct Streaming<'a> {
 
 impl Streaming<'_> {
     /// Run the engine, with a progress bar beside it when asked.
-    fn run(self) -> rxnode_hw::Result<CaptureSummary> {
+    fn run(self) -> rxnode_dsp::Result<CaptureSummary> {
         let samples = self.settings.samples;
         let progress = AtomicU64::new(0);
         let done = AtomicBool::new(false);
