@@ -384,14 +384,14 @@ impl Demo {
             s0.as_deref() == Some("PASS") && p0.is_some_and(|p| p.abs() < 0.05),
             &format!(
                 "capture 1 (external reference): CLKIN PASS, {} ppm",
-                rxnode_hw::fmt_ppm(p0.unwrap_or(f64::NAN), 4)
+                rxnode_dsp::fmt_ppm(p0.unwrap_or(f64::NAN), 4)
             ),
         );
         self.check(
             s1.as_deref() == Some("FAIL") && p1.is_some_and(|p| (p - 2.5).abs() < 0.05),
             &format!(
                 "capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {} ppm",
-                rxnode_hw::fmt_ppm(p1.unwrap_or(f64::NAN), 4)
+                rxnode_dsp::fmt_ppm(p1.unwrap_or(f64::NAN), 4)
             ),
         );
         let (c, _) = self.rx(&["validate-result", "DEMO_YELLOW_002"], None)?;

@@ -44,10 +44,3 @@ pub use crate::{
     sim::use_sim,
     sweep::{run_sweep, HopPlan, HopStatus, SweepConfig, SweepHop, SweepReport},
 };
-
-// transitional: src/ imports these from rxnode_dsp after the #14 merge
-pub use rxnode_dsp::{
-    fmt_ppm, judge_clkin, run_capture, run_capture_ci16, CaptureSettings, CaptureStatus,
-    CaptureSummary, ClkinConfig, ClkinEstimator, ClkinReport, ClkinStatus, ClockEvidence, IqFormat,
-    IqReader, IqWriter, RecordFormat, RecordingMeta, Spectrum, Welch, WelchConfig,
-};

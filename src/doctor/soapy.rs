@@ -183,7 +183,7 @@ fn radios() -> Check {
 
 /// Which Welch engine this CPU gets (N = 2048, as in the default capture settings).
 pub(super) fn dsp_engine() -> Check {
-    match rxnode_hw::Welch::new(rxnode_hw::WelchConfig::new(2048, 1e6)) {
+    match rxnode_dsp::Welch::new(rxnode_dsp::WelchConfig::new(2048, 1e6)) {
         Ok(w) => {
             let why = match w.engine() {
                 "rustfft" => "portable engine: this CPU has no SIMD kernel (about half the speed)",

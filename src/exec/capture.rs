@@ -10,7 +10,7 @@ use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::Result;
-use rxnode_hw::{CaptureStatus, CaptureSummary, ClkinReport, IqFormat, RecordFormat};
+use rxnode_dsp::{CaptureStatus, CaptureSummary, ClkinReport, IqFormat, RecordFormat};
 use rxnode_interlock::{check_rx_step, IqSampleFormat, RxCaptureStep};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -431,15 +431,15 @@ fn render_clkin(o: &mut String, k: &ClkinReport) {
         o,
         "  CLKIN         {}: tone {} measured {}, error {} ± {} (tolerance {} ppm)",
         match k.status {
-            rxnode_hw::ClkinStatus::Pass => "PASS",
-            rxnode_hw::ClkinStatus::Fail => "FAIL",
+            rxnode_dsp::ClkinStatus::Pass => "PASS",
+            rxnode_dsp::ClkinStatus::Fail => "FAIL",
         },
         mhz(k.tone_hz),
         k.measured_hz
             .map(|m| format!("{:.3} Hz", m))
             .unwrap_or_else(|| "n/a".into()),
         k.ppm
-            .map(|p| format!("{} ppm", rxnode_hw::fmt_ppm(p, 4)))
+            .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, 4)))
             .unwrap_or_else(|| "n/a".into()),
         opt(k.ppm_uncertainty, "ppm", 4),
         k.tolerance_ppm

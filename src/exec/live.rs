@@ -2,11 +2,11 @@
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
 use crate::result::Status;
-use rxnode_hw::{
-    run_capture, run_capture_ci16, ActualSettings, CaptureSettings, CaptureStatus, CaptureSummary,
-    ClkinConfig, ClockEvidence, DeviceInfo, IqFormat, IqWriter, RecordFormat, RecordingMeta,
-    RxConfig, RxRadio, WelchConfig,
+use rxnode_dsp::{
+    run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, ClkinConfig,
+    ClockEvidence, IqFormat, IqWriter, RecordFormat, RecordingMeta, WelchConfig,
 };
+use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

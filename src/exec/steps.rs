@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::exec::live::{LiveCapture, NotCaptured};
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
-use rxnode_hw::CaptureSummary;
+use rxnode_dsp::CaptureSummary;
 use rxnode_interlock::{check_rx_step, Approval, ClockCheckStep, Policy, RxCaptureStep, ValidTask};
 use serde_json::json;
 

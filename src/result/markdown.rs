@@ -226,7 +226,7 @@ fn render_clkin(out: &mut String, c: &Value) {
             k.get("ppm")
                 .and_then(num)
                 // Unsigned here, as RX_RESULT.md always wrote it; -0.0 still prints 0.0000.
-                .map(|p| format!("{} ppm", rxnode_hw::fmt_ppm(p, 4).trim_start_matches('+')))
+                .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, 4).trim_start_matches('+')))
                 .unwrap_or_else(|| "—".to_owned()),
             fmt_opt(k.get("ppm_uncertainty").and_then(num), " ppm", 4),
             fmt_hz(k.get("tone_hz").and_then(num)),

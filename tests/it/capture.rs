@@ -1,7 +1,7 @@
 //! `rxnode --sim capture` (issue 4 item 6): the real binary against the bundled rxsim
 //! radio. Captures are short (≤ 0.3 s at 1 MS/s) so the debug build keeps up.
 use crate::util::{git, sha256_file};
-use rxnode_hw::{CaptureStatus, CaptureSummary, ClkinStatus};
+use rxnode_dsp::{CaptureStatus, CaptureSummary, ClkinStatus};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

@@ -110,7 +110,7 @@ pub(super) fn figures_line(f: &Value) -> String {
         let v: Vec<String> = c
             .iter()
             .filter_map(num)
-            .map(|p| rxnode_hw::fmt_ppm(p, 4))
+            .map(|p| rxnode_dsp::fmt_ppm(p, 4))
             .collect();
         if !v.is_empty() {
             parts.push(format!("CLKIN {} ppm", v.join(", ")));

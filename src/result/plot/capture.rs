@@ -114,7 +114,7 @@ fn clkin_markers(c: &serde_json::Value) -> Vec<Marker> {
     }
     if let Some(m) = num(c, &["clkin", "measured_hz"]) {
         let ppm = num(c, &["clkin", "ppm"])
-            .map(|p| format!(" ({} ppm)", rxnode_hw::fmt_ppm(p, 3)))
+            .map(|p| format!(" ({} ppm)", rxnode_dsp::fmt_ppm(p, 3)))
             .unwrap_or_default();
         markers.push(Marker {
             hz: m,
