@@ -12,6 +12,11 @@
 //! works on slices and does no I/O; only `iq` and the capture engine's
 //! recorder touch files.
 //!
+//! The SIMD kernels (`dsp/simd_psd*`) use `std::arch` intrinsics behind
+//! `#[target_feature]` and run-time CPU detection, so this crate cannot
+//! `#![forbid(unsafe_code)]`; each `unsafe` block states its `SAFETY`, and the
+//! kernels are tested bin for bin against rustfft.
+//!
 //! ```
 //! # fn main() -> Result<(), rxnode_dsp::Error> {
 //! use num_complex::Complex;

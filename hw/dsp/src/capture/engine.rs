@@ -54,31 +54,21 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
         rec_rx,
     } = Pool::new(settings);
     // The DSP's float view of a native block (unused for CF32).
-    let mut as_float = if T::RECORD == RecordFormat::Cf32 {
-        Vec::new()
-    } else {
-        vec![Complex::<f32>::default(); block]
-    };
+    let mut as_float = vec![
+        Complex::<f32>::default();
+        if T::RECORD == RecordFormat::Cf32 {
+            0
+        } else {
+            block
+        }
+    ];
     let started = Instant::now();
     let mut processed = 0u64;
     let recording = recorder.is_some();
     let writer_free = free_tx.clone();
-    let reader = Reader {
-        live: source.is_live(),
-        source,
-        settings,
-        cancel,
-        progress,
-        started,
-        free_rx,
-        full_tx,
-        scratch: vec![T::default(); block],
-        cur: None,
-        st: ReaderStats {
-            stop: "complete",
-            ..Default::default()
-        },
-    };
+    let reader = Reader::new(
+        source, settings, cancel, progress, started, free_rx, full_tx,
+    );
 
     let (stats, recorder) = std::thread::scope(|s| {
         let writer = recorder.map(|w| s.spawn(move || write_loop::<T>(w, rec_rx, writer_free)));
@@ -247,7 +237,34 @@ enum Next {
     Stop(&'static str),
 }
 
-impl<T: EngineSample, S: BlockSource<T>> Reader<'_, T, S> {
+impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
+    fn new(
+        source: S,
+        settings: &'a CaptureSettings,
+        cancel: &'a AtomicBool,
+        progress: Option<&'a AtomicU64>,
+        started: Instant,
+        free_rx: Receiver<Vec<T>>,
+        full_tx: SyncSender<Filled<T>>,
+    ) -> Self {
+        Reader {
+            live: source.is_live(),
+            source,
+            settings,
+            cancel,
+            progress,
+            started,
+            free_rx,
+            full_tx,
+            scratch: vec![T::default(); settings.block_samples],
+            cur: None,
+            st: ReaderStats {
+                stop: "complete",
+                ..Default::default()
+            },
+        }
+    }
+
     fn run(mut self) -> ReaderStats {
         let mut in_a_row = 0u32;
         while self.st.received < self.settings.samples {

@@ -485,14 +485,9 @@ pub fn fmt_ppm(ppm: f64, prec: usize) -> String {
     }
 }
 
-/// Combine the measurement with the driver's evidence. PASS only when |ppm| ≤ tolerance,
-/// the uncertainty is below the tolerance, and no evidence contradicts.
-pub fn judge_clkin(
-    tone_hz: f64,
-    tolerance_ppm: f64,
-    estimate: std::result::Result<&ClkinEstimate, &Error>,
-    evidence: &ClockEvidence,
-) -> ClkinReport {
+/// What the driver said about the reference clock, each item marked consistent or
+/// not with the expected source.
+fn driver_evidence(evidence: &ClockEvidence) -> Vec<EvidenceItem> {
     let mut items = Vec::new();
     let want_ext = evidence.expected_source.as_deref().map(is_external);
     if let Some(e) = &evidence.expected_source {
@@ -533,6 +528,18 @@ pub fn judge_clkin(
             consistent: want_ext.is_none_or(|w| w == c),
         });
     }
+    items
+}
+
+/// Combine the measurement with the driver's evidence. PASS only when |ppm| ≤ tolerance,
+/// the uncertainty is below the tolerance, and no evidence contradicts.
+pub fn judge_clkin(
+    tone_hz: f64,
+    tolerance_ppm: f64,
+    estimate: std::result::Result<&ClkinEstimate, &Error>,
+    evidence: &ClockEvidence,
+) -> ClkinReport {
+    let mut items = driver_evidence(evidence);
     let (measured_hz, ppm, unc, mut detail, mut pass) = match estimate {
         Ok(e) => {
             items.push(EvidenceItem {

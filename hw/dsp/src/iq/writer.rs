@@ -5,8 +5,13 @@ use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256, Sha512};
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+mod meta;
+
+pub(crate) use meta::hash_file;
+use meta::sigmf_meta;
 
 /// Bytes reserved for a WAV header when checking the disk budget.
 const WAV_HEADER_RESERVE: u64 = 128;
@@ -198,63 +203,12 @@ impl IqWriter {
         meta: RecordingMeta,
         max_bytes: Option<u64>,
     ) -> Result<Self> {
-        let fits = match samples_as {
-            RecordFormat::Cf32 => {
-                matches!(format, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf)
-            }
-            RecordFormat::Ci16 => matches!(format, IqFormat::Cs16 | IqFormat::Sigmf),
-        };
-        if !fits {
-            return Err(Error::UnsupportedFormat(format!(
-                "recording {} samples as {} (cf32: .cf32, .wav or SigMF; ci16: .cs16 or SigMF)",
-                samples_as.name(),
-                format.name()
-            )));
-        }
-        if !(meta.sample_rate_hz.is_finite() && meta.sample_rate_hz > 0.0) {
-            return Err(Error::InvalidSetting {
-                field: "sample_rate_hz",
-                detail: format!("{} is not > 0", meta.sample_rate_hz),
-            });
-        }
+        check_record_format(format, samples_as, &meta)?;
         let path = match format {
             IqFormat::Sigmf => path.with_extension("sigmf-data"),
             _ => path.to_path_buf(),
         };
-        let sink = match format {
-            IqFormat::Cf32 | IqFormat::Sigmf => {
-                Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(&path)?))
-            }
-            IqFormat::Cs16 if samples_as == RecordFormat::Ci16 => {
-                Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(&path)?))
-            }
-            IqFormat::Wav => {
-                let rate = meta.sample_rate_hz.round();
-                if rate > f64::from(u32::MAX) || (rate - meta.sample_rate_hz).abs() > 1e-6 {
-                    return Err(Error::InvalidSetting {
-                        field: "sample_rate_hz",
-                        detail: format!(
-                            "{} Hz cannot be stored in a WAV header (whole Hz ≤ 4294967295)",
-                            meta.sample_rate_hz
-                        ),
-                    });
-                }
-                let spec = hound::WavSpec {
-                    channels: 2,
-                    sample_rate: rate as u32,
-                    bits_per_sample: 32,
-                    sample_format: hound::SampleFormat::Float,
-                };
-                let f = BufWriter::with_capacity(1 << 20, create_new(&path)?);
-                Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(&path, e))?)
-            }
-            IqFormat::Cs16 | IqFormat::Cs8 => {
-                return Err(Error::UnsupportedFormat(format!(
-                    "recording as {} (record cf32, wav or sigmf)",
-                    format.name()
-                )))
-            }
-        };
+        let sink = open_sink(&path, format, samples_as, &meta)?;
         Ok(Self {
             format,
             samples_as,
@@ -529,79 +483,76 @@ impl IqWriter {
     }
 }
 
-fn sigmf_meta(
-    meta: &RecordingMeta,
+/// The file formats each sample type may be recorded in, and a usable rate.
+fn check_record_format(
+    format: IqFormat,
     samples_as: RecordFormat,
-    sha512: Option<&str>,
-    samples: u64,
-    peaks: &[PeakAnnotation],
-) -> Result<Vec<u8>> {
-    let datetime = match &meta.datetime {
-        Some(d) => d.clone(),
-        None => time::OffsetDateTime::now_utc()
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default(),
+    meta: &RecordingMeta,
+) -> Result<()> {
+    let fits = match samples_as {
+        RecordFormat::Cf32 => {
+            matches!(format, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf)
+        }
+        RecordFormat::Ci16 => matches!(format, IqFormat::Cs16 | IqFormat::Sigmf),
     };
-    let mut global = serde_json::json!({
-        "core:datatype": match samples_as {
-            RecordFormat::Cf32 => "cf32_le",
-            RecordFormat::Ci16 => "ci16_le",
-        },
-        "core:sample_rate": meta.sample_rate_hz,
-        "core:version": "1.2.0",
-        "core:recorder": concat!("rxnode-hw ", env!("CARGO_PKG_VERSION")),
-        "core:num_channels": 1,
-    });
-    if let Some(h) = sha512 {
-        global["core:sha512"] = h.into();
+    if !fits {
+        return Err(Error::UnsupportedFormat(format!(
+            "recording {} samples as {} (cf32: .cf32, .wav or SigMF; ci16: .cs16 or SigMF)",
+            samples_as.name(),
+            format.name()
+        )));
     }
-    if let Some(hw) = &meta.hw {
-        global["core:hw"] = hw.clone().into();
+    if !(meta.sample_rate_hz.is_finite() && meta.sample_rate_hz > 0.0) {
+        return Err(Error::InvalidSetting {
+            field: "sample_rate_hz",
+            detail: format!("{} is not > 0", meta.sample_rate_hz),
+        });
     }
-    if let Some(d) = &meta.description {
-        global["core:description"] = d.clone().into();
-    }
-    let mut capture = serde_json::json!({ "core:sample_start": 0, "core:datetime": datetime });
-    if let Some(f) = meta.center_hz {
-        capture["core:frequency"] = f.into();
-    }
-    let mut annotations =
-        vec![serde_json::json!({ "core:sample_start": 0, "core:sample_count": samples })];
-    for p in peaks {
-        annotations.push(serde_json::json!({
-            "core:sample_start": 0,
-            "core:sample_count": samples,
-            "core:generator": "rxnode",
-            "core:label": p.label,
-            "core:freq_lower_edge": p.freq_lower_hz,
-            "core:freq_upper_edge": p.freq_upper_hz,
-        }));
-    }
-    let doc = serde_json::json!({
-        "global": global,
-        "captures": [capture],
-        "annotations": annotations,
-    });
-    let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Source(e.to_string()))?;
-    text.push(b'\n');
-    Ok(text)
+    Ok(())
 }
 
-/// Size and SHA-256 of a file, read once in 1 MiB blocks.
-pub(crate) fn hash_file(path: &Path) -> Result<(u64, String)> {
-    let mut f = File::open(path).map_err(io(path))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut len = 0u64;
-    loop {
-        let n = f.read(&mut buf).map_err(io(path))?;
-        if n == 0 {
-            break;
+/// Create the data file (never over an existing one) and its writer.
+fn open_sink(
+    path: &Path,
+    format: IqFormat,
+    samples_as: RecordFormat,
+    meta: &RecordingMeta,
+) -> Result<Sink> {
+    let sink = match format {
+        IqFormat::Cf32 | IqFormat::Sigmf => {
+            Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(path)?))
         }
-        h.update(&buf[..n]);
-        len += n as u64;
-    }
-    Ok((len, hex::encode(h.finalize())))
+        IqFormat::Cs16 if samples_as == RecordFormat::Ci16 => {
+            Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(path)?))
+        }
+        IqFormat::Wav => {
+            let rate = meta.sample_rate_hz.round();
+            if rate > f64::from(u32::MAX) || (rate - meta.sample_rate_hz).abs() > 1e-6 {
+                return Err(Error::InvalidSetting {
+                    field: "sample_rate_hz",
+                    detail: format!(
+                        "{} Hz cannot be stored in a WAV header (whole Hz ≤ 4294967295)",
+                        meta.sample_rate_hz
+                    ),
+                });
+            }
+            let spec = hound::WavSpec {
+                channels: 2,
+                sample_rate: rate as u32,
+                bits_per_sample: 32,
+                sample_format: hound::SampleFormat::Float,
+            };
+            let f = BufWriter::with_capacity(1 << 20, create_new(path)?);
+            Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(path, e))?)
+        }
+        IqFormat::Cs16 | IqFormat::Cs8 => {
+            return Err(Error::UnsupportedFormat(format!(
+                "recording as {} (record cf32, wav or sigmf)",
+                format.name()
+            )))
+        }
+    };
+    Ok(sink)
 }
 
 fn wav_err(path: &Path, e: hound::Error) -> Error {

@@ -1,0 +1,84 @@
+//! The SigMF `.sigmf-meta` document of a recording, and a file's size and hash.
+use super::{io, PeakAnnotation, RecordFormat, RecordingMeta};
+use crate::error::{Error, Result};
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// The `.sigmf-meta` JSON (SigMF 1.2): global, one capture, one annotation over
+/// the whole recording and one per reported peak.
+pub(super) fn sigmf_meta(
+    meta: &RecordingMeta,
+    samples_as: RecordFormat,
+    sha512: Option<&str>,
+    samples: u64,
+    peaks: &[PeakAnnotation],
+) -> Result<Vec<u8>> {
+    let datetime = match &meta.datetime {
+        Some(d) => d.clone(),
+        None => time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default(),
+    };
+    let mut global = serde_json::json!({
+        "core:datatype": match samples_as {
+            RecordFormat::Cf32 => "cf32_le",
+            RecordFormat::Ci16 => "ci16_le",
+        },
+        "core:sample_rate": meta.sample_rate_hz,
+        "core:version": "1.2.0",
+        "core:recorder": concat!("rxnode-hw ", env!("CARGO_PKG_VERSION")),
+        "core:num_channels": 1,
+    });
+    if let Some(h) = sha512 {
+        global["core:sha512"] = h.into();
+    }
+    if let Some(hw) = &meta.hw {
+        global["core:hw"] = hw.clone().into();
+    }
+    if let Some(d) = &meta.description {
+        global["core:description"] = d.clone().into();
+    }
+    let mut capture = serde_json::json!({ "core:sample_start": 0, "core:datetime": datetime });
+    if let Some(f) = meta.center_hz {
+        capture["core:frequency"] = f.into();
+    }
+    let mut annotations =
+        vec![serde_json::json!({ "core:sample_start": 0, "core:sample_count": samples })];
+    for p in peaks {
+        annotations.push(serde_json::json!({
+            "core:sample_start": 0,
+            "core:sample_count": samples,
+            "core:generator": "rxnode",
+            "core:label": p.label,
+            "core:freq_lower_edge": p.freq_lower_hz,
+            "core:freq_upper_edge": p.freq_upper_hz,
+        }));
+    }
+    let doc = serde_json::json!({
+        "global": global,
+        "captures": [capture],
+        "annotations": annotations,
+    });
+    let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Source(e.to_string()))?;
+    text.push(b'\n');
+    Ok(text)
+}
+
+/// Size and SHA-256 of a file, read once in 1 MiB blocks.
+pub(crate) fn hash_file(path: &Path) -> Result<(u64, String)> {
+    let mut f = File::open(path).map_err(io(path))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(io(path))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        len += n as u64;
+    }
+    Ok((len, hex::encode(h.finalize())))
+}
