@@ -1,5 +1,6 @@
 use crate::error::{Error, Issue};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// A validated task identifier: `[A-Za-z0-9_-]{1,64}`, not starting with `-`.
@@ -217,13 +218,77 @@ fn yes_no(line: usize, field: &str, v: &str, issues: &mut Vec<Issue>) -> Option<
     }
 }
 
+/// The header's known fields, each at its first line: `key → (line, value)`.
+struct Seen<'a>(BTreeMap<&'a str, (usize, &'a str)>);
+
+impl<'a> Seen<'a> {
+    fn get(&self, k: &str) -> Option<(usize, &'a str)> {
+        self.0.get(k).copied()
+    }
+
+    /// A YES/NO field; `None` when it is missing or invalid.
+    fn flag(&self, k: &str, issues: &mut Vec<Issue>) -> Option<bool> {
+        self.get(k).and_then(|(l, v)| yes_no(l, k, v, issues))
+    }
+
+    /// The line of field `k`, if it is present.
+    fn line(&self, k: &str) -> Option<usize> {
+        self.get(k).map(|x| x.0)
+    }
+}
+
+/// The three fields the risk is derived from, as parsed (`None`: failed).
+#[derive(Clone, Copy)]
+struct Access {
+    hardware_access: Option<bool>,
+    rf_rx: Option<bool>,
+    rf_tx: Option<bool>,
+}
+
 /// Check the raw entries against the field table; collects every problem.
 pub(crate) fn check_header(
     raw: &RawHeader,
     watched_branch: &str,
     issues: &mut Vec<Issue>,
 ) -> Option<TaskHeader> {
-    use std::collections::BTreeMap;
+    let seen = known_fields(raw, issues);
+    missing_fields(raw, &seen, issues);
+    let task_id = task_id(&seen, issues);
+    let task_title = task_title(&seen, issues);
+    let source_branch = source_branch(&seen, watched_branch, issues);
+    let expected_head = expected_head(&seen, issues);
+    requires_approval(&seen, issues);
+    let access = Access {
+        hardware_access: seen.flag("HARDWARE_ACCESS", issues),
+        rf_rx: seen.flag("RF_RX", issues),
+        rf_tx: seen.flag("RF_TX", issues),
+    };
+    let allow_commit = seen.flag("ALLOW_COMMIT", issues);
+    let allow_push = allow_push(&seen, issues);
+    let declared_risk = declared_risk(&seen, issues);
+    contradictions(&seen, access, declared_risk, issues);
+    // Every field that failed is `None` here, so `?` below gives no header; a
+    // header whose fields all parsed is returned even when other lines were
+    // bad, so the plan's body/header conflicts are still reported (the task is
+    // rejected all the same: the caller has the issues).
+    Some(TaskHeader {
+        task_id: task_id?,
+        task_title: task_title?,
+        source_branch: source_branch?,
+        expected_head: expected_head?,
+        hardware_access: access.hardware_access?,
+        rf_rx: access.rf_rx?,
+        rf_tx: access.rf_tx?,
+        allow_commit: allow_commit?,
+        allow_push: allow_push?,
+        declared_risk: declared_risk?,
+        lines: raw.entries.clone(),
+    })
+}
+
+/// The known fields of the header, each at its first line; unknown fields,
+/// values holding invisible format characters and repeated fields are issues.
+fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
     let mut seen: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
     for (line, key, value) in &raw.entries {
         if !FIELDS.contains(&key.as_str()) {
@@ -254,9 +319,14 @@ pub(crate) fn check_header(
         }
         seen.insert(key.as_str(), (*line, value.as_str()));
     }
+    Seen(seen)
+}
+
+/// Every required field that is not there, reported on the header's first line.
+fn missing_fields(raw: &RawHeader, seen: &Seen<'_>, issues: &mut Vec<Issue>) {
     let header_line = raw.entries.first().map(|e| e.0).unwrap_or(1);
     for f in FIELDS {
-        if !OPTIONAL.contains(f) && !seen.contains_key(f) {
+        if !OPTIONAL.contains(f) && !seen.0.contains_key(f) {
             issues.push(Issue::new(
                 Some(header_line),
                 Some(f),
@@ -264,23 +334,28 @@ pub(crate) fn check_header(
             ));
         }
     }
-    let get = |k: &str| seen.get(k).copied();
+}
 
-    let task_id = get("TASK_ID").and_then(|(l, v)| match TaskId::parse(v) {
-        Ok(id) => Some(id),
-        Err(_) => {
-            issues.push(Issue::new(
-                Some(l),
-                Some("TASK_ID"),
-                format!(
+fn task_id(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<TaskId> {
+    seen.get("TASK_ID")
+        .and_then(|(l, v)| match TaskId::parse(v) {
+            Ok(id) => Some(id),
+            Err(_) => {
+                issues.push(Issue::new(
+                    Some(l),
+                    Some("TASK_ID"),
+                    format!(
                     "invalid value {:?}: must match [A-Za-z0-9_-]{{1,64}} and not start with '-'",
                     truncate(v, 80)
                 ),
-            ));
-            None
-        }
-    });
-    let task_title = get("TASK_TITLE").and_then(|(l, v)| {
+                ));
+                None
+            }
+        })
+}
+
+fn task_title(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<String> {
+    seen.get("TASK_TITLE").and_then(|(l, v)| {
         if v.is_empty() {
             issues.push(Issue::new(Some(l), Some("TASK_TITLE"), "empty title"));
             None
@@ -304,8 +379,11 @@ pub(crate) fn check_header(
         } else {
             Some(v.to_owned())
         }
-    });
-    let source_branch = get("SOURCE_BRANCH").and_then(|(l, v)| {
+    })
+}
+
+fn source_branch(seen: &Seen<'_>, watched_branch: &str, issues: &mut Vec<Issue>) -> Option<String> {
+    seen.get("SOURCE_BRANCH").and_then(|(l, v)| {
         if v == watched_branch {
             Some(v.to_owned())
         } else {
@@ -320,8 +398,11 @@ pub(crate) fn check_header(
             ));
             None
         }
-    });
-    let expected_head = get("EXPECTED_HEAD").and_then(|(l, v)| {
+    })
+}
+
+fn expected_head(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<String> {
+    seen.get("EXPECTED_HEAD").and_then(|(l, v)| {
         if v.len() == 40 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
             Some(v.to_owned())
         } else {
@@ -335,8 +416,12 @@ pub(crate) fn check_header(
             ));
             None
         }
-    });
-    if let Some((l, v)) = get("REQUIRES_APPROVAL") {
+    })
+}
+
+/// `REQUIRES_APPROVAL` must be `YES`; it parses to nothing.
+fn requires_approval(seen: &Seen<'_>, issues: &mut Vec<Issue>) {
+    if let Some((l, v)) = seen.get("REQUIRES_APPROVAL") {
         match v {
             "YES" => {}
             "NO" => issues.push(Issue::new(
@@ -351,12 +436,10 @@ pub(crate) fn check_header(
             )),
         }
     }
-    let flag = |k: &str, issues: &mut Vec<Issue>| get(k).and_then(|(l, v)| yes_no(l, k, v, issues));
-    let hardware_access = flag("HARDWARE_ACCESS", issues);
-    let rf_rx = flag("RF_RX", issues);
-    let rf_tx = flag("RF_TX", issues);
-    let allow_commit = flag("ALLOW_COMMIT", issues);
-    let allow_push = get("ALLOW_PUSH").and_then(|(l, v)| match v {
+}
+
+fn allow_push(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<AllowPush> {
+    seen.get("ALLOW_PUSH").and_then(|(l, v)| match v {
         "NO" => Some(AllowPush::No),
         "RX_RESULT_ONLY" => Some(AllowPush::RxResultOnly),
         other => {
@@ -370,8 +453,12 @@ pub(crate) fn check_header(
             ));
             None
         }
-    });
-    let declared_risk = match get("RISK_LEVEL") {
+    })
+}
+
+/// `RISK_LEVEL`: `Some(None)` when absent (it is optional), `None` when invalid.
+fn declared_risk(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<Option<crate::RiskLevel>> {
+    match seen.get("RISK_LEVEL") {
         None => Some(None),
         Some((l, v)) => match crate::RiskLevel::parse(v) {
             Some(r) => Some(Some(r)),
@@ -387,20 +474,32 @@ pub(crate) fn check_header(
                 None
             }
         },
-    };
-    // Contradictions.
+    }
+}
+
+/// Fields that parsed but contradict each other: RF without hardware access,
+/// a declared risk below the derived one.
+fn contradictions(
+    seen: &Seen<'_>,
+    access: Access,
+    declared_risk: Option<Option<crate::RiskLevel>>,
+    issues: &mut Vec<Issue>,
+) {
+    let Access {
+        hardware_access,
+        rf_rx,
+        rf_tx,
+    } = access;
     if let (Some(false), Some(true)) = (hardware_access, rf_rx) {
-        let l = get("RF_RX").map(|x| x.0);
         issues.push(Issue::new(
-            l,
+            seen.line("RF_RX"),
             Some("RF_RX"),
             "RF_RX = YES needs HARDWARE_ACCESS = YES",
         ));
     }
     if let (Some(false), Some(true)) = (hardware_access, rf_tx) {
-        let l = get("RF_TX").map(|x| x.0);
         issues.push(Issue::new(
-            l,
+            seen.line("RF_TX"),
             Some("RF_TX"),
             "RF_TX = YES needs HARDWARE_ACCESS = YES",
         ));
@@ -410,9 +509,8 @@ pub(crate) fn check_header(
     {
         let (derived, reasons) = crate::derive_risk(h, r, t);
         if declared < derived {
-            let l = get("RISK_LEVEL").map(|x| x.0);
             issues.push(Issue::new(
-                l,
+                seen.line("RISK_LEVEL"),
                 Some("RISK_LEVEL"),
                 format!(
                     "declared {declared} is lower than the derived {derived} ({})",
@@ -421,23 +519,6 @@ pub(crate) fn check_header(
             ));
         }
     }
-    // Every field that failed is `None` here, so `?` below gives no header; a
-    // header whose fields all parsed is returned even when other lines were
-    // bad, so the plan's body/header conflicts are still reported (the task is
-    // rejected all the same: the caller has the issues).
-    Some(TaskHeader {
-        task_id: task_id?,
-        task_title: task_title?,
-        source_branch: source_branch?,
-        expected_head: expected_head?,
-        hardware_access: hardware_access?,
-        rf_rx: rf_rx?,
-        rf_tx: rf_tx?,
-        allow_commit: allow_commit?,
-        allow_push: allow_push?,
-        declared_risk: declared_risk?,
-        lines: raw.entries.clone(),
-    })
 }
 
 #[cfg(test)]

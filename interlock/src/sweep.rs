@@ -235,13 +235,19 @@ impl RxSweepStep {
 
     /// Every problem of the step's own values, as plan issues (line of the fence).
     pub(crate) fn check(&self, line: usize, n: usize, issues: &mut Vec<Issue>) {
-        let mut bad = |field: &str, msg: String| {
-            issues.push(Issue::new(
-                Some(line),
-                Some(field),
-                format!("rx-plan step {n}: {msg}"),
-            ))
-        };
+        let mut bad = SweepIssues { line, n, issues };
+        self.check_values(&mut bad);
+        self.check_resolution(&mut bad);
+        self.check_size(&mut bad);
+        if let Some(g) = &self.gain_db {
+            for p in g.problems() {
+                bad.push("gain_db", p);
+            }
+        }
+    }
+
+    /// Each value on its own: positive, finite, in range.
+    fn check_values(&self, bad: &mut SweepIssues<'_>) {
         for (field, v) in [
             ("start_hz", self.start_hz),
             ("stop_hz", self.stop_hz),
@@ -250,14 +256,14 @@ impl RxSweepStep {
             ("dwell_s", self.dwell_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                bad(
+                bad.push(
                     field,
                     format!("{field} must be a positive finite number, got {v}"),
                 );
             }
         }
         if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
-            bad(
+            bad.push(
                 "settle_s",
                 format!(
                     "settle_s must be a finite number ≥ 0, got {}",
@@ -266,7 +272,7 @@ impl RxSweepStep {
             );
         }
         if self.start_hz.is_finite() && self.stop_hz.is_finite() && self.stop_hz <= self.start_hz {
-            bad(
+            bad.push(
                 "stop_hz",
                 format!(
                     "stop_hz {} must be above start_hz {}",
@@ -275,21 +281,26 @@ impl RxSweepStep {
             );
         }
         if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
-            bad("crop", format!("crop {} must be in [0, 0.95)", self.crop));
+            bad.push("crop", format!("crop {} must be in [0, 0.95)", self.crop));
         }
         if self.repeats == 0 || self.repeats > 10_000 {
-            bad(
+            bad.push(
                 "repeats",
                 format!("repeats {} must be in 1..=10000", self.repeats),
             );
         }
+    }
+
+    /// The bin against the sample rate: at least 16 bins per hop, an FFT of at
+    /// most 2²⁰ points.
+    fn check_resolution(&self, bad: &mut SweepIssues<'_>) {
         if self.bin_hz.is_finite()
             && self.sample_rate_hz.is_finite()
             && self.sample_rate_hz > 0.0
             && self.bin_hz > 0.0
         {
             if self.bin_hz > self.sample_rate_hz / 16.0 {
-                bad(
+                bad.push(
                     "bin_hz",
                     format!(
                         "bin_hz {} is wider than sample_rate_hz / 16 ({})",
@@ -298,7 +309,7 @@ impl RxSweepStep {
                     ),
                 );
             } else if self.sample_rate_hz / self.bin_hz > (1u64 << 20) as f64 {
-                bad(
+                bad.push(
                     "bin_hz",
                     format!(
                         "bin_hz {} needs an FFT over 1048576 points at {} S/s",
@@ -307,6 +318,10 @@ impl RxSweepStep {
                 );
             }
         }
+    }
+
+    /// The whole sweep: values kept and hops, times the repeats, within bounds.
+    fn check_size(&self, bad: &mut SweepIssues<'_>) {
         if let Some((_, _, bins, _)) = sweep_grid(
             self.start_hz,
             self.stop_hz,
@@ -315,7 +330,7 @@ impl RxSweepStep {
             self.crop,
         ) {
             if (bins as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_VALUES {
-                bad(
+                bad.push(
                     "bin_hz",
                     format!(
                         "{bins} bins × {} repeats is more than {MAX_SWEEP_VALUES} values (widen bin_hz, narrow the band or sweep fewer times)",
@@ -326,7 +341,7 @@ impl RxSweepStep {
         }
         if let Some(h) = self.hops() {
             if (h as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_HOPS {
-                bad(
+                bad.push(
                     "stop_hz",
                     format!(
                         "{h} hops × {} repeats is more than {MAX_SWEEP_HOPS}",
@@ -335,11 +350,24 @@ impl RxSweepStep {
                 );
             }
         }
-        if let Some(g) = &self.gain_db {
-            for p in g.problems() {
-                bad("gain_db", p);
-            }
-        }
+    }
+}
+
+/// Where a sweep step's problems go: plan issues of step `n` on the fence line.
+struct SweepIssues<'a> {
+    line: usize,
+    n: usize,
+    issues: &'a mut Vec<Issue>,
+}
+
+impl SweepIssues<'_> {
+    fn push(&mut self, field: &str, msg: String) {
+        let n = self.n;
+        self.issues.push(Issue::new(
+            Some(self.line),
+            Some(field),
+            format!("rx-plan step {n}: {msg}"),
+        ));
     }
 }
 

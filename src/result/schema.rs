@@ -73,7 +73,7 @@ mod tests {
     /// The op names `interlock::plan::Step::op` returns, read from its source
     /// (the match arms `Step::X… => "name"`), so a new variant cannot be missed.
     fn step_ops_from_source() -> BTreeSet<String> {
-        let src = include_str!("../../interlock/src/plan.rs");
+        let src = include_str!("../../interlock/src/plan/mod.rs");
         let start = src.find("pub fn op(&self)").expect("Step::op exists");
         let body = &src[start..];
         let end = body.find("\n    }\n").expect("end of Step::op");

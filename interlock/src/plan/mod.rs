@@ -1,0 +1,159 @@
+//! The plan model: the steps of a task's one `rx-plan` block. Parsing the
+//! block is in `parse`, the physical sanity of each step's values in `sanity`.
+use serde::{Deserialize, Serialize};
+
+mod parse;
+mod sanity;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use parse::{find_plan_blocks, parse_plan};
+
+/// The machine-readable plan: the steps of the one `rx-plan` block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// Steps, executed in order.
+    pub steps: Vec<Step>,
+}
+
+/// One plan step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Step {
+    /// Enumerate and probe radios, read-only.
+    Inventory,
+    /// Set/read the clock source and check the expected source.
+    ClockCheck(ClockCheckStep),
+    /// A bounded receive capture.
+    RxCapture(RxCaptureStep),
+    /// A CW tone transmission (RED; needs a `TxPermit`).
+    TxTone(TxToneStep),
+    /// A wideband receive sweep (DESIGN §8).
+    RxSweep(crate::sweep::RxSweepStep),
+}
+
+impl Step {
+    /// The op name as written in the plan.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Step::Inventory => "inventory",
+            Step::ClockCheck(_) => "clock_check",
+            Step::RxCapture(_) => "rx_capture",
+            Step::TxTone(_) => "tx_tone",
+            Step::RxSweep(_) => "rx_sweep",
+        }
+    }
+
+    /// The device args the step addresses, if it addresses one.
+    pub fn device(&self) -> Option<&str> {
+        match self {
+            Step::Inventory => None,
+            Step::ClockCheck(s) => Some(&s.device),
+            Step::RxCapture(s) => Some(&s.device),
+            Step::TxTone(s) => Some(&s.device),
+            Step::RxSweep(s) => Some(&s.device),
+        }
+    }
+}
+
+/// `clock_check` step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockCheckStep {
+    /// SoapySDR device args.
+    pub device: String,
+    /// The clock source expected (`internal`, `external` …), if any.
+    #[serde(default)]
+    pub expect_source: Option<String>,
+    /// A clock source to set before checking, if any.
+    #[serde(default)]
+    pub clock_source: Option<String>,
+}
+
+/// Reference-tone check during a capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClkinSpec {
+    /// Absolute RF frequency of the reference tone.
+    pub tone_hz: f64,
+    /// Largest acceptable reference error, in ppm.
+    pub tolerance_ppm: f64,
+}
+
+/// The sample type of an IQ recording (`rx_capture` `record_format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IqSampleFormat {
+    /// SigMF `cf32_le`: float32 I/Q, 8 bytes per sample (the default).
+    #[default]
+    Cf32,
+    /// SigMF `ci16_le`: the radio's native int16 I/Q (SoapySDR CS16) as it came,
+    /// 4 bytes per sample; for full-rate recording.
+    Ci16,
+}
+
+impl IqSampleFormat {
+    /// Bytes one complex sample takes on disk.
+    pub fn sample_bytes(self) -> u64 {
+        match self {
+            Self::Cf32 => 8,
+            Self::Ci16 => 4,
+        }
+    }
+}
+
+/// `rx_capture` step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RxCaptureStep {
+    /// SoapySDR device args.
+    pub device: String,
+    /// Centre frequency.
+    pub frequency_hz: f64,
+    /// Sample rate.
+    pub sample_rate_hz: f64,
+    /// RX gain, if set: overall dB, or dB per gain element (`{"LNA": 24, "VGA": 20}`).
+    #[serde(default)]
+    pub gain_db: Option<crate::sweep::GainSpec>,
+    /// Capture length.
+    pub duration_s: f64,
+    /// FFT size for the PSD (power of two, 16..=65536); default 2048.
+    #[serde(default)]
+    pub fft_size: Option<usize>,
+    /// Keep the raw IQ under `.local/rx_iq/<TASK_ID>/`.
+    #[serde(default)]
+    pub record_iq: bool,
+    /// The recording's sample type (`cf32` default, `ci16` native); only with `record_iq`.
+    #[serde(default)]
+    pub record_format: Option<IqSampleFormat>,
+    /// Clock source to select before capturing.
+    #[serde(default)]
+    pub clock_source: Option<String>,
+    /// Analog bandwidth, if set.
+    #[serde(default)]
+    pub bandwidth_hz: Option<f64>,
+    /// Antenna, if set.
+    #[serde(default)]
+    pub antenna: Option<String>,
+    /// Reference tone check, if asked.
+    #[serde(default)]
+    pub clkin: Option<ClkinSpec>,
+}
+
+/// `tx_tone` step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TxToneStep {
+    /// SoapySDR device args.
+    pub device: String,
+    /// LO (centre) frequency.
+    pub frequency_hz: f64,
+    /// Sample rate.
+    pub sample_rate_hz: f64,
+    /// Baseband offset of the tone from the LO (may be negative).
+    pub tone_offset_hz: f64,
+    /// TX gain.
+    pub gain_db: f64,
+    /// How long the tone is on air.
+    pub duration_s: f64,
+}

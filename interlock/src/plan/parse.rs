@@ -1,0 +1,319 @@
+//! Parsing the `rx-plan` block: find the fenced blocks, read the JSON strictly,
+//! then each step by its op. Every problem is listed, not only the first.
+use super::sanity::StepCheck;
+use super::{ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep};
+use crate::error::Issue;
+use crate::header::{truncate, TaskHeader};
+use crate::sweep::RxSweepStep;
+use serde_json::{Map, Value};
+
+/// Find the `rx-plan` fenced blocks: `(info line number, json text, first content line)`.
+pub(crate) fn find_plan_blocks(
+    body: &str,
+    body_start_line: usize,
+    issues: &mut Vec<Issue>,
+) -> Vec<(usize, String, usize)> {
+    let mut blocks = Vec::new();
+    let mut lines = body.lines().enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
+        let t = line.trim_start();
+        let fence_char = if t.starts_with("```") {
+            '`'
+        } else if t.starts_with("~~~") {
+            '~'
+        } else {
+            continue;
+        };
+        let fence_len = t.chars().take_while(|c| *c == fence_char).count();
+        let info = t[fence_len..].trim();
+        let info_word = info.split_whitespace().next().unwrap_or("");
+        let mut content = String::new();
+        let mut closed = false;
+        for (_, l) in lines.by_ref() {
+            let lt = l.trim();
+            if lt.len() >= fence_len && lt.chars().all(|c| c == fence_char) {
+                closed = true;
+                break;
+            }
+            content.push_str(l);
+            content.push('\n');
+        }
+        if info_word == "rx-plan" {
+            let line_no = body_start_line + i;
+            if !closed {
+                issues.push(Issue::new(
+                    Some(line_no),
+                    Some("rx-plan"),
+                    "rx-plan block is not closed",
+                ));
+            }
+            blocks.push((line_no, content, line_no + 1));
+        }
+    }
+    blocks
+}
+
+/// One plan being parsed: the line of its fence, the header its steps are
+/// checked against, and where the issues go.
+struct PlanCtx<'a> {
+    line: usize,
+    header: Option<&'a TaskHeader>,
+    issues: &'a mut Vec<Issue>,
+}
+
+impl PlanCtx<'_> {
+    /// Record one problem on the fence line.
+    fn push(&mut self, field: Option<&str>, message: impl Into<String>) {
+        self.issues
+            .push(Issue::new(Some(self.line), field, message));
+    }
+
+    /// The checks of step `n`, reporting on the fence line.
+    fn step(&mut self, n: usize) -> StepCheck<'_> {
+        StepCheck {
+            line: self.line,
+            n,
+            issues: &mut *self.issues,
+        }
+    }
+}
+
+/// Parse one plan JSON text; `line` is the line of the block's fence.
+///
+/// Body/header conflicts are checked per step from its op name as soon as the
+/// op is known, so a conflict is reported even when another field of the same
+/// step (or another step) is invalid: every problem is listed, not only the first.
+pub(crate) fn parse_plan(
+    json: &str,
+    line: usize,
+    header: Option<&TaskHeader>,
+    issues: &mut Vec<Issue>,
+) -> Option<Plan> {
+    let mut cx = PlanCtx {
+        line,
+        header,
+        issues,
+    };
+    let obj = plan_object(json, &mut cx)?;
+    let steps_v = steps_array(obj, &mut cx)?;
+    let before = cx.issues.len();
+    let mut steps = Vec::new();
+    for (i, sv) in steps_v.into_iter().enumerate() {
+        if let Some(s) = parse_step(sv, i + 1, &mut cx) {
+            steps.push(s);
+        }
+    }
+    if cx.issues.len() != before {
+        return None;
+    }
+    Some(Plan { steps })
+}
+
+/// The plan text as one strict JSON object: no duplicate key, valid JSON, no
+/// invisible format character, an object at the top.
+fn plan_object(json: &str, cx: &mut PlanCtx<'_>) -> Option<Map<String, Value>> {
+    if let Some(d) = crate::strict_json::find_duplicate_key(json) {
+        cx.issues.push(Issue::new(
+            Some(cx.line + d.line),
+            Some(&truncate(&d.key, 80)),
+            format!(
+                "rx-plan: duplicate key {:?} in {} (a key may appear once)",
+                truncate(&d.key, 80),
+                d.path
+            ),
+        ));
+        return None;
+    }
+    let value: Value = match serde_json::from_str(json) {
+        Ok(v) => v,
+        Err(e) => {
+            cx.issues.push(Issue::new(
+                Some(cx.line + e.line()),
+                Some("rx-plan"),
+                format!("rx-plan is not valid JSON: {e}"),
+            ));
+            return None;
+        }
+    };
+    if let Some((path, u)) = crate::strict_json::find_format_char(&value) {
+        cx.push(
+            Some("rx-plan"),
+            format!(
+                "rx-plan: {path} holds the invisible format character {u} (bidi/zero-width characters could hide what runs)"
+            ),
+        );
+        return None;
+    }
+    match value {
+        Value::Object(o) => Some(o),
+        _ => {
+            cx.push(
+                Some("rx-plan"),
+                "rx-plan must be a JSON object {\"steps\": [...]}",
+            );
+            None
+        }
+    }
+}
+
+/// The object's `steps` array (at most 64); every other top-level key is unknown.
+fn steps_array(mut obj: Map<String, Value>, cx: &mut PlanCtx<'_>) -> Option<Vec<Value>> {
+    for k in obj.keys() {
+        if k != "steps" {
+            cx.push(
+                Some(&truncate(k, 80)),
+                format!("rx-plan: unknown field {:?}", truncate(k, 80)),
+            );
+        }
+    }
+    let steps_v = match obj.remove("steps") {
+        Some(Value::Array(a)) => a,
+        Some(_) => {
+            cx.push(Some("steps"), "rx-plan: steps must be an array");
+            return None;
+        }
+        None => {
+            cx.push(Some("steps"), "rx-plan: missing field steps");
+            return None;
+        }
+    };
+    if steps_v.is_empty() {
+        cx.push(Some("steps"), "rx-plan: steps is empty");
+    }
+    if steps_v.len() > 64 {
+        cx.push(
+            Some("steps"),
+            format!("rx-plan: {} steps; at most 64", steps_v.len()),
+        );
+        return None;
+    }
+    Some(steps_v)
+}
+
+/// Step `n`: its op, the op's conflicts with the header, then its fields.
+fn parse_step(sv: Value, n: usize, cx: &mut PlanCtx<'_>) -> Option<Step> {
+    let mut o = match sv {
+        Value::Object(o) => o,
+        _ => {
+            cx.push(
+                Some("steps"),
+                format!("rx-plan step {n}: not a JSON object"),
+            );
+            return None;
+        }
+    };
+    let op = match o.remove("op") {
+        Some(Value::String(s)) => s,
+        Some(_) => {
+            cx.push(Some("op"), format!("rx-plan step {n}: op must be a string"));
+            return None;
+        }
+        None => {
+            cx.push(Some("op"), format!("rx-plan step {n}: missing field op"));
+            return None;
+        }
+    };
+    if let Some(h) = cx.header {
+        op_conflicts(n, &op, h, cx);
+    }
+    step_fields(&op, o, &mut cx.step(n))
+}
+
+/// The fields of a step whose op is `op` (the op itself already taken out).
+fn step_fields(op: &str, rest: Map<String, Value>, chk: &mut StepCheck<'_>) -> Option<Step> {
+    let n = chk.n;
+    match op {
+        "inventory" => {
+            for k in rest.keys() {
+                chk.push(
+                    Some(&truncate(k, 80)),
+                    format!(
+                        "rx-plan step {n} (inventory): unknown field {:?}",
+                        truncate(k, 80)
+                    ),
+                );
+            }
+            Some(Step::Inventory)
+        }
+        "clock_check" => de::<ClockCheckStep>(rest, op, chk).map(|s| {
+            chk.device(&s.device);
+            Step::ClockCheck(s)
+        }),
+        "rx_capture" => de::<RxCaptureStep>(rest, op, chk).map(|s| {
+            chk.rx_capture(&s);
+            Step::RxCapture(s)
+        }),
+        "tx_tone" => de::<TxToneStep>(rest, op, chk).map(|s| {
+            chk.tx_tone(&s);
+            Step::TxTone(s)
+        }),
+        "rx_sweep" => de::<RxSweepStep>(rest, op, chk).map(|s| {
+            chk.device(&s.device);
+            s.check(chk.line, n, chk.issues);
+            Step::RxSweep(s)
+        }),
+        other => {
+            chk.push(
+                Some("op"),
+                format!(
+                    "rx-plan step {n}: unknown op {:?} (known: inventory, clock_check, rx_capture, rx_sweep, tx_tone)",
+                    truncate(other, 40)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// The step's fields as `T`; serde's error names the field between backticks.
+fn de<T: serde::de::DeserializeOwned>(
+    rest: Map<String, Value>,
+    op: &str,
+    chk: &mut StepCheck<'_>,
+) -> Option<T> {
+    match serde_json::from_value::<T>(Value::Object(rest)) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            let msg = e.to_string();
+            let field = msg.split('`').nth(1).map(str::to_owned);
+            chk.issues.push(Issue {
+                line: Some(chk.line),
+                field,
+                message: format!("rx-plan step {} ({op}): {msg}", chk.n),
+            });
+            None
+        }
+    }
+}
+
+/// Body/header conflicts for one step, from its op: steps the header does not allow.
+fn op_conflicts(n: usize, op: &str, header: &TaskHeader, cx: &mut PlanCtx<'_>) {
+    let known = matches!(
+        op,
+        "inventory" | "clock_check" | "rx_capture" | "tx_tone" | "rx_sweep"
+    );
+    if known && !header.hardware_access {
+        cx.push(
+            Some("HARDWARE_ACCESS"),
+            format!("rx-plan step {n} ({op}) touches hardware but HARDWARE_ACCESS = NO"),
+        );
+    }
+    if op == "rx_capture" && !header.rf_rx {
+        cx.push(
+            Some("RF_RX"),
+            format!("rx-plan step {n} (rx_capture) receives but RF_RX = NO"),
+        );
+    }
+    if op == "rx_sweep" && !header.rf_rx {
+        cx.push(
+            Some("RF_RX"),
+            format!("rx-plan step {n} (rx_sweep) receives but RF_RX = NO"),
+        );
+    }
+    if op == "tx_tone" && !header.rf_tx {
+        cx.push(
+            Some("RF_TX"),
+            format!("rx-plan step {n} (tx_tone) transmits but RF_TX = NO"),
+        );
+    }
+}

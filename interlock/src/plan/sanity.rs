@@ -1,0 +1,144 @@
+//! Physical sanity of a step's values: numbers that are positive and finite,
+//! device args that name something, a reference tone inside the captured band.
+use super::{ClkinSpec, RxCaptureStep, TxToneStep};
+use crate::error::Issue;
+
+/// The checks of one plan step: step `n` of the plan whose fence is on `line`.
+pub(super) struct StepCheck<'a> {
+    /// The line of the block's fence (every step issue is reported there).
+    pub(super) line: usize,
+    /// The 1-based step number.
+    pub(super) n: usize,
+    /// Where the issues go.
+    pub(super) issues: &'a mut Vec<Issue>,
+}
+
+impl StepCheck<'_> {
+    /// Record one problem of this step.
+    pub(super) fn push(&mut self, field: Option<&str>, message: impl Into<String>) {
+        self.issues
+            .push(Issue::new(Some(self.line), field, message));
+    }
+
+    fn positive_finite(&mut self, v: f64, field: &str) {
+        if !(v.is_finite() && v > 0.0) {
+            let n = self.n;
+            self.push(
+                Some(field),
+                format!("rx-plan step {n}: {field} must be a positive finite number, got {v}"),
+            );
+        }
+    }
+
+    fn finite(&mut self, v: f64, field: &str) {
+        if !v.is_finite() {
+            let n = self.n;
+            self.push(
+                Some(field),
+                format!("rx-plan step {n}: {field} must be finite, got {v}"),
+            );
+        }
+    }
+
+    /// Device args that are not blank and hold no control character.
+    pub(super) fn device(&mut self, d: &str) {
+        let n = self.n;
+        if d.trim().is_empty() {
+            self.push(
+                Some("device"),
+                format!("rx-plan step {n}: device args must not be empty"),
+            );
+        }
+        if d.chars().any(char::is_control) {
+            self.push(
+                Some("device"),
+                format!("rx-plan step {n}: device args contain control characters"),
+            );
+        }
+    }
+
+    /// An `rx_capture` step's values.
+    pub(super) fn rx_capture(&mut self, s: &RxCaptureStep) {
+        let n = self.n;
+        self.device(&s.device);
+        self.positive_finite(s.frequency_hz, "frequency_hz");
+        self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
+        self.positive_finite(s.duration_s, "duration_s");
+        if let Some(g) = &s.gain_db {
+            for p in g.problems() {
+                self.push(Some("gain_db"), format!("rx-plan step {n}: {p}"));
+            }
+        }
+        if let Some(b) = s.bandwidth_hz {
+            self.positive_finite(b, "bandwidth_hz");
+        }
+        if let (Some(f), false) = (s.record_format, s.record_iq) {
+            self.push(
+                Some("record_format"),
+                format!(
+                    "rx-plan step {n}: record_format {} needs \"record_iq\": true",
+                    serde_json::to_string(&f).unwrap_or_default()
+                ),
+            );
+        }
+        if let Some(f) = s.fft_size {
+            if !(16..=65536).contains(&f) || !f.is_power_of_two() {
+                self.push(
+                    Some("fft_size"),
+                    format!("rx-plan step {n}: fft_size {f} must be a power of two in 16..=65536"),
+                );
+            }
+        }
+        if let Some(c) = &s.clkin {
+            self.clkin(c, s);
+        }
+    }
+
+    /// The reference-tone check of an `rx_capture` step: its own values, and the
+    /// tone inside the captured band.
+    fn clkin(&mut self, c: &ClkinSpec, s: &RxCaptureStep) {
+        self.positive_finite(c.tone_hz, "clkin.tone_hz");
+        self.positive_finite(c.tolerance_ppm, "clkin.tolerance_ppm");
+        if c.tone_hz.is_finite()
+            && s.frequency_hz.is_finite()
+            && s.sample_rate_hz.is_finite()
+            && s.sample_rate_hz > 0.0
+            && (c.tone_hz - s.frequency_hz).abs() >= s.sample_rate_hz / 2.0
+        {
+            let n = self.n;
+            self.push(
+                Some("clkin.tone_hz"),
+                format!(
+                    "rx-plan step {n}: clkin tone {} Hz is outside the captured band {} Hz ± {} Hz",
+                    c.tone_hz,
+                    s.frequency_hz,
+                    s.sample_rate_hz / 2.0
+                ),
+            );
+        }
+    }
+
+    /// A `tx_tone` step's values.
+    pub(super) fn tx_tone(&mut self, s: &TxToneStep) {
+        self.device(&s.device);
+        self.positive_finite(s.frequency_hz, "frequency_hz");
+        self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
+        self.positive_finite(s.duration_s, "duration_s");
+        self.finite(s.tone_offset_hz, "tone_offset_hz");
+        self.finite(s.gain_db, "gain_db");
+        if s.tone_offset_hz.is_finite()
+            && s.sample_rate_hz.is_finite()
+            && s.tone_offset_hz.abs() >= s.sample_rate_hz / 2.0
+        {
+            let n = self.n;
+            self.push(
+                Some("tone_offset_hz"),
+                format!(
+                    "rx-plan step {n}: |tone_offset_hz| {} must be below half the sample rate {}",
+                    s.tone_offset_hz.abs(),
+                    s.sample_rate_hz / 2.0
+                ),
+            );
+        }
+    }
+}

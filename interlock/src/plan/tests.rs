@@ -1,0 +1,416 @@
+use super::*;
+use crate::testutil::*;
+
+/// YELLOW RX-capable header; plan fence is on line 14, its JSON on 15.
+fn rx_hdr() -> Vec<(String, String)> {
+    fields("YES", "YES", "NO")
+}
+
+fn steps(s: &str) -> String {
+    format!(r#"{{"steps": [{s}]}}"#)
+}
+
+/// Regression (review of session 1): a bad header line elsewhere (here an
+/// unknown field) used to hide the plan's body/header conflicts.
+#[test]
+fn conflicts_are_reported_beside_other_header_errors() {
+    let f = set(fields("YES", "NO", "NO"), "PRIORITY", Some("HIGH"));
+    let e = errs(&render(
+        &f,
+        &plan(&steps(
+            r#"{"op": "tx_tone", "device": "driver=rxsim", "frequency_hz": 433.92e6,
+               "sample_rate_hz": 2e6, "tone_offset_hz": 5e4, "gain_db": 0, "duration_s": 1}"#,
+        )),
+    ));
+    assert!(
+        e.iter().any(|i| i.field.as_deref() == Some("PRIORITY")),
+        "{e:?}"
+    );
+    assert!(
+        e.iter().any(|i| i.field.as_deref() == Some("RF_TX")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn full_rx_plan_parses() {
+    let t = ok(&render(
+        &rx_hdr(),
+        &plan(&steps(&format!(
+            r#"{{"op": "inventory"}}, {{"op": "clock_check", "device": "driver=hackrf", "expect_source": "external"}}, {RX_STEP}"#
+        ))),
+    ));
+    let p = t.plan().unwrap();
+    assert_eq!(t.plan_line(), Some(14));
+    assert_eq!(p.steps.len(), 3);
+    assert_eq!(p.steps[0], Step::Inventory);
+    match &p.steps[2] {
+        Step::RxCapture(s) => {
+            assert_eq!(s.frequency_hz, 100.0e6);
+            assert!(s.record_iq);
+            assert_eq!(s.fft_size, Some(2048));
+            let c = s.clkin.as_ref().unwrap();
+            assert_eq!(c.tone_hz, 100.1e6);
+            assert_eq!(c.tolerance_ppm, 0.5);
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(p.steps[1].device(), Some("driver=hackrf"));
+    assert_eq!(p.steps[1].op(), "clock_check");
+}
+
+#[test]
+fn tilde_fence_and_crlf() {
+    let body = format!("~~~rx-plan\n{}\n~~~\n", steps(r#"{"op":"inventory"}"#));
+    let t = ok(&render(&rx_hdr(), &body).replace('\n', "\r\n"));
+    assert_eq!(t.plan().unwrap().steps.len(), 1);
+}
+
+#[test]
+fn other_fences_ignored_and_nested_example_not_a_plan() {
+    let body = "```json\n{\"steps\": [{\"op\": \"tx_tone\"}]}\n```\n\
+                ````markdown\n```rx-plan\n{\"steps\": []}\n```\n````\n";
+    let t = ok(&render(&fields("NO", "NO", "NO"), body));
+    assert!(t.plan().is_none());
+}
+
+#[test]
+fn unknown_op() {
+    let e = errs(&render(&rx_hdr(), &plan(&steps(r#"{"op": "reflash"}"#))));
+    has(&e, Some(14), Some("op"), "unknown op \"reflash\"");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(r#"{"device": "x"}"#))));
+    has(&e, Some(14), Some("op"), "missing field op");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(r#"{"op": 3}"#))));
+    has(&e, Some(14), Some("op"), "op must be a string");
+}
+
+#[test]
+fn unknown_fields() {
+    let e = errs(&render(
+        &rx_hdr(),
+        &plan(&steps(r#"{"op": "inventory", "device": "x"}"#)),
+    ));
+    has(&e, Some(14), Some("device"), "unknown field \"device\"");
+    let e = errs(&render(
+        &rx_hdr(),
+        &plan(&steps(
+            r#"{"op": "clock_check", "device": "d", "power_w": 5}"#,
+        )),
+    ));
+    has(&e, Some(14), Some("power_w"), "unknown field `power_w`");
+    let e = errs(&render(
+        &rx_hdr(),
+        &plan(r#"{"steps": [{"op": "inventory"}], "loop": true}"#),
+    ));
+    has(&e, Some(14), Some("loop"), "unknown field \"loop\"");
+    let clk = RX_STEP.replace("\"tolerance_ppm\"", "\"tol\"");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(&clk))));
+    assert!(
+        e.iter().any(|i| i.message.contains("unknown field `tol`")),
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn bad_json_names_the_line() {
+    let body = "```rx-plan\n{\"steps\": [\n  {\"op\": \"inventory\"},\n  {\"op\": }\n]}\n```\n";
+    let e = errs(&render(&rx_hdr(), body));
+    // fence on line 12, the broken step on line 15.
+    has(&e, Some(15), Some("rx-plan"), "not valid JSON");
+    let e = errs(&render(&rx_hdr(), &plan("[1, 2]")));
+    has(&e, Some(14), Some("rx-plan"), "must be a JSON object");
+    let e = errs(&render(&rx_hdr(), &plan(r#"{"steps": {}}"#)));
+    has(&e, Some(14), Some("steps"), "must be an array");
+    let e = errs(&render(&rx_hdr(), &plan(r#"{}"#)));
+    has(&e, Some(14), Some("steps"), "missing field steps");
+    let e = errs(&render(&rx_hdr(), &plan(r#"{"steps": []}"#)));
+    has(&e, Some(14), Some("steps"), "steps is empty");
+    let e = errs(&render(&rx_hdr(), &plan(r#"{"steps": [1]}"#)));
+    has(&e, Some(14), Some("steps"), "not a JSON object");
+    let many = vec![r#"{"op":"inventory"}"#; 65].join(",");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(&many))));
+    has(&e, Some(14), Some("steps"), "65 steps; at most 64");
+}
+
+#[test]
+fn unclosed_block() {
+    let e = errs(&render(
+        &rx_hdr(),
+        "```rx-plan\n{\"steps\": [{\"op\": \"inventory\"}]}\n",
+    ));
+    has(&e, Some(12), Some("rx-plan"), "not closed");
+}
+
+#[test]
+fn two_blocks() {
+    let one = plan(&steps(r#"{"op":"inventory"}"#));
+    let e = errs(&render(&rx_hdr(), &format!("{one}\n{one}")));
+    // second fence: 12 + 6 lines of the first block + blank.
+    has(
+        &e,
+        Some(20),
+        Some("rx-plan"),
+        "more than one rx-plan block (2 found; first on line 14)",
+    );
+}
+
+#[test]
+fn body_header_conflicts() {
+    // tx_tone with RF_TX = NO.
+    let e = errs(&render(&rx_hdr(), &plan(&steps(TX_STEP))));
+    has(
+        &e,
+        Some(14),
+        Some("RF_TX"),
+        "step 1 (tx_tone) transmits but RF_TX = NO",
+    );
+    // rx_capture with RF_RX = NO.
+    let e = errs(&render(&fields("YES", "NO", "NO"), &plan(&steps(RX_STEP))));
+    has(
+        &e,
+        Some(14),
+        Some("RF_RX"),
+        "step 1 (rx_capture) receives but RF_RX = NO",
+    );
+    // any device step with HARDWARE_ACCESS = NO.
+    for s in [
+        r#"{"op":"inventory"}"#,
+        r#"{"op":"clock_check","device":"d"}"#,
+    ] {
+        let e = errs(&render(&fields("NO", "NO", "NO"), &plan(&steps(s))));
+        has(
+            &e,
+            Some(14),
+            Some("HARDWARE_ACCESS"),
+            "touches hardware but HARDWARE_ACCESS = NO",
+        );
+    }
+    // A conflict is reported even when another step is broken.
+    let e = errs(&render(
+        &rx_hdr(),
+        &plan(&steps(&format!(r#"{{"op":"bogus"}}, {TX_STEP}"#))),
+    ));
+    has(&e, Some(14), Some("op"), "unknown op");
+    has(&e, Some(14), Some("RF_TX"), "step 2 (tx_tone) transmits");
+    // TX plan in a RED TX header is fine.
+    let t = tx_task();
+    assert!(matches!(t.plan().unwrap().steps[0], Step::TxTone(_)));
+}
+
+/// Issue 17: `rx_sweep` parses with the DESIGN §8 fields, needs RF_RX = YES and
+/// HARDWARE_ACCESS = YES, and every bad value is named.
+#[test]
+fn rx_sweep_parses_conflicts_and_bad_values() {
+    let sweep = r#"{"op": "rx_sweep", "device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6,
+        "bin_hz": 10e3, "sample_rate_hz": 10e6, "gain_db": {"LNA": 24, "VGA": 10}, "dwell_s": 0.05,
+        "settle_s": 0.01, "crop": 0.25, "repeats": 2}"#;
+    let t = ok(&render(&rx_hdr(), &plan(&steps(sweep))));
+    match &t.plan().unwrap().steps[0] {
+        Step::RxSweep(s) => {
+            assert_eq!(s.stop_hz, 108e6);
+            assert_eq!(s.repeats, 2);
+            assert_eq!(s.gain_db.as_ref().map(|g| g.total()), Some(34.0));
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(t.plan().unwrap().steps[0].op(), "rx_sweep");
+    assert_eq!(t.risk(), crate::RiskLevel::Yellow);
+    let e = errs(&render(&fields("YES", "NO", "NO"), &plan(&steps(sweep))));
+    has(
+        &e,
+        Some(14),
+        Some("RF_RX"),
+        "step 1 (rx_sweep) receives but RF_RX = NO",
+    );
+    let e = errs(&render(&fields("NO", "NO", "NO"), &plan(&steps(sweep))));
+    has(&e, Some(14), Some("HARDWARE_ACCESS"), "touches hardware");
+    for (from, to, field, msg) in [
+        (
+            "\"stop_hz\": 108e6",
+            "\"stop_hz\": 80e6",
+            "stop_hz",
+            "must be above start_hz",
+        ),
+        (
+            "\"crop\": 0.25",
+            "\"crop\": 1.5",
+            "crop",
+            "must be in [0, 0.95)",
+        ),
+        ("\"repeats\": 2", "\"repeats\": 0", "repeats", "1..=10000"),
+        (
+            "\"bin_hz\": 10e3",
+            "\"bin_hz\": 0",
+            "bin_hz",
+            "positive finite",
+        ),
+        (
+            "\"bin_hz\": 10e3",
+            "\"bin_hz\": 5e6",
+            "bin_hz",
+            "wider than sample_rate_hz / 16",
+        ),
+        ("\"settle_s\": 0.01", "\"settle_s\": -1", "settle_s", "≥ 0"),
+        (
+            "\"VGA\": 10",
+            "\"\": 10",
+            "gain_db",
+            "not a gain element name",
+        ),
+        (
+            "\"stop_hz\": 108e6",
+            "\"stop_hz\": 6e15",
+            "stop_hz",
+            "more than 1000000",
+        ),
+    ] {
+        let s = sweep.replace(from, to);
+        has(
+            &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+            Some(14),
+            Some(field),
+            msg,
+        );
+    }
+    let s = sweep.replace("\"repeats\": 2", "\"repeats\": 2, \"record_iq\": true");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
+    assert!(
+        e.iter()
+            .any(|i| i.message.contains("unknown field `record_iq`")),
+        "{e:#?}"
+    );
+    let s = sweep.replace("{\"LNA\": 24, \"VGA\": 10}", "\"max\"");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
+    assert!(
+        e.iter().any(|i| i.message.contains("gain element to dB")),
+        "{e:#?}"
+    );
+}
+
+/// Issue 16: `record_format` picks the recording's sample type; it needs
+/// `record_iq`, and only cf32/ci16 exist.
+#[test]
+fn record_format_is_cf32_or_ci16_and_needs_record_iq() {
+    let s = RX_STEP.replace(
+        "\"record_iq\": true",
+        "\"record_iq\": true, \"record_format\": \"ci16\"",
+    );
+    let t = ok(&render(&rx_hdr(), &plan(&steps(&s))));
+    match &t.plan().unwrap().steps[0] {
+        Step::RxCapture(c) => assert_eq!(c.record_format, Some(IqSampleFormat::Ci16)),
+        other => panic!("{other:?}"),
+    }
+    let s = RX_STEP.replace(
+        "\"record_iq\": true",
+        "\"record_iq\": false, \"record_format\": \"ci16\"",
+    );
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("record_format"),
+        "needs \"record_iq\": true",
+    );
+    let s = RX_STEP.replace(
+        "\"record_iq\": true",
+        "\"record_iq\": true, \"record_format\": \"cs8\"",
+    );
+    assert!(!errs(&render(&rx_hdr(), &plan(&steps(&s)))).is_empty());
+}
+
+#[test]
+fn physical_sanity() {
+    for (field, bad) in [
+        ("frequency_hz", "0"),
+        ("frequency_hz", "-100e6"),
+        ("sample_rate_hz", "0.0"),
+        ("duration_s", "-1"),
+    ] {
+        let s = RX_STEP.replace(
+            &format!("\"{field}\": "),
+            &format!("\"{field}\": {bad}, \"_x\": "),
+        );
+        // Put the bad value in place of the good one.
+        let s = s.replace(", \"_x\": ", ", \"_drop\": ");
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        let mut o = v.as_object().unwrap().clone();
+        o.remove("_drop");
+        let e = errs(&render(
+            &rx_hdr(),
+            &plan(&steps(&serde_json::Value::Object(o).to_string())),
+        ));
+        has(
+            &e,
+            Some(14),
+            Some(field),
+            "must be a positive finite number",
+        );
+    }
+    // Out-of-range numbers (JSON cannot say NaN/inf) are refused as bad JSON.
+    let s = RX_STEP.replace("\"duration_s\": 2.0", "\"duration_s\": 1e999");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
+    assert!(!e.is_empty());
+    let s = RX_STEP.replace("\"duration_s\": 2.0", "\"duration_s\": NaN");
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(15),
+        Some("rx-plan"),
+        "not valid JSON",
+    );
+    let s = RX_STEP.replace("2048", "1000");
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("fft_size"),
+        "power of two",
+    );
+    let s = RX_STEP.replace("\"tolerance_ppm\": 0.5", "\"tolerance_ppm\": 0");
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("clkin.tolerance_ppm"),
+        "positive",
+    );
+    let s = RX_STEP.replace("100.1e6", "102e6");
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("clkin.tone_hz"),
+        "outside the captured band",
+    );
+    let s = RX_STEP.replace("\"driver=hackrf\"", "\" \"");
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("device"),
+        "must not be empty",
+    );
+    let tx = fields("YES", "NO", "YES");
+    let s = TX_STEP.replace("50e3", "1.5e6");
+    has(
+        &errs(&render(&tx, &plan(&steps(&s)))),
+        Some(14),
+        Some("tone_offset_hz"),
+        "below half the sample rate",
+    );
+    let s = TX_STEP.replace("\"duration_s\": 1.0", "\"duration_s\": 0");
+    has(
+        &errs(&render(&tx, &plan(&steps(&s)))),
+        Some(14),
+        Some("duration_s"),
+        "positive finite",
+    );
+    let s = TX_STEP.replace("\"gain_db\": 0", "\"gain_db\": \"max\"");
+    has(
+        &errs(&render(&tx, &plan(&steps(&s)))),
+        Some(14),
+        None,
+        "invalid type",
+    );
+    let s = TX_STEP.replace(", \"gain_db\": 0", "");
+    has(
+        &errs(&render(&tx, &plan(&steps(&s)))),
+        Some(14),
+        Some("gain_db"),
+        "missing field `gain_db`",
+    );
+}

@@ -1,0 +1,371 @@
+use super::*;
+use crate::testutil::*;
+use proptest::prelude::*;
+
+fn green() -> Vec<(String, String)> {
+    fields("NO", "NO", "NO")
+}
+
+#[test]
+fn valid_green_manual() {
+    let t = ok(&render(&green(), "Body.\n"));
+    assert_eq!(t.id().as_str(), "T_1");
+    assert_eq!(t.risk(), RiskLevel::Green);
+    assert!(t.plan().is_none(), "no plan block = manual task");
+    assert_eq!(t.body(), "Body.\n");
+    assert_eq!(t.header().allow_push, crate::AllowPush::RxResultOnly);
+}
+
+#[test]
+fn missing_required_field_each() {
+    for f in crate::header::FIELDS.iter().filter(|f| **f != "RISK_LEVEL") {
+        let e = errs(&render(&set(green(), f, None), ""));
+        has(&e, Some(1), Some(f), &format!("missing required field {f}"));
+    }
+    // RISK_LEVEL is optional.
+    ok(&render(&set(green(), "RISK_LEVEL", None), ""));
+}
+
+#[test]
+fn duplicate_field_names_both_lines() {
+    let mut f = green();
+    f.push(("RF_TX".into(), "NO".into()));
+    let e = errs(&render(&f, ""));
+    has(
+        &e,
+        Some(11),
+        Some("RF_TX"),
+        "duplicate field RF_TX (first on line 8)",
+    );
+}
+
+#[test]
+fn unknown_field() {
+    let e = errs(&render(&set(green(), "PRIORITY", Some("HIGH")), ""));
+    has(&e, Some(11), Some("PRIORITY"), "unknown field \"PRIORITY\"");
+    // Keys are case-sensitive.
+    let e = errs(&render(&set(green(), "task_id", Some("x")), ""));
+    has(&e, Some(11), Some("task_id"), "unknown field");
+}
+
+#[test]
+fn invalid_yes_no_values() {
+    for f in ["HARDWARE_ACCESS", "RF_RX", "RF_TX", "ALLOW_COMMIT"] {
+        let line = green().iter().position(|(k, _)| k == f).map(|p| p + 1);
+        for bad in ["yes", "Y", "TRUE", "", "N0"] {
+            let e = errs(&render(&set(green(), f, Some(bad)), ""));
+            has(&e, line, Some(f), "expected YES or NO");
+        }
+    }
+}
+
+#[test]
+fn trailing_space_in_value_is_trimmed() {
+    ok(&render(&set(green(), "RF_TX", Some("NO   ")), ""));
+}
+
+#[test]
+fn task_id_bad_chars_length_traversal() {
+    for bad in [
+        "../etc/passwd",
+        "a b",
+        "a/b",
+        "a.b",
+        "",
+        "é",
+        "x\\y",
+        &"x".repeat(65),
+    ] {
+        let e = errs(&render(&set(green(), "TASK_ID", Some(bad)), ""));
+        has(
+            &e,
+            Some(1),
+            Some("TASK_ID"),
+            "must match [A-Za-z0-9_-]{1,64}",
+        );
+    }
+    ok(&render(&set(green(), "TASK_ID", Some(&"a".repeat(64))), ""));
+    ok(&render(&set(green(), "TASK_ID", Some("a-B_9")), ""));
+}
+
+#[test]
+fn expected_head_length_and_hex() {
+    for bad in [
+        "0123456789abcdef0123456789abcdef0123456",   // 39
+        "0123456789abcdef0123456789abcdef012345678", // 41
+        "0123456789abcdef0123456789abcdef0123456g",  // non-hex
+        "",
+    ] {
+        let e = errs(&render(&set(green(), "EXPECTED_HEAD", Some(bad)), ""));
+        has(
+            &e,
+            Some(4),
+            Some("EXPECTED_HEAD"),
+            "exactly 40 hex characters",
+        );
+    }
+    ok(&render(
+        &set(green(), "EXPECTED_HEAD", Some(&"ABCDEF0123".repeat(4))),
+        "",
+    ));
+}
+
+#[test]
+fn requires_approval_no_rejected() {
+    let e = errs(&render(&set(green(), "REQUIRES_APPROVAL", Some("NO")), ""));
+    has(&e, Some(5), Some("REQUIRES_APPROVAL"), "NO is rejected");
+    let e = errs(&render(
+        &set(green(), "REQUIRES_APPROVAL", Some("MAYBE")),
+        "",
+    ));
+    has(&e, Some(5), Some("REQUIRES_APPROVAL"), "expected YES");
+}
+
+#[test]
+fn source_branch_mismatch_and_parameter() {
+    let text = render(&set(green(), "SOURCE_BRANCH", Some("main")), "");
+    let e = errs(&text);
+    has(
+        &e,
+        Some(3),
+        Some("SOURCE_BRANCH"),
+        "is not the watched branch \"video-development\"",
+    );
+    let opts = ValidateOptions {
+        watched_branch: "main".into(),
+    };
+    assert!(validate_task(&text, &opts).is_ok());
+}
+
+#[test]
+fn allow_push_invalid() {
+    for bad in ["YES", "ALL", "rx_result_only"] {
+        let e = errs(&render(&set(green(), "ALLOW_PUSH", Some(bad)), ""));
+        has(
+            &e,
+            Some(10),
+            Some("ALLOW_PUSH"),
+            "expected NO or RX_RESULT_ONLY",
+        );
+    }
+    let t = ok(&render(&set(green(), "ALLOW_PUSH", Some("NO")), ""));
+    assert_eq!(t.header().allow_push, crate::AllowPush::No);
+}
+
+#[test]
+fn rf_without_hardware_access() {
+    let e = errs(&render(&fields("NO", "YES", "NO"), ""));
+    has(
+        &e,
+        Some(7),
+        Some("RF_RX"),
+        "RF_RX = YES needs HARDWARE_ACCESS = YES",
+    );
+    let e = errs(&render(&fields("NO", "NO", "YES"), ""));
+    has(
+        &e,
+        Some(8),
+        Some("RF_TX"),
+        "RF_TX = YES needs HARDWARE_ACCESS = YES",
+    );
+}
+
+#[test]
+fn title_empty_long_control() {
+    let e = errs(&render(&set(green(), "TASK_TITLE", Some("")), ""));
+    has(&e, Some(2), Some("TASK_TITLE"), "empty title");
+    let e = errs(&render(
+        &set(green(), "TASK_TITLE", Some(&"t".repeat(201))),
+        "",
+    ));
+    has(
+        &e,
+        Some(2),
+        Some("TASK_TITLE"),
+        "201 characters long; at most 200",
+    );
+    ok(&render(
+        &set(green(), "TASK_TITLE", Some(&"é".repeat(200))),
+        "",
+    ));
+    let e = errs(&render(&set(green(), "TASK_TITLE", Some("a\u{7}b")), ""));
+    has(&e, Some(2), Some("TASK_TITLE"), "control characters");
+}
+
+#[test]
+fn risk_derivation_and_declared() {
+    assert_eq!(
+        ok(&render(&fields("YES", "NO", "NO"), "")).risk(),
+        RiskLevel::Yellow
+    );
+    assert_eq!(
+        ok(&render(&fields("YES", "YES", "NO"), "")).risk(),
+        RiskLevel::Yellow
+    );
+    assert_eq!(
+        ok(&render(&fields("YES", "NO", "YES"), "")).risk(),
+        RiskLevel::Red
+    );
+    // Declared lower than derived: rejected, naming both.
+    let f = set(fields("YES", "YES", "NO"), "RISK_LEVEL", Some("GREEN"));
+    let e = errs(&render(&f, ""));
+    has(
+        &e,
+        Some(11),
+        Some("RISK_LEVEL"),
+        "declared GREEN is lower than the derived YELLOW",
+    );
+    let f = set(fields("YES", "NO", "YES"), "RISK_LEVEL", Some("YELLOW"));
+    has(
+        &errs(&render(&f, "")),
+        Some(11),
+        Some("RISK_LEVEL"),
+        "lower than the derived RED",
+    );
+    // Declared higher: kept.
+    let f = set(green(), "RISK_LEVEL", Some("RED"));
+    let t = ok(&render(&f, ""));
+    assert_eq!(t.risk(), RiskLevel::Red);
+    assert_eq!(t.derived_risk(), RiskLevel::Green);
+    assert!(t.risk_reasons().iter().any(|r| r.contains("kept")));
+    // Equal: fine.
+    let f = set(fields("YES", "NO", "NO"), "RISK_LEVEL", Some("YELLOW"));
+    assert_eq!(ok(&render(&f, "")).risk(), RiskLevel::Yellow);
+    // Invalid spelling.
+    let f = set(green(), "RISK_LEVEL", Some("red"));
+    has(
+        &errs(&render(&f, "")),
+        Some(11),
+        Some("RISK_LEVEL"),
+        "expected GREEN, YELLOW or RED",
+    );
+}
+
+#[test]
+fn bom_crlf_and_no_spaces() {
+    let base = render(&green(), "Body\n");
+    let t_plain = ok(&base);
+    let bom = format!("\u{feff}{base}");
+    let t = ok(&bom);
+    assert_eq!(t.id().as_str(), "T_1");
+    // The hash covers the exact bytes, BOM included.
+    assert_ne!(t.sha256(), t_plain.sha256());
+    assert_eq!(t.sha256(), sha256_hex(bom.as_bytes()));
+    let crlf = base.replace('\n', "\r\n");
+    let t = ok(&crlf);
+    assert_eq!(t.header().task_title, "A test task");
+    let tight = base.replace(" = ", "=");
+    ok(&tight);
+    let loose = base.replace(" = ", "   =\t");
+    ok(&loose);
+    // BOM + CRLF + errors still report the right line.
+    let bad = format!(
+        "\u{feff}{}",
+        render(&set(green(), "RF_RX", Some("X")), "").replace('\n', "\r\n")
+    );
+    has(&errs(&bad), Some(7), Some("RF_RX"), "invalid value \"X\"");
+}
+
+#[test]
+fn all_errors_reported_with_lines() {
+    let f = set(green(), "TASK_ID", Some("../x"));
+    let f = set(f, "EXPECTED_HEAD", Some("abc"));
+    let f = set(f, "ALLOW_PUSH", Some("YES"));
+    let f = set(f, "ALLOW_COMMIT", None);
+    let f = set(f, "BOGUS", Some("1"));
+    let e = errs(&render(&f, ""));
+    has(&e, Some(1), Some("TASK_ID"), "must match");
+    has(&e, Some(4), Some("EXPECTED_HEAD"), "40 hex");
+    has(&e, Some(9), Some("ALLOW_PUSH"), "RX_RESULT_ONLY");
+    has(&e, Some(1), Some("ALLOW_COMMIT"), "missing");
+    has(&e, Some(10), Some("BOGUS"), "unknown field");
+    assert_eq!(e.len(), 5, "{e:#?}");
+}
+
+#[test]
+fn not_key_value_and_empty() {
+    let text = render(&green(), "").replacen("RF_TX = NO\n", "RF_TX NO\n", 1);
+    let e = errs(&text);
+    has(&e, Some(8), None, "not KEY = VALUE");
+    has(&e, Some(1), Some("RF_TX"), "missing");
+    let e = errs(&render(&green(), "").replacen("RF_TX = NO", "= NO", 1));
+    has(&e, Some(8), None, "no field name");
+    has(&errs(""), Some(1), None, "empty");
+    has(&errs("\u{feff}\n\n  \n"), Some(1), None, "empty");
+    has(&errs("\nTASK_ID = X\n"), Some(1), None, "no header");
+}
+
+#[test]
+fn bytes_size_binary_utf8() {
+    let big = vec![b'a'; MAX_TASK_BYTES + 1];
+    let e = validate_task_bytes(&big, &ValidateOptions::default()).unwrap_err();
+    has(&e, None, None, "at most 1048576");
+    let mut bin = render(&green(), "x\n").into_bytes();
+    bin.push(0);
+    let e = validate_task_bytes(&bin, &ValidateOptions::default()).unwrap_err();
+    has(&e, Some(13), None, "NUL byte");
+    let mut latin1 = render(&green(), "").into_bytes();
+    latin1.extend_from_slice(b"caf\xe9\n");
+    let e = validate_task_bytes(&latin1, &ValidateOptions::default()).unwrap_err();
+    has(&e, Some(12), None, "not UTF-8");
+    let good = render(&green(), "");
+    assert!(validate_task_bytes(good.as_bytes(), &ValidateOptions::default()).is_ok());
+}
+
+proptest! {
+    #![proptest_config(crate::testutil::proptest_config(512, "task"))]
+    /// Arbitrary text never panics.
+    #[test]
+    fn random_text_never_panics(s in "\\PC{0,400}") {
+        let _ = validate_task(&s, &ValidateOptions::default());
+    }
+
+    /// Arbitrary bytes never panic.
+    #[test]
+    fn random_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = validate_task_bytes(&b, &ValidateOptions::default());
+    }
+
+    /// Headers built from known keys and random values never panic, and
+    /// when valid the risk is never below the derived one.
+    #[test]
+    fn random_headers(
+        entries in proptest::collection::vec(
+            (prop::sample::select(crate::header::FIELDS.to_vec()),
+             prop_oneof![Just("YES".to_string()), Just("NO".to_string()), Just("RED".to_string()),
+                         Just("GREEN".to_string()), Just("RX_RESULT_ONLY".to_string()),
+                         "[ -~]{0,50}".prop_map(|s| s)]),
+            0..16),
+        sep in prop_oneof![Just(" = "), Just("="), Just("= "), Just("\t=\t")],
+        crlf in any::<bool>(),
+        bom in any::<bool>(),
+        body in "\\PC{0,100}",
+    ) {
+        let mut s = String::new();
+        if bom { s.push('\u{feff}'); }
+        for (k, v) in &entries {
+            s.push_str(k);
+            s.push_str(sep);
+            s.push_str(v);
+            s.push_str(if crlf { "\r\n" } else { "\n" });
+        }
+        s.push('\n');
+        s.push_str(&body);
+        match validate_task(&s, &ValidateOptions::default()) {
+            Ok(t) => {
+                let h = t.header();
+                let (d, _) = derive_risk(h.hardware_access, h.rf_rx, h.rf_tx);
+                prop_assert!(t.risk() >= d);
+                prop_assert!(!h.rf_rx || h.hardware_access);
+                prop_assert!(!h.rf_tx || h.hardware_access);
+            }
+            Err(issues) => {
+                prop_assert!(!issues.is_empty());
+                for i in &issues {
+                    prop_assert!(!i.message.is_empty());
+                    if let Some(l) = i.line { prop_assert!(l >= 1); }
+                }
+            }
+        }
+    }
+}
