@@ -7,7 +7,7 @@ use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
 use rxnode_dsp::{
     run_capture, CaptureSettings, CaptureSummary, ClkinConfig, ClkinReport, ClkinStatus,
-    FileSource, IqFormat, IqReader, PsdTrace, WelchConfig,
+    FileSource, IqFormat, IqInfo, IqReader, PsdTrace, WelchConfig,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -91,8 +91,48 @@ pub struct AnalyzeOptions {
     pub plot: Option<std::path::PathBuf>,
 }
 
-/// Run `rxnode analyze`.
+/// What the checked options and the opened file settle for the later phases.
+struct Recording {
+    /// The file's format, length, clip level and metadata.
+    info: IqInfo,
+    /// The sample rate used: `--rate`, else the file's.
+    rate: f64,
+    /// The centre frequency: `--center-hz`, else the file's, else unknown.
+    center: Option<f64>,
+}
+
+/// Run `rxnode analyze`: check the options, open the file, settle the Welch and CLKIN
+/// settings, run the engine, then report (and plot).
 pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
+    let format = check_options(args)?;
+    let (reader, rec) = open_recording(args, format)?;
+    let settings = capture_settings(args, &rec)?;
+    let progress = progress_bar(ctx, rec.info.samples);
+    let summary = run_file(reader, &settings, progress.as_ref())?;
+    let (report, psd) = build_report(args, &rec, &settings, summary);
+    if let Some(plot) = &args.plot {
+        write_plot(plot, &psd, &report)
+            .with_context(|| format!("cannot write plot {}", plot.display()))?;
+    }
+    if ctx.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_human(&report);
+    }
+    let failed = report
+        .clkin
+        .as_ref()
+        .is_some_and(|c| c.status == ClkinStatus::Fail);
+    Ok(if failed {
+        Outcome::Code(1)
+    } else {
+        Outcome::Done
+    })
+}
+
+/// The checks that need no file: the plot name is free, the format is known, the
+/// overlap and FFT size are in range. Gives the format asked for, if any.
+fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
     if let Some(p) = args.plot.as_ref().filter(|p| p.exists()) {
         return Err(bad_input(format!(
             "--plot: {} already exists; choose another name (outputs are never overwritten)",
@@ -115,6 +155,15 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
             args.fft_size
         )));
     }
+    Ok(format)
+}
+
+/// Open the file and settle its rate and centre (the options over the file's own);
+/// the file must hold at least one FFT.
+fn open_recording(
+    args: &AnalyzeOptions,
+    format: Option<IqFormat>,
+) -> Result<(IqReader, Recording)> {
     let reader = IqReader::open(&args.file, format).map_err(|e| bad_input(e.to_string()))?;
     let info = reader.info().clone();
     let rate = match (args.rate, info.sample_rate_hz) {
@@ -143,14 +192,20 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
             args.fft_size
         )));
     }
-    let mut wcfg = WelchConfig::new(args.fft_size, rate);
+    Ok((reader, Recording { info, rate, center }))
+}
+
+/// The engine's settings for the whole file: Welch over it, the CLKIN check if
+/// asked (it needs the centre), the whole PSD kept for the plot.
+fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result<CaptureSettings> {
+    let mut wcfg = WelchConfig::new(args.fft_size, rec.rate);
     wcfg.overlap = args.overlap;
-    wcfg.center_hz = center;
-    wcfg.clip_level = info.clip_level;
+    wcfg.center_hz = rec.center;
+    wcfg.clip_level = rec.info.clip_level;
     let clkin = match args.clkin_tone_hz {
         None => None,
         Some(tone) => {
-            let Some(c) = center else {
+            let Some(c) = rec.center else {
                 return Err(bad_input(
                     "--clkin-tone-hz needs the centre frequency: give --center-hz (or use SigMF)",
                 ));
@@ -161,10 +216,15 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
                     args.clkin_tolerance_ppm
                 )));
             }
-            Some(ClkinConfig::new(tone, c, rate, args.clkin_tolerance_ppm))
+            Some(ClkinConfig::new(
+                tone,
+                c,
+                rec.rate,
+                args.clkin_tolerance_ppm,
+            ))
         }
     };
-    let mut settings = CaptureSettings::new(info.samples, wcfg);
+    let mut settings = CaptureSettings::new(rec.info.samples, wcfg);
     settings.block_samples = BLOCK;
     settings.pool_blocks = 4;
     // A recording carries no driver evidence (the default): the CLKIN verdict rests
@@ -172,11 +232,16 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
     settings.clkin = clkin;
     // The whole PSD, for the plot.
     settings.psd_points = args.fft_size;
-    let progress = (!ctx.json
-        && info.samples > PROGRESS_FROM_SAMPLES
+    Ok(settings)
+}
+
+/// A progress bar for a long file on a terminal (never with `--json`).
+fn progress_bar(ctx: &Ctx, samples: u64) -> Option<indicatif::ProgressBar> {
+    (!ctx.json
+        && samples > PROGRESS_FROM_SAMPLES
         && std::io::IsTerminal::is_terminal(&std::io::stderr()))
     .then(|| {
-        let bar = indicatif::ProgressBar::new(info.samples);
+        let bar = indicatif::ProgressBar::new(samples);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{spinner} analyze [{bar:40}] {percent:>3}% {elapsed}/{duration}",
@@ -184,15 +249,16 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         bar
-    });
-    let mut source = FileSource::new(reader);
-    let summary = run_file(&mut source, &settings, progress.as_ref())?;
-    if let Some(bar) = &progress {
-        bar.finish_and_clear();
-    }
-    if let Some(e) = source.error() {
-        return Err(bad_input(e.to_owned()));
-    }
+    })
+}
+
+/// The report of the engine's summary (and the PSD for the plot).
+fn build_report(
+    args: &AnalyzeOptions,
+    rec: &Recording,
+    settings: &CaptureSettings,
+    summary: CaptureSummary,
+) -> (AnalyzeReport, PsdTrace) {
     let psd = summary.psd.clone().unwrap_or(PsdTrace {
         start_hz: 0.0,
         step_hz: 0.0,
@@ -200,10 +266,10 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
     });
     let report = AnalyzeReport {
         file: args.file.display().to_string(),
-        format: info.format,
+        format: rec.info.format,
         samples: summary.samples_processed,
-        sample_rate_hz: rate,
-        center_hz: center,
+        sample_rate_hz: rec.rate,
+        center_hz: rec.center,
         fft_size: summary.fft_size,
         overlap: settings.welch.overlap,
         averages: summary.averages,
@@ -222,29 +288,30 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
         clipped_fraction: summary.clipped_fraction,
         clkin: summary.clkin,
     };
-    if let Some(plot) = &args.plot {
-        write_plot(plot, &psd, &report)
-            .with_context(|| format!("cannot write plot {}", plot.display()))?;
-    }
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_human(&report);
-    }
-    let failed = report
-        .clkin
-        .as_ref()
-        .is_some_and(|c| c.status == ClkinStatus::Fail);
-    Ok(if failed {
-        Outcome::Code(1)
-    } else {
-        Outcome::Done
-    })
+    (report, psd)
 }
 
 /// Run the capture engine over the whole file (its reader thread converts blocks
-/// while this thread runs the DSP); the bar, if any, follows the samples read.
+/// while this thread runs the DSP); the bar, if any, follows the samples read. A
+/// read error of the file is bad input.
 fn run_file(
+    reader: IqReader,
+    settings: &CaptureSettings,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<CaptureSummary> {
+    let mut source = FileSource::new(reader);
+    let summary = run_with_bar(&mut source, settings, bar)?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if let Some(e) = source.error() {
+        return Err(bad_input(e.to_owned()));
+    }
+    Ok(summary)
+}
+
+/// The engine with a thread that moves the bar, if any.
+fn run_with_bar(
     source: &mut FileSource,
     settings: &CaptureSettings,
     bar: Option<&indicatif::ProgressBar>,

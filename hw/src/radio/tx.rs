@@ -126,20 +126,8 @@ impl TxRadio {
             args,
             dir: Direction::Tx,
         };
-        if dev.num_channels(Direction::Tx).unwrap_or(0) == 0 {
-            return Err(tx.unsupported("tx channel", 0, "none".into()));
-        }
-        let rate = p.sample_rate_hz();
-        if p.tone_offset_hz().abs() >= rate / 2.0 {
-            return Err(tx.unsupported(
-                "tone_offset_hz",
-                p.tone_offset_hz(),
-                format!("|offset| < sample_rate_hz / 2 = {}", rate / 2.0),
-            ));
-        }
-        // Interrupted already, or nothing to send: the transmitter is never keyed.
-        if cancel.load(Ordering::SeqCst) || (p.duration_s() * rate).floor() < 1.0 {
-            return Ok(self.not_keyed(cancel.load(Ordering::SeqCst)));
+        if let Some(report) = self.before_keying(&tx, cancel)? {
+            return Ok(report);
         }
         let air = tune_and_verify(&tx, p)?;
         let rate = air.rate;
@@ -161,6 +149,36 @@ impl TxRadio {
             .map_err(|e| tx.driver("set up tx stream".into(), e))?;
         let mut guard = TxGuard(stream);
         let keyed = send_tone(&mut guard, &tx, p, rate, cancel)?;
+        self.key_off(guard, &keyed, &air)
+    }
+
+    /// The checks before anything is set on the radio, in this order: a TX channel,
+    /// an offset under half the permit's sample rate. `Some` (the report of a
+    /// transmission that never keyed) when interrupted already or nothing to send.
+    fn before_keying(&self, tx: &Ctl<'_>, cancel: &AtomicBool) -> Result<Option<TxReport>, Error> {
+        let p = &self.permit;
+        if tx.dev.num_channels(Direction::Tx).unwrap_or(0) == 0 {
+            return Err(tx.unsupported("tx channel", 0, "none".into()));
+        }
+        let rate = p.sample_rate_hz();
+        if p.tone_offset_hz().abs() >= rate / 2.0 {
+            return Err(tx.unsupported(
+                "tone_offset_hz",
+                p.tone_offset_hz(),
+                format!("|offset| < sample_rate_hz / 2 = {}", rate / 2.0),
+            ));
+        }
+        // Interrupted already, or nothing to send: the transmitter is never keyed.
+        if cancel.load(Ordering::SeqCst) || (p.duration_s() * rate).floor() < 1.0 {
+            return Ok(Some(self.not_keyed(cancel.load(Ordering::SeqCst))));
+        }
+        Ok(None)
+    }
+
+    /// Deactivate and close the stream after the tone, then report what went on air.
+    fn key_off(&self, mut guard: TxGuard, keyed: &Keyed, air: &OnAir) -> Result<TxReport, Error> {
+        let p = &self.permit;
+        let args = self.radio.args.as_str();
         // A radio on another host whose server died fails here: the node then knows
         // only what it sent, not whether the far transmitter stopped. Say so.
         guard.0.deactivate(None).map_err(|e| Error::Stream {
@@ -187,7 +205,7 @@ impl TxRadio {
             samples_sent: keyed.sent,
             frequency_hz: air.lo,
             tone_offset_hz: p.tone_offset_hz(),
-            sample_rate_hz: rate,
+            sample_rate_hz: air.rate,
             gain_db: air.gain,
             cancelled: keyed.cancelled,
         })
@@ -340,15 +358,8 @@ fn send_tone(
             panic!("injected panic while transmitting");
         }
         let last = sent + n as u64 >= total;
-        match guard.0.write(&[&buf[..n]], None, last, 10_000) {
-            Ok(w) => {
-                sent += w as u64;
-                // Rewind the phase for samples the driver did not take.
-                phase = (phase - step * (n - w) as f64).rem_euclid(1.0);
-            }
-            Err(e) if e.code == ErrorCode::Timeout => {
-                phase = (phase - step * n as f64).rem_euclid(1.0);
-            }
+        match write_block(guard, &buf[..n], last, &mut phase, step) {
+            Ok(w) => sent += w as u64,
             Err(e) => {
                 return Err(Error::Stream {
                     args: args.to_owned(),
@@ -367,6 +378,30 @@ fn send_tone(
         started,
         cancelled,
     })
+}
+
+/// Hand `block` to the driver: how many samples it took (none on a timeout); the
+/// phase is rewound for the samples it did not take.
+fn write_block(
+    guard: &mut TxGuard,
+    block: &[Complex<f32>],
+    last: bool,
+    phase: &mut f64,
+    step: f64,
+) -> Result<usize, soapysdr::Error> {
+    let n = block.len();
+    match guard.0.write(&[block], None, last, 10_000) {
+        Ok(w) => {
+            // Rewind the phase for samples the driver did not take.
+            *phase = (*phase - step * (n - w) as f64).rem_euclid(1.0);
+            Ok(w)
+        }
+        Err(e) if e.code == ErrorCode::Timeout => {
+            *phase = (*phase - step * n as f64).rem_euclid(1.0);
+            Ok(0)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Samples per write: about 2 ms, so `cancel` is seen promptly.

@@ -38,13 +38,7 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     hook: &mut dyn FnMut(&[Complex<f32>]),
 ) -> Result<CaptureSummary> {
     check_settings::<T>(settings, recorder.as_ref())?;
-    let mut welch = Welch::new(settings.welch.clone())?;
-    let mut clkin = settings
-        .clkin
-        .clone()
-        .map(ClkinEstimator::new)
-        .transpose()?;
-    let block = settings.block_samples;
+    let mut dsp = Dsp::new::<T>(settings)?;
     let Pool {
         free_tx,
         free_rx,
@@ -53,17 +47,7 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
         rec_tx,
         rec_rx,
     } = Pool::new(settings);
-    // The DSP's float view of a native block (unused for CF32).
-    let mut as_float = vec![
-        Complex::<f32>::default();
-        if T::RECORD == RecordFormat::Cf32 {
-            0
-        } else {
-            block
-        }
-    ];
     let started = Instant::now();
-    let mut processed = 0u64;
     let recording = recorder.is_some();
     let writer_free = free_tx.clone();
     let reader = Reader::new(
@@ -74,13 +58,7 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
         let writer = recorder.map(|w| s.spawn(move || write_loop::<T>(w, rec_rx, writer_free)));
         let reader = s.spawn(move || reader.run());
         for (buf, n) in full_rx.iter() {
-            let x = T::as_cf32(&buf[..n], &mut as_float);
-            hook(x);
-            welch.feed(x);
-            if let Some(c) = &mut clkin {
-                c.feed(x);
-            }
-            processed += n as u64;
+            dsp.feed(&buf[..n], hook);
             if recording {
                 // Only fails if the writer thread is gone (a panic, reported below).
                 let _ = rec_tx.send((buf, n));
@@ -99,19 +77,67 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     let duration_s = started.elapsed().as_secs_f64();
     // The spectrum first: the recording's SigMF meta carries one annotation per
     // reported peak (issue 17).
-    let spec = welch.finish();
+    let spec = dsp.welch.finish();
     let (iq_files, recording_error) = close_recording(recorder, &spec);
-    let clkin = clkin.as_mut().map(|c| judge(c, settings));
+    let clkin = dsp.clkin.as_mut().map(|c| judge(c, settings));
     Ok(summarize(Finished {
         settings,
         stats,
-        processed,
+        processed: dsp.processed,
         duration_s,
         spec,
         iq_files,
         recording_error,
         clkin,
     }))
+}
+
+/// The DSP on the calling thread: Welch, the CLKIN estimator if asked, and what
+/// they have seen.
+struct Dsp {
+    welch: Welch,
+    clkin: Option<ClkinEstimator>,
+    /// The DSP's float view of a native block (unused for CF32).
+    as_float: Vec<Complex<f32>>,
+    /// Samples fed.
+    processed: u64,
+}
+
+impl Dsp {
+    /// The estimators of `settings`, for blocks of `T`.
+    fn new<T: EngineSample>(settings: &CaptureSettings) -> Result<Self> {
+        let welch = Welch::new(settings.welch.clone())?;
+        let clkin = settings
+            .clkin
+            .clone()
+            .map(ClkinEstimator::new)
+            .transpose()?;
+        let as_float = vec![
+            Complex::<f32>::default();
+            if T::RECORD == RecordFormat::Cf32 {
+                0
+            } else {
+                settings.block_samples
+            }
+        ];
+        Ok(Self {
+            welch,
+            clkin,
+            as_float,
+            processed: 0,
+        })
+    }
+
+    /// One filled block: the hook sees it first, then Welch and CLKIN.
+    fn feed<T: EngineSample>(&mut self, block: &[T], hook: &mut dyn FnMut(&[Complex<f32>])) {
+        let x = T::as_cf32(block, &mut self.as_float);
+        hook(x);
+        self.welch.feed(x);
+        if let Some(c) = &mut self.clkin {
+            c.feed(x);
+        }
+        self.processed += block.len() as u64;
+    }
 }
 
 /// The buffer pool and the queues between the reader, the DSP and the writer.

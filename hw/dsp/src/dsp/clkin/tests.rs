@@ -2,26 +2,36 @@
 use super::*;
 use crate::dsp::welch::tests::Noise;
 
-/// Baseband samples of a tone at RF `tone` seen by a receiver with error `eps`,
+/// A synthetic recording: a tone at RF `tone` seen by a receiver with error `eps`,
 /// amplitude `a`, complex noise of total power `noise²`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn synth(
-    n: usize,
-    fs: f64,
-    fc: f64,
-    tone: f64,
-    eps: f64,
-    a: f64,
-    noise: f64,
-    seed: u64,
-) -> Vec<Complex<f32>> {
-    let f_bb = (tone - fc * (1.0 + eps)) / (1.0 + eps);
-    let cyc = f_bb / fs;
-    let mut g = Noise::new(seed);
-    (0..n)
+pub(crate) struct Tone {
+    /// Complex samples.
+    pub(crate) n: usize,
+    /// Sample rate, Hz.
+    pub(crate) fs: f64,
+    /// Nominal centre frequency, Hz.
+    pub(crate) fc: f64,
+    /// The tone's RF frequency, Hz.
+    pub(crate) tone: f64,
+    /// The receiver's clock error (fraction, not ppm).
+    pub(crate) eps: f64,
+    /// Tone amplitude.
+    pub(crate) a: f64,
+    /// Noise amplitude (total power `noise²`).
+    pub(crate) noise: f64,
+    /// Noise generator seed.
+    pub(crate) seed: u64,
+}
+
+/// Baseband samples of the tone `t`.
+pub(crate) fn synth(t: &Tone) -> Vec<Complex<f32>> {
+    let f_bb = (t.tone - t.fc * (1.0 + t.eps)) / (1.0 + t.eps);
+    let cyc = f_bb / t.fs;
+    let mut g = Noise::new(t.seed);
+    (0..t.n)
         .map(|i| {
             let ph = 2.0 * PI * (cyc * i as f64).fract();
-            let v = Complex::from_polar(a, ph + 0.3) + g.complex(noise);
+            let v = Complex::from_polar(t.a, ph + 0.3) + g.complex(t.noise);
             Complex::new(v.re as f32, v.im as f32)
         })
         .collect()
@@ -41,7 +51,16 @@ fn ppm_within_a_hundredth_at_100_mhz() {
     // total: the tone is ≈ 21 dB over the N=2048 Hann per-bin noise floor.
     let (fs, fc, tone) = (2e6, 100e6, 100.1e6);
     for (eps_ppm, seed) in [(2.5, 1), (-2.5, 2), (0.3, 3)] {
-        let x = synth(4_000_000, fs, fc, tone, eps_ppm * 1e-6, 0.003, 0.01, seed);
+        let x = synth(&Tone {
+            n: 4_000_000,
+            fs,
+            fc,
+            tone,
+            eps: eps_ppm * 1e-6,
+            a: 0.003,
+            noise: 0.01,
+            seed,
+        });
         let est = estimate(&x, ClkinConfig::new(tone, fc, fs, 0.5), 10_007).expect("estimate");
         let err = est.ppm - eps_ppm;
         assert!(
@@ -59,7 +78,16 @@ fn ppm_within_a_hundredth_at_100_mhz() {
 #[test]
 fn tone_twenty_db_over_the_floor_in_welch_terms() {
     // Check the premise of the test above: the tone is ≥ 20 dB over the median bin.
-    let x = synth(1 << 18, 2e6, 100e6, 100.1e6, 0.0, 0.003, 0.01, 9);
+    let x = synth(&Tone {
+        n: 1 << 18,
+        fs: 2e6,
+        fc: 100e6,
+        tone: 100.1e6,
+        eps: 0.0,
+        a: 0.003,
+        noise: 0.01,
+        seed: 9,
+    });
     let mut w = crate::dsp::Welch::new(crate::dsp::WelchConfig::new(2048, 2e6)).unwrap();
     w.feed(&x);
     let s = w.finish();
@@ -70,14 +98,32 @@ fn tone_twenty_db_over_the_floor_in_welch_terms() {
 #[test]
 fn large_offset_and_short_capture() {
     let (fs, fc, tone) = (2e6, 433.9e6, 434.0e6);
-    let x = synth(200_000, fs, fc, tone, -20e-6, 0.1, 0.01, 4);
+    let x = synth(&Tone {
+        n: 200_000,
+        fs,
+        fc,
+        tone,
+        eps: -20e-6,
+        a: 0.1,
+        noise: 0.01,
+        seed: 4,
+    });
     let est = estimate(&x, ClkinConfig::new(tone, fc, fs, 0.5), 4096).unwrap();
     assert!((est.ppm + 20.0).abs() < 0.05, "{est:?}");
 }
 
 #[test]
 fn no_tone_is_an_error_not_a_number() {
-    let x = synth(300_000, 2e6, 100e6, 100.1e6, 0.0, 0.0, 0.01, 5);
+    let x = synth(&Tone {
+        n: 300_000,
+        fs: 2e6,
+        fc: 100e6,
+        tone: 100.1e6,
+        eps: 0.0,
+        a: 0.0,
+        noise: 0.01,
+        seed: 5,
+    });
     let err = estimate(&x, ClkinConfig::new(100.1e6, 100e6, 2e6, 0.5), 5000).unwrap_err();
     assert!(err.to_string().contains("no tone"), "{err}");
 }
