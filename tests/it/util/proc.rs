@@ -20,8 +20,32 @@ pub fn rxnode_cmd() -> Command {
         .env_remove("RXNODE_SIM")
         .env_remove("RUST_LOG")
         .env("GIT_TERMINAL_PROMPT", "0");
+    default_signals(&mut c);
     c
 }
+
+/// The child starts with the default action for the terminal's signals, as from a
+/// shell prompt, whatever this test process inherited: a test runner started in
+/// the background (`cmd &`, `nohup`) ignores SIGINT, and a child that inherits that
+/// cannot be interrupted before it installs its handler, which made
+/// `signals::sigint_during_publish_leaves_no_half_built_commit` fail
+/// ("no publish was interrupted in 16 trials") for a reason outside rxnode.
+#[cfg(unix)]
+fn default_signals(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only signal(2), which is async-signal-safe, between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn default_signals(_: &mut Command) {}
 
 /// Bytes as text (lossy).
 pub fn text(b: &[u8]) -> String {
