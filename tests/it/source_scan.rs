@@ -160,24 +160,6 @@ fn only_hw_links_soapysdr() {
     }
 }
 
-/// Every file below `dir` (not `target/`, not `.git/`), relative to `root`.
-fn all_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if p.is_dir() {
-            if name != "target" && name != ".git" {
-                all_files(root, &p, out);
-            }
-        } else if let Ok(rel) = p.strip_prefix(root) {
-            out.push(rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
-}
-
 /// Issue 14: `find . -path ./target -prune -o -name '*tx*' -print` lists exactly
 /// the files that can key a transmitter — hw's TX handle, the executor's TX
 /// orchestration and hw's test that keys the simulated transmitter — and the
@@ -185,25 +167,13 @@ fn all_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
 #[test]
 fn the_files_that_can_key_a_transmitter_say_so_in_their_names() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // The files Git tracks (what a clean clone holds); the whole tree without Git.
-    let tracked = std::process::Command::new("git")
-        .current_dir(root)
-        .args(["ls-files", "-z"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    let files: Vec<String> = match tracked {
-        Some(o) => String::from_utf8_lossy(&o.stdout)
-            .split('\0')
-            .filter(|f| !f.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        None => {
-            let mut files = vec![];
-            all_files(root, root, &mut files);
-            files
-        }
-    };
+    // The files Git tracks: what a clean clone holds (local junk does not count).
+    let listed = crate::util::git_stdout(root, &["ls-files", "-z"]);
+    let files: Vec<String> = listed
+        .split('\0')
+        .filter(|f| !f.is_empty())
+        .map(str::to_owned)
+        .collect();
     let mut named: Vec<&str> = files
         .iter()
         .filter(|f| f.rsplit('/').next().is_some_and(|n| n.contains("tx")))

@@ -4,10 +4,10 @@
 //! machine.
 use super::prepare::Prepared;
 use super::tree::delta_path;
-use super::{LOG_META, RESULTS_DIR};
 use crate::exit::refused;
 use crate::git::scan::{check_bytes, scan_text, sha256_fields, MAX_FILE_BYTES};
 use crate::result::{Status, RESULT_JSON as JSON, RESULT_MD as MD};
+use crate::result::{LOG_META, RESULTS_DIR};
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use git2::{Oid, Repository};

@@ -39,7 +39,7 @@ use std::time::Instant;
 
 // The folder on `rx-node` holding every published result, and the third
 // published file (written by the publication itself): named once, in result/.
-pub(crate) use crate::result::{LOG_META, RESULTS_DIR};
+use crate::result::{LOG_META, RESULTS_DIR};
 /// How many times a non-fast-forward push is rebuilt and retried. Every lost race
 /// means another publisher landed, so N nodes publishing at once need at most N
 /// attempts; 16 leaves room for a fleet of 8 (issue 18) and for lock contention.

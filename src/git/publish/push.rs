@@ -3,10 +3,11 @@
 //! fetch–rebuild–retry loop after a lost race.
 use super::checks::{check_outgoing, check_outgoing_node};
 use super::tree::{build_commit, local_additions, result_entries, set_rx_node, tracking_ref};
-use super::{MAX_PUSH_ATTEMPTS, RESULTS_DIR};
+use super::MAX_PUSH_ATTEMPTS;
 use crate::exit::refused;
 use crate::git::ops::{redact, remote_callbacks};
 use crate::git::refspec::{PushRefspec, RX_NODE_REF};
+use crate::result::RESULTS_DIR;
 use anyhow::{Context, Result};
 use git2::{ErrorCode, Oid, Repository};
 use std::path::Path;

@@ -2,16 +2,16 @@
 //! trees, the commit and its message, and the local `rx-node` ref — all from
 //! blobs and trees, never through the index or the work tree.
 use super::prepare::Prepared;
-use super::RESULTS_DIR;
 use crate::exit::refused;
 use crate::git::refspec::RX_NODE_REF;
+use crate::result::RESULTS_DIR;
 use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
 use anyhow::{Context, Result};
 use git2::{Commit, ErrorCode, Oid, Repository};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use super::LOG_META;
+use crate::result::LOG_META;
 
 /// Whether `landed` holds `rx-results/<id>/` with the very tree that the
 /// local commit `local` (a record's commit) holds there.
