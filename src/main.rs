@@ -1,5 +1,7 @@
 //! The `rxnode` binary: parse the command line once (`cli`), build the
 //! [`rxnode::Ctx`], dispatch to one adapter per subcommand (`commands/`).
+// No unwrap/expect in product code: every failure on input is an error that names it.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 mod cli;
 mod commands;
 

@@ -25,6 +25,8 @@
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
+// No unwrap/expect in product code: every failure on input is an error that names it.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod clock;
 mod error;

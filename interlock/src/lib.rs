@@ -15,6 +15,8 @@
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// No unwrap/expect in product code: every failure on input is an error that names it.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod error;
 mod header;
