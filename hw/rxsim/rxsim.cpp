@@ -40,6 +40,13 @@
 #include <thread>
 #include <vector>
 
+// SSE2 (every x86-64, and 32-bit x86 built with it) for the two hot loops; other
+// targets take the scalar loops, which give the same samples bit for bit.
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#include <emmintrin.h>
+#define RXSIM_SSE2 1
+#endif
+
 #ifdef _WIN32
 #include <process.h>
 #define RXSIM_GETPID _getpid
@@ -60,6 +67,9 @@ constexpr double kMaxGain = 60.0;
 constexpr double kLnaMax = 40.0;
 constexpr double kLnaStep = 8.0;
 constexpr size_t kMtu = 16384;
+// CS16 reads are generated in CF32 blocks of this many samples (8 KiB: stays in L1)
+// and converted block by block.
+constexpr size_t kBlock = 1024;
 constexpr unsigned kToneBits = 16;
 constexpr size_t kToneLen = size_t(1) << kToneBits;
 constexpr size_t kNoiseLen = size_t(1) << 18;
@@ -135,6 +145,16 @@ const Tables &tables() {
     return t;
 }
 
+// A table NCO's phase is a fraction of a cycle in units of 2^-64: the accumulator
+// wraps exactly (no rounding drift, no compare and branch in the hot loop, so the
+// compiler can pipeline it), and the table index is its top kToneBits bits.
+uint64_t cyclesToPhase(double cycles) {
+    const double twoTo64 = 18446744073709551616.0;
+    const double v = (cycles - std::floor(cycles)) * twoTo64; // in [0, 2^64]
+    return v >= twoTo64 ? 0 : uint64_t(v);
+}
+inline size_t phaseIndex(uint64_t phase) { return size_t(phase >> (64 - kToneBits)); }
+
 using Clock = std::chrono::steady_clock;
 
 // One stream. A conforming driver is called from several threads: SoapySDRServer
@@ -153,13 +173,13 @@ struct SimStream {
     double rate = 1e6;     // samples per second of wall time (pacing)
     uint64_t produced = 0; // samples handed out (RX) or accepted (TX) since activation
     long long timeBaseNs = 0; // the device's hardware time at activation (sample 0)
-    double phase = 0.0;    // NCO phase, cycles in [0, 1)
+    uint64_t phase = 0;    // tone NCO phase (cyclesToPhase)
     size_t noiseIdx = 0;
     uint64_t rng = 0x2545F4914F6CDD1Dull;
     std::vector<std::complex<float>> scratch;
     // Sweep scene state (class Scene): emitter phases, the retune seen last, and
     // (unpaced) how many settle-garbage samples are still due.
-    std::vector<double> emitterPhase;
+    std::vector<uint64_t> emitterPhase;
     uint64_t sceneGen = 0;
     uint64_t garbageLeft = 0;
 };
@@ -215,20 +235,18 @@ class Scene {
     // Apply to out[0..n), whose first sample is the stream's sample number `first`.
     void apply(SimStream *s, std::complex<float> *out, size_t n, uint64_t first, const Frame &f) const {
         if (!active() || n == 0) return;
-        if (s->emitterPhase.size() != emitters_.size()) s->emitterPhase.assign(emitters_.size(), 0.0);
+        if (s->emitterPhase.size() != emitters_.size()) s->emitterPhase.assign(emitters_.size(), 0);
         const auto &t = tables();
         const std::complex<float> *sine = t.sine.data();
         for (size_t j = 0; j < emitters_.size(); j++) {
             double fb = (emitters_[j].hz - f.fc * (1.0 + f.e)) / (1.0 + f.e);
             if (!(std::fabs(fb) < 0.5 * f.rate)) continue;
-            double st = fb / f.rate;
-            st -= std::floor(st);
-            double ph = s->emitterPhase[j];
+            const uint64_t st = cyclesToPhase(fb / f.rate);
+            uint64_t ph = s->emitterPhase[j];
             const float a = float(emitters_[j].amp);
             for (size_t k = 0; k < n; k++) {
-                out[k] += a * sine[size_t(ph * double(kToneLen)) & (kToneLen - 1)];
+                out[k] += a * sine[phaseIndex(ph)];
                 ph += st;
-                if (ph >= 1.0) ph -= 1.0;
             }
             s->emitterPhase[j] = ph;
         }
@@ -295,6 +313,8 @@ class RxSim : public SoapySDR::Device {
         toneHz_ = argDouble(args, "tone_hz", 0.0);
         toneDbfs_ = argDouble(args, "tone_dbfs", -20.0);
         noiseDbfs_ = argDouble(args, "noise_dbfs", -60.0);
+        toneAmp_ = float(std::pow(10.0, toneDbfs_ / 20.0));
+        noiseAmp_ = float(std::pow(10.0, noiseDbfs_ / 20.0));
         pace_ = argDouble(args, "pace", 1.0) != 0.0;
         bufferSamples_ = argDouble(args, "buffer_samples", 0.0);
         txDeny_ = argString(args, "tx", "allow") == "deny";
@@ -341,7 +361,7 @@ class RxSim : public SoapySDR::Device {
         auto *s = new SimStream();
         s->direction = direction;
         s->cs16 = format == SOAPY_SDR_CS16;
-        s->scratch.resize(kMtu);
+        s->scratch.resize(kBlock);
         logEvent("setupStream", dir, serial_);
         return reinterpret_cast<SoapySDR::Stream *>(s);
     }
@@ -369,7 +389,7 @@ class RxSim : public SoapySDR::Device {
             s->timeBaseNs = base;
             s->t0 = Clock::now();
             s->produced = 0;
-            s->phase = 0.0;
+            s->phase = 0;
             s->active = true;
         }
         s->cv.notify_all();
@@ -405,9 +425,8 @@ class RxSim : public SoapySDR::Device {
         }
         if (numElems == 0) return 0;
         size_t n = numElems;
-        double step, amp, namp;
-        currentModel(step, amp, namp);
-        const Scene::Frame frame = sceneFrame();
+        const Tuning tu = tuning();
+        const Scene::Frame &frame = tu.frame;
         if (scene_.dead(frame.fc)) {
             std::this_thread::sleep_for(std::chrono::microseconds(std::max(0L, timeoutUs)));
             return SOAPY_SDR_TIMEOUT;
@@ -426,8 +445,7 @@ class RxSim : public SoapySDR::Device {
                     // time) and report the overflow once.
                     uint64_t lost = uint64_t(avail - 0.5 * capacity);
                     s->produced += lost;
-                    s->phase = std::fmod(s->phase + double(lost) * step, 1.0);
-                    if (s->phase < 0) s->phase += 1.0;
+                    s->phase += lost * tu.step; // mod 2^64: exactly (phase + lost * step) mod 1
                     s->noiseIdx = nextRand(s) % kNoiseLen;
                     flags |= SOAPY_SDR_END_ABRUPT;
                     return SOAPY_SDR_OVERFLOW;
@@ -459,14 +477,14 @@ class RxSim : public SoapySDR::Device {
             auto *out = static_cast<int16_t *>(buffs[0]);
             size_t done = 0;
             while (done < n) {
-                size_t k = std::min(n - done, kMtu);
-                generate(s, s->scratch.data(), k, step, amp, namp);
+                size_t k = std::min(n - done, kBlock);
+                generate(s, s->scratch.data(), k, tu);
                 scene_.apply(s, s->scratch.data(), k, s->produced + done, frame);
                 toI16Block(reinterpret_cast<const float *>(s->scratch.data()), out + 2 * done, 2 * k);
                 done += k;
             }
         } else {
-            generate(s, static_cast<std::complex<float> *>(buffs[0]), n, step, amp, namp);
+            generate(s, static_cast<std::complex<float> *>(buffs[0]), n, tu);
             scene_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame);
         }
         s->produced += n;
@@ -699,10 +717,26 @@ class RxSim : public SoapySDR::Device {
         float x = std::max(-1.0f, std::min(1.0f, v)) * 32767.0f;
         return int16_t(x + std::copysign(0.5f, x)); // branch-free: noise signs are random
     }
-    // The CS16 conversion of m floats (I, Q interleaved): a flat loop of its own, so
-    // the compiler vectorizes it (inside readStream's loop nest it did not).
+    // The CS16 conversion of m floats (I, Q interleaved), eight at a time with SSE2:
+    // the same clamp (min, then max), scale, half away from zero and truncation as
+    // toI16, so the same integers; packs_epi32 saturates, a no-op after the clamp.
     static void toI16Block(const float *in, int16_t *out, size_t m) {
-        for (size_t j = 0; j < m; j++) out[j] = toI16(in[j]);
+        size_t j = 0;
+#ifdef RXSIM_SSE2
+        const __m128 one = _mm_set1_ps(1.0f), minusOne = _mm_set1_ps(-1.0f);
+        const __m128 scale = _mm_set1_ps(32767.0f), half = _mm_set1_ps(0.5f);
+        const __m128 signBit = _mm_set1_ps(-0.0f);
+        auto conv = [&](__m128 v) {
+            __m128 x = _mm_mul_ps(_mm_max_ps(_mm_min_ps(v, one), minusOne), scale);
+            x = _mm_add_ps(x, _mm_or_ps(half, _mm_and_ps(x, signBit)));
+            return _mm_cvttps_epi32(x);
+        };
+        for (; j + 8 <= m; j += 8) {
+            __m128i lo = conv(_mm_loadu_ps(in + j)), hi = conv(_mm_loadu_ps(in + j + 4));
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(out + j), _mm_packs_epi32(lo, hi));
+        }
+#endif
+        for (; j < m; j++) out[j] = toI16(in[j]);
     }
     static uint64_t nextRand(SimStream *s) {
         s->rng ^= s->rng << 13;
@@ -711,51 +745,56 @@ class RxSim : public SoapySDR::Device {
         return s->rng;
     }
 
-    // Tone step (cycles per sample), tone amplitude and noise amplitude, from the
-    // current settings and the active reference's error.
-    void currentModel(double &step, double &amp, double &namp) const {
+    // What one read needs of the current settings, under one lock: the tone's NCO
+    // step, its amplitude (0 when out of band), the noise amplitude, and the scene's
+    // view of the tuning. A reference error e shifts the LO and the sample clock.
+    struct Tuning {
+        uint64_t step = 0;
+        float amp = 0.0f, namp = 0.0f;
+        Scene::Frame frame;
+    };
+    Tuning tuning() const {
         std::lock_guard<std::mutex> g(mu_);
+        Tuning t;
         double ppm = (clock_ == "external" && extRef_) ? extPpm_ : ppm_;
         double e = ppm * 1e-6;
         double fb = (toneHz_ - rxFreq_ * (1.0 + e)) / (1.0 + e);
         bool inBand = hasTone_ && std::fabs(fb) < 0.5 * rxRate_;
-        step = fb / rxRate_;
-        amp = inBand ? std::pow(10.0, toneDbfs_ / 20.0) : 0.0;
-        namp = std::pow(10.0, noiseDbfs_ / 20.0);
+        t.step = cyclesToPhase(fb / rxRate_);
+        t.amp = inBand ? toneAmp_ : 0.0f;
+        t.namp = noiseAmp_;
+        t.frame.e = e;
+        t.frame.fc = rxFreq_;
+        t.frame.rate = rxRate_;
+        t.frame.retuneAt = retuneAt_;
+        t.frame.gen = retuneGen_;
+        t.frame.pace = pace_;
+        return t;
     }
 
-    // What the scene needs to know about the current tuning (one lock).
-    Scene::Frame sceneFrame() const {
-        std::lock_guard<std::mutex> g(mu_);
-        Scene::Frame f;
-        double ppm = (clock_ == "external" && extRef_) ? extPpm_ : ppm_;
-        f.e = ppm * 1e-6;
-        f.fc = rxFreq_;
-        f.rate = rxRate_;
-        f.retuneAt = retuneAt_;
-        f.gen = retuneGen_;
-        f.pace = pace_;
-        return f;
-    }
-
-    // The hot loop: table NCO (phase accumulator in double) + noise table.
-    static void generate(SimStream *s, std::complex<float> *out, size_t n, double step, double amp,
-                         double namp) {
+    // The hot loop: table NCO (64-bit phase accumulator) plus the noise table.
+    static void generate(SimStream *s, std::complex<float> *out, size_t n, const Tuning &tu) {
         const auto &t = tables();
         const std::complex<float> *sine = t.sine.data();
         const std::complex<float> *noise = t.noise.data();
-        const float a = float(amp), na = float(namp);
-        double phase = s->phase;
-        double st = step - std::floor(step);
+        const float a = tu.amp, na = tu.namp;
+        const uint64_t step = tu.step;
+        uint64_t phase = s->phase;
         size_t ni = s->noiseIdx;
         size_t i = 0;
         while (i < n) {
-            size_t run = std::min(n - i, kNoiseLen - ni);
-            for (size_t k = 0; k < run; k++) {
-                size_t idx = size_t(phase * double(kToneLen)) & (kToneLen - 1);
-                out[i + k] = a * sine[idx] + na * noise[ni + k];
-                phase += st;
-                if (phase >= 1.0) phase -= 1.0;
+            const size_t run = std::min(n - i, kNoiseLen - ni);
+            const std::complex<float> *nz = noise + ni;
+            std::complex<float> *o = out + i;
+            if (a == 0.0f) {
+                // No tone in band: a * sine adds exactly +-0, so this is the same signal.
+                for (size_t k = 0; k < run; k++) o[k] = na * nz[k];
+                phase += run * step;
+            } else {
+                for (size_t k = 0; k < run; k++) {
+                    o[k] = a * sine[phaseIndex(phase)] + na * nz[k];
+                    phase += step;
+                }
             }
             i += run;
             ni += run;
@@ -767,6 +806,7 @@ class RxSim : public SoapySDR::Device {
 
     std::string serial_;
     double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_, txFailAfter_;
+    float toneAmp_, noiseAmp_; // from tone_dbfs and noise_dbfs
     bool extRef_, hasTone_, pace_, txDeny_;
 
     mutable std::mutex mu_;

@@ -350,6 +350,51 @@ fn native_cs16_stream_costs_no_more_than_cf32() {
     );
 }
 
+/// Issue 16: rxsim's CS16 conversion (SSE2, 8 floats at a time, then a scalar tail)
+/// gives exactly the integers of the documented rule — clamp to ±1, × 32767, round
+/// half away from zero — applied to the CF32 stream of the same settings. A fresh
+/// stream starts from the same generator state, so the two streams carry the same
+/// signal; odd read sizes put samples in the scalar tail, and a 0 dBFS tone over
+/// -6 dBFS noise drives many samples past full scale into the clamp.
+#[test]
+fn cs16_stream_is_the_cf32_stream_rounded_to_full_scale() {
+    init();
+    const N: usize = 300_001;
+    let args = "driver=rxsim,serial=cs16eq,pace=0,tone_hz=100.1e6,tone_dbfs=0,noise_dbfs=-6";
+    let mut radio = RxRadio::open(args).expect("open");
+    radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    let cf32 = read_exact(&mut radio.rx_stream().expect("cf32 stream"), N);
+    let mut s = radio.rx_stream_ci16().expect("cs16 stream");
+    let mut cs16 = vec![Complex::new(0i16, 0); N];
+    let mut got = 0;
+    while got < N {
+        let end = (got + 1001).min(N);
+        match s.read_ci16(&mut cs16[got..end], 1_000_000).expect("read") {
+            ReadOutcome::Samples(k) => got += k,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let rule = |v: f32| {
+        let x = v.clamp(-1.0, 1.0) * 32767.0;
+        (x + 0.5f32.copysign(x)) as i16
+    };
+    let clamped = cf32.iter().filter(|c| c.re.abs() > 1.0).count();
+    assert!(clamped > 1000, "only {clamped} samples past full scale");
+    for (i, (f, q)) in cf32.iter().zip(&cs16).enumerate() {
+        assert_eq!(
+            (rule(f.re), rule(f.im)),
+            (q.re, q.im),
+            "sample {i}: CF32 {f}"
+        );
+    }
+}
+
 #[test]
 fn overflow_is_reported_when_the_reader_stalls() {
     init();
