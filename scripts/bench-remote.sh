@@ -29,7 +29,7 @@ XDG_CACHE_HOME="$WORK/cache" "$TARGET/release/rxnode" --sim inventory --dry-run 
 MODULE="$(ls "$WORK"/cache/rxnode/librxsim-*)"
 mkdir -p "$WORK/empty-root" "$WORK/client"
 REMOTE="$(ls /usr/lib/*/SoapySDR/modules0.8/libremoteSupport.so /usr/lib/SoapySDR/modules0.8/libremoteSupport.so \
-    /usr/local/lib/SoapySDR/modules0.8/libremoteSupport.so 2>/dev/null | head -1)"
+    /usr/local/lib/SoapySDR/modules0.8/libremoteSupport.so 2>/dev/null | head -1 || true)"
 [ -n "$REMOTE" ] || { echo "bench-remote: libremoteSupport.so not found (apt-get install soapysdr0.8-module-remote)" >&2; exit 1; }
 ln -s "$REMOTE" "$WORK/client/"
 
