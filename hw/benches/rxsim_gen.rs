@@ -62,53 +62,24 @@ fn cs16(s: &mut RxStreamCi16, buf: &mut [Complex<i16>]) -> Result<usize> {
     })
 }
 
-/// Warm up (tables, page faults), then read for 2 s: (samples, wall seconds,
-/// CPU seconds of this thread). On a shared VM the wall figure includes time the
-/// host gave to others; the thread's CPU time does not.
-fn measure(mut read: impl FnMut() -> Result<usize>) -> Result<(u64, f64, f64)> {
+/// Warm up (tables, page faults), then read for 2 s: (samples, seconds).
+fn measure(mut read: impl FnMut() -> Result<usize>) -> Result<(u64, f64)> {
     for _ in 0..20 {
         read()?;
     }
-    let (t, c) = (Instant::now(), thread_cpu());
+    let t = Instant::now();
     let mut total = 0u64;
     while t.elapsed() < Duration::from_secs(2) {
         total += read()? as u64;
     }
-    Ok((total, t.elapsed().as_secs_f64(), thread_cpu() - c))
+    Ok((total, t.elapsed().as_secs_f64()))
 }
 
-/// This thread's CPU time in seconds (wall time where there is no such clock).
-#[cfg(unix)]
-fn thread_cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer to a timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return wall();
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
-#[cfg(not(unix))]
-fn thread_cpu() -> f64 {
-    wall()
-}
-
-fn wall() -> f64 {
-    use std::sync::OnceLock;
-    static T0: OnceLock<Instant> = OnceLock::new();
-    T0.get_or_init(Instant::now).elapsed().as_secs_f64()
-}
-
-fn report(format: &str, label: &str, (total, secs, cpu): (u64, f64, f64)) {
+fn report(format: &str, label: &str, (total, secs): (u64, f64)) {
     let n = total.max(1) as f64;
     println!(
-        "rxsim generation ({format}, pace=0, {label}): {:.1} MS/s wall, {:.2} ns CPU/sample \
-         ({total} samples in {secs:.2} s, {cpu:.2} s CPU)",
+        "rxsim generation ({format}, pace=0, {label}): {:.1} MS/s, {:.2} ns/sample ({total} samples in {secs:.2} s)",
         n / secs / 1e6,
-        cpu * 1e9 / n
+        secs * 1e9 / n
     );
 }
