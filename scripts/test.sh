@@ -13,6 +13,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # Build everything (and fetch every crate) first, outside the sandbox that has no network.
 cargo test --workspace --locked --no-run
+# SoapyRemote's UDP streams need the host's socket-buffer caps raised; a new network
+# namespace starts with the host's caps and cannot raise its own, so this happens
+# here, on the host, before the sandbox (it says what it changed; never lowers a cap).
+bash scripts/socket-caps.sh || true
 if [ "$(id -u)" = 0 ] && [ -z "${RXNODE_TEST_SANDBOX:-}" ] && unshare --net --mount true 2>/dev/null; then
     exec unshare --net --mount --propagation private env RXNODE_TEST_SANDBOX=1 \
         bash scripts/test-sandbox.sh "$@"

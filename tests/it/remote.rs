@@ -281,3 +281,27 @@ fn capture(cmd: &mut Command, device: &str, extra: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// The host's socket-buffer caps allow a SoapyRemote UDP window of `bytes`, or the test
+/// stops here with the one line that fixes the machine: the window is the host's
+/// setting (`scripts/socket-caps.sh`, docs/hardware.md "Serving a radio"), not
+/// something rxnode controls, and a capped window would fail the test further on with
+/// a less helpful message.
+fn require_socket_caps(bytes: u64) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let cap = |k: &str| -> u64 {
+        std::fs::read_to_string(format!("/proc/sys/net/core/{k}"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    let (r, w) = (cap("rmem_max"), cap("wmem_max"));
+    assert!(
+        r >= bytes && w >= bytes,
+        "host socket-buffer caps too small for a {bytes}-byte SoapyRemote window \
+         (net.core.rmem_max={r}, wmem_max={w}); fix, as root on this host: \
+         sysctl -w net.core.rmem_max=104857600 net.core.wmem_max=104857600"
+    );
+}

@@ -8,6 +8,8 @@ use super::*;
 /// on the not-yet-activated stream with an error; the server reads from setup on).
 #[test]
 fn soapysdrutil_rate_streams_through_the_server() {
+    // SoapyRemote's default window: 43008 KiB.
+    require_socket_caps(43008 * 1024);
     let srv = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("rate.txt");
@@ -216,6 +218,7 @@ fn capture_over_the_remote_loses_nothing_and_measures_clkin_like_in_process() {
 /// "releaseSend(8952 bytes), FAILED 4096" with remote:mtu=9000).
 #[test]
 fn remote_transport_options_in_the_device_args_reach_the_stream() {
+    require_socket_caps(8_000_000);
     let srv = Server::start();
     let device = srv.device("remote:mtu=4144,remote:window=8000000");
     for extra in [
