@@ -6,7 +6,7 @@
 //! branch that does not move for a fixed time; polls are counted from its
 //! `-v` log ("poll: nothing new").
 //!
-//! Then (issue 15) the cost of one poll by how much history lies between the
+//! Then the cost of one poll by how much history lies between the
 //! marker and the tip: 0, 1, 10 and 1000 commits since the marker, either
 //! touching another file (the main PC's ordinary work: walked, no version) or
 //! each rewriting the task file (every one a new task version: walked, the

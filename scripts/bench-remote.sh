@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The stock SoapySDR client through the stock SoapyRemote server (issue 16, item 1):
+# The stock SoapySDR client through the stock SoapyRemote server:
 # `SoapySDRUtil --rate=R --direction=RX` against `SoapySDRServer` on loopback serving the
 # bundled rxsim (and nothing else), RUNS runs of 10 s per row; prints the client's last
 # report (Msps, overflows) per run and a summary per row. The last rows serve rxsim with

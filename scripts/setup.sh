@@ -3,7 +3,7 @@
 # Idempotent: installs only missing packages. Needs root (or sudo) for apt-get.
 set -euo pipefail
 # soapyremote-server, soapysdr0.8-module-remote, avahi-daemon, dbus: the SoapyRemote
-# tests (tests/it/remote.rs) serve rxsim with a real SoapySDRServer (issue 16).
+# tests (tests/it/remote.rs) serve rxsim with a real SoapySDRServer.
 # python3, python3-pip: the outside checks of the tests (sigmf, jsonschema, numpy).
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates
       soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip)

@@ -1,4 +1,4 @@
-//! Command-line definitions (clap). One subcommand per DESIGN §7 row.
+//! Command-line definitions (clap). One subcommand per command of docs/protocol.md.
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -28,7 +28,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Where tasks come from (DESIGN §2 defaults).
+/// Where tasks come from (docs/protocol.md defaults).
 #[derive(Debug, Clone, Args)]
 pub struct WatchConfig {
     /// Git remote to poll.
@@ -75,7 +75,7 @@ pub enum Command {
     Capture(CaptureArgs),
     /// The capture analysis on a recorded IQ file.
     Analyze(AnalyzeArgs),
-    /// An RX-only wideband sweep for the operator (never TX; DESIGN §8).
+    /// An RX-only wideband sweep for the operator (never TX; docs/operator.md#sweeps-rxnode-sweep).
     Sweep(SweepArgs),
     /// Check an RX_RESULT.json (schema, statuses, timeline, MD/JSON agreement, IQ hashes).
     ValidateResult {
@@ -97,7 +97,7 @@ pub enum Command {
     },
     /// Check the set-up and explain what is wrong.
     Doctor,
-    /// This node's name, carried in every result it publishes (DESIGN §10).
+    /// This node's name, carried in every result it publishes (docs/protocol.md#6-the-main-pcs-side).
     #[command(subcommand)]
     Node(NodeCmd),
     /// On the main PC: read the results on `rx-node` (fetched into a private ref).
@@ -352,7 +352,7 @@ pub enum SchemaKind {
     Task,
 }
 
-/// `sweep` options (DESIGN §8).
+/// `sweep` options (docs/operator.md#sweeps-rxnode-sweep).
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// SoapySDR device args.

@@ -2,7 +2,7 @@
 //! command line (clap stays in the binary; nothing here knows about it).
 use std::path::PathBuf;
 
-/// Where tasks come from (DESIGN §2 defaults).
+/// Where tasks come from (docs/protocol.md defaults).
 #[derive(Debug, Clone)]
 pub struct TaskSource {
     /// Git remote to poll.

@@ -1,4 +1,4 @@
-//! Exit codes (DESIGN §7) carried through `anyhow` as marker errors.
+//! Exit codes (docs/protocol.md) carried through `anyhow` as marker errors.
 use std::fmt;
 use std::process::ExitCode;
 

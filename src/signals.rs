@@ -1,4 +1,4 @@
-//! The one owner of process signals (issue 14 item 3).
+//! The one owner of process signals.
 //!
 //! One handler for Ctrl-C, SIGINT, SIGTERM and SIGHUP (Ctrl-C / Ctrl-Break /
 //! console close on Windows, through `ctrlc`'s `termination` feature) is

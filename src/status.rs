@@ -55,7 +55,7 @@ pub(crate) struct Report {
     pub rejected_texts: usize,
     /// Publications.
     pub published: BTreeMap<String, PublishRecord>,
-    /// The pending queue, in the order it is prompted (issue 15).
+    /// The pending queue, in the order it is prompted.
     pub queue: Vec<QueueItem>,
     /// Withdrawn by the main PC (task file deleted before approval).
     pub withdrawn: Vec<String>,

@@ -1,11 +1,11 @@
-//! Live capture on the paced rxsim radio (issue 4 performance targets): the whole engine
+//! Live capture on the paced rxsim radio (the figures of docs/benchmarks.md): the whole engine
 //! — reader thread on a real SoapySDR RX stream, bounded pool, Welch PSD + CLKIN on the
 //! consumer, optionally a cf32 recording — and what it lost.
 //!
 //! `cargo bench -p rxnode-hw --bench live_capture [-- SECONDS [FILTER]]` (default 3 s
 //! per run; FILTER: only runs whose label contains it, e.g. `ci16`).
 //! Targets: 0 lost samples at 61.44 MS/s with FFT + CLKIN, at 20 MS/s while recording
-//! cf32, and (issue 16) at 61.44 MS/s while recording the native CS16 as SigMF
+//! cf32, and at 61.44 MS/s while recording the native CS16 as SigMF
 //! `ci16_le` on the writer thread — a file of exactly SECONDS × 61.44e6 samples.
 //! Also prints the consumer's own throughput (no radio) to explain any loss.
 use num_complex::Complex;

@@ -1,7 +1,7 @@
-//! How fast the bundled rxsim module generates samples with `pace=0` (issue 3:
-//! at least 100 MS/s on one core, so it never limits a 61.44 MS/s test; issue 16:
+//! How fast the bundled rxsim module generates samples with `pace=0`: at
+//! least 100 MS/s on one core, so it never limits a 61.44 MS/s test, and
 //! cheap enough that SoapySDRServer's stream thread, which runs it, keeps up with
-//! 61.44 MS/s over UDP).
+//! 61.44 MS/s over UDP.
 //!
 //! `cargo bench -p rxnode-hw --bench rxsim_gen` prints MS/s and ns per sample through
 //! the whole path a client uses (libSoapySDR readStream), for CF32 and the native

@@ -1,4 +1,4 @@
-//! Sweep speed on the paced rxsim radio (issue 17): MHz swept per second and the
+//! Sweep speed on the paced rxsim radio: MHz swept per second and the
 //! time per hop against the settle + dwell floor.
 //!
 //! `cargo bench -p rxnode-hw --bench sweep`. Cases: 88–108 MHz and 70 MHz–6 GHz at

@@ -184,7 +184,7 @@ struct SimStream {
     uint64_t garbageLeft = 0;
 };
 
-// ---- the sweep scene (issue 17): CW emitters and PLL settle garbage ----
+// ---- the sweep scene: CW emitters and PLL settle garbage ----
 //
 // Self-contained: the device parses it from its args, tells it about every RX
 // retune, and lets it add its emitters to (or overwrite with garbage) each block
@@ -712,7 +712,7 @@ class RxSim : public SoapySDR::Device {
 
     // Inline rounding (half away from zero), not std::lrint: without -fno-math-errno
     // lrint is a libm call per component, which made the CS16 conversion cost as much
-    // as generating the samples and capped SoapySDRServer's stream thread (issue 16).
+    // as generating the samples and capped SoapySDRServer's stream thread.
     static int16_t toI16(float v) {
         float x = std::max(-1.0f, std::min(1.0f, v)) * 32767.0f;
         return int16_t(x + std::copysign(0.5f, x)); // branch-free: noise signs are random

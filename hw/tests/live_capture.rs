@@ -1,5 +1,5 @@
 //! The capture engine on a real SoapySDR RX stream from the bundled rxsim module
-//! (issue 4 acceptance): ppm on internal vs external clock through `run_capture`, and
+//! ppm on internal vs external clock through `run_capture`, and
 //! loss accounting when the reader or the consumer is stalled.
 //!
 //! Modules load once per process: `init()` runs `use_sim()` and sets the event log

@@ -1,4 +1,4 @@
-//! RX paths against the real libSoapySDR with the bundled rxsim module (issue 3).
+//! RX paths against the real libSoapySDR with the bundled rxsim module.
 //!
 //! Modules load once per process: `init()` runs `use_sim()` and sets the event
 //! log before any test touches SoapySDR. No test in this binary transmits.
@@ -262,7 +262,7 @@ fn paced_stream_runs_at_the_sample_rate() {
     );
 }
 
-/// The native format must not be the slow one (issue 16): rxsim's CS16 path cost 4.6×
+/// The native format must not be the slow one: rxsim's CS16 path cost 4.6×
 /// its CF32 path (a libm `lrintf` call per I and per Q, in a loop that did not
 /// vectorize), which made rxsim, not the network, the top cost of SoapySDRServer's
 /// stream thread (it reads CS16, the native format). Now ~1.7×. Unpaced, so rxsim
@@ -350,7 +350,7 @@ fn native_cs16_stream_costs_no_more_than_cf32() {
     );
 }
 
-/// Issue 16: rxsim's CS16 conversion (SSE2, 8 floats at a time, then a scalar tail)
+/// rxsim's CS16 conversion (SSE2, 8 floats at a time, then a scalar tail)
 /// gives exactly the integers of the documented rule — clamp to ±1, × 32767, round
 /// half away from zero — applied to the CF32 stream of the same settings. A fresh
 /// stream starts from the same generator state, so the two streams carry the same

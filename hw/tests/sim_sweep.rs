@@ -1,4 +1,4 @@
-//! Sweeps over the rxsim scene (issue 17): emitters found within one bin, the
+//! Sweeps over the rxsim scene: emitters found within one bin, the
 //! settle garbage discarded, a dead band retried once and marked, never filled in.
 use rxnode_hw::{run_sweep, use_sim, HopStatus, RxConfig, RxRadio, SweepConfig};
 use std::sync::atomic::AtomicBool;

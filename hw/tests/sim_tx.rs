@@ -1,4 +1,4 @@
-//! TX only through a permit, against the real libSoapySDR with rxsim (issue 3).
+//! TX only through a permit, against the real libSoapySDR with rxsim.
 use rxnode_hw::{use_sim, Error, RxRadio};
 use rxnode_interlock::{
     authorize, validate_task, verify_authorization, Approval, Policy, TxPermit, ValidateOptions,
@@ -149,7 +149,7 @@ fn cancel_stops_the_tone_within_milliseconds() {
     assert_eq!(count("tx3", "closeStream", "TX"), 1);
 }
 
-/// Review of session 1: a cancel that arrives before keying (Ctrl-C during
+/// A cancel that arrives before keying (Ctrl-C during
 /// set-up) used to open and activate the TX stream briefly all the same.
 #[test]
 fn a_cancel_before_keying_never_opens_a_tx_stream() {

@@ -10,7 +10,7 @@ use std::fmt;
 /// Permission to key one transmitter for one `tx_tone` step, once.
 ///
 /// Private fields, no `Clone`/`Copy`/`Default`/serde; the only constructor is
-/// [`authorize`], which checks everything in DESIGN §3. `rxnode-hw` consumes
+/// [`authorize`], which checks everything in docs/safety.md. `rxnode-hw` consumes
 /// the permit to make a radio TX-capable.
 ///
 /// A permit cannot be written as a literal:
@@ -214,7 +214,7 @@ pub fn check_tx_step(step: &TxToneStep, policy: &Policy) -> Result<(), Error> {
     Ok(())
 }
 
-/// Issue 16: the branch must not be able to move the transmitter to another host. A
+/// The branch must not be able to move the transmitter to another host. A
 /// TX device names its driver (without one SoapySDR may open any matching radio,
 /// including one a SoapyRemote server on the network offers), and a radio served by
 /// SoapyRemote transmits only when the local policy lists its server.
@@ -291,7 +291,7 @@ mod tests {
         policy(&[[433.05e6, 434.79e6]], 10.0, 2.0)
     }
 
-    /// Issue 16: a hostile task cannot move the transmitter to another host.
+    /// A hostile task cannot move the transmitter to another host.
     #[test]
     fn tx_on_a_remote_radio_needs_its_server_in_the_policy() {
         let step = |device: &str| TxToneStep {
@@ -507,7 +507,7 @@ mod tests {
     proptest! {
         #![proptest_config(crate::testutil::proptest_config(256, "permit"))]
         /// Random tasks, phrases and policies: a permit exists only when every
-        /// condition of DESIGN §3 holds (issue 9 item 5).
+        /// condition of docs/safety.md holds.
         #[test]
         fn permit_only_when_everything_holds(
             hw in proptest::bool::weighted(0.8), rx in any::<bool>(), tx in proptest::bool::weighted(0.8),

@@ -218,7 +218,7 @@ mod tests {
         }
     }
 
-    /// Regression (review of session 1): NaN or negative values must not slip
+    /// NaN or negative values must not slip
     /// past the limits, which were written as `x > max` (false for NaN).
     #[test]
     fn non_finite_or_negative_values_are_refused_whatever_the_limits() {
@@ -346,7 +346,7 @@ mod tests {
         assert!(
             matches!(check_rx_step(&s, &p2), Err(Error::Policy(m)) if m.contains("rx.max_iq_bytes"))
         );
-        // Issue 16: a ci16 recording takes 4 bytes a sample, half of cf32's 8.
+        // A ci16 recording takes 4 bytes a sample, half of cf32's 8.
         s.record_format = Some(crate::IqSampleFormat::Ci16);
         check_rx_step(&s, &p2).unwrap();
         let p3 = RxPolicy {
@@ -359,7 +359,7 @@ mod tests {
         s.record_format = None;
         s.record_iq = false;
         check_rx_step(&s, &p2).unwrap();
-        // Review of session 2: no gain asked under a gain limit is refused (the radio
+        // No gain asked under a gain limit is refused (the radio
         // would keep whatever gain it had, perhaps above the limit); without a gain
         // limit, no gain is fine.
         let mut s = step();

@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Safety level of a task (DESIGN §3). Ordered: `Green < Yellow < Red`.
+/// Safety level of a task (docs/safety.md). Ordered: `Green < Yellow < Red`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum RiskLevel {

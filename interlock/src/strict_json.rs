@@ -1,4 +1,4 @@
-//! Strict JSON rules shared by every parser that reads hostile JSON (issue 13).
+//! Strict JSON rules shared by every parser that reads hostile JSON.
 //!
 //! serde keeps the *last* of two equal keys, so a second `"tx"` section in a
 //! policy, or a second `"frequency_hz"` in a plan step, would silently win over
@@ -246,7 +246,7 @@ mod tests {
     }
 }
 
-/// Issue 13 through the real parsers: the task header, the rx-plan and the policy.
+/// The task header, the rx-plan and the policy.
 #[cfg(test)]
 mod issue13_parsers {
     use crate::testutil::{errs, fields, plan, render, set};

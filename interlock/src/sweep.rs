@@ -1,4 +1,4 @@
-//! The `rx_sweep` step (DESIGN §8), per-element gains, the sweep grid and the RX
+//! The `rx_sweep` step (docs/operator.md#sweeps-rxnode-sweep), per-element gains, the sweep grid and the RX
 //! policy check of a sweep.
 use crate::error::{Error, Issue};
 use crate::policy::{exceeds, RxPolicy};
@@ -100,7 +100,7 @@ impl<'de> Deserialize<'de> for GainSpec {
     }
 }
 
-/// The fields of an `rx_sweep` step as the plan names them (DESIGN §8), in
+/// The fields of an `rx_sweep` step as the plan names them (docs/operator.md#sweeps-rxnode-sweep), in
 /// [`RxSweepStep`]'s order: the one list the schema and messages are checked against.
 pub const RX_SWEEP_FIELDS: [&str; 10] = [
     "device",
@@ -115,7 +115,7 @@ pub const RX_SWEEP_FIELDS: [&str; 10] = [
     "repeats",
 ];
 
-/// `rx_sweep` step (DESIGN §8).
+/// `rx_sweep` step (docs/operator.md#sweeps-rxnode-sweep).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RxSweepStep {
@@ -458,7 +458,7 @@ pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error
 
 #[cfg(test)]
 mod tests {
-    /// `RX_SWEEP_FIELDS` is exactly what serde reads and writes for a step (issue 14).
+    /// `RX_SWEEP_FIELDS` is exactly what serde reads and writes for a step.
     #[test]
     fn the_field_list_is_the_steps_fields() {
         let step: RxSweepStep = serde_json::from_str(

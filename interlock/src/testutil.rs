@@ -93,7 +93,7 @@ pub(crate) fn tx_task() -> ValidTask {
 /// Proptest settings for `cases` cases whose failure seeds persist in
 /// `interlock/proptest-regressions/<seeds>.seeds` — not proptest's default
 /// `<file>.txt`, so that `find . -name '*tx*'` lists only the files that can
-/// key a transmitter (issue 14).
+/// key a transmitter.
 pub(crate) fn proptest_config(cases: u32, seeds: &str) -> proptest::prelude::ProptestConfig {
     let path = format!(
         "{}/proptest-regressions/{seeds}.seeds",

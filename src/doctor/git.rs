@@ -13,11 +13,11 @@ use std::time::Duration;
 /// How long a remote may take to answer before doctor gives up on it.
 const REMOTE_DEADLINE: Duration = Duration::from_secs(20);
 
-/// Whether Git ignores `.local/` and every file under it (issue 13).
+/// Whether Git ignores `.local/` and every file under it.
 pub(super) fn local_ignored(repo: &Repository) -> Check {
     const FIX: &str =
         "add `/.local/` to .git/info/exclude (every rxnode command that writes under .local/ does this on start: watch, review, mark-completed, run, publish, capture, sweep, node set-name)";
-    // Ask about the actual files too, not only the folder (issue 13).
+    // Ask about the actual files too, not only the folder.
     match crate::store::trust::visible_files(repo) {
         Ok(seen) if !seen.is_empty() => {
             return check(
@@ -63,7 +63,7 @@ pub(super) fn local_ignored(repo: &Repository) -> Check {
     }
 }
 
-/// The trust root (issue 13): one FAIL per reason not to trust `.local/`.
+/// The trust root: one FAIL per reason not to trust `.local/`.
 pub(super) fn trust_root(paths: &Paths) -> Vec<Check> {
     let found = crate::store::trust::findings(paths);
     if found.is_empty() {

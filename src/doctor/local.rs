@@ -182,7 +182,7 @@ pub(super) fn ledger_file(paths: &Paths) -> Check {
     }
 }
 
-/// The node's name (`.local/rxnode-node.json`, issue 18): without one every
+/// The node's name (`.local/rxnode-node.json`): without one every
 /// publish is refused, so a missing name is a warning before the first run.
 pub(super) fn node_name(paths: &Paths) -> Check {
     const FIX: &str = "rxnode node set-name NAME (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)";

@@ -1,6 +1,6 @@
 //! `rxnode capture`: one bounded, receive-only capture for the operator at the laptop
-//! (issue 4 item 6). Never transmits: it only ever opens an RX stream through
-//! [`crate::exec::live::capture`]. Bounded by the node-local policy (DESIGN §3); a refusal
+//! Never transmits: it only ever opens an RX stream through
+//! [`crate::exec::live::capture`]. Bounded by the node-local policy (docs/safety.md); a refusal
 //! names the limit and exits 3. Ctrl-C stops the capture and writes what was captured
 //! (status PARTIAL). Inside a checkout the capture is written to the ledger.
 use crate::context::Ctx;
@@ -178,7 +178,7 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     let paths = Paths::new(&ctx.repo);
     let ledger_on = in_checkout(&ctx.repo);
     let (policy, source) = crate::store::policy::load(&paths)?;
-    // Issue 13: raw IQ never where Git can see it (after `.local/` was excluded).
+    // Raw IQ never where Git can see it (after `.local/` was excluded).
     if let Some(p) = &args.record {
         crate::store::trust::check_record_target(p)?;
     }

@@ -19,7 +19,7 @@ struct Report {
     hint: Option<String>,
 }
 
-/// Issue 16: for a SoapyRemote address that found nothing, say which server did not
+/// For a SoapyRemote address that found nothing, say which server did not
 /// answer (or that the client module is missing) instead of the generic hint.
 fn remote_hint(args: &str, modules: &[String]) -> Option<String> {
     let url = args.split(',').find_map(|kv| {

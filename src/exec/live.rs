@@ -385,7 +385,7 @@ fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tu
     });
     summary.actual = serde_json::to_value(&tuned.actual).unwrap_or(serde_json::Value::Null);
     if let Some(o) = summary.actual.as_object_mut() {
-        // Issue 17: each element's gain as read back.
+        // Each element's gain as read back.
         o.insert("gain_elements_db".into(), json!(tuned.gain_elements_db));
     }
 }

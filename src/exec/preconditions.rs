@@ -1,8 +1,8 @@
-//! The preconditions of `rxnode run <TASK_ID>` (DESIGN §2, §3, §5), each refusal
+//! The preconditions of `rxnode run <TASK_ID>` (docs/protocol.md, docs/safety.md, docs/protocol.md#5-results), each refusal
 //! an exit 3, a line and a ledger entry, with nothing touched: approved in state;
 //! the outbox `TASK.md` hashes to the approved SHA-256 and equals the blob at the
 //! recorded commit; it validates; not completed before; not held by `.local/STOP`;
-//! and the ledger and outbox show no earlier run (issue 13).
+//! and the ledger and outbox show no earlier run.
 use crate::context::Ctx;
 use crate::exit::refused;
 use crate::store::ledger::{self, Entry};
@@ -179,7 +179,7 @@ fn text_at_commit(ctx: &Ctx, paths: &Paths, ids: &str, commit: &str, bytes: &[u8
     }
 }
 
-/// Single use whatever happened to the state (issue 13): the ledger and the
+/// Single use whatever happened to the state: the ledger and the
 /// outbox are evidence. Refused — writing nothing, since the evidence itself is
 /// what is in question — when the ledger or the outbox shows a finished run (for
 /// RED also a started one: it may have transmitted before a crash), or when the

@@ -1,4 +1,4 @@
-//! `rxnode run <TASK_ID>`: execute an approved task's plan (DESIGN §2, §3, §5),
+//! `rxnode run <TASK_ID>`: execute an approved task's plan (docs/protocol.md, docs/safety.md, docs/protocol.md#5-results),
 //! as preflight → authorize → execute → record → report.
 //!
 //! Preflight: the trust root, the run lock and every precondition
@@ -118,7 +118,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
 /// The trust root, the state, the run lock and the preconditions, in that order.
 fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, Approved)> {
     // The trust root first: nothing under .local/ is read, locked or written
-    // (not even the ledger) while Git could have supplied it (issue 13).
+    // (not even the ledger) while Git could have supplied it.
     crate::store::trust::prepare(paths)?;
     // A lost or replaced state refuses here, before the run lock writes anything.
     state::load(paths)?;

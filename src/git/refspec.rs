@@ -1,5 +1,5 @@
 //! The only push refspec rxnode can produce, and credential callbacks that
-//! try each kind once (DESIGN §6: "No code path pushes to the watched branch").
+//! try each kind once (docs/publishing.md).
 use std::fmt;
 
 /// The branch results are published to.
@@ -98,7 +98,7 @@ mod tests {
         assert!(!r.unwrap_or_default().starts_with('+'));
     }
 
-    /// Issue 7: a refspec to the watched branch cannot be produced.
+    /// A refspec to the watched branch cannot be produced.
     #[test]
     fn watched_branch_destination_is_refused() {
         for dst in ["refs/heads/video-development", "video-development"] {

@@ -1,5 +1,5 @@
 //! The publication scanner: refuses text that looks like a secret or an
-//! absolute local path before it can reach the `rx-node` branch (DESIGN §6).
+//! absolute local path before it can reach the `rx-node` branch (docs/publishing.md).
 //!
 //! Findings never echo a whole secret: the excerpt keeps a short prefix and
 //! the length, so the refusal message and the ledger stay clean.
@@ -82,7 +82,7 @@ fn rules() -> &'static [Rule] {
                 r#"(?:^|[\s"'`(\[{<=,;:])(\\{2,4}[A-Za-z0-9_.$\-]+\\{1,2}[A-Za-z0-9_.$\-]+)"#,
                 1,
             ),
-            // Issue 13: an absolute path on any OS, not only under the usual
+            // An absolute path on any OS, not only under the usual
             // roots: `/etc/…`, `/dev/ttyUSB0`, `~/…`, `~user/…`, `\\server`,
             // `//server/share` (a URL's `scheme://` is not a path).
             r(
@@ -354,7 +354,7 @@ mod tests {
             r#"{"p": "\\\\labserver\\iq"}"#,
             "file:///home/dave/x",
             "path=/home/erin/x",
-            // Issue 13: any absolute path, on any OS.
+            // Any absolute path, on any OS.
             "read /etc/passwd",
             r#"{"device": "/dev/ttyUSB0"}"#,
             r#"{"p": "/etc"}"#,

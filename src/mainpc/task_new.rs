@@ -1,6 +1,6 @@
 //! `rxnode task new --id ID --title T [--hardware] [--rx] [--tx] [--risk R]
 //! [--plan FILE|-] [--body FILE] [--no-push] [--out PATH] [--force]`: the main PC
-//! writes a task file that the watcher will accept (DESIGN §10).
+//! writes a task file that the watcher will accept (docs/protocol.md#6-the-main-pcs-side).
 //!
 //! `EXPECTED_HEAD` is the head of the **local** watched branch (`refs/heads/<branch>`):
 //! that is the commit the user's task commit will sit on, so it is a strict ancestor

@@ -9,7 +9,7 @@ use serde_json::json;
 use std::path::Path;
 
 /// The golden result (`fixtures/results/FIX_YELLOW_001/`): the acceptance
-/// shape of issue 6 (two captures, CLKIN PASS then FAIL ⇒ overall FAIL).
+/// shape of a two-capture CLKIN task (two captures, CLKIN PASS then FAIL ⇒ overall FAIL).
 fn golden() -> RxResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("fixtures/valid_yellow_rx.md")).unwrap();

@@ -1,4 +1,4 @@
-//! The result model (DESIGN §5, issue 6 items 5 and 6).
+//! The result model (docs/protocol.md#5-results).
 //!
 //! One [`RxResult`] value is rendered to `RX_RESULT.json` (pretty JSON plus a
 //! final newline) and `RX_RESULT.md`; the Markdown ends with a machine-checkable

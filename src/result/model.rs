@@ -1,4 +1,4 @@
-//! The result value (DESIGN §5): the statuses, the overall-status rule, the
+//! The result value (docs/protocol.md#5-results): the statuses, the overall-status rule, the
 //! records of `RX_RESULT.json` and [`RxResult`] itself.
 //!
 //! Overall status ([`overall_status`]), from the per-check statuses:
@@ -22,7 +22,7 @@ use std::path::Path;
 /// The schema written by this build.
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
-/// The result's file names, in the outbox and as published (DESIGN §5).
+/// The result's file names, in the outbox and as published (docs/protocol.md#5-results).
 pub const RESULT_JSON: &str = "RX_RESULT.json";
 /// The Markdown twin of [`RESULT_JSON`].
 pub const RESULT_MD: &str = "RX_RESULT.md";
@@ -227,7 +227,7 @@ pub(crate) struct RxResult {
     pub tx: Option<Value>,
     /// Errors met, one line each.
     pub errors: Vec<String>,
-    /// `rx_sweep` results (issue 17; built by `crate::exec::sweep`): hop
+    /// `rx_sweep` results (built by `crate::exec::sweep`): hop
     /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweeps: Vec<Value>,

@@ -1,5 +1,5 @@
 //! `rxnode schema plan|result|policy|task`: JSON Schemas (draft 2020-12) for what
-//! an orchestrator writes and reads (DESIGN §10).
+//! an orchestrator writes and reads (docs/protocol.md#6-the-main-pcs-side).
 //!
 //! The schemas live in `schemas/*.schema.json` and are embedded here. They are
 //! *tested against* the types the parsers and the validator use: the unit tests
@@ -125,7 +125,7 @@ mod tests {
                 "no $defs/step_{op}"
             );
         }
-        // DESIGN §8 names rx_sweep's fields exactly.
+        // docs/operator.md#sweeps-rxnode-sweep names rx_sweep's fields exactly.
         let sweep = &parse(PLAN)["$defs"]["step_rx_sweep"]["properties"];
         for f in rxnode_interlock::RX_SWEEP_FIELDS {
             assert!(sweep[f].is_object(), "rx_sweep.{f}");

@@ -1,4 +1,4 @@
-//! `.local/rx_agent_ledger.jsonl`: the append-only audit trail (DESIGN §4).
+//! `.local/rx_agent_ledger.jsonl`: the append-only audit trail (docs/operator.md#files-under-local).
 use crate::store::fsutil::now_iso;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};

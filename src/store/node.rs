@@ -1,4 +1,4 @@
-//! `rxnode node set-name NAME` / `rxnode node show`: the node's name (DESIGN §10).
+//! `rxnode node set-name NAME` / `rxnode node show`: the node's name (docs/protocol.md#6-the-main-pcs-side).
 //!
 //! The name is chosen by the operator (never the host name unless chosen), stored
 //! node-locally in `.local/rxnode-node.json` (a plain regular file; never from the

@@ -173,7 +173,7 @@ mod tests {
         crate::validate::check(TASK.as_bytes(), "video-development").unwrap()
     }
 
-    /// Review of session 1: folders left half-written by a crashed approval
+    /// Folders left half-written by a crashed approval
     /// (another PID) were never cleared; another ID's must stay.
     #[test]
     fn crash_leftovers_of_this_id_are_cleared_and_no_other() {
@@ -231,7 +231,7 @@ mod tests {
         assert!(left.is_empty());
     }
 
-    /// Issue 14: the one `TaskMeta` also reads an older outbox's meta that
+    /// The one `TaskMeta` also reads an older outbox's meta that
     /// lacks `blob`, `approved_at` or `source_branch` (publish reads them as
     /// absent), and writes every field.
     #[test]
@@ -260,7 +260,7 @@ mod issue13_tests {
     use super::tests::skel;
     use super::*;
 
-    /// Issue 13: a finished outbox is never accepted for a new approval.
+    /// A finished outbox is never accepted for a new approval.
     #[test]
     fn a_finished_outbox_is_never_approved_again() {
         let d = tempfile::tempdir().unwrap();

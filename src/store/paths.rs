@@ -1,4 +1,4 @@
-//! Where local state lives (DESIGN §4). Everything is under `<checkout>/.local/`.
+//! Where local state lives (docs/operator.md#files-under-local). Everything is under `<checkout>/.local/`.
 use rxnode_interlock::TaskId;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

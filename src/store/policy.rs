@@ -1,4 +1,4 @@
-//! Node-local policy `.local/rxnode-policy.json` (DESIGN §3): never from a task.
+//! Node-local policy `.local/rxnode-policy.json` (docs/safety.md): never from a task.
 use crate::exit::bad_input;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};

@@ -1,4 +1,4 @@
-//! The watched branch's history is a queue (issue 15, DESIGN §2 "Every posted
+//! The watched branch's history is a queue (docs/protocol.md "Every posted
 //! task reaches the operator").
 //!
 //! A poll walks the first-parent history from the last examined commit (the
@@ -153,7 +153,7 @@ pub(crate) fn short(c: &str) -> &str {
 }
 
 /// Pending task IDs in queue order (commit order), then any pending task the
-/// queue does not list (a state from before issue 15), in ID order.
+/// queue does not list (a state from an older rxnode), in ID order.
 pub(crate) fn pending_in_order(st: &State) -> Vec<String> {
     let pending = |id: &String| {
         st.tasks

@@ -1,4 +1,4 @@
-//! The ledger and the outboxes as evidence (issue 13), and `rxnode state rebuild`.
+//! The ledger and the outboxes as evidence, and `rxnode state rebuild`.
 //!
 //! The state file is a cache of decisions; the append-only ledger and the
 //! outboxes are the evidence. A lost, emptied, corrupt or replaced state is

@@ -1,4 +1,4 @@
-//! `.local/rx_agent_state.json`: what this node knows and decided (DESIGN §4).
+//! `.local/rx_agent_state.json`: what this node knows and decided (docs/operator.md#files-under-local).
 //!
 //! Written to a temp file, fsynced, atomically renamed. A corrupt file is moved
 //! aside with a timestamp suffix and reported; never silently reset.
@@ -26,7 +26,7 @@ pub(crate) enum TaskStatus {
     Rejected,
     /// Run to completion or marked completed.
     Completed,
-    /// Removed from the branch by the main PC before it was approved (issue 15):
+    /// Removed from the branch by the main PC before it was approved:
     /// kept in state, never offered again.
     Withdrawn,
 }
@@ -104,7 +104,7 @@ pub(crate) struct State {
     /// under a known ID, by text SHA-256, so they are reported once.
     #[serde(default)]
     pub(crate) rejected_texts: BTreeMap<String, RejectedText>,
-    /// The task queue read from the branch's history (issue 15).
+    /// The task queue read from the branch's history.
     #[serde(default)]
     pub(crate) queue: crate::store::queue::QueueState,
 }
@@ -163,7 +163,7 @@ pub(crate) const REBUILD_HINT: &str =
 /// Load the state. A missing file is a fresh state only on a node with no
 /// history: when a corrupt state is kept aside, or the ledger or an outbox
 /// shows decisions, the command refuses until the operator rebuilds it — a lost
-/// state is never a fresh start (issue 13). A corrupt (or empty) file is moved
+/// state is never a fresh start. A corrupt (or empty) file is moved
 /// aside (`rx_agent_state.json.corrupt-<time>-<pid>`) and an error names both
 /// files. A state that contradicts the ledger (an approval the ledger never
 /// recorded, a task the ledger saw finish that the state does not call

@@ -1,6 +1,6 @@
 //! `rxnode watch`: poll the watched branch, check, prompt, record.
 //!
-//! The event loop runs on a tokio current-thread runtime (DESIGN §1: watcher on
+//! The event loop runs on a tokio current-thread runtime (docs/architecture.md: watcher on
 //! tokio): between polls the watcher awaits a tokio timer or the next event on
 //! one channel (no CPU while idle). The process's one signal handler
 //! (`crate::signals`: SIGINT/SIGTERM/SIGHUP, Ctrl-C on Windows) and a stdin
@@ -210,7 +210,7 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     let paths = Paths::new(&ctx.repo);
     let repo = ops::open(&ctx.repo)?;
     ops::ensure_local_excluded(&repo)?;
-    crate::store::trust::verify(&paths)?; // issue 13: nothing trusted that Git could supply
+    crate::store::trust::verify(&paths)?; // nothing trusted that Git could supply
     state::load(&paths)?; // a corrupt state stops here, kept aside
     let acquired_at = std::time::SystemTime::now();
     let lock = Lock::acquire(&paths, "watch")?;

@@ -398,7 +398,7 @@ fn bad_sizes_and_absurd_numbers(dir: &Path, good: &[u8]) {
     sigmf(dir, "odd", "cf32_le", &good[..good.len() - 4]);
     expect_bad(&["analyze", &d("odd.sigmf-data")], "not a whole number");
 
-    // Review of session 2: a CLKIN set-up from absurd numbers (here a 1 PHz rate, also
+    // A CLKIN set-up from absurd numbers (here a 1 PHz rate, also
     // reachable from a SigMF meta) tried to allocate a 2 TB mixing table.
     std::fs::write(d("tone.cf32"), good).unwrap();
     expect_bad(

@@ -1,4 +1,4 @@
-//! `rxnode --sim capture` (issue 4 item 6): the real binary against the bundled rxsim
+//! `rxnode --sim capture`: the real binary against the bundled rxsim
 //! radio. Captures are short (≤ 0.3 s at 1 MS/s) so the debug build keeps up.
 use crate::util::{git, sha256_file};
 use rxnode_dsp::{CaptureStatus, CaptureSummary, ClkinStatus};
@@ -316,7 +316,7 @@ fn policy_refusals_exit_3_and_name_the_limit() {
     let o = env.capture("driver=rxsim", "0.1", &["--gain-db", "40"]);
     assert_eq!(code(&o), 3, "{}", err(&o));
     assert!(err(&o).contains("rx.max_gain_db"), "{}", err(&o));
-    // Review of session 2: no gain under a gain limit is refused, not left to the radio.
+    // No gain under a gain limit is refused, not left to the radio.
     let o = env.capture("driver=rxsim", "0.1", &[]);
     assert_eq!(code(&o), 3, "{}", err(&o));
     assert!(err(&o).contains("gain_db is required"), "{}", err(&o));

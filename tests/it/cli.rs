@@ -1,4 +1,4 @@
-//! Operator comforts (issue 8 item 4): completions, the man page, help,
+//! Operator comforts: completions, the man page, help,
 //! logging flags, colour only on terminals, and `analyze --plot`.
 use std::path::Path;
 use std::process::{Command, Output};

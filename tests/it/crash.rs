@@ -1,4 +1,4 @@
-//! Issue 9 (hardening), crash safety: SIGKILL a busy watcher at random moments,
+//! SIGKILL a busy watcher at random moments,
 //! many times, and check after every kill that nothing on disk is damaged —
 //! the state parses (and was never moved aside as corrupt), the ledger holds only
 //! whole JSON lines, every outbox folder is complete (temp folders are never

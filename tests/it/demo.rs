@@ -1,4 +1,4 @@
-//! `rxnode demo` (issue 8 item 1): its claims are checked against the real
+//! `rxnode demo`: its claims are checked against the real
 //! repositories and event log it made, not against its transcript.
 use crate::util::{git, git_stdout, rxnode_cmd};
 use serde::Deserialize;
@@ -152,7 +152,7 @@ fn radio_and_branches_hold(dir: &Path) {
 fn main_pc_commands_hold(dir: &Path, transcript: &str) {
     let origin = dir.join("origin.git");
 
-    // Issue 18: the main PC used `task new`, `results`, `results verify` and `results show`.
+    // The main PC used `task new`, `results`, `results verify` and `results show`.
     for shown in [
         "main-pc$ rxnode task new --id DEMO_YELLOW_002",
         "main-pc$ rxnode results --json",

@@ -1,4 +1,4 @@
-//! `rxnode doctor` (issue 8 item 3): each set-up problem is named with a fix,
+//! `rxnode doctor`: each set-up problem is named with a fix,
 //! and doctor itself changes nothing.
 use crate::util::{git, text, Lab};
 use serde::Deserialize;
@@ -372,7 +372,7 @@ fn a_running_watcher_is_named_and_its_stale_lock_noted_after_it_dies() {
     assert!(w.detail.contains("stale"), "{w:?}");
 }
 
-/// Issue 18: doctor and status show the node's name; doctor WARNs (exit 0) when
+/// Doctor and status show the node's name; doctor WARNs (exit 0) when
 /// none is set, since every publish would then be refused, and FAILs on a
 /// damaged name file, which status reports without failing.
 #[test]

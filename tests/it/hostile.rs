@@ -1,4 +1,4 @@
-//! Issue 9 (hardening): hostile and broken remotes. Each case: a clear one-line
+//! Hostile and broken remotes. Each case: a clear one-line
 //! error naming the remote/branch (or the task path), a ledger entry, no panic,
 //! the state intact; `watch --once` exits non-zero for fetch failures, and the
 //! looping watcher backs off.

@@ -1,4 +1,4 @@
-//! `rxnode --sim inventory --dry-run` against the bundled rxsim module (issue 3).
+//! `rxnode --sim inventory --dry-run` against the bundled rxsim module.
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::process::Command;

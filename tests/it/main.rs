@@ -1,4 +1,4 @@
-//! The integration tests of the rxnode package, as one test binary (issue 14), in the
+//! The integration tests of the rxnode package, as one test binary, in the
 //! shape of cargo's `tests/testsuite/main.rs` and ripgrep's `tests/tests.rs`: every
 //! group of tests is a module here and `util` is the one module they share.
 //!

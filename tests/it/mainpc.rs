@@ -1,4 +1,4 @@
-//! Issue 18: the main PC's half of the loop — `rxnode results`, `results show`,
+//! The main PC's half of the loop — `rxnode results`, `results show`,
 //! `results verify`, `results nodes`, `rxnode task new`, `rxnode schema` — and a
 //! fleet of named RX nodes publishing to one `rx-node` branch.
 //!

@@ -1,4 +1,4 @@
-//! Issue 7: `rxnode publish <TASK_ID> [--push]` against a real bare origin.
+//! `rxnode publish <TASK_ID> [--push]` against a real bare origin.
 use crate::util::{
     file_url, git, git_try, ledger_events, run_fed, rxnode_cmd, show, snapshot, start_daemon,
 };
@@ -66,7 +66,7 @@ impl Fixture {
             .open(dir.join(".git/info/exclude"))
             .unwrap();
         writeln!(ex, ".local/").unwrap();
-        // Issue 18: every node publishing has a name; here the checkout's own.
+        // Every node publishing has a name; here the checkout's own.
         set_node_name(&dir, name);
         dir
     }
@@ -142,7 +142,7 @@ fn approve(checkout: &Path, id: &str, sha: &str, commit: &str) {
         "at": "2026-11-29T20:00:00+00:00"});
     st["last_seen_task_id"] = json!(id);
     std::fs::write(&p, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
-    // The ledger line a real approval writes first (issue 13: an approval the
+    // The ledger line a real approval writes first (an approval the
     // ledger never recorded is a planted one and is refused).
     let entry = json!({"at": "2026-11-29T20:00:00+00:00", "event": "approved", "task_id": id,
         "task_sha256": sha, "commit": commit});

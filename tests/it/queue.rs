@@ -1,4 +1,4 @@
-//! Issue 15 acceptance: "Every posted task reaches the operator: the watched
+//! "Every posted task reaches the operator: the watched
 //! branch's history is a queue". The real binary against a real bare origin;
 //! the main PC commits several task versions between two polls.
 use crate::util::{git, text, Lab, BRANCH, PROMPT, TASK_PATH};

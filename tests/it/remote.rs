@@ -1,4 +1,4 @@
-//! Issue 16: radios on other hosts. A real `SoapySDRServer` (Debian `soapyremote-server`)
+//! Radios on other hosts. A real `SoapySDRServer` (Debian `soapyremote-server`)
 //! serves the bundled rxsim module — and only it — on a free loopback port; rxnode and
 //! `SoapySDRUtil` reach it through the SoapyRemote client module
 //! (`soapysdr0.8-module-remote`) as `driver=remote,remote=tcp://127.0.0.1:PORT,…`.

@@ -1,4 +1,4 @@
-//! `rxnode validate-result` through the real binary (issue 6 item 6).
+//! `rxnode validate-result` through the real binary.
 //!
 //! The result files are written here by hand from the documented contract
 //! (docs/protocol.md, "Results"), not by the renderer, so the test also pins

@@ -1,4 +1,4 @@
-//! Issue 6 (executor): `rxnode run <TASK_ID>` against a real bare origin and the
+//! `rxnode run <TASK_ID>` against a real bare origin and the
 //! simulated radio `rxsim`, observed from outside through `RXSIM_EVENT_LOG`.
 //!
 //! Every test builds a fresh lab (bare origin, a main-PC clone that posts the

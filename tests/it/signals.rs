@@ -1,4 +1,4 @@
-//! Issue 9 (hardening), signals: SIGINT/SIGTERM during a TX tone on the
+//! SIGINT/SIGTERM during a TX tone on the
 //! simulated radio tears the TX stream down within 100 ms (measured from the
 //! moment the signal is sent to rxsim's `deactivateStream TX` event-log
 //! timestamp; both are the system clock), and SIGINT during `publish` never
@@ -129,7 +129,7 @@ fn one_tx_trial(lab: &Lab, log: &Path, base: &str, trial: usize) -> f64 {
     ms
 }
 
-/// The node name the publishing tests set (issue 18: publishing needs one).
+/// The node name the publishing tests set (publishing needs one).
 const NODE: &str = "LAB-RX";
 
 /// The files a complete rx-node commit holds for a task.

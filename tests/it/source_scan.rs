@@ -1,4 +1,4 @@
-//! Issue 9 (hardening), interlock: the source holds exactly one entry into
+//! The source holds exactly one entry into
 //! SoapySDR's transmit API — the guarded `tx_stream` call in `hw/src/radio/tx.rs`
 //! (inside `TxRadio::transmit_tone`; a `TxRadio` is made only by `RxRadio::into_tx`,
 //! which consumes a `TxPermit`) — and exactly one
@@ -160,7 +160,7 @@ fn only_hw_links_soapysdr() {
     }
 }
 
-/// Issue 14: `find . -path ./target -prune -o -name '*tx*' -print` lists exactly
+/// `find . -path ./target -prune -o -name '*tx*' -print` lists exactly
 /// the files that can key a transmitter — hw's TX handle, the executor's TX
 /// orchestration and hw's test that keys the simulated transmitter — and the
 /// TX entry points (`into_tx`, `transmit_tone`) are called from no other file.

@@ -1,4 +1,4 @@
-//! Issue 17: wideband sweeps. `rxnode sweep` and the `rx_sweep` plan step over an
+//! Wideband sweeps. `rxnode sweep` and the `rx_sweep` plan step over an
 //! rxsim scene (`emitters=…`, `settle_s=…`, `dead_hz=…`), checked through a reader
 //! of the published rtl_power CSV format written here, the typed JSON, the outbox
 //! and the radio's own event log.

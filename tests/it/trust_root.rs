@@ -1,4 +1,4 @@
-//! Issue 13 "The branch is hostile": nothing the interlock trusts may come from Git.
+//! Nothing the interlock trusts may come from Git.
 //!
 //! Every case is played against a real bare origin: the main PC commits and
 //! pushes, the operator runs a real `git pull` in the RX checkout, then rxnode

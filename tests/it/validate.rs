@@ -1,4 +1,4 @@
-//! `rxnode validate` on the fixtures, through the real binary (issue 2 item 3).
+//! `rxnode validate` on the fixtures, through the real binary.
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -420,7 +420,7 @@ fn missing_file_and_directory() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Review of session 1: a FIFO given as the task file used to block `validate`
+/// A FIFO given as the task file used to block `validate`
 /// for ever (it was opened before it was looked at); now it is refused at once.
 #[cfg(unix)]
 #[test]

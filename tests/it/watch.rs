@@ -1,4 +1,4 @@
-//! Issue 5 acceptance: the watcher against a real bare origin, driven through
+//! The watcher against a real bare origin, driven through
 //! the real binary with piped answers.
 use crate::util;
 use crate::util::{text, Lab, PROMPT};
@@ -272,7 +272,7 @@ fn stop_file_holds_the_watcher() {
 
 /// Review finding: a task left pending by an earlier run was re-prompted (and
 /// could be approved, outbox written) while `.local/STOP` existed, because the
-/// re-prompt ran before the first hold check. DESIGN §4: while STOP exists the
+/// re-prompt ran before the first hold check. While STOP exists the
 /// watcher prompts nothing.
 #[test]
 fn stop_file_holds_tasks_pending_from_an_earlier_run() {

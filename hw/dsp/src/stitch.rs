@@ -1,4 +1,4 @@
-//! Stitching sweep hops into one spectrum on one frequency grid (DESIGN §8).
+//! Stitching sweep hops into one spectrum on one frequency grid (docs/operator.md#sweeps-rxnode-sweep).
 //!
 //! The grid: bin `m` is at `start + m · bin`. A hop kept the grid bins `b0 .. b1`
 //! around its requested centre; [`Stitcher::add_hop`] indexes them from the hop's

@@ -1,4 +1,4 @@
-//! Wideband sweeps (DESIGN §8): hop the receiver across `[start, stop]`, discard
+//! Wideband sweeps (docs/operator.md#sweeps-rxnode-sweep): hop the receiver across `[start, stop]`, discard
 //! each retune's settle samples, Welch per hop, keep the centre `1 - crop` of each
 //! hop, and stitch one spectrum on one frequency grid.
 //!

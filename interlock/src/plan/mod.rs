@@ -28,7 +28,7 @@ pub enum Step {
     RxCapture(RxCaptureStep),
     /// A CW tone transmission (RED; needs a `TxPermit`).
     TxTone(TxToneStep),
-    /// A wideband receive sweep (DESIGN §8).
+    /// A wideband receive sweep (docs/operator.md#sweeps-rxnode-sweep).
     RxSweep(crate::sweep::RxSweepStep),
 }
 

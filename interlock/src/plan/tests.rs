@@ -10,7 +10,7 @@ fn steps(s: &str) -> String {
     format!(r#"{{"steps": [{s}]}}"#)
 }
 
-/// Regression (review of session 1): a bad header line elsewhere (here an
+/// A bad header line elsewhere (here an
 /// unknown field) used to hide the plan's body/header conflicts.
 #[test]
 fn conflicts_are_reported_beside_other_header_errors() {
@@ -197,7 +197,7 @@ fn body_header_conflicts() {
     assert!(matches!(t.plan().unwrap().steps[0], Step::TxTone(_)));
 }
 
-/// Issue 17: `rx_sweep` parses with the DESIGN §8 fields, needs RF_RX = YES and
+/// `rx_sweep` parses with the fields docs/operator.md#sweeps-rxnode-sweep names, needs RF_RX = YES and
 /// HARDWARE_ACCESS = YES, and every bad value is named.
 #[test]
 fn rx_sweep_parses_conflicts_and_bad_values() {
@@ -287,7 +287,7 @@ fn rx_sweep_parses_conflicts_and_bad_values() {
     );
 }
 
-/// Issue 16: `record_format` picks the recording's sample type; it needs
+/// `record_format` picks the recording's sample type; it needs
 /// `record_iq`, and only cf32/ci16 exist.
 #[test]
 fn record_format_is_cf32_or_ci16_and_needs_record_iq() {

@@ -4,7 +4,7 @@ use crate::plan::{find_plan_blocks, parse_plan, Plan};
 use crate::risk::{derive_risk, RiskLevel};
 use sha2::{Digest, Sha256};
 
-/// The default watched branch (DESIGN §2).
+/// The default watched branch (docs/protocol.md).
 pub const DEFAULT_BRANCH: &str = "video-development";
 
 /// The largest task file accepted, in bytes (1 MiB).
@@ -30,7 +30,7 @@ impl Default for ValidateOptions {
     }
 }
 
-/// A task that passed every check of DESIGN §2. Only [`validate_task`] makes one.
+/// A task that passed every check of docs/protocol.md. Only [`validate_task`] makes one.
 #[derive(Debug, Clone)]
 pub struct ValidTask {
     header: TaskHeader,

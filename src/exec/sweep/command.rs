@@ -80,7 +80,7 @@ fn heatmap_path_of(p: &Path) -> PathBuf {
     p.with_file_name(format!("{stem}_heatmap.png"))
 }
 
-/// `sweep` options (DESIGN §8).
+/// `sweep` options (docs/operator.md#sweeps-rxnode-sweep).
 #[derive(Debug, Clone)]
 pub struct SweepOptions {
     /// SoapySDR device args.

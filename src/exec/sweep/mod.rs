@@ -1,4 +1,4 @@
-//! `rxnode sweep …` and the `rx_sweep` plan step (DESIGN §8, issue 17): an RX-only
+//! `rxnode sweep …` and the `rx_sweep` plan step (docs/operator.md#sweeps-rxnode-sweep): an RX-only
 //! wideband sweep. Never transmits: it opens one RX stream through
 //! [`rxnode_hw::run_sweep`]. Bounded by the node-local RX policy
 //! ([`rxnode_interlock::check_rx_sweep`]): a refusal names the limit (exit 3 /

@@ -112,7 +112,7 @@ pub(crate) fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<Pat
 }
 
 /// One commit of the first-parent history that changed the task path: one
-/// *task version* (DESIGN §2).
+/// *task version* (docs/protocol.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Version {
     /// The commit.

@@ -182,7 +182,7 @@ pub(super) fn check_log_meta(prep: &Prepared, text: &str) -> Result<()> {
 /// RX_RESULT.json, LOG_META.json}` as regular files that pass the same size,
 /// binary, secret and absolute-path checks as a fresh publication. A commit
 /// made by hand on the local `rx-node` (a note, an IQ file, a changed result)
-/// is refused, naming it — DESIGN §6 "refuses anything else".
+/// is refused, naming it — docs/publishing.md "refuses anything else".
 pub(super) fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()> {
     // The same checkout-path check as `prepare` (the work tree as opened and
     // canonicalized; the Git folder of a bare repository).
@@ -298,7 +298,7 @@ fn sibling_hashes(repo: &Repository, new: &git2::Tree, dir: &str) -> BTreeSet<St
     allowed
 }
 
-/// Issue 18: this checkout pushes results under its own node name only. A commit
+/// This checkout pushes results under its own node name only. A commit
 /// that would leave the machine adding `rx-results/<ID>/<OTHER>/…` for a node name
 /// other than this node's is refused (a laptop never speaks for another node).
 pub(super) fn check_outgoing_node(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<()> {
@@ -366,7 +366,7 @@ mod tests {
         assert_eq!(agreement(&id, &j, "# other\nStatus: PASS").len(), 1);
     }
 
-    /// Review of session 2 (finding 2): the checkout's own path is refused by
+    /// The checkout's own path is refused by
     /// the one scanner that both `prepare` and the push gate use, also when no
     /// fixed pattern names its root folder.
     #[test]

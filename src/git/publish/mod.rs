@@ -1,5 +1,5 @@
 //! `rxnode publish <TASK_ID> [--push]`: the confirmed publication of one
-//! result to `refs/heads/rx-node` (DESIGN §6, issue 7).
+//! result to `refs/heads/rx-node` (docs/publishing.md).
 //!
 //! The commit is built from blobs and trees with git2, never through the
 //! index or the work tree; HEAD and the current branch are not touched. The
@@ -42,7 +42,7 @@ use std::time::Instant;
 use crate::result::{LOG_META, RESULTS_DIR};
 /// How many times a non-fast-forward push is rebuilt and retried. Every lost race
 /// means another publisher landed, so N nodes publishing at once need at most N
-/// attempts; 16 leaves room for a fleet of 8 (issue 18) and for lock contention.
+/// attempts; 16 leaves room for a fleet of 8 and for lock contention.
 pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
 
 /// `rxnode publish <TASK_ID> [--push]`: check the outbox, show what would be

@@ -42,7 +42,7 @@ impl Prepared {
     }
 }
 
-/// `<ID>/<NODE>`: a per-node result's key under `rx-results/` (DESIGN §10).
+/// `<ID>/<NODE>`: a per-node result's key under `rx-results/` (docs/protocol.md#6-the-main-pcs-side).
 pub(super) fn result_key(id: &TaskId, node: &str) -> String {
     format!("{}/{node}", id.as_str())
 }

@@ -407,7 +407,7 @@ mod tests {
         assert!(is_race("failed to lock file"));
         assert!(!is_race("refs/heads/rx-node: pre-receive hook declined"));
         assert!(!is_race("refs/heads/rx-node: protected branch"));
-        // Review of session 2 (finding 4): whole words only — "lock" is not
+        // Whole words only — "lock" is not
         // "blocked", so a permanent rejection is not retried.
         assert!(!is_race("refs/heads/rx-node: push blocked by policy"));
         assert!(!is_race("Blocked: rx-node is frozen"));

@@ -352,7 +352,7 @@ mod tests {
     use crate::exit::Refused;
     use serde_json::json;
 
-    /// Review of session 2 (finding 1): a same-ID result from another node is
+    /// A same-ID result from another node is
     /// neither carried, dropped silently, nor recorded as this node's push.
     #[test]
     fn a_same_id_result_with_another_tree_is_refused_and_not_marked_pushed() {
@@ -385,7 +385,7 @@ mod tests {
         assert!(local_additions(&repo, same, &tc).unwrap().is_empty());
     }
 
-    /// Review of session 2 (finding 3): the published node name is the
+    /// The published node name is the
     /// result's `node.hostname` only, and the fallback author names no host.
     #[test]
     fn the_published_node_comes_from_the_result_only() {
@@ -403,7 +403,7 @@ mod tests {
         assert_eq!(FALLBACK_AUTHOR.1, "rxnode@localhost.invalid");
     }
 
-    /// Issue 14: with the one `TaskMeta`, an empty `blob` (an older outbox
+    /// With the one `TaskMeta`, an empty `blob` (an older outbox
     /// lacked it) adds no `Task-Blob` trailer; a given one does.
     #[test]
     fn the_task_blob_trailer_is_written_only_when_known() {

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// The listing row (DESIGN §10 shape, plus key figures).
+/// The listing row (the shape docs/protocol.md#6-the-main-pcs-side gives, plus key figures).
 #[derive(Debug, Clone, Serialize)]
 struct Row {
     node: Option<String>,

@@ -1,6 +1,6 @@
 //! `rxnode results [--json] [--node N] [--status S] [--since T]`, `results show ID`,
 //! `results verify ID`, `results nodes`: the main PC reads what the RX nodes
-//! published (DESIGN §10).
+//! published (docs/protocol.md#6-the-main-pcs-side).
 //!
 //! `rx-node` is fetched into the private ref [`PRIVATE_REF`] only — never the work
 //! tree, the index, HEAD, a branch or a remote-tracking ref (so never the watched
@@ -25,7 +25,7 @@ use tree::{fetch_private, read_private};
 
 /// Where the main PC keeps its copy of the remote `rx-node` (a private ref).
 pub(crate) const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
-/// The largest published file (DESIGN §6); bigger blobs are never loaded.
+/// The largest published file (docs/publishing.md); bigger blobs are never loaded.
 const MAX_FILE_BYTES: usize = 256 * 1024;
 /// How many peaks a listing carries per result.
 const MAX_PEAKS: usize = 3;

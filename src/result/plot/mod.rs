@@ -1,4 +1,4 @@
-//! Pictures an SDR engineer can read (issue 17): spectrum PNGs with a frequency axis
+//! Pictures an SDR engineer can read: spectrum PNGs with a frequency axis
 //! in MHz, a dBFS axis, a title, labelled peaks, the noise-floor line, CLKIN markers
 //! and shaded failed hops; and a frequency × time heatmap with its dB colour scale.
 //!
@@ -237,7 +237,7 @@ mod tests {
         n
     }
 
-    /// Issue 17: the axis labels, the axis names and the title are really drawn:
+    /// The axis labels, the axis names and the title are really drawn:
     /// the label areas hold text-coloured pixels with text on, and none with it
     /// off — so this fails if the labels vanish (e.g. no font backend).
     #[test]

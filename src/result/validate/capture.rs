@@ -49,7 +49,7 @@ pub(super) fn check_capture(c: &Value, i: usize, checkout: &Path, v: &mut V<'_>)
 
 /// `psd_db` and `peaks` no longer than the bins the capture declares.
 fn check_sizes(c: &Value, n: &str, v: &mut V<'_>) {
-    // Issue 13: array lengths are tied to the sizes the capture declares.
+    // Array lengths are tied to the sizes the capture declares.
     let bins = match c.get("fft_size") {
         None | Some(Value::Null) => None,
         Some(Value::Number(x)) if x.as_u64().is_some_and(|b| (1..=1 << 20).contains(&b)) => {

@@ -233,7 +233,7 @@ fn check_status(
 fn check_captures(r: &Value, checks: Option<usize>, checkout: &Path, v: &mut V<'_>) {
     match r.get("captures") {
         Some(Value::Array(a)) => {
-            // Issue 13: each capture is one step's, and each step has a check.
+            // Each capture is one step's, and each step has a check.
             if let Some(n) = checks.filter(|n| a.len() > *n) {
                 v.bad(format!(
                     "captures: {} entries but only {} checks (one capture per step)",

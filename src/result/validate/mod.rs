@@ -186,7 +186,7 @@ pub fn validate_result_files(json_path: &Path, checkout: &Path) -> Vec<String> {
             Err(e) => return vec![format!("{}: cannot read: {e}", json_path.display())],
         },
     };
-    // Issue 13: serde keeps the last of two equal keys; a result names each once.
+    // serde keeps the last of two equal keys; a result names each once.
     if let Some(d) = std::str::from_utf8(&bytes)
         .ok()
         .and_then(rxnode_interlock::find_duplicate_key)
@@ -210,7 +210,7 @@ pub fn validate_result_files(json_path: &Path, checkout: &Path) -> Vec<String> {
     problems
 }
 
-/// Results carry only results (issue 13): no string anywhere may hold an
+/// Results carry only results: no string anywhere may hold an
 /// absolute path on any OS — `/etc/…`, `C:\…`, `\\server\…`, `~/…`, `file:/…`.
 fn check_no_absolute_paths(x: &Value, at: &str, v: &mut V<'_>) {
     match x {

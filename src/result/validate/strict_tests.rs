@@ -1,4 +1,4 @@
-//! Issue 13 "Results can carry only results": the validator ties array
+//! The validator ties array
 //! lengths to the sizes a result declares, refuses absolute paths in every
 //! string (any OS) and duplicate keys.
 use super::*;

@@ -323,7 +323,7 @@ proptest::proptest! {
         }
         write_result_files(d.path(), &r).unwrap();
         let p = validate_result_files(&d.path().join(RESULT_JSON), d.path());
-        // Issue 13: text that holds an absolute path (any OS) is refused for
+        // Text that holds an absolute path (any OS) is refused for
         // that reason and no other; any other text validates.
         let texts: Vec<&str> = std::iter::once(r.task_title.as_str())
             .chain(r.errors.iter().map(String::as_str))

@@ -1,4 +1,4 @@
-//! The trust root (issue 13; DESIGN §3 "The branch is hostile").
+//! The trust root (docs/safety.md).
 //!
 //! Everything the interlock trusts lives under `.local/` (or, for the policy,
 //! where `--policy` / `RXNODE_POLICY` points). None of it may come from Git: a

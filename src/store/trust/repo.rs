@@ -222,7 +222,7 @@ fn commit_tracks_local(repo: &Repository, oid: git2::Oid) -> Option<String> {
     Some(first.unwrap_or(top))
 }
 
-/// The watcher's check of each fetched tip (issue 13): a watched branch that
+/// The watcher's check of each fetched tip: a watched branch that
 /// tracks `.local/` is hostile — a `git pull` would overwrite this node's
 /// policy, state and ledger. Refused (exit 3; the looping watcher backs off and
 /// says it again), with one ledger `refused` line per commit; no task of that
@@ -259,7 +259,7 @@ pub(crate) fn check_watched_tip(
     Err(crate::exit::refused(reason))
 }
 
-/// `rxnode capture --record PATH` (issue 13): raw IQ never lands where Git can
+/// `rxnode capture --record PATH`: raw IQ never lands where Git can
 /// see it. When `path` (or, for SigMF, one of its two files) lies inside a Git
 /// work tree — found from the nearest existing folder, links resolved — Git must
 /// ignore it; otherwise the capture is refused (exit 3) before the radio opens.

@@ -3,7 +3,7 @@ use super::*;
 
 // ---------------------------------------------------------------------- fleet
 
-/// Issue 18 item 5: eight named nodes run the same task and publish at once to
+/// Eight named nodes run the same task and publish at once to
 /// one origin served by `git daemon`; every result lands, none is lost or
 /// overwritten, and a fresh main-PC clone lists all eight with the right nodes.
 #[test]

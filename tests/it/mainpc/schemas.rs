@@ -208,7 +208,7 @@ fn push_parser_forms_and_policies(
     cases: &mut Vec<(String, &'static str, Value)>,
     expect: &mut Vec<(String, bool)>,
 ) {
-    // The forms the parsers take (issue 17): rx_sweep exactly as DESIGN §8 names it,
+    // The forms the parsers take: rx_sweep exactly as docs/operator.md#sweeps-rxnode-sweep names it,
     // and gain_db per element.
     let extra = [
         (

@@ -6,7 +6,7 @@ fn a_result_already_on_the_remote_is_never_overwritten() {
     let fx = Fixture::new();
     let first = fx.checkout("rx1");
     let second = fx.checkout("rx2");
-    // Issue 18: results are per node, so "the same result" is the same ID from
+    // Results are per node, so "the same result" is the same ID from
     // the same node name (here a second checkout of node rx1).
     set_node_name(&second, "rx1");
     fx.outbox(&first, "RX_SAME", "RX_RESULT_ONLY");
@@ -24,7 +24,7 @@ fn a_result_already_on_the_remote_is_never_overwritten() {
     assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), tip);
 }
 
-/// Review of session 1: a commit made by hand on the local rx-node (here an
+/// A commit made by hand on the local rx-node (here an
 /// operator note plus an IQ-like file) must never ride along with a push.
 #[test]
 fn a_hand_made_local_rx_node_commit_is_never_pushed() {
@@ -71,7 +71,7 @@ fn a_hand_made_local_rx_node_commit_is_never_pushed() {
     );
 }
 
-/// Review of session 1: a linked worktree with rx-node checked out is refused
+/// A linked worktree with rx-node checked out is refused
 /// like the main one (its index and work tree would move under it).
 #[test]
 fn a_linked_worktree_on_rx_node_is_refused() {
@@ -93,7 +93,7 @@ fn a_linked_worktree_on_rx_node_is_refused() {
     assert_eq!(git(&co, &["rev-parse", "refs/heads/rx-node"]), before);
 }
 
-/// Review of session 1: the checkout's own absolute path is refused in a
+/// The checkout's own absolute path is refused in a
 /// result — by the checkout-path check itself, not only because the fixed
 /// patterns happen to name the temp folder's root (`/tmp`).
 #[test]
@@ -117,7 +117,7 @@ fn the_checkouts_absolute_path_is_refused() {
     );
 }
 
-/// DESIGN §6: publishing with the watched branch set to rx-node is refused
+/// Publishing with the watched branch set to rx-node is refused
 /// explicitly, before anything else is read.
 #[test]
 fn the_watched_branch_can_never_be_the_push_target() {
@@ -147,7 +147,7 @@ fn the_watched_branch_can_never_be_the_push_target() {
     }
 }
 
-/// Review of session 2 (finding 1): rx1 publishes X locally, rx2 publishes its
+/// rx1 publishes X locally, rx2 publishes its
 /// own X and pushes, then rx1 runs `publish Y --push`. rx1's X must not be
 /// dropped silently nor recorded as pushed: the push is refused naming X.
 #[test]
@@ -155,7 +155,7 @@ fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
     let fx = Fixture::new();
     let rx1 = fx.checkout("rx1");
     let rx2 = fx.checkout("rx2");
-    // Issue 18: a clash needs the same ID from the same node name (results are
+    // A clash needs the same ID from the same node name (results are
     // per node): the second checkout is a re-clone of node rx1.
     set_node_name(&rx2, "rx1");
     fx.outbox(&rx1, "RX_DUP_X", "RX_RESULT_ONLY");
@@ -205,7 +205,7 @@ fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
     assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
 }
 
-/// Review of session 2 (finding 2): the push gate applies the checkout-path
+/// The push gate applies the checkout-path
 /// check too: a hand-made `rx-results/<ID>/RX_RESULT.md` on the local rx-node
 /// naming the checkout's absolute path is refused at push.
 #[test]
@@ -286,7 +286,7 @@ fn publish_without_git_identity(root: &Path, checkout: &Path, id: &str) -> Outpu
     )
 }
 
-/// Review of session 2 (finding 3): with `node.hostname` null (the default,
+/// With `node.hostname` null (the default,
 /// docs/decisions.md) the host name reaches neither LOG_META.json, nor the
 /// commit message, nor the author; a result that names its host publishes
 /// exactly that name.

@@ -3,7 +3,7 @@ use super::*;
 
 // ------------------------------------------------------------ 1. rxsim conforms
 
-/// Issue 16 item 1 (the reported failure): `SoapySDRUtil --rate` through the server
+/// `SoapySDRUtil --rate` through the server
 /// stopped at once with "Unexpected stream error STREAM_ERROR" (rxsim answered reads
 /// on the not-yet-activated stream with an error; the server reads from setup on).
 #[test]
@@ -162,7 +162,7 @@ fn unreachable_server_is_a_one_line_error_naming_the_address() {
     );
 }
 
-/// Issue 16 item 3: 0 lost at 2 MS/s over the remote, and CLKIN measured through it
+/// 0 lost at 2 MS/s over the remote, and CLKIN measured through it
 /// equals the in-process figure within 0.01 ppm.
 #[test]
 fn capture_over_the_remote_loses_nothing_and_measures_clkin_like_in_process() {
@@ -246,7 +246,7 @@ fn remote_transport_options_in_the_device_args_reach_the_stream() {
     }
 }
 
-/// Issue 16 item 4: the server killed mid-capture ends the capture (PARTIAL, with the
+/// The server killed mid-capture ends the capture (PARTIAL, with the
 /// reason) within duration + a bounded grace; it never hangs.
 #[test]
 fn server_killed_mid_capture_ends_partial_with_the_reason() {

@@ -90,7 +90,7 @@ fn event_time(srv: &Server, what: &str) -> Option<f64> {
         .and_then(|l| l.split_whitespace().next()?.parse().ok())
 }
 
-/// Issue 16 item 3: a YELLOW plan on `driver=remote,…` captures with 0 lost at 2 MS/s
+/// A YELLOW plan on `driver=remote,…` captures with 0 lost at 2 MS/s
 /// and reports the actual settings; with `record_format: ci16` the recording is the
 /// native SigMF `ci16_le`, 4 bytes per sample.
 #[test]
@@ -129,7 +129,7 @@ fn yellow_plan_over_the_remote_captures_without_loss() {
     assert_eq!(meta["global"]["core:datatype"], "ci16_le");
 }
 
-/// Issue 16 item 3: RED TX over the remote. The remote server enforces nothing: every
+/// RED TX over the remote. The remote server enforces nothing: every
 /// refusal is made by this node and opens no TX stream in the server-side rxsim; the
 /// one authorized in-policy run opens and closes exactly one.
 #[test]
@@ -233,7 +233,7 @@ fn transmitted_once_for_the_tone(srv: &Server, rig: &Rig, id: &str) {
     assert_eq!(tx_events(srv).len(), 4, "{:?}", srv.events());
 }
 
-/// Issue 16 item 3: Ctrl-C during a TX tone over the remote closes the server-side
+/// Ctrl-C during a TX tone over the remote closes the server-side
 /// stream within 200 ms (the server-side rxsim's own time stamps).
 #[cfg(unix)]
 #[test]

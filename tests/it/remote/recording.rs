@@ -3,7 +3,7 @@ use super::*;
 
 // ------------------------------------------------------------ 5. native recording
 
-/// Issue 16 item 5: `capture --record … --record-format ci16` writes the driver's CS16
+/// `capture --record … --record-format ci16` writes the driver's CS16
 /// as SigMF `ci16_le` (exactly 4 bytes a sample); the sigmf Python package validates
 /// it and numpy finds the tone where the radio put it.
 #[test]

@@ -3,7 +3,7 @@ use super::*;
 
 // ---------------------------------------------------------------- 3. RED TX
 
-/// Issue 6 acceptance: every wrong phrase, no policy and an out-of-band plan
+/// Every wrong phrase, no policy and an out-of-band plan
 /// are refused with no TX stream; the one authorized in-policy run opens
 /// exactly one TX stream and closes it; a re-run is refused.
 #[test]

@@ -10,7 +10,7 @@ fn md_row_status(md: &str, key: &str) -> Option<String> {
 
 // ---------------------------------------------------------------- 1. YELLOW
 
-/// Issue 6 acceptance: an approved YELLOW plan runs with complete, honest results.
+/// An approved YELLOW plan runs with complete, honest results.
 #[test]
 fn yellow_plan_runs_with_complete_honest_results() {
     let rig = Rig::new();

@@ -1,7 +1,7 @@
 //! Dead bands, SigMF annotations, per-element gains, long hop tables and Ctrl-C during a sweep.
 use super::*;
 
-/// Issue 17: a hop the radio cannot deliver is retried once, then marked failed
+/// A hop the radio cannot deliver is retried once, then marked failed
 /// with its range in the JSON, has no CSV line, and the result is PARTIAL.
 #[test]
 fn a_dead_band_is_marked_failed_and_never_filled_in() {
@@ -64,7 +64,7 @@ print(json.dumps(f.get_annotations()))\n";
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
 
-/// Issue 17: every recorded capture's `.sigmf-meta` carries one annotation per
+/// Every recorded capture's `.sigmf-meta` carries one annotation per
 /// reported peak (label, generator rxnode, −3 dB edges around the peak, the
 /// capture's sample range), accepted by the sigmf package's validator — which
 /// does reject a broken annotation, so the check can fail.
@@ -130,7 +130,7 @@ fn sigmf_annotations_per_peak_pass_the_sigmf_validator() {
     );
 }
 
-/// Issue 17: `gain_db` as an object of element → dB on an `rx_capture`: set per
+/// `gain_db` as an object of element → dB on an `rx_capture`: set per
 /// element, each read back into the result; an element the device does not have
 /// is BLOCKED naming it, and never streams.
 #[test]
@@ -161,7 +161,7 @@ fn per_element_gains_on_a_capture_are_set_read_back_or_blocked() {
     assert_eq!(rig.streams_of("GE2"), 0);
 }
 
-/// Issue 17 hardening: the published result stays small (≤ 256 KiB) however long
+/// The published result stays small (≤ 256 KiB) however long
 /// the sweep — a hop table over 200 rows moves to `SWEEP_<n>_hops.json` in the
 /// outbox, its hash in the result.
 #[test]
@@ -196,7 +196,7 @@ fn a_long_hop_table_moves_to_its_own_file() {
     assert_eq!(v.status.code(), Some(0), "{}", show(&v));
 }
 
-/// Issue 17: Ctrl-C stops a sweep between reads: the stream is closed, the hops not
+/// Ctrl-C stops a sweep between reads: the stream is closed, the hops not
 /// reached are `NOT_RUN`, the status is PARTIAL (exit 1) and what was measured is
 /// still written.
 #[cfg(unix)]

@@ -74,7 +74,7 @@ fn assert_emitters_found(s: &SweepT, csv: &str) {
 
 // ------------------------------------------------------------ tests
 
-/// Issue 17 acceptance: over a scene, `rxnode sweep` finds every emitter within one
+/// Over a scene, `rxnode sweep` finds every emitter within one
 /// bin in both the CSV and the JSON; the CSV parses as rtl_power; the pictures exist.
 #[test]
 fn operator_sweep_finds_every_emitter_in_csv_and_json() {
@@ -219,7 +219,7 @@ fn never_overwrites_and_names_what_it_wrote(rig: &Rig, dev: &str, csv: &Path, te
     assert!(!log.lines().any(|l| l.contains(" TX ")), "{log}");
 }
 
-/// Issue 17: the `rx_sweep` step writes `SWEEP_<n>.csv` into the outbox (not
+/// The `rx_sweep` step writes `SWEEP_<n>.csv` into the outbox (not
 /// published), its SHA-256 in the result, the hop table, peaks and floor; the
 /// result validates; a settle the plan honours keeps the relock garbage out.
 #[test]
@@ -266,7 +266,7 @@ fn plan_rx_sweep_records_csv_hash_hops_and_peaks() {
     assert_eq!(git(&rig.lab.rx, &["status", "--porcelain"]), "");
 }
 
-/// Issue 17: the RX policy bounds a sweep — duration (hops × (settle + dwell) ×
+/// The RX policy bounds a sweep — duration (hops × (settle + dwell) ×
 /// repeats), rate, gain (each element and the sum); a device element that does
 /// not exist is refused; bad values are exit 2. None of the refused sweeps opened
 /// a stream.

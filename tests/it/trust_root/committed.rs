@@ -55,7 +55,7 @@ fn doctor_fails(rig: &Rig, needle: &str) {
 
 // ------------------------------------------------------------ committed .local files
 
-/// Issue 13, first hole: a committed permissive policy replaced the operator's
+/// A committed permissive policy replaced the operator's
 /// on `git pull` and a RED task then transmitted at 2.4 GHz, 40 dB.
 #[test]
 fn a_policy_committed_by_the_main_pc_is_never_trusted() {
@@ -87,7 +87,7 @@ fn a_policy_committed_by_the_main_pc_is_never_trusted() {
     doctor_fails(&rig, "rxnode-policy.json");
 }
 
-/// Issue 13, second hole: a committed state + outbox planted an approval.
+/// A committed state + outbox planted an approval.
 #[test]
 fn a_state_and_outbox_committed_by_the_main_pc_plant_nothing() {
     let rig = Rig::new();
@@ -216,7 +216,7 @@ fn local_files_tracked_by_the_index_only_are_refused() {
 
 // ------------------------------------------------------------ links and ignore rules
 
-/// Issue 13, third hole: a committed `.local` symlink.
+/// A committed `.local` symlink.
 #[cfg(unix)]
 #[test]
 fn a_committed_local_symlink_is_refused_and_nothing_is_written_through_it() {
@@ -249,7 +249,7 @@ fn a_committed_local_symlink_is_refused_and_nothing_is_written_through_it() {
     doctor_fails(&rig, "symlink");
 }
 
-/// Issue 13, third hole: a committed `.gitignore` that negates `.local/`;
+/// A committed `.gitignore` that negates `.local/`;
 /// doctor used to say ".local ignored: PASS" because it asked about the folder.
 #[test]
 fn a_committed_gitignore_that_unignores_local_is_refused() {

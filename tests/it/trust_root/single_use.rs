@@ -3,7 +3,7 @@ use super::*;
 
 // ------------------------------------------------------------ single use
 
-/// Issue 13, fourth hole: after the state file is lost a completed RED task
+/// After the state file is lost a completed RED task
 /// could be approved again and transmit a second time.
 #[test]
 fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {

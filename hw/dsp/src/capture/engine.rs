@@ -76,7 +76,7 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     })?;
     let duration_s = started.elapsed().as_secs_f64();
     // The spectrum first: the recording's SigMF meta carries one annotation per
-    // reported peak (issue 17).
+    // reported peak.
     let spec = dsp.welch.finish();
     let (iq_files, recording_error) = close_recording(recorder, &spec);
     let clkin = dsp.clkin.as_mut().map(|c| judge(c, settings));

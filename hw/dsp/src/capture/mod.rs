@@ -91,7 +91,7 @@ pub struct PsdTrace {
     pub db: Vec<f32>,
 }
 
-/// What a capture did and found (DESIGN §5, issue 4 item 6).
+/// What a capture did and found (docs/protocol.md#5-results).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaptureSummary {
     /// The device (driver, serial, args): filled in by the caller.

@@ -190,7 +190,7 @@ impl Ci16Source for Synth16 {
     }
 }
 
-/// Issue 16: native CS16 through the engine: the DSP measures the tone and CLKIN
+/// Native CS16 through the engine: the DSP measures the tone and CLKIN
 /// on the float view, and the ci16 recording (on the writer thread) holds exactly
 /// the samples the source delivered, in order.
 #[test]
@@ -282,7 +282,7 @@ fn native_ci16_capture_records_the_source_samples_and_measures() {
     );
 }
 
-/// Issue 16: a stream that goes quiet (a remote server killed) ends with the
+/// A stream that goes quiet (a remote server killed) ends with the
 /// reason in words, not only `timeouts`.
 #[test]
 fn a_stream_that_goes_quiet_says_so() {
@@ -315,7 +315,7 @@ fn a_stream_that_goes_quiet_says_so() {
     );
 }
 
-/// Review of session 1: zero samples asked used to come back a clean PASS.
+/// Zero samples asked used to come back a clean PASS.
 #[test]
 fn asking_for_no_samples_is_an_invalid_setting() {
     let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
@@ -332,7 +332,7 @@ fn asking_for_no_samples_is_an_invalid_setting() {
     );
 }
 
-/// Review of session 1: a source that delivers nothing until the deadline was
+/// A source that delivers nothing until the deadline was
 /// PARTIAL; nothing was measured, so it is FAIL.
 #[test]
 fn a_silent_source_stops_at_the_deadline() {

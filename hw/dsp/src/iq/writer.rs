@@ -76,7 +76,7 @@ pub struct RecordingMeta {
     pub description: Option<String>,
 }
 
-/// A SigMF annotation of one reported peak (issue 17): written into the
+/// A SigMF annotation of one reported peak: written into the
 /// `.sigmf-meta` over the whole capture's sample range, `core:generator` = rxnode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeakAnnotation {
@@ -213,7 +213,7 @@ impl IqWriter {
             format,
             samples_as,
             // SigMF's optional `core:sha512` costs more CPU than everything else the
-            // writer does; a full-rate ci16 recording (issue 16) goes without it. Its
+            // writer does; a full-rate ci16 recording goes without it. Its
             // SHA-256 is computed as for every file and carried by the result.
             sha512: (format == IqFormat::Sigmf && samples_as == RecordFormat::Cf32)
                 .then(Sha512::new),

@@ -2,7 +2,7 @@
 use super::*;
 use std::f64::consts::PI;
 
-/// Review of session 1: with an f32-only accumulator a long capture at a
+/// With an f32-only accumulator a long capture at a
 /// small FFT size lost precision (~2 M segments of one tone read ~0.5 dB
 /// low; past 2^24 segments the sum stopped growing at all).
 #[test]
@@ -206,7 +206,7 @@ fn clipping_is_counted() {
     assert!((w.finish().clipped_fraction - 0.002).abs() < 1e-12);
 }
 
-/// Issue 4: the AVX-512 and AVX2 kernels and the rustfft engine give the same
+/// The AVX-512 and AVX2 kernels and the rustfft engine give the same
 /// estimate, for every overlap and however the input is cut into blocks.
 #[test]
 fn simd_and_portable_engines_agree() {
@@ -261,7 +261,7 @@ proptest::proptest! {
         )),
         ..proptest::prelude::ProptestConfig::with_cases(24)
     })]
-    /// Issue 4: any power-of-two size, overlap, window and block cut: every engine
+    /// Any power-of-two size, overlap, window and block cut: every engine
     /// this CPU runs agrees with rustfft bin for bin.
     #[test]
     fn engines_agree_on_random_input(

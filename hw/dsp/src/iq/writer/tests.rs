@@ -2,7 +2,7 @@
 use super::*;
 use crate::iq::IqReader;
 
-/// Review of session 1: a WAV recording past 4 GiB would wrap hound's
+/// A WAV recording past 4 GiB would wrap hound's
 /// 32-bit data size and leave a corrupt file reported as valid.
 #[test]
 fn wav_recordings_are_bounded_by_the_formats_4_gib() {
@@ -35,7 +35,7 @@ fn meta() -> RecordingMeta {
     }
 }
 
-/// Review of session 2: a second recording to the same path truncated the first
+/// A second recording to the same path truncated the first
 /// (evidence lost); now it is refused and the first stays whole, in every format.
 #[test]
 fn an_existing_recording_is_never_overwritten() {
@@ -135,7 +135,7 @@ fn disk_budget_stops_the_recording_with_a_clear_error() {
     assert_eq!(std::fs::metadata(&p).unwrap().len(), 8000);
 }
 
-/// Issue 16: the driver's CS16 recorded as it came: SigMF `ci16_le` (or raw
+/// The driver's CS16 recorded as it came: SigMF `ci16_le` (or raw
 /// `.cs16`), 4 bytes a sample, the bytes exactly the samples', hashes right; the
 /// reader gives them back scaled; no silent conversion either way.
 #[test]
