@@ -39,13 +39,44 @@ pub fn refused(msg: impl Into<String>) -> anyhow::Error {
 
 /// Map an error to its exit status: a `Refused` anywhere in the chain wins, then `BadInput`.
 pub fn code_for(err: &anyhow::Error) -> ExitCode {
+    ExitCode::from(status_for(err))
+}
+
+/// The exit status of [`code_for`] as a number (3 refused, 2 bad input, 1 failed).
+pub fn status_for(err: &anyhow::Error) -> u8 {
     if err.chain().any(|e| e.downcast_ref::<Refused>().is_some()) {
-        ExitCode::from(3)
+        3
     } else if err.chain().any(|e| e.downcast_ref::<BadInput>().is_some()) {
-        ExitCode::from(2)
+        2
     } else {
-        ExitCode::from(1)
+        1
     }
+}
+
+/// Whether the error is a closed pipe on the output (`rxnode man | head -1`): not a
+/// failure of the command, so it ends quietly with status 0.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// An error as one JSON object for `--json` (docs/protocol.md, exit status):
+/// `{"error": {"message", "fix"}, "exit": N}`; `fix` is the text after the message's
+/// `fix: ` (null when it names none).
+pub fn error_json(err: &anyhow::Error) -> serde_json::Value {
+    let text = format!("{err:#}");
+    let (message, fix) = match text.find("fix: ") {
+        Some(at) => (
+            text[..at]
+                .trim_end_matches([' ', ';', ',', '—', '-', '('])
+                .to_string(),
+            Some(text[at + 5..].trim_end_matches(')').trim().to_string()),
+        ),
+        None => (text.clone(), None),
+    };
+    serde_json::json!({"error": {"message": message, "fix": fix}, "exit": status_for(err)})
 }
 
 /// A command's successful outcome: usually 0, but `validate` of an invalid

@@ -52,7 +52,7 @@ pub use crate::{
         run::cmd_run,
         sweep::{cmd_sweep, SweepOptions},
     },
-    exit::{code_for, Outcome},
+    exit::{code_for, error_json, is_broken_pipe, Outcome},
     git::publish::cmd_publish,
     mainpc::{
         results::{cmd_results, ResultsOptions, ResultsQuery},

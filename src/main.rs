@@ -38,8 +38,13 @@ fn main() -> ExitCode {
     })) {
         Ok(Ok(Outcome::Done)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::Code(c))) => ExitCode::from(c),
+        Ok(Err(err)) if rxnode::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Ok(Err(err)) => {
-            eprintln!("rxnode: error: {err:#}");
+            if cli.json {
+                eprintln!("{}", rxnode::error_json(&err));
+            } else {
+                eprintln!("rxnode: error: {err:#}");
+            }
             rxnode::code_for(&err)
         }
         Err(_) => ExitCode::from(1),
@@ -76,8 +81,13 @@ fn init_tracing(verbose: u8) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()

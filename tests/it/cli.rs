@@ -230,3 +230,77 @@ fn colour_on_a_terminal_unless_no_color() {
     assert!(plain.contains("FAIL git checkout"), "{plain:?}");
     assert!(!plain.contains('\x1b'), "NO_COLOR ignored: {plain:?}");
 }
+
+/// Log lines on a pipe carry no colour escapes (`[33m WARN[0m` in a log file is
+/// noise); the same `-vv` run on a terminal may colour them.
+#[test]
+fn log_lines_on_a_pipe_carry_no_colour() {
+    let d = tempfile::tempdir().unwrap();
+    let out = rxnode(d.path())
+        .args(["--sim", "-vv", "--repo"])
+        .arg(d.path())
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("DEBUG"), "-vv logs: {err}");
+    assert!(
+        !err.contains('\x1b'),
+        "escape codes in a piped log: {err:?}"
+    );
+}
+
+/// A reader that closes the pipe early (`rxnode man | head -1`) is not an error:
+/// rxnode ends quietly with status 0, as `cat` and `rg` do.
+#[cfg(unix)]
+#[test]
+fn closed_pipe_ends_quietly_with_status_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .current_dir(d.path())
+        .args([
+            "-c",
+            "set -o pipefail; \"$0\" man | head -c 10 >/dev/null; echo \"status=$?\" >&2",
+        ])
+        .arg(env!("CARGO_BIN_EXE_rxnode"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("status=0"), "{err}");
+    assert!(
+        !err.contains("Broken pipe") && !err.contains("error"),
+        "{err}"
+    );
+}
+
+/// Under `--json` an error is one JSON object on stderr with the message, the fix
+/// (when the message names one) and the exit status, so a program reading the
+/// output never has to parse prose.
+#[test]
+fn json_errors_are_one_object_on_stderr() {
+    let d = tempfile::tempdir().unwrap();
+    let out = rxnode(d.path())
+        .args(["--json", "--repo"])
+        .arg(d.path())
+        .args(["run", "NO_SUCH_TASK"])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    assert_ne!(code, 0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let objects: Vec<serde_json::Value> = err
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(objects.len(), 1, "one JSON object: {err}");
+    let o = &objects[0];
+    assert_eq!(o["exit"], code, "{o}");
+    assert!(
+        o["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("NO_SUCH_TASK")),
+        "{o}"
+    );
+    assert!(o["error"].get("fix").is_some(), "{o}");
+    assert!(!err.contains("rxnode: error:"), "{err}");
+}

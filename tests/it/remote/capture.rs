@@ -135,16 +135,19 @@ fn unreachable_server_is_a_one_line_error_naming_the_address() {
         t0.elapsed()
     );
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    // Under --json the error is one JSON object on stderr.
     let err = text(&out.stderr);
-    let lines: Vec<&str> = err
+    let errors: Vec<Value> = err
         .lines()
-        .filter(|l| l.starts_with("rxnode: error:"))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("error").is_some())
         .collect();
-    assert_eq!(lines.len(), 1, "{err}");
+    assert_eq!(errors.len(), 1, "{err}");
+    assert_eq!(errors[0]["exit"], 1, "{err}");
+    let message = errors[0]["error"]["message"].as_str().unwrap_or("");
     assert!(
-        lines[0].contains(&format!("tcp://127.0.0.1:{port}")),
-        "names the address: {}",
-        lines[0]
+        message.contains(&format!("tcp://127.0.0.1:{port}")),
+        "names the address: {message}"
     );
     assert!(out.stdout.is_empty(), "{}", show(&out));
     // inventory: nothing found, and the hint names the server that did not answer.
