@@ -6,7 +6,7 @@
 # `pace=0`: the rate the whole chain (server stream thread, rxsim, UDP, client) reaches
 # when nothing paces it — the headroom above 61.44 MS/s.
 # usage: scripts/bench-remote.sh [RUNS] [RATE ...]   (Linux; needs soapyremote-server,
-#        soapysdr0.8-module-remote, avahi-daemon on the system D-Bus: scripts/setup.sh and
+#        soapysdr0.8-module-remote, avahi-daemon on the system D-Bus: scripts/setup.sh --tests and
 #        scripts/remote-services.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,11 +2,18 @@
 # Install what a fresh Debian/Ubuntu machine lacks to build and run rxnode.
 # Idempotent: installs only missing packages. Needs root (or sudo) for apt-get.
 set -euo pipefail
-# soapyremote-server, soapysdr0.8-module-remote, avahi-daemon, dbus: the SoapyRemote
-# tests (tests/it/remote.rs) serve rxsim with a real SoapySDRServer.
-# python3, python3-pip: the outside checks of the tests (sigmf, jsonschema, numpy).
-PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates
-      soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip)
+#
+#   scripts/setup.sh          what building and running rxnode (and its demo) needs
+#   scripts/setup.sh --tests  also what the tests need: SoapyRemote's server and client
+#                             module, avahi-daemon and dbus (tests/it/remote.rs serves
+#                             rxsim with a real SoapySDRServer), iproute2 (the test
+#                             sandbox), and the Python outside checks (below)
+tests=""
+[ "${1:-}" = "--tests" ] && tests=1
+PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
+if [ -n "$tests" ]; then
+    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,7 +32,7 @@ fi
 # the tests run; on a Debian whose python is "externally managed" (PEP 668) pip needs
 # --break-system-packages (CI runs as root on a throw-away machine; on a workstation
 # prefer a venv and put its bin/ first on PATH before `cargo test`).
-if ! python3 -c "import sigmf, numpy, jsonschema" 2>/dev/null; then
+if [ -n "$tests" ] && ! python3 -c "import sigmf, numpy, jsonschema" 2>/dev/null; then
     echo "installing from PyPI: sigmf numpy jsonschema"
     python3 -m pip install --quiet sigmf numpy jsonschema 2>/dev/null ||
         python3 -m pip install --quiet --break-system-packages sigmf numpy jsonschema

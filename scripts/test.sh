@@ -10,7 +10,7 @@
 # (scripts/remote-services.sh says what is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 # Build everything (and fetch every crate) first, outside the sandbox that has no network.
 cargo test --workspace --locked --no-run
 # SoapyRemote's UDP streams need the host's socket-buffer caps raised; a new network

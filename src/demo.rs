@@ -26,16 +26,19 @@ No rx-plan block: nothing touches hardware.\n"
 }
 
 /// The YELLOW task as the main PC gives it to `rxnode task new`: title, body, plan.
-const YELLOW_TITLE: &str = "Demo: inventory and CLKIN check on two radios (YELLOW)";
+const YELLOW_TITLE: &str = "Demo: inventory, CLKIN check on two radios and a band survey (YELLOW)";
 const YELLOW_BODY: &str = "Radio A has the 10 MHz lab reference on CLKIN; radio B runs free on a crystal that is 2.5 ppm fast.\n\
-A 100.1 MHz reference tone is on the bench.\n";
+A 100.1 MHz reference tone is on the bench. A survey of 98–104 MHz should show the two FM carriers at 99.5 and 101.7 MHz.\n";
 const YELLOW_PLAN: &str = "{\"steps\": [\n  {\"op\": \"inventory\"},\n  \
 {\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=demo-locked,ext_ref=1,tone_hz=100100000\", \"clock_source\": \"external\", \
 \"frequency_hz\": 100.0e6, \"sample_rate_hz\": 2.0e6, \"gain_db\": 20, \"duration_s\": 1.0, \"fft_size\": 2048, \"record_iq\": true, \
 \"clkin\": {\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}},\n  \
 {\"op\": \"rx_capture\", \"device\": \"driver=rxsim,serial=demo-free,ppm=2.5,tone_hz=100100000\", \"clock_source\": \"internal\", \
 \"frequency_hz\": 100.0e6, \"sample_rate_hz\": 2.0e6, \"gain_db\": 20, \"duration_s\": 1.0, \"fft_size\": 2048, \
-\"clkin\": {\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}}\n]}\n";
+\"clkin\": {\"tone_hz\": 100.1e6, \"tolerance_ppm\": 0.5}},\n  \
+{\"op\": \"rx_sweep\", \"device\": \"driver=rxsim,serial=demo-locked,emitters=99.5e6:-30;101.7e6:-40\", \
+\"start_hz\": 98e6, \"stop_hz\": 104e6, \"bin_hz\": 10e3, \"sample_rate_hz\": 2.0e6, \"gain_db\": 20, \
+\"dwell_s\": 0.05, \"settle_s\": 0.01}\n]}\n";
 
 fn red_task(base: &str) -> String {
     format!(
@@ -105,7 +108,7 @@ impl Demo {
         args: &[&str],
         answer: Option<&str>,
     ) -> Result<(i32, String)> {
-        let shown: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let shown: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
         println!("\n  {host}$ rxnode {}", shown.join(" "));
         if let Some(a) = answer {
             println!("  (operator types: {:?})", a.trim_end_matches('\n'));
@@ -197,6 +200,17 @@ impl Demo {
     }
 }
 
+/// `arg` as a POSIX shell reads it back: plain when it holds only safe characters,
+/// else in single quotes, so every command the demo shows can be pasted.
+fn shell_quote(arg: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./=:,@%+".contains(c);
+    if !arg.is_empty() && arg.chars().all(safe) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
 fn sig(repo: &git2::Repository) -> Result<git2::Signature<'static>> {
     Ok(repo
         .signature()
@@ -266,18 +280,17 @@ fn read_json(path: &Path) -> Option<serde_json::Value> {
         .and_then(|b| serde_json::from_slice(&b).ok())
 }
 
-/// The demo's folder: the one given (created), or a new temporary one that is kept.
-fn demo_dir(dir: Option<&Path>) -> Result<PathBuf> {
+/// The demo's folder: the one given (created, kept), or a new temporary one that is
+/// removed when the demo ends (the guard).
+fn demo_dir(dir: Option<&Path>) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
     Ok(match dir {
         Some(d) => {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
-            d.canonicalize()?
+            (d.canonicalize()?, None)
         }
         None => {
             let t = tempfile::Builder::new().prefix("rxnode-demo-").tempdir()?;
-            let p = t.path().to_path_buf();
-            let _kept = t.keep();
-            p
+            (t.path().to_path_buf(), Some(t))
         }
     })
 }
@@ -393,6 +406,22 @@ impl Demo {
                 "capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {} ppm",
                 rxnode_dsp::fmt_ppm(p1.unwrap_or(f64::NAN), 4)
             ),
+        );
+        let sweep = res.as_ref().map(|r| &r["sweeps"][0]);
+        let found = |f_hz: f64| {
+            sweep.and_then(|s| s["peaks"].as_array()).is_some_and(|p| {
+                p.iter().any(|p| {
+                    p["frequency_hz"]
+                        .as_f64()
+                        .is_some_and(|f| (f - f_hz).abs() <= 10e3)
+                })
+            })
+        };
+        self.check(
+            sweep.and_then(|s| s["status"].as_str()) == Some("PASS")
+                && found(99.5e6)
+                && found(101.7e6),
+            "the 98–104 MHz survey found both carriers (99.5 and 101.7 MHz) within one 10 kHz bin",
         );
         let (c, _) = self.rx(&["validate-result", "DEMO_YELLOW_002"], None)?;
         self.check(
@@ -534,7 +563,7 @@ impl Demo {
 /// Run `rxnode demo`: set up the three places, then each act of the protocol.
 pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     let started = Instant::now();
-    let dir = demo_dir(dir)?;
+    let (dir, temporary) = demo_dir(dir)?;
     let exe = std::env::current_exe().context("cannot find the rxnode executable")?;
     let (origin, mainpc, rx) = setup(&dir)?;
     let mut d = Demo {
@@ -553,5 +582,12 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     d.red()?;
     d.publish()?;
     d.landed()?;
-    d.summary(started)
+    let outcome = d.summary(started);
+    if let Some(t) = temporary {
+        println!(
+            "(the demo's folder {} is removed now; `rxnode demo --dir FOLDER` keeps one to look at)",
+            t.path().display()
+        );
+    }
+    outcome
 }

@@ -52,6 +52,74 @@ fn demo_claims_hold_in_the_repositories_it_made() {
     published_result_holds(tmp.path(), &dir);
     radio_and_branches_hold(&dir);
     main_pc_commands_hold(&dir, &transcript);
+    shown_commands_paste_into_a_shell(&transcript);
+    survey_found_the_scene(&dir);
+}
+
+/// Every command line the demo shows can be pasted into a shell: the `task new`
+/// line, read back by bash, gives the title as one argument.
+fn shown_commands_paste_into_a_shell(transcript: &str) {
+    let line = transcript
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("main-pc$ rxnode task new "))
+        .expect("the demo shows its task new command");
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("set -- {line}; printf '%s\\n' \"$@\""))
+        .output()
+        .unwrap();
+    let args: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let title = args
+        .iter()
+        .position(|a| a == "--title")
+        .and_then(|i| args.get(i + 1))
+        .unwrap_or_else(|| panic!("no --title in {args:?}"));
+    assert!(
+        title.starts_with("Demo: ") && title.ends_with("(YELLOW)"),
+        "the title is one argument: {args:?}"
+    );
+}
+
+/// The demo's band survey (an `rx_sweep` step) found both carriers of its scene.
+fn survey_found_the_scene(dir: &Path) {
+    let path = dir.join("rx-laptop/.local/rx_agent_outbox/DEMO_YELLOW_002/RX_RESULT.json");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let peaks = r["sweeps"][0]["peaks"].as_array().expect("sweep peaks");
+    for want in [99.5e6, 101.7e6] {
+        assert!(
+            peaks.iter().any(|p| p["frequency_hz"]
+                .as_f64()
+                .is_some_and(|f| (f - want).abs() <= 10e3)),
+            "no peak near {want} Hz in {peaks:?}"
+        );
+    }
+}
+
+/// Without `--dir` the demo works in a temporary folder and removes it at the end.
+#[test]
+fn demo_without_a_folder_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = rxnode_cmd()
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind in TMPDIR: {left:?}");
 }
 
 /// `rx-node` on the bare origin holds exactly the one published result, as the outbox holds it.
