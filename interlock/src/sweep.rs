@@ -163,39 +163,83 @@ fn default_repeats() -> u32 {
     1
 }
 
-/// The sweep grid at one sample rate: `(fft_size, kept bins per hop, total bins,
-/// hops)`. Bin = rate / fft_size, the smallest power of two no wider than `bin_hz`
-/// asks; hop `h` keeps grid bins `h·K .. (h+1)·K`. `None` when the inputs are not
-/// usable numbers (see [`validate_sweep_step`]).
+/// Fewest FFT points any capture, analysis or sweep uses.
+pub const FFT_SIZE_MIN: usize = 16;
+/// Most FFT points any capture, analysis or sweep uses (2²⁰).
+pub const FFT_SIZE_MAX: usize = 1 << 20;
+
+/// Whether `n` is an FFT size rxnode runs: any size in
+/// [`FFT_SIZE_MIN`]`..=`[`FFT_SIZE_MAX`] (powers of two take the SIMD kernels, other
+/// sizes the portable FFT).
+pub fn fft_size_ok(n: usize) -> bool {
+    (FFT_SIZE_MIN..=FFT_SIZE_MAX).contains(&n)
+}
+
+/// A sweep's frequency grid at one sample rate. Grid bin `i` is centred at
+/// `start_hz + i · bin`, `bin = rate / fft_size`; hop `h` keeps grid bins
+/// `h·kept_bins .. (h+1)·kept_bins`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepGrid {
+    /// FFT points per hop.
+    pub fft_size: usize,
+    /// Grid bins each hop keeps: the centre `1 − crop` of its band (an even number).
+    pub kept_bins: usize,
+    /// Bins of the whole grid, `[start, stop)`.
+    pub total_bins: usize,
+    /// Hops per pass: ⌈total_bins / kept_bins⌉.
+    pub hops: usize,
+}
+
+/// `x` as the integer it is within rounding (`rate / bin` of `10e6 / 10e3`), else `None`.
+fn near_integer(x: f64) -> Option<f64> {
+    let r = x.round();
+    ((x - r).abs() <= 1e-9 * x.abs().max(1.0)).then_some(r)
+}
+
+/// The sweep grid at one sample rate. The bin is exactly `bin_hz` whenever
+/// `rate / bin_hz` is an integer (an FFT of that many points, whatever its
+/// factors); otherwise the FFT is the next size up, so the bin is the widest no
+/// wider than asked. The grid has ⌈band / bin⌉ bins, so a pass takes the fewest
+/// hops, ⌈band / (rate × (1 − crop))⌉ up to the even rounding of the kept bins.
+/// `None` when the inputs are not usable numbers (see [`validate_sweep_step`]).
 pub fn sweep_grid(
     start_hz: f64,
     stop_hz: f64,
     bin_hz: f64,
     rate: f64,
     crop: f64,
-) -> Option<(usize, usize, usize, usize)> {
+) -> Option<SweepGrid> {
     let ok = [start_hz, stop_hz, bin_hz, rate]
         .iter()
         .all(|v| v.is_finite() && *v > 0.0)
         && stop_hz > start_hz
         && crop.is_finite()
         && (0.0..0.95).contains(&crop)
-        && rate / bin_hz <= (1u64 << 20) as f64;
+        && rate / bin_hz <= FFT_SIZE_MAX as f64;
     if !ok {
         return None;
     }
-    let need = (rate / bin_hz).ceil().max(16.0) as usize;
-    let fft = need.next_power_of_two().min(1 << 20);
+    let ratio = rate / bin_hz;
+    let fft = near_integer(ratio)
+        .unwrap_or_else(|| ratio.ceil())
+        .max(FFT_SIZE_MIN as f64) as usize;
+    let fft = fft.min(FFT_SIZE_MAX);
     let bin = rate / fft as f64;
     let mut kept = ((fft as f64) * (1.0 - crop)).floor() as usize;
     kept -= kept % 2;
     let kept = kept.max(2);
-    let total = ((stop_hz - start_hz) / bin).floor();
+    let bins = (stop_hz - start_hz) / bin;
+    let total = near_integer(bins).unwrap_or_else(|| bins.ceil()).max(1.0);
     if total > 1e12 {
         return None;
     }
-    let total = total as usize + 1;
-    Some((fft, kept, total, total.div_ceil(kept)))
+    let total = total as usize;
+    Some(SweepGrid {
+        fft_size: fft,
+        kept_bins: kept,
+        total_bins: total,
+        hops: total.div_ceil(kept),
+    })
 }
 
 /// Most hops × repeats a sweep may ask for.
@@ -215,22 +259,22 @@ impl RxSweepStep {
             self.sample_rate_hz,
             self.crop,
         )
-        .map(|g| g.3)
+        .map(|g| g.hops)
     }
 
     /// Total time on the radio: hops × (settle + dwell) × repeats, seconds. The
     /// dwell counted is what the radio really runs: at least one FFT (a dwell asked
     /// shorter than `fft / rate` cannot make the policy under-count).
     pub fn duration_s(&self) -> Option<f64> {
-        let (fft, _, _, hops) = sweep_grid(
+        let g = sweep_grid(
             self.start_hz,
             self.stop_hz,
             self.bin_hz,
             self.sample_rate_hz,
             self.crop,
         )?;
-        let dwell = self.dwell_s.max(fft as f64 / self.sample_rate_hz);
-        Some(hops as f64 * (self.settle_s + dwell) * f64::from(self.repeats))
+        let dwell = self.dwell_s.max(g.fft_size as f64 / self.sample_rate_hz);
+        Some(g.hops as f64 * (self.settle_s + dwell) * f64::from(self.repeats))
     }
 
     /// Every problem of the step's own values, as plan issues (line of the fence).
@@ -308,11 +352,11 @@ impl RxSweepStep {
                         self.sample_rate_hz / 16.0
                     ),
                 );
-            } else if self.sample_rate_hz / self.bin_hz > (1u64 << 20) as f64 {
+            } else if self.sample_rate_hz / self.bin_hz > FFT_SIZE_MAX as f64 {
                 bad.push(
                     "bin_hz",
                     format!(
-                        "bin_hz {} needs an FFT over 1048576 points at {} S/s",
+                        "bin_hz {} needs an FFT over {FFT_SIZE_MAX} points at {} S/s",
                         self.bin_hz, self.sample_rate_hz
                     ),
                 );
@@ -322,7 +366,9 @@ impl RxSweepStep {
 
     /// The whole sweep: values kept and hops, times the repeats, within bounds.
     fn check_size(&self, bad: &mut SweepIssues<'_>) {
-        if let Some((_, _, bins, _)) = sweep_grid(
+        if let Some(SweepGrid {
+            total_bins: bins, ..
+        }) = sweep_grid(
             self.start_hz,
             self.stop_hz,
             self.bin_hz,
@@ -488,12 +534,11 @@ mod tests {
     #[test]
     fn grid_and_duration() {
         let s = step();
-        let (fft, kept, total, hops) =
-            sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop).unwrap();
+        let g = sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop).unwrap();
         // A dwell shorter than one FFT counts as one FFT.
         let mut short = s.clone();
         short.dwell_s = 1e-6;
-        let want = 3.0 * (0.01 + 1024.0 / 10e6);
+        let want = 3.0 * (0.01 + 1000.0 / 10e6);
         assert!((short.duration_s().unwrap() - want).abs() < 1e-12);
         // Too many values to keep.
         let mut huge = s.clone();
@@ -507,11 +552,38 @@ mod tests {
             issues.iter().any(|i| i.message.contains("values")),
             "{issues:?}"
         );
-        assert_eq!((fft, kept), (1024, 768));
-        assert_eq!(total, (20e6 / (10e6 / 1024.0)) as usize + 1);
-        assert_eq!(hops, total.div_ceil(768));
+        // 10 MS/s / 10 kHz: exactly 10 kHz bins from a 1000-point FFT.
+        assert_eq!((g.fft_size, g.kept_bins), (1000, 750));
+        assert_eq!(g.total_bins, 2000);
+        assert_eq!(g.hops, 3);
         assert_eq!(s.hops(), Some(3));
         assert!((s.duration_s().unwrap() - 3.0 * 0.06).abs() < 1e-12);
+    }
+
+    /// The bin asked is the bin given whenever `rate / bin` is an integer, and a pass
+    /// takes the fewest hops, ⌈band / (rate × (1 − crop))⌉: 420–480 MHz at 10 kHz
+    /// and 10 MS/s is 8 hops of 7.5 MHz (as soapy_power plans it), not 9.
+    #[test]
+    fn exact_bin_and_fewest_hops() {
+        for (start, stop, bin, rate, crop, fft, hops) in [
+            (420e6, 480e6, 10e3, 10e6, 0.25, 1000, 8),
+            (88e6, 108e6, 1e3, 2.4e6, 0.25, 2400, 12),
+            (100e6, 101e6, 1e3, 2.048e6, 0.0, 2048, 1),
+            (1e9, 2e9, 100e3, 20e6, 0.25, 200, 67),
+        ] {
+            let g = sweep_grid(start, stop, bin, rate, crop).unwrap();
+            assert_eq!(g.fft_size, fft, "{start}..{stop} at {bin} Hz, {rate} S/s");
+            assert!(((rate / g.fft_size as f64) - bin).abs() < 1e-9 * bin);
+            let fewest = ((stop - start) / (rate * (1.0 - crop))).ceil() as usize;
+            assert_eq!(g.hops, hops);
+            assert_eq!(g.hops, fewest, "{start}..{stop}");
+        }
+        // Not an integer ratio: the next size up, so the bin is no wider than asked.
+        let g = sweep_grid(88e6, 108e6, 7e3, 2.4e6, 0.25).unwrap();
+        assert_eq!(g.fft_size, 343);
+        assert!(2.4e6 / 343.0 <= 7e3);
+        assert!(fft_size_ok(1000) && fft_size_ok(16) && !fft_size_ok(15));
+        assert!(fft_size_ok(1 << 20) && !fft_size_ok((1 << 20) + 1));
     }
 
     #[test]

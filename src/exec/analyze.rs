@@ -149,7 +149,7 @@ fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
             args.overlap
         )));
     }
-    if !(16..=1 << 20).contains(&args.fft_size) {
+    if !rxnode_interlock::fft_size_ok(args.fft_size) {
         return Err(bad_input(format!(
             "--fft-size {} must be in 16..=1048576",
             args.fft_size

@@ -47,7 +47,7 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             args.clkin_tolerance_ppm
         )));
     }
-    if !(16..=1 << 20).contains(&args.fft_size) {
+    if !rxnode_interlock::fft_size_ok(args.fft_size) {
         return Err(bad_input(format!(
             "--fft-size {} must be in 16..=1048576",
             args.fft_size

@@ -2,7 +2,7 @@
 //! how it tiles the band at the actual sample rate ([`HopPlan`]). The limits are the
 //! interlock's (`sweep_grid`, `MAX_SWEEP_*`), shared with the policy check.
 use crate::Error;
-use rxnode_interlock::{sweep_grid, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES};
+use rxnode_interlock::{sweep_grid, SweepGrid, FFT_SIZE_MAX, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};
 
 /// What a sweep asks for (the radio's rate and gain are set by the caller).
@@ -67,11 +67,11 @@ impl SweepConfig {
                 ),
             );
         }
-        if self.sample_rate_hz / self.bin_hz > (1u64 << 20) as f64 {
+        if self.sample_rate_hz / self.bin_hz > FFT_SIZE_MAX as f64 {
             return bad(
                 "bin_hz",
                 format!(
-                    "{} needs an FFT over 1048576 points at {} S/s",
+                    "{} needs an FFT over {FFT_SIZE_MAX} points at {} S/s",
                     self.bin_hz, self.sample_rate_hz
                 ),
             );
@@ -109,16 +109,20 @@ impl HopPlan {
                 detail: format!("actual rate {rate} is not positive"),
             });
         }
-        let (fft_size, kept, total_bins, hops) =
-            sweep_grid(cfg.start_hz, cfg.stop_hz, cfg.bin_hz, rate, cfg.crop).ok_or_else(|| {
-                Error::InvalidSetting {
-                    field: "bin_hz",
-                    detail: format!(
-                        "no usable hop plan for {} Hz bins at {rate} S/s",
-                        cfg.bin_hz
-                    ),
-                }
-            })?;
+        let SweepGrid {
+            fft_size,
+            kept_bins: kept,
+            total_bins,
+            hops,
+        } = sweep_grid(cfg.start_hz, cfg.stop_hz, cfg.bin_hz, rate, cfg.crop).ok_or_else(|| {
+            Error::InvalidSetting {
+                field: "bin_hz",
+                detail: format!(
+                    "no usable hop plan for {} Hz bins at {rate} S/s",
+                    cfg.bin_hz
+                ),
+            }
+        })?;
         let bin_hz = rate / fft_size as f64;
         if (total_bins as u64).saturating_mul(u64::from(cfg.repeats)) > MAX_SWEEP_VALUES {
             return Err(Error::InvalidSetting {
@@ -179,9 +183,10 @@ mod tests {
     #[test]
     fn hops_tile_the_band_without_gap_or_overlap() {
         let p = HopPlan::new(&cfg(), 10e6).unwrap();
-        assert_eq!(p.fft_size, 1024);
-        assert_eq!(p.kept_bins, 768);
-        assert!(p.bin_hz <= 10e3);
+        // 10 MS/s / 10 kHz: exactly the bin asked, from a 1000-point FFT.
+        assert_eq!(p.fft_size, 1000);
+        assert_eq!(p.kept_bins, 750);
+        assert_eq!(p.bin_hz, 10e3);
         // Consecutive hops: the next starts where the previous ended.
         let mut next = 0;
         for h in 0..p.centers_hz.len() {
@@ -197,7 +202,9 @@ mod tests {
         }
         assert_eq!(next, p.total_bins);
         assert!(88e6 + (p.total_bins - 1) as f64 * p.bin_hz >= 108e6 - p.bin_hz);
-        assert_eq!(p.centers_hz.len(), p.total_bins.div_ceil(768));
+        assert_eq!(p.centers_hz.len(), p.total_bins.div_ceil(750));
+        // The fewest hops: 20 MHz in 7.5 MHz hops.
+        assert_eq!(p.centers_hz.len(), 3);
         assert_eq!(p.settle_samples, 10_000);
         assert_eq!(p.dwell_samples, 50_000);
     }

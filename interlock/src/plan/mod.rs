@@ -117,7 +117,7 @@ pub struct RxCaptureStep {
     pub gain_db: Option<crate::sweep::GainSpec>,
     /// Capture length.
     pub duration_s: f64,
-    /// FFT size for the PSD (power of two, 16..=65536); default 2048.
+    /// FFT size for the PSD (any size in 16..=1048576; powers of two are fastest); default 2048.
     #[serde(default)]
     pub fft_size: Option<usize>,
     /// Keep the raw IQ under `.local/rx_iq/<TASK_ID>/`.

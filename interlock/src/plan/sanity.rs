@@ -82,10 +82,14 @@ impl StepCheck<'_> {
             );
         }
         if let Some(f) = s.fft_size {
-            if !(16..=65536).contains(&f) || !f.is_power_of_two() {
+            if !crate::sweep::fft_size_ok(f) {
                 self.push(
                     Some("fft_size"),
-                    format!("rx-plan step {n}: fft_size {f} must be a power of two in 16..=65536"),
+                    format!(
+                        "rx-plan step {n}: fft_size {f} must be in {}..={}",
+                        crate::sweep::FFT_SIZE_MIN,
+                        crate::sweep::FFT_SIZE_MAX
+                    ),
                 );
             }
         }

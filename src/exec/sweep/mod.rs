@@ -100,7 +100,7 @@ pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, Not
     // Tune to the first hop's centre first: the radio never sits outside the band.
     let first =
         rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
-            .map(|(fft, k, _, _)| s.start_hz + (k / 2) as f64 * s.sample_rate_hz / fft as f64)
+            .map(|g| s.start_hz + (g.kept_bins / 2) as f64 * s.sample_rate_hz / g.fft_size as f64)
             .unwrap_or(s.start_hz);
     let cfg = RxConfig {
         frequency_hz: first,
@@ -140,8 +140,12 @@ pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, Not
 /// Every hop's centre must be one the device can tune (when it lists its
 /// ranges): refuse before streaming rather than fail hops one by one.
 fn hops_in_range(s: &RxSweepStep, ranges: &[[f64; 2]]) -> Result<(), NotSwept> {
-    let Some((fft, k, _, hops)) =
-        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
+    let Some(rxnode_interlock::SweepGrid {
+        fft_size: fft,
+        kept_bins: k,
+        hops,
+        ..
+    }) = rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
     else {
         return Ok(());
     };

@@ -104,7 +104,11 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
         "the sweep's .local/ is visible to Git"
     );
     assert_eq!(s.status, "PASS");
-    assert_eq!(s.fft_size, 1024);
+    // 10 MS/s / 10 kHz: the bin asked exactly, from a 1000-point FFT.
+    assert_eq!(s.fft_size, 1000);
+    assert_eq!(s.bin_hz, 10e3);
+    // The fewest hops: 20 MHz in hops of 10 MHz × (1 − 0.25).
+    assert_eq!(s.hops_per_repeat, 3);
     assert_eq!(s.hops.len(), 2 * s.hops_per_repeat);
     assert!(s.failed_hops.is_empty());
     assert_eq!(s.actual.sample_rate_hz, 10e6);
