@@ -164,7 +164,7 @@ pub struct InventoryArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// SoapySDR args to filter devices (e.g. `driver=hackrf`).
-    #[arg(long, default_value = "")]
+    #[arg(short = 'd', long, visible_alias = "device", default_value = "")]
     pub args: String,
 }
 
@@ -172,30 +172,30 @@ pub struct InventoryArgs {
 #[derive(Debug, Args)]
 pub struct CaptureArgs {
     /// SoapySDR device args.
-    #[arg(long)]
+    #[arg(short = 'd', long)]
     pub device: String,
-    /// Centre frequency.
-    #[arg(long)]
+    /// Centre frequency, Hz (SI suffixes: `100M`, `433.92MHz`, `2.4G`).
+    #[arg(short = 'f', long, value_parser = si_number)]
     pub frequency_hz: f64,
-    /// Sample rate.
-    #[arg(long)]
+    /// Sample rate, S/s (`2M`, `2e6`).
+    #[arg(short = 'r', long, value_parser = si_number)]
     pub sample_rate_hz: f64,
-    /// Capture length.
-    #[arg(long)]
+    /// Capture length, seconds.
+    #[arg(short = 't', long)]
     pub duration_s: f64,
-    /// RX gain.
-    #[arg(long)]
+    /// RX gain, dB.
+    #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
     /// Clock source to select.
     #[arg(long)]
     pub clock_source: Option<String>,
-    /// Reference tone RF frequency for the CLKIN check.
-    #[arg(long)]
+    /// Reference tone RF frequency for the CLKIN check, Hz (`100.1M`).
+    #[arg(long, value_parser = si_number)]
     pub clkin_tone_hz: Option<f64>,
     /// CLKIN tolerance in ppm.
     #[arg(long, default_value_t = 0.5)]
     pub clkin_tolerance_ppm: f64,
-    /// FFT size.
+    /// FFT size (any size in 16..=1048576; powers of two are fastest).
     #[arg(long, default_value_t = 2048)]
     pub fft_size: usize,
     /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
@@ -213,11 +213,11 @@ pub struct CaptureArgs {
 pub struct AnalyzeArgs {
     /// The recording.
     pub file: PathBuf,
-    /// Sample rate (raw formats).
-    #[arg(long)]
+    /// Sample rate (raw formats), S/s (`2M`).
+    #[arg(short = 'r', long, value_parser = si_number)]
     pub rate: Option<f64>,
-    /// Centre frequency, for an absolute axis.
-    #[arg(long)]
+    /// Centre frequency, for an absolute axis, Hz (`100M`).
+    #[arg(short = 'f', long, value_parser = si_number)]
     pub center_hz: Option<f64>,
     /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
     #[arg(long)]
@@ -228,8 +228,8 @@ pub struct AnalyzeArgs {
     /// Overlap fraction, 0 ≤ F < 1.
     #[arg(long, default_value_t = 0.5)]
     pub overlap: f64,
-    /// Reference tone RF frequency for the CLKIN check.
-    #[arg(long)]
+    /// Reference tone RF frequency for the CLKIN check, Hz (`100.1M`).
+    #[arg(long, value_parser = si_number)]
     pub clkin_tone_hz: Option<f64>,
     /// CLKIN tolerance in ppm.
     #[arg(long, default_value_t = 0.5)]
@@ -356,25 +356,26 @@ pub enum SchemaKind {
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// SoapySDR device args.
-    #[arg(long)]
+    #[arg(short = 'd', long)]
     pub device: String,
-    /// Lowest frequency of the band, Hz.
-    #[arg(long)]
+    /// Lowest frequency of the band, Hz (`88M`).
+    #[arg(long, value_parser = si_number)]
     pub start_hz: f64,
-    /// Highest frequency of the band, Hz.
-    #[arg(long)]
+    /// Highest frequency of the band, Hz (`108M`).
+    #[arg(long, value_parser = si_number)]
     pub stop_hz: f64,
-    /// Widest acceptable bin, Hz.
-    #[arg(long)]
+    /// Bin width, Hz (`10k`): exact when the sample rate is a whole multiple of it,
+    /// else the widest bin no wider.
+    #[arg(short = 'B', long, value_parser = si_number)]
     pub bin_hz: f64,
-    /// Sample rate per hop.
-    #[arg(long, default_value_t = 10e6)]
+    /// Sample rate per hop, S/s (`10M`).
+    #[arg(short = 'r', long, default_value = "10e6", value_parser = si_number)]
     pub sample_rate_hz: f64,
     /// RX gain: dB, or per element `LNA=24,VGA=20`.
-    #[arg(long)]
+    #[arg(short = 'g', long)]
     pub gain_db: Option<String>,
     /// Samples analysed per hop, seconds.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(short = 't', long, default_value_t = 0.05)]
     pub dwell_s: f64,
     /// Samples discarded after each retune, seconds.
     #[arg(long, default_value_t = 0.01)]
@@ -391,4 +392,64 @@ pub struct SweepArgs {
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
     #[arg(long)]
     pub plot: Option<PathBuf>,
+}
+
+/// A frequency, rate or bin width with an optional SI suffix, as SDR tools write
+/// them: `433.92M`, `2.4G`, `10k`, `2e6`, `100MHz`, `2 MS/s`. `k`/`K` is 10³, `M`
+/// 10⁶, `G`/`g` 10⁹ (a lower-case `m` would be milli, and is refused).
+pub(crate) fn si_number(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let unitless = ["Hz", "hz", "HZ", "S/s", "Sps", "sps"]
+        .iter()
+        .find_map(|u| t.strip_suffix(u))
+        .unwrap_or(t)
+        .trim_end();
+    let (number, scale) = match unitless.chars().last() {
+        Some('k' | 'K') => (&unitless[..unitless.len() - 1], 1e3),
+        Some('M') => (&unitless[..unitless.len() - 1], 1e6),
+        Some('G' | 'g') => (&unitless[..unitless.len() - 1], 1e9),
+        Some('m') => {
+            return Err(format!(
+                "{text:?}: `m` is milli; write M for mega (e.g. 433.92M)"
+            ))
+        }
+        _ => (unitless, 1.0),
+    };
+    let v: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number (e.g. 433.92M, 2.4G, 10k, 2e6)"))?;
+    let v = v * scale;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("{text:?} is not a finite number"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::si_number;
+
+    #[test]
+    fn si_suffixes_as_sdr_tools_write_them() {
+        for (text, want) in [
+            ("433.92M", 433.92e6),
+            ("2.4G", 2.4e9),
+            ("10k", 10e3),
+            ("10K", 10e3),
+            ("2e6", 2e6),
+            ("100MHz", 100e6),
+            ("100 MHz", 100e6),
+            ("2 MS/s", 2e6),
+            ("61.44M", 61.44e6),
+            ("1500", 1500.0),
+        ] {
+            let got = si_number(text).unwrap();
+            assert!((got - want).abs() <= want * 1e-12, "{text}: {got}");
+        }
+        for bad in ["", "M", "100m", "1e400", "ten", "NaNk", "1.2.3M"] {
+            assert!(si_number(bad).is_err(), "{bad} accepted");
+        }
+    }
 }

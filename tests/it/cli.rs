@@ -304,3 +304,74 @@ fn json_errors_are_one_object_on_stderr() {
     assert!(o["error"].get("fix").is_some(), "{o}");
     assert!(!err.contains("rxnode: error:"), "{err}");
 }
+
+/// Capture and sweep speak as soapy_power does: `-d` device, `-f` frequency, `-r`
+/// rate, `-g` gain, `-t` duration (dwell for a sweep), `-B` bin width, and numbers
+/// with SI suffixes (`100M`, `2MHz`, `10k`); `100m` (milli) is refused naming it.
+#[test]
+fn short_flags_and_si_suffixes_for_capture_and_sweep() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    let run = |args: &[&str]| {
+        rxnode(d.path())
+            .args(["--sim", "--json", "--repo"])
+            .arg(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100MHz",
+        "-r",
+        "2M",
+        "-t",
+        "0.2",
+        "-g",
+        "20",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(j["requested"]["frequency_hz"], 100e6, "{j}");
+    assert_eq!(j["requested"]["sample_rate_hz"], 2e6, "{j}");
+    assert_eq!(j["requested"]["gain_db"], 20.0, "{j}");
+    assert_eq!(j["samples_processed"], 400_000, "{j}");
+    let out = run(&[
+        "sweep",
+        "-d",
+        "driver=rxsim",
+        "--start-hz",
+        "88M",
+        "--stop-hz",
+        "92M",
+        "-B",
+        "10k",
+        "-r",
+        "2M",
+        "-t",
+        "0.01",
+        "--settle-s",
+        "0.001",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(j["bin_hz"], 10e3, "{j}");
+    assert_eq!(j["fft_size"], 200, "{j}");
+    let out = run(&[
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100m",
+        "-r",
+        "2M",
+        "-t",
+        "0.2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`m` is milli"), "{err}");
+}
