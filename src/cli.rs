@@ -90,10 +90,19 @@ pub enum Command {
         #[arg(long)]
         push: bool,
     },
-    /// Mark a manually finished task complete.
+    /// Mark a manually finished task complete (with --status, write its result).
     MarkCompleted {
         /// The task ID.
         task_id: String,
+        /// How the manual work went; writes RX_RESULT.md and RX_RESULT.json from one value.
+        #[arg(long, value_enum)]
+        status: Option<ManualStatusArg>,
+        /// What was done (one line in the result).
+        #[arg(long, requires = "status", conflicts_with = "note_file")]
+        note: Option<String>,
+        /// Read the note from this file.
+        #[arg(long, requires = "status")]
+        note_file: Option<PathBuf>,
     },
     /// Check the set-up and explain what is wrong.
     Doctor,
@@ -337,6 +346,34 @@ pub struct TaskNewArgs {
     /// Replace an existing file.
     #[arg(long)]
     pub force: bool,
+}
+
+/// `mark-completed --status`: what the operator says of a manual task.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ManualStatusArg {
+    /// Done, and it worked.
+    #[value(name = "PASS", alias = "pass")]
+    Pass,
+    /// Done, and it did not.
+    #[value(name = "FAIL", alias = "fail")]
+    Fail,
+    /// Done in part.
+    #[value(name = "PARTIAL", alias = "partial")]
+    Partial,
+    /// Deliberately not done.
+    #[value(name = "SKIP", alias = "skip")]
+    Skip,
+}
+
+impl From<ManualStatusArg> for rxnode::ManualStatus {
+    fn from(s: ManualStatusArg) -> Self {
+        match s {
+            ManualStatusArg::Pass => rxnode::ManualStatus::Pass,
+            ManualStatusArg::Fail => rxnode::ManualStatus::Fail,
+            ManualStatusArg::Partial => rxnode::ManualStatus::Partial,
+            ManualStatusArg::Skip => rxnode::ManualStatus::Skip,
+        }
+    }
 }
 
 /// The schemas `rxnode schema` prints.

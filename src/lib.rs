@@ -52,7 +52,7 @@ pub use crate::{
         run::cmd_run,
         sweep::{cmd_sweep, SweepOptions},
     },
-    exit::{code_for, error_json, is_broken_pipe, Outcome},
+    exit::{bad_input, code_for, error_json, is_broken_pipe, Outcome},
     git::publish::cmd_publish,
     mainpc::{
         results::{cmd_results, ResultsOptions, ResultsQuery},
@@ -61,7 +61,7 @@ pub use crate::{
     result::{
         cmd_validate_result, markdown_for_result_json,
         schema::{cmd_schema, SchemaKind},
-        validate_result_files, RESULT_JSON, RESULT_MD,
+        validate_result_files, ManualStatus, RESULT_JSON, RESULT_MD,
     },
     status::cmd_status,
     store::{
@@ -72,7 +72,7 @@ pub use crate::{
     validate::cmd_validate,
     watch::{
         cmd_watch,
-        review::{cmd_mark_completed, cmd_review},
+        review::{cmd_mark_completed, cmd_review, MarkCompleted},
         WatchOptions,
     },
 };

@@ -38,7 +38,12 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Sweep(args) => sweep::run(ctx, args),
         Command::ValidateResult { target } => validate_result::run(ctx, target),
         Command::Publish { task_id, push } => publish::run(ctx, task_id, *push),
-        Command::MarkCompleted { task_id } => review::mark_completed(ctx, task_id),
+        Command::MarkCompleted {
+            task_id,
+            status,
+            note,
+            note_file,
+        } => review::mark_completed(ctx, task_id, *status, note.as_deref(), note_file.as_deref()),
         Command::Doctor => doctor::run(ctx),
         Command::Node(cmd) => node::run(ctx, cmd),
         Command::Results(args) => results::run(ctx, args),

@@ -1,13 +1,31 @@
 //! `rxnode review <ID>` and `rxnode mark-completed <ID>`.
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
+use std::path::Path;
 
 /// Run the subcommand.
 pub fn run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     rxnode::cmd_review(ctx, task_id)
 }
 
-/// `rxnode mark-completed <ID>`.
-pub fn mark_completed(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
-    rxnode::cmd_mark_completed(ctx, task_id)
+/// `rxnode mark-completed <ID> [--status S] [--note TEXT | --note-file F]`.
+pub fn mark_completed(
+    ctx: &Ctx,
+    task_id: &str,
+    status: Option<crate::cli::ManualStatusArg>,
+    note: Option<&str>,
+    note_file: Option<&Path>,
+) -> Result<Outcome> {
+    let note = match note_file {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| rxnode::bad_input(format!("--note-file {}: {e}", f.display())))?,
+        ),
+        None => note.map(str::to_owned),
+    };
+    let opts = rxnode::MarkCompleted {
+        status: status.map(Into::into),
+        note,
+    };
+    rxnode::cmd_mark_completed(ctx, task_id, &opts)
 }

@@ -15,6 +15,7 @@
 //! and [`validate`] the validator and the `validate-result` command.
 #[cfg(test)]
 mod golden_tests;
+mod manual;
 mod markdown;
 mod model;
 pub(crate) mod plot;
@@ -24,6 +25,8 @@ mod sweep_md;
 mod test_util;
 mod validate;
 
+pub use manual::ManualStatus;
+pub(crate) use manual::{check_as_is as check_manual_result, complete as complete_manual};
 pub use markdown::markdown_for_result_json;
 pub(crate) use model::{
     write_result_files, write_skeleton, AuthorizationRecord, Check, RxResult, Status, Timeline,

@@ -37,11 +37,43 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     }
 }
 
-/// Mark an approved (manually finished) task complete.
-pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
+/// What the operator says of a manual task they finished: its status and a note.
+/// With no status the outbox's result files are taken as they are (and must validate).
+#[derive(Debug, Default)]
+pub struct MarkCompleted {
+    /// PASS, FAIL, PARTIAL or SKIP.
+    pub status: Option<crate::result::ManualStatus>,
+    /// What was done, one line in the result.
+    pub note: Option<String>,
+}
+
+/// Mark an approved (manually finished) task complete; with a status, write its
+/// result files first (both from one value, validated before they replace the old).
+pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Result<Outcome> {
     let id = parse_id(task_id)?;
     let paths = Paths::new(&ctx.repo);
     crate::store::trust::prepare(&paths)?;
+    let tid = TaskId::parse(&id).map_err(|e| bad_input(format!("task ID {id:?}: {e}")))?;
+    let current = state::load(&paths)?.tasks.get(&id).map(|r| r.status);
+    let outbox = paths.outbox(&tid);
+    match (current, opts.status) {
+        (Some(TaskStatus::Approved), Some(status)) => crate::result::complete_manual(
+            &outbox,
+            &ctx.repo,
+            status,
+            opts.note.as_deref(),
+            &crate::store::fsutil::now_iso(),
+        )?,
+        (Some(TaskStatus::Approved), None) if outbox.join(crate::result::RESULT_JSON).exists() => {
+            crate::result::check_manual_result(&outbox, &ctx.repo)?
+        }
+        (Some(TaskStatus::Completed), Some(_)) => {
+            return Err(refused(format!(
+                "task {id} is already completed; its result stays as it is"
+            )))
+        }
+        _ => {}
+    }
     let done = state::update(&paths, |s| {
         let rec = s
             .tasks

@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod locks;
+mod manual;
 
 /// Wait for the watcher `child` to exit; it must within 2 s.
 fn stopped_within_2_s(child: &mut std::process::Child) -> std::process::ExitStatus {

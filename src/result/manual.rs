@@ -1,0 +1,149 @@
+//! The result of a manual task (no `rx-plan`): the operator did the work by hand and
+//! says how it went (`rxnode mark-completed ID --status S --note TEXT`). Both result
+//! files are rendered from one value and checked by the result validator before they
+//! replace the outbox's, so what `publish` sends always agrees with itself.
+use super::model::{overall_status, write_result_files, Check, RxResult, Status, RESULT_JSON};
+use super::validate::validate_result_files;
+use crate::exit::bad_input;
+use anyhow::{Context, Result};
+use std::path::Path;
+
+/// Longest note kept in the result (it is one line of the check's detail).
+pub(crate) const MAX_NOTE_CHARS: usize = 1000;
+
+/// The statuses an operator may give a manual task: what happened, never `BLOCKED`
+/// or `NOT RUN` (those describe work that did not happen, which the skeleton says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManualStatus {
+    /// Done, and it worked.
+    Pass,
+    /// Done, and it did not.
+    Fail,
+    /// Done in part.
+    Partial,
+    /// Deliberately not done.
+    Skip,
+}
+
+impl ManualStatus {
+    fn status(self) -> Status {
+        match self {
+            ManualStatus::Pass => Status::Pass,
+            ManualStatus::Fail => Status::Fail,
+            ManualStatus::Partial => Status::Partial,
+            ManualStatus::Skip => Status::Skip,
+        }
+    }
+}
+
+/// The operator's note as one line: lines joined with " / ", control characters
+/// refused (they would reach a terminal on the main PC), at most
+/// [`MAX_NOTE_CHARS`] characters.
+fn one_line(note: &str) -> Result<String> {
+    if let Some(c) = note
+        .chars()
+        .find(|c| c.is_control() && *c != '\n' && *c != '\r' && *c != '\t')
+    {
+        return Err(bad_input(format!(
+            "--note: control character U+{:04X} is not allowed",
+            u32::from(c)
+        )));
+    }
+    let line = note
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ")
+        .replace('\t', " ");
+    if line.chars().count() > MAX_NOTE_CHARS {
+        return Err(bad_input(format!(
+            "--note: {} characters, at most {MAX_NOTE_CHARS}",
+            line.chars().count()
+        )));
+    }
+    Ok(line)
+}
+
+/// Write the manual task's result in `outbox` (`RX_RESULT.json` + `.md` from one
+/// value) with `status` and `note`, finished `now`. The files are rendered in a
+/// folder beside them, validated there, and only then moved into place: a result
+/// the validator refuses never replaces the old one.
+pub(crate) fn complete(
+    outbox: &Path,
+    checkout: &Path,
+    status: ManualStatus,
+    note: Option<&str>,
+    now: &str,
+) -> Result<()> {
+    let json_path = outbox.join(RESULT_JSON);
+    let bytes = std::fs::read(&json_path)
+        .with_context(|| format!("cannot read {}", json_path.display()))?;
+    let mut r: RxResult = serde_json::from_slice(&bytes).map_err(|e| {
+        bad_input(format!(
+            "{}: not a result rxnode wrote: {e}",
+            json_path.display()
+        ))
+    })?;
+    let manual = r.captures.is_empty()
+        && r.sweeps.is_empty()
+        && r.tx.is_none()
+        && r.checks.iter().all(|c| c.name == "manual task");
+    if !manual {
+        return Err(bad_input(format!(
+            "task {} has an rx-plan: its result comes from `rxnode run`, not from --status",
+            r.task_id
+        )));
+    }
+    let detail = match note.map(one_line).transpose()? {
+        Some(n) if !n.is_empty() => n,
+        _ => format!(
+            "done by hand; the operator marked it {}",
+            status.status().as_str()
+        ),
+    };
+    r.checks = vec![Check::new("manual task", status.status(), detail)];
+    r.status = overall_status(&r.checks);
+    // The work was done between the approval and now.
+    if r.timeline.started_at.is_none() {
+        r.timeline.started_at = Some(
+            r.approval
+                .as_ref()
+                .map(|a| a.at.clone())
+                .unwrap_or_else(|| now.to_string()),
+        );
+    }
+    r.timeline.completed_at = Some(now.to_string());
+    let staging = tempfile::Builder::new()
+        .prefix(".mark-completed-")
+        .tempdir_in(outbox)
+        .with_context(|| format!("cannot stage the result in {}", outbox.display()))?;
+    write_result_files(staging.path(), &r)?;
+    let problems = validate_result_files(&staging.path().join(RESULT_JSON), checkout);
+    if !problems.is_empty() {
+        return Err(bad_input(format!(
+            "the result would not validate, nothing was changed: {}",
+            problems.join("; ")
+        )));
+    }
+    for name in [super::model::RESULT_MD, RESULT_JSON] {
+        std::fs::rename(staging.path().join(name), outbox.join(name))
+            .with_context(|| format!("cannot move {name} into {}", outbox.display()))?;
+    }
+    Ok(())
+}
+
+/// The outbox's result files as they are: refused (naming every problem) when the
+/// validator does not accept them, e.g. after a hand edit of one file only.
+pub(crate) fn check_as_is(outbox: &Path, checkout: &Path) -> Result<()> {
+    let problems = validate_result_files(&outbox.join(RESULT_JSON), checkout);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(bad_input(format!(
+            "the outbox's result files do not validate (fix them, or let rxnode write both: \
+             `rxnode mark-completed ID --status PASS|FAIL|PARTIAL|SKIP --note TEXT`): {}",
+            problems.join("; ")
+        )))
+    }
+}
