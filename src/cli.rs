@@ -157,8 +157,8 @@ pub struct WatchArgs {
     /// The decision flow on a local file: no fetch, no radio, no commit, no push.
     #[arg(long, requires = "task_file")]
     pub dry_run: bool,
-    /// The task file for --dry-run.
-    #[arg(long)]
+    /// The task file for --dry-run (only with --dry-run: a live watch reads the branch).
+    #[arg(long, requires = "dry_run")]
     pub task_file: Option<PathBuf>,
     /// Task versions examined per poll at most (the newest; older ones are
     /// reported as not examined).

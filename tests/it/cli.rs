@@ -375,3 +375,22 @@ fn short_flags_and_si_suffixes_for_capture_and_sweep() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("`m` is milli"), "{err}");
 }
+
+/// `watch --task-file F` without `--dry-run` is bad usage (exit 2, naming the flag it
+/// needs), never a live watch that silently ignores the file.
+#[test]
+fn watch_task_file_needs_dry_run() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("T.md");
+    std::fs::write(&f, "TASK_ID = T\n\n").unwrap();
+    let out = rxnode(d.path())
+        .args(["--repo"])
+        .arg(d.path())
+        .args(["watch", "--once", "--task-file"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--dry-run"), "{err}");
+}
