@@ -286,11 +286,18 @@ impl HopRun<'_> {
                     break;
                 }
                 Some(e) => {
+                    // One line per attempt, saying which it was and what follows.
+                    let then = if hop.attempts < 2 {
+                        "retrying it once"
+                    } else {
+                        "marked failed (not filled in)"
+                    };
                     tracing::warn!(
-                        hop = hop.hop,
-                        repeat = hop.repeat,
-                        center,
-                        "sweep hop failed: {e}"
+                        "sweep hop {} of repeat {} at {:.6} MHz, attempt {} of 2, failed: {e}; {then}",
+                        hop.hop + 1,
+                        hop.repeat + 1,
+                        center / 1e6,
+                        hop.attempts
                     );
                     hop.error = Some(e);
                     hop.status = HopStatus::Failed;

@@ -22,6 +22,19 @@ fn a_dead_band_is_marked_failed_and_never_filled_in() {
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0].attempts, 2, "retried once");
     assert!(dead[0].error.as_deref().unwrap_or("").contains("timeout"));
+    // One warning per attempt, each saying which attempt it was and what follows.
+    let err = util::text(&out.stderr);
+    let warned: Vec<&str> = err.lines().filter(|l| l.contains("sweep hop")).collect();
+    assert_eq!(warned.len(), 2, "{err}");
+    assert!(
+        warned[0].contains("attempt 1 of 2") && warned[0].contains("retrying it once"),
+        "{err}"
+    );
+    assert!(
+        warned[1].contains("attempt 2 of 2") && warned[1].contains("marked failed"),
+        "{err}"
+    );
+    assert!(warned.iter().all(|l| l.contains("of repeat 1")), "{err}");
     assert_eq!((f.low_hz, f.high_hz), (dead[0].low_hz, dead[0].high_hz));
     let rows = read_rtl_power(&std::fs::read_to_string(&csv).unwrap());
     assert_eq!(rows.len(), s.hops.len() - 1);
