@@ -44,5 +44,8 @@ pub use crate::{
     },
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, TxRadio, TxReport},
     sim::use_sim,
-    sweep::{run_sweep, HopPlan, HopStatus, SweepConfig, SweepHop, SweepReport},
+    sweep::{
+        run_sweep, run_sweep_with_progress, HopPlan, HopStatus, SweepConfig, SweepHop,
+        SweepProgress, SweepReport,
+    },
 };

@@ -394,3 +394,34 @@ fn watch_task_file_needs_dry_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--dry-run"), "{err}");
 }
+
+/// A sweep on a terminal shows its progress (hop k of n, the repeat, the time left);
+/// through a pipe it prints none of it.
+#[cfg(target_os = "linux")]
+#[test]
+fn sweep_shows_progress_on_a_terminal_only() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    let args = "--start-hz 88M --stop-hz 108M -B 10k -r 2M -t 0.1 --settle-s 0.01 --repeats 2";
+    let tty = on_a_terminal(
+        d.path(),
+        &format!(
+            "--sim --repo {} sweep -d driver=rxsim {args}",
+            d.path().display()
+        ),
+        None,
+    );
+    assert!(tty.contains("sweep ["), "{tty:?}");
+    assert!(tty.contains("hop ") && tty.contains("/28"), "{tty:?}");
+    assert!(tty.contains("(repeat 2 of 2)"), "{tty:?}");
+    let out = rxnode(d.path())
+        .args(["--sim", "--repo"])
+        .arg(d.path())
+        .args(["sweep", "-d", "driver=rxsim"])
+        .args(args.split(' '))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("sweep ["), "progress on a pipe: {err}");
+}

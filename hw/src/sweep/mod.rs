@@ -18,7 +18,7 @@ use rxnode_dsp::{
     band_peaks, HopPlacement, Peak, ReadOutcome, SampleSource, Stitcher, Welch, WelchConfig,
 };
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 mod plan;
@@ -132,8 +132,35 @@ pub fn run_sweep(
     cfg: &SweepConfig,
     cancel: &AtomicBool,
 ) -> Result<SweepReport, Error> {
+    run_sweep_with_progress(radio, cfg, cancel, &SweepProgress::default())
+}
+
+/// How far a running sweep is, for a progress display on another thread: hops
+/// finished and the total (hops × repeats, known once the plan is made).
+#[derive(Debug, Default)]
+pub struct SweepProgress {
+    /// Hops finished (measured or failed), over every repeat.
+    pub done: AtomicU64,
+    /// Hops × repeats; 0 until the plan is made.
+    pub total: AtomicU64,
+    /// Hops per repeat; 0 until the plan is made.
+    pub per_repeat: AtomicU64,
+}
+
+/// [`run_sweep`], counting finished hops into `progress` as it goes.
+pub fn run_sweep_with_progress(
+    radio: &mut RxRadio,
+    cfg: &SweepConfig,
+    cancel: &AtomicBool,
+    progress: &SweepProgress,
+) -> Result<SweepReport, Error> {
     let rate = radio.actual()?.sample_rate_hz;
     let plan = HopPlan::new(cfg, rate)?;
+    let per_repeat = plan.centers_hz.len() as u64;
+    progress.per_repeat.store(per_repeat, Ordering::Relaxed);
+    progress
+        .total
+        .store(per_repeat * u64::from(cfg.repeats), Ordering::Relaxed);
     let mut wcfg = WelchConfig::new(plan.fft_size, rate);
     wcfg.dc_exclude_bins = 0;
     let mut welch = Welch::new(wcfg)?;
@@ -166,6 +193,7 @@ pub fn run_sweep(
             if run.measure(&mut hop, center, (b0, b1)) {
                 cancelled = true;
             }
+            progress.done.fetch_add(1, Ordering::Relaxed);
             hops.push(hop);
         }
     }

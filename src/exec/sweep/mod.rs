@@ -17,7 +17,9 @@ pub(crate) use self::step::step_sweep;
 
 use crate::result::Status;
 use anyhow::{Context, Result};
-use rxnode_hw::{run_sweep, HopStatus, RxConfig, RxRadio, SweepConfig, SweepReport};
+use rxnode_hw::{
+    run_sweep_with_progress, HopStatus, RxConfig, RxRadio, SweepConfig, SweepProgress, SweepReport,
+};
 use rxnode_interlock::{GainSpec, RxSweepStep};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -127,7 +129,17 @@ pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, Not
         .actual()
         .map_err(|e| NotSwept::Failed(e.to_string()))?;
     let gain_elements_db = radio.gain_elements().unwrap_or_default();
-    let report = run_sweep(&mut radio, &config_of(s), cancel).map_err(blocked_or_failed)?;
+    let progress = SweepProgress::default();
+    let done = AtomicBool::new(false);
+    let report = std::thread::scope(|scope| {
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            scope.spawn(|| progress_bar(&progress, &done));
+        }
+        let r = run_sweep_with_progress(&mut radio, &config_of(s), cancel, &progress);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    })
+    .map_err(blocked_or_failed)?;
     Ok(Swept {
         report,
         device: json!({"args": s.device, "driver": info.driver, "serial": info.serial}),
@@ -135,6 +147,37 @@ pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, Not
         gain_elements_db,
         started_at,
     })
+}
+
+/// A progress line on the operator's terminal until `done`: hop k of n, the repeat,
+/// elapsed time and the time left at the pace so far.
+fn progress_bar(p: &SweepProgress, done: &AtomicBool) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} sweep [{bar:24}] hop {pos}/{len} {msg} ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    while !done.load(Relaxed) {
+        let (n, total, per) = (
+            p.done.load(Relaxed),
+            p.total.load(Relaxed),
+            p.per_repeat.load(Relaxed),
+        );
+        bar.set_length(total);
+        bar.set_position(n);
+        if per > 0 && total > per {
+            bar.set_message(format!(
+                "(repeat {} of {})",
+                (n / per + 1).min(total / per),
+                total / per
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
 }
 
 /// Every hop's centre must be one the device can tune (when it lists its
