@@ -34,6 +34,5 @@ pub(crate) use model::{
 };
 pub use model::{RESULT_JSON, RESULT_MD};
 pub(crate) use plot::write_spectrum_pngs;
-pub(crate) use sweep_md::render_sweep_md;
 pub(crate) use validate::is_safe_relative;
 pub use validate::{cmd_validate_result, validate_result_files};

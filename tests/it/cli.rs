@@ -424,4 +424,15 @@ fn sweep_shows_progress_on_a_terminal_only() {
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("sweep ["), "progress on a pipe: {err}");
+    // The report is plain text for people, not a Markdown table.
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.starts_with("sweep PASS: 88.000–108.000 MHz"),
+        "{report}"
+    );
+    assert!(
+        report.contains("bin 10.000 kHz (asked 10.000 kHz)"),
+        "{report}"
+    );
+    assert!(!report.contains('|') && !report.contains("###"), "{report}");
 }

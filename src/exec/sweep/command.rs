@@ -4,7 +4,6 @@ use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
 use super::{execute, parse_gain, status_of, write_new, NotSwept, Swept};
 use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome};
-use crate::result::render_sweep_md;
 use crate::result::Status;
 use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
@@ -229,8 +228,8 @@ fn print(ctx: &Ctx, v: &Value, written: &Written) -> Result<()> {
     let text = if ctx.json {
         format!("{}\n", serde_json::to_string_pretty(v)?)
     } else {
-        let mut o = String::new();
-        render_sweep_md(&mut o, 1, v);
+        // Plain text for the terminal; the Markdown is for RX_RESULT.md.
+        let mut o = sweep_text(v);
         // The operator sees where the results went (the JSON names the CSV only).
         for (what, p) in written {
             let _ = writeln!(o, "wrote {what}: {}", p.display());
@@ -240,6 +239,105 @@ fn print(ctx: &Ctx, v: &Value, written: &Written) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     Ok(())
+}
+
+/// A sweep as the operator reads it on a terminal: the verdict and band first,
+/// then the settings, the peaks and any failed hops, in MHz and dB.
+fn sweep_text(v: &Value) -> String {
+    let f = |o: &Value, k: &str| o.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
+    let status = v.get("status").and_then(Value::as_str).unwrap_or("?");
+    let mut o = String::new();
+    let req = v.get("requested").cloned().unwrap_or(Value::Null);
+    let failed = v
+        .get("failed_hops")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let _ =
+        writeln!(
+        o,
+        "sweep {status}: {:.3}–{:.3} MHz, {} hop(s) × {} repeat(s), {} failed, bin {} (asked {})",
+        f(&req, "start_hz") / 1e6,
+        f(&req, "stop_hz") / 1e6,
+        v.get("hops_per_repeat").and_then(Value::as_u64).unwrap_or(0),
+        req.get("repeats").and_then(Value::as_u64).unwrap_or(1),
+        failed.len(),
+        hz(f(v, "bin_hz")),
+        hz(f(&req, "bin_hz")),
+    );
+    if let Some(d) = v.get("detail").and_then(Value::as_str) {
+        let _ = writeln!(o, "  {d}");
+        return o;
+    }
+    let a = v.get("actual").cloned().unwrap_or(Value::Null);
+    let elements = a
+        .get("gain_elements_db")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, g)| format!("{k} {}", g.as_f64().unwrap_or(f64::NAN)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .filter(|s| !s.is_empty())
+        .map(|s| format!(" ({s})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        o,
+        "  rate {:.3} MS/s, gain {} dB{elements}, settle {} s, dwell {} s, crop {}",
+        f(&a, "sample_rate_hz") / 1e6,
+        f(&a, "gain_db"),
+        f(&req, "settle_s"),
+        f(&req, "dwell_s"),
+        f(&req, "crop"),
+    );
+    let _ = writeln!(
+        o,
+        "  noise floor {:.1} dBFS per bin; {:.2} s (settle + dwell floor {:.2} s)",
+        f(v, "noise_floor_db"),
+        f(v, "elapsed_s"),
+        f(v, "settle_dwell_floor_s"),
+    );
+    let peaks = v
+        .get("peaks")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if peaks.is_empty() {
+        let _ = writeln!(o, "  no peaks above the noise");
+    } else {
+        let _ = writeln!(o, "  peaks:");
+        for (i, p) in peaks.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "  {:>3}  {:>14.6} MHz  {:>7.1} dBFS  SNR {:>5.1} dB",
+                i + 1,
+                f(p, "frequency_hz") / 1e6,
+                f(p, "power_db"),
+                f(p, "snr_db"),
+            );
+        }
+    }
+    for h in &failed {
+        let _ = writeln!(
+            o,
+            "  failed hop: {:.3}–{:.3} MHz (not measured, not filled in)",
+            f(h, "low_hz") / 1e6,
+            f(h, "high_hz") / 1e6
+        );
+    }
+    o
+}
+
+/// A bin width for people: `10.000 kHz`, `7.812 kHz`, `250 Hz`.
+fn hz(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.3} MHz", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.3} kHz", x / 1e3)
+    } else {
+        format!("{x:.1} Hz")
+    }
 }
 
 #[cfg(test)]
