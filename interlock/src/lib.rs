@@ -36,7 +36,7 @@ pub use crate::{
     header::{lenient_task_id, AllowPush, TaskHeader, TaskId},
     permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
-    policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
+    policy::{check_rx_step, check_step, Policy, RxPolicy, TxPolicy},
     records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
     risk::{derive_risk, RiskLevel},
     strict_json::{

@@ -5,6 +5,7 @@ use crate::util::{text, Lab, PROMPT};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+mod informed;
 mod locks;
 
 /// Wait for the watcher `child` to exit; it must within 2 s.
