@@ -337,6 +337,10 @@ pub struct TaskNewArgs {
     /// Replace an existing file.
     #[arg(long)]
     pub force: bool,
+    /// Only this node may be offered the task (TARGET_NODES); repeat for several.
+    /// Default: every node.
+    #[arg(long, value_name = "NAME")]
+    pub node: Vec<String>,
 }
 
 /// The schemas `rxnode schema` prints.

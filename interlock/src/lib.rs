@@ -33,7 +33,7 @@ mod testutil;
 
 pub use crate::{
     error::{Error, Issue},
-    header::{lenient_task_id, AllowPush, TaskHeader, TaskId},
+    header::{check_node_name, lenient_task_id, AllowPush, TaskHeader, TaskId, MAX_NODE_NAME_LEN},
     permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
     policy::{check_rx_step, check_step, Policy, RxPolicy, TxPolicy},

@@ -130,6 +130,16 @@ fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, App
         Some(acquire_run_lock(paths, id.as_str())?)
     };
     let approved = preconditions(ctx, paths, id)?;
+    // Approved here once, but the node may have been renamed since: its
+    // TARGET_NODES must still name this node (docs/protocol.md#header-fields).
+    if let Some(why) = crate::watch::not_for_this_node(&paths.repo, &approved.task) {
+        return Err(refuse(
+            paths,
+            id.as_str(),
+            Some(approved.task.sha256()),
+            format!("task {id} is {why}; it is never run here"),
+        ));
+    }
     Ok((lock, approved))
 }
 

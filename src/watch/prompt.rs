@@ -23,6 +23,11 @@ impl Flow<'_> {
     pub(crate) fn prompt(&mut self, found: &Found<'_>) -> Result<Decision> {
         let Found { task, commit, .. } = *found;
         let id = task.id().to_string();
+        // Checked again here: the node may have been renamed since the task was queued.
+        if let Some(why) = super::not_for_this_node(&self.paths.repo, task) {
+            self.record_not_for_us(task, commit, &why)?;
+            return Ok(Decision::NotForThisNode);
+        }
         self.record_pending(task, commit)?;
         self.show(found);
         ledger::append(&self.paths, &task_line("prompted", task, commit))?;
@@ -119,6 +124,13 @@ impl Flow<'_> {
         s.push('\n');
         for r in task.risk_reasons() {
             s.push_str(&format!("           - {}\n", escaped(r)));
+        }
+        if let Some(t) = &h.target_nodes {
+            // (Only a listed node gets here: see `not_for_this_node`.)
+            s.push_str(&format!(
+                "  Nodes:   {} (TARGET_NODES; this node is one of them)\n",
+                t.join(", ")
+            ));
         }
         if !commit.is_empty() {
             s.push_str(&format!("  Commit:  {commit} (blob {blob})\n"));
