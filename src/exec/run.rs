@@ -320,6 +320,19 @@ fn record_run(
         tracing::warn!("spectrum plot in {}: {e:#}", dir.display());
     }
     let ids = run.ids.to_owned();
+    if opened_no_stream(&result) {
+        // Nothing reached a radio: the task stays approved and may be run again
+        // (after a policy change, say); a RED run asks for a fresh authorization.
+        ledger::append(
+            run.paths,
+            &Entry::new(crate::store::rebuild::RUN_ENDED_BEFORE_RADIO)
+                .task(run.ids)
+                .sha(run.sha)
+                .commit(&approved.commit)
+                .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
+        )?;
+        return Ok((result, dir));
+    }
     state::update(run.paths, |s| {
         if let Some(r) = s.tasks.get_mut(&ids) {
             r.status = TaskStatus::Completed;
@@ -336,6 +349,19 @@ fn record_run(
             .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
     )?;
     Ok((result, dir))
+}
+
+/// Whether a run ended before any radio stream was opened: every step BLOCKED
+/// (by the policy, or a radio that could not be opened or streamed) or NOT RUN,
+/// and no `tx_tone` step got past NOT RUN (a TX step that began keying stays
+/// single-use whatever its status says).
+fn opened_no_stream(result: &RxResult) -> bool {
+    result.tx.is_none()
+        && !result.checks.is_empty()
+        && result.checks.iter().all(|c| {
+            c.status == Status::NotRun
+                || (c.status == Status::Blocked && !c.name.ends_with(": tx_tone"))
+        })
 }
 
 /// The result on stdout: the JSON, or the status and one line per check.
@@ -355,5 +381,15 @@ fn report(ctx: &Ctx, ids: &str, result: &RxResult, dir: &std::path::Path) {
             );
         }
         println!("results: {}", dir.display());
+        if opened_no_stream(result) {
+            println!(
+                "nothing reached a radio: {ids} stays approved; after changing the policy, `rxnode run {ids}` runs it again{}",
+                if result.authorization.is_some() {
+                    " (it asks for a fresh authorization)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
 }

@@ -66,22 +66,55 @@ pub(crate) fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
     (st != "NOT RUN").then_some(st)
 }
 
+/// The ledger event of a run that ended before any radio stream was opened (every
+/// step BLOCKED or NOT RUN): the task stays approved and may be run again.
+pub(crate) const RUN_ENDED_BEFORE_RADIO: &str = "run_ended_before_radio";
+
 /// The ledger entries that show task `id` ran (or may have run): `run_finished`
 /// and `marked_completed` always; for a RED task also `run_started` (it may have
-/// keyed the transmitter before a crash), in the `.local/` ledger or its mirror.
-/// The first one found, described.
+/// keyed the transmitter before a crash) unless the same ledger closes it with
+/// [`RUN_ENDED_BEFORE_RADIO`], in the `.local/` ledger or its mirror; else a result
+/// in the outbox — except the BLOCKED / NOT RUN result of a run that each ledger
+/// says ended before any radio stream was opened. The first one found, described.
 pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
     for e in ledger::read_both(paths)? {
-        if str_of(&e, "task_id") != Some(id) {
-            continue;
-        }
         let ev = str_of(&e, "event").unwrap_or_default();
-        let at = str_of(&e, "at").unwrap_or("?");
-        if ev == "run_finished" || ev == "marked_completed" || (red && ev == "run_started") {
-            return Ok(Some(format!("ledger `{ev}` at {at}")));
+        if str_of(&e, "task_id") == Some(id) && (ev == "run_finished" || ev == "marked_completed") {
+            return Ok(Some(format!(
+                "ledger `{ev}` at {}",
+                str_of(&e, "at").unwrap_or("?")
+            )));
         }
     }
-    Ok(finished_outbox(paths, id).map(|s| format!("its outbox result is {s}")))
+    let mut ledgers = vec![ledger::read_all(paths)?];
+    ledgers.extend(ledger::read_mirror(paths)?);
+    // Each ledger on its own: a closing line planted in one does not close a
+    // `run_started` the other holds open.
+    let mut every_last_run_ended_before_radio = true;
+    for entries in &ledgers {
+        let mut open: Option<&str> = None;
+        let mut last: Option<&str> = None;
+        for e in entries {
+            if str_of(e, "task_id") != Some(id) {
+                continue;
+            }
+            let ev = str_of(e, "event").unwrap_or_default();
+            let at = str_of(e, "at").unwrap_or("?");
+            match ev {
+                "run_started" => open = Some(at),
+                RUN_ENDED_BEFORE_RADIO => open = None,
+                _ => continue,
+            }
+            last = Some(ev);
+        }
+        if let (true, Some(at)) = (red, open) {
+            return Ok(Some(format!("ledger `run_started` at {at}")));
+        }
+        every_last_run_ended_before_radio &= last == Some(RUN_ENDED_BEFORE_RADIO);
+    }
+    Ok(finished_outbox(paths, id)
+        .filter(|s| !(every_last_run_ended_before_radio && s == "BLOCKED"))
+        .map(|s| format!("its outbox result is {s}")))
 }
 
 /// What shows this node has history, for a missing state file (empty = none).
