@@ -433,4 +433,46 @@ mod tests {
             .contains("run_started"));
         assert_eq!(evidence(&paths).unwrap().len(), 1);
     }
+
+    /// A `run_started` closed by `run_ended_before_radio` (the run reached no radio)
+    /// no longer counts, and neither does its BLOCKED outbox result — but only when
+    /// each ledger closes it: a closing line planted in the `.local/` ledger alone
+    /// leaves the mirror's `run_started` open.
+    #[test]
+    fn a_run_ended_before_radio_reopens_only_when_each_ledger_says_so() {
+        let d = tempfile::tempdir().unwrap();
+        git2::Repository::init(d.path()).unwrap();
+        let paths = Paths::new(d.path());
+        let sha = "a".repeat(64);
+        let closed = format!(
+            "{}{}",
+            line("run_started", "R", &sha),
+            line(RUN_ENDED_BEFORE_RADIO, "R", &sha)
+        );
+        std::fs::create_dir_all(paths.outbox_root().join("R")).unwrap();
+        std::fs::write(
+            paths.outbox_root().join("R").join("RX_RESULT.json"),
+            r#"{"status": "BLOCKED"}"#,
+        )
+        .unwrap();
+        std::fs::write(paths.ledger(), &closed).unwrap();
+        // No mirror yet: the `.local/` ledger alone decides.
+        assert_eq!(finished_run(&paths, "R", true).unwrap(), None);
+        let mirror = ledger::mirror_path(&paths).unwrap();
+        std::fs::create_dir_all(mirror.parent().unwrap()).unwrap();
+        std::fs::write(&mirror, line("run_started", "R", &sha)).unwrap();
+        let why = finished_run(&paths, "R", true).unwrap().unwrap();
+        assert!(why.contains("run_started"), "{why}");
+        let why = finished_run(&paths, "R", false).unwrap().unwrap();
+        assert!(why.contains("BLOCKED"), "{why}");
+        std::fs::write(&mirror, &closed).unwrap();
+        assert_eq!(finished_run(&paths, "R", true).unwrap(), None);
+        // A finished run in either ledger counts, whatever else they say.
+        std::fs::write(
+            &mirror,
+            format!("{closed}{}", line("run_finished", "R", &sha)),
+        )
+        .unwrap();
+        assert!(finished_run(&paths, "R", false).unwrap().is_some());
+    }
 }
