@@ -70,6 +70,9 @@ struct Report<'a> {
     task_id: Option<&'a str>,
     risk_level: Option<&'static str>,
     errors: Vec<Issue>,
+    /// `TARGET_NODES`, when the task names nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target_nodes: Option<&'a [String]>,
     /// The policy file the verdicts are against (`--policy`), if one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     policy: Option<String>,
@@ -122,6 +125,7 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                     task_id: Some(task.id().as_str()),
                     risk_level: Some(task.risk().as_str()),
                     errors: vec![],
+                    target_nodes: task.header().target_nodes.as_deref(),
                     policy: policy.as_ref().map(|p| p.0.clone()),
                     steps: task
                         .plan()
@@ -139,6 +143,12 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                 println!("  risk:  {}", task.risk());
                 for r in task.risk_reasons() {
                     println!("         {r}");
+                }
+                if let Some(t) = &task.header().target_nodes {
+                    println!(
+                        "  nodes: {} (TARGET_NODES; other nodes never run it)",
+                        t.join(", ")
+                    );
                 }
                 match task.plan() {
                     Some(p) => {
@@ -174,6 +184,7 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                     task_id: None,
                     risk_level: None,
                     errors: issues.clone(),
+                    target_nodes: None,
                     policy: None,
                     steps: Vec::new(),
                 };

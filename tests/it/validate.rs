@@ -11,6 +11,8 @@ struct Report {
     risk_level: Option<String>,
     errors: Vec<ErrorEntry>,
     #[serde(default)]
+    target_nodes: Option<Vec<String>>,
+    #[serde(default)]
     policy: Option<String>,
     #[serde(default)]
     steps: Vec<StepEntry>,
@@ -79,8 +81,12 @@ fn valid_fixtures_and_their_risk() {
         ("valid_red_other.md", "FIX_RED_FW_001", "RED"),
         ("valid_declared_higher.md", "FIX_HIGHER_001", "YELLOW"),
         ("valid_bom_crlf_tight.md", "FIX_BOM_001", "GREEN"),
+        ("valid_target_nodes.md", "FIX_TARGETS_001", "GREEN"),
     ] {
         let (code, r) = validate_json(&fixture(name));
+        let want_nodes = (name == "valid_target_nodes.md")
+            .then(|| vec!["LAB-RX1".to_owned(), "LAB-RX2".to_owned()]);
+        assert_eq!(r.target_nodes, want_nodes, "{name}");
         assert_eq!(code, 0, "{name}: {r:?}");
         assert!(r.valid, "{name}");
         assert_eq!(r.task_id.as_deref(), Some(id), "{name}");
@@ -157,6 +163,17 @@ const INVALID: &[(&str, &[Expected])] = &[
             Some("SOURCE_BRANCH"),
             "\"main\" is not the watched branch \"video-development\"",
         )],
+    ),
+    (
+        "invalid_target_nodes.md",
+        &[
+            (
+                11,
+                Some("TARGET_NODES"),
+                "entry 2 is empty (a stray comma?)",
+            ),
+            (11, Some("TARGET_NODES"), "node LAB-RX1 is listed twice"),
+        ],
     ),
     (
         "invalid_allow_push.md",
