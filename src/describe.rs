@@ -426,5 +426,6 @@ mod tests {
         assert_eq!(bytes(4.2e9), "4.2 GB");
         assert_eq!(secs(1.0), "1.0 s");
         assert_eq!(secs(0.25), "0.250 s");
+        assert_eq!(secs(0.3), "0.3 s");
     }
 }

@@ -124,3 +124,35 @@ fn hostile_characters_in_device_args_never_reach_the_terminal_raw() {
         }
     }
 }
+
+/// A transmitting step is marked TRANSMIT with where it lands on air, and a node
+/// without a TX range says before `[A]` that `run` would refuse it.
+#[test]
+fn prompt_marks_a_tx_step_transmit_and_shows_the_tx_policy_verdict() {
+    let lab = Lab::new();
+    let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TX1",
+      "frequency_hz": 433.92e6, "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3,
+      "gain_db": 0, "duration_s": 0.3}]}"#;
+    let mut t = Lab::task(
+        "T_TX_SHOWN",
+        &lab.main_head(),
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_TX", "YES"),
+            ("RISK_LEVEL", "RED"),
+        ],
+    );
+    t.push_str(&format!("\n```rx-plan\n{plan}\n```\n"));
+    lab.post(&t);
+    let out = lab.watch_once("d\n");
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{so}\n{}", text(&out.stderr));
+    let before = &so[..so.find(PROMPT).expect("prompted")];
+    for want in [
+        "  Policy:  no policy file: defaults (RX up to 60 s, 4 GiB IQ; TX refused)",
+        "1. TRANSMIT tx_tone driver=rxsim,serial=TX1: LO 433.920 MHz, tone offset +50.000 kHz → on air 433.970 MHz (image 433.870 MHz, LO leakage 433.920 MHz), 1.000 MS/s, TX gain 0 dB, 0.3 s",
+        "→ would be REFUSED — `rxnode run` stops before any step: no tx section in the local policy: TX is refused",
+    ] {
+        assert!(before.contains(want), "no {want:?} before the prompt:\n{so}");
+    }
+}
