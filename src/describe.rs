@@ -2,7 +2,7 @@
 //! `review` prompt and `rxnode validate`): the Markdown body escaped and cut, each
 //! plan step in plain units with the IQ it records, and this node's policy
 //! verdict per step — the very check `rxnode run` applies
-//! ([`rxnode_interlock::check_step`]), never a second one. docs/operator.md#the-prompt
+//! ([`rxnode_interlock::check_step`]), never a second one. docs/operator.md#a-task-arrives
 //! shows an example.
 use rxnode_interlock::{
     check_step, GainSpec, Plan, Policy, RxCaptureStep, RxSweepStep, Step, TxToneStep,
