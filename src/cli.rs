@@ -346,6 +346,10 @@ pub struct TaskNewArgs {
     /// Replace an existing file.
     #[arg(long)]
     pub force: bool,
+    /// Only this node may be offered the task (TARGET_NODES); repeat for several.
+    /// Default: every node.
+    #[arg(long, value_name = "NAME")]
+    pub node: Vec<String>,
 }
 
 /// `mark-completed --status`: what the operator says of a manual task.

@@ -28,6 +28,7 @@
 
 mod context;
 mod demo;
+mod describe;
 mod doctor;
 mod exec;
 mod exit;

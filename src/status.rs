@@ -59,6 +59,8 @@ pub(crate) struct Report {
     pub queue: Vec<QueueItem>,
     /// Withdrawn by the main PC (task file deleted before approval).
     pub withdrawn: Vec<String>,
+    /// Tasks whose `TARGET_NODES` leaves this node out (never prompted, never run).
+    pub not_for_this_node: Vec<String>,
     /// History rewrites (force pushes) of the watched branch, oldest first.
     pub history_rewrites: Vec<Rewrite>,
     /// The last poll's history walk.
@@ -140,6 +142,7 @@ pub(crate) fn report(paths: &Paths) -> Result<Report> {
             })
             .collect(),
         withdrawn: st.ids_with(TaskStatus::Withdrawn),
+        not_for_this_node: st.ids_with(TaskStatus::NotForThisNode),
         history_rewrites: st.queue.rewrites.clone(),
         last_walk: st.queue.last_walk.clone(),
     })
@@ -171,6 +174,9 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     list("completed:", &r.completed);
     list("rejected:", &r.rejected);
     list("withdrawn:", &r.withdrawn);
+    if !r.not_for_this_node.is_empty() {
+        list("not for us:", &r.not_for_this_node);
+    }
     print_queue(&r, colour);
     if r.rejected_texts > 0 {
         println!(

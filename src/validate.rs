@@ -2,7 +2,9 @@
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
-use rxnode_interlock::{validate_task_bytes, Issue, ValidTask, ValidateOptions, MAX_TASK_BYTES};
+use rxnode_interlock::{
+    validate_task_bytes, Issue, Policy, ValidTask, ValidateOptions, MAX_TASK_BYTES,
+};
 use serde::Serialize;
 use std::io::Read;
 use std::path::Path;
@@ -68,10 +70,38 @@ struct Report<'a> {
     task_id: Option<&'a str>,
     risk_level: Option<&'static str>,
     errors: Vec<Issue>,
+    /// `TARGET_NODES`, when the task names nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target_nodes: Option<&'a [String]>,
+    /// The policy file the verdicts are against (`--policy`), if one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<String>,
+    /// Each plan step in plain units, with the policy's verdict when one was given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    steps: Vec<crate::describe::StepView>,
+}
+
+/// The policy named by `--policy` / `RXNODE_POLICY`, read as `rxnode run` parses
+/// it; `None` when none was named. A file that is missing or invalid is bad input.
+fn named_policy(ctx: &Ctx) -> Result<Option<(String, Policy)>> {
+    let Some(p) = &ctx.policy else {
+        return Ok(None);
+    };
+    let name = p.display().to_string();
+    let meta = std::fs::metadata(p).map_err(|e| bad_input(format!("policy {name}: {e}")))?;
+    if !meta.is_file() || meta.len() > 1024 * 1024 {
+        return Err(bad_input(format!(
+            "policy {name}: not a regular file of at most 1 MiB"
+        )));
+    }
+    let text = std::fs::read_to_string(p).map_err(|e| bad_input(format!("policy {name}: {e}")))?;
+    let pol = Policy::from_json(&text).map_err(|e| bad_input(format!("{name}: {e}")))?;
+    Ok(Some((name, pol)))
 }
 
 /// The command.
 pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
+    let policy = named_policy(ctx)?;
     let result = match read_task_file(file) {
         Ok(bytes) => check(&bytes, &ctx.source.branch),
         Err(e) => {
@@ -95,25 +125,50 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                     task_id: Some(task.id().as_str()),
                     risk_level: Some(task.risk().as_str()),
                     errors: vec![],
+                    target_nodes: task.header().target_nodes.as_deref(),
+                    policy: policy.as_ref().map(|p| p.0.clone()),
+                    steps: task
+                        .plan()
+                        .map(|p| crate::describe::steps(p, policy.as_ref().map(|p| &p.1)))
+                        .unwrap_or_default(),
                 };
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 println!("{name}: valid");
-                println!("  task:  {} — {}", task.id(), task.header().task_title);
+                println!(
+                    "  task:  {} — {}",
+                    task.id(),
+                    crate::describe::escaped(&task.header().task_title)
+                );
                 println!("  risk:  {}", task.risk());
                 for r in task.risk_reasons() {
                     println!("         {r}");
                 }
+                if let Some(t) = &task.header().target_nodes {
+                    println!(
+                        "  nodes: {} (TARGET_NODES; other nodes never run it)",
+                        t.join(", ")
+                    );
+                }
                 match task.plan() {
                     Some(p) => {
-                        println!("  plan:  {} step(s)", p.steps.len());
-                        for (i, s) in p.steps.iter().enumerate() {
-                            println!(
-                                "         {}. {}{}",
-                                i + 1,
-                                s.op(),
-                                s.device().map(|d| format!(" on {d}")).unwrap_or_default()
-                            );
+                        match &policy {
+                            Some((name, _)) => println!(
+                                "  plan:  {} step(s), each with the verdict of the policy {}",
+                                p.steps.len(),
+                                crate::describe::escaped(name)
+                            ),
+                            None => println!(
+                                "  plan:  {} step(s) (add --policy FILE for a node's verdict per step)",
+                                p.steps.len()
+                            ),
+                        }
+                        for l in crate::describe::plan_lines(
+                            p,
+                            policy.as_ref().map(|p| &p.1),
+                            "         ",
+                        ) {
+                            println!("{l}");
                         }
                     }
                     None => println!("  plan:  none (manual task: nothing touches hardware)"),
@@ -129,6 +184,9 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                     task_id: None,
                     risk_level: None,
                     errors: issues.clone(),
+                    target_nodes: None,
+                    policy: None,
+                    steps: Vec::new(),
                 };
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {

@@ -96,6 +96,8 @@ pub struct TaskHeader {
     pub allow_push: AllowPush,
     /// `RISK_LEVEL` as declared, if any.
     pub declared_risk: Option<crate::RiskLevel>,
+    /// `TARGET_NODES`: the node names the task is for; `None` = every node.
+    pub target_nodes: Option<Vec<String>>,
     /// The header lines as `(line, key, value)`, in file order, for display.
     pub lines: Vec<(usize, String, String)>,
 }
@@ -112,9 +114,37 @@ pub(crate) const FIELDS: &[&str] = &[
     "ALLOW_COMMIT",
     "ALLOW_PUSH",
     "RISK_LEVEL",
+    "TARGET_NODES",
 ];
 
-pub(crate) const OPTIONAL: &[&str] = &["RISK_LEVEL"];
+pub(crate) const OPTIONAL: &[&str] = &["RISK_LEVEL", "TARGET_NODES"];
+
+/// The longest node name.
+pub const MAX_NODE_NAME_LEN: usize = 32;
+
+/// Check a node name (`rxnode node set-name`, `TARGET_NODES`): 1 to 32 of
+/// `A-Z a-z 0-9 _ -`; the error names the value.
+pub fn check_node_name(name: &str) -> Result<(), String> {
+    let shown: String = name.chars().take(40).collect();
+    if name.is_empty() {
+        return Err("node name is empty; use 1 to 32 of A-Z a-z 0-9 _ -".into());
+    }
+    if name.chars().count() > MAX_NODE_NAME_LEN {
+        return Err(format!(
+            "node name {shown:?}… is {} characters; at most {MAX_NODE_NAME_LEN}",
+            name.chars().count()
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "node name {shown:?} contains {c:?}; only A-Z a-z 0-9 _ - are allowed"
+        ));
+    }
+    Ok(())
+}
 
 /// Raw header: `(line, key, value)` plus the 1-based line where the body starts.
 pub(crate) struct RawHeader {
@@ -266,6 +296,7 @@ pub(crate) fn check_header(
     let allow_commit = seen.flag("ALLOW_COMMIT", issues);
     let allow_push = allow_push(&seen, issues);
     let declared_risk = declared_risk(&seen, issues);
+    let target_nodes = target_nodes(&seen, issues);
     contradictions(&seen, access, declared_risk, issues);
     // Every field that failed is `None` here, so `?` below gives no header; a
     // header whose fields all parsed is returned even when other lines were
@@ -282,6 +313,7 @@ pub(crate) fn check_header(
         allow_commit: allow_commit?,
         allow_push: allow_push?,
         declared_risk: declared_risk?,
+        target_nodes: target_nodes?,
         lines: raw.entries.clone(),
     })
 }
@@ -352,6 +384,37 @@ fn task_id(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<TaskId> {
                 None
             }
         })
+}
+
+/// `TARGET_NODES = LAB-RX1, LAB-RX2`: `Some(None)` when absent (every node), `None`
+/// when invalid (an empty list or entry, a repeated or invalid name).
+fn target_nodes(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<Option<Vec<String>>> {
+    let Some((l, v)) = seen.get("TARGET_NODES") else {
+        return Some(None);
+    };
+    let mut bad = |msg: String| issues.push(Issue::new(Some(l), Some("TARGET_NODES"), msg));
+    if v.is_empty() {
+        bad("empty list; name at least one node, or leave the field out for every node".into());
+        return None;
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut ok = true;
+    for (i, part) in v.split(',').enumerate() {
+        let name = part.trim();
+        if name.is_empty() {
+            bad(format!("entry {} is empty (a stray comma?)", i + 1));
+            ok = false;
+        } else if let Err(e) = check_node_name(name) {
+            bad(format!("entry {}: {e}", i + 1));
+            ok = false;
+        } else if names.iter().any(|n| n == name) {
+            bad(format!("node {name} is listed twice"));
+            ok = false;
+        } else {
+            names.push(name.to_owned());
+        }
+    }
+    ok.then_some(Some(names))
 }
 
 fn task_title(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<String> {

@@ -33,10 +33,10 @@ mod testutil;
 
 pub use crate::{
     error::{Error, Issue},
-    header::{lenient_task_id, AllowPush, TaskHeader, TaskId},
+    header::{check_node_name, lenient_task_id, AllowPush, TaskHeader, TaskId, MAX_NODE_NAME_LEN},
     permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
-    policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
+    policy::{check_rx_step, check_step, Policy, RxPolicy, TxPolicy},
     records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
     risk::{derive_risk, RiskLevel},
     strict_json::{

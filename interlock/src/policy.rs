@@ -1,5 +1,5 @@
 use crate::error::Error;
-use crate::plan::RxCaptureStep;
+use crate::plan::{RxCaptureStep, Step};
 use serde::{Deserialize, Serialize};
 
 /// Node-local policy (`.local/rxnode-policy.json`), never taken from a task.
@@ -189,6 +189,21 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
         }
     }
     Ok(())
+}
+
+/// The node policy's verdict on one plan step, by the very checks `rxnode run`
+/// applies: [`check_rx_step`] for `rx_capture`, [`crate::check_rx_sweep`] for
+/// `rx_sweep`, [`crate::check_tx_step`] for `tx_tone` (the run refuses a whole RED
+/// run over it before anybody is asked to authorize). `inventory` and
+/// `clock_check` have no policy limits. The approval prompt and `rxnode validate
+/// --policy` show it, so the operator learns before `[A]` what the run would block.
+pub fn check_step(step: &Step, policy: &Policy) -> Result<(), Error> {
+    match step {
+        Step::Inventory | Step::ClockCheck(_) => Ok(()),
+        Step::RxCapture(c) => check_rx_step(c, &policy.rx),
+        Step::RxSweep(s) => crate::sweep::check_rx_sweep(s, &policy.rx),
+        Step::TxTone(t) => crate::permit::check_tx_step(t, policy),
+    }
 }
 
 /// `value` over `limit`, failing closed: a NaN on either side counts as over (a policy

@@ -26,6 +26,7 @@ impl TaskNewArgs {
             no_push: a.no_push,
             out: a.out.clone(),
             force: a.force,
+            nodes: a.node.clone(),
         }
     }
 }

@@ -98,6 +98,7 @@ fn approval_of(paths: &Paths, ids: &str) -> Result<Approval> {
             Some(TaskStatus::Pending) => "it is pending: nobody approved it",
             Some(TaskStatus::Rejected) => "it was rejected",
             Some(TaskStatus::Withdrawn) => "the main PC withdrew it (deleted the task file)",
+            Some(TaskStatus::NotForThisNode) => "it is not for this node (TARGET_NODES)",
             _ => "it is unknown to this node",
         };
         return Err(refuse(

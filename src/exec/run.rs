@@ -130,6 +130,16 @@ fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, App
         Some(acquire_run_lock(paths, id.as_str())?)
     };
     let approved = preconditions(ctx, paths, id)?;
+    // Approved here once, but the node may have been renamed since: its
+    // TARGET_NODES must still name this node (docs/protocol.md#header-fields).
+    if let Some(why) = crate::watch::not_for_this_node(&paths.repo, &approved.task) {
+        return Err(refuse(
+            paths,
+            id.as_str(),
+            Some(approved.task.sha256()),
+            format!("task {id} is {why}; it is never run here"),
+        ));
+    }
     Ok((lock, approved))
 }
 
@@ -144,8 +154,9 @@ fn manual(ctx: &Ctx, paths: &Paths, id: &TaskId) {
     } else {
         println!(
             "{ids} is a manual task (no rx-plan block): nothing to execute and nothing was changed.\n\
-             Do the work by hand, edit {}/RX_RESULT.md and RX_RESULT.json if you want to publish, then \
-             `rxnode mark-completed {ids}`.",
+             Do the work by hand, then say how it went: \
+             `rxnode mark-completed {ids} --status PASS|FAIL|PARTIAL|SKIP --note TEXT` \
+             (it writes the result files in {}).",
             paths.outbox(id).display()
         );
     }
@@ -310,6 +321,19 @@ fn record_run(
         tracing::warn!("spectrum plot in {}: {e:#}", dir.display());
     }
     let ids = run.ids.to_owned();
+    if opened_no_stream(&result) {
+        // Nothing reached a radio: the task stays approved and may be run again
+        // (after a policy change, say); a RED run asks for a fresh authorization.
+        ledger::append(
+            run.paths,
+            &Entry::new(crate::store::rebuild::RUN_ENDED_BEFORE_RADIO)
+                .task(run.ids)
+                .sha(run.sha)
+                .commit(&approved.commit)
+                .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
+        )?;
+        return Ok((result, dir));
+    }
     state::update(run.paths, |s| {
         if let Some(r) = s.tasks.get_mut(&ids) {
             r.status = TaskStatus::Completed;
@@ -326,6 +350,19 @@ fn record_run(
             .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
     )?;
     Ok((result, dir))
+}
+
+/// Whether a run ended before any radio stream was opened: every step BLOCKED
+/// (by the policy, or a radio that could not be opened or streamed) or NOT RUN,
+/// and no `tx_tone` step got past NOT RUN (a TX step that began keying stays
+/// single-use whatever its status says).
+fn opened_no_stream(result: &RxResult) -> bool {
+    result.tx.is_none()
+        && !result.checks.is_empty()
+        && result.checks.iter().all(|c| {
+            c.status == Status::NotRun
+                || (c.status == Status::Blocked && !c.name.ends_with(": tx_tone"))
+        })
 }
 
 /// The result on stdout: the JSON, or the status and one line per check.
@@ -345,5 +382,15 @@ fn report(ctx: &Ctx, ids: &str, result: &RxResult, dir: &std::path::Path) {
             );
         }
         println!("results: {}", dir.display());
+        if opened_no_stream(result) {
+            println!(
+                "nothing reached a radio: {ids} stays approved; after changing the policy, `rxnode run {ids}` runs it again{}",
+                if result.authorization.is_some() {
+                    " (it asks for a fresh authorization)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! `rxnode task new --id ID --title T [--hardware] [--rx] [--tx] [--risk R]
-//! [--plan FILE|-] [--body FILE] [--no-push] [--out PATH] [--force]`: the main PC
+//! [--plan FILE|-] [--body FILE] [--no-push] [--out PATH] [--force] [--node NAME]…`: the main PC
 //! writes a task file that the watcher will accept (docs/protocol.md#6-the-main-pcs-side).
 //!
 //! `EXPECTED_HEAD` is the head of the **local** watched branch (`refs/heads/<branch>`):
@@ -68,6 +68,8 @@ pub struct TaskNewOptions {
     pub out: Option<PathBuf>,
     /// Replace an existing file.
     pub force: bool,
+    /// TARGET_NODES: the node names the task is for (empty: every node).
+    pub nodes: Vec<String>,
 }
 
 /// The command: check the options, compose the task, validate it as the
@@ -118,6 +120,12 @@ fn check_options(a: &TaskNewOptions) -> Result<(TaskId, Option<RiskLevel>)> {
         return Err(bad_input(
             "--title: must be one line without control characters (it becomes the TASK_TITLE header line)",
         ));
+    }
+    for (i, n) in a.nodes.iter().enumerate() {
+        rxnode_interlock::check_node_name(n).map_err(|e| bad_input(format!("--node: {e}")))?;
+        if a.nodes[..i].contains(n) {
+            return Err(bad_input(format!("--node {n} is given twice")));
+        }
     }
     let risk = match &a.risk {
         None => None,
@@ -383,6 +391,9 @@ fn render(d: &Draft<'_>) -> String {
     ));
     if let Some(r) = risk {
         t.push_str(&format!("RISK_LEVEL = {}\n", r.as_str()));
+    }
+    if !a.nodes.is_empty() {
+        t.push_str(&format!("TARGET_NODES = {}\n", a.nodes.join(", ")));
     }
     t.push('\n');
     t.push_str(&format!("# {}\n\n", a.title.trim()));

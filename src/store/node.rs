@@ -14,8 +14,6 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-/// The longest node name.
-pub(crate) const MAX_NAME_LEN: usize = 32;
 /// The largest node file read.
 const MAX_FILE_BYTES: u64 = 4096;
 
@@ -31,27 +29,10 @@ pub(crate) struct NodeFile {
     pub(crate) set_at: String,
 }
 
-/// Check a node name: `[A-Za-z0-9_-]{1,32}`; the error names the value.
+/// Check a node name: `[A-Za-z0-9_-]{1,32}`; the error names the value (the one
+/// rule, shared with a task's `TARGET_NODES`).
 pub(crate) fn check_name(name: &str) -> Result<(), String> {
-    let shown: String = name.chars().take(40).collect();
-    if name.is_empty() {
-        return Err("node name is empty; use 1 to 32 of A-Z a-z 0-9 _ -".into());
-    }
-    if name.chars().count() > MAX_NAME_LEN {
-        return Err(format!(
-            "node name {shown:?}… is {} characters; at most {MAX_NAME_LEN}",
-            name.chars().count()
-        ));
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
-        return Err(format!(
-            "node name {shown:?} contains {c:?}; only A-Z a-z 0-9 _ - are allowed"
-        ));
-    }
-    Ok(())
+    rxnode_interlock::check_node_name(name)
 }
 
 /// The configured name of this node; `Ok(None)` when none was set. A file that is

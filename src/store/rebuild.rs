@@ -66,22 +66,55 @@ pub(crate) fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
     (st != "NOT RUN").then_some(st)
 }
 
+/// The ledger event of a run that ended before any radio stream was opened (every
+/// step BLOCKED or NOT RUN): the task stays approved and may be run again.
+pub(crate) const RUN_ENDED_BEFORE_RADIO: &str = "run_ended_before_radio";
+
 /// The ledger entries that show task `id` ran (or may have run): `run_finished`
 /// and `marked_completed` always; for a RED task also `run_started` (it may have
-/// keyed the transmitter before a crash), in the `.local/` ledger or its mirror.
-/// The first one found, described.
+/// keyed the transmitter before a crash) unless the same ledger closes it with
+/// [`RUN_ENDED_BEFORE_RADIO`], in the `.local/` ledger or its mirror; else a result
+/// in the outbox — except the BLOCKED / NOT RUN result of a run that each ledger
+/// says ended before any radio stream was opened. The first one found, described.
 pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
     for e in ledger::read_both(paths)? {
-        if str_of(&e, "task_id") != Some(id) {
-            continue;
-        }
         let ev = str_of(&e, "event").unwrap_or_default();
-        let at = str_of(&e, "at").unwrap_or("?");
-        if ev == "run_finished" || ev == "marked_completed" || (red && ev == "run_started") {
-            return Ok(Some(format!("ledger `{ev}` at {at}")));
+        if str_of(&e, "task_id") == Some(id) && (ev == "run_finished" || ev == "marked_completed") {
+            return Ok(Some(format!(
+                "ledger `{ev}` at {}",
+                str_of(&e, "at").unwrap_or("?")
+            )));
         }
     }
-    Ok(finished_outbox(paths, id).map(|s| format!("its outbox result is {s}")))
+    let mut ledgers = vec![ledger::read_all(paths)?];
+    ledgers.extend(ledger::read_mirror(paths)?);
+    // Each ledger on its own: a closing line planted in one does not close a
+    // `run_started` the other holds open.
+    let mut every_last_run_ended_before_radio = true;
+    for entries in &ledgers {
+        let mut open: Option<&str> = None;
+        let mut last: Option<&str> = None;
+        for e in entries {
+            if str_of(e, "task_id") != Some(id) {
+                continue;
+            }
+            let ev = str_of(e, "event").unwrap_or_default();
+            let at = str_of(e, "at").unwrap_or("?");
+            match ev {
+                "run_started" => open = Some(at),
+                RUN_ENDED_BEFORE_RADIO => open = None,
+                _ => continue,
+            }
+            last = Some(ev);
+        }
+        if let (true, Some(at)) = (red, open) {
+            return Ok(Some(format!("ledger `run_started` at {at}")));
+        }
+        every_last_run_ended_before_radio &= last == Some(RUN_ENDED_BEFORE_RADIO);
+    }
+    Ok(finished_outbox(paths, id)
+        .filter(|s| !(every_last_run_ended_before_radio && s == "BLOCKED"))
+        .map(|s| format!("its outbox result is {s}")))
 }
 
 /// What shows this node has history, for a missing state file (empty = none).
@@ -399,5 +432,47 @@ mod tests {
             .unwrap()
             .contains("run_started"));
         assert_eq!(evidence(&paths).unwrap().len(), 1);
+    }
+
+    /// A `run_started` closed by `run_ended_before_radio` (the run reached no radio)
+    /// no longer counts, and neither does its BLOCKED outbox result — but only when
+    /// each ledger closes it: a closing line planted in the `.local/` ledger alone
+    /// leaves the mirror's `run_started` open.
+    #[test]
+    fn a_run_ended_before_radio_reopens_only_when_each_ledger_says_so() {
+        let d = tempfile::tempdir().unwrap();
+        git2::Repository::init(d.path()).unwrap();
+        let paths = Paths::new(d.path());
+        let sha = "a".repeat(64);
+        let closed = format!(
+            "{}{}",
+            line("run_started", "R", &sha),
+            line(RUN_ENDED_BEFORE_RADIO, "R", &sha)
+        );
+        std::fs::create_dir_all(paths.outbox_root().join("R")).unwrap();
+        std::fs::write(
+            paths.outbox_root().join("R").join("RX_RESULT.json"),
+            r#"{"status": "BLOCKED"}"#,
+        )
+        .unwrap();
+        std::fs::write(paths.ledger(), &closed).unwrap();
+        // No mirror yet: the `.local/` ledger alone decides.
+        assert_eq!(finished_run(&paths, "R", true).unwrap(), None);
+        let mirror = ledger::mirror_path(&paths).unwrap();
+        std::fs::create_dir_all(mirror.parent().unwrap()).unwrap();
+        std::fs::write(&mirror, line("run_started", "R", &sha)).unwrap();
+        let why = finished_run(&paths, "R", true).unwrap().unwrap();
+        assert!(why.contains("run_started"), "{why}");
+        let why = finished_run(&paths, "R", false).unwrap().unwrap();
+        assert!(why.contains("BLOCKED"), "{why}");
+        std::fs::write(&mirror, &closed).unwrap();
+        assert_eq!(finished_run(&paths, "R", true).unwrap(), None);
+        // A finished run in either ledger counts, whatever else they say.
+        std::fs::write(
+            &mirror,
+            format!("{closed}{}", line("run_finished", "R", &sha)),
+        )
+        .unwrap();
+        assert!(finished_run(&paths, "R", false).unwrap().is_some());
     }
 }

@@ -29,6 +29,8 @@ pub(crate) enum TaskStatus {
     /// Removed from the branch by the main PC before it was approved:
     /// kept in state, never offered again.
     Withdrawn,
+    /// Its `TARGET_NODES` does not name this node: recorded, never prompted or run.
+    NotForThisNode,
 }
 
 /// One task this node has seen.

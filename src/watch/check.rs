@@ -131,7 +131,10 @@ impl Flow<'_> {
                 })?;
                 Ok(Some(d))
             }
-            Verdict::Pending(_) | Verdict::Duplicate { .. } | Verdict::Refused { .. } => Ok(None),
+            Verdict::Pending(_)
+            | Verdict::Duplicate { .. }
+            | Verdict::Refused { .. }
+            | Verdict::NotForThisNode => Ok(None),
         }
     }
 
@@ -170,6 +173,10 @@ impl Flow<'_> {
             }
             pending = true;
         }
+        if let Some(why) = not_for_this_node(&self.paths.repo, &task) {
+            self.record_not_for_us(&task, &commit_s, &why)?;
+            return Ok(Verdict::NotForThisNode);
+        }
         if let Some(refused) = self.check_ancestry(&task, &sha, commit)? {
             return Ok(refused);
         }
@@ -178,6 +185,41 @@ impl Flow<'_> {
         } else {
             Verdict::New(Box::new(task))
         })
+    }
+
+    /// A task whose `TARGET_NODES` leaves this node out: recorded in state and
+    /// the ledger (`not_for_this_node`), said once, never prompted.
+    pub(super) fn record_not_for_us(
+        &self,
+        task: &ValidTask,
+        commit: &str,
+        why: &str,
+    ) -> Result<()> {
+        let id = task.id().to_string();
+        state::update(&self.paths, |s| {
+            s.tasks.insert(
+                id.clone(),
+                TaskRecord {
+                    status: TaskStatus::NotForThisNode,
+                    task_sha256: task.sha256().to_owned(),
+                    commit: commit.to_owned(),
+                    risk_level: Some(task.risk().as_str().to_owned()),
+                    title: Some(task.header().task_title.clone()),
+                    first_seen: now_iso(),
+                    reason: Some(why.to_owned()),
+                },
+            );
+            Ok(())
+        })?;
+        ledger::append(
+            &self.paths,
+            &task_line("not_for_this_node", task, commit).detail(serde_json::json!({
+                "reason": why,
+                "target_nodes": task.header().target_nodes,
+            })),
+        )?;
+        say(format!("task {id}: {why}; not prompted"));
+        Ok(())
     }
 
     /// An invalid text: refused under the ID its header names, if usable (a
@@ -303,5 +345,25 @@ impl Flow<'_> {
             ledger::append(&self.paths, &task_line("detected", task, commit))?;
         }
         Ok(is_new)
+    }
+}
+
+/// Why `task` is not for this node (`None`: it is): its `TARGET_NODES` does not
+/// list the name `rxnode node set-name` gave this checkout, or this node has no
+/// usable name. Absent `TARGET_NODES` = every node.
+pub(crate) fn not_for_this_node(repo: &std::path::Path, task: &ValidTask) -> Option<String> {
+    let targets = task.header().target_nodes.as_ref()?;
+    let list = targets.join(", ");
+    match crate::store::node::load_name(&crate::store::paths::Paths::new(repo)) {
+        Ok(Some(me)) if targets.contains(&me) => None,
+        Ok(Some(me)) => Some(format!(
+            "not for this node: TARGET_NODES = {list}; this node is {me}"
+        )),
+        Ok(None) => Some(format!(
+            "not for this node: TARGET_NODES = {list}, and this node has no name (`rxnode node set-name NAME`)"
+        )),
+        Err(e) => Some(format!(
+            "not for this node: TARGET_NODES = {list}, and this node's name cannot be read ({e:#})"
+        )),
     }
 }

@@ -21,6 +21,8 @@ mod io;
 mod poll;
 mod prompt;
 pub(crate) mod review;
+
+pub(crate) use check::not_for_this_node;
 mod stale_locks;
 mod versions;
 
@@ -57,6 +59,8 @@ pub(crate) enum Decision {
     Eof,
     /// A signal: stop, no decision.
     Signal,
+    /// Its `TARGET_NODES` leaves this node out: recorded, not prompted.
+    NotForThisNode,
 }
 
 impl Decision {
@@ -81,6 +85,8 @@ pub(crate) enum Verdict {
         /// Its status on this node.
         status: String,
     },
+    /// Valid, but its `TARGET_NODES` leaves this node out: recorded, not prompted.
+    NotForThisNode,
     /// Refused.
     Refused {
         /// The task ID, when one could be read.

@@ -2,11 +2,14 @@
 //! prepare the outbox on approval.
 use super::io::Answer;
 use super::{loud, say, task_line, Decision, Flow, Found};
+use crate::describe::{self, escaped};
 use crate::exit::bad_input;
 use crate::git::ops::{self, Blob};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::outbox::{self, Prepared};
+use crate::store::paths::Paths;
+use crate::store::policy::Source;
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
 use git2::Oid;
@@ -20,6 +23,11 @@ impl Flow<'_> {
     pub(crate) fn prompt(&mut self, found: &Found<'_>) -> Result<Decision> {
         let Found { task, commit, .. } = *found;
         let id = task.id().to_string();
+        // Checked again here: the node may have been renamed since the task was queued.
+        if let Some(why) = super::not_for_this_node(&self.paths.repo, task) {
+            self.record_not_for_us(task, commit, &why)?;
+            return Ok(Decision::NotForThisNode);
+        }
         self.record_pending(task, commit)?;
         self.show(found);
         ledger::append(&self.paths, &task_line("prompted", task, commit))?;
@@ -105,7 +113,7 @@ impl Flow<'_> {
         };
         s.push_str(&format!("\n=== Task from {src} ===\n"));
         s.push_str(&format!("  ID:      {}\n", task.id()));
-        s.push_str(&format!("  Title:   {}\n", h.task_title));
+        s.push_str(&format!("  Title:   {}\n", escaped(&h.task_title)));
         s.push_str(&format!("  Risk:    {}", task.risk().as_str()));
         if task.risk() != task.derived_risk() {
             s.push_str(&format!(
@@ -115,7 +123,14 @@ impl Flow<'_> {
         }
         s.push('\n');
         for r in task.risk_reasons() {
-            s.push_str(&format!("           - {r}\n"));
+            s.push_str(&format!("           - {}\n", escaped(r)));
+        }
+        if let Some(t) = &h.target_nodes {
+            // (Only a listed node gets here: see `not_for_this_node`.)
+            s.push_str(&format!(
+                "  Nodes:   {} (TARGET_NODES; this node is one of them)\n",
+                t.join(", ")
+            ));
         }
         if !commit.is_empty() {
             s.push_str(&format!("  Commit:  {commit} (blob {blob})\n"));
@@ -132,18 +147,10 @@ impl Flow<'_> {
         s.push_str(&format!("  SHA-256: {}\n", task.sha256()));
         s.push_str("  Header:\n");
         for (line, k, v) in &h.lines {
-            s.push_str(&format!("    {line:>3}  {k} = {v}\n"));
+            s.push_str(&format!("    {line:>3}  {} = {}\n", escaped(k), escaped(v)));
         }
-        match task.plan() {
-            Some(p) => {
-                s.push_str(&format!("  Plan:    {} step(s)\n", p.steps.len()));
-                for (i, st) in p.steps.iter().enumerate() {
-                    let j = serde_json::to_string(st).unwrap_or_default();
-                    s.push_str(&format!("    {}. {} {j}\n", i + 1, st.op()));
-                }
-            }
-            None => s.push_str("  Plan:    none — manual task: approval prepares the outbox, nothing touches hardware\n"),
-        }
+        self.show_body(&mut s, task, commit);
+        self.show_plan(&mut s, task);
         if task.risk() == RiskLevel::Red {
             s.push_str("  RED: approval is not authorization.\n");
             if let Some((kind, phrase)) = required_phrase(task) {
@@ -162,6 +169,75 @@ impl Flow<'_> {
         }
         print!("{s}");
         let _ = std::io::stdout().flush();
+    }
+
+    /// The Markdown body, escaped and wrapped, cut at 40 lines with where the rest is.
+    fn show_body(&self, s: &mut String, task: &ValidTask, commit: &str) {
+        let v = describe::body_view(task.body());
+        if v.total == 0 {
+            s.push_str("  Body:    (empty)\n");
+            return;
+        }
+        s.push_str(&format!(
+            "  Body:    {} line(s); control and invisible characters shown as \\u{{…}}\n",
+            v.total
+        ));
+        for l in &v.lines {
+            s.push_str(&format!("    | {l}\n"));
+        }
+        if v.more > 0 {
+            let whole = if commit.is_empty() {
+                format!("the whole file: {}", escaped(&self.task_path))
+            } else {
+                format!(
+                    "the whole text: git show {commit}:{}",
+                    escaped(&self.task_path)
+                )
+            };
+            s.push_str(&format!(
+                "    … {} more line(s) not shown; {whole}\n",
+                v.more
+            ));
+        }
+    }
+
+    /// Each plan step in plain units, with this node's policy verdict.
+    fn show_plan(&self, s: &mut String, task: &ValidTask) {
+        let Some(p) = task.plan() else {
+            s.push_str("  Plan:    none — manual task: approval prepares the outbox, nothing touches hardware\n");
+            return;
+        };
+        // The node's own policy, as `rxnode run` will load it (the real checkout's,
+        // also in a dry run).
+        let policy = match crate::store::policy::load(&Paths::new(&self.paths.repo)) {
+            Ok((pol, src)) => {
+                match src {
+                    Source::File => s.push_str(&format!(
+                        "  Policy:  {}\n",
+                        escaped(&Paths::new(&self.paths.repo).policy().display().to_string())
+                    )),
+                    Source::Defaults => s.push_str(
+                        "  Policy:  no policy file: defaults (RX up to 60 s, 4 GiB IQ; TX refused)\n",
+                    ),
+                }
+                Some(pol)
+            }
+            Err(e) => {
+                s.push_str(&format!(
+                    "  Policy:  cannot be used ({}): `rxnode run` would refuse to start\n",
+                    escaped(&format!("{e:#}"))
+                ));
+                None
+            }
+        };
+        s.push_str(&format!(
+            "  Plan:    {} step(s), each with this node's policy verdict\n",
+            p.steps.len()
+        ));
+        for l in describe::plan_lines(p, policy.as_ref(), "    ") {
+            s.push_str(&l);
+            s.push('\n');
+        }
     }
 
     fn approve(&mut self, found: &Found<'_>) -> Result<Decision> {
@@ -225,7 +301,7 @@ impl Flow<'_> {
             say(format!("next: `rxnode run {id}`"));
         } else {
             say(format!(
-                "manual task: do the work, fill in the outbox, then `rxnode mark-completed {id}`"
+                "manual task: do the work, then `rxnode mark-completed {id} --status PASS|FAIL|PARTIAL|SKIP --note TEXT`"
             ));
         }
         Ok(Decision::Approved)

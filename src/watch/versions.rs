@@ -43,6 +43,8 @@ pub(super) fn examine_version(
         Verdict::Pending(id) => already_queued(flow, v, &id, &sha),
         // (Only a dry run gets the task itself back; the same here.)
         Verdict::PendingTask(t) => already_queued(flow, v, t.id().as_ref(), &sha),
+        // (Its `not_for_this_node` line is this version's line.)
+        Verdict::NotForThisNode => Ok(None),
         Verdict::Duplicate { id, status } => {
             ledger::append(
                 &flow.paths,

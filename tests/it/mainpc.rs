@@ -16,6 +16,7 @@ mod fleet;
 mod names;
 mod results;
 mod schemas;
+mod targets;
 mod task_new;
 
 fn stdout(o: &Output) -> String {

@@ -14,6 +14,7 @@ use std::process::{Child, Output};
 
 mod interrupts;
 mod red;
+mod rerun;
 mod yellow;
 
 // ---------------------------------------------------------------- typed result

@@ -10,6 +10,24 @@ struct Report {
     task_id: Option<String>,
     risk_level: Option<String>,
     errors: Vec<ErrorEntry>,
+    #[serde(default)]
+    target_nodes: Option<Vec<String>>,
+    #[serde(default)]
+    policy: Option<String>,
+    #[serde(default)]
+    steps: Vec<StepEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepEntry {
+    step: usize,
+    op: String,
+    summary: String,
+    transmits: bool,
+    iq_bytes: u64,
+    verdict: Option<String>,
+    reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -63,8 +81,12 @@ fn valid_fixtures_and_their_risk() {
         ("valid_red_other.md", "FIX_RED_FW_001", "RED"),
         ("valid_declared_higher.md", "FIX_HIGHER_001", "YELLOW"),
         ("valid_bom_crlf_tight.md", "FIX_BOM_001", "GREEN"),
+        ("valid_target_nodes.md", "FIX_TARGETS_001", "GREEN"),
     ] {
         let (code, r) = validate_json(&fixture(name));
+        let want_nodes = (name == "valid_target_nodes.md")
+            .then(|| vec!["LAB-RX1".to_owned(), "LAB-RX2".to_owned()]);
+        assert_eq!(r.target_nodes, want_nodes, "{name}");
         assert_eq!(code, 0, "{name}: {r:?}");
         assert!(r.valid, "{name}");
         assert_eq!(r.task_id.as_deref(), Some(id), "{name}");
@@ -141,6 +163,17 @@ const INVALID: &[(&str, &[Expected])] = &[
             Some("SOURCE_BRANCH"),
             "\"main\" is not the watched branch \"video-development\"",
         )],
+    ),
+    (
+        "invalid_target_nodes.md",
+        &[
+            (
+                11,
+                Some("TARGET_NODES"),
+                "entry 2 is empty (a stray comma?)",
+            ),
+            (11, Some("TARGET_NODES"), "node LAB-RX1 is listed twice"),
+        ],
     ),
     (
         "invalid_allow_push.md",
@@ -470,4 +503,83 @@ fn human_output_has_no_placeholders() {
     let first = err.lines().next().unwrap_or_default();
     assert!(first.starts_with("missing.json: cannot read"), "{err}");
     assert_eq!(first.matches("missing.json").count(), 1, "{err}");
+}
+
+/// `validate FILE --policy P` gives the verdict the prompt gives, per step, in text
+/// and in `--json`: a TX step is marked TRANSMIT and is refused by a policy without
+/// a TX range, allowed by one that holds its on-air span; an RX step over a limit
+/// would be BLOCKED, naming the limit.
+#[test]
+fn validate_with_a_policy_prints_the_verdict_per_step() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let pol = |name: &str, json: &str| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, json).unwrap();
+        p
+    };
+    let no_tx = pol("no-tx.json", r#"{"rx": {"max_duration_s": 1}}"#);
+    let tx_ok = pol(
+        "tx.json",
+        r#"{"tx": {"allowed_ranges_hz": [[433.05e6, 434.79e6]], "max_gain_db": 0, "max_duration_s": 2}}"#,
+    );
+    let red = fixture("valid_red_transmit.md");
+    let run = |file: &Path, policy: &Path, json: bool| {
+        let mut a: Vec<&std::ffi::OsStr> = vec![
+            "validate".as_ref(),
+            file.as_os_str(),
+            "--policy".as_ref(),
+            policy.as_os_str(),
+        ];
+        if json {
+            a.push("--json".as_ref());
+        }
+        rxnode(&a, tmp.path())
+    };
+    let out = run(&red, &no_tx, false);
+    let so = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{so}");
+    assert!(
+        so.contains("1. TRANSMIT tx_tone driver=rxsim,serial=SIM0: LO 433.920 MHz, tone offset +50.000 kHz → on air 433.970 MHz (image 433.870 MHz, LO leakage 433.920 MHz), 2.000 MS/s, TX gain 0 dB, 1.0 s"),
+        "{so}"
+    );
+    assert!(
+        so.contains("→ would be REFUSED — `rxnode run` stops before any step: no tx section in the local policy: TX is refused"),
+        "{so}"
+    );
+    let out = run(&red, &tx_ok, true);
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.policy.as_deref(), Some(tx_ok.to_str().unwrap()));
+    assert_eq!(r.steps.len(), 1);
+    let s = &r.steps[0];
+    assert_eq!((s.step, s.op.as_str(), s.transmits), (1, "tx_tone", true));
+    assert_eq!(s.verdict.as_deref(), Some("within policy"), "{s:?}");
+    assert!(s.summary.starts_with("TRANSMIT tx_tone"), "{s:?}");
+    // An RX capture over the duration limit.
+    let yellow = fixture("valid_yellow_rx.md");
+    let out = run(&yellow, &no_tx, true);
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    let blocked: Vec<&StepEntry> = r
+        .steps
+        .iter()
+        .filter(|s| s.verdict.as_deref() == Some("blocked"))
+        .collect();
+    assert!(!blocked.is_empty(), "{r:?}");
+    for s in blocked {
+        let why = s.reason.as_deref().unwrap_or("");
+        assert!(why.contains("exceeds rx.max_duration_s 1"), "{s:?}");
+    }
+    let captures: Vec<&StepEntry> = r.steps.iter().filter(|s| s.op == "rx_capture").collect();
+    assert_eq!(captures.len(), 1, "{r:?}");
+    assert_eq!(captures[0].iq_bytes, 32_000_000, "2 s × 2 MS/s × 8 B");
+    assert!(
+        captures[0].summary.starts_with(
+            "rx_capture driver=rxsim,serial=SIM0: 100.000 MHz, 2.000 MS/s, gain 20 dB, 2.0 s"
+        ) && captures[0].summary.ends_with("records IQ cf32 ≈ 32 MB"),
+        "{captures:?}"
+    );
+    // A policy that does not parse is bad input, naming the file.
+    let bad = pol("bad.json", r#"{"rx": {"max_duration": 1}}"#);
+    let out = run(&yellow, &bad, false);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.json"));
 }

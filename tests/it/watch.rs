@@ -5,6 +5,7 @@ use crate::util::{text, Lab, PROMPT};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+mod informed;
 mod locks;
 mod manual;
 

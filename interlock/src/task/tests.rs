@@ -18,12 +18,55 @@ fn valid_green_manual() {
 
 #[test]
 fn missing_required_field_each() {
-    for f in crate::header::FIELDS.iter().filter(|f| **f != "RISK_LEVEL") {
+    for f in crate::header::FIELDS
+        .iter()
+        .filter(|f| !crate::header::OPTIONAL.contains(f))
+    {
         let e = errs(&render(&set(green(), f, None), ""));
         has(&e, Some(1), Some(f), &format!("missing required field {f}"));
     }
     // RISK_LEVEL is optional.
     ok(&render(&set(green(), "RISK_LEVEL", None), ""));
+}
+
+/// `TARGET_NODES` names the nodes a task is for: absent means every node; each
+/// name follows the node-name rule; an empty list or entry, a repeated or an
+/// invalid name is refused on its line.
+#[test]
+fn target_nodes_are_node_names_each_once() {
+    assert_eq!(ok(&render(&green(), "")).header().target_nodes, None);
+    let t = ok(&render(
+        &set(green(), "TARGET_NODES", Some("LAB-RX1, LAB-RX2,lab_3")),
+        "",
+    ));
+    assert_eq!(
+        t.header().target_nodes.as_deref(),
+        Some(
+            &[
+                "LAB-RX1".to_owned(),
+                "LAB-RX2".to_owned(),
+                "lab_3".to_owned()
+            ][..]
+        )
+    );
+    for (value, needle) in [
+        ("", "empty list"),
+        ("LAB-RX1,", "entry 2 is empty"),
+        ("LAB-RX1, , LAB-RX2", "entry 2 is empty"),
+        ("LAB-RX1, LAB-RX1", "node LAB-RX1 is listed twice"),
+        ("LAB RX1", "node name \"LAB RX1\" contains ' '"),
+        (
+            "LAB-RX1, lab/rx",
+            "entry 2: node name \"lab/rx\" contains '/'",
+        ),
+        (&"x".repeat(33), "at most 32"),
+    ] {
+        let e = errs(&render(&set(green(), "TARGET_NODES", Some(value)), ""));
+        has(&e, Some(11), Some("TARGET_NODES"), needle);
+    }
+    for ok_name in ["LAB-RX2", "a", "rx_1", &"x".repeat(32)] {
+        assert!(crate::check_node_name(ok_name).is_ok(), "{ok_name}");
+    }
 }
 
 #[test]

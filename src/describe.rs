@@ -1,0 +1,433 @@
+//! What a person is shown about a task before deciding on it (the `watch` /
+//! `review` prompt and `rxnode validate`): the Markdown body escaped and cut, each
+//! plan step in plain units with the IQ it records, and this node's policy
+//! verdict per step — the very check `rxnode run` applies
+//! ([`rxnode_interlock::check_step`]), never a second one. docs/operator.md#a-task-arrives
+//! shows an example.
+use rxnode_interlock::{
+    check_step, GainSpec, Plan, Policy, RxCaptureStep, RxSweepStep, Step, TxToneStep,
+};
+use serde::Serialize;
+
+/// Body lines shown at most before the rest is cut (with how to see it).
+pub(crate) const MAX_BODY_LINES: usize = 40;
+/// Width a body line is wrapped at, in characters.
+pub(crate) const BODY_WIDTH: usize = 96;
+
+/// Text made safe for a terminal: every control character (C0, DEL, C1 such as
+/// U+009B, which some terminals read as an escape sequence), every format
+/// character (bidi overrides and isolates, zero-width characters) and every
+/// line or paragraph separator becomes a visible `\u{…}` escape. Nothing of the
+/// input is dropped; a tab is shown as `\u{9}` too.
+pub(crate) fn escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if needs_escape(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || rxnode_interlock::is_format_char(c) || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// The body as shown: escaped, wrapped at [`BODY_WIDTH`], at most
+/// [`MAX_BODY_LINES`] screen lines; the count of body lines not shown.
+pub(crate) struct BodyView {
+    /// The screen lines to print.
+    pub(crate) lines: Vec<String>,
+    /// Lines of the body (as written, not wrapped) left out.
+    pub(crate) more: usize,
+    /// Lines of the body in all.
+    pub(crate) total: usize,
+}
+
+/// Cut a body for the prompt (leading and trailing blank lines dropped).
+pub(crate) fn body_view(body: &str) -> BodyView {
+    let src: Vec<&str> = body
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let first = src.iter().position(|l| !l.trim().is_empty());
+    let last = src.iter().rposition(|l| !l.trim().is_empty());
+    let src = match (first, last) {
+        (Some(a), Some(b)) => &src[a..=b],
+        _ => &[][..],
+    };
+    let mut lines = Vec::new();
+    let mut used = 0;
+    for l in src {
+        let wrapped = wrap(&escaped(l), BODY_WIDTH);
+        if lines.len() + wrapped.len() > MAX_BODY_LINES {
+            // A long line that does not fit whole: show what fits of it.
+            if lines.is_empty() {
+                lines.extend(wrapped.into_iter().take(MAX_BODY_LINES));
+                used += 1;
+            }
+            break;
+        }
+        lines.extend(wrapped);
+        used += 1;
+    }
+    BodyView {
+        lines,
+        more: src.len() - used,
+        total: src.len(),
+    }
+}
+
+/// Wrap one (escaped) line at `width` characters, at a space where there is one.
+fn wrap(line: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= width {
+        return vec![line.to_owned()];
+    }
+    let mut out = Vec::new();
+    let mut start = 0;
+    while chars.len() - start > width {
+        let window = &chars[start..start + width];
+        let cut = match window.iter().rposition(|c| *c == ' ') {
+            Some(p) if p > width / 2 => p + 1,
+            _ => width,
+        };
+        out.push(chars[start..start + cut].iter().collect::<String>());
+        start += cut;
+    }
+    out.push(chars[start..].iter().collect());
+    out
+}
+
+/// A frequency in MHz: three decimals, more when they are needed (up to 1 Hz).
+pub(crate) fn mhz(hz: f64) -> String {
+    if !hz.is_finite() {
+        return format!("{hz} Hz");
+    }
+    let mut s = format!("{:.6}", hz / 1e6);
+    while s.ends_with('0') && s.len() - s.find('.').unwrap_or(s.len()) > 4 {
+        s.pop();
+    }
+    format!("{s} MHz")
+}
+
+fn khz(hz: f64) -> String {
+    format!("{:.3} kHz", hz / 1e3)
+}
+
+/// A sample rate in MS/s.
+fn msps(rate: f64) -> String {
+    format!("{:.3} MS/s", rate / 1e6)
+}
+
+/// Seconds, one decimal at least, as many as given up to milliseconds.
+fn secs(s: f64) -> String {
+    if s.is_finite() && (s * 10.0).fract().abs() < 1e-9 {
+        format!("{s:.1} s")
+    } else {
+        format!("{s:.3} s")
+    }
+}
+
+/// Bytes in decimal units (`16 MB`, `1.2 GB`).
+pub(crate) fn bytes(b: f64) -> String {
+    let (v, unit) = if b >= 1e9 {
+        (b / 1e9, "GB")
+    } else if b >= 1e6 {
+        (b / 1e6, "MB")
+    } else if b >= 1e3 {
+        (b / 1e3, "kB")
+    } else {
+        return format!("{b:.0} B");
+    };
+    if v >= 10.0 {
+        format!("{v:.0} {unit}")
+    } else {
+        format!("{v:.1} {unit}")
+    }
+}
+
+fn gain(g: Option<&GainSpec>) -> String {
+    match g {
+        None => "gain not set (the radio keeps its current gain)".to_owned(),
+        Some(GainSpec::Total(t)) => format!("gain {t} dB"),
+        Some(GainSpec::Elements(m)) => {
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}={v}", escaped(k)))
+                .collect();
+            format!(
+                "gain {} dB (total {} dB)",
+                parts.join(" "),
+                g.map_or(0.0, GainSpec::total)
+            )
+        }
+    }
+}
+
+/// IQ bytes an `rx_capture` step records (0 when it records none).
+pub(crate) fn iq_bytes(c: &RxCaptureStep) -> f64 {
+    if !c.record_iq {
+        return 0.0;
+    }
+    let per = c.record_format.unwrap_or_default().sample_bytes() as f64;
+    c.duration_s * c.sample_rate_hz * per
+}
+
+fn capture_line(c: &RxCaptureStep) -> String {
+    let mut s = format!(
+        "rx_capture {}: {}, {}, {}, {}",
+        escaped(&c.device),
+        mhz(c.frequency_hz),
+        msps(c.sample_rate_hz),
+        gain(c.gain_db.as_ref()),
+        secs(c.duration_s)
+    );
+    if let Some(b) = c.bandwidth_hz {
+        s.push_str(&format!(", bandwidth {}", mhz(b)));
+    }
+    if let Some(a) = &c.antenna {
+        s.push_str(&format!(", antenna {}", escaped(a)));
+    }
+    if let Some(cs) = &c.clock_source {
+        s.push_str(&format!(", clock source {}", escaped(cs)));
+    }
+    if let Some(k) = &c.clkin {
+        s.push_str(&format!(
+            ", CLKIN reference tone {} ± {} ppm",
+            mhz(k.tone_hz),
+            k.tolerance_ppm
+        ));
+    }
+    if c.record_iq {
+        let fmt = serde_json::to_value(c.record_format.unwrap_or_default())
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "cf32".to_owned());
+        s.push_str(&format!(", records IQ {fmt} ≈ {}", bytes(iq_bytes(c))));
+    } else {
+        s.push_str(", no IQ recorded");
+    }
+    s
+}
+
+fn sweep_line(w: &RxSweepStep) -> String {
+    let grid =
+        rxnode_interlock::sweep_grid(w.start_hz, w.stop_hz, w.bin_hz, w.sample_rate_hz, w.crop);
+    let mut s = format!(
+        "rx_sweep {}: {} – {}, ",
+        escaped(&w.device),
+        mhz(w.start_hz),
+        mhz(w.stop_hz)
+    );
+    match grid {
+        Some(g) => s.push_str(&format!(
+            "bin {} (asked {}; FFT {} at {}), {} hop(s) × {} repeat(s)",
+            khz(w.sample_rate_hz / g.fft_size as f64),
+            khz(w.bin_hz),
+            g.fft_size,
+            msps(w.sample_rate_hz),
+            g.hops,
+            w.repeats
+        )),
+        None => s.push_str("hop plan cannot be computed"),
+    }
+    if let Some(d) = w.duration_s() {
+        s.push_str(&format!(", ≈ {} on the radio", secs(d)));
+    }
+    s.push_str(&format!(", {}, no IQ recorded", gain(w.gain_db.as_ref())));
+    s
+}
+
+fn tx_line(t: &TxToneStep) -> String {
+    let off = t.tone_offset_hz.abs();
+    format!(
+        "TRANSMIT tx_tone {}: LO {}, tone offset {:+.3} kHz → on air {} (image {}, LO leakage {}), {}, TX gain {} dB, {}",
+        escaped(&t.device),
+        mhz(t.frequency_hz),
+        t.tone_offset_hz / 1e3,
+        mhz(t.frequency_hz + t.tone_offset_hz),
+        mhz(t.frequency_hz - t.tone_offset_hz),
+        if off > 0.0 { mhz(t.frequency_hz) } else { "same".to_owned() },
+        msps(t.sample_rate_hz),
+        t.gain_db,
+        secs(t.duration_s)
+    )
+}
+
+/// One plan step in plain units (every device string and name escaped).
+pub(crate) fn step_line(step: &Step) -> String {
+    match step {
+        Step::Inventory => "inventory: list and probe every radio, read-only".to_owned(),
+        Step::ClockCheck(c) => {
+            let mut s = format!("clock_check {}:", escaped(&c.device));
+            if let Some(src) = &c.clock_source {
+                s.push_str(&format!(" selects clock source {},", escaped(src)));
+            }
+            match &c.expect_source {
+                Some(e) => s.push_str(&format!(" expects clock source {}", escaped(e))),
+                None => s.push_str(" reads the clock source"),
+            }
+            s
+        }
+        Step::RxCapture(c) => capture_line(c),
+        Step::RxSweep(w) => sweep_line(w),
+        Step::TxTone(t) => tx_line(t),
+    }
+}
+
+/// This node's verdict on one step.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct StepView {
+    /// 1-based.
+    pub(crate) step: usize,
+    /// The op as written in the plan.
+    pub(crate) op: &'static str,
+    /// [`step_line`].
+    pub(crate) summary: String,
+    /// Whether the step transmits.
+    pub(crate) transmits: bool,
+    /// IQ bytes it records.
+    pub(crate) iq_bytes: u64,
+    /// `within policy`, `blocked` (the step is BLOCKED, the rest runs) or `refused`
+    /// (the whole run is refused before anything runs); `None` without a policy.
+    pub(crate) verdict: Option<&'static str>,
+    /// The limit it breaks (escaped), for `blocked` / `refused`.
+    pub(crate) reason: Option<String>,
+}
+
+impl StepView {
+    /// The verdict as the prompt prints it.
+    pub(crate) fn verdict_text(&self) -> Option<String> {
+        let why = self.reason.as_deref().unwrap_or("");
+        self.verdict.map(|v| match v {
+            "blocked" => format!("would be BLOCKED: {why}"),
+            "refused" => format!("would be REFUSED — `rxnode run` stops before any step: {why}"),
+            other => other.to_owned(),
+        })
+    }
+}
+
+/// Every step of `plan` in plain units with the verdict of `policy` (if given).
+pub(crate) fn steps(plan: &Plan, policy: Option<&Policy>) -> Vec<StepView> {
+    let mut seen_tx = false;
+    plan.steps
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            let (verdict, reason) = match policy {
+                None => (None, None),
+                Some(p) => match check_step(st, p) {
+                    Ok(()) => match st {
+                        // One AUTHORIZE RF TX covers one transmission (docs/safety.md).
+                        Step::TxTone(_) if seen_tx => (
+                            Some("blocked"),
+                            Some(
+                                "one AUTHORIZE RF TX covers only the first tx_tone step".to_owned(),
+                            ),
+                        ),
+                        _ => (Some("within policy"), None),
+                    },
+                    Err(e) => {
+                        let msg = e.to_string();
+                        let msg = msg
+                            .strip_prefix("refused by local policy: ")
+                            .unwrap_or(&msg)
+                            .to_owned();
+                        let v = if matches!(st, Step::TxTone(_)) {
+                            "refused"
+                        } else {
+                            "blocked"
+                        };
+                        (Some(v), Some(escaped(&msg)))
+                    }
+                },
+            };
+            if matches!(st, Step::TxTone(_)) {
+                seen_tx = true;
+            }
+            StepView {
+                step: i + 1,
+                op: st.op(),
+                summary: step_line(st),
+                transmits: matches!(st, Step::TxTone(_)),
+                iq_bytes: match st {
+                    Step::RxCapture(c) => iq_bytes(c).max(0.0) as u64,
+                    _ => 0,
+                },
+                verdict,
+                reason,
+            }
+        })
+        .collect()
+}
+
+/// The plan and verdict lines of the prompt and of `validate`, indented by
+/// `indent`; a last line when the task's IQ in all exceeds `rx.max_iq_bytes`.
+pub(crate) fn plan_lines(plan: &Plan, policy: Option<&Policy>, indent: &str) -> Vec<String> {
+    let views = steps(plan, policy);
+    let mut out = Vec::new();
+    for v in &views {
+        out.push(format!("{indent}{}. {}", v.step, v.summary));
+        if let Some(t) = v.verdict_text() {
+            out.push(format!("{indent}   → {t}"));
+        }
+    }
+    let total: u64 = views.iter().map(|v| v.iq_bytes).sum();
+    if let Some(p) = policy {
+        if total > p.rx.max_iq_bytes {
+            out.push(format!(
+                "{indent}   IQ of all steps ≈ {} exceeds rx.max_iq_bytes {} ({}): recording stops at the limit",
+                bytes(total as f64),
+                p.rx.max_iq_bytes,
+                bytes(p.rx.max_iq_bytes as f64)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every character that could move the cursor, reorder or hide text is shown as
+    /// an escape, and nothing else changes.
+    #[test]
+    fn controls_c1_bidi_and_zero_width_are_escaped() {
+        let s = "a\u{9b}31m b\u{202e}c\u{1b}[2J d\u{200b}e\u{2066}f\u{7f}g\u{2028}h\tå";
+        let e = escaped(s);
+        assert_eq!(
+            e,
+            "a\\u{9b}31m b\\u{202e}c\\u{1b}[2J d\\u{200b}e\\u{2066}f\\u{7f}g\\u{2028}h\\u{9}å"
+        );
+        assert!(e.chars().all(|c| !needs_escape(c)));
+    }
+
+    #[test]
+    fn body_is_wrapped_and_cut_at_forty_lines() {
+        let body: String = (1..=63).map(|i| format!("line {i}\n")).collect();
+        let v = body_view(&format!("\n\n{body}\n"));
+        assert_eq!(v.lines.len(), 40);
+        assert_eq!(v.lines[39], "line 40");
+        assert_eq!((v.more, v.total), (23, 63));
+        let long = "word ".repeat(60);
+        let v = body_view(&long);
+        assert!(v.lines.len() >= 3 && v.lines.iter().all(|l| l.chars().count() <= BODY_WIDTH));
+        assert_eq!(v.lines.concat().trim_end(), long.trim_end());
+        assert_eq!(v.more, 0);
+    }
+
+    #[test]
+    fn units_and_sizes() {
+        assert_eq!(mhz(100e6), "100.000 MHz");
+        assert_eq!(mhz(433.9195312e6), "433.919531 MHz");
+        assert_eq!(bytes(16e6), "16 MB");
+        assert_eq!(bytes(4.2e9), "4.2 GB");
+        assert_eq!(secs(1.0), "1.0 s");
+        assert_eq!(secs(0.25), "0.250 s");
+        assert_eq!(secs(0.3), "0.3 s");
+    }
+}

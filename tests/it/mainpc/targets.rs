@@ -1,0 +1,149 @@
+//! `TARGET_NODES`: a task for some nodes of a fleet, written by `task new --node`.
+use super::*;
+use crate::util::{ledger_events, PROMPT};
+
+fn events(node: &Path, event: &str, id: &str) -> usize {
+    ledger_events(node)
+        .iter()
+        .filter(|e| e["event"] == event && e["task_id"] == id)
+        .count()
+}
+
+fn task_status(node: &Path, id: &str) -> String {
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(node.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    st["tasks"][id]["status"].as_str().unwrap_or("").to_owned()
+}
+
+/// Two nodes on one origin and a task `task new --node LAB-RX1` wrote: LAB-RX2
+/// records it as not for this node (ledger and state, once), never prompts it and
+/// `run` refuses it (exit 3); LAB-RX1 is prompted, and its `run` refuses too once the
+/// node is renamed to a name the task does not list.
+#[test]
+fn a_task_for_one_node_is_offered_there_only_and_never_runs_elsewhere() {
+    let lab = Lab::new();
+    let rx1 = lab.node("LAB-RX1");
+    let rx2 = lab.node("LAB-RX2");
+    let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
+    let id = "T_FOR_RX1";
+    lab.post(id, &["--rx", "--plan", &plan, "--node", "LAB-RX1"]);
+    let text = std::fs::read_to_string(lab.main.join(TASK_PATH)).unwrap();
+    assert!(text.contains("\nTARGET_NODES = LAB-RX1\n"), "{text}");
+
+    // LAB-RX2: never prompted, even with an answer waiting on stdin.
+    for round in 0..2 {
+        let out = rxnode(&rx2, &["watch", "--once", "--interval", "0.2"], "a\n");
+        let so = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        assert!(
+            !so.contains(PROMPT),
+            "round {round}: prompted on LAB-RX2: {so}"
+        );
+        if round == 0 {
+            assert!(
+                so.contains(&format!(
+                    "task {id}: not for this node: TARGET_NODES = LAB-RX1; this node is LAB-RX2; not prompted"
+                )),
+                "{so}"
+            );
+        }
+    }
+    assert_eq!(events(&rx2, "not_for_this_node", id), 1, "recorded once");
+    assert_eq!(events(&rx2, "approved", id), 0);
+    assert_eq!(task_status(&rx2, id), "not_for_this_node");
+    let out = rxnode(&rx2, &["--sim", "run", id], "");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not for this node"),
+        "{}",
+        show(&out)
+    );
+    assert!(!rx2.join(".local/rx_agent_outbox").join(id).exists());
+    let out = rxnode(&rx2, &["status"], "");
+    assert!(
+        stdout(&out).contains(&format!("not for us: {id}")),
+        "{}",
+        show(&out)
+    );
+
+    // LAB-RX1: prompted, with the node list shown.
+    let out = rxnode(&rx1, &["watch", "--once", "--interval", "0.2"], "a\n");
+    let so = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(so.contains(PROMPT), "{so}");
+    assert!(so.contains("  Nodes:   LAB-RX1 (TARGET_NODES"), "{so}");
+    assert_eq!(task_status(&rx1, id), "approved");
+    // Renamed after the approval: the run refuses, before any radio is opened.
+    let out = rxnode(&rx1, &["node", "set-name", "LAB-RX9"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = rxnode(&rx1, &["--sim", "run", id], "");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("not for this node: TARGET_NODES = LAB-RX1; this node is LAB-RX9"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(events(&rx1, "run_started", id), 0);
+    let out = rxnode(&rx1, &["node", "set-name", "LAB-RX1"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = rxnode(&rx1, &["--sim", "run", id], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}
+
+/// `task new --node` is repeatable, writes the names in order, and refuses a bad or
+/// repeated name naming it (exit 2); the watcher's validator refuses a repeated or
+/// empty entry naming the line.
+#[test]
+fn task_new_node_flags_write_target_nodes_and_bad_names_are_refused() {
+    let lab = Lab::new();
+    let out = lab.post("T_TWO", &["--node", "LAB-RX1", "--node", "LAB-RX3"]);
+    let v = stdout(&out);
+    let text = std::fs::read_to_string(lab.main.join(TASK_PATH)).unwrap();
+    assert!(
+        text.contains("\nTARGET_NODES = LAB-RX1, LAB-RX3\n"),
+        "{v}\n{text}"
+    );
+    for (args, needle) in [
+        (
+            &["--node", "LAB RX1"][..],
+            "--node: node name \"LAB RX1\" contains ' '",
+        ),
+        (
+            &["--node", "A", "--node", "A"][..],
+            "--node A is given twice",
+        ),
+    ] {
+        let mut a = vec!["task", "new", "--id", "T_BAD", "--title", "t", "--force"];
+        a.extend_from_slice(args);
+        let out = rxnode(&lab.main, &a, "");
+        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(needle),
+            "{}",
+            show(&out)
+        );
+    }
+    // A hand-written header with a repeated and an empty entry.
+    let bad = text.replace(
+        "TARGET_NODES = LAB-RX1, LAB-RX3",
+        "TARGET_NODES = LAB-RX1, , LAB-RX1",
+    );
+    let f = lab.root.path().join("bad.md");
+    std::fs::write(&f, bad).unwrap();
+    let out = rxnode(&lab.main, &["validate", f.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let se = String::from_utf8_lossy(&out.stderr);
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("TARGET_NODES"))
+        .unwrap()
+        + 1;
+    for needle in [
+        format!(":{line}: TARGET_NODES: entry 2 is empty"),
+        format!(":{line}: TARGET_NODES: node LAB-RX1 is listed twice"),
+    ] {
+        assert!(se.contains(&needle), "no {needle:?} in {se}");
+    }
+}
