@@ -20,17 +20,45 @@ impl TaskId {
             && s.len() <= 64
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if ok {
-            Ok(TaskId(s.to_owned()))
-        } else {
-            Err(Error::InvalidTaskId(s.to_owned()))
+        if !ok {
+            return Err(Error::InvalidTaskId(s.to_owned()));
         }
+        if let Some(name) = windows_reserved(s) {
+            return Err(Error::ReservedTaskId {
+                id: s.to_owned(),
+                name: name.to_owned(),
+            });
+        }
+        Ok(TaskId(s.to_owned()))
     }
 
     /// The ID as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The reserved Windows device name `s` would open instead of a file (an RX
+/// laptop on Windows keeps `.local/rx_agent_outbox/<TASK_ID>/` and
+/// `.local/rx_iq/<TASK_ID>/`): `CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`,
+/// `LPT0`–`LPT9`, in any letter case. Windows takes the part before the first
+/// `.` and ignores trailing dots and spaces, so `NUL.txt` and `con ` name the
+/// device too; the ID pattern already refuses `.` and spaces, and the rule is
+/// applied to the stem anyway.
+fn windows_reserved(s: &str) -> Option<&'static str> {
+    let stem = s.split('.').next().unwrap_or(s).trim_end_matches([' ', '.']);
+    const NAMES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
+    if let Some(n) = NAMES.iter().find(|n| stem.eq_ignore_ascii_case(n)) {
+        return Some(n);
+    }
+    const NUMBERED: [&str; 20] = [
+        "COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT0",
+        "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    ];
+    NUMBERED
+        .iter()
+        .find(|n| stem.eq_ignore_ascii_case(n))
+        .copied()
 }
 
 impl<'de> Deserialize<'de> for TaskId {
@@ -304,7 +332,7 @@ fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
                 Some(*line),
                 Some(key),
                 format!(
-                    "value holds the invisible format character {u} (bidi/zero-width characters could make the prompt show something else)"
+                    "value holds {u} (bidi/zero-width/control characters could make the prompt show something else)"
                 ),
             ));
             continue;
@@ -340,6 +368,17 @@ fn task_id(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<TaskId> {
     seen.get("TASK_ID")
         .and_then(|(l, v)| match TaskId::parse(v) {
             Ok(id) => Some(id),
+            Err(Error::ReservedTaskId { name, .. }) => {
+                issues.push(Issue::new(
+                    Some(l),
+                    Some("TASK_ID"),
+                    format!(
+                        "invalid value {v:?}: {name} is a reserved device name on Windows \
+                         (the task's outbox and IQ folders are named after it)"
+                    ),
+                ));
+                None
+            }
             Err(_) => {
                 issues.push(Issue::new(
                     Some(l),

@@ -20,6 +20,7 @@
 
 mod error;
 mod header;
+mod mac;
 mod permit;
 mod plan;
 mod policy;
@@ -37,7 +38,11 @@ pub use crate::{
     permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
-    records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
+    mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
+    records::{
+        required_phrase, verify_authorization, verify_node_authorization, Approval, Authorization,
+        AuthorizationKind,
+    },
     risk::{derive_risk, RiskLevel},
     strict_json::{
         find_duplicate_key, find_format_char, format_char_in, is_format_char, DuplicateKey,

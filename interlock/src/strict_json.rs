@@ -155,14 +155,29 @@ pub fn is_format_char(c: char) -> bool {
         | 0xE0020..=0xE007F)
 }
 
-/// The first format character in `s`, as `U+XXXX`.
-pub fn format_char_in(s: &str) -> Option<String> {
-    s.chars()
-        .find(|c| is_format_char(*c))
-        .map(|c| format!("U+{:04X}", c as u32))
+/// Whether `c` is a C1 control character (U+0080–U+009F): a terminal may act
+/// on it (U+009B is CSI, which can move the cursor and overwrite what is shown).
+pub fn is_c1_control(c: char) -> bool {
+    matches!(c as u32, 0x80..=0x9F)
 }
 
-/// The first string or key in `v` holding a format character: (path, `U+XXXX`).
+/// The first format character ([`is_format_char`]) or C1 control character
+/// ([`is_c1_control`]) in `s`, described with its code point: "the invisible
+/// format character U+202E" / "the C1 control character U+009B".
+pub fn format_char_in(s: &str) -> Option<String> {
+    s.chars().find_map(|c| {
+        if is_format_char(c) {
+            Some(format!("the invisible format character U+{:04X}", c as u32))
+        } else if is_c1_control(c) {
+            Some(format!("the C1 control character U+{:04X}", c as u32))
+        } else {
+            None
+        }
+    })
+}
+
+/// The first string or key in `v` holding a format or C1 control character:
+/// (path, description as [`format_char_in`] gives it).
 pub fn find_format_char(v: &serde_json::Value) -> Option<(String, String)> {
     fn walk(v: &serde_json::Value, path: &str) -> Option<(String, String)> {
         match v {

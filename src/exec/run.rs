@@ -20,7 +20,7 @@ use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
 use rxnode_interlock::{
-    required_phrase, verify_authorization, Authorization, AuthorizationKind, Plan, Policy, Step,
+    required_phrase, verify_node_authorization, Authorization, AuthorizationKind, Plan, Policy, Step,
     TaskId,
 };
 use serde_json::json;
@@ -204,9 +204,12 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
         None => Err(format!(
             "authorization refused for task {ids}: no line typed (end of input)"
         )),
-        Some(l) => {
-            verify_authorization(task, &run.approved.approval, &l, &at).map_err(|e| e.to_string())
-        }
+        Some(l) => match crate::store::key::load(run.paths) {
+            Ok(Some(k)) => verify_node_authorization(task, &run.approved.approval, k.bytes(), &l, &at)
+                .map_err(|e| e.to_string()),
+            Ok(None) => Err("this node has no key, so it made no approval".to_owned()),
+            Err(e) => Err(format!("{e:#}")),
+        },
     };
     let a = verified.map_err(|why| {
         refuse(
@@ -216,13 +219,16 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
             format!("authorization refused for {ids}: {why}"),
         )
     })?;
+    let mac = crate::store::key::load(run.paths)?
+        .and_then(|k| a.record_mac(k.bytes(), &run.approved.commit));
     ledger::append(
         run.paths,
         &Entry::new("authorized")
             .task(ids)
             .sha(run.sha)
             .commit(&run.approved.commit)
-            .detail(json!({"kind": a.kind(), "at": a.at()})),
+            .detail(json!({"kind": a.kind(), "at": a.at()}))
+            .mac(mac),
     )?;
     let record = AuthorizationRecord {
         kind: match a.kind() {

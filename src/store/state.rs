@@ -196,6 +196,12 @@ pub(crate) fn load(paths: &Paths) -> Result<State> {
     };
     match serde_json::from_slice::<State>(&bytes) {
         Ok(s) => {
+            if let Some(why) = crate::store::rebuild::unsigned_approval(paths, &s)? {
+                return Err(crate::exit::refused(format!(
+                    "state file {}: {why}",
+                    p.display()
+                )));
+            }
             if let Some(why) = crate::store::rebuild::contradiction(paths, &s)? {
                 return Err(crate::exit::refused(format!(
                     "state file {} does not match the ledger: {why}; the state was replaced or rolled back — {REBUILD_HINT}",

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod committed;
+mod planted;
 mod single_use;
 
 /// The operator's own policy: RX limits, no TX at all.
