@@ -152,6 +152,9 @@ pub(crate) struct RawHeader {
 
 /// Split the text (BOM already stripped) into header entries and body.
 /// Line endings `\n` and `\r\n` are accepted.
+/// What surrounds a header key or value and is dropped: spaces and tabs.
+const HEADER_SPACE: [char; 2] = [' ', '\t'];
+
 pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, usize) {
     let mut entries = Vec::new();
     let mut offset = 0usize;
@@ -165,15 +168,17 @@ pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, u
             .map(|l| l.strip_suffix('\r').unwrap_or(l))
             .unwrap_or(raw);
         offset += raw.len();
-        if line.trim().is_empty() {
+        // Only ASCII spaces and tabs are trimmed: Unicode white space such as
+        // U+0085 (a C1 control) is kept, so it is refused, never hidden.
+        if line.trim_matches(HEADER_SPACE).is_empty() {
             body_offset = offset;
             body_start_line = line_no + 1;
             break;
         }
         match line.split_once('=') {
             Some((k, v)) => {
-                let key = k.trim();
-                let value = v.trim();
+                let key = k.trim_matches(HEADER_SPACE);
+                let value = v.trim_matches(HEADER_SPACE);
                 if key.is_empty() {
                     issues.push(Issue::new(
                         Some(line_no),
@@ -575,6 +580,9 @@ mod tests {
         assert!(TaskId::parse("a b").is_err());
         assert!(TaskId::parse("a/b").is_err());
         assert!(TaskId::parse("é").is_err());
+        assert!(TaskId::parse("CONSOLE").is_ok());
+        assert!(TaskId::parse("COM10").is_ok());
+        assert!(TaskId::parse("NUL_1").is_ok());
     }
 
     #[test]
@@ -591,5 +599,48 @@ mod tests {
         assert_eq!(id(b"TASK_ID = ../etc\n"), None);
         assert_eq!(id(b"TITLE = x\n\nTASK_ID = late\n"), None);
         assert_eq!(id(&[0xff, 0xfe]), None);
+    }
+
+    /// Task IDs name folders on the RX laptop: the reserved Windows device
+    /// names are refused in any letter case, naming the field, line and value.
+    #[test]
+    fn reserved_windows_device_names_are_not_task_ids() {
+        for id in [
+            "CON", "con", "Prn", "AUX", "nul", "COM1", "com9", "COM0", "LPT1", "lpt9", "LPT0",
+        ] {
+            match TaskId::parse(id) {
+                Err(Error::ReservedTaskId { id: got, name }) => {
+                    assert_eq!(got, id);
+                    assert!(name.eq_ignore_ascii_case(id), "{name}");
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+            let text = crate::testutil::render(
+                &crate::testutil::set(
+                    crate::testutil::fields("NO", "NO", "NO"),
+                    "TASK_ID",
+                    Some(id),
+                ),
+                "Body.\n",
+            );
+            let m: Vec<String> = crate::testutil::errs(&text)
+                .iter()
+                .map(|i| i.to_string())
+                .collect();
+            assert!(
+                m.iter().any(|s| s.starts_with("line 1: TASK_ID: invalid value")
+                    && s.contains(&format!("{id:?}"))
+                    && s.contains("reserved device name on Windows")),
+                "{id}: {m:?}"
+            );
+        }
+        // The stem rule as Windows applies it, for names the pattern lets through elsewhere.
+        assert_eq!(windows_reserved("NUL.txt"), Some("NUL"));
+        assert_eq!(windows_reserved("con "), Some("CON"));
+        assert_eq!(windows_reserved("COM1."), Some("COM1"));
+        assert_eq!(windows_reserved("CONX"), None);
+        // A trailing dot or space never passes the pattern.
+        assert!(TaskId::parse("A.").is_err());
+        assert!(TaskId::parse("A ").is_err());
     }
 }

@@ -45,7 +45,8 @@ pub use crate::{
     },
     risk::{derive_risk, RiskLevel},
     strict_json::{
-        find_duplicate_key, find_format_char, format_char_in, is_format_char, DuplicateKey,
+        find_duplicate_key, find_format_char, format_char_in, is_c1_control, is_format_char,
+        DuplicateKey,
     },
     sweep::{
         check_rx_gain, check_rx_sweep, sweep_grid, validate_sweep_step, GainSpec, RxSweepStep,
