@@ -46,7 +46,11 @@ impl TaskId {
 /// device too; the ID pattern already refuses `.` and spaces, and the rule is
 /// applied to the stem anyway.
 fn windows_reserved(s: &str) -> Option<&'static str> {
-    let stem = s.split('.').next().unwrap_or(s).trim_end_matches([' ', '.']);
+    let stem = s
+        .split('.')
+        .next()
+        .unwrap_or(s)
+        .trim_end_matches([' ', '.']);
     const NAMES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
     if let Some(n) = NAMES.iter().find(|n| stem.eq_ignore_ascii_case(n)) {
         return Some(n);
@@ -628,9 +632,10 @@ mod tests {
                 .map(|i| i.to_string())
                 .collect();
             assert!(
-                m.iter().any(|s| s.starts_with("line 1: TASK_ID: invalid value")
-                    && s.contains(&format!("{id:?}"))
-                    && s.contains("reserved device name on Windows")),
+                m.iter()
+                    .any(|s| s.starts_with("line 1: TASK_ID: invalid value")
+                        && s.contains(&format!("{id:?}"))
+                        && s.contains("reserved device name on Windows")),
                 "{id}: {m:?}"
             );
         }

@@ -35,10 +35,10 @@ mod testutil;
 pub use crate::{
     error::{Error, Issue},
     header::{lenient_task_id, AllowPush, TaskHeader, TaskId},
+    mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
     permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
     policy::{check_rx_step, Policy, RxPolicy, TxPolicy},
-    mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
     records::{
         required_phrase, verify_authorization, verify_node_authorization, Approval, Authorization,
         AuthorizationKind,

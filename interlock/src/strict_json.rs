@@ -399,8 +399,9 @@ mod issue13_parsers {
         );
         let m = messages(&render(&fields("YES", "YES", "NO"), &body));
         assert!(
-            m.iter().any(|s| s
-                .contains("$.steps[0].expect_source holds the C1 control character U+009B")),
+            m.iter()
+                .any(|s| s
+                    .contains("$.steps[0].expect_source holds the C1 control character U+009B")),
             "{m:?}"
         );
         // U+00A0 and above are ordinary text.

@@ -120,14 +120,17 @@ fn read_key(p: &Path) -> Result<Option<NodeKey>> {
     let md = match std::fs::symlink_metadata(p) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot inspect node key {}", p.display())),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot inspect node key {}", p.display()))
+        }
     };
     check_dir(p.parent().unwrap_or(p))?;
     if md.file_type().is_symlink() || !md.file_type().is_file() {
         return Err(refuse_key(p, "is not a regular file (a symlink?)"));
     }
     check_owner_mode(p, &md)?;
-    let mut f = open_nofollow(p).with_context(|| format!("cannot open node key {}", p.display()))?;
+    let mut f =
+        open_nofollow(p).with_context(|| format!("cannot open node key {}", p.display()))?;
     let mut buf = Vec::with_capacity(NODE_KEY_LEN + 1);
     Read::by_ref(&mut f)
         .take(NODE_KEY_LEN as u64 + 1)
@@ -307,12 +310,17 @@ mod tests {
         let (d, paths) = checkout();
         let repo = git2::Repository::open(d.path()).unwrap();
         let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
-        let tree = repo.find_tree(repo.index().unwrap().write_tree().unwrap()).unwrap();
-        repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[]).unwrap();
+        let tree = repo
+            .find_tree(repo.index().unwrap().write_tree().unwrap())
+            .unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .unwrap();
         let wt_dir = d.path().join("wt");
         repo.worktree("wt", &wt_dir, None).unwrap();
         // The work tree's `.git` is a file naming the real Git directory.
-        assert!(std::fs::symlink_metadata(wt_dir.join(".git")).unwrap().is_file());
+        assert!(std::fs::symlink_metadata(wt_dir.join(".git"))
+            .unwrap()
+            .is_file());
         let wt = Paths::new(&wt_dir);
         let k = load_or_create(&wt).unwrap();
         assert!(d.path().join(".git/worktrees/wt/rxnode/key").is_file());
@@ -340,7 +348,10 @@ mod tests {
         std::os::unix::fs::symlink(&planted, &p).unwrap();
         let e = format!("{:#}", load_or_create(&paths).unwrap_err());
         assert!(e.contains("not a regular file"), "{e}");
-        assert!(std::fs::symlink_metadata(&p).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&p)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         std::fs::remove_file(&p).unwrap();
         // A short key.
         std::fs::write(&p, [1u8; 16]).unwrap();

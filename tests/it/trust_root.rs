@@ -14,6 +14,7 @@ use std::process::Output;
 mod committed;
 mod planted;
 mod single_use;
+mod visible;
 
 /// The operator's own policy: RX limits, no TX at all.
 const OPERATOR_POLICY: &str = r#"{"rx": {"max_duration_s": 10}}"#;

@@ -96,11 +96,7 @@ fn an_approval_planted_in_a_fresh_clone_never_transmits() {
     );
     let st = status_json(&rig);
     assert!(
-        !st["approved"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|v| v == id),
+        !st["approved"].as_array().unwrap().iter().any(|v| v == id),
         "status lists a planted approval: {st}"
     );
     assert!(rig.lab.state()["approvals"].get(id).is_none());
