@@ -138,6 +138,10 @@ pub(crate) fn checking_key(paths: &Paths) -> Result<Option<Option<NodeKey>>> {
     if !paths.is_checkout_local() {
         return Ok(None);
     }
+    // Outside a Git checkout there is no key: nothing verifies.
+    if git2::Repository::open(&paths.repo).is_err() {
+        return Ok(Some(None));
+    }
     Ok(Some(key::load(paths)?))
 }
 
@@ -362,9 +366,21 @@ mod tests {
         )
     }
 
+    /// [`line`], signed with the checkout's node key as rxnode writes it.
+    fn signed(paths: &Paths, ev: &str, id: &str, sha: &str) -> String {
+        let mut v: Value = serde_json::from_str(&line(ev, id, sha)).unwrap();
+        if ev == "approved" {
+            let k = key::load_or_create(paths).unwrap();
+            let a = line_approval(&v).unwrap();
+            v["mac"] = json!(rxnode_interlock::record_mac(k.bytes(), &a.fields()).unwrap());
+        }
+        format!("{v}\n")
+    }
+
     #[test]
     fn replay_recovers_every_decision_and_only_restricts() {
         let d = tempfile::tempdir().unwrap();
+        git2::Repository::init(d.path()).unwrap();
         let paths = Paths::new(d.path());
         std::fs::create_dir_all(paths.outbox_root()).unwrap();
         let mut ledger = String::new();
@@ -383,7 +399,7 @@ mod tests {
             ("published", "A"),
             ("pushed", "A"),
         ] {
-            ledger.push_str(&line(ev, id, &"a".repeat(64)));
+            ledger.push_str(&signed(&paths, ev, id, &"a".repeat(64)));
         }
         ledger.push_str("not json\n");
         std::fs::write(paths.ledger(), ledger).unwrap();
@@ -443,7 +459,15 @@ mod tests {
         assert!(contradiction(&paths, &planted)
             .unwrap()
             .unwrap()
-            .contains("task Z"));
+            .contains("approval for Z is not signed by this node"));
+        // Signed by this node but never in the ledger (a lost ledger line).
+        let k = key::load_or_create(&paths).unwrap();
+        let z = planted.approvals.get_mut("Z").unwrap();
+        z.mac = rxnode_interlock::record_mac(k.bytes(), &z.fields());
+        assert!(contradiction(&paths, &planted)
+            .unwrap()
+            .unwrap()
+            .contains("task Z that the ledger never recorded"));
         let mut rolled = s.clone();
         rolled.tasks.get_mut("A").unwrap().status = TaskStatus::Approved;
         assert!(contradiction(&paths, &rolled)
