@@ -384,14 +384,8 @@ fn record_run(
             tracing::warn!("spectrum plot in {}: {e:#}", dir.display());
         }
     }
-    let logged = ledger::append(
-        run.paths,
-        &Entry::new("run_finished")
-            .task(run.ids)
-            .sha(run.sha)
-            .commit(&approved.commit)
-            .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
-    );
+    // The state first: a `run_finished` line the state does not yet match
+    // would make the state's own update refuse ("rolled back").
     let ids = run.ids.to_owned();
     let saved = state::update(run.paths, |s| {
         if let Some(r) = s.tasks.get_mut(&ids) {
@@ -400,6 +394,14 @@ fn record_run(
         s.last_completed_task_id = Some(ids.clone());
         Ok(())
     });
+    let logged = ledger::append(
+        run.paths,
+        &Entry::new("run_finished")
+            .task(run.ids)
+            .sha(run.sha)
+            .commit(&approved.commit)
+            .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
+    );
     for (what, r) in [
         ("the result files", written),
         ("the ledger's run_finished line", logged),

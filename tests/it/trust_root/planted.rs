@@ -217,3 +217,66 @@ fn a_legacy_unsigned_approval_is_refused_until_approved_again() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(rig.tx_streams(), 1);
 }
+
+/// As a hostile main PC with write access to `.local/` (but not the key):
+/// the MAC of another task's real approval copied onto a planted one, a real
+/// approval filed under another task ID, a status "approved" with no record,
+/// and the node key replaced by a symlink to a key the attacker knows — each
+/// is refused, and the radio never sees a TX stream.
+#[test]
+fn moved_macs_refiled_approvals_and_a_swapped_key_are_refused() {
+    let rig = Rig::new();
+    let real = "REAL_RX_1";
+    rig.lab.post_and_approve(real, &[], None);
+    let id = "MOVED_TX_1";
+    rig.approved_red(id, TX_PLAN_433);
+    rig.set_policy(POLICY_433);
+    let state_p = rig.lab.local().join("rx_agent_state.json");
+    let good = std::fs::read(&state_p).unwrap();
+    let write = |v: &serde_json::Value| {
+        std::fs::write(&state_p, serde_json::to_vec_pretty(v).unwrap()).unwrap()
+    };
+    let refused = |why: &str, needle: &str| {
+        let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+        let se = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{why}: {se}");
+        assert!(se.contains(needle), "{why}: {se}");
+        assert_eq!(rig.tx_streams(), 0, "{why}: transmitted");
+    };
+    // Another task's MAC on this approval.
+    let mut st = rig.lab.state();
+    st["approvals"][id]["mac"] = st["approvals"][real]["mac"].clone();
+    write(&st);
+    refused(
+        "moved MAC",
+        &format!("approval for {id} is not signed by this node"),
+    );
+    // The real approval of another task filed under this ID.
+    let mut st: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    st["approvals"][id] = st["approvals"][real].clone();
+    write(&st);
+    refused("refiled approval", "is not signed by this node");
+    // Approved in the task list, no approval record.
+    let mut st: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    st["approvals"].as_object_mut().unwrap().remove(id);
+    write(&st);
+    refused("status without record", "holds no approval record");
+    std::fs::write(&state_p, &good).unwrap();
+    // The key swapped for a link to one the attacker knows.
+    #[cfg(unix)]
+    {
+        let key = rig.lab.rx.join(".git/rxnode/key");
+        let kept = rig.lab.dir.path().join("kept-key");
+        std::fs::rename(&key, &kept).unwrap();
+        let known = rig.lab.dir.path().join("known-key");
+        std::fs::write(&known, [7u8; 32]).unwrap();
+        std::os::unix::fs::symlink(&known, &key).unwrap();
+        refused("symlinked key", "not a regular file");
+        std::fs::remove_file(&key).unwrap();
+        std::fs::rename(&kept, &key).unwrap();
+    }
+    // Untouched, the node's own approval still runs.
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.tx_streams(), 1);
+}
