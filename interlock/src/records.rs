@@ -61,7 +61,7 @@ impl Approval {
     /// verify (another checkout's key, a planted or edited record).
     pub fn verify(&self, key: &[u8]) -> Result<(), Error> {
         let reason = match &self.mac {
-            None => "it carries no MAC (made by an older rxnode, or planted)",
+            None => "it carries no MAC: made by an older rxnode, or a planted record",
             Some(m) if verify_record_mac(key, &self.fields(), m) => return Ok(()),
             Some(_) => {
                 "its MAC does not verify under this node's key (a .local/ copied from another \

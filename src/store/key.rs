@@ -95,7 +95,7 @@ pub(crate) fn sign_approval(
 /// The operator-facing reason an approval does not count, with the fix.
 pub(crate) fn unsigned_message(id: &str, reason: &str) -> String {
     format!(
-        "approval for {id} is not signed by this node (copied .local/ or planted record: {reason}) — \
+        "approval for {id} is not signed by this node ({reason}) — \
          it is not an approval; fix: re-approve with `rxnode review {id}` after `rxnode state rebuild` \
          (docs/safety.md#node-signed-approvals)"
     )
@@ -107,7 +107,10 @@ pub(crate) fn check_approval(
     key: Option<&NodeKey>,
 ) -> std::result::Result<(), String> {
     match key {
-        None => Err("this node has no key yet, so it made no approval".to_owned()),
+        None => Err(
+            "this node has no key yet, so it made no approval: a copied .local/ or a planted record"
+                .to_owned(),
+        ),
         Some(k) => a.verify(k.bytes()).map_err(|e| match e {
             rxnode_interlock::Error::UnsignedRecord { reason, .. } => reason,
             other => other.to_string(),

@@ -88,6 +88,10 @@ impl Entry {
 /// ([`mirror_path`]), which no `git pull` or `checkout` can write: if the
 /// `.local/` ledger is lost or replaced, the mirror is still evidence.
 pub(crate) fn append(paths: &Paths, entry: &Entry) -> Result<()> {
+    if std::fs::symlink_metadata(paths.ledger()).is_err() {
+        // A new ledger must be a file Git ignores.
+        crate::store::trust::check_created(paths, &[paths.ledger()])?;
+    }
     append_to(&paths.ledger(), entry)?;
     if let Some(m) = mirror_path(paths) {
         if let Err(e) = append_to(&m, entry) {

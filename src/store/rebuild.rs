@@ -159,7 +159,10 @@ pub(crate) fn unsigned_approval(paths: &Paths, s: &State) -> Result<Option<Strin
         if a.task_id.as_str() != id {
             return Ok(Some(key::unsigned_message(
                 id,
-                &format!("it is filed under {id} but approves {}", a.task_id),
+                &format!(
+                    "it is filed under {id} but is {}'s approval: a planted record",
+                    a.task_id
+                ),
             )));
         }
     }
@@ -170,7 +173,7 @@ pub(crate) fn unsigned_approval(paths: &Paths, s: &State) -> Result<Option<Strin
     {
         return Ok(Some(key::unsigned_message(
             &id,
-            "the state calls it approved but holds no approval record",
+            "the state calls it approved but holds no approval record: a planted or edited state",
         )));
     }
     Ok(None)

@@ -46,21 +46,29 @@ fn a_run_whose_recording_git_would_see_is_refused_before_any_radio_step() {
 
 /// With `.local/` un-ignored by a committed `.gitignore` in a fresh clone,
 /// every command refuses and leaves `.local/` exactly as it was: no lock, no
-/// lock guard, no state lock, no ledger line.
+/// lock guard, no state lock, no ledger line — both with the operator's policy
+/// in place (Git sees it) and with an empty `.local/` (nothing is visible until
+/// rxnode would create its first file).
 #[test]
 fn a_refusal_over_an_unignored_local_folder_writes_nothing() {
     let rig = Rig::new();
     rig.lab.post_file(".gitignore", b"!/.local/\n!/.local/**\n");
     rig.pull();
-    rig.set_policy(OPERATOR_POLICY);
-    for args in [
+    std::fs::create_dir_all(rig.lab.local()).unwrap();
+    let commands = [
         vec!["watch", "--once", "--interval", "0.2"],
         vec!["review", "ANY_1"],
         vec!["run", "ANY_1"],
-        vec!["status"],
         vec!["state", "rebuild"],
-    ] {
-        assert_refused(&rig, &args, "A\n", ".local/", "un-ignored .local/");
+        vec!["mark-completed", "ANY_1"],
+    ];
+    for args in &commands {
+        assert_refused(&rig, args, "A\n", ".local/", "un-ignored, empty .local/");
+    }
+    assert_eq!(std::fs::read_dir(rig.lab.local()).unwrap().count(), 0);
+    rig.set_policy(OPERATOR_POLICY);
+    for args in commands.iter().chain([&vec!["status"]]) {
+        assert_refused(&rig, args, "A\n", ".local/", "un-ignored .local/");
     }
     let names: Vec<String> = std::fs::read_dir(rig.lab.local())
         .unwrap()
@@ -89,4 +97,30 @@ fn the_exclude_file_gets_local_even_when_a_gitignore_ignores_it() {
     git(&rig.lab.rx, &["add", "-A"]);
     let staged = git(&rig.lab.rx, &["diff", "--cached", "--name-only"]);
     assert!(!staged.contains(".local"), "{staged}");
+}
+
+/// The same for an approval: a committed rule un-ignoring the outbox folder
+/// before it exists makes `[A]` refuse to write the outbox (the task stays
+/// pending) and Git never sees a file of it.
+#[test]
+fn an_approval_whose_outbox_git_would_see_writes_no_outbox() {
+    let rig = Rig::new();
+    rig.lab.post_file(
+        ".gitignore",
+        b"!/.local/\n/.local/*\n!/.local/rx_agent_outbox/\n",
+    );
+    rig.pull();
+    let id = "UNIGNORED_OUTBOX_1";
+    let t = rig.lab.plan_task(id, &[], None);
+    rig.lab.post(&t);
+    rig.pull();
+    let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains("Git does not ignore") && all.contains("rx_agent_outbox"),
+        "{all}"
+    );
+    assert!(!rig.lab.outbox(id).exists());
+    assert_ne!(rig.lab.status_of(id), "approved");
+    assert_eq!(rig.lab.porcelain(), "", "git status sees node files");
 }
