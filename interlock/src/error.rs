@@ -47,6 +47,14 @@ pub enum Error {
     /// A task ID does not match `[A-Za-z0-9_-]{1,64}`.
     #[error("invalid task id {0:?}: must match [A-Za-z0-9_-]{{1,64}} and not start with '-'")]
     InvalidTaskId(String),
+    /// A task ID that is a reserved device name on Windows (`CON`, `NUL`, `COM1` …).
+    #[error("invalid task id {id:?}: {name} is a reserved device name on Windows")]
+    ReservedTaskId {
+        /// The ID given.
+        id: String,
+        /// The device name it stands for.
+        name: String,
+    },
     /// The authorization line typed by the operator is not the required phrase.
     #[error("authorization refused for task {task_id}: expected the exact line {expected:?}")]
     WrongPhrase {
@@ -63,6 +71,14 @@ pub enum Error {
         /// Its risk level.
         risk: String,
         /// Why no authorization applies.
+        reason: String,
+    },
+    /// An approval or authorization record this node cannot verify as its own.
+    #[error("record for task {task_id} is not signed by this node: {reason}")]
+    UnsignedRecord {
+        /// The task concerned.
+        task_id: String,
+        /// Why it does not verify.
         reason: String,
     },
     /// An approval or authorization record does not belong to this task text.

@@ -20,17 +20,49 @@ impl TaskId {
             && s.len() <= 64
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if ok {
-            Ok(TaskId(s.to_owned()))
-        } else {
-            Err(Error::InvalidTaskId(s.to_owned()))
+        if !ok {
+            return Err(Error::InvalidTaskId(s.to_owned()));
         }
+        if let Some(name) = windows_reserved(s) {
+            return Err(Error::ReservedTaskId {
+                id: s.to_owned(),
+                name: name.to_owned(),
+            });
+        }
+        Ok(TaskId(s.to_owned()))
     }
 
     /// The ID as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The reserved Windows device name `s` would open instead of a file (an RX
+/// laptop on Windows keeps `.local/rx_agent_outbox/<TASK_ID>/` and
+/// `.local/rx_iq/<TASK_ID>/`): `CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`,
+/// `LPT0`–`LPT9`, in any letter case. Windows takes the part before the first
+/// `.` and ignores trailing dots and spaces, so `NUL.txt` and `con ` name the
+/// device too; the ID pattern already refuses `.` and spaces, and the rule is
+/// applied to the stem anyway.
+fn windows_reserved(s: &str) -> Option<&'static str> {
+    let stem = s
+        .split('.')
+        .next()
+        .unwrap_or(s)
+        .trim_end_matches([' ', '.']);
+    const NAMES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
+    if let Some(n) = NAMES.iter().find(|n| stem.eq_ignore_ascii_case(n)) {
+        return Some(n);
+    }
+    const NUMBERED: [&str; 20] = [
+        "COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT0",
+        "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    ];
+    NUMBERED
+        .iter()
+        .find(|n| stem.eq_ignore_ascii_case(n))
+        .copied()
 }
 
 impl<'de> Deserialize<'de> for TaskId {
@@ -154,6 +186,9 @@ pub(crate) struct RawHeader {
 
 /// Split the text (BOM already stripped) into header entries and body.
 /// Line endings `\n` and `\r\n` are accepted.
+/// What surrounds a header key or value and is dropped: spaces and tabs.
+const HEADER_SPACE: [char; 2] = [' ', '\t'];
+
 pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, usize) {
     let mut entries = Vec::new();
     let mut offset = 0usize;
@@ -167,15 +202,17 @@ pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, u
             .map(|l| l.strip_suffix('\r').unwrap_or(l))
             .unwrap_or(raw);
         offset += raw.len();
-        if line.trim().is_empty() {
+        // Only ASCII spaces and tabs are trimmed: Unicode white space such as
+        // U+0085 (a C1 control) is kept, so it is refused, never hidden.
+        if line.trim_matches(HEADER_SPACE).is_empty() {
             body_offset = offset;
             body_start_line = line_no + 1;
             break;
         }
         match line.split_once('=') {
             Some((k, v)) => {
-                let key = k.trim();
-                let value = v.trim();
+                let key = k.trim_matches(HEADER_SPACE);
+                let value = v.trim_matches(HEADER_SPACE);
                 if key.is_empty() {
                     issues.push(Issue::new(
                         Some(line_no),
@@ -336,7 +373,7 @@ fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
                 Some(*line),
                 Some(key),
                 format!(
-                    "value holds the invisible format character {u} (bidi/zero-width characters could make the prompt show something else)"
+                    "value holds {u} (bidi/zero-width/control characters could make the prompt show something else)"
                 ),
             ));
             continue;
@@ -372,6 +409,17 @@ fn task_id(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<TaskId> {
     seen.get("TASK_ID")
         .and_then(|(l, v)| match TaskId::parse(v) {
             Ok(id) => Some(id),
+            Err(Error::ReservedTaskId { name, .. }) => {
+                issues.push(Issue::new(
+                    Some(l),
+                    Some("TASK_ID"),
+                    format!(
+                        "invalid value {v:?}: {name} is a reserved device name on Windows \
+                         (the task's outbox and IQ folders are named after it)"
+                    ),
+                ));
+                None
+            }
             Err(_) => {
                 issues.push(Issue::new(
                     Some(l),
@@ -599,6 +647,9 @@ mod tests {
         assert!(TaskId::parse("a b").is_err());
         assert!(TaskId::parse("a/b").is_err());
         assert!(TaskId::parse("é").is_err());
+        assert!(TaskId::parse("CONSOLE").is_ok());
+        assert!(TaskId::parse("COM10").is_ok());
+        assert!(TaskId::parse("NUL_1").is_ok());
     }
 
     #[test]
@@ -615,5 +666,49 @@ mod tests {
         assert_eq!(id(b"TASK_ID = ../etc\n"), None);
         assert_eq!(id(b"TITLE = x\n\nTASK_ID = late\n"), None);
         assert_eq!(id(&[0xff, 0xfe]), None);
+    }
+
+    /// Task IDs name folders on the RX laptop: the reserved Windows device
+    /// names are refused in any letter case, naming the field, line and value.
+    #[test]
+    fn reserved_windows_device_names_are_not_task_ids() {
+        for id in [
+            "CON", "con", "Prn", "AUX", "nul", "COM1", "com9", "COM0", "LPT1", "lpt9", "LPT0",
+        ] {
+            match TaskId::parse(id) {
+                Err(Error::ReservedTaskId { id: got, name }) => {
+                    assert_eq!(got, id);
+                    assert!(name.eq_ignore_ascii_case(id), "{name}");
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+            let text = crate::testutil::render(
+                &crate::testutil::set(
+                    crate::testutil::fields("NO", "NO", "NO"),
+                    "TASK_ID",
+                    Some(id),
+                ),
+                "Body.\n",
+            );
+            let m: Vec<String> = crate::testutil::errs(&text)
+                .iter()
+                .map(|i| i.to_string())
+                .collect();
+            assert!(
+                m.iter()
+                    .any(|s| s.starts_with("line 1: TASK_ID: invalid value")
+                        && s.contains(&format!("{id:?}"))
+                        && s.contains("reserved device name on Windows")),
+                "{id}: {m:?}"
+            );
+        }
+        // The stem rule as Windows applies it, for names the pattern lets through elsewhere.
+        assert_eq!(windows_reserved("NUL.txt"), Some("NUL"));
+        assert_eq!(windows_reserved("con "), Some("CON"));
+        assert_eq!(windows_reserved("COM1."), Some("COM1"));
+        assert_eq!(windows_reserved("CONX"), None);
+        // A trailing dot or space never passes the pattern.
+        assert!(TaskId::parse("A.").is_err());
+        assert!(TaskId::parse("A ").is_err());
     }
 }

@@ -20,6 +20,7 @@
 
 mod error;
 mod header;
+mod mac;
 mod permit;
 mod plan;
 mod policy;
@@ -34,13 +35,18 @@ mod testutil;
 pub use crate::{
     error::{Error, Issue},
     header::{check_node_name, lenient_task_id, AllowPush, TaskHeader, TaskId, MAX_NODE_NAME_LEN},
+    mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
     permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
     policy::{check_rx_step, check_step, Policy, RxPolicy, TxPolicy},
-    records::{required_phrase, verify_authorization, Approval, Authorization, AuthorizationKind},
+    records::{
+        required_phrase, verify_authorization, verify_node_authorization, Approval, Authorization,
+        AuthorizationKind,
+    },
     risk::{derive_risk, RiskLevel},
     strict_json::{
-        find_duplicate_key, find_format_char, format_char_in, is_format_char, DuplicateKey,
+        find_duplicate_key, find_format_char, format_char_in, is_c1_control, is_format_char,
+        DuplicateKey,
     },
     sweep::{
         check_rx_gain, check_rx_sweep, fft_size_ok, sweep_grid, validate_sweep_step, GainSpec,

@@ -1,5 +1,6 @@
 use crate::error::Error;
 use crate::header::TaskId;
+use crate::mac::{record_mac, verify_record_mac, RecordFields, RecordKind};
 use crate::risk::RiskLevel;
 use crate::task::ValidTask;
 use serde::{Deserialize, Serialize};
@@ -18,17 +19,59 @@ pub struct Approval {
     pub commit: String,
     /// When (ISO 8601 with offset), as passed in by the caller.
     pub at: String,
+    /// HMAC-SHA256 (hex) of the record under the node's key
+    /// ([`Approval::signed`]); absent in approvals made by older builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
 }
 
 impl Approval {
-    /// Record an approval of this task (the time is passed in: no clock reads here).
+    /// An unsigned approval of this task (the time is passed in: no clock
+    /// reads here). It is not an approval a node accepts until signed.
     pub fn new(task: &ValidTask, commit: &str, at: &str) -> Approval {
         Approval {
             task_id: task.id().clone(),
             task_sha256: task.sha256().to_owned(),
             commit: commit.to_owned(),
             at: at.to_owned(),
+            mac: None,
         }
+    }
+
+    /// An approval of this task signed with the node's `key`.
+    pub fn signed(task: &ValidTask, commit: &str, at: &str, key: &[u8]) -> Approval {
+        let mut a = Approval::new(task, commit, at);
+        a.mac = record_mac(key, &a.fields());
+        a
+    }
+
+    /// The fields its MAC binds.
+    pub fn fields(&self) -> RecordFields<'_> {
+        RecordFields {
+            kind: RecordKind::Approval,
+            task_id: self.task_id.as_str(),
+            task_sha256: &self.task_sha256,
+            commit: &self.commit,
+            at: &self.at,
+        }
+    }
+
+    /// Check that this node (holder of `key`) made this approval: refused when
+    /// it carries no MAC (an older build, or planted) or a MAC that does not
+    /// verify (another checkout's key, a planted or edited record).
+    pub fn verify(&self, key: &[u8]) -> Result<(), Error> {
+        let reason = match &self.mac {
+            None => "it carries no MAC: made by an older rxnode, or a planted record",
+            Some(m) if verify_record_mac(key, &self.fields(), m) => return Ok(()),
+            Some(_) => {
+                "its MAC does not verify under this node's key (a .local/ copied from another \
+                 checkout, or a planted or edited record)"
+            }
+        };
+        Err(Error::UnsignedRecord {
+            task_id: self.task_id.to_string(),
+            reason: reason.to_owned(),
+        })
     }
 
     /// Whether this approval covers exactly this task text.
@@ -104,6 +147,40 @@ impl Authorization {
     pub fn at(&self) -> &str {
         &self.at
     }
+}
+
+impl Authorization {
+    /// The MAC (hex) of this authorization's ledger record under the node's
+    /// `key`, bound to the commit that held the approved text.
+    pub fn record_mac(&self, key: &[u8], commit: &str) -> Option<String> {
+        record_mac(
+            key,
+            &RecordFields {
+                kind: match self.kind {
+                    AuthorizationKind::RfTx => RecordKind::AuthorizeRfTx,
+                    AuthorizationKind::RedOther => RecordKind::AuthorizeRedOther,
+                },
+                task_id: self.task_id.as_str(),
+                task_sha256: &self.task_sha256,
+                commit,
+                at: &self.at,
+            },
+        )
+    }
+}
+
+/// [`verify_authorization`] for an approval this node must have made: the
+/// approval's MAC is checked under `key` first ([`Approval::verify`]), so a
+/// planted or copied approval never becomes an [`Authorization`].
+pub fn verify_node_authorization(
+    task: &ValidTask,
+    approval: &Approval,
+    key: &[u8],
+    line: &str,
+    at: &str,
+) -> Result<Authorization, Error> {
+    approval.verify(key)?;
+    verify_authorization(task, approval, line, at)
 }
 
 /// Check the line the operator typed (line terminator already stripped by
@@ -254,6 +331,50 @@ mod tests {
         assert!(a.covers(&t));
         assert_eq!(a.task_sha256, t.sha256());
         assert_eq!(a.commit, "c");
+    }
+
+    const KEY: [u8; 32] = [42; 32];
+
+    #[test]
+    fn only_a_signed_approval_under_this_key_authorizes() {
+        let t = tx_task();
+        let at = "2026-01-01T00:00:00+00:00";
+        let a = Approval::signed(&t, "c0ffee", at, &KEY);
+        assert!(a.verify(&KEY).is_ok());
+        let auth = verify_node_authorization(&t, &a, &KEY, "AUTHORIZE RF TX", "now").unwrap();
+        assert_eq!(auth.kind(), AuthorizationKind::RfTx);
+        assert!(auth.record_mac(&KEY, "c0ffee").is_some());
+        // Unsigned (older build, or planted).
+        let legacy = Approval::new(&t, "c0ffee", at);
+        match verify_node_authorization(&t, &legacy, &KEY, "AUTHORIZE RF TX", "now") {
+            Err(Error::UnsignedRecord { task_id, reason }) => {
+                assert_eq!(task_id, "T_1");
+                assert!(reason.contains("no MAC"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Another node's key (a copied .local/).
+        assert!(matches!(
+            a.verify(&[1; 32]),
+            Err(Error::UnsignedRecord { .. })
+        ));
+        // A MAC copied from another task's approval, or onto an edited field.
+        let other = red_other();
+        let mut stolen = Approval::signed(&other, "c0ffee", at, &KEY);
+        stolen.task_sha256 = t.sha256().to_owned();
+        assert!(stolen.verify(&KEY).is_err());
+        let mut moved = Approval::new(&t, "c0ffee", at);
+        moved.mac = Approval::signed(&t, "beef", at, &KEY).mac;
+        assert!(moved.verify(&KEY).is_err());
+        let mut later = a.clone();
+        later.at = "2026-01-02T00:00:00+00:00".into();
+        assert!(later.verify(&KEY).is_err());
+        // The MAC survives the state file's JSON; a legacy one reads without it.
+        let j = serde_json::to_string(&a).unwrap();
+        let back: Approval = serde_json::from_str(&j).unwrap();
+        assert!(back.verify(&KEY).is_ok());
+        let j = serde_json::to_string(&legacy).unwrap();
+        assert!(!j.contains("mac"));
     }
 
     #[test]

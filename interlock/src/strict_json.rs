@@ -155,14 +155,29 @@ pub fn is_format_char(c: char) -> bool {
         | 0xE0020..=0xE007F)
 }
 
-/// The first format character in `s`, as `U+XXXX`.
-pub fn format_char_in(s: &str) -> Option<String> {
-    s.chars()
-        .find(|c| is_format_char(*c))
-        .map(|c| format!("U+{:04X}", c as u32))
+/// Whether `c` is a C1 control character (U+0080–U+009F): a terminal may act
+/// on it (U+009B is CSI, which can move the cursor and overwrite what is shown).
+pub fn is_c1_control(c: char) -> bool {
+    matches!(c as u32, 0x80..=0x9F)
 }
 
-/// The first string or key in `v` holding a format character: (path, `U+XXXX`).
+/// The first format character ([`is_format_char`]) or C1 control character
+/// ([`is_c1_control`]) in `s`, described with its code point: "the invisible
+/// format character U+202E" / "the C1 control character U+009B".
+pub fn format_char_in(s: &str) -> Option<String> {
+    s.chars().find_map(|c| {
+        if is_format_char(c) {
+            Some(format!("the invisible format character U+{:04X}", c as u32))
+        } else if is_c1_control(c) {
+            Some(format!("the C1 control character U+{:04X}", c as u32))
+        } else {
+            None
+        }
+    })
+}
+
+/// The first string or key in `v` holding a format or C1 control character:
+/// (path, description as [`format_char_in`] gives it).
 pub fn find_format_char(v: &serde_json::Value) -> Option<(String, String)> {
     fn walk(v: &serde_json::Value, path: &str) -> Option<(String, String)> {
         match v {
@@ -239,16 +254,23 @@ mod tests {
             serde_json::from_str(r#"{"steps": [{"device": "driver=rxsim\u202e"}]}"#).unwrap();
         assert_eq!(
             find_format_char(&v),
-            Some(("$.steps[0].device".to_owned(), "U+202E".to_owned()))
+            Some((
+                "$.steps[0].device".to_owned(),
+                "the invisible format character U+202E".to_owned()
+            ))
         );
         let v: serde_json::Value = serde_json::from_str(r#"{"de\u200bvice": 1}"#).unwrap();
-        assert_eq!(find_format_char(&v).unwrap().1, "U+200B");
+        assert_eq!(
+            find_format_char(&v).unwrap().1,
+            "the invisible format character U+200B"
+        );
     }
 }
 
 /// The task header, the rx-plan and the policy.
 #[cfg(test)]
 mod issue13_parsers {
+    use super::{format_char_in, is_c1_control};
     use crate::testutil::{errs, fields, plan, render, set};
     use crate::{Policy, TaskId};
 
@@ -333,6 +355,59 @@ mod issue13_parsers {
             ),
             "{m:?}"
         );
+    }
+
+    /// C1 control characters (U+0080–U+009F; U+009B is CSI, which lets a VT
+    /// overwrite what the prompt shows) are refused in every header value and
+    /// every plan string, naming the field, line and code point.
+    #[test]
+    fn c1_control_characters_in_header_values_and_plan_strings_are_refused() {
+        for (k, v) in [
+            ("TASK_TITLE", "Check the clock 2K\u{9B}"),
+            ("TASK_TITLE", "\u{80}"),
+            ("SOURCE_BRANCH", "video-development\u{85}"),
+            ("ALLOW_PUSH", "NO\u{9F}"),
+        ] {
+            let text = render(&set(fields("NO", "NO", "NO"), k, Some(v)), "Body.\n");
+            let m = messages(&text);
+            let cp = format!("U+{:04X}", v.chars().last().unwrap() as u32);
+            assert!(
+                m.iter().any(|s| s.starts_with("line ")
+                    && s.contains(&format!(": {k}: value holds the C1 control character "))),
+                "{k}={v:?}: {m:?}"
+            );
+            assert!(m.iter().any(|s| s.contains(&cp)), "{cp}: {m:?}");
+        }
+        for (field, json) in [
+            ("antenna", r#""antenna": "RX\u009b2K""#),
+            ("clock_source", r#""clock_source": "external\u0085""#),
+        ] {
+            let body = plan(&format!(
+                r#"{{"steps": [{{"op": "rx_capture", "device": "driver=rxsim", "frequency_hz": 1e8,
+                 "sample_rate_hz": 1e6, "gain_db": 10, "duration_s": 0.1, {json}}}]}}"#
+            ));
+            let m = messages(&render(&fields("YES", "YES", "NO"), &body));
+            assert!(
+                m.iter().any(|s| s.contains(&format!(
+                    "$.steps[0].{field} holds the C1 control character U+"
+                ))),
+                "{field}: {m:?}"
+            );
+        }
+        let body = plan(
+            r#"{"steps": [{"op": "clock_check", "device": "driver=rxsim", "expect_source": "external\u009b"}]}"#,
+        );
+        let m = messages(&render(&fields("YES", "YES", "NO"), &body));
+        assert!(
+            m.iter()
+                .any(|s| s
+                    .contains("$.steps[0].expect_source holds the C1 control character U+009B")),
+            "{m:?}"
+        );
+        // U+00A0 and above are ordinary text.
+        assert!(format_char_in("caf\u{e9} \u{a0}").is_none());
+        assert!(is_c1_control('\u{80}') && is_c1_control('\u{9f}'));
+        assert!(!is_c1_control('\u{7f}') && !is_c1_control('\u{a0}'));
     }
 
     #[test]

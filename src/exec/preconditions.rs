@@ -108,6 +108,12 @@ fn approval_of(paths: &Paths, ids: &str) -> Result<Approval> {
             format!("task {ids} is not approved: {why}"),
         ));
     };
+    // `state::load` refused any approval this node did not sign; checked again
+    // here, at the one place an approval becomes a run.
+    let key = crate::store::key::load(paths)?;
+    if let Err(reason) = crate::store::key::check_approval(&approval, key.as_ref()) {
+        return Err(refused(crate::store::key::unsigned_message(ids, &reason)));
+    }
     Ok(approval)
 }
 
@@ -205,6 +211,8 @@ fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Resu
             && e["task_id"] == ids
             && e["task_sha256"] == approval.task_sha256.as_str()
             && e["commit"] == approval.commit.as_str()
+            && e["at"] == approval.at.as_str()
+            && approval.mac.as_deref().is_some_and(|m| e["mac"] == m)
     });
     if !recorded {
         return Err(refused(format!(

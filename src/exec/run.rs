@@ -20,8 +20,8 @@ use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
 use rxnode_interlock::{
-    required_phrase, verify_authorization, Authorization, AuthorizationKind, Plan, Policy, Step,
-    TaskId,
+    required_phrase, verify_node_authorization, Authorization, AuthorizationKind, Plan, Policy,
+    Step, TaskId,
 };
 use serde_json::json;
 use std::path::PathBuf;
@@ -122,6 +122,15 @@ fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, App
     crate::store::trust::prepare(paths)?;
     // A lost or replaced state refuses here, before the run lock writes anything.
     state::load(paths)?;
+    // The files every run writes (the refusal of a precondition too) must be
+    // ignored by Git before any of them is written.
+    crate::store::trust::check_created(paths, &record_paths(paths))?;
+    // …and, read without writing anything, the files its plan would create:
+    // refused here, a refusal leaves no lock file behind (checked again below
+    // on the text the preconditions accept).
+    if let Some(plan) = outbox_plan(ctx, paths, id) {
+        crate::store::trust::check_created(paths, &plan_paths(paths, id, Some(&plan)))?;
+    }
     // The run lock is taken before the preconditions are read, so two `run`s
     // racing on one task cannot both see it "not completed" and both execute.
     let lock = if paths.stop().exists() {
@@ -140,7 +149,60 @@ fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, App
             format!("task {id} is {why}; it is never run here"),
         ));
     }
+    // Every file the plan will create, before any radio step runs: a step
+    // that would create a file Git can see is refused here, never half-way.
+    crate::store::trust::check_created(paths, &plan_paths(paths, id, approved.task.plan()))?;
     Ok((lock, approved))
+}
+
+/// The plan of the outbox's approved text, read and validated without
+/// writing anything (`None` when it cannot be: the preconditions refuse then).
+fn outbox_plan(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Option<Plan> {
+    let bytes = crate::validate::read_task_file(&paths.outbox(id).join("TASK.md")).ok()?;
+    let task = crate::validate::check(&bytes, &ctx.source.branch).ok()?;
+    task.plan().cloned()
+}
+
+/// What every `run` may write under `.local/`: the state (its lock and temp
+/// file) and the ledger.
+fn record_paths(paths: &Paths) -> Vec<PathBuf> {
+    let pid = std::process::id();
+    vec![
+        paths.state(),
+        paths.local.join(format!(".rx_agent_state.json.tmp-{pid}")),
+        paths.local.join("rx_agent_state.lock"),
+        paths.ledger(),
+    ]
+}
+
+/// Every file a run of `plan` creates under `.local/`: the outbox's result
+/// files (and their temp files), spectrum and sweep images, and the IQ
+/// recordings of each step in every format rxnode writes.
+fn plan_paths(paths: &Paths, id: &TaskId, plan: Option<&Plan>) -> Vec<PathBuf> {
+    let pid = std::process::id();
+    let ob = paths.outbox(id);
+    let mut v = Vec::new();
+    for name in [crate::result::RESULT_JSON, crate::result::RESULT_MD] {
+        v.push(ob.join(name));
+        v.push(ob.join(format!(".{name}.tmp-{pid}")));
+    }
+    let n = plan.map_or(0, |p| p.steps.len());
+    for i in 1..=n {
+        v.push(ob.join(format!("SPECTRUM_{i}.png")));
+        v.push(ob.join(format!("SWEEP_{i}.png")));
+        v.push(ob.join(format!("SWEEP_{i}_heatmap.png")));
+    }
+    if let Some(p) = plan {
+        let iq = paths.iq_dir(id);
+        for (i, s) in p.steps.iter().enumerate() {
+            if matches!(s, Step::RxCapture(c) if c.record_iq) {
+                for ext in ["sigmf-data", "sigmf-meta", "wav"] {
+                    v.push(iq.join(format!("capture-{}.{ext}", i + 1)));
+                }
+            }
+        }
+    }
+    v
 }
 
 /// A task without a plan: nothing runs and nothing changes.
@@ -215,9 +277,14 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
         None => Err(format!(
             "authorization refused for task {ids}: no line typed (end of input)"
         )),
-        Some(l) => {
-            verify_authorization(task, &run.approved.approval, &l, &at).map_err(|e| e.to_string())
-        }
+        Some(l) => match crate::store::key::load(run.paths) {
+            Ok(Some(k)) => {
+                verify_node_authorization(task, &run.approved.approval, k.bytes(), &l, &at)
+                    .map_err(|e| e.to_string())
+            }
+            Ok(None) => Err("this node has no key, so it made no approval".to_owned()),
+            Err(e) => Err(format!("{e:#}")),
+        },
     };
     let a = verified.map_err(|why| {
         refuse(
@@ -227,13 +294,16 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
             format!("authorization refused for {ids}: {why}"),
         )
     })?;
+    let mac = crate::store::key::load(run.paths)?
+        .and_then(|k| a.record_mac(k.bytes(), &run.approved.commit));
     ledger::append(
         run.paths,
         &Entry::new("authorized")
             .task(ids)
             .sha(run.sha)
             .commit(&run.approved.commit)
-            .detail(json!({"kind": a.kind(), "at": a.at()})),
+            .detail(json!({"kind": a.kind(), "at": a.at()}))
+            .mac(mac),
     )?;
     let record = AuthorizationRecord {
         kind: match a.kind() {
@@ -316,39 +386,62 @@ fn record_run(
     }
     result.recompute_status();
     let dir = run.paths.outbox(approved.task.id());
-    write_result_files(&dir, &result)?;
-    if let Err(e) = crate::result::write_spectrum_pngs(&dir, &result) {
-        tracing::warn!("spectrum plot in {}: {e:#}", dir.display());
+    // The radio was touched: whatever fails now, the ledger gets its
+    // `run_finished` and the state its completion, and the error is never a
+    // refusal (exit 3) — the run happened.
+    let written = write_result_files(&dir, &result);
+    if written.is_ok() {
+        if let Err(e) = crate::result::write_spectrum_pngs(&dir, &result) {
+            tracing::warn!("spectrum plot in {}: {e:#}", dir.display());
+        }
     }
+    // The state first: a `run_finished` line the state does not yet match
+    // would make the state's own update refuse ("rolled back").
     let ids = run.ids.to_owned();
     if opened_no_stream(&result) {
         // Nothing reached a radio: the task stays approved and may be run again
         // (after a policy change, say); a RED run asks for a fresh authorization.
-        ledger::append(
+        let logged = ledger::append(
             run.paths,
             &Entry::new(crate::store::rebuild::RUN_ENDED_BEFORE_RADIO)
                 .task(run.ids)
                 .sha(run.sha)
                 .commit(&approved.commit)
                 .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
-        )?;
+        );
+        written?;
+        logged?;
         return Ok((result, dir));
     }
-    state::update(run.paths, |s| {
+    let saved = state::update(run.paths, |s| {
         if let Some(r) = s.tasks.get_mut(&ids) {
             r.status = TaskStatus::Completed;
         }
         s.last_completed_task_id = Some(ids.clone());
         Ok(())
-    })?;
-    ledger::append(
+    });
+    let logged = ledger::append(
         run.paths,
         &Entry::new("run_finished")
             .task(run.ids)
             .sha(run.sha)
             .commit(&approved.commit)
             .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
-    )?;
+    );
+    for (what, r) in [
+        ("the result files", written),
+        ("the ledger's run_finished line", logged),
+        ("the state's completion", saved),
+    ] {
+        if let Err(e) = r {
+            return Err(anyhow::anyhow!(
+                "task {} ran (status {}), but {what} could not be written: {e:#}; it counts as run — {}",
+                run.ids,
+                result.status.as_str(),
+                crate::store::state::REBUILD_HINT
+            ));
+        }
+    }
     Ok((result, dir))
 }
 

@@ -25,6 +25,10 @@ pub(crate) struct Entry {
     /// Event-specific details.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
     pub(crate) detail: serde_json::Value,
+    /// The record's MAC under the node key, for `approved` and `authorized`
+    /// lines (`docs/safety.md#node-signed-approvals`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) mac: Option<String>,
 }
 
 impl Entry {
@@ -37,7 +41,20 @@ impl Entry {
             task_sha256: None,
             commit: None,
             detail: serde_json::Value::Null,
+            mac: None,
         }
+    }
+    /// The `approved` line of `a`: its time and MAC, so the line verifies as
+    /// the same signed record as the state's approval.
+    pub(crate) fn approval(mut self, a: &rxnode_interlock::Approval) -> Entry {
+        self.at = a.at.clone();
+        self.mac = a.mac.clone();
+        self
+    }
+    /// With a record MAC.
+    pub(crate) fn mac(mut self, mac: Option<String>) -> Entry {
+        self.mac = mac;
+        self
     }
     /// With a task ID.
     pub(crate) fn task(mut self, id: &str) -> Entry {
@@ -71,6 +88,10 @@ impl Entry {
 /// ([`mirror_path`]), which no `git pull` or `checkout` can write: if the
 /// `.local/` ledger is lost or replaced, the mirror is still evidence.
 pub(crate) fn append(paths: &Paths, entry: &Entry) -> Result<()> {
+    if std::fs::symlink_metadata(paths.ledger()).is_err() {
+        // A new ledger must be a file Git ignores.
+        crate::store::trust::check_created(paths, &[paths.ledger()])?;
+    }
     append_to(&paths.ledger(), entry)?;
     if let Some(m) = mirror_path(paths) {
         if let Err(e) = append_to(&m, entry) {

@@ -114,6 +114,18 @@ impl Lock {
         path: std::path::PathBuf,
         command: &str,
     ) -> Result<Lock> {
+        // Nothing is created before the trust root is checked and every file
+        // this takes (the lock, its guard, its temp file) is ignored by Git:
+        // a refusal writes nothing.
+        crate::store::trust::prepare(paths)?;
+        crate::store::trust::check_created(
+            paths,
+            &[
+                path.clone(),
+                path.with_extension("lock.guard"),
+                path.with_extension(format!("lock.tmp-{}", std::process::id())),
+            ],
+        )?;
         std::fs::create_dir_all(&paths.local)
             .with_context(|| format!("cannot create {}", paths.local.display()))?;
         let me = Holder {

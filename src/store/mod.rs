@@ -3,6 +3,7 @@
 //! from it), the ledger, the watcher lock, the outbox, the policy, the node
 //! name, and the trust-root check that guards all of them.
 pub(crate) mod fsutil;
+pub(crate) mod key;
 pub(crate) mod ledger;
 pub(crate) mod lock;
 pub(crate) mod node;

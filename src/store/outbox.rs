@@ -66,12 +66,25 @@ pub(crate) fn prepare(
         return existing(paths, dest, task, &sha);
     }
     let root = paths.outbox_root();
+    let tmp = root.join(format!(".tmp-{}-{}", task.id(), std::process::id()));
+    // Every file of the outbox (and of its temporary folder) must be ignored
+    // by Git before it is created.
+    let files = [
+        "TASK.md",
+        "TASK.meta.json",
+        "RX_RESULT.json",
+        "RX_RESULT.md",
+    ];
+    let planned: Vec<PathBuf> = files
+        .iter()
+        .flat_map(|f| [dest.join(f), tmp.join(f)])
+        .collect();
+    crate::store::trust::check_created(paths, &planned)?;
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     // Half-written folders of this ID left by a crash (any PID) go first: the
     // caller holds the watcher lock, so nobody else is preparing this ID.
     let leftover = format!(".tmp-{}-", task.id());
     clear_leftovers(&root, &leftover)?;
-    let tmp = root.join(format!("{leftover}{}", std::process::id()));
     std::fs::create_dir(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let meta = TaskMeta {
         task_id: task.id().to_string(),

@@ -43,6 +43,10 @@ impl Paths {
             local: repo.join(".local"),
         }
     }
+    /// Whether this is the checkout's own `.local/` (not `watch --dry-run`'s area).
+    pub(crate) fn is_checkout_local(&self) -> bool {
+        self.local == self.repo.join(".local")
+    }
     /// `.local/rx_agent_state.json`.
     pub(crate) fn state(&self) -> PathBuf {
         self.local.join("rx_agent_state.json")

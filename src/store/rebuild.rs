@@ -9,11 +9,13 @@
 use crate::context::Ctx;
 use crate::exit::{refused, Outcome};
 use crate::store::fsutil::now_iso;
+use crate::store::key::{self, NodeKey};
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
 use crate::store::replay::rebuild_from_evidence;
 use crate::store::state::{self, State, TaskStatus};
 use anyhow::{Context, Result};
+use rxnode_interlock::{Approval, TaskId};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -151,10 +153,74 @@ pub(crate) fn evidence(paths: &Paths) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Why a parsed state contradicts the ledger, if it does: an approval with no
-/// ledger `approved` entry for that task (planted), or a task the ledger saw
-/// finish that the state does not call completed (rolled back).
+/// The approval an `approved` ledger line records (its time and MAC as
+/// written), when the line names a valid task ID.
+pub(crate) fn line_approval(e: &Value) -> Option<Approval> {
+    Some(Approval {
+        task_id: TaskId::parse(str_of(e, "task_id")?).ok()?,
+        task_sha256: str_of(e, "task_sha256").unwrap_or_default().to_owned(),
+        commit: str_of(e, "commit").unwrap_or_default().to_owned(),
+        at: str_of(e, "at").unwrap_or_default().to_owned(),
+        mac: str_of(e, "mac").map(str::to_owned),
+    })
+}
+
+/// The node key for checking records, or `None` in `watch --dry-run`'s area
+/// (whose approvals never run and are not checked).
+pub(crate) fn checking_key(paths: &Paths) -> Result<Option<Option<NodeKey>>> {
+    if !paths.is_checkout_local() {
+        return Ok(None);
+    }
+    // Outside a Git checkout there is no key: nothing verifies.
+    if git2::Repository::open(&paths.repo).is_err() {
+        return Ok(Some(None));
+    }
+    Ok(Some(key::load(paths)?))
+}
+
+/// The first approval in the state this node cannot verify as its own, or a
+/// task the state calls approved with no approval at all: the message, naming
+/// the task and the fix.
+pub(crate) fn unsigned_approval(paths: &Paths, s: &State) -> Result<Option<String>> {
+    let Some(k) = checking_key(paths)? else {
+        return Ok(None);
+    };
+    for (id, a) in &s.approvals {
+        if let Err(reason) = key::check_approval(a, k.as_ref()) {
+            return Ok(Some(key::unsigned_message(id, &reason)));
+        }
+        if a.task_id.as_str() != id {
+            return Ok(Some(key::unsigned_message(
+                id,
+                &format!(
+                    "it is filed under {id} but is {}'s approval: a planted record",
+                    a.task_id
+                ),
+            )));
+        }
+    }
+    if let Some(id) = s
+        .ids_with(TaskStatus::Approved)
+        .into_iter()
+        .find(|id| !s.approvals.contains_key(id))
+    {
+        return Ok(Some(key::unsigned_message(
+            &id,
+            "the state calls it approved but holds no approval record: a planted or edited state",
+        )));
+    }
+    Ok(None)
+}
+
+/// Why a parsed state contradicts the ledger, if it does: an approval this
+/// node did not sign ([`unsigned_approval`]), an approval with no signed ledger
+/// `approved` entry for that task (planted), or a task the ledger saw finish
+/// that the state does not call completed (rolled back).
 pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
+    if let Some(why) = unsigned_approval(paths, s)? {
+        return Ok(Some(why));
+    }
+    let k = checking_key(paths)?;
     let entries = ledger::read_evidence(paths)?;
     let mut approved = BTreeSet::new();
     let mut finished = BTreeSet::new();
@@ -164,7 +230,14 @@ pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> 
         };
         match str_of(e, "event").unwrap_or_default() {
             "approved" => {
-                approved.insert(id.to_owned());
+                let signed = match &k {
+                    None => true,
+                    Some(k) => line_approval(e)
+                        .is_some_and(|a| key::check_approval(&a, k.as_ref()).is_ok()),
+                };
+                if signed {
+                    approved.insert(id.to_owned());
+                }
             }
             "run_finished" | "marked_completed" => {
                 finished.insert(id.to_owned());
@@ -174,7 +247,7 @@ pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> 
     }
     if let Some(id) = s.approvals.keys().find(|id| !approved.contains(*id)) {
         return Ok(Some(format!(
-            "it holds an approval of task {id} that the ledger never recorded"
+            "it holds an approval of task {id} that the ledger never recorded (as signed by this node)"
         )));
     }
     for id in &finished {
@@ -321,7 +394,6 @@ impl Rebuilt<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rxnode_interlock::{Approval, TaskId};
 
     fn line(ev: &str, id: &str, sha: &str) -> String {
         format!(
@@ -330,9 +402,21 @@ mod tests {
         )
     }
 
+    /// [`line`], signed with the checkout's node key as rxnode writes it.
+    fn signed(paths: &Paths, ev: &str, id: &str, sha: &str) -> String {
+        let mut v: Value = serde_json::from_str(&line(ev, id, sha)).unwrap();
+        if ev == "approved" {
+            let k = key::load_or_create(paths).unwrap();
+            let a = line_approval(&v).unwrap();
+            v["mac"] = json!(rxnode_interlock::record_mac(k.bytes(), &a.fields()).unwrap());
+        }
+        format!("{v}\n")
+    }
+
     #[test]
     fn replay_recovers_every_decision_and_only_restricts() {
         let d = tempfile::tempdir().unwrap();
+        git2::Repository::init(d.path()).unwrap();
         let paths = Paths::new(d.path());
         std::fs::create_dir_all(paths.outbox_root()).unwrap();
         let mut ledger = String::new();
@@ -351,7 +435,7 @@ mod tests {
             ("published", "A"),
             ("pushed", "A"),
         ] {
-            ledger.push_str(&line(ev, id, &"a".repeat(64)));
+            ledger.push_str(&signed(&paths, ev, id, &"a".repeat(64)));
         }
         ledger.push_str("not json\n");
         std::fs::write(paths.ledger(), ledger).unwrap();
@@ -405,12 +489,21 @@ mod tests {
                 task_sha256: "b".repeat(64),
                 commit: "c".repeat(40),
                 at: "t".into(),
+                mac: None,
             },
         );
         assert!(contradiction(&paths, &planted)
             .unwrap()
             .unwrap()
-            .contains("task Z"));
+            .contains("approval for Z is not signed by this node"));
+        // Signed by this node but never in the ledger (a lost ledger line).
+        let k = key::load_or_create(&paths).unwrap();
+        let z = planted.approvals.get_mut("Z").unwrap();
+        z.mac = rxnode_interlock::record_mac(k.bytes(), &z.fields());
+        assert!(contradiction(&paths, &planted)
+            .unwrap()
+            .unwrap()
+            .contains("task Z that the ledger never recorded"));
         let mut rolled = s.clone();
         rolled.tasks.get_mut("A").unwrap().status = TaskStatus::Approved;
         assert!(contradiction(&paths, &rolled)

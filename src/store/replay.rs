@@ -4,7 +4,7 @@
 use crate::store::fsutil::now_iso;
 use crate::store::ledger;
 use crate::store::paths::Paths;
-use crate::store::rebuild::{finished_outbox, outbox_ids, str_of};
+use crate::store::rebuild::{checking_key, finished_outbox, line_approval, outbox_ids, str_of};
 use crate::store::state::{PublishRecord, State, TaskRecord, TaskStatus};
 use anyhow::Result;
 use rxnode_interlock::{Approval, TaskId};
@@ -14,6 +14,8 @@ use serde_json::Value;
 pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> Result<State> {
     let mut s = State::default();
     let entries = ledger::read_evidence(paths)?;
+    let key = checking_key(paths)?;
+    let mut unsigned = std::collections::BTreeSet::new();
     let mut last_seen = None;
     for e in &entries {
         let (Some(id), Some(ev)) = (str_of(e, "task_id"), str_of(e, "event")) else {
@@ -30,7 +32,24 @@ pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> R
             sha: str_of(e, "task_sha256").unwrap_or_default().to_owned(),
             commit: str_of(e, "commit").unwrap_or_default().to_owned(),
             at: str_of(e, "at").unwrap_or_default().to_owned(),
+            mac: str_of(e, "mac").map(str::to_owned),
         };
+        // An `approved` line this node cannot verify is not an approval: the
+        // task is only known (pending), and the operator is told to re-approve.
+        if ev == "approved" {
+            if let Some(k) = &key {
+                let check = line_approval(e)
+                    .ok_or_else(|| "not a readable approval".to_owned())
+                    .and_then(|a| crate::store::key::check_approval(&a, k.as_ref()));
+                if let Err(reason) = check {
+                    if unsigned.insert(id.to_owned()) {
+                        notes.push(crate::store::key::unsigned_message(id, &reason));
+                    }
+                    d.record(&mut s);
+                    continue;
+                }
+            }
+        }
         if d.apply(&mut s, ev, e)? {
             last_seen = Some(id.to_owned());
         }
@@ -54,6 +73,7 @@ struct Decision<'a> {
     sha: String,
     commit: String,
     at: String,
+    mac: Option<String>,
 }
 
 impl Decision<'_> {
@@ -153,6 +173,7 @@ impl Decision<'_> {
                     task_sha256: self.sha.clone(),
                     commit: self.commit.clone(),
                     at: self.at.clone(),
+                    mac: self.mac.clone(),
                 },
             );
         }

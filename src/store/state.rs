@@ -198,6 +198,12 @@ pub(crate) fn load(paths: &Paths) -> Result<State> {
     };
     match serde_json::from_slice::<State>(&bytes) {
         Ok(s) => {
+            if let Some(why) = crate::store::rebuild::unsigned_approval(paths, &s)? {
+                return Err(crate::exit::refused(format!(
+                    "state file {}: {why}",
+                    p.display()
+                )));
+            }
             if let Some(why) = crate::store::rebuild::contradiction(paths, &s)? {
                 return Err(crate::exit::refused(format!(
                     "state file {} does not match the ledger: {why}; the state was replaced or rolled back — {REBUILD_HINT}",
@@ -259,9 +265,21 @@ pub(crate) fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) 
 /// the trust root; released when the returned file is dropped.
 pub(crate) fn lock_state(paths: &Paths) -> Result<std::fs::File> {
     crate::store::trust::prepare(paths)?;
+    let lock_path = paths.local.join("rx_agent_state.lock");
+    // The lock, the state and its temporary file must be ignored by Git
+    // before any of them is created: a refusal writes nothing.
+    crate::store::trust::check_created(
+        paths,
+        &[
+            lock_path.clone(),
+            paths.state(),
+            paths
+                .local
+                .join(format!(".rx_agent_state.json.tmp-{}", std::process::id())),
+        ],
+    )?;
     std::fs::create_dir_all(&paths.local)
         .with_context(|| format!("cannot create {}", paths.local.display()))?;
-    let lock_path = paths.local.join("rx_agent_state.lock");
     crate::store::fsutil::lock_exclusive(&lock_path)
 }
 

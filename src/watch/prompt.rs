@@ -14,7 +14,7 @@ use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
 use git2::Oid;
 use rxnode_interlock::{
-    required_phrase, sha256_hex, Approval, AuthorizationKind, RiskLevel, ValidTask, MAX_TASK_BYTES,
+    required_phrase, sha256_hex, AuthorizationKind, RiskLevel, ValidTask, MAX_TASK_BYTES,
 };
 use std::io::Write;
 
@@ -248,7 +248,7 @@ impl Flow<'_> {
             blob,
         } = *found;
         let id = task.id().to_string();
-        let approval = Approval::new(task, commit, &now_iso());
+        let approval = crate::store::key::sign_approval(&self.paths, task, commit, &now_iso())?;
         let skeleton = |d: &std::path::Path| {
             crate::result::write_skeleton(&self.paths, d, task, commit, &approval)
         };
@@ -282,7 +282,9 @@ impl Flow<'_> {
         // approved in state without an `approved` line in the ledger.
         ledger::append(
             &self.paths,
-            &task_line("approved", task, commit).detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
+            &task_line("approved", task, commit)
+                .approval(&approval)
+                .detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
         )?;
         state::update(&self.paths, |s| {
             s.approvals.insert(id.clone(), approval.clone());

@@ -138,14 +138,16 @@ fn approve(checkout: &Path, id: &str, sha: &str, commit: &str) {
                 "deferred_task_ids": [], "approvals": {}, "tasks": {}, "published": {},
                 "running": false, "watcher_pid": null, "last_poll": null, "remote_marker": null})
         });
+    let at = "2026-11-29T20:00:00+00:00";
+    let mac = crate::util::node_mac(checkout, id, sha, commit, at);
     st["approvals"][id] = json!({"task_id": id, "task_sha256": sha, "commit": commit,
-        "at": "2026-11-29T20:00:00+00:00"});
+        "at": at, "mac": mac});
     st["last_seen_task_id"] = json!(id);
     std::fs::write(&p, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
     // The ledger line a real approval writes first (an approval the
     // ledger never recorded is a planted one and is refused).
-    let entry = json!({"at": "2026-11-29T20:00:00+00:00", "event": "approved", "task_id": id,
-        "task_sha256": sha, "commit": commit});
+    let entry = json!({"at": at, "event": "approved", "task_id": id,
+        "task_sha256": sha, "commit": commit, "mac": mac});
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

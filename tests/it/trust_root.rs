@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod committed;
+mod planted;
 mod single_use;
+mod visible;
 
 /// The operator's own policy: RX limits, no TX at all.
 const OPERATOR_POLICY: &str = r#"{"rx": {"max_duration_s": 10}}"#;

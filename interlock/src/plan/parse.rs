@@ -139,7 +139,7 @@ fn plan_object(json: &str, cx: &mut PlanCtx<'_>) -> Option<Map<String, Value>> {
         cx.push(
             Some("rx-plan"),
             format!(
-                "rx-plan: {path} holds the invisible format character {u} (bidi/zero-width characters could hide what runs)"
+                "rx-plan: {path} holds {u} (bidi/zero-width/control characters could hide what runs)"
             ),
         );
         return None;

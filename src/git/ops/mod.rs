@@ -35,20 +35,23 @@ pub(crate) fn open(repo: &Path) -> Result<Repository> {
     Ok(r)
 }
 
-/// Make sure `.local/` is ignored: append `/.local/` to `.git/info/exclude`
-/// unless the checkout already ignores it. Returns whether the file changed.
+/// Make sure `.local/` is ignored by a rule of this node's own: append
+/// `/.local/` to the exclude file (`info/exclude` in the repository's common
+/// Git directory, which Git also reads for linked work trees) unless that file
+/// already holds the line — whatever a committed `.gitignore` says, since the
+/// branch can delete its line at any time. Returns whether the file changed.
 pub(crate) fn ensure_local_excluded(repo: &Repository) -> Result<bool> {
-    if repo.is_path_ignored(".local/").unwrap_or(false) {
-        return Ok(false);
-    }
-    let info = repo.path().join("info");
-    std::fs::create_dir_all(&info).with_context(|| format!("cannot create {}", info.display()))?;
+    let info = repo.commondir().join("info");
     let p = info.join("exclude");
     let mut text = match std::fs::read_to_string(&p) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
     };
+    if text.lines().any(|l| l.trim_end() == "/.local/") {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(&info).with_context(|| format!("cannot create {}", info.display()))?;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
@@ -69,5 +72,21 @@ mod tests {
         assert!(!ensure_local_excluded(&repo).unwrap());
         let text = std::fs::read_to_string(repo.path().join("info/exclude")).unwrap();
         assert_eq!(text.matches("/.local/").count(), 1);
+    }
+
+    /// A committed `.gitignore` that ignores `.local/` is the branch's to
+    /// delete: the exclude file gets its own `/.local/` line anyway.
+    #[test]
+    fn exclude_is_written_even_when_a_gitignore_already_ignores_local() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        std::fs::write(d.path().join(".gitignore"), "/.local/\n").unwrap();
+        assert!(repo.is_path_ignored(".local/").unwrap());
+        assert!(ensure_local_excluded(&repo).unwrap());
+        let text = std::fs::read_to_string(repo.path().join("info/exclude")).unwrap();
+        assert!(text.lines().any(|l| l == "/.local/"), "{text}");
+        std::fs::remove_file(d.path().join(".gitignore")).unwrap();
+        let repo = Repository::open(d.path()).unwrap();
+        assert!(repo.is_path_ignored(".local/rx_agent_state.json").unwrap());
     }
 }

@@ -24,7 +24,7 @@
 mod files;
 mod repo;
 
-pub(crate) use repo::{check_record_target, check_watched_tip, visible_files};
+pub(crate) use repo::{check_created, check_record_target, check_watched_tip, visible_files};
 
 use crate::store::paths::Paths;
 use anyhow::Result;

@@ -58,6 +58,36 @@ pub(crate) fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Erro
     Ok(seen)
 }
 
+/// Before rxnode creates files under `.local/`: every one of `paths_to_create`
+/// (absolute, under the checkout) must be ignored by Git, asked about the exact
+/// path, so a committed un-ignore rule for a folder that does not exist yet
+/// (`!/.local/`, `/.local/*`, `!/.local/rx_iq/`) is caught before the first
+/// file appears. Refused (exit 3) naming the path; nothing is written. Outside
+/// a checkout (or for `watch --dry-run`'s area outside one) there is no Git to
+/// see the files: nothing to check.
+pub(crate) fn check_created(paths: &Paths, paths_to_create: &[PathBuf]) -> Result<()> {
+    let Ok(repo) = Repository::open(&paths.repo) else {
+        return Ok(());
+    };
+    if repo.is_bare() {
+        return Ok(());
+    }
+    for p in paths_to_create {
+        let Ok(rel) = p.strip_prefix(&paths.repo) else {
+            continue;
+        };
+        let rel_s = rel.to_string_lossy().replace('\\', "/");
+        if !repo.is_path_ignored(&rel_s).unwrap_or(false) {
+            return Err(crate::exit::refused(format!(
+                "untrusted node-local files: rxnode would create {rel_s}, which Git does not ignore \
+                 (a committed .gitignore un-ignores it), so `git add -A` would stage it; nothing was written \
+                 — fix: remove every `!` rule about .local from .gitignore files and keep `/.local/` in .git/info/exclude"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The Git-level checks on an open checkout; nothing changed.
 pub(super) fn git_findings(paths: &Paths, repo: &Repository) -> Vec<Finding> {
     let mut out = Vec::new();

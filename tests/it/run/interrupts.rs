@@ -124,8 +124,9 @@ fn sigint_during_capture_writes_partial_results_and_closes_the_stream() {
 // ---------------------------------------------------------------- more interlock edges
 
 /// The approved-text check does not trust the state file alone: a forged
-/// approval hash matching an edited `TASK.md` is still refused, because the
-/// text must equal the blob at the approved commit.
+/// approval hash matching an edited `TASK.md` is refused — the approval's MAC
+/// no longer verifies (a refusal of the state itself, which writes nothing),
+/// and the text must equal the blob at the approved commit anyway.
 #[test]
 fn forged_state_hash_with_edited_text_is_refused() {
     let rig = Rig::new();
@@ -142,12 +143,15 @@ fn forged_state_hash_with_edited_text_is_refused() {
     st["approvals"][id]["task_sha256"] =
         serde_json::Value::String(hex::encode(Sha256::digest(edited.as_bytes())));
     std::fs::write(&state_path, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
-    let out = assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "forged approval hash");
+    let refused_before = rig.refused_count(id);
+    let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(3), "{}", show(&out));
     assert!(
-        text(&out.stderr).contains("is not the approved text"),
+        text(&out.stderr).contains(&format!("approval for {id} is not signed by this node")),
         "{}",
         show(&out)
     );
+    assert_eq!(rig.refused_count(id), refused_before, "nothing written");
     assert!(rig.events().is_empty());
 }
 

@@ -133,7 +133,7 @@ fn a_state_and_outbox_committed_by_the_main_pc_plant_nothing() {
     doctor_fails(&rig, "tracked");
 
     // The operator untracks the files but keeps them (a careless fix): the
-    // planted approval is still refused — the ledger never recorded it.
+    // planted approval is still refused — this node never signed it.
     git(&rig.lab.rx, &["rm", "-r", "-q", "--cached", ".local"]);
     git(&rig.lab.rx, &["commit", "-q", "-m", "untrack .local"]);
     let se = assert_refused(
@@ -143,7 +143,10 @@ fn a_state_and_outbox_committed_by_the_main_pc_plant_nothing() {
         "rx_agent_state.json",
         "planted approval, untracked",
     );
-    assert!(se.contains("never recorded"), "{se}");
+    assert!(
+        se.contains(&format!("approval for {id} is not signed by this node")),
+        "{se}"
+    );
     assert!(se.contains("rxnode state rebuild"), "{se}");
     assert!(!se.to_lowercase().contains("delete"), "{se}");
     // Rebuilding from the operator's ledger drops the planted approval.

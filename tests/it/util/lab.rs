@@ -223,3 +223,33 @@ pub fn ledger_events(checkout: &Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("ledger line {l:?}: {e}")))
         .collect()
 }
+
+/// The MAC this node's key gives an approval of `id` (text `sha`, `commit`,
+/// time `at`), creating the key as rxnode does (`.git/rxnode/key`, 32 random
+/// bytes, 0600) when the checkout has none: for fixtures that write an
+/// approval by hand as the node itself would have.
+pub fn node_mac(checkout: &Path, id: &str, sha: &str, commit: &str, at: &str) -> String {
+    let key_p = checkout.join(".git/rxnode/key");
+    if !key_p.exists() {
+        std::fs::create_dir_all(key_p.parent().unwrap()).unwrap();
+        let key: [u8; 32] = rand::random();
+        std::fs::write(&key_p, key).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&key_p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+    }
+    let key = std::fs::read(&key_p).unwrap();
+    rxnode_interlock::record_mac(
+        &key,
+        &rxnode_interlock::RecordFields {
+            kind: rxnode_interlock::RecordKind::Approval,
+            task_id: id,
+            task_sha256: sha,
+            commit,
+            at,
+        },
+    )
+    .unwrap()
+}

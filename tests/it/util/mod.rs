@@ -10,7 +10,7 @@ mod proc;
 pub use self::proc::signal;
 pub use self::{
     git::{file_url, git, git_out, git_stdout, git_try, snapshot, start_daemon},
-    lab::{ledger_events, Lab, BRANCH, TASK_PATH},
+    lab::{ledger_events, node_mac, Lab, BRANCH, TASK_PATH},
     net::{free_port, listener},
     proc::{
         read_lines, run_fed, rxnode_cmd, sha256_file, show, spawn_fed, text, unix_now, PROMPT,

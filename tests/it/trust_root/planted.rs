@@ -1,0 +1,282 @@
+//! Approvals count only if this node made them: a planted, copied or legacy
+//! (unsigned) approval never transmits, whatever `state rebuild` replays.
+use super::*;
+use crate::util::{git_stdout, BRANCH};
+
+/// The `approved` records a hostile main PC commits under `.local/`: a state,
+/// a one-line ledger and an outbox for task `id` posted at `commit`.
+fn plant_local(main: &Path, id: &str, text: &str, commit: &str) {
+    let sha = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(text.as_bytes()))
+    };
+    let at = "2026-12-01T10:00:00+00:00";
+    let state = serde_json::json!({
+        "schema_version": 1, "last_seen_task_id": id, "last_completed_task_id": null,
+        "deferred_task_ids": [], "running": false, "watcher_pid": null, "last_poll": null,
+        "remote_marker": null,
+        "approvals": {id: {"task_id": id, "task_sha256": sha, "commit": commit, "at": at}},
+        "tasks": {id: {"status": "approved", "task_sha256": sha, "commit": commit,
+                       "risk_level": "RED", "title": "Check the lab clock", "first_seen": at}}
+    });
+    let local = main.join(".local");
+    std::fs::create_dir_all(local.join(format!("rx_agent_outbox/{id}"))).unwrap();
+    std::fs::write(
+        local.join("rx_agent_state.json"),
+        serde_json::to_vec_pretty(&state).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        local.join("rx_agent_ledger.jsonl"),
+        format!(
+            "{}\n",
+            serde_json::json!({"at": at, "event": "approved", "task_id": id,
+                "task_sha256": sha, "commit": commit})
+        ),
+    )
+    .unwrap();
+    std::fs::write(local.join(format!("rx_agent_outbox/{id}/TASK.md")), text).unwrap();
+}
+
+/// Replace the RX checkout by a fresh clone of the watched branch.
+fn fresh_clone(rig: &Rig) {
+    std::fs::remove_dir_all(&rig.lab.rx).unwrap();
+    git(
+        rig.lab.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            BRANCH,
+            rig.lab.origin.to_str().unwrap(),
+            rig.lab.rx.to_str().unwrap(),
+        ],
+    );
+}
+
+fn status_json(rig: &Rig) -> serde_json::Value {
+    let out = rig.rx(&["--json", "status"], "", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The main PC commits `.local/` (state, a one-line ledger, an outbox) that
+/// approve a RED TX task; the operator clones, is refused, follows the
+/// refusal's own fix (`git rm -r --cached .local`, commit, `rxnode state
+/// rebuild`): the task is still not approved, and `run` + `AUTHORIZE RF TX`
+/// refuses with exit 3 and the radio never sees a TX stream.
+#[test]
+fn an_approval_planted_in_a_fresh_clone_never_transmits() {
+    let rig = Rig::new();
+    let id = "PLANTED_TX_1";
+    let t = rig.task_text(id, TX_PLAN_433);
+    let commit = rig.lab.post(&t);
+    plant_local(&rig.lab.main, id, &t, &commit);
+    git(&rig.lab.main, &["add", "-f", ".local"]);
+    git(&rig.lab.main, &["commit", "-q", "-m", "node files"]);
+    git(&rig.lab.main, &["push", "-q", "origin", BRANCH]);
+    fresh_clone(&rig);
+    rig.set_policy(POLICY_433);
+    // Refused while Git tracks .local/.
+    let out = rig.rx(&["status"], "", &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("git rm -r --cached .local"));
+    // The refusal's own fix.
+    git(&rig.lab.rx, &["rm", "-r", "-q", "--cached", ".local"]);
+    git(&rig.lab.rx, &["commit", "-q", "-m", "untrack .local"]);
+    let out = rig.rx(&["state", "rebuild"], "", &[]);
+    let se = text(&out.stderr);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{se}{so}");
+    assert!(!so.contains("agrees with the ledger"), "{so}");
+    assert!(
+        so.contains(&format!("approval for {id} is not signed by this node"))
+            && so.contains("rxnode review"),
+        "rebuild names the unverifiable approval and the fix: {so}"
+    );
+    let st = status_json(&rig);
+    assert!(
+        !st["approved"].as_array().unwrap().iter().any(|v| v == id),
+        "status lists a planted approval: {st}"
+    );
+    assert!(rig.lab.state()["approvals"].get(id).is_none());
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(rig.tx_streams(), 0, "a planted approval transmitted");
+    assert!(
+        !rig.event_lines().iter().any(|l| l.contains(" TX ")),
+        "{:?}",
+        rig.event_lines()
+    );
+    let _ = git_stdout;
+}
+
+/// A `.local/` copied from another checkout (its own approvals, made and
+/// signed there) does not verify here: a different node key.
+#[test]
+fn a_local_folder_copied_from_another_checkout_is_not_approved_here() {
+    let rig = Rig::new();
+    let id = "COPIED_TX_1";
+    rig.approved_red(id, TX_PLAN_433);
+    rig.set_policy(POLICY_433);
+    let other = rig.lab.dir.path().join("second-laptop");
+    git(
+        rig.lab.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            BRANCH,
+            rig.lab.origin.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(rig.lab.local())
+        .arg(other.join(".local"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run_other = |args: &[&str], stdin: &str| {
+        let mut c = crate::util::rxnode_cmd();
+        c.arg("--sim")
+            .arg("--repo")
+            .arg(&other)
+            .args(args)
+            .env("RXSIM_EVENT_LOG", &rig.events)
+            .env("HOME", rig.lab.dir.path())
+            .env("XDG_CONFIG_HOME", rig.lab.dir.path());
+        run_fed(&mut c, stdin.as_bytes())
+    };
+    let out = run_other(&["run", id], "AUTHORIZE RF TX\n");
+    let se = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{se}");
+    assert!(
+        se.contains(&format!("approval for {id} is not signed by this node"))
+            && se.contains("rxnode review"),
+        "{se}"
+    );
+    let out = run_other(&["state", "rebuild"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run_other(&["run", id], "AUTHORIZE RF TX\n");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(rig.tx_streams(), 0, "a copied approval transmitted");
+    // On the node that made it, the same approval still runs.
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.tx_streams(), 1);
+}
+
+/// An approval written by an older rxnode (no MAC) is refused, with the
+/// message telling the operator to re-approve; re-approving makes it run.
+#[test]
+fn a_legacy_unsigned_approval_is_refused_until_approved_again() {
+    let rig = Rig::new();
+    let id = "LEGACY_TX_1";
+    rig.approved_red(id, TX_PLAN_433);
+    rig.set_policy(POLICY_433);
+    // Strip every MAC, as an older build wrote the files.
+    let local = rig.lab.local();
+    let mut st = rig.lab.state();
+    st["approvals"][id].as_object_mut().unwrap().remove("mac");
+    std::fs::write(
+        local.join("rx_agent_state.json"),
+        serde_json::to_vec_pretty(&st).unwrap(),
+    )
+    .unwrap();
+    for ledger in [
+        local.join("rx_agent_ledger.jsonl"),
+        rig.lab.rx.join(".git/rxnode/ledger.jsonl"),
+    ] {
+        let lines: Vec<String> = std::fs::read_to_string(&ledger)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("mac");
+                v.to_string()
+            })
+            .collect();
+        std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
+    }
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    let se = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{se}");
+    assert!(
+        se.contains("no MAC") && se.contains(&format!("rxnode review {id}")),
+        "{se}"
+    );
+    assert_eq!(rig.tx_streams(), 0);
+    let out = rig.rx(&["state", "rebuild"], "", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.lab.status_of(id), "pending");
+    let out = rig.rx(&["review", id], "A\n", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.tx_streams(), 1);
+}
+
+/// As a hostile main PC with write access to `.local/` (but not the key):
+/// the MAC of another task's real approval copied onto a planted one, a real
+/// approval filed under another task ID, a status "approved" with no record,
+/// and the node key replaced by a symlink to a key the attacker knows — each
+/// is refused, and the radio never sees a TX stream.
+#[test]
+fn moved_macs_refiled_approvals_and_a_swapped_key_are_refused() {
+    let rig = Rig::new();
+    let real = "REAL_RX_1";
+    rig.lab.post_and_approve(real, &[], None);
+    let id = "MOVED_TX_1";
+    rig.approved_red(id, TX_PLAN_433);
+    rig.set_policy(POLICY_433);
+    let state_p = rig.lab.local().join("rx_agent_state.json");
+    let good = std::fs::read(&state_p).unwrap();
+    let write = |v: &serde_json::Value| {
+        std::fs::write(&state_p, serde_json::to_vec_pretty(v).unwrap()).unwrap()
+    };
+    let refused = |why: &str, needle: &str| {
+        let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+        let se = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{why}: {se}");
+        assert!(se.contains(needle), "{why}: {se}");
+        assert_eq!(rig.tx_streams(), 0, "{why}: transmitted");
+    };
+    // Another task's MAC on this approval.
+    let mut st = rig.lab.state();
+    st["approvals"][id]["mac"] = st["approvals"][real]["mac"].clone();
+    write(&st);
+    refused(
+        "moved MAC",
+        &format!("approval for {id} is not signed by this node"),
+    );
+    // The real approval of another task filed under this ID.
+    let mut st: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    st["approvals"][id] = st["approvals"][real].clone();
+    write(&st);
+    refused("refiled approval", "is not signed by this node");
+    // Approved in the task list, no approval record.
+    let mut st: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    st["approvals"].as_object_mut().unwrap().remove(id);
+    write(&st);
+    refused("status without record", "holds no approval record");
+    std::fs::write(&state_p, &good).unwrap();
+    // The key swapped for a link to one the attacker knows.
+    #[cfg(unix)]
+    {
+        let key = rig.lab.rx.join(".git/rxnode/key");
+        let kept = rig.lab.dir.path().join("kept-key");
+        std::fs::rename(&key, &kept).unwrap();
+        let known = rig.lab.dir.path().join("known-key");
+        std::fs::write(&known, [7u8; 32]).unwrap();
+        std::os::unix::fs::symlink(&known, &key).unwrap();
+        refused("symlinked key", "not a regular file");
+        std::fs::remove_file(&key).unwrap();
+        std::fs::rename(&kept, &key).unwrap();
+    }
+    // Untouched, the node's own approval still runs.
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rig.tx_streams(), 1);
+}

@@ -1,0 +1,126 @@
+//! Every file rxnode creates under `.local/` is ignored by Git before it is
+//! created; a refusal writes nothing.
+use super::*;
+
+const RECORD_PLAN: &str = r#"{"steps": [
+  {"op": "rx_capture", "device": "driver=rxsim,serial=RX1", "frequency_hz": 100e6,
+   "sample_rate_hz": 250e3, "gain_db": 10, "duration_s": 0.1, "fft_size": 256, "record_iq": true},
+  {"op": "tx_tone", "device": "driver=rxsim,serial=TX1", "frequency_hz": 433.92e6,
+   "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}]}"#;
+
+/// A committed `.gitignore` that un-ignores a folder rxnode has not created
+/// yet (`!/.local/`, `/.local/*`, `!/.local/rx_iq/`): nothing is visible at the
+/// start, but the recording would be. The run is refused before any radio step
+/// (no TX stream, no line in the radio's log), and nothing is written.
+#[test]
+fn a_run_whose_recording_git_would_see_is_refused_before_any_radio_step() {
+    let rig = Rig::new();
+    let id = "UNIGNORED_IQ_1";
+    rig.lab.post_and_approve(
+        id,
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RF_TX", "YES"),
+            ("RISK_LEVEL", "RED"),
+        ],
+        Some(RECORD_PLAN),
+    );
+    rig.set_policy(POLICY_433);
+    rig.lab
+        .post_file(".gitignore", b"!/.local/\n/.local/*\n!/.local/rx_iq/\n");
+    rig.pull();
+    let se = assert_refused(
+        &rig,
+        &["run", id],
+        "AUTHORIZE RF TX\n",
+        ".local/rx_iq/UNIGNORED_IQ_1/capture-1.sigmf-data",
+        "un-ignored IQ folder",
+    );
+    assert!(se.contains("Git does not ignore"), "{se}");
+    assert_eq!(rig.tx_streams(), 0);
+    assert!(!rig.lab.local().join("rx_iq").exists());
+    assert_eq!(rig.lab.status_of(id), "approved");
+    assert_eq!(rig.lab.count_events("run_started", id), 0);
+}
+
+/// With `.local/` un-ignored by a committed `.gitignore` in a fresh clone,
+/// every command refuses and leaves `.local/` exactly as it was: no lock, no
+/// lock guard, no state lock, no ledger line — both with the operator's policy
+/// in place (Git sees it) and with an empty `.local/` (nothing is visible until
+/// rxnode would create its first file).
+#[test]
+fn a_refusal_over_an_unignored_local_folder_writes_nothing() {
+    let rig = Rig::new();
+    rig.lab.post_file(".gitignore", b"!/.local/\n!/.local/**\n");
+    rig.pull();
+    std::fs::create_dir_all(rig.lab.local()).unwrap();
+    let commands = [
+        vec!["watch", "--once", "--interval", "0.2"],
+        vec!["review", "ANY_1"],
+        vec!["run", "ANY_1"],
+        vec!["state", "rebuild"],
+        vec!["mark-completed", "ANY_1"],
+    ];
+    for args in &commands {
+        assert_refused(&rig, args, "A\n", ".local/", "un-ignored, empty .local/");
+    }
+    assert_eq!(std::fs::read_dir(rig.lab.local()).unwrap().count(), 0);
+    rig.set_policy(OPERATOR_POLICY);
+    for args in commands.iter().chain([&vec!["status"]]) {
+        assert_refused(&rig, args, "A\n", ".local/", "un-ignored .local/");
+    }
+    let names: Vec<String> = std::fs::read_dir(rig.lab.local())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["rxnode-policy.json"]);
+}
+
+/// A committed `.gitignore` that already ignores `.local/` is the branch's to
+/// delete: rxnode still writes its own `/.local/` line to the exclude file, so
+/// after the main PC removes the line `git add -A` stages nothing of the node.
+#[test]
+fn the_exclude_file_gets_local_even_when_a_gitignore_ignores_it() {
+    let rig = Rig::new();
+    rig.lab.post_file(".gitignore", b"/.local/\n");
+    rig.pull();
+    let id = "EXCLUDE_1";
+    rig.lab.post_and_approve(id, &[], None);
+    let exclude = std::fs::read_to_string(rig.lab.rx.join(".git/info/exclude")).unwrap();
+    assert!(exclude.lines().any(|l| l == "/.local/"), "{exclude}");
+    // The main PC deletes its line; the operator pulls.
+    std::fs::write(rig.lab.main.join(".gitignore"), b"").unwrap();
+    git(&rig.lab.main, &["commit", "-q", "-am", "drop ignore"]);
+    git(&rig.lab.main, &["push", "-q", "origin", BRANCH]);
+    rig.pull();
+    git(&rig.lab.rx, &["add", "-A"]);
+    let staged = git(&rig.lab.rx, &["diff", "--cached", "--name-only"]);
+    assert!(!staged.contains(".local"), "{staged}");
+}
+
+/// The same for an approval: a committed rule un-ignoring the outbox folder
+/// before it exists makes `[A]` refuse to write the outbox (the task stays
+/// pending) and Git never sees a file of it.
+#[test]
+fn an_approval_whose_outbox_git_would_see_writes_no_outbox() {
+    let rig = Rig::new();
+    rig.lab.post_file(
+        ".gitignore",
+        b"!/.local/\n/.local/*\n!/.local/rx_agent_outbox/\n",
+    );
+    rig.pull();
+    let id = "UNIGNORED_OUTBOX_1";
+    let t = rig.lab.plan_task(id, &[], None);
+    rig.lab.post(&t);
+    rig.pull();
+    let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains("Git does not ignore") && all.contains("rx_agent_outbox"),
+        "{all}"
+    );
+    assert!(!rig.lab.outbox(id).exists());
+    assert_ne!(rig.lab.status_of(id), "approved");
+    assert_eq!(rig.lab.porcelain(), "", "git status sees node files");
+}
