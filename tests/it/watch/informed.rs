@@ -75,7 +75,7 @@ fn prompt_shows_escaped_body_steps_in_units_and_policy_verdicts_before_approval(
             "1. rx_capture driver=rxsim: 100.000 MHz, 2.000 MS/s, gain 20 dB, 1.0 s, records IQ cf32 ≈ 16 MB",
             "2. rx_capture driver=rxsim: 433.920 MHz, 2.000 MS/s, gain 20 dB, 45.0 s, no IQ recorded",
             "→ would be BLOCKED: duration_s 45 exceeds rx.max_duration_s 30",
-            "3. rx_sweep driver=rxsim: 88.000 MHz – 108.000 MHz, bin 9.766 kHz",
+            "3. rx_sweep driver=rxsim: 88.000 MHz – 108.000 MHz, bin 10.000 kHz (asked 10.000 kHz; FFT 1000 at 10.000 MS/s)",
             "3 hop(s) × 8 repeat(s), ≈ 1.440 s on the radio",
             &format!(
                 "… 25 more line(s) not shown; the whole text: git show {commit}:docs/handoff/NEXT_RX_TASK.md"
