@@ -69,12 +69,21 @@ pub(crate) fn sweep_json(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
 pub(crate) fn rtl_power_csv(r: &SweepReport) -> String {
     let mut out = String::new();
     let fmt = time::macros::format_description!("[year]-[month]-[day], [hour]:[minute]:[second]");
+    // One time stamp per pass, its start, on every line of it, as rtl_power writes it:
+    // heatmap tools take the lines of one time stamp as one row of the picture, so a
+    // pass that crossed a second boundary must not split into two half rows.
+    let mut pass_start: std::collections::BTreeMap<u32, f64> = Default::default();
+    for h in r.hops.iter().filter(|h| h.unix_time_s > 0.0) {
+        let t = pass_start.entry(h.repeat).or_insert(h.unix_time_s);
+        *t = t.min(h.unix_time_s);
+    }
     for h in r
         .hops
         .iter()
         .filter(|h| h.status == HopStatus::Ok && !h.db.is_empty())
     {
-        let t = time::OffsetDateTime::from_unix_timestamp(h.unix_time_s as i64)
+        let at = pass_start.get(&h.repeat).copied().unwrap_or(h.unix_time_s);
+        let t = time::OffsetDateTime::from_unix_timestamp(at as i64)
             .ok()
             .and_then(|t| t.format(&fmt).ok())
             .unwrap_or_else(|| "1970-01-01, 00:00:00".into());

@@ -43,6 +43,16 @@ fn assert_emitters_found(s: &SweepT, csv: &str) {
         rows.len(),
         s.hops.iter().filter(|h| h.status == "OK").count()
     );
+    // One time stamp per pass on every line of it, as rtl_power writes it (heatmap
+    // tools make one picture row of each time stamp).
+    for pass in rows.chunks(s.hops_per_repeat) {
+        assert!(
+            pass.iter()
+                .all(|r| (&r.date, &r.time) == (&pass[0].date, &pass[0].time)),
+            "one pass, several time stamps: {:?}",
+            pass.iter().map(|r| &r.time).collect::<Vec<_>>()
+        );
+    }
     let b = bins(&rows);
     let found = csv_peaks(&b);
     assert_eq!(found.len(), EMITTERS.len(), "CSV peaks {found:?}");
