@@ -214,7 +214,7 @@ fn tone_status(rep: &TxReport, suspended_by: Option<&str>) -> (Status, Option<St
         return (
             Status::Fail,
             Some(format!(
-                "TX state unknown for {unknown:.1} s: the driver stopped answering after {sent} of                  {planned} samples; rxnode keyed off from its side at the permit's deadline and                  stopped waiting (a radio on another host may still be keyed): check it"
+                "TX state unknown for {unknown:.1} s: the driver took nothing after {sent} of {planned} samples and did not confirm the key-off; rxnode stopped feeding it and stopped waiting for it at the permit's deadline (a radio on another host stays keyed until its server sees rxnode gone): check it"
             )),
         );
     }
@@ -222,7 +222,7 @@ fn tone_status(rep: &TxReport, suspended_by: Option<&str>) -> (Status, Option<St
         return (
             Status::Fail,
             Some(format!(
-                "the TX stream stayed active {:.3} s past its permit (by the driver's account),                  {sent} of {planned} samples sent",
+                "the TX stream stayed active {:.3} s past its permit (by the driver's account), {sent} of {planned} samples sent",
                 rep.past_permit_s
             )),
         );
@@ -231,7 +231,7 @@ fn tone_status(rep: &TxReport, suspended_by: Option<&str>) -> (Status, Option<St
         return (
             Status::Partial,
             Some(format!(
-                "keyed off by {sig} after {sent} of {planned} samples (the process stopped only                  after the key-off)"
+                "keyed off by {sig} after {sent} of {planned} samples (the process stopped only after the key-off)"
             )),
         );
     }
@@ -245,7 +245,7 @@ fn tone_status(rep: &TxReport, suspended_by: Option<&str>) -> (Status, Option<St
         return (
             Status::Fail,
             Some(format!(
-                "sent {sent} of {planned} planned samples: the driver did not take the rest                  within the permit's duration"
+                "sent {sent} of {planned} planned samples: the driver did not take the rest within the permit's duration"
             )),
         );
     }

@@ -151,6 +151,9 @@ struct TxT {
     stopped_at: String,
     on_air_s: f64,
     cancelled: bool,
+    samples_planned: u64,
+    past_permit_s: f64,
+    state_unknown_s: Option<f64>,
 }
 
 // ---------------------------------------------------------------- the rig

@@ -70,8 +70,8 @@ pub struct TxReport {
     /// was torn down in time).
     pub past_permit_s: f64,
     /// Set when the driver never confirmed the key-off: how long the transmitter's
-    /// state had been unknown (since the driver's last answer) when rxnode stopped
-    /// waiting for it, s.
+    /// state had been unknown (since the driver last took samples) when rxnode
+    /// stopped waiting for it, s.
     pub state_unknown_s: Option<f64>,
     /// LO frequency, Hz.
     pub frequency_hz: f64,
@@ -393,7 +393,7 @@ struct Progress {
     activating: Option<(Instant, f64)>,
     /// Samples accepted.
     sent: u64,
-    /// When the driver last returned from a call on the stream.
+    /// When the driver last answered: activation confirmed, samples taken.
     confirmed: Option<Instant>,
 }
 
@@ -592,6 +592,9 @@ fn send_tone(
         let last = sent + n as u64 >= total;
         let timeout_us = left.min(WRITE_TIMEOUT).as_micros().max(1) as i64;
         match write_block(guard, &buf[..n], last, &mut phase, step, timeout_us) {
+            // A timeout says nothing about the radio (a frozen server's client
+            // times out too): only samples taken count as its answer.
+            Ok(0) => {}
             Ok(w) => {
                 sent += w as u64;
                 shared.update(|p| {
