@@ -5,8 +5,10 @@ set -euo pipefail
 # soapyremote-server, soapysdr0.8-module-remote, avahi-daemon, dbus: the SoapyRemote
 # tests (tests/it/remote.rs) serve rxsim with a real SoapySDRServer (issue 16).
 # python3, python3-pip: the outside checks of the tests (sigmf, jsonschema, numpy).
+# faketime: a wall-clock step during a run, for the rxnode process only (tests/it/run/red.rs).
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates
-      soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip)
+      soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip
+      faketime)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

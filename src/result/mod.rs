@@ -26,7 +26,7 @@ mod validate;
 
 pub use markdown::markdown_for_result_json;
 pub(crate) use model::{
-    write_result_files, write_skeleton, AuthorizationRecord, Check, RxResult, Status, Timeline,
+    write_result_files, write_skeleton, AuthorizationRecord, Check, RunClock, RxResult, Status,
     LOG_META, RESULTS_DIR,
 };
 pub use model::{RESULT_JSON, RESULT_MD};

@@ -63,6 +63,8 @@ struct NodeT {
 struct TimelineT {
     started_at: Option<String>,
     completed_at: Option<String>,
+    #[serde(default)]
+    wall_clock_step_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
