@@ -66,8 +66,22 @@ fn notify_subscribers() {
 /// attempt is kept, so every caller gets the same answer.
 pub(crate) fn install() -> Result<(), String> {
     INSTALLED
-        .get_or_init(|| ctrlc::set_handler(on_signal).map_err(|e| e.to_string()))
+        .get_or_init(|| {
+            file_size_limit_is_an_error();
+            ctrlc::set_handler(on_signal).map_err(|e| e.to_string())
+        })
         .clone()
+}
+
+/// A file-size limit (`ulimit -f`) reached while recording is an I/O error for
+/// the writer (EFBIG), like a full disk, not SIGXFSZ killing the process — with
+/// a transmitter keyed, or before the result is written.
+fn file_size_limit_is_an_error() {
+    #[cfg(unix)]
+    // SAFETY: signal(2) setting SIGXFSZ to SIG_IGN; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 /// The process-wide Ctrl-C / SIGTERM flag for `run` and `capture`: the first

@@ -303,6 +303,7 @@ fn record_run(
             .push("interrupted by the operator (Ctrl-C / SIGTERM)".to_owned());
     }
     result.recompute_status();
+    let result = result.with_relative_paths(&run.paths.repo);
     let dir = run.paths.outbox(approved.task.id());
     write_result_files(&dir, &result)?;
     if let Err(e) = crate::result::write_spectrum_pngs(&dir, &result) {

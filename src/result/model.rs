@@ -356,6 +356,26 @@ impl RxResult {
     }
 
     /// The exact bytes of `RX_RESULT.json`: pretty JSON and a final newline.
+    /// This result with every absolute path in it made relative to `checkout`, or
+    /// withheld where it is outside (docs/safety.md#honest-results): rxnode never
+    /// writes a result its own validator refuses, whatever a driver's or the OS's
+    /// message names.
+    pub(crate) fn with_relative_paths(self, checkout: &Path) -> RxResult {
+        let Ok(mut v) = serde_json::to_value(&self) else {
+            return self;
+        };
+        if super::validate::withhold_absolute_paths(&mut v, checkout) == 0 {
+            return self;
+        }
+        match serde_json::from_value(v) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!("cannot rebuild the result without absolute paths: {e}");
+                self
+            }
+        }
+    }
+
     pub fn to_json_bytes(&self) -> Vec<u8> {
         // Serializing plain structs, strings, numbers and JSON values cannot fail
         // except on non-finite floats inside `Value`s, which serde_json maps to null.
