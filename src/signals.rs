@@ -220,7 +220,10 @@ mod job_control {
                 if libc::sigaction(sig, &act, &mut old) == 0 {
                     previous.push((sig, old));
                 } else {
-                    tracing::warn!(signal = name(sig), "cannot hold back the stop request while keyed");
+                    tracing::warn!(
+                        signal = name(sig),
+                        "cannot hold back the stop request while keyed"
+                    );
                 }
             }
         }
@@ -238,7 +241,10 @@ mod job_control {
         }
         let sig = SUSPENDED_BY.load(Ordering::SeqCst);
         if sig != 0 {
-            eprintln!("rxnode: {}: transmitter keyed off; stopping as asked (fg or SIGCONT to carry on)", name(sig));
+            eprintln!(
+                "rxnode: {}: transmitter keyed off; stopping as asked (fg or SIGCONT to carry on)",
+                name(sig)
+            );
             // SAFETY: raise(3) of a job-control signal whose disposition was
             // just restored (default: stop the process).
             unsafe {

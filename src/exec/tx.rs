@@ -238,7 +238,9 @@ fn tone_status(rep: &TxReport, suspended_by: Option<&str>) -> (Status, Option<St
     if rep.cancelled {
         return (
             Status::Partial,
-            Some(format!("cut short by interrupt after {sent} of {planned} samples")),
+            Some(format!(
+                "cut short by interrupt after {sent} of {planned} samples"
+            )),
         );
     }
     if !rep.complete() {

@@ -207,7 +207,11 @@ impl RunClock {
     /// The timeline of a run that ends when the wall clock reads `wall` and the
     /// monotonic clock `mono`: `completed_at` is `started_at` plus the monotonic
     /// duration; a disagreeing wall clock is recorded as a step.
-    pub(crate) fn timeline_at(&self, wall: time::OffsetDateTime, mono: std::time::Instant) -> Timeline {
+    pub(crate) fn timeline_at(
+        &self,
+        wall: time::OffsetDateTime,
+        mono: std::time::Instant,
+    ) -> Timeline {
         let elapsed = mono.saturating_duration_since(self.mono0);
         let end = self.wall0 + elapsed;
         let step = (wall - end).as_seconds_f64();
@@ -436,7 +440,10 @@ mod tests {
         assert!(e >= s && (e - s).whole_seconds() >= 11, "{t:?}");
         assert_eq!(t.wall_clock_step_s, Some(-3600.0));
         // No step: nothing recorded.
-        let t = c.timeline_at(c.wall0 + time::Duration::seconds(3), c.mono0 + std::time::Duration::from_secs(3));
+        let t = c.timeline_at(
+            c.wall0 + time::Duration::seconds(3),
+            c.mono0 + std::time::Duration::from_secs(3),
+        );
         assert_eq!(t.wall_clock_step_s, None);
     }
 

@@ -202,8 +202,13 @@ fn ctrl_z_during_a_tone_keys_off_before_the_process_stops() {
     assert!(!se.contains("panicked"), "{se}");
     assert!(se.contains("SIGTSTP: transmitter keyed off"), "{se}");
     let res: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(lab.local().join("rx_agent_outbox").join(id).join("RX_RESULT.json"))
-            .unwrap(),
+        &std::fs::read(
+            lab.local()
+                .join("rx_agent_outbox")
+                .join(id)
+                .join("RX_RESULT.json"),
+        )
+        .unwrap(),
     )
     .unwrap();
     assert_ne!(res["status"], "PASS", "{res:#}");

@@ -424,7 +424,11 @@ impl Shared {
 /// thread still deactivates and closes the stream if the driver ever returns; the
 /// process's exit closes its connections (a SoapySDRServer then tears its stream
 /// down when it sees the client gone).
-fn drive_watched(guard: TxGuard, tone: Tone, cancel: &AtomicBool) -> Result<(Keyed, Driven), Error> {
+fn drive_watched(
+    guard: TxGuard,
+    tone: Tone,
+    cancel: &AtomicBool,
+) -> Result<(Keyed, Driven), Error> {
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
         progress: Mutex::new(Progress {

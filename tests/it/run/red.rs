@@ -328,7 +328,10 @@ fn a_hung_tx_write_is_abandoned_at_the_permit_deadline_and_never_pass() {
     let unknown = t.state_unknown_s.expect("state_unknown_s");
     assert!(unknown > 0.9 && unknown < 1.7, "unknown for {unknown} s");
     assert!(t.samples_sent < t.samples_planned, "{t:?}");
-    assert!(t.on_air_s < 0.5, "confirmed on air only until the stall: {t:?}");
+    assert!(
+        t.on_air_s < 0.5,
+        "confirmed on air only until the stall: {t:?}"
+    );
     let detail = &r.checks[0].detail;
     assert!(
         detail.contains(&format!("TX state unknown for {unknown:.1} s")),
@@ -396,15 +399,24 @@ fn a_wall_clock_step_back_mid_tone_is_recorded_and_the_result_stays_valid() {
     assert_eq!(r.status, "PASS", "{:#?}", r.checks);
     let t = r.tx.as_ref().expect("tx record");
     assert!((t.on_air_s - 1.5).abs() < 0.25, "on_air_s {}", t.on_air_s);
-    assert!(parse_iso(&t.started_at) <= parse_iso(&t.stopped_at), "{t:?}");
+    assert!(
+        parse_iso(&t.started_at) <= parse_iso(&t.stopped_at),
+        "{t:?}"
+    );
     let (s, c) = (
         parse_iso(r.timeline.started_at.as_deref().unwrap()),
         parse_iso(r.timeline.completed_at.as_deref().unwrap()),
     );
     assert!(c >= s, "completed_at {c} before started_at {s}");
-    let step = r.timeline.wall_clock_step_s.expect("wall_clock_step_s recorded");
+    let step = r
+        .timeline
+        .wall_clock_step_s
+        .expect("wall_clock_step_s recorded");
     assert!((step + 3600.0).abs() < 5.0, "step {step}");
-    println!("wall clock step recorded: {step} s; on_air_s {:.3}", t.on_air_s);
+    println!(
+        "wall clock step recorded: {step} s; on_air_s {:.3}",
+        t.on_air_s
+    );
     let v = util::run_fed(rig.lab.rxnode().args(["validate-result", id]), b"");
     assert_eq!(code(&v), Some(0), "{}", show(&v));
 }

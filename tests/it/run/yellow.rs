@@ -276,7 +276,8 @@ fn a_full_disk_while_recording_lists_the_partial_file_in_a_valid_result() {
     let json = std::fs::read_to_string(&json_path).unwrap();
     let root = rig.lab.dir.path().canonicalize().unwrap();
     assert!(
-        !json.contains(root.to_str().unwrap()) && !json.contains(rig.lab.dir.path().to_str().unwrap()),
+        !json.contains(root.to_str().unwrap())
+            && !json.contains(rig.lab.dir.path().to_str().unwrap()),
         "an absolute path in the result:\n{json}"
     );
     let v = util::run_fed(rig.lab.rxnode().args(["validate-result", id]), b"");
@@ -294,8 +295,14 @@ fn a_full_disk_while_recording_lists_the_partial_file_in_a_valid_result() {
     let size = std::fs::metadata(&on_disk).unwrap().len();
     assert_eq!(data["bytes"].as_u64(), Some(size));
     assert!(size > 0 && size <= LIMIT, "{size}");
-    assert_eq!(data["sha256"].as_str(), Some(sha256_file(&on_disk).as_str()));
+    assert_eq!(
+        data["sha256"].as_str(),
+        Some(sha256_file(&on_disk).as_str())
+    );
     let why = r.to_string();
-    assert!(why.contains("recording"), "says the recording stopped: {r:#}");
+    assert!(
+        why.contains("recording"),
+        "says the recording stopped: {r:#}"
+    );
     println!("partial recording listed: {rel}, {size} bytes");
 }

@@ -442,7 +442,10 @@ impl IqWriter {
             Ok(files) => (files, None),
             Err(e) => {
                 let mut files = vec![];
-                for (p, format) in [(Some(path.clone()), data_format), (meta_path, "sigmf-meta".to_owned())] {
+                for (p, format) in [
+                    (Some(path.clone()), data_format),
+                    (meta_path, "sigmf-meta".to_owned()),
+                ] {
                     let Some(p) = p else { continue };
                     if let Ok((bytes, sha256)) = hash_file(&p) {
                         files.push(IqFileRecord {
