@@ -446,7 +446,10 @@ impl IqWriter {
                     (Some(path.clone()), data_format),
                     (meta_path, "sigmf-meta".to_owned()),
                 ] {
-                    let Some(p) = p else { continue };
+                    // Only a regular file is read back (a FIFO would block).
+                    let Some(p) = p.filter(|p| p.metadata().is_ok_and(|m| m.is_file())) else {
+                        continue;
+                    };
                     if let Ok((bytes, sha256)) = hash_file(&p) {
                         files.push(IqFileRecord {
                             path: p,
@@ -462,7 +465,8 @@ impl IqWriter {
         };
         if cut_short {
             if let Some(f) = files.iter_mut().find(|f| f.path == path) {
-                if let Ok((bytes, sha256)) = hash_file(&path) {
+                let regular = path.metadata().is_ok_and(|m| m.is_file());
+                if let Some((bytes, sha256)) = regular.then(|| hash_file(&path).ok()).flatten() {
                     (f.bytes, f.sha256) = (bytes, sha256);
                 }
                 f.partial = true;
