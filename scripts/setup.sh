@@ -7,12 +7,14 @@ set -euo pipefail
 #   scripts/setup.sh --tests  also what the tests need: SoapyRemote's server and client
 #                             module, avahi-daemon and dbus (tests/it/remote.rs serves
 #                             rxsim with a real SoapySDRServer), iproute2 (the test
-#                             sandbox), and the Python outside checks (below)
+#                             sandbox), faketime (a wall-clock step during a run, for
+#                             the rxnode process only: tests/it/run/red.rs), and the
+#                             Python outside checks (below)
 tests=""
 [ "${1:-}" = "--tests" ] && tests=1
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
 if [ -n "$tests" ]; then
-    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip)
+    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -13,17 +13,25 @@
 //! - [`subscribe`]: a callback run on the handler's thread after the flag is
 //!   set, e.g. to post an event to the watcher's event loop so a sleep or a
 //!   prompt ends at once;
-//! - [`cancel_handler_installed`]: whether the handler could be installed.
+//! - [`cancel_handler_installed`]: whether the handler could be installed;
+//! - [`KeyedGuard`]: while a transmitter is keyed, a job-control stop request
+//!   (SIGTSTP from Ctrl-Z, SIGTTIN, SIGTTOU) keys it off first; the process
+//!   stops only after the tone's stream is torn down (docs/safety.md#job-control).
 //!
 //! What the handler says on stderr is chosen by the first [`cancel_flag`]
 //! caller (`"rxnode: interrupt: stopping {what}; …"`, then
 //! `"rxnode: already stopping ({what})"` for each further signal); a process
 //! that only subscribes (the watcher) says nothing from the handler.
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Set by the first signal; never cleared.
 static CANCEL: AtomicBool = AtomicBool::new(false);
+/// What a keyed tone polls: set by Ctrl-C / SIGTERM (with [`CANCEL`]) and, while a
+/// [`KeyedGuard`] lives, by a job-control stop request.
+static KEY_OFF: AtomicBool = AtomicBool::new(false);
+/// The job-control signal that keyed the tone off (0: none).
+static SUSPENDED_BY: AtomicI32 = AtomicI32::new(0);
 /// The outcome of the one installation: `Err` holds why it failed.
 static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
 /// What the handler names on stderr (the first [`cancel_flag`] caller's words).
@@ -36,6 +44,7 @@ static SUBSCRIBERS: Mutex<Vec<Subscriber>> = Mutex::new(Vec::new());
 /// What the handler does on each signal.
 fn on_signal() {
     let again = CANCEL.swap(true, Ordering::SeqCst);
+    KEY_OFF.store(true, Ordering::SeqCst);
     if let Some(what) = ANNOUNCE.get() {
         if again {
             eprintln!("rxnode: already stopping ({what})");
@@ -57,8 +66,22 @@ fn notify_subscribers() {
 /// attempt is kept, so every caller gets the same answer.
 pub(crate) fn install() -> Result<(), String> {
     INSTALLED
-        .get_or_init(|| ctrlc::set_handler(on_signal).map_err(|e| e.to_string()))
+        .get_or_init(|| {
+            file_size_limit_is_an_error();
+            ctrlc::set_handler(on_signal).map_err(|e| e.to_string())
+        })
         .clone()
+}
+
+/// A file-size limit (`ulimit -f`) reached while recording is an I/O error for
+/// the writer (EFBIG), like a full disk, not SIGXFSZ killing the process — with
+/// a transmitter keyed, or before the result is written.
+fn file_size_limit_is_an_error() {
+    #[cfg(unix)]
+    // SAFETY: signal(2) setting SIGXFSZ to SIG_IGN; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 /// The process-wide Ctrl-C / SIGTERM flag for `run` and `capture`: the first
@@ -103,6 +126,132 @@ pub(crate) fn subscribe(notify: impl Fn() -> bool + Send + 'static) -> Result<()
         subs.push(Box::new(notify));
     }
     Ok(())
+}
+
+/// While it lives, a transmitter is keyed: the flag to hand the tone loop
+/// ([`KeyedGuard::key_off_flag`]) is set by Ctrl-C / SIGTERM and by a job-control
+/// stop request (SIGTSTP, SIGTTIN, SIGTTOU), which is held back until the guard
+/// is dropped — after the tone's stream is torn down — and then takes its default
+/// action: the process stops, as the operator asked, and carries on at SIGCONT.
+/// On systems without job control (Windows) nothing can stop the process with the
+/// transmitter keyed, and the guard only carries the Ctrl-C flag.
+#[must_use]
+pub(crate) struct KeyedGuard {
+    #[cfg(unix)]
+    previous: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl KeyedGuard {
+    /// Start holding job-control stop requests back; call with the Ctrl-C
+    /// handler installed ([`cancel_flag`]).
+    pub(crate) fn new() -> KeyedGuard {
+        KEY_OFF.store(CANCEL.load(Ordering::SeqCst), Ordering::SeqCst);
+        SUSPENDED_BY.store(0, Ordering::SeqCst);
+        KeyedGuard {
+            #[cfg(unix)]
+            previous: job_control::hold(),
+        }
+    }
+
+    /// The flag the tone loop polls: Ctrl-C, SIGTERM or a stop request.
+    pub(crate) fn key_off_flag(&self) -> &'static AtomicBool {
+        &KEY_OFF
+    }
+
+    /// The name of the job-control signal that keyed the tone off, if one did.
+    pub(crate) fn suspended_by(&self) -> Option<&'static str> {
+        match SUSPENDED_BY.load(Ordering::SeqCst) {
+            0 => None,
+            #[cfg(unix)]
+            n => Some(job_control::name(n)),
+            #[cfg(not(unix))]
+            _ => None,
+        }
+    }
+}
+
+impl Drop for KeyedGuard {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        job_control::release(std::mem::take(&mut self.previous));
+    }
+}
+
+/// Job-control stop requests while a transmitter is keyed (unix only).
+#[cfg(unix)]
+mod job_control {
+    use super::{KEY_OFF, SUSPENDED_BY};
+    use std::sync::atomic::Ordering;
+
+    const SIGNALS: [libc::c_int; 3] = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU];
+
+    pub(super) fn name(sig: libc::c_int) -> &'static str {
+        match sig {
+            libc::SIGTSTP => "SIGTSTP",
+            libc::SIGTTIN => "SIGTTIN",
+            _ => "SIGTTOU",
+        }
+    }
+
+    /// The handler: async-signal-safe, it only stores to atomics.
+    extern "C" fn on_stop_request(sig: libc::c_int) {
+        let _ = SUSPENDED_BY.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+        KEY_OFF.store(true, Ordering::SeqCst);
+    }
+
+    /// Catch the stop requests; returns the dispositions to restore. A signal
+    /// that was ignored (a shell without job control) stays ignored.
+    pub(super) fn hold() -> Vec<(libc::c_int, libc::sigaction)> {
+        let mut previous = Vec::new();
+        for sig in SIGNALS {
+            // SAFETY: sigaction(2) with a zeroed, then filled struct; the handler
+            // only stores to atomics, which is async-signal-safe.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction == libc::SIG_IGN
+                {
+                    continue;
+                }
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = on_stop_request as extern "C" fn(libc::c_int) as usize;
+                act.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut act.sa_mask);
+                if libc::sigaction(sig, &act, &mut old) == 0 {
+                    previous.push((sig, old));
+                } else {
+                    tracing::warn!(
+                        signal = name(sig),
+                        "cannot hold back the stop request while keyed"
+                    );
+                }
+            }
+        }
+        previous
+    }
+
+    /// Restore the dispositions; then, if a stop request came while keyed (the
+    /// transmitter is off by now), stop as it asked.
+    pub(super) fn release(previous: Vec<(libc::c_int, libc::sigaction)>) {
+        for (sig, old) in &previous {
+            // SAFETY: restoring the disposition read by `hold`.
+            unsafe {
+                libc::sigaction(*sig, old, std::ptr::null_mut());
+            }
+        }
+        let sig = SUSPENDED_BY.load(Ordering::SeqCst);
+        if sig != 0 {
+            eprintln!(
+                "rxnode: {}: transmitter keyed off; stopping as asked (fg or SIGCONT to carry on)",
+                name(sig)
+            );
+            // SAFETY: raise(3) of a job-control signal whose disposition was
+            // just restored (default: stop the process).
+            unsafe {
+                libc::raise(sig);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,10 @@
 //
 // Device args: serial, ppm, ext_ref, ext_ppm, tone_hz, tone_dbfs, noise_dbfs, pace,
 // buffer_samples, tx=deny, tx_fail_after (fault injection: TX writes fail after N
-// samples), and the sweep scene (class Scene below): emitters=F:P[;F:P...] (CW
+// samples), tx_stall_after_s / tx_stall_s (fault injection: S seconds after activation a
+// TX write blocks, ignoring its timeout, for tx_stall_s seconds (default an hour) or
+// until the stream is deactivated from another thread, like a hung USB transfer; the
+// stall is logged once as `stallWrite TX`), and the sweep scene (class Scene below): emitters=F:P[;F:P...] (CW
 // emitters at absolute RF Hz and dBFS, heard wherever the radio is tuned) and
 // settle_s=S (the first S seconds of samples after every retune are garbage, as while
 // a real PLL relocks); dead_hz=A:B (fault injection: while tuned inside [A, B] Hz
@@ -76,7 +79,7 @@ constexpr size_t kNoiseLen = size_t(1) << 18;
 const char *kDefaultSerial = "rxsim0";
 const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "tone_dbfs",
                              "noise_dbfs", "pace",    "tx",      "buffer_samples", "tx_fail_after",
-                             "emitters",   "settle_s", "dead_hz"};
+                             "tx_stall_after_s", "tx_stall_s", "emitters",   "settle_s", "dead_hz"};
 
 double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
     auto it = args.find(key);
@@ -172,6 +175,7 @@ struct SimStream {
     Clock::time_point t0;
     double rate = 1e6;     // samples per second of wall time (pacing)
     uint64_t produced = 0; // samples handed out (RX) or accepted (TX) since activation
+    bool stalled = false;  // the tx_stall_after_s stall happened in this activation
     long long timeBaseNs = 0; // the device's hardware time at activation (sample 0)
     uint64_t phase = 0;    // tone NCO phase (cyclesToPhase)
     size_t noiseIdx = 0;
@@ -319,6 +323,8 @@ class RxSim : public SoapySDR::Device {
         bufferSamples_ = argDouble(args, "buffer_samples", 0.0);
         txDeny_ = argString(args, "tx", "allow") == "deny";
         txFailAfter_ = argDouble(args, "tx_fail_after", -1.0);
+        txStallAfter_ = argDouble(args, "tx_stall_after_s", -1.0);
+        txStallFor_ = argDouble(args, "tx_stall_s", 3600.0);
         scene_.parse(args);
         (void)tables();
         logEvent("make", nullptr, serial_);
@@ -389,6 +395,7 @@ class RxSim : public SoapySDR::Device {
             s->timeBaseNs = base;
             s->t0 = Clock::now();
             s->produced = 0;
+            s->stalled = false;
             s->phase = 0;
             s->active = true;
         }
@@ -502,6 +509,17 @@ class RxSim : public SoapySDR::Device {
         size_t n = std::min(numElems, kMtu);
         // Fault injection: the "device" drops off the bus after tx_fail_after samples.
         if (txFailAfter_ >= 0.0 && double(s->produced + n) > txFailAfter_) return SOAPY_SDR_STREAM_ERROR;
+        // Fault injection: a write that hangs (ignores its timeout) until the stall
+        // ends or another thread deactivates the stream.
+        if (txStallAfter_ >= 0.0 && !s->stalled &&
+            std::chrono::duration<double>(Clock::now() - s->t0).count() >= txStallAfter_) {
+            s->stalled = true;
+            logEvent("stallWrite", "TX", serial_);
+            const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(std::min(txStallFor_, 3600.0)));
+            while (s->active && Clock::now() < until) s->cv.wait_until(lk, until);
+            if (!s->active) return SOAPY_SDR_TIMEOUT;
+        }
         if (pace_) {
             // The "DAC" drains at the sample rate; at most 50 ms may be queued ahead.
             const double ahead = 0.05 * s->rate;
@@ -805,7 +823,7 @@ class RxSim : public SoapySDR::Device {
     }
 
     std::string serial_;
-    double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_, txFailAfter_;
+    double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_, txFailAfter_, txStallAfter_, txStallFor_;
     float toneAmp_, noiseAmp_; // from tone_dbfs and noise_dbfs
     bool extRef_, hasTone_, pace_, txDeny_;
 

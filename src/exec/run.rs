@@ -12,7 +12,7 @@ use crate::exec::preconditions::{preconditions, refuse, Approved};
 use crate::exec::steps::{self, Outputs, StepCtx};
 use crate::exec::tx::{self, RefuseTo};
 use crate::exit::{bad_input, Outcome};
-use crate::result::{write_result_files, AuthorizationRecord, Check, RxResult, Status, Timeline};
+use crate::result::{write_result_files, AuthorizationRecord, Check, RunClock, RxResult, Status};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::lock::Lock;
@@ -96,7 +96,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
         None => (None, None),
     };
     let cancel = crate::signals::cancel_flag("the running step");
-    let started_at = now_iso();
+    let clock = RunClock::start();
     ledger::append(
         &paths,
         &Entry::new("run_started")
@@ -107,7 +107,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     )?;
     let out = execute(&run, authorization, cancel);
     let interrupted = cancel.load(Ordering::SeqCst);
-    let (result, dir) = record_run(&run, out, record, started_at, interrupted)?;
+    let (result, dir) = record_run(&run, out, record, &clock, interrupted)?;
     report(ctx, run.ids, &result, &dir);
     Ok(match result.status {
         Status::Pass => Outcome::Done,
@@ -360,7 +360,7 @@ fn record_run(
     run: &Run,
     out: Outputs,
     authorization: Option<AuthorizationRecord>,
-    started_at: String,
+    clock: &RunClock,
     interrupted: bool,
 ) -> Result<(RxResult, PathBuf)> {
     let approved = run.approved;
@@ -369,10 +369,9 @@ fn record_run(
     result.authorization = authorization;
     result.node.soapysdr_version = Some(rxnode_hw::soapysdr_version());
     result.node.name = crate::store::node::name_for_result(run.paths);
-    result.timeline = Timeline {
-        started_at: Some(started_at),
-        completed_at: Some(now_iso()),
-    };
+    // `completed_at` is `started_at` plus the monotonic duration: a wall-clock
+    // step during the run is recorded, and never makes the result invalid.
+    result.timeline = clock.timeline();
     result.checks = out.checks;
     result.inventory = out.inventory;
     result.captures = out.captures;
@@ -385,6 +384,7 @@ fn record_run(
             .push("interrupted by the operator (Ctrl-C / SIGTERM)".to_owned());
     }
     result.recompute_status();
+    let result = result.with_relative_paths(&run.paths.repo);
     let dir = run.paths.outbox(approved.task.id());
     // The radio was touched: whatever fails now, the ledger gets its
     // `run_finished` and the state its completion, and the error is never a

@@ -112,8 +112,14 @@ pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, 
             return;
         }
     };
-    match txr.transmit_tone(crate::signals::cancel_flag("the running step")) {
-        Ok(rep) => transmitted(&s.name, &rep, out),
+    // While keyed, Ctrl-C / SIGTERM and a job-control stop (Ctrl-Z) key off first;
+    // a held-back stop takes effect when `keyed` drops, after the teardown.
+    let keyed = crate::signals::KeyedGuard::new();
+    let r = txr.transmit_tone(keyed.key_off_flag());
+    let suspended_by = keyed.suspended_by();
+    drop(keyed);
+    match r {
+        Ok(rep) => transmitted(&s.name, &rep, suspended_by, out),
         Err(e) => {
             out.errors.push(format!("{}: {e}", s.name));
             out.checks
@@ -157,39 +163,93 @@ fn keyable(
 }
 
 /// A finished (or interrupted) tone: the result's `tx` record and the step's check.
-fn transmitted(name: &str, rep: &TxReport, out: &mut Outputs) {
-    let status = if rep.cancelled {
-        Status::Partial
-    } else {
-        Status::Pass
-    };
-    out.tx = Some(json!({
+///
+/// PASS only when every planned sample went on air and the driver confirmed the
+/// stream off within the permit (docs/safety.md#time-on-air); `suspended_by` names
+/// the job-control signal that keyed it off, if one did.
+fn transmitted(name: &str, rep: &TxReport, suspended_by: Option<&str>, out: &mut Outputs) {
+    let (status, why) = tone_status(rep, suspended_by);
+    let mut tx = json!({
         "device": rep.device,
         "frequency_hz": rep.frequency_hz,
         "tone_offset_hz": rep.tone_offset_hz,
         "sample_rate_hz": rep.sample_rate_hz,
         "gain_db": rep.gain_db,
         "samples_sent": rep.samples_sent,
+        "samples_planned": rep.samples_planned,
         "started_at": unix_to_iso(rep.started_unix_s),
         "stopped_at": unix_to_iso(rep.stopped_unix_s),
-        "on_air_s": rep.stopped_unix_s - rep.started_unix_s,
+        "on_air_s": rep.on_air_s,
+        "past_permit_s": rep.past_permit_s,
+        "state_unknown_s": rep.state_unknown_s,
         "cancelled": rep.cancelled,
-    }));
-    out.checks.push(Check::new(
-        name,
-        status,
-        format!(
-            "{} samples sent at {:.6} MHz {:+.3} kHz, {} dB, {:.3} s on air{}",
-            rep.samples_sent,
-            rep.frequency_hz / 1e6,
-            rep.tone_offset_hz / 1e3,
-            rep.gain_db,
-            rep.stopped_unix_s - rep.started_unix_s,
-            if rep.cancelled {
-                " (cut short by interrupt)"
-            } else {
-                ""
-            }
-        ),
-    ));
+    });
+    if let (Some(sig), Some(o)) = (suspended_by, tx.as_object_mut()) {
+        o.insert("keyed_off_by".into(), json!(sig));
+    }
+    out.tx = Some(tx);
+    let mut detail = format!(
+        "{} of {} samples sent at {:.6} MHz {:+.3} kHz, {} dB, {:.3} s on air",
+        rep.samples_sent,
+        rep.samples_planned,
+        rep.frequency_hz / 1e6,
+        rep.tone_offset_hz / 1e3,
+        rep.gain_db,
+        rep.on_air_s,
+    );
+    if let Some(why) = &why {
+        detail.push_str(": ");
+        detail.push_str(why);
+    }
+    if status == Status::Fail {
+        out.errors.push(format!("{name}: {detail}"));
+    }
+    out.checks.push(Check::new(name, status, detail));
+}
+
+/// The status of a tone and, unless PASS, why.
+fn tone_status(rep: &TxReport, suspended_by: Option<&str>) -> (Status, Option<String>) {
+    let (sent, planned) = (rep.samples_sent, rep.samples_planned);
+    if let Some(unknown) = rep.state_unknown_s {
+        return (
+            Status::Fail,
+            Some(format!(
+                "TX state unknown for {unknown:.1} s: the driver took nothing after {sent} of {planned} samples and did not confirm the key-off; rxnode stopped feeding it and stopped waiting for it at the permit's deadline (a radio on another host stays keyed until its server sees rxnode gone): check it"
+            )),
+        );
+    }
+    if rep.past_permit_s > 0.0 {
+        return (
+            Status::Fail,
+            Some(format!(
+                "the TX stream stayed active {:.3} s past its permit (by the driver's account), {sent} of {planned} samples sent",
+                rep.past_permit_s
+            )),
+        );
+    }
+    if let Some(sig) = suspended_by {
+        return (
+            Status::Partial,
+            Some(format!(
+                "keyed off by {sig} after {sent} of {planned} samples (the process stopped only after the key-off)"
+            )),
+        );
+    }
+    if rep.cancelled {
+        return (
+            Status::Partial,
+            Some(format!(
+                "cut short by interrupt after {sent} of {planned} samples"
+            )),
+        );
+    }
+    if !rep.complete() {
+        return (
+            Status::Fail,
+            Some(format!(
+                "sent {sent} of {planned} planned samples: the driver did not take the rest within the permit's duration"
+            )),
+        );
+    }
+    (Status::Pass, None)
 }

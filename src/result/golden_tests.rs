@@ -20,6 +20,7 @@ fn golden() -> RxResult {
     r.timeline = Timeline {
         started_at: Some("2026-01-01T10:05:00+00:00".into()),
         completed_at: Some("2026-01-01T10:05:09+00:00".into()),
+        wall_clock_step_s: None,
     };
     r.checks = vec![
         Check::new(

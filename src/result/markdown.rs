@@ -391,6 +391,12 @@ fn render_summary(o: &mut String, r: &RxResult) {
         "| Completed | {} |",
         md_cell(r.timeline.completed_at.as_deref().unwrap_or("—"))
     );
+    if let Some(step) = r.timeline.wall_clock_step_s {
+        let _ = writeln!(
+            o,
+            "| Wall-clock step | {step:+.3} s during the run (times above from the monotonic clock) |"
+        );
+    }
 }
 
 /// One row per check (the validator finds each by its `| n | name | status |`).

@@ -29,7 +29,7 @@ pub use manual::ManualStatus;
 pub(crate) use manual::{check_as_is as check_manual_result, complete as complete_manual};
 pub use markdown::markdown_for_result_json;
 pub(crate) use model::{
-    write_result_files, write_skeleton, AuthorizationRecord, Check, RxResult, Status, Timeline,
+    write_result_files, write_skeleton, AuthorizationRecord, Check, RunClock, RxResult, Status,
     LOG_META, RESULTS_DIR,
 };
 pub use model::{RESULT_JSON, RESULT_MD};

@@ -164,8 +164,72 @@ impl NodeInfo {
 pub(crate) struct Timeline {
     /// When the run started (ISO 8601, seconds, with offset), `null` if it never did.
     pub started_at: Option<String>,
-    /// When it ended; `null` if it never started.
+    /// When it ended; `null` if it never started. For a run, `started_at` plus
+    /// the run's duration on the monotonic clock, so never before `started_at`.
     pub completed_at: Option<String>,
+    /// How far the wall clock was stepped during the run, s (the wall clock's
+    /// elapsed time minus the monotonic clock's), when more than a second; absent
+    /// otherwise (docs/safety.md#monotonic-time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_clock_step_s: Option<f64>,
+}
+
+/// A run's two clocks, read together at its start: the wall clock names the
+/// start, the monotonic clock measures everything after it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunClock {
+    wall0: time::OffsetDateTime,
+    mono0: std::time::Instant,
+}
+
+/// A wall-clock step smaller than this is not recorded (NTP slews and rounding).
+const WALL_CLOCK_STEP_MIN_S: f64 = 1.0;
+
+impl RunClock {
+    /// Read both clocks now.
+    pub(crate) fn start() -> RunClock {
+        RunClock {
+            wall0: time::OffsetDateTime::now_utc(),
+            mono0: std::time::Instant::now(),
+        }
+    }
+
+    /// When the run started (ISO 8601 UTC).
+    pub(crate) fn started_at(&self) -> String {
+        iso_seconds(self.wall0)
+    }
+
+    /// The timeline of a run that ends now.
+    pub(crate) fn timeline(&self) -> Timeline {
+        self.timeline_at(time::OffsetDateTime::now_utc(), std::time::Instant::now())
+    }
+
+    /// The timeline of a run that ends when the wall clock reads `wall` and the
+    /// monotonic clock `mono`: `completed_at` is `started_at` plus the monotonic
+    /// duration; a disagreeing wall clock is recorded as a step.
+    pub(crate) fn timeline_at(
+        &self,
+        wall: time::OffsetDateTime,
+        mono: std::time::Instant,
+    ) -> Timeline {
+        let elapsed = mono.saturating_duration_since(self.mono0);
+        let end = self.wall0 + elapsed;
+        let step = (wall - end).as_seconds_f64();
+        Timeline {
+            started_at: Some(self.started_at()),
+            completed_at: Some(iso_seconds(end)),
+            wall_clock_step_s: (step.abs() >= WALL_CLOCK_STEP_MIN_S)
+                .then(|| (step * 1e3).round() / 1e3),
+        }
+    }
+}
+
+/// `t` as ISO 8601 UTC with seconds, as every result time.
+fn iso_seconds(t: time::OffsetDateTime) -> String {
+    let fmt =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]+00:00");
+    t.format(&fmt)
+        .unwrap_or_else(|_| t.unix_timestamp().to_string())
 }
 
 /// One entry of `checks`.
@@ -296,6 +360,26 @@ impl RxResult {
     }
 
     /// The exact bytes of `RX_RESULT.json`: pretty JSON and a final newline.
+    /// This result with every absolute path in it made relative to `checkout`, or
+    /// withheld where it is outside (docs/safety.md#honest-results): rxnode never
+    /// writes a result its own validator refuses, whatever a driver's or the OS's
+    /// message names.
+    pub(crate) fn with_relative_paths(self, checkout: &Path) -> RxResult {
+        let Ok(mut v) = serde_json::to_value(&self) else {
+            return self;
+        };
+        if super::validate::withhold_absolute_paths(&mut v, checkout) == 0 {
+            return self;
+        }
+        match serde_json::from_value(v) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!("cannot rebuild the result without absolute paths: {e}");
+                self
+            }
+        }
+    }
+
     pub fn to_json_bytes(&self) -> Vec<u8> {
         // Serializing plain structs, strings, numbers and JSON values cannot fail
         // except on non-finite floats inside `Value`s, which serde_json maps to null.
@@ -337,6 +421,32 @@ pub(crate) fn spectrum_png_name(n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A wall clock stepped back an hour mid-run: `completed_at` is still
+    /// `started_at` plus the monotonic duration, and the step is recorded.
+    #[test]
+    fn a_wall_clock_step_is_recorded_and_the_timeline_stays_in_order() {
+        let c = RunClock::start();
+        let mono = c.mono0 + std::time::Duration::from_secs_f64(12.4);
+        let wall = c.wall0 + time::Duration::seconds_f64(12.4 - 3600.0);
+        let t = c.timeline_at(wall, mono);
+        let parse = |s: &str| {
+            time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+                .expect("iso")
+        };
+        let (s, e) = (
+            parse(t.started_at.as_deref().expect("started")),
+            parse(t.completed_at.as_deref().expect("completed")),
+        );
+        assert!(e >= s && (e - s).whole_seconds() >= 11, "{t:?}");
+        assert_eq!(t.wall_clock_step_s, Some(-3600.0));
+        // No step: nothing recorded.
+        let t = c.timeline_at(
+            c.wall0 + time::Duration::seconds(3),
+            c.mono0 + std::time::Duration::from_secs(3),
+        );
+        assert_eq!(t.wall_clock_step_s, None);
+    }
+
     use super::*;
     use crate::result::test_util::{task, COMMIT, HEAD};
     use crate::result::validate::TOP_KEYS;

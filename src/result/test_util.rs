@@ -24,6 +24,7 @@ pub(super) fn ran(dir: &Path) -> RxResult {
     r.timeline = Timeline {
         started_at: Some("2026-01-01T10:05:00+00:00".into()),
         completed_at: Some("2026-01-01T11:05:03+01:00".into()),
+        wall_clock_step_s: None,
     };
     let iq = dir.join(".local/rx_iq/R_1/cap1.sigmf-data");
     std::fs::create_dir_all(iq.parent().unwrap()).unwrap();

@@ -239,6 +239,13 @@ impl Server {
     fn events(&self) -> Vec<String> {
         read_lines(&self.events)
     }
+
+    /// Send `sig` to the server process (SIGSTOP freezes it, SIGCONT resumes it).
+    #[cfg(unix)]
+    fn signal(&self, sig: libc::c_int) {
+        let pid = self.child.as_ref().expect("server running").id();
+        crate::util::signal(pid, sig);
+    }
 }
 
 impl Drop for Server {

@@ -64,6 +64,8 @@ struct NodeT {
 struct TimelineT {
     started_at: Option<String>,
     completed_at: Option<String>,
+    #[serde(default)]
+    wall_clock_step_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -152,6 +154,9 @@ struct TxT {
     stopped_at: String,
     on_air_s: f64,
     cancelled: bool,
+    samples_planned: u64,
+    past_permit_s: f64,
+    state_unknown_s: Option<f64>,
 }
 
 // ---------------------------------------------------------------- the rig

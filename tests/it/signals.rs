@@ -129,6 +129,105 @@ fn one_tx_trial(lab: &Lab, log: &Path, base: &str, trial: usize) -> f64 {
     ms
 }
 
+/// The state letter of `/proc/<pid>/stat` ('T': stopped), on Linux.
+#[cfg(target_os = "linux")]
+fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+/// Ctrl-Z (SIGTSTP) during a 1 s tone keys the transmitter off before the process
+/// stops: rxsim's log shows the TX stream closed within 100 ms of the signal, the
+/// process is then stopped, carries on at SIGCONT, and the result says the tone
+/// was keyed off by SIGTSTP after N of M samples — never PASS.
+#[test]
+fn ctrl_z_during_a_tone_keys_off_before_the_process_stops() {
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.local()).unwrap();
+    std::fs::write(lab.local().join("rxnode-policy.json"), POLICY).unwrap();
+    let log = lab.dir.path().join("rxsim-events.log");
+    let base = lab.main_head();
+    let id = "TXTSTP";
+    lab.post(&red_task(id, &base, "tstp").replace("\"duration_s\": 2.0", "\"duration_s\": 1.0"));
+    let out = lab.watch_once("a\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lab.status_of(id), "approved");
+    let child = spawn_fed(
+        lab.rxnode()
+            .args(["--sim", "run", id])
+            .env("RXNODE_SIM", "1")
+            .env("RXSIM_EVENT_LOG", &log),
+        b"AUTHORIZE RF TX\n",
+    );
+    let pid = child.id();
+    let t0 = Instant::now();
+    while tx_event_time(&log, pid, "activateStream").is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "TX never started");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = unix_now();
+    signal(pid, libc::SIGTSTP);
+    // The stream is closed while the process still runs, then it stops.
+    let t1 = Instant::now();
+    let closed = loop {
+        if let Some(t) = tx_event_time(&log, pid, "closeStream") {
+            break t;
+        }
+        assert!(
+            t1.elapsed() < Duration::from_secs(5),
+            "no closeStream TX within 5 s of SIGTSTP:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let ms = (closed - sent) * 1e3;
+    println!("SIGTSTP to closeStream TX: {ms:.1} ms");
+    assert!(ms < 100.0, "TX stream closed {ms:.1} ms after SIGTSTP");
+    #[cfg(target_os = "linux")]
+    {
+        let t2 = Instant::now();
+        while proc_state(pid) != Some('T') {
+            assert!(
+                t2.elapsed() < Duration::from_secs(5),
+                "rxnode did not stop after keying off: state {:?}",
+                proc_state(pid)
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    signal(pid, libc::SIGCONT);
+    let out = child.wait_with_output().unwrap();
+    let se = text(&out.stderr);
+    assert!(!se.contains("panicked"), "{se}");
+    assert!(se.contains("SIGTSTP: transmitter keyed off"), "{se}");
+    let res: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            lab.local()
+                .join("rx_agent_outbox")
+                .join(id)
+                .join("RX_RESULT.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_ne!(res["status"], "PASS", "{res:#}");
+    assert_eq!(res["tx"]["keyed_off_by"], "SIGTSTP", "{res:#}");
+    let sent_n = res["tx"]["samples_sent"].as_u64().unwrap();
+    let planned = res["tx"]["samples_planned"].as_u64().unwrap();
+    assert_eq!(planned, 1_000_000, "{res:#}");
+    assert!(sent_n > 0 && sent_n < planned, "{res:#}");
+    let want = format!("keyed off by SIGTSTP after {sent_n} of {planned} samples");
+    assert!(res.to_string().contains(&want), "{want}: {res:#}");
+    // Exactly one activation: the tone is not resumed after SIGCONT.
+    let acts = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&format!(" pid={pid} activateStream TX ")))
+        .count();
+    assert_eq!(acts, 1);
+}
+
 /// The node name the publishing tests set (publishing needs one).
 const NODE: &str = "LAB-RX";
 

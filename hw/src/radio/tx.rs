@@ -8,6 +8,7 @@ use rxnode_interlock::TxPermit;
 use serde::Serialize;
 use soapysdr::{Direction, ErrorCode};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 impl RxRadio {
@@ -44,18 +45,34 @@ impl RxRadio {
 }
 
 /// What one transmission did.
+///
+/// Times on air come from the monotonic clock (a wall-clock step during the tone
+/// does not change them); `stopped_unix_s` is `started_unix_s + on_air_s`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TxReport {
     /// The authorized task.
     pub task_id: String,
     /// Device args.
     pub device: String,
-    /// Stream activated, unix seconds (UTC).
+    /// Stream activation asked, unix seconds (UTC, the wall clock at that moment).
     pub started_unix_s: f64,
-    /// Stream torn down, unix seconds (UTC).
+    /// `started_unix_s + on_air_s`.
     pub stopped_unix_s: f64,
     /// Samples accepted by the driver.
     pub samples_sent: u64,
+    /// Samples of the whole tone (the permit's duration at the actual rate).
+    pub samples_planned: u64,
+    /// From asking the driver to activate the stream to its confirming the stream
+    /// deactivated, s (monotonic clock). When the driver never confirmed it, up to
+    /// its last confirmation of anything; see `state_unknown_s`.
+    pub on_air_s: f64,
+    /// How long the stream stayed active past the permit's duration, s (0 when it
+    /// was torn down in time).
+    pub past_permit_s: f64,
+    /// Set when the driver never confirmed the key-off: how long the transmitter's
+    /// state had been unknown (since the driver last took samples) when rxnode
+    /// stopped waiting for it, s.
+    pub state_unknown_s: Option<f64>,
     /// LO frequency, Hz.
     pub frequency_hz: f64,
     /// Tone offset from the LO, Hz.
@@ -66,6 +83,18 @@ pub struct TxReport {
     pub gain_db: f64,
     /// Whether the transmission was cut short by the cancel flag.
     pub cancelled: bool,
+}
+
+impl TxReport {
+    /// Whether everything planned went on air within the permit: every planned
+    /// sample accepted, not cut short, the stream torn down in time and confirmed
+    /// off by the driver.
+    pub fn complete(&self) -> bool {
+        self.samples_sent >= self.samples_planned
+            && !self.cancelled
+            && self.past_permit_s <= 0.0
+            && self.state_unknown_s.is_none()
+    }
 }
 
 /// A radio that may transmit: exists only by consuming a [`TxPermit`].
@@ -107,9 +136,13 @@ impl TxRadio {
     /// Transmit the permitted CW tone, once.
     ///
     /// Frequency, rate, offset, gain and duration come from the permit only. The
-    /// tone stops at `duration_s` by sample count and by wall clock, whichever is
-    /// first, or within a few milliseconds of `cancel` becoming true. The stream is
-    /// deactivated and closed on every exit path, including a panic unwind.
+    /// tone stops at `duration_s` by sample count and by the monotonic clock,
+    /// whichever is first, or within a few milliseconds of `cancel` becoming true.
+    /// The stream is deactivated and closed on every exit path, including a panic
+    /// unwind. A driver that does not return is not waited for past the permit's
+    /// deadline: the report then says since when the transmitter's state is unknown
+    /// ([`TxReport::state_unknown_s`]); [`TxReport::complete`] says whether the
+    /// tone went on air whole and in time.
     pub fn transmit_tone(&mut self, cancel: &AtomicBool) -> Result<TxReport, Error> {
         if self.used {
             return Err(Error::PermitUsed {
@@ -147,9 +180,16 @@ impl TxRadio {
         let stream = dev
             .tx_stream_args::<Complex<f32>, _>(&[0], stream_args)
             .map_err(|e| tx.driver("set up tx stream".into(), e))?;
-        let mut guard = TxGuard(stream);
-        let keyed = send_tone(&mut guard, &tx, p, rate, cancel)?;
-        self.key_off(guard, &keyed, &air)
+        let guard = TxGuard(stream);
+        let plan = Tone {
+            args: args.to_owned(),
+            total: (p.duration_s() * rate).floor() as u64,
+            limit: Duration::try_from_secs_f64(p.duration_s()).unwrap_or(Duration::MAX),
+            step: p.tone_offset_hz() / rate,
+            rate,
+        };
+        let (keyed, driven) = drive_watched(guard, plan, cancel)?;
+        Ok(self.report(&keyed, driven, &air))
     }
 
     /// The checks before anything is set on the radio, in this order: a TX channel,
@@ -175,40 +215,49 @@ impl TxRadio {
         Ok(None)
     }
 
-    /// Deactivate and close the stream after the tone, then report what went on air.
-    fn key_off(&self, mut guard: TxGuard, keyed: &Keyed, air: &OnAir) -> Result<TxReport, Error> {
+    /// What went on air, from the driving thread's account and the watcher's.
+    fn report(&self, keyed: &Keyed, driven: Driven, air: &OnAir) -> TxReport {
         let p = &self.permit;
-        let args = self.radio.args.as_str();
-        // A radio on another host whose server died fails here: the node then knows
-        // only what it sent, not whether the far transmitter stopped. Say so.
-        guard.0.deactivate(None).map_err(|e| Error::Stream {
-            args: args.to_owned(),
-            message: format!(
-                "deactivate tx stream failed: {}; {}",
-                e.message.trim_end_matches([' ', ':']),
-                tx_state_unknown(keyed.sent, keyed.total, keyed.started)
+        let (on_air_s, state_unknown_s) = match driven {
+            Driven::Off { off } => (off.duration_since(keyed.activating).as_secs_f64(), None),
+            Driven::Abandoned { confirmed, at } => (
+                confirmed.duration_since(keyed.activating).as_secs_f64(),
+                Some(at.duration_since(confirmed).as_secs_f64()),
             ),
-        })?;
-        drop(guard);
-        let stopped = unix_now();
+        };
+        // The stream is active from the activate call until the driver confirms it
+        // off; beyond the permit's duration plus the teardown's own grace it
+        // outlived the permit.
+        let over = on_air_s + state_unknown_s.unwrap_or(0.0) - p.duration_s();
+        let past_permit_s = if over > KEY_OFF_GRACE.as_secs_f64() {
+            over
+        } else {
+            0.0
+        };
         tracing::warn!(
-            args,
+            args = %self.radio.args,
             sent = keyed.sent,
             cancelled = keyed.cancelled,
+            on_air_s,
+            ?state_unknown_s,
             "TX off"
         );
-        Ok(TxReport {
+        TxReport {
             task_id: p.task_id().to_string(),
-            device: args.to_owned(),
-            started_unix_s: keyed.started,
-            stopped_unix_s: stopped,
+            device: self.radio.args.clone(),
+            started_unix_s: keyed.started_unix_s,
+            stopped_unix_s: keyed.started_unix_s + on_air_s,
             samples_sent: keyed.sent,
+            samples_planned: keyed.total,
+            on_air_s,
+            past_permit_s,
+            state_unknown_s,
             frequency_hz: air.lo,
             tone_offset_hz: p.tone_offset_hz(),
             sample_rate_hz: air.rate,
             gain_db: air.gain,
             cancelled: keyed.cancelled,
-        })
+        }
     }
 
     /// The report of a transmission that never keyed the transmitter.
@@ -221,6 +270,10 @@ impl TxRadio {
             started_unix_s: now,
             stopped_unix_s: now,
             samples_sent: 0,
+            samples_planned: (p.duration_s() * p.sample_rate_hz()).floor() as u64,
+            on_air_s: 0.0,
+            past_permit_s: 0.0,
+            state_unknown_s: None,
             frequency_hz: p.frequency_hz(),
             tone_offset_hz: p.tone_offset_hz(),
             sample_rate_hz: p.sample_rate_hz(),
@@ -288,64 +341,247 @@ fn tune_and_verify(tx: &Ctl<'_>, p: &TxPermit) -> Result<OnAir, Error> {
     Ok(OnAir { rate, lo, gain })
 }
 
+/// The tone to send, owned by the thread that drives the stream.
+struct Tone {
+    /// Device args (for messages).
+    args: String,
+    /// Samples of the whole tone.
+    total: u64,
+    /// The permit's duration.
+    limit: Duration,
+    /// Tone phase step per sample, cycles.
+    step: f64,
+    /// Actual sample rate, S/s.
+    rate: f64,
+}
+
 /// What the keyed transmitter did.
 struct Keyed {
     /// Samples accepted by the driver.
     sent: u64,
     /// Samples of the whole tone.
     total: u64,
-    /// Stream activated, unix seconds.
-    started: f64,
-    /// Cut short by the cancel flag.
+    /// When the stream's activation was asked (monotonic): from then on the
+    /// transmitter may be keyed.
+    activating: Instant,
+    /// The same moment on the wall clock, unix seconds.
+    started_unix_s: f64,
+    /// Cut short by the cancel flag (or by the permit's deadline).
     cancelled: bool,
 }
 
-/// Activate the stream and write the tone at `rate` until its duration (by sample
-/// count and by wall clock) ends or `cancel` is set. The caller's guard tears the
-/// stream down on every exit.
+/// How the tone ended for the driver.
+enum Driven {
+    /// The driver confirmed the stream deactivated at `off` (then it was closed).
+    Off { off: Instant },
+    /// The driver had not answered since `confirmed` when rxnode stopped waiting at
+    /// `at`: the transmitter's state is unknown from `confirmed` on.
+    Abandoned { confirmed: Instant, at: Instant },
+}
+
+/// What the driving thread shares with the watcher while the tone is on.
+struct Shared {
+    /// Asks the driving thread to key off at its next step.
+    stop: AtomicBool,
+    /// The driver's account so far.
+    progress: Mutex<Progress>,
+}
+
+/// The driver's account so far, as the driving thread updates it.
+struct Progress {
+    /// Activation asked (monotonic, wall clock unix s).
+    activating: Option<(Instant, f64)>,
+    /// Samples accepted.
+    sent: u64,
+    /// When the driver last answered: activation confirmed, samples taken.
+    confirmed: Option<Instant>,
+}
+
+impl Shared {
+    fn update(&self, f: impl FnOnce(&mut Progress)) {
+        if let Ok(mut p) = self.progress.lock() {
+            f(&mut p);
+        }
+    }
+
+    fn snapshot(&self) -> (Option<(Instant, f64)>, u64, Option<Instant>) {
+        match self.progress.lock() {
+            Ok(p) => (p.activating, p.sent, p.confirmed),
+            Err(_) => (None, 0, None),
+        }
+    }
+}
+
+/// Drive the stream on a thread of its own while this one watches the permit's
+/// deadline and `cancel`.
+///
+/// A driver call that blocks (a hung USB radio, a frozen SoapySDRServer) cannot
+/// hold the transmitter keyed behind rxnode's back: at the permit's deadline (its
+/// duration plus [`KEY_OFF_GRACE`] after activation was asked), or on `cancel`, the
+/// driving thread is told to key off; if the driver does not confirm within
+/// [`ABANDON_AFTER`], rxnode stops feeding it, stops waiting and reports the
+/// transmitter's state as unknown since the driver's last answer. The abandoned
+/// thread still deactivates and closes the stream if the driver ever returns; the
+/// process's exit closes its connections (a SoapySDRServer then tears its stream
+/// down when it sees the client gone).
+fn drive_watched(
+    guard: TxGuard,
+    tone: Tone,
+    cancel: &AtomicBool,
+) -> Result<(Keyed, Driven), Error> {
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        progress: Mutex::new(Progress {
+            activating: None,
+            sent: 0,
+            confirmed: None,
+        }),
+    });
+    let total = tone.total;
+    let limit = tone.limit;
+    let args = tone.args.clone();
+    let (done_tx, done_rx) = mpsc::channel();
+    let worker = {
+        let shared = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("rxnode-tx".into())
+            .spawn(move || {
+                let r = drive(guard, &tone, &shared);
+                let _ = done_tx.send(r);
+            })
+            .map_err(|e| Error::Stream {
+                args: args.clone(),
+                message: format!("cannot start the tx thread: {e}"),
+            })?
+    };
+    let mut cancelled = false;
+    let mut stop_asked: Option<Instant> = None;
+    loop {
+        match done_rx.recv_timeout(WATCH_STEP) {
+            Ok(r) => {
+                // `stop` is only ever set here: by `cancel` or at the deadline.
+                let (_, off) = r?;
+                let (act, sent, _) = shared.snapshot();
+                let Some((activating, started_unix_s)) = act else {
+                    return Err(Error::Stream {
+                        args,
+                        message: "the tx thread ended without activating the stream".into(),
+                    });
+                };
+                let keyed = Keyed {
+                    sent,
+                    total,
+                    activating,
+                    started_unix_s,
+                    cancelled,
+                };
+                return Ok((keyed, Driven::Off { off }));
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // The driving thread ended without a word: it panicked. Its guard
+                // deactivated and closed the stream during the unwind.
+                return match worker.join() {
+                    Err(panic) => std::panic::resume_unwind(panic),
+                    Ok(()) => Err(Error::Stream {
+                        args,
+                        message: "the tx thread ended without a report".into(),
+                    }),
+                };
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let now = Instant::now();
+        let (act, sent, confirmed) = shared.snapshot();
+        if stop_asked.is_none() && cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+            shared.stop.store(true, Ordering::SeqCst);
+            stop_asked = Some(now);
+        }
+        if let Some((activating, _)) = act {
+            if stop_asked.is_none() && now >= activating + limit + KEY_OFF_GRACE {
+                tracing::error!(args = %args, sent, "tx stream still active at the permit's deadline: keying off");
+                shared.stop.store(true, Ordering::SeqCst);
+                stop_asked = Some(now);
+            }
+        }
+        let (Some(asked), Some((activating, started_unix_s))) = (stop_asked, act) else {
+            continue;
+        };
+        if now >= asked + ABANDON_AFTER {
+            tracing::error!(args = %args, sent, "the driver does not answer: tx state unknown");
+            let keyed = Keyed {
+                sent,
+                total,
+                activating,
+                started_unix_s,
+                cancelled,
+            };
+            let confirmed = confirmed.unwrap_or(activating);
+            return Ok((keyed, Driven::Abandoned { confirmed, at: now }));
+        }
+    }
+}
+
+/// The driving thread: activate, write the tone until it is sent, its duration
+/// ends or `stop` is set, deactivate; the stream closes when `guard` drops (also
+/// on a panic unwind). Returns whether `stop` cut it short and when the driver
+/// confirmed the stream off.
+fn drive(mut guard: TxGuard, tone: &Tone, shared: &Shared) -> Result<(bool, Instant), Error> {
+    let activating = Instant::now();
+    let started = unix_now();
+    shared.update(|p| p.activating = Some((activating, started)));
+    guard.0.activate(None).map_err(|e| Error::Driver {
+        args: tone.args.clone(),
+        op: "activate tx stream".into(),
+        message: e.message,
+    })?;
+    shared.update(|p| p.confirmed = Some(Instant::now()));
+    tracing::warn!(args = %tone.args, "TX on");
+    let (sent, cancelled) = send_tone(&mut guard, tone, shared, activating, started)?;
+    // A radio on another host whose server died fails here: the node then knows
+    // only what it sent, not whether the far transmitter stopped. Say so.
+    guard.0.deactivate(None).map_err(|e| Error::Stream {
+        args: tone.args.clone(),
+        message: format!(
+            "deactivate tx stream failed: {}; {}",
+            e.message.trim_end_matches([' ', ':']),
+            tx_state_unknown(sent, tone.total, started)
+        ),
+    })?;
+    let off = Instant::now();
+    drop(guard);
+    Ok((cancelled, off))
+}
+
+/// Write the tone at `rate` until its duration (by sample count and by the
+/// monotonic clock) ends or `stop` is set: samples sent, and whether `stop` cut
+/// it short. Each write waits at most until the permit's end.
 fn send_tone(
     guard: &mut TxGuard,
-    tx: &Ctl<'_>,
-    p: &TxPermit,
-    rate: f64,
-    cancel: &AtomicBool,
-) -> Result<Keyed, Error> {
-    let args = tx.args;
+    tone: &Tone,
+    shared: &Shared,
+    t0: Instant,
+    started: f64,
+) -> Result<(u64, bool), Error> {
+    let (total, rate, step) = (tone.total, tone.rate, tone.step);
     let block = write_len(rate, guard.0.mtu().unwrap_or(4096).max(1));
-    let total = (p.duration_s() * rate).floor() as u64;
-    let limit = Duration::try_from_secs_f64(p.duration_s()).unwrap_or(Duration::MAX);
-    let step = p.tone_offset_hz() / rate;
     let mut buf = vec![Complex::new(0.0f32, 0.0); block];
     let mut phase = 0.0f64;
     let mut sent = 0u64;
-    let mut cancelled = false;
-
-    guard
-        .0
-        .activate(None)
-        .map_err(|e| tx.driver("activate tx stream".into(), e))?;
-    let started = unix_now();
-    let t0 = Instant::now();
-    tracing::warn!(
-        args,
-        freq = p.frequency_hz(),
-        offset = p.tone_offset_hz(),
-        "TX on"
-    );
     while sent < total {
-        if cancel.load(Ordering::SeqCst) {
-            cancelled = true;
-            break;
+        if shared.stop.load(Ordering::SeqCst) {
+            return Ok((sent, true));
         }
-        if t0.elapsed() >= limit {
+        let elapsed = t0.elapsed();
+        let Some(left) = tone.limit.checked_sub(elapsed).filter(|d| !d.is_zero()) else {
             break;
-        }
-        // Never more than TX_LEAD of tone ahead of the wall clock: a driver or a
+        };
+        // Never more than TX_LEAD of tone ahead of the clock: a driver or a
         // SoapyRemote link with deep buffers (socket buffers of many MB) would
         // otherwise take the whole tone in a fraction of its duration, so that a
         // Ctrl-C could no longer stop what is already queued and the report's
         // time on air would be the time it took to queue.
-        let ahead = sent as f64 / rate - t0.elapsed().as_secs_f64();
+        let ahead = sent as f64 / rate - elapsed.as_secs_f64();
         if ahead > TX_LEAD.as_secs_f64() {
             let nap = (ahead - TX_LEAD.as_secs_f64()).min(0.002);
             std::thread::sleep(Duration::from_secs_f64(nap));
@@ -354,15 +590,25 @@ fn send_tone(
         let n = (total - sent).min(block as u64) as usize;
         synth(&mut buf[..n], &mut phase, step);
         #[cfg(test)]
-        if sent > 0 && tests::PANIC_IN_TX.with(std::cell::Cell::get) {
+        if sent > 0 && tests::PANIC_IN_TX.load(Ordering::SeqCst) {
             panic!("injected panic while transmitting");
         }
         let last = sent + n as u64 >= total;
-        match write_block(guard, &buf[..n], last, &mut phase, step) {
-            Ok(w) => sent += w as u64,
+        let timeout_us = left.min(WRITE_TIMEOUT).as_micros().max(1) as i64;
+        match write_block(guard, &buf[..n], last, &mut phase, step, timeout_us) {
+            // A timeout says nothing about the radio (a frozen server's client
+            // times out too): only samples taken count as its answer.
+            Ok(0) => {}
+            Ok(w) => {
+                sent += w as u64;
+                shared.update(|p| {
+                    p.sent = sent;
+                    p.confirmed = Some(Instant::now());
+                });
+            }
             Err(e) => {
                 return Err(Error::Stream {
-                    args: args.to_owned(),
+                    args: tone.args.clone(),
                     message: format!(
                         "{}; {}",
                         stream_msg("tx write", &e),
@@ -372,12 +618,7 @@ fn send_tone(
             }
         }
     }
-    Ok(Keyed {
-        sent,
-        total,
-        started,
-        cancelled,
-    })
+    Ok((sent, false))
 }
 
 /// Hand `block` to the driver: how many samples it took (none on a timeout); the
@@ -388,9 +629,10 @@ fn write_block(
     last: bool,
     phase: &mut f64,
     step: f64,
+    timeout_us: i64,
 ) -> Result<usize, soapysdr::Error> {
     let n = block.len();
-    match guard.0.write(&[block], None, last, 10_000) {
+    match guard.0.write(&[block], None, last, timeout_us) {
         Ok(w) => {
             // Rewind the phase for samples the driver did not take.
             *phase = (*phase - step * (n - w) as f64).rem_euclid(1.0);
@@ -422,8 +664,18 @@ fn synth(buf: &mut [Complex<f32>], phase: &mut f64, step: f64) {
     }
 }
 
-/// How far ahead of the wall clock `transmit_tone` may hand samples to the driver.
+/// How far ahead of the clock `transmit_tone` may hand samples to the driver.
 const TX_LEAD: Duration = Duration::from_millis(50);
+/// The longest one write may wait for the driver (less when the permit ends sooner).
+const WRITE_TIMEOUT: Duration = Duration::from_millis(10);
+/// How long after the permit's duration the stream may take to be torn down
+/// before rxnode keys off from its side (docs/safety.md#time-on-air).
+const KEY_OFF_GRACE: Duration = Duration::from_millis(250);
+/// How long rxnode waits for the driver to confirm a key-off it asked for before
+/// it reports the transmitter's state as unknown and stops waiting.
+const ABANDON_AFTER: Duration = Duration::from_millis(250);
+/// How often the watcher looks at `cancel` and the deadline.
+const WATCH_STEP: Duration = Duration::from_millis(2);
 
 /// What is known about a transmitter whose stream failed mid-tone.
 fn tx_state_unknown(sent: u64, total: u64, started_unix_s: f64) -> String {
@@ -451,10 +703,8 @@ const TX_GAIN_TOLERANCE_DB: f64 = 0.5;
 mod tests {
     use super::*;
 
-    thread_local! {
-        /// Test-only: make `transmit_tone` panic after its first write.
-        pub(super) static PANIC_IN_TX: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
+    /// Test-only: make `transmit_tone` panic after its first write.
+    pub(super) static PANIC_IN_TX: AtomicBool = AtomicBool::new(false);
 
     /// A panic while the tone is on air still deactivates and closes the TX stream.
     /// (The only unit test in this crate that loads SoapySDR modules.)
@@ -488,11 +738,11 @@ HARDWARE_ACCESS = YES\nRF_RX = NO\nRF_TX = YES\nALLOW_COMMIT = NO\nALLOW_PUSH = 
             .expect("open")
             .into_tx(permit)
             .expect("into_tx");
-        PANIC_IN_TX.with(|c| c.set(true));
+        PANIC_IN_TX.store(true, Ordering::SeqCst);
         let cancel = AtomicBool::new(false);
         let r =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tx.transmit_tone(&cancel)));
-        PANIC_IN_TX.with(|c| c.set(false));
+        PANIC_IN_TX.store(false, Ordering::SeqCst);
         assert!(r.is_err(), "the injected panic did not happen");
         let events = std::fs::read_to_string(&log).expect("log");
         for ev in ["activateStream", "deactivateStream", "closeStream"] {

@@ -244,6 +244,59 @@ fn check_no_absolute_paths(x: &Value, at: &str, v: &mut V<'_>) {
     }
 }
 
+/// What stands in a result for an absolute path rxnode could not make relative.
+pub(crate) const PATH_WITHHELD: &str = "<path outside the checkout withheld>";
+
+/// Make every string of `result` free of absolute paths, as its validator demands
+/// (a driver's or the OS's message names files absolutely): paths under the
+/// checkout become relative to it, any other absolute path is replaced by
+/// [`PATH_WITHHELD`]. Returns how many strings were changed.
+pub(crate) fn withhold_absolute_paths(result: &mut Value, checkout: &Path) -> usize {
+    let mut roots: Vec<String> = Vec::new();
+    for p in [checkout.canonicalize().ok(), Some(checkout.to_path_buf())]
+        .into_iter()
+        .flatten()
+    {
+        let mut r = p.display().to_string();
+        if !r.ends_with(std::path::MAIN_SEPARATOR) {
+            r.push(std::path::MAIN_SEPARATOR);
+        }
+        if !roots.contains(&r) {
+            roots.push(r);
+        }
+    }
+    // The longest root first, so a canonical prefix is not cut in the middle.
+    roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
+    let mut changed = 0;
+    scrub(result, &roots, &mut changed);
+    changed
+}
+
+fn scrub(x: &mut Value, roots: &[String], changed: &mut usize) {
+    match x {
+        Value::String(s) => {
+            let mut t = s.clone();
+            for r in roots {
+                t = t.replace(r.as_str(), "");
+            }
+            // Bounded: each pass removes one absolute word.
+            for _ in 0..64 {
+                let Some(p) = absolute_path_in(&t).map(str::to_owned) else {
+                    break;
+                };
+                t = t.replacen(&p, PATH_WITHHELD, 1);
+            }
+            if t != *s {
+                *s = t;
+                *changed += 1;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|e| scrub(e, roots, changed)),
+        Value::Object(o) => o.values_mut().for_each(|e| scrub(e, roots, changed)),
+        _ => {}
+    }
+}
+
 /// The first word of `s` that is an absolute path on some OS: `/name…` (unix),
 /// `X:\…` or `X:/…` (a Windows drive), `\\\\server…` (UNC), `~/…` or
 /// `~user/…` (a home folder), each also after `file:`. Words are split at white

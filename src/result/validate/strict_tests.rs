@@ -22,6 +22,7 @@ fn one_capture(dir: &Path) -> RxResult {
     r.timeline = Timeline {
         started_at: Some("2026-01-01T10:05:00+00:00".into()),
         completed_at: Some("2026-01-01T10:05:03+00:00".into()),
+        wall_clock_step_s: None,
     };
     let _ = dir;
     r.checks = vec![Check::new("step 1: rx_capture", Status::Pass, "ok")];

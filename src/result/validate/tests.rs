@@ -319,6 +319,7 @@ proptest::proptest! {
             r.timeline = Timeline {
                 started_at: Some("2026-01-01T10:05:00+00:00".into()),
                 completed_at: Some("2026-01-01T10:05:00+00:00".into()),
+                wall_clock_step_s: None,
             };
         }
         write_result_files(d.path(), &r).unwrap();

@@ -324,3 +324,92 @@ fn server_killed_mid_tx_is_reported_honestly() {
         "says what is known about the transmitter: {r:#}"
     );
 }
+
+/// A SoapySDRServer frozen (SIGSTOP) for 8 s during an authorized 3 s tone (policy
+/// max 5 s) is not waited for: rxnode keys off from its side at the permit's
+/// deadline, ends the run ~0.5 s after it while the server is still frozen, and the
+/// result is FAIL with "TX state unknown for N s" — never PASS. Once resumed, the
+/// server finds its client gone and closes the TX stream.
+#[cfg(unix)]
+#[test]
+fn frozen_server_mid_tx_is_keyed_off_at_the_deadline_and_never_pass() {
+    let srv = Server::start();
+    let rig = Rig::new();
+    let id = "REMOTE_RED_FROZEN";
+    let dev = srv.device("serial=TXF");
+    let plan = format!(
+        r#"{{"steps": [{{"op": "tx_tone", "device": "{dev}", "frequency_hz": 433.92e6,
+        "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 3.0}}]}}"#
+    );
+    rig.post_and_approve(id, &overrides("RED"), &plan);
+    rig.set_policy(Some(
+        tx_policy_ok(&srv)
+            .replace("\"max_duration_s\": 3", "\"max_duration_s\": 5")
+            .as_str(),
+    ));
+    let child = rig.spawn_run(id, "AUTHORIZE RF TX\n");
+    let t0 = Instant::now();
+    while event_time(&srv, "activateStream TX serial=TXF").is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "TX never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let activated = event_time(&srv, "activateStream TX serial=TXF").unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    srv.signal(libc::SIGSTOP);
+    let frozen = unix_now();
+    let out = child.wait_with_output().unwrap();
+    let ended = unix_now();
+    // Thaw the server 8 s after freezing it, whatever happened.
+    let thaw_in = 8.0 - (unix_now() - frozen);
+    if thaw_in > 0.0 {
+        std::thread::sleep(Duration::from_secs_f64(thaw_in));
+    }
+    srv.signal(libc::SIGCONT);
+    let thawed = unix_now();
+    println!(
+        "server frozen {:.2} s after activation; rxnode done {:.2} s after activation ({:.2} s before the thaw)",
+        frozen - activated,
+        ended - activated,
+        thawed - ended
+    );
+    assert!(
+        ended - activated < 3.0 + 0.5 + 1.5,
+        "rxnode waited for the frozen server: done {:.2} s after activation",
+        ended - activated
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let r = rig.result(id);
+    assert_ne!(r["status"], "PASS", "{r:#}");
+    assert_eq!(r["checks"][0]["status"], "FAIL", "{r:#}");
+    let unknown = r["tx"]["state_unknown_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no state_unknown_s: {r:#}"));
+    let detail = r["checks"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("TX state unknown for {unknown:.1} s")),
+        "{detail}"
+    );
+    assert!(
+        r["tx"]["samples_sent"].as_u64() < r["tx"]["samples_planned"].as_u64(),
+        "{r:#}"
+    );
+    // Resumed, the server sees its client gone and closes the stream.
+    let t1 = Instant::now();
+    let closed = loop {
+        if let Some(t) = event_time(&srv, "closeStream TX serial=TXF") {
+            break t;
+        }
+        assert!(
+            t1.elapsed() < Duration::from_secs(10),
+            "the server never closed the TX stream after the thaw: {:?}",
+            srv.events()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    println!(
+        "server TX stream active {:.2} s by its own log (closed {:.2} s after the thaw); rxnode: on_air_s {:.3}, state unknown for {unknown:.2} s",
+        closed - activated,
+        closed - thawed,
+        r["tx"]["on_air_s"].as_f64().unwrap_or(f64::NAN)
+    );
+}

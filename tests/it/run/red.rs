@@ -285,3 +285,138 @@ fn steps_outside_policy_or_without_device_are_blocked_not_failed() {
     let v = rig.lab.run(&["validate-result", id], "");
     assert_eq!(code(&v), Some(0), "validate-result\n{}", show(&v));
 }
+
+/// A radio whose TX write hangs mid-tone (rxsim `tx_stall_after_s`, like a hung
+/// USB transfer) is not waited for past the permit: rxnode keys off from its side
+/// at the deadline, the run ends within ~0.5 s of it, and the result is FAIL with
+/// "TX state unknown for N s" — never PASS.
+#[test]
+fn a_hung_tx_write_is_abandoned_at_the_permit_deadline_and_never_pass() {
+    let rig = Rig::new();
+    let id = "RUN_TX_STALL";
+    let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TXSTALL,tx_stall_after_s=0.3",
+      "frequency_hz": 433.92e6, "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3,
+      "gain_db": 0, "duration_s": 1.0}]}"#;
+    rig.post_and_approve(id, &red_tx(), Some(plan));
+    rig.set_policy(TX_POLICY_OK);
+    let child = rig.spawn_run(id, Some("AUTHORIZE RF TX\n"));
+    let out = child.wait_with_output().unwrap();
+    let ended = unix_now();
+    let activated = rig
+        .event_time("activateStream TX serial=TXSTALL")
+        .unwrap_or_else(|| panic!("never keyed: {}", show(&out)));
+    let stalled = rig
+        .event_time("stallWrite TX serial=TXSTALL")
+        .expect("the write hung");
+    println!(
+        "stall at {:.3} s, rxnode done {:.3} s after activation",
+        stalled - activated,
+        ended - activated
+    );
+    // Deadline: 1.0 s + 0.25 s grace; then 0.25 s for the driver; the rest is
+    // writing the result.
+    assert!(
+        ended - activated < 1.0 + 0.5 + 1.0,
+        "run ended {:.3} s after activation",
+        ended - activated
+    );
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    let r = rig.result(id);
+    assert_eq!(r.checks[0].status, "FAIL", "{:#?}", r.checks);
+    assert_ne!(r.status, "PASS");
+    let t = r.tx.as_ref().expect("tx record");
+    let unknown = t.state_unknown_s.expect("state_unknown_s");
+    assert!(unknown > 0.9 && unknown < 1.7, "unknown for {unknown} s");
+    assert!(t.samples_sent < t.samples_planned, "{t:?}");
+    assert!(
+        t.on_air_s < 0.5,
+        "confirmed on air only until the stall: {t:?}"
+    );
+    let detail = &r.checks[0].detail;
+    assert!(
+        detail.contains(&format!("TX state unknown for {unknown:.1} s")),
+        "{detail}"
+    );
+}
+
+/// libfaketime's preload library, as Debian's `faketime` package installs it.
+fn libfaketime() -> std::path::PathBuf {
+    let candidates = [
+        "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+        "/usr/lib/faketime/libfaketime.so.1",
+    ];
+    candidates
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!("libfaketime not found in {candidates:?}: apt-get install faketime (scripts/setup.sh)")
+        })
+}
+
+/// The wall clock stepped back an hour in the middle of a tone (libfaketime, the
+/// rxnode process only): `on_air_s` still comes from the monotonic clock,
+/// `completed_at` is not before `started_at`, the step is recorded as
+/// `timeline.wall_clock_step_s`, and `rxnode validate-result` accepts the result.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_wall_clock_step_back_mid_tone_is_recorded_and_the_result_stays_valid() {
+    let rig = Rig::new();
+    let id = "RUN_TX_CLOCK_STEP";
+    let plan = r#"{"steps": [{"op": "tx_tone", "device": "driver=rxsim,serial=TXCLK",
+      "frequency_hz": 433.92e6, "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3,
+      "gain_db": 0, "duration_s": 1.5}]}"#;
+    rig.post_and_approve(id, &red_tx(), Some(plan));
+    rig.set_policy(TX_POLICY_OK);
+    let spec = rig.lab.dir.path().join("faketime-spec");
+    std::fs::write(&spec, "+0\n").unwrap();
+    let child = spawn_fed(
+        rig.lab
+            .rxnode()
+            .args(["--sim", "run", id])
+            .env("RXSIM_EVENT_LOG", &rig.events)
+            .env("LD_PRELOAD", libfaketime())
+            .env("FAKETIME_TIMESTAMP_FILE", &spec)
+            .env("FAKETIME_NO_CACHE", "1")
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        b"AUTHORIZE RF TX\n",
+    );
+    let t0 = std::time::Instant::now();
+    while !rig
+        .tx_events()
+        .iter()
+        .any(|(e, s)| e == "activateStream" && s == "TXCLK")
+    {
+        assert!(t0.elapsed().as_secs() < 20, "TX never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::fs::write(&spec, "-1h\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    let r = rig.result(id);
+    assert_eq!(r.status, "PASS", "{:#?}", r.checks);
+    let t = r.tx.as_ref().expect("tx record");
+    assert!((t.on_air_s - 1.5).abs() < 0.25, "on_air_s {}", t.on_air_s);
+    assert!(
+        parse_iso(&t.started_at) <= parse_iso(&t.stopped_at),
+        "{t:?}"
+    );
+    let (s, c) = (
+        parse_iso(r.timeline.started_at.as_deref().unwrap()),
+        parse_iso(r.timeline.completed_at.as_deref().unwrap()),
+    );
+    assert!(c >= s, "completed_at {c} before started_at {s}");
+    let step = r
+        .timeline
+        .wall_clock_step_s
+        .expect("wall_clock_step_s recorded");
+    assert!((step + 3600.0).abs() < 5.0, "step {step}");
+    println!(
+        "wall clock step recorded: {step} s; on_air_s {:.3}",
+        t.on_air_s
+    );
+    let v = util::run_fed(rig.lab.rxnode().args(["validate-result", id]), b"");
+    assert_eq!(code(&v), Some(0), "{}", show(&v));
+}

@@ -235,3 +235,74 @@ fn deferred_and_unknown_tasks_are_refused() {
     assert_eq!(rig.lab.status_of(manual), "approved");
     assert!(rig.events().is_empty(), "no radio was touched");
 }
+
+/// The disk fills while a plan records IQ (a real file-size limit, RLIMIT_FSIZE,
+/// on the rxnode process): the result holds no absolute path, `rxnode
+/// validate-result` accepts it, and the partial recording is listed with its
+/// checkout-relative path, true size, SHA-256 and `partial: true`.
+#[cfg(unix)]
+#[test]
+fn a_full_disk_while_recording_lists_the_partial_file_in_a_valid_result() {
+    use std::os::unix::process::CommandExt;
+    const LIMIT: u64 = 2 << 20;
+    let rig = Rig::new();
+    let id = "RUN_DISK_FULL";
+    let plan = r#"{"steps": [
+      {"op": "rx_capture", "device": "driver=rxsim,serial=DF", "frequency_hz": 100.0e6,
+       "sample_rate_hz": 1.0e6, "gain_db": 20, "duration_s": 0.5, "fft_size": 2048,
+       "record_iq": true}
+    ]}"#;
+    rig.post_and_approve(id, &yellow(), Some(plan));
+    let mut cmd = rig.lab.rxnode();
+    cmd.args(["--sim", "run", id])
+        .env("RXSIM_EVENT_LOG", &rig.events)
+        .env("NO_COLOR", "1");
+    // SAFETY: only setrlimit(2), async-signal-safe, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: LIMIT as libc::rlim_t,
+                rlim_max: LIMIT as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = spawn_fed(&mut cmd, b"").wait_with_output().unwrap();
+    assert_eq!(code(&out), Some(1), "not PASS ⇒ exit 1\n{}", show(&out));
+    let json_path = rig.outbox(id).join("RX_RESULT.json");
+    let json = std::fs::read_to_string(&json_path).unwrap();
+    let root = rig.lab.dir.path().canonicalize().unwrap();
+    assert!(
+        !json.contains(root.to_str().unwrap())
+            && !json.contains(rig.lab.dir.path().to_str().unwrap()),
+        "an absolute path in the result:\n{json}"
+    );
+    let v = util::run_fed(rig.lab.rxnode().args(["validate-result", id]), b"");
+    assert_eq!(code(&v), Some(0), "validate-result: {}", show(&v));
+    let r: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_ne!(r["status"], "PASS", "{r:#}");
+    let files = r["captures"][0]["iq_files"].as_array().expect("iq_files");
+    let data = files
+        .iter()
+        .find(|f| f["partial"] == true)
+        .unwrap_or_else(|| panic!("no partial file listed: {r:#}"));
+    let rel = data["path"].as_str().unwrap();
+    assert!(rel.starts_with(".local/rx_iq/"), "{rel}");
+    let on_disk = rig.lab.rx.join(rel);
+    let size = std::fs::metadata(&on_disk).unwrap().len();
+    assert_eq!(data["bytes"].as_u64(), Some(size));
+    assert!(size > 0 && size <= LIMIT, "{size}");
+    assert_eq!(
+        data["sha256"].as_str(),
+        Some(sha256_file(&on_disk).as_str())
+    );
+    let why = r.to_string();
+    assert!(
+        why.contains("recording"),
+        "says the recording stopped: {r:#}"
+    );
+    println!("partial recording listed: {rel}, {size} bytes");
+}

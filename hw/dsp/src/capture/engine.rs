@@ -412,15 +412,12 @@ fn close_recording(
         return (Vec::new(), None);
     };
     w.annotate(peak_annotations(spec));
-    match w.finish() {
-        Ok(f) => (f, recording_error),
-        Err(e) => {
-            if recording_error.is_none() {
-                recording_error = Some(e.to_string());
-            }
-            (Vec::new(), recording_error)
-        }
+    // A recording cut short (a full disk) is still listed, marked partial.
+    let (files, e) = w.finish_partial();
+    if let (None, Some(e)) = (&recording_error, e) {
+        recording_error = Some(e.to_string());
     }
+    (files, recording_error)
 }
 
 /// Everything a finished capture counted and measured.

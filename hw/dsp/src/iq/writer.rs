@@ -99,6 +99,11 @@ pub struct IqFileRecord {
     pub bytes: u64,
     /// SHA-256, lowercase hex.
     pub sha256: String,
+    /// `true` when the recording was cut short by an I/O error (a full disk, a
+    /// file-size limit): the file holds what reached the disk, and `bytes` and
+    /// `sha256` were read back from it. Absent (false) for a whole file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 enum Sink {
@@ -415,6 +420,62 @@ impl IqWriter {
     /// (A WAV header is patched when the file is finalised, so a WAV file's hash is
     /// computed by reading it back once; raw and SigMF data are hashed while written.)
     pub fn finish(self) -> Result<Vec<IqFileRecord>> {
+        match self.finish_partial() {
+            (files, None) => Ok(files),
+            (_, Some(e)) => Err(e),
+        }
+    }
+
+    /// [`IqWriter::finish`] for a recording that may have failed on the way:
+    /// every file that is on disk is listed — one cut short by an I/O error (a
+    /// full disk, a file-size limit) as `partial`, its size and SHA-256 read back
+    /// from the disk — with the error met while closing, if any.
+    pub fn finish_partial(self) -> (Vec<IqFileRecord>, Option<Error>) {
+        let cut_short = matches!(self.stopped, Some(Error::Io { .. }));
+        let path = self.path.clone();
+        let data_format = match self.format {
+            IqFormat::Sigmf => "sigmf-data".to_owned(),
+            f => f.name().to_owned(),
+        };
+        let meta_path = (self.format == IqFormat::Sigmf).then(|| path.with_extension("sigmf-meta"));
+        let (mut files, err) = match self.finish_whole() {
+            Ok(files) => (files, None),
+            Err(e) => {
+                let mut files = vec![];
+                for (p, format) in [
+                    (Some(path.clone()), data_format),
+                    (meta_path, "sigmf-meta".to_owned()),
+                ] {
+                    // Only a regular file is read back (a FIFO would block).
+                    let Some(p) = p.filter(|p| p.metadata().is_ok_and(|m| m.is_file())) else {
+                        continue;
+                    };
+                    if let Ok((bytes, sha256)) = hash_file(&p) {
+                        files.push(IqFileRecord {
+                            path: p,
+                            format,
+                            bytes,
+                            sha256,
+                            partial: true,
+                        });
+                    }
+                }
+                return (files, Some(e));
+            }
+        };
+        if cut_short {
+            if let Some(f) = files.iter_mut().find(|f| f.path == path) {
+                let regular = path.metadata().is_ok_and(|m| m.is_file());
+                if let Some((bytes, sha256)) = regular.then(|| hash_file(&path).ok()).flatten() {
+                    (f.bytes, f.sha256) = (bytes, sha256);
+                }
+                f.partial = true;
+            }
+        }
+        (files, err)
+    }
+
+    fn finish_whole(self) -> Result<Vec<IqFileRecord>> {
         let Self {
             format,
             samples_as,
@@ -450,6 +511,7 @@ impl IqWriter {
                     format: "wav".into(),
                     bytes: len,
                     sha256: hash,
+                    partial: false,
                 });
             }
             IqFormat::Sigmf => {
@@ -464,12 +526,14 @@ impl IqWriter {
                     format: "sigmf-data".into(),
                     bytes,
                     sha256: hex::encode(sha256.finalize()),
+                    partial: false,
                 });
                 out.push(IqFileRecord {
                     path: meta_path,
                     format: "sigmf-meta".into(),
                     bytes: text.len() as u64,
                     sha256: hex::encode(Sha256::digest(&text)),
+                    partial: false,
                 });
             }
             _ => out.push(IqFileRecord {
@@ -477,6 +541,7 @@ impl IqWriter {
                 format: format.name().into(),
                 bytes,
                 sha256: hex::encode(sha256.finalize()),
+                partial: false,
             }),
         }
         Ok(out)
