@@ -53,8 +53,8 @@ pub use crate::{
     },
     dsp::{
         find_peaks, fmt_ppm, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator,
-        ClkinReport, ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig,
-        Window,
+        ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch,
+        WelchConfig, Window,
     },
     error::{Error, Result},
     iq::{

@@ -11,7 +11,7 @@ pub(crate) mod window;
 
 pub use clkin::{
     fmt_ppm, judge_clkin, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus,
-    ClockEvidence, EvidenceItem,
+    ClkinTone, ClockEvidence, EvidenceItem,
 };
 pub use peaks::{find_peaks, median_db, Peak};
 pub use welch::{Spectrum, Welch, WelchConfig};
