@@ -26,6 +26,9 @@ use std::f64::consts::PI;
 
 mod search;
 
+/// The narrowest default search window (± ppm).
+pub const DEFAULT_SEARCH_PPM: f64 = 10.0;
+
 /// Two carriers whose levels differ by at most this (dB) cannot be told apart.
 pub const AMBIGUITY_DB: f64 = 20.0;
 
@@ -41,7 +44,8 @@ pub struct ClkinConfig {
     /// Pass/fail tolerance (ppm).
     pub tolerance_ppm: f64,
     /// The tone is searched within ±`search_ppm` of its expected position
-    /// ([`ClkinConfig::new`]: twice the tolerance, at least 1 ppm).
+    /// ([`ClkinConfig::new`]: twice the tolerance, at least 10 ppm, so a clock well
+    /// outside a tight tolerance is still measured and reported as outside it).
     pub search_ppm: f64,
     /// The reference tone's expected level (dBFS), when known: among several carriers
     /// in the window only those within ±`expected_tolerance_db` of it can be the
@@ -55,7 +59,7 @@ pub struct ClkinConfig {
 }
 
 impl ClkinConfig {
-    /// Defaults: search ±max(2 × tolerance, 1) ppm, no expected level (±6 dB when
+    /// Defaults: search ±max(2 × tolerance, 10) ppm, no expected level (±6 dB when
     /// one is set), at most 2²⁰ decimated samples kept.
     pub fn new(tone_hz: f64, center_hz: f64, sample_rate_hz: f64, tolerance_ppm: f64) -> Self {
         Self {
@@ -63,7 +67,7 @@ impl ClkinConfig {
             center_hz,
             sample_rate_hz,
             tolerance_ppm,
-            search_ppm: (2.0 * tolerance_ppm).max(1.0),
+            search_ppm: (2.0 * tolerance_ppm).max(DEFAULT_SEARCH_PPM),
             expected_dbfs: None,
             expected_tolerance_db: 6.0,
             max_decimated: 1 << 20,
@@ -540,6 +544,16 @@ pub fn fmt_ppm(ppm: f64, prec: usize) -> String {
     }
 }
 
+/// Decimals that show an uncertainty of `uncertainty_ppm` with two significant
+/// digits (at least 4, at most 9), for the value and its uncertainty alike.
+pub fn ppm_decimals(uncertainty_ppm: f64) -> usize {
+    if uncertainty_ppm.is_finite() && uncertainty_ppm > 0.0 {
+        (1.0 - uncertainty_ppm.log10().floor()).clamp(4.0, 9.0) as usize
+    } else {
+        4
+    }
+}
+
 /// What the driver said about the reference clock, each item marked consistent or
 /// not with the expected source.
 fn driver_evidence(evidence: &ClockEvidence) -> Vec<EvidenceItem> {
@@ -616,19 +630,25 @@ pub fn judge_clkin(
     }
     let (measured_hz, ppm, unc, mut detail, mut pass) = match estimate {
         Ok(e) => {
+            let dp = ppm_decimals(e.ppm_uncertainty);
             items.push(EvidenceItem {
                 name: "measured reference error".into(),
-                value: format!("{} ± {:.4} ppm", fmt_ppm(e.ppm, 4), e.ppm_uncertainty),
+                value: format!(
+                    "{} ± {:.dp$} ppm (1σ; SNR {:.1} dB after integration)",
+                    fmt_ppm(e.ppm, dp),
+                    e.ppm_uncertainty,
+                    e.tone_snr_db
+                ),
                 consistent: e.ppm.abs() <= tolerance_ppm,
             });
             let ok = e.ppm.abs() <= tolerance_ppm && e.ppm_uncertainty < tolerance_ppm;
             let d = if ok {
-                format!("{} ppm within ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, 4))
+                format!("{} ppm within ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, dp))
             } else if e.ppm.abs() > tolerance_ppm {
-                format!("{} ppm outside ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, 4))
+                format!("{} ppm outside ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, dp))
             } else {
                 format!(
-                    "uncertainty {:.4} ppm too large for ±{tolerance_ppm} ppm",
+                    "uncertainty {:.dp$} ppm too large for ±{tolerance_ppm} ppm",
                     e.ppm_uncertainty
                 )
             };
