@@ -442,7 +442,7 @@ fn clkin_expected_level_is_optional() {
         "\"tolerance_ppm\": 0.5",
         "\"tolerance_ppm\": 0.5, \"expected_dbfs\": -70, \"expected_tolerance_db\": 4",
     );
-    let t = parse(&render(&rx_hdr(), &plan(&steps(&s)))).unwrap();
+    let t = ok(&render(&rx_hdr(), &plan(&steps(&s))));
     match &t.plan().unwrap().steps[0] {
         Step::RxCapture(s) => {
             let c = s.clkin.as_ref().unwrap();
