@@ -74,6 +74,12 @@ impl ClkinConfig {
         }
     }
 
+    /// The decimated rate the search window asks for (Hz): the window fills a quarter
+    /// of the decimated band.
+    fn decimated_target_hz(&self) -> f64 {
+        (8.0 * self.span_hz()).max(MIN_DECIMATED_RATE_HZ)
+    }
+
     /// Half-width of the search window (Hz).
     fn span_hz(&self) -> f64 {
         self.search_ppm * 1e-6 * self.tone_hz.abs()
@@ -141,6 +147,17 @@ impl ClkinConfig {
                     self.search_ppm,
                     self.span_hz(),
                     self.tone_hz
+                ),
+            );
+        }
+        let factor = self.sample_rate_hz / self.decimated_target_hz();
+        if factor > MAX_DECIMATION as f64 {
+            return bad(
+                "sample_rate_hz",
+                format!(
+                    "{} is {factor:.0} times the decimated rate {} Hz of the search window; at most {MAX_DECIMATION}",
+                    self.sample_rate_hz,
+                    self.decimated_target_hz()
                 ),
             );
         }
@@ -231,8 +248,7 @@ impl ClkinEstimator {
     pub fn new(cfg: ClkinConfig) -> Result<Self> {
         cfg.validate()?;
         let fs = cfg.sample_rate_hz;
-        let target = (8.0 * cfg.span_hz()).max(MIN_DECIMATED_RATE_HZ);
-        let m = ((fs / target).floor() as usize).clamp(1, MAX_DECIMATION);
+        let m = ((fs / cfg.decimated_target_hz()).floor() as usize).clamp(1, MAX_DECIMATION);
         let nco_hz = cfg.tone_hz - cfg.center_hz;
         let w = -2.0 * PI * nco_hz / fs;
         let mm = m as f64;

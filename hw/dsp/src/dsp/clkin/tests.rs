@@ -113,6 +113,37 @@ fn no_tone_is_an_error_not_a_number() {
     assert!(msg.contains("dB after integration, need"), "{msg}");
 }
 
+/// Memory stays bounded on a long capture: past `max_decimated` decimated samples the
+/// estimator keeps nothing more and measures over what it kept.
+#[test]
+fn a_long_capture_keeps_at_most_max_decimated_samples() {
+    let (fs, fc, tone) = (2e6, 100e6, 100.1e6);
+    let x = synth(&Tone {
+        n: 2_000_000,
+        fs,
+        fc,
+        tone,
+        eps: 1.5e-6,
+        a: 0.01,
+        noise: 0.01,
+        seed: 8,
+    });
+    let mut cfg = ClkinConfig::new(tone, fc, fs, 5.0);
+    cfg.max_decimated = 2048;
+    let mut e = ClkinEstimator::new(cfg).unwrap();
+    for c in x.chunks(65_536) {
+        e.feed(c);
+    }
+    assert_eq!(e.dec.len(), 2048);
+    assert!(e.dec.capacity() <= 65_536, "{}", e.dec.capacity());
+    let m = e.t1.len() as u64;
+    let est = e.finish().unwrap();
+    // 2048 decimated samples of M ≈ 250: the first ~0.26 s.
+    assert_eq!(est.samples, 2049 * m);
+    assert!(est.samples < 600_000);
+    assert!((est.ppm - 1.5).abs() <= 3.0 * est.ppm_uncertainty, "{est:?}");
+}
+
 #[test]
 fn tone_outside_the_band_is_rejected() {
     let err = ClkinEstimator::new(ClkinConfig::new(105e6, 100e6, 2e6, 0.5)).unwrap_err();
