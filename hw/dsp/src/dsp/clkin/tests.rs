@@ -141,7 +141,10 @@ fn a_long_capture_keeps_at_most_max_decimated_samples() {
     // 2048 decimated samples of M ≈ 250: the first ~0.26 s.
     assert_eq!(est.samples, 2049 * m);
     assert!(est.samples < 600_000);
-    assert!((est.ppm - 1.5).abs() <= 3.0 * est.ppm_uncertainty, "{est:?}");
+    assert!(
+        (est.ppm - 1.5).abs() <= 3.0 * est.ppm_uncertainty,
+        "{est:?}"
+    );
 }
 
 #[test]
