@@ -204,6 +204,10 @@ pub struct CaptureArgs {
     /// CLKIN tolerance in ppm.
     #[arg(long, default_value_t = 0.5)]
     pub clkin_tolerance_ppm: f64,
+    /// The CLKIN reference tone's expected level (dBFS, ±6 dB): tells it from other
+    /// carriers in the search window (docs/operator.md#clkin).
+    #[arg(long, requires = "clkin_tone_hz", allow_hyphen_values = true)]
+    pub clkin_expected_dbfs: Option<f64>,
     /// FFT size (any size in 16..=1048576; powers of two are fastest).
     #[arg(long, default_value_t = 2048)]
     pub fft_size: usize,
@@ -243,6 +247,10 @@ pub struct AnalyzeArgs {
     /// CLKIN tolerance in ppm.
     #[arg(long, default_value_t = 0.5)]
     pub clkin_tolerance_ppm: f64,
+    /// The CLKIN reference tone's expected level (dBFS, ±6 dB): tells it from other
+    /// carriers in the search window (docs/operator.md#clkin).
+    #[arg(long, requires = "clkin_tone_hz", allow_hyphen_values = true)]
+    pub clkin_expected_dbfs: Option<f64>,
     /// Write a spectrum PNG.
     #[arg(long)]
     pub plot: Option<PathBuf>,

@@ -21,6 +21,7 @@ impl AnalyzeArgs {
             overlap: a.overlap,
             clkin_tone_hz: a.clkin_tone_hz,
             clkin_tolerance_ppm: a.clkin_tolerance_ppm,
+            clkin_expected_dbfs: a.clkin_expected_dbfs,
             plot: a.plot.clone(),
         }
     }

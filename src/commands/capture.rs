@@ -21,6 +21,7 @@ impl CaptureArgs {
             clock_source: a.clock_source.clone(),
             clkin_tone_hz: a.clkin_tone_hz,
             clkin_tolerance_ppm: a.clkin_tolerance_ppm,
+            clkin_expected_dbfs: a.clkin_expected_dbfs,
             fft_size: a.fft_size,
             record: a.record.clone(),
             record_format: a.record_format.clone(),

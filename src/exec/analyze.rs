@@ -6,8 +6,8 @@ use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
 use rxnode_dsp::{
-    run_capture, CaptureSettings, CaptureSummary, ClkinConfig, ClkinReport, ClkinStatus,
-    FileSource, IqFormat, IqInfo, IqReader, PsdTrace, WelchConfig,
+    run_capture, CaptureSettings, CaptureSummary, ClkinReport, ClkinStatus, FileSource, IqFormat,
+    IqInfo, IqReader, PsdTrace, WelchConfig,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -87,6 +87,9 @@ pub struct AnalyzeOptions {
     pub clkin_tone_hz: Option<f64>,
     /// CLKIN tolerance in ppm.
     pub clkin_tolerance_ppm: f64,
+    /// The CLKIN reference tone's expected level (dBFS), to tell it from other
+    /// carriers in the search window.
+    pub clkin_expected_dbfs: Option<f64>,
     /// Write a spectrum PNG.
     pub plot: Option<std::path::PathBuf>,
 }
@@ -210,17 +213,29 @@ fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result<CaptureSet
                     "--clkin-tone-hz needs the centre frequency: give --center-hz (or use SigMF)",
                 ));
             };
+            if let Some(l) = args
+                .clkin_expected_dbfs
+                .filter(|l| !(l.is_finite() && *l <= 0.0))
+            {
+                return Err(bad_input(format!(
+                    "--clkin-expected-dbfs {l} must be a finite level ≤ 0 dBFS"
+                )));
+            }
             if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
                 return Err(bad_input(format!(
                     "--clkin-tolerance-ppm {} must be ≥ 0",
                     args.clkin_tolerance_ppm
                 )));
             }
-            Some(ClkinConfig::new(
-                tone,
+            Some(crate::exec::live::clkin_config(
+                &rxnode_interlock::ClkinSpec {
+                    tone_hz: tone,
+                    tolerance_ppm: args.clkin_tolerance_ppm,
+                    expected_dbfs: args.clkin_expected_dbfs,
+                    expected_tolerance_db: None,
+                },
                 c,
                 rec.rate,
-                args.clkin_tolerance_ppm,
             ))
         }
     };
@@ -368,11 +383,19 @@ fn print_human(r: &AnalyzeReport) {
         };
         println!("clkin         {status}: {}", c.detail);
         if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {
+            let dp = rxnode_dsp::ppm_decimals(u);
             println!(
-                "  tone {} Hz measured {m:.3} Hz → {} ± {u:.4} ppm",
+                "  tone {} Hz measured {m:.3} Hz → {} ± {u:.dp$} ppm (1σ)",
                 c.tone_hz,
-                rxnode_dsp::fmt_ppm(p, 4)
+                rxnode_dsp::fmt_ppm(p, dp)
             );
+        }
+        for e in c
+            .evidence
+            .iter()
+            .filter(|e| e.name.starts_with("other carrier"))
+        {
+            println!("  {}: {}", e.name, e.value);
         }
     }
 }
@@ -380,28 +403,13 @@ fn print_human(r: &AnalyzeReport) {
 /// Spectrum PNG with axes, title, labelled peaks, noise floor and CLKIN markers
 /// (`crate::result::plot`).
 fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Result<()> {
-    use crate::result::plot::{Marker, SpectrumPlot, Trace};
-    let mut markers = Vec::new();
-    if let Some(c) = &r.clkin {
-        markers.push(Marker {
-            hz: c.tone_hz,
-            label: format!("CLKIN expected {:.6} MHz", c.tone_hz / 1e6),
-            measured: false,
-        });
-        if let Some(m) = c.measured_hz {
-            markers.push(Marker {
-                hz: m,
-                label: format!(
-                    "measured {:.6} MHz{}",
-                    m / 1e6,
-                    c.ppm
-                        .map(|p| format!(" ({} ppm)", rxnode_dsp::fmt_ppm(p, 3)))
-                        .unwrap_or_default()
-                ),
-                measured: true,
-            });
-        }
-    }
+    use crate::result::plot::{clkin_markers_of, SpectrumPlot, Trace};
+    let markers = r
+        .clkin
+        .as_ref()
+        .and_then(|c| serde_json::to_value(c).ok())
+        .map(|c| clkin_markers_of(&c))
+        .unwrap_or_default();
     let name = std::path::Path::new(&r.file)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

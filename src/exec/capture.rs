@@ -41,6 +41,14 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
     if let Some(t) = args.clkin_tone_hz {
         positive("--clkin-tone-hz", t)?;
     }
+    if let Some(l) = args
+        .clkin_expected_dbfs
+        .filter(|l| !(l.is_finite() && *l <= 0.0))
+    {
+        return Err(bad_input(format!(
+            "--clkin-expected-dbfs {l} must be a finite level ≤ 0 dBFS"
+        )));
+    }
     if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
         return Err(bad_input(format!(
             "--clkin-tolerance-ppm {} must be a finite number ≥ 0",
@@ -162,6 +170,9 @@ pub struct CaptureOptions {
     pub clkin_tone_hz: Option<f64>,
     /// CLKIN tolerance in ppm.
     pub clkin_tolerance_ppm: f64,
+    /// The CLKIN reference tone's expected level (dBFS), to tell it from other
+    /// carriers in the search window.
+    pub clkin_expected_dbfs: Option<f64>,
     /// FFT size.
     pub fft_size: usize,
     /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
@@ -273,7 +284,12 @@ fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
         clock_source: args.clock_source.clone(),
         duration_s: args.duration_s,
         fft_size: args.fft_size,
-        clkin: args.clkin_tone_hz.map(|t| (t, args.clkin_tolerance_ppm)),
+        clkin: args.clkin_tone_hz.map(|t| rxnode_interlock::ClkinSpec {
+            tone_hz: t,
+            tolerance_ppm: args.clkin_tolerance_ppm,
+            expected_dbfs: args.clkin_expected_dbfs,
+            expected_tolerance_db: None,
+        }),
         record: args.record.clone(),
         record_format: record_format(args)?,
         max_iq_bytes: Some(max_iq_bytes),
@@ -427,6 +443,7 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
 
 /// The CLKIN verdict and its evidence.
 fn render_clkin(o: &mut String, k: &ClkinReport) {
+    let dp = rxnode_dsp::ppm_decimals(k.ppm_uncertainty.unwrap_or(0.0));
     let _ = writeln!(
         o,
         "  CLKIN         {}: tone {} measured {}, error {} ± {} (tolerance {} ppm)",
@@ -439,9 +456,9 @@ fn render_clkin(o: &mut String, k: &ClkinReport) {
             .map(|m| format!("{:.3} Hz", m))
             .unwrap_or_else(|| "n/a".into()),
         k.ppm
-            .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, 4)))
+            .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, dp)))
             .unwrap_or_else(|| "n/a".into()),
-        opt(k.ppm_uncertainty, "ppm", 4),
+        opt(k.ppm_uncertainty, "ppm", dp),
         k.tolerance_ppm
     );
     let _ = writeln!(o, "                {}", k.detail);

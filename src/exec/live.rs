@@ -36,8 +36,8 @@ pub(crate) struct LiveCapture {
     pub(crate) duration_s: f64,
     /// FFT size.
     pub(crate) fft_size: usize,
-    /// `(tone_hz, tolerance_ppm)` for the CLKIN check.
-    pub(crate) clkin: Option<(f64, f64)>,
+    /// The CLKIN check, when asked.
+    pub(crate) clkin: Option<rxnode_interlock::ClkinSpec>,
     /// Record IQ to this file (format from the extension).
     pub(crate) record: Option<PathBuf>,
     /// The recording's sample type: `Ci16` streams the driver's CS16 and records it
@@ -135,6 +135,7 @@ pub(crate) fn capture(
     // (read-only) before we open the radio, as a HackRF takes one process at a time.
     let hackrf_clkin = c
         .clkin
+        .as_ref()
         .and_then(|_| rxnode_hw::hackrf_clkin_status(&c.device));
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
@@ -260,13 +261,30 @@ fn settings_of(c: &LiveCapture, tuned: &Tuned) -> CaptureSettings {
         Some(Duration::try_from_secs_f64(c.duration_s * 1.5 + 2.0).unwrap_or(Duration::MAX));
     settings.clkin = c
         .clkin
-        .map(|(tone, tol)| ClkinConfig::new(tone, actual.frequency_hz, actual.sample_rate_hz, tol));
+        .as_ref()
+        .map(|k| clkin_config(k, actual.frequency_hz, actual.sample_rate_hz));
     settings.clock_evidence = tuned.evidence.clone();
     let pool = (POOL_SECONDS * actual.sample_rate_hz / settings.block_samples as f64).ceil();
     if pool.is_finite() && pool > settings.pool_blocks as f64 {
         settings.pool_blocks = (pool as usize).min(4096);
     }
     settings
+}
+
+/// The CLKIN estimator's settings for a check on a capture at `center_hz`, `rate_hz`:
+/// the search window from the tolerance, the expected level if given
+/// (`docs/operator.md#clkin`).
+pub(crate) fn clkin_config(
+    k: &rxnode_interlock::ClkinSpec,
+    center_hz: f64,
+    rate_hz: f64,
+) -> ClkinConfig {
+    let mut cfg = ClkinConfig::new(k.tone_hz, center_hz, rate_hz, k.tolerance_ppm);
+    cfg.expected_dbfs = k.expected_dbfs;
+    if let Some(t) = k.expected_tolerance_db {
+        cfg.expected_tolerance_db = t;
+    }
+    cfg
 }
 
 /// The IQ writer when recording (its folder created), `None` otherwise.

@@ -195,7 +195,7 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
         clock_source: c.clock_source.clone(),
         duration_s: c.duration_s,
         fft_size: c.fft_size.unwrap_or(2048),
-        clkin: c.clkin.as_ref().map(|k| (k.tone_hz, k.tolerance_ppm)),
+        clkin: c.clkin.clone(),
         record,
         record_format: crate::exec::live::record_format_of(c.record_format),
         max_iq_bytes: Some(s.policy.rx.max_iq_bytes.saturating_sub(iq_used)),

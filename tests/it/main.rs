@@ -16,6 +16,7 @@ mod util;
 mod analyze;
 mod capture;
 mod cli;
+mod clkin;
 mod crash;
 mod demo;
 mod doctor;

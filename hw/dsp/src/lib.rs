@@ -52,9 +52,9 @@ pub use crate::{
         FileSource, PsdTrace, ReadOutcome, SampleSource,
     },
     dsp::{
-        find_peaks, fmt_ppm, judge_clkin, median_db, ClkinConfig, ClkinEstimate, ClkinEstimator,
-        ClkinReport, ClkinStatus, ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig,
-        Window,
+        find_peaks, fmt_ppm, judge_clkin, median_db, ppm_decimals, ClkinConfig, ClkinEstimate,
+        ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem, Peak,
+        Spectrum, Welch, WelchConfig, Window,
     },
     error::{Error, Result},
     iq::{

@@ -78,6 +78,14 @@ pub struct ClkinSpec {
     pub tone_hz: f64,
     /// Largest acceptable reference error, in ppm.
     pub tolerance_ppm: f64,
+    /// The reference tone's expected level (dBFS), when known: among several carriers
+    /// in the search window only one within ±`expected_tolerance_db` of it can be the
+    /// reference (`docs/operator.md#clkin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_dbfs: Option<f64>,
+    /// How far (dB) the reference may be from `expected_dbfs` (default 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_tolerance_db: Option<f64>,
 }
 
 /// The sample type of an IQ recording (`rx_capture` `record_format`).

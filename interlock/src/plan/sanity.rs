@@ -103,6 +103,23 @@ impl StepCheck<'_> {
     fn clkin(&mut self, c: &ClkinSpec, s: &RxCaptureStep) {
         self.positive_finite(c.tone_hz, "clkin.tone_hz");
         self.positive_finite(c.tolerance_ppm, "clkin.tolerance_ppm");
+        if let Some(t) = c.expected_tolerance_db {
+            self.positive_finite(t, "clkin.expected_tolerance_db");
+        }
+        if c.expected_tolerance_db.is_some() && c.expected_dbfs.is_none() {
+            let n = self.n;
+            self.push(
+                Some("clkin.expected_tolerance_db"),
+                format!("rx-plan step {n}: clkin.expected_tolerance_db needs clkin.expected_dbfs"),
+            );
+        }
+        if let Some(l) = c.expected_dbfs.filter(|l| !(l.is_finite() && *l <= 0.0)) {
+            let n = self.n;
+            self.push(
+                Some("clkin.expected_dbfs"),
+                format!("rx-plan step {n}: clkin.expected_dbfs must be a finite level ≤ 0 dBFS, got {l}"),
+            );
+        }
         if c.tone_hz.is_finite()
             && s.frequency_hz.is_finite()
             && s.sample_rate_hz.is_finite()

@@ -376,6 +376,26 @@ fn physical_sanity() {
         Some("clkin.tolerance_ppm"),
         "positive",
     );
+    let s = RX_STEP.replace(
+        "\"tolerance_ppm\": 0.5",
+        "\"tolerance_ppm\": 0.5, \"expected_dbfs\": 3",
+    );
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("clkin.expected_dbfs"),
+        "≤ 0 dBFS, got 3",
+    );
+    let s = RX_STEP.replace(
+        "\"tolerance_ppm\": 0.5",
+        "\"tolerance_ppm\": 0.5, \"expected_tolerance_db\": 3",
+    );
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("clkin.expected_tolerance_db"),
+        "needs clkin.expected_dbfs",
+    );
     let s = RX_STEP.replace("100.1e6", "102e6");
     has(
         &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
@@ -419,4 +439,22 @@ fn physical_sanity() {
         Some("gain_db"),
         "missing field `gain_db`",
     );
+}
+
+/// The clkin block's optional expected level parses; without it the field is absent.
+#[test]
+fn clkin_expected_level_is_optional() {
+    let s = RX_STEP.replace(
+        "\"tolerance_ppm\": 0.5",
+        "\"tolerance_ppm\": 0.5, \"expected_dbfs\": -70, \"expected_tolerance_db\": 4",
+    );
+    let t = ok(&render(&rx_hdr(), &plan(&steps(&s))));
+    match &t.plan().unwrap().steps[0] {
+        Step::RxCapture(s) => {
+            let c = s.clkin.as_ref().unwrap();
+            assert_eq!(c.expected_dbfs, Some(-70.0));
+            assert_eq!(c.expected_tolerance_db, Some(4.0));
+        }
+        o => panic!("{o:?}"),
+    }
 }

@@ -1,5 +1,5 @@
 //! The spectrum picture of a result's capture, and the bare-PSD picture.
-use super::{write_spectrum, Marker, SpectrumPlot, Trace};
+use super::{write_spectrum, Marker, MarkerKind, SpectrumPlot, Trace};
 use crate::result::RxResult;
 use anyhow::Result;
 use std::path::Path;
@@ -102,24 +102,51 @@ fn capture_title(r: &RxResult, n: usize, c: &serde_json::Value) -> String {
     )
 }
 
-/// The CLKIN markers: the expected tone, then the measured one with its ppm.
+/// The CLKIN markers of a capture.
 fn clkin_markers(c: &serde_json::Value) -> Vec<Marker> {
+    c.get("clkin").map(clkin_markers_of).unwrap_or_default()
+}
+
+/// The CLKIN markers of one CLKIN report (as JSON): the expected tone, the measured
+/// one with its ppm, then every other carrier seen in the search window (both rivals
+/// of an ambiguous check).
+pub(crate) fn clkin_markers_of(k: &serde_json::Value) -> Vec<Marker> {
     let mut markers = Vec::new();
-    if let Some(t) = num(c, &["clkin", "tone_hz"]) {
+    if let Some(t) = num(k, &["tone_hz"]) {
         markers.push(Marker {
             hz: t,
             label: format!("CLKIN expected {:.6} MHz", t / 1e6),
-            measured: false,
+            kind: MarkerKind::Expected,
         });
     }
-    if let Some(m) = num(c, &["clkin", "measured_hz"]) {
-        let ppm = num(c, &["clkin", "ppm"])
+    if let Some(m) = num(k, &["measured_hz"]) {
+        let ppm = num(k, &["ppm"])
             .map(|p| format!(" ({} ppm)", rxnode_dsp::fmt_ppm(p, 3)))
             .unwrap_or_default();
         markers.push(Marker {
             hz: m,
             label: format!("measured {:.6} MHz{ppm}", m / 1e6),
-            measured: true,
+            kind: MarkerKind::Measured,
+        });
+    }
+    let tones = k.get("tones").and_then(|t| t.as_array());
+    let is_ref = |t: &serde_json::Value| t.get("reference").and_then(|r| r.as_bool()) == Some(true);
+    let rivals = tones.is_some_and(|t| !t.iter().any(is_ref));
+    for t in tones.into_iter().flatten().filter(|t| !is_ref(t)) {
+        let (Some(hz), Some(l)) = (num(t, &["frequency_hz"]), num(t, &["level_dbfs"])) else {
+            continue;
+        };
+        let ppm = num(t, &["ppm"]).map_or(String::new(), |p| {
+            format!(", {} ppm", rxnode_dsp::fmt_ppm(p, 3))
+        });
+        markers.push(Marker {
+            hz,
+            label: format!(
+                "{} {:.6} MHz {l:.1} dBFS{ppm}",
+                if rivals { "candidate" } else { "other carrier" },
+                hz / 1e6
+            ),
+            kind: MarkerKind::Other,
         });
     }
     markers

@@ -14,6 +14,7 @@ mod capture;
 mod heatmap;
 mod spectrum;
 
+pub(crate) use capture::clkin_markers_of;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
@@ -52,8 +53,20 @@ pub(crate) struct Marker {
     pub hz: f64,
     /// Its label.
     pub label: String,
-    /// Expected (dashed green) or measured (solid magenta).
-    pub measured: bool,
+    /// Expected (dashed green), measured (solid magenta) or another carrier in the
+    /// CLKIN search window (solid orange).
+    pub kind: MarkerKind,
+}
+
+/// What a [`Marker`] marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MarkerKind {
+    /// The reference tone's true frequency.
+    Expected,
+    /// The reference tone as measured.
+    Measured,
+    /// Another carrier seen in the search window (a rival or a weaker one).
+    Other,
 }
 
 /// Everything one spectrum picture shows.
@@ -197,12 +210,12 @@ mod tests {
                 Marker {
                     hz: 100e6,
                     label: "CLKIN expected".into(),
-                    measured: false,
+                    kind: MarkerKind::Expected,
                 },
                 Marker {
                     hz: 100.002e6,
                     label: "measured".into(),
-                    measured: true,
+                    kind: MarkerKind::Measured,
                 },
             ],
             failed_hz: vec![[104e6, 105e6]],

@@ -1,6 +1,8 @@
 //! The spectrum picture: axes, failed hops, the trace, the noise floor, CLKIN
 //! markers with their legend, and the labelled peaks; each drawn by a phase.
-use super::{decimate, err, font_ready, mhz_decimals, SpectrumPlot, FAMILY, MAX_POINTS};
+use super::{
+    decimate, err, font_ready, mhz_decimals, MarkerKind, SpectrumPlot, FAMILY, MAX_POINTS,
+};
 use anyhow::Result;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -229,16 +231,16 @@ fn draw_noise_floor(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     Ok(())
 }
 
-/// A marker's colour: measured magenta, expected green.
-fn marker_colour(measured: bool) -> RGBColor {
-    if measured {
-        RGBColor(190, 0, 190)
-    } else {
-        RGBColor(0, 140, 60)
+/// A marker's colour: measured magenta, expected green, other carriers orange.
+fn marker_colour(kind: MarkerKind) -> RGBColor {
+    match kind {
+        MarkerKind::Measured => RGBColor(190, 0, 190),
+        MarkerKind::Expected => RGBColor(0, 140, 60),
+        MarkerKind::Other => RGBColor(230, 120, 0),
     }
 }
 
-/// The CLKIN markers: measured solid, expected dashed.
+/// The CLKIN markers: measured and other carriers solid, expected dashed.
 fn draw_markers(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     let (x0, x1, y0, y1) = (f.x0, f.x1, f.y0, f.y1);
     for m in &f.p.markers {
@@ -246,8 +248,8 @@ fn draw_markers(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
         if !(x >= x0 && x <= x1) {
             continue;
         }
-        let colour = marker_colour(m.measured);
-        if m.measured {
+        let colour = marker_colour(m.kind);
+        if m.kind != MarkerKind::Expected {
             chart
                 .draw_series(LineSeries::new([(x, y0), (x, y1)], colour.stroke_width(2)))
                 .map_err(err)?;
@@ -279,7 +281,7 @@ fn draw_legend(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
             .map(|&(hz, _)| (hz / f.scale - x0) / (x1 - x0)),
     );
     for (k, m) in f.p.markers.iter().enumerate() {
-        let colour = marker_colour(m.measured);
+        let colour = marker_colour(m.kind);
         let y = y1 - (y1 - y0) * (0.03 + 0.045 * k as f64);
         let xa = x0 + (x1 - x0) * left;
         let xb = x0 + (x1 - x0) * (left + 0.03);

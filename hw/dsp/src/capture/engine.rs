@@ -181,6 +181,7 @@ fn judge(c: &mut ClkinEstimator, settings: &CaptureSettings) -> ClkinReport {
         cfg.tolerance_ppm,
         est.as_ref(),
         &settings.clock_evidence,
+        c.tones(),
     )
 }
 

@@ -1,5 +1,6 @@
 //! The CLKIN (reference clock) check: measure a known reference tone far below one
-//! FFT bin and turn its offset into the receiver's reference error in ppm.
+//! FFT bin and turn its offset into the receiver's reference error in ppm — or say
+//! why no number can be given (too weak, ambiguous), never a wrong one.
 //!
 //! Model: with a receiver reference error ε (its clock runs at (1+ε)·nominal), the LO sits
 //! at fc·(1+ε) and the ADC samples at fs·(1+ε), so a tone at RF `f` appears at the
@@ -7,17 +8,29 @@
 //! measured baseband frequency b: ε = f/(fc + b) − 1. ε > 0 (clock fast) ⇔ the tone
 //! appears below its true frequency.
 //!
-//! Estimator: the first `coarse_len` samples are buffered and give a coarse frequency
-//! (windowed FFT peak near the expected tone, parabolic interpolation); then every sample
-//! is mixed down by the coarse frequency and averaged in blocks of M samples (decimated
-//! rate ≈ 4 kHz) and a least-squares line is fitted to the unwrapped phase of the block
-//! sums — streaming, with memory bounded by `coarse_len` + M.
+//! Estimator (streaming, memory bounded): every sample is mixed down by the tone's
+//! expected baseband frequency and low-passed by a triangular (sinc²) kernel of 2·M
+//! taps, decimated by M, so the search window ±W ppm fills a quarter of the decimated
+//! band (a few kHz) and carriers outside it alias in ≥ 34 dB down. Only the decimated
+//! stream is kept (at most [`ClkinConfig::max_decimated`] samples). At the end one long
+//! zero-padded Blackman-Harris FFT of the whole stream finds every carrier in the window
+//! and the noise level after integration; the reference is then refined by maximising
+//! the Hann-windowed spectrum of the whole stream, and its standard uncertainty is the
+//! linearised variance of that very estimator at the measured SNR (the Cramér–Rao
+//! shape, σ_f² ∝ 1/(SNR·N³)), plus a bound on the pull of the other carriers seen and
+//! a model-error floor. `docs/operator.md#clkin` states the rules.
 use crate::error::{Error, Result};
 use num_complex::Complex;
-use rustfft::{Fft, FftPlanner};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
-use std::sync::Arc;
+
+mod search;
+
+/// The narrowest default search window (± ppm).
+pub const DEFAULT_SEARCH_PPM: f64 = 10.0;
+
+/// Two carriers whose levels differ by at most this (dB) cannot be told apart.
+pub const AMBIGUITY_DB: f64 = 20.0;
 
 /// Settings of a [`ClkinEstimator`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,26 +43,46 @@ pub struct ClkinConfig {
     pub sample_rate_hz: f64,
     /// Pass/fail tolerance (ppm).
     pub tolerance_ppm: f64,
-    /// The tone is searched within ±`search_ppm` of its expected position (plus 4 bins).
+    /// The tone is searched within ±`search_ppm` of its expected position
+    /// ([`ClkinConfig::new`]: twice the tolerance, at least 10 ppm, so a clock well
+    /// outside a tight tolerance is still measured and reported as outside it).
     pub search_ppm: f64,
-    /// Samples buffered for the coarse estimate (a power of two is fastest).
-    pub coarse_len: usize,
-    /// Target decimated rate of the fine estimator (Hz).
-    pub decimated_rate_hz: f64,
+    /// The reference tone's expected level (dBFS), when known: among several carriers
+    /// in the window only those within ±`expected_tolerance_db` of it can be the
+    /// reference.
+    pub expected_dbfs: Option<f64>,
+    /// How far (dB) the reference may be from `expected_dbfs`.
+    pub expected_tolerance_db: f64,
+    /// At most this many decimated samples are kept; a longer capture is measured
+    /// over its first `max_decimated` decimated samples.
+    pub max_decimated: usize,
 }
 
 impl ClkinConfig {
-    /// Defaults: search ±50 ppm, 64 Ki coarse samples, 4 kHz decimated rate.
+    /// Defaults: search ±max(2 × tolerance, 10) ppm, no expected level (±6 dB when
+    /// one is set), at most 2²⁰ decimated samples kept.
     pub fn new(tone_hz: f64, center_hz: f64, sample_rate_hz: f64, tolerance_ppm: f64) -> Self {
         Self {
             tone_hz,
             center_hz,
             sample_rate_hz,
             tolerance_ppm,
-            search_ppm: 50.0,
-            coarse_len: 1 << 16,
-            decimated_rate_hz: 4000.0,
+            search_ppm: (2.0 * tolerance_ppm).max(DEFAULT_SEARCH_PPM),
+            expected_dbfs: None,
+            expected_tolerance_db: 6.0,
+            max_decimated: 1 << 20,
         }
+    }
+
+    /// The decimated rate the search window asks for (Hz): the window fills a quarter
+    /// of the decimated band.
+    fn decimated_target_hz(&self) -> f64 {
+        (8.0 * self.span_hz()).max(MIN_DECIMATED_RATE_HZ)
+    }
+
+    /// Half-width of the search window (Hz).
+    fn span_hz(&self) -> f64 {
+        self.search_ppm * 1e-6 * self.tone_hz.abs()
     }
 
     fn validate(&self) -> Result<()> {
@@ -60,11 +93,22 @@ impl ClkinConfig {
             ("sample_rate_hz", self.sample_rate_hz),
             ("tolerance_ppm", self.tolerance_ppm),
             ("search_ppm", self.search_ppm),
-            ("decimated_rate_hz", self.decimated_rate_hz),
+            ("expected_tolerance_db", self.expected_tolerance_db),
         ] {
             if !v.is_finite() {
                 return bad(field, format!("{v} is not finite"));
             }
+        }
+        if let Some(l) = self.expected_dbfs {
+            if !(l.is_finite() && l <= 0.0) {
+                return bad("expected_dbfs", format!("{l} is not a level ≤ 0 dBFS"));
+            }
+        }
+        if self.expected_tolerance_db <= 0.0 {
+            return bad(
+                "expected_tolerance_db",
+                format!("{} is not > 0", self.expected_tolerance_db),
+            );
         }
         if self.sample_rate_hz <= 0.0 {
             return bad(
@@ -75,47 +119,77 @@ impl ClkinConfig {
         if self.tone_hz <= 0.0 {
             return bad("tone_hz", format!("{} is not > 0", self.tone_hz));
         }
+        if self.tolerance_ppm < 0.0 {
+            return bad(
+                "tolerance_ppm",
+                format!("{} is not ≥ 0", self.tolerance_ppm),
+            );
+        }
+        if self.search_ppm <= 0.0 {
+            return bad("search_ppm", format!("{} is not > 0", self.search_ppm));
+        }
         let off = self.tone_hz - self.center_hz;
-        if off.abs() >= 0.45 * self.sample_rate_hz {
+        let edge = 0.45 * self.sample_rate_hz;
+        if off.abs() >= edge {
             return bad(
                 "tone_hz",
                 format!(
-                    "{} Hz is {off} Hz from the centre {} Hz, outside the captured band ±{} Hz",
-                    self.tone_hz,
-                    self.center_hz,
-                    0.45 * self.sample_rate_hz
+                    "{} Hz is {off} Hz from the centre {} Hz, outside the captured band ±{edge} Hz",
+                    self.tone_hz, self.center_hz,
                 ),
             );
         }
-        if !(256..=1 << 22).contains(&self.coarse_len) {
-            return bad(
-                "coarse_len",
-                format!("{} is not in 256..=4194304", self.coarse_len),
-            );
-        }
-        if self.tolerance_ppm < 0.0 || self.search_ppm <= 0.0 || self.decimated_rate_hz <= 0.0 {
+        if off.abs() + self.span_hz() >= edge {
             return bad(
                 "tolerance_ppm",
-                "tolerance, search span and rate must be > 0".into(),
+                format!(
+                    "the search window ±{} ppm (±{:.0} Hz) around {} Hz leaves the captured band ±{edge} Hz",
+                    self.search_ppm,
+                    self.span_hz(),
+                    self.tone_hz
+                ),
             );
         }
-        // The mixing table holds one entry per input sample of a decimated one.
-        let factor = self.sample_rate_hz / self.decimated_rate_hz;
+        let factor = self.sample_rate_hz / self.decimated_target_hz();
         if factor > MAX_DECIMATION as f64 {
             return bad(
                 "sample_rate_hz",
                 format!(
-                    "{} is {factor:.0} times the decimated rate {} Hz; at most {MAX_DECIMATION}",
-                    self.sample_rate_hz, self.decimated_rate_hz
+                    "{} is {factor:.0} times the decimated rate {} Hz of the search window; at most {MAX_DECIMATION}",
+                    self.sample_rate_hz,
+                    self.decimated_target_hz()
                 ),
+            );
+        }
+        if self.max_decimated < 64 {
+            return bad(
+                "max_decimated",
+                format!("{} is not ≥ 64", self.max_decimated),
             );
         }
         Ok(())
     }
 }
 
-/// Largest `sample_rate_hz / decimated_rate_hz` (the mixing table's length).
-const MAX_DECIMATION: usize = 1 << 22;
+/// Largest decimation factor (the length of each mixing table).
+const MAX_DECIMATION: usize = 1 << 20;
+/// The decimated rate is at least this (Hz), so the noise is measured over many bins.
+const MIN_DECIMATED_RATE_HZ: f64 = 1000.0;
+
+/// A carrier seen inside the search window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClkinTone {
+    /// RF frequency on the receiver's nominal axis (Hz).
+    pub frequency_hz: f64,
+    /// Level (dBFS, a full-scale complex tone is 0 dBFS).
+    pub level_dbfs: f64,
+    /// Its SNR after integration over the whole capture (dB over the mean noise bin).
+    pub snr_db: f64,
+    /// The reference error (ppm) it would mean if it were the reference.
+    pub ppm: f64,
+    /// `true` for the carrier taken as the reference.
+    pub reference: bool,
+}
 
 /// The measured reference tone and the reference error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,85 +202,80 @@ pub struct ClkinEstimate {
     pub baseband_hz: f64,
     /// Receiver reference error (ppm), positive when the receiver clock runs fast.
     pub ppm: f64,
-    /// One-sigma uncertainty of `ppm`.
+    /// One-sigma (standard) uncertainty of `ppm`.
     pub ppm_uncertainty: f64,
-    /// Tone power over the median of the coarse spectrum (dB).
+    /// The tone's SNR after integration (dB over the mean noise bin).
     pub tone_snr_db: f64,
     /// Samples used.
     pub samples: u64,
 }
 
-enum Stage {
-    Collecting,
-    Tracking,
-    Failed(String),
-}
-
 /// Streaming CLKIN estimator: [`ClkinEstimator::feed`] blocks, then [`ClkinEstimator::finish`].
 pub struct ClkinEstimator {
     cfg: ClkinConfig,
-    stage: Stage,
-    coarse: Vec<Complex<f32>>,
-    coarse_fill: usize,
-    /// Planned in `new` so the switch to tracking does no planning mid-stream.
-    coarse_fft: Arc<dyn Fft<f32>>,
-    coarse_window: Vec<f32>,
-    coarse_work: Vec<Complex<f32>>,
-    coarse_hz: f64,
-    tone_snr_db: f64,
-    /// e^{-j2π f_c m / fs}, m = 0..M.
-    table: Vec<Complex<f32>>,
-    m: usize,
-    acc: Complex<f32>,
+    /// The expected baseband frequency of the tone (the mixer's frequency, Hz).
+    nco_hz: f64,
+    /// h[m]·e^{-jωm} and h[M+m]·e^{-jω(M+m)}, m = 0..M: the kernel's two halves with
+    /// the mixer folded in.
+    t1: Vec<Complex<f32>>,
+    t2: Vec<Complex<f32>>,
+    /// Position in the current block of M samples.
+    pos: usize,
+    acc1: Complex<f32>,
+    acc2: Complex<f32>,
+    /// The first half's sum over the previous block, once there is one.
+    prev1: Option<Complex<f32>>,
     block: u64,
-    prev: Complex<f64>,
-    phase: f64,
-    // Regression sums over (t = block index, y = unwrapped phase).
-    s_t: f64,
-    s_tt: f64,
-    s_y: f64,
-    s_ty: f64,
-    s_yy: f64,
+    /// The decimated stream.
+    dec: Vec<Complex<f32>>,
     samples: u64,
+    /// Every carrier seen in the window, after `finish`.
+    tones: Vec<ClkinTone>,
 }
 
 impl std::fmt::Debug for ClkinEstimator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClkinEstimator")
             .field("cfg", &self.cfg)
+            .field("decimation", &self.t1.len())
             .field("samples", &self.samples)
             .finish_non_exhaustive()
     }
 }
 
 impl ClkinEstimator {
-    /// Allocate every buffer (coarse buffer and mixing table).
+    /// Allocate every buffer (the mixing tables and room for the decimated stream).
     pub fn new(cfg: ClkinConfig) -> Result<Self> {
         cfg.validate()?;
-        let m = ((cfg.sample_rate_hz / cfg.decimated_rate_hz).round() as usize).max(1);
-        let nfft = cfg.coarse_len.next_power_of_two();
+        let fs = cfg.sample_rate_hz;
+        let m = ((fs / cfg.decimated_target_hz()).floor() as usize).clamp(1, MAX_DECIMATION);
+        let nco_hz = cfg.tone_hz - cfg.center_hz;
+        let w = -2.0 * PI * nco_hz / fs;
+        let mm = m as f64;
+        let tab = |i: usize, h: f64| {
+            let c = Complex::from_polar(h, w * i as f64);
+            Complex::new(c.re as f32, c.im as f32)
+        };
+        let t1 = (0..m)
+            .map(|i| tab(i, (i as f64 + 0.5) / (mm * mm)))
+            .collect();
+        let t2 = (0..m)
+            .map(|i| tab(m + i, (mm - i as f64 - 0.5) / (mm * mm)))
+            .collect();
+        let room = cfg.max_decimated.min(1 << 16);
         Ok(Self {
-            coarse_fft: FftPlanner::<f32>::new().plan_fft_forward(nfft),
-            coarse_window: super::window::Window::Hann.build(cfg.coarse_len),
-            coarse_work: vec![Complex::default(); nfft],
-            coarse: vec![Complex::default(); cfg.coarse_len],
-            table: vec![Complex::default(); m],
             cfg,
-            stage: Stage::Collecting,
-            coarse_fill: 0,
-            coarse_hz: 0.0,
-            tone_snr_db: 0.0,
-            m: 0,
-            acc: Complex::default(),
+            nco_hz,
+            t1,
+            t2,
+            pos: 0,
+            acc1: Complex::default(),
+            acc2: Complex::default(),
+            prev1: None,
             block: 0,
-            prev: Complex::default(),
-            phase: 0.0,
-            s_t: 0.0,
-            s_tt: 0.0,
-            s_y: 0.0,
-            s_ty: 0.0,
-            s_yy: 0.0,
+            dec: Vec::with_capacity(room),
             samples: 0,
+            tones: Vec::new(),
         })
     }
 
@@ -215,199 +284,201 @@ impl ClkinEstimator {
         &self.cfg
     }
 
+    /// Every carrier seen inside the search window by the last [`ClkinEstimator::finish`],
+    /// strongest first (the reference marked), also when no number could be given.
+    pub fn tones(&self) -> &[ClkinTone] {
+        &self.tones
+    }
+
     /// Feed a block of samples (any length).
-    pub fn feed(&mut self, x: &[Complex<f32>]) {
-        self.samples += x.len() as u64;
-        match self.stage {
-            Stage::Failed(_) => {}
-            Stage::Tracking => self.track(x),
-            Stage::Collecting => {
-                let take = (self.coarse.len() - self.coarse_fill).min(x.len());
-                self.coarse[self.coarse_fill..self.coarse_fill + take].copy_from_slice(&x[..take]);
-                self.coarse_fill += take;
-                if self.coarse_fill == self.coarse.len() {
-                    self.start_tracking();
-                    if matches!(self.stage, Stage::Tracking) {
-                        self.track(&x[take..]);
-                    }
-                }
-            }
-        }
-    }
-
-    fn start_tracking(&mut self) {
-        match self.coarse_estimate() {
-            Ok((hz, snr)) => {
-                self.coarse_hz = hz;
-                self.tone_snr_db = snr;
-                let w = -2.0 * PI * hz / self.cfg.sample_rate_hz;
-                for (i, t) in self.table.iter_mut().enumerate() {
-                    let c = Complex::from_polar(1.0, w * i as f64);
-                    *t = Complex::new(c.re as f32, c.im as f32);
-                }
-                self.stage = Stage::Tracking;
-                let buf = std::mem::take(&mut self.coarse);
-                self.track(&buf[..self.coarse_fill]);
-                self.coarse = buf;
-            }
-            Err(e) => self.stage = Stage::Failed(e),
-        }
-    }
-
-    /// Coarse tone frequency (baseband Hz) and its SNR over the median bin.
-    fn coarse_estimate(&mut self) -> std::result::Result<(f64, f64), String> {
-        let n = self.coarse_fill;
-        if n < 64 {
-            return Err(format!("only {n} samples, too few to find the tone"));
-        }
-        let fs = self.cfg.sample_rate_hz;
-        let nfft = self.coarse_work.len();
-        // A short capture (finish before the buffer filled) gets its own window.
-        let short;
-        let win: &[f32] = if n == self.coarse_window.len() {
-            &self.coarse_window
-        } else {
-            short = super::window::Window::Hann.build(n);
-            &short
-        };
-        let buf = &mut self.coarse_work;
-        buf.iter_mut().for_each(|b| *b = Complex::default());
-        for ((b, x), w) in buf.iter_mut().zip(&self.coarse[..n]).zip(win) {
-            *b = x * *w;
-        }
-        self.coarse_fft.process(buf);
-        let pow: Vec<f32> = buf.iter().map(|c| c.norm_sqr()).collect();
-        let bin = fs / nfft as f64;
-        let expected = self.cfg.tone_hz - self.cfg.center_hz;
-        let span = self.cfg.search_ppm * 1e-6 * self.cfg.tone_hz.abs() + 4.0 * bin;
-        // |expected| < 0.45·fs (validated), so the centre bin is within the spectrum;
-        // a search wider than the whole spectrum looks at each bin once.
-        let centre = (expected / bin).round() as i64;
-        let reach = ((span / bin).ceil() as i64).min(nfft as i64 / 2);
-        let (lo, hi) = (centre - reach, centre + reach);
-        let idx = |k: i64| k.rem_euclid(nfft as i64) as usize;
-        let (mut best_k, mut best_p) = (lo, f32::MIN);
-        for k in lo..=hi {
-            let p = pow[idx(k)];
-            if p > best_p {
-                best_p = p;
-                best_k = k;
-            }
-        }
-        let mut sorted = pow.clone();
-        let mid = sorted.len() / 2;
-        let median = *sorted.select_nth_unstable_by(mid, f32::total_cmp).1;
-        let snr = 10.0 * (f64::from(best_p) / f64::from(median.max(f32::MIN_POSITIVE))).log10();
-        if snr.is_nan() || snr < 10.0 {
-            return Err(format!(
-                "no tone within ±{span:.1} Hz of {:.1} Hz (best {snr:.1} dB over the median)",
-                self.cfg.tone_hz
-            ));
-        }
-        // Parabolic interpolation on the log magnitude.
-        let l = f64::from(pow[idx(best_k - 1)].max(f32::MIN_POSITIVE)).ln();
-        let c = f64::from(best_p.max(f32::MIN_POSITIVE)).ln();
-        let r = f64::from(pow[idx(best_k + 1)].max(f32::MIN_POSITIVE)).ln();
-        let den = l - 2.0 * c + r;
-        let delta = if den.abs() > 0.0 {
-            (0.5 * (l - r) / den).clamp(-0.5, 0.5)
-        } else {
-            0.0
-        };
-        Ok(((best_k as f64 + delta) * bin, snr))
-    }
-
-    fn track(&mut self, mut x: &[Complex<f32>]) {
-        let mlen = self.table.len();
-        while !x.is_empty() {
-            let take = (mlen - self.m).min(x.len());
+    pub fn feed(&mut self, mut x: &[Complex<f32>]) {
+        let m = self.t1.len();
+        while !x.is_empty() && self.dec.len() < self.cfg.max_decimated {
+            let take = (m - self.pos).min(x.len());
             let (head, rest) = x.split_at(take);
-            let mut re = [0.0f32; 4];
-            let mut im = [0.0f32; 4];
-            let tab = &self.table[self.m..self.m + take];
-            let mut xc = head.chunks_exact(4);
-            let mut tc = tab.chunks_exact(4);
-            for (a, b) in (&mut xc).zip(&mut tc) {
-                for j in 0..4 {
-                    re[j] += a[j].re * b[j].re - a[j].im * b[j].im;
-                    im[j] += a[j].re * b[j].im + a[j].im * b[j].re;
-                }
-            }
-            let mut acc = self.acc + Complex::new(re.iter().sum::<f32>(), im.iter().sum::<f32>());
-            for (a, b) in xc.remainder().iter().zip(tc.remainder()) {
-                acc += a * b;
-            }
-            self.acc = acc;
-            self.m += take;
+            let (a1, a2) = mac2(
+                head,
+                &self.t1[self.pos..self.pos + take],
+                &self.t2[self.pos..self.pos + take],
+            );
+            self.acc1 += a1;
+            self.acc2 += a2;
+            self.pos += take;
+            self.samples += take as u64;
             x = rest;
-            if self.m == mlen {
+            if self.pos == m {
                 self.close_block();
             }
         }
     }
 
     fn close_block(&mut self) {
-        let mlen = self.table.len() as f64;
-        let n0 = self.block as f64 * mlen;
-        let cycles = (self.coarse_hz / self.cfg.sample_rate_hz * n0).fract();
-        let rot = Complex::from_polar(1.0, -2.0 * PI * cycles);
-        let z = Complex::new(f64::from(self.acc.re), f64::from(self.acc.im)) * rot;
-        if self.block == 0 {
-            self.phase = z.arg();
-        } else {
-            self.phase += (z * self.prev.conj()).arg();
+        let m = self.t1.len();
+        if let Some(p) = self.prev1 {
+            // y_b = e^{-jω(b−1)M} · (Σ_{block b−1} x·t1 + Σ_{block b} x·t2)
+            let per_block = (self.nco_hz / self.cfg.sample_rate_hz * m as f64).fract();
+            let cycles = (per_block * (self.block - 1) as f64).fract();
+            let rot = Complex::from_polar(1.0, -2.0 * PI * cycles);
+            let z = Complex::new(
+                f64::from(p.re + self.acc2.re),
+                f64::from(p.im + self.acc2.im),
+            );
+            let y = z * rot;
+            self.dec.push(Complex::new(y.re as f32, y.im as f32));
         }
-        self.prev = z;
-        let t = self.block as f64;
-        let y = self.phase;
-        self.s_t += t;
-        self.s_tt += t * t;
-        self.s_y += y;
-        self.s_ty += t * y;
-        self.s_yy += y * y;
+        self.prev1 = Some(self.acc1);
+        self.acc1 = Complex::default();
+        self.acc2 = Complex::default();
+        self.pos = 0;
         self.block += 1;
-        self.m = 0;
-        self.acc = Complex::default();
     }
 
-    /// The estimate from everything fed so far.
+    /// The estimate from everything fed so far, or why there is none: too few
+    /// samples, no tone above the detection threshold ("reference tone too weak"), or
+    /// several carriers the task does not tell apart ("ambiguous"). [`Self::tones`]
+    /// then lists what was seen.
     pub fn finish(&mut self) -> Result<ClkinEstimate> {
-        if let Stage::Collecting = self.stage {
-            self.start_tracking();
-        }
-        if let Stage::Failed(e) = &self.stage {
-            return Err(Error::Clkin(e.clone()));
-        }
-        let k = self.block as f64;
-        if self.block < 8 {
+        self.tones.clear();
+        let n = self.dec.len();
+        if n < 64 {
             return Err(Error::Clkin(format!(
-                "only {} samples, too few for the fine estimate",
+                "only {} samples, too few for the reference-tone search",
                 self.samples
             )));
         }
-        let sxx = self.s_tt - self.s_t * self.s_t / k;
-        let sxy = self.s_ty - self.s_t * self.s_y / k;
-        let syy = self.s_yy - self.s_y * self.s_y / k;
-        let slope = sxy / sxx;
-        let sse = (syy - slope * sxy).max(0.0);
-        let se = (sse / (k - 2.0) / sxx).sqrt();
-        let dec_rate = self.cfg.sample_rate_hz / self.table.len() as f64;
-        let to_hz = dec_rate / (2.0 * PI);
-        let baseband = self.coarse_hz + slope * to_hz;
-        let sigma_hz = se * to_hz;
-        let rf = self.cfg.center_hz + baseband;
-        let eps = self.cfg.tone_hz / rf - 1.0;
-        let deps = self.cfg.tone_hz / (rf * rf) * sigma_hz;
+        let m = self.t1.len();
+        let fs = self.cfg.sample_rate_hz;
+        let grid = search::Grid {
+            fd: fs / m as f64,
+            m,
+            span_hz: self.cfg.span_hz(),
+        };
+        let seen = search::carriers(&self.dec, &grid);
+        let cfg = &self.cfg;
+        let to_ppm = |off: f64| (cfg.tone_hz / (cfg.center_hz + self.nco_hz + off) - 1.0) * 1e6;
+        let to_rf = |off: f64| cfg.center_hz + self.nco_hz + off;
+        self.tones = seen
+            .carriers
+            .iter()
+            .map(|c| ClkinTone {
+                frequency_hz: to_rf(c.offset_hz),
+                level_dbfs: c.level_dbfs,
+                snr_db: c.snr_db,
+                ppm: to_ppm(c.offset_hz),
+                reference: false,
+            })
+            .collect();
+        let window = format!(
+            "±{} ppm of {:.6} MHz over {:.3} s",
+            cfg.search_ppm,
+            cfg.tone_hz / 1e6,
+            n as f64 / grid.fd
+        );
+        if seen.carriers.is_empty() {
+            return Err(Error::Clkin(format!(
+                "reference tone too weak: SNR {:.1} dB after integration, need {:.1} dB (searched {window})",
+                seen.best_snr_db, seen.threshold_db
+            )));
+        }
+        // Which carriers can be the reference: all, or those at the expected level.
+        let mut can: Vec<usize> = (0..seen.carriers.len()).collect();
+        if let Some(l) = cfg.expected_dbfs {
+            can.retain(|&i| (seen.carriers[i].level_dbfs - l).abs() <= cfg.expected_tolerance_db);
+            if can.is_empty() {
+                return Err(Error::Clkin(format!(
+                    "no tone at the expected {l} ± {} dBFS within {window}; seen {}",
+                    cfg.expected_tolerance_db,
+                    list(&self.tones, self.tones.len())
+                )));
+            }
+        }
+        // Strongest first (carriers are sorted so); every rival within AMBIGUITY_DB.
+        let top = seen.carriers[can[0]].level_dbfs;
+        let rivals: Vec<ClkinTone> = can
+            .iter()
+            .filter(|&&i| top - seen.carriers[i].level_dbfs <= AMBIGUITY_DB)
+            .map(|&i| self.tones[i].clone())
+            .collect();
+        if rivals.len() > 1 {
+            return Err(Error::Clkin(format!(
+                "ambiguous: {} tones within ±{} ppm of the reference, within {AMBIGUITY_DB} dB of each other: {}; \
+                 give the reference's expected level or a tolerance that leaves one",
+                rivals.len(),
+                cfg.search_ppm,
+                list(&rivals, rivals.len())
+            )));
+        }
+        let pick = can[0];
+        self.tones[pick].reference = true;
+        let others: Vec<&search::Carrier> = seen
+            .carriers
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != pick)
+            .map(|(_, c)| c)
+            .collect();
+        let fine = search::refine(&self.dec, &grid, &seen.carriers[pick], &others);
+        let baseband = self.nco_hz + fine.offset_hz;
+        let rf = cfg.center_hz + baseband;
+        let eps = cfg.tone_hz / rf - 1.0;
+        let deps = cfg.tone_hz / (rf * rf) * fine.sigma_hz;
+        self.tones[pick].frequency_hz = rf;
+        self.tones[pick].ppm = eps * 1e6;
         Ok(ClkinEstimate {
-            tone_hz: self.cfg.tone_hz,
+            tone_hz: cfg.tone_hz,
             measured_hz: rf,
             baseband_hz: baseband,
             ppm: eps * 1e6,
             ppm_uncertainty: deps * 1e6,
-            tone_snr_db: self.tone_snr_db,
-            samples: self.samples,
+            tone_snr_db: seen.carriers[pick].snr_db,
+            samples: (n as u64 + 1) * m as u64,
         })
     }
+}
+
+/// `a` at F MHz, L dBFS (P ppm), …
+fn list(tones: &[ClkinTone], k: usize) -> String {
+    tones
+        .iter()
+        .take(k)
+        .map(|t| {
+            format!(
+                "{:.6} MHz at {:.1} dBFS ({} ppm)",
+                t.frequency_hz / 1e6,
+                t.level_dbfs,
+                fmt_ppm(t.ppm, 3)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Σ x·a and Σ x·b over equal-length slices, in four lanes (the hot loop).
+fn mac2(
+    x: &[Complex<f32>],
+    a: &[Complex<f32>],
+    b: &[Complex<f32>],
+) -> (Complex<f32>, Complex<f32>) {
+    let (mut ar, mut ai, mut br, mut bi) = ([0f32; 4], [0f32; 4], [0f32; 4], [0f32; 4]);
+    let xc = x.chunks_exact(4);
+    let ac = a.chunks_exact(4);
+    let bc = b.chunks_exact(4);
+    let (xr, ar_, br_) = (xc.remainder(), ac.remainder(), bc.remainder());
+    for ((x, a), b) in xc.zip(ac).zip(bc) {
+        for j in 0..4 {
+            ar[j] += x[j].re * a[j].re - x[j].im * a[j].im;
+            ai[j] += x[j].re * a[j].im + x[j].im * a[j].re;
+            br[j] += x[j].re * b[j].re - x[j].im * b[j].im;
+            bi[j] += x[j].re * b[j].im + x[j].im * b[j].re;
+        }
+    }
+    let mut sa = Complex::new(ar.iter().sum::<f32>(), ai.iter().sum::<f32>());
+    let mut sb = Complex::new(br.iter().sum::<f32>(), bi.iter().sum::<f32>());
+    for ((x, a), b) in xr.iter().zip(ar_).zip(br_) {
+        sa += x * a;
+        sb += x * b;
+    }
+    (sa, sb)
 }
 
 /// What the driver says about the reference clock (each piece optional).
@@ -465,6 +536,10 @@ pub struct ClkinReport {
     pub detail: String,
     /// Every piece of evidence considered.
     pub evidence: Vec<EvidenceItem>,
+    /// Every carrier seen in the search window, strongest first, the reference
+    /// marked (none marked when no number could be given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tones: Vec<ClkinTone>,
 }
 
 fn is_external(s: &str) -> bool {
@@ -482,6 +557,16 @@ pub fn fmt_ppm(ppm: f64, prec: usize) -> String {
         digits.to_owned()
     } else {
         s
+    }
+}
+
+/// Decimals that show an uncertainty of `uncertainty_ppm` with two significant
+/// digits (at least 4, at most 9), for the value and its uncertainty alike.
+pub fn ppm_decimals(uncertainty_ppm: f64) -> usize {
+    if uncertainty_ppm.is_finite() && uncertainty_ppm > 0.0 {
+        (1.0 - uncertainty_ppm.log10().floor()).clamp(4.0, 9.0) as usize
+    } else {
+        4
     }
 }
 
@@ -532,29 +617,54 @@ fn driver_evidence(evidence: &ClockEvidence) -> Vec<EvidenceItem> {
 }
 
 /// Combine the measurement with the driver's evidence. PASS only when |ppm| ≤ tolerance,
-/// the uncertainty is below the tolerance, and no evidence contradicts.
+/// the uncertainty is below the tolerance, and no evidence contradicts. `tones` are the
+/// carriers the estimator saw ([`ClkinEstimator::tones`]); each one beside the
+/// reference is listed as evidence.
 pub fn judge_clkin(
     tone_hz: f64,
     tolerance_ppm: f64,
     estimate: std::result::Result<&ClkinEstimate, &Error>,
     evidence: &ClockEvidence,
+    tones: &[ClkinTone],
 ) -> ClkinReport {
     let mut items = driver_evidence(evidence);
+    if estimate.is_ok() {
+        let top = tones.iter().find(|t| t.reference).map(|t| t.level_dbfs);
+        for t in tones.iter().filter(|t| !t.reference) {
+            items.push(EvidenceItem {
+                name: "other carrier in the search window".into(),
+                value: format!(
+                    "{:.6} MHz at {:.1} dBFS ({:.1} dB below the reference; {} ppm if it were the reference)",
+                    t.frequency_hz / 1e6,
+                    t.level_dbfs,
+                    top.map_or(f64::NAN, |l| l - t.level_dbfs),
+                    fmt_ppm(t.ppm, 3)
+                ),
+                consistent: true,
+            });
+        }
+    }
     let (measured_hz, ppm, unc, mut detail, mut pass) = match estimate {
         Ok(e) => {
+            let dp = ppm_decimals(e.ppm_uncertainty);
             items.push(EvidenceItem {
                 name: "measured reference error".into(),
-                value: format!("{} ± {:.4} ppm", fmt_ppm(e.ppm, 4), e.ppm_uncertainty),
+                value: format!(
+                    "{} ± {:.dp$} ppm (1σ; SNR {:.1} dB after integration)",
+                    fmt_ppm(e.ppm, dp),
+                    e.ppm_uncertainty,
+                    e.tone_snr_db
+                ),
                 consistent: e.ppm.abs() <= tolerance_ppm,
             });
             let ok = e.ppm.abs() <= tolerance_ppm && e.ppm_uncertainty < tolerance_ppm;
             let d = if ok {
-                format!("{} ppm within ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, 4))
+                format!("{} ppm within ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, dp))
             } else if e.ppm.abs() > tolerance_ppm {
-                format!("{} ppm outside ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, 4))
+                format!("{} ppm outside ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, dp))
             } else {
                 format!(
-                    "uncertainty {:.4} ppm too large for ±{tolerance_ppm} ppm",
+                    "uncertainty {:.dp$} ppm too large for ±{tolerance_ppm} ppm",
                     e.ppm_uncertainty
                 )
             };
@@ -590,6 +700,7 @@ pub fn judge_clkin(
         },
         detail,
         evidence: items,
+        tones: tones.to_vec(),
     }
 }
 

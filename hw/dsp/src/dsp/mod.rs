@@ -10,8 +10,8 @@ pub(crate) mod welch;
 pub(crate) mod window;
 
 pub use clkin::{
-    fmt_ppm, judge_clkin, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus,
-    ClockEvidence, EvidenceItem,
+    fmt_ppm, judge_clkin, ppm_decimals, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
+    ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
 };
 pub use peaks::{find_peaks, median_db, Peak};
 pub use welch::{Spectrum, Welch, WelchConfig};
