@@ -155,6 +155,10 @@ pub struct WatchArgs {
     /// reported as not examined).
     #[arg(long, env = "RXNODE_HISTORY_LIMIT", default_value_t = rxnode::DEFAULT_HISTORY_LIMIT)]
     pub history_limit: usize,
+    /// Commits one poll walks at most (the newest; older history is reported
+    /// as not examined). Lower it on a slow laptop; it cannot be raised.
+    #[arg(long, env = "RXNODE_WALK_LIMIT", default_value_t = rxnode::DEFAULT_WALK_LIMIT)]
+    pub walk_limit: usize,
 }
 
 /// `inventory` options.

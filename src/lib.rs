@@ -66,7 +66,7 @@ pub use crate::{
     status::cmd_status,
     store::{
         node::{cmd_set_name, cmd_show},
-        queue::DEFAULT_HISTORY_LIMIT,
+        queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
         rebuild::cmd_rebuild,
     },
     validate::cmd_validate,

@@ -2,7 +2,7 @@
 //! or a compare-and-swap ref update for a remote on this machine), and the
 //! fetch–rebuild–retry loop after a lost race.
 use super::checks::{check_outgoing, check_outgoing_node};
-use super::tree::{build_commit, local_additions, result_entries, set_rx_node, tracking_ref};
+use super::tree::{build_commit, local_additions, result_at, set_rx_node, tracking_ref};
 use super::MAX_PUSH_ATTEMPTS;
 use crate::exit::refused;
 use crate::git::ops::{redact, remote_callbacks};
@@ -372,7 +372,7 @@ fn after_rejection(job: &PushJob, ours: Oid, attempt: u32, last: &str) -> Result
         ));
     };
     let base = repo.find_commit(tip)?;
-    if result_entries(repo, Some(&base))?.contains_key(key) {
+    if result_at(repo, &base, key)?.is_some() {
         return Err(refused(format!(
             "{RESULTS_DIR}/{key}/ appeared on the remote rx-node (commit {tip}) from another publisher; not overwritten"
         )));
