@@ -270,7 +270,13 @@ pub struct ResultsArgs {
     /// Read the local copy only (no fetch).
     #[arg(long)]
     pub no_fetch: bool,
-    /// `show ID`, `verify ID` or `nodes`; none lists every result.
+    /// List at most the newest N results (by when they landed on rx-node).
+    #[arg(long, default_value_t = rxnode::DEFAULT_RESULTS_LIMIT, conflicts_with = "all")]
+    pub limit: usize,
+    /// List every result (reads the whole rx-node history: slow with many results).
+    #[arg(long)]
+    pub all: bool,
+    /// `show ID`, `verify ID` or `nodes`; none lists the newest results.
     #[command(subcommand)]
     pub sub: Option<ResultsCmd>,
 }

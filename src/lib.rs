@@ -55,7 +55,7 @@ pub use crate::{
     exit::{code_for, Outcome},
     git::publish::cmd_publish,
     mainpc::{
-        results::{cmd_results, ResultsOptions, ResultsQuery},
+        results::{cmd_results, ResultsOptions, ResultsQuery, DEFAULT_RESULTS_LIMIT},
         task_new::{cmd_task_new, TaskNewOptions},
     },
     result::{

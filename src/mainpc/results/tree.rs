@@ -2,7 +2,7 @@
 //! size-bounded blobs, and the commit that first added each result.
 use super::text::shown;
 use super::{Fetched, Found, MAX_FILE_BYTES, PRIVATE_REF};
-use crate::exit::bad_input;
+use crate::exit::{bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks, set_timeouts};
 use crate::result::RESULTS_DIR;
 use anyhow::{anyhow, Context, Result};
@@ -56,20 +56,44 @@ pub(super) fn read_private(repo: &Repository) -> Result<Option<Oid>> {
     }
 }
 
+/// Refused (exit 3) when the entry at `path` is a submodule's gitlink, a
+/// symbolic link or anything but a plain folder or file: never followed.
+fn refuse_not_plain(e: &git2::TreeEntry, path: &str) -> Result<()> {
+    let what = match (e.kind(), e.filemode()) {
+        (Some(ObjectType::Tree), 0o040000) => return Ok(()),
+        (Some(ObjectType::Blob), 0o100644 | 0o100755) => return Ok(()),
+        (Some(ObjectType::Blob), 0o120000) => "a symbolic link",
+        (Some(ObjectType::Commit), _) | (_, 0o160000) => "a submodule (gitlink)",
+        _ => "not a plain folder or file",
+    };
+    Err(refused(format!(
+        "{} on rx-node is {what}, not a plain folder or file; rxnode does not follow it — \
+         whoever wrote it must remove it from rx-node",
+        shown(path, 200)
+    )))
+}
+
 /// Every result in a tree: per-node folders and old-layout folders. Entries that
-/// are neither are returned as problems (named, never followed).
-pub(super) fn find_results(repo: &Repository, root: &git2::Tree) -> (Vec<Found>, Vec<String>) {
+/// are neither are returned as problems (named, never followed); an entry on a
+/// result's path that is not a plain folder or file (a gitlink, a symbolic
+/// link) is refused, naming it.
+pub(super) fn find_results(
+    repo: &Repository,
+    root: &git2::Tree,
+) -> Result<(Vec<Found>, Vec<String>)> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     let Some(e) = root.get_name(RESULTS_DIR) else {
-        return (out, problems);
+        return Ok((out, problems));
     };
+    refuse_not_plain(&e, RESULTS_DIR)?;
     let Ok(results) = repo.find_tree(e.id()) else {
         problems.push(format!("{RESULTS_DIR} is not a folder"));
-        return (out, problems);
+        return Ok((out, problems));
     };
     for e in results.iter() {
         let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+        refuse_not_plain(&e, &format!("{RESULTS_DIR}/{name}"))?;
         if TaskId::parse(&name).is_err() {
             problems.push(format!(
                 "{RESULTS_DIR}/{} is not a task ID; skipped",
@@ -84,6 +108,7 @@ pub(super) fn find_results(repo: &Repository, root: &git2::Tree) -> (Vec<Found>,
         let mut legacy = false;
         for f in idtree.iter() {
             let fname = String::from_utf8_lossy(f.name_bytes()).into_owned();
+            refuse_not_plain(&f, &format!("{RESULTS_DIR}/{name}/{fname}"))?;
             match f.kind() {
                 Some(ObjectType::Tree) => {
                     if crate::store::node::check_name(&fname).is_err() {
@@ -112,7 +137,102 @@ pub(super) fn find_results(repo: &Repository, root: &git2::Tree) -> (Vec<Found>,
             });
         }
     }
-    (out, problems)
+    Ok((out, problems))
+}
+
+/// The result at `key` (`<ID>/<NODE>`, or `<ID>` of the old layout) in the
+/// results folder `rt`, as [`find_results`] would list it; `None` when absent
+/// or not a result (those are named by [`find_results`]).
+fn found_at(repo: &Repository, rt: &git2::Tree, key: &str) -> Option<Found> {
+    let e = rt.get_path(std::path::Path::new(key)).ok()?;
+    if e.kind() != Some(ObjectType::Tree) {
+        return None;
+    }
+    let (id, node) = match key.split_once('/') {
+        Some((i, n)) => (i, Some(n)),
+        None => (key, None),
+    };
+    TaskId::parse(id).ok()?;
+    if let Some(n) = node {
+        crate::store::node::check_name(n).ok()?;
+    } else {
+        // The old layout: files directly in `<ID>/`.
+        let t = repo.find_tree(e.id()).ok()?;
+        if !t.iter().any(|f| f.kind() != Some(ObjectType::Tree)) {
+            return None;
+        }
+    }
+    Some(Found {
+        task_id: id.to_owned(),
+        dir_node: node.map(str::to_owned),
+        tree: e.id(),
+        path: format!("{RESULTS_DIR}/{key}"),
+    })
+}
+
+/// The results at `tip`, newest first by when they landed: walking the
+/// first-parent history from `tip`, each commit's results added or changed
+/// against its parent (a tree diff, which reads only the folders that
+/// changed) that still stand at `tip`, each once, handed to `each` with the
+/// commit; the walk stops when `each` returns `false`.
+pub(super) fn newest_added(
+    repo: &Repository,
+    tip: Oid,
+    each: &mut dyn FnMut(Oid, Vec<Found>) -> Result<bool>,
+) -> Result<()> {
+    let results_of = |c: &git2::Commit| -> Option<git2::Tree> {
+        let e = c.tree().ok()?.get_name(RESULTS_DIR)?.to_owned();
+        repo.find_tree(e.id()).ok()
+    };
+    let tip_commit = repo.find_commit(tip)?;
+    let Some(tip_rt) = results_of(&tip_commit) else {
+        return Ok(());
+    };
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut c = tip_commit;
+    loop {
+        let parent = c.parents().next();
+        let now = results_of(&c);
+        let before = parent.as_ref().and_then(|p| results_of(p));
+        let mut batch = Vec::new();
+        if now.as_ref().map(|t| t.id()) != before.as_ref().map(|t| t.id()) {
+            let diff = repo.diff_tree_to_tree(before.as_ref(), now.as_ref(), None)?;
+            let mut keys: Vec<String> = Vec::new();
+            for d in diff.deltas() {
+                let Some(p) = d.new_file().path().or_else(|| d.old_file().path()) else {
+                    continue;
+                };
+                let parts: Vec<String> = p
+                    .components()
+                    .map(|x| x.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                // `<ID>/<NODE>/<file>` or, in the old layout, `<ID>/<file>`.
+                let key = match parts.len() {
+                    3.. => format!("{}/{}", parts[0], parts[1]),
+                    2 => parts[0].clone(),
+                    _ => continue,
+                };
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+            for key in keys {
+                if !seen.insert(key.clone()) {
+                    continue;
+                }
+                if let Some(f) = found_at(repo, &tip_rt, &key) {
+                    batch.push(f);
+                }
+            }
+        }
+        if !batch.is_empty() && !each(c.id(), batch)? {
+            return Ok(());
+        }
+        match parent {
+            Some(p) => c = p,
+            None => return Ok(()),
+        }
+    }
 }
 
 /// A blob of at most [`MAX_FILE_BYTES`], loaded only after its size was checked.
@@ -167,7 +287,9 @@ pub(super) fn adding_commits(repo: &Repository, tip: Oid) -> Result<BTreeMap<Str
         if !seen_roots.insert(e.id()) {
             continue; // the same rx-results tree as an earlier commit
         }
-        let (found, _) = find_results(repo, &tree);
+        let Ok((found, _)) = find_results(repo, &tree) else {
+            continue; // refused at the tip by the caller's own read
+        };
         for f in found {
             out.entry(f.path).or_insert((c.id(), f.tree));
         }
@@ -188,7 +310,7 @@ impl Fetched<'_> {
                 "no rx-node branch on the remote yet: no result for {id}"
             )));
         };
-        let (found, _) = find_results(repo, &repo.find_commit(tip)?.tree()?);
+        let (found, _) = find_results(repo, &repo.find_commit(tip)?.tree()?)?;
         let of_id: Vec<Found> = found
             .into_iter()
             .filter(|f| f.task_id == id.as_str())
