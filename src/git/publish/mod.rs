@@ -276,7 +276,10 @@ fn resume(
             "pushed": rec.pushed, "resumed": true});
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else if rec.pushed {
-        println!("{id} is on the remote rx-node already (commit {}); recorded as pushed", rec.commit);
+        println!(
+            "{id} is on the remote rx-node already (commit {}); recorded as pushed",
+            rec.commit
+        );
     } else {
         println!("not pushed; `rxnode publish {id} --push` pushes it");
     }

@@ -221,11 +221,7 @@ fn results_tree<'r>(repo: &'r Repository, c: &Commit) -> Result<Option<git2::Tre
 
 /// The results of one task ID in a commit, read by path (`rx-results/<id>/`
 /// only): key → tree id, keyed as [`result_entries`] keys them.
-pub(super) fn id_entries(
-    repo: &Repository,
-    c: &Commit,
-    id: &str,
-) -> Result<BTreeMap<String, Oid>> {
+pub(super) fn id_entries(repo: &Repository, c: &Commit, id: &str) -> Result<BTreeMap<String, Oid>> {
     let mut out = BTreeMap::new();
     let Some(rt) = results_tree(repo, c)? else {
         return Ok(out);
@@ -341,11 +337,7 @@ pub(super) fn build_commit(
                 )));
             }
         }
-        up.upsert(
-            format!("{RESULTS_DIR}/{name}"),
-            *oid,
-            git2::FileMode::Tree,
-        );
+        up.upsert(format!("{RESULTS_DIR}/{name}"), *oid, git2::FileMode::Tree);
     }
     let tree = repo.find_tree(up.create_updated(repo, &base)?)?;
     let parents: Vec<&Commit> = parent.into_iter().collect();

@@ -193,7 +193,10 @@ pub(super) fn cmd_list(
     }
     print_list(f.tip, total, &list, &tree_problems);
     if limit.is_some_and(|l| list.len() >= l) {
-        println!("(the newest {} listed; --limit N for more, --all for every result)", list.len());
+        println!(
+            "(the newest {} listed; --limit N for more, --all for every result)",
+            list.len()
+        );
     }
     Ok(Outcome::Done)
 }

@@ -193,7 +193,7 @@ pub(super) fn newest_added(
     loop {
         let parent = c.parents().next();
         let now = results_of(&c);
-        let before = parent.as_ref().and_then(|p| results_of(p));
+        let before = parent.as_ref().and_then(&results_of);
         let mut batch = Vec::new();
         if now.as_ref().map(|t| t.id()) != before.as_ref().map(|t| t.id()) {
             let diff = repo.diff_tree_to_tree(before.as_ref(), now.as_ref(), None)?;

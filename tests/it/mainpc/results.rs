@@ -353,7 +353,12 @@ fn results_limit_and_all_list_the_newest_first_by_publication() {
         approve(&a);
         assert_eq!(publish(&a, id).status.code(), Some(0));
     }
-    let ids = |l: &Listing| l.results.iter().map(|r| r.task_id.clone()).collect::<Vec<_>>();
+    let ids = |l: &Listing| {
+        l.results
+            .iter()
+            .map(|r| r.task_id.clone())
+            .collect::<Vec<_>>()
+    };
     let two = listing(&lab.main, &["--limit", "2"]);
     assert_eq!(ids(&two), ["ORDER_3", "ORDER_2"]);
     assert_eq!(two.total, 3);
@@ -363,7 +368,11 @@ fn results_limit_and_all_list_the_newest_first_by_publication() {
     assert_eq!(ids(&default), ids(&all));
     let human = rxnode(&lab.main, &["results", "--limit", "1"], "");
     assert_eq!(human.status.code(), Some(0), "{}", show(&human));
-    assert!(stdout(&human).contains("--all for every result"), "{}", show(&human));
+    assert!(
+        stdout(&human).contains("--all for every result"),
+        "{}",
+        show(&human)
+    );
     let bad = rxnode(&lab.main, &["results", "--limit", "2", "--all"], "");
     assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
 }
@@ -381,20 +390,36 @@ fn a_peers_non_printable_characters_are_escaped_on_every_display() {
     let hand = lab.root.path().join("hand-esc");
     git(
         lab.root.path(),
-        &["clone", "-q", "-b", "rx-node", lab.origin.to_str().unwrap(), hand.to_str().unwrap()],
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "rx-node",
+            lab.origin.to_str().unwrap(),
+            hand.to_str().unwrap(),
+        ],
     );
     let dir = hand.join("rx-results/ESC_1/LAB-A");
     let mut v: Value =
         serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap()).unwrap();
     v["task_title"] = json!("ok\u{9b}31m\u{202e}gnp.exe\u{7f}");
-    std::fs::write(dir.join("RX_RESULT.json"), serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("RX_RESULT.json"),
+        serde_json::to_vec_pretty(&v).unwrap(),
+    )
+    .unwrap();
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap();
-    std::fs::write(dir.join("RX_RESULT.md"), format!("{md}\n\u{9b}2J \u{202e}x\n")).unwrap();
+    std::fs::write(
+        dir.join("RX_RESULT.md"),
+        format!("{md}\n\u{9b}2J \u{202e}x\n"),
+    )
+    .unwrap();
     git(&hand, &["commit", "-qam", "planted"]);
     git(&hand, &["push", "-q", "origin", "rx-node"]);
     let raw = |b: &[u8]| {
         let s = String::from_utf8_lossy(b);
-        s.chars().any(|c| matches!(c as u32, 0x7f | 0x80..=0x9f | 0x202a..=0x202e))
+        s.chars()
+            .any(|c| matches!(c as u32, 0x7f | 0x80..=0x9f | 0x202a..=0x202e))
     };
     for args in [
         &["results"][..],
@@ -404,7 +429,11 @@ fn a_peers_non_printable_characters_are_escaped_on_every_display() {
         &["--json", "results", "verify", "ESC_1"],
     ] {
         let out = rxnode(&lab.main, args, "");
-        assert!(!raw(&out.stdout) && !raw(&out.stderr), "{args:?} printed raw: {}", show(&out));
+        assert!(
+            !raw(&out.stdout) && !raw(&out.stderr),
+            "{args:?} printed raw: {}",
+            show(&out)
+        );
     }
     let out = rxnode(&lab.main, &["--json", "results", "show", "ESC_1"], "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -428,12 +457,28 @@ fn results_refuses_a_gitlink_on_the_result_path_naming_it() {
     let head = git(&peer, &["rev-parse", "HEAD"]);
     git(
         &peer,
-        &["update-index", "--add", "--cacheinfo", &format!("160000,{head},rx-results")],
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{head},rx-results"),
+        ],
     );
     git(&peer, &["commit", "-q", "-m", "planted"]);
-    git(&peer, &["push", "-q", lab.origin.to_str().unwrap(), "HEAD:refs/heads/rx-node"]);
+    git(
+        &peer,
+        &[
+            "push",
+            "-q",
+            lab.origin.to_str().unwrap(),
+            "HEAD:refs/heads/rx-node",
+        ],
+    );
     let out = rxnode(&lab.main, &["results"], "");
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("rx-results on rx-node is a submodule"), "{err}");
+    assert!(
+        err.contains("rx-results on rx-node is a submodule"),
+        "{err}"
+    );
 }

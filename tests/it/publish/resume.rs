@@ -37,7 +37,10 @@ fn publish_killed_between_the_ref_update_and_the_state_write_is_resumed_by_a_rer
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::thread::sleep(std::time::Duration::from_millis(200));
-    assert!(child.try_wait().unwrap().is_none(), "publish did not wait at the state write");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "publish did not wait at the state write"
+    );
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     drop(lock);
@@ -46,7 +49,11 @@ fn publish_killed_between_the_ref_update_and_the_state_write_is_resumed_by_a_rer
         serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
             .unwrap();
     assert!(state["published"]["RX_KILL"].is_null(), "{state}");
-    assert!(git_try(&fx.origin, &["rev-parse", "-q", "--verify", "refs/heads/rx-node"]).is_none());
+    assert!(git_try(
+        &fx.origin,
+        &["rev-parse", "-q", "--verify", "refs/heads/rx-node"]
+    )
+    .is_none());
 
     let out = publish(&co, "RX_KILL", true, Some("PUBLISH RX_KILL\n"));
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -56,8 +63,14 @@ fn publish_killed_between_the_ref_update_and_the_state_write_is_resumed_by_a_rer
         show(&out)
     );
     assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), local);
-    let files = git(&fx.origin, &["ls-tree", "-r", "--name-only", "refs/heads/rx-node"]);
-    assert!(files.contains("rx-results/RX_KILL/rx1/RX_RESULT.json"), "{files}");
+    let files = git(
+        &fx.origin,
+        &["ls-tree", "-r", "--name-only", "refs/heads/rx-node"],
+    );
+    assert!(
+        files.contains("rx-results/RX_KILL/rx1/RX_RESULT.json"),
+        "{files}"
+    );
     let state: Value =
         serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
             .unwrap();
@@ -90,10 +103,23 @@ fn a_gitlink_or_symlink_on_the_rx_results_path_is_refused_naming_it() {
         };
         git(
             &peer,
-            &["update-index", "--add", "--cacheinfo", &format!("{mode},{target},{path}")],
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("{mode},{target},{path}"),
+            ],
         );
         git(&peer, &["commit", "-q", "-m", "planted"]);
-        git(&peer, &["push", "-q", &file_url(&fx.origin), "HEAD:refs/heads/rx-node"]);
+        git(
+            &peer,
+            &[
+                "push",
+                "-q",
+                &file_url(&fx.origin),
+                "HEAD:refs/heads/rx-node",
+            ],
+        );
         let co = fx.checkout("rx1");
         fx.outbox(&co, "RX_GL", "RX_RESULT_ONLY");
         let out = publish(&co, "RX_GL", true, Some("PUBLISH RX_GL\n"));

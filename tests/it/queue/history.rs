@@ -474,7 +474,10 @@ fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_comm
     let out = lab.run(&["watch", "--once", "--walk-limit", "100"], "s\n");
     let (so, se) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{so}\n{se}");
-    assert!(se.contains("NOT EXAMINED") && se.contains("--walk-limit"), "{se}");
+    assert!(
+        se.contains("NOT EXAMINED") && se.contains("--walk-limit"),
+        "{se}"
+    );
     let w = status(&lab).last_walk.unwrap();
     assert!(w.walk_truncated, "{w:?}");
     assert_eq!((w.commits, w.tip.as_str()), (100, tip.as_str()));
@@ -489,13 +492,20 @@ fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_comm
         .find(|e| e["event"] == "not_examined")
         .expect("a not_examined line");
     assert_eq!(line["detail"]["walk_limit"], 100, "{line}");
-    assert_eq!(line["detail"]["not_walked_from"], commits[199].as_str(), "{line}");
+    assert_eq!(
+        line["detail"]["not_walked_from"],
+        commits[199].as_str(),
+        "{line}"
+    );
     assert_eq!(lab.state()["remote_marker"], tip.as_str());
     // The next poll starts at the new examined commit: nothing walked again.
     let out = lab.run(&["watch", "--once", "--walk-limit", "100"], "s\n");
     assert!(out.status.success());
-    assert!(text(&out.stderr).contains("nothing new") || text(&out.stdout).contains("nothing new"),
-        "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("nothing new") || text(&out.stdout).contains("nothing new"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = lab.run(&["watch", "--once", "--walk-limit", "0"], "");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
