@@ -197,7 +197,7 @@ fn refuse_not_plain(e: &git2::TreeEntry, path: &str, at: Oid) -> Result<()> {
         Some(what) => Err(refused(format!(
             "{path} on rx-node (commit {at}) is {what}, not a plain folder or file; \
              rxnode neither reads nor writes over it — remove it from rx-node by hand \
-             (docs/protocol.md#publication-to-rx-node)"
+             (docs/publishing.md#how-the-commit-is-made)"
         ))),
     }
 }

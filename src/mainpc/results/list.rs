@@ -29,8 +29,9 @@ struct Row {
 }
 
 /// The results at `tip` that pass `keep`, newest first — by when they landed
-/// on `rx-node` (the newest commit that added or changed each), then by
-/// completion time within one commit; at most `limit` (`None`: every one).
+/// on `rx-node` (the newest commit that added or changed each), then by task
+/// ID (descending) and node within one commit; at most `limit` (`None`: every
+/// one). Within a commit only the results needed are read.
 /// Only the commits back to the `limit`-th result are read, so the cost of
 /// the default listing does not grow with the number of results. Also: how
 /// many results the tip holds, and the problems of its tree.
@@ -47,21 +48,17 @@ fn rows(
     let (found, tree_problems) = find_results(repo, &commit.tree()?)?;
     let total = found.len();
     let mut out: Vec<Row> = Vec::new();
-    newest_added(repo, tip, &mut |added: Oid, batch: Vec<Found>| {
-        let mut rows = batch
-            .into_iter()
-            .map(|f| row_of(repo, f, added))
-            .collect::<Result<Vec<Row>>>()?;
-        rows.sort_by(|a, b| {
-            b.sort_time
-                .cmp(&a.sort_time)
-                .then_with(|| a.task_id.cmp(&b.task_id))
-                .then_with(|| a.node.cmp(&b.node))
+    newest_added(repo, tip, &mut |added: Oid, mut batch: Vec<Found>| {
+        batch.sort_by(|a, b| {
+            b.task_id
+                .cmp(&a.task_id)
+                .then_with(|| a.dir_node.cmp(&b.dir_node))
         });
-        for r in rows {
+        for f in batch {
             if limit.is_some_and(|l| out.len() >= l) {
                 break;
             }
+            let r = row_of(repo, f, added)?;
             if keep(&r) {
                 out.push(r);
             }

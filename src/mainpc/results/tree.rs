@@ -198,6 +198,7 @@ pub(super) fn newest_added(
         if now.as_ref().map(|t| t.id()) != before.as_ref().map(|t| t.id()) {
             let diff = repo.diff_tree_to_tree(before.as_ref(), now.as_ref(), None)?;
             let mut keys: Vec<String> = Vec::new();
+            let mut in_keys: BTreeSet<String> = BTreeSet::new();
             for d in diff.deltas() {
                 let Some(p) = d.new_file().path().or_else(|| d.old_file().path()) else {
                     continue;
@@ -212,7 +213,7 @@ pub(super) fn newest_added(
                     2 => parts[0].clone(),
                     _ => continue,
                 };
-                if !keys.contains(&key) {
+                if in_keys.insert(key.clone()) {
                     keys.push(key);
                 }
             }
