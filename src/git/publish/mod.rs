@@ -51,6 +51,7 @@ pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
 pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
     let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
     let paths = Paths::new(&ctx.repo);
+    crate::git::ops::set_timeouts();
     // Nothing under an untrusted .local/ is read or written, not even the ledger.
     crate::store::trust::prepare(&paths)?;
     let result = publish(ctx, &paths, &id, push);

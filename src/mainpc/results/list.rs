@@ -48,19 +48,20 @@ fn rows(
     let (found, tree_problems) = find_results(repo, &commit.tree()?)?;
     let total = found.len();
     let mut out: Vec<Row> = Vec::new();
-    newest_added(repo, tip, &mut |added: Oid, mut batch: Vec<Found>| {
-        batch.sort_by(|a, b| {
-            b.task_id
-                .cmp(&a.task_id)
-                .then_with(|| a.dir_node.cmp(&b.dir_node))
-        });
-        for f in batch {
-            if limit.is_some_and(|l| out.len() >= l) {
-                break;
-            }
-            let r = row_of(repo, f, added)?;
-            if keep(&r) {
-                out.push(r);
+    let mut seen: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    newest_added(repo, tip, &mut |landed, now_rt| {
+        for id in &landed.ids {
+            for f in landed.results_of(id, now_rt) {
+                if limit.is_some_and(|l| out.len() >= l) {
+                    return Ok(false);
+                }
+                if !seen.insert(f.path.clone()) {
+                    continue;
+                }
+                let r = row_of(repo, f, landed.commit)?;
+                if keep(&r) {
+                    out.push(r);
+                }
             }
         }
         Ok(limit.is_none_or(|l| out.len() < l))

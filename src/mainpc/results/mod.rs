@@ -106,6 +106,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         )
     })?;
     let filter = filter(args)?;
+    crate::git::ops::set_timeouts();
     let remote = ctx.source.remote.as_str();
     let before = read_private(&repo)?;
     let tip = if args.no_fetch {

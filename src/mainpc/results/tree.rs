@@ -170,15 +170,93 @@ fn found_at(repo: &Repository, rt: &git2::Tree, key: &str) -> Option<Found> {
     })
 }
 
+/// The names of `now`'s entries whose object differs from `before`'s entry
+/// of the same name (or that `before` lacks), in tree order: a merge of the
+/// two sorted entry lists, reading no object.
+fn changed_names(before: Option<&git2::Tree>, now: &git2::Tree) -> Vec<String> {
+    let key = |e: &git2::TreeEntry| {
+        let mut k = e.name_bytes().to_vec();
+        if e.kind() == Some(ObjectType::Tree) {
+            k.push(b'/');
+        }
+        k
+    };
+    let mut out = Vec::new();
+    let mut old = before.map(|t| t.iter()).into_iter().flatten().peekable();
+    for e in now.iter() {
+        let k = key(&e);
+        while old.peek().is_some_and(|o| key(o) < k) {
+            old.next();
+        }
+        let same = old.peek().is_some_and(|o| key(o) == k && o.id() == e.id());
+        if !same {
+            out.push(String::from_utf8_lossy(e.name_bytes()).into_owned());
+        }
+    }
+    out
+}
+
+/// One commit's share of [`newest_added`]: the task-ID folders it added or
+/// changed against its first parent, expanded to results only on demand.
+pub(super) struct Landed<'r> {
+    repo: &'r Repository,
+    /// The commit.
+    pub(super) commit: Oid,
+    /// Its parent's `rx-results` (`None`: absent, or a root commit).
+    before: Option<git2::Tree<'r>>,
+    /// The tip's `rx-results`: only what still stands there is listed.
+    tip_rt: &'r git2::Tree<'r>,
+    /// The changed `<ID>` names, newest-listed first (descending).
+    pub(super) ids: Vec<String>,
+}
+
+impl Landed<'_> {
+    /// The results under `rx-results/<id>` that this commit added or changed
+    /// and that stand at the tip, as [`find_results`] lists them.
+    pub(super) fn results_of(&self, id: &str, now_rt: &git2::Tree) -> Vec<Found> {
+        let sub = |t: &git2::Tree| -> Option<git2::Tree> {
+            let e = t.get_name(id)?;
+            self.repo.find_tree(e.id()).ok()
+        };
+        let Some(now) = sub(now_rt) else {
+            return Vec::new();
+        };
+        let before = self.before.as_ref().and_then(sub);
+        let mut keys: Vec<String> = Vec::new();
+        let mut legacy = false;
+        for name in changed_names(before.as_ref(), &now) {
+            match now.get_name(&name).map(|e| e.kind()) {
+                Some(Some(ObjectType::Tree)) => keys.push(format!("{id}/{name}")),
+                _ => legacy = true,
+            }
+        }
+        if legacy {
+            keys.push(id.to_owned());
+        }
+        keys.iter()
+            .filter_map(|k| found_at(self.repo, self.tip_rt, k))
+            .filter(|f| {
+                // Only the very tree that stands at the tip (an old-layout
+                // folder also holds the newer per-node folders beside its files).
+                f.dir_node.is_none()
+                    || now_rt
+                        .get_path(std::path::Path::new(&f.path[RESULTS_DIR.len() + 1..]))
+                        .is_ok_and(|e| e.id() == f.tree)
+            })
+            .collect()
+    }
+}
+
 /// The results at `tip`, newest first by when they landed: walking the
-/// first-parent history from `tip`, each commit's results added or changed
-/// against its parent (a tree diff, which reads only the folders that
-/// changed) that still stand at `tip`, each once, handed to `each` with the
-/// commit; the walk stops when `each` returns `false`.
+/// first-parent history from `tip`, each commit's task-ID folders added or
+/// changed against its parent (compared by object ID, so only what changed is
+/// read), handed to `each` with that commit's `rx-results` tree; the walk
+/// stops when `each` returns `false`. `each` keeps track of results already
+/// listed (a newer commit lists a result first).
 pub(super) fn newest_added(
     repo: &Repository,
     tip: Oid,
-    each: &mut dyn FnMut(Oid, Vec<Found>) -> Result<bool>,
+    each: &mut dyn FnMut(&Landed, &git2::Tree) -> Result<bool>,
 ) -> Result<()> {
     let results_of = |c: &git2::Commit| -> Option<git2::Tree> {
         let e = c.tree().ok()?.get_name(RESULTS_DIR)?.to_owned();
@@ -188,46 +266,24 @@ pub(super) fn newest_added(
     let Some(tip_rt) = results_of(&tip_commit) else {
         return Ok(());
     };
-    let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut c = tip_commit;
     loop {
         let parent = c.parents().next();
         let now = results_of(&c);
         let before = parent.as_ref().and_then(&results_of);
-        let mut batch = Vec::new();
-        if now.as_ref().map(|t| t.id()) != before.as_ref().map(|t| t.id()) {
-            let diff = repo.diff_tree_to_tree(before.as_ref(), now.as_ref(), None)?;
-            let mut keys: Vec<String> = Vec::new();
-            let mut in_keys: BTreeSet<String> = BTreeSet::new();
-            for d in diff.deltas() {
-                let Some(p) = d.new_file().path().or_else(|| d.old_file().path()) else {
-                    continue;
-                };
-                let parts: Vec<String> = p
-                    .components()
-                    .map(|x| x.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                // `<ID>/<NODE>/<file>` or, in the old layout, `<ID>/<file>`.
-                let key = match parts.len() {
-                    3.. => format!("{}/{}", parts[0], parts[1]),
-                    2 => parts[0].clone(),
-                    _ => continue,
-                };
-                if in_keys.insert(key.clone()) {
-                    keys.push(key);
-                }
+        if let Some(now) = now.filter(|n| Some(n.id()) != before.as_ref().map(|b| b.id())) {
+            let mut ids = changed_names(before.as_ref(), &now);
+            ids.reverse();
+            let landed = Landed {
+                repo,
+                commit: c.id(),
+                before,
+                tip_rt: &tip_rt,
+                ids,
+            };
+            if !each(&landed, &now)? {
+                return Ok(());
             }
-            for key in keys {
-                if !seen.insert(key.clone()) {
-                    continue;
-                }
-                if let Some(f) = found_at(repo, &tip_rt, &key) {
-                    batch.push(f);
-                }
-            }
-        }
-        if !batch.is_empty() && !each(c.id(), batch)? {
-            return Ok(());
         }
         match parent {
             Some(p) => c = p,

@@ -498,6 +498,14 @@ fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_comm
         "{line}"
     );
     assert_eq!(lab.state()["remote_marker"], tip.as_str());
+    let human = text(&lab.run(&["status"], "").stdout);
+    assert!(
+        human.contains(&format!(
+            "history from {} back NOT EXAMINED",
+            &commits[199][..12]
+        )) && human.contains("--walk-limit"),
+        "{human}"
+    );
     // The next poll starts at the new examined commit: nothing walked again.
     let out = lab.run(&["watch", "--once", "--walk-limit", "100"], "s\n");
     assert!(out.status.success());
