@@ -248,13 +248,20 @@ fn tree_changes(
     };
     let is_tree = |e: &git2::TreeEntry| e.kind() == Some(git2::ObjectType::Tree);
     let sub = |e: &git2::TreeEntry| -> Result<Option<git2::Tree>> {
-        Ok(if is_tree(e) { Some(repo.find_tree(e.id())?) } else { None })
+        Ok(if is_tree(e) {
+            Some(repo.find_tree(e.id())?)
+        } else {
+            None
+        })
     };
     if let Some(n) = new {
         for e in n.iter() {
             let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
             let before = old.and_then(|o| o.get_name_bytes(e.name_bytes()));
-            if before.as_ref().is_some_and(|b| b.id() == e.id() && b.filemode() == e.filemode()) {
+            if before
+                .as_ref()
+                .is_some_and(|b| b.id() == e.id() && b.filemode() == e.filemode())
+            {
                 continue;
             }
             let path = join(&name);
