@@ -306,7 +306,7 @@ pub(crate) fn task_history(
 /// no check can make a poll walk a whole hostile history (see
 /// `docs/protocol.md#bound`). An ancestor further away than this is taken as
 /// not found: a task naming one is refused, a marker beyond it is reported.
-pub(crate) const MAX_ANCESTRY_COMMITS: usize = 20_000;
+pub(crate) const MAX_ANCESTRY_COMMITS: usize = 2_000;
 
 /// Whether `target` is on the first-parent chain of `from` within `max`
 /// steps. Stops quietly where the history ends (a root, or a shallow clone's
