@@ -164,6 +164,10 @@ pub struct WatchArgs {
     /// reported as not examined).
     #[arg(long, env = "RXNODE_HISTORY_LIMIT", default_value_t = rxnode::DEFAULT_HISTORY_LIMIT)]
     pub history_limit: usize,
+    /// Commits one poll walks at most (the newest; older history is reported
+    /// as not examined). Lower it on a slow laptop; it cannot be raised.
+    #[arg(long, env = "RXNODE_WALK_LIMIT", default_value_t = rxnode::DEFAULT_WALK_LIMIT)]
+    pub walk_limit: usize,
 }
 
 /// `inventory` options.
@@ -283,7 +287,13 @@ pub struct ResultsArgs {
     /// Read the local copy only (no fetch).
     #[arg(long)]
     pub no_fetch: bool,
-    /// `show ID`, `verify ID` or `nodes`; none lists every result.
+    /// List at most the newest N results (by when they landed on rx-node).
+    #[arg(long, default_value_t = rxnode::DEFAULT_RESULTS_LIMIT, conflicts_with = "all")]
+    pub limit: usize,
+    /// List every result (reads the whole rx-node history: slow with many results).
+    #[arg(long)]
+    pub all: bool,
+    /// `show ID`, `verify ID` or `nodes`; none lists the newest results.
     #[command(subcommand)]
     pub sub: Option<ResultsCmd>,
 }

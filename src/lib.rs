@@ -56,7 +56,7 @@ pub use crate::{
     exit::{bad_input, code_for, error_json, is_broken_pipe, Outcome},
     git::publish::cmd_publish,
     mainpc::{
-        results::{cmd_results, ResultsOptions, ResultsQuery},
+        results::{cmd_results, ResultsOptions, ResultsQuery, DEFAULT_RESULTS_LIMIT},
         task_new::{cmd_task_new, TaskNewOptions},
     },
     result::{
@@ -67,7 +67,7 @@ pub use crate::{
     status::cmd_status,
     store::{
         node::{cmd_set_name, cmd_show},
-        queue::DEFAULT_HISTORY_LIMIT,
+        queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
         rebuild::cmd_rebuild,
     },
     validate::cmd_validate,

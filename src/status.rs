@@ -308,6 +308,7 @@ fn print_walk(w: &WalkRecord, colour: bool) {
     let from = match (&w.from, &w.since) {
         (WalkFrom::FirstStart, _) => "first start: tip only".to_owned(),
         (WalkFrom::Root, _) => "from the root (no common history)".to_owned(),
+        (WalkFrom::Bound, _) => "from the tip back to the walk bound".to_owned(),
         (_, Some(s)) => format!("since {}", short(s)),
         (_, None) => String::new(),
     };
@@ -324,12 +325,25 @@ fn print_walk(w: &WalkRecord, colour: bool) {
             ""
         }
     );
-    if w.not_examined > 0 || w.walk_truncated {
+    if w.not_examined > 0 {
         println!(
             "            {} older version(s) {} (only the newest {} are examined; --history-limit)",
             w.not_examined,
             crate::term::status("NOT EXAMINED", 12, colour),
             w.limit
+        );
+    }
+    if let Some(from) = &w.not_walked_from {
+        println!(
+            "            history from {} back {} (a poll walks at most {} commits; --walk-limit)",
+            short(from),
+            crate::term::status("NOT EXAMINED", 12, colour),
+            w.walk_limit
+        );
+    } else if w.walk_truncated {
+        println!(
+            "            older history {} (the walk stopped early: its commit limit or an incomplete history)",
+            crate::term::status("NOT EXAMINED", 12, colour),
         );
     }
 }

@@ -33,6 +33,7 @@ impl ResultsArgs {
             status: a.status.clone(),
             since: a.since.clone(),
             no_fetch: a.no_fetch,
+            limit: (!a.all).then_some(a.limit),
             sub: a.sub.as_ref().map(ResultsCmd::query),
         }
     }

@@ -18,6 +18,7 @@ impl WatchArgs {
             dry_run: a.dry_run,
             task_file: a.task_file.clone(),
             history_limit: a.history_limit,
+            walk_limit: a.walk_limit,
         }
     }
 }

@@ -29,9 +29,12 @@ use std::collections::BTreeMap;
 pub const DEFAULT_HISTORY_LIMIT: usize = 50;
 /// The largest `--history-limit` accepted.
 pub(crate) const MAX_HISTORY_LIMIT: usize = 10_000;
-/// First-parent commits walked per poll at most (a hostile branch cannot make
-/// a poll walk for ever); older history is reported as not examined.
-pub(crate) const MAX_WALK_COMMITS: usize = 200_000;
+/// Commits one poll walks at most unless `--walk-limit` lowers it: whatever
+/// the branch holds (a 200 000-commit push, two unrelated histories
+/// force-pushed in turn), one poll stays within about 2 s of CPU and 200 MB
+/// (docs/benchmarks.md); older history is reported as not examined and the
+/// examined commit moves to the tip, so the next poll does not pay again.
+pub const DEFAULT_WALK_LIMIT: usize = 5_000;
 
 /// What the queue keeps in `.local/rx_agent_state.json` (field `queue`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -96,6 +99,10 @@ pub(crate) enum WalkFrom {
     MergeBase,
     /// After a rewrite with no common history: from the root, bounded.
     Root,
+    /// The examined commit is neither within the walk bound of the tip nor
+    /// shares a commit with it within the bound (a rewrite, or more commits
+    /// than the bound since): the newest commits only, the rest not examined.
+    Bound,
 }
 
 /// One poll's history walk.
@@ -118,9 +125,16 @@ pub(crate) struct WalkRecord {
     /// Versions found but not examined (older than the newest `limit`), plus
     /// any beyond the walk's commit limit (then `walk_truncated`).
     pub not_examined: usize,
-    /// The walk stopped at [`MAX_WALK_COMMITS`], or at an incomplete history
-    /// (a shallow clone): older history was not looked at.
+    /// The walk stopped at its commit bound (`walk_limit`), or at an
+    /// incomplete history (a shallow clone): older history was not looked at.
     pub walk_truncated: bool,
+    /// When the walk stopped at its bound: the newest commit not walked
+    /// (everything from it back is not examined).
+    #[serde(default)]
+    pub not_walked_from: Option<String>,
+    /// The commit bound in force (`--walk-limit`).
+    #[serde(default)]
+    pub walk_limit: usize,
     /// The first (oldest) commits of the versions not examined (at most 100).
     #[serde(default)]
     pub not_examined_commits: Vec<String>,

@@ -5,9 +5,7 @@ use super::{loud, say, Flow};
 use crate::git::ops::{self, History, Version};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
-use crate::store::queue::{
-    pending_in_order, short, Rewrite, WalkFrom, WalkRecord, MAX_WALK_COMMITS,
-};
+use crate::store::queue::{pending_in_order, short, Rewrite, WalkFrom, WalkRecord};
 use crate::store::state::{self, State};
 use anyhow::Result;
 use git2::{Oid, Repository};
@@ -16,6 +14,17 @@ use git2::{Oid, Repository};
 const REWRITES_KEPT: usize = 20;
 /// Commit IDs listed in one `not_examined` ledger line / state record.
 const LISTED: usize = 100;
+
+/// A poll's bounds: task versions examined and commits walked
+/// (`--history-limit`, `--walk-limit`; docs/protocol.md#bound).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    /// The newest versions examined at most.
+    pub(crate) versions: usize,
+    /// Commits walked at most, by the history walk and by each ancestry or
+    /// merge-base search.
+    pub(crate) commits: usize,
+}
 
 /// What to examine this poll.
 struct Plan {
@@ -34,7 +43,7 @@ fn plan(
     from: WalkFrom,
     tip: Oid,
     path: &str,
-    limit: usize,
+    bounds: Bounds,
 ) -> Result<Plan> {
     if from == WalkFrom::FirstStart {
         let entry = ops::entry_at(repo, tip, path)?;
@@ -54,9 +63,9 @@ fn plan(
             skipped: vec![],
         });
     }
-    let history = ops::task_history(repo, tip, start, path, MAX_WALK_COMMITS)?;
+    let history = ops::task_history(repo, tip, start, path, bounds.commits)?;
     let mut all = history.versions.clone();
-    let cut = all.len().saturating_sub(limit);
+    let cut = all.len().saturating_sub(bounds.versions);
     let examine = all.split_off(cut);
     Ok(Plan {
         from,
@@ -74,14 +83,14 @@ pub(crate) fn examine_history(
     flow: &mut Flow<'_>,
     repo: &Repository,
     tip: Oid,
-    limit: usize,
+    bounds: Bounds,
 ) -> Result<Vec<String>> {
-    let (start, from) = walk_start(flow, repo, tip, limit)?;
-    let p = plan(repo, start, from, tip, &flow.task_path, limit)?;
+    let (start, from) = walk_start(flow, repo, tip, bounds)?;
+    let p = plan(repo, start, from, tip, &flow.task_path, bounds)?;
     if from == WalkFrom::FirstStart {
         first_start(flow, &p, tip)?;
     }
-    report_not_examined(flow, &p, tip, limit)?;
+    report_not_examined(flow, &p, tip, bounds)?;
     let mut queued: Vec<String> = Vec::new();
     for (i, v) in p.examine.iter().enumerate() {
         let next = p.examine.get(i + 1);
@@ -99,8 +108,10 @@ pub(crate) fn examine_history(
         examined: p.examine.len(),
         not_examined: p.skipped.len(),
         walk_truncated: p.history.truncated || p.history.incomplete.is_some(),
+        not_walked_from: p.history.not_walked_from.map(|c| c.to_string()),
+        walk_limit: bounds.commits,
         not_examined_commits: listed(&p),
-        limit,
+        limit: bounds.versions,
     };
     state::update(&flow.paths, |s| {
         s.remote_marker = Some(tip.to_string());
@@ -110,14 +121,16 @@ pub(crate) fn examine_history(
     Ok(queued)
 }
 
-/// Where the walk starts: after the marker when it is an ancestor of the tip,
-/// else (a history rewrite, said and recorded) after the merge base, or from
-/// the root when there is none; only the tip on a first start.
+/// Where the walk starts: after the marker when it is an ancestor of the tip
+/// within the commit bound, else (a history rewrite, said and recorded) after
+/// the merge base, or from the tip back to the bound when none is found
+/// within it; only the tip on a first start. No search here looks at more
+/// than the bound's commits.
 fn walk_start(
     flow: &Flow<'_>,
     repo: &Repository,
     tip: Oid,
-    limit: usize,
+    bounds: Bounds,
 ) -> Result<(Option<Oid>, WalkFrom)> {
     let st = state::load(&flow.paths)?;
     let Some(m) = st.remote_marker.as_deref() else {
@@ -125,20 +138,31 @@ fn walk_start(
     };
     let parsed = Oid::from_str(m);
     if let Ok(m) = parsed {
-        if ops::is_ancestor_or_same(repo, m, tip)? {
+        if ops::is_ancestor_within(repo, m, tip, bounds.commits)? {
             return Ok((Some(m), WalkFrom::Marker));
         }
     }
     let base = match parsed {
-        Ok(m) => ops::merge_base(repo, m, tip)?,
+        Ok(m) => ops::merge_base_within(repo, m, tip, bounds.commits)?,
         Err(_) => None,
     };
-    let moved = Moved { old: m, tip, base };
-    rewritten(flow, repo, &st, moved, limit)?;
-    Ok(match base {
-        Some(b) => (Some(b), WalkFrom::MergeBase),
-        None => (None, WalkFrom::Root),
-    })
+    // Without a common commit within the bound, the two share no history at
+    // all only when the tip's own history ends within it.
+    let from = match base {
+        Some(_) => WalkFrom::MergeBase,
+        None if ops::task_history(repo, tip, None, &flow.task_path, bounds.commits)?.truncated => {
+            WalkFrom::Bound
+        }
+        None => WalkFrom::Root,
+    };
+    let moved = Moved {
+        old: m,
+        tip,
+        base,
+        from,
+    };
+    rewritten(flow, repo, &st, moved, bounds)?;
+    Ok((base, from))
 }
 
 /// A ledger line `event` about the walk to `tip`.
@@ -190,9 +214,10 @@ fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
     )
 }
 
-/// Versions beyond the bound, a walk cut at [`MAX_WALK_COMMITS`], or an
+/// Versions beyond the bound, a walk cut at its commit bound, or an
 /// incomplete (shallow) history: said loudly and recorded in a `not_examined` line.
-fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, limit: usize) -> Result<()> {
+fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, bounds: Bounds) -> Result<()> {
+    let limit = bounds.versions;
     let not_examined = p.skipped.len();
     let incomplete = p.history.incomplete.clone();
     if not_examined == 0 && !p.history.truncated && incomplete.is_none() {
@@ -201,7 +226,12 @@ fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, limit: usize) -> Res
     let where_ = where_(flow);
     let mut more = if p.history.truncated {
         format!(
-            "; the walk stopped after {MAX_WALK_COMMITS} commits, so older history is not examined either"
+            "; the walk stopped after {} commits (--walk-limit), so older history{} is NOT EXAMINED either",
+            bounds.commits,
+            p.history
+                .not_walked_from
+                .map(|c| format!(" (from {} back)", short(&c.to_string())))
+                .unwrap_or_default()
         )
     } else {
         String::new()
@@ -238,6 +268,8 @@ fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, limit: usize) -> Res
             },
             "count": not_examined, "limit": limit,
             "walk_truncated": p.history.truncated,
+            "walk_limit": bounds.commits,
+            "not_walked_from": p.history.not_walked_from.map(|c| c.to_string()),
             "history_incomplete": incomplete,
             "since": p.since.map(|s| s.to_string()),
             "commits": listed(p), "commits_listed_max": LISTED,
@@ -252,8 +284,10 @@ struct Moved<'s> {
     old: &'s str,
     /// The new tip.
     tip: Oid,
-    /// Where examination restarts (`None`: the two share no history).
+    /// Where examination restarts (`None`: no common commit within the bound).
     base: Option<Oid>,
+    /// How the walk starts: from the merge base, the root, or the bound.
+    from: WalkFrom,
 }
 
 /// The examined commit is no longer an ancestor of the tip: say so loudly,
@@ -263,30 +297,50 @@ fn rewritten(
     repo: &Repository,
     st: &State,
     moved: Moved<'_>,
-    limit: usize,
+    bounds: Bounds,
 ) -> Result<()> {
-    let Moved { old, tip, base } = moved;
+    let Moved {
+        old,
+        tip,
+        base,
+        from,
+    } = moved;
+    let limit = bounds.versions;
     let mut off = Vec::new();
     for id in pending_in_order(st) {
         let on = st
             .tasks
             .get(&id)
             .and_then(|r| Oid::from_str(&r.commit).ok())
-            .map(|c| ops::is_ancestor_or_same(repo, c, tip))
+            .map(|c| ops::is_ancestor_within(repo, c, tip, bounds.commits))
             .transpose()?
             .unwrap_or(false);
         if !on {
             off.push(id);
         }
     }
-    let from = match base {
-        Some(b) => format!("examining from the merge base {b}"),
-        None => format!(
-            "the two share no history: examining the newest {limit} version(s) from the root"
+    let (what, from) = match (base, from) {
+        (Some(b), _) => (
+            "was force-pushed; the examined commit {old} is no longer an ancestor of the tip",
+            format!("examining from the merge base {b}"),
+        ),
+        (None, WalkFrom::Bound) => (
+            "was force-pushed, or moved by more commits than one poll walks; the examined commit {old} is not within the newest commits of the tip",
+            format!(
+                "no common commit within {} commits (--walk-limit): examining the newest {limit} version(s) of the newest {} commits; older history is NOT EXAMINED",
+                bounds.commits, bounds.commits
+            ),
+        ),
+        (None, _) => (
+            "was force-pushed; the examined commit {old} is no longer an ancestor of the tip",
+            format!(
+                "the two share no history: examining the newest {limit} version(s) from the root"
+            ),
         ),
     };
+    let what = what.replace("{old}", old);
     let mut msg = format!(
-        "HISTORY REWRITTEN: {}/{} was force-pushed; the examined commit {old} is no longer an ancestor of the tip {tip}; {from}. Nothing is approved by the rewrite; decided task IDs are never offered again",
+        "HISTORY REWRITTEN: {}/{} {what} {tip}; {from}. Nothing is approved by the rewrite; decided task IDs are never offered again",
         flow.remote, flow.branch
     );
     if !off.is_empty() {

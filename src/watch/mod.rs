@@ -205,6 +205,8 @@ pub struct WatchOptions {
     /// Task versions examined per poll at most (the newest; older ones are
     /// reported as not examined).
     pub history_limit: usize,
+    /// Commits one poll walks at most (1 ..= the default, docs/protocol.md#bound).
+    pub walk_limit: usize,
 }
 
 /// The `watch` command.
@@ -249,7 +251,7 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     result
 }
 
-/// `--interval` and `--history-limit` in range.
+/// `--interval`, `--history-limit` and `--walk-limit` in range.
 fn check_options(args: &WatchOptions) -> Result<()> {
     if !(args.interval.is_finite() && args.interval > 0.0 && args.interval <= 86_400.0) {
         return Err(bad_input(format!(
@@ -262,6 +264,13 @@ fn check_options(args: &WatchOptions) -> Result<()> {
         return Err(bad_input(format!(
             "--history-limit {}: must be a number of task versions in 1..={max}",
             args.history_limit
+        )));
+    }
+    let max = queue::DEFAULT_WALK_LIMIT;
+    if !(1..=max).contains(&args.walk_limit) {
+        return Err(bad_input(format!(
+            "--walk-limit {}: must be a number of commits in 1..={max} (it can lower the bound, not raise it)",
+            args.walk_limit
         )));
     }
     Ok(())
@@ -295,6 +304,7 @@ mod tests {
             dry_run: false,
             task_file: None,
             history_limit,
+            walk_limit: queue::DEFAULT_WALK_LIMIT,
         }
     }
 

@@ -21,7 +21,10 @@ struct LoopState {
 
 pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outcome> {
     let interval = Duration::from_secs_f64(args.interval);
-    let limit = args.history_limit;
+    let limit = history::Bounds {
+        versions: args.history_limit,
+        commits: args.walk_limit,
+    };
     let mut failures: u32 = 0;
     let mut ls = LoopState::default();
     loop {
@@ -140,7 +143,7 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
 /// Then: fetch; when the tip moved, examine the history since the marker
 /// (`queue::examine_history`); then prompt, in commit order, the tasks left
 /// pending by an earlier run (first poll only) and every task this poll queued.
-fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: usize) -> Result<bool> {
+fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: history::Bounds) -> Result<bool> {
     if held(flow, &mut ls.held_said)? {
         return Ok(false);
     }
@@ -254,7 +257,7 @@ fn examine_new(
     flow: &mut Flow<'_>,
     repo: &Repository,
     oid: Oid,
-    limit: usize,
+    limit: history::Bounds,
 ) -> Result<Vec<String>> {
     let marker = state::load(&flow.paths)?.remote_marker;
     if marker.as_deref() == Some(oid.to_string().as_str()) {

@@ -12,6 +12,7 @@ use tempfile::TempDir;
 mod concurrent;
 mod guards;
 mod refusals;
+mod resume;
 
 struct Fixture {
     root: TempDir,

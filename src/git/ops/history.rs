@@ -133,6 +133,9 @@ pub(crate) struct History {
     /// The walk stopped at its commit limit before reaching the stop point
     /// (older versions, if any, were not looked at).
     pub(crate) truncated: bool,
+    /// When `truncated`: the newest commit the walk did not reach (the first
+    /// parent of the oldest commit walked); everything from it back is not examined.
+    pub(crate) not_walked_from: Option<Oid>,
     /// The walk ended early because the history is incomplete here (a shallow
     /// clone, a missing object): why. Older versions were not looked at.
     pub(crate) incomplete: Option<String>,
@@ -145,8 +148,11 @@ type Chain = (Vec<Oid>, bool, Option<String>);
 /// The first-parent chain from `tip` down to (not including) `hide`, by
 /// following first parents: exact when `hide` is on that chain or absent
 /// (then down to the root, or to a shallow clone's boundary, reported).
-/// `None` when `hide` is not met on the chain (it is reachable only through a
-/// merge's second parent): the caller asks libgit2's revwalk.
+/// When `max_commits` commits are collected before `hide` is met, the chain so
+/// far is returned as truncated: the walk never goes further than its bound.
+/// `None` when the chain ends (root or shallow boundary) without meeting
+/// `hide` (it is reachable only through a merge's second parent): the caller
+/// asks libgit2's revwalk.
 fn first_parent_chain(
     repo: &Repository,
     tip: Oid,
@@ -160,7 +166,7 @@ fn first_parent_chain(
             return Ok(Some((chain, false, None)));
         }
         if chain.len() >= max_commits {
-            return Ok(hide.is_none().then_some((chain, true, None)));
+            return Ok(Some((chain, true, None)));
         }
         let commit = repo
             .find_commit(c)
@@ -262,7 +268,11 @@ pub(crate) fn task_history(
             }
         }
         let before = match parent {
-            Some(p) => entry_at(repo, p, path)?,
+            // The same tree holds the same entry: no path lookup needed.
+            Some(p) => match repo.find_commit(p) {
+                Ok(pc) if pc.tree_id() == commit.tree_id() => entry,
+                _ => entry_at(repo, p, path)?,
+            },
             None => None,
         };
         if before != entry {
@@ -275,16 +285,28 @@ pub(crate) fn task_history(
         entry = before;
     }
     versions.reverse();
+    let not_walked_from = if truncated {
+        match chain.last() {
+            Some(&c) => repo.find_commit(c)?.parent_ids().next(),
+            None => Some(tip),
+        }
+    } else {
+        None
+    };
     Ok(History {
         versions,
         commits: walked,
         truncated,
+        not_walked_from,
         incomplete,
     })
 }
 
-/// First-parent steps tried before a full ancestry search.
-const FIRST_PARENT_PROBE: usize = 10_000;
+/// Commits an ancestry check or a merge-base search looks at, at most, so that
+/// no check can make a poll walk a whole hostile history (see
+/// `docs/protocol.md#bound`). An ancestor further away than this is taken as
+/// not found: a task naming one is refused, a marker beyond it is reported.
+pub(crate) const MAX_ANCESTRY_COMMITS: usize = 2_000;
 
 /// Whether `target` is on the first-parent chain of `from` within `max`
 /// steps. Stops quietly where the history ends (a root, or a shallow clone's
@@ -303,61 +325,97 @@ fn first_parent_reaches(repo: &Repository, from: Oid, target: Oid, max: usize) -
     false
 }
 
-/// Whether `ancestor` is `commit` or one of its ancestors. An unknown
-/// `ancestor` (not in this repository) is not.
+/// Whether `target` is reachable from `from` through any parents, looking at
+/// no more than `max` commits (breadth first, newest commit time first).
+/// Commits missing from the repository (a shallow boundary) end their line.
+fn reaches_within(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool {
+    use std::collections::{BinaryHeap, HashSet};
+    let mut seen: HashSet<Oid> = HashSet::new();
+    let mut queue: BinaryHeap<(i64, Oid)> = BinaryHeap::new();
+    let push = |q: &mut BinaryHeap<(i64, Oid)>, seen: &mut HashSet<Oid>, o: Oid| {
+        if seen.insert(o) {
+            if let Ok(c) = repo.find_commit(o) {
+                q.push((c.time().seconds(), o));
+            }
+        }
+    };
+    push(&mut queue, &mut seen, from);
+    let mut looked = 0usize;
+    while let Some((_, o)) = queue.pop() {
+        if o == target {
+            return true;
+        }
+        looked += 1;
+        if looked >= max {
+            return false;
+        }
+        if let Ok(c) = repo.find_commit(o) {
+            for p in c.parent_ids() {
+                push(&mut queue, &mut seen, p);
+            }
+        }
+    }
+    false
+}
+
+/// Whether `ancestor` is `commit` or one of its ancestors, looking at no more
+/// than [`MAX_ANCESTRY_COMMITS`] commits. An unknown `ancestor` (not in this
+/// repository), or one further away than the bound, is not.
 ///
 /// The first-parent chain is tried first (the usual case, and the one that
-/// works in a shallow clone); then libgit2's full search. A history that
-/// cannot be searched (objects missing past a shallow boundary) answers
-/// "not an ancestor", never an error that would stop every poll.
+/// works in a shallow clone); then a bounded search through every parent. A
+/// history that cannot be searched (objects missing past a shallow boundary)
+/// answers "not an ancestor", never an error that would stop every poll.
 pub(crate) fn is_ancestor_or_same(repo: &Repository, ancestor: Oid, commit: Oid) -> Result<bool> {
+    is_ancestor_within(repo, ancestor, commit, MAX_ANCESTRY_COMMITS)
+}
+
+/// [`is_ancestor_or_same`] with its own bound of `max` commits looked at.
+pub(crate) fn is_ancestor_within(
+    repo: &Repository,
+    ancestor: Oid,
+    commit: Oid,
+    max: usize,
+) -> Result<bool> {
     if ancestor == commit {
         return Ok(true);
     }
     if repo.find_commit(ancestor).is_err() {
         return Ok(false);
     }
-    if first_parent_reaches(repo, commit, ancestor, FIRST_PARENT_PROBE) {
+    if first_parent_reaches(repo, commit, ancestor, max) {
         return Ok(true);
     }
-    match repo.graph_descendant_of(commit, ancestor) {
-        Ok(b) => Ok(b),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => {
-            tracing::warn!(
-                "cannot search the history of {commit} for {ancestor} ({}); taken as not an ancestor",
-                e.message()
-            );
-            Ok(false)
-        }
-        Err(e) => Err(anyhow!(
-            "cannot compare {commit} with {ancestor}: {}",
-            e.message()
-        )),
-    }
+    Ok(reaches_within(repo, commit, ancestor, max))
 }
 
-/// The merge base of two commits, `None` when they share no history, `a` is
-/// not in this repository, or the history needed is missing (shallow clone).
-pub(crate) fn merge_base(repo: &Repository, a: Oid, b: Oid) -> Result<Option<Oid>> {
-    if repo.find_commit(a).is_err() {
-        return Ok(None);
-    }
-    match repo.merge_base(a, b) {
-        Ok(m) => Ok(Some(m)),
-        Err(e) if e.code() == git2::ErrorCode::NotFound && e.class() == git2::ErrorClass::Merge => {
-            Ok(None)
+/// The newest commit of `b`'s first-parent chain that is also on `a`'s, each
+/// chain followed at most `max` commits: the merge base of a rewrite, found
+/// without walking either history further than the bound. `None` when the
+/// two chains share no commit within the bound (unrelated histories, or a
+/// common commit further back), or `a` is not in this repository.
+pub(crate) fn merge_base_within(
+    repo: &Repository,
+    a: Oid,
+    b: Oid,
+    max: usize,
+) -> Result<Option<Oid>> {
+    use std::collections::HashSet;
+    let chain = |from: Oid| -> Vec<Oid> {
+        let mut out = Vec::new();
+        let mut c = from;
+        while out.len() < max {
+            let Ok(k) = repo.find_commit(c) else { break };
+            out.push(c);
+            match k.parent_ids().next() {
+                Some(p) => c = p,
+                None => break,
+            }
         }
-        // Objects missing past a shallow clone's boundary: the common history
-        // cannot be found, so it is treated as absent (examined from the root,
-        // bounded; decided IDs are still never offered again).
-        Err(e) => {
-            tracing::warn!(
-                "cannot find the merge base of {a} and {b} ({}); treated as none",
-                e.message()
-            );
-            Ok(None)
-        }
-    }
+        out
+    };
+    let on_a: HashSet<Oid> = chain(a).into_iter().collect();
+    Ok(chain(b).into_iter().find(|c| on_a.contains(c)))
 }
 
 /// Whether `ancestor` is a strict ancestor of `commit` ([`is_ancestor_or_same`]).
@@ -504,8 +562,12 @@ mod tests {
         assert!(!is_ancestor_or_same(&repo, b, b2).unwrap());
         let missing = Oid::from_str(&"1".repeat(40)).unwrap();
         assert!(!is_ancestor_or_same(&repo, missing, b).unwrap());
-        assert_eq!(merge_base(&repo, b, b2).unwrap(), Some(a));
-        assert_eq!(merge_base(&repo, b, other).unwrap(), None);
-        assert_eq!(merge_base(&repo, missing, b).unwrap(), None);
+        assert_eq!(merge_base_within(&repo, b, b2, 10).unwrap(), Some(a));
+        assert_eq!(merge_base_within(&repo, b, other, 10).unwrap(), None);
+        assert_eq!(merge_base_within(&repo, missing, b, 10).unwrap(), None);
+        // Bounded: a base one step beyond either chain's bound is not found.
+        assert_eq!(merge_base_within(&repo, b, b2, 1).unwrap(), None);
+        assert!(!is_ancestor_within(&repo, a, b, 1).unwrap());
+        assert!(is_ancestor_within(&repo, a, b, 2).unwrap());
     }
 }

@@ -9,8 +9,8 @@ mod history;
 mod remote;
 
 pub(crate) use history::{
-    entry_at, is_ancestor_or_same, is_strict_ancestor, merge_base, read_blob_at, task_history,
-    Blob, History, Version,
+    entry_at, is_ancestor_within, is_strict_ancestor, merge_base_within, read_blob_at,
+    task_history, Blob, History, Version,
 };
 pub(crate) use remote::{
     credentials_callback, fetch, fetch_lock_files, redact, remote_callbacks, set_timeouts,

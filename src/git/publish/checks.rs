@@ -3,7 +3,6 @@
 //! `LOG_META.json`, and the push gate over every commit that would leave this
 //! machine.
 use super::prepare::Prepared;
-use super::tree::delta_path;
 use crate::exit::refused;
 use crate::git::scan::{check_bytes, scan_text, sha256_fields, MAX_FILE_BYTES};
 use crate::result::{Status, RESULT_JSON as JSON, RESULT_MD as MD};
@@ -198,9 +197,9 @@ pub(super) fn check_outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) ->
         if c.parent_count() > 1 {
             return Err(bad("it is a merge".into()));
         }
-        let (new, diff) = first_parent_diff(repo, &c)?;
-        for d in diff.deltas() {
-            if let Some(why) = outgoing_file_problem(repo, &new, &d, &checkout)? {
+        let (new, changes) = first_parent_changes(repo, &c)?;
+        for d in &changes {
+            if let Some(why) = outgoing_file_problem(repo, &new, d, &checkout)? {
                 return Err(bad(why));
             }
         }
@@ -219,19 +218,103 @@ fn outgoing(repo: &Repository, tip: Oid, known: Option<Oid>) -> Result<git2::Rev
     Ok(walk)
 }
 
+/// One file-level change of a commit against its first parent.
+pub(super) struct Change {
+    /// The path (`a/b/c`).
+    path: String,
+    /// Added, Deleted or Modified (a type change is Modified).
+    status: git2::Delta,
+    /// The new side's file mode and object (for an addition or a change).
+    mode: i32,
+    id: Oid,
+}
+
+/// Every file-level change between `old` and `new` below `prefix`, descending
+/// only into folders whose object differs (so a commit beside 100 000 other
+/// results reads only the folders on its own path).
+fn tree_changes(
+    repo: &Repository,
+    old: Option<&git2::Tree>,
+    new: Option<&git2::Tree>,
+    prefix: &str,
+    out: &mut Vec<Change>,
+) -> Result<()> {
+    let join = |n: &str| {
+        if prefix.is_empty() {
+            n.to_owned()
+        } else {
+            format!("{prefix}/{n}")
+        }
+    };
+    let is_tree = |e: &git2::TreeEntry| e.kind() == Some(git2::ObjectType::Tree);
+    let sub = |e: &git2::TreeEntry| -> Result<Option<git2::Tree>> {
+        Ok(if is_tree(e) {
+            Some(repo.find_tree(e.id())?)
+        } else {
+            None
+        })
+    };
+    if let Some(n) = new {
+        for e in n.iter() {
+            let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+            let before = old.and_then(|o| o.get_name_bytes(e.name_bytes()));
+            if before
+                .as_ref()
+                .is_some_and(|b| b.id() == e.id() && b.filemode() == e.filemode())
+            {
+                continue;
+            }
+            let path = join(&name);
+            match (&before, is_tree(&e)) {
+                (Some(b), true) if is_tree(b) => {
+                    tree_changes(repo, sub(b)?.as_ref(), sub(&e)?.as_ref(), &path, out)?
+                }
+                (None, true) => tree_changes(repo, None, sub(&e)?.as_ref(), &path, out)?,
+                (None, false) => out.push(Change {
+                    path,
+                    status: git2::Delta::Added,
+                    mode: e.filemode(),
+                    id: e.id(),
+                }),
+                (Some(_), _) => out.push(Change {
+                    path,
+                    status: git2::Delta::Modified,
+                    mode: e.filemode(),
+                    id: e.id(),
+                }),
+            }
+        }
+    }
+    if let Some(o) = old {
+        for e in o.iter() {
+            if new.is_some_and(|n| n.get_name_bytes(e.name_bytes()).is_some()) {
+                continue;
+            }
+            out.push(Change {
+                path: join(&String::from_utf8_lossy(e.name_bytes())),
+                status: git2::Delta::Deleted,
+                mode: e.filemode(),
+                id: e.id(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The tree of `c` and what it changes against its first parent (everything,
-/// for a root commit).
-fn first_parent_diff<'r>(
+/// for a root commit), file by file.
+fn first_parent_changes<'r>(
     repo: &'r Repository,
     c: &git2::Commit<'r>,
-) -> Result<(git2::Tree<'r>, git2::Diff<'r>)> {
+) -> Result<(git2::Tree<'r>, Vec<Change>)> {
     let old = match c.parent_count() {
         0 => None,
         _ => Some(c.parent(0)?.tree()?),
     };
     let new = c.tree()?;
-    let diff = repo.diff_tree_to_tree(old.as_ref(), Some(&new), None)?;
-    Ok((new, diff))
+    let mut out = Vec::new();
+    tree_changes(repo, old.as_ref(), Some(&new), "", &mut out)?;
+    Ok((new, out))
 }
 
 /// Why one change of an outgoing commit (whose tree is `new`) is not a plain
@@ -240,12 +323,12 @@ fn first_parent_diff<'r>(
 fn outgoing_file_problem(
     repo: &Repository,
     new: &git2::Tree,
-    d: &git2::DiffDelta,
+    d: &Change,
     checkout: &[String],
 ) -> Result<Option<String>> {
-    let path = delta_path(d);
-    if d.status() != git2::Delta::Added {
-        return Ok(Some(format!("{path} is {:?}, not added", d.status())));
+    let path = d.path.clone();
+    if d.status != git2::Delta::Added {
+        return Ok(Some(format!("{path} is {:?}, not added", d.status)));
     }
     let parts: Vec<&str> = path.split('/').collect();
     // `rx-results/<ID>/<NODE>/<file>`, or `rx-results/<ID>/<file>` from
@@ -261,10 +344,10 @@ fn outgoing_file_problem(
         )));
     }
     let dir = parts[..parts.len() - 1].join("/");
-    if d.new_file().mode() != git2::FileMode::Blob {
+    if d.mode != 0o100644 {
         return Ok(Some(format!("{path} is not a regular file")));
     }
-    let blob = repo.find_blob(d.new_file().id())?;
+    let blob = repo.find_blob(d.id)?;
     let text = match check_bytes(&path, blob.content()) {
         Ok(t) => t,
         Err(why) => return Ok(Some(why)),
@@ -312,13 +395,9 @@ pub(super) fn check_outgoing_node(repo: &Repository, tip: Oid, known: Option<Oid
     for oid in outgoing(repo, tip, known)? {
         let oid = oid?;
         let c = repo.find_commit(oid)?;
-        let (_, diff) = first_parent_diff(repo, &c)?;
-        for d in diff.deltas() {
-            let path = d
-                .new_file()
-                .path()
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
+        let (_, changes) = first_parent_changes(repo, &c)?;
+        for d in changes.iter().filter(|d| d.status != git2::Delta::Deleted) {
+            let path = d.path.clone();
             let parts: Vec<&str> = path.split('/').collect();
             if parts.len() == 4 && parts[0] == RESULTS_DIR && parts[2] != own {
                 return Err(refused(format!(

@@ -21,7 +21,7 @@ use checks::check_log_meta;
 use prepare::{make_log_meta, prepare, result_key, Prepared};
 use push::{fetch_rx_node, push_with_retry, PushJob};
 use tree::{
-    build_commit, commit_message, plan_base, refuse_if_rx_node_checked_out, result_entries,
+    build_commit, commit_message, id_entries, plan_base, refuse_if_rx_node_checked_out, result_at,
     result_subtree, same_result, set_rx_node, signature, BasePlan, Tips,
 };
 
@@ -51,6 +51,7 @@ pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
 pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
     let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
     let paths = Paths::new(&ctx.repo);
+    crate::git::ops::set_timeouts();
     // Nothing under an untrusted .local/ is read or written, not even the ledger.
     crate::store::trust::prepare(&paths)?;
     let result = publish(ctx, &paths, &id, push);
@@ -117,6 +118,9 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         fetch_rx_node(&repo, remote).context("before publishing")?;
     }
     let tips = Tips::read(&repo, remote)?;
+    if let Some(rec) = own_unrecorded(&repo, paths, &tips, &prep)? {
+        return resume(ctx, paths, id, push, &rec);
+    }
     let plan = plan_base(&repo, &tips)?;
     refuse_existing(&repo, &plan, &tips, &prep)?;
 
@@ -166,6 +170,123 @@ fn open_checkout(ctx: &Ctx) -> Result<Repository> {
     Ok(repo)
 }
 
+/// A publication stopped after the local `rx-node` moved and before it was
+/// recorded (a kill, a power cut): the local `rx-node` holds this node's
+/// result for this task with the very `RX_RESULT.md` and `RX_RESULT.json` of
+/// the outbox, added by a commit naming this task and this node. It is
+/// recorded now (pushed when the remote already holds it) instead of being
+/// refused as someone else's; `None` when there is no such commit.
+fn own_unrecorded(
+    repo: &Repository,
+    paths: &Paths,
+    tips: &Tips,
+    prep: &Prepared,
+) -> Result<Option<PublishRecord>> {
+    let Some(local) = tips.local else {
+        return Ok(None);
+    };
+    let key = prep.key();
+    let tip = repo.find_commit(local)?;
+    let Some(tree) = result_at(repo, &tip, &key)? else {
+        return Ok(None);
+    };
+    let tree = repo.find_tree(tree)?;
+    let same = |name: &str, text: &str| {
+        let want = Oid::hash_object(git2::ObjectType::Blob, text.as_bytes()).ok();
+        tree.get_name(name)
+            .is_some_and(|e| e.filemode() == 0o100644 && Some(e.id()) == want)
+    };
+    if !(same(MD, &prep.md) && same(JSON, &prep.json_text)) {
+        return Ok(None);
+    }
+    // The commit that added it (first parents, a bounded look back): made by a
+    // publication of this task from this node.
+    let mut c = tip;
+    let mut adding = None;
+    for _ in 0..MAX_RESUME_LOOKBACK {
+        let parent = c.parents().next();
+        let before = match &parent {
+            Some(p) => result_at(repo, p, &key)?,
+            None => None,
+        };
+        if before.is_none() {
+            adding = Some(c.clone());
+            break;
+        }
+        match parent {
+            Some(p) => c = p,
+            None => break,
+        }
+    }
+    let Some(adding) = adding else {
+        return Ok(None);
+    };
+    let msg = adding.message().unwrap_or("");
+    let trailer = |k: &str, v: &str| msg.lines().any(|l| l == format!("{k}: {v}"));
+    if !(trailer("Task", prep.id.as_str()) && trailer("Node-Name", &prep.node)) {
+        return Ok(None);
+    }
+    let on_remote = match tips.tracking {
+        Some(t) => result_at(repo, &repo.find_commit(t)?, &key)?.is_some(),
+        None => false,
+    };
+    let rec = PublishRecord {
+        commit: adding.id().to_string(),
+        at: now_iso(),
+        pushed: on_remote,
+    };
+    state::update(paths, |s| {
+        s.published.insert(prep.id.as_str().to_owned(), rec.clone());
+        Ok(())
+    })?;
+    ledger::append(
+        paths,
+        &Entry::new("published")
+            .task(prep.id.as_str())
+            .sha(&prep.task_sha256)
+            .commit(&rec.commit)
+            .detail(json!({"ref": RX_NODE_REF, "pushed": on_remote, "status": prep.status,
+                "node": prep.node, "resumed": true,
+                "note": "found on the local rx-node, committed by an earlier publication that stopped before recording it"})),
+    )?;
+    Ok(Some(rec))
+}
+
+/// How far back [`own_unrecorded`] looks for the commit that added a result.
+const MAX_RESUME_LOOKBACK: usize = 1000;
+
+/// Carry on with a publication [`own_unrecorded`] found: push it (confirmed
+/// again) or say what was recorded.
+fn resume(
+    ctx: &Ctx,
+    paths: &Paths,
+    id: &TaskId,
+    push: bool,
+    rec: &PublishRecord,
+) -> Result<Outcome> {
+    let note = format!(
+        "{id} was already committed on the local {RX_NODE_REF} as {} by an earlier publication that stopped before recording it; recorded now",
+        rec.commit
+    );
+    eprintln!("rxnode: {note}");
+    if push && !rec.pushed {
+        return push_pending(ctx, paths, id, rec);
+    }
+    if ctx.json {
+        let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": rec.commit,
+            "pushed": rec.pushed, "resumed": true});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else if rec.pushed {
+        println!(
+            "{id} is on the remote rx-node already (commit {}); recorded as pushed",
+            rec.commit
+        );
+    } else {
+        println!("not pushed; `rxnode publish {id} --push` pushes it");
+    }
+    Ok(Outcome::Done)
+}
+
 /// A result is never overwritten: refused when the base or either tip
 /// already holds `rx-results/<ID>/<NODE>/`.
 fn refuse_existing(repo: &Repository, plan: &BasePlan, tips: &Tips, prep: &Prepared) -> Result<()> {
@@ -178,13 +299,13 @@ fn refuse_existing(repo: &Repository, plan: &BasePlan, tips: &Tips, prep: &Prepa
         ))
     };
     if let Some(base) = &plan.base {
-        if result_entries(repo, Some(base))?.contains_key(&key) {
+        if result_at(repo, base, &key)?.is_some() {
             return Err(exists(base.id().to_string()));
         }
     }
     for t in [tips.local, tips.tracking].into_iter().flatten() {
         let c = repo.find_commit(t)?;
-        if result_entries(repo, Some(&c))?.contains_key(&key) {
+        if result_at(repo, &c, &key)?.is_some() {
             return Err(exists(t.to_string()));
         }
     }
@@ -403,7 +524,7 @@ struct Landed<'a> {
 /// on the remote are recorded as pushed, with the commit that carried them.
 fn record_push(paths: &Paths, repo: &Repository, l: &Landed) -> Result<()> {
     let (id, c) = (l.id, l.commit);
-    let landed = result_entries(repo, Some(&repo.find_commit(c)?))?;
+    let landed = repo.find_commit(c)?;
     let at = now_iso();
     state::update(paths, |s| {
         s.published.insert(
@@ -453,7 +574,7 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
     })?;
     let tip_commit = repo.find_commit(tip)?;
     let key = recorded_key(&repo, paths, id, rec)?;
-    if !result_entries(&repo, Some(&tip_commit))?.contains_key(&key) {
+    if result_at(&repo, &tip_commit, &key)?.is_none() {
         return Err(refused(format!(
             "the local rx-node ({tip}) no longer holds {RESULTS_DIR}/{key}/; not pushed"
         )));
@@ -510,7 +631,7 @@ fn recorded_key(
     let recorded = Oid::from_str(&rec.commit)
         .ok()
         .and_then(|o| repo.find_commit(o).ok())
-        .map(|c| result_entries(repo, Some(&c)))
+        .map(|c| id_entries(repo, &c, id.as_str()))
         .transpose()?
         .unwrap_or_default();
     let node = crate::store::node::load_name(paths)?;

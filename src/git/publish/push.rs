@@ -2,7 +2,7 @@
 //! or a compare-and-swap ref update for a remote on this machine), and the
 //! fetch–rebuild–retry loop after a lost race.
 use super::checks::{check_outgoing, check_outgoing_node};
-use super::tree::{build_commit, local_additions, result_entries, set_rx_node, tracking_ref};
+use super::tree::{build_commit, local_additions, result_at, set_rx_node, tracking_ref};
 use super::MAX_PUSH_ATTEMPTS;
 use crate::exit::refused;
 use crate::git::ops::{redact, remote_callbacks};
@@ -235,14 +235,34 @@ fn copy_objects(src: &Repository, dst: &Repository, tip: Oid, have: Option<Oid>)
     if let Some(h) = have {
         walk.hide(h)?;
     }
-    fn copy_tree(sodb: &git2::Odb, dodb: &git2::Odb, src: &Repository, t: Oid) -> Result<()> {
-        if dodb.exists(t) {
+    /// Copy tree `t` and what it holds; `have` is the tree at the same path in
+    /// the commit's parent, which `dst` holds already (its commits were copied
+    /// first or were there): an entry with the same object there is skipped
+    /// without a look, so a commit beside 100 000 other results copies only
+    /// the folders on its own path.
+    fn copy_tree(
+        sodb: &git2::Odb,
+        dodb: &git2::Odb,
+        src: &Repository,
+        t: Oid,
+        have: Option<&git2::Tree>,
+    ) -> Result<()> {
+        if have.is_some_and(|h| h.id() == t) || dodb.exists(t) {
             return Ok(()); // a tree present in a valid repository is complete
         }
         let tree = src.find_tree(t)?;
         for e in tree.iter() {
+            let before = have.and_then(|h| e.name().and_then(|n| h.get_name(n)));
+            if before.as_ref().is_some_and(|b| b.id() == e.id()) {
+                continue;
+            }
             match e.kind() {
-                Some(git2::ObjectType::Tree) => copy_tree(sodb, dodb, src, e.id())?,
+                Some(git2::ObjectType::Tree) => {
+                    let sub = before
+                        .filter(|b| b.kind() == Some(git2::ObjectType::Tree))
+                        .and_then(|b| src.find_tree(b.id()).ok());
+                    copy_tree(sodb, dodb, src, e.id(), sub.as_ref())?
+                }
                 Some(git2::ObjectType::Blob) if !dodb.exists(e.id()) => {
                     let o = sodb.read(e.id())?;
                     dodb.write(o.kind(), o.data())?;
@@ -263,7 +283,15 @@ fn copy_objects(src: &Repository, dst: &Repository, tip: Oid, have: Option<Oid>)
         if dodb.exists(c) {
             continue;
         }
-        copy_tree(&sodb, &dodb, src, src.find_commit(c)?.tree_id())?;
+        let commit = src.find_commit(c)?;
+        // The parent is in `dst` (copied before, or `have`'s history).
+        let parent = commit
+            .parents()
+            .next()
+            .filter(|p| dodb.exists(p.id()))
+            .map(|p| p.tree())
+            .transpose()?;
+        copy_tree(&sodb, &dodb, src, commit.tree_id(), parent.as_ref())?;
         let o = sodb.read(c)?;
         dodb.write(o.kind(), o.data())?;
     }
@@ -372,7 +400,7 @@ fn after_rejection(job: &PushJob, ours: Oid, attempt: u32, last: &str) -> Result
         ));
     };
     let base = repo.find_commit(tip)?;
-    if result_entries(repo, Some(&base))?.contains_key(key) {
+    if result_at(repo, &base, key)?.is_some() {
         return Err(refused(format!(
             "{RESULTS_DIR}/{key}/ appeared on the remote rx-node (commit {tip}) from another publisher; not overwritten"
         )));

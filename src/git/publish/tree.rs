@@ -13,29 +13,23 @@ use std::collections::BTreeMap;
 
 use crate::result::LOG_META;
 
-/// Whether `landed` holds `rx-results/<id>/` with the very tree that the
-/// local commit `local` (a record's commit) holds there.
-pub(super) fn same_result(
-    repo: &Repository,
-    landed: &BTreeMap<String, Oid>,
-    id: &str,
-    local: &str,
-) -> bool {
+/// Whether the commit `landed` holds `rx-results/<id>/` with the very trees
+/// that the local commit `local` (a record's commit) holds there. Only the
+/// `<id>` folder of each is read, never the whole results tree.
+pub(super) fn same_result(repo: &Repository, landed: &Commit, id: &str, local: &str) -> bool {
     let Some(mine) = Oid::from_str(local)
         .and_then(|o| repo.find_commit(o))
         .ok()
-        .and_then(|c| result_entries(repo, Some(&c)).ok())
+        .and_then(|c| id_entries(repo, &c, id).ok())
     else {
+        return false;
+    };
+    let Ok(there) = id_entries(repo, landed, id) else {
         return false;
     };
     // The record's result is `<id>` (the old layout) or `<id>/<node>`: every such
     // entry of the local commit must have landed with the very same tree.
-    let prefix = format!("{id}/");
-    let keys: Vec<&String> = mine
-        .keys()
-        .filter(|k| k.as_str() == id || k.starts_with(&prefix))
-        .collect();
-    !keys.is_empty() && keys.iter().all(|k| landed.get(*k) == mine.get(*k))
+    !mine.is_empty() && mine.iter().all(|(k, t)| there.get(k) == Some(t))
 }
 
 /// The node name to publish: the result's own `node.hostname` (null by
@@ -183,41 +177,107 @@ pub(super) fn local_additions(
     Ok(out)
 }
 
+/// What a tree entry is when it is neither a folder nor a regular file (a
+/// submodule's gitlink, a symbolic link, anything else): `None` for those two.
+fn not_plain(e: &git2::TreeEntry) -> Option<&'static str> {
+    match (e.kind(), e.filemode()) {
+        (Some(git2::ObjectType::Tree), 0o040000) => None,
+        (Some(git2::ObjectType::Blob), 0o100644 | 0o100755) => None,
+        (Some(git2::ObjectType::Blob), 0o120000) => Some("a symbolic link"),
+        (Some(git2::ObjectType::Commit), _) | (_, 0o160000) => Some("a submodule (gitlink)"),
+        _ => Some("not a plain folder or file"),
+    }
+}
+
+/// Refused (exit 3) when `e`, at `path` on `rx-node` (commit `at`), is not a
+/// plain folder or file: rxnode never follows or writes over such an entry.
+fn refuse_not_plain(e: &git2::TreeEntry, path: &str, at: Oid) -> Result<()> {
+    match not_plain(e) {
+        None => Ok(()),
+        Some(what) => Err(refused(format!(
+            "{path} on rx-node (commit {at}) is {what}, not a plain folder or file; \
+             rxnode neither reads nor writes over it — remove it from rx-node by hand \
+             (docs/publishing.md#how-the-commit-is-made)"
+        ))),
+    }
+}
+
+/// The `rx-results` folder of a commit (`None` when absent); refused when it
+/// is anything but a plain folder.
+fn results_tree<'r>(repo: &'r Repository, c: &Commit) -> Result<Option<git2::Tree<'r>>> {
+    let tree = c.tree()?;
+    let Some(e) = tree.get_name(RESULTS_DIR) else {
+        return Ok(None);
+    };
+    refuse_not_plain(&e, RESULTS_DIR, c.id())?;
+    if e.kind() != Some(git2::ObjectType::Tree) {
+        return Err(refused(format!(
+            "{RESULTS_DIR} on rx-node (commit {}) is a file, not a folder; nothing is written over it",
+            c.id()
+        )));
+    }
+    Ok(Some(repo.find_tree(e.id())?))
+}
+
+/// The results of one task ID in a commit, read by path (`rx-results/<id>/`
+/// only): key → tree id, keyed as [`result_entries`] keys them.
+pub(super) fn id_entries(repo: &Repository, c: &Commit, id: &str) -> Result<BTreeMap<String, Oid>> {
+    let mut out = BTreeMap::new();
+    let Some(rt) = results_tree(repo, c)? else {
+        return Ok(out);
+    };
+    let Some(e) = rt.get_name(id) else {
+        return Ok(out);
+    };
+    let path = format!("{RESULTS_DIR}/{id}");
+    refuse_not_plain(&e, &path, c.id())?;
+    let Ok(idtree) = repo.find_tree(e.id()) else {
+        out.insert(id.to_owned(), e.id());
+        return Ok(out);
+    };
+    let mut legacy = idtree.is_empty();
+    for f in idtree.iter() {
+        let Some(node) = f.name() else { continue };
+        refuse_not_plain(&f, &format!("{path}/{node}"), c.id())?;
+        match f.kind() {
+            Some(git2::ObjectType::Tree) => {
+                out.insert(format!("{id}/{node}"), f.id());
+            }
+            _ => legacy = true,
+        }
+    }
+    if legacy {
+        out.insert(id.to_owned(), e.id());
+    }
+    Ok(out)
+}
+
+/// Whether a commit holds the result `key` (`<ID>/<NODE>` or `<ID>`), read by
+/// path: its tree id, `None` when absent.
+pub(super) fn result_at(repo: &Repository, c: &Commit, key: &str) -> Result<Option<Oid>> {
+    let id = key.split_once('/').map_or(key, |(i, _)| i);
+    Ok(id_entries(repo, c, id)?.get(key).copied())
+}
+
 /// Results under `rx-results/` of a commit: key → tree id. A per-node result
 /// `rx-results/<ID>/<NODE>/` is keyed `<ID>/<NODE>`; a result of the layout before
-/// node names (files directly in `rx-results/<ID>/`) is keyed `<ID>`.
+/// node names (files directly in `rx-results/<ID>/`) is keyed `<ID>`. This reads
+/// every result folder: only for a rebuild after a diverged or lost push, never
+/// on a plain publication (whose cost must not grow with other nodes' results).
+/// An entry that is not a plain folder or file is refused, naming its path.
 pub(super) fn result_entries(
     repo: &Repository,
     c: Option<&Commit>,
 ) -> Result<BTreeMap<String, Oid>> {
     let mut out = BTreeMap::new();
     let Some(c) = c else { return Ok(out) };
-    let tree = c.tree()?;
-    let Some(e) = tree.get_name(RESULTS_DIR) else {
+    let Some(rt) = results_tree(repo, c)? else {
         return Ok(out);
     };
-    let sub = e.to_object(repo)?;
-    let Some(sub) = sub.as_tree() else {
-        return Ok(out);
-    };
-    for e in sub.iter() {
+    for e in rt.iter() {
         let Some(n) = e.name() else { continue };
-        let Ok(idtree) = repo.find_tree(e.id()) else {
-            out.insert(n.to_owned(), e.id());
-            continue;
-        };
-        let mut legacy = false;
-        for f in idtree.iter() {
-            match (f.kind(), f.name()) {
-                (Some(git2::ObjectType::Tree), Some(node)) => {
-                    out.insert(format!("{n}/{node}"), f.id());
-                }
-                _ => legacy = true,
-            }
-        }
-        if legacy || idtree.is_empty() {
-            out.insert(n.to_owned(), e.id());
-        }
+        refuse_not_plain(&e, &format!("{RESULTS_DIR}/{n}"), c.id())?;
+        out.extend(id_entries(repo, c, n)?);
     }
     Ok(out)
 }
@@ -236,7 +296,9 @@ pub(super) fn result_subtree(repo: &Repository, prep: &Prepared, log_meta: &str)
     Ok(tb.write()?)
 }
 
-/// A commit on `parent` whose tree is the parent's plus the `add` results.
+/// A commit on `parent` whose tree is the parent's plus the `add` results,
+/// updated by path (`rx-results/<ID>/<NODE>`): only the folders on that path
+/// are read and rewritten, never the other results.
 pub(super) fn build_commit(
     repo: &Repository,
     parent: Option<&Commit>,
@@ -244,53 +306,40 @@ pub(super) fn build_commit(
     msg: &str,
     sig: &git2::Signature,
 ) -> Result<Oid> {
-    let ptree = parent.map(|p| p.tree()).transpose()?;
-    let old_results = match &ptree {
-        Some(t) => match t.get_name(RESULTS_DIR) {
-            Some(e) => e.to_object(repo)?.into_tree().ok(),
-            None => None,
-        },
-        None => None,
+    let base = match parent {
+        Some(p) => p.tree()?,
+        None => repo.find_tree(repo.treebuilder(None)?.write()?)?,
     };
-    let mut rb = repo.treebuilder(old_results.as_ref())?;
+    let mut up = git2::build::TreeUpdateBuilder::new();
     for (name, oid) in add {
-        let exists = || {
-            refused(format!(
-                "{RESULTS_DIR}/{name}/ already exists on rx-node; a result is never overwritten"
-            ))
-        };
-        match name.split_once('/') {
-            // The old layout: the result is the whole `rx-results/<ID>/`.
-            None => {
-                if rb.get(name)?.is_some() {
-                    return Err(exists());
-                }
-                rb.insert(name, *oid, 0o040000)?;
+        if let Some(p) = parent {
+            let (id, node) = match name.split_once('/') {
+                Some((i, n)) => (i, Some(n)),
+                None => (name.as_str(), None),
+            };
+            let there = id_entries(repo, p, id)?;
+            let taken = match node {
+                Some(_) => there.contains_key(name),
+                // The old layout: the result is the whole `rx-results/<ID>/`.
+                None => !there.is_empty(),
+            };
+            if taken {
+                return Err(refused(format!(
+                    "{RESULTS_DIR}/{name}/ already exists on rx-node; a result is never overwritten"
+                )));
             }
-            // `rx-results/<ID>/<NODE>/`, beside the other nodes' results for <ID>.
-            Some((id, node)) => {
-                let old_id = match rb.get(id)? {
-                    Some(e) => Some(repo.find_tree(e.id()).map_err(|_| {
-                        refused(format!(
-                            "{RESULTS_DIR}/{id} on rx-node is not a folder; nothing is written over it"
-                        ))
-                    })?),
-                    None => None,
-                };
-                let mut ib = repo.treebuilder(old_id.as_ref())?;
-                if ib.get(node)?.is_some() {
-                    return Err(exists());
-                }
-                ib.insert(node, *oid, 0o040000)?;
-                let idtree = ib.write()?;
-                rb.insert(id, idtree, 0o040000)?;
+            let id_is_file = base
+                .get_path(std::path::Path::new(&format!("{RESULTS_DIR}/{id}")))
+                .is_ok_and(|e| e.kind() != Some(git2::ObjectType::Tree));
+            if node.is_some() && id_is_file {
+                return Err(refused(format!(
+                    "{RESULTS_DIR}/{id} on rx-node is not a folder; nothing is written over it"
+                )));
             }
         }
+        up.upsert(format!("{RESULTS_DIR}/{name}"), *oid, git2::FileMode::Tree);
     }
-    let results = rb.write()?;
-    let mut top = repo.treebuilder(ptree.as_ref())?;
-    top.insert(RESULTS_DIR, results, 0o040000)?;
-    let tree = repo.find_tree(top.write()?)?;
+    let tree = repo.find_tree(up.create_updated(repo, &base)?)?;
     let parents: Vec<&Commit> = parent.into_iter().collect();
     Ok(repo.commit(None, sig, sig, msg, &tree, &parents)?)
 }
@@ -373,11 +422,10 @@ mod tests {
         let theirs = one("RX_X", "theirs");
         let same = one("RX_X", "theirs");
         let tc = repo.find_commit(theirs).unwrap();
-        let landed = result_entries(&repo, Some(&tc)).unwrap();
-        assert!(!same_result(&repo, &landed, "RX_X", &mine.to_string()));
-        assert!(same_result(&repo, &landed, "RX_X", &same.to_string()));
-        assert!(!same_result(&repo, &landed, "RX_Y", &same.to_string()));
-        assert!(!same_result(&repo, &landed, "RX_X", "not a commit"));
+        assert!(!same_result(&repo, &tc, "RX_X", &mine.to_string()));
+        assert!(same_result(&repo, &tc, "RX_X", &same.to_string()));
+        assert!(!same_result(&repo, &tc, "RX_Y", &same.to_string()));
+        assert!(!same_result(&repo, &tc, "RX_X", "not a commit"));
         let err = local_additions(&repo, mine, &tc).unwrap_err();
         assert!(err.downcast_ref::<Refused>().is_some(), "{err:#}");
         assert!(format!("{err:#}").contains("RX_X"), "{err:#}");

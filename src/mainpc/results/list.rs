@@ -1,6 +1,6 @@
 //! `rxnode results` (the listing) and `results nodes`.
-use super::text::{figures, figures_line, parse_time, str_of};
-use super::tree::{adding_commits, find_results, read_json, read_small};
+use super::text::{figures, figures_line, parse_time, print_json, str_of};
+use super::tree::{find_results, newest_added, read_json, read_small};
 use super::verify::validate_fetched;
 use super::{Fetched, Found, PRIVATE_REF};
 use crate::exit::Outcome;
@@ -28,30 +28,50 @@ struct Row {
     sort_time: i64,
 }
 
-/// Every result at `tip`, as rows, newest first; plus the problems of the tree.
-fn rows(repo: &Repository, tip: Option<Oid>) -> Result<(Vec<Row>, Vec<String>)> {
+/// The results at `tip` that pass `keep`, newest first — by when they landed
+/// on `rx-node` (the newest commit that added or changed each), then by task
+/// ID (descending) and node within one commit; at most `limit` (`None`: every
+/// one). Within a commit only the results needed are read.
+/// Only the commits back to the `limit`-th result are read, so the cost of
+/// the default listing does not grow with the number of results. Also: how
+/// many results the tip holds, and the problems of its tree.
+fn rows(
+    repo: &Repository,
+    tip: Option<Oid>,
+    limit: Option<usize>,
+    keep: &dyn Fn(&Row) -> bool,
+) -> Result<(Vec<Row>, usize, Vec<String>)> {
     let Some(tip) = tip else {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok((Vec::new(), 0, Vec::new()));
     };
     let commit = repo.find_commit(tip)?;
-    let (found, tree_problems) = find_results(repo, &commit.tree()?);
-    let added = adding_commits(repo, tip)?;
-    let mut out = found
-        .into_iter()
-        .map(|f| row_of(repo, f, &added))
-        .collect::<Result<Vec<Row>>>()?;
-    out.sort_by(|a, b| {
-        b.sort_time
-            .cmp(&a.sort_time)
-            .then_with(|| a.task_id.cmp(&b.task_id))
-            .then_with(|| a.node.cmp(&b.node))
-    });
-    Ok((out, tree_problems))
+    let (found, tree_problems) = find_results(repo, &commit.tree()?)?;
+    let total = found.len();
+    let mut out: Vec<Row> = Vec::new();
+    let mut seen: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    newest_added(repo, tip, &mut |landed, now_rt| {
+        for id in &landed.ids {
+            for f in landed.results_of(id, now_rt) {
+                if limit.is_some_and(|l| out.len() >= l) {
+                    return Ok(false);
+                }
+                if !seen.insert(f.path.clone()) {
+                    continue;
+                }
+                let r = row_of(repo, f, landed.commit)?;
+                if keep(&r) {
+                    out.push(r);
+                }
+            }
+        }
+        Ok(limit.is_none_or(|l| out.len() < l))
+    })?;
+    Ok((out, total, tree_problems))
 }
 
 /// The row of one result: its fields read from the JSON (and LOG_META), its
 /// problems (does not validate, or lies in another task's or node's folder).
-fn row_of(repo: &Repository, f: Found, added: &BTreeMap<String, (Oid, Oid)>) -> Result<Row> {
+fn row_of(repo: &Repository, f: Found, added: Oid) -> Result<Row> {
     let mut problems = Vec::new();
     let j = match read_json(repo, f.tree, RESULT_JSON) {
         Ok(v) => v,
@@ -99,7 +119,7 @@ fn row_of(repo: &Repository, f: Found, added: &BTreeMap<String, (Oid, Oid)>) -> 
         }
     }
     let completed_at = str_of(&j, &["timeline", "completed_at"]);
-    let commit = added.get(&f.path).map(|(c, _)| *c);
+    let commit = Some(added);
     let sort_time = completed_at
         .as_deref()
         .and_then(parse_time)
@@ -149,23 +169,33 @@ impl Filter<'_> {
     }
 }
 
-/// `rxnode results`: every result on `rx-node` that passes the filters, newest first.
-pub(super) fn cmd_list(f: &Fetched<'_>, filter: &Filter<'_>) -> Result<Outcome> {
-    let (all, tree_problems) = rows(f.repo, f.tip)?;
-    let total = all.len();
-    let list: Vec<Row> = all.into_iter().filter(|r| filter.keeps(r)).collect();
+/// `rxnode results`: the newest results on `rx-node` that pass the filters
+/// (at most `limit`; `None`: every one), newest first.
+pub(super) fn cmd_list(
+    f: &Fetched<'_>,
+    filter: &Filter<'_>,
+    limit: Option<usize>,
+) -> Result<Outcome> {
+    let (list, total, tree_problems) = rows(f.repo, f.tip, limit, &|r| filter.keeps(r))?;
     if f.ctx.json {
         let out = json!({
             "ref": PRIVATE_REF,
             "tip": f.tip.map(|t| t.to_string()),
             "total": total,
+            "limit": limit,
             "results": list,
             "problems": tree_problems,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        print_json(&out)?;
         return Ok(Outcome::Done);
     }
     print_list(f.tip, total, &list, &tree_problems);
+    if limit.is_some_and(|l| list.len() >= l) {
+        println!(
+            "(the newest {} listed; --limit N for more, --all for every result)",
+            list.len()
+        );
+    }
     Ok(Outcome::Done)
 }
 
@@ -210,7 +240,7 @@ fn print_list(tip: Option<Oid>, total: usize, list: &[Row], tree_problems: &[Str
 }
 /// `results nodes`: each node's result count and its last result, newest first.
 pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
-    let (all, _) = rows(f.repo, f.tip)?;
+    let (all, _, _) = rows(f.repo, f.tip, None, &|_| true)?;
     #[derive(Serialize)]
     struct NodeRow {
         node: Option<String>,
@@ -246,10 +276,7 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
     nodes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.node.cmp(&b.1.node)));
     let nodes: Vec<NodeRow> = nodes.into_iter().map(|(_, n)| n).collect();
     if f.ctx.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"nodes": nodes}))?
-        );
+        print_json(&json!({"nodes": nodes}))?;
     } else {
         if nodes.is_empty() {
             println!("no results on rx-node yet");

@@ -27,6 +27,8 @@ use tree::{fetch_private, read_private};
 pub(crate) const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
 /// The largest published file (docs/publishing.md); bigger blobs are never loaded.
 const MAX_FILE_BYTES: usize = 256 * 1024;
+/// Results listed unless `--limit N` or `--all` says otherwise.
+pub const DEFAULT_RESULTS_LIMIT: usize = 50;
 /// How many peaks a listing carries per result.
 const MAX_PEAKS: usize = 3;
 
@@ -68,6 +70,8 @@ pub struct ResultsOptions {
     pub since: Option<String>,
     /// Read the local copy only (no fetch).
     pub no_fetch: bool,
+    /// List at most the newest N results; `None` lists every one (`--all`).
+    pub limit: Option<usize>,
     /// `show ID`, `verify ID` or `nodes`; none lists every result.
     pub sub: Option<ResultsQuery>,
 }
@@ -102,6 +106,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         )
     })?;
     let filter = filter(args)?;
+    crate::git::ops::set_timeouts();
     let remote = ctx.source.remote.as_str();
     let before = read_private(&repo)?;
     let tip = if args.no_fetch {
@@ -116,7 +121,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         tip,
     };
     match &args.sub {
-        None => list::cmd_list(&fetched, &filter),
+        None => list::cmd_list(&fetched, &filter, args.limit),
         Some(ResultsQuery::Show { task_id, from }) => {
             show::cmd_show(&fetched, task_id, &fetched.select(task_id, from)?)
         }
@@ -142,6 +147,9 @@ fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
                 })?,
         ),
     };
+    if args.limit == Some(0) {
+        return Err(bad_input("--limit 0: list at least one result (or --all)"));
+    }
     if let Some(n) = &args.node {
         crate::store::node::check_name(n).map_err(|e| bad_input(format!("--node: {e}")))?;
     }

@@ -1,5 +1,5 @@
 //! `results show ID`: one fetched result, as the RX node rendered it.
-use super::text::terminal_safe;
+use super::text::{print_json, terminal_safe};
 use super::tree::read_small;
 use super::{Fetched, Found};
 use crate::exit::{bad_input, Outcome};
@@ -25,7 +25,7 @@ pub(super) fn cmd_show(fetched: &Fetched<'_>, task_id: &str, found: &[Found]) ->
         let b = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
         let v: Value = serde_json::from_slice(&b)
             .map_err(|e| anyhow!("{}/{RESULT_JSON} is not JSON: {e}", f.path))?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        print_json(&v)?;
     } else {
         let b = read_small(repo, f.tree, RESULT_MD).map_err(|e| anyhow!("{}: {e}", f.path))?;
         let text = String::from_utf8_lossy(&b);

@@ -10,6 +10,46 @@ pub(super) fn str_of(v: &Value, path: &[&str]) -> Option<String> {
     cur.as_str().map(|s| shown(s, 200))
 }
 
+/// Whether `c` must never reach a terminal raw: control characters (C0, DEL,
+/// C1 such as U+009B), format characters (bidi overrides such as U+202E,
+/// zero-width characters), line/paragraph separators and private-use or
+/// non-characters.
+pub(super) fn non_printable(c: char) -> bool {
+    let u = c as u32;
+    c.is_control()
+        || rxnode_interlock::is_format_char(c)
+        || matches!(u, 0x2028 | 0x2029 | 0xE000..=0xF8FF | 0xFFF9..=0xFFFB | 0xFFFE | 0xFFFF)
+        || (u & 0xFFFE) == 0xFFFE
+        || (0xFDD0..=0xFDEF).contains(&u)
+        || u >= 0xF0000
+}
+
+/// JSON text with every [`non_printable`] character escaped as `\uXXXX`
+/// (a surrogate pair above U+FFFF): the same value for a JSON reader, nothing
+/// raw for a terminal. The JSON's own layout (newlines, indentation) is kept;
+/// any other such character occurs only inside a string, where the escape is
+/// valid (serde_json already escapes C0 controls there).
+pub(super) fn json_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if non_printable(c) && !matches!(c, '\n' | '\t' | '\r') {
+            let mut buf = [0u16; 2];
+            for unit in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Print a value as pretty JSON, [`json_safe`].
+pub(super) fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
+    println!("{}", json_safe(&serde_json::to_string_pretty(v)?));
+    Ok(())
+}
+
 /// Printable: control and format characters (ANSI escapes, bidi overrides and
 /// zero-width characters from a hostile result) become
 /// `\u{…}`; at most `max` characters.
@@ -20,7 +60,7 @@ pub(super) fn shown(s: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() || rxnode_interlock::is_format_char(c) {
+        if non_printable(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
@@ -34,7 +74,7 @@ pub(super) fn shown(s: &str, max: usize) -> String {
 pub(super) fn terminal_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
-            if c == '\n' || c == '\t' || !(c.is_control() || rxnode_interlock::is_format_char(c)) {
+            if c == '\n' || c == '\t' || !non_printable(c) {
                 c.to_string()
             } else {
                 c.escape_unicode().to_string()

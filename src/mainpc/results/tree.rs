@@ -2,7 +2,7 @@
 //! size-bounded blobs, and the commit that first added each result.
 use super::text::shown;
 use super::{Fetched, Found, MAX_FILE_BYTES, PRIVATE_REF};
-use crate::exit::bad_input;
+use crate::exit::{bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks, set_timeouts};
 use crate::result::RESULTS_DIR;
 use anyhow::{anyhow, Context, Result};
@@ -56,20 +56,44 @@ pub(super) fn read_private(repo: &Repository) -> Result<Option<Oid>> {
     }
 }
 
+/// Refused (exit 3) when the entry at `path` is a submodule's gitlink, a
+/// symbolic link or anything but a plain folder or file: never followed.
+fn refuse_not_plain(e: &git2::TreeEntry, path: &str) -> Result<()> {
+    let what = match (e.kind(), e.filemode()) {
+        (Some(ObjectType::Tree), 0o040000) => return Ok(()),
+        (Some(ObjectType::Blob), 0o100644 | 0o100755) => return Ok(()),
+        (Some(ObjectType::Blob), 0o120000) => "a symbolic link",
+        (Some(ObjectType::Commit), _) | (_, 0o160000) => "a submodule (gitlink)",
+        _ => "not a plain folder or file",
+    };
+    Err(refused(format!(
+        "{} on rx-node is {what}, not a plain folder or file; rxnode does not follow it — \
+         whoever wrote it must remove it from rx-node",
+        shown(path, 200)
+    )))
+}
+
 /// Every result in a tree: per-node folders and old-layout folders. Entries that
-/// are neither are returned as problems (named, never followed).
-pub(super) fn find_results(repo: &Repository, root: &git2::Tree) -> (Vec<Found>, Vec<String>) {
+/// are neither are returned as problems (named, never followed); an entry on a
+/// result's path that is not a plain folder or file (a gitlink, a symbolic
+/// link) is refused, naming it.
+pub(super) fn find_results(
+    repo: &Repository,
+    root: &git2::Tree,
+) -> Result<(Vec<Found>, Vec<String>)> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     let Some(e) = root.get_name(RESULTS_DIR) else {
-        return (out, problems);
+        return Ok((out, problems));
     };
+    refuse_not_plain(&e, RESULTS_DIR)?;
     let Ok(results) = repo.find_tree(e.id()) else {
         problems.push(format!("{RESULTS_DIR} is not a folder"));
-        return (out, problems);
+        return Ok((out, problems));
     };
     for e in results.iter() {
         let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+        refuse_not_plain(&e, &format!("{RESULTS_DIR}/{name}"))?;
         if TaskId::parse(&name).is_err() {
             problems.push(format!(
                 "{RESULTS_DIR}/{} is not a task ID; skipped",
@@ -84,6 +108,7 @@ pub(super) fn find_results(repo: &Repository, root: &git2::Tree) -> (Vec<Found>,
         let mut legacy = false;
         for f in idtree.iter() {
             let fname = String::from_utf8_lossy(f.name_bytes()).into_owned();
+            refuse_not_plain(&f, &format!("{RESULTS_DIR}/{name}/{fname}"))?;
             match f.kind() {
                 Some(ObjectType::Tree) => {
                     if crate::store::node::check_name(&fname).is_err() {
@@ -112,7 +137,159 @@ pub(super) fn find_results(repo: &Repository, root: &git2::Tree) -> (Vec<Found>,
             });
         }
     }
-    (out, problems)
+    Ok((out, problems))
+}
+
+/// The result at `key` (`<ID>/<NODE>`, or `<ID>` of the old layout) in the
+/// results folder `rt`, as [`find_results`] would list it; `None` when absent
+/// or not a result (those are named by [`find_results`]).
+fn found_at(repo: &Repository, rt: &git2::Tree, key: &str) -> Option<Found> {
+    let e = rt.get_path(std::path::Path::new(key)).ok()?;
+    if e.kind() != Some(ObjectType::Tree) {
+        return None;
+    }
+    let (id, node) = match key.split_once('/') {
+        Some((i, n)) => (i, Some(n)),
+        None => (key, None),
+    };
+    TaskId::parse(id).ok()?;
+    if let Some(n) = node {
+        crate::store::node::check_name(n).ok()?;
+    } else {
+        // The old layout: files directly in `<ID>/`.
+        let t = repo.find_tree(e.id()).ok()?;
+        if !t.iter().any(|f| f.kind() != Some(ObjectType::Tree)) {
+            return None;
+        }
+    }
+    Some(Found {
+        task_id: id.to_owned(),
+        dir_node: node.map(str::to_owned),
+        tree: e.id(),
+        path: format!("{RESULTS_DIR}/{key}"),
+    })
+}
+
+/// The names of `now`'s entries whose object differs from `before`'s entry
+/// of the same name (or that `before` lacks), in tree order: a merge of the
+/// two sorted entry lists, reading no object.
+fn changed_names(before: Option<&git2::Tree>, now: &git2::Tree) -> Vec<String> {
+    let key = |e: &git2::TreeEntry| {
+        let mut k = e.name_bytes().to_vec();
+        if e.kind() == Some(ObjectType::Tree) {
+            k.push(b'/');
+        }
+        k
+    };
+    let mut out = Vec::new();
+    let mut old = before.map(|t| t.iter()).into_iter().flatten().peekable();
+    for e in now.iter() {
+        let k = key(&e);
+        while old.peek().is_some_and(|o| key(o) < k) {
+            old.next();
+        }
+        let same = old.peek().is_some_and(|o| key(o) == k && o.id() == e.id());
+        if !same {
+            out.push(String::from_utf8_lossy(e.name_bytes()).into_owned());
+        }
+    }
+    out
+}
+
+/// One commit's share of [`newest_added`]: the task-ID folders it added or
+/// changed against its first parent, expanded to results only on demand.
+pub(super) struct Landed<'r> {
+    repo: &'r Repository,
+    /// The commit.
+    pub(super) commit: Oid,
+    /// Its parent's `rx-results` (`None`: absent, or a root commit).
+    before: Option<git2::Tree<'r>>,
+    /// The tip's `rx-results`: only what still stands there is listed.
+    tip_rt: &'r git2::Tree<'r>,
+    /// The changed `<ID>` names, newest-listed first (descending).
+    pub(super) ids: Vec<String>,
+}
+
+impl Landed<'_> {
+    /// The results under `rx-results/<id>` that this commit added or changed
+    /// and that stand at the tip, as [`find_results`] lists them.
+    pub(super) fn results_of(&self, id: &str, now_rt: &git2::Tree) -> Vec<Found> {
+        let sub = |t: &git2::Tree| -> Option<git2::Tree> {
+            let e = t.get_name(id)?;
+            self.repo.find_tree(e.id()).ok()
+        };
+        let Some(now) = sub(now_rt) else {
+            return Vec::new();
+        };
+        let before = self.before.as_ref().and_then(sub);
+        let mut keys: Vec<String> = Vec::new();
+        let mut legacy = false;
+        for name in changed_names(before.as_ref(), &now) {
+            match now.get_name(&name).map(|e| e.kind()) {
+                Some(Some(ObjectType::Tree)) => keys.push(format!("{id}/{name}")),
+                _ => legacy = true,
+            }
+        }
+        if legacy {
+            keys.push(id.to_owned());
+        }
+        keys.iter()
+            .filter_map(|k| found_at(self.repo, self.tip_rt, k))
+            .filter(|f| {
+                // Only the very tree that stands at the tip (an old-layout
+                // folder also holds the newer per-node folders beside its files).
+                f.dir_node.is_none()
+                    || now_rt
+                        .get_path(std::path::Path::new(&f.path[RESULTS_DIR.len() + 1..]))
+                        .is_ok_and(|e| e.id() == f.tree)
+            })
+            .collect()
+    }
+}
+
+/// The results at `tip`, newest first by when they landed: walking the
+/// first-parent history from `tip`, each commit's task-ID folders added or
+/// changed against its parent (compared by object ID, so only what changed is
+/// read), handed to `each` with that commit's `rx-results` tree; the walk
+/// stops when `each` returns `false`. `each` keeps track of results already
+/// listed (a newer commit lists a result first).
+pub(super) fn newest_added(
+    repo: &Repository,
+    tip: Oid,
+    each: &mut dyn FnMut(&Landed, &git2::Tree) -> Result<bool>,
+) -> Result<()> {
+    let results_of = |c: &git2::Commit| -> Option<git2::Tree> {
+        let e = c.tree().ok()?.get_name(RESULTS_DIR)?.to_owned();
+        repo.find_tree(e.id()).ok()
+    };
+    let tip_commit = repo.find_commit(tip)?;
+    let Some(tip_rt) = results_of(&tip_commit) else {
+        return Ok(());
+    };
+    let mut c = tip_commit;
+    loop {
+        let parent = c.parents().next();
+        let now = results_of(&c);
+        let before = parent.as_ref().and_then(&results_of);
+        if let Some(now) = now.filter(|n| Some(n.id()) != before.as_ref().map(|b| b.id())) {
+            let mut ids = changed_names(before.as_ref(), &now);
+            ids.reverse();
+            let landed = Landed {
+                repo,
+                commit: c.id(),
+                before,
+                tip_rt: &tip_rt,
+                ids,
+            };
+            if !each(&landed, &now)? {
+                return Ok(());
+            }
+        }
+        match parent {
+            Some(p) => c = p,
+            None => return Ok(()),
+        }
+    }
 }
 
 /// A blob of at most [`MAX_FILE_BYTES`], loaded only after its size was checked.
@@ -167,7 +344,9 @@ pub(super) fn adding_commits(repo: &Repository, tip: Oid) -> Result<BTreeMap<Str
         if !seen_roots.insert(e.id()) {
             continue; // the same rx-results tree as an earlier commit
         }
-        let (found, _) = find_results(repo, &tree);
+        let Ok((found, _)) = find_results(repo, &tree) else {
+            continue; // refused at the tip by the caller's own read
+        };
         for f in found {
             out.entry(f.path).or_insert((c.id(), f.tree));
         }
@@ -188,7 +367,7 @@ impl Fetched<'_> {
                 "no rx-node branch on the remote yet: no result for {id}"
             )));
         };
-        let (found, _) = find_results(repo, &repo.find_commit(tip)?.tree()?);
+        let (found, _) = find_results(repo, &repo.find_commit(tip)?.tree()?)?;
         let of_id: Vec<Found> = found
             .into_iter()
             .filter(|f| f.task_id == id.as_str())

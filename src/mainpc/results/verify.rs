@@ -351,12 +351,9 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
         }));
     }
     if ctx.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({"valid": all_ok, "tip": tip.to_string(), "results": reports})
-            )?
-        );
+        super::text::print_json(
+            &json!({"valid": all_ok, "tip": tip.to_string(), "results": reports}),
+        )?;
     } else {
         for r in &reports {
             let node = r["node"].as_str().unwrap_or("(unnamed)");

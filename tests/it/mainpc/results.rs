@@ -341,3 +341,144 @@ fn hand_made_oversize_and_dropped_results(lab: &Lab, hand: &Path) {
         show(&out)
     );
 }
+
+/// `results` lists the newest 50 by default, `--limit N` the newest N and
+/// `--all` every one, newest first by when each landed on rx-node.
+#[test]
+fn results_limit_and_all_list_the_newest_first_by_publication() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    for id in ["ORDER_1", "ORDER_2", "ORDER_3"] {
+        lab.post(id, &[]);
+        approve(&a);
+        assert_eq!(publish(&a, id).status.code(), Some(0));
+    }
+    let ids = |l: &Listing| {
+        l.results
+            .iter()
+            .map(|r| r.task_id.clone())
+            .collect::<Vec<_>>()
+    };
+    let two = listing(&lab.main, &["--limit", "2"]);
+    assert_eq!(ids(&two), ["ORDER_3", "ORDER_2"]);
+    assert_eq!(two.total, 3);
+    let all = listing(&lab.main, &["--all"]);
+    assert_eq!(ids(&all), ["ORDER_3", "ORDER_2", "ORDER_1"]);
+    let default = listing(&lab.main, &[]);
+    assert_eq!(ids(&default), ids(&all));
+    let human = rxnode(&lab.main, &["results", "--limit", "1"], "");
+    assert_eq!(human.status.code(), Some(0), "{}", show(&human));
+    assert!(
+        stdout(&human).contains("--all for every result"),
+        "{}",
+        show(&human)
+    );
+    let bad = rxnode(&lab.main, &["results", "--limit", "2", "--all"], "");
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+}
+
+/// A peer's result carrying C1 controls (U+009B, a CSI) and bidi overrides
+/// (U+202E): every display — `results`, `results --json`, `results show`,
+/// `results show --json` — escapes them; JSON as `\uXXXX`, never raw.
+#[test]
+fn a_peers_non_printable_characters_are_escaped_on_every_display() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("ESC_1", &[]);
+    approve(&a);
+    assert_eq!(publish(&a, "ESC_1").status.code(), Some(0));
+    let hand = lab.root.path().join("hand-esc");
+    git(
+        lab.root.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "rx-node",
+            lab.origin.to_str().unwrap(),
+            hand.to_str().unwrap(),
+        ],
+    );
+    let dir = hand.join("rx-results/ESC_1/LAB-A");
+    let mut v: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap()).unwrap();
+    v["task_title"] = json!("ok\u{9b}31m\u{202e}gnp.exe\u{7f}");
+    std::fs::write(
+        dir.join("RX_RESULT.json"),
+        serde_json::to_vec_pretty(&v).unwrap(),
+    )
+    .unwrap();
+    let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap();
+    std::fs::write(
+        dir.join("RX_RESULT.md"),
+        format!("{md}\n\u{9b}2J \u{202e}x\n"),
+    )
+    .unwrap();
+    git(&hand, &["commit", "-qam", "planted"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    let raw = |b: &[u8]| {
+        let s = String::from_utf8_lossy(b);
+        s.chars()
+            .any(|c| matches!(c as u32, 0x7f | 0x80..=0x9f | 0x202a..=0x202e))
+    };
+    for args in [
+        &["results"][..],
+        &["--json", "results"],
+        &["results", "show", "ESC_1"],
+        &["--json", "results", "show", "ESC_1"],
+        &["--json", "results", "verify", "ESC_1"],
+    ] {
+        let out = rxnode(&lab.main, args, "");
+        assert!(
+            !raw(&out.stdout) && !raw(&out.stderr),
+            "{args:?} printed raw: {}",
+            show(&out)
+        );
+    }
+    let out = rxnode(&lab.main, &["--json", "results", "show", "ESC_1"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let so = stdout(&out);
+    assert!(so.contains("\\u009b") && so.contains("\\u202e"), "{so}");
+    // Still the same value for a JSON reader.
+    let back: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(back["task_title"], v["task_title"]);
+}
+
+/// A peer's `rx-node` whose `rx-results` is a submodule's gitlink: `results`
+/// refuses with exit 3 naming the path.
+#[test]
+fn results_refuses_a_gitlink_on_the_result_path_naming_it() {
+    let lab = Lab::new();
+    let peer = lab.root.path().join("peer");
+    git(lab.root.path(), &["init", "-q", peer.to_str().unwrap()]);
+    std::fs::write(peer.join("x"), "x\n").unwrap();
+    git(&peer, &["add", "x"]);
+    git(&peer, &["commit", "-q", "-m", "x"]);
+    let head = git(&peer, &["rev-parse", "HEAD"]);
+    git(
+        &peer,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{head},rx-results"),
+        ],
+    );
+    git(&peer, &["commit", "-q", "-m", "planted"]);
+    git(
+        &peer,
+        &[
+            "push",
+            "-q",
+            lab.origin.to_str().unwrap(),
+            "HEAD:refs/heads/rx-node",
+        ],
+    );
+    let out = rxnode(&lab.main, &["results"], "");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rx-results on rx-node is a submodule"),
+        "{err}"
+    );
+}

@@ -462,3 +462,58 @@ fn a_shallow_rx_clone_queues_tasks_and_survives_a_force_push() {
     prompt_positions(&so, &["SH3"]);
     assert_eq!(lab.status_of("SH3"), "pending");
 }
+
+/// A poll walks at most `--walk-limit` commits whatever the branch holds: the
+/// older history is reported `not_examined` (stderr, ledger, status), and the
+/// examined commit moves to the tip so the next poll does not pay again.
+#[test]
+fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_commit() {
+    let lab = started_lab();
+    let commits = post_many(&lab, 300);
+    let tip = commits.last().unwrap().clone();
+    let out = lab.run(&["watch", "--once", "--walk-limit", "100"], "s\n");
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{so}\n{se}");
+    assert!(
+        se.contains("NOT EXAMINED") && se.contains("--walk-limit"),
+        "{se}"
+    );
+    let w = status(&lab).last_walk.unwrap();
+    assert!(w.walk_truncated, "{w:?}");
+    assert_eq!((w.commits, w.tip.as_str()), (100, tip.as_str()));
+    // The newest 50 of the 100 walked are examined; nothing older is.
+    assert_eq!(w.examined, 50);
+    assert_eq!(lab.status_of("H0299"), "pending");
+    assert_eq!(lab.status_of("H0199"), "");
+    let line = lab
+        .ledger_events()
+        .into_iter()
+        .rev()
+        .find(|e| e["event"] == "not_examined")
+        .expect("a not_examined line");
+    assert_eq!(line["detail"]["walk_limit"], 100, "{line}");
+    assert_eq!(
+        line["detail"]["not_walked_from"],
+        commits[199].as_str(),
+        "{line}"
+    );
+    assert_eq!(lab.state()["remote_marker"], tip.as_str());
+    let human = text(&lab.run(&["status"], "").stdout);
+    assert!(
+        human.contains(&format!(
+            "history from {} back NOT EXAMINED",
+            &commits[199][..12]
+        )) && human.contains("--walk-limit"),
+        "{human}"
+    );
+    // The next poll starts at the new examined commit: nothing walked again.
+    let out = lab.run(&["watch", "--once", "--walk-limit", "100"], "s\n");
+    assert!(out.status.success());
+    assert!(
+        text(&out.stderr).contains("nothing new") || text(&out.stdout).contains("nothing new"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = lab.run(&["watch", "--once", "--walk-limit", "0"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
