@@ -581,7 +581,7 @@ mod tests {
         // Not an integer ratio: the next size up, so the bin is no wider than asked.
         let g = sweep_grid(88e6, 108e6, 7e3, 2.4e6, 0.25).unwrap();
         assert_eq!(g.fft_size, 343);
-        assert!(2.4e6 / 343.0 <= 7e3);
+        assert!(2.4e6 / g.fft_size as f64 <= 7e3);
         assert!(fft_size_ok(1000) && fft_size_ok(16) && !fft_size_ok(15));
         assert!(fft_size_ok(1 << 20) && !fft_size_ok((1 << 20) + 1));
     }
