@@ -29,8 +29,8 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// The context for one process. Call once, before any command: it fixes the
-    /// policy location for the process (see `store::paths`).
+    /// The context for one process. A relative policy path is taken from the
+    /// current directory, now.
     pub fn new(
         sim: bool,
         json: bool,
@@ -38,7 +38,13 @@ impl Ctx {
         policy: Option<PathBuf>,
         source: TaskSource,
     ) -> Ctx {
-        crate::store::paths::set_policy_override(policy.as_deref());
+        let policy = policy.map(|p| {
+            if p.is_absolute() {
+                p
+            } else {
+                std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
+            }
+        });
         Ctx {
             sim,
             json,
@@ -46,5 +52,47 @@ impl Ctx {
             policy,
             source,
         }
+    }
+
+    /// The checkout's local-state layout, with the node policy this process was given.
+    pub(crate) fn paths(&self) -> crate::store::paths::Paths {
+        crate::store::paths::Paths::new(&self.repo).with_policy(self.policy.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(policy: Option<&str>) -> Ctx {
+        Ctx::new(
+            false,
+            false,
+            PathBuf::from("/lab/rx"),
+            policy.map(PathBuf::from),
+            TaskSource {
+                remote: "origin".into(),
+                branch: "video-development".into(),
+                task_path: "docs/handoff/NEXT_RX_TASK.md".into(),
+            },
+        )
+    }
+
+    /// The policy location travels with the context: two contexts in one process
+    /// keep their own (a process-wide setting kept only the first).
+    #[cfg(unix)]
+    #[test]
+    fn each_context_carries_its_own_policy_path() {
+        let a = ctx(Some("/etc/rxnode/a.json"));
+        let b = ctx(None);
+        let c = ctx(Some("/etc/rxnode/c.json"));
+        assert_eq!(a.paths().policy(), PathBuf::from("/etc/rxnode/a.json"));
+        assert_eq!(
+            b.paths().policy(),
+            PathBuf::from("/lab/rx/.local/rxnode-policy.json")
+        );
+        assert!(!b.paths().policy_is_explicit());
+        assert_eq!(c.paths().policy(), PathBuf::from("/etc/rxnode/c.json"));
+        assert!(c.paths().policy_is_explicit());
     }
 }

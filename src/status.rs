@@ -150,7 +150,7 @@ pub(crate) fn report(paths: &Paths) -> Result<Report> {
 
 /// The command.
 pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let r = report(&paths)?;
     if ctx.json {
         println!("{}", serde_json::to_string_pretty(&r)?);

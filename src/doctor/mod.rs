@@ -13,7 +13,6 @@ mod soapy;
 
 use crate::context::Ctx;
 use crate::exit::Outcome;
-use crate::store::paths::Paths;
 use crate::term;
 use anyhow::Result;
 use git2::Repository;
@@ -124,7 +123,7 @@ fn print_human(r: &Report) {
 
 /// Every check, in the order they are shown.
 fn run_checks(ctx: &Ctx) -> Vec<Check> {
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let (found, repo) = checkout(ctx);
     let mut out = vec![found];
     match &repo {

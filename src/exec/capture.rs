@@ -186,7 +186,7 @@ pub struct CaptureOptions {
 /// Run `rxnode capture`.
 pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     check_args(args)?;
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let ledger_on = in_checkout(&ctx.repo);
     let (policy, source) = crate::store::policy::load(&paths)?;
     // Raw IQ never where Git can see it (after `.local/` was excluded).

@@ -67,7 +67,7 @@ struct Authorized {
 
 /// Run an approved task (`rxnode run <TASK_ID>`).
 pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let id = TaskId::parse(task_id).map_err(|e| bad_input(e.to_string()))?;
     let (_lock, approved) = preflight(ctx, &paths, &id)?;
     let Some(plan) = approved.task.plan() else {

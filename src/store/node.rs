@@ -101,7 +101,7 @@ pub(crate) fn require_name(paths: &Paths, what: &str) -> Result<String> {
 /// `rxnode node set-name NAME`.
 pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
     check_name(name).map_err(bad_input)?;
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     // The node's checkout: `.local/` is made ignored before anything is written in it.
     let repo = crate::git::ops::open(&ctx.repo)?;
     crate::git::ops::ensure_local_excluded(&repo)?;
@@ -157,7 +157,7 @@ pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
 
 /// `rxnode node show`.
 pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let name = load_name(&paths)?;
     if ctx.json {
         println!("{}", serde_json::to_string_pretty(&json!({"name": name}))?);

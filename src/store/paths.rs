@@ -1,30 +1,6 @@
 //! Where local state lives (docs/operator.md#files-under-local). Everything is under `<checkout>/.local/`.
 use rxnode_interlock::TaskId;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-
-/// `--policy PATH` / `RXNODE_POLICY`, set once by `main` before any command.
-static POLICY_OVERRIDE: OnceLock<Option<PathBuf>> = OnceLock::new();
-
-/// Record the explicit policy path (relative paths are taken from the current
-/// directory). Called once by `main`.
-pub(crate) fn set_policy_override(p: Option<&Path>) {
-    let p = p.map(|p| {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            std::env::current_dir()
-                .map(|d| d.join(p))
-                .unwrap_or_else(|_| p.to_path_buf())
-        }
-    });
-    let _ = POLICY_OVERRIDE.set(p);
-}
-
-/// Whether the policy path was given explicitly (`--policy` / `RXNODE_POLICY`).
-pub(crate) fn policy_is_explicit() -> bool {
-    matches!(POLICY_OVERRIDE.get(), Some(Some(_)))
-}
 
 /// The local-state layout of one checkout.
 #[derive(Debug, Clone)]
@@ -33,6 +9,8 @@ pub(crate) struct Paths {
     pub(crate) repo: PathBuf,
     /// `<repo>/.local`.
     pub(crate) local: PathBuf,
+    /// `--policy PATH` / `RXNODE_POLICY` (absolute), when given.
+    pub(crate) policy_override: Option<PathBuf>,
 }
 
 impl Paths {
@@ -41,7 +19,17 @@ impl Paths {
         Paths {
             repo: repo.to_path_buf(),
             local: repo.join(".local"),
+            policy_override: None,
         }
+    }
+    /// The same layout with the node policy at `policy` (`--policy` / `RXNODE_POLICY`).
+    pub(crate) fn with_policy(mut self, policy: Option<PathBuf>) -> Paths {
+        self.policy_override = policy;
+        self
+    }
+    /// Whether the policy path was given explicitly (`--policy` / `RXNODE_POLICY`).
+    pub(crate) fn policy_is_explicit(&self) -> bool {
+        self.policy_override.is_some()
     }
     /// Whether this is the checkout's own `.local/` (not `watch --dry-run`'s area).
     pub(crate) fn is_checkout_local(&self) -> bool {
@@ -82,9 +70,9 @@ impl Paths {
     /// The node policy: `--policy PATH` / `RXNODE_POLICY` when given, else
     /// `.local/rxnode-policy.json` (docs/decisions.md "Policy location").
     pub(crate) fn policy(&self) -> PathBuf {
-        match POLICY_OVERRIDE.get() {
-            Some(Some(p)) => p.clone(),
-            _ => self.local.join("rxnode-policy.json"),
+        match &self.policy_override {
+            Some(p) => p.clone(),
+            None => self.local.join("rxnode-policy.json"),
         }
     }
     /// `.local/rxnode-node.json`: the node's name (`rxnode node set-name`).

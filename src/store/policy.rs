@@ -30,7 +30,7 @@ pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
             Ok((pol, Source::File))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if crate::store::paths::policy_is_explicit() {
+            if paths.policy_is_explicit() {
                 return Err(bad_input(format!(
                     "policy {} (--policy / RXNODE_POLICY) does not exist",
                     p.display()

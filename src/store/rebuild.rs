@@ -266,7 +266,7 @@ pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> 
 
 /// `rxnode state rebuild`.
 pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let _guard = state::lock_state(&paths)?;
     let p = paths.state();
     let current = match std::fs::read(&p) {

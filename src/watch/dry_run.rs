@@ -14,10 +14,10 @@ pub(super) fn dry_run(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         .task_file
         .as_deref()
         .ok_or_else(|| bad_input("--dry-run needs --task-file FILE"))?;
-    let real = Paths::new(&ctx.repo);
+    let real = ctx.paths();
     let paths = Paths {
-        repo: ctx.repo.clone(),
         local: real.dry_run(),
+        ..real.clone()
     };
     // Keep `git status` clean when run inside a checkout; no repository is needed.
     if let Ok(repo) = Repository::open(&ctx.repo) {

@@ -215,7 +215,7 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     if args.dry_run {
         return dry_run::dry_run(ctx, args);
     }
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let repo = ops::open(&ctx.repo)?;
     ops::ensure_local_excluded(&repo)?;
     crate::store::trust::verify(&paths)?; // nothing trusted that Git could supply

@@ -8,7 +8,6 @@ use crate::git::ops::{self, Blob};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::outbox::{self, Prepared};
-use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
@@ -209,12 +208,12 @@ impl Flow<'_> {
         };
         // The node's own policy, as `rxnode run` will load it (the real checkout's,
         // also in a dry run).
-        let policy = match crate::store::policy::load(&Paths::new(&self.paths.repo)) {
+        let policy = match crate::store::policy::load(&self.paths) {
             Ok((pol, src)) => {
                 match src {
                     Source::File => s.push_str(&format!(
                         "  Policy:  {}\n",
-                        escaped(&Paths::new(&self.paths.repo).policy().display().to_string())
+                        escaped(&self.paths.policy().display().to_string())
                     )),
                     Source::Defaults => s.push_str(
                         "  Policy:  no policy file: defaults (RX up to 60 s, 4 GiB IQ; TX refused)\n",

@@ -4,7 +4,6 @@ use crate::exit::{bad_input, refused, Outcome};
 use crate::git::ops;
 use crate::store::ledger::{self, Entry};
 use crate::store::lock::Lock;
-use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
 use crate::watch::io::Io;
 use crate::watch::{Decision, Flow};
@@ -21,7 +20,7 @@ fn parse_id(id: &str) -> Result<String> {
 /// state; no fetch). Holds the watcher lock while prompting.
 pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let id = parse_id(task_id)?;
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let repo = ops::open(&ctx.repo)?;
     crate::store::trust::prepare(&paths)?;
     let _lock = Lock::acquire(&paths, "review")?;
@@ -54,7 +53,7 @@ pub struct MarkCompleted {
 /// result files first (both from one value, validated before they replace the old).
 pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Result<Outcome> {
     let id = parse_id(task_id)?;
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     crate::store::trust::prepare(&paths)?;
     let tid = TaskId::parse(&id).map_err(|e| bad_input(format!("task ID {id:?}: {e}")))?;
     let current = state::load(&paths)?.tasks.get(&id).map(|r| r.status);

@@ -152,13 +152,16 @@ fn ctrl_z_during_a_tone_keys_off_before_the_process_stops() {
     let out = lab.watch_once("a\n");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(lab.status_of(id), "approved");
-    let child = spawn_fed(
-        lab.rxnode()
-            .args(["--sim", "run", id])
-            .env("RXNODE_SIM", "1")
-            .env("RXSIM_EVENT_LOG", &log),
-        b"AUTHORIZE RF TX\n",
-    );
+    // In a process group of its own whose parent (this test) is in another group of
+    // the session, as a shell's job is: the kernel discards stop signals sent to an
+    // orphaned process group, so a runner that started this test as one would never
+    // see rxnode stop.
+    let mut cmd = lab.rxnode();
+    cmd.args(["--sim", "run", id])
+        .env("RXNODE_SIM", "1")
+        .env("RXSIM_EVENT_LOG", &log);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = spawn_fed(&mut cmd, b"AUTHORIZE RF TX\n");
     let pid = child.id();
     let t0 = Instant::now();
     while tx_event_time(&log, pid, "activateStream").is_none() {

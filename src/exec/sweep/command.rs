@@ -6,7 +6,6 @@ use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome};
 use crate::result::Status;
 use crate::store::ledger::Entry;
-use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_interlock::{check_rx_sweep, RxSweepStep};
@@ -112,7 +111,7 @@ pub struct SweepOptions {
 pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
     let step = step_of(args)?;
     check_outputs(args)?;
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     let ledger_on = git2::Repository::open(&ctx.repo).is_ok();
     if ledger_on {
         // The sweep writes the ledger under .local/: keep it out of Git first,

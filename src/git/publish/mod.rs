@@ -50,7 +50,7 @@ pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
 /// and, with `push`, push it. A refusal or failure is recorded in the ledger.
 pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
     let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
-    let paths = Paths::new(&ctx.repo);
+    let paths = ctx.paths();
     crate::git::ops::set_timeouts();
     // Nothing under an untrusted .local/ is read or written, not even the ledger.
     crate::store::trust::prepare(&paths)?;

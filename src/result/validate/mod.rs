@@ -350,9 +350,7 @@ pub fn cmd_validate_result(
     use crate::exit::Outcome;
     let as_path = Path::new(target);
     let json_path = if let (Ok(id), false) = (TaskId::parse(target), as_path.exists()) {
-        crate::store::paths::Paths::new(&ctx.repo)
-            .outbox(&id)
-            .join(RESULT_JSON)
+        ctx.paths().outbox(&id).join(RESULT_JSON)
     } else if as_path.is_dir() {
         as_path.join(RESULT_JSON)
     } else {

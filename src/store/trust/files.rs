@@ -224,7 +224,7 @@ fn outbox_findings(paths: &Paths, out: &mut Vec<Finding>) {
 /// An explicit policy path inside the work tree but outside `.local/` is a
 /// file Git can write.
 fn policy_outside_local(paths: &Paths, policy: &Path) -> Option<Finding> {
-    if !crate::store::paths::policy_is_explicit() {
+    if !paths.policy_is_explicit() {
         return None;
     }
     let parent = policy.parent()?.canonicalize().ok()?;
