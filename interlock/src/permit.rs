@@ -248,7 +248,7 @@ fn check_tx_device(device: &str, tx: &crate::TxPolicy) -> Result<(), Error> {
             .iter()
             .any(|(k, _)| *k == "remote" || k.starts_with("remote:"));
     if !remote {
-        return Ok(());
+        return check_network_radio(device, &kv, tx);
     }
     let Some(server) = get("remote").filter(|s| !s.is_empty()) else {
         return Err(Error::Policy(format!(
@@ -261,6 +261,49 @@ fn check_tx_device(device: &str, tx: &crate::TxPolicy) -> Result<(), Error> {
             "tx_tone on the remote radio at {server} is refused: tx.allowed_remote_servers {:?} does not list it",
             tx.allowed_remote_servers
         )));
+    }
+    Ok(())
+}
+
+/// Whether the device arg `key=value` reaches a radio over the network through its
+/// own driver (not SoapyRemote): UHD's `addr=`/`addr0=`/`second_addr=`/`mgmt_addr=`,
+/// PlutoSDR's `uri=ip:…`, and any `ip=`, `host=`, `hostname=`, `url=` or value with
+/// `://`. Fails closed: an `uri=` that is not a local bus (`usb:`, `local:`,
+/// `serial:`) counts as a network one.
+fn is_network_arg(key: &str, value: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    let addr = k.strip_suffix(|c: char| c.is_ascii_digit()).unwrap_or(&k);
+    let addr = addr.trim_end_matches(|c: char| c.is_ascii_digit());
+    matches!(
+        addr,
+        "addr" | "second_addr" | "mgmt_addr" | "ip" | "host" | "hostname" | "url"
+    ) || (k == "uri"
+        && !["usb:", "local:", "serial:"]
+            .iter()
+            .any(|p| value.starts_with(p)))
+        || value.contains("://")
+}
+
+/// A `tx_tone` on a radio its driver reaches over the network transmits only when
+/// the local policy lists that exact `key=value` in `tx.allowed_remote_servers`
+/// (e.g. `"addr=192.168.10.2"`), as a SoapyRemote server is listed by its URL.
+fn check_network_radio(
+    device: &str,
+    kv: &[(&str, &str)],
+    tx: &crate::TxPolicy,
+) -> Result<(), Error> {
+    for (k, v) in kv {
+        if !is_network_arg(k, v) {
+            continue;
+        }
+        let arg = format!("{k}={v}");
+        if !tx.allowed_remote_servers.iter().any(|s| *s == arg) {
+            return Err(Error::Policy(format!(
+                "tx_tone device {device:?} reaches a radio over the network ({arg}); refused: \
+                 tx.allowed_remote_servers {:?} does not list {arg:?}",
+                tx.allowed_remote_servers
+            )));
+        }
     }
     Ok(())
 }
@@ -326,6 +369,34 @@ mod tests {
                 other => panic!("{dev}: {other:?}"),
             }
         }
+        // Radios their own drivers reach over the network: the same rule.
+        for (dev, arg) in [
+            ("driver=uhd,addr=203.0.113.9", "addr=203.0.113.9"),
+            ("driver=uhd,addr0=203.0.113.9", "addr0=203.0.113.9"),
+            ("driver=uhd,mgmt_addr=203.0.113.9", "mgmt_addr=203.0.113.9"),
+            ("driver=plutosdr,uri=ip:203.0.113.9", "uri=ip:203.0.113.9"),
+            ("driver=plutosdr,uri=203.0.113.9", "uri=203.0.113.9"),
+            (
+                "driver=hackrf,url=tcp://203.0.113.9:1234",
+                "url=tcp://203.0.113.9:1234",
+            ),
+        ] {
+            match check_tx_step(&step(dev), &pol) {
+                Err(Error::Policy(m)) => {
+                    assert!(
+                        m.contains("over the network") && m.contains(arg),
+                        "{dev}: {m}"
+                    )
+                }
+                other => panic!("{dev}: {other:?}"),
+            }
+        }
+        check_tx_step(&step("driver=plutosdr,uri=usb:1.2.5"), &pol).unwrap();
+        if let Some(tx) = &mut pol.tx {
+            tx.allowed_remote_servers = vec!["addr=203.0.113.9".into()];
+        }
+        check_tx_step(&step("driver=uhd,addr=203.0.113.9"), &pol).unwrap();
+        assert!(check_tx_step(&step("driver=uhd,addr=203.0.113.10"), &pol).is_err());
         if let Some(tx) = &mut pol.tx {
             tx.allowed_remote_servers = vec!["tcp://10.0.0.9:55132".into()];
         }

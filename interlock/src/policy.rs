@@ -60,8 +60,10 @@ pub struct TxPolicy {
     pub max_gain_db: f64,
     /// Longest transmission, seconds.
     pub max_duration_s: f64,
-    /// SoapyRemote servers (`tcp://HOST:PORT`, exactly as in the device args' `remote=`)
-    /// whose radios may transmit. Empty (the default): no TX on a radio of another host.
+    /// Radios of other hosts that may transmit: SoapyRemote servers (`tcp://HOST:PORT`,
+    /// exactly as in the device args' `remote=`) and network radios by the device arg
+    /// that addresses them (`addr=192.168.10.2`, `uri=ip:192.168.2.1`). Empty (the
+    /// default): no TX on a radio of another host.
     #[serde(default)]
     pub allowed_remote_servers: Vec<String>,
 }

@@ -40,6 +40,22 @@ impl StepCheck<'_> {
         }
     }
 
+    /// A step that streams for `duration_s` at `sample_rate_hz` moves at least one
+    /// sample: a tone of no sample would key the transmitter and send nothing.
+    fn at_least_one_sample(&mut self, duration_s: f64, sample_rate_hz: f64) {
+        let samples = duration_s * sample_rate_hz;
+        if samples.is_finite() && duration_s > 0.0 && sample_rate_hz > 0.0 && samples < 1.0 {
+            let n = self.n;
+            self.push(
+                Some("duration_s"),
+                format!(
+                    "rx-plan step {n}: duration_s {duration_s} at sample_rate_hz {sample_rate_hz} \
+                     is less than one sample"
+                ),
+            );
+        }
+    }
+
     /// Device args that are not blank and hold no control character.
     pub(super) fn device(&mut self, d: &str) {
         let n = self.n;
@@ -64,6 +80,7 @@ impl StepCheck<'_> {
         self.positive_finite(s.frequency_hz, "frequency_hz");
         self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
         self.positive_finite(s.duration_s, "duration_s");
+        self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
         if let Some(g) = &s.gain_db {
             for p in g.problems() {
                 self.push(Some("gain_db"), format!("rx-plan step {n}: {p}"));
@@ -145,6 +162,7 @@ impl StepCheck<'_> {
         self.positive_finite(s.frequency_hz, "frequency_hz");
         self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
         self.positive_finite(s.duration_s, "duration_s");
+        self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
         self.finite(s.tone_offset_hz, "tone_offset_hz");
         self.finite(s.gain_db, "gain_db");
         if s.tone_offset_hz.is_finite()

@@ -369,6 +369,15 @@ fn physical_sanity() {
             "must be in 16..=1048576",
         );
     }
+    // A step of less than one sample (a tone that would key the transmitter and
+    // send nothing) is refused before it can be approved.
+    let s = RX_STEP.replace("\"duration_s\": 2.0", "\"duration_s\": 1e-9");
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("duration_s"),
+        "less than one sample",
+    );
     let s = RX_STEP.replace("\"tolerance_ppm\": 0.5", "\"tolerance_ppm\": 0");
     has(
         &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
