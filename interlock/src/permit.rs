@@ -297,7 +297,7 @@ fn check_network_radio(
             continue;
         }
         let arg = format!("{k}={v}");
-        if !tx.allowed_remote_servers.iter().any(|s| *s == arg) {
+        if !tx.allowed_remote_servers.contains(&arg) {
             return Err(Error::Policy(format!(
                 "tx_tone device {device:?} reaches a radio over the network ({arg}); refused: \
                  tx.allowed_remote_servers {:?} does not list {arg:?}",
