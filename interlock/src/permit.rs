@@ -272,10 +272,10 @@ fn check_tx_device(device: &str, tx: &crate::TxPolicy) -> Result<(), Error> {
 /// `serial:`) counts as a network one.
 fn is_network_arg(key: &str, value: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    let addr = k.strip_suffix(|c: char| c.is_ascii_digit()).unwrap_or(&k);
-    let addr = addr.trim_end_matches(|c: char| c.is_ascii_digit());
+    // `addr0`, `mgmt_addr1`, …: the same key with a channel number.
+    let base = k.trim_end_matches(|c: char| c.is_ascii_digit());
     matches!(
-        addr,
+        base,
         "addr" | "second_addr" | "mgmt_addr" | "ip" | "host" | "hostname" | "url"
     ) || (k == "uri"
         && !["usb:", "local:", "serial:"]

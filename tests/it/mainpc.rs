@@ -52,6 +52,23 @@ struct Lab {
 }
 
 impl Lab {
+    /// A plain `git clone -b rx-node` of the origin in `name` (a peer writing by hand).
+    fn clone_rx_node(&self, name: &str) -> PathBuf {
+        let hand = self.root.path().join(name);
+        git(
+            self.root.path(),
+            &[
+                "clone",
+                "-q",
+                "-b",
+                "rx-node",
+                self.origin.to_str().unwrap(),
+                hand.to_str().unwrap(),
+            ],
+        );
+        hand
+    }
+
     fn new() -> Lab {
         let root = tempfile::tempdir().unwrap();
         let origin = root.path().join("origin.git");

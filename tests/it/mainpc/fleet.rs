@@ -139,18 +139,7 @@ fn results_of_the_layout_before_node_names_are_still_read() {
     assert_eq!(publish(&a, "LEGACY_1").status.code(), Some(0));
     // Rewrite history as an old rx-node looked: the same three files one level up,
     // in the one commit (what the old `publish` made).
-    let hand = lab.root.path().join("old-layout");
-    git(
-        lab.root.path(),
-        &[
-            "clone",
-            "-q",
-            "-b",
-            "rx-node",
-            lab.origin.to_str().unwrap(),
-            hand.to_str().unwrap(),
-        ],
-    );
+    let hand = lab.clone_rx_node("old-layout");
     git(
         &hand,
         &[

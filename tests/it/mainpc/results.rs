@@ -229,18 +229,7 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
 
     // Someone with push access edits TAMPER_1's Markdown (status and an escape
     // sequence) and drops an extra file beside TAMPER_2's result.
-    let hand = lab.root.path().join("hand");
-    git(
-        lab.root.path(),
-        &[
-            "clone",
-            "-q",
-            "-b",
-            "rx-node",
-            lab.origin.to_str().unwrap(),
-            hand.to_str().unwrap(),
-        ],
-    );
+    let hand = lab.clone_rx_node("hand");
     let md = hand.join("rx-results/TAMPER_1/LAB-A/RX_RESULT.md");
     let t = std::fs::read_to_string(&md)
         .unwrap()
@@ -387,18 +376,7 @@ fn a_peers_non_printable_characters_are_escaped_on_every_display() {
     lab.post("ESC_1", &[]);
     approve(&a);
     assert_eq!(publish(&a, "ESC_1").status.code(), Some(0));
-    let hand = lab.root.path().join("hand-esc");
-    git(
-        lab.root.path(),
-        &[
-            "clone",
-            "-q",
-            "-b",
-            "rx-node",
-            lab.origin.to_str().unwrap(),
-            hand.to_str().unwrap(),
-        ],
-    );
+    let hand = lab.clone_rx_node("hand-esc");
     let dir = hand.join("rx-results/ESC_1/LAB-A");
     let mut v: Value =
         serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap()).unwrap();
