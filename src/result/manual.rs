@@ -8,6 +8,22 @@ use crate::exit::bad_input;
 use anyhow::{Context, Result};
 use std::path::Path;
 
+/// The folder in the outbox where the new result files are rendered and validated
+/// before they replace the old ones.
+pub(crate) const STAGING: &str = ".mark-completed.tmp";
+
+/// Every file [`complete`] creates under the outbox, for the check that Git ignores
+/// each before it is created.
+pub(crate) fn files_created(outbox: &Path) -> Vec<std::path::PathBuf> {
+    let staging = outbox.join(STAGING);
+    let mut files: Vec<_> = [super::model::RESULT_MD, RESULT_JSON]
+        .iter()
+        .flat_map(|n| [staging.join(n), outbox.join(n)])
+        .collect();
+    files.push(staging);
+    files
+}
+
 /// Longest note kept in the result (it is one line of the check's detail).
 pub(crate) const MAX_NOTE_CHARS: usize = 1000;
 
@@ -114,12 +130,20 @@ pub(crate) fn complete(
         );
     }
     r.timeline.completed_at = Some(now.to_string());
-    let staging = tempfile::Builder::new()
-        .prefix(".mark-completed-")
-        .tempdir_in(outbox)
-        .with_context(|| format!("cannot stage the result in {}", outbox.display()))?;
-    write_result_files(staging.path(), &r)?;
-    let problems = validate_result_files(&staging.path().join(RESULT_JSON), checkout);
+    let staging = outbox.join(STAGING);
+    // A folder left by a process killed here holds nothing that counts.
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir(&staging)
+        .with_context(|| format!("cannot stage the result in {}", staging.display()))?;
+    let staged = stage_and_move(&staging, outbox, checkout, &r);
+    let _ = std::fs::remove_dir_all(&staging);
+    staged
+}
+
+/// Render `r` in `staging`, validate it there, then move both files into `outbox`.
+fn stage_and_move(staging: &Path, outbox: &Path, checkout: &Path, r: &RxResult) -> Result<()> {
+    write_result_files(staging, r)?;
+    let problems = validate_result_files(&staging.join(RESULT_JSON), checkout);
     if !problems.is_empty() {
         return Err(bad_input(format!(
             "the result would not validate, nothing was changed: {}",
@@ -127,7 +151,7 @@ pub(crate) fn complete(
         )));
     }
     for name in [super::model::RESULT_MD, RESULT_JSON] {
-        std::fs::rename(staging.path().join(name), outbox.join(name))
+        std::fs::rename(staging.join(name), outbox.join(name))
             .with_context(|| format!("cannot move {name} into {}", outbox.display()))?;
     }
     Ok(())

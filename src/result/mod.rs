@@ -26,7 +26,10 @@ mod test_util;
 mod validate;
 
 pub use manual::ManualStatus;
-pub(crate) use manual::{check_as_is as check_manual_result, complete as complete_manual};
+pub(crate) use manual::{
+    check_as_is as check_manual_result, complete as complete_manual,
+    files_created as manual_files_created,
+};
 pub use markdown::markdown_for_result_json;
 pub(crate) use model::{
     write_result_files, write_skeleton, AuthorizationRecord, Check, RunClock, RxResult, Status,

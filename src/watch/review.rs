@@ -59,13 +59,19 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
     let current = state::load(&paths)?.tasks.get(&id).map(|r| r.status);
     let outbox = paths.outbox(&tid);
     match (current, opts.status) {
-        (Some(TaskStatus::Approved), Some(status)) => crate::result::complete_manual(
-            &outbox,
-            &ctx.repo,
-            status,
-            opts.note.as_deref(),
-            &crate::store::fsutil::now_iso(),
-        )?,
+        (Some(TaskStatus::Approved), Some(status)) => {
+            crate::store::trust::check_created(
+                &paths,
+                &crate::result::manual_files_created(&outbox),
+            )?;
+            crate::result::complete_manual(
+                &outbox,
+                &ctx.repo,
+                status,
+                opts.note.as_deref(),
+                &crate::store::fsutil::now_iso(),
+            )?
+        }
         (Some(TaskStatus::Approved), None) if outbox.join(crate::result::RESULT_JSON).exists() => {
             crate::result::check_manual_result(&outbox, &ctx.repo)?
         }

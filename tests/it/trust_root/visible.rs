@@ -124,3 +124,35 @@ fn an_approval_whose_outbox_git_would_see_writes_no_outbox() {
     assert_ne!(rig.lab.status_of(id), "approved");
     assert_eq!(rig.lab.porcelain(), "", "git status sees node files");
 }
+
+/// `mark-completed --status` renders the result in a staging folder of the outbox:
+/// a committed `.gitignore` that un-ignores that folder (the outbox itself stays
+/// ignored) gets a refusal naming it, and nothing is written or changed.
+#[test]
+fn a_manual_result_whose_staging_folder_git_would_see_is_refused() {
+    let rig = Rig::new();
+    let id = "UNIGNORED_STAGE_1";
+    rig.lab.post_and_approve(id, &[], None);
+    rig.lab.post_file(
+        ".gitignore",
+        format!(
+            "!/.local/\n/.local/*\n!/.local/rx_agent_outbox/\n/.local/rx_agent_outbox/*\n\
+             !/.local/rx_agent_outbox/{id}/\n/.local/rx_agent_outbox/{id}/*\n\
+             !/.local/rx_agent_outbox/{id}/.mark-completed.tmp/\n"
+        )
+        .as_bytes(),
+    );
+    rig.pull();
+    let json = rig.lab.outbox(id).join("RX_RESULT.json");
+    let before = std::fs::read(&json).unwrap();
+    assert_refused(
+        &rig,
+        &["mark-completed", id, "--status", "PASS", "--note", "done"],
+        "",
+        &format!(".local/rx_agent_outbox/{id}/.mark-completed.tmp"),
+        "un-ignored staging folder",
+    );
+    assert!(!rig.lab.outbox(id).join(".mark-completed.tmp").exists());
+    assert_eq!(std::fs::read(&json).unwrap(), before);
+    assert_eq!(rig.lab.status_of(id), "approved");
+}
