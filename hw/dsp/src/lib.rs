@@ -52,9 +52,13 @@ pub use crate::{
         FileSource, PsdTrace, ReadOutcome, SampleSource,
     },
     dsp::{
-        find_peaks, fmt_ppm, judge_clkin, median_db, ppm_decimals, ClkinConfig, ClkinEstimate,
-        ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem, Peak,
-        Spectrum, Welch, WelchConfig, Window,
+        compare_tracks, find_peaks, fmt_ppm, judge_clkin, judge_compare, median_db, ppm_decimals,
+        ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone,
+        ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig, Window,
+    },
+    dsp::{
+        CompareEstimate, CompareVerdict, ToneTrack, ToneTrackConfig, ToneTracker,
+        COMPARE_SEARCH_PPM, MIN_POINTS, MIN_POINT_SNR_DB, TRACE_POINTS,
     },
     error::{Error, Result},
     iq::{

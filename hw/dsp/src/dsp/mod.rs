@@ -2,6 +2,7 @@
 //!
 //! Slices in, results out: no I/O, and no allocation once a processor is built.
 pub(crate) mod clkin;
+pub(crate) mod clkin_compare;
 pub(crate) mod peaks;
 // Only x86_64 builds the kernels; elsewhere `SimdPsd::new` is always `None`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -12,6 +13,10 @@ pub(crate) mod window;
 pub use clkin::{
     fmt_ppm, judge_clkin, ppm_decimals, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
     ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
+};
+pub use clkin_compare::{
+    compare_tracks, judge_compare, CompareEstimate, CompareVerdict, ToneTrack, ToneTrackConfig,
+    ToneTracker, COMPARE_SEARCH_PPM, MIN_POINTS, MIN_POINT_SNR_DB, TRACE_POINTS,
 };
 pub use peaks::{find_peaks, median_db, Peak};
 pub use welch::{Spectrum, Welch, WelchConfig};
