@@ -37,8 +37,11 @@ pub use crate::{
     header::{check_node_name, lenient_task_id, AllowPush, TaskHeader, TaskId, MAX_NODE_NAME_LEN},
     mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
     permit::{authorize, check_tx_step, TxPermit},
-    plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
-    policy::{check_rx_step, check_step, Policy, RxPolicy, TxPolicy},
+    plan::{
+        ClkinCompareStep, ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step,
+        TxToneStep,
+    },
+    policy::{check_clkin_compare, check_rx_step, check_step, Policy, RxPolicy, TxPolicy},
     records::{
         required_phrase, verify_authorization, verify_node_authorization, Approval, Authorization,
         AuthorizationKind,

@@ -1,5 +1,5 @@
 use crate::error::Error;
-use crate::plan::{RxCaptureStep, Step};
+use crate::plan::{ClkinCompareStep, RxCaptureStep, Step};
 use serde::{Deserialize, Serialize};
 
 /// Node-local policy (`.local/rxnode-policy.json`), never taken from a task.
@@ -194,7 +194,8 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
 }
 
 /// The node policy's verdict on one plan step, by the very checks `rxnode run`
-/// applies: [`check_rx_step`] for `rx_capture`, [`crate::check_rx_sweep`] for
+/// applies: [`check_rx_step`] for `rx_capture`, [`check_clkin_compare`] for
+/// `clkin_compare`, [`crate::check_rx_sweep`] for
 /// `rx_sweep`, [`crate::check_tx_step`] for `tx_tone` (the run refuses a whole RED
 /// run over it before anybody is asked to authorize). `inventory` and
 /// `clock_check` have no policy limits. The approval prompt and `rxnode validate
@@ -205,7 +206,27 @@ pub fn check_step(step: &Step, policy: &Policy) -> Result<(), Error> {
         Step::RxCapture(c) => check_rx_step(c, &policy.rx),
         Step::RxSweep(s) => crate::sweep::check_rx_sweep(s, &policy.rx),
         Step::TxTone(t) => crate::permit::check_tx_step(t, policy),
+        Step::ClkinCompare(c) => check_clkin_compare(c, &policy.rx),
     }
+}
+
+/// Check a `clkin_compare` step against the RX policy: each radio's stream is bounded
+/// as a capture of the same duration, rate and gain ([`check_rx_step`]); the error
+/// names the radio (MASTER or SLAVE) and the limit.
+pub fn check_clkin_compare(step: &ClkinCompareStep, policy: &RxPolicy) -> Result<(), Error> {
+    if step.devices.len() != 2 {
+        return Err(Error::Policy(format!(
+            "devices must be exactly two radios, got {}",
+            step.devices.len()
+        )));
+    }
+    for (who, c) in ["MASTER", "SLAVE"].iter().zip(step.captures()) {
+        check_rx_step(&c, policy).map_err(|e| match e {
+            Error::Policy(why) => Error::Policy(format!("{who}: {why}")),
+            other => other,
+        })?;
+    }
+    Ok(())
 }
 
 /// `value` over `limit`, failing closed: a NaN on either side counts as over (a policy
@@ -407,5 +428,55 @@ mod tests {
             assert!(check_rx_step(&step(), &bad).is_err(), "{bad:?}");
         }
         assert!(exceeds(1.0, f64::NAN) && exceeds(f64::NAN, 1.0) && !exceeds(1.0, 1.0));
+    }
+
+    /// A `clkin_compare` step is bounded like a capture on each of its radios, and
+    /// the refusal names the radio and the limit.
+    #[test]
+    fn clkin_compare_is_bounded_like_a_capture_on_both_radios() {
+        let p = RxPolicy {
+            max_duration_s: 2.0,
+            max_sample_rate_hz: Some(2e6),
+            max_gain_db: Some(20.0),
+            max_iq_bytes: 1,
+        };
+        let mut s = crate::ClkinCompareStep {
+            devices: vec![
+                "driver=rxsim,serial=m".into(),
+                "driver=rxsim,serial=s".into(),
+            ],
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            gain_db: Some(crate::sweep::GainSpec::Total(20.0)),
+            duration_s: 2.0,
+            tone_hz: 100.2e6,
+            tolerance_ppb: 10.0,
+            clock_sources: None,
+        };
+        // At every limit, and no IQ is recorded whatever the IQ budget.
+        check_clkin_compare(&s, &p).unwrap();
+        check_step(
+            &Step::ClkinCompare(s.clone()),
+            &Policy {
+                rx: p.clone(),
+                tx: None,
+            },
+        )
+        .unwrap();
+        s.duration_s = 2.5;
+        assert!(matches!(check_clkin_compare(&s, &p),
+            Err(Error::Policy(m)) if m.contains("MASTER: duration_s 2.5 exceeds rx.max_duration_s 2")));
+        s.duration_s = 2.0;
+        s.sample_rate_hz = 4e6;
+        assert!(matches!(check_clkin_compare(&s, &p),
+            Err(Error::Policy(m)) if m.contains("rx.max_sample_rate_hz")));
+        s.sample_rate_hz = 2e6;
+        s.gain_db = None;
+        assert!(matches!(check_clkin_compare(&s, &p),
+            Err(Error::Policy(m)) if m.contains("gain_db is required")));
+        s.gain_db = Some(crate::sweep::GainSpec::Total(20.0));
+        s.devices.pop();
+        assert!(matches!(check_clkin_compare(&s, &p),
+            Err(Error::Policy(m)) if m.contains("exactly two radios")));
     }
 }

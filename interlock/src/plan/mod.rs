@@ -30,6 +30,9 @@ pub enum Step {
     TxTone(TxToneStep),
     /// A wideband receive sweep (docs/operator.md#sweeps-rxnode-sweep).
     RxSweep(crate::sweep::RxSweepStep),
+    /// Two radios at once on one tone: SLAVE's clock relative to MASTER's
+    /// (docs/operator.md#verifying-a-slaves-clkin).
+    ClkinCompare(ClkinCompareStep),
 }
 
 impl Step {
@@ -41,10 +44,12 @@ impl Step {
             Step::RxCapture(_) => "rx_capture",
             Step::TxTone(_) => "tx_tone",
             Step::RxSweep(_) => "rx_sweep",
+            Step::ClkinCompare(_) => "clkin_compare",
         }
     }
 
-    /// The device args the step addresses, if it addresses one.
+    /// The device args the step addresses, if it addresses one (MASTER for
+    /// `clkin_compare`, which addresses two).
     pub fn device(&self) -> Option<&str> {
         match self {
             Step::Inventory => None,
@@ -52,6 +57,7 @@ impl Step {
             Step::RxCapture(s) => Some(&s.device),
             Step::TxTone(s) => Some(&s.device),
             Step::RxSweep(s) => Some(&s.device),
+            Step::ClkinCompare(s) => s.devices.first().map(String::as_str),
         }
     }
 }
@@ -164,4 +170,62 @@ pub struct TxToneStep {
     pub gain_db: f64,
     /// How long the tone is on air.
     pub duration_s: f64,
+}
+
+/// `clkin_compare` step: MASTER and SLAVE stream at once and see one tone of any
+/// accuracy; SLAVE's clock relative to MASTER's comes from the slope of the tone's
+/// phase difference (docs/protocol.md#clkin_compare).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClkinCompareStep {
+    /// SoapySDR device args of exactly two radios: `[MASTER, SLAVE]`.
+    pub devices: Vec<String>,
+    /// Centre frequency both radios tune to.
+    pub frequency_hz: f64,
+    /// Sample rate of both streams.
+    pub sample_rate_hz: f64,
+    /// RX gain of both radios, if set: overall dB, or dB per gain element.
+    #[serde(default)]
+    pub gain_db: Option<crate::sweep::GainSpec>,
+    /// How long both radios stream.
+    pub duration_s: f64,
+    /// The tone's nominal RF frequency, inside the captured band; its real frequency
+    /// may be off by tens of ppm.
+    pub tone_hz: f64,
+    /// Largest |relative frequency| (ppb) at which SLAVE counts as LOCKED (default 10).
+    #[serde(default = "default_tolerance_ppb")]
+    pub tolerance_ppb: f64,
+    /// Clock sources to select before streaming, `[MASTER, SLAVE]` (e.g.
+    /// `["internal", "external"]`); absent: each radio keeps its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_sources: Option<Vec<String>>,
+}
+
+fn default_tolerance_ppb() -> f64 {
+    10.0
+}
+
+impl ClkinCompareStep {
+    /// The bounded capture each radio makes, as the RX policy sees it: the same
+    /// duration, rate and gain on each device.
+    pub fn captures(&self) -> Vec<RxCaptureStep> {
+        self.devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| RxCaptureStep {
+                device: d.clone(),
+                frequency_hz: self.frequency_hz,
+                sample_rate_hz: self.sample_rate_hz,
+                gain_db: self.gain_db.clone(),
+                duration_s: self.duration_s,
+                fft_size: None,
+                record_iq: false,
+                record_format: None,
+                clock_source: self.clock_sources.as_ref().and_then(|c| c.get(i).cloned()),
+                bandwidth_hz: None,
+                antenna: None,
+                clkin: None,
+            })
+            .collect()
+    }
 }

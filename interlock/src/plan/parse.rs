@@ -1,7 +1,7 @@
 //! Parsing the `rx-plan` block: find the fenced blocks, read the JSON strictly,
 //! then each step by its op. Every problem is listed, not only the first.
 use super::sanity::StepCheck;
-use super::{ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep};
+use super::{ClkinCompareStep, ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep};
 use crate::error::Issue;
 use crate::header::{truncate, TaskHeader};
 use crate::sweep::RxSweepStep;
@@ -252,11 +252,15 @@ fn step_fields(op: &str, rest: Map<String, Value>, chk: &mut StepCheck<'_>) -> O
             s.check(chk.line, n, chk.issues);
             Step::RxSweep(s)
         }),
+        "clkin_compare" => de::<ClkinCompareStep>(rest, op, chk).map(|s| {
+            chk.clkin_compare(&s);
+            Step::ClkinCompare(s)
+        }),
         other => {
             chk.push(
                 Some("op"),
                 format!(
-                    "rx-plan step {n}: unknown op {:?} (known: inventory, clock_check, rx_capture, rx_sweep, tx_tone)",
+                    "rx-plan step {n}: unknown op {:?} (known: inventory, clock_check, rx_capture, rx_sweep, tx_tone, clkin_compare)",
                     truncate(other, 40)
                 ),
             );
@@ -290,7 +294,7 @@ fn de<T: serde::de::DeserializeOwned>(
 fn op_conflicts(n: usize, op: &str, header: &TaskHeader, cx: &mut PlanCtx<'_>) {
     let known = matches!(
         op,
-        "inventory" | "clock_check" | "rx_capture" | "tx_tone" | "rx_sweep"
+        "inventory" | "clock_check" | "rx_capture" | "tx_tone" | "rx_sweep" | "clkin_compare"
     );
     if known && !header.hardware_access {
         cx.push(
@@ -308,6 +312,12 @@ fn op_conflicts(n: usize, op: &str, header: &TaskHeader, cx: &mut PlanCtx<'_>) {
         cx.push(
             Some("RF_RX"),
             format!("rx-plan step {n} (rx_sweep) receives but RF_RX = NO"),
+        );
+    }
+    if op == "clkin_compare" && !header.rf_rx {
+        cx.push(
+            Some("RF_RX"),
+            format!("rx-plan step {n} (clkin_compare) receives but RF_RX = NO"),
         );
     }
     if op == "tx_tone" && !header.rf_tx {

@@ -1,6 +1,6 @@
 //! Physical sanity of a step's values: numbers that are positive and finite,
 //! device args that name something, a reference tone inside the captured band.
-use super::{ClkinSpec, RxCaptureStep, TxToneStep};
+use super::{ClkinCompareStep, ClkinSpec, RxCaptureStep, TxToneStep};
 use crate::error::Issue;
 
 /// The checks of one plan step: step `n` of the plan whose fence is on `line`.
@@ -178,6 +178,78 @@ impl StepCheck<'_> {
                     s.sample_rate_hz / 2.0
                 ),
             );
+        }
+    }
+
+    /// A `clkin_compare` step's values: two different radios, the tone inside the
+    /// captured band, a positive tolerance, two clock sources if any.
+    pub(super) fn clkin_compare(&mut self, s: &ClkinCompareStep) {
+        let n = self.n;
+        if s.devices.len() != 2 {
+            self.push(
+                Some("devices"),
+                format!(
+                    "rx-plan step {n}: devices must be exactly two radios [MASTER, SLAVE], got {}",
+                    s.devices.len()
+                ),
+            );
+        }
+        for d in &s.devices {
+            self.device(d);
+        }
+        if let [m, sl] = s.devices.as_slice() {
+            if m.trim() == sl.trim() && !m.trim().is_empty() {
+                self.push(
+                    Some("devices"),
+                    format!("rx-plan step {n}: MASTER and SLAVE are the same device args {m:?}"),
+                );
+            }
+        }
+        self.positive_finite(s.frequency_hz, "frequency_hz");
+        self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
+        self.positive_finite(s.duration_s, "duration_s");
+        self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
+        self.positive_finite(s.tone_hz, "tone_hz");
+        self.positive_finite(s.tolerance_ppb, "tolerance_ppb");
+        if let Some(g) = &s.gain_db {
+            for p in g.problems() {
+                self.push(Some("gain_db"), format!("rx-plan step {n}: {p}"));
+            }
+        }
+        if s.tone_hz.is_finite()
+            && s.frequency_hz.is_finite()
+            && s.sample_rate_hz.is_finite()
+            && s.sample_rate_hz > 0.0
+            && (s.tone_hz - s.frequency_hz).abs() >= s.sample_rate_hz / 2.0
+        {
+            self.push(
+                Some("tone_hz"),
+                format!(
+                    "rx-plan step {n}: tone {} Hz is outside the captured band {} Hz ± {} Hz",
+                    s.tone_hz,
+                    s.frequency_hz,
+                    s.sample_rate_hz / 2.0
+                ),
+            );
+        }
+        if let Some(c) = &s.clock_sources {
+            if c.len() != 2 {
+                self.push(
+                    Some("clock_sources"),
+                    format!(
+                        "rx-plan step {n}: clock_sources must be two names [MASTER, SLAVE], got {}",
+                        c.len()
+                    ),
+                );
+            }
+            if c.iter()
+                .any(|x| x.trim().is_empty() || x.chars().any(char::is_control))
+            {
+                self.push(
+                    Some("clock_sources"),
+                    format!("rx-plan step {n}: a clock source must be a name without control characters"),
+                );
+            }
         }
     }
 }

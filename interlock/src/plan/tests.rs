@@ -467,3 +467,108 @@ fn clkin_expected_level_is_optional() {
         o => panic!("{o:?}"),
     }
 }
+
+/// A `clkin_compare` step with every field.
+const COMPARE_STEP: &str = r#"{"op": "clkin_compare", "devices": ["driver=rxsim,serial=m", "driver=rxsim,serial=s"], "frequency_hz": 100e6, "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 1.0, "tone_hz": 100.2e6, "tolerance_ppb": 10, "clock_sources": ["internal", "external"]}"#;
+
+#[test]
+fn clkin_compare_parses_with_its_defaults() {
+    let t = ok(&render(&rx_hdr(), &plan(&steps(COMPARE_STEP))));
+    let p = t.plan().unwrap();
+    assert_eq!(p.steps[0].op(), "clkin_compare");
+    assert_eq!(p.steps[0].device(), Some("driver=rxsim,serial=m"));
+    let Step::ClkinCompare(s) = &p.steps[0] else {
+        panic!("{:?}", p.steps[0]);
+    };
+    assert_eq!(s.devices.len(), 2);
+    assert_eq!(s.tolerance_ppb, 10.0);
+    assert_eq!(t.risk(), crate::RiskLevel::Yellow);
+    let caps = s.captures();
+    assert_eq!(caps[1].device, "driver=rxsim,serial=s");
+    assert_eq!(caps[1].clock_source.as_deref(), Some("external"));
+    // The tolerance defaults to 10 ppb; the clock sources to none.
+    let bare = r#"{"op": "clkin_compare", "devices": ["driver=rxsim,serial=m", "driver=rxsim,serial=s"], "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 1.0, "tone_hz": 100.2e6}"#;
+    let t = ok(&render(&rx_hdr(), &plan(&steps(bare))));
+    let Some(Step::ClkinCompare(s)) = t.plan().and_then(|p| p.steps.first()) else {
+        panic!("no step");
+    };
+    assert_eq!(s.tolerance_ppb, 10.0);
+    assert_eq!(s.clock_sources, None);
+}
+
+#[test]
+fn clkin_compare_needs_rf_rx_and_hardware_access() {
+    let e = errs(&render(
+        &fields("YES", "NO", "NO"),
+        &plan(&steps(COMPARE_STEP)),
+    ));
+    has(
+        &e,
+        Some(14),
+        Some("RF_RX"),
+        "(clkin_compare) receives but RF_RX = NO",
+    );
+    let e = errs(&render(
+        &fields("NO", "YES", "NO"),
+        &plan(&steps(COMPARE_STEP)),
+    ));
+    has(&e, Some(14), Some("HARDWARE_ACCESS"), "touches hardware");
+}
+
+#[test]
+fn clkin_compare_fields_are_checked_by_name() {
+    let bad = |from: &str, to: &str, field: &str, needle: &str| {
+        let text = COMPARE_STEP.replace(from, to);
+        assert_ne!(text, COMPARE_STEP, "{from}");
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&text))));
+        has(&e, Some(14), Some(field), needle);
+    };
+    bad(
+        r#"["driver=rxsim,serial=m", "driver=rxsim,serial=s"]"#,
+        r#"["driver=rxsim,serial=m"]"#,
+        "devices",
+        "exactly two radios [MASTER, SLAVE], got 1",
+    );
+    bad(
+        r#""driver=rxsim,serial=s"]"#,
+        r#""driver=rxsim,serial=m"]"#,
+        "devices",
+        "MASTER and SLAVE are the same device args",
+    );
+    bad(
+        r#""tone_hz": 100.2e6"#,
+        r#""tone_hz": 100.6e6"#,
+        "tone_hz",
+        "outside the captured band",
+    );
+    bad(
+        r#""tolerance_ppb": 10"#,
+        r#""tolerance_ppb": -1"#,
+        "tolerance_ppb",
+        "positive finite",
+    );
+    bad(
+        r#""duration_s": 1.0"#,
+        r#""duration_s": 0"#,
+        "duration_s",
+        "positive finite",
+    );
+    bad(
+        r#""gain_db": 20"#,
+        r#""gain_db": 20, "fft_size": 1024"#,
+        "fft_size",
+        "unknown field `fft_size`",
+    );
+    bad(
+        r#"["internal", "external"]"#,
+        r#"["external"]"#,
+        "clock_sources",
+        "two names",
+    );
+    bad(
+        r#""devices""#,
+        r#""device""#,
+        "device",
+        "unknown field `device`",
+    );
+}
