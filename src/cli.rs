@@ -77,6 +77,9 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// An RX-only wideband sweep for the operator (never TX; docs/operator.md#sweeps-rxnode-sweep).
     Sweep(SweepArgs),
+    /// CLKIN checks that need no calibrated reference (docs/operator.md#verifying-a-slaves-clkin).
+    #[command(subcommand)]
+    Clkin(ClkinCmd),
     /// Check an RX_RESULT.json (schema, statuses, timeline, MD/JSON agreement, IQ hashes).
     ValidateResult {
         /// A task ID (its outbox) or a path to RX_RESULT.json.
@@ -223,6 +226,46 @@ pub struct CaptureArgs {
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
     #[arg(long, requires = "record")]
     pub record_format: Option<String>,
+}
+
+/// `clkin` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ClkinCmd {
+    /// Two radios stream at once on one tone of any accuracy: SLAVE's clock relative
+    /// to MASTER's, in ppb, LOCKED or UNLOCKED (RX only).
+    Compare(ClkinCompareArgs),
+}
+
+/// `clkin compare` options.
+#[derive(Debug, Args)]
+pub struct ClkinCompareArgs {
+    /// SoapySDR device args, twice: MASTER first, then SLAVE.
+    #[arg(short = 'd', long = "device", required = true, value_name = "ARGS")]
+    pub devices: Vec<String>,
+    /// Centre frequency both radios tune to, Hz (`100M`, `433.92MHz`).
+    #[arg(short = 'f', long, value_parser = si_number)]
+    pub frequency_hz: f64,
+    /// Sample rate of both streams, S/s (`1M`, `2e6`).
+    #[arg(short = 'r', long, value_parser = si_number)]
+    pub sample_rate_hz: f64,
+    /// The tone both radios see, Hz (`100.2M`); it may be off its dial by tens of ppm.
+    #[arg(long, value_parser = si_number)]
+    pub tone_hz: f64,
+    /// RX gain of both radios, dB.
+    #[arg(short = 'g', long)]
+    pub gain_db: Option<f64>,
+    /// How long both radios stream, seconds.
+    #[arg(short = 't', long, default_value_t = 1.0)]
+    pub duration_s: f64,
+    /// LOCKED when SLAVE is within ±this many ppb of MASTER (and the measurement can tell).
+    #[arg(long, default_value_t = 10.0)]
+    pub tolerance_ppb: f64,
+    /// Clock sources to select first, MASTER's then SLAVE's (`internal,external`).
+    #[arg(long, value_delimiter = ',', value_name = "MASTER,SLAVE")]
+    pub clock_sources: Option<Vec<String>>,
+    /// Write the phase-difference picture (PNG) here.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// `analyze` options.

@@ -5,7 +5,8 @@
 //! ([`rxnode_interlock::check_step`]), never a second one. docs/operator.md#a-task-arrives
 //! shows an example.
 use rxnode_interlock::{
-    check_step, GainSpec, Plan, Policy, RxCaptureStep, RxSweepStep, Step, TxToneStep,
+    check_step, ClkinCompareStep, GainSpec, Plan, Policy, RxCaptureStep, RxSweepStep, Step,
+    TxToneStep,
 };
 use serde::Serialize;
 
@@ -257,6 +258,32 @@ fn tx_line(t: &TxToneStep) -> String {
     )
 }
 
+fn compare_line(c: &ClkinCompareStep) -> String {
+    let dev = |i: usize| {
+        c.devices
+            .get(i)
+            .map_or_else(|| "?".to_owned(), |d| escaped(d))
+    };
+    let mut s = format!(
+        "clkin_compare MASTER {} and SLAVE {} at once: {}, {}, {}, {} each, tone {}; \
+         LOCKED when SLAVE is within ±{} ppb of MASTER",
+        dev(0),
+        dev(1),
+        mhz(c.frequency_hz),
+        msps(c.sample_rate_hz),
+        gain(c.gain_db.as_ref()),
+        secs(c.duration_s),
+        mhz(c.tone_hz),
+        c.tolerance_ppb
+    );
+    if let Some(cs) = &c.clock_sources {
+        let names: Vec<String> = cs.iter().map(|x| escaped(x)).collect();
+        s.push_str(&format!(", clock sources MASTER/SLAVE {}", names.join("/")));
+    }
+    s.push_str(", no IQ recorded");
+    s
+}
+
 /// One plan step in plain units (every device string and name escaped).
 pub(crate) fn step_line(step: &Step) -> String {
     match step {
@@ -275,6 +302,7 @@ pub(crate) fn step_line(step: &Step) -> String {
         Step::RxCapture(c) => capture_line(c),
         Step::RxSweep(w) => sweep_line(w),
         Step::TxTone(t) => tx_line(t),
+        Step::ClkinCompare(c) => compare_line(c),
     }
 }
 

@@ -49,6 +49,7 @@ pub use crate::{
     exec::{
         analyze::{cmd_analyze, AnalyzeOptions},
         capture::{cmd_capture, CaptureOptions},
+        compare_cmd::{cmd_clkin_compare, ClkinCompareOptions},
         inventory::{cmd_inventory, InventoryOptions},
         run::cmd_run,
         sweep::{cmd_sweep, SweepOptions},

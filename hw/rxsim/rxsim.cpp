@@ -5,7 +5,7 @@
 // CW tone plus noise, paced to the sample rate (pace=1) with honest overflow reporting,
 // or as fast as possible (pace=0) from precomputed tables.
 //
-// Device args: serial, ppm, ext_ref, ext_ppm, tone_hz, tone_dbfs, noise_dbfs, pace,
+// Device args: serial, seed, ppm, ext_ref, ext_ppm, tone_hz, tone_dbfs, noise_dbfs, pace,
 // buffer_samples, tx=deny, tx_fail_after (fault injection: TX writes fail after N
 // samples), tx_stall_after_s / tx_stall_s (fault injection: S seconds after activation a
 // TX write blocks, ignoring its timeout, for tx_stall_s seconds (default an hour) or
@@ -16,6 +16,12 @@
 // a real PLL relocks); dead_hz=A:B (fault injection: while tuned inside [A, B] Hz
 // the RX stream delivers nothing, like a PLL that never locks). A reference error e shifts both the LO and the sample
 // clock, so a tone at RF f appears at baseband (f - fc(1+e))/(1+e).
+//
+// Each device has its own noise: seed=N (an unsigned integer) picks it, else it is
+// derived from the serial (the default serial keeps the original noise), so two
+// devices with different serials are two radios whose noise is independent. Two
+// radios "on one reference" are both set to the external clock source with the same
+// ext_ref=1,ext_ppm=P.
 //
 // RXSIM_EVENT_LOG=path appends one line per make/unmake and per stream call:
 //   <unix seconds, 6 decimals> pid=<pid> <event> [RX|TX] serial=<serial>
@@ -32,6 +38,7 @@
 #include <cmath>
 #include <complex>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -79,7 +86,8 @@ constexpr size_t kNoiseLen = size_t(1) << 18;
 const char *kDefaultSerial = "rxsim0";
 const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "tone_dbfs",
                              "noise_dbfs", "pace",    "tx",      "buffer_samples", "tx_fail_after",
-                             "tx_stall_after_s", "tx_stall_s", "emitters",   "settle_s", "dead_hz"};
+                             "tx_stall_after_s", "tx_stall_s", "emitters",   "settle_s", "dead_hz",
+                             "seed"};
 
 double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
     auto it = args.find(key);
@@ -146,6 +154,65 @@ struct Tables {
 const Tables &tables() {
     static const Tables t;
     return t;
+}
+
+// The seed of the shared table above.
+constexpr uint64_t kLegacySeed = 0x9E3779B97F4A7C15ull;
+
+// A noise table of unit power for one seed (the legacy seed: the shared table), made
+// once per seed and kept for the life of the process.
+std::shared_ptr<const std::vector<std::complex<float>>> noiseTable(uint64_t seed) {
+    static std::mutex mu;
+    static std::vector<std::pair<uint64_t, std::shared_ptr<const std::vector<std::complex<float>>>>> made;
+    if (seed == kLegacySeed)
+        return std::shared_ptr<const std::vector<std::complex<float>>>(&tables().noise,
+                                                                        [](const void *) {});
+    std::lock_guard<std::mutex> g(mu);
+    for (auto &m : made)
+        if (m.first == seed) return m.second;
+    auto v = std::make_shared<std::vector<std::complex<float>>>(kNoiseLen);
+    uint64_t s = seed ? seed : 1;
+    auto next = [&s]() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return (double((s >> 11) & ((1ull << 53) - 1)) + 0.5) / double(1ull << 53);
+    };
+    const double twoPi = 6.283185307179586;
+    for (size_t i = 0; i < kNoiseLen; i++) {
+        double r = std::sqrt(-std::log(next()));
+        double a = twoPi * next();
+        (*v)[i] = {float(r * std::cos(a)), float(r * std::sin(a))};
+    }
+    made.emplace_back(seed, v);
+    return v;
+}
+
+// splitmix64: spreads a small seed (1, 2, 3 ...) over all 64 bits.
+uint64_t mixSeed(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+// The device's noise seed: seed=N, else from the serial (FNV-1a); the default
+// serial without a seed keeps the legacy table.
+uint64_t deviceSeed(const SoapySDR::Kwargs &args, const std::string &serial) {
+    auto it = args.find("seed");
+    if (it != args.end() && !it->second.empty()) {
+        char *end = nullptr;
+        errno = 0;
+        unsigned long long v = std::strtoull(it->second.c_str(), &end, 10);
+        if (end == it->second.c_str() || *end != '\0' || errno != 0 || it->second[0] == '-')
+            throw std::runtime_error("rxsim: device arg seed=" + it->second +
+                                     " is not an unsigned integer");
+        return mixSeed(uint64_t(v));
+    }
+    if (serial == kDefaultSerial) return kLegacySeed;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : serial) h = (h ^ c) * 0x100000001b3ull;
+    return mixSeed(h);
 }
 
 // A table NCO's phase is a fraction of a cycle in units of 2^-64: the accumulator
@@ -327,6 +394,8 @@ class RxSim : public SoapySDR::Device {
         txStallFor_ = argDouble(args, "tx_stall_s", 3600.0);
         scene_.parse(args);
         (void)tables();
+        seed_ = deviceSeed(args, serial_);
+        noise_ = noiseTable(seed_);
         logEvent("make", nullptr, serial_);
     }
     ~RxSim() override { logEvent("unmake", nullptr, serial_); }
@@ -368,6 +437,7 @@ class RxSim : public SoapySDR::Device {
         s->direction = direction;
         s->cs16 = format == SOAPY_SDR_CS16;
         s->scratch.resize(kBlock);
+        if (seed_ != kLegacySeed) s->rng = seed_ | 1;
         logEvent("setupStream", dir, serial_);
         return reinterpret_cast<SoapySDR::Stream *>(s);
     }
@@ -767,6 +837,7 @@ class RxSim : public SoapySDR::Device {
     // step, its amplitude (0 when out of band), the noise amplitude, and the scene's
     // view of the tuning. A reference error e shifts the LO and the sample clock.
     struct Tuning {
+        const std::complex<float> *noise = nullptr; // the device's noise table
         uint64_t step = 0;
         float amp = 0.0f, namp = 0.0f;
         Scene::Frame frame;
@@ -781,6 +852,7 @@ class RxSim : public SoapySDR::Device {
         t.step = cyclesToPhase(fb / rxRate_);
         t.amp = inBand ? toneAmp_ : 0.0f;
         t.namp = noiseAmp_;
+        t.noise = noise_->data();
         t.frame.e = e;
         t.frame.fc = rxFreq_;
         t.frame.rate = rxRate_;
@@ -794,7 +866,7 @@ class RxSim : public SoapySDR::Device {
     static void generate(SimStream *s, std::complex<float> *out, size_t n, const Tuning &tu) {
         const auto &t = tables();
         const std::complex<float> *sine = t.sine.data();
-        const std::complex<float> *noise = t.noise.data();
+        const std::complex<float> *noise = tu.noise;
         const float a = tu.amp, na = tu.namp;
         const uint64_t step = tu.step;
         uint64_t phase = s->phase;
@@ -826,6 +898,8 @@ class RxSim : public SoapySDR::Device {
     double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_, txFailAfter_, txStallAfter_, txStallFor_;
     float toneAmp_, noiseAmp_; // from tone_dbfs and noise_dbfs
     bool extRef_, hasTone_, pace_, txDeny_;
+    uint64_t seed_ = kLegacySeed;                                        // seed=, or from the serial
+    std::shared_ptr<const std::vector<std::complex<float>>> noise_;       // this device's noise
 
     mutable std::mutex mu_;
     std::string clock_ = "internal";

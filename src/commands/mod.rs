@@ -2,6 +2,7 @@
 //! the parsed arguments into the library's options and call it.
 pub mod analyze;
 pub mod capture;
+pub mod clkin;
 pub mod completions;
 pub mod demo;
 pub mod doctor;
@@ -36,6 +37,7 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Capture(args) => capture::run(ctx, args),
         Command::Analyze(args) => analyze::run(ctx, args),
         Command::Sweep(args) => sweep::run(ctx, args),
+        Command::Clkin(cmd) => clkin::run(ctx, cmd),
         Command::ValidateResult { target } => validate_result::run(ctx, target),
         Command::Publish { task_id, push } => publish::run(ctx, task_id, *push),
         Command::MarkCompleted {

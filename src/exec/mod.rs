@@ -3,6 +3,8 @@
 //! own RX-only commands (inventory, capture, sweep, analyze).
 pub(crate) mod analyze;
 pub(crate) mod capture;
+pub(crate) mod compare;
+pub(crate) mod compare_cmd;
 pub(crate) mod inventory;
 pub(crate) mod live;
 pub(crate) mod preconditions;

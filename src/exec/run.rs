@@ -191,6 +191,7 @@ fn plan_paths(paths: &Paths, id: &TaskId, plan: Option<&Plan>) -> Vec<PathBuf> {
         v.push(ob.join(format!("SPECTRUM_{i}.png")));
         v.push(ob.join(format!("SWEEP_{i}.png")));
         v.push(ob.join(format!("SWEEP_{i}_heatmap.png")));
+        v.push(ob.join(crate::result::compare_png_name(i)));
     }
     if let Some(p) = plan {
         let iq = paths.iq_dir(id);
@@ -349,6 +350,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             Step::RxCapture(c) => steps::step_capture(&s, c, &mut out),
             Step::RxSweep(sw) => crate::exec::sweep::step_sweep(&s, sw, &mut out),
             Step::TxTone(t) => tx::step_tx(&s, authorization.take(), t, &mut out),
+            Step::ClkinCompare(c) => crate::exec::compare::step_compare(&s, c, &mut out),
         }
     }
     out
@@ -378,6 +380,7 @@ fn record_run(
     result.tx = out.tx;
     result.errors = out.errors;
     result.sweeps = out.sweeps;
+    result.clkin_compares = out.compares;
     if interrupted {
         result
             .errors
@@ -393,6 +396,9 @@ fn record_run(
     if written.is_ok() {
         if let Err(e) = crate::result::write_spectrum_pngs(&dir, &result) {
             tracing::warn!("spectrum plot in {}: {e:#}", dir.display());
+        }
+        if let Err(e) = crate::result::plot::write_compare_pngs(&dir, &result) {
+            tracing::warn!("clkin_compare plot in {}: {e:#}", dir.display());
         }
     }
     // The state first: a `run_finished` line the state does not yet match

@@ -27,6 +27,8 @@ pub(crate) struct Outputs {
     pub(crate) sweeps: Vec<serde_json::Value>,
     /// IQ bytes recorded so far (against the policy's `rx.max_iq_bytes`).
     pub(crate) iq_used: u64,
+    /// One entry per `clkin_compare` step.
+    pub(crate) compares: Vec<serde_json::Value>,
 }
 
 impl Outputs {

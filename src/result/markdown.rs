@@ -417,7 +417,7 @@ fn render_checks(o: &mut String, r: &RxResult) {
     }
 }
 
-/// The capture sections, then the sweep sections.
+/// The capture sections, the sweep sections, then the CLKIN comparisons.
 fn render_captures_and_sweeps(o: &mut String, r: &RxResult) {
     if !r.captures.is_empty() {
         let _ = writeln!(o, "\n## Captures\n");
@@ -429,6 +429,12 @@ fn render_captures_and_sweeps(o: &mut String, r: &RxResult) {
         let _ = writeln!(o, "\n## Sweeps\n");
         for (i, sw) in r.sweeps.iter().enumerate() {
             super::sweep_md::render_sweep_md(o, i + 1, sw);
+        }
+    }
+    if !r.clkin_compares.is_empty() {
+        let _ = writeln!(o, "\n## CLKIN comparisons\n");
+        for (i, e) in r.clkin_compares.iter().enumerate() {
+            super::compare_md::render_compare_md(o, i + 1, e);
         }
     }
 }

@@ -13,6 +13,7 @@
 //!
 //! [`model`] holds the value, [`markdown`] the Markdown, [`plot`] the pictures
 //! and [`validate`] the validator and the `validate-result` command.
+mod compare_md;
 #[cfg(test)]
 mod golden_tests;
 mod manual;
@@ -25,6 +26,7 @@ mod sweep_md;
 mod test_util;
 mod validate;
 
+pub(crate) use compare_md::{fmt_ppb, render_compare_text};
 pub use manual::ManualStatus;
 pub(crate) use manual::{
     check_as_is as check_manual_result, complete as complete_manual,
@@ -32,8 +34,8 @@ pub(crate) use manual::{
 };
 pub use markdown::markdown_for_result_json;
 pub(crate) use model::{
-    write_result_files, write_skeleton, AuthorizationRecord, Check, RunClock, RxResult, Status,
-    LOG_META, RESULTS_DIR,
+    compare_png_name, write_result_files, write_skeleton, AuthorizationRecord, Check, RunClock,
+    RxResult, Status, LOG_META, RESULTS_DIR,
 };
 pub use model::{RESULT_JSON, RESULT_MD};
 pub(crate) use plot::write_spectrum_pngs;

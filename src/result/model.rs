@@ -295,6 +295,11 @@ pub(crate) struct RxResult {
     /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweeps: Vec<Value>,
+    /// `clkin_compare` results (built by `crate::exec::compare`): both radios, the
+    /// relative frequency of SLAVE to MASTER, its uncertainty, the verdict and the
+    /// phase trace (docs/protocol.md#clkin_compare).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clkin_compares: Vec<Value>,
 }
 
 impl RxResult {
@@ -351,6 +356,7 @@ impl RxResult {
             tx: None,
             errors: Vec::new(),
             sweeps: Vec::new(),
+            clkin_compares: Vec::new(),
         }
     }
 
@@ -412,6 +418,12 @@ pub(crate) fn write_skeleton(
     let mut r = RxResult::manual_skeleton(task, commit, Some(approval));
     r.node.name = crate::store::node::name_for_result(paths);
     write_result_files(dir, &r)
+}
+
+/// File name of step `n`'s phase-difference image (`clkin_compare`) in the outbox
+/// (never published).
+pub(crate) fn compare_png_name(n: usize) -> String {
+    format!("CLKIN_COMPARE_{n}.png")
 }
 
 /// File name of capture `n`'s spectrum image in the outbox (never published).

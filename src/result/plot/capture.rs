@@ -187,7 +187,7 @@ pub(crate) fn write_spectrum_pngs(dir: &Path, r: &RxResult) -> Result<Vec<std::p
     Ok(out)
 }
 
-fn short(s: &str, n: usize) -> String {
+pub(super) fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_owned()
     } else {

@@ -1,0 +1,217 @@
+//! `rxnode clkin compare`: the operator's CLKIN comparison of two radios on one tone
+//! (docs/operator.md#verifying-a-slaves-clkin). Receive only; bounded by the node-local
+//! policy like a capture on each radio (a refusal names the radio and the limit and
+//! exits 3). Inside a checkout the comparison is written to the ledger.
+use crate::context::Ctx;
+use crate::exec::compare::{compare, Compared};
+use crate::exec::live::NotCaptured;
+use crate::exit::{bad_input, refused, Outcome};
+use crate::result::Status;
+use crate::store::ledger::Entry;
+use crate::store::policy::Source;
+use anyhow::Result;
+use rxnode_interlock::{check_clkin_compare, ClkinCompareStep, GainSpec};
+use serde_json::json;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+/// `clkin compare` options.
+#[derive(Debug, Clone)]
+pub struct ClkinCompareOptions {
+    /// SoapySDR device args: MASTER, then SLAVE.
+    pub devices: Vec<String>,
+    /// Centre frequency both radios tune to.
+    pub frequency_hz: f64,
+    /// Sample rate of both streams.
+    pub sample_rate_hz: f64,
+    /// The tone's nominal RF frequency.
+    pub tone_hz: f64,
+    /// RX gain of both radios.
+    pub gain_db: Option<f64>,
+    /// How long both radios stream.
+    pub duration_s: f64,
+    /// LOCKED within ±this many ppb.
+    pub tolerance_ppb: f64,
+    /// Clock sources to select, MASTER then SLAVE.
+    pub clock_sources: Option<Vec<String>>,
+    /// Write the phase-difference picture here.
+    pub plot: Option<PathBuf>,
+}
+
+fn positive(name: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(bad_input(format!("{name} {v} must be a finite number > 0")))
+    }
+}
+
+/// The arguments themselves (exit 2), before policy and hardware.
+fn check_args(a: &ClkinCompareOptions) -> Result<()> {
+    if a.devices.len() != 2 {
+        return Err(bad_input(format!(
+            "give exactly two radios, MASTER then SLAVE (-d MASTER -d SLAVE); got {}",
+            a.devices.len()
+        )));
+    }
+    if a.devices.iter().any(|d| d.trim().is_empty()) {
+        return Err(bad_input(
+            "-d/--device must not be empty (e.g. driver=hackrf,serial=…)",
+        ));
+    }
+    if a.devices[0].trim() == a.devices[1].trim() {
+        return Err(bad_input(format!(
+            "MASTER and SLAVE are the same radio {:?}: give two different device args",
+            a.devices[0]
+        )));
+    }
+    positive("--frequency-hz", a.frequency_hz)?;
+    positive("--sample-rate-hz", a.sample_rate_hz)?;
+    positive("--duration-s", a.duration_s)?;
+    positive("--tone-hz", a.tone_hz)?;
+    positive("--tolerance-ppb", a.tolerance_ppb)?;
+    if let Some(g) = a.gain_db.filter(|g| !g.is_finite()) {
+        return Err(bad_input(format!("--gain-db {g} is not finite")));
+    }
+    if (a.tone_hz - a.frequency_hz).abs() >= a.sample_rate_hz / 2.0 {
+        return Err(bad_input(format!(
+            "--tone-hz {} is outside the captured band {} Hz ± {} Hz",
+            a.tone_hz,
+            a.frequency_hz,
+            a.sample_rate_hz / 2.0
+        )));
+    }
+    if let Some(c) = &a.clock_sources {
+        if c.len() != 2 || c.iter().any(|s| s.trim().is_empty()) {
+            return Err(bad_input(
+                "--clock-sources takes two names, MASTER's then SLAVE's (e.g. internal,external)",
+            ));
+        }
+    }
+    if let Some(p) = &a.plot {
+        if p.extension().and_then(|e| e.to_str()) != Some("png") {
+            return Err(bad_input(format!(
+                "--plot {}: the picture is a .png",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The comparison as a plan step: one value for the policy and the radios.
+fn step_of(a: &ClkinCompareOptions) -> ClkinCompareStep {
+    ClkinCompareStep {
+        devices: a.devices.clone(),
+        frequency_hz: a.frequency_hz,
+        sample_rate_hz: a.sample_rate_hz,
+        gain_db: a.gain_db.map(GainSpec::Total),
+        duration_s: a.duration_s,
+        tone_hz: a.tone_hz,
+        tolerance_ppb: a.tolerance_ppb,
+        clock_sources: a.clock_sources.clone(),
+    }
+}
+
+/// Run `rxnode clkin compare`.
+pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> {
+    check_args(a)?;
+    let paths = ctx.paths();
+    let ledger_on = git2::Repository::open(&ctx.repo)
+        .map(|r| {
+            if let Err(e) = crate::git::ops::ensure_local_excluded(&r) {
+                tracing::warn!("cannot keep .local/ out of Git: {e:#}");
+            }
+        })
+        .is_ok();
+    let log = |e: Entry| {
+        if ledger_on {
+            crate::exec::ledger_note(&paths, &e);
+        }
+    };
+    let (policy, source) = crate::store::policy::load(&paths)?;
+    let step = step_of(a);
+    let refuse = |mut reason: String| {
+        if source == Source::Defaults {
+            reason.push_str(" (default policy: no file at .local/rxnode-policy.json)");
+        }
+        log(Entry::new("refused").detail(json!({"command": "clkin compare", "reason": reason})));
+        refused(reason)
+    };
+    if let Err(e) = check_clkin_compare(&step, &policy.rx) {
+        return Err(refuse(e.to_string()));
+    }
+    let cancel = crate::signals::cancel_flag("the comparison");
+    if !ctx.json {
+        eprintln!(
+            "clkin compare: MASTER {} and SLAVE {} stream for {} s …",
+            a.devices[0], a.devices[1], a.duration_s
+        );
+    }
+    let done = match compare(&step, cancel) {
+        Ok(d) => d,
+        Err(NotCaptured::OverLimit(why)) => return Err(refuse(why)),
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Failed(why)) => {
+            log(Entry::new("clkin_compare").detail(json!({
+                "devices": a.devices,
+                "status": "FAIL",
+                "error": why,
+            })));
+            return Err(anyhow::anyhow!("clkin compare: {why}"));
+        }
+    };
+    log(Entry::new("clkin_compare").detail(ledger_detail(&done, a)));
+    let mut plotted = None;
+    if let Some(p) = &a.plot {
+        match crate::result::plot::write_compare_png_of(p, "rxnode clkin compare", &done.entry) {
+            Ok(true) => plotted = Some(p.clone()),
+            Ok(false) => eprintln!("no phase trace to plot: {}", done.detail),
+            Err(e) => return Err(e.context(format!("--plot {}", p.display()))),
+        }
+    }
+    let text = if ctx.json {
+        format!("{}\n", serde_json::to_string_pretty(&done.entry)?)
+    } else {
+        let mut t = String::new();
+        crate::result::render_compare_text(&mut t, &done.entry);
+        if let Some(p) = plotted {
+            t.push_str(&format!("picture: {}\n", p.display()));
+        }
+        t
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(if done.status == Status::Pass {
+        Outcome::Done
+    } else {
+        Outcome::Code(1)
+    })
+}
+
+/// The ledger's view: the figure, the verdict and what each stream delivered.
+fn ledger_detail(d: &Compared, a: &ClkinCompareOptions) -> serde_json::Value {
+    let k = d.entry.get("clkin_compare");
+    let radio = |role: &str| {
+        d.entry.get(role).map(|r| {
+            json!({
+                "device": r.get("device").and_then(|x| x.get("args")),
+                "samples_received": r.get("samples_received"),
+                "overflows": r.get("overflows"),
+            })
+        })
+    };
+    json!({
+        "devices": a.devices,
+        "frequency_hz": a.frequency_hz,
+        "sample_rate_hz": a.sample_rate_hz,
+        "tone_hz": a.tone_hz,
+        "duration_s": a.duration_s,
+        "relative_ppb": k.and_then(|k| k.get("relative_ppb")),
+        "uncertainty_ppb": k.and_then(|k| k.get("uncertainty_ppb")),
+        "verdict": k.and_then(|k| k.get("verdict")),
+        "tolerance_ppb": a.tolerance_ppb,
+        "master": radio("master"),
+        "slave": radio("slave"),
+        "status": d.status.as_str(),
+    })
+}

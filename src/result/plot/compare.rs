@@ -1,0 +1,263 @@
+//! The `clkin_compare` picture: SLAVE's tone phase minus MASTER's against time, the
+//! fitted line, the tolerance band (the phases a ±tolerance clock offset would reach)
+//! and the figure with its verdict; below it the fit's residual.
+use super::{err, font_ready, FAMILY};
+use crate::result::RxResult;
+use anyhow::Result;
+use plotters::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Picture size.
+pub(crate) const COMPARE_SIZE: (u32, u32) = (1200, 720);
+
+/// What one picture shows, read from a result entry.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ComparePlot {
+    /// Title line.
+    pub title: String,
+    /// Seconds, per point.
+    pub t_s: Vec<f64>,
+    /// Phase difference, rad, per point.
+    pub rad: Vec<f64>,
+    /// The fit: slope (rad/s) and value at t = 0 (rad).
+    pub slope: f64,
+    pub intercept: f64,
+    /// The slope a clock offset of the tolerance gives (rad/s).
+    pub tolerance_slope: f64,
+    /// The figure and verdict line.
+    pub verdict: String,
+    /// LOCKED (green), UNLOCKED (red) or undecided (orange).
+    pub locked: Option<bool>,
+}
+
+impl ComparePlot {
+    /// The picture of result entry `e` (`None` when it holds no phase trace).
+    pub(crate) fn of(title: String, e: &Value) -> Option<ComparePlot> {
+        let tr = e.get("phase_trace")?;
+        let k = e.get("clkin_compare")?;
+        let nums = |v: Option<&Value>| -> Option<Vec<f64>> {
+            v?.as_array()?.iter().map(Value::as_f64).collect()
+        };
+        let t_s = nums(tr.get("t_s"))?;
+        let rad = nums(tr.get("rad"))?;
+        let rel = k.get("relative_ppb")?.as_f64()?;
+        let sigma = k.get("uncertainty_ppb")?.as_f64()?;
+        let tol = k.get("tolerance_ppb")?.as_f64()?;
+        let tone = k.get("tone_hz")?.as_f64()?;
+        let verdict = k.get("verdict").and_then(Value::as_str);
+        let locked = verdict.map(|v| v == "LOCKED");
+        Some(ComparePlot {
+            title,
+            slope: tr.get("fit_slope_rad_s")?.as_f64()?,
+            intercept: tr.get("fit_intercept_rad")?.as_f64()?,
+            tolerance_slope: 2.0 * std::f64::consts::PI * tol * 1e-9 * tone,
+            verdict: format!(
+                "SLAVE vs MASTER: {} (1σ) — tolerance ±{tol} ppb — {}",
+                crate::result::fmt_ppb(rel, sigma),
+                verdict.unwrap_or("cannot tell (±2σ straddles the tolerance)")
+            ),
+            locked,
+            t_s,
+            rad,
+        })
+        .filter(|p| p.t_s.len() >= 2 && p.t_s.len() == p.rad.len())
+    }
+}
+
+/// Write `CLKIN_COMPARE_<step>.png` beside the result for every `clkin_compare`
+/// entry holding a phase trace; returns the files written.
+pub(crate) fn write_compare_pngs(dir: &Path, r: &RxResult) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for (i, e) in r.clkin_compares.iter().enumerate() {
+        let n = e
+            .get("step")
+            .and_then(Value::as_u64)
+            .map_or(i + 1, |s| s as usize);
+        let dev = |role: &str| {
+            e.get(role)
+                .and_then(|m| m.get("device"))
+                .and_then(|d| d.get("args"))
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned()
+        };
+        let title = format!(
+            "{} step {n}: clkin_compare — MASTER {} / SLAVE {}",
+            r.task_id,
+            super::capture::short(&dev("master"), 40),
+            super::capture::short(&dev("slave"), 40)
+        );
+        if let Some(p) = ComparePlot::of(title, e) {
+            let path = dir.join(crate::result::compare_png_name(n));
+            write_compare(&path, &p)?;
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+/// Write the picture of one entry to `path` under `title`; `false` when the entry
+/// holds no phase trace (nothing was measured), so nothing was written.
+pub(crate) fn write_compare_png_of(path: &Path, title: &str, e: &Value) -> Result<bool> {
+    match ComparePlot::of(title.to_owned(), e) {
+        Some(p) => write_compare(path, &p).map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// Write one picture.
+pub(crate) fn write_compare(path: &Path, p: &ComparePlot) -> Result<()> {
+    super::atomically(path, |tmp| {
+        let root = BitMapBackend::new(tmp, COMPARE_SIZE).into_drawing_area();
+        draw(&root, p)?;
+        root.present().map_err(err)
+    })
+}
+
+fn draw(
+    root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    p: &ComparePlot,
+) -> Result<()> {
+    font_ready()?;
+    root.fill(&WHITE).map_err(err)?;
+    let (top, bottom) = root.split_vertically(500);
+    let t1 = p.t_s.last().copied().unwrap_or(1.0).max(1e-9);
+    let fit = |t: f64| p.intercept + p.slope * t;
+    // The y range holds the trace, the fit and the band.
+    let band = |t: f64, s: f64| p.intercept + s * t;
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for v in p.rad.iter().copied().chain([
+        fit(0.0),
+        fit(t1),
+        band(t1, p.tolerance_slope),
+        band(t1, -p.tolerance_slope),
+    ]) {
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    anyhow::ensure!(lo.is_finite() && hi.is_finite(), "no finite phase to plot");
+    let pad = ((hi - lo) * 0.08).max(0.05);
+    let (y0, y1) = (lo - pad, hi + 2.5 * pad);
+    let colour = match p.locked {
+        Some(true) => RGBColor(0, 130, 40),
+        Some(false) => RGBColor(190, 0, 0),
+        None => RGBColor(200, 110, 0),
+    };
+    let mut chart = ChartBuilder::on(&top)
+        .margin(14)
+        .caption(&p.title, (FAMILY, 16))
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..t1, y0..y1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(205, 205, 205))
+        .x_desc("Time (s)")
+        .y_desc("SLAVE − MASTER phase (rad)")
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 15))
+        .draw()
+        .map_err(err)?;
+    // The tolerance band: a cone around the fit's start.
+    let cone: Vec<(f64, f64)> = vec![
+        (0.0, band(0.0, 0.0)),
+        (t1, band(t1, p.tolerance_slope)),
+        (t1, band(t1, -p.tolerance_slope)),
+    ];
+    chart
+        .draw_series(std::iter::once(Polygon::new(
+            cone,
+            RGBColor(120, 200, 130).mix(0.35).filled(),
+        )))
+        .map_err(err)?
+        .label("tolerance band (±tolerance from the start)")
+        .legend(|(x, y)| {
+            Rectangle::new(
+                [(x, y - 5), (x + 18, y + 5)],
+                RGBColor(120, 200, 130).filled(),
+            )
+        });
+    chart
+        .draw_series(LineSeries::new(
+            [(0.0, fit(0.0)), (t1, fit(t1))],
+            colour.stroke_width(1),
+        ))
+        .map_err(err)?
+        .label("least-squares line (slope = relative frequency)")
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], colour.stroke_width(2)));
+    let blue = RGBColor(20, 70, 200);
+    chart
+        .draw_series(
+            p.t_s
+                .iter()
+                .zip(&p.rad)
+                .map(|(t, r)| Circle::new((*t, *r), 2, blue.filled())),
+        )
+        .map_err(err)?
+        .label("measured phase difference (points)")
+        .legend(move |(x, y)| Circle::new((x + 9, y), 3, blue.filled()));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font((FAMILY, 13))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(Text::new(
+            p.verdict.clone(),
+            (t1 * 0.30, y1 - 0.4 * pad),
+            (FAMILY, 17).into_font().color(&colour),
+        )))
+        .map_err(err)?;
+    draw_residual(&bottom, p, t1)
+}
+
+/// The fit's residual against time.
+fn draw_residual(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    p: &ComparePlot,
+    t1: f64,
+) -> Result<()> {
+    let res: Vec<(f64, f64)> = p
+        .t_s
+        .iter()
+        .zip(&p.rad)
+        .map(|(t, r)| (*t, r - (p.intercept + p.slope * t)))
+        .collect();
+    let m = res
+        .iter()
+        .map(|(_, r)| r.abs())
+        .filter(|r| r.is_finite())
+        .fold(0.0, f64::max)
+        .max(1e-3)
+        * 1.2;
+    let mut chart = ChartBuilder::on(area)
+        .margin(14)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..t1, -m..m)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(205, 205, 205))
+        .x_desc("Time (s)")
+        .y_desc("residual (rad)")
+        .y_labels(5)
+        .label_style((FAMILY, 13))
+        .axis_desc_style((FAMILY, 14))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(LineSeries::new(res, RGBColor(90, 90, 90).stroke_width(1)))
+        .map_err(err)?;
+    Ok(())
+}
