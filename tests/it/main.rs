@@ -17,6 +17,7 @@ mod analyze;
 mod capture;
 mod cli;
 mod clkin;
+mod clkin_compare;
 mod crash;
 mod demo;
 mod doctor;

@@ -1,0 +1,319 @@
+//! CLKIN by comparison through the real binary and two simulated radios (each
+//! with its own noise): `rxnode clkin compare` and the `clkin_compare` step of
+//! `rxnode run`. The tone is at −30 dBFS over rxsim's noise at −60 dBFS (30 dB
+//! SNR in the band), 1 s at 1 MS/s.
+use crate::util::{self, show, Lab};
+use serde::Deserialize;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `clkin_compare` of an entry.
+#[derive(Debug, Deserialize)]
+struct FigureT {
+    relative_ppb: Option<f64>,
+    uncertainty_ppb: Option<f64>,
+    verdict: Option<String>,
+    tolerance_ppb: f64,
+    points: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ToneT {
+    level_dbfs: Option<f64>,
+    snr_db: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RadioT {
+    role: String,
+    clock_source: Option<String>,
+    ref_locked: Option<bool>,
+    samples_requested: u64,
+    samples_received: u64,
+    overflows: u64,
+    tone: ToneT,
+}
+
+/// One `clkin_compares[]` entry, as `rxnode clkin compare --json` prints it.
+#[derive(Debug, Deserialize)]
+struct EntryT {
+    status: String,
+    detail: String,
+    master: RadioT,
+    slave: RadioT,
+    clkin_compare: FigureT,
+}
+
+const TONE: &str = "tone_hz=100.2e6,tone_dbfs=-30,noise_dbfs=-60";
+
+fn rxnode(dir: &Path) -> Command {
+    let mut c = util::rxnode_cmd();
+    c.current_dir(dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .arg("--sim");
+    c
+}
+
+/// `rxnode clkin compare --json` of MASTER `m` and SLAVE `s` (device args after the
+/// driver), 1 s (unless `extra` says `-t`) at 1 MS/s, tone at 100.2 MHz, then `extra`.
+fn compare(dir: &Path, m: &str, s: &str, extra: &[&str]) -> Output {
+    rxnode(dir)
+        .args([
+            "clkin",
+            "compare",
+            "-d",
+            &format!("driver=rxsim,{m}"),
+            "-d",
+            &format!("driver=rxsim,{s}"),
+            "-f",
+            "100M",
+            "-r",
+            "1M",
+            "--tone-hz",
+            "100.2M",
+            "-g",
+            "20",
+            "--json",
+        ])
+        .args(if extra.contains(&"-t") {
+            &[][..]
+        } else {
+            &["-t", "1"][..]
+        })
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn entry(o: &Output) -> EntryT {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not a clkin_compare entry ({e}): {}", show(o)))
+}
+
+/// Two radios on one reference (both on the external clock, the same `ext_ppm`)
+/// agree within 1 ppb in 1 s: LOCKED, exit 0; each radio's clock source was set,
+/// reads back external and locked, and every sample arrived.
+#[test]
+fn two_radios_on_one_reference_are_locked_within_one_ppb() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(
+        dir.path(),
+        &format!("serial=CMP-M1,seed=1,ext_ref=1,ext_ppm=0.3,{TONE}"),
+        &format!("serial=CMP-S1,seed=2,ext_ref=1,ext_ppm=0.3,{TONE}"),
+        &["--clock-sources", "external,external"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let e = entry(&o);
+    let k = &e.clkin_compare;
+    let rel = k.relative_ppb.expect("a figure");
+    assert!(rel.abs() <= 1.0, "{e:#?}");
+    assert!(k.uncertainty_ppb.expect("σ") < 0.5, "{e:#?}");
+    assert_eq!(k.verdict.as_deref(), Some("LOCKED"));
+    assert_eq!(e.status, "PASS");
+    assert_eq!(k.tolerance_ppb, 10.0);
+    assert!(k.points.unwrap_or(0) >= 16);
+    for (r, role) in [(&e.master, "MASTER"), (&e.slave, "SLAVE")] {
+        assert_eq!(r.role, role);
+        assert_eq!(r.clock_source.as_deref(), Some("external"));
+        assert_eq!(r.ref_locked, Some(true));
+        assert_eq!(r.samples_received, r.samples_requested);
+        assert_eq!(r.samples_requested, 1_000_000);
+        assert_eq!(r.overflows, 0);
+        let level = r.tone.level_dbfs.expect("level");
+        assert!((level + 30.0).abs() < 1.0, "{r:?}");
+        let snr = r.tone.snr_db.expect("snr");
+        assert!((snr - 30.0).abs() < 3.0, "{r:?}");
+    }
+}
+
+/// A slave on its own crystal 0.05 ppm fast is measured as +50 ± 2 ppb: UNLOCKED,
+/// FAIL, exit 1.
+#[test]
+fn a_slave_on_its_own_crystal_fifty_ppb_off_is_unlocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(
+        dir.path(),
+        &format!("serial=CMP-M2,seed=3,{TONE}"),
+        &format!("serial=CMP-S2,seed=4,ppm=0.05,{TONE}"),
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let e = entry(&o);
+    let rel = e.clkin_compare.relative_ppb.expect("a figure");
+    assert!((rel - 50.0).abs() <= 2.0, "{e:#?}");
+    assert_eq!(e.clkin_compare.verdict.as_deref(), Some("UNLOCKED"));
+    assert_eq!(e.status, "FAIL");
+    assert!(e.detail.contains("UNLOCKED"), "{}", e.detail);
+}
+
+/// A slave 5 ppm off (500 Hz at 100.2 MHz) is measured, not reported as "no tone".
+#[test]
+fn a_slave_five_ppm_off_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(
+        dir.path(),
+        &format!("serial=CMP-M3,seed=5,{TONE}"),
+        &format!("serial=CMP-S3,seed=6,ppm=5,{TONE}"),
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let e = entry(&o);
+    let rel = e.clkin_compare.relative_ppb.expect("a figure");
+    assert!((rel - 5000.0).abs() <= 2.0, "{e:#?}");
+    assert_eq!(e.clkin_compare.verdict.as_deref(), Some("UNLOCKED"));
+}
+
+/// A tone too weak in SLAVE, or a SLAVE whose stream delivers nothing, gives no
+/// number: FAIL with the reason, exit 1.
+#[test]
+fn a_weak_tone_or_a_silent_stream_gives_no_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(
+        dir.path(),
+        &format!("serial=CMP-M4,seed=7,{TONE}"),
+        "serial=CMP-S4,seed=8,tone_hz=100.2e6,tone_dbfs=-100,noise_dbfs=-60",
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let e = entry(&o);
+    assert_eq!(e.status, "FAIL");
+    assert_eq!(e.clkin_compare.relative_ppb, None);
+    assert_eq!(e.clkin_compare.verdict, None);
+    assert!(e.detail.contains("tone too weak in SLAVE"), "{}", e.detail);
+    // SLAVE's PLL never locks at 100 MHz: its stream delivers nothing.
+    let o = compare(
+        dir.path(),
+        &format!("serial=CMP-M5,seed=9,{TONE}"),
+        &format!("serial=CMP-S5,seed=10,dead_hz=99e6:101e6,{TONE}"),
+        &["-t", "0.5"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let e = entry(&o);
+    assert_eq!(e.clkin_compare.relative_ppb, None);
+    assert_eq!(e.slave.samples_received, 0);
+    assert!(
+        e.detail.contains("SLAVE delivered 0 samples") && e.detail.contains("stalled"),
+        "{}",
+        e.detail
+    );
+}
+
+/// Bad usage is exit 2 and names the problem; `--plot` writes the picture.
+#[test]
+fn bad_usage_is_refused_by_name_and_the_plot_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = rxnode(dir.path())
+        .args([
+            "clkin",
+            "compare",
+            "-d",
+            "driver=rxsim",
+            "-f",
+            "100M",
+            "-r",
+            "1M",
+        ])
+        .args(["--tone-hz", "100.2M"])
+        .output()
+        .unwrap();
+    assert_eq!(one.status.code(), Some(2), "{}", show(&one));
+    assert!(
+        util::text(&one.stderr).contains("exactly two radios"),
+        "{}",
+        show(&one)
+    );
+    let same = compare(dir.path(), "serial=X", "serial=X", &[]);
+    assert_eq!(same.status.code(), Some(2), "{}", show(&same));
+    assert!(
+        util::text(&same.stderr).contains("same radio"),
+        "{}",
+        show(&same)
+    );
+    let out_of_band = compare(dir.path(), "serial=X", "serial=Y", &["--tone-hz", "101M"]);
+    assert_eq!(out_of_band.status.code(), Some(2), "{}", show(&out_of_band));
+    assert!(
+        util::text(&out_of_band.stderr).contains("--tone-hz"),
+        "{}",
+        show(&out_of_band)
+    );
+    let png = dir.path().join("cmp.png");
+    let o = compare(
+        dir.path(),
+        &format!("serial=CMP-M6,seed=11,{TONE}"),
+        &format!("serial=CMP-S6,seed=12,ppm=0.02,{TONE}"),
+        &["-t", "0.5", "--plot", png.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "{}",
+        bytes.len()
+    );
+}
+
+/// The node policy bounds each radio like a capture: over its duration the step is
+/// refused, exit 3, naming the radio and the limit.
+#[test]
+fn the_policy_bounds_both_radios() {
+    let lab = Lab::new();
+    lab.set_policy(r#"{"rx": {"max_duration_s": 0.5}}"#);
+    let o = lab
+        .rxnode()
+        .args(["--sim", "clkin", "compare", "-d", "driver=rxsim,serial=P1"])
+        .args(["-d", "driver=rxsim,serial=P2", "-f", "100M", "-r", "1M"])
+        .args(["--tone-hz", "100.2M", "-t", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert!(
+        util::text(&o.stderr).contains("MASTER: duration_s 1 exceeds rx.max_duration_s 0.5"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// The `clkin_compare` step of an approved YELLOW task: the result carries the
+/// figure and verdict for both radios, RX_RESULT.md its section, the outbox its
+/// picture, and the result validates.
+#[test]
+fn the_run_step_records_the_comparison_in_the_result() {
+    let lab = Lab::new();
+    let id = "CMP_RUN_1";
+    let plan = format!(
+        r#"{{"steps": [{{"op": "clkin_compare",
+          "devices": ["driver=rxsim,serial=RUN-M,seed=21,ext_ref=1,ext_ppm=-1.2,{TONE}",
+                      "driver=rxsim,serial=RUN-S,seed=22,ext_ref=1,ext_ppm=-1.2,{TONE}"],
+          "frequency_hz": 100e6, "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 1,
+          "tone_hz": 100.2e6, "tolerance_ppb": 10, "clock_sources": ["external", "external"]}}]}}"#
+    );
+    lab.post_and_approve(
+        id,
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+        Some(&plan),
+    );
+    let out = lab.run(&["--sim", "run", id], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let ob = lab.outbox(id);
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ob.join("RX_RESULT.json")).unwrap()).unwrap();
+    assert_eq!(r["status"], "PASS", "{r:#}");
+    assert_eq!(r["checks"][0]["name"], "step 1: clkin_compare");
+    let e: EntryT = serde_json::from_value(r["clkin_compares"][0].clone()).unwrap();
+    assert_eq!(r["clkin_compares"][0]["step"], 1);
+    assert_eq!(e.clkin_compare.verdict.as_deref(), Some("LOCKED"));
+    assert!(e.clkin_compare.relative_ppb.unwrap().abs() <= 1.0, "{e:#?}");
+    let md = std::fs::read_to_string(ob.join("RX_RESULT.md")).unwrap();
+    assert!(
+        md.contains("## CLKIN comparisons") && md.contains("| Verdict | LOCKED |"),
+        "{md}"
+    );
+    let png = std::fs::read(ob.join("CLKIN_COMPARE_1.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
+    let v = lab.run(&["validate-result", id], "");
+    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
+}
