@@ -149,10 +149,14 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        let keys: BTreeSet<&str> = crate::result::validate::TOP_KEYS.iter().copied().collect();
+        let keys: BTreeSet<&str> = crate::result::validate::TOP_KEYS
+            .iter()
+            .chain(crate::result::validate::OPTIONAL_TOP_KEYS)
+            .copied()
+            .collect();
         assert_eq!(
             props, keys,
-            "schemas/result.schema.json vs results::TOP_KEYS"
+            "schemas/result.schema.json vs results::TOP_KEYS and OPTIONAL_TOP_KEYS"
         );
         // Every key a serialized result carries is described, node included.
         let node = crate::result::model::NodeInfo {

@@ -15,6 +15,7 @@ struct FigureT {
     verdict: Option<String>,
     tolerance_ppb: f64,
     points: Option<u64>,
+    residual_rms_rad: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -112,6 +113,9 @@ fn two_radios_on_one_reference_are_locked_within_one_ppb() {
     assert_eq!(e.status, "PASS");
     assert_eq!(k.tolerance_ppb, 10.0);
     assert!(k.points.unwrap_or(0) >= 16);
+    // Each radio has its own noise: the phase difference is not exactly flat, as
+    // it would be if both streams carried the same samples.
+    assert!(k.residual_rms_rad.expect("residual") > 1e-5, "{e:#?}");
     for (r, role) in [(&e.master, "MASTER"), (&e.slave, "SLAVE")] {
         assert_eq!(r.role, role);
         assert_eq!(r.clock_source.as_deref(), Some("external"));

@@ -237,6 +237,22 @@ fn push_parser_forms_and_policies(
             "bin_hz": 10e3, "power_w": 5}]}),
             false,
         ),
+        (
+            json!({"steps": [{"op": "clkin_compare", "devices": ["driver=rxsim,serial=m", "driver=rxsim,serial=s"],
+            "frequency_hz": 100e6, "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 1, "tone_hz": 100.2e6,
+            "tolerance_ppb": 10, "clock_sources": ["internal", "external"]}]}),
+            true,
+        ),
+        (
+            json!({"steps": [{"op": "clkin_compare", "devices": ["driver=rxsim,serial=m"],
+            "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 1, "tone_hz": 100.2e6}]}),
+            false,
+        ),
+        (
+            json!({"steps": [{"op": "clkin_compare", "devices": ["driver=rxsim,serial=m", "driver=rxsim,serial=s"],
+            "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 1, "tone_hz": 100.2e6, "tolerance_ppm": 1}]}),
+            false,
+        ),
         (json!({"steps": []}), false),
         (json!({"steps": [{"op": "inventory"}], "extra": 1}), false),
         (
@@ -299,7 +315,21 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
         rxnode(&a, &["--sim", "run", "SCH_FREE"], "").status.code(),
         Some(1)
     );
-    for id in ["SCH_MANUAL", "SCH_CLKIN", "SCH_FREE"] {
+    // Two radios compared on one tone (a slave off by 50 ppb: FAIL, UNLOCKED).
+    let compare = r#"{"steps": [{"op": "clkin_compare",
+      "devices": ["driver=rxsim,serial=sch-m,tone_hz=100.2e6,tone_dbfs=-30",
+                  "driver=rxsim,serial=sch-s,ppm=0.05,tone_hz=100.2e6,tone_dbfs=-30"],
+      "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 0.5, "tone_hz": 100.2e6}]}"#;
+    let plan3 = lab.plan_file("compare.json", compare);
+    lab.post("SCH_COMPARE", &["--rx", "--plan", &plan3]);
+    approve(&a);
+    assert_eq!(
+        rxnode(&a, &["--sim", "run", "SCH_COMPARE"], "")
+            .status
+            .code(),
+        Some(1)
+    );
+    for id in ["SCH_MANUAL", "SCH_CLKIN", "SCH_FREE", "SCH_COMPARE"] {
         let p = a.join(format!(".local/rx_agent_outbox/{id}/RX_RESULT.json"));
         let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         assert_eq!(v["node"]["name"], "LAB-SCHEMA");
@@ -329,6 +359,13 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
     broken.push(b);
     let mut b = real;
     b["surprise"] = json!(1);
+    broken.push(b);
+    let mut b = cases[3].2.clone();
+    assert_eq!(
+        b["clkin_compares"][0]["clkin_compare"]["verdict"],
+        "UNLOCKED"
+    );
+    b["clkin_compares"][0]["clkin_compare"]["verdict"] = json!("MAYBE");
     broken.push(b);
     for (i, b) in broken.into_iter().enumerate() {
         cases.push((format!("broken {i}"), "result", b));
