@@ -3,7 +3,10 @@
 //! Options (after `--`): `--file PATH` also times the analyze pipeline (reader + Welch
 //! N=2048 50 %) on an existing cf32 file; `--seconds S` per case (default 1.5).
 use num_complex::Complex;
-use rxnode_dsp::{ClkinConfig, ClkinEstimator, IqFormat, IqReader, Welch, WelchConfig};
+use rxnode_dsp::{
+    compare_tracks, ClkinConfig, ClkinEstimator, IqFormat, IqReader, ToneTrackConfig, ToneTracker,
+    Welch, WelchConfig,
+};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -197,6 +200,44 @@ fn main() {
             fs / 1e6,
             r.0,
             r.1
+        );
+    }
+    // CLKIN by comparison: one radio's tone tracker (mix + sinc² decimation, the
+    // coarse search, the phase points), per sample, at 2 and 61.44 MS/s; a
+    // comparison runs two, one per stream thread. Then the fit of two tracks.
+    for fs in [2e6, 61.44e6] {
+        let fc = 100e6;
+        let cfg = ToneTrackConfig::new(fc + 0.05 * fs, fc, fs);
+        let r = rate(secs, n, || {
+            let mut t = ToneTracker::new(cfg.clone()).expect("tracker");
+            for b in x.chunks(1 << 16) {
+                t.feed(b);
+            }
+            black_box(t.finish());
+        });
+        println!(
+            "clkin_compare tracker ({:5.2} MS/s, ±50 ppm) {:8.1} MS/s wall  {:8.1} MS/s per CPU-s",
+            fs / 1e6,
+            r.0,
+            r.1
+        );
+    }
+    {
+        let cfg = ToneTrackConfig::new(100.1e6, 100e6, 2e6);
+        let mut t = ToneTracker::new(cfg).expect("tracker");
+        for b in x.chunks(1 << 16) {
+            t.feed(b);
+        }
+        let track = t.finish();
+        let t0 = Instant::now();
+        let runs = 200;
+        for _ in 0..runs {
+            let _ = black_box(compare_tracks(&track, &track));
+        }
+        println!(
+            "clkin_compare fit of two tracks ({} points): {:.3} ms",
+            track.points.len(),
+            t0.elapsed().as_secs_f64() * 1e3 / runs as f64
         );
     }
     let r = rate(secs, n, || {
