@@ -95,6 +95,12 @@ fn check_args(a: &ClkinCompareOptions) -> Result<()> {
                 p.display()
             )));
         }
+        if p.exists() {
+            return Err(bad_input(format!(
+                "--plot: {} already exists; choose another name (outputs are never overwritten)",
+                p.display()
+            )));
+        }
     }
     Ok(())
 }
