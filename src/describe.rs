@@ -458,4 +458,46 @@ mod tests {
         assert_eq!(secs(0.25), "0.250 s");
         assert_eq!(secs(0.3), "0.3 s");
     }
+
+    /// A `clkin_compare` step is described with both radios, its settings in plain
+    /// units, the tolerance and the clock sources, and the policy's verdict names
+    /// the radio and the limit.
+    #[test]
+    fn a_comparison_step_is_described_with_both_radios_and_its_verdict() {
+        let step = Step::ClkinCompare(ClkinCompareStep {
+            devices: vec![
+                "driver=uhd,serial=M1".into(),
+                "driver=hackrf,\u{1b}[2J".into(),
+            ],
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            gain_db: Some(GainSpec::Total(20.0)),
+            duration_s: 2.0,
+            tone_hz: 100.2e6,
+            tolerance_ppb: 10.0,
+            clock_sources: Some(vec!["internal".into(), "external".into()]),
+        });
+        let plan = Plan { steps: vec![step] };
+        let policy = Policy::from_json(r#"{"rx": {"max_duration_s": 1}}"#).expect("policy");
+        let v = steps(&plan, Some(&policy));
+        let s = &v[0].summary;
+        assert!(
+            s.contains("MASTER driver=uhd,serial=M1 and SLAVE driver=hackrf,\\u{1b}[2J"),
+            "{s}"
+        );
+        assert!(
+            s.contains("100.000 MHz, 2.000 MS/s, gain 20 dB, 2.0 s each, tone 100.200 MHz"),
+            "{s}"
+        );
+        assert!(
+            s.contains("±10 ppb") && s.contains("internal/external"),
+            "{s}"
+        );
+        assert!(!v[0].transmits);
+        assert_eq!(v[0].verdict, Some("blocked"));
+        assert_eq!(
+            v[0].reason.as_deref(),
+            Some("MASTER: duration_s 2 exceeds rx.max_duration_s 1")
+        );
+    }
 }
