@@ -271,4 +271,46 @@ fn check_rest(r: &Value, v: &mut V<'_>) {
         Some(x) => v.bad(format!("errors: expected an array, got {}", kind(x))),
         None => v.bad("errors: missing (use [])"),
     }
+    check_compares(r, v);
+}
+
+/// `clkin_compares` (optional): per entry a status, and a verdict only with a number
+/// and its uncertainty (docs/protocol.md#clkin_compare).
+fn check_compares(r: &Value, v: &mut V<'_>) {
+    let Some(list) = r.get("clkin_compares") else {
+        return;
+    };
+    let Some(list) = list.as_array() else {
+        v.bad(format!(
+            "clkin_compares: expected an array, got {}",
+            kind(list)
+        ));
+        return;
+    };
+    for (i, e) in list.iter().enumerate() {
+        let name = format!("clkin_compares[{i}]");
+        v.status(e.get("status"), &format!("{name}.status"));
+        let Some(k) = e.get("clkin_compare") else {
+            continue;
+        };
+        let num = |key: &str| k.get(key).and_then(Value::as_f64);
+        let verdict = k.get("verdict");
+        match verdict {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s == "LOCKED" || s == "UNLOCKED" => {
+                if num("relative_ppb").is_none() || num("uncertainty_ppb").is_none() {
+                    v.bad(format!(
+                        "{name}.clkin_compare: verdict {s} without relative_ppb and uncertainty_ppb"
+                    ));
+                }
+            }
+            Some(x) => v.bad(format!(
+                "{name}.clkin_compare.verdict: {x} is not LOCKED, UNLOCKED or null"
+            )),
+        }
+        let locked = verdict.and_then(Value::as_str) == Some("LOCKED");
+        if e.get("status").and_then(Value::as_str) == Some("PASS") && !locked {
+            v.bad(format!("{name}: PASS without the verdict LOCKED"));
+        }
+    }
 }

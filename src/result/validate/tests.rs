@@ -346,3 +346,40 @@ fn write_raw_helper_round_trip() {
     let j = write_raw(d.path(), &v);
     assert!(validate_result_files(&j, d.path()).is_empty());
 }
+
+/// A `clkin_compares` entry: a verdict needs its number and uncertainty, PASS needs
+/// LOCKED, and a made-up verdict or status is named.
+#[test]
+fn clkin_compare_entries_are_checked() {
+    let entry = |status: &str, verdict: Value, rel: Value| {
+        json!([{"step": 2, "status": status, "detail": "d",
+                "clkin_compare": {"relative_ppb": rel, "uncertainty_ppb": 0.01,
+                                  "verdict": verdict, "tolerance_ppb": 10}}])
+    };
+    // The result's overall status stays as it was; only the entry is judged here.
+    let p = problems_after(|v| v["clkin_compares"] = entry("PASS", json!("LOCKED"), json!(0.1)));
+    assert!(!p.iter().any(|m| m.contains("clkin_compares")), "{p:#?}");
+    let p = problems_after(|v| v["clkin_compares"] = entry("FAIL", json!("MAYBE"), json!(0.1)));
+    assert!(
+        p.iter()
+            .any(|m| m.contains("clkin_compares[0].clkin_compare.verdict")),
+        "{p:#?}"
+    );
+    let p = problems_after(|v| v["clkin_compares"] = entry("PASS", json!("UNLOCKED"), json!(50)));
+    assert!(
+        p.iter()
+            .any(|m| m.contains("PASS without the verdict LOCKED")),
+        "{p:#?}"
+    );
+    let p = problems_after(|v| v["clkin_compares"] = entry("FAIL", json!("LOCKED"), Value::Null));
+    assert!(
+        p.iter()
+            .any(|m| m.contains("verdict LOCKED without relative_ppb")),
+        "{p:#?}"
+    );
+    let p = problems_after(|v| v["clkin_compares"] = entry("GOOD", Value::Null, Value::Null));
+    assert!(
+        p.iter().any(|m| m.contains("clkin_compares[0].status")),
+        "{p:#?}"
+    );
+}
