@@ -339,6 +339,21 @@ fn judge(step: &ClkinCompareStep, radios: &[Radio], m: &Streamed, s: &Streamed) 
             }
         }
     };
+    // What the drivers say beside the measurement (it does not change the verdict).
+    let mut detail = detail;
+    for (i, r) in radios.iter().enumerate() {
+        if r.ref_locked == Some(false)
+            && r.actual
+                .clock_source
+                .as_deref()
+                .is_some_and(|c| c.to_ascii_lowercase().contains("ext"))
+        {
+            detail.push_str(&format!(
+                "; note: {}'s ref_locked sensor reads false on the external clock",
+                ROLES[i]
+            ));
+        }
+    }
     let start_offset_s = match (m.first_at, s.first_at) {
         (Some(a), Some(b)) => Some(if b >= a {
             (b - a).as_secs_f64()

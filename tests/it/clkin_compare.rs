@@ -321,3 +321,48 @@ fn the_run_step_records_the_comparison_in_the_result() {
     let v = lab.run(&["validate-result", id], "");
     assert_eq!(v.status.code(), Some(0), "{}", show(&v));
 }
+
+/// Ctrl-C during the comparison stops both streams: the number is measured over what
+/// came, and the result is PARTIAL with the reason, never a PASS.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_comparison_is_partial_over_what_came() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = rxnode(dir.path())
+        .args(["clkin", "compare", "--json"])
+        .args([
+            "-d",
+            &format!("driver=rxsim,serial=CMP-M7,seed=13,ext_ref=1,ext_ppm=1,{TONE}"),
+        ])
+        .args([
+            "-d",
+            &format!("driver=rxsim,serial=CMP-S7,seed=14,ext_ref=1,ext_ppm=1,{TONE}"),
+        ])
+        .args(["-f", "100M", "-r", "1M", "--tone-hz", "100.2M", "-t", "8"])
+        .args(["--clock-sources", "external,external"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    util::signal(child.id(), libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let e = entry(&o);
+    assert_eq!(e.status, "PARTIAL", "{e:#?}");
+    assert!(
+        e.detail.contains("interrupted by the operator"),
+        "{}",
+        e.detail
+    );
+    assert!(
+        e.detail.contains("LOCKED over part of the run"),
+        "{}",
+        e.detail
+    );
+    assert!(e.master.samples_received < e.master.samples_requested);
+    assert!(
+        e.clkin_compare.relative_ppb.expect("a figure").abs() <= 1.0,
+        "{e:#?}"
+    );
+}
