@@ -208,8 +208,10 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     if let Err(e) = check_rx_step(&step_of(args), &policy.rx) {
         return Err(refuse(e.to_string()));
     }
-    let cancel = crate::signals::cancel_flag("the capture");
     let live = live_of(args, policy.rx.max_iq_bytes)?;
+    // One process per radio (docs/operator.md#one-process-per-radio).
+    let _held = crate::store::radio_lock::RadioLock::acquire(&paths, &args.device, "capture")?;
+    let cancel = crate::signals::cancel_flag("the capture");
     // No checkout rewrite: `iq_files` paths stay as the operator gave them.
     let summary = match crate::exec::live::capture(&live, None, cancel, !ctx.json) {
         Ok(s) => s,

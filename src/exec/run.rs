@@ -345,7 +345,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
         };
         match step {
             Step::Inventory => steps::step_inventory(&s.name, &mut out),
-            Step::ClockCheck(c) => steps::step_clock(&s.name, c, &mut out),
+            Step::ClockCheck(c) => steps::step_clock(&s, c, &mut out),
             Step::RxCapture(c) => steps::step_capture(&s, c, &mut out),
             Step::RxSweep(sw) => crate::exec::sweep::step_sweep(&s, sw, &mut out),
             Step::TxTone(t) => tx::step_tx(&s, authorization.take(), t, &mut out),

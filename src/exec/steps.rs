@@ -71,6 +71,21 @@ pub(crate) struct StepCtx<'a> {
     pub(crate) name: String,
 }
 
+/// Take the radio `device` for this step (`run <ID> step <n>`): `Err` is the
+/// step's `BLOCKED` reason, naming who holds it
+/// (docs/operator.md#one-process-per-radio).
+pub(crate) fn hold_radio(
+    s: &StepCtx,
+    device: &str,
+) -> Result<crate::store::radio_lock::RadioLock, String> {
+    crate::store::radio_lock::RadioLock::acquire(
+        s.paths,
+        device,
+        &format!("run {} step {}", s.task.id().as_str(), s.index + 1),
+    )
+    .map_err(|e| format!("{e:#}"))
+}
+
 /// The `inventory` step.
 pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
     match rxnode_hw::enumerate("") {
@@ -97,7 +112,15 @@ pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
 }
 
 /// The `clock_check` step.
-pub(crate) fn step_clock(name: &str, c: &ClockCheckStep, out: &mut Outputs) {
+pub(crate) fn step_clock(s: &StepCtx, c: &ClockCheckStep, out: &mut Outputs) {
+    let name = s.name.as_str();
+    let _held = match hold_radio(s, &c.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.checks.push(Check::new(name, Status::Blocked, why));
+            return;
+        }
+    };
     let mut radio = match rxnode_hw::RxRadio::open(&c.device) {
         Ok(r) => r,
         Err(e) => {
@@ -159,6 +182,13 @@ pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
         return;
     }
     let live = live_of(s, c, out.iq_used);
+    let _held = match hold_radio(s, &c.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.not_captured(s, Status::Blocked, why);
+            return;
+        }
+    };
     match crate::exec::live::capture(
         &live,
         Some(&s.paths.repo),

@@ -132,6 +132,8 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         log(Entry::new("refused").detail(json!({"command": "sweep", "reason": reason})));
         return Err(refused(reason));
     }
+    // One process per radio (docs/operator.md#one-process-per-radio).
+    let _held = crate::store::radio_lock::RadioLock::acquire(&paths, &step.device, "sweep")?;
     let cancel = crate::signals::cancel_flag("the sweep");
     let sw = match execute(&step, cancel) {
         Ok(s) => s,

@@ -17,6 +17,13 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         out.not_swept(st, Status::Blocked, e.to_string());
         return;
     }
+    let _held = match crate::exec::steps::hold_radio(st, &s.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.not_swept(st, Status::Blocked, why);
+            return;
+        }
+    };
     let cancel = crate::signals::cancel_flag("the running step");
     let sw = match execute(s, cancel) {
         Ok(sw) => sw,
