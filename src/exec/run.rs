@@ -106,11 +106,15 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
             .detail(json!({"steps": plan.steps.len()})),
     )?;
     let out = execute(&run, authorization, cancel);
+    let policy_blocked = out.policy_blocked;
     let interrupted = cancel.load(Ordering::SeqCst);
     let (result, dir) = record_run(&run, out, record, &clock, interrupted)?;
     report(ctx, run.ids, &result, &dir);
+    // One rule for every command (docs/protocol.md#exit-status): a step the
+    // node policy BLOCKED is a refusal, exit 3, as from `capture` and `sweep`.
     Ok(match result.status {
         Status::Pass => Outcome::Done,
+        _ if policy_blocked => Outcome::Code(3),
         _ => Outcome::Code(1),
     })
 }

@@ -27,6 +27,9 @@ pub(crate) struct Outputs {
     pub(crate) sweeps: Vec<serde_json::Value>,
     /// IQ bytes recorded so far (against the policy's `rx.max_iq_bytes`).
     pub(crate) iq_used: u64,
+    /// A step was BLOCKED by the node policy (or the device maximum standing in
+    /// for it): the run exits 3, as `capture` and `sweep` do for the same limit.
+    pub(crate) policy_blocked: bool,
 }
 
 impl Outputs {
@@ -178,6 +181,7 @@ pub(crate) fn step_clock(s: &StepCtx, c: &ClockCheckStep, out: &mut Outputs) {
 /// The `rx_capture` step: policy, live capture, its check and its table row.
 pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
     if let Err(e) = check_rx_step(c, &s.policy.rx) {
+        out.policy_blocked = true;
         out.not_captured(s, Status::Blocked, e.to_string());
         return;
     }
@@ -196,7 +200,11 @@ pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
         !s.ctx.json,
     ) {
         Ok(summary) => captured(&s.name, &summary, out),
-        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::OverLimit(why)) => {
+        Err(NotCaptured::OverLimit(why)) => {
+            out.policy_blocked = true;
+            out.not_captured(s, Status::Blocked, why);
+        }
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Unsupported(why)) => {
             out.not_captured(s, Status::Blocked, why);
         }
         Err(NotCaptured::Failed(why)) => {
@@ -229,6 +237,8 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
         record,
         record_format: crate::exec::live::record_format_of(c.record_format),
         max_iq_bytes: Some(s.policy.rx.max_iq_bytes.saturating_sub(iq_used)),
+        max_peaks: c.max_peaks.unwrap_or(rxnode_interlock::DEFAULT_MAX_PEAKS),
+        min_snr_db: c.min_snr_db.unwrap_or(rxnode_interlock::DEFAULT_MIN_SNR_DB),
     }
 }
 
