@@ -86,10 +86,11 @@ fn strip_git_codes(text: &str) -> String {
         let shape = tail.find(')').filter(|&close| {
             let inner = &tail[..close];
             inner.contains(" (")
-                && inner
-                    .rsplit(" (")
-                    .next()
-                    .is_some_and(|n| n.trim_start_matches('-').chars().all(|c| c.is_ascii_digit()))
+                && inner.rsplit(" (").next().is_some_and(|n| {
+                    n.trim_start_matches('-')
+                        .chars()
+                        .all(|c| c.is_ascii_digit())
+                })
         });
         match shape {
             Some(close) => {
@@ -137,9 +138,13 @@ mod git_code_tests {
     /// git2's internal class and code never reach the operator; the message does.
     #[test]
     fn git_library_codes_are_dropped_from_error_text() {
-        let e = anyhow::anyhow!("remote 'nosuch' does not exist; class=Config (7); code=NotFound (-3)")
-            .context("fetch failed");
-        assert_eq!(error_text(&e), "fetch failed: remote 'nosuch' does not exist");
+        let e =
+            anyhow::anyhow!("remote 'nosuch' does not exist; class=Config (7); code=NotFound (-3)")
+                .context("fetch failed");
+        assert_eq!(
+            error_text(&e),
+            "fetch failed: remote 'nosuch' does not exist"
+        );
         let plain = anyhow::anyhow!("a; code=x but not a git code");
         assert_eq!(error_text(&plain), "a; code=x but not a git code");
     }

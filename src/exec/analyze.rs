@@ -470,6 +470,11 @@ fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Resu
             markers,
             failed_hz: Vec::new(),
             freq_known: true,
+            clkin: r
+                .clkin
+                .as_ref()
+                .and_then(|c| serde_json::to_value(c).ok())
+                .and_then(|c| crate::result::plot::clkin_inset_of(&c)),
         },
     )
 }

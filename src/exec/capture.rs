@@ -37,8 +37,14 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
     if let Some(b) = args.bandwidth_hz {
         positive("--bandwidth-hz", b)?;
     }
-    if let Some(a) = args.antenna.as_ref().filter(|a| a.trim().is_empty() || a.chars().any(char::is_control)) {
-        return Err(bad_input(format!("--antenna {a:?} must be an antenna name (see `rxnode inventory`)")));
+    if let Some(a) = args
+        .antenna
+        .as_ref()
+        .filter(|a| a.trim().is_empty() || a.chars().any(char::is_control))
+    {
+        return Err(bad_input(format!(
+            "--antenna {a:?} must be an antenna name (see `rxnode inventory`)"
+        )));
     }
     if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&args.max_peaks) {
         return Err(bad_input(format!(
@@ -54,8 +60,16 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
         )));
     }
     if let Some(p) = &args.plot {
-        if p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() != Some("png") {
-            return Err(bad_input(format!("--plot {}: the picture is a .png file", p.display())));
+        if p.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+            != Some("png")
+        {
+            return Err(bad_input(format!(
+                "--plot {}: the picture is a .png file",
+                p.display()
+            )));
         }
         if p.exists() && !args.force {
             return Err(bad_input(format!(
@@ -64,7 +78,10 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             )));
         }
         if args.record.as_ref().is_some_and(|r| r == p) {
-            return Err(bad_input(format!("--plot and --record name the same file {}", p.display())));
+            return Err(bad_input(format!(
+                "--plot and --record name the same file {}",
+                p.display()
+            )));
         }
     }
     if let Some(t) = args.clkin_tone_hz {
@@ -152,7 +169,10 @@ fn gain_of(args: &CaptureOptions) -> Result<Option<rxnode_interlock::GainSpec>> 
 /// The files `--record` writes (both halves of a SigMF pair).
 fn record_targets(p: &Path) -> Vec<std::path::PathBuf> {
     if matches!(IqFormat::from_path(p), Ok(IqFormat::Sigmf)) {
-        vec![p.with_extension("sigmf-data"), p.with_extension("sigmf-meta")]
+        vec![
+            p.with_extension("sigmf-data"),
+            p.with_extension("sigmf-meta"),
+        ]
     } else {
         vec![p.to_path_buf()]
     }
@@ -405,7 +425,11 @@ fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
 
 /// The spectrum PNG of a capture (`--plot`): the PSD on an absolute MHz axis,
 /// the listed peaks, the noise floor, the CLKIN tones; RBW and status in the title.
-fn write_plot(path: &Path, s: &CaptureSummary, args: &CaptureOptions) -> Result<std::path::PathBuf> {
+fn write_plot(
+    path: &Path,
+    s: &CaptureSummary,
+    args: &CaptureOptions,
+) -> Result<std::path::PathBuf> {
     use crate::result::plot::{clkin_markers_of, SpectrumPlot, Trace};
     let Some(psd) = &s.psd else {
         anyhow::bail!(
@@ -420,8 +444,16 @@ fn write_plot(path: &Path, s: &CaptureSummary, args: &CaptureOptions) -> Result<
         .and_then(|c| serde_json::to_value(c).ok())
         .map(|c| clkin_markers_of(&c))
         .unwrap_or_default();
-    let rate = s.actual.get("sample_rate_hz").and_then(|v| v.as_f64()).unwrap_or(args.sample_rate_hz);
-    let centre = s.actual.get("frequency_hz").and_then(|v| v.as_f64()).unwrap_or(args.frequency_hz);
+    let rate = s
+        .actual
+        .get("sample_rate_hz")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(args.sample_rate_hz);
+    let centre = s
+        .actual
+        .get("frequency_hz")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(args.frequency_hz);
     let title = format!(
         "capture · {} · centre {:.6} MHz · {:.3} MS/s · RBW {} · {}",
         args.device,
@@ -439,11 +471,20 @@ fn write_plot(path: &Path, s: &CaptureSummary, args: &CaptureOptions) -> Result<
                 step_hz: psd.step_hz,
                 db: psd.db.iter().map(|&v| f64::from(v)).collect(),
             },
-            peaks: s.peaks.iter().map(|p| (p.frequency_hz, p.power_db)).collect(),
+            peaks: s
+                .peaks
+                .iter()
+                .map(|p| (p.frequency_hz, p.power_db))
+                .collect(),
             noise_floor_db: s.noise_floor_db,
             markers,
             failed_hz: Vec::new(),
             freq_known: true,
+            clkin: s
+                .clkin
+                .as_ref()
+                .and_then(|c| serde_json::to_value(c).ok())
+                .and_then(|c| crate::result::plot::clkin_inset_of(&c)),
         },
     )
     .with_context(|| format!("cannot write plot {}", path.display()))?;
@@ -626,8 +667,8 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
     }
     let _ = writeln!(
         o,
-        "  noise floor   {} per bin (FFT {}, {} averages); mean power {}; clipped {:.4} %",
-        opt(s.noise_floor_db, "dBFS", 1),
+        "  noise floor   {} (FFT {}, {} averages); mean power {}; clipped {:.4} %",
+        opt(s.noise_floor_db, "dBFS/bin", 1),
         s.fft_size,
         s.averages,
         opt(s.mean_power_dbfs, "dBFS", 1),

@@ -82,9 +82,7 @@ impl std::fmt::Display for NotCaptured {
             NotCaptured::OverLimit(s)
             | NotCaptured::Blocked(s)
             | NotCaptured::Unsupported(s)
-            | NotCaptured::Failed(s) => {
-                f.write_str(s)
-            }
+            | NotCaptured::Failed(s) => f.write_str(s),
         }
     }
 }

@@ -148,11 +148,21 @@ pub(crate) fn step_clock(s: &StepCtx, c: &ClockCheckStep, out: &mut Outputs) {
     let source = radio.clock_source().ok().flatten();
     let sensors = radio.sensors().unwrap_or_default();
     let info = radio.hardware_info().unwrap_or_default();
+    let sensor_list = if sensors.is_empty() {
+        "none".to_owned()
+    } else {
+        sensors
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", v.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut detail = format!(
-        "clock source {:?}; sensors {:?}; hardware info clock source {:?}",
-        source.as_deref().unwrap_or("?"),
-        sensors,
+        "clock source {}; sensors: {sensor_list}; hardware info clock source {}",
+        source.as_deref().unwrap_or("not reported"),
         info.get("clock source")
+            .map(String::as_str)
+            .unwrap_or("not reported")
     );
     let status = match &c.expect_source {
         None => Status::Pass,
@@ -164,7 +174,7 @@ pub(crate) fn step_clock(s: &StepCtx, c: &ClockCheckStep, out: &mut Outputs) {
                 && sensors
                     .get("ref_locked")
                     .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
-            detail.push_str(&format!("; expected {want:?}"));
+            detail.push_str(&format!("; expected {want}"));
             if locked_contradicts {
                 detail.push_str("; ref_locked = false (no reference at CLKIN)");
             }
@@ -254,13 +264,16 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
         summary.dropped_samples,
         summary
             .noise_floor_db
-            .map(|n| format!("{n:.1} dB"))
+            .map(|n| format!("{n:.1} dBFS/bin"))
             .unwrap_or_else(|| "n/a".into())
     );
     if let Some(k) = &summary.clkin {
         detail.push_str(&format!(
-            "; CLKIN {:?}: {} ± {} ppm (tolerance {} ppm)",
-            k.status,
+            "; CLKIN {}: {} ± {} ppm (tolerance {} ppm)",
+            match k.status {
+                rxnode_dsp::ClkinStatus::Pass => "PASS",
+                rxnode_dsp::ClkinStatus::Fail => "FAIL",
+            },
             k.ppm
                 .map(|p| format!("{p:+.4}"))
                 .unwrap_or_else(|| "n/a".into()),

@@ -318,14 +318,14 @@ impl Flow<'_> {
             .clone();
         if !matches!(rec.status, TaskStatus::Pending | TaskStatus::Deferred) {
             return Err(bad_input(format!(
-                "task {id} is {:?}; only pending or deferred tasks can be reviewed",
+                "task {id} is {}; only pending or deferred tasks can be reviewed",
                 rec.status
             )));
         }
         let repo = self.repo.context("no repository")?;
         let commit = Oid::from_str(&rec.commit).map_err(|_| {
             bad_input(format!(
-                "task {id} has no usable commit in state ({:?})",
+                "task {id} has no usable commit in state ({:?}) — fix: `rxnode state rebuild`",
                 rec.commit
             ))
         })?;

@@ -534,10 +534,14 @@ fn capture_sets_antenna_bandwidth_per_element_gain_and_plots() {
     );
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
-        text.contains("requested LNA 24.0 + VGA 10.0 dB") && text.contains("(LNA 24.0, VGA 10.0 dB)"),
+        text.contains("requested LNA 24.0 + VGA 10.0 dB")
+            && text.contains("(LNA 24.0, VGA 10.0 dB)"),
         "{text}"
     );
-    assert!(text.contains(&format!("wrote spectrum PNG: {}", png2.display())), "{text}");
+    assert!(
+        text.contains(&format!("wrote spectrum PNG: {}", png2.display())),
+        "{text}"
+    );
     // A gain that is neither a number nor ELEMENT=DB is bad usage.
     let o = env.capture("driver=rxsim", "0.1", &["-g", "loud"]);
     assert_eq!(code(&o), 2, "{}", err(&o));
@@ -567,12 +571,22 @@ fn capture_outputs_are_never_overwritten_without_force() {
     let o = env.capture(
         "driver=rxsim",
         "0.1",
-        &["--json", "--force", "--plot", png.to_str().unwrap(), "--record", rec.to_str().unwrap()],
+        &[
+            "--json",
+            "--force",
+            "--plot",
+            png.to_str().unwrap(),
+            "--record",
+            rec.to_str().unwrap(),
+        ],
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     let s = summary(&o);
     assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
-    assert_eq!(std::fs::metadata(&rec).unwrap().len(), 8 * s.samples_received);
+    assert_eq!(
+        std::fs::metadata(&rec).unwrap().len(),
+        8 * s.samples_received
+    );
 }
 
 /// More than eight carriers are all listed with `--max-peaks`; the default lists
@@ -584,7 +598,10 @@ fn capture_lists_peaks_up_to_max_peaks_above_min_snr() {
     let emitters: Vec<String> = (0..12)
         .map(|i| format!("{}:{}", 100e6 - 200e3 + f64::from(i) * 30e3, -30 - 3 * i))
         .collect();
-    let dev = format!("driver=rxsim,noise_dbfs=-90,emitters={}", emitters.join(";"));
+    let dev = format!(
+        "driver=rxsim,noise_dbfs=-90,emitters={}",
+        emitters.join(";")
+    );
     let peaks = |extra: &[&str]| {
         let mut args = vec!["--json"];
         args.extend_from_slice(extra);
@@ -613,7 +630,17 @@ fn capture_and_sweep_give_the_same_exit_code_for_the_same_cause() {
     let env = Env::new();
     let sweep_dwell = |dev: &str, start: &str, stop: &str, dwell: &str, extra: &[&str]| {
         env.rxnode()
-            .args(["sweep", "-d", dev, "--start-hz", start, "--stop-hz", stop, "-B", "100k"])
+            .args([
+                "sweep",
+                "-d",
+                dev,
+                "--start-hz",
+                start,
+                "--stop-hz",
+                stop,
+                "-B",
+                "100k",
+            ])
             .args(["-r", "10M", "-t", dwell])
             .args(extra)
             .output()
@@ -627,8 +654,19 @@ fn capture_and_sweep_give_the_same_exit_code_for_the_same_cause() {
     let s = sweep_dwell("driver=rxsim", "100M", "110M", "100", &[]);
     assert_eq!((code(&c), code(&s)), (3, 3), "{}\n{}", err(&c), err(&s));
     // Outside the radio's tuning range (rxsim: 1 MHz – 6 GHz).
-    let c = env.rxnode()
-        .args(["capture", "-d", "driver=rxsim", "-f", "10G", "-r", "1M", "-t", "0.1"])
+    let c = env
+        .rxnode()
+        .args([
+            "capture",
+            "-d",
+            "driver=rxsim",
+            "-f",
+            "10G",
+            "-r",
+            "1M",
+            "-t",
+            "0.1",
+        ])
         .output()
         .unwrap();
     let s = sweep("driver=rxsim", "7G", "7.5G", &[]);

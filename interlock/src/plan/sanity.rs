@@ -124,7 +124,10 @@ impl StepCheck<'_> {
                 );
             }
         }
-        if let Some(t) = s.min_snr_db.filter(|t| !(t.is_finite() && (0.0..=200.0).contains(t))) {
+        if let Some(t) = s
+            .min_snr_db
+            .filter(|t| !(t.is_finite() && (0.0..=200.0).contains(t)))
+        {
             self.push(
                 Some("min_snr_db"),
                 format!("rx-plan step {n}: min_snr_db {t} must be a number of dB in 0..=200"),

@@ -321,7 +321,7 @@ fn sweep_text(v: &Value) -> String {
     );
     let _ = writeln!(
         o,
-        "  noise floor {:.1} dBFS per bin; {:.2} s (settle + dwell floor {:.2} s)",
+        "  noise floor {:.1} dBFS/bin; {:.2} s (settle + dwell floor {:.2} s)",
         f(v, "noise_floor_db"),
         f(v, "elapsed_s"),
         f(v, "settle_dwell_floor_s"),

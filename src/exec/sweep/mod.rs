@@ -200,7 +200,8 @@ fn clamp_to_device(
     ) else {
         return Ok((s.clone(), None));
     };
-    let Some(g) = rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
+    let Some(g) =
+        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
     else {
         return Ok((s.clone(), None));
     };

@@ -148,6 +148,7 @@ pub(crate) fn spectrum_plot(sw: &Swept, what: &str) -> SpectrumPlot {
         markers: Vec::new(),
         failed_hz: r.failed_ranges_hz.clone(),
         freq_known: true,
+        clkin: None,
     }
 }
 

@@ -49,7 +49,7 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         r.config.repeats,
         r.failed_ranges_hz.len(),
         r.plan.bin_hz,
-        r.noise_floor_db.map(|f| format!("{f:.1} dBFS")).unwrap_or_else(|| "n/a".into()),
+        r.noise_floor_db.map(|f| format!("{f:.1} dBFS/bin")).unwrap_or_else(|| "n/a".into()),
         r.peaks.len(),
         r.elapsed_s
     );

@@ -26,7 +26,9 @@ use std::path::Path;
 pub(crate) fn find_remote<'r>(repo: &'r Repository, name: &str) -> Result<git2::Remote<'r>> {
     match repo.find_remote(name) {
         Ok(r) => Ok(r),
-        Err(e) if e.code() == git2::ErrorCode::NotFound || e.class() == git2::ErrorClass::Config => {
+        Err(e)
+            if e.code() == git2::ErrorCode::NotFound || e.class() == git2::ErrorClass::Config =>
+        {
             let known: Vec<String> = repo
                 .remotes()
                 .map(|r| r.iter().flatten().map(str::to_owned).collect())
@@ -42,7 +44,10 @@ pub(crate) fn find_remote<'r>(repo: &'r Repository, name: &str) -> Result<git2::
                 )
             }))
         }
-        Err(e) => Err(anyhow::anyhow!("cannot read remote {name:?}: {}", e.message())),
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot read remote {name:?}: {}",
+            e.message()
+        )),
     }
 }
 
