@@ -294,7 +294,15 @@ impl Flow<'_> {
             Ok(())
         })?;
         say(format!("approved {id}; outbox: {}", dir.display()));
-        if let Some((_, phrase)) = required_phrase(task) {
+        if self.dry_run {
+            // Nothing here is the node's own state: `run` would not know the task.
+            say(format!(
+                "dry run: this approval is recorded only under {} (the dry-run area) and runs nothing; \
+                 `rxnode run {id}` does not know it. For real: commit and push the task to the watched branch, \
+                 approve it in `rxnode watch`, then `rxnode run {id}`",
+                self.paths.local.display()
+            ));
+        } else if let Some((_, phrase)) = required_phrase(task) {
             say(format!(
                 "approval is not authorization: `rxnode run {id}` will ask for `{phrase}`"
             ));

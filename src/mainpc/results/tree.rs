@@ -362,7 +362,8 @@ impl Fetched<'_> {
         }
         let Some(tip) = tip else {
             return Err(bad_input(format!(
-                "no rx-node branch on the remote yet: no result for {id}"
+                "no result for {id}: {}",
+                self.none_yet()
             )));
         };
         let (found, _) = find_results(repo, &repo.find_commit(tip)?.tree()?)?;

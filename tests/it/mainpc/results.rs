@@ -460,3 +460,34 @@ fn results_refuses_a_gitlink_on_the_result_path_naming_it() {
         "{err}"
     );
 }
+
+/// `results --no-fetch` before any fetch says nothing was fetched yet and how to
+/// fetch (not "no rx-node branch on the remote", which it cannot know).
+#[test]
+fn results_no_fetch_before_any_fetch_says_nothing_was_fetched() {
+    let lab = Lab::new();
+    let out = rxnode(&lab.main, &["results", "--no-fetch"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("nothing fetched yet")
+            && said.contains("run `rxnode results` without --no-fetch"),
+        "{said}"
+    );
+    assert!(!said.contains("no rx-node branch on the remote"), "{said}");
+    let out = rxnode(&lab.main, &["results", "--no-fetch", "show", "T_NONE"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no result for T_NONE: nothing fetched yet"),
+        "{}",
+        show(&out)
+    );
+    // After a fetch of a remote without rx-node, the other words.
+    let out = rxnode(&lab.main, &["results"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no rx-node branch on the remote yet"),
+        "{}",
+        show(&out)
+    );
+}
