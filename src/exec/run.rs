@@ -326,7 +326,8 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
 /// authorization goes to the first `tx_tone` step.
 fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicBool) -> Outputs {
     let mut out = Outputs::default();
-    let total = run.plan.steps.len();
+    // Step by step on the operator's terminal; nothing of it through a pipe.
+    let show_progress = !run.ctx.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     for (i, step) in run.plan.steps.iter().enumerate() {
         let name = format!("step {}: {}", i + 1, step.op());
         if cancel.load(Ordering::SeqCst) {
@@ -337,7 +338,9 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             ));
             continue;
         }
-        eprintln!("[{}/{}] {}", i + 1, total, step.op());
+        if show_progress {
+            eprintln!("{}", progress_line(run.plan, i));
+        }
         let s = StepCtx {
             ctx: run.ctx,
             paths: run.paths,
@@ -356,6 +359,43 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
         }
     }
     out
+}
+
+/// The device a step opens, and how long it takes when the plan says.
+fn device_and_time(step: &Step) -> (Option<&str>, Option<f64>) {
+    match step {
+        Step::Inventory => (None, None),
+        Step::ClockCheck(c) => (Some(c.device.as_str()), None),
+        Step::RxCapture(c) => (Some(c.device.as_str()), Some(c.duration_s)),
+        Step::RxSweep(s) => (Some(s.device.as_str()), s.duration_s()),
+        Step::TxTone(t) => (Some(t.device.as_str()), Some(t.duration_s)),
+    }
+}
+
+/// `[2/3] rx_capture on driver=hackrf: 5.0 s (about 7 s left in the run)`: the
+/// step, its radio, its length and the time the timed steps from here take.
+fn progress_line(plan: &rxnode_interlock::Plan, i: usize) -> String {
+    let Some(step) = plan.steps.get(i) else {
+        return String::new();
+    };
+    let (device, secs) = device_and_time(step);
+    let mut line = format!("[{}/{}] {}", i + 1, plan.steps.len(), step.op());
+    if let Some(d) = device {
+        line.push_str(&format!(" on {d}"));
+    }
+    if let Some(s) = secs {
+        line.push_str(&format!(": {} s", crate::result::plot::trim_number(s, 1)));
+    }
+    let left: f64 = plan
+        .steps
+        .iter()
+        .skip(i)
+        .filter_map(|s| device_and_time(s).1)
+        .sum();
+    if left > 0.0 {
+        line.push_str(&format!(" (about {} s left in the run)", left.ceil()));
+    }
+    line
 }
 
 /// The result files (and spectrum pictures) in the outbox, the task completed in
