@@ -380,29 +380,46 @@ fn run_with_bar(
 }
 
 fn print_human(r: &AnalyzeReport) {
+    let mhz = |hz: f64| format!("{:.6} MHz", hz / 1e6);
+    // Without a centre the peaks are baseband offsets: kHz with a sign.
+    let freq = |hz: f64| match r.center_hz {
+        Some(_) => mhz(hz),
+        None => format!("{:+.3} kHz", hz / 1e3),
+    };
     println!("file          {} ({})", r.file, r.format.name());
     println!(
-        "samples       {} at {} Hz ({:.3} s)",
+        "samples       {} at {:.6} MS/s ({:.3} s)",
         r.samples,
-        r.sample_rate_hz,
+        r.sample_rate_hz / 1e6,
         r.samples as f64 / r.sample_rate_hz
     );
     match r.center_hz {
-        Some(c) => println!("centre        {c} Hz"),
-        None => println!("centre        unknown (baseband frequencies)"),
+        Some(c) => println!("centre        {}", mhz(c)),
+        None => println!("centre        unknown (peaks are offsets from the centre)"),
     }
     println!(
-        "welch         fft {} overlap {} averages {}",
-        r.fft_size, r.overlap, r.averages
+        "welch         FFT {}, overlap {} %, {} averages",
+        r.fft_size,
+        crate::result::plot::trim_number(r.overlap * 100.0, 1),
+        r.averages
     );
-    println!("noise floor   {:.2} dBFS/bin", r.noise_floor_db);
-    println!("mean power    {:.2} dBFS", r.mean_power_dbfs);
-    println!("clipped       {:.6} %", r.clipped_fraction * 100.0);
-    println!("peaks");
-    for p in &r.peaks {
+    println!("noise floor   {:.1} dBFS/bin", r.noise_floor_db);
+    println!("mean power    {:.1} dBFS", r.mean_power_dbfs);
+    println!("clipped       {:.4} %", r.clipped_fraction * 100.0);
+    if r.peaks.is_empty() {
+        println!("peaks         none");
+    }
+    for (i, p) in r.peaks.iter().enumerate() {
         println!(
-            "  {:>16.1} Hz  {:>8.2} dBFS  SNR {:>6.2} dB",
-            p.frequency_hz, p.power_db, p.snr_db
+            "{}{}  {:7.1} dBFS  SNR {:5.1} dB",
+            if i == 0 {
+                "peaks         "
+            } else {
+                "              "
+            },
+            freq(p.frequency_hz),
+            p.power_db,
+            p.snr_db
         );
     }
     if let Some(c) = &r.clkin {
@@ -410,12 +427,13 @@ fn print_human(r: &AnalyzeReport) {
             ClkinStatus::Pass => "PASS",
             ClkinStatus::Fail => "FAIL",
         };
-        println!("clkin         {status}: {}", c.detail);
+        println!("CLKIN         {status}: {}", c.detail);
         if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {
             let dp = rxnode_dsp::ppm_decimals(u);
             println!(
-                "  tone {} Hz measured {m:.3} Hz → {} ± {u:.dp$} ppm (1σ)",
-                c.tone_hz,
+                "              tone {} measured {} → {} ± {u:.dp$} ppm (1σ)",
+                mhz(c.tone_hz),
+                mhz(m),
                 rxnode_dsp::fmt_ppm(p, dp)
             );
         }
@@ -424,7 +442,7 @@ fn print_human(r: &AnalyzeReport) {
             .iter()
             .filter(|e| e.name.starts_with("other carrier"))
         {
-            println!("  {}: {}", e.name, e.value);
+            println!("              {}: {}", e.name, e.value);
         }
     }
 }

@@ -419,7 +419,7 @@ mod tests {
         assert_eq!(trim_number(-0.0001, 3), "0");
         // 88–107.995 MHz reaches its 108 label; a span well inside labels stays.
         let (a, b) = snap_to_labels(88.0, 107.995);
-        assert!(a <= 88.0 && b >= 108.0 && b < 108.001, "{a} {b}");
+        assert!(a <= 88.0 && (108.0..108.001).contains(&b), "{a} {b}");
         assert_eq!(snap_to_labels(88.5, 107.0), (88.5, 107.0));
         assert_eq!(fmt_rbw(488.28125), "488.3 Hz");
         assert_eq!(fmt_rbw(7812.5), "7.81 kHz");
