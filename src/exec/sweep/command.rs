@@ -303,7 +303,12 @@ fn sweep_text(v: &Value) -> String {
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .map(|(k, g)| format!("{k} {}", g.as_f64().unwrap_or(f64::NAN)))
+                .map(|(k, g)| {
+                    format!(
+                        "{k} {}",
+                        crate::result::plot::trim_number(g.as_f64().unwrap_or(f64::NAN), 1)
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         })
@@ -314,10 +319,10 @@ fn sweep_text(v: &Value) -> String {
         o,
         "  rate {:.3} MS/s, gain {} dB{elements}, settle {} s, dwell {} s, crop {}",
         f(&a, "sample_rate_hz") / 1e6,
-        f(&a, "gain_db"),
-        f(&req, "settle_s"),
-        f(&req, "dwell_s"),
-        f(&req, "crop"),
+        crate::result::plot::trim_number(f(&a, "gain_db"), 1),
+        crate::result::plot::trim_number(f(&req, "settle_s"), 4),
+        crate::result::plot::trim_number(f(&req, "dwell_s"), 4),
+        crate::result::plot::trim_number(f(&req, "crop"), 3),
     );
     let _ = writeln!(
         o,
