@@ -146,13 +146,7 @@ pub(crate) fn snap_to_labels(x0: f64, x1: f64) -> (f64, f64) {
     if !(span.is_finite() && span > 0.0) {
         return (x0, x1);
     }
-    let raw = span / 12.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let nice = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
+    let nice = label_step(span, X_LABELS);
     let up = (x1 / nice).ceil() * nice;
     let down = (x0 / nice).floor() * nice;
     let eps = span * 1e-9;
@@ -163,6 +157,34 @@ pub(crate) fn snap_to_labels(x0: f64, x1: f64) -> (f64, f64) {
     };
     let b = if up - x1 <= 0.02 * span { up + eps } else { x1 };
     (a, b)
+}
+
+/// How many frequency labels an axis carries at most.
+pub(crate) const X_LABELS: usize = 12;
+
+/// The label spacing for a span: the finest of 10ᵏ, 10ᵏ/2, 10ᵏ/5 that gives at
+/// most `max` labels (the grid the chart library draws its lines on).
+pub(crate) fn label_step(span: f64, max: usize) -> f64 {
+    if !(span.is_finite() && span > 0.0) {
+        return 1.0;
+    }
+    let fits = |s: f64| (span / s).floor() + 1.0 <= max as f64;
+    let mut scale = 10f64.powf(span.log10().floor());
+    if !fits(scale) {
+        scale *= 10.0;
+    }
+    // Finer and finer (÷2, ÷5, ÷10 of each decade) while the labels still fit.
+    for _ in 0..64 {
+        let old = scale;
+        for nxt in [2.0, 5.0, 10.0] {
+            let s = old / nxt;
+            if !fits(s) {
+                return scale;
+            }
+            scale = s;
+        }
+    }
+    scale
 }
 
 /// A resolution bandwidth for people: `976.6 Hz`, `7.81 kHz`, `1.95 MHz`.
@@ -421,6 +443,9 @@ mod tests {
         let (a, b) = snap_to_labels(88.0, 107.995);
         assert!(a <= 88.0 && (108.0..108.001).contains(&b), "{a} {b}");
         assert_eq!(snap_to_labels(88.5, 107.0), (88.5, 107.0));
+        assert_eq!(label_step(2.0, 12), 0.2);
+        assert_eq!(label_step(20.0, 12), 2.0);
+        assert_eq!(label_step(1.0, 12), 0.1);
         assert_eq!(fmt_rbw(488.28125), "488.3 Hz");
         assert_eq!(fmt_rbw(7812.5), "7.81 kHz");
     }

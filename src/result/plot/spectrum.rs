@@ -159,8 +159,11 @@ fn draw_axes<'a, 'b>(
     let mut mesh = chart.configure_mesh();
     mesh.light_line_style(RGBColor(235, 235, 235))
         .bold_line_style(RGBColor(205, 205, 205))
-        .x_labels(12)
+        .x_labels(super::X_LABELS)
         .y_labels(10);
+    // Frequency labels are drawn below at exact multiples of the step: the
+    // library's own sum of steps can miss the last one (101.00 of 99–101 MHz).
+    let own_x_labels = text && p.freq_known;
     if text {
         mesh.x_desc(if p.freq_known {
             "Frequency (MHz)"
@@ -170,14 +173,38 @@ fn draw_axes<'a, 'b>(
         .y_desc("Power (dBFS/bin)")
         .label_style((FAMILY, 14))
         .axis_desc_style((FAMILY, 15))
-        .x_label_formatter(&xfmt)
         .y_label_formatter(&yfmt);
+        if own_x_labels {
+            mesh.x_label_formatter(&blank);
+        } else {
+            mesh.x_label_formatter(&xfmt);
+        }
     } else {
         mesh.label_style((FAMILY, 14))
             .x_label_formatter(&blank)
             .y_label_formatter(&blank);
     }
     mesh.draw().map_err(err)?;
+    if own_x_labels {
+        let step = super::label_step(f.x1 - f.x0, super::X_LABELS);
+        let first = (f.x0 / step - 1e-6).ceil() as i64;
+        let last = (f.x1 / step + 1e-6).floor() as i64;
+        let style =
+            TextStyle::from((FAMILY, 14).into_font()).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Top,
+            ));
+        for k in first..=last {
+            let v = k as f64 * step;
+            let (px, py) = chart.backend_coord(&(v, f.y0));
+            root.draw(&Text::new(
+                format!("{v:.dec$}"),
+                (px, py + 8),
+                style.clone(),
+            ))
+            .map_err(err)?;
+        }
+    }
     Ok(chart)
 }
 
