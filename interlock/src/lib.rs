@@ -39,7 +39,7 @@ pub use crate::{
     permit::{authorize, check_tx_step, TxPermit},
     plan::{
         ClkinCompareStep, ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step,
-        TxToneStep,
+        TxToneStep, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, MAX_PEAKS_LIMIT,
     },
     policy::{check_clkin_compare, check_rx_step, check_step, Policy, RxPolicy, TxPolicy},
     records::{

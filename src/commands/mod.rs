@@ -52,7 +52,7 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Task(cmd) => task::run(ctx, cmd),
         Command::Schema { kind } => schema::run(*kind),
         Command::State(cmd) => state::run(ctx, cmd),
-        Command::Demo { dir } => demo::run(dir.as_deref()),
+        Command::Demo { dir } => demo::run(ctx.json, dir.as_deref()),
         Command::Completions { shell } => completions::run(*shell),
         Command::Man => completions::man(),
     }

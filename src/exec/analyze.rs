@@ -92,6 +92,12 @@ pub struct AnalyzeOptions {
     pub clkin_expected_dbfs: Option<f64>,
     /// Write a spectrum PNG.
     pub plot: Option<std::path::PathBuf>,
+    /// Overwrite a `--plot` file that exists (refused otherwise).
+    pub force: bool,
+    /// Most peaks to list (1..=64).
+    pub max_peaks: usize,
+    /// A peak's least height above the noise floor, dB.
+    pub min_snr_db: f64,
 }
 
 /// What the checked options and the opened file settle for the later phases.
@@ -137,9 +143,30 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
 /// overlap and FFT size are in range. Gives the format asked for, if any.
 fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
     if let Some(p) = args.plot.as_ref().filter(|p| p.exists()) {
+        if !args.force {
+            return Err(bad_input(format!(
+                "--plot: {} already exists; choose another name, or --force to overwrite it",
+                p.display()
+            )));
+        }
+        if !p.is_file() {
+            return Err(bad_input(format!(
+                "--plot: {} exists and is not a file; --force overwrites files only",
+                p.display()
+            )));
+        }
+    }
+    if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&args.max_peaks) {
         return Err(bad_input(format!(
-            "--plot: {} already exists; choose another name (outputs are never overwritten)",
-            p.display()
+            "--max-peaks {} must be in 1..={}",
+            args.max_peaks,
+            rxnode_interlock::MAX_PEAKS_LIMIT
+        )));
+    }
+    if !(args.min_snr_db.is_finite() && (0.0..=200.0).contains(&args.min_snr_db)) {
+        return Err(bad_input(format!(
+            "--min-snr-db {} must be a number of dB in 0..=200",
+            args.min_snr_db
         )));
     }
     let format = match &args.format {
@@ -203,6 +230,8 @@ fn open_recording(
 fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result<CaptureSettings> {
     let mut wcfg = WelchConfig::new(args.fft_size, rec.rate);
     wcfg.overlap = args.overlap;
+    wcfg.max_peaks = args.max_peaks;
+    wcfg.min_snr_db = args.min_snr_db;
     wcfg.center_hz = rec.center;
     wcfg.clip_level = rec.info.clip_level;
     let clkin = match args.clkin_tone_hz {
@@ -351,29 +380,46 @@ fn run_with_bar(
 }
 
 fn print_human(r: &AnalyzeReport) {
+    let mhz = |hz: f64| format!("{:.6} MHz", hz / 1e6);
+    // Without a centre the peaks are baseband offsets: kHz with a sign.
+    let freq = |hz: f64| match r.center_hz {
+        Some(_) => mhz(hz),
+        None => format!("{:+.3} kHz", hz / 1e3),
+    };
     println!("file          {} ({})", r.file, r.format.name());
     println!(
-        "samples       {} at {} Hz ({:.3} s)",
+        "samples       {} at {:.6} MS/s ({:.3} s)",
         r.samples,
-        r.sample_rate_hz,
+        r.sample_rate_hz / 1e6,
         r.samples as f64 / r.sample_rate_hz
     );
     match r.center_hz {
-        Some(c) => println!("centre        {c} Hz"),
-        None => println!("centre        unknown (baseband frequencies)"),
+        Some(c) => println!("centre        {}", mhz(c)),
+        None => println!("centre        unknown (peaks are offsets from the centre)"),
     }
     println!(
-        "welch         fft {} overlap {} averages {}",
-        r.fft_size, r.overlap, r.averages
+        "welch         FFT {}, overlap {} %, {} averages",
+        r.fft_size,
+        crate::result::plot::trim_number(r.overlap * 100.0, 1),
+        r.averages
     );
-    println!("noise floor   {:.2} dBFS/bin", r.noise_floor_db);
-    println!("mean power    {:.2} dBFS", r.mean_power_dbfs);
-    println!("clipped       {:.6} %", r.clipped_fraction * 100.0);
-    println!("peaks");
-    for p in &r.peaks {
+    println!("noise floor   {:.1} dBFS/bin", r.noise_floor_db);
+    println!("mean power    {:.1} dBFS", r.mean_power_dbfs);
+    println!("clipped       {:.4} %", r.clipped_fraction * 100.0);
+    if r.peaks.is_empty() {
+        println!("peaks         none");
+    }
+    for (i, p) in r.peaks.iter().enumerate() {
         println!(
-            "  {:>16.1} Hz  {:>8.2} dBFS  SNR {:>6.2} dB",
-            p.frequency_hz, p.power_db, p.snr_db
+            "{}{}  {:7.1} dBFS  SNR {:5.1} dB",
+            if i == 0 {
+                "peaks         "
+            } else {
+                "              "
+            },
+            freq(p.frequency_hz),
+            p.power_db,
+            p.snr_db
         );
     }
     if let Some(c) = &r.clkin {
@@ -381,12 +427,13 @@ fn print_human(r: &AnalyzeReport) {
             ClkinStatus::Pass => "PASS",
             ClkinStatus::Fail => "FAIL",
         };
-        println!("clkin         {status}: {}", c.detail);
+        println!("CLKIN         {status}: {}", c.detail);
         if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {
             let dp = rxnode_dsp::ppm_decimals(u);
             println!(
-                "  tone {} Hz measured {m:.3} Hz → {} ± {u:.dp$} ppm (1σ)",
-                c.tone_hz,
+                "              tone {} measured {} → {} ± {u:.dp$} ppm (1σ)",
+                mhz(c.tone_hz),
+                mhz(m),
                 rxnode_dsp::fmt_ppm(p, dp)
             );
         }
@@ -395,7 +442,7 @@ fn print_human(r: &AnalyzeReport) {
             .iter()
             .filter(|e| e.name.starts_with("other carrier"))
         {
-            println!("  {}: {}", e.name, e.value);
+            println!("              {}: {}", e.name, e.value);
         }
     }
 }
@@ -441,6 +488,11 @@ fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Resu
             markers,
             failed_hz: Vec::new(),
             freq_known: true,
+            clkin: r
+                .clkin
+                .as_ref()
+                .and_then(|c| serde_json::to_value(c).ok())
+                .and_then(|c| crate::result::plot::clkin_inset_of(&c)),
         },
     )
 }

@@ -392,8 +392,20 @@ pub(crate) fn step_compare(
         out.compares.push(row(status, &why));
     };
     if let Err(e) = rxnode_interlock::check_clkin_compare(c, &s.policy.rx) {
+        out.policy_blocked = true;
         not_done(out, Status::Blocked, e.to_string());
         return;
+    }
+    // One process per radio, for both radios (docs/operator.md#one-process-per-radio).
+    let mut held = Vec::with_capacity(c.devices.len());
+    for d in &c.devices {
+        match crate::exec::steps::hold_radio(s, d) {
+            Ok(l) => held.push(l),
+            Err(why) => {
+                not_done(out, Status::Blocked, why);
+                return;
+            }
+        }
     }
     match compare(c, crate::signals::cancel_flag("the running step")) {
         Ok(done) => {
@@ -408,7 +420,11 @@ pub(crate) fn step_compare(
                 .push(crate::result::Check::new(&s.name, done.status, done.detail));
             out.compares.push(entry);
         }
-        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::OverLimit(why)) => {
+        Err(NotCaptured::OverLimit(why)) => {
+            out.policy_blocked = true;
+            not_done(out, Status::Blocked, why);
+        }
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Unsupported(why)) => {
             not_done(out, Status::Blocked, why);
         }
         Err(NotCaptured::Failed(why)) => {

@@ -147,6 +147,15 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
     if let Err(e) = check_clkin_compare(&step, &policy.rx) {
         return Err(refuse(e.to_string()));
     }
+    // One process per radio, for both radios (docs/operator.md#one-process-per-radio).
+    let mut _held = Vec::with_capacity(a.devices.len());
+    for d in &a.devices {
+        _held.push(crate::store::radio_lock::RadioLock::acquire(
+            &paths,
+            d,
+            "clkin compare",
+        )?);
+    }
     let cancel = crate::signals::cancel_flag("the comparison");
     if !ctx.json {
         eprintln!(
@@ -157,6 +166,11 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
     let done = match compare(&step, cancel) {
         Ok(d) => d,
         Err(NotCaptured::OverLimit(why)) => return Err(refuse(why)),
+        Err(NotCaptured::Unsupported(why)) => {
+            return Err(crate::exit::bad_input(format!(
+                "clkin compare: {why} — fix: pick a setting both radios support (`rxnode inventory --dry-run` lists their ranges)"
+            )));
+        }
         Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Failed(why)) => {
             log(Entry::new("clkin_compare").detail(json!({
                 "devices": a.devices,

@@ -106,11 +106,15 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
             .detail(json!({"steps": plan.steps.len()})),
     )?;
     let out = execute(&run, authorization, cancel);
+    let policy_blocked = out.policy_blocked;
     let interrupted = cancel.load(Ordering::SeqCst);
     let (result, dir) = record_run(&run, out, record, &clock, interrupted)?;
     report(ctx, run.ids, &result, &dir);
+    // One rule for every command (docs/protocol.md#exit-status): a step the
+    // node policy BLOCKED is a refusal, exit 3, as from `capture` and `sweep`.
     Ok(match result.status {
         Status::Pass => Outcome::Done,
+        _ if policy_blocked => Outcome::Code(3),
         _ => Outcome::Code(1),
     })
 }
@@ -323,7 +327,8 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
 /// authorization goes to the first `tx_tone` step.
 fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicBool) -> Outputs {
     let mut out = Outputs::default();
-    let total = run.plan.steps.len();
+    // Step by step on the operator's terminal; nothing of it through a pipe.
+    let show_progress = !run.ctx.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     for (i, step) in run.plan.steps.iter().enumerate() {
         let name = format!("step {}: {}", i + 1, step.op());
         if cancel.load(Ordering::SeqCst) {
@@ -334,7 +339,9 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             ));
             continue;
         }
-        eprintln!("[{}/{}] {}", i + 1, total, step.op());
+        if show_progress {
+            eprintln!("{}", progress_line(run.plan, i));
+        }
         let s = StepCtx {
             ctx: run.ctx,
             paths: run.paths,
@@ -346,7 +353,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
         };
         match step {
             Step::Inventory => steps::step_inventory(&s.name, &mut out),
-            Step::ClockCheck(c) => steps::step_clock(&s.name, c, &mut out),
+            Step::ClockCheck(c) => steps::step_clock(&s, c, &mut out),
             Step::RxCapture(c) => steps::step_capture(&s, c, &mut out),
             Step::RxSweep(sw) => crate::exec::sweep::step_sweep(&s, sw, &mut out),
             Step::TxTone(t) => tx::step_tx(&s, authorization.take(), t, &mut out),
@@ -354,6 +361,44 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
         }
     }
     out
+}
+
+/// The device a step opens, and how long it takes when the plan says.
+fn device_and_time(step: &Step) -> (Option<&str>, Option<f64>) {
+    match step {
+        Step::Inventory => (None, None),
+        Step::ClockCheck(c) => (Some(c.device.as_str()), None),
+        Step::RxCapture(c) => (Some(c.device.as_str()), Some(c.duration_s)),
+        Step::RxSweep(s) => (Some(s.device.as_str()), s.duration_s()),
+        Step::TxTone(t) => (Some(t.device.as_str()), Some(t.duration_s)),
+        Step::ClkinCompare(c) => (c.devices.first().map(String::as_str), Some(c.duration_s)),
+    }
+}
+
+/// `[2/3] rx_capture on driver=hackrf: 5.0 s (about 7 s left in the run)`: the
+/// step, its radio, its length and the time the timed steps from here take.
+fn progress_line(plan: &rxnode_interlock::Plan, i: usize) -> String {
+    let Some(step) = plan.steps.get(i) else {
+        return String::new();
+    };
+    let (device, secs) = device_and_time(step);
+    let mut line = format!("[{}/{}] {}", i + 1, plan.steps.len(), step.op());
+    if let Some(d) = device {
+        line.push_str(&format!(" on {d}"));
+    }
+    if let Some(s) = secs {
+        line.push_str(&format!(": {} s", crate::result::plot::trim_number(s, 1)));
+    }
+    let left: f64 = plan
+        .steps
+        .iter()
+        .skip(i)
+        .filter_map(|s| device_and_time(s).1)
+        .sum();
+    if left > 0.0 {
+        line.push_str(&format!(" (about {} s left in the run)", left.ceil()));
+    }
+    line
 }
 
 /// The result files (and spectrum pictures) in the outbox, the task completed in

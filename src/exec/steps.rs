@@ -29,6 +29,9 @@ pub(crate) struct Outputs {
     pub(crate) iq_used: u64,
     /// One entry per `clkin_compare` step.
     pub(crate) compares: Vec<serde_json::Value>,
+    /// A step was BLOCKED by the node policy (or the device maximum standing in
+    /// for it): the run exits 3, as `capture` and `sweep` do for the same limit.
+    pub(crate) policy_blocked: bool,
 }
 
 impl Outputs {
@@ -73,6 +76,21 @@ pub(crate) struct StepCtx<'a> {
     pub(crate) name: String,
 }
 
+/// Take the radio `device` for this step (`run <ID> step <n>`): `Err` is the
+/// step's `BLOCKED` reason, naming who holds it
+/// (docs/operator.md#one-process-per-radio).
+pub(crate) fn hold_radio(
+    s: &StepCtx,
+    device: &str,
+) -> Result<crate::store::radio_lock::RadioLock, String> {
+    crate::store::radio_lock::RadioLock::acquire(
+        s.paths,
+        device,
+        &format!("run {} step {}", s.task.id().as_str(), s.index + 1),
+    )
+    .map_err(|e| format!("{e:#}"))
+}
+
 /// The `inventory` step.
 pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
     match rxnode_hw::enumerate("") {
@@ -99,7 +117,15 @@ pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
 }
 
 /// The `clock_check` step.
-pub(crate) fn step_clock(name: &str, c: &ClockCheckStep, out: &mut Outputs) {
+pub(crate) fn step_clock(s: &StepCtx, c: &ClockCheckStep, out: &mut Outputs) {
+    let name = s.name.as_str();
+    let _held = match hold_radio(s, &c.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.checks.push(Check::new(name, Status::Blocked, why));
+            return;
+        }
+    };
     let mut radio = match rxnode_hw::RxRadio::open(&c.device) {
         Ok(r) => r,
         Err(e) => {
@@ -124,11 +150,21 @@ pub(crate) fn step_clock(name: &str, c: &ClockCheckStep, out: &mut Outputs) {
     let source = radio.clock_source().ok().flatten();
     let sensors = radio.sensors().unwrap_or_default();
     let info = radio.hardware_info().unwrap_or_default();
+    let sensor_list = if sensors.is_empty() {
+        "none".to_owned()
+    } else {
+        sensors
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", v.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut detail = format!(
-        "clock source {:?}; sensors {:?}; hardware info clock source {:?}",
-        source.as_deref().unwrap_or("?"),
-        sensors,
+        "clock source {}; sensors: {sensor_list}; hardware info clock source {}",
+        source.as_deref().unwrap_or("not reported"),
         info.get("clock source")
+            .map(String::as_str)
+            .unwrap_or("not reported")
     );
     let status = match &c.expect_source {
         None => Status::Pass,
@@ -140,7 +176,7 @@ pub(crate) fn step_clock(name: &str, c: &ClockCheckStep, out: &mut Outputs) {
                 && sensors
                     .get("ref_locked")
                     .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"));
-            detail.push_str(&format!("; expected {want:?}"));
+            detail.push_str(&format!("; expected {want}"));
             if locked_contradicts {
                 detail.push_str("; ref_locked = false (no reference at CLKIN)");
             }
@@ -157,10 +193,18 @@ pub(crate) fn step_clock(name: &str, c: &ClockCheckStep, out: &mut Outputs) {
 /// The `rx_capture` step: policy, live capture, its check and its table row.
 pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
     if let Err(e) = check_rx_step(c, &s.policy.rx) {
+        out.policy_blocked = true;
         out.not_captured(s, Status::Blocked, e.to_string());
         return;
     }
     let live = live_of(s, c, out.iq_used);
+    let _held = match hold_radio(s, &c.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.not_captured(s, Status::Blocked, why);
+            return;
+        }
+    };
     match crate::exec::live::capture(
         &live,
         Some(&s.paths.repo),
@@ -168,7 +212,11 @@ pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
         !s.ctx.json,
     ) {
         Ok(summary) => captured(&s.name, &summary, out),
-        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::OverLimit(why)) => {
+        Err(NotCaptured::OverLimit(why)) => {
+            out.policy_blocked = true;
+            out.not_captured(s, Status::Blocked, why);
+        }
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Unsupported(why)) => {
             out.not_captured(s, Status::Blocked, why);
         }
         Err(NotCaptured::Failed(why)) => {
@@ -201,6 +249,8 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
         record,
         record_format: crate::exec::live::record_format_of(c.record_format),
         max_iq_bytes: Some(s.policy.rx.max_iq_bytes.saturating_sub(iq_used)),
+        max_peaks: c.max_peaks.unwrap_or(rxnode_interlock::DEFAULT_MAX_PEAKS),
+        min_snr_db: c.min_snr_db.unwrap_or(rxnode_interlock::DEFAULT_MIN_SNR_DB),
     }
 }
 
@@ -216,13 +266,16 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
         summary.dropped_samples,
         summary
             .noise_floor_db
-            .map(|n| format!("{n:.1} dB"))
+            .map(|n| format!("{n:.1} dBFS/bin"))
             .unwrap_or_else(|| "n/a".into())
     );
     if let Some(k) = &summary.clkin {
         detail.push_str(&format!(
-            "; CLKIN {:?}: {} ± {} ppm (tolerance {} ppm)",
-            k.status,
+            "; CLKIN {}: {} ± {} ppm (tolerance {} ppm)",
+            match k.status {
+                rxnode_dsp::ClkinStatus::Pass => "PASS",
+                rxnode_dsp::ClkinStatus::Fail => "FAIL",
+            },
             k.ppm
                 .map(|p| format!("{p:+.4}"))
                 .unwrap_or_else(|| "n/a".into()),

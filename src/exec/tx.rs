@@ -80,14 +80,14 @@ pub(crate) fn announce(plan: &Plan) {
 fn describe_tx(step: &TxToneStep) -> String {
     format!(
         "TX tone on {}: LO {:.6} MHz, tone offset {:+.3} kHz (on air {:.6}–{:.6} MHz incl. image and LO leakage), \
-         rate {} S/s, gain {} dB, for {} s",
+         rate {:.3} MS/s, gain {} dB, for {} s",
         step.device,
         step.frequency_hz / 1e6,
         step.tone_offset_hz / 1e3,
         (step.frequency_hz - step.tone_offset_hz.abs()) / 1e6,
         (step.frequency_hz + step.tone_offset_hz.abs()) / 1e6,
-        step.sample_rate_hz,
-        step.gain_db,
+        step.sample_rate_hz / 1e6,
+        crate::result::plot::trim_number(step.gain_db, 1),
         step.duration_s
     )
 }
@@ -105,6 +105,14 @@ fn unix_to_iso(t: f64) -> String {
 /// The `tx_tone` step: with the run's one authorization (`None` once used), a
 /// permit from the interlock, then the tone until done or interrupted.
 pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, out: &mut Outputs) {
+    // Never key a radio another rxnode is receiving on.
+    let _held = match crate::exec::steps::hold_radio(s, &t.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.checks.push(Check::new(&s.name, Status::Blocked, why));
+            return;
+        }
+    };
     let mut txr = match keyable(s, auth, t) {
         Ok(r) => r,
         Err((status, why)) => {

@@ -96,7 +96,8 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
     let text = render(&draft);
     let task = validate_text(&text, branch)?;
     let (out, rel) = out_path(ctx, a)?;
-    write_new(&out, a.force, &text)?;
+    write_new(&out, a.force, &id, &text)?;
+    let warnings = warnings(&task);
     let commands = git_commands(ctx, &head, rel.as_deref(), &out, &id, &a.title);
     let written = Written {
         id: &id,
@@ -104,6 +105,7 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
         task: &task,
         head: &head,
         commands: &commands,
+        warnings: &warnings,
     };
     if ctx.json {
         println!("{}", serde_json::to_string_pretty(&written.json())?);
@@ -151,8 +153,15 @@ fn validate_text(text: &str, branch: &str) -> Result<ValidTask> {
     match crate::validate::check(text.as_bytes(), branch) {
         Ok(t) => Ok(t),
         Err(issues) => {
-            // The interlock's own rendering ("line 7: RF_RX: …"), as `validate` prints it.
-            let list: Vec<String> = issues.iter().map(ToString::to_string).collect();
+            // The interlock's own rendering ("line 7: RF_RX: …"), as `validate` prints it,
+            // with the flag of this command that sets the field.
+            let list: Vec<String> = issues
+                .iter()
+                .map(|i| match flag_for(i.field.as_deref()) {
+                    Some(f) => format!("{i} — fix: add {f}"),
+                    None => i.to_string(),
+                })
+                .collect();
             Err(bad_input(format!(
                 "the task would not validate; nothing was written:\n  {}",
                 list.join("\n  ")
@@ -161,14 +170,54 @@ fn validate_text(text: &str, branch: &str) -> Result<ValidTask> {
     }
 }
 
-/// Write the task at `out`: a file already there only with `--force`, and never
-/// in place of something that is not a regular file.
-fn write_new(out: &Path, force: bool, text: &str) -> Result<()> {
-    if std::fs::symlink_metadata(out).is_ok() && !force {
-        return Err(bad_input(format!(
-            "{} exists; it is not overwritten without --force",
-            out.display()
-        )));
+/// The `task new` flag that sets a header field the task needs.
+fn flag_for(field: Option<&str>) -> Option<&'static str> {
+    match field? {
+        "RF_RX" => Some("--rx"),
+        "RF_TX" => Some("--tx"),
+        "HARDWARE_ACCESS" => Some("--hardware"),
+        "RISK_LEVEL" => Some("--risk"),
+        _ => None,
+    }
+}
+
+/// Steps a node with a gain limit would BLOCK: an RX step without `gain_db`
+/// (docs/decisions.md, "RX gain under a gain limit").
+fn warnings(task: &ValidTask) -> Vec<String> {
+    let Some(plan) = task.plan() else {
+        return Vec::new();
+    };
+    plan.steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| match s {
+            rxnode_interlock::Step::RxCapture(c) => c.gain_db.is_none(),
+            rxnode_interlock::Step::RxSweep(w) => w.gain_db.is_none(),
+            _ => false,
+        })
+        .map(|(i, s)| {
+            format!(
+                "step {} ({}) has no gain_db: a node whose policy sets rx.max_gain_db will BLOCK it; give the gain in dB",
+                i + 1,
+                s.op()
+            )
+        })
+        .collect()
+}
+
+/// Write the task at `out`, in place of the task file there: refused only when
+/// that file holds the same TASK_ID with another text (a revised task needs a
+/// new ID; `--force` overrides), and never in place of something that is not a
+/// regular file.
+fn write_new(out: &Path, force: bool, id: &TaskId, text: &str) -> Result<()> {
+    if let (Ok(old), false) = (std::fs::read(out), force) {
+        let same_id = rxnode_interlock::lenient_task_id(&old).is_some_and(|o| &o == id);
+        if same_id && old != text.as_bytes() {
+            return Err(bad_input(format!(
+                "{} already holds task {id} with another text; a revised task needs a new --id (nodes refuse a known ID whose text changed), or --force to replace the draft",
+                out.display()
+            )));
+        }
     }
     if let Ok(m) = std::fs::symlink_metadata(out) {
         if !m.is_file() {
@@ -188,6 +237,7 @@ struct Written<'a> {
     task: &'a ValidTask,
     head: &'a Head,
     commands: &'a [String],
+    warnings: &'a [String],
 }
 
 impl Written<'_> {
@@ -207,6 +257,7 @@ impl Written<'_> {
             "steps": task.plan().map(|p| p.steps.iter().map(|s| s.op()).collect::<Vec<_>>()).unwrap_or_default(),
             "notes": head.notes,
             "commands": commands,
+            "warnings": self.warnings,
         })
     }
 
@@ -237,6 +288,9 @@ impl Written<'_> {
         );
         for n in &head.notes {
             println!("  note:          {n}");
+        }
+        for w in self.warnings {
+            println!("  warning:       {w}");
         }
         println!("Nothing was committed or pushed. To post the task, run:");
         for c in commands {
@@ -423,7 +477,8 @@ fn out_path(ctx: &Ctx, a: &TaskNewOptions) -> Result<(PathBuf, Option<String>)> 
     }
     let out = match &a.out {
         Some(p) => p.clone(),
-        None => ctx.repo.join(task_path),
+        // The task file itself: no copy to print.
+        None => return Ok((ctx.repo.join(task_path), Some(task_path.clone()))),
     };
     let rel = match (
         out.canonicalize().ok().or_else(|| {

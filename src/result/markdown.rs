@@ -187,7 +187,7 @@ fn render_levels(out: &mut String, c: &Value) {
     let _ = writeln!(
         out,
         "Noise floor: {}; mean power: {}",
-        fmt_opt(get("noise_floor_db").and_then(num), " dB", 1),
+        fmt_opt(get("noise_floor_db").and_then(num), " dBFS/bin", 1),
         fmt_opt(get("mean_power_dbfs").and_then(num), " dBFS", 1)
     );
 }

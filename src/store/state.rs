@@ -33,6 +33,27 @@ pub(crate) enum TaskStatus {
     NotForThisNode,
 }
 
+impl TaskStatus {
+    /// The word people see (`approved`, `not for this node`), as `status` prints it.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::Deferred => "deferred",
+            TaskStatus::Approved => "approved",
+            TaskStatus::Rejected => "rejected",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Withdrawn => "withdrawn",
+            TaskStatus::NotForThisNode => "not for this node",
+        }
+    }
+}
+
+impl std::fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
 /// One task this node has seen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TaskRecord {

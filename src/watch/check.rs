@@ -158,7 +158,7 @@ impl Flow<'_> {
             }
             if rec.status != TaskStatus::Pending {
                 tracing::info!(
-                    "task {id} already seen ({:?}); not prompted again",
+                    "task {id} already seen ({}); not prompted again",
                     rec.status
                 );
                 return Ok(Verdict::Duplicate {
@@ -312,7 +312,7 @@ impl Flow<'_> {
         commit: &str,
     ) -> Result<Verdict> {
         let reason = format!(
-            "REFUSED: task {id} is already known ({:?}) with text SHA-256 {}, but the file now has a different text (SHA-256 {sha}); a revised task needs a new TASK_ID — not prompted",
+            "REFUSED: task {id} is already known ({}) with text SHA-256 {}, but the file now has a different text (SHA-256 {sha}); a revised task needs a new TASK_ID — not prompted",
             rec.status, rec.task_sha256
         );
         let new = self.reject_text("refused", sha, Some(id), commit, &reason)?;

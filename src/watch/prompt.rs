@@ -294,7 +294,15 @@ impl Flow<'_> {
             Ok(())
         })?;
         say(format!("approved {id}; outbox: {}", dir.display()));
-        if let Some((_, phrase)) = required_phrase(task) {
+        if self.dry_run {
+            // Nothing here is the node's own state: `run` would not know the task.
+            say(format!(
+                "dry run: this approval is recorded only under {} (the dry-run area) and runs nothing; \
+                 `rxnode run {id}` does not know it. For real: commit and push the task to the watched branch, \
+                 approve it in `rxnode watch`, then `rxnode run {id}`",
+                self.paths.local.display()
+            ));
+        } else if let Some((_, phrase)) = required_phrase(task) {
             say(format!(
                 "approval is not authorization: `rxnode run {id}` will ask for `{phrase}`"
             ));
@@ -318,14 +326,14 @@ impl Flow<'_> {
             .clone();
         if !matches!(rec.status, TaskStatus::Pending | TaskStatus::Deferred) {
             return Err(bad_input(format!(
-                "task {id} is {:?}; only pending or deferred tasks can be reviewed",
+                "task {id} is {}; only pending or deferred tasks can be reviewed",
                 rec.status
             )));
         }
         let repo = self.repo.context("no repository")?;
         let commit = Oid::from_str(&rec.commit).map_err(|_| {
             bad_input(format!(
-                "task {id} has no usable commit in state ({:?})",
+                "task {id} has no usable commit in state ({:?}) — fix: `rxnode state rebuild`",
                 rec.commit
             ))
         })?;

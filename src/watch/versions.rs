@@ -258,9 +258,7 @@ fn withdraw_in_state(
             return Ok(Err("never seen by this node".to_owned()));
         };
         if rec.task_sha256 != sha {
-            return Ok(Err(
-                format!("{:?} with a different text", rec.status).to_lowercase()
-            ));
+            return Ok(Err(format!("{} with a different text", rec.status)));
         }
         let was = rec.status;
         if !matches!(was, TaskStatus::Pending | TaskStatus::Deferred) {

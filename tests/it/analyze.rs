@@ -329,12 +329,33 @@ fn human_output_names_the_peaks() {
         "{out}"
     );
     // Polish review: peak powers say dBFS like the floor and mean power (not "dB").
-    let after = out.split("peaks").nth(1).unwrap_or_default();
-    let peak = after
+    // Without a centre frequency the peaks are offsets, in kHz for people.
+    let peak = out
         .lines()
-        .find(|l| l.contains(" Hz "))
+        .find(|l| l.starts_with("peaks "))
         .unwrap_or_default();
-    assert!(peak.contains(" dBFS  SNR "), "{out}");
+    assert!(
+        peak.contains(" kHz ") && peak.contains(" dBFS  SNR "),
+        "{out}"
+    );
+    assert!(out.contains("centre        unknown"), "{out}");
+    // With one, frequencies are MHz with Hz precision, never a bare count of Hz.
+    let (code, out, err) = run(&[
+        "analyze",
+        p.to_str().unwrap(),
+        "--rate",
+        "2e6",
+        "-f",
+        "433.92M",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("centre        433.920000 MHz"), "{out}");
+    assert!(out.contains("at 2.000000 MS/s"), "{out}");
+    let peak = out
+        .lines()
+        .find(|l| l.starts_with("peaks "))
+        .unwrap_or_default();
+    assert!(peak.contains(" MHz ") && !peak.contains(" Hz "), "{out}");
     let head = std::fs::read(&png).unwrap();
     assert_eq!(&head[..8], b"\x89PNG\r\n\x1a\n");
     // A second analysis never overwrites the picture the operator kept.

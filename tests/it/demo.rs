@@ -281,3 +281,28 @@ fn demo_refuses_a_dir_that_already_holds_a_lab() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("already exists"), "{err}");
 }
+
+/// `demo --json` is bad usage (the demo is a walk-through for people): exit 2,
+/// one JSON error on stderr, nothing set up.
+#[test]
+fn demo_refuses_json_as_bad_usage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let out = crate::util::rxnode_cmd()
+        .args(["--json", "demo", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let v: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(v["exit"], 2);
+    assert!(
+        v["error"]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("without --json"),
+        "{v}"
+    );
+    assert!(!dir.exists());
+}

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use tempfile::TempDir;
 
+mod carried;
 mod concurrent;
 mod guards;
 mod refusals;

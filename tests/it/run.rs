@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 
 mod interrupts;
+mod progress;
+mod radio_lock;
 mod red;
 mod rerun;
 mod yellow;

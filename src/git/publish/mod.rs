@@ -21,8 +21,9 @@ use checks::check_log_meta;
 use prepare::{make_log_meta, prepare, result_key, Prepared};
 use push::{fetch_rx_node, push_with_retry, PushJob};
 use tree::{
-    build_commit, commit_message, id_entries, plan_base, refuse_if_rx_node_checked_out, result_at,
-    result_subtree, same_result, set_rx_node, signature, BasePlan, Tips,
+    also_pushed, build_commit, commit_message, id_entries, plan_base,
+    refuse_if_rx_node_checked_out, result_at, result_subtree, same_result, set_rx_node, signature,
+    BasePlan, Tips,
 };
 
 use crate::context::Ctx;
@@ -138,7 +139,12 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         key: prep.key(),
         log_meta: &log_meta,
     };
-    confirm(ctx, &p.shown(&plan), id)?;
+    let also = if push {
+        also_pushed(&repo, &plan, &tips, &p.key)?
+    } else {
+        Vec::new()
+    };
+    confirm(ctx, &p.shown(&plan, &also), id)?;
     // From here on a Ctrl-C / SIGTERM no longer kills the process half-way through a
     // ref update (which left a stale `rx-node.lock`) or between the local commit and
     // its state record: it is honoured before the push.
@@ -332,7 +338,7 @@ impl Publication<'_> {
     }
 
     /// What is about to be published, shown before the confirmation.
-    fn shown(&self, plan: &BasePlan) -> String {
+    fn shown(&self, plan: &BasePlan, also: &[String]) -> String {
         let (prep, key) = (self.prep, &self.key);
         let mut shown = String::new();
         shown.push_str(&format!(
@@ -355,6 +361,17 @@ impl Publication<'_> {
         match &plan.base {
             Some(b) => shown.push_str(&format!("  on top of rx-node commit {}\n", b.id())),
             None => shown.push_str("  as the first commit of a new rx-node branch\n"),
+        }
+        if !also.is_empty() {
+            // Nothing is pushed that is not listed here.
+            shown.push_str(&format!(
+                "  the push also takes {} result(s) published on this node and not yet on {} (each {MD}, {JSON}, {LOG_META}):\n",
+                also.len(),
+                self.ctx.source.remote
+            ));
+            for k in also {
+                shown.push_str(&format!("    {RESULTS_DIR}/{k}/\n"));
+            }
         }
         if !prep.stray.is_empty() {
             shown.push_str(&format!(
@@ -579,10 +596,26 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
             "the local rx-node ({tip}) no longer holds {RESULTS_DIR}/{key}/; not pushed"
         )));
     }
-    let shown = format!(
+    let mut shown = format!(
         "Push the local rx-node ({tip}), which holds {RESULTS_DIR}/{key}/ (committed {} at {}), to {remote}.\n",
         rec.commit, rec.at
     );
+    // Everything else the push takes is listed: nothing unconfirmed leaves.
+    let tips = Tips::read(&repo, remote)?;
+    let whole = BasePlan {
+        base: Some(tip_commit.clone()),
+        carry: Default::default(),
+    };
+    let also = also_pushed(&repo, &whole, &tips, &key)?;
+    if !also.is_empty() {
+        shown.push_str(&format!(
+            "  the push also takes {} result(s) published on this node and not yet on {remote} (each {MD}, {JSON}, {LOG_META}):\n",
+            also.len()
+        ));
+        for k in &also {
+            shown.push_str(&format!("    {RESULTS_DIR}/{k}/\n"));
+        }
+    }
     confirm(ctx, &shown, id)?;
     // As in `publish`: a signal must not kill a ref update half-way.
     let _ = crate::signals::cancel_flag("publish");

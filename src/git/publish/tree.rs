@@ -134,6 +134,33 @@ pub(super) fn plan_base<'r>(repo: &'r Repository, tips: &Tips) -> Result<BasePla
     Ok(BasePlan { base, carry })
 }
 
+/// Every other result a push of `plan` would put on the remote besides this
+/// publication's own `key`: the results carried over onto a diverged remote
+/// tip, and those of local commits the remote does not have yet (published
+/// here without `--push`). The prompt lists them, so nothing reaches `rx-node`
+/// that the operator did not confirm. Only read when the local branch is ahead
+/// of or apart from the remote one; a plain publication reads nothing more.
+pub(super) fn also_pushed(
+    repo: &Repository,
+    plan: &BasePlan,
+    tips: &Tips,
+    key: &str,
+) -> Result<Vec<String>> {
+    let mut out: std::collections::BTreeSet<String> = plan.carry.keys().cloned().collect();
+    if let Some(b) = &plan.base {
+        match tips.tracking {
+            Some(t) if t == b.id() => {}
+            Some(t) => {
+                let onto = repo.find_commit(t)?;
+                out.extend(local_additions(repo, b.id(), &onto)?.into_keys());
+            }
+            None => out.extend(result_entries(repo, Some(b))?.into_keys()),
+        }
+    }
+    out.remove(key);
+    Ok(out.into_iter().collect())
+}
+
 /// Results added by the commits of `local` that `onto` lacks, and not in `onto`.
 ///
 /// A local-only result whose ID `onto` already holds with a *different* tree

@@ -189,6 +189,10 @@ pub(super) fn cmd_list(
         print_json(&out)?;
         return Ok(Outcome::Done);
     }
+    if f.tip.is_none() {
+        println!("{}", f.none_yet());
+        return Ok(Outcome::Done);
+    }
     print_list(f.tip, total, &list, &tree_problems);
     if limit.is_some_and(|l| list.len() >= l) {
         println!(
@@ -274,6 +278,17 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
         })
         .collect();
     nodes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.node.cmp(&b.1.node)));
+    let landed: Vec<Option<String>> = nodes
+        .iter()
+        .map(|(t, _)| {
+            time::OffsetDateTime::from_unix_timestamp(*t)
+                .ok()
+                .and_then(|d| {
+                    d.format(&time::format_description::well_known::Rfc3339)
+                        .ok()
+                })
+        })
+        .collect();
     let nodes: Vec<NodeRow> = nodes.into_iter().map(|(_, n)| n).collect();
     if f.ctx.json {
         print_json(&json!({"nodes": nodes}))?;
@@ -286,15 +301,28 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
                 "NODE", "RESULTS", "LAST RESULT"
             );
         }
-        for n in &nodes {
+        let mut footnote = false;
+        for (n, landed) in nodes.iter().zip(&landed) {
+            // A result without a completion time: when it landed on rx-node, marked.
+            let when = match (&n.last_result_at, landed) {
+                (Some(t), _) => t.clone(),
+                (None, Some(l)) => {
+                    footnote = true;
+                    format!("{l}*")
+                }
+                (None, None) => "unknown".to_owned(),
+            };
             println!(
                 "{:<14} {:>7}  {:<25} {} ({})",
                 n.node.as_deref().unwrap_or("(unnamed)"),
                 n.results,
-                n.last_result_at.as_deref().unwrap_or("—"),
+                when,
                 n.last_task_id,
                 n.last_status.as_deref().unwrap_or("?")
             );
+        }
+        if footnote {
+            println!("* no completion time in that result: the time it landed on rx-node");
         }
     }
     Ok(Outcome::Done)

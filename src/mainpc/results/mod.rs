@@ -57,6 +57,21 @@ struct Fetched<'a> {
     ctx: &'a Ctx,
     repo: &'a Repository,
     tip: Option<Oid>,
+    /// `--no-fetch` with nothing fetched before: there is no copy to read.
+    never_fetched: bool,
+}
+
+impl Fetched<'_> {
+    /// Why there are no results to read: nothing fetched yet, or no `rx-node` on the remote.
+    fn none_yet(&self) -> String {
+        if self.never_fetched {
+            format!(
+                "nothing fetched yet: --no-fetch reads the copy of rx-node the last fetch left in {PRIVATE_REF}, and there is none — run `rxnode results` without --no-fetch to fetch it"
+            )
+        } else {
+            "no rx-node branch on the remote yet: no node has published".to_owned()
+        }
+    }
 }
 
 /// `results` options and subcommands.
@@ -119,6 +134,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         ctx,
         repo: &repo,
         tip,
+        never_fetched: args.no_fetch && before.is_none(),
     };
     match &args.sub {
         None => list::cmd_list(&fetched, &filter, args.limit),

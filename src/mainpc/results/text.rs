@@ -165,7 +165,7 @@ pub(super) fn figures_line(f: &Value) -> String {
             p.get("frequency_hz").and_then(num),
             p.get("power_db").and_then(num),
         ) {
-            parts.push(format!("peak {:.6} MHz {db:.1} dB", hz / 1e6));
+            parts.push(format!("peak {:.6} MHz {db:.1} dBFS", hz / 1e6));
         }
     }
     if parts.is_empty() {

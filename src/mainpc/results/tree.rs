@@ -15,9 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// our private copy) and return its tip; `None` when the remote has no `rx-node`.
 pub(super) fn fetch_private(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
     set_timeouts();
-    let named = repo
-        .find_remote(remote)
-        .with_context(|| format!("no remote named {remote:?} in this repository"))?;
+    let named = crate::git::ops::find_remote(repo, remote)?;
     let url = named
         .url()
         .ok_or_else(|| anyhow!("the URL of remote {remote:?} is not UTF-8"))?
@@ -364,7 +362,8 @@ impl Fetched<'_> {
         }
         let Some(tip) = tip else {
             return Err(bad_input(format!(
-                "no rx-node branch on the remote yet: no result for {id}"
+                "no result for {id}: {}",
+                self.none_yet()
             )));
         };
         let (found, _) = find_results(repo, &repo.find_commit(tip)?.tree()?)?;

@@ -296,11 +296,18 @@ impl Added<'_> {
         let (c, f, key) = (self.c, self.f, self.key);
         let path = crate::git::publish::delta_path(d);
         if d.status() != git2::Delta::Added {
+            let how = match d.status() {
+                git2::Delta::Deleted => "deletes",
+                git2::Delta::Modified => "modifies",
+                git2::Delta::Renamed => "renames",
+                git2::Delta::Copied => "copies",
+                git2::Delta::Typechange => "changes the type of",
+                _ => "changes",
+            };
             return Some(format!(
-                "commit {c} (which adds {}) also changes {} ({:?}): a publication only adds files",
+                "commit {c} (which adds {}) also {how} {}: a publication only adds files",
                 f.path,
                 shown(&path, 120),
-                d.status()
             ));
         }
         let parts: Vec<&str> = path.split('/').collect();
@@ -329,6 +336,33 @@ impl Added<'_> {
     }
 }
 
+/// The other whole results commit `c` adds beside `key` (`<ID>/<NODE>`): what a
+/// rebuild after a push race carried over, named in its `Carried-Over:` trailer.
+fn carried_by(repo: &Repository, c: Oid, key: &str) -> Vec<String> {
+    let Ok(commit) = repo.find_commit(c) else {
+        return Vec::new();
+    };
+    let old = commit.parent(0).ok().and_then(|p| p.tree().ok());
+    let (Ok(new), true) = (commit.tree(), commit.parent_count() <= 1) else {
+        return Vec::new();
+    };
+    let Ok(diff) = repo.diff_tree_to_tree(old.as_ref(), Some(&new), None) else {
+        return Vec::new();
+    };
+    let mut keys = BTreeSet::new();
+    for d in diff.deltas() {
+        let path = crate::git::publish::delta_path(&d);
+        let parts: Vec<&str> = path.split('/').collect();
+        if parts.first() == Some(&RESULTS_DIR) && (3..=4).contains(&parts.len()) {
+            let k = parts[1..parts.len() - 1].join("/");
+            if k != key {
+                keys.insert(k);
+            }
+        }
+    }
+    keys.into_iter().collect()
+}
+
 /// `results verify ID [--from NODE]`: exit 0 when every result of the task verifies, 2 otherwise.
 pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outcome> {
     let (ctx, repo, tip) = (fetched.ctx, fetched.repo, fetched.tip);
@@ -341,11 +375,20 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
     for f in found {
         let problems = verify_one(repo, tip, f, &added);
         all_ok &= problems.is_empty();
+        let key = f
+            .path
+            .strip_prefix(&format!("{RESULTS_DIR}/"))
+            .unwrap_or(&f.path);
+        let carried = added
+            .get(&f.path)
+            .map(|(c, _)| carried_by(repo, *c, key))
+            .unwrap_or_default();
         reports.push(json!({
             "task_id": f.task_id,
             "node": f.dir_node,
             "path": f.path,
             "commit": added.get(&f.path).map(|(c, _)| c.to_string()),
+            "carried": carried,
             "valid": problems.is_empty(),
             "problems": problems,
         }));
@@ -358,9 +401,24 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
         for r in &reports {
             let node = r["node"].as_str().unwrap_or("(unnamed)");
             let commit = r["commit"].as_str().unwrap_or("?");
+            let carried: Vec<&str> = r["carried"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str())
+                .collect();
+            let what = if carried.is_empty() {
+                "adds only its three files".to_owned()
+            } else {
+                format!(
+                    "adds its three files and carries {} whole result(s) its Carried-Over trailer names: {}",
+                    carried.len(),
+                    carried.join(", ")
+                )
+            };
             if r["valid"] == true {
                 println!(
-                    "OK   {} from {node}: schema, MD/JSON agreement, LOG_META and commit {commit} (adds only its three files)",
+                    "OK   {} from {node}: schema, MD/JSON agreement, LOG_META and commit {commit} ({what})",
                     r["path"].as_str().unwrap_or("")
                 );
             } else {

@@ -29,6 +29,7 @@ pub(crate) fn capture_plot(r: &RxResult, n: usize, c: &serde_json::Value) -> Opt
         })
         .unwrap_or_default();
     let markers = clkin_markers(c);
+    let clkin = c.get("clkin").and_then(clkin_inset_of);
     Some(SpectrumPlot {
         title,
         trace: Trace {
@@ -41,6 +42,7 @@ pub(crate) fn capture_plot(r: &RxResult, n: usize, c: &serde_json::Value) -> Opt
         markers,
         failed_hz: Vec::new(),
         freq_known: known,
+        clkin,
     })
 }
 
@@ -91,8 +93,17 @@ fn capture_title(r: &RxResult, n: usize, c: &serde_json::Value) -> String {
         .nth(n - 1)
         .and_then(|c| c.name.split(':').next().map(str::to_owned))
         .unwrap_or_else(|| format!("capture {n}"));
+    let rbw = match (rate, num(c, &["fft_size"])) {
+        (Some(rt), Some(n)) if n > 0.0 => format!(" · RBW {}", super::fmt_rbw(rt / n)),
+        _ => String::new(),
+    };
+    let status = c
+        .get("status")
+        .and_then(|s| s.as_str())
+        .map(|s| format!(" · {s}"))
+        .unwrap_or_default();
     format!(
-        "{} · {step_name} · {} · centre {} · {} MS/s · {}",
+        "{} · {step_name} · {} · centre {} · {} MS/s{rbw}{status} · {}",
         r.task_id,
         short(&device, 32),
         fmt_mhz(centre),
@@ -152,6 +163,22 @@ pub(crate) fn clkin_markers_of(k: &serde_json::Value) -> Vec<Marker> {
     markers
 }
 
+/// The CLKIN inset of one CLKIN report (as JSON); `None` without a tone.
+pub(crate) fn clkin_inset_of(k: &serde_json::Value) -> Option<super::ClkinInset> {
+    Some(super::ClkinInset {
+        expected_hz: num(k, &["tone_hz"])?,
+        measured_hz: num(k, &["measured_hz"]),
+        ppm: num(k, &["ppm"]),
+        tolerance_ppm: num(k, &["tolerance_ppm"]).unwrap_or(f64::NAN),
+        status: k
+            .get("status")
+            .and_then(|s| s.as_str())
+            .unwrap_or("?")
+            .to_ascii_uppercase(),
+        detail: k.get("detail").and_then(|d| d.as_str()).map(str::to_owned),
+    })
+}
+
 /// Draw a bare PSD (dB per bin, frequency unknown) with a bin axis.
 #[cfg(test)]
 pub(crate) fn write_spectrum_png(path: &Path, psd_db: &[f64]) -> Result<()> {
@@ -169,6 +196,7 @@ pub(crate) fn write_spectrum_png(path: &Path, psd_db: &[f64]) -> Result<()> {
             markers: Vec::new(),
             failed_hz: Vec::new(),
             freq_known: false,
+            clkin: None,
         },
     )
 }

@@ -80,6 +80,7 @@ impl Grid {
         let cols = rows.iter().map(|r| r.2.len()).max().unwrap_or(1);
         let x0 = x0h / 1e6 - step / 2e6;
         let x1 = (x0h + step * cols as f64) / 1e6 - step / 2e6;
+        let (x0, x1) = super::snap_to_labels(x0, x1);
         let edges = row_edges(&row_times, rows.len());
         Ok(Grid {
             rows,
@@ -166,7 +167,7 @@ fn draw_cells(
         .axis_desc_style((FAMILY, 15))
         .x_labels(12)
         .x_label_formatter(&|v| format!("{v:.dec$}"))
-        .y_label_formatter(&|v| format!("{v:.3}"))
+        .y_label_formatter(&|v| super::trim_number(*v, 3))
         .draw()
         .map_err(err)?;
     for (r, (_, _, vals)) in g.rows.iter().enumerate() {
@@ -204,7 +205,7 @@ fn draw_scale(
     lc.configure_mesh()
         .disable_mesh()
         .disable_x_axis()
-        .y_desc("dBFS")
+        .y_desc("dBFS/bin")
         .label_style((FAMILY, 13))
         .axis_desc_style((FAMILY, 14))
         .y_label_formatter(&|v| format!("{v:.ddec$}"))

@@ -15,11 +15,11 @@ mod compare;
 mod heatmap;
 mod spectrum;
 
-pub(crate) use capture::clkin_markers_of;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
 pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
+pub(crate) use capture::{clkin_inset_of, clkin_markers_of};
 pub(crate) use heatmap::write_heatmap;
 pub(crate) use spectrum::write_spectrum;
 
@@ -88,6 +88,26 @@ pub(crate) struct SpectrumPlot {
     pub failed_hz: Vec<[f64; 2]>,
     /// `false` when the trace's axis is FFT bins, not Hz (a bare PSD).
     pub freq_known: bool,
+    /// The CLKIN check, drawn zoomed in an inset: expected and measured tone
+    /// side by side, with the error in ppm and the verdict.
+    pub clkin: Option<ClkinInset>,
+}
+
+/// What the CLKIN inset shows.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ClkinInset {
+    /// The reference tone's true frequency, Hz.
+    pub expected_hz: f64,
+    /// As measured, Hz.
+    pub measured_hz: Option<f64>,
+    /// The error, ppm.
+    pub ppm: Option<f64>,
+    /// The tolerance, ± ppm.
+    pub tolerance_ppm: f64,
+    /// `PASS` or `FAIL`.
+    pub status: String,
+    /// Why, when the verdict is not the ppm's alone (a FAIL within tolerance).
+    pub detail: Option<String>,
 }
 
 /// A frequency × time picture: one row per repeat.
@@ -103,6 +123,81 @@ pub(crate) struct Heatmap {
     pub row_time_s: Vec<f64>,
     /// dBFS per column, per row; NaN = no data.
     pub rows: Vec<Vec<f64>>,
+}
+
+/// A number with at most `dec` decimals and no trailing zeros: `5`, `0.01`, `2.5`.
+pub(crate) fn trim_number(v: f64, dec: usize) -> String {
+    let s = format!("{v:.dec$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    };
+    if s == "-0" {
+        "0".to_owned()
+    } else {
+        s
+    }
+}
+
+/// The axis range `[x0, x1]` widened to the nearest label a ~12-label axis
+/// puts just outside it, when that is within 2 % of the span: the band's own
+/// edges (88 and 108 MHz) then carry their labels.
+pub(crate) fn snap_to_labels(x0: f64, x1: f64) -> (f64, f64) {
+    let span = x1 - x0;
+    if !(span.is_finite() && span > 0.0) {
+        return (x0, x1);
+    }
+    let nice = label_step(span, X_LABELS);
+    let up = (x1 / nice).ceil() * nice;
+    let down = (x0 / nice).floor() * nice;
+    let eps = span * 1e-9;
+    let a = if x0 - down <= 0.02 * span {
+        down - eps
+    } else {
+        x0
+    };
+    let b = if up - x1 <= 0.02 * span { up + eps } else { x1 };
+    (a, b)
+}
+
+/// How many frequency labels an axis carries at most.
+pub(crate) const X_LABELS: usize = 12;
+
+/// The label spacing for a span: the finest of 10ᵏ, 10ᵏ/2, 10ᵏ/5 that gives at
+/// most `max` labels (the grid the chart library draws its lines on).
+pub(crate) fn label_step(span: f64, max: usize) -> f64 {
+    if !(span.is_finite() && span > 0.0) {
+        return 1.0;
+    }
+    let fits = |s: f64| (span / s).floor() + 1.0 <= max as f64;
+    let mut scale = 10f64.powf(span.log10().floor());
+    if !fits(scale) {
+        scale *= 10.0;
+    }
+    // Finer and finer (÷2, ÷5, ÷10 of each decade) while the labels still fit.
+    for _ in 0..64 {
+        let old = scale;
+        for nxt in [2.0, 5.0, 10.0] {
+            let s = old / nxt;
+            if !fits(s) {
+                return scale;
+            }
+            scale = s;
+        }
+    }
+    scale
+}
+
+/// A resolution bandwidth for people: `976.6 Hz`, `7.81 kHz`, `1.95 MHz`.
+pub(crate) fn fmt_rbw(hz: f64) -> String {
+    if hz >= 1e6 {
+        format!("{:.3} MHz", hz / 1e6)
+    } else if hz >= 1e3 {
+        format!("{:.2} kHz", hz / 1e3)
+    } else {
+        format!("{hz:.1} Hz")
+    }
 }
 
 fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
@@ -222,6 +317,7 @@ mod tests {
             ],
             failed_hz: vec![[104e6, 105e6]],
             freq_known: true,
+            clkin: None,
         }
     }
 
@@ -276,6 +372,84 @@ mod tests {
                 "{what}: {b} dark pixels with text off vs {a} on"
             );
         }
+    }
+
+    /// Pixels of exactly this colour in the rectangle.
+    fn count_colour(buf: &[u8], c: RGBColor, x0: u32, x1: u32, y0: u32, y1: u32) -> Vec<u32> {
+        let w = SPECTRUM_SIZE.0;
+        let mut xs = Vec::new();
+        for y in y0..y1 {
+            for x in x0..x1 {
+                let i = ((y * w + x) * 3) as usize;
+                if (buf[i], buf[i + 1], buf[i + 2]) == (c.0, c.1, c.2) {
+                    xs.push(x);
+                }
+            }
+        }
+        xs
+    }
+
+    /// A 2.5 ppm CLKIN FAIL: in the zoomed inset the expected (green) and
+    /// measured (magenta) lines stand apart, so the picture cannot read as a PASS.
+    #[test]
+    fn the_clkin_inset_shows_expected_and_measured_apart() {
+        let mut p = plot();
+        p.peaks = vec![(100e6, -25.0)];
+        p.clkin = Some(ClkinInset {
+            expected_hz: 100e6,
+            measured_hz: Some(100e6 - 250.0),
+            ppm: Some(-2.5),
+            tolerance_ppm: 0.5,
+            status: "FAIL".into(),
+            detail: None,
+        });
+        let buf = pixels(&p, true);
+        // The inset sits right of the axis' middle when the strongest peak is left of it.
+        let (x0, x1, y0, y1) = (SPECTRUM_SIZE.0 - 440, SPECTRUM_SIZE.0 - 40, 140, 300);
+        let green = count_colour(&buf, RGBColor(0, 140, 60), x0, x1, y0, y1);
+        let magenta = count_colour(&buf, RGBColor(190, 0, 190), x0, x1, y0, y1);
+        assert!(
+            green.len() > 20 && magenta.len() > 20,
+            "{} {}",
+            green.len(),
+            magenta.len()
+        );
+        let mean = |v: &[u32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+        assert!(
+            mean(&magenta) + 20.0 < mean(&green),
+            "measured (−250 Hz) left of expected: {} vs {}",
+            mean(&magenta),
+            mean(&green)
+        );
+    }
+
+    #[test]
+    fn failed_hops_of_every_repeat_merge_into_one_labelled_region() {
+        let r = [
+            [95e6, 96.5e6],
+            [96.5e6, 98e6],
+            [95e6, 96.5e6],
+            [96.5e6, 98e6],
+            [100e6, 101e6],
+        ];
+        let m = spectrum::merge_failed(&r, 1.0);
+        assert_eq!(m, vec![([95e6, 98e6], 2), ([100e6, 101e6], 1)]);
+    }
+
+    #[test]
+    fn axis_numbers_for_people() {
+        assert_eq!(trim_number(5.0, 3), "5");
+        assert_eq!(trim_number(0.010, 3), "0.01");
+        assert_eq!(trim_number(-0.0001, 3), "0");
+        // 88–107.995 MHz reaches its 108 label; a span well inside labels stays.
+        let (a, b) = snap_to_labels(88.0, 107.995);
+        assert!(a <= 88.0 && (108.0..108.001).contains(&b), "{a} {b}");
+        assert_eq!(snap_to_labels(88.5, 107.0), (88.5, 107.0));
+        assert_eq!(label_step(2.0, 12), 0.2);
+        assert_eq!(label_step(20.0, 12), 2.0);
+        assert_eq!(label_step(1.0, 12), 0.1);
+        assert_eq!(fmt_rbw(488.28125), "488.3 Hz");
+        assert_eq!(fmt_rbw(7812.5), "7.81 kHz");
     }
 
     #[test]

@@ -74,6 +74,11 @@ impl<'p> Frame<'p> {
         let x0 = x0h / scale;
         let x1 = (x0h + step * (vals.len().max(2) - 1) as f64) / scale;
         let x1 = if x1 > x0 { x1 } else { x0 + 1e-6 };
+        let (x0, x1) = if p.freq_known {
+            super::snap_to_labels(x0, x1)
+        } else {
+            (x0, x1)
+        };
         let dec = if p.freq_known {
             mhz_decimals(x1 - x0)
         } else {
@@ -111,7 +116,25 @@ pub(super) fn draw_spectrum(
     if text {
         draw_legend(&mut chart, &f)?;
     }
-    draw_peaks(&mut chart, &f)
+    draw_peaks(&mut chart, &f)?;
+    if let Some(k) = p.clkin.as_ref().filter(|_| text && p.freq_known) {
+        draw_clkin_inset(root, &f, k)?;
+    }
+    Ok(())
+}
+
+/// Pixels of the plotting area (picture less margins and label areas), for
+/// turning a label's size into axis units.
+const PLOT_PX: (f64, f64) = (
+    SPECTRUM_SIZE.0 as f64 - 72.0 - 28.0,
+    SPECTRUM_SIZE.1 as f64 - 48.0 - 28.0 - 26.0,
+);
+
+/// A label's box in axis units: `[x left, x right, y bottom, y top]`.
+type LabelBox = [f64; 4];
+
+fn overlaps(a: &LabelBox, b: &LabelBox) -> bool {
+    a[0] < b[1] && b[0] < a[1] && a[2] < b[3] && b[2] < a[3]
 }
 
 /// The chart with its mesh, and with text its caption, labels and axis names.
@@ -121,7 +144,7 @@ fn draw_axes<'a, 'b>(
 ) -> Result<Chart<'a, 'b>> {
     let (p, text, dec) = (f.p, f.text, f.dec);
     let mut b = ChartBuilder::on(root);
-    b.margin(14);
+    b.margin(14).margin_right(34);
     if text {
         b.caption(&p.title, (FAMILY, 16))
             .x_label_area_size(48)
@@ -136,52 +159,125 @@ fn draw_axes<'a, 'b>(
     let mut mesh = chart.configure_mesh();
     mesh.light_line_style(RGBColor(235, 235, 235))
         .bold_line_style(RGBColor(205, 205, 205))
-        .x_labels(12)
+        .x_labels(super::X_LABELS)
         .y_labels(10);
+    // Frequency labels are drawn below at exact multiples of the step: the
+    // library's own sum of steps can miss the last one (101.00 of 99–101 MHz).
+    let own_x_labels = text && p.freq_known;
     if text {
         mesh.x_desc(if p.freq_known {
             "Frequency (MHz)"
         } else {
             "FFT bin (centre frequency unknown)"
         })
-        .y_desc("Power (dBFS per bin)")
+        .y_desc("Power (dBFS/bin)")
         .label_style((FAMILY, 14))
         .axis_desc_style((FAMILY, 15))
-        .x_label_formatter(&xfmt)
         .y_label_formatter(&yfmt);
+        if own_x_labels {
+            mesh.x_label_formatter(&blank);
+        } else {
+            mesh.x_label_formatter(&xfmt);
+        }
     } else {
         mesh.label_style((FAMILY, 14))
             .x_label_formatter(&blank)
             .y_label_formatter(&blank);
     }
     mesh.draw().map_err(err)?;
+    if own_x_labels {
+        let step = super::label_step(f.x1 - f.x0, super::X_LABELS);
+        let first = (f.x0 / step - 1e-6).ceil() as i64;
+        let last = (f.x1 / step + 1e-6).floor() as i64;
+        let style =
+            TextStyle::from((FAMILY, 14).into_font()).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Top,
+            ));
+        for k in first..=last {
+            let v = k as f64 * step;
+            let (px, py) = chart.backend_coord(&(v, f.y0));
+            root.draw(&Text::new(
+                format!("{v:.dec$}"),
+                (px, py + 8),
+                style.clone(),
+            ))
+            .map_err(err)?;
+        }
+    }
     Ok(chart)
 }
 
-/// Failed hops: shaded, labelled, never joined over.
+/// Failed hops: shaded, never joined over; touching hops are one region with
+/// one label (`3 hops failed`), and a label that would overprint the one
+/// before it goes a row lower.
 fn draw_failed_hops(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     let (x0, x1, y0, y1, scale) = (f.x0, f.x1, f.y0, f.y1, f.scale);
-    for r in &f.p.failed_hz {
+    let regions = merge_failed(&f.p.failed_hz, (x1 - x0) * scale * 1e-6);
+    let x_per_px = (x1 - x0) / PLOT_PX.0;
+    let row = (y1 - y0) / PLOT_PX.1 * 15.0;
+    let mut placed: Vec<LabelBox> = Vec::new();
+    for (r, n) in regions {
         let (a, z) = ((r[0] / scale).max(x0), (r[1] / scale).min(x1));
-        if z > a {
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(a, y0), (z, y1)],
-                    RGBColor(255, 215, 215).filled(),
-                )))
-                .map_err(err)?;
-            if f.text {
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        "hop failed",
-                        (a, y1 - 2.0),
-                        (FAMILY, 12).into_font().color(&RGBColor(170, 0, 0)),
-                    )))
-                    .map_err(err)?;
-            }
+        if z <= a {
+            continue;
         }
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(a, y0), (z, y1)],
+                RGBColor(255, 215, 215).filled(),
+            )))
+            .map_err(err)?;
+        if !f.text {
+            continue;
+        }
+        let label = if n == 1 {
+            "hop failed".to_owned()
+        } else {
+            format!("{n} hops failed")
+        };
+        let w = label.chars().count() as f64 * 6.5 * x_per_px;
+        let xa = a.min(x1 - w);
+        let mut y = y1 - 2.0 * (y1 - y0) / PLOT_PX.1;
+        let mut b = [xa, xa + w, y - row, y];
+        while placed.iter().any(|p| overlaps(p, &b)) && y - row > y0 {
+            y -= row;
+            b = [xa, xa + w, y - row, y];
+        }
+        placed.push(b);
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label,
+                (xa, y),
+                (FAMILY, 12).into_font().color(&RGBColor(170, 0, 0)),
+            )))
+            .map_err(err)?;
     }
     Ok(())
+}
+
+/// Failed ranges sorted and merged where they touch (within `gap` Hz), each
+/// with how many hops it holds.
+pub(super) fn merge_failed(ranges: &[[f64; 2]], gap: f64) -> Vec<([f64; 2], usize)> {
+    let mut v: Vec<[f64; 2]> = ranges.to_vec();
+    v.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    let mut out: Vec<([f64; 2], usize)> = Vec::new();
+    let mut prev: Option<[f64; 2]> = None;
+    for r in v {
+        // The same hop failed in several repeats: one hop.
+        let again = prev.is_some_and(|p| (r[0] - p[0]).abs() <= gap && (r[1] - p[1]).abs() <= gap);
+        prev = Some(r);
+        match out.last_mut() {
+            Some((last, n)) if r[0] <= last[1] + gap => {
+                last[1] = last[1].max(r[1]);
+                if !again {
+                    *n += 1;
+                }
+            }
+            _ => out.push((r, 1)),
+        }
+    }
+    out
 }
 
 /// The trace, one segment per run of measured points.
@@ -221,7 +317,7 @@ fn draw_noise_floor(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
         if f.text {
             chart
                 .draw_series(std::iter::once(Text::new(
-                    format!("noise floor {fl:.1} dBFS"),
+                    format!("noise floor {fl:.1} dBFS/bin"),
                     (x0 + (x1 - x0) * 0.86, fl + 5.5),
                     (FAMILY, 13).into_font().color(&RGBColor(200, 30, 30)),
                 )))
@@ -302,9 +398,16 @@ fn draw_legend(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The strongest eight peaks: a triangle each, with text their frequency and power.
+/// The strongest eight peaks: a triangle each, with text their frequency and
+/// power. A label sits right of its peak, or left of it near the right edge so
+/// it is never cut off; a label that would overprint another moves up a row
+/// (or, at the top, below its peak).
 fn draw_peaks(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
-    let (x0, x1, p) = (f.x0, f.x1, f.p);
+    let (x0, x1, y0, y1, p) = (f.x0, f.x1, f.y0, f.y1, f.p);
+    let x_per_px = (x1 - x0) / PLOT_PX.0;
+    let y_per_px = (y1 - y0) / PLOT_PX.1;
+    let row = 15.0 * y_per_px;
+    let mut placed: Vec<LabelBox> = Vec::new();
     for (k, (hz, db)) in p.peaks.iter().take(8).enumerate() {
         let x = hz / f.scale;
         if !(x >= x0 && x <= x1 && db.is_finite()) {
@@ -317,20 +420,199 @@ fn draw_peaks(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
                 RGBColor(230, 120, 0).filled(),
             )))
             .map_err(err)?;
-        if f.text {
-            let pdec = (f.dec + 3).min(6);
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!(
-                        "{}: {x:.pdec$} {} {db:.1} dBFS",
-                        k + 1,
-                        if p.freq_known { "MHz" } else { "bin" }
-                    ),
-                    (x + (x1 - x0) * 0.004, *db + 3.0 + 2.5 * (k % 2) as f64),
-                    (FAMILY, 12).into_font().color(&RGBColor(150, 70, 0)),
-                )))
-                .map_err(err)?;
+        // The triangle itself is taken.
+        placed.push([
+            x - 6.0 * x_per_px,
+            x + 6.0 * x_per_px,
+            *db,
+            *db + 12.0 * y_per_px,
+        ]);
+        if !f.text {
+            continue;
         }
+        let pdec = (f.dec + 3).min(6);
+        let label = format!(
+            "{}: {x:.pdec$} {} {db:.1} dBFS",
+            k + 1,
+            if p.freq_known { "MHz" } else { "bin" }
+        );
+        let w = label.chars().count() as f64 * 6.6 * x_per_px;
+        let gap = 8.0 * x_per_px;
+        let xa = if x + gap + w <= x1 {
+            x + gap
+        } else {
+            (x - gap - w).max(x0)
+        };
+        let top = y1 - 0.5 * row;
+        let ups = (0..10).map(|n| (db + 3.0 + row * (0.2 + f64::from(n))).min(top));
+        let downs = (1..10).map(|n| db - row * f64::from(n));
+        let mut chosen = None;
+        for y in ups.chain(downs).filter(|y| *y - row > y0) {
+            let b = [xa, xa + w, y - row, y];
+            if !placed.iter().any(|q| overlaps(q, &b)) {
+                chosen = Some(b);
+                break;
+            }
+        }
+        let b = chosen.unwrap_or([
+            xa,
+            xa + w,
+            (db + 3.0 + row).min(top) - row,
+            (db + 3.0 + row).min(top),
+        ]);
+        placed.push(b);
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label,
+                (b[0], b[3]),
+                (FAMILY, 12).into_font().color(&RGBColor(150, 70, 0)),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The CLKIN check zoomed: the trace around the expected tone, the tolerance
+/// band, the expected (dashed) and measured (solid) lines side by side, the
+/// error in ppm and the verdict — so a 2.5 ppm FAIL never hides under one line.
+fn draw_clkin_inset(
+    root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    f: &Frame<'_>,
+    k: &super::ClkinInset,
+) -> Result<()> {
+    let exp = k.expected_hz;
+    let off = k.measured_hz.map(|m| m - exp).filter(|o| o.is_finite());
+    let tol_hz = (k.tolerance_ppm * exp / 1e6).abs();
+    // Wide enough for both lines and the tolerance, never so wide that they merge.
+    let half = [
+        off.map_or(0.0, |o| o.abs() * 2.5),
+        if tol_hz.is_finite() {
+            tol_hz * 1.5
+        } else {
+            0.0
+        },
+    ]
+    .into_iter()
+    .fold(10.0, f64::max);
+    // The full-resolution trace inside the window, in Hz from the expected tone.
+    let t = &f.p.trace;
+    let pts: Vec<(f64, f64)> =
+        t.db.iter()
+            .enumerate()
+            .map(|(i, v)| (t.start_hz + t.step_hz * i as f64 - exp, *v))
+            .filter(|(x, v)| x.abs() <= half && v.is_finite())
+            .collect();
+    let (lo, hi) = pts
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (_, v)| {
+            (a.min(*v), b.max(*v))
+        });
+    let (ylo, yhi) = if pts.len() > 1 {
+        (lo - 5.0, hi + 8.0)
+    } else {
+        (f.y0, f.y1)
+    };
+    // Away from the strongest peak's side, between the legend and the floor.
+    let right = legend_left_frac(
+        f.p.peaks
+            .first()
+            .map(|&(hz, _)| (hz / f.scale - f.x0) / (f.x1 - f.x0)),
+    ) < 0.5;
+    let (w, h) = (400i32, 236i32);
+    let x = if right {
+        SPECTRUM_SIZE.0 as i32 - w - 40
+    } else {
+        100
+    };
+    let area = root.clone().shrink((x, 110), (w as u32, h as u32));
+    area.fill(&WHITE).map_err(err)?;
+    area.draw(&Rectangle::new(
+        [(0, 0), (w - 1, h - 1)],
+        RGBColor(120, 120, 120).stroke_width(1),
+    ))
+    .map_err(err)?;
+    let verdict_colour = if k.status == "PASS" {
+        RGBColor(0, 130, 50)
+    } else {
+        RGBColor(200, 0, 0)
+    };
+    let ppm = k
+        .ppm
+        .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, 3)))
+        .unwrap_or_else(|| "no tone measured".into());
+    let caption = format!(
+        "CLKIN {}: {ppm} (tolerance ±{} ppm)",
+        k.status,
+        super::trim_number(k.tolerance_ppm, 3)
+    );
+    let (top, foot) = area.split_vertically(h - 18);
+    let mut chart = ChartBuilder::on(&top)
+        .margin(8)
+        .caption(caption, (FAMILY, 14).into_font().color(&verdict_colour))
+        .x_label_area_size(34)
+        .y_label_area_size(44)
+        .build_cartesian_2d(-half..half, ylo..yhi)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(5)
+        .y_labels(4)
+        .x_desc(format!("Hz from {:.6} MHz", exp / 1e6))
+        .label_style((FAMILY, 11))
+        .axis_desc_style((FAMILY, 12))
+        .x_label_formatter(&|v| format!("{v:+.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(err)?;
+    if tol_hz.is_finite() && tol_hz > 0.0 {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(-tol_hz.min(half), ylo), (tol_hz.min(half), yhi)],
+                RGBColor(220, 245, 225).filled(),
+            )))
+            .map_err(err)?;
+    }
+    if pts.len() > 1 {
+        chart
+            .draw_series(LineSeries::new(pts, RGBColor(20, 70, 200).stroke_width(1)))
+            .map_err(err)?;
+    }
+    let green = marker_colour(MarkerKind::Expected);
+    let n = 16;
+    let dy = (yhi - ylo) / f64::from(n);
+    chart
+        .draw_series((0..n).step_by(2).map(|i| {
+            PathElement::new(
+                vec![
+                    (0.0, ylo + dy * f64::from(i)),
+                    (0.0, ylo + dy * f64::from(i + 1)),
+                ],
+                green.stroke_width(2),
+            )
+        }))
+        .map_err(err)?;
+    if let Some(o) = off {
+        chart
+            .draw_series(LineSeries::new(
+                [(o, ylo), (o, yhi)],
+                marker_colour(MarkerKind::Measured).stroke_width(2),
+            ))
+            .map_err(err)?;
+    }
+    // A verdict the ppm alone does not explain (a FAIL within tolerance): why.
+    let within = k.ppm.is_some_and(|p| p.abs() <= k.tolerance_ppm);
+    if let Some(d) = k.detail.as_ref().filter(|_| k.status != "PASS" && within) {
+        let mut d: String = d.chars().take(62).collect();
+        if d.chars().count() == 62 {
+            d.push('…');
+        }
+        foot.draw(&Text::new(
+            d,
+            (10, 2),
+            (FAMILY, 11).into_font().color(&verdict_colour),
+        ))
+        .map_err(err)?;
     }
     Ok(())
 }

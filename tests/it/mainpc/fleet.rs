@@ -195,7 +195,7 @@ fn the_old_layout_is_read_and_never_rewritten(lab: &Lab) {
     let out = rxnode(&lab.main, &["results", "show", "LEGACY_1"], "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(
-        stdout(&out).contains("# RX result: LEGACY_1"),
+        stdout(&out).starts_with("LEGACY_1 from (unnamed): "),
         "{}",
         show(&out)
     );

@@ -153,10 +153,15 @@ fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8
         "",
     );
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // Plain text on the terminal, the verdict first; no Markdown.
+    let said = stdout(&out);
     assert!(
-        stdout(&out).contains("| Status | NOT RUN |"),
-        "{}",
-        show(&out)
+        said.starts_with("RES_MANUAL_1 from LAB-B: NOT RUN\n"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("| Status |") && !said.contains("# "),
+        "{said}"
     );
     let out = rxnode(&lab.main, &["--json", "results", "show", "RES_CLKIN_2"], "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -257,8 +262,14 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
 
     let out = rxnode(&lab.main, &["results", "show", "TAMPER_1"], "");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // The terminal gets plain text from the JSON (the tampered Markdown is not
+    // printed), and never a raw escape.
     assert!(!out.stdout.contains(&0x1b), "raw ESC reached the terminal");
-    assert!(stdout(&out).contains("\\u{1b}[2J"), "{}", show(&out));
+    assert!(
+        stdout(&out).starts_with("TAMPER_1 from LAB-A: "),
+        "{}",
+        show(&out)
+    );
     hand_made_oversize_and_dropped_results(&lab, &hand);
 }
 
@@ -458,5 +469,36 @@ fn results_refuses_a_gitlink_on_the_result_path_naming_it() {
     assert!(
         err.contains("rx-results on rx-node is a submodule"),
         "{err}"
+    );
+}
+
+/// `results --no-fetch` before any fetch says nothing was fetched yet and how to
+/// fetch (not "no rx-node branch on the remote", which it cannot know).
+#[test]
+fn results_no_fetch_before_any_fetch_says_nothing_was_fetched() {
+    let lab = Lab::new();
+    let out = rxnode(&lab.main, &["results", "--no-fetch"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("nothing fetched yet")
+            && said.contains("run `rxnode results` without --no-fetch"),
+        "{said}"
+    );
+    assert!(!said.contains("no rx-node branch on the remote"), "{said}");
+    let out = rxnode(&lab.main, &["results", "--no-fetch", "show", "T_NONE"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no result for T_NONE: nothing fetched yet"),
+        "{}",
+        show(&out)
+    );
+    // After a fetch of a remote without rx-node, the other words.
+    let out = rxnode(&lab.main, &["results"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no rx-node branch on the remote yet"),
+        "{}",
+        show(&out)
     );
 }

@@ -104,20 +104,68 @@ fn human_output_and_no_overwrite(lab: &Lab, plan: &str, head: &str) {
     assert!(h.contains("strict ancestor"), "{h}");
     assert!(h.contains("Nothing was committed or pushed"), "{h}");
 
-    // No overwrite without --force; the file is unchanged.
-    let before = std::fs::read(lab.main.join(TASK_PATH)).unwrap();
+    // Only commands that work: the task was written where it is committed from,
+    // so there is nothing to copy.
+    assert!(!h.lines().any(|l| l.trim_start().starts_with("cp ")), "{h}");
+
+    // A new task replaces the draft without --force (the previous one was posted
+    // or given up); the same ID with another text is refused, the file unchanged.
     let out = rxnode(
         &lab.main,
         &["task", "new", "--id", "NEW_2", "--title", "other"],
         "",
     );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let before = std::fs::read(lab.main.join(TASK_PATH)).unwrap();
+    assert!(String::from_utf8_lossy(&before).starts_with("TASK_ID = NEW_2\n"));
+    let out = rxnode(
+        &lab.main,
+        &["task", "new", "--id", "NEW_2", "--title", "other, revised"],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--force"),
+        err.contains("already holds task NEW_2 with another text") && err.contains("new --id"),
         "{}",
         show(&out)
     );
     assert_eq!(std::fs::read(lab.main.join(TASK_PATH)).unwrap(), before);
+
+    // A receiving plan without --rx names the flag to add.
+    let rx_plan = lab.plan_file(
+        "nogain.json",
+        r#"{"steps": [{"op": "rx_capture", "device": "driver=hackrf", "frequency_hz": 100e6,
+            "sample_rate_hz": 2e6, "duration_s": 1}]}"#,
+    );
+    let out = rxnode(
+        &lab.main,
+        &[
+            "task", "new", "--id", "NEW_3", "--title", "rx", "--plan", &rx_plan,
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("fix: add --rx"),
+        "{}",
+        show(&out)
+    );
+    // With --rx it is written, with a warning that a gain limit will BLOCK it.
+    let out = rxnode(
+        &lab.main,
+        &[
+            "--json", "task", "new", "--id", "NEW_3", "--title", "rx", "--rx", "--plan", &rx_plan,
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = v["warnings"][0].as_str().unwrap_or_default();
+    assert!(
+        w.contains("step 1 (rx_capture) has no gain_db") && w.contains("rx.max_gain_db"),
+        "{v}"
+    );
 }
 
 /// Refusals name the problem and write nothing.

@@ -27,6 +27,15 @@ fn unreachable_remote_fails_once_and_dry_run_still_works() {
         so.contains("ancestry check of EXPECTED_HEAD skipped") && so.contains("dry-run"),
         "{so}"
     );
+    // A dry-run approval says what it really did, never `next: rxnode run` (run
+    // would not know the task), and what to do for real.
+    assert!(
+        so.contains("dry run: this approval is recorded only under")
+            && so.contains("`rxnode run T_DRY` does not know it")
+            && so.contains("approve it in `rxnode watch`"),
+        "{so}"
+    );
+    assert!(!so.contains("next: `rxnode run"), "{so}");
     let dry = lab.local().join("dry-run");
     assert_eq!(
         std::fs::read(dry.join("rx_agent_outbox/T_DRY/TASK.md")).unwrap(),
