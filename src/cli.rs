@@ -111,6 +111,8 @@ pub enum Command {
     Node(NodeCmd),
     /// On the main PC: read the results on `rx-node` (fetched into a private ref).
     Results(ResultsArgs),
+    /// Radio health: list GOOD / BAD / UNTESTED radios (docs/protocol.md#radio-health).
+    Health,
     /// On the main PC: write tasks.
     #[command(subcommand)]
     Task(TaskCmd),

@@ -33,6 +33,7 @@ mod doctor;
 mod exec;
 mod exit;
 mod git;
+mod health;
 mod mainpc;
 mod result;
 mod signals;
@@ -55,6 +56,7 @@ pub use crate::{
     },
     exit::{bad_input, code_for, error_json, is_broken_pipe, Outcome},
     git::publish::cmd_publish,
+    health::cmd_health,
     mainpc::{
         results::{cmd_results, ResultsOptions, ResultsQuery, DEFAULT_RESULTS_LIMIT},
         task_new::{cmd_task_new, TaskNewOptions},

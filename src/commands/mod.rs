@@ -5,6 +5,7 @@ pub mod capture;
 pub mod completions;
 pub mod demo;
 pub mod doctor;
+pub mod health;
 pub mod inventory;
 pub mod node;
 pub mod publish;
@@ -47,6 +48,7 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Doctor => doctor::run(ctx),
         Command::Node(cmd) => node::run(ctx, cmd),
         Command::Results(args) => results::run(ctx, args),
+        Command::Health => health::run(ctx),
         Command::Task(cmd) => task::run(ctx, cmd),
         Command::Schema { kind } => schema::run(*kind),
         Command::State(cmd) => state::run(ctx, cmd),
