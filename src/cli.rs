@@ -111,8 +111,13 @@ pub enum Command {
     Node(NodeCmd),
     /// On the main PC: read the results on `rx-node` (fetched into a private ref).
     Results(ResultsArgs),
-    /// Radio health: list GOOD / BAD / UNTESTED radios (docs/protocol.md#radio-health).
-    Health,
+    /// Radio health: list GOOD / BAD / UNTESTED radios, or self-test them
+    /// (docs/protocol.md#radio-health).
+    Health {
+        /// `test`: self-test radios; none: list them.
+        #[command(subcommand)]
+        cmd: Option<HealthCmd>,
+    },
     /// On the main PC: write tasks.
     #[command(subcommand)]
     Task(TaskCmd),
@@ -137,6 +142,19 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+}
+
+/// `rxnode health …`.
+#[derive(Debug, Subcommand)]
+pub enum HealthCmd {
+    /// Self-test radios, read-only (open, a short capture at the lowest gain, check
+    /// samples, overflows, timeouts, clipping and CLKIN); a pass makes a radio GOOD,
+    /// a failure BAD. Exit 0 when all passed, 1 when any failed.
+    Test {
+        /// SoapySDR device args of each radio; none: every radio of the policy's
+        /// `health.radios`.
+        devices: Vec<String>,
+    },
 }
 
 /// `rxnode state …`.
@@ -170,6 +188,10 @@ pub struct WatchArgs {
     /// as not examined). Lower it on a slow laptop; it cannot be raised.
     #[arg(long, env = "RXNODE_WALK_LIMIT", default_value_t = rxnode::DEFAULT_WALK_LIMIT)]
     pub walk_limit: usize,
+    /// Unattended: queue new tasks and never prompt (approve them with `rxnode
+    /// review TASK_ID` from any terminal while the watcher runs).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub no_prompt: bool,
 }
 
 /// `inventory` options.

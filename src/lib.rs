@@ -56,7 +56,7 @@ pub use crate::{
     },
     exit::{bad_input, code_for, error_json, is_broken_pipe, Outcome},
     git::publish::cmd_publish,
-    health::cmd_health,
+    health::{cmd_health, cmd_health_test},
     mainpc::{
         results::{cmd_results, ResultsOptions, ResultsQuery, DEFAULT_RESULTS_LIMIT},
         task_new::{cmd_task_new, TaskNewOptions},

@@ -48,7 +48,7 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Doctor => doctor::run(ctx),
         Command::Node(cmd) => node::run(ctx, cmd),
         Command::Results(args) => results::run(ctx, args),
-        Command::Health => health::run(ctx),
+        Command::Health { cmd } => health::run(ctx, cmd.as_ref()),
         Command::Task(cmd) => task::run(ctx, cmd),
         Command::Schema { kind } => schema::run(*kind),
         Command::State(cmd) => state::run(ctx, cmd),

@@ -3,8 +3,6 @@
 //! from it), the ledger, the watcher lock, the outbox, the policy, the node
 //! name, the radios' health, and the trust-root check that guards all of them.
 pub(crate) mod fsutil;
-// The writers (self-test, run, watcher) come with the self-test.
-#[allow(dead_code)]
 pub(crate) mod health;
 pub(crate) mod key;
 pub(crate) mod ledger;
