@@ -129,6 +129,10 @@ pub enum Command {
     /// Node-local state maintenance (`rxnode state rebuild`).
     #[command(subcommand)]
     State(StateCommand),
+    /// Run the watcher unattended as a systemd service (`watch --no-prompt`, restarted
+    /// on failure; docs/operator.md#unattended-operation).
+    #[command(subcommand)]
+    Service(ServiceCmd),
     /// The whole loop on embedded defaults: a local bare origin and the simulated radio.
     Demo {
         /// Work in this folder instead of a fresh temporary one.
@@ -155,6 +159,42 @@ pub enum HealthCmd {
         /// `health.radios`.
         devices: Vec<String>,
     },
+}
+
+/// `rxnode service …`.
+#[derive(Debug, Subcommand)]
+pub enum ServiceCmd {
+    /// Write the unit, then `systemctl daemon-reload` and `enable --now` it (with
+    /// `--unit-dir`: only write it and print those commands).
+    Install {
+        #[command(flatten)]
+        place: ServicePlace,
+        /// Seconds between the watcher's polls.
+        #[arg(long, default_value_t = 30.0)]
+        interval: f64,
+    },
+    /// Whether the unit is installed, what it watches, and what systemd says of it.
+    Status {
+        #[command(flatten)]
+        place: ServicePlace,
+    },
+    /// Stop and disable the unit, and remove it.
+    Uninstall {
+        #[command(flatten)]
+        place: ServicePlace,
+    },
+}
+
+/// Where the unit lives.
+#[derive(Debug, Clone, Args)]
+pub struct ServicePlace {
+    /// A user unit (`systemctl --user`, `~/.config/systemd/user/`) instead of a
+    /// system unit (`/etc/systemd/system/`, run as you).
+    #[arg(long)]
+    pub user: bool,
+    /// Use this folder for the unit and leave systemd alone.
+    #[arg(long)]
+    pub unit_dir: Option<PathBuf>,
 }
 
 /// `rxnode state …`.

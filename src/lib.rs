@@ -36,6 +36,7 @@ mod git;
 mod health;
 mod mainpc;
 mod result;
+mod service;
 mod signals;
 mod status;
 mod store;
@@ -66,6 +67,7 @@ pub use crate::{
         schema::{cmd_schema, SchemaKind},
         validate_result_files, ManualStatus, RESULT_JSON, RESULT_MD,
     },
+    service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
     status::cmd_status,
     store::{
         node::{cmd_set_name, cmd_show},

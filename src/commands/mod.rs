@@ -13,6 +13,7 @@ pub mod results;
 pub mod review;
 pub mod run;
 pub mod schema;
+pub mod service;
 pub mod state;
 pub mod status;
 pub mod sweep;
@@ -52,6 +53,7 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Task(cmd) => task::run(ctx, cmd),
         Command::Schema { kind } => schema::run(*kind),
         Command::State(cmd) => state::run(ctx, cmd),
+        Command::Service(cmd) => service::run(ctx, cmd),
         Command::Demo { dir } => demo::run(dir.as_deref()),
         Command::Completions { shell } => completions::run(*shell),
         Command::Man => completions::man(),
