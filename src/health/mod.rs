@@ -46,6 +46,7 @@ struct Listing {
 /// policy lists for self-tests (`UNTESTED` until its first one).
 pub fn cmd_health(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
+    crate::store::trust::prepare(&paths)?;
     let (policy, _) = crate::store::policy::load(&paths)?;
     let listed: Vec<String> = policy
         .health
@@ -126,6 +127,7 @@ pub fn cmd_health(ctx: &Ctx) -> Result<Outcome> {
 /// when any failed. Holds the run lock: no task runs on the radios meanwhile.
 pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
     let paths = ctx.paths();
+    crate::store::trust::prepare(&paths)?;
     let (policy, _) = crate::store::policy::load(&paths)?;
     let devices: Vec<String> = if devices.is_empty() {
         policy
