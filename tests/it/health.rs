@@ -6,8 +6,10 @@
 //! and `rx_stall_after_s=S` (its RX stream stops delivering S s after it started).
 use crate::util::{self, show, text, Lab};
 use serde::Deserialize;
-use std::process::Output;
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
+
+mod unattended;
 
 #[derive(Debug, Deserialize)]
 struct Listing {
