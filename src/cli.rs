@@ -260,9 +260,15 @@ pub struct CaptureArgs {
     /// Capture length, seconds.
     #[arg(short = 't', long)]
     pub duration_s: f64,
-    /// RX gain, dB.
+    /// RX gain: dB, or per element `LNA=24,VGA=20`.
     #[arg(short = 'g', long)]
-    pub gain_db: Option<f64>,
+    pub gain_db: Option<String>,
+    /// Antenna to select (`rxnode inventory` lists them).
+    #[arg(short = 'a', long)]
+    pub antenna: Option<String>,
+    /// Analog (baseband filter) bandwidth, Hz (`1.75M`).
+    #[arg(long, value_parser = si_number)]
+    pub bandwidth_hz: Option<f64>,
     /// Clock source to select.
     #[arg(long)]
     pub clock_source: Option<String>,
@@ -287,6 +293,18 @@ pub struct CaptureArgs {
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
     #[arg(long, requires = "record")]
     pub record_format: Option<String>,
+    /// Write a spectrum PNG (peaks, noise floor, CLKIN tones, RBW, status).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Overwrite `--record` / `--plot` files that exist (refused otherwise).
+    #[arg(long)]
+    pub force: bool,
+    /// Most peaks to list, strongest first (1..=64).
+    #[arg(long, default_value_t = 8)]
+    pub max_peaks: usize,
+    /// List a peak only this many dB above the noise floor.
+    #[arg(long, default_value_t = 6.0)]
+    pub min_snr_db: f64,
 }
 
 /// `analyze` options.
@@ -322,6 +340,15 @@ pub struct AnalyzeArgs {
     /// Write a spectrum PNG.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Overwrite a `--plot` file that exists (refused otherwise).
+    #[arg(long)]
+    pub force: bool,
+    /// Most peaks to list, strongest first (1..=64).
+    #[arg(long, default_value_t = 8)]
+    pub max_peaks: usize,
+    /// List a peak only this many dB above the noise floor.
+    #[arg(long, default_value_t = 6.0)]
+    pub min_snr_db: f64,
 }
 
 /// `node` subcommands.
@@ -515,6 +542,9 @@ pub struct SweepArgs {
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Overwrite `--csv` / `--plot` files that exist (refused otherwise).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// A frequency, rate or bin width with an optional SI suffix, as SDR tools write

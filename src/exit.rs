@@ -62,11 +62,54 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
+/// An error as one line for people: the whole chain (`{:#}`), without the Git
+/// library's internal codes (`; class=Config (7); code=NotFound (-3)`), which
+/// say nothing to an operator; the message before them says what went wrong.
+pub fn error_text(err: &anyhow::Error) -> String {
+    strip_git_codes(&format!("{err:#}"))
+}
+
+fn strip_git_codes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = ["; class=", "; code="]
+            .iter()
+            .filter_map(|m| rest.find(m))
+            .min();
+        let Some(at) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        // `; class=Word (n)`: only that exact shape is dropped.
+        let tail = &rest[at..];
+        let shape = tail.find(')').filter(|&close| {
+            let inner = &tail[..close];
+            inner.contains(" (")
+                && inner.rsplit(" (").next().is_some_and(|n| {
+                    n.trim_start_matches('-')
+                        .chars()
+                        .all(|c| c.is_ascii_digit())
+                })
+        });
+        match shape {
+            Some(close) => {
+                out.push_str(&rest[..at]);
+                rest = &rest[at + close + 1..];
+            }
+            None => {
+                out.push_str(&rest[..at + 2]);
+                rest = &rest[at + 2..];
+            }
+        }
+    }
+}
+
 /// An error as one JSON object for `--json` (docs/protocol.md, exit status):
 /// `{"error": {"message", "fix"}, "exit": N}`; `fix` is the text after the message's
 /// `fix: ` (null when it names none).
 pub fn error_json(err: &anyhow::Error) -> serde_json::Value {
-    let text = format!("{err:#}");
+    let text = error_text(err);
     let (message, fix) = match text.find("fix: ") {
         Some(at) => (
             text[..at]
@@ -86,4 +129,23 @@ pub enum Outcome {
     Done,
     /// Exit with this code after the command printed its own report.
     Code(u8),
+}
+
+#[cfg(test)]
+mod git_code_tests {
+    use super::*;
+
+    /// git2's internal class and code never reach the operator; the message does.
+    #[test]
+    fn git_library_codes_are_dropped_from_error_text() {
+        let e =
+            anyhow::anyhow!("remote 'nosuch' does not exist; class=Config (7); code=NotFound (-3)")
+                .context("fetch failed");
+        assert_eq!(
+            error_text(&e),
+            "fetch failed: remote 'nosuch' does not exist"
+        );
+        let plain = anyhow::anyhow!("a; code=x but not a git code");
+        assert_eq!(error_text(&plain), "a; code=x but not a git code");
+    }
 }

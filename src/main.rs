@@ -43,7 +43,7 @@ fn main() -> ExitCode {
             if cli.json {
                 eprintln!("{}", rxnode::error_json(&err));
             } else {
-                eprintln!("rxnode: error: {err:#}");
+                eprintln!("rxnode: error: {}", rxnode::error_text(&err));
             }
             rxnode::code_for(&err)
         }

@@ -31,6 +31,10 @@ pub(crate) struct Report {
     pub lock_holder_alive: Option<bool>,
     /// Whether `.local/STOP` holds the watcher.
     pub held: bool,
+    /// The `rxnode run` in progress (its live holder of `.local/rxnode-run.lock`).
+    pub run_in_progress: Option<Holder>,
+    /// Radios some rxnode is using now, with who (docs/operator.md#one-process-per-radio).
+    pub radios_in_use: Vec<crate::store::radio_lock::HeldRadio>,
     /// The last poll.
     pub last_poll: Option<PollRecord>,
     /// Seconds since the last poll.
@@ -112,6 +116,8 @@ pub(crate) fn report(paths: &Paths) -> Result<Report> {
         lock_holder: holder,
         lock_holder_alive: alive,
         held: paths.stop().exists(),
+        run_in_progress: lock::run_holder(paths).filter(lock::holder_alive),
+        radios_in_use: crate::store::radio_lock::held_radios(paths),
         heartbeat_age_s: st.last_poll.as_ref().and_then(|p| age_s(&p.at)),
         last_poll: st.last_poll.clone(),
         remote_marker: st.remote_marker.clone(),
@@ -221,6 +227,19 @@ fn print_watcher(r: &Report, paths: &Paths, colour: bool) {
         ),
     }
     println!("watcher:    {watcher}");
+    if let Some(h) = &r.run_in_progress {
+        println!(
+            "run:        {} in progress (PID {}, since {})",
+            h.command, h.pid, h.since
+        );
+    }
+    for radio in &r.radios_in_use {
+        let h = &radio.holder;
+        println!(
+            "radio:      {} in use by {} (PID {}, since {})",
+            radio.identity, h.command, h.pid, h.since
+        );
+    }
     if r.held {
         println!(
             "hold:       {} by {}",

@@ -37,7 +37,10 @@ pub use crate::{
     header::{check_node_name, lenient_task_id, AllowPush, TaskHeader, TaskId, MAX_NODE_NAME_LEN},
     mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
     permit::{authorize, check_tx_step, TxPermit},
-    plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
+    plan::{
+        ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep,
+        DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, MAX_PEAKS_LIMIT,
+    },
     policy::{
         check_rx_step, check_step, HealthPolicy, Policy, RxPolicy, TxPolicy, MAX_SELF_TEST_RADIOS,
         MIN_SELF_TEST_EVERY_S,

@@ -301,6 +301,8 @@ mod tests {
 
     fn step() -> RxCaptureStep {
         RxCaptureStep {
+            max_peaks: None,
+            min_snr_db: None,
             device: "driver=rxsim".into(),
             frequency_hz: 100e6,
             sample_rate_hz: 2e6,

@@ -23,6 +23,9 @@ impl AnalyzeArgs {
             clkin_tolerance_ppm: a.clkin_tolerance_ppm,
             clkin_expected_dbfs: a.clkin_expected_dbfs,
             plot: a.plot.clone(),
+            force: a.force,
+            max_peaks: a.max_peaks,
+            min_snr_db: a.min_snr_db,
         }
     }
 }

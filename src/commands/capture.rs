@@ -17,7 +17,9 @@ impl CaptureArgs {
             frequency_hz: a.frequency_hz,
             sample_rate_hz: a.sample_rate_hz,
             duration_s: a.duration_s,
-            gain_db: a.gain_db,
+            gain_db: a.gain_db.clone(),
+            antenna: a.antenna.clone(),
+            bandwidth_hz: a.bandwidth_hz,
             clock_source: a.clock_source.clone(),
             clkin_tone_hz: a.clkin_tone_hz,
             clkin_tolerance_ppm: a.clkin_tolerance_ppm,
@@ -25,6 +27,10 @@ impl CaptureArgs {
             fft_size: a.fft_size,
             record: a.record.clone(),
             record_format: a.record_format.clone(),
+            plot: a.plot.clone(),
+            force: a.force,
+            max_peaks: a.max_peaks,
+            min_snr_db: a.min_snr_db,
         }
     }
 }

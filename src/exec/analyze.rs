@@ -92,6 +92,12 @@ pub struct AnalyzeOptions {
     pub clkin_expected_dbfs: Option<f64>,
     /// Write a spectrum PNG.
     pub plot: Option<std::path::PathBuf>,
+    /// Overwrite a `--plot` file that exists (refused otherwise).
+    pub force: bool,
+    /// Most peaks to list (1..=64).
+    pub max_peaks: usize,
+    /// A peak's least height above the noise floor, dB.
+    pub min_snr_db: f64,
 }
 
 /// What the checked options and the opened file settle for the later phases.
@@ -137,9 +143,30 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
 /// overlap and FFT size are in range. Gives the format asked for, if any.
 fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
     if let Some(p) = args.plot.as_ref().filter(|p| p.exists()) {
+        if !args.force {
+            return Err(bad_input(format!(
+                "--plot: {} already exists; choose another name, or --force to overwrite it",
+                p.display()
+            )));
+        }
+        if !p.is_file() {
+            return Err(bad_input(format!(
+                "--plot: {} exists and is not a file; --force overwrites files only",
+                p.display()
+            )));
+        }
+    }
+    if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&args.max_peaks) {
         return Err(bad_input(format!(
-            "--plot: {} already exists; choose another name (outputs are never overwritten)",
-            p.display()
+            "--max-peaks {} must be in 1..={}",
+            args.max_peaks,
+            rxnode_interlock::MAX_PEAKS_LIMIT
+        )));
+    }
+    if !(args.min_snr_db.is_finite() && (0.0..=200.0).contains(&args.min_snr_db)) {
+        return Err(bad_input(format!(
+            "--min-snr-db {} must be a number of dB in 0..=200",
+            args.min_snr_db
         )));
     }
     let format = match &args.format {
@@ -203,6 +230,8 @@ fn open_recording(
 fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result<CaptureSettings> {
     let mut wcfg = WelchConfig::new(args.fft_size, rec.rate);
     wcfg.overlap = args.overlap;
+    wcfg.max_peaks = args.max_peaks;
+    wcfg.min_snr_db = args.min_snr_db;
     wcfg.center_hz = rec.center;
     wcfg.clip_level = rec.info.clip_level;
     let clkin = match args.clkin_tone_hz {

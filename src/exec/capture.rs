@@ -9,7 +9,7 @@ use crate::exit::{bad_input, refused, Outcome};
 use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use rxnode_dsp::{CaptureStatus, CaptureSummary, ClkinReport, IqFormat, RecordFormat};
 use rxnode_interlock::{check_rx_step, IqSampleFormat, RxCaptureStep};
 use serde_json::json;
@@ -33,9 +33,55 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
     positive("--frequency-hz", args.frequency_hz)?;
     positive("--sample-rate-hz", args.sample_rate_hz)?;
     positive("--duration-s", args.duration_s)?;
-    if let Some(g) = args.gain_db {
-        if !g.is_finite() {
-            return Err(bad_input(format!("--gain-db {g} is not finite")));
+    gain_of(args)?;
+    if let Some(b) = args.bandwidth_hz {
+        positive("--bandwidth-hz", b)?;
+    }
+    if let Some(a) = args
+        .antenna
+        .as_ref()
+        .filter(|a| a.trim().is_empty() || a.chars().any(char::is_control))
+    {
+        return Err(bad_input(format!(
+            "--antenna {a:?} must be an antenna name (see `rxnode inventory`)"
+        )));
+    }
+    if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&args.max_peaks) {
+        return Err(bad_input(format!(
+            "--max-peaks {} must be in 1..={}",
+            args.max_peaks,
+            rxnode_interlock::MAX_PEAKS_LIMIT
+        )));
+    }
+    if !(args.min_snr_db.is_finite() && (0.0..=200.0).contains(&args.min_snr_db)) {
+        return Err(bad_input(format!(
+            "--min-snr-db {} must be a number of dB in 0..=200",
+            args.min_snr_db
+        )));
+    }
+    if let Some(p) = &args.plot {
+        if p.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+            != Some("png")
+        {
+            return Err(bad_input(format!(
+                "--plot {}: the picture is a .png file",
+                p.display()
+            )));
+        }
+        if p.exists() && !args.force {
+            return Err(bad_input(format!(
+                "--plot: {} already exists; choose another name, or --force to overwrite it",
+                p.display()
+            )));
+        }
+        if args.record.as_ref().is_some_and(|r| r == p) {
+            return Err(bad_input(format!(
+                "--plot and --record name the same file {}",
+                p.display()
+            )));
         }
     }
     if let Some(t) = args.clkin_tone_hz {
@@ -95,10 +141,56 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             vec![p.clone()]
         };
         if let Some(t) = targets.iter().find(|t| t.exists()) {
-            return Err(bad_input(format!(
-                "--record: {} already exists; choose another name (recordings are never overwritten)",
-                t.display()
-            )));
+            if !args.force {
+                return Err(bad_input(format!(
+                    "--record: {} already exists; choose another name, or --force to overwrite it",
+                    t.display()
+                )));
+            }
+            if !t.is_file() {
+                return Err(bad_input(format!(
+                    "--record: {} exists and is not a file; --force overwrites files only",
+                    t.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--gain-db`: a number of dB or `ELEMENT=DB[,…]`.
+fn gain_of(args: &CaptureOptions) -> Result<Option<rxnode_interlock::GainSpec>> {
+    args.gain_db
+        .as_deref()
+        .map(|g| crate::exec::sweep::parse_gain(g).map_err(bad_input))
+        .transpose()
+}
+
+/// The files `--record` writes (both halves of a SigMF pair).
+fn record_targets(p: &Path) -> Vec<std::path::PathBuf> {
+    if matches!(IqFormat::from_path(p), Ok(IqFormat::Sigmf)) {
+        vec![
+            p.with_extension("sigmf-data"),
+            p.with_extension("sigmf-meta"),
+        ]
+    } else {
+        vec![p.to_path_buf()]
+    }
+}
+
+/// `--force`: make way for the recording the operator asked to overwrite.
+fn clear_for_force(args: &CaptureOptions) -> Result<()> {
+    if !args.force {
+        return Ok(());
+    }
+    for t in args.record.iter().flat_map(|p| record_targets(p)) {
+        match std::fs::remove_file(&t) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("--force: cannot remove {}", t.display())))
+            }
         }
     }
     Ok(())
@@ -162,8 +254,12 @@ pub struct CaptureOptions {
     pub sample_rate_hz: f64,
     /// Capture length.
     pub duration_s: f64,
-    /// RX gain.
-    pub gain_db: Option<f64>,
+    /// RX gain: dB (`20`), or dB per gain element (`LNA=24,VGA=20`).
+    pub gain_db: Option<String>,
+    /// Antenna to select.
+    pub antenna: Option<String>,
+    /// Analog bandwidth, Hz.
+    pub bandwidth_hz: Option<f64>,
     /// Clock source to select.
     pub clock_source: Option<String>,
     /// Reference tone RF frequency for the CLKIN check.
@@ -181,6 +277,14 @@ pub struct CaptureOptions {
     /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
     pub record_format: Option<String>,
+    /// Write the spectrum PNG here.
+    pub plot: Option<std::path::PathBuf>,
+    /// Overwrite `--record` and `--plot` files that exist (otherwise refused).
+    pub force: bool,
+    /// Most peaks to list (1..=64).
+    pub max_peaks: usize,
+    /// A peak's least height above the noise floor, dB.
+    pub min_snr_db: f64,
 }
 
 /// Run `rxnode capture`.
@@ -208,13 +312,22 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     if let Err(e) = check_rx_step(&step_of(args), &policy.rx) {
         return Err(refuse(e.to_string()));
     }
-    let cancel = crate::signals::cancel_flag("the capture");
     let live = live_of(args, policy.rx.max_iq_bytes)?;
+    // One process per radio (docs/operator.md#one-process-per-radio).
+    let _held = crate::store::radio_lock::RadioLock::acquire(&paths, &args.device, "capture")?;
+    clear_for_force(args)?;
+    let cancel = crate::signals::cancel_flag("the capture");
     // No checkout rewrite: `iq_files` paths stay as the operator gave them.
     let summary = match crate::exec::live::capture(&live, None, cancel, !ctx.json) {
         Ok(s) => s,
         // The live layer checks the device's own limits (the default policy bound).
         Err(NotCaptured::OverLimit(why)) => return Err(refuse(why)),
+        Err(NotCaptured::Unsupported(why)) => {
+            return Err(bad_input(format!(
+                "capture on {}: {why} — fix: pick a setting the radio supports (`rxnode inventory --dry-run` lists its ranges)",
+                args.device
+            )));
+        }
         Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Failed(why)) => {
             log(
                 &paths,
@@ -236,10 +349,18 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         ledger_on,
         Entry::new("capture").detail(ledger_detail(&summary, args, &ctx.repo)),
     );
+    let plotted = match &args.plot {
+        Some(p) => Some(write_plot(p, &summary, args)?),
+        None => None,
+    };
     let text = if ctx.json {
         format!("{}\n", serde_json::to_string_pretty(&summary)?)
     } else {
-        render(&summary, args)
+        let mut t = render(&summary, args);
+        if let Some(p) = &plotted {
+            let _ = writeln!(t, "wrote spectrum PNG: {}", p.display());
+        }
+        t
     };
     // A closed pipe (`| head`) is not an error of the capture.
     let mut out = std::io::stdout().lock();
@@ -256,7 +377,7 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
         device: args.device.clone(),
         frequency_hz: args.frequency_hz,
         sample_rate_hz: args.sample_rate_hz,
-        gain_db: args.gain_db.map(rxnode_interlock::GainSpec::Total),
+        gain_db: gain_of(args).ok().flatten(),
         duration_s: args.duration_s,
         fft_size: Some(args.fft_size),
         record_iq: args.record.is_some(),
@@ -265,22 +386,26 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
             _ => IqSampleFormat::Cf32,
         }),
         clock_source: args.clock_source.clone(),
-        bandwidth_hz: None,
-        antenna: None,
+        bandwidth_hz: args.bandwidth_hz,
+        antenna: args.antenna.clone(),
         clkin: None,
+        max_peaks: Some(args.max_peaks),
+        min_snr_db: Some(args.min_snr_db),
     }
 }
 
 /// The live capture asked for, within the policy's IQ budget.
 fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
+    let gain = gain_of(args)?;
+    let (gain_db, gain_elements) = crate::exec::live::split_gain(gain.as_ref());
     Ok(LiveCapture {
         device: args.device.clone(),
         frequency_hz: args.frequency_hz,
         sample_rate_hz: args.sample_rate_hz,
-        gain_db: args.gain_db,
-        gain_elements: None,
-        bandwidth_hz: None,
-        antenna: None,
+        gain_db,
+        gain_elements,
+        bandwidth_hz: args.bandwidth_hz,
+        antenna: args.antenna.clone(),
         clock_source: args.clock_source.clone(),
         duration_s: args.duration_s,
         fft_size: args.fft_size,
@@ -293,7 +418,72 @@ fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
         record: args.record.clone(),
         record_format: record_format(args)?,
         max_iq_bytes: Some(max_iq_bytes),
+        max_peaks: args.max_peaks,
+        min_snr_db: args.min_snr_db,
     })
+}
+
+/// The spectrum PNG of a capture (`--plot`): the PSD on an absolute MHz axis,
+/// the listed peaks, the noise floor, the CLKIN tones; RBW and status in the title.
+fn write_plot(
+    path: &Path,
+    s: &CaptureSummary,
+    args: &CaptureOptions,
+) -> Result<std::path::PathBuf> {
+    use crate::result::plot::{clkin_markers_of, SpectrumPlot, Trace};
+    let Some(psd) = &s.psd else {
+        anyhow::bail!(
+            "--plot {}: the capture produced no spectrum ({}), so there is nothing to draw",
+            path.display(),
+            s.stop_reason
+        );
+    };
+    let markers = s
+        .clkin
+        .as_ref()
+        .and_then(|c| serde_json::to_value(c).ok())
+        .map(|c| clkin_markers_of(&c))
+        .unwrap_or_default();
+    let rate = s
+        .actual
+        .get("sample_rate_hz")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(args.sample_rate_hz);
+    let centre = s
+        .actual
+        .get("frequency_hz")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(args.frequency_hz);
+    let title = format!(
+        "capture · {} · centre {:.6} MHz · {:.3} MS/s · RBW {} · {}",
+        args.device,
+        centre / 1e6,
+        rate / 1e6,
+        crate::result::plot::fmt_rbw(rate / s.fft_size.max(1) as f64),
+        status_name(s.status)
+    );
+    crate::result::plot::write_spectrum(
+        path,
+        &SpectrumPlot {
+            title,
+            trace: Trace {
+                start_hz: psd.start_hz,
+                step_hz: psd.step_hz,
+                db: psd.db.iter().map(|&v| f64::from(v)).collect(),
+            },
+            peaks: s
+                .peaks
+                .iter()
+                .map(|p| (p.frequency_hz, p.power_db))
+                .collect(),
+            noise_floor_db: s.noise_floor_db,
+            markers,
+            failed_hz: Vec::new(),
+            freq_known: true,
+        },
+    )
+    .with_context(|| format!("cannot write plot {}", path.display()))?;
+    Ok(path.to_path_buf())
 }
 
 /// The ledger's view of a capture: key figures, no absolute paths, no PSD.
@@ -386,12 +576,39 @@ fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
             .map(|r| format!("{:.6} MS/s", r / 1e6))
             .unwrap_or_else(|| "n/a".into())
     );
+    let actual_elements = a
+        .get("gain_elements_db")
+        .and_then(|m| m.as_object())
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            let parts: Vec<String> = m
+                .iter()
+                .filter_map(|(k, v)| Some(format!("{k} {:.1}", v.as_f64()?)))
+                .collect();
+            format!(" ({} dB)", parts.join(", "))
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         o,
-        "  gain          requested {}  actual {}",
-        opt(args.gain_db, "dB", 1),
+        "  gain          requested {}  actual {}{actual_elements}",
+        requested_gain(args),
         opt(num("gain_db"), "dB", 1)
     );
+    if let Some(b) = args.bandwidth_hz {
+        let _ = writeln!(
+            o,
+            "  bandwidth     requested {}  actual {}",
+            mhz(b),
+            num("bandwidth_hz").map(mhz).unwrap_or_else(|| "n/a".into())
+        );
+    }
+    if let Some(ant) = &args.antenna {
+        let _ = writeln!(
+            o,
+            "  antenna       requested {ant}  actual {}",
+            a.get("antenna").and_then(|v| v.as_str()).unwrap_or("n/a")
+        );
+    }
     let _ = writeln!(
         o,
         "  clock source  requested {}  actual {}",
@@ -400,6 +617,19 @@ fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
             .and_then(|v| v.as_str())
             .unwrap_or("n/a")
     );
+}
+
+/// The gain asked for, in the operator's own terms: `20.0 dB`, or
+/// `LNA 24.0 + VGA 20.0 dB` when set per element.
+fn requested_gain(args: &CaptureOptions) -> String {
+    match gain_of(args).ok().flatten() {
+        None => "(driver default)".into(),
+        Some(rxnode_interlock::GainSpec::Total(g)) => format!("{g:.1} dB"),
+        Some(rxnode_interlock::GainSpec::Elements(m)) => {
+            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
+            format!("{} dB", parts.join(" + "))
+        }
+    }
 }
 
 /// The samples, their losses, the peaks and the noise floor.
@@ -452,9 +682,7 @@ fn render_clkin(o: &mut String, k: &ClkinReport) {
             rxnode_dsp::ClkinStatus::Fail => "FAIL",
         },
         mhz(k.tone_hz),
-        k.measured_hz
-            .map(|m| format!("{:.3} Hz", m))
-            .unwrap_or_else(|| "n/a".into()),
+        k.measured_hz.map(mhz).unwrap_or_else(|| "n/a".into()),
         k.ppm
             .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, dp)))
             .unwrap_or_else(|| "n/a".into()),

@@ -45,6 +45,10 @@ pub(crate) struct LiveCapture {
     pub(crate) record_format: RecordFormat,
     /// IQ disk budget.
     pub(crate) max_iq_bytes: Option<u64>,
+    /// Most peaks to list.
+    pub(crate) max_peaks: usize,
+    /// A peak's least height above the noise floor, dB.
+    pub(crate) min_snr_db: f64,
 }
 
 /// Split a plan's gain into the overall figure and the per-element map.
@@ -63,8 +67,11 @@ pub(crate) fn split_gain(
 pub(crate) enum NotCaptured {
     /// The request exceeds the policy's or the device's limit (named): refused before streaming.
     OverLimit(String),
-    /// The device is absent/busy, or the request is outside its or the policy's limits: BLOCKED.
+    /// The device is absent or busy: BLOCKED (`capture`: exit 1, a device error).
     Blocked(String),
+    /// The radio cannot do what was asked (a frequency, antenna or bandwidth outside
+    /// its ranges): BLOCKED (`capture`: exit 2, invalid input for this radio).
+    Unsupported(String),
     /// Anything else: FAIL.
     Failed(String),
 }
@@ -72,18 +79,18 @@ pub(crate) enum NotCaptured {
 impl std::fmt::Display for NotCaptured {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NotCaptured::OverLimit(s) | NotCaptured::Blocked(s) | NotCaptured::Failed(s) => {
-                f.write_str(s)
-            }
+            NotCaptured::OverLimit(s)
+            | NotCaptured::Blocked(s)
+            | NotCaptured::Unsupported(s)
+            | NotCaptured::Failed(s) => f.write_str(s),
         }
     }
 }
 
 fn classify(e: rxnode_hw::Error) -> NotCaptured {
     match e {
-        rxnode_hw::Error::Open { .. } | rxnode_hw::Error::Unsupported { .. } => {
-            NotCaptured::Blocked(e.to_string())
-        }
+        rxnode_hw::Error::Open { .. } => NotCaptured::Blocked(e.to_string()),
+        rxnode_hw::Error::Unsupported { .. } => NotCaptured::Unsupported(e.to_string()),
         other => NotCaptured::Failed(other.to_string()),
     }
 }
@@ -254,6 +261,8 @@ fn settings_of(c: &LiveCapture, tuned: &Tuned) -> CaptureSettings {
     let actual = &tuned.actual;
     let mut welch = WelchConfig::new(c.fft_size, actual.sample_rate_hz);
     welch.center_hz = Some(actual.frequency_hz);
+    welch.max_peaks = c.max_peaks;
+    welch.min_snr_db = c.min_snr_db;
     let samples = (c.duration_s * actual.sample_rate_hz).round() as u64;
     let mut settings = CaptureSettings::new(samples, welch);
     // A policy may allow very long captures: saturate rather than panic.

@@ -106,11 +106,15 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
             .detail(json!({"steps": plan.steps.len()})),
     )?;
     let out = execute(&run, authorization, cancel);
+    let policy_blocked = out.policy_blocked;
     let interrupted = cancel.load(Ordering::SeqCst);
     let (result, dir) = record_run(&run, out, record, &clock, interrupted)?;
     report(ctx, run.ids, &result, &dir);
+    // One rule for every command (docs/protocol.md#exit-status): a step the
+    // node policy BLOCKED is a refusal, exit 3, as from `capture` and `sweep`.
     Ok(match result.status {
         Status::Pass => Outcome::Done,
+        _ if policy_blocked => Outcome::Code(3),
         _ => Outcome::Code(1),
     })
 }
@@ -353,7 +357,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
         }
         match step {
             Step::Inventory => steps::step_inventory(&s.name, &mut out),
-            Step::ClockCheck(c) => steps::step_clock(&s.name, c, &mut out),
+            Step::ClockCheck(c) => steps::step_clock(&s, c, &mut out),
             Step::RxCapture(c) => steps::step_capture(&s, c, &mut out),
             Step::RxSweep(sw) => crate::exec::sweep::step_sweep(&s, sw, &mut out),
             Step::TxTone(t) => tx::step_tx(&s, authorization.take(), t, &mut out),

@@ -28,6 +28,9 @@ pub(crate) struct Outputs {
     pub(crate) sweeps: Vec<serde_json::Value>,
     /// IQ bytes recorded so far (against the policy's `rx.max_iq_bytes`).
     pub(crate) iq_used: u64,
+    /// A step was BLOCKED by the node policy (or the device maximum standing in
+    /// for it): the run exits 3, as `capture` and `sweep` do for the same limit.
+    pub(crate) policy_blocked: bool,
 }
 
 impl Outputs {
@@ -72,6 +75,21 @@ pub(crate) struct StepCtx<'a> {
     pub(crate) name: String,
 }
 
+/// Take the radio `device` for this step (`run <ID> step <n>`): `Err` is the
+/// step's `BLOCKED` reason, naming who holds it
+/// (docs/operator.md#one-process-per-radio).
+pub(crate) fn hold_radio(
+    s: &StepCtx,
+    device: &str,
+) -> Result<crate::store::radio_lock::RadioLock, String> {
+    crate::store::radio_lock::RadioLock::acquire(
+        s.paths,
+        device,
+        &format!("run {} step {}", s.task.id().as_str(), s.index + 1),
+    )
+    .map_err(|e| format!("{e:#}"))
+}
+
 /// The `inventory` step.
 pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
     match rxnode_hw::enumerate("") {
@@ -98,7 +116,15 @@ pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
 }
 
 /// The `clock_check` step.
-pub(crate) fn step_clock(name: &str, c: &ClockCheckStep, out: &mut Outputs) {
+pub(crate) fn step_clock(s: &StepCtx, c: &ClockCheckStep, out: &mut Outputs) {
+    let name = s.name.as_str();
+    let _held = match hold_radio(s, &c.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.checks.push(Check::new(name, Status::Blocked, why));
+            return;
+        }
+    };
     let mut radio = match rxnode_hw::RxRadio::open(&c.device) {
         Ok(r) => r,
         Err(e) => {
@@ -156,10 +182,18 @@ pub(crate) fn step_clock(name: &str, c: &ClockCheckStep, out: &mut Outputs) {
 /// The `rx_capture` step: policy, live capture, its check and its table row.
 pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
     if let Err(e) = check_rx_step(c, &s.policy.rx) {
+        out.policy_blocked = true;
         out.not_captured(s, Status::Blocked, e.to_string());
         return;
     }
     let live = live_of(s, c, out.iq_used);
+    let _held = match hold_radio(s, &c.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.not_captured(s, Status::Blocked, why);
+            return;
+        }
+    };
     match crate::exec::live::capture(
         &live,
         Some(&s.paths.repo),
@@ -183,7 +217,11 @@ pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
                 out.errors.push(format!("{}: {line}", s.name));
             }
         }
-        Err(NotCaptured::OverLimit(why)) => out.not_captured(s, Status::Blocked, why),
+        Err(NotCaptured::OverLimit(why)) => {
+            out.policy_blocked = true;
+            out.not_captured(s, Status::Blocked, why);
+        }
+        Err(NotCaptured::Unsupported(why)) => out.not_captured(s, Status::Blocked, why),
         Err(NotCaptured::Blocked(why)) => {
             // Not opened or not set up: the self-test tells a radio fault from a setting.
             let line = guard::retest(s.paths, s.policy, &c.device);
@@ -238,6 +276,8 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
         record,
         record_format: crate::exec::live::record_format_of(c.record_format),
         max_iq_bytes: Some(s.policy.rx.max_iq_bytes.saturating_sub(iq_used)),
+        max_peaks: c.max_peaks.unwrap_or(rxnode_interlock::DEFAULT_MAX_PEAKS),
+        min_snr_db: c.min_snr_db.unwrap_or(rxnode_interlock::DEFAULT_MIN_SNR_DB),
     }
 }
 

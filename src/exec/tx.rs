@@ -105,6 +105,14 @@ fn unix_to_iso(t: f64) -> String {
 /// The `tx_tone` step: with the run's one authorization (`None` once used), a
 /// permit from the interlock, then the tone until done or interrupted.
 pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, out: &mut Outputs) {
+    // Never key a radio another rxnode is receiving on.
+    let _held = match crate::exec::steps::hold_radio(s, &t.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.checks.push(Check::new(&s.name, Status::Blocked, why));
+            return;
+        }
+    };
     let mut txr = match keyable(s, auth, t) {
         Ok(r) => r,
         Err((status, why)) => {

@@ -2,7 +2,8 @@
 //! needs a `BAD` radio ends BLOCKED naming the failure and when it was found; a
 //! radio that fails during a step (a stalled stream, a stream or driver error) is
 //! marked `BAD` and re-tested at once, and one that could not be opened or set up
-//! is re-tested (a failing self-test marks it `BAD`).
+//! is re-tested (a failing self-test marks it `BAD`). The step holds the radio's
+//! lock meanwhile, so the re-test follows with no other process in between.
 use super::selftest::{self, SelfTest};
 use crate::store::health::{self, Event, Health};
 use crate::store::paths::Paths;
@@ -39,14 +40,14 @@ pub(crate) fn radio_failed(paths: &Paths, policy: &Policy, device: &str, what: &
         Ok(_) => "marked BAD".to_owned(),
         Err(e) => format!("could not be marked BAD ({e:#})"),
     };
-    let t = selftest::test_and_record(paths, policy, device);
+    let t = selftest::test_and_record_held(paths, policy, device);
     format!("radio {} {marked}; {}", health::identity(device), said(&t))
 }
 
 /// `device` could not be opened or set up for `what`: re-test it (a failing test
 /// marks it `BAD`) and say in one line what happened.
 pub(crate) fn retest(paths: &Paths, policy: &Policy, device: &str) -> String {
-    let t = selftest::test_and_record(paths, policy, device);
+    let t = selftest::test_and_record_held(paths, policy, device);
     format!("radio {}: {}", health::identity(device), said(&t))
 }
 

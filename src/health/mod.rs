@@ -10,7 +10,6 @@ pub(crate) mod selftest;
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use crate::store::health::{self, Health, SelfTestRecord};
-use crate::store::lock::Lock;
 use anyhow::Result;
 use serde::Serialize;
 
@@ -124,7 +123,8 @@ pub fn cmd_health(ctx: &Ctx) -> Result<Outcome> {
 
 /// `rxnode health test [ARGS…] [--json]`: self-test the named radios (or every radio
 /// the policy lists), read-only, and record each outcome. Exit 0 when all passed, 1
-/// when any failed. Holds the run lock: no task runs on the radios meanwhile.
+/// when any failed or could not be tested. Each radio's lock is held while it is
+/// tested (one process per radio; docs/operator.md).
 pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
     let paths = ctx.paths();
     crate::store::trust::prepare(&paths)?;
@@ -151,13 +151,12 @@ pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
             )));
         }
     }
-    let _lock = Lock::acquire_at(&paths, paths.run_lock(), "health test")?;
     let mut tests = Vec::new();
     for d in &devices {
         if !ctx.json {
             eprintln!("self-test of {d} …");
         }
-        let t = selftest::test_and_record(&paths, &policy, d);
+        let t = selftest::test_and_record(&paths, &policy, d, "health test");
         if !ctx.json {
             println!("{} {}: {}", t.outcome, t.device, t.reason);
             if let Some(h) = &t.health {

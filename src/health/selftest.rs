@@ -27,7 +27,7 @@ const MAX_CLIPPED: f64 = 0.01;
 pub(crate) struct SelfTest {
     /// The device args tested.
     pub(crate) device: String,
-    /// `PASS` or `FAIL`.
+    /// `PASS`, `FAIL`, or `NOT RUN` (another rxnode held the radio).
     pub(crate) outcome: &'static str,
     /// What was measured, or every reason it failed.
     pub(crate) reason: String,
@@ -58,9 +58,33 @@ pub(crate) fn clkin_for<'p>(policy: &'p Policy, device: &str) -> Option<&'p Clki
         .map(|(_, v)| v)
 }
 
-/// Test `device` and record the outcome in the health store (a ledger line for the
-/// test, another when its health changes).
-pub(crate) fn test_and_record(paths: &Paths, policy: &Policy, device: &str) -> SelfTest {
+/// Take the radio's lock (one process per radio), test it and record the outcome.
+/// A radio another rxnode holds is not tested: the outcome is `NOT RUN`, naming the
+/// holder, and nothing is recorded.
+pub(crate) fn test_and_record(
+    paths: &Paths,
+    policy: &Policy,
+    device: &str,
+    command: &str,
+) -> SelfTest {
+    let _held = match crate::store::radio_lock::RadioLock::acquire(paths, device, command) {
+        Ok(l) => l,
+        Err(e) => {
+            return SelfTest {
+                device: device.to_owned(),
+                outcome: "NOT RUN",
+                reason: format!("not tested: {e:#}"),
+                health: health::lookup(paths, device).ok().flatten(),
+                store_error: None,
+            }
+        }
+    };
+    test_and_record_held(paths, policy, device)
+}
+
+/// Test `device`, whose radio lock the caller holds, and record the outcome in the
+/// health store (a ledger line for the test, another when its health changes).
+pub(crate) fn test_and_record_held(paths: &Paths, policy: &Policy, device: &str) -> SelfTest {
     let cancel = AtomicBool::new(false);
     let (ok, reason) = match run(policy, device, &cancel) {
         Ok(measured) => (true, measured),
@@ -98,7 +122,10 @@ fn run(policy: &Policy, device: &str, cancel: &AtomicBool) -> Result<String, Str
     let clkin = clkin_for(policy, device).cloned();
     let c = safe_capture(policy, device, &info, clkin)?;
     let summary = live::capture(&c, None, cancel, false).map_err(|e| match e {
-        NotCaptured::Blocked(why) | NotCaptured::OverLimit(why) | NotCaptured::Failed(why) => {
+        NotCaptured::Blocked(why)
+        | NotCaptured::OverLimit(why)
+        | NotCaptured::Unsupported(why)
+        | NotCaptured::Failed(why) => {
             format!("the test capture did not run: {why}")
         }
     })?;
@@ -148,6 +175,8 @@ fn safe_capture(
         record: None,
         record_format: RecordFormat::Cf32,
         max_iq_bytes: Some(0),
+        max_peaks: rxnode_interlock::DEFAULT_MAX_PEAKS,
+        min_snr_db: rxnode_interlock::DEFAULT_MIN_SNR_DB,
     })
 }
 

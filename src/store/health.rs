@@ -124,35 +124,13 @@ pub(crate) enum Event {
     },
 }
 
-/// The identity of a radio from its device args: `driver=…,serial=…` when the
-/// args name a serial (the radio itself, whatever else they say), otherwise all
-/// the args, trimmed, sorted by key and joined with `,` (so `b=2, a=1` and
-/// `a=1,b=2` are one radio). A radio reached over SoapyRemote is identified by
-/// its server and remote args (docs/protocol.md#radio-health).
+/// The identity of a radio from its device args: the one the per-radio lock uses
+/// ([`crate::store::radio_lock::identity`]) — the driver and the keys that pick
+/// one unit (`serial`, `addr`, `uri`, `remote` …), sorted — so `serial=7,
+/// driver=hackrf` and `driver=hackrf,serial=7,gain=3` are one radio, and a radio
+/// reached over SoapyRemote is identified by its server (docs/protocol.md#radio-health).
 pub(crate) fn identity(args: &str) -> String {
-    let map: BTreeMap<String, String> = args
-        .split(',')
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (k.trim().to_owned(), v.trim().to_owned()),
-            None => (p.trim().to_owned(), String::new()),
-        })
-        .collect();
-    let join = |m: &mut dyn Iterator<Item = (&String, &String)>| {
-        m.map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let local_serial = map.contains_key("serial") && !map.contains_key("remote");
-    if local_serial {
-        join(
-            &mut map
-                .iter()
-                .filter(|(k, _)| k.as_str() == "driver" || k.as_str() == "serial"),
-        )
-    } else {
-        join(&mut map.iter())
-    }
+    crate::store::radio_lock::identity(args)
 }
 
 /// `.local/rxnode-health.json`.
@@ -313,13 +291,12 @@ mod tests {
     }
 
     #[test]
-    fn identity_is_driver_and_serial_or_the_sorted_args() {
+    fn identity_is_the_driver_and_the_unit_keys() {
         assert_eq!(
             identity("serial=0042, driver=hackrf ,gain=3"),
             "driver=hackrf,serial=0042"
         );
-        assert_eq!(identity("b=2, a=1"), "a=1,b=2");
-        assert_eq!(identity("a=1,b=2"), identity(" b=2 ,a=1,"));
+        assert_eq!(identity("driver=rxsim,rx_stall_after_s=1"), "driver=rxsim");
         // Over SoapyRemote the server is part of the identity.
         assert_eq!(
             identity("driver=remote,remote=tcp://h:1,serial=7"),

@@ -84,6 +84,11 @@ pub(crate) fn holder(paths: &Paths) -> Result<Option<Holder>> {
     holder_at(&paths.lock())
 }
 
+/// The holder of the run lock (`.local/rxnode-run.lock`), if it is readable.
+pub(crate) fn run_holder(paths: &Paths) -> Option<Holder> {
+    holder_at(&paths.run_lock()).ok().flatten()
+}
+
 /// Read the holder of the lock file at `p`, if any.
 fn holder_at(p: &std::path::Path) -> Result<Option<Holder>> {
     match std::fs::read(p) {

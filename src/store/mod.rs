@@ -1,6 +1,6 @@
 //! The node's local store (never in Git): paths, atomic files and locks,
 //! state and its rebuild (`rebuild` checks the evidence, `replay` rebuilds
-//! from it), the ledger, the watcher lock, the outbox, the policy, the node
+//! from it), the ledger, the watcher lock, the per-radio locks, the outbox, the policy, the node
 //! name, the radios' health, and the trust-root check that guards all of them.
 pub(crate) mod fsutil;
 pub(crate) mod health;
@@ -12,6 +12,7 @@ pub(crate) mod outbox;
 pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod queue;
+pub(crate) mod radio_lock;
 pub(crate) mod rebuild;
 mod replay;
 pub(crate) mod state;

@@ -495,3 +495,204 @@ fn interrupt_writes_what_was_captured_as_partial() {
     assert_eq!(sha256_file(&data), s.iq_files[0].sha256);
     assert!(env.path().join("cut.sigmf-meta").exists());
 }
+
+/// `capture` takes `--antenna`, `--bandwidth-hz` and a per-element gain
+/// (`-g LNA=24,VGA=10`), shows the requested gain as asked, and draws `--plot`.
+#[test]
+fn capture_sets_antenna_bandwidth_per_element_gain_and_plots() {
+    let env = Env::new();
+    let png = env.path().join("spectrum.png");
+    let o = env.capture(
+        "driver=rxsim,tone_hz=100.1e6",
+        "0.2",
+        &[
+            "--json",
+            "-g",
+            "LNA=24,VGA=10",
+            "-a",
+            "RX",
+            "--bandwidth-hz",
+            "1.5M",
+            "--plot",
+            png.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let s = summary(&o);
+    assert_eq!(s.requested["antenna"], "RX");
+    assert_eq!(s.requested["gain_db"]["LNA"], 24.0);
+    assert_eq!(s.actual["gain_elements_db"]["VGA"], 10.0);
+    assert_eq!(s.actual["bandwidth_hz"], 1.5e6);
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    // The human report names the per-element request and where the picture went.
+    let png2 = env.path().join("again.png");
+    let o = env.capture(
+        "driver=rxsim,tone_hz=100.1e6",
+        "0.1",
+        &["-g", "LNA=24,VGA=10", "--plot", png2.to_str().unwrap()],
+    );
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        text.contains("requested LNA 24.0 + VGA 10.0 dB")
+            && text.contains("(LNA 24.0, VGA 10.0 dB)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("wrote spectrum PNG: {}", png2.display())),
+        "{text}"
+    );
+    // A gain that is neither a number nor ELEMENT=DB is bad usage.
+    let o = env.capture("driver=rxsim", "0.1", &["-g", "loud"]);
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("ELEMENT=DB"), "{}", err(&o));
+}
+
+/// An output that exists (`--plot`, `--record`) is refused naming the file and
+/// left as it was; `--force` overwrites it.
+#[test]
+fn capture_outputs_are_never_overwritten_without_force() {
+    let env = Env::new();
+    let png = env.path().join("p.png");
+    let rec = env.path().join("r.cf32");
+    std::fs::write(&png, b"keep me").unwrap();
+    std::fs::write(&rec, b"keep me too").unwrap();
+    for (flag, path) in [("--plot", &png), ("--record", &rec)] {
+        let o = env.capture("driver=rxsim", "0.1", &[flag, path.to_str().unwrap()]);
+        assert_eq!(code(&o), 2, "{}", err(&o));
+        assert!(
+            err(&o).contains(&path.display().to_string()) && err(&o).contains("--force"),
+            "{}",
+            err(&o)
+        );
+    }
+    assert_eq!(std::fs::read(&png).unwrap(), b"keep me");
+    assert_eq!(std::fs::read(&rec).unwrap(), b"keep me too");
+    let o = env.capture(
+        "driver=rxsim",
+        "0.1",
+        &[
+            "--json",
+            "--force",
+            "--plot",
+            png.to_str().unwrap(),
+            "--record",
+            rec.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let s = summary(&o);
+    assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
+    assert_eq!(
+        std::fs::metadata(&rec).unwrap().len(),
+        8 * s.samples_received
+    );
+}
+
+/// More than eight carriers are all listed with `--max-peaks`; the default lists
+/// eight; `--min-snr-db` keeps only those that far above the floor.
+#[test]
+fn capture_lists_peaks_up_to_max_peaks_above_min_snr() {
+    let env = Env::new();
+    // Twelve carriers 30 kHz apart, -30 … -63 dBFS.
+    let emitters: Vec<String> = (0..12)
+        .map(|i| format!("{}:{}", 100e6 - 200e3 + f64::from(i) * 30e3, -30 - 3 * i))
+        .collect();
+    let dev = format!(
+        "driver=rxsim,noise_dbfs=-90,emitters={}",
+        emitters.join(";")
+    );
+    let peaks = |extra: &[&str]| {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(extra);
+        let o = env.capture(&dev, "0.2", &args);
+        assert_eq!(code(&o), 0, "{}", err(&o));
+        summary(&o).peaks
+    };
+    assert_eq!(peaks(&[]).len(), 8, "the default lists 8");
+    let all = peaks(&["--max-peaks", "12"]);
+    assert_eq!(all.len(), 12, "{all:?}");
+    // The carriers stand 58 … 90 dB above the floor per bin.
+    let strong = peaks(&["--max-peaks", "12", "--min-snr-db", "70"]);
+    assert!(strong.len() > 3 && strong.len() < 12, "{strong:?}");
+    assert!(strong.iter().all(|p| p.snr_db >= 70.0), "{strong:?}");
+    let o = env.capture(&dev, "0.1", &["--max-peaks", "0"]);
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("--max-peaks 0"), "{}", err(&o));
+}
+
+/// One rule for exit codes: the same policy limit is 3 from `capture` and
+/// `sweep`; a frequency the radio cannot tune is 2 from both; a radio that is not
+/// there is 1 from both; a band running past the radio's range is clamped and
+/// reported, not refused.
+#[test]
+fn capture_and_sweep_give_the_same_exit_code_for_the_same_cause() {
+    let env = Env::new();
+    let sweep_dwell = |dev: &str, start: &str, stop: &str, dwell: &str, extra: &[&str]| {
+        env.rxnode()
+            .args([
+                "sweep",
+                "-d",
+                dev,
+                "--start-hz",
+                start,
+                "--stop-hz",
+                stop,
+                "-B",
+                "100k",
+            ])
+            .args(["-r", "10M", "-t", dwell])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let sweep = |dev: &str, start: &str, stop: &str, extra: &[&str]| {
+        sweep_dwell(dev, start, stop, "0.005", extra)
+    };
+    // Policy (the default: 60 s at most).
+    let c = env.capture("driver=rxsim", "100", &[]);
+    let s = sweep_dwell("driver=rxsim", "100M", "110M", "100", &[]);
+    assert_eq!((code(&c), code(&s)), (3, 3), "{}\n{}", err(&c), err(&s));
+    // Outside the radio's tuning range (rxsim: 1 MHz – 6 GHz).
+    let c = env
+        .rxnode()
+        .args([
+            "capture",
+            "-d",
+            "driver=rxsim",
+            "-f",
+            "10G",
+            "-r",
+            "1M",
+            "-t",
+            "0.1",
+        ])
+        .output()
+        .unwrap();
+    let s = sweep("driver=rxsim", "7G", "7.5G", &[]);
+    assert_eq!((code(&c), code(&s)), (2, 2), "{}\n{}", err(&c), err(&s));
+    assert!(err(&s).contains("7000.000–7500.000 MHz"), "{}", err(&s));
+    // No such radio.
+    let c = env.capture("driver=nosuch", "0.1", &[]);
+    let s = sweep("driver=nosuch", "100M", "110M", &[]);
+    assert_eq!((code(&c), code(&s)), (1, 1), "{}\n{}", err(&c), err(&s));
+    // Past the top of the range: clamped, swept, reported.
+    let s = sweep("driver=rxsim", "5.9G", "6.5G", &["--json"]);
+    assert_eq!(code(&s), 0, "{}", err(&s));
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    let cl = &v["clamped"];
+    assert_eq!(cl["requested_stop_hz"], 6.5e9, "{v}");
+    let stop = cl["stop_hz"].as_f64().unwrap();
+    assert!(stop > 6.0e9 - 1.0 && stop < 6.01e9, "{v}");
+    assert_eq!(cl["device_range_hz"][1], 6e9);
+    let hops = v["hops"].as_array().unwrap();
+    assert!(hops
+        .iter()
+        .all(|h| h["requested_center_hz"].as_f64().unwrap() <= 6e9));
+    let s = sweep("driver=rxsim", "5.9G", "6.5G", &[]);
+    assert!(
+        String::from_utf8_lossy(&s.stdout).contains("clamped: the radio tunes 1.000–6000.000 MHz"),
+        "{}",
+        String::from_utf8_lossy(&s.stdout)
+    );
+}

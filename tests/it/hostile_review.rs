@@ -262,13 +262,13 @@ fn negative_gain_elements_do_not_offset_the_rx_gain_bound() {
     .unwrap();
     let out = lab.run(&["--sim", "run", id], "");
     let all = show(&out);
-    // A step the policy refuses is BLOCKED (exit 1, as for every RX bound in a run),
-    // by the bound itself, before the radio is asked.
+    // A step the policy refuses is BLOCKED (exit 3, the same refusal as from
+    // `capture`), by the bound itself, before the radio is asked.
     assert!(
         all.contains("gain_db total 62 exceeds rx.max_gain_db 40"),
         "{all}"
     );
-    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert_eq!(out.status.code(), Some(3), "{all}");
 }
 
 /// A result planted on `rx-node` that fails the result validator (status PASS

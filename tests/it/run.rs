@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 
 mod interrupts;
+mod radio_lock;
 mod red;
 mod rerun;
 mod yellow;

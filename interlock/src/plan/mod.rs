@@ -146,7 +146,21 @@ pub struct RxCaptureStep {
     /// Reference tone check, if asked.
     #[serde(default)]
     pub clkin: Option<ClkinSpec>,
+    /// Most peaks to list, strongest first (1..=64); default [`DEFAULT_MAX_PEAKS`].
+    #[serde(default)]
+    pub max_peaks: Option<usize>,
+    /// A peak is listed only this far above the noise floor, dB (0..=200);
+    /// default [`DEFAULT_MIN_SNR_DB`].
+    #[serde(default)]
+    pub min_snr_db: Option<f64>,
 }
+
+/// How many peaks a capture lists when `max_peaks` is not given.
+pub const DEFAULT_MAX_PEAKS: usize = 8;
+/// Most peaks a capture may list (`max_peaks`).
+pub const MAX_PEAKS_LIMIT: usize = 64;
+/// How far above the noise floor a peak must be when `min_snr_db` is not given, dB.
+pub const DEFAULT_MIN_SNR_DB: f64 = 6.0;
 
 /// `tx_tone` step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -113,6 +113,26 @@ impl StepCheck<'_> {
         if let Some(c) = &s.clkin {
             self.clkin(c, s);
         }
+        if let Some(m) = s.max_peaks {
+            if !(1..=super::MAX_PEAKS_LIMIT).contains(&m) {
+                self.push(
+                    Some("max_peaks"),
+                    format!(
+                        "rx-plan step {n}: max_peaks {m} must be in 1..={}",
+                        super::MAX_PEAKS_LIMIT
+                    ),
+                );
+            }
+        }
+        if let Some(t) = s
+            .min_snr_db
+            .filter(|t| !(t.is_finite() && (0.0..=200.0).contains(t)))
+        {
+            self.push(
+                Some("min_snr_db"),
+                format!("rx-plan step {n}: min_snr_db {t} must be a number of dB in 0..=200"),
+            );
+        }
     }
 
     /// The reference-tone check of an `rx_capture` step: its own values, and the

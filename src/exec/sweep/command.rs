@@ -105,6 +105,8 @@ pub struct SweepOptions {
     pub csv: Option<PathBuf>,
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
     pub plot: Option<PathBuf>,
+    /// Overwrite output files that exist (refused otherwise).
+    pub force: bool,
 }
 
 /// Run `rxnode sweep`.
@@ -132,12 +134,21 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         log(Entry::new("refused").detail(json!({"command": "sweep", "reason": reason})));
         return Err(refused(reason));
     }
+    // One process per radio (docs/operator.md#one-process-per-radio).
+    let _held = crate::store::radio_lock::RadioLock::acquire(&paths, &step.device, "sweep")?;
     let cancel = crate::signals::cancel_flag("the sweep");
     let sw = match execute(&step, cancel) {
         Ok(s) => s,
+        Err(NotSwept::Unsupported(why)) => {
+            log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));
+            return Err(bad_input(format!(
+                "sweep on {}: {why} — fix: pick a band and settings the radio supports (`rxnode inventory --dry-run` lists its ranges)",
+                step.device
+            )));
+        }
         Err(NotSwept::Blocked(why)) => {
             log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));
-            return Err(refused(format!("sweep on {}: {why}", step.device)));
+            return Err(anyhow::anyhow!("sweep on {}: {why}", step.device));
         }
         Err(NotSwept::Failed(why)) => {
             return Err(anyhow::anyhow!("sweep on {}: {why}", step.device));
@@ -183,9 +194,15 @@ fn check_outputs(args: &SweepOptions) -> Result<()> {
         }
     }
     for p in outputs {
-        if p.exists() {
+        if p.exists() && !args.force {
             return Err(bad_input(format!(
-                "{} already exists; choose another name (outputs are never overwritten)",
+                "{} already exists; choose another name, or --force to overwrite it",
+                p.display()
+            )));
+        }
+        if p.exists() && !p.is_file() {
+            return Err(bad_input(format!(
+                "{} exists and is not a file; --force overwrites files only",
                 p.display()
             )));
         }
@@ -267,6 +284,18 @@ fn sweep_text(v: &Value) -> String {
     if let Some(d) = v.get("detail").and_then(Value::as_str) {
         let _ = writeln!(o, "  {d}");
         return o;
+    }
+    if let Some(c) = v.get("clamped").filter(|c| !c.is_null()) {
+        let _ = writeln!(
+            o,
+            "  clamped: the radio tunes {:.3}–{:.3} MHz, so {:.3}–{:.3} MHz was swept of the {:.3}–{:.3} MHz asked",
+            c["device_range_hz"][0].as_f64().unwrap_or(f64::NAN) / 1e6,
+            c["device_range_hz"][1].as_f64().unwrap_or(f64::NAN) / 1e6,
+            f(c, "start_hz") / 1e6,
+            f(c, "stop_hz") / 1e6,
+            f(c, "requested_start_hz") / 1e6,
+            f(c, "requested_stop_hz") / 1e6,
+        );
     }
     let a = v.get("actual").cloned().unwrap_or(Value::Null);
     let elements = a

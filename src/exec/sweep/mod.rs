@@ -29,8 +29,11 @@ use std::sync::atomic::AtomicBool;
 /// Why a sweep did not run.
 #[derive(Debug)]
 pub(crate) enum NotSwept {
-    /// The device is not there or cannot do what was asked: `BLOCKED`.
+    /// The device is not there or busy: `BLOCKED` (`sweep`: exit 1, a device error).
     Blocked(String),
+    /// The radio cannot do what was asked (a band wholly outside its tuning range,
+    /// gain elements it lacks): `BLOCKED` (`sweep`: exit 2, invalid input for this radio).
+    Unsupported(String),
     /// It started and the driver failed: `FAIL`.
     Failed(String),
 }
@@ -48,6 +51,38 @@ pub(crate) struct Swept {
     pub(crate) gain_elements_db: BTreeMap<String, f64>,
     /// When it started (ISO 8601).
     pub(crate) started_at: String,
+    /// The band as asked, when it was clamped to the radio's tuning range.
+    pub(crate) clamped: Option<Clamp>,
+}
+
+/// A band narrowed to the radio's tuning range: the edge hop is moved inside it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Clamp {
+    /// The band's start as asked, Hz.
+    pub(crate) requested_start_hz: f64,
+    /// The band's stop as asked, Hz.
+    pub(crate) requested_stop_hz: f64,
+    /// The band swept, Hz.
+    pub(crate) start_hz: f64,
+    /// The band swept, Hz.
+    pub(crate) stop_hz: f64,
+    /// The radio's tuning range, `[low, high]` Hz.
+    pub(crate) device_range_hz: [f64; 2],
+}
+
+impl Clamp {
+    /// One line for people: what was asked, what was swept, why.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "band clamped to the radio's tuning range {:.3}–{:.3} MHz: swept {:.3}–{:.3} MHz of the {:.3}–{:.3} MHz asked",
+            self.device_range_hz[0] / 1e6,
+            self.device_range_hz[1] / 1e6,
+            self.start_hz / 1e6,
+            self.stop_hz / 1e6,
+            self.requested_start_hz / 1e6,
+            self.requested_stop_hz / 1e6
+        )
+    }
 }
 
 /// Parse `--gain-db`: a number, `LNA=24,VGA=20`, or a JSON object.
@@ -94,11 +129,13 @@ fn config_of(s: &RxSweepStep) -> SweepConfig {
 }
 
 /// Open, configure (rate, first centre, gains — each checked by the device) and sweep.
-pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, NotSwept> {
+pub(crate) fn execute(asked: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, NotSwept> {
     let started_at = crate::store::fsutil::now_iso();
-    let mut radio = RxRadio::open(&s.device)
+    let mut radio = RxRadio::open(&asked.device)
         .map_err(|e| NotSwept::Blocked(format!("device not available: {e}")))?;
     let info = radio.probe();
+    let (clamped_step, clamped) = clamp_to_device(asked, &info.frequency_ranges_hz)?;
+    let s = &clamped_step;
     // Tune to the first hop's centre first: the radio never sits outside the band.
     let first =
         rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
@@ -115,7 +152,7 @@ pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, Not
     };
     // The device's own limits are the bound where the policy sets none.
     if let (Some(GainSpec::Elements(_)), true) = (&s.gain_db, info.gain_elements.is_empty()) {
-        return Err(NotSwept::Blocked(format!(
+        return Err(NotSwept::Unsupported(format!(
             "device {} lists no gain elements; give gain_db as one number",
             s.device
         )));
@@ -146,7 +183,63 @@ pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, Not
         gain_db: Some(actual.gain_db),
         gain_elements_db,
         started_at,
+        clamped,
     })
+}
+
+/// A band that runs past the radio's tuning range is narrowed so its edge hops
+/// tune inside it (a hop's centre may sit at the range's edge; its bins reach
+/// half a hop beyond). A band with no hop inside the range is refused.
+fn clamp_to_device(
+    s: &RxSweepStep,
+    ranges: &[[f64; 2]],
+) -> Result<(RxSweepStep, Option<Clamp>), NotSwept> {
+    let (Some(lo), Some(hi)) = (
+        ranges.iter().map(|r| r[0]).reduce(f64::min),
+        ranges.iter().map(|r| r[1]).reduce(f64::max),
+    ) else {
+        return Ok((s.clone(), None));
+    };
+    let Some(g) =
+        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
+    else {
+        return Ok((s.clone(), None));
+    };
+    let bin = s.sample_rate_hz / g.fft_size as f64;
+    let hop = g.kept_bins as f64 * bin;
+    let half = (g.kept_bins / 2) as f64 * bin;
+    let start = s.start_hz.max(lo - half);
+    // Whole hops from `start` whose centres stay at or below `hi`.
+    let fit = ((hi - start - half) / hop).floor() + 1.0;
+    let stop = if fit >= 1.0 {
+        s.stop_hz.min(start + fit * hop)
+    } else {
+        start
+    };
+    if stop <= start || start >= s.stop_hz {
+        return Err(NotSwept::Unsupported(format!(
+            "the band {:.3}–{:.3} MHz is outside the radio's tuning range {:.3}–{:.3} MHz",
+            s.start_hz / 1e6,
+            s.stop_hz / 1e6,
+            lo / 1e6,
+            hi / 1e6
+        )));
+    }
+    if start == s.start_hz && stop == s.stop_hz {
+        return Ok((s.clone(), None));
+    }
+    let mut c = s.clone();
+    c.start_hz = start;
+    c.stop_hz = stop;
+    let clamp = Clamp {
+        requested_start_hz: s.start_hz,
+        requested_stop_hz: s.stop_hz,
+        start_hz: start,
+        stop_hz: stop,
+        device_range_hz: [lo, hi],
+    };
+    tracing::info!("{}", clamp.describe());
+    Ok((c, Some(clamp)))
 }
 
 /// A progress line on the operator's terminal until `done`: hop k of n, the repeat,
@@ -199,11 +292,12 @@ fn hops_in_range(s: &RxSweepStep, ranges: &[[f64; 2]]) -> Result<(), NotSwept> {
     for h in 0..hops {
         let c = s.start_hz + ((h * k) as f64 + (k / 2) as f64) * bin;
         if !ranges.iter().any(|r| r[0] <= c && c <= r[1]) {
-            return Err(NotSwept::Blocked(format!(
-                "hop centre {c} Hz is outside the device's frequency ranges {}",
+            return Err(NotSwept::Unsupported(format!(
+                "hop centre {:.3} MHz is outside the radio's tuning ranges {}",
+                c / 1e6,
                 ranges
                     .iter()
-                    .map(|r| format!("{}..{} Hz", r[0], r[1]))
+                    .map(|r| format!("{:.3}–{:.3} MHz", r[0] / 1e6, r[1] / 1e6))
                     .collect::<Vec<_>>()
                     .join(", ")
             )));
@@ -215,7 +309,7 @@ fn hops_in_range(s: &RxSweepStep, ranges: &[[f64; 2]]) -> Result<(), NotSwept> {
 fn blocked_or_failed(e: rxnode_hw::Error) -> NotSwept {
     match e {
         rxnode_hw::Error::Unsupported { .. } | rxnode_hw::Error::InvalidSetting { .. } => {
-            NotSwept::Blocked(e.to_string())
+            NotSwept::Unsupported(e.to_string())
         }
         other => NotSwept::Failed(other.to_string()),
     }

@@ -43,6 +43,7 @@ pub(crate) fn sweep_json(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
         "status": status_of(r).as_str(),
         "device": sw.device,
         "started_at": sw.started_at,
+        "clamped": sw.clamped,
         "requested": r.config,
         "actual": {
             "sample_rate_hz": r.sample_rate_hz,

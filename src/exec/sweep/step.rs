@@ -15,12 +15,24 @@ use std::path::Path;
 pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
     let n = st.index + 1;
     if let Err(e) = check_rx_sweep(s, &st.policy.rx) {
+        out.policy_blocked = true;
         out.not_swept(st, Status::Blocked, e.to_string());
         return;
     }
+    let _held = match crate::exec::steps::hold_radio(st, &s.device) {
+        Ok(l) => l,
+        Err(why) => {
+            out.not_swept(st, Status::Blocked, why);
+            return;
+        }
+    };
     let cancel = crate::signals::cancel_flag("the running step");
     let sw = match execute(s, cancel) {
         Ok(sw) => sw,
+        Err(NotSwept::Unsupported(why)) => {
+            out.not_swept(st, Status::Blocked, why);
+            return;
+        }
         Err(NotSwept::Blocked(why)) => {
             // Not opened or not set up: the self-test tells a radio fault from a setting.
             let line = guard::retest(st.paths, st.policy, &s.device);
@@ -73,6 +85,10 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
             f[1] / 1e6
         ));
     }
+    let detail = match &sw.clamped {
+        Some(c) => format!("{detail}; {}", c.describe()),
+        None => detail,
+    };
     out.checks.push(Check::new(&st.name, status_of(r), detail));
     let mut v = sweep_json(n, &sw, csv_rec);
     if r.hops.len() > MAX_HOPS_IN_RESULT {

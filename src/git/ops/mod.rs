@@ -21,6 +21,36 @@ use anyhow::{Context, Result};
 use git2::Repository;
 use std::path::Path;
 
+/// The remote `name` of `repo`; a name the checkout does not have is bad input
+/// (exit 2) with the fix, in plain words.
+pub(crate) fn find_remote<'r>(repo: &'r Repository, name: &str) -> Result<git2::Remote<'r>> {
+    match repo.find_remote(name) {
+        Ok(r) => Ok(r),
+        Err(e)
+            if e.code() == git2::ErrorCode::NotFound || e.class() == git2::ErrorClass::Config =>
+        {
+            let known: Vec<String> = repo
+                .remotes()
+                .map(|r| r.iter().flatten().map(str::to_owned).collect())
+                .unwrap_or_default();
+            Err(crate::exit::bad_input(if known.is_empty() {
+                format!(
+                    "no remote named {name:?}: this checkout has no remote — fix: add it with `git remote add {name} URL`"
+                )
+            } else {
+                format!(
+                    "no remote named {name:?} in this checkout (it has: {}) — fix: pass --remote with one of those, or add it with `git remote add {name} URL`",
+                    known.join(", ")
+                )
+            }))
+        }
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot read remote {name:?}: {}",
+            e.message()
+        )),
+    }
+}
+
 /// Open the checkout (`--repo`); a bare repository is refused because the
 /// node needs a work tree for `.local/`.
 pub(crate) fn open(repo: &Path) -> Result<Repository> {

@@ -181,9 +181,7 @@ pub(crate) fn fetch(
     cancel: &AtomicBool,
 ) -> Result<Oid> {
     set_timeouts();
-    let mut rem = repo
-        .find_remote(remote)
-        .with_context(|| format!("no remote named {remote:?} in this checkout"))?;
+    let mut rem = super::find_remote(repo, remote)?;
     // libgit2 reports a missing local path as "unsupported URL protocol"; say what it is.
     if let Some(url) = rem.url() {
         let local = url.strip_prefix("file://").unwrap_or(url);

@@ -8,7 +8,7 @@ use crate::exit::refused;
 use crate::git::ops::{redact, remote_callbacks};
 use crate::git::refspec::{PushRefspec, RX_NODE_REF};
 use crate::result::RESULTS_DIR;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use git2::{ErrorCode, Oid, Repository};
 use std::path::Path;
 
@@ -72,9 +72,7 @@ fn push_once(
     let known = repo.refname_to_id(&tracking_ref(remote)).ok();
     check_outgoing(repo, ours, known).map_err(PushError::Failed)?;
     check_outgoing_node(repo, ours, known).map_err(PushError::Failed)?;
-    let mut r = repo
-        .find_remote(remote)
-        .map_err(|e| PushError::Failed(anyhow::anyhow!("remote {remote}: {}", e.message())))?;
+    let mut r = crate::git::ops::find_remote(repo, remote).map_err(PushError::Failed)?;
     if let Some(path) = r.url().and_then(local_remote_path) {
         return push_local_cas(repo, &path, spec, ours);
     }
@@ -300,9 +298,7 @@ fn copy_objects(src: &Repository, dst: &Repository, tip: Oid, have: Option<Oid>)
 
 /// Fetch the remote `rx-node` into its remote-tracking ref; its tip, if any.
 pub(super) fn fetch_rx_node(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
-    let mut r = repo
-        .find_remote(remote)
-        .with_context(|| format!("remote {remote}"))?;
+    let mut r = crate::git::ops::find_remote(repo, remote)?;
     let mut opts = git2::FetchOptions::new();
     opts.remote_callbacks(remote_callbacks(repo.config().ok()));
     let spec = format!("+{RX_NODE_REF}:{}", tracking_ref(remote));

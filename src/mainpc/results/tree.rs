@@ -15,9 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// our private copy) and return its tip; `None` when the remote has no `rx-node`.
 pub(super) fn fetch_private(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
     set_timeouts();
-    let named = repo
-        .find_remote(remote)
-        .with_context(|| format!("no remote named {remote:?} in this repository"))?;
+    let named = crate::git::ops::find_remote(repo, remote)?;
     let url = named
         .url()
         .ok_or_else(|| anyhow!("the URL of remote {remote:?} is not UTF-8"))?

@@ -103,6 +103,17 @@ pub(crate) struct Heatmap {
     pub rows: Vec<Vec<f64>>,
 }
 
+/// A resolution bandwidth for people: `976.6 Hz`, `7.81 kHz`, `1.95 MHz`.
+pub(crate) fn fmt_rbw(hz: f64) -> String {
+    if hz >= 1e6 {
+        format!("{:.3} MHz", hz / 1e6)
+    } else if hz >= 1e3 {
+        format!("{:.2} kHz", hz / 1e3)
+    } else {
+        format!("{hz:.1} Hz")
+    }
+}
+
 fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow::anyhow!("plot: {e}")
 }

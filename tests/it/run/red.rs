@@ -236,7 +236,12 @@ fn steps_outside_policy_or_without_device_are_blocked_not_failed() {
     ]}"#;
     rig.post_and_approve(id, &yellow(), Some(plan));
     let out = rig.run(id, None);
-    assert_eq!(code(&out), Some(1), "not PASS ⇒ exit 1\n{}", show(&out));
+    assert_eq!(
+        code(&out),
+        Some(3),
+        "steps BLOCKED by the policy ⇒ exit 3, as from capture\n{}",
+        show(&out)
+    );
     let r = rig.result(id);
     let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
     assert_eq!(

@@ -17,7 +17,12 @@ fn a_run_blocked_before_any_radio_stream_runs_again_after_the_policy_changes() {
     rig.set_policy(r#"{"rx": {"max_duration_s": 0.2}}"#);
     rig.post_and_approve(id, &yellow(), Some(RX_PLAN));
     let out = rig.run(id, None);
-    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    assert_eq!(
+        code(&out),
+        Some(3),
+        "BLOCKED by the policy: exit 3\n{}",
+        show(&out)
+    );
     assert_eq!(rig.result(id).status, "BLOCKED");
     assert!(
         text(&out.stdout).contains(&format!(
@@ -62,7 +67,12 @@ fn a_red_run_that_reached_no_radio_needs_a_fresh_authorization_to_run_again() {
     rig.post_and_approve(id, &red, Some(RX_PLAN));
     let phrase = format!("AUTHORIZE {id}\n");
     let out = rig.run(id, Some(&phrase));
-    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    assert_eq!(
+        code(&out),
+        Some(3),
+        "BLOCKED by the policy: exit 3\n{}",
+        show(&out)
+    );
     assert_eq!(rig.result(id).status, "BLOCKED");
     assert!(
         text(&out.stdout).contains("(it asks for a fresh authorization)"),

@@ -1,0 +1,146 @@
+//! One process per radio: while `rxnode run` streams from a radio, a `capture`
+//! or `sweep` on the same radio (written with other, non-identifying args) is
+//! refused naming the holder, `status` says who uses it; a run step on a radio
+//! a capture holds is BLOCKED naming the capture; once released it is free.
+use super::*;
+use std::time::{Duration, Instant};
+
+const RADIO: &str = "driver=rxsim,serial=LOCK1";
+
+fn long_capture_plan(seconds: f64) -> String {
+    format!(
+        r#"{{"steps": [{{"op": "rx_capture", "device": "{RADIO}", "frequency_hz": 100e6,
+          "sample_rate_hz": 250e3, "gain_db": 10, "duration_s": {seconds}}}]}}"#
+    )
+}
+
+/// Wait until some process holds a radio in this checkout (its holder file is there).
+fn wait_held(rig: &Rig) -> serde_json::Value {
+    let started = Instant::now();
+    loop {
+        let out = rig
+            .lab
+            .rxnode()
+            .args(["status", "--json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if v["radios_in_use"].as_array().is_some_and(|a| !a.is_empty()) {
+            return v;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no radio was ever held: {}",
+            show(&out)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn capture(rig: &Rig, device: &str, seconds: &str) -> std::process::Command {
+    let mut c = rig.lab.rxnode();
+    c.args([
+        "--sim", "capture", "-d", device, "-f", "100M", "-r", "250k", "-t", seconds,
+    ])
+    .env("RXSIM_EVENT_LOG", &rig.events);
+    c
+}
+
+#[test]
+fn a_radio_in_use_is_refused_by_capture_sweep_and_run_naming_the_holder() {
+    let rig = Rig::new();
+    rig.post_and_approve("LOCK_RUN_1", &yellow(), Some(&long_capture_plan(10.0)));
+    rig.post_and_approve("LOCK_RUN_2", &yellow(), Some(&long_capture_plan(0.2)));
+
+    // A run holds the radio: capture and sweep wait briefly, then refuse (exit 1,
+    // a device error) naming the run's PID, command and step.
+    let run = rig.spawn_run("LOCK_RUN_1", None);
+    let status = wait_held(&rig);
+    let held = &status["radios_in_use"][0];
+    assert_eq!(held["identity"], "driver=rxsim,serial=LOCK1", "{status}");
+    assert_eq!(held["command"], "run LOCK_RUN_1 step 1", "{status}");
+    assert_eq!(held["pid"], run.id(), "{status}");
+    assert_eq!(status["run_in_progress"]["command"], "run LOCK_RUN_1");
+    let human = rig.lab.rxnode().arg("status").output().unwrap();
+    assert!(
+        text(&human.stdout).contains(&format!(
+            "radio:      driver=rxsim,serial=LOCK1 in use by run LOCK_RUN_1 step 1 (PID {}",
+            run.id()
+        )),
+        "{}",
+        show(&human)
+    );
+
+    let other_args = "serial=LOCK1,driver=rxsim,tone_hz=100.1e6";
+    let out = capture(&rig, other_args, "0.2").output().unwrap();
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains(&format!("PID {}", run.id()))
+            && said.contains("run LOCK_RUN_1 step 1")
+            && said.contains("in use"),
+        "{}",
+        show(&out)
+    );
+    let out = rig
+        .lab
+        .rxnode()
+        .args([
+            "--sim",
+            "--json",
+            "sweep",
+            "-d",
+            RADIO,
+            "--start-hz",
+            "99M",
+            "--stop-hz",
+            "101M",
+            "-B",
+            "10k",
+            "-r",
+            "1M",
+            "--dwell-s",
+            "0.01",
+        ])
+        .env("RXSIM_EVENT_LOG", &rig.events)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("PID {}", run.id()))),
+        "{err}"
+    );
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+
+    // A capture holds the radio: the run's step is BLOCKED naming the capture.
+    let mut cap = capture(&rig, RADIO, "6").spawn().unwrap();
+    let status = wait_held(&rig);
+    assert_eq!(status["radios_in_use"][0]["command"], "capture");
+    let out = rig.run("LOCK_RUN_2", None);
+    assert_ne!(code(&out), Some(0), "{}", show(&out));
+    let r = rig.result("LOCK_RUN_2");
+    assert_eq!(r.checks[0].status, "BLOCKED", "{:?}", r.checks);
+    assert!(
+        r.checks[0].detail.contains(&format!("PID {}", cap.id()))
+            && r.checks[0].detail.contains("capture"),
+        "{:?}",
+        r.checks
+    );
+    assert!(cap.wait().unwrap().success());
+
+    // Released: the radio is free again and nothing says it is in use.
+    let out = rig
+        .lab
+        .rxnode()
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["radios_in_use"], serde_json::json!([]), "{v}");
+    let out = capture(&rig, RADIO, "0.1").output().unwrap();
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+}
