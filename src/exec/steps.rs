@@ -194,6 +194,11 @@ pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
             return;
         }
     };
+    // Again under the radio's lock: a self-test that ran meanwhile may have found it BAD.
+    if let Some(why) = guard::bad_reason(s.paths, &c.device) {
+        out.not_captured(s, Status::Blocked, why);
+        return;
+    }
     match crate::exec::live::capture(
         &live,
         Some(&s.paths.repo),

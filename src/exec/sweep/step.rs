@@ -26,6 +26,11 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
             return;
         }
     };
+    // Again under the radio's lock: a self-test that ran meanwhile may have found it BAD.
+    if let Some(why) = guard::bad_reason(st.paths, &s.device) {
+        out.not_swept(st, Status::Blocked, why);
+        return;
+    }
     let cancel = crate::signals::cancel_flag("the running step");
     let sw = match execute(s, cancel) {
         Ok(sw) => sw,
