@@ -112,7 +112,7 @@ pub enum Command {
     /// On the main PC: read the results on `rx-node` (fetched into a private ref).
     Results(ResultsArgs),
     /// Radio health: list GOOD / BAD / UNTESTED radios, or self-test them
-    /// (docs/protocol.md#radio-health).
+    /// (docs/protocol.md#7-radio-health).
     Health {
         /// `test`: self-test radios; none: list them.
         #[command(subcommand)]

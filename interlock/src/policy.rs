@@ -12,7 +12,7 @@ pub struct Policy {
     /// Transmit limits; `None` (or no range) means TX is refused.
     #[serde(default)]
     pub tx: Option<TxPolicy>,
-    /// Radio self-tests (docs/protocol.md#radio-health); `None`: no radio is
+    /// Radio self-tests (docs/protocol.md#7-radio-health); `None`: no radio is
     /// tested on a schedule (`rxnode health test ARGS` still works).
     #[serde(default)]
     pub health: Option<HealthPolicy>,

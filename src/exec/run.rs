@@ -347,7 +347,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             index: i,
             name,
         };
-        // A BAD radio is not used (docs/protocol.md#radio-health).
+        // A BAD radio is not used (docs/protocol.md#7-radio-health).
         if let Some(why) = step
             .device()
             .and_then(|d| crate::health::guard::bad_reason(run.paths, d))

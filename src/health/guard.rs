@@ -1,4 +1,4 @@
-//! What a run does about radio health (docs/protocol.md#radio-health): a step that
+//! What a run does about radio health (docs/protocol.md#7-radio-health): a step that
 //! needs a `BAD` radio ends BLOCKED naming the failure and when it was found; a
 //! radio that fails during a step (a stalled stream, a stream or driver error) is
 //! marked `BAD` and re-tested at once, and one that could not be opened or set up

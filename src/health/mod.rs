@@ -1,4 +1,4 @@
-//! Radio health (docs/protocol.md#radio-health): `rxnode health [--json]` lists
+//! Radio health (docs/protocol.md#7-radio-health): `rxnode health [--json]` lists
 //! what this node knows about each radio, `rxnode health test [ARGS…]` self-tests
 //! radios ([`selftest`]); the store is [`crate::store::health`]. The watcher's
 //! scheduled self-tests are [`schedule`]; a run's check of a radio before it uses
@@ -18,7 +18,7 @@ use serde::Serialize;
 struct Row {
     /// The device args it was last tested or used with (or as the policy lists it).
     device: String,
-    /// Its identity (docs/protocol.md#radio-health).
+    /// Its identity (docs/protocol.md#7-radio-health).
     identity: String,
     /// `GOOD`, `BAD` or `UNTESTED`.
     health: Health,
@@ -141,7 +141,7 @@ pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
     if devices.is_empty() {
         return Err(bad_input(
             "no radio to test: name its device args (`rxnode health test driver=hackrf,serial=…`) \
-             or list radios in the policy's health.radios (docs/protocol.md#radio-health)",
+             or list radios in the policy's health.radios (docs/protocol.md#7-radio-health)",
         ));
     }
     for d in &devices {

@@ -1,4 +1,4 @@
-//! The watcher's scheduled self-tests (docs/protocol.md#radio-health): every radio
+//! The watcher's scheduled self-tests (docs/protocol.md#7-radio-health): every radio
 //! the policy's `health.radios` lists is tested when the watcher starts and then
 //! every `health.self_test_every_s`. A radio another rxnode holds (a run's step)
 //! is not tested then; it is tried again at the next poll.

@@ -1,4 +1,4 @@
-//! The radio self-test (docs/protocol.md#radio-health): read-only — open the radio,
+//! The radio self-test (docs/protocol.md#7-radio-health): read-only — open the radio,
 //! one short capture at safe settings (the lowest gain, a modest rate, a quarter of
 //! a second, within the RX policy), then check that every sample arrived, with no
 //! overflow, no read timeout, no stall, almost no clipping, and CLKIN when the

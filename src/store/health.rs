@@ -1,5 +1,5 @@
 //! `.local/rxnode-health.json`: what this node knows about the health of each
-//! radio (docs/protocol.md#radio-health).
+//! radio (docs/protocol.md#7-radio-health).
 //!
 //! One record per radio identity ([`identity`]): `GOOD`, `BAD` or `UNTESTED`,
 //! since when, the last self-test (time, outcome, reason) and the reason of the
@@ -128,7 +128,7 @@ pub(crate) enum Event {
 /// ([`crate::store::radio_lock::identity`]) — the driver and the keys that pick
 /// one unit (`serial`, `addr`, `uri`, `remote` …), sorted — so `serial=7,
 /// driver=hackrf` and `driver=hackrf,serial=7,gain=3` are one radio, and a radio
-/// reached over SoapyRemote is identified by its server (docs/protocol.md#radio-health).
+/// reached over SoapyRemote is identified by its server (docs/protocol.md#7-radio-health).
 pub(crate) fn identity(args: &str) -> String {
     crate::store::radio_lock::identity(args)
 }

@@ -33,7 +33,7 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
             return Ok(Outcome::Done);
         }
         // Radio self-tests at start and every health.self_test_every_s
-        // (docs/protocol.md#radio-health); not while held by .local/STOP.
+        // (docs/protocol.md#7-radio-health); not while held by .local/STOP.
         if !flow.paths.stop().exists() {
             self_tests.run_due(&flow.paths, &|m| say(m));
         }

@@ -1,4 +1,4 @@
-//! Radio health (docs/protocol.md#radio-health): self-tests, BAD radios kept out of
+//! Radio health (docs/protocol.md#7-radio-health): self-tests, BAD radios kept out of
 //! runs until a self-test passes, the stall watchdog and the re-test after it, and
 //! unattended operation (`watch --no-prompt` with `rxnode review`, the systemd unit).
 //!

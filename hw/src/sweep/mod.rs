@@ -398,7 +398,7 @@ fn one_hop(
     let deadline = now.checked_add(budget).unwrap_or(now);
     let mut got = 0u64;
     let mut started = false;
-    // The stall watchdog (docs/reliability.md#the-stall-watchdog): reads that time
+    // The stall watchdog (docs/reliability.md#6-the-stall-watchdog): reads that time
     // out in a row, and how long since the stream last delivered.
     let mut in_a_row = 0u32;
     let mut last_alive = Instant::now();

@@ -37,7 +37,7 @@ pub struct CaptureSettings {
     /// Timeout of one source read (µs).
     pub timeout_us: i64,
     /// The stall watchdog: this many read timeouts in a row end the capture as
-    /// stalled (docs/reliability.md#the-stall-watchdog).
+    /// stalled (docs/reliability.md#6-the-stall-watchdog).
     pub max_consecutive_timeouts: u32,
     /// The stall watchdog: a live stream that delivers nothing for this long ends
     /// the capture as stalled, however its reads return; `None`: no time limit.
