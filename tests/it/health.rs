@@ -457,3 +457,58 @@ fn a_damaged_health_file_blocks_runs_and_is_kept() {
         "{\"schema_version\": 1, \"radios\": "
     );
 }
+
+/// A radio another rxnode is using is not self-tested: `NOT RUN`, naming the holder,
+/// exit 1, and nothing recorded about its health.
+#[test]
+fn a_radio_in_use_is_not_self_tested() {
+    let lab = Lab::new();
+    // Makes .local/ ignored before the capture writes its lock there.
+    let out = sim(&lab, &["health"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let mut cap = util::spawn_fed(
+        lab.rxnode().args([
+            "--sim",
+            "capture",
+            "--device",
+            "driver=rxsim,serial=BUSY",
+            "--frequency-hz",
+            "100e6",
+            "--sample-rate-hz",
+            "1e6",
+            "--gain-db",
+            "10",
+            "--duration-s",
+            "8",
+        ]),
+        b"",
+    );
+    let locks = lab.local().join("radio-locks");
+    let t0 = Instant::now();
+    while !std::fs::read_dir(&locks).is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+    }) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the capture never held the radio"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = sim(
+        &lab,
+        &["--json", "health", "test", "driver=rxsim,serial=BUSY"],
+    );
+    let _ = cap.kill();
+    let _ = cap.wait();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["tests"][0];
+    assert_eq!(t["outcome"], "NOT RUN", "{v:#}");
+    assert!(t["reason"].as_str().unwrap().contains("capture"), "{v:#}");
+    assert!(listing(&lab).radios.is_empty(), "nothing recorded");
+    assert!(!lab
+        .ledger_events()
+        .iter()
+        .any(|e| e["event"] == "self_test"));
+}
