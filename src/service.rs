@@ -3,6 +3,8 @@
 //! it when it fails. The unit holds no secrets: the node key, the policy and the
 //! state stay in the checkout's `.local/`. On other systems the command says what
 //! to do instead (the Windows Task Scheduler: docs/operator.md#windows-task-scheduler).
+// Off Linux the commands only say what to do instead: the unit helpers stay unused there.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
