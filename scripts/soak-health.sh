@@ -129,7 +129,9 @@ echo "# part 2: random faults for $SECONDS_FAULTS s under watch --no-prompt"
 mkdir -p "$WORK/rx/.local"
 printf '{"health": {"self_test_every_s": 10, "radios": ["driver=rxsim,serial=SOAK"]}}\n' >"$WORK/rx/.local/rxnode-policy.json"
 rx watch --once --interval 0.2 </dev/null >/dev/null 2>&1 # makes .local ignored, first self-test
-rx watch --no-prompt --interval 0.5 </dev/null >"$WORK/watcher.log" 2>&1 &
+# The binary itself in the background (not the rx function: its subshell's PID would be
+# killed, not the watcher's).
+"$RX" --repo "$WORK/rx" watch --no-prompt --interval 0.5 </dev/null >"$WORK/watcher.log" 2>&1 &
 WATCHER=$!
 FAULTS=("" ",fail_open=1" ",rx_stall_after_s=0" ",rx_stall_after_s=0.3")
 health_of() { rx --json health | python3 -c 'import json,sys; print(next((r["health"] for r in json.load(sys.stdin)["radios"] if r["identity"]=="driver=rxsim,serial=SOAK"), "UNTESTED"))'; }
