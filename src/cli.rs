@@ -153,7 +153,8 @@ pub enum Command {
 pub enum HealthCmd {
     /// Self-test radios, read-only (open, a short capture at the lowest gain, check
     /// samples, overflows, timeouts, clipping and CLKIN); a pass makes a radio GOOD,
-    /// a failure BAD. Exit 0 when all passed, 1 when any failed.
+    /// a failure BAD. Exit 0 when all passed, 1 when any failed or could not run
+    /// (another rxnode held the radio).
     Test {
         /// SoapySDR device args of each radio; none: every radio of the policy's
         /// `health.radios`.
