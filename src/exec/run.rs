@@ -352,6 +352,10 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             .device()
             .and_then(|d| crate::health::guard::bad_reason(run.paths, d))
         {
+            if matches!(step, Step::TxTone(_)) {
+                // The authorization belongs to the first tx_tone step, run or not.
+                drop(authorization.take());
+            }
             steps::blocked_by_health(&s, step, why, &mut out);
             continue;
         }

@@ -512,3 +512,44 @@ fn a_radio_in_use_is_not_self_tested() {
         .iter()
         .any(|e| e["event"] == "self_test"));
 }
+
+/// A `tx_tone` step on a BAD radio is BLOCKED and still uses up the run's one
+/// authorization: a second `tx_tone` step on a good radio does not transmit.
+#[test]
+fn a_bad_radio_s_tx_step_is_blocked_and_uses_up_the_authorization() {
+    let lab = Lab::new();
+    let events = lab.events_log();
+    lab.set_policy(
+        r#"{"tx": {"allowed_ranges_hz": [[433050000, 434790000]], "max_gain_db": 10, "max_duration_s": 2}}"#,
+    );
+    let out = sim(
+        &lab,
+        &["health", "test", "driver=rxsim,serial=TXBAD,fail_open=1"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let tone = |serial: &str| {
+        format!(
+            r#"{{"op": "tx_tone", "device": "driver=rxsim,serial={serial}", "frequency_hz": 433.92e6,
+                "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.2}}"#
+        )
+    };
+    let plan = format!(r#"{{"steps": [{}, {}]}}"#, tone("TXBAD"), tone("TXGOOD"));
+    let red = [
+        ("HARDWARE_ACCESS", "YES"),
+        ("RF_TX", "YES"),
+        ("RISK_LEVEL", "RED"),
+    ];
+    lab.post_and_approve("HEALTH_TX", &red, Some(&plan));
+    let out = util::run_fed(
+        lab.rxnode()
+            .args(["--sim", "run", "HEALTH_TX"])
+            .env("RXSIM_EVENT_LOG", &events),
+        b"AUTHORIZE RF TX\n",
+    );
+    let r = result(&lab, "HEALTH_TX");
+    let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
+    assert_eq!(st, ["BLOCKED", "BLOCKED"], "{}\n{r:#?}", show(&out));
+    assert!(r.checks[0].detail.contains("BAD since"), "{r:#?}");
+    let log = std::fs::read_to_string(&events).unwrap_or_default();
+    assert!(!log.contains(" TX "), "nothing transmitted: {log}");
+}
