@@ -41,7 +41,10 @@ pub use crate::{
         ClkinCompareStep, ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step,
         TxToneStep, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, MAX_PEAKS_LIMIT,
     },
-    policy::{check_clkin_compare, check_rx_step, check_step, Policy, RxPolicy, TxPolicy},
+    policy::{
+        check_clkin_compare, check_rx_step, check_step, HealthPolicy, Policy, RxPolicy, TxPolicy,
+        MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
+    },
     records::{
         required_phrase, verify_authorization, verify_node_authorization, Approval, Authorization,
         AuthorizationKind,

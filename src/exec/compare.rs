@@ -407,6 +407,16 @@ pub(crate) fn step_compare(
             }
         }
     }
+    // Again under the radios' locks: either radio may have been found BAD meanwhile
+    // (docs/protocol.md#8-radio-health).
+    if let Some(why) = c
+        .devices
+        .iter()
+        .find_map(|d| crate::health::guard::bad_reason(s.paths, d))
+    {
+        not_done(out, Status::Blocked, why);
+        return;
+    }
     match compare(c, crate::signals::cancel_flag("the running step")) {
         Ok(done) => {
             if done.status != Status::Pass {

@@ -351,6 +351,19 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             index: i,
             name,
         };
+        // A BAD radio is not used (docs/protocol.md#8-radio-health); a comparison checks
+        // its second radio under the radios' locks.
+        if let Some(why) = step
+            .device()
+            .and_then(|d| crate::health::guard::bad_reason(run.paths, d))
+        {
+            if matches!(step, Step::TxTone(_)) {
+                // The authorization belongs to the first tx_tone step, run or not.
+                drop(authorization.take());
+            }
+            steps::blocked_by_health(&s, step, why, &mut out);
+            continue;
+        }
         match step {
             Step::Inventory => steps::step_inventory(&s.name, &mut out),
             Step::ClockCheck(c) => steps::step_clock(&s, c, &mut out),

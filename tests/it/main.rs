@@ -22,6 +22,8 @@ mod crash;
 mod demo;
 mod doctor;
 #[cfg(unix)]
+mod health;
+#[cfg(unix)]
 mod hostile;
 mod hostile_review;
 mod inventory;

@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 mod capture;
+mod health;
 mod plans;
 mod recording;
 

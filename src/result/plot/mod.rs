@@ -18,8 +18,8 @@ mod spectrum;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
-pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
 pub(crate) use capture::{clkin_inset_of, clkin_markers_of};
+pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
 pub(crate) use heatmap::write_heatmap;
 pub(crate) use spectrum::write_spectrum;
 

@@ -1,0 +1,174 @@
+//! Unattended operation: `watch --no-prompt` queues and never prompts while
+//! `rxnode review` approves from another terminal, and the systemd unit of
+//! `rxnode service`.
+use super::*;
+use std::io::Read;
+
+/// Wait until `f` holds (at most `secs`), polling.
+fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(secs),
+            "timed out: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn status_or_empty(lab: &Lab, id: &str) -> String {
+    // The state is replaced atomically: a reader never sees half a file.
+    let p = lab.local().join("rx_agent_state.json");
+    let Ok(b) = std::fs::read(&p) else {
+        return String::new();
+    };
+    let v: serde_json::Value =
+        serde_json::from_slice(&b).unwrap_or_else(|e| panic!("torn state file ({e})"));
+    v["tasks"][id]["status"].as_str().unwrap_or("").to_owned()
+}
+
+/// `watch --no-prompt` queues tasks and never reads stdin; `rxnode review` approves
+/// and defers them while it polls every 0.1 s, and neither loses the other's
+/// writes; an interactive watcher cannot start beside it; SIGTERM stops it cleanly.
+#[test]
+fn no_prompt_watcher_queues_and_review_decides_while_it_runs() {
+    let lab = Lab::new();
+    let mut w = lab
+        .rxnode()
+        .args(["watch", "--no-prompt", "--interval", "0.1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for id in ["UN_1", "UN_2"] {
+        lab.post(&lab.plan_task(id, &[], None));
+        wait_for(20, &format!("{id} queued"), || {
+            status_or_empty(&lab, id) == "pending"
+        });
+    }
+    let review = |id: &str, answer: &str| {
+        util::run_fed(lab.rxnode().args(["review", id]), answer.as_bytes())
+    };
+    let out = review("UN_1", "A\n");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = review("UN_2", "D\n");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // A task posted now is queued too, beside the decisions already made.
+    lab.post(&lab.plan_task("UN_3", &[], None));
+    wait_for(20, "UN_3 queued", || {
+        status_or_empty(&lab, "UN_3") == "pending"
+    });
+    assert_eq!(lab.status_of("UN_1"), "approved");
+    assert_eq!(lab.status_of("UN_2"), "deferred");
+    assert!(lab.state()["running"].as_bool().unwrap());
+    // One watcher at a time, prompting or not.
+    let out = util::run_fed(lab.rxnode().args(["watch", "--once"]), b"");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("watch --no-prompt"),
+        "{}",
+        show(&out)
+    );
+
+    util::signal(w.id(), libc::SIGTERM);
+    let t0 = Instant::now();
+    let code = loop {
+        if let Some(st) = w.try_wait().unwrap() {
+            break st.code();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "watcher did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut so = String::new();
+    w.stdout.take().unwrap().read_to_string(&mut so).unwrap();
+    let mut se = String::new();
+    w.stderr.take().unwrap().read_to_string(&mut se).unwrap();
+    assert_eq!(code, Some(0), "{so}{se}");
+    for id in ["UN_1", "UN_2", "UN_3"] {
+        assert!(
+            so.contains(&format!("queued for approval: task {id}")),
+            "{id}: {so}"
+        );
+    }
+    assert!(!so.contains(util::PROMPT), "it never prompts: {so}");
+    let s = lab.state();
+    assert!(!s["running"].as_bool().unwrap());
+    assert_eq!(lab.status_of("UN_1"), "approved");
+    assert_eq!(lab.status_of("UN_3"), "pending");
+    let out = lab.run(&["--json", "status"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}
+
+/// The unit `rxnode service install` writes runs `watch --no-prompt` in this
+/// checkout, restarts it on failure, holds no secret, and passes
+/// `systemd-analyze verify`; status reads it back; uninstall removes it.
+#[cfg(target_os = "linux")]
+#[test]
+fn service_unit_verifies_and_is_managed() {
+    let lab = Lab::new();
+    let units = lab.dir.path().join("units");
+    let d = units.to_str().unwrap();
+    let out = lab.run(
+        &["service", "install", "--unit-dir", d, "--interval", "20"],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let unit = units.join("rxnode-watch.service");
+    let t = std::fs::read_to_string(&unit).unwrap();
+    let rx = lab.rx.canonicalize().unwrap();
+    let line = |k: &str| {
+        t.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("no {k}= in {t}"))
+            .to_owned()
+    };
+    assert_eq!(line("WorkingDirectory"), rx.to_str().unwrap());
+    assert_eq!(line("Restart"), "on-failure");
+    assert!(line("RestartSec").parse::<u32>().unwrap() >= 5);
+    assert_eq!(line("WantedBy"), "multi-user.target");
+    assert!(
+        line("User").parse::<u32>().is_ok(),
+        "a system unit runs as the operator"
+    );
+    let exec = line("ExecStart");
+    for w in ["watch", "--no-prompt", "--interval", "20", "--repo"] {
+        assert!(exec.contains(&format!("\"{w}\"")), "{w}: {exec}");
+    }
+    assert!(exec.contains(&format!("\"{}\"", rx.display())), "{exec}");
+    assert!(!t.contains("Environment"), "no secrets or variables: {t}");
+    let verify = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&unit)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("systemd-analyze is missing ({e}): scripts/setup.sh --tests installs systemd")
+        });
+    assert!(verify.status.success(), "{}", show(&verify));
+    assert!(text(&verify.stderr).trim().is_empty(), "{}", show(&verify));
+
+    let out = lab.run(&["--json", "service", "status", "--unit-dir", d], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["installed"], true);
+    assert_eq!(s["this_checkout"], true);
+    assert_eq!(s["exec_start"].as_str(), Some(exec.as_str()));
+
+    // A user unit: no User=, wanted by the user's default target.
+    let out = lab.run(&["service", "install", "--user", "--unit-dir", d], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let t = std::fs::read_to_string(&unit).unwrap();
+    assert!(text(&out.stdout).starts_with("replaced"), "{}", show(&out));
+    assert!(!t.contains("\nUser="), "{t}");
+    assert!(t.contains("WantedBy=default.target"), "{t}");
+
+    let out = lab.run(&["service", "uninstall", "--unit-dir", d], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!unit.exists());
+    let out = lab.run(&["--json", "service", "status", "--unit-dir", d], "");
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["installed"], false);
+}
