@@ -111,7 +111,7 @@ impl GsmScene {
                 let fcch_bit = self.fcch
                     && slot == 0.0
                     && FCCH_FRAMES.contains(&((frame as u32) % 51))
-                    && (3.0..3.0 + FCCH_BITS).contains(&in_slot);
+                    && in_slot < FCCH_BITS;
                 // The FCCH's all-zero bits give a steady +Rb/4; data bits ±Rb/4.
                 self.symbol = if fcch_bit || self.rng.next_u64() & 1 == 0 {
                     1.0
