@@ -241,6 +241,21 @@ fn sweep_line(w: &RxSweepStep) -> String {
     s
 }
 
+fn freq_cal_line(f: &rxnode_interlock::FreqCalStep) -> String {
+    let what = match f.method {
+        rxnode_interlock::FreqCalMethod::Gsm => "GSM BCCH carrier (FCCH bursts)",
+        rxnode_interlock::FreqCalMethod::Lte => "LTE downlink (PSS/SSS)",
+    };
+    format!(
+        "freq_cal {}: measures the radio's frequency error from the {what} at {}, {}, {}, {}, receive only, no IQ recorded",
+        escaped(&f.device),
+        mhz(f.frequency_hz),
+        msps(f.sample_rate_hz),
+        gain(f.gain_db.as_ref()),
+        secs(f.duration_s)
+    )
+}
+
 fn tx_line(t: &TxToneStep) -> String {
     let off = t.tone_offset_hz.abs();
     format!(
@@ -275,6 +290,7 @@ pub(crate) fn step_line(step: &Step) -> String {
         Step::RxCapture(c) => capture_line(c),
         Step::RxSweep(w) => sweep_line(w),
         Step::TxTone(t) => tx_line(t),
+        Step::FreqCal(f) => freq_cal_line(f),
     }
 }
 

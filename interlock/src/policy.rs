@@ -195,7 +195,7 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
 
 /// The node policy's verdict on one plan step, by the very checks `rxnode run`
 /// applies: [`check_rx_step`] for `rx_capture`, [`crate::check_rx_sweep`] for
-/// `rx_sweep`, [`crate::check_tx_step`] for `tx_tone` (the run refuses a whole RED
+/// `rx_sweep`, [`crate::check_freq_cal`] for `freq_cal`, [`crate::check_tx_step`] for `tx_tone` (the run refuses a whole RED
 /// run over it before anybody is asked to authorize). `inventory` and
 /// `clock_check` have no policy limits. The approval prompt and `rxnode validate
 /// --policy` show it, so the operator learns before `[A]` what the run would block.
@@ -204,6 +204,7 @@ pub fn check_step(step: &Step, policy: &Policy) -> Result<(), Error> {
         Step::Inventory | Step::ClockCheck(_) => Ok(()),
         Step::RxCapture(c) => check_rx_step(c, &policy.rx),
         Step::RxSweep(s) => crate::sweep::check_rx_sweep(s, &policy.rx),
+        Step::FreqCal(s) => crate::freq_cal::check_freq_cal(s, &policy.rx),
         Step::TxTone(t) => crate::permit::check_tx_step(t, policy),
     }
 }

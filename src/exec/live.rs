@@ -2,9 +2,11 @@
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
 use crate::result::Status;
+use num_complex::Complex;
 use rxnode_dsp::{
-    run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, ClkinConfig,
-    ClockEvidence, IqFormat, IqWriter, RecordFormat, RecordingMeta, WelchConfig,
+    run_capture, run_capture_ci16, run_capture_with_hook, CaptureSettings, CaptureStatus,
+    CaptureSummary, ClkinConfig, ClockEvidence, IqFormat, IqWriter, RecordFormat, RecordingMeta,
+    WelchConfig,
 };
 use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
 use serde_json::json;
@@ -123,6 +125,16 @@ pub(crate) fn relative_to(path: &Path, checkout: &Path) -> String {
     }
 }
 
+/// An analysis that rides a live capture: told what the radio really has once it is
+/// tuned, then handed every analysed block on the capture engine's DSP thread.
+pub(crate) trait BlockSink {
+    /// The radio is tuned to `frequency_hz` at `sample_rate_hz` (read back): get
+    /// ready, or refuse (nothing has streamed yet).
+    fn start(&mut self, frequency_hz: f64, sample_rate_hz: f64) -> Result<(), NotCaptured>;
+    /// The next block of samples.
+    fn feed(&mut self, block: &[Complex<f32>]);
+}
+
 /// Run one capture. `checkout`: make IQ paths relative to it. `show_progress`: a
 /// progress bar on stderr when it is a terminal.
 pub(crate) fn capture(
@@ -130,6 +142,18 @@ pub(crate) fn capture(
     checkout: Option<&Path>,
     cancel: &AtomicBool,
     show_progress: bool,
+) -> Result<CaptureSummary, NotCaptured> {
+    capture_into(c, checkout, cancel, show_progress, None)
+}
+
+/// [`capture`], handing every analysed block to `sink` too (CF32; `sink` captures
+/// never record CS16).
+pub(crate) fn capture_into(
+    c: &LiveCapture,
+    checkout: Option<&Path>,
+    cancel: &AtomicBool,
+    show_progress: bool,
+    mut sink: Option<&mut dyn BlockSink>,
 ) -> Result<CaptureSummary, NotCaptured> {
     // HackRF's only CLKIN signal besides the hardware-info key: ask `hackrf_clock`
     // (read-only) before we open the radio, as a HackRF takes one process at a time.
@@ -142,9 +166,12 @@ pub(crate) fn capture(
     within_device_limits(c, &info)?;
     let tuned = configure(&mut radio, c, hackrf_clkin)?;
     let settings = settings_of(c, &tuned);
+    if let Some(k) = sink.as_deref_mut() {
+        k.start(tuned.actual.frequency_hz, tuned.actual.sample_rate_hz)?;
+    }
     let recorder = recorder_of(c, &tuned.actual, &info)?;
     // Native CS16 only when recording it; otherwise CF32 as before.
-    let stream = if c.record.is_some() && c.record_format == RecordFormat::Ci16 {
+    let stream = if sink.is_none() && c.record.is_some() && c.record_format == RecordFormat::Ci16 {
         Stream::I16(radio.rx_stream_ci16().map_err(classify)?)
     } else {
         Stream::F32(radio.rx_stream().map_err(classify)?)
@@ -155,6 +182,7 @@ pub(crate) fn capture(
         cancel,
         recorder,
         bar_on: show_progress && std::io::stderr().is_terminal(),
+        sink,
     };
     let mut summary = run.run().map_err(|e| NotCaptured::Failed(e.to_string()))?;
     describe(&mut summary, c, &info, &tuned);
@@ -324,16 +352,18 @@ enum Stream {
 }
 
 /// One run of the capture engine over a stream.
-struct Streaming<'a> {
+struct Streaming<'a, 'k> {
     stream: Stream,
     settings: &'a CaptureSettings,
     cancel: &'a AtomicBool,
     recorder: Option<IqWriter>,
     /// Draw a progress bar on stderr.
     bar_on: bool,
+    /// An analysis fed every block.
+    sink: Option<&'k mut dyn BlockSink>,
 }
 
-impl Streaming<'_> {
+impl Streaming<'_, '_> {
     /// Run the engine, with a progress bar beside it when asked.
     fn run(self) -> rxnode_dsp::Result<CaptureSummary> {
         let samples = self.settings.samples;
@@ -343,15 +373,23 @@ impl Streaming<'_> {
             if self.bar_on {
                 s.spawn(|| progress_bar(samples, &progress, &done));
             }
-            let r = match self.stream {
-                Stream::F32(st) => run_capture(
+            let r = match (self.stream, self.sink) {
+                (Stream::F32(st), Some(k)) => run_capture_with_hook(
+                    st,
+                    self.settings,
+                    self.cancel,
+                    Some(&progress),
+                    self.recorder,
+                    &mut |x| k.feed(x),
+                ),
+                (Stream::F32(st), None) => run_capture(
                     st,
                     self.settings,
                     self.cancel,
                     Some(&progress),
                     self.recorder,
                 ),
-                Stream::I16(st) => run_capture_ci16(
+                (Stream::I16(st), _) => run_capture_ci16(
                     st,
                     self.settings,
                     self.cancel,

@@ -348,6 +348,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             Step::ClockCheck(c) => steps::step_clock(&s.name, c, &mut out),
             Step::RxCapture(c) => steps::step_capture(&s, c, &mut out),
             Step::RxSweep(sw) => crate::exec::sweep::step_sweep(&s, sw, &mut out),
+            Step::FreqCal(f) => crate::exec::freq_cal::step_freq_cal(&s, f, &mut out),
             Step::TxTone(t) => tx::step_tx(&s, authorization.take(), t, &mut out),
         }
     }
@@ -378,6 +379,7 @@ fn record_run(
     result.tx = out.tx;
     result.errors = out.errors;
     result.sweeps = out.sweeps;
+    result.freq_cal = out.freq_cal;
     if interrupted {
         result
             .errors

@@ -25,6 +25,8 @@ pub(crate) struct Outputs {
     pub(crate) errors: Vec<String>,
     /// One entry per `rx_sweep` step.
     pub(crate) sweeps: Vec<serde_json::Value>,
+    /// One entry per `freq_cal` step.
+    pub(crate) freq_cal: Vec<serde_json::Value>,
     /// IQ bytes recorded so far (against the policy's `rx.max_iq_bytes`).
     pub(crate) iq_used: u64,
 }
@@ -33,6 +35,11 @@ impl Outputs {
     /// An `rx_capture` step that captured nothing: its check and its table row.
     pub(crate) fn not_captured(&mut self, s: &StepCtx, status: Status, why: String) {
         not_done(&mut self.checks, &mut self.captures, s, status, why);
+    }
+
+    /// A `freq_cal` step that measured nothing: its check and its table row.
+    pub(crate) fn not_calibrated(&mut self, s: &StepCtx, status: Status, why: String) {
+        not_done(&mut self.checks, &mut self.freq_cal, s, status, why);
     }
 
     /// An `rx_sweep` step that swept nothing: its check and its table row.

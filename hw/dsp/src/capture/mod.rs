@@ -248,7 +248,10 @@ impl<S: Ci16Source> BlockSource<Complex<i16>> for Ci16Reader<S> {
     }
 }
 
-pub(crate) fn run_capture_with_hook<S: SampleSource>(
+/// [`run_capture`] that also hands every analysed block to `hook`, on the DSP
+/// thread, in order (a streaming estimator such as [`crate::FreqCalEstimator`]
+/// rides the capture's hot path this way).
+pub fn run_capture_with_hook<S: SampleSource>(
     source: S,
     settings: &CaptureSettings,
     cancel: &AtomicBool,

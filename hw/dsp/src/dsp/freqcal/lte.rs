@@ -292,7 +292,7 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// The LTE PSS/SSS estimator ([`FreqCalEstimator`] for [`FreqCalMethod::Lte`]).
-pub struct LteEstimator {
+pub(crate) struct LteEstimator {
     config: FreqCalConfig,
     resampler: Resampler,
     /// 1.92 MS/s samples from index `buf_start` on.
@@ -316,7 +316,7 @@ pub struct LteEstimator {
 impl LteEstimator {
     /// An estimator for `config`: the LTE downlink centred at `carrier_hz`, received by
     /// a radio tuned to `center_hz` at `sample_rate_hz` (≥ 1.92 MS/s).
-    pub fn new(config: FreqCalConfig) -> Result<Self, FreqCalError> {
+    pub(crate) fn new(config: FreqCalConfig) -> Result<Self, FreqCalError> {
         let bad =
             |field: &'static str, detail: String| FreqCalError::InvalidSetting { field, detail };
         let c = &config;

@@ -1,0 +1,266 @@
+//! `freq_cal`: a radio's absolute frequency error from a broadcast signal (GSM FCCH,
+//! LTE PSS/SSS), as a plan step and as `rxnode clkin calibrate`
+//! (docs/operator.md#calibrating-a-radio-without-a-generator). The estimator rides
+//! the capture engine's hot path; nothing is recorded.
+use crate::exec::live::{BlockSink, LiveCapture, NotCaptured};
+use crate::exec::steps::{Outputs, StepCtx};
+use crate::result::{Check, Status};
+use num_complex::Complex;
+use rxnode_dsp::{
+    freq_cal_estimator, CaptureSummary, FreqCalConfig, FreqCalError, FreqCalEstimate,
+    FreqCalEstimator, RecordFormat,
+};
+use rxnode_interlock::{check_freq_cal, FreqCalMethod, FreqCalStep};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// The estimator's spelling of a plan's method.
+pub(crate) fn dsp_method(m: FreqCalMethod) -> rxnode_dsp::FreqCalMethod {
+    match m {
+        FreqCalMethod::Gsm => rxnode_dsp::FreqCalMethod::Gsm,
+        FreqCalMethod::Lte => rxnode_dsp::FreqCalMethod::Lte,
+    }
+}
+
+/// What one measurement came to.
+pub(crate) struct Measured {
+    /// PASS (an estimate from a complete capture), PARTIAL (an estimate from an
+    /// incomplete one), FAIL (no signal, or the radio failed), BLOCKED, NOT RUN.
+    pub(crate) status: Status,
+    /// One line for the check.
+    pub(crate) detail: String,
+    /// The result's `freq_cal[]` entry (without `step`).
+    pub(crate) entry: Value,
+    /// The estimate, when there is one.
+    pub(crate) estimate: Option<FreqCalEstimate>,
+    /// The radio's identity (driver, serial), when it was opened.
+    pub(crate) device: Value,
+}
+
+impl Measured {
+    fn without_estimate(f: &FreqCalStep, status: Status, detail: String) -> Self {
+        let entry = json!({
+            "status": status.as_str(),
+            "detail": detail,
+            "method": f.method.as_str(),
+            "device": {"args": f.device},
+            "frequency_hz": f.frequency_hz,
+        });
+        Self {
+            status,
+            detail,
+            entry,
+            estimate: None,
+            device: Value::Null,
+        }
+    }
+}
+
+/// The estimator for the tuned radio, fed on the capture engine's DSP thread.
+struct EstimatorSink {
+    method: FreqCalMethod,
+    carrier_hz: f64,
+    est: Option<Box<dyn FreqCalEstimator>>,
+}
+
+impl BlockSink for EstimatorSink {
+    fn start(&mut self, frequency_hz: f64, sample_rate_hz: f64) -> Result<(), NotCaptured> {
+        let cfg = FreqCalConfig::new(self.carrier_hz, frequency_hz, sample_rate_hz);
+        match freq_cal_estimator(dsp_method(self.method), cfg) {
+            Ok(e) => {
+                self.est = Some(e);
+                Ok(())
+            }
+            Err(e) => Err(NotCaptured::Blocked(e.to_string())),
+        }
+    }
+
+    fn feed(&mut self, block: &[Complex<f32>]) {
+        if let Some(e) = &mut self.est {
+            e.feed(block);
+        }
+    }
+}
+
+/// Measure: refuse early what cannot work (no estimator for the method in this
+/// build, a rate too low for the search range), then capture with the estimator on
+/// the hot path and judge.
+pub(crate) fn measure(
+    f: &FreqCalStep,
+    checkout: Option<&Path>,
+    cancel: &AtomicBool,
+    show_progress: bool,
+) -> Measured {
+    // Before any radio opens: is there an estimator, and do the asked values fit it?
+    let probe = FreqCalConfig::new(f.frequency_hz, f.frequency_hz, f.sample_rate_hz);
+    match freq_cal_estimator(dsp_method(f.method), probe) {
+        Err(FreqCalError::Unavailable(why)) => {
+            return Measured::without_estimate(f, Status::NotRun, why)
+        }
+        Err(e) => return Measured::without_estimate(f, Status::Blocked, e.to_string()),
+        Ok(_) => {}
+    }
+    let (gain_db, gain_elements) = crate::exec::live::split_gain(f.gain_db.as_ref());
+    let live = LiveCapture {
+        device: f.device.clone(),
+        frequency_hz: f.frequency_hz,
+        sample_rate_hz: f.sample_rate_hz,
+        gain_db,
+        gain_elements,
+        bandwidth_hz: None,
+        antenna: None,
+        clock_source: None,
+        duration_s: f.duration_s,
+        fft_size: 2048,
+        clkin: None,
+        record: None,
+        record_format: RecordFormat::Cf32,
+        max_iq_bytes: None,
+    };
+    let mut sink = EstimatorSink {
+        method: f.method,
+        carrier_hz: f.frequency_hz,
+        est: None,
+    };
+    let summary = match crate::exec::live::capture_into(
+        &live,
+        checkout,
+        cancel,
+        show_progress,
+        Some(&mut sink),
+    ) {
+        Ok(s) => s,
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::OverLimit(why)) => {
+            return Measured::without_estimate(f, Status::Blocked, why)
+        }
+        Err(NotCaptured::Failed(why)) => return Measured::without_estimate(f, Status::Fail, why),
+    };
+    let result = match &mut sink.est {
+        Some(e) => e.finish(),
+        None => Err(FreqCalError::NotFound("the estimator never started".into())),
+    };
+    judge(f, &summary, result)
+}
+
+/// The status, detail and entry of a finished capture and its estimate.
+fn judge(
+    f: &FreqCalStep,
+    summary: &CaptureSummary,
+    result: Result<FreqCalEstimate, FreqCalError>,
+) -> Measured {
+    let complete = summary.clean && !summary.cancelled;
+    let capture = json!({
+        "samples_requested": summary.samples_requested,
+        "samples_received": summary.samples_received,
+        "samples_processed": summary.samples_processed,
+        "overflows": summary.overflows,
+        "dropped_samples": summary.dropped_samples,
+        "stop_reason": summary.stop_reason,
+        "mean_power_dbfs": summary.mean_power_dbfs,
+    });
+    let mut entry = json!({
+        "method": f.method.as_str(),
+        "device": summary.device,
+        "requested": summary.requested,
+        "actual": summary.actual,
+        "frequency_hz": f.frequency_hz,
+        "capture": capture,
+    });
+    let (status, detail, estimate) = match result {
+        Ok(e) => {
+            let status = if complete {
+                Status::Pass
+            } else {
+                Status::Partial
+            };
+            let used = e.evidence.detections.iter().filter(|d| d.used).count();
+            let dec = rxnode_dsp::ppm_decimals(e.uncertainty_ppm);
+            let mut detail = format!(
+                "{} {}: radio error {:+.dec$} ± {:.dec$} ppm (1σ) from {used} of {} burst(s), confidence {:.2}",
+                f.method.as_str().to_uppercase(),
+                e.cell,
+                e.ppm,
+                e.uncertainty_ppm,
+                e.evidence.detections.len(),
+                e.confidence
+            );
+            if !complete {
+                detail.push_str(&format!(
+                    "; capture incomplete ({}, {} of {} samples, {} dropped)",
+                    summary.stop_reason,
+                    summary.samples_processed,
+                    summary.samples_requested,
+                    summary.dropped_samples
+                ));
+            }
+            (status, detail, Some(e))
+        }
+        Err(FreqCalError::NotFound(why)) => {
+            let detail = match f.method {
+                FreqCalMethod::Gsm if why.starts_with("no GSM FCCH found") => why,
+                FreqCalMethod::Gsm => format!("no GSM FCCH found: {why}"),
+                FreqCalMethod::Lte if why.starts_with("no LTE cell found") => why,
+                FreqCalMethod::Lte => format!("no LTE cell found: {why}"),
+            };
+            (Status::Fail, detail, None)
+        }
+        Err(e @ FreqCalError::Unavailable(_)) => (Status::NotRun, e.to_string(), None),
+        Err(e) => (Status::Fail, e.to_string(), None),
+    };
+    if let (Some(o), Some(e)) = (entry.as_object_mut(), &estimate) {
+        o.insert("ppm".into(), json!(e.ppm));
+        o.insert("uncertainty_ppm".into(), json!(e.uncertainty_ppm));
+        o.insert("cell".into(), json!(e.cell));
+        o.insert("confidence".into(), json!(e.confidence));
+        o.insert("bursts".into(), json!(e.evidence.detections.len()));
+        o.insert(
+            "bursts_used".into(),
+            json!(e.evidence.detections.iter().filter(|d| d.used).count()),
+        );
+        o.insert(
+            "nominal_offset_hz".into(),
+            json!(e.evidence.nominal_offset_hz),
+        );
+        o.insert("search_hz".into(), json!(e.evidence.search_hz));
+        o.insert(
+            "seconds_analysed".into(),
+            json!(e.evidence.seconds_analysed),
+        );
+        o.insert("detections".into(), json!(e.evidence.detections));
+    }
+    if let Some(o) = entry.as_object_mut() {
+        o.insert("status".into(), json!(status.as_str()));
+        o.insert("detail".into(), json!(detail));
+    }
+    Measured {
+        status,
+        detail,
+        entry,
+        estimate,
+        device: summary.device.clone(),
+    }
+}
+
+/// The `freq_cal` step: policy, measurement, its check and its `freq_cal[]` row.
+pub(crate) fn step_freq_cal(s: &StepCtx, f: &FreqCalStep, out: &mut Outputs) {
+    if let Err(e) = check_freq_cal(f, &s.policy.rx) {
+        out.not_calibrated(s, Status::Blocked, e.to_string());
+        return;
+    }
+    let m = measure(
+        f,
+        Some(&s.paths.repo),
+        crate::signals::cancel_flag("the running step"),
+        !s.ctx.json,
+    );
+    if m.status == Status::Fail {
+        out.errors.push(format!("{}: {}", s.name, m.detail));
+    }
+    let mut entry = m.entry;
+    if let Some(o) = entry.as_object_mut() {
+        o.insert("step".into(), json!(s.index + 1));
+    }
+    out.freq_cal.push(entry);
+    out.checks.push(Check::new(&s.name, m.status, m.detail));
+}
