@@ -56,7 +56,8 @@ pub use crate::{
         ppm_decimals, ppm_from_offset, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
         ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem, FcchEstimator, FreqCalConfig,
         FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator, FreqCalEvidence,
-        FreqCalMethod, GsmScene, Peak, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
+        FreqCalMethod, GsmScene, LteScene, Peak, Spectrum, Welch, WelchConfig, Window,
+        LTE_UNAVAILABLE,
     },
     error::{Error, Result},
     iq::{

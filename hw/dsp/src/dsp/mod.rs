@@ -17,7 +17,7 @@ pub use clkin::{
 pub use freqcal::{
     freq_cal_estimator, offset_for_ppm, ppm_from_offset, FcchEstimator, FreqCalConfig,
     FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator, FreqCalEvidence,
-    FreqCalMethod, GsmScene, LTE_UNAVAILABLE,
+    FreqCalMethod, GsmScene, LteScene, LTE_UNAVAILABLE,
 };
 pub use peaks::{find_peaks, median_db, Peak};
 pub use welch::{Spectrum, Welch, WelchConfig};

@@ -7,12 +7,12 @@
 //!
 //! 1. **Decimate** to 1.92 MS/s (`resample`), the 128-point grid of the central
 //!    1.08 MHz, whatever the radio's rate.
-//! 2. **Acquire**: over 40 ms (8 PSS), correlate with the three PSS roots shifted
+//! 2. **Acquire**: over 80 ms (16 PSS), correlate with the three PSS roots shifted
 //!    to every carrier offset that ±`max_error_ppm` allows (3.75 kHz steps, by rotating
 //!    FFT bins), fold the correlation power every 5 ms — each fold corrected for the
 //!    sample-clock drift that offset implies, as one crystal drives LO and sample
 //!    clock — and take the strongest peak against its fold's mean. Below the
-//!    threshold, the next 40 ms is tried, four times at most: then "no LTE cell found".
+//!    threshold, the next 80 ms is tried, four times at most: then "no LTE cell found".
 //! 3. **Track** every later PSS in a ±4-sample window around its predicted arrival
 //!    (a running fit of the arrivals): its correlation peak, then a 128-point FFT of
 //!    the PSS gives the fractional arrival time (the phase slope across the
@@ -35,7 +35,7 @@
 //!      reported instead, never a guess.
 //!    - the SSS candidate that stands out gives N_ID_1, so PCI = 3·N_ID_1 + N_ID_2.
 //!
-//! Memory: the 1.92 MS/s samples of the last ~10 ms, 40 ms while acquiring, and one
+//! Memory: the 1.92 MS/s samples of the last ~10 ms, 80 ms while acquiring, and one
 //! small record per PSS (at most [`MAX_RECORDS`]).
 use super::{
     ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
@@ -48,11 +48,13 @@ use std::sync::Arc;
 
 mod resample;
 pub(crate) mod seq;
+mod synth;
 #[cfg(test)]
 mod tests;
 
 use resample::{Resampler, LTE_RATE_HZ};
 use seq::{bin, pss, pss_time, sss, subcarrier, NFFT, N_ID_1_COUNT, SEQ_LEN};
+pub use synth::LteScene;
 
 /// Samples per 5 ms (half frame) at 1.92 MS/s: the PSS period.
 const HALF_FRAME: usize = 9600;
@@ -63,7 +65,7 @@ const SYMBOL: usize = 137;
 /// Where the PSS's useful part starts in slot 0 (after symbols 0..5 and its own CP).
 const PSS_IN_SLOT: usize = 10 + NFFT + 5 * SYMBOL + 9;
 /// Half frames folded while acquiring.
-const ACQ_PERIODS: usize = 8;
+const ACQ_PERIODS: usize = 16;
 /// Acquisition FFT size and the new samples per block (the rest is the PSS overlap).
 const ACQ_FFT: usize = 512;
 const ACQ_STEP: usize = ACQ_FFT - NFFT;
@@ -71,9 +73,9 @@ const ACQ_STEP: usize = ACQ_FFT - NFFT;
 const ACQ_LEN: usize = ACQ_PERIODS * HALF_FRAME + ACQ_FFT;
 /// Acquisition windows tried before giving up.
 const ACQ_ATTEMPTS: usize = 4;
-/// A fold peak must stand this far above its fold's mean: with 8 folds of noise
-/// (Gamma(8)/8), less than 1e-4 chance over all roots, offsets and lags at 2.7 GHz.
-const ACQ_THRESHOLD: f64 = 5.5;
+/// A fold peak must stand this far above its fold's mean: with 16 folds of noise
+/// (Gamma(16)/16), less than 1e-4 chance over all roots, offsets and lags at 2.7 GHz.
+const ACQ_THRESHOLD: f64 = 3.6;
 /// Tracking window: ± samples around the predicted arrival.
 const TRACK_HALF_WINDOW: i64 = 4;
 /// A tracked PSS counts as found when its normalised correlation |ρ|² exceeds this
@@ -197,6 +199,24 @@ fn wrap(a: f64) -> f64 {
     } else {
         r
     }
+}
+
+/// The carrier offset residual (Hz, after the mix-down) from products whose phase
+/// turns by 2π·offset·`lag`/1.92 MS/s, its standard error from their spread, and its
+/// alias spacing (Hz). `None` with fewer than two products.
+fn circular_offset(products: &[Complex<f64>], lag: f64) -> Option<(f64, f64, f64)> {
+    if products.len() < 2 {
+        return None;
+    }
+    let sum: Complex<f64> = products.iter().sum();
+    let k = LTE_RATE_HZ / (2.0 * PI * lag);
+    let var = products
+        .iter()
+        .map(|p| wrap(p.arg() - sum.arg()).powi(2))
+        .sum::<f64>()
+        / (products.len() - 1) as f64;
+    let sd = (var.sqrt() / (products.len() as f64).sqrt() * k.abs()).max(1e-3);
+    Some((sum.arg() * k, sd, LTE_RATE_HZ / lag.abs()))
 }
 
 /// |Σ_k Y_k·exp(j2πkδ/128)|² for a PSS that starts δ samples into its FFT window.
@@ -329,7 +349,7 @@ impl LteEstimator {
                 ),
             ));
         }
-        if !(c.sample_rate_hz <= 200e6) {
+        if c.sample_rate_hz > 200e6 {
             return Err(bad(
                 "sample_rate_hz",
                 format!("{} S/s is above 200 MS/s", c.sample_rate_hz),
@@ -758,60 +778,59 @@ impl LteEstimator {
         let eps_tau_sd = period_sd / HALF_FRAME as f64;
         let off_tau = super::offset_for_ppm(cfg.carrier_hz, cfg.center_hz, eps_tau * 1e6);
         let off_tau_sd = cfg.carrier_hz * eps_tau_sd;
-        // 2. Cyclic prefixes: the carrier within ±7.5 kHz of the mix-down frequency.
-        let cp_sum: Complex<f64> = t.records.iter().map(|r| r.cp).sum();
-        let k_cp = LTE_RATE_HZ / (2.0 * PI * NFFT as f64);
-        let off_cp = t.mix_hz - cp_sum.arg() * k_cp;
-        let devs: Vec<f64> = t
-            .records
-            .iter()
-            .map(|r| wrap(r.cp.arg() - cp_sum.arg()))
-            .collect();
-        let dev_sd =
-            (devs.iter().map(|d| d * d).sum::<f64>() / (devs.len() - 1).max(1) as f64).sqrt();
-        let off_cp_sd = (dev_sd / (devs.len() as f64).sqrt() * k_cp).max(1e-3);
-        // The PSS against the SSS one symbol earlier: the carrier within ±7 kHz.
-        let with_ps: Vec<Complex<f64>> = t
+        // 2. Two more looks at the carrier, each known only modulo its own alias
+        //    spacing: the cyclic prefixes (one turn per 128 samples: 15 kHz) and the
+        //    PSS against the SSS one symbol earlier (137 samples: 14.01 kHz).
+        let cp: Vec<Complex<f64>> = t.records.iter().map(|r| r.cp).collect();
+        let ps: Vec<Complex<f64>> = t
             .records
             .iter()
             .map(|r| r.ps)
             .filter(|p| p.norm_sqr() > 0.0)
             .collect();
-        let (off_cp, off_cp_sd) = if with_ps.len() >= MIN_FOUND {
-            let sum: Complex<f64> = with_ps.iter().sum();
-            let k_ps = LTE_RATE_HZ / (2.0 * PI * SYMBOL as f64);
-            let off_ps = t.mix_hz + sum.arg() * k_ps;
-            let dev_sd = (with_ps
-                .iter()
-                .map(|p| wrap(p.arg() - sum.arg()).powi(2))
-                .sum::<f64>()
-                / (with_ps.len() - 1) as f64)
-                .sqrt();
-            let off_ps_sd = (dev_sd / (with_ps.len() as f64).sqrt() * k_ps).max(1e-3);
-            // Both fold the same ±7 kHz ambiguity away the same way: combine.
-            let (w1, w2) = (off_cp_sd.powi(-2), off_ps_sd.powi(-2));
-            (
-                (off_cp * w1 + off_ps * w2) / (w1 + w2),
-                (w1 + w2).powf(-0.5),
-            )
-        } else {
-            (off_cp, off_cp_sd)
+        let looks = [
+            circular_offset(&cp, -(NFFT as f64)),
+            if ps.len() >= MIN_FOUND {
+                circular_offset(&ps, SYMBOL as f64)
+            } else {
+                None
+            },
+        ];
+        // Each look's alias nearest `around`, combined with the others.
+        let unwrap_looks = |around: f64| -> Option<(f64, f64)> {
+            let mut acc = (0.0, 0.0);
+            for (resid, sd, spacing) in looks.iter().flatten() {
+                let v = t.mix_hz + resid;
+                let v = v + ((around - v) / spacing).round() * spacing;
+                acc.0 += v / (sd * sd);
+                acc.1 += 1.0 / (sd * sd);
+            }
+            (acc.1 > 0.0).then(|| (acc.0 / acc.1, acc.1.powf(-0.5)))
         };
-        // 3. Combine them, unless they disagree (a sample clock not tied to the LO).
-        let z = (off_tau - off_cp) / (off_tau_sd.powi(2) + off_cp_sd.powi(2)).sqrt();
-        let (off_prior, prior_sd) = if z.abs() <= 4.0 {
-            let (w1, w2) = (off_tau_sd.powi(-2), off_cp_sd.powi(-2));
-            (
-                (off_tau * w1 + off_cp * w2) / (w1 + w2),
-                (w1 + w2).powf(-0.5),
-            )
-        } else {
-            tracing::warn!(
-                off_tau,
-                off_cp,
-                "lte: the PSS arrival drift and the carrier disagree; using the carrier alone"
-            );
-            (off_cp, off_cp_sd)
+        // 3. Around the arrival-drift estimate (never aliased: it holds even when the
+        //    acquisition locked onto a Zadoff-Chu delay-Doppler ghost a few subcarriers
+        //    off), combined with it; if they disagree, the sample clock is not tied to
+        //    the LO and the carrier looks alone, around the acquisition's offset, count.
+        let (off_prior, prior_sd) = match unwrap_looks(off_tau) {
+            Some((off_c, sd_c))
+                if (off_tau - off_c).abs() <= 4.0 * (off_tau_sd.powi(2) + sd_c.powi(2)).sqrt() =>
+            {
+                let (w1, w2) = (off_tau_sd.powi(-2), sd_c.powi(-2));
+                (
+                    (off_tau * w1 + off_c * w2) / (w1 + w2),
+                    (w1 + w2).powf(-0.5),
+                )
+            }
+            None => (off_tau, off_tau_sd),
+            Some(_) => {
+                let (off_c, sd_c) = unwrap_looks(t.mix_hz).unwrap_or((off_tau, off_tau_sd));
+                tracing::warn!(
+                    off_tau,
+                    off_c,
+                    "lte: the PSS arrival drift and the carrier disagree; using the carrier alone"
+                );
+                (off_c, sd_c)
+            }
         };
         // 4. Carrier phase at each window centre, against time.
         let phase_t = |r: &Record| (r.w as f64 + 63.5) / LTE_RATE_HZ;
@@ -880,13 +899,13 @@ impl LteEstimator {
         let (offset, offset_sd, how) = if margin >= ALIAS_SIGMAS * prior_sd {
             (off_phase, off_phase_sd, "PSS phase")
         } else {
-            (off_prior, prior_sd, "PSS timing and cyclic prefix")
+            (off_prior, prior_sd, "PSS timing, cyclic prefixes and SSS")
         };
         tracing::debug!(
             off_tau,
             off_tau_sd,
-            off_cp,
-            off_cp_sd,
+            off_prior,
+            prior_sd,
             off_phase,
             off_phase_sd,
             how,

@@ -22,6 +22,7 @@ pub(crate) mod lte;
 pub(crate) mod synth;
 
 pub use gsm::FcchEstimator;
+pub use lte::LteScene;
 pub use synth::GsmScene;
 
 /// The broadcast signal an estimate comes from.
