@@ -114,7 +114,7 @@ fn record_format(args: &CaptureOptions) -> Result<RecordFormat> {
 }
 
 /// Inside a checkout: the ledger is written and `.local/` kept out of Git.
-fn in_checkout(repo: &Path) -> bool {
+pub(crate) fn in_checkout(repo: &Path) -> bool {
     match git2::Repository::open(repo) {
         Ok(r) => {
             if let Err(e) = crate::git::ops::ensure_local_excluded(&r) {
