@@ -4,15 +4,13 @@
 //! the capture engine's hot path; nothing is recorded.
 use crate::context::Ctx;
 use crate::exec::live::{BlockSink, LiveCapture, NotCaptured};
+use crate::exec::steps::{Outputs, StepCtx};
 use crate::exit::{bad_input, refused, Outcome};
+use crate::result::{Check, Status};
 use crate::store::calibration::{self, Measurement};
 use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
 use anyhow::Result;
-use std::io::Write;
-use std::path::PathBuf;
-use crate::exec::steps::{Outputs, StepCtx};
-use crate::result::{Check, Status};
 use num_complex::Complex;
 use rxnode_dsp::{
     freq_cal_estimator, CaptureSummary, FreqCalConfig, FreqCalError, FreqCalEstimate,
@@ -20,7 +18,9 @@ use rxnode_dsp::{
 };
 use rxnode_interlock::{check_freq_cal, FreqCalMethod, FreqCalStep};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// The estimator's spelling of a plan's method.
@@ -302,7 +302,8 @@ fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>,
         .pointer("/actual/clock_source")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let clock = calibration::clock_block(paths, &driver, &serial, source.as_deref(), max_age_s, None);
+    let clock =
+        calibration::clock_block(paths, &driver, &serial, source.as_deref(), max_age_s, None);
     if let Some(o) = m.entry.as_object_mut() {
         if m.estimate.is_some() {
             o.insert("calibration_stored".into(), json!(stored));
@@ -367,7 +368,8 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
         if in_checkout {
             crate::exec::ledger_note(
                 &paths,
-                &Entry::new("refused").detail(json!({"command": "clkin calibrate", "reason": e.to_string()})),
+                &Entry::new("refused")
+                    .detail(json!({"command": "clkin calibrate", "reason": e.to_string()})),
             );
         }
         return Err(refused(e.to_string()));
@@ -416,7 +418,11 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
 fn render(m: &Measured) -> String {
     let mut s = format!("{}: {}\n", m.status.as_str(), m.detail);
     if let Some(e) = &m.estimate {
-        let fc = m.entry.get("frequency_hz").and_then(Value::as_f64).unwrap_or(0.0);
+        let fc = m
+            .entry
+            .get("frequency_hz")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
         s.push_str(&format!(
             "  the radio's clock runs {} by {:.4} ppm: tuned to {:.6} MHz it receives {:.6} MHz;\n  \
              to receive {:.6} MHz exactly, tune to {:.6} MHz (or apply it with --apply-cal)\n",

@@ -104,9 +104,7 @@ pub(crate) fn load(paths: &Paths) -> Result<CalibrationFile> {
     let p = path(paths);
     let meta = match std::fs::symlink_metadata(&p) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(CalibrationFile::default())
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CalibrationFile::default()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
     };
     if !meta.is_file() {
@@ -175,7 +173,8 @@ pub(crate) fn record(paths: &Paths, driver: &str, serial: &str, m: Measurement) 
 
 /// Seconds between an ISO 8601 time and now; `None` when it does not parse.
 pub(crate) fn age_s(time: &str) -> Option<f64> {
-    let t = time::OffsetDateTime::parse(time, &time::format_description::well_known::Rfc3339).ok()?;
+    let t =
+        time::OffsetDateTime::parse(time, &time::format_description::well_known::Rfc3339).ok()?;
     Some((time::OffsetDateTime::now_utc() - t).as_seconds_f64())
 }
 
@@ -282,8 +281,14 @@ mod tests {
         assert!(record(&paths, "rxsim", "a", m(1.0)).unwrap_or(false));
         assert!(record(&paths, "rxsim", "b", m(-2.0)).unwrap_or(false));
         assert!(record(&paths, "rxsim", "a", m(3.0)).unwrap_or(false));
-        assert_eq!(lookup(&paths, "rxsim", "a").ok().flatten().map(|x| x.ppm), Some(3.0));
-        assert_eq!(lookup(&paths, "rxsim", "b").ok().flatten().map(|x| x.ppm), Some(-2.0));
+        assert_eq!(
+            lookup(&paths, "rxsim", "a").ok().flatten().map(|x| x.ppm),
+            Some(3.0)
+        );
+        assert_eq!(
+            lookup(&paths, "rxsim", "b").ok().flatten().map(|x| x.ppm),
+            Some(-2.0)
+        );
         // No serial: nothing stored, nothing found.
         assert!(!record(&paths, "rxsim", "", m(5.0)).unwrap_or(true));
         assert_eq!(lookup(&paths, "rxsim", "").ok().flatten(), None);
@@ -299,8 +304,14 @@ mod tests {
         std::fs::create_dir_all(&paths.local).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(path(&paths), b"{\"radios\": 7}").unwrap_or_else(|e| panic!("{e}"));
         let e = load(&paths).map(|_| ()).map_err(|e| format!("{e:#}"));
-        assert!(matches!(&e, Err(m) if m.contains("calibration.json: not a calibration file")), "{e:?}");
+        assert!(
+            matches!(&e, Err(m) if m.contains("calibration.json: not a calibration file")),
+            "{e:?}"
+        );
         assert!(record(&paths, "rxsim", "a", m(1.0)).is_err());
-        assert_eq!(std::fs::read(path(&paths)).unwrap_or_default(), b"{\"radios\": 7}");
+        assert_eq!(
+            std::fs::read(path(&paths)).unwrap_or_default(),
+            b"{\"radios\": 7}"
+        );
     }
 }

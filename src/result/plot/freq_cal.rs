@@ -39,7 +39,11 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
         })
         .unwrap_or_default();
     anyhow::ensure!(!dets.is_empty(), "plot: no detections to draw");
-    let method = e.get("method").and_then(Value::as_str).unwrap_or("?").to_uppercase();
+    let method = e
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_uppercase();
     let cell = e.get("cell").and_then(Value::as_str).unwrap_or("");
     let title = match (f("ppm"), f("uncertainty_ppm")) {
         (Some(p), Some(u)) => {
@@ -59,12 +63,19 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
     let search = e
         .get("search_hz")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_f64).map(|v| v / 1e3).collect::<Vec<_>>())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_f64)
+                .map(|v| v / 1e3)
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     let nominal = f("nominal_offset_hz").map(|v| v / 1e3);
     let (mut y0, mut y1) = dets
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), d| (a.min(d.off_khz), b.max(d.off_khz)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), d| {
+            (a.min(d.off_khz), b.max(d.off_khz))
+        });
     if let [lo, hi] = search[..] {
         y0 = y0.min(lo);
         y1 = y1.max(hi);
@@ -74,7 +85,9 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
     // Lower panel: ppm around the combined value (or the median).
     let mut ppms: Vec<f64> = dets.iter().filter(|d| d.used).map(|d| d.ppm).collect();
     ppms.sort_by(f64::total_cmp);
-    let centre = f("ppm").or_else(|| ppms.get(ppms.len() / 2).copied()).unwrap_or(0.0);
+    let centre = f("ppm")
+        .or_else(|| ppms.get(ppms.len() / 2).copied())
+        .unwrap_or(0.0);
     let spread = ppms
         .iter()
         .map(|p| (p - centre).abs())
@@ -112,7 +125,12 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
             )))
             .map_err(err)?
             .label("searched (±60 ppm)")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], RGBColor(255, 243, 205).filled()));
+            .legend(|(x, y)| {
+                Rectangle::new(
+                    [(x, y - 5), (x + 14, y + 5)],
+                    RGBColor(255, 243, 205).filled(),
+                )
+            });
         }
         if let Some(n) = nominal {
             c.draw_series(LineSeries::new(
