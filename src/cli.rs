@@ -271,6 +271,11 @@ pub struct CaptureArgs {
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
     #[arg(long, requires = "record")]
     pub record_format: Option<String>,
+    /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
+    /// (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long)]
+    pub apply_cal: bool,
 }
 
 /// `analyze` options.

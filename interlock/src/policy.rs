@@ -243,6 +243,7 @@ mod tests {
             bandwidth_hz: None,
             antenna: None,
             clkin: None,
+            apply_calibration: false,
         }
     }
 

@@ -125,6 +125,7 @@ pub(crate) fn measure(
         record: None,
         record_format: RecordFormat::Cf32,
         max_iq_bytes: None,
+        calibration: None,
     };
     let mut sink = EstimatorSink {
         method: f.method,

@@ -229,21 +229,21 @@ pub(crate) fn correction_for(
 ) -> Result<Measurement, String> {
     let Some(id) = identity(driver, serial) else {
         return Err(format!(
-            "apply_calibration: the radio (driver {driver:?}) reports no serial, so no measurement can be tied to it"
+            "apply_calibration (--apply-cal): the radio (driver {driver:?}) reports no serial, so no measurement can be tied to it"
         ));
     };
     let m = lookup(paths, driver, serial)
-        .map_err(|e| format!("apply_calibration: {e:#}"))?
+        .map_err(|e| format!("apply_calibration (--apply-cal): {e:#}"))?
         .ok_or_else(|| {
             format!(
-                "apply_calibration: no frequency calibration of {id} in .local/calibration.json; \
+                "apply_calibration (--apply-cal): no frequency calibration of {id} in .local/calibration.json; \
                  measure one with `rxnode clkin calibrate`"
             )
         })?;
     match age_s(&m.time) {
         Some(a) if (-300.0..=max_age_s).contains(&a) => Ok(m),
         Some(a) => Err(format!(
-            "apply_calibration: the calibration of {id} ({:+.4} ppm, {}) is stale: {:.1} h old, \
+            "apply_calibration (--apply-cal): the calibration of {id} ({:+.4} ppm, {}) is stale: {:.1} h old, \
              rx.calibration_max_age_s is {:.1} h; measure again with `rxnode clkin calibrate`",
             m.ppm,
             m.time,
@@ -251,7 +251,7 @@ pub(crate) fn correction_for(
             max_age_s / 3600.0
         )),
         None => Err(format!(
-            "apply_calibration: the calibration of {id} has an unreadable time {:?}",
+            "apply_calibration (--apply-cal): the calibration of {id} has an unreadable time {:?}",
             m.time
         )),
     }

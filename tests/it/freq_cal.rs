@@ -189,7 +189,11 @@ fn freq_cal_steps_in_a_run() {
   {{"op": "freq_cal", "device": "{dev}", "method": "gsm", "frequency_hz": 935.2e6,
     "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 4}},
   {{"op": "freq_cal", "device": "{dev}", "method": "lte", "frequency_hz": 806e6,
-    "sample_rate_hz": 1.92e6, "duration_s": 1}}
+    "sample_rate_hz": 1.92e6, "duration_s": 1}},
+  {{"op": "rx_capture", "device": "driver=rxsim,serial=fc5,pace=0,ppm=-12.5,tone_hz=935.3e6",
+    "frequency_hz": 935.2e6, "sample_rate_hz": 1e6, "duration_s": 0.5, "apply_calibration": true}},
+  {{"op": "rx_capture", "device": "driver=rxsim,serial=fc5-other,pace=0,tone_hz=935.3e6",
+    "frequency_hz": 935.2e6, "sample_rate_hz": 1e6, "duration_s": 0.5, "apply_calibration": true}}
 ]}}"#
     );
     lab.post_and_approve(
@@ -223,6 +227,30 @@ fn freq_cal_steps_in_a_run() {
         (Some(2), "NOT RUN")
     );
     assert_eq!(rows[1].ppm, None);
+    // Step 3 tuned with the measurement step 1 just kept: the tone is where it is.
+    let caps = r["captures"].as_array().cloned().unwrap_or_default();
+    assert_eq!(caps.len(), 2, "{caps:?}");
+    assert_eq!(
+        caps[0]["clock"]["ppm_correction_applied"].as_f64(),
+        Some(ppm)
+    );
+    let peak = caps[0]["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!((peak - 935.3e6).abs() < 1_000.0, "{peak}");
+    // Step 4's radio was never measured: BLOCKED, naming it.
+    let checks = r["checks"].as_array().cloned().unwrap_or_default();
+    let c4 = checks
+        .iter()
+        .find(|c| c["name"] == "step 4: rx_capture")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(c4["status"], "BLOCKED", "{c4}");
+    assert!(
+        c4["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no frequency calibration of driver=rxsim,serial=fc5-other"),
+        "{c4}"
+    );
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap_or_default();
     assert!(
         md.contains("lte estimator not available in this build"),
@@ -232,4 +260,113 @@ fn freq_cal_steps_in_a_run() {
     assert!(dir.join("FREQCAL_1.png").exists());
     let v = run_fed(lab.rxnode().args(["validate-result", "FC_RUN_1"]), b"");
     assert_eq!(v.status.code(), Some(0), "{}", show(&v));
+}
+
+fn capture(lab: &Lab, device: &str, extra: &[&str]) -> Output {
+    run_fed(
+        lab.rxnode()
+            .arg("--sim")
+            .args([
+                "capture", "-d", device, "-f", "935.2M", "-r", "1M", "-t", "0.5", "--json",
+            ])
+            .args(extra),
+        b"",
+    )
+}
+
+fn json_of(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", show(o)))
+}
+
+/// `capture --apply-cal` tunes with the radio's fresh measurement (the tone lands at
+/// its true RF) and says so in the `clock` block of the summary and of the SigMF
+/// recording (the `rxnode` extension, accepted by the sigmf package's validator); a
+/// capture without it only reports the measurement; a missing or stale one refuses.
+#[test]
+fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_one() {
+    let lab = Lab::new();
+    let o = calibrate(&lab, &gsm_radio("fc6", 17.3, 10.0), "gsm", &["-t", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let measured = parsed(&o).ppm.unwrap_or(f64::NAN);
+    let radio = "driver=rxsim,serial=fc6,pace=0,ppm=17.3,tone_hz=935.3e6";
+    // Without --apply-cal: the tone where the fast clock puts it, the measurement shown.
+    let plain = json_of(&capture(&lab, radio, &[]));
+    let peak = plain["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!(
+        (peak - (935.3e6 - 17.3e-6 * 935.2e6)).abs() < 1_000.0,
+        "{peak}"
+    );
+    assert_eq!(
+        plain["clock"]["ppm_correction_applied"],
+        serde_json::Value::Null
+    );
+    assert_eq!(
+        plain["clock"]["last_measurement"]["ppm"].as_f64(),
+        Some(measured)
+    );
+    assert_eq!(plain["clock"]["last_measurement"]["stale"], false);
+    // With it: at its true RF, recorded with the clock block.
+    let rec = lab.local().join("rx_iq/cal.sigmf-data");
+    let o = capture(
+        &lab,
+        radio,
+        &["--apply-cal", "--record", rec.to_str().unwrap_or_default()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let cor = json_of(&o);
+    assert_eq!(
+        cor["clock"]["ppm_correction_applied"].as_f64(),
+        Some(measured)
+    );
+    let peak = cor["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!((peak - 935.3e6).abs() < 1_000.0, "{peak}");
+    let meta = rec.with_extension("sigmf-meta");
+    let py = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys\nfrom sigmf import sigmffile\nf = sigmffile.fromfile(sys.argv[1])\nf.validate()\n\
+             ext = [e['name'] for e in f.get_global_field('core:extensions')]\n\
+             print(ext, f.get_global_field('rxnode:clock')['ppm_correction_applied'])",
+        )
+        .arg(&meta)
+        .output()
+        .unwrap_or_else(|e| panic!("python3: {e}"));
+    assert!(
+        py.status.success(),
+        "the sigmf check failed (pip install sigmf; scripts/setup.sh does it): {}",
+        show(&py)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&py.stdout).trim(),
+        format!("['rxnode'] {measured}")
+    );
+    // Another radio was never measured: refused, naming it.
+    let o = capture(
+        &lab,
+        "driver=rxsim,serial=fc7,pace=0,tone_hz=935.3e6",
+        &["--apply-cal"],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert!(
+        show(&o).contains("no frequency calibration of driver=rxsim,serial=fc7"),
+        "{}",
+        show(&o)
+    );
+    // A measurement older than the policy's limit is stale: shown so, never applied.
+    lab.set_policy(r#"{"rx": {"calibration_max_age_s": 1}}"#);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let o = capture(&lab, radio, &["--apply-cal"]);
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert!(
+        show(&o).contains("the calibration of driver=rxsim,serial=fc6"),
+        "{}",
+        show(&o)
+    );
+    assert!(show(&o).contains("is stale"), "{}", show(&o));
+    let plain = json_of(&capture(&lab, radio, &[]));
+    assert_eq!(plain["clock"]["last_measurement"]["stale"], true);
+    assert_eq!(
+        plain["clock"]["ppm_correction_applied"],
+        serde_json::Value::Null
+    );
 }

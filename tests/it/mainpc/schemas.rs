@@ -306,7 +306,9 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
     lab.post("SCH_FREQCAL", &["--rx", "--plan", &plan3]);
     approve(&a);
     assert_eq!(
-        rxnode(&a, &["--sim", "run", "SCH_FREQCAL"], "").status.code(),
+        rxnode(&a, &["--sim", "run", "SCH_FREQCAL"], "")
+            .status
+            .code(),
         Some(0)
     );
     for id in ["SCH_MANUAL", "SCH_CLKIN", "SCH_FREE", "SCH_FREQCAL"] {
