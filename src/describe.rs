@@ -201,6 +201,9 @@ fn capture_line(c: &RxCaptureStep) -> String {
             k.tolerance_ppm
         ));
     }
+    if c.apply_calibration {
+        s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
+    }
     if c.record_iq {
         let fmt = serde_json::to_value(c.record_format.unwrap_or_default())
             .ok()

@@ -139,6 +139,7 @@ impl FreqCalStep {
             bandwidth_hz: None,
             antenna: None,
             clkin: None,
+            apply_calibration: false,
         }
     }
 }

@@ -30,10 +30,18 @@ pub struct RxPolicy {
     /// Most IQ bytes on disk per task (default 4 GiB).
     #[serde(default = "default_max_iq")]
     pub max_iq_bytes: u64,
+    /// A radio's frequency calibration older than this (seconds, default 24 h) is
+    /// stale: shown as such and never applied
+    /// (docs/operator.md#calibrating-a-radio-without-a-generator).
+    #[serde(default = "default_calibration_max_age")]
+    pub calibration_max_age_s: f64,
 }
 
 fn default_max_duration() -> f64 {
     60.0
+}
+fn default_calibration_max_age() -> f64 {
+    24.0 * 3600.0
 }
 fn default_max_iq() -> u64 {
     4 * 1024 * 1024 * 1024
@@ -46,6 +54,7 @@ impl Default for RxPolicy {
             max_sample_rate_hz: None,
             max_gain_db: None,
             max_iq_bytes: default_max_iq(),
+            calibration_max_age_s: default_calibration_max_age(),
         }
     }
 }
@@ -109,6 +118,7 @@ impl Policy {
             }
         };
         pos("rx.max_duration_s", self.rx.max_duration_s)?;
+        pos("rx.calibration_max_age_s", self.rx.calibration_max_age_s)?;
         if let Some(r) = self.rx.max_sample_rate_hz {
             pos("rx.max_sample_rate_hz", r)?;
         }
@@ -233,6 +243,7 @@ mod tests {
             bandwidth_hz: None,
             antenna: None,
             clkin: None,
+            apply_calibration: false,
         }
     }
 

@@ -47,6 +47,57 @@ pub(crate) struct LiveCapture {
     pub(crate) record_format: RecordFormat,
     /// IQ disk budget.
     pub(crate) max_iq_bytes: Option<u64>,
+    /// The node's frequency calibrations: the `clock` block of the summary and the
+    /// recording, and the correction when asked.
+    pub(crate) calibration: Option<CalibrationUse>,
+}
+
+/// How a capture uses the node's frequency calibrations
+/// (docs/operator.md#calibrating-a-radio-without-a-generator).
+#[derive(Debug, Clone)]
+pub(crate) struct CalibrationUse {
+    /// Where `.local/calibration.json` is.
+    pub(crate) paths: crate::store::paths::Paths,
+    /// Older than this (s) is stale (the policy's `rx.calibration_max_age_s`).
+    pub(crate) max_age_s: f64,
+    /// Apply the radio's measurement (`apply_calibration`, `--apply-cal`): a missing
+    /// or stale one blocks the capture, naming it.
+    pub(crate) apply: bool,
+}
+
+impl CalibrationUse {
+    /// The correction (ppm) to apply to this radio, if asked: its fresh measurement.
+    pub(crate) fn correction(&self, info: &DeviceInfo) -> Result<Option<f64>, NotCaptured> {
+        if !self.apply {
+            return Ok(None);
+        }
+        crate::store::calibration::correction_for(
+            &self.paths,
+            &info.driver,
+            info.serial.as_deref().unwrap_or_default(),
+            self.max_age_s,
+        )
+        .map(|m| Some(m.ppm))
+        // A refusal of the node's own rule, as a policy limit is.
+        .map_err(NotCaptured::OverLimit)
+    }
+
+    /// The `clock` block for this radio, its clock source and the correction applied.
+    pub(crate) fn block(
+        &self,
+        info: &DeviceInfo,
+        source: Option<&str>,
+        applied: Option<f64>,
+    ) -> serde_json::Value {
+        crate::store::calibration::clock_block(
+            &self.paths,
+            &info.driver,
+            info.serial.as_deref().unwrap_or_default(),
+            source,
+            self.max_age_s,
+            applied,
+        )
+    }
 }
 
 /// Split a plan's gain into the overall figure and the per-element map.
@@ -164,12 +215,33 @@ pub(crate) fn capture_into(
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
     within_device_limits(c, &info)?;
-    let tuned = configure(&mut radio, c, hackrf_clkin)?;
-    let settings = settings_of(c, &tuned);
+    // A correction asked for: the radio's fresh measurement, or nothing streams.
+    let applied = match &c.calibration {
+        Some(k) => k.correction(&info)?,
+        None => None,
+    };
+    // The LO of a radio whose clock runs fast by e sits at f·(1+e): to be at fc
+    // really, tune to fc/(1+e).
+    let scale = 1.0 + applied.unwrap_or(0.0) * 1e-6;
+    let mut asked = c.clone();
+    asked.frequency_hz = c.frequency_hz / scale;
+    let tuned = configure(&mut radio, &asked, hackrf_clkin)?;
+    let mut settings = settings_of(c, &tuned);
+    if applied.is_some() {
+        // The PSD's axis in true RF.
+        settings.welch.center_hz = Some(tuned.actual.frequency_hz * scale);
+    }
+    let clock = c
+        .calibration
+        .as_ref()
+        .map(|k| k.block(&info, tuned.actual.clock_source.as_deref(), applied));
     if let Some(k) = sink.as_deref_mut() {
         k.start(tuned.actual.frequency_hz, tuned.actual.sample_rate_hz)?;
     }
-    let recorder = recorder_of(c, &tuned.actual, &info)?;
+    let mut recorder = recorder_of(c, &tuned.actual, &info)?;
+    if let (Some(w), Some(k)) = (recorder.as_mut(), &clock) {
+        w.set_clock(k.clone());
+    }
     // Native CS16 only when recording it; otherwise CF32 as before.
     let stream = if sink.is_none() && c.record.is_some() && c.record_format == RecordFormat::Ci16 {
         Stream::I16(radio.rx_stream_ci16().map_err(classify)?)
@@ -186,6 +258,7 @@ pub(crate) fn capture_into(
     };
     let mut summary = run.run().map_err(|e| NotCaptured::Failed(e.to_string()))?;
     describe(&mut summary, c, &info, &tuned);
+    summary.clock = clock;
     if let Some(co) = checkout {
         for f in &mut summary.iq_files {
             f.path = PathBuf::from(relative_to(&f.path, co));

@@ -206,6 +206,11 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
         record,
         record_format: crate::exec::live::record_format_of(c.record_format),
         max_iq_bytes: Some(s.policy.rx.max_iq_bytes.saturating_sub(iq_used)),
+        calibration: Some(crate::exec::live::CalibrationUse {
+            paths: s.paths.clone(),
+            max_age_s: s.policy.rx.calibration_max_age_s,
+            apply: c.apply_calibration,
+        }),
     }
 }
 

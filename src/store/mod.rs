@@ -2,6 +2,7 @@
 //! state and its rebuild (`rebuild` checks the evidence, `replay` rebuilds
 //! from it), the ledger, the watcher lock, the outbox, the policy, the node
 //! name, and the trust-root check that guards all of them.
+pub(crate) mod calibration;
 pub(crate) mod fsutil;
 pub(crate) mod key;
 pub(crate) mod ledger;

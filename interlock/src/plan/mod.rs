@@ -151,6 +151,11 @@ pub struct RxCaptureStep {
     /// Reference tone check, if asked.
     #[serde(default)]
     pub clkin: Option<ClkinSpec>,
+    /// Tune with the radio's fresh frequency calibration from `.local/calibration.json`
+    /// (docs/operator.md#calibrating-a-radio-without-a-generator); a missing or
+    /// stale one blocks the step.
+    #[serde(default)]
+    pub apply_calibration: bool,
 }
 
 /// `tx_tone` step.

@@ -147,6 +147,11 @@ pub struct CaptureSummary {
     /// The PSD, decimated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psd: Option<PsdTrace>,
+    /// How good the frequency axis is (the radio's clock source, its last frequency
+    /// calibration, `ppm_correction_applied`): filled in by the caller
+    /// (docs/protocol.md#clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<serde_json::Value>,
 }
 
 /// Run a bounded capture: read `settings.samples` samples from `source` (or until the

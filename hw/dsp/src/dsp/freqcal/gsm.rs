@@ -426,7 +426,7 @@ impl FreqCalEstimator for FcchEstimator {
             ppm: mean,
             uncertainty_ppm: uncertainty,
             method: FreqCalMethod::Gsm,
-            cell: format!("BCCH {:.1} kHz", self.cfg.carrier_hz / 1e3),
+            cell: format!("BCCH {:.3} MHz", self.cfg.carrier_hz / 1e6),
             confidence,
             evidence: FreqCalEvidence {
                 detections,
