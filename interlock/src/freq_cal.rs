@@ -17,6 +17,8 @@ pub const FREQ_CAL_MAX_ERROR_PPM: f64 = 60.0;
 /// The lowest usable GSM sample rate is the searched tone range plus this much
 /// room on each side (Hz).
 const GSM_EDGE_MARGIN_HZ: f64 = 10e3;
+/// The lowest LTE sample rate: the 128-point grid of the six central resource blocks.
+pub const LTE_MIN_RATE_HZ: f64 = 1.92e6;
 /// The usable part of the captured band: ± this fraction of the sample rate (the
 /// radio's own anti-alias filter eats the edges).
 const USABLE_BAND: f64 = 0.45;
@@ -109,6 +111,16 @@ impl FreqCalStep {
                 ));
             }
         }
+        if out.is_empty()
+            && self.method == FreqCalMethod::Lte
+            && self.sample_rate_hz < LTE_MIN_RATE_HZ
+        {
+            out.push(format!(
+                "sample_rate_hz {} is too low for lte: the PSS and SSS are read on LTE's \
+                 1.92 MS/s grid, which needs at least {LTE_MIN_RATE_HZ:.0} Hz",
+                self.sample_rate_hz
+            ));
+        }
         out
     }
 
@@ -183,6 +195,24 @@ mod tests {
         assert_eq!(p.len(), 1, "{p:?}");
         assert!(
             p[0].starts_with("sample_rate_hz 200000 is too low"),
+            "{}",
+            p[0]
+        );
+    }
+
+    #[test]
+    fn an_lte_rate_below_its_grid_is_refused_naming_the_field() {
+        let lte = |rate| FreqCalStep {
+            method: FreqCalMethod::Lte,
+            frequency_hz: 1842.5e6,
+            ..gsm(rate)
+        };
+        assert!(lte(1.92e6).problems().is_empty());
+        assert!(lte(61.44e6).problems().is_empty());
+        let p = lte(1e6).problems();
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with("sample_rate_hz 1000000 is too low for lte"),
             "{}",
             p[0]
         );

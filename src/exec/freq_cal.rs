@@ -185,8 +185,13 @@ fn judge(
             };
             let used = e.evidence.detections.iter().filter(|d| d.used).count();
             let dec = rxnode_dsp::ppm_decimals(e.uncertainty_ppm);
+            // What one detection is: an FCCH burst, or one PSS of the LTE cell.
+            let what = match f.method {
+                FreqCalMethod::Gsm => "burst(s)",
+                FreqCalMethod::Lte => "PSS",
+            };
             let mut detail = format!(
-                "{} {}: radio error {:+.dec$} ± {:.dec$} ppm (1σ) from {used} of {} burst(s), confidence {:.2}",
+                "{} {}: radio error {:+.dec$} ± {:.dec$} ppm (1σ) from {used} of {} {what}, confidence {:.2}",
                 f.method.as_str().to_uppercase(),
                 e.cell,
                 e.ppm,

@@ -1,7 +1,7 @@
 //! Calibrating a radio without a generator: `rxnode clkin calibrate` and the
-//! `freq_cal` plan step over the simulated radio's GSM scene
+//! `freq_cal` plan step over the simulated radio's GSM and LTE scenes
 //! (docs/operator.md#calibrating-a-radio-without-a-generator). A number only when
-//! the signal is there; an LTE step in a build without that estimator is NOT RUN.
+//! the signal is there.
 use crate::util::{run_fed, show, Lab};
 use serde::Deserialize;
 use std::process::Output;
@@ -142,17 +142,109 @@ fn no_gsm_signal_fails_without_a_number() {
     assert!(!lab.local().join("calibration.json").exists());
 }
 
-/// Until the LTE estimator is in the build, `--method lte` is NOT RUN with the
-/// reason, opens no radio and gives no number.
+fn lte_radio(serial: &str, ppm: f64, snr_db: f64, pci: u16) -> String {
+    format!(
+        "driver=rxsim,serial={serial},pace=0,ppm={ppm},lte_freq=1842.5e6,lte_pci={pci},lte_snr_db={snr_db}"
+    )
+}
+
+fn calibrate_lte(lab: &Lab, device: &str, extra: &[&str]) -> Output {
+    run_fed(
+        lab.rxnode()
+            .arg("--sim")
+            .args([
+                "clkin",
+                "calibrate",
+                "-d",
+                device,
+                "--method",
+                "lte",
+                "-f",
+                "1842.5M",
+                "--json",
+            ])
+            .args(extra),
+        b"",
+    )
+}
+
+/// The LTE acceptance case through the binary: a cell at −6 dB in its 1.08 MHz, a
+/// radio at +37 ppm, 2 s → within ±0.05 ppm with an honest uncertainty, the cell's
+/// PCI named, the measurement kept for the radio, a picture drawn.
 #[test]
-fn lte_without_its_estimator_is_not_run_and_gives_no_number() {
+fn clkin_calibrate_finds_an_lte_radio_error_and_its_cell() {
     let lab = Lab::new();
-    let o = calibrate(&lab, &gsm_radio("fc3", 3.0, 10.0), "lte", &["-t", "1"]);
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let png = lab.dir.path().join("pss.png");
+    let o = calibrate_lte(
+        &lab,
+        &lte_radio("lte1", 37.0, -6.0, 301),
+        &["-t", "2", "--plot", png.to_str().unwrap_or_default()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let r = parsed(&o);
-    assert_eq!(r.status, "NOT RUN");
-    assert_eq!(r.detail, "lte estimator not available in this build");
-    assert_eq!(r.ppm, None);
+    assert_eq!(
+        (r.status.as_str(), r.method.as_str()),
+        ("PASS", "lte"),
+        "{}",
+        r.detail
+    );
+    let ppm = r.ppm.unwrap_or(f64::NAN);
+    assert!((ppm - 37.0).abs() <= 0.05, "{ppm}: {}", r.detail);
+    let u = r.uncertainty_ppm.unwrap_or(f64::NAN);
+    assert!(u > 0.0 && u < 0.02, "{u}");
+    assert!((ppm - 37.0).abs() <= 5.0 * u + 1e-4, "{ppm} ± {u}");
+    assert_eq!(r.cell.as_deref(), Some("PCI 301 at 1842.5 MHz"));
+    assert!(
+        r.confidence.is_some_and(|c| (0.7..=1.0).contains(&c)),
+        "{r:?}"
+    );
+    assert_eq!(r.calibration_stored, Some(true), "{r:?}");
+    let m = r
+        .clock
+        .and_then(|c| c.last_measurement)
+        .unwrap_or_else(|| panic!("no last measurement"));
+    assert_eq!((m.ppm, m.method.as_str()), (ppm, "lte"));
+    assert_eq!(
+        lab.porcelain(),
+        "",
+        "calibration.json must be ignored by Git"
+    );
+    let bytes = std::fs::read(&png).unwrap_or_default();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "{} bytes",
+        bytes.len()
+    );
+}
+
+/// No LTE cell (noise only, or a GSM carrier where the cell should be): FAIL "no LTE
+/// cell found", exit 1, never a number, nothing kept; a rate below LTE's 1.92 MS/s
+/// grid is bad input naming the field.
+#[test]
+fn no_lte_cell_fails_without_a_number() {
+    let lab = Lab::new();
+    for dev in [
+        "driver=rxsim,serial=lte2,pace=0",
+        "driver=rxsim,serial=lte3,pace=0,gsm_freq=1842.5e6",
+    ] {
+        let o = calibrate_lte(&lab, dev, &["-t", "1"]);
+        assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+        let r = parsed(&o);
+        assert_eq!(r.status, "FAIL");
+        assert!(r.detail.starts_with("no LTE cell found"), "{}", r.detail);
+        assert_eq!(
+            (r.ppm, r.uncertainty_ppm, r.calibration_stored),
+            (None, None, None)
+        );
+    }
+    assert!(!lab.local().join("calibration.json").exists());
+    let o = calibrate_lte(&lab, &lte_radio("lte4", 0.0, 10.0, 0), &["-r", "1M"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("sample_rate_hz 1000000 is too low for lte"),
+        "{}",
+        show(&o)
+    );
 }
 
 /// Bad values are bad input (exit 2) naming the field; the policy's limits refuse
@@ -178,8 +270,8 @@ fn bad_values_and_policy_limits_are_named() {
 }
 
 /// The `freq_cal` step of an approved task: the GSM step measures and is PASS with its
-/// number in `freq_cal[]` and in RX_RESULT.md; the LTE step is NOT RUN; the result
-/// passes `validate-result`.
+/// number in `freq_cal[]` and in RX_RESULT.md; the LTE step, on a radio with no LTE
+/// cell, is FAIL with no number; the result passes `validate-result`.
 #[test]
 fn freq_cal_steps_in_a_run() {
     let lab = Lab::new();
@@ -206,7 +298,7 @@ fn freq_cal_steps_in_a_run() {
         Some(&plan),
     );
     let o = run_fed(lab.rxnode().arg("--sim").args(["run", "FC_RUN_1"]), b"");
-    // The LTE step is NOT RUN, so the whole run is not PASS.
+    // The LTE step finds no cell, so the whole run is not PASS.
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     let dir = lab.outbox("FC_RUN_1");
     let r: serde_json::Value =
@@ -222,9 +314,11 @@ fn freq_cal_steps_in_a_run() {
     );
     let ppm = rows[0].ppm.unwrap_or(f64::NAN);
     assert!((ppm + 12.5).abs() <= 0.1, "{ppm}");
-    assert_eq!(
-        (rows[1].step, rows[1].status.as_str()),
-        (Some(2), "NOT RUN")
+    assert_eq!((rows[1].step, rows[1].status.as_str()), (Some(2), "FAIL"));
+    assert!(
+        rows[1].detail.starts_with("no LTE cell found"),
+        "{}",
+        rows[1].detail
     );
     assert_eq!(rows[1].ppm, None);
     // Step 3 tuned with the measurement step 1 just kept: the tone is where it is.
@@ -252,10 +346,7 @@ fn freq_cal_steps_in_a_run() {
         "{c4}"
     );
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap_or_default();
-    assert!(
-        md.contains("lte estimator not available in this build"),
-        "{md}"
-    );
+    assert!(md.contains("no LTE cell found"), "{md}");
     assert!(md.contains(&format!("{ppm:+.4}")), "{md}");
     assert!(dir.join("FREQCAL_1.png").exists());
     let v = run_fed(lab.rxnode().args(["validate-result", "FC_RUN_1"]), b"");
@@ -369,4 +460,53 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
         plain["clock"]["ppm_correction_applied"],
         serde_json::Value::Null
     );
+}
+
+/// An LTE `freq_cal` step in an approved task on a cell at 0 dB, radio at −21.4 ppm:
+/// PASS, the number and the PCI in `freq_cal[]` and RX_RESULT.md, the result valid.
+#[test]
+fn an_lte_freq_cal_step_in_a_run() {
+    let lab = Lab::new();
+    let dev =
+        format!("driver=rxsim,serial=lte5,pace=0,ppm=-21.4,lte_freq=806e6,lte_pci=77,lte_snr_db=0");
+    let plan = format!(
+        r#"{{"steps": [
+  {{"op": "freq_cal", "device": "{dev}", "method": "lte", "frequency_hz": 806e6,
+    "sample_rate_hz": 1.92e6, "gain_db": 20, "duration_s": 1.5}}
+]}}"#
+    );
+    lab.post_and_approve(
+        "FC_LTE_1",
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+        Some(&plan),
+    );
+    let o = run_fed(lab.rxnode().arg("--sim").args(["run", "FC_LTE_1"]), b"");
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let dir = lab.outbox("FC_LTE_1");
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap_or_default())
+            .unwrap_or_default();
+    let rows: Vec<FreqCal> = serde_json::from_value(r["freq_cal"].clone())
+        .unwrap_or_else(|e| panic!("freq_cal rows ({e}): {}", r["freq_cal"]));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0].status.as_str(), rows[0].method.as_str()),
+        ("PASS", "lte"),
+        "{rows:?}"
+    );
+    let ppm = rows[0].ppm.unwrap_or(f64::NAN);
+    assert!((ppm + 21.4).abs() <= 0.05, "{ppm}");
+    assert_eq!(rows[0].cell.as_deref(), Some("PCI 77 at 806.0 MHz"));
+    let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap_or_default();
+    assert!(
+        md.contains("PCI 77 at 806.0 MHz") && md.contains(&format!("{ppm:+.4}")),
+        "{md}"
+    );
+    assert!(dir.join("FREQCAL_1.png").exists());
+    let v = run_fed(lab.rxnode().args(["validate-result", "FC_LTE_1"]), b"");
+    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
 }
