@@ -504,6 +504,11 @@ pub struct SweepArgs {
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Tune every hop with the radio's frequency calibration from `rxnode clkin
+    /// calibrate` (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long)]
+    pub apply_cal: bool,
 }
 
 /// A frequency, rate or bin width with an optional SI suffix, as SDR tools write

@@ -241,6 +241,9 @@ fn sweep_line(w: &RxSweepStep) -> String {
         s.push_str(&format!(", ≈ {} on the radio", secs(d)));
     }
     s.push_str(&format!(", {}, no IQ recorded", gain(w.gain_db.as_ref())));
+    if w.apply_calibration {
+        s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
+    }
     s
 }
 

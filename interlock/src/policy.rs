@@ -350,6 +350,7 @@ mod tests {
             max_sample_rate_hz: Some(2e6),
             max_gain_db: Some(20.0),
             max_iq_bytes: 32_000_000,
+            ..RxPolicy::default()
         };
         // Exactly at every limit: allowed (2 s × 2 MS/s × 8 B = 32 MB).
         check_rx_step(&step(), &p).unwrap();

@@ -431,6 +431,46 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
         String::from_utf8_lossy(&py.stdout).trim(),
         format!("['rxnode'] {measured}")
     );
+    // A sweep with it: every hop tuned with the correction, the emitter at its true RF.
+    let sweep = |extra: &[&str]| {
+        json_of(&run_fed(
+            lab.rxnode()
+                .arg("--sim")
+                .args([
+                    "sweep",
+                    "-d",
+                    "driver=rxsim,serial=fc6,pace=0,ppm=17.3,emitters=935.3e6:-30",
+                    "--start-hz",
+                    "934.5M",
+                    "--stop-hz",
+                    "936M",
+                    "--bin-hz",
+                    "500",
+                    "-r",
+                    "2M",
+                    "--json",
+                ])
+                .args(extra),
+            b"",
+        ))
+    };
+    let plain = sweep(&[]);
+    let peak = plain["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!(
+        (peak - (935.3e6 - 17.3e-6 * 935.2e6)).abs() < 1_500.0,
+        "{peak}"
+    );
+    assert_eq!(
+        plain["clock"]["ppm_correction_applied"],
+        serde_json::Value::Null
+    );
+    let cor = sweep(&["--apply-cal"]);
+    let peak = cor["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!((peak - 935.3e6).abs() < 1_000.0, "{peak}");
+    assert_eq!(
+        cor["clock"]["ppm_correction_applied"].as_f64(),
+        Some(measured)
+    );
     // Another radio was never measured: refused, naming it.
     let o = capture(
         &lab,
