@@ -507,8 +507,7 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
 #[test]
 fn an_lte_freq_cal_step_in_a_run() {
     let lab = Lab::new();
-    let dev =
-        format!("driver=rxsim,serial=lte5,pace=0,ppm=-21.4,lte_freq=806e6,lte_pci=77,lte_snr_db=0");
+    let dev = "driver=rxsim,serial=lte5,pace=0,ppm=-21.4,lte_freq=806e6,lte_pci=77,lte_snr_db=0";
     let plan = format!(
         r#"{{"steps": [
   {{"op": "freq_cal", "device": "{dev}", "method": "lte", "frequency_hz": 806e6,

@@ -404,7 +404,7 @@ impl RxRadio {
         if !(ppm.is_finite() && ppm.abs() <= 1000.0) {
             return Err(self.rx().unsupported(
                 "frequency correction (ppm)",
-                &ppm.to_string(),
+                ppm.to_string(),
                 "a finite value within ±1000".to_owned(),
             ));
         }
