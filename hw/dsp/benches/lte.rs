@@ -95,16 +95,26 @@ fn main() {
             .filter_map(|r| r.error_ppm.map(f64::abs))
             .collect();
         let worst = errs.iter().copied().fold(0.0f64, f64::max);
+        let z = runs
+            .iter()
+            .filter_map(|r| r.error_ppm.map(|e| e.abs() / r.uncertainty_ppm))
+            .fold(0.0f64, f64::max);
+        let sigma_max = runs
+            .iter()
+            .map(|r| r.uncertainty_ppm)
+            .fold(0.0f64, f64::max);
         let walls: Vec<f64> = runs.iter().map(|r| r.wall.as_secs_f64()).collect();
         let cpus: Vec<f64> = runs.iter().map(|r| r.cpu).collect();
         println!(
             "lte {:7.1} MHz @ 1.92 MS/s: {}/{seeds} estimates, |error| worst {:.2e} ppm median {:.2e} ppm, \
-             uncertainty (1σ) median {:.2e} ppm, PCI right {}/{seeds}; estimator {:.3} s wall median ({:.1} MS/s), {:.3} CPU-s median",
+             1σ median {:.2e} largest {:.2e} ppm, largest |error|/1σ {:.1}, PCI right {}/{seeds}; estimator {:.3} s wall median ({:.1} MS/s), {:.3} CPU-s median",
             carrier / 1e6,
             errs.len(),
             worst,
             median(errs.clone()),
             median(runs.iter().map(|r| r.uncertainty_ppm).collect()),
+            sigma_max,
+            z,
             runs.iter().filter(|r| r.pci_ok).count(),
             median(walls.clone()),
             2.0 * 1.92 / median(walls),
