@@ -140,7 +140,7 @@ impl FcchEstimator {
                 ),
             ));
         }
-        if rate < 100e3 || rate > 100e6 {
+        if !(100e3..=100e6).contains(&rate) {
             return Err(bad(
                 "sample_rate_hz",
                 format!("{rate} Hz is outside 100 kHz..100 MHz"),
@@ -219,7 +219,7 @@ impl FcchEstimator {
             let bg = self.background[j];
             if !warm && bg > 0.0 {
                 let r = p / bg;
-                if r > DETECT_RATIO && best.map_or(true, |(br, _)| r > br) {
+                if r > DETECT_RATIO && best.is_none_or(|(br, _)| r > br) {
                     best = Some((r, k));
                 }
             }
