@@ -222,7 +222,7 @@ mod tests {
     fn policy_bounds_freq_cal_like_a_capture() {
         let mut pol = RxPolicy {
             max_duration_s: 5.0,
-            ..Default::default()
+            ..RxPolicy::default()
         };
         let e = check_freq_cal(&gsm(1e6), &pol).map_err(|e| e.to_string());
         assert!(
