@@ -486,11 +486,22 @@ fn freq_cal_parses_conflicts_and_bad_values() {
     assert_eq!(t.plan().unwrap().steps[0].op(), "freq_cal");
     assert_eq!(t.plan().unwrap().steps[0].device(), Some("driver=rxsim"));
     assert_eq!(t.risk(), crate::RiskLevel::Yellow);
-    let lte = fc.replace("\"gsm\"", "\"lte\"");
+    let lte = fc
+        .replace("\"gsm\"", "\"lte\"")
+        .replace("\"sample_rate_hz\": 1e6", "\"sample_rate_hz\": 1.92e6");
     assert!(matches!(
         &ok(&render(&rx_hdr(), &plan(&steps(&lte)))).plan().unwrap().steps[0],
         Step::FreqCal(s) if s.method == crate::FreqCalMethod::Lte
     ));
+    // LTE is read on its 1.92 MS/s grid: a lower rate is refused naming the field.
+    let slow = fc.replace("\"gsm\"", "\"lte\"");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(&slow))));
+    assert!(
+        e.iter()
+            .any(|i| i.field.as_deref() == Some("sample_rate_hz")
+                && i.message.contains("too low for lte")),
+        "{e:?}"
+    );
     let e = errs(&render(&fields("YES", "NO", "NO"), &plan(&steps(fc))));
     has(
         &e,

@@ -15,16 +15,19 @@
 //!    threshold, the next 80 ms is tried, four times at most: then "no LTE cell found".
 //! 3. **Track** every later PSS in a ±4-sample window around its predicted arrival
 //!    (a running fit of the arrivals): its correlation peak, then a 128-point FFT of
-//!    the PSS gives the fractional arrival time (the phase slope across the
-//!    subcarriers) and the carrier phase at a known sample position (the common
-//!    phase). The SSS one symbol earlier is correlated with the 2 × 168 SSS of that
-//!    root (which of the two PSS per frame is subframe 0 is a hypothesis too), and the
-//!    cyclic prefixes of the 70 symbols that follow are correlated with their symbol
-//!    tails (the carrier offset within ±7.5 kHz).
+//!    the PSS gives the fractional arrival time (the delay whose linear phase across
+//!    the subcarriers best aligns them: the correlation interpolated exactly; with the
+//!    SSS too once it is known) and the carrier phase at a known sample position. The
+//!    SSS one symbol earlier is correlated with the 2 × 168 SSS of that root (which of
+//!    the two PSS per frame is subframe 0 is a hypothesis too), and the cyclic prefixes
+//!    of the 70 symbols of the half frame are correlated with their symbol tails (the
+//!    carrier offset modulo 15 kHz).
 //! 4. **Estimate** (at the end, from one small record per PSS):
 //!    - the arrival times' slope against the PSS count gives the sample clock's error
 //!      (ε_τ), hence where the carrier must be (ε drives LO and sample clock alike);
-//!    - the cyclic prefixes give the carrier offset independently;
+//!    - the cyclic prefixes and the PSS–SSS phase give the carrier offset modulo
+//!      15 kHz and 14 kHz, each unwrapped around that (so a lock onto a Zadoff-Chu
+//!      delay-Doppler ghost cannot pull them);
 //!    - together they place the carrier within a few tens of Hz, enough to pick the
 //!      right one of the PSS phase progression's aliases (200 Hz apart: one turn per
 //!      5 ms);
