@@ -77,7 +77,9 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// An RX-only wideband sweep for the operator (never TX; docs/operator.md#sweeps-rxnode-sweep).
     Sweep(SweepArgs),
-    /// CLKIN checks that need no calibrated reference (docs/operator.md#verifying-a-slaves-clkin).
+    /// A radio's clock without a calibrated reference: compare two radios on one tone,
+    /// or calibrate one against a broadcast signal (docs/operator.md#verifying-a-slaves-clkin,
+    /// docs/operator.md#calibrating-a-radio-without-a-generator).
     #[command(subcommand)]
     Clkin(ClkinCmd),
     /// Check an RX_RESULT.json (schema, statuses, timeline, MD/JSON agreement, IQ hashes).
@@ -201,6 +203,42 @@ pub struct ServicePlace {
     pub unit_dir: Option<PathBuf>,
 }
 
+/// The broadcast signal `clkin calibrate` measures.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CalMethodArg {
+    /// A GSM BCCH carrier's FCCH bursts; `-f` is the BCCH carrier's frequency.
+    Gsm,
+    /// An LTE downlink's PSS/SSS; `-f` is the downlink's centre frequency.
+    Lte,
+}
+
+/// `clkin calibrate` options.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// SoapySDR device args.
+    #[arg(short = 'd', long)]
+    pub device: String,
+    /// The broadcast signal to measure.
+    #[arg(long, value_enum)]
+    pub method: CalMethodArg,
+    /// The carrier's frequency, Hz (`935.2M`): the BCCH carrier (gsm) or the
+    /// downlink's centre (lte); the radio is tuned there.
+    #[arg(short = 'f', long, value_parser = si_number)]
+    pub frequency_hz: f64,
+    /// Sample rate, S/s (default: 1M for gsm, 1.92M for lte).
+    #[arg(short = 'r', long, value_parser = si_number)]
+    pub sample_rate_hz: Option<f64>,
+    /// RX gain, dB.
+    #[arg(short = 'g', long)]
+    pub gain_db: Option<f64>,
+    /// How long to listen, seconds.
+    #[arg(short = 't', long, default_value_t = 6.0)]
+    pub duration_s: f64,
+    /// Draw the detections (time vs offset, per-burst errors, the combined value) as a PNG.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
 /// `rxnode state …`.
 #[derive(Debug, Subcommand)]
 pub enum StateCommand {
@@ -309,6 +347,11 @@ pub struct CaptureArgs {
     /// List a peak only this many dB above the noise floor.
     #[arg(long, default_value_t = 6.0)]
     pub min_snr_db: f64,
+    /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
+    /// (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long)]
+    pub apply_cal: bool,
 }
 
 /// `clkin` subcommands.
@@ -317,6 +360,9 @@ pub enum ClkinCmd {
     /// Two radios stream at once on one tone of any accuracy: SLAVE's clock relative
     /// to MASTER's, in ppb, LOCKED or UNLOCKED (RX only).
     Compare(ClkinCompareArgs),
+    /// Measure a radio's absolute frequency error from a broadcast signal (GSM FCCH,
+    /// LTE PSS/SSS), no generator and no prior estimate needed within ±60 ppm; RX only.
+    Calibrate(CalibrateArgs),
 }
 
 /// `clkin compare` options.
@@ -589,6 +635,11 @@ pub struct SweepArgs {
     /// Overwrite `--csv` / `--plot` files that exist (refused otherwise).
     #[arg(long)]
     pub force: bool,
+    /// Tune every hop with the radio's frequency calibration from `rxnode clkin
+    /// calibrate` (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long)]
+    pub apply_cal: bool,
 }
 
 /// A frequency, rate or bin width with an optional SI suffix, as SDR tools write

@@ -202,6 +202,9 @@ fn capture_line(c: &RxCaptureStep) -> String {
             k.tolerance_ppm
         ));
     }
+    if c.apply_calibration {
+        s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
+    }
     if c.record_iq {
         let fmt = serde_json::to_value(c.record_format.unwrap_or_default())
             .ok()
@@ -239,7 +242,25 @@ fn sweep_line(w: &RxSweepStep) -> String {
         s.push_str(&format!(", ≈ {} on the radio", secs(d)));
     }
     s.push_str(&format!(", {}, no IQ recorded", gain(w.gain_db.as_ref())));
+    if w.apply_calibration {
+        s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
+    }
     s
+}
+
+fn freq_cal_line(f: &rxnode_interlock::FreqCalStep) -> String {
+    let what = match f.method {
+        rxnode_interlock::FreqCalMethod::Gsm => "GSM BCCH carrier (FCCH bursts)",
+        rxnode_interlock::FreqCalMethod::Lte => "LTE downlink (PSS/SSS)",
+    };
+    format!(
+        "freq_cal {}: measures the radio's frequency error from the {what} at {}, {}, {}, {}, receive only, no IQ recorded",
+        escaped(&f.device),
+        mhz(f.frequency_hz),
+        msps(f.sample_rate_hz),
+        gain(f.gain_db.as_ref()),
+        secs(f.duration_s)
+    )
 }
 
 fn tx_line(t: &TxToneStep) -> String {
@@ -303,6 +324,7 @@ pub(crate) fn step_line(step: &Step) -> String {
         Step::RxSweep(w) => sweep_line(w),
         Step::TxTone(t) => tx_line(t),
         Step::ClkinCompare(c) => compare_line(c),
+        Step::FreqCal(f) => freq_cal_line(f),
     }
 }
 
@@ -446,6 +468,40 @@ mod tests {
         assert!(v.lines.len() >= 3 && v.lines.iter().all(|l| l.chars().count() <= BODY_WIDTH));
         assert_eq!(v.lines.concat().trim_end(), long.trim_end());
         assert_eq!(v.more, 0);
+    }
+
+    /// A freq_cal step reads in plain units with the policy's verdict: within the
+    /// limits, or blocked naming the limit it breaks.
+    #[test]
+    fn freq_cal_steps_read_in_plain_units_with_their_verdict() {
+        let plan: Plan = Plan {
+            steps: vec![Step::FreqCal(rxnode_interlock::FreqCalStep {
+                device: "driver=rxsim,serial=a".into(),
+                method: rxnode_interlock::FreqCalMethod::Gsm,
+                frequency_hz: 935.2e6,
+                sample_rate_hz: 1e6,
+                gain_db: Some(GainSpec::Total(30.0)),
+                duration_s: 6.0,
+            })],
+        };
+        let v = steps(&plan, Some(&Policy::default()));
+        assert_eq!(
+            v[0].summary,
+            "freq_cal driver=rxsim,serial=a: measures the radio's frequency error from the GSM BCCH \
+             carrier (FCCH bursts) at 935.200 MHz, 1.000 MS/s, gain 30 dB, 6.0 s, receive only, no IQ recorded"
+        );
+        assert_eq!(
+            (v[0].verdict, v[0].transmits, v[0].iq_bytes),
+            (Some("within policy"), false, 0)
+        );
+        let mut tight = Policy::default();
+        tight.rx.max_duration_s = 2.0;
+        let v = steps(&plan, Some(&tight));
+        assert_eq!(v[0].verdict, Some("blocked"));
+        assert_eq!(
+            v[0].reason.as_deref(),
+            Some("duration_s 6 exceeds rx.max_duration_s 2")
+        );
     }
 
     #[test]

@@ -27,6 +27,22 @@
 // radios "on one reference" are both set to the external clock source with the same
 // ext_ref=1,ext_ppm=P.
 //
+// The LTE scene (class LteScene below): lte_freq=F (an LTE FDD downlink, 1.4 MHz: six
+// resource blocks of random QPSK around the PSS and SSS of 3GPP TS 36.211 §6.11, centred
+// at absolute RF F), lte_pci=N (0..503, default 0), lte_snr_db=S (its power over the
+// rxsim noise in its 1.08 MHz, default 0), lte_seed=K (its data and frame timing,
+// default 1). The cell's clock is exact; the radio's ppm moves its LO and its sample
+// clock, so the cell drifts in frequency and in time as a real one would.
+//
+// The GSM scene (class GsmScene below): gsm_freq=F,gsm_snr_db=S puts a GSM BCCH carrier
+// at absolute RF F Hz: GMSK (BT 0.3, approximated by a one-pole smoothing of the ±Rb/4
+// frequency steps) at 270.833 kbit/s with random bits, except the FCCH bursts — 148
+// zero bits, a pure tone at +Rb/4 = +67.708 kHz — in timeslot 0 of frames 0, 10, 20,
+// 30 and 40 of every 51-frame multiframe (a frame is 1250 bits = 4.615 ms; frame 0
+// starts with the stream's sample 0). S (default 20) is the carrier's power over the
+// rxsim noise in a 200 kHz channel. Timing and frequency run on true time, so the
+// radio's ppm moves the LO and the sample clock alike, as for the tone.
+//
 // RXSIM_EVENT_LOG=path appends one line per make/unmake and per stream call:
 //   <unix seconds, 6 decimals> pid=<pid> <event> [RX|TX] serial=<serial>
 //
@@ -91,7 +107,9 @@ const char *kDefaultSerial = "rxsim0";
 const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "tone_dbfs",
                              "noise_dbfs", "pace",    "tx",      "buffer_samples", "tx_fail_after",
                              "tx_stall_after_s", "tx_stall_s", "emitters",   "settle_s", "dead_hz",
-                             "seed", "rx_stall_after_s", "fail_open"};
+                             "seed", "rx_stall_after_s", "fail_open",
+                             "lte_freq", "lte_pci", "lte_snr_db", "lte_seed",
+                             "gsm_freq", "gsm_snr_db"};
 
 double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
     auto it = args.find(key);
@@ -257,7 +275,17 @@ struct SimStream {
     std::vector<uint64_t> emitterPhase;
     uint64_t sceneGen = 0;
     uint64_t garbageLeft = 0;
+    // LTE scene (class LteScene): the cell's carrier NCO phase.
+    uint64_t ltePhase = 0;
+    // GSM scene state (class GsmScene): carrier phase (cycles), GMSK smoother,
+    // the current symbol and its index, the data bits' generator.
+    double gsmPhase = 0.0;
+    double gsmPulse = 1.0;
+    double gsmSymbol = 1.0;
+    long long gsmSymbolAt = -1;
+    uint64_t gsmRng = 0x853C49E6748FEA9Bull;
 };
+
 
 // ---- the sweep scene: CW emitters and PLL settle garbage ----
 //
@@ -377,6 +405,237 @@ class Scene {
     double deadLo_ = 1.0, deadHi_ = 0.0; // empty unless dead_hz is given
 };
 
+// ---- the LTE scene: one FDD downlink's synchronisation signals in a QPSK grid ----
+//
+// Built once from the device args: two radio frames (20 ms, then repeating) of a
+// 1.4 MHz downlink, normal cyclic prefix, tabulated at 30.72 MS/s (the 2048-point
+// grid LTE's timing is defined on) with unit mean power. Each RX block reads the
+// table at the cell's true time t = sample / (rate·(1+e)) by linear interpolation
+// (-56 dB at the band edge) and turns it to the baseband offset (F - fc(1+e))/(1+e).
+class LteScene {
+  public:
+    void parse(const SoapySDR::Kwargs &args) {
+        if (args.count("lte_freq") == 0) return;
+        freq_ = argDouble(args, "lte_freq", 0.0);
+        if (!(freq_ >= kMinFreq && freq_ <= kMaxFreq))
+            throw std::runtime_error("rxsim: device arg lte_freq=" + argString(args, "lte_freq", "") +
+                                     " must be in 1 MHz..6 GHz");
+        double pci = argDouble(args, "lte_pci", 0.0);
+        if (!(pci >= 0.0 && pci <= 503.0 && pci == std::floor(pci)))
+            throw std::runtime_error("rxsim: device arg lte_pci=" + argString(args, "lte_pci", "") +
+                                     " must be an integer 0..503");
+        snrDb_ = argDouble(args, "lte_snr_db", 0.0);
+        if (!(snrDb_ >= -60.0 && snrDb_ <= 100.0))
+            throw std::runtime_error("rxsim: device arg lte_snr_db=" + argString(args, "lte_snr_db", "") +
+                                     " must be in -60..100 dB");
+        double seed = argDouble(args, "lte_seed", 1.0);
+        if (!(seed >= 0.0 && seed < 4294967296.0 && seed == std::floor(seed)))
+            throw std::runtime_error("rxsim: device arg lte_seed=" + argString(args, "lte_seed", "") +
+                                     " must be an integer 0..2^32-1");
+        noisePower_ = std::pow(10.0, argDouble(args, "noise_dbfs", -60.0) / 10.0);
+        pci_ = int(pci);
+        build(uint64_t(seed));
+    }
+
+    bool active() const { return !table_.empty(); }
+
+    // PSS d_u(n), n = 0..61 (TS 36.211 §6.11.1.1), roots 25/29/34 for N_ID_2 = 0/1/2.
+    static std::complex<double> pss(int nid2, int n) {
+        static const int roots[3] = {25, 29, 34};
+        const long u = roots[nid2];
+        const long m = n < 31 ? long(n) * (n + 1) : long(n + 1) * (n + 2);
+        const double turns = double((m * u) % 126) / 63.0; // exp(-j*pi*u*m/63), reduced
+        return std::polar(1.0, -3.141592653589793 * turns);
+    }
+
+    // SSS d(n), n = 0..61 (TS 36.211 §6.11.2.1) for N_ID_1, N_ID_2, subframe 0 or 5.
+    static int sss(int nid1, int nid2, bool subframe5, int n) {
+        auto mseq = [](int a, int b, int c, int d) { // x(i+5) = sum of x(i+taps) mod 2
+            int x[31] = {0, 0, 0, 0, 1};
+            for (int i = 0; i < 26; i++) {
+                int v = x[i + a];
+                if (b >= 0) v += x[i + b];
+                if (c >= 0) v += x[i + c];
+                if (d >= 0) v += x[i + d];
+                x[i + 5] = v % 2;
+            }
+            std::vector<int> out(31);
+            for (int i = 0; i < 31; i++) out[i] = 1 - 2 * x[i];
+            return out;
+        };
+        static const std::vector<int> st = mseq(2, 0, -1, -1), ct = mseq(3, 0, -1, -1), zt = mseq(4, 2, 1, 0);
+        const int q1 = nid1 / 30, q = (nid1 + q1 * (q1 + 1) / 2) / 30, mp = nid1 + q * (q + 1) / 2;
+        const int m0 = mp % 31, m1 = (m0 + mp / 31 + 1) % 31;
+        const int k = n / 2;
+        const int s0 = st[(k + m0) % 31], s1 = st[(k + m1) % 31];
+        const int c0 = ct[(k + nid2) % 31], c1 = ct[(k + nid2 + 3) % 31];
+        const int z0 = zt[(k + m0 % 8) % 31], z1 = zt[(k + m1 % 8) % 31];
+        if (n % 2 == 0) return subframe5 ? s1 * c0 : s0 * c0;
+        return subframe5 ? s0 * c1 * z1 : s1 * c1 * z0;
+    }
+
+    // Add the cell to out[0..n), whose first sample is the stream's sample `first`.
+    void apply(SimStream *s, std::complex<float> *out, size_t n, uint64_t first, const Scene::Frame &f) const {
+        if (!active() || n == 0) return;
+        const double fb = (freq_ - f.fc * (1.0 + f.e)) / (1.0 + f.e);
+        if (!(std::fabs(fb) < 0.5 * f.rate + kHalfWidthHz)) return; // not in the band at all
+        // Power over the noise in the cell's 1.08 MHz (all of the band if narrower).
+        const double inBand = std::min(1.0, 2.0 * kHalfWidthHz / f.rate);
+        const float amp = float(std::sqrt(noisePower_ * inBand * std::pow(10.0, snrDb_ / 10.0)));
+        const double len = double(table_.size());
+        const double step = 30.72e6 / (f.rate * (1.0 + f.e)); // table samples per radio sample
+        double pos = std::fmod(double(first) * step + offset_, len);
+        const uint64_t st = cyclesToPhase(fb / f.rate);
+        uint64_t ph = s->ltePhase;
+        const std::complex<float> *sine = tables().sine.data();
+        const std::complex<float> *tab = table_.data();
+        const size_t last = table_.size() - 1;
+        for (size_t k = 0; k < n; k++) {
+            const size_t i = size_t(pos);
+            const float fr = float(pos - double(i));
+            const std::complex<float> a = tab[i], b = tab[i == last ? 0 : i + 1];
+            out[k] += amp * (a + fr * (b - a)) * sine[phaseIndex(ph)];
+            ph += st;
+            pos += step;
+            if (pos >= len) pos -= len;
+        }
+        s->ltePhase = ph;
+    }
+
+  private:
+    static constexpr double kHalfWidthHz = 0.54e6; // 36 subcarriers of 15 kHz
+    static constexpr int kN = 2048;                  // FFT size at 30.72 MS/s
+
+    void build(uint64_t seed) {
+        const int nid1 = pci_ / 3, nid2 = pci_ % 3;
+        uint64_t r = (seed + 1) * 0x9E3779B97F4A7C15ull;
+        auto bit = [&r]() {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            return (r >> 33) & 1;
+        };
+        const double twoPi = 6.283185307179586;
+        table_.reserve(2 * 307200);
+        std::vector<std::complex<double>> twiddle(kN);
+        for (int m = 0; m < kN; m++) twiddle[size_t(m)] = std::polar(1.0, twoPi * double(m) / kN);
+        std::vector<std::complex<double>> grid(73); // subcarriers -36..36 (index k + 36)
+        for (int slot = 0; slot < 40; slot++) {
+            for (int l = 0; l < 7; l++) {
+                for (int k = -36; k <= 36; k++) {
+                    const double re = bit() ? 1.0 : -1.0, im = bit() ? 1.0 : -1.0;
+                    grid[k + 36] = k == 0 ? 0.0 : std::complex<double>(re, im) / std::sqrt(2.0);
+                }
+                // PSS in the last symbol, SSS in the one before, of slots 0 and 10 of each
+                // frame; the five subcarriers either side of them are left empty.
+                if (slot % 10 == 0 && (l == 5 || l == 6)) {
+                    for (int k = 32; k <= 36; k++) grid[36 + k] = grid[36 - k] = 0.0;
+                    for (int n = 0; n < 62; n++) {
+                        const int k = n < 31 ? n - 31 : n - 30;
+                        grid[k + 36] = l == 6 ? pss(nid2, n) : std::complex<double>(sss(nid1, nid2, slot % 20 == 10, n), 0.0);
+                    }
+                }
+                // The symbol: cyclic prefix (160 or 144 samples), then 2048 useful.
+                const int cp = l == 0 ? 160 : 144;
+                for (int i = -cp; i < kN; i++) {
+                    std::complex<double> v = 0.0;
+                    for (int k = -36; k <= 36; k++)
+                        v += grid[k + 36] * twiddle[size_t((k * i) & (kN - 1))]; // exp(j2πki/N)
+                    table_.push_back(std::complex<float>(v));
+                }
+            }
+        }
+        double p = 0.0;
+        for (const auto &v : table_) p += std::norm(v);
+        const float g = float(1.0 / std::sqrt(p / double(table_.size())));
+        for (auto &v : table_) v *= g;
+        // Where in its two frames the cell is at the first sample: on the 1.92 MS/s grid
+        // (a multiple of 16 table samples), so a radio at 1.92 MS/s with no clock error
+        // samples it exactly.
+        offset_ = double(16 * ((r >> 11) % 38400));
+    }
+
+    double freq_ = 0.0, snrDb_ = 0.0, noisePower_ = 1e-6, offset_ = 0.0;
+    int pci_ = 0;
+    std::vector<std::complex<float>> table_;
+};
+
+// ---- the GSM scene: a BCCH carrier with FCCH bursts (see the header comment) ----
+class GsmScene {
+  public:
+    static constexpr double kBitRate = 1625000.0 / 6.0; // 270.833 kbit/s
+    static constexpr double kFrameBits = 1250.0;        // 8 slots of 156.25 bits
+    static constexpr double kSlotBits = 156.25;
+    static constexpr double kFcchBits = 148.0;
+
+    void parse(const SoapySDR::Kwargs &args) {
+        active_ = args.count("gsm_freq") != 0;
+        freq_ = argDouble(args, "gsm_freq", 0.0);
+        snrDb_ = argDouble(args, "gsm_snr_db", 20.0);
+        if (active_ && !(freq_ > 0.0))
+            throw std::runtime_error("rxsim: device arg gsm_freq=" + argString(args, "gsm_freq", "") +
+                                     " must be a positive frequency in Hz");
+        if (snrDb_ < -50.0 || snrDb_ > 100.0)
+            throw std::runtime_error("rxsim: device arg gsm_snr_db=" + std::to_string(snrDb_) +
+                                     " must be in -50..100 dB");
+    }
+
+    // Is bit number `bit` of the 51-multiframe (0 <= bit < 51 * 1250) an FCCH bit?
+    static bool fcchBit(double bit) {
+        const int frame = int(bit / kFrameBits);
+        const double inFrame = bit - frame * kFrameBits;
+        return frame % 10 == 0 && frame <= 40 && inFrame < kFcchBits; // slot 0, first 148 bits
+    }
+
+    // Add the carrier to out[0..n), whose first sample is the stream's sample `first`.
+    void apply(SimStream *s, std::complex<float> *out, size_t n, uint64_t first, const Scene::Frame &f,
+               float noiseAmp) const {
+        if (!active_ || n == 0) return;
+        const double e = f.e;
+        const double dt = 1.0 / (f.rate * (1.0 + e)); // true seconds per sample
+        const double fb = freq_ - f.fc * (1.0 + e);   // the carrier at baseband, true Hz
+        if (std::fabs(fb / (1.0 + e)) > 0.5 * f.rate + 200e3) return;
+        const double noiseP = double(noiseAmp) * double(noiseAmp);
+        const double amp = std::sqrt(noiseP * 200e3 / f.rate * std::pow(10.0, snrDb_ / 10.0));
+        const double bitsPerSample = kBitRate * dt;
+        const double k = 1.0 - std::exp(-6.283185307179586 * 0.3 * kBitRate * dt);
+        const double multiframe = 51.0 * kFrameBits;
+        double ph = s->gsmPhase, pulse = s->gsmPulse, sym = s->gsmSymbol;
+        long long at = s->gsmSymbolAt;
+        for (size_t i = 0; i < n; i++) {
+            const double bits = double(first + i) * bitsPerSample;
+            const long long idx = (long long)std::floor(bits);
+            if (idx != at) {
+                at = idx;
+                const double inMf = std::fmod(double(idx), multiframe);
+                if (fcchBit(inMf)) {
+                    sym = 1.0;
+                } else {
+                    uint64_t &r = s->gsmRng;
+                    r ^= r << 13;
+                    r ^= r >> 7;
+                    r ^= r << 17;
+                    sym = (r >> 33) & 1 ? 1.0 : -1.0;
+                }
+            }
+            // The FCCH is exactly +Rb/4; elsewhere the smoothed data.
+            pulse = fcchBit(std::fmod(bits, multiframe)) ? 1.0 : pulse + k * (sym - pulse);
+            ph += (fb + pulse * kBitRate / 4.0) * dt;
+            ph -= std::floor(ph);
+            const double a = 6.283185307179586 * ph;
+            out[i] += std::complex<float>(float(amp * std::cos(a)), float(amp * std::sin(a)));
+        }
+        s->gsmPhase = ph;
+        s->gsmPulse = pulse;
+        s->gsmSymbol = sym;
+        s->gsmSymbolAt = at;
+    }
+
+  private:
+    bool active_ = false;
+    double freq_ = 0.0, snrDb_ = 20.0;
+};
+
 class RxSim : public SoapySDR::Device {
   public:
     explicit RxSim(const SoapySDR::Kwargs &args) {
@@ -401,6 +660,8 @@ class RxSim : public SoapySDR::Device {
             throw std::runtime_error("rxsim: cannot open the device (simulated fault fail_open=1, serial=" +
                                      serial_ + ")");
         scene_.parse(args);
+        lte_.parse(args);
+        gsm_.parse(args);
         (void)tables();
         seed_ = deviceSeed(args, serial_);
         noise_ = noiseTable(seed_);
@@ -578,12 +839,16 @@ class RxSim : public SoapySDR::Device {
                 size_t k = std::min(n - done, kBlock);
                 generate(s, s->scratch.data(), k, tu);
                 scene_.apply(s, s->scratch.data(), k, s->produced + done, frame);
+                lte_.apply(s, s->scratch.data(), k, s->produced + done, frame);
+                gsm_.apply(s, s->scratch.data(), k, s->produced + done, frame, tu.namp);
                 toI16Block(reinterpret_cast<const float *>(s->scratch.data()), out + 2 * done, 2 * k);
                 done += k;
             }
         } else {
             generate(s, static_cast<std::complex<float> *>(buffs[0]), n, tu);
             scene_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame);
+            lte_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame);
+            gsm_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame, tu.namp);
         }
         s->produced += n;
         flags |= SOAPY_SDR_HAS_TIME;
@@ -949,6 +1214,8 @@ class RxSim : public SoapySDR::Device {
     const Clock::time_point timeEpoch_ = Clock::now();
     long long timeOffsetNs_ = 0;
     Scene scene_;
+    LteScene lte_;
+    GsmScene gsm_;
     Clock::time_point retuneAt_ = Clock::now();
     uint64_t retuneGen_ = 0;
 };

@@ -31,6 +31,7 @@ impl CaptureArgs {
             force: a.force,
             max_peaks: a.max_peaks,
             min_snr_db: a.min_snr_db,
+            apply_cal: a.apply_cal,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! `rxnode clkin compare`: CLKIN checks that need no calibrated reference.
-use crate::cli::{ClkinCmd, ClkinCompareArgs};
+//! `rxnode clkin …`: a radio's clock without a calibrated reference — two radios
+//! compared on one tone, or one calibrated against a broadcast signal.
+use crate::cli::{CalMethodArg, CalibrateArgs, ClkinCmd, ClkinCompareArgs};
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
@@ -7,6 +8,7 @@ use rxnode::{Ctx, Outcome};
 pub fn run(ctx: &Ctx, cmd: &ClkinCmd) -> Result<Outcome> {
     match cmd {
         ClkinCmd::Compare(args) => rxnode::cmd_clkin_compare(ctx, &args.options()),
+        ClkinCmd::Calibrate(args) => rxnode::cmd_calibrate(ctx, &args.options()),
     }
 }
 
@@ -23,6 +25,25 @@ impl ClkinCompareArgs {
             tolerance_ppb: self.tolerance_ppb,
             clock_sources: self.clock_sources.clone(),
             plot: self.plot.clone(),
+        }
+    }
+}
+
+impl CalibrateArgs {
+    /// The library's options for this command.
+    pub fn options(&self) -> rxnode::CalibrateOptions {
+        let a = self;
+        rxnode::CalibrateOptions {
+            device: a.device.clone(),
+            method: match a.method {
+                CalMethodArg::Gsm => rxnode::FreqCalMethod::Gsm,
+                CalMethodArg::Lte => rxnode::FreqCalMethod::Lte,
+            },
+            frequency_hz: a.frequency_hz,
+            sample_rate_hz: a.sample_rate_hz,
+            gain_db: a.gain_db,
+            duration_s: a.duration_s,
+            plot: a.plot.clone(),
         }
     }
 }

@@ -26,6 +26,7 @@ impl SweepArgs {
             csv: a.csv.clone(),
             plot: a.plot.clone(),
             force: a.force,
+            apply_cal: a.apply_cal,
         }
     }
 }

@@ -206,7 +206,7 @@ fn record_format(args: &CaptureOptions) -> Result<RecordFormat> {
 }
 
 /// Inside a checkout: the ledger is written and `.local/` kept out of Git.
-fn in_checkout(repo: &Path) -> bool {
+pub(crate) fn in_checkout(repo: &Path) -> bool {
     match git2::Repository::open(repo) {
         Ok(r) => {
             if let Err(e) = crate::git::ops::ensure_local_excluded(&r) {
@@ -285,6 +285,9 @@ pub struct CaptureOptions {
     pub max_peaks: usize,
     /// A peak's least height above the noise floor, dB.
     pub min_snr_db: f64,
+    /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`);
+    /// a missing or stale one refuses the capture.
+    pub apply_cal: bool,
 }
 
 /// Run `rxnode capture`.
@@ -312,7 +315,12 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     if let Err(e) = check_rx_step(&step_of(args), &policy.rx) {
         return Err(refuse(e.to_string()));
     }
-    let live = live_of(args, policy.rx.max_iq_bytes)?;
+    let calibration = crate::exec::live::CalibrationUse {
+        paths: paths.clone(),
+        max_age_s: policy.rx.calibration_max_age_s,
+        apply: args.apply_cal,
+    };
+    let live = live_of(args, policy.rx.max_iq_bytes, calibration)?;
     // One process per radio (docs/operator.md#one-process-per-radio).
     let _held = crate::store::radio_lock::RadioLock::acquire(&paths, &args.device, "capture")?;
     clear_for_force(args)?;
@@ -391,11 +399,16 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
         clkin: None,
         max_peaks: Some(args.max_peaks),
         min_snr_db: Some(args.min_snr_db),
+        apply_calibration: args.apply_cal,
     }
 }
 
 /// The live capture asked for, within the policy's IQ budget.
-fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
+fn live_of(
+    args: &CaptureOptions,
+    max_iq_bytes: u64,
+    calibration: crate::exec::live::CalibrationUse,
+) -> Result<LiveCapture> {
     let gain = gain_of(args)?;
     let (gain_db, gain_elements) = crate::exec::live::split_gain(gain.as_ref());
     Ok(LiveCapture {
@@ -420,6 +433,7 @@ fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
         max_iq_bytes: Some(max_iq_bytes),
         max_peaks: args.max_peaks,
         min_snr_db: args.min_snr_db,
+        calibration: Some(calibration),
     })
 }
 

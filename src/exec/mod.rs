@@ -5,6 +5,7 @@ pub(crate) mod analyze;
 pub(crate) mod capture;
 pub(crate) mod compare;
 pub(crate) mod compare_cmd;
+pub(crate) mod freq_cal;
 pub(crate) mod inventory;
 pub(crate) mod live;
 pub(crate) mod preconditions;

@@ -196,6 +196,10 @@ fn plan_paths(paths: &Paths, id: &TaskId, plan: Option<&Plan>) -> Vec<PathBuf> {
         v.push(ob.join(format!("SWEEP_{i}.png")));
         v.push(ob.join(format!("SWEEP_{i}_heatmap.png")));
         v.push(ob.join(crate::result::compare_png_name(i)));
+        v.push(ob.join(format!("FREQCAL_{i}.png")));
+    }
+    if plan.is_some_and(|p| p.steps.iter().any(|s| matches!(s, Step::FreqCal(_)))) {
+        v.extend(crate::store::calibration::created_paths(paths));
     }
     if let Some(p) = plan {
         let iq = paths.iq_dir(id);
@@ -369,6 +373,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             Step::ClockCheck(c) => steps::step_clock(&s, c, &mut out),
             Step::RxCapture(c) => steps::step_capture(&s, c, &mut out),
             Step::RxSweep(sw) => crate::exec::sweep::step_sweep(&s, sw, &mut out),
+            Step::FreqCal(f) => crate::exec::freq_cal::step_freq_cal(&s, f, &mut out),
             Step::TxTone(t) => tx::step_tx(&s, authorization.take(), t, &mut out),
             Step::ClkinCompare(c) => crate::exec::compare::step_compare(&s, c, &mut out),
         }
@@ -385,6 +390,7 @@ fn device_and_time(step: &Step) -> (Option<&str>, Option<f64>) {
         Step::RxSweep(s) => (Some(s.device.as_str()), s.duration_s()),
         Step::TxTone(t) => (Some(t.device.as_str()), Some(t.duration_s)),
         Step::ClkinCompare(c) => (c.devices.first().map(String::as_str), Some(c.duration_s)),
+        Step::FreqCal(f) => (Some(f.device.as_str()), Some(f.duration_s)),
     }
 }
 
@@ -439,6 +445,7 @@ fn record_run(
     result.errors = out.errors;
     result.sweeps = out.sweeps;
     result.clkin_compares = out.compares;
+    result.freq_cal = out.freq_cal;
     if interrupted {
         result
             .errors
@@ -457,6 +464,20 @@ fn record_run(
         }
         if let Err(e) = crate::result::plot::write_compare_pngs(&dir, &result) {
             tracing::warn!("clkin_compare plot in {}: {e:#}", dir.display());
+        }
+        for e in result
+            .freq_cal
+            .iter()
+            .filter(|e| e.get("detections").is_some())
+        {
+            let n = e
+                .get("step")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            let png = dir.join(format!("FREQCAL_{n}.png"));
+            if let Err(err) = crate::result::write_freq_cal_png(&png, e) {
+                tracing::warn!("freq_cal plot {}: {err:#}", png.display());
+            }
         }
     }
     // The state first: a `run_finished` line the state does not yet match

@@ -177,6 +177,7 @@ fn safe_capture(
         max_iq_bytes: Some(0),
         max_peaks: rxnode_interlock::DEFAULT_MAX_PEAKS,
         min_snr_db: rxnode_interlock::DEFAULT_MIN_SNR_DB,
+        calibration: None,
     })
 }
 

@@ -300,6 +300,11 @@ pub(crate) struct RxResult {
     /// phase trace (docs/protocol.md#clkin_compare).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clkin_compares: Vec<Value>,
+    /// `freq_cal` results, one per step (built by `crate::exec::freq_cal`): the
+    /// radio's error in ppm with its uncertainty, method, cell, confidence and the
+    /// bursts behind it (docs/protocol.md#freq_cal).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub freq_cal: Vec<Value>,
 }
 
 impl RxResult {
@@ -357,6 +362,7 @@ impl RxResult {
             errors: Vec::new(),
             sweeps: Vec::new(),
             clkin_compares: Vec::new(),
+            freq_cal: Vec::new(),
         }
     }
 

@@ -21,6 +21,7 @@ mod clkin_compare;
 mod crash;
 mod demo;
 mod doctor;
+mod freq_cal;
 #[cfg(unix)]
 mod health;
 #[cfg(unix)]

@@ -48,13 +48,16 @@ mod stitch;
 
 pub use crate::{
     capture::{
-        run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, Ci16Source,
-        FileSource, PsdTrace, ReadOutcome, SampleSource,
+        run_capture, run_capture_ci16, run_capture_with_hook, CaptureSettings, CaptureStatus,
+        CaptureSummary, Ci16Source, FileSource, PsdTrace, ReadOutcome, SampleSource,
     },
     dsp::{
-        compare_tracks, find_peaks, fmt_ppm, judge_clkin, judge_compare, median_db, ppm_decimals,
-        ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone,
-        ClockEvidence, EvidenceItem, Peak, Spectrum, Welch, WelchConfig, Window,
+        compare_tracks, find_peaks, fmt_ppm, freq_cal_estimator, judge_clkin, judge_compare,
+        median_db, offset_for_ppm, ppm_decimals, ppm_from_offset, ClkinConfig, ClkinEstimate,
+        ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
+        FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
+        FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteScene, Peak, Spectrum,
+        Welch, WelchConfig, Window, LTE_UNAVAILABLE,
     },
     dsp::{
         CompareEstimate, CompareVerdict, ToneTrack, ToneTrackConfig, ToneTracker,

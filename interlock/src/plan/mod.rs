@@ -33,6 +33,9 @@ pub enum Step {
     /// Two radios at once on one tone: SLAVE's clock relative to MASTER's
     /// (docs/operator.md#verifying-a-slaves-clkin).
     ClkinCompare(ClkinCompareStep),
+    /// A radio's frequency error from a broadcast signal
+    /// (docs/operator.md#calibrating-a-radio-without-a-generator).
+    FreqCal(crate::freq_cal::FreqCalStep),
 }
 
 impl Step {
@@ -45,6 +48,7 @@ impl Step {
             Step::TxTone(_) => "tx_tone",
             Step::RxSweep(_) => "rx_sweep",
             Step::ClkinCompare(_) => "clkin_compare",
+            Step::FreqCal(_) => "freq_cal",
         }
     }
 
@@ -58,6 +62,7 @@ impl Step {
             Step::TxTone(s) => Some(&s.device),
             Step::RxSweep(s) => Some(&s.device),
             Step::ClkinCompare(s) => s.devices.first().map(String::as_str),
+            Step::FreqCal(s) => Some(&s.device),
         }
     }
 }
@@ -159,6 +164,11 @@ pub struct RxCaptureStep {
     /// default [`DEFAULT_MIN_SNR_DB`].
     #[serde(default)]
     pub min_snr_db: Option<f64>,
+    /// Tune with the radio's fresh frequency calibration from `.local/calibration.json`
+    /// (docs/operator.md#calibrating-a-radio-without-a-generator); a missing or
+    /// stale one blocks the step.
+    #[serde(default)]
+    pub apply_calibration: bool,
 }
 
 /// How many peaks a capture lists when `max_peaks` is not given.
@@ -241,6 +251,7 @@ impl ClkinCompareStep {
                 clkin: None,
                 max_peaks: None,
                 min_snr_db: None,
+                apply_calibration: false,
             })
             .collect()
     }

@@ -572,3 +572,77 @@ fn clkin_compare_fields_are_checked_by_name() {
         "unknown field `device`",
     );
 }
+
+/// `freq_cal` parses with its method, is YELLOW, needs RF_RX = YES and
+/// HARDWARE_ACCESS = YES, and a bad method, rate or unknown field is named.
+#[test]
+fn freq_cal_parses_conflicts_and_bad_values() {
+    let fc = r#"{"op": "freq_cal", "device": "driver=rxsim", "method": "gsm", "frequency_hz": 935.2e6,
+        "sample_rate_hz": 1e6, "gain_db": 30, "duration_s": 6}"#;
+    let t = ok(&render(&rx_hdr(), &plan(&steps(fc))));
+    match &t.plan().unwrap().steps[0] {
+        Step::FreqCal(s) => {
+            assert_eq!(s.method, crate::FreqCalMethod::Gsm);
+            assert_eq!(s.frequency_hz, 935.2e6);
+            assert_eq!(s.duration_s, 6.0);
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(t.plan().unwrap().steps[0].op(), "freq_cal");
+    assert_eq!(t.plan().unwrap().steps[0].device(), Some("driver=rxsim"));
+    assert_eq!(t.risk(), crate::RiskLevel::Yellow);
+    let lte = fc
+        .replace("\"gsm\"", "\"lte\"")
+        .replace("\"sample_rate_hz\": 1e6", "\"sample_rate_hz\": 1.92e6");
+    assert!(matches!(
+        &ok(&render(&rx_hdr(), &plan(&steps(&lte)))).plan().unwrap().steps[0],
+        Step::FreqCal(s) if s.method == crate::FreqCalMethod::Lte
+    ));
+    // LTE is read on its 1.92 MS/s grid: a lower rate is refused naming the field.
+    let slow = fc.replace("\"gsm\"", "\"lte\"");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(&slow))));
+    assert!(
+        e.iter()
+            .any(|i| i.field.as_deref() == Some("sample_rate_hz")
+                && i.message.contains("too low for lte")),
+        "{e:?}"
+    );
+    let e = errs(&render(&fields("YES", "NO", "NO"), &plan(&steps(fc))));
+    has(
+        &e,
+        Some(14),
+        Some("RF_RX"),
+        "step 1 (freq_cal) receives but RF_RX = NO",
+    );
+    let e = errs(&render(&fields("NO", "NO", "NO"), &plan(&steps(fc))));
+    has(&e, Some(14), Some("HARDWARE_ACCESS"), "touches hardware");
+    for (from, to, field, msg) in [
+        (
+            "\"gsm\"",
+            "\"umts\"",
+            "method",
+            "method \"umts\" must be \"lte\" or \"gsm\"",
+        ),
+        (
+            "\"sample_rate_hz\": 1e6",
+            "\"sample_rate_hz\": 2e5",
+            "sample_rate_hz",
+            "too low for gsm",
+        ),
+        (
+            "\"duration_s\": 6",
+            "\"duration_s\": -1",
+            "duration_s",
+            "positive finite",
+        ),
+        (
+            "\"gain_db\": 30",
+            "\"gain_db\": 30, \"record_iq\": true",
+            "record_iq",
+            "unknown field",
+        ),
+    ] {
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&fc.replace(from, to)))));
+        has(&e, Some(14), Some(field), msg);
+    }
+}

@@ -33,6 +33,7 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
         settle_s: args.settle_s,
         crop: args.crop,
         repeats: args.repeats,
+        apply_calibration: args.apply_cal,
     };
     let problems = rxnode_interlock::validate_sweep_step(&s);
     if !problems.is_empty() {
@@ -107,6 +108,8 @@ pub struct SweepOptions {
     pub plot: Option<PathBuf>,
     /// Overwrite output files that exist (refused otherwise).
     pub force: bool,
+    /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`).
+    pub apply_cal: bool,
 }
 
 /// Run `rxnode sweep`.
@@ -137,7 +140,12 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
     // One process per radio (docs/operator.md#one-process-per-radio).
     let _held = crate::store::radio_lock::RadioLock::acquire(&paths, &step.device, "sweep")?;
     let cancel = crate::signals::cancel_flag("the sweep");
-    let sw = match execute(&step, cancel) {
+    let cal = crate::exec::live::CalibrationUse {
+        paths: paths.clone(),
+        max_age_s: policy.rx.calibration_max_age_s,
+        apply: step.apply_calibration,
+    };
+    let sw = match execute(&step, cancel, &cal) {
         Ok(s) => s,
         Err(NotSwept::Unsupported(why)) => {
             log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));

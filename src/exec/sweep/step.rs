@@ -32,7 +32,12 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         return;
     }
     let cancel = crate::signals::cancel_flag("the running step");
-    let sw = match execute(s, cancel) {
+    let cal = crate::exec::live::CalibrationUse {
+        paths: st.paths.clone(),
+        max_age_s: st.policy.rx.calibration_max_age_s,
+        apply: s.apply_calibration,
+    };
+    let sw = match execute(s, cancel, &cal) {
         Ok(sw) => sw,
         Err(NotSwept::Unsupported(why)) => {
             out.not_swept(st, Status::Blocked, why);

@@ -12,6 +12,7 @@ use std::path::Path;
 
 mod capture;
 mod compare;
+mod freq_cal;
 mod heatmap;
 mod spectrum;
 
@@ -20,6 +21,7 @@ pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
 pub(crate) use capture::{clkin_inset_of, clkin_markers_of};
 pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
+pub(crate) use freq_cal::write_freq_cal_png;
 pub(crate) use heatmap::write_heatmap;
 pub(crate) use spectrum::write_spectrum;
 

@@ -3,6 +3,7 @@
 //! Slices in, results out: no I/O, and no allocation once a processor is built.
 pub(crate) mod clkin;
 pub(crate) mod clkin_compare;
+pub(crate) mod freqcal;
 pub(crate) mod peaks;
 // Only x86_64 builds the kernels; elsewhere `SimdPsd::new` is always `None`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -17,6 +18,11 @@ pub use clkin::{
 pub use clkin_compare::{
     compare_tracks, judge_compare, CompareEstimate, CompareVerdict, ToneTrack, ToneTrackConfig,
     ToneTracker, COMPARE_SEARCH_PPM, MIN_POINTS, MIN_POINT_SNR_DB, TRACE_POINTS,
+};
+pub use freqcal::{
+    freq_cal_estimator, offset_for_ppm, ppm_from_offset, FcchEstimator, FreqCalConfig,
+    FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator, FreqCalEvidence,
+    FreqCalMethod, GsmScene, LteScene, LTE_UNAVAILABLE,
 };
 pub use peaks::{find_peaks, median_db, Peak};
 pub use welch::{Spectrum, Welch, WelchConfig};

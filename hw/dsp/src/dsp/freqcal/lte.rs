@@ -1,0 +1,1050 @@
+//! A radio's frequency error from an LTE downlink's synchronisation signals (FDD,
+//! normal cyclic prefix): the primary (PSS) and secondary (SSS) synchronisation
+//! signals every 5 ms in the six central resource blocks
+//! (docs/operator.md#calibrating-a-radio-without-a-generator).
+//!
+//! # How
+//!
+//! 1. **Decimate** to 1.92 MS/s (`resample`), the 128-point grid of the central
+//!    1.08 MHz, whatever the radio's rate.
+//! 2. **Acquire**: over 80 ms (16 PSS), correlate with the three PSS roots shifted
+//!    to every carrier offset that ±`max_error_ppm` allows (3.75 kHz steps, by rotating
+//!    FFT bins), fold the correlation power every 5 ms — each fold corrected for the
+//!    sample-clock drift that offset implies, as one crystal drives LO and sample
+//!    clock — and take the strongest peak against its fold's mean. Below the
+//!    threshold, the next 80 ms is tried, four times at most: then "no LTE cell found".
+//! 3. **Track** every later PSS in a ±4-sample window around its predicted arrival
+//!    (a running fit of the arrivals): its correlation peak, then a 128-point FFT of
+//!    the PSS gives the fractional arrival time (the delay whose linear phase across
+//!    the subcarriers best aligns them: the correlation interpolated exactly; with the
+//!    SSS too once it is known) and the carrier phase at a known sample position. The
+//!    SSS one symbol earlier is correlated with the 2 × 168 SSS of that root (which of
+//!    the two PSS per frame is subframe 0 is a hypothesis too), and the cyclic prefixes
+//!    of the 70 symbols of the half frame are correlated with their symbol tails (the
+//!    carrier offset modulo 15 kHz).
+//! 4. **Estimate** (at the end, from one small record per PSS):
+//!    - the arrival times' slope against the PSS count gives the sample clock's error
+//!      (ε_τ), hence where the carrier must be (ε drives LO and sample clock alike);
+//!    - the cyclic prefixes and the PSS–SSS phase give the carrier offset modulo
+//!      15 kHz and 14 kHz, each unwrapped around that (so a lock onto a Zadoff-Chu
+//!      delay-Doppler ghost cannot pull them);
+//!    - together they place the carrier within a few tens of Hz, enough to pick the
+//!      right one of the PSS phase progression's aliases (200 Hz apart: one turn per
+//!      5 ms);
+//!    - the carrier phase against sample position, fitted over every PSS (outliers
+//!      rejected), gives the offset to a small fraction of a Hz; its standard error
+//!      from the fit residuals is the uncertainty. If the aliases cannot be told apart
+//!      safely (4 σ), the coarser combined estimate and its own uncertainty are
+//!      reported instead, never a guess.
+//!    - the SSS candidate that stands out gives N_ID_1, so PCI = 3·N_ID_1 + N_ID_2.
+//!
+//! Memory: the 1.92 MS/s samples of the last ~10 ms, 80 ms while acquiring, and one
+//! small record per PSS (at most [`MAX_RECORDS`]).
+use super::{
+    ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
+    FreqCalEstimator, FreqCalEvidence, FreqCalMethod,
+};
+use num_complex::Complex;
+use rustfft::{Fft, FftPlanner};
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+mod resample;
+pub(crate) mod seq;
+mod synth;
+#[cfg(test)]
+mod tests;
+
+use resample::{Resampler, LTE_RATE_HZ};
+use seq::{bin, pss, pss_time, sss, subcarrier, NFFT, N_ID_1_COUNT, SEQ_LEN};
+pub use synth::LteScene;
+
+/// Samples per 5 ms (half frame) at 1.92 MS/s: the PSS period.
+const HALF_FRAME: usize = 9600;
+/// A slot at 1.92 MS/s.
+const SLOT: usize = 960;
+/// OFDM symbols 1..6 of a slot: 9 cyclic-prefix samples + 128.
+const SYMBOL: usize = 137;
+/// Where the PSS's useful part starts in slot 0 (after symbols 0..5 and its own CP).
+const PSS_IN_SLOT: usize = 10 + NFFT + 5 * SYMBOL + 9;
+/// Half frames folded while acquiring.
+const ACQ_PERIODS: usize = 16;
+/// Acquisition FFT size and the new samples per block (the rest is the PSS overlap).
+const ACQ_FFT: usize = 512;
+const ACQ_STEP: usize = ACQ_FFT - NFFT;
+/// The acquisition window (samples at 1.92 MS/s).
+const ACQ_LEN: usize = ACQ_PERIODS * HALF_FRAME + ACQ_FFT;
+/// Acquisition windows tried before giving up.
+const ACQ_ATTEMPTS: usize = 4;
+/// A fold peak must stand this far above its fold's mean: with 16 folds of noise
+/// (Gamma(16)/16), less than 1e-4 chance over all roots, offsets and lags at 2.7 GHz.
+const ACQ_THRESHOLD: f64 = 3.6;
+/// Tracking window: ± samples around the predicted arrival.
+const TRACK_HALF_WINDOW: i64 = 4;
+/// A tracked PSS counts as found when its normalised correlation |ρ|² exceeds this
+/// (noise alone: chance e^(−128·x) per lag, 3e-3 over the window).
+const FOUND_RHO2: f64 = 8.0 / NFFT as f64;
+/// The FFT window starts this many samples into the PSS's cyclic prefix (9 samples).
+const CP_BACKOFF: i64 = 2;
+/// At most this many PSS records are kept (≈ 11 minutes); later PSS are not used.
+pub(crate) const MAX_RECORDS: usize = 1 << 17;
+/// Fewer found PSS than this: no estimate.
+const MIN_FOUND: usize = 10;
+/// Less than this fraction of the expected PSS found: no estimate.
+const MIN_CONFIDENCE: f64 = 0.25;
+/// A phase sample off its neighbours' median by more than this (rad) is an outlier.
+const PHASE_GATE: f64 = 1.2;
+/// The alias must be picked with this many standard deviations of margin.
+const ALIAS_SIGMAS: f64 = 4.0;
+
+/// One tracked PSS.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    /// PSS count since the first tracked one.
+    n: u64,
+    /// Normalised correlation |ρ|² at the peak.
+    rho2: f64,
+    /// FFT window start (1.92 MS/s sample index).
+    w: i64,
+    /// Arrival of the PSS's useful part (fractional sample index).
+    tau: f64,
+    /// Carrier phase of the mixed-down signal at the window centre `w + 63.5` (rad).
+    theta: f64,
+    /// SNR per subcarrier, dB.
+    snr_db: f64,
+    /// Cyclic-prefix correlation over the 70 following symbols (mixed-down signal).
+    cp: Complex<f64>,
+    /// PSS correlation times the conjugate SSS correlation (once the SSS is known;
+    /// else zero): its phase is the carrier's turn over one symbol.
+    ps: Complex<f64>,
+}
+
+enum State {
+    Acquiring { attempts: usize },
+    Tracking(Box<Track>),
+    GaveUp,
+}
+
+struct Track {
+    n_id_2: usize,
+    /// Mix-down frequency (Hz at the nominal 1.92 MS/s) from acquisition.
+    mix_hz: f64,
+    /// Samples of `buf` already mixed down.
+    mixed: usize,
+    /// Next PSS count and the initial prediction.
+    next_n: u64,
+    tau0: f64,
+    period0: f64,
+    /// Running least squares of arrival against count (found PSS only).
+    fit: LineFit,
+    records: Vec<Record>,
+    processed: u64,
+    /// SSS metric per (N_ID_1, which PSS parity is subframe 0).
+    sss_acc: Vec<f64>,
+    sss_table: Vec<[f32; SEQ_LEN]>,
+    /// The SSS hypothesis (N_ID_1, parity) once it stands out.
+    sss_known: Option<(usize, usize)>,
+}
+
+/// Incremental least squares line y = a + b·x.
+#[derive(Debug, Clone, Copy, Default)]
+struct LineFit {
+    n: f64,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+}
+
+impl LineFit {
+    fn add(&mut self, x: f64, y: f64) {
+        self.n += 1.0;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+    }
+    /// (a, b), when at least two distinct x.
+    fn line(&self) -> Option<(f64, f64)> {
+        let det = self.n * self.sxx - self.sx * self.sx;
+        if self.n < 2.0 || det.abs() < 1e-9 {
+            return None;
+        }
+        let b = (self.n * self.sxy - self.sx * self.sy) / det;
+        Some(((self.sy - b * self.sx) / self.n, b))
+    }
+}
+
+/// Least squares line through (x, y) with weights 1: (a, b, σ_b, residual rms).
+fn fit_line(pts: &[(f64, f64)]) -> Option<(f64, f64, f64, f64)> {
+    let n = pts.len();
+    if n < 3 {
+        return None;
+    }
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n as f64;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n as f64;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let b = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+    let a = my - b * mx;
+    let rss: f64 = pts.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
+    let s2 = rss / (n - 2) as f64;
+    Some((a, b, (s2 / sxx).sqrt(), s2.sqrt()))
+}
+
+/// Wrap an angle to (−π, π].
+fn wrap(a: f64) -> f64 {
+    let r = (a + PI).rem_euclid(2.0 * PI) - PI;
+    if r <= -PI {
+        r + 2.0 * PI
+    } else {
+        r
+    }
+}
+
+/// The carrier offset residual (Hz, after the mix-down) from products whose phase
+/// turns by 2π·offset·`lag`/1.92 MS/s, its standard error from their spread, and its
+/// alias spacing (Hz). `None` with fewer than two products.
+fn circular_offset(products: &[Complex<f64>], lag: f64) -> Option<(f64, f64, f64)> {
+    if products.len() < 2 {
+        return None;
+    }
+    let sum: Complex<f64> = products.iter().sum();
+    let k = LTE_RATE_HZ / (2.0 * PI * lag);
+    let var = products
+        .iter()
+        .map(|p| wrap(p.arg() - sum.arg()).powi(2))
+        .sum::<f64>()
+        / (products.len() - 1) as f64;
+    let sd = (var.sqrt() / (products.len() as f64).sqrt() * k.abs()).max(1e-3);
+    Some((sum.arg() * k, sd, LTE_RATE_HZ / lag.abs()))
+}
+
+/// |Σ_k Y_k·exp(j2πkδ/128)|² for a PSS that starts δ samples into its FFT window.
+fn aligned_power(y: &[Complex<f64>; SEQ_LEN], delta: f64) -> f64 {
+    let w = Complex::from_polar(1.0, 2.0 * PI * delta / NFFT as f64);
+    // exp(j2πkδ/128) for k = −31..−1, then +1..+31, by rotation.
+    let mut r = Complex::from_polar(1.0, -2.0 * PI * 31.0 * delta / NFFT as f64);
+    let mut acc = Complex::new(0.0, 0.0);
+    for (i, v) in y.iter().enumerate() {
+        if i == 31 {
+            r *= w; // skip DC
+        }
+        acc += v * r;
+        r *= w;
+    }
+    acc.norm_sqr()
+}
+
+/// The delay in `start ± 2.5` samples maximising [`aligned_power`]: a 0.25-sample grid,
+/// then golden-section search to 1e-4 sample.
+fn best_delay(
+    y: &[Complex<f64>; SEQ_LEN],
+    y2: Option<&[Complex<f64>; SEQ_LEN]>,
+    start: f64,
+) -> f64 {
+    let aligned_power = |y: &[Complex<f64>; SEQ_LEN], d: f64| {
+        aligned_power(y, d) + y2.map_or(0.0, |y2| aligned_power(y2, d))
+    };
+    let mut best = (f64::MIN, start);
+    for i in -10..=10 {
+        let d = start + 0.25 * f64::from(i);
+        let p = aligned_power(y, d);
+        if p > best.0 {
+            best = (p, d);
+        }
+    }
+    let (mut lo, mut hi) = (best.1 - 0.25, best.1 + 0.25);
+    let g = 0.5 * (5f64.sqrt() - 1.0);
+    let (mut x1, mut x2) = (hi - g * (hi - lo), lo + g * (hi - lo));
+    let (mut f1, mut f2) = (aligned_power(y, x1), aligned_power(y, x2));
+    while hi - lo > 1e-4 {
+        if f1 > f2 {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - g * (hi - lo);
+            f1 = aligned_power(y, x1);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + g * (hi - lo);
+            f2 = aligned_power(y, x2);
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Phases (time, wrapped) unwrapped from record `first` on, each against the median of
+/// the last three accepted; those off by more than `PHASE_GATE` are left out.
+/// Returns (record index, time, unwrapped phase).
+fn unwrap_from(psis: &[(f64, f64)], first: usize) -> Vec<(usize, f64, f64)> {
+    let mut hist = [0.0f64; 3];
+    let mut len = 0usize;
+    let mut out = Vec::with_capacity(psis.len() - first);
+    for (i, &(tt, psi)) in psis.iter().enumerate().skip(first) {
+        let reference = match len {
+            0 => psi,
+            1 => hist[0],
+            2 => 0.5 * (hist[0] + hist[1]),
+            _ => {
+                let mut h = hist;
+                median(&mut h)
+            }
+        };
+        let u = reference + wrap(psi - reference);
+        if (u - reference).abs() > PHASE_GATE {
+            continue;
+        }
+        hist[len % 3] = u;
+        len += 1;
+        out.push((i, tt, u));
+    }
+    out
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The LTE PSS/SSS estimator ([`FreqCalEstimator`] for [`FreqCalMethod::Lte`]).
+pub(crate) struct LteEstimator {
+    config: FreqCalConfig,
+    resampler: Resampler,
+    /// 1.92 MS/s samples from index `buf_start` on.
+    buf: Vec<Complex<f32>>,
+    buf_start: i64,
+    seen: u64,
+    state: State,
+    /// PSS expected in acquisition windows that found nothing.
+    missed_in_acquisition: u64,
+    /// PSS templates (time, 128) and their 512-point spectra.
+    templates: [[Complex<f32>; NFFT]; 3],
+    template_spectra: Vec<Vec<Complex<f32>>>,
+    fft128: Arc<dyn Fft<f32>>,
+    fft512: Arc<dyn Fft<f32>>,
+    ifft512: Arc<dyn Fft<f32>>,
+    scratch: Vec<Complex<f32>>,
+    /// Offsets (bins of 3.75 kHz) the acquisition searches.
+    shifts: Vec<i64>,
+}
+
+impl LteEstimator {
+    /// An estimator for `config`: the LTE downlink centred at `carrier_hz`, received by
+    /// a radio tuned to `center_hz` at `sample_rate_hz` (≥ 1.92 MS/s).
+    pub(crate) fn new(config: FreqCalConfig) -> Result<Self, FreqCalError> {
+        let bad =
+            |field: &'static str, detail: String| FreqCalError::InvalidSetting { field, detail };
+        let c = &config;
+        if !(c.sample_rate_hz.is_finite() && c.sample_rate_hz >= LTE_RATE_HZ - 1e-6) {
+            return Err(bad(
+                "sample_rate_hz",
+                format!(
+                    "{} S/s is below the 1.92 MS/s an LTE PSS needs",
+                    c.sample_rate_hz
+                ),
+            ));
+        }
+        if c.sample_rate_hz > 200e6 {
+            return Err(bad(
+                "sample_rate_hz",
+                format!("{} S/s is above 200 MS/s", c.sample_rate_hz),
+            ));
+        }
+        if !(c.carrier_hz.is_finite()
+            && c.carrier_hz > 0.0
+            && c.center_hz.is_finite()
+            && c.center_hz > 0.0)
+        {
+            return Err(bad(
+                "frequency_hz",
+                format!("{} Hz is not a frequency", c.carrier_hz),
+            ));
+        }
+        if !(c.max_error_ppm.is_finite() && c.max_error_ppm > 0.0 && c.max_error_ppm <= 200.0) {
+            return Err(bad(
+                "max_error_ppm",
+                format!("{} is not in (0, 200]", c.max_error_ppm),
+            ));
+        }
+        let lo = super::offset_for_ppm(c.carrier_hz, c.center_hz, c.max_error_ppm);
+        let hi = super::offset_for_ppm(c.carrier_hz, c.center_hz, -c.max_error_ppm);
+        // The PSS spans ±0.47 MHz; the decimator passes ±0.72 MHz.
+        let reach = lo.abs().max(hi.abs());
+        if reach > 0.22e6 {
+            return Err(bad(
+                "frequency_hz",
+                format!(
+                    "an LTE carrier at {:.6} MHz received at {:.6} MHz with ±{} ppm can be {:.0} kHz off centre; \
+                     at most 220 kHz fits the 1.92 MS/s search",
+                    c.carrier_hz / 1e6,
+                    c.center_hz / 1e6,
+                    c.max_error_ppm,
+                    reach / 1e3
+                ),
+            ));
+        }
+        let bin_hz = LTE_RATE_HZ / ACQ_FFT as f64;
+        let s_lo = ((lo - 0.5 * bin_hz) / bin_hz).floor() as i64;
+        let s_hi = ((hi + 0.5 * bin_hz) / bin_hz).ceil() as i64;
+        let mut planner = FftPlanner::new();
+        let fft512 = planner.plan_fft_forward(ACQ_FFT);
+        let templates = [pss_time(0), pss_time(1), pss_time(2)];
+        let template_spectra = templates
+            .iter()
+            .map(|t| {
+                let mut v = vec![Complex::new(0.0, 0.0); ACQ_FFT];
+                v[..NFFT].copy_from_slice(t);
+                fft512.process(&mut v);
+                v.iter().map(|x| x.conj()).collect()
+            })
+            .collect();
+        Ok(Self {
+            config,
+            resampler: Resampler::new(c.sample_rate_hz),
+            buf: Vec::with_capacity(ACQ_LEN + 4 * HALF_FRAME),
+            buf_start: 0,
+            seen: 0,
+            state: State::Acquiring { attempts: 0 },
+            missed_in_acquisition: 0,
+            templates,
+            template_spectra,
+            fft128: planner.plan_fft_forward(NFFT),
+            fft512,
+            ifft512: planner.plan_fft_inverse(ACQ_FFT),
+            scratch: Vec::new(),
+            shifts: (s_lo..=s_hi).collect(),
+        })
+    }
+
+    /// The radio error (as a fraction) that a carrier offset of `offset_hz` means.
+    fn eps_of_offset(&self, offset_hz: f64) -> f64 {
+        ppm_from_offset(self.config.carrier_hz, self.config.center_hz, offset_hz) * 1e-6
+    }
+
+    fn step(&mut self) {
+        loop {
+            match &mut self.state {
+                State::GaveUp => {
+                    self.buf.clear();
+                    return;
+                }
+                State::Acquiring { attempts } => {
+                    if self.buf.len() < ACQ_LEN {
+                        return;
+                    }
+                    let attempts_now = *attempts + 1;
+                    match self.acquire() {
+                        Some(track) => self.state = State::Tracking(Box::new(track)),
+                        None => {
+                            self.missed_in_acquisition += ACQ_PERIODS as u64;
+                            let drop = ACQ_PERIODS * HALF_FRAME;
+                            self.buf.drain(..drop);
+                            self.buf_start += drop as i64;
+                            self.state = if attempts_now >= ACQ_ATTEMPTS {
+                                State::GaveUp
+                            } else {
+                                State::Acquiring {
+                                    attempts: attempts_now,
+                                }
+                            };
+                        }
+                    }
+                }
+                State::Tracking(_) => {
+                    self.track();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Search the first `ACQ_LEN` samples of `buf` for the strongest PSS.
+    fn acquire(&mut self) -> Option<Track> {
+        let blocks = ACQ_PERIODS * HALF_FRAME / ACQ_STEP;
+        let mut spectra = vec![Complex::new(0.0f32, 0.0); blocks * ACQ_FFT];
+        for (b, s) in spectra.chunks_mut(ACQ_FFT).enumerate() {
+            s.copy_from_slice(&self.buf[b * ACQ_STEP..b * ACQ_STEP + ACQ_FFT]);
+            self.fft512.process(s);
+        }
+        let bin_hz = LTE_RATE_HZ / ACQ_FFT as f64;
+        let mut fold = vec![0.0f32; HALF_FRAME];
+        let mut work = vec![Complex::new(0.0f32, 0.0); ACQ_FFT];
+        // (metric, root, shift, fold index)
+        let mut best = (0.0f64, 0usize, 0i64, 0usize);
+        for root in 0..3 {
+            let tmpl = &self.template_spectra[root];
+            for &s in &self.shifts {
+                let eps = self.eps_of_offset(s as f64 * bin_hz);
+                let period = HALF_FRAME as f64 * (1.0 + eps);
+                fold.iter_mut().for_each(|v| *v = 0.0);
+                for (b, spec) in spectra.chunks(ACQ_FFT).enumerate() {
+                    for (k, w) in work.iter_mut().enumerate() {
+                        let t = (k as i64 - s).rem_euclid(ACQ_FFT as i64) as usize;
+                        *w = spec[k] * tmpl[t];
+                    }
+                    self.ifft512.process(&mut work);
+                    for (m, c) in work[..ACQ_STEP].iter().enumerate() {
+                        let pos = (b * ACQ_STEP + m) as f64;
+                        let p = (pos / period).floor();
+                        let f = (pos - p * period).round() as usize % HALF_FRAME;
+                        fold[f] += c.norm_sqr();
+                    }
+                }
+                let mean = fold.iter().map(|&v| f64::from(v)).sum::<f64>() / HALF_FRAME as f64;
+                let (idx, peak) =
+                    fold.iter()
+                        .enumerate()
+                        .fold((0, 0.0f32), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+                if mean > 0.0 {
+                    let metric = f64::from(peak) / mean;
+                    if metric > best.0 {
+                        best = (metric, root, s, idx);
+                    }
+                }
+            }
+        }
+        let (metric, root, s, idx) = best;
+        tracing::debug!(metric, root, shift = s, idx, "lte acquisition");
+        if metric < ACQ_THRESHOLD {
+            return None;
+        }
+        let mix_hz = s as f64 * bin_hz;
+        let eps = self.eps_of_offset(mix_hz);
+        Some(Track {
+            n_id_2: root,
+            mix_hz,
+            mixed: 0,
+            next_n: 0,
+            tau0: self.buf_start as f64 + idx as f64,
+            period0: HALF_FRAME as f64 * (1.0 + eps),
+            fit: LineFit::default(),
+            records: Vec::new(),
+            processed: 0,
+            sss_acc: vec![0.0; 2 * N_ID_1_COUNT],
+            sss_table: (0..2 * N_ID_1_COUNT)
+                .map(|i| sss(i / 2, root, i % 2 == 1).map(f32::from))
+                .collect(),
+            sss_known: None,
+        })
+    }
+
+    /// Process every PSS whose surroundings are in `buf`.
+    fn track(&mut self) {
+        let State::Tracking(t) = &mut self.state else {
+            return;
+        };
+        // Mix down what is new: exact phase every 1024 samples, a rotating phasor between.
+        let step = Complex::from_polar(1.0, -2.0 * PI * t.mix_hz / LTE_RATE_HZ);
+        let mut rot = Complex::new(1.0f64, 0.0);
+        for (i, x) in self.buf.iter_mut().enumerate().skip(t.mixed) {
+            if i == t.mixed || i % 1024 == 0 {
+                let idx = self.buf_start + i as i64;
+                rot = Complex::from_polar(
+                    1.0,
+                    -2.0 * PI * (t.mix_hz * idx as f64 / LTE_RATE_HZ).fract(),
+                );
+            }
+            *x *= Complex::new(rot.re as f32, rot.im as f32);
+            rot *= step;
+        }
+        t.mixed = self.buf.len();
+        let buf_end = self.buf_start + self.buf.len() as i64;
+        loop {
+            let n = t.next_n;
+            let pred = match t.fit.line() {
+                Some((a, b)) => a + b * n as f64,
+                None => t.tau0 + t.period0 * n as f64,
+            };
+            let centre = pred.round() as i64;
+            // Needed: this half frame from its slot 0 (the SSS and the 70 symbols' cyclic
+            // prefixes), up to the end of its slot 9.
+            let need_lo = centre - PSS_IN_SLOT as i64 - TRACK_HALF_WINDOW - 4;
+            let need_hi = centre - PSS_IN_SLOT as i64 + HALF_FRAME as i64 + TRACK_HALF_WINDOW + 2;
+            if need_hi > buf_end {
+                break;
+            }
+            t.next_n += 1;
+            if need_lo < self.buf_start {
+                continue;
+            }
+            if t.records.len() >= MAX_RECORDS {
+                break;
+            }
+            t.processed += 1;
+            let known_sss = t.sss_known.map(|(n1, parity)| {
+                let sub5 = (n + parity as u64) % 2 == 1;
+                &t.sss_table[2 * n1 + usize::from(sub5)]
+            });
+            let rec = Self::measure(
+                &self.buf,
+                self.buf_start,
+                centre,
+                n,
+                &self.templates[t.n_id_2],
+                t.n_id_2,
+                known_sss,
+                &self.fft128,
+                &mut self.scratch,
+            );
+            if let Some((rec, sss_spec)) = rec {
+                if rec.rho2 >= FOUND_RHO2 {
+                    t.fit.add(n as f64, rec.tau);
+                    // Table row 2·N_ID_1 + (subframe 5); hypothesis 2·N_ID_1 + parity,
+                    // where parity says which PSS count parity is subframe 0.
+                    for n1 in 0..N_ID_1_COUNT {
+                        let corr = |row: &[f32; SEQ_LEN]| {
+                            let mut acc = Complex::new(0.0f64, 0.0);
+                            for (v, &s) in sss_spec.iter().zip(row.iter()) {
+                                acc += v * f64::from(s);
+                            }
+                            acc.norm_sqr()
+                        };
+                        let (v0, v5) = (corr(&t.sss_table[2 * n1]), corr(&t.sss_table[2 * n1 + 1]));
+                        for parity in 0..2u64 {
+                            let sub5 = (n + parity) % 2 == 1;
+                            t.sss_acc[2 * n1 + parity as usize] += if sub5 { v5 } else { v0 };
+                        }
+                    }
+                    t.records.push(rec);
+                    if t.sss_known.is_none() && t.records.len() >= 40 && t.records.len() % 10 == 0 {
+                        t.sss_known = sss_decision(&t.sss_acc);
+                    }
+                }
+            }
+            // Keep from just before the next half frame.
+            let keep =
+                (centre + HALF_FRAME as i64 - PSS_IN_SLOT as i64 - 2 * TRACK_HALF_WINDOW - 8)
+                    .max(self.buf_start);
+            let drop = ((keep - self.buf_start) as usize).min(self.buf.len());
+            self.buf.drain(..drop);
+            self.buf_start += drop as i64;
+            t.mixed = t.mixed.saturating_sub(drop);
+        }
+    }
+
+    /// Measure the PSS expected near `centre`: the correlation peak, fractional arrival,
+    /// phase, SNR, cyclic prefixes, and the SSS's subcarriers (timing slope removed).
+    #[allow(clippy::too_many_arguments)]
+    fn measure(
+        buf: &[Complex<f32>],
+        buf_start: i64,
+        centre: i64,
+        n: u64,
+        tmpl: &[Complex<f32>; NFFT],
+        n_id_2: usize,
+        known_sss: Option<&[f32; SEQ_LEN]>,
+        fft128: &Arc<dyn Fft<f32>>,
+        scratch: &mut Vec<Complex<f32>>,
+    ) -> Option<(Record, [Complex<f64>; SEQ_LEN])> {
+        let at = |i: i64| -> Option<&[Complex<f32>]> {
+            let s = usize::try_from(i - buf_start).ok()?;
+            buf.get(s..s + NFFT)
+        };
+        let one =
+            |i: i64| -> Option<&Complex<f32>> { buf.get(usize::try_from(i - buf_start).ok()?) };
+        // Correlation peak in the window.
+        let mut best = (-1.0f64, centre);
+        for lag in centre - TRACK_HALF_WINDOW..=centre + TRACK_HALF_WINDOW {
+            let x = at(lag)?;
+            let (mut c, mut e) = (Complex::new(0.0f32, 0.0), 0.0f32);
+            for (a, b) in x.iter().zip(tmpl) {
+                c += a * b.conj();
+                e += a.norm_sqr();
+            }
+            // The template has energy NFFT: |ρ|² is in 0..1.
+            let rho2 = if e > 0.0 {
+                f64::from(c.norm_sqr() / e) / NFFT as f64
+            } else {
+                0.0
+            };
+            if rho2 > best.0 {
+                best = (rho2, lag);
+            }
+        }
+        let (rho2, peak) = best;
+        let w = peak - CP_BACKOFF;
+        let mut spec = [Complex::new(0.0f32, 0.0); NFFT];
+        spec.copy_from_slice(at(w)?);
+        if scratch.len() < fft128.get_inplace_scratch_len() {
+            scratch.resize(fft128.get_inplace_scratch_len(), Complex::new(0.0, 0.0));
+        }
+        fft128.process_with_scratch(&mut spec, scratch);
+        let d = pss(n_id_2);
+        let y: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| {
+            let v = spec[bin(i)];
+            Complex::new(f64::from(v.re), f64::from(v.im)) * d[i].conj()
+        });
+        // SSS: the symbol before, same window offset.
+        let mut sspec = [Complex::new(0.0f32, 0.0); NFFT];
+        sspec.copy_from_slice(at(w - SYMBOL as i64)?);
+        fft128.process_with_scratch(&mut sspec, scratch);
+        let sraw: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| {
+            let v = sspec[bin(i)];
+            Complex::new(f64::from(v.re), f64::from(v.im))
+        });
+        // Timing: the delay δ (samples into the window) that best aligns the PSS (and
+        // the SSS, once known), maximising |Σ_k Y_k·exp(j2πkδ/128)|² — the correlation,
+        // interpolated exactly.
+        let ys: Option<[Complex<f64>; SEQ_LEN]> =
+            known_sss.map(|d| std::array::from_fn(|i| sraw[i] * f64::from(d[i])));
+        let delta = best_delay(&y, ys.as_ref(), CP_BACKOFF as f64);
+        let derot = |i: usize| {
+            Complex::from_polar(
+                1.0,
+                2.0 * PI * f64::from(subcarrier(i)) * delta / NFFT as f64,
+            )
+        };
+        let yc: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| y[i] * derot(i));
+        let mean = yc.iter().sum::<Complex<f64>>() / SEQ_LEN as f64;
+        let noise = yc.iter().map(|v| (v - mean).norm_sqr()).sum::<f64>() / (SEQ_LEN - 1) as f64;
+        let snr_db = 10.0 * (mean.norm_sqr().max(1e-30) / noise.max(1e-30)).log10();
+        let sss_spec: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| sraw[i] * derot(i));
+        let ps = match &ys {
+            Some(ys) => {
+                let cs: Complex<f64> = ys.iter().enumerate().map(|(i, v)| v * derot(i)).sum();
+                mean * SEQ_LEN as f64 * cs.conj()
+            }
+            None => Complex::new(0.0, 0.0),
+        };
+        // Cyclic prefixes of the 70 symbols from this half frame's slot 0 on (the PSS
+        // symbol's own included), inner samples only.
+        let tau = w as f64 + delta;
+        let slot0 = (tau - PSS_IN_SLOT as f64).round() as i64;
+        let mut cp = Complex::new(0.0f64, 0.0);
+        for slot in 0..(HALF_FRAME / SLOT) as i64 {
+            for l in 0..7i64 {
+                let (start, len) = if l == 0 {
+                    (0, 10)
+                } else {
+                    (10 + NFFT as i64 + (l - 1) * SYMBOL as i64, 9)
+                };
+                let s0 = slot0 + slot * SLOT as i64 + start;
+                for i in 2..len - 2 {
+                    let (Some(&a), Some(&b)) = (one(s0 + i), one(s0 + i + NFFT as i64)) else {
+                        continue;
+                    };
+                    let p = a * b.conj();
+                    cp += Complex::new(f64::from(p.re), f64::from(p.im));
+                }
+            }
+        }
+        Some((
+            Record {
+                n,
+                rho2,
+                w,
+                tau,
+                theta: mean.arg(),
+                snr_db,
+                cp,
+                ps,
+            },
+            sss_spec,
+        ))
+    }
+
+    /// The estimate from the records.
+    fn estimate(&self, t: &Track) -> Result<FreqCalEstimate, FreqCalError> {
+        let cfg = &self.config;
+        let seconds = self.seen as f64 / cfg.sample_rate_hz;
+        let expected = t.processed + self.missed_in_acquisition;
+        let found = t.records.len();
+        let confidence = if expected > 0 {
+            found as f64 / expected as f64
+        } else {
+            0.0
+        };
+        if found < MIN_FOUND || confidence < MIN_CONFIDENCE {
+            return Err(not_found(format!(
+                "a PSS (N_ID_2 {}) was seen but only {found} of {expected} expected were found in {seconds:.2} s",
+                t.n_id_2
+            )));
+        }
+        // 1. Arrival times against count: the sample clock.
+        let mut pts: Vec<(f64, f64)> = t.records.iter().map(|r| (r.n as f64, r.tau)).collect();
+        let (a, b, _, _) =
+            fit_line(&pts).ok_or_else(|| not_found("too few PSS arrivals to fit".into()))?;
+        let mut res: Vec<f64> = pts.iter().map(|p| (p.1 - a - b * p.0).abs()).collect();
+        let gate = (6.0 * 1.4826 * median(&mut res)).max(0.5);
+        pts.retain(|p| (p.1 - a - b * p.0).abs() <= gate);
+        let (_, period, period_sd, _) =
+            fit_line(&pts).ok_or_else(|| not_found("too few PSS arrivals to fit".into()))?;
+        let eps_tau = period / HALF_FRAME as f64 - 1.0;
+        let eps_tau_sd = period_sd / HALF_FRAME as f64;
+        let off_tau = super::offset_for_ppm(cfg.carrier_hz, cfg.center_hz, eps_tau * 1e6);
+        let off_tau_sd = cfg.carrier_hz * eps_tau_sd;
+        // 2. Two more looks at the carrier, each known only modulo its own alias
+        //    spacing: the cyclic prefixes (one turn per 128 samples: 15 kHz) and the
+        //    PSS against the SSS one symbol earlier (137 samples: 14.01 kHz).
+        let cp: Vec<Complex<f64>> = t.records.iter().map(|r| r.cp).collect();
+        let ps: Vec<Complex<f64>> = t
+            .records
+            .iter()
+            .map(|r| r.ps)
+            .filter(|p| p.norm_sqr() > 0.0)
+            .collect();
+        let looks = [
+            circular_offset(&cp, -(NFFT as f64)),
+            if ps.len() >= MIN_FOUND {
+                circular_offset(&ps, SYMBOL as f64)
+            } else {
+                None
+            },
+        ];
+        // Each look's alias nearest `around`, combined with the others.
+        let unwrap_looks = |around: f64| -> Option<(f64, f64)> {
+            let mut acc = (0.0, 0.0);
+            for (resid, sd, spacing) in looks.iter().flatten() {
+                let v = t.mix_hz + resid;
+                let v = v + ((around - v) / spacing).round() * spacing;
+                acc.0 += v / (sd * sd);
+                acc.1 += 1.0 / (sd * sd);
+            }
+            (acc.1 > 0.0).then(|| (acc.0 / acc.1, acc.1.powf(-0.5)))
+        };
+        // 3. Around the arrival-drift estimate (never aliased: it holds even when the
+        //    acquisition locked onto a Zadoff-Chu delay-Doppler ghost a few subcarriers
+        //    off), combined with it; if they disagree, the sample clock is not tied to
+        //    the LO and the carrier looks alone, around the acquisition's offset, count.
+        let (off_prior, prior_sd) = match unwrap_looks(off_tau) {
+            Some((off_c, sd_c))
+                if (off_tau - off_c).abs() <= 4.0 * (off_tau_sd.powi(2) + sd_c.powi(2)).sqrt() =>
+            {
+                let (w1, w2) = (off_tau_sd.powi(-2), sd_c.powi(-2));
+                (
+                    (off_tau * w1 + off_c * w2) / (w1 + w2),
+                    (w1 + w2).powf(-0.5),
+                )
+            }
+            None => (off_tau, off_tau_sd),
+            Some(_) => {
+                let (off_c, sd_c) = unwrap_looks(t.mix_hz).unwrap_or((off_tau, off_tau_sd));
+                tracing::warn!(
+                    off_tau,
+                    off_c,
+                    "lte: the PSS arrival drift and the carrier disagree; using the carrier alone"
+                );
+                (off_c, sd_c)
+            }
+        };
+        // 4. Carrier phase at each window centre, against time.
+        let phase_t = |r: &Record| (r.w as f64 + 63.5) / LTE_RATE_HZ;
+        let phase_of = |r: &Record| {
+            r.theta + 2.0 * PI * (t.mix_hz * (r.w as f64 + 63.5) / LTE_RATE_HZ).fract()
+        };
+        // Residual step per PSS, from consecutive pairs (no unwrapping needed).
+        let mut lag1 = Complex::new(0.0, 0.0);
+        let mut dt_sum = 0.0;
+        let mut pairs = 0.0;
+        for p in t.records.windows(2) {
+            if p[1].n == p[0].n + 1 {
+                let dt = phase_t(&p[1]) - phase_t(&p[0]);
+                let d = phase_of(&p[1]) - phase_of(&p[0]) - 2.0 * PI * (off_prior * dt).fract();
+                lag1 += Complex::from_polar(1.0, d);
+                dt_sum += dt;
+                pairs += 1.0;
+            }
+        }
+        let alias_hz = if pairs > 0.0 {
+            pairs / dt_sum
+        } else {
+            LTE_RATE_HZ / period
+        };
+        let off1 = off_prior + lag1.arg() / (2.0 * PI) * alias_hz;
+        // Unwrap against the median of the last three accepted phases, starting from
+        // whichever of the first records keeps the most (an outlier first would
+        // reject the rest); fit.
+        let psis: Vec<(f64, f64)> = t
+            .records
+            .iter()
+            .map(|r| {
+                let tt = phase_t(r);
+                (tt, wrap(phase_of(r) - 2.0 * PI * (off1 * tt).fract()))
+            })
+            .collect();
+        let mut phase_pts: Vec<(usize, f64, f64)> = Vec::new();
+        for first in 0..psis.len().min(8) {
+            let pts = unwrap_from(&psis, first);
+            if pts.len() > phase_pts.len() {
+                phase_pts = pts;
+            }
+            if 2 * phase_pts.len() > psis.len() {
+                break;
+            }
+        }
+        let xy: Vec<(f64, f64)> = phase_pts.iter().map(|p| (p.1, p.2)).collect();
+        let fit = fit_line(&xy).ok_or_else(|| not_found("too few PSS phases to fit".into()))?;
+        let mut res: Vec<f64> = xy
+            .iter()
+            .map(|p| (p.1 - fit.0 - fit.1 * p.0).abs())
+            .collect();
+        let gate = (4.0 * 1.4826 * median(&mut res)).max(1e-6);
+        let kept: Vec<(usize, f64, f64)> = phase_pts
+            .iter()
+            .copied()
+            .filter(|p| (p.2 - fit.0 - fit.1 * p.1).abs() <= gate)
+            .collect();
+        let xy: Vec<(f64, f64)> = kept.iter().map(|p| (p.1, p.2)).collect();
+        let (pa, pb, pb_sd, _) =
+            fit_line(&xy).ok_or_else(|| not_found("too few PSS phases to fit".into()))?;
+        let off_phase = off1 + pb / (2.0 * PI);
+        let off_phase_sd = pb_sd / (2.0 * PI);
+        // 5. Is the alias safe?
+        let margin = 0.5 * alias_hz - (off_phase - off_prior).abs();
+        let (offset, offset_sd, how) = if margin >= ALIAS_SIGMAS * prior_sd {
+            (off_phase, off_phase_sd, "PSS phase")
+        } else {
+            (off_prior, prior_sd, "PSS timing, cyclic prefixes and SSS")
+        };
+        tracing::debug!(
+            off_tau,
+            off_tau_sd,
+            off_prior,
+            prior_sd,
+            off_phase,
+            off_phase_sd,
+            how,
+            "lte estimate"
+        );
+        let ppm = ppm_from_offset(cfg.carrier_hz, cfg.center_hz, offset);
+        let k = 1.0 + ppm * 1e-6;
+        let uncertainty_ppm = offset_sd * k * k / cfg.carrier_hz * 1e6;
+        // SSS → PCI.
+        let cell = self.cell_name(t);
+        // Evidence: one detection per found PSS; its offset from the phase step since
+        // the previous kept one.
+        let kept_set: std::collections::HashMap<usize, (f64, f64)> =
+            kept.iter().map(|p| (p.0, (p.1, p.2))).collect();
+        let mut prev: Option<(f64, f64)> = None;
+        let detections = t
+            .records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let used = kept_set.get(&i).copied();
+                let off = match (used, prev) {
+                    (Some((tt, u)), Some((pt, pu))) if tt > pt => {
+                        let resid = (u - pa - pb * tt) - (pu - pa - pb * pt);
+                        off_phase + resid / (2.0 * PI * (tt - pt))
+                    }
+                    _ => offset,
+                };
+                if used.is_some() {
+                    prev = used;
+                }
+                FreqCalDetection {
+                    time_s: r.tau / LTE_RATE_HZ,
+                    offset_hz: off,
+                    ppm: ppm_from_offset(cfg.carrier_hz, cfg.center_hz, off),
+                    snr_db: r.snr_db,
+                    used: used.is_some(),
+                }
+            })
+            .collect();
+        let lo = super::offset_for_ppm(cfg.carrier_hz, cfg.center_hz, cfg.max_error_ppm);
+        let hi = super::offset_for_ppm(cfg.carrier_hz, cfg.center_hz, -cfg.max_error_ppm);
+        Ok(FreqCalEstimate {
+            ppm,
+            uncertainty_ppm,
+            method: FreqCalMethod::Lte,
+            cell,
+            confidence: confidence.min(1.0),
+            evidence: FreqCalEvidence {
+                detections,
+                nominal_offset_hz: cfg.carrier_hz - cfg.center_hz,
+                search_hz: [lo, hi],
+                seconds_analysed: seconds,
+            },
+        })
+    }
+
+    /// "PCI 123 at 806.0 MHz", or with the N_ID_2 only when no SSS stands out.
+    fn cell_name(&self, t: &Track) -> String {
+        let mhz = self.config.carrier_hz / 1e6;
+        match sss_decision(&t.sss_acc) {
+            Some((n_id_1, _)) => format!("PCI {} at {mhz:.1} MHz", 3 * n_id_1 + t.n_id_2),
+            None => format!(
+                "PCI unknown (N_ID_2 {}, SSS not decided) at {mhz:.1} MHz",
+                t.n_id_2
+            ),
+        }
+    }
+}
+
+/// The SSS hypothesis that stands out: (N_ID_1, parity), when its metric is 8 standard
+/// deviations above the others' mean and 1.5 × the runner-up.
+fn sss_decision(acc: &[f64]) -> Option<(usize, usize)> {
+    let (best_i, best) = acc
+        .iter()
+        .copied()
+        .enumerate()
+        .fold((0, f64::MIN), |a, (i, v)| if v > a.1 { (i, v) } else { a });
+    let others: Vec<f64> = acc
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != best_i)
+        .map(|(_, v)| *v)
+        .collect();
+    let n = others.len() as f64;
+    let mean = others.iter().sum::<f64>() / n;
+    let sd = (others.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let second = others.iter().copied().fold(f64::MIN, f64::max);
+    (best > 0.0 && best >= mean + 8.0 * sd && best >= 1.5 * second)
+        .then_some((best_i / 2, best_i % 2))
+}
+
+fn not_found(detail: String) -> FreqCalError {
+    FreqCalError::NotFound(format!("no LTE cell found: {detail}"))
+}
+
+impl FreqCalEstimator for LteEstimator {
+    fn method(&self) -> FreqCalMethod {
+        FreqCalMethod::Lte
+    }
+
+    fn feed(&mut self, block: &[Complex<f32>]) {
+        self.seen += block.len() as u64;
+        if matches!(self.state, State::GaveUp) {
+            return;
+        }
+        if let State::Tracking(t) = &self.state {
+            if t.records.len() >= MAX_RECORDS {
+                return;
+            }
+        }
+        self.resampler.process(block, &mut self.buf);
+        self.step();
+    }
+
+    fn samples_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn finish(&mut self) -> Result<FreqCalEstimate, FreqCalError> {
+        let seconds = self.seen as f64 / self.config.sample_rate_hz;
+        match &self.state {
+            State::Tracking(t) => self.estimate(t),
+            State::GaveUp => Err(not_found(format!(
+                "no PSS of any root within ±{} ppm in the first {:.2} s",
+                self.config.max_error_ppm,
+                (ACQ_ATTEMPTS * ACQ_PERIODS * HALF_FRAME) as f64 / LTE_RATE_HZ
+            ))),
+            State::Acquiring { attempts: 0 } => Err(not_found(format!(
+                "{seconds:.3} s of samples is too short: at least {:.3} s are needed",
+                ACQ_LEN as f64 / LTE_RATE_HZ + 0.1
+            ))),
+            State::Acquiring { .. } => Err(not_found(format!(
+                "no PSS of any root within ±{} ppm in {seconds:.2} s",
+                self.config.max_error_ppm
+            ))),
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! An LTE downlink as a radio with a clock error sees it, for tests and the benchmark,
+//! built from the standard's definitions (3GPP TS 36.211 §6.11, §6.12) independently of
+//! the estimator's own path: a 1.4 MHz FDD cell (six resource blocks of random QPSK,
+//! the PSS and SSS in slots 0 and 10, normal cyclic prefix) tabulated over two frames
+//! at 30.72 MS/s and read at the radio's true sample instants, turned to the offset its
+//! LO error gives, plus white noise.
+use super::seq::{pss, sss, subcarrier, SEQ_LEN};
+use crate::dsp::freqcal::synth::Xorshift;
+use num_complex::Complex;
+use rustfft::FftPlanner;
+use std::f64::consts::PI;
+
+/// Samples of two frames at 30.72 MS/s.
+const TABLE_LEN: usize = 614_400;
+
+/// The scene (see the module docs).
+#[derive(Debug, Clone)]
+pub struct LteScene {
+    /// The cell's centre (RF Hz).
+    pub carrier_hz: f64,
+    /// Where the radio is tuned (Hz).
+    pub center_hz: f64,
+    /// The radio's nominal sample rate.
+    pub rate: f64,
+    /// The radio's error (ppm, > 0 fast).
+    pub ppm: f64,
+    /// The cell's power over the noise in its 1.08 MHz (dB); `None`: noise only.
+    pub snr_db: Option<f64>,
+    table: Vec<Complex<f32>>,
+    rng: Xorshift,
+    n: u64,
+    t0: f64,
+    phi0: f64,
+}
+
+impl LteScene {
+    /// Cell `pci` (0..=503) at `carrier_hz`, seen by a radio tuned to `center_hz` at
+    /// `rate` with an error of `ppm`; `seed` picks the data, the noise and where in its
+    /// frame the cell is at the first sample.
+    pub fn new(
+        pci: u16,
+        carrier_hz: f64,
+        center_hz: f64,
+        rate: f64,
+        ppm: f64,
+        snr_db: Option<f64>,
+        seed: u64,
+    ) -> Self {
+        let pci = usize::from(pci % 504);
+        let (n1, n2) = (pci / 3, pci % 3);
+        let mut rng = Xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let n = 2048;
+        let ifft = FftPlanner::new().plan_fft_inverse(n);
+        let mut table = Vec::with_capacity(TABLE_LEN);
+        let mut grid = vec![Complex::new(0.0f32, 0.0); n];
+        for slot in 0..40 {
+            for l in 0..7 {
+                grid.iter_mut().for_each(|v| *v = Complex::new(0.0, 0.0));
+                for k in (-36i32..=36).filter(|&k| k != 0) {
+                    let bits = rng.next_u64();
+                    let q = Complex::new(
+                        if bits & 1 == 0 { 1.0 } else { -1.0 },
+                        if bits & 2 == 0 { 1.0 } else { -1.0 },
+                    ) / 2f32.sqrt();
+                    grid[k.rem_euclid(n as i32) as usize] = q;
+                }
+                if slot % 10 == 0 && (l == 5 || l == 6) {
+                    for k in [-36i32, -35, -34, -33, -32, 32, 33, 34, 35, 36] {
+                        grid[k.rem_euclid(n as i32) as usize] = Complex::new(0.0, 0.0);
+                    }
+                    let p = pss(n2);
+                    let s = sss(n1, n2, slot % 20 == 10);
+                    for i in 0..SEQ_LEN {
+                        let k = subcarrier(i).rem_euclid(n as i32) as usize;
+                        grid[k] = if l == 6 {
+                            Complex::new(p[i].re as f32, p[i].im as f32)
+                        } else {
+                            Complex::new(f32::from(s[i]), 0.0)
+                        };
+                    }
+                }
+                ifft.process(&mut grid);
+                let cp = if l == 0 { 160 } else { 144 };
+                table.extend_from_slice(&grid[n - cp..]);
+                table.extend_from_slice(&grid);
+            }
+        }
+        let p = table.iter().map(|c| f64::from(c.norm_sqr())).sum::<f64>() / table.len() as f64;
+        let g = (1.0 / p).sqrt() as f32;
+        table.iter_mut().for_each(|c| *c *= g);
+        let t0 = rng.uniform() * 0.02;
+        let phi0 = 2.0 * PI * rng.uniform();
+        Self {
+            carrier_hz,
+            center_hz,
+            rate,
+            ppm,
+            snr_db,
+            table,
+            rng,
+            n: 0,
+            t0,
+            phi0,
+        }
+    }
+
+    /// The cell's baseband at `t` seconds of its own (exact) clock.
+    fn at(&self, t: f64) -> Complex<f32> {
+        let len = self.table.len();
+        let pos = (t * 30.72e6).rem_euclid(len as f64);
+        let i = (pos.floor() as usize).min(len - 1);
+        let f = (pos - pos.floor()) as f32;
+        self.table[i] * (1.0 - f) + self.table[(i + 1) % len] * f
+    }
+
+    /// The next `out.len()` samples.
+    pub fn fill(&mut self, out: &mut [Complex<f32>]) {
+        let e = self.ppm * 1e-6;
+        let true_rate = self.rate * (1.0 + e);
+        let delta = self.carrier_hz - self.center_hz * (1.0 + e);
+        let noise_amp = 0.05f64;
+        let amp = self.snr_db.map_or(0.0, |s| {
+            noise_amp * (10f64.powf(s / 10.0) * 1.08e6 / self.rate).sqrt()
+        });
+        for o in out.iter_mut() {
+            let t = self.n as f64 / true_rate;
+            let rot = Complex::from_polar(amp, self.phi0 + 2.0 * PI * (delta * t).fract());
+            let s = self.at(t + self.t0);
+            let v =
+                Complex::new(f64::from(s.re), f64::from(s.im)) * rot + self.rng.gauss() * noise_amp;
+            *o = Complex::new(v.re as f32, v.im as f32);
+            self.n += 1;
+        }
+    }
+}

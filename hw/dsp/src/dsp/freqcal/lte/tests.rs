@@ -1,0 +1,187 @@
+//! The LTE estimator against synthetic downlinks (`synth`: built from the standard's
+//! definitions, not through rxsim): a 1.4 MHz FDD cell seen by a radio whose LO and
+//! sample clock are off by the same ppm, plus Gaussian noise.
+use super::*;
+use crate::dsp::freqcal::freq_cal_estimator;
+
+/// What a radio sees of a cell.
+#[derive(Clone, Copy)]
+struct Scene {
+    carrier_hz: f64,
+    center_hz: f64,
+    rate: f64,
+    ppm: f64,
+    /// Cell power over the noise in its 1.08 MHz; `None`: no cell.
+    snr_db: Option<f64>,
+}
+
+fn run(
+    scene: Scene,
+    pci: u16,
+    seconds: f64,
+    seed: u64,
+) -> (Result<FreqCalEstimate, FreqCalError>, usize) {
+    let s = scene;
+    let mut gen = LteScene::new(
+        pci,
+        s.carrier_hz,
+        s.center_hz,
+        s.rate,
+        s.ppm,
+        s.snr_db,
+        seed,
+    );
+    let mut est =
+        LteEstimator::new(FreqCalConfig::new(s.carrier_hz, s.center_hz, s.rate)).expect("config");
+    let mut max_buf = 0;
+    let mut block = vec![Complex::new(0.0f32, 0.0); 8192];
+    let mut left = (seconds * s.rate) as usize;
+    while left > 0 {
+        let k = left.min(block.len());
+        gen.fill(&mut block[..k]);
+        est.feed(&block[..k]);
+        max_buf = max_buf.max(est.buf.capacity());
+        left -= k;
+    }
+    (est.finish(), max_buf)
+}
+
+/// The acceptance case: −6 dB, a radio at +37 ppm, 2 s → within ±0.05 ppm, the PCI
+/// reported, and memory bounded (the 1.92 MS/s buffer never holds more than the
+/// acquisition window and a half frame).
+#[test]
+fn minus_6_db_at_plus_37_ppm_is_measured_within_005_ppm_with_its_pci() {
+    for (seed, carrier, pci) in [(1u64, 1842.5e6, 301u16), (2, 806e6, 17), (3, 2680e6, 503)] {
+        let scene = Scene {
+            carrier_hz: carrier,
+            center_hz: carrier,
+            rate: 1.92e6,
+            ppm: 37.0,
+            snr_db: Some(-6.0),
+        };
+        let (r, max_buf) = run(scene, pci, 2.0, seed);
+        let e = r.expect("estimate");
+        assert!(
+            (e.ppm - 37.0).abs() < 0.05,
+            "seed {seed}: {} ppm ± {}",
+            e.ppm,
+            e.uncertainty_ppm
+        );
+        assert!(
+            e.uncertainty_ppm > 0.0 && e.uncertainty_ppm < 0.02,
+            "{}",
+            e.uncertainty_ppm
+        );
+        // The reported uncertainty covers the error (5 σ).
+        assert!(
+            (e.ppm - 37.0).abs() < 5.0 * e.uncertainty_ppm + 1e-4,
+            "{} ± {}",
+            e.ppm,
+            e.uncertainty_ppm
+        );
+        assert_eq!(e.cell, format!("PCI {pci} at {:.1} MHz", carrier / 1e6));
+        assert!(
+            e.confidence > 0.7 && e.confidence <= 1.0,
+            "{}",
+            e.confidence
+        );
+        assert_eq!(e.method, FreqCalMethod::Lte);
+        assert!(e.evidence.detections.len() > 250);
+        assert!(max_buf <= 2 * ACQ_LEN + 4 * HALF_FRAME, "{max_buf}");
+    }
+}
+
+/// A radio at 7.68 MS/s and −52 ppm, tuned 50 kHz off the cell, at 2.68 GHz: the
+/// decimator and the offset search cover it.
+#[test]
+fn other_rates_signs_and_an_offset_tuning_are_measured() {
+    let scene = Scene {
+        carrier_hz: 2680e6,
+        center_hz: 2680.05e6,
+        rate: 7.68e6,
+        ppm: -52.0,
+        snr_db: Some(0.0),
+    };
+    let e = run(scene, 42, 1.0, 7).0.expect("estimate");
+    assert!(
+        (e.ppm + 52.0).abs() < 0.05,
+        "{} ± {}",
+        e.ppm,
+        e.uncertainty_ppm
+    );
+    assert_eq!(e.cell, "PCI 42 at 2680.0 MHz");
+    let scene = Scene {
+        rate: 2.4e6,
+        ppm: 11.3,
+        center_hz: 2680e6,
+        ..scene
+    };
+    let e = run(scene, 0, 1.0, 8).0.expect("estimate");
+    assert!(
+        (e.ppm - 11.3).abs() < 0.05,
+        "{} ± {}",
+        e.ppm,
+        e.uncertainty_ppm
+    );
+    assert_eq!(e.cell, "PCI 0 at 2680.0 MHz");
+}
+
+/// Noise alone: an error saying no cell was found, never a number.
+#[test]
+fn no_cell_is_an_error_never_a_number() {
+    let scene = Scene {
+        carrier_hz: 806e6,
+        center_hz: 806e6,
+        rate: 1.92e6,
+        ppm: 10.0,
+        snr_db: None,
+    };
+    for seed in [1, 2] {
+        match run(scene, 0, 1.0, seed).0 {
+            Err(FreqCalError::NotFound(m)) => assert!(m.starts_with("no LTE cell found"), "{m}"),
+            other => panic!("expected no cell, got {other:?}"),
+        }
+    }
+    // Too short to say anything: also no number.
+    match run(
+        Scene {
+            snr_db: Some(10.0),
+            ..scene
+        },
+        3,
+        0.02,
+        3,
+    )
+    .0
+    {
+        Err(FreqCalError::NotFound(m)) => assert!(m.contains("too short"), "{m}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// Settings that cannot work are refused up front, naming the field.
+#[test]
+fn impossible_settings_are_refused_naming_the_field() {
+    let bad = |c: FreqCalConfig| match freq_cal_estimator(FreqCalMethod::Lte, c) {
+        Err(FreqCalError::InvalidSetting { field, .. }) => field,
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("accepted"),
+    };
+    assert_eq!(bad(FreqCalConfig::new(806e6, 806e6, 1e6)), "sample_rate_hz");
+    assert_eq!(
+        bad(FreqCalConfig::new(806e6, 806.5e6, 1.92e6)),
+        "frequency_hz"
+    );
+    assert_eq!(
+        bad(FreqCalConfig {
+            max_error_ppm: f64::NAN,
+            ..FreqCalConfig::new(806e6, 806e6, 1.92e6)
+        }),
+        "max_error_ppm"
+    );
+    assert!(freq_cal_estimator(
+        FreqCalMethod::Lte,
+        FreqCalConfig::new(2680e6, 2680e6, 61.44e6)
+    )
+    .is_ok());
+}
