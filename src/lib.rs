@@ -33,6 +33,7 @@ mod doctor;
 mod exec;
 mod exit;
 mod git;
+mod heartbeat;
 mod mainpc;
 mod result;
 mod signals;

@@ -106,6 +106,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
             .detail(json!({"steps": plan.steps.len()})),
     )?;
     let out = execute(&run, authorization, cancel);
+    crate::store::progress::clear(&paths);
     let interrupted = cancel.load(Ordering::SeqCst);
     let (result, dir) = record_run(&run, out, record, &clock, interrupted)?;
     report(ctx, run.ids, &result, &dir);
@@ -334,6 +335,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             continue;
         }
         eprintln!("[{}/{}] {}", i + 1, total, step.op());
+        crate::store::progress::step(run.paths, run.ids, i + 1, total, step.op());
         let s = StepCtx {
             ctx: run.ctx,
             paths: run.paths,

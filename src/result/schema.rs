@@ -174,12 +174,13 @@ mod tests {
             r#"{"rx": {"max_duration_s": 5, "max_sample_rate_hz": 2e6, "max_gain_db": 30,
                  "max_iq_bytes": 1000},
                 "tx": {"allowed_ranges_hz": [[433.05e6, 434.79e6]], "max_gain_db": 10,
-                 "max_duration_s": 2}}"#,
+                 "max_duration_s": 2},
+                "status": {"publish_every_s": 300}}"#,
         )
         .expect("a valid policy");
         let v = serde_json::to_value(&full).expect("policy");
         let s = parse(POLICY);
-        for part in ["rx", "tx"] {
+        for part in ["rx", "tx", "status"] {
             let props = &s["properties"][part]["anyOf"][0]["properties"];
             for k in v[part].as_object().expect("object").keys() {
                 assert!(

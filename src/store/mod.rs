@@ -10,6 +10,7 @@ pub(crate) mod node;
 pub(crate) mod outbox;
 pub(crate) mod paths;
 pub(crate) mod policy;
+pub(crate) mod progress;
 pub(crate) mod queue;
 pub(crate) mod rebuild;
 mod replay;
