@@ -321,7 +321,12 @@ pub(super) fn status_publishing(ctx: &Ctx, paths: &Paths, repo: &Repository) -> 
             )
         }
         Setting::PolicyUnreadable(why) => {
-            return check(NAME, Verdict::Fail, why, "fix the policy (see the policy check)")
+            return check(
+                NAME,
+                Verdict::Fail,
+                why,
+                "fix the policy (see the policy check)",
+            )
         }
         Setting::On(cfg) => cfg,
     };

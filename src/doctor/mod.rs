@@ -134,7 +134,12 @@ fn run_checks(ctx: &Ctx) -> Vec<Check> {
             out.push(git::status_publishing(ctx, &paths, r));
         }
         None => {
-            for name in [".local ignored", "remote", "credentials", "status publishing"] {
+            for name in [
+                ".local ignored",
+                "remote",
+                "credentials",
+                "status publishing",
+            ] {
                 out.push(check(name, Verdict::Skip, "no Git checkout", ""));
             }
         }
