@@ -111,6 +111,13 @@ pub enum Command {
     Node(NodeCmd),
     /// On the main PC: read the results on `rx-node` (fetched into a private ref).
     Results(ResultsArgs),
+    /// Radio health: list GOOD / BAD / UNTESTED radios, or self-test them
+    /// (docs/protocol.md#radio-health).
+    Health {
+        /// `test`: self-test radios; none: list them.
+        #[command(subcommand)]
+        cmd: Option<HealthCmd>,
+    },
     /// On the main PC: write tasks.
     #[command(subcommand)]
     Task(TaskCmd),
@@ -122,6 +129,10 @@ pub enum Command {
     /// Node-local state maintenance (`rxnode state rebuild`).
     #[command(subcommand)]
     State(StateCommand),
+    /// Run the watcher unattended as a systemd service (`watch --no-prompt`, restarted
+    /// on failure; docs/operator.md#unattended-operation).
+    #[command(subcommand)]
+    Service(ServiceCmd),
     /// The whole loop on embedded defaults: a local bare origin and the simulated radio.
     Demo {
         /// Work in this folder instead of a fresh temporary one.
@@ -135,6 +146,55 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+}
+
+/// `rxnode health …`.
+#[derive(Debug, Subcommand)]
+pub enum HealthCmd {
+    /// Self-test radios, read-only (open, a short capture at the lowest gain, check
+    /// samples, overflows, timeouts, clipping and CLKIN); a pass makes a radio GOOD,
+    /// a failure BAD. Exit 0 when all passed, 1 when any failed.
+    Test {
+        /// SoapySDR device args of each radio; none: every radio of the policy's
+        /// `health.radios`.
+        devices: Vec<String>,
+    },
+}
+
+/// `rxnode service …`.
+#[derive(Debug, Subcommand)]
+pub enum ServiceCmd {
+    /// Write the unit, then `systemctl daemon-reload` and `enable --now` it (with
+    /// `--unit-dir`: only write it and print those commands).
+    Install {
+        #[command(flatten)]
+        place: ServicePlace,
+        /// Seconds between the watcher's polls.
+        #[arg(long, default_value_t = 30.0)]
+        interval: f64,
+    },
+    /// Whether the unit is installed, what it watches, and what systemd says of it.
+    Status {
+        #[command(flatten)]
+        place: ServicePlace,
+    },
+    /// Stop and disable the unit, and remove it.
+    Uninstall {
+        #[command(flatten)]
+        place: ServicePlace,
+    },
+}
+
+/// Where the unit lives.
+#[derive(Debug, Clone, Args)]
+pub struct ServicePlace {
+    /// A user unit (`systemctl --user`, `~/.config/systemd/user/`) instead of a
+    /// system unit (`/etc/systemd/system/`, run as you).
+    #[arg(long)]
+    pub user: bool,
+    /// Use this folder for the unit and leave systemd alone.
+    #[arg(long)]
+    pub unit_dir: Option<PathBuf>,
 }
 
 /// `rxnode state …`.
@@ -168,6 +228,10 @@ pub struct WatchArgs {
     /// as not examined). Lower it on a slow laptop; it cannot be raised.
     #[arg(long, env = "RXNODE_WALK_LIMIT", default_value_t = rxnode::DEFAULT_WALK_LIMIT)]
     pub walk_limit: usize,
+    /// Unattended: queue new tasks and never prompt (approve them with `rxnode
+    /// review TASK_ID` from any terminal while the watcher runs).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub no_prompt: bool,
 }
 
 /// `inventory` options.

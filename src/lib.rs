@@ -33,9 +33,11 @@ mod doctor;
 mod exec;
 mod exit;
 mod git;
+mod health;
 mod heartbeat;
 mod mainpc;
 mod result;
+mod service;
 mod signals;
 mod status;
 mod store;
@@ -56,6 +58,7 @@ pub use crate::{
     },
     exit::{bad_input, code_for, error_json, is_broken_pipe, Outcome},
     git::publish::cmd_publish,
+    health::{cmd_health, cmd_health_test},
     mainpc::{
         results::{cmd_results, ResultsOptions, ResultsQuery, DEFAULT_RESULTS_LIMIT},
         task_new::{cmd_task_new, TaskNewOptions},
@@ -65,6 +68,7 @@ pub use crate::{
         schema::{cmd_schema, SchemaKind},
         validate_result_files, ManualStatus, RESULT_JSON, RESULT_MD,
     },
+    service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
     status::cmd_status,
     store::{
         node::{cmd_set_name, cmd_show},

@@ -14,7 +14,11 @@
 // emitters at absolute RF Hz and dBFS, heard wherever the radio is tuned) and
 // settle_s=S (the first S seconds of samples after every retune are garbage, as while
 // a real PLL relocks); dead_hz=A:B (fault injection: while tuned inside [A, B] Hz
-// the RX stream delivers nothing, like a PLL that never locks). A reference error e shifts both the LO and the sample
+// the RX stream delivers nothing, like a PLL that never locks); rx_stall_after_s=S (fault
+// injection: S seconds after this device's first RX activation every RX read times out,
+// until the device is closed, like a radio whose USB transfers stopped; logged once as
+// `stallRead RX`) and fail_open=1 (fault injection: making the device throws, like a
+// radio that is unplugged or held by another program). A reference error e shifts both the LO and the sample
 // clock, so a tone at RF f appears at baseband (f - fc(1+e))/(1+e).
 //
 // RXSIM_EVENT_LOG=path appends one line per make/unmake and per stream call:
@@ -79,7 +83,8 @@ constexpr size_t kNoiseLen = size_t(1) << 18;
 const char *kDefaultSerial = "rxsim0";
 const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "tone_dbfs",
                              "noise_dbfs", "pace",    "tx",      "buffer_samples", "tx_fail_after",
-                             "tx_stall_after_s", "tx_stall_s", "emitters",   "settle_s", "dead_hz"};
+                             "tx_stall_after_s", "tx_stall_s", "emitters",   "settle_s", "dead_hz",
+                             "rx_stall_after_s", "fail_open"};
 
 double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
     auto it = args.find(key);
@@ -325,6 +330,10 @@ class RxSim : public SoapySDR::Device {
         txFailAfter_ = argDouble(args, "tx_fail_after", -1.0);
         txStallAfter_ = argDouble(args, "tx_stall_after_s", -1.0);
         txStallFor_ = argDouble(args, "tx_stall_s", 3600.0);
+        rxStallAfter_ = argDouble(args, "rx_stall_after_s", -1.0);
+        if (argDouble(args, "fail_open", 0.0) != 0.0)
+            throw std::runtime_error("rxsim: cannot open the device (simulated fault fail_open=1, serial=" +
+                                     serial_ + ")");
         scene_.parse(args);
         (void)tables();
         logEvent("make", nullptr, serial_);
@@ -399,6 +408,13 @@ class RxSim : public SoapySDR::Device {
             s->phase = 0;
             s->active = true;
         }
+        if (s->direction == SOAPY_SDR_RX) {
+            std::lock_guard<std::mutex> g(mu_);
+            if (!rxStreamed_) {
+                rxStreamed_ = true;
+                rxFirstActive_ = Clock::now();
+            }
+        }
         s->cv.notify_all();
         logEvent("activateStream", s->direction == SOAPY_SDR_TX ? "TX" : "RX", serial_);
         return 0;
@@ -431,6 +447,12 @@ class RxSim : public SoapySDR::Device {
                 return SOAPY_SDR_TIMEOUT;
         }
         if (numElems == 0) return 0;
+        if (rxStalled()) {
+            // Fault injection (rx_stall_after_s): nothing arrives any more. Wait out the
+            // timeout (a deactivate from another thread ends the wait) and time out.
+            s->cv.wait_until(lk, deadline);
+            return SOAPY_SDR_TIMEOUT;
+        }
         size_t n = numElems;
         const Tuning tu = tuning();
         const Scene::Frame &frame = tu.frame;
@@ -790,6 +812,19 @@ class RxSim : public SoapySDR::Device {
         return t;
     }
 
+    // Whether the rx_stall_after_s fault has begun (logged once).
+    bool rxStalled() {
+        if (rxStallAfter_ < 0.0) return false;
+        std::lock_guard<std::mutex> g(mu_);
+        if (!rxStreamed_) return false;
+        if (std::chrono::duration<double>(Clock::now() - rxFirstActive_).count() < rxStallAfter_) return false;
+        if (!rxStallLogged_) {
+            rxStallLogged_ = true;
+            logEvent("stallRead", "RX", serial_);
+        }
+        return true;
+    }
+
     // The hot loop: table NCO (64-bit phase accumulator) plus the noise table.
     static void generate(SimStream *s, std::complex<float> *out, size_t n, const Tuning &tu) {
         const auto &t = tables();
@@ -824,6 +859,9 @@ class RxSim : public SoapySDR::Device {
 
     std::string serial_;
     double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_, txFailAfter_, txStallAfter_, txStallFor_;
+    double rxStallAfter_ = -1.0;              // rx_stall_after_s; negative: never
+    bool rxStreamed_ = false, rxStallLogged_ = false; // guarded by mu_
+    Clock::time_point rxFirstActive_;         // guarded by mu_
     float toneAmp_, noiseAmp_; // from tone_dbfs and noise_dbfs
     bool extRef_, hasTone_, pace_, txDeny_;
 

@@ -38,7 +38,10 @@ pub use crate::{
     mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
     permit::{authorize, check_tx_step, TxPermit},
     plan::{ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step, TxToneStep},
-    policy::{check_rx_step, check_step, Policy, RxPolicy, StatusPolicy, TxPolicy},
+    policy::{
+        check_rx_step, check_step, HealthPolicy, Policy, RxPolicy, StatusPolicy, TxPolicy,
+        MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
+    },
     records::{
         required_phrase, verify_authorization, verify_node_authorization, Approval, Authorization,
         AuthorizationKind,

@@ -327,7 +327,7 @@ mod tests {
                 max_duration_s: dur,
                 allowed_remote_servers: Vec::new(),
             }),
-            status: None,
+            ..Default::default()
         }
     }
 

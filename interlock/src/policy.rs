@@ -12,10 +12,88 @@ pub struct Policy {
     /// Transmit limits; `None` (or no range) means TX is refused.
     #[serde(default)]
     pub tx: Option<TxPolicy>,
+    /// Radio self-tests (docs/protocol.md#radio-health); `None`: no radio is
+    /// tested on a schedule (`rxnode health test ARGS` still works).
+    #[serde(default)]
+    pub health: Option<HealthPolicy>,
     /// Status publication (docs/protocol.md#node-status); `None` (the default):
     /// this node never pushes its status. Setting it is the operator's consent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusPolicy>,
+}
+
+/// Radio self-tests: which radios the watcher tests, and how often.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthPolicy {
+    /// Seconds between self-tests of each radio (default 86400, at least 10);
+    /// the watcher also tests at start and after a radio error.
+    #[serde(default = "default_self_test_every")]
+    pub self_test_every_s: f64,
+    /// The radios to test, as SoapySDR device args (`driver=hackrf,serial=…`).
+    #[serde(default)]
+    pub radios: Vec<String>,
+    /// A reference tone per radio (keyed by its device args exactly as in `radios`):
+    /// the self-test then also checks CLKIN against it.
+    #[serde(default)]
+    pub clkin: std::collections::BTreeMap<String, crate::plan::ClkinSpec>,
+}
+
+/// The shortest interval between scheduled self-tests.
+pub const MIN_SELF_TEST_EVERY_S: f64 = 10.0;
+/// The most radios one policy tests.
+pub const MAX_SELF_TEST_RADIOS: usize = 64;
+
+fn default_self_test_every() -> f64 {
+    86_400.0
+}
+
+impl Default for HealthPolicy {
+    fn default() -> Self {
+        HealthPolicy {
+            self_test_every_s: default_self_test_every(),
+            radios: Vec::new(),
+            clkin: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+impl HealthPolicy {
+    fn check(&self) -> Result<(), Error> {
+        let every = self.self_test_every_s;
+        if !(every.is_finite() && every >= MIN_SELF_TEST_EVERY_S) {
+            return Err(Error::InvalidPolicy(format!(
+                "health.self_test_every_s must be a finite number of at least {MIN_SELF_TEST_EVERY_S}, got {every}"
+            )));
+        }
+        if self.radios.len() > MAX_SELF_TEST_RADIOS {
+            return Err(Error::InvalidPolicy(format!(
+                "health.radios lists {} radios; at most {MAX_SELF_TEST_RADIOS}",
+                self.radios.len()
+            )));
+        }
+        for (i, r) in self.radios.iter().enumerate() {
+            if r.trim().is_empty() || r.len() > 512 || r.chars().any(char::is_control) {
+                return Err(Error::InvalidPolicy(format!(
+                    "health.radios[{i}] = {r:?} must be SoapySDR device args (1 to 512 printable characters)"
+                )));
+            }
+        }
+        for (args, spec) in &self.clkin {
+            if !self.radios.contains(args) {
+                return Err(Error::InvalidPolicy(format!(
+                    "health.clkin names {args:?}, which is not in health.radios"
+                )));
+            }
+            let ok = |v: f64| v.is_finite() && v > 0.0;
+            if !ok(spec.tone_hz) || !ok(spec.tolerance_ppm) {
+                return Err(Error::InvalidPolicy(format!(
+                    "health.clkin[{args:?}]: tone_hz and tolerance_ppm must be positive finite numbers"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Status publication: the node keeps `rx-status/<NODE>` on its remote.
@@ -103,7 +181,7 @@ impl Policy {
                 "invalid type: the policy must be a JSON object".to_owned(),
             ));
         }
-        for key in ["rx", "tx", "status"] {
+        for key in ["rx", "tx", "health", "status"] {
             if let Some(x) = v.get(key) {
                 if !(x.is_object() || x.is_null()) {
                     return Err(Error::InvalidPolicy(format!(
@@ -138,6 +216,9 @@ impl Policy {
                     "rx.max_gain_db must be finite, got {g}"
                 )));
             }
+        }
+        if let Some(h) = &self.health {
+            h.check()?;
         }
         if let Some(tx) = &self.tx {
             pos("tx.max_duration_s", tx.max_duration_s)?;
@@ -380,6 +461,42 @@ mod tests {
             (
                 r#"{"tx": {"allowed_ranges_hz": [[1, 2, 3]], "max_gain_db": 0, "max_duration_s": 1}}"#,
                 "invalid length",
+            ),
+        ] {
+            match Policy::from_json(text) {
+                Err(Error::InvalidPolicy(m)) => assert!(m.contains(needle), "{text}: {m}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn health_self_tests_are_checked_and_named() {
+        let p = Policy::from_json(r#"{"health": {"radios": ["driver=rtlsdr"]}}"#).unwrap();
+        let h = p.health.unwrap();
+        assert_eq!(h.self_test_every_s, 86_400.0);
+        assert_eq!(h.radios, vec!["driver=rtlsdr".to_owned()]);
+        let p = Policy::from_json(
+            r#"{"health": {"self_test_every_s": 60, "radios": ["driver=hackrf"],
+                "clkin": {"driver=hackrf": {"tone_hz": 100.1e6, "tolerance_ppm": 2}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(p.health.unwrap().clkin["driver=hackrf"].tone_hz, 100.1e6);
+        for (text, needle) in [
+            (r#"{"health": 1}"#, "health must be a JSON object"),
+            (
+                r#"{"health": {"self_test_every_s": 1}}"#,
+                "health.self_test_every_s must be a finite number of at least 10",
+            ),
+            (r#"{"health": {"radios": [""]}}"#, "health.radios[0]"),
+            (r#"{"health": {"every": 5}}"#, "unknown field `every`"),
+            (
+                r#"{"health": {"radios": ["a=1"], "clkin": {"b=2": {"tone_hz": 1e6, "tolerance_ppm": 1}}}}"#,
+                "not in health.radios",
+            ),
+            (
+                r#"{"health": {"radios": ["a=1"], "clkin": {"a=1": {"tone_hz": -1, "tolerance_ppm": 1}}}}"#,
+                "health.clkin",
             ),
         ] {
             match Policy::from_json(text) {

@@ -5,6 +5,7 @@ pub mod capture;
 pub mod completions;
 pub mod demo;
 pub mod doctor;
+pub mod health;
 pub mod inventory;
 pub mod node;
 pub mod publish;
@@ -12,6 +13,7 @@ pub mod results;
 pub mod review;
 pub mod run;
 pub mod schema;
+pub mod service;
 pub mod state;
 pub mod status;
 pub mod sweep;
@@ -47,9 +49,11 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Doctor => doctor::run(ctx),
         Command::Node(cmd) => node::run(ctx, cmd),
         Command::Results(args) => results::run(ctx, args),
+        Command::Health { cmd } => health::run(ctx, cmd.as_ref()),
         Command::Task(cmd) => task::run(ctx, cmd),
         Command::Schema { kind } => schema::run(*kind),
         Command::State(cmd) => state::run(ctx, cmd),
+        Command::Service(cmd) => service::run(ctx, cmd),
         Command::Demo { dir } => demo::run(dir.as_deref()),
         Command::Completions { shell } => completions::run(*shell),
         Command::Man => completions::man(),

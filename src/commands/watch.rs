@@ -19,6 +19,7 @@ impl WatchArgs {
             task_file: a.task_file.clone(),
             history_limit: a.history_limit,
             walk_limit: a.walk_limit,
+            no_prompt: a.no_prompt,
         }
     }
 }

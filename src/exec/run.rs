@@ -345,6 +345,14 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             index: i,
             name,
         };
+        // A BAD radio is not used (docs/protocol.md#radio-health).
+        if let Some(why) = step
+            .device()
+            .and_then(|d| crate::health::guard::bad_reason(run.paths, d))
+        {
+            steps::blocked_by_health(&s, step, why, &mut out);
+            continue;
+        }
         match step {
             Step::Inventory => steps::step_inventory(&s.name, &mut out),
             Step::ClockCheck(c) => steps::step_clock(&s.name, c, &mut out),

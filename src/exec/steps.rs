@@ -4,6 +4,7 @@
 //! [`crate::exec::tx`] alone.
 use crate::context::Ctx;
 use crate::exec::live::{LiveCapture, NotCaptured};
+use crate::health::guard;
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
 use rxnode_dsp::CaptureSummary;
@@ -165,14 +166,52 @@ pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
         crate::signals::cancel_flag("the running step"),
         !s.ctx.json,
     ) {
-        Ok(summary) => captured(&s.name, &summary, out),
-        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::OverLimit(why)) => {
+        Ok(summary) => {
+            captured(&s.name, &summary, out);
+            // A stalled or failing stream: the radio is BAD until a self-test passes.
+            if matches!(summary.stop_reason.as_str(), "stalled" | "source error") {
+                let what = format!(
+                    "{} of task {}: {}",
+                    s.name,
+                    s.task.id(),
+                    summary
+                        .errors
+                        .first()
+                        .map_or("stream failed", String::as_str)
+                );
+                let line = guard::radio_failed(s.paths, s.policy, &c.device, &what);
+                out.errors.push(format!("{}: {line}", s.name));
+            }
+        }
+        Err(NotCaptured::OverLimit(why)) => out.not_captured(s, Status::Blocked, why),
+        Err(NotCaptured::Blocked(why)) => {
+            // Not opened or not set up: the self-test tells a radio fault from a setting.
+            let line = guard::retest(s.paths, s.policy, &c.device);
+            out.errors.push(format!("{}: {line}", s.name));
             out.not_captured(s, Status::Blocked, why);
         }
         Err(NotCaptured::Failed(why)) => {
             out.errors.push(format!("{}: {why}", s.name));
+            let what = format!("{} of task {}: {why}", s.name, s.task.id());
+            let line = guard::radio_failed(s.paths, s.policy, &c.device, &what);
+            out.errors.push(format!("{}: {line}", s.name));
             out.not_captured(s, Status::Fail, why);
         }
+    }
+}
+
+/// A step that needs a `BAD` radio (or one whose health cannot be read): BLOCKED,
+/// naming the failure and when it was found; nothing touches the radio.
+pub(crate) fn blocked_by_health(
+    s: &StepCtx,
+    step: &rxnode_interlock::Step,
+    why: String,
+    out: &mut Outputs,
+) {
+    match step {
+        rxnode_interlock::Step::RxCapture(_) => out.not_captured(s, Status::Blocked, why),
+        rxnode_interlock::Step::RxSweep(_) => out.not_swept(s, Status::Blocked, why),
+        _ => out.checks.push(Check::new(&s.name, Status::Blocked, why)),
     }
 }
 

@@ -29,6 +29,8 @@ pub(crate) struct Config {
     pub(crate) spec: StatusRefspec,
     /// The remote's name.
     pub(crate) remote: String,
+    /// The radios the policy self-tests (listed `UNTESTED` until they have a record).
+    pub(crate) policy_radios: Vec<String>,
 }
 
 /// What the node's policy and name say about status publication.
@@ -58,6 +60,7 @@ pub(crate) fn setting(paths: &Paths, source: &TaskSource) -> Setting {
     let Some(st) = policy.status else {
         return Setting::Off;
     };
+    let policy_radios = policy.health.map(|h| h.radios).unwrap_or_default();
     let node = match crate::store::node::load_name(paths) {
         Ok(Some(n)) => n,
         Ok(None) => {
@@ -76,6 +79,7 @@ pub(crate) fn setting(paths: &Paths, source: &TaskSource) -> Setting {
             every_s: st.publish_every_s,
             spec,
             remote: source.remote.clone(),
+            policy_radios,
         }),
         Err(e) => Setting::Refused(e.0),
     }
@@ -134,6 +138,7 @@ pub(crate) fn view(paths: &Paths, source: &TaskSource, watcher_running: bool) ->
                     } else {
                         "stopped"
                     },
+                    policy_radios: cfg.policy_radios.clone(),
                 },
             );
             let (would_publish, would_be_refused) = match s.to_bytes() {

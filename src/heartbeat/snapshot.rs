@@ -182,6 +182,8 @@ pub(crate) struct Inputs {
     pub(crate) every_s: f64,
     /// The watcher's state word.
     pub(crate) watcher: &'static str,
+    /// The radios the policy self-tests (`health.radios`).
+    pub(crate) policy_radios: Vec<String>,
 }
 
 /// Build the status of the node at `paths`. The state file is read as it is,
@@ -224,7 +226,7 @@ pub(crate) fn build(paths: &Paths, inp: &Inputs) -> NodeStatus {
         last_poll,
         queue: queue(paths, &state),
         refusals: refusals(paths, &state),
-        radios: radios(paths),
+        radios: radios(paths, &inp.policy_radios),
         trimmed: Default::default(),
     }
 }
@@ -330,9 +332,71 @@ fn ledger_refusals(paths: &Paths) -> Vec<Refusal> {
         .collect()
 }
 
-/// The radios' health as this node's radio health store records it.
-fn radios(_paths: &Paths) -> Vec<Radio> {
-    Vec::new()
+/// The radios' health as this node's radio health store records it
+/// (`.local/rxnode-health.json`), and every radio the policy self-tests that has
+/// no record yet as `UNTESTED`. A health file that cannot be read is said as
+/// one entry, never guessed around.
+fn radios(paths: &Paths, policy_radios: &[String]) -> Vec<Radio> {
+    use crate::store::health;
+    let mut out: Vec<Radio> = Vec::new();
+    let known = match health::read_all(paths) {
+        Ok(all) => all,
+        Err(e) => {
+            return vec![Radio {
+                device: "(radio health file)".to_owned(),
+                health: "UNTESTED".to_owned(),
+                last_self_test: None,
+                reason: Some(safe_line(&format!("unreadable: {e:#}"))),
+            }]
+        }
+    };
+    for r in &known {
+        out.push(Radio {
+            device: safe_identity(&r.identity),
+            health: r.health.as_str().to_owned(),
+            last_self_test: r.last_self_test.as_ref().map(|t| t.at.clone()),
+            reason: (r.health == health::Health::Bad).then(|| safe_line(&r.reason)),
+        });
+    }
+    for args in policy_radios {
+        let id = health::identity(args);
+        if !known.iter().any(|r| r.identity == id) {
+            out.push(Radio {
+                device: safe_identity(&id),
+                health: "UNTESTED".to_owned(),
+                last_self_test: None,
+                reason: None,
+            });
+        }
+    }
+    out
+}
+
+/// A radio identity as one safe line: a hex run longer than 12 digits (a
+/// HackRF serial) keeps its last 12, which tell radios apart.
+pub(crate) fn safe_identity(id: &str) -> String {
+    let chars: Vec<char> = id.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_hexdigit() {
+            let start = i;
+            while i < chars.len() && chars[i].is_ascii_hexdigit() {
+                i += 1;
+            }
+            let run = &chars[start..i];
+            if run.len() > 12 {
+                out.push('…');
+                out.extend(&run[run.len() - 12..]);
+            } else {
+                out.extend(run);
+            }
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    safe_line(&out)
 }
 
 impl NodeStatus {
@@ -425,6 +489,10 @@ mod tests {
             "[redacted: GitHub token]"
         );
         assert_eq!(safe_line(&"x".repeat(500)).chars().count(), MAX_TEXT);
+        assert_eq!(
+            safe_identity("driver=hackrf,serial=0000000000000000a06063c8234e6fcf"),
+            "driver=hackrf,serial=…63c8234e6fcf"
+        );
     }
 
     /// However many refusals and pending tasks, STATUS.json stays within 4 KiB

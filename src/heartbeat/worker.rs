@@ -67,6 +67,7 @@ fn fingerprint(paths: &Paths) -> Vec<Option<(u64, SystemTime)>> {
         look(paths.ledger()),
         look(paths.stop()),
         look(crate::store::progress::path(paths)),
+        look(crate::store::health::path(paths)),
     ]
 }
 
@@ -81,6 +82,7 @@ fn run(paths: &Paths, repo: &git2::Repository, cfg: &Config, stop: &mpsc::Receiv
         node: cfg.node.clone(),
         every_s: cfg.every_s,
         watcher,
+        policy_radios: cfg.policy_radios.clone(),
     };
     let mut next_beat = Instant::now();
     let mut seen = None;

@@ -1,8 +1,9 @@
 //! The node's local store (never in Git): paths, atomic files and locks,
 //! state and its rebuild (`rebuild` checks the evidence, `replay` rebuilds
 //! from it), the ledger, the watcher lock, the outbox, the policy, the node
-//! name, and the trust-root check that guards all of them.
+//! name, the radios' health, and the trust-root check that guards all of them.
 pub(crate) mod fsutil;
+pub(crate) mod health;
 pub(crate) mod key;
 pub(crate) mod ledger;
 pub(crate) mod lock;

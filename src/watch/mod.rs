@@ -118,6 +118,9 @@ pub(crate) struct Flow<'a> {
     pub(crate) io: &'a mut Io,
     /// Whether this is a dry run.
     pub(crate) dry_run: bool,
+    /// `watch --no-prompt`: queue new tasks and never prompt (approve them with
+    /// `rxnode review`).
+    pub(crate) no_prompt: bool,
 }
 
 impl<'a> Flow<'a> {
@@ -157,6 +160,7 @@ impl<'a> Flow<'a> {
             task_path,
             io,
             dry_run: repo.is_none(),
+            no_prompt: false,
         }
     }
 }
@@ -211,6 +215,10 @@ pub struct WatchOptions {
     pub history_limit: usize,
     /// Commits one poll walks at most (1 ..= the default, docs/protocol.md#bound).
     pub walk_limit: usize,
+    /// Queue new tasks and never prompt: for a watcher that runs unattended (a
+    /// service); approve with `rxnode review TASK_ID` from any terminal
+    /// (docs/operator.md#unattended-operation).
+    pub no_prompt: bool,
 }
 
 /// The `watch` command.
@@ -236,7 +244,7 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         }
     };
     let acquired_at = std::time::SystemTime::now();
-    let lock = Lock::acquire(&paths, "watch")?;
+    let lock = Lock::acquire(&paths, watcher_command(args))?;
     if let Some(dead) = lock.took_over() {
         stale_locks::clear_stale_fetch_locks(&paths, &repo, &ctx.source, dead, acquired_at)?;
     }
@@ -247,6 +255,10 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         _ => None,
     };
     let mut flow = Flow::on_branch(paths.clone(), &repo, &ctx.source, &mut io);
+    flow.no_prompt = args.no_prompt;
+    if args.no_prompt {
+        say("unattended (--no-prompt): new tasks are queued, never prompted; approve with `rxnode review TASK_ID`");
+    }
     let result = poll::run_loop(&mut flow, args);
     let why = match &result {
         Ok(_) if flow.io.stopping() => "signal",
@@ -272,6 +284,19 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     }
     result
 }
+
+/// What the watcher lock says the holder is: `watch --no-prompt` lets
+/// `rxnode review` prompt while it runs (it never prompts itself).
+pub(crate) fn watcher_command(args: &WatchOptions) -> &'static str {
+    if args.no_prompt {
+        NO_PROMPT_WATCHER
+    } else {
+        "watch"
+    }
+}
+
+/// The watcher lock's command of a watcher that never prompts.
+pub(crate) const NO_PROMPT_WATCHER: &str = "watch --no-prompt";
 
 /// `--interval`, `--history-limit` and `--walk-limit` in range.
 fn check_options(args: &WatchOptions) -> Result<()> {
@@ -310,7 +335,7 @@ fn started(paths: &Paths, ctx: &Ctx, args: &WatchOptions) -> Result<()> {
         &Entry::new("watcher_started").detail(serde_json::json!({
             "pid": std::process::id(), "remote": ctx.source.remote,
             "branch": ctx.source.branch, "task_path": ctx.source.task_path,
-            "interval_s": args.interval, "once": args.once,
+            "interval_s": args.interval, "once": args.once, "no_prompt": args.no_prompt,
         })),
     )
 }
@@ -327,6 +352,7 @@ mod tests {
             task_file: None,
             history_limit,
             walk_limit: queue::DEFAULT_WALK_LIMIT,
+            no_prompt: false,
         }
     }
 

@@ -27,9 +27,15 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
     };
     let mut failures: u32 = 0;
     let mut ls = LoopState::default();
+    let mut self_tests = crate::health::schedule::Schedule::default();
     loop {
         if flow.io.stopping() {
             return Ok(Outcome::Done);
+        }
+        // Radio self-tests at start and every health.self_test_every_s
+        // (docs/protocol.md#radio-health); not while held by .local/STOP.
+        if !flow.paths.stop().exists() {
+            self_tests.run_due(&flow.paths, &|m| say(m));
         }
         let outcome = cycle(flow, &mut ls, limit);
         let wait = match outcome {
@@ -78,6 +84,10 @@ fn jitter(d: Duration) -> Duration {
 /// are shown once it is released) or when a prompt ends the watcher
 /// (`Ok(Some(true))`); `[D]` and `[A]` move on to the next.
 fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<Option<bool>> {
+    if flow.no_prompt {
+        queue_unprompted(flow, ids)?;
+        return Ok(Some(false));
+    }
     let n = ids.len();
     for (i, id) in ids.iter().enumerate() {
         if flow.paths.stop().exists() {
@@ -134,6 +144,21 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
         }
     }
     Ok(Some(false))
+}
+
+/// `watch --no-prompt`: say which tasks wait for approval (once per watcher
+/// start for each), and how to approve them; nothing is read from stdin.
+fn queue_unprompted(flow: &Flow<'_>, ids: &[String]) -> Result<()> {
+    let st = state::load(&flow.paths)?;
+    for id in ids {
+        if st.tasks.get(id).map(|r| r.status) != Some(TaskStatus::Pending) {
+            continue;
+        }
+        say(format!(
+            "queued for approval: task {id} — approve from any terminal with `rxnode review {id}`"
+        ));
+    }
+    Ok(())
 }
 
 /// One poll. `Ok(true)` ends the watcher; `Err` is a fetch/git failure.

@@ -23,7 +23,7 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let paths = ctx.paths();
     let repo = ops::open(&ctx.repo)?;
     crate::store::trust::prepare(&paths)?;
-    let _lock = Lock::acquire(&paths, "review")?;
+    let _lock = review_lock(&paths)?;
     let mut io = Io::new()?;
     let mut flow = Flow::on_branch(paths.clone(), &repo, &ctx.source, &mut io);
     // (`reprompt` checks the status under the lock: nothing decided meanwhile
@@ -36,6 +36,29 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
             "task {id} is not for this node (TARGET_NODES); recorded, not prompted"
         ))),
         _ => Ok(Outcome::Done),
+    }
+}
+
+/// The lock a review prompts under: the watcher lock, or — while a live `watch
+/// --no-prompt` holds that (it never prompts) — `.local/rxnode-review.lock`, so
+/// one review prompts at a time. Every decision is written under the state lock,
+/// so the watcher and a review never lose each other's changes.
+fn review_lock(paths: &crate::store::paths::Paths) -> Result<Lock> {
+    match Lock::acquire(paths, "review") {
+        Ok(l) => Ok(l),
+        Err(e) => {
+            let unattended = crate::store::lock::holder(paths)
+                .ok()
+                .flatten()
+                .is_some_and(|h| {
+                    h.command == crate::watch::NO_PROMPT_WATCHER
+                        && crate::store::lock::holder_alive(&h)
+                });
+            if !unattended {
+                return Err(e);
+            }
+            Lock::acquire_at(paths, paths.local.join("rxnode-review.lock"), "review")
+        }
     }
 }
 

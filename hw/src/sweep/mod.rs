@@ -6,8 +6,9 @@
 //! power of two whose bin is no wider than asked). Hop `h` keeps the `K` bins
 //! `h·K .. (h+1)·K` (K = fft · (1 − crop), even) and is tuned to the centre of
 //! that range, so the kept bins of consecutive hops tile the band with no gap and
-//! no overlap. A hop that overflows, times out or cannot be tuned is retried once,
-//! then marked `FAILED` with its range; its bins stay empty (never interpolated).
+//! no overlap. A hop that overflows, times out, stalls (nothing for 2 s, or 20 read
+//! timeouts in a row) or cannot be tuned is retried once, then marked `FAILED` with
+//! its range; its bins stay empty (never interpolated).
 //!
 //! The stitching itself (kept bins → grid, averaging, peaks) is pure and lives in
 //! `rxnode-dsp` ([`rxnode_dsp::Stitcher`]); the hop plan (`plan.rs`) stays here because
@@ -71,6 +72,25 @@ pub struct SweepHop {
     /// The kept bins, dBFS (empty unless `Ok`).
     pub db: Vec<f32>,
 }
+
+impl SweepHop {
+    /// Whether the hop failed because the stream stalled (delivered nothing for
+    /// 2 s, or 20 reads in a row timed out): the radio needs a self-test.
+    pub fn stalled(&self) -> bool {
+        self.status == HopStatus::Failed
+            && self
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with(STALLED))
+    }
+}
+
+/// How a stalled hop's error begins.
+const STALLED: &str = "stream stalled";
+/// Read timeouts in a row that make a stall.
+const STALL_TIMEOUTS: u32 = 20;
+/// Time without a sample that makes a stall.
+const STALL_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The whole sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -378,12 +398,26 @@ fn one_hop(
     let deadline = now.checked_add(budget).unwrap_or(now);
     let mut got = 0u64;
     let mut started = false;
+    // The stall watchdog (docs/reliability.md#the-stall-watchdog): reads that time
+    // out in a row, and how long since the stream last delivered.
+    let mut in_a_row = 0u32;
+    let mut last_alive = Instant::now();
     while got < total {
         if cancel.load(Ordering::SeqCst) {
             a.error = Some("cancelled by the operator".into());
             return a;
         }
-        if Instant::now() > deadline {
+        let quiet = last_alive.elapsed();
+        let over = Instant::now() > deadline;
+        if in_a_row >= STALL_TIMEOUTS || quiet >= STALL_AFTER || (over && in_a_row > 0) {
+            a.error = Some(format!(
+                "{STALLED} at sample {got} of {total} at {center} Hz: no samples for {:.1} s \
+                 ({in_a_row} read timeouts in a row)",
+                quiet.as_secs_f64()
+            ));
+            return a;
+        }
+        if over {
             a.error = Some(format!("timeout: {got} of {total} samples at {center} Hz"));
             return a;
         }
@@ -391,6 +425,10 @@ fn one_hop(
         match stream.read(&mut buf[..want], 100_000) {
             Ok(ReadOutcome::Samples(n)) => {
                 let n = n.min(want);
+                in_a_row = 0;
+                if n > 0 {
+                    last_alive = Instant::now();
+                }
                 let mut block = &buf[..n];
                 if got < plan.settle_samples {
                     let skip = ((plan.settle_samples - got) as usize).min(n);
@@ -411,7 +449,7 @@ fn one_hop(
                 a.error = Some(format!("overflow at {center} Hz after {got} samples"));
                 return a;
             }
-            Ok(ReadOutcome::Timeout) => {}
+            Ok(ReadOutcome::Timeout) => in_a_row += 1,
             Err(e) => {
                 a.error = Some(e.to_string());
                 return a;

@@ -4,6 +4,7 @@
 use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
 use super::{execute, status_of, write_new, NotSwept, Swept};
 use crate::exec::steps::{Outputs, StepCtx};
+use crate::health::guard;
 use crate::result::{Check, Status};
 use anyhow::Result;
 use rxnode_interlock::{check_rx_sweep, RxSweepStep};
@@ -21,15 +22,34 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
     let sw = match execute(s, cancel) {
         Ok(sw) => sw,
         Err(NotSwept::Blocked(why)) => {
+            // Not opened or not set up: the self-test tells a radio fault from a setting.
+            let line = guard::retest(st.paths, st.policy, &s.device);
+            out.errors.push(format!("{}: {line}", st.name));
             out.not_swept(st, Status::Blocked, why);
             return;
         }
         Err(NotSwept::Failed(why)) => {
             out.errors.push(format!("{}: {why}", st.name));
+            let what = format!("{} of task {}: {why}", st.name, st.task.id());
+            let line = guard::radio_failed(st.paths, st.policy, &s.device, &what);
+            out.errors.push(format!("{}: {line}", st.name));
             out.not_swept(st, Status::Fail, why);
             return;
         }
     };
+    // A hop whose stream stalled: the radio is BAD until a self-test passes.
+    if let Some(h) = sw.report.hops.iter().find(|h| h.stalled()) {
+        let what = format!(
+            "{} of task {}: hop {} of repeat {}: {}",
+            st.name,
+            st.task.id(),
+            h.hop + 1,
+            h.repeat + 1,
+            h.error.as_deref().unwrap_or("stalled")
+        );
+        let line = guard::radio_failed(st.paths, st.policy, &s.device, &what);
+        out.errors.push(format!("{}: {line}", st.name));
+    }
     let dir = st.paths.outbox(st.task.id());
     let csv_rec = step_files(st, &dir, &sw, &mut out.errors);
     let r = &sw.report;

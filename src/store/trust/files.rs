@@ -142,6 +142,12 @@ pub(super) fn file_findings(paths: &Paths) -> Vec<Finding> {
     }
     check_path(&paths.ledger(), Kind::File, "ledger", &mut out);
     check_path(&paths.stop(), Kind::File, "hold file", &mut out);
+    check_path(
+        &crate::store::health::path(paths),
+        Kind::File,
+        "radio health file",
+        &mut out,
+    );
     check_path(&paths.dry_run(), Kind::Dir, "dry-run folder", &mut out);
     iq_findings(paths, &mut out);
     // No link anywhere under .local/: rxnode writes temp files, locks and

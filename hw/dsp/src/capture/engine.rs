@@ -24,6 +24,10 @@ struct ReaderStats {
     short_reads: u64,
     stop: &'static str,
     error: Option<String>,
+    /// How long the stream had delivered nothing when the watchdog stopped it.
+    quiet: Duration,
+    /// Read timeouts in a row when the watchdog stopped it.
+    in_a_row: u32,
 }
 
 /// A block of `T` samples and how many of them are filled.
@@ -294,6 +298,9 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
 
     fn run(mut self) -> ReaderStats {
         let mut in_a_row = 0u32;
+        // The stall watchdog's clock: the last time the stream delivered (or
+        // reported an overflow, which shows it is alive).
+        let mut last_alive = Instant::now();
         while self.st.received < self.settings.samples {
             if self.cancel.load(Ordering::Relaxed) {
                 self.st.stop = "cancelled";
@@ -316,13 +323,23 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
                 }
             }
             match self.read_once() {
-                Ok(ReadOutcome::Samples(_)) => in_a_row = 0,
-                Ok(ReadOutcome::Overflow) => self.st.overflows += 1,
+                Ok(ReadOutcome::Samples(n)) => {
+                    in_a_row = 0;
+                    if n > 0 {
+                        last_alive = Instant::now();
+                    }
+                }
+                Ok(ReadOutcome::Overflow) => {
+                    self.st.overflows += 1;
+                    last_alive = Instant::now();
+                }
                 Ok(ReadOutcome::Timeout) => {
                     self.st.timeouts += 1;
                     in_a_row += 1;
                     if in_a_row >= self.settings.max_consecutive_timeouts {
-                        self.st.stop = "timeouts";
+                        self.st.stop = "stalled";
+                        self.st.quiet = last_alive.elapsed();
+                        self.st.in_a_row = in_a_row;
                         break;
                     }
                 }
@@ -331,6 +348,17 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
                     self.st.stop = "source error";
                     break;
                 }
+            }
+            if self.live
+                && self
+                    .settings
+                    .stall_after
+                    .is_some_and(|d| last_alive.elapsed() >= d)
+            {
+                self.st.stop = "stalled";
+                self.st.quiet = last_alive.elapsed();
+                self.st.in_a_row = in_a_row;
+                break;
             }
         }
         if let Some((b, fill)) = self.cur.take() {
@@ -440,17 +468,18 @@ fn errors_of(f: &Finished) -> Vec<String> {
     if let Some(e) = &stats.error {
         errors.push(format!("source: {e}"));
     }
-    if stats.stop == "timeouts" {
+    if stats.stop == "stalled" {
         // A radio on another host whose server died, a radio unplugged, a stalled
         // driver: the stream goes quiet without an error. Say so in words.
         errors.push(format!(
-            "source: no samples for {:.1} s ({} read timeouts of {} ms in a row) after {} of {} samples; \
-             the radio (or the server serving it) stopped delivering",
-            f64::from(settings.max_consecutive_timeouts) * settings.timeout_us as f64 / 1e6,
-            settings.max_consecutive_timeouts,
-            settings.timeout_us / 1000,
+            "source: stream stalled at sample {} (after {} of {} samples): no samples for {:.1} s \
+             ({} read timeouts of {} ms in a row); the radio (or the server serving it) stopped delivering",
             stats.received,
-            settings.samples
+            stats.received,
+            settings.samples,
+            stats.quiet.as_secs_f64(),
+            stats.in_a_row,
+            settings.timeout_us / 1000,
         ));
     }
     if let Some(e) = &f.recording_error {

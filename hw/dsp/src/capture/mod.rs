@@ -36,8 +36,12 @@ pub struct CaptureSettings {
     pub pool_blocks: usize,
     /// Timeout of one source read (µs).
     pub timeout_us: i64,
-    /// Stop after this many consecutive timeouts.
+    /// The stall watchdog: this many read timeouts in a row end the capture as
+    /// stalled (docs/reliability.md#the-stall-watchdog).
     pub max_consecutive_timeouts: u32,
+    /// The stall watchdog: a live stream that delivers nothing for this long ends
+    /// the capture as stalled, however its reads return; `None`: no time limit.
+    pub stall_after: Option<Duration>,
     /// The Welch PSD.
     pub welch: WelchConfig,
     /// The CLKIN check, if a reference tone is given.
@@ -49,8 +53,8 @@ pub struct CaptureSettings {
 }
 
 impl CaptureSettings {
-    /// Defaults: 64 Ki-sample buffers, 64 of them, 100 ms read timeout, 50 timeouts in a
-    /// row end the capture, 512-point PSD trace.
+    /// Defaults: 64 Ki-sample buffers, 64 of them, 100 ms read timeout, a stream that
+    /// delivers nothing for 2 s (or 20 timeouts in a row) has stalled, 512-point PSD trace.
     pub fn new(samples: u64, welch: WelchConfig) -> Self {
         Self {
             samples,
@@ -58,7 +62,8 @@ impl CaptureSettings {
             block_samples: 1 << 16,
             pool_blocks: 64,
             timeout_us: 100_000,
-            max_consecutive_timeouts: 50,
+            max_consecutive_timeouts: 20,
+            stall_after: Some(Duration::from_secs(2)),
             welch,
             clkin: None,
             clock_evidence: ClockEvidence::default(),

@@ -303,7 +303,14 @@ fn a_stream_that_goes_quiet_says_so() {
         }
     }
     let sum = run_capture(Quiet(src, 0), &s, &AtomicBool::new(false), None, None).unwrap();
-    assert_eq!(sum.stop_reason, "timeouts");
+    assert_eq!(sum.stop_reason, "stalled");
+    assert!(
+        sum.errors
+            .iter()
+            .any(|e| e.contains("stream stalled at sample 2000")),
+        "{:?}",
+        sum.errors
+    );
     assert_eq!(sum.samples_received, 2000);
     assert_eq!(sum.status, CaptureStatus::Partial);
     assert!(
@@ -413,4 +420,43 @@ fn recording_through_the_engine_and_the_disk_budget() {
     assert_eq!(sum.samples_processed, 100_000);
     assert!(!sum.clean);
     assert_eq!(sum.status, CaptureStatus::Partial);
+}
+
+/// The stall watchdog's clock: a stream whose reads return at once with nothing
+/// (never a timeout, so the timeout count never trips) ends as stalled once it
+/// has delivered nothing for `stall_after`, naming the sample it stalled at.
+#[test]
+fn a_stream_that_delivers_nothing_for_stall_after_ends_stalled() {
+    struct Empty(Synth, u32);
+    impl SampleSource for Empty {
+        fn read(&mut self, buf: &mut [Complex<f32>], t: i64) -> Result<ReadOutcome> {
+            self.1 += 1;
+            if self.1 > 3 {
+                std::thread::sleep(Duration::from_millis(1));
+                return Ok(ReadOutcome::Samples(0));
+            }
+            let n = buf.len().min(500);
+            self.0.read(&mut buf[..n], t)
+        }
+    }
+    let mut s = settings(100_000);
+    s.stall_after = Some(Duration::from_millis(200));
+    let t0 = std::time::Instant::now();
+    let src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    let sum = run_capture(Empty(src, 0), &s, &AtomicBool::new(false), None, None).unwrap();
+    let took = t0.elapsed();
+    assert_eq!(sum.stop_reason, "stalled");
+    assert_eq!(sum.samples_received, 1500);
+    assert_eq!(sum.status, CaptureStatus::Partial);
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+    assert!(
+        sum.errors
+            .iter()
+            .any(|e| e.contains("stream stalled at sample 1500")),
+        "{:?}",
+        sum.errors
+    );
 }

@@ -1,0 +1,443 @@
+//! `rxnode service install|status|uninstall` (docs/operator.md#unattended-operation):
+//! a systemd unit that runs `rxnode watch --no-prompt` in this checkout and restarts
+//! it when it fails. The unit holds no secrets: the node key, the policy and the
+//! state stay in the checkout's `.local/`. On other systems the command says what
+//! to do instead (the Windows Task Scheduler: docs/operator.md#windows-task-scheduler).
+use crate::context::Ctx;
+use crate::exit::{bad_input, Outcome};
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The unit's file name.
+pub(crate) const UNIT_NAME: &str = "rxnode-watch.service";
+
+/// Where and how the unit is managed.
+#[derive(Debug, Clone, Default)]
+pub struct ServiceOptions {
+    /// A user unit (`systemctl --user`, `~/.config/systemd/user/`) instead of a
+    /// system unit (`/etc/systemd/system/`, run as this user).
+    pub user: bool,
+    /// Write the unit into this folder and leave systemd alone (it prints the
+    /// commands that activate it).
+    pub unit_dir: Option<PathBuf>,
+    /// Seconds between the watcher's polls.
+    pub interval: f64,
+}
+
+/// What `service status --json` prints.
+#[derive(Debug, Serialize)]
+struct Status {
+    /// The unit file.
+    unit: String,
+    /// Whether it exists.
+    installed: bool,
+    /// Its `WorkingDirectory=` (the checkout it watches).
+    working_directory: Option<String>,
+    /// Its `ExecStart=`.
+    exec_start: Option<String>,
+    /// Whether it watches this checkout.
+    this_checkout: bool,
+    /// `systemctl is-active` (`null` with `--unit-dir` or without systemctl).
+    active: Option<String>,
+    /// `systemctl is-enabled` (`null` with `--unit-dir` or without systemctl).
+    enabled: Option<String>,
+}
+
+/// What systemd-managed services are not on this system.
+#[cfg(not(target_os = "linux"))]
+fn not_here() -> anyhow::Error {
+    bad_input(
+        "rxnode service manages a systemd unit, which only Linux has; on Windows run \
+         `rxnode watch --no-prompt` from the Task Scheduler (at log on, restart on failure) \
+         as docs/operator.md#windows-task-scheduler shows; on macOS use a launchd agent \
+         with the same command",
+    )
+}
+
+/// `rxnode service install`.
+pub fn cmd_service_install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (ctx, opts);
+        Err(not_here())
+    }
+    #[cfg(target_os = "linux")]
+    install(ctx, opts)
+}
+
+/// `rxnode service status`.
+pub fn cmd_service_status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (ctx, opts);
+        Err(not_here())
+    }
+    #[cfg(target_os = "linux")]
+    status(ctx, opts)
+}
+
+/// `rxnode service uninstall`.
+pub fn cmd_service_uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (ctx, opts);
+        Err(not_here())
+    }
+    #[cfg(target_os = "linux")]
+    uninstall(ctx, opts)
+}
+
+/// The folder the unit goes to.
+fn unit_dir(opts: &ServiceOptions) -> Result<PathBuf> {
+    if let Some(d) = &opts.unit_dir {
+        return Ok(d.clone());
+    }
+    if !opts.user {
+        return Ok(PathBuf::from("/etc/systemd/system"));
+    }
+    let config = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(c) => PathBuf::from(c),
+        None => std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .map(|h| PathBuf::from(h).join(".config"))
+            .ok_or_else(|| {
+                bad_input("--user: neither XDG_CONFIG_HOME nor HOME is set; give --unit-dir")
+            })?,
+    };
+    Ok(config.join("systemd").join("user"))
+}
+
+/// One `ExecStart=` word, quoted for systemd: `"…"` with `\` and `"` escaped, `%`
+/// doubled (specifiers) and `$` doubled (variables). Control characters cannot be
+/// written into a unit line: refused, naming the value.
+fn quote(word: &str) -> Result<String> {
+    if word.chars().any(char::is_control) {
+        return Err(bad_input(format!(
+            "{word:?} holds a control character and cannot be written into a systemd unit"
+        )));
+    }
+    let mut q = String::with_capacity(word.len() + 2);
+    q.push('"');
+    for c in word.chars() {
+        match c {
+            '\\' => q.push_str("\\\\"),
+            '"' => q.push_str("\\\""),
+            '%' => q.push_str("%%"),
+            '$' => q.push_str("$$"),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    Ok(q)
+}
+
+/// A path for a unit line (`WorkingDirectory=` takes no quotes): control
+/// characters refused, `%` doubled.
+fn plain_path(p: &Path) -> Result<String> {
+    let s = p
+        .to_str()
+        .ok_or_else(|| bad_input(format!("{} is not UTF-8", p.display())))?;
+    if s.chars().any(char::is_control) {
+        return Err(bad_input(format!(
+            "{s:?} holds a control character and cannot be written into a systemd unit"
+        )));
+    }
+    Ok(s.replace('%', "%%"))
+}
+
+/// The unit's text for this checkout and this binary.
+pub(crate) fn unit_text(
+    ctx: &Ctx,
+    opts: &ServiceOptions,
+    exe: &Path,
+    repo: &Path,
+) -> Result<String> {
+    let mut words: Vec<String> = vec![
+        exe.to_string_lossy().into_owned(),
+        "--repo".into(),
+        repo.to_string_lossy().into_owned(),
+        "--remote".into(),
+        ctx.source.remote.clone(),
+        "--branch".into(),
+        ctx.source.branch.clone(),
+        "--task-path".into(),
+        ctx.source.task_path.clone(),
+    ];
+    if let Some(p) = &ctx.policy {
+        words.push("--policy".into());
+        words.push(p.to_string_lossy().into_owned());
+    }
+    if ctx.sim {
+        words.push("--sim".into());
+    }
+    words.extend([
+        "watch".into(),
+        "--no-prompt".into(),
+        "--interval".into(),
+        format!("{}", opts.interval),
+    ]);
+    let exec = words
+        .iter()
+        .map(|w| quote(w))
+        .collect::<Result<Vec<_>>>()?
+        .join(" ");
+    let repo_line = plain_path(repo)?;
+    let user_line = if opts.user {
+        String::new()
+    } else {
+        // A system unit runs as the operator: the trust root accepts only the
+        // operator's own files under .local/.
+        format!("User={}\n", current_uid())
+    };
+    // A system unit waits for the network (the watcher fetches); a user manager
+    // has no network-online.target, and the watcher backs off until it can fetch.
+    let (wanted_by, network) = if opts.user {
+        ("default.target", "")
+    } else {
+        (
+            "multi-user.target",
+            "Wants=network-online.target\nAfter=network-online.target\n",
+        )
+    };
+    Ok(format!(
+        "# Written by `rxnode service install` (rxnode docs/operator.md#unattended-operation).\n\
+         # Runs the rxnode watcher of this checkout unattended: it queues new tasks and never\n\
+         # prompts; approve them with `rxnode review TASK_ID`. It holds no secrets: the node\n\
+         # key, the policy and the state stay in the checkout's .local/.\n\
+         [Unit]\n\
+         Description=rxnode watcher (unattended) for {repo_line}\n\
+         {network}\
+         \n\
+         [Service]\n\
+         Type=simple\n\
+         {user_line}\
+         WorkingDirectory={repo_line}\n\
+         ExecStart={exec}\n\
+         StandardInput=null\n\
+         Restart=on-failure\n\
+         RestartSec=15\n\
+         # 2 (bad usage or input) and 3 (refused: policy, trust root) need the operator;\n\
+         # restarting would only repeat them.\n\
+         RestartPreventExitStatus=2 3\n\
+         KillSignal=SIGTERM\n\
+         TimeoutStopSec=30\n\
+         \n\
+         [Install]\n\
+         WantedBy={wanted_by}\n"
+    ))
+}
+
+/// This process's user ID (unix); system units run as it.
+fn current_uid() -> u32 {
+    #[cfg(unix)]
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() }
+    }
+    #[cfg(not(unix))]
+    0
+}
+
+/// `systemctl [--user] ARGS…`; its trimmed stdout, or an error naming the command.
+fn systemctl(user: bool, args: &[&str]) -> Result<String> {
+    let mut cmd = std::process::Command::new("systemctl");
+    if user {
+        cmd.arg("--user");
+    }
+    cmd.args(args);
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot run systemctl {}", args.join(" ")))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if !out.status.success() && !matches!(args.first(), Some(&"is-active" | &"is-enabled")) {
+        anyhow::bail!(
+            "systemctl {}{} failed: {}",
+            if user { "--user " } else { "" },
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(stdout)
+}
+
+/// The checkout, absolute, after checking it is one.
+fn checkout(ctx: &Ctx) -> Result<PathBuf> {
+    crate::git::ops::open(&ctx.repo)?;
+    ctx.repo
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", ctx.repo.display()))
+}
+
+#[cfg(target_os = "linux")]
+fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+    if !(opts.interval.is_finite() && opts.interval > 0.0 && opts.interval <= 86_400.0) {
+        return Err(bad_input(format!(
+            "--interval {}: must be a number of seconds in (0, 86400]",
+            opts.interval
+        )));
+    }
+    let repo = checkout(ctx)?;
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .context("cannot find the rxnode program's own path")?;
+    let text = unit_text(ctx, opts, &exe, &repo)?;
+    let dir = unit_dir(opts)?;
+    let path = dir.join(UNIT_NAME);
+    let before = std::fs::read_to_string(&path).ok();
+    if before.as_deref() == Some(text.as_str()) {
+        println!("{} is already installed and unchanged", path.display());
+    } else {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::store::fsutil::write_atomic(&path, text.as_bytes())?;
+        println!(
+            "{} {}",
+            if before.is_some() {
+                "replaced"
+            } else {
+                "wrote"
+            },
+            path.display()
+        );
+    }
+    let paths = ctx.paths();
+    let entry = crate::store::ledger::Entry::new("service_installed")
+        .detail(serde_json::json!({"unit": path.display().to_string(), "user": opts.user}));
+    if let Err(e) = crate::store::ledger::append(&paths, &entry) {
+        tracing::warn!("cannot record the service in the ledger: {e:#}");
+    }
+    let u = if opts.user { "--user " } else { "" };
+    if opts.unit_dir.is_some() {
+        println!("systemd was not told (--unit-dir); to start it now and at every boot:");
+        println!("  systemctl {u}daemon-reload && systemctl {u}enable --now {UNIT_NAME}");
+        return Ok(Outcome::Done);
+    }
+    systemctl(opts.user, &["daemon-reload"])?;
+    systemctl(opts.user, &["enable", "--now", UNIT_NAME])?;
+    println!(
+        "enabled and started {UNIT_NAME}; it restarts on failure. Approve tasks with \
+         `rxnode review TASK_ID`; logs: journalctl {u}-u {UNIT_NAME}"
+    );
+    if opts.user {
+        println!(
+            "so that it runs without anyone logged in: loginctl enable-linger {}",
+            std::env::var("USER").unwrap_or_else(|_| "$USER".into())
+        );
+    }
+    Ok(Outcome::Done)
+}
+
+/// The value of `key=` in a unit's text.
+fn unit_value(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(str::to_owned)
+}
+
+#[cfg(target_os = "linux")]
+fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+    let path = unit_dir(opts)?.join(UNIT_NAME);
+    let text = std::fs::read_to_string(&path).ok();
+    let repo = checkout(ctx).ok();
+    let working_directory = text
+        .as_deref()
+        .and_then(|t| unit_value(t, "WorkingDirectory"));
+    let this_checkout = match (&working_directory, &repo) {
+        (Some(w), Some(r)) => plain_path(r).is_ok_and(|r| &r == w),
+        _ => false,
+    };
+    let ask = |what: &str| {
+        (opts.unit_dir.is_none())
+            .then(|| systemctl(opts.user, &[what, UNIT_NAME]).ok())
+            .flatten()
+    };
+    let s = Status {
+        unit: path.display().to_string(),
+        installed: text.is_some(),
+        exec_start: text.as_deref().and_then(|t| unit_value(t, "ExecStart")),
+        working_directory,
+        this_checkout,
+        active: ask("is-active"),
+        enabled: ask("is-enabled"),
+    };
+    if ctx.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else if !s.installed {
+        println!(
+            "not installed: {} does not exist (`rxnode service install`)",
+            s.unit
+        );
+    } else {
+        println!("installed: {}", s.unit);
+        if let Some(w) = &s.working_directory {
+            let note = if s.this_checkout {
+                " (this checkout)"
+            } else {
+                " (another checkout)"
+            };
+            println!("watches:   {w}{note}");
+        }
+        if let Some(a) = &s.active {
+            println!("active:    {a}");
+        }
+        if let Some(e) = &s.enabled {
+            println!("enabled:   {e}");
+        }
+    }
+    Ok(Outcome::Done)
+}
+
+#[cfg(target_os = "linux")]
+fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+    let path = unit_dir(opts)?.join(UNIT_NAME);
+    if std::fs::symlink_metadata(&path).is_err() {
+        println!("not installed: {} does not exist", path.display());
+        return Ok(Outcome::Done);
+    }
+    if opts.unit_dir.is_none() {
+        systemctl(opts.user, &["disable", "--now", UNIT_NAME])?;
+    }
+    std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    if opts.unit_dir.is_none() {
+        systemctl(opts.user, &["daemon-reload"])?;
+        println!("stopped, disabled and removed {}", path.display());
+    } else {
+        println!("removed {}", path.display());
+    }
+    let paths = ctx.paths();
+    let entry = crate::store::ledger::Entry::new("service_uninstalled")
+        .detail(serde_json::json!({"unit": path.display().to_string()}));
+    if let Err(e) = crate::store::ledger::append(&paths, &entry) {
+        tracing::warn!("cannot record the removal in the ledger: {e:#}");
+    }
+    Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_quoted_for_systemd() {
+        assert_eq!(quote("/a b/rxnode").unwrap(), "\"/a b/rxnode\"");
+        assert_eq!(quote(r#"x"y\z"#).unwrap(), r#""x\"y\\z""#);
+        assert_eq!(quote("100%$HOME").unwrap(), "\"100%%$$HOME\"");
+        let e = quote("a\nExecStartPre=/bin/evil").unwrap_err();
+        assert!(format!("{e}").contains("control character"), "{e}");
+    }
+
+    #[test]
+    fn unit_values_are_read_back() {
+        let t = "[Service]\nWorkingDirectory=/lab/rx\nExecStart=\"/bin/rxnode\" \"watch\"\n";
+        assert_eq!(
+            unit_value(t, "WorkingDirectory").as_deref(),
+            Some("/lab/rx")
+        );
+        assert_eq!(
+            unit_value(t, "ExecStart").as_deref(),
+            Some("\"/bin/rxnode\" \"watch\"")
+        );
+        assert_eq!(unit_value(t, "User"), None);
+    }
+}
