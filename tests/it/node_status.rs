@@ -409,3 +409,113 @@ fn status_without_a_node_name_is_refused_and_doctor_checks_the_remote() {
     lab.remove_policy();
     assert_eq!(doc(&lab)["status"], "SKIP");
 }
+
+/// A radio's health reaches the status as it changes: the policy's radio is
+/// `UNTESTED` until tested, `GOOD` after a passing self-test and `BAD` (with
+/// why) after a failing one — each published at once, not at the next heartbeat.
+#[test]
+fn radio_health_changes_are_published_at_once() {
+    let lab = Lab::new();
+    name(&lab, "HEALTH-RX");
+    lab.set_policy(
+        r#"{"status": {"publish_every_s": 60},
+            "health": {"radios": ["driver=rxsim,serial=hs1"], "self_test_every_s": 86400}}"#,
+    );
+    let radio = |lab: &Lab| -> Option<Value> {
+        published(&lab.origin, "HEALTH-RX")?["radios"]
+            .as_array()?
+            .iter()
+            .find(|r| r["device"] == "driver=rxsim,serial=hs1")
+            .cloned()
+    };
+    // Before the watcher runs: what would be published lists the radio UNTESTED.
+    let out = lab.run(&["--json", "status"], "");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let radios = &v["status_publishing"]["would_publish"]["radios"];
+    assert_eq!(radios[0]["device"], "driver=rxsim,serial=hs1", "{v}");
+    assert_eq!(radios[0]["health"], "UNTESTED", "{v}");
+    let mut c = lab.rxnode();
+    c.arg("--sim");
+    let _w = Watcher::start(c, "0.3");
+    // The watcher self-tests the policy's radio at start.
+    let good = wait_for(Duration::from_secs(30), || {
+        radio(&lab).filter(|r| r["health"] == "GOOD")
+    })
+    .expect("GOOD after the start-up self-test");
+    assert!(good["last_self_test"].is_string(), "{good}");
+    let out = lab.run(
+        &[
+            "--sim",
+            "health",
+            "test",
+            "driver=rxsim,serial=hs1,fail_open=1",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let bad = wait_for(Duration::from_secs(10), || {
+        radio(&lab).filter(|r| r["health"] == "BAD")
+    })
+    .expect("BAD in the status well before the next (60 s) heartbeat");
+    assert!(
+        bad["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{bad}"
+    );
+    let list = nodes(&lab.main);
+    let n = node_of(&list, "HEALTH-RX").unwrap();
+    assert_eq!(n["radios"][0]["health"], "BAD", "{n}");
+}
+
+/// A run starting, moving to its next step and ending reaches the status at
+/// once: the running task and its step while `rxnode run` works, nothing after.
+#[test]
+fn a_running_task_and_its_step_are_published_while_it_runs() {
+    let lab = Lab::new();
+    name(&lab, "RUN-RX");
+    let plan = r#"{"steps": [
+      {"op": "inventory"},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=STATUSRUN", "frequency_hz": 100e6,
+       "sample_rate_hz": 250e3, "duration_s": 4.0}
+    ]}"#;
+    lab.post_and_approve(
+        "RUN_STATUS_1",
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+        Some(plan),
+    );
+    set_status_policy(&lab, 60.0);
+    let _w = Watcher::start(lab.rxnode(), "0.3");
+    let first = wait_for(Duration::from_secs(15), || published(&lab.origin, "RUN-RX"));
+    assert_eq!(first.unwrap()["queue"]["approved"], 1);
+    let run = lab
+        .rxnode()
+        .args(["--sim", "run", "RUN_STATUS_1"])
+        .env("RXSIM_EVENT_LOG", lab.events_log())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut run = Watcher(run);
+    let running = wait_for(Duration::from_secs(15), || {
+        let s = published(&lab.origin, "RUN-RX")?;
+        let r = s["queue"]["running"].clone();
+        (r["step"] == 2).then_some(r)
+    })
+    .expect("the running capture step in the status");
+    assert_eq!(running["task_id"], "RUN_STATUS_1", "{running}");
+    assert_eq!(running["steps"], 2, "{running}");
+    assert_eq!(running["op"], "rx_capture", "{running}");
+    let st = run.0.wait().unwrap();
+    assert!(st.success(), "{st:?}");
+    let after = wait_for(Duration::from_secs(10), || {
+        published(&lab.origin, "RUN-RX")
+            .filter(|s| s["queue"]["running"].is_null() && s["queue"]["approved"] == 0)
+    })
+    .expect("no running task and nothing approved left after the run");
+    assert_eq!(after["watcher"], "running", "{after}");
+    assert!(!lab.local().join("rx_run_progress.json").exists());
+}
