@@ -618,7 +618,7 @@ mod tests {
             }
             let pol = Policy { rx: Default::default(), tx: has_tx.then(|| crate::TxPolicy {
                 allowed_ranges_hz: ranges.clone(), max_gain_db: max_gain, max_duration_s: max_dur,
-                allowed_remote_servers: Vec::new() }), status: None };
+                allowed_remote_servers: Vec::new() }), ..Default::default() };
             let approval = Approval::new(&task, "c", AT);
             let result = verify_authorization(&task, &approval, &phrase, AT)
                 .and_then(|auth| authorize(&task, &approval, auth, step_index, &pol));

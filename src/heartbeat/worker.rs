@@ -107,9 +107,11 @@ fn run(paths: &Paths, repo: &git2::Repository, cfg: &Config, stop: &mpsc::Receiv
         let s = snapshot::build(paths, &inputs("running"));
         let key = s.key();
         let changed = last_key.as_deref() != Some(key.as_str());
-        let failing = rec.failures_in_a_row > 0;
+        // Between heartbeats only news is pushed, and not while pushes fail
+        // (those wait for the next heartbeat).
+        let news = changed && rec.failures_in_a_row == 0;
         let too_soon = last_push.is_some_and(|t| now.duration_since(t) < MIN_GAP);
-        if !due && !(changed && !failing) {
+        if !due && !news {
             continue;
         }
         if !due && too_soon {
