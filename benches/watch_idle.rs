@@ -156,7 +156,13 @@ fn main() {
     // watcher's publisher thread; the per-poll figure carries the heartbeats'
     // share (the process CPU of every thread is counted).
     let ok = Command::new(bin)
-        .args(["--repo", rx.to_str().unwrap(), "node", "set-name", "BENCH-RX"])
+        .args([
+            "--repo",
+            rx.to_str().unwrap(),
+            "node",
+            "set-name",
+            "BENCH-RX",
+        ])
         .stdout(Stdio::null())
         .status()
         .map(|s| s.success())
