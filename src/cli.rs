@@ -139,6 +139,10 @@ pub enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// A radio's clock without a calibrated reference
+    /// (docs/operator.md#calibrating-a-radio-without-a-generator).
+    #[command(subcommand)]
+    Clkin(ClkinCmd),
     /// Print shell completions.
     Completions {
         /// bash, zsh, fish, powershell or elvish.
@@ -195,6 +199,50 @@ pub struct ServicePlace {
     /// Use this folder for the unit and leave systemd alone.
     #[arg(long)]
     pub unit_dir: Option<PathBuf>,
+}
+
+/// `rxnode clkin …`.
+#[derive(Debug, Subcommand)]
+pub enum ClkinCmd {
+    /// Measure a radio's absolute frequency error from a broadcast signal (GSM FCCH,
+    /// LTE PSS/SSS), no generator and no prior estimate needed within ±60 ppm; RX only.
+    Calibrate(CalibrateArgs),
+}
+
+/// The broadcast signal `clkin calibrate` measures.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CalMethodArg {
+    /// A GSM BCCH carrier's FCCH bursts; `-f` is the BCCH carrier's frequency.
+    Gsm,
+    /// An LTE downlink's PSS/SSS; `-f` is the downlink's centre frequency.
+    Lte,
+}
+
+/// `clkin calibrate` options.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// SoapySDR device args.
+    #[arg(short = 'd', long)]
+    pub device: String,
+    /// The broadcast signal to measure.
+    #[arg(long, value_enum)]
+    pub method: CalMethodArg,
+    /// The carrier's frequency, Hz (`935.2M`): the BCCH carrier (gsm) or the
+    /// downlink's centre (lte); the radio is tuned there.
+    #[arg(short = 'f', long, value_parser = si_number)]
+    pub frequency_hz: f64,
+    /// Sample rate, S/s (default: 1M for gsm, 1.92M for lte).
+    #[arg(short = 'r', long, value_parser = si_number)]
+    pub sample_rate_hz: Option<f64>,
+    /// RX gain, dB.
+    #[arg(short = 'g', long)]
+    pub gain_db: Option<f64>,
+    /// How long to listen, seconds.
+    #[arg(short = 't', long, default_value_t = 6.0)]
+    pub duration_s: f64,
+    /// Draw the detections (time vs offset, per-burst errors, the combined value) as a PNG.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
 }
 
 /// `rxnode state …`.
@@ -287,6 +335,11 @@ pub struct CaptureArgs {
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
     #[arg(long, requires = "record")]
     pub record_format: Option<String>,
+    /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
+    /// (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long)]
+    pub apply_cal: bool,
 }
 
 /// `analyze` options.
@@ -515,6 +568,11 @@ pub struct SweepArgs {
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Tune every hop with the radio's frequency calibration from `rxnode clkin
+    /// calibrate` (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long)]
+    pub apply_cal: bool,
 }
 
 /// A frequency, rate or bin width with an optional SI suffix, as SDR tools write

@@ -201,6 +201,9 @@ fn capture_line(c: &RxCaptureStep) -> String {
             k.tolerance_ppm
         ));
     }
+    if c.apply_calibration {
+        s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
+    }
     if c.record_iq {
         let fmt = serde_json::to_value(c.record_format.unwrap_or_default())
             .ok()
@@ -238,7 +241,25 @@ fn sweep_line(w: &RxSweepStep) -> String {
         s.push_str(&format!(", ≈ {} on the radio", secs(d)));
     }
     s.push_str(&format!(", {}, no IQ recorded", gain(w.gain_db.as_ref())));
+    if w.apply_calibration {
+        s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
+    }
     s
+}
+
+fn freq_cal_line(f: &rxnode_interlock::FreqCalStep) -> String {
+    let what = match f.method {
+        rxnode_interlock::FreqCalMethod::Gsm => "GSM BCCH carrier (FCCH bursts)",
+        rxnode_interlock::FreqCalMethod::Lte => "LTE downlink (PSS/SSS)",
+    };
+    format!(
+        "freq_cal {}: measures the radio's frequency error from the {what} at {}, {}, {}, {}, receive only, no IQ recorded",
+        escaped(&f.device),
+        mhz(f.frequency_hz),
+        msps(f.sample_rate_hz),
+        gain(f.gain_db.as_ref()),
+        secs(f.duration_s)
+    )
 }
 
 fn tx_line(t: &TxToneStep) -> String {
@@ -275,6 +296,7 @@ pub(crate) fn step_line(step: &Step) -> String {
         Step::RxCapture(c) => capture_line(c),
         Step::RxSweep(w) => sweep_line(w),
         Step::TxTone(t) => tx_line(t),
+        Step::FreqCal(f) => freq_cal_line(f),
     }
 }
 

@@ -45,6 +45,8 @@ mod term;
 mod validate;
 mod watch;
 
+pub use rxnode_interlock::FreqCalMethod;
+
 pub use crate::{
     context::{Ctx, TaskSource},
     demo::cmd_demo,
@@ -52,6 +54,7 @@ pub use crate::{
     exec::{
         analyze::{cmd_analyze, AnalyzeOptions},
         capture::{cmd_capture, CaptureOptions},
+        freq_cal::{cmd_calibrate, CalibrateOptions},
         inventory::{cmd_inventory, InventoryOptions},
         run::cmd_run,
         sweep::{cmd_sweep, SweepOptions},

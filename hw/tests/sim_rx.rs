@@ -543,3 +543,104 @@ fn gains_are_truncated_to_the_advertised_steps() {
         assert_eq!(got.1 % step, 0.0, "LNA {} off its {step} dB step", got.1);
     }
 }
+
+/// The GSM scene against the standard's definitions, by an independent computation
+/// (instantaneous frequency, no estimator): FCCH bursts are 148 bits of a tone at
+/// +Rb/4 = +67.708 kHz, Rb = 270.833 kbit/s, starting each in timeslot 0 of frames
+/// 0, 10, 20, 30 and 40 of the 51-frame multiframe (frame = 1250 bits); with a radio
+/// error the tone lands where the LO and the sample clock put it.
+#[test]
+fn gsm_scene_puts_fcch_bursts_where_the_standard_does() {
+    init();
+    const RB: f64 = 1_625_000.0 / 6.0;
+    let rate = 1e6;
+    let carrier = 935.2e6;
+    for (serial, ppm) in [("gsm0", 0.0), ("gsm1", 20.0)] {
+        let args = format!(
+            "driver=rxsim,serial={serial},pace=0,noise_dbfs=-80,gsm_freq={carrier},gsm_snr_db=60,ppm={ppm}"
+        );
+        let mut radio = RxRadio::open(&args).expect("open");
+        radio
+            .configure(&RxConfig {
+                frequency_hz: carrier,
+                sample_rate_hz: rate,
+                ..RxConfig::default()
+            })
+            .expect("configure");
+        let mut s = radio.rx_stream().expect("stream");
+        // Two multiframes and a bit.
+        let x = read_exact(&mut s, 500_000);
+        let e = ppm * 1e-6;
+        let tone = (carrier + RB / 4.0 - carrier * (1.0 + e)) / (1.0 + e);
+        // Instantaneous frequency, averaged over 16 samples.
+        let inst: Vec<f64> = x
+            .windows(2)
+            .map(|w| f64::from((w[1] * w[0].conj()).arg()) * rate / (2.0 * std::f64::consts::PI))
+            .collect();
+        let smooth: Vec<f64> = inst
+            .windows(16)
+            .map(|w| w.iter().sum::<f64>() / 16.0)
+            .collect();
+        let mut runs = Vec::new();
+        let mut start = None;
+        for (i, f) in smooth.iter().enumerate() {
+            let on = (f - tone).abs() < 1_000.0;
+            match (on, start) {
+                (true, None) => start = Some(i),
+                (false, Some(a)) => {
+                    if i - a >= 200 {
+                        runs.push((a, i));
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            runs.len() >= 9,
+            "{ppm} ppm: {} bursts in 0.5 s: {runs:?}",
+            runs.len()
+        );
+        let bits_per_sample = RB / (rate * (1.0 + e));
+        for &(a, b) in &runs {
+            // A steady run of the smoothed frequency: the burst less the 16-sample
+            // average's edge; 148 bits = 546.5 samples.
+            let bits = (b - a + 16) as f64 * bits_per_sample;
+            assert!(
+                (bits - 148.0).abs() < 6.0,
+                "{ppm} ppm: burst of {bits:.1} bits"
+            );
+            // Starts on a frame boundary of frames 0/10/20/30/40 (mod 51).
+            let at_bits = a as f64 * bits_per_sample;
+            let frame = (at_bits / 1250.0).round();
+            assert!(
+                (at_bits - frame * 1250.0).abs() < 6.0,
+                "{ppm} ppm: burst at bit {at_bits:.1} is not on a frame boundary"
+            );
+            let fn51 = frame as u64 % 51;
+            assert!(
+                [0, 10, 20, 30, 40].contains(&fn51),
+                "{ppm} ppm: FCCH in frame {fn51}"
+            );
+            // The tone: the slope of the unwrapped phase (least squares) inside the burst.
+            let mut ph = 0.0;
+            let pts: Vec<(f64, f64)> = (a + 40..b - 40)
+                .map(|i| {
+                    ph += inst[i];
+                    (i as f64, ph)
+                })
+                .collect();
+            let n = pts.len() as f64;
+            let (mx, my) = (
+                pts.iter().map(|p| p.0).sum::<f64>() / n,
+                pts.iter().map(|p| p.1).sum::<f64>() / n,
+            );
+            let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>()
+                / pts.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>();
+            assert!(
+                (slope - tone).abs() < 1.0,
+                "{ppm} ppm: tone at {slope:.1} Hz, want {tone:.1}"
+            );
+        }
+    }
+}

@@ -19,6 +19,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod error;
+mod freq_cal;
 mod header;
 mod mac;
 mod permit;
@@ -34,6 +35,10 @@ mod testutil;
 
 pub use crate::{
     error::{Error, Issue},
+    freq_cal::{
+        check_freq_cal, FreqCalMethod, FreqCalStep, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ,
+        GSM_FCCH_OFFSET_HZ,
+    },
     header::{check_node_name, lenient_task_id, AllowPush, TaskHeader, TaskId, MAX_NODE_NAME_LEN},
     mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
     permit::{authorize, check_tx_step, TxPermit},

@@ -128,10 +128,18 @@ pub struct RxPolicy {
     /// Most IQ bytes on disk per task (default 4 GiB).
     #[serde(default = "default_max_iq")]
     pub max_iq_bytes: u64,
+    /// A radio's frequency calibration older than this (seconds, default 24 h) is
+    /// stale: shown as such and never applied
+    /// (docs/operator.md#calibrating-a-radio-without-a-generator).
+    #[serde(default = "default_calibration_max_age")]
+    pub calibration_max_age_s: f64,
 }
 
 fn default_max_duration() -> f64 {
     60.0
+}
+fn default_calibration_max_age() -> f64 {
+    24.0 * 3600.0
 }
 fn default_max_iq() -> u64 {
     4 * 1024 * 1024 * 1024
@@ -144,6 +152,7 @@ impl Default for RxPolicy {
             max_sample_rate_hz: None,
             max_gain_db: None,
             max_iq_bytes: default_max_iq(),
+            calibration_max_age_s: default_calibration_max_age(),
         }
     }
 }
@@ -207,6 +216,7 @@ impl Policy {
             }
         };
         pos("rx.max_duration_s", self.rx.max_duration_s)?;
+        pos("rx.calibration_max_age_s", self.rx.calibration_max_age_s)?;
         if let Some(r) = self.rx.max_sample_rate_hz {
             pos("rx.max_sample_rate_hz", r)?;
         }
@@ -308,7 +318,7 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
 
 /// The node policy's verdict on one plan step, by the very checks `rxnode run`
 /// applies: [`check_rx_step`] for `rx_capture`, [`crate::check_rx_sweep`] for
-/// `rx_sweep`, [`crate::check_tx_step`] for `tx_tone` (the run refuses a whole RED
+/// `rx_sweep`, [`crate::check_freq_cal`] for `freq_cal`, [`crate::check_tx_step`] for `tx_tone` (the run refuses a whole RED
 /// run over it before anybody is asked to authorize). `inventory` and
 /// `clock_check` have no policy limits. The approval prompt and `rxnode validate
 /// --policy` show it, so the operator learns before `[A]` what the run would block.
@@ -317,6 +327,7 @@ pub fn check_step(step: &Step, policy: &Policy) -> Result<(), Error> {
         Step::Inventory | Step::ClockCheck(_) => Ok(()),
         Step::RxCapture(c) => check_rx_step(c, &policy.rx),
         Step::RxSweep(s) => crate::sweep::check_rx_sweep(s, &policy.rx),
+        Step::FreqCal(s) => crate::freq_cal::check_freq_cal(s, &policy.rx),
         Step::TxTone(t) => crate::permit::check_tx_step(t, policy),
     }
 }
@@ -345,6 +356,7 @@ mod tests {
             bandwidth_hz: None,
             antenna: None,
             clkin: None,
+            apply_calibration: false,
         }
     }
 
@@ -513,6 +525,7 @@ mod tests {
             max_sample_rate_hz: Some(2e6),
             max_gain_db: Some(20.0),
             max_iq_bytes: 32_000_000,
+            ..RxPolicy::default()
         };
         // Exactly at every limit: allowed (2 s × 2 MS/s × 8 B = 32 MB).
         check_rx_step(&step(), &p).unwrap();

@@ -102,7 +102,7 @@ impl<'de> Deserialize<'de> for GainSpec {
 
 /// The fields of an `rx_sweep` step as the plan names them (docs/operator.md#sweeps-rxnode-sweep), in
 /// [`RxSweepStep`]'s order: the one list the schema and messages are checked against.
-pub const RX_SWEEP_FIELDS: [&str; 10] = [
+pub const RX_SWEEP_FIELDS: [&str; 11] = [
     "device",
     "start_hz",
     "stop_hz",
@@ -113,6 +113,7 @@ pub const RX_SWEEP_FIELDS: [&str; 10] = [
     "settle_s",
     "crop",
     "repeats",
+    "apply_calibration",
 ];
 
 /// `rx_sweep` step (docs/operator.md#sweeps-rxnode-sweep).
@@ -145,6 +146,10 @@ pub struct RxSweepStep {
     /// Passes over the band; default 1.
     #[serde(default = "default_repeats")]
     pub repeats: u32,
+    /// Tune every hop with the radio's fresh frequency calibration from
+    /// `.local/calibration.json`; a missing or stale one blocks the step.
+    #[serde(default)]
+    pub apply_calibration: bool,
 }
 
 fn default_rate() -> f64 {

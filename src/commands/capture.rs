@@ -25,6 +25,7 @@ impl CaptureArgs {
             fft_size: a.fft_size,
             record: a.record.clone(),
             record_format: a.record_format.clone(),
+            apply_cal: a.apply_cal,
         }
     }
 }

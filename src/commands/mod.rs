@@ -2,6 +2,7 @@
 //! the parsed arguments into the library's options and call it.
 pub mod analyze;
 pub mod capture;
+pub mod clkin;
 pub mod completions;
 pub mod demo;
 pub mod doctor;
@@ -55,6 +56,7 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::State(cmd) => state::run(ctx, cmd),
         Command::Service(cmd) => service::run(ctx, cmd),
         Command::Demo { dir } => demo::run(dir.as_deref()),
+        Command::Clkin(cmd) => clkin::run(ctx, cmd),
         Command::Completions { shell } => completions::run(*shell),
         Command::Man => completions::man(),
     }

@@ -25,6 +25,7 @@ impl SweepArgs {
             repeats: a.repeats,
             csv: a.csv.clone(),
             plot: a.plot.clone(),
+            apply_cal: a.apply_cal,
         }
     }
 }

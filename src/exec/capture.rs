@@ -114,7 +114,7 @@ fn record_format(args: &CaptureOptions) -> Result<RecordFormat> {
 }
 
 /// Inside a checkout: the ledger is written and `.local/` kept out of Git.
-fn in_checkout(repo: &Path) -> bool {
+pub(crate) fn in_checkout(repo: &Path) -> bool {
     match git2::Repository::open(repo) {
         Ok(r) => {
             if let Err(e) = crate::git::ops::ensure_local_excluded(&r) {
@@ -181,6 +181,9 @@ pub struct CaptureOptions {
     /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
     pub record_format: Option<String>,
+    /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`);
+    /// a missing or stale one refuses the capture.
+    pub apply_cal: bool,
 }
 
 /// Run `rxnode capture`.
@@ -209,7 +212,12 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         return Err(refuse(e.to_string()));
     }
     let cancel = crate::signals::cancel_flag("the capture");
-    let live = live_of(args, policy.rx.max_iq_bytes)?;
+    let calibration = crate::exec::live::CalibrationUse {
+        paths: paths.clone(),
+        max_age_s: policy.rx.calibration_max_age_s,
+        apply: args.apply_cal,
+    };
+    let live = live_of(args, policy.rx.max_iq_bytes, calibration)?;
     // No checkout rewrite: `iq_files` paths stay as the operator gave them.
     let summary = match crate::exec::live::capture(&live, None, cancel, !ctx.json) {
         Ok(s) => s,
@@ -268,11 +276,16 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
         bandwidth_hz: None,
         antenna: None,
         clkin: None,
+        apply_calibration: args.apply_cal,
     }
 }
 
 /// The live capture asked for, within the policy's IQ budget.
-fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
+fn live_of(
+    args: &CaptureOptions,
+    max_iq_bytes: u64,
+    calibration: crate::exec::live::CalibrationUse,
+) -> Result<LiveCapture> {
     Ok(LiveCapture {
         device: args.device.clone(),
         frequency_hz: args.frequency_hz,
@@ -293,6 +306,7 @@ fn live_of(args: &CaptureOptions, max_iq_bytes: u64) -> Result<LiveCapture> {
         record: args.record.clone(),
         record_format: record_format(args)?,
         max_iq_bytes: Some(max_iq_bytes),
+        calibration: Some(calibration),
     })
 }
 

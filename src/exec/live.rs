@@ -2,9 +2,11 @@
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
 use crate::result::Status;
+use num_complex::Complex;
 use rxnode_dsp::{
-    run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, ClkinConfig,
-    ClockEvidence, IqFormat, IqWriter, RecordFormat, RecordingMeta, WelchConfig,
+    run_capture, run_capture_ci16, run_capture_with_hook, CaptureSettings, CaptureStatus,
+    CaptureSummary, ClkinConfig, ClockEvidence, IqFormat, IqWriter, RecordFormat, RecordingMeta,
+    WelchConfig,
 };
 use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
 use serde_json::json;
@@ -45,6 +47,57 @@ pub(crate) struct LiveCapture {
     pub(crate) record_format: RecordFormat,
     /// IQ disk budget.
     pub(crate) max_iq_bytes: Option<u64>,
+    /// The node's frequency calibrations: the `clock` block of the summary and the
+    /// recording, and the correction when asked.
+    pub(crate) calibration: Option<CalibrationUse>,
+}
+
+/// How a capture uses the node's frequency calibrations
+/// (docs/operator.md#calibrating-a-radio-without-a-generator).
+#[derive(Debug, Clone)]
+pub(crate) struct CalibrationUse {
+    /// Where `.local/calibration.json` is.
+    pub(crate) paths: crate::store::paths::Paths,
+    /// Older than this (s) is stale (the policy's `rx.calibration_max_age_s`).
+    pub(crate) max_age_s: f64,
+    /// Apply the radio's measurement (`apply_calibration`, `--apply-cal`): a missing
+    /// or stale one blocks the capture, naming it.
+    pub(crate) apply: bool,
+}
+
+impl CalibrationUse {
+    /// The correction (ppm) to apply to this radio, if asked: its fresh measurement.
+    pub(crate) fn correction(&self, info: &DeviceInfo) -> Result<Option<f64>, NotCaptured> {
+        if !self.apply {
+            return Ok(None);
+        }
+        crate::store::calibration::correction_for(
+            &self.paths,
+            &info.driver,
+            info.serial.as_deref().unwrap_or_default(),
+            self.max_age_s,
+        )
+        .map(|m| Some(m.ppm))
+        // A refusal of the node's own rule, as a policy limit is.
+        .map_err(NotCaptured::OverLimit)
+    }
+
+    /// The `clock` block for this radio, its clock source and the correction applied.
+    pub(crate) fn block(
+        &self,
+        info: &DeviceInfo,
+        source: Option<&str>,
+        applied: Option<f64>,
+    ) -> serde_json::Value {
+        crate::store::calibration::clock_block(
+            &self.paths,
+            &info.driver,
+            info.serial.as_deref().unwrap_or_default(),
+            source,
+            self.max_age_s,
+            applied,
+        )
+    }
 }
 
 /// Split a plan's gain into the overall figure and the per-element map.
@@ -123,6 +176,16 @@ pub(crate) fn relative_to(path: &Path, checkout: &Path) -> String {
     }
 }
 
+/// An analysis that rides a live capture: told what the radio really has once it is
+/// tuned, then handed every analysed block on the capture engine's DSP thread.
+pub(crate) trait BlockSink {
+    /// The radio is tuned to `frequency_hz` at `sample_rate_hz` (read back): get
+    /// ready, or refuse (nothing has streamed yet).
+    fn start(&mut self, frequency_hz: f64, sample_rate_hz: f64) -> Result<(), NotCaptured>;
+    /// The next block of samples.
+    fn feed(&mut self, block: &[Complex<f32>]);
+}
+
 /// Run one capture. `checkout`: make IQ paths relative to it. `show_progress`: a
 /// progress bar on stderr when it is a terminal.
 pub(crate) fn capture(
@@ -130,6 +193,18 @@ pub(crate) fn capture(
     checkout: Option<&Path>,
     cancel: &AtomicBool,
     show_progress: bool,
+) -> Result<CaptureSummary, NotCaptured> {
+    capture_into(c, checkout, cancel, show_progress, None)
+}
+
+/// [`capture`], handing every analysed block to `sink` too (CF32; `sink` captures
+/// never record CS16).
+pub(crate) fn capture_into(
+    c: &LiveCapture,
+    checkout: Option<&Path>,
+    cancel: &AtomicBool,
+    show_progress: bool,
+    mut sink: Option<&mut dyn BlockSink>,
 ) -> Result<CaptureSummary, NotCaptured> {
     // HackRF's only CLKIN signal besides the hardware-info key: ask `hackrf_clock`
     // (read-only) before we open the radio, as a HackRF takes one process at a time.
@@ -140,11 +215,35 @@ pub(crate) fn capture(
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
     within_device_limits(c, &info)?;
-    let tuned = configure(&mut radio, c, hackrf_clkin)?;
-    let settings = settings_of(c, &tuned);
-    let recorder = recorder_of(c, &tuned.actual, &info)?;
+    // A correction asked for: the radio's fresh measurement, or nothing streams.
+    let applied = match &c.calibration {
+        Some(k) => k.correction(&info)?,
+        None => None,
+    };
+    // The LO of a radio whose clock runs fast by e sits at f·(1+e): to be at fc
+    // really, tune to fc/(1+e).
+    let scale = 1.0 + applied.unwrap_or(0.0) * 1e-6;
+    let mut asked = c.clone();
+    asked.frequency_hz = c.frequency_hz / scale;
+    let tuned = configure(&mut radio, &asked, hackrf_clkin)?;
+    let mut settings = settings_of(c, &tuned);
+    if applied.is_some() {
+        // The PSD's axis in true RF.
+        settings.welch.center_hz = Some(tuned.actual.frequency_hz * scale);
+    }
+    let clock = c
+        .calibration
+        .as_ref()
+        .map(|k| k.block(&info, tuned.actual.clock_source.as_deref(), applied));
+    if let Some(k) = sink.as_deref_mut() {
+        k.start(tuned.actual.frequency_hz, tuned.actual.sample_rate_hz)?;
+    }
+    let mut recorder = recorder_of(c, &tuned.actual, &info)?;
+    if let (Some(w), Some(k)) = (recorder.as_mut(), &clock) {
+        w.set_clock(k.clone());
+    }
     // Native CS16 only when recording it; otherwise CF32 as before.
-    let stream = if c.record.is_some() && c.record_format == RecordFormat::Ci16 {
+    let stream = if sink.is_none() && c.record.is_some() && c.record_format == RecordFormat::Ci16 {
         Stream::I16(radio.rx_stream_ci16().map_err(classify)?)
     } else {
         Stream::F32(radio.rx_stream().map_err(classify)?)
@@ -155,9 +254,11 @@ pub(crate) fn capture(
         cancel,
         recorder,
         bar_on: show_progress && std::io::stderr().is_terminal(),
+        sink,
     };
     let mut summary = run.run().map_err(|e| NotCaptured::Failed(e.to_string()))?;
     describe(&mut summary, c, &info, &tuned);
+    summary.clock = clock;
     if let Some(co) = checkout {
         for f in &mut summary.iq_files {
             f.path = PathBuf::from(relative_to(&f.path, co));
@@ -324,16 +425,18 @@ enum Stream {
 }
 
 /// One run of the capture engine over a stream.
-struct Streaming<'a> {
+struct Streaming<'a, 'k> {
     stream: Stream,
     settings: &'a CaptureSettings,
     cancel: &'a AtomicBool,
     recorder: Option<IqWriter>,
     /// Draw a progress bar on stderr.
     bar_on: bool,
+    /// An analysis fed every block.
+    sink: Option<&'k mut dyn BlockSink>,
 }
 
-impl Streaming<'_> {
+impl Streaming<'_, '_> {
     /// Run the engine, with a progress bar beside it when asked.
     fn run(self) -> rxnode_dsp::Result<CaptureSummary> {
         let samples = self.settings.samples;
@@ -343,15 +446,23 @@ impl Streaming<'_> {
             if self.bar_on {
                 s.spawn(|| progress_bar(samples, &progress, &done));
             }
-            let r = match self.stream {
-                Stream::F32(st) => run_capture(
+            let r = match (self.stream, self.sink) {
+                (Stream::F32(st), Some(k)) => run_capture_with_hook(
+                    st,
+                    self.settings,
+                    self.cancel,
+                    Some(&progress),
+                    self.recorder,
+                    &mut |x| k.feed(x),
+                ),
+                (Stream::F32(st), None) => run_capture(
                     st,
                     self.settings,
                     self.cancel,
                     Some(&progress),
                     self.recorder,
                 ),
-                Stream::I16(st) => run_capture_ci16(
+                (Stream::I16(st), _) => run_capture_ci16(
                     st,
                     self.settings,
                     self.cancel,

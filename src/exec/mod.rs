@@ -3,6 +3,7 @@
 //! own RX-only commands (inventory, capture, sweep, analyze).
 pub(crate) mod analyze;
 pub(crate) mod capture;
+pub(crate) mod freq_cal;
 pub(crate) mod inventory;
 pub(crate) mod live;
 pub(crate) mod preconditions;

@@ -192,6 +192,10 @@ fn plan_paths(paths: &Paths, id: &TaskId, plan: Option<&Plan>) -> Vec<PathBuf> {
         v.push(ob.join(format!("SPECTRUM_{i}.png")));
         v.push(ob.join(format!("SWEEP_{i}.png")));
         v.push(ob.join(format!("SWEEP_{i}_heatmap.png")));
+        v.push(ob.join(format!("FREQCAL_{i}.png")));
+    }
+    if plan.is_some_and(|p| p.steps.iter().any(|s| matches!(s, Step::FreqCal(_)))) {
+        v.extend(crate::store::calibration::created_paths(paths));
     }
     if let Some(p) = plan {
         let iq = paths.iq_dir(id);
@@ -358,6 +362,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             Step::ClockCheck(c) => steps::step_clock(&s.name, c, &mut out),
             Step::RxCapture(c) => steps::step_capture(&s, c, &mut out),
             Step::RxSweep(sw) => crate::exec::sweep::step_sweep(&s, sw, &mut out),
+            Step::FreqCal(f) => crate::exec::freq_cal::step_freq_cal(&s, f, &mut out),
             Step::TxTone(t) => tx::step_tx(&s, authorization.take(), t, &mut out),
         }
     }
@@ -388,6 +393,7 @@ fn record_run(
     result.tx = out.tx;
     result.errors = out.errors;
     result.sweeps = out.sweeps;
+    result.freq_cal = out.freq_cal;
     if interrupted {
         result
             .errors
@@ -403,6 +409,20 @@ fn record_run(
     if written.is_ok() {
         if let Err(e) = crate::result::write_spectrum_pngs(&dir, &result) {
             tracing::warn!("spectrum plot in {}: {e:#}", dir.display());
+        }
+        for e in result
+            .freq_cal
+            .iter()
+            .filter(|e| e.get("detections").is_some())
+        {
+            let n = e
+                .get("step")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            let png = dir.join(format!("FREQCAL_{n}.png"));
+            if let Err(err) = crate::result::write_freq_cal_png(&png, e) {
+                tracing::warn!("freq_cal plot {}: {err:#}", png.display());
+            }
         }
     }
     // The state first: a `run_finished` line the state does not yet match

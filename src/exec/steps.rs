@@ -26,6 +26,8 @@ pub(crate) struct Outputs {
     pub(crate) errors: Vec<String>,
     /// One entry per `rx_sweep` step.
     pub(crate) sweeps: Vec<serde_json::Value>,
+    /// One entry per `freq_cal` step.
+    pub(crate) freq_cal: Vec<serde_json::Value>,
     /// IQ bytes recorded so far (against the policy's `rx.max_iq_bytes`).
     pub(crate) iq_used: u64,
 }
@@ -34,6 +36,11 @@ impl Outputs {
     /// An `rx_capture` step that captured nothing: its check and its table row.
     pub(crate) fn not_captured(&mut self, s: &StepCtx, status: Status, why: String) {
         not_done(&mut self.checks, &mut self.captures, s, status, why);
+    }
+
+    /// A `freq_cal` step that measured nothing: its check and its table row.
+    pub(crate) fn not_calibrated(&mut self, s: &StepCtx, status: Status, why: String) {
+        not_done(&mut self.checks, &mut self.freq_cal, s, status, why);
     }
 
     /// An `rx_sweep` step that swept nothing: its check and its table row.
@@ -238,6 +245,11 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
         record,
         record_format: crate::exec::live::record_format_of(c.record_format),
         max_iq_bytes: Some(s.policy.rx.max_iq_bytes.saturating_sub(iq_used)),
+        calibration: Some(crate::exec::live::CalibrationUse {
+            paths: s.paths.clone(),
+            max_age_s: s.policy.rx.calibration_max_age_s,
+            apply: c.apply_calibration,
+        }),
     }
 }
 

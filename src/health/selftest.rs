@@ -148,6 +148,8 @@ fn safe_capture(
         record: None,
         record_format: RecordFormat::Cf32,
         max_iq_bytes: Some(0),
+        // A self-test judges the radio as it is: no calibration applied.
+        calibration: None,
     })
 }
 

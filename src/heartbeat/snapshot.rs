@@ -46,6 +46,10 @@ pub(crate) struct NodeStatus {
     pub(crate) refusals: Vec<Refusal>,
     /// The radios' health.
     pub(crate) radios: Vec<Radio>,
+    /// The last frequency calibration of each radio (`rxnode clkin calibrate`,
+    /// the `freq_cal` step).
+    #[serde(default)]
+    pub(crate) calibration: Vec<Calibration>,
     /// What was left out to stay within 4 KiB (list name → entries dropped).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub(crate) trimmed: std::collections::BTreeMap<String, usize>,
@@ -124,6 +128,24 @@ pub(crate) struct Radio {
     /// Why it is `BAD`, one line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) reason: Option<String>,
+}
+
+/// A radio's last frequency calibration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Calibration {
+    /// The radio (`driver=…,serial=…`).
+    pub(crate) device: String,
+    /// Its frequency error, ppm (> 0: its clock runs fast); `None` with `problem`.
+    pub(crate) ppm: Option<f64>,
+    /// One-sigma uncertainty, ppm.
+    pub(crate) uncertainty_ppm: Option<f64>,
+    /// `gsm`, `lte`, …
+    pub(crate) method: Option<String>,
+    /// When it was measured.
+    pub(crate) time: Option<String>,
+    /// Why no measurement can be told (the calibration file cannot be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) problem: Option<String>,
 }
 
 /// Now, ISO 8601 UTC with milliseconds (a heartbeat's age matters below a second
@@ -227,6 +249,7 @@ pub(crate) fn build(paths: &Paths, inp: &Inputs) -> NodeStatus {
         queue: queue(paths, &state),
         refusals: refusals(paths, &state),
         radios: radios(paths, &inp.policy_radios),
+        calibration: calibration(paths),
         trimmed: Default::default(),
     }
 }
@@ -372,6 +395,33 @@ fn radios(paths: &Paths, policy_radios: &[String]) -> Vec<Radio> {
     out
 }
 
+/// The newest calibration of each radio the node's calibration file keeps
+/// (`.local/calibration.json`); an unreadable file is said as one entry's method.
+fn calibration(paths: &Paths) -> Vec<Calibration> {
+    match crate::store::calibration::load(paths) {
+        Ok(f) => f
+            .radios
+            .iter()
+            .map(|(id, r)| Calibration {
+                device: safe_identity(id),
+                ppm: Some(r.latest.ppm).filter(|v| v.is_finite()),
+                uncertainty_ppm: Some(r.latest.uncertainty_ppm).filter(|v| v.is_finite()),
+                method: Some(safe_line(&r.latest.method)),
+                time: Some(safe_line(&r.latest.time)),
+                problem: None,
+            })
+            .collect(),
+        Err(e) => vec![Calibration {
+            device: "(calibration file)".to_owned(),
+            ppm: None,
+            uncertainty_ppm: None,
+            method: None,
+            time: None,
+            problem: Some(safe_line(&format!("unreadable: {e:#}"))),
+        }],
+    }
+}
+
 /// A radio identity as one safe line: a hex run longer than 12 digits (a
 /// HackRF serial) keeps its last 12, which tell radios apart.
 pub(crate) fn safe_identity(id: &str) -> String {
@@ -425,6 +475,9 @@ impl NodeStatus {
             } else if !s.refusals.is_empty() {
                 s.refusals.pop();
                 "refusals"
+            } else if !s.calibration.is_empty() {
+                s.calibration.pop();
+                "calibration"
             } else if !s.radios.is_empty() {
                 s.radios.pop();
                 "radios"
@@ -469,6 +522,7 @@ mod tests {
             queue: Queue::default(),
             refusals: Vec::new(),
             radios: Vec::new(),
+            calibration: Vec::new(),
             trimmed: Default::default(),
         }
     }

@@ -68,6 +68,7 @@ fn fingerprint(paths: &Paths) -> Vec<Option<(u64, SystemTime)>> {
         look(paths.stop()),
         look(crate::store::progress::path(paths)),
         look(crate::store::health::path(paths)),
+        look(crate::store::calibration::path(paths)),
     ]
 }
 

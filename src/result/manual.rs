@@ -103,6 +103,7 @@ pub(crate) fn complete(
     })?;
     let manual = r.captures.is_empty()
         && r.sweeps.is_empty()
+        && r.freq_cal.is_empty()
         && r.tx.is_none()
         && r.checks.iter().all(|c| c.name == "manual task");
     if !manual {

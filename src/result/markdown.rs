@@ -431,6 +431,79 @@ fn render_captures_and_sweeps(o: &mut String, r: &RxResult) {
             super::sweep_md::render_sweep_md(o, i + 1, sw);
         }
     }
+    render_freq_cal(o, r);
+}
+
+/// The `freq_cal` steps: the radio error with its uncertainty, the signal, the
+/// clock's last measurement (docs/protocol.md#freq_cal).
+fn render_freq_cal(o: &mut String, r: &RxResult) {
+    if r.freq_cal.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\n## Frequency calibration\n");
+    let _ = writeln!(
+        o,
+        "ppm > 0: the radio's clock runs fast (docs/operator.md#calibrating-a-radio-without-a-generator).\n"
+    );
+    let _ = writeln!(
+        o,
+        "| step | status | method | cell | radio error (ppm, 1σ) | confidence | bursts used | clock | detail |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    for e in &r.freq_cal {
+        let s = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        let f = |k: &str| e.get(k).and_then(serde_json::Value::as_f64);
+        let err = match (f("ppm"), f("uncertainty_ppm")) {
+            (Some(p), Some(u)) => {
+                let dec = rxnode_dsp::ppm_decimals(u);
+                format!("{p:+.dec$} ± {u:.dec$}")
+            }
+            _ => "—".to_owned(),
+        };
+        let bursts = match (e.get("bursts_used"), e.get("bursts")) {
+            (Some(u), Some(n)) => format!("{u} of {n}"),
+            _ => "—".to_owned(),
+        };
+        let clock = e
+            .get("clock")
+            .map(|c| {
+                let src = c.get("source").and_then(|v| v.as_str()).unwrap_or("?");
+                match c.get("last_measurement").filter(|m| !m.is_null()) {
+                    Some(m) => format!(
+                        "{src}; last {:+.4} ppm ({}, {}{})",
+                        m.get("ppm")
+                            .and_then(serde_json::Value::as_f64)
+                            .unwrap_or(f64::NAN),
+                        m.get("method").and_then(|v| v.as_str()).unwrap_or("?"),
+                        m.get("time").and_then(|v| v.as_str()).unwrap_or("?"),
+                        if m.get("stale")
+                            .and_then(serde_json::Value::as_bool)
+                            .unwrap_or(true)
+                        {
+                            ", stale"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => format!("{src}; never measured"),
+                }
+            })
+            .unwrap_or_else(|| "—".to_owned());
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            text_of(e.get("step")),
+            md_cell(&s("status")),
+            md_cell(&s("method")),
+            md_cell(&s("cell")),
+            err,
+            f("confidence")
+                .map(|c| format!("{c:.2}"))
+                .unwrap_or_else(|| "—".to_owned()),
+            bursts,
+            md_cell(&clock),
+            md_cell(&s("detail")),
+        );
+    }
 }
 
 /// The transmission's parameters, when a tone was transmitted.

@@ -36,6 +36,7 @@ pub(crate) use model::{
     LOG_META, RESULTS_DIR,
 };
 pub use model::{RESULT_JSON, RESULT_MD};
+pub(crate) use plot::write_freq_cal_png;
 pub(crate) use plot::write_spectrum_pngs;
 pub(crate) use validate::is_safe_relative;
 pub use validate::{cmd_validate_result, validate_result_files};

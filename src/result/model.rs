@@ -295,6 +295,11 @@ pub(crate) struct RxResult {
     /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweeps: Vec<Value>,
+    /// `freq_cal` results, one per step (built by `crate::exec::freq_cal`): the
+    /// radio's error in ppm with its uncertainty, method, cell, confidence and the
+    /// bursts behind it (docs/protocol.md#freq_cal).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub freq_cal: Vec<Value>,
 }
 
 impl RxResult {
@@ -351,6 +356,7 @@ impl RxResult {
             tx: None,
             errors: Vec::new(),
             sweeps: Vec::new(),
+            freq_cal: Vec::new(),
         }
     }
 

@@ -1,7 +1,9 @@
 //! The node's local store (never in Git): paths, atomic files and locks,
 //! state and its rebuild (`rebuild` checks the evidence, `replay` rebuilds
 //! from it), the ledger, the watcher lock, the outbox, the policy, the node
-//! name, the radios' health, and the trust-root check that guards all of them.
+//! name, the radios' health and their frequency calibration, and the trust-root
+//! check that guards all of them.
+pub(crate) mod calibration;
 pub(crate) mod fsutil;
 pub(crate) mod health;
 pub(crate) mod key;

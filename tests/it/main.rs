@@ -20,6 +20,7 @@ mod clkin;
 mod crash;
 mod demo;
 mod doctor;
+mod freq_cal;
 #[cfg(unix)]
 mod hostile;
 mod hostile_review;

@@ -271,7 +271,10 @@ fn with_status_off_no_status_ref_ever_appears() {
     let t = Lab::task("QUIET_1", &lab.main_head(), &[]);
     lab.post(&t);
     let seen = wait_for(Duration::from_secs(15), || {
-        (lab.status_of("QUIET_1") == "pending").then_some(())
+        let st: Value =
+            serde_json::from_slice(&std::fs::read(lab.local().join("rx_agent_state.json")).ok()?)
+                .ok()?;
+        (st["tasks"]["QUIET_1"]["status"] == "pending").then_some(())
     });
     assert!(seen.is_some());
     std::thread::sleep(Duration::from_secs(2));
@@ -518,4 +521,49 @@ fn a_running_task_and_its_step_are_published_while_it_runs() {
     .expect("no running task and nothing approved left after the run");
     assert_eq!(after["watcher"], "running", "{after}");
     assert!(!lab.local().join("rx_run_progress.json").exists());
+}
+
+/// A radio's frequency calibration (`rxnode clkin calibrate`) reaches the
+/// status at once, and the main PC shows it per node.
+#[test]
+fn the_last_calibration_of_each_radio_is_published() {
+    let lab = Lab::new();
+    name(&lab, "CAL-RX");
+    set_status_policy(&lab, 60.0);
+    let _w = Watcher::start(lab.rxnode(), "0.3");
+    let first = wait_for(Duration::from_secs(15), || published(&lab.origin, "CAL-RX"))
+        .expect("a first status");
+    assert_eq!(first["calibration"], serde_json::json!([]), "{first}");
+    let out = crate::util::run_fed(
+        lab.rxnode().arg("--sim").args([
+            "clkin",
+            "calibrate",
+            "-d",
+            "driver=rxsim,serial=stcal,pace=0,ppm=12.5,gsm_freq=935.2e6,gsm_snr_db=10",
+            "--method",
+            "gsm",
+            "-f",
+            "935.2M",
+        ]),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let cal = wait_for(Duration::from_secs(10), || {
+        published(&lab.origin, "CAL-RX")?["calibration"]
+            .as_array()?
+            .first()
+            .cloned()
+    })
+    .expect("the calibration in the status before the next heartbeat");
+    assert_eq!(cal["device"], "driver=rxsim,serial=stcal", "{cal}");
+    assert_eq!(cal["method"], "gsm", "{cal}");
+    let ppm = cal["ppm"].as_f64().unwrap();
+    assert!((ppm - 12.5).abs() < 0.2, "{cal}");
+    assert!(cal["time"].is_string(), "{cal}");
+    let list = nodes(&lab.main);
+    let n = node_of(&list, "CAL-RX").unwrap();
+    assert_eq!(
+        n["calibration"][0]["device"], "driver=rxsim,serial=stcal",
+        "{n}"
+    );
 }

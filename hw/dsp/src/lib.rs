@@ -48,13 +48,15 @@ mod stitch;
 
 pub use crate::{
     capture::{
-        run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, CaptureSummary, Ci16Source,
-        FileSource, PsdTrace, ReadOutcome, SampleSource,
+        run_capture, run_capture_ci16, run_capture_with_hook, CaptureSettings, CaptureStatus,
+        CaptureSummary, Ci16Source, FileSource, PsdTrace, ReadOutcome, SampleSource,
     },
     dsp::{
-        find_peaks, fmt_ppm, judge_clkin, median_db, ppm_decimals, ClkinConfig, ClkinEstimate,
-        ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem, Peak,
-        Spectrum, Welch, WelchConfig, Window,
+        find_peaks, fmt_ppm, freq_cal_estimator, judge_clkin, median_db, offset_for_ppm,
+        ppm_decimals, ppm_from_offset, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
+        ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem, FcchEstimator, FreqCalConfig,
+        FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator, FreqCalEvidence,
+        FreqCalMethod, GsmScene, Peak, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
     },
     error::{Error, Result},
     iq::{

@@ -79,6 +79,8 @@ pub struct ActualSettings {
 pub struct RxRadio {
     dev: Device,
     args: String,
+    /// `1 + e` of the frequency calibration [`RxRadio::tune`] applies (1: none).
+    lo_scale: f64,
 }
 
 impl std::fmt::Debug for RxRadio {
@@ -209,6 +211,7 @@ impl RxRadio {
         Ok(RxRadio {
             dev,
             args: args.to_owned(),
+            lo_scale: 1.0,
         })
     }
 
@@ -383,12 +386,30 @@ impl RxRadio {
     }
 
     /// Retune the receiver (checked against the device's range) and read back the
-    /// centre the driver really set (used by sweeps between hops).
+    /// centre the driver really set (used by sweeps between hops). With a frequency
+    /// calibration set ([`RxRadio::set_lo_correction_ppm`]) the radio is tuned to
+    /// `frequency_hz / (1 + e)` and the centre returned is the true RF one.
     pub fn tune(&mut self, frequency_hz: f64) -> Result<f64, Error> {
-        self.rx().frequency(frequency_hz)?;
+        self.rx().frequency(frequency_hz / self.lo_scale)?;
         self.dev
             .frequency(Direction::Rx, 0)
+            .map(|f| f * self.lo_scale)
             .map_err(|e| self.driver_err("get frequency", e))
+    }
+
+    /// Apply a frequency calibration to every later [`RxRadio::tune`]: this radio's
+    /// clock runs fast by `ppm` (its LO sits at `f·(1 + e)` when asked for `f`).
+    /// Refused unless finite and within ±1000 ppm.
+    pub fn set_lo_correction_ppm(&mut self, ppm: f64) -> Result<(), Error> {
+        if !(ppm.is_finite() && ppm.abs() <= 1000.0) {
+            return Err(self.rx().unsupported(
+                "frequency correction (ppm)",
+                &ppm.to_string(),
+                "a finite value within ±1000".to_owned(),
+            ));
+        }
+        self.lo_scale = 1.0 + ppm * 1e-6;
+        Ok(())
     }
 
     /// Set named RX gain elements (e.g. `LNA`, `VGA`), each checked against the

@@ -30,6 +30,9 @@ pub enum Step {
     TxTone(TxToneStep),
     /// A wideband receive sweep (docs/operator.md#sweeps-rxnode-sweep).
     RxSweep(crate::sweep::RxSweepStep),
+    /// A radio's frequency error from a broadcast signal
+    /// (docs/operator.md#calibrating-a-radio-without-a-generator).
+    FreqCal(crate::freq_cal::FreqCalStep),
 }
 
 impl Step {
@@ -41,6 +44,7 @@ impl Step {
             Step::RxCapture(_) => "rx_capture",
             Step::TxTone(_) => "tx_tone",
             Step::RxSweep(_) => "rx_sweep",
+            Step::FreqCal(_) => "freq_cal",
         }
     }
 
@@ -52,6 +56,7 @@ impl Step {
             Step::RxCapture(s) => Some(&s.device),
             Step::TxTone(s) => Some(&s.device),
             Step::RxSweep(s) => Some(&s.device),
+            Step::FreqCal(s) => Some(&s.device),
         }
     }
 }
@@ -146,6 +151,11 @@ pub struct RxCaptureStep {
     /// Reference tone check, if asked.
     #[serde(default)]
     pub clkin: Option<ClkinSpec>,
+    /// Tune with the radio's fresh frequency calibration from `.local/calibration.json`
+    /// (docs/operator.md#calibrating-a-radio-without-a-generator); a missing or
+    /// stale one blocks the step.
+    #[serde(default)]
+    pub apply_calibration: bool,
 }
 
 /// `tx_tone` step.

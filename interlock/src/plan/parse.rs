@@ -3,6 +3,7 @@
 use super::sanity::StepCheck;
 use super::{ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep};
 use crate::error::Issue;
+use crate::freq_cal::FreqCalStep;
 use crate::header::{truncate, TaskHeader};
 use crate::sweep::RxSweepStep;
 use serde_json::{Map, Value};
@@ -252,11 +253,32 @@ fn step_fields(op: &str, rest: Map<String, Value>, chk: &mut StepCheck<'_>) -> O
             s.check(chk.line, n, chk.issues);
             Step::RxSweep(s)
         }),
+        "freq_cal"
+            if !matches!(
+                rest.get("method").and_then(Value::as_str),
+                Some("lte" | "gsm")
+            ) =>
+        {
+            let got = match rest.get("method") {
+                None => "missing".to_owned(),
+                Some(v) => truncate(&v.to_string(), 40),
+            };
+            chk.push(
+                Some("method"),
+                format!("rx-plan step {n} (freq_cal): method {got} must be \"lte\" or \"gsm\""),
+            );
+            None
+        }
+        "freq_cal" => de::<FreqCalStep>(rest, op, chk).map(|s| {
+            chk.device(&s.device);
+            s.check(chk.line, n, chk.issues);
+            Step::FreqCal(s)
+        }),
         other => {
             chk.push(
                 Some("op"),
                 format!(
-                    "rx-plan step {n}: unknown op {:?} (known: inventory, clock_check, rx_capture, rx_sweep, tx_tone)",
+                    "rx-plan step {n}: unknown op {:?} (known: inventory, clock_check, rx_capture, rx_sweep, tx_tone, freq_cal)",
                     truncate(other, 40)
                 ),
             );
@@ -290,7 +312,7 @@ fn de<T: serde::de::DeserializeOwned>(
 fn op_conflicts(n: usize, op: &str, header: &TaskHeader, cx: &mut PlanCtx<'_>) {
     let known = matches!(
         op,
-        "inventory" | "clock_check" | "rx_capture" | "tx_tone" | "rx_sweep"
+        "inventory" | "clock_check" | "rx_capture" | "tx_tone" | "rx_sweep" | "freq_cal"
     );
     if known && !header.hardware_access {
         cx.push(
@@ -308,6 +330,12 @@ fn op_conflicts(n: usize, op: &str, header: &TaskHeader, cx: &mut PlanCtx<'_>) {
         cx.push(
             Some("RF_RX"),
             format!("rx-plan step {n} (rx_sweep) receives but RF_RX = NO"),
+        );
+    }
+    if op == "freq_cal" && !header.rf_rx {
+        cx.push(
+            Some("RF_RX"),
+            format!("rx-plan step {n} (freq_cal) receives but RF_RX = NO"),
         );
     }
     if op == "tx_tone" && !header.rf_tx {

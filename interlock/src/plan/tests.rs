@@ -467,3 +467,66 @@ fn clkin_expected_level_is_optional() {
         o => panic!("{o:?}"),
     }
 }
+
+/// `freq_cal` parses with its method, is YELLOW, needs RF_RX = YES and
+/// HARDWARE_ACCESS = YES, and a bad method, rate or unknown field is named.
+#[test]
+fn freq_cal_parses_conflicts_and_bad_values() {
+    let fc = r#"{"op": "freq_cal", "device": "driver=rxsim", "method": "gsm", "frequency_hz": 935.2e6,
+        "sample_rate_hz": 1e6, "gain_db": 30, "duration_s": 6}"#;
+    let t = ok(&render(&rx_hdr(), &plan(&steps(fc))));
+    match &t.plan().unwrap().steps[0] {
+        Step::FreqCal(s) => {
+            assert_eq!(s.method, crate::FreqCalMethod::Gsm);
+            assert_eq!(s.frequency_hz, 935.2e6);
+            assert_eq!(s.duration_s, 6.0);
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(t.plan().unwrap().steps[0].op(), "freq_cal");
+    assert_eq!(t.plan().unwrap().steps[0].device(), Some("driver=rxsim"));
+    assert_eq!(t.risk(), crate::RiskLevel::Yellow);
+    let lte = fc.replace("\"gsm\"", "\"lte\"");
+    assert!(matches!(
+        &ok(&render(&rx_hdr(), &plan(&steps(&lte)))).plan().unwrap().steps[0],
+        Step::FreqCal(s) if s.method == crate::FreqCalMethod::Lte
+    ));
+    let e = errs(&render(&fields("YES", "NO", "NO"), &plan(&steps(fc))));
+    has(
+        &e,
+        Some(14),
+        Some("RF_RX"),
+        "step 1 (freq_cal) receives but RF_RX = NO",
+    );
+    let e = errs(&render(&fields("NO", "NO", "NO"), &plan(&steps(fc))));
+    has(&e, Some(14), Some("HARDWARE_ACCESS"), "touches hardware");
+    for (from, to, field, msg) in [
+        (
+            "\"gsm\"",
+            "\"umts\"",
+            "method",
+            "method \"umts\" must be \"lte\" or \"gsm\"",
+        ),
+        (
+            "\"sample_rate_hz\": 1e6",
+            "\"sample_rate_hz\": 2e5",
+            "sample_rate_hz",
+            "too low for gsm",
+        ),
+        (
+            "\"duration_s\": 6",
+            "\"duration_s\": -1",
+            "duration_s",
+            "positive finite",
+        ),
+        (
+            "\"gain_db\": 30",
+            "\"gain_db\": 30, \"record_iq\": true",
+            "record_iq",
+            "unknown field",
+        ),
+    ] {
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&fc.replace(from, to)))));
+        has(&e, Some(14), Some(field), msg);
+    }
+}

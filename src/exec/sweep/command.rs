@@ -33,6 +33,7 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
         settle_s: args.settle_s,
         crop: args.crop,
         repeats: args.repeats,
+        apply_calibration: args.apply_cal,
     };
     let problems = rxnode_interlock::validate_sweep_step(&s);
     if !problems.is_empty() {
@@ -105,6 +106,8 @@ pub struct SweepOptions {
     pub csv: Option<PathBuf>,
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
     pub plot: Option<PathBuf>,
+    /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`).
+    pub apply_cal: bool,
 }
 
 /// Run `rxnode sweep`.
@@ -133,7 +136,12 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         return Err(refused(reason));
     }
     let cancel = crate::signals::cancel_flag("the sweep");
-    let sw = match execute(&step, cancel) {
+    let cal = crate::exec::live::CalibrationUse {
+        paths: paths.clone(),
+        max_age_s: policy.rx.calibration_max_age_s,
+        apply: step.apply_calibration,
+    };
+    let sw = match execute(&step, cancel, &cal) {
         Ok(s) => s,
         Err(NotSwept::Blocked(why)) => {
             log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));

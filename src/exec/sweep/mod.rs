@@ -48,6 +48,9 @@ pub(crate) struct Swept {
     pub(crate) gain_elements_db: BTreeMap<String, f64>,
     /// When it started (ISO 8601).
     pub(crate) started_at: String,
+    /// The radio's clock source, last frequency calibration and the correction
+    /// applied (docs/protocol.md#clock).
+    pub(crate) clock: Value,
 }
 
 /// Parse `--gain-db`: a number, `LNA=24,VGA=20`, or a JSON object.
@@ -94,18 +97,32 @@ fn config_of(s: &RxSweepStep) -> SweepConfig {
 }
 
 /// Open, configure (rate, first centre, gains — each checked by the device) and sweep.
-pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, NotSwept> {
+/// With `cal.apply`, every hop is tuned with the radio's fresh frequency
+/// calibration (a missing or stale one blocks the sweep, naming it).
+pub(crate) fn execute(
+    s: &RxSweepStep,
+    cancel: &AtomicBool,
+    cal: &crate::exec::live::CalibrationUse,
+) -> Result<Swept, NotSwept> {
     let started_at = crate::store::fsutil::now_iso();
     let mut radio = RxRadio::open(&s.device)
         .map_err(|e| NotSwept::Blocked(format!("device not available: {e}")))?;
     let info = radio.probe();
+    let applied = cal
+        .correction(&info)
+        .map_err(|e| NotSwept::Blocked(e.to_string()))?;
+    if let Some(ppm) = applied {
+        radio
+            .set_lo_correction_ppm(ppm)
+            .map_err(|e| NotSwept::Blocked(e.to_string()))?;
+    }
     // Tune to the first hop's centre first: the radio never sits outside the band.
     let first =
         rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
             .map(|g| s.start_hz + (g.kept_bins / 2) as f64 * s.sample_rate_hz / g.fft_size as f64)
             .unwrap_or(s.start_hz);
     let cfg = RxConfig {
-        frequency_hz: first,
+        frequency_hz: first / (1.0 + applied.unwrap_or(0.0) * 1e-6),
         sample_rate_hz: s.sample_rate_hz,
         gain_db: match &s.gain_db {
             Some(GainSpec::Total(g)) => Some(*g),
@@ -146,6 +163,7 @@ pub(crate) fn execute(s: &RxSweepStep, cancel: &AtomicBool) -> Result<Swept, Not
         gain_db: Some(actual.gain_db),
         gain_elements_db,
         started_at,
+        clock: cal.block(&info, actual.clock_source.as_deref(), applied),
     })
 }
 

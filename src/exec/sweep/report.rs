@@ -9,6 +9,14 @@ use std::fmt::Write as _;
 
 /// The JSON of a sweep (in the result and for `--json`).
 pub(crate) fn sweep_json(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
+    let mut v = sweep_json_inner(step, sw, csv);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("clock".into(), sw.clock.clone());
+    }
+    v
+}
+
+fn sweep_json_inner(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
     let r = &sw.report;
     let hops: Vec<Value> = r
         .hops

@@ -19,7 +19,12 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         return;
     }
     let cancel = crate::signals::cancel_flag("the running step");
-    let sw = match execute(s, cancel) {
+    let cal = crate::exec::live::CalibrationUse {
+        paths: st.paths.clone(),
+        max_age_s: st.policy.rx.calibration_max_age_s,
+        apply: s.apply_calibration,
+    };
+    let sw = match execute(s, cancel, &cal) {
         Ok(sw) => sw,
         Err(NotSwept::Blocked(why)) => {
             // Not opened or not set up: the self-test tells a radio fault from a setting.

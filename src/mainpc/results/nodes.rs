@@ -415,7 +415,23 @@ fn print_nodes(nodes: &[NodeRow]) {
                 );
             }
             for c in &n.calibration {
-                println!("    calibration: {}", c);
+                match (c["ppm"].as_f64(), c["problem"].as_str()) {
+                    (Some(ppm), _) => println!(
+                        "    calibration {}: {ppm:+.3} ppm ± {} ({}, {})",
+                        c["device"].as_str().unwrap_or("?"),
+                        c["uncertainty_ppm"]
+                            .as_f64()
+                            .map(|u| format!("{u:.3}"))
+                            .unwrap_or_else(|| "?".into()),
+                        c["method"].as_str().unwrap_or("?"),
+                        c["time"].as_str().unwrap_or("?")
+                    ),
+                    (None, p) => println!(
+                        "    calibration {}: {}",
+                        c["device"].as_str().unwrap_or("?"),
+                        p.unwrap_or("no value")
+                    ),
+                }
             }
             if let Some(r) = n.refusals.first() {
                 println!(

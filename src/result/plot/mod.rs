@@ -11,6 +11,7 @@ use plotters::style::FontStyle;
 use std::path::Path;
 
 mod capture;
+mod freq_cal;
 mod heatmap;
 mod spectrum;
 
@@ -18,6 +19,7 @@ pub(crate) use capture::clkin_markers_of;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
+pub(crate) use freq_cal::write_freq_cal_png;
 pub(crate) use heatmap::write_heatmap;
 pub(crate) use spectrum::write_spectrum;
 

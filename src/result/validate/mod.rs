@@ -84,7 +84,7 @@ pub(crate) const TOP_KEYS: &[&str] = &[
 ];
 
 /// Top-level keys a result may carry (serialized only when non-empty).
-const OPTIONAL_TOP_KEYS: &[&str] = &["sweeps"];
+pub(crate) const OPTIONAL_TOP_KEYS: &[&str] = &["sweeps", "freq_cal"];
 
 struct V<'a> {
     p: &'a mut Vec<String>,

@@ -299,7 +299,19 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
         rxnode(&a, &["--sim", "run", "SCH_FREE"], "").status.code(),
         Some(1)
     );
-    for id in ["SCH_MANUAL", "SCH_CLKIN", "SCH_FREE"] {
+    // A frequency calibration on the simulated radio's GSM scene (PASS, with a clock block).
+    let fc = r#"{"steps": [{"op": "freq_cal", "device": "driver=rxsim,serial=sch-fc,pace=0,ppm=3,gsm_freq=935.2e6,gsm_snr_db=10",
+        "method": "gsm", "frequency_hz": 935.2e6, "sample_rate_hz": 1e6, "duration_s": 2}]}"#;
+    let plan3 = lab.plan_file("freqcal.json", fc);
+    lab.post("SCH_FREQCAL", &["--rx", "--plan", &plan3]);
+    approve(&a);
+    assert_eq!(
+        rxnode(&a, &["--sim", "run", "SCH_FREQCAL"], "")
+            .status
+            .code(),
+        Some(0)
+    );
+    for id in ["SCH_MANUAL", "SCH_CLKIN", "SCH_FREE", "SCH_FREQCAL"] {
         let p = a.join(format!(".local/rx_agent_outbox/{id}/RX_RESULT.json"));
         let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         assert_eq!(v["node"]["name"], "LAB-SCHEMA");
@@ -314,6 +326,13 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
     // And the schema can fail: broken variants of a real result.
     let real = cases[1].2.clone();
     let mut broken = Vec::new();
+    // A freq_cal confidence above 1 and an unknown method are refused.
+    let mut b = cases[3].2.clone();
+    b["freq_cal"][0]["confidence"] = json!(2.0);
+    broken.push(b);
+    let mut b = cases[3].2.clone();
+    b["freq_cal"][0]["method"] = json!("umts");
+    broken.push(b);
     let mut b = real.clone();
     b["status"] = json!("MAYBE");
     broken.push(b);

@@ -557,5 +557,6 @@ fn summarize(f: Finished) -> CaptureSummary {
         stop_reason: f.stats.stop.to_string(),
         errors,
         psd,
+        clock: None,
     }
 }

@@ -152,6 +152,11 @@ pub struct CaptureSummary {
     /// The PSD, decimated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psd: Option<PsdTrace>,
+    /// How good the frequency axis is (the radio's clock source, its last frequency
+    /// calibration, `ppm_correction_applied`): filled in by the caller
+    /// (docs/protocol.md#clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<serde_json::Value>,
 }
 
 /// Run a bounded capture: read `settings.samples` samples from `source` (or until the
@@ -253,7 +258,10 @@ impl<S: Ci16Source> BlockSource<Complex<i16>> for Ci16Reader<S> {
     }
 }
 
-pub(crate) fn run_capture_with_hook<S: SampleSource>(
+/// [`run_capture`] that also hands every analysed block to `hook`, on the DSP
+/// thread, in order (a streaming estimator such as [`crate::FreqCalEstimator`]
+/// rides the capture's hot path this way).
+pub fn run_capture_with_hook<S: SampleSource>(
     source: S,
     settings: &CaptureSettings,
     cancel: &AtomicBool,

@@ -2,6 +2,7 @@
 //!
 //! Slices in, results out: no I/O, and no allocation once a processor is built.
 pub(crate) mod clkin;
+pub(crate) mod freqcal;
 pub(crate) mod peaks;
 // Only x86_64 builds the kernels; elsewhere `SimdPsd::new` is always `None`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -12,6 +13,11 @@ pub(crate) mod window;
 pub use clkin::{
     fmt_ppm, judge_clkin, ppm_decimals, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
     ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
+};
+pub use freqcal::{
+    freq_cal_estimator, offset_for_ppm, ppm_from_offset, FcchEstimator, FreqCalConfig,
+    FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator, FreqCalEvidence,
+    FreqCalMethod, GsmScene, LTE_UNAVAILABLE,
 };
 pub use peaks::{find_peaks, median_db, Peak};
 pub use welch::{Spectrum, Welch, WelchConfig};

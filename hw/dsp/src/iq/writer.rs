@@ -126,6 +126,7 @@ pub struct IqWriter {
     sha256: Sha256,
     sha512: Option<Sha512>,
     annotations: Vec<PeakAnnotation>,
+    clock: Option<serde_json::Value>,
     buf: Vec<u8>,
     stopped: Option<Error>,
 }
@@ -223,6 +224,7 @@ impl IqWriter {
             sha512: (format == IqFormat::Sigmf && samples_as == RecordFormat::Cf32)
                 .then(Sha512::new),
             annotations: Vec::new(),
+            clock: None,
             path,
             meta,
             sink,
@@ -403,6 +405,15 @@ impl IqWriter {
         Ok(())
     }
 
+    /// How good the recording's frequency axis is (the radio's clock source, its last
+    /// frequency calibration, the correction applied): written into the
+    /// `.sigmf-meta`'s global object as `rxnode:clock`, the `rxnode` extension
+    /// declared in `core:extensions` (docs/protocol.md#clock); ignored by the other
+    /// formats.
+    pub fn set_clock(&mut self, clock: serde_json::Value) {
+        self.clock = Some(clock);
+    }
+
     /// Annotations for the `.sigmf-meta` (one per reported peak); ignored by the
     /// other formats. Non-finite or inverted edges are dropped.
     pub fn annotate(&mut self, peaks: Vec<PeakAnnotation>) {
@@ -487,6 +498,7 @@ impl IqWriter {
             bytes,
             samples,
             annotations,
+            clock,
             ..
         } = self;
         match sink {
@@ -516,7 +528,14 @@ impl IqWriter {
             }
             IqFormat::Sigmf => {
                 let sha512 = sha512.map(|h| hex::encode(h.finalize()));
-                let text = sigmf_meta(&meta, samples_as, sha512.as_deref(), samples, &annotations)?;
+                let text = sigmf_meta(
+                    &meta,
+                    samples_as,
+                    sha512.as_deref(),
+                    samples,
+                    &annotations,
+                    clock.as_ref(),
+                )?;
                 let meta_path = path.with_extension("sigmf-meta");
                 create_new(&meta_path)?
                     .write_all(&text)

@@ -14,6 +14,7 @@ pub(super) fn sigmf_meta(
     sha512: Option<&str>,
     samples: u64,
     peaks: &[PeakAnnotation],
+    clock: Option<&serde_json::Value>,
 ) -> Result<Vec<u8>> {
     let datetime = match &meta.datetime {
         Some(d) => d.clone(),
@@ -39,6 +40,13 @@ pub(super) fn sigmf_meta(
     }
     if let Some(d) = &meta.description {
         global["core:description"] = d.clone().into();
+    }
+    if let Some(c) = clock {
+        // An extension namespace of our own, declared so SigMF readers know it.
+        global["core:extensions"] = serde_json::json!([
+            {"name": "rxnode", "version": "1.0.0", "optional": true}
+        ]);
+        global["rxnode:clock"] = c.clone();
     }
     let mut capture = serde_json::json!({ "core:sample_start": 0, "core:datetime": datetime });
     if let Some(f) = meta.center_hz {

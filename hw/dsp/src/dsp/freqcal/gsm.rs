@@ -1,0 +1,496 @@
+//! GSM FCCH: a radio's frequency error from a BCCH carrier's frequency-correction
+//! bursts, with no prior estimate (docs/operator.md#calibrating-a-radio-without-a-generator).
+//!
+//! An FCCH burst is a pure tone a quarter of the bit rate above the carrier
+//! (+67.708 kHz) for 148 bits (546 µs), in frames 0, 10, 20, 30 and 40 of each
+//! 51-frame multiframe (a frame is 4.615 ms). Between them the carrier is GMSK.
+//!
+//! 1. **Detect** with a short window (≈ ¼ of a burst, Hann, hop ¼ window): every
+//!    search bin's power is compared with that bin's own slow background (a 50 ms
+//!    average), so GMSK, noise and a steady spur all read ≈ 1 and a burst's tone
+//!    stands far above. A burst is a run of at least five windows peaking on the
+//!    same bin (±1); a long Welch average would wash the 546 µs bursts out.
+//! 2. **Refine** each burst on its own samples, kept in a ring buffer of a few burst
+//!    lengths (no whole-capture buffer): the frequency that maximises the burst's
+//!    periodogram (the maximum-likelihood estimate of one tone in white noise).
+//! 3. **Combine** the per-burst errors: sort, trim 10 % at each end (as
+//!    kalibrate-rtl's `offset.cc`), drop what is further than 5 median absolute
+//!    deviations from the median, and average the rest; the uncertainty is the
+//!    standard error of that mean.
+use super::{
+    offset_for_ppm, ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError,
+    FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod,
+};
+use num_complex::Complex;
+use rustfft::{Fft, FftPlanner};
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+/// GSM's gross bit rate, 1625000/6 bit/s.
+pub const GSM_BIT_RATE_HZ: f64 = 1_625_000.0 / 6.0;
+/// The FCCH tone's offset above its carrier: a quarter of the bit rate.
+pub const FCCH_OFFSET_HZ: f64 = GSM_BIT_RATE_HZ / 4.0;
+/// An FCCH burst lasts 148 bits.
+pub const FCCH_BITS: f64 = 148.0;
+/// A TDMA frame: 8 timeslots of 156.25 bits (120/26 ms ≈ 4.615 ms).
+pub const FRAME_S: f64 = 1250.0 / GSM_BIT_RATE_HZ;
+/// The frames of a 51-frame multiframe that carry an FCCH burst.
+pub const FCCH_FRAMES: [u32; 5] = [0, 10, 20, 30, 40];
+
+/// A window's bin stands out when it is this many times its background.
+const DETECT_RATIO: f32 = 8.0;
+/// The fewest consecutive detecting windows that make a burst (they span more than
+/// one window length, so two of them share no sample).
+const MIN_RUN: usize = 5;
+/// The background's time constant (s).
+const BACKGROUND_S: f64 = 0.05;
+/// Windows averaged into the background before anything is detected.
+const WARMUP_WINDOWS: u64 = 64;
+/// Fewest bursts that make an estimate.
+const MIN_BURSTS: usize = 3;
+/// Most detections kept (about 8 minutes of bursts); later ones are counted only.
+const MAX_DETECTIONS: usize = 10_000;
+
+/// The streaming FCCH estimator ([`FreqCalEstimator`] for [`FreqCalMethod::Gsm`]).
+pub struct FcchEstimator {
+    cfg: FreqCalConfig,
+    /// The FCCH tone's absolute RF frequency.
+    tone_rf_hz: f64,
+    /// Searched offsets (Hz).
+    search: [f64; 2],
+    n: usize,
+    hop: usize,
+    fft: Arc<dyn Fft<f32>>,
+    window: Vec<f32>,
+    buf: Vec<Complex<f32>>,
+    scratch: Vec<Complex<f32>>,
+    /// FFT indices of the searched bins and their signed bin numbers.
+    bins: Vec<(usize, i64)>,
+    background: Vec<f32>,
+    alpha: f32,
+    windows_done: u64,
+    /// The last samples, by absolute index modulo its length (a power of two).
+    ring: Vec<Complex<f32>>,
+    seen: u64,
+    next_window: u64,
+    run: Option<Run>,
+    max_run_windows: usize,
+    burst_samples: f64,
+    detections: Vec<Burst>,
+    dropped_detections: u64,
+}
+
+/// Consecutive detecting windows on one bin.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    first_start: u64,
+    last_start: u64,
+    count: usize,
+    bin: i64,
+    too_long: bool,
+}
+
+/// One refined burst.
+#[derive(Debug, Clone, Copy)]
+struct Burst {
+    start: u64,
+    offset_hz: f64,
+    ppm: f64,
+    snr_db: f64,
+}
+
+impl FcchEstimator {
+    /// An estimator for a radio tuned to `cfg.center_hz` looking at a BCCH carrier at
+    /// `cfg.carrier_hz`; the FCCH tone's whole search range (± `max_error_ppm`) must
+    /// lie inside ±45 % of the sample rate.
+    pub fn new(cfg: FreqCalConfig) -> Result<Self, FreqCalError> {
+        let bad =
+            |field: &'static str, detail: String| FreqCalError::InvalidSetting { field, detail };
+        for (field, v) in [
+            ("center_hz", cfg.center_hz),
+            ("sample_rate_hz", cfg.sample_rate_hz),
+            ("carrier_hz", cfg.carrier_hz),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad(field, format!("{v} must be a positive finite number")));
+            }
+        }
+        if !(cfg.max_error_ppm.is_finite() && cfg.max_error_ppm > 0.0 && cfg.max_error_ppm < 1000.0)
+        {
+            return Err(bad(
+                "max_error_ppm",
+                format!("{} must be in (0, 1000)", cfg.max_error_ppm),
+            ));
+        }
+        let rate = cfg.sample_rate_hz;
+        let tone_rf_hz = cfg.carrier_hz + FCCH_OFFSET_HZ;
+        let a = offset_for_ppm(tone_rf_hz, cfg.center_hz, cfg.max_error_ppm);
+        let b = offset_for_ppm(tone_rf_hz, cfg.center_hz, -cfg.max_error_ppm);
+        let search = [a.min(b), a.max(b)];
+        if search[0] < -0.45 * rate || search[1] > 0.45 * rate {
+            return Err(bad(
+                "sample_rate_hz",
+                format!(
+                    "{rate} Hz is too low: the FCCH tone may be anywhere in {:+.0}..{:+.0} Hz, \
+                     which must lie within ±45 % of the sample rate",
+                    search[0], search[1]
+                ),
+            ));
+        }
+        if rate < 100e3 || rate > 100e6 {
+            return Err(bad(
+                "sample_rate_hz",
+                format!("{rate} Hz is outside 100 kHz..100 MHz"),
+            ));
+        }
+        // Window: the largest power of two up to 280 µs (140..280 µs, about a
+        // quarter to a half of a burst).
+        let want = (rate * 280e-6).floor().max(32.0) as usize;
+        let n = 1usize << (usize::BITS - 1 - want.leading_zeros());
+        let hop = n / 4;
+        let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
+        let window = (0..n)
+            .map(|i| (0.5 - 0.5 * (2.0 * PI * i as f64 / n as f64).cos()) as f32)
+            .collect();
+        let bin_hz = rate / n as f64;
+        let k_lo = (search[0] / bin_hz).floor() as i64 - 1;
+        let k_hi = (search[1] / bin_hz).ceil() as i64 + 1;
+        let bins: Vec<(usize, i64)> = (k_lo..=k_hi)
+            .map(|k| (k.rem_euclid(n as i64) as usize, k))
+            .collect();
+        let burst_samples = FCCH_BITS / GSM_BIT_RATE_HZ * rate;
+        let ring_len = ((3.0 * burst_samples) as usize + 4 * n).next_power_of_two();
+        let max_run_windows = ((2.0 * burst_samples) / hop as f64).ceil() as usize;
+        Ok(Self {
+            tone_rf_hz,
+            search,
+            n,
+            hop,
+            scratch: vec![Complex::default(); fft.get_inplace_scratch_len()],
+            fft,
+            window,
+            buf: vec![Complex::default(); n],
+            background: vec![0.0; bins.len()],
+            bins,
+            alpha: (hop as f64 / (rate * BACKGROUND_S)) as f32,
+            windows_done: 0,
+            ring: vec![Complex::default(); ring_len],
+            seen: 0,
+            next_window: 0,
+            run: None,
+            max_run_windows,
+            burst_samples,
+            detections: Vec::new(),
+            dropped_detections: 0,
+            cfg,
+        })
+    }
+
+    /// The analysis window's length (samples).
+    pub fn window_len(&self) -> usize {
+        self.n
+    }
+
+    fn at(&self, i: u64) -> Complex<f32> {
+        self.ring[(i as usize) & (self.ring.len() - 1)]
+    }
+
+    /// Analyse the window starting at sample `start` (all of it in the ring).
+    fn window_at(&mut self, start: u64) {
+        for (i, b) in self.buf.iter_mut().enumerate() {
+            let x = self.ring[((start as usize) + i) & (self.ring.len() - 1)];
+            *b = x * self.window[i];
+        }
+        self.fft
+            .process_with_scratch(&mut self.buf, &mut self.scratch);
+        self.windows_done += 1;
+        let warm = self.windows_done <= WARMUP_WINDOWS;
+        let alpha = if warm {
+            1.0 / self.windows_done as f32
+        } else {
+            self.alpha
+        };
+        let mut best: Option<(f32, i64)> = None;
+        for (j, &(idx, k)) in self.bins.iter().enumerate() {
+            let p = self.buf[idx].norm_sqr();
+            let bg = self.background[j];
+            if !warm && bg > 0.0 {
+                let r = p / bg;
+                if r > DETECT_RATIO && best.map_or(true, |(br, _)| r > br) {
+                    best = Some((r, k));
+                }
+            }
+            self.background[j] = bg + alpha * (p - bg);
+        }
+        self.track(start, best.map(|(_, k)| k));
+    }
+
+    /// Extend, end or start the current run with this window's detection.
+    fn track(&mut self, start: u64, hit: Option<i64>) {
+        if let Some(r) = &mut self.run {
+            if let Some(k) = hit.filter(|k| (k - r.bin).abs() <= 1) {
+                r.last_start = start;
+                r.count += 1;
+                r.bin = k;
+                if r.count > self.max_run_windows {
+                    r.too_long = true;
+                }
+                return;
+            }
+            let done = *r;
+            self.run = None;
+            self.burst_from(done);
+        }
+        self.run = hit.map(|bin| Run {
+            first_start: start,
+            last_start: start,
+            count: 1,
+            bin,
+            too_long: false,
+        });
+    }
+
+    /// A finished run: refine it into a burst if it is one.
+    fn burst_from(&mut self, r: Run) {
+        if r.count < MIN_RUN || r.too_long {
+            return;
+        }
+        // The burst lies between the centres of the first and last detecting
+        // windows (a window detects when most of it is tone); at most 95 % of a burst.
+        let half = (self.n / 2) as u64;
+        let (mut a, mut b) = (r.first_start + half, r.last_start + half);
+        let cap = (0.95 * self.burst_samples) as u64;
+        if b - a > cap {
+            let mid = a + (b - a) / 2;
+            a = mid - cap / 2;
+            b = a + cap;
+        }
+        if a + (self.ring.len() as u64) < self.seen || b > self.seen || b <= a + 8 {
+            return;
+        }
+        let bin_hz = self.cfg.sample_rate_hz / self.n as f64;
+        let coarse = r.bin as f64 * bin_hz;
+        let seg: Vec<Complex<f64>> = (a..b)
+            .map(|i| {
+                let x = self.at(i);
+                Complex::new(f64::from(x.re), f64::from(x.im))
+            })
+            .collect();
+        let (f, tone_power) = refine_tone(&seg, self.cfg.sample_rate_hz, coarse, bin_hz);
+        if !(f >= self.search[0] - bin_hz && f <= self.search[1] + bin_hz) {
+            return;
+        }
+        let total = seg.iter().map(|x| x.norm_sqr()).sum::<f64>() / seg.len() as f64;
+        let noise = (total - tone_power).max(total * 1e-6);
+        let burst = Burst {
+            start: a,
+            offset_hz: f,
+            ppm: ppm_from_offset(self.tone_rf_hz, self.cfg.center_hz, f),
+            snr_db: 10.0 * (tone_power / noise).log10(),
+        };
+        if self.detections.len() < MAX_DETECTIONS {
+            self.detections.push(burst);
+        } else {
+            self.dropped_detections += 1;
+        }
+    }
+}
+
+/// The frequency (Hz) maximising the periodogram of `x` within ±1.5 bins of
+/// `coarse_hz`, and the tone's power there (per sample).
+fn refine_tone(x: &[Complex<f64>], rate: f64, coarse_hz: f64, bin_hz: f64) -> (f64, f64) {
+    let power = |f: f64| {
+        let w = -2.0 * PI * f / rate;
+        let step = Complex::new(w.cos(), w.sin());
+        let mut ph = Complex::new(1.0, 0.0);
+        let mut acc = Complex::new(0.0, 0.0);
+        for (i, v) in x.iter().enumerate() {
+            acc += v * ph;
+            ph *= step;
+            if i % 256 == 255 {
+                ph /= ph.norm();
+            }
+        }
+        acc.norm_sqr()
+    };
+    // A grid of 1/8 of the periodogram's own resolution, then golden section.
+    let res = rate / x.len() as f64;
+    let step = res / 8.0;
+    let span = 1.5 * bin_hz + res;
+    let mut best = (coarse_hz, f64::MIN);
+    let mut f = coarse_hz - span;
+    while f <= coarse_hz + span {
+        let p = power(f);
+        if p > best.1 {
+            best = (f, p);
+        }
+        f += step;
+    }
+    let (mut lo, mut hi) = (best.0 - step, best.0 + step);
+    let g = 0.618_033_988_749_895;
+    let (mut c, mut d) = (hi - g * (hi - lo), lo + g * (hi - lo));
+    let (mut pc, mut pd) = (power(c), power(d));
+    for _ in 0..30 {
+        if pc > pd {
+            hi = d;
+            d = c;
+            pd = pc;
+            c = hi - g * (hi - lo);
+            pc = power(c);
+        } else {
+            lo = c;
+            c = d;
+            pc = pd;
+            d = lo + g * (hi - lo);
+            pd = power(d);
+        }
+    }
+    let f = 0.5 * (lo + hi);
+    let n = x.len() as f64;
+    (f, power(f) / (n * n))
+}
+
+impl FreqCalEstimator for FcchEstimator {
+    fn method(&self) -> FreqCalMethod {
+        FreqCalMethod::Gsm
+    }
+
+    fn feed(&mut self, block: &[Complex<f32>]) {
+        let mask = self.ring.len() - 1;
+        for chunk in block.chunks(self.hop.max(1)) {
+            for &x in chunk {
+                self.ring[(self.seen as usize) & mask] = x;
+                self.seen += 1;
+            }
+            while self.next_window + self.n as u64 <= self.seen {
+                let s = self.next_window;
+                self.window_at(s);
+                self.next_window += self.hop as u64;
+            }
+        }
+    }
+
+    fn samples_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn finish(&mut self) -> Result<FreqCalEstimate, FreqCalError> {
+        if let Some(r) = self.run.take() {
+            self.burst_from(r);
+        }
+        let rate = self.cfg.sample_rate_hz;
+        let seconds = self.seen as f64 / rate;
+        let not_found = |why: String| FreqCalError::NotFound(format!("no GSM FCCH found: {why}"));
+        if self.detections.len() < MIN_BURSTS {
+            return Err(not_found(format!(
+                "{} burst(s) in {seconds:.2} s (at least {MIN_BURSTS} needed; a BCCH carrier has about 21 a second)",
+                self.detections.len()
+            )));
+        }
+        let ppms: Vec<f64> = self.detections.iter().map(|b| b.ppm).collect();
+        let used = robust_inliers(&ppms);
+        let kept: Vec<f64> = ppms
+            .iter()
+            .zip(&used)
+            .filter(|(_, u)| **u)
+            .map(|(p, _)| *p)
+            .collect();
+        if kept.len() < MIN_BURSTS {
+            return Err(not_found(format!(
+                "{} candidate burst(s) in {seconds:.2} s do not agree on one frequency",
+                ppms.len()
+            )));
+        }
+        let m = kept.len() as f64;
+        let mean = kept.iter().sum::<f64>() / m;
+        let var = kept.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / (m - 1.0);
+        let uncertainty = (var / m).sqrt();
+        let spacing = spacing_consistency(&self.detections, &used, rate);
+        let expected = seconds / (51.0 * FRAME_S) * FCCH_FRAMES.len() as f64;
+        let coverage = (m / expected.max(1.0)).min(1.0);
+        let kept_fraction = m / ppms.len() as f64;
+        let confidence = (spacing * kept_fraction * (0.5 + 0.5 * coverage)).clamp(0.0, 1.0);
+        let detections = self
+            .detections
+            .iter()
+            .zip(&used)
+            .map(|(b, u)| FreqCalDetection {
+                time_s: b.start as f64 / rate,
+                offset_hz: b.offset_hz,
+                ppm: b.ppm,
+                snr_db: b.snr_db,
+                used: *u,
+            })
+            .collect();
+        Ok(FreqCalEstimate {
+            ppm: mean,
+            uncertainty_ppm: uncertainty,
+            method: FreqCalMethod::Gsm,
+            cell: format!("BCCH {:.3} MHz", self.cfg.carrier_hz / 1e6),
+            confidence,
+            evidence: FreqCalEvidence {
+                detections,
+                nominal_offset_hz: self.tone_rf_hz - self.cfg.center_hz,
+                search_hz: self.search,
+                seconds_analysed: seconds,
+            },
+        })
+    }
+}
+
+/// Which values survive: a 10 % trim at each end of the sorted values, then
+/// nothing further than 5 median absolute deviations from the median of the rest.
+pub(crate) fn robust_inliers(v: &[f64]) -> Vec<bool> {
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let trim = v.len() / 10;
+    let mut keep = vec![false; v.len()];
+    let core: Vec<usize> = idx[trim..v.len() - trim].to_vec();
+    let mut vals: Vec<f64> = core.iter().map(|&i| v[i]).collect();
+    let median = median_of(&mut vals);
+    let mut dev: Vec<f64> = vals.iter().map(|x| (x - median).abs()).collect();
+    let mad = median_of(&mut dev).max(1e-9);
+    for i in core {
+        keep[i] = (v[i] - median).abs() <= 5.0 * 1.4826 * mad;
+    }
+    keep
+}
+
+fn median_of(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        0.5 * (v[m - 1] + v[m])
+    }
+}
+
+/// The fraction of used bursts spaced from the previous used one by a whole
+/// number (≥ 10) of TDMA frames, as FCCH bursts are (10 or 11 frames apart, more
+/// when some were missed).
+fn spacing_consistency(d: &[Burst], used: &[bool], rate: f64) -> f64 {
+    let starts: Vec<f64> = d
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| **u)
+        .map(|(b, _)| b.start as f64 / rate)
+        .collect();
+    if starts.len() < 2 {
+        return 0.0;
+    }
+    let ok = starts
+        .windows(2)
+        .filter(|w| {
+            let frames = (w[1] - w[0]) / FRAME_S;
+            frames.round() >= 10.0 && (frames - frames.round()).abs() * FRAME_S < 0.15e-3
+        })
+        .count();
+    ok as f64 / (starts.len() - 1) as f64
+}
+
+#[cfg(test)]
+mod tests;

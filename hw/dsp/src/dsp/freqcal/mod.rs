@@ -1,0 +1,224 @@
+//! Frequency calibration from a broadcast signal: a radio's absolute frequency
+//! error, with no generator and no prior estimate (docs/operator.md#calibrating-a-radio-without-a-generator).
+//!
+//! One estimate type ([`FreqCalEstimate`]) and one streaming estimator trait
+//! ([`FreqCalEstimator`]) serve every method; each method (GSM FCCH in `gsm`,
+//! LTE PSS/SSS) is a type implementing the trait, built by [`freq_cal_estimator`].
+//!
+//! # Sign convention
+//!
+//! `ppm > 0` means the radio's clock runs fast: tuned to `fc` its LO really sits at
+//! `fc·(1 + ppm·1e-6)`, and its sample clock runs fast by the same factor, since one
+//! crystal drives both (rxsim's `ppm` device arg means exactly this). A signal at RF
+//! `f` then appears at baseband offset `(f − fc·(1+e))/(1+e)` (`e = ppm·1e-6`), so the
+//! error follows from the feature's known RF frequency and its observed offset:
+//! `1 + e = f / (fc + offset)` ([`ppm_from_offset`]). To correct, tune to
+//! `fc / (1 + e)` (about `fc·(1 − e)`) and take the sample rate as `rate·(1 + e)`.
+use num_complex::Complex;
+use serde::{Deserialize, Serialize};
+
+pub(crate) mod gsm;
+pub(crate) mod synth;
+
+pub use gsm::FcchEstimator;
+pub use synth::GsmScene;
+
+/// The broadcast signal an estimate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FreqCalMethod {
+    /// An LTE downlink's synchronisation signals (PSS/SSS).
+    Lte,
+    /// A GSM BCCH carrier's frequency-correction bursts (FCCH).
+    Gsm,
+}
+
+impl FreqCalMethod {
+    /// The protocol spelling: `lte` or `gsm`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Lte => "lte",
+            Self::Gsm => "gsm",
+        }
+    }
+}
+
+/// What an estimator knows before the first sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FreqCalConfig {
+    /// The frequency the radio was tuned to (Hz, as read back from the driver).
+    pub center_hz: f64,
+    /// The sample rate (Hz, as read back from the driver).
+    pub sample_rate_hz: f64,
+    /// Where the broadcast carrier is (absolute RF Hz): for GSM the BCCH carrier
+    /// (its ARFCN's downlink frequency), for LTE the downlink's centre.
+    pub carrier_hz: f64,
+    /// The largest radio error searched, ± ppm (60 by default).
+    pub max_error_ppm: f64,
+}
+
+impl FreqCalConfig {
+    /// A radio tuned to `center_hz` at `sample_rate_hz` looking at a carrier at
+    /// `carrier_hz`, searched over ±60 ppm.
+    pub fn new(carrier_hz: f64, center_hz: f64, sample_rate_hz: f64) -> Self {
+        Self {
+            center_hz,
+            sample_rate_hz,
+            carrier_hz,
+            max_error_ppm: 60.0,
+        }
+    }
+}
+
+/// One detection that went into an estimate (one FCCH burst, one PSS): what the
+/// picture shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FreqCalDetection {
+    /// When it started, seconds from the first sample.
+    pub time_s: f64,
+    /// The feature's observed baseband offset (Hz).
+    pub offset_hz: f64,
+    /// The radio error this detection alone gives (ppm).
+    pub ppm: f64,
+    /// Its strength: the feature's SNR in its own bandwidth (dB).
+    pub snr_db: f64,
+    /// `false` when outlier rejection left it out of the combined value.
+    pub used: bool,
+}
+
+/// The evidence behind an estimate, for the picture and the result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FreqCalEvidence {
+    /// Every detection, in time order.
+    pub detections: Vec<FreqCalDetection>,
+    /// The baseband offset where the feature would be with a perfect clock (Hz).
+    pub nominal_offset_hz: f64,
+    /// The searched offsets `[low, high]` (Hz).
+    pub search_hz: [f64; 2],
+    /// Seconds of samples the estimator saw.
+    pub seconds_analysed: f64,
+}
+
+/// A radio's absolute frequency error (docs/protocol.md#freq_cal).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FreqCalEstimate {
+    /// The radio's error, ppm (> 0: its clock runs fast; see the module docs).
+    pub ppm: f64,
+    /// One-sigma (standard) uncertainty of `ppm`.
+    pub uncertainty_ppm: f64,
+    /// The signal it comes from.
+    pub method: FreqCalMethod,
+    /// Which cell: for GSM the carrier (`"BCCH 935.2 MHz"`), for LTE its PCI
+    /// (`"PCI 123 at 806.0 MHz"`).
+    pub cell: String,
+    /// How sure the estimator is that it locked to the right signal, 0..1.
+    pub confidence: f64,
+    /// Detections used and rejected, for the picture.
+    pub evidence: FreqCalEvidence,
+}
+
+/// Why an estimator gives no number.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FreqCalError {
+    /// The signal was not found in the samples (`"no GSM FCCH found"`): the
+    /// step is FAIL.
+    #[error("{0}")]
+    NotFound(String),
+    /// This build has no estimator for the method: the step is NOT RUN.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The settings cannot work (the search range does not fit the sample rate …):
+    /// the step is BLOCKED before any radio opens.
+    #[error("{field}: {detail}")]
+    InvalidSetting {
+        /// The setting's name.
+        field: &'static str,
+        /// What is wrong with its value.
+        detail: String,
+    },
+}
+
+/// A streaming frequency estimator: blocks of samples in, one estimate out.
+///
+/// # What an implementation must do
+///
+/// - Be built from a [`FreqCalConfig`] (centre, sample rate, the carrier's RF
+///   frequency, the ± ppm range) by a constructor that checks it and returns
+///   [`FreqCalError::InvalidSetting`] naming the field when the search range does not
+///   fit the sample rate; add its arm to [`freq_cal_estimator`].
+/// - [`feed`](Self::feed) is called on the capture engine's DSP thread with every
+///   block of samples in order (any length, possibly 0; samples at
+///   `sample_rate_hz` around `center_hz`). It must not allocate per block (plan FFTs
+///   and buffers in the constructor) and must keep bounded memory: no whole-capture
+///   buffer; what grows with time is at most a small record per detection.
+/// - It needs no prior estimate: the error may be anywhere in ± `max_error_ppm`.
+/// - [`finish`](Self::finish) returns the estimate, or
+///   [`FreqCalError::NotFound`] (`"no LTE cell found"`) when the signal is not
+///   there — never a number it does not have. `ppm` follows the sign convention of
+///   this module and accounts for the sample clock sharing the crystal: use
+///   [`ppm_from_offset`] with the feature's known RF frequency.
+/// - `uncertainty_ppm` is one standard deviation of `ppm`, from the spread of the
+///   individual detections (after outlier rejection), not a fixed figure;
+///   `confidence` is in 0..=1; `cell` names what was measured; `evidence` holds one
+///   [`FreqCalDetection`] per detection (time, offset, ppm, SNR, used).
+pub trait FreqCalEstimator: Send {
+    /// The method this estimator implements.
+    fn method(&self) -> FreqCalMethod;
+    /// Process the next block of samples.
+    fn feed(&mut self, block: &[Complex<f32>]);
+    /// Samples seen so far.
+    fn samples_seen(&self) -> u64;
+    /// The estimate from everything fed, or why there is none.
+    fn finish(&mut self) -> Result<FreqCalEstimate, FreqCalError>;
+}
+
+/// What an LTE step ends with in a build without the LTE estimator.
+pub const LTE_UNAVAILABLE: &str = "lte estimator not available in this build";
+
+/// The estimator for `method`, checked against `config`.
+pub fn freq_cal_estimator(
+    method: FreqCalMethod,
+    config: FreqCalConfig,
+) -> Result<Box<dyn FreqCalEstimator>, FreqCalError> {
+    match method {
+        FreqCalMethod::Gsm => Ok(Box::new(gsm::FcchEstimator::new(config)?)),
+        FreqCalMethod::Lte => Err(FreqCalError::Unavailable(LTE_UNAVAILABLE.to_owned())),
+    }
+}
+
+/// The radio error (ppm) from a feature at absolute RF `rf_hz` observed at baseband
+/// `offset_hz` by a radio tuned to `center_hz`, whose LO and sample clock share one
+/// crystal: `1 + e = rf_hz / (center_hz + offset_hz)`.
+pub fn ppm_from_offset(rf_hz: f64, center_hz: f64, offset_hz: f64) -> f64 {
+    (rf_hz / (center_hz + offset_hz) - 1.0) * 1e6
+}
+
+/// The baseband offset at which a radio with error `ppm`, tuned to `center_hz`,
+/// sees a feature at absolute RF `rf_hz` (the inverse of [`ppm_from_offset`]).
+pub fn offset_for_ppm(rf_hz: f64, center_hz: f64, ppm: f64) -> f64 {
+    let k = 1.0 + ppm * 1e-6;
+    (rf_hz - center_hz * k) / k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ppm_and_offset_are_inverse_and_fast_clock_is_positive() {
+        let (rf, fc) = (935.2e6 + 67_708.3, 935.2e6);
+        for ppm in [-60.0, -3.2, 0.0, 0.7, 60.0] {
+            let off = offset_for_ppm(rf, fc, ppm);
+            assert!((ppm_from_offset(rf, fc, off) - ppm).abs() < 1e-9, "{ppm}");
+        }
+        // A fast LO sits above the carrier: the tone appears lower.
+        assert!(offset_for_ppm(rf, fc, 10.0) < 67_708.3 - 9_000.0);
+    }
+
+    #[test]
+    fn lte_is_unavailable_in_this_build_and_never_a_number() {
+        let r = freq_cal_estimator(FreqCalMethod::Lte, FreqCalConfig::new(806e6, 806e6, 1.92e6));
+        assert!(matches!(r, Err(FreqCalError::Unavailable(ref m)) if m == LTE_UNAVAILABLE));
+    }
+}

@@ -1,0 +1,474 @@
+//! `freq_cal`: a radio's absolute frequency error from a broadcast signal (GSM FCCH,
+//! LTE PSS/SSS), as a plan step and as `rxnode clkin calibrate`
+//! (docs/operator.md#calibrating-a-radio-without-a-generator). The estimator rides
+//! the capture engine's hot path; nothing is recorded.
+use crate::context::Ctx;
+use crate::exec::live::{BlockSink, LiveCapture, NotCaptured};
+use crate::exec::steps::{Outputs, StepCtx};
+use crate::exit::{bad_input, refused, Outcome};
+use crate::result::{Check, Status};
+use crate::store::calibration::{self, Measurement};
+use crate::store::ledger::Entry;
+use crate::store::paths::Paths;
+use anyhow::Result;
+use num_complex::Complex;
+use rxnode_dsp::{
+    freq_cal_estimator, CaptureSummary, FreqCalConfig, FreqCalError, FreqCalEstimate,
+    FreqCalEstimator, RecordFormat,
+};
+use rxnode_interlock::{check_freq_cal, FreqCalMethod, FreqCalStep};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+/// The estimator's spelling of a plan's method.
+pub(crate) fn dsp_method(m: FreqCalMethod) -> rxnode_dsp::FreqCalMethod {
+    match m {
+        FreqCalMethod::Gsm => rxnode_dsp::FreqCalMethod::Gsm,
+        FreqCalMethod::Lte => rxnode_dsp::FreqCalMethod::Lte,
+    }
+}
+
+/// What one measurement came to.
+pub(crate) struct Measured {
+    /// PASS (an estimate from a complete capture), PARTIAL (an estimate from an
+    /// incomplete one), FAIL (no signal, or the radio failed), BLOCKED, NOT RUN.
+    pub(crate) status: Status,
+    /// One line for the check.
+    pub(crate) detail: String,
+    /// The result's `freq_cal[]` entry (without `step`).
+    pub(crate) entry: Value,
+    /// The estimate, when there is one.
+    pub(crate) estimate: Option<FreqCalEstimate>,
+    /// The radio's identity (driver, serial), when it was opened.
+    pub(crate) device: Value,
+}
+
+impl Measured {
+    fn without_estimate(f: &FreqCalStep, status: Status, detail: String) -> Self {
+        let entry = json!({
+            "status": status.as_str(),
+            "detail": detail,
+            "method": f.method.as_str(),
+            "device": {"args": f.device},
+            "frequency_hz": f.frequency_hz,
+        });
+        Self {
+            status,
+            detail,
+            entry,
+            estimate: None,
+            device: Value::Null,
+        }
+    }
+}
+
+/// The estimator for the tuned radio, fed on the capture engine's DSP thread.
+struct EstimatorSink {
+    method: FreqCalMethod,
+    carrier_hz: f64,
+    est: Option<Box<dyn FreqCalEstimator>>,
+}
+
+impl BlockSink for EstimatorSink {
+    fn start(&mut self, frequency_hz: f64, sample_rate_hz: f64) -> Result<(), NotCaptured> {
+        let cfg = FreqCalConfig::new(self.carrier_hz, frequency_hz, sample_rate_hz);
+        match freq_cal_estimator(dsp_method(self.method), cfg) {
+            Ok(e) => {
+                self.est = Some(e);
+                Ok(())
+            }
+            Err(e) => Err(NotCaptured::Blocked(e.to_string())),
+        }
+    }
+
+    fn feed(&mut self, block: &[Complex<f32>]) {
+        if let Some(e) = &mut self.est {
+            e.feed(block);
+        }
+    }
+}
+
+/// Measure: refuse early what cannot work (no estimator for the method in this
+/// build, a rate too low for the search range), then capture with the estimator on
+/// the hot path and judge.
+pub(crate) fn measure(
+    f: &FreqCalStep,
+    checkout: Option<&Path>,
+    cancel: &AtomicBool,
+    show_progress: bool,
+) -> Measured {
+    // Before any radio opens: is there an estimator, and do the asked values fit it?
+    let probe = FreqCalConfig::new(f.frequency_hz, f.frequency_hz, f.sample_rate_hz);
+    match freq_cal_estimator(dsp_method(f.method), probe) {
+        Err(FreqCalError::Unavailable(why)) => {
+            return Measured::without_estimate(f, Status::NotRun, why)
+        }
+        Err(e) => return Measured::without_estimate(f, Status::Blocked, e.to_string()),
+        Ok(_) => {}
+    }
+    let (gain_db, gain_elements) = crate::exec::live::split_gain(f.gain_db.as_ref());
+    let live = LiveCapture {
+        device: f.device.clone(),
+        frequency_hz: f.frequency_hz,
+        sample_rate_hz: f.sample_rate_hz,
+        gain_db,
+        gain_elements,
+        bandwidth_hz: None,
+        antenna: None,
+        clock_source: None,
+        duration_s: f.duration_s,
+        fft_size: 2048,
+        clkin: None,
+        record: None,
+        record_format: RecordFormat::Cf32,
+        max_iq_bytes: None,
+        calibration: None,
+    };
+    let mut sink = EstimatorSink {
+        method: f.method,
+        carrier_hz: f.frequency_hz,
+        est: None,
+    };
+    let summary = match crate::exec::live::capture_into(
+        &live,
+        checkout,
+        cancel,
+        show_progress,
+        Some(&mut sink),
+    ) {
+        Ok(s) => s,
+        Err(NotCaptured::Blocked(why)) | Err(NotCaptured::OverLimit(why)) => {
+            return Measured::without_estimate(f, Status::Blocked, why)
+        }
+        Err(NotCaptured::Failed(why)) => return Measured::without_estimate(f, Status::Fail, why),
+    };
+    let result = match &mut sink.est {
+        Some(e) => e.finish(),
+        None => Err(FreqCalError::NotFound("the estimator never started".into())),
+    };
+    judge(f, &summary, result)
+}
+
+/// The status, detail and entry of a finished capture and its estimate.
+fn judge(
+    f: &FreqCalStep,
+    summary: &CaptureSummary,
+    result: Result<FreqCalEstimate, FreqCalError>,
+) -> Measured {
+    let complete = summary.clean && !summary.cancelled;
+    let capture = json!({
+        "samples_requested": summary.samples_requested,
+        "samples_received": summary.samples_received,
+        "samples_processed": summary.samples_processed,
+        "overflows": summary.overflows,
+        "dropped_samples": summary.dropped_samples,
+        "stop_reason": summary.stop_reason,
+        "mean_power_dbfs": summary.mean_power_dbfs,
+    });
+    let mut entry = json!({
+        "method": f.method.as_str(),
+        "device": summary.device,
+        "requested": summary.requested,
+        "actual": summary.actual,
+        "frequency_hz": f.frequency_hz,
+        "capture": capture,
+    });
+    let (status, detail, estimate) = match result {
+        Ok(e) => {
+            let status = if complete {
+                Status::Pass
+            } else {
+                Status::Partial
+            };
+            let used = e.evidence.detections.iter().filter(|d| d.used).count();
+            let dec = rxnode_dsp::ppm_decimals(e.uncertainty_ppm);
+            let mut detail = format!(
+                "{} {}: radio error {:+.dec$} ± {:.dec$} ppm (1σ) from {used} of {} burst(s), confidence {:.2}",
+                f.method.as_str().to_uppercase(),
+                e.cell,
+                e.ppm,
+                e.uncertainty_ppm,
+                e.evidence.detections.len(),
+                e.confidence
+            );
+            if !complete {
+                detail.push_str(&format!(
+                    "; capture incomplete ({}, {} of {} samples, {} dropped)",
+                    summary.stop_reason,
+                    summary.samples_processed,
+                    summary.samples_requested,
+                    summary.dropped_samples
+                ));
+            }
+            (status, detail, Some(e))
+        }
+        Err(FreqCalError::NotFound(why)) => {
+            let detail = match f.method {
+                FreqCalMethod::Gsm if why.starts_with("no GSM FCCH found") => why,
+                FreqCalMethod::Gsm => format!("no GSM FCCH found: {why}"),
+                FreqCalMethod::Lte if why.starts_with("no LTE cell found") => why,
+                FreqCalMethod::Lte => format!("no LTE cell found: {why}"),
+            };
+            (Status::Fail, detail, None)
+        }
+        Err(e @ FreqCalError::Unavailable(_)) => (Status::NotRun, e.to_string(), None),
+        Err(e) => (Status::Fail, e.to_string(), None),
+    };
+    if let (Some(o), Some(e)) = (entry.as_object_mut(), &estimate) {
+        o.insert("ppm".into(), json!(e.ppm));
+        o.insert("uncertainty_ppm".into(), json!(e.uncertainty_ppm));
+        o.insert("cell".into(), json!(e.cell));
+        o.insert("confidence".into(), json!(e.confidence));
+        o.insert("bursts".into(), json!(e.evidence.detections.len()));
+        o.insert(
+            "bursts_used".into(),
+            json!(e.evidence.detections.iter().filter(|d| d.used).count()),
+        );
+        o.insert(
+            "nominal_offset_hz".into(),
+            json!(e.evidence.nominal_offset_hz),
+        );
+        o.insert("search_hz".into(), json!(e.evidence.search_hz));
+        o.insert(
+            "seconds_analysed".into(),
+            json!(e.evidence.seconds_analysed),
+        );
+        o.insert("detections".into(), json!(e.evidence.detections));
+    }
+    if let Some(o) = entry.as_object_mut() {
+        o.insert("status".into(), json!(status.as_str()));
+        o.insert("detail".into(), json!(detail));
+    }
+    Measured {
+        status,
+        detail,
+        entry,
+        estimate,
+        device: summary.device.clone(),
+    }
+}
+
+/// The radio's driver and serial from a measurement's device block.
+fn driver_serial(device: &Value) -> (String, String) {
+    let get = |k: &str| {
+        device
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (get("driver"), get("serial"))
+}
+
+/// Keep an estimate in `.local/calibration.json` under the radio's identity and add
+/// the `clock` block (with it as the last measurement) to the entry.
+/// `calibration_stored` says whether it was kept, `calibration_note` why not.
+fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>, max_age_s: f64) {
+    let (driver, serial) = driver_serial(&m.device);
+    let mut note = None;
+    let stored = match &m.estimate {
+        Some(e) if m.status == Status::Pass => {
+            let meas = Measurement {
+                ppm: e.ppm,
+                uncertainty_ppm: e.uncertainty_ppm,
+                method: f.method.as_str().to_owned(),
+                reference: format!("{} {}", f.method.as_str().to_uppercase(), e.cell),
+                confidence: e.confidence,
+                time: crate::store::fsutil::now_iso(),
+                task_id: task_id.map(str::to_owned),
+            };
+            match calibration::record(paths, &driver, &serial, meas) {
+                Ok(true) => true,
+                Ok(false) => {
+                    note = Some("the radio reports no serial: not kept".to_owned());
+                    false
+                }
+                Err(e) => {
+                    note = Some(format!("not kept: {e:#}"));
+                    false
+                }
+            }
+        }
+        Some(_) => {
+            note = Some("not kept: the capture was incomplete".to_owned());
+            false
+        }
+        None => false,
+    };
+    let source = m
+        .entry
+        .pointer("/actual/clock_source")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let clock =
+        calibration::clock_block(paths, &driver, &serial, source.as_deref(), max_age_s, None);
+    if let Some(o) = m.entry.as_object_mut() {
+        if m.estimate.is_some() {
+            o.insert("calibration_stored".into(), json!(stored));
+            if let Some(n) = note {
+                o.insert("calibration_note".into(), json!(n));
+            }
+        }
+        o.insert("clock".into(), clock);
+    }
+}
+
+/// `rxnode clkin calibrate` options.
+#[derive(Debug, Clone)]
+pub struct CalibrateOptions {
+    /// SoapySDR device args.
+    pub device: String,
+    /// The broadcast signal to measure.
+    pub method: FreqCalMethod,
+    /// The carrier's frequency (GSM: the BCCH carrier; LTE: the downlink's centre).
+    pub frequency_hz: f64,
+    /// Sample rate; `None`: 1 MS/s for GSM, 1.92 MS/s for LTE.
+    pub sample_rate_hz: Option<f64>,
+    /// RX gain.
+    pub gain_db: Option<f64>,
+    /// How long to listen.
+    pub duration_s: f64,
+    /// Draw the detections as a PNG here.
+    pub plot: Option<PathBuf>,
+}
+
+/// The default sample rate of a method: GSM 1 MS/s (the FCCH tone's ±60 ppm range
+/// at 1.9 GHz and a margin fit in ±450 kHz), LTE 1.92 MS/s (the 6 central resource
+/// blocks that carry PSS/SSS).
+pub fn default_rate(m: FreqCalMethod) -> f64 {
+    match m {
+        FreqCalMethod::Gsm => 1e6,
+        FreqCalMethod::Lte => 1.92e6,
+    }
+}
+
+/// `rxnode clkin calibrate`: check the values and the policy, measure, keep the
+/// measurement, draw it if asked, print it.
+pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
+    let step = FreqCalStep {
+        device: o.device.clone(),
+        method: o.method,
+        frequency_hz: o.frequency_hz,
+        sample_rate_hz: o.sample_rate_hz.unwrap_or_else(|| default_rate(o.method)),
+        gain_db: o.gain_db.map(rxnode_interlock::GainSpec::Total),
+        duration_s: o.duration_s,
+    };
+    if let Some(p) = step.problems().into_iter().next() {
+        return Err(bad_input(format!("clkin calibrate: {p}")));
+    }
+    if o.device.trim().is_empty() || o.device.chars().any(char::is_control) {
+        return Err(bad_input("clkin calibrate: --device must name a radio"));
+    }
+    let paths = ctx.paths();
+    let in_checkout = crate::exec::capture::in_checkout(&ctx.repo);
+    let (policy, _) = crate::store::policy::load(&paths)?;
+    if let Err(e) = check_freq_cal(&step, &policy.rx) {
+        if in_checkout {
+            crate::exec::ledger_note(
+                &paths,
+                &Entry::new("refused")
+                    .detail(json!({"command": "clkin calibrate", "reason": e.to_string()})),
+            );
+        }
+        return Err(refused(e.to_string()));
+    }
+    let mut m = measure(
+        &step,
+        None,
+        crate::signals::cancel_flag("the calibration"),
+        !ctx.json,
+    );
+    if in_checkout {
+        keep(&paths, &mut m, &step, None, policy.rx.calibration_max_age_s);
+        let mut detail = m.entry.clone();
+        if let Some(d) = detail.as_object_mut() {
+            d.remove("detections");
+        }
+        crate::exec::ledger_note(&paths, &Entry::new("freq_cal").detail(detail));
+    } else if let Some(e) = m.entry.as_object_mut() {
+        e.insert("calibration_stored".into(), json!(false));
+        e.insert(
+            "calibration_note".into(),
+            json!("not kept: not run in an rxnode checkout"),
+        );
+    }
+    if let Some(p) = &o.plot {
+        if m.estimate.is_some() || m.entry.get("detections").is_some() {
+            crate::result::write_freq_cal_png(p, &m.entry)?;
+        } else {
+            tracing::warn!("no picture: nothing was detected");
+        }
+    }
+    let text = if ctx.json {
+        format!("{}\n", serde_json::to_string_pretty(&m.entry)?)
+    } else {
+        render(&m)
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(match m.status {
+        Status::Pass => Outcome::Done,
+        _ => Outcome::Code(1),
+    })
+}
+
+/// The human text of a measurement.
+fn render(m: &Measured) -> String {
+    let mut s = format!("{}: {}\n", m.status.as_str(), m.detail);
+    if let Some(e) = &m.estimate {
+        let fc = m
+            .entry
+            .get("frequency_hz")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        s.push_str(&format!(
+            "  the radio's clock runs {} by {:.4} ppm: tuned to {:.6} MHz it receives {:.6} MHz;\n  \
+             to receive {:.6} MHz exactly, tune to {:.6} MHz (or apply it with --apply-cal)\n",
+            if e.ppm >= 0.0 { "fast" } else { "slow" },
+            e.ppm.abs(),
+            fc / 1e6,
+            fc * (1.0 + e.ppm * 1e-6) / 1e6,
+            fc / 1e6,
+            fc / (1.0 + e.ppm * 1e-6) / 1e6,
+        ));
+    }
+    if let Some(n) = m.entry.get("calibration_note").and_then(Value::as_str) {
+        s.push_str(&format!("  calibration {n}\n"));
+    } else if m.entry.get("calibration_stored") == Some(&json!(true)) {
+        s.push_str("  kept in .local/calibration.json\n");
+    }
+    s
+}
+
+/// The `freq_cal` step: policy, measurement, its check and its `freq_cal[]` row.
+pub(crate) fn step_freq_cal(s: &StepCtx, f: &FreqCalStep, out: &mut Outputs) {
+    if let Err(e) = check_freq_cal(f, &s.policy.rx) {
+        out.not_calibrated(s, Status::Blocked, e.to_string());
+        return;
+    }
+    let mut m = measure(
+        f,
+        Some(&s.paths.repo),
+        crate::signals::cancel_flag("the running step"),
+        !s.ctx.json,
+    );
+    keep(
+        s.paths,
+        &mut m,
+        f,
+        Some(s.task.id().as_str()),
+        s.policy.rx.calibration_max_age_s,
+    );
+    if m.status == Status::Fail {
+        out.errors.push(format!("{}: {}", s.name, m.detail));
+    }
+    let mut entry = m.entry;
+    if let Some(o) = entry.as_object_mut() {
+        o.insert("step".into(), json!(s.index + 1));
+    }
+    out.freq_cal.push(entry);
+    out.checks.push(Check::new(&s.name, m.status, m.detail));
+}

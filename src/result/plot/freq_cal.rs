@@ -1,0 +1,219 @@
+//! The `freq_cal` picture: every detection (an FCCH burst, a PSS) as time against
+//! its baseband offset, with the offset a perfect clock would give and the searched
+//! range; below, each detection's radio error in ppm with the combined value and
+//! its uncertainty. Rejected detections are grey.
+use super::{atomically, err, font_ready, FAMILY};
+use anyhow::Result;
+use plotters::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// Picture size.
+pub(crate) const FREQ_CAL_SIZE: (u32, u32) = (1200, 820);
+
+/// One detection read back from a `freq_cal[]` entry.
+struct Det {
+    t: f64,
+    off_khz: f64,
+    ppm: f64,
+    used: bool,
+}
+
+/// Write the picture of one `freq_cal[]` entry (it must hold `detections`).
+pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
+    let f = |k: &str| e.get(k).and_then(Value::as_f64);
+    let dets: Vec<Det> = e
+        .get("detections")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|d| {
+                    Some(Det {
+                        t: d.get("time_s")?.as_f64()?,
+                        off_khz: d.get("offset_hz")?.as_f64()? / 1e3,
+                        ppm: d.get("ppm")?.as_f64()?,
+                        used: d.get("used")?.as_bool()?,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    anyhow::ensure!(!dets.is_empty(), "plot: no detections to draw");
+    let method = e
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_uppercase();
+    let cell = e.get("cell").and_then(Value::as_str).unwrap_or("");
+    let title = match (f("ppm"), f("uncertainty_ppm")) {
+        (Some(p), Some(u)) => {
+            let dec = rxnode_dsp::ppm_decimals(u);
+            format!(
+                "{method} {cell}: radio error {p:+.dec$} ± {u:.dec$} ppm (1σ), {} of {} detections used",
+                dets.iter().filter(|d| d.used).count(),
+                dets.len()
+            )
+        }
+        _ => format!("{method} {cell}: no estimate"),
+    };
+    let t1 = f("seconds_analysed")
+        .unwrap_or(0.0)
+        .max(dets.iter().map(|d| d.t).fold(0.0, f64::max))
+        .max(1e-3);
+    let search = e
+        .get("search_hz")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_f64)
+                .map(|v| v / 1e3)
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let nominal = f("nominal_offset_hz").map(|v| v / 1e3);
+    let (mut y0, mut y1) = dets
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), d| {
+            (a.min(d.off_khz), b.max(d.off_khz))
+        });
+    if let [lo, hi] = search[..] {
+        y0 = y0.min(lo);
+        y1 = y1.max(hi);
+    }
+    let pad = ((y1 - y0) * 0.05).max(0.5);
+    let (y0, y1) = (y0 - pad, y1 + pad);
+    // Lower panel: ppm around the combined value (or the median).
+    let mut ppms: Vec<f64> = dets.iter().filter(|d| d.used).map(|d| d.ppm).collect();
+    ppms.sort_by(f64::total_cmp);
+    let centre = f("ppm")
+        .or_else(|| ppms.get(ppms.len() / 2).copied())
+        .unwrap_or(0.0);
+    let spread = ppms
+        .iter()
+        .map(|p| (p - centre).abs())
+        .fold(0.0, f64::max)
+        .max(f("uncertainty_ppm").unwrap_or(0.0) * 4.0)
+        .max(1e-3)
+        * 1.3;
+    let (p0, p1) = (centre - spread, centre + spread);
+    atomically(path, |tmp| {
+        font_ready()?;
+        let root = BitMapBackend::new(tmp, FREQ_CAL_SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let root = root.titled(&title, (FAMILY, 18)).map_err(err)?;
+        let (top, bottom) = root.split_vertically(430);
+        let used_c = RGBColor(31, 119, 180);
+        let rej_c = RGBColor(170, 170, 170);
+        let mut c = ChartBuilder::on(&top)
+            .margin(14)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..t1, y0..y1)
+            .map_err(err)?;
+        c.configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("baseband offset (kHz)")
+            .label_style((FAMILY, 13))
+            .axis_desc_style((FAMILY, 14))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(err)?;
+        if let [lo, hi] = search[..] {
+            c.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, lo), (t1, hi)],
+                RGBColor(255, 243, 205).filled(),
+            )))
+            .map_err(err)?
+            .label("searched (±60 ppm)")
+            .legend(|(x, y)| {
+                Rectangle::new(
+                    [(x, y - 5), (x + 14, y + 5)],
+                    RGBColor(255, 243, 205).filled(),
+                )
+            });
+        }
+        if let Some(n) = nominal {
+            c.draw_series(LineSeries::new(
+                [(0.0, n), (t1, n)],
+                ShapeStyle::from(&RGBColor(44, 160, 44)).stroke_width(2),
+            ))
+            .map_err(err)?
+            .label(format!("perfect clock {n:+.3} kHz"))
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], RGBColor(44, 160, 44)));
+        }
+        c.draw_series(
+            dets.iter()
+                .filter(|d| d.used)
+                .map(|d| Circle::new((d.t, d.off_khz), 3, used_c.filled())),
+        )
+        .map_err(err)?
+        .label("detection (used)")
+        .legend(move |(x, y)| Circle::new((x + 7, y), 3, used_c.filled()));
+        c.draw_series(
+            dets.iter()
+                .filter(|d| !d.used)
+                .map(|d| Cross::new((d.t, d.off_khz), 4, rej_c.stroke_width(2))),
+        )
+        .map_err(err)?
+        .label("detection (rejected)")
+        .legend(move |(x, y)| Cross::new((x + 7, y), 4, rej_c.stroke_width(2)));
+        c.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FAMILY, 13))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(err)?;
+        let mut c = ChartBuilder::on(&bottom)
+            .margin(14)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..t1, p0..p1)
+            .map_err(err)?;
+        c.configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("radio error (ppm)")
+            .label_style((FAMILY, 13))
+            .axis_desc_style((FAMILY, 14))
+            .light_line_style(RGBColor(235, 235, 235))
+            .y_label_formatter(&|v| format!("{v:+.3}"))
+            .draw()
+            .map_err(err)?;
+        if let (Some(p), Some(u)) = (f("ppm"), f("uncertainty_ppm")) {
+            c.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, p - u), (t1, p + u)],
+                RGBColor(214, 39, 40).mix(0.15).filled(),
+            )))
+            .map_err(err)?;
+            c.draw_series(LineSeries::new(
+                [(0.0, p), (t1, p)],
+                ShapeStyle::from(&RGBColor(214, 39, 40)).stroke_width(2),
+            ))
+            .map_err(err)?
+            .label(format!("combined {p:+.4} ± {u:.4} ppm"))
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], RGBColor(214, 39, 40)));
+        }
+        c.draw_series(
+            dets.iter()
+                .filter(|d| d.used && d.ppm >= p0 && d.ppm <= p1)
+                .map(|d| Circle::new((d.t, d.ppm), 3, used_c.filled())),
+        )
+        .map_err(err)?
+        .label("per detection")
+        .legend(move |(x, y)| Circle::new((x + 7, y), 3, used_c.filled()));
+        c.draw_series(
+            dets.iter()
+                .filter(|d| !d.used)
+                .map(|d| Cross::new((d.t, d.ppm.clamp(p0, p1)), 4, rej_c.stroke_width(2))),
+        )
+        .map_err(err)?;
+        c.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FAMILY, 13))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)
+    })
+}

@@ -1,0 +1,317 @@
+//! `.local/calibration.json`: the radios' measured frequency errors, per radio
+//! identity (driver and serial), for the `clock` block of every result and
+//! recording and for `apply_calibration` / `--apply-cal`
+//! (docs/operator.md#calibrating-a-radio-without-a-generator).
+//!
+//! Written atomically, checked ignored by Git before it is created; a damaged file
+//! is an error naming it, never silently reset.
+use crate::exit::refused;
+use crate::store::fsutil::write_atomic;
+use crate::store::paths::Paths;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The file's name under `.local/`.
+pub(crate) const CALIBRATION_FILE: &str = "calibration.json";
+/// The largest calibration file read.
+const MAX_FILE_BYTES: u64 = 4 << 20;
+/// Measurements kept per radio (the newest).
+const HISTORY: usize = 20;
+
+/// One measurement of a radio's frequency error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Measurement {
+    /// The radio's error, ppm (> 0: its clock runs fast).
+    pub(crate) ppm: f64,
+    /// One-sigma uncertainty, ppm.
+    pub(crate) uncertainty_ppm: f64,
+    /// `gsm` or `lte` (or another method's name).
+    pub(crate) method: String,
+    /// What it was measured against (`GSM BCCH 935.2 MHz`).
+    pub(crate) reference: String,
+    /// The estimator's confidence, 0..1.
+    pub(crate) confidence: f64,
+    /// When (ISO 8601 with offset).
+    pub(crate) time: String,
+    /// The task it was measured in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task_id: Option<String>,
+}
+
+/// One radio's measurements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RadioCalibration {
+    /// The SoapySDR driver.
+    pub(crate) driver: String,
+    /// The radio's serial.
+    pub(crate) serial: String,
+    /// The newest measurement.
+    pub(crate) latest: Measurement,
+    /// Earlier ones, oldest first (at most 20, the latest included).
+    pub(crate) history: Vec<Measurement>,
+}
+
+/// The file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CalibrationFile {
+    /// Always 1.
+    pub(crate) schema_version: u32,
+    /// By radio identity `driver=…,serial=…`.
+    pub(crate) radios: BTreeMap<String, RadioCalibration>,
+}
+
+impl Default for CalibrationFile {
+    fn default() -> Self {
+        Self {
+            schema_version: 1,
+            radios: BTreeMap::new(),
+        }
+    }
+}
+
+/// The radio identity a measurement is kept under; `None` without a serial (a
+/// radio that cannot be told from another of its kind is never given another's
+/// correction).
+pub(crate) fn identity(driver: &str, serial: &str) -> Option<String> {
+    let (d, s) = (driver.trim(), serial.trim());
+    (!d.is_empty() && !s.is_empty()).then(|| format!("driver={d},serial={s}"))
+}
+
+/// `.local/calibration.json`.
+pub(crate) fn path(paths: &Paths) -> PathBuf {
+    paths.local.join(CALIBRATION_FILE)
+}
+
+/// The file and its temporary twin: what [`record`] may create.
+pub(crate) fn created_paths(paths: &Paths) -> Vec<PathBuf> {
+    let p = path(paths);
+    vec![
+        p.clone(),
+        paths
+            .local
+            .join(format!(".{CALIBRATION_FILE}.tmp-{}", std::process::id())),
+    ]
+}
+
+/// The measurements; an empty set when there is no file. A file that is not a
+/// regular file, too big or not a calibration file is an error naming it.
+pub(crate) fn load(paths: &Paths) -> Result<CalibrationFile> {
+    let p = path(paths);
+    let meta = match std::fs::symlink_metadata(&p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CalibrationFile::default()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    };
+    if !meta.is_file() {
+        return Err(refused(format!(
+            "{} is not a regular file (a symlink or folder is never trusted)",
+            p.display()
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(refused(format!(
+            "{} is {} bytes; a calibration file is at most {MAX_FILE_BYTES}",
+            p.display(),
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    let f: CalibrationFile = serde_json::from_slice(&bytes).map_err(|e| {
+        refused(format!(
+            "{}: not a calibration file ({e}); move it aside to start afresh",
+            p.display()
+        ))
+    })?;
+    if f.schema_version != 1 {
+        return Err(refused(format!(
+            "{}: schema_version {} is not 1",
+            p.display(),
+            f.schema_version
+        )));
+    }
+    Ok(f)
+}
+
+/// The newest measurement of one radio.
+pub(crate) fn lookup(paths: &Paths, driver: &str, serial: &str) -> Result<Option<Measurement>> {
+    let Some(id) = identity(driver, serial) else {
+        return Ok(None);
+    };
+    Ok(load(paths)?.radios.get(&id).map(|r| r.latest.clone()))
+}
+
+/// Keep `m` as the radio's newest measurement. Refused, with nothing written, when
+/// Git would not ignore the file; `Ok(false)` when the radio has no serial.
+pub(crate) fn record(paths: &Paths, driver: &str, serial: &str, m: Measurement) -> Result<bool> {
+    let Some(id) = identity(driver, serial) else {
+        return Ok(false);
+    };
+    crate::store::trust::check_created(paths, &created_paths(paths))?;
+    let mut f = load(paths)?;
+    let entry = f.radios.entry(id).or_insert_with(|| RadioCalibration {
+        driver: driver.trim().to_owned(),
+        serial: serial.trim().to_owned(),
+        latest: m.clone(),
+        history: Vec::new(),
+    });
+    entry.latest = m.clone();
+    entry.history.push(m);
+    if entry.history.len() > HISTORY {
+        let extra = entry.history.len() - HISTORY;
+        entry.history.drain(..extra);
+    }
+    let mut text = serde_json::to_string_pretty(&f)?;
+    text.push('\n');
+    write_atomic(&path(paths), text.as_bytes())?;
+    Ok(true)
+}
+
+/// Seconds between an ISO 8601 time and now; `None` when it does not parse.
+pub(crate) fn age_s(time: &str) -> Option<f64> {
+    let t =
+        time::OffsetDateTime::parse(time, &time::format_description::well_known::Rfc3339).ok()?;
+    Some((time::OffsetDateTime::now_utc() - t).as_seconds_f64())
+}
+
+/// The `clock` block of a result entry or a recording: where the radio's clock
+/// comes from and how good its frequency axis is — its last measurement (with its
+/// age, and `stale` past `max_age_s`) and the correction applied, if any
+/// (docs/protocol.md#clock).
+pub(crate) fn clock_block(
+    paths: &Paths,
+    driver: &str,
+    serial: &str,
+    source: Option<&str>,
+    max_age_s: f64,
+    applied_ppm: Option<f64>,
+) -> serde_json::Value {
+    let last = match lookup(paths, driver, serial) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::warn!("calibration: {e:#}");
+            None
+        }
+    };
+    let last = last.map(|m| {
+        let age = age_s(&m.time);
+        let stale = age.is_none_or(|a| a > max_age_s || a < -300.0);
+        serde_json::json!({
+            "ppm": m.ppm,
+            "uncertainty_ppm": m.uncertainty_ppm,
+            "method": m.method,
+            "reference": m.reference,
+            "time": m.time,
+            "age_s": age.map(|a| a.round()),
+            "stale": stale,
+        })
+    });
+    serde_json::json!({
+        "source": source,
+        "radio": identity(driver, serial),
+        "last_measurement": last,
+        "ppm_correction_applied": applied_ppm,
+    })
+}
+
+/// The correction to apply to radio `driver`/`serial` when asked: its newest
+/// measurement, fresh (no older than `max_age_s`). A missing or stale one is an
+/// error naming the radio and the measurement's age — never applied silently.
+pub(crate) fn correction_for(
+    paths: &Paths,
+    driver: &str,
+    serial: &str,
+    max_age_s: f64,
+) -> Result<Measurement, String> {
+    let Some(id) = identity(driver, serial) else {
+        return Err(format!(
+            "apply_calibration (--apply-cal): the radio (driver {driver:?}) reports no serial, so no measurement can be tied to it"
+        ));
+    };
+    let m = lookup(paths, driver, serial)
+        .map_err(|e| format!("apply_calibration (--apply-cal): {e:#}"))?
+        .ok_or_else(|| {
+            format!(
+                "apply_calibration (--apply-cal): no frequency calibration of {id} in .local/calibration.json; \
+                 measure one with `rxnode clkin calibrate`"
+            )
+        })?;
+    match age_s(&m.time) {
+        Some(a) if (-300.0..=max_age_s).contains(&a) => Ok(m),
+        Some(a) => Err(format!(
+            "apply_calibration (--apply-cal): the calibration of {id} ({:+.4} ppm, {}) is stale: {:.1} h old, \
+             rx.calibration_max_age_s is {:.1} h; measure again with `rxnode clkin calibrate`",
+            m.ppm,
+            m.time,
+            a / 3600.0,
+            max_age_s / 3600.0
+        )),
+        None => Err(format!(
+            "apply_calibration (--apply-cal): the calibration of {id} has an unreadable time {:?}",
+            m.time
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(ppm: f64) -> Measurement {
+        Measurement {
+            ppm,
+            uncertainty_ppm: 0.01,
+            method: "gsm".into(),
+            reference: "GSM BCCH 935.2 MHz".into(),
+            confidence: 0.9,
+            time: crate::store::fsutil::now_iso(),
+            task_id: None,
+        }
+    }
+
+    #[test]
+    fn measurements_are_kept_per_radio_and_the_newest_wins() {
+        let d = tempfile::TempDir::new().unwrap_or_else(|e| panic!("{e}"));
+        let paths = Paths::new(d.path());
+        assert_eq!(lookup(&paths, "rxsim", "a").ok().flatten(), None);
+        assert!(record(&paths, "rxsim", "a", m(1.0)).unwrap_or(false));
+        assert!(record(&paths, "rxsim", "b", m(-2.0)).unwrap_or(false));
+        assert!(record(&paths, "rxsim", "a", m(3.0)).unwrap_or(false));
+        assert_eq!(
+            lookup(&paths, "rxsim", "a").ok().flatten().map(|x| x.ppm),
+            Some(3.0)
+        );
+        assert_eq!(
+            lookup(&paths, "rxsim", "b").ok().flatten().map(|x| x.ppm),
+            Some(-2.0)
+        );
+        // No serial: nothing stored, nothing found.
+        assert!(!record(&paths, "rxsim", "", m(5.0)).unwrap_or(true));
+        assert_eq!(lookup(&paths, "rxsim", "").ok().flatten(), None);
+        let f = load(&paths).unwrap_or_default();
+        assert_eq!(f.radios["driver=rxsim,serial=a"].history.len(), 2);
+        assert!(age_s(&f.radios["driver=rxsim,serial=a"].latest.time).is_some_and(|a| a < 60.0));
+    }
+
+    #[test]
+    fn a_damaged_file_is_an_error_not_an_empty_set() {
+        let d = tempfile::TempDir::new().unwrap_or_else(|e| panic!("{e}"));
+        let paths = Paths::new(d.path());
+        std::fs::create_dir_all(&paths.local).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path(&paths), b"{\"radios\": 7}").unwrap_or_else(|e| panic!("{e}"));
+        let e = load(&paths).map(|_| ()).map_err(|e| format!("{e:#}"));
+        assert!(
+            matches!(&e, Err(m) if m.contains("calibration.json: not a calibration file")),
+            "{e:?}"
+        );
+        assert!(record(&paths, "rxsim", "a", m(1.0)).is_err());
+        assert_eq!(
+            std::fs::read(path(&paths)).unwrap_or_default(),
+            b"{\"radios\": 7}"
+        );
+    }
+}

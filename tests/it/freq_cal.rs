@@ -1,0 +1,412 @@
+//! Calibrating a radio without a generator: `rxnode clkin calibrate` and the
+//! `freq_cal` plan step over the simulated radio's GSM scene
+//! (docs/operator.md#calibrating-a-radio-without-a-generator). A number only when
+//! the signal is there; an LTE step in a build without that estimator is NOT RUN.
+use crate::util::{run_fed, show, Lab};
+use serde::Deserialize;
+use std::process::Output;
+
+/// The `freq_cal[]` entry / `clkin calibrate --json` output, typed.
+#[derive(Debug, Deserialize)]
+struct FreqCal {
+    status: String,
+    detail: String,
+    method: String,
+    ppm: Option<f64>,
+    uncertainty_ppm: Option<f64>,
+    cell: Option<String>,
+    confidence: Option<f64>,
+    bursts_used: Option<usize>,
+    calibration_stored: Option<bool>,
+    clock: Option<Clock>,
+    step: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Clock {
+    source: Option<String>,
+    radio: Option<String>,
+    last_measurement: Option<Measurement>,
+    ppm_correction_applied: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Measurement {
+    ppm: f64,
+    method: String,
+    reference: String,
+    stale: bool,
+}
+
+fn gsm_radio(serial: &str, ppm: f64, snr_db: f64) -> String {
+    format!("driver=rxsim,serial={serial},pace=0,ppm={ppm},gsm_freq=935.2e6,gsm_snr_db={snr_db}")
+}
+
+fn calibrate(lab: &Lab, device: &str, method: &str, extra: &[&str]) -> Output {
+    run_fed(
+        lab.rxnode()
+            .arg("--sim")
+            .args([
+                "clkin",
+                "calibrate",
+                "-d",
+                device,
+                "--method",
+                method,
+                "-f",
+                "935.2M",
+                "--json",
+            ])
+            .args(extra),
+        b"",
+    )
+}
+
+fn parsed(o: &Output) -> FreqCal {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not a freq_cal entry ({e}): {}", show(o)))
+}
+
+/// 0 dB SNR in the channel, +41.7 ppm, no prior: the error within 0.1 ppm from 6 s,
+/// kept per radio in .local/calibration.json (ignored by Git), a picture drawn.
+#[test]
+fn clkin_calibrate_finds_a_gsm_radio_error_and_keeps_it() {
+    let lab = Lab::new();
+    let png = lab.dir.path().join("fcch.png");
+    let o = calibrate(
+        &lab,
+        &gsm_radio("fc1", 41.7, 0.0),
+        "gsm",
+        &["--plot", png.to_str().unwrap_or_default()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let r = parsed(&o);
+    assert_eq!(r.status, "PASS", "{}", r.detail);
+    assert_eq!(r.method, "gsm");
+    let ppm = r.ppm.unwrap_or(f64::NAN);
+    assert!((ppm - 41.7).abs() <= 0.1, "{ppm}: {}", r.detail);
+    let u = r.uncertainty_ppm.unwrap_or(f64::NAN);
+    assert!(u > 0.0 && u < 0.05, "{u}");
+    assert!((ppm - 41.7).abs() <= 5.0 * u + 0.01, "{ppm} ± {u}");
+    assert_eq!(r.cell.as_deref(), Some("BCCH 935.200 MHz"));
+    assert!(
+        r.confidence.is_some_and(|c| (0.5..=1.0).contains(&c)),
+        "{r:?}"
+    );
+    assert!(r.bursts_used.is_some_and(|n| n >= 60), "{r:?}");
+    assert_eq!(r.calibration_stored, Some(true), "{r:?}");
+    let clock = r.clock.unwrap_or_else(|| panic!("no clock block"));
+    assert_eq!(clock.radio.as_deref(), Some("driver=rxsim,serial=fc1"));
+    assert_eq!(clock.source.as_deref(), Some("internal"));
+    assert_eq!(clock.ppm_correction_applied, None);
+    let m = clock
+        .last_measurement
+        .unwrap_or_else(|| panic!("no last measurement"));
+    assert_eq!((m.ppm, m.method.as_str(), m.stale), (ppm, "gsm", false));
+    assert_eq!(m.reference, "GSM BCCH 935.200 MHz");
+    let stored: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(lab.local().join("calibration.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    assert_eq!(
+        stored["radios"]["driver=rxsim,serial=fc1"]["latest"]["ppm"].as_f64(),
+        Some(ppm)
+    );
+    assert_eq!(
+        lab.porcelain(),
+        "",
+        "calibration.json must be ignored by Git"
+    );
+    let bytes = std::fs::read(&png).unwrap_or_default();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "{} bytes",
+        bytes.len()
+    );
+}
+
+/// No BCCH carrier (noise only, or a carrier without FCCH elsewhere): FAIL "no GSM
+/// FCCH found", exit 1, never a number, nothing kept.
+#[test]
+fn no_gsm_signal_fails_without_a_number() {
+    let lab = Lab::new();
+    let o = calibrate(&lab, "driver=rxsim,serial=fc2,pace=0", "gsm", &["-t", "2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let r = parsed(&o);
+    assert_eq!(r.status, "FAIL");
+    assert!(r.detail.starts_with("no GSM FCCH found"), "{}", r.detail);
+    assert_eq!(
+        (r.ppm, r.uncertainty_ppm, r.calibration_stored),
+        (None, None, None)
+    );
+    assert!(!lab.local().join("calibration.json").exists());
+}
+
+/// Until the LTE estimator is in the build, `--method lte` is NOT RUN with the
+/// reason, opens no radio and gives no number.
+#[test]
+fn lte_without_its_estimator_is_not_run_and_gives_no_number() {
+    let lab = Lab::new();
+    let o = calibrate(&lab, &gsm_radio("fc3", 3.0, 10.0), "lte", &["-t", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let r = parsed(&o);
+    assert_eq!(r.status, "NOT RUN");
+    assert_eq!(r.detail, "lte estimator not available in this build");
+    assert_eq!(r.ppm, None);
+}
+
+/// Bad values are bad input (exit 2) naming the field; the policy's limits refuse
+/// (exit 3) naming the limit.
+#[test]
+fn bad_values_and_policy_limits_are_named() {
+    let lab = Lab::new();
+    let o = calibrate(&lab, &gsm_radio("fc4", 0.0, 10.0), "gsm", &["-r", "200k"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("sample_rate_hz 200000 is too low for gsm"),
+        "{}",
+        show(&o)
+    );
+    lab.set_policy(r#"{"rx": {"max_duration_s": 2}}"#);
+    let o = calibrate(&lab, &gsm_radio("fc4", 0.0, 10.0), "gsm", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert!(
+        show(&o).contains("duration_s 6 exceeds rx.max_duration_s 2"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// The `freq_cal` step of an approved task: the GSM step measures and is PASS with its
+/// number in `freq_cal[]` and in RX_RESULT.md; the LTE step is NOT RUN; the result
+/// passes `validate-result`.
+#[test]
+fn freq_cal_steps_in_a_run() {
+    let lab = Lab::new();
+    let dev = gsm_radio("fc5", -12.5, 6.0);
+    let plan = format!(
+        r#"{{"steps": [
+  {{"op": "freq_cal", "device": "{dev}", "method": "gsm", "frequency_hz": 935.2e6,
+    "sample_rate_hz": 1e6, "gain_db": 20, "duration_s": 4}},
+  {{"op": "freq_cal", "device": "{dev}", "method": "lte", "frequency_hz": 806e6,
+    "sample_rate_hz": 1.92e6, "duration_s": 1}},
+  {{"op": "rx_capture", "device": "driver=rxsim,serial=fc5,pace=0,ppm=-12.5,tone_hz=935.3e6",
+    "frequency_hz": 935.2e6, "sample_rate_hz": 1e6, "duration_s": 0.5, "apply_calibration": true}},
+  {{"op": "rx_capture", "device": "driver=rxsim,serial=fc5-other,pace=0,tone_hz=935.3e6",
+    "frequency_hz": 935.2e6, "sample_rate_hz": 1e6, "duration_s": 0.5, "apply_calibration": true}}
+]}}"#
+    );
+    lab.post_and_approve(
+        "FC_RUN_1",
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+        Some(&plan),
+    );
+    let o = run_fed(lab.rxnode().arg("--sim").args(["run", "FC_RUN_1"]), b"");
+    // The LTE step is NOT RUN, so the whole run is not PASS.
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let dir = lab.outbox("FC_RUN_1");
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap_or_default())
+            .unwrap_or_default();
+    let rows: Vec<FreqCal> = serde_json::from_value(r["freq_cal"].clone())
+        .unwrap_or_else(|e| panic!("freq_cal rows ({e}): {}", r["freq_cal"]));
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        (rows[0].step, rows[0].status.as_str()),
+        (Some(1), "PASS"),
+        "{rows:?}"
+    );
+    let ppm = rows[0].ppm.unwrap_or(f64::NAN);
+    assert!((ppm + 12.5).abs() <= 0.1, "{ppm}");
+    assert_eq!(
+        (rows[1].step, rows[1].status.as_str()),
+        (Some(2), "NOT RUN")
+    );
+    assert_eq!(rows[1].ppm, None);
+    // Step 3 tuned with the measurement step 1 just kept: the tone is where it is.
+    let caps = r["captures"].as_array().cloned().unwrap_or_default();
+    assert_eq!(caps.len(), 2, "{caps:?}");
+    assert_eq!(
+        caps[0]["clock"]["ppm_correction_applied"].as_f64(),
+        Some(ppm)
+    );
+    let peak = caps[0]["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!((peak - 935.3e6).abs() < 1_000.0, "{peak}");
+    // Step 4's radio was never measured: BLOCKED, naming it.
+    let checks = r["checks"].as_array().cloned().unwrap_or_default();
+    let c4 = checks
+        .iter()
+        .find(|c| c["name"] == "step 4: rx_capture")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(c4["status"], "BLOCKED", "{c4}");
+    assert!(
+        c4["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no frequency calibration of driver=rxsim,serial=fc5-other"),
+        "{c4}"
+    );
+    let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap_or_default();
+    assert!(
+        md.contains("lte estimator not available in this build"),
+        "{md}"
+    );
+    assert!(md.contains(&format!("{ppm:+.4}")), "{md}");
+    assert!(dir.join("FREQCAL_1.png").exists());
+    let v = run_fed(lab.rxnode().args(["validate-result", "FC_RUN_1"]), b"");
+    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
+}
+
+fn capture(lab: &Lab, device: &str, extra: &[&str]) -> Output {
+    run_fed(
+        lab.rxnode()
+            .arg("--sim")
+            .args([
+                "capture", "-d", device, "-f", "935.2M", "-r", "1M", "-t", "0.5", "--json",
+            ])
+            .args(extra),
+        b"",
+    )
+}
+
+fn json_of(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", show(o)))
+}
+
+/// `capture --apply-cal` tunes with the radio's fresh measurement (the tone lands at
+/// its true RF) and says so in the `clock` block of the summary and of the SigMF
+/// recording (the `rxnode` extension, accepted by the sigmf package's validator); a
+/// capture without it only reports the measurement; a missing or stale one refuses.
+#[test]
+fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_one() {
+    let lab = Lab::new();
+    let o = calibrate(&lab, &gsm_radio("fc6", 17.3, 10.0), "gsm", &["-t", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let measured = parsed(&o).ppm.unwrap_or(f64::NAN);
+    let radio = "driver=rxsim,serial=fc6,pace=0,ppm=17.3,tone_hz=935.3e6";
+    // Without --apply-cal: the tone where the fast clock puts it, the measurement shown.
+    let plain = json_of(&capture(&lab, radio, &[]));
+    let peak = plain["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!(
+        (peak - (935.3e6 - 17.3e-6 * 935.2e6)).abs() < 1_000.0,
+        "{peak}"
+    );
+    assert_eq!(
+        plain["clock"]["ppm_correction_applied"],
+        serde_json::Value::Null
+    );
+    assert_eq!(
+        plain["clock"]["last_measurement"]["ppm"].as_f64(),
+        Some(measured)
+    );
+    assert_eq!(plain["clock"]["last_measurement"]["stale"], false);
+    // With it: at its true RF, recorded with the clock block.
+    let rec = lab.local().join("rx_iq/cal.sigmf-data");
+    let o = capture(
+        &lab,
+        radio,
+        &["--apply-cal", "--record", rec.to_str().unwrap_or_default()],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let cor = json_of(&o);
+    assert_eq!(
+        cor["clock"]["ppm_correction_applied"].as_f64(),
+        Some(measured)
+    );
+    let peak = cor["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!((peak - 935.3e6).abs() < 1_000.0, "{peak}");
+    let meta = rec.with_extension("sigmf-meta");
+    let py = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys\nfrom sigmf import sigmffile\nf = sigmffile.fromfile(sys.argv[1])\nf.validate()\n\
+             ext = [e['name'] for e in f.get_global_field('core:extensions')]\n\
+             print(ext, f.get_global_field('rxnode:clock')['ppm_correction_applied'])",
+        )
+        .arg(&meta)
+        .output()
+        .unwrap_or_else(|e| panic!("python3: {e}"));
+    assert!(
+        py.status.success(),
+        "the sigmf check failed (pip install sigmf; scripts/setup.sh does it): {}",
+        show(&py)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&py.stdout).trim(),
+        format!("['rxnode'] {measured}")
+    );
+    // A sweep with it: every hop tuned with the correction, the emitter at its true RF.
+    let sweep = |extra: &[&str]| {
+        json_of(&run_fed(
+            lab.rxnode()
+                .arg("--sim")
+                .args([
+                    "sweep",
+                    "-d",
+                    "driver=rxsim,serial=fc6,pace=0,ppm=17.3,emitters=935.3e6:-30",
+                    "--start-hz",
+                    "934.5M",
+                    "--stop-hz",
+                    "936M",
+                    "--bin-hz",
+                    "500",
+                    "-r",
+                    "2M",
+                    "--json",
+                ])
+                .args(extra),
+            b"",
+        ))
+    };
+    let plain = sweep(&[]);
+    let peak = plain["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!(
+        (peak - (935.3e6 - 17.3e-6 * 935.2e6)).abs() < 1_500.0,
+        "{peak}"
+    );
+    assert_eq!(
+        plain["clock"]["ppm_correction_applied"],
+        serde_json::Value::Null
+    );
+    let cor = sweep(&["--apply-cal"]);
+    let peak = cor["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!((peak - 935.3e6).abs() < 1_000.0, "{peak}");
+    assert_eq!(
+        cor["clock"]["ppm_correction_applied"].as_f64(),
+        Some(measured)
+    );
+    // Another radio was never measured: refused, naming it.
+    let o = capture(
+        &lab,
+        "driver=rxsim,serial=fc7,pace=0,tone_hz=935.3e6",
+        &["--apply-cal"],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert!(
+        show(&o).contains("no frequency calibration of driver=rxsim,serial=fc7"),
+        "{}",
+        show(&o)
+    );
+    // A measurement older than the policy's limit is stale: shown so, never applied.
+    lab.set_policy(r#"{"rx": {"calibration_max_age_s": 1}}"#);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let o = capture(&lab, radio, &["--apply-cal"]);
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert!(
+        show(&o).contains("the calibration of driver=rxsim,serial=fc6"),
+        "{}",
+        show(&o)
+    );
+    assert!(show(&o).contains("is stale"), "{}", show(&o));
+    let plain = json_of(&capture(&lab, radio, &[]));
+    assert_eq!(plain["clock"]["last_measurement"]["stale"], true);
+    assert_eq!(
+        plain["clock"]["ppm_correction_applied"],
+        serde_json::Value::Null
+    );
+}
