@@ -14,9 +14,15 @@
 //! input). Each figure is one `watch --once` with the state restored to the
 //! marker before it, objects already local (the fetch transfers nothing).
 //! `RXNODE_BENCH_REPS` sets the repetitions (default 5).
+//!
+//! Last, the idle watcher again with status publishing on (heartbeats every 1 s
+//! and every 10 s to the same origin), per idle poll against status off.
+//! `RXNODE_BENCH_SKIP_HISTORY=1` measures only the idle watcher.
 #[cfg(unix)]
 fn main() {
-    history_cost();
+    if std::env::var_os("RXNODE_BENCH_SKIP_HISTORY").is_none() {
+        history_cost();
+    }
     use std::io::Read;
     use std::path::Path;
     use std::process::{Command, Stdio};
