@@ -567,3 +567,43 @@ fn the_last_calibration_of_each_radio_is_published() {
         "{n}"
     );
 }
+
+/// A node whose newest result carries no completion time (a manual task published
+/// without a run) shows when that result landed, never a bare dash.
+#[test]
+fn a_last_result_without_a_completion_time_shows_when_it_landed() {
+    let lab = Lab::new();
+    name(&lab, "MANUAL-RX");
+    let t = Lab::task(
+        "MANUAL_LANDED_1",
+        &lab.main_head(),
+        &[("ALLOW_PUSH", "RX_RESULT_ONLY")],
+    );
+    lab.post(&t);
+    lab.approve("MANUAL_LANDED_1");
+    let out = lab.run(
+        &["publish", "MANUAL_LANDED_1", "--push"],
+        "PUBLISH MANUAL_LANDED_1\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let list = nodes(&lab.main);
+    let n = node_of(&list, "MANUAL-RX").expect("the node");
+    assert_eq!(n["last_task_id"], "MANUAL_LANDED_1", "{n}");
+    assert!(n["last_result_at"].is_null(), "{n}");
+    let landed = n["last_result_landed_at"].as_str().expect("a landing time");
+    assert!(landed.starts_with("20"), "{n}");
+    assert_eq!(n["state"], "silent", "no status published: {n}");
+    let out = crate::util::run_fed(
+        crate::util::rxnode_cmd()
+            .arg("--repo")
+            .arg(&lab.main)
+            .args(["results", "nodes"]),
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("landed on rx-node {landed}")),
+        "{text}"
+    );
+    assert!(!text.contains('—'), "{text}");
+}
