@@ -442,6 +442,40 @@ mod tests {
         assert_eq!(v.more, 0);
     }
 
+    /// A freq_cal step reads in plain units with the policy's verdict: within the
+    /// limits, or blocked naming the limit it breaks.
+    #[test]
+    fn freq_cal_steps_read_in_plain_units_with_their_verdict() {
+        let plan: Plan = Plan {
+            steps: vec![Step::FreqCal(rxnode_interlock::FreqCalStep {
+                device: "driver=rxsim,serial=a".into(),
+                method: rxnode_interlock::FreqCalMethod::Gsm,
+                frequency_hz: 935.2e6,
+                sample_rate_hz: 1e6,
+                gain_db: Some(GainSpec::Total(30.0)),
+                duration_s: 6.0,
+            })],
+        };
+        let v = steps(&plan, Some(&Policy::default()));
+        assert_eq!(
+            v[0].summary,
+            "freq_cal driver=rxsim,serial=a: measures the radio's frequency error from the GSM BCCH \
+             carrier (FCCH bursts) at 935.200 MHz, 1.000 MS/s, gain 30 dB, 6.0 s, receive only, no IQ recorded"
+        );
+        assert_eq!(
+            (v[0].verdict, v[0].transmits, v[0].iq_bytes),
+            (Some("within policy"), false, 0)
+        );
+        let mut tight = Policy::default();
+        tight.rx.max_duration_s = 2.0;
+        let v = steps(&plan, Some(&tight));
+        assert_eq!(v[0].verdict, Some("blocked"));
+        assert_eq!(
+            v[0].reason.as_deref(),
+            Some("duration_s 6 exceeds rx.max_duration_s 2")
+        );
+    }
+
     #[test]
     fn units_and_sizes() {
         assert_eq!(mhz(100e6), "100.000 MHz");

@@ -190,8 +190,10 @@ mod tests {
 
     #[test]
     fn policy_bounds_freq_cal_like_a_capture() {
-        let mut pol = RxPolicy::default();
-        pol.max_duration_s = 5.0;
+        let mut pol = RxPolicy {
+            max_duration_s: 5.0,
+            ..RxPolicy::default()
+        };
         let e = check_freq_cal(&gsm(1e6), &pol).map_err(|e| e.to_string());
         assert!(
             matches!(&e, Err(m) if m.contains("duration_s 6 exceeds rx.max_duration_s 5")),

@@ -425,7 +425,7 @@ fn render(m: &Measured) -> String {
             .and_then(Value::as_f64)
             .unwrap_or(0.0);
         s.push_str(&format!(
-            "  the radio's clock runs {} by {:.4} ppm: tuned to {:.6} MHz it receives {:.6} MHz;\n  \
+            "  the radio's clock runs {} by {:.4} ppm: tuned to {:.6} MHz its LO sits at {:.6} MHz;\n  \
              to receive {:.6} MHz exactly, tune to {:.6} MHz (or apply it with --apply-cal)\n",
             if e.ppm >= 0.0 { "fast" } else { "slow" },
             e.ppm.abs(),

@@ -404,7 +404,7 @@ impl RxRadio {
         if !(ppm.is_finite() && ppm.abs() <= 1000.0) {
             return Err(self.rx().unsupported(
                 "frequency correction (ppm)",
-                &ppm.to_string(),
+                ppm,
                 "a finite value within ±1000".to_owned(),
             ));
         }

@@ -16,7 +16,10 @@
 //! 3. **Combine** the per-burst errors: sort, trim 10 % at each end (as
 //!    kalibrate-rtl's `offset.cc`), drop what is further than 5 median absolute
 //!    deviations from the median, and average the rest; the uncertainty is the
-//!    standard error of that mean.
+//!    standard error of that trimmed mean (from the winsorized variance, so the
+//!    trim does not shrink it). The confidence is the fraction of bursts spaced a
+//!    whole number (≥ 10) of TDMA frames apart, times the fraction of the trimmed
+//!    set that agrees, times ½ + ½ × (bursts found / bursts a BCCH sends).
 use super::{
     offset_for_ppm, ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError,
     FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod,
@@ -137,7 +140,7 @@ impl FcchEstimator {
                 ),
             ));
         }
-        if rate < 100e3 || rate > 100e6 {
+        if !(100e3..=100e6).contains(&rate) {
             return Err(bad(
                 "sample_rate_hz",
                 format!("{rate} Hz is outside 100 kHz..100 MHz"),
@@ -216,7 +219,7 @@ impl FcchEstimator {
             let bg = self.background[j];
             if !warm && bg > 0.0 {
                 let r = p / bg;
-                if r > DETECT_RATIO && best.map_or(true, |(br, _)| r > br) {
+                if r > DETECT_RATIO && best.is_none_or(|(br, _)| r > br) {
                     best = Some((r, k));
                 }
             }
@@ -403,12 +406,14 @@ impl FreqCalEstimator for FcchEstimator {
         }
         let m = kept.len() as f64;
         let mean = kept.iter().sum::<f64>() / m;
-        let var = kept.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / (m - 1.0);
-        let uncertainty = (var / m).sqrt();
+        let uncertainty = trimmed_mean_se(&kept, ppms.len());
         let spacing = spacing_consistency(&self.detections, &used, rate);
         let expected = seconds / (51.0 * FRAME_S) * FCCH_FRAMES.len() as f64;
-        let coverage = (m / expected.max(1.0)).min(1.0);
-        let kept_fraction = m / ppms.len() as f64;
+        let coverage = (ppms.len() as f64 / expected.max(1.0)).min(1.0);
+        // Of the values the 10 % trim leaves, the fraction that agree (the trim
+        // itself says nothing about the signal).
+        let core = ppms.len() - 2 * (ppms.len() / 10);
+        let kept_fraction = m / core.max(1) as f64;
         let confidence = (spacing * kept_fraction * (0.5 + 0.5 * coverage)).clamp(0.0, 1.0);
         let detections = self
             .detections
@@ -454,6 +459,31 @@ pub(crate) fn robust_inliers(v: &[f64]) -> Vec<bool> {
         keep[i] = (v[i] - median).abs() <= 5.0 * 1.4826 * mad;
     }
     keep
+}
+
+/// The standard error of the mean of `kept` — what is left of `n` values after
+/// trimming — by the winsorized variance (Tukey–McLaughlin): the kept values'
+/// spread understates the spread of all `n`, their mean's error is
+/// `s_w / ((kept / n) · √n)`.
+fn trimmed_mean_se(kept: &[f64], n: usize) -> f64 {
+    let mut v = kept.to_vec();
+    v.sort_by(f64::total_cmp);
+    let (lo, hi) = match (v.first(), v.last()) {
+        (Some(a), Some(b)) => (*a, *b),
+        _ => return f64::NAN,
+    };
+    // The trimmed ones count as the nearest kept value.
+    let cut = n.saturating_sub(v.len());
+    let below = cut / 2;
+    let above = cut - below;
+    let mut w = Vec::with_capacity(n);
+    w.extend(std::iter::repeat_n(lo, below));
+    w.extend_from_slice(&v);
+    w.extend(std::iter::repeat_n(hi, above));
+    let nw = w.len() as f64;
+    let mean = w.iter().sum::<f64>() / nw;
+    let var = w.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nw - 1.0).max(1.0);
+    var.sqrt() / ((v.len() as f64 / nw) * nw.sqrt())
 }
 
 fn median_of(v: &mut [f64]) -> f64 {
