@@ -14,9 +14,15 @@
 //! input). Each figure is one `watch --once` with the state restored to the
 //! marker before it, objects already local (the fetch transfers nothing).
 //! `RXNODE_BENCH_REPS` sets the repetitions (default 5).
+//!
+//! Last, the idle watcher again with status publishing on (heartbeats every 1 s
+//! and every 10 s to the same origin), per idle poll against status off.
+//! `RXNODE_BENCH_SKIP_HISTORY=1` measures only the idle watcher.
 #[cfg(unix)]
 fn main() {
-    history_cost();
+    if std::env::var_os("RXNODE_BENCH_SKIP_HISTORY").is_none() {
+        history_cost();
+    }
     use std::io::Read;
     use std::path::Path;
     use std::process::{Command, Stdio};
@@ -94,33 +100,39 @@ fn main() {
     let once = (child_cpu() - c0) / runs as f64;
 
     // A long-running idle watcher.
-    let c1 = child_cpu();
-    let mut w = Command::new(bin)
-        .args([
-            "--repo",
-            rx.to_str().unwrap(),
-            "-v",
-            "watch",
-            "--interval",
-            &interval.to_string(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn watcher");
-    let t0 = Instant::now();
-    std::thread::sleep(Duration::from_secs_f64(secs));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGTERM) };
-    let mut log = String::new();
-    if let Some(mut e) = w.stderr.take() {
-        let _ = e.read_to_string(&mut log);
-    }
-    let _ = w.wait();
-    let wall = t0.elapsed().as_secs_f64();
-    let total = child_cpu() - c1;
-    let polls = log.matches("poll: nothing new").count().max(1);
+    let idle = |label: &str| -> (usize, f64, f64) {
+        let c1 = child_cpu();
+        let mut w = Command::new(bin)
+            .args([
+                "--repo",
+                rx.to_str().unwrap(),
+                "-v",
+                "watch",
+                "--interval",
+                &interval.to_string(),
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn watcher");
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(secs));
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(w.id() as libc::pid_t, libc::SIGTERM) };
+        let mut log = String::new();
+        if let Some(mut e) = w.stderr.take() {
+            let _ = e.read_to_string(&mut log);
+        }
+        let _ = w.wait();
+        let wall = t0.elapsed().as_secs_f64();
+        let total = child_cpu() - c1;
+        let polls = log.matches("poll: nothing new").count().max(1);
+        let _ = label;
+        (polls, wall, total)
+    };
+    let (polls, wall, total) = idle("status off");
+
     let per_poll = ((total - once).max(0.0)) / polls as f64;
     let per_hour_10s = per_poll * 360.0;
     println!(
@@ -144,6 +156,43 @@ fn main() {
         per_hour_10s,
         per_hour_10s / 3600.0 * 100.0
     );
+
+    // The same idle watcher publishing its status (docs/protocol.md#node-status):
+    // a heartbeat pushed to the local bare origin every `every` seconds, from the
+    // watcher's publisher thread; the per-poll figure carries the heartbeats'
+    // share (the process CPU of every thread is counted).
+    let ok = Command::new(bin)
+        .args([
+            "--repo",
+            rx.to_str().unwrap(),
+            "node",
+            "set-name",
+            "BENCH-RX",
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "node set-name failed");
+    println!("  status publishing (target: per idle poll <= 2x status off):");
+    for every in [1.0, 10.0] {
+        std::fs::write(
+            rx.join(".local/rxnode-policy.json"),
+            format!(r#"{{"status": {{"publish_every_s": {every}}}}}"#),
+        )
+        .unwrap();
+        let (p2, w2, t2) = idle("status on");
+        let per2 = ((t2 - once).max(0.0)) / p2 as f64;
+        let pushes = (w2 / every).floor() + 2.0; // one at start, one at stop
+        println!(
+            "    heartbeat every {every} s: {p2} polls in {w2:.1} s, ~{pushes:.0} pushes, {:.1} ms CPU total; \
+             per idle poll {:.2} ms CPU = {:.2}x status off",
+            t2 * 1e3,
+            per2 * 1e3,
+            per2 / per_poll.max(1e-9)
+        );
+    }
+    let _ = std::fs::remove_file(rx.join(".local/rxnode-policy.json"));
 }
 
 /// ms per `watch --once` with 0, 1, 10 and 1000 commits since the marker.

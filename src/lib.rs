@@ -34,6 +34,7 @@ mod exec;
 mod exit;
 mod git;
 mod health;
+mod heartbeat;
 mod mainpc;
 mod result;
 mod service;

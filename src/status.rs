@@ -69,6 +69,9 @@ pub(crate) struct Report {
     pub history_rewrites: Vec<Rewrite>,
     /// The last poll's history walk.
     pub last_walk: Option<WalkRecord>,
+    /// Status publication to `rx-status/<NODE>` (docs/protocol.md#node-status):
+    /// what would be published now and the last push.
+    pub status_publishing: crate::heartbeat::View,
 }
 
 /// One pending task version in the queue.
@@ -98,7 +101,7 @@ fn age_s(at: &str) -> Option<i64> {
 }
 
 /// Build the report.
-pub(crate) fn report(paths: &Paths) -> Result<Report> {
+pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Result<Report> {
     let st = state::load(paths)?;
     let holder = lock::holder(paths).unwrap_or(None);
     let alive = holder.as_ref().map(lock::holder_alive);
@@ -151,13 +154,14 @@ pub(crate) fn report(paths: &Paths) -> Result<Report> {
         not_for_this_node: st.ids_with(TaskStatus::NotForThisNode),
         history_rewrites: st.queue.rewrites.clone(),
         last_walk: st.queue.last_walk.clone(),
+        status_publishing: crate::heartbeat::view(paths, source, alive == Some(true)),
     })
 }
 
 /// The command.
 pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
-    let r = report(&paths)?;
+    let r = report(&paths, &ctx.source)?;
     if ctx.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(Outcome::Done);
@@ -190,6 +194,7 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
             r.rejected_texts
         );
     }
+    print_status_publishing(&r.status_publishing, colour);
     if r.published.is_empty() {
         println!("published:  -");
     } else {
@@ -203,6 +208,64 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
         }
     }
     Ok(Outcome::Done)
+}
+
+/// Status publication: on or off, the last push, what would be published now.
+fn print_status_publishing(v: &crate::heartbeat::View, colour: bool) {
+    match v.publishing {
+        "off" => println!(
+            "status:     not published (no \"status\" in the policy; docs/operator.md#letting-the-main-pc-see-this-node)"
+        ),
+        "refused" => println!(
+            "status:     {} {}",
+            crate::term::status("[REFUSED]", 9, colour),
+            v.refused.as_deref().unwrap_or("")
+        ),
+        _ => {
+            println!(
+                "status:     published to {} every {} s",
+                v.remote_ref.as_deref().unwrap_or("?"),
+                v.publish_every_s.unwrap_or(0.0)
+            );
+        }
+    }
+    if let Some(p) = &v.last_push {
+        match (&p.last_error, &p.last_pushed_at) {
+            (Some(e), last) => println!(
+                "            last push {} at {} ({} in a row): {e}; last landed: {}",
+                crate::term::status("[FAILED]", 8, colour),
+                p.last_attempt_at.as_deref().unwrap_or("?"),
+                p.failures_in_a_row,
+                last.as_deref().unwrap_or("never")
+            ),
+            (None, Some(at)) => println!("            last pushed at {at}"),
+            (None, None) => {}
+        }
+    } else if v.publishing == "on" {
+        println!("            not pushed yet (the watcher pushes it)");
+    }
+    if let Some(e) = &v.would_be_refused {
+        println!(
+            "            {} {e}",
+            crate::term::status("[WOULD BE REFUSED]", 18, colour)
+        );
+    }
+    if let Some(s) = &v.would_publish {
+        let q = &s.queue;
+        println!(
+            "            would publish: watcher {}, {} pending approval, {} deferred, {} approved{}, {} refusal(s), {} radio(s)",
+            s.watcher,
+            q.pending_approval,
+            q.deferred,
+            q.approved,
+            q.running
+                .as_ref()
+                .map(|r| format!(", running {} step {}/{} ({})", r.task_id, r.step, r.steps, r.op))
+                .unwrap_or_default(),
+            s.refusals.len(),
+            s.radios.len()
+        );
+    }
 }
 
 /// The node, the watcher, the hold, the last poll and the examined commit.

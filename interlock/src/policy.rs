@@ -16,6 +16,10 @@ pub struct Policy {
     /// tested on a schedule (`rxnode health test ARGS` still works).
     #[serde(default)]
     pub health: Option<HealthPolicy>,
+    /// Status publication (docs/protocol.md#node-status); `None` (the default):
+    /// this node never pushes its status. Setting it is the operator's consent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusPolicy>,
 }
 
 /// Radio self-tests: which radios the watcher tests, and how often.
@@ -90,6 +94,22 @@ impl HealthPolicy {
         }
         Ok(())
     }
+}
+
+/// Status publication: the node keeps `rx-status/<NODE>` on its remote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusPolicy {
+    /// Seconds between heartbeats, in [`StatusPolicy::MIN_EVERY_S`]..=[`StatusPolicy::MAX_EVERY_S`].
+    pub publish_every_s: f64,
+}
+
+impl StatusPolicy {
+    /// Shortest heartbeat interval accepted (seconds). A lab uses minutes;
+    /// sub-second intervals exist for tests and benchmarks on loopback.
+    pub const MIN_EVERY_S: f64 = 0.2;
+    /// Longest heartbeat interval accepted (seconds: one day).
+    pub const MAX_EVERY_S: f64 = 86_400.0;
 }
 
 /// Receive limits.
@@ -170,7 +190,7 @@ impl Policy {
                 "invalid type: the policy must be a JSON object".to_owned(),
             ));
         }
-        for key in ["rx", "tx", "health"] {
+        for key in ["rx", "tx", "health", "status"] {
             if let Some(x) = v.get(key) {
                 if !(x.is_object() || x.is_null()) {
                     return Err(Error::InvalidPolicy(format!(
@@ -224,6 +244,18 @@ impl Policy {
                         "tx.allowed_ranges_hz[{i}] = [{lo}, {hi}] must be positive, finite and lo < hi"
                     )));
                 }
+            }
+        }
+        if let Some(st) = &self.status {
+            let v = st.publish_every_s;
+            if !(v.is_finite()
+                && (StatusPolicy::MIN_EVERY_S..=StatusPolicy::MAX_EVERY_S).contains(&v))
+            {
+                return Err(Error::InvalidPolicy(format!(
+                    "status.publish_every_s must be a number of seconds in [{}, {}], got {v}",
+                    StatusPolicy::MIN_EVERY_S,
+                    StatusPolicy::MAX_EVERY_S
+                )));
             }
         }
         Ok(())
@@ -391,6 +423,32 @@ mod tests {
         let tx = p.tx.unwrap();
         assert_eq!(tx.allowed_ranges_hz, vec![[433.05e6, 434.79e6]]);
         assert_eq!(tx.max_gain_db, 10.0);
+    }
+
+    #[test]
+    fn status_publication_is_off_unless_the_policy_says_so() {
+        assert!(Policy::from_json("{}").unwrap().status.is_none());
+        let p = Policy::from_json(r#"{"status": {"publish_every_s": 300}}"#).unwrap();
+        assert_eq!(p.status.map(|s| s.publish_every_s), Some(300.0));
+        for (text, needle) in [
+            (
+                r#"{"status": {"publish_every_s": 0.1}}"#,
+                "status.publish_every_s",
+            ),
+            (
+                r#"{"status": {"publish_every_s": 90000}}"#,
+                "status.publish_every_s",
+            ),
+            (r#"{"status": {}}"#, "missing field `publish_every_s`"),
+            (
+                r#"{"status": {"publish_every_s": 60, "push_to": "x"}}"#,
+                "unknown field",
+            ),
+            (r#"{"status": 300}"#, "status must be a JSON object"),
+        ] {
+            let e = Policy::from_json(text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -296,6 +296,92 @@ fn credentials(remote: &Remote) -> Check {
     }
 }
 
+/// The `status publishing` check (docs/protocol.md#node-status): when the
+/// policy asks to publish this node's status, the node has a name and the
+/// remote takes a push connection; a last push that failed is a warning with
+/// its error.
+pub(super) fn status_publishing(ctx: &Ctx, paths: &Paths, repo: &Repository) -> Check {
+    use crate::heartbeat::{record, Setting};
+    const NAME: &str = "status publishing";
+    let cfg = match crate::heartbeat::setting(paths, &ctx.source) {
+        Setting::Off => {
+            return check(
+                NAME,
+                Verdict::Skip,
+                "off (no \"status\" in the policy): this node's status is never pushed",
+                "",
+            )
+        }
+        Setting::Refused(why) => {
+            return check(
+                NAME,
+                Verdict::Fail,
+                why,
+                "`rxnode node set-name NAME`, or remove \"status\" from the policy",
+            )
+        }
+        Setting::PolicyUnreadable(why) => {
+            return check(
+                NAME,
+                Verdict::Fail,
+                why,
+                "fix the policy (see the policy check)",
+            )
+        }
+        Setting::On(cfg) => cfg,
+    };
+    let url = repo
+        .find_remote(&cfg.remote)
+        .ok()
+        .and_then(|r| r.url().map(ops::redact))
+        .unwrap_or_default();
+    let workdir = repo
+        .workdir()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| repo.path().to_path_buf());
+    if let Err(e) = connect(&workdir, &cfg.remote, Direction::Push) {
+        return check(
+            NAME,
+            Verdict::Fail,
+            format!(
+                "on, every {} s to {}, but {} ({url}) refuses a push connection: {e}",
+                cfg.every_s,
+                cfg.spec.remote_ref(),
+                cfg.remote
+            ),
+            "check the URL, the network and the push credentials (ssh-agent or a credential helper); \
+             the watcher keeps retrying at every heartbeat",
+        );
+    }
+    match record::load(paths) {
+        Some(r) if r.last_error.is_some() => check(
+            NAME,
+            Verdict::Warn,
+            format!(
+                "on, every {} s to {}; the remote takes a push connection now, but the last push ({}) failed: {}",
+                cfg.every_s,
+                cfg.spec.remote_ref(),
+                r.last_attempt_at.as_deref().unwrap_or("?"),
+                r.last_error.as_deref().unwrap_or("")
+            ),
+            "if it keeps failing: a branch protection rule on rx-status/* may refuse the forced update; allow it for this node",
+        ),
+        r => check(
+            NAME,
+            Verdict::Pass,
+            format!(
+                "on, every {} s to {} on {} ({url}), which takes a push connection; last pushed: {}",
+                cfg.every_s,
+                cfg.spec.remote_ref(),
+                cfg.remote,
+                r.and_then(|r| r.last_pushed_at)
+                    .unwrap_or_else(|| "never".to_owned())
+            ),
+            "",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

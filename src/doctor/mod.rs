@@ -131,9 +131,15 @@ fn run_checks(ctx: &Ctx) -> Vec<Check> {
             out.push(git::local_ignored(r));
             out.extend(git::trust_root(&paths));
             out.extend(git::remote_checks(ctx, r));
+            out.push(git::status_publishing(ctx, &paths, r));
         }
         None => {
-            for name in [".local ignored", "remote", "credentials"] {
+            for name in [
+                ".local ignored",
+                "remote",
+                "credentials",
+                "status publishing",
+            ] {
                 out.push(check(name, Verdict::Skip, "no Git checkout", ""));
             }
         }

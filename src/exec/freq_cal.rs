@@ -385,8 +385,7 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
         return Err(refused(e.to_string()));
     }
     // One process per radio (docs/operator.md#one-process-per-radio).
-    let _held =
-        crate::store::radio_lock::RadioLock::acquire(&paths, &o.device, "clkin calibrate")?;
+    let _held = crate::store::radio_lock::RadioLock::acquire(&paths, &o.device, "clkin calibrate")?;
     let mut m = measure(
         &step,
         None,

@@ -107,6 +107,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     )?;
     let out = execute(&run, authorization, cancel);
     let policy_blocked = out.policy_blocked;
+    crate::store::progress::clear(&paths);
     let interrupted = cancel.load(Ordering::SeqCst);
     let (result, dir) = record_run(&run, out, record, &clock, interrupted)?;
     report(ctx, run.ids, &result, &dir);
@@ -346,6 +347,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
         if show_progress {
             eprintln!("{}", progress_line(run.plan, i));
         }
+        crate::store::progress::step(run.paths, run.ids, i + 1, run.plan.steps.len(), step.op());
         let s = StepCtx {
             ctx: run.ctx,
             paths: run.paths,

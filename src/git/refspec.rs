@@ -1,5 +1,6 @@
-//! The only push refspec rxnode can produce, and credential callbacks that
-//! try each kind once (docs/publishing.md).
+//! The only push refspecs rxnode can produce — `rx-node` (never forced) and
+//! this node's own `rx-status/<NODE>` (forced by design) — and credential
+//! callbacks that try each kind once (docs/publishing.md, docs/protocol.md#node-status).
 use std::fmt;
 
 /// The branch results are published to.
@@ -86,10 +87,108 @@ pub(crate) fn rx_node_refspec(watched_branch: &str) -> Result<PushRefspec, Refsp
     push_refspec(RX_NODE_REF, RX_NODE_REF, watched_branch)
 }
 
+/// Where a node's status branch lives on the remote: `refs/heads/rx-status/<NODE>`.
+pub(crate) const STATUS_REF_PREFIX: &str = "refs/heads/rx-status/";
+/// The node's own copy of the status commit it last built (a private ref).
+pub(crate) const LOCAL_STATUS_PREFIX: &str = "refs/rxnode/node-status/";
+
+/// The status push refspec: always
+/// `+refs/rxnode/node-status/<NODE>:refs/heads/rx-status/<NODE>` for this
+/// node's checked name. Forced, because the branch holds exactly one
+/// parentless commit that each heartbeat replaces. The fields are private, so
+/// no other value can be built outside this module.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct StatusRefspec {
+    spec: String,
+    local: String,
+    remote: String,
+}
+
+impl StatusRefspec {
+    /// The refspec text handed to libgit2.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.spec
+    }
+    /// The local ref the status commit is kept in before the push.
+    pub(crate) fn local_ref(&self) -> &str {
+        &self.local
+    }
+    /// The one remote ref it updates.
+    pub(crate) fn remote_ref(&self) -> &str {
+        &self.remote
+    }
+}
+
+impl fmt::Display for StatusRefspec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spec)
+    }
+}
+
+/// The status refspec of node `node`: refused unless `node` is a valid node
+/// name (`[A-Za-z0-9_-]{1,32}`: no `/`, `*`, `:`, `..` or `+` can reach the
+/// refspec) and the watched branch is not that status branch.
+pub(crate) fn status_refspec(
+    node: &str,
+    watched_branch: &str,
+) -> Result<StatusRefspec, RefspecRefused> {
+    crate::store::node::check_name(node)
+        .map_err(|e| RefspecRefused(format!("status refspec refused: node name {e}")))?;
+    let remote = format!("{STATUS_REF_PREFIX}{node}");
+    if full_branch(watched_branch) == remote {
+        return Err(RefspecRefused(format!(
+            "push to the watched branch {remote} refused: rxnode never writes the branch it takes tasks from"
+        )));
+    }
+    let local = format!("{LOCAL_STATUS_PREFIX}{node}");
+    Ok(StatusRefspec {
+        spec: format!("+{local}:{remote}"),
+        local,
+        remote,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::git::ops::{credentials_callback, redact};
+
+    /// The status refspec names this node's status branch and nothing else,
+    /// whatever the name tries.
+    #[test]
+    fn the_status_refspec_reaches_only_this_nodes_status_branch() {
+        let s = status_refspec("LAB-RX1", "video-development").unwrap();
+        assert_eq!(
+            s.as_str(),
+            "+refs/rxnode/node-status/LAB-RX1:refs/heads/rx-status/LAB-RX1"
+        );
+        assert_eq!(s.remote_ref(), "refs/heads/rx-status/LAB-RX1");
+        for bad in [
+            "",
+            "a/b",
+            "../rx-node",
+            "*",
+            "x:refs/heads/main",
+            "+x",
+            "rx node",
+            "a.b",
+            "A23456789012345678901234567890123",
+            "LAB\\RX",
+        ] {
+            assert!(status_refspec(bad, "main").is_err(), "{bad:?}");
+        }
+        // Every name that passes yields exactly the one shape.
+        for ok in ["a", "LAB_RX-2", "rx-node", "main"] {
+            let s = status_refspec(ok, "video-development").unwrap();
+            assert_eq!(s.as_str().matches(':').count(), 1);
+            assert_eq!(s.remote_ref(), format!("refs/heads/rx-status/{ok}"));
+            assert!(s.as_str().ends_with(&format!(":refs/heads/rx-status/{ok}")));
+            assert!(git2::Reference::is_valid_name(s.local_ref()));
+            assert!(git2::Reference::is_valid_name(s.remote_ref()));
+        }
+        assert!(status_refspec("N1", "rx-status/N1").is_err());
+        assert!(status_refspec("N1", "refs/heads/rx-status/N1").is_err());
+    }
 
     #[test]
     fn the_rx_node_refspec_is_the_only_one() {

@@ -180,12 +180,13 @@ mod tests {
                 "tx": {"allowed_ranges_hz": [[433.05e6, 434.79e6]], "max_gain_db": 10,
                  "max_duration_s": 2},
                 "health": {"self_test_every_s": 60, "radios": ["driver=rxsim"],
-                 "clkin": {"driver=rxsim": {"tone_hz": 100.1e6, "tolerance_ppm": 2}}}}"#,
+                 "clkin": {"driver=rxsim": {"tone_hz": 100.1e6, "tolerance_ppm": 2}}},
+                "status": {"publish_every_s": 300}}"#,
         )
         .expect("a valid policy");
         let v = serde_json::to_value(&full).expect("policy");
         let s = parse(POLICY);
-        for part in ["rx", "tx", "health"] {
+        for part in ["rx", "tx", "health", "status"] {
             let props = &s["properties"][part]["anyOf"][0]["properties"];
             for k in v[part].as_object().expect("object").keys() {
                 assert!(

@@ -1,7 +1,8 @@
 //! The node's local store (never in Git): paths, atomic files and locks,
 //! state and its rebuild (`rebuild` checks the evidence, `replay` rebuilds
-//! from it), the ledger, the watcher lock, the per-radio locks, the outbox, the policy, the node
-//! name, the radios' health, the frequency calibrations, and the trust-root check that guards all of them.
+//! from it), the ledger, the watcher lock, the per-radio locks, the outbox, the
+//! policy, the node name, the radios' health, the frequency calibrations, the
+//! running task's step, and the trust-root check that guards all of them.
 pub(crate) mod calibration;
 pub(crate) mod fsutil;
 pub(crate) mod health;
@@ -12,6 +13,7 @@ pub(crate) mod node;
 pub(crate) mod outbox;
 pub(crate) mod paths;
 pub(crate) mod policy;
+pub(crate) mod progress;
 pub(crate) mod queue;
 pub(crate) mod radio_lock;
 pub(crate) mod rebuild;

@@ -29,6 +29,7 @@ mod versions;
 use crate::context::{Ctx, TaskSource};
 use crate::exit::{bad_input, Outcome};
 use crate::git::ops;
+use crate::heartbeat;
 use crate::store::ledger::{self, Entry};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
@@ -40,6 +41,9 @@ use io::Io;
 use rxnode_interlock::ValidTask;
 use std::io::Write;
 use std::time::Duration;
+
+/// Longest wait for the last status push (`stopped`) when the watcher ends.
+const STATUS_STOP_WAIT: Duration = Duration::from_secs(10);
 
 /// Longest wait between polls after repeated failures.
 pub(crate) const BACKOFF_CAP: Duration = Duration::from_secs(300);
@@ -228,6 +232,17 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     ops::ensure_local_excluded(&repo)?;
     crate::store::trust::verify(&paths)?; // nothing trusted that Git could supply
     state::load(&paths)?; // a corrupt state stops here, kept aside
+                          // Status publication (docs/protocol.md#node-status): asked for but impossible
+                          // is refused before anything starts; an unreadable policy publishes nothing.
+    let status = match heartbeat::setting(&paths, &ctx.source) {
+        heartbeat::Setting::On(cfg) => Some(cfg),
+        heartbeat::Setting::Off => None,
+        heartbeat::Setting::Refused(why) => return Err(crate::exit::refused(why)),
+        heartbeat::Setting::PolicyUnreadable(why) => {
+            loud(why);
+            None
+        }
+    };
     let acquired_at = std::time::SystemTime::now();
     let lock = Lock::acquire(&paths, watcher_command(args))?;
     if let Some(dead) = lock.took_over() {
@@ -235,6 +250,10 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     }
     let mut io = Io::new()?;
     started(&paths, ctx, args)?;
+    let publisher = match status {
+        Some(cfg) if !args.once => Some(heartbeat::Worker::start(paths.clone(), cfg)?),
+        _ => None,
+    };
     let mut flow = Flow::on_branch(paths.clone(), &repo, &ctx.source, &mut io);
     flow.no_prompt = args.no_prompt;
     if args.no_prompt {
@@ -251,6 +270,9 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         s.watcher_pid = None;
         Ok(())
     });
+    if let Some(p) = publisher {
+        p.stop(STATUS_STOP_WAIT);
+    }
     let _ = ledger::append(
         &paths,
         &Entry::new("watcher_stopped").detail(serde_json::json!({ "reason": why })),

@@ -30,6 +30,8 @@ mod hostile_review;
 mod inventory;
 mod mainpc;
 #[cfg(unix)]
+mod node_status;
+#[cfg(unix)]
 mod publish;
 mod queue;
 #[cfg(unix)]

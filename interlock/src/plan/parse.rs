@@ -316,7 +316,12 @@ fn de<T: serde::de::DeserializeOwned>(
 fn op_conflicts(n: usize, op: &str, header: &TaskHeader, cx: &mut PlanCtx<'_>) {
     let known = matches!(
         op,
-        "inventory" | "clock_check" | "rx_capture" | "tx_tone" | "rx_sweep" | "clkin_compare"
+        "inventory"
+            | "clock_check"
+            | "rx_capture"
+            | "tx_tone"
+            | "rx_sweep"
+            | "clkin_compare"
             | "freq_cal"
     );
     if known && !header.hardware_access {

@@ -1,4 +1,4 @@
-//! `rxnode results` (the listing) and `results nodes`.
+//! `rxnode results` (the listing).
 use super::text::{figures, figures_line, parse_time, print_json, str_of};
 use super::tree::{find_results, newest_added, read_json, read_small};
 use super::verify::validate_fetched;
@@ -9,23 +9,22 @@ use anyhow::Result;
 use git2::{Oid, Repository};
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 /// The listing row (the shape docs/protocol.md#6-the-main-pcs-side gives, plus key figures).
 #[derive(Debug, Clone, Serialize)]
-struct Row {
-    node: Option<String>,
-    task_id: String,
+pub(super) struct Row {
+    pub(super) node: Option<String>,
+    pub(super) task_id: String,
     title: Option<String>,
-    status: Option<String>,
+    pub(super) status: Option<String>,
     risk_level: Option<String>,
-    completed_at: Option<String>,
-    commit: Option<String>,
+    pub(super) completed_at: Option<String>,
+    pub(super) commit: Option<String>,
     path: String,
     figures: Value,
     problems: Vec<String>,
     #[serde(skip)]
-    sort_time: i64,
+    pub(super) sort_time: i64,
 }
 
 /// The results at `tip` that pass `keep`, newest first — by when they landed
@@ -35,7 +34,7 @@ struct Row {
 /// Only the commits back to the `limit`-th result are read, so the cost of
 /// the default listing does not grow with the number of results. Also: how
 /// many results the tip holds, and the problems of its tree.
-fn rows(
+pub(super) fn rows(
     repo: &Repository,
     tip: Option<Oid>,
     limit: Option<usize>,
@@ -241,89 +240,4 @@ fn print_list(tip: Option<Oid>, total: usize, list: &[Row], tree_problems: &[Str
     for p in tree_problems {
         println!("! {p}");
     }
-}
-/// `results nodes`: each node's result count and its last result, newest first.
-pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
-    let (all, _, _) = rows(f.repo, f.tip, None, &|_| true)?;
-    #[derive(Serialize)]
-    struct NodeRow {
-        node: Option<String>,
-        results: usize,
-        last_result_at: Option<String>,
-        last_task_id: String,
-        last_status: Option<String>,
-    }
-    let mut by: BTreeMap<Option<String>, NodeRow> = BTreeMap::new();
-    // `all` is newest first: the first row seen per node is its last result.
-    for r in &all {
-        by.entry(r.node.clone())
-            .and_modify(|n| n.results += 1)
-            .or_insert_with(|| NodeRow {
-                node: r.node.clone(),
-                results: 1,
-                last_result_at: r.completed_at.clone(),
-                last_task_id: r.task_id.clone(),
-                last_status: r.status.clone(),
-            });
-    }
-    let mut nodes: Vec<(i64, NodeRow)> = by
-        .into_values()
-        .map(|n| {
-            let t = all
-                .iter()
-                .find(|r| r.node == n.node)
-                .map(|r| r.sort_time)
-                .unwrap_or(i64::MIN);
-            (t, n)
-        })
-        .collect();
-    nodes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.node.cmp(&b.1.node)));
-    let landed: Vec<Option<String>> = nodes
-        .iter()
-        .map(|(t, _)| {
-            time::OffsetDateTime::from_unix_timestamp(*t)
-                .ok()
-                .and_then(|d| {
-                    d.format(&time::format_description::well_known::Rfc3339)
-                        .ok()
-                })
-        })
-        .collect();
-    let nodes: Vec<NodeRow> = nodes.into_iter().map(|(_, n)| n).collect();
-    if f.ctx.json {
-        print_json(&json!({"nodes": nodes}))?;
-    } else {
-        if nodes.is_empty() {
-            println!("no results on rx-node yet");
-        } else {
-            println!(
-                "{:<14} {:>7}  {:<25} last task",
-                "NODE", "RESULTS", "LAST RESULT"
-            );
-        }
-        let mut footnote = false;
-        for (n, landed) in nodes.iter().zip(&landed) {
-            // A result without a completion time: when it landed on rx-node, marked.
-            let when = match (&n.last_result_at, landed) {
-                (Some(t), _) => t.clone(),
-                (None, Some(l)) => {
-                    footnote = true;
-                    format!("{l}*")
-                }
-                (None, None) => "unknown".to_owned(),
-            };
-            println!(
-                "{:<14} {:>7}  {:<25} {} ({})",
-                n.node.as_deref().unwrap_or("(unnamed)"),
-                n.results,
-                when,
-                n.last_task_id,
-                n.last_status.as_deref().unwrap_or("?")
-            );
-        }
-        if footnote {
-            println!("* no completion time in that result: the time it landed on rx-node");
-        }
-    }
-    Ok(Outcome::Done)
 }

@@ -9,6 +9,7 @@
 //! (sizes bounded before loading, names checked, terminal control characters never
 //! printed raw).
 mod list;
+mod nodes;
 mod show;
 mod text;
 mod tree;
@@ -108,7 +109,7 @@ pub enum ResultsQuery {
         /// The node, when several answered this task (default: every node).
         from: Option<String>,
     },
-    /// Each node's result count and last result time.
+    /// Each node's last heartbeat (alive, stale, silent), queue, radios and last result.
     Nodes,
 }
 
@@ -124,10 +125,12 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
     crate::git::ops::set_timeouts();
     let remote = ctx.source.remote.as_str();
     let before = read_private(&repo)?;
+    // `nodes` also reads every node's status branch (docs/protocol.md#node-status).
+    let with_status = matches!(args.sub, Some(ResultsQuery::Nodes));
     let tip = if args.no_fetch {
         before
     } else {
-        fetch_private(&repo, remote)?
+        fetch_private(&repo, remote, with_status)?
     };
     warn_if_rewritten(&repo, before, tip);
     let fetched = Fetched {
@@ -144,7 +147,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         Some(ResultsQuery::Verify { task_id, from }) => {
             verify::cmd_verify(&fetched, &fetched.select(task_id, from)?)
         }
-        Some(ResultsQuery::Nodes) => list::cmd_nodes(&fetched),
+        Some(ResultsQuery::Nodes) => nodes::cmd_nodes(&fetched),
     }
 }
 

@@ -13,7 +13,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Fetch the remote's `refs/heads/rx-node` into [`PRIVATE_REF`] (forced: it is
 /// our private copy) and return its tip; `None` when the remote has no `rx-node`.
-pub(super) fn fetch_private(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
+/// `with_status`: also every `refs/heads/rx-status/*` into the private refs
+/// under [`super::nodes::STATUS_PRIVATE_PREFIX`] (pruned when a node's branch is gone).
+pub(super) fn fetch_private(
+    repo: &Repository,
+    remote: &str,
+    with_status: bool,
+) -> Result<Option<Oid>> {
     set_timeouts();
     let named = crate::git::ops::find_remote(repo, remote)?;
     let url = named
@@ -30,15 +36,20 @@ pub(super) fn fetch_private(repo: &Repository, remote: &str) -> Result<Option<Oi
     fo.update_fetchhead(false);
     fo.prune(git2::FetchPrune::On);
     fo.download_tags(git2::AutotagOption::None);
-    let spec = format!("+refs/heads/rx-node:{PRIVATE_REF}");
-    rem.fetch(&[spec.as_str()], Some(&mut fo), None)
-        .map_err(|e| {
-            anyhow!(
-                "fetch of rx-node from {} failed: {}",
-                rem.url().map(redact).unwrap_or_default(),
-                redact(e.message())
-            )
-        })?;
+    let mut specs = vec![format!("+refs/heads/rx-node:{PRIVATE_REF}")];
+    if with_status {
+        specs.push(format!(
+            "+refs/heads/rx-status/*:{}*",
+            super::nodes::STATUS_PRIVATE_PREFIX
+        ));
+    }
+    rem.fetch(&specs, Some(&mut fo), None).map_err(|e| {
+        anyhow!(
+            "fetch of rx-node from {} failed: {}",
+            rem.url().map(redact).unwrap_or_default(),
+            redact(e.message())
+        )
+    })?;
     read_private(repo)
 }
 

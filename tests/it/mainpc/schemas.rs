@@ -341,7 +341,13 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
             .code(),
         Some(0)
     );
-    for id in ["SCH_MANUAL", "SCH_CLKIN", "SCH_FREE", "SCH_COMPARE", "SCH_FREQCAL"] {
+    for id in [
+        "SCH_MANUAL",
+        "SCH_CLKIN",
+        "SCH_FREE",
+        "SCH_COMPARE",
+        "SCH_FREQCAL",
+    ] {
         let p = a.join(format!(".local/rx_agent_outbox/{id}/RX_RESULT.json"));
         let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         assert_eq!(v["node"]["name"], "LAB-SCHEMA");

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# A fleet on one origin served by `git daemon` on loopback: for each fleet size,
+# N nodes each run a watcher publishing its status every INTERVAL s
+# (docs/protocol.md#node-status) and all publish one result at the same moment
+# to the one `rx-node` branch. Reports per size: results landed, the time until
+# the last result landed, the worst number of push attempts of one node, the most
+# commits any rx-status branch ever held (sampled every few seconds), the main
+# PC's `results nodes` time and how many nodes it saw alive, and the load.
+#
+# usage: scripts/bench-fleet.sh [SIZES] [RXNODE]
+#   SIZES      fleet sizes, default "8 16 32 64"
+#   RXNODE     the binary, default target/debug/rxnode
+#   FLEET_SECONDS  how long each fleet runs after its publications start (default 120)
+#   INTERVAL   heartbeat interval in seconds (default 2)
+#   DAEMON_MAX_CONNECTIONS  git daemon's --max-connections (default 32, git's own
+#              default; 0 = unlimited)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES="${1:-8 16 32 64}"
+BIN="$(realpath "${2:-${CARGO_TARGET_DIR:-target}/debug/rxnode}")"
+SECONDS_PER_FLEET="${FLEET_SECONDS:-120}"
+INTERVAL="${INTERVAL:-2}"
+MAXCONN="${DAEMON_MAX_CONNECTIONS:-32}"
+command -v git >/dev/null || { echo "git is needed" >&2; exit 2; }
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+export GIT_TERMINAL_PROMPT=0
+G=(git -c user.name=bench -c user.email=bench@example.invalid)
+now() { date +%s.%N; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); binary $BIN"
+echo "# heartbeat every ${INTERVAL} s; each fleet runs ${SECONDS_PER_FLEET} s after its publications start; git daemon --max-connections=${MAXCONN}"
+printf '%-5s %-7s %-14s %-13s %-15s %-18s %-8s %s\n' \
+    nodes landed "last landed s" "worst pushes" "status commits" "results nodes s" alive "load (1 5 15)"
+
+for N in $SIZES; do
+    D="$WORK/fleet-$N"
+    mkdir -p "$D"
+    "${G[@]}" init -q --bare -b video-development "$D/origin.git"
+    "${G[@]}" clone -q "$D/origin.git" "$D/main" 2>/dev/null
+    (cd "$D/main" && "${G[@]}" checkout -q -b video-development \
+        && echo fleet > README.md && "${G[@]}" add README.md && "${G[@]}" commit -q -m start \
+        && "${G[@]}" push -q origin video-development)
+    "$BIN" --repo "$D/main" task new --id FLEET_BENCH_1 --title "Fleet benchmark" --force >/dev/null
+    (cd "$D/main" && "${G[@]}" add -A && "${G[@]}" commit -q -m task && "${G[@]}" push -q origin video-development)
+    PORT="$(free_port)"
+    git daemon --reuseaddr --listen=127.0.0.1 --port="$PORT" --base-path="$D" --export-all \
+        --max-connections="$MAXCONN" \
+        --enable=receive-pack "$D" >/dev/null 2>&1 &
+    DAEMON=$!
+    PIDS+=("$DAEMON")
+    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
+    URL="git://127.0.0.1:$PORT/origin.git"
+    # Each node: clone, name, status policy, approve the task, record it done.
+    for i in $(seq "$N"); do
+        n="$D/rx$i"
+        "${G[@]}" clone -q -b video-development "$URL" "$n"
+        "$BIN" --repo "$n" node set-name "FLEET-$i" >/dev/null
+        printf '{"status": {"publish_every_s": %s}}\n' "$INTERVAL" > "$n/.local/rxnode-policy.json"
+        echo A | "$BIN" --repo "$n" watch --once --interval 0.2 >/dev/null
+        "$BIN" --repo "$n" mark-completed FLEET_BENCH_1 --status PASS --note "bench" >/dev/null
+    done
+    # The watchers, their stdin a FIFO this script holds open: they never get an answer.
+    mkfifo "$D/stdin"
+    exec 9<>"$D/stdin"
+    WATCHERS=()
+    for i in $(seq "$N"); do
+        "$BIN" --repo "$D/rx$i" watch --interval "$INTERVAL" <"$D/stdin" >/dev/null 2>"$D/watch$i.err" &
+        WATCHERS+=("$!")
+        PIDS+=("$!")
+    done
+    sleep "$INTERVAL"
+    # All publish at once.
+    T0="$(now)"
+    for i in $(seq "$N"); do
+        ( set +e
+          echo "PUBLISH FLEET_BENCH_1" | "$BIN" --repo "$D/rx$i" --json publish FLEET_BENCH_1 --push \
+            > "$D/pub$i.json" 2>"$D/pub$i.err"
+          echo "$? $(now)" > "$D/pub$i.done" ) &
+    done
+    # Sample the status branches while the fleet runs.
+    MAXC=0
+    END=$(( $(date +%s) + SECONDS_PER_FLEET ))
+    while [ "$(date +%s)" -lt "$END" ]; do
+        for i in $(seq "$N"); do
+            c="$(git -C "$D/origin.git" rev-list --count "rx-status/FLEET-$i" 2>/dev/null || echo 0)"
+            [ "$c" -gt "$MAXC" ] && MAXC="$c"
+        done
+        sleep 3
+    done
+    for i in $(seq "$N"); do
+        for _ in $(seq 600); do [ -f "$D/pub$i.done" ] && break; sleep 0.5; done
+    done
+    LANDED="$(git -C "$D/origin.git" ls-tree -d --name-only rx-node:rx-results/FLEET_BENCH_1 2>/dev/null | wc -l)"
+    LAST="$(cat "$D"/pub*.done | awk -v t0="$T0" 'BEGIN{m=0} {if ($1==0 && $2-t0>m) m=$2-t0} END{printf "%.1f", m}')"
+    FAILED="$(cat "$D"/pub*.done | awk '$1!=0' | wc -l)"
+    WORST="$(python3 - "$D"/pub*.json <<'PY'
+import json, sys
+m = 0
+for f in sys.argv[1:]:
+    try:
+        m = max(m, json.load(open(f)).get("push_attempts", 0))
+    except (OSError, ValueError):
+        pass
+print(m)
+PY
+)"
+    T1="$(now)"
+    "$BIN" --repo "$D/main" --json results nodes > "$D/nodes.json"
+    T2="$(now)"
+    ALIVE="$(python3 -c 'import json,sys; print(sum(1 for n in json.load(open(sys.argv[1]))["nodes"] if n["state"]=="alive"))' "$D/nodes.json")"
+    RN="$(python3 -c "print(f'{$T2 - $T1:.2f}')")"
+    printf '%-5s %-7s %-14s %-13s %-15s %-18s %-8s %s\n' \
+        "$N" "$LANDED/$N" "$LAST" "$WORST" "$MAXC" "$RN" "$ALIVE/$N" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    if [ "$FAILED" -gt 0 ]; then
+        echo "#   $FAILED publication(s) failed (exit 1; the result stays in the node's outbox for \`publish --push\`):"
+        grep -ho '"message":"[^"]*' "$D"/pub*.err | cut -c12- | sed -E 's/[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+:[0-9]+/HOST:PORT/; s/commit [0-9a-f]{40}/commit …/' \
+            | cut -c1-150 | sort | uniq -c | sort -rn | head -4 | sed 's/^/#     /'
+    fi
+    for p in "${WATCHERS[@]}"; do kill "$p" 2>/dev/null || true; done
+    kill "$DAEMON" 2>/dev/null || true
+    wait 2>/dev/null || true
+    exec 9>&-
+    PIDS=()
+    rm -rf "$D"
+done

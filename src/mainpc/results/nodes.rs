@@ -1,0 +1,481 @@
+//! `rxnode results nodes`: per node, its last heartbeat (`rx-status/<NODE>`,
+//! docs/protocol.md#node-status) and its results on `rx-node`.
+//!
+//! The status branches are fetched into private refs under
+//! [`STATUS_PRIVATE_PREFIX`] with the same anonymous fetch as `rx-node`; what
+//! they hold was written by RX nodes and is read as untrusted input: one
+//! bounded blob, every string escaped before it is shown.
+use super::list::{rows, Row};
+use super::text::{parse_time, print_json, shown};
+use super::Fetched;
+use crate::exit::Outcome;
+use anyhow::Result;
+use git2::{ObjectType, Repository};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Where the main PC keeps its copy of every node's `rx-status/<NODE>`.
+pub(crate) const STATUS_PRIVATE_PREFIX: &str = "refs/rxnode/main-pc/rx-status/";
+/// The largest `STATUS.json` read (a node publishes at most 4 KiB).
+const MAX_STATUS_READ: usize = 16 * 1024;
+/// A node is `alive` while its last heartbeat is at most this many intervals old.
+pub(crate) const ALIVE_INTERVALS: f64 = 2.0;
+/// …and `silent` once it is older than this many intervals (`stale` between).
+pub(crate) const SILENT_INTERVALS: f64 = 10.0;
+/// How far ahead of the main PC's clock a heartbeat may be before it is flagged.
+const CLOCK_AHEAD_TOLERANCE_S: f64 = 5.0;
+
+/// One node as `results nodes` shows it.
+#[derive(Debug, Serialize)]
+struct NodeRow {
+    node: Option<String>,
+    /// `alive`, `stale` or `silent`.
+    state: &'static str,
+    last_heartbeat: Option<String>,
+    age_s: Option<f64>,
+    publish_every_s: Option<f64>,
+    watcher: Option<String>,
+    last_poll: Option<Value>,
+    pending_approval: Option<u64>,
+    deferred: Option<u64>,
+    approved: Option<u64>,
+    pending: Vec<Value>,
+    running: Option<Value>,
+    refusals: Vec<Value>,
+    radios: Vec<Value>,
+    calibration: Vec<Value>,
+    rxnode_version: Option<String>,
+    results: usize,
+    last_result_at: Option<String>,
+    last_result_landed_at: Option<String>,
+    last_task_id: Option<String>,
+    last_status: Option<String>,
+    problems: Vec<String>,
+    #[serde(skip)]
+    sort_time: i64,
+}
+
+impl NodeRow {
+    fn new(node: Option<String>) -> NodeRow {
+        NodeRow {
+            node,
+            state: "silent",
+            last_heartbeat: None,
+            age_s: None,
+            publish_every_s: None,
+            watcher: None,
+            last_poll: None,
+            pending_approval: None,
+            deferred: None,
+            approved: None,
+            pending: Vec::new(),
+            running: None,
+            refusals: Vec::new(),
+            radios: Vec::new(),
+            calibration: Vec::new(),
+            rxnode_version: None,
+            results: 0,
+            last_result_at: None,
+            last_result_landed_at: None,
+            last_task_id: None,
+            last_status: None,
+            problems: Vec::new(),
+            sort_time: i64::MIN,
+        }
+    }
+}
+
+/// `alive` / `stale` / `silent` for a heartbeat `age_s` old at interval `every_s`.
+pub(crate) fn state_of(age_s: f64, every_s: f64) -> &'static str {
+    if age_s <= ALIVE_INTERVALS * every_s {
+        "alive"
+    } else if age_s <= SILENT_INTERVALS * every_s {
+        "stale"
+    } else {
+        "silent"
+    }
+}
+
+/// `results nodes`.
+pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
+    let now = time::OffsetDateTime::now_utc();
+    let (all, _, _) = rows(f.repo, f.tip, None, &|_| true)?;
+    let mut by: BTreeMap<Option<String>, NodeRow> = BTreeMap::new();
+    // `all` is newest first: the first row seen per node is its last result.
+    for r in &all {
+        let n = by
+            .entry(r.node.clone())
+            .or_insert_with(|| NodeRow::new(r.node.clone()));
+        n.results += 1;
+        if n.results == 1 {
+            last_result(f.repo, n, r);
+        }
+    }
+    for (name, status) in read_statuses(f.repo)? {
+        let n = by
+            .entry(Some(name.clone()))
+            .or_insert_with(|| NodeRow::new(Some(name.clone())));
+        heartbeat(n, &name, status, now);
+    }
+    for n in by.values_mut() {
+        if n.last_heartbeat.is_none() && n.problems.is_empty() {
+            n.problems.push(
+                "no status published (no rx-status branch: status publishing is off on that node; docs/operator.md#letting-the-main-pc-see-this-node)"
+                    .to_owned(),
+            );
+        }
+    }
+    let mut nodes: Vec<NodeRow> = by.into_values().collect();
+    nodes.sort_by(|a, b| {
+        b.sort_time
+            .cmp(&a.sort_time)
+            .then_with(|| a.node.cmp(&b.node))
+    });
+    if f.ctx.json {
+        print_json(&json!({"nodes": nodes}))?;
+    } else {
+        print_nodes(&nodes);
+    }
+    Ok(Outcome::Done)
+}
+
+/// The node's last result: its completion time, or — when the result carries
+/// none — when it landed on `rx-node`.
+fn last_result(repo: &Repository, n: &mut NodeRow, r: &Row) {
+    n.last_result_at = r.completed_at.clone();
+    n.last_task_id = Some(r.task_id.clone());
+    n.last_status = r.status.clone();
+    n.last_result_landed_at = r
+        .commit
+        .as_deref()
+        .and_then(|c| git2::Oid::from_str(c).ok())
+        .and_then(|c| repo.find_commit(c).ok())
+        .and_then(|c| time::OffsetDateTime::from_unix_timestamp(c.time().seconds()).ok())
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        });
+    n.sort_time = n.sort_time.max(r.sort_time);
+}
+
+/// What one private status ref holds: the parsed `STATUS.json` or why it cannot be read.
+type Read = (Result<Value, String>, Vec<String>);
+
+/// Every node's status branch as fetched, by node name.
+fn read_statuses(repo: &Repository) -> Result<Vec<(String, Read)>> {
+    let mut out = Vec::new();
+    for r in repo.references_glob(&format!("{STATUS_PRIVATE_PREFIX}*"))? {
+        let Ok(r) = r else { continue };
+        let Some(full) = r.name() else { continue };
+        let name = full.trim_start_matches(STATUS_PRIVATE_PREFIX).to_owned();
+        if crate::store::node::check_name(&name).is_err() {
+            // Not a node name rxnode would publish: shown, never trusted as one.
+            out.push((
+                shown(&name, 40),
+                (
+                    Err(format!(
+                        "rx-status/{} is not a node name (1 to 32 of A-Z a-z 0-9 _ -)",
+                        shown(&name, 40)
+                    )),
+                    Vec::new(),
+                ),
+            ));
+            continue;
+        }
+        out.push((name.clone(), read_one(repo, &r, &name)));
+    }
+    Ok(out)
+}
+
+/// `STATUS.json` of one status ref, and what is wrong with the branch's shape.
+fn read_one(repo: &Repository, r: &git2::Reference<'_>, name: &str) -> Read {
+    let mut problems = Vec::new();
+    let commit = match r.peel_to_commit() {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                Err(format!("rx-status/{name} is not a commit: {}", e.message())),
+                problems,
+            )
+        }
+    };
+    if commit.parent_count() > 0 {
+        problems.push(format!(
+            "rx-status/{name} has history (a node keeps exactly one parentless commit there)"
+        ));
+    }
+    let tree = match commit.tree() {
+        Ok(t) => t,
+        Err(e) => return (Err(e.message().to_owned()), problems),
+    };
+    if tree.len() != 1 {
+        problems.push(format!(
+            "rx-status/{name} holds {} entries; a status is STATUS.json alone",
+            tree.len()
+        ));
+    }
+    let Some(entry) = tree.get_name("STATUS.json") else {
+        return (
+            Err(format!("rx-status/{name} has no STATUS.json")),
+            problems,
+        );
+    };
+    if entry.kind() != Some(ObjectType::Blob) || entry.filemode() != 0o100644 {
+        return (
+            Err(format!("rx-status/{name}: STATUS.json is not a plain file")),
+            problems,
+        );
+    }
+    let size = repo
+        .odb()
+        .and_then(|o| o.read_header(entry.id()))
+        .map(|(n, _)| n)
+        .unwrap_or(usize::MAX);
+    if size > MAX_STATUS_READ {
+        return (
+            Err(format!(
+                "rx-status/{name}: STATUS.json is {size} bytes; a status is at most 4096 (not read)"
+            )),
+            problems,
+        );
+    }
+    if size > crate::heartbeat::snapshot::MAX_STATUS_BYTES {
+        problems.push(format!(
+            "rx-status/{name}: STATUS.json is {size} bytes; a status is at most 4096"
+        ));
+    }
+    let v = repo
+        .find_blob(entry.id())
+        .map_err(|e| e.message().to_owned())
+        .and_then(|b| {
+            serde_json::from_slice::<Value>(b.content())
+                .map_err(|e| format!("rx-status/{name}: STATUS.json does not parse ({e})"))
+        })
+        .and_then(|v| {
+            if v.is_object() {
+                Ok(v)
+            } else {
+                Err(format!(
+                    "rx-status/{name}: STATUS.json is not a JSON object"
+                ))
+            }
+        });
+    (v, problems)
+}
+
+fn s(v: &Value, max: usize) -> Option<String> {
+    v.as_str().map(|x| shown(x, max))
+}
+
+fn count(v: &Value) -> Option<u64> {
+    v.as_u64()
+}
+
+/// A JSON object of strings and small numbers copied with every string shown safely.
+fn safe_value(v: &Value, depth: usize) -> Value {
+    match v {
+        Value::String(x) => Value::String(shown(x, 200)),
+        Value::Array(a) if depth > 0 => Value::Array(
+            a.iter()
+                .take(20)
+                .map(|x| safe_value(x, depth - 1))
+                .collect(),
+        ),
+        Value::Object(o) if depth > 0 => Value::Object(
+            o.iter()
+                .take(20)
+                .map(|(k, x)| (shown(k, 40), safe_value(x, depth - 1)))
+                .collect(),
+        ),
+        Value::Number(_) | Value::Bool(_) | Value::Null => v.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// Fill the row from the node's status, its age and state.
+fn heartbeat(n: &mut NodeRow, name: &str, (status, problems): Read, now: time::OffsetDateTime) {
+    n.problems.extend(problems);
+    let v = match status {
+        Ok(v) => v,
+        Err(e) => {
+            n.problems.push(e);
+            return;
+        }
+    };
+    if v["node"].as_str() != Some(name) {
+        n.problems.push(format!(
+            "STATUS.json on rx-status/{name} names node {}",
+            s(&v["node"], 40).unwrap_or_else(|| "nothing".into())
+        ));
+    }
+    n.last_heartbeat = s(&v["time"], 40);
+    n.publish_every_s = v["publish_every_s"]
+        .as_f64()
+        .filter(|e| e.is_finite() && (0.2..=86_400.0).contains(e));
+    n.watcher = s(&v["watcher"], 20);
+    n.rxnode_version = s(&v["rxnode_version"], 40);
+    n.last_poll = v.get("last_poll").map(|p| safe_value(p, 1));
+    let q = &v["queue"];
+    n.pending_approval = count(&q["pending_approval"]);
+    n.deferred = count(&q["deferred"]);
+    n.approved = count(&q["approved"]);
+    n.pending = list(&q["pending"]);
+    n.running = q
+        .get("running")
+        .filter(|r| r.is_object())
+        .map(|r| safe_value(r, 1));
+    n.refusals = list(&v["refusals"]);
+    n.radios = list(&v["radios"]);
+    n.calibration = list(&v["calibration"]);
+    let t = v["time"].as_str().and_then(parse_time);
+    match (t, n.publish_every_s) {
+        (Some(t), Some(every)) => {
+            let mut age = (now - t).as_seconds_f64();
+            if age < -CLOCK_AHEAD_TOLERANCE_S {
+                n.problems.push(format!(
+                    "its heartbeat is {:.0} s ahead of this PC's clock (check both clocks)",
+                    -age
+                ));
+            }
+            age = age.max(0.0);
+            n.age_s = Some((age * 10.0).round() / 10.0);
+            n.state = state_of(age, every);
+            n.sort_time = n.sort_time.max(t.unix_timestamp());
+        }
+        (None, _) => n.problems.push(format!(
+            "STATUS.json on rx-status/{name} has no readable time"
+        )),
+        (_, None) => n.problems.push(format!(
+            "STATUS.json on rx-status/{name} has no valid publish_every_s"
+        )),
+    }
+}
+
+fn list(v: &Value) -> Vec<Value> {
+    v.as_array()
+        .map(|a| a.iter().take(20).map(|x| safe_value(x, 1)).collect())
+        .unwrap_or_default()
+}
+
+fn print_nodes(nodes: &[NodeRow]) {
+    if nodes.is_empty() {
+        println!("no node has published a result or a status yet");
+        return;
+    }
+    for n in nodes {
+        let name = n.node.as_deref().unwrap_or("(unnamed)");
+        match (&n.last_heartbeat, n.age_s) {
+            (Some(t), Some(a)) => println!(
+                "{name}  {}  last heartbeat {t} ({a:.0} s ago, every {} s)  watcher {}",
+                n.state.to_uppercase(),
+                n.publish_every_s
+                    .map(|e| format!("{e}"))
+                    .unwrap_or_else(|| "?".into()),
+                n.watcher.as_deref().unwrap_or("?")
+            ),
+            _ => println!("{name}  {}  no heartbeat", n.state.to_uppercase()),
+        }
+        if n.last_heartbeat.is_some() {
+            let running = n
+                .running
+                .as_ref()
+                .map(|r| {
+                    format!(
+                        "; running {} step {}/{} ({})",
+                        r["task_id"].as_str().unwrap_or("?"),
+                        r["step"],
+                        r["steps"],
+                        r["op"].as_str().unwrap_or("?")
+                    )
+                })
+                .unwrap_or_default();
+            println!(
+                "    queue: {} pending approval, {} deferred, {} approved{running}",
+                opt(n.pending_approval),
+                opt(n.deferred),
+                opt(n.approved)
+            );
+            if n.radios.is_empty() {
+                println!("    radios: none reported");
+            }
+            for r in &n.radios {
+                println!(
+                    "    radio {}: {}{}{}",
+                    r["device"].as_str().unwrap_or("?"),
+                    r["health"].as_str().unwrap_or("?"),
+                    r["last_self_test"]
+                        .as_str()
+                        .map(|t| format!(", self-test {t}"))
+                        .unwrap_or_default(),
+                    r["reason"]
+                        .as_str()
+                        .map(|t| format!(": {t}"))
+                        .unwrap_or_default()
+                );
+            }
+            for c in &n.calibration {
+                match (c["ppm"].as_f64(), c["problem"].as_str()) {
+                    (Some(ppm), _) => println!(
+                        "    calibration {}: {ppm:+.3} ppm ± {} ({}, {})",
+                        c["device"].as_str().unwrap_or("?"),
+                        c["uncertainty_ppm"]
+                            .as_f64()
+                            .map(|u| format!("{u:.3}"))
+                            .unwrap_or_else(|| "?".into()),
+                        c["method"].as_str().unwrap_or("?"),
+                        c["time"].as_str().unwrap_or("?")
+                    ),
+                    (None, p) => println!(
+                        "    calibration {}: {}",
+                        c["device"].as_str().unwrap_or("?"),
+                        p.unwrap_or("no value")
+                    ),
+                }
+            }
+            if let Some(r) = n.refusals.first() {
+                println!(
+                    "    refusals: {} (newest: {}: {})",
+                    n.refusals.len(),
+                    r["task_id"].as_str().unwrap_or("(no ID)"),
+                    r["reason"].as_str().unwrap_or("?")
+                );
+            }
+        }
+        match (&n.last_task_id, &n.last_result_at, &n.last_result_landed_at) {
+            (None, _, _) => println!("    results: none"),
+            (Some(id), Some(at), _) => println!(
+                "    results: {}; last {id} {} completed {at}",
+                n.results,
+                n.last_status.as_deref().unwrap_or("?")
+            ),
+            (Some(id), None, landed) => println!(
+                "    results: {}; last {id} {} (no completion time in the result; landed on rx-node {})",
+                n.results,
+                n.last_status.as_deref().unwrap_or("?"),
+                landed.as_deref().unwrap_or("at an unknown time")
+            ),
+        }
+        for p in &n.problems {
+            println!("    ! {p}");
+        }
+    }
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "?".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alive_within_two_intervals_silent_after_ten() {
+        assert_eq!(state_of(0.0, 2.0), "alive");
+        assert_eq!(state_of(4.0, 2.0), "alive");
+        assert_eq!(state_of(4.1, 2.0), "stale");
+        assert_eq!(state_of(20.0, 2.0), "stale");
+        assert_eq!(state_of(20.1, 2.0), "silent");
+    }
+}

@@ -1,0 +1,609 @@
+//! Nodes that report their health (docs/protocol.md#node-status): the watcher's
+//! `rx-status/<NODE>` branch, one parentless commit with `STATUS.json`, and the
+//! main PC's `results nodes` view of it — real binary, real bare repositories,
+//! `git daemon` on loopback where several nodes push at once.
+use crate::util::{git, git_try, show, signal, start_daemon, Lab, BRANCH};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A watcher left running with its stdin open (it never gets an answer).
+struct Watcher(Child);
+
+impl Watcher {
+    fn start(mut cmd: Command, interval: &str) -> Watcher {
+        let child = cmd
+            .args(["watch", "--interval", interval])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("rxnode watch starts");
+        Watcher(child)
+    }
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn set_status_policy(lab: &Lab, every_s: f64) {
+    lab.set_policy(&format!(
+        r#"{{"status": {{"publish_every_s": {every_s}}}}}"#
+    ));
+}
+
+fn name(lab: &Lab, node: &str) {
+    let out = lab.run(&["node", "set-name", node], "");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}
+
+/// `STATUS.json` of `rx-status/<node>` on the bare repository, if the branch exists.
+fn published(origin: &Path, node: &str) -> Option<Value> {
+    let text = git_try(origin, &["show", &format!("rx-status/{node}:STATUS.json")])?;
+    Some(serde_json::from_str(&text).expect("STATUS.json parses"))
+}
+
+/// Poll `f` every 100 ms until it gives `Some`, at most `within`.
+fn wait_for<T>(within: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = Instant::now() + within;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= end {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `results nodes --json` in `main`, by node name.
+fn nodes(main: &Path) -> Vec<Value> {
+    let out = crate::util::run_fed(
+        crate::util::rxnode_cmd()
+            .arg("--repo")
+            .arg(main)
+            .args(["--json", "results", "nodes"]),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    v["nodes"].as_array().cloned().unwrap_or_default()
+}
+
+fn node_of<'a>(list: &'a [Value], node: &str) -> Option<&'a Value> {
+    list.iter().find(|n| n["node"] == node)
+}
+
+/// Every ref of the bare repository.
+fn refs(origin: &Path) -> Vec<String> {
+    git(origin, &["for-each-ref", "--format=%(refname)"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A node: a clone of `url` with a name and the status policy.
+fn fleet_node(lab: &Lab, name: &str, url: &str, every_s: f64) -> PathBuf {
+    let dir = lab.dir.path().join(format!("rx-{name}"));
+    git(
+        lab.dir.path(),
+        &["clone", "-q", "-b", BRANCH, url, dir.to_str().unwrap()],
+    );
+    let mut c = crate::util::rxnode_cmd();
+    c.arg("--repo").arg(&dir).args(["node", "set-name", name]);
+    let out = crate::util::run_fed(&mut c, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    std::fs::write(
+        dir.join(".local/rxnode-policy.json"),
+        format!(r#"{{"status": {{"publish_every_s": {every_s}}}}}"#),
+    )
+    .unwrap();
+    dir
+}
+
+fn watcher_at(dir: &Path, interval: &str) -> Watcher {
+    let mut c = crate::util::rxnode_cmd();
+    c.arg("--repo").arg(dir);
+    Watcher::start(c, interval)
+}
+
+/// Three nodes publishing every 2 s to one origin served by `git daemon` are all
+/// `alive` on the main PC, each with its own branch of exactly one commit, and
+/// stay alive over several intervals.
+#[test]
+fn three_nodes_at_a_two_second_interval_are_all_alive_over_git_daemon() {
+    let lab = Lab::new();
+    let daemon = start_daemon(lab.dir.path())
+        .expect("git daemon runs on loopback (Debian's `git` package carries it)");
+    let url = format!("git://127.0.0.1:{}/origin.git", daemon.port);
+    let names = ["FLEET-S1", "FLEET-S2", "FLEET-S3"];
+    let dirs: Vec<PathBuf> = names
+        .iter()
+        .map(|n| fleet_node(&lab, n, &url, 2.0))
+        .collect();
+    let _watchers: Vec<Watcher> = dirs.iter().map(|d| watcher_at(d, "0.5")).collect();
+    let all_there = wait_for(Duration::from_secs(20), || {
+        names
+            .iter()
+            .all(|n| published(&lab.origin, n).is_some())
+            .then_some(())
+    });
+    assert!(all_there.is_some(), "refs: {:?}", refs(&lab.origin));
+    // Over three intervals, every look sees all three alive.
+    for _ in 0..3 {
+        let list = nodes(&lab.main);
+        for n in names {
+            let v = node_of(&list, n).unwrap_or_else(|| panic!("{n} missing: {list:?}"));
+            assert_eq!(v["state"], "alive", "{v}");
+            assert_eq!(v["watcher"], "running", "{v}");
+            assert_eq!(v["publish_every_s"], 2.0, "{v}");
+            assert!(v["age_s"].as_f64().unwrap() <= 4.0, "{v}");
+            assert_eq!(v["pending_approval"], 0, "{v}");
+            assert!(v["radios"].is_array(), "{v}");
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    for n in names {
+        let count = git(
+            &lab.origin,
+            &["rev-list", "--count", &format!("rx-status/{n}")],
+        );
+        assert_eq!(count, "1", "rx-status/{n}");
+    }
+}
+
+/// A watcher killed with SIGKILL (no last status) turns `stale` within 3
+/// intervals and `silent` after 10, and not before.
+#[test]
+fn a_killed_watcher_turns_stale_within_three_intervals_and_silent_after_ten() {
+    let lab = Lab::new();
+    name(&lab, "KILL-RX");
+    set_status_policy(&lab, 1.0);
+    let w = Watcher::start(lab.rxnode(), "0.3");
+    let up = wait_for(Duration::from_secs(15), || {
+        node_of(&nodes(&lab.main), "KILL-RX")
+            .filter(|v| v["state"] == "alive")
+            .cloned()
+    });
+    assert!(up.is_some(), "never alive: {:?}", nodes(&lab.main));
+    signal(w.pid(), libc::SIGKILL);
+    let killed = Instant::now();
+    let stale = wait_for(Duration::from_secs(3), || {
+        node_of(&nodes(&lab.main), "KILL-RX")
+            .filter(|v| v["state"] == "stale")
+            .map(|_| killed.elapsed())
+    });
+    assert!(
+        stale.is_some(),
+        "not stale within 3 intervals: {:?}",
+        nodes(&lab.main)
+    );
+    // Still stale (not silent) before 10 intervals have passed since the last heartbeat.
+    std::thread::sleep(Duration::from_secs(8).saturating_sub(killed.elapsed()));
+    let v = nodes(&lab.main);
+    assert_eq!(node_of(&v, "KILL-RX").unwrap()["state"], "stale", "{v:?}");
+    std::thread::sleep(Duration::from_millis(11_500).saturating_sub(killed.elapsed()));
+    let v = nodes(&lab.main);
+    let n = node_of(&v, "KILL-RX").unwrap();
+    assert_eq!(n["state"], "silent", "{n}");
+    assert!(n["age_s"].as_f64().unwrap() > 10.0, "{n}");
+    // Killed without a word: the last status still says the watcher ran.
+    assert_eq!(n["watcher"], "running", "{n}");
+}
+
+/// After 100 heartbeats the status branch holds exactly one parentless commit
+/// with STATUS.json alone, and no other ref was ever pushed; `rxnode status`
+/// shows the last push.
+#[test]
+fn a_status_branch_holds_one_commit_after_a_hundred_heartbeats() {
+    let lab = Lab::new();
+    name(&lab, "BEAT-RX");
+    set_status_policy(&lab, 0.2);
+    let before = refs(&lab.origin);
+    let w = Watcher::start(lab.rxnode(), "0.5");
+    let attempts = wait_for(Duration::from_secs(90), || {
+        let r: Value =
+            serde_json::from_slice(&std::fs::read(lab.local().join("rx_status_push.json")).ok()?)
+                .ok()?;
+        (r["attempts"].as_u64()? >= 100).then_some(r)
+    });
+    drop(w);
+    let rec = attempts.expect("100 heartbeats within 90 s");
+    assert_eq!(rec["failures_in_a_row"], 0, "{rec}");
+    assert_eq!(
+        git(&lab.origin, &["rev-list", "--count", "rx-status/BEAT-RX"]),
+        "1"
+    );
+    assert_eq!(
+        git(
+            &lab.origin,
+            &["rev-list", "--parents", "-n", "1", "rx-status/BEAT-RX"]
+        )
+        .split(' ')
+        .count(),
+        1,
+        "the status commit has a parent"
+    );
+    assert_eq!(
+        git(
+            &lab.origin,
+            &["ls-tree", "-r", "--name-only", "rx-status/BEAT-RX"]
+        ),
+        "STATUS.json"
+    );
+    let mut after = refs(&lab.origin);
+    after.retain(|r| !before.contains(r));
+    assert_eq!(after, vec!["refs/heads/rx-status/BEAT-RX".to_owned()]);
+    let s = published(&lab.origin, "BEAT-RX").unwrap();
+    assert_eq!(s["node"], "BEAT-RX");
+    assert!(s["rxnode_version"].is_string(), "{s}");
+    // The checkout is untouched: no branch, no remote-tracking ref for it.
+    let local = git(&lab.rx, &["for-each-ref", "--format=%(refname)"]);
+    assert!(!local.contains("refs/heads/rx-status"), "{local}");
+    assert!(!local.contains("refs/remotes/origin/rx-status"), "{local}");
+    assert_eq!(lab.porcelain(), "");
+    let out = lab.run(&["--json", "status"], "");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["status_publishing"];
+    assert_eq!(p["publishing"], "on", "{p}");
+    assert_eq!(p["remote_ref"], "refs/heads/rx-status/BEAT-RX", "{p}");
+    assert!(p["last_push"]["last_pushed_at"].is_string(), "{p}");
+    assert_eq!(p["would_publish"]["node"], "BEAT-RX", "{p}");
+}
+
+/// Without "status" in the policy no status ref ever appears — not with a
+/// policy that has other sections, not over a watcher's life with a task.
+#[test]
+fn with_status_off_no_status_ref_ever_appears() {
+    let lab = Lab::new();
+    name(&lab, "QUIET-RX");
+    lab.set_policy(r#"{"rx": {"max_duration_s": 5}}"#);
+    let w = Watcher::start(lab.rxnode(), "0.2");
+    let t = Lab::task("QUIET_1", &lab.main_head(), &[]);
+    lab.post(&t);
+    let seen = wait_for(Duration::from_secs(15), || {
+        let st: Value =
+            serde_json::from_slice(&std::fs::read(lab.local().join("rx_agent_state.json")).ok()?)
+                .ok()?;
+        (st["tasks"]["QUIET_1"]["status"] == "pending").then_some(())
+    });
+    assert!(seen.is_some());
+    std::thread::sleep(Duration::from_secs(2));
+    drop(w);
+    let all = refs(&lab.origin);
+    assert!(
+        all.iter().all(|r| !r.contains("rx-status")),
+        "a status ref appeared: {all:?}"
+    );
+    let local = git(&lab.rx, &["for-each-ref", "--format=%(refname)"]);
+    assert!(!local.contains("node-status"), "{local}");
+    assert!(!lab.local().join("rx_status_push.json").exists());
+    let out = lab.run(&["--json", "status"], "");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status_publishing"]["publishing"], "off");
+}
+
+/// A refused task shows up in the next STATUS.json with its ID and reason; a
+/// pending task whose title carries an absolute path is published with the
+/// title redacted, and the path is nowhere in the status.
+#[test]
+fn a_refusal_and_a_redacted_title_show_in_the_next_status() {
+    let lab = Lab::new();
+    name(&lab, "SCAN-RX");
+    set_status_policy(&lab, 30.0);
+    let _w = Watcher::start(lab.rxnode(), "0.2");
+    let first = wait_for(Duration::from_secs(15), || {
+        published(&lab.origin, "SCAN-RX")
+    });
+    assert!(first.is_some());
+    // A refused text (RF_TX without a value the header allows).
+    let bad = Lab::task("SCAN_BAD_2", &lab.main_head(), &[("RF_TX", "MAYBE")]);
+    lab.post(&bad);
+    // Changes are published at once, not at the next (30 s) heartbeat.
+    let s = wait_for(Duration::from_secs(10), || {
+        published(&lab.origin, "SCAN-RX").filter(|s| {
+            s["refusals"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|x| x["task_id"] == "SCAN_BAD_2"))
+        })
+    })
+    .expect("the refusal in the next status");
+    let r = s["refusals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["task_id"] == "SCAN_BAD_2")
+        .unwrap();
+    let reason = r["reason"].as_str().unwrap();
+    assert!(reason.contains("RF_TX"), "{r}");
+    assert!(!reason.contains('\n'), "{r}");
+    // Then a pending task whose title names a local file (the watcher then
+    // waits at its prompt).
+    let t = Lab::task(
+        "SCAN_PATH_1",
+        &lab.main_head(),
+        &[(
+            "TASK_TITLE",
+            "Compare with /home/alice/captures/ref.sigmf-data",
+        )],
+    );
+    lab.post(&t);
+    let s = wait_for(Duration::from_secs(10), || {
+        published(&lab.origin, "SCAN-RX").filter(|s| s["queue"]["pending_approval"] == 1)
+    })
+    .expect("the pending task in the status before the next heartbeat");
+    assert_eq!(s["queue"]["pending"][0]["task_id"], "SCAN_PATH_1", "{s}");
+    assert_eq!(
+        s["queue"]["pending"][0]["title"], "[redacted: absolute local path]",
+        "{s}"
+    );
+    let raw = git(&lab.origin, &["show", "rx-status/SCAN-RX:STATUS.json"]);
+    assert!(!raw.contains("/home/alice"), "{raw}");
+    assert!(!raw.contains(&lab.rx.display().to_string()), "{raw}");
+    assert!(raw.len() <= 4096);
+    // The main PC sees the same, escaped.
+    let list = nodes(&lab.main);
+    let n = node_of(&list, "SCAN-RX").unwrap();
+    assert_eq!(n["pending_approval"], 1, "{n}");
+    assert!(
+        n["refusals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["task_id"] == "SCAN_BAD_2"),
+        "{n}"
+    );
+}
+
+/// A policy that asks for status on a node without a name: the watcher refuses
+/// to start (exit 3) with the fix, and doctor fails the check the same way;
+/// with a name but an unreachable remote, doctor fails with the fix.
+#[test]
+fn status_without_a_node_name_is_refused_and_doctor_checks_the_remote() {
+    let lab = Lab::new();
+    set_status_policy(&lab, 60.0);
+    let out = lab.run(&["watch", "--once"], "");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rxnode node set-name"), "{err}");
+    assert!(refs(&lab.origin).iter().all(|r| !r.contains("rx-status")));
+    let doc = |lab: &Lab| -> Value {
+        let out = lab.run(&["--json", "doctor"], "");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "status publishing")
+            .cloned()
+            .expect("a status publishing check")
+    };
+    let c = doc(&lab);
+    assert_eq!(c["status"], "FAIL", "{c}");
+    assert!(c["fix"].as_str().unwrap().contains("set-name"), "{c}");
+    name(&lab, "DOC-RX");
+    let c = doc(&lab);
+    assert_eq!(c["status"], "PASS", "{c}");
+    let port = crate::util::free_port();
+    git(
+        &lab.rx,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &format!("git://127.0.0.1:{port}/none.git"),
+        ],
+    );
+    let c = doc(&lab);
+    assert_eq!(c["status"], "FAIL", "{c}");
+    assert!(
+        c["detail"].as_str().unwrap().contains("push connection"),
+        "{c}"
+    );
+    lab.remove_policy();
+    assert_eq!(doc(&lab)["status"], "SKIP");
+}
+
+/// A radio's health reaches the status as it changes: the policy's radio is
+/// `UNTESTED` until tested, `GOOD` after a passing self-test and `BAD` (with
+/// why) after a failing one — each published at once, not at the next heartbeat.
+#[test]
+fn radio_health_changes_are_published_at_once() {
+    let lab = Lab::new();
+    name(&lab, "HEALTH-RX");
+    lab.set_policy(
+        r#"{"status": {"publish_every_s": 60},
+            "health": {"radios": ["driver=rxsim,serial=hs1"], "self_test_every_s": 86400}}"#,
+    );
+    let radio = |lab: &Lab| -> Option<Value> {
+        published(&lab.origin, "HEALTH-RX")?["radios"]
+            .as_array()?
+            .iter()
+            .find(|r| r["device"] == "driver=rxsim,serial=hs1")
+            .cloned()
+    };
+    // Before the watcher runs: what would be published lists the radio UNTESTED.
+    let out = lab.run(&["--json", "status"], "");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let radios = &v["status_publishing"]["would_publish"]["radios"];
+    assert_eq!(radios[0]["device"], "driver=rxsim,serial=hs1", "{v}");
+    assert_eq!(radios[0]["health"], "UNTESTED", "{v}");
+    let mut c = lab.rxnode();
+    c.arg("--sim");
+    let _w = Watcher::start(c, "0.3");
+    // The watcher self-tests the policy's radio at start.
+    let good = wait_for(Duration::from_secs(30), || {
+        radio(&lab).filter(|r| r["health"] == "GOOD")
+    })
+    .expect("GOOD after the start-up self-test");
+    assert!(good["last_self_test"].is_string(), "{good}");
+    let out = lab.run(
+        &[
+            "--sim",
+            "health",
+            "test",
+            "driver=rxsim,serial=hs1,fail_open=1",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let bad = wait_for(Duration::from_secs(10), || {
+        radio(&lab).filter(|r| r["health"] == "BAD")
+    })
+    .expect("BAD in the status well before the next (60 s) heartbeat");
+    assert!(
+        bad["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{bad}"
+    );
+    let list = nodes(&lab.main);
+    let n = node_of(&list, "HEALTH-RX").unwrap();
+    assert_eq!(n["radios"][0]["health"], "BAD", "{n}");
+}
+
+/// A run starting, moving to its next step and ending reaches the status at
+/// once: the running task and its step while `rxnode run` works, nothing after.
+#[test]
+fn a_running_task_and_its_step_are_published_while_it_runs() {
+    let lab = Lab::new();
+    name(&lab, "RUN-RX");
+    let plan = r#"{"steps": [
+      {"op": "inventory"},
+      {"op": "rx_capture", "device": "driver=rxsim,serial=STATUSRUN", "frequency_hz": 100e6,
+       "sample_rate_hz": 250e3, "duration_s": 4.0}
+    ]}"#;
+    lab.post_and_approve(
+        "RUN_STATUS_1",
+        &[
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+        Some(plan),
+    );
+    set_status_policy(&lab, 60.0);
+    let _w = Watcher::start(lab.rxnode(), "0.3");
+    let first = wait_for(Duration::from_secs(15), || published(&lab.origin, "RUN-RX"));
+    assert_eq!(first.unwrap()["queue"]["approved"], 1);
+    let run = lab
+        .rxnode()
+        .args(["--sim", "run", "RUN_STATUS_1"])
+        .env("RXSIM_EVENT_LOG", lab.events_log())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut run = Watcher(run);
+    let running = wait_for(Duration::from_secs(15), || {
+        let s = published(&lab.origin, "RUN-RX")?;
+        let r = s["queue"]["running"].clone();
+        (r["step"] == 2).then_some(r)
+    })
+    .expect("the running capture step in the status");
+    assert_eq!(running["task_id"], "RUN_STATUS_1", "{running}");
+    assert_eq!(running["steps"], 2, "{running}");
+    assert_eq!(running["op"], "rx_capture", "{running}");
+    let st = run.0.wait().unwrap();
+    assert!(st.success(), "{st:?}");
+    let after = wait_for(Duration::from_secs(10), || {
+        published(&lab.origin, "RUN-RX")
+            .filter(|s| s["queue"]["running"].is_null() && s["queue"]["approved"] == 0)
+    })
+    .expect("no running task and nothing approved left after the run");
+    assert_eq!(after["watcher"], "running", "{after}");
+    assert!(!lab.local().join("rx_run_progress.json").exists());
+}
+
+/// A radio's frequency calibration (`rxnode clkin calibrate`) reaches the
+/// status at once, and the main PC shows it per node.
+#[test]
+fn the_last_calibration_of_each_radio_is_published() {
+    let lab = Lab::new();
+    name(&lab, "CAL-RX");
+    set_status_policy(&lab, 60.0);
+    let _w = Watcher::start(lab.rxnode(), "0.3");
+    let first = wait_for(Duration::from_secs(15), || published(&lab.origin, "CAL-RX"))
+        .expect("a first status");
+    assert_eq!(first["calibration"], serde_json::json!([]), "{first}");
+    let out = crate::util::run_fed(
+        lab.rxnode().arg("--sim").args([
+            "clkin",
+            "calibrate",
+            "-d",
+            "driver=rxsim,serial=stcal,pace=0,ppm=12.5,gsm_freq=935.2e6,gsm_snr_db=10",
+            "--method",
+            "gsm",
+            "-f",
+            "935.2M",
+        ]),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let cal = wait_for(Duration::from_secs(10), || {
+        published(&lab.origin, "CAL-RX")?["calibration"]
+            .as_array()?
+            .first()
+            .cloned()
+    })
+    .expect("the calibration in the status before the next heartbeat");
+    assert_eq!(cal["device"], "driver=rxsim,serial=stcal", "{cal}");
+    assert_eq!(cal["method"], "gsm", "{cal}");
+    let ppm = cal["ppm"].as_f64().unwrap();
+    assert!((ppm - 12.5).abs() < 0.2, "{cal}");
+    assert!(cal["time"].is_string(), "{cal}");
+    let list = nodes(&lab.main);
+    let n = node_of(&list, "CAL-RX").unwrap();
+    assert_eq!(
+        n["calibration"][0]["device"], "driver=rxsim,serial=stcal",
+        "{n}"
+    );
+}
+
+/// A node whose newest result carries no completion time (a manual task published
+/// without a run) shows when that result landed, never a bare dash.
+#[test]
+fn a_last_result_without_a_completion_time_shows_when_it_landed() {
+    let lab = Lab::new();
+    name(&lab, "MANUAL-RX");
+    let t = Lab::task(
+        "MANUAL_LANDED_1",
+        &lab.main_head(),
+        &[("ALLOW_PUSH", "RX_RESULT_ONLY")],
+    );
+    lab.post(&t);
+    lab.approve("MANUAL_LANDED_1");
+    let out = lab.run(
+        &["publish", "MANUAL_LANDED_1", "--push"],
+        "PUBLISH MANUAL_LANDED_1\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let list = nodes(&lab.main);
+    let n = node_of(&list, "MANUAL-RX").expect("the node");
+    assert_eq!(n["last_task_id"], "MANUAL_LANDED_1", "{n}");
+    assert!(n["last_result_at"].is_null(), "{n}");
+    let landed = n["last_result_landed_at"].as_str().expect("a landing time");
+    assert!(landed.starts_with("20"), "{n}");
+    assert_eq!(n["state"], "silent", "no status published: {n}");
+    let out = crate::util::run_fed(
+        crate::util::rxnode_cmd()
+            .arg("--repo")
+            .arg(&lab.main)
+            .args(["results", "nodes"]),
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("landed on rx-node {landed}")),
+        "{text}"
+    );
+    assert!(!text.contains('—'), "{text}");
+}
