@@ -423,6 +423,7 @@ pub(crate) fn step_compare(
                 out.errors.push(format!("{}: {}", s.name, done.detail));
             }
             let mut entry = done.entry;
+            add_clock_blocks(&mut entry, s.paths, s.policy.rx.calibration_max_age_s);
             if let Some(o) = entry.as_object_mut() {
                 o.insert("step".into(), json!(s.index + 1));
             }
@@ -441,6 +442,48 @@ pub(crate) fn step_compare(
             out.errors.push(format!("{}: {why}", s.name));
             not_done(out, Status::Fail, why);
         }
+    }
+}
+
+/// Each radio's `clock` block (docs/protocol.md#clock): its clock source and its
+/// last frequency calibration on this node, as every capture carries. A comparison
+/// applies no correction, so `ppm_correction_applied` is null.
+pub(crate) fn add_clock_blocks(
+    entry: &mut Value,
+    paths: &crate::store::paths::Paths,
+    max_age_s: f64,
+) {
+    for role in ["master", "slave"] {
+        let Some(r) = entry.get_mut(role).and_then(Value::as_object_mut) else {
+            continue;
+        };
+        let dev = r.get("device");
+        let driver = dev
+            .and_then(|d| d.get("driver"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let serial = dev
+            .and_then(|d| d.get("serial"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if driver.is_empty() {
+            continue;
+        }
+        let source = r
+            .get("clock_source")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let block = crate::store::calibration::clock_block(
+            paths,
+            &driver,
+            &serial,
+            source.as_deref(),
+            max_age_s,
+            None,
+        );
+        r.insert("clock".into(), block);
     }
 }
 

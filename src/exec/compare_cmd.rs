@@ -163,7 +163,7 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
             a.devices[0], a.devices[1], a.duration_s
         );
     }
-    let done = match compare(&step, cancel) {
+    let mut done = match compare(&step, cancel) {
         Ok(d) => d,
         Err(NotCaptured::OverLimit(why)) => return Err(refuse(why)),
         Err(NotCaptured::Unsupported(why)) => {
@@ -180,6 +180,11 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
             return Err(anyhow::anyhow!("clkin compare: {why}"));
         }
     };
+    crate::exec::compare::add_clock_blocks(
+        &mut done.entry,
+        &paths,
+        policy.rx.calibration_max_age_s,
+    );
     log(Entry::new("clkin_compare").detail(ledger_detail(&done, a)));
     let mut plotted = None;
     if let Some(p) = &a.plot {

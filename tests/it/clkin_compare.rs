@@ -309,6 +309,17 @@ fn the_run_step_records_the_comparison_in_the_result() {
     assert_eq!(r["checks"][0]["name"], "step 1: clkin_compare");
     let e: EntryT = serde_json::from_value(r["clkin_compares"][0].clone()).unwrap();
     assert_eq!(r["clkin_compares"][0]["step"], 1);
+    // Each radio says how good its frequency axis is: its clock source and its last
+    // calibration on this node (none yet), with no correction applied.
+    for role in ["master", "slave"] {
+        let c = &r["clkin_compares"][0][role]["clock"];
+        assert!(
+            c["radio"].as_str().is_some_and(|s| s.contains("rxsim")),
+            "{role}: {c:#}"
+        );
+        assert!(c["last_measurement"].is_null(), "{role}: {c:#}");
+        assert!(c["ppm_correction_applied"].is_null(), "{role}: {c:#}");
+    }
     assert_eq!(e.clkin_compare.verdict.as_deref(), Some("LOCKED"));
     assert!(e.clkin_compare.relative_ppb.unwrap().abs() <= 1.0, "{e:#?}");
     let md = std::fs::read_to_string(ob.join("RX_RESULT.md")).unwrap();

@@ -298,8 +298,10 @@ fn freq_cal_steps_in_a_run() {
         Some(&plan),
     );
     let o = run_fed(lab.rxnode().arg("--sim").args(["run", "FC_RUN_1"]), b"");
-    // The LTE step finds no cell, so the whole run is not PASS.
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    // The LTE step finds no cell, so the whole run is not PASS; the last step is
+    // BLOCKED by the node's own calibration rule (no measurement to apply), which is
+    // a refusal like a policy limit: exit 3 (docs/protocol.md#7-exit-status).
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
     let dir = lab.outbox("FC_RUN_1");
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap_or_default())

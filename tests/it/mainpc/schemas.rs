@@ -363,10 +363,10 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
     let real = cases[1].2.clone();
     let mut broken = Vec::new();
     // A freq_cal confidence above 1 and an unknown method are refused.
-    let mut b = cases[3].2.clone();
+    let mut b = cases[4].2.clone();
     b["freq_cal"][0]["confidence"] = json!(2.0);
     broken.push(b);
-    let mut b = cases[3].2.clone();
+    let mut b = cases[4].2.clone();
     b["freq_cal"][0]["method"] = json!("umts");
     broken.push(b);
     let mut b = real.clone();
