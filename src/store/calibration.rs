@@ -8,7 +8,7 @@
 use crate::exit::refused;
 use crate::store::fsutil::write_atomic;
 use crate::store::paths::Paths;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -102,25 +102,11 @@ pub(crate) fn created_paths(paths: &Paths) -> Vec<PathBuf> {
 /// regular file, too big or not a calibration file is an error naming it.
 pub(crate) fn load(paths: &Paths) -> Result<CalibrationFile> {
     let p = path(paths);
-    let meta = match std::fs::symlink_metadata(&p) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CalibrationFile::default()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    let Some(bytes) =
+        crate::store::fsutil::read_small_regular(&p, MAX_FILE_BYTES, "calibration file", None)?
+    else {
+        return Ok(CalibrationFile::default());
     };
-    if !meta.is_file() {
-        return Err(refused(format!(
-            "{} is not a regular file (a symlink or folder is never trusted)",
-            p.display()
-        )));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(refused(format!(
-            "{} is {} bytes; a calibration file is at most {MAX_FILE_BYTES}",
-            p.display(),
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
     let f: CalibrationFile = serde_json::from_slice(&bytes).map_err(|e| {
         refused(format!(
             "{}: not a calibration file ({e}); move it aside to start afresh",

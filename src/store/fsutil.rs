@@ -3,6 +3,39 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 
+/// The bytes of a small node-local file, `None` when there is none. A file that is
+/// not a regular file (a symlink or folder is never trusted) or is over `max` bytes
+/// is a refusal naming it; `fix` (if any) says what the operator does about it.
+pub(crate) fn read_small_regular(
+    p: &Path,
+    max: u64,
+    what: &str,
+    fix: Option<&str>,
+) -> Result<Option<Vec<u8>>> {
+    let meta = match std::fs::symlink_metadata(p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    };
+    if !meta.is_file() {
+        let fix = fix.map(|f| format!("; {f}")).unwrap_or_default();
+        return Err(crate::exit::refused(format!(
+            "{} is not a regular file (a symlink or folder is never trusted){fix}",
+            p.display()
+        )));
+    }
+    if meta.len() > max {
+        return Err(crate::exit::refused(format!(
+            "{} is {} bytes; a {what} is at most {max}",
+            p.display(),
+            meta.len()
+        )));
+    }
+    std::fs::read(p)
+        .map(Some)
+        .with_context(|| format!("cannot read {}", p.display()))
+}
+
 /// Create (or truncate) `path` with `bytes`, flushed and fsynced.
 pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f =

@@ -40,25 +40,15 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
 /// naming the file (never silently treated as "no name").
 pub(crate) fn load_name(paths: &Paths) -> Result<Option<String>> {
     let p = paths.node_name();
-    let meta = match std::fs::symlink_metadata(&p) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    let Some(bytes) = crate::store::fsutil::read_small_regular(
+        &p,
+        MAX_FILE_BYTES,
+        "node file",
+        Some("remove it and run `rxnode node set-name NAME`"),
+    )?
+    else {
+        return Ok(None);
     };
-    if !meta.is_file() {
-        return Err(refused(format!(
-            "{} is not a regular file (a symlink or folder is never trusted); remove it and run `rxnode node set-name NAME`",
-            p.display()
-        )));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(refused(format!(
-            "{} is {} bytes; a node file is at most {MAX_FILE_BYTES}",
-            p.display(),
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
     let f: NodeFile = serde_json::from_slice(&bytes).map_err(|e| {
         refused(format!(
             "{}: not a node file ({e}); run `rxnode node set-name NAME` to rewrite it",

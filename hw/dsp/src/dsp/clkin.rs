@@ -453,8 +453,9 @@ fn list(tones: &[ClkinTone], k: usize) -> String {
         .join(", ")
 }
 
-/// Σ x·a and Σ x·b over equal-length slices, in four lanes (the hot loop).
-fn mac2(
+/// Σ x·a and Σ x·b over equal-length slices, in four lanes (the hot loop of the
+/// CLKIN estimator and of the comparison's tone tracker).
+pub(crate) fn mac2(
     x: &[Complex<f32>],
     a: &[Complex<f32>],
     b: &[Complex<f32>],

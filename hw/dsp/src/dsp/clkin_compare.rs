@@ -31,6 +31,7 @@
 //! uncertainty comes from the fit's residual, widened by the residual's lag-1
 //! autocorrelation (a drifting, not white, phase difference counts as fewer
 //! independent points), so it is never smaller than the data support.
+use crate::dsp::clkin::mac2;
 use crate::error::{Error, Result};
 use num_complex::Complex;
 use rustfft::FftPlanner;
@@ -680,34 +681,6 @@ fn coarse(x: &[Complex<f32>], fd: f64, span: f64) -> Coarse {
         amplitude: peak.sqrt() / sw,
         noise_dec: noise_bin / sw2,
     }
-}
-
-/// Σ x·a and Σ x·b over equal-length slices, in four lanes (the hot loop).
-fn mac2(
-    x: &[Complex<f32>],
-    a: &[Complex<f32>],
-    b: &[Complex<f32>],
-) -> (Complex<f32>, Complex<f32>) {
-    let (mut ar, mut ai, mut br, mut bi) = ([0f32; 4], [0f32; 4], [0f32; 4], [0f32; 4]);
-    let xc = x.chunks_exact(4);
-    let ac = a.chunks_exact(4);
-    let bc = b.chunks_exact(4);
-    let (xr, ar_, br_) = (xc.remainder(), ac.remainder(), bc.remainder());
-    for ((x, a), b) in xc.zip(ac).zip(bc) {
-        for j in 0..4 {
-            ar[j] += x[j].re * a[j].re - x[j].im * a[j].im;
-            ai[j] += x[j].re * a[j].im + x[j].im * a[j].re;
-            br[j] += x[j].re * b[j].re - x[j].im * b[j].im;
-            bi[j] += x[j].re * b[j].im + x[j].im * b[j].re;
-        }
-    }
-    let mut sa = Complex::new(ar.iter().sum::<f32>(), ai.iter().sum::<f32>());
-    let mut sb = Complex::new(br.iter().sum::<f32>(), bi.iter().sum::<f32>());
-    for ((x, a), b) in xr.iter().zip(ar_).zip(br_) {
-        sa += x * a;
-        sb += x * b;
-    }
-    (sa, sb)
 }
 
 #[cfg(test)]
