@@ -515,15 +515,29 @@ fn render_freq_cal(o: &mut String, r: &RxResult) {
 /// The transmission's parameters, when a tone was transmitted.
 fn render_tx(o: &mut String, r: &RxResult) {
     if let Some(tx) = r.tx.as_ref().filter(|v| !v.is_null()) {
-        let _ = writeln!(o, "\n## Transmission\n");
-        if let Some(obj) = tx.as_object() {
-            let _ = writeln!(o, "| | |\n|---|---|");
-            for (k, v) in obj {
-                let _ = writeln!(o, "| {} | {} |", md_cell(k), md_cell(&text_of(Some(v))));
-            }
-        } else {
-            let _ = writeln!(o, "{}", md_cell(&tx.to_string()));
+        render_tx_table(o, tx);
+    }
+}
+
+/// The `## Transmission` section of one `tx` record.
+fn render_tx_table(o: &mut String, tx: &Value) {
+    let _ = writeln!(o, "\n## Transmission\n");
+    if let Some(obj) = tx.as_object() {
+        let _ = writeln!(o, "| | |\n|---|---|");
+        for (k, v) in obj {
+            let _ = writeln!(o, "| {} | {} |", md_cell(k), md_cell(&tx_value(k, v)));
         }
+    } else {
+        let _ = writeln!(o, "{}", md_cell(&tx.to_string()));
+    }
+}
+
+/// A transmission field for people: times in seconds to the millisecond
+/// (`on_air_s | 0.950`, not `0.9501707553863525`); everything else as recorded.
+fn tx_value(key: &str, v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if key.ends_with("_s") && v.is_f64() => format!("{x:.3}"),
+        _ => text_of(Some(v)),
     }
 }
 
@@ -568,6 +582,23 @@ mod tests {
         render_capture(&mut out, 1, &json!({"device": d}));
         assert!(!out.contains("args="), "{out}");
         assert_eq!(device_text(Some(&json!("driver=rxsim"))), "driver=rxsim");
+    }
+
+    /// The transmission table gives times to the millisecond, not to the last bit
+    /// of a float, and keeps counts and frequencies as recorded.
+    #[test]
+    fn transmission_times_read_to_the_millisecond() {
+        let tx = json!({"on_air_s": 0.9501707553863525, "past_permit_s": 0.0,
+                        "samples_sent": 1900341, "frequency_hz": 433920000.0});
+        let mut out = String::new();
+        render_tx_table(&mut out, &tx);
+        assert!(out.contains("| on_air_s | 0.950 |"), "{out}");
+        assert!(out.contains("| past_permit_s | 0.000 |"), "{out}");
+        assert!(out.contains("| samples_sent | 1900341 |"), "{out}");
+        assert!(!out.contains("0.9501707553863525"), "{out}");
+        assert_eq!(tx_value("on_air_s", &json!(0.9501707553863525)), "0.950");
+        assert_eq!(tx_value("samples_sent", &json!(1900341)), "1900341");
+        assert_eq!(tx_value("frequency_hz", &json!(433920000.0)), "433920000.0");
     }
 
     #[test]
