@@ -143,28 +143,14 @@ fn open(
     };
     let mut radio = RxRadio::open(dev).map_err(named)?;
     let info = radio.probe();
-    let max_rate = info
-        .sample_rate_ranges_hz
-        .iter()
-        .map(|r| r[1])
-        .fold(f64::NAN, f64::max);
-    if max_rate.is_finite() && step.sample_rate_hz > max_rate {
-        return Err(NotCaptured::OverLimit(format!(
-            "{role}: sample_rate_hz {} exceeds the device maximum {max_rate}",
-            step.sample_rate_hz
-        )));
-    }
-    let (gain_db, elements) = split_gain(step.gain_db.as_ref());
-    if let (Some(g), Some([_, mx])) = (
+    // The device's own limits stand in where the policy sets none, as for a capture.
+    crate::exec::live::within_device_limits(
+        step.sample_rate_hz,
         step.gain_db.as_ref().map(GainSpec::total),
-        info.gain_range_db,
-    ) {
-        if g > mx {
-            return Err(NotCaptured::OverLimit(format!(
-                "{role}: gain_db {g} exceeds the device maximum {mx}"
-            )));
-        }
-    }
+        &info,
+    )
+    .map_err(|e| NotCaptured::OverLimit(format!("{role}: {e}")))?;
+    let (gain_db, elements) = split_gain(step.gain_db.as_ref());
     let clock_source = step.clock_sources.as_ref().and_then(|c| c.get(i).cloned());
     let mut actual = radio
         .configure(&RxConfig {

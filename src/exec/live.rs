@@ -221,7 +221,10 @@ pub(crate) fn capture_into(
         .and_then(|_| rxnode_hw::hackrf_clkin_status(&c.device));
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
-    within_device_limits(c, &info)?;
+    let total_gain = c
+        .gain_db
+        .or_else(|| c.gain_elements.as_ref().map(|m| m.values().sum()));
+    within_device_limits(c.sample_rate_hz, total_gain, &info)?;
     // A correction asked for: the radio's fresh measurement, or nothing streams.
     let applied = match &c.calibration {
         Some(k) => k.correction(&info)?,
@@ -276,22 +279,22 @@ pub(crate) fn capture_into(
 
 /// The policy's own limits were applied by `check_rx_step` before we got
 /// here; where the policy sets none, the limit is the device's maximum.
-fn within_device_limits(c: &LiveCapture, info: &DeviceInfo) -> Result<(), NotCaptured> {
+pub(crate) fn within_device_limits(
+    sample_rate_hz: f64,
+    total_gain_db: Option<f64>,
+    info: &DeviceInfo,
+) -> Result<(), NotCaptured> {
     let dev_max_rate = info
         .sample_rate_ranges_hz
         .iter()
         .map(|r| r[1])
         .fold(f64::NAN, f64::max);
-    if dev_max_rate.is_finite() && c.sample_rate_hz > dev_max_rate {
+    if dev_max_rate.is_finite() && sample_rate_hz > dev_max_rate {
         return Err(NotCaptured::OverLimit(format!(
-            "sample_rate_hz {} exceeds the device maximum {dev_max_rate}",
-            c.sample_rate_hz
+            "sample_rate_hz {sample_rate_hz} exceeds the device maximum {dev_max_rate}"
         )));
     }
-    let total = c
-        .gain_db
-        .or_else(|| c.gain_elements.as_ref().map(|m| m.values().sum()));
-    if let (Some(g), Some([_, m])) = (total, info.gain_range_db) {
+    if let (Some(g), Some([_, m])) = (total_gain_db, info.gain_range_db) {
         if g > m {
             return Err(NotCaptured::OverLimit(format!(
                 "gain_db {g} exceeds the device maximum {m}"

@@ -148,6 +148,12 @@ pub(super) fn file_findings(paths: &Paths) -> Vec<Finding> {
         "radio health file",
         &mut out,
     );
+    check_path(
+        &crate::store::calibration::path(paths),
+        Kind::File,
+        "frequency calibration file",
+        &mut out,
+    );
     check_path(&paths.dry_run(), Kind::Dir, "dry-run folder", &mut out);
     iq_findings(paths, &mut out);
     // No link anywhere under .local/: rxnode writes temp files, locks and
@@ -290,5 +296,15 @@ mod tests {
         std::fs::create_dir(paths.ledger()).unwrap();
         let f = file_findings(&paths);
         assert!(f[0].detail.contains("not a regular file"), "{f:?}");
+        std::fs::remove_dir(paths.ledger()).unwrap();
+        // The frequency calibration tunes the radio (`--apply-cal`): a trust-root file too.
+        let cal = crate::store::calibration::path(&paths);
+        std::fs::hard_link(d.path().join("x"), &cal).unwrap();
+        let f = file_findings(&paths);
+        assert!(
+            f.iter()
+                .any(|f| f.detail.contains("2 hard links") && f.detail.contains("calibration")),
+            "{f:?}"
+        );
     }
 }
