@@ -3,7 +3,10 @@
 //!
 //! `cargo bench -p rxnode-hw --bench sweep`. Cases: 88–108 MHz and 70 MHz–6 GHz at
 //! 10 kHz bins; and the target: a 1 GHz sweep at 10 MS/s, settle 1 ms, dwell 5 ms
-//! must take at most 1.2× the sum of its settle and dwell times.
+//! takes at most 1.05× the sum of its settle and dwell times (5 runs; the median and
+//! the worst are printed). Every line says the load average when it ran: the
+//! figures are wall times, and another process on the same cores delays each hop's
+//! last read.
 use rxnode_hw::{run_sweep, use_sim, HopStatus, RxConfig, RxRadio, SweepConfig};
 use std::sync::atomic::AtomicBool;
 
@@ -36,13 +39,14 @@ fn case(name: &str, start: f64, stop: f64, rate: f64, settle: f64, dwell: f64) -
     let overflows: u64 = r.hops.iter().map(|h| h.overflows).sum();
     let ratio = r.elapsed_s / r.floor_s;
     println!(
-        "{name:<28} {:>8.1} MHz  {hops:>4} hops  {:>7.3} s  {:>8.1} MHz/s  {:>6.3} ms/hop (floor {:.3} ms)  ×{ratio:.3} of settle+dwell  failed {failed}  overflows {overflows}  bin {:.1} Hz",
+        "{name:<28} {:>8.1} MHz  {hops:>4} hops  {:>7.3} s  {:>8.1} MHz/s  {:>6.3} ms/hop (floor {:.3} ms)  ×{ratio:.3} of settle+dwell  failed {failed}  overflows {overflows}  bin {:.1} Hz  load {}",
         (stop - start) / 1e6,
         r.elapsed_s,
         (stop - start) / 1e6 / r.elapsed_s,
         r.elapsed_s / hops as f64 * 1e3,
         r.floor_s / hops as f64 * 1e3,
         r.plan.bin_hz,
+        load_average(),
     );
     ratio
 }
@@ -68,20 +72,57 @@ fn main() {
     );
     case("70M-6G (10 MS/s, 1+5 ms)", 70e6, 6e9, 10e6, 0.001, 0.005);
     case("70M-6G (20 MS/s, 1+5 ms)", 70e6, 6e9, 20e6, 0.001, 0.005);
-    let mut worst: f64 = 0.0;
-    for i in 0..3 {
-        let r = case(
-            &format!("1G target run {}", i + 1),
-            1e9,
-            2e9,
-            10e6,
-            0.001,
-            0.005,
-        );
-        worst = worst.max(r);
-    }
+    let mut runs: Vec<f64> = (0..5)
+        .map(|i| {
+            case(
+                &format!("1G target run {}", i + 1),
+                1e9,
+                2e9,
+                10e6,
+                0.001,
+                0.005,
+            )
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    let (median, worst) = (runs[runs.len() / 2], runs[runs.len() - 1]);
     println!(
-        "target: 1 GHz at 10 MS/s, settle 1 ms, dwell 5 ms ≤ 1.2× settle+dwell: worst ×{worst:.3} → {}",
-        if worst <= 1.2 { "MET" } else { "NOT MET" }
+        "a 1 ms sleep here, now, overshoots by {:.0} µs on average (each hop waits once for its last samples)",
+        sleep_overshoot_us()
     );
+    println!(
+        "target: 1 GHz at 10 MS/s, settle 1 ms, dwell 5 ms ≤ 1.05× settle+dwell: median ×{median:.3}, worst ×{worst:.3} → {} (load {})",
+        if worst <= 1.05 {
+            "MET"
+        } else if median <= 1.05 {
+            "MET by the median, not by the worst run"
+        } else {
+            "NOT MET"
+        },
+        load_average()
+    );
+}
+
+/// Mean lateness of 200 sleeps of 1 ms, µs: how late this machine wakes a thread
+/// whose samples are due (what a hop's last read meets on top of its settle + dwell).
+fn sleep_overshoot_us() -> f64 {
+    let n = 200;
+    let total: f64 = (0..n)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            t.elapsed().as_secs_f64() - 1e-3
+        })
+        .sum();
+    total / f64::from(n) * 1e6
+}
+
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`), or "unknown" where
+/// there is no such file.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
 }

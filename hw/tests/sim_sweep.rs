@@ -109,3 +109,43 @@ fn a_dead_hop_is_retried_once_then_marked_and_left_empty() {
         .iter()
         .any(|p| (p.frequency_hz - 105e6).abs() <= rep.plan.bin_hz));
 }
+
+/// Each measured hop's spectrum is finished while the next hop settles (or, for
+/// the last hop, after the band): every hop, the last one and the one before a
+/// failed hop included, keeps its own bins, and the stitched band is made of them.
+#[test]
+fn every_measured_hop_keeps_its_own_bins_up_to_the_last() {
+    let args = "driver=rxsim,serial=sweep4,dead_hz=98e6:100e6,emitters=90e6:-30;105e6:-35";
+    let mut r = radio(args, 10e6);
+    let rep = run_sweep(&mut r, &cfg(0.001), &AtomicBool::new(false)).expect("sweep");
+    let status: Vec<_> = rep.hops.iter().map(|h| h.status).collect();
+    assert_eq!(
+        status,
+        [HopStatus::Ok, HopStatus::Failed, HopStatus::Ok],
+        "hop 2 of 3 is in the dead band"
+    );
+    for (h, emitter) in [(0, 90e6), (2, 105e6)] {
+        let hop = &rep.hops[h];
+        let (b0, b1) = rep.plan.hop_bins(h);
+        assert_eq!(hop.db.len(), b1 - b0, "hop {h} kept all its bins");
+        assert!(hop.db.iter().all(|v| v.is_finite()), "hop {h}");
+        // Its strongest bin is its own emitter: the bins are this hop's, not a
+        // neighbour's.
+        let (i, _) = hop
+            .db
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .expect("bins");
+        let f = hop.low_hz + i as f64 * hop.step_hz;
+        assert!(
+            (f - emitter).abs() <= rep.plan.bin_hz,
+            "hop {h}: peak at {f}"
+        );
+        // One pass: the stitched band holds exactly this hop's values.
+        for (k, v) in hop.db.iter().enumerate() {
+            let s = rep.spectrum_db[b0 + k].expect("measured bin");
+            assert!((s - v).abs() < 1e-3, "hop {h} bin {k}: {s} vs {v}");
+        }
+    }
+}

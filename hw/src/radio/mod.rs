@@ -390,7 +390,19 @@ impl RxRadio {
     /// calibration set ([`RxRadio::set_lo_correction_ppm`]) the radio is tuned to
     /// `frequency_hz / (1 + e)` and the centre returned is the true RF one.
     pub fn tune(&mut self, frequency_hz: f64) -> Result<f64, Error> {
-        self.rx().frequency(frequency_hz / self.lo_scale)?;
+        self.set_center(frequency_hz)?;
+        self.center()
+    }
+
+    /// The first half of [`RxRadio::tune`]: retune (checked against the device's
+    /// range, calibration applied) without reading back. A sweep restarts its stream
+    /// right after this and reads the centre back while the new hop settles.
+    pub(crate) fn set_center(&mut self, frequency_hz: f64) -> Result<(), Error> {
+        self.rx().frequency(frequency_hz / self.lo_scale)
+    }
+
+    /// The second half of [`RxRadio::tune`]: the true RF centre the driver reports.
+    pub(crate) fn center(&self) -> Result<f64, Error> {
         self.dev
             .frequency(Direction::Rx, 0)
             .map(|f| f * self.lo_scale)

@@ -80,6 +80,19 @@ impl RxStream {
         }
         Ok(())
     }
+
+    /// Activate the stream now (if it is not active) rather than on the next read: a
+    /// sweep starts the next hop's settle time running before it finishes the
+    /// previous hop's spectrum and reads the new centre back.
+    pub(crate) fn resume(&mut self) -> Result<(), Error> {
+        if !self.inner.active() {
+            self.inner.activate(None).map_err(|e| Error::Stream {
+                args: self.args.clone(),
+                message: stream_msg("activate rx stream", &e),
+            })?;
+        }
+        Ok(())
+    }
 }
 
 impl SampleSource for RxStream {

@@ -143,6 +143,8 @@ struct Attempt {
     overflows: u64,
     error: Option<String>,
     started: f64,
+    /// The measured samples of the last read, in the read buffer, not yet averaged.
+    last_block: std::ops::Range<usize>,
 }
 
 /// Sweep with an already-configured radio (rate and gain set, stream not open).
@@ -187,7 +189,6 @@ pub fn run_sweep_with_progress(
     let mut stream = radio.rx_stream()?;
     let mut buf = vec![Complex::new(0.0f32, 0.0); 16384];
     let t0 = Instant::now();
-    let mut hops = Vec::new();
     let mut grid = Stitcher::new(plan.total_bins);
     let mut cancelled = false;
     let mut run = HopRun {
@@ -198,26 +199,31 @@ pub fn run_sweep_with_progress(
         buf: &mut buf,
         cancel,
         grid: &mut grid,
+        hops: Vec::new(),
+        unfinished: None,
         floor_s: 0.0,
         hop_s: (plan.settle_samples + plan.dwell_samples) as f64 / rate,
     };
     for repeat in 0..cfg.repeats {
         for (h, &center) in plan.centers_hz.iter().enumerate() {
             let (b0, b1) = plan.hop_bins(h);
-            let mut hop = pending_hop(cfg, &plan, (h, repeat), center);
+            let hop = pending_hop(cfg, &plan, (h, repeat), center);
             if cancelled || cancel.load(Ordering::SeqCst) {
                 cancelled = true;
-                hops.push(hop);
+                run.hops.push(hop);
                 continue;
             }
-            if run.measure(&mut hop, center, (b0, b1)) {
+            if run.measure(hop, center, (b0, b1)) {
                 cancelled = true;
             }
             progress.done.fetch_add(1, Ordering::Relaxed);
-            hops.push(hop);
         }
     }
+    // The last measured hop's spectrum (every earlier one was finished while the
+    // hop after it settled).
+    run.finish_previous();
     let floor_s = run.floor_s;
+    let hops = std::mem::take(&mut run.hops);
     let _ = stream.pause();
     drop(stream);
     let spectrum_db = grid.finish();
@@ -282,28 +288,50 @@ struct HopRun<'a> {
     buf: &'a mut [Complex<f32>],
     cancel: &'a AtomicBool,
     grid: &'a mut Stitcher,
+    /// Every hop so far, in order.
+    hops: Vec<SweepHop>,
+    /// The measured hop whose spectrum is not finished yet: its last block is still
+    /// in `buf`, to be averaged in while the next hop settles.
+    unfinished: Option<Unfinished>,
     /// The sweep's time floor so far: settle + dwell of every attempt.
     floor_s: f64,
     hop_s: f64,
 }
 
+/// A hop whose samples are all read but whose spectrum is not finished: where it
+/// is in the hop list, its last block in the read buffer, where it goes on the grid.
+struct Unfinished {
+    index: usize,
+    last_block: std::ops::Range<usize>,
+    placement: HopPlacement,
+}
+
 impl HopRun<'_> {
+    /// Finish the previous hop's spectrum: its last block into its Welch average,
+    /// its kept bins onto the grid. Called once the next hop's stream runs (the work
+    /// overlaps that hop's settle time), before anything else is read into `buf`.
+    fn finish_previous(&mut self) {
+        let Some(u) = self.unfinished.take() else {
+            return;
+        };
+        if let Some(block) = self.buf.get(u.last_block) {
+            self.welch.feed(block);
+        }
+        let spec = self.welch.finish();
+        let db = self.grid.add_hop(&spec.psd_db, &u.placement);
+        if let Some(hop) = self.hops.get_mut(u.index) {
+            hop.db = db;
+        }
+    }
+
     /// Up to two attempts at one hop (a failed one is retried once), its kept bins
-    /// stitched onto the grid; `true` when the operator cancelled during it.
-    fn measure(&mut self, hop: &mut SweepHop, center: f64, (b0, b1): (usize, usize)) -> bool {
+    /// stitched onto the grid (when the next hop starts, or at the end); `true` when
+    /// the operator cancelled during it.
+    fn measure(&mut self, mut hop: SweepHop, center: f64, (b0, b1): (usize, usize)) -> bool {
         let mut cancelled = false;
         for _attempt in 0..2 {
             hop.attempts += 1;
-            self.welch.reset();
-            let a = one_hop(
-                &mut *self.radio,
-                &mut *self.stream,
-                &mut *self.welch,
-                self.plan,
-                center,
-                &mut *self.buf,
-                self.cancel,
-            );
+            let a = self.one_hop(center);
             self.floor_s += self.hop_s;
             hop.overflows += a.overflows;
             hop.actual_center_hz = a.actual.or(hop.actual_center_hz);
@@ -318,10 +346,10 @@ impl HopRun<'_> {
                     hop.samples = a.samples;
                     hop.error = None;
                     hop.status = HopStatus::Ok;
-                    let spec = self.welch.finish();
-                    hop.db = self.grid.add_hop(
-                        &spec.psd_db,
-                        &HopPlacement {
+                    self.unfinished = Some(Unfinished {
+                        index: self.hops.len(),
+                        last_block: a.last_block,
+                        placement: HopPlacement {
                             first_bin: b0,
                             end_bin: b1,
                             kept_bins: self.plan.kept_bins,
@@ -330,7 +358,7 @@ impl HopRun<'_> {
                             requested_hz: center,
                             actual_hz: a.actual.unwrap_or(center),
                         },
-                    );
+                    });
                     break;
                 }
                 Some(e) => {
@@ -355,39 +383,74 @@ impl HopRun<'_> {
         if hop.status == HopStatus::Failed && self.cancel.load(Ordering::SeqCst) {
             cancelled = true;
         }
+        self.hops.push(hop);
         cancelled
+    }
+
+    /// One attempt: stop the stream, retune, restart the stream, then (while the
+    /// new hop settles) finish the previous hop and read the centre back; then
+    /// discard the settle samples and average the dwell samples, all but the last
+    /// block (kept in `buf` for [`HopRun::finish_previous`]).
+    fn one_hop(&mut self, center: f64) -> Attempt {
+        let mut a = Attempt {
+            actual: None,
+            samples: 0,
+            overflows: 0,
+            error: None,
+            started: unix_now(),
+            last_block: 0..0,
+        };
+        // Pause first: no sample from before the retune may be kept.
+        let restarted = self
+            .stream
+            .pause()
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                self.radio
+                    .set_center(center)
+                    .map_err(|e| format!("tune {center} Hz: {e}"))
+            })
+            .and_then(|()| self.stream.resume().map_err(|e| e.to_string()));
+        // The previous hop's last block is still in `buf`: finish it before the
+        // first read, whether or not this hop could start.
+        self.finish_previous();
+        self.welch.reset();
+        if let Err(e) = restarted {
+            a.error = Some(e);
+            return a;
+        }
+        match self.radio.center() {
+            Ok(f) => a.actual = Some(f),
+            Err(e) => {
+                a.error = Some(format!("tune {center} Hz: {e}"));
+                return a;
+            }
+        }
+        read_hop(
+            &mut *self.stream,
+            &mut *self.welch,
+            self.plan,
+            center,
+            &mut *self.buf,
+            self.cancel,
+            &mut a,
+        );
+        a
     }
 }
 
-/// Retune, restart the stream, discard the settle samples, feed the dwell samples.
-fn one_hop(
-    radio: &mut RxRadio,
+/// Read one hop from the restarted stream: discard the settle samples and feed the
+/// dwell samples to `welch`, except the last read's, which stay in `buf` at
+/// `a.last_block` for the caller to feed while the next hop settles.
+fn read_hop(
     stream: &mut crate::RxStream,
     welch: &mut Welch,
     plan: &HopPlan,
     center: f64,
     buf: &mut [Complex<f32>],
     cancel: &AtomicBool,
-) -> Attempt {
-    let mut a = Attempt {
-        actual: None,
-        samples: 0,
-        overflows: 0,
-        error: None,
-        started: unix_now(),
-    };
-    // Pause first: no sample from before the retune may be kept.
-    if let Err(e) = stream.pause() {
-        a.error = Some(e.to_string());
-        return a;
-    }
-    match radio.tune(center) {
-        Ok(f) => a.actual = Some(f),
-        Err(e) => {
-            a.error = Some(format!("tune {center} Hz: {e}"));
-            return a;
-        }
-    }
+    a: &mut Attempt,
+) {
     let rate = plan.bin_hz * plan.fft_size as f64;
     let total = plan.settle_samples + plan.dwell_samples;
     // A hop that has not delivered its samples within 4× their time (+0.5 s) has
@@ -405,7 +468,7 @@ fn one_hop(
     while got < total {
         if cancel.load(Ordering::SeqCst) {
             a.error = Some("cancelled by the operator".into());
-            return a;
+            return;
         }
         let quiet = last_alive.elapsed();
         let over = Instant::now() > deadline;
@@ -415,11 +478,11 @@ fn one_hop(
                  ({in_a_row} read timeouts in a row)",
                 quiet.as_secs_f64()
             ));
-            return a;
+            return;
         }
         if over {
             a.error = Some(format!("timeout: {got} of {total} samples at {center} Hz"));
-            return a;
+            return;
         }
         let want = ((total - got) as usize).min(buf.len());
         match stream.read(&mut buf[..want], 100_000) {
@@ -434,27 +497,31 @@ fn one_hop(
                     let skip = ((plan.settle_samples - got) as usize).min(n);
                     block = &block[skip..];
                 }
+                got += n as u64;
                 if !block.is_empty() {
                     if !started {
                         a.started = unix_now();
                         started = true;
                     }
-                    welch.feed(block);
                     a.samples += block.len() as u64;
+                    if got < total {
+                        welch.feed(block);
+                    } else {
+                        // The hop's last block: averaged while the next hop settles.
+                        a.last_block = n - block.len()..n;
+                    }
                 }
-                got += n as u64;
             }
             Ok(ReadOutcome::Overflow) => {
                 a.overflows += 1;
                 a.error = Some(format!("overflow at {center} Hz after {got} samples"));
-                return a;
+                return;
             }
             Ok(ReadOutcome::Timeout) => in_a_row += 1,
             Err(e) => {
                 a.error = Some(e.to_string());
-                return a;
+                return;
             }
         }
     }
-    a
 }
