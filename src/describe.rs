@@ -218,23 +218,23 @@ fn capture_line(c: &RxCaptureStep) -> String {
 }
 
 fn sweep_line(w: &RxSweepStep) -> String {
-    let grid =
-        rxnode_interlock::sweep_grid(w.start_hz, w.stop_hz, w.bin_hz, w.sample_rate_hz, w.crop);
+    let c = &w.sweep;
+    let grid = c.grid_at(c.sample_rate_hz);
     let mut s = format!(
         "rx_sweep {}: {} – {}, ",
         escaped(&w.device),
-        mhz(w.start_hz),
-        mhz(w.stop_hz)
+        mhz(c.start_hz),
+        mhz(c.stop_hz)
     );
     match grid {
         Some(g) => s.push_str(&format!(
             "bin {} (asked {}; FFT {} at {}), {} hop(s) × {} repeat(s)",
-            khz(w.sample_rate_hz / g.fft_size as f64),
-            khz(w.bin_hz),
+            khz(c.sample_rate_hz / g.fft_size as f64),
+            khz(c.bin_hz),
             g.fft_size,
-            msps(w.sample_rate_hz),
+            msps(c.sample_rate_hz),
             g.hops,
-            w.repeats
+            c.repeats
         )),
         None => s.push_str("hop plan cannot be computed"),
     }

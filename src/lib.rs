@@ -58,7 +58,7 @@ pub use crate::{
         freq_cal::{cmd_calibrate, CalibrateOptions},
         inventory::{cmd_inventory, InventoryOptions},
         run::cmd_run,
-        sweep::{cmd_sweep, SweepOptions},
+        sweep::{cmd_sweep, SweepConfig, SweepOptions},
     },
     exit::{bad_input, code_for, error_json, error_text, is_broken_pipe, Outcome},
     git::publish::cmd_publish,

@@ -61,8 +61,8 @@ pub use crate::{
     },
     sweep::{
         check_rx_gain, check_rx_sweep, fft_size_ok, sweep_grid, validate_sweep_step, GainSpec,
-        RxSweepStep, SweepGrid, FFT_SIZE_MAX, FFT_SIZE_MIN, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES,
-        RX_SWEEP_FIELDS,
+        RxSweepStep, SweepConfig, SweepGrid, SweepProblem, FFT_SIZE_MAX, FFT_SIZE_MIN,
+        MAX_SWEEP_HOPS, MAX_SWEEP_VALUES, RX_SWEEP_FIELDS,
     },
     task::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,

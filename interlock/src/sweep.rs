@@ -116,56 +116,317 @@ pub const RX_SWEEP_FIELDS: [&str; 11] = [
     "apply_calibration",
 ];
 
-/// `rx_sweep` step (docs/operator.md#sweeps-rxnode-sweep).
+/// What a sweep asks for, from the plan step (or the operator's flags) to the hop
+/// planner: the band, the bin, the sample rate, the time per hop, the crop and the
+/// passes. Its one validator is [`SweepConfig::problems`]; the defaults are the
+/// `DEFAULT_*` constants (docs/operator.md#sweeps-rxnode-sweep).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+pub struct SweepConfig {
+    /// Lowest frequency of the band, Hz.
+    pub start_hz: f64,
+    /// Highest frequency of the band, Hz.
+    pub stop_hz: f64,
+    /// Widest acceptable bin, Hz.
+    pub bin_hz: f64,
+    /// Sample rate per hop, S/s (the hop plan uses the rate the radio really set).
+    pub sample_rate_hz: f64,
+    /// Samples analysed per hop, seconds (at least one FFT is analysed).
+    pub dwell_s: f64,
+    /// Samples discarded after each retune, seconds.
+    pub settle_s: f64,
+    /// Fraction of each hop's band dropped (half at each edge), 0 ≤ crop < 0.95.
+    pub crop: f64,
+    /// Passes over the band, 1..=[`SweepConfig::MAX_REPEATS`].
+    pub repeats: u32,
+}
+
+/// One problem with a sweep's values: the field, and a message naming it and its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepProblem {
+    /// The field (`repeats`, `bin_hz`, …).
+    pub field: &'static str,
+    /// What is wrong, naming the field and its value.
+    pub message: String,
+}
+
+impl std::fmt::Display for SweepProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl SweepConfig {
+    /// Default sample rate per hop, S/s.
+    pub const DEFAULT_SAMPLE_RATE_HZ: f64 = 10e6;
+    /// Default dwell per hop, seconds.
+    pub const DEFAULT_DWELL_S: f64 = 0.05;
+    /// Default settle time after each retune, seconds.
+    pub const DEFAULT_SETTLE_S: f64 = 0.01;
+    /// Default crop.
+    pub const DEFAULT_CROP: f64 = 0.25;
+    /// Default passes over the band.
+    pub const DEFAULT_REPEATS: u32 = 1;
+    /// Most passes over the band.
+    pub const MAX_REPEATS: u32 = 10_000;
+
+    /// The band and the bin, every other field at its default.
+    pub fn new(start_hz: f64, stop_hz: f64, bin_hz: f64) -> Self {
+        SweepConfig {
+            start_hz,
+            stop_hz,
+            bin_hz,
+            sample_rate_hz: Self::DEFAULT_SAMPLE_RATE_HZ,
+            dwell_s: Self::DEFAULT_DWELL_S,
+            settle_s: Self::DEFAULT_SETTLE_S,
+            crop: Self::DEFAULT_CROP,
+            repeats: Self::DEFAULT_REPEATS,
+        }
+    }
+
+    /// The frequency grid at `rate` (the requested rate, or the one the radio set);
+    /// `None` when the numbers are unusable.
+    pub fn grid_at(&self, rate: f64) -> Option<SweepGrid> {
+        sweep_grid(self.start_hz, self.stop_hz, self.bin_hz, rate, self.crop)
+    }
+
+    /// Hops per pass at the requested rate (`None` when the numbers are unusable).
+    pub fn hops(&self) -> Option<usize> {
+        self.grid_at(self.sample_rate_hz).map(|g| g.hops)
+    }
+
+    /// Total time on the radio: hops × (settle + dwell) × repeats, seconds. The
+    /// dwell counted is what the radio really runs: at least one FFT (a dwell asked
+    /// shorter than `fft / rate` cannot make the policy under-count).
+    pub fn duration_s(&self) -> Option<f64> {
+        let g = self.grid_at(self.sample_rate_hz)?;
+        let dwell = self.dwell_s.max(g.fft_size as f64 / self.sample_rate_hz);
+        Some(g.hops as f64 * (self.settle_s + dwell) * f64::from(self.repeats))
+    }
+
+    /// Every problem with the values, each naming its field and value: each value on
+    /// its own, the bin against the rate, and the whole sweep's size at the
+    /// requested rate. The one validator of a sweep, for the plan, the command and
+    /// the hop planner.
+    pub fn problems(&self) -> Vec<SweepProblem> {
+        let mut out = Vec::new();
+        self.value_problems(&mut out);
+        self.resolution_problems(&mut out);
+        out.extend(self.size_problems_at(self.sample_rate_hz));
+        out
+    }
+
+    /// The first of [`SweepConfig::problems`], if any.
+    pub fn validate(&self) -> Result<(), SweepProblem> {
+        match self.problems().into_iter().next() {
+            Some(p) => Err(p),
+            None => Ok(()),
+        }
+    }
+
+    /// Each value on its own: positive, finite, in range.
+    fn value_problems(&self, out: &mut Vec<SweepProblem>) {
+        let mut bad = |field: &'static str, message: String| {
+            out.push(SweepProblem { field, message });
+        };
+        for (field, v) in [
+            ("start_hz", self.start_hz),
+            ("stop_hz", self.stop_hz),
+            ("bin_hz", self.bin_hz),
+            ("sample_rate_hz", self.sample_rate_hz),
+            ("dwell_s", self.dwell_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                bad(
+                    field,
+                    format!("{field} must be a positive finite number, got {v}"),
+                );
+            }
+        }
+        if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
+            bad(
+                "settle_s",
+                format!(
+                    "settle_s must be a finite number ≥ 0, got {}",
+                    self.settle_s
+                ),
+            );
+        }
+        if self.start_hz.is_finite() && self.stop_hz.is_finite() && self.stop_hz <= self.start_hz {
+            bad(
+                "stop_hz",
+                format!(
+                    "stop_hz {} must be above start_hz {}",
+                    self.stop_hz, self.start_hz
+                ),
+            );
+        }
+        if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
+            bad("crop", format!("crop {} must be in [0, 0.95)", self.crop));
+        }
+        if self.repeats == 0 || self.repeats > Self::MAX_REPEATS {
+            bad(
+                "repeats",
+                format!(
+                    "repeats {} must be in 1..={}",
+                    self.repeats,
+                    Self::MAX_REPEATS
+                ),
+            );
+        }
+    }
+
+    /// The bin against the sample rate: at least 16 bins per hop, an FFT of at
+    /// most 2²⁰ points.
+    fn resolution_problems(&self, out: &mut Vec<SweepProblem>) {
+        if self.bin_hz.is_finite()
+            && self.sample_rate_hz.is_finite()
+            && self.sample_rate_hz > 0.0
+            && self.bin_hz > 0.0
+        {
+            if self.bin_hz > self.sample_rate_hz / 16.0 {
+                out.push(SweepProblem {
+                    field: "bin_hz",
+                    message: format!(
+                        "bin_hz {} is wider than sample_rate_hz / 16 ({})",
+                        self.bin_hz,
+                        self.sample_rate_hz / 16.0
+                    ),
+                });
+            } else if self.sample_rate_hz / self.bin_hz > FFT_SIZE_MAX as f64 {
+                out.push(SweepProblem {
+                    field: "bin_hz",
+                    message: format!(
+                        "bin_hz {} needs an FFT over {FFT_SIZE_MAX} points at {} S/s",
+                        self.bin_hz, self.sample_rate_hz
+                    ),
+                });
+            }
+        }
+    }
+
+    /// The whole sweep at `rate`: values kept and hops, times the repeats, within
+    /// bounds. The hop planner asks again at the rate the radio really set.
+    pub fn size_problems_at(&self, rate: f64) -> Vec<SweepProblem> {
+        let mut out = Vec::new();
+        let Some(g) = self.grid_at(rate) else {
+            return out;
+        };
+        if (g.total_bins as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_VALUES {
+            out.push(SweepProblem {
+                field: "bin_hz",
+                message: format!(
+                    "{} bins × {} repeats is more than {MAX_SWEEP_VALUES} values (widen bin_hz, narrow the band or sweep fewer times)",
+                    g.total_bins, self.repeats
+                ),
+            });
+        }
+        if (g.hops as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_HOPS {
+            out.push(SweepProblem {
+                field: "stop_hz",
+                message: format!(
+                    "{} hops × {} repeats is more than {MAX_SWEEP_HOPS}",
+                    g.hops, self.repeats
+                ),
+            });
+        }
+        out
+    }
+}
+
+/// `rx_sweep` step (docs/operator.md#sweeps-rxnode-sweep). In the plan its fields
+/// are flat ([`RX_SWEEP_FIELDS`]); the sweep's own values are one [`SweepConfig`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "RxSweepFields", into = "RxSweepFields")]
 pub struct RxSweepStep {
     /// SoapySDR device args.
     pub device: String,
-    /// Lowest frequency of the band.
-    pub start_hz: f64,
-    /// Highest frequency of the band.
-    pub stop_hz: f64,
-    /// Widest acceptable bin.
-    pub bin_hz: f64,
-    /// Sample rate per hop; default 10 MS/s.
-    #[serde(default = "default_rate")]
-    pub sample_rate_hz: f64,
+    /// The band, bin, rate, time per hop, crop and passes.
+    pub sweep: SweepConfig,
     /// RX gain, overall or per element.
-    #[serde(default)]
     pub gain_db: Option<GainSpec>,
-    /// Samples analysed per hop, seconds; default 0.05.
-    #[serde(default = "default_dwell")]
-    pub dwell_s: f64,
-    /// Samples discarded after each retune, seconds; default 0.01.
-    #[serde(default = "default_settle")]
-    pub settle_s: f64,
-    /// Fraction of each hop's band dropped (half per edge); default 0.25.
-    #[serde(default = "default_crop")]
-    pub crop: f64,
-    /// Passes over the band; default 1.
-    #[serde(default = "default_repeats")]
-    pub repeats: u32,
     /// Tune every hop with the radio's fresh frequency calibration from
     /// `.local/calibration.json`; a missing or stale one blocks the step.
-    #[serde(default)]
     pub apply_calibration: bool,
 }
 
+/// An `rx_sweep` step as the plan writes it: every field flat, in
+/// [`RX_SWEEP_FIELDS`]' order, the defaults [`SweepConfig`]'s.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RxSweepFields {
+    device: String,
+    start_hz: f64,
+    stop_hz: f64,
+    bin_hz: f64,
+    #[serde(default = "default_rate")]
+    sample_rate_hz: f64,
+    #[serde(default)]
+    gain_db: Option<GainSpec>,
+    #[serde(default = "default_dwell")]
+    dwell_s: f64,
+    #[serde(default = "default_settle")]
+    settle_s: f64,
+    #[serde(default = "default_crop")]
+    crop: f64,
+    #[serde(default = "default_repeats")]
+    repeats: u32,
+    #[serde(default)]
+    apply_calibration: bool,
+}
+
+impl From<RxSweepFields> for RxSweepStep {
+    fn from(f: RxSweepFields) -> Self {
+        RxSweepStep {
+            device: f.device,
+            sweep: SweepConfig {
+                start_hz: f.start_hz,
+                stop_hz: f.stop_hz,
+                bin_hz: f.bin_hz,
+                sample_rate_hz: f.sample_rate_hz,
+                dwell_s: f.dwell_s,
+                settle_s: f.settle_s,
+                crop: f.crop,
+                repeats: f.repeats,
+            },
+            gain_db: f.gain_db,
+            apply_calibration: f.apply_calibration,
+        }
+    }
+}
+
+impl From<RxSweepStep> for RxSweepFields {
+    fn from(s: RxSweepStep) -> Self {
+        let c = s.sweep;
+        RxSweepFields {
+            device: s.device,
+            start_hz: c.start_hz,
+            stop_hz: c.stop_hz,
+            bin_hz: c.bin_hz,
+            sample_rate_hz: c.sample_rate_hz,
+            gain_db: s.gain_db,
+            dwell_s: c.dwell_s,
+            settle_s: c.settle_s,
+            crop: c.crop,
+            repeats: c.repeats,
+            apply_calibration: s.apply_calibration,
+        }
+    }
+}
+
 fn default_rate() -> f64 {
-    10e6
+    SweepConfig::DEFAULT_SAMPLE_RATE_HZ
 }
 fn default_dwell() -> f64 {
-    0.05
+    SweepConfig::DEFAULT_DWELL_S
 }
 fn default_settle() -> f64 {
-    0.01
+    SweepConfig::DEFAULT_SETTLE_S
 }
 fn default_crop() -> f64 {
-    0.25
+    SweepConfig::DEFAULT_CROP
 }
 fn default_repeats() -> u32 {
-    1
+    SweepConfig::DEFAULT_REPEATS
 }
 
 /// Fewest FFT points any capture, analysis or sweep uses.
@@ -257,148 +518,23 @@ pub const MAX_SWEEP_VALUES: u64 = 1 << 24;
 impl RxSweepStep {
     /// Hops per pass at the requested rate (`None` when the numbers are unusable).
     pub fn hops(&self) -> Option<usize> {
-        sweep_grid(
-            self.start_hz,
-            self.stop_hz,
-            self.bin_hz,
-            self.sample_rate_hz,
-            self.crop,
-        )
-        .map(|g| g.hops)
+        self.sweep.hops()
     }
 
-    /// Total time on the radio: hops × (settle + dwell) × repeats, seconds. The
-    /// dwell counted is what the radio really runs: at least one FFT (a dwell asked
-    /// shorter than `fft / rate` cannot make the policy under-count).
+    /// Total time on the radio, seconds ([`SweepConfig::duration_s`]).
     pub fn duration_s(&self) -> Option<f64> {
-        let g = sweep_grid(
-            self.start_hz,
-            self.stop_hz,
-            self.bin_hz,
-            self.sample_rate_hz,
-            self.crop,
-        )?;
-        let dwell = self.dwell_s.max(g.fft_size as f64 / self.sample_rate_hz);
-        Some(g.hops as f64 * (self.settle_s + dwell) * f64::from(self.repeats))
+        self.sweep.duration_s()
     }
 
     /// Every problem of the step's own values, as plan issues (line of the fence).
     pub(crate) fn check(&self, line: usize, n: usize, issues: &mut Vec<Issue>) {
         let mut bad = SweepIssues { line, n, issues };
-        self.check_values(&mut bad);
-        self.check_resolution(&mut bad);
-        self.check_size(&mut bad);
+        for p in self.sweep.problems() {
+            bad.push(p.field, p.message);
+        }
         if let Some(g) = &self.gain_db {
             for p in g.problems() {
                 bad.push("gain_db", p);
-            }
-        }
-    }
-
-    /// Each value on its own: positive, finite, in range.
-    fn check_values(&self, bad: &mut SweepIssues<'_>) {
-        for (field, v) in [
-            ("start_hz", self.start_hz),
-            ("stop_hz", self.stop_hz),
-            ("bin_hz", self.bin_hz),
-            ("sample_rate_hz", self.sample_rate_hz),
-            ("dwell_s", self.dwell_s),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                bad.push(
-                    field,
-                    format!("{field} must be a positive finite number, got {v}"),
-                );
-            }
-        }
-        if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
-            bad.push(
-                "settle_s",
-                format!(
-                    "settle_s must be a finite number ≥ 0, got {}",
-                    self.settle_s
-                ),
-            );
-        }
-        if self.start_hz.is_finite() && self.stop_hz.is_finite() && self.stop_hz <= self.start_hz {
-            bad.push(
-                "stop_hz",
-                format!(
-                    "stop_hz {} must be above start_hz {}",
-                    self.stop_hz, self.start_hz
-                ),
-            );
-        }
-        if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
-            bad.push("crop", format!("crop {} must be in [0, 0.95)", self.crop));
-        }
-        if self.repeats == 0 || self.repeats > 10_000 {
-            bad.push(
-                "repeats",
-                format!("repeats {} must be in 1..=10000", self.repeats),
-            );
-        }
-    }
-
-    /// The bin against the sample rate: at least 16 bins per hop, an FFT of at
-    /// most 2²⁰ points.
-    fn check_resolution(&self, bad: &mut SweepIssues<'_>) {
-        if self.bin_hz.is_finite()
-            && self.sample_rate_hz.is_finite()
-            && self.sample_rate_hz > 0.0
-            && self.bin_hz > 0.0
-        {
-            if self.bin_hz > self.sample_rate_hz / 16.0 {
-                bad.push(
-                    "bin_hz",
-                    format!(
-                        "bin_hz {} is wider than sample_rate_hz / 16 ({})",
-                        self.bin_hz,
-                        self.sample_rate_hz / 16.0
-                    ),
-                );
-            } else if self.sample_rate_hz / self.bin_hz > FFT_SIZE_MAX as f64 {
-                bad.push(
-                    "bin_hz",
-                    format!(
-                        "bin_hz {} needs an FFT over {FFT_SIZE_MAX} points at {} S/s",
-                        self.bin_hz, self.sample_rate_hz
-                    ),
-                );
-            }
-        }
-    }
-
-    /// The whole sweep: values kept and hops, times the repeats, within bounds.
-    fn check_size(&self, bad: &mut SweepIssues<'_>) {
-        if let Some(SweepGrid {
-            total_bins: bins, ..
-        }) = sweep_grid(
-            self.start_hz,
-            self.stop_hz,
-            self.bin_hz,
-            self.sample_rate_hz,
-            self.crop,
-        ) {
-            if (bins as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_VALUES {
-                bad.push(
-                    "bin_hz",
-                    format!(
-                        "{bins} bins × {} repeats is more than {MAX_SWEEP_VALUES} values (widen bin_hz, narrow the band or sweep fewer times)",
-                        self.repeats
-                    ),
-                );
-            }
-        }
-        if let Some(h) = self.hops() {
-            if (h as u64).saturating_mul(u64::from(self.repeats)) > MAX_SWEEP_HOPS {
-                bad.push(
-                    "stop_hz",
-                    format!(
-                        "{h} hops × {} repeats is more than {MAX_SWEEP_HOPS}",
-                        self.repeats
-                    ),
-                );
             }
         }
     }
@@ -490,17 +626,17 @@ pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error
         return Err(Error::Policy(format!(
             "sweep duration {dur:.3} s ({} hops × ({} s settle + {} s dwell) × {} repeats) exceeds rx.max_duration_s {}",
             step.hops().unwrap_or(0),
-            step.settle_s,
-            step.dwell_s,
-            step.repeats,
+            step.sweep.settle_s,
+            step.sweep.dwell_s,
+            step.sweep.repeats,
             policy.max_duration_s
         )));
     }
     if let Some(max) = policy.max_sample_rate_hz {
-        if exceeds(step.sample_rate_hz, max) {
+        if exceeds(step.sweep.sample_rate_hz, max) {
             return Err(Error::Policy(format!(
                 "sample_rate_hz {} exceeds rx.max_sample_rate_hz {max}",
-                step.sample_rate_hz
+                step.sweep.sample_rate_hz
             )));
         }
     }
@@ -539,18 +675,18 @@ mod tests {
     #[test]
     fn grid_and_duration() {
         let s = step();
-        let g = sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop).unwrap();
+        let g = s.sweep.grid_at(s.sweep.sample_rate_hz).unwrap();
         // A dwell shorter than one FFT counts as one FFT.
         let mut short = s.clone();
-        short.dwell_s = 1e-6;
+        short.sweep.dwell_s = 1e-6;
         let want = 3.0 * (0.01 + 1000.0 / 10e6);
         assert!((short.duration_s().unwrap() - want).abs() < 1e-12);
         // Too many values to keep.
         let mut huge = s.clone();
-        huge.start_hz = 1e6;
-        huge.stop_hz = 6e9;
-        huge.sample_rate_hz = 1e6;
-        huge.bin_hz = 1.0;
+        huge.sweep.start_hz = 1e6;
+        huge.sweep.stop_hz = 6e9;
+        huge.sweep.sample_rate_hz = 1e6;
+        huge.sweep.bin_hz = 1.0;
         let mut issues = Vec::new();
         huge.check(1, 1, &mut issues);
         assert!(
@@ -646,13 +782,13 @@ mod tests {
             .to_string()
             .contains("rx.max_sample_rate_hz"));
         p.max_sample_rate_hz = None;
-        s.repeats = 1000;
+        s.sweep.repeats = 1000;
         assert!(check_rx_sweep(&s, &p)
             .unwrap_err()
             .to_string()
             .contains("exceeds rx.max_duration_s"));
-        s.repeats = 1;
-        s.crop = f64::NAN;
+        s.sweep.repeats = 1;
+        s.sweep.crop = f64::NAN;
         assert!(check_rx_sweep(&s, &p)
             .unwrap_err()
             .to_string()

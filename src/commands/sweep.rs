@@ -14,19 +14,53 @@ impl SweepArgs {
         let a = self;
         rxnode::SweepOptions {
             device: a.device.clone(),
-            start_hz: a.start_hz,
-            stop_hz: a.stop_hz,
-            bin_hz: a.bin_hz,
-            sample_rate_hz: a.sample_rate_hz,
+            sweep: rxnode::SweepConfig {
+                start_hz: a.start_hz,
+                stop_hz: a.stop_hz,
+                bin_hz: a.bin_hz,
+                sample_rate_hz: a.sample_rate_hz,
+                dwell_s: a.dwell_s,
+                settle_s: a.settle_s,
+                crop: a.crop,
+                repeats: a.repeats,
+            },
             gain_db: a.gain_db.clone(),
-            dwell_s: a.dwell_s,
-            settle_s: a.settle_s,
-            crop: a.crop,
-            repeats: a.repeats,
             csv: a.csv.clone(),
             plot: a.plot.clone(),
             force: a.force,
             apply_cal: a.apply_cal,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    /// A flag left out takes the same default as a plan field left out: the command's
+    /// defaults and the plan's are one set, `SweepConfig`'s.
+    #[test]
+    fn omitted_flags_take_the_plans_defaults() {
+        let cli = Cli::try_parse_from([
+            "rxnode",
+            "sweep",
+            "-d",
+            "driver=rxsim",
+            "--start-hz",
+            "88M",
+            "--stop-hz",
+            "108M",
+            "-B",
+            "10k",
+        ])
+        .expect("parse");
+        let Command::Sweep(args) = cli.command else {
+            panic!("not the sweep command");
+        };
+        assert_eq!(
+            args.options().sweep,
+            rxnode::SweepConfig::new(88e6, 108e6, 10e3)
+        );
     }
 }

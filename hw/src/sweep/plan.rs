@@ -1,82 +1,18 @@
-//! The hop plan: what a sweep asks for ([`SweepConfig`], checked field by field) and
-//! how it tiles the band at the actual sample rate ([`HopPlan`]). The limits are the
-//! interlock's (`sweep_grid`, `MAX_SWEEP_*`), shared with the policy check.
+//! The hop plan: how a sweep ([`SweepConfig`], the interlock's one sweep type, checked
+//! by its one validator) tiles the band at the actual sample rate ([`HopPlan`]). The
+//! limits are the interlock's (`sweep_grid`, `MAX_SWEEP_*`), shared with the policy
+//! check.
 use crate::Error;
-use rxnode_interlock::{sweep_grid, SweepGrid, FFT_SIZE_MAX, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES};
+use rxnode_interlock::{SweepGrid, SweepProblem};
 use serde::{Deserialize, Serialize};
 
-/// What a sweep asks for (the radio's rate and gain are set by the caller).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepConfig {
-    /// Lowest frequency of the band, Hz.
-    pub start_hz: f64,
-    /// Highest frequency of the band, Hz.
-    pub stop_hz: f64,
-    /// Widest acceptable bin, Hz.
-    pub bin_hz: f64,
-    /// Sample rate, S/s (the actual rate read back is used for the grid).
-    pub sample_rate_hz: f64,
-    /// Samples kept per hop, seconds (at least one FFT).
-    pub dwell_s: f64,
-    /// Samples discarded after each retune, seconds.
-    pub settle_s: f64,
-    /// Fraction of each hop's band thrown away (half at each edge), 0 ≤ crop < 1.
-    pub crop: f64,
-    /// How many times the whole band is swept.
-    pub repeats: u32,
-}
+pub use rxnode_interlock::SweepConfig;
 
-impl SweepConfig {
-    /// Check every field; the error names the field and value.
-    pub fn validate(&self) -> Result<(), Error> {
-        let bad =
-            |field: &'static str, detail: String| Err(Error::InvalidSetting { field, detail });
-        for (field, v) in [
-            ("start_hz", self.start_hz),
-            ("stop_hz", self.stop_hz),
-            ("bin_hz", self.bin_hz),
-            ("sample_rate_hz", self.sample_rate_hz),
-            ("dwell_s", self.dwell_s),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return bad(field, format!("{v} must be a positive finite number"));
-            }
-        }
-        if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
-            return bad("settle_s", format!("{} must be ≥ 0", self.settle_s));
-        }
-        if self.stop_hz <= self.start_hz {
-            return bad(
-                "stop_hz",
-                format!("{} must be above start_hz {}", self.stop_hz, self.start_hz),
-            );
-        }
-        if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
-            return bad("crop", format!("{} must be in [0, 0.95)", self.crop));
-        }
-        if self.repeats == 0 {
-            return bad("repeats", "0 must be at least 1".into());
-        }
-        if self.bin_hz > self.sample_rate_hz / 16.0 {
-            return bad(
-                "bin_hz",
-                format!(
-                    "{} is wider than sample_rate_hz / 16 ({})",
-                    self.bin_hz,
-                    self.sample_rate_hz / 16.0
-                ),
-            );
-        }
-        if self.sample_rate_hz / self.bin_hz > FFT_SIZE_MAX as f64 {
-            return bad(
-                "bin_hz",
-                format!(
-                    "{} needs an FFT over {FFT_SIZE_MAX} points at {} S/s",
-                    self.bin_hz, self.sample_rate_hz
-                ),
-            );
-        }
-        Ok(())
+/// A sweep value the interlock's validator refused, as this crate's error.
+fn invalid(p: SweepProblem) -> Error {
+    Error::InvalidSetting {
+        field: p.field,
+        detail: p.message,
     }
 }
 
@@ -102,7 +38,7 @@ pub struct HopPlan {
 impl HopPlan {
     /// Plan the hops of `cfg` at `rate` (the actual sample rate).
     pub fn new(cfg: &SweepConfig, rate: f64) -> Result<HopPlan, Error> {
-        cfg.validate()?;
+        cfg.validate().map_err(invalid)?;
         if !(rate.is_finite() && rate > 0.0) {
             return Err(Error::InvalidSetting {
                 field: "sample_rate_hz",
@@ -114,33 +50,17 @@ impl HopPlan {
             kept_bins: kept,
             total_bins,
             hops,
-        } = sweep_grid(cfg.start_hz, cfg.stop_hz, cfg.bin_hz, rate, cfg.crop).ok_or_else(|| {
-            Error::InvalidSetting {
-                field: "bin_hz",
-                detail: format!(
-                    "no usable hop plan for {} Hz bins at {rate} S/s",
-                    cfg.bin_hz
-                ),
-            }
+        } = cfg.grid_at(rate).ok_or_else(|| Error::InvalidSetting {
+            field: "bin_hz",
+            detail: format!(
+                "no usable hop plan for {} Hz bins at {rate} S/s",
+                cfg.bin_hz
+            ),
         })?;
         let bin_hz = rate / fft_size as f64;
-        if (total_bins as u64).saturating_mul(u64::from(cfg.repeats)) > MAX_SWEEP_VALUES {
-            return Err(Error::InvalidSetting {
-                field: "bin_hz",
-                detail: format!(
-                    "{total_bins} bins × {} repeats is more than {MAX_SWEEP_VALUES} values",
-                    cfg.repeats
-                ),
-            });
-        }
-        if (hops as u64).saturating_mul(u64::from(cfg.repeats)) > MAX_SWEEP_HOPS {
-            return Err(Error::InvalidSetting {
-                field: "stop_hz",
-                detail: format!(
-                    "{hops} hops × {} repeats is more than {MAX_SWEEP_HOPS}",
-                    cfg.repeats
-                ),
-            });
+        // The size again at the rate the radio really set.
+        if let Some(p) = cfg.size_problems_at(rate).into_iter().next() {
+            return Err(invalid(p));
         }
         let centers_hz = (0..hops)
             .map(|h| cfg.start_hz + ((h * kept) as f64 + (kept / 2) as f64) * bin_hz)
@@ -237,5 +157,24 @@ mod tests {
         c.bin_hz = 1e3;
         c.sample_rate_hz = 1e6;
         assert!(HopPlan::new(&c, 1e6).is_err(), "too many hops");
+    }
+
+    /// The hop planner refuses what the plan's and the command's check refuse: one
+    /// validator, so more than 10 000 repeats is refused here too, naming the value.
+    #[test]
+    fn repeats_over_the_limit_are_refused_by_the_planner_too() {
+        let mut c = cfg();
+        // 1 MHz: 100 bins × 10 000 repeats is within the values a sweep may keep.
+        c.stop_hz = 89e6;
+        c.repeats = 10_000;
+        assert!(HopPlan::new(&c, 10e6).is_ok());
+        c.repeats = 10_001;
+        match HopPlan::new(&c, 10e6) {
+            Err(Error::InvalidSetting { field, detail }) => {
+                assert_eq!(field, "repeats");
+                assert_eq!(detail, "repeats 10001 must be in 1..=10000");
+            }
+            o => panic!("{o:?}"),
+        }
     }
 }

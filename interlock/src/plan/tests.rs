@@ -207,8 +207,8 @@ fn rx_sweep_parses_conflicts_and_bad_values() {
     let t = ok(&render(&rx_hdr(), &plan(&steps(sweep))));
     match &t.plan().unwrap().steps[0] {
         Step::RxSweep(s) => {
-            assert_eq!(s.stop_hz, 108e6);
-            assert_eq!(s.repeats, 2);
+            assert_eq!(s.sweep.stop_hz, 108e6);
+            assert_eq!(s.sweep.repeats, 2);
             assert_eq!(s.gain_db.as_ref().map(|g| g.total()), Some(34.0));
         }
         o => panic!("{o:?}"),

@@ -8,7 +8,7 @@ use crate::result::Status;
 use crate::store::ledger::Entry;
 use crate::store::policy::Source;
 use anyhow::Result;
-use rxnode_interlock::{check_rx_sweep, RxSweepStep};
+use rxnode_interlock::{check_rx_sweep, RxSweepStep, SweepConfig};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -24,15 +24,8 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
     };
     let s = RxSweepStep {
         device: args.device.clone(),
-        start_hz: args.start_hz,
-        stop_hz: args.stop_hz,
-        bin_hz: args.bin_hz,
-        sample_rate_hz: args.sample_rate_hz,
+        sweep: args.sweep.clone(),
         gain_db,
-        dwell_s: args.dwell_s,
-        settle_s: args.settle_s,
-        crop: args.crop,
-        repeats: args.repeats,
         apply_calibration: args.apply_cal,
     };
     let problems = rxnode_interlock::validate_sweep_step(&s);
@@ -84,24 +77,11 @@ fn heatmap_path_of(p: &Path) -> PathBuf {
 pub struct SweepOptions {
     /// SoapySDR device args.
     pub device: String,
-    /// Lowest frequency of the band, Hz.
-    pub start_hz: f64,
-    /// Highest frequency of the band, Hz.
-    pub stop_hz: f64,
-    /// Widest acceptable bin, Hz.
-    pub bin_hz: f64,
-    /// Sample rate per hop.
-    pub sample_rate_hz: f64,
+    /// The band, bin, rate, time per hop, crop and passes (a heatmap is drawn when
+    /// repeats > 1).
+    pub sweep: SweepConfig,
     /// RX gain: dB, or per element `LNA=24,VGA=20`.
     pub gain_db: Option<String>,
-    /// Samples analysed per hop, seconds.
-    pub dwell_s: f64,
-    /// Samples discarded after each retune, seconds.
-    pub settle_s: f64,
-    /// Fraction of each hop's band dropped (half at each edge).
-    pub crop: f64,
-    /// Passes over the band (a heatmap is drawn when > 1).
-    pub repeats: u32,
     /// Write the rtl_power CSV here.
     pub csv: Option<PathBuf>,
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
@@ -166,9 +146,9 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
     let v = sweep_json(0, &sw, csv_rec);
     log(Entry::new("sweep").detail(json!({
         "device": step.device,
-        "start_hz": step.start_hz,
-        "stop_hz": step.stop_hz,
-        "bin_hz": step.bin_hz,
+        "start_hz": step.sweep.start_hz,
+        "stop_hz": step.sweep.stop_hz,
+        "bin_hz": step.sweep.bin_hz,
         "hops": sw.report.hops.len(),
         "failed_hops": sw.report.failed_ranges_hz.len(),
         "status": v["status"],
@@ -186,7 +166,7 @@ fn check_outputs(args: &SweepOptions) -> Result<()> {
     let heatmap_path = args
         .plot
         .as_ref()
-        .filter(|_| args.repeats > 1)
+        .filter(|_| args.sweep.repeats > 1)
         .map(|p| heatmap_path_of(p));
     let outputs: Vec<&PathBuf> = [&args.csv, &args.plot, &heatmap_path]
         .into_iter()

@@ -14,11 +14,12 @@ mod step;
 
 pub use self::command::{cmd_sweep, SweepOptions};
 pub(crate) use self::step::step_sweep;
+pub use rxnode_interlock::SweepConfig;
 
 use crate::result::Status;
 use anyhow::{Context, Result};
 use rxnode_hw::{
-    run_sweep_with_progress, HopStatus, RxConfig, RxRadio, SweepConfig, SweepProgress, SweepReport,
+    run_sweep_with_progress, HopStatus, RxConfig, RxRadio, SweepProgress, SweepReport,
 };
 use rxnode_interlock::{GainSpec, RxSweepStep};
 use serde_json::{json, Value};
@@ -118,19 +119,6 @@ pub(crate) fn parse_gain(s: &str) -> Result<GainSpec, String> {
     Ok(GainSpec::Elements(m))
 }
 
-fn config_of(s: &RxSweepStep) -> SweepConfig {
-    SweepConfig {
-        start_hz: s.start_hz,
-        stop_hz: s.stop_hz,
-        bin_hz: s.bin_hz,
-        sample_rate_hz: s.sample_rate_hz,
-        dwell_s: s.dwell_s,
-        settle_s: s.settle_s,
-        crop: s.crop,
-        repeats: s.repeats,
-    }
-}
-
 /// Open, configure (rate, first centre, gains — each checked by the device) and sweep.
 /// With `cal.apply`, every hop is tuned with the radio's fresh frequency
 /// calibration (a missing or stale one blocks the sweep, naming it).
@@ -154,13 +142,14 @@ pub(crate) fn execute(
             .map_err(|e| NotSwept::Blocked(e.to_string()))?;
     }
     // Tune to the first hop's centre first: the radio never sits outside the band.
-    let first =
-        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
-            .map(|g| s.start_hz + (g.kept_bins / 2) as f64 * s.sample_rate_hz / g.fft_size as f64)
-            .unwrap_or(s.start_hz);
+    let w = &s.sweep;
+    let first = w
+        .grid_at(w.sample_rate_hz)
+        .map(|g| w.start_hz + (g.kept_bins / 2) as f64 * w.sample_rate_hz / g.fft_size as f64)
+        .unwrap_or(w.start_hz);
     let cfg = RxConfig {
         frequency_hz: first / (1.0 + applied.unwrap_or(0.0) * 1e-6),
-        sample_rate_hz: s.sample_rate_hz,
+        sample_rate_hz: w.sample_rate_hz,
         gain_db: match &s.gain_db {
             Some(GainSpec::Total(g)) => Some(*g),
             _ => None,
@@ -189,7 +178,7 @@ pub(crate) fn execute(
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             scope.spawn(|| progress_bar(&progress, &done));
         }
-        let r = run_sweep_with_progress(&mut radio, &config_of(s), cancel, &progress);
+        let r = run_sweep_with_progress(&mut radio, &s.sweep, cancel, &progress);
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     })
@@ -218,40 +207,39 @@ fn clamp_to_device(
     ) else {
         return Ok((s.clone(), None));
     };
-    let Some(g) =
-        rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
-    else {
+    let w = &s.sweep;
+    let Some(g) = w.grid_at(w.sample_rate_hz) else {
         return Ok((s.clone(), None));
     };
-    let bin = s.sample_rate_hz / g.fft_size as f64;
+    let bin = w.sample_rate_hz / g.fft_size as f64;
     let hop = g.kept_bins as f64 * bin;
     let half = (g.kept_bins / 2) as f64 * bin;
-    let start = s.start_hz.max(lo - half);
+    let start = w.start_hz.max(lo - half);
     // Whole hops from `start` whose centres stay at or below `hi`.
     let fit = ((hi - start - half) / hop).floor() + 1.0;
     let stop = if fit >= 1.0 {
-        s.stop_hz.min(start + fit * hop)
+        w.stop_hz.min(start + fit * hop)
     } else {
         start
     };
-    if stop <= start || start >= s.stop_hz {
+    if stop <= start || start >= w.stop_hz {
         return Err(NotSwept::Unsupported(format!(
             "the band {:.3}–{:.3} MHz is outside the radio's tuning range {:.3}–{:.3} MHz",
-            s.start_hz / 1e6,
-            s.stop_hz / 1e6,
+            w.start_hz / 1e6,
+            w.stop_hz / 1e6,
             lo / 1e6,
             hi / 1e6
         )));
     }
-    if start == s.start_hz && stop == s.stop_hz {
+    if start == w.start_hz && stop == w.stop_hz {
         return Ok((s.clone(), None));
     }
     let mut c = s.clone();
-    c.start_hz = start;
-    c.stop_hz = stop;
+    c.sweep.start_hz = start;
+    c.sweep.stop_hz = stop;
     let clamp = Clamp {
-        requested_start_hz: s.start_hz,
-        requested_stop_hz: s.stop_hz,
+        requested_start_hz: w.start_hz,
+        requested_stop_hz: w.stop_hz,
         start_hz: start,
         stop_hz: stop,
         device_range_hz: [lo, hi],
@@ -294,21 +282,22 @@ fn progress_bar(p: &SweepProgress, done: &AtomicBool) {
 /// Every hop's centre must be one the device can tune (when it lists its
 /// ranges): refuse before streaming rather than fail hops one by one.
 fn hops_in_range(s: &RxSweepStep, ranges: &[[f64; 2]]) -> Result<(), NotSwept> {
+    let w = &s.sweep;
     let Some(rxnode_interlock::SweepGrid {
         fft_size: fft,
         kept_bins: k,
         hops,
         ..
-    }) = rxnode_interlock::sweep_grid(s.start_hz, s.stop_hz, s.bin_hz, s.sample_rate_hz, s.crop)
+    }) = w.grid_at(w.sample_rate_hz)
     else {
         return Ok(());
     };
     if ranges.is_empty() {
         return Ok(());
     }
-    let bin = s.sample_rate_hz / fft as f64;
+    let bin = w.sample_rate_hz / fft as f64;
     for h in 0..hops {
-        let c = s.start_hz + ((h * k) as f64 + (k / 2) as f64) * bin;
+        let c = w.start_hz + ((h * k) as f64 + (k / 2) as f64) * bin;
         if !ranges.iter().any(|r| r[0] <= c && c <= r[1]) {
             return Err(NotSwept::Unsupported(format!(
                 "hop centre {:.3} MHz is outside the radio's tuning ranges {}",
