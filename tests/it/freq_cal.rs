@@ -433,6 +433,21 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
         String::from_utf8_lossy(&py.stdout).trim(),
         format!("['rxnode'] {measured}")
     );
+    // Analysed later, the recording's clock block comes with it.
+    let an = json_of(&run_fed(
+        lab.rxnode()
+            .args(["--json", "analyze", meta.to_str().unwrap_or_default()]),
+        b"",
+    ));
+    assert_eq!(an["clock"]["from"], "recording", "{an}");
+    assert_eq!(
+        an["clock"]["last_measurement"]["ppm"].as_f64(),
+        Some(measured)
+    );
+    assert_eq!(
+        an["clock"]["ppm_correction_applied"].as_f64(),
+        Some(measured)
+    );
     // A sweep with it: every hop tuned with the correction, the emitter at its true RF.
     let sweep = |extra: &[&str]| {
         json_of(&run_fed(
