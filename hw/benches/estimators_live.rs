@@ -1,5 +1,6 @@
 //! Every estimator on one live stream: the paced rxsim radio at 61.44 MS/s (samples appear
-//! in real time) through the whole capture engine — reader thread, bounded pool, Welch
+//! in real time) through the whole capture engine — reader thread, bounded pool (0.5 s of
+//! samples, as rxnode sizes it for a live capture), Welch
 //! (N = 2048, 50 %) and the CLKIN estimator on the consumer — with the GSM FCCH and LTE
 //! PSS/SSS frequency-calibration estimators fed every block on the same thread (the
 //! engine's block hook). Prints samples requested / processed, overflows and dropped
@@ -107,7 +108,8 @@ fn run(seconds: f64, rate: f64, with_gsm: bool) -> Result<(), Box<dyn std::error
     w.center_hz = Some(fc);
     let mut s = CaptureSettings::new(samples, w);
     s.block_samples = 1 << 16;
-    s.pool_blocks = 64;
+    // As rxnode sizes it for a live capture: at least 0.5 s of samples.
+    s.pool_blocks = ((0.5 * fs / s.block_samples as f64).ceil() as usize).clamp(64, 4096);
     s.deadline = Some(Duration::from_secs_f64(seconds * 3.0 + 5.0));
     s.clkin = Some(ClkinConfig::new(TONE, fc, fs, 5.0));
     let before = HELD.load(Ordering::Relaxed);
@@ -124,7 +126,7 @@ fn run(seconds: f64, rate: f64, with_gsm: bool) -> Result<(), Box<dyn std::error
     let g = gsm.finish();
     let l = lte.finish();
     let peak = PEAK.load(Ordering::Relaxed);
-    let lost = sum.samples_requested.saturating_sub(sum.samples_processed);
+    let short = sum.samples_requested.saturating_sub(sum.samples_processed);
     println!(
         "## {:.2} MS/s, {seconds} s: Welch 2048 + CLKIN + GSM + LTE on the consumer{} (load {})",
         fs / 1e6,
@@ -136,15 +138,16 @@ fn run(seconds: f64, rate: f64, with_gsm: bool) -> Result<(), Box<dyn std::error
         load()
     );
     println!(
-        "samples {} of {} processed, {} overflows, {} dropped, {lost} lost: {}",
+        "samples {} of {} processed; {} overflows (gaps in the radio stream: the reader fell \
+         behind), {} dropped (the consumer fell behind the pool), {short} short: {}",
         sum.samples_processed,
         sum.samples_requested,
         sum.overflows,
         sum.dropped_samples,
-        if lost == 0 && sum.overflows == 0 && sum.dropped_samples == 0 {
-            "PASS"
+        if short == 0 && sum.overflows == 0 && sum.dropped_samples == 0 {
+            "0 lost, PASS"
         } else {
-            "LOST SAMPLES"
+            "SAMPLES LOST"
         }
     );
     match &sum.clkin {
@@ -170,7 +173,8 @@ fn run(seconds: f64, rate: f64, with_gsm: bool) -> Result<(), Box<dyn std::error
     }
     println!(
         "heap: GSM + LTE estimators as built {:.1} MB; the process's peak during the capture \
-         {:.1} MB (with the engine's {:.1} MB sample pool); peak RSS {}",
+         {:.1} MB (with the engine's {:.1} MB sample pool); peak RSS {} (the pool's pages \
+         count once touched)",
         mb(built),
         mb(peak),
         mb(s.block_samples * s.pool_blocks * 8),
