@@ -10,6 +10,7 @@ use rxnode_dsp::{
     IqInfo, IqReader, PsdTrace, WelchConfig,
 };
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Samples per read.
@@ -58,6 +59,10 @@ pub struct AnalyzeReport {
     /// The CLKIN check, when `--clkin-tone-hz` is given.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub clkin: Option<ClkinReport>,
+    /// How good the recording's frequency axis is: its SigMF `rxnode:clock` as written
+    /// at recording time (`from: "recording"`), else `from: "unknown"` with every field
+    /// null (docs/protocol.md#clock).
+    pub clock: serde_json::Value,
 }
 
 fn positive(name: &str, v: f64) -> Result<f64> {
@@ -108,6 +113,8 @@ struct Recording {
     rate: f64,
     /// The centre frequency: `--center-hz`, else the file's, else unknown.
     center: Option<f64>,
+    /// The `clock` block of the report, from the file's `rxnode:clock` or unknown.
+    clock: Value,
 }
 
 /// Run `rxnode analyze`: check the options, open the file, settle the Welch and CLKIN
@@ -214,6 +221,7 @@ fn open_recording(
         Some(c) => Some(c),
         None => info.center_hz,
     };
+    let clock = recorded_clock(&args.file, &info)?;
     if info.samples < args.fft_size as u64 {
         return Err(bad_input(format!(
             "{}: {} samples, fewer than --fft-size {}",
@@ -222,7 +230,100 @@ fn open_recording(
             args.fft_size
         )));
     }
-    Ok((reader, Recording { info, rate, center }))
+    Ok((
+        reader,
+        Recording {
+            info,
+            rate,
+            center,
+            clock,
+        },
+    ))
+}
+
+/// The report's `clock` block: the recording's SigMF `rxnode:clock`, checked field by
+/// field and kept as written (its `age_s` and `stale` are as of the recording), or
+/// — when the file carries none — `from: "unknown"` with every field null: a
+/// recording's calibration is never taken from this node's own records, since the
+/// file may come from another radio or another day.
+fn recorded_clock(file: &std::path::Path, info: &IqInfo) -> Result<Value> {
+    let Some(c) = &info.clock else {
+        let what = match info.format {
+            IqFormat::Sigmf => "its SigMF meta has no rxnode:clock",
+            _ => "the format carries no clock metadata",
+        };
+        return Ok(json!({
+            "from": "unknown",
+            "detail": format!("{what}: the recording radio's clock source and frequency calibration are unknown"),
+            "source": null,
+            "radio": null,
+            "last_measurement": null,
+            "ppm_correction_applied": null,
+        }));
+    };
+    let meta = file.with_extension("sigmf-meta");
+    let bad = |field: &str, v: &Value, want: &str| {
+        bad_input(format!(
+            "{}: rxnode:clock{field} {v} must be {want}",
+            meta.display()
+        ))
+    };
+    let Some(o) = c.as_object() else {
+        return Err(bad("", c, "an object"));
+    };
+    let text_or_null = |k: &str| -> Result<Value> {
+        match o.get(k) {
+            None | Some(Value::Null) => Ok(Value::Null),
+            Some(v @ Value::String(_)) => Ok(v.clone()),
+            Some(v) => Err(bad(&format!(".{k}"), v, "a string or null")),
+        }
+    };
+    let finite = |v: &Value| v.as_f64().is_some_and(f64::is_finite);
+    let applied = match o.get("ppm_correction_applied") {
+        None | Some(Value::Null) => Value::Null,
+        Some(v) if finite(v) => v.clone(),
+        Some(v) => {
+            return Err(bad(
+                ".ppm_correction_applied",
+                v,
+                "a finite number of ppm or null",
+            ))
+        }
+    };
+    let last = match o.get("last_measurement") {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::Object(m)) => {
+            let field = |k: &str| format!(".last_measurement.{k}");
+            for k in ["ppm", "uncertainty_ppm"] {
+                let v = m.get(k).unwrap_or(&Value::Null);
+                if !finite(v) || (k == "uncertainty_ppm" && v.as_f64() < Some(0.0)) {
+                    return Err(bad(&field(k), v, "a finite number of ppm"));
+                }
+            }
+            for k in ["method", "reference", "time"] {
+                let v = m.get(k).unwrap_or(&Value::Null);
+                if !v.is_string() {
+                    return Err(bad(&field(k), v, "a string"));
+                }
+            }
+            Value::Object(m.clone())
+        }
+        Some(v) => {
+            return Err(bad(
+                ".last_measurement",
+                v,
+                "an object (ppm, uncertainty_ppm, method, reference, time) or null",
+            ))
+        }
+    };
+    Ok(json!({
+        "from": "recording",
+        "detail": format!("{}: rxnode:clock, as written when it was recorded", meta.display()),
+        "source": text_or_null("source")?,
+        "radio": text_or_null("radio")?,
+        "last_measurement": last,
+        "ppm_correction_applied": applied,
+    }))
 }
 
 /// The engine's settings for the whole file: Welch over it, the CLKIN check if
@@ -331,6 +432,7 @@ fn build_report(
         mean_power_dbfs: summary.mean_power_dbfs.unwrap_or(-300.0),
         clipped_fraction: summary.clipped_fraction,
         clkin: summary.clkin,
+        clock: rec.clock.clone(),
     };
     (report, psd)
 }
@@ -422,6 +524,7 @@ fn print_human(r: &AnalyzeReport) {
             p.snr_db
         );
     }
+    println!("clock         {}", clock_line(&r.clock));
     if let Some(c) = &r.clkin {
         let status = match c.status {
             ClkinStatus::Pass => "PASS",
@@ -445,6 +548,39 @@ fn print_human(r: &AnalyzeReport) {
             println!("              {}: {}", e.name, e.value);
         }
     }
+}
+
+/// The human line of the `clock` block.
+fn clock_line(c: &Value) -> String {
+    let text = |k: &str| c.get(k).and_then(Value::as_str);
+    if text("from") != Some("recording") {
+        return format!("unknown ({})", text("detail").unwrap_or_default());
+    }
+    let mut s = format!(
+        "from the recording: source {}",
+        text("source").unwrap_or("not recorded")
+    );
+    match c.get("last_measurement").filter(|m| m.is_object()) {
+        Some(m) => {
+            let f = |k: &str| m.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
+            let t = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default();
+            let dp = rxnode_dsp::ppm_decimals(f("uncertainty_ppm"));
+            s.push_str(&format!(
+                "; last calibration {} ± {:.dp$} ppm ({}, {}, {})",
+                rxnode_dsp::fmt_ppm(f("ppm"), dp),
+                f("uncertainty_ppm"),
+                t("method"),
+                t("reference"),
+                t("time")
+            ));
+        }
+        None => s.push_str("; no calibration recorded"),
+    }
+    match c.get("ppm_correction_applied").and_then(Value::as_f64) {
+        Some(p) => s.push_str(&format!("; tuning corrected by {p:+} ppm")),
+        None => s.push_str("; no correction applied"),
+    }
+    s
 }
 
 /// Spectrum PNG with axes, title, labelled peaks, noise floor and CLKIN markers

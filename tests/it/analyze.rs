@@ -34,6 +34,7 @@ struct Report {
     mean_power_dbfs: f64,
     clipped_fraction: f64,
     clkin: Option<Clkin>,
+    clock: serde_json::Value,
 }
 
 const FS: f64 = 2e6;
@@ -544,4 +545,100 @@ fn bad_usage(dir: &Path, good: &[u8]) {
         &["analyze", &d("missing.cf32"), "--rate", "2e6"],
         "missing.cf32",
     );
+}
+
+/// A SigMF recording whose meta carries `global` entries `extra` besides the core ones.
+fn sigmf_with(dir: &Path, name: &str, extra: serde_json::Value, data: &[u8]) -> PathBuf {
+    let m = sigmf(dir, name, "cf32_le", data);
+    let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
+    for (k, v) in extra.as_object().unwrap() {
+        meta["global"][k] = v.clone();
+    }
+    std::fs::write(&m, serde_json::to_vec(&meta).unwrap()).unwrap();
+    m
+}
+
+/// Every analysis carries a `clock` block: the recording's own `rxnode:clock` as
+/// written (said to come from the recording), else "unknown" with every field null —
+/// never a calibration the file does not carry; a malformed one is refused naming the
+/// field.
+#[test]
+fn the_clock_block_comes_from_the_recording_or_is_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = cf32(&signal(1 << 16, 0.0, 0.1));
+    let recorded = serde_json::json!({
+        "source": "external",
+        "radio": "driver=rxsim,serial=ab12",
+        "last_measurement": {"ppm": 17.2951, "uncertainty_ppm": 0.0123, "method": "gsm",
+            "reference": "GSM BCCH 935.200 MHz", "time": "2026-12-01T10:00:00Z",
+            "age_s": 42.0, "stale": false},
+        "ppm_correction_applied": 17.2951
+    });
+    let m = sigmf_with(
+        dir.path(),
+        "cal",
+        serde_json::json!({"rxnode:clock": recorded}),
+        &data,
+    );
+    let (code, r) = analyze_json(&m, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(r.clock["from"], "recording");
+    for k in [
+        "source",
+        "radio",
+        "last_measurement",
+        "ppm_correction_applied",
+    ] {
+        assert_eq!(r.clock[k], recorded[k], "{k}");
+    }
+    let (code, out, _) = run(&["analyze", m.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("clock         from the recording: source external; last calibration +17.295")
+            && out.contains("(gsm, GSM BCCH 935.200 MHz, 2026-12-01T10:00:00Z)")
+            && out.contains("tuning corrected by +17.2951 ppm"),
+        "{out}"
+    );
+    // No rxnode:clock (a SigMF from elsewhere) and a raw file: unknown, nothing invented.
+    let plain = sigmf(dir.path(), "plain", "cf32_le", &data);
+    let raw = dir.path().join("raw.cf32");
+    std::fs::write(&raw, &data).unwrap();
+    for (file, extra) in [(plain, vec![]), (raw, vec!["--rate", "2e6"])] {
+        let (code, r) = analyze_json(&file, &extra);
+        assert_eq!(code, 0);
+        assert_eq!(r.clock["from"], "unknown", "{}", file.display());
+        for k in [
+            "source",
+            "radio",
+            "last_measurement",
+            "ppm_correction_applied",
+        ] {
+            assert!(r.clock[k].is_null(), "{k}: {}", r.clock);
+        }
+        assert!(r.clock["detail"].as_str().unwrap().contains("unknown"));
+    }
+    // A malformed one names the field and the value.
+    for (bad, needle) in [
+        (
+            serde_json::json!("external"),
+            "rxnode:clock \"external\" must be an object",
+        ),
+        (
+            serde_json::json!({"last_measurement": {"ppm": "17", "uncertainty_ppm": 0.1,
+                "method": "gsm", "reference": "x", "time": "t"}}),
+            "rxnode:clock.last_measurement.ppm \"17\" must be a finite number of ppm",
+        ),
+        (
+            serde_json::json!({"source": 3}),
+            "rxnode:clock.source 3 must be a string or null",
+        ),
+    ] {
+        let m = sigmf_with(
+            dir.path(),
+            "bad",
+            serde_json::json!({"rxnode:clock": bad}),
+            &data,
+        );
+        expect_bad(&["analyze", m.to_str().unwrap()], needle);
+    }
 }

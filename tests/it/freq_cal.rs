@@ -125,6 +125,34 @@ fn clkin_calibrate_finds_a_gsm_radio_error_and_keeps_it() {
     );
 }
 
+/// At a radio's high rate the estimator runs behind its decimating front end: 8 MS/s
+/// through the real binary and rxsim's GSM scene gives the error as at 1 MS/s, with the
+/// detections in the radio's frame (around the tone's nominal +67.7 kHz).
+#[test]
+fn clkin_calibrate_at_a_high_rate_measures_through_the_front_end() {
+    let lab = Lab::new();
+    let o = calibrate(
+        &lab,
+        &gsm_radio("fc9", -23.4, 10.0),
+        "gsm",
+        &["-r", "8M", "-t", "2"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let r = parsed(&o);
+    assert_eq!(r.status, "PASS", "{}", r.detail);
+    let ppm = r.ppm.unwrap_or(f64::NAN);
+    assert!((ppm + 23.4).abs() <= 0.05, "{ppm}: {}", r.detail);
+    assert!(r.bursts_used.is_some_and(|n| n >= 20), "{r:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    let truth = 935.2e6 + 67_708.3 - 935.2e6 * (1.0 - 23.4e-6);
+    for d in v["detections"].as_array().into_iter().flatten() {
+        if d["used"] == true {
+            let off = d["offset_hz"].as_f64().unwrap_or(0.0);
+            assert!((off - truth).abs() < 150.0, "{off} vs {truth}");
+        }
+    }
+}
+
 /// No BCCH carrier (noise only, or a carrier without FCCH elsewhere): FAIL "no GSM
 /// FCCH found", exit 1, never a number, nothing kept.
 #[test]
@@ -432,6 +460,21 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
     assert_eq!(
         String::from_utf8_lossy(&py.stdout).trim(),
         format!("['rxnode'] {measured}")
+    );
+    // Analysed later, the recording's clock block comes with it.
+    let an = json_of(&run_fed(
+        lab.rxnode()
+            .args(["--json", "analyze", meta.to_str().unwrap_or_default()]),
+        b"",
+    ));
+    assert_eq!(an["clock"]["from"], "recording", "{an}");
+    assert_eq!(
+        an["clock"]["last_measurement"]["ppm"].as_f64(),
+        Some(measured)
+    );
+    assert_eq!(
+        an["clock"]["ppm_correction_applied"].as_f64(),
+        Some(measured)
     );
     // A sweep with it: every hop tuned with the correction, the emitter at its true RF.
     let sweep = |extra: &[&str]| {

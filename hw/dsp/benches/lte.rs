@@ -10,13 +10,12 @@ use num_complex::Complex;
 use rxnode_dsp::{freq_cal_estimator, FreqCalConfig, FreqCalMethod, LteScene};
 use std::time::{Duration, Instant};
 
-/// CPU seconds used by this process (Linux `/proc/self/stat`, 10 ms ticks), if readable.
+/// CPU seconds this thread has run (Linux `/proc/thread-self/schedstat`, in ns), if
+/// readable.
 fn cpu_seconds() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = &s[s.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e9)
 }
 
 struct Run {

@@ -22,6 +22,9 @@ pub struct IqInfo {
     pub samples: u64,
     /// Full-scale clip level of the integer formats after scaling (1.0 for float).
     pub clip_level: f32,
+    /// The recording's `clock` block as written (SigMF `global` → `rxnode:clock`,
+    /// docs/protocol.md#clock), if it carries one; not checked here.
+    pub clock: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Copy)]
@@ -147,6 +150,7 @@ impl IqReader {
                 center_hz: center,
                 samples: len / size,
                 clip_level: raw.clip(),
+                clock: None,
             },
             kind: Kind::Raw {
                 file,
@@ -202,6 +206,7 @@ impl IqReader {
                 center_hz: None,
                 samples,
                 clip_level: clip,
+                clock: None,
             },
             kind,
             done: 0,
@@ -244,7 +249,9 @@ impl IqReader {
             .and_then(|c| c.get(0))
             .and_then(|c| c.get("core:frequency"))
             .and_then(|f| f.as_f64());
-        Self::open_raw(&data_path, raw, IqFormat::Sigmf, Some(rate), center)
+        let mut r = Self::open_raw(&data_path, raw, IqFormat::Sigmf, Some(rate), center)?;
+        r.info.clock = global.get("rxnode:clock").cloned();
+        Ok(r)
     }
 
     /// Read up to `out.len()` samples; `Ok(0)` at the end of the file. A truncated file,

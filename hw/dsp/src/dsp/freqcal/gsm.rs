@@ -5,6 +5,13 @@
 //! (+67.708 kHz) for 148 bits (546 µs), in frames 0, 10, 20, 30 and 40 of each
 //! 51-frame multiframe (a frame is 4.615 ms). Between them the carrier is GMSK.
 //!
+//! 0. **Front end** (above 2 MS/s): the band the tone can be in (± `max_error_ppm`
+//!    around its nominal offset, plus a margin) is mixed to 0 Hz and decimated by
+//!    `D = ⌊rate / max(1 MS/s, band / 0.3)⌋` with a Kaiser-windowed FIR (60 dB on
+//!    every alias of the band); the steps below run at `rate / D`. The phase of the
+//!    mixer is exact at every sample count, and the estimator accounts for the shift,
+//!    so the ppm is the same as if the detector had run at the radio's rate — at a
+//!    few multiply-adds per input sample.
 //! 1. **Detect** with a short window (≈ ¼ of a burst, Hann, hop ¼ window): every
 //!    search bin's power is compared with that bin's own slow background (a 50 ms
 //!    average), so GMSK, noise and a steady spur all read ≈ 1 and a burst's tone
@@ -20,6 +27,7 @@
 //!    trim does not shrink it). The confidence is the fraction of bursts spaced a
 //!    whole number (≥ 10) of TDMA frames apart, times the fraction of the trimmed
 //!    set that agrees, times ½ + ½ × (bursts found / bursts a BCCH sends).
+use super::fir::{Decimator, Mixer};
 use super::{
     offset_for_ppm, ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError,
     FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod,
@@ -53,6 +61,29 @@ const WARMUP_WINDOWS: u64 = 64;
 const MIN_BURSTS: usize = 3;
 /// Most detections kept (about 8 minutes of bursts); later ones are counted only.
 const MAX_DETECTIONS: usize = 10_000;
+/// The front end decimates to at least this rate (Hz): the detector's design rate.
+const FRONT_END_RATE_HZ: f64 = 1e6;
+/// The front end keeps this much beyond the tone's search range on each side (Hz):
+/// the detector's edge bins and the refinement's span.
+const FRONT_END_MARGIN_HZ: f64 = 20e3;
+/// The front end's kept band is at most this fraction of its output rate.
+const FRONT_END_FILL: f64 = 0.3;
+/// The front end's stopband (dB).
+const FRONT_END_STOP_DB: f64 = 60.0;
+
+/// Mix the tone's search band to 0 Hz and decimate (see the module docs, step 0).
+struct FrontEnd {
+    /// The radio's own configuration (the detector's is the decimated one).
+    outer: FreqCalConfig,
+    /// The search band's centre, mixed to 0 Hz (Hz at the radio's rate).
+    shift_hz: f64,
+    mixer: Mixer,
+    dec: Decimator,
+    /// Decimated samples of the current block.
+    out: Vec<Complex<f32>>,
+    /// Samples seen at the radio's rate.
+    seen: u64,
+}
 
 /// The streaming FCCH estimator ([`FreqCalEstimator`] for [`FreqCalMethod::Gsm`]).
 pub struct FcchEstimator {
@@ -81,6 +112,7 @@ pub struct FcchEstimator {
     burst_samples: f64,
     detections: Vec<Burst>,
     dropped_detections: u64,
+    front: Option<FrontEnd>,
 }
 
 /// Consecutive detecting windows on one bin.
@@ -105,8 +137,40 @@ struct Burst {
 impl FcchEstimator {
     /// An estimator for a radio tuned to `cfg.center_hz` looking at a BCCH carrier at
     /// `cfg.carrier_hz`; the FCCH tone's whole search range (± `max_error_ppm`) must
-    /// lie inside ±45 % of the sample rate.
+    /// lie inside ±45 % of the sample rate. Above 2 MS/s the detector runs behind a
+    /// decimating front end (module docs, step 0).
     pub fn new(cfg: FreqCalConfig) -> Result<Self, FreqCalError> {
+        let direct = Self::without_front_end(cfg)?;
+        let [lo, hi] = direct.search;
+        let pass_hz = 0.5 * (hi - lo) + FRONT_END_MARGIN_HZ;
+        let target = (pass_hz / FRONT_END_FILL).max(FRONT_END_RATE_HZ);
+        let rate = cfg.sample_rate_hz;
+        let d = (rate / target).floor() as usize;
+        if d < 2 {
+            return Ok(direct);
+        }
+        drop(direct);
+        let shift_hz = 0.5 * (lo + hi);
+        let inner = FreqCalConfig {
+            center_hz: cfg.center_hz + shift_hz,
+            sample_rate_hz: rate / d as f64,
+            ..cfg
+        };
+        let mut est = Self::without_front_end(inner)?;
+        let dec = Decimator::new(rate, d, pass_hz, FRONT_END_STOP_DB);
+        est.front = Some(FrontEnd {
+            outer: cfg,
+            shift_hz,
+            mixer: Mixer::new(shift_hz, rate),
+            dec,
+            out: Vec::new(),
+            seen: 0,
+        });
+        Ok(est)
+    }
+
+    /// The detector alone, at the radio's rate.
+    fn without_front_end(cfg: FreqCalConfig) -> Result<Self, FreqCalError> {
         let bad =
             |field: &'static str, detail: String| FreqCalError::InvalidSetting { field, detail };
         for (field, v) in [
@@ -185,13 +249,35 @@ impl FcchEstimator {
             burst_samples,
             detections: Vec::new(),
             dropped_detections: 0,
+            front: None,
             cfg,
         })
     }
 
-    /// The analysis window's length (samples).
+    /// The analysis window's length (samples at the detector's rate).
     pub fn window_len(&self) -> usize {
         self.n
+    }
+
+    /// The detector's sample rate: the radio's, or the front end's output rate.
+    pub fn detector_rate_hz(&self) -> f64 {
+        self.cfg.sample_rate_hz
+    }
+
+    /// Feed the detector samples at its own rate.
+    fn detect(&mut self, block: &[Complex<f32>]) {
+        let mask = self.ring.len() - 1;
+        for chunk in block.chunks(self.hop.max(1)) {
+            for &x in chunk {
+                self.ring[(self.seen as usize) & mask] = x;
+                self.seen += 1;
+            }
+            while self.next_window + self.n as u64 <= self.seen {
+                let s = self.next_window;
+                self.window_at(s);
+                self.next_window += self.hop as u64;
+            }
+        }
     }
 
     fn at(&self, i: u64) -> Complex<f32> {
@@ -359,22 +445,21 @@ impl FreqCalEstimator for FcchEstimator {
     }
 
     fn feed(&mut self, block: &[Complex<f32>]) {
-        let mask = self.ring.len() - 1;
-        for chunk in block.chunks(self.hop.max(1)) {
-            for &x in chunk {
-                self.ring[(self.seen as usize) & mask] = x;
-                self.seen += 1;
-            }
-            while self.next_window + self.n as u64 <= self.seen {
-                let s = self.next_window;
-                self.window_at(s);
-                self.next_window += self.hop as u64;
+        match self.front.take() {
+            None => self.detect(block),
+            Some(mut f) => {
+                f.seen += block.len() as u64;
+                f.out.clear();
+                let mixed = f.mixer.process(block);
+                f.dec.process(mixed, &mut f.out);
+                self.detect(&f.out);
+                self.front = Some(f);
             }
         }
     }
 
     fn samples_seen(&self) -> u64 {
-        self.seen
+        self.front.as_ref().map_or(self.seen, |f| f.seen)
     }
 
     fn finish(&mut self) -> Result<FreqCalEstimate, FreqCalError> {
@@ -382,7 +467,16 @@ impl FreqCalEstimator for FcchEstimator {
             self.burst_from(r);
         }
         let rate = self.cfg.sample_rate_hz;
-        let seconds = self.seen as f64 / rate;
+        let seconds = match &self.front {
+            Some(f) => f.seen as f64 / f.outer.sample_rate_hz,
+            None => self.seen as f64 / rate,
+        };
+        // Back to the radio's frame: offsets by the front end's shift, times by its
+        // filter's delay.
+        let (shift_hz, delay_s, outer) = match &self.front {
+            Some(f) => (f.shift_hz, f.dec.delay() / f.outer.sample_rate_hz, f.outer),
+            None => (0.0, 0.0, self.cfg),
+        };
         let not_found = |why: String| FreqCalError::NotFound(format!("no GSM FCCH found: {why}"));
         if self.detections.len() < MIN_BURSTS {
             return Err(not_found(format!(
@@ -420,8 +514,8 @@ impl FreqCalEstimator for FcchEstimator {
             .iter()
             .zip(&used)
             .map(|(b, u)| FreqCalDetection {
-                time_s: b.start as f64 / rate,
-                offset_hz: b.offset_hz,
+                time_s: b.start as f64 / rate + delay_s,
+                offset_hz: b.offset_hz + shift_hz,
                 ppm: b.ppm,
                 snr_db: b.snr_db,
                 used: *u,
@@ -435,8 +529,8 @@ impl FreqCalEstimator for FcchEstimator {
             confidence,
             evidence: FreqCalEvidence {
                 detections,
-                nominal_offset_hz: self.tone_rf_hz - self.cfg.center_hz,
-                search_hz: self.search,
+                nominal_offset_hz: self.tone_rf_hz - outer.center_hz,
+                search_hz: [self.search[0] + shift_hz, self.search[1] + shift_hz],
                 seconds_analysed: seconds,
             },
         })

@@ -38,8 +38,10 @@
 //!      reported instead, never a guess.
 //!    - the SSS candidate that stands out gives N_ID_1, so PCI = 3·N_ID_1 + N_ID_2.
 //!
-//! Memory: the 1.92 MS/s samples of the last ~10 ms, 80 ms while acquiring, and one
-//! small record per PSS (at most [`MAX_RECORDS`]).
+//! Memory: the 1.92 MS/s samples of the last ~10 ms; while acquiring, the 80 ms window
+//! (and its block spectra) and the samples that arrive while the search, spread over
+//! them, runs (at most 1 s: `ACQ_SPREAD`); one small record per PSS (at most
+//! [`MAX_RECORDS`]).
 use super::{
     ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
     FreqCalEstimator, FreqCalEvidence, FreqCalMethod,
@@ -76,6 +78,12 @@ const ACQ_STEP: usize = ACQ_FFT - NFFT;
 const ACQ_LEN: usize = ACQ_PERIODS * HALF_FRAME + ACQ_FFT;
 /// Acquisition windows tried before giving up.
 const ACQ_ATTEMPTS: usize = 4;
+/// The acquisition searches one (root, offset) pair (about 2 ms of CPU) per
+/// `min(HALF_FRAME, ACQ_SPREAD / pairs)` new 1.92 MS/s samples, so no block waits for the
+/// whole search (0.3–0.7 CPU-s) and the capture engine's DSP thread keeps pace; the
+/// samples that arrive meanwhile (at most `ACQ_SPREAD`: 1 s) are kept and tracked once it
+/// is done, so no PSS is lost to the wait.
+const ACQ_SPREAD: usize = 1_920_000;
 /// A fold peak must stand this far above its fold's mean: with 16 folds of noise
 /// (Gamma(16)/16), less than 1e-4 chance over all roots, offsets and lags at 2.7 GHz.
 const ACQ_THRESHOLD: f64 = 3.6;
@@ -334,6 +342,26 @@ pub(crate) struct LteEstimator {
     scratch: Vec<Complex<f32>>,
     /// Offsets (bins of 3.75 kHz) the acquisition searches.
     shifts: Vec<i64>,
+    /// The acquisition in progress, if any.
+    search: Option<Box<Search>>,
+    /// New samples not yet spent on acquisition work.
+    credit: usize,
+    /// New samples per (root, offset) pair searched.
+    per_pair: usize,
+    /// Where the last searched acquisition window ended (1.92 MS/s sample index).
+    searched_to: i64,
+}
+
+/// An acquisition in progress over the first `ACQ_LEN` samples of the buffer: the
+/// window's block spectra, the (root, offset) pairs done, the best fold peak so far.
+struct Search {
+    spectra: Vec<Complex<f32>>,
+    fold: Vec<f32>,
+    work: Vec<Complex<f32>>,
+    /// Next pair: `root · shifts + offset index`.
+    next: usize,
+    /// (metric, root, shift, fold index).
+    best: (f64, usize, i64, usize),
 }
 
 impl LteEstimator {
@@ -409,7 +437,7 @@ impl LteEstimator {
         Ok(Self {
             config,
             resampler: Resampler::new(c.sample_rate_hz),
-            buf: Vec::with_capacity(ACQ_LEN + 4 * HALF_FRAME),
+            buf: Vec::with_capacity(ACQ_LEN + ACQ_SPREAD + 8 * HALF_FRAME),
             buf_start: 0,
             seen: 0,
             state: State::Acquiring { attempts: 0 },
@@ -421,6 +449,10 @@ impl LteEstimator {
             ifft512: planner.plan_fft_inverse(ACQ_FFT),
             scratch: Vec::new(),
             shifts: (s_lo..=s_hi).collect(),
+            search: None,
+            credit: 0,
+            per_pair: (ACQ_SPREAD / (3 * (s_hi - s_lo + 1)).max(1) as usize).clamp(1, HALF_FRAME),
+            searched_to: 0,
         })
     }
 
@@ -429,7 +461,9 @@ impl LteEstimator {
         ppm_from_offset(self.config.carrier_hz, self.config.center_hz, offset_hz) * 1e-6
     }
 
-    fn step(&mut self) {
+    /// Advance: acquisition work as the credit allows (all of it when `unlimited`,
+    /// at the end of the capture), then tracking.
+    fn step(&mut self, unlimited: bool) {
         loop {
             match &mut self.state {
                 State::GaveUp => {
@@ -441,11 +475,32 @@ impl LteEstimator {
                         return;
                     }
                     let attempts_now = *attempts + 1;
-                    match self.acquire() {
+                    let mut search = match self.search.take() {
+                        Some(s) => s,
+                        None => Box::new(self.start_search()),
+                    };
+                    let total = 3 * self.shifts.len();
+                    let left = total - search.next;
+                    let pairs = if unlimited {
+                        left
+                    } else {
+                        (self.credit / self.per_pair).min(left)
+                    };
+                    self.credit -= (pairs * self.per_pair).min(self.credit);
+                    self.search_pairs(&mut search, pairs);
+                    if search.next < total {
+                        self.search = Some(search);
+                        return;
+                    }
+                    self.searched_to = self.buf_start + ACQ_LEN as i64;
+                    match self.acquired(&search) {
                         Some(track) => self.state = State::Tracking(Box::new(track)),
                         None => {
+                            // The next window: the newest samples (those that arrived
+                            // during the search), at least the next 80 ms.
                             self.missed_in_acquisition += ACQ_PERIODS as u64;
-                            let drop = ACQ_PERIODS * HALF_FRAME;
+                            let drop = (ACQ_PERIODS * HALF_FRAME)
+                                .max(self.buf.len().saturating_sub(ACQ_LEN));
                             self.buf.drain(..drop);
                             self.buf_start += drop as i64;
                             self.state = if attempts_now >= ACQ_ATTEMPTS {
@@ -466,52 +521,74 @@ impl LteEstimator {
         }
     }
 
-    /// Search the first `ACQ_LEN` samples of `buf` for the strongest PSS.
-    fn acquire(&mut self) -> Option<Track> {
+    /// The block spectra of the acquisition window (the first `ACQ_LEN` samples).
+    fn start_search(&mut self) -> Search {
         let blocks = ACQ_PERIODS * HALF_FRAME / ACQ_STEP;
         let mut spectra = vec![Complex::new(0.0f32, 0.0); blocks * ACQ_FFT];
         for (b, s) in spectra.chunks_mut(ACQ_FFT).enumerate() {
             s.copy_from_slice(&self.buf[b * ACQ_STEP..b * ACQ_STEP + ACQ_FFT]);
             self.fft512.process(s);
         }
+        Search {
+            spectra,
+            fold: vec![0.0f32; HALF_FRAME],
+            work: vec![Complex::new(0.0f32, 0.0); ACQ_FFT],
+            next: 0,
+            best: (0.0, 0, 0, 0),
+        }
+    }
+
+    /// Search the next `pairs` (root, offset) pairs of `search`: correlate with the root
+    /// shifted by the offset, fold every 5 ms (corrected for the sample-clock drift that
+    /// offset implies) and keep the strongest peak against its fold's mean.
+    fn search_pairs(&self, search: &mut Search, pairs: usize) {
         let bin_hz = LTE_RATE_HZ / ACQ_FFT as f64;
-        let mut fold = vec![0.0f32; HALF_FRAME];
-        let mut work = vec![Complex::new(0.0f32, 0.0); ACQ_FFT];
-        // (metric, root, shift, fold index)
-        let mut best = (0.0f64, 0usize, 0i64, 0usize);
-        for root in 0..3 {
+        let Search {
+            spectra,
+            fold,
+            work,
+            next,
+            best,
+        } = search;
+        for _ in 0..pairs {
+            let root = *next / self.shifts.len();
+            let s = self.shifts[*next % self.shifts.len()];
+            *next += 1;
             let tmpl = &self.template_spectra[root];
-            for &s in &self.shifts {
-                let eps = self.eps_of_offset(s as f64 * bin_hz);
-                let period = HALF_FRAME as f64 * (1.0 + eps);
-                fold.iter_mut().for_each(|v| *v = 0.0);
-                for (b, spec) in spectra.chunks(ACQ_FFT).enumerate() {
-                    for (k, w) in work.iter_mut().enumerate() {
-                        let t = (k as i64 - s).rem_euclid(ACQ_FFT as i64) as usize;
-                        *w = spec[k] * tmpl[t];
-                    }
-                    self.ifft512.process(&mut work);
-                    for (m, c) in work[..ACQ_STEP].iter().enumerate() {
-                        let pos = (b * ACQ_STEP + m) as f64;
-                        let p = (pos / period).floor();
-                        let f = (pos - p * period).round() as usize % HALF_FRAME;
-                        fold[f] += c.norm_sqr();
-                    }
+            let eps = self.eps_of_offset(s as f64 * bin_hz);
+            let period = HALF_FRAME as f64 * (1.0 + eps);
+            fold.iter_mut().for_each(|v| *v = 0.0);
+            for (b, spec) in spectra.chunks(ACQ_FFT).enumerate() {
+                for (k, w) in work.iter_mut().enumerate() {
+                    let t = (k as i64 - s).rem_euclid(ACQ_FFT as i64) as usize;
+                    *w = spec[k] * tmpl[t];
                 }
-                let mean = fold.iter().map(|&v| f64::from(v)).sum::<f64>() / HALF_FRAME as f64;
-                let (idx, peak) =
-                    fold.iter()
-                        .enumerate()
-                        .fold((0, 0.0f32), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
-                if mean > 0.0 {
-                    let metric = f64::from(peak) / mean;
-                    if metric > best.0 {
-                        best = (metric, root, s, idx);
-                    }
+                self.ifft512.process(work);
+                for (m, c) in work[..ACQ_STEP].iter().enumerate() {
+                    let pos = (b * ACQ_STEP + m) as f64;
+                    let p = (pos / period).floor();
+                    let f = (pos - p * period).round() as usize % HALF_FRAME;
+                    fold[f] += c.norm_sqr();
+                }
+            }
+            let mean = fold.iter().map(|&v| f64::from(v)).sum::<f64>() / HALF_FRAME as f64;
+            let (idx, peak) =
+                fold.iter()
+                    .enumerate()
+                    .fold((0, 0.0f32), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+            if mean > 0.0 {
+                let metric = f64::from(peak) / mean;
+                if metric > best.0 {
+                    *best = (metric, root, s, idx);
                 }
             }
         }
-        let (metric, root, s, idx) = best;
+    }
+
+    /// The track a finished search found, if its peak stands out.
+    fn acquired(&self, search: &Search) -> Option<Track> {
+        let bin_hz = LTE_RATE_HZ / ACQ_FFT as f64;
+        let (metric, root, s, idx) = search.best;
         tracing::debug!(metric, root, shift = s, idx, "lte acquisition");
         if metric < ACQ_THRESHOLD {
             return None;
@@ -557,6 +634,8 @@ impl LteEstimator {
         }
         t.mixed = self.buf.len();
         let buf_end = self.buf_start + self.buf.len() as i64;
+        // Samples before `floor` are done with.
+        let mut floor = self.buf_start;
         loop {
             let n = t.next_n;
             let pred = match t.fit.line() {
@@ -572,7 +651,7 @@ impl LteEstimator {
                 break;
             }
             t.next_n += 1;
-            if need_lo < self.buf_start {
+            if need_lo < floor {
                 continue;
             }
             if t.records.len() >= MAX_RECORDS {
@@ -619,15 +698,15 @@ impl LteEstimator {
                     }
                 }
             }
-            // Keep from just before the next half frame.
-            let keep =
-                (centre + HALF_FRAME as i64 - PSS_IN_SLOT as i64 - 2 * TRACK_HALF_WINDOW - 8)
-                    .max(self.buf_start);
-            let drop = ((keep - self.buf_start) as usize).min(self.buf.len());
-            self.buf.drain(..drop);
-            self.buf_start += drop as i64;
-            t.mixed = t.mixed.saturating_sub(drop);
+            // Keep from just before the next half frame (dropped once, after the loop:
+            // after an acquisition the buffer may hold a second of samples).
+            floor = (centre + HALF_FRAME as i64 - PSS_IN_SLOT as i64 - 2 * TRACK_HALF_WINDOW - 8)
+                .max(floor);
         }
+        let drop = ((floor - self.buf_start) as usize).min(self.buf.len());
+        self.buf.drain(..drop);
+        self.buf_start += drop as i64;
+        t.mixed = t.mixed.saturating_sub(drop);
     }
 
     /// Measure the PSS expected near `centre`: the correlation peak, fractional arrival,
@@ -1020,8 +1099,12 @@ impl FreqCalEstimator for LteEstimator {
                 return;
             }
         }
+        let before = self.buf.len();
         self.resampler.process(block, &mut self.buf);
-        self.step();
+        if matches!(self.state, State::Acquiring { .. }) {
+            self.credit += self.buf.len() - before;
+        }
+        self.step(false);
     }
 
     fn samples_seen(&self) -> u64 {
@@ -1029,13 +1112,16 @@ impl FreqCalEstimator for LteEstimator {
     }
 
     fn finish(&mut self) -> Result<FreqCalEstimate, FreqCalError> {
+        // An acquisition still in progress completes on what was received.
+        self.step(true);
         let seconds = self.seen as f64 / self.config.sample_rate_hz;
         match &self.state {
             State::Tracking(t) => self.estimate(t),
             State::GaveUp => Err(not_found(format!(
-                "no PSS of any root within ±{} ppm in the first {:.2} s",
+                "no PSS of any root within ±{} ppm in {ACQ_ATTEMPTS} windows of {:.0} ms over the first {:.2} s",
                 self.config.max_error_ppm,
-                (ACQ_ATTEMPTS * ACQ_PERIODS * HALF_FRAME) as f64 / LTE_RATE_HZ
+                (ACQ_PERIODS * HALF_FRAME) as f64 / LTE_RATE_HZ * 1e3,
+                self.searched_to as f64 / LTE_RATE_HZ
             ))),
             State::Acquiring { attempts: 0 } => Err(not_found(format!(
                 "{seconds:.3} s of samples is too short: at least {:.3} s are needed",

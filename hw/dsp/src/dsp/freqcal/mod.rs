@@ -17,6 +17,7 @@
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 
+mod fir;
 pub(crate) mod gsm;
 pub(crate) mod lte;
 pub(crate) mod synth;

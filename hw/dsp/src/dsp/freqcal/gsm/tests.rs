@@ -119,3 +119,65 @@ fn robust_inliers_trim_ten_percent_and_far_outliers() {
     assert!(!k[3]);
     assert_eq!(k.iter().filter(|x| **x).count(), 16);
 }
+
+/// Above 2 MS/s the detector runs behind the decimating front end at about 1 MS/s:
+/// the error comes out as exactly as at the radio's own rate, and the evidence is in
+/// the radio's frame (offsets around the tone's nominal offset, times from its first
+/// sample).
+#[test]
+fn the_decimating_front_end_measures_at_high_rates_in_the_radios_frame() {
+    for (rate, carrier, ppm, seed) in [(20e6, 1_805.2e6, 50.0, 7), (61.44e6, 935.2e6, -37.0, 9)] {
+        let mut scene = GsmScene::new(carrier, carrier, rate, ppm, 10.0, seed);
+        let cfg = FreqCalConfig::new(carrier, carrier, rate);
+        let est = FcchEstimator::new(cfg).unwrap_or_else(|e| panic!("{e}"));
+        let det_rate = est.detector_rate_hz();
+        assert!(
+            (1e6..2e6).contains(&det_rate),
+            "{rate}: detector at {det_rate}"
+        );
+        let e = estimate(&mut scene, 1.2, 65_536).unwrap_or_else(|e| panic!("{rate}: {e}"));
+        assert!(
+            (e.ppm - ppm).abs() < 0.02,
+            "{rate}: true {ppm} got {}",
+            e.ppm
+        );
+        let truth = crate::dsp::freqcal::offset_for_ppm(carrier + FCCH_OFFSET_HZ, carrier, ppm);
+        let [lo, hi] = e.evidence.search_hz;
+        assert!(
+            lo < truth && truth < hi,
+            "{rate}: {truth} not in {lo}..{hi}"
+        );
+        assert!((e.evidence.nominal_offset_hz - FCCH_OFFSET_HZ).abs() < 1e-6);
+        assert!((e.evidence.seconds_analysed - 1.2).abs() < 1e-3);
+        let used: Vec<_> = e.evidence.detections.iter().filter(|d| d.used).collect();
+        assert!(used.len() >= 15, "{rate}: {} bursts", used.len());
+        for d in used {
+            assert!(
+                (d.offset_hz - truth).abs() < 50.0,
+                "{rate}: {}",
+                d.offset_hz
+            );
+            assert!((0.0..1.2).contains(&d.time_s), "{rate}: {}", d.time_s);
+        }
+    }
+}
+
+/// A front end's state is a block's worth of samples and the filter, whatever the
+/// capture's length: nothing grows with time but one record per burst.
+#[test]
+fn the_front_end_keeps_bounded_memory() {
+    let (rate, carrier) = (61.44e6, 935.2e6);
+    let mut scene = GsmScene::new(carrier, carrier, rate, 3.0, 10.0, 11);
+    let mut est = FcchEstimator::new(FreqCalConfig::new(carrier, carrier, rate))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut buf = vec![Complex::default(); 65_536];
+    let mut high = 0;
+    for _ in 0..(0.5 * rate / 65_536.0) as usize {
+        scene.fill(&mut buf);
+        est.feed(&buf);
+        let f = est.front.as_ref().map(|f| f.out.capacity() + f.dec.taps());
+        high = high.max(f.unwrap_or(usize::MAX));
+    }
+    assert!(high < 65_536, "{high}");
+    assert!(est.ring.len() <= 1 << 12, "{}", est.ring.len());
+}

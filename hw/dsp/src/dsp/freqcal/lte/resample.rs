@@ -7,8 +7,8 @@
 //! about 70 dB stopband that pass ±0.72 MHz flat (the synchronisation signals' ±0.47 MHz
 //! plus the largest carrier offset searched) and keep every alias out of that band.
 //! The delay is constant, so the arrival-time drift of the PSS is preserved.
+use super::super::fir::{dot, kaiser_design, windowed_sinc, Decimator};
 use num_complex::Complex;
-use std::f64::consts::PI;
 
 /// The output rate (Hz).
 pub(crate) const LTE_RATE_HZ: f64 = 1.92e6;
@@ -20,98 +20,13 @@ const STOP_DB: f64 = 70.0;
 /// of an input sample: ≤ 0.1 ns at 3.84 MS/s, far below what a PSS can resolve).
 const PHASES: usize = 1024;
 
-/// Kaiser window's β for `STOP_DB`, and the number of taps for a transition band of
-/// `transition` (as a fraction of the sample rate).
-fn kaiser_design(transition: f64) -> (f64, usize) {
-    let beta = 0.1102 * (STOP_DB - 8.7);
-    let taps = ((STOP_DB - 8.0) / (2.285 * 2.0 * PI * transition)).ceil() as usize + 1;
-    (beta, taps)
-}
-
-/// Modified Bessel function of the first kind, order 0 (series; converges fast for the
-/// β used here).
-fn bessel_i0(x: f64) -> f64 {
-    let (mut sum, mut term, q) = (1.0, 1.0, x * x / 4.0);
-    for k in 1..64 {
-        term *= q / (k * k) as f64;
-        sum += term;
-        if term < sum * 1e-17 {
-            break;
-        }
-    }
-    sum
-}
-
-/// Kaiser-windowed sinc at `t` (input samples from the centre) for a half-length of
-/// `half` samples and a cutoff of `cutoff` (fraction of the sample rate).
-fn windowed_sinc(t: f64, half: f64, cutoff: f64, beta: f64) -> f64 {
-    if t.abs() >= half {
-        return 0.0;
-    }
-    let x = 2.0 * cutoff * t;
-    let sinc = if x.abs() < 1e-12 {
-        1.0
-    } else {
-        (PI * x).sin() / (PI * x)
-    };
-    let r = t / half;
-    sinc * bessel_i0(beta * (1.0 - r * r).max(0.0).sqrt()) / bessel_i0(beta)
-}
-
-/// Stage 1: FIR low-pass, keeping every `d`-th output.
-struct IntegerDecimator {
-    d: usize,
-    taps: Vec<f32>,
-    hist: Vec<Complex<f32>>,
-    next: usize,
-}
-
-impl IntegerDecimator {
-    fn new(rate: f64, d: usize) -> Self {
-        let out_rate = rate / d as f64;
-        // Cutoff halfway between the passband and the first alias of it.
-        let (beta, n) = kaiser_design((out_rate - 2.0 * PASS_HZ) / rate);
-        let cutoff = 0.5 * out_rate / rate;
-        let half = n as f64 / 2.0;
-        let mut taps: Vec<f64> = (0..n)
-            .map(|i| windowed_sinc(i as f64 - (n - 1) as f64 / 2.0, half, cutoff, beta))
-            .collect();
-        let sum: f64 = taps.iter().sum();
-        taps.iter_mut().for_each(|t| *t /= sum);
-        Self {
-            d,
-            taps: taps.into_iter().map(|t| t as f32).collect(),
-            hist: Vec::new(),
-            next: 0,
-        }
-    }
-
-    fn process(&mut self, input: &[Complex<f32>], out: &mut Vec<Complex<f32>>) {
-        self.hist.extend_from_slice(input);
-        let n = self.taps.len();
-        while self.next + n <= self.hist.len() {
-            let w = &self.hist[self.next..self.next + n];
-            let (mut re, mut im) = (0.0f32, 0.0f32);
-            for (x, &h) in w.iter().zip(&self.taps) {
-                re += x.re * h;
-                im += x.im * h;
-            }
-            out.push(Complex::new(re, im));
-            self.next += self.d;
-        }
-        let drop = self.next.min(self.hist.len());
-        self.hist.drain(..drop);
-        self.next -= drop;
-    }
-}
-
 /// Stage 2: polyphase windowed-sinc interpolation at positions `j·ratio`.
 struct FractionalResampler {
     ratio: f64,
     /// Taps per output (2·half).
     width: usize,
-    /// `PHASES + 1` rows of `width` taps: row φ is the filter for a fractional
-    /// position φ/PHASES.
+    /// `PHASES + 1` rows of `width` taps, each given twice (see `fir::dot`): row φ is
+    /// the filter for a fractional position φ/PHASES.
     table: Vec<f32>,
     hist: Vec<Complex<f32>>,
     /// Outputs produced, and input samples dropped from `hist`.
@@ -122,7 +37,7 @@ struct FractionalResampler {
 impl FractionalResampler {
     fn new(rate: f64) -> Self {
         let ratio = rate / LTE_RATE_HZ;
-        let (beta, n) = kaiser_design((LTE_RATE_HZ - 2.0 * PASS_HZ) / rate);
+        let (beta, n) = kaiser_design((LTE_RATE_HZ - 2.0 * PASS_HZ) / rate, STOP_DB);
         let half = n.div_ceil(2).max(2);
         let width = 2 * half;
         let cutoff = 0.5 * LTE_RATE_HZ / rate;
@@ -136,7 +51,10 @@ impl FractionalResampler {
                 })
                 .collect();
             let sum: f64 = row.iter().sum();
-            table.extend(row.iter().map(|v| (v / sum) as f32));
+            table.extend(
+                row.iter()
+                    .flat_map(|v| [(v / sum) as f32, (v / sum) as f32]),
+            );
         }
         Self {
             ratio,
@@ -169,13 +87,8 @@ impl FractionalResampler {
                 break;
             }
             let w = &self.hist[local..local + self.width];
-            let taps = &self.table[ph * self.width..(ph + 1) * self.width];
-            let (mut re, mut im) = (0.0f32, 0.0f32);
-            for (x, &h) in w.iter().zip(taps) {
-                re += x.re * h;
-                im += x.im * h;
-            }
-            out.push(Complex::new(re, im));
+            let taps = &self.table[2 * ph * self.width..2 * (ph + 1) * self.width];
+            out.push(dot(w, taps));
             self.produced += 1;
         }
         // Keep what the next output needs.
@@ -191,7 +104,7 @@ impl FractionalResampler {
 
 /// The whole chain: samples at `rate` in, 1.92 MS/s out.
 pub(crate) struct Resampler {
-    integer: Option<IntegerDecimator>,
+    integer: Option<Decimator>,
     fractional: Option<FractionalResampler>,
     mid: Vec<Complex<f32>>,
 }
@@ -201,7 +114,10 @@ impl Resampler {
     pub(crate) fn new(rate: f64) -> Self {
         let d = (rate / (2.0 * LTE_RATE_HZ)).floor() as usize;
         let (integer, mid_rate) = if d >= 2 {
-            (Some(IntegerDecimator::new(rate, d)), rate / d as f64)
+            (
+                Some(Decimator::new(rate, d, PASS_HZ, STOP_DB)),
+                rate / d as f64,
+            )
         } else {
             (None, rate)
         };
@@ -235,6 +151,7 @@ impl Resampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::f64::consts::PI;
 
     fn tone(rate: f64, hz: f64, n: usize) -> Vec<Complex<f32>> {
         (0..n)
