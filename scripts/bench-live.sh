@@ -21,7 +21,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 cargo build --release --locked --bin rxnode >&2
-BIN="$TARGET/release/rxnode"
+BIN="$(cd "$TARGET/release" && pwd)/rxnode"
 
 echo "# machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# rxnode capture at $RATE S/s for $SECONDS_EACH s, Welch N=2048 + CLKIN, $RUNS runs"
@@ -30,7 +30,7 @@ printf '%-4s %-8s %-12s %-12s %-8s %-8s %-14s %-9s %s\n' \
 for i in $(seq 1 "$RUNS"); do
     load="$(cut -d' ' -f1-3 /proc/loadavg)"
     (cd "$WORK" && /usr/bin/time -v -o "$WORK/time.$i" "$BIN" --sim --json capture \
-        --device "driver=rxsim,serial=live$i,pace=1,tone_hz=100.1e6,tone_dbfs=-30" \
+        --device "driver=rxsim,serial=live$i,pace=1,ext_ref=1,tone_hz=100.1e6,tone_dbfs=-30" --clock-source external \
         --frequency-hz 100e6 --sample-rate-hz "$RATE" --duration-s "$SECONDS_EACH" \
         --clkin-tone-hz 100.1e6 >"$WORK/out.$i.json" 2>"$WORK/err.$i") || true
     python3 - "$WORK/out.$i.json" "$WORK/time.$i" "$WORK/err.$i" "$i" "$load" <<'EOF'
