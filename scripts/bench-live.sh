@@ -5,7 +5,7 @@
 # it above 100 MS/s — and per run: the status, samples received / processed, lost samples
 # (dropped + overflows + never delivered), CPU-seconds (user + system), CPU-seconds per
 # 10⁹ samples, peak RSS (`/usr/bin/time -v`), the speed-check warning if any, and the
-# load average before the run (docs/benchmarks.md#live-analysis-at-200-ms-s).
+# load average before the run (docs/benchmarks.md#live-analysis-at-200-mss).
 #
 # usage: scripts/bench-live.sh [RUNS [SECONDS [RATE]]]   (default 5 runs, 10 s, 200e6)
 # About RUNS × (SECONDS + 3) s after the build; run it on an otherwise idle machine.

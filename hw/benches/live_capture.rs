@@ -7,6 +7,7 @@
 //! Targets: 0 lost samples at 61.44 MS/s with FFT + CLKIN, at 20 MS/s while recording
 //! cf32, and at 61.44 MS/s while recording the native CS16 as SigMF
 //! `ci16_le` on the writer thread — a file of exactly SECONDS × 61.44e6 samples.
+//! At 200 MS/s (analysis only, native CS16 pool): 0 lost on an otherwise idle machine.
 //! Also prints the consumer's own throughput (no radio) to explain any loss, and the
 //! cost of analysis in CPU-seconds per 10⁹ samples: the Welch core alone, the DSP of
 //! the live path (CS16 → float, Welch, CLKIN, peaks) alone, and each live run's whole
