@@ -2,8 +2,10 @@
 # Live analysis at 200 MS/s: RUNS runs of `rxnode capture` (release build) on the bundled
 # rxsim radio, paced in real time, for SECONDS each, with Welch (N = 2048) and the CLKIN
 # check on the hot path — the driver's native CS16 in the 0.5 s pool, as rxnode streams
-# it above 100 MS/s — and per run: the status, samples received / processed, lost samples
-# (dropped + overflows + never delivered), CPU-seconds (user + system), CPU-seconds per
+# it above 100 MS/s (reference locked: ext_ref=1, --clock-source external) — and per run:
+# the status, samples received / processed, `dropped+missing` (dropped by the DSP side +
+# never delivered) and the overflows (each loses part of the driver's buffer, a number the
+# driver does not report), CPU-seconds (user + system), CPU-seconds per
 # 10⁹ samples, peak RSS (`/usr/bin/time -v`), the speed-check warning if any, and the
 # load average before the run (docs/benchmarks.md#live-analysis-at-200-mss).
 #
@@ -25,8 +27,8 @@ BIN="$(cd "$TARGET/release" && pwd)/rxnode"
 
 echo "# machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# rxnode capture at $RATE S/s for $SECONDS_EACH s, Welch N=2048 + CLKIN, $RUNS runs"
-printf '%-4s %-8s %-12s %-12s %-8s %-8s %-14s %-9s %s\n' \
-    run status received processed lost cpu_s cpu_s_per_1e9 rss_mb load_before
+printf '%-4s %-8s %-12s %-12s %-15s %-8s %-14s %-9s %s\n' \
+    run status received processed dropped+missing cpu_s cpu_s_per_1e9 rss_mb load_before
 for i in $(seq 1 "$RUNS"); do
     load="$(cut -d' ' -f1-3 /proc/loadavg)"
     (cd "$WORK" && /usr/bin/time -v -o "$WORK/time.$i" "$BIN" --sim --json capture \
@@ -49,7 +51,7 @@ except Exception:
     sys.exit(0)
 lost = s["dropped_samples"] + (s["samples_requested"] - s["samples_received"])
 print(f"{i:<4} {s['status']:<8} {s['samples_received']:<12} {s['samples_processed']:<12} "
-      f"{lost:<8} {cpu:<8.2f} {cpu / max(s['samples_received'], 1) * 1e9:<14.2f} "
+      f"{lost:<15} {cpu:<8.2f} {cpu / max(s['samples_received'], 1) * 1e9:<14.2f} "
       f"{rss_mb:<9.0f} {load}"
       + (f"  overflows {s['overflows']}" if s["overflows"] else "")
       + (f"  CLKIN {s['clkin']['ppm']:+.4f} ppm" if s.get("clkin") and s["clkin"].get("ppm") is not None else ""))
