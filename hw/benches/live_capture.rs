@@ -7,7 +7,13 @@
 //! Targets: 0 lost samples at 61.44 MS/s with FFT + CLKIN, at 20 MS/s while recording
 //! cf32, and at 61.44 MS/s while recording the native CS16 as SigMF
 //! `ci16_le` on the writer thread — a file of exactly SECONDS × 61.44e6 samples.
-//! Also prints the consumer's own throughput (no radio) to explain any loss.
+//! At 200 MS/s (analysis only, native CS16 pool): 0 lost on an otherwise idle machine.
+//! Also prints the consumer's own throughput (no radio) to explain any loss, and the
+//! cost of analysis in CPU-seconds per 10⁹ samples: the Welch core alone, the DSP of
+//! the live path (CS16 → float, Welch, CLKIN, peaks) alone, and each live run's whole
+//! process (the reader thread, rxsim generating in-process, the DSP thread).
+//! The 200 MS/s run streams the driver's native CS16 into a 0.5 s pool, as
+//! `rxnode capture` does above 100 MS/s.
 use num_complex::Complex;
 use rxnode_dsp::{
     run_capture, run_capture_ci16, CaptureSettings, CaptureSummary, ClkinConfig, ClkinEstimator,
@@ -112,6 +118,69 @@ fn ci16_writer_alone(dir: &std::path::Path) -> Result<f64, rxnode_hw::Error> {
         let _ = std::fs::remove_file(dir.join(f));
     }
     Ok(n as f64 / secs / 1e6)
+}
+
+/// CPU time (user + system) of the whole process so far, in seconds.
+#[cfg(unix)]
+fn process_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct it is given; no other effect.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid out-pointer for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return f64::NAN;
+    }
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// Without getrusage, no figure (the runs still print their losses).
+#[cfg(not(unix))]
+fn process_cpu_s() -> f64 {
+    f64::NAN
+}
+
+/// CPU-seconds per 10⁹ samples of the DSP alone, single thread, ~2 s each: the Welch
+/// core on CF32 blocks, and the live path's DSP on CS16 blocks (convert, Welch, CLKIN,
+/// then the peaks at the end), at `rate`.
+fn dsp_cost(rate: f64, fft: usize) -> Result<(f64, f64), rxnode_hw::Error> {
+    let block = 1 << 16;
+    let x16: Vec<Complex<i16>> = (0..block)
+        .map(|i: usize| {
+            let h = (i as u64).wrapping_mul(6364136223846793005) >> 33;
+            Complex::new((h & 0x3ff) as i16 - 512, ((h >> 10) & 0x3ff) as i16 - 512)
+        })
+        .collect();
+    let mut xf: Vec<Complex<f32>> = x16
+        .iter()
+        .map(|q| Complex::new(f32::from(q.re) / 32768.0, f32::from(q.im) / 32768.0))
+        .collect();
+    let per_1e9 = |cpu: f64, n: u64| cpu / n as f64 * 1e9;
+    // The Welch core.
+    let mut w = Welch::new(welch(rate, fft))?;
+    let (c0, t) = (process_cpu_s(), Instant::now());
+    let mut n = 0u64;
+    while t.elapsed() < Duration::from_secs(2) {
+        w.feed(&xf);
+        n += block as u64;
+    }
+    let welch_core = per_1e9(process_cpu_s() - c0, n);
+    let _ = w.finish();
+    // The live path's DSP.
+    let mut w = Welch::new(welch(rate, fft))?;
+    let mut c = ClkinEstimator::new(ClkinConfig::new(TONE, FC, rate, 0.5))?;
+    let (c0, t) = (process_cpu_s(), Instant::now());
+    let mut n = 0u64;
+    while t.elapsed() < Duration::from_secs(2) {
+        for (o, q) in xf.iter_mut().zip(&x16) {
+            *o = Complex::new(f32::from(q.re) / 32768.0, f32::from(q.im) / 32768.0);
+        }
+        w.feed(&xf);
+        c.feed(&xf);
+        n += block as u64;
+    }
+    let _ = w.finish();
+    let _ = c.finish();
+    Ok((welch_core, per_1e9(process_cpu_s() - c0, n)))
 }
 
 struct Run {
@@ -225,12 +294,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         );
     }
+    let (welch_core, dsp_path) = dsp_cost(200e6, 2048)?;
+    println!(
+        "CPU-s per 10^9 samples (one thread, no radio): Welch core (N=2048, 50% overlap) {welch_core:.2}; \
+         live-path DSP (CS16 -> float, Welch, CLKIN, peaks) {dsp_path:.2}"
+    );
     let w = ci16_writer_alone(dir.path())?;
     println!(
         "ci16 writer alone (SigMF ci16_le: write + SHA-256): {w:.1} MS/s = {:.0} MB/s",
         w * 4.0
     );
     let runs = [
+        Run {
+            label: "200 MS/s, FFT 2048 + CLKIN, native CS16 0.5 s pool (analysis only)".into(),
+            rate: 200e6,
+            seconds,
+            fft: 2048,
+            clkin: true,
+            record: false,
+            ci16: true,
+            block: 1 << 16,
+            pool: 1526,
+        },
         Run {
             label: "2 MS/s, FFT 2048 + CLKIN (sanity)".into(),
             rate: 2e6,
@@ -313,16 +398,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .filter(|r| filter.as_ref().is_none_or(|f| r.label.contains(f.as_str())))
     {
-        let t = Instant::now();
+        let (t, cpu0) = (Instant::now(), process_cpu_s());
         let (s, bytes) = live(run, dir.path())?;
         let wall = t.elapsed().as_secs_f64();
+        let cpu = process_cpu_s() - cpu0;
         // Samples lost inside the driver on an overflow are not counted by the driver;
         // an overflow is reported as such (and makes the capture not clean).
         let lost = s.dropped_samples + (s.samples_requested - s.samples_received);
         println!(
             "live {} ({} s, pool {} x {}): requested {} received {} processed {} | \
              overflows {} dropped {} timeouts {} | dropped+missing {} | {:.2} s wall, {:.1} MS/s \
-             processed | CLKIN {} | status {:?}{}{}",
+             processed | {:.2} CPU-s = {:.2} CPU-s per 10^9 samples (whole process) | CLKIN {} | status {:?}{}{}",
             run.label,
             run.seconds,
             run.pool,
@@ -336,6 +422,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lost,
             wall,
             s.samples_processed as f64 / s.duration_s / 1e6,
+            cpu,
+            cpu / s.samples_received.max(1) as f64 * 1e9,
             s.clkin
                 .as_ref()
                 .and_then(|k| k.ppm)

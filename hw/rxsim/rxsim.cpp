@@ -1,6 +1,6 @@
 // rxsim: a simulated radio as a real SoapySDR module (driver "rxsim").
 //
-// One RX and one TX channel, CF32/CS16, 1 MHz..6 GHz, 0.1..61.44 MS/s, gain 0..60 dB,
+// One RX and one TX channel, CF32/CS16, 1 MHz..6 GHz, 0.1..250 MS/s, gain 0..60 dB,
 // clock sources internal/external with a `ref_locked` sensor. The RX stream carries a
 // CW tone plus noise, paced to the sample rate (pace=1) with honest overflow reporting,
 // or as fast as possible (pace=0) from precomputed tables.
@@ -90,7 +90,8 @@ namespace {
 constexpr double kMinFreq = 1e6;
 constexpr double kMaxFreq = 6e9;
 constexpr double kMinRate = 0.1e6;
-constexpr double kMaxRate = 61.44e6;
+// X310-class: 200 MS/s live analysis is a supported use (docs/hardware.md#rxsim).
+constexpr double kMaxRate = 250e6;
 // The default bandwidth is 0.75 x rate, so the range starts at 0.75 x the lowest rate.
 constexpr double kMinBw = 0.75 * kMinRate;
 constexpr double kMaxGain = 60.0;
@@ -999,7 +1000,7 @@ class RxSim : public SoapySDR::Device {
     void setSampleRate(const int direction, const size_t, const double rate) override {
         if (!(rate >= kMinRate && rate <= kMaxRate))
             throw std::runtime_error("rxsim: sample rate " + std::to_string(rate) +
-                                     " S/s outside 0.1..61.44 MS/s");
+                                     " S/s outside 0.1..250 MS/s");
         std::lock_guard<std::mutex> g(mu_);
         (direction == SOAPY_SDR_TX ? txRate_ : rxRate_) = rate;
     }
@@ -1008,7 +1009,7 @@ class RxSim : public SoapySDR::Device {
         return direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
     }
     std::vector<double> listSampleRates(const int, const size_t) const override {
-        return {0.25e6, 1e6, 2e6, 2.4e6, 8e6, 10e6, 20e6, 30.72e6, 61.44e6};
+        return {0.25e6, 1e6, 2e6, 2.4e6, 8e6, 10e6, 20e6, 30.72e6, 61.44e6, 122.88e6, 200e6, 250e6};
     }
     SoapySDR::RangeList getSampleRateRange(const int, const size_t) const override {
         return {SoapySDR::Range(kMinRate, kMaxRate)};

@@ -104,7 +104,7 @@ fn enumerate_finds_the_default_simulated_radio_and_probes_it() {
     assert_eq!(d.hardware_key.as_deref(), Some("rxsim"));
     assert_eq!((d.rx_channels, d.tx_channels), (1, 1));
     assert_eq!(d.frequency_ranges_hz, vec![[1e6, 6e9]]);
-    assert_eq!(d.sample_rate_ranges_hz, vec![[0.1e6, 61.44e6]]);
+    assert_eq!(d.sample_rate_ranges_hz, vec![[0.1e6, 250e6]]);
     assert_eq!(d.gain_range_db, Some([0.0, 60.0]));
     assert_eq!(d.clock_sources, vec!["internal", "external"]);
     assert_eq!(
@@ -173,7 +173,7 @@ fn open_configure_reads_back_and_rejects_unsupported_values() {
     }
     let bad_rate = RxConfig {
         frequency_hz: 100e6,
-        sample_rate_hz: 100e6,
+        sample_rate_hz: 300e6,
         ..RxConfig::default()
     };
     assert!(
@@ -643,4 +643,131 @@ fn gsm_scene_puts_fcch_bursts_where_the_standard_does() {
             );
         }
     }
+}
+
+/// An X310-class rate: rxsim advertises and accepts up to 250 MS/s (reading back what
+/// it was set to, with the default bandwidth 0.75 × rate inside its range); above that
+/// it refuses, naming the setting, the value asked and the range it supports.
+#[test]
+fn rxsim_accepts_250_msps_and_refuses_above_naming_the_range() {
+    init();
+    let mut radio = RxRadio::open("driver=rxsim,serial=x310,pace=0").expect("open");
+    assert_eq!(radio.probe().sample_rate_ranges_hz, vec![[0.1e6, 250e6]]);
+    for rate in [122.88e6, 200e6, 250e6] {
+        let a = radio
+            .configure(&RxConfig {
+                frequency_hz: 1e9,
+                sample_rate_hz: rate,
+                ..RxConfig::default()
+            })
+            .unwrap_or_else(|e| panic!("{rate} S/s: {e}"));
+        assert_eq!(a.sample_rate_hz, rate);
+        assert_eq!(a.bandwidth_hz, Some(0.75 * rate));
+    }
+    // Streams at the top rate in both formats.
+    let x = read_exact(&mut radio.rx_stream().expect("cf32 stream"), 100_000);
+    assert!(x.iter().any(|c| c.norm() > 0.0));
+    let mut s = radio.rx_stream_ci16().expect("cs16 stream");
+    let mut q = vec![Complex::new(0i16, 0); 16384];
+    assert!(matches!(
+        s.read_ci16(&mut q, 1_000_000).expect("read"),
+        ReadOutcome::Samples(n) if n > 0
+    ));
+    drop(s);
+    match radio.configure(&RxConfig {
+        frequency_hz: 1e9,
+        sample_rate_hz: 250.001e6,
+        ..RxConfig::default()
+    }) {
+        Err(e @ Error::Unsupported { .. }) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("sample_rate_hz 250001000")
+                    && m.contains("supported: 100000..250000000"),
+                "{m}"
+            );
+        }
+        other => panic!("expected an unsupported rate, got {other:?}"),
+    }
+}
+
+/// The pooled native CS16 path and the CF32 path see the same seeded rxsim scene
+/// (tone, noise, reference error) the same way: the same PSD to a hundredth of a dB,
+/// the same peaks, the same CLKIN measurement and verdict.
+#[test]
+fn native_cs16_capture_gives_the_cf32_results_on_a_seeded_scene() {
+    use rxnode_dsp::{
+        run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, ClkinConfig, WelchConfig,
+    };
+    use std::sync::atomic::AtomicBool;
+    init();
+    let args = "driver=rxsim,serial=same1,seed=7,pace=1,tone_hz=100.1e6,tone_dbfs=-30,noise_dbfs=-50,ppm=0.8";
+    let rate = 4e6;
+    let settings = || {
+        let mut w = WelchConfig::new(2048, rate);
+        w.center_hz = Some(100e6);
+        let mut s = CaptureSettings::new(2_000_000, w);
+        s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, rate, 2.0));
+        s.deadline = Some(Duration::from_secs(20));
+        s
+    };
+    let cancel = AtomicBool::new(false);
+    let open = || {
+        let mut r = RxRadio::open(args).expect("open");
+        r.configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: rate,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+        r
+    };
+    let mut r1 = open();
+    let f = run_capture(
+        r1.rx_stream().expect("cf32"),
+        &settings(),
+        &cancel,
+        None,
+        None,
+    )
+    .expect("cf32 capture");
+    drop(r1);
+    let mut r2 = open();
+    let q = run_capture_ci16(
+        r2.rx_stream_ci16().expect("cs16"),
+        &settings(),
+        &cancel,
+        None,
+        None,
+    )
+    .expect("cs16 capture");
+    for s in [&f, &q] {
+        assert_eq!(s.status, CaptureStatus::Pass, "{s:?}");
+        assert_eq!(s.samples_processed, 2_000_000);
+    }
+    let (pf, pq) = (f.psd.as_ref().expect("psd"), q.psd.as_ref().expect("psd"));
+    assert_eq!(
+        (pf.start_hz, pf.step_hz, pf.db.len()),
+        (pq.start_hz, pq.step_hz, pq.db.len())
+    );
+    let worst = pf
+        .db
+        .iter()
+        .zip(&pq.db)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(worst < 0.01, "PSD differs by {worst} dB");
+    assert_eq!(f.peaks.len(), q.peaks.len());
+    for (a, b) in f.peaks.iter().zip(&q.peaks) {
+        assert_eq!(a.frequency_hz, b.frequency_hz);
+        assert!((a.power_db - b.power_db).abs() < 0.01, "{a:?} {b:?}");
+    }
+    let (cf, cq) = (
+        f.clkin.as_ref().expect("clkin"),
+        q.clkin.as_ref().expect("clkin"),
+    );
+    assert_eq!(cf.status, cq.status);
+    let (a, b) = (cf.ppm.expect("cf32 ppm"), cq.ppm.expect("cs16 ppm"));
+    assert!((a - 0.8).abs() < 0.05, "cf32 measured {a} ppm");
+    assert!((a - b).abs() < 1e-3, "cf32 {a} ppm, cs16 {b} ppm");
 }

@@ -166,8 +166,61 @@ pub(crate) fn record_format_of(f: Option<rxnode_interlock::IqSampleFormat>) -> R
 }
 
 /// At least this much of the stream fits the pool between the reader and the DSP
-/// and writer threads, so a disk or scheduler stall of that length loses nothing.
+/// and writer threads, so a disk or scheduler stall of that length loses nothing —
+/// within [`POOL_MAX_BYTES`].
 const POOL_SECONDS: f64 = 0.5;
+
+/// The pool never takes more memory than this, whatever the rate
+/// (docs/decisions.md#live-analysis-at-high-rates): 0.5 s of CF32 up to 100.6 MS/s,
+/// 0.5 s of the driver's native CS16 up to 201 MS/s, less time above.
+const POOL_MAX_BYTES: f64 = 384.0 * 1024.0 * 1024.0;
+
+/// The speed check before a live capture handles this much of the stream
+/// (or stops at [`SPEED_CHECK_BUDGET`]).
+const SPEED_CHECK_STREAM_S: f64 = 0.1;
+
+/// The speed check's longest run.
+const SPEED_CHECK_BUDGET: Duration = Duration::from_millis(200);
+
+/// Stream the driver's native CS16 (half the memory, no float conversion in the
+/// driver) when analysis alone is asked and 0.5 s of CF32 would not fit the pool.
+fn wants_native(c: &LiveCapture, has_sink: bool) -> bool {
+    !has_sink && c.record.is_none() && POOL_SECONDS * c.sample_rate_hz * 8.0 > POOL_MAX_BYTES
+}
+
+/// Pool buffers for 0.5 s of the stream at `rate_hz` in samples of `bytes` each,
+/// within [`POOL_MAX_BYTES`] (never fewer than `at_least`).
+fn pool_blocks(rate_hz: f64, block: usize, bytes: usize, at_least: usize) -> usize {
+    let want = (POOL_SECONDS * rate_hz / block as f64).ceil();
+    let most = (POOL_MAX_BYTES / (block * bytes) as f64).floor();
+    let n = want.min(most);
+    if n.is_finite() && n > at_least as f64 {
+        n as usize
+    } else {
+        at_least
+    }
+}
+
+/// The speed check's notice: `None` when the DSP keeps up with the rate, else what
+/// it measured and what the rate needs (docs/decisions.md#live-analysis-speed-check).
+pub(crate) fn speed_notice(
+    measured: &rxnode_dsp::DspSpeed,
+    rate_hz: f64,
+    what: &str,
+) -> Option<String> {
+    if measured.samples_per_s >= rate_hz {
+        return None;
+    }
+    Some(format!(
+        "this machine may not keep up: its DSP ({what}) ran at {:.1} MS/s in a {:.2} s check, \
+         the sample rate needs {:.1} MS/s; the capture goes ahead and reports any lost samples \
+         (status PARTIAL with the count) — lower the rate or the FFT size, or drop the CLKIN check, \
+         to lose none",
+        measured.samples_per_s / 1e6,
+        measured.seconds,
+        rate_hz / 1e6,
+    ))
+}
 
 /// A path relative to the checkout, with `/` separators; an absolute path if it is outside.
 pub(crate) fn relative_to(path: &Path, checkout: &Path) -> String {
@@ -252,12 +305,29 @@ pub(crate) fn capture_into(
     if let (Some(w), Some(k)) = (recorder.as_mut(), &clock) {
         w.set_clock(k.clone());
     }
-    // Native CS16 only when recording it; otherwise CF32 as before.
+    // Native CS16 when recording it, or at rates whose CF32 pool would not fit
+    // (when the driver offers CS16); otherwise CF32 as before.
     let stream = if sink.is_none() && c.record.is_some() && c.record_format == RecordFormat::Ci16 {
         Stream::I16(radio.rx_stream_ci16().map_err(classify)?)
+    } else if wants_native(c, sink.is_some()) {
+        match radio.rx_stream_ci16() {
+            Ok(s) => Stream::I16(s),
+            Err(rxnode_hw::Error::Unsupported { .. }) => {
+                Stream::F32(radio.rx_stream().map_err(classify)?)
+            }
+            Err(e) => return Err(classify(e)),
+        }
     } else {
         Stream::F32(radio.rx_stream().map_err(classify)?)
     };
+    let native = matches!(stream, Stream::I16(_));
+    settings.pool_blocks = pool_blocks(
+        tuned.actual.sample_rate_hz,
+        settings.block_samples,
+        if native { 4 } else { 8 },
+        settings.pool_blocks,
+    );
+    speed_check(&settings, native, tuned.actual.sample_rate_hz);
     let run = Streaming {
         stream,
         settings: &settings,
@@ -377,11 +447,44 @@ fn settings_of(c: &LiveCapture, tuned: &Tuned) -> CaptureSettings {
         .as_ref()
         .map(|k| clkin_config(k, actual.frequency_hz, actual.sample_rate_hz));
     settings.clock_evidence = tuned.evidence.clone();
-    let pool = (POOL_SECONDS * actual.sample_rate_hz / settings.block_samples as f64).ceil();
-    if pool.is_finite() && pool > settings.pool_blocks as f64 {
-        settings.pool_blocks = (pool as usize).min(4096);
-    }
+    // The pool is sized once the stream's sample type is known (`pool_blocks`).
     settings
+}
+
+/// The quick calibration before streaming: warn (never refuse) when this machine's
+/// DSP is slower than the rate (docs/decisions.md#live-analysis-speed-check).
+fn speed_check(settings: &CaptureSettings, native: bool, rate_hz: f64) {
+    let what = format!(
+        "{}Welch N={}{}",
+        if native { "CS16 to float, " } else { "" },
+        settings.welch.fft_size,
+        if settings.clkin.is_some() {
+            " + CLKIN"
+        } else {
+            ""
+        }
+    );
+    match rxnode_dsp::dsp_speed(
+        settings,
+        native,
+        rate_hz,
+        SPEED_CHECK_STREAM_S,
+        SPEED_CHECK_BUDGET,
+    ) {
+        Ok(m) => {
+            tracing::debug!(
+                "speed check ({what}): {:.1} MS/s over {:.3} s, rate {:.1} MS/s",
+                m.samples_per_s / 1e6,
+                m.seconds,
+                rate_hz / 1e6
+            );
+            if let Some(n) = speed_notice(&m, rate_hz, &what) {
+                tracing::warn!("{n}");
+            }
+        }
+        // The capture's own check of the same settings names what is wrong.
+        Err(e) => tracing::debug!("speed check not run: {e}"),
+    }
 }
 
 /// The CLKIN estimator's settings for a check on a capture at `center_hz`, `rate_hz`:
@@ -534,6 +637,72 @@ fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The speed check says nothing when the DSP keeps up, and otherwise names what it
+    /// measured, how long it looked, what the rate needs, that the capture goes ahead
+    /// and reports any loss, and what to change.
+    #[test]
+    fn the_speed_notice_names_the_measurement_and_what_the_rate_needs() {
+        let m = rxnode_dsp::DspSpeed {
+            samples: 20_000_000,
+            seconds: 0.2,
+            samples_per_s: 100e6,
+        };
+        assert_eq!(speed_notice(&m, 100e6, "Welch N=2048"), None);
+        assert_eq!(speed_notice(&m, 61.44e6, "Welch N=2048"), None);
+        let n = speed_notice(&m, 200e6, "CS16 to float, Welch N=2048 + CLKIN")
+            .unwrap_or_else(|| panic!("100 MS/s cannot keep up with 200 MS/s"));
+        assert_eq!(
+            n,
+            "this machine may not keep up: its DSP (CS16 to float, Welch N=2048 + CLKIN) ran at \
+             100.0 MS/s in a 0.20 s check, the sample rate needs 200.0 MS/s; the capture goes ahead \
+             and reports any lost samples (status PARTIAL with the count) — lower the rate or the \
+             FFT size, or drop the CLKIN check, to lose none"
+        );
+    }
+
+    /// The pool holds 0.5 s of the stream within 384 MiB: CF32 as before up to
+    /// 100 MS/s, native CS16 above, and never more memory as the rate grows.
+    #[test]
+    fn the_pool_is_half_a_second_within_its_memory_bound() {
+        let b = 1 << 16;
+        assert_eq!(pool_blocks(2e6, b, 8, 64), 64);
+        assert_eq!(pool_blocks(61.44e6, b, 8, 64), 469);
+        assert_eq!(pool_blocks(200e6, b, 4, 64), 1526);
+        for (rate, bytes) in [(200e6, 8), (250e6, 4), (1e12, 4), (f64::INFINITY, 8)] {
+            let n = pool_blocks(rate, b, bytes, 64);
+            assert!(
+                (n * b * bytes) as f64 <= POOL_MAX_BYTES,
+                "{rate} {bytes}: {n}"
+            );
+        }
+        let c = |rate: f64| LiveCapture {
+            device: "driver=rxsim".into(),
+            frequency_hz: 100e6,
+            sample_rate_hz: rate,
+            gain_db: None,
+            gain_elements: None,
+            bandwidth_hz: None,
+            antenna: None,
+            clock_source: None,
+            duration_s: 1.0,
+            fft_size: 2048,
+            clkin: None,
+            record: None,
+            record_format: RecordFormat::Cf32,
+            max_iq_bytes: None,
+            max_peaks: 5,
+            min_snr_db: 10.0,
+            calibration: None,
+        };
+        assert!(!wants_native(&c(61.44e6), false));
+        assert!(!wants_native(&c(100e6), false));
+        assert!(wants_native(&c(200e6), false));
+        assert!(!wants_native(&c(200e6), true));
+        let mut rec = c(200e6);
+        rec.record = Some("x.cf32".into());
+        assert!(!wants_native(&rec, false));
+    }
 
     #[test]
     fn paths_inside_the_checkout_are_relative() {

@@ -285,7 +285,7 @@ fn policy_refusals_exit_3_and_name_the_limit() {
     let o = env.capture("driver=rxsim", "61", &[]);
     assert_eq!(code(&o), 3, "{}", err(&o));
     assert!(err(&o).contains("max_duration_s"), "{}", err(&o));
-    // Default policy: the device's maximum rate (rxsim: 61.44 MS/s).
+    // Default policy: the device's maximum rate (rxsim: 250 MS/s).
     let o = env
         .rxnode()
         .args([
@@ -295,7 +295,7 @@ fn policy_refusals_exit_3_and_name_the_limit() {
             "--frequency-hz",
             "100e6",
             "--sample-rate-hz",
-            "80e6",
+            "300e6",
             "--duration-s",
             "0.1",
         ])

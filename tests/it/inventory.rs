@@ -66,7 +66,7 @@ fn sim_inventory_json_lists_the_simulated_radio_and_opens_no_stream() {
     assert_eq!(d.hardware_key.as_deref(), Some("rxsim"));
     assert_eq!((d.rx_channels, d.tx_channels), (1, 1));
     assert_eq!(d.frequency_ranges_hz, vec![[1e6, 6e9]]);
-    assert!((d.sample_rate_ranges_hz[0][1] - 61.44e6).abs() < 1.0);
+    assert!((d.sample_rate_ranges_hz[0][1] - 250e6).abs() < 1.0);
     assert_eq!(d.gain_range_db, Some([0.0, 60.0]));
     assert!(d.antennas.contains(&"RX".to_owned()));
     assert_eq!(d.clock_sources, vec!["internal", "external"]);

@@ -48,8 +48,9 @@ mod stitch;
 
 pub use crate::{
     capture::{
-        run_capture, run_capture_ci16, run_capture_with_hook, CaptureSettings, CaptureStatus,
-        CaptureSummary, Ci16Source, FileSource, PsdTrace, ReadOutcome, SampleSource,
+        dsp_speed, run_capture, run_capture_ci16, run_capture_with_hook, CaptureSettings,
+        CaptureStatus, CaptureSummary, Ci16Source, DspSpeed, FileSource, PsdTrace, ReadOutcome,
+        SampleSource,
     },
     dsp::{
         compare_tracks, find_peaks, fmt_ppm, freq_cal_estimator, judge_clkin, judge_compare,

@@ -107,7 +107,7 @@ fn inventory_lists_the_remote_radio_when_given_its_address() {
         args.contains("driver=remote") && args.contains(&srv.url()),
         "the args that open it name the server: {args}"
     );
-    assert_eq!(d["sample_rate_ranges_hz"][0][1], 61.44e6, "{d:#}");
+    assert_eq!(d["sample_rate_ranges_hz"][0][1], 250e6, "{d:#}");
     assert!(d.get("error").is_none_or(Value::is_null), "{d:#}");
     // Read-only: the server-side radio opened no stream.
     let ev = srv.events();

@@ -144,6 +144,42 @@ impl Dsp {
     }
 }
 
+/// How fast the DSP of `settings` (Welch, the CLKIN estimator if asked, and the
+/// conversion to float of a native `T` stream) runs on this machine, on synthetic
+/// blocks of `settings.block_samples`: after one warm-up block, blocks until the DSP
+/// has handled `stream_s` seconds of the stream at `rate_hz`, or `budget` is spent
+/// (whichever comes first). Wall time, so a machine busy with other work measures
+/// slower, as the capture would run.
+pub(crate) fn measure_dsp<T: EngineSample>(
+    settings: &CaptureSettings,
+    rate_hz: f64,
+    stream_s: f64,
+    budget: Duration,
+    synth: impl Fn(usize) -> T,
+) -> Result<super::DspSpeed> {
+    check_settings::<T>(settings, None)?;
+    let mut dsp = Dsp::new::<T>(settings)?;
+    let block: Vec<T> = (0..settings.block_samples).map(synth).collect();
+    let mut none = |_: &[Complex<f32>]| {};
+    dsp.feed(&block, &mut none);
+    let want = (rate_hz * stream_s).max(0.0);
+    let started = Instant::now();
+    let mut samples = 0u64;
+    loop {
+        dsp.feed(&block, &mut none);
+        samples += block.len() as u64;
+        if samples as f64 >= want || started.elapsed() >= budget {
+            break;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(super::DspSpeed {
+        samples,
+        seconds,
+        samples_per_s: samples as f64 / seconds.max(1e-9),
+    })
+}
+
 /// The buffer pool and the queues between the reader, the DSP and the writer.
 struct Pool<T> {
     free_tx: SyncSender<Vec<T>>,

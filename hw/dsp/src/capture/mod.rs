@@ -12,7 +12,7 @@
 mod engine;
 mod source;
 
-use engine::run_engine;
+use engine::{measure_dsp, run_engine};
 pub use source::{Ci16Source, FileSource, ReadOutcome, SampleSource};
 
 use crate::dsp::{ClkinConfig, ClkinReport, ClockEvidence, Peak, WelchConfig};
@@ -193,6 +193,49 @@ pub fn run_capture_ci16<S: Ci16Source>(
         recorder,
         &mut |_| {},
     )
+}
+
+/// What [`dsp_speed`] measured: the DSP's own throughput on this machine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DspSpeed {
+    /// Samples processed while measuring.
+    pub samples: u64,
+    /// Wall-clock seconds they took.
+    pub seconds: f64,
+    /// Samples per second.
+    pub samples_per_s: f64,
+}
+
+/// The quick calibration before a live capture: how fast this machine runs the
+/// capture's DSP (Welch, the CLKIN estimator if asked and, for a native CS16 stream
+/// (`ci16`), the conversion to float) on synthetic blocks — until it has handled
+/// `stream_s` seconds of a stream at `rate_hz` or spent `budget`. The capture
+/// itself is not touched; see `docs/decisions.md#live-analysis-speed-check`.
+pub fn dsp_speed(
+    settings: &CaptureSettings,
+    ci16: bool,
+    rate_hz: f64,
+    stream_s: f64,
+    budget: Duration,
+) -> Result<DspSpeed> {
+    // Noise-like samples (a fixed LCG), so no branch or table sees a constant.
+    let noise = |i: usize| {
+        let h = (i as u64)
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((h >> 40) as i16, (h >> 20) as i16)
+    };
+    if ci16 {
+        measure_dsp(settings, rate_hz, stream_s, budget, |i| {
+            let (a, b) = noise(i);
+            Complex::new(a / 8, b / 8)
+        })
+    } else {
+        measure_dsp(settings, rate_hz, stream_s, budget, |i| {
+            let (a, b) = noise(i);
+            Complex::new(f32::from(a) / 262_144.0, f32::from(b) / 262_144.0)
+        })
+    }
 }
 
 /// A sample type the engine carries from the source to the DSP and the recording.

@@ -460,3 +460,59 @@ fn a_stream_that_delivers_nothing_for_stall_after_ends_stalled() {
         sum.errors
     );
 }
+
+/// The pooled native CS16 path loses samples only by saying so: with a pool of one
+/// buffer and a DSP slower than the stream, the capture is PARTIAL, not clean, and
+/// counts every sample it received but could not analyse.
+#[test]
+fn a_native_capture_that_falls_behind_is_partial_with_the_count() {
+    let src = Synth16(Synth::new(2e6, 100e6, 100.1e6, 0.0), Vec::new());
+    let mut s = settings(600_000);
+    s.pool_blocks = 1;
+    let mut seen = 0u64;
+    let sum = run_engine(
+        Ci16Reader(src),
+        &s,
+        &AtomicBool::new(false),
+        None,
+        None,
+        &mut |x| {
+            seen += x.len() as u64;
+            std::thread::sleep(Duration::from_millis(20));
+        },
+    )
+    .unwrap();
+    assert_eq!(sum.samples_received, 600_000);
+    assert!(sum.dropped_samples > 0, "{sum:?}");
+    assert_eq!(
+        sum.samples_processed + sum.dropped_samples,
+        sum.samples_received
+    );
+    assert_eq!(sum.samples_processed, seen);
+    assert!(!sum.clean);
+    assert_eq!(sum.status, CaptureStatus::Partial);
+}
+
+/// The speed check measures the capture's own DSP on this machine and stops at
+/// the stream time asked (or the budget): a real rate, never zero or infinite.
+#[test]
+fn the_speed_check_measures_the_dsp_of_the_settings() {
+    let mut s = settings(1);
+    s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
+    for ci16 in [false, true] {
+        // 0.1 s of a 2 MS/s stream: 200 000 samples, 13 blocks of 16384.
+        let m = dsp_speed(&s, ci16, 2e6, 0.1, Duration::from_secs(30)).unwrap();
+        assert_eq!(m.samples, 13 * 16384, "{m:?}");
+        assert!(m.seconds > 0.0 && m.samples_per_s.is_finite() && m.samples_per_s > 0.0);
+        // The budget bounds it whatever the rate asked.
+        let t = Instant::now();
+        let m = dsp_speed(&s, ci16, 1e15, 1.0, Duration::from_millis(50)).unwrap();
+        assert!(
+            m.seconds >= 0.05 && t.elapsed() < Duration::from_secs(5),
+            "{m:?}"
+        );
+    }
+    let mut bad = settings(1);
+    bad.block_samples = 0;
+    assert!(dsp_speed(&bad, false, 2e6, 0.1, Duration::from_millis(50)).is_err());
+}

@@ -24,7 +24,10 @@ use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 
+mod mac;
 mod search;
+
+use mac::{mac2_dup, DupTable};
 
 /// The narrowest default search window (± ppm).
 pub const DEFAULT_SEARCH_PPM: f64 = 10.0;
@@ -216,9 +219,9 @@ pub struct ClkinEstimator {
     /// The expected baseband frequency of the tone (the mixer's frequency, Hz).
     nco_hz: f64,
     /// h[m]·e^{-jωm} and h[M+m]·e^{-jω(M+m)}, m = 0..M: the kernel's two halves with
-    /// the mixer folded in.
-    t1: Vec<Complex<f32>>,
-    t2: Vec<Complex<f32>>,
+    /// the mixer folded in (laid out for the multiply-accumulate, `clkin/mac.rs`).
+    t1: DupTable,
+    t2: DupTable,
     /// Position in the current block of M samples.
     pos: usize,
     acc1: Complex<f32>,
@@ -256,12 +259,13 @@ impl ClkinEstimator {
             let c = Complex::from_polar(h, w * i as f64);
             Complex::new(c.re as f32, c.im as f32)
         };
-        let t1 = (0..m)
+        let t1: Vec<_> = (0..m)
             .map(|i| tab(i, (i as f64 + 0.5) / (mm * mm)))
             .collect();
-        let t2 = (0..m)
+        let t2: Vec<_> = (0..m)
             .map(|i| tab(m + i, (mm - i as f64 - 0.5) / (mm * mm)))
             .collect();
+        let (t1, t2) = (DupTable::new(&t1), DupTable::new(&t2));
         let room = cfg.max_decimated.min(1 << 16);
         Ok(Self {
             cfg,
@@ -296,11 +300,7 @@ impl ClkinEstimator {
         while !x.is_empty() && self.dec.len() < self.cfg.max_decimated {
             let take = (m - self.pos).min(x.len());
             let (head, rest) = x.split_at(take);
-            let (a1, a2) = mac2(
-                head,
-                &self.t1[self.pos..self.pos + take],
-                &self.t2[self.pos..self.pos + take],
-            );
+            let (a1, a2) = mac2_dup(head, &self.t1, &self.t2, self.pos);
             self.acc1 += a1;
             self.acc2 += a2;
             self.pos += take;
