@@ -14,12 +14,7 @@ fn rxnode(dir: &Path) -> Command {
 }
 
 fn ok(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit!(out, 0);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -57,7 +52,7 @@ fn completions_for_each_shell_name_the_subcommands() {
         .args(["completions", "cmd.exe"])
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+    expect_exit!(bad, 2);
 }
 
 #[test]
@@ -113,7 +108,7 @@ fn verbose_flag_and_rust_log_turn_on_tracing() {
         }
         let out = c.output().unwrap();
         // No checkout here, so doctor reports a FAIL (exit 1), but it ran.
-        assert_eq!(out.status.code(), Some(1));
+        expect_exit!(out, 1);
         out
     };
     let quiet = doctor(&[], None);
@@ -371,7 +366,7 @@ fn short_flags_and_si_suffixes_for_capture_and_sweep() {
         "-t",
         "0.2",
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("`m` is milli"), "{err}");
 }
@@ -390,7 +385,7 @@ fn watch_task_file_needs_dry_run() {
         .arg(&f)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--dry-run"), "{err}");
 }
@@ -421,7 +416,7 @@ fn sweep_shows_progress_on_a_terminal_only() {
         .args(args.split(' '))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    expect_exit!(out, 0);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("sweep ["), "progress on a pipe: {err}");
     // The report is plain text for people, not a Markdown table.
