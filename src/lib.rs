@@ -41,6 +41,7 @@ mod service;
 mod signals;
 mod status;
 mod store;
+mod store_cmds;
 mod term;
 mod validate;
 mod watch;
@@ -74,11 +75,8 @@ pub use crate::{
     },
     service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
     status::cmd_status,
-    store::{
-        node::{cmd_set_name, cmd_show},
-        queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
-        rebuild::cmd_rebuild,
-    },
+    store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
+    store_cmds::{cmd_rebuild, cmd_set_name, cmd_show},
     validate::cmd_validate,
     watch::{
         cmd_watch,

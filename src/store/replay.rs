@@ -1,10 +1,10 @@
 //! The replay behind `rxnode state rebuild`: the ledger's decisions, then the
 //! outboxes, into a new state. Evidence only ever *restricts* (see
-//! [`crate::store::rebuild`]).
+//! [`crate::store::evidence`]).
+use crate::store::evidence::{checking_key, finished_outbox, line_approval, outbox_ids, str_of};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger;
 use crate::store::paths::Paths;
-use crate::store::rebuild::{checking_key, finished_outbox, line_approval, outbox_ids, str_of};
 use crate::store::state::{PublishRecord, State, TaskRecord, TaskStatus};
 use anyhow::Result;
 use rxnode_interlock::{Approval, TaskId};
