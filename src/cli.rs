@@ -129,7 +129,8 @@ pub enum Command {
     /// Print a JSON Schema (draft 2020-12): plan, result, policy or task.
     Schema {
         /// Which schema.
-        kind: SchemaKind,
+        #[arg(value_parser = schema_kind())]
+        kind: rxnode::SchemaKind,
     },
     /// Node-local state maintenance (`rxnode state rebuild`).
     #[command(subcommand)]
@@ -579,17 +580,13 @@ impl From<ManualStatusArg> for rxnode::ManualStatus {
     }
 }
 
-/// The schemas `rxnode schema` prints.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum SchemaKind {
-    /// The `rx-plan` JSON block.
-    Plan,
-    /// `RX_RESULT.json`.
-    Result,
-    /// `.local/rxnode-policy.json`.
-    Policy,
-    /// A task as `{"header": {...}, "plan": {...}}`, with the header/plan conflict rules.
-    Task,
+/// `rxnode schema`'s KIND: the library's kinds ([`rxnode::SchemaKind::ALL`]), by name.
+fn schema_kind() -> impl clap::builder::TypedValueParser<Value = rxnode::SchemaKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        rxnode::SchemaKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.about())),
+    )
+    .try_map(|name| rxnode::SchemaKind::from_name(&name).ok_or(format!("no schema {name}")))
 }
 
 /// `sweep` options (docs/operator.md#sweeps-rxnode-sweep).
