@@ -1,5 +1,6 @@
 //! Operator comforts: completions, the man page, help,
 //! logging flags, colour only on terminals, and `analyze --plot`.
+use crate::util::show;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -266,6 +267,43 @@ fn closed_pipe_ends_quietly_with_status_zero() {
         !err.contains("Broken pipe") && !err.contains("error"),
         "{err}"
     );
+}
+
+/// A report printed line by line (`validate`'s verdict, human and `--json`) to a
+/// reader that has already gone ends quietly with status 0, as `man` does above:
+/// the closed pipe is recognised by its kind wherever the write fails, whatever
+/// the task's verdict would have been.
+#[cfg(unix)]
+#[test]
+fn a_report_printed_into_a_closed_pipe_ends_quietly_with_status_zero() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let d = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    for (json, file) in [
+        (false, "valid_yellow_rx.md"),
+        (true, "valid_yellow_rx.md"),
+        (true, "invalid_many_errors.md"),
+    ] {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors `pipe` writes; each is
+        // owned exactly once below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (reader, writer) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(reader);
+        let mut c = rxnode(d.path());
+        if json {
+            c.arg("--json");
+        }
+        let out = c
+            .arg("validate")
+            .arg(fixtures.join(file))
+            .stdout(std::process::Stdio::from(writer))
+            .output()
+            .unwrap();
+        expect_exit!(out, 0, "{file} json={json}");
+        assert!(out.stderr.is_empty(), "{file} json={json}: {}", show(&out));
+    }
 }
 
 /// Under `--json` an error is one JSON object on stderr with the message, the fix
