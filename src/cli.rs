@@ -315,19 +315,10 @@ pub struct CaptureArgs {
     /// Clock source to select.
     #[arg(long)]
     pub clock_source: Option<String>,
-    /// Reference tone RF frequency for the CLKIN check, Hz (`100.1M`).
-    #[arg(long, value_parser = si_number)]
-    pub clkin_tone_hz: Option<f64>,
-    /// CLKIN tolerance in ppm.
-    #[arg(long, default_value_t = 0.5)]
-    pub clkin_tolerance_ppm: f64,
-    /// The CLKIN reference tone's expected level (dBFS, ±6 dB): tells it from other
-    /// carriers in the search window (docs/operator.md#clkin).
-    #[arg(long, requires = "clkin_tone_hz", allow_hyphen_values = true)]
-    pub clkin_expected_dbfs: Option<f64>,
-    /// FFT size (any size in 16..=1048576; powers of two are fastest).
-    #[arg(long, default_value_t = 2048)]
-    pub fft_size: usize,
+    #[command(flatten)]
+    pub clkin: ClkinArgs,
+    #[command(flatten)]
+    pub fft: FftArgs,
     /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
     /// `--record-format ci16`).
     #[arg(long)]
@@ -342,17 +333,47 @@ pub struct CaptureArgs {
     /// Overwrite `--record` / `--plot` files that exist (refused otherwise).
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub peaks: PeakArgs,
+    /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
+    /// (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long)]
+    pub apply_cal: bool,
+}
+
+/// The CLKIN check of `capture` and `analyze` (docs/operator.md#clkin).
+#[derive(Debug, Args)]
+pub struct ClkinArgs {
+    /// Reference tone RF frequency for the CLKIN check, Hz (`100.1M`).
+    #[arg(long, value_parser = si_number)]
+    pub clkin_tone_hz: Option<f64>,
+    /// CLKIN tolerance in ppm.
+    #[arg(long, default_value_t = 0.5)]
+    pub clkin_tolerance_ppm: f64,
+    /// The CLKIN reference tone's expected level (dBFS, ±6 dB): tells it from other
+    /// carriers in the search window (docs/operator.md#clkin).
+    #[arg(long, requires = "clkin_tone_hz", allow_hyphen_values = true)]
+    pub clkin_expected_dbfs: Option<f64>,
+}
+
+/// The FFT of `capture` and `analyze`.
+#[derive(Debug, Args)]
+pub struct FftArgs {
+    /// FFT size (any size in 16..=1048576; powers of two are fastest).
+    #[arg(long, default_value_t = 2048)]
+    pub fft_size: usize,
+}
+
+/// The peak list of `capture` and `analyze`.
+#[derive(Debug, Args)]
+pub struct PeakArgs {
     /// Most peaks to list, strongest first (1..=64).
     #[arg(long, default_value_t = 8)]
     pub max_peaks: usize,
     /// List a peak only this many dB above the noise floor.
     #[arg(long, default_value_t = 6.0)]
     pub min_snr_db: f64,
-    /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
-    /// (refused when it is missing or older than the policy's
-    /// rx.calibration_max_age_s).
-    #[arg(long)]
-    pub apply_cal: bool,
 }
 
 /// `clkin` subcommands.
@@ -412,34 +433,21 @@ pub struct AnalyzeArgs {
     /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
     #[arg(long)]
     pub format: Option<String>,
-    /// FFT size.
-    #[arg(long, default_value_t = 2048)]
-    pub fft_size: usize,
+    #[command(flatten)]
+    pub fft: FftArgs,
     /// Overlap fraction, 0 ≤ F < 1.
     #[arg(long, default_value_t = 0.5)]
     pub overlap: f64,
-    /// Reference tone RF frequency for the CLKIN check, Hz (`100.1M`).
-    #[arg(long, value_parser = si_number)]
-    pub clkin_tone_hz: Option<f64>,
-    /// CLKIN tolerance in ppm.
-    #[arg(long, default_value_t = 0.5)]
-    pub clkin_tolerance_ppm: f64,
-    /// The CLKIN reference tone's expected level (dBFS, ±6 dB): tells it from other
-    /// carriers in the search window (docs/operator.md#clkin).
-    #[arg(long, requires = "clkin_tone_hz", allow_hyphen_values = true)]
-    pub clkin_expected_dbfs: Option<f64>,
+    #[command(flatten)]
+    pub clkin: ClkinArgs,
     /// Write a spectrum PNG.
     #[arg(long)]
     pub plot: Option<PathBuf>,
     /// Overwrite a `--plot` file that exists (refused otherwise).
     #[arg(long)]
     pub force: bool,
-    /// Most peaks to list, strongest first (1..=64).
-    #[arg(long, default_value_t = 8)]
-    pub max_peaks: usize,
-    /// List a peak only this many dB above the noise floor.
-    #[arg(long, default_value_t = 6.0)]
-    pub min_snr_db: f64,
+    #[command(flatten)]
+    pub peaks: PeakArgs,
 }
 
 /// `node` subcommands.
