@@ -3,6 +3,7 @@
 //! The file runs through the same capture engine as a live capture
 //! ([`rxnode_dsp::run_capture`] over a [`FileSource`]), so the finish is written once.
 use crate::context::Ctx;
+use crate::exec::positive;
 use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
 use rxnode_dsp::{
@@ -58,14 +59,6 @@ pub struct AnalyzeReport {
     /// The CLKIN check, when `--clkin-tone-hz` is given.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub clkin: Option<ClkinReport>,
-}
-
-fn positive(name: &str, v: f64) -> Result<f64> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(bad_input(format!("{name} {v} must be a finite number > 0")))
-    }
 }
 
 /// `analyze` options.

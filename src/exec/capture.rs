@@ -5,6 +5,7 @@
 //! (status PARTIAL). Inside a checkout the capture is written to the ledger.
 use crate::context::Ctx;
 use crate::exec::live::{relative_to, LiveCapture, NotCaptured};
+use crate::exec::positive;
 use crate::exit::{bad_input, refused, Outcome};
 use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
@@ -16,14 +17,6 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
-
-fn positive(name: &str, v: f64) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(bad_input(format!("{name} {v} must be a finite number > 0")))
-    }
-}
 
 /// Check the arguments themselves (exit 2), before policy and hardware.
 fn check_args(args: &CaptureOptions) -> Result<()> {
