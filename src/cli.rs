@@ -325,8 +325,8 @@ pub struct CaptureArgs {
     pub record: Option<PathBuf>,
     /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
-    #[arg(long, requires = "record")]
-    pub record_format: Option<String>,
+    #[arg(long, requires = "record", value_parser = record_format)]
+    pub record_format: Option<rxnode_dsp::RecordFormat>,
     /// Write a spectrum PNG (peaks, noise floor, CLKIN tones, RBW, status).
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -340,6 +340,11 @@ pub struct CaptureArgs {
     /// rx.calibration_max_age_s).
     #[arg(long)]
     pub apply_cal: bool,
+}
+
+/// `--record-format`: `cf32` or `ci16` (`cs16`, SoapySDR's name, too).
+fn record_format(s: &str) -> Result<rxnode_dsp::RecordFormat, String> {
+    rxnode_dsp::RecordFormat::parse(s).map_err(|_| "expected cf32 or ci16".to_owned())
 }
 
 /// The CLKIN check of `capture` and `analyze` (docs/operator.md#clkin).

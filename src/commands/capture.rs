@@ -26,7 +26,7 @@ impl CaptureArgs {
             clkin_expected_dbfs: a.clkin.clkin_expected_dbfs,
             fft_size: a.fft.fft_size,
             record: a.record.clone(),
-            record_format: a.record_format.clone(),
+            record_format: a.record_format,
             plot: a.plot.clone(),
             force: a.force,
             max_peaks: a.peaks.max_peaks,
