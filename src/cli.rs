@@ -342,6 +342,11 @@ pub struct CaptureArgs {
     pub apply_cal: bool,
 }
 
+/// `--risk`: a risk level as the protocol spells it.
+fn risk_level(s: &str) -> Result<rxnode_interlock::RiskLevel, String> {
+    rxnode_interlock::RiskLevel::parse(s).ok_or_else(|| "not GREEN, YELLOW or RED".to_owned())
+}
+
 /// `--record-format`: `cf32` or `ci16` (`cs16`, SoapySDR's name, too).
 fn record_format(s: &str) -> Result<rxnode_dsp::RecordFormat, String> {
     rxnode_dsp::RecordFormat::parse(s).map_err(|_| "expected cf32 or ci16".to_owned())
@@ -542,8 +547,8 @@ pub struct TaskNewArgs {
     #[arg(long)]
     pub tx: bool,
     /// Declared RISK_LEVEL (GREEN, YELLOW, RED); never lower than the derived one.
-    #[arg(long)]
-    pub risk: Option<String>,
+    #[arg(long, value_parser = risk_level)]
+    pub risk: Option<rxnode_interlock::RiskLevel>,
     /// The rx-plan JSON: a file, or `-` for stdin.
     #[arg(long)]
     pub plan: Option<PathBuf>,
