@@ -81,19 +81,12 @@ impl Rebuilt {
 pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
     check_name(name).map_err(bad_input)?;
     let old = set_name(&ctx.paths(), name)?;
-    if ctx.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"name": name, "previous": old}))?
-        );
-    } else {
-        match &old {
-            Some(o) if o != name => println!(
-                "node renamed {o} → {name}; results already published under {o} stay there"
-            ),
-            _ => println!("node name: {name}"),
+    ctx.report(&json!({"name": name, "previous": old}), |_| match &old {
+        Some(o) if o != name => {
+            println!("node renamed {o} → {name}; results already published under {o} stay there")
         }
-    }
+        _ => println!("node name: {name}"),
+    })?;
     Ok(Outcome::Done)
 }
 
@@ -101,13 +94,9 @@ pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
 pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     let name = load_name(&paths)?;
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&json!({"name": name}))?);
-    } else {
-        match &name {
-            Some(n) => println!("node name: {n}"),
-            None => println!("this node has no name; set one with `rxnode node set-name NAME`"),
-        }
-    }
+    ctx.report(&json!({"name": name}), |_| match &name {
+        Some(n) => println!("node name: {n}"),
+        None => println!("this node has no name; set one with `rxnode node set-name NAME`"),
+    })?;
     Ok(Outcome::Done)
 }

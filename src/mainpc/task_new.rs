@@ -107,11 +107,7 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
         commands: &commands,
         warnings: &warnings,
     };
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&written.json())?);
-    } else {
-        written.print();
-    }
+    ctx.report(&written.json(), |_| written.print())?;
     Ok(Outcome::Done)
 }
 
