@@ -6,12 +6,15 @@
 //! error's chain, and ends quietly with status 0; every drop guard (the TX
 //! teardown among them) runs on the way out. Tests keep std's macros, whose
 //! output the test harness captures.
+#[cfg(not(test))]
 use std::fmt;
+#[cfg(not(test))]
 use std::io::Write as _;
 
 /// Write `args` (and a newline when `newline`) to stdout under one lock. A closed
 /// pipe unwinds with its `io::Error` (no panic hook, no message); any other write
 /// error panics as std's `println!` does.
+#[cfg(not(test))] // tests keep std's macros
 pub(crate) fn write_out(args: fmt::Arguments<'_>, newline: bool) {
     let mut out = std::io::stdout().lock();
     let written = out.write_fmt(args).and_then(|()| {
