@@ -49,19 +49,13 @@ pub(crate) fn load_name(paths: &Paths) -> Result<Option<String>> {
     else {
         return Ok(None);
     };
-    let f: NodeFile = serde_json::from_slice(&bytes).map_err(|e| {
-        refused(format!(
-            "{}: not a node file ({e}); run `rxnode node set-name NAME` to rewrite it",
-            p.display()
-        ))
-    })?;
-    if f.schema_version != 1 {
-        return Err(refused(format!(
-            "{}: schema_version {} is not 1",
-            p.display(),
-            f.schema_version
-        )));
-    }
+    let f = crate::store::fsutil::parse_schema_1(
+        &p,
+        &bytes,
+        "node file",
+        "run `rxnode node set-name NAME` to rewrite it",
+        |f: &NodeFile| f.schema_version,
+    )?;
     check_name(&f.name).map_err(|e| refused(format!("{}: {e}", p.display())))?;
     Ok(Some(f.name))
 }
