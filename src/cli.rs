@@ -129,7 +129,8 @@ pub enum Command {
     /// Print a JSON Schema (draft 2020-12): plan, result, policy or task.
     Schema {
         /// Which schema.
-        kind: SchemaKind,
+        #[arg(value_parser = schema_kind())]
+        kind: rxnode::SchemaKind,
     },
     /// Node-local state maintenance (`rxnode state rebuild`).
     #[command(subcommand)]
@@ -314,6 +315,46 @@ pub struct CaptureArgs {
     /// Clock source to select.
     #[arg(long)]
     pub clock_source: Option<String>,
+    #[command(flatten)]
+    pub clkin: ClkinArgs,
+    #[command(flatten)]
+    pub fft: FftArgs,
+    /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
+    /// `--record-format ci16`).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
+    /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
+    #[arg(long, requires = "record", value_parser = record_format)]
+    pub record_format: Option<rxnode_dsp::RecordFormat>,
+    /// Write a spectrum PNG (peaks, noise floor, CLKIN tones, RBW, status).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Overwrite `--record` / `--plot` files that exist (refused otherwise).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub peaks: PeakArgs,
+    /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
+    /// (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long)]
+    pub apply_cal: bool,
+}
+
+/// `--risk`: a risk level as the protocol spells it.
+fn risk_level(s: &str) -> Result<rxnode_interlock::RiskLevel, String> {
+    rxnode_interlock::RiskLevel::parse(s).ok_or_else(|| "not GREEN, YELLOW or RED".to_owned())
+}
+
+/// `--record-format`: `cf32` or `ci16` (`cs16`, SoapySDR's name, too).
+fn record_format(s: &str) -> Result<rxnode_dsp::RecordFormat, String> {
+    rxnode_dsp::RecordFormat::parse(s).map_err(|_| "expected cf32 or ci16".to_owned())
+}
+
+/// The CLKIN check of `capture` and `analyze` (docs/operator.md#clkin).
+#[derive(Debug, Args)]
+pub struct ClkinArgs {
     /// Reference tone RF frequency for the CLKIN check, Hz (`100.1M`).
     #[arg(long, value_parser = si_number)]
     pub clkin_tone_hz: Option<f64>,
@@ -324,34 +365,25 @@ pub struct CaptureArgs {
     /// carriers in the search window (docs/operator.md#clkin).
     #[arg(long, requires = "clkin_tone_hz", allow_hyphen_values = true)]
     pub clkin_expected_dbfs: Option<f64>,
+}
+
+/// The FFT of `capture` and `analyze`.
+#[derive(Debug, Args)]
+pub struct FftArgs {
     /// FFT size (any size in 16..=1048576; powers of two are fastest).
     #[arg(long, default_value_t = 2048)]
     pub fft_size: usize,
-    /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
-    /// `--record-format ci16`).
-    #[arg(long)]
-    pub record: Option<PathBuf>,
-    /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
-    /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
-    #[arg(long, requires = "record")]
-    pub record_format: Option<String>,
-    /// Write a spectrum PNG (peaks, noise floor, CLKIN tones, RBW, status).
-    #[arg(long)]
-    pub plot: Option<PathBuf>,
-    /// Overwrite `--record` / `--plot` files that exist (refused otherwise).
-    #[arg(long)]
-    pub force: bool,
+}
+
+/// The peak list of `capture` and `analyze`.
+#[derive(Debug, Args)]
+pub struct PeakArgs {
     /// Most peaks to list, strongest first (1..=64).
     #[arg(long, default_value_t = 8)]
     pub max_peaks: usize,
     /// List a peak only this many dB above the noise floor.
     #[arg(long, default_value_t = 6.0)]
     pub min_snr_db: f64,
-    /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
-    /// (refused when it is missing or older than the policy's
-    /// rx.calibration_max_age_s).
-    #[arg(long)]
-    pub apply_cal: bool,
 }
 
 /// `clkin` subcommands.
@@ -411,34 +443,21 @@ pub struct AnalyzeArgs {
     /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
     #[arg(long)]
     pub format: Option<String>,
-    /// FFT size.
-    #[arg(long, default_value_t = 2048)]
-    pub fft_size: usize,
+    #[command(flatten)]
+    pub fft: FftArgs,
     /// Overlap fraction, 0 ≤ F < 1.
     #[arg(long, default_value_t = 0.5)]
     pub overlap: f64,
-    /// Reference tone RF frequency for the CLKIN check, Hz (`100.1M`).
-    #[arg(long, value_parser = si_number)]
-    pub clkin_tone_hz: Option<f64>,
-    /// CLKIN tolerance in ppm.
-    #[arg(long, default_value_t = 0.5)]
-    pub clkin_tolerance_ppm: f64,
-    /// The CLKIN reference tone's expected level (dBFS, ±6 dB): tells it from other
-    /// carriers in the search window (docs/operator.md#clkin).
-    #[arg(long, requires = "clkin_tone_hz", allow_hyphen_values = true)]
-    pub clkin_expected_dbfs: Option<f64>,
+    #[command(flatten)]
+    pub clkin: ClkinArgs,
     /// Write a spectrum PNG.
     #[arg(long)]
     pub plot: Option<PathBuf>,
     /// Overwrite a `--plot` file that exists (refused otherwise).
     #[arg(long)]
     pub force: bool,
-    /// Most peaks to list, strongest first (1..=64).
-    #[arg(long, default_value_t = 8)]
-    pub max_peaks: usize,
-    /// List a peak only this many dB above the noise floor.
-    #[arg(long, default_value_t = 6.0)]
-    pub min_snr_db: f64,
+    #[command(flatten)]
+    pub peaks: PeakArgs,
 }
 
 /// `node` subcommands.
@@ -528,8 +547,8 @@ pub struct TaskNewArgs {
     #[arg(long)]
     pub tx: bool,
     /// Declared RISK_LEVEL (GREEN, YELLOW, RED); never lower than the derived one.
-    #[arg(long)]
-    pub risk: Option<String>,
+    #[arg(long, value_parser = risk_level)]
+    pub risk: Option<rxnode_interlock::RiskLevel>,
     /// The rx-plan JSON: a file, or `-` for stdin.
     #[arg(long)]
     pub plan: Option<PathBuf>,
@@ -579,17 +598,13 @@ impl From<ManualStatusArg> for rxnode::ManualStatus {
     }
 }
 
-/// The schemas `rxnode schema` prints.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum SchemaKind {
-    /// The `rx-plan` JSON block.
-    Plan,
-    /// `RX_RESULT.json`.
-    Result,
-    /// `.local/rxnode-policy.json`.
-    Policy,
-    /// A task as `{"header": {...}, "plan": {...}}`, with the header/plan conflict rules.
-    Task,
+/// `rxnode schema`'s KIND: the library's kinds ([`rxnode::SchemaKind::ALL`]), by name.
+fn schema_kind() -> impl clap::builder::TypedValueParser<Value = rxnode::SchemaKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        rxnode::SchemaKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.about())),
+    )
+    .try_map(|name| rxnode::SchemaKind::from_name(&name).ok_or(format!("no schema {name}")))
 }
 
 /// `sweep` options (docs/operator.md#sweeps-rxnode-sweep).

@@ -58,6 +58,21 @@ impl Ctx {
     pub(crate) fn paths(&self) -> crate::store::paths::Paths {
         crate::store::paths::Paths::new(&self.repo).with_policy(self.policy.clone())
     }
+
+    /// The one reporter of a command's result: with `--json` the value as one
+    /// pretty-printed JSON document, otherwise `human` prints it for a person.
+    pub(crate) fn report<T: serde::Serialize>(
+        &self,
+        value: &T,
+        human: impl FnOnce(&T),
+    ) -> anyhow::Result<()> {
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(value)?);
+        } else {
+            human(value);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,10 @@
 // No unwrap/expect in product code: every failure on input is an error that names it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+// First: the library's `println!`/`print!` (a closed pipe unwinds with its `io::Error`).
+#[macro_use]
+mod stdout;
+
 mod context;
 mod demo;
 mod describe;
@@ -41,6 +45,7 @@ mod service;
 mod signals;
 mod status;
 mod store;
+mod store_cmds;
 mod term;
 mod validate;
 mod watch;
@@ -74,11 +79,9 @@ pub use crate::{
     },
     service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
     status::cmd_status,
-    store::{
-        node::{cmd_set_name, cmd_show},
-        queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
-        rebuild::cmd_rebuild,
-    },
+    stdout::is_broken_pipe_payload,
+    store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
+    store_cmds::{cmd_rebuild, cmd_set_name, cmd_show},
     validate::cmd_validate,
     watch::{
         cmd_watch,

@@ -47,12 +47,14 @@ fn main() -> ExitCode {
             }
             rxnode::code_for(&err)
         }
+        // A closed stdout unwinds with its `io::Error` (the library's `println!`).
+        Err(payload) if rxnode::is_broken_pipe_payload(payload.as_ref()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }
 }
 
-/// A panic is a bug: say so in one line (no backtrace dump at the user). A
-/// closed stdout (`rxnode status | head`) is not even that: stay quiet.
+/// A panic is a bug: say so in one line (no backtrace dump at the user). (A
+/// closed stdout is no panic: it unwinds with its `io::Error`, past this hook.)
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let msg = info
@@ -61,9 +63,6 @@ fn install_panic_hook() {
             .map(String::as_str)
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("unknown panic");
-        if msg.contains("Broken pipe") {
-            return;
-        }
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))

@@ -363,9 +363,13 @@ fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
         active: ask("is-active"),
         enabled: ask("is-enabled"),
     };
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
-    } else if !s.installed {
+    ctx.report(&s, print_service_status)?;
+    Ok(Outcome::Done)
+}
+
+/// `service status` for a person.
+fn print_service_status(s: &Status) {
+    if !s.installed {
         println!(
             "not installed: {} does not exist (`rxnode service install`)",
             s.unit
@@ -387,7 +391,6 @@ fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
             println!("enabled:   {e}");
         }
     }
-    Ok(Outcome::Done)
 }
 
 #[cfg(target_os = "linux")]

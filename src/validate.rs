@@ -116,96 +116,95 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
             }
         }
     };
-    let name = file.display();
+    let name = file.display().to_string();
     match &result {
         Ok(task) => {
-            if ctx.json {
-                let r = Report {
-                    valid: true,
-                    task_id: Some(task.id().as_str()),
-                    risk_level: Some(task.risk().as_str()),
-                    errors: vec![],
-                    target_nodes: task.header().target_nodes.as_deref(),
-                    policy: policy.as_ref().map(|p| p.0.clone()),
-                    steps: task
-                        .plan()
-                        .map(|p| crate::describe::steps(p, policy.as_ref().map(|p| &p.1)))
-                        .unwrap_or_default(),
-                };
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                println!("{name}: valid");
-                println!(
-                    "  task:  {} — {}",
-                    task.id(),
-                    crate::describe::escaped(&task.header().task_title)
-                );
-                println!("  risk:  {}", task.risk());
-                for r in task.risk_reasons() {
-                    println!("         {r}");
-                }
-                if let Some(t) = &task.header().target_nodes {
-                    println!(
-                        "  nodes: {} (TARGET_NODES; other nodes never run it)",
-                        t.join(", ")
-                    );
-                }
-                match task.plan() {
-                    Some(p) => {
-                        match &policy {
-                            Some((name, _)) => println!(
-                                "  plan:  {} step(s), each with the verdict of the policy {}",
-                                p.steps.len(),
-                                crate::describe::escaped(name)
-                            ),
-                            None => println!(
-                                "  plan:  {} step(s) (add --policy FILE for a node's verdict per step)",
-                                p.steps.len()
-                            ),
-                        }
-                        for l in crate::describe::plan_lines(
-                            p,
-                            policy.as_ref().map(|p| &p.1),
-                            "         ",
-                        ) {
-                            println!("{l}");
-                        }
-                    }
-                    None => println!("  plan:  none (manual task: nothing touches hardware)"),
-                }
-                println!("  sha256: {}", task.sha256());
-            }
+            let r = Report {
+                valid: true,
+                task_id: Some(task.id().as_str()),
+                risk_level: Some(task.risk().as_str()),
+                errors: vec![],
+                target_nodes: task.header().target_nodes.as_deref(),
+                policy: policy.as_ref().map(|p| p.0.clone()),
+                steps: task
+                    .plan()
+                    .map(|p| crate::describe::steps(p, policy.as_ref().map(|p| &p.1)))
+                    .unwrap_or_default(),
+            };
+            ctx.report(&r, |_| print_valid(&name, task, policy.as_ref()))?;
             Ok(Outcome::Done)
         }
         Err(issues) => {
-            if ctx.json {
-                let r = Report {
-                    valid: false,
-                    task_id: None,
-                    risk_level: None,
-                    errors: issues.clone(),
-                    target_nodes: None,
-                    policy: None,
-                    steps: Vec::new(),
-                };
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                for i in issues {
-                    // Print only what is known: "file: msg", "file:7: msg", "file:7: FIELD: msg".
-                    let line = i.line.map(|l| format!(":{l}")).unwrap_or_default();
-                    let field = i
-                        .field
-                        .as_deref()
-                        .map(|f| format!(" {f}:"))
-                        .unwrap_or_default();
-                    // A read error already starts with the name: say it once.
-                    let prefix = format!("{name}: ");
-                    let msg = i.message.strip_prefix(&prefix).unwrap_or(&i.message);
-                    eprintln!("{name}{line}:{field} {msg}");
-                }
-                eprintln!("{name}: invalid ({} error(s))", issues.len());
-            }
+            let r = Report {
+                valid: false,
+                task_id: None,
+                risk_level: None,
+                errors: issues.clone(),
+                target_nodes: None,
+                policy: None,
+                steps: Vec::new(),
+            };
+            ctx.report(&r, |_| print_invalid(&name, issues))?;
             Ok(Outcome::Code(2))
         }
     }
+}
+
+/// A valid task for a person: ID and title, risk and why, target nodes, the plan
+/// (with the policy's verdict per step when one was named), the text's hash.
+fn print_valid(name: &str, task: &ValidTask, policy: Option<&(String, Policy)>) {
+    println!("{name}: valid");
+    println!(
+        "  task:  {} — {}",
+        task.id(),
+        crate::describe::escaped(&task.header().task_title)
+    );
+    println!("  risk:  {}", task.risk());
+    for r in task.risk_reasons() {
+        println!("         {r}");
+    }
+    if let Some(t) = &task.header().target_nodes {
+        println!(
+            "  nodes: {} (TARGET_NODES; other nodes never run it)",
+            t.join(", ")
+        );
+    }
+    match task.plan() {
+        Some(p) => {
+            match &policy {
+                Some((name, _)) => println!(
+                    "  plan:  {} step(s), each with the verdict of the policy {}",
+                    p.steps.len(),
+                    crate::describe::escaped(name)
+                ),
+                None => println!(
+                    "  plan:  {} step(s) (add --policy FILE for a node's verdict per step)",
+                    p.steps.len()
+                ),
+            }
+            for l in crate::describe::plan_lines(p, policy.as_ref().map(|p| &p.1), "         ") {
+                println!("{l}");
+            }
+        }
+        None => println!("  plan:  none (manual task: nothing touches hardware)"),
+    }
+    println!("  sha256: {}", task.sha256());
+}
+
+/// The issues of an invalid task for a person, on stderr, one line each.
+fn print_invalid(name: &str, issues: &[Issue]) {
+    for i in issues {
+        // Print only what is known: "file: msg", "file:7: msg", "file:7: FIELD: msg".
+        let line = i.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let field = i
+            .field
+            .as_deref()
+            .map(|f| format!(" {f}:"))
+            .unwrap_or_default();
+        // A read error already starts with the name: say it once.
+        let prefix = format!("{name}: ");
+        let msg = i.message.strip_prefix(&prefix).unwrap_or(&i.message);
+        eprintln!("{name}{line}:{field} {msg}");
+    }
+    eprintln!("{name}: invalid ({} error(s))", issues.len());
 }

@@ -9,27 +9,15 @@ use rxnode_dsp::{
     run_capture, CaptureSettings, CaptureStatus, CaptureSummary, ClkinConfig, ClkinStatus,
     ClockEvidence, Error, ReadOutcome, SampleSource, WelchConfig,
 };
-use rxnode_hw::{use_sim, RxConfig, RxRadio};
+use rxnode_hw::{RxConfig, RxRadio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::Duration;
+
+mod common;
+use common::init;
 
 const FC: f64 = 100e6;
 const TONE: f64 = 100.1e6;
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-fn init() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::env::set_var("RXSIM_EVENT_LOG", dir.path().join("events.log"));
-        use_sim().expect("install rxsim");
-        Env { dir }
-    })
-}
 
 /// Open and configure an rxsim radio; the clock evidence as the driver gives it.
 fn radio(args: &str, rate: f64, clock: &str) -> (RxRadio, ClockEvidence) {

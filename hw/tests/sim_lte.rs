@@ -5,38 +5,24 @@
 //! over the noise, and the radio's ppm moving the cell in frequency and in time.
 use num_complex::Complex;
 use rustfft::FftPlanner;
-use rxnode_dsp::{ReadOutcome, SampleSource};
-use rxnode_hw::{use_sim, RxConfig, RxRadio};
+use rxnode_hw::{RxConfig, RxRadio};
 use std::f64::consts::{FRAC_1_SQRT_2, PI};
-use std::sync::OnceLock;
 
-fn init() {
-    static ONCE: OnceLock<()> = OnceLock::new();
-    ONCE.get_or_init(|| {
-        use_sim().expect("install rxsim");
-    });
-}
+mod common;
+use common::{init, open_configured, read_exact};
 
 fn capture(args: &str, fc: f64, rate: f64, n: usize) -> Vec<Complex<f64>> {
-    init();
-    let mut radio = RxRadio::open(args).expect("open");
-    radio
-        .configure(&RxConfig {
+    let mut radio = open_configured(
+        args,
+        &RxConfig {
             frequency_hz: fc,
             sample_rate_hz: rate,
             ..RxConfig::default()
-        })
-        .expect("configure");
+        },
+    );
     let mut s = radio.rx_stream().expect("stream");
-    let mut out = vec![Complex::new(0.0f32, 0.0); n];
-    let mut got = 0;
-    while got < n {
-        match s.read(&mut out[got..], 1_000_000).expect("read") {
-            ReadOutcome::Samples(k) => got += k,
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-    out.iter()
+    read_exact(&mut s, n)
+        .iter()
         .map(|c| Complex::new(f64::from(c.re), f64::from(c.im)))
         .collect()
 }

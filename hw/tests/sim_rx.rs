@@ -5,47 +5,11 @@
 use num_complex::Complex;
 use rustfft::FftPlanner;
 use rxnode_dsp::{Ci16Source, ReadOutcome, SampleSource};
-use rxnode_hw::{enumerate, use_sim, Error, RxConfig, RxRadio};
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use rxnode_hw::{enumerate, Error, RxConfig, RxRadio};
 use std::time::{Duration, Instant};
 
-struct Env {
-    _dir: tempfile::TempDir,
-    log: PathBuf,
-}
-
-fn init() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let log = dir.path().join("events.log");
-        std::env::set_var("RXSIM_EVENT_LOG", &log);
-        use_sim().expect("install rxsim");
-        Env { _dir: dir, log }
-    })
-}
-
-fn log_lines(serial: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(&init().log).unwrap_or_default();
-    let tag = format!("serial={serial}");
-    text.lines()
-        .filter(|l| l.split_whitespace().any(|w| w == tag))
-        .map(str::to_owned)
-        .collect()
-}
-
-fn read_exact(src: &mut impl SampleSource, n: usize) -> Vec<Complex<f32>> {
-    let mut out = vec![Complex::new(0.0, 0.0); n];
-    let mut got = 0;
-    while got < n {
-        match src.read(&mut out[got..], 1_000_000).expect("read") {
-            ReadOutcome::Samples(k) => got += k,
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-    out
-}
+mod common;
+use common::{init, log_lines, log_text, read_exact};
 
 /// Frequency of the strongest FFT bin, with parabolic interpolation.
 fn peak_hz(x: &[Complex<f32>], rate: f64) -> f64 {
@@ -461,7 +425,7 @@ fn rx_stream_is_torn_down_on_drop_and_never_opens_tx() {
         "{first}"
     );
     // Nothing in this binary may ever open a TX stream.
-    let all = std::fs::read_to_string(&init().log).unwrap_or_default();
+    let all = log_text();
     assert!(!all.lines().any(|l| l.contains(" TX ")), "{all}");
 }
 

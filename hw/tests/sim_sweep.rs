@@ -1,19 +1,21 @@
 //! Sweeps over the rxsim scene: emitters found within one bin, the
 //! settle garbage discarded, a dead band retried once and marked, never filled in.
-use rxnode_hw::{run_sweep, use_sim, HopStatus, RxConfig, RxRadio, SweepConfig};
+use rxnode_hw::{run_sweep, HopStatus, RxConfig, RxRadio, SweepConfig};
 use std::sync::atomic::AtomicBool;
 
+mod common;
+use common::open_configured;
+
 fn radio(args: &str, rate: f64) -> RxRadio {
-    use_sim().expect("install rxsim");
-    let mut r = RxRadio::open(args).expect("open rxsim");
-    r.configure(&RxConfig {
-        frequency_hz: 100e6,
-        sample_rate_hz: rate,
-        gain_db: Some(20.0),
-        ..RxConfig::default()
-    })
-    .expect("configure");
-    r
+    open_configured(
+        args,
+        &RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: rate,
+            gain_db: Some(20.0),
+            ..RxConfig::default()
+        },
+    )
 }
 
 fn cfg(settle_s: f64) -> SweepConfig {

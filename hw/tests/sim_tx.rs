@@ -1,42 +1,30 @@
 //! TX only through a permit, against the real libSoapySDR with rxsim.
-use rxnode_hw::{use_sim, Error, RxRadio};
+use rxnode_hw::{Error, RxRadio};
 use rxnode_interlock::{
     authorize, validate_task, verify_authorization, Approval, Policy, TxPermit, ValidateOptions,
 };
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Env {
-    _dir: tempfile::TempDir,
-    log: PathBuf,
-}
-
-fn init() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let log = dir.path().join("events.log");
-        std::env::set_var("RXSIM_EVENT_LOG", &log);
-        use_sim().expect("install rxsim");
-        Env { _dir: dir, log }
-    })
-}
+mod common;
+use common::{init, log_lines};
 
 /// Count log lines `<ts> pid=<pid> <event> <dir> serial=<serial>`.
 /// How many times the radio `serial` was made (opened) in this process's log: the
 /// anchor that shows a zero count below is read from a log that is really written.
 fn made(serial: &str) -> usize {
-    let text = std::fs::read_to_string(&init().log).unwrap_or_default();
     let tail = format!(" make serial={serial}");
-    text.lines().filter(|l| l.ends_with(&tail)).count()
+    log_lines(serial)
+        .iter()
+        .filter(|l| l.ends_with(&tail))
+        .count()
 }
 
 fn count(serial: &str, event: &str, dir: &str) -> usize {
-    let text = std::fs::read_to_string(&init().log).unwrap_or_default();
     let tag = format!("serial={serial}");
-    text.lines()
+    log_lines(serial)
+        .iter()
         .filter(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
             w.len() == 5 && w[2] == event && w[3] == dir && w[4] == tag

@@ -250,11 +250,19 @@ pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, u
 /// not UTF-8 or that line holds no valid ID. For naming an invalid file in
 /// records only; it decides nothing.
 pub fn lenient_task_id(bytes: &[u8]) -> Option<TaskId> {
+    TaskId::parse(&lenient_field(bytes, "TASK_ID")?).ok()
+}
+
+/// The value of header field `name` as the header's first such line gives it,
+/// whatever else is wrong with the file; `None` when the bytes are not UTF-8 or
+/// the header has no such line. Like [`lenient_task_id`], for naming and showing
+/// only; it decides nothing.
+pub fn lenient_field(bytes: &[u8], name: &str) -> Option<String> {
     let text = std::str::from_utf8(bytes).ok()?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (raw, _) = split_header(text, &mut Vec::new());
-    let (_, _, value) = raw.entries.iter().find(|(_, k, _)| k == "TASK_ID")?;
-    TaskId::parse(value).ok()
+    let (_, _, value) = raw.entries.iter().find(|(_, k, _)| k == name)?;
+    Some(value.clone())
 }
 
 pub(crate) fn truncate(s: &str, max: usize) -> String {
@@ -666,6 +674,38 @@ mod tests {
         assert_eq!(id(b"TASK_ID = ../etc\n"), None);
         assert_eq!(id(b"TITLE = x\n\nTASK_ID = late\n"), None);
         assert_eq!(id(&[0xff, 0xfe]), None);
+    }
+
+    /// A header field read leniently (for showing a title's branch): the header's
+    /// first such line, BOM and CRLF aside, never a line of the body, and `None`
+    /// for bytes that are not UTF-8.
+    #[test]
+    fn lenient_field_reads_the_header_line_whatever_else_is_wrong() {
+        let branch = |b: &[u8]| lenient_field(b, "SOURCE_BRANCH");
+        assert_eq!(
+            branch(
+                b"TASK_ID = x y
+SOURCE_BRANCH = lab-main
+RF_RX = MAYBE
+"
+            )
+            .as_deref(),
+            Some("lab-main")
+        );
+        assert_eq!(
+            branch("\u{feff}SOURCE_BRANCH=b2\r\n".as_bytes()).as_deref(),
+            Some("b2")
+        );
+        assert_eq!(
+            branch(
+                b"TASK_ID = a
+
+SOURCE_BRANCH = late
+"
+            ),
+            None
+        );
+        assert_eq!(branch(&[0xff, 0xfe]), None);
     }
 
     /// Task IDs name folders on the RX laptop: the reserved Windows device

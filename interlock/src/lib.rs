@@ -39,7 +39,10 @@ pub use crate::{
         check_freq_cal, FreqCalMethod, FreqCalStep, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ,
         GSM_FCCH_OFFSET_HZ,
     },
-    header::{check_node_name, lenient_task_id, AllowPush, TaskHeader, TaskId, MAX_NODE_NAME_LEN},
+    header::{
+        check_node_name, lenient_field, lenient_task_id, AllowPush, TaskHeader, TaskId,
+        MAX_NODE_NAME_LEN,
+    },
     mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
     permit::{authorize, check_tx_step, TxPermit},
     plan::{

@@ -17,15 +17,15 @@ impl AnalyzeArgs {
             rate: a.rate,
             center_hz: a.center_hz,
             format: a.format.clone(),
-            fft_size: a.fft_size,
+            fft_size: a.fft.fft_size,
             overlap: a.overlap,
-            clkin_tone_hz: a.clkin_tone_hz,
-            clkin_tolerance_ppm: a.clkin_tolerance_ppm,
-            clkin_expected_dbfs: a.clkin_expected_dbfs,
+            clkin_tone_hz: a.clkin.clkin_tone_hz,
+            clkin_tolerance_ppm: a.clkin.clkin_tolerance_ppm,
+            clkin_expected_dbfs: a.clkin.clkin_expected_dbfs,
             plot: a.plot.clone(),
             force: a.force,
-            max_peaks: a.max_peaks,
-            min_snr_db: a.min_snr_db,
+            max_peaks: a.peaks.max_peaks,
+            min_snr_db: a.peaks.min_snr_db,
         }
     }
 }

@@ -20,7 +20,7 @@ impl TaskNewArgs {
             hardware: a.hardware,
             rx: a.rx,
             tx: a.tx,
-            risk: a.risk.clone(),
+            risk: a.risk,
             plan: a.plan.clone(),
             body: a.body.clone(),
             no_push: a.no_push,

@@ -80,7 +80,7 @@ pub(super) fn state_file(paths: &Paths) -> Check {
                 ),
                 crate::store::state::REBUILD_HINT.trim_start_matches("fix: "),
             ),
-            None => match crate::store::rebuild::evidence(paths) {
+            None => match crate::store::evidence::history(paths) {
                 Ok(ev) if !ev.is_empty() => check(
                     "state",
                     Verdict::Fail,

@@ -83,11 +83,7 @@ pub fn cmd_doctor(ctx: &Ctx) -> Result<Outcome> {
     }
     let ok = !checks.iter().any(|c| c.status == Verdict::Fail);
     let report = Report { checks, ok };
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_human(&report);
-    }
+    ctx.report(&report, print_human)?;
     Ok(if ok { Outcome::Done } else { Outcome::Code(1) })
 }
 

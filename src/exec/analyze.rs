@@ -3,6 +3,7 @@
 //! The file runs through the same capture engine as a live capture
 //! ([`rxnode_dsp::run_capture`] over a [`FileSource`]), so the finish is written once.
 use crate::context::Ctx;
+use crate::exec::positive;
 use crate::exit::{bad_input, Outcome};
 use anyhow::{Context, Result};
 use rxnode_dsp::{
@@ -63,14 +64,6 @@ pub struct AnalyzeReport {
     /// at recording time (`from: "recording"`), else `from: "unknown"` with every field
     /// null (docs/protocol.md#clock).
     pub clock: serde_json::Value,
-}
-
-fn positive(name: &str, v: f64) -> Result<f64> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(bad_input(format!("{name} {v} must be a finite number > 0")))
-    }
 }
 
 /// `analyze` options.

@@ -5,6 +5,7 @@
 //! (status PARTIAL). Inside a checkout the capture is written to the ledger.
 use crate::context::Ctx;
 use crate::exec::live::{relative_to, LiveCapture, NotCaptured};
+use crate::exec::positive;
 use crate::exit::{bad_input, refused, Outcome};
 use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
@@ -16,14 +17,6 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
-
-fn positive(name: &str, v: f64) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(bad_input(format!("{name} {v} must be a finite number > 0")))
-    }
-}
 
 /// Check the arguments themselves (exit 2), before policy and hardware.
 fn check_args(args: &CaptureOptions) -> Result<()> {
@@ -112,7 +105,7 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             return Err(bad_input("--clock-source must not be empty"));
         }
     }
-    let record_format = record_format(args)?;
+    let record_format = record_format(args);
     if let Some(p) = &args.record {
         let fmt = IqFormat::from_path(p).map_err(|e| bad_input(format!("--record: {e}")))?;
         let fits = match record_format {
@@ -196,13 +189,9 @@ fn clear_for_force(args: &CaptureOptions) -> Result<()> {
     Ok(())
 }
 
-/// `--record-format`, default cf32.
-fn record_format(args: &CaptureOptions) -> Result<RecordFormat> {
-    match &args.record_format {
-        None => Ok(RecordFormat::Cf32),
-        Some(s) => RecordFormat::parse(s)
-            .map_err(|_| bad_input(format!("--record-format {s:?}: expected cf32 or ci16"))),
-    }
+/// The recording's sample type, default cf32.
+fn record_format(args: &CaptureOptions) -> RecordFormat {
+    args.record_format.unwrap_or_default()
 }
 
 /// Inside a checkout: the ledger is written and `.local/` kept out of Git.
@@ -276,7 +265,7 @@ pub struct CaptureOptions {
     pub record: Option<std::path::PathBuf>,
     /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
-    pub record_format: Option<String>,
+    pub record_format: Option<RecordFormat>,
     /// Write the spectrum PNG here.
     pub plot: Option<std::path::PathBuf>,
     /// Overwrite `--record` and `--plot` files that exist (otherwise refused).
@@ -390,8 +379,8 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
         fft_size: Some(args.fft_size),
         record_iq: args.record.is_some(),
         record_format: args.record.as_ref().map(|_| match record_format(args) {
-            Ok(RecordFormat::Ci16) => IqSampleFormat::Ci16,
-            _ => IqSampleFormat::Cf32,
+            RecordFormat::Ci16 => IqSampleFormat::Ci16,
+            RecordFormat::Cf32 => IqSampleFormat::Cf32,
         }),
         clock_source: args.clock_source.clone(),
         bandwidth_hz: args.bandwidth_hz,
@@ -429,7 +418,7 @@ fn live_of(
             expected_tolerance_db: None,
         }),
         record: args.record.clone(),
-        record_format: record_format(args)?,
+        record_format: record_format(args),
         max_iq_bytes: Some(max_iq_bytes),
         max_peaks: args.max_peaks,
         min_snr_db: args.min_snr_db,

@@ -5,6 +5,7 @@
 use crate::context::Ctx;
 use crate::exec::compare::{compare, Compared};
 use crate::exec::live::NotCaptured;
+use crate::exec::positive;
 use crate::exit::{bad_input, refused, Outcome};
 use crate::result::Status;
 use crate::store::ledger::Entry;
@@ -36,14 +37,6 @@ pub struct ClkinCompareOptions {
     pub clock_sources: Option<Vec<String>>,
     /// Write the phase-difference picture here.
     pub plot: Option<PathBuf>,
-}
-
-fn positive(name: &str, v: f64) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(bad_input(format!("{name} {v} must be a finite number > 0")))
-    }
 }
 
 /// The arguments themselves (exit 2), before policy and hardware.

@@ -80,11 +80,7 @@ pub fn cmd_inventory(ctx: &Ctx, args: &InventoryOptions) -> Result<Outcome> {
         search_paths,
         hint,
     };
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_human(&report);
-    }
+    ctx.report(&report, print_human)?;
     Ok(Outcome::Done)
 }
 

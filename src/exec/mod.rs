@@ -17,6 +17,17 @@ pub(crate) mod tx;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
 
+/// `v` when it is a finite number > 0, else a bad-input error naming `name` and `v`.
+pub(crate) fn positive(name: &str, v: f64) -> anyhow::Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(crate::exit::bad_input(format!(
+            "{name} {v} must be a finite number > 0"
+        )))
+    }
+}
+
 /// Append `e` to the ledger; a failure is logged, not returned: the refusal or
 /// outcome the entry records is what the command reports.
 pub(crate) fn ledger_note(paths: &Paths, e: &Entry) {

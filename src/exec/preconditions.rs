@@ -194,7 +194,7 @@ fn text_at_commit(ctx: &Ctx, paths: &Paths, ids: &str, commit: &str, bytes: &[u8
 fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Result<()> {
     let ids = task.id().as_str();
     let red = task.risk() == rxnode_interlock::RiskLevel::Red;
-    if let Some(why) = crate::store::rebuild::finished_run(paths, ids, red)? {
+    if let Some(why) = crate::store::evidence::finished_run(paths, ids, red)? {
         return Err(refused(format!(
             "task {ids} already ran on this node ({why}; {}) — a task runs once; fix: post the work again under a new TASK_ID",
             paths.outbox(task.id()).display()

@@ -490,7 +490,7 @@ fn record_run(
         // (after a policy change, say); a RED run asks for a fresh authorization.
         let logged = ledger::append(
             run.paths,
-            &Entry::new(crate::store::rebuild::RUN_ENDED_BEFORE_RADIO)
+            &Entry::new(crate::store::evidence::RUN_ENDED_BEFORE_RADIO)
                 .task(run.ids)
                 .sha(run.sha)
                 .commit(&approved.commit)

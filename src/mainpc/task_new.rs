@@ -57,7 +57,7 @@ pub struct TaskNewOptions {
     /// RF_TX = YES (implies --hardware; RED).
     pub tx: bool,
     /// Declared RISK_LEVEL (GREEN, YELLOW, RED); never lower than the derived one.
-    pub risk: Option<String>,
+    pub risk: Option<RiskLevel>,
     /// The rx-plan JSON: a file, or `-` for stdin.
     pub plan: Option<PathBuf>,
     /// A Markdown body file (the text the operator reads); default: the title.
@@ -107,15 +107,12 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
         commands: &commands,
         warnings: &warnings,
     };
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&written.json())?);
-    } else {
-        written.print();
-    }
+    ctx.report(&written.json(), |_| written.print())?;
     Ok(Outcome::Done)
 }
 
-/// `--id`, `--title` and `--risk`, checked: the ID and the declared risk level.
+/// `--id`, `--title` and `--node` checked: the ID, and the declared risk level (typed
+/// by the command line).
 fn check_options(a: &TaskNewOptions) -> Result<(TaskId, Option<RiskLevel>)> {
     let id = TaskId::parse(&a.id).map_err(|e| bad_input(format!("--id: {e}")))?;
     if a.title.chars().any(char::is_control) {
@@ -129,14 +126,7 @@ fn check_options(a: &TaskNewOptions) -> Result<(TaskId, Option<RiskLevel>)> {
             return Err(bad_input(format!("--node {n} is given twice")));
         }
     }
-    let risk = match &a.risk {
-        None => None,
-        Some(r) => Some(
-            RiskLevel::parse(r)
-                .ok_or_else(|| bad_input(format!("--risk {r:?} is not GREEN, YELLOW or RED")))?,
-        ),
-    };
-    Ok((id, risk))
+    Ok((id, a.risk))
 }
 
 /// The `--body` file's text (UTF-8, bounded), when given.

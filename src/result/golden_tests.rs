@@ -1,7 +1,8 @@
 //! The golden result files (`fixtures/results/FIX_YELLOW_001/`): what this
 //! build renders, byte for byte, and that they validate.
+use super::files::write_result_files;
 use super::markdown::render_markdown;
-use super::model::{overall_status, write_result_files, Check, RxResult, Status, Timeline};
+use super::model::{overall_status, Check, RxResult, Status, Timeline};
 use super::test_util::COMMIT;
 use super::{validate_result_files, RESULT_JSON, RESULT_MD};
 use rxnode_interlock::{validate_task, Approval, ValidateOptions};

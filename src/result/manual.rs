@@ -2,7 +2,8 @@
 //! says how it went (`rxnode mark-completed ID --status S --note TEXT`). Both result
 //! files are rendered from one value and checked by the result validator before they
 //! replace the outbox's, so what `publish` sends always agrees with itself.
-use super::model::{overall_status, write_result_files, Check, RxResult, Status, RESULT_JSON};
+use super::files::write_result_files;
+use super::model::{overall_status, Check, RxResult, Status, RESULT_JSON};
 use super::validate::validate_result_files;
 use crate::exit::bad_input;
 use anyhow::{Context, Result};

@@ -11,9 +11,11 @@
 //! and its summary table carries a fixed `| Status | PASS |` row and one row per
 //! check, so [`validate_result_files`] can prove the two files agree.
 //!
-//! [`model`] holds the value, [`markdown`] the Markdown, [`plot`] the pictures
-//! and [`validate`] the validator and the `validate-result` command.
+//! [`model`] holds the value, [`markdown`] the Markdown, [`files`] writes the
+//! pair from one value, [`plot`] the pictures and [`validate`] the validator and
+//! the `validate-result` command.
 mod compare_md;
+mod files;
 #[cfg(test)]
 mod golden_tests;
 mod manual;
@@ -27,6 +29,7 @@ mod test_util;
 mod validate;
 
 pub(crate) use compare_md::{fmt_ppb, render_compare_text};
+pub(crate) use files::{write_result_files, write_skeleton};
 pub use manual::ManualStatus;
 pub(crate) use manual::{
     check_as_is as check_manual_result, complete as complete_manual,
@@ -34,8 +37,7 @@ pub(crate) use manual::{
 };
 pub use markdown::markdown_for_result_json;
 pub(crate) use model::{
-    compare_png_name, write_result_files, write_skeleton, AuthorizationRecord, Check, RunClock,
-    RxResult, Status, LOG_META, RESULTS_DIR,
+    compare_png_name, AuthorizationRecord, Check, RunClock, RxResult, Status, LOG_META, RESULTS_DIR,
 };
 pub use model::{RESULT_JSON, RESULT_MD};
 pub(crate) use plot::write_freq_cal_png;

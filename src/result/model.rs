@@ -11,9 +11,6 @@
 //!    `PASS` also gives `PARTIAL`: a skipped step did not run);
 //! 5. nothing passed or failed: `BLOCKED` if any check is blocked, else
 //!    `NOT RUN` if any did not run, else `SKIP`.
-use super::markdown::render_markdown_for;
-use crate::store::fsutil::write_atomic;
-use anyhow::Result;
 use rxnode_interlock::{Approval, RiskLevel, ValidTask};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -402,28 +399,6 @@ impl RxResult {
         s.push('\n');
         s.into_bytes()
     }
-}
-
-/// Write `RX_RESULT.json` and `RX_RESULT.md` into `dir`, both from `r`, each atomically.
-pub(crate) fn write_result_files(dir: &Path, r: &RxResult) -> Result<()> {
-    let json = r.to_json_bytes();
-    let md = render_markdown_for(r, &json);
-    write_atomic(&dir.join(RESULT_JSON), &json)?;
-    write_atomic(&dir.join(RESULT_MD), md.as_bytes())?;
-    Ok(())
-}
-
-/// The `NOT RUN` result skeleton, rendered from one value (JSON and Markdown agree).
-pub(crate) fn write_skeleton(
-    paths: &crate::store::paths::Paths,
-    dir: &Path,
-    task: &ValidTask,
-    commit: &str,
-    approval: &Approval,
-) -> Result<()> {
-    let mut r = RxResult::manual_skeleton(task, commit, Some(approval));
-    r.node.name = crate::store::node::name_for_result(paths);
-    write_result_files(dir, &r)
 }
 
 /// File name of step `n`'s phase-difference image (`clkin_compare`) in the outbox

@@ -29,8 +29,9 @@ pub(crate) fn text(kind: SchemaKind) -> &'static str {
     }
 }
 
-/// The schemas `rxnode schema` prints.
-#[derive(Debug, Clone, Copy)]
+/// The schemas `rxnode schema` prints (declared here once: the command line takes
+/// its names and lines from [`SchemaKind::ALL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemaKind {
     /// The `rx-plan` JSON block.
     Plan,
@@ -40,6 +41,38 @@ pub enum SchemaKind {
     Policy,
     /// A task as `{"header": {...}, "plan": {...}}`, with the header/plan conflict rules.
     Task,
+}
+
+impl SchemaKind {
+    /// Every kind, in the order they are listed.
+    pub const ALL: [SchemaKind; 4] = [Self::Plan, Self::Result, Self::Policy, Self::Task];
+
+    /// The kind's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Result => "result",
+            Self::Policy => "policy",
+            Self::Task => "task",
+        }
+    }
+
+    /// What the schema describes, in one line.
+    pub fn about(self) -> &'static str {
+        match self {
+            Self::Plan => "The `rx-plan` JSON block",
+            Self::Result => "`RX_RESULT.json`",
+            Self::Policy => "`.local/rxnode-policy.json`",
+            Self::Task => {
+                "A task as `{\"header\": {...}, \"plan\": {...}}`, with the header/plan conflict rules"
+            }
+        }
+    }
+
+    /// The kind named `name`, if any.
+    pub fn from_name(name: &str) -> Option<SchemaKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
 }
 
 /// The command: print the schema (it is JSON whether or not `--json` is given).

@@ -5,7 +5,6 @@
 //!
 //! Written atomically, checked ignored by Git before it is created; a damaged file
 //! is an error naming it, never silently reset.
-use crate::exit::refused;
 use crate::store::fsutil::write_atomic;
 use crate::store::paths::Paths;
 use anyhow::Result;
@@ -107,20 +106,13 @@ pub(crate) fn load(paths: &Paths) -> Result<CalibrationFile> {
     else {
         return Ok(CalibrationFile::default());
     };
-    let f: CalibrationFile = serde_json::from_slice(&bytes).map_err(|e| {
-        refused(format!(
-            "{}: not a calibration file ({e}); move it aside to start afresh",
-            p.display()
-        ))
-    })?;
-    if f.schema_version != 1 {
-        return Err(refused(format!(
-            "{}: schema_version {} is not 1",
-            p.display(),
-            f.schema_version
-        )));
-    }
-    Ok(f)
+    crate::store::fsutil::parse_schema_1(
+        &p,
+        &bytes,
+        "calibration file",
+        "move it aside to start afresh",
+        |f: &CalibrationFile| f.schema_version,
+    )
 }
 
 /// The newest measurement of one radio.

@@ -1,9 +1,10 @@
 //! The node's local store (never in Git): paths, atomic files and locks,
-//! state and its rebuild (`rebuild` checks the evidence, `replay` rebuilds
-//! from it), the ledger, the watcher lock, the per-radio locks, the outbox, the
+//! state and its rebuild (`evidence` reads the ledger and the outboxes as
+//! evidence, `replay` rebuilds a state from it, `rebuild` writes it), the ledger, the watcher lock, the per-radio locks, the outbox, the
 //! policy, the node name, the radios' health, the frequency calibrations, the
 //! running task's step, and the trust-root check that guards all of them.
 pub(crate) mod calibration;
+pub(crate) mod evidence;
 pub(crate) mod fsutil;
 pub(crate) mod health;
 pub(crate) mod key;

@@ -1,12 +1,12 @@
-//! `rxnode node set-name NAME` / `rxnode node show`: the node's name (docs/protocol.md#6-the-main-pcs-side).
+//! The node's name (docs/protocol.md#6-the-main-pcs-side), as `rxnode node set-name
+//! NAME` sets it and `rxnode node show` reads it.
 //!
 //! The name is chosen by the operator (never the host name unless chosen), stored
 //! node-locally in `.local/rxnode-node.json` (a plain regular file; never from the
 //! branch) and carried in every result this node writes and publishes, so one
 //! `rx-node` branch serves a fleet. Publishing without a name is refused with the fix
 //! (docs/decisions.md): a default would make two unnamed laptops indistinguishable.
-use crate::context::Ctx;
-use crate::exit::{bad_input, refused, Outcome};
+use crate::exit::refused;
 use crate::store::fsutil::{now_iso, write_atomic};
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
@@ -49,19 +49,13 @@ pub(crate) fn load_name(paths: &Paths) -> Result<Option<String>> {
     else {
         return Ok(None);
     };
-    let f: NodeFile = serde_json::from_slice(&bytes).map_err(|e| {
-        refused(format!(
-            "{}: not a node file ({e}); run `rxnode node set-name NAME` to rewrite it",
-            p.display()
-        ))
-    })?;
-    if f.schema_version != 1 {
-        return Err(refused(format!(
-            "{}: schema_version {} is not 1",
-            p.display(),
-            f.schema_version
-        )));
-    }
+    let f = crate::store::fsutil::parse_schema_1(
+        &p,
+        &bytes,
+        "node file",
+        "run `rxnode node set-name NAME` to rewrite it",
+        |f: &NodeFile| f.schema_version,
+    )?;
     check_name(&f.name).map_err(|e| refused(format!("{}: {e}", p.display())))?;
     Ok(Some(f.name))
 }
@@ -88,12 +82,12 @@ pub(crate) fn require_name(paths: &Paths, what: &str) -> Result<String> {
     })
 }
 
-/// `rxnode node set-name NAME`.
-pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
-    check_name(name).map_err(bad_input)?;
-    let paths = ctx.paths();
+/// Set this node's name (the caller checked it with [`check_name`]): `.local/` made
+/// ignored first, a damaged regular node file replaced, the change in the ledger.
+/// Returns the previous name.
+pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
     // The node's checkout: `.local/` is made ignored before anything is written in it.
-    let repo = crate::git::ops::open(&ctx.repo)?;
+    let repo = crate::git::ops::open(&paths.repo)?;
     crate::git::ops::ensure_local_excluded(&repo)?;
     if std::fs::symlink_metadata(&paths.local).is_ok_and(|m| !m.is_dir()) {
         return Err(refused(format!(
@@ -103,7 +97,7 @@ pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
     }
     // A damaged or untrusted file is reported, not overwritten blindly — except that a
     // parse failure of a regular file is exactly what set-name repairs.
-    let old = match load_name(&paths) {
+    let old = match load_name(paths) {
         Ok(o) => o,
         Err(e) => {
             let p = paths.node_name();
@@ -126,38 +120,10 @@ pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
         .with_context(|| format!("cannot create {}", paths.local.display()))?;
     write_atomic(&paths.node_name(), text.as_bytes())?;
     let entry = Entry::new("node_named").detail(json!({"name": name, "previous": old}));
-    if let Err(e) = ledger::append(&paths, &entry) {
+    if let Err(e) = ledger::append(paths, &entry) {
         tracing::warn!("cannot record the node name in the ledger: {e:#}");
     }
-    if ctx.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"name": name, "previous": old}))?
-        );
-    } else {
-        match &old {
-            Some(o) if o != name => println!(
-                "node renamed {o} → {name}; results already published under {o} stay there"
-            ),
-            _ => println!("node name: {name}"),
-        }
-    }
-    Ok(Outcome::Done)
-}
-
-/// `rxnode node show`.
-pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
-    let paths = ctx.paths();
-    let name = load_name(&paths)?;
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&json!({"name": name}))?);
-    } else {
-        match &name {
-            Some(n) => println!("node name: {n}"),
-            None => println!("this node has no name; set one with `rxnode node set-name NAME`"),
-        }
-    }
-    Ok(Outcome::Done)
+    Ok(old)
 }
 
 #[cfg(test)]

@@ -123,7 +123,7 @@ fn existing(paths: &Paths, dest: PathBuf, task: &ValidTask, sha: &str) -> Result
     let same_text = std::fs::read(dest.join("TASK.md"))
         .map(|b| sha256_hex(&b) == sha)
         .unwrap_or(false);
-    if let Some(st) = crate::store::rebuild::finished_outbox(paths, task.id().as_str()) {
+    if let Some(st) = crate::store::evidence::finished_outbox(paths, task.id().as_str()) {
         return Err(crate::exit::refused(format!(
             "outbox {} holds a finished result ({st}): a finished outbox is never approved again; \
              a re-run needs a new TASK_ID",

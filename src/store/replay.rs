@@ -1,10 +1,10 @@
 //! The replay behind `rxnode state rebuild`: the ledger's decisions, then the
 //! outboxes, into a new state. Evidence only ever *restricts* (see
-//! [`crate::store::rebuild`]).
+//! [`crate::store::evidence`]).
+use crate::store::evidence::{checking_key, finished_outbox, line_approval, outbox_ids, str_of};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger;
 use crate::store::paths::Paths;
-use crate::store::rebuild::{checking_key, finished_outbox, line_approval, outbox_ids, str_of};
 use crate::store::state::{PublishRecord, State, TaskRecord, TaskStatus};
 use anyhow::Result;
 use rxnode_interlock::{Approval, TaskId};
@@ -220,7 +220,8 @@ fn add_titles(paths: &Paths, s: &mut State) {
             if let Ok(t) = rxnode_interlock::validate_task_bytes(
                 &b,
                 &rxnode_interlock::ValidateOptions {
-                    watched_branch: t_branch(&b),
+                    watched_branch: rxnode_interlock::lenient_field(&b, "SOURCE_BRANCH")
+                        .unwrap_or_default(),
                 },
             ) {
                 r.title = Some(t.header().task_title.clone());
@@ -228,15 +229,4 @@ fn add_titles(paths: &Paths, s: &mut State) {
             }
         }
     }
-}
-
-/// The `SOURCE_BRANCH` a text names (titles only; nothing is trusted from it).
-fn t_branch(b: &[u8]) -> String {
-    String::from_utf8_lossy(b)
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once('=')?;
-            (k.trim() == "SOURCE_BRANCH").then(|| v.trim().to_owned())
-        })
-        .unwrap_or_default()
 }

@@ -2,7 +2,10 @@
 //!
 //! Written to a temp file, fsynced, atomically renamed. A corrupt file is moved
 //! aside with a timestamp suffix and reported; never silently reset.
+use crate::store::evidence::{checking_key, line_approval, str_of};
 use crate::store::fsutil::{now_iso, write_atomic};
+use crate::store::key;
+use crate::store::ledger;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use rxnode_interlock::Approval;
@@ -204,7 +207,7 @@ pub(crate) fn load(paths: &Paths) -> Result<State> {
                     aside.display()
                 );
             }
-            let evidence = crate::store::rebuild::evidence(paths)?;
+            let evidence = crate::store::evidence::history(paths)?;
             if !evidence.is_empty() {
                 return Err(crate::exit::refused(format!(
                     "state file {} is missing but this node has history ({}): every task counts as never approved \
@@ -219,13 +222,13 @@ pub(crate) fn load(paths: &Paths) -> Result<State> {
     };
     match serde_json::from_slice::<State>(&bytes) {
         Ok(s) => {
-            if let Some(why) = crate::store::rebuild::unsigned_approval(paths, &s)? {
+            if let Some(why) = unsigned_approval(paths, &s)? {
                 return Err(crate::exit::refused(format!(
                     "state file {}: {why}",
                     p.display()
                 )));
             }
-            if let Some(why) = crate::store::rebuild::contradiction(paths, &s)? {
+            if let Some(why) = contradiction(paths, &s)? {
                 return Err(crate::exit::refused(format!(
                     "state file {} does not match the ledger: {why}; the state was replaced or rolled back — {REBUILD_HINT}",
                     p.display()
@@ -249,6 +252,92 @@ pub(crate) fn load(paths: &Paths) -> Result<State> {
             )
         }
     }
+}
+
+/// The first approval in the state this node cannot verify as its own, or a
+/// task the state calls approved with no approval at all: the message, naming
+/// the task and the fix.
+pub(crate) fn unsigned_approval(paths: &Paths, s: &State) -> Result<Option<String>> {
+    let Some(k) = checking_key(paths)? else {
+        return Ok(None);
+    };
+    for (id, a) in &s.approvals {
+        if let Err(reason) = key::check_approval(a, k.as_ref()) {
+            return Ok(Some(key::unsigned_message(id, &reason)));
+        }
+        if a.task_id.as_str() != id {
+            return Ok(Some(key::unsigned_message(
+                id,
+                &format!(
+                    "it is filed under {id} but is {}'s approval: a planted record",
+                    a.task_id
+                ),
+            )));
+        }
+    }
+    if let Some(id) = s
+        .ids_with(TaskStatus::Approved)
+        .into_iter()
+        .find(|id| !s.approvals.contains_key(id))
+    {
+        return Ok(Some(key::unsigned_message(
+            &id,
+            "the state calls it approved but holds no approval record: a planted or edited state",
+        )));
+    }
+    Ok(None)
+}
+
+/// Why a parsed state contradicts the ledger, if it does: an approval this
+/// node did not sign ([`unsigned_approval`]), an approval with no signed ledger
+/// `approved` entry for that task (planted), or a task the ledger saw finish
+/// that the state does not call completed (rolled back).
+pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> {
+    if let Some(why) = unsigned_approval(paths, s)? {
+        return Ok(Some(why));
+    }
+    let k = checking_key(paths)?;
+    let entries = ledger::read_evidence(paths)?;
+    let mut approved = BTreeSet::new();
+    let mut finished = BTreeSet::new();
+    for e in &entries {
+        let Some(id) = str_of(e, "task_id") else {
+            continue;
+        };
+        match str_of(e, "event").unwrap_or_default() {
+            "approved" => {
+                let signed = match &k {
+                    None => true,
+                    Some(k) => line_approval(e)
+                        .is_some_and(|a| key::check_approval(&a, k.as_ref()).is_ok()),
+                };
+                if signed {
+                    approved.insert(id.to_owned());
+                }
+            }
+            "run_finished" | "marked_completed" => {
+                finished.insert(id.to_owned());
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = s.approvals.keys().find(|id| !approved.contains(*id)) {
+        return Ok(Some(format!(
+            "it holds an approval of task {id} that the ledger never recorded (as signed by this node)"
+        )));
+    }
+    for id in &finished {
+        let done = s
+            .tasks
+            .get(id)
+            .is_some_and(|r| r.status == TaskStatus::Completed);
+        if !done {
+            return Ok(Some(format!(
+                "the ledger shows task {id} finished but the state does not call it completed"
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// A state file kept aside as corrupt and not yet dealt with, if any.

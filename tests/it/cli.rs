@@ -1,5 +1,6 @@
 //! Operator comforts: completions, the man page, help,
 //! logging flags, colour only on terminals, and `analyze --plot`.
+use crate::util::show;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -14,12 +15,7 @@ fn rxnode(dir: &Path) -> Command {
 }
 
 fn ok(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit!(out, 0);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -57,7 +53,7 @@ fn completions_for_each_shell_name_the_subcommands() {
         .args(["completions", "cmd.exe"])
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+    expect_exit!(bad, 2);
 }
 
 #[test]
@@ -113,7 +109,7 @@ fn verbose_flag_and_rust_log_turn_on_tracing() {
         }
         let out = c.output().unwrap();
         // No checkout here, so doctor reports a FAIL (exit 1), but it ran.
-        assert_eq!(out.status.code(), Some(1));
+        expect_exit!(out, 1);
         out
     };
     let quiet = doctor(&[], None);
@@ -273,6 +269,43 @@ fn closed_pipe_ends_quietly_with_status_zero() {
     );
 }
 
+/// A report printed line by line (`validate`'s verdict, human and `--json`) to a
+/// reader that has already gone ends quietly with status 0, as `man` does above:
+/// the closed pipe is recognised by its kind wherever the write fails, whatever
+/// the task's verdict would have been.
+#[cfg(unix)]
+#[test]
+fn a_report_printed_into_a_closed_pipe_ends_quietly_with_status_zero() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let d = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    for (json, file) in [
+        (false, "valid_yellow_rx.md"),
+        (true, "valid_yellow_rx.md"),
+        (true, "invalid_many_errors.md"),
+    ] {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors `pipe` writes; each is
+        // owned exactly once below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (reader, writer) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(reader);
+        let mut c = rxnode(d.path());
+        if json {
+            c.arg("--json");
+        }
+        let out = c
+            .arg("validate")
+            .arg(fixtures.join(file))
+            .stdout(std::process::Stdio::from(writer))
+            .output()
+            .unwrap();
+        expect_exit!(out, 0, "{file} json={json}");
+        assert!(out.stderr.is_empty(), "{file} json={json}: {}", show(&out));
+    }
+}
+
 /// Under `--json` an error is one JSON object on stderr with the message, the fix
 /// (when the message names one) and the exit status, so a program reading the
 /// output never has to parse prose.
@@ -371,7 +404,7 @@ fn short_flags_and_si_suffixes_for_capture_and_sweep() {
         "-t",
         "0.2",
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("`m` is milli"), "{err}");
 }
@@ -390,7 +423,7 @@ fn watch_task_file_needs_dry_run() {
         .arg(&f)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--dry-run"), "{err}");
 }
@@ -421,7 +454,7 @@ fn sweep_shows_progress_on_a_terminal_only() {
         .args(args.split(' '))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    expect_exit!(out, 0);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("sweep ["), "progress on a pipe: {err}");
     // The report is plain text for people, not a Markdown table.

@@ -103,7 +103,7 @@ fn two_radios_on_one_reference_are_locked_within_one_ppb() {
         &format!("serial=CMP-S1,seed=2,ext_ref=1,ext_ppm=0.3,{TONE}"),
         &["--clock-sources", "external,external"],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    expect_exit!(o, 0);
     let e = entry(&o);
     let k = &e.clkin_compare;
     let rel = k.relative_ppb.expect("a figure");
@@ -141,7 +141,7 @@ fn a_slave_on_its_own_crystal_fifty_ppb_off_is_unlocked() {
         &format!("serial=CMP-S2,seed=4,ppm=0.05,{TONE}"),
         &[],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    expect_exit!(o, 1);
     let e = entry(&o);
     let rel = e.clkin_compare.relative_ppb.expect("a figure");
     assert!((rel - 50.0).abs() <= 2.0, "{e:#?}");
@@ -160,7 +160,7 @@ fn a_slave_five_ppm_off_is_measured() {
         &format!("serial=CMP-S3,seed=6,ppm=5,{TONE}"),
         &[],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    expect_exit!(o, 1);
     let e = entry(&o);
     let rel = e.clkin_compare.relative_ppb.expect("a figure");
     assert!((rel - 5000.0).abs() <= 2.0, "{e:#?}");
@@ -178,7 +178,7 @@ fn a_weak_tone_or_a_silent_stream_gives_no_number() {
         "serial=CMP-S4,seed=8,tone_hz=100.2e6,tone_dbfs=-100,noise_dbfs=-60",
         &[],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    expect_exit!(o, 1);
     let e = entry(&o);
     assert_eq!(e.status, "FAIL");
     assert_eq!(e.clkin_compare.relative_ppb, None);
@@ -191,7 +191,7 @@ fn a_weak_tone_or_a_silent_stream_gives_no_number() {
         &format!("serial=CMP-S5,seed=10,dead_hz=99e6:101e6,{TONE}"),
         &["-t", "0.5"],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    expect_exit!(o, 1);
     let e = entry(&o);
     assert_eq!(e.clkin_compare.relative_ppb, None);
     assert_eq!(e.slave.samples_received, 0);
@@ -220,21 +220,21 @@ fn bad_usage_is_refused_by_name_and_the_plot_is_written() {
         .args(["--tone-hz", "100.2M"])
         .output()
         .unwrap();
-    assert_eq!(one.status.code(), Some(2), "{}", show(&one));
+    expect_exit!(one, 2);
     assert!(
         util::text(&one.stderr).contains("exactly two radios"),
         "{}",
         show(&one)
     );
     let same = compare(dir.path(), "serial=X", "serial=X", &[]);
-    assert_eq!(same.status.code(), Some(2), "{}", show(&same));
+    expect_exit!(same, 2);
     assert!(
         util::text(&same.stderr).contains("same radio"),
         "{}",
         show(&same)
     );
     let out_of_band = compare(dir.path(), "serial=X", "serial=Y", &["--tone-hz", "101M"]);
-    assert_eq!(out_of_band.status.code(), Some(2), "{}", show(&out_of_band));
+    expect_exit!(out_of_band, 2);
     assert!(
         util::text(&out_of_band.stderr).contains("--tone-hz"),
         "{}",
@@ -247,7 +247,7 @@ fn bad_usage_is_refused_by_name_and_the_plot_is_written() {
         &format!("serial=CMP-S6,seed=12,ppm=0.02,{TONE}"),
         &["-t", "0.5", "--plot", png.to_str().unwrap()],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    expect_exit!(o, 1);
     let bytes = std::fs::read(&png).unwrap();
     assert!(
         bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
@@ -269,7 +269,7 @@ fn the_policy_bounds_both_radios() {
         .args(["--tone-hz", "100.2M", "-t", "1"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    expect_exit!(o, 3);
     assert!(
         util::text(&o.stderr).contains("MASTER: duration_s 1 exceeds rx.max_duration_s 0.5"),
         "{}",
@@ -301,7 +301,7 @@ fn the_run_step_records_the_comparison_in_the_result() {
         Some(&plan),
     );
     let out = lab.run(&["--sim", "run", id], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let ob = lab.outbox(id);
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(ob.join("RX_RESULT.json")).unwrap()).unwrap();
@@ -330,7 +330,7 @@ fn the_run_step_records_the_comparison_in_the_result() {
     let png = std::fs::read(ob.join("CLKIN_COMPARE_1.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG"));
     let v = lab.run(&["validate-result", id], "");
-    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
+    expect_exit!(v, 0);
 }
 
 /// Ctrl-C during the comparison stops both streams: the number is measured over what
@@ -358,7 +358,7 @@ fn an_interrupted_comparison_is_partial_over_what_came() {
     std::thread::sleep(std::time::Duration::from_millis(2500));
     util::signal(child.id(), libc::SIGINT);
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    expect_exit!(o, 1);
     let e = entry(&o);
     assert_eq!(e.status, "PARTIAL", "{e:#?}");
     assert!(

@@ -4,7 +4,7 @@
 //! whole JSON lines, every outbox folder is complete (temp folders are never
 //! promoted), and `rxnode status` works.
 #![cfg(unix)]
-use crate::util::{signal, text, Lab};
+use crate::util::{signal, Lab};
 use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -122,11 +122,7 @@ fn check_invariants(lab: &Lab, trial: usize) {
     }
     // `status` works (it reports a stale lock / dead watcher PID, but does not fail).
     let out = lab.rxnode().args(["status", "--json"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "trial {trial}: status failed: {}",
-        text(&out.stderr)
-    );
+    expect_exit!(out, 0, "trial {trial}: status failed");
     serde_json::from_slice::<serde_json::Value>(&out.stdout)
         .unwrap_or_else(|e| panic!("trial {trial}: status --json: {e}"));
 }
@@ -144,7 +140,7 @@ fn sigkill_a_busy_watcher_many_times_loses_nothing() {
     let t0 = Instant::now();
     lab.post(&Lab::task("CRASH_WARMUP", &base, &[]));
     let out = lab.watch_once("a\n");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let cycle = t0.elapsed().max(Duration::from_millis(40));
     println!("one watch --once cycle: {} ms", cycle.as_millis());
 
@@ -189,12 +185,7 @@ fn recovers_and_loses_nothing(lab: &Lab, posted: &[String]) {
     // (Lock files appear whole — written aside, then hard-linked — so no kill
     // can leave a torn lock for this run to wait out.)
     let out = lab.watch_once(&"a\n".repeat(TRIALS + 8));
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    expect_exit!(out, 0);
     check_invariants(lab, TRIALS);
     let st = lab.state();
     for id in posted {

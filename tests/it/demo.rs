@@ -43,12 +43,7 @@ fn demo_claims_hold_in_the_repositories_it_made() {
         .unwrap();
     let transcript = String::from_utf8_lossy(&out.stdout).into_owned();
     eprintln!("rxnode demo took {:.1} s", started.elapsed().as_secs_f64());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "demo failed:\n{transcript}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit!(out, 0, "demo failed:\n{transcript}");
     published_result_holds(tmp.path(), &dir);
     radio_and_branches_hold(&dir);
     main_pc_commands_hold(&dir, &transcript);
@@ -108,12 +103,7 @@ fn demo_without_a_folder_leaves_nothing_behind() {
         .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit!(out, 0);
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
         .filter_map(Result::ok)
@@ -293,7 +283,7 @@ fn demo_refuses_json_as_bad_usage() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     assert!(out.stdout.is_empty());
     let v: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(v["exit"], 2);

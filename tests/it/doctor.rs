@@ -67,7 +67,7 @@ fn exclude_local(lab: &Lab) {
 fn assert_consistent(out: &Output, r: &Report) {
     let failed = r.checks.iter().any(|c| c.status == "FAIL");
     assert_eq!(r.ok, !failed, "ok disagrees with the checks: {r:#?}");
-    assert_eq!(out.status.code(), Some(if failed { 1 } else { 0 }));
+    expect_exit!(out, if failed { 1 } else { 0 });
     for c in &r.checks {
         assert!(
             ["PASS", "FAIL", "WARN", "SKIP"].contains(&c.status.as_str()),
@@ -132,7 +132,7 @@ fn healthy_sim_checkout_passes_and_shows_the_tx_ranges() {
         .args(["--sim", "doctor"])
         .output()
         .unwrap();
-    assert_eq!(human.status.code(), Some(0));
+    expect_exit!(human, 0);
     let h = text(&human.stdout);
     assert!(h.contains("PASS radios"), "{h}");
     assert!(!h.contains('\x1b'), "colour on a pipe: {h}");
@@ -386,7 +386,7 @@ fn node_name_is_shown_by_doctor_and_status_and_a_missing_one_warns() {
             c.arg("--json");
         }
         let out = c.arg("status").output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        expect_exit!(out, 0);
         text(&out.stdout)
     };
 
@@ -416,7 +416,7 @@ fn node_name_is_shown_by_doctor_and_status_and_a_missing_one_warns() {
     assert_eq!(j["node_name_error"], serde_json::Value::Null, "{j}");
 
     let set = lab.run(&["node", "set-name", "LAB-RX2"], "");
-    assert!(set.status.success(), "{}", text(&set.stderr));
+    expect_exit!(set, 0);
     let (out, r) = doctor(&lab, true, &[], &[]);
     assert_consistent(&out, &r);
     let n = r.get("node name");

@@ -79,7 +79,7 @@ fn clkin_calibrate_finds_a_gsm_radio_error_and_keeps_it() {
         "gsm",
         &["--plot", png.to_str().unwrap_or_default()],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    expect_exit!(o, 0);
     let r = parsed(&o);
     assert_eq!(r.status, "PASS", "{}", r.detail);
     assert_eq!(r.method, "gsm");
@@ -159,7 +159,7 @@ fn clkin_calibrate_at_a_high_rate_measures_through_the_front_end() {
 fn no_gsm_signal_fails_without_a_number() {
     let lab = Lab::new();
     let o = calibrate(&lab, "driver=rxsim,serial=fc2,pace=0", "gsm", &["-t", "2"]);
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    expect_exit!(o, 1);
     let r = parsed(&o);
     assert_eq!(r.status, "FAIL");
     assert!(r.detail.starts_with("no GSM FCCH found"), "{}", r.detail);
@@ -208,7 +208,7 @@ fn clkin_calibrate_finds_an_lte_radio_error_and_its_cell() {
         &lte_radio("lte1", 37.0, -6.0, 301),
         &["-t", "2", "--plot", png.to_str().unwrap_or_default()],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    expect_exit!(o, 0);
     let r = parsed(&o);
     assert_eq!(
         (r.status.as_str(), r.method.as_str()),
@@ -256,7 +256,7 @@ fn no_lte_cell_fails_without_a_number() {
         "driver=rxsim,serial=lte3,pace=0,gsm_freq=1842.5e6",
     ] {
         let o = calibrate_lte(&lab, dev, &["-t", "1"]);
-        assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+        expect_exit!(o, 1);
         let r = parsed(&o);
         assert_eq!(r.status, "FAIL");
         assert!(r.detail.starts_with("no LTE cell found"), "{}", r.detail);
@@ -267,7 +267,7 @@ fn no_lte_cell_fails_without_a_number() {
     }
     assert!(!lab.local().join("calibration.json").exists());
     let o = calibrate_lte(&lab, &lte_radio("lte4", 0.0, 10.0, 0), &["-r", "1M"]);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    expect_exit!(o, 2);
     assert!(
         show(&o).contains("sample_rate_hz 1000000 is too low for lte"),
         "{}",
@@ -281,7 +281,7 @@ fn no_lte_cell_fails_without_a_number() {
 fn bad_values_and_policy_limits_are_named() {
     let lab = Lab::new();
     let o = calibrate(&lab, &gsm_radio("fc4", 0.0, 10.0), "gsm", &["-r", "200k"]);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    expect_exit!(o, 2);
     assert!(
         show(&o).contains("sample_rate_hz 200000 is too low for gsm"),
         "{}",
@@ -289,7 +289,7 @@ fn bad_values_and_policy_limits_are_named() {
     );
     lab.set_policy(r#"{"rx": {"max_duration_s": 2}}"#);
     let o = calibrate(&lab, &gsm_radio("fc4", 0.0, 10.0), "gsm", &[]);
-    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    expect_exit!(o, 3);
     assert!(
         show(&o).contains("duration_s 6 exceeds rx.max_duration_s 2"),
         "{}",
@@ -329,7 +329,7 @@ fn freq_cal_steps_in_a_run() {
     // The LTE step finds no cell, so the whole run is not PASS; the last step is
     // BLOCKED by the node's own calibration rule (no measurement to apply), which is
     // a refusal like a policy limit: exit 3 (docs/protocol.md#7-exit-status).
-    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    expect_exit!(o, 3);
     let dir = lab.outbox("FC_RUN_1");
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap_or_default())
@@ -380,7 +380,7 @@ fn freq_cal_steps_in_a_run() {
     assert!(md.contains(&format!("{ppm:+.4}")), "{md}");
     assert!(dir.join("FREQCAL_1.png").exists());
     let v = run_fed(lab.rxnode().args(["validate-result", "FC_RUN_1"]), b"");
-    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
+    expect_exit!(v, 0);
 }
 
 fn capture(lab: &Lab, device: &str, extra: &[&str]) -> Output {
@@ -407,7 +407,7 @@ fn json_of(o: &Output) -> serde_json::Value {
 fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_one() {
     let lab = Lab::new();
     let o = calibrate(&lab, &gsm_radio("fc6", 17.3, 10.0), "gsm", &["-t", "3"]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    expect_exit!(o, 0);
     let measured = parsed(&o).ppm.unwrap_or(f64::NAN);
     let radio = "driver=rxsim,serial=fc6,pace=0,ppm=17.3,tone_hz=935.3e6";
     // Without --apply-cal: the tone where the fast clock puts it, the measurement shown.
@@ -433,7 +433,7 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
         radio,
         &["--apply-cal", "--record", rec.to_str().unwrap_or_default()],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    expect_exit!(o, 0);
     let cor = json_of(&o);
     assert_eq!(
         cor["clock"]["ppm_correction_applied"].as_f64(),
@@ -522,7 +522,7 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
         "driver=rxsim,serial=fc7,pace=0,tone_hz=935.3e6",
         &["--apply-cal"],
     );
-    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    expect_exit!(o, 3);
     assert!(
         show(&o).contains("no frequency calibration of driver=rxsim,serial=fc7"),
         "{}",
@@ -532,7 +532,7 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
     lab.set_policy(r#"{"rx": {"calibration_max_age_s": 1}}"#);
     std::thread::sleep(std::time::Duration::from_millis(2100));
     let o = capture(&lab, radio, &["--apply-cal"]);
-    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    expect_exit!(o, 3);
     assert!(
         show(&o).contains("the calibration of driver=rxsim,serial=fc6"),
         "{}",
@@ -569,7 +569,7 @@ fn an_lte_freq_cal_step_in_a_run() {
         Some(&plan),
     );
     let o = run_fed(lab.rxnode().arg("--sim").args(["run", "FC_LTE_1"]), b"");
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    expect_exit!(o, 0);
     let dir = lab.outbox("FC_LTE_1");
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap_or_default())
@@ -592,5 +592,5 @@ fn an_lte_freq_cal_step_in_a_run() {
     );
     assert!(dir.join("FREQCAL_1.png").exists());
     let v = run_fed(lab.rxnode().args(["validate-result", "FC_LTE_1"]), b"");
-    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
+    expect_exit!(v, 0);
 }

@@ -56,7 +56,7 @@ fn sim(lab: &Lab, args: &[&str]) -> Output {
 
 fn listing(lab: &Lab) -> Listing {
     let out = sim(lab, &["--json", "health"]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
 }
 
@@ -117,13 +117,13 @@ fn self_tests_make_radios_good_or_bad_and_are_listed() {
         r#"{"health": {"self_test_every_s": 3600, "radios": ["driver=rxsim,serial=NEVER"]}}"#,
     );
     let out = sim(&lab, &["health", "test", "driver=rxsim,serial=OK"]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(text(&out.stdout).starts_with("PASS"), "{}", show(&out));
     let out = sim(
         &lab,
         &["health", "test", "driver=rxsim,serial=GONE,fail_open=1"],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     assert!(
         text(&out.stdout).contains("simulated fault fail_open=1"),
         "{}",
@@ -138,7 +138,7 @@ fn self_tests_make_radios_good_or_bad_and_are_listed() {
             "driver=rxsim,serial=QUIET,rx_stall_after_s=0",
         ],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
 
     let l = listing(&lab);
@@ -193,7 +193,7 @@ fn self_tests_make_radios_good_or_bad_and_are_listed() {
     // No radio named and none in the policy: bad usage, exit 2.
     lab.remove_policy();
     let out = sim(&lab, &["health", "test"]);
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     assert!(
         text(&out.stderr).contains("health.radios"),
         "{}",
@@ -213,7 +213,7 @@ fn a_bad_radio_blocks_run_steps_until_a_self_test_passes() {
         &lab,
         &["health", "test", "driver=rxsim,serial=BAD1,fail_open=1"],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let since = row(&listing(&lab), "driver=rxsim,serial=BAD1")
         .since
         .clone()
@@ -230,7 +230,7 @@ fn a_bad_radio_blocks_run_steps_until_a_self_test_passes() {
             .env("RXSIM_EVENT_LOG", &events),
         b"",
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let r = result(&lab, "HEALTH_BAD_1");
     assert_eq!(r.checks[0].status, "BLOCKED", "{r:#?}");
     let d = &r.checks[0].detail;
@@ -247,7 +247,7 @@ fn a_bad_radio_blocks_run_steps_until_a_self_test_passes() {
 
     // A passing self-test (the radio is back) makes it GOOD; the next task runs on it.
     let out = sim(&lab, &["health", "test", "driver=rxsim,serial=BAD1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert_eq!(
         row(&listing(&lab), "driver=rxsim,serial=BAD1").health,
         "GOOD"
@@ -258,7 +258,7 @@ fn a_bad_radio_blocks_run_steps_until_a_self_test_passes() {
     );
     lab.post_and_approve("HEALTH_BAD_2", &yellow(), Some(&plan));
     let out = run_task(&lab, "HEALTH_BAD_2");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert_eq!(result(&lab, "HEALTH_BAD_2").status, "PASS");
     assert_eq!(
         radio_health_lines(&lab),
@@ -298,7 +298,7 @@ fn a_stalled_stream_ends_partial_within_3_s_and_the_next_capture_passes() {
         );
         lab.post_and_approve(&id, &yellow(), Some(&plan));
         let out = run_task(&lab, &id);
-        assert_eq!(out.status.code(), Some(1), "trial {trial}: {}", show(&out));
+        expect_exit!(out, 1, "trial {trial}");
         let r = result(&lab, &id);
         let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
         assert_eq!(st, ["PARTIAL", "PASS"], "trial {trial}: {r:#?}");
@@ -342,7 +342,7 @@ fn a_radio_that_fails_its_re_test_is_not_used_by_the_next_task() {
     let plan = format!(r#"{{"steps": [{}]}}"#, capture_step(dead, 1.0));
     lab.post_and_approve("HEALTH_DEAD_1", &yellow(), Some(&plan));
     let out = run_task(&lab, "HEALTH_DEAD_1");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let r = result(&lab, "HEALTH_DEAD_1");
     assert_eq!(r.checks[0].status, "FAIL", "nothing received: {r:#?}");
     let errors = r.errors.join("\n");
@@ -351,7 +351,7 @@ fn a_radio_that_fails_its_re_test_is_not_used_by_the_next_task() {
     lab.post_and_approve("HEALTH_DEAD_2", &yellow(), Some(&plan));
     let t0 = Instant::now();
     let out = run_task(&lab, "HEALTH_DEAD_2");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let r = result(&lab, "HEALTH_DEAD_2");
     assert_eq!(r.checks[0].status, "BLOCKED", "{r:#?}");
     assert!(r.checks[0].detail.contains("stream stalled"), "{r:#?}");
@@ -422,7 +422,7 @@ fn the_watcher_self_tests_the_policys_radios_at_start() {
         r#"{"health": {"radios": ["driver=rxsim,serial=W1", "driver=rxsim,serial=W2,fail_open=1"]}}"#,
     );
     let out = lab.run(&["--sim", "watch", "--once", "--interval", "0.2"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let so = text(&out.stdout) + &text(&out.stderr);
     assert!(so.contains("self-test PASS driver=rxsim,serial=W1"), "{so}");
     assert!(so.contains("self-test FAIL driver=rxsim,serial=W2"), "{so}");
@@ -445,12 +445,12 @@ fn a_damaged_health_file_blocks_runs_and_is_kept() {
     let f = lab.local().join("rxnode-health.json");
     std::fs::write(&f, "{\"schema_version\": 1, \"radios\": ").unwrap();
     let out = run_task(&lab, "HEALTH_DAMAGED");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let r = result(&lab, "HEALTH_DAMAGED");
     assert_eq!(r.checks[0].status, "BLOCKED", "{r:#?}");
     assert!(r.checks[0].detail.contains("rxnode-health.json"), "{r:#?}");
     let out = sim(&lab, &["health"]);
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(text(&out.stderr).contains("is damaged"), "{}", show(&out));
     assert_eq!(
         std::fs::read_to_string(&f).unwrap(),
@@ -465,7 +465,7 @@ fn a_radio_in_use_is_not_self_tested() {
     let lab = Lab::new();
     // Makes .local/ ignored before the capture writes its lock there.
     let out = sim(&lab, &["health"]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let mut cap = util::spawn_fed(
         lab.rxnode().args([
             "--sim",
@@ -501,7 +501,7 @@ fn a_radio_in_use_is_not_self_tested() {
     );
     let _ = cap.kill();
     let _ = cap.wait();
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let t = &v["tests"][0];
     assert_eq!(t["outcome"], "NOT RUN", "{v:#}");
@@ -526,7 +526,7 @@ fn a_bad_radio_s_tx_step_is_blocked_and_uses_up_the_authorization() {
         &lab,
         &["health", "test", "driver=rxsim,serial=TXBAD,fail_open=1"],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let tone = |serial: &str| {
         format!(
             r#"{{"op": "tx_tone", "device": "driver=rxsim,serial={serial}", "frequency_hz": 433.92e6,

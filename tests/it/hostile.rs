@@ -43,7 +43,7 @@ fn assert_fetch_failure(lab: &Lab, name: &str, why: &[&str]) -> Duration {
     let (out, took) = watch_remote(lab, name, "");
     no_panic(&out);
     let se = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{se}");
+    expect_exit!(out, 1);
     let line = se
         .lines()
         .find(|l| l.contains(&format!("fetch {name} {BRANCH}")))
@@ -113,7 +113,7 @@ fn fetch_failures_are_one_line_ledgered_bounded_and_harmless() {
     let lab = Lab::new();
     // Something in state first, so "state intact" means something.
     lab.post(&Lab::task("HOSTILE_OK", &lab.main_head(), &[]));
-    assert!(lab.watch_once("a\n").status.success());
+    expect_exit!(lab.watch_once("a\n"), 0);
 
     // A remote that accepts and never answers: bounded by the I/O timeout.
     let hang = hanging_server();
@@ -177,9 +177,9 @@ fn fetch_failures_are_one_line_ledgered_bounded_and_harmless() {
 
     // The state still works and the good remote still polls.
     let out = lab.run(&["status", "--json"], "");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let out = lab.watch_once("");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("HOSTILE_OK"), "approved");
     assert!(lab
         .ledger_events()
@@ -249,7 +249,7 @@ fn assert_rejected_once(lab: &Lab, why: &str) {
     let (out, _) = watch_remote(lab, "origin", "a\n");
     no_panic(&out);
     let se = text(&out.stderr);
-    assert!(out.status.success(), "{se}");
+    expect_exit!(out, 0);
     assert!(!text(&out.stdout).contains(PROMPT), "{}", text(&out.stdout));
     let line = se
         .lines()
@@ -266,7 +266,7 @@ fn assert_rejected_once(lab: &Lab, why: &str) {
     assert_eq!(rejected(lab), 1);
     lab.post_file("unrelated.txt", b"x\n");
     let (out, _) = watch_remote(lab, "origin", "a\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert!(!text(&out.stderr).contains(why), "re-reported");
     assert_eq!(rejected(lab), 1);
     assert!(lab.state()["tasks"].as_object().unwrap().is_empty());
@@ -322,7 +322,7 @@ fn rewritten_history_and_deleted_branch() {
     let base = lab.main_head();
     let first = Lab::task("REWRITE_A", &base, &[]);
     lab.post(&first);
-    assert!(lab.watch_once("a\n").status.success());
+    expect_exit!(lab.watch_once("a\n"), 0);
     assert_eq!(lab.status_of("REWRITE_A"), "approved");
     let outbox_a = lab.local().join("rx_agent_outbox/REWRITE_A/TASK.md");
     assert_eq!(std::fs::read(&outbox_a).unwrap(), first.as_bytes());
@@ -351,7 +351,7 @@ fn rewritten_history_and_deleted_branch() {
     );
     let (out, _) = watch_remote(&lab, "origin", "a\n");
     no_panic(&out);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let se = text(&out.stderr);
     assert!(se.contains("REFUSED") && se.contains("REWRITE_A"), "{se}");
     assert_eq!(lab.status_of("REWRITE_A"), "approved");
@@ -369,7 +369,7 @@ fn rewritten_history_and_deleted_branch() {
         &["push", "-q", "-f", "origin", &format!("rewritten:{BRANCH}")],
     );
     let (out, _) = watch_remote(&lab, "origin", "a\n");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("REWRITE_B"), "approved");
 
     // The branch is deleted: a fetch failure naming it, not "nothing new".

@@ -41,7 +41,7 @@ fn tx_device_with_a_repeated_key_is_refused() {
         )
         .unwrap();
         let out = lab.run(&["--sim", "run", id], "AUTHORIZE RF TX\n");
-        assert_eq!(out.status.code(), Some(3), "{dev}: {}", show(&out));
+        expect_exit!(out, 3, "{dev}");
         let se = text(&out.stderr);
         assert!(se.contains("more than once"), "{dev}: {}", show(&out));
         assert_eq!(lab.count_events("tx_started", id), 0, "{dev}");
@@ -150,7 +150,7 @@ fn a_padded_old_ledger_does_not_hide_a_finished_red_run() {
             .count()
     };
     let out = run(&lab);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of(id), "completed");
     let first = tx_activations();
     assert_eq!(first, 1, "{}", std::fs::read_to_string(&events).unwrap());
@@ -174,7 +174,7 @@ fn a_padded_old_ledger_does_not_hide_a_finished_red_run() {
 
     let out = run(&lab);
     assert_eq!(tx_activations(), first, "transmitted again: {}", show(&out));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(text(&out.stderr).contains("already ran"), "{}", show(&out));
 }
 
@@ -190,7 +190,7 @@ fn a_planted_approval_with_a_padded_ledger_does_not_run() {
     let base = lab.main_head();
     lab.post(&Lab::task("OWN_1", &base, &[]));
     let out = lab.watch_once("A\n");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     // Task X approved on another checkout of the same origin.
     let base = lab.main_head();
     lab.post(&Lab::task("PLANTED_1", &base, &[]));
@@ -213,7 +213,7 @@ fn a_planted_approval_with_a_padded_ledger_does_not_run() {
             .args(["watch", "--once", "--interval", "0.2"]),
         b"A\n",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     git(&lab.rx, &["fetch", "-q", "origin"]);
 
     std::fs::remove_dir_all(lab.local()).unwrap();
@@ -229,7 +229,7 @@ fn a_planted_approval_with_a_padded_ledger_does_not_run() {
     std::fs::write(&ledger, l).unwrap();
 
     let out = lab.run(&["run", "PLANTED_1"], "");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert_ne!(lab.status_of("PLANTED_1"), "completed", "{}", show(&out));
 }
 
@@ -268,7 +268,7 @@ fn negative_gain_elements_do_not_offset_the_rx_gain_bound() {
         all.contains("gain_db total 62 exceeds rx.max_gain_db 40"),
         "{all}"
     );
-    assert_eq!(out.status.code(), Some(3), "{all}");
+    expect_exit!(out, 3, "{all}");
 }
 
 /// A result planted on `rx-node` that fails the result validator (status PASS
@@ -311,7 +311,7 @@ fn results_list_flags_a_planted_result_that_does_not_validate() {
             .unwrap()
     };
     let out = results(true);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = &v["results"][0];
     assert_eq!(row["task_id"], "FAKE_1", "{v:#}");

@@ -45,11 +45,7 @@ fn sim_inventory_json_lists_the_simulated_radio_and_opens_no_stream() {
         .args(["--sim", "inventory", "--dry-run", "--json"])
         .output()
         .expect("run rxnode");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit!(out, 0);
     let r: Report = serde_json::from_slice(&out.stdout).expect("json");
     assert!(r.sim);
     assert!(
@@ -102,12 +98,7 @@ fn sim_inventory_with_args_naming_another_driver_is_empty_with_a_hint() {
         ])
         .output()
         .expect("run rxnode");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit!(out, 0);
     let r: Report = serde_json::from_slice(&out.stdout).expect("json");
     assert!(r.devices.is_empty());
     let hint = r.hint.expect("hint");
@@ -131,11 +122,7 @@ fn sim_inventory_human_output_has_one_block_per_device() {
         ])
         .output()
         .expect("run rxnode");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit!(out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("1 device(s)"), "{text}");
     assert!(text.contains("serial:        bench2"), "{text}");

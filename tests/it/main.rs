@@ -11,6 +11,7 @@
 //!
 //! Groups that signal their children or make symlinks and Unix permissions are
 //! `cfg(unix)` (`crash` and `signals` say so inside).
+#[macro_use]
 mod util;
 
 mod analyze;

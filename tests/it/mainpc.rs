@@ -109,7 +109,7 @@ impl Lab {
             &["clone", "-q", "-b", BRANCH, url, dir.to_str().unwrap()],
         );
         let out = rxnode(&dir, &["node", "set-name", name], "");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        expect_exit!(out, 0);
         dir
     }
 
@@ -130,7 +130,7 @@ impl Lab {
         ];
         args.extend_from_slice(extra);
         let out = rxnode(&self.main, &args, "");
-        assert_eq!(out.status.code(), Some(0), "task new {id}: {}", show(&out));
+        expect_exit!(out, 0, "task new {id}");
         git(&self.main, &["add", TASK_PATH]);
         git(&self.main, &["commit", "-q", "-m", &format!("task {id}")]);
         git(&self.main, &["push", "-q", "origin", BRANCH]);
@@ -148,7 +148,7 @@ impl Lab {
 /// Approve the posted task on `node` ([A] at the watcher prompt).
 fn approve(node: &Path) {
     let out = rxnode(node, &["watch", "--once", "--interval", "0.2"], "a\n");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(stdout(&out).contains("approved"), "{}", show(&out));
 }
 
@@ -199,6 +199,6 @@ fn listing(main: &Path, args: &[&str]) -> Listing {
     let mut a = vec!["results", "--json"];
     a.extend_from_slice(args);
     let out = rxnode(main, &a, "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
 }

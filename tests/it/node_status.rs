@@ -2,7 +2,7 @@
 //! `rx-status/<NODE>` branch, one parentless commit with `STATUS.json`, and the
 //! main PC's `results nodes` view of it — real binary, real bare repositories,
 //! `git daemon` on loopback where several nodes push at once.
-use crate::util::{git, git_try, show, signal, start_daemon, Lab, BRANCH};
+use crate::util::{git, git_try, signal, start_daemon, Lab, BRANCH};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -42,7 +42,7 @@ fn set_status_policy(lab: &Lab, every_s: f64) {
 
 fn name(lab: &Lab, node: &str) {
     let out = lab.run(&["node", "set-name", node], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
 }
 
 /// `STATUS.json` of `rx-status/<node>` on the bare repository, if the branch exists.
@@ -74,7 +74,7 @@ fn nodes(main: &Path) -> Vec<Value> {
             .args(["--json", "results", "nodes"]),
         b"",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     v["nodes"].as_array().cloned().unwrap_or_default()
 }
@@ -101,7 +101,7 @@ fn fleet_node(lab: &Lab, name: &str, url: &str, every_s: f64) -> PathBuf {
     let mut c = crate::util::rxnode_cmd();
     c.arg("--repo").arg(&dir).args(["node", "set-name", name]);
     let out = crate::util::run_fed(&mut c, b"");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     std::fs::write(
         dir.join(".local/rxnode-policy.json"),
         format!(r#"{{"status": {{"publish_every_s": {every_s}}}}}"#),
@@ -372,7 +372,7 @@ fn status_without_a_node_name_is_refused_and_doctor_checks_the_remote() {
     let lab = Lab::new();
     set_status_policy(&lab, 60.0);
     let out = lab.run(&["watch", "--once"], "");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("rxnode node set-name"), "{err}");
     assert!(refs(&lab.origin).iter().all(|r| !r.contains("rx-status")));
@@ -455,7 +455,7 @@ fn radio_health_changes_are_published_at_once() {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let bad = wait_for(Duration::from_secs(10), || {
         radio(&lab).filter(|r| r["health"] == "BAD")
     })
@@ -547,7 +547,7 @@ fn the_last_calibration_of_each_radio_is_published() {
         ]),
         b"",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let cal = wait_for(Duration::from_secs(10), || {
         published(&lab.origin, "CAL-RX")?["calibration"]
             .as_array()?
@@ -585,7 +585,7 @@ fn a_last_result_without_a_completion_time_shows_when_it_landed() {
         &["publish", "MANUAL_LANDED_1", "--push"],
         "PUBLISH MANUAL_LANDED_1\n",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let list = nodes(&lab.main);
     let n = node_of(&list, "MANUAL-RX").expect("the node");
     assert_eq!(n["last_task_id"], "MANUAL_LANDED_1", "{n}");

@@ -170,7 +170,7 @@ fn set_node_name(checkout: &Path, name: &str) {
         ])
         .output()
         .expect("rxnode runs");
-    assert!(out.status.success(), "node set-name {name}: {}", show(&out));
+    expect_exit!(out, 0, "node set-name {name}");
 }
 
 /// `rxnode --repo CHECKOUT publish ID [--push]`.
@@ -216,7 +216,7 @@ fn assert_refused_nothing_written(
     refused_before: usize,
     why: &str,
 ) {
-    assert_eq!(out.status.code(), Some(3), "{why}: {}", show(out));
+    expect_exit!(out, 3, "{why}");
     assert!(
         git_try(
             &fx.origin,

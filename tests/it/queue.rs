@@ -54,7 +54,7 @@ struct Walk {
 
 fn status(lab: &Lab) -> Status {
     let out = lab.run(&["status", "--json"], "");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
 }
 
@@ -115,7 +115,7 @@ fn version_lines(lab: &Lab, commit: &str) -> Vec<String> {
 fn started_lab() -> Lab {
     let lab = Lab::new();
     let out = lab.watch_once("");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert!(lab.state()["remote_marker"].is_string());
     lab
 }
@@ -130,7 +130,7 @@ fn three_tasks_in_one_push_give_three_prompts_in_commit_order() {
     push(&lab);
     let out = lab.watch_once("a\na\na\n");
     let so = text(&out.stdout);
-    assert!(out.status.success(), "{so}\n{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(so.matches(PROMPT).count(), 3, "{so}");
     let at = prompt_positions(&so, &["Q1", "Q2", "Q3"]);
     assert!(at[0] < at[1] && at[1] < at[2], "not in commit order:\n{so}");
@@ -173,7 +173,7 @@ fn a_deferred_middle_task_does_not_hold_up_the_rest() {
     push(&lab);
     let out = lab.watch_once("a\nd\na\n");
     let so = text(&out.stdout);
-    assert!(out.status.success(), "{so}");
+    expect_exit!(out, 0);
     assert_eq!(so.matches(PROMPT).count(), 3, "{so}");
     assert_eq!(lab.status_of("D1"), "approved");
     assert_eq!(lab.status_of("D2"), "deferred");
@@ -210,7 +210,7 @@ fn a_refused_version_between_two_good_ones_is_reported_and_skipped() {
     let out = lab.watch_once("a\na\n");
     let so = text(&out.stdout);
     let se = text(&out.stderr);
-    assert!(out.status.success(), "{so}\n{se}");
+    expect_exit!(out, 0);
     assert_eq!(so.matches(PROMPT).count(), 2, "{so}");
     let at = prompt_positions(&so, &["G1", "G3"]);
     assert!(at[0] < at[1]);
@@ -248,7 +248,7 @@ fn stop_leaves_the_rest_queued_and_status_shows_the_queue() {
     push(&lab);
     let out = lab.watch_once("s\n");
     let so = text(&out.stdout);
-    assert!(out.status.success(), "{so}");
+    expect_exit!(out, 0);
     assert_eq!(so.matches(PROMPT).count(), 1, "{so}");
     assert!(so.contains("2 more task(s) stay pending"), "{so}");
     let s = status(&lab);
@@ -301,13 +301,13 @@ fn deleting_the_task_file_withdraws_a_task_that_was_not_approved() {
     let lab = started_lab();
     let base = lab.main_head();
     lab.post(&Lab::task("W1", &base, &[]));
-    assert!(lab.watch_once("s\n").status.success());
+    expect_exit!(lab.watch_once("s\n"), 0);
     assert_eq!(lab.status_of("W1"), "pending");
     let del = delete_task(&lab);
     push(&lab);
     let out = lab.watch_once("a\n");
     let so = text(&out.stdout);
-    assert!(out.status.success(), "{so}");
+    expect_exit!(out, 0);
     assert!(!so.contains(PROMPT), "a withdrawn task was offered:\n{so}");
     assert!(so.contains("W1 WITHDRAWN"), "{so}");
     assert_eq!(lab.status_of("W1"), "withdrawn");
@@ -319,7 +319,7 @@ fn deleting_the_task_file_withdraws_a_task_that_was_not_approved() {
     assert!(s.pending.is_empty() && s.queue.is_empty());
     assert!(text(&lab.run(&["status"], "").stdout).contains("withdrawn:  W1"));
     // Kept in state, never offered again: not by review, not when re-posted.
-    assert_eq!(lab.run(&["review", "W1"], "a\n").status.code(), Some(2));
+    expect_exit!(lab.run(&["review", "W1"], "a\n"), 2);
     let again = lab.post(&Lab::task("W1", &base, &[]));
     let out = lab.watch_once("a\n");
     assert!(!text(&out.stdout).contains(PROMPT));
@@ -330,20 +330,20 @@ fn deleting_the_task_file_withdraws_a_task_that_was_not_approved() {
     // A deferred task is withdrawn too; an approved one is not (the deletion
     // is recorded, the approval stands).
     lab.post(&Lab::task("W2", &base, &[]));
-    assert!(lab.watch_once("d\n").status.success());
+    expect_exit!(lab.watch_once("d\n"), 0);
     delete_task(&lab);
     push(&lab);
-    assert!(lab.watch_once("").status.success());
+    expect_exit!(lab.watch_once(""), 0);
     assert_eq!(lab.status_of("W2"), "withdrawn");
     assert!(lab.state()["deferred_task_ids"]
         .as_array()
         .unwrap()
         .is_empty());
     lab.post(&Lab::task("W3", &base, &[]));
-    assert!(lab.watch_once("a\n").status.success());
+    expect_exit!(lab.watch_once("a\n"), 0);
     let del3 = delete_task(&lab);
     push(&lab);
-    assert!(lab.watch_once("").status.success());
+    expect_exit!(lab.watch_once(""), 0);
     assert_eq!(lab.status_of("W3"), "approved");
     assert_eq!(version_lines(&lab, &del3), ["task_file_deleted"]);
 

@@ -72,11 +72,7 @@ fn modules() -> &'static Modules {
             .env_remove("RUST_LOG")
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "rxnode --sim inventory: {}",
-            show(&out)
-        );
+        expect_exit!(out, 0, "rxnode --sim inventory");
         let rxsim = std::fs::read_dir(cache.join("rxnode"))
             .unwrap()
             .flatten()

@@ -124,7 +124,7 @@ fn valid_result_by_task_id_and_path() {
     let (code, _) = report(tmp.path(), json_path.parent().unwrap().to_str().unwrap());
     assert_eq!(code, 0, "a folder means its RX_RESULT.json");
     let out = rxnode(tmp.path(), &["validate-result", "RES_1"]);
-    assert_eq!(out.status.code(), Some(0));
+    expect_exit!(out, 0);
     assert!(String::from_utf8_lossy(&out.stdout).contains("valid"));
 }
 
@@ -225,7 +225,7 @@ fn markdown_must_agree() {
         .replace("2.5 ppm > 0.5 ppm", "fine");
     std::fs::write(&j, text).unwrap();
     let out = rxnode(tmp.path(), &["validate-result", "RES_1"]);
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("does not match"), "{err}");
     assert!(

@@ -71,7 +71,7 @@ fn one_tx_trial(lab: &Lab, log: &Path, base: &str, trial: usize) -> f64 {
     let serial = format!("sig{trial}");
     lab.post(&red_task(&id, base, &serial));
     let out = lab.watch_once("a\n");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of(&id), "approved");
     let child = spawn_fed(
         lab.rxnode()
@@ -150,7 +150,7 @@ fn ctrl_z_during_a_tone_keys_off_before_the_process_stops() {
     let id = "TXTSTP";
     lab.post(&red_task(id, &base, "tstp").replace("\"duration_s\": 2.0", "\"duration_s\": 1.0"));
     let out = lab.watch_once("a\n");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of(id), "approved");
     // In a process group of its own whose parent (this test) is in another group of
     // the session, as a shell's job is: the kernel discards stop signals sent to an
@@ -245,12 +245,7 @@ fn rx_node_files(dir: &Path, id: &str) -> Vec<String> {
         .args(["ls-tree", "-r", "--name-only", "refs/heads/rx-node"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "no rx-node branch in {}: {}",
-        dir.display(),
-        text(&out.stderr)
-    );
+    expect_exit!(out, 0, "no rx-node branch in {}", dir.display());
     text(&out.stdout)
         .lines()
         .filter(|l| l.starts_with(&format!("rx-results/{id}/")))
@@ -275,15 +270,15 @@ fn rx_node_is_whole(dir: &Path, id: &str) -> bool {
 fn sigint_during_publish_leaves_no_half_built_commit() {
     let lab = Lab::new();
     let named = lab.run(&["node", "set-name", NODE], "");
-    assert!(named.status.success(), "{}", text(&named.stderr));
+    expect_exit!(named, 0);
     let base = lab.main_head();
     // One publish to learn how long it takes here.
     let warm = "PUB_WARM";
     lab.post(&Lab::task(warm, &base, &[("ALLOW_PUSH", "RX_RESULT_ONLY")]));
-    assert!(lab.watch_once("a\n").status.success());
+    expect_exit!(lab.watch_once("a\n"), 0);
     let t0 = Instant::now();
     let out = lab.run(&["publish", warm, "--push"], &format!("PUBLISH {warm}\n"));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let cycle = t0.elapsed().max(Duration::from_millis(20));
     println!("one publish --push: {} ms", cycle.as_millis());
     let mut interrupted = 0;
@@ -292,7 +287,7 @@ fn sigint_during_publish_leaves_no_half_built_commit() {
     for trial in 0..16u64 {
         let id = format!("PUB_SIG_{trial:02}");
         lab.post(&Lab::task(&id, &base, &[("ALLOW_PUSH", "RX_RESULT_ONLY")]));
-        assert!(lab.watch_once("a\n").status.success());
+        expect_exit!(lab.watch_once("a\n"), 0);
         let child = spawn_fed(
             lab.rxnode().args(["publish", &id, "--push"]),
             format!("PUBLISH {id}\n").as_bytes(),
@@ -408,7 +403,7 @@ fn one_capture_trial(lab: &Lab, log: &Path, base: &str, trial: u32, signals: u32
     t.push('\n');
     t.push_str(&plan);
     lab.post(&t);
-    assert!(lab.watch_once("a\n").status.success());
+    expect_exit!(lab.watch_once("a\n"), 0);
     assert_eq!(lab.status_of(&id), "approved");
     let child = lab
         .rxnode()

@@ -154,12 +154,7 @@ fn assert_refused_env(
     let porcelain = rig.lab.porcelain();
     let out = rig.rx(args, stdin, env);
     let se = text(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{why}: rxnode {args:?} must be refused\n{se}{}",
-        text(&out.stdout)
-    );
+    expect_exit!(out, 3, "{why}: rxnode {args:?} must be refused");
     let lines: Vec<&str> = se.lines().filter(|l| l.contains("refused")).collect();
     assert_eq!(lines.len(), 1, "{why}: one refusal line: {se}");
     assert!(

@@ -318,7 +318,7 @@ fn human_output_lines() {
     let tmp = tempfile::TempDir::new().unwrap();
     let f = fixture("invalid_many_errors.md");
     let out = rxnode(&["validate".as_ref(), f.as_os_str()], tmp.path());
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     let name = f.display().to_string();
     for line in [
@@ -332,7 +332,7 @@ fn human_output_lines() {
 
     let f = fixture("valid_red_transmit.md");
     let out = rxnode(&["validate".as_ref(), f.as_os_str()], tmp.path());
-    assert_eq!(out.status.code(), Some(0));
+    expect_exit!(out, 0);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("FIX_RED_TX_001"), "{s}");
     assert!(s.contains("risk:  RED"), "{s}");
@@ -352,12 +352,7 @@ fn branch_flag_changes_the_watched_branch() {
         ],
         tmp.path(),
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    expect_exit!(out, 0);
     let out = rxnode(
         &[
             "validate".as_ref(),
@@ -367,7 +362,7 @@ fn branch_flag_changes_the_watched_branch() {
         ],
         tmp.path(),
     );
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
 }
 
 fn header_bytes() -> Vec<u8> {
@@ -436,7 +431,7 @@ fn binary_and_non_utf8_rejected() {
         .collect();
     std::fs::write(&p, &junk).unwrap();
     let out = rxnode(&["validate".as_ref(), p.as_os_str()], tmp.path());
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
 
@@ -450,7 +445,7 @@ fn missing_file_and_directory() {
         &["validate".as_ref(), ".".as_ref(), "--json".as_ref()],
         tmp.path(),
     );
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
 }
 
 /// A FIFO given as the task file used to block `validate`
@@ -479,14 +474,14 @@ fn a_fifo_is_refused_without_blocking() {
 fn human_output_has_no_placeholders() {
     let tmp = tempfile::TempDir::new().unwrap();
     let out = rxnode(&["validate".as_ref(), "nope.md".as_ref()], tmp.path());
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     let first = err.lines().next().unwrap_or_default();
     assert!(first.starts_with("nope.md: "), "{err}");
     // A message that starts with the name (an oversized file) names it once.
     std::fs::write(tmp.path().join("big.md"), vec![b'x'; 1_048_577]).unwrap();
     let out = rxnode(&["validate".as_ref(), "big.md".as_ref()], tmp.path());
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("big.md: task file is 1048577 bytes"),
@@ -498,7 +493,7 @@ fn human_output_has_no_placeholders() {
         &["validate-result".as_ref(), "missing.json".as_ref()],
         tmp.path(),
     );
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     let first = err.lines().next().unwrap_or_default();
     assert!(first.starts_with("missing.json: cannot read"), "{err}");
@@ -537,7 +532,7 @@ fn validate_with_a_policy_prints_the_verdict_per_step() {
     };
     let out = run(&red, &no_tx, false);
     let so = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{so}");
+    expect_exit!(out, 0);
     assert!(
         so.contains("1. TRANSMIT tx_tone driver=rxsim,serial=SIM0: LO 433.920 MHz, tone offset +50.000 kHz → on air 433.970 MHz (image 433.870 MHz, LO leakage 433.920 MHz), 2.000 MS/s, TX gain 0 dB, 1.0 s"),
         "{so}"
@@ -580,6 +575,6 @@ fn validate_with_a_policy_prints_the_verdict_per_step() {
     // A policy that does not parse is bad input, naming the file.
     let bad = pol("bad.json", r#"{"rx": {"max_duration": 1}}"#);
     let out = run(&yellow, &bad, false);
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.json"));
 }

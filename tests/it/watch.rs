@@ -31,7 +31,7 @@ fn approve_writes_outbox_and_is_not_prompted_again() {
     let commit = lab.post(&task);
     let out = lab.watch_once("a\n");
     let so = text(&out.stdout);
-    assert!(out.status.success(), "{so}\n{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert!(
         so.contains(PROMPT) && so.contains("T_APPROVE") && so.contains(&commit),
         "{so}"
@@ -63,18 +63,18 @@ fn approve_writes_outbox_and_is_not_prompted_again() {
 
     // Same ref: nothing new. A new unrelated commit: examined, already seen.
     let out = lab.watch_once("");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert!(!text(&out.stdout).contains(PROMPT));
     let c2 = lab.post_file("notes.txt", b"unrelated\n");
     let out = lab.watch_once("");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert!(!text(&out.stdout).contains(PROMPT), "{}", text(&out.stdout));
     assert_eq!(lab.state()["remote_marker"], c2.as_str());
     assert_eq!(lab.count_events("prompted", "T_APPROVE"), 1);
 
     // Mark it completed; status reports it.
     let out = lab.run(&["mark-completed", "T_APPROVE"], "");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let out = lab.run(&["status", "--json"], "");
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["completed"][0], "T_APPROVE");
@@ -88,7 +88,7 @@ fn changed_text_under_known_id_is_refused_once() {
     let lab = Lab::new();
     let base = lab.main_head();
     lab.post(&Lab::task("T_SAME", &base, &[]));
-    assert!(lab.watch_once("d\n").status.success());
+    expect_exit!(lab.watch_once("d\n"), 0);
     assert_eq!(lab.status_of("T_SAME"), "deferred");
     lab.post(&Lab::task(
         "T_SAME",
@@ -96,7 +96,7 @@ fn changed_text_under_known_id_is_refused_once() {
         &[("TASK_TITLE", "Sneaky revision")],
     ));
     let out = lab.watch_once("a\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     let se = text(&out.stderr);
     assert!(se.contains("REFUSED") && se.contains("T_SAME"), "{se}");
     assert!(!text(&out.stdout).contains(PROMPT));
@@ -114,7 +114,7 @@ fn defer_then_review_approves() {
     let lab = Lab::new();
     lab.post(&Lab::task("T_DEFER", &lab.main_head(), &[]));
     let out = lab.watch_once("D\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("T_DEFER"), "deferred");
     assert_eq!(lab.state()["deferred_task_ids"][0], "T_DEFER");
     lab.post_file("x.txt", b"x\n");
@@ -124,7 +124,7 @@ fn defer_then_review_approves() {
         "deferred task prompted again"
     );
     let out = lab.run(&["review", "T_DEFER"], "approve\n");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("T_DEFER"), "approved");
     assert!(lab.state()["deferred_task_ids"]
         .as_array()
@@ -132,7 +132,7 @@ fn defer_then_review_approves() {
         .is_empty());
     // Approved tasks cannot be reviewed again.
     let out = lab.run(&["review", "T_DEFER"], "a\n");
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
 }
 
 #[test]
@@ -140,12 +140,12 @@ fn stop_and_eof_leave_the_task_pending_and_it_is_shown_at_next_start() {
     let lab = Lab::new();
     lab.post(&Lab::task("T_STOP", &lab.main_head(), &[]));
     let out = lab.watch_once("s\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("T_STOP"), "pending");
     assert_eq!(lab.state()["last_seen_task_id"], "T_STOP");
     // EOF at the prompt: no decision, exit 0, lock released.
     let out = lab.watch_once("");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert!(text(&out.stdout).contains("stays pending"));
     assert_eq!(lab.status_of("T_STOP"), "pending");
     assert_eq!(lab.state()["running"], false);
@@ -172,7 +172,7 @@ fn non_ancestor_expected_head_is_rejected_once() {
     let side = util::git(&lab.main, &["rev-parse", "side"]);
     lab.post(&Lab::task("T_BASE", &side, &[]));
     let out = lab.watch_once("a\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     let se = text(&out.stderr);
     assert!(
         se.contains("EXPECTED_HEAD") && se.contains("T_BASE"),
@@ -210,7 +210,7 @@ fn rf_tx_declared_yellow_and_oversized_files_are_rejected() {
         ],
     ));
     let out = lab.watch_once("a\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert!(!text(&out.stdout).contains(PROMPT));
     assert!(
         text(&out.stderr).contains("RISK_LEVEL"),
@@ -224,7 +224,7 @@ fn rf_tx_declared_yellow_and_oversized_files_are_rejected() {
     big.resize(1024 * 1024 + 1, b'x');
     lab.post_file(util::TASK_PATH, &big);
     let out = lab.watch_once("a\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert!(text(&out.stderr).contains("1 MiB"), "{}", text(&out.stderr));
     assert!(!text(&out.stdout).contains(PROMPT));
 }
@@ -255,7 +255,7 @@ fn stop_file_holds_the_watcher() {
     std::fs::write(lab.local().join("STOP"), "").unwrap();
     lab.post(&Lab::task("T_HELD", &lab.main_head(), &[]));
     let out = lab.watch_once("a\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert!(text(&out.stdout).contains("held"), "{}", text(&out.stdout));
     assert!(!text(&out.stdout).contains(PROMPT));
     let after = util::git(
@@ -281,12 +281,12 @@ fn stop_file_holds_tasks_pending_from_an_earlier_run() {
     let lab = Lab::new();
     lab.post(&Lab::task("T_PEND", &lab.main_head(), &[]));
     let out = lab.watch_once("s\n");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("T_PEND"), "pending");
     let state_before = lab.state()["tasks"]["T_PEND"].clone();
     std::fs::write(lab.local().join("STOP"), "").unwrap();
     let out = lab.watch_once("a\n");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let so = text(&out.stdout);
     assert!(so.contains("held"), "{so}");
     assert!(!so.contains(PROMPT), "{so}");
@@ -331,7 +331,7 @@ fn corrupt_state_is_kept_aside_and_the_command_fails() {
     std::fs::create_dir_all(lab.local()).unwrap();
     std::fs::write(lab.local().join("rx_agent_state.json"), "{ not json").unwrap();
     let out = lab.watch_once("");
-    assert_eq!(out.status.code(), Some(1));
+    expect_exit!(out, 1);
     assert!(
         text(&out.stderr).contains("rx_agent_state.json"),
         "{}",
@@ -351,7 +351,7 @@ fn corrupt_state_is_kept_aside_and_the_command_fails() {
     // the corrupt one sits aside unresolved (that would re-prompt and re-run
     // tasks already decided) — it fails again, naming the file kept aside.
     let again = lab.watch_once("");
-    assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
+    expect_exit!(again, 1);
     assert!(
         text(&again.stderr).contains(".corrupt-"),
         "{}",

@@ -89,7 +89,9 @@ impl std::fmt::Debug for RxRadio {
     }
 }
 
-fn unix_now() -> f64 {
+/// Seconds since the Unix epoch (0 on a clock before it): the times in stream
+/// and hop records.
+pub(crate) fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())

@@ -13,6 +13,7 @@
 //! The stitching itself (kept bins → grid, averaging, peaks) is pure and lives in
 //! `rxnode-dsp` ([`rxnode_dsp::Stitcher`]); the hop plan (`plan.rs`) stays here because
 //! its limits are the interlock's (`sweep_grid`, `MAX_SWEEP_*`), shared with the policy check.
+use crate::radio::unix_now;
 use crate::{Error, RxRadio};
 use num_complex::Complex;
 use rxnode_dsp::{
@@ -20,7 +21,7 @@ use rxnode_dsp::{
 };
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 mod plan;
 
@@ -127,13 +128,6 @@ impl SweepReport {
     pub fn frequency_of(&self, m: usize) -> f64 {
         self.config.start_hz + m as f64 * self.plan.bin_hz
     }
-}
-
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
 }
 
 /// One attempt's outcome.

@@ -357,30 +357,34 @@ pub fn cmd_validate_result(
         as_path.to_path_buf()
     };
     let problems = validate_result_files(&json_path, &ctx.repo);
-    if ctx.json {
-        let report = serde_json::json!({
-            "valid": problems.is_empty(),
-            "path": json_path.display().to_string(),
-            "problems": problems,
-        });
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else if problems.is_empty() {
-        println!("{}: valid", json_path.display());
-    } else {
-        // Some problems already start with the path (cannot read, not JSON…): name it once.
-        let prefix = format!("{}: ", json_path.display());
-        for p in &problems {
-            eprintln!("{prefix}{}", p.strip_prefix(&prefix).unwrap_or(p));
-        }
-        eprintln!(
-            "{}: invalid ({} problem(s))",
-            json_path.display(),
-            problems.len()
-        );
-    }
+    let report = serde_json::json!({
+        "valid": problems.is_empty(),
+        "path": json_path.display().to_string(),
+        "problems": problems,
+    });
+    ctx.report(&report, |_| print_problems(&json_path, &problems))?;
     Ok(if problems.is_empty() {
         Outcome::Done
     } else {
         Outcome::Code(2)
     })
+}
+
+/// `validate-result` for a person: `valid` on stdout, or each problem and the count
+/// on stderr.
+fn print_problems(json_path: &Path, problems: &[String]) {
+    if problems.is_empty() {
+        println!("{}: valid", json_path.display());
+        return;
+    }
+    // Some problems already start with the path (cannot read, not JSON…): name it once.
+    let prefix = format!("{}: ", json_path.display());
+    for p in problems {
+        eprintln!("{prefix}{}", p.strip_prefix(&prefix).unwrap_or(p));
+    }
+    eprintln!(
+        "{}: invalid ({} problem(s))",
+        json_path.display(),
+        problems.len()
+    );
 }

@@ -2,7 +2,8 @@
 //! lengths to the sizes a result declares, refuses absolute paths in every
 //! string (any OS) and duplicate keys.
 use super::*;
-use crate::result::model::{overall_status, write_result_files, Check, RxResult, Timeline};
+use crate::result::files::write_result_files;
+use crate::result::model::{overall_status, Check, RxResult, Timeline};
 use rxnode_interlock::{validate_task, Approval, ValidateOptions};
 use serde_json::json;
 

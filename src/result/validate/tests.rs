@@ -1,7 +1,8 @@
 //! The validator's tests: schema, statuses, timeline, IQ files, MD/JSON agreement.
 use super::*;
+use crate::result::files::write_result_files;
 use crate::result::markdown::render_markdown;
-use crate::result::model::{write_result_files, Check, RxResult, Status, Timeline};
+use crate::result::model::{Check, RxResult, Status, Timeline};
 use crate::result::test_util::{ran, task, COMMIT};
 use crate::result::RESULT_MD;
 use rxnode_interlock::sha256_hex;

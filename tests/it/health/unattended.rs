@@ -51,9 +51,9 @@ fn no_prompt_watcher_queues_and_review_decides_while_it_runs() {
         util::run_fed(lab.rxnode().args(["review", id]), answer.as_bytes())
     };
     let out = review("UN_1", "A\n");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = review("UN_2", "D\n");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     // A task posted now is queued too, beside the decisions already made.
     lab.post(&lab.plan_task("UN_3", &[], None));
     wait_for(20, "UN_3 queued", || {
@@ -64,7 +64,7 @@ fn no_prompt_watcher_queues_and_review_decides_while_it_runs() {
     assert!(lab.state()["running"].as_bool().unwrap());
     // One watcher at a time, prompting or not.
     let out = util::run_fed(lab.rxnode().args(["watch", "--once"]), b"");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(
         text(&out.stderr).contains("watch --no-prompt"),
         "{}",
@@ -100,7 +100,7 @@ fn no_prompt_watcher_queues_and_review_decides_while_it_runs() {
     assert_eq!(lab.status_of("UN_1"), "approved");
     assert_eq!(lab.status_of("UN_3"), "pending");
     let out = lab.run(&["--json", "status"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
 }
 
 /// The unit `rxnode service install` writes runs `watch --no-prompt` in this
@@ -116,7 +116,7 @@ fn service_unit_verifies_and_is_managed() {
         &["service", "install", "--unit-dir", d, "--interval", "20"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let unit = units.join("rxnode-watch.service");
     let t = std::fs::read_to_string(&unit).unwrap();
     let rx = lab.rx.canonicalize().unwrap();
@@ -147,11 +147,11 @@ fn service_unit_verifies_and_is_managed() {
         .unwrap_or_else(|e| {
             panic!("systemd-analyze is missing ({e}): scripts/setup.sh --tests installs systemd")
         });
-    assert!(verify.status.success(), "{}", show(&verify));
+    expect_exit!(verify, 0);
     assert!(text(&verify.stderr).trim().is_empty(), "{}", show(&verify));
 
     let out = lab.run(&["--json", "service", "status", "--unit-dir", d], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["installed"], true);
     assert_eq!(s["this_checkout"], true);
@@ -159,14 +159,14 @@ fn service_unit_verifies_and_is_managed() {
 
     // A user unit: no User=, wanted by the user's default target.
     let out = lab.run(&["service", "install", "--user", "--unit-dir", d], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let t = std::fs::read_to_string(&unit).unwrap();
     assert!(text(&out.stdout).starts_with("replaced"), "{}", show(&out));
     assert!(!t.contains("\nUser="), "{t}");
     assert!(t.contains("WantedBy=default.target"), "{t}");
 
     let out = lab.run(&["service", "uninstall", "--unit-dir", d], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(!unit.exists());
     let out = lab.run(&["--json", "service", "status", "--unit-dir", d], "");
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

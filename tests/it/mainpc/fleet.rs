@@ -20,7 +20,7 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
     for n in &nodes {
         approve(n);
         let out = rxnode(n, &["--sim", "run", "FLEET_CLKIN_001"], "");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        expect_exit!(out, 0);
     }
     // All eight publish at once: start them, then confirm all together.
     let started = Instant::now();
@@ -38,7 +38,7 @@ fn a_fleet_of_eight_nodes_publishes_concurrently_over_git_daemon() {
     let mut attempts = Vec::new();
     for (c, name) in children.into_iter().zip(&names) {
         let out = c.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{name}: {}", show(&out));
+        expect_exit!(out, 0, "{name}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["node"], name.as_str());
         attempts.push(v["push_attempts"].as_u64().unwrap());
@@ -112,7 +112,7 @@ fn all_eight_landed_and_are_listed(lab: &Lab, names: &[String], url: &str) {
         &["--json", "results", "verify", "FLEET_CLKIN_001"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 8);
     let out = rxnode(&fresh, &["--json", "results", "nodes"], "");
@@ -136,7 +136,7 @@ fn results_of_the_layout_before_node_names_are_still_read() {
     let a = lab.node("LAB-A");
     lab.post("LEGACY_1", &[]);
     approve(&a);
-    assert_eq!(publish(&a, "LEGACY_1").status.code(), Some(0));
+    expect_exit!(publish(&a, "LEGACY_1"), 0);
     // Rewrite history as an old rx-node looked: the same three files one level up,
     // in the one commit (what the old `publish` made).
     let hand = lab.clone_rx_node("old-layout");
@@ -191,9 +191,9 @@ fn the_old_layout_is_read_and_never_rewritten(lab: &Lab) {
     );
     assert!(r.problems.is_empty(), "{r:?}");
     let out = rxnode(&lab.main, &["results", "verify", "LEGACY_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = rxnode(&lab.main, &["results", "show", "LEGACY_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(
         stdout(&out).starts_with("LEGACY_1 from (unnamed): "),
         "{}",
@@ -202,7 +202,7 @@ fn the_old_layout_is_read_and_never_rewritten(lab: &Lab) {
     // A node publishing beside it never rewrites the old folder.
     let b = lab.node("LAB-B");
     approve(&b);
-    assert_eq!(publish(&b, "LEGACY_1").status.code(), Some(0));
+    expect_exit!(publish(&b, "LEGACY_1"), 0);
     let files = git(&lab.origin, &["ls-tree", "-r", "--name-only", "rx-node"]);
     assert_eq!(files.lines().count(), 6, "{files}");
     assert!(
@@ -226,13 +226,13 @@ fn verify_accepts_results_carried_over_by_a_rebuild() {
     lab.post("CARRY_X", &[]);
     approve(&a);
     let out = rxnode(&a, &["publish", "CARRY_X"], "PUBLISH CARRY_X\n");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     approve(&b);
-    assert_eq!(publish(&b, "CARRY_X").status.code(), Some(0));
+    expect_exit!(publish(&b, "CARRY_X"), 0);
     lab.post("CARRY_Z", &[]);
     approve(&a);
     let out = publish(&a, "CARRY_Z");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let msg = git(&lab.origin, &["log", "-1", "--format=%B", "rx-node"]);
     assert!(msg.contains("Carried-Over: CARRY_X/LAB-A"), "{msg}");
     for (id, from) in [
@@ -241,12 +241,7 @@ fn verify_accepts_results_carried_over_by_a_rebuild() {
         ("CARRY_Z", "LAB-A"),
     ] {
         let out = rxnode(&lab.main, &["results", "verify", id, "--from", from], "");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{id} from {from}: {}",
-            show(&out)
-        );
+        expect_exit!(out, 0, "{id} from {from}");
     }
     assert_eq!(listing(&lab.main, &[]).results.len(), 3);
 }

@@ -60,7 +60,7 @@ fn a_node_never_pushes_a_result_under_another_nodes_name() {
     git(&wt, &["commit", "-q", "-m", "speak for LAB-B"]);
     git(&a, &["worktree", "remove", "--force", wt.to_str().unwrap()]);
     let out = publish(&a, "IMPOSTOR_1");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("LAB-B") && err.contains("own results"),
@@ -91,7 +91,7 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     );
     for bad in ["LAB RX", "lab/rx", "", "x".repeat(33).as_str(), "ünï"] {
         let out = rxnode(&rx, &["node", "set-name", bad], "");
-        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", show(&out));
+        expect_exit!(out, 2, "{bad:?}");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("node name"),
             "{}",
@@ -100,7 +100,7 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     }
     assert!(!rx.join(".local/rxnode-node.json").exists());
     let out = rxnode(&rx, &["--json", "node", "show"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"],
         Value::Null
@@ -110,7 +110,7 @@ fn node_names_are_checked_and_publishing_without_one_is_refused() {
     lab.post("NAME_T1", &[]);
     approve(&rx);
     let out = publish(&rx, "NAME_T1");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("rxnode node set-name"), "{err}");
     assert!(git_out(
@@ -132,7 +132,7 @@ fn named_later_and_renamed_results(lab: &Lab, rx: &Path) {
     // Named now — but the result was written unnamed: it is published under the name
     // (path, LOG_META, commit message) and its JSON stays as run.
     let out = rxnode(rx, &["node", "set-name", "LAB-RX2"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = rxnode(rx, &["--json", "node", "show"], "");
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["name"],
@@ -144,7 +144,7 @@ fn named_later_and_renamed_results(lab: &Lab, rx: &Path) {
         ".local/ must stay ignored"
     );
     let out = publish(rx, "NAME_T1");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let meta: Value = serde_json::from_str(&git(
         &lab.origin,
         &["show", "rx-node:rx-results/NAME_T1/LAB-RX2/LOG_META.json"],
@@ -168,16 +168,16 @@ fn named_later_and_renamed_results(lab: &Lab, rx: &Path) {
         "the result carries the node name"
     );
     let out = rxnode(rx, &["node", "set-name", "LAB-RX3"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = publish(rx, "NAME_T2");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("LAB-RX2") && err.contains("LAB-RX3"), "{err}");
 
     // A damaged node file is an error, never "no name".
     std::fs::write(rx.join(".local/rxnode-node.json"), "{\"name\": 5}").unwrap();
     let out = rxnode(rx, &["node", "show"], "");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("rxnode-node.json"),
         "{}",

@@ -30,16 +30,16 @@ fn results_list_filter_show_verify_and_nodes_from_a_private_ref() {
     for n in [&a, &b] {
         approve(n);
         let out = publish(n, "RES_MANUAL_1");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        expect_exit!(out, 0);
     }
     // LAB-A alone runs a YELLOW CLKIN capture on the simulated radio.
     let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
     lab.post("RES_CLKIN_2", &["--rx", "--plan", &plan]);
     approve(&a);
     let out = rxnode(&a, &["--sim", "run", "RES_CLKIN_2"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = publish(&a, "RES_CLKIN_2");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
 
     let before = main_pc_state(&lab.main);
     let l = listing(&lab.main, &[]);
@@ -126,10 +126,10 @@ fn filters_and_the_human_listing(lab: &Lab) {
         let mut args = vec!["results"];
         args.extend_from_slice(bad);
         let out = rxnode(&lab.main, &args, "");
-        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", show(&out));
+        expect_exit!(out, 2, "{bad:?}");
     }
     let human = rxnode(&lab.main, &["results"], "");
-    assert_eq!(human.status.code(), Some(0));
+    expect_exit!(human, 0);
     let h = stdout(&human);
     assert!(
         h.contains("LAB-A") && h.contains("LAB-B") && h.contains("CLKIN"),
@@ -141,7 +141,7 @@ fn filters_and_the_human_listing(lab: &Lab) {
 fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8>, String)) {
     // show: one result; two nodes answered RES_MANUAL_1, so --from picks one.
     let out = rxnode(&lab.main, &["results", "show", "RES_MANUAL_1"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("LAB-A") && err.contains("LAB-B") && err.contains("--from"),
@@ -152,7 +152,7 @@ fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8
         &["results", "show", "RES_MANUAL_1", "--from", "LAB-B"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     // Plain text on the terminal, the verdict first; no Markdown.
     let said = stdout(&out);
     assert!(
@@ -164,7 +164,7 @@ fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8
         "{said}"
     );
     let out = rxnode(&lab.main, &["--json", "results", "show", "RES_CLKIN_2"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
     let published: Value = serde_json::from_str(&git(
         &lab.origin,
@@ -177,7 +177,7 @@ fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8
     assert_eq!(shown, published);
     assert_eq!(shown["node"]["name"], "LAB-A");
     let out = rxnode(&lab.main, &["results", "show", "NO_SUCH"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
 
     // verify: every node's result of an ID, or one.
     let out = rxnode(
@@ -185,7 +185,7 @@ fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8
         &["--json", "results", "verify", "RES_MANUAL_1"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["valid"], true, "{v}");
     assert_eq!(v["results"].as_array().unwrap().len(), 2, "{v}");
@@ -194,12 +194,12 @@ fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8
         &["results", "verify", "RES_CLKIN_2", "--from", "LAB-A"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(stdout(&out).starts_with("OK "), "{}", show(&out));
 
     // nodes: count and last result per node.
     let out = rxnode(&lab.main, &["--json", "results", "nodes"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let nodes = v["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 2, "{v}");
@@ -213,7 +213,7 @@ fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8
 
     // --no-fetch reads the private copy only.
     let out = rxnode(&lab.main, &["--json", "results", "--no-fetch"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
 }
 
 /// A commit pushed to rx-node by something that is not a clean publication:
@@ -225,12 +225,12 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     let a = lab.node("LAB-A");
     lab.post("TAMPER_1", &[]);
     approve(&a);
-    assert_eq!(publish(&a, "TAMPER_1").status.code(), Some(0));
+    expect_exit!(publish(&a, "TAMPER_1"), 0);
     lab.post("TAMPER_2", &[]);
     approve(&a);
-    assert_eq!(publish(&a, "TAMPER_2").status.code(), Some(0));
+    expect_exit!(publish(&a, "TAMPER_2"), 0);
     let out = rxnode(&lab.main, &["results", "verify", "TAMPER_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
 
     // Someone with push access edits TAMPER_1's Markdown (status and an escape
     // sequence) and drops an extra file beside TAMPER_2's result.
@@ -246,12 +246,12 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     git(&hand, &["push", "-q", "origin", "rx-node"]);
 
     let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_1"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let problems = v["results"][0]["problems"].to_string();
     assert!(problems.contains("summary row"), "{problems}");
     let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_2"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let problems = v["results"][0]["problems"].to_string();
     assert!(problems.contains("notes.txt"), "{problems}");
@@ -261,7 +261,7 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
     assert!(stdout(&human).starts_with("FAIL "), "{}", show(&human));
 
     let out = rxnode(&lab.main, &["results", "show", "TAMPER_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     // The terminal gets plain text from the JSON (the tampered Markdown is not
     // printed), and never a raw escape.
     assert!(!out.stdout.contains(&0x1b), "raw ESC reached the terminal");
@@ -295,7 +295,7 @@ fn hand_made_oversize_and_dropped_results(lab: &Lab, hand: &Path) {
     );
     git(hand, &["push", "-q", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results", "verify", "TAMPER_3"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let problems = v["results"][0]["problems"].to_string();
     assert!(problems.contains("also adds evil.sh"), "{problems}");
@@ -314,7 +314,7 @@ fn hand_made_oversize_and_dropped_results(lab: &Lab, hand: &Path) {
     git(hand, &["commit", "-q", "-m", "junk"]);
     git(hand, &["push", "-q", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["results"].as_array().unwrap();
     let t4 = rows
@@ -334,7 +334,7 @@ fn hand_made_oversize_and_dropped_results(lab: &Lab, hand: &Path) {
     git(hand, &["reset", "-q", "--hard", "HEAD~3"]);
     git(hand, &["push", "-q", "--force", "origin", "rx-node"]);
     let out = rxnode(&lab.main, &["--json", "results"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("rx-node was rewritten"),
         "{}",
@@ -351,7 +351,7 @@ fn results_limit_and_all_list_the_newest_first_by_publication() {
     for id in ["ORDER_1", "ORDER_2", "ORDER_3"] {
         lab.post(id, &[]);
         approve(&a);
-        assert_eq!(publish(&a, id).status.code(), Some(0));
+        expect_exit!(publish(&a, id), 0);
     }
     let ids = |l: &Listing| {
         l.results
@@ -367,14 +367,14 @@ fn results_limit_and_all_list_the_newest_first_by_publication() {
     let default = listing(&lab.main, &[]);
     assert_eq!(ids(&default), ids(&all));
     let human = rxnode(&lab.main, &["results", "--limit", "1"], "");
-    assert_eq!(human.status.code(), Some(0), "{}", show(&human));
+    expect_exit!(human, 0);
     assert!(
         stdout(&human).contains("--all for every result"),
         "{}",
         show(&human)
     );
     let bad = rxnode(&lab.main, &["results", "--limit", "2", "--all"], "");
-    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    expect_exit!(bad, 2);
 }
 
 /// A peer's result carrying C1 controls (U+009B, a CSI) and bidi overrides
@@ -386,7 +386,7 @@ fn a_peers_non_printable_characters_are_escaped_on_every_display() {
     let a = lab.node("LAB-A");
     lab.post("ESC_1", &[]);
     approve(&a);
-    assert_eq!(publish(&a, "ESC_1").status.code(), Some(0));
+    expect_exit!(publish(&a, "ESC_1"), 0);
     let hand = lab.clone_rx_node("hand-esc");
     let dir = hand.join("rx-results/ESC_1/LAB-A");
     let mut v: Value =
@@ -425,7 +425,7 @@ fn a_peers_non_printable_characters_are_escaped_on_every_display() {
         );
     }
     let out = rxnode(&lab.main, &["--json", "results", "show", "ESC_1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let so = stdout(&out);
     assert!(so.contains("\\u009b") && so.contains("\\u202e"), "{so}");
     // Still the same value for a JSON reader.
@@ -464,7 +464,7 @@ fn results_refuses_a_gitlink_on_the_result_path_naming_it() {
         ],
     );
     let out = rxnode(&lab.main, &["results"], "");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("rx-results on rx-node is a submodule"),
@@ -478,7 +478,7 @@ fn results_refuses_a_gitlink_on_the_result_path_naming_it() {
 fn results_no_fetch_before_any_fetch_says_nothing_was_fetched() {
     let lab = Lab::new();
     let out = rxnode(&lab.main, &["results", "--no-fetch"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         said.contains("nothing fetched yet")
@@ -487,7 +487,7 @@ fn results_no_fetch_before_any_fetch_says_nothing_was_fetched() {
     );
     assert!(!said.contains("no rx-node branch on the remote"), "{said}");
     let out = rxnode(&lab.main, &["results", "--no-fetch", "show", "T_NONE"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("no result for T_NONE: nothing fetched yet"),
         "{}",
@@ -495,7 +495,7 @@ fn results_no_fetch_before_any_fetch_says_nothing_was_fetched() {
     );
     // After a fetch of a remote without rx-node, the other words.
     let out = rxnode(&lab.main, &["results"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("no rx-node branch on the remote yet"),
         "{}",

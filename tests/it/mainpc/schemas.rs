@@ -14,7 +14,7 @@ fn jsonschema_verdicts(cases: &[(String, &str, Value)]) -> Vec<(String, bool, Ve
     let mut schemas = serde_json::Map::new();
     for kind in ["plan", "result", "policy", "task"] {
         let out = rxnode(d.path(), &["schema", kind], "");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        expect_exit!(out, 0);
         let s: Value = serde_json::from_slice(&out.stdout).expect("the schema is JSON");
         schemas.insert(kind.into(), s);
     }
@@ -106,7 +106,7 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
     let d = tempfile::tempdir().unwrap();
     for kind in ["plan", "result", "policy", "task"] {
         let out = rxnode(d.path(), &["schema", kind], "");
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        expect_exit!(out, 0);
         let file =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{kind}.schema.json"));
         assert_eq!(
@@ -127,7 +127,7 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
         );
     }
     let out = rxnode(d.path(), &["schema", "nonsense"], "");
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
 }
 
 #[test]
@@ -151,7 +151,7 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
         if valid {
             // The parser agrees first (so the fixture is what its name says).
             let out = rxnode(&fixtures, &["validate", f.to_str().unwrap()], "");
-            assert_eq!(out.status.code(), Some(0), "{name}: {}", show(&out));
+            expect_exit!(out, 0, "{name}");
             assert!(blocks <= 1 && parsed, "{name}");
             cases.push((format!("{name} as a task"), "task", doc.clone()));
             expect.push((format!("{name} as a task"), true));
@@ -162,7 +162,7 @@ fn every_fixture_validates_or_fails_as_the_parser_says_with_an_independent_valid
         } else if name.starts_with("invalid_plan_") {
             invalid_plans += 1;
             let out = rxnode(&fixtures, &["validate", f.to_str().unwrap()], "");
-            assert_eq!(out.status.code(), Some(2), "{name}: {}", show(&out));
+            expect_exit!(out, 2, "{name}");
             if !parsed {
                 // Not JSON: no JSON validator can accept it.
                 assert_eq!(name, "invalid_plan_bad_json.md");
@@ -301,20 +301,14 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
     let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
     lab.post("SCH_CLKIN", &["--rx", "--plan", &plan]);
     approve(&a);
-    assert_eq!(
-        rxnode(&a, &["--sim", "run", "SCH_CLKIN"], "").status.code(),
-        Some(0)
-    );
+    expect_exit!(rxnode(&a, &["--sim", "run", "SCH_CLKIN"], ""), 0);
     let bad_clock = CLKIN_PLAN
         .replace("serial=lab-locked,ext_ref=1", "serial=lab-free,ppm=2.5")
         .replace("\"external\"", "\"internal\"");
     let plan2 = lab.plan_file("clkin2.json", &bad_clock);
     lab.post("SCH_FREE", &["--rx", "--plan", &plan2]);
     approve(&a);
-    assert_eq!(
-        rxnode(&a, &["--sim", "run", "SCH_FREE"], "").status.code(),
-        Some(1)
-    );
+    expect_exit!(rxnode(&a, &["--sim", "run", "SCH_FREE"], ""), 1);
     // Two radios compared on one tone (a slave off by 50 ppb: FAIL, UNLOCKED).
     let compare = r#"{"steps": [{"op": "clkin_compare",
       "devices": ["driver=rxsim,serial=sch-m,tone_hz=100.2e6,tone_dbfs=-30",

@@ -35,7 +35,7 @@ fn a_task_for_one_node_is_offered_there_only_and_never_runs_elsewhere() {
     for round in 0..2 {
         let out = rxnode(&rx2, &["watch", "--once", "--interval", "0.2"], "a\n");
         let so = stdout(&out);
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        expect_exit!(out, 0);
         assert!(
             !so.contains(PROMPT),
             "round {round}: prompted on LAB-RX2: {so}"
@@ -53,7 +53,7 @@ fn a_task_for_one_node_is_offered_there_only_and_never_runs_elsewhere() {
     assert_eq!(events(&rx2, "approved", id), 0);
     assert_eq!(task_status(&rx2, id), "not_for_this_node");
     let out = rxnode(&rx2, &["--sim", "run", id], "");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("not for this node"),
         "{}",
@@ -70,15 +70,15 @@ fn a_task_for_one_node_is_offered_there_only_and_never_runs_elsewhere() {
     // LAB-RX1: prompted, with the node list shown.
     let out = rxnode(&rx1, &["watch", "--once", "--interval", "0.2"], "a\n");
     let so = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(so.contains(PROMPT), "{so}");
     assert!(so.contains("  Nodes:   LAB-RX1 (TARGET_NODES"), "{so}");
     assert_eq!(task_status(&rx1, id), "approved");
     // Renamed after the approval: the run refuses, before any radio is opened.
     let out = rxnode(&rx1, &["node", "set-name", "LAB-RX9"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = rxnode(&rx1, &["--sim", "run", id], "");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("not for this node: TARGET_NODES = LAB-RX1; this node is LAB-RX9"),
@@ -87,9 +87,9 @@ fn a_task_for_one_node_is_offered_there_only_and_never_runs_elsewhere() {
     );
     assert_eq!(events(&rx1, "run_started", id), 0);
     let out = rxnode(&rx1, &["node", "set-name", "LAB-RX1"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = rxnode(&rx1, &["--sim", "run", id], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
 }
 
 /// `task new --node` is repeatable, writes the names in order, and refuses a bad or
@@ -118,7 +118,7 @@ fn task_new_node_flags_write_target_nodes_and_bad_names_are_refused() {
         let mut a = vec!["task", "new", "--id", "T_BAD", "--title", "t", "--force"];
         a.extend_from_slice(args);
         let out = rxnode(&lab.main, &a, "");
-        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+        expect_exit!(out, 2);
         assert!(
             String::from_utf8_lossy(&out.stderr).contains(needle),
             "{}",
@@ -133,7 +133,7 @@ fn task_new_node_flags_write_target_nodes_and_bad_names_are_refused() {
     let f = lab.root.path().join("bad.md");
     std::fs::write(&f, bad).unwrap();
     let out = rxnode(&lab.main, &["validate", f.to_str().unwrap()], "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     let se = String::from_utf8_lossy(&out.stderr);
     let line = text
         .lines()

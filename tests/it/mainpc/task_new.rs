@@ -25,7 +25,7 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["expected_head"], head.as_str());
     assert_eq!(v["expected_head_ref"], format!("refs/heads/{BRANCH}"));
@@ -53,7 +53,7 @@ fn task_new_writes_a_valid_task_on_the_branch_head_and_never_commits() {
         ],
         "",
     );
-    assert_eq!(val.status.code(), Some(0), "{}", show(&val));
+    expect_exit!(val, 0);
     // Nothing committed or pushed.
     assert_eq!(git(&lab.main, &["rev-parse", "HEAD"]), head);
     assert_eq!(git(&lab.origin, &["rev-parse", BRANCH]), origin_before);
@@ -94,7 +94,7 @@ fn human_output_and_no_overwrite(lab: &Lab, plan: &str, head: &str) {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let h = stdout(&out);
     assert!(h.contains("risk:          YELLOW"), "{h}");
     assert!(
@@ -115,7 +115,7 @@ fn human_output_and_no_overwrite(lab: &Lab, plan: &str, head: &str) {
         &["task", "new", "--id", "NEW_2", "--title", "other"],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let before = std::fs::read(lab.main.join(TASK_PATH)).unwrap();
     assert!(String::from_utf8_lossy(&before).starts_with("TASK_ID = NEW_2\n"));
     let out = rxnode(
@@ -123,7 +123,7 @@ fn human_output_and_no_overwrite(lab: &Lab, plan: &str, head: &str) {
         &["task", "new", "--id", "NEW_2", "--title", "other, revised"],
         "",
     );
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("already holds task NEW_2 with another text") && err.contains("new --id"),
@@ -145,7 +145,7 @@ fn human_output_and_no_overwrite(lab: &Lab, plan: &str, head: &str) {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("fix: add --rx"),
         "{}",
@@ -159,7 +159,7 @@ fn human_output_and_no_overwrite(lab: &Lab, plan: &str, head: &str) {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let w = v["warnings"][0].as_str().unwrap_or_default();
     assert!(
@@ -211,7 +211,7 @@ fn refusals_write_nothing(lab: &Lab) {
         let mut a = vec!["task", "new", "--out", out_file.to_str().unwrap()];
         a.extend_from_slice(&args);
         let out = rxnode(&lab.main, &a, "");
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+        expect_exit!(out, 2, "{args:?}");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains(needle),
             "{args:?}: {}",
@@ -242,7 +242,7 @@ fn a_plan_from_stdin_posts_for_real(lab: &Lab) {
         ],
         CLKIN_PLAN,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     for c in v["commands"].as_array().unwrap() {
         let c = c.as_str().unwrap();
@@ -257,7 +257,7 @@ fn a_plan_from_stdin_posts_for_real(lab: &Lab) {
             .env("GIT_COMMITTER_EMAIL", "main@example.invalid")
             .output()
             .unwrap();
-        assert!(run.status.success(), "{c}: {}", show(&run));
+        expect_exit!(run, 0, "{c}");
     }
     assert_eq!(git(&lab.main, &["status", "--porcelain"]), "");
     let rx = lab.node("LAB-NEW");

@@ -14,14 +14,14 @@ fn a_push_lists_every_result_it_takes_and_verify_names_what_a_commit_carried() {
     fx.outbox(&peer, "CAR_P", "RX_RESULT_ONLY");
     // CAR_A is published here without --push: it stays on the local rx-node.
     let out = publish(&co, "CAR_A", false, Some("PUBLISH CAR_A\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     // Meanwhile another node pushes: the remote rx-node moves on.
     let out = publish(&peer, "CAR_P", true, Some("PUBLISH CAR_P\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     // Publishing CAR_B with --push takes CAR_A along: the prompt says so before
     // the operator types the line.
     let out = publish(&co, "CAR_B", true, Some("PUBLISH CAR_B\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let said = show(&out);
     assert!(
         said.contains(
@@ -51,7 +51,7 @@ fn a_push_lists_every_result_it_takes_and_verify_names_what_a_commit_carried() {
         .args(["results", "verify", "CAR_B"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         said.contains("adds its three files and carries 1 whole result(s) its Carried-Over trailer names: CAR_A/rx1"),

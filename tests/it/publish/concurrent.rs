@@ -30,7 +30,7 @@ fn four_checkouts_publishing_at_once_all_land_linearly() {
     let mut attempts = Vec::new();
     for ((id, c), co) in children.into_iter().zip(&cos) {
         let out = c.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{id}: {}", show(&out));
+        expect_exit!(out, 0, "{id}");
         let n = ledger_events(co)
             .iter()
             .find(|e| e["event"] == "pushed")
@@ -71,7 +71,7 @@ fn local_publication_then_push_of_the_next_carries_both() {
     fx.outbox(&co, "RX_LOCAL_1", "RX_RESULT_ONLY");
     fx.outbox(&co, "RX_LOCAL_2", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_LOCAL_1", false, Some("PUBLISH RX_LOCAL_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(git_try(
         &fx.origin,
         &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
@@ -81,10 +81,10 @@ fn local_publication_then_push_of_the_next_carries_both() {
     let other = fx.checkout("rx2");
     fx.outbox(&other, "RX_OTHER", "RX_RESULT_ONLY");
     let out = publish(&other, "RX_OTHER", true, Some("PUBLISH RX_OTHER\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     // rx1 now pushes its second result: it must be rebuilt on origin's tip and keep RX_LOCAL_1.
     let out = publish(&co, "RX_LOCAL_2", true, Some("PUBLISH RX_LOCAL_2\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let files = git(
         &fx.origin,
         &[
@@ -114,21 +114,21 @@ fn a_local_publication_is_pushed_later_with_confirmation() {
     let co = fx.checkout("rx1");
     fx.outbox(&co, "RX_LATER", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_LATER", false, Some("PUBLISH RX_LATER\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let local = git(&co, &["rev-parse", "refs/heads/rx-node"]);
     // Without --push a second publish is refused (never overwritten).
     let out = publish(&co, "RX_LATER", false, Some("PUBLISH RX_LATER\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     // --push needs the confirmation again.
     let out = publish(&co, "RX_LATER", true, Some("no\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(git_try(
         &fx.origin,
         &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
     )
     .is_none());
     let out = publish(&co, "RX_LATER", true, Some("PUBLISH RX_LATER\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), local);
     let st: Value =
         serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
@@ -170,7 +170,7 @@ fn concurrent_publication_over_the_git_protocol_all_land() {
     let mut attempts = Vec::new();
     for ((id, c), co) in children.into_iter().zip(&cos) {
         let out = c.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{id}: {}", show(&out));
+        expect_exit!(out, 0, "{id}");
         let n = ledger_events(co)
             .iter()
             .find(|e| e["event"] == "pushed")
@@ -229,7 +229,7 @@ fn a_permanent_server_rejection_is_not_retried_and_keeps_the_local_commit() {
     );
     fx.outbox(&co, "RX_FROZEN", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_FROZEN", true, Some("PUBLISH RX_FROZEN\n"));
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("rejected"),
         "{}",

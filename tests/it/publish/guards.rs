@@ -12,10 +12,10 @@ fn a_result_already_on_the_remote_is_never_overwritten() {
     fx.outbox(&first, "RX_SAME", "RX_RESULT_ONLY");
     fx.outbox(&second, "RX_SAME", "RX_RESULT_ONLY");
     let out = publish(&first, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
     let out = publish(&second, "RX_SAME", true, Some("PUBLISH RX_SAME\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("already exists"),
         "{}",
@@ -33,7 +33,7 @@ fn a_hand_made_local_rx_node_commit_is_never_pushed() {
     fx.outbox(&co, "RX_HAND_1", "RX_RESULT_ONLY");
     // Publish locally first (no push), then add a hand-made commit on rx-node.
     let out = publish(&co, "RX_HAND_1", false, Some("PUBLISH RX_HAND_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let wt = fx.root.path().join("hand");
     git(
         &co,
@@ -59,7 +59,7 @@ fn a_hand_made_local_rx_node_commit_is_never_pushed() {
         &["worktree", "remove", "--force", wt.to_str().unwrap()],
     );
     let out = publish(&co, "RX_HAND_1", true, Some("PUBLISH RX_HAND_1\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(show(&out).contains("notes.txt"), "{}", show(&out));
     assert!(
         git_try(
@@ -79,7 +79,7 @@ fn a_linked_worktree_on_rx_node_is_refused() {
     let co = fx.checkout("rx1");
     fx.outbox(&co, "RX_WT_1", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_WT_1", false, Some("PUBLISH RX_WT_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     fx.outbox(&co, "RX_WT_2", "RX_RESULT_ONLY");
     let wt = fx.root.path().join("wt");
     git(
@@ -88,7 +88,7 @@ fn a_linked_worktree_on_rx_node_is_refused() {
     );
     let before = git(&co, &["rev-parse", "refs/heads/rx-node"]);
     let out = publish(&co, "RX_WT_2", false, Some("PUBLISH RX_WT_2\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(show(&out).contains("worktree"), "{}", show(&out));
     assert_eq!(git(&co, &["rev-parse", "refs/heads/rx-node"]), before);
 }
@@ -133,7 +133,7 @@ fn the_watched_branch_can_never_be_the_push_target() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(3), "{branch}: {}", show(&out));
+        expect_exit!(out, 3, "{branch}");
         assert!(
             show(&out).contains("watched branch"),
             "{branch}: {}",
@@ -170,16 +170,16 @@ fn a_local_only_result_whose_id_another_node_pushed_is_refused_not_dropped() {
     drop(f);
 
     let out = publish(&rx1, "RX_DUP_X", false, Some("PUBLISH RX_DUP_X\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let local_before = git(&rx1, &["rev-parse", "refs/heads/rx-node"]);
     let out = publish(&rx2, "RX_DUP_X", true, Some("PUBLISH RX_DUP_X\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let origin_tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
     let state_before = std::fs::read(rx1.join(".local/rx_agent_state.json")).unwrap();
     let refused_before = refused_count(&rx1);
 
     let out = publish(&rx1, "RX_DUP_Y", true, Some("PUBLISH RX_DUP_Y\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("RX_DUP_X"), "the conflict is not named: {err}");
     assert!(err.contains("differs"), "{err}");
@@ -214,7 +214,7 @@ fn the_checkouts_absolute_path_in_an_outgoing_commit_is_refused_at_push() {
     let co = fx.checkout("rx1");
     fx.outbox(&co, "RX_GATE_1", "RX_RESULT_ONLY");
     let out = publish(&co, "RX_GATE_1", false, Some("PUBLISH RX_GATE_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let wt = fx.root.path().join("hand");
     git(
         &co,
@@ -250,7 +250,7 @@ fn the_checkouts_absolute_path_in_an_outgoing_commit_is_refused_at_push() {
         &["worktree", "remove", "--force", wt.to_str().unwrap()],
     );
     let out = publish(&co, "RX_GATE_1", true, Some("PUBLISH RX_GATE_1\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(
         show(&out).contains(
             "rx-results/RX_GATE_HAND/RX_RESULT.md contains this checkout's absolute path"
@@ -301,7 +301,7 @@ fn the_host_name_is_published_only_when_the_result_names_it() {
         .unwrap_or_default();
     fx.outbox(&co, "RX_HOST_NULL", "RX_RESULT_ONLY");
     let out = publish_without_git_identity(fx.root.path(), &co, "RX_HOST_NULL");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let meta: Value = serde_json::from_str(&git(
         &fx.origin,
         &["show", "rx-node:rx-results/RX_HOST_NULL/rx1/LOG_META.json"],
@@ -338,7 +338,7 @@ fn the_host_name_is_published_only_when_the_result_names_it() {
     );
     std::fs::write(&mp, md).unwrap();
     let out = publish_without_git_identity(fx.root.path(), &co, "RX_HOST_SET");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let meta: Value = serde_json::from_str(&git(
         &fx.origin,
         &["show", "rx-node:rx-results/RX_HOST_SET/rx1/LOG_META.json"],

@@ -12,7 +12,7 @@ fn publish_push_lands_exactly_three_files_and_disturbs_nothing() {
     let vd_before = git(&fx.origin, &["rev-parse", "refs/heads/video-development"]);
 
     let out = publish(&co, "RX_PUB_1", true, Some("PUBLISH RX_PUB_1\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let stdout = String::from_utf8_lossy(&out.stdout);
     for shown in [
         "rx-results/RX_PUB_1/rx1/RX_RESULT.md",
@@ -79,7 +79,7 @@ fn publish_push_lands_exactly_three_files_and_disturbs_nothing() {
 
     // A second publication of the same ID is refused, nothing moves.
     let again = publish(&co, "RX_PUB_1", true, Some("PUBLISH RX_PUB_1\n"));
-    assert_eq!(again.status.code(), Some(3), "{}", show(&again));
+    expect_exit!(again, 3);
     assert_eq!(
         git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]),
         pushed
@@ -104,7 +104,7 @@ fn wrong_or_missing_confirmation_writes_nothing() {
     }
     // CRLF is only a line terminator: the exact line still goes ahead.
     let out = publish(&co, "RX_CONF", false, Some("PUBLISH RX_CONF\r\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(git_try(
         &fx.origin,
         &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]
@@ -139,7 +139,7 @@ fn unapproved_or_changed_task_is_refused() {
     // No approval at all.
     std::fs::remove_file(co.join(".local/rx_agent_state.json")).unwrap();
     let out = publish(&co, "RX_UNAPP", true, Some("PUBLISH RX_UNAPP\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert!(String::from_utf8_lossy(&out.stderr).contains("never approved"));
 }
 

@@ -56,7 +56,7 @@ fn publish_killed_between_the_ref_update_and_the_state_write_is_resumed_by_a_rer
     .is_none());
 
     let out = publish(&co, "RX_KILL", true, Some("PUBLISH RX_KILL\n"));
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("stopped before recording it"),
         "{}",
@@ -77,7 +77,7 @@ fn publish_killed_between_the_ref_update_and_the_state_write_is_resumed_by_a_rer
     assert_eq!(state["published"]["RX_KILL"]["pushed"], true, "{state}");
     // The same result is not published twice.
     let out = publish(&co, "RX_KILL", true, Some("PUBLISH RX_KILL\n"));
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
 }
 
 /// A peer's `rx-node` whose `rx-results` (or a folder below it) is a
@@ -124,7 +124,7 @@ fn a_gitlink_or_symlink_on_the_rx_results_path_is_refused_naming_it() {
         fx.outbox(&co, "RX_GL", "RX_RESULT_ONLY");
         let out = publish(&co, "RX_GL", true, Some("PUBLISH RX_GL\n"));
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(3), "{path}: {}", show(&out));
+        expect_exit!(out, 3, "{path}");
         assert!(err.contains(&format!("{path} on rx-node")), "{path}: {err}");
         assert!(!err.contains("object not found"), "{err}");
     }

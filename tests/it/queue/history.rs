@@ -6,9 +6,9 @@ fn a_force_push_is_loud_examined_from_the_merge_base_and_approves_nothing() {
     let lab = started_lab();
     let base = lab.main_head();
     let c1 = lab.post(&Lab::task("F1", &base, &[]));
-    assert!(lab.watch_once("a\n").status.success());
+    expect_exit!(lab.watch_once("a\n"), 0);
     let c2 = lab.post(&Lab::task("F2", &base, &[]));
-    assert!(lab.watch_once("d\n").status.success());
+    expect_exit!(lab.watch_once("d\n"), 0);
     let old_marker = lab.state()["remote_marker"].as_str().unwrap().to_owned();
     assert_eq!(old_marker, c2);
     // The main PC rewrites the branch from `base`: the same two tasks again
@@ -28,7 +28,7 @@ fn a_force_push_is_loud_examined_from_the_merge_base_and_approves_nothing() {
     let out = lab.watch_once("s\n");
     let so = text(&out.stdout);
     let se = text(&out.stderr);
-    assert!(out.status.success(), "{so}\n{se}");
+    expect_exit!(out, 0);
     assert!(
         se.contains("HISTORY REWRITTEN")
             && se.contains(&old_marker)
@@ -88,7 +88,7 @@ fn a_force_push_of_an_unrelated_history_is_examined_from_its_root_bounded() {
     let lab = started_lab();
     let base = lab.main_head();
     lab.post(&Lab::task("U1", &base, &[]));
-    assert!(lab.watch_once("s\n").status.success());
+    expect_exit!(lab.watch_once("s\n"), 0);
     let u1_commit = lab.state()["tasks"]["U1"]["commit"]
         .as_str()
         .unwrap()
@@ -110,8 +110,8 @@ fn a_force_push_of_an_unrelated_history_is_examined_from_its_root_bounded() {
         ],
     );
     let out = lab.run(&["watch", "--once", "--history-limit", "2"], "s\n");
-    let (so, se) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{so}\n{se}");
+    let se = text(&out.stderr);
+    expect_exit!(out, 0);
     assert!(
         se.contains("HISTORY REWRITTEN") && se.contains("share no history"),
         "{se}"
@@ -197,7 +197,7 @@ fn a_1000_commit_history_examines_the_newest_50_and_reports_the_rest() {
     assert_eq!(commits.len(), 1000);
     let out = lab.watch_once("s\n");
     let (so, se) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{so}\n{se}");
+    expect_exit!(out, 0);
     assert!(
         se.contains("950 older task version(s)") && se.contains("only the newest 50"),
         "{se}"
@@ -235,7 +235,7 @@ fn a_1000_commit_history_examines_the_newest_50_and_reports_the_rest() {
     assert!(text(&lab.run(&["status"], "").stdout).contains("NOT EXAMINED"));
     // The bound is configurable; a bad value is bad usage.
     let out = lab.run(&["watch", "--once", "--history-limit", "0"], "");
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     assert!(text(&out.stderr).contains("--history-limit 0"));
 }
 
@@ -248,7 +248,7 @@ fn first_start_examines_only_the_tip_and_says_so() {
     push(&lab);
     let out = lab.watch_once("a\n");
     let so = text(&out.stdout);
-    assert!(out.status.success(), "{so}");
+    expect_exit!(out, 0);
     assert!(
         so.contains("first start") && so.contains("only the task file at the tip"),
         "{so}"
@@ -277,12 +277,12 @@ fn an_idle_poll_with_the_marker_at_the_tip_walks_nothing() {
     let lab = started_lab();
     let base = lab.main_head();
     lab.post(&Lab::task("I1", &base, &[]));
-    assert!(lab.watch_once("a\n").status.success());
+    expect_exit!(lab.watch_once("a\n"), 0);
     let walk = status(&lab).last_walk.unwrap();
     let ledger_len = lab.ledger_events().len();
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let out = lab.run(&["-v", "watch", "--once"], "");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert!(
         text(&out.stderr).contains("poll: nothing new"),
         "{}",
@@ -316,7 +316,7 @@ fn a_merged_side_branch_is_one_version_at_the_merge_and_a_revert_is_a_duplicate(
     push(&lab);
     let out = lab.watch_once("a\nd\n");
     let so = text(&out.stdout);
-    assert!(out.status.success(), "{so}");
+    expect_exit!(out, 0);
     assert_eq!(so.matches(PROMPT).count(), 2, "{so}");
     let at = prompt_positions(&so, &["M1", "M2"]);
     assert!(at[0] < at[1]);
@@ -348,7 +348,7 @@ fn each_version_is_checked_against_its_own_commit_not_the_tip() {
     // At the tip, `side` is an ancestor; at `early` it is not.
     let out = lab.watch_once("a\n");
     let (so, se) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{so}\n{se}");
+    expect_exit!(out, 0);
     assert!(se.contains("E1") && se.contains("EXPECTED_HEAD"), "{se}");
     assert_eq!(so.matches(PROMPT).count(), 1, "{so}");
     prompt_positions(&so, &["E2"]);
@@ -366,15 +366,15 @@ fn a_branch_reset_backwards_is_loud_and_decides_nothing() {
     let lab = started_lab();
     let base = lab.main_head();
     let c1 = lab.post(&Lab::task("R1", &base, &[]));
-    assert!(lab.watch_once("a\n").status.success());
+    expect_exit!(lab.watch_once("a\n"), 0);
     let c2 = lab.post(&Lab::task("R2", &base, &[]));
-    assert!(lab.watch_once("s\n").status.success());
+    expect_exit!(lab.watch_once("s\n"), 0);
     assert_eq!(lab.status_of("R2"), "pending");
     git(&lab.main, &["reset", "-q", "--hard", &c1]);
     git(&lab.main, &["push", "-q", "--force", "origin", BRANCH]);
     let out = lab.watch_once("s\n");
     let (so, se) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{so}\n{se}");
+    expect_exit!(out, 0);
     assert!(
         se.contains("HISTORY REWRITTEN")
             && se.contains(&c2)
@@ -426,15 +426,15 @@ fn a_shallow_rx_clone_queues_tasks_and_survives_a_force_push() {
     );
     assert!(lab.rx.join(".git/shallow").exists());
     let out = lab.watch_once("");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let tip = lab.main_head();
     for id in ["SH1", "SH2"] {
         commit_task(&lab, &Lab::task(id, &tip, &[]));
     }
     push(&lab);
     let out = lab.watch_once("a\na\n");
-    let (so, se) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{so}\n{se}");
+    let so = text(&out.stdout);
+    expect_exit!(out, 0);
     let at = prompt_positions(&so, &["SH1", "SH2"]);
     assert!(at[0] < at[1]);
     assert_eq!(lab.status_of("SH1"), "approved");
@@ -457,7 +457,7 @@ fn a_shallow_rx_clone_queues_tasks_and_survives_a_force_push() {
     );
     let out = lab.watch_once("s\n");
     let (so, se) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{so}\n{se}");
+    expect_exit!(out, 0);
     assert!(se.contains("HISTORY REWRITTEN"), "{se}");
     prompt_positions(&so, &["SH3"]);
     assert_eq!(lab.status_of("SH3"), "pending");
@@ -472,8 +472,8 @@ fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_comm
     let commits = post_many(&lab, 300);
     let tip = commits.last().unwrap().clone();
     let out = lab.run(&["watch", "--once", "--walk-limit", "100"], "s\n");
-    let (so, se) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{so}\n{se}");
+    let se = text(&out.stderr);
+    expect_exit!(out, 0);
     assert!(
         se.contains("NOT EXAMINED") && se.contains("--walk-limit"),
         "{se}"
@@ -508,12 +508,12 @@ fn a_walk_beyond_the_walk_limit_reports_not_examined_and_moves_the_examined_comm
     );
     // The next poll starts at the new examined commit: nothing walked again.
     let out = lab.run(&["watch", "--once", "--walk-limit", "100"], "s\n");
-    assert!(out.status.success());
+    expect_exit!(out, 0);
     assert!(
         text(&out.stderr).contains("nothing new") || text(&out.stdout).contains("nothing new"),
         "{}",
         text(&out.stderr)
     );
     let out = lab.run(&["watch", "--once", "--walk-limit", "0"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    expect_exit!(out, 2);
 }

@@ -95,7 +95,7 @@ fn inventory_lists_the_remote_radio_when_given_its_address() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let j = json_of(&out);
     let devs = j["devices"].as_array().expect("devices");
     assert_eq!(devs.len(), 1, "{j:#}");
@@ -134,7 +134,7 @@ fn unreachable_server_is_a_one_line_error_naming_the_address() {
         "took {:?}",
         t0.elapsed()
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     // Under --json the error is one JSON object on stderr.
     let err = text(&out.stderr);
     let errors: Vec<Value> = err
@@ -155,7 +155,7 @@ fn unreachable_server_is_a_one_line_error_naming_the_address() {
         .args(["inventory", "--dry-run", "--json", "--args", &device])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let j = json_of(&out);
     assert_eq!(j["devices"].as_array().map(Vec::len), Some(0), "{j:#}");
     let hint = j["hint"].as_str().unwrap_or("");
@@ -235,7 +235,7 @@ fn remote_transport_options_in_the_device_args_reach_the_stream() {
         args.extend_from_slice(extra);
         let out = capture(&mut cmd, &device, &args);
         let j = json_of(&out);
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        expect_exit!(out, 0);
         assert_eq!(j["samples_processed"], 2_000_000, "{j:#}");
         assert_eq!(j["overflows"], 0, "{j:#}");
         let err = text(&out.stderr);
@@ -283,7 +283,7 @@ fn server_killed_mid_capture_ends_partial_with_the_reason() {
     let took = t0.elapsed();
     // 4 s asked; the stall watchdog ends a quiet stream after 2 s (or 20 × 100 ms timeouts).
     assert!(took < Duration::from_secs(4 + 8), "took {took:?}");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let s = json_of(&out);
     assert_eq!(s["status"], "PARTIAL", "{s:#}");
     let got = s["samples_received"].as_u64().unwrap();

@@ -15,7 +15,7 @@ fn a_served_stream_that_stalls_ends_partial_within_3_s() {
         &["--sample-rate-hz", "1e6", "--duration-s", "4"],
     );
     let took = t0.elapsed();
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let s = json_of(&out);
     assert_eq!(s["status"], "PARTIAL", "{s:#}");
     assert_eq!(s["stop_reason"], "stalled", "{s:#}");
@@ -67,7 +67,7 @@ fn a_run_on_a_served_radio_that_stalls_re_tests_it_and_goes_on() {
             serde_json::from_slice(&std::fs::read(lab.outbox(id).join("RX_RESULT.json")).unwrap())
                 .unwrap_or_else(|e| panic!("{e}: {}", show(&out)));
         if id == "REMOTE_STALL_1" {
-            assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+            expect_exit!(out, 1);
             assert_eq!(r["checks"][0]["status"], "PARTIAL", "{r:#}");
             assert_eq!(r["captures"][0]["stop_reason"], "stalled", "{r:#}");
             let errors = r["errors"].to_string();
@@ -76,7 +76,7 @@ fn a_run_on_a_served_radio_that_stalls_re_tests_it_and_goes_on() {
                 "{errors}"
             );
         } else {
-            assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+            expect_exit!(out, 0);
             assert_eq!(r["checks"][0]["status"], "PASS", "{r:#}");
         }
     }

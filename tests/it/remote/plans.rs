@@ -106,7 +106,7 @@ fn yellow_plan_over_the_remote_captures_without_loss() {
     );
     rig.post_and_approve(id, &overrides("YELLOW"), &plan);
     let out = rig.run(id, "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let r = rig.result(id);
     assert_eq!(r["status"], "PASS", "{r:#}");
     let c = &r["captures"][0];
@@ -174,7 +174,7 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
     for (policy, stdin, why) in refusals {
         rig.set_policy(policy);
         let out = rig.run(id, stdin);
-        assert_eq!(out.status.code(), Some(3), "{why}: refused\n{}", show(&out));
+        expect_exit!(out, 3, "{why}: refused");
         assert!(tx_events(&srv).is_empty(), "{why}: {:?}", srv.events());
         if why.contains("server") {
             assert!(
@@ -186,7 +186,7 @@ fn red_tx_over_the_remote_is_refused_or_runs_once() {
     }
     rig.set_policy(Some(ok.as_str()));
     let out = rig.run(id, "AUTHORIZE RF TX\n");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let order: Vec<String> = tx_events(&srv)
         .into_iter()
         .map(|(e, s)| {
@@ -229,7 +229,7 @@ fn transmitted_once_for_the_tone(srv: &Server, rig: &Rig, id: &str) {
     );
     // Completed: a re-run is refused and opens nothing.
     let out = rig.run(id, "AUTHORIZE RF TX\n");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     assert_eq!(tx_events(srv).len(), 4, "{:?}", srv.events());
 }
 
@@ -273,7 +273,7 @@ fn ctrl_c_during_remote_tx_closes_the_remote_stream_within_200_ms() {
         "remote TX stream closed {:.3} s after SIGINT",
         closed - sent
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let r = rig.result(id);
     assert_eq!(r["tx"]["cancelled"], true, "{r:#}");
     let order: Vec<String> = tx_events(&srv).into_iter().map(|(e, _)| e).collect();
@@ -315,7 +315,7 @@ fn server_killed_mid_tx_is_reported_honestly() {
         "took {:?}",
         killed.elapsed()
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let r = rig.result(id);
     assert_ne!(r["status"], "PASS", "{r:#}");
     let text = r.to_string();
@@ -377,7 +377,7 @@ fn frozen_server_mid_tx_is_keyed_off_at_the_deadline_and_never_pass() {
         "rxnode waited for the frozen server: done {:.2} s after activation",
         ended - activated
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let r = rig.result(id);
     assert_ne!(r["status"], "PASS", "{r:#}");
     assert_eq!(r["checks"][0]["status"], "FAIL", "{r:#}");

@@ -26,7 +26,7 @@ fn ci16_recording_validates_with_sigmf_and_numpy_finds_the_tone() {
             "ci16",
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let s = json_of(&out);
     assert_eq!(s["status"], "PASS", "{s:#}");
     let data = dir.path().join("native.sigmf-data");
@@ -97,7 +97,7 @@ fn ci16_recording_refuses_file_types_that_cannot_hold_it() {
                 "ci16",
             ],
         );
-        assert_eq!(out.status.code(), Some(2), "{name}: {}", show(&out));
+        expect_exit!(out, 2, "{name}");
         assert!(
             text(&out.stderr).contains("--record-format ci16"),
             "{}",
@@ -121,7 +121,7 @@ fn ci16_recording_refuses_file_types_that_cannot_hold_it() {
             "ci8",
         ],
     );
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     assert!(text(&out.stderr).contains("ci8"), "{}", show(&out));
 }
 
@@ -140,7 +140,7 @@ fn an_oversized_remote_mtu_fails_naming_args_operation_and_code() {
         &device,
         &["--sample-rate-hz", "2e6", "--duration-s", "1"],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let j = json_of(&out);
     assert_eq!(j["status"], "FAIL", "{j:#}");
     let err = j["errors"][0].as_str().unwrap_or_default();

@@ -13,7 +13,7 @@ fn a_dead_band_is_marked_failed_and_never_filled_in() {
         &sweep_args(&dev, &["--csv", csv.to_str().unwrap(), "--json"]),
         "",
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let s: SweepT = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s.status, "PARTIAL");
     assert_eq!(s.failed_hops.len(), 1);
@@ -103,7 +103,7 @@ fn sigmf_annotations_per_peak_pass_the_sigmf_validator() {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let peaks = summary["peaks"].as_array().unwrap();
     assert_eq!(peaks.len(), 3, "{peaks:?}");
@@ -158,7 +158,7 @@ fn per_element_gains_on_a_capture_are_set_read_back_or_blocked() {
     ]}"#;
     rig.post_and_approve(id, plan);
     let out = rig.rxnode(&["run", id], "");
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(rig.outbox(id).join("RX_RESULT.json")).unwrap())
             .unwrap();
@@ -186,7 +186,7 @@ fn a_long_hop_table_moves_to_its_own_file() {
         "dwell_s": 0.0002, "settle_s": 0}]}"#;
     rig.post_and_approve(id, plan);
     let out = rig.rxnode(&["run", id], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let dir = rig.outbox(id);
     let bytes = std::fs::read(dir.join("RX_RESULT.json")).unwrap();
     assert!(bytes.len() < 256 * 1024, "{} bytes", bytes.len());
@@ -206,7 +206,7 @@ fn a_long_hop_table_moves_to_its_own_file() {
         (p["frequency_hz"].as_f64().unwrap() - 915e6).abs() <= sw["bin_hz"].as_f64().unwrap()
     }));
     let v = rig.rxnode(&["validate-result", id], "");
-    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
+    expect_exit!(v, 0);
 }
 
 /// Ctrl-C stops a sweep between reads: the stream is closed, the hops not
@@ -251,7 +251,7 @@ fn sigint_stops_a_sweep_partial_with_hops_not_run() {
         "{:?}",
         sent.elapsed()
     );
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    expect_exit!(out, 1);
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["status"], "PARTIAL");
     assert_eq!(s["cancelled"], true);

@@ -105,7 +105,7 @@ fn operator_sweep_finds_every_emitter_in_csv_and_json() {
         "--json",
     ];
     let out = rig.rxnode(&sweep_args(&dev, &extra), "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let s: SweepT = serde_json::from_slice(&out.stdout).unwrap();
     // A first sweep in a fresh checkout leaves its ledger invisible to Git.
     assert_eq!(
@@ -153,7 +153,7 @@ fn never_overwrites_and_names_what_it_wrote(rig: &Rig, dev: &str, csv: &Path, te
     let d = rig.lab.dir.path();
     // Never overwrites what the operator named.
     let out = rig.rxnode(&sweep_args(dev, &["--csv", csv.to_str().unwrap()]), "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     assert!(util::text(&out.stderr).contains("already exists"));
     assert_eq!(std::fs::read_to_string(csv).unwrap(), text);
     // Nor the heatmap beside a fresh spectrum name: `fm2.png` is new, but a
@@ -170,7 +170,7 @@ fn never_overwrites_and_names_what_it_wrote(rig: &Rig, dev: &str, csv: &Path, te
         png2.to_str().unwrap(),
     ];
     let out = rig.rxnode(&sweep_args(dev, &more), "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     assert!(util::text(&out.stderr).contains("fm2_heatmap.png already exists"));
     assert_eq!(
         std::fs::read(d.join("fm2_heatmap.png")).unwrap(),
@@ -187,7 +187,7 @@ fn never_overwrites_and_names_what_it_wrote(rig: &Rig, dev: &str, csv: &Path, te
         &sweep_args(dev, &["--gain-db", "10", "--csv", s, "--plot", s]),
         "",
     );
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     assert!(
         util::text(&out.stderr).contains("two outputs"),
         "{}",
@@ -207,7 +207,7 @@ fn never_overwrites_and_names_what_it_wrote(rig: &Rig, dev: &str, csv: &Path, te
         png3.to_str().unwrap(),
     ];
     let out = rig.rxnode(&sweep_args(dev, &human), "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let said = util::text(&out.stdout);
     for (what, p) in [
         ("CSV", csv3.clone()),
@@ -248,7 +248,7 @@ fn plan_rx_sweep_records_csv_hash_hops_and_peaks() {
     );
     rig.post_and_approve(id, &plan);
     let out = rig.rxnode(&["run", id], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let dir = rig.outbox(id);
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("RX_RESULT.json")).unwrap()).unwrap();
@@ -275,7 +275,7 @@ fn plan_rx_sweep_records_csv_hash_hops_and_peaks() {
     );
     assert_eq!(s.hops.len(), 3);
     let v = rig.rxnode(&["validate-result", id], "");
-    assert_eq!(v.status.code(), Some(0), "{}", show(&v));
+    expect_exit!(v, 0);
     // Nothing of the sweep entered Git.
     assert_eq!(git(&rig.lab.rx, &["status", "--porcelain"]), "");
 }
@@ -348,7 +348,7 @@ fn sweep_policy_and_bad_input_are_refused_before_any_stream() {
             }
         }
         let out = rig.rxnode(&a, "");
-        assert_eq!(out.status.code(), Some(want), "{serial}: {}", show(&out));
+        expect_exit!(out, want, "{serial}");
         assert!(
             util::text(&out.stderr).contains(msg),
             "{serial}: {}",
@@ -369,7 +369,7 @@ fn device_checks_refuse_before_any_stream(rig: &Rig) {
     let i = a.iter().position(|x| *x == "--stop-hz").unwrap();
     a[i + 1] = "90e6";
     let out = rig.rxnode(&a, "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     assert!(util::text(&out.stderr).contains("MIX"), "{}", show(&out));
     assert_eq!(rig.streams_of("R8"), 0);
     // A band the device cannot tune to the end: clamped to its range, and said.
@@ -380,7 +380,7 @@ fn device_checks_refuse_before_any_stream(rig: &Rig) {
         a[i + 1] = v;
     }
     let out = rig.rxnode(&a, "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert!(
         util::text(&out.stdout).contains("clamped: the radio tunes 1.000–6000.000 MHz"),
         "{}",
@@ -396,7 +396,7 @@ fn device_checks_refuse_before_any_stream(rig: &Rig) {
     );
     rig.post_and_approve(id, &plan);
     let out = rig.rxnode(&["run", id], "");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(rig.outbox(id).join("RX_RESULT.json")).unwrap())
             .unwrap();

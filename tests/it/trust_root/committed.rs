@@ -50,7 +50,7 @@ fn doctor_fails(rig: &Rig, needle: &str) {
         "doctor: no trust root FAIL about {needle}: {trust:#?}"
     );
     assert_eq!(v["ok"], false);
-    assert_eq!(out.status.code(), Some(1));
+    expect_exit!(out, 1);
 }
 
 // ------------------------------------------------------------ committed .local files
@@ -151,7 +151,7 @@ fn a_state_and_outbox_committed_by_the_main_pc_plant_nothing() {
     assert!(!se.to_lowercase().contains("delete"), "{se}");
     // Rebuilding from the operator's ledger drops the planted approval.
     let out = rig.rx(&["state", "rebuild"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert!(
         text(&out.stdout).contains("has no `approved` entry"),
         "{}",
@@ -161,7 +161,7 @@ fn a_state_and_outbox_committed_by_the_main_pc_plant_nothing() {
     assert!(rig.lab.state()["approvals"].get(id).is_none());
     assert_eq!(rig.lab.status_of("OPERATOR_OK"), "approved");
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    expect_exit!(out, 3);
     assert!(text(&out.stderr).contains("not approved"));
     assert_eq!(rig.tx_streams(), 0);
 }
@@ -308,7 +308,7 @@ fn a_missing_exclude_is_restored_not_a_refusal() {
     rig.approved_red("EXCL_1", TX_PLAN);
     std::fs::remove_file(rig.lab.rx.join(".git/info/exclude")).unwrap();
     let out = rig.rx(&["status"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let ex = std::fs::read_to_string(rig.lab.rx.join(".git/info/exclude")).unwrap();
     assert!(ex.contains("/.local/"), "{ex}");
     assert_eq!(rig.lab.porcelain(), "");
@@ -441,7 +441,7 @@ fn foreign_work_trees_are_refused_then_restored(rig: &Rig, id: &str) {
         &["config", "core.worktree", other.to_str().unwrap()],
     );
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    expect_exit!(out, 3);
     assert!(
         text(&out.stderr).contains("another work tree"),
         "{}",
@@ -451,7 +451,7 @@ fn foreign_work_trees_are_refused_then_restored(rig: &Rig, id: &str) {
     // Everything restored: the task is still runnable (refused by the policy's
     // missing TX range, exit 3, before any prompt — the operator's policy holds).
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(3));
+    expect_exit!(out, 3);
     assert!(
         text(&out.stderr).contains("tx_tone"),
         "{}",

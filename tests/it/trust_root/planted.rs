@@ -56,7 +56,7 @@ fn fresh_clone(rig: &Rig) {
 
 fn status_json(rig: &Rig) -> serde_json::Value {
     let out = rig.rx(&["--json", "status"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -79,15 +79,14 @@ fn an_approval_planted_in_a_fresh_clone_never_transmits() {
     rig.set_policy(POLICY_433);
     // Refused while Git tracks .local/.
     let out = rig.rx(&["status"], "", &[]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    expect_exit!(out, 3);
     assert!(text(&out.stderr).contains("git rm -r --cached .local"));
     // The refusal's own fix.
     git(&rig.lab.rx, &["rm", "-r", "-q", "--cached", ".local"]);
     git(&rig.lab.rx, &["commit", "-q", "-m", "untrack .local"]);
     let out = rig.rx(&["state", "rebuild"], "", &[]);
-    let se = text(&out.stderr);
     let so = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{se}{so}");
+    expect_exit!(out, 0);
     assert!(!so.contains("agrees with the ledger"), "{so}");
     assert!(
         so.contains(&format!("approval for {id} is not signed by this node"))
@@ -101,7 +100,7 @@ fn an_approval_planted_in_a_fresh_clone_never_transmits() {
     );
     assert!(rig.lab.state()["approvals"].get(id).is_none());
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    expect_exit!(out, 3);
     assert_eq!(rig.tx_streams(), 0, "a planted approval transmitted");
     assert!(
         !rig.event_lines().iter().any(|l| l.contains(" TX ")),
@@ -151,20 +150,20 @@ fn a_local_folder_copied_from_another_checkout_is_not_approved_here() {
     };
     let out = run_other(&["run", id], "AUTHORIZE RF TX\n");
     let se = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{se}");
+    expect_exit!(out, 3);
     assert!(
         se.contains(&format!("approval for {id} is not signed by this node"))
             && se.contains("rxnode review"),
         "{se}"
     );
     let out = run_other(&["state", "rebuild"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let out = run_other(&["run", id], "AUTHORIZE RF TX\n");
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    expect_exit!(out, 3);
     assert_eq!(rig.tx_streams(), 0, "a copied approval transmitted");
     // On the node that made it, the same approval still runs.
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.tx_streams(), 1);
 }
 
@@ -202,19 +201,19 @@ fn a_legacy_unsigned_approval_is_refused_until_approved_again() {
     }
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
     let se = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{se}");
+    expect_exit!(out, 3);
     assert!(
         se.contains("no MAC") && se.contains(&format!("rxnode review {id}")),
         "{se}"
     );
     assert_eq!(rig.tx_streams(), 0);
     let out = rig.rx(&["state", "rebuild"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.lab.status_of(id), "pending");
     let out = rig.rx(&["review", id], "A\n", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.tx_streams(), 1);
 }
 
@@ -239,7 +238,7 @@ fn moved_macs_refiled_approvals_and_a_swapped_key_are_refused() {
     let refused = |why: &str, needle: &str| {
         let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
         let se = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{why}: {se}");
+        expect_exit!(out, 3, "{why}");
         assert!(se.contains(needle), "{why}: {se}");
         assert_eq!(rig.tx_streams(), 0, "{why}: transmitted");
     };
@@ -277,6 +276,6 @@ fn moved_macs_refiled_approvals_and_a_swapped_key_are_refused() {
     }
     // Untouched, the node's own approval still runs.
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.tx_streams(), 1);
 }

@@ -17,7 +17,7 @@ fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {
     let approved_state = std::fs::read(&state_p).unwrap();
     let approved_ledger = std::fs::read(&ledger_p).unwrap();
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.tx_streams(), 1);
     assert_eq!(rig.lab.status_of(id), "completed");
     let result_after =
@@ -59,7 +59,7 @@ fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {
     // And a rebuild from that ledger still completes it (the outbox).
     std::fs::remove_file(&state_p).unwrap();
     let out = rig.rx(&["state", "rebuild"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.lab.status_of(id), "completed");
     let _ = kept;
     assert_eq!(rig.tx_streams(), 1, "exactly one transmission, ever");
@@ -133,10 +133,10 @@ fn lost_empty_and_dangling_states_refuse(
     }
     // Rebuild: the task is completed again, from the ledger.
     let out = rig.rx(&["state", "rebuild"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.lab.status_of(id), "completed");
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(3));
+    expect_exit!(out, 3);
     assert!(
         text(&out.stderr).contains("already run to completion"),
         "{}",
@@ -174,7 +174,7 @@ fn an_explicit_policy_outside_the_checkout_is_used_and_inside_it_is_refused() {
         "AUTHORIZE RF TX\n",
         &[],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.tx_streams(), 1);
     // A path inside the work tree (not .local/) is a file Git can write.
     let id2 = "POLICY_PATH_2";
@@ -195,7 +195,7 @@ fn an_explicit_policy_outside_the_checkout_is_used_and_inside_it_is_refused() {
     );
     // An explicit policy that does not exist is bad input, never defaults.
     let out = rig.rx(&["--policy", "/nonexistent/p.json", "run", id2], "", &[]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    expect_exit!(out, 2);
     assert_eq!(rig.tx_streams(), 1);
     let _ = TASK_PATH;
 }
@@ -245,7 +245,7 @@ fn capture_record_inside_the_work_tree_needs_an_ignored_path() {
     ] {
         let before = rig.event_lines();
         let out = cap(&rec);
-        assert_eq!(out.status.code(), Some(3), "{why}: {}", text(&out.stderr));
+        expect_exit!(out, 3, "{why}");
         assert!(
             text(&out.stderr).contains("fix:"),
             "{why}: {}",
@@ -261,24 +261,24 @@ fn capture_record_inside_the_work_tree_needs_an_ignored_path() {
         std::fs::create_dir_all(rig.lab.rx.join("docs")).unwrap();
         std::os::unix::fs::symlink(rig.lab.rx.join("docs"), &link).unwrap();
         let out = cap(&link.join("cap.cf32"));
-        assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+        expect_exit!(out, 3);
     }
     // A file Git ignores (.local/), and one outside any work tree, are fine.
     let ok = rig.lab.local().join("rx_iq/manual/cap.cf32");
     let out = cap(&ok);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert!(ok.exists());
     // Straight into .local/rx_iq/ (as the operator guide says): the recording
     // must not make every later command refuse the node as untrusted.
     let flat = rig.lab.local().join("rx_iq/flat.sigmf-data");
     let out = cap(&flat);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let out = rig.rx(&["status"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let outside = rig.lab.dir.path().join("elsewhere/cap.cf32");
     std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
     let out = cap(&outside);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.lab.porcelain(), "");
 }
 
@@ -294,7 +294,7 @@ fn committed_then_deleted_local_files_leave_no_fresh_start() {
     rig.approved_red(id, TX_PLAN_433);
     rig.set_policy(POLICY_433);
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.tx_streams(), 1);
     // Step 1: plant a state, a ledger and the task's outbox.
     std::fs::create_dir_all(rig.lab.main.join(".local")).unwrap();
@@ -345,10 +345,10 @@ fn committed_then_deleted_local_files_leave_no_fresh_start() {
         assert!(se.contains("rxnode state rebuild"), "{se}");
     }
     let out = rig.rx(&["state", "rebuild"], "", &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert_eq!(rig.lab.status_of(id), "completed");
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    expect_exit!(out, 3);
     assert_eq!(rig.tx_streams(), 1, "exactly one transmission, ever");
 }
 
@@ -378,7 +378,7 @@ fn the_watcher_warns_before_a_pull_of_a_branch_that_tracks_local() {
     for _ in 0..2 {
         let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
         let se = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{se}");
+        expect_exit!(out, 3);
         assert!(
             se.contains(".local/rxnode-policy.json") && se.contains("do not pull"),
             "{se}"

@@ -13,7 +13,18 @@ pub use self::{
     lab::{ledger_events, node_mac, Lab, BRANCH, TASK_PATH},
     net::{free_port, listener},
     proc::{
-        read_lines, run_fed, rxnode_cmd, sha256_file, show, spawn_fed, text, unix_now, PROMPT,
-        RXNODE,
+        expect_exit, read_lines, run_fed, rxnode_cmd, sha256_file, show, spawn_fed, text, unix_now,
+        PROMPT, RXNODE,
     },
 };
+
+/// `expect_exit!(out, code)` or `expect_exit!(out, code, "context {x}", …)`: the one
+/// exit-code assertion of these tests (see `util::expect_exit`).
+macro_rules! expect_exit {
+    ($out:expr, $code:expr $(,)?) => {
+        $crate::util::expect_exit(&$out, $code, "")
+    };
+    ($out:expr, $code:expr, $($context:tt)+) => {
+        $crate::util::expect_exit(&$out, $code, &format!($($context)+))
+    };
+}

@@ -62,6 +62,15 @@ pub fn show(o: &Output) -> String {
     )
 }
 
+/// Asserts that a finished child exited with `code`; on failure the message gives
+/// `context` (when not empty), then the exit code, stdout and stderr (`show`). Called
+/// through `expect_exit!`, which formats the context.
+#[track_caller]
+pub fn expect_exit(out: &Output, code: i32, context: &str) {
+    let sep = if context.is_empty() { "" } else { "\n" };
+    assert_eq!(out.status.code(), Some(code), "{context}{sep}{}", show(out));
+}
+
 /// Seconds since the Unix epoch (the clock of the rxsim event log).
 pub fn unix_now() -> f64 {
     std::time::SystemTime::now()

@@ -63,7 +63,7 @@ fn prompt_shows_escaped_body_steps_in_units_and_policy_verdicts_before_approval(
     ] {
         let so = text(&out.stdout);
         let se = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{what}: {so}\n{se}");
+        expect_exit!(out, 0, "{what}");
         assert_no_raw_escapes(what, &so);
         assert_no_raw_escapes(what, &se);
         let prompt_at = so.find(PROMPT).expect("prompted");
@@ -146,7 +146,7 @@ fn prompt_marks_a_tx_step_transmit_and_shows_the_tx_policy_verdict() {
     lab.post(&t);
     let out = lab.watch_once("d\n");
     let so = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{so}\n{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let before = &so[..so.find(PROMPT).expect("prompted")];
     for want in [
         "  Policy:  no policy file: defaults (RX up to 60 s, 4 GiB IQ; TX refused)",

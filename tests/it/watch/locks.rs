@@ -10,7 +10,7 @@ fn unreachable_remote_fails_once_and_dry_run_still_works() {
         &["remote", "set-url", "origin", missing.to_str().unwrap()],
     );
     let out = lab.watch_once("");
-    assert_eq!(out.status.code(), Some(1));
+    expect_exit!(out, 1);
     assert!(text(&out.stderr).contains("fetch origin video-development failed"));
     assert_eq!(lab.state()["last_poll"]["ok"], false);
 
@@ -22,7 +22,7 @@ fn unreachable_remote_fails_once_and_dry_run_still_works() {
         "a\n",
     );
     let so = text(&out.stdout);
-    assert!(out.status.success(), "{so}{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert!(
         so.contains("ancestry check of EXPECTED_HEAD skipped") && so.contains("dry-run"),
         "{so}"
@@ -90,7 +90,7 @@ fn sigterm_during_a_fetch_is_not_a_fetch_failure() {
     std::thread::sleep(Duration::from_millis(50));
     util::signal(w.id(), libc::SIGTERM);
     let out = w.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     let after = util::git(
         &lab.rx,
         &["rev-parse", "refs/remotes/origin/video-development"],
@@ -136,7 +136,7 @@ fn second_watcher_refused_and_sigterm_is_graceful() {
     }
     std::thread::sleep(Duration::from_millis(300));
     let out = lab.run(&["watch", "--once"], "");
-    assert_eq!(out.status.code(), Some(3));
+    expect_exit!(out, 3);
     assert!(
         text(&out.stderr).contains(&format!("PID {}", first.id())),
         "{}",
@@ -170,7 +170,7 @@ fn stale_lock_from_a_dead_pid_is_taken_over() {
     )
     .unwrap();
     let out = lab.watch_once("");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    expect_exit!(out, 0);
     assert!(text(&out.stderr).contains("stale lock"));
     assert!(lab
         .ledger_events()
@@ -219,7 +219,7 @@ fn dry_run_of_an_invalid_file_reports_every_error_and_exits_2() {
         &["watch", "--dry-run", "--task-file", f.to_str().unwrap()],
         "a\n",
     );
-    assert_eq!(out.status.code(), Some(2));
+    expect_exit!(out, 2);
     let se = text(&out.stderr);
     assert!(se.contains("RF_RX") && se.contains("COLOUR"), "{se}");
     assert!(!text(&out.stdout).contains(PROMPT));
@@ -246,7 +246,7 @@ fn fetch_failures_back_off_and_never_crash() {
     std::thread::sleep(Duration::from_millis(1500));
     util::signal(w.id(), libc::SIGTERM);
     let out = w.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    expect_exit!(out, 0);
     let se = text(&out.stderr);
     let failures = se
         .lines()
@@ -303,7 +303,7 @@ fn git_locks_left_by_a_killed_watcher_are_removed_by_the_next() {
     dead_watcher_lock(&lab);
     let out = lab.watch_once("a\n");
     let se = text(&out.stderr);
-    assert!(out.status.success(), "{}{se}", text(&out.stdout));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("T_LOCKS"), "approved");
     for l in &locks {
         assert!(!l.exists(), "{} left", l.display());
@@ -331,7 +331,7 @@ fn a_git_lock_without_a_dead_watcher_is_kept_and_named() {
     let locks = stale_git_locks(&lab);
     let out = lab.watch_once("");
     let se = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{se}");
+    expect_exit!(out, 1);
     assert!(
         se.contains("fetch origin video-development failed")
             && se.contains("Git lock file")
@@ -375,7 +375,7 @@ fn a_git_lock_open_by_a_live_process_is_kept() {
     holder.kill().unwrap();
     holder.wait().unwrap();
     let se = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{se}");
+    expect_exit!(out, 1);
     assert!(shallow.exists());
     assert!(se.contains("shallow.lock"), "{se}");
     assert!(!se.contains("removing stale Git lock"), "{se}");

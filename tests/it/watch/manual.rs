@@ -1,5 +1,5 @@
 //! A manual task's result, as the operator gives it: `mark-completed --status`.
-use crate::util::{show, text, Lab};
+use crate::util::{text, Lab};
 
 /// `mark-completed ID --status PASS --note …` writes `RX_RESULT.json` and
 /// `RX_RESULT.md` from one value: `validate-result` accepts them, `publish` sends them
@@ -10,7 +10,7 @@ fn mark_completed_with_a_status_writes_a_result_that_validates_and_publishes() {
     let lab = Lab::new();
     lab.post_and_approve("T_MANUAL", &[("ALLOW_PUSH", "RX_RESULT_ONLY")], None);
     let out = lab.run(&["node", "set-name", "LAB-RX1"], "");
-    assert!(out.status.success(), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = lab.run(
         &[
             "mark-completed",
@@ -22,7 +22,7 @@ fn mark_completed_with_a_status_writes_a_result_that_validates_and_publishes() {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let r: serde_json::Value = serde_json::from_slice(
         &std::fs::read(lab.outbox("T_MANUAL").join("RX_RESULT.json")).unwrap(),
     )
@@ -35,13 +35,13 @@ fn mark_completed_with_a_status_writes_a_result_that_validates_and_publishes() {
     );
     assert!(r["timeline"]["completed_at"].is_string(), "{r:#}");
     let out = lab.run(&["validate-result", "T_MANUAL"], "");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     let out = lab.run(&["publish", "T_MANUAL"], "PUBLISH T_MANUAL\n");
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("T_MANUAL"), "completed");
     // A completed task's result stays as it is.
     let out = lab.run(&["mark-completed", "T_MANUAL", "--status", "FAIL"], "");
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    expect_exit!(out, 3);
 }
 
 /// Result files that disagree (the JSON edited by hand, the Markdown not) are
@@ -56,7 +56,7 @@ fn mark_completed_refuses_result_files_that_disagree() {
         .replace("\"NOT RUN\"", "\"PASS\"");
     std::fs::write(&json, edited).unwrap();
     let out = lab.run(&["mark-completed", "T_EDITED"], "");
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    expect_exit!(out, 2);
     let err = text(&out.stderr);
     assert!(
         err.contains("do not validate") && err.contains("--status"),
@@ -75,6 +75,6 @@ fn mark_completed_refuses_result_files_that_disagree() {
         ],
         "",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    expect_exit!(out, 0);
     assert_eq!(lab.status_of("T_EDITED"), "completed");
 }

@@ -1,0 +1,102 @@
+//! The commands over the node's local store: `rxnode state rebuild`, `rxnode node
+//! set-name NAME`, `rxnode node show`. The store does the work and returns what it
+//! did; these print it (JSON with `--json`).
+use crate::context::Ctx;
+use crate::exit::{bad_input, Outcome};
+use crate::store::node::{check_name, load_name, set_name};
+use crate::store::paths::Paths;
+use crate::store::rebuild::{rebuild, Rebuild};
+use anyhow::Result;
+use serde_json::json;
+use std::collections::BTreeMap;
+
+/// `rxnode state rebuild`.
+pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
+    let paths = ctx.paths();
+    match rebuild(&paths)? {
+        Rebuild::Consistent => {
+            if ctx.json {
+                println!("{}", json!({"rebuilt": false, "reason": "consistent"}));
+            } else {
+                println!(
+                    "{} agrees with the ledger and the outboxes; nothing rebuilt",
+                    paths.state().display()
+                );
+            }
+        }
+        Rebuild::Rebuilt {
+            counts,
+            kept,
+            notes,
+        } => Rebuilt {
+            counts,
+            kept,
+            notes,
+        }
+        .report(ctx, &paths),
+    }
+    Ok(Outcome::Done)
+}
+
+/// What a rebuild did, as printed.
+struct Rebuilt {
+    counts: BTreeMap<&'static str, usize>,
+    kept: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Rebuilt {
+    fn report(&self, ctx: &Ctx, paths: &Paths) {
+        let Rebuilt {
+            counts,
+            kept,
+            notes,
+        } = self;
+        if ctx.json {
+            println!(
+                "{}",
+                json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes})
+            );
+            return;
+        }
+        println!(
+            "rebuilt {} from the ledger and the outboxes: {} task(s), {} approved, {} completed, {} deferred, {} published",
+            paths.state().display(),
+            counts["tasks"],
+            counts["approved"],
+            counts["completed"],
+            counts["deferred"],
+            counts["published"]
+        );
+        for k in kept {
+            println!("  kept aside: {k}");
+        }
+        for n in notes {
+            println!("  note: {n}");
+        }
+    }
+}
+
+/// `rxnode node set-name NAME`.
+pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
+    check_name(name).map_err(bad_input)?;
+    let old = set_name(&ctx.paths(), name)?;
+    ctx.report(&json!({"name": name, "previous": old}), |_| match &old {
+        Some(o) if o != name => {
+            println!("node renamed {o} → {name}; results already published under {o} stay there")
+        }
+        _ => println!("node name: {name}"),
+    })?;
+    Ok(Outcome::Done)
+}
+
+/// `rxnode node show`.
+pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
+    let paths = ctx.paths();
+    let name = load_name(&paths)?;
+    ctx.report(&json!({"name": name}), |_| match &name {
+        Some(n) => println!("node name: {n}"),
+        None => println!("this node has no name; set one with `rxnode node set-name NAME`"),
+    })?;
+    Ok(Outcome::Done)
+}
