@@ -44,8 +44,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); binary $BIN"
 echo "# heartbeat every ${INTERVAL} s; each fleet runs ${SECONDS_PER_FLEET} s after its publications start; git daemon --max-connections=${MAXCONN}"
-printf '%-5s %-7s %-14s %-13s %-15s %-8s %-18s %-8s %s\n' \
-    nodes landed "last landed s" "worst pushes" "status commits" intact "results nodes s" alive "load (1 5 15)"
+printf '%-5s %-7s %-14s %-13s %-15s %-8s %-16s %-19s %s\n' \
+    nodes landed "last landed s" "worst pushes" "status commits" intact "results nodes s" "alive/stale/silent" "load (1 5 15)"
 
 for N in $SIZES; do
     D="$WORK/fleet-$N"
@@ -136,10 +136,11 @@ PY
     if [ "$N" -le 8 ]; then
         "$BIN" --repo "$D/main" results nodes > "$D/nodes.txt" 2>&1 || true
     fi
-    ALIVE="$(python3 -c 'import json,sys; print(sum(1 for n in json.load(open(sys.argv[1]))["nodes"] if n["state"]=="alive"))' "$D/nodes.json")"
+    # alive/stale/silent as the main PC saw them (docs/protocol.md#node-status).
+    ALIVE="$(python3 -c 'import json,sys; s=[n["state"] for n in json.load(open(sys.argv[1]))["nodes"]]; print("/".join(str(s.count(k)) for k in ("alive","stale","silent")))' "$D/nodes.json")"
     RN="$(python3 -c "print(f'{$T2 - $T1:.2f}')")"
-    printf '%-5s %-7s %-14s %-13s %-15s %-8s %-18s %-8s %s\n' \
-        "$N" "$LANDED/$N" "$LAST" "$WORST" "$MAXC" "$INTACT/$N" "$RN" "$ALIVE/$N" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%-5s %-7s %-14s %-13s %-15s %-8s %-16s %-19s %s\n' \
+        "$N" "$LANDED/$N" "$LAST" "$WORST" "$MAXC" "$INTACT/$N" "$RN" "$ALIVE" "$(cut -d' ' -f1-3 /proc/loadavg)"
     [ -f "$D/nodes.txt" ] && sed 's/^/#   | /' "$D/nodes.txt"
     if [ "$FAILED" -gt 0 ]; then
         echo "#   $FAILED publication(s) failed (exit 1; the result stays in the node's outbox for \`publish --push\`):"
