@@ -145,7 +145,7 @@ PY
     if [ "$FAILED" -gt 0 ]; then
         echo "#   $FAILED publication(s) failed (exit 1; the result stays in the node's outbox for \`publish --push\`):"
         grep -ho '"message":"[^"]*' "$D"/pub*.err | cut -c12- | sed -E 's/[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+:[0-9]+/HOST:PORT/; s/commit [0-9a-f]{40}/commit …/' \
-            | cut -c1-150 | sort | uniq -c | sort -rn | head -4 | sed 's/^/#     /'
+            | sort | uniq -c | sort -rn | head -6 | sed 's/^/#     /'
     fi
     for p in "${WATCHERS[@]}"; do kill "$p" 2>/dev/null || true; done
     kill "$DAEMON" 2>/dev/null || true

@@ -551,9 +551,9 @@ fn after_loss(job: &PushJob, ours: Oid, retryable: bool, last: &str) -> Result<R
     } = *job;
     let tip = match fetch_once(repo, remote) {
         Ok(t) => t,
-        // The next push attempt tells more; the budget bounds the loop.
-        Err(FetchError::Transient(_)) if retryable => return Ok(Retry::Again),
-        Err(FetchError::Transient(m)) => return Err(anyhow::anyhow!(m)),
+        // Whether the remote moved is unknown, so whether even a rejection that is
+        // not a race is final: the next attempt tells; the budget bounds the loop.
+        Err(FetchError::Transient(_)) => return Ok(Retry::Again),
         Err(FetchError::Failed(e)) => return Err(e),
     };
     let moved = match tip {
