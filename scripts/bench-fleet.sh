@@ -4,23 +4,30 @@
 # (docs/protocol.md#node-status) and all publish one result at the same moment
 # to the one `rx-node` branch. Reports per size: results landed, the time until
 # the last result landed, the worst number of push attempts of one node, the most
-# commits any rx-status branch ever held (sampled every few seconds), the main
-# PC's `results nodes` time and how many nodes it saw alive, and the load.
+# commits any rx-status branch ever held (sampled every few seconds), whether a
+# fresh clone holds every node's files byte-identical to what the node published,
+# the main PC's `results nodes` time and how many nodes it saw alive, and the load.
+#
+# The server is set up as a lab's would be: `git daemon --max-connections=256`.
+# At its limit (32 by default) git daemon makes room by killing a connection that
+# comes from the same address as another one; on loopback every node shares one
+# address, so a fleet of 64 at the default limit has its own fetches and pushes
+# killed mid-way — a limit a lab of separate machines does not hit that way.
 #
 # usage: scripts/bench-fleet.sh [SIZES] [RXNODE]
 #   SIZES      fleet sizes, default "8 16 32 64"
-#   RXNODE     the binary, default target/debug/rxnode
+#   RXNODE     the binary, default target/release/rxnode
 #   FLEET_SECONDS  how long each fleet runs after its publications start (default 120)
 #   INTERVAL   heartbeat interval in seconds (default 2)
-#   DAEMON_MAX_CONNECTIONS  git daemon's --max-connections (default 32, git's own
-#              default; 0 = unlimited)
+#   DAEMON_MAX_CONNECTIONS  git daemon's --max-connections (default 256; git's own
+#              default is 32; 0 = unlimited)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES="${1:-8 16 32 64}"
-BIN="$(realpath "${2:-${CARGO_TARGET_DIR:-target}/debug/rxnode}")"
+BIN="$(realpath "${2:-${CARGO_TARGET_DIR:-target}/release/rxnode}")"
 SECONDS_PER_FLEET="${FLEET_SECONDS:-120}"
 INTERVAL="${INTERVAL:-2}"
-MAXCONN="${DAEMON_MAX_CONNECTIONS:-32}"
+MAXCONN="${DAEMON_MAX_CONNECTIONS:-256}"
 command -v git >/dev/null || { echo "git is needed" >&2; exit 2; }
 WORK="$(mktemp -d)"
 PIDS=()
@@ -37,8 +44,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); binary $BIN"
 echo "# heartbeat every ${INTERVAL} s; each fleet runs ${SECONDS_PER_FLEET} s after its publications start; git daemon --max-connections=${MAXCONN}"
-printf '%-5s %-7s %-14s %-13s %-15s %-18s %-8s %s\n' \
-    nodes landed "last landed s" "worst pushes" "status commits" "results nodes s" alive "load (1 5 15)"
+printf '%-5s %-7s %-14s %-13s %-15s %-8s %-16s %-19s %s\n' \
+    nodes landed "last landed s" "worst pushes" "status commits" intact "results nodes s" "alive/stale/silent" "load (1 5 15)"
 
 for N in $SIZES; do
     D="$WORK/fleet-$N"
@@ -112,17 +119,33 @@ for f in sys.argv[1:]:
 print(m)
 PY
 )"
+    # A fresh clone: every node's three files there, byte-identical to what it published
+    # (its outbox copy of RX_RESULT.md/.json, its own rx-node's LOG_META.json).
+    "${G[@]}" clone -q -b rx-node "$URL" "$D/check" 2>/dev/null || true
+    INTACT=0
+    for i in $(seq "$N"); do
+        p="rx-results/FLEET_BENCH_1/FLEET-$i"
+        cmp -s "$D/check/$p/RX_RESULT.md" "$D/rx$i/.local/rx_agent_outbox/FLEET_BENCH_1/RX_RESULT.md" \
+            && cmp -s "$D/check/$p/RX_RESULT.json" "$D/rx$i/.local/rx_agent_outbox/FLEET_BENCH_1/RX_RESULT.json" \
+            && git -C "$D/rx$i" show "rx-node:$p/LOG_META.json" 2>/dev/null | cmp -s - "$D/check/$p/LOG_META.json" \
+            && INTACT=$((INTACT + 1))
+    done
     T1="$(now)"
     "$BIN" --repo "$D/main" --json results nodes > "$D/nodes.json"
     T2="$(now)"
-    ALIVE="$(python3 -c 'import json,sys; print(sum(1 for n in json.load(open(sys.argv[1]))["nodes"] if n["state"]=="alive"))' "$D/nodes.json")"
+    if [ "$N" -le 8 ]; then
+        "$BIN" --repo "$D/main" results nodes > "$D/nodes.txt" 2>&1 || true
+    fi
+    # alive/stale/silent as the main PC saw them (docs/protocol.md#node-status).
+    ALIVE="$(python3 -c 'import json,sys; s=[n["state"] for n in json.load(open(sys.argv[1]))["nodes"]]; print("/".join(str(s.count(k)) for k in ("alive","stale","silent")))' "$D/nodes.json")"
     RN="$(python3 -c "print(f'{$T2 - $T1:.2f}')")"
-    printf '%-5s %-7s %-14s %-13s %-15s %-18s %-8s %s\n' \
-        "$N" "$LANDED/$N" "$LAST" "$WORST" "$MAXC" "$RN" "$ALIVE/$N" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%-5s %-7s %-14s %-13s %-15s %-8s %-16s %-19s %s\n' \
+        "$N" "$LANDED/$N" "$LAST" "$WORST" "$MAXC" "$INTACT/$N" "$RN" "$ALIVE" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    [ -f "$D/nodes.txt" ] && sed 's/^/#   | /' "$D/nodes.txt"
     if [ "$FAILED" -gt 0 ]; then
         echo "#   $FAILED publication(s) failed (exit 1; the result stays in the node's outbox for \`publish --push\`):"
         grep -ho '"message":"[^"]*' "$D"/pub*.err | cut -c12- | sed -E 's/[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+:[0-9]+/HOST:PORT/; s/commit [0-9a-f]{40}/commit …/' \
-            | cut -c1-150 | sort | uniq -c | sort -rn | head -4 | sed 's/^/#     /'
+            | sort | uniq -c | sort -rn | head -6 | sed 's/^/#     /'
     fi
     for p in "${WATCHERS[@]}"; do kill "$p" 2>/dev/null || true; done
     kill "$DAEMON" 2>/dev/null || true

@@ -88,17 +88,18 @@ capture() { # device duration
 }
 
 # ---- part 1: stalls ------------------------------------------------------------------
-echo "# part 1: $TRIALS stalled captures (rx_stall_after_s=0.3), each followed by a good one"
-STALL_DEV="driver=rxsim,serial=STALL,rx_stall_after_s=0.3"
-: >"$WORK/stall.tsv"
-for i in $(seq 1 "$TRIALS"); do
-    id="SOAK_STALL_$i"
-    post "$id" "{\"steps\": [$(capture "$STALL_DEV" 2.0), $(capture driver=rxsim,serial=GOOD 0.2)]}"
-    printf 'A\n' | rx watch --once --interval 0.2 >/dev/null 2>&1
-    t0=$(date +%s.%N)
-    rx run "$id" >/dev/null 2>&1 || true
-    t1=$(date +%s.%N)
-    python3 - "$WORK/rx/.local/rx_agent_outbox/$id/RX_RESULT.json" "$t0" "$t1" >>"$WORK/stall.tsv" <<'EOF'
+if [ "$TRIALS" -gt 0 ]; then
+    echo "# part 1: $TRIALS stalled captures (rx_stall_after_s=0.3), each followed by a good one"
+    STALL_DEV="driver=rxsim,serial=STALL,rx_stall_after_s=0.3"
+    : >"$WORK/stall.tsv"
+    for i in $(seq 1 "$TRIALS"); do
+        id="SOAK_STALL_$i"
+        post "$id" "{\"steps\": [$(capture "$STALL_DEV" 2.0), $(capture driver=rxsim,serial=GOOD 0.2)]}"
+        printf 'A\n' | rx watch --once --interval 0.2 >/dev/null 2>&1
+        t0=$(date +%s.%N)
+        rx run "$id" >/dev/null 2>&1 || true
+        t1=$(date +%s.%N)
+        python3 - "$WORK/rx/.local/rx_agent_outbox/$id/RX_RESULT.json" "$t0" "$t1" >>"$WORK/stall.tsv" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 c = r["captures"]
@@ -108,8 +109,8 @@ retested = any("re-tested: PASS" in e for e in r["errors"])
 ok = st == ["PARTIAL", "PASS"] and stalled and retested and c[0]["duration_s"] < 0.3 + 3.0
 print(f'{int(ok)}\t{c[0]["duration_s"]:.3f}\t{c[0]["samples_received"]}\t{float(sys.argv[3]) - float(sys.argv[2]):.3f}\t{",".join(st)}')
 EOF
-done
-python3 - "$WORK/stall.tsv" <<'EOF'
+    done
+    python3 - "$WORK/stall.tsv" <<'EOF'
 import statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]) if l.strip()]
 ok = sum(int(r[0]) for r in rows)
@@ -123,6 +124,7 @@ for r in bad[:5]:
     print("NOT OK:", "\t".join(r).strip())
 sys.exit(0 if ok == len(rows) else 1)
 EOF
+fi
 
 # ---- part 2: random faults under an unattended watcher ----------------------------------
 echo "# part 2: random faults for $SECONDS_FAULTS s under watch --no-prompt"
@@ -137,7 +139,7 @@ FAULTS=("" ",fail_open=1" ",rx_stall_after_s=0" ",rx_stall_after_s=0.3")
 health_of() { rx --json health | python3 -c 'import json,sys; print(next((r["health"] for r in json.load(sys.stdin)["radios"] if r["identity"]=="driver=rxsim,serial=SOAK"), "UNTESTED"))'; }
 tests_of() { grep -c '"event":"self_test".*serial=SOAK' "$WORK/rx/.local/rx_agent_ledger.jsonl" || true; }
 end=$(( $(date +%s) + SECONDS_FAULTS ))
-n=0 checked=0 racy=0 violations=0 blocked=0 dispatched=0
+n=0 checked=0 checked_good=0 wrongly_blocked=0 racy=0 violations=0 blocked=0 dispatched=0
 declare -A statuses=()
 while [ "$(date +%s)" -lt "$end" ]; do
     n=$((n + 1))
@@ -149,27 +151,48 @@ while [ "$(date +%s)" -lt "$end" ]; do
         sleep 0.1
     done
     printf 'A\n' | rx review "$id" >/dev/null 2>&1 || { echo "review $id failed"; continue; }
-    before="$(health_of)"
+    # The count first, then the health: a self-test landing between the two makes the
+    # count differ afterwards, so a stale reading is never judged.
     tests_before="$(tests_of)"
+    before="$(health_of)"
     events="$WORK/events-$n.log"
     RXSIM_EVENT_LOG="$events" rx run "$id" >/dev/null 2>&1 || true
     tests_after="$(tests_of)"
-    read -r step_status <<<"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks"][0]["status"])' "$WORK/rx/.local/rx_agent_outbox/$id/RX_RESULT.json")"
+    result="$WORK/rx/.local/rx_agent_outbox/$id/RX_RESULT.json"
+    # The step's status; whether the health guard blocked it (its reason names the BAD
+    # radio); how many self-tests the run made itself (its re-tests after a failure).
+    read -r step_status health_blocked own_tests <<<"$(python3 - "$result" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+text = json.dumps(r)
+print(r["checks"][0]["status"], int("is BAD since" in text),
+      sum(e.count("re-tested:") for e in r.get("errors", [])))
+PY
+)"
     statuses[$step_status]=$(( ${statuses[$step_status]:-0} + 1 ))
     opened=0
     grep -q "make serial=SOAK" "$events" 2>/dev/null && opened=1
     [ "$opened" = 1 ] && dispatched=$((dispatched + 1))
-    if [ "$before" = BAD ]; then
-        if [ "$tests_after" = "$tests_before" ]; then
-            checked=$((checked + 1))
-            if [ "$opened" = 1 ] || [ "$step_status" != BLOCKED ]; then
-                violations=$((violations + 1))
-                echo "VIOLATION: $id ran on a BAD radio (step $step_status, opened=$opened)"
-            else
-                blocked=$((blocked + 1))
-            fi
+    # Self-tests by others (the watcher's schedule) while the run ran: the health the
+    # run met may then differ from the one read before it, so the run is not judged.
+    foreign=$(( tests_after - tests_before - own_tests ))
+    if [ "$foreign" -ne 0 ]; then
+        racy=$((racy + 1))
+    elif [ "$before" = BAD ]; then
+        checked=$((checked + 1))
+        if [ "$opened" = 1 ] || [ "$step_status" != BLOCKED ] || [ "$health_blocked" != 1 ]; then
+            violations=$((violations + 1))
+            echo "VIOLATION: $id ran on a BAD radio (step $step_status, opened=$opened)"
         else
-            racy=$((racy + 1)) # a self-test ran meanwhile: health may have changed
+            blocked=$((blocked + 1))
+        fi
+    else
+        # GOOD or UNTESTED at dispatch: the run must reach the radio, not be held back
+        # by the health guard (a fail_open fault fails the open itself).
+        checked_good=$((checked_good + 1))
+        if [ "$health_blocked" = 1 ]; then
+            wrongly_blocked=$((wrongly_blocked + 1))
+            echo "WRONGLY BLOCKED: $id met a $before radio but the health guard blocked it"
         fi
     fi
     # Now and then the operator repairs the radio: a self-test of the working radio.
@@ -184,6 +207,8 @@ transitions=$(grep -c '"event":"radio_health".*serial=SOAK' "$WORK/rx/.local/rx_
 selftests=$(grep -c '"event":"self_test".*serial=SOAK' "$WORK/rx/.local/rx_agent_ledger.jsonl" || true)
 echo "runs $n in $SECONDS_FAULTS s; step statuses: $(for k in "${!statuses[@]}"; do printf '%s %s; ' "$k" "${statuses[$k]}"; done)"
 echo "radio opened by $dispatched runs; $transitions health changes; $selftests self-tests (watcher, re-tests, operator)"
-echo "runs that met a BAD radio with no self-test until they ended: $checked — blocked without opening it: $blocked; violations: $violations"
-echo "runs that met a BAD radio while a self-test ran meanwhile (not judged): $racy"
-[ "$violations" = 0 ]
+echo "judged runs (no self-test by another process while they ran): $(( checked + checked_good )) of $n"
+echo "  met a BAD radio: $checked — blocked without opening it: $blocked; violations (dispatched to a BAD radio): $violations"
+echo "  met a GOOD or UNTESTED radio: $checked_good — wrongly blocked by the health guard: $wrongly_blocked"
+echo "runs during which the watcher's self-test ran (not judged): $racy"
+[ "$violations" = 0 ] && [ "$wrongly_blocked" = 0 ]

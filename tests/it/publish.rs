@@ -14,6 +14,7 @@ mod concurrent;
 mod guards;
 mod refusals;
 mod resume;
+mod retry;
 
 struct Fixture {
     root: TempDir,

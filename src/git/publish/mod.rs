@@ -41,10 +41,6 @@ use std::time::Instant;
 // The folder on `rx-node` holding every published result, and the third
 // published file (written by the publication itself): named once, in result/.
 use crate::result::{LOG_META, RESULTS_DIR};
-/// How many times a non-fast-forward push is rebuilt and retried. Every lost race
-/// means another publisher landed, so N nodes publishing at once need at most N
-/// attempts; 16 leaves room for a fleet of 8 and for lock contention.
-pub(crate) const MAX_PUSH_ATTEMPTS: u32 = 16;
 
 /// `rxnode publish <TASK_ID> [--push]`: check the outbox, show what would be
 /// published, ask for `PUBLISH <TASK_ID>`, commit it to the local `rx-node`
@@ -53,6 +49,8 @@ pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
     let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
     let paths = ctx.paths();
     crate::git::ops::set_timeouts();
+    // A wrong push budget is said before anything is asked or committed.
+    push::push_budget()?;
     // Nothing under an untrusted .local/ is read or written, not even the ledger.
     crate::store::trust::prepare(&paths)?;
     let result = publish(ctx, &paths, &id, push);

@@ -3,14 +3,84 @@
 //! fetch–rebuild–retry loop after a lost race.
 use super::checks::{check_outgoing, check_outgoing_node};
 use super::tree::{build_commit, local_additions, result_at, set_rx_node, tracking_ref};
-use super::MAX_PUSH_ATTEMPTS;
-use crate::exit::refused;
+use crate::exit::{bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks};
 use crate::git::refspec::{PushRefspec, RX_NODE_REF};
 use crate::result::RESULTS_DIR;
 use anyhow::Result;
-use git2::{ErrorCode, Oid, Repository};
+use git2::{ErrorClass, ErrorCode, Oid, Repository};
 use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// How long a publication keeps trying to land on `rx-node` (lost races, a
+/// server that refuses or drops connections) before it gives up with an error
+/// naming its attempts and the last rejection (docs/publishing.md#how-the-push-works).
+pub(crate) const PUSH_BUDGET: Duration = Duration::from_secs(300);
+
+/// Environment variable that overrides [`PUSH_BUDGET`]: seconds in 0 ..= 3600
+/// (0: one attempt, no retry).
+pub(crate) const PUSH_BUDGET_ENV: &str = "RXNODE_PUSH_BUDGET_S";
+
+/// The first back-off after a lost attempt; it doubles with every attempt.
+const BACKOFF_BASE: Duration = Duration::from_millis(100);
+
+/// The longest back-off between two attempts.
+const BACKOFF_CAP: Duration = Duration::from_secs(8);
+
+/// The push budget: [`PUSH_BUDGET`] unless `RXNODE_PUSH_BUDGET_S` says otherwise;
+/// a value that is not seconds in 0 ..= 3600 is an error naming it.
+pub(crate) fn push_budget() -> Result<Duration> {
+    let Ok(v) = std::env::var(PUSH_BUDGET_ENV) else {
+        return Ok(PUSH_BUDGET);
+    };
+    match v.trim().parse::<f64>() {
+        Ok(s) if (0.0..=3600.0).contains(&s) => Ok(Duration::from_secs_f64(s)),
+        _ => Err(bad_input(format!(
+            "{PUSH_BUDGET_ENV}={v:?}: must be seconds in 0 ..= 3600"
+        ))),
+    }
+}
+
+/// The wait before attempt `attempt + 1`: random in 0 ..= min(cap, base·2^(attempt−1))
+/// ("full jitter"), so that nodes that lost the same race spread out instead of
+/// meeting again, and a crowd of them backs off further at every loss.
+pub(crate) fn backoff(attempt: u32, draw: f64) -> Duration {
+    let ceiling = BACKOFF_BASE
+        .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
+        .min(BACKOFF_CAP);
+    ceiling.mul_f64(draw.clamp(0.0, 1.0))
+}
+
+/// Whether a transport error is worth another attempt: the server could not be
+/// reached, dropped or timed out the connection. Credentials, certificates and
+/// anything the server said on purpose are final.
+fn is_transient(e: &git2::Error) -> bool {
+    if matches!(
+        e.code(),
+        ErrorCode::Auth | ErrorCode::Certificate | ErrorCode::User
+    ) {
+        return false;
+    }
+    let m = e.message().to_ascii_lowercase();
+    let said = [
+        "timed out",
+        "timeout",
+        "connection refused",
+        "connection reset",
+        "connection aborted",
+        "failed to connect",
+        "broken pipe",
+        "early eof",
+        "unexpected eof",
+        "could not read from remote",
+        "failed to send",
+        "failed to receive",
+    ]
+    .iter()
+    .any(|k| m.contains(k));
+    said || e.class() == ErrorClass::Net
+}
 
 /// One push of the local `rx-node`: where it goes, the result it carries, and
 /// what a rebuilt commit is made of.
@@ -33,7 +103,10 @@ pub(super) struct PushJob<'a> {
 enum PushError {
     /// The remote refused the update (non-fast-forward, lock); worth a rebuild and retry.
     Rejected(String),
-    /// Anything else (network, credentials, permissions).
+    /// The server could not be reached or dropped the connection: the push may or
+    /// may not have landed; worth a fetch and another attempt.
+    Transient(String),
+    /// Anything else (credentials, permissions, the push gate).
     Failed(anyhow::Error),
 }
 
@@ -95,6 +168,8 @@ fn push_once(
             let m = e.message().to_owned();
             if e.code() == ErrorCode::NotFastForward || is_race(&m) {
                 Err(PushError::Rejected(m))
+            } else if is_transient(&e) {
+                Err(PushError::Transient(format!("push to {url}: {m}")))
             } else {
                 Err(PushError::Failed(anyhow::anyhow!(
                     "push to {url} failed: {m}"
@@ -296,89 +371,191 @@ fn copy_objects(src: &Repository, dst: &Repository, tip: Oid, have: Option<Oid>)
     Ok(())
 }
 
-/// Fetch the remote `rx-node` into its remote-tracking ref; its tip, if any.
-pub(super) fn fetch_rx_node(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
-    let mut r = crate::git::ops::find_remote(repo, remote)?;
+/// Why a fetch of `rx-node` failed: a transport failure worth another try, or
+/// anything else.
+enum FetchError {
+    Transient(String),
+    Failed(anyhow::Error),
+}
+
+/// One fetch of the remote `rx-node` into its remote-tracking ref; its tip, if any.
+fn fetch_once(repo: &Repository, remote: &str) -> Result<Option<Oid>, FetchError> {
+    let mut r = crate::git::ops::find_remote(repo, remote).map_err(FetchError::Failed)?;
     let mut opts = git2::FetchOptions::new();
     opts.remote_callbacks(remote_callbacks(repo.config().ok()));
     let spec = format!("+{RX_NODE_REF}:{}", tracking_ref(remote));
-    r.fetch(&[spec.as_str()], Some(&mut opts), None)
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "fetch of rx-node from {} failed: {}",
-                r.url().map(redact).unwrap_or_default(),
-                e.message()
-            )
-        })?;
+    if let Err(e) = r.fetch(&[spec.as_str()], Some(&mut opts), None) {
+        let m = format!(
+            "fetch of rx-node from {} failed: {}",
+            r.url().map(redact).unwrap_or_default(),
+            e.message()
+        );
+        return Err(if is_transient(&e) {
+            FetchError::Transient(m)
+        } else {
+            FetchError::Failed(anyhow::anyhow!(m))
+        });
+    }
     match repo.refname_to_id(&tracking_ref(remote)) {
         Ok(o) => Ok(Some(o)),
         Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(FetchError::Failed(e.into())),
     }
 }
 
-/// Push, and after a rejection (or a push that did not stick) fetch,
-/// rebuild the one commit on the new tip and retry, with jitter.
-/// Returns the commit that landed and the number of attempts.
+/// Fetch the remote `rx-node` into its remote-tracking ref; its tip, if any. A
+/// server that cannot be reached or drops the connection is tried again with
+/// back-off within the push budget ([`push_budget`]).
+pub(super) fn fetch_rx_node(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
+    let mut tries = Tries::start(push_budget()?);
+    loop {
+        match fetch_once(repo, remote) {
+            Ok(tip) => return Ok(tip),
+            Err(FetchError::Failed(e)) => return Err(e),
+            Err(FetchError::Transient(m)) => {
+                tries.wait_after(m, &format!("the fetch of {RX_NODE_REF}"))?
+            }
+        }
+    }
+}
+
+/// Attempts within a time budget, with back-off between them.
+struct Tries {
+    started: Instant,
+    budget: Duration,
+    /// Attempts made so far.
+    made: u32,
+    /// Why the last one did not succeed.
+    last: String,
+}
+
+impl Tries {
+    fn start(budget: Duration) -> Tries {
+        Tries {
+            started: Instant::now(),
+            budget,
+            made: 0,
+            last: String::new(),
+        }
+    }
+
+    /// Attempt `made` did not succeed because of `why`: wait before the next one,
+    /// or end with an error naming the attempts, the time and `why` when the budget
+    /// does not hold the wait, or a Ctrl-C / SIGTERM came.
+    fn wait_after(&mut self, why: String, what: &str) -> Result<()> {
+        use rand::Rng;
+        self.made += 1;
+        self.last = why;
+        let wait = backoff(self.made, rand::thread_rng().gen_range(0.0..=1.0));
+        let spent = self.started.elapsed();
+        let stop = if crate::signals::flag().load(Ordering::SeqCst) {
+            Some("stopped by a signal".to_owned())
+        } else if spent + wait > self.budget {
+            Some(format!(
+                "the push budget of {:.0} s is spent; {PUSH_BUDGET_ENV} sets it",
+                self.budget.as_secs_f64()
+            ))
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
+            return Err(anyhow::anyhow!(
+                "{what} did not succeed in {} attempt(s) over {:.1} s ({stop}); last: {}",
+                self.made,
+                spent.as_secs_f64(),
+                self.last
+            ));
+        }
+        tracing::info!(
+            "{what}: attempt {} did not succeed ({}); next in {} ms",
+            self.made,
+            self.last,
+            wait.as_millis()
+        );
+        // In slices, so that a Ctrl-C does not wait out a long back-off.
+        let until = Instant::now() + wait;
+        while Instant::now() < until && !crate::signals::flag().load(Ordering::SeqCst) {
+            std::thread::sleep(
+                until
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(50)),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Push, and after a rejection, a dropped connection or a push that did not stick:
+/// wait (randomised exponential back-off), fetch, rebuild the one commit on the new
+/// tip if the remote moved, and try again — within the push budget ([`push_budget`]).
+/// Returns the commit that landed and the number of push attempts.
 pub(super) fn push_with_retry(job: &PushJob, first: Oid) -> Result<(Oid, u32)> {
     let PushJob {
         repo, remote, spec, ..
     } = *job;
+    let mut tries = Tries::start(push_budget()?);
     let mut ours = first;
-    let mut last = String::new();
-    for attempt in 1..=MAX_PUSH_ATTEMPTS {
-        match push_once(repo, remote, spec, ours) {
+    loop {
+        let attempt = tries.made + 1;
+        let (why, retryable) = match push_once(repo, remote, spec, ours) {
             Ok(()) => {
-                // Verify it stuck (a file-URL remote updates without compare-and-swap).
-                let tip = fetch_rx_node(repo, remote)?;
-                if let Some(t) = tip {
-                    if t == ours || repo.graph_descendant_of(t, ours)? {
+                // Verify it stuck (a server that does not compare and swap).
+                match fetch_once(repo, remote) {
+                    Ok(Some(t)) if t == ours || repo.graph_descendant_of(t, ours)? => {
                         return Ok((ours, attempt));
                     }
+                    Ok(_) => (
+                        "the remote rx-node moved past the pushed commit without it".to_owned(),
+                        true,
+                    ),
+                    Err(FetchError::Transient(m)) => (m, true),
+                    Err(FetchError::Failed(e)) => return Err(e),
                 }
-                last = "the remote rx-node moved past the pushed commit without it".to_owned();
             }
             Err(PushError::Failed(e)) => return Err(e),
-            Err(PushError::Rejected(m)) => last = m,
-        }
-        tracing::info!(
-            "push attempt {attempt} of {} rejected ({last}); rebuilding on the new tip",
-            job.key
-        );
-        match after_rejection(job, ours, attempt, &last)? {
+            Err(PushError::Transient(m)) => (m, true),
+            Err(PushError::Rejected(m)) => {
+                let race = is_race(&m);
+                (m, race)
+            }
+        };
+        tries.wait_after(
+            why,
+            &format!("the push of {RESULTS_DIR}/{}/ on {RX_NODE_REF}", job.key),
+        )?;
+        match after_loss(job, ours, retryable, &tries.last)? {
             Retry::Landed => return Ok((ours, attempt)),
             Retry::Again => {}
             Retry::Rebuilt(rebuilt) => ours = rebuilt,
         }
     }
-    Err(anyhow::anyhow!(
-        "push of {RX_NODE_REF} not accepted after {MAX_PUSH_ATTEMPTS} attempts (last: {last})"
-    ))
 }
 
-/// What a rejected push attempt leads to.
+/// What a lost push attempt leads to.
 enum Retry {
     /// The remote already holds our commit.
     Landed,
-    /// The remote did not move but the rejection was a race: push again.
+    /// The remote did not move (or could not be read) and the loss was a race or a
+    /// dropped connection: push again.
     Again,
     /// Rebuilt on the new remote tip: push this commit.
     Rebuilt(Oid),
 }
 
-/// After a rejected attempt: wait with jitter, fetch, and rebuild our one
-/// commit on the new remote tip (a rejection that is not a race is final).
-fn after_rejection(job: &PushJob, ours: Oid, attempt: u32, last: &str) -> Result<Retry> {
-    use rand::Rng;
+/// After a lost attempt (and its back-off): fetch, and rebuild our one commit on the
+/// new remote tip. A rejection that is neither a race nor a dropped connection, with
+/// the remote not moved, is final.
+fn after_loss(job: &PushJob, ours: Oid, retryable: bool, last: &str) -> Result<Retry> {
     let PushJob {
         repo, remote, key, ..
     } = *job;
-    let jitter = {
-        let cap = (50u64 << attempt.min(6)).min(2000);
-        rand::thread_rng().gen_range(10..=cap)
+    let tip = match fetch_once(repo, remote) {
+        Ok(t) => t,
+        // Whether the remote moved is unknown, so whether even a rejection that is
+        // not a race is final: the next attempt tells; the budget bounds the loop.
+        Err(FetchError::Transient(_)) => return Ok(Retry::Again),
+        Err(FetchError::Failed(e)) => return Err(e),
     };
-    std::thread::sleep(std::time::Duration::from_millis(jitter));
-    let tip = fetch_rx_node(repo, remote)?;
     let moved = match tip {
         None => false,
         Some(t) if t == ours || repo.graph_descendant_of(t, ours)? => {
@@ -387,8 +564,7 @@ fn after_rejection(job: &PushJob, ours: Oid, attempt: u32, last: &str) -> Result
         Some(t) => !repo.graph_descendant_of(ours, t)?,
     };
     let Some(tip) = tip.filter(|_| moved) else {
-        // The remote did not move: a rejection that is not a race is final.
-        if is_race(last) {
+        if retryable {
             return Ok(Retry::Again);
         }
         return Err(anyhow::anyhow!(
@@ -421,6 +597,54 @@ mod tests {
         assert!(local_remote_path("https://example.com/lab/rx.git").is_none());
         assert!(local_remote_path("ssh://git@example.com/lab/rx.git").is_none());
         assert!(local_remote_path("git://127.0.0.1:9418/rx.git").is_none());
+    }
+
+    #[test]
+    fn the_back_off_doubles_up_to_its_cap_and_is_drawn_below_it() {
+        assert_eq!(backoff(1, 1.0), BACKOFF_BASE);
+        assert_eq!(backoff(2, 1.0), BACKOFF_BASE * 2);
+        assert_eq!(backoff(4, 1.0), BACKOFF_BASE * 8);
+        assert_eq!(backoff(30, 1.0), BACKOFF_CAP);
+        assert_eq!(backoff(u32::MAX, 1.0), BACKOFF_CAP);
+        assert_eq!(backoff(5, 0.0), Duration::ZERO);
+        assert_eq!(backoff(3, 0.5), BACKOFF_BASE * 2);
+        // A draw outside 0..=1 is held inside it.
+        assert_eq!(backoff(3, 7.0), BACKOFF_BASE * 4);
+    }
+
+    #[test]
+    fn dropped_connections_are_told_from_final_transport_errors() {
+        let e = |class, code, msg: &str| git2::Error::new(code, class, msg);
+        assert!(is_transient(&e(
+            ErrorClass::Os,
+            ErrorCode::GenericError,
+            "failed to connect to 127.0.0.1: Connection refused"
+        )));
+        assert!(is_transient(&e(
+            ErrorClass::Net,
+            ErrorCode::GenericError,
+            "early EOF"
+        )));
+        assert!(is_transient(&e(
+            ErrorClass::Os,
+            ErrorCode::Timeout,
+            "failed to read from socket: Operation timed out"
+        )));
+        assert!(!is_transient(&e(
+            ErrorClass::Net,
+            ErrorCode::Auth,
+            "authentication required but no callback set"
+        )));
+        assert!(!is_transient(&e(
+            ErrorClass::Reference,
+            ErrorCode::GenericError,
+            "reference 'refs/heads/rx-node' not found"
+        )));
+        assert!(!is_transient(&e(
+            ErrorClass::Os,
+            ErrorCode::GenericError,
+            "could not open 'x': Permission denied"
+        )));
     }
 
     #[test]

@@ -116,7 +116,11 @@ impl Drop for GitDaemon {
 /// Start a [`GitDaemon`] on a port no other test of this process holds; None if it
 /// does not listen within 10 s (or exits: then the port was taken by someone else).
 pub fn start_daemon(base: &Path) -> Option<GitDaemon> {
-    let port = free_port();
+    start_daemon_on(base, free_port())
+}
+
+/// Start a [`GitDaemon`] on `port` (e.g. one a client was already told about).
+pub fn start_daemon_on(base: &Path, port: u16) -> Option<GitDaemon> {
     let child = Command::new("git")
         .args([
             "daemon",

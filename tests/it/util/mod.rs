@@ -9,7 +9,7 @@ mod proc;
 #[cfg(unix)]
 pub use self::proc::signal;
 pub use self::{
-    git::{file_url, git, git_out, git_stdout, git_try, snapshot, start_daemon},
+    git::{file_url, git, git_out, git_stdout, git_try, snapshot, start_daemon, start_daemon_on},
     lab::{ledger_events, node_mac, Lab, BRANCH, TASK_PATH},
     net::{free_port, listener},
     proc::{
