@@ -63,6 +63,17 @@ fn is_transient(e: &git2::Error) -> bool {
         return false;
     }
     let m = e.message().to_ascii_lowercase();
+    // A name that does not resolve or a URL git cannot use is a mistake in the
+    // remote's address far more often than a passing fault: say so at once.
+    let mistaken = [
+        "failed to resolve address",
+        "unsupported url protocol",
+        "malformed url",
+        "invalid url",
+    ];
+    if mistaken.iter().any(|k| m.contains(k)) {
+        return false;
+    }
     let said = [
         "timed out",
         "timeout",
@@ -629,6 +640,16 @@ mod tests {
             ErrorClass::Os,
             ErrorCode::Timeout,
             "failed to read from socket: Operation timed out"
+        )));
+        assert!(!is_transient(&e(
+            ErrorClass::Net,
+            ErrorCode::GenericError,
+            "failed to resolve address for no-such-host.invalid: Name or service not known"
+        )));
+        assert!(!is_transient(&e(
+            ErrorClass::Net,
+            ErrorCode::GenericError,
+            "unsupported URL protocol"
         )));
         assert!(!is_transient(&e(
             ErrorClass::Net,
