@@ -218,7 +218,12 @@ fn judge(
             let detail = match f.method {
                 FreqCalMethod::Gsm if why.starts_with("no GSM FCCH found") => why,
                 FreqCalMethod::Gsm => format!("no GSM FCCH found: {why}"),
-                FreqCalMethod::Lte if why.starts_with("no LTE cell found") => why,
+                // Also "LTE cell … found but its frequency error is not measurable".
+                FreqCalMethod::Lte
+                    if why.starts_with("no LTE cell found") || why.starts_with("LTE cell ") =>
+                {
+                    why
+                }
                 FreqCalMethod::Lte => format!("no LTE cell found: {why}"),
             };
             (Status::Fail, detail, None)

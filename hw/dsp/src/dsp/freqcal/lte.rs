@@ -34,8 +34,11 @@
 //!    - the carrier phase against sample position, fitted over every PSS (outliers
 //!      rejected), gives the offset to a small fraction of a Hz; its standard error
 //!      from the fit residuals is the uncertainty. If the aliases cannot be told apart
-//!      safely (4 σ), the coarser combined estimate and its own uncertainty are
-//!      reported instead, never a guess.
+//!      safely (4 σ), the coarser combined estimate is reported instead, never a guess:
+//!      its σ widened by the looks' scatter about it when they disagree more than
+//!      their σ allow. When the arrival drift and the carrier looks disagree (no
+//!      cross-check left), no number: the step fails, saying the error is not
+//!      measurable.
 //!    - the SSS candidate that stands out gives N_ID_1, so PCI = 3·N_ID_1 + N_ID_2.
 //!
 //! Memory: the 1.92 MS/s samples of the last ~10 ms; while acquiring, the 80 ms window
@@ -228,6 +231,24 @@ fn circular_offset(products: &[Complex<f64>], lag: f64) -> Option<(f64, f64, f64
         / (products.len() - 1) as f64;
     let sd = (var.sqrt() / (products.len() as f64).sqrt() * k.abs()).max(1e-3);
     Some((sum.arg() * k, sd, LTE_RATE_HZ / lag.abs()))
+}
+
+/// The inverse-variance mean of (value, σ) measurements of one quantity, its σ, and
+/// the Birge ratio √(χ²/(n − 1)) of their scatter about it (1 for a single one): above
+/// 1, they disagree by more than their σ allow. `None` when empty.
+fn combine(looks: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
+    let w: f64 = looks.iter().map(|l| l.1.powi(-2)).sum();
+    if looks.is_empty() || !(w > 0.0 && w.is_finite()) {
+        return None;
+    }
+    let mean = looks.iter().map(|l| l.0 * l.1.powi(-2)).sum::<f64>() / w;
+    let birge = if looks.len() > 1 {
+        let chi2: f64 = looks.iter().map(|l| ((l.0 - mean) / l.1).powi(2)).sum();
+        (chi2 / (looks.len() - 1) as f64).sqrt()
+    } else {
+        1.0
+    };
+    Some((mean, w.powf(-0.5), birge))
 }
 
 /// |Σ_k Y_k·exp(j2πkδ/128)|² for a PSS that starts δ samples into its FFT window.
@@ -878,40 +899,44 @@ impl LteEstimator {
                 None
             },
         ];
-        // Each look's alias nearest `around`, combined with the others.
-        let unwrap_looks = |around: f64| -> Option<(f64, f64)> {
-            let mut acc = (0.0, 0.0);
-            for (resid, sd, spacing) in looks.iter().flatten() {
-                let v = t.mix_hz + resid;
-                let v = v + ((around - v) / spacing).round() * spacing;
-                acc.0 += v / (sd * sd);
-                acc.1 += 1.0 / (sd * sd);
-            }
-            (acc.1 > 0.0).then(|| (acc.0 / acc.1, acc.1.powf(-0.5)))
+        // Each look's alias nearest `around`.
+        let unwrap_looks = |around: f64| -> Vec<(f64, f64)> {
+            looks
+                .iter()
+                .flatten()
+                .map(|&(resid, sd, spacing)| {
+                    let v = t.mix_hz + resid;
+                    (v + ((around - v) / spacing).round() * spacing, sd)
+                })
+                .collect()
         };
         // 3. Around the arrival-drift estimate (never aliased: it holds even when the
         //    acquisition locked onto a Zadoff-Chu delay-Doppler ghost a few subcarriers
         //    off), combined with it; if they disagree, the sample clock is not tied to
         //    the LO and the carrier looks alone, around the acquisition's offset, count.
-        let (off_prior, prior_sd) = match unwrap_looks(off_tau) {
-            Some((off_c, sd_c))
+        //    The combined σ is widened by the looks' own scatter about their mean
+        //    (never narrowed), so looks that disagree more than their σ allow (a bias
+        //    in one of them) widen the coarse estimate's stated uncertainty.
+        let carrier = combine(&unwrap_looks(off_tau));
+        let (off_prior, prior_sd, tied) = match carrier {
+            Some((off_c, sd_c, _))
                 if (off_tau - off_c).abs() <= 4.0 * (off_tau_sd.powi(2) + sd_c.powi(2)).sqrt() =>
             {
-                let (w1, w2) = (off_tau_sd.powi(-2), sd_c.powi(-2));
-                (
-                    (off_tau * w1 + off_c * w2) / (w1 + w2),
-                    (w1 + w2).powf(-0.5),
-                )
+                let mut all = unwrap_looks(off_tau);
+                all.push((off_tau, off_tau_sd));
+                let (m, sd, birge) = combine(&all).unwrap_or((off_tau, off_tau_sd, 1.0));
+                (m, sd * birge.max(1.0), true)
             }
-            None => (off_tau, off_tau_sd),
+            None => (off_tau, off_tau_sd, true),
             Some(_) => {
-                let (off_c, sd_c) = unwrap_looks(t.mix_hz).unwrap_or((off_tau, off_tau_sd));
+                let (off_c, sd_c, birge) =
+                    combine(&unwrap_looks(t.mix_hz)).unwrap_or((off_tau, off_tau_sd, 1.0));
                 tracing::warn!(
                     off_tau,
                     off_c,
                     "lte: the PSS arrival drift and the carrier disagree; using the carrier alone"
                 );
-                (off_c, sd_c)
+                (off_c, sd_c * birge.max(1.0), false)
             }
         };
         // 4. Carrier phase at each window centre, against time.
@@ -980,8 +1005,19 @@ impl LteEstimator {
         let margin = 0.5 * alias_hz - (off_phase - off_prior).abs();
         let (offset, offset_sd, how) = if margin >= ALIAS_SIGMAS * prior_sd {
             (off_phase, off_phase_sd, "PSS phase")
-        } else {
+        } else if tied {
             (off_prior, prior_sd, "PSS timing, cyclic prefixes and SSS")
+        } else {
+            // Two independent measures of the carrier (the arrival drift and the
+            // carrier looks) disagree and the phase cannot settle it: no number.
+            return Err(FreqCalError::NotFound(format!(
+                "LTE cell (N_ID_2 {}) found but its frequency error is not measurable: the PSS arrival drift puts the carrier {:+.1} ± {:.1} Hz from nominal, the cyclic prefixes and SSS {:+.1} ± {:.1} Hz; they disagree, and the PSS phase's 200 Hz alias cannot be picked with {ALIAS_SIGMAS} σ to spare",
+                t.n_id_2,
+                off_tau - cfg.carrier_hz + cfg.center_hz,
+                off_tau_sd,
+                off_prior - cfg.carrier_hz + cfg.center_hz,
+                prior_sd
+            )));
         };
         tracing::debug!(
             off_tau,

@@ -22,8 +22,11 @@ pub struct LteScene {
     pub center_hz: f64,
     /// The radio's nominal sample rate.
     pub rate: f64,
-    /// The radio's error (ppm, > 0 fast).
+    /// The radio's error (ppm, > 0 fast): its LO's.
     pub ppm: f64,
+    /// Its sample clock's error (ppm); `new` sets it to `ppm` (one crystal drives
+    /// both), a radio with a separate sample clock differs.
+    pub clock_ppm: f64,
     /// The cell's power over the noise in its 1.08 MHz (dB); `None`: noise only.
     pub snr_db: Option<f64>,
     table: Vec<Complex<f32>>,
@@ -95,6 +98,7 @@ impl LteScene {
             center_hz,
             rate,
             ppm,
+            clock_ppm: ppm,
             snr_db,
             table,
             rng,
@@ -116,7 +120,7 @@ impl LteScene {
     /// The next `out.len()` samples.
     pub fn fill(&mut self, out: &mut [Complex<f32>]) {
         let e = self.ppm * 1e-6;
-        let true_rate = self.rate * (1.0 + e);
+        let true_rate = self.rate * (1.0 + self.clock_ppm * 1e-6);
         let delta = self.carrier_hz - self.center_hz * (1.0 + e);
         let noise_amp = 0.05f64;
         let amp = self.snr_db.map_or(0.0, |s| {

@@ -21,6 +21,17 @@ fn run(
     seconds: f64,
     seed: u64,
 ) -> (Result<FreqCalEstimate, FreqCalError>, usize) {
+    run_with_clock(scene, scene.ppm, pci, seconds, seed)
+}
+
+/// As [`run`], with the radio's sample clock off by `clock_ppm` (its LO by `scene.ppm`).
+fn run_with_clock(
+    scene: Scene,
+    clock_ppm: f64,
+    pci: u16,
+    seconds: f64,
+    seed: u64,
+) -> (Result<FreqCalEstimate, FreqCalError>, usize) {
     let s = scene;
     let mut gen = LteScene::new(
         pci,
@@ -31,6 +42,7 @@ fn run(
         s.snr_db,
         seed,
     );
+    gen.clock_ppm = clock_ppm;
     let mut est =
         LteEstimator::new(FreqCalConfig::new(s.carrier_hz, s.center_hz, s.rate)).expect("config");
     let mut max_buf = 0;
@@ -228,4 +240,68 @@ fn the_acquisition_is_spread_over_the_following_blocks() {
         "{}",
         e.evidence.detections.len()
     );
+}
+
+/// A coarse estimate (the PSS timing, cyclic prefixes and SSS, reported when the PSS
+/// phase's 200 Hz alias cannot be picked with 4 σ to spare) states an uncertainty that
+/// covers its error: at 2.68 GHz and −9 dB every seed falls back to it, and every error
+/// is within 3 σ.
+#[test]
+fn a_coarse_estimate_states_an_uncertainty_that_covers_its_error() {
+    let scene = Scene {
+        carrier_hz: 2680e6,
+        center_hz: 2680e6,
+        rate: 1.92e6,
+        ppm: 37.0,
+        snr_db: Some(-9.0),
+    };
+    let mut coarse = 0;
+    for seed in 1..=6u64 {
+        let e = run(scene, (seed * 37 % 504) as u16, 2.0, seed)
+            .0
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        // The PSS phase fit states ~1e-6 ppm; the coarse estimate ~1e-2 ppm.
+        if e.uncertainty_ppm > 1e-3 {
+            coarse += 1;
+        }
+        assert!(
+            (e.ppm - 37.0).abs() <= 3.0 * e.uncertainty_ppm,
+            "seed {seed}: {} ± {} ppm",
+            e.ppm,
+            e.uncertainty_ppm
+        );
+    }
+    assert!(coarse >= 4, "only {coarse} of 6 seeds fell back");
+}
+
+/// A radio whose sample clock is not tied to its LO (here 3 ppm apart): the PSS arrival
+/// drift and the carrier disagree; when the PSS phase's alias cannot then be picked,
+/// the step gets an error saying the error is not measurable, never the carrier looks'
+/// coarse number (which carried an uncertainty that did not cover its error).
+#[test]
+fn an_lo_and_sample_clock_that_disagree_give_a_covered_number_or_none() {
+    let scene = Scene {
+        carrier_hz: 806e6,
+        center_hz: 806e6,
+        rate: 1.92e6,
+        ppm: 12.0,
+        snr_db: Some(-6.0),
+    };
+    let mut refused = 0;
+    for seed in 1..=3u64 {
+        match run_with_clock(scene, 15.0, 17, 2.0, seed).0 {
+            Ok(e) => assert!(
+                (e.ppm - 12.0).abs() <= 3.0 * e.uncertainty_ppm,
+                "seed {seed}: {} ± {} ppm",
+                e.ppm,
+                e.uncertainty_ppm
+            ),
+            Err(FreqCalError::NotFound(m)) => {
+                assert!(m.contains("not measurable"), "seed {seed}: {m}");
+                refused += 1;
+            }
+            Err(e) => panic!("seed {seed}: {e}"),
+        }
+    }
+    assert!(refused >= 1, "no seed reached the refusal");
 }
