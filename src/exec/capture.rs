@@ -699,6 +699,7 @@ fn render_clkin(o: &mut String, k: &ClkinReport) {
         match k.status {
             rxnode_dsp::ClkinStatus::Pass => "PASS",
             rxnode_dsp::ClkinStatus::Fail => "FAIL",
+            rxnode_dsp::ClkinStatus::NotMeasured => "NOT MEASURED",
         },
         mhz(k.tone_hz),
         k.measured_hz.map(mhz).unwrap_or_else(|| "n/a".into()),

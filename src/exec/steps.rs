@@ -339,6 +339,7 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
             match k.status {
                 rxnode_dsp::ClkinStatus::Pass => "PASS",
                 rxnode_dsp::ClkinStatus::Fail => "FAIL",
+                rxnode_dsp::ClkinStatus::NotMeasured => "NOT MEASURED",
             },
             k.ppm
                 .map(|p| format!("{p:+.4}"))
