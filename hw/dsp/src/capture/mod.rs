@@ -174,6 +174,26 @@ pub struct CaptureSummary {
     pub clock: Option<serde_json::Value>,
 }
 
+impl CaptureSummary {
+    /// The samples lost, in words for a report line: `none`, `4096 samples in 2
+    /// gaps`, or, when a driver overflow's loss could not be counted, `an unknown
+    /// number (…)`.
+    pub fn lost_in_words(&self) -> String {
+        let gaps = match self.gaps {
+            1 => "1 gap".to_owned(),
+            k => format!("{k} gaps"),
+        };
+        match self.lost_samples {
+            Some(0) => "none".to_owned(),
+            Some(n) => format!("{n} samples in {gaps}"),
+            None => format!(
+                "an unknown number in {gaps} ({} dropped, {} overflow(s) without stream times)",
+                self.dropped_samples, self.overflows
+            ),
+        }
+    }
+}
+
 /// Run a bounded capture: read `settings.samples` samples from `source` (or until the
 /// deadline, too many timeouts, a source error, or `cancel`), analyse and optionally
 /// record them. `progress`, if given, follows the samples received.
