@@ -143,6 +143,10 @@ impl<S: SampleSource> SampleSource for Hiccup<S> {
         }
         self.inner.read(buf, timeout_us)
     }
+
+    fn time_ns(&self) -> Option<i64> {
+        self.inner.time_ns()
+    }
 }
 
 #[test]
@@ -170,6 +174,47 @@ fn a_stalled_reader_overflows_and_is_not_clean() {
     assert!(!s.clean);
     assert_eq!(s.status, CaptureStatus::Partial);
     assert_eq!(s.stop_reason, "complete");
+}
+
+/// rxsim gives stream times (`HAS_TIME`), so the samples an overflow lost are
+/// counted from the jump in time, and the CLKIN check makes no number from the
+/// broken stream: NOT_MEASURED with the count, the capture PARTIAL (not FAIL).
+#[test]
+fn an_overflow_on_a_timed_stream_is_counted_and_clkin_not_measured() {
+    // Paced at 1 MS/s with a 20 000-sample driver buffer: a 150 ms stall overruns it;
+    // rxsim then skips all but half a buffer, about 140 000 samples.
+    let rate = 1e6;
+    let (mut r, ev) = radio(
+        "driver=rxsim,serial=lc-ovf-t,tone_hz=100.1e6,pace=1,buffer_samples=20000",
+        rate,
+        "internal",
+    );
+    let stream = Hiccup {
+        inner: r.rx_stream().expect("rx stream"),
+        reads: 0,
+        stall_after: 6,
+        stall: Duration::from_millis(150),
+    };
+    let mut st = settings(400_000, rate, ev);
+    st.block_samples = 8192;
+    let s = run_capture(stream, &st, &AtomicBool::new(false), None, None).expect("run");
+    assert!(s.overflows >= 1, "{s:?}");
+    let lost = s
+        .overflow_lost_samples
+        .expect("counted from the stream times");
+    assert!((100_000..400_000).contains(&lost), "lost {lost}");
+    assert_eq!(s.lost_samples, Some(lost + s.dropped_samples));
+    assert!(s.gaps >= 1);
+    assert_eq!(s.status, CaptureStatus::Partial, "{s:?}");
+    let k = s.clkin.expect("clkin");
+    assert_eq!(k.status, ClkinStatus::NotMeasured, "{}", k.detail);
+    assert_eq!(k.ppm, None);
+    assert!(
+        k.detail
+            .contains(&format!("lost {} samples", lost + s.dropped_samples)),
+        "{}",
+        k.detail
+    );
 }
 
 /// A consumer that cannot keep up: the recorder writes into a FIFO nobody reads until

@@ -522,6 +522,7 @@ fn print_human(r: &AnalyzeReport) {
         let status = match c.status {
             ClkinStatus::Pass => "PASS",
             ClkinStatus::Fail => "FAIL",
+            ClkinStatus::NotMeasured => "NOT MEASURED",
         };
         println!("CLKIN         {status}: {}", c.detail);
         if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {

@@ -505,6 +505,8 @@ fn ledger_detail(s: &CaptureSummary, args: &CaptureOptions, repo: &Path) -> serd
         "samples_received": s.samples_received,
         "overflows": s.overflows,
         "dropped_samples": s.dropped_samples,
+        "lost_samples": s.lost_samples,
+        "gaps": s.gaps,
         "timeouts": s.timeouts,
         "noise_floor_db": s.noise_floor_db,
         "peak": s.peaks.first().map(|p| json!({"frequency_hz": p.frequency_hz, "power_db": p.power_db})),
@@ -655,6 +657,13 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
         s.timeouts,
         if s.clean { "" } else { " — NOT clean" }
     );
+    if s.lost_samples != Some(0) {
+        let _ = writeln!(
+            o,
+            "  lost          {}; the PSD averages gap-free segments only",
+            s.lost_in_words()
+        );
+    }
     if s.peaks.is_empty() {
         let _ = writeln!(o, "  peaks         none");
     }
@@ -688,6 +697,7 @@ fn render_clkin(o: &mut String, k: &ClkinReport) {
         match k.status {
             rxnode_dsp::ClkinStatus::Pass => "PASS",
             rxnode_dsp::ClkinStatus::Fail => "FAIL",
+            rxnode_dsp::ClkinStatus::NotMeasured => "NOT MEASURED",
         },
         mhz(k.tone_hz),
         k.measured_hz.map(mhz).unwrap_or_else(|| "n/a".into()),

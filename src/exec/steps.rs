@@ -323,11 +323,15 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
     out.iq_used += summary.iq_files.iter().map(|f| f.bytes).sum::<u64>();
     let status = crate::exec::live::status_of(summary.status);
     let mut detail = format!(
-        "{} of {} samples, {} overflow(s), {} dropped, noise floor {}",
+        "{} of {} samples, {} overflow(s), {} dropped, {}noise floor {}",
         summary.samples_received,
         summary.samples_requested,
         summary.overflows,
         summary.dropped_samples,
+        match summary.lost_samples {
+            Some(0) => String::new(),
+            _ => format!("lost {}, ", summary.lost_in_words()),
+        },
         summary
             .noise_floor_db
             .map(|n| format!("{n:.1} dBFS/bin"))
@@ -339,6 +343,7 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
             match k.status {
                 rxnode_dsp::ClkinStatus::Pass => "PASS",
                 rxnode_dsp::ClkinStatus::Fail => "FAIL",
+                rxnode_dsp::ClkinStatus::NotMeasured => "NOT MEASURED",
             },
             k.ppm
                 .map(|p| format!("{p:+.4}"))

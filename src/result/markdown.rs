@@ -184,6 +184,23 @@ fn render_levels(out: &mut String, c: &Value) {
         int("dropped_samples"),
         int("timeouts")
     );
+    // Only results that count their losses have `lost_samples` (`null`: unknown).
+    match get("lost_samples") {
+        None => {}
+        Some(Value::Number(n)) if n.as_u64() == Some(0) => {}
+        Some(v) => {
+            let _ = writeln!(
+                out,
+                "Lost samples: {} in {} gap(s); the PSD averages gap-free segments only",
+                if v.is_null() {
+                    "an unknown number (overflows without stream times)".to_owned()
+                } else {
+                    v.to_string()
+                },
+                int("gaps")
+            );
+        }
+    }
     let _ = writeln!(
         out,
         "Noise floor: {}; mean power: {}",
@@ -582,6 +599,27 @@ mod tests {
         render_capture(&mut out, 1, &json!({"device": d}));
         assert!(!out.contains("args="), "{out}");
         assert_eq!(device_text(Some(&json!("driver=rxsim"))), "driver=rxsim");
+    }
+
+    /// A capture that lost samples says how many and in how many gaps (or that the
+    /// count is unknown); one that lost none, or predates the count, adds nothing.
+    #[test]
+    fn lost_samples_line_says_the_count_or_that_it_is_unknown() {
+        let line = |c: serde_json::Value| {
+            let mut out = String::new();
+            render_levels(&mut out, &c);
+            out.lines()
+                .find(|l| l.starts_with("Lost samples"))
+                .map(str::to_owned)
+        };
+        assert_eq!(
+            line(json!({"lost_samples": 4096, "gaps": 2})).as_deref(),
+            Some("Lost samples: 4096 in 2 gap(s); the PSD averages gap-free segments only")
+        );
+        let unknown = line(json!({"lost_samples": null, "gaps": 1})).unwrap_or_default();
+        assert!(unknown.contains("an unknown number"), "{unknown}");
+        assert_eq!(line(json!({"lost_samples": 0, "gaps": 0})), None);
+        assert_eq!(line(json!({"overflows": 0})), None);
     }
 
     /// The transmission table gives times to the millisecond, not to the last bit

@@ -103,6 +103,14 @@ impl SampleSource for RxStream {
     ) -> Result<ReadOutcome, rxnode_dsp::Error> {
         read_native(&mut self.inner, &self.args, buf, timeout_us).map_err(to_source_error)
     }
+
+    /// The driver's time of the last read's first sample. The crate does not
+    /// expose the read's `HAS_TIME` flag, so a driver without stream times leaves
+    /// this unchanged; the engine trusts it only once reads agree with the sample
+    /// count.
+    fn time_ns(&self) -> Option<i64> {
+        Some(self.inner.time_ns())
+    }
 }
 
 /// A stream error as the capture engine's source error, keeping its message.
@@ -157,5 +165,10 @@ impl Ci16Source for RxStreamCi16 {
         timeout_us: i64,
     ) -> Result<ReadOutcome, rxnode_dsp::Error> {
         read_native(&mut self.inner, &self.args, buf, timeout_us).map_err(to_source_error)
+    }
+
+    /// As for the CF32 stream: the driver's time of the last read's first sample.
+    fn time_ns(&self) -> Option<i64> {
+        Some(self.inner.time_ns())
     }
 }

@@ -28,6 +28,21 @@ struct ReaderStats {
     quiet: Duration,
     /// Read timeouts in a row when the watchdog stopped it.
     in_a_row: u32,
+    /// Gaps between analysed samples (a run of lost samples with analysed ones
+    /// before and after it).
+    gaps: u64,
+    /// Samples lost in driver overflows, counted from the stream times.
+    overflow_lost: u64,
+    /// An overflow's lost samples could not be counted (no trusted stream times).
+    overflow_loss_unknown: bool,
+}
+
+/// A filled block for the DSP: its buffer, how many samples are filled, and whether
+/// samples were lost between the previous block and this one.
+struct Block<T> {
+    buf: Vec<T>,
+    n: usize,
+    after_gap: bool,
 }
 
 /// A block of `T` samples and how many of them are filled.
@@ -61,7 +76,10 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     let (stats, recorder) = std::thread::scope(|s| {
         let writer = recorder.map(|w| s.spawn(move || write_loop::<T>(w, rec_rx, writer_free)));
         let reader = s.spawn(move || reader.run());
-        for (buf, n) in full_rx.iter() {
+        for Block { buf, n, after_gap } in full_rx.iter() {
+            if after_gap {
+                dsp.gap();
+            }
             dsp.feed(&buf[..n], hook);
             if recording {
                 // Only fails if the writer thread is gone (a panic, reported below).
@@ -83,7 +101,7 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     // reported peak.
     let spec = dsp.welch.finish();
     let (iq_files, recording_error) = close_recording(recorder, &spec);
-    let clkin = dsp.clkin.as_mut().map(|c| judge(c, settings));
+    let clkin = dsp.clkin.as_mut().map(|c| judge(c, settings, &stats));
     Ok(summarize(Finished {
         settings,
         stats,
@@ -105,6 +123,9 @@ struct Dsp {
     as_float: Vec<Complex<f32>>,
     /// Samples fed.
     processed: u64,
+    /// Samples were lost between two fed blocks: the CLKIN estimator, which needs
+    /// one unbroken stretch, is fed no more.
+    gapped: bool,
 }
 
 impl Dsp {
@@ -129,6 +150,7 @@ impl Dsp {
             clkin,
             as_float,
             processed: 0,
+            gapped: false,
         })
     }
 
@@ -137,10 +159,18 @@ impl Dsp {
         let x = T::as_cf32(block, &mut self.as_float);
         hook(x);
         self.welch.feed(x);
-        if let Some(c) = &mut self.clkin {
+        if let Some(c) = self.clkin.as_mut().filter(|_| !self.gapped) {
             c.feed(x);
         }
         self.processed += block.len() as u64;
+    }
+
+    /// Samples were lost before the next block: no Welch segment spans the gap
+    /// (the partial segment before it is discarded), and the coherent CLKIN
+    /// estimate is not made (docs/reliability.md#7-lost-samples-and-gaps).
+    fn gap(&mut self) {
+        self.welch.break_stream();
+        self.gapped = true;
     }
 }
 
@@ -184,8 +214,8 @@ pub(crate) fn measure_dsp<T: EngineSample>(
 struct Pool<T> {
     free_tx: SyncSender<Vec<T>>,
     free_rx: Receiver<Vec<T>>,
-    full_tx: SyncSender<Filled<T>>,
-    full_rx: Receiver<Filled<T>>,
+    full_tx: SyncSender<Block<T>>,
+    full_rx: Receiver<Block<T>>,
     rec_tx: SyncSender<Filled<T>>,
     rec_rx: Receiver<Filled<T>>,
 }
@@ -194,7 +224,7 @@ impl<T: EngineSample> Pool<T> {
     /// `pool_blocks` buffers of `block_samples`, all free.
     fn new(settings: &CaptureSettings) -> Self {
         let (free_tx, free_rx) = sync_channel::<Vec<T>>(settings.pool_blocks);
-        let (full_tx, full_rx) = sync_channel::<Filled<T>>(settings.pool_blocks);
+        let (full_tx, full_rx) = sync_channel::<Block<T>>(settings.pool_blocks);
         // DSP → writer: every buffer may be waiting there, so a send never blocks for long.
         let (rec_tx, rec_rx) = sync_channel::<Filled<T>>(settings.pool_blocks);
         for _ in 0..settings.pool_blocks {
@@ -212,8 +242,20 @@ impl<T: EngineSample> Pool<T> {
     }
 }
 
-/// The CLKIN verdict on what the estimator measured and what the driver said.
-fn judge(c: &mut ClkinEstimator, settings: &CaptureSettings) -> ClkinReport {
+/// The CLKIN verdict on what the estimator measured and what the driver said; not
+/// measured when samples were lost between analysed ones.
+fn judge(c: &mut ClkinEstimator, settings: &CaptureSettings, stats: &ReaderStats) -> ClkinReport {
+    if stats.gaps > 0 {
+        let cfg = c.config();
+        return ClkinReport::not_measured(
+            cfg.tone_hz,
+            cfg.tolerance_ppm,
+            format!(
+                "not measured: {}; the coherent estimate needs one unbroken stretch",
+                lost_in_words(stats)
+            ),
+        );
+    }
     let est = c.finish();
     let cfg = c.config();
     judge_clkin(
@@ -223,6 +265,28 @@ fn judge(c: &mut ClkinEstimator, settings: &CaptureSettings) -> ClkinReport {
         &settings.clock_evidence,
         c.tones(),
     )
+}
+
+/// Samples lost, overall: the ones dropped and the ones driver overflows lost;
+/// `None` when an overflow's loss could not be counted.
+fn lost_samples(stats: &ReaderStats) -> Option<u64> {
+    (!stats.overflow_loss_unknown).then_some(stats.dropped + stats.overflow_lost)
+}
+
+/// What the stream lost, in words: `the stream lost 4096 samples in 2 gaps`.
+fn lost_in_words(stats: &ReaderStats) -> String {
+    let gaps = match stats.gaps {
+        1 => "1 gap".to_owned(),
+        k => format!("{k} gaps"),
+    };
+    match lost_samples(stats) {
+        Some(n) => format!("the stream lost {n} samples in {gaps}"),
+        None => format!(
+            "the stream had {gaps} ({} dropped samples, {} driver overflow(s) that lost an \
+             unknown number of samples: the driver gives no stream times)",
+            stats.dropped, stats.overflows
+        ),
+    }
 }
 
 /// The settings the engine refuses before it starts.
@@ -290,11 +354,77 @@ struct Reader<'a, T, S> {
     started: Instant,
     live: bool,
     free_rx: Receiver<Vec<T>>,
-    full_tx: SyncSender<Filled<T>>,
+    full_tx: SyncSender<Block<T>>,
     scratch: Vec<T>,
     /// The pool buffer being filled and how far.
-    cur: Option<Filled<T>>,
+    cur: Option<Block<T>>,
     st: ReaderStats,
+    /// Samples were lost since the last one that went to the DSP.
+    gap_open: bool,
+    /// Some samples went to the DSP.
+    analysed_any: bool,
+    times: StreamTimes,
+}
+
+/// The driver's stream times, checked against the sample count: trusted once two
+/// consecutive reads agree to half a sample, and then an overflow's lost samples
+/// are the jump in time × the rate.
+#[derive(Default)]
+struct StreamTimes {
+    /// The first time seen (ns): times are compared relative to it, so an epoch
+    /// time (~1.7e18 ns) keeps nanosecond resolution as an `f64`.
+    origin_ns: Option<i64>,
+    /// The time (ns after `origin_ns`) the next sample should carry, after the last read.
+    expect_ns: Option<f64>,
+    trusted: bool,
+    /// An overflow since the last read that delivered samples.
+    overflow_pending: bool,
+}
+
+impl StreamTimes {
+    /// A read delivered `n > 0` samples, the first at `time_ns`: the samples lost
+    /// in the overflow(s) before it, when they can be counted; `Err(())` when an
+    /// overflow's loss cannot be.
+    fn delivered(
+        &mut self,
+        time_ns: Option<i64>,
+        n: usize,
+        rate_hz: f64,
+    ) -> std::result::Result<u64, ()> {
+        let period_ns = 1e9 / rate_hz;
+        let usable = period_ns.is_finite() && period_ns > 0.0;
+        let pending = std::mem::take(&mut self.overflow_pending);
+        let origin = *self.origin_ns.get_or_insert(time_ns.unwrap_or(0));
+        let relative = time_ns.and_then(|t| t.checked_sub(origin));
+        let Some(t) = relative.filter(|_| usable).map(|t| t as f64) else {
+            self.expect_ns = None;
+            self.trusted = false;
+            return if pending { Err(()) } else { Ok(0) };
+        };
+        let expected = self.expect_ns.replace(t + n as f64 * period_ns);
+        let lost = match expected {
+            // Half a sample, plus the driver's rounding to whole nanoseconds.
+            Some(e) if !pending => {
+                self.trusted = (t - e).abs() <= period_ns / 2.0 + 1.0;
+                Ok(0)
+            }
+            Some(e) if self.trusted => {
+                let k = ((t - e) / period_ns).round();
+                if k.is_finite() && k >= 0.0 {
+                    Ok(k as u64)
+                } else {
+                    Err(())
+                }
+            }
+            None if !pending => Ok(0),
+            _ => Err(()),
+        };
+        if pending {
+            // The time base after an overflow is checked again from scratch.
+            self.trusted = self.trusted && lost.is_ok();
+        }
+        lost
+    }
 }
 
 /// What to do after looking for a free buffer.
@@ -312,7 +442,7 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
         progress: Option<&'a AtomicU64>,
         started: Instant,
         free_rx: Receiver<Vec<T>>,
-        full_tx: SyncSender<Filled<T>>,
+        full_tx: SyncSender<Block<T>>,
     ) -> Self {
         Reader {
             live: source.is_live(),
@@ -329,6 +459,9 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
                 stop: "complete",
                 ..Default::default()
             },
+            gap_open: false,
+            analysed_any: false,
+            times: StreamTimes::default(),
         }
     }
 
@@ -367,6 +500,8 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
                 }
                 Ok(ReadOutcome::Overflow) => {
                     self.st.overflows += 1;
+                    self.times.overflow_pending = true;
+                    self.lost();
                     last_alive = Instant::now();
                 }
                 Ok(ReadOutcome::Timeout) => {
@@ -397,12 +532,28 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
                 break;
             }
         }
-        if let Some((b, fill)) = self.cur.take() {
-            if fill > 0 {
-                let _ = self.full_tx.try_send((b, fill));
-            }
+        self.send_partial();
+        if self.times.overflow_pending {
+            // No read after the last overflow: its loss is unknown.
+            self.st.overflow_loss_unknown = true;
         }
         self.st
+    }
+
+    /// Samples were lost: the block being filled ends here, so the gap lies
+    /// between two blocks and the DSP is told of it with the next one.
+    fn lost(&mut self) {
+        self.send_partial();
+        self.gap_open = true;
+    }
+
+    /// Hand the block being filled to the DSP, if it holds any samples.
+    fn send_partial(&mut self) {
+        if self.cur.as_ref().is_some_and(|b| b.n > 0) {
+            if let Some(b) = self.cur.take() {
+                let _ = self.full_tx.try_send(b);
+            }
+        }
     }
 
     fn take_free_buffer(&mut self) -> Next {
@@ -410,12 +561,22 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
             return Next::Read;
         }
         match self.free_rx.try_recv() {
-            Ok(b) => self.cur = Some((b, 0)),
+            Ok(buf) => {
+                self.cur = Some(Block {
+                    buf,
+                    n: 0,
+                    after_gap: false,
+                })
+            }
             // A source that can wait (a file) waits for the consumer instead of
             // dropping samples; cancel and deadline still apply.
             Err(TryRecvError::Empty) if !self.live => {
-                if let Ok(b) = self.free_rx.recv_timeout(Duration::from_millis(100)) {
-                    self.cur = Some((b, 0));
+                if let Ok(buf) = self.free_rx.recv_timeout(Duration::from_millis(100)) {
+                    self.cur = Some(Block {
+                        buf,
+                        n: 0,
+                        after_gap: false,
+                    });
                 }
                 return Next::Again;
             }
@@ -430,9 +591,9 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
         let block = self.settings.block_samples;
         let left = self.settings.samples - self.st.received;
         let (target, into_pool) = match &mut self.cur {
-            Some((b, fill)) => {
-                let want = (block - *fill).min(left as usize);
-                (&mut b[*fill..*fill + want], true)
+            Some(b) => {
+                let want = (block - b.n).min(left as usize);
+                (&mut b.buf[b.n..b.n + want], true)
             }
             None => {
                 let want = block.min(left as usize);
@@ -447,17 +608,36 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
                 self.st.short_reads += 1;
             }
             self.st.received += n as u64;
-            if into_pool {
-                if let Some((_, fill)) = &mut self.cur {
-                    *fill += n;
-                    if *fill == block {
+            if n > 0 {
+                let time_ns = self.source.time_ns();
+                match self
+                    .times
+                    .delivered(time_ns, n, self.settings.welch.sample_rate_hz)
+                {
+                    Ok(0) => {}
+                    Ok(k) => self.st.overflow_lost += k,
+                    Err(()) => self.st.overflow_loss_unknown = true,
+                }
+            }
+            if into_pool && n > 0 {
+                let gap = std::mem::take(&mut self.gap_open) && self.analysed_any;
+                self.analysed_any = true;
+                if let Some(b) = &mut self.cur {
+                    if gap {
+                        // The block is fresh: a loss ends the one before it.
+                        b.after_gap = true;
+                        self.st.gaps += 1;
+                    }
+                    b.n += n;
+                    if b.n == block {
                         if let Some(full) = self.cur.take() {
                             let _ = self.full_tx.try_send(full);
                         }
                     }
                 }
-            } else {
+            } else if n > 0 {
                 self.st.dropped += n as u64;
+                self.gap_open = true;
             }
             if let Some(p) = self.progress {
                 p.store(self.st.received, Ordering::Relaxed);
@@ -521,6 +701,13 @@ fn errors_of(f: &Finished) -> Vec<String> {
     if let Some(e) = &f.recording_error {
         errors.push(format!("recording: {e}"));
     }
+    if stats.overflow_loss_unknown {
+        errors.push(format!(
+            "source: {} driver overflow(s); the samples they lost are not counted (the driver \
+             gives no stream times)",
+            stats.overflows
+        ));
+    }
     errors
 }
 
@@ -574,6 +761,9 @@ fn summarize(f: Finished) -> CaptureSummary {
         samples_received: f.stats.received,
         samples_processed: f.processed,
         overflows: f.stats.overflows,
+        overflow_lost_samples: (!f.stats.overflow_loss_unknown).then_some(f.stats.overflow_lost),
+        lost_samples: lost_samples(&f.stats),
+        gaps: f.stats.gaps,
         dropped_samples: f.stats.dropped,
         timeouts: f.stats.timeouts,
         short_reads: f.stats.short_reads,

@@ -113,6 +113,21 @@ pub struct CaptureSummary {
     pub samples_processed: u64,
     /// Driver overflows.
     pub overflows: u64,
+    /// Samples lost in driver overflows, counted from the driver's stream times;
+    /// `null` when an overflow's loss could not be counted (the driver gives no
+    /// stream times). 0 without overflows.
+    #[serde(default)]
+    pub overflow_lost_samples: Option<u64>,
+    /// Samples lost in all: `dropped_samples` + `overflow_lost_samples`; `null`
+    /// when an overflow's loss could not be counted.
+    #[serde(default)]
+    pub lost_samples: Option<u64>,
+    /// Gaps in the analysed stream: runs of lost samples with analysed samples on
+    /// both sides. No Welch segment spans a gap (the PSD is averaged over gap-free
+    /// segments only) and the coherent CLKIN estimate is not made when there is one
+    /// (docs/reliability.md#7-lost-samples-and-gaps).
+    #[serde(default)]
+    pub gaps: u64,
     /// Samples received but skipped because the consumer was behind.
     pub dropped_samples: u64,
     /// Reads that timed out.
@@ -157,6 +172,26 @@ pub struct CaptureSummary {
     /// (docs/protocol.md#clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<serde_json::Value>,
+}
+
+impl CaptureSummary {
+    /// The samples lost, in words for a report line: `none`, `4096 samples in 2
+    /// gaps`, or, when a driver overflow's loss could not be counted, `an unknown
+    /// number (…)`.
+    pub fn lost_in_words(&self) -> String {
+        let gaps = match self.gaps {
+            1 => "1 gap".to_owned(),
+            k => format!("{k} gaps"),
+        };
+        match self.lost_samples {
+            Some(0) => "none".to_owned(),
+            Some(n) => format!("{n} samples in {gaps}"),
+            None => format!(
+                "an unknown number in {gaps} ({} dropped, {} overflow(s) without stream times)",
+                self.dropped_samples, self.overflows
+            ),
+        }
+    }
 }
 
 /// Run a bounded capture: read `settings.samples` samples from `source` (or until the
@@ -280,6 +315,10 @@ pub(crate) trait BlockSource<T>: Send {
     fn is_live(&self) -> bool {
         true
     }
+    /// See [`SampleSource::time_ns`].
+    fn time_ns(&self) -> Option<i64> {
+        None
+    }
 }
 
 impl<S: SampleSource> BlockSource<Complex<f32>> for S {
@@ -290,6 +329,10 @@ impl<S: SampleSource> BlockSource<Complex<f32>> for S {
     fn is_live(&self) -> bool {
         SampleSource::is_live(self)
     }
+
+    fn time_ns(&self) -> Option<i64> {
+        SampleSource::time_ns(self)
+    }
 }
 
 /// Adapts a [`Ci16Source`] (a newtype, so the two blanket impls never meet).
@@ -298,6 +341,10 @@ pub(crate) struct Ci16Reader<S>(pub(crate) S);
 impl<S: Ci16Source> BlockSource<Complex<i16>> for Ci16Reader<S> {
     fn read_block(&mut self, buf: &mut [Complex<i16>], timeout_us: i64) -> Result<ReadOutcome> {
         self.0.read_ci16(buf, timeout_us)
+    }
+
+    fn time_ns(&self) -> Option<i64> {
+        self.0.time_ns()
     }
 }
 

@@ -25,6 +25,15 @@ pub trait SampleSource: Send {
     fn is_live(&self) -> bool {
         true
     }
+
+    /// The stream time (ns) of the first sample of the last read that delivered
+    /// samples, as the driver gave it; `None` (the default) when the source has no
+    /// stream times. The engine trusts these times only once consecutive reads
+    /// have agreed with the sample count, and then counts the samples an overflow
+    /// lost from the jump in time (docs/reliability.md#7-lost-samples-and-gaps).
+    fn time_ns(&self) -> Option<i64> {
+        None
+    }
 }
 
 impl<S: SampleSource + ?Sized> SampleSource for &mut S {
@@ -34,6 +43,10 @@ impl<S: SampleSource + ?Sized> SampleSource for &mut S {
 
     fn is_live(&self) -> bool {
         (**self).is_live()
+    }
+
+    fn time_ns(&self) -> Option<i64> {
+        (**self).time_ns()
     }
 }
 
@@ -46,6 +59,11 @@ pub trait Ci16Source: Send {
         buf: &mut [Complex<i16>],
         timeout_us: i64,
     ) -> Result<ReadOutcome, Error>;
+
+    /// See [`SampleSource::time_ns`].
+    fn time_ns(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// A recorded IQ file as a [`SampleSource`], so `rxnode analyze` runs the same

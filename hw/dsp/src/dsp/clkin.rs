@@ -516,6 +516,10 @@ pub enum ClkinStatus {
     Pass,
     /// Anything else.
     Fail,
+    /// No estimate was made (the stream lost samples between analysed ones): no
+    /// number and no verdict.
+    #[serde(rename = "NOT_MEASURED")]
+    NotMeasured,
 }
 
 /// The CLKIN check's verdict with every piece of evidence.
@@ -541,6 +545,24 @@ pub struct ClkinReport {
     /// marked (none marked when no number could be given).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tones: Vec<ClkinTone>,
+}
+
+impl ClkinReport {
+    /// No estimate was made, for the reason in `detail`: no number, no verdict, no
+    /// evidence weighed.
+    pub fn not_measured(tone_hz: f64, tolerance_ppm: f64, detail: String) -> Self {
+        Self {
+            tone_hz,
+            measured_hz: None,
+            ppm: None,
+            ppm_uncertainty: None,
+            tolerance_ppm,
+            status: ClkinStatus::NotMeasured,
+            detail,
+            evidence: Vec::new(),
+            tones: Vec::new(),
+        }
+    }
 }
 
 fn is_external(s: &str) -> bool {

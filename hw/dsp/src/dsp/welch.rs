@@ -399,6 +399,13 @@ impl Welch {
         self.clipped = 0;
     }
 
+    /// The stream broke (samples were lost) before the next block: the partial
+    /// segment is discarded, so no segment spans the break. What was averaged so
+    /// far is kept.
+    pub fn break_stream(&mut self) {
+        self.fill = 0;
+    }
+
     /// Feed a block of samples (any length, including 0).
     pub fn feed(&mut self, block: &[Complex<f32>]) {
         self.stats(block);

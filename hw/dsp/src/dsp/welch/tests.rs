@@ -353,3 +353,23 @@ fn decimation_keeps_the_maximum() {
     let m = d.iter().copied().fold(f32::MIN, f32::max);
     assert!((f64::from(m) - s.peaks[0].power_db).abs() < 1e-6);
 }
+
+/// After a break in the stream no segment spans it: two 1000-sample stretches of
+/// a 256-point, 50 %-overlap Welch give 2 × 6 segments, where one unbroken
+/// 2000-sample stretch gives 14; and the samples before the break still count.
+#[test]
+fn no_segment_spans_a_break_in_the_stream() {
+    let x: Vec<Complex<f32>> = (0..1000)
+        .map(|n| Complex::from_polar(0.5, 0.3 * n as f32))
+        .collect();
+    let mut w = Welch::new(WelchConfig::new(256, 1e6)).unwrap();
+    w.feed(&x);
+    w.feed(&x);
+    assert_eq!(w.averages(), 14);
+    let mut w = Welch::new(WelchConfig::new(256, 1e6)).unwrap();
+    w.feed(&x);
+    w.break_stream();
+    w.feed(&x);
+    assert_eq!(w.averages(), 12);
+    assert_eq!(w.finish().averages, 12);
+}
