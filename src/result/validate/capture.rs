@@ -23,8 +23,13 @@ pub(super) fn check_capture(c: &Value, i: usize, checkout: &Path, v: &mut V<'_>)
         v.status(Some(s), &format!("{n}.status"));
     }
     if let Some(k) = c.get("clkin").filter(|s| !s.is_null()) {
+        // Beside the step statuses, a CLKIN check has one more: NOT_MEASURED, when the
+        // stream lost samples and no coherent estimate could be made
+        // (docs/protocol.md#5-results).
         if let Some(s) = k.get("status").filter(|s| !s.is_null()) {
-            v.status(Some(s), &format!("{n}.clkin.status"));
+            if s.as_str() != Some("NOT_MEASURED") {
+                v.status(Some(s), &format!("{n}.clkin.status"));
+            }
         }
     }
     check_sizes(c, &n, v);

@@ -167,6 +167,14 @@ fn status_vocabulary_and_consistency() {
     );
 }
 
+/// A CLKIN check on a stream that lost samples is NOT_MEASURED, and a result that
+/// says so is valid (the capture is PARTIAL; the check made no number).
+#[test]
+fn a_clkin_check_not_measured_on_a_broken_stream_is_valid() {
+    let p = problems_after(|v| v["captures"][0]["clkin"]["status"] = json!("NOT_MEASURED"));
+    assert!(p.is_empty(), "{p:?}");
+}
+
 #[test]
 fn timeline_rules() {
     expect(
