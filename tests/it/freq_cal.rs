@@ -125,18 +125,17 @@ fn clkin_calibrate_finds_a_gsm_radio_error_and_keeps_it() {
     );
 }
 
-/// At a radio's high rate the estimator runs behind its decimating front end: 8 MS/s
+/// Above 2 MS/s the estimator runs behind its decimating front end: 4 MS/s
 /// through the real binary and rxsim's GSM scene gives the error as at 1 MS/s, with the
 /// detections in the radio's frame (around the tone's nominal +67.7 kHz).
 #[test]
 fn clkin_calibrate_at_a_high_rate_measures_through_the_front_end() {
     let lab = Lab::new();
-    let o = calibrate(
-        &lab,
-        &gsm_radio("fc9", -23.4, 10.0),
-        "gsm",
-        &["-r", "8M", "-t", "2"],
-    );
+    // Paced at the sample rate, as a radio is: an unpaced stream fills the
+    // half-second pool faster than a DSP thread starved by a busy machine drains it,
+    // and that capture is rightly PARTIAL, which is not what this test is about.
+    let radio = gsm_radio("fc9", -23.4, 10.0).replace(",pace=0", "");
+    let o = calibrate(&lab, &radio, "gsm", &["-r", "4M", "-t", "2"]);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let r = parsed(&o);
     assert_eq!(r.status, "PASS", "{}", r.detail);

@@ -917,10 +917,13 @@ impl LteEstimator {
         //    The combined σ is widened by the looks' own scatter about their mean
         //    (never narrowed), so looks that disagree more than their σ allow (a bias
         //    in one of them) widen the coarse estimate's stated uncertainty.
+        //    Whether they agree is judged with the looks' widened σ too: looks that
+        //    scatter among themselves cannot claim to contradict the arrival drift.
         let carrier = combine(&unwrap_looks(off_tau));
         let (off_prior, prior_sd, tied) = match carrier {
-            Some((off_c, sd_c, _))
-                if (off_tau - off_c).abs() <= 4.0 * (off_tau_sd.powi(2) + sd_c.powi(2)).sqrt() =>
+            Some((off_c, sd_c, birge))
+                if (off_tau - off_c).abs()
+                    <= 4.0 * (off_tau_sd.powi(2) + (sd_c * birge.max(1.0)).powi(2)).sqrt() =>
             {
                 let mut all = unwrap_looks(off_tau);
                 all.push((off_tau, off_tau_sd));
