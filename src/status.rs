@@ -162,12 +162,14 @@ pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Resu
 pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     let r = report(&paths, &ctx.source)?;
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-        return Ok(Outcome::Done);
-    }
+    ctx.report(&r, |r| print_report(r, &paths))?;
+    Ok(Outcome::Done)
+}
+
+/// The status for a person: watcher, task lists, queue, publication.
+fn print_report(r: &Report, paths: &Paths) {
     let colour = crate::term::stdout_colour();
-    print_watcher(&r, &paths, colour);
+    print_watcher(r, paths, colour);
     let list = |name: &str, v: &[String]| {
         println!(
             "{name:<11} {}",
@@ -187,7 +189,7 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     if !r.not_for_this_node.is_empty() {
         list("not for us:", &r.not_for_this_node);
     }
-    print_queue(&r, colour);
+    print_queue(r, colour);
     if r.rejected_texts > 0 {
         println!(
             "refused texts (no usable ID or changed under a known ID): {}",
@@ -207,7 +209,6 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
             );
         }
     }
-    Ok(Outcome::Done)
 }
 
 /// Status publication: on or off, the last push, what would be published now.
