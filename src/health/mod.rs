@@ -82,16 +82,18 @@ pub fn cmd_health(ctx: &Ctx) -> Result<Outcome> {
         radios,
         self_test_every_s: policy.health.as_ref().map(|h| h.self_test_every_s),
     };
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&listing)?);
-        return Ok(Outcome::Done);
-    }
+    ctx.report(&listing, print_listing)?;
+    Ok(Outcome::Done)
+}
+
+/// The health listing for a person: one block a radio, then the self-test schedule.
+fn print_listing(listing: &Listing) {
     if listing.radios.is_empty() {
         println!(
             "no radio has a health record and the policy lists none for self-tests: \
              every radio is UNTESTED (not blocked); test one with `rxnode health test ARGS`"
         );
-        return Ok(Outcome::Done);
+        return;
     }
     for r in &listing.radios {
         let last = r.last_self_test.as_ref().map_or_else(
@@ -118,7 +120,6 @@ pub fn cmd_health(ctx: &Ctx) -> Result<Outcome> {
     if let Some(every) = listing.self_test_every_s {
         println!("scheduled self-tests (policy health.radios): every {every} s while `rxnode watch` runs");
     }
-    Ok(Outcome::Done)
 }
 
 /// `rxnode health test [ARGS…] [--json]`: self-test the named radios (or every radio
