@@ -123,11 +123,7 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
         write_plot(plot, &psd, &report)
             .with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
-    if ctx.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_human(&report);
-    }
+    ctx.report(&report, print_human)?;
     let failed = report
         .clkin
         .as_ref()
