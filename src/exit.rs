@@ -27,6 +27,38 @@ impl fmt::Display for Refused {
 impl std::error::Error for BadInput {}
 impl std::error::Error for Refused {}
 
+/// Bad input in one named field of a library request (`sample_rate_hz`): exit 2.
+/// The library names the field; a command names it as its caller typed it (a flag)
+/// with [`BadField::named`] before printing.
+#[derive(Debug)]
+pub struct BadField {
+    /// The request's field, as the library calls it.
+    pub field: &'static str,
+    /// What is wrong, as it follows the name (`" 0 must be a finite number > 0"`).
+    pub problem: String,
+}
+
+impl BadField {
+    /// The message with the field called `name`.
+    pub fn named(&self, name: &str) -> String {
+        format!("{name}{}", self.problem)
+    }
+}
+impl fmt::Display for BadField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.named(self.field))
+    }
+}
+impl std::error::Error for BadField {}
+
+/// An error for exit status 2 naming the request's field it is about.
+pub fn bad_field(field: &'static str, problem: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadField {
+        field,
+        problem: problem.into(),
+    })
+}
+
 /// An error for exit status 2.
 pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(msg.into()))
@@ -46,7 +78,10 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
 pub fn status_for(err: &anyhow::Error) -> u8 {
     if err.chain().any(|e| e.downcast_ref::<Refused>().is_some()) {
         3
-    } else if err.chain().any(|e| e.downcast_ref::<BadInput>().is_some()) {
+    } else if err
+        .chain()
+        .any(|e| e.downcast_ref::<BadInput>().is_some() || e.downcast_ref::<BadField>().is_some())
+    {
         2
     } else {
         1

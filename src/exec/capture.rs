@@ -5,8 +5,7 @@
 //! (status PARTIAL). Inside a checkout the capture is written to the ledger.
 use crate::context::Ctx;
 use crate::exec::live::{relative_to, LiveCapture, NotCaptured};
-use crate::exec::positive;
-use crate::exit::{bad_input, refused, Outcome};
+use crate::exit::{bad_field, bad_input, refused, Outcome};
 use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
@@ -21,36 +20,43 @@ use std::path::Path;
 /// Check the arguments themselves (exit 2), before policy and hardware.
 fn check_args(args: &CaptureOptions) -> Result<()> {
     if args.device.trim().is_empty() {
-        return Err(bad_input("--device must not be empty (e.g. driver=hackrf)"));
+        return Err(bad_field(
+            "device",
+            " must not be empty (e.g. driver=hackrf)",
+        ));
     }
-    positive("--frequency-hz", args.frequency_hz)?;
-    positive("--sample-rate-hz", args.sample_rate_hz)?;
-    positive("--duration-s", args.duration_s)?;
+    positive_field("frequency_hz", args.frequency_hz)?;
+    positive_field("sample_rate_hz", args.sample_rate_hz)?;
+    positive_field("duration_s", args.duration_s)?;
     gain_of(args)?;
     if let Some(b) = args.bandwidth_hz {
-        positive("--bandwidth-hz", b)?;
+        positive_field("bandwidth_hz", b)?;
     }
     if let Some(a) = args
         .antenna
         .as_ref()
         .filter(|a| a.trim().is_empty() || a.chars().any(char::is_control))
     {
-        return Err(bad_input(format!(
-            "--antenna {a:?} must be an antenna name (see `rxnode inventory`)"
-        )));
+        return Err(bad_field(
+            "antenna",
+            format!(" {a:?} must be an antenna name (see `rxnode inventory`)"),
+        ));
     }
     if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&args.max_peaks) {
-        return Err(bad_input(format!(
-            "--max-peaks {} must be in 1..={}",
-            args.max_peaks,
-            rxnode_interlock::MAX_PEAKS_LIMIT
-        )));
+        return Err(bad_field(
+            "max_peaks",
+            format!(
+                " {} must be in 1..={}",
+                args.max_peaks,
+                rxnode_interlock::MAX_PEAKS_LIMIT
+            ),
+        ));
     }
     if !(args.min_snr_db.is_finite() && (0.0..=200.0).contains(&args.min_snr_db)) {
-        return Err(bad_input(format!(
-            "--min-snr-db {} must be a number of dB in 0..=200",
-            args.min_snr_db
-        )));
+        return Err(bad_field(
+            "min_snr_db",
+            format!(" {} must be a number of dB in 0..=200", args.min_snr_db),
+        ));
     }
     if let Some(p) = &args.plot {
         if p.extension()
@@ -59,70 +65,77 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             .as_deref()
             != Some("png")
         {
-            return Err(bad_input(format!(
-                "--plot {}: the picture is a .png file",
-                p.display()
-            )));
+            return Err(bad_field(
+                "plot",
+                format!(" {}: the picture is a .png file", p.display()),
+            ));
         }
         if p.exists() && !args.force {
-            return Err(bad_input(format!(
-                "--plot: {} already exists; choose another name, or --force to overwrite it",
-                p.display()
-            )));
+            return Err(bad_field(
+                "plot",
+                format!(
+                    ": {} already exists; choose another name, or --force to overwrite it",
+                    p.display()
+                ),
+            ));
         }
         if args.record.as_ref().is_some_and(|r| r == p) {
-            return Err(bad_input(format!(
-                "--plot and --record name the same file {}",
-                p.display()
-            )));
+            return Err(bad_field(
+                "plot",
+                format!(" and --record name the same file {}", p.display()),
+            ));
         }
     }
     if let Some(t) = args.clkin_tone_hz {
-        positive("--clkin-tone-hz", t)?;
+        positive_field("clkin_tone_hz", t)?;
     }
     if let Some(l) = args
         .clkin_expected_dbfs
         .filter(|l| !(l.is_finite() && *l <= 0.0))
     {
-        return Err(bad_input(format!(
-            "--clkin-expected-dbfs {l} must be a finite level ≤ 0 dBFS"
-        )));
+        return Err(bad_field(
+            "clkin_expected_dbfs",
+            format!(" {l} must be a finite level ≤ 0 dBFS"),
+        ));
     }
     if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
-        return Err(bad_input(format!(
-            "--clkin-tolerance-ppm {} must be a finite number ≥ 0",
-            args.clkin_tolerance_ppm
-        )));
+        return Err(bad_field(
+            "clkin_tolerance_ppm",
+            format!(" {} must be a finite number ≥ 0", args.clkin_tolerance_ppm),
+        ));
     }
     if !rxnode_interlock::fft_size_ok(args.fft_size) {
-        return Err(bad_input(format!(
-            "--fft-size {} must be in 16..=1048576",
-            args.fft_size
-        )));
+        return Err(bad_field(
+            "fft_size",
+            format!(" {} must be in 16..=1048576", args.fft_size),
+        ));
     }
     if let Some(s) = &args.clock_source {
         if s.trim().is_empty() {
-            return Err(bad_input("--clock-source must not be empty"));
+            return Err(bad_field("clock_source", " must not be empty"));
         }
     }
     let record_format = record_format(args);
     if let Some(p) = &args.record {
-        let fmt = IqFormat::from_path(p).map_err(|e| bad_input(format!("--record: {e}")))?;
+        let fmt = IqFormat::from_path(p).map_err(|e| bad_field("record", format!(": {e}")))?;
         let fits = match record_format {
             RecordFormat::Cf32 => matches!(fmt, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf),
             RecordFormat::Ci16 => matches!(fmt, IqFormat::Cs16 | IqFormat::Sigmf),
         };
         if !fits {
-            return Err(bad_input(match record_format {
+            return Err(bad_field(
+                "record",
+                match record_format {
                 RecordFormat::Cf32 => format!(
-                    "--record {}: recordings are .cf32, .wav, .sigmf-data or .sigmf-meta (.cs16 with --record-format ci16)",
+                    " {}: recordings are .cf32, .wav, .sigmf-data or .sigmf-meta (.cs16 with --record-format ci16)",
                     p.display()
                 ),
                 RecordFormat::Ci16 => format!(
-                    "--record {}: --record-format ci16 records .sigmf-data, .sigmf-meta or .cs16",
+                    " {}: --record-format ci16 records .sigmf-data, .sigmf-meta or .cs16",
                     p.display()
                 ),
-            }));
+            },
+            ));
         }
         // Never overwrite a recording.
         let targets = if fmt == IqFormat::Sigmf {
@@ -135,20 +148,38 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
         };
         if let Some(t) = targets.iter().find(|t| t.exists()) {
             if !args.force {
-                return Err(bad_input(format!(
-                    "--record: {} already exists; choose another name, or --force to overwrite it",
-                    t.display()
-                )));
+                return Err(bad_field(
+                    "record",
+                    format!(
+                        ": {} already exists; choose another name, or --force to overwrite it",
+                        t.display()
+                    ),
+                ));
             }
             if !t.is_file() {
-                return Err(bad_input(format!(
-                    "--record: {} exists and is not a file; --force overwrites files only",
-                    t.display()
-                )));
+                return Err(bad_field(
+                    "record",
+                    format!(
+                        ": {} exists and is not a file; --force overwrites files only",
+                        t.display()
+                    ),
+                ));
             }
         }
     }
     Ok(())
+}
+
+/// A number that must be finite and > 0, named by its field.
+fn positive_field(field: &'static str, v: f64) -> Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(bad_field(
+            field,
+            format!(" {v} must be a finite number > 0"),
+        ))
+    }
 }
 
 /// `--gain-db`: a number of dB or `ELEMENT=DB[,…]`.
@@ -743,6 +774,73 @@ fn render_files(o: &mut String, s: &CaptureSummary) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn options() -> CaptureOptions {
+        CaptureOptions {
+            device: "driver=x".into(),
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            duration_s: 1.0,
+            gain_db: None,
+            antenna: None,
+            bandwidth_hz: None,
+            clock_source: None,
+            clkin_tone_hz: None,
+            clkin_tolerance_ppm: 1.0,
+            clkin_expected_dbfs: None,
+            fft_size: 2048,
+            record: None,
+            record_format: None,
+            plot: None,
+            force: false,
+            max_peaks: 8,
+            min_snr_db: 6.0,
+            apply_cal: false,
+        }
+    }
+
+    /// A refused argument is named by the request's field, not by a flag, and exits 2.
+    #[test]
+    fn bad_arguments_name_the_field_not_a_flag() {
+        let field_of = |o: CaptureOptions| {
+            let e = check_args(&o).expect_err("must be refused");
+            assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
+            let b = e
+                .downcast_ref::<crate::exit::BadField>()
+                .unwrap_or_else(|| panic!("not a field error: {e:#}"));
+            assert!(!e.to_string().contains("--"), "{e}");
+            b.field
+        };
+        assert!(check_args(&options()).is_ok());
+        let o = CaptureOptions {
+            sample_rate_hz: 0.0,
+            ..options()
+        };
+        assert_eq!(field_of(o), "sample_rate_hz");
+        let o = CaptureOptions {
+            max_peaks: 0,
+            ..options()
+        };
+        assert_eq!(field_of(o), "max_peaks");
+        let o = CaptureOptions {
+            fft_size: 8,
+            ..options()
+        };
+        assert_eq!(field_of(o), "fft_size");
+        let o = CaptureOptions {
+            device: " ".into(),
+            ..options()
+        };
+        assert_eq!(field_of(o), "device");
+        let o = CaptureOptions {
+            clkin_tolerance_ppm: -1.0,
+            ..options()
+        };
+        assert_eq!(
+            check_args(&o).map_err(|e| e.to_string()).unwrap_err(),
+            "clkin_tolerance_ppm -1 must be a finite number ≥ 0"
+        );
+    }
 
     #[test]
     fn ledger_paths_are_never_absolute() {
