@@ -100,20 +100,24 @@ fn portable(
             }
         }
     }
-    for k in body..x.len() {
-        // Lane k % 2 keeps even (real part of x) and odd (imaginary) apart.
-        let j = k % 2;
-        acc[0][j] += x[k] * r1[k];
-        acc[1][j] += x[k] * i1[k];
-        acc[2][j] += x[k] * r2[k];
-        acc[3][j] += x[k] * i2[k];
-    }
+    tail(x, [r1, i1, r2, i2], body, &mut acc);
     (combine(&acc[0], &acc[1]), combine(&acc[2], &acc[3]))
+}
+
+/// The samples from `from` on, one float at a time, into the accumulators of the
+/// four tables: lane k % 2 keeps even (real part of x) and odd (imaginary) apart.
+fn tail<const L: usize>(x: &[f32], t: [&[f32]; 4], from: usize, acc: &mut [[f32; L]; 4]) {
+    for k in from..x.len() {
+        let j = k % 2;
+        for (a, t) in acc.iter_mut().zip(t) {
+            a[j] += x[k] * t[k];
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::combine;
+    use super::{combine, tail};
     use num_complex::Complex;
     use std::arch::x86_64::*;
 
@@ -161,13 +165,7 @@ mod x86 {
         for (out, (a, b)) in acc.iter_mut().zip([(a0, b0), (a1, b1), (a2, b2), (a3, b3)]) {
             _mm256_storeu_ps(out.as_mut_ptr(), _mm256_add_ps(a, b));
         }
-        for k in k..n {
-            let j = k % 2;
-            acc[0][j] += x[k] * r1[k];
-            acc[1][j] += x[k] * i1[k];
-            acc[2][j] += x[k] * r2[k];
-            acc[3][j] += x[k] * i2[k];
-        }
+        tail(x, [r1, i1, r2, i2], k, &mut acc);
         (combine(&acc[0], &acc[1]), combine(&acc[2], &acc[3]))
     }
 }
