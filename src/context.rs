@@ -66,11 +66,53 @@ impl Ctx {
         value: &T,
         human: impl FnOnce(&T),
     ) -> anyhow::Result<()> {
+        self.report_with(value, |v| serde_json::to_string_pretty(v), human)
+    }
+
+    /// [`Ctx::report`] for a value whose JSON has a form of its own (a result
+    /// file's exact bytes, one compact line): with `--json` the document `json`
+    /// writes, otherwise `human` prints the value for a person.
+    pub(crate) fn report_with<T>(
+        &self,
+        value: &T,
+        json: impl FnOnce(&T) -> serde_json::Result<String>,
+        human: impl FnOnce(&T),
+    ) -> anyhow::Result<()> {
         if self.json {
-            println!("{}", serde_json::to_string_pretty(value)?);
+            println!("{}", json(value)?);
         } else {
             human(value);
         }
+        Ok(())
+    }
+
+    /// The report of a command's result as text: with `--json` the value as one
+    /// pretty-printed JSON document and a newline, otherwise the text `human`
+    /// writes for a person.
+    pub(crate) fn report_text<T: serde::Serialize>(
+        &self,
+        value: &T,
+        human: impl FnOnce(&T) -> String,
+    ) -> anyhow::Result<String> {
+        Ok(if self.json {
+            format!("{}\n", serde_json::to_string_pretty(value)?)
+        } else {
+            human(value)
+        })
+    }
+
+    /// [`Ctx::report_text`] written to stdout under one lock, a failed write (a
+    /// closed pipe: `| head`) ignored: the command's exit status then says how its
+    /// work went (a capture's PASS 0, PARTIAL or FAIL 1), not whether anyone read it.
+    pub(crate) fn report_to_pipe<T: serde::Serialize>(
+        &self,
+        value: &T,
+        human: impl FnOnce(&T) -> String,
+    ) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        let text = self.report_text(value, human)?;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
         Ok(())
     }
 }

@@ -14,7 +14,6 @@ use rxnode_dsp::{CaptureStatus, CaptureSummary, ClkinReport, IqFormat, RecordFor
 use rxnode_interlock::{check_rx_step, IqSampleFormat, RxCaptureStep};
 use serde_json::json;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 /// Check the arguments themselves (exit 2), before policy and hardware.
@@ -381,18 +380,14 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         Some(p) => Some(write_plot(p, &summary, args)?),
         None => None,
     };
-    let text = if ctx.json {
-        format!("{}\n", serde_json::to_string_pretty(&summary)?)
-    } else {
-        let mut t = render(&summary, args);
+    // A closed pipe (`| head`) is not an error of the capture.
+    ctx.report_to_pipe(&summary, |s| {
+        let mut t = render(s, args);
         if let Some(p) = &plotted {
             let _ = writeln!(t, "wrote spectrum PNG: {}", p.display());
         }
         t
-    };
-    // A closed pipe (`| head`) is not an error of the capture.
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    })?;
     Ok(match summary.status {
         CaptureStatus::Pass => Outcome::Done,
         CaptureStatus::Partial | CaptureStatus::Fail => Outcome::Code(1),

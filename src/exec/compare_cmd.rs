@@ -13,7 +13,6 @@ use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_interlock::{check_clkin_compare, ClkinCompareStep, GainSpec};
 use serde_json::json;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 /// `clkin compare` options.
@@ -187,18 +186,14 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
             Err(e) => return Err(e.context(format!("--plot {}", p.display()))),
         }
     }
-    let text = if ctx.json {
-        format!("{}\n", serde_json::to_string_pretty(&done.entry)?)
-    } else {
+    ctx.report_to_pipe(&done.entry, |entry| {
         let mut t = String::new();
-        crate::result::render_compare_text(&mut t, &done.entry);
+        crate::result::render_compare_text(&mut t, entry);
         if let Some(p) = plotted {
             t.push_str(&format!("picture: {}\n", p.display()));
         }
         t
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    })?;
     Ok(if done.status == Status::Pass {
         Outcome::Done
     } else {

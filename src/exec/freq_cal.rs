@@ -18,7 +18,6 @@ use rxnode_dsp::{
 };
 use rxnode_interlock::{check_freq_cal, FreqCalMethod, FreqCalStep};
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -418,13 +417,7 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
             tracing::warn!("no picture: nothing was detected");
         }
     }
-    let text = if ctx.json {
-        format!("{}\n", serde_json::to_string_pretty(&m.entry)?)
-    } else {
-        render(&m)
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    ctx.report_to_pipe(&m.entry, |_| render(&m))?;
     Ok(match m.status {
         Status::Pass => Outcome::Done,
         _ => Outcome::Code(1),

@@ -71,7 +71,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let id = TaskId::parse(task_id).map_err(|e| bad_input(e.to_string()))?;
     let (_lock, approved) = preflight(ctx, &paths, &id)?;
     let Some(plan) = approved.task.plan() else {
-        manual(ctx, &paths, &id);
+        manual(ctx, &paths, &id)?;
         return Ok(Outcome::Done);
     };
     let sha = approved.task.sha256().to_owned();
@@ -110,7 +110,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     crate::store::progress::clear(&paths);
     let interrupted = cancel.load(Ordering::SeqCst);
     let (result, dir) = record_run(&run, out, record, &clock, interrupted)?;
-    report(ctx, run.ids, &result, &dir);
+    report(ctx, run.ids, &result, &dir)?;
     // One rule for every command (docs/protocol.md#exit-status): a step the
     // node policy BLOCKED is a refusal, exit 3, as from `capture` and `sweep`.
     Ok(match result.status {
@@ -216,22 +216,21 @@ fn plan_paths(paths: &Paths, id: &TaskId, plan: Option<&Plan>) -> Vec<PathBuf> {
 }
 
 /// A task without a plan: nothing runs and nothing changes.
-fn manual(ctx: &Ctx, paths: &Paths, id: &TaskId) {
+fn manual(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<()> {
     let ids = id.as_str();
-    if ctx.json {
-        println!(
-            "{}",
-            json!({"task_id": ids, "manual": true, "changed": false})
-        );
-    } else {
-        println!(
-            "{ids} is a manual task (no rx-plan block): nothing to execute and nothing was changed.\n\
-             Do the work by hand, then say how it went: \
-             `rxnode mark-completed {ids} --status PASS|FAIL|PARTIAL|SKIP --note TEXT` \
-             (it writes the result files in {}).",
-            paths.outbox(id).display()
-        );
-    }
+    ctx.report_with(
+        &json!({"task_id": ids, "manual": true, "changed": false}),
+        |v| Ok(v.to_string()),
+        |_| {
+            println!(
+                "{ids} is a manual task (no rx-plan block): nothing to execute and nothing was changed.\n\
+                 Do the work by hand, then say how it went: \
+                 `rxnode mark-completed {ids} --status PASS|FAIL|PARTIAL|SKIP --note TEXT` \
+                 (it writes the result files in {}).",
+                paths.outbox(id).display()
+            );
+        },
+    )
 }
 
 /// The node policy (a bad file: still exit 2, but the ledger says why nothing
@@ -545,11 +544,11 @@ fn opened_no_stream(result: &RxResult) -> bool {
         })
 }
 
-/// The result on stdout: the JSON, or the status and one line per check.
-fn report(ctx: &Ctx, ids: &str, result: &RxResult, dir: &std::path::Path) {
-    if ctx.json {
-        println!("{}", String::from_utf8_lossy(&result.to_json_bytes()));
-    } else {
+/// The result on stdout: the JSON (`RX_RESULT.json`'s bytes), or the status and
+/// one line per check.
+fn report(ctx: &Ctx, ids: &str, result: &RxResult, dir: &std::path::Path) -> Result<()> {
+    let json = |r: &RxResult| Ok(String::from_utf8_lossy(&r.to_json_bytes()).into_owned());
+    ctx.report_with(result, json, |result| {
         let colour = crate::term::stdout_colour();
         let st = result.status.as_str();
         println!("{ids}: {}", crate::term::status(st, st.len(), colour));
@@ -572,5 +571,5 @@ fn report(ctx: &Ctx, ids: &str, result: &RxResult, dir: &std::path::Path) {
                 }
             );
         }
-    }
+    })
 }

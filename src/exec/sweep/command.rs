@@ -11,7 +11,6 @@ use anyhow::Result;
 use rxnode_interlock::{check_rx_sweep, RxSweepStep, SweepConfig};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
@@ -229,9 +228,7 @@ fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<Value>, Writ
 
 /// The sweep on stdout: its JSON, or its Markdown and where the files went.
 fn print(ctx: &Ctx, v: &Value, written: &Written) -> Result<()> {
-    let text = if ctx.json {
-        format!("{}\n", serde_json::to_string_pretty(v)?)
-    } else {
+    ctx.report_to_pipe(v, |v| {
         // Plain text for the terminal; the Markdown is for RX_RESULT.md.
         let mut o = sweep_text(v);
         // The operator sees where the results went (the JSON names the CSV only).
@@ -239,10 +236,7 @@ fn print(ctx: &Ctx, v: &Value, written: &Written) -> Result<()> {
             let _ = writeln!(o, "wrote {what}: {}", p.display());
         }
         o
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-    Ok(())
+    })
 }
 
 /// A sweep as the operator reads it on a terminal: the verdict and band first,
