@@ -1,7 +1,8 @@
 //! `rxnode sweep …`: the operator's own sweep, outputs named on the command
 //! line (never overwritten), written to the ledger inside a checkout.
+use super::gain::parse_gain;
+use super::radio::{execute, status_of, write_new, NotSwept, Swept};
 use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
-use super::{execute, parse_gain, status_of, write_new, NotSwept, Swept};
 use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome};
 use crate::result::Status;

@@ -1,7 +1,7 @@
 //! What a sweep leaves behind: its JSON (in the result and for `--json`), the
 //! rtl_power CSV, the spectrum and heatmap pictures, and its section of
 //! `RX_RESULT.md`.
-use super::{status_of, Swept};
+use super::radio::{status_of, Swept};
 use crate::result::plot::{Heatmap, SpectrumPlot, Trace};
 use rxnode_hw::{HopStatus, SweepReport};
 use serde_json::{json, Value};

@@ -1,8 +1,8 @@
 //! The `rx_sweep` step of a task's plan: the policy, the sweep, then
 //! `SWEEP_<n>.csv`, `SWEEP_<n>.png` (and the heatmap, and a long hop table as
 //! `SWEEP_<n>_hops.json`) in the outbox; a check and a row in the result.
+use super::radio::{execute, status_of, write_new, NotSwept, Swept};
 use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
-use super::{execute, status_of, write_new, NotSwept, Swept};
 use crate::exec::steps::{Outputs, StepCtx};
 use crate::health::guard;
 use crate::result::{Check, Status};
