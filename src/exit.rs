@@ -27,36 +27,189 @@ impl fmt::Display for Refused {
 impl std::error::Error for BadInput {}
 impl std::error::Error for Refused {}
 
-/// Bad input in one named field of a library request (`sample_rate_hz`): exit 2.
-/// The library names the field; a command names it as its caller typed it (a flag)
-/// with [`BadField::named`] before printing.
-#[derive(Debug)]
-pub struct BadField {
-    /// The request's field, as the library calls it.
-    pub field: &'static str,
-    /// What is wrong, as it follows the name (`" 0 must be a finite number > 0"`).
-    pub problem: String,
+/// A message that names fields of a library request: text with each field in
+/// it by name, the library's (`sample_rate_hz`) until a command tells it with
+/// the names its caller typed ([`name_fields`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FieldText(Vec<Piece>);
+
+/// A piece of a [`FieldText`].
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Text(String),
+    Field(&'static str),
 }
 
-impl BadField {
-    /// The message with the field called `name`.
-    pub fn named(&self, name: &str) -> String {
-        format!("{name}{}", self.problem)
+impl FieldText {
+    /// A message that begins with the name of `field`.
+    pub fn field(field: &'static str) -> FieldText {
+        FieldText(vec![Piece::Field(field)])
+    }
+
+    /// A message that begins with `text`.
+    pub fn text(text: impl Into<String>) -> FieldText {
+        FieldText(vec![Piece::Text(text.into())])
+    }
+
+    /// This message, then `text`.
+    pub fn then(mut self, text: impl Into<String>) -> FieldText {
+        self.0.push(Piece::Text(text.into()));
+        self
+    }
+
+    /// This message, then the name of `field`.
+    pub fn then_field(mut self, field: &'static str) -> FieldText {
+        self.0.push(Piece::Field(field));
+        self
+    }
+
+    /// This message, then `more`.
+    pub fn then_all(mut self, more: FieldText) -> FieldText {
+        self.0.extend(more.0);
+        self
+    }
+
+    /// The message with each field called `name(field)`.
+    pub fn told<S: AsRef<str>>(&self, name: impl Fn(&'static str) -> S) -> String {
+        let mut out = String::new();
+        for p in &self.0 {
+            match p {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Field(f) => out.push_str(name(f).as_ref()),
+            }
+        }
+        out
+    }
+
+    /// The fields it names, in order.
+    pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.0.iter().filter_map(|p| match p {
+            Piece::Field(f) => Some(*f),
+            Piece::Text(_) => None,
+        })
     }
 }
+
+impl From<String> for FieldText {
+    fn from(text: String) -> FieldText {
+        FieldText::text(text)
+    }
+}
+impl From<&str> for FieldText {
+    fn from(text: &str) -> FieldText {
+        FieldText::text(text)
+    }
+}
+impl fmt::Display for FieldText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.told(|field| field))
+    }
+}
+
+/// Bad input in a named field of a library request (`sample_rate_hz`): exit 2.
+/// The library names the fields; a command names them as its caller typed them
+/// (flags) with [`name_fields`] before printing.
+#[derive(Debug)]
+pub struct BadField {
+    /// The request's field it is about, as the library calls it.
+    pub field: &'static str,
+    /// What is wrong, the fields in it by name
+    /// (`sample_rate_hz 0 must be a finite number > 0`).
+    pub message: FieldText,
+}
+
 impl fmt::Display for BadField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.named(self.field))
+        fmt::Display::fmt(&self.message, f)
     }
 }
 impl std::error::Error for BadField {}
 
-/// An error for exit status 2 naming the request's field it is about.
-pub fn bad_field(field: &'static str, problem: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(BadField {
-        field,
-        problem: problem.into(),
+/// An error for exit status 2 about the request's `field`: its name, then
+/// `problem` (`" 0 must be a finite number > 0"`, or a [`FieldText`] naming more).
+pub fn bad_field(field: &'static str, problem: impl Into<FieldText>) -> anyhow::Error {
+    bad_field_text(field, FieldText::field(field).then_all(problem.into()))
+}
+
+/// An error for exit status 2 about the request's `field`, told as `message`
+/// (for a message that does not begin with the field's name).
+pub fn bad_field_text(field: &'static str, message: FieldText) -> anyhow::Error {
+    anyhow::Error::new(BadField { field, message })
+}
+
+/// A failure told with fields of the request (`plot …: the capture produced no
+/// spectrum`) that is no bad input: its exit status is its cause's, else 1.
+#[derive(Debug)]
+pub(crate) struct FieldNote {
+    message: FieldText,
+    cause: Option<anyhow::Error>,
+}
+
+impl fmt::Display for FieldNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.message, f)
+    }
+}
+impl std::error::Error for FieldNote {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_ref()
+            .map(|c| -> &(dyn std::error::Error + 'static) { c.as_ref() })
+    }
+}
+
+/// A failure (exit 1) told as `message`, naming fields of the request.
+pub(crate) fn field_failure(message: FieldText) -> anyhow::Error {
+    anyhow::Error::new(FieldNote {
+        message,
+        cause: None,
     })
+}
+
+/// `cause` with `message`, naming fields of the request, as its context; the
+/// exit status stays the cause's.
+pub(crate) fn field_context(cause: impl Into<anyhow::Error>, message: FieldText) -> anyhow::Error {
+    anyhow::Error::new(FieldNote {
+        message,
+        cause: Some(cause.into()),
+    })
+}
+
+/// `err` told with each field of the request called `name(field)` (a command's
+/// flags; a field `name` does not know keeps its own name): the same messages
+/// in the same order (`{:#}`) and the same exit status. An error that names no
+/// field is returned as it is.
+pub fn name_fields(
+    err: anyhow::Error,
+    name: impl Fn(&'static str) -> Option<&'static str>,
+) -> anyhow::Error {
+    let names_fields =
+        |e: &(dyn std::error::Error + 'static)| e.is::<BadField>() || e.is::<FieldNote>();
+    if !err.chain().any(names_fields) || is_broken_pipe(&err) {
+        return err;
+    }
+    let name = |f: &'static str| name(f).unwrap_or(f);
+    let text = err
+        .chain()
+        .map(|e| {
+            if let Some(b) = e.downcast_ref::<BadField>() {
+                b.message.told(name)
+            } else if let Some(n) = e.downcast_ref::<FieldNote>() {
+                n.message.told(name)
+            } else {
+                e.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(": ");
+    match status_for(&err) {
+        2 => bad_input(text),
+        3 if text.starts_with("refused") => refused(text),
+        // A refusal told under a context of its own keeps the library's names
+        // rather than change its text (no command makes one).
+        3 => err,
+        _ => anyhow::Error::msg(text),
+    }
 }
 
 /// An error for exit status 2.
@@ -164,6 +317,83 @@ pub enum Outcome {
     Done,
     /// Exit with this code after the command printed its own report.
     Code(u8),
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::*;
+
+    fn flag(field: &'static str) -> Option<&'static str> {
+        match field {
+            "plot" => Some("--plot"),
+            "force" => Some("--force"),
+            _ => None,
+        }
+    }
+
+    /// The library's message names fields; told with flags it is the same text
+    /// with each field replaced, and the same exit status.
+    #[test]
+    fn fields_are_told_by_the_callers_names() {
+        let e = bad_field(
+            "plot",
+            FieldText::text(": a.png already exists; choose another name, or ")
+                .then_field("force")
+                .then(" to overwrite it"),
+        );
+        assert_eq!(
+            e.to_string(),
+            "plot: a.png already exists; choose another name, or force to overwrite it"
+        );
+        let told = name_fields(e, flag);
+        assert_eq!(
+            error_text(&told),
+            "--plot: a.png already exists; choose another name, or --force to overwrite it"
+        );
+        assert_eq!(status_for(&told), 2);
+        // A field the caller does not name keeps the library's name.
+        let e = name_fields(bad_field("overlap", " 2 must be in [0, 1)"), flag);
+        assert_eq!(error_text(&e), "overlap 2 must be in [0, 1)");
+    }
+
+    /// A failure that names a field (a plot that cannot be drawn, a file that
+    /// cannot be removed) keeps its cause and its exit status, 1.
+    #[test]
+    fn a_failure_naming_a_field_keeps_its_cause_and_status() {
+        let e = field_failure(FieldText::field("plot").then(" a.png: nothing to draw"));
+        assert_eq!(status_for(&e), 1);
+        let told = name_fields(e, flag);
+        assert_eq!(error_text(&told), "--plot a.png: nothing to draw");
+        assert_eq!(status_for(&told), 1);
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = field_context(io, FieldText::field("force").then(": cannot remove a.cf32"));
+        assert_eq!(format!("{e:#}"), "force: cannot remove a.cf32: denied");
+        let told = name_fields(e, flag);
+        assert_eq!(error_text(&told), "--force: cannot remove a.cf32: denied");
+        assert_eq!(status_for(&told), 1);
+        // The cause's own status wins, as for any context.
+        let e = field_context(
+            bad_input("not a PNG"),
+            FieldText::field("plot").then(" a.png"),
+        );
+        let told = name_fields(e, flag);
+        assert_eq!(error_text(&told), "--plot a.png: not a PNG");
+        assert_eq!(status_for(&told), 2);
+    }
+
+    /// An error that names no field, or a closed pipe, is returned as it is.
+    #[test]
+    fn other_errors_are_untouched() {
+        let pipe = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        let e = name_fields(
+            field_context(pipe, FieldText::field("plot").then(" a.png")),
+            flag,
+        );
+        assert!(is_broken_pipe(&e));
+        let e = name_fields(refused("rx.max_gain_db 40"), flag);
+        assert_eq!(error_text(&e), "refused: rx.max_gain_db 40");
+        assert_eq!(status_for(&e), 3);
+    }
 }
 
 #[cfg(test)]

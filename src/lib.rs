@@ -65,7 +65,10 @@ pub use crate::{
         run::cmd_run,
         sweep::{cmd_sweep, SweepConfig, SweepOptions},
     },
-    exit::{bad_input, code_for, error_json, error_text, is_broken_pipe, BadField, Outcome},
+    exit::{
+        bad_field, bad_field_text, bad_input, code_for, error_json, error_text, is_broken_pipe,
+        name_fields, BadField, FieldText, Outcome,
+    },
     git::publish::cmd_publish,
     health::{cmd_health, cmd_health_test},
     mainpc::{

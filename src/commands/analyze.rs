@@ -1,11 +1,12 @@
 //! `rxnode analyze <FILE>`: the capture analysis on a recording.
+use super::flags::flag_named;
 use crate::cli::AnalyzeArgs;
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
-/// Run the subcommand.
+/// Run the subcommand. A refused field of the request is named by its flag.
 pub fn run(ctx: &Ctx, args: &AnalyzeArgs) -> Result<Outcome> {
-    rxnode::cmd_analyze(ctx, &args.options())
+    rxnode::cmd_analyze(ctx, &args.options()).map_err(flag_named)
 }
 
 impl AnalyzeArgs {

@@ -1,4 +1,5 @@
 //! `rxnode capture`: an RX-only capture for the operator.
+use super::flags::flag_named;
 use crate::cli::CaptureArgs;
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
@@ -6,41 +7,6 @@ use rxnode::{Ctx, Outcome};
 /// Run the subcommand. A refused field of the request is named by its flag.
 pub fn run(ctx: &Ctx, args: &CaptureArgs) -> Result<Outcome> {
     rxnode::cmd_capture(ctx, &args.options()).map_err(flag_named)
-}
-
-/// The flag that sets a field of [`rxnode::CaptureOptions`].
-fn flag_of(field: &str) -> Option<&'static str> {
-    Some(match field {
-        "device" => "--device",
-        "frequency_hz" => "--frequency-hz",
-        "sample_rate_hz" => "--sample-rate-hz",
-        "duration_s" => "--duration-s",
-        "gain_db" => "--gain-db",
-        "antenna" => "--antenna",
-        "bandwidth_hz" => "--bandwidth-hz",
-        "clock_source" => "--clock-source",
-        "clkin_tone_hz" => "--clkin-tone-hz",
-        "clkin_tolerance_ppm" => "--clkin-tolerance-ppm",
-        "clkin_expected_dbfs" => "--clkin-expected-dbfs",
-        "fft_size" => "--fft-size",
-        "record" => "--record",
-        "record_format" => "--record-format",
-        "plot" => "--plot",
-        "force" => "--force",
-        "max_peaks" => "--max-peaks",
-        "min_snr_db" => "--min-snr-db",
-        "apply_cal" => "--apply-cal",
-        _ => return None,
-    })
-}
-
-/// An error about a field of the request, told with the flag the operator typed
-/// (exit 2 still); any other error as it is.
-fn flag_named(e: anyhow::Error) -> anyhow::Error {
-    match e.downcast_ref::<rxnode::BadField>() {
-        Some(b) => rxnode::bad_input(b.named(flag_of(b.field).unwrap_or(b.field))),
-        None => e,
-    }
 }
 
 impl CaptureArgs {
@@ -79,10 +45,10 @@ mod tests {
     /// every other error passes unchanged.
     #[test]
     fn a_refused_field_is_told_by_its_flag() {
-        let e = flag_named(anyhow::Error::new(rxnode::BadField {
-            field: "sample_rate_hz",
-            problem: " 0 must be a finite number > 0".into(),
-        }));
+        let e = flag_named(rxnode::bad_field(
+            "sample_rate_hz",
+            " 0 must be a finite number > 0",
+        ));
         assert_eq!(
             e.to_string(),
             "--sample-rate-hz 0 must be a finite number > 0"

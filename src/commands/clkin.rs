@@ -1,15 +1,17 @@
 //! `rxnode clkin …`: a radio's clock without a calibrated reference — two radios
 //! compared on one tone, or one calibrated against a broadcast signal.
+use super::flags::flag_named;
 use crate::cli::{CalMethodArg, CalibrateArgs, ClkinCmd, ClkinCompareArgs};
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
-/// Run the subcommand.
+/// Run the subcommand. A refused field of the request is named by its flag.
 pub fn run(ctx: &Ctx, cmd: &ClkinCmd) -> Result<Outcome> {
     match cmd {
         ClkinCmd::Compare(args) => rxnode::cmd_clkin_compare(ctx, &args.options()),
         ClkinCmd::Calibrate(args) => rxnode::cmd_calibrate(ctx, &args.options()),
     }
+    .map_err(flag_named)
 }
 
 impl ClkinCompareArgs {

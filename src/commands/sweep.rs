@@ -1,11 +1,12 @@
 //! `rxnode sweep`: an RX-only wideband sweep.
+use super::flags::flag_named;
 use crate::cli::SweepArgs;
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
-/// Run the subcommand.
+/// Run the subcommand. A refused field of the request is named by its flag.
 pub fn run(ctx: &Ctx, args: &SweepArgs) -> Result<Outcome> {
-    rxnode::cmd_sweep(ctx, &args.options())
+    rxnode::cmd_sweep(ctx, &args.options()).map_err(flag_named)
 }
 
 impl SweepArgs {

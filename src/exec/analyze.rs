@@ -3,8 +3,8 @@
 //! The file runs through the same capture engine as a live capture
 //! ([`rxnode_dsp::run_capture`] over a [`FileSource`]), so the finish is written once.
 use crate::context::Ctx;
-use crate::exec::positive;
-use crate::exit::{bad_input, Outcome};
+use crate::exec::{exists_not_a_file, exists_unless_forced, positive};
+use crate::exit::{bad_field, bad_field_text, bad_input, FieldText, Outcome};
 use anyhow::{Context, Result};
 use rxnode_dsp::{
     run_capture, CaptureSettings, CaptureSummary, ClkinReport, ClkinStatus, FileSource, IqFormat,
@@ -140,46 +140,49 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
 fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
     if let Some(p) = args.plot.as_ref().filter(|p| p.exists()) {
         if !args.force {
-            return Err(bad_input(format!(
-                "--plot: {} already exists; choose another name, or --force to overwrite it",
-                p.display()
-            )));
+            return Err(bad_field(
+                "plot",
+                FieldText::text(": ").then_all(exists_unless_forced(p)),
+            ));
         }
         if !p.is_file() {
-            return Err(bad_input(format!(
-                "--plot: {} exists and is not a file; --force overwrites files only",
-                p.display()
-            )));
+            return Err(bad_field(
+                "plot",
+                FieldText::text(": ").then_all(exists_not_a_file(p)),
+            ));
         }
     }
     if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&args.max_peaks) {
-        return Err(bad_input(format!(
-            "--max-peaks {} must be in 1..={}",
-            args.max_peaks,
-            rxnode_interlock::MAX_PEAKS_LIMIT
-        )));
+        return Err(bad_field(
+            "max_peaks",
+            format!(
+                " {} must be in 1..={}",
+                args.max_peaks,
+                rxnode_interlock::MAX_PEAKS_LIMIT
+            ),
+        ));
     }
     if !(args.min_snr_db.is_finite() && (0.0..=200.0).contains(&args.min_snr_db)) {
-        return Err(bad_input(format!(
-            "--min-snr-db {} must be a number of dB in 0..=200",
-            args.min_snr_db
-        )));
+        return Err(bad_field(
+            "min_snr_db",
+            format!(" {} must be a number of dB in 0..=200", args.min_snr_db),
+        ));
     }
     let format = match &args.format {
-        Some(f) => Some(IqFormat::parse(f).map_err(|e| bad_input(format!("--format: {e}")))?),
+        Some(f) => Some(IqFormat::parse(f).map_err(|e| bad_field("format", format!(": {e}")))?),
         None => None,
     };
     if !(args.overlap.is_finite() && (0.0..1.0).contains(&args.overlap)) {
-        return Err(bad_input(format!(
-            "--overlap {} must be in [0, 1)",
-            args.overlap
-        )));
+        return Err(bad_field(
+            "overlap",
+            format!(" {} must be in [0, 1)", args.overlap),
+        ));
     }
     if !rxnode_interlock::fft_size_ok(args.fft_size) {
-        return Err(bad_input(format!(
-            "--fft-size {} must be in 16..=1048576",
-            args.fft_size
-        )));
+        return Err(bad_field(
+            "fft_size",
+            format!(" {} must be in 16..=1048576", args.fft_size),
+        ));
     }
     Ok(format)
 }
@@ -193,31 +196,40 @@ fn open_recording(
     let reader = IqReader::open(&args.file, format).map_err(|e| bad_input(e.to_string()))?;
     let info = reader.info().clone();
     let rate = match (args.rate, info.sample_rate_hz) {
-        (Some(r), _) => positive("--rate", r)?,
+        (Some(r), _) => positive("rate", r)?,
         (None, Some(r)) => r,
         (None, None) => {
-            return Err(bad_input(format!(
-                "{}: a raw {} file carries no sample rate; give --rate HZ",
-                args.file.display(),
-                info.format.name()
-            )))
+            return Err(bad_field_text(
+                "rate",
+                FieldText::text(format!(
+                    "{}: a raw {} file carries no sample rate; give ",
+                    args.file.display(),
+                    info.format.name()
+                ))
+                .then_field("rate")
+                .then(" HZ"),
+            ))
         }
     };
     let center = match args.center_hz {
         Some(c) if !c.is_finite() => {
-            return Err(bad_input(format!("--center-hz {c} is not finite")))
+            return Err(bad_field("center_hz", format!(" {c} is not finite")))
         }
         Some(c) => Some(c),
         None => info.center_hz,
     };
     let clock = recorded_clock(&args.file, &info)?;
     if info.samples < args.fft_size as u64 {
-        return Err(bad_input(format!(
-            "{}: {} samples, fewer than --fft-size {}",
-            args.file.display(),
-            info.samples,
-            args.fft_size
-        )));
+        return Err(bad_field_text(
+            "fft_size",
+            FieldText::text(format!(
+                "{}: {} samples, fewer than ",
+                args.file.display(),
+                info.samples
+            ))
+            .then_field("fft_size")
+            .then(format!(" {}", args.fft_size)),
+        ));
     }
     Ok((
         reader,
@@ -328,23 +340,27 @@ fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result<CaptureSet
         None => None,
         Some(tone) => {
             let Some(c) = rec.center else {
-                return Err(bad_input(
-                    "--clkin-tone-hz needs the centre frequency: give --center-hz (or use SigMF)",
+                return Err(bad_field(
+                    "clkin_tone_hz",
+                    FieldText::text(" needs the centre frequency: give ")
+                        .then_field("center_hz")
+                        .then(" (or use SigMF)"),
                 ));
             };
             if let Some(l) = args
                 .clkin_expected_dbfs
                 .filter(|l| !(l.is_finite() && *l <= 0.0))
             {
-                return Err(bad_input(format!(
-                    "--clkin-expected-dbfs {l} must be a finite level ≤ 0 dBFS"
-                )));
+                return Err(bad_field(
+                    "clkin_expected_dbfs",
+                    format!(" {l} must be a finite level ≤ 0 dBFS"),
+                ));
             }
             if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
-                return Err(bad_input(format!(
-                    "--clkin-tolerance-ppm {} must be ≥ 0",
-                    args.clkin_tolerance_ppm
-                )));
+                return Err(bad_field(
+                    "clkin_tolerance_ppm",
+                    format!(" {} must be ≥ 0", args.clkin_tolerance_ppm),
+                ));
             }
             Some(crate::exec::live::clkin_config(
                 &rxnode_interlock::ClkinSpec {
@@ -621,4 +637,74 @@ fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Resu
                 .and_then(|c| crate::result::plot::clkin_inset_of(&c)),
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> AnalyzeOptions {
+        AnalyzeOptions {
+            file: "x.cf32".into(),
+            rate: None,
+            center_hz: None,
+            format: None,
+            fft_size: 2048,
+            overlap: 0.5,
+            clkin_tone_hz: None,
+            clkin_tolerance_ppm: 0.5,
+            clkin_expected_dbfs: None,
+            plot: None,
+            force: false,
+            max_peaks: 8,
+            min_snr_db: 6.0,
+        }
+    }
+
+    /// A refused option is named by the request's field (exit 2), never by a flag;
+    /// a second field in the message is named as a field too.
+    #[test]
+    fn bad_options_name_the_fields_not_flags() {
+        assert!(check_options(&options()).is_ok());
+        let refusal = |o: AnalyzeOptions| {
+            let e = check_options(&o).expect_err("must be refused");
+            assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
+            let b = e
+                .downcast_ref::<crate::exit::BadField>()
+                .unwrap_or_else(|| panic!("not a field error: {e:#}"));
+            (
+                b.field,
+                b.message.fields().collect::<Vec<_>>(),
+                e.to_string(),
+            )
+        };
+        let (field, _, text) = refusal(AnalyzeOptions {
+            max_peaks: 0,
+            ..options()
+        });
+        assert_eq!(field, "max_peaks");
+        assert_eq!(text, "max_peaks 0 must be in 1..=64");
+        let (field, _, text) = refusal(AnalyzeOptions {
+            overlap: 1.0,
+            ..options()
+        });
+        assert_eq!(field, "overlap");
+        assert_eq!(text, "overlap 1 must be in [0, 1)");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plot = dir.path().join("a.png");
+        std::fs::write(&plot, b"").expect("write");
+        let (field, fields, text) = refusal(AnalyzeOptions {
+            plot: Some(plot.clone()),
+            ..options()
+        });
+        assert_eq!(field, "plot");
+        assert_eq!(fields, ["plot", "force"]);
+        assert_eq!(
+            text,
+            format!(
+                "plot: {} already exists; choose another name, or force to overwrite it",
+                plot.display()
+            )
+        );
+    }
 }

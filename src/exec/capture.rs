@@ -5,7 +5,10 @@
 //! (status PARTIAL). Inside a checkout the capture is written to the ledger.
 use crate::context::Ctx;
 use crate::exec::live::{relative_to, LiveCapture, NotCaptured};
-use crate::exit::{bad_field, bad_input, refused, Outcome};
+use crate::exec::{exists_not_a_file, exists_unless_forced, positive};
+use crate::exit::{
+    bad_field, bad_input, field_context, field_failure, refused, FieldText, Outcome,
+};
 use crate::store::ledger::Entry;
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
@@ -24,12 +27,12 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             " must not be empty (e.g. driver=hackrf)",
         ));
     }
-    positive_field("frequency_hz", args.frequency_hz)?;
-    positive_field("sample_rate_hz", args.sample_rate_hz)?;
-    positive_field("duration_s", args.duration_s)?;
+    positive("frequency_hz", args.frequency_hz)?;
+    positive("sample_rate_hz", args.sample_rate_hz)?;
+    positive("duration_s", args.duration_s)?;
     gain_of(args)?;
     if let Some(b) = args.bandwidth_hz {
-        positive_field("bandwidth_hz", b)?;
+        positive("bandwidth_hz", b)?;
     }
     if let Some(a) = args
         .antenna
@@ -72,21 +75,20 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
         if p.exists() && !args.force {
             return Err(bad_field(
                 "plot",
-                format!(
-                    ": {} already exists; choose another name, or --force to overwrite it",
-                    p.display()
-                ),
+                FieldText::text(": ").then_all(exists_unless_forced(p)),
             ));
         }
         if args.record.as_ref().is_some_and(|r| r == p) {
             return Err(bad_field(
                 "plot",
-                format!(" and --record name the same file {}", p.display()),
+                FieldText::text(" and ")
+                    .then_field("record")
+                    .then(format!(" name the same file {}", p.display())),
             ));
         }
     }
     if let Some(t) = args.clkin_tone_hz {
-        positive_field("clkin_tone_hz", t)?;
+        positive("clkin_tone_hz", t)?;
     }
     if let Some(l) = args
         .clkin_expected_dbfs
@@ -125,15 +127,16 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             return Err(bad_field(
                 "record",
                 match record_format {
-                RecordFormat::Cf32 => format!(
-                    " {}: recordings are .cf32, .wav, .sigmf-data or .sigmf-meta (.cs16 with --record-format ci16)",
-                    p.display()
-                ),
-                RecordFormat::Ci16 => format!(
-                    " {}: --record-format ci16 records .sigmf-data, .sigmf-meta or .cs16",
-                    p.display()
-                ),
-            },
+                    RecordFormat::Cf32 => FieldText::text(format!(
+                        " {}: recordings are .cf32, .wav, .sigmf-data or .sigmf-meta (.cs16 with ",
+                        p.display()
+                    ))
+                    .then_field("record_format")
+                    .then(" ci16)"),
+                    RecordFormat::Ci16 => FieldText::text(format!(" {}: ", p.display()))
+                        .then_field("record_format")
+                        .then(" ci16 records .sigmf-data, .sigmf-meta or .cs16"),
+                },
             ));
         }
         // Never overwrite a recording.
@@ -149,19 +152,13 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             if !args.force {
                 return Err(bad_field(
                     "record",
-                    format!(
-                        ": {} already exists; choose another name, or --force to overwrite it",
-                        t.display()
-                    ),
+                    FieldText::text(": ").then_all(exists_unless_forced(t)),
                 ));
             }
             if !t.is_file() {
                 return Err(bad_field(
                     "record",
-                    format!(
-                        ": {} exists and is not a file; --force overwrites files only",
-                        t.display()
-                    ),
+                    FieldText::text(": ").then_all(exists_not_a_file(t)),
                 ));
             }
         }
@@ -169,23 +166,11 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
     Ok(())
 }
 
-/// A number that must be finite and > 0, named by its field.
-fn positive_field(field: &'static str, v: f64) -> Result<f64> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(bad_field(
-            field,
-            format!(" {v} must be a finite number > 0"),
-        ))
-    }
-}
-
 /// `--gain-db`: a number of dB or `ELEMENT=DB[,…]`.
 fn gain_of(args: &CaptureOptions) -> Result<Option<rxnode_interlock::GainSpec>> {
     args.gain_db
         .as_deref()
-        .map(|g| crate::exec::sweep::parse_gain(g).map_err(bad_input))
+        .map(|g| crate::exec::sweep::parse_gain(g).map_err(|e| bad_field("gain_db", e)))
         .transpose()
 }
 
@@ -211,8 +196,10 @@ fn clear_for_force(args: &CaptureOptions) -> Result<()> {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(anyhow::Error::new(e)
-                    .context(format!("--force: cannot remove {}", t.display())))
+                return Err(field_context(
+                    e,
+                    FieldText::field("force").then(format!(": cannot remove {}", t.display())),
+                ))
             }
         }
     }
@@ -461,11 +448,11 @@ fn write_plot(
 ) -> Result<std::path::PathBuf> {
     use crate::result::plot::{clkin_markers_of, SpectrumPlot, Trace};
     let Some(psd) = &s.psd else {
-        anyhow::bail!(
-            "--plot {}: the capture produced no spectrum ({}), so there is nothing to draw",
+        return Err(field_failure(FieldText::field("plot").then(format!(
+            " {}: the capture produced no spectrum ({}), so there is nothing to draw",
             path.display(),
             s.stop_reason
-        );
+        ))));
     };
     let markers = s
         .clkin

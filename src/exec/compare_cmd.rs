@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::exec::compare::{compare, Compared};
 use crate::exec::live::NotCaptured;
 use crate::exec::positive;
-use crate::exit::{bad_input, refused, Outcome};
+use crate::exit::{bad_field, bad_input, field_context, refused, FieldText, Outcome};
 use crate::result::Status;
 use crate::store::ledger::Entry;
 use crate::store::policy::Source;
@@ -47,8 +47,9 @@ fn check_args(a: &ClkinCompareOptions) -> Result<()> {
         )));
     }
     if a.devices.iter().any(|d| d.trim().is_empty()) {
-        return Err(bad_input(
-            "-d/--device must not be empty (e.g. driver=hackrf,serial=…)",
+        return Err(bad_field(
+            "devices",
+            " must not be empty (e.g. driver=hackrf,serial=…)",
         ));
     }
     if a.devices[0].trim() == a.devices[1].trim() {
@@ -57,41 +58,48 @@ fn check_args(a: &ClkinCompareOptions) -> Result<()> {
             a.devices[0]
         )));
     }
-    positive("--frequency-hz", a.frequency_hz)?;
-    positive("--sample-rate-hz", a.sample_rate_hz)?;
-    positive("--duration-s", a.duration_s)?;
-    positive("--tone-hz", a.tone_hz)?;
-    positive("--tolerance-ppb", a.tolerance_ppb)?;
+    positive("frequency_hz", a.frequency_hz)?;
+    positive("sample_rate_hz", a.sample_rate_hz)?;
+    positive("duration_s", a.duration_s)?;
+    positive("tone_hz", a.tone_hz)?;
+    positive("tolerance_ppb", a.tolerance_ppb)?;
     if let Some(g) = a.gain_db.filter(|g| !g.is_finite()) {
-        return Err(bad_input(format!("--gain-db {g} is not finite")));
+        return Err(bad_field("gain_db", format!(" {g} is not finite")));
     }
     if (a.tone_hz - a.frequency_hz).abs() >= a.sample_rate_hz / 2.0 {
-        return Err(bad_input(format!(
-            "--tone-hz {} is outside the captured band {} Hz ± {} Hz",
-            a.tone_hz,
-            a.frequency_hz,
-            a.sample_rate_hz / 2.0
-        )));
+        return Err(bad_field(
+            "tone_hz",
+            format!(
+                " {} is outside the captured band {} Hz ± {} Hz",
+                a.tone_hz,
+                a.frequency_hz,
+                a.sample_rate_hz / 2.0
+            ),
+        ));
     }
     if let Some(c) = &a.clock_sources {
         if c.len() != 2 || c.iter().any(|s| s.trim().is_empty()) {
-            return Err(bad_input(
-                "--clock-sources takes two names, MASTER's then SLAVE's (e.g. internal,external)",
+            return Err(bad_field(
+                "clock_sources",
+                " takes two names, MASTER's then SLAVE's (e.g. internal,external)",
             ));
         }
     }
     if let Some(p) = &a.plot {
         if p.extension().and_then(|e| e.to_str()) != Some("png") {
-            return Err(bad_input(format!(
-                "--plot {}: the picture is a .png",
-                p.display()
-            )));
+            return Err(bad_field(
+                "plot",
+                format!(" {}: the picture is a .png", p.display()),
+            ));
         }
         if p.exists() {
-            return Err(bad_input(format!(
-                "--plot: {} already exists; choose another name (outputs are never overwritten)",
-                p.display()
-            )));
+            return Err(bad_field(
+                "plot",
+                format!(
+                    ": {} already exists; choose another name (outputs are never overwritten)",
+                    p.display()
+                ),
+            ));
         }
     }
     Ok(())
@@ -183,7 +191,12 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
         match crate::result::plot::write_compare_png_of(p, "rxnode clkin compare", &done.entry) {
             Ok(true) => plotted = Some(p.clone()),
             Ok(false) => eprintln!("no phase trace to plot: {}", done.detail),
-            Err(e) => return Err(e.context(format!("--plot {}", p.display()))),
+            Err(e) => {
+                return Err(field_context(
+                    e,
+                    FieldText::field("plot").then(format!(" {}", p.display())),
+                ))
+            }
         }
     }
     ctx.report_to_pipe(&done.entry, |entry| {
@@ -227,4 +240,65 @@ fn ledger_detail(d: &Compared, a: &ClkinCompareOptions) -> serde_json::Value {
         "slave": radio("slave"),
         "status": d.status.as_str(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> ClkinCompareOptions {
+        ClkinCompareOptions {
+            devices: vec!["driver=a".into(), "driver=b".into()],
+            frequency_hz: 100e6,
+            sample_rate_hz: 1e6,
+            tone_hz: 100.2e6,
+            gain_db: None,
+            duration_s: 1.0,
+            tolerance_ppb: 10.0,
+            clock_sources: None,
+            plot: None,
+        }
+    }
+
+    /// A refused argument is named by the request's field (exit 2), never by a flag.
+    #[test]
+    fn bad_arguments_name_the_field_not_a_flag() {
+        assert!(check_args(&options()).is_ok());
+        let refusal = |o: ClkinCompareOptions| {
+            let e = check_args(&o).expect_err("must be refused");
+            assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
+            let b = e
+                .downcast_ref::<crate::exit::BadField>()
+                .unwrap_or_else(|| panic!("not a field error: {e:#}"));
+            (b.field, e.to_string())
+        };
+        assert_eq!(
+            refusal(ClkinCompareOptions {
+                tolerance_ppb: 0.0,
+                ..options()
+            }),
+            (
+                "tolerance_ppb",
+                "tolerance_ppb 0 must be a finite number > 0".into()
+            )
+        );
+        assert_eq!(
+            refusal(ClkinCompareOptions {
+                devices: vec!["driver=a".into(), " ".into()],
+                ..options()
+            }),
+            (
+                "devices",
+                "devices must not be empty (e.g. driver=hackrf,serial=…)".into()
+            )
+        );
+        assert_eq!(
+            refusal(ClkinCompareOptions {
+                tone_hz: 101e6,
+                ..options()
+            })
+            .0,
+            "tone_hz"
+        );
+    }
 }

@@ -5,7 +5,7 @@
 use crate::context::Ctx;
 use crate::exec::live::{BlockSink, LiveCapture, NotCaptured};
 use crate::exec::steps::{Outputs, StepCtx};
-use crate::exit::{bad_input, refused, Outcome};
+use crate::exit::{bad_field_text, bad_input, refused, FieldText, Outcome};
 use crate::result::{Check, Status};
 use crate::store::calibration::{self, Measurement};
 use crate::store::ledger::Entry;
@@ -373,7 +373,12 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
         return Err(bad_input(format!("clkin calibrate: {p}")));
     }
     if o.device.trim().is_empty() || o.device.chars().any(char::is_control) {
-        return Err(bad_input("clkin calibrate: --device must name a radio"));
+        return Err(bad_field_text(
+            "device",
+            FieldText::text("clkin calibrate: ")
+                .then_field("device")
+                .then(" must name a radio"),
+        ));
     }
     let paths = ctx.paths();
     let in_checkout = crate::exec::capture::in_checkout(&ctx.repo);

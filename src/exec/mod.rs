@@ -14,18 +14,40 @@ pub(crate) mod steps;
 pub(crate) mod sweep;
 pub(crate) mod tx;
 
+use crate::exit::FieldText;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
+use std::path::Path;
 
-/// `v` when it is a finite number > 0, else a bad-input error naming `name` and `v`.
-pub(crate) fn positive(name: &str, v: f64) -> anyhow::Result<f64> {
+/// `v` when it is a finite number > 0, else a bad-input error naming the
+/// request's `field` and `v`.
+pub(crate) fn positive(field: &'static str, v: f64) -> anyhow::Result<f64> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
-        Err(crate::exit::bad_input(format!(
-            "{name} {v} must be a finite number > 0"
-        )))
+        Err(crate::exit::bad_field(
+            field,
+            format!(" {v} must be a finite number > 0"),
+        ))
     }
+}
+
+/// `PATH already exists; choose another name, or force to overwrite it`: an
+/// output file the operator named is there and `force` was not given.
+pub(crate) fn exists_unless_forced(p: &Path) -> FieldText {
+    FieldText::text(format!(
+        "{} already exists; choose another name, or ",
+        p.display()
+    ))
+    .then_field("force")
+    .then(" to overwrite it")
+}
+
+/// `PATH exists and is not a file; force overwrites files only`.
+pub(crate) fn exists_not_a_file(p: &Path) -> FieldText {
+    FieldText::text(format!("{} exists and is not a file; ", p.display()))
+        .then_field("force")
+        .then(" overwrites files only")
 }
 
 /// Append `e` to the ledger; a failure is logged, not returned: the refusal or

@@ -4,7 +4,8 @@ use super::gain::parse_gain;
 use super::radio::{execute, status_of, write_new, NotSwept, Swept};
 use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
 use crate::context::Ctx;
-use crate::exit::{bad_input, refused, Outcome};
+use crate::exec::{exists_not_a_file, exists_unless_forced};
+use crate::exit::{bad_field, bad_field_text, bad_input, refused, FieldText, Outcome};
 use crate::result::Status;
 use crate::store::ledger::Entry;
 use crate::store::policy::Source;
@@ -16,10 +17,13 @@ use std::path::{Path, PathBuf};
 
 fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
     if args.device.trim().is_empty() {
-        return Err(bad_input("--device must not be empty (e.g. driver=hackrf)"));
+        return Err(bad_field(
+            "device",
+            " must not be empty (e.g. driver=hackrf)",
+        ));
     }
     let gain_db = match &args.gain_db {
-        Some(g) => Some(parse_gain(g).map_err(bad_input)?),
+        Some(g) => Some(parse_gain(g).map_err(|e| bad_field("gain_db", e))?),
         None => None,
     };
     let s = RxSweepStep {
@@ -30,37 +34,56 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
     };
     let problems = rxnode_interlock::validate_sweep_step(&s);
     if !problems.is_empty() {
-        return Err(bad_input(as_flags(&problems.join("; "))));
+        let message = sweep_fields(&problems.join("; "));
+        let first = message.fields().next();
+        return Err(match first {
+            Some(field) => bad_field_text(field, message),
+            None => bad_input(message.to_string()),
+        });
     }
     Ok(s)
 }
 
-/// The plan-field names in a sweep check's message (`stop_hz`, `crop`, …)
-/// rewritten as the flags the operator typed (`--stop-hz`, `--crop`, …).
-/// Only whole words: `rx.max_sample_rate_hz` stays a policy key.
-fn as_flags(msg: &str) -> String {
+/// A sweep check's message with its plan-field names (`stop_hz`, `crop`, …) as
+/// fields of the request. Only whole words: `rx.max_sample_rate_hz` stays a
+/// policy key, and `device` is an ordinary word in messages.
+fn sweep_fields(msg: &str) -> FieldText {
     use rxnode_interlock::RX_SWEEP_FIELDS;
     let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '-';
-    let mut out = String::with_capacity(msg.len() + 16);
+    let mut out = FieldText::default();
+    let mut text = String::new();
+    let mut at_boundary = true;
     let mut rest = msg;
     while let Some(c) = rest.chars().next() {
-        let at_boundary = !out.chars().next_back().is_some_and(word);
-        // `device` is an ordinary word in messages; the rest are flag names.
         let hit = RX_SWEEP_FIELDS[1..].iter().find(|f| {
             at_boundary
                 && rest.starts_with(**f)
                 && !rest[f.len()..].chars().next().is_some_and(word)
         });
         if let Some(f) = hit {
-            out.push_str("--");
-            out.push_str(&f.replace('_', "-"));
+            if !text.is_empty() {
+                out = out.then(std::mem::take(&mut text));
+            }
+            out = out.then_field(f);
             rest = &rest[f.len()..];
+            at_boundary = false;
         } else {
-            out.push(c);
+            text.push(c);
             rest = &rest[c.len_utf8()..];
+            at_boundary = !word(c);
         }
     }
-    out
+    if text.is_empty() {
+        out
+    } else {
+        out.then(text)
+    }
+}
+
+/// A sweep check's message as the operator reads it and the ledger keeps it:
+/// its plan-field names as the flags typed (`--stop-hz`, `--crop`, …).
+fn as_flags(msg: &str) -> String {
+    sweep_fields(msg).told(|f| format!("--{}", f.replace('_', "-")))
 }
 
 /// `<stem>_heatmap.png` beside the spectrum PNG `p`.
@@ -168,31 +191,34 @@ fn check_outputs(args: &SweepOptions) -> Result<()> {
         .as_ref()
         .filter(|_| args.sweep.repeats > 1)
         .map(|p| heatmap_path_of(p));
-    let outputs: Vec<&PathBuf> = [&args.csv, &args.plot, &heatmap_path]
-        .into_iter()
-        .flatten()
-        .collect();
-    for (i, a) in outputs.iter().enumerate() {
+    // Each output with the field that names it.
+    let outputs: Vec<(&'static str, &PathBuf)> = [
+        ("csv", &args.csv),
+        ("plot", &args.plot),
+        ("plot", &heatmap_path),
+    ]
+    .into_iter()
+    .filter_map(|(field, p)| Some((field, p.as_ref()?)))
+    .collect();
+    for (i, (field, a)) in outputs.iter().enumerate() {
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        if outputs[..i].iter().any(|b| abs(b) == abs(a)) {
-            return Err(bad_input(format!(
-                "{} is named for two outputs (--csv, --plot and its _heatmap.png must differ)",
-                a.display()
-            )));
+        if outputs[..i].iter().any(|(_, b)| abs(b) == abs(a)) {
+            return Err(bad_field_text(
+                field,
+                FieldText::text(format!("{} is named for two outputs (", a.display()))
+                    .then_field("csv")
+                    .then(", ")
+                    .then_field("plot")
+                    .then(" and its _heatmap.png must differ)"),
+            ));
         }
     }
-    for p in outputs {
+    for (field, p) in outputs {
         if p.exists() && !args.force {
-            return Err(bad_input(format!(
-                "{} already exists; choose another name, or --force to overwrite it",
-                p.display()
-            )));
+            return Err(bad_field_text(field, exists_unless_forced(p)));
         }
         if p.exists() && !p.is_file() {
-            return Err(bad_input(format!(
-                "{} exists and is not a file; --force overwrites files only",
-                p.display()
-            )));
+            return Err(bad_field_text(field, exists_not_a_file(p)));
         }
     }
     Ok(())
@@ -359,6 +385,42 @@ fn hz(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refused sweep is named by the request's fields (exit 2), each field the
+    /// check's message names.
+    #[test]
+    fn bad_sweeps_name_the_fields_not_flags() {
+        let options = |sweep: SweepConfig| SweepOptions {
+            device: "driver=rxsim".into(),
+            sweep,
+            gain_db: None,
+            csv: None,
+            plot: None,
+            force: false,
+            apply_cal: false,
+        };
+        assert!(step_of(&options(SweepConfig::new(88e6, 108e6, 10e3))).is_ok());
+        let e = step_of(&options(SweepConfig::new(88e6, 80e6, 10e3))).expect_err("refused");
+        assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
+        let b = e
+            .downcast_ref::<crate::exit::BadField>()
+            .unwrap_or_else(|| panic!("not a field error: {e:#}"));
+        assert!(b.message.fields().any(|f| f == "stop_hz"), "{e}");
+        assert!(!e.to_string().contains("--"), "{e}");
+        assert_eq!(
+            b.message.told(|f| format!("--{}", f.replace('_', "-"))),
+            as_flags(&e.to_string())
+        );
+        let e = step_of(&SweepOptions {
+            gain_db: Some("loud".into()),
+            ..options(SweepConfig::new(88e6, 108e6, 10e3))
+        })
+        .expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "gain_db \"loud\": expected a number of dB or ELEMENT=DB[,ELEMENT=DB…] (e.g. LNA=24,VGA=20)"
+        );
+    }
 
     #[test]
     fn sweep_messages_name_the_flags() {

@@ -2,31 +2,29 @@
 use rxnode_interlock::GainSpec;
 use std::collections::BTreeMap;
 
-/// Parse `--gain-db`: a number, `LNA=24,VGA=20`, or a JSON object.
+/// Parse a gain as typed: a number, `LNA=24,VGA=20`, or a JSON object. A
+/// refusal is what follows the field's name (`gain_db`): `" \"loud\": expected …"`.
 pub(crate) fn parse_gain(s: &str) -> Result<GainSpec, String> {
     let t = s.trim();
     if let Ok(g) = t.parse::<f64>() {
         return Ok(GainSpec::Total(g));
     }
     if t.starts_with('{') {
-        return serde_json::from_str::<GainSpec>(t).map_err(|e| format!("--gain-db {t:?}: {e}"));
+        return serde_json::from_str::<GainSpec>(t).map_err(|e| format!(" {t:?}: {e}"));
     }
     let mut m = BTreeMap::new();
     for part in t.split(',') {
         let Some((k, v)) = part.split_once('=') else {
             return Err(format!(
-                "--gain-db {t:?}: expected a number of dB or ELEMENT=DB[,ELEMENT=DB…] (e.g. LNA=24,VGA=20)"
+                " {t:?}: expected a number of dB or ELEMENT=DB[,ELEMENT=DB…] (e.g. LNA=24,VGA=20)"
             ));
         };
         let v: f64 = v
             .trim()
             .parse()
-            .map_err(|_| format!("--gain-db {t:?}: {:?} is not a number of dB", v.trim()))?;
+            .map_err(|_| format!(" {t:?}: {:?} is not a number of dB", v.trim()))?;
         if m.insert(k.trim().to_owned(), v).is_some() {
-            return Err(format!(
-                "--gain-db {t:?}: element {:?} given twice",
-                k.trim()
-            ));
+            return Err(format!(" {t:?}: element {:?} given twice", k.trim()));
         }
     }
     Ok(GainSpec::Elements(m))

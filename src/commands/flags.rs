@@ -1,0 +1,172 @@
+//! The library names a bad value by its request's field (`sample_rate_hz`); the
+//! operator typed a flag (`--sample-rate-hz`). One table for every command's
+//! fields, and the error told with it.
+
+/// The flag that sets a field of a command's options ([`rxnode::CaptureOptions`],
+/// [`rxnode::AnalyzeOptions`], [`rxnode::SweepOptions`] and its
+/// [`rxnode::SweepConfig`], [`rxnode::ClkinCompareOptions`],
+/// [`rxnode::CalibrateOptions`]); `None` for a field no flag sets.
+pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "device" => "--device",
+        "devices" => "-d/--device",
+        "frequency_hz" => "--frequency-hz",
+        "sample_rate_hz" => "--sample-rate-hz",
+        "duration_s" => "--duration-s",
+        "gain_db" => "--gain-db",
+        "antenna" => "--antenna",
+        "bandwidth_hz" => "--bandwidth-hz",
+        "clock_source" => "--clock-source",
+        "clock_sources" => "--clock-sources",
+        "clkin_tone_hz" => "--clkin-tone-hz",
+        "clkin_tolerance_ppm" => "--clkin-tolerance-ppm",
+        "clkin_expected_dbfs" => "--clkin-expected-dbfs",
+        "fft_size" => "--fft-size",
+        "record" => "--record",
+        "record_format" => "--record-format",
+        "plot" => "--plot",
+        "csv" => "--csv",
+        "force" => "--force",
+        "max_peaks" => "--max-peaks",
+        "min_snr_db" => "--min-snr-db",
+        "apply_cal" => "--apply-cal",
+        // The sweep's plan field, set by `sweep --apply-cal`.
+        "apply_calibration" => "--apply-cal",
+        "rate" => "--rate",
+        "center_hz" => "--center-hz",
+        "format" => "--format",
+        "overlap" => "--overlap",
+        "tone_hz" => "--tone-hz",
+        "tolerance_ppb" => "--tolerance-ppb",
+        "start_hz" => "--start-hz",
+        "stop_hz" => "--stop-hz",
+        "bin_hz" => "--bin-hz",
+        "dwell_s" => "--dwell-s",
+        "settle_s" => "--settle-s",
+        "crop" => "--crop",
+        "repeats" => "--repeats",
+        _ => return None,
+    })
+}
+
+/// An error naming fields of the request, told with the flags the operator
+/// typed (same exit status); any other error as it is.
+pub(crate) fn flag_named(e: anyhow::Error) -> anyhow::Error {
+    rxnode::name_fields(e, flag_of)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::CommandFactory;
+    use rxnode::{bad_field, bad_field_text, error_json, error_text, FieldText};
+
+    /// The table says what the command line says: every flag of the commands
+    /// whose options name fields is the table's flag for that field.
+    #[test]
+    fn the_table_is_the_command_lines_flags() {
+        let cli = Cli::command();
+        let commands = [
+            cli.find_subcommand("capture"),
+            cli.find_subcommand("analyze"),
+            cli.find_subcommand("sweep"),
+            cli.find_subcommand("clkin")
+                .and_then(|c| c.find_subcommand("compare")),
+            cli.find_subcommand("clkin")
+                .and_then(|c| c.find_subcommand("calibrate")),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for cmd in commands {
+            let cmd = cmd.expect("the command exists");
+            for arg in cmd.get_arguments() {
+                let Some(long) = arg.get_long() else {
+                    continue;
+                };
+                let id = arg.get_id().as_str();
+                let want = match id {
+                    "devices" => "-d/--device".to_owned(),
+                    _ => format!("--{long}"),
+                };
+                if id == "method" {
+                    continue; // a value enum: the library never refuses it
+                }
+                assert_eq!(flag_of(id), Some(want.as_str()), "{} {id}", cmd.get_name());
+                seen.insert(id.to_owned());
+            }
+        }
+        for (i, f) in rxnode_interlock::RX_SWEEP_FIELDS[1..].iter().enumerate() {
+            if *f != "apply_calibration" {
+                assert!(seen.contains(*f), "sweep field {i} {f} has no flag");
+            }
+        }
+    }
+
+    /// A field error is printed with the operator's flag, byte for byte, exit 2.
+    #[test]
+    fn a_field_error_is_told_by_its_flag() {
+        let e = flag_named(bad_field("max_peaks", " 0 must be in 1..=64"));
+        assert_eq!(error_text(&e), "--max-peaks 0 must be in 1..=64");
+        assert_eq!(error_json(&e)["exit"], 2);
+        let e = flag_named(bad_field(
+            "devices",
+            " must not be empty (e.g. driver=hackrf,serial=…)",
+        ));
+        assert_eq!(
+            error_text(&e),
+            "-d/--device must not be empty (e.g. driver=hackrf,serial=…)"
+        );
+    }
+
+    /// A second field named inside the message gets its flag too.
+    #[test]
+    fn every_field_in_a_message_is_told_by_its_flag() {
+        let e = flag_named(bad_field(
+            "plot",
+            FieldText::text(": a.png already exists; choose another name, or ")
+                .then_field("force")
+                .then(" to overwrite it"),
+        ));
+        assert_eq!(
+            error_text(&e),
+            "--plot: a.png already exists; choose another name, or --force to overwrite it"
+        );
+        assert_eq!(error_json(&e)["exit"], 2);
+        let e = flag_named(bad_field_text(
+            "rate",
+            FieldText::text("x.cf32: a raw cf32 file carries no sample rate; give ")
+                .then_field("rate")
+                .then(" HZ"),
+        ));
+        assert_eq!(
+            error_text(&e),
+            "x.cf32: a raw cf32 file carries no sample rate; give --rate HZ"
+        );
+        let e = flag_named(bad_field_text(
+            "stop_hz",
+            FieldText::field("stop_hz")
+                .then(" 80000000 must be above ")
+                .then_field("start_hz")
+                .then(" 88000000"),
+        ));
+        assert_eq!(
+            error_text(&e),
+            "--stop-hz 80000000 must be above --start-hz 88000000"
+        );
+    }
+
+    /// Other errors pass unchanged, the context around a field error is kept, and
+    /// a failure that names a field keeps its own exit status (1).
+    #[test]
+    fn the_rest_of_the_error_is_kept() {
+        let other = flag_named(anyhow::anyhow!("disk full"));
+        assert_eq!(format!("{other:#}"), "disk full");
+        let wrapped =
+            flag_named(bad_field("gain_db", " \"loud\": expected a number").context("sweep"));
+        assert_eq!(
+            error_text(&wrapped),
+            "sweep: --gain-db \"loud\": expected a number"
+        );
+        assert_eq!(error_json(&wrapped)["exit"], 2);
+    }
+}
