@@ -1,6 +1,6 @@
 //! One `clkin_compare` section of `RX_RESULT.md`, rendered from its
 //! `clkin_compares[]` JSON (the same text for `rxnode clkin compare` and the step).
-use super::markdown::md_cell;
+use super::md_cell::md_cell;
 use serde_json::Value;
 use std::fmt::Write as _;
 

@@ -132,7 +132,7 @@ pub(crate) struct State {
     pub(crate) rejected_texts: BTreeMap<String, RejectedText>,
     /// The task queue read from the branch's history.
     #[serde(default)]
-    pub(crate) queue: crate::store::queue::QueueState,
+    pub(crate) queue: QueueState,
 }
 
 /// A refused task text, keyed by its SHA-256 in [`State::rejected_texts`].
@@ -146,6 +146,113 @@ pub(crate) struct RejectedText {
     pub(crate) reason: String,
     /// When (ISO 8601).
     pub(crate) at: String,
+}
+
+/// What the queue keeps in `.local/rx_agent_state.json` (field `queue`); the
+/// queue's order over it is `store::queue`'s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct QueueState {
+    /// Task IDs in the order their versions were committed; the pending ones
+    /// are prompted in this order.
+    #[serde(default)]
+    pub order: Vec<String>,
+    /// Task ID → the commit whose change replaced its version on the branch
+    /// before the operator saw it.
+    #[serde(default)]
+    pub superseded: BTreeMap<String, String>,
+    /// Tasks withdrawn by a deletion of the task file, by ID.
+    #[serde(default)]
+    pub withdrawn: BTreeMap<String, Withdrawal>,
+    /// The latest history rewrites seen (oldest first, at most 20).
+    #[serde(default)]
+    pub rewrites: Vec<Rewrite>,
+    /// The last history walk.
+    #[serde(default)]
+    pub last_walk: Option<WalkRecord>,
+}
+
+/// A task withdrawn by the main PC.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Withdrawal {
+    /// The commit that deleted the task file.
+    pub commit: String,
+    /// The status the task had (`pending` or `deferred`).
+    pub was: TaskStatus,
+    /// When this node saw it (ISO 8601).
+    pub at: String,
+}
+
+/// A history rewrite (force push) of the watched branch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Rewrite {
+    /// When it was seen (ISO 8601).
+    pub at: String,
+    /// The examined commit that is no longer an ancestor of the tip.
+    pub old: String,
+    /// The new tip.
+    pub new: String,
+    /// Where examination restarted (`None`: no common history, so the newest
+    /// versions from the root were examined).
+    pub merge_base: Option<String>,
+    /// Pending tasks whose commit is no longer on the branch (kept pending:
+    /// the rewrite decides nothing).
+    #[serde(default)]
+    pub pending_off_branch: Vec<String>,
+}
+
+/// How a poll's walk started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WalkFrom {
+    /// No marker (first start): only the tip version was examined.
+    FirstStart,
+    /// From the marker, an ancestor of the tip.
+    Marker,
+    /// From the merge base after a history rewrite.
+    MergeBase,
+    /// After a rewrite with no common history: from the root, bounded.
+    Root,
+    /// The examined commit is neither within the walk bound of the tip nor
+    /// shares a commit with it within the bound (a rewrite, or more commits
+    /// than the bound since): the newest commits only, the rest not examined.
+    Bound,
+}
+
+/// One poll's history walk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct WalkRecord {
+    /// When (ISO 8601).
+    pub at: String,
+    /// How it started.
+    pub from: WalkFrom,
+    /// The commit it started after (the marker or merge base), if any.
+    pub since: Option<String>,
+    /// The tip.
+    pub tip: String,
+    /// First-parent commits walked.
+    pub commits: usize,
+    /// Task versions found.
+    pub versions: usize,
+    /// Versions examined.
+    pub examined: usize,
+    /// Versions found but not examined (older than the newest `limit`), plus
+    /// any beyond the walk's commit limit (then `walk_truncated`).
+    pub not_examined: usize,
+    /// The walk stopped at its commit bound (`walk_limit`), or at an
+    /// incomplete history (a shallow clone): older history was not looked at.
+    pub walk_truncated: bool,
+    /// When the walk stopped at its bound: the newest commit not walked
+    /// (everything from it back is not examined).
+    #[serde(default)]
+    pub not_walked_from: Option<String>,
+    /// The commit bound in force (`--walk-limit`).
+    #[serde(default)]
+    pub walk_limit: usize,
+    /// The first (oldest) commits of the versions not examined (at most 100).
+    #[serde(default)]
+    pub not_examined_commits: Vec<String>,
+    /// The bound in force.
+    pub limit: usize,
 }
 
 impl State {
