@@ -2,7 +2,8 @@
 //!
 //! Written to a temp file, fsynced, atomically renamed. A corrupt file is moved
 //! aside with a timestamp suffix and reported; never silently reset.
-use crate::store::evidence::{checking_key, line_approval, str_of};
+use crate::json::str_of;
+use crate::store::evidence::{checking_key, line_approval};
 use crate::store::fsutil::{now_iso, write_atomic};
 use crate::store::key;
 use crate::store::ledger;
@@ -408,10 +409,10 @@ pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> 
     let mut approved = BTreeSet::new();
     let mut finished = BTreeSet::new();
     for e in &entries {
-        let Some(id) = str_of(e, "task_id") else {
+        let Some(id) = str_of(e, &["task_id"]) else {
             continue;
         };
-        match str_of(e, "event").unwrap_or_default() {
+        match str_of(e, &["event"]).unwrap_or_default() {
             "approved" => {
                 let signed = match &k {
                     None => true,
