@@ -106,14 +106,7 @@ impl RadioLock {
         let identity = identity(device);
         let (lock_path, holder_path) = files(paths, &identity);
         let dir = paths.local.join("radio-locks");
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            holder_path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            std::process::id()
-        ));
+        let tmp = crate::store::fsutil::atomic_tmp(&holder_path);
         // Nothing is created before the trust root is checked and each file is
         // known to be ignored by Git.
         crate::store::trust::prepare(paths)?;

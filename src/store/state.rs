@@ -482,23 +482,8 @@ pub(crate) fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) 
 /// Take the exclusive state lock (`.local/rx_agent_state.lock`) after checking
 /// the trust root; released when the returned file is dropped.
 pub(crate) fn lock_state(paths: &Paths) -> Result<std::fs::File> {
-    crate::store::trust::prepare(paths)?;
     let lock_path = paths.local.join("rx_agent_state.lock");
-    // The lock, the state and its temporary file must be ignored by Git
-    // before any of them is created: a refusal writes nothing.
-    crate::store::trust::check_created(
-        paths,
-        &[
-            lock_path.clone(),
-            paths.state(),
-            paths
-                .local
-                .join(format!(".rx_agent_state.json.tmp-{}", std::process::id())),
-        ],
-    )?;
-    std::fs::create_dir_all(&paths.local)
-        .with_context(|| format!("cannot create {}", paths.local.display()))?;
-    crate::store::fsutil::lock_exclusive(&lock_path)
+    crate::store::trust::lock_local_file(paths, &lock_path, &paths.state())
 }
 
 #[cfg(test)]
