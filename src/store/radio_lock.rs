@@ -13,8 +13,7 @@
 //! fixed order and case. Args that name no unit (`driver=hackrf`) lock every
 //! radio of that driver on this node — SoapySDR opens the first one it finds.
 //! Settings that do not pick a unit (`tone_hz=…`, `buffers=…`) are ignored.
-use crate::store::fsutil::now_iso;
-use crate::store::lock::{hostname, Holder};
+use crate::store::lock::Holder;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
@@ -141,12 +140,7 @@ impl RadioLock {
                 }
             }
         }
-        let me = Holder {
-            pid: std::process::id(),
-            host: hostname(),
-            since: now_iso(),
-            command: command.to_owned(),
-        };
+        let me = Holder::this_process(command);
         let record = HeldRadio {
             identity,
             holder: me.clone(),
