@@ -39,6 +39,7 @@ mod exit;
 mod git;
 mod health;
 mod heartbeat;
+mod json;
 mod mainpc;
 mod result;
 mod service;

@@ -429,7 +429,7 @@ fn rx_stream_is_torn_down_on_drop_and_never_opens_tx() {
     assert!(!all.lines().any(|l| l.contains(" TX ")), "{all}");
 }
 
-/// A conforming driver that sets SOAPY_SDR_HAS_TIME has a hardware clock (issue p2.1):
+/// A conforming driver that sets SOAPY_SDR_HAS_TIME has a hardware clock:
 /// rxsim reports hasHardwareTime, its time can be set and read back, and readStream's
 /// timeNs is the sample clock on that time base: the first read starts at (or after)
 /// the time set before activation, and each read's timeNs is the previous one plus the
@@ -479,7 +479,7 @@ fn hardware_time_is_advertised_and_timestamps_follow_the_sample_clock() {
     rx.deactivate(None).expect("deactivate");
 }
 
-/// Gains read back are what a real radio would set (issue p2.2): the LNA advertises
+/// Gains read back are what a real radio would set: the LNA advertises
 /// 8 dB steps, so 13 dB on it (or a total of 13) must not read back an LNA of 13.
 /// Steps truncate, as libhackrf does; the total keeps its 1 dB steps via the VGA.
 #[test]

@@ -267,9 +267,9 @@ mod tests {
     }
 }
 
-/// The task header, the rx-plan and the policy.
+/// Hostile text in the task header, the rx-plan and the policy is refused.
 #[cfg(test)]
-mod issue13_parsers {
+mod hostile_parsers {
     use super::{format_char_in, is_c1_control};
     use crate::testutil::{errs, fields, plan, render, set};
     use crate::{Policy, TaskId};

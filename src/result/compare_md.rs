@@ -1,16 +1,9 @@
 //! One `clkin_compare` section of `RX_RESULT.md`, rendered from its
 //! `clkin_compares[]` JSON (the same text for `rxnode clkin compare` and the step).
-use super::markdown::md_cell;
+use super::md_cell::md_cell;
+use crate::json::num_of;
 use serde_json::Value;
 use std::fmt::Write as _;
-
-fn num(v: &Value, path: &[&str]) -> Option<f64> {
-    let mut v = v;
-    for k in path {
-        v = v.get(*k)?;
-    }
-    v.as_f64().filter(|x| x.is_finite())
-}
 
 /// `+r ± σ ppb` with as many decimals as σ needs (two significant figures, at least
 /// three decimals, at most six).
@@ -49,7 +42,10 @@ pub(crate) fn render_compare_md(o: &mut String, n: usize, e: &Value) {
     let _ = writeln!(
         o,
         "| SLAVE relative to MASTER | {} |",
-        match (num(&k, &["relative_ppb"]), num(&k, &["uncertainty_ppb"])) {
+        match (
+            num_of(&k, &["relative_ppb"]),
+            num_of(&k, &["uncertainty_ppb"])
+        ) {
             (Some(r), Some(s)) => format!("{} (1σ)", fmt_ppb(r, s)),
             _ => "—".to_owned(),
         }
@@ -57,29 +53,29 @@ pub(crate) fn render_compare_md(o: &mut String, n: usize, e: &Value) {
     let _ = writeln!(
         o,
         "| Tolerance | ±{} ppb |",
-        or_dash(num(&k, &["tolerance_ppb"]).map(|t| t.to_string()))
+        or_dash(num_of(&k, &["tolerance_ppb"]).map(|t| t.to_string()))
     );
     let _ = writeln!(
         o,
         "| Tone | {} MHz (tuned {} MHz, {} MS/s, {} s) |",
-        or_dash(num(&k, &["tone_hz"]).map(|t| format!("{:.6}", t / 1e6))),
-        or_dash(num(&k, &["frequency_hz"]).map(|t| format!("{:.6}", t / 1e6))),
-        or_dash(num(&k, &["sample_rate_hz"]).map(|t| format!("{}", t / 1e6))),
-        or_dash(num(&k, &["duration_s"]).map(|t| t.to_string()))
+        or_dash(num_of(&k, &["tone_hz"]).map(|t| format!("{:.6}", t / 1e6))),
+        or_dash(num_of(&k, &["frequency_hz"]).map(|t| format!("{:.6}", t / 1e6))),
+        or_dash(num_of(&k, &["sample_rate_hz"]).map(|t| format!("{}", t / 1e6))),
+        or_dash(num_of(&k, &["duration_s"]).map(|t| t.to_string()))
     );
-    if let (Some(p), Some(span)) = (num(&k, &["points"]), num(&k, &["span_s"])) {
+    if let (Some(p), Some(span)) = (num_of(&k, &["points"]), num_of(&k, &["span_s"])) {
         let _ = writeln!(
             o,
             "| Fit | {p:.0} phase points over {span:.3} s; residual RMS {} rad (max {}), lag-1 {} |",
-            or_dash(num(&k, &["residual_rms_rad"]).map(|v| format!("{v:.4}"))),
-            or_dash(num(&k, &["residual_max_rad"]).map(|v| format!("{v:.3}"))),
-            or_dash(num(&k, &["residual_lag1"]).map(|v| format!("{v:.2}")))
+            or_dash(num_of(&k, &["residual_rms_rad"]).map(|v| format!("{v:.4}"))),
+            or_dash(num_of(&k, &["residual_max_rad"]).map(|v| format!("{v:.3}"))),
+            or_dash(num_of(&k, &["residual_lag1"]).map(|v| format!("{v:.2}")))
         );
     }
-    if let Some(d) = num(&k, &["difference_hz"]) {
+    if let Some(d) = num_of(&k, &["difference_hz"]) {
         let _ = writeln!(o, "| SLAVE − MASTER tone | {d:+.6} Hz |");
     }
-    if let Some(s) = num(&k, &["start_offset_s"]) {
+    if let Some(s) = num_of(&k, &["start_offset_s"]) {
         let _ = writeln!(
             o,
             "| Start offset | {:+.3} ms (SLAVE's first samples after MASTER's; adds only a constant phase) |",
@@ -116,8 +112,8 @@ pub(crate) fn render_compare_md(o: &mut String, n: usize, e: &Value) {
                     .and_then(Value::as_bool)
                     .map(|b| b.to_string())
             ),
-            or_dash(num(r, &["tone", "level_dbfs"]).map(|v| format!("{v:.1} dBFS"))),
-            or_dash(num(r, &["tone", "snr_db"]).map(|v| format!("{v:.1} dB"))),
+            or_dash(num_of(r, &["tone", "level_dbfs"]).map(|v| format!("{v:.1} dBFS"))),
+            or_dash(num_of(r, &["tone", "snr_db"]).map(|v| format!("{v:.1} dB"))),
             or_dash(u("samples_received").map(|v| v.to_string())),
             or_dash(u("samples_requested").map(|v| v.to_string())),
             or_dash(u("overflows").map(|v| v.to_string()))
@@ -135,12 +131,12 @@ pub(crate) fn render_compare_text(o: &mut String, e: &Value) {
         e.get("detail").and_then(Value::as_str).unwrap_or("")
     );
     let k = e.get("clkin_compare").cloned().unwrap_or(Value::Null);
-    if let Some(d) = num(&k, &["difference_hz"]) {
+    if let Some(d) = num_of(&k, &["difference_hz"]) {
         let _ = writeln!(
             o,
             "  SLAVE − MASTER tone {d:+.6} Hz over {} phase points; residual RMS {} rad",
-            or_dash(num(&k, &["points"]).map(|p| format!("{p:.0}"))),
-            or_dash(num(&k, &["residual_rms_rad"]).map(|v| format!("{v:.4}")))
+            or_dash(num_of(&k, &["points"]).map(|p| format!("{p:.0}"))),
+            or_dash(num_of(&k, &["residual_rms_rad"]).map(|v| format!("{v:.4}")))
         );
     }
     for role in ["master", "slave"] {
@@ -156,8 +152,8 @@ pub(crate) fn render_compare_text(o: &mut String, e: &Value) {
                 .map(|c| format!(" (set to {c})"))
                 .unwrap_or_default(),
             or_dash(r.get("ref_locked").and_then(Value::as_bool).map(|b| b.to_string())),
-            or_dash(num(r, &["tone", "level_dbfs"]).map(|v| format!("{v:.1} dBFS"))),
-            or_dash(num(r, &["tone", "snr_db"]).map(|v| format!("{v:.1} dB"))),
+            or_dash(num_of(r, &["tone", "level_dbfs"]).map(|v| format!("{v:.1} dBFS"))),
+            or_dash(num_of(r, &["tone", "snr_db"]).map(|v| format!("{v:.1} dB"))),
             r.get("samples_received").and_then(Value::as_u64).unwrap_or(0),
             r.get("samples_requested").and_then(Value::as_u64).unwrap_or(0),
             r.get("overflows").and_then(Value::as_u64).unwrap_or(0)

@@ -1,15 +1,10 @@
 //! `RX_RESULT.md`: the Markdown twin of `RX_RESULT.json`, with the trailer line
 //! that binds it to the exact JSON bytes.
+use super::md_cell::md_cell;
 use super::model::RxResult;
 use rxnode_interlock::sha256_hex;
 use serde_json::Value;
 use std::fmt::Write as _;
-
-pub(crate) fn md_cell(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace(['\r', '\n'], " ")
-}
 
 fn num(v: &Value) -> Option<f64> {
     v.as_f64()

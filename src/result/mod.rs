@@ -14,12 +14,14 @@
 //! [`model`] holds the value, [`markdown`] the Markdown, [`files`] writes the
 //! pair from one value, [`plot`] the pictures and [`validate`] the validator and
 //! the `validate-result` command.
+mod abs_path;
 mod compare_md;
 mod files;
 #[cfg(test)]
 mod golden_tests;
 mod manual;
 mod markdown;
+mod md_cell;
 mod model;
 pub(crate) mod plot;
 pub(crate) mod schema;

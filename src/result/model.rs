@@ -377,7 +377,7 @@ impl RxResult {
         let Ok(mut v) = serde_json::to_value(&self) else {
             return self;
         };
-        if super::validate::withhold_absolute_paths(&mut v, checkout) == 0 {
+        if super::abs_path::withhold_absolute_paths(&mut v, checkout) == 0 {
             return self;
         }
         match serde_json::from_value(v) {

@@ -89,12 +89,7 @@ pub(crate) fn path(paths: &Paths) -> PathBuf {
 /// The file and its temporary twin: what [`record`] may create.
 pub(crate) fn created_paths(paths: &Paths) -> Vec<PathBuf> {
     let p = path(paths);
-    vec![
-        p.clone(),
-        paths
-            .local
-            .join(format!(".{CALIBRATION_FILE}.tmp-{}", std::process::id())),
-    ]
+    vec![p.clone(), crate::store::fsutil::atomic_tmp(&p)]
 }
 
 /// The measurements; an empty set when there is no file. A file that is not a

@@ -7,6 +7,7 @@
 //! outboxes are the evidence. Evidence only ever *restricts*: an approval is
 //! recovered only from a ledger `approved` entry, while a finished run is
 //! recovered from the ledger *or* an outbox.
+use crate::json::str_of;
 use crate::store::key::{self, NodeKey};
 use crate::store::ledger;
 use crate::store::paths::Paths;
@@ -27,11 +28,6 @@ const DECISIONS: &[&str] = &[
     "published",
     "pushed",
 ];
-
-/// A string field of a ledger entry.
-pub(crate) fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
-    v.get(k).and_then(Value::as_str)
-}
 
 /// Task folders in the outbox root (crash leftovers `.tmp-…` aside).
 pub(crate) fn outbox_ids(paths: &Paths) -> Vec<String> {
@@ -75,11 +71,13 @@ pub(crate) const RUN_ENDED_BEFORE_RADIO: &str = "run_ended_before_radio";
 /// says ended before any radio stream was opened. The first one found, described.
 pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
     for e in ledger::read_both(paths)? {
-        let ev = str_of(&e, "event").unwrap_or_default();
-        if str_of(&e, "task_id") == Some(id) && (ev == "run_finished" || ev == "marked_completed") {
+        let ev = str_of(&e, &["event"]).unwrap_or_default();
+        if str_of(&e, &["task_id"]) == Some(id)
+            && (ev == "run_finished" || ev == "marked_completed")
+        {
             return Ok(Some(format!(
                 "ledger `{ev}` at {}",
-                str_of(&e, "at").unwrap_or("?")
+                str_of(&e, &["at"]).unwrap_or("?")
             )));
         }
     }
@@ -92,11 +90,11 @@ pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<
         let mut open: Option<&str> = None;
         let mut last: Option<&str> = None;
         for e in entries {
-            if str_of(e, "task_id") != Some(id) {
+            if str_of(e, &["task_id"]) != Some(id) {
                 continue;
             }
-            let ev = str_of(e, "event").unwrap_or_default();
-            let at = str_of(e, "at").unwrap_or("?");
+            let ev = str_of(e, &["event"]).unwrap_or_default();
+            let at = str_of(e, &["at"]).unwrap_or("?");
             match ev {
                 "run_started" => open = Some(at),
                 RUN_ENDED_BEFORE_RADIO => open = None,
@@ -120,8 +118,8 @@ pub(crate) fn history(paths: &Paths) -> Result<Vec<String>> {
     let n = ledger::read_evidence(paths)?
         .iter()
         .filter(|e| {
-            str_of(e, "task_id").is_some()
-                && DECISIONS.contains(&str_of(e, "event").unwrap_or_default())
+            str_of(e, &["task_id"]).is_some()
+                && DECISIONS.contains(&str_of(e, &["event"]).unwrap_or_default())
         })
         .count();
     if n > 0 {
@@ -152,11 +150,11 @@ pub(crate) fn history(paths: &Paths) -> Result<Vec<String>> {
 /// written), when the line names a valid task ID.
 pub(crate) fn line_approval(e: &Value) -> Option<Approval> {
     Some(Approval {
-        task_id: TaskId::parse(str_of(e, "task_id")?).ok()?,
-        task_sha256: str_of(e, "task_sha256").unwrap_or_default().to_owned(),
-        commit: str_of(e, "commit").unwrap_or_default().to_owned(),
-        at: str_of(e, "at").unwrap_or_default().to_owned(),
-        mac: str_of(e, "mac").map(str::to_owned),
+        task_id: TaskId::parse(str_of(e, &["task_id"])?).ok()?,
+        task_sha256: str_of(e, &["task_sha256"]).unwrap_or_default().to_owned(),
+        commit: str_of(e, &["commit"]).unwrap_or_default().to_owned(),
+        at: str_of(e, &["at"]).unwrap_or_default().to_owned(),
+        mac: str_of(e, &["mac"]).map(str::to_owned),
     })
 }
 

@@ -1,7 +1,7 @@
 //! Crash-safe file writes: temp file in the same folder, flush + fsync, atomic rename.
 use anyhow::{Context, Result};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A node-local JSON file of schema version 1 parsed from its `bytes`: a parse
 /// failure is a refusal naming the file as not a `what` file, with `fix`; another
@@ -105,13 +105,20 @@ pub(crate) fn sync_dir(dir: &Path) {
     let _ = dir;
 }
 
+/// The temporary file [`write_atomic`] writes `path` through (`.<name>.tmp-<pid>`
+/// beside it): what a caller checks Git ignores before the first write.
+pub(crate) fn atomic_tmp(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    dir.join(format!(".{name}.tmp-{}", std::process::id()))
+}
+
 /// Atomically replace `path` with `bytes` (portable: `std::fs::rename`
 /// replaces an existing file on Windows too). A failed write leaves no temp file.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let tmp = atomic_tmp(path);
     // A leftover of this PID (or a planted link) is removed, then the temp file
     // is created new: never written through a link.
     let _ = std::fs::remove_file(&tmp);

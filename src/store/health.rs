@@ -260,22 +260,7 @@ pub(crate) fn record(paths: &Paths, device_args: &str, event: &Event) -> Result<
 /// Take the health lock after checking that Git ignores the lock, the file and
 /// its temporary file (a refusal writes nothing).
 fn lock(paths: &Paths) -> Result<std::fs::File> {
-    crate::store::trust::prepare(paths)?;
-    let lock = lock_path(paths);
-    let file = path(paths);
-    crate::store::trust::check_created(
-        paths,
-        &[
-            lock.clone(),
-            file.clone(),
-            paths
-                .local
-                .join(format!(".rxnode-health.json.tmp-{}", std::process::id())),
-        ],
-    )?;
-    std::fs::create_dir_all(&paths.local)
-        .with_context(|| format!("cannot create {}", paths.local.display()))?;
-    crate::store::fsutil::lock_exclusive(&lock)
+    crate::store::trust::lock_local_file(paths, &lock_path(paths), &path(paths))
 }
 
 #[cfg(test)]

@@ -24,6 +24,18 @@ pub(crate) struct Holder {
     pub(crate) command: String,
 }
 
+impl Holder {
+    /// This process, running `command`, from now.
+    pub(crate) fn this_process(command: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            host: hostname(),
+            since: now_iso(),
+            command: command.to_owned(),
+        }
+    }
+}
+
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -133,12 +145,7 @@ impl Lock {
         )?;
         std::fs::create_dir_all(&paths.local)
             .with_context(|| format!("cannot create {}", paths.local.display()))?;
-        let me = Holder {
-            pid: std::process::id(),
-            host: hostname(),
-            since: now_iso(),
-            command: command.to_owned(),
-        };
+        let me = Holder::this_process(command);
         // Acquirers take turns (an OS lock the kernel drops if we die), so two
         // of them can never both take over the same stale lock.
         let guard_path = path.with_extension("lock.guard");

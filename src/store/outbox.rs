@@ -268,8 +268,9 @@ mod tests {
     }
 }
 
+/// An outbox left by a finished run cannot be approved again.
 #[cfg(test)]
-mod issue13_tests {
+mod hostile_outbox {
     use super::tests::skel;
     use super::*;
 

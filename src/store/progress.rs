@@ -35,9 +35,7 @@ pub(crate) fn path(paths: &Paths) -> std::path::PathBuf {
 /// Record that step `step` of `steps` (`op`) of task `task_id` starts.
 pub(crate) fn step(paths: &Paths, task_id: &str, step: usize, steps: usize, op: &str) {
     let p = path(paths);
-    let tmp = paths
-        .local
-        .join(format!(".rx_run_progress.json.tmp-{}", std::process::id()));
+    let tmp = crate::store::fsutil::atomic_tmp(&p);
     let r = crate::store::trust::check_created(paths, &[p.clone(), tmp]).and_then(|()| {
         let v = Progress {
             task_id: task_id.to_owned(),

@@ -20,9 +20,11 @@
 //! the tip) and `not_examined` (versions beyond the bound, or a first start).
 //!
 //! The walk is in `history.rs`, the examination of each version in
-//! `versions.rs`; this file holds what the queue keeps in state.
-use crate::store::state::{State, TaskRecord, TaskStatus};
-use serde::{Deserialize, Serialize};
+//! `versions.rs`; what the queue keeps in state is declared with the rest of
+//! the state file (`state.rs`: [`QueueState`]); this file holds the queue's
+//! bounds and order over that state.
+use crate::store::state::{QueueState, State, TaskRecord, TaskStatus};
+pub(crate) use crate::store::state::{Rewrite, WalkFrom, WalkRecord, Withdrawal};
 use std::collections::BTreeMap;
 
 /// Versions examined per poll unless `--history-limit` says otherwise.
@@ -35,112 +37,6 @@ pub(crate) const MAX_HISTORY_LIMIT: usize = 10_000;
 /// (docs/benchmarks.md); older history is reported as not examined and the
 /// examined commit moves to the tip, so the next poll does not pay again.
 pub const DEFAULT_WALK_LIMIT: usize = 5_000;
-
-/// What the queue keeps in `.local/rx_agent_state.json` (field `queue`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct QueueState {
-    /// Task IDs in the order their versions were committed; the pending ones
-    /// are prompted in this order.
-    #[serde(default)]
-    pub order: Vec<String>,
-    /// Task ID → the commit whose change replaced its version on the branch
-    /// before the operator saw it.
-    #[serde(default)]
-    pub superseded: BTreeMap<String, String>,
-    /// Tasks withdrawn by a deletion of the task file, by ID.
-    #[serde(default)]
-    pub withdrawn: BTreeMap<String, Withdrawal>,
-    /// The latest history rewrites seen (oldest first, at most 20).
-    #[serde(default)]
-    pub rewrites: Vec<Rewrite>,
-    /// The last history walk.
-    #[serde(default)]
-    pub last_walk: Option<WalkRecord>,
-}
-
-/// A task withdrawn by the main PC.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Withdrawal {
-    /// The commit that deleted the task file.
-    pub commit: String,
-    /// The status the task had (`pending` or `deferred`).
-    pub was: TaskStatus,
-    /// When this node saw it (ISO 8601).
-    pub at: String,
-}
-
-/// A history rewrite (force push) of the watched branch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Rewrite {
-    /// When it was seen (ISO 8601).
-    pub at: String,
-    /// The examined commit that is no longer an ancestor of the tip.
-    pub old: String,
-    /// The new tip.
-    pub new: String,
-    /// Where examination restarted (`None`: no common history, so the newest
-    /// versions from the root were examined).
-    pub merge_base: Option<String>,
-    /// Pending tasks whose commit is no longer on the branch (kept pending:
-    /// the rewrite decides nothing).
-    #[serde(default)]
-    pub pending_off_branch: Vec<String>,
-}
-
-/// How a poll's walk started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum WalkFrom {
-    /// No marker (first start): only the tip version was examined.
-    FirstStart,
-    /// From the marker, an ancestor of the tip.
-    Marker,
-    /// From the merge base after a history rewrite.
-    MergeBase,
-    /// After a rewrite with no common history: from the root, bounded.
-    Root,
-    /// The examined commit is neither within the walk bound of the tip nor
-    /// shares a commit with it within the bound (a rewrite, or more commits
-    /// than the bound since): the newest commits only, the rest not examined.
-    Bound,
-}
-
-/// One poll's history walk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct WalkRecord {
-    /// When (ISO 8601).
-    pub at: String,
-    /// How it started.
-    pub from: WalkFrom,
-    /// The commit it started after (the marker or merge base), if any.
-    pub since: Option<String>,
-    /// The tip.
-    pub tip: String,
-    /// First-parent commits walked.
-    pub commits: usize,
-    /// Task versions found.
-    pub versions: usize,
-    /// Versions examined.
-    pub examined: usize,
-    /// Versions found but not examined (older than the newest `limit`), plus
-    /// any beyond the walk's commit limit (then `walk_truncated`).
-    pub not_examined: usize,
-    /// The walk stopped at its commit bound (`walk_limit`), or at an
-    /// incomplete history (a shallow clone): older history was not looked at.
-    pub walk_truncated: bool,
-    /// When the walk stopped at its bound: the newest commit not walked
-    /// (everything from it back is not examined).
-    #[serde(default)]
-    pub not_walked_from: Option<String>,
-    /// The commit bound in force (`--walk-limit`).
-    #[serde(default)]
-    pub walk_limit: usize,
-    /// The first (oldest) commits of the versions not examined (at most 100).
-    #[serde(default)]
-    pub not_examined_commits: Vec<String>,
-    /// The bound in force.
-    pub limit: usize,
-}
 
 impl QueueState {
     /// Append `id` to the queue order (pruning IDs no longer pending, here and

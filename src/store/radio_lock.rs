@@ -13,8 +13,7 @@
 //! fixed order and case. Args that name no unit (`driver=hackrf`) lock every
 //! radio of that driver on this node — SoapySDR opens the first one it finds.
 //! Settings that do not pick a unit (`tone_hz=…`, `buffers=…`) are ignored.
-use crate::store::fsutil::now_iso;
-use crate::store::lock::{hostname, Holder};
+use crate::store::lock::Holder;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
@@ -106,14 +105,7 @@ impl RadioLock {
         let identity = identity(device);
         let (lock_path, holder_path) = files(paths, &identity);
         let dir = paths.local.join("radio-locks");
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            holder_path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            std::process::id()
-        ));
+        let tmp = crate::store::fsutil::atomic_tmp(&holder_path);
         // Nothing is created before the trust root is checked and each file is
         // known to be ignored by Git.
         crate::store::trust::prepare(paths)?;
@@ -148,12 +140,7 @@ impl RadioLock {
                 }
             }
         }
-        let me = Holder {
-            pid: std::process::id(),
-            host: hostname(),
-            since: now_iso(),
-            command: command.to_owned(),
-        };
+        let me = Holder::this_process(command);
         let record = HeldRadio {
             identity,
             holder: me.clone(),

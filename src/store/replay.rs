@@ -1,7 +1,8 @@
 //! The replay behind `rxnode state rebuild`: the ledger's decisions, then the
 //! outboxes, into a new state. Evidence only ever *restricts* (see
 //! [`crate::store::evidence`]).
-use crate::store::evidence::{checking_key, finished_outbox, line_approval, outbox_ids, str_of};
+use crate::json::str_of;
+use crate::store::evidence::{checking_key, finished_outbox, line_approval, outbox_ids};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger;
 use crate::store::paths::Paths;
@@ -18,7 +19,7 @@ pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> R
     let mut unsigned = std::collections::BTreeSet::new();
     let mut last_seen = None;
     for e in &entries {
-        let (Some(id), Some(ev)) = (str_of(e, "task_id"), str_of(e, "event")) else {
+        let (Some(id), Some(ev)) = (str_of(e, &["task_id"]), str_of(e, &["event"])) else {
             continue;
         };
         if TaskId::parse(id).is_err() {
@@ -29,10 +30,10 @@ pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> R
         }
         let d = Decision {
             id,
-            sha: str_of(e, "task_sha256").unwrap_or_default().to_owned(),
-            commit: str_of(e, "commit").unwrap_or_default().to_owned(),
-            at: str_of(e, "at").unwrap_or_default().to_owned(),
-            mac: str_of(e, "mac").map(str::to_owned),
+            sha: str_of(e, &["task_sha256"]).unwrap_or_default().to_owned(),
+            commit: str_of(e, &["commit"]).unwrap_or_default().to_owned(),
+            at: str_of(e, &["at"]).unwrap_or_default().to_owned(),
+            mac: str_of(e, &["mac"]).map(str::to_owned),
         };
         // An `approved` line this node cannot verify is not an approval: the
         // task is only known (pending), and the operator is told to re-approve.
@@ -124,7 +125,7 @@ impl Decision<'_> {
                 if let Some(r) = s.tasks.get_mut(id) {
                     r.reason = e
                         .get("detail")
-                        .and_then(|d| str_of(d, "reason"))
+                        .and_then(|d| str_of(d, &["reason"]))
                         .map(str::to_owned);
                 }
             }

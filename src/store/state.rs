@@ -2,7 +2,8 @@
 //!
 //! Written to a temp file, fsynced, atomically renamed. A corrupt file is moved
 //! aside with a timestamp suffix and reported; never silently reset.
-use crate::store::evidence::{checking_key, line_approval, str_of};
+use crate::json::str_of;
+use crate::store::evidence::{checking_key, line_approval};
 use crate::store::fsutil::{now_iso, write_atomic};
 use crate::store::key;
 use crate::store::ledger;
@@ -132,7 +133,7 @@ pub(crate) struct State {
     pub(crate) rejected_texts: BTreeMap<String, RejectedText>,
     /// The task queue read from the branch's history.
     #[serde(default)]
-    pub(crate) queue: crate::store::queue::QueueState,
+    pub(crate) queue: QueueState,
 }
 
 /// A refused task text, keyed by its SHA-256 in [`State::rejected_texts`].
@@ -146,6 +147,113 @@ pub(crate) struct RejectedText {
     pub(crate) reason: String,
     /// When (ISO 8601).
     pub(crate) at: String,
+}
+
+/// What the queue keeps in `.local/rx_agent_state.json` (field `queue`); the
+/// queue's order over it is `store::queue`'s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct QueueState {
+    /// Task IDs in the order their versions were committed; the pending ones
+    /// are prompted in this order.
+    #[serde(default)]
+    pub order: Vec<String>,
+    /// Task ID → the commit whose change replaced its version on the branch
+    /// before the operator saw it.
+    #[serde(default)]
+    pub superseded: BTreeMap<String, String>,
+    /// Tasks withdrawn by a deletion of the task file, by ID.
+    #[serde(default)]
+    pub withdrawn: BTreeMap<String, Withdrawal>,
+    /// The latest history rewrites seen (oldest first, at most 20).
+    #[serde(default)]
+    pub rewrites: Vec<Rewrite>,
+    /// The last history walk.
+    #[serde(default)]
+    pub last_walk: Option<WalkRecord>,
+}
+
+/// A task withdrawn by the main PC.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Withdrawal {
+    /// The commit that deleted the task file.
+    pub commit: String,
+    /// The status the task had (`pending` or `deferred`).
+    pub was: TaskStatus,
+    /// When this node saw it (ISO 8601).
+    pub at: String,
+}
+
+/// A history rewrite (force push) of the watched branch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Rewrite {
+    /// When it was seen (ISO 8601).
+    pub at: String,
+    /// The examined commit that is no longer an ancestor of the tip.
+    pub old: String,
+    /// The new tip.
+    pub new: String,
+    /// Where examination restarted (`None`: no common history, so the newest
+    /// versions from the root were examined).
+    pub merge_base: Option<String>,
+    /// Pending tasks whose commit is no longer on the branch (kept pending:
+    /// the rewrite decides nothing).
+    #[serde(default)]
+    pub pending_off_branch: Vec<String>,
+}
+
+/// How a poll's walk started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WalkFrom {
+    /// No marker (first start): only the tip version was examined.
+    FirstStart,
+    /// From the marker, an ancestor of the tip.
+    Marker,
+    /// From the merge base after a history rewrite.
+    MergeBase,
+    /// After a rewrite with no common history: from the root, bounded.
+    Root,
+    /// The examined commit is neither within the walk bound of the tip nor
+    /// shares a commit with it within the bound (a rewrite, or more commits
+    /// than the bound since): the newest commits only, the rest not examined.
+    Bound,
+}
+
+/// One poll's history walk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct WalkRecord {
+    /// When (ISO 8601).
+    pub at: String,
+    /// How it started.
+    pub from: WalkFrom,
+    /// The commit it started after (the marker or merge base), if any.
+    pub since: Option<String>,
+    /// The tip.
+    pub tip: String,
+    /// First-parent commits walked.
+    pub commits: usize,
+    /// Task versions found.
+    pub versions: usize,
+    /// Versions examined.
+    pub examined: usize,
+    /// Versions found but not examined (older than the newest `limit`), plus
+    /// any beyond the walk's commit limit (then `walk_truncated`).
+    pub not_examined: usize,
+    /// The walk stopped at its commit bound (`walk_limit`), or at an
+    /// incomplete history (a shallow clone): older history was not looked at.
+    pub walk_truncated: bool,
+    /// When the walk stopped at its bound: the newest commit not walked
+    /// (everything from it back is not examined).
+    #[serde(default)]
+    pub not_walked_from: Option<String>,
+    /// The commit bound in force (`--walk-limit`).
+    #[serde(default)]
+    pub walk_limit: usize,
+    /// The first (oldest) commits of the versions not examined (at most 100).
+    #[serde(default)]
+    pub not_examined_commits: Vec<String>,
+    /// The bound in force.
+    pub limit: usize,
 }
 
 impl State {
@@ -301,10 +409,10 @@ pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> 
     let mut approved = BTreeSet::new();
     let mut finished = BTreeSet::new();
     for e in &entries {
-        let Some(id) = str_of(e, "task_id") else {
+        let Some(id) = str_of(e, &["task_id"]) else {
             continue;
         };
-        match str_of(e, "event").unwrap_or_default() {
+        match str_of(e, &["event"]).unwrap_or_default() {
             "approved" => {
                 let signed = match &k {
                     None => true,
@@ -374,23 +482,8 @@ pub(crate) fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) 
 /// Take the exclusive state lock (`.local/rx_agent_state.lock`) after checking
 /// the trust root; released when the returned file is dropped.
 pub(crate) fn lock_state(paths: &Paths) -> Result<std::fs::File> {
-    crate::store::trust::prepare(paths)?;
     let lock_path = paths.local.join("rx_agent_state.lock");
-    // The lock, the state and its temporary file must be ignored by Git
-    // before any of them is created: a refusal writes nothing.
-    crate::store::trust::check_created(
-        paths,
-        &[
-            lock_path.clone(),
-            paths.state(),
-            paths
-                .local
-                .join(format!(".rx_agent_state.json.tmp-{}", std::process::id())),
-        ],
-    )?;
-    std::fs::create_dir_all(&paths.local)
-        .with_context(|| format!("cannot create {}", paths.local.display()))?;
-    crate::store::fsutil::lock_exclusive(&lock_path)
+    crate::store::trust::lock_local_file(paths, &lock_path, &paths.state())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The spectrum picture of a result's capture, and the bare-PSD picture.
 use super::{write_spectrum, Marker, MarkerKind, SpectrumPlot, Trace};
+use crate::json::num_of;
 use crate::result::RxResult;
 use anyhow::Result;
 use std::path::Path;
@@ -24,7 +25,7 @@ pub(crate) fn capture_plot(r: &RxResult, n: usize, c: &serde_json::Value) -> Opt
         .and_then(|p| p.as_array())
         .map(|a| {
             a.iter()
-                .filter_map(|p| Some((num(p, &["frequency_hz"])?, num(p, &["power_db"])?)))
+                .filter_map(|p| Some((num_of(p, &["frequency_hz"])?, num_of(p, &["power_db"])?)))
                 .collect()
         })
         .unwrap_or_default();
@@ -38,7 +39,7 @@ pub(crate) fn capture_plot(r: &RxResult, n: usize, c: &serde_json::Value) -> Opt
             db,
         },
         peaks,
-        noise_floor_db: num(c, &["noise_floor_db"]),
+        noise_floor_db: num_of(c, &["noise_floor_db"]),
         markers,
         failed_hz: Vec::new(),
         freq_known: known,
@@ -50,7 +51,7 @@ pub(crate) fn capture_plot(r: &RxResult, n: usize, c: &serde_json::Value) -> Opt
 /// `psd_step_hz`, else from the actual (or requested) centre and rate, else bins.
 fn frequency_axis(c: &serde_json::Value, bins: usize) -> (f64, f64, bool) {
     let (centre, rate) = centre_and_rate(c);
-    match (num(c, &["psd_start_hz"]), num(c, &["psd_step_hz"])) {
+    match (num_of(c, &["psd_start_hz"]), num_of(c, &["psd_step_hz"])) {
         (Some(a), Some(s)) if s > 0.0 => (a, s, true),
         _ => match (centre, rate) {
             (Some(f), Some(rt)) if rt > 0.0 => {
@@ -64,8 +65,10 @@ fn frequency_axis(c: &serde_json::Value, bins: usize) -> (f64, f64, bool) {
 
 /// The actual (else requested) centre frequency and sample rate, Hz.
 fn centre_and_rate(c: &serde_json::Value) -> (Option<f64>, Option<f64>) {
-    let centre = num(c, &["actual", "frequency_hz"]).or(num(c, &["requested", "frequency_hz"]));
-    let rate = num(c, &["actual", "sample_rate_hz"]).or(num(c, &["requested", "sample_rate_hz"]));
+    let centre =
+        num_of(c, &["actual", "frequency_hz"]).or(num_of(c, &["requested", "frequency_hz"]));
+    let rate =
+        num_of(c, &["actual", "sample_rate_hz"]).or(num_of(c, &["requested", "sample_rate_hz"]));
     (centre, rate)
 }
 
@@ -93,7 +96,7 @@ fn capture_title(r: &RxResult, n: usize, c: &serde_json::Value) -> String {
         .nth(n - 1)
         .and_then(|c| c.name.split(':').next().map(str::to_owned))
         .unwrap_or_else(|| format!("capture {n}"));
-    let rbw = match (rate, num(c, &["fft_size"])) {
+    let rbw = match (rate, num_of(c, &["fft_size"])) {
         (Some(rt), Some(n)) if n > 0.0 => format!(" · RBW {}", super::fmt_rbw(rt / n)),
         _ => String::new(),
     };
@@ -123,15 +126,15 @@ fn clkin_markers(c: &serde_json::Value) -> Vec<Marker> {
 /// of an ambiguous check).
 pub(crate) fn clkin_markers_of(k: &serde_json::Value) -> Vec<Marker> {
     let mut markers = Vec::new();
-    if let Some(t) = num(k, &["tone_hz"]) {
+    if let Some(t) = num_of(k, &["tone_hz"]) {
         markers.push(Marker {
             hz: t,
             label: format!("CLKIN expected {:.6} MHz", t / 1e6),
             kind: MarkerKind::Expected,
         });
     }
-    if let Some(m) = num(k, &["measured_hz"]) {
-        let ppm = num(k, &["ppm"])
+    if let Some(m) = num_of(k, &["measured_hz"]) {
+        let ppm = num_of(k, &["ppm"])
             .map(|p| format!(" ({} ppm)", rxnode_dsp::fmt_ppm(p, 3)))
             .unwrap_or_default();
         markers.push(Marker {
@@ -144,10 +147,10 @@ pub(crate) fn clkin_markers_of(k: &serde_json::Value) -> Vec<Marker> {
     let is_ref = |t: &serde_json::Value| t.get("reference").and_then(|r| r.as_bool()) == Some(true);
     let rivals = tones.is_some_and(|t| !t.iter().any(is_ref));
     for t in tones.into_iter().flatten().filter(|t| !is_ref(t)) {
-        let (Some(hz), Some(l)) = (num(t, &["frequency_hz"]), num(t, &["level_dbfs"])) else {
+        let (Some(hz), Some(l)) = (num_of(t, &["frequency_hz"]), num_of(t, &["level_dbfs"])) else {
             continue;
         };
-        let ppm = num(t, &["ppm"]).map_or(String::new(), |p| {
+        let ppm = num_of(t, &["ppm"]).map_or(String::new(), |p| {
             format!(", {} ppm", rxnode_dsp::fmt_ppm(p, 3))
         });
         markers.push(Marker {
@@ -166,10 +169,10 @@ pub(crate) fn clkin_markers_of(k: &serde_json::Value) -> Vec<Marker> {
 /// The CLKIN inset of one CLKIN report (as JSON); `None` without a tone.
 pub(crate) fn clkin_inset_of(k: &serde_json::Value) -> Option<super::ClkinInset> {
     Some(super::ClkinInset {
-        expected_hz: num(k, &["tone_hz"])?,
-        measured_hz: num(k, &["measured_hz"]),
-        ppm: num(k, &["ppm"]),
-        tolerance_ppm: num(k, &["tolerance_ppm"]).unwrap_or(f64::NAN),
+        expected_hz: num_of(k, &["tone_hz"])?,
+        measured_hz: num_of(k, &["measured_hz"]),
+        ppm: num_of(k, &["ppm"]),
+        tolerance_ppm: num_of(k, &["tolerance_ppm"]).unwrap_or(f64::NAN),
         status: k
             .get("status")
             .and_then(|s| s.as_str())
@@ -223,12 +226,4 @@ pub(super) fn short(s: &str, n: usize) -> String {
         t.push('…');
         t
     }
-}
-
-fn num(v: &serde_json::Value, path: &[&str]) -> Option<f64> {
-    let mut v = v;
-    for k in path {
-        v = v.get(*k)?;
-    }
-    v.as_f64().filter(|x| x.is_finite())
 }

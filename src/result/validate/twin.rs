@@ -1,6 +1,6 @@
 //! The Markdown twin agrees with the JSON: trailer hash, task, status, rows.
 use super::V;
-use crate::result::markdown::md_cell;
+use crate::result::md_cell::md_cell;
 use rxnode_interlock::sha256_hex;
 use serde_json::Value;
 use std::path::Path;

@@ -26,11 +26,13 @@ mod repo;
 
 pub(crate) use repo::{check_created, check_record_target, check_watched_tip, visible_files};
 
+use crate::store::fsutil::atomic_tmp;
 use crate::store::paths::Paths;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use files::file_findings;
 use git2::Repository;
 use repo::git_findings;
+use std::path::Path;
 
 /// One reason not to trust the node-local files.
 #[derive(Debug, Clone)]
@@ -95,6 +97,22 @@ pub(crate) fn prepare(paths: &Paths) -> Result<()> {
         }
     }
     verify(paths)
+}
+
+/// Take the exclusive OS lock `lock` that guards the `.local/` file `file`
+/// (replaced through [`write_atomic`](crate::store::fsutil::write_atomic)),
+/// after [`prepare`]: the lock, the file and its temporary file must be
+/// ignored by Git before any of them is created, so a refusal writes nothing.
+/// Released when the returned file is dropped.
+pub(crate) fn lock_local_file(paths: &Paths, lock: &Path, file: &Path) -> Result<std::fs::File> {
+    prepare(paths)?;
+    check_created(
+        paths,
+        &[lock.to_path_buf(), file.to_path_buf(), atomic_tmp(file)],
+    )?;
+    std::fs::create_dir_all(&paths.local)
+        .with_context(|| format!("cannot create {}", paths.local.display()))?;
+    crate::store::fsutil::lock_exclusive(lock)
 }
 
 #[cfg(test)]
