@@ -43,6 +43,36 @@ pub struct DeviceInfo {
     pub error: Option<String>,
 }
 
+impl DeviceInfo {
+    /// What is known of a device before [`probe_into`] reads it: its args, driver,
+    /// serial and label; everything else empty.
+    pub(crate) fn unprobed(
+        args: String,
+        driver: String,
+        serial: Option<String>,
+        label: Option<String>,
+    ) -> Self {
+        Self {
+            args,
+            driver,
+            serial,
+            label,
+            hardware_key: None,
+            rx_channels: 0,
+            tx_channels: 0,
+            frequency_ranges_hz: Vec::new(),
+            sample_rate_ranges_hz: Vec::new(),
+            gain_range_db: None,
+            gain_elements: Vec::new(),
+            antennas: Vec::new(),
+            clock_sources: Vec::new(),
+            sensors: BTreeMap::new(),
+            hardware_info: BTreeMap::new(),
+            error: None,
+        }
+    }
+}
+
 /// One named gain stage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GainElement {
@@ -188,24 +218,12 @@ pub fn enumerate(args: &str) -> Result<Vec<DeviceInfo>, Error> {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(",");
-        let mut info = DeviceInfo {
-            args: open_args.clone(),
-            driver: get("driver").unwrap_or_default(),
-            serial: get("serial"),
-            label: get("label"),
-            hardware_key: None,
-            rx_channels: 0,
-            tx_channels: 0,
-            frequency_ranges_hz: Vec::new(),
-            sample_rate_ranges_hz: Vec::new(),
-            gain_range_db: None,
-            gain_elements: Vec::new(),
-            antennas: Vec::new(),
-            clock_sources: Vec::new(),
-            sensors: BTreeMap::new(),
-            hardware_info: BTreeMap::new(),
-            error: None,
-        };
+        let mut info = DeviceInfo::unprobed(
+            open_args.clone(),
+            get("driver").unwrap_or_default(),
+            get("serial"),
+            get("label"),
+        );
         match Device::new(open_args.as_str()) {
             Ok(dev) => probe_into(&dev, &mut info),
             Err(e) => info.error = Some(e.message),

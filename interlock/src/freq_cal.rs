@@ -138,23 +138,13 @@ impl FreqCalStep {
 
     /// The step as the bounded capture it is, for the RX policy's checks.
     fn as_capture(&self) -> RxCaptureStep {
-        RxCaptureStep {
-            device: self.device.clone(),
-            frequency_hz: self.frequency_hz,
-            sample_rate_hz: self.sample_rate_hz,
-            gain_db: self.gain_db.clone(),
-            duration_s: self.duration_s,
-            fft_size: None,
-            record_iq: false,
-            record_format: None,
-            clock_source: None,
-            bandwidth_hz: None,
-            antenna: None,
-            clkin: None,
-            apply_calibration: false,
-            max_peaks: None,
-            min_snr_db: None,
-        }
+        RxCaptureStep::plain(
+            self.device.clone(),
+            self.frequency_hz,
+            self.sample_rate_hz,
+            self.gain_db.clone(),
+            self.duration_s,
+        )
     }
 }
 

@@ -365,21 +365,14 @@ mod tests {
 
     fn step() -> RxCaptureStep {
         RxCaptureStep {
-            max_peaks: None,
-            min_snr_db: None,
-            device: "driver=rxsim".into(),
-            frequency_hz: 100e6,
-            sample_rate_hz: 2e6,
-            gain_db: Some(crate::sweep::GainSpec::Total(20.0)),
-            duration_s: 2.0,
-            fft_size: None,
             record_iq: true,
-            record_format: None,
-            clock_source: None,
-            bandwidth_hz: None,
-            antenna: None,
-            clkin: None,
-            apply_calibration: false,
+            ..RxCaptureStep::plain(
+                "driver=rxsim".into(),
+                100e6,
+                2e6,
+                Some(crate::sweep::GainSpec::Total(20.0)),
+                2.0,
+            )
         }
     }
 

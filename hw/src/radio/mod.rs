@@ -241,24 +241,12 @@ impl RxRadio {
     /// Probe this open device (read-only), as [`crate::enumerate`] does.
     pub fn probe(&self) -> DeviceInfo {
         let map = parse_args(&self.args);
-        let mut info = DeviceInfo {
-            args: self.args.clone(),
-            driver: map.get("driver").cloned().unwrap_or_default(),
-            serial: map.get("serial").cloned(),
-            label: None,
-            hardware_key: None,
-            rx_channels: 0,
-            tx_channels: 0,
-            frequency_ranges_hz: Vec::new(),
-            sample_rate_ranges_hz: Vec::new(),
-            gain_range_db: None,
-            gain_elements: Vec::new(),
-            antennas: Vec::new(),
-            clock_sources: Vec::new(),
-            sensors: BTreeMap::new(),
-            hardware_info: BTreeMap::new(),
-            error: None,
-        };
+        let mut info = DeviceInfo::unprobed(
+            self.args.clone(),
+            map.get("driver").cloned().unwrap_or_default(),
+            map.get("serial").cloned(),
+            None,
+        );
         probe_into(&self.dev, &mut info);
         if info.serial.is_none() {
             info.serial = info.hardware_info.get("serial").cloned();

@@ -171,6 +171,38 @@ pub struct RxCaptureStep {
     pub apply_calibration: bool,
 }
 
+impl RxCaptureStep {
+    /// A capture of `duration_s` at `frequency_hz`, `sample_rate_hz` and `gain_db` on
+    /// `device`, everything else left to its default: no recording, no clock source,
+    /// bandwidth or antenna set, no CLKIN check, no calibration applied. What the RX
+    /// policy checks of a step that streams like a capture.
+    pub(crate) fn plain(
+        device: String,
+        frequency_hz: f64,
+        sample_rate_hz: f64,
+        gain_db: Option<crate::sweep::GainSpec>,
+        duration_s: f64,
+    ) -> Self {
+        Self {
+            device,
+            frequency_hz,
+            sample_rate_hz,
+            gain_db,
+            duration_s,
+            fft_size: None,
+            record_iq: false,
+            record_format: None,
+            clock_source: None,
+            bandwidth_hz: None,
+            antenna: None,
+            clkin: None,
+            max_peaks: None,
+            min_snr_db: None,
+            apply_calibration: false,
+        }
+    }
+}
+
 /// How many peaks a capture lists when `max_peaks` is not given.
 pub const DEFAULT_MAX_PEAKS: usize = 8;
 /// Most peaks a capture may list (`max_peaks`).
@@ -237,21 +269,14 @@ impl ClkinCompareStep {
             .iter()
             .enumerate()
             .map(|(i, d)| RxCaptureStep {
-                device: d.clone(),
-                frequency_hz: self.frequency_hz,
-                sample_rate_hz: self.sample_rate_hz,
-                gain_db: self.gain_db.clone(),
-                duration_s: self.duration_s,
-                fft_size: None,
-                record_iq: false,
-                record_format: None,
                 clock_source: self.clock_sources.as_ref().and_then(|c| c.get(i).cloned()),
-                bandwidth_hz: None,
-                antenna: None,
-                clkin: None,
-                max_peaks: None,
-                min_snr_db: None,
-                apply_calibration: false,
+                ..RxCaptureStep::plain(
+                    d.clone(),
+                    self.frequency_hz,
+                    self.sample_rate_hz,
+                    self.gain_db.clone(),
+                    self.duration_s,
+                )
             })
             .collect()
     }

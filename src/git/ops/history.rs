@@ -1,7 +1,7 @@
 //! Reads from commits already fetched: one file's blob at a commit, the
 //! first-parent history of the task file, and ancestry.
 use anyhow::{anyhow, Context, Result};
-use git2::{Oid, Repository};
+use git2::{Oid, Repository, TreeEntry};
 use std::path::Path;
 
 /// A file read from a commit.
@@ -41,21 +41,8 @@ pub(crate) fn read_blob_at(
     path: &str,
     max_bytes: usize,
 ) -> Result<Blob> {
-    let c = repo
-        .find_commit(commit)
-        .with_context(|| format!("commit {commit} is not in this repository"))?;
-    let tree = c
-        .tree()
-        .with_context(|| format!("commit {commit} has no tree"))?;
-    let entry = match tree.get_path(Path::new(path)) {
-        Ok(e) => e,
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Blob::Missing),
-        Err(e) => {
-            return Err(anyhow!(
-                "cannot look up {path} in {commit}: {}",
-                e.message()
-            ))
-        }
+    let Some(entry) = tree_entry(repo, commit, path)? else {
+        return Ok(Blob::Missing);
     };
     let id = entry.id();
     let not_a_file = match (entry.kind(), entry.filemode()) {
@@ -95,6 +82,12 @@ pub(crate) type PathEntry = Option<(Oid, i32)>;
 
 /// The entry at `path` in `commit`'s tree (`None` when absent).
 pub(crate) fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<PathEntry> {
+    Ok(tree_entry(repo, commit, path)?.map(|e| (e.id(), e.filemode())))
+}
+
+/// The tree entry at `path` in `commit` (`None` when absent), the one lookup of
+/// [`read_blob_at`] and [`entry_at`].
+fn tree_entry(repo: &Repository, commit: Oid, path: &str) -> Result<Option<TreeEntry<'static>>> {
     let c = repo
         .find_commit(commit)
         .with_context(|| format!("commit {commit} is not in this repository"))?;
@@ -102,7 +95,7 @@ pub(crate) fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<Pat
         .tree()
         .with_context(|| format!("commit {commit} has no tree"))?;
     match tree.get_path(Path::new(path)) {
-        Ok(e) => Ok(Some((e.id(), e.filemode()))),
+        Ok(e) => Ok(Some(e)),
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(anyhow!(
             "cannot look up {path} in {commit}: {}",
@@ -434,6 +427,13 @@ pub(crate) fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid)
 mod tests {
     use super::*;
 
+    /// A fresh repository in a temp folder (kept while the folder lives).
+    fn temp_repo() -> (tempfile::TempDir, Repository) {
+        let d = tempfile::tempdir().unwrap();
+        let repo = Repository::init(d.path()).unwrap();
+        (d, repo)
+    }
+
     fn commit_file(repo: &Repository, path: &str, bytes: &[u8], parent: Option<Oid>) -> Oid {
         let blob = repo.blob(bytes).unwrap();
         let mut tb = repo.treebuilder(None).unwrap();
@@ -450,8 +450,7 @@ mod tests {
 
     #[test]
     fn blob_reading_and_size_limit() {
-        let d = tempfile::tempdir().unwrap();
-        let repo = Repository::init(d.path()).unwrap();
+        let (_d, repo) = temp_repo();
         let c = commit_file(&repo, "t.md", b"hello", None);
         assert_eq!(
             read_blob_at(&repo, c, "t.md", 10).unwrap(),
@@ -472,8 +471,7 @@ mod tests {
 
     #[test]
     fn strict_ancestry() {
-        let d = tempfile::tempdir().unwrap();
-        let repo = Repository::init(d.path()).unwrap();
+        let (_d, repo) = temp_repo();
         let a = commit_file(&repo, "f", b"1", None);
         let b = commit_file(&repo, "f", b"2", Some(a));
         let other = commit_file(&repo, "f", b"3", None);
@@ -486,8 +484,7 @@ mod tests {
 
     #[test]
     fn task_history_lists_first_parent_changes_oldest_first() {
-        let d = tempfile::tempdir().unwrap();
-        let repo = Repository::init(d.path()).unwrap();
+        let (_d, repo) = temp_repo();
         let a = commit_file(&repo, "t.md", b"1", None);
         let b = commit_file(&repo, "t.md", b"2", Some(a));
         let c = commit_file(&repo, "t.md", b"2", Some(b)); // no change
@@ -525,8 +522,7 @@ mod tests {
 
     #[test]
     fn a_marker_reachable_only_through_a_second_parent_is_walked_by_revwalk() {
-        let d = tempfile::tempdir().unwrap();
-        let repo = Repository::init(d.path()).unwrap();
+        let (_d, repo) = temp_repo();
         let a = commit_file(&repo, "t.md", b"1", None);
         let b = commit_file(&repo, "t.md", b"2", Some(a));
         let side = commit_file(&repo, "t.md", b"s", Some(a));
@@ -551,8 +547,7 @@ mod tests {
 
     #[test]
     fn ancestry_and_merge_base() {
-        let d = tempfile::tempdir().unwrap();
-        let repo = Repository::init(d.path()).unwrap();
+        let (_d, repo) = temp_repo();
         let a = commit_file(&repo, "f", b"1", None);
         let b = commit_file(&repo, "f", b"2", Some(a));
         let b2 = commit_file(&repo, "f", b"3", Some(a));

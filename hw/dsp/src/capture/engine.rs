@@ -58,37 +58,37 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
 ) -> Result<CaptureSummary> {
     check_settings::<T>(settings, recorder.as_ref())?;
     let mut dsp = Dsp::new::<T>(settings)?;
-    let Pool {
-        free_tx,
-        free_rx,
-        full_tx,
-        full_rx,
-        rec_tx,
-        rec_rx,
-    } = Pool::new(settings);
+    let pool = Pool::new(settings);
     let started = Instant::now();
     let recording = recorder.is_some();
-    let writer_free = free_tx.clone();
+    let writer_free = pool.free_tx.clone();
     let reader = Reader::new(
-        source, settings, cancel, progress, started, free_rx, full_tx,
+        source,
+        settings,
+        cancel,
+        progress,
+        started,
+        pool.free_rx,
+        pool.full_tx,
     );
 
     let (stats, recorder) = std::thread::scope(|s| {
-        let writer = recorder.map(|w| s.spawn(move || write_loop::<T>(w, rec_rx, writer_free)));
+        let writer =
+            recorder.map(|w| s.spawn(move || write_loop::<T>(w, pool.rec_rx, writer_free)));
         let reader = s.spawn(move || reader.run());
-        for Block { buf, n, after_gap } in full_rx.iter() {
+        for Block { buf, n, after_gap } in pool.full_rx.iter() {
             if after_gap {
                 dsp.gap();
             }
             dsp.feed(&buf[..n], hook);
             if recording {
                 // Only fails if the writer thread is gone (a panic, reported below).
-                let _ = rec_tx.send((buf, n));
+                let _ = pool.rec_tx.send((buf, n));
             } else {
-                let _ = free_tx.try_send(buf);
+                let _ = pool.free_tx.try_send(buf);
             }
         }
-        drop(rec_tx);
+        drop(pool.rec_tx);
         let stats = reader.join().map_err(|_| Error::WorkerPanic)?;
         let recorder = match writer {
             Some(h) => Some(h.join().map_err(|_| Error::WorkerPanic)?),

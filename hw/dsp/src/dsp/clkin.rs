@@ -22,12 +22,13 @@
 use crate::error::{Error, Result};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
-use std::f64::consts::PI;
 
 mod mac;
 mod search;
+mod stage;
 
-use mac::{mac2_dup, DupTable};
+use stage::Dup;
+pub(crate) use stage::{FirstStage, Plain};
 
 /// The narrowest default search window (± ppm).
 pub const DEFAULT_SEARCH_PPM: f64 = 10.0;
@@ -218,17 +219,9 @@ pub struct ClkinEstimator {
     cfg: ClkinConfig,
     /// The expected baseband frequency of the tone (the mixer's frequency, Hz).
     nco_hz: f64,
-    /// h[m]·e^{-jωm} and h[M+m]·e^{-jω(M+m)}, m = 0..M: the kernel's two halves with
-    /// the mixer folded in (laid out for the multiply-accumulate, `clkin/mac.rs`).
-    t1: DupTable,
-    t2: DupTable,
-    /// Position in the current block of M samples.
-    pos: usize,
-    acc1: Complex<f32>,
-    acc2: Complex<f32>,
-    /// The first half's sum over the previous block, once there is one.
-    prev1: Option<Complex<f32>>,
-    block: u64,
+    /// The mixer and decimating low-pass, its tables laid out for the
+    /// multiply-accumulate of `clkin/mac.rs`.
+    stage: FirstStage<Dup>,
     /// The decimated stream.
     dec: Vec<Complex<f32>>,
     samples: u64,
@@ -240,7 +233,7 @@ impl std::fmt::Debug for ClkinEstimator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClkinEstimator")
             .field("cfg", &self.cfg)
-            .field("decimation", &self.t1.len())
+            .field("decimation", &self.stage.decimation())
             .field("samples", &self.samples)
             .finish_non_exhaustive()
     }
@@ -253,30 +246,11 @@ impl ClkinEstimator {
         let fs = cfg.sample_rate_hz;
         let m = ((fs / cfg.decimated_target_hz()).floor() as usize).clamp(1, MAX_DECIMATION);
         let nco_hz = cfg.tone_hz - cfg.center_hz;
-        let w = -2.0 * PI * nco_hz / fs;
-        let mm = m as f64;
-        let tab = |i: usize, h: f64| {
-            let c = Complex::from_polar(h, w * i as f64);
-            Complex::new(c.re as f32, c.im as f32)
-        };
-        let t1: Vec<_> = (0..m)
-            .map(|i| tab(i, (i as f64 + 0.5) / (mm * mm)))
-            .collect();
-        let t2: Vec<_> = (0..m)
-            .map(|i| tab(m + i, (mm - i as f64 - 0.5) / (mm * mm)))
-            .collect();
-        let (t1, t2) = (DupTable::new(&t1), DupTable::new(&t2));
         let room = cfg.max_decimated.min(1 << 16);
         Ok(Self {
             cfg,
             nco_hz,
-            t1,
-            t2,
-            pos: 0,
-            acc1: Complex::default(),
-            acc2: Complex::default(),
-            prev1: None,
-            block: 0,
+            stage: FirstStage::new(m, nco_hz, fs),
             dec: Vec::with_capacity(room),
             samples: 0,
             tones: Vec::new(),
@@ -296,41 +270,14 @@ impl ClkinEstimator {
 
     /// Feed a block of samples (any length).
     pub fn feed(&mut self, mut x: &[Complex<f32>]) {
-        let m = self.t1.len();
         while !x.is_empty() && self.dec.len() < self.cfg.max_decimated {
-            let take = (m - self.pos).min(x.len());
-            let (head, rest) = x.split_at(take);
-            let (a1, a2) = mac2_dup(head, &self.t1, &self.t2, self.pos);
-            self.acc1 += a1;
-            self.acc2 += a2;
-            self.pos += take;
+            let (take, y) = self.stage.push(x);
             self.samples += take as u64;
-            x = rest;
-            if self.pos == m {
-                self.close_block();
+            x = &x[take..];
+            if let Some(y) = y {
+                self.dec.push(Complex::new(y.re as f32, y.im as f32));
             }
         }
-    }
-
-    fn close_block(&mut self) {
-        let m = self.t1.len();
-        if let Some(p) = self.prev1 {
-            // y_b = e^{-jω(b−1)M} · (Σ_{block b−1} x·t1 + Σ_{block b} x·t2)
-            let per_block = (self.nco_hz / self.cfg.sample_rate_hz * m as f64).fract();
-            let cycles = (per_block * (self.block - 1) as f64).fract();
-            let rot = Complex::from_polar(1.0, -2.0 * PI * cycles);
-            let z = Complex::new(
-                f64::from(p.re + self.acc2.re),
-                f64::from(p.im + self.acc2.im),
-            );
-            let y = z * rot;
-            self.dec.push(Complex::new(y.re as f32, y.im as f32));
-        }
-        self.prev1 = Some(self.acc1);
-        self.acc1 = Complex::default();
-        self.acc2 = Complex::default();
-        self.pos = 0;
-        self.block += 1;
     }
 
     /// The estimate from everything fed so far, or why there is none: too few
@@ -346,7 +293,7 @@ impl ClkinEstimator {
                 self.samples
             )));
         }
-        let m = self.t1.len();
+        let m = self.stage.decimation();
         let fs = self.cfg.sample_rate_hz;
         let grid = search::Grid {
             fd: fs / m as f64,

@@ -31,7 +31,7 @@
 //! uncertainty comes from the fit's residual, widened by the residual's lag-1
 //! autocorrelation (a drifting, not white, phase difference counts as fewer
 //! independent points), so it is never smaller than the data support.
-use crate::dsp::clkin::mac2;
+use crate::dsp::clkin::{FirstStage, Plain};
 use crate::error::{Error, Result};
 use num_complex::Complex;
 use rustfft::FftPlanner;
@@ -143,14 +143,8 @@ pub struct ToneTracker {
     cfg: ToneTrackConfig,
     /// The tone's nominal baseband frequency (Hz).
     nco_hz: f64,
-    /// The first stage's kernel halves with the mixer folded in.
-    t1: Vec<Complex<f32>>,
-    t2: Vec<Complex<f32>>,
-    pos: usize,
-    acc1: Complex<f32>,
-    acc2: Complex<f32>,
-    prev1: Option<Complex<f32>>,
-    block: u64,
+    /// The first stage: the mixer and decimating low-pass.
+    stage: FirstStage<Plain>,
     /// Decimated samples so far (the first stage's output index).
     dec_count: u64,
     /// The coarse-search block (`warmup` decimated samples).
@@ -170,7 +164,7 @@ impl std::fmt::Debug for ToneTracker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToneTracker")
             .field("cfg", &self.cfg)
-            .field("decimation", &self.t1.len())
+            .field("decimation", &self.stage.decimation())
             .field("samples", &self.samples)
             .field("points", &self.points.len())
             .finish_non_exhaustive()
@@ -185,31 +179,15 @@ impl ToneTracker {
         let target = 8.0 * cfg.span_hz();
         let m = ((fs / target).floor() as usize).clamp(1, MAX_DECIMATION);
         let nco_hz = cfg.tone_hz - cfg.center_hz;
-        let w = -2.0 * PI * nco_hz / fs;
-        let mm = m as f64;
-        let h1 = |i: usize| (i as f64 + 0.5) / (mm * mm);
-        let h2 = |i: usize| (mm - i as f64 - 0.5) / (mm * mm);
-        let tab = |i: usize, h: f64| {
-            let c = Complex::from_polar(h, w * i as f64);
-            Complex::new(c.re as f32, c.im as f32)
-        };
-        let t1: Vec<Complex<f32>> = (0..m).map(|i| tab(i, h1(i))).collect();
-        let t2: Vec<Complex<f32>> = (0..m).map(|i| tab(m + i, h2(i))).collect();
         // About 0.1 s of decimated samples for the coarse search, a power of two.
-        let fd = fs / mm;
+        let fd = fs / m as f64;
         let warmup = ((0.1 * fd) as usize)
             .next_power_of_two()
             .clamp(1 << 10, 1 << 14);
         Ok(Self {
             cfg,
             nco_hz,
-            t1,
-            t2,
-            pos: 0,
-            acc1: Complex::default(),
-            acc2: Complex::default(),
-            prev1: None,
-            block: 0,
+            stage: FirstStage::new(m, nco_hz, fs),
             dec_count: 0,
             warm: Vec::with_capacity(warmup),
             warmup,
@@ -229,7 +207,7 @@ impl ToneTracker {
 
     /// The first stage's decimated rate (Hz).
     fn fd(&self) -> f64 {
-        self.cfg.sample_rate_hz / self.t1.len() as f64
+        self.cfg.sample_rate_hz / self.stage.decimation() as f64
     }
 
     /// Decimated samples summed into one phase point.
@@ -239,7 +217,7 @@ impl ToneTracker {
 
     /// Input samples that make one phase point.
     pub fn samples_per_point(&self) -> u64 {
-        (self.per_point() * self.t1.len()) as u64
+        (self.per_point() * self.stage.decimation()) as u64
     }
 
     /// Samples fed (up to the break, if the stream broke).
@@ -249,22 +227,12 @@ impl ToneTracker {
 
     /// Feed a block of samples (any length). Ignored once the track is broken or full.
     pub fn feed(&mut self, mut x: &[Complex<f32>]) {
-        let m = self.t1.len();
         while !x.is_empty() && self.broken_at.is_none() && self.points.len() < self.cfg.max_points {
-            let take = (m - self.pos).min(x.len());
-            let (head, rest) = x.split_at(take);
-            let (a1, a2) = mac2(
-                head,
-                &self.t1[self.pos..self.pos + take],
-                &self.t2[self.pos..self.pos + take],
-            );
-            self.acc1 += a1;
-            self.acc2 += a2;
-            self.pos += take;
+            let (take, y) = self.stage.push(x);
             self.samples += take as u64;
-            x = rest;
-            if self.pos == m {
-                self.close_block();
+            x = &x[take..];
+            if let Some(y) = y {
+                self.decimated(y);
             }
         }
     }
@@ -275,25 +243,6 @@ impl ToneTracker {
         if self.broken_at.is_none() {
             self.broken_at = Some(self.samples);
         }
-    }
-
-    fn close_block(&mut self) {
-        let m = self.t1.len();
-        if let Some(p) = self.prev1 {
-            let per_block = (self.nco_hz / self.cfg.sample_rate_hz * m as f64).fract();
-            let cycles = (per_block * (self.block - 1) as f64).fract();
-            let rot = Complex::from_polar(1.0, -2.0 * PI * cycles);
-            let z = Complex::new(
-                f64::from(p.re + self.acc2.re),
-                f64::from(p.im + self.acc2.im),
-            );
-            self.decimated(z * rot);
-        }
-        self.prev1 = Some(self.acc1);
-        self.acc1 = Complex::default();
-        self.acc2 = Complex::default();
-        self.pos = 0;
-        self.block += 1;
     }
 
     /// One first-stage output sample.
@@ -350,7 +299,7 @@ impl ToneTracker {
                 let tone = c.amplitude * c.amplitude;
                 // The first stage keeps the noise density (its kernel sums to 1):
                 // the whole band holds M times a decimated sample's share.
-                let full_band_noise = c.noise_dec * self.t1.len() as f64;
+                let full_band_noise = c.noise_dec * self.stage.decimation() as f64;
                 (
                     Some(c.offset_hz),
                     Some(20.0 * c.amplitude.max(1e-15).log10()),
@@ -370,7 +319,7 @@ impl ToneTracker {
             snr_db,
             point_snr_db,
             samples: self.samples,
-            samples_per_point: (k * self.t1.len()) as u64,
+            samples_per_point: (k * self.stage.decimation()) as u64,
             broken_at: self.broken_at,
             points: self.points,
         }

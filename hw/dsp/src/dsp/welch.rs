@@ -8,6 +8,11 @@ use rustfft::{Fft, FftPlanner};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+/// The smallest FFT size a [`WelchConfig`] takes.
+pub(crate) const FFT_SIZE_MIN: usize = 16;
+/// The largest FFT size a [`WelchConfig`] takes (1 Mi).
+pub(crate) const FFT_SIZE_MAX: usize = 1 << 20;
+
 /// Settings of a [`Welch`] estimator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WelchConfig {
@@ -50,10 +55,13 @@ impl WelchConfig {
 
     fn validate(&self) -> Result<()> {
         let bad = |field, detail: String| Err(Error::InvalidSetting { field, detail });
-        if !(16..=1 << 20).contains(&self.fft_size) {
+        if !(FFT_SIZE_MIN..=FFT_SIZE_MAX).contains(&self.fft_size) {
             return bad(
                 "fft_size",
-                format!("{} is not in 16..=1048576", self.fft_size),
+                format!(
+                    "{} is not in {FFT_SIZE_MIN}..={FFT_SIZE_MAX}",
+                    self.fft_size
+                ),
             );
         }
         if !(self.overlap.is_finite() && (0.0..1.0).contains(&self.overlap)) {

@@ -38,22 +38,29 @@ pub(crate) fn mac2_dup(
     t2: &DupTable,
     from: usize,
 ) -> (Complex<f32>, Complex<f32>) {
-    let n = x.len();
     let xs = as_floats(x);
-    let (r1, i1) = (
-        &t1.re[2 * from..2 * (from + n)],
-        &t1.im[2 * from..2 * (from + n)],
-    );
-    let (r2, i2) = (
-        &t2.re[2 * from..2 * (from + n)],
-        &t2.im[2 * from..2 * (from + n)],
-    );
+    let t = lanes(t1, t2, from, x.len());
     #[cfg(target_arch = "x86_64")]
     if avx2_fma() {
         // SAFETY: the CPU has AVX2 and FMA (checked above); every slice has 2n f32.
-        return unsafe { x86::mac2_dup_avx2(xs, r1, i1, r2, i2) };
+        return unsafe { x86::mac2_dup_avx2(xs, t) };
     }
-    portable(xs, r1, i1, r2, i2)
+    portable(xs, t)
+}
+
+/// The four lane tables of [`mac2_dup`]'s kernels, over the stretch summed:
+/// t₁.re, t₁.im, t₂.re, t₂.im.
+type Lanes<'a> = [&'a [f32]; 4];
+
+/// The lane tables of `t1` and `t2` for `n` samples from entry `from` on.
+fn lanes<'a>(t1: &'a DupTable, t2: &'a DupTable, from: usize, n: usize) -> Lanes<'a> {
+    let f = 2 * from..2 * (from + n);
+    [
+        &t1.re[f.clone()],
+        &t1.im[f.clone()],
+        &t2.re[f.clone()],
+        &t2.im[f],
+    ]
 }
 
 /// Whether this CPU has AVX2 and FMA (asked once).
@@ -81,32 +88,26 @@ fn combine(re: &[f32], im: &[f32]) -> Complex<f32> {
 }
 
 /// The portable kernel: 16 lanes per accumulator, then the tail.
-fn portable(
-    x: &[f32],
-    r1: &[f32],
-    i1: &[f32],
-    r2: &[f32],
-    i2: &[f32],
-) -> (Complex<f32>, Complex<f32>) {
+fn portable(x: &[f32], t: Lanes<'_>) -> (Complex<f32>, Complex<f32>) {
     const L: usize = 16;
     let mut acc = [[0f32; L]; 4];
     let body = x.len() / L * L;
     for k in (0..body).step_by(L) {
         let xs = &x[k..k + L];
-        for (a, t) in acc.iter_mut().zip([r1, i1, r2, i2]) {
+        for (a, t) in acc.iter_mut().zip(t) {
             let t = &t[k..k + L];
             for j in 0..L {
                 a[j] += xs[j] * t[j];
             }
         }
     }
-    tail(x, [r1, i1, r2, i2], body, &mut acc);
+    tail(x, t, body, &mut acc);
     (combine(&acc[0], &acc[1]), combine(&acc[2], &acc[3]))
 }
 
 /// The samples from `from` on, one float at a time, into the accumulators of the
 /// four tables: lane k % 2 keeps even (real part of x) and odd (imaginary) apart.
-fn tail<const L: usize>(x: &[f32], t: [&[f32]; 4], from: usize, acc: &mut [[f32; L]; 4]) {
+fn tail<const L: usize>(x: &[f32], t: Lanes<'_>, from: usize, acc: &mut [[f32; L]; 4]) {
     for k in from..x.len() {
         let j = k % 2;
         for (a, t) in acc.iter_mut().zip(t) {
@@ -117,7 +118,7 @@ fn tail<const L: usize>(x: &[f32], t: [&[f32]; 4], from: usize, acc: &mut [[f32;
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{combine, tail};
+    use super::{combine, tail, Lanes};
     use num_complex::Complex;
     use std::arch::x86_64::*;
 
@@ -125,16 +126,11 @@ mod x86 {
     /// accumulator sets, then the tail in scalar.
     ///
     /// # Safety
-    /// The CPU has AVX2 and FMA; `r1`, `i1`, `r2`, `i2` are at least as long as `x`.
+    /// The CPU has AVX2 and FMA; every table of `t` is at least as long as `x`.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn mac2_dup_avx2(
-        x: &[f32],
-        r1: &[f32],
-        i1: &[f32],
-        r2: &[f32],
-        i2: &[f32],
-    ) -> (Complex<f32>, Complex<f32>) {
+    pub(super) unsafe fn mac2_dup_avx2(x: &[f32], t: Lanes<'_>) -> (Complex<f32>, Complex<f32>) {
         let n = x.len();
+        let [r1, i1, r2, i2] = t;
         assert!(r1.len() >= n && i1.len() >= n && r2.len() >= n && i2.len() >= n);
         let (px, pr1, pi1, pr2, pi2) = (
             x.as_ptr(),
@@ -165,7 +161,7 @@ mod x86 {
         for (out, (a, b)) in acc.iter_mut().zip([(a0, b0), (a1, b1), (a2, b2), (a3, b3)]) {
             _mm256_storeu_ps(out.as_mut_ptr(), _mm256_add_ps(a, b));
         }
-        tail(x, [r1, i1, r2, i2], k, &mut acc);
+        tail(x, t, k, &mut acc);
         (combine(&acc[0], &acc[1]), combine(&acc[2], &acc[3]))
     }
 }
@@ -213,14 +209,7 @@ mod tests {
                 close(g1, w1, scale) && close(g2, w2, scale),
                 "{from} {n}: {g1} {w1} {g2} {w2}"
             );
-            let f = 2 * from..2 * (from + n);
-            let (p1, p2) = portable(
-                as_floats(xs),
-                &d1.re[f.clone()],
-                &d1.im[f.clone()],
-                &d2.re[f.clone()],
-                &d2.im[f],
-            );
+            let (p1, p2) = portable(as_floats(xs), lanes(&d1, &d2, from, n));
             assert!(
                 close(p1, w1, scale) && close(p2, w2, scale),
                 "{from} {n}: {p1} {w1}"

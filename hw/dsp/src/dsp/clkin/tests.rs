@@ -1,6 +1,7 @@
 //! Unit tests of `clkin`.
 use super::*;
 use crate::dsp::welch::tests::Noise;
+use std::f64::consts::PI;
 
 /// A synthetic recording: a tone at RF `tone` seen by a receiver with error `eps`,
 /// amplitude `a`, complex noise of total power `noise²`.
@@ -136,7 +137,7 @@ fn a_long_capture_keeps_at_most_max_decimated_samples() {
     }
     assert_eq!(e.dec.len(), 2048);
     assert!(e.dec.capacity() <= 65_536, "{}", e.dec.capacity());
-    let m = e.t1.len() as u64;
+    let m = e.stage.decimation() as u64;
     let est = e.finish().unwrap();
     // 2048 decimated samples of M ≈ 250: the first ~0.26 s.
     assert_eq!(est.samples, 2049 * m);

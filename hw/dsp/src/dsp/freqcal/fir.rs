@@ -236,10 +236,11 @@ impl Mixer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn tone(rate: f64, hz: f64, n: usize) -> Vec<Complex<f32>> {
+    /// `n` samples of a unit complex tone at `hz`, sampled at `rate`.
+    pub(crate) fn tone(rate: f64, hz: f64, n: usize) -> Vec<Complex<f32>> {
         (0..n)
             .map(|i| {
                 let ph = 2.0 * PI * (hz * i as f64 / rate).fract();

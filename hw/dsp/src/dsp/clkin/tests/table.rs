@@ -3,6 +3,7 @@
 //! simulated radio (`hw/rxsim`: a 2¹⁸-sample table of unit complex Gaussian noise,
 //! scaled to −60 dBFS, restarted at a random place after each pass).
 use super::super::*;
+use std::f64::consts::PI;
 use std::sync::OnceLock;
 
 /// rxsim's noise table (the same generator and seed).

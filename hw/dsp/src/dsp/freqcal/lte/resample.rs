@@ -151,16 +151,8 @@ impl Resampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dsp::freqcal::fir::tests::tone;
     use std::f64::consts::PI;
-
-    fn tone(rate: f64, hz: f64, n: usize) -> Vec<Complex<f32>> {
-        (0..n)
-            .map(|i| {
-                let ph = 2.0 * PI * (hz * i as f64 / rate).fract();
-                Complex::new(ph.cos() as f32, ph.sin() as f32)
-            })
-            .collect()
-    }
 
     /// A tone inside ±0.72 MHz comes out at the same frequency and level at 1.92 MS/s,
     /// whatever the input rate and however the input is split into blocks; one outside
