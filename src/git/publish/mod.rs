@@ -5,11 +5,13 @@
 //! index or the work tree; HEAD and the current branch are not touched. The
 //! push refspec comes only from [`rx_node_refspec`].
 //!
-//! This file is the command's flow; [`prepare`] reads and checks the outbox,
-//! [`checks`] holds the content checks and the push gate, [`tree`] the Git
-//! plumbing (base, trees, commit, ref) and [`push`] the push with its retries.
+//! This file is the command's flow; [`prepare`] reads and checks the outbox
+//! into a [`prepared::Prepared`] result, [`checks`] holds the content checks and
+//! the push gate, [`tree`] the Git plumbing (base, trees, commit, ref) and
+//! [`push`] the push with its retries.
 mod checks;
 mod prepare;
+mod prepared;
 mod push;
 mod tree;
 
@@ -18,7 +20,8 @@ pub(crate) use tree::delta_path;
 use crate::git::refspec::{rx_node_refspec, PushRefspec, RX_NODE_REF};
 use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
 use checks::check_log_meta;
-use prepare::{make_log_meta, prepare, result_key, Prepared};
+use prepare::{make_log_meta, prepare};
+use prepared::{result_key, Prepared};
 use push::{fetch_rx_node, push_with_retry, PushJob};
 use tree::{
     also_pushed, build_commit, commit_message, id_entries, plan_base,

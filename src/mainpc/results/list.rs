@@ -1,8 +1,8 @@
 //! `rxnode results` (the listing).
+use super::fetched::{Fetched, Found, PRIVATE_REF};
 use super::text::{figures, figures_line, parse_time, print_json, str_of};
 use super::tree::{find_results, newest_added, read_json, read_small};
 use super::verify::validate_fetched;
-use super::{Fetched, Found, PRIVATE_REF};
 use crate::exit::Outcome;
 use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::Result;

@@ -1,7 +1,7 @@
 //! `results show ID`: one fetched result, as the RX node rendered it.
+use super::fetched::{Fetched, Found};
 use super::text::{print_json, terminal_safe};
 use super::tree::read_small;
-use super::{Fetched, Found};
 use crate::exit::{bad_input, Outcome};
 use crate::result::RESULT_JSON;
 use anyhow::{anyhow, Result};

@@ -1,6 +1,8 @@
 //! Text from RX nodes made safe to show, the key figures of a result, and times.
-use super::MAX_PEAKS;
 use serde_json::{json, Value};
+
+/// How many peaks a listing carries per result.
+const MAX_PEAKS: usize = 3;
 
 pub(super) fn str_of(v: &Value, path: &[&str]) -> Option<String> {
     let mut cur = v;

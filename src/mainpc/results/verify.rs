@@ -1,8 +1,8 @@
 //! `results verify ID`: one fetched result checked as the RX node's publish
 //! step would — its files, the validator, LOG_META, and the commit that added it.
+use super::fetched::{Fetched, Found};
 use super::text::shown;
 use super::tree::{adding_commits, read_small};
-use super::{Fetched, Found};
 use crate::exit::{bad_input, Outcome};
 use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::{Context, Result};
