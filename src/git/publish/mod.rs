@@ -279,18 +279,18 @@ fn resume(
     if push && !rec.pushed {
         return push_pending(ctx, paths, id, rec);
     }
-    if ctx.json {
-        let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": rec.commit,
-            "pushed": rec.pushed, "resumed": true});
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else if rec.pushed {
-        println!(
-            "{id} is on the remote rx-node already (commit {}); recorded as pushed",
-            rec.commit
-        );
-    } else {
-        println!("not pushed; `rxnode publish {id} --push` pushes it");
-    }
+    let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": rec.commit,
+        "pushed": rec.pushed, "resumed": true});
+    ctx.report(&out, |_| {
+        if rec.pushed {
+            println!(
+                "{id} is on the remote rx-node already (commit {}); recorded as pushed",
+                rec.commit
+            );
+        } else {
+            println!("not pushed; `rxnode publish {id} --push` pushes it");
+        }
+    })?;
     Ok(Outcome::Done)
 }
 
@@ -470,19 +470,17 @@ impl Publication<'_> {
     fn report(&self, final_commit: Oid, attempts: u32) -> Result<Outcome> {
         let (id, prep, push) = (self.id, self.prep, self.push);
         let remote = &self.ctx.source.remote;
-        if self.ctx.json {
-            let out = json!({
-                "task_id": id.as_str(),
-                "node": prep.node,
-                "status": prep.status,
-                "ref": RX_NODE_REF,
-                "commit": final_commit.to_string(),
-                "pushed": push,
-                "push_attempts": attempts,
-                "files": self.files_json(),
-            });
-            println!("{}", serde_json::to_string_pretty(&out)?);
-        } else {
+        let out = json!({
+            "task_id": id.as_str(),
+            "node": prep.node,
+            "status": prep.status,
+            "ref": RX_NODE_REF,
+            "commit": final_commit.to_string(),
+            "pushed": push,
+            "push_attempts": attempts,
+            "files": self.files_json(),
+        });
+        self.ctx.report(&out, |_| {
             println!();
             println!(
                 "published {id} from node {} as {RX_NODE_REF} commit {final_commit}",
@@ -493,7 +491,7 @@ impl Publication<'_> {
             } else {
                 println!("not pushed; run `rxnode publish` with --push for the next result, or push rx-node yourself");
             }
-        }
+        })?;
         Ok(Outcome::Done)
     }
 }
@@ -643,14 +641,12 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
         started,
     };
     record_push(paths, &repo, &landed)?;
-    if ctx.json {
-        let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
-            "pushed": true, "push_attempts": n});
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
+    let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
+        "pushed": true, "push_attempts": n});
+    ctx.report(&out, |_| {
         println!();
         println!("pushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)");
-    }
+    })?;
     Ok(Outcome::Done)
 }
 

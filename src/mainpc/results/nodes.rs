@@ -8,7 +8,7 @@
 use super::fetched::Fetched;
 use super::fetched::STATUS_PRIVATE_PREFIX;
 use super::list::{rows, Row};
-use super::text::{parse_time, print_json, shown};
+use super::text::{parse_time, safe_json, shown};
 use crate::exit::Outcome;
 use anyhow::Result;
 use git2::{ObjectType, Repository};
@@ -131,11 +131,9 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
             .cmp(&a.sort_time)
             .then_with(|| a.node.cmp(&b.node))
     });
-    if f.ctx.json {
-        print_json(&json!({"nodes": nodes}))?;
-    } else {
-        print_nodes(&nodes);
-    }
+    f.ctx.report(&safe_json(&json!({"nodes": nodes}))?, |_| {
+        print_nodes(&nodes)
+    })?;
     Ok(Outcome::Done)
 }
 

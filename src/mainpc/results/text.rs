@@ -46,10 +46,11 @@ pub(super) fn json_safe(s: &str) -> String {
     out
 }
 
-/// Print a value as pretty JSON, [`json_safe`].
-pub(super) fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
-    println!("{}", json_safe(&serde_json::to_string_pretty(v)?));
-    Ok(())
+/// A value as pretty JSON text, [`json_safe`]: what `--json` prints, handed to
+/// the reporter as raw JSON so that it prints these very bytes.
+pub(super) fn safe_json(v: &Value) -> anyhow::Result<Box<serde_json::value::RawValue>> {
+    let text = json_safe(&serde_json::to_string_pretty(v)?);
+    Ok(serde_json::value::RawValue::from_string(text)?)
 }
 
 /// Printable: control and format characters (ANSI escapes, bidi overrides and
