@@ -6,6 +6,7 @@ pub mod clkin;
 pub mod completions;
 pub mod demo;
 pub mod doctor;
+mod field;
 pub mod health;
 pub mod inventory;
 pub mod node;

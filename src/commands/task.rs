@@ -3,11 +3,33 @@ use crate::cli::{TaskCmd, TaskNewArgs};
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
-/// Run the subcommand.
+/// Run the subcommand. A refused field of the options is named by its flag.
 pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> Result<Outcome> {
     match cmd {
-        TaskCmd::New(args) => rxnode::cmd_task_new(ctx, &args.options()),
+        TaskCmd::New(args) => rxnode::cmd_task_new(ctx, &args.options())
+            .map_err(|e| super::field::flag_named(e, flag_of)),
     }
+}
+
+/// The flag that sets a field of [`rxnode::TaskNewOptions`] (or the global
+/// `--task-path` of the context).
+fn flag_of(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "id" => "--id",
+        "title" => "--title",
+        "hardware" => "--hardware",
+        "rx" => "--rx",
+        "tx" => "--tx",
+        "risk" => "--risk",
+        "plan" => "--plan",
+        "body" => "--body",
+        "no_push" => "--no-push",
+        "out" => "--out",
+        "force" => "--force",
+        "nodes" => "--node",
+        "task_path" => "--task-path",
+        _ => return None,
+    })
 }
 
 impl TaskNewArgs {
@@ -28,5 +50,29 @@ impl TaskNewArgs {
             force: a.force,
             nodes: a.node.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused field of `task new` is printed with the operator's flag (`nodes`
+    /// is the repeated `--node`), exit 2 still; every other error passes unchanged.
+    #[test]
+    fn a_refused_task_field_is_told_by_its_flag() {
+        let e = super::super::field::flag_named(
+            anyhow::Error::new(rxnode::BadField {
+                field: "nodes",
+                problem: " lab-1 is given twice".into(),
+            }),
+            flag_of,
+        );
+        assert_eq!(e.to_string(), "--node lab-1 is given twice");
+        assert_eq!(rxnode::error_json(&e)["exit"], 2);
+        assert_eq!(flag_of("task_path"), Some("--task-path"));
+        assert_eq!(flag_of("plan"), Some("--plan"));
+        let other = super::super::field::flag_named(anyhow::anyhow!("disk full"), flag_of);
+        assert_eq!(other.to_string(), "disk full");
     }
 }

@@ -17,7 +17,7 @@ mod tree;
 mod verify;
 
 use crate::context::Ctx;
-use crate::exit::{bad_input, Outcome};
+use crate::exit::{bad_field, Outcome};
 use crate::result::Status;
 use anyhow::{Context, Result};
 use fetched::Fetched;
@@ -106,8 +106,8 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
     }
 }
 
-/// The listing's filters from the options; a bad `--status`, `--node` or
-/// `--since` is the operator's input error.
+/// The listing's filters from the options; a bad `status`, `limit`, `node` or
+/// `since` is the operator's input error, naming the field.
 fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
     let status_filter = match &args.status {
         None => None,
@@ -115,21 +115,27 @@ fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
             Status::parse(s)
                 .map(|st| st.as_str().to_owned())
                 .ok_or_else(|| {
-                    bad_input(format!(
-                        "--status {s:?} is not one of PASS, FAIL, PARTIAL, SKIP, BLOCKED, \"NOT RUN\""
-                    ))
+                    bad_field(
+                        "status",
+                        format!(
+                            " {s:?} is not one of PASS, FAIL, PARTIAL, SKIP, BLOCKED, \"NOT RUN\""
+                        ),
+                    )
                 })?,
         ),
     };
     if args.limit == Some(0) {
-        return Err(bad_input("--limit 0: list at least one result (or --all)"));
+        return Err(bad_field(
+            "limit",
+            " 0: list at least one result (or --all)",
+        ));
     }
     if let Some(n) = &args.node {
-        crate::store::node::check_name(n).map_err(|e| bad_input(format!("--node: {e}")))?;
+        crate::store::node::check_name(n).map_err(|e| bad_field("node", format!(": {e}")))?;
     }
     let since = match &args.since {
         None => None,
-        Some(s) => Some(parse_since(s, time::OffsetDateTime::now_utc()).map_err(bad_input)?),
+        Some(s) => Some(parse_since(s, time::OffsetDateTime::now_utc())?),
     };
     Ok(Filter {
         node: args.node.as_deref(),

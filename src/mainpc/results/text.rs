@@ -182,12 +182,13 @@ pub(super) fn parse_time(s: &str) -> Option<time::OffsetDateTime> {
     time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
 }
 
-/// `--since`: RFC 3339 (`2026-12-01T08:00:00+00:00`), a date (`2026-12-01`, UTC
-/// midnight) or an age (`90s`, `30m`, `12h`, `7d`) before `now`.
+/// `since`: RFC 3339 (`2026-12-01T08:00:00+00:00`), a date (`2026-12-01`, UTC
+/// midnight) or an age (`90s`, `30m`, `12h`, `7d`) before `now`; a refusal names
+/// the field.
 pub(super) fn parse_since(
     s: &str,
     now: time::OffsetDateTime,
-) -> Result<time::OffsetDateTime, String> {
+) -> Result<time::OffsetDateTime, crate::exit::BadField> {
     let t = s.trim();
     if let Some(x) = parse_time(t) {
         return Ok(x);
@@ -206,9 +207,12 @@ pub(super) fn parse_since(
     };
     match n.parse::<u32>() {
         Ok(k) if secs > 0 => Ok(now - time::Duration::seconds(i64::from(k) * secs)),
-        _ => Err(format!(
-            "--since {s:?}: use a time (2026-12-01T08:00:00+00:00), a date (2026-12-01) or an age (90m, 12h, 7d)"
-        )),
+        _ => Err(crate::exit::BadField {
+            field: "since",
+            problem: format!(
+                " {s:?}: use a time (2026-12-01T08:00:00+00:00), a date (2026-12-01) or an age (90m, 12h, 7d)"
+            ),
+        }),
     }
 }
 
@@ -237,6 +241,8 @@ mod tests {
         );
         for bad in ["", "yesterday", "2h30", "-1h", "12x", "2026-13-01"] {
             let e = parse_since(bad, now).unwrap_err();
+            assert_eq!(e.field, "since", "{bad}: {e}");
+            let e = e.named("--since");
             assert!(e.contains("--since"), "{bad}: {e}");
         }
     }

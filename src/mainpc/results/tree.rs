@@ -2,7 +2,7 @@
 //! size-bounded blobs, and the commit that first added each result.
 use super::fetched::{Fetched, Found, PRIVATE_REF, STATUS_PRIVATE_PREFIX};
 use super::text::shown;
-use crate::exit::{bad_input, refused};
+use crate::exit::{bad_field, bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks, set_timeouts};
 use crate::result::RESULTS_DIR;
 use anyhow::{anyhow, Context, Result};
@@ -372,7 +372,7 @@ impl Fetched<'_> {
         let (repo, tip) = (self.repo, self.tip);
         let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
         if let Some(n) = from {
-            crate::store::node::check_name(n).map_err(|e| bad_input(format!("--from: {e}")))?;
+            crate::store::node::check_name(n).map_err(|e| bad_field("from", format!(": {e}")))?;
         }
         let Some(tip) = tip else {
             return Err(bad_input(format!(
