@@ -6,7 +6,7 @@
 // Off Linux the commands only say what to do instead: the unit helpers stay unused there.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 use crate::context::Ctx;
-use crate::exit::{bad_input, Outcome};
+use crate::exit::{bad_field, bad_input, Outcome};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -104,7 +104,10 @@ fn unit_dir(opts: &ServiceOptions) -> Result<PathBuf> {
             .filter(|v| !v.is_empty())
             .map(|h| PathBuf::from(h).join(".config"))
             .ok_or_else(|| {
-                bad_input("--user: neither XDG_CONFIG_HOME nor HOME is set; give --unit-dir")
+                bad_field(
+                    "user",
+                    ": neither XDG_CONFIG_HOME nor HOME is set; give --unit-dir",
+                )
             })?,
     };
     Ok(config.join("systemd").join("user"))
@@ -274,10 +277,13 @@ fn checkout(ctx: &Ctx) -> Result<PathBuf> {
 #[cfg(target_os = "linux")]
 fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     if !(opts.interval.is_finite() && opts.interval > 0.0 && opts.interval <= 86_400.0) {
-        return Err(bad_input(format!(
-            "--interval {}: must be a number of seconds in (0, 86400]",
-            opts.interval
-        )));
+        return Err(bad_field(
+            "interval",
+            format!(
+                " {}: must be a number of seconds in (0, 86400]",
+                opts.interval
+            ),
+        ));
     }
     let repo = checkout(ctx)?;
     let exe = std::env::current_exe()

@@ -8,6 +8,7 @@ use crate::store::paths::Paths;
 use crate::store::rebuild::{rebuild, Rebuild};
 use anyhow::Result;
 use serde_json::json;
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 /// `rxnode state rebuild`.
@@ -15,14 +16,13 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     match rebuild(&paths)? {
         Rebuild::Consistent => {
-            if ctx.json {
-                println!("{}", json!({"rebuilt": false, "reason": "consistent"}));
-            } else {
+            let out = one_line(&json!({"rebuilt": false, "reason": "consistent"}))?;
+            ctx.report(&out, |_| {
                 println!(
                     "{} agrees with the ledger and the outboxes; nothing rebuilt",
                     paths.state().display()
-                );
-            }
+                )
+            })?;
         }
         Rebuild::Rebuilt {
             counts,
@@ -33,9 +33,15 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
             kept,
             notes,
         }
-        .report(ctx, &paths),
+        .report(ctx, &paths)?,
     }
     Ok(Outcome::Done)
+}
+
+/// A value as one line of JSON (what `state rebuild --json` has always printed),
+/// handed to the reporter as raw JSON so that it prints these very bytes.
+fn one_line(value: &serde_json::Value) -> Result<Box<RawValue>> {
+    Ok(RawValue::from_string(value.to_string())?)
 }
 
 /// What a rebuild did, as printed.
@@ -46,19 +52,25 @@ struct Rebuilt {
 }
 
 impl Rebuilt {
-    fn report(&self, ctx: &Ctx, paths: &Paths) {
+    fn report(&self, ctx: &Ctx, paths: &Paths) -> Result<()> {
         let Rebuilt {
             counts,
             kept,
             notes,
         } = self;
-        if ctx.json {
-            println!(
-                "{}",
-                json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes})
-            );
-            return;
-        }
+        let out = one_line(
+            &json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes}),
+        )?;
+        ctx.report(&out, |_| self.print(paths))
+    }
+
+    /// The human report.
+    fn print(&self, paths: &Paths) {
+        let Rebuilt {
+            counts,
+            kept,
+            notes,
+        } = self;
         println!(
             "rebuilt {} from the ledger and the outboxes: {} task(s), {} approved, {} completed, {} deferred, {} published",
             paths.state().display(),

@@ -5,7 +5,9 @@
 /// The flag that sets a field of a command's options ([`rxnode::CaptureOptions`],
 /// [`rxnode::AnalyzeOptions`], [`rxnode::SweepOptions`] and its
 /// [`rxnode::SweepConfig`], [`rxnode::ClkinCompareOptions`],
-/// [`rxnode::CalibrateOptions`]); `None` for a field no flag sets.
+/// [`rxnode::CalibrateOptions`], [`rxnode::TaskNewOptions`],
+/// [`rxnode::ResultsOptions`], [`rxnode::ServiceOptions`]); `None` for a field no
+/// flag sets.
 pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
     Some(match field {
         "device" => "--device",
@@ -45,6 +47,30 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "settle_s" => "--settle-s",
         "crop" => "--crop",
         "repeats" => "--repeats",
+        // `task new` (and the global `--task-path`).
+        "id" => "--id",
+        "title" => "--title",
+        "hardware" => "--hardware",
+        "rx" => "--rx",
+        "tx" => "--tx",
+        "risk" => "--risk",
+        "plan" => "--plan",
+        "body" => "--body",
+        "no_push" => "--no-push",
+        "out" => "--out",
+        "nodes" => "--node",
+        "task_path" => "--task-path",
+        // `results` (`from`: of `show` and `verify`).
+        "node" => "--node",
+        "status" => "--status",
+        "since" => "--since",
+        "no_fetch" => "--no-fetch",
+        "limit" => "--limit",
+        "from" => "--from",
+        // `service`.
+        "user" => "--user",
+        "unit_dir" => "--unit-dir",
+        "interval" => "--interval",
         _ => return None,
     })
 }

@@ -3,9 +3,9 @@ use crate::cli::{ResultsArgs, ResultsCmd};
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
-/// Run the subcommand.
+/// Run the subcommand. A refused field of the options is named by its flag.
 pub fn run(ctx: &Ctx, args: &ResultsArgs) -> Result<Outcome> {
-    rxnode::cmd_results(ctx, &args.options())
+    rxnode::cmd_results(ctx, &args.options()).map_err(super::flags::flag_named)
 }
 
 impl ResultsCmd {
@@ -35,6 +35,31 @@ impl ResultsArgs {
             no_fetch: a.no_fetch,
             limit: (!a.all).then_some(a.limit),
             sub: a.sub.as_ref().map(ResultsCmd::query),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A refused field of `results` is printed with the operator's flag, exit 2 still.
+    #[test]
+    fn a_refused_results_field_is_told_by_its_flag() {
+        let e = super::super::flags::flag_named(rxnode::bad_field(
+            "limit",
+            " 0: list at least one result (or --all)",
+        ));
+        assert_eq!(
+            e.to_string(),
+            "--limit 0: list at least one result (or --all)"
+        );
+        assert_eq!(rxnode::error_json(&e)["exit"], 2);
+        for (field, flag) in [
+            ("since", "--since"),
+            ("from", "--from"),
+            ("status", "--status"),
+            ("node", "--node"),
+        ] {
+            assert_eq!(super::super::flags::flag_of(field), Some(flag));
         }
     }
 }

@@ -3,9 +3,9 @@ use crate::cli::{ServiceCmd, ServicePlace};
 use anyhow::Result;
 use rxnode::{Ctx, Outcome, ServiceOptions};
 
-/// Run the subcommand.
+/// Run the subcommand. A refused field of the options is named by its flag.
 pub fn run(ctx: &Ctx, cmd: &ServiceCmd) -> Result<Outcome> {
-    match cmd {
+    let done = match cmd {
         ServiceCmd::Install { place, interval } => {
             rxnode::cmd_service_install(ctx, &options(place, *interval))
         }
@@ -13,7 +13,8 @@ pub fn run(ctx: &Ctx, cmd: &ServiceCmd) -> Result<Outcome> {
         ServiceCmd::Uninstall { place } => {
             rxnode::cmd_service_uninstall(ctx, &options(place, 30.0))
         }
-    }
+    };
+    done.map_err(super::flags::flag_named)
 }
 
 fn options(place: &ServicePlace, interval: f64) -> ServiceOptions {
@@ -21,5 +22,23 @@ fn options(place: &ServicePlace, interval: f64) -> ServiceOptions {
         user: place.user,
         unit_dir: place.unit_dir.clone(),
         interval,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A refused field of `service` is printed with the operator's flag, exit 2 still.
+    #[test]
+    fn a_refused_service_field_is_told_by_its_flag() {
+        let e = super::super::flags::flag_named(rxnode::bad_field(
+            "interval",
+            " 0: must be a number of seconds in (0, 86400]",
+        ));
+        assert_eq!(
+            e.to_string(),
+            "--interval 0: must be a number of seconds in (0, 86400]"
+        );
+        assert_eq!(rxnode::error_json(&e)["exit"], 2);
+        assert_eq!(super::super::flags::flag_of("user"), Some("--user"));
     }
 }

@@ -169,12 +169,8 @@ pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
         }
         tests.push(t);
     }
-    if ctx.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "tests": tests }))?
-        );
-    }
+    // The human lines were printed as each self-test ended.
+    ctx.report(&serde_json::json!({ "tests": tests }), |_| {})?;
     let stored = tests.iter().all(|t| t.store_error.is_none());
     Ok(if tests.iter().all(selftest::SelfTest::passed) && stored {
         Outcome::Done

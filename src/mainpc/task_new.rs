@@ -9,7 +9,7 @@
 //! fetched here). The file is validated with the watcher's own validator before it
 //! is written; nothing is committed or pushed — the exact commands are printed.
 use crate::context::Ctx;
-use crate::exit::{bad_input, Outcome};
+use crate::exit::{bad_field, bad_input, Outcome};
 use anyhow::{Context, Result};
 use git2::{ErrorCode, Oid, Repository};
 use rxnode_interlock::{RiskLevel, TaskId, ValidTask};
@@ -111,31 +111,32 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-/// `--id`, `--title` and `--node` checked: the ID, and the declared risk level (typed
-/// by the command line).
+/// `id`, `title` and `nodes` checked: the ID, and the declared risk level (typed
+/// by the command line). A refusal names the option's field.
 fn check_options(a: &TaskNewOptions) -> Result<(TaskId, Option<RiskLevel>)> {
-    let id = TaskId::parse(&a.id).map_err(|e| bad_input(format!("--id: {e}")))?;
+    let id = TaskId::parse(&a.id).map_err(|e| bad_field("id", format!(": {e}")))?;
     if a.title.chars().any(char::is_control) {
-        return Err(bad_input(
-            "--title: must be one line without control characters (it becomes the TASK_TITLE header line)",
+        return Err(bad_field(
+            "title",
+            ": must be one line without control characters (it becomes the TASK_TITLE header line)",
         ));
     }
     for (i, n) in a.nodes.iter().enumerate() {
-        rxnode_interlock::check_node_name(n).map_err(|e| bad_input(format!("--node: {e}")))?;
+        rxnode_interlock::check_node_name(n).map_err(|e| bad_field("nodes", format!(": {e}")))?;
         if a.nodes[..i].contains(n) {
-            return Err(bad_input(format!("--node {n} is given twice")));
+            return Err(bad_field("nodes", format!(" {n} is given twice")));
         }
     }
     Ok((id, a.risk))
 }
 
-/// The `--body` file's text (UTF-8, bounded), when given.
+/// The `body` file's text (UTF-8, bounded), when given.
 fn read_body(p: Option<&Path>) -> Result<Option<String>> {
     let Some(p) = p else { return Ok(None) };
-    let b = read_limited(p, MAX_PLAN_BYTES, "--body")?;
+    let b = read_limited(p, MAX_PLAN_BYTES, "body")?;
     String::from_utf8(b)
         .map(Some)
-        .map_err(|_| bad_input(format!("--body {}: not UTF-8", p.display())))
+        .map_err(|_| bad_field("body", format!(" {}: not UTF-8", p.display())))
 }
 
 /// Exactly the watcher's validation: header, risk, conflicts, plan.
@@ -352,23 +353,23 @@ fn watched_head(repo: &Repository, remote: &str, branch: &str) -> Result<Head> {
     })
 }
 
-fn read_limited(p: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
+/// The file `p` named by the option `field`, at most `max` bytes.
+fn read_limited(p: &Path, max: u64, field: &'static str) -> Result<Vec<u8>> {
     let meta =
-        std::fs::metadata(p).map_err(|e| bad_input(format!("{what} {}: {e}", p.display())))?;
+        std::fs::metadata(p).map_err(|e| bad_field(field, format!(" {}: {e}", p.display())))?;
     if !meta.is_file() {
-        return Err(bad_input(format!(
-            "{what} {}: not a regular file",
-            p.display()
-        )));
+        return Err(bad_field(
+            field,
+            format!(" {}: not a regular file", p.display()),
+        ));
     }
     if meta.len() > max {
-        return Err(bad_input(format!(
-            "{what} {}: {} bytes; at most {max}",
-            p.display(),
-            meta.len()
-        )));
+        return Err(bad_field(
+            field,
+            format!(" {}: {} bytes; at most {max}", p.display(), meta.len()),
+        ));
     }
-    std::fs::read(p).map_err(|e| bad_input(format!("{what} {}: {e}", p.display())))
+    std::fs::read(p).map_err(|e| bad_field(field, format!(" {}: {e}", p.display())))
 }
 
 /// The plan JSON text (from a file or `-` = stdin), without a trailing newline.
@@ -382,26 +383,28 @@ fn read_plan(p: Option<&Path>) -> Result<Option<String>> {
             .read_to_end(&mut b)
             .context("cannot read the plan from stdin")?;
         if b.len() as u64 > MAX_PLAN_BYTES {
-            return Err(bad_input(format!(
-                "--plan -: more than {MAX_PLAN_BYTES} bytes on stdin"
-            )));
+            return Err(bad_field(
+                "plan",
+                format!(" -: more than {MAX_PLAN_BYTES} bytes on stdin"),
+            ));
         }
         b
     } else {
-        read_limited(p, MAX_PLAN_BYTES, "--plan")?
+        read_limited(p, MAX_PLAN_BYTES, "plan")?
     };
-    let text = String::from_utf8(bytes).map_err(|_| bad_input("--plan: not UTF-8"))?;
+    let text = String::from_utf8(bytes).map_err(|_| bad_field("plan", ": not UTF-8"))?;
     let text = text.trim_start_matches('\u{feff}').trim().to_owned();
     if text.is_empty() {
-        return Err(bad_input("--plan: empty"));
+        return Err(bad_field("plan", ": empty"));
     }
     // A fence inside the plan would end the block early (or open a second one).
     if text.lines().any(|l| {
         let t = l.trim_start();
         t.starts_with("```") || t.starts_with("~~~")
     }) {
-        return Err(bad_input(
-            "--plan: contains a Markdown fence line; give the plan's JSON only",
+        return Err(bad_field(
+            "plan",
+            ": contains a Markdown fence line; give the plan's JSON only",
         ));
     }
     Ok(Some(text))
@@ -461,9 +464,10 @@ fn render(d: &Draft<'_>) -> String {
 fn out_path(ctx: &Ctx, a: &TaskNewOptions) -> Result<(PathBuf, Option<String>)> {
     let task_path = &ctx.source.task_path;
     if !crate::result::is_safe_relative(task_path) {
-        return Err(bad_input(format!(
-            "--task-path {task_path:?} must be relative, without '..'"
-        )));
+        return Err(bad_field(
+            "task_path",
+            format!(" {task_path:?} must be relative, without '..'"),
+        ));
     }
     let out = match &a.out {
         Some(p) => p.clone(),

@@ -133,15 +133,16 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
         }
         ledger::append(&paths, &e)?;
     }
-    if ctx.json {
-        println!(
-            "{}",
-            serde_json::json!({ "task_id": id, "completed": true, "changed": done })
-        );
-    } else if done {
-        println!("task {id} marked completed");
-    } else {
-        println!("task {id} was already completed; nothing changed");
-    }
+    // One line of JSON, as `mark-completed --json` has always printed it.
+    let out = serde_json::value::RawValue::from_string(
+        serde_json::json!({ "task_id": id, "completed": true, "changed": done }).to_string(),
+    )?;
+    ctx.report(&out, |_| {
+        if done {
+            println!("task {id} marked completed");
+        } else {
+            println!("task {id} was already completed; nothing changed");
+        }
+    })?;
     Ok(Outcome::Done)
 }

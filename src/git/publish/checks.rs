@@ -2,7 +2,7 @@
 //! result file, the Markdown/JSON agreement, the schema, our own
 //! `LOG_META.json`, and the push gate over every commit that would leave this
 //! machine.
-use super::prepare::Prepared;
+use super::prepared::Prepared;
 use crate::exit::refused;
 use crate::git::scan::{check_bytes, scan_text, sha256_fields, MAX_FILE_BYTES};
 use crate::result::{Status, RESULT_JSON as JSON, RESULT_MD as MD};

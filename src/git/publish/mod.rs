@@ -5,11 +5,13 @@
 //! index or the work tree; HEAD and the current branch are not touched. The
 //! push refspec comes only from [`rx_node_refspec`].
 //!
-//! This file is the command's flow; [`prepare`] reads and checks the outbox,
-//! [`checks`] holds the content checks and the push gate, [`tree`] the Git
-//! plumbing (base, trees, commit, ref) and [`push`] the push with its retries.
+//! This file is the command's flow; [`prepare`] reads and checks the outbox
+//! into a [`prepared::Prepared`] result, [`checks`] holds the content checks and
+//! the push gate, [`tree`] the Git plumbing (base, trees, commit, ref) and
+//! [`push`] the push with its retries.
 mod checks;
 mod prepare;
+mod prepared;
 mod push;
 mod tree;
 
@@ -18,7 +20,8 @@ pub(crate) use tree::delta_path;
 use crate::git::refspec::{rx_node_refspec, PushRefspec, RX_NODE_REF};
 use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
 use checks::check_log_meta;
-use prepare::{make_log_meta, prepare, result_key, Prepared};
+use prepare::{make_log_meta, prepare};
+use prepared::{result_key, Prepared};
 use push::{fetch_rx_node, push_with_retry, PushJob};
 use tree::{
     also_pushed, build_commit, commit_message, id_entries, plan_base,
@@ -276,18 +279,18 @@ fn resume(
     if push && !rec.pushed {
         return push_pending(ctx, paths, id, rec);
     }
-    if ctx.json {
-        let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": rec.commit,
-            "pushed": rec.pushed, "resumed": true});
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else if rec.pushed {
-        println!(
-            "{id} is on the remote rx-node already (commit {}); recorded as pushed",
-            rec.commit
-        );
-    } else {
-        println!("not pushed; `rxnode publish {id} --push` pushes it");
-    }
+    let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": rec.commit,
+        "pushed": rec.pushed, "resumed": true});
+    ctx.report(&out, |_| {
+        if rec.pushed {
+            println!(
+                "{id} is on the remote rx-node already (commit {}); recorded as pushed",
+                rec.commit
+            );
+        } else {
+            println!("not pushed; `rxnode publish {id} --push` pushes it");
+        }
+    })?;
     Ok(Outcome::Done)
 }
 
@@ -467,19 +470,17 @@ impl Publication<'_> {
     fn report(&self, final_commit: Oid, attempts: u32) -> Result<Outcome> {
         let (id, prep, push) = (self.id, self.prep, self.push);
         let remote = &self.ctx.source.remote;
-        if self.ctx.json {
-            let out = json!({
-                "task_id": id.as_str(),
-                "node": prep.node,
-                "status": prep.status,
-                "ref": RX_NODE_REF,
-                "commit": final_commit.to_string(),
-                "pushed": push,
-                "push_attempts": attempts,
-                "files": self.files_json(),
-            });
-            println!("{}", serde_json::to_string_pretty(&out)?);
-        } else {
+        let out = json!({
+            "task_id": id.as_str(),
+            "node": prep.node,
+            "status": prep.status,
+            "ref": RX_NODE_REF,
+            "commit": final_commit.to_string(),
+            "pushed": push,
+            "push_attempts": attempts,
+            "files": self.files_json(),
+        });
+        self.ctx.report(&out, |_| {
             println!();
             println!(
                 "published {id} from node {} as {RX_NODE_REF} commit {final_commit}",
@@ -490,7 +491,7 @@ impl Publication<'_> {
             } else {
                 println!("not pushed; run `rxnode publish` with --push for the next result, or push rx-node yourself");
             }
-        }
+        })?;
         Ok(Outcome::Done)
     }
 }
@@ -640,14 +641,12 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
         started,
     };
     record_push(paths, &repo, &landed)?;
-    if ctx.json {
-        let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
-            "pushed": true, "push_attempts": n});
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
+    let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
+        "pushed": true, "push_attempts": n});
+    ctx.report(&out, |_| {
         println!();
         println!("pushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)");
-    }
+    })?;
     Ok(Outcome::Done)
 }
 

@@ -2,7 +2,7 @@
 //! `TASK.meta.json`, the two result files with every content check, and the
 //! third file this publication writes, `LOG_META.json`.
 use super::checks::{agreement, checkout_paths, read_result_file, scan_result, schema_check};
-use super::tree::published_node;
+use super::prepared::{published_node, Prepared};
 use crate::context::Ctx;
 use crate::exit::refused;
 use crate::git::scan::sha256_fields;
@@ -17,35 +17,6 @@ use rxnode_interlock::{sha256_hex, AllowPush, Approval, TaskId, ValidTask};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-
-/// Everything checked and ready to commit.
-pub(super) struct Prepared {
-    pub(super) id: TaskId,
-    pub(super) title: String,
-    pub(super) source_branch: String,
-    pub(super) task_sha256: String,
-    pub(super) meta: TaskMeta,
-    pub(super) approved_at: String,
-    pub(super) md: String,
-    pub(super) json_text: String,
-    pub(super) json: Value,
-    pub(super) status: String,
-    pub(super) stray: Vec<String>,
-    /// This node's name (`rxnode node set-name`): the result lands in `rx-results/<ID>/<node>/`.
-    pub(super) node: String,
-}
-
-impl Prepared {
-    /// `<ID>/<NODE>`: this result's key under `rx-results/`.
-    pub(super) fn key(&self) -> String {
-        result_key(&self.id, &self.node)
-    }
-}
-
-/// `<ID>/<NODE>`: a per-node result's key under `rx-results/` (docs/protocol.md#6-the-main-pcs-side).
-pub(super) fn result_key(id: &TaskId, node: &str) -> String {
-    format!("{}/{node}", id.as_str())
-}
 
 /// The two result files, read and checked.
 struct ResultFiles {

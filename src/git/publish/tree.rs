@@ -1,14 +1,13 @@
 //! The Git plumbing of a publication: which commit to build on, the result
 //! trees, the commit and its message, and the local `rx-node` ref — all from
 //! blobs and trees, never through the index or the work tree.
-use super::prepare::Prepared;
+use super::prepared::{published_node, Prepared};
 use crate::exit::refused;
 use crate::git::refspec::RX_NODE_REF;
 use crate::result::RESULTS_DIR;
 use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
 use anyhow::{Context, Result};
 use git2::{Commit, ErrorCode, Oid, Repository};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 use crate::result::LOG_META;
@@ -30,20 +29,6 @@ pub(super) fn same_result(repo: &Repository, landed: &Commit, id: &str, local: &
     // The record's result is `<id>` (the old layout) or `<id>/<node>`: every such
     // entry of the local commit must have landed with the very same tree.
     !mine.is_empty() && mine.iter().all(|(k, t)| there.get(k) == Some(t))
-}
-
-/// The node name to publish: the result's own `node.hostname` (null by
-/// default, docs/decisions.md), reduced to `[A-Za-z0-9._-]`; `None` when the
-/// result names no host. Publication never reads this machine's host name.
-pub(super) fn published_node(json: &Value) -> Option<String> {
-    let h: String = json
-        .get("node")
-        .and_then(|n| n.get("hostname"))
-        .and_then(Value::as_str)?
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
-        .collect();
-    (!h.is_empty()).then_some(h)
 }
 
 /// The author when Git has no `user.name`/`user.email`: no host name in it.

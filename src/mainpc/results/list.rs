@@ -1,8 +1,8 @@
 //! `rxnode results` (the listing).
-use super::text::{figures, figures_line, parse_time, print_json, str_of};
+use super::fetched::{Fetched, Found, PRIVATE_REF};
+use super::text::{figures, figures_line, parse_time, safe_json, str_of};
 use super::tree::{find_results, newest_added, read_json, read_small};
 use super::verify::validate_fetched;
-use super::{Fetched, Found, PRIVATE_REF};
 use crate::exit::Outcome;
 use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::Result;
@@ -176,29 +176,27 @@ pub(super) fn cmd_list(
     limit: Option<usize>,
 ) -> Result<Outcome> {
     let (list, total, tree_problems) = rows(f.repo, f.tip, limit, &|r| filter.keeps(r))?;
-    if f.ctx.json {
-        let out = json!({
-            "ref": PRIVATE_REF,
-            "tip": f.tip.map(|t| t.to_string()),
-            "total": total,
-            "limit": limit,
-            "results": list,
-            "problems": tree_problems,
-        });
-        print_json(&out)?;
-        return Ok(Outcome::Done);
-    }
-    if f.tip.is_none() {
-        println!("{}", f.none_yet());
-        return Ok(Outcome::Done);
-    }
-    print_list(f.tip, total, &list, &tree_problems);
-    if limit.is_some_and(|l| list.len() >= l) {
-        println!(
-            "(the newest {} listed; --limit N for more, --all for every result)",
-            list.len()
-        );
-    }
+    let out = safe_json(&json!({
+        "ref": PRIVATE_REF,
+        "tip": f.tip.map(|t| t.to_string()),
+        "total": total,
+        "limit": limit,
+        "results": list,
+        "problems": tree_problems,
+    }))?;
+    f.ctx.report(&out, |_| {
+        if f.tip.is_none() {
+            println!("{}", f.none_yet());
+            return;
+        }
+        print_list(f.tip, total, &list, &tree_problems);
+        if limit.is_some_and(|l| list.len() >= l) {
+            println!(
+                "(the newest {} listed; --limit N for more, --all for every result)",
+                list.len()
+            );
+        }
+    })?;
     Ok(Outcome::Done)
 }
 

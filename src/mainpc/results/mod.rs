@@ -8,6 +8,7 @@
 //! written by RX nodes and travelled through Git: it is treated as untrusted input
 //! (sizes bounded before loading, names checked, terminal control characters never
 //! printed raw).
+mod fetched;
 mod list;
 mod nodes;
 mod show;
@@ -16,64 +17,18 @@ mod tree;
 mod verify;
 
 use crate::context::Ctx;
-use crate::exit::{bad_input, Outcome};
+use crate::exit::{bad_field, Outcome};
 use crate::result::Status;
 use anyhow::{Context, Result};
+use fetched::Fetched;
+pub(crate) use fetched::PRIVATE_REF;
 use git2::{Oid, Repository};
 use list::Filter;
 use text::parse_since;
 use tree::{fetch_private, read_private};
 
-/// Where the main PC keeps its copy of the remote `rx-node` (a private ref).
-pub(crate) const PRIVATE_REF: &str = "refs/rxnode/main-pc/rx-node";
-/// The largest published file (docs/publishing.md); bigger blobs are never loaded.
-const MAX_FILE_BYTES: usize = 256 * 1024;
 /// Results listed unless `--limit N` or `--all` says otherwise.
 pub const DEFAULT_RESULTS_LIMIT: usize = 50;
-/// How many peaks a listing carries per result.
-const MAX_PEAKS: usize = 3;
-
-/// One published result found on `rx-node`.
-#[derive(Debug, Clone)]
-struct Found {
-    task_id: String,
-    /// `Some` for `rx-results/<ID>/<NODE>/`; `None` for the layout before node names.
-    dir_node: Option<String>,
-    /// The tree holding the three files.
-    tree: Oid,
-    /// `rx-results/<ID>/<NODE>` (or `rx-results/<ID>`).
-    path: String,
-}
-
-impl Found {
-    /// The node it came from, `(unnamed)` for the layout before node names.
-    fn node_label(&self) -> String {
-        self.dir_node.clone().unwrap_or_else(|| "(unnamed)".into())
-    }
-}
-
-/// What every subcommand reads: the context, the repository and the tip of
-/// `rx-node` as fetched (`None` when the remote has none).
-struct Fetched<'a> {
-    ctx: &'a Ctx,
-    repo: &'a Repository,
-    tip: Option<Oid>,
-    /// `--no-fetch` with nothing fetched before: there is no copy to read.
-    never_fetched: bool,
-}
-
-impl Fetched<'_> {
-    /// Why there are no results to read: nothing fetched yet, or no `rx-node` on the remote.
-    fn none_yet(&self) -> String {
-        if self.never_fetched {
-            format!(
-                "nothing fetched yet: --no-fetch reads the copy of rx-node the last fetch left in {PRIVATE_REF}, and there is none — run `rxnode results` without --no-fetch to fetch it"
-            )
-        } else {
-            "no rx-node branch on the remote yet: no node has published".to_owned()
-        }
-    }
-}
 
 /// `results` options and subcommands.
 #[derive(Debug, Clone)]
@@ -151,8 +106,8 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
     }
 }
 
-/// The listing's filters from the options; a bad `--status`, `--node` or
-/// `--since` is the operator's input error.
+/// The listing's filters from the options; a bad `status`, `limit`, `node` or
+/// `since` is the operator's input error, naming the field.
 fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
     let status_filter = match &args.status {
         None => None,
@@ -160,21 +115,27 @@ fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
             Status::parse(s)
                 .map(|st| st.as_str().to_owned())
                 .ok_or_else(|| {
-                    bad_input(format!(
-                        "--status {s:?} is not one of PASS, FAIL, PARTIAL, SKIP, BLOCKED, \"NOT RUN\""
-                    ))
+                    bad_field(
+                        "status",
+                        format!(
+                            " {s:?} is not one of PASS, FAIL, PARTIAL, SKIP, BLOCKED, \"NOT RUN\""
+                        ),
+                    )
                 })?,
         ),
     };
     if args.limit == Some(0) {
-        return Err(bad_input("--limit 0: list at least one result (or --all)"));
+        return Err(bad_field(
+            "limit",
+            " 0: list at least one result (or --all)",
+        ));
     }
     if let Some(n) = &args.node {
-        crate::store::node::check_name(n).map_err(|e| bad_input(format!("--node: {e}")))?;
+        crate::store::node::check_name(n).map_err(|e| bad_field("node", format!(": {e}")))?;
     }
     let since = match &args.since {
         None => None,
-        Some(s) => Some(parse_since(s, time::OffsetDateTime::now_utc()).map_err(bad_input)?),
+        Some(s) => Some(parse_since(s, time::OffsetDateTime::now_utc())?),
     };
     Ok(Filter {
         node: args.node.as_deref(),

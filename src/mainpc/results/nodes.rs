@@ -5,9 +5,10 @@
 //! [`STATUS_PRIVATE_PREFIX`] with the same anonymous fetch as `rx-node`; what
 //! they hold was written by RX nodes and is read as untrusted input: one
 //! bounded blob, every string escaped before it is shown.
+use super::fetched::Fetched;
+use super::fetched::STATUS_PRIVATE_PREFIX;
 use super::list::{rows, Row};
-use super::text::{parse_time, print_json, shown};
-use super::Fetched;
+use super::text::{parse_time, safe_json, shown};
 use crate::exit::Outcome;
 use anyhow::Result;
 use git2::{ObjectType, Repository};
@@ -15,8 +16,6 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// Where the main PC keeps its copy of every node's `rx-status/<NODE>`.
-pub(crate) const STATUS_PRIVATE_PREFIX: &str = "refs/rxnode/main-pc/rx-status/";
 /// The largest `STATUS.json` read (a node publishes at most 4 KiB).
 const MAX_STATUS_READ: usize = 16 * 1024;
 /// A node is `alive` while its last heartbeat is at most this many intervals old.
@@ -132,11 +131,9 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
             .cmp(&a.sort_time)
             .then_with(|| a.node.cmp(&b.node))
     });
-    if f.ctx.json {
-        print_json(&json!({"nodes": nodes}))?;
-    } else {
-        print_nodes(&nodes);
-    }
+    f.ctx.report(&safe_json(&json!({"nodes": nodes}))?, |_| {
+        print_nodes(&nodes)
+    })?;
     Ok(Outcome::Done)
 }
 

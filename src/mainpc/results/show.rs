@@ -1,7 +1,7 @@
 //! `results show ID`: one fetched result, as the RX node rendered it.
-use super::text::{print_json, terminal_safe};
+use super::fetched::{Fetched, Found};
+use super::text::{safe_json, terminal_safe};
 use super::tree::read_small;
-use super::{Fetched, Found};
 use crate::exit::{bad_input, Outcome};
 use crate::result::RESULT_JSON;
 use anyhow::{anyhow, Result};
@@ -21,19 +21,14 @@ pub(super) fn cmd_show(fetched: &Fetched<'_>, task_id: &str, found: &[Found]) ->
     let Some(f) = found.first() else {
         return Err(bad_input(format!("no result for {task_id} on rx-node")));
     };
-    if ctx.json {
-        let b = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
-        let v: Value = serde_json::from_slice(&b)
-            .map_err(|e| anyhow!("{}/{RESULT_JSON} is not JSON: {e}", f.path))?;
-        print_json(&v)?;
-    } else {
+    let b = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
+    let v: Value = serde_json::from_slice(&b)
+        .map_err(|e| anyhow!("{}/{RESULT_JSON} is not JSON: {e}", f.path))?;
+    ctx.report(&safe_json(&v)?, |_| {
         // Plain text for the terminal, from the JSON; the Markdown is for Git hosts.
-        let b = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
-        let v: Value = serde_json::from_slice(&b)
-            .map_err(|e| anyhow!("{}/{RESULT_JSON} is not JSON: {e}", f.path))?;
         let node = f.dir_node.as_deref().unwrap_or("(unnamed)");
         print!("{}", terminal_safe(&plain(&v, node, &f.path)));
-    }
+    })?;
     Ok(Outcome::Done)
 }
 

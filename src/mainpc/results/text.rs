@@ -1,6 +1,8 @@
 //! Text from RX nodes made safe to show, the key figures of a result, and times.
-use super::MAX_PEAKS;
 use serde_json::{json, Value};
+
+/// How many peaks a listing carries per result.
+const MAX_PEAKS: usize = 3;
 
 pub(super) fn str_of(v: &Value, path: &[&str]) -> Option<String> {
     let mut cur = v;
@@ -44,10 +46,11 @@ pub(super) fn json_safe(s: &str) -> String {
     out
 }
 
-/// Print a value as pretty JSON, [`json_safe`].
-pub(super) fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
-    println!("{}", json_safe(&serde_json::to_string_pretty(v)?));
-    Ok(())
+/// A value as pretty JSON text, [`json_safe`]: what `--json` prints, handed to
+/// the reporter as raw JSON so that it prints these very bytes.
+pub(super) fn safe_json(v: &Value) -> anyhow::Result<Box<serde_json::value::RawValue>> {
+    let text = json_safe(&serde_json::to_string_pretty(v)?);
+    Ok(serde_json::value::RawValue::from_string(text)?)
 }
 
 /// Printable: control and format characters (ANSI escapes, bidi overrides and
@@ -179,12 +182,13 @@ pub(super) fn parse_time(s: &str) -> Option<time::OffsetDateTime> {
     time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
 }
 
-/// `--since`: RFC 3339 (`2026-12-01T08:00:00+00:00`), a date (`2026-12-01`, UTC
-/// midnight) or an age (`90s`, `30m`, `12h`, `7d`) before `now`.
+/// `since`: RFC 3339 (`2026-12-01T08:00:00+00:00`), a date (`2026-12-01`, UTC
+/// midnight) or an age (`90s`, `30m`, `12h`, `7d`) before `now`; a refusal names
+/// the field.
 pub(super) fn parse_since(
     s: &str,
     now: time::OffsetDateTime,
-) -> Result<time::OffsetDateTime, String> {
+) -> Result<time::OffsetDateTime, crate::exit::BadField> {
     let t = s.trim();
     if let Some(x) = parse_time(t) {
         return Ok(x);
@@ -203,9 +207,12 @@ pub(super) fn parse_since(
     };
     match n.parse::<u32>() {
         Ok(k) if secs > 0 => Ok(now - time::Duration::seconds(i64::from(k) * secs)),
-        _ => Err(format!(
-            "--since {s:?}: use a time (2026-12-01T08:00:00+00:00), a date (2026-12-01) or an age (90m, 12h, 7d)"
-        )),
+        _ => Err(crate::exit::BadField {
+            field: "since",
+            message: crate::exit::FieldText::field("since").then(format!(
+                " {s:?}: use a time (2026-12-01T08:00:00+00:00), a date (2026-12-01) or an age (90m, 12h, 7d)"
+            )),
+        }),
     }
 }
 
@@ -234,6 +241,8 @@ mod tests {
         );
         for bad in ["", "yesterday", "2h30", "-1h", "12x", "2026-13-01"] {
             let e = parse_since(bad, now).unwrap_err();
+            assert_eq!(e.field, "since", "{bad}: {e}");
+            let e = e.message.told(|f| if f == "since" { "--since" } else { f });
             assert!(e.contains("--since"), "{bad}: {e}");
         }
     }

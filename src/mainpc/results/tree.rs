@@ -1,8 +1,8 @@
 //! Reading `rx-node`: the fetch into the private ref, the results in a tree,
 //! size-bounded blobs, and the commit that first added each result.
+use super::fetched::{Fetched, Found, PRIVATE_REF, STATUS_PRIVATE_PREFIX};
 use super::text::shown;
-use super::{Fetched, Found, MAX_FILE_BYTES, PRIVATE_REF};
-use crate::exit::{bad_input, refused};
+use crate::exit::{bad_field, bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks, set_timeouts};
 use crate::result::RESULTS_DIR;
 use anyhow::{anyhow, Context, Result};
@@ -11,10 +11,13 @@ use rxnode_interlock::TaskId;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The largest published file (docs/publishing.md); bigger blobs are never loaded.
+const MAX_FILE_BYTES: usize = 256 * 1024;
+
 /// Fetch the remote's `refs/heads/rx-node` into [`PRIVATE_REF`] (forced: it is
 /// our private copy) and return its tip; `None` when the remote has no `rx-node`.
 /// `with_status`: also every `refs/heads/rx-status/*` into the private refs
-/// under [`super::nodes::STATUS_PRIVATE_PREFIX`] (pruned when a node's branch is gone).
+/// under [`STATUS_PRIVATE_PREFIX`] (pruned when a node's branch is gone).
 pub(super) fn fetch_private(
     repo: &Repository,
     remote: &str,
@@ -40,7 +43,7 @@ pub(super) fn fetch_private(
     if with_status {
         specs.push(format!(
             "+refs/heads/rx-status/*:{}*",
-            super::nodes::STATUS_PRIVATE_PREFIX
+            STATUS_PRIVATE_PREFIX
         ));
     }
     rem.fetch(&specs, Some(&mut fo), None).map_err(|e| {
@@ -369,7 +372,7 @@ impl Fetched<'_> {
         let (repo, tip) = (self.repo, self.tip);
         let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
         if let Some(n) = from {
-            crate::store::node::check_name(n).map_err(|e| bad_input(format!("--from: {e}")))?;
+            crate::store::node::check_name(n).map_err(|e| bad_field("from", format!(": {e}")))?;
         }
         let Some(tip) = tip else {
             return Err(bad_input(format!(

@@ -1,8 +1,8 @@
 //! `results verify ID`: one fetched result checked as the RX node's publish
 //! step would — its files, the validator, LOG_META, and the commit that added it.
+use super::fetched::{Fetched, Found};
 use super::text::shown;
 use super::tree::{adding_commits, read_small};
-use super::{Fetched, Found};
 use crate::exit::{bad_input, Outcome};
 use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::{Context, Result};
@@ -393,11 +393,8 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
             "problems": problems,
         }));
     }
-    if ctx.json {
-        super::text::print_json(
-            &json!({"valid": all_ok, "tip": tip.to_string(), "results": reports}),
-        )?;
-    } else {
+    let out = json!({"valid": all_ok, "tip": tip.to_string(), "results": reports});
+    ctx.report(&super::text::safe_json(&out)?, |_| {
         for r in &reports {
             let node = r["node"].as_str().unwrap_or("(unnamed)");
             let commit = r["commit"].as_str().unwrap_or("?");
@@ -428,7 +425,7 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
                 }
             }
         }
-    }
+    })?;
     Ok(if all_ok {
         Outcome::Done
     } else {
