@@ -4,12 +4,9 @@ use serde_json::{json, Value};
 /// How many peaks a listing carries per result.
 const MAX_PEAKS: usize = 3;
 
+/// The string at `path`, made safe to show ([`shown`], at most 200 characters).
 pub(super) fn str_of(v: &Value, path: &[&str]) -> Option<String> {
-    let mut cur = v;
-    for p in path {
-        cur = cur.get(*p)?;
-    }
-    cur.as_str().map(|s| shown(s, 200))
+    crate::json::str_of(v, path).map(|s| shown(s, 200))
 }
 
 /// Whether `c` must never reach a terminal raw: control characters (C0, DEL,
