@@ -67,6 +67,8 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "no_fetch" => "--no-fetch",
         "limit" => "--limit",
         "from" => "--from",
+        // `mark-completed` (the text of `--note` or `--note-file`).
+        "note" => "--note",
         // `service`.
         "user" => "--user",
         "unit_dir" => "--unit-dir",
@@ -142,6 +144,22 @@ mod tests {
             error_text(&e),
             "-d/--device must not be empty (e.g. driver=hackrf,serial=…)"
         );
+    }
+
+    /// The fields of `task new`, `results`, `mark-completed` and `service` have their
+    /// flags in the same table.
+    #[test]
+    fn the_main_pc_and_node_commands_fields_have_their_flags() {
+        let e = flag_named(bad_field("note", ": 2001 characters, at most 2000"));
+        assert_eq!(error_text(&e), "--note: 2001 characters, at most 2000");
+        assert_eq!(error_json(&e)["exit"], 2);
+        for (field, flag) in [
+            ("nodes", "--node"),
+            ("node", "--node"),
+            ("unit_dir", "--unit-dir"),
+        ] {
+            assert_eq!(flag_of(field), Some(flag));
+        }
     }
 
     /// A second field named inside the message gets its flag too.

@@ -27,5 +27,5 @@ pub fn mark_completed(
         status: status.map(Into::into),
         note,
     };
-    rxnode::cmd_mark_completed(ctx, task_id, &opts)
+    rxnode::cmd_mark_completed(ctx, task_id, &opts).map_err(super::flags::flag_named)
 }

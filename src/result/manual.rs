@@ -61,10 +61,10 @@ fn one_line(note: &str) -> Result<String> {
         .chars()
         .find(|c| c.is_control() && *c != '\n' && *c != '\r' && *c != '\t')
     {
-        return Err(bad_input(format!(
-            "--note: control character U+{:04X} is not allowed",
-            u32::from(c)
-        )));
+        return Err(crate::exit::bad_field(
+            "note",
+            format!(": control character U+{:04X} is not allowed", u32::from(c)),
+        ));
     }
     let line = note
         .lines()
@@ -74,10 +74,13 @@ fn one_line(note: &str) -> Result<String> {
         .join(" / ")
         .replace('\t', " ");
     if line.chars().count() > MAX_NOTE_CHARS {
-        return Err(bad_input(format!(
-            "--note: {} characters, at most {MAX_NOTE_CHARS}",
-            line.chars().count()
-        )));
+        return Err(crate::exit::bad_field(
+            "note",
+            format!(
+                ": {} characters, at most {MAX_NOTE_CHARS}",
+                line.chars().count()
+            ),
+        ));
     }
     Ok(line)
 }
@@ -171,5 +174,34 @@ pub(crate) fn check_as_is(outbox: &Path, checkout: &Path) -> Result<()> {
              `rxnode mark-completed ID --status PASS|FAIL|PARTIAL|SKIP --note TEXT`): {}",
             problems.join("; ")
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A note with a control character or over the length limit is refused naming the
+    /// `note` field (the command tells it as `--note`), exit 2; a good one is one line.
+    #[test]
+    fn a_bad_note_is_refused_by_its_field() {
+        let e = one_line("a\u{7}b").unwrap_err();
+        let bad = e.downcast_ref::<crate::exit::BadField>().map(|b| b.field);
+        assert_eq!(bad, Some("note"));
+        assert_eq!(
+            e.to_string(),
+            "note: control character U+0007 is not allowed"
+        );
+        assert_eq!(crate::exit::error_json(&e)["exit"], 2);
+        let long = "x".repeat(MAX_NOTE_CHARS + 1);
+        let e = one_line(&long).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "note: {} characters, at most {MAX_NOTE_CHARS}",
+                MAX_NOTE_CHARS + 1
+            )
+        );
+        assert_eq!(one_line(" first \n\n\tsecond ").unwrap(), "first / second");
     }
 }
