@@ -44,22 +44,7 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             format!(" {a:?} must be an antenna name (see `rxnode inventory`)"),
         ));
     }
-    if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&args.max_peaks) {
-        return Err(bad_field(
-            "max_peaks",
-            format!(
-                " {} must be in 1..={}",
-                args.max_peaks,
-                rxnode_interlock::MAX_PEAKS_LIMIT
-            ),
-        ));
-    }
-    if !(args.min_snr_db.is_finite() && (0.0..=200.0).contains(&args.min_snr_db)) {
-        return Err(bad_field(
-            "min_snr_db",
-            format!(" {} must be a number of dB in 0..=200", args.min_snr_db),
-        ));
-    }
+    super::check_peaks(args.max_peaks, args.min_snr_db)?;
     if let Some(p) = &args.plot {
         if p.extension()
             .and_then(|e| e.to_str())

@@ -32,6 +32,27 @@ pub(crate) fn positive(field: &'static str, v: f64) -> anyhow::Result<f64> {
     }
 }
 
+/// The peak list's options, as `capture` and `analyze` take them: `max_peaks` in
+/// 1..=[`rxnode_interlock::MAX_PEAKS_LIMIT`], `min_snr_db` a number of dB in 0..=200.
+pub(crate) fn check_peaks(max_peaks: usize, min_snr_db: f64) -> anyhow::Result<()> {
+    if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&max_peaks) {
+        return Err(crate::exit::bad_field(
+            "max_peaks",
+            format!(
+                " {max_peaks} must be in 1..={}",
+                rxnode_interlock::MAX_PEAKS_LIMIT
+            ),
+        ));
+    }
+    if !(min_snr_db.is_finite() && (0.0..=200.0).contains(&min_snr_db)) {
+        return Err(crate::exit::bad_field(
+            "min_snr_db",
+            format!(" {min_snr_db} must be a number of dB in 0..=200"),
+        ));
+    }
+    Ok(())
+}
+
 /// `PATH already exists; choose another name, or force to overwrite it`: an
 /// output file the operator named is there and `force` was not given.
 pub(crate) fn exists_unless_forced(p: &Path) -> FieldText {
