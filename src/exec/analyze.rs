@@ -577,13 +577,6 @@ fn clock_line(c: &Value) -> String {
 /// Spectrum PNG with axes, title, labelled peaks, noise floor and CLKIN markers
 /// (`crate::result::plot`).
 fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Result<()> {
-    use crate::result::plot::{clkin_markers_of, SpectrumPlot, Trace};
-    let markers = r
-        .clkin
-        .as_ref()
-        .and_then(|c| serde_json::to_value(c).ok())
-        .map(|c| clkin_markers_of(&c))
-        .unwrap_or_default();
     let name = std::path::Path::new(&r.file)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -597,30 +590,20 @@ fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Resu
         r.fft_size,
         r.averages
     );
+    let peaks = r
+        .peaks
+        .iter()
+        .map(|p| (p.frequency_hz, p.power_db))
+        .collect();
     crate::result::plot::write_spectrum(
         path,
-        &SpectrumPlot {
+        &crate::result::plot::live_spectrum(
             title,
-            trace: Trace {
-                start_hz: psd.start_hz,
-                step_hz: psd.step_hz,
-                db: psd.db.iter().map(|&v| f64::from(v)).collect(),
-            },
-            peaks: r
-                .peaks
-                .iter()
-                .map(|p| (p.frequency_hz, p.power_db))
-                .collect(),
-            noise_floor_db: Some(r.noise_floor_db),
-            markers,
-            failed_hz: Vec::new(),
-            freq_known: true,
-            clkin: r
-                .clkin
-                .as_ref()
-                .and_then(|c| serde_json::to_value(c).ok())
-                .and_then(|c| crate::result::plot::clkin_inset_of(&c)),
-        },
+            psd,
+            peaks,
+            Some(r.noise_floor_db),
+            r.clkin.as_ref(),
+        ),
     )
 }
 

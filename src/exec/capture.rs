@@ -431,7 +431,6 @@ fn write_plot(
     s: &CaptureSummary,
     args: &CaptureOptions,
 ) -> Result<std::path::PathBuf> {
-    use crate::result::plot::{clkin_markers_of, SpectrumPlot, Trace};
     let Some(psd) = &s.psd else {
         return Err(field_failure(FieldText::field("plot").then(format!(
             " {}: the capture produced no spectrum ({}), so there is nothing to draw",
@@ -439,12 +438,6 @@ fn write_plot(
             s.stop_reason
         ))));
     };
-    let markers = s
-        .clkin
-        .as_ref()
-        .and_then(|c| serde_json::to_value(c).ok())
-        .map(|c| clkin_markers_of(&c))
-        .unwrap_or_default();
     let rate = s
         .actual
         .get("sample_rate_hz")
@@ -463,30 +456,14 @@ fn write_plot(
         crate::result::plot::fmt_rbw(rate / s.fft_size.max(1) as f64),
         status_name(s.status)
     );
+    let peaks = s
+        .peaks
+        .iter()
+        .map(|p| (p.frequency_hz, p.power_db))
+        .collect();
     crate::result::plot::write_spectrum(
         path,
-        &SpectrumPlot {
-            title,
-            trace: Trace {
-                start_hz: psd.start_hz,
-                step_hz: psd.step_hz,
-                db: psd.db.iter().map(|&v| f64::from(v)).collect(),
-            },
-            peaks: s
-                .peaks
-                .iter()
-                .map(|p| (p.frequency_hz, p.power_db))
-                .collect(),
-            noise_floor_db: s.noise_floor_db,
-            markers,
-            failed_hz: Vec::new(),
-            freq_known: true,
-            clkin: s
-                .clkin
-                .as_ref()
-                .and_then(|c| serde_json::to_value(c).ok())
-                .and_then(|c| crate::result::plot::clkin_inset_of(&c)),
-        },
+        &crate::result::plot::live_spectrum(title, psd, peaks, s.noise_floor_db, s.clkin.as_ref()),
     )
     .with_context(|| format!("cannot write plot {}", path.display()))?;
     Ok(path.to_path_buf())

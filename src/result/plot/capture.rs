@@ -5,6 +5,33 @@ use crate::result::RxResult;
 use anyhow::Result;
 use std::path::Path;
 
+/// The picture of a capture the operator ran or a recording analysed: its Welch
+/// trace, the peaks `(Hz, dBFS)`, the noise floor and the CLKIN check (tones
+/// marked, and the inset).
+pub(crate) fn live_spectrum(
+    title: String,
+    psd: &rxnode_dsp::PsdTrace,
+    peaks: Vec<(f64, f64)>,
+    noise_floor_db: Option<f64>,
+    clkin: Option<&rxnode_dsp::ClkinReport>,
+) -> SpectrumPlot {
+    let clkin = clkin.and_then(|c| serde_json::to_value(c).ok());
+    SpectrumPlot {
+        title,
+        trace: Trace {
+            start_hz: psd.start_hz,
+            step_hz: psd.step_hz,
+            db: psd.db.iter().map(|&v| f64::from(v)).collect(),
+        },
+        peaks,
+        noise_floor_db,
+        markers: clkin.as_ref().map(clkin_markers_of).unwrap_or_default(),
+        failed_hz: Vec::new(),
+        freq_known: true,
+        clkin: clkin.as_ref().and_then(clkin_inset_of),
+    }
+}
+
 /// The picture of one capture of a result: its PSD on an absolute MHz axis
 /// (from `psd_start_hz`/`psd_step_hz`, else the actual centre and rate), the
 /// reported peaks, the noise floor and the CLKIN tones. `None` without a PSD.

@@ -19,7 +19,7 @@ mod spectrum;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
-pub(crate) use capture::{clkin_inset_of, clkin_markers_of};
+pub(crate) use capture::live_spectrum;
 pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
 pub(crate) use freq_cal::write_freq_cal_png;
 pub(crate) use heatmap::write_heatmap;
