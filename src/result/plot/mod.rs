@@ -16,10 +16,10 @@ mod freq_cal;
 mod heatmap;
 mod spectrum;
 
+pub(crate) use capture::live_spectrum;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
-pub(crate) use capture::live_spectrum;
 pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
 pub(crate) use freq_cal::write_freq_cal_png;
 pub(crate) use heatmap::write_heatmap;
@@ -422,6 +422,47 @@ mod tests {
             "measured (−250 Hz) left of expected: {} vs {}",
             mean(&magenta),
             mean(&green)
+        );
+    }
+
+    /// The CLKIN inset never hides a labelled peak: with a second emitter where the
+    /// inset would go (right of the strongest peak), it moves to the quiet left, and
+    /// the second peak's marker stays in view.
+    #[test]
+    fn the_clkin_inset_keeps_clear_of_every_labelled_peak() {
+        let mut p = plot();
+        for v in &mut p.trace.db[690..1410] {
+            *v = -90.0;
+        }
+        p.trace.db[1200] = -25.0;
+        p.trace.db[1500] = -30.0;
+        p.peaks = vec![(100e6, -25.0), (103e6, -30.0)];
+        p.clkin = Some(ClkinInset {
+            expected_hz: 100e6,
+            measured_hz: Some(100e6 - 250.0),
+            ppm: Some(-2.5),
+            tolerance_ppm: 0.5,
+            status: "FAIL".into(),
+            detail: None,
+        });
+        let buf = pixels(&p, true);
+        let orange = RGBColor(230, 120, 0);
+        let (w, _) = SPECTRUM_SIZE;
+        // 103 MHz sits about three quarters across the axis: its marker is drawn.
+        let near = count_colour(&buf, orange, w * 3 / 4 - 60, w * 3 / 4 + 60, 40, 340);
+        assert!(
+            near.len() > 10,
+            "the second peak's marker is hidden: {}",
+            near.len()
+        );
+        // The inset (its expected and measured lines) is on the left.
+        let green = count_colour(&buf, RGBColor(0, 140, 60), 100, 500, 140, 300);
+        let magenta = count_colour(&buf, RGBColor(190, 0, 190), 100, 500, 140, 300);
+        assert!(
+            green.len() > 20 && magenta.len() > 20,
+            "{} {}",
+            green.len(),
+            magenta.len()
         );
     }
 

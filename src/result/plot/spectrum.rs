@@ -118,7 +118,8 @@ pub(super) fn draw_spectrum(
     }
     draw_peaks(&mut chart, &f)?;
     if let Some(k) = p.clkin.as_ref().filter(|_| text && p.freq_known) {
-        draw_clkin_inset(root, &f, k)?;
+        let x = inset_left(&chart, &f);
+        draw_clkin_inset(root, &f, k, x)?;
     }
     Ok(())
 }
@@ -472,6 +473,54 @@ fn draw_peaks(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     Ok(())
 }
 
+/// The CLKIN inset's size and top edge, pixels.
+const INSET_PX: (i32, i32) = (400, 236);
+const INSET_TOP: i32 = 110;
+
+/// Where the CLKIN inset's left edge goes: of the picture's left, right and
+/// centre, the place that covers no labelled peak and the least of the trace;
+/// on a tie, away from the strongest peak's side (the legend's other side).
+fn inset_left(chart: &Chart<'_, '_>, f: &Frame<'_>) -> i32 {
+    let (w, h) = INSET_PX;
+    let right_first = legend_left_frac(
+        f.p.peaks
+            .first()
+            .map(|&(hz, _)| (hz / f.scale - f.x0) / (f.x1 - f.x0)),
+    ) < 0.5;
+    let (left, right) = (100, SPECTRUM_SIZE.0 as i32 - w - 40);
+    let centre = (left + right) / 2;
+    let order = if right_first {
+        [right, left, centre]
+    } else {
+        [left, right, centre]
+    };
+    let bottom = INSET_TOP + h;
+    let hidden = |x: i32| -> u64 {
+        // A peak's marker and its label (drawn to its right) must stay in view.
+        let peaks =
+            f.p.peaks
+                .iter()
+                .map(|&(hz, db)| chart.backend_coord(&(hz / f.scale, db)))
+                .filter(|&(px, py)| {
+                    px + 210 > x && px - 10 < x + w && py + 6 > INSET_TOP && py - 24 < bottom
+                })
+                .count() as u64;
+        let trace = f
+            .vals
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(|(i, &v)| chart.backend_coord(&((f.x0h + f.step * i as f64) / f.scale, v)))
+            .filter(|&(px, py)| px >= x && px <= x + w && py < bottom)
+            .count() as u64;
+        peaks * 1_000_000 + trace
+    };
+    order
+        .into_iter()
+        .min_by_key(|&x| hidden(x))
+        .unwrap_or(order[0])
+}
+
 /// The CLKIN check zoomed: the trace around the expected tone, the tolerance
 /// band, the expected (dashed) and measured (solid) lines side by side, the
 /// error in ppm and the verdict — so a 2.5 ppm FAIL never hides under one line.
@@ -479,6 +528,7 @@ fn draw_clkin_inset(
     root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     f: &Frame<'_>,
     k: &super::ClkinInset,
+    x: i32,
 ) -> Result<()> {
     let exp = k.expected_hz;
     let off = k.measured_hz.map(|m| m - exp).filter(|o| o.is_finite());
@@ -512,19 +562,8 @@ fn draw_clkin_inset(
     } else {
         (f.y0, f.y1)
     };
-    // Away from the strongest peak's side, between the legend and the floor.
-    let right = legend_left_frac(
-        f.p.peaks
-            .first()
-            .map(|&(hz, _)| (hz / f.scale - f.x0) / (f.x1 - f.x0)),
-    ) < 0.5;
-    let (w, h) = (400i32, 236i32);
-    let x = if right {
-        SPECTRUM_SIZE.0 as i32 - w - 40
-    } else {
-        100
-    };
-    let area = root.clone().shrink((x, 110), (w as u32, h as u32));
+    let (w, h) = INSET_PX;
+    let area = root.clone().shrink((x, INSET_TOP), (w as u32, h as u32));
     area.fill(&WHITE).map_err(err)?;
     area.draw(&Rectangle::new(
         [(0, 0), (w - 1, h - 1)],
