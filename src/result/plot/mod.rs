@@ -391,20 +391,25 @@ mod tests {
         xs
     }
 
-    /// A 2.5 ppm CLKIN FAIL: in the zoomed inset the expected (green) and
-    /// measured (magenta) lines stand apart, so the picture cannot read as a PASS.
-    #[test]
-    fn the_clkin_inset_shows_expected_and_measured_apart() {
-        let mut p = plot();
-        p.peaks = vec![(100e6, -25.0)];
-        p.clkin = Some(ClkinInset {
+    /// A CLKIN check 2.5 ppm low (−250 Hz at 100 MHz): FAIL against ±0.5 ppm.
+    fn fail_2_5_ppm() -> ClkinInset {
+        ClkinInset {
             expected_hz: 100e6,
             measured_hz: Some(100e6 - 250.0),
             ppm: Some(-2.5),
             tolerance_ppm: 0.5,
             status: "FAIL".into(),
             detail: None,
-        });
+        }
+    }
+
+    /// A 2.5 ppm CLKIN FAIL: in the zoomed inset the expected (green) and
+    /// measured (magenta) lines stand apart, so the picture cannot read as a PASS.
+    #[test]
+    fn the_clkin_inset_shows_expected_and_measured_apart() {
+        let mut p = plot();
+        p.peaks = vec![(100e6, -25.0)];
+        p.clkin = Some(fail_2_5_ppm());
         let buf = pixels(&p, true);
         // The inset sits right of the axis' middle when the strongest peak is left of it.
         let (x0, x1, y0, y1) = (SPECTRUM_SIZE.0 - 440, SPECTRUM_SIZE.0 - 40, 140, 300);
@@ -437,14 +442,7 @@ mod tests {
         p.trace.db[1200] = -25.0;
         p.trace.db[1500] = -30.0;
         p.peaks = vec![(100e6, -25.0), (103e6, -30.0)];
-        p.clkin = Some(ClkinInset {
-            expected_hz: 100e6,
-            measured_hz: Some(100e6 - 250.0),
-            ppm: Some(-2.5),
-            tolerance_ppm: 0.5,
-            status: "FAIL".into(),
-            detail: None,
-        });
+        p.clkin = Some(fail_2_5_ppm());
         let buf = pixels(&p, true);
         let orange = RGBColor(230, 120, 0);
         let (w, _) = SPECTRUM_SIZE;
