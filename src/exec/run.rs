@@ -218,17 +218,17 @@ fn plan_paths(paths: &Paths, id: &TaskId, plan: Option<&Plan>) -> Vec<PathBuf> {
 /// A task without a plan: nothing runs and nothing changes.
 fn manual(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<()> {
     let ids = id.as_str();
-    ctx.report_with(
+    ctx.report_with_str(
         &json!({"task_id": ids, "manual": true, "changed": false}),
         |v| Ok(v.to_string()),
         |_| {
-            println!(
+            format!(
                 "{ids} is a manual task (no rx-plan block): nothing to execute and nothing was changed.\n\
                  Do the work by hand, then say how it went: \
                  `rxnode mark-completed {ids} --status PASS|FAIL|PARTIAL|SKIP --note TEXT` \
-                 (it writes the result files in {}).",
+                 (it writes the result files in {}).\n",
                 paths.outbox(id).display()
-            );
+            )
         },
     )
 }
@@ -548,28 +548,37 @@ fn opened_no_stream(result: &RxResult) -> bool {
 /// one line per check.
 fn report(ctx: &Ctx, ids: &str, result: &RxResult, dir: &std::path::Path) -> Result<()> {
     let json = |r: &RxResult| Ok(String::from_utf8_lossy(&r.to_json_bytes()).into_owned());
-    ctx.report_with(result, json, |result| {
-        let colour = crate::term::stdout_colour();
-        let st = result.status.as_str();
-        println!("{ids}: {}", crate::term::status(st, st.len(), colour));
-        for c in &result.checks {
-            println!(
-                "  {} {} — {}",
-                crate::term::status(c.status.as_str(), 8, colour),
-                c.name,
-                c.detail
-            );
-        }
-        println!("results: {}", dir.display());
-        if opened_no_stream(result) {
-            println!(
-                "nothing reached a radio: {ids} stays approved; after changing the policy, `rxnode run {ids}` runs it again{}",
-                if result.authorization.is_some() {
-                    " (it asks for a fresh authorization)"
-                } else {
-                    ""
-                }
-            );
-        }
-    })
+    ctx.report_with_str(result, json, |result| render_report(ids, result, dir))
+}
+
+/// The result for a person: the status, one line per check, where the result
+/// files are, and whether the task can run again.
+fn render_report(ids: &str, result: &RxResult, dir: &std::path::Path) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let colour = crate::term::stdout_colour();
+    let st = result.status.as_str();
+    let _ = writeln!(out, "{ids}: {}", crate::term::status(st, st.len(), colour));
+    for c in &result.checks {
+        let _ = writeln!(
+            out,
+            "  {} {} — {}",
+            crate::term::status(c.status.as_str(), 8, colour),
+            c.name,
+            c.detail
+        );
+    }
+    let _ = writeln!(out, "results: {}", dir.display());
+    if opened_no_stream(result) {
+        let _ = writeln!(
+            out,
+            "nothing reached a radio: {ids} stays approved; after changing the policy, `rxnode run {ids}` runs it again{}",
+            if result.authorization.is_some() {
+                " (it asks for a fresh authorization)"
+            } else {
+                ""
+            }
+        );
+    }
+    out
 }
