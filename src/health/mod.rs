@@ -82,18 +82,21 @@ pub fn cmd_health(ctx: &Ctx) -> Result<Outcome> {
         radios,
         self_test_every_s: policy.health.as_ref().map(|h| h.self_test_every_s),
     };
-    ctx.report(&listing, print_listing)?;
+    ctx.report_str(&listing, render_listing)?;
     Ok(Outcome::Done)
 }
 
 /// The health listing for a person: one block a radio, then the self-test schedule.
-fn print_listing(listing: &Listing) {
+fn render_listing(listing: &Listing) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
     if listing.radios.is_empty() {
-        println!(
+        let _ = writeln!(
+            out,
             "no radio has a health record and the policy lists none for self-tests: \
              every radio is UNTESTED (not blocked); test one with `rxnode health test ARGS`"
         );
-        return;
+        return out;
     }
     for r in &listing.radios {
         let last = r.last_self_test.as_ref().map_or_else(
@@ -111,15 +114,19 @@ fn print_listing(listing: &Listing) {
             .since
             .as_deref()
             .map_or(String::new(), |s| format!(" since {s}"));
-        println!("{:<8} {}{since}", r.health.as_str(), r.identity);
+        let _ = writeln!(out, "{:<8} {}{since}", r.health.as_str(), r.identity);
         if r.health != Health::Untested {
-            println!("         {}", r.reason);
+            let _ = writeln!(out, "         {}", r.reason);
         }
-        println!("         {last}");
+        let _ = writeln!(out, "         {last}");
     }
     if let Some(every) = listing.self_test_every_s {
-        println!("scheduled self-tests (policy health.radios): every {every} s while `rxnode watch` runs");
+        let _ = writeln!(
+            out,
+            "scheduled self-tests (policy health.radios): every {every} s while `rxnode watch` runs"
+        );
     }
+    out
 }
 
 /// `rxnode health test [ARGS…] [--json]`: self-test the named radios (or every radio
@@ -159,22 +166,33 @@ pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
         }
         let t = selftest::test_and_record(&paths, &policy, d, "health test");
         if !ctx.json {
-            println!("{} {}: {}", t.outcome, t.device, t.reason);
-            if let Some(h) = &t.health {
-                println!("         now {} since {}", h.health, h.since);
-            }
-            if let Some(e) = &t.store_error {
-                println!("         NOT RECORDED: {e}");
-            }
+            // Printed as each self-test ends, between the `self-test of …` lines
+            // on stderr, not held back for the end.
+            print!("{}", render_self_test(&t));
         }
         tests.push(t);
     }
     // The human lines were printed as each self-test ended.
-    ctx.report(&serde_json::json!({ "tests": tests }), |_| {})?;
+    ctx.report_str(&serde_json::json!({ "tests": tests }), |_| String::new())?;
     let stored = tests.iter().all(|t| t.store_error.is_none());
     Ok(if tests.iter().all(selftest::SelfTest::passed) && stored {
         Outcome::Done
     } else {
         Outcome::Code(1)
     })
+}
+
+/// One self-test's outcome for a person: the outcome, the radio's health now,
+/// and a store error that kept it from being recorded.
+fn render_self_test(t: &selftest::SelfTest) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "{} {}: {}", t.outcome, t.device, t.reason);
+    if let Some(h) = &t.health {
+        let _ = writeln!(out, "         now {} since {}", h.health, h.since);
+    }
+    if let Some(e) = &t.store_error {
+        let _ = writeln!(out, "         NOT RECORDED: {e}");
+    }
+    out
 }
