@@ -281,14 +281,14 @@ fn resume(
     }
     let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": rec.commit,
         "pushed": rec.pushed, "resumed": true});
-    ctx.report(&out, |_| {
+    ctx.report_str(&out, |_| {
         if rec.pushed {
-            println!(
-                "{id} is on the remote rx-node already (commit {}); recorded as pushed",
+            format!(
+                "{id} is on the remote rx-node already (commit {}); recorded as pushed\n",
                 rec.commit
-            );
+            )
         } else {
-            println!("not pushed; `rxnode publish {id} --push` pushes it");
+            format!("not pushed; `rxnode publish {id} --push` pushes it\n")
         }
     })?;
     Ok(Outcome::Done)
@@ -480,17 +480,24 @@ impl Publication<'_> {
             "push_attempts": attempts,
             "files": self.files_json(),
         });
-        self.ctx.report(&out, |_| {
-            println!();
-            println!(
+        self.ctx.report_str(&out, |_| {
+            use std::fmt::Write as _;
+            let mut text = String::new();
+            let _ = writeln!(text);
+            let _ = writeln!(
+                text,
                 "published {id} from node {} as {RX_NODE_REF} commit {final_commit}",
                 prep.node
             );
             if push {
-                println!("pushed to {remote} in {attempts} attempt(s)");
+                let _ = writeln!(text, "pushed to {remote} in {attempts} attempt(s)");
             } else {
-                println!("not pushed; run `rxnode publish` with --push for the next result, or push rx-node yourself");
+                let _ = writeln!(
+                    text,
+                    "not pushed; run `rxnode publish` with --push for the next result, or push rx-node yourself"
+                );
             }
+            text
         })?;
         Ok(Outcome::Done)
     }
@@ -643,9 +650,8 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
     record_push(paths, &repo, &landed)?;
     let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
         "pushed": true, "push_attempts": n});
-    ctx.report(&out, |_| {
-        println!();
-        println!("pushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)");
+    ctx.report_str(&out, |_| {
+        format!("\npushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)\n")
     })?;
     Ok(Outcome::Done)
 }
