@@ -137,11 +137,11 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
     let out = serde_json::value::RawValue::from_string(
         serde_json::json!({ "task_id": id, "completed": true, "changed": done }).to_string(),
     )?;
-    ctx.report(&out, |_| {
+    ctx.report_str(&out, |_| {
         if done {
-            println!("task {id} marked completed");
+            format!("task {id} marked completed\n")
         } else {
-            println!("task {id} was already completed; nothing changed");
+            format!("task {id} was already completed; nothing changed\n")
         }
     })?;
     Ok(Outcome::Done)
