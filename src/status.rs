@@ -8,6 +8,7 @@ use crate::store::state::{self, PollRecord, PublishRecord, TaskStatus};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// The status report.
 #[derive(Debug, Serialize)]
@@ -162,46 +163,50 @@ pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Resu
 pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     let r = report(&paths, &ctx.source)?;
-    ctx.report(&r, |r| print_report(r, &paths))?;
+    ctx.report_str(&r, |r| render_report(r, &paths))?;
     Ok(Outcome::Done)
 }
 
-/// The status for a person: watcher, task lists, queue, publication.
-fn print_report(r: &Report, paths: &Paths) {
+/// The status for a person, as text: watcher, task lists, queue, publication.
+fn render_report(r: &Report, paths: &Paths) -> String {
     let colour = crate::term::stdout_colour();
-    print_watcher(r, paths, colour);
-    let list = |name: &str, v: &[String]| {
-        println!(
+    let mut out = String::new();
+    render_watcher(&mut out, r, paths, colour);
+    let list = |out: &mut String, name: &str, v: &[String]| {
+        let _ = writeln!(
+            out,
             "{name:<11} {}",
             if v.is_empty() {
                 "-".to_owned()
             } else {
                 v.join(", ")
             }
-        )
+        );
     };
-    list("pending:", &r.pending);
-    list("deferred:", &r.deferred);
-    list("approved:", &r.approved);
-    list("completed:", &r.completed);
-    list("rejected:", &r.rejected);
-    list("withdrawn:", &r.withdrawn);
+    list(&mut out, "pending:", &r.pending);
+    list(&mut out, "deferred:", &r.deferred);
+    list(&mut out, "approved:", &r.approved);
+    list(&mut out, "completed:", &r.completed);
+    list(&mut out, "rejected:", &r.rejected);
+    list(&mut out, "withdrawn:", &r.withdrawn);
     if !r.not_for_this_node.is_empty() {
-        list("not for us:", &r.not_for_this_node);
+        list(&mut out, "not for us:", &r.not_for_this_node);
     }
-    print_queue(r, colour);
+    render_queue(&mut out, r, colour);
     if r.rejected_texts > 0 {
-        println!(
+        let _ = writeln!(
+            out,
             "refused texts (no usable ID or changed under a known ID): {}",
             r.rejected_texts
         );
     }
-    print_status_publishing(&r.status_publishing, colour);
+    render_status_publishing(&mut out, &r.status_publishing, colour);
     if r.published.is_empty() {
-        println!("published:  -");
+        let _ = writeln!(out, "published:  -");
     } else {
         for (id, p) in &r.published {
-            println!(
+            let _ = writeln!(
+                out,
                 "published:  {id} -> {} at {}{}",
                 p.commit,
                 p.at,
@@ -209,51 +214,52 @@ fn print_report(r: &Report, paths: &Paths) {
             );
         }
     }
+    out
 }
 
 /// Status publication: on or off, the last push, what would be published now.
-fn print_status_publishing(v: &crate::heartbeat::View, colour: bool) {
-    match v.publishing {
-        "off" => println!(
+fn render_status_publishing(out: &mut String, v: &crate::heartbeat::View, colour: bool) {
+    let _ = match v.publishing {
+        "off" => writeln!(out,
             "status:     not published (no \"status\" in the policy; docs/operator.md#letting-the-main-pc-see-this-node)"
         ),
-        "refused" => println!(
+        "refused" => writeln!(out,
             "status:     {} {}",
             crate::term::status("[REFUSED]", 9, colour),
             v.refused.as_deref().unwrap_or("")
         ),
-        _ => {
-            println!(
-                "status:     published to {} every {} s",
-                v.remote_ref.as_deref().unwrap_or("?"),
-                v.publish_every_s.unwrap_or(0.0)
-            );
-        }
-    }
+        _ => writeln!(out,
+            "status:     published to {} every {} s",
+            v.remote_ref.as_deref().unwrap_or("?"),
+            v.publish_every_s.unwrap_or(0.0)
+        ),
+    };
     if let Some(p) = &v.last_push {
-        match (&p.last_error, &p.last_pushed_at) {
-            (Some(e), last) => println!(
+        let _ = match (&p.last_error, &p.last_pushed_at) {
+            (Some(e), last) => writeln!(
+                out,
                 "            last push {} at {} ({} in a row): {e}; last landed: {}",
                 crate::term::status("[FAILED]", 8, colour),
                 p.last_attempt_at.as_deref().unwrap_or("?"),
                 p.failures_in_a_row,
                 last.as_deref().unwrap_or("never")
             ),
-            (None, Some(at)) => println!("            last pushed at {at}"),
-            (None, None) => {}
-        }
+            (None, Some(at)) => writeln!(out, "            last pushed at {at}"),
+            (None, None) => Ok(()),
+        };
     } else if v.publishing == "on" {
-        println!("            not pushed yet (the watcher pushes it)");
+        let _ = writeln!(out, "            not pushed yet (the watcher pushes it)");
     }
     if let Some(e) = &v.would_be_refused {
-        println!(
+        let _ = writeln!(
+            out,
             "            {} {e}",
             crate::term::status("[WOULD BE REFUSED]", 18, colour)
         );
     }
     if let Some(s) = &v.would_publish {
         let q = &s.queue;
-        println!(
+        let _ = writeln!(out,
             "            would publish: watcher {}, {} pending approval, {} deferred, {} approved{}, {} refusal(s), {} radio(s)",
             s.watcher,
             q.pending_approval,
@@ -270,7 +276,7 @@ fn print_status_publishing(v: &crate::heartbeat::View, colour: bool) {
 }
 
 /// The node, the watcher, the hold, the last poll and the examined commit.
-fn print_watcher(r: &Report, paths: &Paths, colour: bool) {
+fn render_watcher(out: &mut String, r: &Report, paths: &Paths, colour: bool) {
     let watcher = match (&r.lock_holder, r.lock_holder_alive) {
         (Some(h), Some(true)) => format!("running ({h})"),
         (Some(h), _) => format!("not running (stale lock: {h})"),
@@ -279,40 +285,46 @@ fn print_watcher(r: &Report, paths: &Paths, colour: bool) {
         }
         (None, _) => "not running".to_owned(),
     };
-    match (&r.node_name, &r.node_name_error) {
-        (Some(n), _) => println!("node:       {n}"),
-        (None, Some(e)) => println!(
+    let _ = match (&r.node_name, &r.node_name_error) {
+        (Some(n), _) => writeln!(out, "node:       {n}"),
+        (None, Some(e)) => writeln!(
+            out,
             "node:       {} {e}",
             crate::term::status("[FAILED]", 8, colour)
         ),
-        (None, None) => println!(
+        (None, None) => writeln!(
+            out,
             "node:       no name set: a publish would be refused; \
              set one with `rxnode node set-name NAME`"
         ),
-    }
-    println!("watcher:    {watcher}");
+    };
+    let _ = writeln!(out, "watcher:    {watcher}");
     if let Some(h) = &r.run_in_progress {
-        println!(
+        let _ = writeln!(
+            out,
             "run:        {} in progress (PID {}, since {})",
             h.command, h.pid, h.since
         );
     }
     for radio in &r.radios_in_use {
         let h = &radio.holder;
-        println!(
+        let _ = writeln!(
+            out,
             "radio:      {} in use by {} (PID {}, since {})",
             radio.identity, h.command, h.pid, h.since
         );
     }
     if r.held {
-        println!(
+        let _ = writeln!(
+            out,
             "hold:       {} by {}",
             crate::term::status("HELD", 4, colour),
             paths.stop().display()
         );
     }
-    match (&r.last_poll, r.heartbeat_age_s) {
-        (Some(p), Some(a)) => println!(
+    let _ = match (&r.last_poll, r.heartbeat_age_s) {
+        (Some(p), Some(a)) => writeln!(
+            out,
             "last poll:  {} ({a} s ago): {}{}",
             p.at,
             p.result,
@@ -322,25 +334,27 @@ fn print_watcher(r: &Report, paths: &Paths, colour: bool) {
                 format!(" {}", crate::term::status("[FAILED]", 8, colour))
             }
         ),
-        (Some(p), None) => println!("last poll:  {}: {}", p.at, p.result),
-        _ => println!("last poll:  never"),
-    }
+        (Some(p), None) => writeln!(out, "last poll:  {}: {}", p.at, p.result),
+        _ => writeln!(out, "last poll:  never"),
+    };
     if let Some(m) = &r.remote_marker {
-        println!("examined:   {m}");
+        let _ = writeln!(out, "examined:   {m}");
     }
 }
 
 /// The pending queue in prompt order, the last walk and the history rewrites.
-fn print_queue(r: &Report, colour: bool) {
+fn render_queue(out: &mut String, r: &Report, colour: bool) {
     if r.queue.is_empty() {
-        println!("queue:      -");
+        let _ = writeln!(out, "queue:      -");
     } else {
-        println!(
+        let _ = writeln!(
+            out,
             "queue:      {} pending, prompted in this order:",
             r.queue.len()
         );
         for q in &r.queue {
-            println!(
+            let _ = writeln!(
+                out,
                 "  {:>3}. {}  {}  commit {}  queued {}{}{}",
                 q.position,
                 q.task_id,
@@ -361,10 +375,11 @@ fn print_queue(r: &Report, colour: bool) {
         }
     }
     if let Some(w) = &r.last_walk {
-        print_walk(w, colour);
+        render_walk(out, w, colour);
     }
     for rw in &r.history_rewrites {
-        println!(
+        let _ = writeln!(
+            out,
             "{} at {}: {} -> {}, examined from {}{}",
             crate::term::status("HISTORY REWRITTEN", 17, colour),
             rw.at,
@@ -387,7 +402,7 @@ fn print_queue(r: &Report, colour: bool) {
 }
 
 /// The last poll's history walk.
-fn print_walk(w: &WalkRecord, colour: bool) {
+fn render_walk(out: &mut String, w: &WalkRecord, colour: bool) {
     let from = match (&w.from, &w.since) {
         (WalkFrom::FirstStart, _) => "first start: tip only".to_owned(),
         (WalkFrom::Root, _) => "from the root (no common history)".to_owned(),
@@ -395,7 +410,8 @@ fn print_walk(w: &WalkRecord, colour: bool) {
         (_, Some(s)) => format!("since {}", short(s)),
         (_, None) => String::new(),
     };
-    println!(
+    let _ = writeln!(
+        out,
         "last walk:  {} ({from}): {} commit(s), {} version(s), {} examined, {} not examined{}",
         w.at,
         w.commits,
@@ -409,7 +425,8 @@ fn print_walk(w: &WalkRecord, colour: bool) {
         }
     );
     if w.not_examined > 0 {
-        println!(
+        let _ =
+            writeln!(out,
             "            {} older version(s) {} (only the newest {} are examined; --history-limit)",
             w.not_examined,
             crate::term::status("NOT EXAMINED", 12, colour),
@@ -417,14 +434,15 @@ fn print_walk(w: &WalkRecord, colour: bool) {
         );
     }
     if let Some(from) = &w.not_walked_from {
-        println!(
+        let _ =
+            writeln!(out,
             "            history from {} back {} (a poll walks at most {} commits; --walk-limit)",
             short(from),
             crate::term::status("NOT EXAMINED", 12, colour),
             w.walk_limit
         );
     } else if w.walk_truncated {
-        println!(
+        let _ = writeln!(out,
             "            older history {} (the walk stopped early: its commit limit or an incomplete history)",
             crate::term::status("NOT EXAMINED", 12, colour),
         );

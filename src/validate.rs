@@ -6,6 +6,7 @@ use rxnode_interlock::{
     validate_task_bytes, Issue, Policy, ValidTask, ValidateOptions, MAX_TASK_BYTES,
 };
 use serde::Serialize;
+use std::fmt::Write as _;
 use std::io::Read;
 use std::path::Path;
 
@@ -131,7 +132,7 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                     .map(|p| crate::describe::steps(p, policy.as_ref().map(|p| &p.1)))
                     .unwrap_or_default(),
             };
-            ctx.report(&r, |_| print_valid(&name, task, policy.as_ref()))?;
+            ctx.report_str(&r, |_| render_valid(&name, task, policy.as_ref()))?;
             Ok(Outcome::Done)
         }
         Err(issues) => {
@@ -144,51 +145,63 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                 policy: None,
                 steps: Vec::new(),
             };
-            ctx.report(&r, |_| print_invalid(&name, issues))?;
+            // The issues go to stderr; the report on stdout is empty.
+            ctx.report_str(&r, |_| {
+                print_invalid(&name, issues);
+                String::new()
+            })?;
             Ok(Outcome::Code(2))
         }
     }
 }
 
-/// A valid task for a person: ID and title, risk and why, target nodes, the plan
+/// A valid task for a person, as text: ID and title, risk and why, target nodes, the plan
 /// (with the policy's verdict per step when one was named), the text's hash.
-fn print_valid(name: &str, task: &ValidTask, policy: Option<&(String, Policy)>) {
-    println!("{name}: valid");
-    println!(
+fn render_valid(name: &str, task: &ValidTask, policy: Option<&(String, Policy)>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{name}: valid");
+    let _ = writeln!(
+        out,
         "  task:  {} — {}",
         task.id(),
         crate::describe::escaped(&task.header().task_title)
     );
-    println!("  risk:  {}", task.risk());
+    let _ = writeln!(out, "  risk:  {}", task.risk());
     for r in task.risk_reasons() {
-        println!("         {r}");
+        let _ = writeln!(out, "         {r}");
     }
     if let Some(t) = &task.header().target_nodes {
-        println!(
+        let _ = writeln!(
+            out,
             "  nodes: {} (TARGET_NODES; other nodes never run it)",
             t.join(", ")
         );
     }
     match task.plan() {
         Some(p) => {
-            match &policy {
-                Some((name, _)) => println!(
+            let _ = match &policy {
+                Some((name, _)) => writeln!(
+                    out,
                     "  plan:  {} step(s), each with the verdict of the policy {}",
                     p.steps.len(),
                     crate::describe::escaped(name)
                 ),
-                None => println!(
+                None => writeln!(
+                    out,
                     "  plan:  {} step(s) (add --policy FILE for a node's verdict per step)",
                     p.steps.len()
                 ),
-            }
+            };
             for l in crate::describe::plan_lines(p, policy.as_ref().map(|p| &p.1), "         ") {
-                println!("{l}");
+                let _ = writeln!(out, "{l}");
             }
         }
-        None => println!("  plan:  none (manual task: nothing touches hardware)"),
+        None => {
+            let _ = writeln!(out, "  plan:  none (manual task: nothing touches hardware)");
+        }
     }
-    println!("  sha256: {}", task.sha256());
+    let _ = writeln!(out, "  sha256: {}", task.sha256());
+    out
 }
 
 /// The issues of an invalid task for a person, on stderr, one line each.

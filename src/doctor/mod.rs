@@ -17,6 +17,7 @@ use crate::term;
 use anyhow::Result;
 use git2::Repository;
 use serde::Serialize;
+use std::fmt::Write as _;
 
 /// A check's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -83,23 +84,25 @@ pub fn cmd_doctor(ctx: &Ctx) -> Result<Outcome> {
     }
     let ok = !checks.iter().any(|c| c.status == Verdict::Fail);
     let report = Report { checks, ok };
-    ctx.report(&report, print_human)?;
+    ctx.report_str(&report, render_human)?;
     Ok(if ok { Outcome::Done } else { Outcome::Code(1) })
 }
 
-/// The report for a person: one line per check, its fix under it.
-fn print_human(r: &Report) {
+/// The report for a person, as text: one line per check, its fix under it.
+fn render_human(r: &Report) -> String {
+    let mut out = String::new();
     let colour = term::stdout_colour();
     let width = r.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for c in &r.checks {
-        println!(
+        let _ = writeln!(
+            out,
             "{} {:<width$}  {}",
             term::status(c.status.as_str(), 4, colour),
             c.name,
             c.detail
         );
         if !c.fix.is_empty() && c.status != Verdict::Pass {
-            println!("     {:<width$}  fix: {}", "", c.fix);
+            let _ = writeln!(out, "     {:<width$}  fix: {}", "", c.fix);
         }
     }
     let failed = r
@@ -108,13 +111,15 @@ fn print_human(r: &Report) {
         .filter(|c| c.status == Verdict::Fail)
         .count();
     if failed == 0 {
-        println!("{}: nothing failed", term::status("OK", 2, colour));
+        let _ = writeln!(out, "{}: nothing failed", term::status("OK", 2, colour));
     } else {
-        println!(
+        let _ = writeln!(
+            out,
             "{} {failed} check(s) failed",
             term::status("FAIL", 4, colour)
         );
     }
+    out
 }
 
 /// Every check, in the order they are shown.

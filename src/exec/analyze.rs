@@ -12,6 +12,7 @@ use rxnode_dsp::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Samples per read.
@@ -123,7 +124,7 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
         write_plot(plot, &psd, &report)
             .with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
-    ctx.report(&report, print_human)?;
+    ctx.report_str(&report, render_human)?;
     let failed = report
         .clkin
         .as_ref()
@@ -471,38 +472,46 @@ fn run_with_bar(
     .map_err(|e| bad_input(e.to_string()))
 }
 
-fn print_human(r: &AnalyzeReport) {
+/// The analysis for a person, as text: the file, the Welch levels, the peaks, the clock.
+fn render_human(r: &AnalyzeReport) -> String {
+    let mut out = String::new();
     let mhz = |hz: f64| format!("{:.6} MHz", hz / 1e6);
     // Without a centre the peaks are baseband offsets: kHz with a sign.
     let freq = |hz: f64| match r.center_hz {
         Some(_) => mhz(hz),
         None => format!("{:+.3} kHz", hz / 1e3),
     };
-    println!("file          {} ({})", r.file, r.format.name());
-    println!(
+    let _ = writeln!(out, "file          {} ({})", r.file, r.format.name());
+    let _ = writeln!(
+        out,
         "samples       {} at {:.6} MS/s ({:.3} s)",
         r.samples,
         r.sample_rate_hz / 1e6,
         r.samples as f64 / r.sample_rate_hz
     );
-    match r.center_hz {
-        Some(c) => println!("centre        {}", mhz(c)),
-        None => println!("centre        unknown (peaks are offsets from the centre)"),
-    }
-    println!(
+    let _ = match r.center_hz {
+        Some(c) => writeln!(out, "centre        {}", mhz(c)),
+        None => writeln!(
+            out,
+            "centre        unknown (peaks are offsets from the centre)"
+        ),
+    };
+    let _ = writeln!(
+        out,
         "welch         FFT {}, overlap {} %, {} averages",
         r.fft_size,
         crate::result::plot::trim_number(r.overlap * 100.0, 1),
         r.averages
     );
-    println!("noise floor   {:.1} dBFS/bin", r.noise_floor_db);
-    println!("mean power    {:.1} dBFS", r.mean_power_dbfs);
-    println!("clipped       {:.4} %", r.clipped_fraction * 100.0);
+    let _ = writeln!(out, "noise floor   {:.1} dBFS/bin", r.noise_floor_db);
+    let _ = writeln!(out, "mean power    {:.1} dBFS", r.mean_power_dbfs);
+    let _ = writeln!(out, "clipped       {:.4} %", r.clipped_fraction * 100.0);
     if r.peaks.is_empty() {
-        println!("peaks         none");
+        let _ = writeln!(out, "peaks         none");
     }
     for (i, p) in r.peaks.iter().enumerate() {
-        println!(
+        let _ = writeln!(
+            out,
             "{}{}  {:7.1} dBFS  SNR {:5.1} dB",
             if i == 0 {
                 "peaks         "
@@ -514,17 +523,18 @@ fn print_human(r: &AnalyzeReport) {
             p.snr_db
         );
     }
-    println!("clock         {}", clock_line(&r.clock));
+    let _ = writeln!(out, "clock         {}", clock_line(&r.clock));
     if let Some(c) = &r.clkin {
         let status = match c.status {
             ClkinStatus::Pass => "PASS",
             ClkinStatus::Fail => "FAIL",
             ClkinStatus::NotMeasured => "NOT MEASURED",
         };
-        println!("CLKIN         {status}: {}", c.detail);
+        let _ = writeln!(out, "CLKIN         {status}: {}", c.detail);
         if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {
             let dp = rxnode_dsp::ppm_decimals(u);
-            println!(
+            let _ = writeln!(
+                out,
                 "              tone {} measured {} → {} ± {u:.dp$} ppm (1σ)",
                 mhz(c.tone_hz),
                 mhz(m),
@@ -536,9 +546,10 @@ fn print_human(r: &AnalyzeReport) {
             .iter()
             .filter(|e| e.name.starts_with("other carrier"))
         {
-            println!("              {}: {}", e.name, e.value);
+            let _ = writeln!(out, "              {}: {}", e.name, e.value);
         }
     }
+    out
 }
 
 /// The human line of the `clock` block.

@@ -7,6 +7,7 @@ use crate::exit::Outcome;
 use anyhow::{Context, Result};
 use rxnode_hw::DeviceInfo;
 use serde::Serialize;
+use std::fmt::Write as _;
 
 #[derive(Serialize)]
 struct Report {
@@ -80,7 +81,7 @@ pub fn cmd_inventory(ctx: &Ctx, args: &InventoryOptions) -> Result<Outcome> {
         search_paths,
         hint,
     };
-    ctx.report(&report, print_human)?;
+    ctx.report_str(&report, render_human)?;
     Ok(Outcome::Done)
 }
 
@@ -102,38 +103,49 @@ fn list(v: &[String]) -> String {
     }
 }
 
-fn print_human(r: &Report) {
-    println!(
+/// The inventory for a person, as text: one block per device, then the hint.
+fn render_human(r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "SoapySDR {}{}: {} device(s)",
         r.soapysdr_version,
         if r.sim { " (simulated radio only)" } else { "" },
         r.devices.len()
     );
     for d in &r.devices {
-        println!();
-        match &d.label {
-            Some(l) => println!("{l}"),
-            None => println!("{} {}", d.driver, d.serial.as_deref().unwrap_or("")),
-        }
-        println!("  args:          {}", d.args);
-        println!("  serial:        {}", d.serial.as_deref().unwrap_or("-"));
+        let _ = writeln!(out);
+        let _ = match &d.label {
+            Some(l) => writeln!(out, "{l}"),
+            None => writeln!(out, "{} {}", d.driver, d.serial.as_deref().unwrap_or("")),
+        };
+        let _ = writeln!(out, "  args:          {}", d.args);
+        let _ = writeln!(
+            out,
+            "  serial:        {}",
+            d.serial.as_deref().unwrap_or("-")
+        );
         if let Some(e) = &d.error {
-            println!("  error:         could not open to probe: {e}");
+            let _ = writeln!(out, "  error:         could not open to probe: {e}");
             continue;
         }
-        println!(
+        let _ = writeln!(
+            out,
             "  hardware:      {}",
             d.hardware_key.as_deref().unwrap_or("-")
         );
-        println!(
+        let _ = writeln!(
+            out,
             "  channels:      {} RX, {} TX",
             d.rx_channels, d.tx_channels
         );
-        println!(
+        let _ = writeln!(
+            out,
             "  frequency:     {}",
             ranges(&d.frequency_ranges_hz, 1e6, "MHz")
         );
-        println!(
+        let _ = writeln!(
+            out,
             "  sample rate:   {}",
             ranges(&d.sample_rate_ranges_hz, 1e6, "MS/s")
         );
@@ -142,7 +154,8 @@ fn print_human(r: &Report) {
             .iter()
             .map(|g| format!("{} {}–{}", g.name, g.min_db, g.max_db))
             .collect::<Vec<_>>();
-        println!(
+        let _ = writeln!(
+            out,
             "  gain:          {}{}",
             d.gain_range_db
                 .map(|[a, b]| format!("{a}–{b} dB"))
@@ -153,17 +166,18 @@ fn print_human(r: &Report) {
                 format!(" ({})", elements.join(", "))
             }
         );
-        println!("  antennas:      {}", list(&d.antennas));
-        println!("  clock sources: {}", list(&d.clock_sources));
+        let _ = writeln!(out, "  antennas:      {}", list(&d.antennas));
+        let _ = writeln!(out, "  clock sources: {}", list(&d.clock_sources));
         for (k, v) in &d.sensors {
-            println!("  sensor {k}: {v}");
+            let _ = writeln!(out, "  sensor {k}: {v}");
         }
         for (k, v) in &d.hardware_info {
-            println!("  info {k}: {v}");
+            let _ = writeln!(out, "  info {k}: {v}");
         }
     }
     if let Some(h) = &r.hint {
-        println!();
-        println!("{h}");
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{h}");
     }
+    out
 }

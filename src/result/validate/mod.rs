@@ -14,6 +14,7 @@ use anyhow::Result;
 use fields::check_schema;
 use rxnode_interlock::TaskId;
 use serde_json::Value;
+use std::fmt::Write as _;
 use std::path::{Component, Path};
 use twin::check_markdown;
 
@@ -267,7 +268,7 @@ pub fn cmd_validate_result(
         "path": json_path.display().to_string(),
         "problems": problems,
     });
-    ctx.report(&report, |_| print_problems(&json_path, &problems))?;
+    ctx.report_str(&report, |_| render_problems(&json_path, &problems))?;
     Ok(if problems.is_empty() {
         Outcome::Done
     } else {
@@ -275,12 +276,13 @@ pub fn cmd_validate_result(
     })
 }
 
-/// `validate-result` for a person: `valid` on stdout, or each problem and the count
-/// on stderr.
-fn print_problems(json_path: &Path, problems: &[String]) {
+/// `validate-result` for a person: the text `valid` for stdout, or each problem and
+/// the count printed on stderr here and no text for stdout.
+fn render_problems(json_path: &Path, problems: &[String]) -> String {
+    let mut out = String::new();
     if problems.is_empty() {
-        println!("{}: valid", json_path.display());
-        return;
+        let _ = writeln!(out, "{}: valid", json_path.display());
+        return out;
     }
     // Some problems already start with the path (cannot read, not JSON…): name it once.
     let prefix = format!("{}: ", json_path.display());
@@ -292,4 +294,5 @@ fn print_problems(json_path: &Path, problems: &[String]) {
         json_path.display(),
         problems.len()
     );
+    out
 }
