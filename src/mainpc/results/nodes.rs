@@ -132,10 +132,8 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
             .cmp(&a.sort_time)
             .then_with(|| a.node.cmp(&b.node))
     });
-    f.ctx
-        .report_str(&safe_json(&json!({"nodes": nodes}))?, |_| {
-            render_nodes(&nodes)
-        })?;
+    let out = safe_json(&json!({"nodes": nodes}))?;
+    f.ctx.report_str(&out, |_| render_nodes(&nodes))?;
     Ok(Outcome::Done)
 }
 
