@@ -369,34 +369,38 @@ fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
         active: ask("is-active"),
         enabled: ask("is-enabled"),
     };
-    ctx.report(&s, print_service_status)?;
+    ctx.report_str(&s, render_service_status)?;
     Ok(Outcome::Done)
 }
 
 /// `service status` for a person.
-fn print_service_status(s: &Status) {
+fn render_service_status(s: &Status) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
     if !s.installed {
-        println!(
+        let _ = writeln!(
+            text,
             "not installed: {} does not exist (`rxnode service install`)",
             s.unit
         );
     } else {
-        println!("installed: {}", s.unit);
+        let _ = writeln!(text, "installed: {}", s.unit);
         if let Some(w) = &s.working_directory {
             let note = if s.this_checkout {
                 " (this checkout)"
             } else {
                 " (another checkout)"
             };
-            println!("watches:   {w}{note}");
+            let _ = writeln!(text, "watches:   {w}{note}");
         }
         if let Some(a) = &s.active {
-            println!("active:    {a}");
+            let _ = writeln!(text, "active:    {a}");
         }
         if let Some(e) = &s.enabled {
-            println!("enabled:   {e}");
+            let _ = writeln!(text, "enabled:   {e}");
         }
     }
+    text
 }
 
 #[cfg(target_os = "linux")]

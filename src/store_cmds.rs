@@ -10,6 +10,7 @@ use anyhow::Result;
 use serde_json::json;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// `rxnode state rebuild`.
 pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
@@ -17,9 +18,9 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
     match rebuild(&paths)? {
         Rebuild::Consistent => {
             let out = one_line(&json!({"rebuilt": false, "reason": "consistent"}))?;
-            ctx.report(&out, |_| {
-                println!(
-                    "{} agrees with the ledger and the outboxes; nothing rebuilt",
+            ctx.report_str(&out, |_| {
+                format!(
+                    "{} agrees with the ledger and the outboxes; nothing rebuilt\n",
                     paths.state().display()
                 )
             })?;
@@ -61,17 +62,19 @@ impl Rebuilt {
         let out = one_line(
             &json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes}),
         )?;
-        ctx.report(&out, |_| self.print(paths))
+        ctx.report_str(&out, |_| self.render(paths))
     }
 
     /// The human report.
-    fn print(&self, paths: &Paths) {
+    fn render(&self, paths: &Paths) -> String {
         let Rebuilt {
             counts,
             kept,
             notes,
         } = self;
-        println!(
+        let mut text = String::new();
+        let _ = writeln!(
+            text,
             "rebuilt {} from the ledger and the outboxes: {} task(s), {} approved, {} completed, {} deferred, {} published",
             paths.state().display(),
             counts["tasks"],
@@ -81,11 +84,12 @@ impl Rebuilt {
             counts["published"]
         );
         for k in kept {
-            println!("  kept aside: {k}");
+            let _ = writeln!(text, "  kept aside: {k}");
         }
         for n in notes {
-            println!("  note: {n}");
+            let _ = writeln!(text, "  note: {n}");
         }
+        text
     }
 }
 
@@ -93,11 +97,11 @@ impl Rebuilt {
 pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
     check_name(name).map_err(bad_input)?;
     let old = set_name(&ctx.paths(), name)?;
-    ctx.report(&json!({"name": name, "previous": old}), |_| match &old {
+    ctx.report_str(&json!({"name": name, "previous": old}), |_| match &old {
         Some(o) if o != name => {
-            println!("node renamed {o} → {name}; results already published under {o} stay there")
+            format!("node renamed {o} → {name}; results already published under {o} stay there\n")
         }
-        _ => println!("node name: {name}"),
+        _ => format!("node name: {name}\n"),
     })?;
     Ok(Outcome::Done)
 }
@@ -106,9 +110,9 @@ pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
 pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     let name = load_name(&paths)?;
-    ctx.report(&json!({"name": name}), |_| match &name {
-        Some(n) => println!("node name: {n}"),
-        None => println!("this node has no name; set one with `rxnode node set-name NAME`"),
+    ctx.report_str(&json!({"name": name}), |_| match &name {
+        Some(n) => format!("node name: {n}\n"),
+        None => "this node has no name; set one with `rxnode node set-name NAME`\n".to_owned(),
     })?;
     Ok(Outcome::Done)
 }

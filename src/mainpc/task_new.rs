@@ -107,7 +107,7 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
         commands: &commands,
         warnings: &warnings,
     };
-    ctx.report(&written.json(), |_| written.print())?;
+    ctx.report_str(&written.json(), |_| written.render_report())?;
     Ok(Outcome::Done)
 }
 
@@ -253,16 +253,19 @@ impl Written<'_> {
     }
 
     /// The human report: risk, plan, EXPECTED_HEAD and the commands to post it.
-    fn print(&self) {
+    fn render_report(&self) -> String {
+        use std::fmt::Write as _;
         let (id, out, task, head, commands) =
             (self.id, self.out, self.task, self.head, self.commands);
-        println!("wrote {} (task {id}, valid)", out.display());
-        println!("  risk:          {}", task.risk());
+        let mut text = String::new();
+        let _ = writeln!(text, "wrote {} (task {id}, valid)", out.display());
+        let _ = writeln!(text, "  risk:          {}", task.risk());
         for r in task.risk_reasons() {
-            println!("                 {r}");
+            let _ = writeln!(text, "                 {r}");
         }
-        match task.plan() {
-            Some(p) => println!(
+        let _ = match task.plan() {
+            Some(p) => writeln!(
+                text,
                 "  plan:          {} step(s): {}",
                 p.steps.len(),
                 p.steps
@@ -271,22 +274,30 @@ impl Written<'_> {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            None => println!("  plan:          none (a manual task: nothing touches hardware)"),
-        }
-        println!(
+            None => writeln!(
+                text,
+                "  plan:          none (a manual task: nothing touches hardware)"
+            ),
+        };
+        let _ = writeln!(
+            text,
             "  EXPECTED_HEAD: {} = {} — the commit your task commit will sit on, so a strict ancestor of it as the watcher requires",
             head.oid, head.refname
         );
         for n in &head.notes {
-            println!("  note:          {n}");
+            let _ = writeln!(text, "  note:          {n}");
         }
         for w in self.warnings {
-            println!("  warning:       {w}");
+            let _ = writeln!(text, "  warning:       {w}");
         }
-        println!("Nothing was committed or pushed. To post the task, run:");
+        let _ = writeln!(
+            text,
+            "Nothing was committed or pushed. To post the task, run:"
+        );
         for c in commands {
-            println!("  {c}");
+            let _ = writeln!(text, "  {c}");
         }
+        text
     }
 }
 

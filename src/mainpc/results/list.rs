@@ -9,6 +9,7 @@ use anyhow::Result;
 use git2::{Oid, Repository};
 use serde::Serialize;
 use serde_json::{json, Value};
+use std::fmt::Write as _;
 
 /// The listing row (the shape docs/protocol.md#6-the-main-pcs-side gives, plus key figures).
 #[derive(Debug, Clone, Serialize)]
@@ -184,41 +185,46 @@ pub(super) fn cmd_list(
         "results": list,
         "problems": tree_problems,
     }))?;
-    f.ctx.report(&out, |_| {
+    f.ctx.report_str(&out, |_| {
         if f.tip.is_none() {
-            println!("{}", f.none_yet());
-            return;
+            return format!("{}\n", f.none_yet());
         }
-        print_list(f.tip, total, &list, &tree_problems);
+        let mut text = render_list(f.tip, total, &list, &tree_problems);
         if limit.is_some_and(|l| list.len() >= l) {
-            println!(
+            let _ = writeln!(
+                text,
                 "(the newest {} listed; --limit N for more, --all for every result)",
                 list.len()
             );
         }
+        text
     })?;
     Ok(Outcome::Done)
 }
 
 /// The human listing: a summary line, one line per row and its problems, then
 /// the problems of the tree.
-fn print_list(tip: Option<Oid>, total: usize, list: &[Row], tree_problems: &[String]) {
-    match tip {
-        None => println!("no rx-node branch on the remote yet: no results"),
-        Some(t) => println!(
+fn render_list(tip: Option<Oid>, total: usize, list: &[Row], tree_problems: &[String]) -> String {
+    let mut text = String::new();
+    let _ = match tip {
+        None => writeln!(text, "no rx-node branch on the remote yet: no results"),
+        Some(t) => writeln!(
+            text,
             "{} of {total} result(s) on rx-node {} (fetched into {PRIVATE_REF}), newest first:",
             list.len(),
             &t.to_string()[..12]
         ),
-    }
+    };
     if !list.is_empty() {
-        println!(
+        let _ = writeln!(
+            text,
             "{:<14} {:<28} {:<8} {:<6} {:<25} {:<12} figures",
             "NODE", "TASK_ID", "STATUS", "RISK", "COMPLETED", "COMMIT"
         );
     }
     for r in list {
-        println!(
+        let _ = writeln!(
+            text,
             "{:<14} {:<28} {:<8} {:<6} {:<25} {:<12} {}",
             r.node.as_deref().unwrap_or("(unnamed)"),
             r.task_id,
@@ -232,10 +238,11 @@ fn print_list(tip: Option<Oid>, total: usize, list: &[Row], tree_problems: &[Str
             figures_line(&r.figures)
         );
         for p in &r.problems {
-            println!("    ! {p}");
+            let _ = writeln!(text, "    ! {p}");
         }
     }
     for p in tree_problems {
-        println!("! {p}");
+        let _ = writeln!(text, "! {p}");
     }
+    text
 }

@@ -15,6 +15,7 @@ use git2::{ObjectType, Repository};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// The largest `STATUS.json` read (a node publishes at most 4 KiB).
 const MAX_STATUS_READ: usize = 16 * 1024;
@@ -131,9 +132,8 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
             .cmp(&a.sort_time)
             .then_with(|| a.node.cmp(&b.node))
     });
-    f.ctx.report(&safe_json(&json!({"nodes": nodes}))?, |_| {
-        print_nodes(&nodes)
-    })?;
+    let out = safe_json(&json!({"nodes": nodes}))?;
+    f.ctx.report_str(&out, |_| render_nodes(&nodes))?;
     Ok(Outcome::Done)
 }
 
@@ -355,15 +355,19 @@ fn list(v: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-fn print_nodes(nodes: &[NodeRow]) {
+/// The human report: per node, its heartbeat, queue, radios, calibration,
+/// refusals, results and problems.
+fn render_nodes(nodes: &[NodeRow]) -> String {
+    let mut text = String::new();
     if nodes.is_empty() {
-        println!("no node has published a result or a status yet");
-        return;
+        let _ = writeln!(text, "no node has published a result or a status yet");
+        return text;
     }
     for n in nodes {
         let name = n.node.as_deref().unwrap_or("(unnamed)");
-        match (&n.last_heartbeat, n.age_s) {
-            (Some(t), Some(a)) => println!(
+        let _ = match (&n.last_heartbeat, n.age_s) {
+            (Some(t), Some(a)) => writeln!(
+                text,
                 "{name}  {}  last heartbeat {t} ({a:.0} s ago, every {} s)  watcher {}",
                 n.state.to_uppercase(),
                 n.publish_every_s
@@ -371,8 +375,8 @@ fn print_nodes(nodes: &[NodeRow]) {
                     .unwrap_or_else(|| "?".into()),
                 n.watcher.as_deref().unwrap_or("?")
             ),
-            _ => println!("{name}  {}  no heartbeat", n.state.to_uppercase()),
-        }
+            _ => writeln!(text, "{name}  {}  no heartbeat", n.state.to_uppercase()),
+        };
         if n.last_heartbeat.is_some() {
             let running = n
                 .running
@@ -387,17 +391,19 @@ fn print_nodes(nodes: &[NodeRow]) {
                     )
                 })
                 .unwrap_or_default();
-            println!(
+            let _ = writeln!(
+                text,
                 "    queue: {} pending approval, {} deferred, {} approved{running}",
                 opt(n.pending_approval),
                 opt(n.deferred),
                 opt(n.approved)
             );
             if n.radios.is_empty() {
-                println!("    radios: none reported");
+                let _ = writeln!(text, "    radios: none reported");
             }
             for r in &n.radios {
-                println!(
+                let _ = writeln!(
+                    text,
                     "    radio {}: {}{}{}",
                     r["device"].as_str().unwrap_or("?"),
                     r["health"].as_str().unwrap_or("?"),
@@ -412,8 +418,9 @@ fn print_nodes(nodes: &[NodeRow]) {
                 );
             }
             for c in &n.calibration {
-                match (c["ppm"].as_f64(), c["problem"].as_str()) {
-                    (Some(ppm), _) => println!(
+                let _ = match (c["ppm"].as_f64(), c["problem"].as_str()) {
+                    (Some(ppm), _) => writeln!(
+                        text,
                         "    calibration {}: {ppm:+.3} ppm ± {} ({}, {})",
                         c["device"].as_str().unwrap_or("?"),
                         c["uncertainty_ppm"]
@@ -423,15 +430,17 @@ fn print_nodes(nodes: &[NodeRow]) {
                         c["method"].as_str().unwrap_or("?"),
                         c["time"].as_str().unwrap_or("?")
                     ),
-                    (None, p) => println!(
+                    (None, p) => writeln!(
+                        text,
                         "    calibration {}: {}",
                         c["device"].as_str().unwrap_or("?"),
                         p.unwrap_or("no value")
                     ),
-                }
+                };
             }
             if let Some(r) = n.refusals.first() {
-                println!(
+                let _ = writeln!(
+                    text,
                     "    refusals: {} (newest: {}: {})",
                     n.refusals.len(),
                     r["task_id"].as_str().unwrap_or("(no ID)"),
@@ -439,24 +448,25 @@ fn print_nodes(nodes: &[NodeRow]) {
                 );
             }
         }
-        match (&n.last_task_id, &n.last_result_at, &n.last_result_landed_at) {
-            (None, _, _) => println!("    results: none"),
-            (Some(id), Some(at), _) => println!(
+        let _ = match (&n.last_task_id, &n.last_result_at, &n.last_result_landed_at) {
+            (None, _, _) => writeln!(text, "    results: none"),
+            (Some(id), Some(at), _) => writeln!(text,
                 "    results: {}; last {id} {} completed {at}",
                 n.results,
                 n.last_status.as_deref().unwrap_or("?")
             ),
-            (Some(id), None, landed) => println!(
+            (Some(id), None, landed) => writeln!(text,
                 "    results: {}; last {id} {} (no completion time in the result; landed on rx-node {})",
                 n.results,
                 n.last_status.as_deref().unwrap_or("?"),
                 landed.as_deref().unwrap_or("at an unknown time")
             ),
-        }
+        };
         for p in &n.problems {
-            println!("    ! {p}");
+            let _ = writeln!(text, "    ! {p}");
         }
     }
+    text
 }
 
 fn opt(v: Option<u64>) -> String {

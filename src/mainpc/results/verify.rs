@@ -10,6 +10,7 @@ use git2::{ObjectType, Oid, Repository};
 use rxnode_interlock::sha256_hex;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 /// The checks of one fetched result; empty = verified.
 fn verify_one(
@@ -394,7 +395,8 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
         }));
     }
     let out = json!({"valid": all_ok, "tip": tip.to_string(), "results": reports});
-    ctx.report(&super::text::safe_json(&out)?, |_| {
+    ctx.report_str(&super::text::safe_json(&out)?, |_| {
+        let mut text = String::new();
         for r in &reports {
             let node = r["node"].as_str().unwrap_or("(unnamed)");
             let commit = r["commit"].as_str().unwrap_or("?");
@@ -414,17 +416,19 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
                 )
             };
             if r["valid"] == true {
-                println!(
+                let _ = writeln!(
+                    text,
                     "OK   {} from {node}: schema, MD/JSON agreement, LOG_META and commit {commit} ({what})",
                     r["path"].as_str().unwrap_or("")
                 );
             } else {
-                println!("FAIL {} from {node}:", r["path"].as_str().unwrap_or(""));
+                let _ = writeln!(text, "FAIL {} from {node}:", r["path"].as_str().unwrap_or(""));
                 for p in r["problems"].as_array().into_iter().flatten() {
-                    println!("  - {}", shown(p.as_str().unwrap_or(""), 400));
+                    let _ = writeln!(text, "  - {}", shown(p.as_str().unwrap_or(""), 400));
                 }
             }
         }
+        text
     })?;
     Ok(if all_ok {
         Outcome::Done
