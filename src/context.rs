@@ -59,30 +59,20 @@ impl Ctx {
         crate::store::paths::Paths::new(&self.repo).with_policy(self.policy.clone())
     }
 
-    /// The one reporter of a command's result: with `--json` the value as one
-    /// pretty-printed JSON document, otherwise `human` prints it for a person.
-    pub(crate) fn report<T: serde::Serialize>(
-        &self,
-        value: &T,
-        human: impl FnOnce(&T),
-    ) -> anyhow::Result<()> {
-        self.report_with(value, |v| serde_json::to_string_pretty(v), human)
-    }
-
     /// The one reporter, the human report built as text: with `--json` the value
     /// as one pretty-printed JSON document, otherwise the text `human` makes of it;
     /// either is printed here and nowhere else.
-    pub(crate) fn report_str<T: serde::Serialize>(
+    pub(crate) fn report<T: serde::Serialize>(
         &self,
         value: &T,
         human: impl FnOnce(&T) -> String,
     ) -> anyhow::Result<()> {
-        self.report_with_str(value, |v| serde_json::to_string_pretty(v), human)
+        self.report_with(value, |v| serde_json::to_string_pretty(v), human)
     }
 
-    /// [`Ctx::report_str`] for a value whose JSON has a form of its own (a result
+    /// [`Ctx::report`] for a value whose JSON has a form of its own (a result
     /// file's exact bytes, one compact line).
-    pub(crate) fn report_with_str<T>(
+    pub(crate) fn report_with<T>(
         &self,
         value: &T,
         json: impl FnOnce(&T) -> serde_json::Result<String>,
@@ -92,23 +82,6 @@ impl Ctx {
             println!("{}", json(value)?);
         } else {
             print!("{}", human(value));
-        }
-        Ok(())
-    }
-
-    /// [`Ctx::report`] for a value whose JSON has a form of its own (a result
-    /// file's exact bytes, one compact line): with `--json` the document `json`
-    /// writes, otherwise `human` prints the value for a person.
-    pub(crate) fn report_with<T>(
-        &self,
-        value: &T,
-        json: impl FnOnce(&T) -> serde_json::Result<String>,
-        human: impl FnOnce(&T),
-    ) -> anyhow::Result<()> {
-        if self.json {
-            println!("{}", json(value)?);
-        } else {
-            human(value);
         }
         Ok(())
     }

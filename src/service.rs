@@ -369,7 +369,7 @@ fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
         active: ask("is-active"),
         enabled: ask("is-enabled"),
     };
-    ctx.report_str(&s, render_service_status)?;
+    ctx.report(&s, render_service_status)?;
     Ok(Outcome::Done)
 }
 

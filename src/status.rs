@@ -163,7 +163,7 @@ pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Resu
 pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     let r = report(&paths, &ctx.source)?;
-    ctx.report_str(&r, |r| render_report(r, &paths))?;
+    ctx.report(&r, |r| render_report(r, &paths))?;
     Ok(Outcome::Done)
 }
 

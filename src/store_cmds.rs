@@ -18,7 +18,7 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
     match rebuild(&paths)? {
         Rebuild::Consistent => {
             let out = one_line(&json!({"rebuilt": false, "reason": "consistent"}))?;
-            ctx.report_str(&out, |_| {
+            ctx.report(&out, |_| {
                 format!(
                     "{} agrees with the ledger and the outboxes; nothing rebuilt\n",
                     paths.state().display()
@@ -62,7 +62,7 @@ impl Rebuilt {
         let out = one_line(
             &json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes}),
         )?;
-        ctx.report_str(&out, |_| self.render(paths))
+        ctx.report(&out, |_| self.render(paths))
     }
 
     /// The human report.
@@ -97,7 +97,7 @@ impl Rebuilt {
 pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
     check_name(name).map_err(bad_input)?;
     let old = set_name(&ctx.paths(), name)?;
-    ctx.report_str(&json!({"name": name, "previous": old}), |_| match &old {
+    ctx.report(&json!({"name": name, "previous": old}), |_| match &old {
         Some(o) if o != name => {
             format!("node renamed {o} → {name}; results already published under {o} stay there\n")
         }
@@ -110,7 +110,7 @@ pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
 pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     let name = load_name(&paths)?;
-    ctx.report_str(&json!({"name": name}), |_| match &name {
+    ctx.report(&json!({"name": name}), |_| match &name {
         Some(n) => format!("node name: {n}\n"),
         None => "this node has no name; set one with `rxnode node set-name NAME`\n".to_owned(),
     })?;

@@ -132,7 +132,7 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                     .map(|p| crate::describe::steps(p, policy.as_ref().map(|p| &p.1)))
                     .unwrap_or_default(),
             };
-            ctx.report_str(&r, |_| render_valid(&name, task, policy.as_ref()))?;
+            ctx.report(&r, |_| render_valid(&name, task, policy.as_ref()))?;
             Ok(Outcome::Done)
         }
         Err(issues) => {
@@ -146,7 +146,7 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                 steps: Vec::new(),
             };
             // The issues go to stderr; the report on stdout is empty.
-            ctx.report_str(&r, |_| {
+            ctx.report(&r, |_| {
                 print_invalid(&name, issues);
                 String::new()
             })?;

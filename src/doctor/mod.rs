@@ -84,7 +84,7 @@ pub fn cmd_doctor(ctx: &Ctx) -> Result<Outcome> {
     }
     let ok = !checks.iter().any(|c| c.status == Verdict::Fail);
     let report = Report { checks, ok };
-    ctx.report_str(&report, render_human)?;
+    ctx.report(&report, render_human)?;
     Ok(if ok { Outcome::Done } else { Outcome::Code(1) })
 }
 

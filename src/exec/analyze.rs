@@ -124,7 +124,7 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
         write_plot(plot, &psd, &report)
             .with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
-    ctx.report_str(&report, render_human)?;
+    ctx.report(&report, render_human)?;
     let failed = report
         .clkin
         .as_ref()

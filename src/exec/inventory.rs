@@ -81,7 +81,7 @@ pub fn cmd_inventory(ctx: &Ctx, args: &InventoryOptions) -> Result<Outcome> {
         search_paths,
         hint,
     };
-    ctx.report_str(&report, render_human)?;
+    ctx.report(&report, render_human)?;
     Ok(Outcome::Done)
 }
 

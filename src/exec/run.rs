@@ -218,7 +218,7 @@ fn plan_paths(paths: &Paths, id: &TaskId, plan: Option<&Plan>) -> Vec<PathBuf> {
 /// A task without a plan: nothing runs and nothing changes.
 fn manual(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<()> {
     let ids = id.as_str();
-    ctx.report_with_str(
+    ctx.report_with(
         &json!({"task_id": ids, "manual": true, "changed": false}),
         |v| Ok(v.to_string()),
         |_| {
@@ -548,7 +548,7 @@ fn opened_no_stream(result: &RxResult) -> bool {
 /// one line per check.
 fn report(ctx: &Ctx, ids: &str, result: &RxResult, dir: &std::path::Path) -> Result<()> {
     let json = |r: &RxResult| Ok(String::from_utf8_lossy(&r.to_json_bytes()).into_owned());
-    ctx.report_with_str(result, json, |result| render_report(ids, result, dir))
+    ctx.report_with(result, json, |result| render_report(ids, result, dir))
 }
 
 /// The result for a person: the status, one line per check, where the result

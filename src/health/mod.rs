@@ -82,7 +82,7 @@ pub fn cmd_health(ctx: &Ctx) -> Result<Outcome> {
         radios,
         self_test_every_s: policy.health.as_ref().map(|h| h.self_test_every_s),
     };
-    ctx.report_str(&listing, render_listing)?;
+    ctx.report(&listing, render_listing)?;
     Ok(Outcome::Done)
 }
 
@@ -173,7 +173,7 @@ pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
         tests.push(t);
     }
     // The human lines were printed as each self-test ended.
-    ctx.report_str(&serde_json::json!({ "tests": tests }), |_| String::new())?;
+    ctx.report(&serde_json::json!({ "tests": tests }), |_| String::new())?;
     let stored = tests.iter().all(|t| t.store_error.is_none());
     Ok(if tests.iter().all(selftest::SelfTest::passed) && stored {
         Outcome::Done

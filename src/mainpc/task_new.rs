@@ -107,7 +107,7 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
         commands: &commands,
         warnings: &warnings,
     };
-    ctx.report_str(&written.json(), |_| written.render_report())?;
+    ctx.report(&written.json(), |_| written.render_report())?;
     Ok(Outcome::Done)
 }
 

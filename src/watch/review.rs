@@ -137,7 +137,7 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
     let out = serde_json::value::RawValue::from_string(
         serde_json::json!({ "task_id": id, "completed": true, "changed": done }).to_string(),
     )?;
-    ctx.report_str(&out, |_| {
+    ctx.report(&out, |_| {
         if done {
             format!("task {id} marked completed\n")
         } else {

@@ -281,7 +281,7 @@ fn resume(
     }
     let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": rec.commit,
         "pushed": rec.pushed, "resumed": true});
-    ctx.report_str(&out, |_| {
+    ctx.report(&out, |_| {
         if rec.pushed {
             format!(
                 "{id} is on the remote rx-node already (commit {}); recorded as pushed\n",
@@ -480,7 +480,7 @@ impl Publication<'_> {
             "push_attempts": attempts,
             "files": self.files_json(),
         });
-        self.ctx.report_str(&out, |_| {
+        self.ctx.report(&out, |_| {
             use std::fmt::Write as _;
             let mut text = String::new();
             let _ = writeln!(text);
@@ -650,7 +650,7 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
     record_push(paths, &repo, &landed)?;
     let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
         "pushed": true, "push_attempts": n});
-    ctx.report_str(&out, |_| {
+    ctx.report(&out, |_| {
         format!("\npushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)\n")
     })?;
     Ok(Outcome::Done)

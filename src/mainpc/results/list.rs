@@ -185,7 +185,7 @@ pub(super) fn cmd_list(
         "results": list,
         "problems": tree_problems,
     }))?;
-    f.ctx.report_str(&out, |_| {
+    f.ctx.report(&out, |_| {
         if f.tip.is_none() {
             return format!("{}\n", f.none_yet());
         }

@@ -133,7 +133,7 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
             .then_with(|| a.node.cmp(&b.node))
     });
     let out = safe_json(&json!({"nodes": nodes}))?;
-    f.ctx.report_str(&out, |_| render_nodes(&nodes))?;
+    f.ctx.report(&out, |_| render_nodes(&nodes))?;
     Ok(Outcome::Done)
 }
 

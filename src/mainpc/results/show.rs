@@ -24,7 +24,7 @@ pub(super) fn cmd_show(fetched: &Fetched<'_>, task_id: &str, found: &[Found]) ->
     let b = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
     let v: Value = serde_json::from_slice(&b)
         .map_err(|e| anyhow!("{}/{RESULT_JSON} is not JSON: {e}", f.path))?;
-    ctx.report_str(&safe_json(&v)?, |_| {
+    ctx.report(&safe_json(&v)?, |_| {
         // Plain text for the terminal, from the JSON; the Markdown is for Git hosts.
         let node = f.dir_node.as_deref().unwrap_or("(unnamed)");
         terminal_safe(&plain(&v, node, &f.path))

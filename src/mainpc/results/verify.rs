@@ -395,7 +395,7 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
         }));
     }
     let out = json!({"valid": all_ok, "tip": tip.to_string(), "results": reports});
-    ctx.report_str(&super::text::safe_json(&out)?, |_| {
+    ctx.report(&super::text::safe_json(&out)?, |_| {
         let mut text = String::new();
         for r in &reports {
             let node = r["node"].as_str().unwrap_or("(unnamed)");

@@ -268,7 +268,7 @@ pub fn cmd_validate_result(
         "path": json_path.display().to_string(),
         "problems": problems,
     });
-    ctx.report_str(&report, |_| render_problems(&json_path, &problems))?;
+    ctx.report(&report, |_| render_problems(&json_path, &problems))?;
     Ok(if problems.is_empty() {
         Outcome::Done
     } else {
