@@ -137,6 +137,14 @@ pub fn bad_field_text(field: &'static str, message: FieldText) -> anyhow::Error 
     anyhow::Error::new(BadField { field, message })
 }
 
+/// In tests: `e` is a refusal of bad input (exit 2) about a field of the request.
+#[cfg(test)]
+pub(crate) fn expect_field_error(e: &anyhow::Error) -> &BadField {
+    assert_eq!(status_for(e), 2, "{e:#}");
+    e.downcast_ref::<BadField>()
+        .unwrap_or_else(|| panic!("not a field error: {e:#}"))
+}
+
 /// A failure told with fields of the request (`plot …: the capture produced no
 /// spectrum`) that is no bad input: its exit status is its cause's, else 1.
 #[derive(Debug)]

@@ -647,10 +647,7 @@ mod tests {
         assert!(check_options(&options()).is_ok());
         let refusal = |o: AnalyzeOptions| {
             let e = check_options(&o).expect_err("must be refused");
-            assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
-            let b = e
-                .downcast_ref::<crate::exit::BadField>()
-                .unwrap_or_else(|| panic!("not a field error: {e:#}"));
+            let b = crate::exit::expect_field_error(&e);
             (
                 b.field,
                 b.message.fields().collect::<Vec<_>>(),

@@ -748,10 +748,7 @@ mod tests {
     fn bad_arguments_name_the_field_not_a_flag() {
         let field_of = |o: CaptureOptions| {
             let e = check_args(&o).expect_err("must be refused");
-            assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
-            let b = e
-                .downcast_ref::<crate::exit::BadField>()
-                .unwrap_or_else(|| panic!("not a field error: {e:#}"));
+            let b = crate::exit::expect_field_error(&e);
             assert!(!e.to_string().contains("--"), "{e}");
             b.field
         };

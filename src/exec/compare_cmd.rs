@@ -266,10 +266,7 @@ mod tests {
         assert!(check_args(&options()).is_ok());
         let refusal = |o: ClkinCompareOptions| {
             let e = check_args(&o).expect_err("must be refused");
-            assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
-            let b = e
-                .downcast_ref::<crate::exit::BadField>()
-                .unwrap_or_else(|| panic!("not a field error: {e:#}"));
+            let b = crate::exit::expect_field_error(&e);
             (b.field, e.to_string())
         };
         assert_eq!(

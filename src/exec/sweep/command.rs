@@ -401,10 +401,7 @@ mod tests {
         };
         assert!(step_of(&options(SweepConfig::new(88e6, 108e6, 10e3))).is_ok());
         let e = step_of(&options(SweepConfig::new(88e6, 80e6, 10e3))).expect_err("refused");
-        assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
-        let b = e
-            .downcast_ref::<crate::exit::BadField>()
-            .unwrap_or_else(|| panic!("not a field error: {e:#}"));
+        let b = crate::exit::expect_field_error(&e);
         assert!(b.message.fields().any(|f| f == "stop_hz"), "{e}");
         assert!(!e.to_string().contains("--"), "{e}");
         assert_eq!(
