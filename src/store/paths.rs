@@ -68,11 +68,13 @@ impl Paths {
         self.local.join("STOP")
     }
     /// The node policy: `--policy PATH` / `RXNODE_POLICY` when given, else
-    /// `.local/rxnode-policy.json` (docs/decisions.md "Policy location").
+    /// the checkout's `.local/rxnode-policy.json` (docs/decisions.md "Policy
+    /// location") — also for `watch --dry-run`, whose verdicts are the real
+    /// watcher's.
     pub(crate) fn policy(&self) -> PathBuf {
         match &self.policy_override {
             Some(p) => p.clone(),
-            None => self.local.join("rxnode-policy.json"),
+            None => self.repo.join(".local").join("rxnode-policy.json"),
         }
     }
     /// `.local/rxnode-node.json`: the node's name (`rxnode node set-name`).

@@ -6,6 +6,7 @@ use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use crate::git::ops;
 use crate::store::paths::Paths;
+use crate::store::state::{self, TaskStatus};
 use anyhow::Result;
 use git2::Repository;
 
@@ -47,13 +48,74 @@ pub(super) fn dry_run(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
             issues.len()
         )));
     }
+    let task = crate::validate::check(&bytes, &flow.branch)
+        .map_err(|_| bad_input(format!("{}: invalid task", file.display())))?;
+    let id = task.id().to_string();
+    let sha = task.sha256().to_string();
+    say(real_watcher_view(&real, &id, &sha));
+    forget_rehearsal(&paths, &id, &sha)?;
     let d = flow.examine(&bytes, None, "")?;
     if d.is_none() {
-        say("dry run: already decided in the dry-run area (see its state); nothing prompted");
+        let word = state::load(&paths)
+            .ok()
+            .and_then(|s| s.tasks.get(&id).map(|r| r.status.word()))
+            .unwrap_or("recorded");
+        say(format!(
+            "dry run: task {id} is already {word} in the dry-run area; nothing prompted \
+             (remove {} to rehearse it again)",
+            paths.local.display()
+        ));
     }
     say(format!(
         "dry run finished; state, ledger and outbox are under {}",
         paths.local.display()
     ));
     Ok(Outcome::Done)
+}
+
+/// What the real watcher of this checkout would do with this task, read from
+/// the node's own state (read-only): a dry run rehearses the real decision.
+fn real_watcher_view(real: &Paths, id: &str, sha: &str) -> String {
+    let rec = match state::load(real) {
+        Ok(s) => s.tasks.get(id).cloned(),
+        Err(e) => {
+            return format!(
+                "dry run: the node's own state cannot be read ({e:#}); the real watcher would stop on it"
+            )
+        }
+    };
+    match rec {
+        None => format!("dry run: task {id} is new to this node; the real watcher would prompt it"),
+        Some(r) if r.task_sha256 != sha => format!(
+            "dry run: the real watcher would REFUSE this text: task {id} is already {} on this node \
+             with another text; a revised task needs a new TASK_ID",
+            r.status.word()
+        ),
+        Some(r) if r.status == TaskStatus::Pending => format!(
+            "dry run: task {id} is pending on this node; the real watcher would prompt it again"
+        ),
+        Some(r) => format!(
+            "dry run: task {id} is already {} on this node; the real watcher would not prompt it again",
+            r.status.word()
+        ),
+    }
+}
+
+/// A task the dry-run area holds only as pending (prompted, never decided)
+/// is a rehearsal: an edited file under the same ID rehearses afresh instead
+/// of being refused there as a changed text.
+fn forget_rehearsal(paths: &Paths, id: &str, sha: &str) -> Result<()> {
+    state::update(paths, |s| {
+        let stale = s
+            .tasks
+            .get(id)
+            .is_some_and(|r| r.status == TaskStatus::Pending && r.task_sha256 != sha);
+        if stale {
+            s.tasks.remove(id);
+            say(format!(
+                "dry run: task {id} was only pending in the dry-run area with another text; rehearsing this text afresh"
+            ));
+        }
+        Ok(())
+    })
 }

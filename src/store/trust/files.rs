@@ -241,8 +241,10 @@ fn policy_outside_local(paths: &Paths, policy: &Path) -> Option<Finding> {
     }
     let parent = policy.parent()?.canonicalize().ok()?;
     let repo = paths.repo.canonicalize().ok()?;
+    // The checkout's own `.local/` (a dry run's area is below it).
     let local = paths
-        .local
+        .repo
+        .join(".local")
         .canonicalize()
         .unwrap_or_else(|_| repo.join(".local"));
     (parent.starts_with(&repo) && !parent.starts_with(&local)).then(|| {

@@ -156,3 +156,72 @@ fn prompt_marks_a_tx_step_transmit_and_shows_the_tx_policy_verdict() {
         assert!(before.contains(want), "no {want:?} before the prompt:\n{so}");
     }
 }
+
+/// `watch --dry-run` gives the verdict the real watcher would: the checkout's own
+/// policy (also when named with `--policy .local/rxnode-policy.json`), what the
+/// node's state already knows of the ID, and an edited file under an ID that was
+/// only pending in the dry-run area is rehearsed again instead of refused there.
+#[test]
+fn dry_run_uses_the_real_policy_and_state_and_rehearses_an_edited_pending_task() {
+    let lab = Lab::new();
+    lab.set_policy(r#"{"rx": {"max_duration_s": 30}}"#);
+    let f = lab.dir.path().join("dry.md");
+    std::fs::write(&f, rx_task(&lab, "T_DRY_POL", "\n# Dry\n", PLAN)).unwrap();
+    let file = f.to_str().unwrap();
+    let out = lab.run(&["watch", "--dry-run", "--task-file", file], "\n");
+    let so = text(&out.stdout);
+    expect_exit!(out, 0);
+    assert!(
+        so.contains("→ would be BLOCKED: duration_s 45 exceeds rx.max_duration_s 30"),
+        "{so}"
+    );
+    assert!(
+        so.contains("task T_DRY_POL is new to this node; the real watcher would prompt it"),
+        "{so}"
+    );
+    // The same policy named explicitly, relative to the checkout: accepted.
+    let pol = lab.local().join("rxnode-policy.json");
+    let out = lab.run(
+        &[
+            "--policy",
+            pol.to_str().unwrap(),
+            "watch",
+            "--dry-run",
+            "--task-file",
+            file,
+        ],
+        "\n",
+    );
+    expect_exit!(out, 0);
+    assert!(
+        text(&out.stdout).contains("would be BLOCKED: duration_s 45"),
+        "{}",
+        util::show(&out)
+    );
+    // Edited under the same ID while only pending in the dry-run area: prompted again.
+    std::fs::write(&f, rx_task(&lab, "T_DRY_POL", "\n# Dry, edited\n", PLAN)).unwrap();
+    let out = lab.run(&["watch", "--dry-run", "--task-file", file], "d\n");
+    let so = text(&out.stdout);
+    expect_exit!(out, 0);
+    assert!(so.contains("rehearsing this text afresh"), "{so}");
+    assert!(so.contains(PROMPT), "{so}");
+    // Deferred in the dry-run area: not prompted again, and it says so plainly.
+    let out = lab.run(&["watch", "--dry-run", "--task-file", file], "\n");
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("task T_DRY_POL is already deferred in the dry-run area"),
+        "{so}"
+    );
+    assert!(!so.contains(PROMPT), "{so}");
+    // Known to the real node with another text: the dry run says the real watcher refuses it.
+    let posted = rx_task(&lab, "T_DRY_POL", "\n# Posted\n", PLAN);
+    lab.post(&posted);
+    let out = lab.watch_once("d\n");
+    expect_exit!(out, 0);
+    let out = lab.run(&["watch", "--dry-run", "--task-file", file], "\n");
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("the real watcher would REFUSE this text: task T_DRY_POL is already deferred"),
+        "{so}"
+    );
+}
