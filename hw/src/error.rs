@@ -33,6 +33,15 @@ pub enum Error {
         /// The driver's message.
         message: String,
     },
+    /// No radio answers to the args at all (nothing enumerates): not a radio
+    /// fault. The detail names the modules SoapySDR loaded and the radios it finds.
+    #[error("{detail}")]
+    NotFound {
+        /// The device args.
+        args: String,
+        /// What SoapySDR loaded and found, in one line.
+        detail: String,
+    },
     /// A driver call failed.
     #[error("device {args:?}: {op} failed: {message}")]
     Driver {

@@ -40,10 +40,10 @@ pub use crate::{
     error::{Error, Result},
     probe::{
         enumerate, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
-        soapysdr_version, DeviceInfo, GainElement, ModuleLoad,
+        soapysdr_version, why_absent, DeviceInfo, GainElement, ModuleLoad,
     },
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, TxRadio, TxReport},
-    sim::use_sim,
+    sim::{sim_in_use, use_sim},
     sweep::{
         run_sweep, run_sweep_with_progress, HopPlan, HopStatus, SweepConfig, SweepHop,
         SweepProgress, SweepReport,

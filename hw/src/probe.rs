@@ -196,6 +196,49 @@ unsafe fn strings(list: *mut *mut std::os::raw::c_char, len: usize) -> Vec<Strin
         .collect()
 }
 
+/// Why no radio answers to `args` — `None` when SoapySDR enumerates one (or
+/// cannot enumerate at all): the module files SoapySDR loaded and the radios
+/// it finds with no filter, in one line. Enumeration only: nothing is opened.
+pub fn why_absent(args: &str) -> Option<String> {
+    sim::touch();
+    if !soapysdr::enumerate(args).ok()?.is_empty() {
+        return None;
+    }
+    let modules: Vec<String> = soapysdr_modules()
+        .iter()
+        .map(|m| {
+            std::path::Path::new(m)
+                .file_name()
+                .map_or_else(|| m.clone(), |f| f.to_string_lossy().into_owned())
+        })
+        .collect();
+    let radios: Vec<String> = soapysdr::enumerate("")
+        .map(|all| {
+            all.iter()
+                .map(|a| {
+                    a.iter()
+                        .filter(|(k, _)| *k == "driver" || *k == "serial")
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let modules = match modules.len() {
+        0 => "no module".to_owned(),
+        n => format!("{n} module(s) ({})", modules.join(", ")),
+    };
+    let radios = match radios.len() {
+        0 => "no radio".to_owned(),
+        _ => format!("these radios: {}", radios.join("; ")),
+    };
+    Some(format!(
+        "no radio matches {args:?}: SoapySDR {} loaded {modules} and finds {radios}",
+        soapysdr_version()
+    ))
+}
+
 /// Enumerate devices matching `args` (`""` = all) and probe each, read-only.
 ///
 /// A device that enumerates but cannot be opened is listed with `error` set.

@@ -20,6 +20,14 @@ pub(crate) fn touch() {
     SOAPY_TOUCHED.store(true, Ordering::SeqCst);
 }
 
+/// Whether this process uses the bundled simulated radio (`use_sim` was called).
+pub fn sim_in_use() -> bool {
+    INSTALLED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_some()
+}
+
 /// Use only the bundled simulated radio module `rxsim`.
 ///
 /// Writes the embedded module (if missing or changed, by SHA-256) to a per-user

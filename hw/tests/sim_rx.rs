@@ -146,9 +146,18 @@ fn open_configure_reads_back_and_rejects_unsupported_values() {
     assert!(
         matches!(radio.set_clock_source("gps"), Err(Error::Unsupported { ref value, .. }) if value == "gps")
     );
+    // No radio answers to the args at all: NotFound, naming what SoapySDR found.
     match RxRadio::open("driver=nosuchdriver") {
-        Err(e @ Error::Open { .. }) => assert!(e.to_string().contains("nosuchdriver")),
-        other => panic!("expected open error, got {other:?}"),
+        Err(e @ Error::NotFound { .. }) => {
+            let m = e.to_string();
+            assert!(m.contains("nosuchdriver") && m.contains("driver=rxsim"), "{m}");
+        }
+        other => panic!("expected a not-found error, got {other:?}"),
+    }
+    // A radio that enumerates but cannot be opened stays an open error.
+    match RxRadio::open("driver=rxsim,fail_open=1") {
+        Err(e @ Error::Open { .. }) => assert!(e.to_string().contains("fail_open"), "{e}"),
+        other => panic!("expected an open error, got {other:?}"),
     }
 }
 

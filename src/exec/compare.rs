@@ -139,6 +139,10 @@ fn open(
         rxnode_hw::Error::Open { .. } | rxnode_hw::Error::Unsupported { .. } => {
             NotCaptured::Blocked(format!("{role}: {e}"))
         }
+        rxnode_hw::Error::NotFound { .. } => NotCaptured::Blocked(format!(
+            "{role}: {e} — {}",
+            crate::health::guard::absent_fix()
+        )),
         other => NotCaptured::Failed(format!("{role}: {other}")),
     };
     let mut radio = RxRadio::open(dev).map_err(named)?;

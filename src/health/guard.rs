@@ -44,9 +44,35 @@ pub(crate) fn radio_failed(paths: &Paths, policy: &Policy, device: &str, what: &
     format!("radio {} {marked}; {}", health::identity(device), said(&t))
 }
 
+/// What to do when no radio answers to the args at all: a missing module or a
+/// forgotten `--sim`, never a radio fault (docs/hardware.md).
+pub(crate) fn absent_fix() -> &'static str {
+    if rxnode_hw::sim_in_use() {
+        "fix: only the simulated radio rxsim is loaded (--sim / RXNODE_SIM); name it \
+         `driver=rxsim`, or drop --sim to use real radios"
+    } else {
+        "fix: install the SoapySDR module for this radio (docs/hardware.md) and check it \
+         with `rxnode inventory --dry-run`; the simulated radio rxsim is selected with \
+         --sim or RXNODE_SIM=1"
+    }
+}
+
+/// Why `device` is not on this machine at all (nothing enumerates for its args),
+/// with the fix; `None` when SoapySDR finds it. Such a radio is never marked `BAD`.
+pub(crate) fn absent(device: &str) -> Option<String> {
+    rxnode_hw::why_absent(device).map(|why| format!("{why} — {}", absent_fix()))
+}
+
 /// `device` could not be opened or set up for `what`: re-test it (a failing test
-/// marks it `BAD`) and say in one line what happened.
+/// marks it `BAD`) and say in one line what happened. A radio that is not on this
+/// machine at all is not tested and not marked: that is no health failure.
 pub(crate) fn retest(paths: &Paths, policy: &Policy, device: &str) -> String {
+    if absent(device).is_some() {
+        return format!(
+            "radio {}: not re-tested and not marked BAD: no such radio on this machine",
+            health::identity(device)
+        );
+    }
     let t = selftest::test_and_record_held(paths, policy, device);
     format!("radio {}: {}", health::identity(device), said(&t))
 }

@@ -85,6 +85,17 @@ pub(crate) fn test_and_record(
 /// Test `device`, whose radio lock the caller holds, and record the outcome in the
 /// health store (a ledger line for the test, another when its health changes).
 pub(crate) fn test_and_record_held(paths: &Paths, policy: &Policy, device: &str) -> SelfTest {
+    // No such radio on this machine (a missing module, a forgotten --sim): not a
+    // radio fault, so nothing is recorded and its health stays what it was.
+    if let Some(why) = super::guard::absent(device) {
+        return SelfTest {
+            device: device.to_owned(),
+            outcome: "NOT RUN",
+            reason: why,
+            health: health::lookup(paths, device).ok().flatten(),
+            store_error: None,
+        };
+    }
     let cancel = AtomicBool::new(false);
     let (ok, reason) = match run(policy, device, &cancel) {
         Ok(measured) => (true, measured),

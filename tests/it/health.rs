@@ -553,3 +553,65 @@ fn a_bad_radio_s_tx_step_is_blocked_and_uses_up_the_authorization() {
     let log = std::fs::read_to_string(&events).unwrap_or_default();
     assert!(!log.contains(" TX "), "nothing transmitted: {log}");
 }
+
+/// A radio that is not on this machine at all (a forgotten `--sim`, a missing
+/// SoapySDR module) is no health failure: the step is BLOCKED naming the modules
+/// SoapySDR loaded, the radios it finds and how to select the simulator; the radio
+/// is never marked BAD, so the next correct run is not blocked by it.
+#[test]
+fn a_radio_that_is_not_there_is_named_with_the_fix_and_never_marked_bad() {
+    let lab = Lab::new();
+    let plan = format!(
+        r#"{{"steps": [{}]}}"#,
+        capture_step("driver=nosuchradio", 0.2)
+    );
+    lab.post_and_approve("ABSENT_1", &yellow(), Some(&plan));
+    let out = run_task(&lab, "ABSENT_1");
+    let r = result(&lab, "ABSENT_1");
+    assert_eq!(r.checks[0].status, "BLOCKED", "{r:#?} {}", show(&out));
+    let all = format!("{}\n{}", r.checks[0].detail, r.errors.join("\n"));
+    for want in [
+        "no radio matches \"driver=nosuchradio\"",
+        "finds these radios: driver=rxsim,serial=rxsim0",
+        "name it `driver=rxsim`",
+        "not re-tested and not marked BAD",
+    ] {
+        assert!(all.contains(want), "no {want:?} in:\n{all}");
+    }
+    assert!(
+        radio_health_lines(&lab).is_empty(),
+        "{:?}",
+        radio_health_lines(&lab)
+    );
+    let l = listing(&lab);
+    assert!(l.radios.iter().all(|r| r.health != "BAD"), "{l:#?}");
+    // `health test` of it: NOT RUN, nothing recorded.
+    let out = sim(&lab, &["health", "test", "driver=nosuchradio"]);
+    assert!(
+        text(&out.stdout).contains("NOT RUN driver=nosuchradio"),
+        "{}",
+        show(&out)
+    );
+    assert!(radio_health_lines(&lab).is_empty());
+    // Without --sim, rxsim is not loaded: the fix names --sim / RXNODE_SIM.
+    let out = lab.run(
+        &[
+            "capture",
+            "-d",
+            "driver=rxsim",
+            "-f",
+            "100M",
+            "-r",
+            "1M",
+            "-t",
+            "0.1",
+        ],
+        "",
+    );
+    expect_exit!(out, 1);
+    let se = text(&out.stderr);
+    assert!(
+        se.contains("no radio matches \"driver=rxsim\"") && se.contains("--sim or RXNODE_SIM=1"),
+        "{se}"
+    );
+}

@@ -205,9 +205,15 @@ impl RxRadio {
     /// Open the device matching `args` (e.g. `driver=hackrf,serial=…`).
     pub fn open(args: &str) -> Result<RxRadio, Error> {
         sim::touch();
-        let dev = Device::new(args).map_err(|e| Error::Open {
-            args: args.to_owned(),
-            message: e.message,
+        let dev = Device::new(args).map_err(|e| match crate::probe::why_absent(args) {
+            Some(detail) => Error::NotFound {
+                args: args.to_owned(),
+                detail,
+            },
+            None => Error::Open {
+                args: args.to_owned(),
+                message: e.message,
+            },
         })?;
         tracing::info!(args, "opened radio");
         Ok(RxRadio {
