@@ -150,7 +150,10 @@ fn open_configure_reads_back_and_rejects_unsupported_values() {
     match RxRadio::open("driver=nosuchdriver") {
         Err(e @ Error::NotFound { .. }) => {
             let m = e.to_string();
-            assert!(m.contains("nosuchdriver") && m.contains("driver=rxsim"), "{m}");
+            assert!(
+                m.contains("nosuchdriver") && m.contains("driver=rxsim"),
+                "{m}"
+            );
         }
         other => panic!("expected a not-found error, got {other:?}"),
     }

@@ -29,7 +29,26 @@ pub(crate) enum Rebuild {
 }
 
 /// Rebuild the state from the evidence unless it already agrees with it.
+///
+/// Never beside a live watcher or run: the watcher lock is taken for the whole
+/// rebuild (a watcher that holds it refuses this, naming it), and a live `run` is
+/// refused the same way. What the ledger does not hold — the last poll — is
+/// carried over from the replaced state when it can be read.
 pub(crate) fn rebuild(paths: &Paths) -> Result<Rebuild> {
+    let _watcher = crate::store::lock::Lock::acquire(paths, "state rebuild").map_err(|e| {
+        refused(format!(
+            "state rebuild needs the node idle: {e:#} — fix: stop that watcher (Ctrl-C in its \
+             terminal, or stop its service), then run `rxnode state rebuild` again"
+        ))
+    })?;
+    if let Some(h) = crate::store::lock::run_holder(paths) {
+        if crate::store::lock::holder_alive(&h) {
+            return Err(refused(format!(
+                "state rebuild needs the node idle: `rxnode run` is running ({h}) — fix: let it \
+                 finish, then run `rxnode state rebuild` again"
+            )));
+        }
+    }
     let _guard = state::lock_state(paths)?;
     let p = paths.state();
     let current = match std::fs::read(&p) {
@@ -45,7 +64,15 @@ pub(crate) fn rebuild(paths: &Paths) -> Result<Rebuild> {
         }
     }
     let mut notes = Vec::new();
-    let rebuilt = rebuild_from_evidence(paths, &mut notes)?;
+    let mut rebuilt = rebuild_from_evidence(paths, &mut notes)?;
+    // The last poll is not evidence (the ledger does not hold polls): keep what the
+    // replaced state said, when it can be read, so `status` still shows it.
+    if let Some(old) = current
+        .as_deref()
+        .and_then(|b| serde_json::from_slice::<State>(b).ok())
+    {
+        rebuilt.last_poll = old.last_poll;
+    }
     if let Some(why) = contradiction(paths, &rebuilt)? {
         return Err(refused(format!(
             "the rebuilt state would still contradict the ledger ({why}); nothing changed"

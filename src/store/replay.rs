@@ -129,6 +129,15 @@ impl Decision<'_> {
                         .map(str::to_owned);
                 }
             }
+            "not_for_this_node" => {
+                self.set(s, TaskStatus::NotForThisNode);
+                if let Some(r) = s.tasks.get_mut(id) {
+                    r.reason = e
+                        .get("detail")
+                        .and_then(|d| str_of(d, &["reason"]))
+                        .map(str::to_owned);
+                }
+            }
             "run_finished" | "marked_completed" => {
                 self.set(s, TaskStatus::Completed);
                 s.last_completed_task_id = Some(id.to_owned());

@@ -147,3 +147,81 @@ fn task_new_node_flags_write_target_nodes_and_bad_names_are_refused() {
         assert!(se.contains(&needle), "no {needle:?} in {se}");
     }
 }
+
+/// `state rebuild` keeps what the node decided about tasks for other nodes (they stay
+/// "not for this node", never "unknown") and the last poll, and refuses to run
+/// beside a live watcher, naming it and the fix.
+#[test]
+fn state_rebuild_keeps_not_for_this_node_and_the_last_poll_and_waits_for_the_watcher() {
+    let lab = Lab::new();
+    let rx2 = lab.node("LAB-RX2");
+    let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
+    let id = "T_REBUILD_RX1";
+    lab.post(id, &["--rx", "--plan", &plan, "--node", "LAB-RX1"]);
+    let out = rxnode(&rx2, &["watch", "--once", "--interval", "0.2"], "");
+    expect_exit!(out, 0);
+    assert_eq!(task_status(&rx2, id), "not_for_this_node");
+    let state_path = rx2.join(".local/rx_agent_state.json");
+    let before: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    assert!(before["last_poll"].is_object(), "{before}");
+    // A live watcher holds the node: rebuild refuses, naming it, and changes nothing.
+    let mut w = rxnode_cmd()
+        .arg("--repo")
+        .arg(&rx2)
+        .args(["watch", "--interval", "30"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = rx2.join(".local/rxnode.lock");
+    let t0 = Instant::now();
+    let polled = |v: &Value| v["last_poll"]["at"] != before["last_poll"]["at"];
+    while !(lock.exists()
+        && std::fs::read(&state_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .is_some_and(|v| polled(&v)))
+        && t0.elapsed().as_secs() < 20
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Its first poll is done (the next is 30 s away): now damage the state.
+    let before: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    // Plant an approval the ledger never recorded, so that the state contradicts
+    // the evidence and must be rebuilt; and forget the task.
+    let mut damaged = before.clone();
+    damaged["tasks"] = json!({});
+    damaged["approvals"]["PLANTED_1"] = json!({
+        "task_id": "PLANTED_1", "task_sha256": "a".repeat(64),
+        "commit": "c".repeat(40), "at": "2026-12-01T00:00:00+00:00"
+    });
+    std::fs::write(&state_path, serde_json::to_vec(&damaged).unwrap()).unwrap();
+
+    let out = rxnode(&rx2, &["state", "rebuild"], "");
+    let _ = w.kill();
+    let _ = w.wait();
+    expect_exit!(out, 3);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        se.contains("state rebuild needs the node idle") && se.contains("stop that watcher"),
+        "{se}"
+    );
+
+    let out = rxnode(&rx2, &["state", "rebuild"], "");
+    expect_exit!(out, 0);
+    assert_eq!(task_status(&rx2, id), "not_for_this_node", "{}", show(&out));
+    let after: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    assert_eq!(after["last_poll"], before["last_poll"]);
+    assert!(after["approvals"].get("PLANTED_1").is_none(), "{after}");
+    assert!(after["tasks"][id]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .contains("TARGET_NODES = LAB-RX1"));
+    let out = rxnode(&rx2, &["status"], "");
+    assert!(
+        stdout(&out).contains(&format!("not for us: {id}")),
+        "{}",
+        show(&out)
+    );
+}
