@@ -553,6 +553,9 @@ fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
         mhz(args.frequency_hz),
         num("frequency_hz").map(mhz).unwrap_or_else(|| "n/a".into())
     );
+    if let Some(line) = correction_line(s.clock.as_ref()) {
+        let _ = writeln!(o, "{line}");
+    }
     let _ = writeln!(
         o,
         "  sample rate   requested {:.6} MS/s  actual {}",
@@ -602,6 +605,28 @@ fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
             .and_then(|v| v.as_str())
             .unwrap_or("n/a")
     );
+}
+
+/// The line that says a calibration correction was applied (`--apply-cal`), and
+/// from which measurement — so that an actual frequency off the requested one
+/// never reads as a tuning error. `None` when no correction was applied.
+pub(crate) fn correction_line(clock: Option<&serde_json::Value>) -> Option<String> {
+    let c = clock?;
+    let ppm = c.get("ppm_correction_applied")?.as_f64()?;
+    let last = c.get("last_measurement");
+    let from = last
+        .and_then(|m| {
+            Some(format!(
+                "{} measurement of {}",
+                m.get("method")?.as_str()?,
+                m.get("time")?.as_str()?
+            ))
+        })
+        .unwrap_or_else(|| "this radio's calibration".to_owned());
+    Some(format!(
+        "  correction    {ppm:+.3} ppm applied ({from}, --apply-cal): the radio is tuned off \
+         the requested frequency by that much so that the requested frequency is at the centre"
+    ))
 }
 
 /// The gain asked for, in the operator's own terms: `20.0 dB`, or

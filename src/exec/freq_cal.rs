@@ -440,7 +440,7 @@ fn render(m: &Measured) -> String {
             .unwrap_or(0.0);
         s.push_str(&format!(
             "  the radio's clock runs {} by {:.4} ppm: tuned to {:.6} MHz its LO sits at {:.6} MHz;\n  \
-             to receive {:.6} MHz exactly, tune to {:.6} MHz (or apply it with --apply-cal)\n",
+             to receive {:.6} MHz exactly, tune to {:.6} MHz\n",
             if e.ppm >= 0.0 { "fast" } else { "slow" },
             e.ppm.abs(),
             fc / 1e6,
@@ -449,10 +449,15 @@ fn render(m: &Measured) -> String {
             fc / (1.0 + e.ppm * 1e-6) / 1e6,
         ));
     }
+    // Only a kept measurement is one `--apply-cal` can apply: say which it is.
     if let Some(n) = m.entry.get("calibration_note").and_then(Value::as_str) {
-        s.push_str(&format!("  calibration {n}\n"));
+        s.push_str(&format!(
+            "  calibration {n}; `--apply-cal` will not use this measurement\n"
+        ));
     } else if m.entry.get("calibration_stored") == Some(&json!(true)) {
-        s.push_str("  kept in .local/calibration.json\n");
+        s.push_str(
+            "  kept in .local/calibration.json: `--apply-cal` on a capture or sweep of this radio applies it\n",
+        );
     }
     s
 }

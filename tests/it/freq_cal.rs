@@ -2,7 +2,7 @@
 //! `freq_cal` plan step over the simulated radio's GSM and LTE scenes
 //! (docs/operator.md#calibrating-a-radio-without-a-generator). A number only when
 //! the signal is there.
-use crate::util::{run_fed, show, Lab};
+use crate::util::{self, run_fed, show, text, Lab};
 use serde::Deserialize;
 use std::process::Output;
 
@@ -592,4 +592,114 @@ fn an_lte_freq_cal_step_in_a_run() {
     assert!(dir.join("FREQCAL_1.png").exists());
     let v = run_fed(lab.rxnode().args(["validate-result", "FC_LTE_1"]), b"");
     expect_exit!(v, 0);
+}
+
+/// A correction is never silent: `capture --apply-cal` and `sweep --apply-cal` say in
+/// text which correction they applied and from which measurement (an actual frequency
+/// off the requested one then does not read as a tuning error), and `clkin calibrate`
+/// offers `--apply-cal` only for a measurement it kept.
+#[test]
+fn applied_corrections_are_said_in_text_and_apply_cal_is_offered_only_when_kept() {
+    let lab = Lab::new();
+    let dev = gsm_radio("fc9", 17.3, 10.0);
+    let o = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "clkin",
+            "calibrate",
+            "-d",
+            &dev,
+            "--method",
+            "gsm",
+            "-f",
+            "935.2M",
+            "-t",
+            "3",
+        ]),
+        b"",
+    );
+    expect_exit!(o, 0);
+    let so = text(&o.stdout);
+    assert!(
+        so.contains("kept in .local/calibration.json: `--apply-cal` on a capture or sweep"),
+        "{so}"
+    );
+    let radio = "driver=rxsim,serial=fc9,pace=0,ppm=17.3,tone_hz=935.3e6";
+    let o = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "capture",
+            "-d",
+            radio,
+            "-f",
+            "935.2M",
+            "-r",
+            "1M",
+            "-t",
+            "0.3",
+            "--apply-cal",
+        ]),
+        b"",
+    );
+    expect_exit!(o, 0);
+    let so = text(&o.stdout);
+    assert!(
+        so.contains("  correction    +17.3") && so.contains("ppm applied (gsm measurement of "),
+        "{so}"
+    );
+    let o = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "sweep",
+            "-d",
+            "driver=rxsim,serial=fc9,pace=0,ppm=17.3,emitters=935.3e6:-30",
+            "--start-hz",
+            "934.5M",
+            "--stop-hz",
+            "936M",
+            "--bin-hz",
+            "1k",
+            "-r",
+            "2M",
+            "--apply-cal",
+        ]),
+        b"",
+    );
+    expect_exit!(o, 0);
+    assert!(
+        text(&o.stdout).contains("ppm applied (gsm measurement of "),
+        "{}",
+        show(&o)
+    );
+    // Without --apply-cal nothing claims a correction.
+    let o = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "capture", "-d", radio, "-f", "935.2M", "-r", "1M", "-t", "0.3",
+        ]),
+        b"",
+    );
+    assert!(!text(&o.stdout).contains("correction"), "{}", show(&o));
+    // Outside a checkout nothing is kept, and --apply-cal is not offered.
+    let away = tempfile::tempdir().unwrap();
+    let o = run_fed(
+        util::rxnode_cmd()
+            .current_dir(away.path())
+            .arg("--sim")
+            .args([
+                "clkin",
+                "calibrate",
+                "-d",
+                &dev,
+                "--method",
+                "gsm",
+                "-f",
+                "935.2M",
+                "-t",
+                "3",
+            ]),
+        b"",
+    );
+    let so = text(&o.stdout);
+    assert!(
+        so.contains("`--apply-cal` will not use this measurement"),
+        "{so}"
+    );
+    assert!(!so.contains("or apply it with --apply-cal"), "{so}");
 }

@@ -294,6 +294,9 @@ fn sweep_text(v: &Value) -> String {
         let _ = writeln!(o, "  {d}");
         return o;
     }
+    if let Some(line) = crate::exec::capture::correction_line(v.get("clock")) {
+        let _ = writeln!(o, "{line}");
+    }
     if let Some(c) = v.get("clamped").filter(|c| !c.is_null()) {
         let _ = writeln!(
             o,
