@@ -23,7 +23,7 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let paths = ctx.paths();
     let repo = ops::open(&ctx.repo)?;
     crate::store::trust::prepare(&paths)?;
-    let _lock = review_lock(&paths)?;
+    let _lock = review_lock(&paths, &id)?;
     let mut io = Io::new()?;
     let mut flow = Flow::on_branch(paths.clone(), &repo, &ctx.source, &mut io);
     // (`reprompt` checks the status under the lock: nothing decided meanwhile
@@ -39,27 +39,39 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     }
 }
 
-/// The lock a review prompts under: the watcher lock, or — while a live `watch
-/// --no-prompt` holds that (it never prompts) — `.local/rxnode-review.lock`, so
-/// one review prompts at a time. Every decision is written under the state lock,
-/// so the watcher and a review never lose each other's changes.
-fn review_lock(paths: &crate::store::paths::Paths) -> Result<Lock> {
-    match Lock::acquire(paths, "review") {
-        Ok(l) => Ok(l),
-        Err(e) => {
-            let unattended = crate::store::lock::holder(paths)
-                .ok()
-                .flatten()
-                .is_some_and(|h| {
-                    h.command == crate::watch::NO_PROMPT_WATCHER
-                        && crate::store::lock::holder_alive(&h)
-                });
-            if !unattended {
-                return Err(e);
-            }
-            Lock::acquire_at(paths, paths.local.join("rxnode-review.lock"), "review")
+/// The lock a review of task `id` prompts under: the watcher lock, or — beside a
+/// live watcher — `.local/rxnode-review.lock`, so one review prompts at a time.
+/// Beside a watcher that prompts, only a task it is not showing can be reviewed:
+/// a deferred one (a watcher never prompts those again); a pending one is on, or
+/// next for, the watcher's own prompt, and is answered there. Every decision is
+/// written under the state lock, so the watcher and a review never lose each
+/// other's changes.
+fn review_lock(paths: &crate::store::paths::Paths, id: &str) -> Result<Lock> {
+    let e = match Lock::acquire(paths, "review") {
+        Ok(l) => return Ok(l),
+        Err(e) => e,
+    };
+    let Some(watcher) = crate::store::lock::holder(paths)
+        .ok()
+        .flatten()
+        .filter(|h| h.command.starts_with("watch") && crate::store::lock::holder_alive(h))
+    else {
+        return Err(e);
+    };
+    if watcher.command != crate::watch::NO_PROMPT_WATCHER {
+        let pending = state::load(paths)
+            .ok()
+            .and_then(|s| s.tasks.get(id).map(|r| r.status == TaskStatus::Pending))
+            .unwrap_or(false);
+        if pending {
+            return Err(refused(format!(
+                "task {id} is pending, so the running watcher ({watcher}) shows it at its own \
+                 prompt — fix: answer [A]/[D]/[S] in the watcher's terminal; `rxnode review` \
+                 decides deferred tasks beside a watcher"
+            )));
         }
     }
+    Lock::acquire_at(paths, paths.local.join("rxnode-review.lock"), "review")
 }
 
 /// What the operator says of a manual task they finished: its status and a note.

@@ -172,3 +172,44 @@ fn service_unit_verifies_and_is_managed() {
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["installed"], false);
 }
+
+/// Beside a watcher that prompts, `rxnode review` decides a deferred task (the
+/// watcher never shows those again) and, for a pending one the watcher is showing,
+/// refuses naming the fix: answer at the watcher's own prompt.
+#[test]
+fn review_decides_a_deferred_task_beside_a_prompting_watcher() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("RV_DEF", &lab.main_head(), &[]));
+    let out = lab.watch_once("d\n");
+    expect_exit!(out, 0);
+    assert_eq!(status_or_empty(&lab, "RV_DEF"), "deferred");
+    let mut w = util::rxnode_cmd()
+        .arg("--repo")
+        .arg(&lab.rx)
+        .args(["watch", "--interval", "0.2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = lab.local().join("rxnode.lock");
+    wait_for(10, "the watcher holds its lock", || lock.exists());
+    let out = util::run_fed(lab.rxnode().args(["review", "RV_DEF"]), b"A\n");
+    expect_exit!(out, 0);
+    assert_eq!(status_or_empty(&lab, "RV_DEF"), "approved");
+    // A new task the watcher prompts: review refuses it and says where to answer.
+    lab.post(&Lab::task("RV_PEND", &lab.main_head(), &[]));
+    wait_for(15, "the watcher saw RV_PEND", || {
+        status_or_empty(&lab, "RV_PEND") == "pending"
+    });
+    let out = util::run_fed(lab.rxnode().args(["review", "RV_PEND"]), b"A\n");
+    let _ = w.kill();
+    let _ = w.wait();
+    expect_exit!(out, 3);
+    let se = text(&out.stderr);
+    assert!(
+        se.contains("answer [A]/[D]/[S] in the watcher's terminal"),
+        "{se}"
+    );
+    assert_eq!(status_or_empty(&lab, "RV_PEND"), "pending");
+}
