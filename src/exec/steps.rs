@@ -96,7 +96,20 @@ pub(crate) fn hold_radio(
         device,
         &format!("run {} step {}", s.task.id().as_str(), s.index + 1),
     )
-    .map_err(|e| format!("{e:#}"))
+    .map_err(
+        |e| match e.downcast_ref::<crate::store::radio_lock::RadioBusy>() {
+            // A task runs once: "try again" would be refused. Say what does work.
+            Some(busy) => format!(
+                "{} — this step never reached the radio. fix: if no step of this run reached a \
+                 radio, `rxnode run {id}` again once that radio is free; if another step did, \
+                 task {id} has run (a task runs once): ask the main PC for a new task (a new \
+                 TASK_ID) with this step",
+                busy.what(),
+                id = s.task.id().as_str()
+            ),
+            None => format!("{e:#}"),
+        },
+    )
 }
 
 /// The `inventory` step.

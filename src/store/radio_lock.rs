@@ -47,21 +47,31 @@ pub(crate) struct RadioBusy {
     pub(crate) waited: Duration,
 }
 
-impl std::fmt::Display for RadioBusy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "radio {} is in use by ", self.device)?;
-        match &self.holder {
-            Some(h) => write!(
-                f,
+impl RadioBusy {
+    /// Who holds the radio and how long this process waited, without a fix: the
+    /// fix depends on whether the command can be tried again (a task cannot).
+    pub(crate) fn what(&self) -> String {
+        let who = match &self.holder {
+            Some(h) => format!(
                 "another rxnode: PID {} on {} ({}, since {})",
                 h.pid, h.host, h.command, h.since
-            )?,
-            None => f.write_str("another rxnode (who holds it is not recorded)")?,
-        }
+            ),
+            None => "another rxnode (who holds it is not recorded)".to_owned(),
+        };
+        format!(
+            "radio {} is in use by {who}; waited {:.0} s",
+            self.device,
+            self.waited.as_secs_f64()
+        )
+    }
+}
+
+impl std::fmt::Display for RadioBusy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "; waited {:.0} s — fix: wait for that command to finish (or stop it), then try again",
-            self.waited.as_secs_f64()
+            "{} — fix: wait for that command to finish (or stop it), then try again",
+            self.what()
         )
     }
 }

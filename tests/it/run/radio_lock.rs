@@ -130,7 +130,19 @@ fn a_radio_in_use_is_refused_by_capture_sweep_and_run_naming_the_holder() {
         "{:?}",
         r.checks
     );
+    // The fix it gives is one that works: no step reached a radio, so the task
+    // runs again once the radio is free (and it says so).
+    assert!(
+        r.checks[0]
+            .detail
+            .contains("if no step of this run reached a radio, `rxnode run LOCK_RUN_2` again")
+            && !r.checks[0].detail.contains("try again"),
+        "{:?}",
+        r.checks
+    );
     assert!(cap.wait().unwrap().success());
+    let again = rig.run("LOCK_RUN_2", None);
+    assert_eq!(code(&again), Some(0), "{}", show(&again));
 
     // Released: the radio is free again and nothing says it is in use.
     let out = rig
