@@ -478,7 +478,7 @@ pub struct ResultsArgs {
     /// Only results of this node.
     #[arg(long)]
     pub node: Option<String>,
-    /// Only results with this status (PASS, FAIL, PARTIAL, SKIP, BLOCKED, "NOT RUN").
+    /// Only results with this status (PASS, FAIL, PARTIAL, SKIP, BLOCKED, "NOT RUN"; any case).
     #[arg(long)]
     pub status: Option<String>,
     /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).

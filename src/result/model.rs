@@ -78,6 +78,14 @@ impl Status {
     pub fn parse(s: &str) -> Option<Status> {
         Status::ALL.into_iter().find(|st| st.as_str() == s)
     }
+
+    /// A status as a person types it on a command line: any case, `_` or `-` for
+    /// the space (`partial`, `not-run`, `NOT_RUN`). Files keep the exact spelling
+    /// ([`Status::parse`]).
+    pub fn parse_typed(s: &str) -> Option<Status> {
+        let spelled = s.trim().to_uppercase().replace(['_', '-'], " ");
+        Status::parse(&spelled)
+    }
 }
 
 impl std::fmt::Display for Status {

@@ -112,7 +112,7 @@ fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
     let status_filter = match &args.status {
         None => None,
         Some(s) => Some(
-            Status::parse(s)
+            Status::parse_typed(s)
                 .map(|st| st.as_str().to_owned())
                 .ok_or_else(|| {
                     bad_field(

@@ -113,6 +113,18 @@ fn filters_and_the_human_listing(lab: &Lab) {
     let not_run = listing(&lab.main, &["--status", "NOT RUN", "--node", "LAB-A"]);
     assert_eq!(not_run.results.len(), 1);
     assert_eq!(not_run.results[0].task_id, "RES_MANUAL_1");
+    // Statuses as people type them, as `mark-completed --status` takes them.
+    for typed in ["pass", "Pass"] {
+        assert_eq!(
+            listing(&lab.main, &["--status", typed]).results.len(),
+            1,
+            "{typed}"
+        );
+    }
+    for typed in ["not-run", "not_run", "not run"] {
+        let l = listing(&lab.main, &["--status", typed, "--node", "LAB-A"]);
+        assert_eq!(l.results.len(), 1, "{typed}");
+    }
     assert_eq!(listing(&lab.main, &["--since", "1h"]).results.len(), 1);
     assert_eq!(
         listing(&lab.main, &["--since", "2999-01-01"]).results.len(),
