@@ -149,6 +149,12 @@ fn validate_text(text: &str, branch: &str) -> Result<ValidTask> {
             let list: Vec<String> = issues
                 .iter()
                 .map(|i| match flag_for(i.field.as_deref()) {
+                    // A declared risk below the derived one: --risk was given, and
+                    // too low — "add --risk" would not help.
+                    Some("--risk") => format!(
+                        "{i} — fix: drop --risk (the risk is derived from the task) or give \
+                         --risk at least as high as the derived level"
+                    ),
                     Some(f) => format!("{i} — fix: add {f}"),
                     None => i.to_string(),
                 })

@@ -151,6 +151,20 @@ fn human_output_and_no_overwrite(lab: &Lab, plan: &str, head: &str) {
         "{}",
         show(&out)
     );
+    // A --risk below the derived level: the fix is to drop or raise it, not to add it.
+    let out = rxnode(
+        &lab.main,
+        &[
+            "task", "new", "--id", "NEW_3", "--title", "rx", "--rx", "--risk", "GREEN",
+        ],
+        "",
+    );
+    expect_exit!(out, 2);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        se.contains("fix: drop --risk") && !se.contains("fix: add --risk"),
+        "{se}"
+    );
     // With --rx it is written, with a warning that a gain limit will BLOCK it.
     let out = rxnode(
         &lab.main,
