@@ -99,7 +99,9 @@ pub fn snapshot(checkout: &Path) -> Snapshot {
     }
 }
 
-/// A `git daemon` on loopback (receive-pack enabled) serving `base`, killed on drop.
+/// A `git daemon` on loopback (receive-pack enabled) serving `base`, killed on drop
+/// with its whole process group: `git daemon` runs `git-daemon` as a child, which
+/// forks one more per connection, and killing only the first left them running.
 pub struct GitDaemon {
     child: Child,
     /// The loopback port it listens on.
@@ -108,6 +110,13 @@ pub struct GitDaemon {
 
 impl Drop for GitDaemon {
     fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Ok(pgid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) on the process group this daemon leads (see start_daemon_on).
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -121,7 +130,11 @@ pub fn start_daemon(base: &Path) -> Option<GitDaemon> {
 
 /// Start a [`GitDaemon`] on `port` (e.g. one a client was already told about).
 pub fn start_daemon_on(base: &Path, port: u16) -> Option<GitDaemon> {
-    let child = Command::new("git")
+    let mut cmd = Command::new("git");
+    // Its own process group, so that drop ends every process it starts.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = cmd
         .args([
             "daemon",
             "--reuseaddr",
