@@ -7,7 +7,11 @@ use rxnode::Outcome;
 /// Run the subcommand.
 pub fn run(shell: clap_complete::Shell) -> Result<Outcome> {
     let mut cmd = Cli::command();
-    clap_complete::generate(shell, &mut cmd, "rxnode", &mut std::io::stdout());
+    // Generated into memory first: the generator panics on a write error, and a
+    // closed pipe (`| head`) is not an error but the end (exit 0, in `main`).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "rxnode", &mut script);
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
     Ok(Outcome::Done)
 }
 

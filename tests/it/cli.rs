@@ -304,6 +304,26 @@ fn a_report_printed_into_a_closed_pipe_ends_quietly_with_status_zero() {
         expect_exit!(out, 0, "{file} json={json}");
         assert!(out.stderr.is_empty(), "{file} json={json}: {}", show(&out));
     }
+    // Generated text (completions, the man page) ends the same way.
+    for args in [
+        &["completions", "bash"][..],
+        &["completions", "zsh"],
+        &["man"],
+    ] {
+        let mut fds = [0; 2];
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (reader, writer) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(reader);
+        let out = rxnode(d.path())
+            .args(args)
+            .stdout(std::process::Stdio::from(writer))
+            .output()
+            .unwrap();
+        expect_exit!(out, 0, "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}: {}", show(&out));
+    }
 }
 
 /// Under `--json` an error is one JSON object on stderr with the message, the fix
