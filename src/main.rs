@@ -11,7 +11,10 @@ use rxnode::{Ctx, Outcome, TaskSource};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e),
+    };
     init_tracing(cli.verbose);
     if cli.sim {
         // Before anything touches SoapySDR: modules load once per process.
@@ -51,6 +54,46 @@ fn main() -> ExitCode {
         Err(payload) if rxnode::is_broken_pipe_payload(payload.as_ref()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }
+}
+
+/// Whether `--json` was given (before a `--`): clap's own errors and `--version`
+/// then answer in JSON too, as every other outcome does.
+fn json_asked() -> bool {
+    std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
+/// clap could not parse the command line, or answered `--help`/`--version`
+/// itself. Under `--json`: the version as `{"name", "version"}`, an error as the
+/// documented error object (exit 2); help stays text. Else clap's own output.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if !json_asked() || e.kind() == ErrorKind::DisplayHelp {
+        let _ = e.print();
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    if e.kind() == ErrorKind::DisplayVersion {
+        let v = serde_json::json!({"name": "rxnode", "version": env!("CARGO_PKG_VERSION")});
+        println!("{v}");
+        return ExitCode::SUCCESS;
+    }
+    let text = e.render().to_string();
+    // clap's first line is the message (`error: …`); its tip, when it has one, is the fix.
+    let message = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned();
+    let fix = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("tip: "))
+        .map(str::to_owned);
+    let v = serde_json::json!({"error": {"message": message, "fix": fix}, "exit": 2});
+    eprintln!("{v}");
+    ExitCode::from(2)
 }
 
 /// A panic is a bug: say so in one line (no backtrace dump at the user). (A

@@ -1,6 +1,6 @@
 //! Operator comforts: completions, the man page, help,
 //! logging flags, colour only on terminals, and `analyze --plot`.
-use crate::util::show;
+use crate::util::{show, text};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -488,4 +488,37 @@ fn sweep_shows_progress_on_a_terminal_only() {
         "{report}"
     );
     assert!(!report.contains('|') && !report.contains("###"), "{report}");
+}
+
+/// Under `--json`, clap's own answers are JSON too: a bad flag or value is the
+/// documented error object (exit 2, the message naming it), `--version` is
+/// `{"name", "version"}`; without `--json` they stay clap's text.
+#[test]
+fn json_mode_covers_usage_errors_and_the_version() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        &["--json", "--frequency-hz", "nonsense", "capture"][..],
+        &[
+            "--json", "capture", "-d", "x", "-r", "1M", "-t", "1", "-f", "nonsense",
+        ],
+    ] {
+        let out = rxnode(d.path()).args(args).output().unwrap();
+        expect_exit!(out, 2, "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let v: serde_json::Value = serde_json::from_str(err.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON object ({e}): {err}"));
+        assert_eq!(v["exit"], 2, "{v}");
+        let m = v["error"]["message"].as_str().unwrap_or("");
+        assert!(m.contains("frequency-hz"), "{v}");
+    }
+    let out = rxnode(d.path())
+        .args(["--json", "--version"])
+        .output()
+        .unwrap();
+    expect_exit!(out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["name"], "rxnode");
+    assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
+    let out = rxnode(d.path()).args(["--version"]).output().unwrap();
+    assert!(text(&out.stdout).starts_with("rxnode "), "{}", show(&out));
 }
