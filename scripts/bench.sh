@@ -28,4 +28,4 @@ print(f"rxnode analyze (whole process): {rx:.3f} s, {n / rx / 1e6:.1f} MS/s")
 print(f"numpy script (whole process):   {np_:.3f} s, {n / np_ / 1e6:.1f} MS/s")
 print(f"ratio numpy/rxnode: {np_ / rx:.1f}x")
 PY
-cargo bench -p rxnode-hw --bench dsp -- --file "$FILE"
+cargo bench -p rxnode-dsp --bench dsp -- --file "$FILE"
