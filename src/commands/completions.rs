@@ -15,8 +15,55 @@ pub fn run(shell: clap_complete::Shell) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-/// `rxnode man`: the man page (roff).
+/// `rxnode man`: the man page (roff). One page: its COMMANDS section names each
+/// command and where its options are (`rxnode CMD --help`), never a
+/// `rxnode-CMD(1)` page that is not installed; EXIT STATUS is the one rule of
+/// docs/protocol.md#7-exit-status.
 pub fn man() -> Result<Outcome> {
-    clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+    let cmd = Cli::command();
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    page.extend_from_slice(own_sections(&cmd).as_bytes());
+    man.render_version_section(&mut page)?;
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &page)?;
     Ok(Outcome::Done)
+}
+
+/// The COMMANDS and EXIT STATUS sections, in roff.
+fn own_sections(cmd: &clap::Command) -> String {
+    use clap_mangen::roff::{bold, roman, Roff};
+    let mut r = Roff::new();
+    r.control("SH", ["COMMANDS"]);
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = sub.get_name();
+        r.control("TP", [] as [&str; 0]);
+        r.text([bold(format!("rxnode {name}"))]);
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        r.text([roman(format!(
+            "{}. Options: `rxnode {name} --help`.",
+            about.trim_end_matches('.')
+        ))]);
+    }
+    r.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in [
+        ("0", "Done as asked."),
+        ("1", "It ran, or tried the radio, and failed: FAIL or PARTIAL, a radio that is absent or busy, a network or Git error."),
+        ("2", "Bad usage or invalid input; nothing ran."),
+        ("3", "Refused by the safety interlock or the node policy."),
+    ] {
+        r.control("TP", [] as [&str; 0]);
+        r.text([bold(code)]);
+        r.text([roman(meaning)]);
+    }
+    r.control("PP", [] as [&str; 0]);
+    r.text([roman(
+        "Under --json an error is one JSON object on stderr with its exit status; \
+         a closed stdout ends any command quietly with status 0.",
+    )]);
+    r.to_roff()
 }

@@ -62,7 +62,7 @@ fn man_page_is_roff_listing_every_subcommand() {
     // roff escapes hyphens as `\-`.
     let man = ok(&rxnode(d.path()).arg("man").output().unwrap()).replace("\\-", "-");
     assert!(man.contains(".TH rxnode"), "{man}");
-    assert!(man.contains(".SH SUBCOMMANDS"), "{man}");
+    assert!(man.contains(".SH COMMANDS"), "{man}");
     for sub in SUBCOMMANDS {
         assert!(man.contains(sub), "man page lacks {sub}");
     }
@@ -521,4 +521,22 @@ fn json_mode_covers_usage_errors_and_the_version() {
     assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
     let out = rxnode(d.path()).args(["--version"]).output().unwrap();
     assert!(text(&out.stdout).starts_with("rxnode "), "{}", show(&out));
+}
+
+/// `rxnode man` names no page that does not exist (no `rxnode-CMD(1)`), says for
+/// each command where its options are, and has the EXIT STATUS section.
+#[test]
+fn the_man_page_names_only_itself_and_has_exit_status() {
+    let d = tempfile::tempdir().unwrap();
+    let out = rxnode(d.path()).arg("man").output().unwrap();
+    expect_exit!(out, 0);
+    let page = text(&out.stdout).replace("\\-", "-");
+    assert!(!page.contains("(1)"), "a page reference: {page}");
+    assert!(page.contains(".SH \"EXIT STATUS\""), "{page}");
+    for cmd in ["validate", "watch", "run", "publish", "results"] {
+        assert!(
+            page.contains(&format!("`rxnode {cmd} --help`")),
+            "{cmd}: {page}"
+        );
+    }
 }
