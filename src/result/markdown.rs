@@ -219,7 +219,7 @@ fn render_peaks(out: &mut String, c: &Value) {
                     "| {} | {} | {} | {} |",
                     i + 1,
                     fmt_hz(p.get("frequency_hz").and_then(num)),
-                    fmt_opt(p.get("power_db").and_then(num), " dB", 1),
+                    fmt_opt(p.get("power_db").and_then(num), " dBFS", 1),
                     fmt_opt(p.get("snr_db").and_then(num), " dB", 1)
                 );
             }
@@ -537,19 +537,54 @@ fn render_tx_table(o: &mut String, tx: &Value) {
     if let Some(obj) = tx.as_object() {
         let _ = writeln!(o, "| | |\n|---|---|");
         for (k, v) in obj {
-            let _ = writeln!(o, "| {} | {} |", md_cell(k), md_cell(&tx_value(k, v)));
+            let _ = writeln!(
+                o,
+                "| {} | {} |",
+                md_cell(&tx_label(k)),
+                md_cell(&tx_value(k, v))
+            );
         }
     } else {
         let _ = writeln!(o, "{}", md_cell(&tx.to_string()));
     }
 }
 
-/// A transmission field for people: times in seconds to the millisecond
-/// (`on_air_s | 0.950`, not `0.9501707553863525`); everything else as recorded.
+/// The unit suffixes of transmission fields, and the word a person reads.
+const TX_UNITS: [(&str, &str); 4] = [("_hz", "Hz"), ("_s", "s"), ("_db", "dB"), ("_ppm", "ppm")];
+
+/// A transmission field's name for people: its words without the unit suffix
+/// (`frequency_hz` → `frequency`, `samples_sent` → `samples sent`).
+fn tx_label(key: &str) -> String {
+    let bare = TX_UNITS
+        .iter()
+        .find_map(|(suffix, _)| key.strip_suffix(suffix))
+        .unwrap_or(key);
+    bare.replace('_', " ")
+}
+
+/// A transmission field's value for people, with its unit: frequencies in the SI
+/// prefix a person reads (`433.920000 MHz`), rates in MS/s, times in seconds to
+/// the millisecond (`0.950 s`, not `0.9501707553863525`), gains in dB; other
+/// values as recorded, and an absent one as `—`.
 fn tx_value(key: &str, v: &Value) -> String {
-    match v.as_f64() {
-        Some(x) if key.ends_with("_s") && v.is_f64() => format!("{x:.3}"),
-        _ => text_of(Some(v)),
+    let Some(x) = v.as_f64() else {
+        return if v.is_null() {
+            "—".to_owned()
+        } else {
+            text_of(Some(v))
+        };
+    };
+    if key.ends_with("rate_hz") {
+        return format!("{:.6} MS/s", x / 1e6);
+    }
+    if key.ends_with("_hz") {
+        return fmt_hz(Some(x));
+    }
+    match TX_UNITS.iter().find(|(suffix, _)| key.ends_with(suffix)) {
+        Some(("_s", _)) => format!("{x:.3} s"),
+        Some(("_db", _)) => format!("{x:.1} dB"),
+        Some((_, unit)) => format!("{x} {unit}"),
+        None => text_of(Some(v)),
     }
 }
 
@@ -617,21 +652,29 @@ mod tests {
         assert_eq!(line(json!({"overflows": 0})), None);
     }
 
-    /// The transmission table gives times to the millisecond, not to the last bit
-    /// of a float, and keeps counts and frequencies as recorded.
+    /// The transmission table names fields in words with their units: times to the
+    /// millisecond (not to the last bit of a float), frequencies in MHz, rates in
+    /// MS/s, gains in dB, counts as recorded, an absent value as `—`.
     #[test]
-    fn transmission_times_read_to_the_millisecond() {
+    fn transmission_fields_read_in_words_and_units() {
         let tx = json!({"on_air_s": 0.9501707553863525, "past_permit_s": 0.0,
-                        "samples_sent": 1900341, "frequency_hz": 433920000.0});
+                        "samples_sent": 1900341, "frequency_hz": 433920000.0,
+                        "sample_rate_hz": 2e6, "gain_db": 0.0, "state_unknown_s": null});
         let mut out = String::new();
         render_tx_table(&mut out, &tx);
-        assert!(out.contains("| on_air_s | 0.950 |"), "{out}");
-        assert!(out.contains("| past_permit_s | 0.000 |"), "{out}");
-        assert!(out.contains("| samples_sent | 1900341 |"), "{out}");
+        for want in [
+            "| on air | 0.950 s |",
+            "| past permit | 0.000 s |",
+            "| samples sent | 1900341 |",
+            "| frequency | 433.920000 MHz |",
+            "| sample rate | 2.000000 MS/s |",
+            "| gain | 0.0 dB |",
+            "| state unknown | — |",
+        ] {
+            assert!(out.contains(want), "no {want:?} in {out}");
+        }
         assert!(!out.contains("0.9501707553863525"), "{out}");
-        assert_eq!(tx_value("on_air_s", &json!(0.9501707553863525)), "0.950");
-        assert_eq!(tx_value("samples_sent", &json!(1900341)), "1900341");
-        assert_eq!(tx_value("frequency_hz", &json!(433920000.0)), "433920000.0");
+        assert!(!out.contains("_hz") && !out.contains("None"), "{out}");
     }
 
     #[test]
