@@ -124,9 +124,13 @@ pub(super) fn figures(r: &Value) -> Value {
     }
     peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
     peaks.truncate(MAX_PEAKS);
+    // A step that captured nothing (BLOCKED, NOT RUN) has only its step, status and
+    // detail: it is counted apart, never as a capture.
+    let ran = |v: &Value| v.get("samples_received").is_some() || v.get("hops").is_some();
     json!({
-        "captures": captures.len(),
-        "sweeps": sweeps.len(),
+        "captures": captures.iter().filter(|c| ran(c)).count(),
+        "captures_not_run": captures.iter().filter(|c| !ran(c)).count(),
+        "sweeps": sweeps.iter().filter(|c| ran(c)).count(),
         "overflows": overflows,
         "clkin_ppm": clkin,
         "peaks": peaks.iter().map(|(f, d)| json!({"frequency_hz": f, "power_db": d})).collect::<Vec<_>>(),
@@ -142,6 +146,9 @@ pub(super) fn figures_line(f: &Value) -> String {
             n("captures"),
             n("overflows")
         ));
+    }
+    if n("captures_not_run") > 0 {
+        parts.push(format!("{} capture step(s) not run", n("captures_not_run")));
     }
     if n("sweeps") > 0 {
         parts.push(format!("{} sweep(s)", n("sweeps")));
@@ -273,5 +280,29 @@ mod tests {
         let line = figures_line(&f);
         assert!(line.contains("CLKIN 0.0000, 0.0000, +1.2500 ppm"), "{line}");
         assert!(!line.contains("-0.0000"), "{line}");
+    }
+}
+
+#[cfg(test)]
+mod figure_tests {
+    use super::*;
+
+    /// A capture step that never ran (BLOCKED, NOT RUN) is not counted as a capture:
+    /// the listing says how many ran and how many did not.
+    #[test]
+    fn capture_steps_that_did_not_run_are_counted_apart() {
+        let r = json!({"captures": [
+            {"step": 1, "samples_received": 1000, "overflows": 2},
+            {"step": 2, "samples_received": 0, "overflows": 0},
+            {"step": 3, "status": "BLOCKED", "detail": "rx.max_duration_s"}
+        ], "sweeps": [{"step": 4, "status": "BLOCKED", "detail": "busy"}]});
+        let f = figures(&r);
+        assert_eq!(f["captures"], 2);
+        assert_eq!(f["captures_not_run"], 1);
+        assert_eq!(f["sweeps"], 0);
+        assert_eq!(
+            figures_line(&f),
+            "2 capture(s), 2 overflow(s); 1 capture step(s) not run"
+        );
     }
 }
