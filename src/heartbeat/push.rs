@@ -41,6 +41,26 @@ pub(crate) fn push(repo: &Repository, remote: &str, spec: &StatusRefspec) -> Res
     let mut rem = repo
         .remote_anonymous(&url)
         .map_err(|e| anyhow!("remote {remote:?}: {}", redact(e.message())))?;
+    // A ref nested below this node's status ref (`rx-status/<NODE>/…`) was not
+    // written by rxnode and keeps the status ref from being created: it is
+    // named in the log and removed with the same push (docs/protocol.md#node-status).
+    let mut specs = vec![spec.as_str().to_owned()];
+    for (name, oid) in nested_refs(repo, &mut rem, spec) {
+        tracing::warn!(
+            "{}: removing {} (commit {oid}) from the remote: a ref below this node's status branch \
+             was not written by rxnode and blocks it",
+            redact(&url),
+            crate::describe::escaped(&name)
+        );
+        match spec.nested_deletion(&name) {
+            // A name that is not UTF-8 came back altered (U+FFFD): it cannot be named in a push.
+            Some(d) if !name.contains('\u{fffd}') => specs.push(d),
+            _ => tracing::warn!(
+                "{} cannot be removed by rxnode (its name is not UTF-8); remove it on the server",
+                crate::describe::escaped(&name)
+            ),
+        }
+    }
     let status: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     let res = {
         let mut cb = remote_callbacks(repo.config().ok());
@@ -52,7 +72,7 @@ pub(crate) fn push(repo: &Repository, remote: &str, spec: &StatusRefspec) -> Res
         });
         let mut opts = git2::PushOptions::new();
         opts.remote_callbacks(cb);
-        rem.push(&[spec.as_str()], Some(&mut opts))
+        rem.push(&specs, Some(&mut opts))
     };
     let shown = redact(&url);
     res.map_err(|e| {
@@ -68,5 +88,53 @@ pub(crate) fn push(repo: &Repository, remote: &str, spec: &StatusRefspec) -> Res
             "{shown} rejected the status update: {}",
             redact(&s)
         )),
+    }
+}
+
+/// Where the refs nested below this node's status ref are fetched to be named.
+const NESTED_PRIVATE_PREFIX: &str = "refs/rxnode/node-status-nested/";
+
+/// The remote's refs nested below this node's status ref, with their commits:
+/// fetched into [`NESTED_PRIVATE_PREFIX`] (emptied first) and read back as
+/// bytes, so no name the remote sends can stop the push. Empty when the remote
+/// cannot be read (the push then says why).
+fn nested_refs(
+    repo: &Repository,
+    rem: &mut git2::Remote<'_>,
+    spec: &StatusRefspec,
+) -> Vec<(String, Oid)> {
+    clear_nested(repo);
+    let mut fo = git2::FetchOptions::new();
+    fo.remote_callbacks(remote_callbacks(repo.config().ok()));
+    fo.update_fetchhead(false);
+    fo.download_tags(git2::AutotagOption::None);
+    let glob = format!("+{}/*:{NESTED_PRIVATE_PREFIX}*", spec.remote_ref());
+    if rem.fetch(&[glob.as_str()], Some(&mut fo), None).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if let Ok(refs) = repo.references_glob(&format!("{NESTED_PRIVATE_PREFIX}*")) {
+        for r in refs.flatten() {
+            let rest = String::from_utf8_lossy(
+                r.name_bytes()
+                    .get(NESTED_PRIVATE_PREFIX.len()..)
+                    .unwrap_or_default(),
+            )
+            .into_owned();
+            if let Some(oid) = r.target() {
+                out.push((format!("{}/{rest}", spec.remote_ref()), oid));
+            }
+        }
+    }
+    clear_nested(repo);
+    out
+}
+
+/// Drop the private copies of nested refs.
+fn clear_nested(repo: &Repository) {
+    if let Ok(refs) = repo.references_glob(&format!("{NESTED_PRIVATE_PREFIX}*")) {
+        for mut r in refs.flatten() {
+            let _ = r.delete();
+        }
     }
 }
