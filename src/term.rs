@@ -60,6 +60,7 @@ pub(crate) fn stdin_is_terminal() -> bool {
 /// on Windows), so the next line read was typed after the prompt was on the
 /// screen. Returns whether stdin is a terminal.
 pub(crate) fn draw_prompt(prompt: &str, to: To) -> bool {
+    let prompt = crate::stdout::terminal_safe(prompt, false);
     match to {
         To::Stdout => {
             let mut o = std::io::stdout().lock();
