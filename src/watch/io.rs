@@ -94,7 +94,11 @@ impl Io {
             let Io { rt, rx, .. } = self;
             match rt.block_on(async { tokio::time::timeout(end - now, rx.recv()).await }) {
                 Ok(Some(Event::Signal)) => return true,
-                Ok(Some(Event::Line(l))) => self.queued.push_back(l),
+                Ok(Some(Event::Line(l))) => {
+                    // The answer to a request made earlier: none is outstanding now.
+                    self.asked = false;
+                    self.queued.push_back(l);
+                }
                 Err(_elapsed) => return false,
                 Ok(None) => return self.stopping(),
             }
