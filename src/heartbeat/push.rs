@@ -41,26 +41,49 @@ pub(crate) fn push(repo: &Repository, remote: &str, spec: &StatusRefspec) -> Res
     let mut rem = repo
         .remote_anonymous(&url)
         .map_err(|e| anyhow!("remote {remote:?}: {}", redact(e.message())))?;
+    let shown = redact(&url);
+    let first = push_specs(repo, &mut rem, &[spec.as_str().to_owned()], spec, &shown);
+    if first.is_ok() {
+        return first;
+    }
     // A ref nested below this node's status ref (`rx-status/<NODE>/…`) was not
-    // written by rxnode and keeps the status ref from being created: it is
-    // named in the log and removed with the same push (docs/protocol.md#node-status).
+    // written by rxnode and keeps the status ref from being created: after a
+    // failed push each is named in the log and removed with the next try
+    // (docs/protocol.md#node-status).
     let mut specs = vec![spec.as_str().to_owned()];
     for (name, oid) in nested_refs(repo, &mut rem, spec) {
-        tracing::warn!(
-            "{}: removing {} (commit {oid}) from the remote: a ref below this node's status branch \
-             was not written by rxnode and blocks it",
-            redact(&url),
-            crate::describe::escaped(&name)
-        );
         match spec.nested_deletion(&name) {
             // A name that is not UTF-8 came back altered (U+FFFD): it cannot be named in a push.
-            Some(d) if !name.contains('\u{fffd}') => specs.push(d),
+            Some(d) if !name.contains('\u{fffd}') => {
+                tracing::warn!(
+                    "{shown}: removing {} (commit {oid}): a ref below this node's status branch \
+                     was not written by rxnode and blocks it",
+                    crate::describe::escaped(&name)
+                );
+                specs.push(d);
+            }
             _ => tracing::warn!(
-                "{} cannot be removed by rxnode (its name is not UTF-8); remove it on the server",
+                "{shown}: {} (commit {oid}) blocks this node's status branch and cannot be removed \
+                 by rxnode (its name is not UTF-8); remove it on the server",
                 crate::describe::escaped(&name)
             ),
         }
     }
+    if specs.len() == 1 {
+        return first;
+    }
+    push_specs(repo, &mut rem, &specs, spec, &shown)
+}
+
+/// Push `specs` (the status refspec, and deletions of nested refs); an error
+/// names the status ref and what the remote said.
+fn push_specs(
+    repo: &Repository,
+    rem: &mut git2::Remote<'_>,
+    specs: &[String],
+    spec: &StatusRefspec,
+    shown: &str,
+) -> Result<()> {
     let status: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     let res = {
         let mut cb = remote_callbacks(repo.config().ok());
@@ -72,9 +95,8 @@ pub(crate) fn push(repo: &Repository, remote: &str, spec: &StatusRefspec) -> Res
         });
         let mut opts = git2::PushOptions::new();
         opts.remote_callbacks(cb);
-        rem.push(&specs, Some(&mut opts))
+        rem.push(specs, Some(&mut opts))
     };
-    let shown = redact(&url);
     res.map_err(|e| {
         anyhow!(
             "push of {} to {shown} failed: {}",
