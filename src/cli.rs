@@ -179,6 +179,10 @@ pub enum ServiceCmd {
         /// Seconds between the watcher's polls.
         #[arg(long, default_value_t = 30.0)]
         interval: f64,
+        /// The account a system unit runs the watcher as (needed when installing
+        /// as root: the watcher never runs as root). Default: you.
+        #[arg(long, value_name = "ACCOUNT")]
+        run_as: Option<String>,
     },
     /// Whether the unit is installed, what it watches, and what systemd says of it.
     Status {

@@ -111,6 +111,7 @@ impl Ctx {
     ) -> anyhow::Result<()> {
         use std::io::Write as _;
         let text = self.report_text(value, human)?;
+        let text = crate::stdout::terminal_safe(&text, crate::term::stdout_colour());
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
         Ok(())

@@ -15,26 +15,11 @@ pub(crate) const MAX_BODY_LINES: usize = 40;
 /// Width a body line is wrapped at, in characters.
 pub(crate) const BODY_WIDTH: usize = 96;
 
-/// Text made safe for a terminal: every control character (C0, DEL, C1 such as
-/// U+009B, which some terminals read as an escape sequence), every format
-/// character (bidi overrides and isolates, zero-width characters) and every
-/// line or paragraph separator becomes a visible `\u{…}` escape. Nothing of the
-/// input is dropped; a tab is shown as `\u{9}` too.
-pub(crate) fn escaped(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if needs_escape(c) {
-            out.push_str(&c.escape_unicode().to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn needs_escape(c: char) -> bool {
-    c.is_control() || rxnode_interlock::is_format_char(c) || matches!(c, '\u{2028}' | '\u{2029}')
-}
+/// Text made safe for a terminal: the one escaper ([`rxnode_interlock::escaped`]):
+/// every control character (C0, DEL, C1 such as U+009B), format character (bidi
+/// overrides and isolates, zero-width characters) and line or paragraph
+/// separator becomes a visible `\u{…}` escape; nothing of the input is dropped.
+pub(crate) use rxnode_interlock::escaped;
 
 /// The body as shown: escaped, wrapped at [`BODY_WIDTH`], at most
 /// [`MAX_BODY_LINES`] screen lines; the count of body lines not shown.
@@ -442,6 +427,7 @@ pub(crate) fn plan_lines(plan: &Plan, policy: Option<&Policy>, indent: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rxnode_interlock::needs_escape;
 
     /// Every character that could move the cursor, reorder or hide text is shown as
     /// an escape, and nothing else changes.

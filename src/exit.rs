@@ -262,7 +262,8 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// library's internal codes (`; class=Config (7); code=NotFound (-3)`), which
 /// say nothing to an operator; the message before them says what went wrong.
 pub fn error_text(err: &anyhow::Error) -> String {
-    strip_git_codes(&format!("{err:#}"))
+    // Made terminal-safe whole: an error can carry a server's or a peer's text.
+    crate::stdout::terminal_safe(&strip_git_codes(&format!("{err:#}")), false).into_owned()
 }
 
 fn strip_git_codes(text: &str) -> String {

@@ -83,7 +83,7 @@ pub use crate::{
     },
     service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
     status::cmd_status,
-    stdout::is_broken_pipe_payload,
+    stdout::{is_broken_pipe_payload, SafeStderr},
     store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
     store_cmds::{cmd_rebuild, cmd_set_name, cmd_show},
     validate::cmd_validate,

@@ -123,14 +123,12 @@ fn init_tracing(verbose: u8) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    // Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
-    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
+    // No colour: every log line passes the terminal-safe door (`SafeStderr`),
+    // which lets no escape sequence through but rxnode's own report colours.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(colour)
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(|| rxnode::SafeStderr)
         .with_target(false)
         .without_time()
         .try_init();

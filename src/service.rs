@@ -25,6 +25,9 @@ pub struct ServiceOptions {
     pub unit_dir: Option<PathBuf>,
     /// Seconds between the watcher's polls.
     pub interval: f64,
+    /// The account a system unit runs as (default: the installing user, who
+    /// must not be root).
+    pub run_as: Option<String>,
 }
 
 /// What `service status --json` prints.
@@ -113,23 +116,32 @@ fn unit_dir(opts: &ServiceOptions) -> Result<PathBuf> {
     Ok(config.join("systemd").join("user"))
 }
 
-/// One `ExecStart=` word, quoted for systemd: `"…"` with `\` and `"` escaped, `%`
-/// doubled (specifiers) and `$` doubled (variables). Control characters cannot be
-/// written into a unit line: refused, naming the value.
-fn quote(word: &str) -> Result<String> {
-    if word.chars().any(char::is_control) {
+/// Refuse a value a unit line cannot carry: control characters (a newline
+/// would start another setting), naming the value.
+fn no_control(what: &str, value: &str) -> Result<()> {
+    if value.chars().any(char::is_control) {
         return Err(bad_input(format!(
-            "{word:?} holds a control character and cannot be written into a systemd unit"
+            "{what} {} holds a control character and cannot be written into a systemd unit",
+            crate::describe::escaped(value)
         )));
     }
-    let mut q = String::with_capacity(word.len() + 2);
+    Ok(())
+}
+
+/// A value quoted for systemd (systemd.syntax(7)): `"…"` with `\` and `"`
+/// escaped and `%` doubled (specifiers); `$` doubled too when `dollar` (an
+/// `ExecStart=` word, where `$NAME` is a variable). A quoted value never ends a
+/// line with `\`, so it cannot join the next line.
+fn quoted(what: &str, value: &str, dollar: bool) -> Result<String> {
+    no_control(what, value)?;
+    let mut q = String::with_capacity(value.len() + 2);
     q.push('"');
-    for c in word.chars() {
+    for c in value.chars() {
         match c {
             '\\' => q.push_str("\\\\"),
             '"' => q.push_str("\\\""),
             '%' => q.push_str("%%"),
-            '$' => q.push_str("$$"),
+            '$' if dollar => q.push_str("$$"),
             c => q.push(c),
         }
     }
@@ -137,18 +149,49 @@ fn quote(word: &str) -> Result<String> {
     Ok(q)
 }
 
-/// A path for a unit line (`WorkingDirectory=` takes no quotes): control
-/// characters refused, `%` doubled.
+/// One `ExecStart=` word ([`quoted`], `$` doubled).
+fn quote(word: &str) -> Result<String> {
+    quoted("the ExecStart= word", word, true)
+}
+
+/// A path for a line that takes it unquoted (`WorkingDirectory=`): control
+/// characters refused, `%` doubled, and a trailing `\` followed by `/` (the same
+/// folder) so that the line does not continue onto the next one.
 fn plain_path(p: &Path) -> Result<String> {
     let s = p
         .to_str()
         .ok_or_else(|| bad_input(format!("{} is not UTF-8", p.display())))?;
-    if s.chars().any(char::is_control) {
-        return Err(bad_input(format!(
-            "{s:?} holds a control character and cannot be written into a systemd unit"
-        )));
+    no_control("the path", s)?;
+    let mut out = s.replace('%', "%%");
+    if out.ends_with('\\') {
+        out.push('/');
     }
-    Ok(s.replace('%', "%%"))
+    Ok(out)
+}
+
+/// The variables of the installing shell that tell SoapySDR where its modules
+/// are; the unit carries those that are set, so the service finds the same radios.
+const CARRIED_ENV: [&str; 2] = ["SOAPY_SDR_PLUGIN_PATH", "SOAPY_SDR_ROOT"];
+
+/// `Environment=` lines for [`CARRIED_ENV`] as set in this process.
+fn environment_lines() -> Result<String> {
+    let mut out = String::new();
+    for k in CARRIED_ENV {
+        let Some(v) = std::env::var_os(k) else {
+            continue;
+        };
+        let v = v.into_string().map_err(|_| {
+            bad_input(format!(
+                "{k} is not UTF-8 and cannot be written into a systemd unit"
+            ))
+        })?;
+        // Environment= takes no variables: only `%` is special besides the quoting.
+        out.push_str(&format!(
+            "Environment={}\n",
+            quoted(k, &format!("{k}={v}"), false)?
+        ));
+    }
+    Ok(out)
 }
 
 /// The unit's text for this checkout and this binary.
@@ -188,13 +231,15 @@ pub(crate) fn unit_text(
         .collect::<Result<Vec<_>>>()?
         .join(" ");
     let repo_line = plain_path(repo)?;
+    let repo_quoted = quoted("the checkout", &repo.to_string_lossy(), false)?;
     let user_line = if opts.user {
         String::new()
     } else {
         // A system unit runs as the operator: the trust root accepts only the
         // operator's own files under .local/.
-        format!("User={}\n", current_uid())
+        format!("User={}\n", run_as(opts)?)
     };
+    let env = environment_lines()?;
     // A system unit waits for the network (the watcher fetches); a user manager
     // has no network-online.target, and the watcher backs off until it can fetch.
     let (wanted_by, network) = if opts.user {
@@ -211,7 +256,7 @@ pub(crate) fn unit_text(
          # prompts; approve them with `rxnode review TASK_ID`. It holds no secrets: the node\n\
          # key, the policy and the state stay in the checkout's .local/.\n\
          [Unit]\n\
-         Description=rxnode watcher (unattended) for {repo_line}\n\
+         Description=rxnode watcher (unattended) for {repo_quoted}\n\
          {network}\
          \n\
          [Service]\n\
@@ -219,6 +264,7 @@ pub(crate) fn unit_text(
          {user_line}\
          WorkingDirectory={repo_line}\n\
          ExecStart={exec}\n\
+         {env}\
          StandardInput=null\n\
          Restart=on-failure\n\
          RestartSec=15\n\
@@ -227,10 +273,87 @@ pub(crate) fn unit_text(
          RestartPreventExitStatus=2 3\n\
          KillSignal=SIGTERM\n\
          TimeoutStopSec=30\n\
+         # Hardening a radio agent lives with: the checkout is the only place it\n\
+         # writes; /dev stays visible (USB radios), so no PrivateDevices=.\n\
+         NoNewPrivileges=yes\n\
+         ProtectSystem=strict\n\
+         ReadWritePaths={repo_quoted}\n\
+         ProtectHome=read-only\n\
+         PrivateTmp=yes\n\
+         ProtectKernelTunables=yes\n\
+         ProtectKernelModules=yes\n\
+         ProtectKernelLogs=yes\n\
+         ProtectControlGroups=yes\n\
+         ProtectHostname=yes\n\
+         RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK\n\
+         RestrictNamespaces=yes\n\
+         RestrictSUIDSGID=yes\n\
+         LockPersonality=yes\n\
+         SystemCallArchitectures=native\n\
+         CapabilityBoundingSet=\n\
+         RemoveIPC=yes\n\
+         PrivateMounts=yes\n\
+         ProtectProc=invisible\n\
+         SystemCallFilter=@system-service\n\
+         SystemCallErrorNumber=EPERM\n\
+         UMask=0077\n\
          \n\
          [Install]\n\
          WantedBy={wanted_by}\n"
     ))
+}
+
+/// The `User=` of a system unit: `--run-as` (an existing account, not root),
+/// else the installing user — refused when that is root: the watcher never runs
+/// as root.
+fn run_as(opts: &ServiceOptions) -> Result<String> {
+    match &opts.run_as {
+        Some(name) => match uid_of(name) {
+            Some(0) => Err(bad_field(
+                "run_as",
+                format!(
+                    " {}: the watcher never runs as root",
+                    crate::describe::escaped(name)
+                ),
+            )),
+            Some(_) => Ok(name.clone()),
+            None => Err(bad_field(
+                "run_as",
+                format!(
+                    " {}: no such account on this machine",
+                    crate::describe::escaped(name)
+                ),
+            )),
+        },
+        None if current_uid() == 0 => Err(bad_field(
+            "run_as",
+            ": installing as root: the watcher never runs as root; give --run-as ACCOUNT \
+             (the operator account that owns the checkout, or one made for it: \
+             `useradd --system rxnode`, then give it the checkout and the radios' device groups)",
+        )),
+        None => Ok(current_uid().to_string()),
+    }
+}
+
+/// The user ID of account `name`, if there is one.
+fn uid_of(name: &str) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        let c = std::ffi::CString::new(name).ok()?;
+        // SAFETY: `passwd` is plain data (integers and pointers); all zero is a valid value.
+        let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut buf = vec![0 as libc::c_char; 16 * 1024];
+        let mut out: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call and the buffer length is its own.
+        let r =
+            unsafe { libc::getpwnam_r(c.as_ptr(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) };
+        (r == 0 && !out.is_null()).then_some(pw.pw_uid)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = name;
+        None
+    }
 }
 
 /// This process's user ID (unix); system units run as it.
@@ -274,6 +397,74 @@ fn checkout(ctx: &Ctx) -> Result<PathBuf> {
         .with_context(|| format!("cannot resolve {}", ctx.repo.display()))
 }
 
+/// What the unit needs to start, checked before anything is written: the
+/// remote the watcher fetches from, and the policy file it was told to use.
+fn preflight(ctx: &Ctx) -> Result<()> {
+    let repo = crate::git::ops::open(&ctx.repo)?;
+    let remote = &ctx.source.remote;
+    if repo.find_remote(remote).is_err() {
+        return Err(bad_field(
+            "remote",
+            format!(
+                " {}: this checkout has no such remote, so the watcher could not fetch; \
+                 add it (`git remote add {} URL`) or give the remote it has with --remote; \
+                 nothing was installed",
+                crate::describe::escaped(remote),
+                crate::describe::escaped(remote)
+            ),
+        ));
+    }
+    if let Some(p) = &ctx.policy {
+        if !p.is_file() {
+            return Err(bad_field(
+                "policy",
+                format!(
+                    " {}: no such file, so the watcher would refuse to start; nothing was installed",
+                    crate::describe::escaped(&p.display().to_string())
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether systemd runs this machine (as `sd_booted()` tells it).
+fn systemd_running() -> bool {
+    Path::new("/run/systemd/system").is_dir()
+}
+
+/// What to do without systemd.
+const NO_SYSTEMD: &str = "write the unit with --unit-dir DIR and activate it where systemd runs, \
+     or run `rxnode watch --no-prompt` under this machine's own supervisor \
+     (docs/operator.md#unattended-operation)";
+
+/// `systemd-analyze verify` on `text` written as a unit of its own (in a temp
+/// folder): `Ok(false)` when the tool is not there, an error with what it said
+/// when the unit would not load.
+fn verify(text: &str) -> Result<bool> {
+    let dir = tempfile::tempdir().context("cannot make a temp folder to verify the unit")?;
+    let unit = dir.path().join(UNIT_NAME);
+    std::fs::write(&unit, text).with_context(|| format!("cannot write {}", unit.display()))?;
+    let out = match std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&unit)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e).context("cannot run systemd-analyze verify"),
+    };
+    let said = String::from_utf8_lossy(&out.stderr);
+    let ours: Vec<&str> = said.lines().filter(|l| l.contains(UNIT_NAME)).collect();
+    if !out.status.success() || !ours.is_empty() {
+        return Err(crate::exit::refused(format!(
+            "systemd-analyze verify refuses the unit, so it could not start; nothing was installed: {}",
+            crate::describe::escaped(said.trim())
+        )));
+    }
+    Ok(true)
+}
+
 #[cfg(target_os = "linux")]
 fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     if !(opts.interval.is_finite() && opts.interval > 0.0 && opts.interval <= 86_400.0) {
@@ -285,15 +476,38 @@ fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
             ),
         ));
     }
+    if opts.user && opts.run_as.is_some() {
+        return Err(bad_field(
+            "run_as",
+            ": a user unit runs as the user whose manager runs it; --run-as is for a system unit",
+        ));
+    }
+    if opts.user && current_uid() == 0 {
+        return Err(bad_field(
+            "user",
+            ": a user unit of root would run the watcher as root; install it as the operator, \
+             or a system unit with --run-as ACCOUNT",
+        ));
+    }
     let repo = checkout(ctx)?;
+    preflight(ctx)?;
+    if opts.unit_dir.is_none() && !systemd_running() {
+        return Err(crate::exit::refused(format!(
+            "systemd is not running on this machine (no /run/systemd/system), so there is \
+             nothing to install the unit into; nothing was written: {NO_SYSTEMD}"
+        )));
+    }
     let exe = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .context("cannot find the rxnode program's own path")?;
     let text = unit_text(ctx, opts, &exe, &repo)?;
+    let verified = verify(&text)?;
     let dir = unit_dir(opts)?;
     let path = dir.join(UNIT_NAME);
     let before = std::fs::read_to_string(&path).ok();
-    if before.as_deref() == Some(text.as_str()) {
+    let created_dir = !dir.exists();
+    let wrote = before.as_deref() != Some(text.as_str());
+    if !wrote {
         println!("{} is already installed and unchanged", path.display());
     } else {
         std::fs::create_dir_all(&dir)
@@ -309,20 +523,47 @@ fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
             path.display()
         );
     }
+    if !verified {
+        println!("(systemd-analyze is not installed here: the unit was not verified)");
+    }
+    let u = if opts.user { "--user " } else { "" };
+    if opts.unit_dir.is_none() {
+        let activated = systemctl(opts.user, &["daemon-reload"])
+            .and_then(|_| systemctl(opts.user, &["enable", "--now", UNIT_NAME]));
+        if let Err(e) = activated {
+            // Undo: the unit as it was before (or none), and systemd told so.
+            let undone = match &before {
+                Some(b) if wrote => crate::store::fsutil::write_atomic(&path, b.as_bytes()),
+                Some(_) => Ok(()),
+                None => std::fs::remove_file(&path).map_err(anyhow::Error::from),
+            };
+            if created_dir {
+                let _ = std::fs::remove_dir(&dir);
+            }
+            let _ = systemctl(opts.user, &["daemon-reload"]);
+            let what = match undone {
+                Ok(()) if before.is_some() => "the previous unit was put back".to_owned(),
+                Ok(()) => format!("{} was removed again", path.display()),
+                Err(u) => format!("and {} could not be undone: {u:#}", path.display()),
+            };
+            return Err(anyhow::anyhow!(
+                "{}; {what}. If this machine has no systemd {}manager to talk to: {NO_SYSTEMD}",
+                crate::describe::escaped(&format!("{e:#}")),
+                if opts.user { "user " } else { "" }
+            ));
+        }
+    }
     let paths = ctx.paths();
     let entry = crate::store::ledger::Entry::new("service_installed")
         .detail(serde_json::json!({"unit": path.display().to_string(), "user": opts.user}));
     if let Err(e) = crate::store::ledger::append(&paths, &entry) {
         tracing::warn!("cannot record the service in the ledger: {e:#}");
     }
-    let u = if opts.user { "--user " } else { "" };
     if opts.unit_dir.is_some() {
         println!("systemd was not told (--unit-dir); to start it now and at every boot:");
         println!("  systemctl {u}daemon-reload && systemctl {u}enable --now {UNIT_NAME}");
         return Ok(Outcome::Done);
     }
-    systemctl(opts.user, &["daemon-reload"])?;
-    systemctl(opts.user, &["enable", "--now", UNIT_NAME])?;
     println!(
         "enabled and started {UNIT_NAME}; it restarts on failure. Approve tasks with \
          `rxnode review TASK_ID`; logs: journalctl {u}-u {UNIT_NAME}"
@@ -440,6 +681,17 @@ mod tests {
         assert_eq!(quote("100%$HOME").unwrap(), "\"100%%$$HOME\"");
         let e = quote("a\nExecStartPre=/bin/evil").unwrap_err();
         assert!(format!("{e}").contains("control character"), "{e}");
+    }
+
+    #[test]
+    fn an_unquoted_path_never_ends_a_line_with_a_backslash() {
+        assert_eq!(plain_path(Path::new("/lab/rx")).unwrap(), "/lab/rx");
+        assert_eq!(plain_path(Path::new("/lab/rx\\")).unwrap(), "/lab/rx\\/");
+        assert_eq!(plain_path(Path::new("/lab/100%")).unwrap(), "/lab/100%%");
+        assert_eq!(
+            quoted("x", "A=1%$\"\\", false).unwrap(),
+            "\"A=1%%$\\\"\\\\\""
+        );
     }
 
     #[test]

@@ -1,7 +1,12 @@
 //! Colour for the operator's terminal: only when stdout is a terminal, `TERM`
 //! is not `dumb`, and `NO_COLOR` is unset or empty (<https://no-color.org>);
 //! and lines read from the operator.
-use std::io::IsTerminal;
+//!
+//! Every prompt goes through [`draw_prompt`] (or [`ask`], which draws and reads):
+//! on a terminal an answer counts only if it was typed after the prompt was fully
+//! drawn, so whatever was typed before is discarded (docs/safety.md#typed-ahead-input).
+//! A pipe keeps every line it carries, in order (automation).
+use std::io::{IsTerminal, Write};
 
 /// Whether stdout should get ANSI colour.
 pub(crate) fn stdout_colour() -> bool {
@@ -36,6 +41,83 @@ pub(crate) fn status(word: &str, width: usize, colour: bool) -> String {
     // Colour only the word, so the padding stays plain.
     let pad = padded.len() - word.len();
     format!("\x1b[{code};1m{word}\x1b[0m{}", " ".repeat(pad))
+}
+
+/// Where a prompt is drawn.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum To {
+    Stdout,
+    Stderr,
+}
+
+/// Whether stdin is a terminal (an operator typing) rather than a pipe or file.
+pub(crate) fn stdin_is_terminal() -> bool {
+    std::io::stdin().is_terminal()
+}
+
+/// Draw `prompt` on `to` and flush it; then, when stdin is a terminal, discard
+/// every byte typed so far (the kernel's pending input; the console input buffer
+/// on Windows), so the next line read was typed after the prompt was on the
+/// screen. Returns whether stdin is a terminal.
+pub(crate) fn draw_prompt(prompt: &str, to: To) -> bool {
+    let prompt = crate::stdout::terminal_safe(prompt, false);
+    match to {
+        To::Stdout => {
+            let mut o = std::io::stdout().lock();
+            let _ = o.write_all(prompt.as_bytes());
+            let _ = o.flush();
+        }
+        To::Stderr => {
+            let mut e = std::io::stderr().lock();
+            let _ = e.write_all(prompt.as_bytes());
+            let _ = e.flush();
+        }
+    }
+    let tty = stdin_is_terminal();
+    if tty {
+        if let Err(e) = discard_typeahead() {
+            tracing::warn!("cannot discard input typed before the prompt: {e}");
+        }
+    }
+    tty
+}
+
+/// Draw `prompt` ([`draw_prompt`]) and read one line from stdin
+/// ([`read_line_lossy`]): the one way a command asks the operator for a line.
+pub(crate) fn ask(prompt: &str, to: To) -> std::io::Result<Option<String>> {
+    draw_prompt(prompt, to);
+    read_line_lossy(&mut std::io::stdin().lock())
+}
+
+/// Drop the terminal input not read yet (`tcflush(TCIFLUSH)`).
+#[cfg(unix)]
+fn discard_typeahead() -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = std::io::stdin().as_raw_fd();
+    // SAFETY: tcflush only reads the descriptor number; a bad one gives an error.
+    if unsafe { libc::tcflush(fd, libc::TCIFLUSH) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Drop the console input not read yet (`FlushConsoleInputBuffer`).
+#[cfg(windows)]
+fn discard_typeahead() -> std::io::Result<()> {
+    use std::os::windows::io::AsRawHandle;
+    let h = std::io::stdin().as_raw_handle();
+    // SAFETY: the handle is this process's stdin console handle; a handle that
+    // is not a console gives an error, nothing else.
+    if unsafe { windows_sys::Win32::System::Console::FlushConsoleInputBuffer(h as _) } == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Elsewhere there is no way to reach the terminal's input queue: nothing to drop.
+#[cfg(not(any(unix, windows)))]
+fn discard_typeahead() -> std::io::Result<()> {
+    Ok(())
 }
 
 /// Read one line; strip only the line terminator (`\n` or `\r\n`); `None` at

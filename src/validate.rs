@@ -107,11 +107,7 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
         Ok(bytes) => check(&bytes, &ctx.source.branch),
         Err(e) => {
             if e.downcast_ref::<crate::exit::BadInput>().is_some() {
-                Err(vec![Issue {
-                    line: None,
-                    field: None,
-                    message: e.to_string(),
-                }])
+                Err(vec![Issue::new(None, None, e.to_string())])
             } else {
                 return Err(e);
             }

@@ -13,15 +13,15 @@ pub struct Issue {
 }
 
 impl Issue {
-    pub(crate) fn new(
-        line: Option<usize>,
-        field: Option<&str>,
-        message: impl Into<String>,
-    ) -> Self {
+    /// An issue; the field name and the message are made terminal-safe here
+    /// ([`crate::escaped`]), once, so a name or value taken from the task file
+    /// (an unknown header key holding `ESC [ 2J`, a C1 control, a bidi override)
+    /// reaches no screen, log or JSON document raw.
+    pub fn new(line: Option<usize>, field: Option<&str>, message: impl Into<String>) -> Self {
         Issue {
             line,
-            field: field.map(str::to_owned),
-            message: message.into(),
+            field: field.map(crate::escaped),
+            message: crate::escaped(&message.into()),
         }
     }
 }

@@ -127,12 +127,12 @@ impl FreqCalStep {
     /// Check the step's values into `issues` (step `n`, on the fence `line`).
     pub(crate) fn check(&self, line: usize, n: usize, issues: &mut Vec<Issue>) {
         for p in self.problems() {
-            let field = p.split_whitespace().next().map(str::to_owned);
-            issues.push(Issue {
-                line: Some(line),
+            let field = p.split_whitespace().next();
+            issues.push(Issue::new(
+                Some(line),
                 field,
-                message: format!("rx-plan step {n} (freq_cal): {p}"),
-            });
+                format!("rx-plan step {n} (freq_cal): {p}"),
+            ));
         }
     }
 

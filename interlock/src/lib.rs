@@ -59,8 +59,8 @@ pub use crate::{
     },
     risk::{derive_risk, RiskLevel},
     strict_json::{
-        find_duplicate_key, find_format_char, format_char_in, is_c1_control, is_format_char,
-        DuplicateKey,
+        escaped, find_duplicate_key, find_format_char, format_char_in, is_c1_control,
+        is_format_char, needs_escape, DuplicateKey,
     },
     sweep::{
         check_rx_gain, check_rx_sweep, fft_size_ok, sweep_grid, validate_sweep_step, GainSpec,

@@ -128,6 +128,30 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 }
 
+/// Whether `c` cannot be shown as itself on a terminal: a control character (C0,
+/// DEL, C1 such as U+009B, which some terminals read as an escape sequence), a
+/// format character (bidi overrides and isolates, zero-width characters) or a
+/// line or paragraph separator.
+pub fn needs_escape(c: char) -> bool {
+    c.is_control() || is_format_char(c) || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Text made safe for a terminal: every character that [`needs_escape`] becomes
+/// a visible `\u{…}` escape; nothing of the input is dropped (a tab is shown as
+/// `\u{9}` too). The one escaper for text that comes from outside (Git, a
+/// server, a peer, a task file).
+pub fn escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if needs_escape(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Whether `c` is a format character (Unicode category Cf) or a line/paragraph
 /// separator: invisible in a terminal, able to reorder or hide what is shown.
 pub fn is_format_char(c: char) -> bool {

@@ -6,8 +6,14 @@ use rxnode::{Ctx, Outcome, ServiceOptions};
 /// Run the subcommand. A refused field of the options is named by its flag.
 pub fn run(ctx: &Ctx, cmd: &ServiceCmd) -> Result<Outcome> {
     let done = match cmd {
-        ServiceCmd::Install { place, interval } => {
-            rxnode::cmd_service_install(ctx, &options(place, *interval))
+        ServiceCmd::Install {
+            place,
+            interval,
+            run_as,
+        } => {
+            let mut o = options(place, *interval);
+            o.run_as = run_as.clone();
+            rxnode::cmd_service_install(ctx, &o)
         }
         ServiceCmd::Status { place } => rxnode::cmd_service_status(ctx, &options(place, 30.0)),
         ServiceCmd::Uninstall { place } => {
@@ -22,6 +28,7 @@ fn options(place: &ServicePlace, interval: f64) -> ServiceOptions {
         user: place.user,
         unit_dir: place.unit_dir.clone(),
         interval,
+        run_as: None,
     }
 }
 

@@ -27,9 +27,10 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Read one line from stdin (see [`crate::term::read_line_lossy`]).
-fn read_line_exact() -> Result<Option<String>> {
-    crate::term::read_line_lossy(&mut std::io::stdin().lock()).context("cannot read stdin")
+/// Draw `prompt` on stderr and read one line from stdin ([`crate::term::ask`]:
+/// on a terminal, input typed before the prompt was drawn is discarded).
+fn read_line_exact(prompt: &str) -> Result<Option<String>> {
+    crate::term::ask(prompt, crate::term::To::Stderr).context("cannot read stdin")
 }
 
 /// One `run` at a time per checkout: the watcher's lock mechanism on its own file.
@@ -279,8 +280,9 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
             }
         }
     }
-    eprintln!("Type exactly `{phrase}` and Enter to authorize, anything else refuses:");
-    let line = read_line_exact()?;
+    let line = read_line_exact(&format!(
+        "Type exactly `{phrase}` and Enter to authorize, anything else refuses:\n"
+    ))?;
     let at = now_iso();
     let verified = match line {
         None => Err(format!(

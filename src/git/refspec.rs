@@ -117,6 +117,16 @@ impl StatusRefspec {
     pub(crate) fn remote_ref(&self) -> &str {
         &self.remote
     }
+    /// The deletion refspec (`:<ref>`) of a remote ref nested below this node's
+    /// status ref (`rx-status/<NODE>/…`), which rxnode never writes and which
+    /// keeps the status ref itself from being created (a ref cannot be both a
+    /// branch and a folder of branches); `None` for any other ref.
+    pub(crate) fn nested_deletion(&self, remote_ref: &str) -> Option<String> {
+        let rest = remote_ref
+            .strip_prefix(self.remote.as_str())?
+            .strip_prefix('/')?;
+        (!rest.is_empty()).then(|| format!(":{remote_ref}"))
+    }
 }
 
 impl fmt::Display for StatusRefspec {
@@ -163,6 +173,20 @@ mod tests {
             "+refs/rxnode/node-status/LAB-RX1:refs/heads/rx-status/LAB-RX1"
         );
         assert_eq!(s.remote_ref(), "refs/heads/rx-status/LAB-RX1");
+        assert_eq!(
+            s.nested_deletion("refs/heads/rx-status/LAB-RX1/x")
+                .as_deref(),
+            Some(":refs/heads/rx-status/LAB-RX1/x")
+        );
+        for other in [
+            "refs/heads/rx-status/LAB-RX1",
+            "refs/heads/rx-status/LAB-RX1/",
+            "refs/heads/rx-status/LAB-RX10/x",
+            "refs/heads/rx-status/LAB-RX2/x",
+            "refs/heads/rx-node",
+        ] {
+            assert_eq!(s.nested_deletion(other), None, "{other}");
+        }
         for bad in [
             "",
             "a/b",

@@ -41,6 +41,49 @@ pub(crate) fn push(repo: &Repository, remote: &str, spec: &StatusRefspec) -> Res
     let mut rem = repo
         .remote_anonymous(&url)
         .map_err(|e| anyhow!("remote {remote:?}: {}", redact(e.message())))?;
+    let shown = redact(&url);
+    let first = push_specs(repo, &mut rem, &[spec.as_str().to_owned()], spec, &shown);
+    if first.is_ok() {
+        return first;
+    }
+    // A ref nested below this node's status ref (`rx-status/<NODE>/…`) was not
+    // written by rxnode and keeps the status ref from being created: after a
+    // failed push each is named in the log and removed with the next try
+    // (docs/protocol.md#node-status).
+    let mut specs = vec![spec.as_str().to_owned()];
+    for (name, oid) in nested_refs(repo, &mut rem, spec) {
+        match spec.nested_deletion(&name) {
+            // A name that is not UTF-8 came back altered (U+FFFD): it cannot be named in a push.
+            Some(d) if !name.contains('\u{fffd}') => {
+                tracing::warn!(
+                    "{shown}: removing {} (commit {oid}): a ref below this node's status branch \
+                     was not written by rxnode and blocks it",
+                    crate::describe::escaped(&name)
+                );
+                specs.push(d);
+            }
+            _ => tracing::warn!(
+                "{shown}: {} (commit {oid}) blocks this node's status branch and cannot be removed \
+                 by rxnode (its name is not UTF-8); remove it on the server",
+                crate::describe::escaped(&name)
+            ),
+        }
+    }
+    if specs.len() == 1 {
+        return first;
+    }
+    push_specs(repo, &mut rem, &specs, spec, &shown)
+}
+
+/// Push `specs` (the status refspec, and deletions of nested refs); an error
+/// names the status ref and what the remote said.
+fn push_specs(
+    repo: &Repository,
+    rem: &mut git2::Remote<'_>,
+    specs: &[String],
+    spec: &StatusRefspec,
+    shown: &str,
+) -> Result<()> {
     let status: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     let res = {
         let mut cb = remote_callbacks(repo.config().ok());
@@ -52,9 +95,8 @@ pub(crate) fn push(repo: &Repository, remote: &str, spec: &StatusRefspec) -> Res
         });
         let mut opts = git2::PushOptions::new();
         opts.remote_callbacks(cb);
-        rem.push(&[spec.as_str()], Some(&mut opts))
+        rem.push(specs, Some(&mut opts))
     };
-    let shown = redact(&url);
     res.map_err(|e| {
         anyhow!(
             "push of {} to {shown} failed: {}",
@@ -68,5 +110,53 @@ pub(crate) fn push(repo: &Repository, remote: &str, spec: &StatusRefspec) -> Res
             "{shown} rejected the status update: {}",
             redact(&s)
         )),
+    }
+}
+
+/// Where the refs nested below this node's status ref are fetched to be named.
+const NESTED_PRIVATE_PREFIX: &str = "refs/rxnode/node-status-nested/";
+
+/// The remote's refs nested below this node's status ref, with their commits:
+/// fetched into [`NESTED_PRIVATE_PREFIX`] (emptied first) and read back as
+/// bytes, so no name the remote sends can stop the push. Empty when the remote
+/// cannot be read (the push then says why).
+fn nested_refs(
+    repo: &Repository,
+    rem: &mut git2::Remote<'_>,
+    spec: &StatusRefspec,
+) -> Vec<(String, Oid)> {
+    clear_nested(repo);
+    let mut fo = git2::FetchOptions::new();
+    fo.remote_callbacks(remote_callbacks(repo.config().ok()));
+    fo.update_fetchhead(false);
+    fo.download_tags(git2::AutotagOption::None);
+    let glob = format!("+{}/*:{NESTED_PRIVATE_PREFIX}*", spec.remote_ref());
+    if rem.fetch(&[glob.as_str()], Some(&mut fo), None).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if let Ok(refs) = repo.references_glob(&format!("{NESTED_PRIVATE_PREFIX}*")) {
+        for r in refs.flatten() {
+            let rest = String::from_utf8_lossy(
+                r.name_bytes()
+                    .get(NESTED_PRIVATE_PREFIX.len()..)
+                    .unwrap_or_default(),
+            )
+            .into_owned();
+            if let Some(oid) = r.target() {
+                out.push((format!("{}/{rest}", spec.remote_ref()), oid));
+            }
+        }
+    }
+    clear_nested(repo);
+    out
+}
+
+/// Drop the private copies of nested refs.
+fn clear_nested(repo: &Repository) {
+    if let Ok(refs) = repo.references_glob(&format!("{NESTED_PRIVATE_PREFIX}*")) {
+        for mut r in refs.flatten() {
+            let _ = r.delete();
+        }
     }
 }

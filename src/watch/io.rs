@@ -2,6 +2,11 @@
 //! a stdin reader thread post to one tokio channel, so a signal ends a sleep
 //! or a prompt at once. Between polls the watcher awaits a tokio timer or the
 //! next event (no CPU while idle).
+//!
+//! The reader thread reads a line only when a prompt asks for one, after the
+//! prompt was drawn and (on a terminal) earlier input discarded
+//! ([`crate::term::draw_prompt`]): nothing typed while the watcher is idle is
+//! kept to answer a later prompt (docs/safety.md#typed-ahead-input).
 use anyhow::{Context, Result};
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
@@ -28,7 +33,10 @@ pub(crate) struct Io {
     rt: tokio::runtime::Runtime,
     rx: Receiver<Event>,
     tx: Sender<Event>,
-    stdin_started: bool,
+    /// Asks the reader thread for one line (started at the first prompt).
+    want_line: Option<std::sync::mpsc::Sender<()>>,
+    /// A line was asked for and has not arrived yet.
+    asked: bool,
     queued: VecDeque<Option<String>>,
     /// Where the task being prompted stands in the queue (shown in the prompt).
     pub(super) queue_note: Option<String>,
@@ -50,7 +58,8 @@ impl Io {
             rt,
             rx,
             tx,
-            stdin_started: false,
+            want_line: None,
+            asked: false,
             queued: VecDeque::new(),
             queue_note: None,
         })
@@ -85,27 +94,67 @@ impl Io {
             let Io { rt, rx, .. } = self;
             match rt.block_on(async { tokio::time::timeout(end - now, rx.recv()).await }) {
                 Ok(Some(Event::Signal)) => return true,
-                Ok(Some(Event::Line(l))) => self.queued.push_back(l),
+                Ok(Some(Event::Line(l))) => {
+                    // The answer to a request made earlier: none is outstanding now.
+                    self.asked = false;
+                    self.queued.push_back(l);
+                }
                 Err(_elapsed) => return false,
                 Ok(None) => return self.stopping(),
             }
         }
     }
 
-    pub(super) fn read_answer(&mut self) -> Answer {
+    /// Draw `prompt` and read the operator's answer. On a terminal whatever was
+    /// typed before the prompt was fully drawn is discarded, in the kernel and
+    /// here; from a pipe every line counts, in order.
+    pub(super) fn ask(&mut self, prompt: &str) -> Answer {
         if self.stopping() {
             return Answer::Signal;
+        }
+        let tty = crate::term::draw_prompt(prompt, crate::term::To::Stdout);
+        if tty {
+            // Lines a reader delivered before the prompt was drawn are not answers to it.
+            self.queued.clear();
+            while let Ok(ev) = self.rx.try_recv() {
+                match ev {
+                    Event::Signal => return Answer::Signal,
+                    Event::Line(_) => self.asked = false,
+                }
+            }
         }
         if let Some(l) = self.queued.pop_front() {
             return l.map(Answer::Line).unwrap_or(Answer::Eof);
         }
-        if !self.stdin_started {
-            self.stdin_started = true;
+        if !self.asked {
+            if self.ask_reader().is_err() {
+                return Answer::Eof;
+            }
+            self.asked = true;
+        }
+        let Io { rt, rx, .. } = self;
+        let ev = rt.block_on(rx.recv());
+        if matches!(ev, Some(Event::Line(_)) | None) {
+            self.asked = false;
+        }
+        match ev {
+            Some(Event::Signal) => Answer::Signal,
+            Some(Event::Line(Some(l))) => Answer::Line(l),
+            Some(Event::Line(None)) | None => Answer::Eof,
+        }
+    }
+
+    /// Ask the reader thread (started on first use) for one line.
+    fn ask_reader(&mut self) -> Result<(), ()> {
+        if self.want_line.is_none() {
+            let (want, wanted) = std::sync::mpsc::channel::<()>();
             let tx = self.tx.clone();
             std::thread::spawn(move || {
                 let stdin = std::io::stdin();
-                let mut lock = stdin.lock();
-                loop {
+                // One line per request: until a prompt asks, input stays where the
+                // next prompt's discard reaches it.
+                while wanted.recv().is_ok() {
+                    let mut lock = stdin.lock();
                     // Non-UTF-8 bytes are an unknown answer, not end of input.
                     match crate::term::read_line_lossy(&mut lock) {
                         Ok(None) | Err(_) => {
@@ -120,12 +169,11 @@ impl Io {
                     }
                 }
             });
+            self.want_line = Some(want);
         }
-        let Io { rt, rx, .. } = self;
-        match rt.block_on(rx.recv()) {
-            Some(Event::Signal) => Answer::Signal,
-            Some(Event::Line(Some(l))) => Answer::Line(l),
-            Some(Event::Line(None)) | None => Answer::Eof,
+        match &self.want_line {
+            Some(w) => w.send(()).map_err(|_| ()),
+            None => Err(()),
         }
     }
 }

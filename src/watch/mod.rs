@@ -189,8 +189,9 @@ pub(crate) fn task_line(event: &str, task: &ValidTask, commit: &str) -> Entry {
 
 /// A line for the operator on stdout, flushed at once.
 pub(crate) fn say(msg: impl AsRef<str>) {
+    let text = crate::stdout::terminal_safe(msg.as_ref(), false);
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", msg.as_ref());
+    let _ = writeln!(out, "{text}");
     let _ = out.flush();
 }
 

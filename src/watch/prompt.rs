@@ -32,11 +32,9 @@ impl Flow<'_> {
         ledger::append(&self.paths, &task_line("prompted", task, commit))?;
         loop {
             say("[A] Approve  [D] Defer  [S] Stop watcher");
-            print!("> ");
-            let _ = std::io::stdout().flush();
-            let line = match self.io.read_answer() {
+            let line = match self.io.ask("> ") {
                 Answer::Line(l) => {
-                    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                    if !crate::term::stdin_is_terminal() {
                         say(&l); // keep a piped transcript readable
                     }
                     l

@@ -32,6 +32,7 @@ mod inventory;
 mod mainpc;
 #[cfg(unix)]
 mod node_status;
+mod outside_text;
 #[cfg(unix)]
 mod publish;
 mod queue;

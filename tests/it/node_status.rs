@@ -607,3 +607,72 @@ fn a_last_result_without_a_completion_time_shows_when_it_landed() {
     );
     assert!(!text.contains('—'), "{text}");
 }
+
+/// `results nodes` in `main`: exit 0, stdout as JSON, stderr as text.
+fn nodes_with_warnings(main: &Path) -> (Vec<Value>, String) {
+    let out = crate::util::run_fed(
+        crate::util::rxnode_cmd()
+            .arg("--repo")
+            .arg(main)
+            .args(["--json", "results", "nodes"]),
+        b"",
+    );
+    expect_exit!(out, 0);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    (
+        v["nodes"].as_array().cloned().unwrap_or_default(),
+        crate::util::text(&out.stderr),
+    )
+}
+
+/// A peer's branch nested below a node's status ref (`rx-status/<NODE>/x`)
+/// neither breaks `results nodes` (a warning names it and it is skipped, also
+/// when the main PC held that node's status from before) nor blocks the node's
+/// own heartbeat (its push removes the nested ref and lands).
+#[test]
+fn a_peer_ref_below_a_status_branch_is_skipped_and_blocks_no_heartbeat() {
+    let lab = Lab::new();
+    name(&lab, "NEST-RX");
+    set_status_policy(&lab, 1.0);
+    let peer = |r: &str| git(&lab.main, &["push", "-q", "origin", &format!("HEAD:{r}")]);
+    peer("refs/heads/rx-status/NEST-RX/x");
+    peer("refs/heads/rx-status/PEER/deep");
+
+    let (list, err) = nodes_with_warnings(&lab.main);
+    assert!(node_of(&list, "NEST-RX").is_none(), "{list:?}");
+    for r in ["rx-status/NEST-RX/x", "rx-status/PEER/deep"] {
+        assert!(
+            err.lines()
+                .any(|l| l.contains("warning") && l.contains(&format!("refs/heads/{r}"))),
+            "{r} not named: {err}"
+        );
+    }
+
+    let w = watcher_at(&lab.rx, "0.2");
+    let st = wait_for(Duration::from_secs(20), || {
+        published(&lab.origin, "NEST-RX")
+    });
+    assert!(
+        st.is_some(),
+        "the heartbeat never landed: {:?}",
+        refs(&lab.origin)
+    );
+    assert!(!refs(&lab.origin).contains(&"refs/heads/rx-status/NEST-RX/x".to_owned()));
+    drop(w);
+    let (list, err) = nodes_with_warnings(&lab.main);
+    assert!(node_of(&list, "NEST-RX").is_some(), "{list:?} {err}");
+    assert!(err.contains("refs/heads/rx-status/PEER/deep"), "{err}");
+
+    // The main PC holds NEST-RX's status; on the remote a peer replaces it by a nested ref.
+    git(
+        &lab.origin,
+        &["update-ref", "-d", "refs/heads/rx-status/NEST-RX"],
+    );
+    peer("refs/heads/rx-status/NEST-RX/x");
+    let (list, err) = nodes_with_warnings(&lab.main);
+    assert!(err.contains("refs/heads/rx-status/NEST-RX/x"), "{err}");
+    assert!(
+        node_of(&list, "NEST-RX").is_none_or(|n| n["last_heartbeat"].is_null()),
+        "{list:?}"
+    );
+}

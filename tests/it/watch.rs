@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 mod informed;
 mod locks;
 mod manual;
+mod typeahead;
 
 /// Wait for the watcher `child` to exit; it must within 2 s.
 fn stopped_within_2_s(child: &mut std::process::Child) -> std::process::ExitStatus {

@@ -301,12 +301,12 @@ fn de<T: serde::de::DeserializeOwned>(
         Ok(t) => Some(t),
         Err(e) => {
             let msg = e.to_string();
-            let field = msg.split('`').nth(1).map(str::to_owned);
-            chk.issues.push(Issue {
-                line: Some(chk.line),
+            let field = msg.split('`').nth(1);
+            chk.issues.push(Issue::new(
+                Some(chk.line),
                 field,
-                message: format!("rx-plan step {} ({op}): {msg}", chk.n),
-            });
+                format!("rx-plan step {} ({op}): {msg}", chk.n),
+            ));
             None
         }
     }

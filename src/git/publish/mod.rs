@@ -507,16 +507,14 @@ impl Publication<'_> {
 /// `PUBLISH <TASK_ID>` (line terminator stripped) goes ahead.
 fn confirm(ctx: &Ctx, shown: &str, id: &TaskId) -> Result<()> {
     let prompt = format!("{shown}Type exactly `PUBLISH {id}` to go ahead: ");
-    if ctx.json {
-        eprint!("{prompt}");
+    let to = if ctx.json {
+        crate::term::To::Stderr
     } else {
-        print!("{prompt}");
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-    }
+        crate::term::To::Stdout
+    };
     let expected = format!("PUBLISH {id}");
-    let Some(answer) = crate::term::read_line_lossy(&mut std::io::stdin().lock())
-        .context("cannot read the confirmation from stdin")?
+    let Some(answer) =
+        crate::term::ask(&prompt, to).context("cannot read the confirmation from stdin")?
     else {
         return Err(refused(format!(
             "no confirmation (end of input); `{expected}` was required; nothing was written"

@@ -41,10 +41,11 @@ pub(super) fn fetch_private(
     fo.download_tags(git2::AutotagOption::None);
     let mut specs = vec![format!("+refs/heads/rx-node:{PRIVATE_REF}")];
     if with_status {
-        specs.push(format!(
-            "+refs/heads/rx-status/*:{}*",
-            STATUS_PRIVATE_PREFIX
-        ));
+        // Every status branch lands in a staging namespace emptied first, so no
+        // ref there can collide with an earlier one (`rx-status/N` against a
+        // peer's `rx-status/N/x`); only node names move on (`adopt_statuses`).
+        delete_refs(repo, STATUS_STAGING_PREFIX);
+        specs.push(format!("+refs/heads/rx-status/*:{STATUS_STAGING_PREFIX}*"));
     }
     rem.fetch(&specs, Some(&mut fo), None).map_err(|e| {
         anyhow!(
@@ -53,7 +54,78 @@ pub(super) fn fetch_private(
             redact(e.message())
         )
     })?;
+    if with_status {
+        adopt_statuses(repo)?;
+    }
     read_private(repo)
+}
+
+/// Where `fetch_private` first puts every `rx-status/*` branch.
+const STATUS_STAGING_PREFIX: &str = "refs/rxnode/main-pc/rx-status-fetched/";
+
+/// Delete every ref under `prefix` (the private copies rxnode owns).
+fn delete_refs(repo: &Repository, prefix: &str) {
+    if let Ok(refs) = repo.references_glob(&format!("{prefix}*")) {
+        for mut r in refs.flatten() {
+            let _ = r.delete();
+        }
+    }
+}
+
+/// Move each staged status branch whose name is a node name
+/// (`rx-status/<NODE>`, as rxnode writes it) to [`STATUS_PRIVATE_PREFIX`],
+/// replacing the previous copies (a node whose branch is gone is dropped).
+/// Any other ref (a name nested below a node's, or not a node name) was not
+/// written by rxnode: a warning names it (escaped) and it is skipped.
+fn adopt_statuses(repo: &Repository) -> Result<()> {
+    let mut staged = Vec::new();
+    for r in repo
+        .references_glob(&format!("{STATUS_STAGING_PREFIX}*"))
+        .context("cannot list the fetched status branches")?
+        .flatten()
+    {
+        let name = r
+            .name_bytes()
+            .get(STATUS_STAGING_PREFIX.len()..)
+            .unwrap_or_default()
+            .to_vec();
+        let name = match String::from_utf8(name) {
+            Ok(n) if crate::store::node::check_name(&n).is_ok() => n,
+            Ok(n) => {
+                skipped(&n);
+                continue;
+            }
+            Err(e) => {
+                skipped(&String::from_utf8_lossy(e.as_bytes()));
+                continue;
+            }
+        };
+        match r.target() {
+            Some(oid) => staged.push((name, oid)),
+            None => skipped(&name),
+        }
+    }
+    delete_refs(repo, STATUS_PRIVATE_PREFIX);
+    for (name, oid) in staged {
+        repo.reference(
+            &format!("{STATUS_PRIVATE_PREFIX}{name}"),
+            oid,
+            true,
+            "rxnode results nodes",
+        )
+        .with_context(|| format!("cannot keep the status of node {name}"))?;
+    }
+    delete_refs(repo, STATUS_STAGING_PREFIX);
+    Ok(())
+}
+
+/// The warning for a remote ref under `rx-status/` that is not a node's status branch.
+fn skipped(name: &str) {
+    eprintln!(
+        "rxnode: warning: skipped refs/heads/rx-status/{}: not a node's status branch \
+         (rx-status/<NODE>, NODE 1 to 32 of A-Z a-z 0-9 _ -); rxnode did not write it",
+        shown(name, 80)
+    );
 }
 
 pub(super) fn read_private(repo: &Repository) -> Result<Option<Oid>> {

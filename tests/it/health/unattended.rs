@@ -2,6 +2,7 @@
 //! `rxnode review` approves from another terminal, and the systemd unit of
 //! `rxnode service`.
 use super::*;
+use crate::util::{git, run_fed, rxnode_cmd, BRANCH};
 use std::io::Read;
 
 /// Wait until `f` holds (at most `secs`), polling.
@@ -103,52 +104,115 @@ fn no_prompt_watcher_queues_and_review_decides_while_it_runs() {
     expect_exit!(out, 0);
 }
 
-/// The unit `rxnode service install` writes runs `watch --no-prompt` in this
-/// checkout, restarts it on failure, holds no secret, and passes
-/// `systemd-analyze verify`; status reads it back; uninstall removes it.
-#[cfg(target_os = "linux")]
-#[test]
-fn service_unit_verifies_and_is_managed() {
-    let lab = Lab::new();
-    let units = lab.dir.path().join("units");
-    let d = units.to_str().unwrap();
-    let out = lab.run(
-        &["service", "install", "--unit-dir", d, "--interval", "20"],
-        "",
-    );
-    expect_exit!(out, 0);
-    let unit = units.join("rxnode-watch.service");
-    let t = std::fs::read_to_string(&unit).unwrap();
-    let rx = lab.rx.canonicalize().unwrap();
-    let line = |k: &str| {
-        t.lines()
-            .find_map(|l| l.strip_prefix(&format!("{k}=")))
-            .unwrap_or_else(|| panic!("no {k}= in {t}"))
-            .to_owned()
-    };
-    assert_eq!(line("WorkingDirectory"), rx.to_str().unwrap());
-    assert_eq!(line("Restart"), "on-failure");
-    assert!(line("RestartSec").parse::<u32>().unwrap() >= 5);
-    assert_eq!(line("WantedBy"), "multi-user.target");
-    assert!(
-        line("User").parse::<u32>().is_ok(),
-        "a system unit runs as the operator"
-    );
-    let exec = line("ExecStart");
-    for w in ["watch", "--no-prompt", "--interval", "20", "--repo"] {
-        assert!(exec.contains(&format!("\"{w}\"")), "{w}: {exec}");
+/// Whether this test process runs as root (a system unit then needs `--run-as`).
+fn as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `--run-as` for a system unit when the tests run as root (an ordinary system
+/// account that Debian has; `nobody` is refused by systemd-analyze verify).
+fn run_as_args() -> Vec<&'static str> {
+    if as_root() {
+        vec!["--run-as", "daemon"]
+    } else {
+        vec![]
     }
-    assert!(exec.contains(&format!("\"{}\"", rx.display())), "{exec}");
-    assert!(!t.contains("Environment"), "no secrets or variables: {t}");
+}
+
+/// `systemd-analyze verify` of `unit`: must pass with nothing said. The tool is
+/// required (scripts/setup.sh --tests installs systemd): never skipped.
+fn verify_unit(unit: &std::path::Path) {
     let verify = std::process::Command::new("systemd-analyze")
         .arg("verify")
-        .arg(&unit)
+        .arg(unit)
         .output()
         .unwrap_or_else(|e| {
             panic!("systemd-analyze is missing ({e}): scripts/setup.sh --tests installs systemd")
         });
     expect_exit!(verify, 0);
     assert!(text(&verify.stderr).trim().is_empty(), "{}", show(&verify));
+}
+
+/// The value of `k=` in unit text `t`.
+fn unit_line(t: &str, k: &str) -> String {
+    t.lines()
+        .find_map(|l| l.strip_prefix(&format!("{k}=")))
+        .unwrap_or_else(|| panic!("no {k}= in {t}"))
+        .to_owned()
+}
+
+/// The unit `rxnode service install` writes runs `watch --no-prompt` in this
+/// checkout, restarts it on failure, holds no secret, never runs as root, is
+/// hardened, carries SoapySDR's module variables (quoted, whatever they hold),
+/// and passes `systemd-analyze verify`; status reads it back; uninstall removes it.
+#[cfg(target_os = "linux")]
+#[test]
+fn service_unit_verifies_and_is_managed() {
+    let lab = Lab::new();
+    let units = lab.dir.path().join("units");
+    let d = units.to_str().unwrap();
+    let plugins = r#"/opt/soapy 100%/$HOME "q"\"#;
+    let mut args = vec!["service", "install", "--unit-dir", d, "--interval", "20"];
+    args.extend(run_as_args());
+    let out = run_fed(
+        lab.rxnode()
+            .env("SOAPY_SDR_PLUGIN_PATH", plugins)
+            .env_remove("SOAPY_SDR_ROOT")
+            .args(&args),
+        b"",
+    );
+    expect_exit!(out, 0);
+    let unit = units.join("rxnode-watch.service");
+    let t = std::fs::read_to_string(&unit).unwrap();
+    let rx = lab.rx.canonicalize().unwrap();
+    let line = |k: &str| unit_line(&t, k);
+    assert_eq!(line("WorkingDirectory"), rx.to_str().unwrap());
+    assert_eq!(line("Restart"), "on-failure");
+    assert!(line("RestartSec").parse::<u32>().unwrap() >= 5);
+    assert_eq!(line("WantedBy"), "multi-user.target");
+    if as_root() {
+        assert_eq!(line("User"), "daemon", "never root");
+    } else {
+        assert!(
+            line("User").parse::<u32>().is_ok(),
+            "a system unit runs as the operator"
+        );
+    }
+    let exec = line("ExecStart");
+    for w in ["watch", "--no-prompt", "--interval", "20", "--repo"] {
+        assert!(exec.contains(&format!("\"{w}\"")), "{w}: {exec}");
+    }
+    assert!(exec.contains(&format!("\"{}\"", rx.display())), "{exec}");
+    for h in [
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "PrivateTmp=yes",
+        "ProtectKernelTunables=yes",
+        "ProtectKernelModules=yes",
+        "ProtectKernelLogs=yes",
+        "ProtectControlGroups=yes",
+        "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK",
+    ] {
+        assert!(t.lines().any(|l| l == h), "{h}: {t}");
+    }
+    assert_eq!(line("ReadWritePaths"), format!("\"{}\"", rx.display()));
+    assert!(
+        !t.lines().any(|l| l.starts_with("PrivateDevices=")),
+        "USB radios need /dev: {t}"
+    );
+    // Only the SoapySDR variable of the installing shell, quoted: `%` doubled,
+    // `"` and `\` escaped, `$` kept (Environment= expands no variables).
+    let env: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("Environment="))
+        .collect();
+    assert_eq!(
+        env,
+        [r#"Environment="SOAPY_SDR_PLUGIN_PATH=/opt/soapy 100%%/$HOME \"q\"\\""#],
+        "{t}"
+    );
+    verify_unit(&unit);
 
     let out = lab.run(&["--json", "service", "status", "--unit-dir", d], "");
     expect_exit!(out, 0);
@@ -157,8 +221,13 @@ fn service_unit_verifies_and_is_managed() {
     assert_eq!(s["this_checkout"], true);
     assert_eq!(s["exec_start"].as_str(), Some(exec.as_str()));
 
-    // A user unit: no User=, wanted by the user's default target.
+    // A user unit: no User=, wanted by the user's default target (never root's).
     let out = lab.run(&["service", "install", "--user", "--unit-dir", d], "");
+    if as_root() {
+        expect_exit!(out, 2);
+        assert!(text(&out.stderr).contains("root"), "{}", show(&out));
+        return;
+    }
     expect_exit!(out, 0);
     let t = std::fs::read_to_string(&unit).unwrap();
     assert!(text(&out.stdout).starts_with("replaced"), "{}", show(&out));
@@ -212,4 +281,124 @@ fn review_decides_a_deferred_task_beside_a_prompting_watcher() {
         "{se}"
     );
     assert_eq!(status_or_empty(&lab, "RV_PEND"), "pending");
+}
+
+/// A checkout whose path ends in `\\` (and holds `%`, `$`, `"` and a space) gets
+/// a unit that systemd reads as written: `systemd-analyze verify` passes, the
+/// `WorkingDirectory=` line does not swallow `ExecStart=`, and status finds it.
+#[cfg(target_os = "linux")]
+#[test]
+fn service_unit_of_a_checkout_path_ending_in_a_backslash_starts() {
+    let lab = Lab::new();
+    let odd = lab.dir.path().join(r#"odd 100%$x "co"\"#);
+    git(
+        lab.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            BRANCH,
+            lab.origin.to_str().unwrap(),
+            odd.to_str().unwrap(),
+        ],
+    );
+    let units = lab.dir.path().join("units");
+    let d = units.to_str().unwrap();
+    let mut args = vec!["service", "install", "--unit-dir", d];
+    args.extend(run_as_args());
+    let out = run_fed(rxnode_cmd().arg("--repo").arg(&odd).args(&args), b"");
+    expect_exit!(out, 0);
+    let unit = units.join("rxnode-watch.service");
+    let t = std::fs::read_to_string(&unit).unwrap();
+    let exec = unit_line(&t, "ExecStart");
+    assert!(exec.contains("\"watch\""), "{t}");
+    assert!(
+        t.lines().all(|l| !l.ends_with('\\')),
+        "a line would continue onto the next: {t}"
+    );
+    verify_unit(&unit);
+    let out = run_fed(
+        rxnode_cmd()
+            .arg("--repo")
+            .arg(&odd)
+            .args(["--json", "service", "status", "--unit-dir", d]),
+        b"",
+    );
+    expect_exit!(out, 0);
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["this_checkout"], true, "{s}");
+}
+
+/// A unit that could not start is never installed — exit non-zero, nothing
+/// left in the unit folder: no `origin` remote, a `--policy` file that does not
+/// exist, root without `--run-as` (or `--run-as root`); without a running
+/// systemd and no `--unit-dir`, install says what to do instead and writes nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn service_install_refuses_a_unit_that_cannot_start() {
+    let lab = Lab::new();
+    let units = lab.dir.path().join("units");
+    let d = units.to_str().unwrap();
+    let nothing_left = |what: &str| {
+        assert!(!units.exists(), "{what}: the unit folder was made");
+    };
+
+    let missing = lab.dir.path().join("no-such-policy.json");
+    let mut args = vec![
+        "--policy",
+        missing.to_str().unwrap(),
+        "service",
+        "install",
+        "--unit-dir",
+        d,
+    ];
+    args.extend(run_as_args());
+    let out = run_fed(lab.rxnode().args(&args), b"");
+    expect_exit!(out, 2, "missing policy");
+    assert!(text(&out.stderr).contains("--policy"), "{}", show(&out));
+    nothing_left("missing policy");
+
+    let mut args = vec!["service", "install", "--unit-dir", d, "--run-as", "root"];
+    let out = run_fed(lab.rxnode().args(&args), b"");
+    expect_exit!(out, 2, "--run-as root");
+    assert!(
+        text(&out.stderr).contains("never runs as root"),
+        "{}",
+        show(&out)
+    );
+    nothing_left("--run-as root");
+    if as_root() {
+        args.truncate(4);
+        let out = run_fed(lab.rxnode().args(&args), b"");
+        expect_exit!(out, 2, "root without --run-as");
+        assert!(text(&out.stderr).contains("--run-as"), "{}", show(&out));
+        nothing_left("root without --run-as");
+    }
+
+    if !std::path::Path::new("/run/systemd/system").exists() {
+        let mut args = vec!["service", "install"];
+        args.extend(run_as_args());
+        let out = run_fed(lab.rxnode().args(&args), b"");
+        expect_exit!(out, 3, "no systemd");
+        let e = text(&out.stderr);
+        assert!(
+            e.contains("--unit-dir") && e.contains("supervisor"),
+            "{}",
+            show(&out)
+        );
+        assert!(
+            !std::path::Path::new("/etc/systemd/system/rxnode-watch.service").exists(),
+            "a unit was written without systemd"
+        );
+    } else {
+        println!("systemd runs here: the no-systemd refusal is not exercised");
+    }
+
+    git(&lab.rx, &["remote", "remove", "origin"]);
+    let mut args = vec!["service", "install", "--unit-dir", d];
+    args.extend(run_as_args());
+    let out = run_fed(lab.rxnode().args(&args), b"");
+    expect_exit!(out, 2, "no origin");
+    assert!(text(&out.stderr).contains("origin"), "{}", show(&out));
+    nothing_left("no origin");
 }

@@ -5,9 +5,13 @@ mod git;
 mod lab;
 mod net;
 mod proc;
+#[cfg(unix)]
+mod pty;
 
 #[cfg(unix)]
 pub use self::proc::signal;
+#[cfg(unix)]
+pub use self::pty::Pty;
 pub use self::{
     git::{file_url, git, git_out, git_stdout, git_try, snapshot, start_daemon, start_daemon_on},
     lab::{ledger_events, node_mac, Lab, BRANCH, TASK_PATH},

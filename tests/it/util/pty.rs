@@ -1,0 +1,113 @@
+//! A child on a real pseudo-terminal: its stdin, stdout and stderr are the
+//! terminal's slave side, so `isatty` holds and `tcflush` reaches a real input
+//! queue; the test types into the master side and reads what the child drew.
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub struct Pty {
+    master: File,
+    seen: Arc<Mutex<Vec<u8>>>,
+    pub child: Child,
+}
+
+impl Pty {
+    /// Spawn `cmd` with a fresh pseudo-terminal as its stdin, stdout and stderr.
+    pub fn spawn(cmd: &mut Command) -> Pty {
+        Pty::spawn_typed(cmd, "")
+    }
+
+    /// [`Pty::spawn`], with `typed` already typed at the terminal before the
+    /// child starts (so before it can have drawn anything).
+    pub fn spawn_typed(cmd: &mut Command, typed: &str) -> Pty {
+        // SAFETY: plain libc calls on a descriptor this function owns; each result is checked.
+        let master = unsafe {
+            let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+            assert!(fd >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+            assert_eq!(libc::grantpt(fd), 0, "grantpt");
+            assert_eq!(libc::unlockpt(fd), 0, "unlockpt");
+            File::from_raw_fd(fd)
+        };
+        let mut name = [0 as libc::c_char; 256];
+        // SAFETY: the buffer is as long as the length given.
+        let r = unsafe { libc::ptsname_r(master.as_raw_fd(), name.as_mut_ptr(), name.len()) };
+        assert_eq!(r, 0, "ptsname_r");
+        // SAFETY: ptsname_r wrote a NUL-terminated path into the buffer.
+        let path = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let open = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .unwrap()
+        };
+        let (i, o, e) = (open(), open(), open());
+        (&master).write_all(typed.as_bytes()).unwrap();
+        let child = cmd
+            .stdin(Stdio::from(i))
+            .stdout(Stdio::from(o))
+            .stderr(Stdio::from(e))
+            .spawn()
+            .unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = master.try_clone().unwrap();
+        let into = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // Ends with EIO once the child (the last slave holder) is gone.
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                into.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Pty {
+            master,
+            seen,
+            child,
+        }
+    }
+
+    /// Type `s` at the terminal.
+    pub fn type_text(&mut self, s: &str) {
+        self.master.write_all(s.as_bytes()).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    /// Everything the child drew so far (and the terminal's echo), lossy.
+    pub fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
+    /// How many times `needle` is on the screen.
+    pub fn count(&self, needle: &str) -> usize {
+        self.screen().matches(needle).count()
+    }
+
+    /// Wait until `needle` is on the screen `n` times; panics with the screen after `secs`.
+    pub fn wait_for(&self, needle: &str, n: usize, secs: u64) {
+        let t0 = Instant::now();
+        while self.count(needle) < n {
+            assert!(
+                t0.elapsed() < Duration::from_secs(secs),
+                "{needle:?} not shown {n} time(s) within {secs} s; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
