@@ -3,9 +3,10 @@
 //! recording and for `apply_calibration` / `--apply-cal`
 //! (docs/operator.md#calibrating-a-radio-without-a-generator).
 //!
-//! Written atomically, checked ignored by Git before it is created; a damaged file
-//! is an error naming it, never silently reset.
-use crate::store::fsutil::write_atomic;
+//! Sealed with the node key (`crate::store::sealed`): a calibration this node did not
+//! measure — planted through Git, copied, edited or written before sealing — is refused
+//! with its fix and never applied. Written atomically, checked ignored by Git before it
+//! is created; a damaged file is an error naming it, never silently reset.
 use crate::store::paths::Paths;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -14,8 +15,14 @@ use std::path::PathBuf;
 
 /// The file's name under `.local/`.
 pub(crate) const CALIBRATION_FILE: &str = "calibration.json";
-/// The largest calibration file read.
-const MAX_FILE_BYTES: u64 = 4 << 20;
+/// The calibration file, sealed with the node key.
+const SEALED: crate::store::sealed::Sealed = crate::store::sealed::Sealed {
+    kind: "calibration",
+    what: "calibration file",
+    fix: "move it aside (e.g. `mv .local/calibration.json .local/calibration.json.untrusted`) \
+          and measure each radio again with `rxnode clkin calibrate`",
+    max_bytes: 4 << 20,
+};
 /// Measurements kept per radio (the newest).
 const HISTORY: usize = 20;
 
@@ -96,18 +103,17 @@ pub(crate) fn created_paths(paths: &Paths) -> Vec<PathBuf> {
 /// regular file, too big or not a calibration file is an error naming it.
 pub(crate) fn load(paths: &Paths) -> Result<CalibrationFile> {
     let p = path(paths);
-    let Some(bytes) =
-        crate::store::fsutil::read_small_regular(&p, MAX_FILE_BYTES, "calibration file", None)?
-    else {
+    let Some(f) = SEALED.read::<CalibrationFile>(paths, &p)? else {
         return Ok(CalibrationFile::default());
     };
-    crate::store::fsutil::parse_schema_1(
-        &p,
-        &bytes,
-        "calibration file",
-        "move it aside to start afresh",
-        |f: &CalibrationFile| f.schema_version,
-    )
+    if f.schema_version != 1 {
+        return Err(crate::exit::refused(format!(
+            "{}: schema_version {} is not 1",
+            p.display(),
+            f.schema_version
+        )));
+    }
+    Ok(f)
 }
 
 /// The newest measurement of one radio.
@@ -138,9 +144,7 @@ pub(crate) fn record(paths: &Paths, driver: &str, serial: &str, m: Measurement) 
         let extra = entry.history.len() - HISTORY;
         entry.history.drain(..extra);
     }
-    let mut text = serde_json::to_string_pretty(&f)?;
-    text.push('\n');
-    write_atomic(&path(paths), text.as_bytes())?;
+    SEALED.write(paths, &path(paths), &f)?;
     Ok(true)
 }
 
@@ -249,6 +253,9 @@ mod tests {
     #[test]
     fn measurements_are_kept_per_radio_and_the_newest_wins() {
         let d = tempfile::TempDir::new().unwrap_or_else(|e| panic!("{e}"));
+        git2::Repository::init(d.path()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.path().join(".git/info/exclude"), "/.local/\n")
+            .unwrap_or_else(|e| panic!("{e}"));
         let paths = Paths::new(d.path());
         assert_eq!(lookup(&paths, "rxsim", "a").ok().flatten(), None);
         assert!(record(&paths, "rxsim", "a", m(1.0)).unwrap_or(false));
@@ -273,12 +280,16 @@ mod tests {
     #[test]
     fn a_damaged_file_is_an_error_not_an_empty_set() {
         let d = tempfile::TempDir::new().unwrap_or_else(|e| panic!("{e}"));
+        git2::Repository::init(d.path()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.path().join(".git/info/exclude"), "/.local/\n")
+            .unwrap_or_else(|e| panic!("{e}"));
         let paths = Paths::new(d.path());
         std::fs::create_dir_all(&paths.local).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(path(&paths), b"{\"radios\": 7}").unwrap_or_else(|e| panic!("{e}"));
         let e = load(&paths).map(|_| ()).map_err(|e| format!("{e:#}"));
         assert!(
-            matches!(&e, Err(m) if m.contains("calibration.json: not a calibration file")),
+            matches!(&e, Err(m) if m.contains("calibration.json was not written by this node")
+                && m.contains("rxnode clkin calibrate")),
             "{e:?}"
         );
         assert!(record(&paths, "rxsim", "a", m(1.0)).is_err());

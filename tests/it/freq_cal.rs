@@ -109,7 +109,7 @@ fn clkin_calibrate_finds_a_gsm_radio_error_and_keeps_it() {
     )
     .unwrap_or_default();
     assert_eq!(
-        stored["radios"]["driver=rxsim,serial=fc1"]["latest"]["ppm"].as_f64(),
+        stored["sealed"]["radios"]["driver=rxsim,serial=fc1"]["latest"]["ppm"].as_f64(),
         Some(ppm)
     );
     assert_eq!(
