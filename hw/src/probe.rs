@@ -14,6 +14,11 @@ pub struct DeviceInfo {
     pub driver: String,
     /// Serial number, when the driver reports one.
     pub serial: Option<String>,
+    /// The SoapyRemote server the radio is reached through (`tcp://host:port`),
+    /// `None` for a radio on this host: part of the radio's identity, so a remote
+    /// unit is never taken for a local one with the same driver and serial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
     /// Human label from enumeration.
     pub label: Option<String>,
     /// Hardware key (model).
@@ -56,6 +61,7 @@ impl DeviceInfo {
             args,
             driver,
             serial,
+            remote: None,
             label,
             hardware_key: None,
             rx_channels: 0,
@@ -224,6 +230,7 @@ pub fn enumerate(args: &str) -> Result<Vec<DeviceInfo>, Error> {
             get("serial"),
             get("label"),
         );
+        info.remote = get("remote").filter(|r| !r.trim().is_empty());
         match Device::new(open_args.as_str()) {
             Ok(dev) => probe_into(&dev, &mut info),
             Err(e) => info.error = Some(e.message),

@@ -9,7 +9,7 @@
 //!
 //! Also here: the native CS16 → SigMF `ci16_le` recording path, validated by the
 //! `sigmf` Python package and checked with numpy (pip install sigmf numpy).
-use crate::util::{free_port, read_lines, show, spawn_fed, text, unix_now, Lab, RXNODE};
+use crate::util::{free_port, read_lines, run_fed, show, spawn_fed, text, unix_now, Lab, RXNODE};
 use serde_json::Value;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -17,6 +17,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+mod calibration;
 mod capture;
 mod health;
 mod plans;
