@@ -240,6 +240,23 @@ pub fn enumerate(args: &str) -> Result<Vec<DeviceInfo>, Error> {
     Ok(out)
 }
 
+/// The physical unit SoapySDR opens for `args`, as its enumeration names it
+/// (driver, serial, SoapyRemote server, … as key/value pairs): the first match,
+/// which is the one `Device::make` opens. Read-only: nothing is opened. `None`
+/// when nothing matches (opening it fails then).
+pub fn resolve_unit(args: &str) -> Result<Option<BTreeMap<String, String>>, Error> {
+    sim::touch();
+    let found = soapysdr::enumerate(args).map_err(|e| Error::Enumerate {
+        args: args.to_owned(),
+        message: e.message.clone(),
+    })?;
+    Ok(found.into_iter().next().map(|a| {
+        a.iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }))
+}
+
 /// Fill `info` from an open device using getters only.
 pub(crate) fn probe_into(dev: &Device, info: &mut DeviceInfo) {
     if let Ok(d) = dev.driver_key() {

@@ -482,7 +482,7 @@ fn a_damaged_health_file_blocks_runs_and_is_kept() {
 #[test]
 fn a_radio_in_use_is_not_self_tested() {
     let lab = Lab::new();
-    // Makes .local/ ignored before the capture writes its lock there.
+    // Makes .local/ ignored before the capture writes there.
     let out = sim(&lab, &["health"]);
     expect_exit!(out, 0);
     let mut cap = util::spawn_fed(
@@ -502,12 +502,13 @@ fn a_radio_in_use_is_not_self_tested() {
         ]),
         b"",
     );
-    let locks = lab.local().join("radio-locks");
     let t0 = Instant::now();
-    while !std::fs::read_dir(&locks).is_ok_and(|d| {
-        d.flatten()
-            .any(|e| e.path().extension().is_some_and(|x| x == "json"))
-    }) {
+    let held = || {
+        let out = lab.rxnode().args(["status", "--json"]).output().ok();
+        let v: Option<serde_json::Value> = out.and_then(|o| serde_json::from_slice(&o.stdout).ok());
+        v.is_some_and(|v| v["radios_in_use"].as_array().is_some_and(|a| !a.is_empty()))
+    };
+    while !held() {
         assert!(
             t0.elapsed() < Duration::from_secs(20),
             "the capture never held the radio"

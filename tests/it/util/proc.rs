@@ -10,9 +10,16 @@ pub const RXNODE: &str = env!("CARGO_BIN_EXE_rxnode");
 pub const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
 
 /// `rxnode` isolated from the caller's environment: none of its own variables, no
-/// log filter, no Git credential prompt.
+/// log filter, no Git credential prompt, and its per-machine radio locks
+/// (`$XDG_RUNTIME_DIR/rxnode/`) in a folder of the calling test's own thread — every
+/// rxnode one test starts shares it, tests running side by side do not.
 pub fn rxnode_cmd() -> Command {
+    thread_local! {
+        static RUNTIME_DIR: tempfile::TempDir =
+            tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a runtime folder: {e}"));
+    }
     let mut c = Command::new(RXNODE);
+    RUNTIME_DIR.with(|d| c.env("XDG_RUNTIME_DIR", d.path()));
     c.env_remove("RXNODE_REPO")
         .env_remove("RXNODE_REMOTE")
         .env_remove("RXNODE_BRANCH")
