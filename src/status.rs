@@ -121,7 +121,7 @@ pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Resu
         lock_holder_alive: alive,
         held: paths.stop().exists(),
         run_in_progress: lock::run_holder(paths).filter(lock::holder_alive),
-        radios_in_use: crate::store::radio_lock::held_radios(paths),
+        radios_in_use: crate::store::radio_lock::held_radios(),
         heartbeat_age_s: st.last_poll.as_ref().and_then(|p| age_s(&p.at)),
         last_poll: st.last_poll.clone(),
         remote_marker: st.remote_marker.clone(),

@@ -39,7 +39,7 @@ pub use crate::{
     clock::hackrf_clkin_status,
     error::{Error, Result},
     probe::{
-        enumerate, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
+        enumerate, resolve_unit, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
         soapysdr_version, why_absent, DeviceInfo, GainElement, ModuleLoad,
     },
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, TxRadio, TxReport},

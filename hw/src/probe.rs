@@ -14,6 +14,11 @@ pub struct DeviceInfo {
     pub driver: String,
     /// Serial number, when the driver reports one.
     pub serial: Option<String>,
+    /// The SoapyRemote server the radio is reached through (`tcp://host:port`),
+    /// `None` for a radio on this host: part of the radio's identity, so a remote
+    /// unit is never taken for a local one with the same driver and serial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
     /// Human label from enumeration.
     pub label: Option<String>,
     /// Hardware key (model).
@@ -56,6 +61,7 @@ impl DeviceInfo {
             args,
             driver,
             serial,
+            remote: None,
             label,
             hardware_key: None,
             rx_channels: 0,
@@ -267,6 +273,7 @@ pub fn enumerate(args: &str) -> Result<Vec<DeviceInfo>, Error> {
             get("serial"),
             get("label"),
         );
+        info.remote = get("remote").filter(|r| !r.trim().is_empty());
         match Device::new(open_args.as_str()) {
             Ok(dev) => probe_into(&dev, &mut info),
             Err(e) => info.error = Some(e.message),
@@ -274,6 +281,23 @@ pub fn enumerate(args: &str) -> Result<Vec<DeviceInfo>, Error> {
         out.push(info);
     }
     Ok(out)
+}
+
+/// The physical unit SoapySDR opens for `args`, as its enumeration names it
+/// (driver, serial, SoapyRemote server, … as key/value pairs): the first match,
+/// which is the one `Device::make` opens. Read-only: nothing is opened. `None`
+/// when nothing matches (opening it fails then).
+pub fn resolve_unit(args: &str) -> Result<Option<BTreeMap<String, String>>, Error> {
+    sim::touch();
+    let found = soapysdr::enumerate(args).map_err(|e| Error::Enumerate {
+        args: args.to_owned(),
+        message: e.message.clone(),
+    })?;
+    Ok(found.into_iter().next().map(|a| {
+        a.iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }))
 }
 
 /// Fill `info` from an open device using getters only.

@@ -43,7 +43,10 @@ pub use crate::{
         check_node_name, lenient_field, lenient_task_id, AllowPush, TaskHeader, TaskId,
         MAX_NODE_NAME_LEN,
     },
-    mac::{record_mac, verify_record_mac, RecordFields, RecordKind, NODE_KEY_LEN},
+    mac::{
+        file_mac, record_mac, verify_file_mac, verify_record_mac, RecordFields, RecordKind,
+        NODE_KEY_LEN,
+    },
     permit::{authorize, check_tx_step, TxPermit},
     plan::{
         ClkinCompareStep, ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step,

@@ -81,6 +81,42 @@ pub fn verify_record_mac(key: &[u8], fields: &RecordFields<'_>, mac: &str) -> bo
     }
 }
 
+/// The MAC (lowercase hex) of a node-owned file's content under `key`: the
+/// file's `kind` (its role, e.g. `node-name`, so a file never verifies in
+/// another's place) and its bytes, each length-prefixed. `None` when the key is
+/// not [`NODE_KEY_LEN`] bytes (`docs/safety.md#node-sealed-files`).
+pub fn file_mac(key: &[u8], kind: &str, body: &[u8]) -> Option<String> {
+    Some(hex::encode(
+        file_keyed(key, kind, body)?.finalize().into_bytes(),
+    ))
+}
+
+/// Whether `mac` (hex) is the MAC of this file content under `key`, compared in
+/// constant time. A wrong-length key, a malformed MAC, another kind or any
+/// changed byte is `false`.
+pub fn verify_file_mac(key: &[u8], kind: &str, body: &[u8], mac: &str) -> bool {
+    let Ok(tag) = hex::decode(mac) else {
+        return false;
+    };
+    match file_keyed(key, kind, body) {
+        Some(m) => m.verify_slice(&tag).is_ok(),
+        None => false,
+    }
+}
+
+fn file_keyed(key: &[u8], kind: &str, body: &[u8]) -> Option<Hmac<Sha256>> {
+    if key.len() != NODE_KEY_LEN {
+        return None;
+    }
+    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(key).ok()?;
+    m.update(b"rxnode-file-mac-v1");
+    for part in [kind.as_bytes(), body] {
+        m.update(&(part.len() as u64).to_be_bytes());
+        m.update(part);
+    }
+    Some(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +160,17 @@ mod tests {
         assert!(!verify_record_mac(&K[..16], &f("T1", "aa"), &mac));
         assert_eq!(record_mac(&K[..16], &f("T1", "aa")), None);
         assert_eq!(mac.len(), 64);
+    }
+
+    #[test]
+    fn a_file_mac_verifies_only_its_own_bytes_and_kind_under_its_own_key() {
+        let mac = file_mac(&K, "node-name", b"{}").unwrap();
+        assert!(verify_file_mac(&K, "node-name", b"{}", &mac));
+        assert!(!verify_file_mac(&[8; 32], "node-name", b"{}", &mac));
+        assert!(!verify_file_mac(&K, "calibration", b"{}", &mac));
+        assert!(!verify_file_mac(&K, "node-name", b"{ }", &mac));
+        assert!(!verify_file_mac(&K, "node-name", b"{}", ""));
+        assert!(!verify_file_mac(&K, "node-nam", b"e{}", &mac));
+        assert_eq!(file_mac(&K[..16], "node-name", b"{}"), None);
     }
 }

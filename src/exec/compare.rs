@@ -447,18 +447,9 @@ pub(crate) fn add_clock_blocks(
         let Some(r) = entry.get_mut(role).and_then(Value::as_object_mut) else {
             continue;
         };
-        let dev = r.get("device");
-        let driver = dev
-            .and_then(|d| d.get("driver"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let serial = dev
-            .and_then(|d| d.get("serial"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        if driver.is_empty() {
+        let dev = r.get("device").cloned().unwrap_or(Value::Null);
+        let radio = crate::store::calibration::Radio::of_block(&dev);
+        if radio.driver.is_empty() {
             continue;
         }
         let source = r
@@ -467,8 +458,7 @@ pub(crate) fn add_clock_blocks(
             .map(str::to_owned);
         let block = crate::store::calibration::clock_block(
             paths,
-            &driver,
-            &serial,
+            radio,
             source.as_deref(),
             max_age_s,
             None,
@@ -498,6 +488,7 @@ fn entry(
                 "driver": r.info.driver,
                 "serial": r.info.serial,
                 "hardware_key": r.info.hardware_key,
+                "remote": r.info.remote,
             },
             "actual": r.actual,
             "clock_source_set": step.clock_sources.as_ref().and_then(|c| c.get(i)),

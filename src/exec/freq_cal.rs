@@ -179,6 +179,10 @@ fn judge(
         "frequency_hz": f.frequency_hz,
         "capture": capture,
     });
+    // A number is true or absent: an estimate against a carrier that is not
+    // confirmed (off its channel raster; an LTE cell whose SSS was not decoded) is
+    // the tuning offset, not the radio's error — FAIL, saying why, with no number.
+    let result = result.and_then(|e| rxnode_dsp::confirm_carrier(&e, f.frequency_hz).map(|()| e));
     let (status, detail, estimate) = match result {
         Ok(e) => {
             let status = if complete {
@@ -264,23 +268,12 @@ fn judge(
     }
 }
 
-/// The radio's driver and serial from a measurement's device block.
-fn driver_serial(device: &Value) -> (String, String) {
-    let get = |k: &str| {
-        device
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    (get("driver"), get("serial"))
-}
-
 /// Keep an estimate in `.local/calibration.json` under the radio's identity and add
 /// the `clock` block (with it as the last measurement) to the entry.
 /// `calibration_stored` says whether it was kept, `calibration_note` why not.
 fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>, max_age_s: f64) {
-    let (driver, serial) = driver_serial(&m.device);
+    let device = m.device.clone();
+    let radio = calibration::Radio::of_block(&device);
     let mut note = None;
     let stored = match &m.estimate {
         Some(e) if m.status == Status::Pass => {
@@ -293,7 +286,7 @@ fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>,
                 time: crate::store::fsutil::now_iso(),
                 task_id: task_id.map(str::to_owned),
             };
-            match calibration::record(paths, &driver, &serial, meas) {
+            match calibration::record(paths, radio, meas) {
                 Ok(true) => true,
                 Ok(false) => {
                     note = Some("the radio reports no serial: not kept".to_owned());
@@ -316,8 +309,7 @@ fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>,
         .pointer("/actual/clock_source")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let clock =
-        calibration::clock_block(paths, &driver, &serial, source.as_deref(), max_age_s, None);
+    let clock = calibration::clock_block(paths, radio, source.as_deref(), max_age_s, None);
     if let Some(o) = m.entry.as_object_mut() {
         if m.estimate.is_some() {
             o.insert("calibration_stored".into(), json!(stored));

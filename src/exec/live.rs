@@ -77,8 +77,7 @@ impl CalibrationUse {
         }
         crate::store::calibration::correction_for(
             &self.paths,
-            &info.driver,
-            info.serial.as_deref().unwrap_or_default(),
+            crate::store::calibration::Radio::of(info),
             self.max_age_s,
         )
         .map(|m| Some(m.ppm))
@@ -95,8 +94,7 @@ impl CalibrationUse {
     ) -> serde_json::Value {
         crate::store::calibration::clock_block(
             &self.paths,
-            &info.driver,
-            info.serial.as_deref().unwrap_or_default(),
+            crate::store::calibration::Radio::of(info),
             source,
             self.max_age_s,
             applied,
@@ -618,6 +616,10 @@ fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tu
         "serial": info.serial,
         "hardware_key": info.hardware_key,
     });
+    if let (Some(o), Some(r)) = (summary.device.as_object_mut(), &info.remote) {
+        // A radio behind SoapyRemote: its server is part of its identity.
+        o.insert("remote".into(), json!(r));
+    }
     summary.requested = json!({
         "frequency_hz": c.frequency_hz,
         "sample_rate_hz": c.sample_rate_hz,

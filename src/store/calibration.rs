@@ -1,11 +1,13 @@
 //! `.local/calibration.json`: the radios' measured frequency errors, per radio
-//! identity (driver and serial), for the `clock` block of every result and
+//! identity (driver, serial and, for a radio reached through SoapyRemote, its
+//! server), for the `clock` block of every result and
 //! recording and for `apply_calibration` / `--apply-cal`
 //! (docs/operator.md#calibrating-a-radio-without-a-generator).
 //!
-//! Written atomically, checked ignored by Git before it is created; a damaged file
-//! is an error naming it, never silently reset.
-use crate::store::fsutil::write_atomic;
+//! Sealed with the node key (`crate::store::sealed`): a calibration this node did not
+//! measure — planted through Git, copied, edited or written before sealing — is refused
+//! with its fix and never applied. Written atomically, checked ignored by Git before it
+//! is created; a damaged file is an error naming it, never silently reset.
 use crate::store::paths::Paths;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -14,8 +16,14 @@ use std::path::PathBuf;
 
 /// The file's name under `.local/`.
 pub(crate) const CALIBRATION_FILE: &str = "calibration.json";
-/// The largest calibration file read.
-const MAX_FILE_BYTES: u64 = 4 << 20;
+/// The calibration file, sealed with the node key.
+const SEALED: crate::store::sealed::Sealed = crate::store::sealed::Sealed {
+    kind: "calibration",
+    what: "calibration file",
+    fix: "move it aside (e.g. `mv .local/calibration.json .local/calibration.json.untrusted`) \
+          and measure each radio again with `rxnode clkin calibrate`",
+    max_bytes: 4 << 20,
+};
 /// Measurements kept per radio (the newest).
 const HISTORY: usize = 20;
 
@@ -48,6 +56,9 @@ pub(crate) struct RadioCalibration {
     pub(crate) driver: String,
     /// The radio's serial.
     pub(crate) serial: String,
+    /// The SoapyRemote server it is reached through (`None`: on this host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) remote: Option<String>,
     /// The newest measurement.
     pub(crate) latest: Measurement,
     /// Earlier ones, oldest first (at most 20, the latest included).
@@ -60,7 +71,8 @@ pub(crate) struct RadioCalibration {
 pub(crate) struct CalibrationFile {
     /// Always 1.
     pub(crate) schema_version: u32,
-    /// By radio identity `driver=…,serial=…`.
+    /// By radio identity `driver=…,serial=…` (`driver=…,remote=…,serial=…` over
+    /// SoapyRemote).
     pub(crate) radios: BTreeMap<String, RadioCalibration>,
 }
 
@@ -73,12 +85,54 @@ impl Default for CalibrationFile {
     }
 }
 
+/// One radio as a calibration names it: its driver, its serial and, when it is
+/// reached through SoapyRemote, the server (the same unit on another host, or a
+/// local unit with the same serial, is another radio).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Radio<'a> {
+    /// The SoapySDR driver.
+    pub(crate) driver: &'a str,
+    /// The radio's serial (empty: unknown).
+    pub(crate) serial: &'a str,
+    /// The SoapyRemote server, if any.
+    pub(crate) remote: Option<&'a str>,
+}
+
+impl<'a> Radio<'a> {
+    /// The radio an open device's probe describes.
+    pub(crate) fn of(info: &'a rxnode_hw::DeviceInfo) -> Self {
+        Radio {
+            driver: &info.driver,
+            serial: info.serial.as_deref().unwrap_or_default(),
+            remote: info.remote.as_deref(),
+        }
+    }
+
+    /// The radio a result's `device` block (`driver`, `serial`, `remote`) names.
+    pub(crate) fn of_block(device: &'a serde_json::Value) -> Self {
+        let get = |k: &str| device.get(k).and_then(serde_json::Value::as_str);
+        Radio {
+            driver: get("driver").unwrap_or_default(),
+            serial: get("serial").unwrap_or_default(),
+            remote: get("remote").filter(|r| !r.trim().is_empty()),
+        }
+    }
+}
+
 /// The radio identity a measurement is kept under; `None` without a serial (a
 /// radio that cannot be told from another of its kind is never given another's
-/// correction).
-pub(crate) fn identity(driver: &str, serial: &str) -> Option<String> {
-    let (d, s) = (driver.trim(), serial.trim());
-    (!d.is_empty() && !s.is_empty()).then(|| format!("driver={d},serial={s}"))
+/// correction). Over SoapyRemote the server is part of it.
+pub(crate) fn identity(radio: Radio<'_>) -> Option<String> {
+    let (d, s) = (radio.driver.trim(), radio.serial.trim());
+    if d.is_empty() || s.is_empty() {
+        return None;
+    }
+    Some(
+        match radio.remote.map(str::trim).filter(|r| !r.is_empty()) {
+            Some(r) => format!("driver={d},remote={r},serial={s}"),
+            None => format!("driver={d},serial={s}"),
+        },
+    )
 }
 
 /// `.local/calibration.json`.
@@ -96,23 +150,22 @@ pub(crate) fn created_paths(paths: &Paths) -> Vec<PathBuf> {
 /// regular file, too big or not a calibration file is an error naming it.
 pub(crate) fn load(paths: &Paths) -> Result<CalibrationFile> {
     let p = path(paths);
-    let Some(bytes) =
-        crate::store::fsutil::read_small_regular(&p, MAX_FILE_BYTES, "calibration file", None)?
-    else {
+    let Some(f) = SEALED.read::<CalibrationFile>(paths, &p)? else {
         return Ok(CalibrationFile::default());
     };
-    crate::store::fsutil::parse_schema_1(
-        &p,
-        &bytes,
-        "calibration file",
-        "move it aside to start afresh",
-        |f: &CalibrationFile| f.schema_version,
-    )
+    if f.schema_version != 1 {
+        return Err(crate::exit::refused(format!(
+            "{}: schema_version {} is not 1",
+            p.display(),
+            f.schema_version
+        )));
+    }
+    Ok(f)
 }
 
 /// The newest measurement of one radio.
-pub(crate) fn lookup(paths: &Paths, driver: &str, serial: &str) -> Result<Option<Measurement>> {
-    let Some(id) = identity(driver, serial) else {
+pub(crate) fn lookup(paths: &Paths, radio: Radio<'_>) -> Result<Option<Measurement>> {
+    let Some(id) = identity(radio) else {
         return Ok(None);
     };
     Ok(load(paths)?.radios.get(&id).map(|r| r.latest.clone()))
@@ -120,15 +173,16 @@ pub(crate) fn lookup(paths: &Paths, driver: &str, serial: &str) -> Result<Option
 
 /// Keep `m` as the radio's newest measurement. Refused, with nothing written, when
 /// Git would not ignore the file; `Ok(false)` when the radio has no serial.
-pub(crate) fn record(paths: &Paths, driver: &str, serial: &str, m: Measurement) -> Result<bool> {
-    let Some(id) = identity(driver, serial) else {
+pub(crate) fn record(paths: &Paths, radio: Radio<'_>, m: Measurement) -> Result<bool> {
+    let Some(id) = identity(radio) else {
         return Ok(false);
     };
     crate::store::trust::check_created(paths, &created_paths(paths))?;
     let mut f = load(paths)?;
     let entry = f.radios.entry(id).or_insert_with(|| RadioCalibration {
-        driver: driver.trim().to_owned(),
-        serial: serial.trim().to_owned(),
+        driver: radio.driver.trim().to_owned(),
+        serial: radio.serial.trim().to_owned(),
+        remote: radio.remote.map(|r| r.trim().to_owned()),
         latest: m.clone(),
         history: Vec::new(),
     });
@@ -138,9 +192,7 @@ pub(crate) fn record(paths: &Paths, driver: &str, serial: &str, m: Measurement) 
         let extra = entry.history.len() - HISTORY;
         entry.history.drain(..extra);
     }
-    let mut text = serde_json::to_string_pretty(&f)?;
-    text.push('\n');
-    write_atomic(&path(paths), text.as_bytes())?;
+    SEALED.write(paths, &path(paths), &f)?;
     Ok(true)
 }
 
@@ -157,13 +209,12 @@ pub(crate) fn age_s(time: &str) -> Option<f64> {
 /// (docs/protocol.md#clock).
 pub(crate) fn clock_block(
     paths: &Paths,
-    driver: &str,
-    serial: &str,
+    radio: Radio<'_>,
     source: Option<&str>,
     max_age_s: f64,
     applied_ppm: Option<f64>,
 ) -> serde_json::Value {
-    let last = match lookup(paths, driver, serial) {
+    let last = match lookup(paths, radio) {
         Ok(m) => m,
         Err(e) => {
             tracing::warn!("calibration: {e:#}");
@@ -185,7 +236,7 @@ pub(crate) fn clock_block(
     });
     serde_json::json!({
         "source": source,
-        "radio": identity(driver, serial),
+        "radio": identity(radio),
         "last_measurement": last,
         "ppm_correction_applied": applied_ppm,
     })
@@ -196,16 +247,16 @@ pub(crate) fn clock_block(
 /// error naming the radio and the measurement's age — never applied silently.
 pub(crate) fn correction_for(
     paths: &Paths,
-    driver: &str,
-    serial: &str,
+    radio: Radio<'_>,
     max_age_s: f64,
 ) -> Result<Measurement, String> {
-    let Some(id) = identity(driver, serial) else {
+    let Some(id) = identity(radio) else {
         return Err(format!(
-            "apply_calibration (--apply-cal): the radio (driver {driver:?}) reports no serial, so no measurement can be tied to it"
+            "apply_calibration (--apply-cal): the radio (driver {:?}) reports no serial, so no measurement can be tied to it",
+            radio.driver
         ));
     };
-    let m = lookup(paths, driver, serial)
+    let m = lookup(paths, radio)
         .map_err(|e| format!("apply_calibration (--apply-cal): {e:#}"))?
         .ok_or_else(|| {
             format!(
@@ -246,42 +297,87 @@ mod tests {
         }
     }
 
+    fn r<'a>(driver: &'a str, serial: &'a str) -> Radio<'a> {
+        Radio {
+            driver,
+            serial,
+            remote: None,
+        }
+    }
+
     #[test]
     fn measurements_are_kept_per_radio_and_the_newest_wins() {
         let d = tempfile::TempDir::new().unwrap_or_else(|e| panic!("{e}"));
+        git2::Repository::init(d.path()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.path().join(".git/info/exclude"), "/.local/\n")
+            .unwrap_or_else(|e| panic!("{e}"));
         let paths = Paths::new(d.path());
-        assert_eq!(lookup(&paths, "rxsim", "a").ok().flatten(), None);
-        assert!(record(&paths, "rxsim", "a", m(1.0)).unwrap_or(false));
-        assert!(record(&paths, "rxsim", "b", m(-2.0)).unwrap_or(false));
-        assert!(record(&paths, "rxsim", "a", m(3.0)).unwrap_or(false));
+        assert_eq!(lookup(&paths, r("rxsim", "a")).ok().flatten(), None);
+        assert!(record(&paths, r("rxsim", "a"), m(1.0)).unwrap_or(false));
+        assert!(record(&paths, r("rxsim", "b"), m(-2.0)).unwrap_or(false));
+        assert!(record(&paths, r("rxsim", "a"), m(3.0)).unwrap_or(false));
         assert_eq!(
-            lookup(&paths, "rxsim", "a").ok().flatten().map(|x| x.ppm),
+            lookup(&paths, r("rxsim", "a"))
+                .ok()
+                .flatten()
+                .map(|x| x.ppm),
             Some(3.0)
         );
         assert_eq!(
-            lookup(&paths, "rxsim", "b").ok().flatten().map(|x| x.ppm),
+            lookup(&paths, r("rxsim", "b"))
+                .ok()
+                .flatten()
+                .map(|x| x.ppm),
             Some(-2.0)
         );
         // No serial: nothing stored, nothing found.
-        assert!(!record(&paths, "rxsim", "", m(5.0)).unwrap_or(true));
-        assert_eq!(lookup(&paths, "rxsim", "").ok().flatten(), None);
+        assert!(!record(&paths, r("rxsim", ""), m(5.0)).unwrap_or(true));
+        assert_eq!(lookup(&paths, r("rxsim", "")).ok().flatten(), None);
+        // The same serial behind a SoapyRemote server is another radio.
+        let remote = Radio {
+            remote: Some("tcp://10.0.0.5:55132"),
+            ..r("rxsim", "a")
+        };
+        assert_eq!(lookup(&paths, remote).ok().flatten(), None);
+        assert!(record(&paths, remote, m(-9.0)).unwrap_or(false));
+        assert_eq!(
+            lookup(&paths, remote).ok().flatten().map(|x| x.ppm),
+            Some(-9.0)
+        );
+        assert_eq!(
+            lookup(&paths, r("rxsim", "a"))
+                .ok()
+                .flatten()
+                .map(|x| x.ppm),
+            Some(3.0)
+        );
         let f = load(&paths).unwrap_or_default();
         assert_eq!(f.radios["driver=rxsim,serial=a"].history.len(), 2);
+        assert_eq!(
+            f.radios["driver=rxsim,remote=tcp://10.0.0.5:55132,serial=a"]
+                .history
+                .len(),
+            1
+        );
         assert!(age_s(&f.radios["driver=rxsim,serial=a"].latest.time).is_some_and(|a| a < 60.0));
     }
 
     #[test]
     fn a_damaged_file_is_an_error_not_an_empty_set() {
         let d = tempfile::TempDir::new().unwrap_or_else(|e| panic!("{e}"));
+        git2::Repository::init(d.path()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.path().join(".git/info/exclude"), "/.local/\n")
+            .unwrap_or_else(|e| panic!("{e}"));
         let paths = Paths::new(d.path());
         std::fs::create_dir_all(&paths.local).unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(path(&paths), b"{\"radios\": 7}").unwrap_or_else(|e| panic!("{e}"));
         let e = load(&paths).map(|_| ()).map_err(|e| format!("{e:#}"));
         assert!(
-            matches!(&e, Err(m) if m.contains("calibration.json: not a calibration file")),
+            matches!(&e, Err(m) if m.contains("calibration.json was not written by this node")
+                && m.contains("rxnode clkin calibrate")),
             "{e:?}"
         );
-        assert!(record(&paths, "rxsim", "a", m(1.0)).is_err());
+        assert!(record(&paths, r("rxsim", "a"), m(1.0)).is_err());
         assert_eq!(
             std::fs::read(path(&paths)).unwrap_or_default(),
             b"{\"radios\": 7}"

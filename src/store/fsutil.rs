@@ -3,28 +3,6 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// A node-local JSON file of schema version 1 parsed from its `bytes`: a parse
-/// failure is a refusal naming the file as not a `what` file, with `fix`; another
-/// `schema_version` (read by `version`) is a refusal naming it.
-pub(crate) fn parse_schema_1<T: serde::de::DeserializeOwned>(
-    p: &Path,
-    bytes: &[u8],
-    what: &str,
-    fix: &str,
-    version: impl Fn(&T) -> u32,
-) -> Result<T> {
-    let f: T = serde_json::from_slice(bytes)
-        .map_err(|e| crate::exit::refused(format!("{}: not a {what} ({e}); {fix}", p.display())))?;
-    if version(&f) != 1 {
-        return Err(crate::exit::refused(format!(
-            "{}: schema_version {} is not 1",
-            p.display(),
-            version(&f)
-        )));
-    }
-    Ok(f)
-}
-
 /// The bytes of a small node-local file, `None` when there is none. A file that is
 /// not a regular file (a symlink or folder is never trusted) or is over `max` bytes
 /// is a refusal naming it; `fix` (if any) says what the operator does about it.

@@ -11,12 +11,14 @@
 //! The file is read-modify-written under an exclusive OS lock on
 //! `.local/rxnode-health.lock` (the watcher, `rxnode run` and `rxnode health test`
 //! may record at the same time), replaced atomically, and checked ignored by Git
-//! before it is created. A damaged file is an error naming it, never silently
-//! reset (a lost `BAD` would let runs reach a broken radio).
-use crate::store::fsutil::{now_iso, write_atomic};
+//! before it is created, sealed with the node key (`crate::store::sealed`: a health
+//! this node did not record — planted through Git, copied, edited — is refused, never
+//! used). A damaged file is an error naming it, never silently reset (a lost `BAD`
+//! would let runs reach a broken radio).
+use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -24,8 +26,14 @@ use std::collections::BTreeMap;
 /// Current schema of the health file.
 pub(crate) const HEALTH_SCHEMA: u32 = 1;
 
-/// The largest health file read (a lab has a handful of radios).
-const MAX_FILE_BYTES: u64 = 1 << 20;
+/// The health file, sealed with the node key (a lab has a handful of radios).
+const SEALED: crate::store::sealed::Sealed = crate::store::sealed::Sealed {
+    kind: "radio-health",
+    what: "radio health file",
+    fix: "move it aside (e.g. `mv .local/rxnode-health.json .local/rxnode-health.json.untrusted`) \
+          and run `rxnode health test` for each radio",
+    max_bytes: 1 << 20,
+};
 
 /// The health of one radio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,33 +155,9 @@ fn lock_path(paths: &Paths) -> std::path::PathBuf {
 /// A link, a folder, an oversized or unreadable file is an error naming it.
 pub(crate) fn load(paths: &Paths) -> Result<HealthFile> {
     let p = path(paths);
-    let meta = match std::fs::symlink_metadata(&p) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HealthFile::default()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    let Some(f) = SEALED.read::<HealthFile>(paths, &p)? else {
+        return Ok(HealthFile::default());
     };
-    if !meta.is_file() {
-        return Err(crate::exit::refused(format!(
-            "radio health file {} is not a regular file (a symlink or folder is never trusted); \
-             move it aside and run `rxnode health test` for each radio",
-            p.display()
-        )));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(crate::exit::refused(format!(
-            "radio health file {} is {} bytes; at most {MAX_FILE_BYTES} are read",
-            p.display(),
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
-    let f: HealthFile = serde_json::from_slice(&bytes).map_err(|e| {
-        crate::exit::refused(format!(
-            "radio health file {} is damaged ({e}); nothing was changed — move it aside \
-             (e.g. `mv {0} {0}.bad`) and run `rxnode health test` for each radio",
-            p.display()
-        ))
-    })?;
     if f.schema_version != HEALTH_SCHEMA {
         return Err(crate::exit::refused(format!(
             "radio health file {}: schema_version {} is not {HEALTH_SCHEMA}",
@@ -237,9 +221,7 @@ pub(crate) fn record(paths: &Paths, device_args: &str, event: &Event) -> Result<
     }
     rec.health = new_health;
     file.radios.insert(id.clone(), rec.clone());
-    let mut bytes = serde_json::to_vec_pretty(&file)?;
-    bytes.push(b'\n');
-    write_atomic(&path(paths), &bytes)?;
+    SEALED.write(paths, &path(paths), &file)?;
     if let Event::SelfTest { ok, reason } = event {
         let e = Entry::new("self_test").detail(json!({
             "radio": id, "device_args": device_args,

@@ -1,7 +1,8 @@
 //! The node's local store (never in Git): paths, atomic files and locks,
 //! state and its rebuild (`evidence` reads the ledger and the outboxes as
 //! evidence, `replay` rebuilds a state from it, `rebuild` writes it), the ledger, the watcher lock, the per-radio locks, the outbox, the
-//! policy, the node name, the radios' health, the frequency calibrations, the
+//! policy, the node name, the radios' health, the frequency calibrations (the
+//! last three node-sealed: `sealed`), the
 //! running task's step, and the trust-root check that guards all of them.
 pub(crate) mod calibration;
 pub(crate) mod evidence;
@@ -19,5 +20,6 @@ pub(crate) mod queue;
 pub(crate) mod radio_lock;
 pub(crate) mod rebuild;
 mod replay;
+pub(crate) mod sealed;
 pub(crate) mod state;
 pub(crate) mod trust;

@@ -2,20 +2,25 @@
 //! NAME` sets it and `rxnode node show` reads it.
 //!
 //! The name is chosen by the operator (never the host name unless chosen), stored
-//! node-locally in `.local/rxnode-node.json` (a plain regular file; never from the
-//! branch) and carried in every result this node writes and publishes, so one
+//! node-locally in `.local/rxnode-node.json` (a regular file sealed with the node
+//! key, `crate::store::sealed`: a name the branch planted is never used) and carried in every result this node writes and publishes, so one
 //! `rx-node` branch serves a fleet. Publishing without a name is refused with the fix
 //! (docs/decisions.md): a default would make two unnamed laptops indistinguishable.
 use crate::exit::refused;
-use crate::store::fsutil::{now_iso, write_atomic};
+use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-/// The largest node file read.
-const MAX_FILE_BYTES: u64 = 4096;
+/// The node file, sealed with the node key.
+const SEALED: crate::store::sealed::Sealed = crate::store::sealed::Sealed {
+    kind: "node-name",
+    what: "node file",
+    fix: "run `rxnode node set-name NAME` to write it again",
+    max_bytes: 4096,
+};
 
 /// `.local/rxnode-node.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -40,22 +45,16 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
 /// naming the file (never silently treated as "no name").
 pub(crate) fn load_name(paths: &Paths) -> Result<Option<String>> {
     let p = paths.node_name();
-    let Some(bytes) = crate::store::fsutil::read_small_regular(
-        &p,
-        MAX_FILE_BYTES,
-        "node file",
-        Some("remove it and run `rxnode node set-name NAME`"),
-    )?
-    else {
+    let Some(f) = SEALED.read::<NodeFile>(paths, &p)? else {
         return Ok(None);
     };
-    let f = crate::store::fsutil::parse_schema_1(
-        &p,
-        &bytes,
-        "node file",
-        "run `rxnode node set-name NAME` to rewrite it",
-        |f: &NodeFile| f.schema_version,
-    )?;
+    if f.schema_version != 1 {
+        return Err(refused(format!(
+            "{}: schema_version {} is not 1",
+            p.display(),
+            f.schema_version
+        )));
+    }
     check_name(&f.name).map_err(|e| refused(format!("{}: {e}", p.display())))?;
     Ok(Some(f.name))
 }
@@ -96,13 +95,14 @@ pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
         )));
     }
     // A damaged or untrusted file is reported, not overwritten blindly — except that a
-    // parse failure of a regular file is exactly what set-name repairs.
+    // regular file that does not parse or is not sealed by this node is exactly what
+    // set-name repairs.
     let old = match load_name(paths) {
         Ok(o) => o,
         Err(e) => {
             let p = paths.node_name();
             if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
-                tracing::warn!("replacing the damaged node file: {e:#}");
+                tracing::warn!("replacing the damaged or untrusted node file: {e:#}");
                 None
             } else {
                 return Err(e);
@@ -114,11 +114,9 @@ pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
         name: name.to_owned(),
         set_at: now_iso(),
     };
-    let mut text = serde_json::to_string_pretty(&f)?;
-    text.push('\n');
     std::fs::create_dir_all(&paths.local)
         .with_context(|| format!("cannot create {}", paths.local.display()))?;
-    write_atomic(&paths.node_name(), text.as_bytes())?;
+    SEALED.write(paths, &paths.node_name(), &f)?;
     let entry = Entry::new("node_named").detail(json!({"name": name, "previous": old}));
     if let Err(e) = ledger::append(paths, &entry) {
         tracing::warn!("cannot record the node name in the ledger: {e:#}");
@@ -151,25 +149,27 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_or_symlinked_file_is_an_error_not_no_name() {
+    fn a_damaged_unsealed_or_symlinked_file_is_an_error_not_no_name() {
         let d = tempfile::TempDir::new().unwrap();
+        git2::Repository::init(d.path()).unwrap();
         let paths = Paths::new(d.path());
         assert_eq!(load_name(&paths).unwrap(), None);
         std::fs::create_dir_all(&paths.local).unwrap();
         std::fs::write(paths.node_name(), "{").unwrap();
         assert!(load_name(&paths).is_err());
+        // A well-formed name this node did not write (no node MAC): never used.
         std::fs::write(
             paths.node_name(),
-            r#"{"schema_version":1,"name":"bad name","set_at":"x"}"#,
+            r#"{"schema_version":1,"name":"RX-9","set_at":"x"}"#,
         )
         .unwrap();
         let e = format!("{:#}", load_name(&paths).unwrap_err());
-        assert!(e.contains("bad name"), "{e}");
-        std::fs::write(
-            paths.node_name(),
-            r#"{"schema_version":1,"name":"RX-1","set_at":"x"}"#,
-        )
-        .unwrap();
+        assert!(
+            e.contains("carries no node MAC") && e.contains("rxnode node set-name NAME"),
+            "{e}"
+        );
+        // The fix: set-name writes it again, sealed.
+        assert_eq!(set_name(&paths, "RX-1").unwrap(), None);
         assert_eq!(load_name(&paths).unwrap().as_deref(), Some("RX-1"));
         #[cfg(unix)]
         {

@@ -1,29 +1,38 @@
-//! `.local/radio-locks/`: one rxnode process per radio (docs/operator.md#one-process-per-radio).
+//! Per-machine radio locks: one rxnode process per physical radio
+//! (docs/operator.md#one-process-per-radio).
 //!
-//! Before a command opens a radio (`capture`, `sweep`, a step of `run`) it takes
-//! an advisory lock named after the radio's identity: the OS's own file lock
+//! Before a command opens a radio (`capture`, `sweep`, a step of `run`) it
+//! resolves which physical unit its device args open — SoapySDR's own
+//! enumeration of the args, whose first match is the unit `Device::make` opens
+//! ([`rxnode_hw::resolve_unit`]) — and takes an advisory lock named after that
+//! unit's identity (driver, serial, SoapyRemote server, …), so `serial=B`,
+//! `driver=x,serial=B,gain=3` and `driver=x,serial=A,serial=B` name one radio
+//! whatever their spelling. The lock is the OS's own file lock
 //! (`std::fs::File::try_lock`, on every platform), which the kernel drops when
-//! the process ends however it ends, so a lock can never go stale. Beside it a
-//! small JSON file says who holds it (PID, host, command, since), so a second
-//! process can name the holder. A held radio is waited for briefly
-//! ([`WAIT`]), then refused naming the holder ([`RadioBusy`]).
+//! the process ends however it ends, so a lock can never go stale. It lives in
+//! one folder per machine user ([`lock_dir`]), not in a checkout, so rxnode run
+//! from two folders still takes one lock. Beside it a small JSON file says who
+//! holds it (PID, host, command, since), so a second process can name the
+//! holder. A held radio is waited for briefly ([`WAIT`]), then refused naming
+//! the holder ([`RadioBusy`]).
 //!
-//! The identity is taken from the SoapySDR device args: the driver and the keys
-//! that pick one unit (`serial`, `addr`, `uri`, `device_id`, `remote`, …), in a
-//! fixed order and case. Args that name no unit (`driver=hackrf`) lock every
-//! radio of that driver on this node — SoapySDR opens the first one it finds.
-//! Settings that do not pick a unit (`tone_hz=…`, `buffers=…`) are ignored.
+//! When enumeration finds no unit (opening it will fail) the identity falls back
+//! to the args themselves: the driver and the keys that pick one unit, in a fixed
+//! order and case; args that name no unit (`driver=hackrf`) lock every radio of
+//! that driver.
 use crate::store::lock::Holder;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long a command waits for a radio another rxnode holds before refusing.
 pub(crate) const WAIT: Duration = Duration::from_secs(3);
 
-/// The SoapySDR argument keys that pick one unit of a driver.
+/// The SoapySDR argument keys that pick one unit of a driver (an enumeration's
+/// descriptive `label` is left out of a resolved identity: it may carry an index).
 const UNIT_KEYS: &[&str] = &[
     "serial",
     "addr",
@@ -41,6 +50,8 @@ const UNIT_KEYS: &[&str] = &[
 pub(crate) struct RadioBusy {
     /// The device args as the command was given them.
     pub(crate) device: String,
+    /// The physical unit they open ([`resolve`]).
+    pub(crate) identity: String,
     /// Who holds it (`None` when its holder file could not be read).
     pub(crate) holder: Option<Holder>,
     /// How long this process waited.
@@ -59,8 +70,9 @@ impl RadioBusy {
             None => "another rxnode (who holds it is not recorded)".to_owned(),
         };
         format!(
-            "radio {} is in use by {who}; waited {:.0} s",
+            "radio {} ({}) is in use by {who}; waited {:.0} s",
             self.device,
+            self.identity,
             self.waited.as_secs_f64()
         )
     }
@@ -112,19 +124,22 @@ impl RadioLock {
         command: &str,
         wait: Duration,
     ) -> Result<RadioLock> {
-        let identity = identity(device);
-        let (lock_path, holder_path) = files(paths, &identity);
-        let dir = paths.local.join("radio-locks");
-        let tmp = crate::store::fsutil::atomic_tmp(&holder_path);
-        // Nothing is created before the trust root is checked and each file is
-        // known to be ignored by Git.
+        // Nothing is opened before the checkout's trust root is checked.
         crate::store::trust::prepare(paths)?;
-        crate::store::trust::check_created(
-            paths,
-            &[dir.clone(), lock_path.clone(), holder_path.clone(), tmp],
-        )?;
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let identity = resolve(device);
+        let dir = lock_dir()?;
+        RadioLock::acquire_in(&dir, &identity, device, command, wait)
+    }
+
+    /// Take the lock of the radio `identity` in the lock folder `dir`.
+    fn acquire_in(
+        dir: &Path,
+        identity: &str,
+        device: &str,
+        command: &str,
+        wait: Duration,
+    ) -> Result<RadioLock> {
+        let (lock_path, holder_path) = files(dir, identity);
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -139,6 +154,7 @@ impl RadioLock {
                     if start.elapsed() >= wait {
                         return Err(anyhow::Error::new(RadioBusy {
                             device: device.to_owned(),
+                            identity: identity.to_owned(),
                             holder: read_holder(&holder_path),
                             waited: start.elapsed(),
                         }));
@@ -152,7 +168,7 @@ impl RadioLock {
         }
         let me = Holder::this_process(command);
         let record = HeldRadio {
-            identity,
+            identity: identity.to_owned(),
             holder: me.clone(),
         };
         crate::store::fsutil::write_atomic(&holder_path, &serde_json::to_vec(&record)?)?;
@@ -180,16 +196,22 @@ impl Drop for RadioLock {
     }
 }
 
-/// Who holds the radio `device` now, if anyone (read-only: no file is created).
+/// Who holds the radio `identity` in the lock folder `dir` now, if anyone
+/// (read-only: no file is created).
 #[cfg(test)]
-pub(crate) fn holder_of(paths: &Paths, device: &str) -> Option<Holder> {
-    let (lock_path, holder_path) = files(paths, &identity(device));
+fn holder_of(dir: &Path, identity: &str) -> Option<Holder> {
+    let (lock_path, holder_path) = files(dir, identity);
     held(&lock_path, &holder_path).map(|h| h.holder)
 }
 
-/// Every radio some rxnode holds now, by identity (for `status`); read-only.
-pub(crate) fn held_radios(paths: &Paths) -> Vec<HeldRadio> {
-    let Ok(entries) = std::fs::read_dir(paths.local.join("radio-locks")) else {
+/// Every radio some rxnode on this machine holds now, by identity (for
+/// `status`); read-only.
+pub(crate) fn held_radios() -> Vec<HeldRadio> {
+    lock_dir().map(|d| held_in(&d)).unwrap_or_default()
+}
+
+fn held_in(dir: &Path) -> Vec<HeldRadio> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut out: Vec<HeldRadio> = entries
@@ -227,7 +249,7 @@ fn read_holder(p: &std::path::Path) -> Option<Holder> {
 
 /// The lock file and holder file of an identity: a readable, file-name-safe
 /// form of it plus a short hash, so different identities never share a file.
-fn files(paths: &Paths, identity: &str) -> (PathBuf, PathBuf) {
+fn files(dir: &Path, identity: &str) -> (PathBuf, PathBuf) {
     let readable: String = identity
         .chars()
         .map(|c| {
@@ -241,12 +263,131 @@ fn files(paths: &Paths, identity: &str) -> (PathBuf, PathBuf) {
         .collect();
     let hash = Sha256::digest(identity.as_bytes());
     let short: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    let dir = paths.local.join("radio-locks");
     let stem = format!("{readable}-{short}");
     (
         dir.join(format!("{stem}.lock")),
         dir.join(format!("{stem}.json")),
     )
+}
+
+/// The identity of the physical unit `device` opens: SoapySDR's enumeration of
+/// the args ([`rxnode_hw::resolve_unit`]) gives the unit's driver and the keys
+/// that pick it (serial, SoapyRemote server, …); with no match, the args' own
+/// [`identity`].
+pub(crate) fn resolve(device: &str) -> String {
+    match rxnode_hw::resolve_unit(device) {
+        Ok(Some(unit)) => unit_identity(&unit),
+        Ok(None) => identity(device),
+        Err(e) => {
+            tracing::debug!("cannot enumerate {device}: {e}");
+            identity(device)
+        }
+    }
+}
+
+/// The identity of an enumerated unit: `driver` and its unit keys, sorted.
+fn unit_identity(unit: &BTreeMap<String, String>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(d) = unit.get("driver") {
+        parts.push(format!("driver={}", d.trim().to_ascii_lowercase()));
+    }
+    let mut keys: Vec<String> = unit
+        .iter()
+        .filter(|(k, v)| k.as_str() != "label" && UNIT_KEYS.contains(&k.as_str()) && !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", v.trim()))
+        .collect();
+    keys.sort();
+    parts.extend(keys);
+    if parts.is_empty() {
+        "any".to_owned()
+    } else {
+        parts.join(",")
+    }
+}
+
+/// The one folder of this machine (per user) where radio locks live, created
+/// private (0700 on unix) at first use: `$XDG_RUNTIME_DIR/rxnode/radio-locks`,
+/// else `<temp>/rxnode-<uid>/radio-locks` (unix); `%LOCALAPPDATA%\rxnode\radio-locks`,
+/// else `<temp>\rxnode\radio-locks` (Windows). A folder that is a symlink, not a
+/// folder, or (unix) not this user's is refused, never used.
+pub(crate) fn lock_dir() -> Result<PathBuf> {
+    let base = base_dir();
+    make_private_dir(&base)?;
+    let dir = base.join("radio-locks");
+    make_private_dir(&dir)?;
+    Ok(dir)
+}
+
+#[cfg(unix)]
+fn base_dir() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_dir())
+    {
+        Some(d) => d.join("rxnode"),
+        None => {
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let uid = unsafe { libc::geteuid() };
+            std::env::temp_dir().join(format!("rxnode-{uid}"))
+        }
+    }
+}
+
+#[cfg(windows)]
+fn base_dir() -> PathBuf {
+    std::env::var_os("LOCALAPPDATA")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(std::env::temp_dir)
+        .join("rxnode")
+}
+
+#[cfg(not(any(unix, windows)))]
+fn base_dir() -> PathBuf {
+    std::env::temp_dir().join("rxnode")
+}
+
+fn make_private_dir(d: &Path) -> Result<()> {
+    #[cfg(unix)]
+    let made = {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().mode(0o700).create(d)
+    };
+    #[cfg(not(unix))]
+    let made = std::fs::create_dir(d);
+    match made {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cannot create the radio lock folder {}", d.display()))
+        }
+    }
+    let md = std::fs::symlink_metadata(d)
+        .with_context(|| format!("cannot inspect the radio lock folder {}", d.display()))?;
+    let refuse = |why: String| {
+        crate::exit::refused(format!(
+            "radio lock folder {} {why}: no radio can be locked — fix: remove it \
+             (docs/operator.md#one-process-per-radio)",
+            d.display()
+        ))
+    };
+    if md.file_type().is_symlink() || !md.is_dir() {
+        return Err(refuse("is not a folder (a symlink?)".to_owned()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if md.uid() != me {
+            return Err(refuse(format!(
+                "is owned by uid {}, not by this user (uid {me})",
+                md.uid()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The radio's identity from SoapySDR device args: `driver` and the keys that
@@ -307,13 +448,36 @@ mod tests {
     }
 
     #[test]
+    fn an_enumerated_unit_is_its_driver_and_unit_keys() {
+        let unit: BTreeMap<String, String> = [
+            ("driver", "rxsim"),
+            ("serial", "B"),
+            ("label", "rxsim simulated radio :: B"),
+            ("tone_hz", "1e6"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(unit_identity(&unit), "driver=rxsim,serial=B");
+        let mut remote = unit.clone();
+        remote.insert("remote".into(), "tcp://10.0.0.5:55132".into());
+        assert_eq!(
+            unit_identity(&remote),
+            "driver=rxsim,remote=tcp://10.0.0.5:55132,serial=B"
+        );
+    }
+
+    const A: &str = "driver=rxsim,serial=1";
+
+    #[test]
     fn a_held_radio_is_refused_naming_the_holder_and_free_after_drop() {
         let d = tempfile::tempdir().unwrap();
-        let paths = Paths::new(d.path());
-        let held = RadioLock::acquire(&paths, "driver=rxsim,serial=1", "capture").unwrap();
-        let err = RadioLock::acquire_within(
-            &paths,
-            "serial=1,driver=rxsim,tone_hz=5",
+        let dir = d.path();
+        let held = RadioLock::acquire_in(dir, A, "driver=rxsim,serial=1", "capture", WAIT).unwrap();
+        let err = RadioLock::acquire_in(
+            dir,
+            A,
+            "serial=1,tone_hz=5",
             "sweep",
             Duration::from_millis(200),
         )
@@ -322,44 +486,46 @@ mod tests {
         assert_eq!(busy.holder.as_ref(), Some(held.holder()));
         let text = format!("{err:#}");
         assert!(
-            text.contains(&format!("PID {}", std::process::id())) && text.contains("capture"),
+            text.contains(&format!("PID {}", std::process::id()))
+                && text.contains("capture")
+                && text.contains("serial=1,tone_hz=5 (driver=rxsim,serial=1)"),
             "{text}"
         );
-        assert_eq!(
-            holder_of(&paths, "driver=rxsim,serial=1").as_ref(),
-            Some(held.holder())
-        );
+        assert_eq!(holder_of(dir, A).as_ref(), Some(held.holder()));
         // Another unit of the same driver is free.
-        let _other =
-            RadioLock::acquire_within(&paths, "driver=rxsim,serial=2", "sweep", Duration::ZERO)
-                .unwrap();
-        let listed = held_radios(&paths);
+        let b = "driver=rxsim,serial=2";
+        let _other = RadioLock::acquire_in(dir, b, b, "sweep", Duration::ZERO).unwrap();
+        let listed = held_in(dir);
         assert_eq!(
             listed
                 .iter()
                 .map(|h| h.identity.as_str())
                 .collect::<Vec<_>>(),
-            ["driver=rxsim,serial=1", "driver=rxsim,serial=2"]
+            [A, b]
         );
         drop(held);
-        assert!(holder_of(&paths, "driver=rxsim,serial=1").is_none());
-        assert_eq!(held_radios(&paths).len(), 1);
-        let _again =
-            RadioLock::acquire_within(&paths, "driver=rxsim,serial=1", "run T1", Duration::ZERO)
-                .unwrap();
+        assert!(holder_of(dir, A).is_none());
+        assert_eq!(held_in(dir).len(), 1);
+        let _again = RadioLock::acquire_in(dir, A, A, "run T1", Duration::ZERO).unwrap();
     }
 
     #[test]
     fn a_radio_freed_while_waiting_is_taken() {
         let d = tempfile::tempdir().unwrap();
-        let paths = Paths::new(d.path());
-        let held = RadioLock::acquire(&paths, "driver=rxsim", "capture").unwrap();
+        let dir = d.path().to_path_buf();
+        let held =
+            RadioLock::acquire_in(&dir, "driver=rxsim", "driver=rxsim", "capture", WAIT).unwrap();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(300));
             drop(held);
         });
-        let got =
-            RadioLock::acquire_within(&paths, "driver=rxsim", "sweep", Duration::from_secs(5));
+        let got = RadioLock::acquire_in(
+            &dir,
+            "driver=rxsim",
+            "driver=rxsim",
+            "sweep",
+            Duration::from_secs(5),
+        );
         t.join().unwrap();
         assert_eq!(got.unwrap().holder().command, "sweep");
     }

@@ -3,7 +3,6 @@
 use serde::Deserialize;
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[derive(Debug, Deserialize)]
 struct Peak {
@@ -119,7 +118,7 @@ fn sigmf(dir: &Path, name: &str, datatype: &str, data: &[u8]) -> PathBuf {
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+    let out = crate::util::rxnode_bin()
         .args(args)
         .output()
         .expect("run rxnode");

@@ -25,7 +25,7 @@ impl Env {
         self.dir.path()
     }
     fn rxnode(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+        let mut c = crate::util::rxnode_bin();
         c.current_dir(self.path())
             .env("RXSIM_EVENT_LOG", self.path().join("events.log"))
             .env("XDG_CACHE_HOME", self.path().join("cache"))

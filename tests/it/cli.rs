@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn rxnode(dir: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+    let mut c = crate::util::rxnode_bin();
     c.current_dir(dir)
         .env_remove("RUST_LOG")
         .env_remove("RXNODE_SIM")
@@ -201,6 +201,7 @@ fn on_a_terminal(dir: &Path, args: &str, no_color: Option<&str>) -> String {
         .env_remove("NO_COLOR")
         .env("TERM", "xterm")
         .env("RXSIM_EVENT_LOG", dir.join("rxsim-events.log"))
+        .env("XDG_RUNTIME_DIR", crate::util::runtime_dir())
         .args(["-qec"])
         .arg(format!("{} {args}", env!("CARGO_BIN_EXE_rxnode")))
         .arg("/dev/null");

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 const TRUE_PPM: f64 = 0.37;
 
 fn rxnode(dir: &std::path::Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+    let mut c = crate::util::rxnode_bin();
     c.current_dir(dir)
         .env("XDG_CACHE_HOME", dir.join("cache"))
         .env_remove("RXNODE_SIM")

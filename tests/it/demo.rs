@@ -262,7 +262,7 @@ fn main_pc_commands_hold(dir: &Path, transcript: &str) {
 fn demo_refuses_a_dir_that_already_holds_a_lab() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("origin.git")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+    let out = crate::util::rxnode_bin()
         .args(["demo", "--dir"])
         .arg(tmp.path())
         .output()

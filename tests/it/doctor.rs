@@ -320,7 +320,7 @@ fn corrupt_state_ledger_and_lock_are_reported_and_left_in_place() {
 #[test]
 fn outside_a_checkout_git_checks_fail_or_skip() {
     let d = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rxnode"))
+    let out = crate::util::rxnode_bin()
         .args(["--sim", "--json", "--repo"])
         .arg(d.path())
         .arg("doctor")

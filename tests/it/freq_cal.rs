@@ -109,7 +109,7 @@ fn clkin_calibrate_finds_a_gsm_radio_error_and_keeps_it() {
     )
     .unwrap_or_default();
     assert_eq!(
-        stored["radios"]["driver=rxsim,serial=fc1"]["latest"]["ppm"].as_f64(),
+        stored["sealed"]["radios"]["driver=rxsim,serial=fc1"]["latest"]["ppm"].as_f64(),
         Some(ppm)
     );
     assert_eq!(
@@ -167,6 +167,57 @@ fn no_gsm_signal_fails_without_a_number() {
         (None, None, None)
     );
     assert!(!lab.local().join("calibration.json").exists());
+}
+
+/// A GSM carrier named 20 kHz off the 200 kHz ARFCN raster (`-f 935.18M`; the BCCH
+/// is at 935.2 MHz, the radio exact): the tuning offset would read as a ~21 ppm
+/// error. FAIL "carrier not confirmed" naming the raster channel, exit 1, no number,
+/// nothing kept — and `--apply-cal` then has nothing to apply.
+#[test]
+fn a_gsm_carrier_off_the_arfcn_raster_is_never_a_calibration() {
+    let lab = Lab::new();
+    let o = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "clkin",
+            "calibrate",
+            "-d",
+            &gsm_radio("fc8", 0.0, 10.0),
+            "--method",
+            "gsm",
+            "-f",
+            "935.18M",
+            "-t",
+            "3",
+            "--json",
+        ]),
+        b"",
+    );
+    expect_exit!(o, 1);
+    let r = parsed(&o);
+    assert_eq!(r.status, "FAIL", "{}", r.detail);
+    assert!(
+        r.detail.starts_with("carrier not confirmed")
+            && r.detail.contains("-20.000 kHz")
+            && r.detail.contains("935.200000 MHz"),
+        "{}",
+        r.detail
+    );
+    assert_eq!(
+        (r.ppm, r.uncertainty_ppm, r.calibration_stored),
+        (None, None, None)
+    );
+    assert!(!lab.local().join("calibration.json").exists());
+    let o = capture(
+        &lab,
+        "driver=rxsim,serial=fc8,pace=0,tone_hz=935.3e6",
+        &["--apply-cal"],
+    );
+    expect_exit!(o, 3);
+    assert!(
+        show(&o).contains("no frequency calibration of driver=rxsim,serial=fc8"),
+        "{}",
+        show(&o)
+    );
 }
 
 fn lte_radio(serial: &str, ppm: f64, snr_db: f64, pci: u16) -> String {

@@ -432,8 +432,8 @@ fn the_watcher_self_tests_the_policys_radios_at_start() {
     assert!(row(&l, "driver=rxsim,serial=W2").scheduled);
 }
 
-/// A damaged health file is refused, never reset: a run on any radio is BLOCKED
-/// (fail closed) and `rxnode health` names the file.
+/// A damaged health file, or one this node did not write, is refused, never reset:
+/// a run on any radio is BLOCKED (fail closed) and `rxnode health` names the file.
 #[test]
 fn a_damaged_health_file_blocks_runs_and_is_kept() {
     let lab = Lab::new();
@@ -451,11 +451,30 @@ fn a_damaged_health_file_blocks_runs_and_is_kept() {
     assert!(r.checks[0].detail.contains("rxnode-health.json"), "{r:#?}");
     let out = sim(&lab, &["health"]);
     expect_exit!(out, 3);
-    assert!(text(&out.stderr).contains("is damaged"), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("not a radio health file"),
+        "{}",
+        show(&out)
+    );
     assert_eq!(
         std::fs::read_to_string(&f).unwrap(),
         "{\"schema_version\": 1, \"radios\": "
     );
+    // A well-formed health this node did not record (planted, copied, or from an
+    // rxnode before node-sealed files): refused with the fix, never used.
+    let planted = r#"{"schema_version": 1, "radios": {"driver=rxsim,serial=X": {
+        "identity": "driver=rxsim,serial=X", "device_args": "driver=rxsim,serial=X",
+        "health": "GOOD", "since": "2026-12-01T10:00:00+00:00", "reason": "planted"}}}"#;
+    std::fs::write(&f, planted).unwrap();
+    let out = sim(&lab, &["health"]);
+    expect_exit!(out, 3);
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("rxnode-health.json was not written by this node")
+            && e.contains("rxnode health test"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), planted);
 }
 
 /// A radio another rxnode is using is not self-tested: `NOT RUN`, naming the holder,
@@ -463,7 +482,7 @@ fn a_damaged_health_file_blocks_runs_and_is_kept() {
 #[test]
 fn a_radio_in_use_is_not_self_tested() {
     let lab = Lab::new();
-    // Makes .local/ ignored before the capture writes its lock there.
+    // Makes .local/ ignored before the capture writes there.
     let out = sim(&lab, &["health"]);
     expect_exit!(out, 0);
     let mut cap = util::spawn_fed(
@@ -483,12 +502,13 @@ fn a_radio_in_use_is_not_self_tested() {
         ]),
         b"",
     );
-    let locks = lab.local().join("radio-locks");
     let t0 = Instant::now();
-    while !std::fs::read_dir(&locks).is_ok_and(|d| {
-        d.flatten()
-            .any(|e| e.path().extension().is_some_and(|x| x == "json"))
-    }) {
+    let held = || {
+        let out = lab.rxnode().args(["status", "--json"]).output().ok();
+        let v: Option<serde_json::Value> = out.and_then(|o| serde_json::from_slice(&o.stdout).ok());
+        v.is_some_and(|v| v["radios_in_use"].as_array().is_some_and(|a| !a.is_empty()))
+    };
+    while !held() {
         assert!(
             t0.elapsed() < Duration::from_secs(20),
             "the capture never held the radio"

@@ -2,7 +2,6 @@
 //! merged product end to end (a real bare origin, a real RX checkout), failing
 //! before its fix.
 use crate::util::{git, run_fed, rxnode_cmd, show, text, Lab, BRANCH};
-use std::process::Command;
 
 const RED: [(&str, &str); 3] = [
     ("HARDWARE_ACCESS", "YES"),
@@ -82,7 +81,7 @@ fn results_never_print_bidi_or_zero_width_characters_raw() {
         vec!["results", "show", "BIDI_1"],
         vec!["results", "verify", "BIDI_1"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+        let out = crate::util::rxnode_bin()
             .arg("--repo")
             .arg(&lab.main)
             .args(&args)
@@ -300,7 +299,7 @@ fn results_list_flags_a_planted_result_that_does_not_validate() {
         &["push", "-q", lab.origin.to_str().unwrap(), "rx-node"],
     );
     let results = |json: bool| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+        let mut c = crate::util::rxnode_bin();
         c.arg("--repo").arg(&lab.main);
         if json {
             c.arg("--json");

@@ -29,7 +29,7 @@ struct Device {
 }
 
 fn rxnode(dir: &std::path::Path, log: &std::path::Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rxnode"));
+    let mut c = crate::util::rxnode_bin();
     c.current_dir(dir)
         .env("RXSIM_EVENT_LOG", log)
         .env("XDG_CACHE_HOME", dir.join("cache"))

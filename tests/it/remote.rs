@@ -9,7 +9,7 @@
 //!
 //! Also here: the native CS16 → SigMF `ci16_le` recording path, validated by the
 //! `sigmf` Python package and checked with numpy (pip install sigmf numpy).
-use crate::util::{free_port, read_lines, show, spawn_fed, text, unix_now, Lab, RXNODE};
+use crate::util::{free_port, read_lines, run_fed, show, spawn_fed, text, unix_now, Lab};
 use serde_json::Value;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -17,6 +17,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+mod calibration;
 mod capture;
 mod health;
 mod plans;
@@ -66,7 +67,7 @@ fn modules() -> &'static Modules {
         let empty_root = dir.path().join("empty-root");
         std::fs::create_dir_all(&empty_root).unwrap();
         // `rxnode --sim` writes the embedded module to $XDG_CACHE_HOME/rxnode/.
-        let out = Command::new(RXNODE)
+        let out = crate::util::rxnode_bin()
             .args(["--sim", "inventory", "--dry-run", "--json"])
             .env("XDG_CACHE_HOME", &cache)
             .env_remove("RUST_LOG")
@@ -262,7 +263,7 @@ fn client_env(c: &mut Command) -> &mut Command {
 }
 
 fn client() -> Command {
-    let mut c = Command::new(RXNODE);
+    let mut c = crate::util::rxnode_bin();
     client_env(&mut c);
     c
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -87,7 +87,7 @@ fn write_iq(repo: &Path, content: &[u8]) {
 }
 
 fn rxnode(repo: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rxnode"))
+    crate::util::rxnode_bin()
         .args(args)
         .arg("--repo")
         .arg(repo)

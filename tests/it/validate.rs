@@ -45,7 +45,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn rxnode(args: &[&std::ffi::OsStr], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rxnode"))
+    crate::util::rxnode_bin()
         .args(args)
         .current_dir(cwd)
         .env_remove("RXNODE_BRANCH")

@@ -53,12 +53,12 @@ pub use crate::{
         SampleSource,
     },
     dsp::{
-        compare_tracks, find_peaks, fmt_ppm, freq_cal_estimator, judge_clkin, judge_compare,
-        median_db, offset_for_ppm, ppm_decimals, ppm_from_offset, ClkinConfig, ClkinEstimate,
-        ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
-        FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
-        FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteScene, Peak, Spectrum,
-        Welch, WelchConfig, Window, LTE_UNAVAILABLE,
+        compare_tracks, confirm_carrier, find_peaks, fmt_ppm, freq_cal_estimator, judge_clkin,
+        judge_compare, median_db, offset_for_ppm, ppm_decimals, ppm_from_offset, ClkinConfig,
+        ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence,
+        EvidenceItem, FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError,
+        FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteScene,
+        Peak, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
     },
     dsp::{
         CompareEstimate, CompareVerdict, ToneTrack, ToneTrackConfig, ToneTracker,

@@ -253,6 +253,7 @@ impl RxRadio {
             map.get("serial").cloned(),
             None,
         );
+        info.remote = map.get("remote").filter(|r| !r.is_empty()).cloned();
         probe_into(&self.dev, &mut info);
         if info.serial.is_none() {
             info.serial = info.hardware_info.get("serial").cloned();

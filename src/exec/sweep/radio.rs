@@ -139,7 +139,7 @@ pub(crate) fn execute(
     .map_err(blocked_or_failed)?;
     Ok(Swept {
         report,
-        device: json!({"args": s.device, "driver": info.driver, "serial": info.serial}),
+        device: json!({"args": s.device, "driver": info.driver, "serial": info.serial, "remote": info.remote}),
         gain_db: Some(actual.gain_db),
         gain_elements_db,
         started_at,

@@ -125,7 +125,7 @@ fn the_watched_branch_can_never_be_the_push_target() {
     let co = fx.checkout("rx1");
     fx.outbox(&co, "RX_WATCHED", "RX_RESULT_ONLY");
     for branch in ["rx-node", "refs/heads/rx-node"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_rxnode"))
+        let out = crate::util::rxnode_bin()
             .args(["--repo", co.to_str().unwrap(), "--branch", branch])
             .args(["publish", "RX_WATCHED", "--push"])
             .env_remove("RXNODE_REPO")

@@ -183,7 +183,7 @@ fn capture_over_the_remote_loses_nothing_and_measures_clkin_like_in_process() {
     ];
     let remote = capture(&mut client(), &srv.device(model), &args);
     let r = json_of(&remote);
-    let mut local_cmd = Command::new(RXNODE);
+    let mut local_cmd = crate::util::rxnode_bin();
     local_cmd.arg("--sim").env_remove("RUST_LOG");
     let local = capture(&mut local_cmd, &format!("driver=rxsim,{model}"), &args);
     let l = json_of(&local);

@@ -10,7 +10,7 @@ use super::*;
 fn ci16_recording_validates_with_sigmf_and_numpy_finds_the_tone() {
     let dir = tempfile::tempdir().unwrap();
     let meta = dir.path().join("native.sigmf-meta");
-    let mut c = Command::new(RXNODE);
+    let mut c = crate::util::rxnode_bin();
     c.arg("--sim").env_remove("RUST_LOG");
     let out = capture(
         &mut c,
@@ -81,7 +81,7 @@ fn ci16_recording_refuses_file_types_that_cannot_hold_it() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["x.wav", "x.cf32"] {
         let p = dir.path().join(name);
-        let mut c = Command::new(RXNODE);
+        let mut c = crate::util::rxnode_bin();
         c.arg("--sim").env_remove("RUST_LOG");
         let out = capture(
             &mut c,
@@ -105,7 +105,7 @@ fn ci16_recording_refuses_file_types_that_cannot_hold_it() {
         );
         assert!(!p.exists());
     }
-    let mut c = Command::new(RXNODE);
+    let mut c = crate::util::rxnode_bin();
     c.arg("--sim").env_remove("RUST_LOG");
     let out = capture(
         &mut c,

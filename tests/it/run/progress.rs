@@ -19,6 +19,7 @@ fn run_shows_step_progress_on_a_terminal_only() {
     let out = std::process::Command::new("script")
         .env("RXSIM_EVENT_LOG", &rig.events)
         .env("TERM", "xterm")
+        .env("XDG_RUNTIME_DIR", crate::util::runtime_dir())
         .env_remove("RXNODE_SIM")
         .args(["-qec"])
         .arg(format!(

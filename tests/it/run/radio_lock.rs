@@ -156,3 +156,50 @@ fn a_radio_in_use_is_refused_by_capture_sweep_and_run_naming_the_holder() {
     let out = capture(&rig, RADIO, "0.1").output().unwrap();
     assert_eq!(code(&out), Some(0), "{}", show(&out));
 }
+
+/// One radio however its args are written and wherever rxnode runs: while a
+/// capture streams `driver=rxsim` (the unit `rxsim0`) from the checkout, a capture
+/// of the same unit written `driver=rxsim,serial=rxsim0`, `serial=rxsim0` (no
+/// driver), `Serial=…,driver=rxsim` (a key the driver does not read: it still
+/// opens rxsim0) or with a repeated key, run from another folder that is no
+/// checkout, is refused naming the holder's PID and the unit; another unit is free.
+#[test]
+fn one_unit_is_one_lock_however_its_args_are_written_and_from_any_folder() {
+    let rig = Rig::new();
+    let mut cap = capture(&rig, "driver=rxsim", "40").spawn().unwrap();
+    let status = wait_held(&rig);
+    assert_eq!(
+        status["radios_in_use"][0]["identity"], "driver=rxsim,serial=rxsim0",
+        "{status}"
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let capture_elsewhere = |args: &str| {
+        crate::util::rxnode_cmd()
+            .current_dir(elsewhere.path())
+            .args([
+                "--sim", "capture", "-d", args, "-f", "100M", "-r", "250k", "-t", "0.2",
+            ])
+            .output()
+            .unwrap()
+    };
+    for args in [
+        "driver=rxsim,serial=rxsim0",
+        "serial=rxsim0",
+        "Serial=LOCK9,driver=rxsim",
+        "driver=rxsim,serial=LOCK9,serial=rxsim0",
+    ] {
+        let out = capture_elsewhere(args);
+        assert_eq!(code(&out), Some(1), "{args}: {}", show(&out));
+        let said = text(&out.stderr);
+        assert!(
+            said.contains(&format!("PID {}", cap.id()))
+                && said.contains("(driver=rxsim,serial=rxsim0) is in use"),
+            "{args}: {}",
+            show(&out)
+        );
+    }
+    let out = capture_elsewhere("driver=rxsim,serial=FREE1");
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    let _ = cap.kill();
+    let _ = cap.wait();
+}

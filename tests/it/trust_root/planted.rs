@@ -1,7 +1,7 @@
 //! Approvals count only if this node made them: a planted, copied or legacy
 //! (unsigned) approval never transmits, whatever `state rebuild` replays.
 use super::*;
-use crate::util::{git_stdout, BRANCH};
+use crate::util::{git_stdout, show, BRANCH};
 
 /// The `approved` records a hostile main PC commits under `.local/`: a state,
 /// a one-line ledger and an outbox for task `id` posted at `commit`.
@@ -278,4 +278,161 @@ fn moved_macs_refiled_approvals_and_a_swapped_key_are_refused() {
     let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &[]);
     expect_exit!(out, 0);
     assert_eq!(rig.tx_streams(), 1);
+}
+
+/// A plain node name and a 40 ppm calibration of radio `cal9`, as a hostile main PC
+/// writes them under `.local/` (what an rxnode before node-sealed files wrote too).
+fn plant_identity(main: &Path) {
+    let local = main.join(".local");
+    std::fs::create_dir_all(&local).unwrap();
+    let at = "2026-12-01T10:00:00+00:00";
+    let node = serde_json::json!({"schema_version": 1, "name": "OTHER-NODE", "set_at": at});
+    std::fs::write(
+        local.join("rxnode-node.json"),
+        serde_json::to_vec_pretty(&node).unwrap(),
+    )
+    .unwrap();
+    let m = serde_json::json!({"ppm": 40.0, "uncertainty_ppm": 0.01, "method": "gsm",
+        "reference": "GSM BCCH 935.2 MHz", "confidence": 0.99, "time": at});
+    let cal = serde_json::json!({"schema_version": 1, "radios": {"driver=rxsim,serial=cal9": {
+        "driver": "rxsim", "serial": "cal9", "latest": m, "history": [m]}}});
+    std::fs::write(
+        local.join("calibration.json"),
+        serde_json::to_vec_pretty(&cal).unwrap(),
+    )
+    .unwrap();
+}
+
+fn capture_json(rig: &Rig, extra: &[&str]) -> (Output, serde_json::Value) {
+    let mut args = vec![
+        "capture",
+        "-d",
+        "driver=rxsim,serial=cal9,pace=0,tone_hz=935.3e6",
+        "-f",
+        "935.2M",
+        "-r",
+        "1M",
+        "-t",
+        "0.3",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let out = rig.rx(&args, "", &[]);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out, v)
+}
+
+/// The main PC commits a node name (`OTHER-NODE`) and a 40 ppm calibration under
+/// `.local/`, and a task for `OTHER-NODE` only. The operator follows the refusal's
+/// own fix (untrack, commit): the files stay on disk, but they were not written by
+/// this node (no node MAC), so neither is used — the task is not for this node,
+/// `node show` refuses with the fix, `--apply-cal` refuses and a capture reports no
+/// measurement. Once the operator names the node, its results carry that name and
+/// no correction.
+#[test]
+fn a_node_name_and_calibration_planted_by_the_branch_are_never_used() {
+    let rig = Rig::new();
+    plant_identity(&rig.lab.main);
+    git(&rig.lab.main, &["add", "-f", ".local"]);
+    git(&rig.lab.main, &["commit", "-q", "-m", "node files"]);
+    git(&rig.lab.main, &["push", "-q", "origin", BRANCH]);
+    fresh_clone(&rig);
+    // Refused while Git tracks .local/.
+    let out = rig.rx(&["status"], "", &[]);
+    expect_exit!(out, 3);
+    assert!(text(&out.stderr).contains("git rm -r --cached .local"));
+    // The refusal's own fix: the files stay on disk.
+    git(&rig.lab.rx, &["rm", "-r", "-q", "--cached", ".local"]);
+    git(&rig.lab.rx, &["commit", "-q", "-m", "untrack .local"]);
+    assert!(rig.lab.local().join("rxnode-node.json").is_file());
+    assert!(rig.lab.local().join("calibration.json").is_file());
+    // The main PC takes .local/ off the branch too, so the watcher may poll it.
+    git(&rig.lab.main, &["rm", "-r", "-q", "--cached", ".local"]);
+    git(&rig.lab.main, &["commit", "-q", "-m", "untrack .local"]);
+    git(&rig.lab.main, &["push", "-q", "origin", BRANCH]);
+    git(
+        &rig.lab.rx,
+        &["pull", "-q", "--no-rebase", "origin", BRANCH],
+    );
+    assert!(rig.lab.local().join("rxnode-node.json").is_file());
+    let t = rig
+        .lab
+        .plan_task("FOR_OTHER_1", &[("TARGET_NODES", "OTHER-NODE")], None);
+    rig.lab.post(&t);
+    // The planted name is not this node's.
+    let out = rig.rx(&["node", "show"], "", &[]);
+    expect_exit!(out, 3);
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("rxnode-node.json was not written by this node")
+            && e.contains("rxnode node set-name NAME"),
+        "{e}"
+    );
+    assert!(!text(&out.stdout).contains("OTHER-NODE"), "{}", show(&out));
+    // A task for OTHER-NODE only is not run here.
+    let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
+    expect_exit!(out, 0);
+    let so = text(&out.stdout);
+    assert!(
+        so.contains("task FOR_OTHER_1: not for this node")
+            && so.contains("this node's name cannot be read"),
+        "{so}"
+    );
+    assert!(rig.lab.state()["approvals"].get("FOR_OTHER_1").is_none());
+    // The planted calibration is never applied, nor reported as this radio's.
+    let (out, _) = capture_json(&rig, &["--apply-cal"]);
+    expect_exit!(out, 3);
+    let e = show(&out);
+    assert!(
+        e.contains("calibration.json was not written by this node")
+            && e.contains("rxnode clkin calibrate"),
+        "{e}"
+    );
+    let (out, v) = capture_json(&rig, &[]);
+    expect_exit!(out, 0);
+    assert_eq!(
+        v["clock"]["last_measurement"],
+        serde_json::Value::Null,
+        "{v}"
+    );
+    assert_eq!(
+        v["clock"]["ppm_correction_applied"],
+        serde_json::Value::Null
+    );
+    let peak = v["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!((peak - 935.3e6).abs() < 1_000.0, "{peak}");
+    // The operator names the node: sealed, and the name every result carries.
+    let out = rig.rx(&["node", "set-name", "LAB-RX"], "", &[]);
+    expect_exit!(out, 0);
+    let node = std::fs::read_to_string(rig.lab.local().join("rxnode-node.json")).unwrap();
+    assert!(
+        node.contains("\"node_mac\"") && node.contains("LAB-RX"),
+        "{node}"
+    );
+    let plan = r#"{"steps": [{"op": "rx_capture", "device": "driver=rxsim,serial=cal9,pace=0,tone_hz=935.3e6",
+      "frequency_hz": 935.2e6, "sample_rate_hz": 1e6, "gain_db": 10, "duration_s": 0.2}]}"#;
+    let t = rig.lab.plan_task(
+        "FOR_ME_1",
+        &[
+            ("TARGET_NODES", "LAB-RX"),
+            ("HARDWARE_ACCESS", "YES"),
+            ("RF_RX", "YES"),
+            ("RISK_LEVEL", "YELLOW"),
+        ],
+        Some(plan),
+    );
+    rig.lab.post(&t);
+    let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
+    expect_exit!(out, 0);
+    assert_eq!(rig.lab.status_of("FOR_ME_1"), "approved", "{}", show(&out));
+    let out = rig.rx(&["run", "FOR_ME_1"], "", &[]);
+    expect_exit!(out, 0);
+    let r: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(rig.lab.outbox("FOR_ME_1").join("RX_RESULT.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r["node"]["name"], "LAB-RX", "{r}");
+    let rendered = r.to_string();
+    assert!(!rendered.contains("OTHER-NODE"), "{rendered}");
+    assert!(!rendered.contains("\"ppm\":40"), "{rendered}");
 }

@@ -9,10 +9,29 @@ pub const RXNODE: &str = env!("CARGO_BIN_EXE_rxnode");
 /// The watcher's decision prompt.
 pub const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
 
-/// `rxnode` isolated from the caller's environment: none of its own variables, no
-/// log filter, no Git credential prompt.
-pub fn rxnode_cmd() -> Command {
+/// The calling test thread's own runtime folder, for `XDG_RUNTIME_DIR`: rxnode keeps
+/// its per-machine radio locks there (`rxnode/radio-locks/`), so every rxnode one test
+/// starts shares them and tests running side by side do not.
+pub fn runtime_dir() -> std::path::PathBuf {
+    thread_local! {
+        static RUNTIME_DIR: tempfile::TempDir =
+            tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a runtime folder: {e}"));
+    }
+    RUNTIME_DIR.with(|d| d.path().to_path_buf())
+}
+
+/// The rxnode binary with this test's [`runtime_dir`] and nothing else changed.
+pub fn rxnode_bin() -> Command {
     let mut c = Command::new(RXNODE);
+    c.env("XDG_RUNTIME_DIR", runtime_dir());
+    c
+}
+
+/// `rxnode` isolated from the caller's environment: none of its own variables, no
+/// log filter, no Git credential prompt, its radio locks in this test's
+/// [`runtime_dir`].
+pub fn rxnode_cmd() -> Command {
+    let mut c = rxnode_bin();
     c.env_remove("RXNODE_REPO")
         .env_remove("RXNODE_REMOTE")
         .env_remove("RXNODE_BRANCH")

@@ -20,9 +20,9 @@ pub use clkin_compare::{
     ToneTracker, COMPARE_SEARCH_PPM, MIN_POINTS, MIN_POINT_SNR_DB, TRACE_POINTS,
 };
 pub use freqcal::{
-    freq_cal_estimator, offset_for_ppm, ppm_from_offset, FcchEstimator, FreqCalConfig,
-    FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator, FreqCalEvidence,
-    FreqCalMethod, GsmScene, LteScene, LTE_UNAVAILABLE,
+    confirm_carrier, freq_cal_estimator, offset_for_ppm, ppm_from_offset, FcchEstimator,
+    FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator,
+    FreqCalEvidence, FreqCalMethod, GsmScene, LteScene, LTE_UNAVAILABLE,
 };
 pub use peaks::{find_peaks, median_db, Peak};
 pub use welch::{Spectrum, Welch, WelchConfig};

@@ -527,6 +527,7 @@ impl FreqCalEstimator for FcchEstimator {
             method: FreqCalMethod::Gsm,
             cell: format!("BCCH {:.3} MHz", self.cfg.carrier_hz / 1e6),
             confidence,
+            pci: None,
             evidence: FreqCalEvidence {
                 detections,
                 nominal_offset_hz: self.tone_rf_hz - outer.center_hz,

@@ -1037,6 +1037,8 @@ impl LteEstimator {
         let uncertainty_ppm = offset_sd * k * k / cfg.carrier_hz * 1e6;
         // SSS → PCI.
         let cell = self.cell_name(t);
+        let pci = sss_decision(&t.sss_acc)
+            .and_then(|(n_id_1, _)| u16::try_from(3 * n_id_1 + t.n_id_2).ok());
         // Evidence: one detection per found PSS; its offset from the phase step since
         // the previous kept one.
         let kept_set: std::collections::HashMap<usize, (f64, f64)> =
@@ -1075,6 +1077,7 @@ impl LteEstimator {
             method: FreqCalMethod::Lte,
             cell,
             confidence: confidence.min(1.0),
+            pci,
             evidence: FreqCalEvidence {
                 detections,
                 nominal_offset_hz: cfg.carrier_hz - cfg.center_hz,

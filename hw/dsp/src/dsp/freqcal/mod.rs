@@ -116,6 +116,10 @@ pub struct FreqCalEstimate {
     pub cell: String,
     /// How sure the estimator is that it locked to the right signal, 0..1.
     pub confidence: f64,
+    /// LTE: the cell's PCI when its SSS was decoded (`None` for GSM, or when no
+    /// SSS hypothesis stood out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci: Option<u16>,
     /// Detections used and rejected, for the picture.
     pub evidence: FreqCalEvidence,
 }
@@ -128,6 +132,11 @@ pub enum FreqCalError {
     /// step is FAIL.
     #[error("{0}")]
     NotFound(String),
+    /// An estimate was made but its carrier is not confirmed (off its channel
+    /// raster, or an LTE cell not identified): the number is not the radio's error
+    /// and is dropped; the step is FAIL.
+    #[error("{0}")]
+    NotConfirmed(String),
     /// This build has no estimator for the method: the step is NOT RUN.
     #[error("{0}")]
     Unavailable(String),
@@ -190,6 +199,65 @@ pub fn freq_cal_estimator(
     }
 }
 
+/// The GSM channel raster (3GPP TS 45.005 §2): every ARFCN's carrier frequency is a
+/// multiple of 200 kHz in every band (GSM 450/480/850/900, DCS 1800, PCS 1900).
+pub const GSM_RASTER_HZ: f64 = 200e3;
+/// The LTE channel raster (3GPP TS 36.101 §5.7.2): every EARFCN's carrier frequency is
+/// a multiple of 100 kHz.
+pub const LTE_RASTER_HZ: f64 = 100e3;
+/// How far (fraction of the carrier) a broadcast carrier may sit from its raster
+/// channel: a base station's own frequency accuracy, ±0.05 ppm (3GPP TS 45.005 /
+/// TS 36.104), plus 1 Hz for the carrier as the task writes it.
+pub const CARRIER_TOLERANCE: f64 = 0.05e-6;
+
+/// Whether an estimate measured the radio against the carrier it names: the error
+/// follows from the carrier's known frequency, so a carrier the estimator was told
+/// about is only known when it lies on its method's channel raster (GSM 200 kHz, LTE
+/// 100 kHz) — an estimate "of the radio" against a carrier tuned off the raster is
+/// the tuning offset, not the radio's error — and, for LTE, when the cell was
+/// identified (its PCI decoded from the SSS). `Err` says why the number is not the
+/// radio's error (docs/operator.md#calibrating-a-radio-without-a-generator).
+pub fn confirm_carrier(estimate: &FreqCalEstimate, carrier_hz: f64) -> Result<(), FreqCalError> {
+    confirm(estimate, carrier_hz).map_err(FreqCalError::NotConfirmed)
+}
+
+fn confirm(estimate: &FreqCalEstimate, carrier_hz: f64) -> Result<(), String> {
+    let (raster, name) = match estimate.method {
+        FreqCalMethod::Gsm => (GSM_RASTER_HZ, "GSM ARFCN"),
+        FreqCalMethod::Lte => (LTE_RASTER_HZ, "LTE EARFCN"),
+    };
+    if !carrier_hz.is_finite() || carrier_hz <= 0.0 {
+        return Err(format!(
+            "the carrier frequency {carrier_hz} Hz is not a frequency"
+        ));
+    }
+    let channel = (carrier_hz / raster).round() * raster;
+    let off = carrier_hz - channel;
+    let tol = CARRIER_TOLERANCE * carrier_hz + 1.0;
+    if off.abs() > tol {
+        return Err(format!(
+            "carrier not confirmed: {:.6} MHz is {:+.3} kHz from the nearest {name} raster channel \
+             ({:.6} MHz, raster {:.0} kHz, tolerance ±{:.0} Hz), so the measured offset would be the \
+             tuning error, not the radio's (it would read {:+.2} ppm); no calibration kept — fix: set \
+             frequency_hz to the carrier's channel frequency",
+            carrier_hz / 1e6,
+            off / 1e3,
+            channel / 1e6,
+            raster / 1e3,
+            tol,
+            estimate.ppm
+        ));
+    }
+    if estimate.method == FreqCalMethod::Lte && estimate.pci.is_none() {
+        return Err(format!(
+            "carrier not confirmed: the LTE cell's SSS was not decoded ({}), so it is not known \
+             to be a cell; no calibration kept — fix: measure longer or at a stronger cell",
+            estimate.cell
+        ));
+    }
+    Ok(())
+}
+
 /// The radio error (ppm) from a feature at absolute RF `rf_hz` observed at baseband
 /// `offset_hz` by a radio tuned to `center_hz`, whose LO and sample clock share one
 /// crystal: `1 + e = rf_hz / (center_hz + offset_hz)`.
@@ -217,6 +285,41 @@ mod tests {
         }
         // A fast LO sits above the carrier: the tone appears lower.
         assert!(offset_for_ppm(rf, fc, 10.0) < 67_708.3 - 9_000.0);
+    }
+
+    fn est(method: FreqCalMethod, pci: Option<u16>) -> FreqCalEstimate {
+        FreqCalEstimate {
+            ppm: 21.38,
+            uncertainty_ppm: 0.01,
+            method,
+            cell: "x".into(),
+            confidence: 0.9,
+            pci,
+            evidence: FreqCalEvidence::default(),
+        }
+    }
+
+    #[test]
+    fn only_a_carrier_on_its_raster_and_an_identified_cell_confirm() {
+        let g = est(FreqCalMethod::Gsm, None);
+        assert_eq!(confirm_carrier(&g, 935.2e6), Ok(()));
+        assert!(matches!(
+            confirm_carrier(&g, 935.18e6),
+            Err(FreqCalError::NotConfirmed(_))
+        ));
+        let confirm_carrier = confirm;
+        assert_eq!(confirm_carrier(&g, 1805.2e6), Ok(()));
+        assert_eq!(confirm_carrier(&g, 935.2e6 + 40.0), Ok(()));
+        let e = confirm_carrier(&g, 935.18e6).unwrap_err();
+        assert!(e.contains("-20.000 kHz") && e.contains("GSM ARFCN"), "{e}");
+        assert!(confirm_carrier(&g, 935.3e6).is_err());
+        let l = est(FreqCalMethod::Lte, Some(77));
+        assert_eq!(confirm_carrier(&l, 806.0e6), Ok(()));
+        assert_eq!(confirm_carrier(&l, 806.1e6), Ok(()));
+        assert!(confirm_carrier(&l, 806.05e6).is_err());
+        let e = confirm_carrier(&est(FreqCalMethod::Lte, None), 806e6).unwrap_err();
+        assert!(e.contains("SSS was not decoded"), "{e}");
+        assert!(confirm_carrier(&g, f64::NAN).is_err());
     }
 
     #[test]

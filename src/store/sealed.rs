@@ -1,0 +1,198 @@
+//! Node-sealed files: the one reader and writer of every node-owned file that
+//! changes what runs or what a result claims — the node's name
+//! (`rxnode-node.json`), the radios' calibrations (`calibration.json`) and
+//! health (`rxnode-health.json`) (`docs/safety.md#node-sealed-files`).
+//!
+//! A sealed file is a JSON object of two fields: `sealed`, the content, and
+//! `node_mac`, the HMAC-SHA256 under the node key (`crate::store::key`, kept in
+//! the Git directory, out of reach of the branch) of the file's kind and of the
+//! content's exact bytes as they stand in the file (`rxnode_interlock::file_mac`;
+//! nothing is re-encoded before it is checked). The writer seals what it writes;
+//! the reader verifies before it parses, so a file the branch planted (no key), one
+//! copied from another checkout (another key), one written by an rxnode from
+//! before sealing (no MAC) or one edited by hand is refused with its fix — never
+//! used, never silently replaced.
+use crate::exit::refused;
+use crate::store::fsutil::{read_small_regular, write_atomic};
+use crate::store::key;
+use crate::store::paths::Paths;
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::path::Path;
+
+/// The field that carries the MAC.
+pub(crate) const MAC_FIELD: &str = "node_mac";
+
+/// A sealed file as it stands on disk: the content's exact bytes and their MAC.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    node_mac: String,
+    #[serde(borrow)]
+    sealed: &'a serde_json::value::RawValue,
+}
+
+/// What one kind of sealed file is, for its MAC and its messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sealed {
+    /// Its role, bound into the MAC (a file never verifies in another's place).
+    pub(crate) kind: &'static str,
+    /// What the operator calls it (`node file`).
+    pub(crate) what: &'static str,
+    /// What the operator does about a file that is refused.
+    pub(crate) fix: &'static str,
+    /// The largest file read.
+    pub(crate) max_bytes: u64,
+}
+
+impl Sealed {
+    /// The file's value, `None` when there is none. A file that is not a
+    /// regular file, too big, not a JSON object, carries no MAC or one that does
+    /// not verify under this node's key is a refusal naming it and the fix.
+    pub(crate) fn read<T: DeserializeOwned>(&self, paths: &Paths, p: &Path) -> Result<Option<T>> {
+        let Some(bytes) = read_small_regular(p, self.max_bytes, self.what, Some(self.fix))? else {
+            return Ok(None);
+        };
+        let not_this = |e: String| {
+            refused(format!(
+                "{}: not a {} ({e}); {}",
+                p.display(),
+                self.what,
+                self.fix
+            ))
+        };
+        let v: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| not_this(e.to_string()))?;
+        let Some(obj) = v.as_object() else {
+            return Err(not_this("not a JSON object".to_owned()));
+        };
+        if !obj.get(MAC_FIELD).is_some_and(serde_json::Value::is_string) {
+            return Err(self.untrusted(p, "it carries no node MAC"));
+        }
+        let env: Envelope<'_> =
+            serde_json::from_slice(&bytes).map_err(|e| not_this(e.to_string()))?;
+        let k = match key::load(paths) {
+            Ok(Some(k)) => k,
+            Ok(None) => {
+                return Err(self.untrusted(p, "this node has no key yet, so it wrote no such file"))
+            }
+            Err(e) => {
+                return Err(refused(format!(
+                    "{}: cannot be checked ({e:#}); it is not used",
+                    p.display()
+                )))
+            }
+        };
+        let body = env.sealed.get();
+        if !rxnode_interlock::verify_file_mac(k.bytes(), self.kind, body.as_bytes(), &env.node_mac)
+        {
+            return Err(self.untrusted(p, "its node MAC does not verify under this node's key"));
+        }
+        serde_json::from_str(body)
+            .map(Some)
+            .map_err(|e| not_this(e.to_string()))
+    }
+
+    /// Write `value` to `p` sealed with the node key (created at first use),
+    /// atomically. The caller has checked that Git ignores `p`.
+    pub(crate) fn write<T: Serialize>(&self, paths: &Paths, p: &Path, value: &T) -> Result<()> {
+        let k = key::load_or_create(paths)
+            .with_context(|| format!("cannot seal {} with the node key", p.display()))?;
+        let body = serde_json::to_string_pretty(value)?;
+        let mac = rxnode_interlock::file_mac(k.bytes(), self.kind, body.as_bytes())
+            .context("the node key has the wrong length")?;
+        let text = format!("{{\n\"{MAC_FIELD}\": \"{mac}\",\n\"sealed\": {body}\n}}\n");
+        write_atomic(p, text.as_bytes())
+    }
+
+    fn untrusted(&self, p: &Path, why: &str) -> anyhow::Error {
+        refused(format!(
+            "{} was not written by this node ({why}): planted through Git, copied from \
+             another checkout, edited, or written by an rxnode from before node-sealed files; \
+             it is not used — fix: {} (docs/operator.md#node-sealed-files)",
+            p.display(),
+            self.fix
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct F {
+        name: String,
+        ppm: f64,
+    }
+
+    const S: Sealed = Sealed {
+        kind: "test",
+        what: "test file",
+        fix: "write it again",
+        max_bytes: 4096,
+    };
+
+    fn checkout() -> (tempfile::TempDir, Paths) {
+        let d = tempfile::tempdir().unwrap();
+        git2::Repository::init(d.path()).unwrap();
+        let paths = Paths::new(d.path());
+        (d, paths)
+    }
+
+    #[test]
+    fn what_this_node_wrote_reads_back_and_nothing_else_does() {
+        let (d, paths) = checkout();
+        let p = d.path().join("f.json");
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), None);
+        let f = F {
+            name: "RX-1".into(),
+            ppm: 0.1 + 0.2,
+        };
+        S.write(&paths, &p, &f).unwrap();
+        assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(f));
+        let sealed = std::fs::read_to_string(&p).unwrap();
+        // Edited by hand: refused.
+        std::fs::write(&p, sealed.replace("RX-1", "RX-2")).unwrap();
+        let e = format!("{:#}", S.read::<F>(&paths, &p).unwrap_err());
+        assert!(
+            e.contains("does not verify") && e.contains("write it again"),
+            "{e}"
+        );
+        // Floats come back exactly as written (the MAC covers the bytes, not a re-encoding).
+        for ppm in [
+            41.7,
+            -12.503988982459962,
+            1e-300,
+            0.1 + 0.2,
+            f64::MIN_POSITIVE,
+        ] {
+            let g = F {
+                name: "x".into(),
+                ppm,
+            };
+            S.write(&paths, &p, &g).unwrap();
+            assert_eq!(S.read::<F>(&paths, &p).unwrap(), Some(g));
+        }
+        // No MAC (an earlier rxnode, or planted): refused.
+        std::fs::write(&p, r#"{"name": "RX-1", "ppm": 1.0}"#).unwrap();
+        let e = format!("{:#}", S.read::<F>(&paths, &p).unwrap_err());
+        assert!(e.contains("carries no node MAC"), "{e}");
+        // Another kind under the same key: refused.
+        std::fs::write(&p, &sealed).unwrap();
+        let other = Sealed { kind: "other", ..S };
+        assert!(other.read::<F>(&paths, &p).is_err());
+        // Another checkout's key: refused.
+        let (_d2, paths2) = checkout();
+        key::load_or_create(&paths2).unwrap();
+        let e = format!("{:#}", S.read::<F>(&paths2, &p).unwrap_err());
+        assert!(e.contains("does not verify"), "{e}");
+        // A checkout with no key at all: refused.
+        let (_d3, paths3) = checkout();
+        let e = format!("{:#}", S.read::<F>(&paths3, &p).unwrap_err());
+        assert!(e.contains("no key yet"), "{e}");
+    }
+}
