@@ -53,8 +53,9 @@ pub use crate::{
         SampleSource,
     },
     dsp::{
-        compare_tracks, find_peaks, fmt_ppm, freq_cal_estimator, judge_clkin, judge_compare,
-        median_db, offset_for_ppm, ppm_decimals, ppm_from_offset, ClkinConfig, ClkinEstimate,
+        compare_tracks, find_peaks, fmt_ppm, fmt_sigma, fmt_uncertain, freq_cal_estimator,
+        is_external_clock, judge_clkin, judge_compare, median_db, offset_for_ppm, ppm_decimals,
+        ppm_from_offset, uncertainty_decimals, Checked, Checks, ClkinConfig, ClkinEstimate,
         ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
         FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
         FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteScene, Peak, Spectrum,
