@@ -62,8 +62,9 @@ pub use crate::{
         Welch, WelchConfig, Window, LTE_UNAVAILABLE,
     },
     dsp::{
-        CompareEstimate, CompareVerdict, ToneTrack, ToneTrackConfig, ToneTracker,
-        COMPARE_SEARCH_PPM, MIN_POINTS, MIN_POINT_SNR_DB, TRACE_POINTS,
+        run_scene, CompareEstimate, CompareVerdict, Knowable, SceneKind, SceneOutcome,
+        SceneSummary, ToneTrack, ToneTrackConfig, ToneTracker, COMPARE_SEARCH_PPM, MIN_POINTS,
+        MIN_POINT_SNR_DB, TRACE_POINTS,
     },
     error::{Error, Result},
     iq::{

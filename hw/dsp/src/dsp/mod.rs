@@ -6,6 +6,7 @@ pub(crate) mod clkin_compare;
 pub(crate) mod freqcal;
 pub(crate) mod honest;
 pub(crate) mod peaks;
+pub(crate) mod scenes;
 // Only x86_64 builds the kernels; elsewhere `SimdPsd::new` is always `None`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) mod simd_psd;
@@ -27,5 +28,6 @@ pub use freqcal::{
 };
 pub use honest::{fmt_sigma, fmt_uncertain, uncertainty_decimals, Checked, Checks};
 pub use peaks::{find_peaks, median_db, Peak};
+pub use scenes::{run_scene, Knowable, SceneKind, SceneOutcome, SceneSummary};
 pub use welch::{Spectrum, Welch, WelchConfig};
 pub use window::Window;
