@@ -142,12 +142,13 @@ fn clkin_scene(seed: u64) -> SceneOutcome {
     let mut r = rng_of(1, seed);
     let ppm = uniform(&mut r, -10.0, 10.0);
     let level = uniform(&mut r, -100.0, -40.0);
-    let seen = tone / (1.0 + ppm * 1e-6);
     let spur = (r.uniform() < 0.5).then(|| {
         let mut f;
         loop {
+            // Not closer than 12 Hz to the reference (the resolution of 0.5 s: two
+            // carriers closer are one peak to any estimator, docs/operator.md#clkin).
             f = tone * (1.0 + uniform(&mut r, -2.0 * tol, 2.0 * tol) * 1e-6);
-            if (f - seen).abs() > 12.0 {
+            if (f - tone).abs() > 12.0 {
                 break;
             }
         }

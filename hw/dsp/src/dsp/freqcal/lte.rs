@@ -1066,6 +1066,21 @@ impl LteEstimator {
                 prior_sd
             )
         });
+        // The carrier looks (cyclic prefixes, PSS–SSS), each known modulo its own alias
+        // spacing, must agree with each other where they are unwrapped: when they
+        // scatter by more than 4 σ, one of them sits on another alias (an LO 14 or
+        // 15 kHz from where the sample clock says), and widening σ would hide it.
+        let looks_birge = carrier.map_or(1.0, |c| c.2);
+        checks.check(
+            "the carrier looks agree",
+            looks_birge <= ALIAS_SIGMAS,
+            || {
+                format!(
+                    "the cyclic prefixes and the SSS place the carrier {looks_birge:.1} σ apart \
+                     around the PSS arrival drift (an LO not on the sample clock's crystal, or not this cell)"
+                )
+            },
+        );
         checks.in_range("the radio error", ppm, cfg.max_error_ppm);
         let checked = checks.pass().map_err(|why| {
             FreqCalError::NotFound(format!(
