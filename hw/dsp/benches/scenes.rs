@@ -72,8 +72,8 @@ fn main() {
         let bad_number = o.reported.is_some() && !o.covered();
         if bad_number || (o.knowable == Knowable::No && o.reported.is_some()) {
             println!(
-                "rule broken: {}: {:?} (truth {})",
-                o.what, o.reported, o.truth_ppm
+                "rule broken: seed {} {}: {:?} (truth {})",
+                o.seed, o.what, o.reported, o.truth_ppm
             );
         }
     }
