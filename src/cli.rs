@@ -394,7 +394,7 @@ pub struct PeakArgs {
 #[derive(Debug, Subcommand)]
 pub enum ClkinCmd {
     /// Two radios stream at once on one tone of any accuracy: SLAVE's clock relative
-    /// to MASTER's, in ppb, LOCKED or UNLOCKED (RX only).
+    /// to MASTER's, in ppb, LOCKED (with an external reference), AGREE or UNLOCKED (RX only).
     Compare(ClkinCompareArgs),
     /// Measure a radio's absolute frequency error from a broadcast signal (GSM FCCH,
     /// LTE PSS/SSS), no generator and no prior estimate needed within ±60 ppm; RX only.
@@ -422,7 +422,8 @@ pub struct ClkinCompareArgs {
     /// How long both radios stream, seconds.
     #[arg(short = 't', long, default_value_t = 1.0)]
     pub duration_s: f64,
-    /// LOCKED when SLAVE is within ±this many ppb of MASTER (and the measurement can tell).
+    /// LOCKED when SLAVE is within ±this many ppb of MASTER (and the measurement can tell)
+    /// and a radio reads back an external clock source; AGREE without one.
     #[arg(long, default_value_t = 10.0)]
     pub tolerance_ppb: f64,
     /// Clock sources to select first, MASTER's then SLAVE's (`internal,external`).

@@ -272,7 +272,7 @@ fn compare_line(c: &ClkinCompareStep) -> String {
     };
     let mut s = format!(
         "clkin_compare MASTER {} and SLAVE {} at once: {}, {}, {}, {} each, tone {}; \
-         LOCKED when SLAVE is within ±{} ppb of MASTER",
+         LOCKED when SLAVE is within ±{} ppb of MASTER and a radio runs from an external reference",
         dev(0),
         dev(1),
         mhz(c.frequency_hz),

@@ -532,13 +532,12 @@ fn render_human(r: &AnalyzeReport) -> String {
         };
         let _ = writeln!(out, "CLKIN         {status}: {}", c.detail);
         if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {
-            let dp = rxnode_dsp::ppm_decimals(u);
             let _ = writeln!(
                 out,
-                "              tone {} measured {} → {} ± {u:.dp$} ppm (1σ)",
+                "              tone {} measured {} → {} (1σ)",
                 mhz(c.tone_hz),
                 mhz(m),
-                rxnode_dsp::fmt_ppm(p, dp)
+                rxnode_dsp::fmt_uncertain(p, u, "ppm")
             );
         }
         for e in c
@@ -566,11 +565,9 @@ fn clock_line(c: &Value) -> String {
         Some(m) => {
             let f = |k: &str| m.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
             let t = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default();
-            let dp = rxnode_dsp::ppm_decimals(f("uncertainty_ppm"));
             s.push_str(&format!(
-                "; last calibration {} ± {:.dp$} ppm ({}, {}, {})",
-                rxnode_dsp::fmt_ppm(f("ppm"), dp),
-                f("uncertainty_ppm"),
+                "; last calibration {} ({}, {}, {})",
+                rxnode_dsp::fmt_uncertain(f("ppm"), f("uncertainty_ppm"), "ppm"),
                 t("method"),
                 t("reference"),
                 t("time")

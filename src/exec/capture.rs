@@ -688,12 +688,20 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
     );
 }
 
+/// `+p ± σ ppm` ([`rxnode_dsp::fmt_uncertain`]), or `n/a` without a number.
+pub(crate) fn clkin_error(ppm: Option<f64>, sigma: Option<f64>) -> String {
+    match (ppm, sigma) {
+        (Some(p), Some(u)) => rxnode_dsp::fmt_uncertain(p, u, "ppm"),
+        (Some(p), None) => format!("{} ppm ± n/a", rxnode_dsp::fmt_ppm(p, 4)),
+        _ => "n/a".into(),
+    }
+}
+
 /// The CLKIN verdict and its evidence.
 fn render_clkin(o: &mut String, k: &ClkinReport) {
-    let dp = rxnode_dsp::ppm_decimals(k.ppm_uncertainty.unwrap_or(0.0));
     let _ = writeln!(
         o,
-        "  CLKIN         {}: tone {} measured {}, error {} ± {} (tolerance {} ppm)",
+        "  CLKIN         {}: tone {} measured {}, error {} (tolerance {} ppm)",
         match k.status {
             rxnode_dsp::ClkinStatus::Pass => "PASS",
             rxnode_dsp::ClkinStatus::Fail => "FAIL",
@@ -701,10 +709,7 @@ fn render_clkin(o: &mut String, k: &ClkinReport) {
         },
         mhz(k.tone_hz),
         k.measured_hz.map(mhz).unwrap_or_else(|| "n/a".into()),
-        k.ppm
-            .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, dp)))
-            .unwrap_or_else(|| "n/a".into()),
-        opt(k.ppm_uncertainty, "ppm", dp),
+        clkin_error(k.ppm, k.ppm_uncertainty),
         k.tolerance_ppm
     );
     let _ = writeln!(o, "                {}", k.detail);

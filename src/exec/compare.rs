@@ -31,7 +31,7 @@ const READ_BLOCK: usize = 1 << 14;
 /// What a finished comparison reports: its status, one line, and the result entry.
 #[derive(Debug, Clone)]
 pub(crate) struct Compared {
-    /// PASS (LOCKED), FAIL (UNLOCKED, undecided, or no number), PARTIAL (a number
+    /// PASS (LOCKED), FAIL (AGREE, UNLOCKED, undecided, or no number), PARTIAL (a number
     /// over less than was asked).
     pub(crate) status: Status,
     /// One line: the figure and its verdict, or why there is none.
@@ -263,10 +263,18 @@ fn stream<S: SampleSource>(
 fn judge(step: &ClkinCompareStep, radios: &[Radio], m: &Streamed, s: &Streamed) -> Compared {
     let pair = [m, s];
     let est = compare_tracks(&m.track, &s.track);
+    // LOCKED needs a radio that says it runs from an external reference; two
+    // free-running radios that happen to agree only AGREE.
+    let external = radios.iter().any(|r| {
+        r.actual
+            .clock_source
+            .as_deref()
+            .is_some_and(rxnode_dsp::is_external_clock)
+    });
     let verdict = est
         .as_ref()
         .ok()
-        .and_then(|e| judge_compare(e, step.tolerance_ppb));
+        .and_then(|e| judge_compare(e, step.tolerance_ppb, external));
     let mut problems: Vec<String> = Vec::new();
     for (i, st) in pair.iter().enumerate() {
         let role = ROLES[i];
@@ -306,6 +314,14 @@ fn judge(step: &ClkinCompareStep, radios: &[Radio], m: &Streamed, s: &Streamed) 
             let said = match verdict {
                 Some(CompareVerdict::Locked) => "LOCKED".to_owned(),
                 Some(CompareVerdict::Unlocked) => "UNLOCKED".to_owned(),
+                Some(CompareVerdict::Agree) => format!(
+                    "AGREE (not LOCKED: neither radio reports an external reference clock; clock sources read back {})",
+                    radios
+                        .iter()
+                        .map(|r| r.actual.clock_source.as_deref().unwrap_or("unknown"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 None => format!(
                     "cannot tell LOCKED from UNLOCKED: ±2σ straddles the tolerance of {} ppb",
                     step.tolerance_ppb
@@ -510,6 +526,7 @@ fn entry(
     let verdict_v = verdict.map(|v| match v {
         CompareVerdict::Locked => "LOCKED",
         CompareVerdict::Unlocked => "UNLOCKED",
+        CompareVerdict::Agree => "AGREE",
     });
     let mut v = json!({
         "status": status.as_str(),

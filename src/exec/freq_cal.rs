@@ -191,18 +191,16 @@ fn judge(
                 Status::Partial
             };
             let used = e.evidence.detections.iter().filter(|d| d.used).count();
-            let dec = rxnode_dsp::ppm_decimals(e.uncertainty_ppm);
             // What one detection is: an FCCH burst, or one PSS of the LTE cell.
             let what = match f.method {
                 FreqCalMethod::Gsm => "burst(s)",
                 FreqCalMethod::Lte => "PSS",
             };
             let mut detail = format!(
-                "{} {}: radio error {:+.dec$} ± {:.dec$} ppm (1σ) from {used} of {} {what}, confidence {:.2}",
+                "{} {}: radio error {} (1σ) from {used} of {} {what}, confidence {:.2}",
                 f.method.as_str().to_uppercase(),
                 e.cell,
-                e.ppm,
-                e.uncertainty_ppm,
+                rxnode_dsp::fmt_uncertain(e.ppm, e.uncertainty_ppm, "ppm"),
                 e.evidence.detections.len(),
                 e.confidence
             );

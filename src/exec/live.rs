@@ -302,7 +302,9 @@ pub(crate) fn capture_into(
     if let Some(k) = sink.as_deref_mut() {
         k.start(tuned.actual.frequency_hz, tuned.actual.sample_rate_hz)?;
     }
-    let mut recorder = recorder_of(c, &tuned.actual, &info)?;
+    // A recording's `core:frequency` is its true RF centre: the dial setting times
+    // (1 + e) when a correction was applied (docs/protocol.md#clock).
+    let mut recorder = recorder_of(c, &tuned.actual, &info, tuned.actual.frequency_hz * scale)?;
     if let (Some(w), Some(k)) = (recorder.as_mut(), &clock) {
         w.set_clock(k.clone());
     }
@@ -504,11 +506,13 @@ pub(crate) fn clkin_config(
     cfg
 }
 
-/// The IQ writer when recording (its folder created), `None` otherwise.
+/// The IQ writer when recording (its folder created), `None` otherwise; `center_hz`
+/// is the true RF centre (the dial setting corrected by any calibration applied).
 fn recorder_of(
     c: &LiveCapture,
     actual: &ActualSettings,
     info: &DeviceInfo,
+    center_hz: f64,
 ) -> Result<Option<IqWriter>, NotCaptured> {
     let Some(p) = &c.record else {
         return Ok(None);
@@ -519,7 +523,7 @@ fn recorder_of(
     }
     let meta = RecordingMeta {
         sample_rate_hz: actual.sample_rate_hz,
-        center_hz: Some(actual.frequency_hz),
+        center_hz: Some(center_hz),
         datetime: None,
         hw: Some(format!(
             "{} ({})",

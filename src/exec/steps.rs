@@ -352,18 +352,13 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
     );
     if let Some(k) = &summary.clkin {
         detail.push_str(&format!(
-            "; CLKIN {}: {} ± {} ppm (tolerance {} ppm)",
+            "; CLKIN {}: {} (tolerance {} ppm)",
             match k.status {
                 rxnode_dsp::ClkinStatus::Pass => "PASS",
                 rxnode_dsp::ClkinStatus::Fail => "FAIL",
                 rxnode_dsp::ClkinStatus::NotMeasured => "NOT MEASURED",
             },
-            k.ppm
-                .map(|p| format!("{p:+.4}"))
-                .unwrap_or_else(|| "n/a".into()),
-            k.ppm_uncertainty
-                .map(|p| format!("{p:.4}"))
-                .unwrap_or_else(|| "n/a".into()),
+            crate::exec::capture::clkin_error(k.ppm, k.ppm_uncertainty),
             k.tolerance_ppm
         ));
     }

@@ -5,15 +5,10 @@ use crate::json::num_of;
 use serde_json::Value;
 use std::fmt::Write as _;
 
-/// `+r ± σ ppb` with as many decimals as σ needs (two significant figures, at least
-/// three decimals, at most six).
+/// `+r ± σ ppb` with as many decimals as σ needs (two significant figures:
+/// [`rxnode_dsp::fmt_uncertain`]).
 pub(crate) fn fmt_ppb(r: f64, sigma: f64) -> String {
-    let d = if sigma.is_finite() && sigma > 0.0 {
-        ((-sigma.log10()).ceil() as i64 + 1).clamp(3, 6) as usize
-    } else {
-        3
-    };
-    format!("{r:+.d$} ± {sigma:.d$} ppb")
+    rxnode_dsp::fmt_uncertain(r, sigma, "ppb")
 }
 
 fn or_dash(v: Option<String>) -> String {

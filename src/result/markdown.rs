@@ -233,14 +233,15 @@ fn render_clkin(out: &mut String, c: &Value) {
     if let Some(k) = get("clkin").filter(|v| !v.is_null()) {
         let _ = writeln!(
             out,
-            "\nCLKIN: {} — reference error {} ± {} (tone {}, measured {})",
+            "\nCLKIN: {} — reference error {} (tone {}, measured {})",
             k.get("status").and_then(Value::as_str).unwrap_or("—"),
-            k.get("ppm")
-                .and_then(num)
-                // Unsigned here, as RX_RESULT.md always wrote it; -0.0 still prints 0.0000.
-                .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, 4).trim_start_matches('+')))
-                .unwrap_or_else(|| "—".to_owned()),
-            fmt_opt(k.get("ppm_uncertainty").and_then(num), " ppm", 4),
+            match (
+                k.get("ppm").and_then(num),
+                k.get("ppm_uncertainty").and_then(num)
+            ) {
+                (Some(p), Some(u)) => rxnode_dsp::fmt_uncertain(p, u, "ppm"),
+                _ => "—".to_owned(),
+            },
             fmt_hz(k.get("tone_hz").and_then(num)),
             fmt_hz(k.get("measured_hz").and_then(num)),
         );
@@ -471,10 +472,7 @@ fn render_freq_cal(o: &mut String, r: &RxResult) {
         let s = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_owned();
         let f = |k: &str| e.get(k).and_then(serde_json::Value::as_f64);
         let err = match (f("ppm"), f("uncertainty_ppm")) {
-            (Some(p), Some(u)) => {
-                let dec = rxnode_dsp::ppm_decimals(u);
-                format!("{p:+.dec$} ± {u:.dec$}")
-            }
+            (Some(p), Some(u)) => rxnode_dsp::fmt_uncertain(p, u, ""),
             _ => "—".to_owned(),
         };
         let bursts = match (e.get("bursts_used"), e.get("bursts")) {

@@ -641,3 +641,35 @@ fn the_clock_block_comes_from_the_recording_or_is_unknown() {
         expect_bad(&["analyze", m.to_str().unwrap()], needle);
     }
 }
+
+/// A SigMF recording `analyze` cannot read rightly is refused (exit 2) naming what,
+/// never analysed wrongly: two interleaved channels (read as one they showed phantom
+/// peaks with exit 0), or a second capture segment at another centre frequency (its
+/// centre was ignored).
+#[test]
+fn multi_channel_or_multi_frequency_sigmf_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = cf32(&signal(8192, 0.0, 0.1));
+    let two = sigmf_with(
+        dir.path(),
+        "two",
+        serde_json::json!({"core:num_channels": 2}),
+        &good,
+    );
+    expect_bad(
+        &["analyze", two.to_str().unwrap()],
+        "core:num_channels is 2",
+    );
+    let seg = sigmf(dir.path(), "seg", "cf32_le", &good);
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&seg).unwrap()).unwrap();
+    meta["captures"] = serde_json::json!([
+        {"core:sample_start": 0, "core:frequency": FC},
+        {"core:sample_start": 4096, "core:frequency": FC + 1e6}
+    ]);
+    std::fs::write(&seg, serde_json::to_vec(&meta).unwrap()).unwrap();
+    expect_bad(
+        &["analyze", seg.to_str().unwrap()],
+        "2 capture segments at different centre frequencies",
+    );
+}

@@ -155,11 +155,18 @@ fn two_carriers_within_20_db_are_ambiguous_live_and_in_analyze() {
 }
 
 /// A carrier 30 dB stronger than the reference in the window: without an expected
-/// level the strongest is taken and the weaker one is named as evidence; with
-/// `--clkin-expected-dbfs` the reference is the one at that level, and true.
+/// level the reference is ambiguous — FAIL, no number, both carriers listed (the
+/// stronger one was once measured instead); with `--clkin-expected-dbfs` the
+/// reference is the one at that level, and true, the other named as evidence.
 #[test]
 fn expected_level_picks_the_reference_beside_a_stronger_carrier() {
     let dir = tempfile::tempdir().unwrap();
+    let k = clkin_of(&capture(dir.path(), -70.0, ",emitters=100.1002e6:-40", &[]));
+    assert_eq!(k.status, ClkinStatus::Fail, "{k:?}");
+    assert!(k.ppm.is_none() && k.ppm_uncertainty.is_none(), "{k:?}");
+    assert!(k.detail.contains("ambiguous: 2 tones"), "{}", k.detail);
+    assert_eq!(k.tones.len(), 2, "{:?}", k.tones);
+    assert!(k.tones.iter().all(|t| !t.reference));
     let k = clkin_of(&capture(
         dir.path(),
         -70.0,

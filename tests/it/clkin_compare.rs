@@ -130,6 +130,35 @@ fn two_radios_on_one_reference_are_locked_within_one_ppb() {
     }
 }
 
+/// Two free-running radios (internal clocks) whose crystals happen to agree are within
+/// tolerance, but neither reports an external reference: the verdict is AGREE, never
+/// LOCKED, and the step is not a PASS (exit 1), the detail naming the clock sources.
+#[test]
+fn two_free_running_radios_that_agree_are_agree_not_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(
+        dir.path(),
+        &format!("serial=CMP-A1,seed=31,ppm=0.3,{TONE}"),
+        &format!("serial=CMP-A2,seed=32,ppm=0.3,{TONE}"),
+        &[],
+    );
+    expect_exit!(o, 1);
+    let e = entry(&o);
+    let rel = e.clkin_compare.relative_ppb.expect("a figure");
+    assert!(rel.abs() <= 1.0, "{e:#?}");
+    assert_eq!(e.clkin_compare.verdict.as_deref(), Some("AGREE"), "{e:#?}");
+    assert_eq!(e.status, "FAIL");
+    assert!(
+        e.detail
+            .contains("neither radio reports an external reference clock"),
+        "{}",
+        e.detail
+    );
+    for r in [&e.master, &e.slave] {
+        assert_ne!(r.clock_source.as_deref(), Some("external"), "{r:?}");
+    }
+}
+
 /// A slave on its own crystal 0.05 ppm fast is measured as +50 ± 2 ppb: UNLOCKED,
 /// FAIL, exit 1.
 #[test]

@@ -526,6 +526,16 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
         an["clock"]["ppm_correction_applied"].as_f64(),
         Some(measured)
     );
+    // The recording's core:frequency is its true RF centre (not the corrected dial
+    // setting, 16 kHz lower), so `analyze` and any SigMF reader put the tone at its
+    // true RF.
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta).unwrap_or_default())
+            .unwrap_or_default();
+    let centre = m["captures"][0]["core:frequency"].as_f64().unwrap_or(0.0);
+    assert!((centre - 935.2e6).abs() < 1.0, "{centre}");
+    let peak = an["peaks"][0]["frequency_hz"].as_f64().unwrap_or(0.0);
+    assert!((peak - 935.3e6).abs() < 1_000.0, "{peak}: {an}");
     // A sweep with it: every hop tuned with the correction, the emitter at its true RF.
     let sweep = |extra: &[&str]| {
         json_of(&run_fed(

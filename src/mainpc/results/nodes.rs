@@ -421,12 +421,12 @@ fn render_nodes(nodes: &[NodeRow]) -> String {
                 let _ = match (c["ppm"].as_f64(), c["problem"].as_str()) {
                     (Some(ppm), _) => writeln!(
                         text,
-                        "    calibration {}: {ppm:+.3} ppm ± {} ({}, {})",
+                        "    calibration {}: {} ({}, {})",
                         c["device"].as_str().unwrap_or("?"),
                         c["uncertainty_ppm"]
                             .as_f64()
-                            .map(|u| format!("{u:.3}"))
-                            .unwrap_or_else(|| "?".into()),
+                            .map(|u| rxnode_dsp::fmt_uncertain(ppm, u, "ppm"))
+                            .unwrap_or_else(|| format!("{ppm:+.3} ppm ± ?")),
                         c["method"].as_str().unwrap_or("?"),
                         c["time"].as_str().unwrap_or("?")
                     ),

@@ -101,12 +101,18 @@ pub(super) fn figures(r: &Value) -> Value {
         .unwrap_or_default();
     let mut overflows = 0u64;
     let mut clkin = Vec::new();
+    let mut clkin_u = Vec::new();
     let mut peaks: Vec<(f64, f64)> = Vec::new();
     for c in captures.iter().chain(sweeps.iter()) {
         overflows =
             overflows.saturating_add(c.get("overflows").and_then(Value::as_u64).unwrap_or(0));
         if let Some(p) = c.get("clkin").and_then(|k| k.get("ppm")).and_then(num) {
             clkin.push(p);
+            clkin_u.push(
+                c.get("clkin")
+                    .and_then(|k| k.get("ppm_uncertainty"))
+                    .and_then(num),
+            );
         }
         if let Some(ps) = c.get("peaks").and_then(Value::as_array) {
             for p in ps {
@@ -133,6 +139,7 @@ pub(super) fn figures(r: &Value) -> Value {
         "sweeps": sweeps.iter().filter(|c| ran(c)).count(),
         "overflows": overflows,
         "clkin_ppm": clkin,
+        "clkin_uncertainty_ppm": clkin_u,
         "peaks": peaks.iter().map(|(f, d)| json!({"frequency_hz": f, "power_db": d})).collect::<Vec<_>>(),
     })
 }
@@ -154,13 +161,20 @@ pub(super) fn figures_line(f: &Value) -> String {
         parts.push(format!("{} sweep(s)", n("sweeps")));
     }
     if let Some(c) = f.get("clkin_ppm").and_then(Value::as_array) {
+        let u = f.get("clkin_uncertainty_ppm").and_then(Value::as_array);
         let v: Vec<String> = c
             .iter()
-            .filter_map(num)
-            .map(|p| rxnode_dsp::fmt_ppm(p, 4))
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let p = num(p)?;
+                Some(match u.and_then(|u| u.get(i)).and_then(num) {
+                    Some(s) => rxnode_dsp::fmt_uncertain(p, s, "ppm"),
+                    None => format!("{} ppm", rxnode_dsp::fmt_ppm(p, 4)),
+                })
+            })
             .collect();
         if !v.is_empty() {
-            parts.push(format!("CLKIN {} ppm", v.join(", ")));
+            parts.push(format!("CLKIN {}", v.join(", ")));
         }
     }
     if let Some(p) = f
@@ -278,8 +292,20 @@ mod tests {
     fn figures_line_prints_signed_zero_ppm_plain() {
         let f = json!({"captures": 1, "overflows": 0, "clkin_ppm": [-0.0, -0.00001, 1.25]});
         let line = figures_line(&f);
-        assert!(line.contains("CLKIN 0.0000, 0.0000, +1.2500 ppm"), "{line}");
+        assert!(
+            line.contains("CLKIN 0.0000 ppm, 0.0000 ppm, +1.2500 ppm"),
+            "{line}"
+        );
         assert!(!line.contains("-0.0000"), "{line}");
+    }
+
+    /// A listing shows each CLKIN number with its uncertainty to two significant
+    /// figures, never a rounded `± 0.0000`.
+    #[test]
+    fn figures_line_prints_the_uncertainty_with_the_digits_it_needs() {
+        let r = json!({"captures": [{"clkin": {"ppm": 0.8, "ppm_uncertainty": 1e-6}}]});
+        let line = figures_line(&figures(&r));
+        assert!(line.contains("CLKIN +0.8000000 ± 0.0000010 ppm"), "{line}");
     }
 }
 

@@ -161,9 +161,11 @@ pub(crate) fn clkin_markers_of(k: &serde_json::Value) -> Vec<Marker> {
         });
     }
     if let Some(m) = num_of(k, &["measured_hz"]) {
-        let ppm = num_of(k, &["ppm"])
-            .map(|p| format!(" ({} ppm)", rxnode_dsp::fmt_ppm(p, 3)))
-            .unwrap_or_default();
+        let ppm = match (num_of(k, &["ppm"]), num_of(k, &["ppm_uncertainty"])) {
+            (Some(p), Some(u)) => format!(" ({})", rxnode_dsp::fmt_uncertain(p, u, "ppm")),
+            (Some(p), None) => format!(" ({} ppm)", rxnode_dsp::fmt_ppm(p, 3)),
+            _ => String::new(),
+        };
         markers.push(Marker {
             hz: m,
             label: format!("measured {:.6} MHz{ppm}", m / 1e6),
@@ -199,6 +201,7 @@ pub(crate) fn clkin_inset_of(k: &serde_json::Value) -> Option<super::ClkinInset>
         expected_hz: num_of(k, &["tone_hz"])?,
         measured_hz: num_of(k, &["measured_hz"]),
         ppm: num_of(k, &["ppm"]),
+        ppm_uncertainty: num_of(k, &["ppm_uncertainty"]),
         tolerance_ppm: num_of(k, &["tolerance_ppm"]).unwrap_or(f64::NAN),
         status: k
             .get("status")

@@ -27,7 +27,7 @@ pub(crate) struct ComparePlot {
     pub tolerance_slope: f64,
     /// The figure and verdict line.
     pub verdict: String,
-    /// LOCKED (green), UNLOCKED (red) or undecided (orange).
+    /// LOCKED (green), UNLOCKED (red) or AGREE / undecided (orange).
     pub locked: Option<bool>,
 }
 
@@ -46,7 +46,12 @@ impl ComparePlot {
         let tol = k.get("tolerance_ppb")?.as_f64()?;
         let tone = k.get("tone_hz")?.as_f64()?;
         let verdict = k.get("verdict").and_then(Value::as_str);
-        let locked = verdict.map(|v| v == "LOCKED");
+        // AGREE (within tolerance, no external reference) is drawn as undecided.
+        let locked = match verdict {
+            Some("LOCKED") => Some(true),
+            Some("UNLOCKED") => Some(false),
+            _ => None,
+        };
         Some(ComparePlot {
             title,
             slope: tr.get("fit_slope_rad_s")?.as_f64()?,

@@ -47,9 +47,9 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
     let cell = e.get("cell").and_then(Value::as_str).unwrap_or("");
     let title = match (f("ppm"), f("uncertainty_ppm")) {
         (Some(p), Some(u)) => {
-            let dec = rxnode_dsp::ppm_decimals(u);
             format!(
-                "{method} {cell}: radio error {p:+.dec$} ± {u:.dec$} ppm (1σ), {} of {} detections used",
+                "{method} {cell}: radio error {} (1σ), {} of {} detections used",
+                rxnode_dsp::fmt_uncertain(p, u, "ppm"),
                 dets.iter().filter(|d| d.used).count(),
                 dets.len()
             )
@@ -190,7 +190,10 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
                 ShapeStyle::from(&RGBColor(214, 39, 40)).stroke_width(2),
             ))
             .map_err(err)?
-            .label(format!("combined {p:+.4} ± {u:.4} ppm"))
+            .label(format!(
+                "combined {}",
+                rxnode_dsp::fmt_uncertain(p, u, "ppm")
+            ))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], RGBColor(214, 39, 40)));
         }
         c.draw_series(

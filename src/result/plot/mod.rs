@@ -104,6 +104,8 @@ pub(crate) struct ClkinInset {
     pub measured_hz: Option<f64>,
     /// The error, ppm.
     pub ppm: Option<f64>,
+    /// Its one-sigma uncertainty, ppm.
+    pub ppm_uncertainty: Option<f64>,
     /// The tolerance, ± ppm.
     pub tolerance_ppm: f64,
     /// `PASS` or `FAIL`.
@@ -397,6 +399,7 @@ mod tests {
             expected_hz: 100e6,
             measured_hz: Some(100e6 - 250.0),
             ppm: Some(-2.5),
+            ppm_uncertainty: Some(1e-6),
             tolerance_ppm: 0.5,
             status: "FAIL".into(),
             detail: None,

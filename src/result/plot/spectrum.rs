@@ -575,10 +575,11 @@ fn draw_clkin_inset(
     } else {
         RGBColor(200, 0, 0)
     };
-    let ppm = k
-        .ppm
-        .map(|p| format!("{} ppm", rxnode_dsp::fmt_ppm(p, 3)))
-        .unwrap_or_else(|| "no tone measured".into());
+    let ppm = match (k.ppm, k.ppm_uncertainty) {
+        (Some(p), Some(u)) => rxnode_dsp::fmt_uncertain(p, u, "ppm"),
+        (Some(p), None) => format!("{} ppm", rxnode_dsp::fmt_ppm(p, 3)),
+        _ => "no tone measured".into(),
+    };
     let caption = format!(
         "CLKIN {}: {ppm} (tolerance ±{} ppm)",
         k.status,

@@ -297,7 +297,7 @@ fn check_compares(r: &Value, v: &mut V<'_>) {
         let verdict = k.get("verdict");
         match verdict {
             None | Some(Value::Null) => {}
-            Some(Value::String(s)) if s == "LOCKED" || s == "UNLOCKED" => {
+            Some(Value::String(s)) if s == "LOCKED" || s == "AGREE" || s == "UNLOCKED" => {
                 if num("relative_ppb").is_none() || num("uncertainty_ppb").is_none() {
                     v.bad(format!(
                         "{name}.clkin_compare: verdict {s} without relative_ppb and uncertainty_ppb"
@@ -305,7 +305,7 @@ fn check_compares(r: &Value, v: &mut V<'_>) {
                 }
             }
             Some(x) => v.bad(format!(
-                "{name}.clkin_compare.verdict: {x} is not LOCKED, UNLOCKED or null"
+                "{name}.clkin_compare.verdict: {x} is not LOCKED, AGREE, UNLOCKED or null"
             )),
         }
         let locked = verdict.and_then(Value::as_str) == Some("LOCKED");

@@ -27,7 +27,7 @@ fn written_files_validate_and_render_details() {
     let md = std::fs::read_to_string(out.join(RESULT_MD)).unwrap();
     assert!(md.contains("| Status | PASS |"));
     assert!(md.contains("Result \\| test"), "pipes escaped");
-    assert!(md.contains("0.0012 ppm ± 0.0030 ppm"), "{md}");
+    assert!(md.contains("+0.0012 ± 0.0030 ppm"), "{md}");
     assert!(md.contains("| `.local/rx_iq/R_1/cap1.sigmf-data` | 10 |"));
     assert!(md.contains("-80.2 dB") || md.contains("-80.3 dB"));
     assert!(md.contains("overflows: 0; dropped samples: 0"));

@@ -19,6 +19,7 @@
 //! linearised variance of that very estimator at the measured SNR (the Cramér–Rao
 //! shape, σ_f² ∝ 1/(SNR·N³)), plus a bound on the pull of the other carriers seen and
 //! a model-error floor. `docs/operator.md#clkin` states the rules.
+use super::honest::{fmt_sigma, fmt_uncertain, Checked, Checks};
 use crate::error::{Error, Result};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
@@ -32,9 +33,6 @@ pub(crate) use stage::{FirstStage, Plain};
 
 /// The narrowest default search window (± ppm).
 pub const DEFAULT_SEARCH_PPM: f64 = 10.0;
-
-/// Two carriers whose levels differ by at most this (dB) cannot be told apart.
-pub const AMBIGUITY_DB: f64 = 20.0;
 
 /// Settings of a [`ClkinEstimator`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -196,7 +194,7 @@ pub struct ClkinTone {
 }
 
 /// The measured reference tone and the reference error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClkinEstimate {
     /// True RF frequency of the tone (Hz).
     pub tone_hz: f64,
@@ -212,6 +210,8 @@ pub struct ClkinEstimate {
     pub tone_snr_db: f64,
     /// Samples used.
     pub samples: u64,
+    /// The assumptions checked in the data (docs/operator.md#numbers-that-are-true-or-absent).
+    pub checked: Checked,
 }
 
 /// Streaming CLKIN estimator: [`ClkinEstimator::feed`] blocks, then [`ClkinEstimator::finish`].
@@ -328,34 +328,41 @@ impl ClkinEstimator {
             )));
         }
         // Which carriers can be the reference: all, or those at the expected level.
+        // One carrier in the window is an assumption of the estimate, checked here:
+        // a second one, at any level, makes the reference ambiguous unless the task's
+        // expected level leaves exactly one.
         let mut can: Vec<usize> = (0..seen.carriers.len()).collect();
         if let Some(l) = cfg.expected_dbfs {
             can.retain(|&i| (seen.carriers[i].level_dbfs - l).abs() <= cfg.expected_tolerance_db);
-            if can.is_empty() {
-                return Err(Error::Clkin(format!(
-                    "no tone at the expected {l} ± {} dBFS within {window}; seen {}",
-                    cfg.expected_tolerance_db,
-                    list(&self.tones, self.tones.len())
-                )));
-            }
         }
-        // Strongest first (carriers are sorted so); every rival within AMBIGUITY_DB.
-        let top = seen.carriers[can[0]].level_dbfs;
-        let rivals: Vec<ClkinTone> = can
-            .iter()
-            .filter(|&&i| top - seen.carriers[i].level_dbfs <= AMBIGUITY_DB)
-            .map(|&i| self.tones[i].clone())
-            .collect();
-        if rivals.len() > 1 {
-            return Err(Error::Clkin(format!(
-                "ambiguous: {} tones within ±{} ppm of the reference, within {AMBIGUITY_DB} dB of each other: {}; \
-                 give the reference's expected level or a tolerance that leaves one",
+        let mut checks = Checks::new();
+        checks.check("a carrier at the expected level", !can.is_empty(), || {
+            format!(
+                "no tone at the expected {} ± {} dBFS within {window}; seen {}",
+                cfg.expected_dbfs.unwrap_or(f64::NAN),
+                cfg.expected_tolerance_db,
+                list(&self.tones, self.tones.len())
+            )
+        });
+        checks.check("one carrier in the search window", can.len() <= 1, || {
+            let rivals: Vec<ClkinTone> = can.iter().map(|&i| self.tones[i].clone()).collect();
+            format!(
+                "ambiguous: {} tones within ±{} ppm of the reference{}: {}; \
+                 give the reference's expected level (clkin.expected_dbfs) or a tolerance that leaves one",
                 rivals.len(),
                 cfg.search_ppm,
+                if cfg.expected_dbfs.is_some() {
+                    " at the expected level"
+                } else {
+                    ""
+                },
                 list(&rivals, rivals.len())
-            )));
-        }
-        let pick = can[0];
+            )
+        });
+        let checked = checks.pass().map_err(Error::Clkin)?;
+        let Some(&pick) = can.first() else {
+            return Err(Error::Clkin(format!("no tone within {window}")));
+        };
         self.tones[pick].reference = true;
         let others: Vec<&search::Carrier> = seen
             .carriers
@@ -379,6 +386,7 @@ impl ClkinEstimator {
             ppm_uncertainty: deps * 1e6,
             tone_snr_db: seen.carriers[pick].snr_db,
             samples: (n as u64 + 1) * m as u64,
+            checked,
         })
     }
 }
@@ -512,6 +520,12 @@ impl ClkinReport {
     }
 }
 
+/// Whether a clock source name (as a driver reads it back) is an external reference:
+/// `external`, `ext`, `clkin`, `gpsdo`, `mimo`.
+pub fn is_external_clock(s: &str) -> bool {
+    is_external(s)
+}
+
 fn is_external(s: &str) -> bool {
     let s = s.to_ascii_lowercase();
     s.contains("ext") || s.contains("clkin") || s == "gpsdo" || s == "mimo"
@@ -531,10 +545,11 @@ pub fn fmt_ppm(ppm: f64, prec: usize) -> String {
 }
 
 /// Decimals that show an uncertainty of `uncertainty_ppm` with two significant
-/// digits (at least 4, at most 9), for the value and its uncertainty alike.
+/// digits (0 to 12; [`crate::uncertainty_decimals`]), for the value and its
+/// uncertainty alike; 4 when there is no uncertainty.
 pub fn ppm_decimals(uncertainty_ppm: f64) -> usize {
     if uncertainty_ppm.is_finite() && uncertainty_ppm > 0.0 {
-        (1.0 - uncertainty_ppm.log10().floor()).clamp(4.0, 9.0) as usize
+        super::honest::uncertainty_decimals(uncertainty_ppm)
     } else {
         4
     }
@@ -620,9 +635,8 @@ pub fn judge_clkin(
             items.push(EvidenceItem {
                 name: "measured reference error".into(),
                 value: format!(
-                    "{} ± {:.dp$} ppm (1σ; SNR {:.1} dB after integration)",
-                    fmt_ppm(e.ppm, dp),
-                    e.ppm_uncertainty,
+                    "{} (1σ; SNR {:.1} dB after integration)",
+                    fmt_uncertain(e.ppm, e.ppm_uncertainty, "ppm"),
                     e.tone_snr_db
                 ),
                 consistent: e.ppm.abs() <= tolerance_ppm,
@@ -634,8 +648,8 @@ pub fn judge_clkin(
                 format!("{} ppm outside ±{tolerance_ppm} ppm", fmt_ppm(e.ppm, dp))
             } else {
                 format!(
-                    "uncertainty {:.dp$} ppm too large for ±{tolerance_ppm} ppm",
-                    e.ppm_uncertainty
+                    "uncertainty {} ppm too large for ±{tolerance_ppm} ppm",
+                    fmt_sigma(e.ppm_uncertainty)
                 )
             };
             (

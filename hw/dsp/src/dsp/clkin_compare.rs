@@ -493,25 +493,40 @@ pub fn compare_tracks(master: &ToneTrack, slave: &ToneTrack) -> Result<CompareEs
     })
 }
 
-/// LOCKED or UNLOCKED, from the measured relative frequency and the tolerance.
+/// LOCKED, AGREE or UNLOCKED, from the measured relative frequency, the tolerance
+/// and whether a radio reports running from an external reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum CompareVerdict {
-    /// |relative| + 2σ ≤ tolerance: SLAVE follows MASTER's reference.
+    /// |relative| + 2σ ≤ tolerance and a radio reports an external reference clock:
+    /// SLAVE follows MASTER's reference.
     Locked,
+    /// |relative| + 2σ ≤ tolerance, but no radio reports an external reference clock:
+    /// the two agree, which free-running crystals can do by chance.
+    Agree,
     /// |relative| − 2σ > tolerance: SLAVE does not follow it.
     Unlocked,
 }
 
 /// The verdict on an estimate: `None` when the ±2σ interval straddles the tolerance
-/// (the measurement cannot tell).
-pub fn judge_compare(e: &CompareEstimate, tolerance_ppb: f64) -> Option<CompareVerdict> {
+/// (the measurement cannot tell). Within tolerance it is LOCKED only when
+/// `external_reference` (a radio's clock source read back names an external
+/// reference: [`is_external_clock`]), else AGREE.
+pub fn judge_compare(
+    e: &CompareEstimate,
+    tolerance_ppb: f64,
+    external_reference: bool,
+) -> Option<CompareVerdict> {
     let (r, s) = (e.relative_ppb.abs(), 2.0 * e.uncertainty_ppb);
     if !(r.is_finite() && s.is_finite()) {
         return None;
     }
     if r + s <= tolerance_ppb {
-        Some(CompareVerdict::Locked)
+        Some(if external_reference {
+            CompareVerdict::Locked
+        } else {
+            CompareVerdict::Agree
+        })
     } else if r - s > tolerance_ppb {
         Some(CompareVerdict::Unlocked)
     } else {

@@ -4,7 +4,9 @@
 pub(crate) mod clkin;
 pub(crate) mod clkin_compare;
 pub(crate) mod freqcal;
+pub(crate) mod honest;
 pub(crate) mod peaks;
+pub(crate) mod scenes;
 // Only x86_64 builds the kernels; elsewhere `SimdPsd::new` is always `None`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) mod simd_psd;
@@ -12,8 +14,8 @@ pub(crate) mod welch;
 pub(crate) mod window;
 
 pub use clkin::{
-    fmt_ppm, judge_clkin, ppm_decimals, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport,
-    ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
+    fmt_ppm, is_external_clock, judge_clkin, ppm_decimals, ClkinConfig, ClkinEstimate,
+    ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem,
 };
 pub use clkin_compare::{
     compare_tracks, judge_compare, CompareEstimate, CompareVerdict, ToneTrack, ToneTrackConfig,
@@ -24,6 +26,8 @@ pub use freqcal::{
     FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator,
     FreqCalEvidence, FreqCalMethod, GsmScene, LteScene, LTE_UNAVAILABLE,
 };
+pub use honest::{fmt_sigma, fmt_uncertain, uncertainty_decimals, Checked, Checks};
 pub use peaks::{find_peaks, median_db, Peak};
+pub use scenes::{run_scene, Knowable, SceneKind, SceneOutcome, SceneSummary};
 pub use welch::{Spectrum, Welch, WelchConfig};
 pub use window::Window;

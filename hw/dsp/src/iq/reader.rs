@@ -244,11 +244,55 @@ impl IqReader {
             .and_then(|r| r.as_f64())
             .filter(|r| r.is_finite() && *r > 0.0)
             .ok_or_else(|| bad(&meta_path, "SigMF meta has no valid core:sample_rate"))?;
-        let center = v
+        // What this reader cannot read is refused by name, never read wrongly: several
+        // channels interleaved sample by sample, or capture segments at different
+        // centre frequencies (docs/operator.md#analysing-a-recording).
+        let channels = match global.get("core:num_channels") {
+            None => 1,
+            Some(c) => c.as_u64().filter(|&n| n >= 1).ok_or_else(|| {
+                bad(
+                    &meta_path,
+                    format!("core:num_channels {c} is not a count ≥ 1"),
+                )
+            })?,
+        };
+        if channels != 1 {
+            return Err(bad(
+                &meta_path,
+                format!(
+                    "core:num_channels is {channels}: its channels are interleaved sample by sample, \
+                     and only single-channel SigMF is read (read as one channel it would be wrong); \
+                     split the channels into recordings of their own"
+                ),
+            ));
+        }
+        let segments = v
             .get("captures")
-            .and_then(|c| c.get(0))
-            .and_then(|c| c.get("core:frequency"))
-            .and_then(|f| f.as_f64());
+            .and_then(|c| c.as_array())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let freq_of = |c: &serde_json::Value| c.get("core:frequency").and_then(|f| f.as_f64());
+        let center = segments.first().and_then(freq_of);
+        if let Some((i, other)) = segments
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, c)| freq_of(c) != center)
+        {
+            let hz =
+                |f: Option<f64>| f.map_or("no core:frequency".to_owned(), |f| format!("{f} Hz"));
+            return Err(bad(
+                &meta_path,
+                format!(
+                    "{} capture segments at different centre frequencies (segment 0 at {}, segment {i} at {}): \
+                     each would need its own frequency axis, and only recordings whose segments share one \
+                     core:frequency are read",
+                    segments.len(),
+                    hz(center),
+                    hz(freq_of(other))
+                ),
+            ));
+        }
         let mut r = Self::open_raw(&data_path, raw, IqFormat::Sigmf, Some(rate), center)?;
         r.info.clock = global.get("rxnode:clock").cloned();
         Ok(r)

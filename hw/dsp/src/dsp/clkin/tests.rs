@@ -163,6 +163,7 @@ fn est(ppm: f64) -> ClkinEstimate {
         ppm_uncertainty: 0.001,
         tone_snr_db: 30.0,
         samples: 1,
+        checked: Checks::new().pass().unwrap(),
     }
 }
 

@@ -55,7 +55,9 @@ fn two_radios_on_one_reference_agree_to_far_below_a_ppb_and_are_locked() {
     let e = compare(0.3e-6, 0.3e-6, TONE, 1.0, 30.0, 1);
     assert!(e.relative_ppb.abs() < 0.05, "{e:?}");
     assert!(e.uncertainty_ppb > 0.0 && e.uncertainty_ppb < 0.05, "{e:?}");
-    assert_eq!(judge_compare(&e, 10.0), Some(CompareVerdict::Locked));
+    assert_eq!(judge_compare(&e, 10.0, true), Some(CompareVerdict::Locked));
+    // Without a radio on an external reference the same agreement is only AGREE.
+    assert_eq!(judge_compare(&e, 10.0, false), Some(CompareVerdict::Agree));
     assert!(e.points >= 50, "{} points", e.points);
 }
 
@@ -63,7 +65,10 @@ fn two_radios_on_one_reference_agree_to_far_below_a_ppb_and_are_locked() {
 fn a_slave_on_its_own_crystal_fifty_ppb_fast_is_measured_and_unlocked() {
     let e = compare(0.0, 0.05e-6, TONE, 1.0, 30.0, 2);
     assert!((e.relative_ppb - truth(0.0, 0.05e-6)).abs() < 0.1, "{e:?}");
-    assert_eq!(judge_compare(&e, 10.0), Some(CompareVerdict::Unlocked));
+    assert_eq!(
+        judge_compare(&e, 10.0, true),
+        Some(CompareVerdict::Unlocked)
+    );
     // Slow instead of fast: the sign follows.
     let e = compare(0.0, -0.05e-6, TONE, 1.0, 30.0, 3);
     assert!((e.relative_ppb + 50.0).abs() < 0.1, "{e:?}");

@@ -32,6 +32,7 @@ use super::{
     offset_for_ppm, ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError,
     FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod,
 };
+use crate::dsp::honest::Checks;
 use num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 use std::f64::consts::PI;
@@ -509,6 +510,12 @@ impl FreqCalEstimator for FcchEstimator {
         let core = ppms.len() - 2 * (ppms.len() / 10);
         let kept_fraction = m / core.max(1) as f64;
         let confidence = (spacing * kept_fraction * (0.5 + 0.5 * coverage)).clamp(0.0, 1.0);
+        // The LO's error is what the FCCH tone measures; the sample clock only scales its
+        // 67.7 kHz offset (20 ppm apart move it 1.4 Hz), so a separate sample clock
+        // needs no check. The value must lie inside the searched range.
+        let mut checks = Checks::new();
+        checks.in_range("the radio error", mean, self.cfg.max_error_ppm);
+        let checked = checks.pass().map_err(not_found)?;
         let detections = self
             .detections
             .iter()
@@ -534,6 +541,7 @@ impl FreqCalEstimator for FcchEstimator {
                 search_hz: [self.search[0] + shift_hz, self.search[1] + shift_hz],
                 seconds_analysed: seconds,
             },
+            checked,
         })
     }
 }

@@ -49,6 +49,7 @@ use super::{
     ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate,
     FreqCalEstimator, FreqCalEvidence, FreqCalMethod,
 };
+use crate::dsp::honest::Checks;
 use num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 use std::f64::consts::PI;
@@ -72,6 +73,11 @@ const SLOT: usize = 960;
 const SYMBOL: usize = 137;
 /// Where the PSS's useful part starts in slot 0 (after symbols 0..5 and its own CP).
 const PSS_IN_SLOT: usize = 10 + NFFT + 5 * SYMBOL + 9;
+/// In a TDD cell (frame structure type 2, TS 36.211 §6.11.2.2) the SSS is the last
+/// symbol of subframe 0/5 and the PSS the third of subframe 1/6: its useful part starts
+/// this many samples before the PSS's (slot 2·k symbol 0 with its 10-sample CP, then
+/// symbols 1 and 2), where an FDD cell's is one symbol (137) before.
+const TDD_SSS_LEAD: usize = 10 + NFFT + 2 * SYMBOL;
 /// Half frames folded while acquiring.
 const ACQ_PERIODS: usize = 16;
 /// Acquisition FFT size and the new samples per block (the rest is the PSS overlap).
@@ -107,6 +113,9 @@ const MIN_CONFIDENCE: f64 = 0.25;
 const PHASE_GATE: f64 = 1.2;
 /// The alias must be picked with this many standard deviations of margin.
 const ALIAS_SIGMAS: f64 = 4.0;
+
+/// The SSS candidate's 62 subcarriers, timing slope removed.
+type SssSpectrum = [Complex<f64>; SEQ_LEN];
 
 /// One tracked PSS.
 #[derive(Debug, Clone, Copy)]
@@ -152,6 +161,8 @@ struct Track {
     processed: u64,
     /// SSS metric per (N_ID_1, which PSS parity is subframe 0).
     sss_acc: Vec<f64>,
+    /// The same metric where a TDD cell's SSS would be (three symbols before the PSS).
+    sss_acc_tdd: Vec<f64>,
     sss_table: Vec<[f32; SEQ_LEN]>,
     /// The SSS hypothesis (N_ID_1, parity) once it stands out.
     sss_known: Option<(usize, usize)>,
@@ -627,6 +638,7 @@ impl LteEstimator {
             records: Vec::new(),
             processed: 0,
             sss_acc: vec![0.0; 2 * N_ID_1_COUNT],
+            sss_acc_tdd: vec![0.0; 2 * N_ID_1_COUNT],
             sss_table: (0..2 * N_ID_1_COUNT)
                 .map(|i| sss(i / 2, root, i % 2 == 1).map(f32::from))
                 .collect(),
@@ -694,23 +706,29 @@ impl LteEstimator {
                 &self.fft128,
                 &mut self.scratch,
             );
-            if let Some((rec, sss_spec)) = rec {
+            if let Some((rec, sss_spec, tdd_spec)) = rec {
                 if rec.rho2 >= FOUND_RHO2 {
                     t.fit.add(n as f64, rec.tau);
                     // Table row 2·N_ID_1 + (subframe 5); hypothesis 2·N_ID_1 + parity,
-                    // where parity says which PSS count parity is subframe 0.
-                    for n1 in 0..N_ID_1_COUNT {
-                        let corr = |row: &[f32; SEQ_LEN]| {
-                            let mut acc = Complex::new(0.0f64, 0.0);
-                            for (v, &s) in sss_spec.iter().zip(row.iter()) {
-                                acc += v * f64::from(s);
+                    // where parity says which PSS count parity is subframe 0. The same
+                    // at the TDD position, to tell the frame structure.
+                    for (spec, acc) in
+                        [(&sss_spec, &mut t.sss_acc), (&tdd_spec, &mut t.sss_acc_tdd)]
+                    {
+                        for n1 in 0..N_ID_1_COUNT {
+                            let corr = |row: &[f32; SEQ_LEN]| {
+                                let mut a = Complex::new(0.0f64, 0.0);
+                                for (v, &s) in spec.iter().zip(row.iter()) {
+                                    a += v * f64::from(s);
+                                }
+                                a.norm_sqr()
+                            };
+                            let (v0, v5) =
+                                (corr(&t.sss_table[2 * n1]), corr(&t.sss_table[2 * n1 + 1]));
+                            for parity in 0..2u64 {
+                                let sub5 = (n + parity) % 2 == 1;
+                                acc[2 * n1 + parity as usize] += if sub5 { v5 } else { v0 };
                             }
-                            acc.norm_sqr()
-                        };
-                        let (v0, v5) = (corr(&t.sss_table[2 * n1]), corr(&t.sss_table[2 * n1 + 1]));
-                        for parity in 0..2u64 {
-                            let sub5 = (n + parity) % 2 == 1;
-                            t.sss_acc[2 * n1 + parity as usize] += if sub5 { v5 } else { v0 };
                         }
                     }
                     t.records.push(rec);
@@ -743,7 +761,7 @@ impl LteEstimator {
         known_sss: Option<&[f32; SEQ_LEN]>,
         fft128: &Arc<dyn Fft<f32>>,
         scratch: &mut Vec<Complex<f32>>,
-    ) -> Option<(Record, [Complex<f64>; SEQ_LEN])> {
+    ) -> Option<(Record, SssSpectrum, SssSpectrum)> {
         let at = |i: i64| -> Option<&[Complex<f32>]> {
             let s = usize::try_from(i - buf_start).ok()?;
             buf.get(s..s + NFFT)
@@ -807,6 +825,14 @@ impl LteEstimator {
         let noise = yc.iter().map(|v| (v - mean).norm_sqr()).sum::<f64>() / (SEQ_LEN - 1) as f64;
         let snr_db = 10.0 * (mean.norm_sqr().max(1e-30) / noise.max(1e-30)).log10();
         let sss_spec: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| sraw[i] * derot(i));
+        // Where a TDD cell's SSS would be.
+        let mut tspec = [Complex::new(0.0f32, 0.0); NFFT];
+        tspec.copy_from_slice(at(w - TDD_SSS_LEAD as i64)?);
+        fft128.process_with_scratch(&mut tspec, scratch);
+        let tdd_spec: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| {
+            let v = tspec[bin(i)];
+            Complex::new(f64::from(v.re), f64::from(v.im)) * derot(i)
+        });
         let ps = match &ys {
             Some(ys) => {
                 let cs: Complex<f64> = ys.iter().enumerate().map(|(i, v)| v * derot(i)).sum();
@@ -848,6 +874,7 @@ impl LteEstimator {
                 ps,
             },
             sss_spec,
+            tdd_spec,
         ))
     }
 
@@ -866,6 +893,17 @@ impl LteEstimator {
             return Err(not_found(format!(
                 "a PSS (N_ID_2 {}) was seen but only {found} of {expected} expected were found in {seconds:.2} s",
                 t.n_id_2
+            )));
+        }
+        // 0. The frame structure: this estimator's SSS and cyclic-prefix looks assume
+        //    FDD. A TDD cell's SSS sits three symbols before the PSS and half its
+        //    subframes are uplink: no number rather than one from the wrong geometry.
+        if let (Some((n1, _)), None) = (sss_decision(&t.sss_acc_tdd), sss_decision(&t.sss_acc)) {
+            return Err(FreqCalError::NotFound(format!(
+                "LTE cell PCI {} at {:.1} MHz is TDD (its SSS three symbols before the PSS): not measurable, \
+                 TDD frame structure is not supported by this estimator",
+                3 * n1 + t.n_id_2,
+                cfg.carrier_hz / 1e6
             )));
         }
         // 1. Arrival times against count: the sample clock.
@@ -1004,24 +1042,52 @@ impl LteEstimator {
             fit_line(&xy).ok_or_else(|| not_found("too few PSS phases to fit".into()))?;
         let off_phase = off1 + pb / (2.0 * PI);
         let off_phase_sd = pb_sd / (2.0 * PI);
-        // 5. Is the alias safe?
+        // 5. Is the alias safe? And were the estimate's assumptions borne out?
         let margin = 0.5 * alias_hz - (off_phase - off_prior).abs();
         let (offset, offset_sd, how) = if margin >= ALIAS_SIGMAS * prior_sd {
             (off_phase, off_phase_sd, "PSS phase")
-        } else if tied {
-            (off_prior, prior_sd, "PSS timing, cyclic prefixes and SSS")
         } else {
-            // Two independent measures of the carrier (the arrival drift and the
-            // carrier looks) disagree and the phase cannot settle it: no number.
-            return Err(FreqCalError::NotFound(format!(
-                "LTE cell (N_ID_2 {}) found but its frequency error is not measurable: the PSS arrival drift puts the carrier {:+.1} ± {:.1} Hz from nominal, the cyclic prefixes and SSS {:+.1} ± {:.1} Hz; they disagree, and the PSS phase's 200 Hz alias cannot be picked with {ALIAS_SIGMAS} σ to spare",
-                t.n_id_2,
+            (off_prior, prior_sd, "PSS timing, cyclic prefixes and SSS")
+        };
+        let ppm = ppm_from_offset(cfg.carrier_hz, cfg.center_hz, offset);
+        let mut checks = Checks::new();
+        // Two independent measures of the carrier — the arrival drift (the sample
+        // clock, taken to share the LO's crystal) and the carrier looks — must agree:
+        // a radio whose LO and sample clock run on different crystals (or a lock onto
+        // something that is not this cell's timing) has no number.
+        checks.check("LO and sample clock on one crystal", tied, || {
+            format!(
+                "the PSS arrival drift (the sample clock) puts the carrier {:+.1} ± {:.1} Hz from nominal, \
+                 the cyclic prefixes and SSS (the LO) {:+.1} ± {:.1} Hz; they disagree, so the LO and the \
+                 sample clock do not share one crystal (or the timing is not this cell's)",
                 off_tau - cfg.carrier_hz + cfg.center_hz,
                 off_tau_sd,
                 off_prior - cfg.carrier_hz + cfg.center_hz,
                 prior_sd
-            )));
-        };
+            )
+        });
+        // The carrier looks (cyclic prefixes, PSS–SSS), each known modulo its own alias
+        // spacing, must agree with each other where they are unwrapped: when they
+        // scatter by more than 4 σ, one of them sits on another alias (an LO 14 or
+        // 15 kHz from where the sample clock says), and widening σ would hide it.
+        let looks_birge = carrier.map_or(1.0, |c| c.2);
+        checks.check(
+            "the carrier looks agree",
+            looks_birge <= ALIAS_SIGMAS,
+            || {
+                format!(
+                    "the cyclic prefixes and the SSS place the carrier {looks_birge:.1} σ apart \
+                     around the PSS arrival drift (an LO not on the sample clock's crystal, or not this cell)"
+                )
+            },
+        );
+        checks.in_range("the radio error", ppm, cfg.max_error_ppm);
+        let checked = checks.pass().map_err(|why| {
+            FreqCalError::NotFound(format!(
+                "LTE cell (N_ID_2 {}) found but its frequency error is not measurable: {why}",
+                t.n_id_2
+            ))
+        })?;
         tracing::debug!(
             off_tau,
             off_tau_sd,
@@ -1032,7 +1098,6 @@ impl LteEstimator {
             how,
             "lte estimate"
         );
-        let ppm = ppm_from_offset(cfg.carrier_hz, cfg.center_hz, offset);
         let k = 1.0 + ppm * 1e-6;
         let uncertainty_ppm = offset_sd * k * k / cfg.carrier_hz * 1e6;
         // SSS → PCI.
@@ -1084,6 +1149,7 @@ impl LteEstimator {
                 search_hz: [lo, hi],
                 seconds_analysed: seconds,
             },
+            checked,
         })
     }
 

@@ -14,6 +14,7 @@
 //! error follows from the feature's known RF frequency and its observed offset:
 //! `1 + e = f / (fc + offset)` ([`ppm_from_offset`]). To correct, tune to
 //! `fc / (1 + e)` (about `fc·(1 − e)`) and take the sample rate as `rate·(1 + e)`.
+use crate::dsp::honest::Checked;
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 
@@ -103,7 +104,7 @@ pub struct FreqCalEvidence {
 }
 
 /// A radio's absolute frequency error (docs/protocol.md#freq_cal).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FreqCalEstimate {
     /// The radio's error, ppm (> 0: its clock runs fast; see the module docs).
     pub ppm: f64,
@@ -122,6 +123,8 @@ pub struct FreqCalEstimate {
     pub pci: Option<u16>,
     /// Detections used and rejected, for the picture.
     pub evidence: FreqCalEvidence,
+    /// The assumptions checked in the data (docs/operator.md#numbers-that-are-true-or-absent).
+    pub checked: Checked,
 }
 
 /// Why an estimator gives no number.
@@ -165,7 +168,9 @@ pub enum FreqCalError {
 ///   and buffers in the constructor) and must keep bounded memory: no whole-capture
 ///   buffer; what grows with time is at most a small record per detection.
 /// - It needs no prior estimate: the error may be anywhere in ± `max_error_ppm`.
-/// - [`finish`](Self::finish) returns the estimate, or
+/// - [`finish`](Self::finish) returns the estimate — whose [`Checked`] proof comes
+///   only from [`crate::Checks::pass`] after every assumption was checked in the data
+///   (one crystal, inside ± `max_error_ppm` …) — or
 ///   [`FreqCalError::NotFound`] (`"no LTE cell found"`) when the signal is not
 ///   there — never a number it does not have. `ppm` follows the sign convention of
 ///   this module and accounts for the sample clock sharing the crystal: use
@@ -296,6 +301,9 @@ mod tests {
             confidence: 0.9,
             pci,
             evidence: FreqCalEvidence::default(),
+            checked: crate::dsp::honest::Checks::new()
+                .pass()
+                .unwrap_or_else(|e| panic!("{e}")),
         }
     }
 

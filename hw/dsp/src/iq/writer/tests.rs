@@ -225,3 +225,47 @@ fn cannot_record_integer_formats() {
     let dir = tempfile::tempdir().unwrap();
     assert!(IqWriter::create(&dir.path().join("x.cs16"), meta(), None).is_err());
 }
+
+/// A SigMF recording the reader cannot read rightly is refused naming what: two
+/// interleaved channels (read as one they would show phantom peaks), or capture
+/// segments at different centre frequencies (one axis for both would be wrong).
+/// Segments that share one frequency are read.
+#[test]
+fn multi_channel_and_multi_frequency_sigmf_is_refused_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("a.sigmf-data");
+    let mut w = IqWriter::create(&p, meta(), None).unwrap();
+    w.write(&ramp(1000)).unwrap();
+    w.finish().unwrap();
+    let mp = p.with_extension("sigmf-meta");
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mp).unwrap()).unwrap();
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut m = original.clone();
+        f(&mut m);
+        std::fs::write(&mp, serde_json::to_vec(&m).unwrap()).unwrap();
+        IqReader::open(&p, None).map(|r| r.info().center_hz)
+    };
+    let e = edit(&|m| m["global"]["core:num_channels"] = 2.into()).unwrap_err();
+    assert!(e.to_string().contains("core:num_channels is 2"), "{e}");
+    let e = edit(&|m| {
+        m["captures"] = serde_json::json!([
+            {"core:sample_start": 0, "core:frequency": 100e6},
+            {"core:sample_start": 500, "core:frequency": 101e6}
+        ])
+    })
+    .unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("2 capture segments at different centre frequencies"),
+        "{msg}"
+    );
+    assert!(msg.contains("segment 1 at 101000000 Hz"), "{msg}");
+    let same = edit(&|m| {
+        m["captures"] = serde_json::json!([
+            {"core:sample_start": 0, "core:frequency": 100e6},
+            {"core:sample_start": 500, "core:frequency": 100e6}
+        ])
+    });
+    assert_eq!(same.unwrap(), Some(100e6));
+}

@@ -49,6 +49,38 @@ impl LteScene {
         snr_db: Option<f64>,
         seed: u64,
     ) -> Self {
+        Self::build(pci, carrier_hz, center_hz, rate, ppm, snr_db, seed, false)
+    }
+
+    /// The same as [`LteScene::new`] for a TDD cell (frame structure type 2,
+    /// uplink-downlink configuration 1 `DSUUDDSUUD`, TS 36.211 §4.2): the SSS in the
+    /// last symbol of subframes 0 and 5, the PSS in the third of subframes 1 and 6
+    /// (§6.11.2.2), the special subframes' downlink part three symbols long, nothing
+    /// from the cell in the uplink subframes or the guard period.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_tdd(
+        pci: u16,
+        carrier_hz: f64,
+        center_hz: f64,
+        rate: f64,
+        ppm: f64,
+        snr_db: Option<f64>,
+        seed: u64,
+    ) -> Self {
+        Self::build(pci, carrier_hz, center_hz, rate, ppm, snr_db, seed, true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        pci: u16,
+        carrier_hz: f64,
+        center_hz: f64,
+        rate: f64,
+        ppm: f64,
+        snr_db: Option<f64>,
+        seed: u64,
+        tdd: bool,
+    ) -> Self {
         let pci = usize::from(pci % 504);
         let (n1, n2) = (pci / 3, pci % 3);
         let mut rng = Xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
@@ -59,7 +91,18 @@ impl LteScene {
         for slot in 0..40 {
             for l in 0..7 {
                 grid.iter_mut().for_each(|v| *v = Complex::new(0.0, 0.0));
-                for k in (-36i32..=36).filter(|&k| k != 0) {
+                let sf = (slot / 2) % 10;
+                // TDD: uplink subframes, and the special subframes past their three
+                // downlink symbols, carry nothing from the cell.
+                let silent = tdd
+                    && (matches!(sf, 2 | 3 | 7 | 8)
+                        || (matches!(sf, 1 | 6) && (slot % 2 == 1 || l >= 3)));
+                let (sss_here, pss_here) = if tdd {
+                    (slot % 10 == 1 && l == 6, slot % 10 == 2 && l == 2)
+                } else {
+                    (slot % 10 == 0 && l == 5, slot % 10 == 0 && l == 6)
+                };
+                for k in (-36i32..=36).filter(|&k| k != 0 && !silent) {
                     let bits = rng.next_u64();
                     let q = Complex::new(
                         if bits & 1 == 0 { 1.0 } else { -1.0 },
@@ -67,15 +110,15 @@ impl LteScene {
                     ) / 2f32.sqrt();
                     grid[k.rem_euclid(n as i32) as usize] = q;
                 }
-                if slot % 10 == 0 && (l == 5 || l == 6) {
+                if sss_here || pss_here {
                     for k in [-36i32, -35, -34, -33, -32, 32, 33, 34, 35, 36] {
                         grid[k.rem_euclid(n as i32) as usize] = Complex::new(0.0, 0.0);
                     }
                     let p = pss(n2);
-                    let s = sss(n1, n2, slot % 20 == 10);
+                    let s = sss(n1, n2, slot % 20 >= 10);
                     for i in 0..SEQ_LEN {
                         let k = subcarrier(i).rem_euclid(n as i32) as usize;
-                        grid[k] = if l == 6 {
+                        grid[k] = if pss_here {
                             Complex::new(p[i].re as f32, p[i].im as f32)
                         } else {
                             Complex::new(f32::from(s[i]), 0.0)
