@@ -5,6 +5,7 @@ mod git;
 mod lab;
 mod net;
 mod proc;
+mod sign;
 
 #[cfg(unix)]
 pub use self::proc::signal;
@@ -16,6 +17,7 @@ pub use self::{
         expect_exit, read_lines, run_fed, rxnode_cmd, sha256_file, show, spawn_fed, text, unix_now,
         PROMPT, RXNODE,
     },
+    sign::{git_raw, Key},
 };
 
 /// `expect_exit!(out, code)` or `expect_exit!(out, code, "context {x}", …)`: the one
