@@ -136,9 +136,10 @@ pub(crate) struct SignatureRecord {
     /// The allowed signer's principals (a good signature only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
-    /// The key's `SHA256:…` fingerprint (an SSH signature).
+    /// The SHA-256 of the signing key, hex (the bytes `ssh-keygen -l` shows
+    /// as `SHA256:<base64>`; a good signature only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
+    pub key_sha256: Option<String>,
 }
 
 /// `authorization` in the result (RED tasks only).

@@ -15,7 +15,7 @@ use git2::{Oid, Repository};
 use serde::Serialize;
 use std::path::PathBuf;
 
-pub(crate) use verify::Checked;
+pub(crate) use verify::{fingerprint_of_hex, Checked};
 
 /// `.local/allowed_signers` of the checkout (also in a dry run).
 pub(crate) fn path(paths: &Paths) -> PathBuf {
@@ -356,4 +356,114 @@ pub fn cmd_signers_remove(ctx: &Ctx, who: &str) -> Result<Outcome> {
         t
     })?;
     Ok(Outcome::Done)
+}
+
+#[cfg(all(test, unix))]
+mod bench {
+    //! The CPU a poll that finds a task spends on its signature:
+    //! `cargo test --release -p rxnode --lib -- --ignored --nocapture signature_cost`
+    //! (docs/benchmarks.md#signature-verification).
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["-c", "user.name=b", "-c", "user.email=b@example.invalid"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// Process CPU time (user + system), seconds.
+    fn cpu() -> f64 {
+        // SAFETY: getrusage only writes into the zeroed struct we pass.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+        t(ru.ru_utime) + t(ru.ru_stime)
+    }
+
+    #[test]
+    #[ignore = "a measurement: run with --release --ignored --nocapture"]
+    fn signature_cost() {
+        let d = tempfile::tempdir().unwrap();
+        let repo_dir = d.path().join("rx");
+        std::fs::create_dir(&repo_dir).unwrap();
+        git(&repo_dir, &["init", "-q"]);
+        let key = d.path().join("k");
+        let ok = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let path = "docs/handoff/NEXT_RX_TASK.md";
+        std::fs::create_dir_all(repo_dir.join("docs/handoff")).unwrap();
+        std::fs::write(repo_dir.join(path), "TASK_ID = X\n").unwrap();
+        git(&repo_dir, &["add", "."]);
+        let sk = format!("user.signingkey={}", key.display());
+        git(
+            &repo_dir,
+            &[
+                "-c",
+                "gpg.format=ssh",
+                "-c",
+                &sk,
+                "commit",
+                "-S",
+                "-q",
+                "-m",
+                "t",
+            ],
+        );
+        let paths = Paths::new(&repo_dir);
+        std::fs::create_dir_all(&paths.local).unwrap();
+        let pubkey = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+        // A realistic list: 20 signers, ours last.
+        let mut list = String::new();
+        for i in 0..19 {
+            let other = d.path().join(format!("o{i}"));
+            Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(&other)
+                .status()
+                .unwrap();
+            let p = std::fs::read_to_string(other.with_extension("pub")).unwrap();
+            list.push_str(&format!("u{i}@lab namespaces=\"git\" {p}"));
+        }
+        list.push_str(&format!("me@lab namespaces=\"git\" {pubkey}"));
+        std::fs::write(path_of(&paths), list).unwrap();
+        let repo = Repository::open(&repo_dir).unwrap();
+        crate::store::trust::prepare(&paths).unwrap();
+        let head = repo.head().unwrap().target().unwrap();
+        let n = 200;
+        let t0 = cpu();
+        for _ in 0..n {
+            let c = check(&paths, &repo, head, path).unwrap();
+            assert_eq!(c.status.word(), "good");
+        }
+        let per = (cpu() - t0) / f64::from(n) * 1e3;
+        let t0 = cpu();
+        for _ in 0..n {
+            crate::store::policy::load(&paths).unwrap();
+        }
+        let pol = (cpu() - t0) / f64::from(n) * 1e3;
+        println!(
+            "signature check (load 20 signers, find the changing commit, extract, verify ed25519): {per:.3} ms CPU per task version"
+        );
+        println!(
+            "policy load (trust root check included), once more per examination: {pol:.3} ms CPU"
+        );
+        println!(
+            "a poll that finds one task checks it twice (examination, prompt): {:.3} ms CPU added",
+            2.0 * (per + pol)
+        );
+    }
+
+    fn path_of(paths: &Paths) -> PathBuf {
+        path(paths)
+    }
 }

@@ -85,18 +85,18 @@ impl Checked {
 
     /// What the result and the ledger keep of it.
     pub(crate) fn record(&self) -> crate::result::SignatureRecord {
-        let (principal, fingerprint) = match &self.status {
+        let (principal, key_sha256) = match &self.status {
             Status::Good {
                 principal,
                 fingerprint,
-            } => (Some(principal.clone()), Some(fingerprint.clone())),
+            } => (Some(principal.clone()), fingerprint_hex(fingerprint)),
             _ => (None, None),
         };
         crate::result::SignatureRecord {
             commit: self.commit.clone(),
             status: self.status.word().to_owned(),
             principal,
-            fingerprint,
+            key_sha256,
         }
     }
 
@@ -125,6 +125,20 @@ impl Checked {
             risk.as_str()
         ))
     }
+}
+
+/// `SHA256:<base64>` as 64 lower-case hex digits (as the result keeps it).
+fn fingerprint_hex(fp: &str) -> Option<String> {
+    match fp.parse::<ssh_key::Fingerprint>().ok()? {
+        ssh_key::Fingerprint::Sha256(b) => Some(hex::encode(b)),
+        _ => None,
+    }
+}
+
+/// 64 hex digits (a result's `key_sha256`) as `SHA256:<base64>`, as `ssh-keygen -l` shows it.
+pub(crate) fn fingerprint_of_hex(h: &str) -> Option<String> {
+    let bytes: [u8; 32] = hex::decode(h).ok()?.try_into().ok()?;
+    Some(ssh_key::Fingerprint::Sha256(bytes).to_string())
 }
 
 /// Verify the signature of `commit` against `signers` at `now` (Unix seconds).

@@ -272,8 +272,16 @@ impl Flow<'_> {
         } = *found;
         let id = task.id().to_string();
         let approval = crate::store::key::sign_approval(&self.paths, task, commit, &now_iso())?;
+        let sig_record = signature.map(crate::signers::Checked::record);
         let skeleton = |d: &std::path::Path| {
-            crate::result::write_skeleton(&self.paths, d, task, commit, &approval)
+            crate::result::write_skeleton(
+                &self.paths,
+                d,
+                task,
+                commit,
+                &approval,
+                sig_record.as_ref(),
+            )
         };
         let dir = match outbox::prepare(&self.paths, task, bytes, &approval, blob, &skeleton) {
             Ok(Prepared::Written(d)) => d,
@@ -309,7 +317,7 @@ impl Flow<'_> {
                 .approval(&approval)
                 .detail(serde_json::json!({
                     "outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy(),
-                    "signature": signature.map(crate::signers::Checked::record),
+                    "signature": sig_record,
                 })),
         )?;
         state::update(&self.paths, |s| {

@@ -397,6 +397,7 @@ fn run_verifies_the_signature_again_before_any_radio_step() {
         ("HARDWARE_ACCESS", "YES"),
         ("RF_RX", "YES"),
         ("RISK_LEVEL", "YELLOW"),
+        ("ALLOW_PUSH", "RX_RESULT_ONLY"),
     ];
     let c = lab.post_signed(&lab.plan_task("T_RUN_OK", &overrides, Some(plan)), &alice);
     lab.approve("T_RUN_OK");
@@ -425,8 +426,36 @@ fn run_verifies_the_signature_again_before_any_radio_step() {
         res["approval"]["signature"]["principal"],
         "alice@lab.example"
     );
+    // The key as 64 hex digits: the publication scanner takes it for the SHA-256 it is.
+    assert_eq!(
+        res["approval"]["signature"]["key_sha256"]
+            .as_str()
+            .unwrap()
+            .len(),
+        64
+    );
     let out = lab.run(&["validate-result", "T_RUN_OK"], "");
     expect_exit!(out, 0);
+    // Published, the main PC's `results verify` says the task was signed, and by whom.
+    expect_exit!(lab.run(&["node", "set-name", "LAB-RX"], ""), 0);
+    let out = lab.run(&["publish", "T_RUN_OK", "--push"], "PUBLISH T_RUN_OK\n");
+    expect_exit!(out, 0);
+    let out = crate::util::run_fed(
+        crate::util::rxnode_cmd()
+            .arg("--repo")
+            .arg(&lab.main)
+            .args(["results", "verify", "T_RUN_OK"]),
+        b"",
+    );
+    expect_exit!(out, 0);
+    let so = text(&out.stdout);
+    assert!(
+        so.contains(&format!(
+            "task: signed: good signature by alice@lab.example ({}) on commit {c}",
+            alice.fingerprint()
+        )),
+        "{so}"
+    );
 
     // Approved while alice was allowed; removed before the run: refused, nothing touched.
     lab.post_signed(&lab.plan_task("T_RUN_LATE", &overrides, Some(plan)), &alice);

@@ -83,7 +83,10 @@ fn signature_text(sig: Option<&SignatureRecord>) -> String {
             "good" => format!(
                 "signed: good signature by {} ({}) on commit {}, as the node checked it",
                 s.principal.as_deref().unwrap_or("?"),
-                s.fingerprint.as_deref().unwrap_or("?"),
+                s.key_sha256
+                    .as_deref()
+                    .and_then(crate::signers::fingerprint_of_hex)
+                    .unwrap_or_else(|| "?".to_owned()),
                 s.commit
             ),
             "unsigned" => format!("unsigned (commit {})", s.commit),

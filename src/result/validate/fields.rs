@@ -111,6 +111,13 @@ fn check_signature(a: &Value, v: &mut V<'_>) {
                     ));
                 }
             }
+            if let Some(k) = sig.get("key_sha256").and_then(Value::as_str) {
+                if !is_hex(k, 64) {
+                    v.bad(format!(
+                        "approval.signature.key_sha256: {k:?} is not 64 hex characters"
+                    ));
+                }
+            }
             if let Some(st) = v.string(sig, "status", "approval.signature.status") {
                 if !SIGNATURE_STATUSES.contains(&st) {
                     v.bad(format!(
