@@ -19,7 +19,7 @@ pub(crate) use verify::{fingerprint_of_hex, Checked};
 
 /// `.local/allowed_signers` of the checkout (also in a dry run).
 pub(crate) fn path(paths: &Paths) -> PathBuf {
-    paths.repo.join(".local").join("allowed_signers")
+    paths.allowed_signers()
 }
 
 /// The allowed signers: none when the file does not exist. The file must be

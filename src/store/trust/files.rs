@@ -137,7 +137,7 @@ pub(super) fn file_findings(paths: &Paths) -> Vec<Finding> {
         out.push(f);
     }
     check_path(
-        &crate::signers::path(paths),
+        &paths.allowed_signers(),
         Kind::Policy,
         "allowed signers file",
         &mut out,
@@ -179,7 +179,7 @@ pub(crate) fn signers_file_finding(paths: &Paths) -> Option<Finding> {
     let mut out = Vec::new();
     check_path(&paths.repo.join(".local"), Kind::Dir, ".local", &mut out);
     check_path(
-        &crate::signers::path(paths),
+        &paths.allowed_signers(),
         Kind::Policy,
         "allowed signers file",
         &mut out,
