@@ -474,3 +474,31 @@ fn run_verifies_the_signature_again_before_any_radio_step() {
     );
     assert_eq!(lab.status_of("T_RUN_LATE"), "approved");
 }
+
+/// A task signed on a side branch and brought in by an unsigned merge: the
+/// watched branch's version is the merge (the commit that changed the file on
+/// its first-parent history), and the merge is what must be signed.
+#[test]
+fn a_signed_side_branch_merged_without_a_signature_is_unsigned() {
+    let lab = Lab::new();
+    let alice = Key::new(lab.dir.path(), "alice");
+    allow(&lab, "alice@lab.example", &alice);
+    require(&lab, "red");
+    // A first version so the watcher has a marker (not a first start).
+    lab.post_signed(&red_task(&lab, "T_BEFORE"), &alice);
+    let out = lab.watch_once("d\n");
+    expect_exit!(out, 0);
+    git(&lab.main, &["checkout", "-q", "-b", "side"]);
+    let signed = lab.commit_file(TASK_PATH, red_task(&lab, "T_SIDE").as_bytes(), Some(&alice));
+    git(&lab.main, &["checkout", "-q", crate::util::BRANCH]);
+    lab.commit_file("notes.txt", b"meanwhile\n", None);
+    git(&lab.main, &["merge", "-q", "--no-ff", "--no-edit", "side"]);
+    let merge = lab.main_head();
+    git(&lab.main, &["push", "-q", "origin", crate::util::BRANCH]);
+    let out = lab.watch_once("a\n");
+    expect_exit!(out, 0);
+    refused_for(&lab, "T_SIDE", &merge, "is unsigned");
+    let (at, reason) = rejection(&lab, "T_SIDE");
+    assert_eq!(at, merge);
+    assert!(!reason.contains(&signed), "{reason}");
+}
