@@ -172,7 +172,20 @@ fn signature_allows(
     approved: &Approved,
 ) -> Result<Option<crate::signers::Checked>> {
     let task = &approved.task;
-    let rule = crate::store::policy::load(paths)?.0.require_signature();
+    // A bad policy: exit 2 as from the TX pre-flight, and the ledger says why nothing ran.
+    let rule = match crate::store::policy::load(paths) {
+        Ok((p, _)) => p.require_signature(),
+        Err(e) => {
+            crate::exec::ledger_note(
+                paths,
+                &Entry::new("refused")
+                    .task(id.as_str())
+                    .sha(task.sha256())
+                    .detail(json!({"command": "run", "reason": format!("local policy: {e:#}")})),
+            );
+            return Err(e);
+        }
+    };
     let applies = rule.applies_to(task.risk());
     let repo = crate::git::ops::open(&paths.repo)?;
     let checked = git2::Oid::from_str(&approved.commit)
