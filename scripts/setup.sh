@@ -10,13 +10,15 @@ set -euo pipefail
 #                             sandbox), faketime (a wall-clock step during a run, for
 #                             the rxnode process only: tests/it/run/red.rs), systemd
 #                             (systemd-analyze verifies the unit of `rxnode service`:
-#                             tests/it/health/unattended.rs), and the Python outside
-#                             checks (below)
+#                             tests/it/health/unattended.rs), openssh-client
+#                             (ssh-keygen makes and signs with the test keys, and git
+#                             signs commits with it: tests/it/signed.rs), and the
+#                             Python outside checks (below)
 tests=""
 [ "${1:-}" = "--tests" ] && tests=1
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
 if [ -n "$tests" ]; then
-    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd)
+    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -475,6 +475,33 @@ pub enum NodeCmd {
     },
     /// Print this node's name.
     Show,
+    /// Who may post tasks: `.local/allowed_signers` (git's allowed-signers
+    /// format), checked against the SSH signature of the commit that last
+    /// changed the task file (docs/operator.md#signing-tasks).
+    #[command(subcommand)]
+    Signers(SignersCmd),
+}
+
+/// `node signers` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SignersCmd {
+    /// Allow a signer: one line `PRINCIPAL namespaces="git" KEY`.
+    Add {
+        /// Who it is, e.g. `alice@lab.example` (shown at the prompt).
+        principal: String,
+        /// The public key: a `.pub` file (`~/.ssh/id_ed25519.pub`) or its line.
+        key: String,
+        /// The key stops counting at this time (`YYYYMMDD[HHMM[SS]]`, `Z` for UTC).
+        #[arg(long, value_name = "TIME")]
+        valid_before: Option<String>,
+    },
+    /// List the allowed signers with their key fingerprints.
+    List,
+    /// Remove every line whose principals field or key fingerprint (`SHA256:…`) is WHO.
+    Remove {
+        /// A principals field as listed, or a fingerprint.
+        who: String,
+    },
 }
 
 /// `results` options and subcommands.

@@ -44,6 +44,7 @@ mod mainpc;
 mod result;
 mod service;
 mod signals;
+mod signers;
 mod status;
 mod store;
 mod store_cmds;
@@ -82,6 +83,7 @@ pub use crate::{
         validate_result_files, ManualStatus, RESULT_JSON, RESULT_MD,
     },
     service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
+    signers::{cmd_signers_add, cmd_signers_list, cmd_signers_remove, AddSigner},
     status::cmd_status,
     stdout::{is_broken_pipe_payload, SafeStderr},
     store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},

@@ -10,6 +10,17 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// One rejected task: which commit, and why.
+#[derive(Debug, Serialize)]
+pub(crate) struct Rejection {
+    /// The task ID.
+    pub task_id: String,
+    /// The commit it was found at.
+    pub commit: String,
+    /// Why it was rejected.
+    pub reason: String,
+}
+
 /// The status report.
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
@@ -56,6 +67,8 @@ pub(crate) struct Report {
     pub completed: Vec<String>,
     /// Rejected by ID.
     pub rejected: Vec<String>,
+    /// Why each rejected task was rejected: the commit and the reason, one line each.
+    pub rejections: Vec<Rejection>,
     /// Refused texts without a usable ID or changed under a known ID.
     pub rejected_texts: usize,
     /// Publications.
@@ -132,6 +145,16 @@ pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Resu
         approved: st.ids_with(TaskStatus::Approved),
         completed: st.ids_with(TaskStatus::Completed),
         rejected: st.ids_with(TaskStatus::Rejected),
+        rejections: st
+            .tasks
+            .iter()
+            .filter(|(_, r)| r.status == TaskStatus::Rejected)
+            .map(|(id, r)| Rejection {
+                task_id: id.clone(),
+                commit: r.commit.clone(),
+                reason: r.reason.clone().unwrap_or_default(),
+            })
+            .collect(),
         rejected_texts: st.rejected_texts.len(),
         published: st.published.clone(),
         queue: crate::store::queue::pending_in_order(&st)
@@ -188,6 +211,15 @@ fn render_report(r: &Report, paths: &Paths) -> String {
     list(&mut out, "approved:", &r.approved);
     list(&mut out, "completed:", &r.completed);
     list(&mut out, "rejected:", &r.rejected);
+    for j in &r.rejections {
+        let _ = writeln!(
+            out,
+            "  {} at {}: {}",
+            j.task_id,
+            short(&j.commit),
+            crate::describe::escaped(&j.reason)
+        );
+    }
     list(&mut out, "withdrawn:", &r.withdrawn);
     if !r.not_for_this_node.is_empty() {
         list(&mut out, "not for us:", &r.not_for_this_node);

@@ -53,8 +53,8 @@ pub use crate::{
         TxToneStep, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, MAX_PEAKS_LIMIT,
     },
     policy::{
-        check_clkin_compare, check_rx_step, check_step, HealthPolicy, Policy, RxPolicy,
-        StatusPolicy, TxPolicy, MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
+        check_clkin_compare, check_rx_step, check_step, HealthPolicy, Policy, RequireSignature,
+        RxPolicy, StatusPolicy, TasksPolicy, TxPolicy, MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
     },
     records::{
         required_phrase, verify_authorization, verify_node_authorization, Approval, Authorization,

@@ -20,6 +20,63 @@ pub struct Policy {
     /// this node never pushes its status. Setting it is the operator's consent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusPolicy>,
+    /// What a task must carry to be offered (docs/safety.md#who-wrote-it); `None`:
+    /// the defaults (no signature required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<TasksPolicy>,
+}
+
+/// What a task must carry to be offered at all.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TasksPolicy {
+    /// Which tasks need a good signature by an allowed signer on the commit
+    /// that last changed the task file (default `none`).
+    #[serde(default)]
+    pub require_signature: RequireSignature,
+}
+
+/// `tasks.require_signature`: which tasks need a good signature by an allowed signer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RequireSignature {
+    /// No task needs one (the signature is still checked and shown).
+    #[default]
+    None,
+    /// RED tasks need one.
+    Red,
+    /// Every task needs one.
+    All,
+}
+
+impl RequireSignature {
+    /// The policy's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequireSignature::None => "none",
+            RequireSignature::Red => "red",
+            RequireSignature::All => "all",
+        }
+    }
+
+    /// Whether a task of this risk level needs a good signature.
+    pub fn applies_to(self, risk: crate::RiskLevel) -> bool {
+        match self {
+            RequireSignature::None => false,
+            RequireSignature::Red => risk == crate::RiskLevel::Red,
+            RequireSignature::All => true,
+        }
+    }
+}
+
+impl Policy {
+    /// `tasks.require_signature` (`none` when the policy has no `tasks`).
+    pub fn require_signature(&self) -> RequireSignature {
+        self.tasks
+            .as_ref()
+            .map(|t| t.require_signature)
+            .unwrap_or_default()
+    }
 }
 
 /// Radio self-tests: which radios the watcher tests, and how often.
@@ -190,7 +247,7 @@ impl Policy {
                 "invalid type: the policy must be a JSON object".to_owned(),
             ));
         }
-        for key in ["rx", "tx", "health", "status"] {
+        for key in ["rx", "tx", "health", "status", "tasks"] {
             if let Some(x) = v.get(key) {
                 if !(x.is_object() || x.is_null()) {
                     return Err(Error::InvalidPolicy(format!(

@@ -1,5 +1,5 @@
-//! `rxnode node set-name|show`.
-use crate::cli::NodeCmd;
+//! `rxnode node set-name|show|signers`.
+use crate::cli::{NodeCmd, SignersCmd};
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
@@ -8,5 +8,19 @@ pub fn run(ctx: &Ctx, cmd: &NodeCmd) -> Result<Outcome> {
     match cmd {
         NodeCmd::SetName { name } => rxnode::cmd_set_name(ctx, name),
         NodeCmd::Show => rxnode::cmd_show(ctx),
+        NodeCmd::Signers(SignersCmd::List) => rxnode::cmd_signers_list(ctx),
+        NodeCmd::Signers(SignersCmd::Add {
+            principal,
+            key,
+            valid_before,
+        }) => rxnode::cmd_signers_add(
+            ctx,
+            &rxnode::AddSigner {
+                principal: principal.clone(),
+                key: key.clone(),
+                valid_before: valid_before.clone(),
+            },
+        ),
+        NodeCmd::Signers(SignersCmd::Remove { who }) => rxnode::cmd_signers_remove(ctx, who),
     }
 }

@@ -64,6 +64,53 @@ pub(super) fn policy_check(paths: &Paths) -> Check {
     }
 }
 
+/// The `allowed signers` check: `.local/allowed_signers` is the operator's own
+/// and every line reads; how many signers, and whether the policy needs them.
+pub(super) fn signers_check(paths: &Paths) -> Check {
+    const NAME: &str = "allowed signers";
+    let rule = policy::load(paths)
+        .map(|(p, _)| p.require_signature())
+        .unwrap_or_default();
+    let file = crate::signers::path(paths);
+    match crate::signers::load(paths) {
+        Err(e) => check(
+            NAME,
+            Verdict::Fail,
+            format!("{e:#}"),
+            "repair it, or rebuild it with `rxnode node signers add` (docs/operator.md#signing-tasks)",
+        ),
+        Ok(list) if list.is_empty() => check(
+            NAME,
+            if rule == rxnode_interlock::RequireSignature::None {
+                Verdict::Skip
+            } else {
+                Verdict::Warn
+            },
+            format!(
+                "no signer in {} (tasks.require_signature = {}): every signature shows as unknown key",
+                file.display(),
+                rule.as_str()
+            ),
+            "add the main PC's key: `rxnode node signers add alice@lab.example alice.pub` (docs/operator.md#signing-tasks)",
+        ),
+        Ok(list) => check(
+            NAME,
+            Verdict::Pass,
+            format!(
+                "{}: {} signer(s) ({}); tasks.require_signature = {}",
+                file.display(),
+                list.len(),
+                list.iter()
+                    .map(|s| s.principals.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                rule.as_str()
+            ),
+            "",
+        ),
+    }
+}
+
 /// Parse the state file without changing anything (unlike `state::load`,
 /// which moves a corrupt file aside).
 pub(super) fn state_file(paths: &Paths) -> Check {

@@ -148,6 +148,7 @@ fn run_checks(ctx: &Ctx) -> Vec<Check> {
     out.extend(soapy::soapy_checks(ctx));
     out.push(soapy::dsp_engine());
     out.push(local::policy_check(&paths));
+    out.push(local::signers_check(&paths));
     out.push(local::node_name(&paths));
     out.push(local::state_file(&paths));
     out.push(local::ledger_file(&paths));

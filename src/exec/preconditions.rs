@@ -32,6 +32,9 @@ pub(crate) struct Approved {
     pub(crate) approval: Approval,
     /// The commit the approval recorded.
     pub(crate) commit: String,
+    /// Its signature, checked again by `run` (`None` until then, or when the
+    /// allowed signers cannot be read and the policy requires none).
+    pub(crate) signature: Option<crate::signers::Checked>,
 }
 
 /// Check every precondition of `run`.
@@ -76,6 +79,7 @@ pub(crate) fn preconditions(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<App
         task,
         approval,
         commit,
+        signature: None,
     })
 }
 

@@ -144,7 +144,8 @@ fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, App
     } else {
         Some(acquire_run_lock(paths, id.as_str())?)
     };
-    let approved = preconditions(ctx, paths, id)?;
+    let mut approved = preconditions(ctx, paths, id)?;
+    approved.signature = signature_allows(ctx, paths, id, &approved)?;
     // Approved here once, but the node may have been renamed since: its
     // TARGET_NODES must still name this node (docs/protocol.md#header-fields).
     if let Some(why) = crate::watch::not_for_this_node(&paths.repo, &approved.task) {
@@ -159,6 +160,73 @@ fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, App
     // that would create a file Git can see is refused here, never half-way.
     crate::store::trust::check_created(paths, &plan_paths(paths, id, approved.task.plan()))?;
     Ok((lock, approved))
+}
+
+/// The signature of the commit that last changed the task file, verified
+/// again before any radio step (docs/safety.md#who-wrote-it): refused (exit 3)
+/// when `tasks.require_signature` applies and it is not a good signature by an
+/// allowed signer now — a signer removed or expired since the approval counts.
+fn signature_allows(
+    ctx: &Ctx,
+    paths: &Paths,
+    id: &TaskId,
+    approved: &Approved,
+) -> Result<Option<crate::signers::Checked>> {
+    let task = &approved.task;
+    // A bad policy: exit 2 as from the TX pre-flight, and the ledger says why nothing ran.
+    let rule = match crate::store::policy::load(paths) {
+        Ok((p, _)) => p.require_signature(),
+        Err(e) => {
+            crate::exec::ledger_note(
+                paths,
+                &Entry::new("refused")
+                    .task(id.as_str())
+                    .sha(task.sha256())
+                    .detail(json!({"command": "run", "reason": format!("local policy: {e:#}")})),
+            );
+            return Err(e);
+        }
+    };
+    let applies = rule.applies_to(task.risk());
+    let repo = crate::git::ops::open(&paths.repo)?;
+    let checked = git2::Oid::from_str(&approved.commit)
+        .map_err(|_| {
+            crate::exit::refused(format!(
+                "task {id}: the approval records no usable commit ({:?})",
+                approved.commit
+            ))
+        })
+        .and_then(|c| crate::signers::check(paths, &repo, c, &ctx.source.task_path));
+    let checked = match checked {
+        Ok(c) => c,
+        Err(e) if applies => {
+            return Err(refuse(
+                paths,
+                id.as_str(),
+                Some(task.sha256()),
+                format!("task {id}: its signature cannot be checked ({e:#}); not run"),
+            ))
+        }
+        Err(e) => {
+            tracing::warn!("task {id}: signature not checked: {e:#}");
+            return Ok(None);
+        }
+    };
+    if let Some(why) = checked.refusal(rule, task.risk()) {
+        return Err(refuse(
+            paths,
+            id.as_str(),
+            Some(task.sha256()),
+            format!("task {id}: {why}; not run"),
+        ));
+    }
+    say_signature(&checked);
+    Ok(Some(checked))
+}
+
+/// The signature line on stderr, as the prompt showed it.
+fn say_signature(checked: &crate::signers::Checked) {
+    eprintln!("{}", crate::describe::escaped(&checked.line()));
 }
 
 /// The plan of the outbox's approved text, read and validated without
@@ -435,6 +503,12 @@ fn record_run(
     let approved = run.approved;
     let mut result =
         RxResult::manual_skeleton(&approved.task, &approved.commit, Some(&approved.approval));
+    if let Some(a) = &mut result.approval {
+        a.signature = approved
+            .signature
+            .as_ref()
+            .map(crate::signers::Checked::record);
+    }
     result.authorization = authorization;
     result.node.soapysdr_version = Some(rxnode_hw::soapysdr_version());
     result.node.name = crate::store::node::name_for_result(run.paths);

@@ -303,6 +303,10 @@ impl Written<'_> {
         for c in commands {
             let _ = writeln!(text, "  {c}");
         }
+        let _ = writeln!(
+            text,
+            "`-S` signs the commit with your SSH key (set up once: docs/operator.md#signing-tasks); a node that requires signatures rejects an unsigned task."
+        );
         text
     }
 }
@@ -548,8 +552,10 @@ fn git_commands(
         ));
     }
     c.push(format!("{g} add {}", sh(task_path)));
+    // Signed (`-S`): a node whose policy requires signatures rejects an unsigned
+    // task (docs/operator.md#signing-tasks).
     c.push(format!(
-        "{g} commit -m {}",
+        "{g} commit -S -m {}",
         sh(&format!("rx task {}: {}", id.as_str(), title.trim()))
     ));
     c.push(format!(

@@ -24,8 +24,12 @@ pub(crate) fn write_skeleton(
     task: &ValidTask,
     commit: &str,
     approval: &Approval,
+    signature: Option<&crate::result::SignatureRecord>,
 ) -> Result<()> {
     let mut r = RxResult::manual_skeleton(task, commit, Some(approval));
+    if let Some(a) = &mut r.approval {
+        a.signature = signature.cloned();
+    }
     r.node.name = crate::store::node::name_for_result(paths);
     write_result_files(dir, &r)
 }

@@ -39,7 +39,8 @@ pub(crate) use manual::{
 };
 pub use markdown::markdown_for_result_json;
 pub(crate) use model::{
-    compare_png_name, AuthorizationRecord, Check, RunClock, RxResult, Status, LOG_META, RESULTS_DIR,
+    compare_png_name, AuthorizationRecord, Check, RunClock, RxResult, SignatureRecord, Status,
+    LOG_META, RESULTS_DIR,
 };
 pub use model::{RESULT_JSON, RESULT_MD};
 pub(crate) use plot::write_freq_cal_png;

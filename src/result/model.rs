@@ -127,6 +127,27 @@ pub(crate) struct ApprovalRecord {
     pub at: String,
     /// SHA-256 of the approved task text.
     pub task_sha256: String,
+    /// The signature of the commit that last changed the task file, as checked
+    /// when the task was approved or run (docs/safety.md#who-wrote-it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<SignatureRecord>,
+}
+
+/// `approval.signature` in the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SignatureRecord {
+    /// The commit that last changed the task file.
+    pub commit: String,
+    /// `good`, `unsigned`, `openpgp` (signed, not verified), or why it did not
+    /// count (`unknown key`, `bad signature`, …).
+    pub status: String,
+    /// The allowed signer's principals (a good signature only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
+    /// The SHA-256 of the signing key, hex (the bytes `ssh-keygen -l` shows
+    /// as `SHA256:<base64>`; a good signature only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_sha256: Option<String>,
 }
 
 /// `authorization` in the result (RED tasks only).
@@ -356,6 +377,7 @@ impl RxResult {
             approval: approval.map(|a| ApprovalRecord {
                 at: a.at.clone(),
                 task_sha256: a.task_sha256.clone(),
+                signature: None,
             }),
             authorization: None,
             node: NodeInfo::this_build(),

@@ -214,12 +214,13 @@ mod tests {
                  "max_duration_s": 2},
                 "health": {"self_test_every_s": 60, "radios": ["driver=rxsim"],
                  "clkin": {"driver=rxsim": {"tone_hz": 100.1e6, "tolerance_ppm": 2}}},
-                "status": {"publish_every_s": 300}}"#,
+                "status": {"publish_every_s": 300},
+                "tasks": {"require_signature": "red"}}"#,
         )
         .expect("a valid policy");
         let v = serde_json::to_value(&full).expect("policy");
         let s = parse(POLICY);
-        for part in ["rx", "tx", "health", "status"] {
+        for part in ["rx", "tx", "health", "status", "tasks"] {
             let props = &s["properties"][part]["anyOf"][0]["properties"];
             for k in v[part].as_object().expect("object").keys() {
                 assert!(

@@ -175,7 +175,7 @@ mod tests {
         t: &'a ValidTask,
         a: &'a Approval,
     ) -> impl Fn(&Path) -> Result<()> + 'a {
-        move |d: &Path| crate::result::write_skeleton(paths, d, t, &a.commit, a)
+        move |d: &Path| crate::result::write_skeleton(paths, d, t, &a.commit, a, None)
     }
 
     use super::*;

@@ -35,6 +35,11 @@ impl Paths {
     pub(crate) fn is_checkout_local(&self) -> bool {
         self.local == self.repo.join(".local")
     }
+    /// `.local/allowed_signers` of the checkout (also for `watch --dry-run`'s
+    /// area: the signers are the node's, docs/operator.md#signing-tasks).
+    pub(crate) fn allowed_signers(&self) -> PathBuf {
+        self.repo.join(".local").join("allowed_signers")
+    }
     /// `.local/rx_agent_state.json`.
     pub(crate) fn state(&self) -> PathBuf {
         self.local.join("rx_agent_state.json")

@@ -180,6 +180,9 @@ impl Flow<'_> {
         if let Some(refused) = self.check_ancestry(&task, &sha, commit)? {
             return Ok(refused);
         }
+        if let Some(refused) = self.check_signature(&task, &sha, commit)? {
+            return Ok(refused);
+        }
         Ok(if pending {
             Verdict::PendingTask(Box::new(task))
         } else {
@@ -302,6 +305,80 @@ impl Flow<'_> {
             reason,
             written: Some("rejected"),
         }))
+    }
+
+    /// The signature of `commit` (the commit that last changed the task file)
+    /// against `tasks.require_signature` (docs/safety.md#who-wrote-it): `Some`
+    /// refusal, recorded, when the rule applies and it is not a good signature
+    /// by an allowed signer. Nothing is checked in a dry run (no commit).
+    pub(super) fn check_signature(
+        &self,
+        task: &ValidTask,
+        sha: &str,
+        commit: Option<Oid>,
+    ) -> Result<Option<Verdict>> {
+        let (Some(repo), Some(c)) = (self.repo, commit) else {
+            return Ok(None);
+        };
+        let Some(reason) = self.signature_refusal(task, repo, c)?.1 else {
+            return Ok(None);
+        };
+        let id = task.id().to_string();
+        self.reject_task(
+            &id,
+            sha,
+            &c.to_string(),
+            Some(task.header().task_title.clone()),
+            &reason,
+        )?;
+        Ok(Some(Verdict::Refused {
+            id: Some(id),
+            reason,
+            written: Some("rejected"),
+        }))
+    }
+
+    /// The signature of `commit` and, when the node's rule refuses it, why.
+    /// Under the rule `none` a signature that cannot be checked (an unreadable
+    /// allowed-signers file) is shown as such; under a rule that applies, it is
+    /// an error (the poll fails and is tried again), never an acceptance.
+    pub(super) fn signature_refusal(
+        &self,
+        task: &ValidTask,
+        repo: &git2::Repository,
+        commit: Oid,
+    ) -> Result<(
+        std::result::Result<crate::signers::Checked, String>,
+        Option<String>,
+    )> {
+        let rule = crate::store::policy::load(&self.paths)?
+            .0
+            .require_signature();
+        let applies = rule.applies_to(task.risk());
+        match crate::signers::check(&self.paths, repo, commit, &self.task_path) {
+            Ok(checked) => {
+                let why = checked.refusal(rule, task.risk());
+                Ok((Ok(checked), why))
+            }
+            Err(e) if applies => Err(e),
+            Err(e) => Ok((Err(format!("{e:#}")), None)),
+        }
+    }
+
+    /// Reject a task that was queued (pending) and fails a check made again at
+    /// its prompt: recorded like a rejection at examination.
+    pub(super) fn reject_queued(&self, task: &ValidTask, commit: &str, reason: &str) -> Result<()> {
+        self.reject_task(
+            task.id().as_str(),
+            task.sha256(),
+            commit,
+            Some(task.header().task_title.clone()),
+            reason,
+        )?;
+        state::update(&self.paths, |s| {
+            s.queue.order.retain(|i| i != task.id().as_str());
+            Ok(())
+        })
     }
 
     fn refuse_changed(

@@ -65,6 +65,8 @@ pub(crate) enum Decision {
     Signal,
     /// Its `TARGET_NODES` leaves this node out: recorded, not prompted.
     NotForThisNode,
+    /// A check made again at the prompt (its signature) refused it: rejected, not prompted.
+    Rejected,
 }
 
 impl Decision {

@@ -27,8 +27,27 @@ impl Flow<'_> {
             self.record_not_for_us(task, commit, &why)?;
             return Ok(Decision::NotForThisNode);
         }
+        let (sig_line, signature) = match self.repo.zip(Oid::from_str(commit).ok()) {
+            Some((repo, c)) => {
+                // Checked again at the prompt: the signers or the policy may have
+                // changed since the task was queued.
+                let (checked, why) = self.signature_refusal(task, repo, c)?;
+                if let Some(why) = why {
+                    self.reject_queued(task, commit, &why)?;
+                    return Ok(Decision::Rejected);
+                }
+                match checked {
+                    Ok(c) => (c.line(), Some(c)),
+                    Err(e) => (format!("Signature: cannot be checked ({e})"), None),
+                }
+            }
+            None => (
+                "Unsigned (a local file in a dry run: no commit to verify)".to_owned(),
+                None,
+            ),
+        };
         self.record_pending(task, commit)?;
-        self.show(found);
+        self.show(found, &sig_line);
         ledger::append(&self.paths, &task_line("prompted", task, commit))?;
         loop {
             say("[A] Approve  [D] Defer  [S] Stop watcher");
@@ -55,7 +74,7 @@ impl Flow<'_> {
                 }
             };
             match line.trim().to_ascii_lowercase().as_str() {
-                "a" | "approve" => return self.approve(found),
+                "a" | "approve" => return self.approve(found, signature.as_ref()),
                 "d" | "defer" => return self.defer(task, commit),
                 "s" | "stop" => {
                     self.stopped(task, "operator chose [S]")?;
@@ -97,7 +116,7 @@ impl Flow<'_> {
         Ok(Decision::Deferred)
     }
 
-    fn show(&self, found: &Found<'_>) {
+    fn show(&self, found: &Found<'_>, signature: &str) {
         let Found {
             task, commit, blob, ..
         } = *found;
@@ -142,6 +161,7 @@ impl Flow<'_> {
             ));
         }
         s.push_str(&format!("  SHA-256: {}\n", task.sha256()));
+        s.push_str(&format!("  {}\n", escaped(signature)));
         s.push_str("  Header:\n");
         for (line, k, v) in &h.lines {
             s.push_str(&format!("    {line:>3}  {} = {}\n", escaped(k), escaped(v)));
@@ -237,7 +257,11 @@ impl Flow<'_> {
         }
     }
 
-    fn approve(&mut self, found: &Found<'_>) -> Result<Decision> {
+    fn approve(
+        &mut self,
+        found: &Found<'_>,
+        signature: Option<&crate::signers::Checked>,
+    ) -> Result<Decision> {
         let Found {
             task,
             bytes,
@@ -246,8 +270,16 @@ impl Flow<'_> {
         } = *found;
         let id = task.id().to_string();
         let approval = crate::store::key::sign_approval(&self.paths, task, commit, &now_iso())?;
+        let sig_record = signature.map(crate::signers::Checked::record);
         let skeleton = |d: &std::path::Path| {
-            crate::result::write_skeleton(&self.paths, d, task, commit, &approval)
+            crate::result::write_skeleton(
+                &self.paths,
+                d,
+                task,
+                commit,
+                &approval,
+                sig_record.as_ref(),
+            )
         };
         let dir = match outbox::prepare(&self.paths, task, bytes, &approval, blob, &skeleton) {
             Ok(Prepared::Written(d)) => d,
@@ -281,7 +313,10 @@ impl Flow<'_> {
             &self.paths,
             &task_line("approved", task, commit)
                 .approval(&approval)
-                .detail(serde_json::json!({"outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy()})),
+                .detail(serde_json::json!({
+                    "outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy(),
+                    "signature": sig_record,
+                })),
         )?;
         state::update(&self.paths, |s| {
             s.approvals.insert(id.clone(), approval.clone());

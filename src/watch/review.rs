@@ -32,6 +32,9 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
         Decision::Refused => Err(refused(format!(
             "task {id} was approved but its outbox could not be prepared; it stays pending"
         ))),
+        Decision::Rejected => Err(refused(format!(
+            "task {id} was rejected (see `rxnode status`); not prompted"
+        ))),
         Decision::NotForThisNode => Err(refused(format!(
             "task {id} is not for this node (TARGET_NODES); recorded, not prompted"
         ))),

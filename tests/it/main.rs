@@ -42,6 +42,8 @@ mod results;
 #[cfg(unix)]
 mod run;
 mod signals;
+#[cfg(unix)]
+mod signed;
 mod source_scan;
 #[cfg(unix)]
 mod sweep;

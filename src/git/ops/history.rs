@@ -85,6 +85,47 @@ pub(crate) fn entry_at(repo: &Repository, commit: Oid, path: &str) -> Result<Pat
     Ok(tree_entry(repo, commit, path)?.map(|e| (e.id(), e.filemode())))
 }
 
+/// The commit that last changed `path` as of `from`: `from` itself or its
+/// nearest first-parent ancestor whose entry at `path` (object ID and mode)
+/// differs from its own first parent's (a root commit that holds it). An error
+/// when none is found within `max_commits`, or when the history ends at a
+/// shallow boundary before it (the changing commit cannot be known).
+pub(crate) fn last_change(
+    repo: &Repository,
+    from: Oid,
+    path: &str,
+    max_commits: usize,
+) -> Result<Oid> {
+    let mut c = from;
+    let mut entry = entry_at(repo, c, path)?;
+    for _ in 0..max_commits {
+        let commit = repo
+            .find_commit(c)
+            .with_context(|| format!("commit {c} is not in this repository"))?;
+        let Ok(parent) = commit.parent_id(0) else {
+            let raw = commit.raw_header_bytes();
+            if raw.starts_with(b"parent ") || raw.windows(8).any(|w| w == b"\nparent ") {
+                anyhow::bail!(
+                    "the history of {path} ends at the shallow boundary {c}: the commit that last changed it is not in this checkout"
+                );
+            }
+            return Ok(c);
+        };
+        let before = match entry_at(repo, parent, path) {
+            Ok(e) => e,
+            Err(_) => anyhow::bail!(
+                "the parent {parent} of {c} is not in this checkout (shallow?): the commit that last changed {path} cannot be known"
+            ),
+        };
+        if before != entry {
+            return Ok(c);
+        }
+        c = parent;
+        entry = before;
+    }
+    anyhow::bail!("no commit within {max_commits} first-parent commits of {from} changed {path}")
+}
+
 /// The tree entry at `path` in `commit` (`None` when absent), the one lookup of
 /// [`read_blob_at`] and [`entry_at`].
 fn tree_entry(repo: &Repository, commit: Oid, path: &str) -> Result<Option<TreeEntry<'static>>> {

@@ -9,7 +9,7 @@ mod history;
 mod remote;
 
 pub(crate) use history::{
-    entry_at, is_ancestor_within, is_strict_ancestor, merge_base_within, read_blob_at,
+    entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within, read_blob_at,
     task_history, Blob, History, Version,
 };
 pub(crate) use remote::{

@@ -4,7 +4,7 @@ use super::fetched::{Fetched, Found};
 use super::text::shown;
 use super::tree::{adding_commits, read_small};
 use crate::exit::{bad_input, Outcome};
-use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
+use crate::result::{SignatureRecord, LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::{Context, Result};
 use git2::{ObjectType, Oid, Repository};
 use rxnode_interlock::sha256_hex;
@@ -65,6 +65,38 @@ fn verify_one(
     }
     check_publication(repo, tip, f, added, &mut problems);
     problems
+}
+
+/// What the result records of the signature of the task it answers
+/// (`approval.signature`); `None`: not recorded (an unsigned-era or manual result).
+fn task_signature(repo: &Repository, f: &Found) -> Option<SignatureRecord> {
+    let js = read_small(repo, f.tree, RESULT_JSON).ok()?;
+    let v: Value = serde_json::from_slice(&js).ok()?;
+    serde_json::from_value(v.get("approval")?.get("signature")?.clone()).ok()
+}
+
+/// One line on the task's signature as the node checked it.
+fn signature_text(sig: Option<&SignatureRecord>) -> String {
+    match sig {
+        None => "signature not recorded by the node".to_owned(),
+        Some(s) => match s.status.as_str() {
+            "good" => format!(
+                "signed: good signature by {} ({}) on commit {}, as the node checked it",
+                s.principal.as_deref().unwrap_or("?"),
+                s.key_sha256
+                    .as_deref()
+                    .and_then(crate::signers::fingerprint_of_hex)
+                    .unwrap_or_else(|| "?".to_owned()),
+                s.commit
+            ),
+            "unsigned" => format!("unsigned (commit {})", s.commit),
+            "openpgp" => format!("signed (OpenPGP, not verified) on commit {}", s.commit),
+            other => format!(
+                "signature not accepted by the node ({other}) on commit {}",
+                s.commit
+            ),
+        },
+    }
 }
 
 /// Exactly the three files, regular, within the size bound.
@@ -384,8 +416,10 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
             .get(&f.path)
             .map(|(c, _)| carried_by(repo, *c, key))
             .unwrap_or_default();
+        let signature = task_signature(repo, f);
         reports.push(json!({
             "task_id": f.task_id,
+            "task_signature": signature,
             "node": f.dir_node,
             "path": f.path,
             "commit": added.get(&f.path).map(|(c, _)| c.to_string()),
@@ -427,6 +461,10 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
                     let _ = writeln!(text, "  - {}", shown(p.as_str().unwrap_or(""), 400));
                 }
             }
+            let sig = serde_json::from_value::<Option<SignatureRecord>>(r["task_signature"].clone())
+                .ok()
+                .flatten();
+            let _ = writeln!(text, "     task: {}", shown(&signature_text(sig.as_ref()), 400));
         }
         text
     })?;

@@ -90,6 +90,7 @@ fn check_approval(r: &Value, v: &mut V<'_>) {
                     ));
                 }
             }
+            check_signature(a, v);
         }
         Some(x) => v.bad(format!(
             "approval: expected an object or null, got {}",
@@ -97,6 +98,55 @@ fn check_approval(r: &Value, v: &mut V<'_>) {
         )),
     }
 }
+
+/// `approval.signature`: absent, or the commit and what its signature was.
+fn check_signature(a: &Value, v: &mut V<'_>) {
+    match a.get("signature") {
+        None => {}
+        Some(sig @ Value::Object(_)) => {
+            if let Some(c) = v.string(sig, "commit", "approval.signature.commit") {
+                if !is_hex(c, 40) {
+                    v.bad(format!(
+                        "approval.signature.commit: {c:?} is not 40 hex characters"
+                    ));
+                }
+            }
+            if let Some(k) = sig.get("key_sha256").and_then(Value::as_str) {
+                if !is_hex(k, 64) {
+                    v.bad(format!(
+                        "approval.signature.key_sha256: {k:?} is not 64 hex characters"
+                    ));
+                }
+            }
+            if let Some(st) = v.string(sig, "status", "approval.signature.status") {
+                if !SIGNATURE_STATUSES.contains(&st) {
+                    v.bad(format!(
+                        "approval.signature.status: {st:?} is not one of {}",
+                        SIGNATURE_STATUSES.join(", ")
+                    ));
+                }
+            }
+        }
+        Some(x) => v.bad(format!(
+            "approval.signature: expected an object, got {}",
+            kind(x)
+        )),
+    }
+}
+
+/// Every `approval.signature.status` rxnode writes.
+pub(crate) const SIGNATURE_STATUSES: [&str; 10] = [
+    "good",
+    "unsigned",
+    "openpgp",
+    "unknown key",
+    "bad signature",
+    "key not allowed for this namespace",
+    "expired",
+    "not yet valid",
+    "malformed signature",
+    "history not available",
+];
 
 /// `authorization`: null, or its kind and when.
 fn check_authorization(r: &Value, v: &mut V<'_>) {

@@ -11,7 +11,8 @@ const FIX_LINK: &str =
 enum Kind {
     Dir,
     File,
-    /// The policy: a file, and on unix not writable by group/others.
+    /// The policy or the allowed signers: a file, and on unix not writable
+    /// by group/others.
     Policy,
 }
 
@@ -102,7 +103,7 @@ fn owner_findings(
         if kind == Kind::Policy && md.mode() & 0o022 != 0 {
             out.push(Finding::new(
                 format!(
-                    "policy {} is writable by group or others (mode {:o})",
+                    "{what} {} is writable by group or others (mode {:o})",
                     path.display(),
                     md.mode() & 0o777
                 ),
@@ -135,6 +136,12 @@ pub(super) fn file_findings(paths: &Paths) -> Vec<Finding> {
     if let Some(f) = policy_outside_local(paths, &policy) {
         out.push(f);
     }
+    check_path(
+        &paths.allowed_signers(),
+        Kind::Policy,
+        "allowed signers file",
+        &mut out,
+    );
     let before = out.len();
     check_path(&paths.state(), Kind::File, "state", &mut out);
     for f in &mut out[before..] {
@@ -163,6 +170,21 @@ pub(super) fn file_findings(paths: &Paths) -> Vec<Finding> {
     }
     outbox_findings(paths, &mut out);
     out
+}
+
+/// The allowed signers file's own checks (a link, not a regular file, another
+/// owner, more than one hard link, writable by group/others); `None`: trusted
+/// or absent. Git's view of it is part of [`super::verify`].
+pub(crate) fn signers_file_finding(paths: &Paths) -> Option<Finding> {
+    let mut out = Vec::new();
+    check_path(&paths.repo.join(".local"), Kind::Dir, ".local", &mut out);
+    check_path(
+        &paths.allowed_signers(),
+        Kind::Policy,
+        "allowed signers file",
+        &mut out,
+    );
+    out.into_iter().next()
 }
 
 /// `rx_iq` and what lies in it.

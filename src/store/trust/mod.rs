@@ -7,10 +7,10 @@
 //! (exit 3, one line naming the path and the fix) when
 //!
 //! - anything under `.local/` (any letter case) is tracked in `HEAD` or the index;
-//! - `.local`, the policy, the state, the ledger, an outbox (or a file in it),
+//! - `.local`, the policy, the allowed signers, the state, the ledger, an outbox (or a file in it),
 //!   `rx_iq` is a symlink (dangling or not) or not a regular file / directory;
 //! - on unix: one of those files has more than one hard link or another owner,
-//!   or the policy is writable by group/others;
+//!   or the policy or `.local/allowed_signers` is writable by group/others;
 //! - Git can see a file under `.local/` (asked about the actual files, with the
 //!   ignore rules of `.gitignore`, `.git/info/exclude` and `core.excludesFile`),
 //!   or a `.gitattributes` rule gives one a `filter`;
@@ -30,6 +30,7 @@ use crate::store::fsutil::atomic_tmp;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use files::file_findings;
+pub(crate) use files::signers_file_finding;
 use git2::Repository;
 use repo::git_findings;
 use std::path::Path;

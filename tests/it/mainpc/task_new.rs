@@ -258,9 +258,16 @@ fn a_plan_from_stdin_posts_for_real(lab: &Lab) {
     );
     expect_exit!(out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The commit is signed (`-S`) with the main PC's SSH key.
+    let key = crate::util::Key::new(lab.root.path(), "main-pc-key");
     for c in v["commands"].as_array().unwrap() {
         let c = c.as_str().unwrap();
         let run = Command::new("sh")
+            .env("GIT_CONFIG_COUNT", "2")
+            .env("GIT_CONFIG_KEY_0", "gpg.format")
+            .env("GIT_CONFIG_VALUE_0", "ssh")
+            .env("GIT_CONFIG_KEY_1", "user.signingkey")
+            .env("GIT_CONFIG_VALUE_1", &key.private)
             .arg("-c")
             .arg(c)
             .current_dir(&lab.main)
@@ -274,6 +281,8 @@ fn a_plan_from_stdin_posts_for_real(lab: &Lab) {
         expect_exit!(run, 0, "{c}");
     }
     assert_eq!(git(&lab.main, &["status", "--porcelain"]), "");
+    let raw = git(&lab.main, &["cat-file", "commit", "HEAD"]);
+    assert!(raw.contains("-----BEGIN SSH SIGNATURE-----"), "{raw}");
     let rx = lab.node("LAB-NEW");
     approve(&rx);
     let st: Value =

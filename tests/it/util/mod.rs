@@ -7,6 +7,7 @@ mod net;
 mod proc;
 #[cfg(unix)]
 mod pty;
+mod sign;
 
 #[cfg(unix)]
 pub use self::proc::signal;
@@ -20,6 +21,7 @@ pub use self::{
         expect_exit, read_lines, run_fed, runtime_dir, rxnode_bin, rxnode_cmd, sha256_file, show,
         spawn_fed, text, unix_now, PROMPT,
     },
+    sign::{git_raw, Key},
 };
 
 /// `expect_exit!(out, code)` or `expect_exit!(out, code, "context {x}", …)`: the one
