@@ -95,6 +95,16 @@ pub(crate) fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
     Ok(f)
 }
 
+/// Whether `md` (from `symlink_metadata`) is a link: a symlink, and on Windows
+/// any reparse point (a junction too).
+pub(crate) fn is_link(md: &std::fs::Metadata) -> bool {
+    #[cfg(windows)]
+    if crate::store::winsec::is_reparse_point(md) {
+        return true;
+    }
+    md.file_type().is_symlink()
+}
+
 /// Make a rename in `dir` durable (unix; a no-op elsewhere).
 pub(crate) fn sync_dir(dir: &Path) {
     #[cfg(unix)]

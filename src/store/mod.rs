@@ -21,3 +21,5 @@ pub(crate) mod rebuild;
 mod replay;
 pub(crate) mod state;
 pub(crate) mod trust;
+#[cfg(windows)]
+pub(crate) mod winsec;
