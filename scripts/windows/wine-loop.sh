@@ -5,7 +5,8 @@
 # the task in `watch --once` (typed on stdin), gives the manual task's result
 # (`mark-completed`), publishes it (`publish --push`, confirmation typed), and the
 # main PC reads it (`results`). Checked: exit codes, what landed on `rx-node`, the
-# ledger, and that a radio command without SoapySDR names PothosSDR.
+# ledger, and that a radio command without SoapySDR names PothosSDR; `results` once
+# more over a git daemon on loopback.
 #
 # Windows paths throughout (drive letters, backslashes), a lab under a folder name
 # with spaces, and task files with CRLF line ends. No SoapySDR is installed in the
@@ -204,6 +205,19 @@ rx 0 "" --repo "$W_RX" status
 rx 0 "" --repo "$W_MAIN" results
 expect_in "$(last_out)" "T_WIN"
 expect_in "$(last_out)" "PASS"
+
+# The same over the network: a git daemon on loopback, read through Wine's sockets.
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+git daemon --export-all --base-path="$LAB" --listen=127.0.0.1 --port="$PORT" --reuseaddr \
+    --detach --pid-file="$LAB/git-daemon.pid" || die "git daemon did not start"
+trap 'kill "$(cat "$LAB/git-daemon.pid")" 2>/dev/null || true' EXIT
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    git ls-remote "git://127.0.0.1:$PORT/origin.git" >/dev/null 2>&1 && break
+    sleep 0.5
+done
+git -C "$MAIN" remote add lab-daemon "git://127.0.0.1:$PORT/origin.git"
+rx 0 "" --repo "$W_MAIN" --remote lab-daemon results
+expect_in "$(last_out)" "T_WIN"
 
 # A radio command on a PC without SoapySDR: refused with the fix, no crash.
 rx 1 "" --repo "$W_RX" inventory
