@@ -153,6 +153,10 @@ rx 0 "" --repo "$W_RX" node set-name LAB-WIN1
 # exe starts and every other check runs.
 rx 1 "" --repo "$W_RX" doctor
 expect_in "$(last_out)$(last_err)" "PothosSDR"
+# The watcher as a scheduled task: the exact schtasks line, with this checkout.
+rx 0 "" --repo "$W_RX" service install
+expect_in "$(last_out)" "schtasks /Create /F /TN \"rxnode watcher\" /SC ONLOGON"
+expect_in "$(last_out)" "--repo \\\"$W_RX\\\" "
 rx 0 "" --repo "$W_RX" validate "$W_MAIN\\docs\\handoff\\NEXT_RX_TASK.md"
 # Approve in the watcher, typed on stdin.
 rx 0 $'A\n' --repo "$W_RX" watch --once --interval 0.2
