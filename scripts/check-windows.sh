@@ -44,6 +44,7 @@ if [ "$RUN_WINE" = 1 ]; then
     command -v wine >/dev/null || need_apt+=(wine)
     [ -x /usr/lib/wine/wine64 ] || command -v wine64 >/dev/null || need_apt+=(wine64)
     command -v git >/dev/null || need_apt+=(git)
+    command -v python3 >/dev/null || need_apt+=(python3)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
