@@ -10,7 +10,7 @@ use crate::exit::refused;
 use crate::store::fsutil::{now_iso, write_atomic};
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -116,8 +116,7 @@ pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
     };
     let mut text = serde_json::to_string_pretty(&f)?;
     text.push('\n');
-    std::fs::create_dir_all(&paths.local)
-        .with_context(|| format!("cannot create {}", paths.local.display()))?;
+    crate::store::fsutil::create_local(&paths.local)?;
     write_atomic(&paths.node_name(), text.as_bytes())?;
     let entry = Entry::new("node_named").detail(json!({"name": name, "previous": old}));
     if let Err(e) = ledger::append(paths, &entry) {
