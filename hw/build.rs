@@ -1,9 +1,13 @@
 //! Builds the bundled `rxsim` SoapySDR module (hw/rxsim/rxsim.cpp) into
-//! `$OUT_DIR/librxsim.so`; `src/sim.rs` embeds its bytes.
+//! `$OUT_DIR/librxsim.so` (`rxsim.dll` for Windows targets) and tells
+//! `src/sim.rs` where it is (`RXSIM_MODULE`); `src/sim.rs` embeds its bytes.
 //!
 //! Needs a C++17 compiler and SoapySDR development files found through
-//! `pkg-config SoapySDR` (Debian: `libsoapysdr-dev pkg-config g++`). On Windows
-//! set `SOAPYSDR_CFLAGS`/`SOAPYSDR_LIBS` (e.g. from PothosSDR) instead of pkg-config.
+//! `pkg-config SoapySDR` (Debian: `libsoapysdr-dev pkg-config g++`). For Windows
+//! targets set `SOAPYSDR_CFLAGS`/`SOAPYSDR_LIBS` instead of pkg-config (MSVC:
+//! from PothosSDR, e.g. `/IC:\PothosSDR\include` and
+//! `C:\PothosSDR\lib\SoapySDR.lib`; mingw: see `scripts/check-windows.sh` and
+//! docs/hardware.md#windows).
 use std::env;
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,24 +19,46 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let target = out.join("librxsim.so");
+    let windows = env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "windows");
+    let target = out.join(if windows { "rxsim.dll" } else { "librxsim.so" });
 
-    let flags = soapy_flags();
+    let flags = soapy_flags(windows);
     let compiler = cc::Build::new().cpp(true).get_compiler();
     let mut cmd = compiler.to_command();
-    // -fno-trapping-math: rxsim never reads FP exception flags, and without it the
-    // clamp of the CS16 conversion (std::min/max on floats) does not vectorize.
-    cmd.args([
-        "-std=c++17",
-        "-O3",
-        "-fno-trapping-math",
-        "-fPIC",
-        "-shared",
-        "-Wall",
-        "-Wextra",
-    ]);
-    cmd.arg("rxsim/rxsim.cpp").arg("-o").arg(&target);
-    cmd.args(&flags);
+    if compiler.is_like_msvc() {
+        // cl.exe: a DLL (/LD) with C++ exceptions (/EHsc), optimized.
+        cmd.args(["/nologo", "/std:c++17", "/O2", "/EHsc", "/W3", "/LD"]);
+        cmd.arg("rxsim/rxsim.cpp");
+        cmd.arg(format!("/Fo{}\\", out.display()));
+        cmd.arg(format!("/Fe{}", target.display()));
+        // Compiler flags (include paths) before /link, libraries after.
+        let (libs, cflags): (Vec<&String>, Vec<&String>) = flags
+            .iter()
+            .partition(|f| f.ends_with(".lib") || f.starts_with("/LIBPATH"));
+        cmd.args(cflags);
+        cmd.arg("/link");
+        cmd.args(libs);
+    } else {
+        // -fno-trapping-math: rxsim never reads FP exception flags, and without it the
+        // clamp of the CS16 conversion (std::min/max on floats) does not vectorize.
+        cmd.args([
+            "-std=c++17",
+            "-O3",
+            "-fno-trapping-math",
+            "-shared",
+            "-Wall",
+            "-Wextra",
+        ]);
+        if windows {
+            // mingw: the C++ and thread runtimes go inside the DLL, so it loads on a
+            // PC that has no mingw runtime DLLs.
+            cmd.arg("-static");
+        } else {
+            cmd.arg("-fPIC");
+        }
+        cmd.arg("rxsim/rxsim.cpp").arg("-o").arg(&target);
+        cmd.args(&flags);
+    }
     let status = cmd
         .status()
         .unwrap_or_else(|e| panic!("cannot run the C++ compiler {:?}: {e}", compiler.path()));
@@ -40,10 +66,11 @@ fn main() {
         status.success(),
         "building the rxsim SoapySDR module failed ({status}); command: {cmd:?}"
     );
+    println!("cargo:rustc-env=RXSIM_MODULE={}", target.display());
 }
 
 /// Compiler and linker flags for SoapySDR.
-fn soapy_flags() -> Vec<String> {
+fn soapy_flags(windows: bool) -> Vec<String> {
     if let (Ok(c), Ok(l)) = (env::var("SOAPYSDR_CFLAGS"), env::var("SOAPYSDR_LIBS")) {
         return c
             .split_whitespace()
@@ -51,6 +78,11 @@ fn soapy_flags() -> Vec<String> {
             .map(str::to_owned)
             .collect();
     }
+    assert!(
+        !windows,
+        "building rxsim for Windows needs SOAPYSDR_CFLAGS and SOAPYSDR_LIBS (SoapySDR's \
+         include folder and import library; see docs/hardware.md#windows)"
+    );
     let output = Command::new("pkg-config")
         .args(["--cflags", "--libs", "SoapySDR"])
         .output()

@@ -122,6 +122,7 @@ impl Ctx {
 mod tests {
     use super::*;
 
+    #[cfg_attr(not(unix), allow(dead_code))]
     fn ctx(policy: Option<&str>) -> Ctx {
         Ctx::new(
             false,

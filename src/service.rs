@@ -11,6 +11,9 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
+#[cfg(windows)]
+use windows::{install, status, uninstall};
+
 /// The unit's file name.
 pub(crate) const UNIT_NAME: &str = "rxnode-watch.service";
 
@@ -50,7 +53,7 @@ struct Status {
 }
 
 /// What systemd-managed services are not on this system.
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 fn not_here() -> anyhow::Error {
     bad_input(
         "rxnode service manages a systemd unit, which only Linux has; on Windows run \
@@ -62,34 +65,34 @@ fn not_here() -> anyhow::Error {
 
 /// `rxnode service install`.
 pub fn cmd_service_install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         let _ = (ctx, opts);
         Err(not_here())
     }
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     install(ctx, opts)
 }
 
 /// `rxnode service status`.
 pub fn cmd_service_status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         let _ = (ctx, opts);
         Err(not_here())
     }
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     status(ctx, opts)
 }
 
 /// `rxnode service uninstall`.
 pub fn cmd_service_uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         let _ = (ctx, opts);
         Err(not_here())
     }
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     uninstall(ctx, opts)
 }
 
@@ -706,5 +709,128 @@ mod tests {
             Some("\"/bin/rxnode\" \"watch\"")
         );
         assert_eq!(unit_value(t, "User"), None);
+    }
+}
+
+/// Windows: the watcher runs from the Task Scheduler, at log on, as the operator
+/// (docs/operator.md#windows-task-scheduler). `install` prints the one
+/// `schtasks` command line that registers it; `status` and `uninstall` print
+/// theirs. rxnode registers nothing itself: the operator runs the line (Windows
+/// may ask for an administrator's terminal to create a log-on task).
+#[cfg(windows)]
+mod windows {
+    use super::{checkout, ServiceOptions};
+    use crate::context::Ctx;
+    use crate::exit::{bad_field, Outcome};
+    use anyhow::{Context, Result};
+
+    /// The scheduled task's name.
+    const TASK_NAME: &str = "rxnode watcher";
+    /// What `schtasks /TR` accepts at most.
+    const TR_MAX: usize = 261;
+
+    /// One word of the `/TR` command: quoted (`\"…\"`) when it holds a space.
+    fn word(w: &str) -> String {
+        if w.contains([' ', '\t']) {
+            format!("\\\"{w}\\\"")
+        } else {
+            w.to_owned()
+        }
+    }
+
+    pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+        if !(opts.interval.is_finite() && opts.interval > 0.0 && opts.interval <= 86_400.0) {
+            return Err(bad_field(
+                "interval",
+                format!(
+                    " {}: must be a number of seconds in (0, 86400]",
+                    opts.interval
+                ),
+            ));
+        }
+        let repo = plain(checkout(ctx)?);
+        let exe = plain(
+            std::env::current_exe()
+                .and_then(|p| p.canonicalize())
+                .context("cannot find the rxnode program's own path")?,
+        );
+        let mut words = vec![
+            exe,
+            "--repo".to_owned(),
+            repo,
+            "--remote".to_owned(),
+            ctx.source.remote.clone(),
+            "--branch".to_owned(),
+            ctx.source.branch.clone(),
+            "--task-path".to_owned(),
+            ctx.source.task_path.clone(),
+        ];
+        if let Some(p) = &ctx.policy {
+            words.push("--policy".to_owned());
+            words.push(p.to_string_lossy().into_owned());
+        }
+        if ctx.sim {
+            words.push("--sim".to_owned());
+        }
+        words.extend([
+            "watch".to_owned(),
+            "--no-prompt".to_owned(),
+            "--interval".to_owned(),
+            format!("{}", opts.interval),
+        ]);
+        if let Some(bad) = words
+            .iter()
+            .find(|w| w.contains('"') || w.chars().any(char::is_control))
+        {
+            return Err(bad_field(
+                "repo",
+                format!(" {bad:?}: a quote or control character cannot go into a scheduled task"),
+            ));
+        }
+        let tr = words.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ");
+        println!(
+            "Windows runs the watcher from the Task Scheduler. To start it at every log on, \
+             as you, run in a terminal:\n\n  \
+             schtasks /Create /F /TN \"{TASK_NAME}\" /SC ONLOGON /RL LIMITED /TR \"{tr}\"\n\n\
+             then in Task Scheduler → {TASK_NAME} → Settings choose \"If the task fails, restart \
+             every 1 minute\" (or register it with PowerShell as \
+             docs/operator.md#windows-task-scheduler shows, restart included). Approve tasks \
+             with `rxnode review TASK_ID`."
+        );
+        if tr.len() > TR_MAX {
+            println!(
+                "note: the command is {} characters, over the {TR_MAX} schtasks accepts: use \
+                 the PowerShell form of docs/operator.md#windows-task-scheduler",
+                tr.len()
+            );
+        }
+        Ok(Outcome::Done)
+    }
+
+    pub(super) fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+        let _ = (ctx, opts);
+        println!(
+            "Windows runs the watcher from the Task Scheduler; its state: \
+             schtasks /Query /TN \"{TASK_NAME}\" /V /FO LIST"
+        );
+        Ok(Outcome::Done)
+    }
+
+    pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+        let _ = (ctx, opts);
+        println!(
+            "Windows runs the watcher from the Task Scheduler; to remove it: \
+             schtasks /End /TN \"{TASK_NAME}\" & schtasks /Delete /F /TN \"{TASK_NAME}\""
+        );
+        Ok(Outcome::Done)
+    }
+
+    /// A path as the operator types it: `canonicalize` gives `\\?\C:\…`.
+    fn plain(p: std::path::PathBuf) -> String {
+        let s = p.to_string_lossy().into_owned();
+        match s.strip_prefix(r"\\?\") {
+            Some(rest) if !rest.starts_with("UNC\\") => rest.to_owned(),
+            _ => s,
+        }
     }
 }

@@ -768,7 +768,9 @@ class RxSim : public SoapySDR::Device {
         flags = 0;
         if (s->direction != SOAPY_SDR_RX) return SOAPY_SDR_NOT_SUPPORTED;
         // Clamped to an hour: a client passing LONG_MAX must not overflow the clock.
-        const long waitUs = std::min(std::max(0L, timeoutUs), 3600L * 1000000L);
+        // long long: `long` is 32 bits on Windows (LLP64), too small for an hour in µs.
+        const long long waitUs =
+            std::min(std::max(0LL, (long long)timeoutUs), 3600LL * 1000000LL);
         const auto deadline = Clock::now() + std::chrono::microseconds(waitUs);
         std::unique_lock<std::mutex> lk(s->mu);
         // Not (yet, or no longer) active: no samples arrive, so wait for activation

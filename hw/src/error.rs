@@ -96,6 +96,19 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The SoapySDR library cannot be loaded (Windows: `SoapySDR.dll` is loaded at
+    /// the first radio call, so everything else runs without it).
+    #[error(
+        "{library} cannot be loaded ({detail}): radio commands need SoapySDR; on Windows install \
+         PothosSDR (https://downloads.myriadrf.org/builds/PothosSDR/, \"Add PothosSDR to the \
+         system PATH\"), see docs/hardware.md#windows"
+    )]
+    NoSoapySdr {
+        /// The library file looked for.
+        library: &'static str,
+        /// Why it did not load.
+        detail: String,
+    },
     /// `use_sim()` was called after SoapySDR had already loaded its modules.
     #[error("use_sim() called after SoapySDR was already used in this process; call it first")]
     SimTooLate,

@@ -30,6 +30,7 @@
 
 mod clock;
 mod error;
+mod library;
 mod probe;
 mod radio;
 mod sim;
@@ -38,6 +39,7 @@ mod sweep;
 pub use crate::{
     clock::hackrf_clkin_status,
     error::{Error, Result},
+    library::soapysdr_available,
     probe::{
         enumerate, resolve_unit, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
         soapysdr_version, why_absent, DeviceInfo, GainElement, ModuleLoad,

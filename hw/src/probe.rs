@@ -90,8 +90,12 @@ pub struct GainElement {
     pub max_db: f64,
 }
 
-/// The SoapySDR library version (e.g. `0.8.1`).
+/// The SoapySDR library version (e.g. `0.8.1`); empty when the library is
+/// missing ([`crate::soapysdr_available`] says why).
 pub fn soapysdr_version() -> String {
+    if crate::soapysdr_available().is_err() {
+        return String::new();
+    }
     // SAFETY: returns a pointer to a static NUL-terminated string.
     unsafe {
         let p = soapysdr_sys::SoapySDR_getLibVersion();
@@ -102,8 +106,12 @@ pub fn soapysdr_version() -> String {
     }
 }
 
-/// Module files SoapySDR finds in its search paths (for "no device" hints).
+/// Module files SoapySDR finds in its search paths (for "no device" hints);
+/// none when the library is missing.
 pub fn soapysdr_modules() -> Vec<String> {
+    if crate::soapysdr_available().is_err() {
+        return vec![];
+    }
     sim::touch();
     let mut len = 0usize;
     // SAFETY: SoapySDR allocates an array of `len` C strings; we copy and free it.
@@ -115,8 +123,11 @@ pub fn soapysdr_modules() -> Vec<String> {
     }
 }
 
-/// SoapySDR's module search paths.
+/// SoapySDR's module search paths; none when the library is missing.
 pub fn soapysdr_search_paths() -> Vec<String> {
+    if crate::soapysdr_available().is_err() {
+        return vec![];
+    }
     let mut len = 0usize;
     // SAFETY: as above.
     unsafe {
@@ -249,6 +260,7 @@ pub fn why_absent(args: &str) -> Option<String> {
 ///
 /// A device that enumerates but cannot be opened is listed with `error` set.
 pub fn enumerate(args: &str) -> Result<Vec<DeviceInfo>, Error> {
+    crate::soapysdr_available()?;
     sim::touch();
     let found = soapysdr::enumerate(args).map_err(|e| Error::Enumerate {
         args: args.to_owned(),

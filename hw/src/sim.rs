@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// The compiled rxsim module.
-static RXSIM_MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/librxsim.so"));
+static RXSIM_MODULE: &[u8] = include_bytes!(env!("RXSIM_MODULE"));
 
 /// Set once anything in this crate has called into SoapySDR.
 static SOAPY_TOUCHED: AtomicBool = AtomicBool::new(false);

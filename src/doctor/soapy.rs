@@ -5,9 +5,46 @@ use crate::context::Ctx;
 use std::path::Path;
 
 /// libSoapySDR, its module search path, its modules and the radios they find.
+/// Without the library (a Windows PC without PothosSDR) only its check is shown.
 pub(super) fn soapy_checks(ctx: &Ctx) -> Vec<Check> {
+    if let Err(e) = rxnode_hw::soapysdr_available() {
+        return vec![check(
+            "libSoapySDR",
+            Verdict::Fail,
+            e.to_string(),
+            INSTALL_SOAPYSDR,
+        )];
+    }
     vec![library(ctx), search_path(), modules(), radios()]
 }
+
+// The fix hints speak the platform's words: Debian packages and udev on Linux,
+// PothosSDR and Zadig on Windows (docs/hardware.md#windows).
+#[cfg(not(windows))]
+const INSTALL_SOAPYSDR: &str =
+    "install libsoapysdr (Debian/Ubuntu: `sudo apt install libsoapysdr-dev soapysdr-tools`)";
+#[cfg(windows)]
+const INSTALL_SOAPYSDR: &str = "install PothosSDR (https://downloads.myriadrf.org/builds/PothosSDR/) and choose \"Add PothosSDR to the system PATH\", then open a new terminal";
+#[cfg(not(windows))]
+const INSTALL_MODULE: &str =
+    "install your radio's SoapySDR module (e.g. `sudo apt install soapysdr-module-hackrf`)";
+#[cfg(windows)]
+const INSTALL_MODULE: &str = "install your radio's SoapySDR module with PothosSDR (its installer's module list; modules live in PothosSDR's lib\\SoapySDR\\modules0.8 folder)";
+#[cfg(not(windows))]
+const INSTALL_MODULES: &str =
+    "install your radio's module (`sudo apt install soapysdr-module-all`) or fix SOAPY_SDR_PLUGIN_PATH";
+#[cfg(windows)]
+const INSTALL_MODULES: &str =
+    "install your radio's module with PothosSDR (re-run its installer) or fix SOAPY_SDR_PLUGIN_PATH";
+#[cfg(not(windows))]
+const NO_RADIO: &str = "plug the radio in, check its USB permissions (udev rules) and module, then `SoapySDRUtil --find`";
+#[cfg(windows)]
+const NO_RADIO: &str = "plug the radio in, give it the WinUSB driver with Zadig (https://zadig.akeo.ie/; HackRF, RTL-SDR, bladeRF), then `SoapySDRUtil --find` in a PothosSDR terminal";
+#[cfg(not(windows))]
+const RADIO_BUSY: &str = "close other programs using the radio, check USB permissions and power";
+#[cfg(windows)]
+const RADIO_BUSY: &str =
+    "close other programs using the radio, check its WinUSB driver (Zadig) and power";
 
 /// The `libSoapySDR` check: it reports a version.
 fn library(ctx: &Ctx) -> Check {
@@ -17,7 +54,7 @@ fn library(ctx: &Ctx) -> Check {
             "libSoapySDR",
             Verdict::Fail,
             "libSoapySDR reports no version",
-            "install libsoapysdr (Debian/Ubuntu: `sudo apt install libsoapysdr-dev soapysdr-tools`)",
+            INSTALL_SOAPYSDR,
         )
     } else {
         check(
@@ -86,7 +123,7 @@ fn search_path() -> Check {
             "module search path",
             Verdict::Fail,
             format!("no search path exists: {shown}{env_note}"),
-            "install your radio's SoapySDR module (e.g. `sudo apt install soapysdr-module-hackrf`)",
+            INSTALL_MODULE,
         )
     }
 }
@@ -111,7 +148,7 @@ fn modules() -> Check {
             "modules",
             Verdict::Fail,
             "no SoapySDR module found: no radio driver is installed",
-            "install your radio's module (`sudo apt install soapysdr-module-all`) or fix SOAPY_SDR_PLUGIN_PATH",
+            INSTALL_MODULES,
         )
     } else if !failed.is_empty() {
         check(
@@ -144,12 +181,7 @@ fn radios() -> Check {
             format!("enumeration failed: {e}"),
             "check the module install with `SoapySDRUtil --find`",
         ),
-        Ok(devs) if devs.is_empty() => check(
-            "radios",
-            Verdict::Fail,
-            "no radios found",
-            "plug the radio in, check its USB permissions (udev rules) and module, then `SoapySDRUtil --find`",
-        ),
+        Ok(devs) if devs.is_empty() => check("radios", Verdict::Fail, "no radios found", NO_RADIO),
         Ok(devs) => {
             let list = devs
                 .iter()
@@ -167,7 +199,7 @@ fn radios() -> Check {
                     "radios",
                     Verdict::Fail,
                     format!("{} found, not all open: {list}", devs.len()),
-                    "close other programs using the radio, check USB permissions and power",
+                    RADIO_BUSY,
                 )
             } else {
                 check(

@@ -20,6 +20,12 @@ struct Report {
     hint: Option<String>,
 }
 
+/// How to install the SoapyRemote client module, in the platform's words.
+#[cfg(not(windows))]
+const REMOTE_MODULE: &str = "apt-get install soapysdr0.8-module-remote";
+#[cfg(windows)]
+const REMOTE_MODULE: &str = "PothosSDR ships it: re-run its installer with SoapyRemote selected";
+
 /// For a SoapyRemote address that found nothing, say which server did not
 /// answer (or that the client module is missing) instead of the generic hint.
 fn remote_hint(args: &str, modules: &[String]) -> Option<String> {
@@ -30,7 +36,7 @@ fn remote_hint(args: &str, modules: &[String]) -> Option<String> {
     if !modules.iter().any(|m| m.contains("remoteSupport")) {
         return Some(format!(
             "no radio found for args {args:?}: the SoapyRemote client module is not loaded \
-             (apt-get install soapysdr0.8-module-remote; `--sim` loads only rxsim)"
+             ({REMOTE_MODULE}; `--sim` loads only rxsim)"
         ));
     }
     Some(format!(

@@ -73,6 +73,32 @@ pub(crate) fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
     Ok(f)
 }
 
+/// Create the checkout's `.local/` (and its parents) when missing. On Windows a
+/// new `.local` gets a protected owner-only DACL, inherited by everything rxnode
+/// writes in it, so no other user may read or write the node's files
+/// (docs/safety.md#windows); on unix the files keep their own modes.
+pub(crate) fn create_local(local: &Path) -> Result<()> {
+    #[cfg(windows)]
+    let existed = std::fs::symlink_metadata(local).is_ok();
+    std::fs::create_dir_all(local).with_context(|| format!("cannot create {}", local.display()))?;
+    #[cfg(windows)]
+    if !existed {
+        crate::store::winsec::set_owner_only(local, true)
+            .with_context(|| format!("cannot make {} private to this user", local.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether `md` (from `symlink_metadata`) is a link: a symlink, and on Windows
+/// any reparse point (a junction too).
+pub(crate) fn is_link(md: &std::fs::Metadata) -> bool {
+    #[cfg(windows)]
+    if crate::store::winsec::is_reparse_point(md) {
+        return true;
+    }
+    md.file_type().is_symlink()
+}
+
 /// Make a rename in `dir` durable (unix; a no-op elsewhere).
 pub(crate) fn sync_dir(dir: &Path) {
     #[cfg(unix)]

@@ -128,7 +128,7 @@ fn read_key(p: &Path) -> Result<Option<NodeKey>> {
         }
     };
     check_dir(p.parent().unwrap_or(p))?;
-    if md.file_type().is_symlink() || !md.file_type().is_file() {
+    if crate::store::fsutil::is_link(&md) || !md.file_type().is_file() {
         return Err(refuse_key(p, "is not a regular file (a symlink?)"));
     }
     check_owner_mode(p, &md)?;
@@ -159,7 +159,7 @@ fn refuse_key(p: &Path, why: &str) -> anyhow::Error {
 /// The folder holding the key must be a real folder (not a link).
 fn check_dir(d: &Path) -> Result<()> {
     match std::fs::symlink_metadata(d) {
-        Ok(m) if m.file_type().is_dir() => Ok(()),
+        Ok(m) if m.file_type().is_dir() && !crate::store::fsutil::is_link(&m) => Ok(()),
         Ok(_) => Err(crate::exit::refused(format!(
             "{} is not a directory (a symlink?): the node key cannot be trusted — fix: move it aside",
             d.display()
@@ -191,7 +191,39 @@ fn check_owner_mode(p: &Path, md: &std::fs::Metadata) -> Result<()> {
     Ok(())
 }
 
-#[cfg(not(unix))]
+/// Windows: the owner is this user and no other user may read or write the
+/// key (its DACL), as mode 600 on unix.
+#[cfg(windows)]
+fn check_owner_mode(p: &Path, _md: &std::fs::Metadata) -> Result<()> {
+    let a = crate::store::winsec::access(p).map_err(|e| {
+        refuse_key(
+            p,
+            &format!("has an owner or DACL that cannot be read ({e})"),
+        )
+    })?;
+    if let Some(owner) = a.foreign_owner {
+        return Err(refuse_key(
+            p,
+            &format!("is owned by {owner}, not by this user"),
+        ));
+    }
+    let mut others = a.other_writers;
+    others.extend(a.other_readers);
+    others.sort();
+    others.dedup();
+    if !others.is_empty() {
+        return Err(refuse_key(
+            p,
+            &format!(
+                "is readable or writable by other users ({}; only this user may have access)",
+                others.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(any(unix, windows)))]
 fn check_owner_mode(_p: &Path, _md: &std::fs::Metadata) -> Result<()> {
     // No portable owner or mode: the file lives in the Git directory, which
     // no tracked path reaches; the link and kind checks still apply.
@@ -207,7 +239,12 @@ fn open_nofollow(p: &Path) -> std::io::Result<std::fs::File> {
         .open(p)
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
+fn open_nofollow(p: &Path) -> std::io::Result<std::fs::File> {
+    crate::store::winsec::open_nofollow(p)
+}
+
+#[cfg(not(any(unix, windows)))]
 fn open_nofollow(p: &Path) -> std::io::Result<std::fs::File> {
     std::fs::File::open(p)
 }
@@ -255,7 +292,16 @@ fn create_private_dir(dir: &Path) -> Result<()> {
             Err(e) => Err(e).with_context(|| format!("cannot create {}", dir.display())),
         }
     }
-    #[cfg(not(unix))]
+    // Windows: a folder only this user may open (a protected owner-only DACL,
+    // inherited by the key), as mode 700.
+    #[cfg(windows)]
+    match std::fs::create_dir(dir) {
+        Ok(()) => crate::store::winsec::set_owner_only(dir, true)
+            .with_context(|| format!("cannot make {} private to this user", dir.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot create {}", dir.display())),
+    }
+    #[cfg(not(any(unix, windows)))]
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
@@ -270,6 +316,10 @@ fn write_new_private(p: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = o
         .open(p)
         .with_context(|| format!("cannot create node key {}", p.display()))?;
+    // Windows: owner-only before a byte is written (mode 600 on unix).
+    #[cfg(windows)]
+    crate::store::winsec::set_owner_only(p, false)
+        .with_context(|| format!("cannot make node key {} private to this user", p.display()))?;
     f.write_all(bytes)
         .and_then(|()| f.sync_all())
         .with_context(|| format!("cannot write node key {}", p.display()))

@@ -143,8 +143,7 @@ impl Lock {
                 path.with_extension(format!("lock.tmp-{}", std::process::id())),
             ],
         )?;
-        std::fs::create_dir_all(&paths.local)
-            .with_context(|| format!("cannot create {}", paths.local.display()))?;
+        crate::store::fsutil::create_local(&paths.local)?;
         let me = Holder::this_process(command);
         // Acquirers take turns (an OS lock the kernel drops if we die), so two
         // of them can never both take over the same stale lock.

@@ -23,3 +23,5 @@ mod replay;
 pub(crate) mod sealed;
 pub(crate) mod state;
 pub(crate) mod trust;
+#[cfg(windows)]
+pub(crate) mod winsec;

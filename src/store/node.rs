@@ -10,7 +10,7 @@ use crate::exit::refused;
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -114,8 +114,7 @@ pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
         name: name.to_owned(),
         set_at: now_iso(),
     };
-    std::fs::create_dir_all(&paths.local)
-        .with_context(|| format!("cannot create {}", paths.local.display()))?;
+    crate::store::fsutil::create_local(&paths.local)?;
     SEALED.write(paths, &paths.node_name(), &f)?;
     let entry = Entry::new("node_named").detail(json!({"name": name, "previous": old}));
     if let Err(e) = ledger::append(paths, &entry) {

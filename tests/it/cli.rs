@@ -1,5 +1,6 @@
 //! Operator comforts: completions, the man page, help,
 //! logging flags, colour only on terminals, and `analyze --plot`.
+#[cfg_attr(not(unix), allow(unused_imports))]
 use crate::util::{show, text};
 use std::path::Path;
 use std::process::{Command, Output};

@@ -204,6 +204,7 @@ impl Ctl<'_> {
 impl RxRadio {
     /// Open the device matching `args` (e.g. `driver=hackrf,serial=…`).
     pub fn open(args: &str) -> Result<RxRadio, Error> {
+        crate::soapysdr_available()?;
         sim::touch();
         let dev = Device::new(args).map_err(|e| match crate::probe::why_absent(args) {
             Some(detail) => Error::NotFound {

@@ -39,7 +39,7 @@ fn check_path(path: &Path, kind: Kind, what: &str, out: &mut Vec<Finding>) {
 /// A link, or not the kind of file `kind` says.
 fn kind_finding(path: &Path, md: &std::fs::Metadata, kind: Kind, what: &str) -> Option<Finding> {
     let ft = md.file_type();
-    if ft.is_symlink() {
+    if crate::store::fsutil::is_link(md) {
         let target = std::fs::read_link(path)
             .map(|t| t.display().to_string())
             .unwrap_or_else(|_| "?".to_owned());
@@ -111,8 +111,61 @@ fn owner_findings(
             ));
         }
     }
+    #[cfg(windows)]
+    windows_owner_findings(path, kind, what, out);
     #[cfg(not(unix))]
-    let _ = (path, md, kind, what, out);
+    let _ = md;
+    #[cfg(not(any(unix, windows)))]
+    let _ = (path, kind, what, out);
+}
+
+/// Windows: another owner, more than one hard link, or a file another user may
+/// write (its DACL; on unix only the policy's mode is looked at, as the files
+/// rxnode creates there are 600/644 under a folder of the operator's).
+#[cfg(windows)]
+fn windows_owner_findings(path: &Path, kind: Kind, what: &str, out: &mut Vec<Finding>) {
+    use crate::store::winsec;
+    const FIX_ACL: &str = "let only your user write it: `icacls .local /inheritance:r /grant:r \"%USERNAME%:(OI)(CI)F\" /T` in the checkout (docs/safety.md#windows)";
+    match winsec::access(path) {
+        Err(e) => out.push(Finding::new(
+            format!(
+                "cannot read the owner and DACL of {what} {}: {e}",
+                path.display()
+            ),
+            "check its Security tab (Properties → Security)",
+        )),
+        Ok(a) => {
+            if let Some(owner) = a.foreign_owner {
+                out.push(Finding::new(
+                    format!("{what} {} is owned by {owner}, not by this user", path.display()),
+                    "only the operator's own files are trusted: take ownership (Properties → Security → Advanced → Owner) or restore your copy",
+                ));
+            }
+            if kind != Kind::Dir && !a.other_writers.is_empty() {
+                out.push(Finding::new(
+                    format!(
+                        "{what} {} is writable by other users ({})",
+                        path.display(),
+                        a.other_writers.join(", ")
+                    ),
+                    FIX_ACL,
+                ));
+            }
+        }
+    }
+    if kind != Kind::Dir {
+        if let Ok(n) = winsec::link_count(path) {
+            if n > 1 {
+                out.push(Finding::new(
+                    format!(
+                        "{what} {} has {n} hard links: another name can change it",
+                        path.display()
+                    ),
+                    "replace it by a copy of its own (`copy F F.new` then `move /Y F.new F`) after checking its content",
+                ));
+            }
+        }
+    }
 }
 
 /// The file-level checks: no Git needed, nothing changed.
@@ -276,7 +329,11 @@ fn policy_outside_local(paths: &Paths, policy: &Path) -> Option<Finding> {
                 policy.display(),
                 repo.display()
             ),
-            "keep the policy outside the checkout (e.g. ~/.config/rxnode/policy.json) or in .local/",
+            if cfg!(windows) {
+                "keep the policy outside the checkout (e.g. %APPDATA%\\rxnode\\policy.json) or in .local\\"
+            } else {
+                "keep the policy outside the checkout (e.g. ~/.config/rxnode/policy.json) or in .local/"
+            },
         )
     })
 }
@@ -294,11 +351,10 @@ fn list(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
     #[test]
     fn links_and_odd_files_are_findings() {
         let d = tempfile::tempdir().unwrap();

@@ -28,7 +28,7 @@ pub(crate) use repo::{check_created, check_record_target, check_watched_tip, vis
 
 use crate::store::fsutil::atomic_tmp;
 use crate::store::paths::Paths;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use files::file_findings;
 pub(crate) use files::signers_file_finding;
 use git2::Repository;
@@ -111,8 +111,7 @@ pub(crate) fn lock_local_file(paths: &Paths, lock: &Path, file: &Path) -> Result
         paths,
         &[lock.to_path_buf(), file.to_path_buf(), atomic_tmp(file)],
     )?;
-    std::fs::create_dir_all(&paths.local)
-        .with_context(|| format!("cannot create {}", paths.local.display()))?;
+    crate::store::fsutil::create_local(&paths.local)?;
     crate::store::fsutil::lock_exclusive(lock)
 }
 

@@ -1,6 +1,8 @@
 //! The one shared util module of the integration tests: labs of temp Git
 //! repositories, the `git` program, the rxnode binary as a child process, and
 //! loopback ports that no two tests of this process share.
+// Off unix the unix-only tests are left out, and some helpers go unused.
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
 mod git;
 mod lab;
 mod net;

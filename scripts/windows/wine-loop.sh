@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# The node's loop with rxnode.exe under Wine, against a bare origin, as the Linux
+# integration tests drive it (tests/it/watch/manual.rs): the main PC writes a task
+# (`task new`), the RX laptop names itself, runs `doctor` and `validate`, approves
+# the task in `watch --once` (typed on stdin), gives the manual task's result
+# (`mark-completed`), publishes it (`publish --push`, confirmation typed), and the
+# main PC reads it (`results`). Checked: exit codes, what landed on `rx-node`, the
+# ledger, and that a radio command without SoapySDR names PothosSDR; `results` once
+# more over a git daemon on loopback.
+#
+# Windows paths throughout (drive letters, backslashes), a lab under a folder name
+# with spaces, and task files with CRLF line ends. No SoapySDR is installed in the
+# Wine prefix: that is the PC this checks.
+#
+#   scripts/windows/wine-loop.sh PATH/TO/rxnode.exe
+#   scripts/windows/wine-loop.sh --unit-tests TEST.exe FILTER…   (a test executable)
+# Run by scripts/check-windows.sh; the Wine prefix is cached in target/windows/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT="$PWD"
+UNIT_TESTS=0
+if [ "${1:-}" = --unit-tests ]; then
+    UNIT_TESTS=1
+    shift
+fi
+EXE_SRC="${1:?usage: wine-loop.sh [--unit-tests] PATH/TO/rxnode.exe [FILTER…]}"
+shift
+WORK="$ROOT/target/windows"
+MINGW=x86_64-w64-mingw32
+BRANCH=video-development
+
+die() {
+    echo "wine-loop: FAIL: $*" >&2
+    exit 1
+}
+WINE=""
+for w in /usr/lib/wine/wine64 "$(command -v wine64 || true)" "$(command -v wine || true)"; do
+    if [ -n "$w" ] && [ -x "$w" ]; then
+        WINE="$w"
+        break
+    fi
+done
+[ -n "$WINE" ] || die "wine64 is not installed (Debian: apt-get install wine wine64)"
+command -v git >/dev/null || die "git is not installed (the lab's origin and main PC use it)"
+command -v python3 >/dev/null || die "python3 is not installed (the checks read JSON with it)"
+
+# Wine derives a file's owner and DACL from its unix owner and mode, and creates
+# files with the process umask: a private umask makes a new file show what Windows
+# shows for one in the operator's profile (this user alone). The trust root then
+# checks them for real (docs/safety.md#windows).
+umask 077
+export WINEDEBUG=-all
+export WINEPREFIX="$WORK/wineprefix"
+# No Gecko/Mono installers: console programs only.
+export WINEDLLOVERRIDES="mscoree,mshtml="
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+    echo "== creating the Wine prefix (target/windows/wineprefix, once) =="
+    "$WINE" wineboot --init >/dev/null 2>&1 || true
+    [ -f "$WINEPREFIX/system.reg" ] || die "wineboot did not create $WINEPREFIX"
+fi
+
+# The lab, under a folder name with spaces.
+LAB="$WORK/wine lab"
+rm -rf "$LAB"
+mkdir -p "$LAB/bin"
+BIN="$LAB/bin"
+# Wine 8 has no bcryptprimitives.dll!ProcessPrng, which Rust's std calls: a test
+# shim beside the exe (scripts/windows/processprng-shim.c; never shipped).
+"$MINGW-gcc" -O2 -shared -o "$BIN/bcryptprimitives.dll" scripts/windows/processprng-shim.c \
+    -ladvapi32 || die "building the ProcessPrng shim failed"
+
+if [ "$UNIT_TESTS" = 1 ]; then
+    cp "$EXE_SRC" "$BIN/unit-tests.exe"
+    echo "== unit tests under Wine: $* =="
+    for filter in "$@"; do
+        # Their temp folders are made in the prefix's %TEMP%, with this umask.
+        "$WINE" "$BIN/unit-tests.exe" "$filter" --test-threads 1 ||
+            die "unit tests $filter failed under Wine"
+    done
+    exit 0
+fi
+
+cp "$EXE_SRC" "$BIN/rxnode.exe"
+# Z: is Wine's view of /: a Linux path as Windows sees it (Z:\…\wine lab\…).
+winpath() { printf 'Z:%s' "${1//\//\\}"; }
+W_EXE="$(winpath "$BIN/rxnode.exe")"
+
+ORIGIN="$LAB/origin.git"
+MAIN="$LAB/main pc"
+RX="$LAB/rx laptop"
+git init -q --bare "$ORIGIN"
+git clone -q "$ORIGIN" "$MAIN" 2>/dev/null
+git -C "$MAIN" config core.autocrlf false
+git -C "$MAIN" config user.name "main pc"
+git -C "$MAIN" config user.email "main@lab.invalid"
+git -C "$MAIN" checkout -q -b "$BRANCH"
+echo "lab repo" >"$MAIN/README.md"
+git -C "$MAIN" add README.md
+git -C "$MAIN" commit -q -m start
+git -C "$MAIN" push -q origin "$BRANCH"
+git clone -q -b "$BRANCH" "$ORIGIN" "$RX"
+# Both clones fetch from the origin by its Windows path.
+git -C "$MAIN" remote set-url origin "$(winpath "$ORIGIN")"
+git -C "$RX" remote set-url origin "$(winpath "$ORIGIN")"
+W_MAIN="$(winpath "$MAIN")"
+W_RX="$(winpath "$RX")"
+
+OUT="$LAB/out"
+mkdir -p "$OUT"
+n=0
+# rx EXPECTED_EXIT STDIN ARGS… — rxnode.exe under Wine; stdout/stderr kept in $OUT.
+rx() {
+    local want="$1" input="$2"
+    shift 2
+    n=$((n + 1))
+    local got=0
+    printf '%s' "$input" | "$WINE" "$W_EXE" "$@" >"$OUT/$n.out" 2>"$OUT/$n.err" || got=$?
+    echo "  rxnode.exe $* -> exit $got"
+    if [ "$got" != "$want" ]; then
+        echo "--- stdout" >&2
+        cat "$OUT/$n.out" >&2
+        echo "--- stderr" >&2
+        cat "$OUT/$n.err" >&2
+        die "rxnode.exe $* exited $got, expected $want"
+    fi
+}
+last_out() { cat "$OUT/$n.out"; }
+last_err() { cat "$OUT/$n.err"; }
+expect_in() { # expect_in TEXT WHAT — TEXT must contain WHAT
+    grep -qF -- "$2" <<<"$1" || die "expected \"$2\" in: $1"
+}
+
+echo "== the node's loop under Wine ($("$WINE" --version 2>/dev/null || echo wine)) =="
+rx 0 "" --version
+expect_in "$(last_out)" "rxnode"
+
+# The main PC writes the task (EXPECTED_HEAD = the branch's head, read by rxnode)
+# and posts it with CRLF line ends, as a Windows editor saves it.
+rx 0 "" --repo "$W_MAIN" task new --id T_WIN --title "Check the lab clock from Windows" \
+    --out "$W_MAIN\\docs\\handoff\\NEXT_RX_TASK.md"
+TASK="$MAIN/docs/handoff/NEXT_RX_TASK.md"
+[ -f "$TASK" ] || die "task new wrote no $TASK"
+grep -q "^TASK_ID = T_WIN" "$TASK" || die "task new wrote: $(cat "$TASK")"
+sed -i 's/\r*$/\r/' "$TASK"
+grep -q $'\r$' "$TASK" || die "the task file has no CRLF line ends"
+git -C "$MAIN" add docs/handoff/NEXT_RX_TASK.md
+git -C "$MAIN" commit -q -m "post T_WIN"
+git -C "$MAIN" push -q "$ORIGIN" "$BRANCH" # Linux git: the origin by its Linux path
+
+# The RX laptop.
+rx 0 "" --repo "$W_RX" node set-name LAB-WIN1
+# No SoapySDR on this PC: doctor says what is missing, naming PothosSDR; the
+# exe starts and every other check runs.
+rx 1 "" --repo "$W_RX" doctor
+expect_in "$(last_out)$(last_err)" "PothosSDR"
+# The watcher as a scheduled task: the exact schtasks line, with this checkout.
+rx 0 "" --repo "$W_RX" service install
+expect_in "$(last_out)" "schtasks /Create /F /TN \"rxnode watcher\" /SC ONLOGON"
+expect_in "$(last_out)" "--repo \\\"$W_RX\\\" "
+rx 0 "" --repo "$W_RX" validate "$W_MAIN\\docs\\handoff\\NEXT_RX_TASK.md"
+# Approve in the watcher, typed on stdin.
+rx 0 $'A\n' --repo "$W_RX" watch --once --interval 0.2
+python3 - "$RX" <<'EOF' || die "T_WIN is not approved in the state file"
+import json, sys
+s = json.load(open(sys.argv[1] + "/.local/rx_agent_state.json"))
+assert s["tasks"]["T_WIN"]["status"] == "approved", s
+EOF
+rx 0 "" --repo "$W_RX" mark-completed T_WIN --status PASS --note "clock checked on the Windows laptop"
+rx 0 "" --repo "$W_RX" validate-result T_WIN
+rx 0 $'PUBLISH T_WIN\n' --repo "$W_RX" publish T_WIN --push
+# What landed on rx-node in the origin.
+landed="$(git --git-dir="$ORIGIN" ls-tree -r --name-only rx-node)" ||
+    die "no rx-node branch in the origin after publish --push"
+expect_in "$landed" "T_WIN"
+expect_in "$landed" "RX_RESULT.json"
+python3 - "$RX" <<'EOF' || die "the ledger does not show the loop"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1] + "/.local/rx_agent_ledger.jsonl", encoding="utf-8")]
+mine = [e["event"] for e in events if e.get("task_id") == "T_WIN"]
+s = json.load(open(sys.argv[1] + "/.local/rx_agent_state.json"))
+assert s["tasks"]["T_WIN"]["status"] == "completed", s["tasks"]["T_WIN"]
+assert len(mine) >= 3, mine
+print("  ledger for T_WIN:", ", ".join(mine))
+EOF
+# The checkout is untouched by rxnode (its files stay under .local/, ignored).
+[ -z "$(git -C "$RX" status --porcelain --ignored=no)" ] ||
+    die "the RX checkout is not clean: $(git -C "$RX" status --porcelain)"
+
+# The trust root on Windows, as far as Wine shows it: a key other users may read
+# and a ledger with a second name are refused (exit 3), then pass again.
+KEY="$RX/.git/rxnode/key"
+[ -f "$KEY" ] || die "no node key at $KEY after the approval"
+rx 0 "" --repo "$W_RX" status
+chmod o+r "$KEY"
+rx 3 "" --repo "$W_RX" status
+expect_in "$(last_err)" "readable or writable by other users"
+chmod o-r "$KEY"
+ln "$RX/.local/rx_agent_ledger.jsonl" "$LAB/ledger second name"
+rx 3 "" --repo "$W_RX" status
+expect_in "$(last_err)" "2 hard links"
+rm "$LAB/ledger second name"
+chmod o+w "$RX/.local/rx_agent_state.json"
+rx 3 "" --repo "$W_RX" status
+expect_in "$(last_err)" "writable by other users"
+chmod o-w "$RX/.local/rx_agent_state.json"
+rx 0 "" --repo "$W_RX" status
+
+# The main PC reads the result.
+rx 0 "" --repo "$W_MAIN" results
+expect_in "$(last_out)" "T_WIN"
+expect_in "$(last_out)" "PASS"
+
+# The same over the network: a git daemon on loopback, read through Wine's sockets.
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+git daemon --export-all --base-path="$LAB" --listen=127.0.0.1 --port="$PORT" --reuseaddr \
+    --detach --pid-file="$LAB/git-daemon.pid" || die "git daemon did not start"
+trap 'kill "$(cat "$LAB/git-daemon.pid")" 2>/dev/null || true' EXIT
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    git ls-remote "git://127.0.0.1:$PORT/origin.git" >/dev/null 2>&1 && break
+    sleep 0.5
+done
+git -C "$MAIN" remote add lab-daemon "git://127.0.0.1:$PORT/origin.git"
+rx 0 "" --repo "$W_MAIN" --remote lab-daemon results
+expect_in "$(last_out)" "T_WIN"
+
+# A radio command on a PC without SoapySDR: refused with the fix, no crash.
+rx 1 "" --repo "$W_RX" inventory
+expect_in "$(last_err)" "PothosSDR"
+expect_in "$(last_err)" "SoapySDR.dll"
+rx 1 "" --repo "$W_RX" --sim capture -d driver=rxsim -f 100M -r 1M -t 0.1
+expect_in "$(last_err)" "PothosSDR"
+
+echo "wine-loop: ok ($n rxnode.exe runs)"
