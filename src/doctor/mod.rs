@@ -152,7 +152,32 @@ fn run_checks(ctx: &Ctx) -> Vec<Check> {
     out.push(local::state_file(&paths));
     out.push(local::ledger_file(&paths));
     out.push(local::watcher(&paths));
+    out.push(interrupted_runs(ctx, &paths));
     out
+}
+
+/// Runs that started and never finished: finished as interrupted now
+/// (docs/protocol.md#interrupted-runs), and said as a warning.
+fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths) -> Check {
+    if crate::store::state::load(paths).is_err() {
+        return check(
+            "interrupted runs",
+            Verdict::Skip,
+            "the state cannot be read (see above)",
+            "",
+        );
+    }
+    let lines = crate::store::journal::finish_interrupted(paths, &ctx.source.branch, "doctor");
+    if lines.is_empty() {
+        check("interrupted runs", Verdict::Pass, "none", "")
+    } else {
+        check(
+            "interrupted runs",
+            Verdict::Warn,
+            format!("INTERRUPTED: {}", lines.join(" | ")),
+            "check the radio and the result; a re-run needs a new TASK_ID",
+        )
+    }
 }
 
 /// The `git checkout` check, and the checkout when there is one.

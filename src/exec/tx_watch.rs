@@ -4,11 +4,15 @@
 //! permit's deadline. The guard, for its part, keys off when this process stops
 //! heartbeating or dies ([`crate::exec::tx_guard`]).
 use crate::exec::steps::StepCtx;
+use crate::exec::tx::unix_to_iso as unix_iso;
 use crate::exec::tx::GuardOutcome;
 use crate::exec::tx_guard::{GuardMsg, HEARTBEAT_EVERY, PARENT_KILL_GRACE};
 use crate::result::Status;
+use crate::store::journal::{TX_GUARD_EXIT, TX_KEYED};
+use crate::store::ledger::Entry;
 use anyhow::{anyhow, Context, Result};
 use rxnode_interlock::{TxGrant, TxToneStep};
+use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,13 +58,35 @@ pub(crate) fn run_guard(
         })
         .context("tx-guard: cannot start its reader")?;
     let duration = Duration::try_from_secs_f64(t.duration_s).unwrap_or(Duration::MAX);
-    let w = watch(&mut child, &mut stdin, &msgs, key_off, duration);
+    // The run journal (docs/protocol.md#interrupted-runs): when it keyed.
+    let journal = |keyed_at: f64| {
+        crate::exec::ledger_note(
+            s.paths,
+            &Entry::new(TX_KEYED)
+                .task(&grant.task_id)
+                .detail(json!({"step": grant.step_index + 1, "keyed_at": unix_iso(keyed_at)})),
+        );
+    };
+    let w = watch(&mut child, &mut stdin, &msgs, key_off, duration, &journal);
     drop(stdin);
     let _ = reader.join();
     let mut w = w?;
     for m in msgs.try_iter() {
         w.take(m);
     }
+    // …and how the guard ended.
+    let exit = match (&w.killed, &w.exit) {
+        (Some(why), Some(st)) => format!("{why} ({st})"),
+        (None, Some(st)) => st.clone(),
+        (Some(why), None) => why.clone(),
+        (None, None) => "unknown".to_owned(),
+    };
+    crate::exec::ledger_note(
+        s.paths,
+        &Entry::new(TX_GUARD_EXIT)
+            .task(&grant.task_id)
+            .detail(json!({"step": grant.step_index + 1, "exit": exit})),
+    );
     Ok(w.outcome())
 }
 
@@ -153,6 +179,7 @@ fn watch(
     msgs: &mpsc::Receiver<GuardMsg>,
     key_off: &AtomicBool,
     duration: Duration,
+    journal: &dyn Fn(f64),
 ) -> Result<Watched> {
     let started = Instant::now();
     let mut w = Watched::default();
@@ -164,8 +191,12 @@ fn watch(
             w.exit = Some(status.to_string());
             return Ok(w);
         }
+        let was_keyed = w.keyed.is_some();
         for m in msgs.try_iter() {
             w.take(m);
+        }
+        if let (false, Some((_, at))) = (was_keyed, w.keyed) {
+            journal(at);
         }
         let now = Instant::now();
         if !asked_off && key_off.load(Ordering::SeqCst) {

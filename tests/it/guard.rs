@@ -342,3 +342,116 @@ fn a_hung_write_ends_at_the_guards_own_deadline() {
             .unwrap();
     assert_eq!(res["status"], "FAIL", "{res}\n{}", crate::util::show(&out));
 }
+
+/// Start a RED run of `id`, wait until its tone is on air, SIGKILL `run`, and wait
+/// until the guard has keyed off (the radio's log).
+fn kill_run_mid_tone(lab: &Lab, id: &str, log: &Path) {
+    // Publishable: the result may leave the machine.
+    lab.post(
+        &red_task(id, &lab.main_head(), "")
+            .replace("ALLOW_PUSH = NO", "ALLOW_PUSH = RX_RESULT_ONLY"),
+    );
+    lab.approve(id);
+    let mut child = start_run(lab, id, log);
+    assert!(
+        wait_for(20.0, || has_event(log, "activateStream")),
+        "{id}: never keyed"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    signal(child.id(), libc::SIGKILL);
+    let _ = child.wait();
+    assert!(
+        wait_for(5.0, || keyed_intervals(log).iter().all(|k| k.off.is_some())),
+        "{id}: the guard did not key off"
+    );
+}
+
+fn result_of(lab: &Lab, id: &str) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(lab.outbox(id).join("RX_RESULT.json")).unwrap()).unwrap()
+}
+
+/// A RED run killed (SIGKILL) mid-tone leaves the "not started" placeholder;
+/// the next `doctor` (or `status`) finds the unfinished run in the journal and
+/// finishes the result as FAIL with an `interrupted` record (keyed at, last
+/// progress, who found it) — never the placeholder, never PASS; `publish` then
+/// ships that, and the result validates.
+#[test]
+fn a_run_killed_mid_tone_is_finished_as_interrupted_by_the_next_command() {
+    let lab = lab();
+    crate::util::rxnode_cmd()
+        .arg("--repo")
+        .arg(lab.rx.as_path())
+        .args(["node", "set-name", "LAB-RX"])
+        .output()
+        .unwrap();
+    for (id, finder) in [("KILLED_A", "doctor"), ("KILLED_B", "status")] {
+        let log = lab.dir.path().join(format!("events-{id}.log"));
+        kill_run_mid_tone(&lab, id, &log);
+        let placeholder = result_of(&lab, id);
+        assert_eq!(
+            placeholder["checks"][0]["detail"], "not started",
+            "{placeholder}"
+        );
+        let out = lab.run(&[finder], "");
+        let said = format!(
+            "{}{}",
+            crate::util::text(&out.stdout),
+            crate::util::text(&out.stderr)
+        );
+        assert!(said.contains("INTERRUPTED"), "{finder}: {said}");
+        assert!(said.contains(id), "{finder}: {said}");
+        let r = result_of(&lab, id);
+        assert_eq!(r["status"], "FAIL", "{r:#}");
+        assert_eq!(r["interrupted"]["found_by"], finder, "{r:#}");
+        assert!(r["interrupted"]["keyed_at"].is_string(), "{r:#}");
+        assert_eq!(
+            r["interrupted"]["last_progress"], "step 1/1: tx_tone",
+            "{r:#}"
+        );
+        assert!(
+            r["checks"][0]["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("INTERRUPTED"),
+            "{r:#}"
+        );
+        assert_eq!(lab.status_of(id), "completed");
+        assert_eq!(lab.count_events("run_interrupted", id), 1);
+        // Found once: a second look finds nothing new and changes nothing.
+        let again = lab.run(&["status"], "");
+        assert!(!crate::util::text(&again.stdout).contains(&format!("INTERRUPTED run: {id}")));
+        assert_eq!(lab.count_events("run_interrupted", id), 1);
+        let v = lab.run(&["validate-result", lab.outbox(id).to_str().unwrap()], "");
+        assert_eq!(v.status.code(), Some(0), "{}", crate::util::show(&v));
+    }
+    // A third run killed and met first by `publish`: it publishes the interrupted
+    // result, never the placeholder.
+    let id = "KILLED_C";
+    let log = lab.dir.path().join("events-KILLED_C.log");
+    kill_run_mid_tone(&lab, id, &log);
+    let out = crate::util::run_fed(
+        lab.rxnode().args(["publish", id]),
+        format!("PUBLISH {id}\n").as_bytes(),
+    );
+    assert!(
+        crate::util::text(&out.stderr).contains("INTERRUPTED"),
+        "{}",
+        crate::util::show(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", crate::util::show(&out));
+    let r = result_of(&lab, id);
+    assert_eq!(r["interrupted"]["found_by"], "publish", "{r:#}");
+    let shipped = crate::util::git(
+        &lab.rx,
+        &[
+            "show",
+            &format!("rx-node:rx-results/{id}/LAB-RX/RX_RESULT.json"),
+        ],
+    );
+    assert!(
+        shipped.contains("\"interrupted\""),
+        "{shipped}\n{}",
+        crate::util::show(&out)
+    );
+    assert!(!shipped.contains("not started"), "{shipped}");
+}
