@@ -149,21 +149,34 @@ fn run_checks(ctx: &Ctx) -> Vec<Check> {
     out.push(soapy::dsp_engine());
     out.push(local::policy_check(&paths));
     out.push(local::node_name(&paths));
-    out.push(local::state_file(&paths));
-    out.push(local::ledger_file(&paths));
+    let state = local::state_file(&paths);
+    let state_ok = state.status == Verdict::Pass;
+    out.push(state);
+    let ledger = local::ledger_file(&paths);
+    let ledger_ok = ledger.status == Verdict::Pass;
+    out.push(ledger);
     out.push(local::watcher(&paths));
-    out.push(interrupted_runs(ctx, &paths));
+    out.push(interrupted_runs(ctx, &paths, state_ok && ledger_ok));
     out
 }
 
 /// Runs that started and never finished: finished as interrupted now
 /// (docs/protocol.md#interrupted-runs), and said as a warning.
-fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths) -> Check {
-    if crate::store::state::load(paths).is_err() {
+fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths, readable: bool) -> Check {
+    // Only on a sound local store: doctor never creates, moves or rewrites
+    // anything to find out (a fresh clone, a damaged state or ledger is reported
+    // by the checks above).
+    if !paths.ledger().is_file() {
+        return check("interrupted runs", Verdict::Pass, "none (no ledger yet)", "");
+    }
+    if !readable
+        || crate::store::trust::verify(paths).is_err()
+        || crate::store::state::load(paths).is_err()
+    {
         return check(
             "interrupted runs",
             Verdict::Skip,
-            "the state cannot be read (see above)",
+            "the state or ledger cannot be trusted (see above)",
             "",
         );
     }
