@@ -167,7 +167,12 @@ fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths, readable: boo
     // anything to find out (a fresh clone, a damaged state or ledger is reported
     // by the checks above).
     if !paths.ledger().is_file() {
-        return check("interrupted runs", Verdict::Pass, "none (no ledger yet)", "");
+        return check(
+            "interrupted runs",
+            Verdict::Pass,
+            "none (no ledger yet)",
+            "",
+        );
     }
     if !readable
         || crate::store::trust::verify(paths).is_err()

@@ -38,8 +38,10 @@ use std::time::{Duration, Instant};
 /// [`PARENT_KILL_GRACE`]. Both within the 0.5 s bound of docs/safety.md.
 pub(crate) const GUARD_GRACE: Duration = Duration::from_millis(450);
 /// When the parent kills a guard that is still alive after the permit.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) const PARENT_KILL_GRACE: Duration = Duration::from_millis(490);
 /// The parent heartbeats this often.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) const HEARTBEAT_EVERY: Duration = Duration::from_millis(50);
 /// Without a heartbeat for this long the guard keys off: its parent is stopped
 /// or frozen.
