@@ -201,35 +201,35 @@ fn trial(lab: &Lab, n: usize, sig: libc::c_int, phase: Phase, target: Target) ->
         _ => run,
     };
     signal(to, sig);
-    // Whatever the signal did, the tone must be off by the permit's bound.
-    std::thread::sleep(Duration::from_secs_f64(PERMIT_S + GRACE_S + 0.3));
-    let keyed = keyed_intervals(&log);
+    // Let the run end (a stopped one is continued; one that does not end within
+    // 15 s is killed), then judge every activation by the radio's own log: a
+    // signal the process ignores (SIGPIPE to `run`) lets the tone run whole,
+    // possibly activated after the signal; whatever happened, each activation
+    // ended within the permit + 0.5 s.
     finish(child, guard);
-    let keyed_after = keyed_intervals(&log);
+    // rxsim's witness writes the holder's death a moment after it happened.
+    wait_for(3.0, || {
+        keyed_intervals(&log).iter().all(|k| k.off.is_some())
+    });
+    let keyed = keyed_intervals(&log);
     assert!(
         keyed.len() <= 1,
         "{id}: more than one activation: {keyed:?}"
     );
     match keyed.first() {
-        None => {
-            assert!(
-                keyed_after.is_empty(),
-                "{id}: keyed after the signal {sig} ({phase:?}, {target:?})"
-            );
-            0.0
-        }
+        None => 0.0,
         Some(k) => {
             let off = k.off.unwrap_or_else(|| {
                 panic!(
-                    "{id}: signal {sig} to {target:?} in {phase:?}: TX still keyed {:.2} s after activation\n{}",
-                    PERMIT_S + GRACE_S + 0.3,
+                    "{id}: signal {sig} to {target:?} in {phase:?}: TX never keyed off\n{}",
                     std::fs::read_to_string(&log).unwrap_or_default()
                 )
             });
             let t = off - k.on;
             assert!(
                 t <= PERMIT_S + GRACE_S,
-                "{id}: signal {sig} to {target:?} in {phase:?}: keyed {t:.3} s (permit {PERMIT_S} s + {GRACE_S} s)"
+                "{id}: signal {sig} to {target:?} in {phase:?}: keyed {t:.3} s (permit {PERMIT_S} s + {GRACE_S} s)\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
             );
             t
         }
