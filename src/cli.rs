@@ -152,6 +152,17 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+    /// Internal: the TX guard process that `rxnode run` starts for an
+    /// authorized `tx_tone` step (docs/safety.md#the-tx-guard-process); it
+    /// refuses anything but a valid grant from its parent on stdin.
+    #[command(name = "tx-guard", hide = true)]
+    TxGuard {
+        /// The task ID.
+        task_id: String,
+        /// The plan step (0-based).
+        #[arg(long)]
+        step: usize,
+    },
 }
 
 /// `rxnode health …`.

@@ -26,6 +26,10 @@ pub(crate) struct Rejection {
 pub(crate) struct Report {
     /// The checkout.
     pub repo: String,
+    /// Runs that started and never finished, found and finished as interrupted
+    /// by this command (docs/protocol.md#interrupted-runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interrupted_runs: Vec<String>,
     /// This node's name (`rxnode node set-name`); `None` when none is set or the
     /// file is damaged (then `node_name_error` says why).
     pub node_name: Option<String>,
@@ -125,6 +129,7 @@ pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Resu
     };
     Ok(Report {
         repo: paths.repo.display().to_string(),
+        interrupted_runs: Vec::new(),
         node_name,
         node_name_error,
         watcher_running: alive == Some(true),
@@ -185,7 +190,13 @@ pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Resu
 /// The command.
 pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
-    let r = report(&paths, &ctx.source)?;
+    // The trust root and the state first (a refusal finishes nothing), then any
+    // run that started and never finished (docs/protocol.md#interrupted-runs).
+    report(&paths, &ctx.source)?;
+    let interrupted =
+        crate::store::journal::finish_interrupted(&paths, &ctx.source.branch, "status");
+    let mut r = report(&paths, &ctx.source)?;
+    r.interrupted_runs = interrupted;
     ctx.report(&r, |r| render_report(r, &paths))?;
     Ok(Outcome::Done)
 }
@@ -194,6 +205,9 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
 fn render_report(r: &Report, paths: &Paths) -> String {
     let colour = crate::term::stdout_colour();
     let mut out = String::new();
+    for line in &r.interrupted_runs {
+        out.push_str(&format!("INTERRUPTED run: {line}\n"));
+    }
     render_watcher(&mut out, r, paths, colour);
     let list = |out: &mut String, name: &str, v: &[String]| {
         let _ = writeln!(

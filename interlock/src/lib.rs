@@ -57,8 +57,8 @@ pub use crate::{
         RxPolicy, StatusPolicy, TasksPolicy, TxPolicy, MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
     },
     records::{
-        required_phrase, verify_authorization, verify_node_authorization, Approval, Authorization,
-        AuthorizationKind,
+        required_phrase, verify_authorization, verify_node_authorization, verify_tx_grant,
+        Approval, Authorization, AuthorizationKind, TxGrant,
     },
     risk::{derive_risk, RiskLevel},
     strict_json::{

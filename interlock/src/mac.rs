@@ -23,6 +23,9 @@ pub enum RecordKind {
     AuthorizeRfTx,
     /// `AUTHORIZE <TASK_ID>` (ledger `authorized` line).
     AuthorizeRedOther,
+    /// A verified `AUTHORIZE RF TX` handed to the TX guard process as a
+    /// single-use grant ([`crate::TxGrant`]); never stored.
+    TxGrant,
 }
 
 impl RecordKind {
@@ -31,6 +34,7 @@ impl RecordKind {
             RecordKind::Approval => "approval",
             RecordKind::AuthorizeRfTx => "authorization:RF_TX",
             RecordKind::AuthorizeRedOther => "authorization:RED_OTHER",
+            RecordKind::TxGrant => "grant:RF_TX",
         }
     }
 }

@@ -169,6 +169,141 @@ impl Authorization {
     }
 }
 
+/// A verified `AUTHORIZE RF TX`, handed from `rxnode run` to the TX guard
+/// process that holds the transmitter (docs/safety.md#the-tx-guard-process).
+///
+/// It is not an [`Authorization`]: it is made only by consuming one
+/// ([`Authorization::into_grant`]), carries a MAC under the node key over the
+/// task, text, commit, authorization time, plan step, a fresh nonce and the
+/// process ID of the `run` that made it, and becomes an [`Authorization`]
+/// again only through [`verify_tx_grant`] in a process whose parent is that
+/// `run`. The permit is then made by [`crate::authorize`], the permit's one
+/// constructor, which checks everything again.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TxGrant {
+    /// The task authorized.
+    pub task_id: String,
+    /// SHA-256 of the approved text.
+    pub task_sha256: String,
+    /// The commit that held it.
+    pub commit: String,
+    /// When the phrase was typed (the authorization's time).
+    pub at: String,
+    /// The plan step (0-based) the grant is for.
+    pub step_index: usize,
+    /// Random, fresh per grant (hex).
+    pub nonce: String,
+    /// The process ID of the `rxnode run` that made the grant.
+    pub parent_pid: u32,
+    /// HMAC-SHA256 (hex) under the node key over all of the above.
+    pub mac: String,
+}
+
+impl TxGrant {
+    fn bound(&self) -> String {
+        grant_binding(&self.at, self.step_index, &self.nonce, self.parent_pid)
+    }
+}
+
+fn grant_binding(at: &str, step_index: usize, nonce: &str, parent_pid: u32) -> String {
+    format!("{at}\nstep={step_index}\nnonce={nonce}\nparent={parent_pid}")
+}
+
+impl Authorization {
+    /// Consume this `AUTHORIZE RF TX` into a grant for the TX guard process:
+    /// `None` when it is not RF TX or the key is not a node key.
+    pub fn into_grant(
+        self,
+        key: &[u8],
+        commit: &str,
+        step_index: usize,
+        nonce: &str,
+        parent_pid: u32,
+    ) -> Option<TxGrant> {
+        if self.kind != AuthorizationKind::RfTx {
+            return None;
+        }
+        let at = grant_binding(&self.at, step_index, nonce, parent_pid);
+        let mac = record_mac(
+            key,
+            &RecordFields {
+                kind: RecordKind::TxGrant,
+                task_id: self.task_id.as_str(),
+                task_sha256: &self.task_sha256,
+                commit,
+                at: &at,
+            },
+        )?;
+        Some(TxGrant {
+            task_id: self.task_id.to_string(),
+            task_sha256: self.task_sha256,
+            commit: commit.to_owned(),
+            at: self.at,
+            step_index,
+            nonce: nonce.to_owned(),
+            parent_pid,
+            mac,
+        })
+    }
+}
+
+/// Turn a grant back into the `AUTHORIZE RF TX` it was made from, in the TX
+/// guard process: the approval must be this node's ([`Approval::verify`]) and
+/// cover this exact text, the grant must be for this task, text and commit,
+/// made by `parent_pid` (the caller's parent process) and carry a MAC that
+/// verifies under `key`. Anything else is refused.
+pub fn verify_tx_grant(
+    task: &ValidTask,
+    approval: &Approval,
+    key: &[u8],
+    grant: &TxGrant,
+    parent_pid: u32,
+) -> Result<Authorization, Error> {
+    approval.verify(key)?;
+    let refuse = |reason: &str| Error::RecordMismatch {
+        task_id: task.id().to_string(),
+        reason: reason.to_owned(),
+    };
+    if !approval.covers(task) {
+        return Err(refuse("the approval does not cover this task text"));
+    }
+    if grant.task_id != task.id().as_str()
+        || grant.task_sha256 != task.sha256()
+        || grant.commit != approval.commit
+    {
+        return Err(refuse(
+            "the TX grant is for another task, text or commit than the approval",
+        ));
+    }
+    if grant.parent_pid != parent_pid {
+        return Err(refuse(
+            "the TX grant was made by another process than this guard's parent",
+        ));
+    }
+    let fields = RecordFields {
+        kind: RecordKind::TxGrant,
+        task_id: &grant.task_id,
+        task_sha256: &grant.task_sha256,
+        commit: &grant.commit,
+        at: &grant.bound(),
+    };
+    if !verify_record_mac(key, &fields, &grant.mac) {
+        return Err(Error::UnsignedRecord {
+            task_id: task.id().to_string(),
+            reason: "the TX grant's MAC does not verify under this node's key".to_owned(),
+        });
+    }
+    if required_phrase(task).map(|(k, _)| k) != Some(AuthorizationKind::RfTx) {
+        return Err(refuse("the task takes no AUTHORIZE RF TX"));
+    }
+    Ok(Authorization {
+        task_id: task.id().clone(),
+        task_sha256: task.sha256().to_owned(),
+        kind: AuthorizationKind::RfTx,
+        at: grant.at.clone(),
+    })
+}
+
 /// [`verify_authorization`] for an approval this node must have made: the
 /// approval's MAC is checked under `key` first ([`Approval::verify`]), so a
 /// planted or copied approval never becomes an [`Authorization`].
@@ -375,6 +510,53 @@ mod tests {
         assert!(back.verify(&KEY).is_ok());
         let j = serde_json::to_string(&legacy).unwrap();
         assert!(!j.contains("mac"));
+    }
+
+    /// A TX grant carries one verified `AUTHORIZE RF TX` to the guard process and
+    /// nothing else: another key, task, commit, step, nonce, parent or MAC fails.
+    #[test]
+    fn a_tx_grant_verifies_only_for_its_task_parent_and_key() {
+        let t = tx_task();
+        let a = Approval::signed(&t, "c0ffee", "2026-01-01T00:00:00+00:00", &KEY);
+        let grant = || {
+            verify_node_authorization(&t, &a, &KEY, "AUTHORIZE RF TX", "now")
+                .unwrap()
+                .into_grant(&KEY, "c0ffee", 0, "n1", 42)
+                .unwrap()
+        };
+        let g = grant();
+        let back: TxGrant = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+        let auth = verify_tx_grant(&t, &a, &KEY, &back, 42).unwrap();
+        assert_eq!(auth.kind(), AuthorizationKind::RfTx);
+        assert_eq!(auth.at(), "now");
+        assert!(
+            verify_tx_grant(&t, &a, &KEY, &g, 43).is_err(),
+            "another parent"
+        );
+        assert!(
+            verify_tx_grant(&t, &a, &[1; 32], &g, 42).is_err(),
+            "another key"
+        );
+        let edits: [fn(&mut TxGrant); 6] = [
+            |g| g.step_index = 1,
+            |g| g.nonce = "n2".into(),
+            |g| g.parent_pid = 43,
+            |g| g.at = "later".into(),
+            |g| g.mac = "00".into(),
+            |g| g.commit = "beef".into(),
+        ];
+        for (i, edit) in edits.iter().enumerate() {
+            let mut g = grant();
+            edit(&mut g);
+            let pid = g.parent_pid;
+            assert!(verify_tx_grant(&t, &a, &KEY, &g, pid).is_err(), "edit {i}");
+        }
+        // Only RF TX becomes a grant.
+        let other = red_other();
+        let ao = Approval::signed(&other, "c0ffee", "x", &KEY);
+        let phrase = required_phrase(&other).unwrap().1;
+        let auth = verify_node_authorization(&other, &ao, &KEY, &phrase, "now").unwrap();
+        assert!(auth.into_grant(&KEY, "c0ffee", 0, "n", 1).is_none());
     }
 
     #[test]

@@ -60,5 +60,8 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Demo { dir } => demo::run(ctx.json, dir.as_deref()),
         Command::Completions { shell } => completions::run(*shell),
         Command::Man => completions::man(),
+        Command::TxGuard { task_id, step } => {
+            rxnode::cmd_tx_guard(ctx, task_id, *step).map(|()| Outcome::Done)
+        }
     }
 }

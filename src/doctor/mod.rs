@@ -150,10 +150,53 @@ fn run_checks(ctx: &Ctx) -> Vec<Check> {
     out.push(local::policy_check(&paths));
     out.push(local::signers_check(&paths));
     out.push(local::node_name(&paths));
-    out.push(local::state_file(&paths));
-    out.push(local::ledger_file(&paths));
+    let state = local::state_file(&paths);
+    let state_ok = state.status == Verdict::Pass;
+    out.push(state);
+    let ledger = local::ledger_file(&paths);
+    let ledger_ok = ledger.status == Verdict::Pass;
+    out.push(ledger);
     out.push(local::watcher(&paths));
+    out.push(interrupted_runs(ctx, &paths, state_ok && ledger_ok));
     out
+}
+
+/// Runs that started and never finished: finished as interrupted now
+/// (docs/protocol.md#interrupted-runs), and said as a warning.
+fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths, readable: bool) -> Check {
+    // Only on a sound local store: doctor never creates, moves or rewrites
+    // anything to find out (a fresh clone, a damaged state or ledger is reported
+    // by the checks above).
+    if !paths.ledger().is_file() {
+        return check(
+            "interrupted runs",
+            Verdict::Pass,
+            "none (no ledger yet)",
+            "",
+        );
+    }
+    if !readable
+        || crate::store::trust::verify(paths).is_err()
+        || crate::store::state::load(paths).is_err()
+    {
+        return check(
+            "interrupted runs",
+            Verdict::Skip,
+            "the state or ledger cannot be trusted (see above)",
+            "",
+        );
+    }
+    let lines = crate::store::journal::finish_interrupted(paths, &ctx.source.branch, "doctor");
+    if lines.is_empty() {
+        check("interrupted runs", Verdict::Pass, "none", "")
+    } else {
+        check(
+            "interrupted runs",
+            Verdict::Warn,
+            format!("INTERRUPTED: {}", lines.join(" | ")),
+            "check the radio and the result; a re-run needs a new TASK_ID",
+        )
+    }
 }
 
 /// The `git checkout` check, and the checkout when there is one.

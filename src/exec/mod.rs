@@ -13,6 +13,9 @@ pub(crate) mod run;
 pub(crate) mod steps;
 pub(crate) mod sweep;
 pub(crate) mod tx;
+pub(crate) mod tx_guard;
+#[cfg(unix)]
+pub(crate) mod tx_watch;
 
 use crate::exit::FieldText;
 use crate::store::ledger::{self, Entry};

@@ -2,19 +2,22 @@
 //! transmitter (`find src -name '*tx*'` lists it alone). It pre-flights every
 //! `tx_tone` step against the node policy before anybody is asked to authorize,
 //! describes the one transmission an `AUTHORIZE RF TX` covers, and runs that
-//! step: the interlock's [`authorize`] turns the typed authorization into a
-//! `TxPermit`, which alone turns the RX radio TX-capable (`into_tx`). The tone
-//! is never keyed without a signal handler or after an interrupt, and stops
-//! when Ctrl-C / SIGTERM sets the process's one cancel flag, which
-//! `transmit_tone` polls (docs/hardware.md: < 200 ms to `closeStream`, remote too).
+//! step in the TX guard process ([`crate::exec::tx_guard`]): the typed
+//! authorization becomes a single-use grant, the guard makes the `TxPermit`
+//! through the interlock's `authorize`, and [`crate::exec::tx_watch`] watches
+//! the guard. The tone is never keyed without a signal handler or after an
+//! interrupt, and stops when Ctrl-C / SIGTERM sets the process's one cancel
+//! flag (docs/hardware.md: < 200 ms to `closeStream`, remote too).
 use crate::exec::preconditions::refuse;
 use crate::exec::steps::{Outputs, StepCtx};
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::Result;
-use rxnode_hw::{TxRadio, TxReport};
-use rxnode_interlock::{authorize, Authorization, Plan, Policy, Step, TxToneStep};
+use rxnode_hw::TxReport;
+#[cfg(unix)]
+use rxnode_interlock::TxGrant;
+use rxnode_interlock::{Authorization, Plan, Policy, Step, TxToneStep};
 use serde_json::json;
 use std::sync::atomic::Ordering;
 
@@ -92,7 +95,7 @@ fn describe_tx(step: &TxToneStep) -> String {
     )
 }
 
-fn unix_to_iso(t: f64) -> String {
+pub(crate) fn unix_to_iso(t: f64) -> String {
     let Ok(dt) = time::OffsetDateTime::from_unix_timestamp_nanos((t * 1e9) as i128) else {
         return t.to_string();
     };
@@ -103,7 +106,9 @@ fn unix_to_iso(t: f64) -> String {
 }
 
 /// The `tx_tone` step: with the run's one authorization (`None` once used), a
-/// permit from the interlock, then the tone until done or interrupted.
+/// grant for the TX guard process, which makes the permit through the
+/// interlock and transmits; this process watches it until it is done
+/// (docs/safety.md#the-tx-guard-process).
 pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, out: &mut Outputs) {
     // Never key a radio another rxnode is receiving on.
     let _held = match crate::exec::steps::hold_radio(s, &t.device) {
@@ -113,8 +118,24 @@ pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, 
             return;
         }
     };
-    let mut txr = match keyable(s, auth, t) {
-        Ok(r) => r,
+    let auth = match ready(s, auth) {
+        Ok(a) => a,
+        Err((status, why)) => {
+            out.checks.push(Check::new(&s.name, status, why));
+            return;
+        }
+    };
+    #[cfg(unix)]
+    guarded(s, auth, t, out);
+    #[cfg(not(unix))]
+    in_process(s, auth, t, out);
+}
+
+/// The tone in the TX guard process, watched from here (unix).
+#[cfg(unix)]
+fn guarded(s: &StepCtx, auth: Authorization, t: &TxToneStep, out: &mut Outputs) {
+    let grant = match grant(s, auth) {
+        Ok(g) => g,
         Err((status, why)) => {
             out.checks.push(Check::new(&s.name, status, why));
             return;
@@ -122,6 +143,75 @@ pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, 
     };
     // While keyed, Ctrl-C / SIGTERM and a job-control stop (Ctrl-Z) key off first;
     // a held-back stop takes effect when `keyed` drops, after the teardown.
+    let keyed = crate::signals::KeyedGuard::new();
+    let r = crate::exec::tx_watch::run_guard(s, &grant, t, keyed.key_off_flag());
+    let suspended_by = keyed.suspended_by();
+    drop(keyed);
+    match r {
+        Ok(GuardOutcome::Done {
+            report,
+            keyed_off_by,
+        }) => {
+            let by = suspended_by.map(str::to_owned).or(keyed_off_by);
+            transmitted(&s.name, &report, by.as_deref(), out);
+        }
+        Ok(GuardOutcome::NotKeyed { status, detail }) => {
+            if status == Status::Fail {
+                out.errors.push(format!("{}: {detail}", s.name));
+            }
+            out.checks.push(Check::new(&s.name, status, detail));
+        }
+        Ok(GuardOutcome::Ended { keyed_at, why }) => {
+            let detail = match keyed_at {
+                Some(at) => format!(
+                    "keyed at {}; {why}: the transmitter was keyed off by the end of the guard process that held it; how much of the tone went on air is unknown",
+                    unix_to_iso(at)
+                ),
+                None => format!("{why}; the transmitter was never keyed"),
+            };
+            out.errors.push(format!("{}: {detail}", s.name));
+            out.checks.push(Check::new(&s.name, Status::Fail, detail));
+        }
+        Err(e) => {
+            out.errors.push(format!("{}: {e:#}", s.name));
+            out.checks
+                .push(Check::new(&s.name, Status::Fail, format!("{e:#}")));
+        }
+    }
+}
+
+/// Without the guard process (Windows: no job-control stop, and the tone is
+/// bounded in this process only; docs/safety.md#the-tx-guard-process): the permit
+/// here, then the tone until done or interrupted.
+#[cfg(not(unix))]
+fn in_process(s: &StepCtx, auth: Authorization, t: &TxToneStep, out: &mut Outputs) {
+    let permit = match rxnode_interlock::authorize(s.task, s.approval, auth, s.index, s.policy) {
+        Ok(p) => p,
+        Err(e) => {
+            out.checks
+                .push(Check::new(&s.name, Status::Blocked, e.to_string()));
+            return;
+        }
+    };
+    let radio = match rxnode_hw::RxRadio::open(&t.device) {
+        Ok(r) => r,
+        Err(e) => {
+            out.checks.push(Check::new(
+                &s.name,
+                Status::Blocked,
+                format!("device not available: {e}"),
+            ));
+            return;
+        }
+    };
+    let mut txr = match radio.into_tx(permit) {
+        Ok(r) => r,
+        Err(e) => {
+            out.checks
+                .push(Check::new(&s.name, Status::Blocked, e.to_string()));
+            return;
+        }
+    };
     let keyed = crate::signals::KeyedGuard::new();
     let r = txr.transmit_tone(keyed.key_off_flag());
     let suspended_by = keyed.suspended_by();
@@ -138,11 +228,7 @@ pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, 
 
 /// Everything before the tone, in order; the first that fails is the step's
 /// status and detail and nothing is keyed.
-fn keyable(
-    s: &StepCtx,
-    auth: Option<Authorization>,
-    t: &TxToneStep,
-) -> Result<TxRadio, (Status, String)> {
+fn ready(s: &StepCtx, auth: Option<Authorization>) -> Result<Authorization, (Status, String)> {
     let Some(auth) = auth else {
         return Err((
             Status::Blocked,
@@ -161,13 +247,64 @@ fn keyable(
     if crate::signals::cancel_flag("the running step").load(Ordering::SeqCst) {
         return Err((Status::NotRun, "interrupted before this step".to_owned()));
     }
-    let permit = authorize(s.task, s.approval, auth, s.index, s.policy)
-        .map_err(|e| (Status::Blocked, e.to_string()))?;
-    let radio = rxnode_hw::RxRadio::open(&t.device)
-        .map_err(|e| (Status::Blocked, format!("device not available: {e}")))?;
-    radio
-        .into_tx(permit)
-        .map_err(|e| (Status::Blocked, e.to_string()))
+    // The policy and the step, checked here as the permit checks them again.
+    if let Some(Step::TxTone(t)) = s.task.plan().and_then(|p| p.steps.get(s.index)) {
+        if let Err(e) = rxnode_interlock::check_tx_step(t, s.policy) {
+            return Err((Status::Blocked, e.to_string()));
+        }
+    }
+    Ok(auth)
+}
+
+/// The authorization, consumed into the single-use grant for the guard process.
+#[cfg(unix)]
+fn grant(s: &StepCtx, auth: Authorization) -> Result<TxGrant, (Status, String)> {
+    let key = match crate::store::key::load(s.paths) {
+        Ok(Some(k)) => k,
+        Ok(None) => return Err((Status::Blocked, "this node has no key".to_owned())),
+        Err(e) => return Err((Status::Blocked, format!("{e:#}"))),
+    };
+    let nonce = format!("{:032x}", rand::random::<u128>());
+    auth.into_grant(
+        key.bytes(),
+        &s.approval.commit,
+        s.index,
+        &nonce,
+        std::process::id(),
+    )
+    .ok_or_else(|| {
+        (
+            Status::Blocked,
+            "the authorization is not AUTHORIZE RF TX".to_owned(),
+        )
+    })
+}
+
+/// How the guard ended, as the parent saw it.
+#[cfg(unix)]
+pub(crate) enum GuardOutcome {
+    /// The tone ended and the guard reported it.
+    Done {
+        /// The driver's account.
+        report: TxReport,
+        /// What keyed it off early.
+        keyed_off_by: Option<String>,
+    },
+    /// Nothing was keyed.
+    NotKeyed {
+        /// The step's status.
+        status: Status,
+        /// Why.
+        detail: String,
+    },
+    /// The guard process ended without a report (killed, stopped then killed,
+    /// or ended at its own deadline).
+    Ended {
+        /// When it said it keyed, unix seconds.
+        keyed_at: Option<f64>,
+        /// What happened.
+        why: String,
+    },
 }
 
 /// A finished (or interrupted) tone: the result's `tx` record and the step's check.
@@ -222,7 +359,7 @@ fn tone_status(rep: &TxReport, suspended_by: Option<&str>) -> (Status, Option<St
         return (
             Status::Fail,
             Some(format!(
-                "TX state unknown for {unknown:.1} s: the driver took nothing after {sent} of {planned} samples and did not confirm the key-off; rxnode stopped feeding it and stopped waiting for it at the permit's deadline (a radio on another host stays keyed until its server sees rxnode gone): check it"
+                "TX state unknown for {unknown:.1} s: the driver took nothing after {sent} of {planned} samples and did not confirm the key-off; rxnode stopped feeding it at the permit's deadline and its TX guard process then ended, which closes the device (a radio on another host stays keyed until its server sees the guard gone): check it"
             )),
         );
     }

@@ -331,6 +331,10 @@ pub(crate) struct RxResult {
     /// bursts behind it (docs/protocol.md#freq_cal).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub freq_cal: Vec<Value>,
+    /// A run that started and did not finish, as the run journal knows it
+    /// (docs/protocol.md#interrupted-runs); its status is then `FAIL`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<crate::store::journal::Interrupted>,
 }
 
 impl RxResult {
@@ -390,6 +394,7 @@ impl RxResult {
             sweeps: Vec::new(),
             clkin_compares: Vec::new(),
             freq_cal: Vec::new(),
+            interrupted: None,
         }
     }
 

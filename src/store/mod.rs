@@ -8,6 +8,7 @@ pub(crate) mod calibration;
 pub(crate) mod evidence;
 pub(crate) mod fsutil;
 pub(crate) mod health;
+pub(crate) mod journal;
 pub(crate) mod key;
 pub(crate) mod ledger;
 pub(crate) mod lock;

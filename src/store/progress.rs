@@ -61,6 +61,16 @@ pub(crate) fn clear(paths: &Paths) {
     }
 }
 
+/// The last progress any run wrote, alive or not (for an interrupted run's result).
+pub(crate) fn last(paths: &Paths) -> Option<Progress> {
+    let p = path(paths);
+    let m = std::fs::symlink_metadata(&p).ok()?;
+    if !m.is_file() || m.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    serde_json::from_slice(&std::fs::read(&p).ok()?).ok()
+}
+
 /// The run in progress, if its process is alive (a regular file, bounded in size).
 pub(crate) fn running(paths: &Paths) -> Option<Progress> {
     let p = path(paths);

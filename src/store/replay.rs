@@ -138,7 +138,7 @@ impl Decision<'_> {
                         .map(str::to_owned);
                 }
             }
-            "run_finished" | "marked_completed" => {
+            "run_finished" | "marked_completed" | crate::store::journal::RUN_INTERRUPTED => {
                 self.set(s, TaskStatus::Completed);
                 s.last_completed_task_id = Some(id.to_owned());
             }

@@ -423,7 +423,7 @@ pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> 
                     approved.insert(id.to_owned());
                 }
             }
-            "run_finished" | "marked_completed" => {
+            "run_finished" | "marked_completed" | crate::store::journal::RUN_INTERRUPTED => {
                 finished.insert(id.to_owned());
             }
             _ => {}

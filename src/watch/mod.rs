@@ -235,8 +235,9 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     ops::ensure_local_excluded(&repo)?;
     crate::store::trust::verify(&paths)?; // nothing trusted that Git could supply
     state::load(&paths)?; // a corrupt state stops here, kept aside
-                          // Status publication (docs/protocol.md#node-status): asked for but impossible
-                          // is refused before anything starts; an unreadable policy publishes nothing.
+    crate::store::journal::finish_and_say(&paths, &ctx.source.branch, "watch");
+    // Status publication (docs/protocol.md#node-status): asked for but impossible
+    // is refused before anything starts; an unreadable policy publishes nothing.
     let status = match heartbeat::setting(&paths, &ctx.source) {
         heartbeat::Setting::On(cfg) => Some(cfg),
         heartbeat::Setting::Off => None,

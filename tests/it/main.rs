@@ -23,6 +23,8 @@ mod crash;
 mod demo;
 mod doctor;
 mod freq_cal;
+#[cfg(target_os = "linux")]
+mod guard;
 #[cfg(unix)]
 mod health;
 #[cfg(unix)]

@@ -33,11 +33,13 @@ fn red_task(id: &str, base: &str, serial: &str) -> String {
     t
 }
 
-/// The event-log lines `<time> pid=<pid> <event> TX serial=<serial>` for `event`.
-fn tx_event_time(log: &Path, pid: u32, event: &str) -> Option<f64> {
+/// The time of the first event-log line `<time> pid=<pid> <event> TX serial=<serial>`
+/// for `event` on the radio `serial` (one per trial). The TX stream is held by the
+/// run's guard process (docs/safety.md#the-tx-guard-process), not by `run` itself.
+fn tx_event_time(log: &Path, serial: &str, event: &str) -> Option<f64> {
     let t = std::fs::read_to_string(log).ok()?;
     t.lines()
-        .filter(|l| l.contains(&format!(" pid={pid} {event} TX ")))
+        .filter(|l| l.ends_with(&format!(" {event} TX serial={serial}")))
         .filter_map(|l| l.split_whitespace().next()?.parse().ok())
         .next()
 }
@@ -80,11 +82,10 @@ fn one_tx_trial(lab: &Lab, log: &Path, base: &str, trial: usize) -> f64 {
             .env("RXSIM_EVENT_LOG", log),
         b"AUTHORIZE RF TX\n",
     );
-    let pid = child.id();
     // Wait until the tone is on air, then a little more (up to 30 ms) so the
     // signal lands at a varying point of the write loop.
     let t0 = Instant::now();
-    while tx_event_time(log, pid, "activateStream").is_none() {
+    while tx_event_time(log, &serial, "activateStream").is_none() {
         assert!(
             t0.elapsed() < Duration::from_secs(20),
             "trial {trial}: TX never started"
@@ -102,10 +103,10 @@ fn one_tx_trial(lab: &Lab, log: &Path, base: &str, trial: usize) -> f64 {
     let out = child.wait_with_output().unwrap();
     let se = text(&out.stderr);
     assert!(!se.contains("panicked"), "{se}");
-    let deact = tx_event_time(log, pid, "deactivateStream")
+    let deact = tx_event_time(log, &serial, "deactivateStream")
         .unwrap_or_else(|| panic!("trial {trial}: no deactivateStream TX\n{se}"));
     assert!(
-        tx_event_time(log, pid, "closeStream").is_some(),
+        tx_event_time(log, &serial, "closeStream").is_some(),
         "trial {trial}: TX stream not closed"
     );
     let ms = (deact - sent) * 1e3;
@@ -164,7 +165,7 @@ fn ctrl_z_during_a_tone_keys_off_before_the_process_stops() {
     let child = spawn_fed(&mut cmd, b"AUTHORIZE RF TX\n");
     let pid = child.id();
     let t0 = Instant::now();
-    while tx_event_time(&log, pid, "activateStream").is_none() {
+    while tx_event_time(&log, "tstp", "activateStream").is_none() {
         assert!(t0.elapsed() < Duration::from_secs(20), "TX never started");
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -174,7 +175,7 @@ fn ctrl_z_during_a_tone_keys_off_before_the_process_stops() {
     // The stream is closed while the process still runs, then it stops.
     let t1 = Instant::now();
     let closed = loop {
-        if let Some(t) = tx_event_time(&log, pid, "closeStream") {
+        if let Some(t) = tx_event_time(&log, "tstp", "closeStream") {
             break t;
         }
         assert!(
@@ -226,7 +227,7 @@ fn ctrl_z_during_a_tone_keys_off_before_the_process_stops() {
     let acts = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
-        .filter(|l| l.contains(&format!(" pid={pid} activateStream TX ")))
+        .filter(|l| l.contains(" activateStream TX "))
         .count();
     assert_eq!(acts, 1);
 }

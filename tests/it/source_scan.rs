@@ -160,6 +160,46 @@ fn only_hw_links_soapysdr() {
     }
 }
 
+/// The permit's one constructor (`authorize`) is called only where a tone is
+/// keyed: in the TX guard process (`src/exec/tx_guard.rs`) and, where there is no
+/// guard process (Windows), in `src/exec/tx.rs`; a grant becomes an authorization
+/// again only in the guard; the typed phrase is verified only in `run`
+/// (docs/safety.md#the-tx-guard-process).
+#[test]
+fn the_permit_and_the_grant_are_made_and_read_in_one_place_each() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![];
+    rust_files(&root.join("src"), &mut files);
+    let rules = [
+        (
+            r"\bauthorize\s*\(",
+            &["src/exec/tx_guard.rs", "src/exec/tx.rs"][..],
+        ),
+        (r"\bverify_tx_grant\s*\(", &["src/exec/tx_guard.rs"][..]),
+        (r"\binto_grant\s*\(", &["src/exec/tx.rs"][..]),
+        (
+            r"\bverify_node_authorization\s*\(",
+            &["src/exec/run.rs"][..],
+        ),
+    ];
+    for (pat, allowed) in rules {
+        let re = regex::Regex::new(pat).unwrap();
+        let mut seen = vec![];
+        for f in &files {
+            let rel = f.strip_prefix(root).unwrap().display().to_string();
+            let text = std::fs::read_to_string(f).unwrap();
+            if text.lines().any(|l| re.is_match(code_of(l))) {
+                seen.push(rel);
+            }
+        }
+        seen.sort_unstable();
+        for f in &seen {
+            assert!(allowed.contains(&f.as_str()), "{pat} called in {f}");
+        }
+        assert!(!seen.is_empty(), "{pat} is called nowhere");
+    }
+}
+
 /// `find . -path ./target -prune -o -name '*tx*' -print` lists exactly
 /// the files that can key a transmitter — hw's TX handle, the executor's TX
 /// orchestration and hw's test that keys the simulated transmitter — and the
@@ -182,10 +222,16 @@ fn the_files_that_can_key_a_transmitter_say_so_in_their_names() {
     named.sort_unstable();
     assert_eq!(
         named,
-        ["hw/src/radio/tx.rs", "hw/tests/sim_tx.rs", "src/exec/tx.rs"],
+        [
+            "hw/src/radio/tx.rs",
+            "hw/tests/sim_tx.rs",
+            "src/exec/tx.rs",
+            "src/exec/tx_guard.rs",
+            "src/exec/tx_watch.rs"
+        ],
         "file names with 'tx' must be exactly the TX-capable files"
     );
-    let entry = regex::Regex::new(r"\b(into_tx|transmit_tone)\s*\(").unwrap();
+    let entry = regex::Regex::new(r"\b(into_tx|transmit_tone\w*)\s*\(").unwrap();
     for f in files.iter().filter(|f| f.ends_with(".rs")) {
         if f.ends_with("source_scan.rs") || named.contains(&f.as_str()) {
             continue;

@@ -5,7 +5,7 @@ use super::{parse_args, stream_msg, unix_now, Ctl, RxRadio};
 use crate::Error;
 use num_complex::Complex;
 use rxnode_interlock::TxPermit;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use soapysdr::{Direction, ErrorCode};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -48,7 +48,7 @@ impl RxRadio {
 ///
 /// Times on air come from the monotonic clock (a wall-clock step during the tone
 /// does not change them); `stopped_unix_s` is `started_unix_s + on_air_s`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TxReport {
     /// The authorized task.
     pub task_id: String,
@@ -144,6 +144,18 @@ impl TxRadio {
     /// ([`TxReport::state_unknown_s`]); [`TxReport::complete`] says whether the
     /// tone went on air whole and in time.
     pub fn transmit_tone(&mut self, cancel: &AtomicBool) -> Result<TxReport, Error> {
+        self.transmit_tone_observed(cancel, &|_| {})
+    }
+
+    /// [`TxRadio::transmit_tone`], calling `on_keyed` (on the calling thread, within
+    /// a few milliseconds) with the monotonic instant the stream's activation was
+    /// asked: from then on the transmitter may be keyed. The TX guard process
+    /// starts its own deadline from it (docs/safety.md#the-tx-guard-process).
+    pub fn transmit_tone_observed(
+        &mut self,
+        cancel: &AtomicBool,
+        on_keyed: &dyn Fn(Instant),
+    ) -> Result<TxReport, Error> {
         if self.used {
             return Err(Error::PermitUsed {
                 args: self.radio.args.clone(),
@@ -188,7 +200,7 @@ impl TxRadio {
             step: p.tone_offset_hz() / rate,
             rate,
         };
-        let (keyed, driven) = drive_watched(guard, plan, cancel)?;
+        let (keyed, driven) = drive_watched(guard, plan, cancel, on_keyed)?;
         Ok(self.report(&keyed, driven, &air))
     }
 
@@ -428,6 +440,7 @@ fn drive_watched(
     guard: TxGuard,
     tone: Tone,
     cancel: &AtomicBool,
+    on_keyed: &dyn Fn(Instant),
 ) -> Result<(Keyed, Driven), Error> {
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
@@ -456,6 +469,7 @@ fn drive_watched(
     };
     let mut cancelled = false;
     let mut stop_asked: Option<Instant> = None;
+    let mut told_keyed = false;
     loop {
         match done_rx.recv_timeout(WATCH_STEP) {
             Ok(r) => {
@@ -492,6 +506,10 @@ fn drive_watched(
         }
         let now = Instant::now();
         let (act, sent, confirmed) = shared.snapshot();
+        if let (false, Some((activating, _))) = (told_keyed, act) {
+            told_keyed = true;
+            on_keyed(activating);
+        }
         if stop_asked.is_none() && cancel.load(Ordering::SeqCst) {
             cancelled = true;
             shared.stop.store(true, Ordering::SeqCst);
@@ -673,7 +691,7 @@ const WRITE_TIMEOUT: Duration = Duration::from_millis(10);
 const KEY_OFF_GRACE: Duration = Duration::from_millis(250);
 /// How long rxnode waits for the driver to confirm a key-off it asked for before
 /// it reports the transmitter's state as unknown and stops waiting.
-const ABANDON_AFTER: Duration = Duration::from_millis(250);
+const ABANDON_AFTER: Duration = Duration::from_millis(150);
 /// How often the watcher looks at `cancel` and the deadline.
 const WATCH_STEP: Duration = Duration::from_millis(2);
 

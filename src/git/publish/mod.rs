@@ -56,7 +56,16 @@ pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
     push::push_budget()?;
     // Nothing under an untrusted .local/ is read or written, not even the ledger.
     crate::store::trust::prepare(&paths)?;
-    let result = publish(ctx, &paths, &id, push);
+    // An interrupted run's result is finished before anything is published; one
+    // that cannot be finished is never published as its "not started" placeholder.
+    crate::store::state::load(&paths)?;
+    crate::store::journal::finish_and_say(&paths, &ctx.source.branch, "publish");
+    let result = match crate::store::journal::unfinished(&paths) {
+        Ok(u) if u.iter().any(|u| u.task_id == id.as_str()) => Err(refused(format!(
+            "task {id}: its run did not finish and its result could not be finished as interrupted; nothing is published (docs/protocol.md#interrupted-runs)"
+        ))),
+        _ => publish(ctx, &paths, &id, push),
+    };
     if let Err(e) = &result {
         let is_refusal = e.chain().any(|c| c.downcast_ref::<Refused>().is_some());
         let event = if is_refusal {

@@ -19,6 +19,25 @@ pub(super) fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
     check_status(status, checks.as_deref(), started.zip(completed), v);
     check_captures(r, checks.as_ref().map(Vec::len), checkout, v);
     check_rest(r, v);
+    check_interrupted(r, status, v);
+}
+
+/// `interrupted` (optional): an object naming when the run started and who found
+/// it unfinished; such a result is never PASS (docs/protocol.md#interrupted-runs).
+fn check_interrupted(r: &Value, status: Option<Status>, v: &mut V<'_>) {
+    let Some(i) = r.get("interrupted") else {
+        return;
+    };
+    if !i.is_object() {
+        v.bad(format!("interrupted: expected an object, got {}", kind(i)));
+        return;
+    }
+    for k in ["started_at", "found_at", "found_by"] {
+        v.string(i, k, &format!("interrupted.{k}"));
+    }
+    if status == Some(Status::Pass) {
+        v.bad("status: an interrupted run is never PASS");
+    }
 }
 
 /// Only known keys, and the schema version this build reads.

@@ -1,0 +1,255 @@
+//! `rxnode run`'s side of the TX guard process (docs/safety.md#the-tx-guard-process):
+//! start it with the grant, heartbeat it, pass on a key-off request, and kill
+//! it (SIGKILL) when it is stopped (SIGSTOP, a debugger) or still alive past the
+//! permit's deadline. The guard, for its part, keys off when this process stops
+//! heartbeating or dies ([`crate::exec::tx_guard`]).
+use crate::exec::steps::StepCtx;
+use crate::exec::tx::unix_to_iso as unix_iso;
+use crate::exec::tx::GuardOutcome;
+use crate::exec::tx_guard::{GuardMsg, HEARTBEAT_EVERY, PARENT_KILL_GRACE};
+use crate::result::Status;
+use crate::store::journal::{TX_GUARD_EXIT, TX_KEYED};
+use crate::store::ledger::Entry;
+use anyhow::{anyhow, Context, Result};
+use rxnode_interlock::{TxGrant, TxToneStep};
+use serde_json::json;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How often the guard is looked at.
+const WATCH_EVERY: Duration = Duration::from_millis(10);
+/// How long the guard may take to open, tune and key the radio before it is
+/// killed (nothing is on air before the key-off bound starts).
+const SETUP_LIMIT: Duration = Duration::from_secs(30);
+
+/// Start the guard for `grant`, watch it to its end, and say how it ended.
+pub(crate) fn run_guard(
+    s: &StepCtx,
+    grant: &TxGrant,
+    t: &TxToneStep,
+    key_off: &AtomicBool,
+) -> Result<GuardOutcome> {
+    let mut child = spawn(s, grant)?;
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| anyhow!("tx-guard: no pipe to its stdin"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow!("tx-guard: no pipe from its stdout"))?;
+    let line = serde_json::to_string(grant).context("tx-guard: grant")?;
+    let _ = writeln!(stdin, "{line}");
+    let (to_me, msgs) = mpsc::channel();
+    let reader = std::thread::Builder::new()
+        .name("rxnode-guard-reader".into())
+        .spawn(move || {
+            for l in BufReader::new(stdout).lines() {
+                let Ok(l) = l else { break };
+                if let Ok(m) = serde_json::from_str::<GuardMsg>(&l) {
+                    if to_me.send(m).is_err() {
+                        break;
+                    }
+                }
+            }
+        })
+        .context("tx-guard: cannot start its reader")?;
+    let duration = Duration::try_from_secs_f64(t.duration_s).unwrap_or(Duration::MAX);
+    // The run journal (docs/protocol.md#interrupted-runs): when it keyed.
+    let journal = |keyed_at: f64| {
+        crate::exec::ledger_note(
+            s.paths,
+            &Entry::new(TX_KEYED)
+                .task(&grant.task_id)
+                .detail(json!({"step": grant.step_index + 1, "keyed_at": unix_iso(keyed_at)})),
+        );
+    };
+    let w = watch(&mut child, &mut stdin, &msgs, key_off, duration, &journal);
+    drop(stdin);
+    let _ = reader.join();
+    let mut w = w?;
+    for m in msgs.try_iter() {
+        w.take(m);
+    }
+    // …and how the guard ended.
+    let exit = match (&w.killed, &w.exit) {
+        (Some(why), Some(st)) => format!("{why} ({st})"),
+        (None, Some(st)) => st.clone(),
+        (Some(why), None) => why.clone(),
+        (None, None) => "unknown".to_owned(),
+    };
+    crate::exec::ledger_note(
+        s.paths,
+        &Entry::new(TX_GUARD_EXIT)
+            .task(&grant.task_id)
+            .detail(json!({"step": grant.step_index + 1, "exit": exit})),
+    );
+    Ok(w.outcome())
+}
+
+/// Start `rxnode tx-guard` with this process's node settings.
+fn spawn(s: &StepCtx, grant: &TxGrant) -> Result<Child> {
+    let exe = std::env::current_exe().context("tx-guard: cannot find rxnode's own binary")?;
+    let ctx = s.ctx;
+    let repo = std::fs::canonicalize(&s.paths.repo).unwrap_or_else(|_| s.paths.repo.clone());
+    let mut cmd = Command::new(exe);
+    cmd.arg("--repo").arg(repo);
+    if ctx.sim {
+        cmd.arg("--sim");
+    }
+    if let Some(p) = &ctx.policy {
+        cmd.arg("--policy").arg(p);
+    }
+    cmd.args(["--remote", &ctx.source.remote])
+        .args(["--branch", &ctx.source.branch])
+        .args(["--task-path", &ctx.source.task_path])
+        .arg("tx-guard")
+        .arg(&grant.task_id)
+        .args(["--step", &grant.step_index.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    cmd.spawn()
+        .context("tx-guard: cannot start the guard process")
+}
+
+/// What the parent saw of the guard.
+#[derive(Default)]
+struct Watched {
+    keyed: Option<(Instant, f64)>,
+    last: Option<GuardMsg>,
+    killed: Option<String>,
+    exit: Option<String>,
+}
+
+impl Watched {
+    fn take(&mut self, m: GuardMsg) {
+        match m {
+            GuardMsg::Keyed { at_unix_s } => self.keyed = Some((Instant::now(), at_unix_s)),
+            // The report stands; the guard then ended its process to key off.
+            GuardMsg::Ending { .. } if matches!(self.last, Some(GuardMsg::Done { .. })) => {}
+            m => self.last = Some(m),
+        }
+    }
+
+    fn outcome(self) -> GuardOutcome {
+        let keyed_at = self.keyed.map(|(_, u)| u);
+        match (self.killed, self.last) {
+            (
+                None,
+                Some(GuardMsg::Done {
+                    report,
+                    keyed_off_by,
+                }),
+            ) => GuardOutcome::Done {
+                report,
+                keyed_off_by,
+            },
+            (None, Some(GuardMsg::NotKeyed { status, detail })) => GuardOutcome::NotKeyed {
+                status: match status.as_str() {
+                    "NOT RUN" => Status::NotRun,
+                    "FAIL" => Status::Fail,
+                    _ => Status::Blocked,
+                },
+                detail,
+            },
+            (Some(why), _) => GuardOutcome::Ended { keyed_at, why },
+            (None, Some(GuardMsg::Ending { why })) => GuardOutcome::Ended {
+                keyed_at,
+                why: format!("the guard process ended itself: {why}"),
+            },
+            (None, _) => GuardOutcome::Ended {
+                keyed_at,
+                why: format!(
+                    "the guard process ended without a report ({})",
+                    self.exit.unwrap_or_else(|| "unknown exit".to_owned())
+                ),
+            },
+        }
+    }
+}
+
+/// Heartbeat and watch the guard until it exits.
+fn watch(
+    child: &mut Child,
+    stdin: &mut ChildStdin,
+    msgs: &mpsc::Receiver<GuardMsg>,
+    key_off: &AtomicBool,
+    duration: Duration,
+    journal: &dyn Fn(f64),
+) -> Result<Watched> {
+    let started = Instant::now();
+    let mut w = Watched::default();
+    let mut beat = Instant::now();
+    let mut asked_off = false;
+    let _ = writeln!(stdin, "h");
+    loop {
+        if let Some(status) = child.try_wait().context("tx-guard: wait")? {
+            w.exit = Some(status.to_string());
+            return Ok(w);
+        }
+        let was_keyed = w.keyed.is_some();
+        for m in msgs.try_iter() {
+            w.take(m);
+        }
+        if let (false, Some((_, at))) = (was_keyed, w.keyed) {
+            journal(at);
+        }
+        let now = Instant::now();
+        if !asked_off && key_off.load(Ordering::SeqCst) {
+            asked_off = true;
+            let _ = writeln!(stdin, "k");
+        }
+        if now.duration_since(beat) >= HEARTBEAT_EVERY {
+            beat = now;
+            let _ = writeln!(stdin, "h");
+        }
+        let kill_why = if stopped(child.id()) {
+            Some("the guard process was stopped (SIGSTOP, a debugger): rxnode killed it".to_owned())
+        } else {
+            match w.keyed {
+                Some((at, _)) if now >= at + duration + PARENT_KILL_GRACE => Some(format!(
+                    "the guard process was still alive {:.3} s after keying (permit {:.3} s): rxnode killed it",
+                    now.duration_since(at).as_secs_f64(),
+                    duration.as_secs_f64()
+                )),
+                None if now >= started + SETUP_LIMIT + duration => Some(format!(
+                    "the guard process did not key the radio within {} s: rxnode killed it",
+                    SETUP_LIMIT.as_secs()
+                )),
+                _ => None,
+            }
+        };
+        if let Some(why) = kill_why {
+            tracing::error!("{why}");
+            let _ = child.kill();
+            let status = child.wait().context("tx-guard: wait")?;
+            w.killed = Some(why);
+            w.exit = Some(status.to_string());
+            return Ok(w);
+        }
+        std::thread::sleep(WATCH_EVERY);
+    }
+}
+
+/// Whether process `pid` is stopped (job control or traced).
+fn stopped(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // The state is the first field after the command name's closing parenthesis.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|c| c == 'T' || c == 't')
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        false
+    }
+}
