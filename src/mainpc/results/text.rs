@@ -275,8 +275,8 @@ mod tests {
     #[test]
     fn figures_sum_overflows_and_pick_the_strongest_peaks() {
         let r = json!({"captures": [
-            {"overflows": 2, "clkin": {"ppm": 0.25}, "peaks": [{"frequency_hz": 1e8, "power_db": -20.0}]},
-            {"overflows": 1, "peaks": [{"frequency_hz": 2e8, "power_db": -10.0}, {"frequency_hz": 3e8, "power_db": -90.0}]}
+            {"samples_received": 100, "overflows": 2, "clkin": {"ppm": 0.25}, "peaks": [{"frequency_hz": 1e8, "power_db": -20.0}]},
+            {"samples_received": 100, "overflows": 1, "peaks": [{"frequency_hz": 2e8, "power_db": -10.0}, {"frequency_hz": 3e8, "power_db": -90.0}]}
         ]});
         let f = figures(&r);
         assert_eq!(f["captures"], 2);
