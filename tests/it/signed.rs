@@ -55,6 +55,20 @@ fn refused_for(lab: &Lab, id: &str, commit: &str, why: &str) {
     assert!(so.contains(id) && so.contains(why), "{so}");
 }
 
+/// A watcher poll that meets the posted task `id` (an `a` waiting on stdin) and
+/// rejects it for `why`, naming `commit`: nothing is approved or prompted.
+fn watch_refuses(lab: &Lab, id: &str, commit: &str, why: &str) {
+    let out = lab.watch_once("a\n");
+    expect_exit!(out, 0);
+    refused_for(lab, id, commit, why);
+}
+
+/// The operator's `.local/allowed_signers`, written with `text`.
+fn write_signers(lab: &Lab, text: &str) {
+    std::fs::create_dir_all(lab.local()).unwrap();
+    std::fs::write(lab.local().join("allowed_signers"), text).unwrap();
+}
+
 /// A RED manual task (declared), which the `red` rule covers.
 fn red_task(lab: &Lab, id: &str) -> String {
     lab.plan_task(id, &[("RISK_LEVEL", "RED")], None)
@@ -150,9 +164,7 @@ fn a_signature_by_a_key_not_in_the_list_is_rejected() {
     allow(&lab, "alice@lab.example", &alice);
     require(&lab, "red");
     let c = lab.post_signed(&red_task(&lab, "T_MALLORY"), &mallory);
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_MALLORY", &c, "unknown key");
+    watch_refuses(&lab, "T_MALLORY", &c, "unknown key");
     let (_, reason) = rejection(&lab, "T_MALLORY");
     assert!(reason.contains(&mallory.fingerprint()), "{reason}");
 }
@@ -167,9 +179,7 @@ fn a_signature_on_another_commit_than_the_one_that_changed_the_task_file_does_no
     let unsigned = lab.commit_file(TASK_PATH, red_task(&lab, "T_UNDER").as_bytes(), None);
     let tip = lab.commit_file("notes.txt", b"signed, but not the task\n", Some(&alice));
     git(&lab.main, &["push", "-q", "origin", crate::util::BRANCH]);
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_UNDER", &unsigned, "is unsigned");
+    watch_refuses(&lab, "T_UNDER", &unsigned, "is unsigned");
     let (at, reason) = rejection(&lab, "T_UNDER");
     // A first start examines the tip, and checks the commit below it that changed the file.
     assert_eq!(at, tip);
@@ -213,42 +223,33 @@ fn a_signature_grafted_onto_another_commit_is_a_bad_signature() {
     let block = raw[start..end].replace("\n ", "\n");
     // ... and her signature is copied onto a commit whose tree holds another task.
     let c = lab.post_grafted(&red_task(&lab, "T_GRAFTED"), |_| block);
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_GRAFTED", &c, "bad signature");
+    watch_refuses(&lab, "T_GRAFTED", &c, "bad signature");
 }
 
 #[test]
 fn a_key_listed_for_another_namespace_or_signing_another_namespace_is_refused() {
     let lab = Lab::new();
     let alice = Key::new(lab.dir.path(), "alice");
-    std::fs::create_dir_all(lab.local()).unwrap();
-    std::fs::write(
-        lab.local().join("allowed_signers"),
-        format!(
+    write_signers(
+        &lab,
+        &format!(
             "alice@lab.example namespaces=\"file\" {}\n",
             alice.public_line()
         ),
-    )
-    .unwrap();
+    );
     require(&lab, "all");
     let c = lab.post_signed(&lab.plan_task("T_NS", &[], None), &alice);
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_NS", &c, "key not allowed for this namespace");
+    watch_refuses(&lab, "T_NS", &c, "key not allowed for this namespace");
 
     // Listed for git, but the block was made in the namespace `file` (`ssh-keygen -Y sign -n file`).
-    std::fs::write(
-        lab.local().join("allowed_signers"),
-        format!("alice@lab.example {}\n", alice.public_line()),
-    )
-    .unwrap();
+    write_signers(
+        &lab,
+        &format!("alice@lab.example {}\n", alice.public_line()),
+    );
     let c = lab.post_grafted(&lab.plan_task("T_FILE_NS", &[], None), |raw| {
         alice.sign("file", raw)
     });
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_FILE_NS", &c, "namespace \"file\"");
+    watch_refuses(&lab, "T_FILE_NS", &c, "namespace \"file\"");
 
     // The same key signing in namespace git over the real commit text: good.
     let c = lab.post_grafted(&lab.plan_task("T_GIT_NS", &[], None), |raw| {
@@ -270,20 +271,16 @@ fn a_key_listed_for_another_namespace_or_signing_another_namespace_is_refused() 
 fn an_expired_key_is_refused() {
     let lab = Lab::new();
     let alice = Key::new(lab.dir.path(), "alice");
-    std::fs::create_dir_all(lab.local()).unwrap();
-    std::fs::write(
-        lab.local().join("allowed_signers"),
-        format!(
+    write_signers(
+        &lab,
+        &format!(
             "alice@lab.example namespaces=\"git\",valid-before=20200101Z {}\n",
             alice.public_line()
         ),
-    )
-    .unwrap();
+    );
     require(&lab, "all");
     let c = lab.post_signed(&lab.plan_task("T_OLD_KEY", &[], None), &alice);
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_OLD_KEY", &c, "expired");
+    watch_refuses(&lab, "T_OLD_KEY", &c, "expired");
 }
 
 #[test]
@@ -295,9 +292,7 @@ fn a_malformed_or_huge_signature_block_is_refused_without_a_crash() {
     let c = lab.post_grafted(&lab.plan_task("T_GARBLED", &[], None), |_| {
         "-----BEGIN SSH SIGNATURE-----\nU1NIU0lHAAAAAQAAADMAAAALc3NoLWVkMjU1MTkAAAAg\n-----END SSH SIGNATURE-----\n".to_owned()
     });
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_GARBLED", &c, "malformed signature");
+    watch_refuses(&lab, "T_GARBLED", &c, "malformed signature");
 
     let c = lab.post_grafted(&lab.plan_task("T_HUGE", &[], None), |_| {
         let mut s = "-----BEGIN SSH SIGNATURE-----\n".to_owned();
@@ -309,9 +304,7 @@ fn a_malformed_or_huge_signature_block_is_refused_without_a_crash() {
         s.push_str("-----END SSH SIGNATURE-----\n");
         s
     });
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_HUGE", &c, "at most 16384");
+    watch_refuses(&lab, "T_HUGE", &c, "at most 16384");
 }
 
 #[test]
@@ -495,9 +488,7 @@ fn a_signed_side_branch_merged_without_a_signature_is_unsigned() {
     git(&lab.main, &["merge", "-q", "--no-ff", "--no-edit", "side"]);
     let merge = lab.main_head();
     git(&lab.main, &["push", "-q", "origin", crate::util::BRANCH]);
-    let out = lab.watch_once("a\n");
-    expect_exit!(out, 0);
-    refused_for(&lab, "T_SIDE", &merge, "is unsigned");
+    watch_refuses(&lab, "T_SIDE", &merge, "is unsigned");
     let (at, reason) = rejection(&lab, "T_SIDE");
     assert_eq!(at, merge);
     assert!(!reason.contains(&signed), "{reason}");
