@@ -217,6 +217,8 @@ unsafe fn strings(list: *mut *mut std::os::raw::c_char, len: usize) -> Vec<Strin
 /// cannot enumerate at all): the module files SoapySDR loaded and the radios
 /// it finds with no filter, in one line. Enumeration only: nothing is opened.
 pub fn why_absent(args: &str) -> Option<String> {
+    // Without the library nothing can be enumerated: the caller's own error says so.
+    crate::soapysdr_available().ok()?;
     sim::touch();
     if !soapysdr::enumerate(args).ok()?.is_empty() {
         return None;
@@ -300,6 +302,7 @@ pub fn enumerate(args: &str) -> Result<Vec<DeviceInfo>, Error> {
 /// which is the one `Device::make` opens. Read-only: nothing is opened. `None`
 /// when nothing matches (opening it fails then).
 pub fn resolve_unit(args: &str) -> Result<Option<BTreeMap<String, String>>, Error> {
+    crate::soapysdr_available()?;
     sim::touch();
     let found = soapysdr::enumerate(args).map_err(|e| Error::Enumerate {
         args: args.to_owned(),

@@ -41,6 +41,14 @@ for w in /usr/lib/wine/wine64 "$(command -v wine64 || true)" "$(command -v wine 
     fi
 done
 [ -n "$WINE" ] || die "wine64 is not installed (Debian: apt-get install wine wine64)"
+WINESERVER=""
+for w in /usr/lib/wine/wineserver64 /usr/lib/wine/wineserver "$(command -v wineserver || true)"; do
+    if [ -n "$w" ] && [ -x "$w" ]; then
+        WINESERVER="$w"
+        break
+    fi
+done
+[ -n "$WINESERVER" ] || die "wineserver is not installed (Debian: apt-get install wine wine64)"
 command -v git >/dev/null || die "git is not installed (the lab's origin and main PC use it)"
 command -v python3 >/dev/null || die "python3 is not installed (the checks read JSON with it)"
 
@@ -56,6 +64,9 @@ export WINEDLLOVERRIDES="mscoree,mshtml="
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
     echo "== creating the Wine prefix (target/windows/wineprefix, once) =="
     "$WINE" wineboot --init >/dev/null 2>&1 || true
+    # wineboot returns before the wine server has written the prefix's registry
+    # files: wait for the server to finish (and exit) before looking for them.
+    "$WINESERVER" -w >/dev/null 2>&1 || true
     [ -f "$WINEPREFIX/system.reg" ] || die "wineboot did not create $WINEPREFIX"
 fi
 

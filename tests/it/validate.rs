@@ -1,6 +1,7 @@
 //! `rxnode validate` on the fixtures, through the real binary.
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+#[cfg_attr(not(unix), allow(unused_imports))]
 use std::process::{Command, Output};
 
 #[derive(Debug, Deserialize)]
