@@ -197,17 +197,14 @@ fn environment_lines() -> Result<String> {
     Ok(out)
 }
 
-/// The unit's text for this checkout and this binary.
-pub(crate) fn unit_text(
-    ctx: &Ctx,
-    opts: &ServiceOptions,
-    exe: &Path,
-    repo: &Path,
-) -> Result<String> {
+/// The command line of the unattended watcher a service runs (systemd unit or
+/// Windows scheduled task): this binary on this checkout, with the task source,
+/// policy and `--sim` of the installing command.
+fn watcher_words(ctx: &Ctx, interval: f64, exe: String, repo: String) -> Vec<String> {
     let mut words: Vec<String> = vec![
-        exe.to_string_lossy().into_owned(),
+        exe,
         "--repo".into(),
-        repo.to_string_lossy().into_owned(),
+        repo,
         "--remote".into(),
         ctx.source.remote.clone(),
         "--branch".into(),
@@ -226,8 +223,24 @@ pub(crate) fn unit_text(
         "watch".into(),
         "--no-prompt".into(),
         "--interval".into(),
-        format!("{}", opts.interval),
+        format!("{interval}"),
     ]);
+    words
+}
+
+/// The unit's text for this checkout and this binary.
+pub(crate) fn unit_text(
+    ctx: &Ctx,
+    opts: &ServiceOptions,
+    exe: &Path,
+    repo: &Path,
+) -> Result<String> {
+    let words = watcher_words(
+        ctx,
+        opts.interval,
+        exe.to_string_lossy().into_owned(),
+        repo.to_string_lossy().into_owned(),
+    );
     let exec = words
         .iter()
         .map(|w| quote(w))
@@ -754,30 +767,7 @@ mod windows {
                 .and_then(|p| p.canonicalize())
                 .context("cannot find the rxnode program's own path")?,
         );
-        let mut words = vec![
-            exe,
-            "--repo".to_owned(),
-            repo,
-            "--remote".to_owned(),
-            ctx.source.remote.clone(),
-            "--branch".to_owned(),
-            ctx.source.branch.clone(),
-            "--task-path".to_owned(),
-            ctx.source.task_path.clone(),
-        ];
-        if let Some(p) = &ctx.policy {
-            words.push("--policy".to_owned());
-            words.push(p.to_string_lossy().into_owned());
-        }
-        if ctx.sim {
-            words.push("--sim".to_owned());
-        }
-        words.extend([
-            "watch".to_owned(),
-            "--no-prompt".to_owned(),
-            "--interval".to_owned(),
-            format!("{}", opts.interval),
-        ]);
+        let words = super::watcher_words(ctx, opts.interval, exe, repo);
         if let Some(bad) = words
             .iter()
             .find(|w| w.contains('"') || w.chars().any(char::is_control))

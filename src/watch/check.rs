@@ -290,9 +290,15 @@ impl Flow<'_> {
         if ops::is_strict_ancestor(repo, base, c)? {
             return Ok(None);
         }
-        let id = task.id().to_string();
         let reason =
             format!("EXPECTED_HEAD {base} is not a strict ancestor of the task commit {c}");
+        self.reject_at(task, sha, c, reason).map(Some)
+    }
+
+    /// Reject the valid `task` found at commit `c` for `reason`: recorded in the
+    /// state and the ledger (`rejected`), and its verdict.
+    fn reject_at(&self, task: &ValidTask, sha: &str, c: Oid, reason: String) -> Result<Verdict> {
+        let id = task.id().to_string();
         self.reject_task(
             &id,
             sha,
@@ -300,11 +306,11 @@ impl Flow<'_> {
             Some(task.header().task_title.clone()),
             &reason,
         )?;
-        Ok(Some(Verdict::Refused {
+        Ok(Verdict::Refused {
             id: Some(id),
             reason,
             written: Some("rejected"),
-        }))
+        })
     }
 
     /// The signature of `commit` (the commit that last changed the task file)
@@ -323,19 +329,7 @@ impl Flow<'_> {
         let Some(reason) = self.signature_refusal(task, repo, c)?.1 else {
             return Ok(None);
         };
-        let id = task.id().to_string();
-        self.reject_task(
-            &id,
-            sha,
-            &c.to_string(),
-            Some(task.header().task_title.clone()),
-            &reason,
-        )?;
-        Ok(Some(Verdict::Refused {
-            id: Some(id),
-            reason,
-            written: Some("rejected"),
-        }))
+        self.reject_at(task, sha, c, reason).map(Some)
     }
 
     /// The signature of `commit` and, when the node's rule refuses it, why.
