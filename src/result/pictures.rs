@@ -343,7 +343,10 @@ impl Pictures {
 
     fn at(drawn: &[Drawn], points: usize, cols: usize) -> Pictures {
         Pictures {
-            spectra: drawn.iter().map(|d| SpectrumPicture::of(d, points)).collect(),
+            spectra: drawn
+                .iter()
+                .map(|d| SpectrumPicture::of(d, points))
+                .collect(),
             heatmaps: drawn
                 .iter()
                 .filter_map(|d| Some(HeatmapPicture::of(d.index, d.heatmap.as_ref()?, cols)))
@@ -411,7 +414,11 @@ mod tests {
     /// the same band.
     #[test]
     fn a_spectrum_is_decimated_to_min_max_mean_with_its_axis() {
-        let p = Pictures::of(&[drawn(PictureOf::Capture, 1, 65536, 1)], MAX_PICTURES_BYTES).unwrap();
+        let p = Pictures::of(
+            &[drawn(PictureOf::Capture, 1, 65536, 1)],
+            MAX_PICTURES_BYTES,
+        )
+        .unwrap();
         let s = &p.spectra[0];
         assert_eq!(s.max_db.len(), MAX_POINTS);
         assert_eq!(s.step_hz, 64e3);

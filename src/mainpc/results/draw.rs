@@ -47,10 +47,7 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
         },
         None => older_captures(dir, result, &mut d),
     }
-    let task = result
-        .get("task_id")
-        .and_then(Value::as_str)
-        .unwrap_or("?");
+    let task = result.get("task_id").and_then(Value::as_str).unwrap_or("?");
     for (i, e) in array(result, "clkin_compares").iter().enumerate() {
         let n = step_of(e, i);
         let path = dir.join(compare_png_name(n as usize));
@@ -91,7 +88,8 @@ fn draw_pictures(dir: &Path, p: &Pictures, d: &mut Drawn) {
         let r = write_heatmap(&path, &h.heatmap()).map(|()| path);
         d.note(&h.file_name(), r);
     }
-    d.problems.extend(p.omitted.iter().map(|o| super::text::shown(o, 200)));
+    d.problems
+        .extend(p.omitted.iter().map(|o| super::text::shown(o, 200)));
 }
 
 /// A result from a node before `pictures`: its captures' full spectra, when
@@ -105,8 +103,8 @@ fn older_captures(dir: &Path, result: &Value, d: &mut Drawn) {
             Ok(files) => d.files.extend(files),
             Err(e) => d.problems.push(format!("captures: {e:#}")),
         },
-        Err(e) => d
-            .problems
-            .push(format!("captures: no pictures section and not drawable: {e}")),
+        Err(e) => d.problems.push(format!(
+            "captures: no pictures section and not drawable: {e}"
+        )),
     }
 }

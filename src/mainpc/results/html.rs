@@ -333,11 +333,7 @@ fn result_page(
     }
     body.push_str("<h2>Result</h2>\n");
     body.push_str(&markdown_html(&md));
-    let _ = writeln!(
-        body,
-        "<p>Published in <code>{}</code>.</p>",
-        esc(&fd.path)
-    );
+    let _ = writeln!(body, "<p>Published in <code>{}</code>.</p>", esc(&fd.path));
     std::fs::write(
         dir.join(format!("{name}.html")),
         page(&format!("{} from {}", fd.task_id, fd.node_label()), &body),
@@ -358,13 +354,24 @@ mod tests {
                   | a | b |\n|---|---|\n| <b onclick=x>c</b> | [click](javascript:alert(3)) |\n\n\
                   ![p](http://evil/x.png)\n\n<iframe src=\"http://evil\"></iframe>\n\n\u{1b}[2J\n";
         let h = markdown_html(md);
-        for bad in ["<script", "<img", "<iframe", "<b ", "href=", "src=\"http", "\u{1b}"] {
+        for bad in [
+            "<script",
+            "<img",
+            "<iframe",
+            "<b ",
+            "href=",
+            "src=\"http",
+            "\u{1b}",
+        ] {
             assert!(!h.contains(bad), "{bad} in {h}");
         }
         assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{h}");
         assert!(h.contains("<table>") && h.contains("<td>"), "{h}");
         assert!(h.contains("click &lt;javascript:alert(3)&gt;"), "{h}");
-        assert_eq!(esc("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+        assert_eq!(
+            esc("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
         assert_eq!(esc("x\u{202e}y"), "x\\u{202e}y");
     }
 }

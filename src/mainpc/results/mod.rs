@@ -25,9 +25,9 @@ use crate::result::Status;
 use anyhow::{Context, Result};
 use fetched::Fetched;
 pub(crate) use fetched::PRIVATE_REF;
-pub use show::ShowAs;
 use git2::{Oid, Repository};
 use list::Filter;
+pub use show::ShowAs;
 use text::parse_since;
 use tree::{fetch_private, read_private};
 

@@ -48,12 +48,20 @@ pub(super) fn cmd_show(
         ShowAs::Plot(dir) => return plot(fetched, f, &v, dir),
         ShowAs::Markdown => {
             let md = String::from_utf8_lossy(&md()?).into_owned();
-            ctx.report(&json!({ "markdown": md }), |_| terminal_safe(&md))?;
+            ctx.report(&safe_json(&json!({ "markdown": md }))?, |_| {
+                terminal_safe(&md)
+            })?;
         }
         ShowAs::Rendered => {
-            let md = md()?;
-            let problems = super::verify::validate_fetched(&md, &js)?;
-            let md = String::from_utf8_lossy(&md).into_owned();
+            // What `results verify` checks: the files, LOG_META and the commit that added them.
+            let problems = match fetched.tip {
+                Some(tip) => {
+                    let added = super::tree::adding_commits(repo, tip)?;
+                    super::verify::verify_one(repo, tip, f, &added)
+                }
+                None => Vec::new(),
+            };
+            let md = String::from_utf8_lossy(&md()?).into_owned();
             ctx.report(&safe_json(&v)?, |_| {
                 rendered(&v, node, &f.path, &md, &problems)
             })?;
@@ -90,7 +98,11 @@ fn rendered(v: &Value, node: &str, path: &str, md: &str, problems: &[String]) ->
 /// `--plot DIR`: draw the result's pictures from its published JSON.
 fn plot(fetched: &Fetched<'_>, f: &Found, v: &Value, dir: &Path) -> Result<Outcome> {
     let drawn = super::draw::draw_result(dir, v)?;
-    let files: Vec<String> = drawn.files.iter().map(|p| p.display().to_string()).collect();
+    let files: Vec<String> = drawn
+        .files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     let out = json!({
         "task_id": f.task_id,
         "node": f.dir_node,

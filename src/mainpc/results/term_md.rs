@@ -70,7 +70,11 @@ pub(super) fn render(md: &str) -> String {
             Event::Start(Tag::Heading { .. }) => o.blank(),
             Event::End(TagEnd::Heading(level)) => {
                 let title = std::mem::take(&mut o.line).trim().to_owned();
-                let rule = if level == HeadingLevel::H1 { '═' } else { '─' };
+                let rule = if level == HeadingLevel::H1 {
+                    '═'
+                } else {
+                    '─'
+                };
                 let w = UnicodeWidthStr::width(title.as_str()).max(3);
                 let _ = writeln!(o.text, "{title}\n{}", rule.to_string().repeat(w));
             }
@@ -228,7 +232,10 @@ mod tests {
                   - one\n- two\n\nSome *notes* with `code`.\n\n<!-- rxnode-result schema_version=1 -->\n";
         let t = render(md);
         assert!(t.starts_with("RX result: T1 — Clock\n═════"), "{t}");
-        assert!(!t.contains('|') && !t.contains("---") && !t.contains("<!--"), "{t}");
+        assert!(
+            !t.contains('|') && !t.contains("---") && !t.contains("<!--"),
+            "{t}"
+        );
         assert!(t.contains("Status      PASS\nRisk level  YELLOW\n"), "{t}");
         assert!(t.contains("Peaks\n─────\n"), "{t}");
         // The level column is right-aligned; every row the same width.
@@ -243,7 +250,8 @@ mod tests {
     /// link or code are escaped, never raw.
     #[test]
     fn hostile_text_is_escaped_everywhere() {
-        let md = "# T\u{1b}]0;pwned\u{7}\n\n| a | b\u{202e} |\n|---|---|\n| \u{1b}[2J | \u{9b}31m |\n\n\
+        let md =
+            "# T\u{1b}]0;pwned\u{7}\n\n| a | b\u{202e} |\n|---|---|\n| \u{1b}[2J | \u{9b}31m |\n\n\
                   [x\u{1b}[1m](http://e/\u{1b}[0m)\n\n```\n\u{1b}[31mred\n```\n";
         let t = render(md);
         for bad in ['\u{1b}', '\u{7}', '\u{202e}', '\u{9b}', '\u{0}'] {

@@ -16,10 +16,10 @@ mod freq_cal;
 mod heatmap;
 mod spectrum;
 
-pub(crate) use capture::{capture_plot, live_spectrum};
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
+pub(crate) use capture::{capture_plot, live_spectrum};
 pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
 pub(crate) use freq_cal::write_freq_cal_png;
 pub(crate) use heatmap::write_heatmap;

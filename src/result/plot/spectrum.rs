@@ -307,12 +307,17 @@ fn draw_trace(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
     // bin, so the trace reads as dense as the node's full-resolution one.
     let low = &f.p.trace.low_db;
     if low.len() == f.vals.len() && f.vals.len() == f.p.trace.db.len() {
-        let bars = f.vals.iter().zip(low).enumerate().filter_map(|(i, (hi, lo))| {
-            (hi.is_finite() && lo.is_finite()).then(|| {
-                let x = (x0h + step * i as f64) / scale;
-                PathElement::new(vec![(x, lo.max(y0)), (x, hi.max(y0))], blue.stroke_width(1))
-            })
-        });
+        let bars = f
+            .vals
+            .iter()
+            .zip(low)
+            .enumerate()
+            .filter_map(|(i, (hi, lo))| {
+                (hi.is_finite() && lo.is_finite()).then(|| {
+                    let x = (x0h + step * i as f64) / scale;
+                    PathElement::new(vec![(x, lo.max(y0)), (x, hi.max(y0))], blue.stroke_width(1))
+                })
+            });
         chart.draw_series(bars).map_err(err)?;
     }
     Ok(())
