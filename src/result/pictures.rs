@@ -310,35 +310,46 @@ impl Pictures {
         if drawn.is_empty() {
             return None;
         }
-        let mut keep = drawn.len();
+        let (mut points, mut cols) = (MAX_POINTS, MAX_HEATMAP_COLUMNS);
         loop {
-            let mut points = MAX_POINTS;
-            let mut cols = MAX_HEATMAP_COLUMNS;
-            loop {
-                let mut p = Pictures::at(&drawn[..keep], points, cols);
-                p.omitted = drawn[keep..]
-                    .iter()
-                    .map(|d| {
-                        format!(
-                            "{}: left out to keep the pictures within {budget} bytes",
-                            SpectrumPicture::of(d, 1).file_name()
-                        )
-                    })
-                    .collect();
-                if p.published_bytes() <= budget {
-                    return Some(p);
-                }
-                if points <= MIN_POINTS {
-                    break;
-                }
-                points /= 2;
-                cols = (cols / 2).max(MIN_POINTS / 2);
+            let p = Pictures::at(drawn, points, cols);
+            if p.published_bytes() <= budget {
+                return Some(p);
             }
-            if keep == 0 {
-                return None;
+            if points <= MIN_POINTS {
+                break;
             }
-            keep -= 1;
+            points /= 2;
+            cols = (cols / 2).max(MIN_POINTS / 2);
         }
+        // Too many even at the lowest resolution: the most leading pictures that fit.
+        let first = |keep: usize| {
+            let mut p = Pictures::at(&drawn[..keep], points, cols);
+            p.omitted = drawn[keep..]
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{}: left out to keep the pictures within {budget} bytes",
+                        SpectrumPicture::of(d, 1).file_name()
+                    )
+                })
+                .collect();
+            p
+        };
+        let fits = |keep: usize| first(keep).published_bytes() <= budget;
+        if !fits(0) {
+            return None;
+        }
+        let (mut lo, mut hi) = (0, drawn.len());
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Some(first(lo))
     }
 
     fn at(drawn: &[Drawn], points: usize, cols: usize) -> Pictures {
@@ -445,7 +456,7 @@ mod tests {
     #[test]
     fn many_pictures_stay_within_the_bound() {
         let d: Vec<Drawn> = (1..=40)
-            .map(|i| drawn(PictureOf::Sweep, i, 20000, 8))
+            .map(|i| drawn(PictureOf::Sweep, i, 4000, 8))
             .collect();
         let p = Pictures::of(&d, MAX_PICTURES_BYTES).unwrap();
         let text = serde_json::to_string_pretty(&p).unwrap();
@@ -455,14 +466,17 @@ mod tests {
         assert!(p.omitted[0].contains("SWEEP_"), "{:?}", p.omitted);
         let back: Pictures = serde_json::from_str(&text).unwrap();
         assert_eq!(back, p);
-        let few = Pictures::of(&d[..2], MAX_PICTURES_BYTES).unwrap();
+        // One sweep fits at full resolution: 4000 bins in 1000 displayed bins of 4.
+        let few = Pictures::of(&d[..1], MAX_PICTURES_BYTES).unwrap();
+        assert_eq!(few.spectra[0].max_db.len(), 1000);
+        assert_eq!(few.spectra[0].step_hz, 4e3);
         let tight = Pictures::of(&d[..2], 30 * 1024).unwrap();
         assert!(tight.published_bytes() <= 30 * 1024);
-        assert!(tight.spectra[0].max_db.len() < MAX_POINTS);
-        assert_eq!(few.spectra[0].max_db.len(), MAX_POINTS);
-        assert_eq!(few.heatmaps.len(), 2);
+        assert_eq!(tight.spectra.len(), 2);
+        assert!(tight.spectra[0].max_db.len() < 1000);
+        assert_eq!(few.heatmaps.len(), 1);
         assert_eq!(few.heatmaps[0].rows.len(), 8);
-        assert_eq!(few.heatmaps[0].rows[0].len(), 20000_usize.div_ceil(79));
+        assert_eq!(few.heatmaps[0].rows[0].len(), 4000_usize.div_ceil(16));
         assert!(few.heatmaps[0].rows[0].len() <= MAX_HEATMAP_COLUMNS);
         assert_eq!(few.heatmaps[0].file_name(), "SWEEP_1_heatmap.png");
         assert!(Pictures::of(&[], MAX_PICTURES_BYTES).is_none());
