@@ -108,7 +108,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 th{background:#f3f3f3}code{background:#f4f4f4;padding:0 .2em}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}\
 img{max-width:100%;border:1px solid #ddd;margin:.5em 0}.PASS,.alive,.ok{color:#080;font-weight:bold}\
 .FAIL,.silent,.bad{color:#b00;font-weight:bold}.PARTIAL,.BLOCKED,.stale{color:#b60;font-weight:bold}\
-nav{margin-bottom:1em}.problems{color:#b00}";
+nav{margin-bottom:1em}.problems{color:#b00}td.name,td.state{white-space:nowrap}";
 
 /// One page: a title, the style, no script allowed.
 fn page(title: &str, body: &str) -> String {
@@ -255,14 +255,24 @@ fn nodes_table(nodes: &[NodeRow]) -> String {
             .collect();
         let _ = writeln!(
             t,
-            "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{} pending approval, {} deferred, {} approved</td><td>{}</td><td>{}</td><td>{}</td><td class=\"problems\">{}</td></tr>",
+            "<tr><td class=\"name\">{}</td><td class=\"state {}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"problems\">{}</td></tr>",
             esc(n.node.as_deref().unwrap_or("(unnamed)")),
             class_of(n.state),
             esc(n.state),
-            esc(n.last_heartbeat.as_deref().unwrap_or("none")),
-            n_or(n.pending_approval),
-            n_or(n.deferred),
-            n_or(n.approved),
+            match (&n.last_heartbeat, n.age_s) {
+                (Some(t), Some(a)) => format!("{} ({a:.0} s ago)", esc(t)),
+                _ => "none".to_owned(),
+            },
+            if n.last_heartbeat.is_some() {
+                format!(
+                    "{} pending approval, {} deferred, {} approved",
+                    n_or(n.pending_approval),
+                    n_or(n.deferred),
+                    n_or(n.approved)
+                )
+            } else {
+                "unknown (no status)".to_owned()
+            },
             if radios.is_empty() { "none reported".to_owned() } else { radios.join("<br>") },
             match (&n.last_task_id, &n.last_status) {
                 (Some(id), st) => format!("{} {}", esc(id), esc(st.as_deref().unwrap_or("?"))),
@@ -354,14 +364,7 @@ mod tests {
                   | a | b |\n|---|---|\n| <b onclick=x>c</b> | [click](javascript:alert(3)) |\n\n\
                   ![p](http://evil/x.png)\n\n<iframe src=\"http://evil\"></iframe>\n\n\u{1b}[2J\n";
         let h = markdown_html(md);
-        for bad in [
-            "<script",
-            "<img",
-            "<iframe",
-            "<b ",
-            "href=",
-            "\u{1b}",
-        ] {
+        for bad in ["<script", "<img", "<iframe", "<b ", "href=", "\u{1b}"] {
             assert!(!h.contains(bad), "{bad} in {h}");
         }
         assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{h}");

@@ -78,16 +78,9 @@ pub(super) fn render(md: &str) -> String {
                 let w = UnicodeWidthStr::width(title.as_str()).max(3);
                 let _ = writeln!(o.text, "{title}\n{}", rule.to_string().repeat(w));
             }
-            Event::Start(Tag::Paragraph) => {
-                if o.lists.is_empty() {
-                    o.blank();
-                }
-            }
-            Event::End(TagEnd::Paragraph) => {
-                if o.lists.is_empty() {
-                    o.flush("");
-                }
-            }
+            // Inside a list item a paragraph is the item's own line.
+            Event::Start(Tag::Paragraph) if o.lists.is_empty() => o.blank(),
+            Event::End(TagEnd::Paragraph) if o.lists.is_empty() => o.flush(""),
             Event::Start(Tag::List(first)) => {
                 if o.lists.is_empty() {
                     o.blank();

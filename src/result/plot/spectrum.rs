@@ -312,11 +312,10 @@ fn draw_trace(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
             .iter()
             .zip(low)
             .enumerate()
-            .filter_map(|(i, (hi, lo))| {
-                (hi.is_finite() && lo.is_finite()).then(|| {
-                    let x = (x0h + step * i as f64) / scale;
-                    PathElement::new(vec![(x, lo.max(y0)), (x, hi.max(y0))], blue.stroke_width(1))
-                })
+            .filter(|(_, (hi, lo))| hi.is_finite() && lo.is_finite())
+            .map(|(i, (hi, lo))| {
+                let x = (x0h + step * i as f64) / scale;
+                PathElement::new(vec![(x, lo.max(y0)), (x, hi.max(y0))], blue.stroke_width(1))
             });
         chart.draw_series(bars).map_err(err)?;
     }
