@@ -108,3 +108,51 @@ fn older_captures(dir: &Path, result: &Value, d: &mut Drawn) {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A result with a compare trace and freq_cal detections: both pictures are
+    /// drawn under names made from their steps; a `pictures` section a peer
+    /// tampered with (a file name smuggled in, an index too large) draws nothing
+    /// from it and names the problem; no file lands outside the folder.
+    #[test]
+    fn pictures_are_drawn_from_the_sections_and_a_tampered_summary_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let t: Vec<f64> = (0..50).map(|i| f64::from(i) * 0.1).collect();
+        let rad: Vec<f64> = t.iter().map(|x| 0.01 * x).collect();
+        let r = json!({
+            "task_id": "T1",
+            "pictures": {"spectra": [{"of": "capture", "index": 1, "file": "../../x.png"}]},
+            "clkin_compares": [{"step": 3,
+                "phase_trace": {"t_s": t, "rad": rad, "fit_slope_rad_s": 0.01, "fit_intercept_rad": 0.0},
+                "clkin_compare": {"relative_ppb": 0.2, "uncertainty_ppb": 0.01, "tolerance_ppb": 5.0,
+                                  "tone_hz": 10e6, "verdict": "LOCKED"}}],
+            "freq_cal": [{"step": 4, "method": "gsm", "cell": "ARFCN 60", "ppm": 0.5,
+                          "uncertainty_ppm": 0.01, "seconds_analysed": 2.0,
+                          "detections": [{"time_s": 0.1, "offset_hz": 67700.0, "ppm": 0.5, "used": true},
+                                         {"time_s": 0.6, "offset_hz": 67710.0, "ppm": 0.6, "used": false}]}]
+        });
+        let out = draw_result(d.path(), &r).unwrap();
+        let names: Vec<String> = out
+            .files
+            .iter()
+            .map(|p| p.strip_prefix(d.path()).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["CLKIN_COMPARE_3.png", "FREQCAL_4.png"], "{out:?}");
+        for f in &out.files {
+            assert_eq!(&std::fs::read(f).unwrap()[..4], b"\x89PNG");
+        }
+        assert_eq!(out.problems.len(), 1, "{out:?}");
+        assert!(out.problems[0].starts_with("pictures: "), "{out:?}");
+        assert!(!d.path().parent().unwrap().join("x.png").exists());
+        let big = json!({"pictures": {"spectra": [{"of": "sweep", "index": 4294967296u64}]}});
+        let out = draw_result(d.path(), &big).unwrap();
+        assert!(
+            out.files.is_empty() && out.problems[0].contains("pictures"),
+            "{out:?}"
+        );
+    }
+}
