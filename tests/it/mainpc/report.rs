@@ -116,6 +116,11 @@ fn show_renders_the_result_and_plots_the_nodes_pictures_from_published_data() {
         3
     );
 
+    // The independent validator agrees with the schema on the new section.
+    let verdicts =
+        super::schemas::jsonschema_verdicts(&[("PIC_1".into(), "result", published.clone())]);
+    assert!(verdicts[0].1, "{:?}", verdicts[0].2);
+
     // Rendered for a terminal.
     let out = rxnode(&lab.main, &["results", "show", "PIC_1"], "");
     expect_exit!(out, 0);
