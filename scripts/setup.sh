@@ -12,13 +12,15 @@ set -euo pipefail
 #                             (systemd-analyze verifies the unit of `rxnode service`:
 #                             tests/it/health/unattended.rs), openssh-client
 #                             (ssh-keygen makes and signs with the test keys, and git
-#                             signs commits with it: tests/it/signed.rs), and the
-#                             Python outside checks (below)
+#                             signs commits with it: tests/it/signed.rs), chromium
+#                             and tidy (the fleet page is opened in a real headless
+#                             browser and checked as HTML: tests/it/mainpc/report.rs),
+#                             and the Python outside checks (below)
 tests=""
 [ "${1:-}" = "--tests" ] && tests=1
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
 if [ -n "$tests" ]; then
-    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client)
+    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

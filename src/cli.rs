@@ -544,13 +544,21 @@ pub struct ResultsArgs {
 /// `results` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ResultsCmd {
-    /// Render one result (Markdown; `--json` the JSON).
+    /// One result as a person reads it: its Markdown rendered for the terminal
+    /// (`--json` the JSON, `--markdown` the file, `--plot DIR` its pictures).
     Show {
         /// The task ID.
         task_id: String,
         /// The node, when several answered this task.
         #[arg(long = "from")]
         from: Option<String>,
+        /// Print the published RX_RESULT.md as it is (control characters escaped).
+        #[arg(long, conflicts_with = "plot")]
+        markdown: bool,
+        /// Draw the result's pictures (spectra, heatmaps, CLKIN compare, freq_cal)
+        /// into DIR from the published data, as the node drew them.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<std::path::PathBuf>,
     },
     /// Validate one result as fetched: schema, MD/JSON agreement, the commit that added it.
     Verify {
@@ -562,6 +570,13 @@ pub enum ResultsCmd {
     },
     /// Each node's result count and last result time.
     Nodes,
+    /// Write a static site (no server, no script) of the fleet and its results:
+    /// DIR/index.html and one page per result, with its pictures.
+    Report {
+        /// The folder to write the site in.
+        #[arg(long, value_name = "DIR")]
+        html: std::path::PathBuf,
+    },
 }
 
 /// `task` subcommands.

@@ -75,7 +75,7 @@ pub use crate::{
     git::publish::cmd_publish,
     health::{cmd_health, cmd_health_test},
     mainpc::{
-        results::{cmd_results, ResultsOptions, ResultsQuery, DEFAULT_RESULTS_LIMIT},
+        results::{cmd_results, ResultsOptions, ResultsQuery, ShowAs, DEFAULT_RESULTS_LIMIT},
         task_new::{cmd_task_new, TaskNewOptions},
     },
     result::{

@@ -11,15 +11,26 @@ pub fn run(ctx: &Ctx, args: &ResultsArgs) -> Result<Outcome> {
 impl ResultsCmd {
     fn query(&self) -> rxnode::ResultsQuery {
         match self {
-            ResultsCmd::Show { task_id, from } => rxnode::ResultsQuery::Show {
+            ResultsCmd::Show {
+                task_id,
+                from,
+                markdown,
+                plot,
+            } => rxnode::ResultsQuery::Show {
                 task_id: task_id.clone(),
                 from: from.clone(),
+                how: match (plot, markdown) {
+                    (Some(dir), _) => rxnode::ShowAs::Plot(dir.clone()),
+                    (None, true) => rxnode::ShowAs::Markdown,
+                    (None, false) => rxnode::ShowAs::Rendered,
+                },
             },
             ResultsCmd::Verify { task_id, from } => rxnode::ResultsQuery::Verify {
                 task_id: task_id.clone(),
                 from: from.clone(),
             },
             ResultsCmd::Nodes => rxnode::ResultsQuery::Nodes,
+            ResultsCmd::Report { html } => rxnode::ResultsQuery::Report { html: html.clone() },
         }
     }
 }

@@ -526,6 +526,7 @@ fn record_run(
     result.sweeps = out.sweeps;
     result.clkin_compares = out.compares;
     result.freq_cal = out.freq_cal;
+    result.pictures = crate::result::pictures::of_run(&result, out.drawn);
     if interrupted {
         result
             .errors

@@ -35,6 +35,8 @@ pub(crate) struct Outputs {
     /// A step was BLOCKED by the node policy (or the device maximum standing in
     /// for it): the run exits 3, as `capture` and `sweep` do for the same limit.
     pub(crate) policy_blocked: bool,
+    /// The sweeps' pictures, for the result's `pictures` summary.
+    pub(crate) drawn: Vec<crate::result::pictures::Drawn>,
 }
 
 impl Outputs {

@@ -23,6 +23,7 @@ mod manual;
 mod markdown;
 mod md_cell;
 mod model;
+pub(crate) mod pictures;
 pub(crate) mod plot;
 pub(crate) mod schema;
 mod sweep_md;

@@ -335,6 +335,11 @@ pub(crate) struct RxResult {
     /// (docs/protocol.md#interrupted-runs); its status is then `FAIL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<crate::store::journal::Interrupted>,
+    /// A bounded summary of the pictures the node drew (decimated spectra and
+    /// heatmaps), so the main PC draws them from the published result
+    /// (docs/protocol.md#pictures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pictures: Option<super::pictures::Pictures>,
 }
 
 impl RxResult {
@@ -395,6 +400,7 @@ impl RxResult {
             clkin_compares: Vec::new(),
             freq_cal: Vec::new(),
             interrupted: None,
+            pictures: None,
         }
     }
 

@@ -146,6 +146,7 @@ pub(crate) fn spectrum_plot(sw: &Swept, what: &str) -> SpectrumPlot {
                 .iter()
                 .map(|v| v.map_or(f64::NAN, f64::from))
                 .collect(),
+            low_db: Vec::new(),
         },
         peaks: r
             .peaks

@@ -74,6 +74,13 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
     }
     let dir = st.paths.outbox(st.task.id());
     let csv_rec = step_files(st, &dir, &sw, &mut out.errors);
+    let what = format!("{} · step {n}", st.task.id().as_str());
+    out.drawn.push(crate::result::pictures::Drawn {
+        of: crate::result::pictures::PictureOf::Sweep,
+        index: u32::try_from(n).unwrap_or(u32::MAX),
+        plot: spectrum_plot(&sw, &what),
+        heatmap: heatmap(&sw, &what),
+    });
     let r = &sw.report;
     let detail = format!(
         "{:.3}–{:.3} MHz in {} hop(s) × {} repeat(s), {} failed, bin {:.1} Hz, noise floor {}, {} peak(s), {:.2} s",

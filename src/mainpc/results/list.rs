@@ -21,7 +21,7 @@ pub(super) struct Row {
     risk_level: Option<String>,
     pub(super) completed_at: Option<String>,
     pub(super) commit: Option<String>,
-    path: String,
+    pub(super) path: String,
     figures: Value,
     problems: Vec<String>,
     #[serde(skip)]
@@ -154,7 +154,7 @@ pub(super) struct Filter<'a> {
 
 impl Filter<'_> {
     /// Whether the row passes every filter given.
-    fn keeps(&self, r: &Row) -> bool {
+    pub(super) fn keeps(&self, r: &Row) -> bool {
         self.node.is_none_or(|n| r.node.as_deref() == Some(n))
             && self
                 .status

@@ -8,10 +8,13 @@
 //! written by RX nodes and travelled through Git: it is treated as untrusted input
 //! (sizes bounded before loading, names checked, terminal control characters never
 //! printed raw).
+mod draw;
 mod fetched;
+mod html;
 mod list;
 mod nodes;
 mod show;
+mod term_md;
 mod text;
 mod tree;
 mod verify;
@@ -24,6 +27,7 @@ use fetched::Fetched;
 pub(crate) use fetched::PRIVATE_REF;
 use git2::{Oid, Repository};
 use list::Filter;
+pub use show::ShowAs;
 use text::parse_since;
 use tree::{fetch_private, read_private};
 
@@ -50,12 +54,15 @@ pub struct ResultsOptions {
 /// `results` subcommands.
 #[derive(Debug, Clone)]
 pub enum ResultsQuery {
-    /// Render one result (Markdown; `--json` the JSON).
+    /// One result: its Markdown rendered for a terminal (`--json` the JSON),
+    /// the raw Markdown, or its pictures drawn into a folder.
     Show {
         /// The task ID.
         task_id: String,
         /// The node, when several answered this task.
         from: Option<String>,
+        /// What to print.
+        how: ShowAs,
     },
     /// Validate one result as fetched: schema, MD/JSON agreement, the commit that added it.
     Verify {
@@ -66,6 +73,12 @@ pub enum ResultsQuery {
     },
     /// Each node's last heartbeat (alive, stale, silent), queue, radios and last result.
     Nodes,
+    /// A static site of the fleet and its results in this folder
+    /// (docs/operator.md#the-fleet-page).
+    Report {
+        /// Where `index.html` and the result pages go.
+        html: std::path::PathBuf,
+    },
 }
 
 /// The command.
@@ -81,7 +94,10 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
     let remote = ctx.source.remote.as_str();
     let before = read_private(&repo)?;
     // `nodes` also reads every node's status branch (docs/protocol.md#node-status).
-    let with_status = matches!(args.sub, Some(ResultsQuery::Nodes));
+    let with_status = matches!(
+        args.sub,
+        Some(ResultsQuery::Nodes | ResultsQuery::Report { .. })
+    );
     let tip = if args.no_fetch {
         before
     } else {
@@ -96,13 +112,16 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
     };
     match &args.sub {
         None => list::cmd_list(&fetched, &filter, args.limit),
-        Some(ResultsQuery::Show { task_id, from }) => {
-            show::cmd_show(&fetched, task_id, &fetched.select(task_id, from)?)
+        Some(ResultsQuery::Show { task_id, from, how }) => {
+            show::cmd_show(&fetched, task_id, &fetched.select(task_id, from)?, how)
         }
         Some(ResultsQuery::Verify { task_id, from }) => {
             verify::cmd_verify(&fetched, &fetched.select(task_id, from)?)
         }
         Some(ResultsQuery::Nodes) => nodes::cmd_nodes(&fetched),
+        Some(ResultsQuery::Report { html }) => {
+            html::cmd_report(&fetched, &filter, args.limit, html)
+        }
     }
 }
 

@@ -28,32 +28,32 @@ const CLOCK_AHEAD_TOLERANCE_S: f64 = 5.0;
 
 /// One node as `results nodes` shows it.
 #[derive(Debug, Serialize)]
-struct NodeRow {
-    node: Option<String>,
+pub(super) struct NodeRow {
+    pub(super) node: Option<String>,
     /// `alive`, `stale` or `silent`.
-    state: &'static str,
-    last_heartbeat: Option<String>,
-    age_s: Option<f64>,
-    publish_every_s: Option<f64>,
-    watcher: Option<String>,
-    last_poll: Option<Value>,
-    pending_approval: Option<u64>,
-    deferred: Option<u64>,
-    approved: Option<u64>,
-    pending: Vec<Value>,
-    running: Option<Value>,
-    refusals: Vec<Value>,
-    radios: Vec<Value>,
-    calibration: Vec<Value>,
-    rxnode_version: Option<String>,
-    results: usize,
-    last_result_at: Option<String>,
-    last_result_landed_at: Option<String>,
-    last_task_id: Option<String>,
-    last_status: Option<String>,
-    problems: Vec<String>,
+    pub(super) state: &'static str,
+    pub(super) last_heartbeat: Option<String>,
+    pub(super) age_s: Option<f64>,
+    pub(super) publish_every_s: Option<f64>,
+    pub(super) watcher: Option<String>,
+    pub(super) last_poll: Option<Value>,
+    pub(super) pending_approval: Option<u64>,
+    pub(super) deferred: Option<u64>,
+    pub(super) approved: Option<u64>,
+    pub(super) pending: Vec<Value>,
+    pub(super) running: Option<Value>,
+    pub(super) refusals: Vec<Value>,
+    pub(super) radios: Vec<Value>,
+    pub(super) calibration: Vec<Value>,
+    pub(super) rxnode_version: Option<String>,
+    pub(super) results: usize,
+    pub(super) last_result_at: Option<String>,
+    pub(super) last_result_landed_at: Option<String>,
+    pub(super) last_task_id: Option<String>,
+    pub(super) last_status: Option<String>,
+    pub(super) problems: Vec<String>,
     #[serde(skip)]
-    sort_time: i64,
+    pub(super) sort_time: i64,
 }
 
 impl NodeRow {
@@ -99,6 +99,14 @@ pub(crate) fn state_of(age_s: f64, every_s: f64) -> &'static str {
 
 /// `results nodes`.
 pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
+    let nodes = fleet(f)?;
+    let out = safe_json(&json!({"nodes": nodes}))?;
+    f.ctx.report(&out, |_| render_nodes(&nodes))?;
+    Ok(Outcome::Done)
+}
+
+/// Every node that published a result or a status, the most recently heard first.
+pub(super) fn fleet(f: &Fetched<'_>) -> Result<Vec<NodeRow>> {
     let now = time::OffsetDateTime::now_utc();
     let (all, _, _) = rows(f.repo, f.tip, None, &|_| true)?;
     let mut by: BTreeMap<Option<String>, NodeRow> = BTreeMap::new();
@@ -132,9 +140,7 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
             .cmp(&a.sort_time)
             .then_with(|| a.node.cmp(&b.node))
     });
-    let out = safe_json(&json!({"nodes": nodes}))?;
-    f.ctx.report(&out, |_| render_nodes(&nodes))?;
-    Ok(Outcome::Done)
+    Ok(nodes)
 }
 
 /// The node's last result: its completion time, or — when the result carries

@@ -1,14 +1,32 @@
-//! `results show ID`: one fetched result, as the RX node rendered it.
+//! `results show ID`: one fetched result as a person reads it (its Markdown
+//! rendered for a terminal), the raw Markdown, the JSON, or its pictures.
 use super::fetched::{Fetched, Found};
 use super::text::{safe_json, terminal_safe};
 use super::tree::read_small;
 use crate::exit::{bad_input, Outcome};
-use crate::result::RESULT_JSON;
+use crate::result::{RESULT_JSON, RESULT_MD};
 use anyhow::{anyhow, Result};
-use serde_json::Value;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 
-/// `results show ID [--from NODE]`: the Markdown (terminal-safe), or `--json` the JSON.
-pub(super) fn cmd_show(fetched: &Fetched<'_>, task_id: &str, found: &[Found]) -> Result<Outcome> {
+/// What `results show` prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShowAs {
+    /// The Markdown rendered for a terminal (`--json`: the JSON).
+    Rendered,
+    /// The published `RX_RESULT.md`, as it is (terminal-safe).
+    Markdown,
+    /// Draw the pictures into this folder and list them.
+    Plot(PathBuf),
+}
+
+/// `results show ID [--from NODE] [--markdown | --plot DIR]`.
+pub(super) fn cmd_show(
+    fetched: &Fetched<'_>,
+    task_id: &str,
+    found: &[Found],
+    how: &ShowAs,
+) -> Result<Outcome> {
     let (ctx, repo) = (fetched.ctx, fetched.repo);
     if found.len() > 1 {
         let nodes: Vec<String> = found.iter().map(Found::node_label).collect();
@@ -21,72 +39,92 @@ pub(super) fn cmd_show(fetched: &Fetched<'_>, task_id: &str, found: &[Found]) ->
     let Some(f) = found.first() else {
         return Err(bad_input(format!("no result for {task_id} on rx-node")));
     };
-    let b = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
-    let v: Value = serde_json::from_slice(&b)
+    let js = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
+    let v: Value = serde_json::from_slice(&js)
         .map_err(|e| anyhow!("{}/{RESULT_JSON} is not JSON: {e}", f.path))?;
-    ctx.report(&safe_json(&v)?, |_| {
-        // Plain text for the terminal, from the JSON; the Markdown is for Git hosts.
-        let node = f.dir_node.as_deref().unwrap_or("(unnamed)");
-        terminal_safe(&plain(&v, node, &f.path))
-    })?;
+    let md = || read_small(repo, f.tree, RESULT_MD).map_err(|e| anyhow!("{}: {e}", f.path));
+    let node = f.dir_node.as_deref().unwrap_or("(unnamed)");
+    match how {
+        ShowAs::Plot(dir) => return plot(fetched, f, &v, dir),
+        ShowAs::Markdown => {
+            let md = String::from_utf8_lossy(&md()?).into_owned();
+            ctx.report(&safe_json(&json!({ "markdown": md }))?, |_| {
+                terminal_safe(&md)
+            })?;
+        }
+        ShowAs::Rendered => {
+            // What `results verify` checks: the files, LOG_META and the commit that added them.
+            let problems = match fetched.tip {
+                Some(tip) => {
+                    let added = super::tree::adding_commits(repo, tip)?;
+                    super::verify::verify_one(repo, tip, f, &added)
+                }
+                None => Vec::new(),
+            };
+            let md = String::from_utf8_lossy(&md()?).into_owned();
+            ctx.report(&safe_json(&v)?, |_| {
+                rendered(&v, node, &f.path, &md, &problems)
+            })?;
+        }
+    }
     Ok(Outcome::Done)
 }
 
-/// A result as the operator reads it on a terminal: the verdict first, then the
-/// task, each check, the key figures and the errors — no Markdown.
-fn plain(v: &Value, node: &str, path: &str) -> String {
+/// The verdict line, whether the two files agree, the Markdown rendered, and
+/// where it was published.
+fn rendered(v: &Value, node: &str, path: &str, md: &str, problems: &[String]) -> String {
     use std::fmt::Write as _;
     let s = |p: &[&str]| super::text::str_of(v, p).unwrap_or_else(|| "?".into());
     let mut o = String::new();
     let _ = writeln!(o, "{} from {node}: {}", s(&["task_id"]), s(&["status"]));
-    let _ = writeln!(o, "  title      {}", s(&["task_title"]));
-    let _ = writeln!(
-        o,
-        "  risk       {}; completed {}; source commit {}",
-        s(&["risk_level"]),
-        super::text::str_of(v, &["timeline", "completed_at"]).unwrap_or_else(|| "not given".into()),
-        s(&["source_commit"])
-    );
-    let checks = v
-        .get("checks")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if checks.is_empty() {
-        let _ = writeln!(o, "  checks     none (a manual task)");
-    }
-    for (i, c) in checks.iter().enumerate() {
+    if let Some(p) = problems.first() {
         let _ = writeln!(
             o,
-            "  {}{:<8} {} — {}",
-            if i == 0 { "checks     " } else { "           " },
-            super::text::str_of(c, &["status"]).unwrap_or_default(),
-            super::text::str_of(c, &["name"]).unwrap_or_default(),
-            super::text::str_of(c, &["detail"]).unwrap_or_default()
+            "! the published files do not verify ({} problem(s), first: {}); `rxnode results verify {}` names them",
+            problems.len(),
+            super::text::shown(p, 200),
+            s(&["task_id"])
         );
     }
+    o.push('\n');
+    o.push_str(&super::term_md::render(md));
     let _ = writeln!(
         o,
-        "  figures    {}",
-        super::text::figures_line(&super::text::figures(v))
+        "\npublished {path}/ (--markdown: the file; --json: every field; --plot DIR: the pictures)"
     );
-    for (i, e) in v
-        .get("errors")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .enumerate()
-    {
-        let _ = writeln!(
-            o,
-            "  {}{e}",
-            if i == 0 { "errors     " } else { "           " }
-        );
-    }
-    let _ = writeln!(
-        o,
-        "  published  {path}/ (RX_RESULT.md for a Git host; --json for every field)"
-    );
-    o
+    terminal_safe(&o)
+}
+
+/// `--plot DIR`: draw the result's pictures from its published JSON.
+fn plot(fetched: &Fetched<'_>, f: &Found, v: &Value, dir: &Path) -> Result<Outcome> {
+    let drawn = super::draw::draw_result(dir, v)?;
+    let files: Vec<String> = drawn
+        .files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let out = json!({
+        "task_id": f.task_id,
+        "node": f.dir_node,
+        "files": files,
+        "problems": drawn.problems,
+    });
+    fetched.ctx.report(&safe_json(&out)?, |_| {
+        let mut t = String::new();
+        if files.is_empty() {
+            t.push_str(&format!("{}: no pictures in this result\n", f.path));
+        }
+        for p in &files {
+            t.push_str(&format!("wrote {p}\n"));
+        }
+        for p in &drawn.problems {
+            t.push_str(&format!("! {p}\n"));
+        }
+        terminal_safe(&t)
+    })?;
+    Ok(if drawn.problems.is_empty() || !files.is_empty() {
+        Outcome::Done
+    } else {
+        Outcome::Code(2)
+    })
 }

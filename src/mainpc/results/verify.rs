@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// The checks of one fetched result; empty = verified.
-fn verify_one(
+pub(super) fn verify_one(
     repo: &Repository,
     tip: Oid,
     f: &Found,

@@ -16,10 +16,10 @@ mod freq_cal;
 mod heatmap;
 mod spectrum;
 
-pub(crate) use capture::live_spectrum;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
+pub(crate) use capture::{capture_plot, live_spectrum};
 pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
 pub(crate) use freq_cal::write_freq_cal_png;
 pub(crate) use heatmap::write_heatmap;
@@ -48,10 +48,14 @@ pub(crate) struct Trace {
     pub step_hz: f64,
     /// dBFS per point; NaN = no data (drawn as a gap, never joined).
     pub db: Vec<f64>,
+    /// The lowest bin behind each point of a decimated trace (the published
+    /// summary), drawn as the band from it to `db`; empty when `db` is every bin.
+    pub low_db: Vec<f64>,
 }
 
 /// A vertical marker (CLKIN expected / measured tone).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Marker {
     /// Where, Hz.
     pub hz: f64,
@@ -63,7 +67,8 @@ pub(crate) struct Marker {
 }
 
 /// What a [`Marker`] marks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum MarkerKind {
     /// The reference tone's true frequency.
     Expected,
@@ -96,7 +101,8 @@ pub(crate) struct SpectrumPlot {
 }
 
 /// What the CLKIN inset shows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ClkinInset {
     /// The reference tone's true frequency, Hz.
     pub expected_hz: f64,
@@ -106,12 +112,19 @@ pub(crate) struct ClkinInset {
     pub ppm: Option<f64>,
     /// Its one-sigma uncertainty, ppm.
     pub ppm_uncertainty: Option<f64>,
-    /// The tolerance, ± ppm.
+    /// The tolerance, ± ppm (`null` in JSON when unknown).
+    #[serde(deserialize_with = "nan_if_null")]
     pub tolerance_ppm: f64,
     /// `PASS` or `FAIL`.
     pub status: String,
     /// Why, when the verdict is not the ppm's alone (a FAIL within tolerance).
     pub detail: Option<String>,
+}
+
+/// A number that JSON writes as `null` when it is not finite.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize as _;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// A frequency × time picture: one row per repeat.
@@ -304,6 +317,7 @@ mod tests {
                 start_hz: 88e6,
                 step_hz: 10e3,
                 db,
+                low_db: Vec::new(),
             },
             peaks: vec![(95e6, -25.0), (102e6, -40.0)],
             noise_floor_db: Some(-89.0),

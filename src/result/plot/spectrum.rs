@@ -59,6 +59,7 @@ impl<'p> Frame<'p> {
         );
         let lo = vals
             .iter()
+            .chain(&p.trace.low_db)
             .copied()
             .filter(|v| v.is_finite())
             .fold(f64::INFINITY, f64::min)
@@ -301,6 +302,22 @@ fn draw_trace(chart: &mut Chart<'_, '_>, f: &Frame<'_>) -> Result<()> {
         chart
             .draw_series(LineSeries::new(s, blue.stroke_width(1)))
             .map_err(err)?;
+    }
+    // A published summary: each point's spread from its lowest to its highest
+    // bin, so the trace reads as dense as the node's full-resolution one.
+    let low = &f.p.trace.low_db;
+    if low.len() == f.vals.len() && f.vals.len() == f.p.trace.db.len() {
+        let bars = f
+            .vals
+            .iter()
+            .zip(low)
+            .enumerate()
+            .filter(|(_, (hi, lo))| hi.is_finite() && lo.is_finite())
+            .map(|(i, (hi, lo))| {
+                let x = (x0h + step * i as f64) / scale;
+                PathElement::new(vec![(x, lo.max(y0)), (x, hi.max(y0))], blue.stroke_width(1))
+            });
+        chart.draw_series(bars).map_err(err)?;
     }
     Ok(())
 }

@@ -86,8 +86,13 @@ pub(crate) const TOP_KEYS: &[&str] = &[
 ];
 
 /// Top-level keys a result may carry (serialized only when non-empty).
-pub(crate) const OPTIONAL_TOP_KEYS: &[&str] =
-    &["sweeps", "clkin_compares", "freq_cal", "interrupted"];
+pub(crate) const OPTIONAL_TOP_KEYS: &[&str] = &[
+    "sweeps",
+    "clkin_compares",
+    "freq_cal",
+    "interrupted",
+    "pictures",
+];
 
 struct V<'a> {
     p: &'a mut Vec<String>,

@@ -174,3 +174,30 @@ fn duplicate_keys_in_a_result_are_refused_with_key_and_line() {
         "{probs:#?}"
     );
 }
+
+/// `pictures` is checked as its type and its bounds: a trace longer than 1024
+/// points or arrays of unequal length are refused, naming the field.
+#[test]
+fn a_pictures_section_out_of_its_bounds_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let mut r = one_capture(d.path());
+    let spectrum = |n: usize, m: usize| {
+        json!({"spectra": [{"of": "capture", "index": 1, "title": "t", "freq_known": true,
+               "start_hz": 1e8, "step_hz": 1e3, "min_db": vec![-80.0; n],
+               "max_db": vec![-70.0; n], "mean_db": vec![-75.0; m], "peaks": [],
+               "noise_floor_db": null}]})
+    };
+    r.pictures = serde_json::from_value(spectrum(10, 10)).unwrap();
+    let p = problems(d.path(), &r);
+    assert!(p.is_empty(), "{p:#?}");
+    r.pictures = serde_json::from_value(spectrum(1025, 1025)).unwrap();
+    let p = problems(d.path(), &r);
+    assert!(
+        p.iter()
+            .any(|s| s.contains("pictures.spectra[0]") && s.contains("1024")),
+        "{p:?}"
+    );
+    r.pictures = serde_json::from_value(spectrum(10, 9)).unwrap();
+    let p = problems(d.path(), &r);
+    assert!(p.iter().any(|s| s.contains("pictures.spectra[0]")), "{p:?}");
+}

@@ -165,16 +165,17 @@ fn show_verify_and_nodes(lab: &Lab, first: &Row, before: (String, String, Vec<u8
         "",
     );
     expect_exit!(out, 0);
-    // Plain text on the terminal, the verdict first; no Markdown.
+    // Rendered for the terminal, the verdict first; no Markdown syntax.
     let said = stdout(&out);
     assert!(
         said.starts_with("RES_MANUAL_1 from LAB-B: NOT RUN\n"),
         "{said}"
     );
     assert!(
-        !said.contains("| Status |") && !said.contains("# "),
+        !said.contains("| Status |") && !said.contains("# RX result") && !said.contains("|---"),
         "{said}"
     );
+    assert!(said.contains("Status         NOT RUN\n"), "{said}");
     let out = rxnode(&lab.main, &["--json", "results", "show", "RES_CLKIN_2"], "");
     expect_exit!(out, 0);
     let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -274,11 +275,12 @@ fn verify_catches_a_tampered_or_padded_result_and_show_escapes_control_character
 
     let out = rxnode(&lab.main, &["results", "show", "TAMPER_1"], "");
     expect_exit!(out, 0);
-    // The terminal gets plain text from the JSON (the tampered Markdown is not
-    // printed), and never a raw escape.
+    // The terminal gets the verdict from the JSON, a warning that the files do
+    // not verify, the tampered Markdown escaped, and never a raw escape.
     assert!(!out.stdout.contains(&0x1b), "raw ESC reached the terminal");
     assert!(
-        stdout(&out).starts_with("TAMPER_1 from LAB-A: "),
+        stdout(&out)
+            .starts_with("TAMPER_1 from LAB-A: NOT RUN\n! the published files do not verify"),
         "{}",
         show(&out)
     );
@@ -427,6 +429,8 @@ fn a_peers_non_printable_characters_are_escaped_on_every_display() {
         &["--json", "results"],
         &["results", "show", "ESC_1"],
         &["--json", "results", "show", "ESC_1"],
+        &["results", "show", "ESC_1", "--markdown"],
+        &["--json", "results", "show", "ESC_1", "--markdown"],
         &["--json", "results", "verify", "ESC_1"],
     ] {
         let out = rxnode(&lab.main, args, "");

@@ -9,7 +9,9 @@ fn python() -> String {
 }
 
 /// Run the independent validator; every case's verdict by name.
-fn jsonschema_verdicts(cases: &[(String, &str, Value)]) -> Vec<(String, bool, Vec<String>)> {
+pub(super) fn jsonschema_verdicts(
+    cases: &[(String, &str, Value)],
+) -> Vec<(String, bool, Vec<String>)> {
     let d = tempfile::tempdir().unwrap();
     let mut schemas = serde_json::Map::new();
     for kind in ["plan", "result", "policy", "task"] {

@@ -1,0 +1,158 @@
+//! The pictures of a fetched result, drawn on the main PC from the published
+//! JSON alone with the functions the node drew them with: the spectra and
+//! heatmaps of `pictures`, the `clkin_compare` phase traces and the `freq_cal`
+//! detections (docs/protocol.md#pictures). File names are made here from
+//! numbers, never taken from the result.
+use crate::result::pictures::Pictures;
+use crate::result::plot::{write_compare_png_of, write_heatmap, write_spectrum};
+use crate::result::{compare_png_name, write_freq_cal_png, RxResult};
+use anyhow::{Context, Result};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// What was drawn: the files, and why a picture could not be.
+#[derive(Debug, Default)]
+pub(super) struct Drawn {
+    /// The PNGs written, in the order the node drew them.
+    pub(super) files: Vec<PathBuf>,
+    /// One line per picture that could not be drawn.
+    pub(super) problems: Vec<String>,
+}
+
+impl Drawn {
+    fn note(&mut self, what: &str, r: Result<PathBuf>) {
+        match r {
+            Ok(p) => self.files.push(p),
+            Err(e) => self.problems.push(format!("{what}: {e:#}")),
+        }
+    }
+}
+
+/// A plan step number from the result as a file-name number (1 when absent or absurd).
+fn step_of(e: &Value, i: usize) -> u32 {
+    e.get("step")
+        .and_then(Value::as_u64)
+        .and_then(|s| u32::try_from(s).ok())
+        .unwrap_or_else(|| u32::try_from(i + 1).unwrap_or(1))
+}
+
+/// Draw every picture `result` (a fetched `RX_RESULT.json`) carries into `dir`.
+pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut d = Drawn::default();
+    match result.get("pictures") {
+        Some(p) => match serde_json::from_value::<Pictures>(p.clone()) {
+            Ok(p) => draw_pictures(dir, &p, &mut d),
+            Err(e) => d.problems.push(format!("pictures: {e}")),
+        },
+        None => older_captures(dir, result, &mut d),
+    }
+    let task = result.get("task_id").and_then(Value::as_str).unwrap_or("?");
+    for (i, e) in array(result, "clkin_compares").iter().enumerate() {
+        let n = step_of(e, i);
+        let path = dir.join(compare_png_name(n as usize));
+        let title = format!("{} step {n}: clkin_compare", super::text::shown(task, 64));
+        match write_compare_png_of(&path, &title, e) {
+            Ok(true) => d.files.push(path),
+            Ok(false) => {}
+            Err(e) => d.problems.push(format!("clkin_compares[{i}]: {e:#}")),
+        }
+    }
+    for (i, e) in array(result, "freq_cal").iter().enumerate() {
+        if e.get("detections").is_none() {
+            continue;
+        }
+        let path = dir.join(format!("FREQCAL_{}.png", step_of(e, i)));
+        let r = write_freq_cal_png(&path, e).map(|()| path);
+        d.note(&format!("freq_cal[{i}]"), r);
+    }
+    Ok(d)
+}
+
+fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// The spectra and heatmaps of the `pictures` section.
+fn draw_pictures(dir: &Path, p: &Pictures, d: &mut Drawn) {
+    for s in &p.spectra {
+        let path = dir.join(s.file_name());
+        let r = write_spectrum(&path, &s.plot()).map(|()| path);
+        d.note(&s.file_name(), r);
+    }
+    for h in &p.heatmaps {
+        let path = dir.join(h.file_name());
+        let r = write_heatmap(&path, &h.heatmap()).map(|()| path);
+        d.note(&h.file_name(), r);
+    }
+    d.problems
+        .extend(p.omitted.iter().map(|o| super::text::shown(o, 200)));
+}
+
+/// A result from a node before `pictures`: its captures' full spectra, when
+/// the result reads as this build's result type.
+fn older_captures(dir: &Path, result: &Value, d: &mut Drawn) {
+    if array(result, "captures").is_empty() {
+        return;
+    }
+    match serde_json::from_value::<RxResult>(result.clone()) {
+        Ok(r) => match crate::result::write_spectrum_pngs(dir, &r) {
+            Ok(files) => d.files.extend(files),
+            Err(e) => d.problems.push(format!("captures: {e:#}")),
+        },
+        Err(e) => d.problems.push(format!(
+            "captures: no pictures section and not drawable: {e}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A result with a compare trace and freq_cal detections: both pictures are
+    /// drawn under names made from their steps; a `pictures` section a peer
+    /// tampered with (a file name smuggled in, an index too large) draws nothing
+    /// from it and names the problem; no file lands outside the folder.
+    #[test]
+    fn pictures_are_drawn_from_the_sections_and_a_tampered_summary_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let t: Vec<f64> = (0..50).map(|i| f64::from(i) * 0.1).collect();
+        let rad: Vec<f64> = t.iter().map(|x| 0.01 * x).collect();
+        let r = json!({
+            "task_id": "T1",
+            "pictures": {"spectra": [{"of": "capture", "index": 1, "file": "../../x.png"}]},
+            "clkin_compares": [{"step": 3,
+                "phase_trace": {"t_s": t, "rad": rad, "fit_slope_rad_s": 0.01, "fit_intercept_rad": 0.0},
+                "clkin_compare": {"relative_ppb": 0.2, "uncertainty_ppb": 0.01, "tolerance_ppb": 5.0,
+                                  "tone_hz": 10e6, "verdict": "LOCKED"}}],
+            "freq_cal": [{"step": 4, "method": "gsm", "cell": "ARFCN 60", "ppm": 0.5,
+                          "uncertainty_ppm": 0.01, "seconds_analysed": 2.0,
+                          "detections": [{"time_s": 0.1, "offset_hz": 67700.0, "ppm": 0.5, "used": true},
+                                         {"time_s": 0.6, "offset_hz": 67710.0, "ppm": 0.6, "used": false}]}]
+        });
+        let out = draw_result(d.path(), &r).unwrap();
+        let names: Vec<String> = out
+            .files
+            .iter()
+            .map(|p| p.strip_prefix(d.path()).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["CLKIN_COMPARE_3.png", "FREQCAL_4.png"], "{out:?}");
+        for f in &out.files {
+            assert_eq!(&std::fs::read(f).unwrap()[..4], b"\x89PNG");
+        }
+        assert_eq!(out.problems.len(), 1, "{out:?}");
+        assert!(out.problems[0].starts_with("pictures: "), "{out:?}");
+        assert!(!d.path().parent().unwrap().join("x.png").exists());
+        let big = json!({"pictures": {"spectra": [{"of": "sweep", "index": 4294967296u64}]}});
+        let out = draw_result(d.path(), &big).unwrap();
+        assert!(
+            out.files.is_empty() && out.problems[0].contains("pictures"),
+            "{out:?}"
+        );
+    }
+}
