@@ -74,13 +74,19 @@ const HALF_FRAME: usize = 9600;
 const SLOT: usize = 960;
 /// OFDM symbols 1..6 of a slot: 9 cyclic-prefix samples + 128.
 const SYMBOL: usize = 137;
-/// Where the PSS's useful part starts in slot 0 (after symbols 0..5 and its own CP).
+/// FDD (frame structure type 1): where the PSS's useful part starts in the half frame
+/// (the last symbol of slot 0: after symbols 0..5 and its own CP).
 const PSS_IN_SLOT: usize = 10 + NFFT + 5 * SYMBOL + 9;
-/// In a TDD cell (frame structure type 2, TS 36.211 §6.11.2.2) the SSS is the last
-/// symbol of subframe 0/5 and the PSS the third of subframe 1/6: its useful part starts
-/// this many samples before the PSS's (slot 2·k symbol 0 with its 10-sample CP, then
-/// symbols 1 and 2), where an FDD cell's is one symbol (137) before.
+/// TDD (frame structure type 2, TS 36.211 §6.11.2.2): the PSS is the third symbol of
+/// subframe 1/6 (slot 2 of the half frame): its useful part starts here.
+const TDD_PSS_IN_HALF: usize = 2 * SLOT + 10 + NFFT + SYMBOL + 9;
+/// TDD: the SSS is the last symbol of subframe 0/5: its useful part starts this many
+/// samples before the PSS's (slot 2's symbol 0 with its 10-sample CP, then symbols 1
+/// and 2), where an FDD cell's is one symbol (137) before.
 const TDD_SSS_LEAD: usize = 10 + NFFT + 2 * SYMBOL;
+/// Samples before a PSS's useful part that its measurement reads (the TDD half frame's
+/// start, the farther of the two).
+const LOOKBACK: usize = TDD_PSS_IN_HALF;
 /// Half frames folded while acquiring.
 const ACQ_PERIODS: usize = 16;
 /// Acquisition FFT size and the new samples per block (the rest is the PSS overlap).
@@ -120,6 +126,75 @@ const ALIAS_SIGMAS: f64 = 4.0;
 /// The SSS candidate's 62 subcarriers, timing slope removed.
 type SssSpectrum = [Complex<f64>; SEQ_LEN];
 
+/// A cell's frame structure, told from where its SSS correlates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Duplex {
+    /// Frame structure type 1: the SSS one symbol before the PSS, every subframe
+    /// downlink.
+    Fdd,
+    /// Frame structure type 2: the SSS three symbols before the PSS, which is in the
+    /// special subframe's downlink part; uplink subframes between.
+    Tdd,
+}
+
+impl Duplex {
+    /// Both, in the order of [`Record::cp`].
+    const BOTH: [Duplex; 2] = [Duplex::Fdd, Duplex::Tdd];
+
+    /// Samples from the SSS's useful part to the PSS's.
+    fn sss_lead(self) -> usize {
+        match self {
+            Duplex::Fdd => SYMBOL,
+            Duplex::Tdd => TDD_SSS_LEAD,
+        }
+    }
+
+    /// Where the PSS's useful part starts in its half frame.
+    fn pss_in_half(self) -> usize {
+        match self {
+            Duplex::Fdd => PSS_IN_SLOT,
+            Duplex::Tdd => TDD_PSS_IN_HALF,
+        }
+    }
+
+    /// (slot, symbol) of the half frame's symbols that are downlink whatever the
+    /// configuration: all 70 (FDD); subframe 0/5 and the three symbols of the special
+    /// subframe's shortest downlink part, up to the PSS (TDD: uplink subframes and the
+    /// guard period carry no cell signal, or a UE's).
+    fn downlink_symbols(self) -> impl Iterator<Item = (usize, usize)> {
+        let slots = match self {
+            Duplex::Fdd => 10,
+            Duplex::Tdd => 3,
+        };
+        (0..slots)
+            .flat_map(|slot| (0..7).map(move |l| (slot, l)))
+            .filter(move |&(slot, l)| self == Duplex::Fdd || slot < 2 || l <= 2)
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Duplex::Fdd => 0,
+            Duplex::Tdd => 1,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Duplex::Fdd => "FDD",
+            Duplex::Tdd => "TDD",
+        }
+    }
+}
+
+/// The SSS hypothesis that stood out: the cell's N_ID_1, which PSS count parity is
+/// subframe 0 (or 1, TDD), and the frame structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SssFound {
+    n_id_1: usize,
+    parity: usize,
+    duplex: Duplex,
+}
+
 /// One tracked PSS.
 #[derive(Debug, Clone, Copy)]
 struct Record {
@@ -135,10 +210,11 @@ struct Record {
     theta: f64,
     /// SNR per subcarrier, dB.
     snr_db: f64,
-    /// Cyclic-prefix correlation over the 70 following symbols (mixed-down signal).
-    cp: Complex<f64>,
+    /// Cyclic-prefix correlation over the half frame's downlink symbols (mixed-down
+    /// signal), for each frame structure ([`Duplex::BOTH`]).
+    cp: [Complex<f64>; 2],
     /// PSS correlation times the conjugate SSS correlation (once the SSS is known;
-    /// else zero): its phase is the carrier's turn over one symbol.
+    /// else zero): its phase is the carrier's turn over the SSS's lead.
     ps: Complex<f64>,
 }
 
@@ -167,8 +243,8 @@ struct Track {
     /// The same metric where a TDD cell's SSS would be (three symbols before the PSS).
     sss_acc_tdd: Vec<f64>,
     sss_table: Vec<[f32; SEQ_LEN]>,
-    /// The SSS hypothesis (N_ID_1, parity) once it stands out.
-    sss_known: Option<(usize, usize)>,
+    /// The SSS hypothesis once it stands out (at one of the two positions).
+    sss_known: Option<SssFound>,
 }
 
 /// Incremental least squares line y = a + b·x.

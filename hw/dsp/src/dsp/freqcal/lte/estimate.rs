@@ -122,17 +122,18 @@ impl LteEstimator {
                 t.n_id_2
             )));
         }
-        // 0. The frame structure: this estimator's SSS and cyclic-prefix looks assume
-        //    FDD. A TDD cell's SSS sits three symbols before the PSS and half its
-        //    subframes are uplink: no number rather than one from the wrong geometry.
-        if let (Some((n1, _)), None) = (sss_decision(&t.sss_acc_tdd), sss_decision(&t.sss_acc)) {
-            return Err(FreqCalError::NotFound(format!(
-                "LTE cell PCI {} at {:.1} MHz is TDD (its SSS three symbols before the PSS): not measurable, \
-                 TDD frame structure is not supported by this estimator",
-                3 * n1 + t.n_id_2,
+        // 0. The cell's identity and frame structure, from where its SSS correlates:
+        //    one symbol before the PSS (FDD) or three (TDD). Without it the PCI is
+        //    unknown and so is the geometry of the SSS and cyclic-prefix looks: no
+        //    number rather than one from a guessed geometry.
+        let found_sss = sss_found(t).map_err(|why| {
+            FreqCalError::NotFound(format!(
+                "LTE cell (N_ID_2 {}) at {:.1} MHz found but its frequency error is not measurable: {why}",
+                t.n_id_2,
                 cfg.carrier_hz / 1e6
-            )));
-        }
+            ))
+        })?;
+        let duplex = found_sss.duplex;
         // 1. Arrival times against count: the sample clock.
         let mut pts: Vec<(f64, f64)> = t.records.iter().map(|r| (r.n as f64, r.tau)).collect();
         let (a, b, _, _) =
@@ -149,17 +150,24 @@ impl LteEstimator {
         // 2. Two more looks at the carrier, each known only modulo its own alias
         //    spacing: the cyclic prefixes (one turn per 128 samples: 15 kHz) and the
         //    PSS against the SSS one symbol earlier (137 samples: 14.01 kHz).
-        let cp: Vec<Complex<f64>> = t.records.iter().map(|r| r.cp).collect();
-        let ps: Vec<Complex<f64>> = t
-            .records
-            .iter()
-            .map(|r| r.ps)
-            .filter(|p| p.norm_sqr() > 0.0)
-            .collect();
+        //    In a TDD cell only the downlink symbols' prefixes count, and the SSS is
+        //    three symbols (412 samples: 4.66 kHz) before the PSS.
+        let cp: Vec<Complex<f64>> = t.records.iter().map(|r| r.cp[duplex.index()]).collect();
+        // The PSS–SSS products were taken with the SSS the tracker knew: only when that
+        // is the one decided now.
+        let ps: Vec<Complex<f64>> = if t.sss_known == Some(found_sss) {
+            t.records
+                .iter()
+                .map(|r| r.ps)
+                .filter(|p| p.norm_sqr() > 0.0)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let looks = [
             circular_offset(&cp, -(NFFT as f64)),
             if ps.len() >= MIN_FOUND {
-                circular_offset(&ps, SYMBOL as f64)
+                circular_offset(&ps, duplex.sss_lead() as f64)
             } else {
                 None
             },
@@ -311,8 +319,9 @@ impl LteEstimator {
         checks.in_range("the radio error", ppm, cfg.max_error_ppm);
         let checked = checks.pass().map_err(|why| {
             FreqCalError::NotFound(format!(
-                "LTE cell (N_ID_2 {}) found but its frequency error is not measurable: {why}",
-                t.n_id_2
+                "LTE {} cell PCI {} found but its frequency error is not measurable: {why}",
+                duplex.name(),
+                3 * found_sss.n_id_1 + t.n_id_2
             ))
         })?;
         tracing::debug!(
@@ -328,9 +337,13 @@ impl LteEstimator {
         let k = 1.0 + ppm * 1e-6;
         let uncertainty_ppm = offset_sd * k * k / cfg.carrier_hz * 1e6;
         // SSS → PCI.
-        let cell = self.cell_name(t);
-        let pci = sss_decision(&t.sss_acc)
-            .and_then(|(n_id_1, _)| u16::try_from(3 * n_id_1 + t.n_id_2).ok());
+        let pci = u16::try_from(3 * found_sss.n_id_1 + t.n_id_2).ok();
+        let cell = format!(
+            "PCI {} at {:.1} MHz{}",
+            3 * found_sss.n_id_1 + t.n_id_2,
+            cfg.carrier_hz / 1e6,
+            if duplex == Duplex::Tdd { " (TDD)" } else { "" }
+        );
         // Evidence: one detection per found PSS; its offset from the phase step since
         // the previous kept one.
         let kept_set: std::collections::HashMap<usize, (f64, f64)> =
@@ -379,18 +392,6 @@ impl LteEstimator {
             checked,
         })
     }
-
-    /// "PCI 123 at 806.0 MHz", or with the N_ID_2 only when no SSS stands out.
-    fn cell_name(&self, t: &Track) -> String {
-        let mhz = self.config.carrier_hz / 1e6;
-        match sss_decision(&t.sss_acc) {
-            Some((n_id_1, _)) => format!("PCI {} at {mhz:.1} MHz", 3 * n_id_1 + t.n_id_2),
-            None => format!(
-                "PCI unknown (N_ID_2 {}, SSS not decided) at {mhz:.1} MHz",
-                t.n_id_2
-            ),
-        }
-    }
 }
 
 /// The SSS hypothesis that stands out: (N_ID_1, parity), when its metric is 8 standard
@@ -413,4 +414,29 @@ pub(super) fn sss_decision(acc: &[f64]) -> Option<(usize, usize)> {
     let second = others.iter().copied().fold(f64::MIN, f64::max);
     (best > 0.0 && best >= mean + 8.0 * sd && best >= 1.5 * second)
         .then_some((best_i / 2, best_i % 2))
+}
+
+/// The cell's SSS, at the FDD or the TDD position: exactly one must stand out, else why
+/// not.
+pub(super) fn sss_found(t: &Track) -> Result<SssFound, String> {
+    let at = |acc: &[f64], duplex| {
+        sss_decision(acc).map(|(n_id_1, parity)| SssFound {
+            n_id_1,
+            parity,
+            duplex,
+        })
+    };
+    match (at(&t.sss_acc, Duplex::Fdd), at(&t.sss_acc_tdd, Duplex::Tdd)) {
+        (Some(f), None) | (None, Some(f)) => Ok(f),
+        (None, None) => Err(
+            "no SSS stands out one symbol (FDD) or three symbols (TDD) before the PSS, so \
+             neither the cell's identity (PCI) nor its frame structure is confirmed"
+                .into(),
+        ),
+        (Some(f), Some(d)) => Err(format!(
+            "an SSS stands out both one symbol before the PSS (FDD, N_ID_1 {}) and three \
+             before (TDD, N_ID_1 {}): not one cell's frame structure",
+            f.n_id_1, d.n_id_1
+        )),
+    }
 }

@@ -1,6 +1,6 @@
 //! Tracking: every PSS near its predicted arrival, measured (arrival, phase, SNR),
 //! with the SSS and the cyclic prefixes around it.
-use super::estimate::sss_decision;
+use super::estimate::sss_found;
 use super::*;
 
 /// |Σ_k Y_k·exp(j2πkδ/128)|² for a PSS that starts δ samples into its FFT window.
@@ -90,9 +90,10 @@ impl LteEstimator {
                 None => t.tau0 + t.period0 * n as f64,
             };
             let centre = pred.round() as i64;
-            // Needed: this half frame from its slot 0 (the SSS and the 70 symbols' cyclic
-            // prefixes), up to the end of its slot 9.
-            let need_lo = centre - PSS_IN_SLOT as i64 - TRACK_HALF_WINDOW - 4;
+            // Needed: this half frame from its slot 0 (the SSS and the downlink symbols'
+            // cyclic prefixes, where either frame structure has them), up to the end of
+            // its slot 9.
+            let need_lo = centre - LOOKBACK as i64 - TRACK_HALF_WINDOW - 4;
             let need_hi = centre - PSS_IN_SLOT as i64 + HALF_FRAME as i64 + TRACK_HALF_WINDOW + 2;
             if need_hi > buf_end {
                 break;
@@ -105,9 +106,9 @@ impl LteEstimator {
                 break;
             }
             t.processed += 1;
-            let known_sss = t.sss_known.map(|(n1, parity)| {
-                let sub5 = (n + parity as u64) % 2 == 1;
-                &t.sss_table[2 * n1 + usize::from(sub5)]
+            let known_sss = t.sss_known.map(|f| {
+                let sub5 = (n + f.parity as u64) % 2 == 1;
+                (&t.sss_table[2 * f.n_id_1 + usize::from(sub5)], f.duplex)
             });
             let rec = Self::measure(
                 &self.buf,
@@ -147,13 +148,13 @@ impl LteEstimator {
                     }
                     t.records.push(rec);
                     if t.sss_known.is_none() && t.records.len() >= 40 && t.records.len() % 10 == 0 {
-                        t.sss_known = sss_decision(&t.sss_acc);
+                        t.sss_known = sss_found(t).ok();
                     }
                 }
             }
             // Keep from just before the next half frame (dropped once, after the loop:
             // after an acquisition the buffer may hold a second of samples).
-            floor = (centre + HALF_FRAME as i64 - PSS_IN_SLOT as i64 - 2 * TRACK_HALF_WINDOW - 8)
+            floor = (centre + HALF_FRAME as i64 - LOOKBACK as i64 - 2 * TRACK_HALF_WINDOW - 8)
                 .max(floor);
         }
         let drop = ((floor - self.buf_start) as usize).min(self.buf.len());
@@ -163,7 +164,8 @@ impl LteEstimator {
     }
 
     /// Measure the PSS expected near `centre`: the correlation peak, fractional arrival,
-    /// phase, SNR, cyclic prefixes, and the SSS's subcarriers (timing slope removed).
+    /// phase, SNR, cyclic prefixes, and the subcarriers (timing slope removed) where an
+    /// FDD and a TDD cell's SSS would be. `known_sss`: the SSS found so far and where.
     #[allow(clippy::too_many_arguments)]
     fn measure(
         buf: &[Complex<f32>],
@@ -172,7 +174,7 @@ impl LteEstimator {
         n: u64,
         tmpl: &[Complex<f32>; NFFT],
         n_id_2: usize,
-        known_sss: Option<&[f32; SEQ_LEN]>,
+        known_sss: Option<(&[f32; SEQ_LEN], Duplex)>,
         fft128: &Arc<dyn Fft<f32>>,
         scratch: &mut Vec<Complex<f32>>,
     ) -> Option<(Record, SssSpectrum, SssSpectrum)> {
@@ -214,19 +216,23 @@ impl LteEstimator {
             let v = spec[bin(i)];
             Complex::new(f64::from(v.re), f64::from(v.im)) * d[i].conj()
         });
-        // SSS: the symbol before, same window offset.
-        let mut sspec = [Complex::new(0.0f32, 0.0); NFFT];
-        sspec.copy_from_slice(at(w - SYMBOL as i64)?);
-        fft128.process_with_scratch(&mut sspec, scratch);
-        let sraw: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| {
-            let v = sspec[bin(i)];
-            Complex::new(f64::from(v.re), f64::from(v.im))
-        });
+        // SSS: the symbol before (FDD) or three before (TDD), same window offset.
+        let mut sss_raw = [[Complex::new(0.0f64, 0.0); SEQ_LEN]; 2];
+        for (raw, duplex) in sss_raw.iter_mut().zip(Duplex::BOTH) {
+            let mut sspec = [Complex::new(0.0f32, 0.0); NFFT];
+            sspec.copy_from_slice(at(w - duplex.sss_lead() as i64)?);
+            fft128.process_with_scratch(&mut sspec, scratch);
+            *raw = std::array::from_fn(|i| {
+                let v = sspec[bin(i)];
+                Complex::new(f64::from(v.re), f64::from(v.im))
+            });
+        }
         // Timing: the delay δ (samples into the window) that best aligns the PSS (and
         // the SSS, once known), maximising |Σ_k Y_k·exp(j2πkδ/128)|² — the correlation,
         // interpolated exactly.
-        let ys: Option<[Complex<f64>; SEQ_LEN]> =
-            known_sss.map(|d| std::array::from_fn(|i| sraw[i] * f64::from(d[i])));
+        let ys: Option<[Complex<f64>; SEQ_LEN]> = known_sss.map(|(d, duplex)| {
+            std::array::from_fn(|i| sss_raw[duplex.index()][i] * f64::from(d[i]))
+        });
         let delta = best_delay(&y, ys.as_ref(), CP_BACKOFF as f64);
         let derot = |i: usize| {
             Complex::from_polar(
@@ -238,15 +244,10 @@ impl LteEstimator {
         let mean = yc.iter().sum::<Complex<f64>>() / SEQ_LEN as f64;
         let noise = yc.iter().map(|v| (v - mean).norm_sqr()).sum::<f64>() / (SEQ_LEN - 1) as f64;
         let snr_db = 10.0 * (mean.norm_sqr().max(1e-30) / noise.max(1e-30)).log10();
-        let sss_spec: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| sraw[i] * derot(i));
-        // Where a TDD cell's SSS would be.
-        let mut tspec = [Complex::new(0.0f32, 0.0); NFFT];
-        tspec.copy_from_slice(at(w - TDD_SSS_LEAD as i64)?);
-        fft128.process_with_scratch(&mut tspec, scratch);
-        let tdd_spec: [Complex<f64>; SEQ_LEN] = std::array::from_fn(|i| {
-            let v = tspec[bin(i)];
-            Complex::new(f64::from(v.re), f64::from(v.im)) * derot(i)
-        });
+        let sss_spec: [Complex<f64>; SEQ_LEN] =
+            std::array::from_fn(|i| sss_raw[Duplex::Fdd.index()][i] * derot(i));
+        let tdd_spec: [Complex<f64>; SEQ_LEN] =
+            std::array::from_fn(|i| sss_raw[Duplex::Tdd.index()][i] * derot(i));
         let ps = match &ys {
             Some(ys) => {
                 let cs: Complex<f64> = ys.iter().enumerate().map(|(i, v)| v * derot(i)).sum();
@@ -254,25 +255,26 @@ impl LteEstimator {
             }
             None => Complex::new(0.0, 0.0),
         };
-        // Cyclic prefixes of the 70 symbols from this half frame's slot 0 on (the PSS
-        // symbol's own included), inner samples only.
+        // Cyclic prefixes of the half frame's downlink symbols from its slot 0 on (the
+        // PSS symbol's own included), inner samples only, for either frame structure.
         let tau = w as f64 + delta;
-        let slot0 = (tau - PSS_IN_SLOT as f64).round() as i64;
-        let mut cp = Complex::new(0.0f64, 0.0);
-        for slot in 0..(HALF_FRAME / SLOT) as i64 {
-            for l in 0..7i64 {
+        let mut cp = [Complex::new(0.0f64, 0.0); 2];
+        for duplex in Duplex::BOTH {
+            let slot0 = (tau - duplex.pss_in_half() as f64).round() as i64;
+            let acc = &mut cp[duplex.index()];
+            for (slot, l) in duplex.downlink_symbols() {
                 let (start, len) = if l == 0 {
                     (0, 10)
                 } else {
-                    (10 + NFFT as i64 + (l - 1) * SYMBOL as i64, 9)
+                    (10 + NFFT as i64 + (l as i64 - 1) * SYMBOL as i64, 9)
                 };
-                let s0 = slot0 + slot * SLOT as i64 + start;
+                let s0 = slot0 + (slot * SLOT) as i64 + start;
                 for i in 2..len - 2 {
                     let (Some(&a), Some(&b)) = (one(s0 + i), one(s0 + i + NFFT as i64)) else {
                         continue;
                     };
                     let p = a * b.conj();
-                    cp += Complex::new(f64::from(p.re), f64::from(p.im));
+                    *acc += Complex::new(f64::from(p.re), f64::from(p.im));
                 }
             }
         }
