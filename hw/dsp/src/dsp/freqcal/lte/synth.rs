@@ -51,7 +51,16 @@ impl LteScene {
         snr_db: Option<f64>,
         seed: u64,
     ) -> Self {
-        Self::build(pci, carrier_hz, center_hz, rate, ppm, snr_db, seed, (false, false))
+        Self::build(
+            pci,
+            carrier_hz,
+            center_hz,
+            rate,
+            ppm,
+            snr_db,
+            seed,
+            (false, false),
+        )
     }
 
     /// The same as [`LteScene::new`] for an FDD cell with the extended cyclic prefix
@@ -66,7 +75,16 @@ impl LteScene {
         snr_db: Option<f64>,
         seed: u64,
     ) -> Self {
-        Self::build(pci, carrier_hz, center_hz, rate, ppm, snr_db, seed, (false, true))
+        Self::build(
+            pci,
+            carrier_hz,
+            center_hz,
+            rate,
+            ppm,
+            snr_db,
+            seed,
+            (false, true),
+        )
     }
 
     /// The same as [`LteScene::new`] for a TDD cell (frame structure type 2,
@@ -84,7 +102,16 @@ impl LteScene {
         snr_db: Option<f64>,
         seed: u64,
     ) -> Self {
-        Self::build(pci, carrier_hz, center_hz, rate, ppm, snr_db, seed, (true, false))
+        Self::build(
+            pci,
+            carrier_hz,
+            center_hz,
+            rate,
+            ppm,
+            snr_db,
+            seed,
+            (true, false),
+        )
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -420,7 +420,10 @@ fn a_cell_of_neither_frame_geometry_gives_no_number() {
             Err(e) => {
                 let m = e.to_string();
                 eprintln!("extended CP seed {seed}: {m}");
-                assert!(m.contains("not measurable") || m.contains("no LTE cell found"), "{m}");
+                assert!(
+                    m.contains("not measurable") || m.contains("no LTE cell found"),
+                    "{m}"
+                );
             }
         }
     }
