@@ -430,7 +430,9 @@ pub(super) fn sss_found(t: &Track) -> Result<SssFound, String> {
         (Some(f), None) | (None, Some(f)) => Ok(f),
         (None, None) => Err(
             "no SSS stands out one symbol (FDD) or three symbols (TDD) before the PSS, so \
-             neither the cell's identity (PCI) nor its frame structure is confirmed"
+             neither the cell's identity (PCI) nor its frame structure is confirmed (a cell \
+             too weak, with the extended cyclic prefix, or seen by a radio whose LO and \
+             sample clock run on two crystals)"
                 .into(),
         ),
         (Some(f), Some(d)) => Err(format!(
