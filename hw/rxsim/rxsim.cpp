@@ -31,8 +31,15 @@
 // resource blocks of random QPSK around the PSS and SSS of 3GPP TS 36.211 §6.11, centred
 // at absolute RF F), lte_pci=N (0..503, default 0), lte_snr_db=S (its power over the
 // rxsim noise in its 1.08 MHz, default 0), lte_seed=K (its data and frame timing,
-// default 1). The cell's clock is exact; the radio's ppm moves its LO and its sample
-// clock, so the cell drifts in frequency and in time as a real one would.
+// default 1), lte_tdd=1 (a TDD cell instead, frame structure type 2 of §4.2 in
+// uplink-downlink configuration 1, DSUUDDSUUD, with the shortest downlink part of the
+// special subframe (3 symbols): the SSS in the last symbol of subframes 0 and 5, the
+// PSS in the third of subframes 1 and 6, nothing from the cell in the uplink subframes
+// and the guard period). The cell's clock is exact; the radio's ppm moves its LO and its
+// sample clock, so the cell drifts in frequency and in time as a real one would.
+// sample_ppm=P puts the radio's sample clock on a crystal of its own, P ppm off (the LO
+// keeps ppm, or ext_ppm when locked): the LTE cell's timing then follows P, its
+// frequency the LO (a radio with two clocks; default: one crystal drives both).
 //
 // The GSM scene (class GsmScene below): gsm_freq=F,gsm_snr_db=S puts a GSM BCCH carrier
 // at absolute RF F Hz: GMSK (BT 0.3, approximated by a one-pole smoothing of the ±Rb/4
@@ -119,7 +126,7 @@ const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "ton
                              "noise_dbfs", "pace",    "tx",      "buffer_samples", "tx_fail_after",
                              "tx_stall_after_s", "tx_stall_s", "emitters",   "settle_s", "dead_hz",
                              "seed", "rx_stall_after_s", "fail_open",
-                             "lte_freq", "lte_pci", "lte_snr_db", "lte_seed",
+                             "lte_freq", "lte_pci", "lte_snr_db", "lte_seed", "lte_tdd", "sample_ppm",
                              "gsm_freq", "gsm_snr_db"};
 
 double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
@@ -412,6 +419,8 @@ class Scene {
   public:
     struct Frame {
         double fc = 0.0, rate = 1.0, e = 0.0;
+        // The sample clock's error: e, unless the radio has a second crystal (sample_ppm).
+        double es = 0.0;
         Clock::time_point retuneAt;
         uint64_t gen = 0;
         bool pace = true;
@@ -549,6 +558,11 @@ class LteScene {
             throw std::runtime_error("rxsim: device arg lte_seed=" + argString(args, "lte_seed", "") +
                                      " must be an integer 0..2^32-1");
         noisePower_ = std::pow(10.0, argDouble(args, "noise_dbfs", -60.0) / 10.0);
+        const double tdd = argDouble(args, "lte_tdd", 0.0);
+        if (!(tdd == 0.0 || tdd == 1.0))
+            throw std::runtime_error("rxsim: device arg lte_tdd=" + argString(args, "lte_tdd", "") +
+                                     " must be 0 (FDD) or 1 (TDD)");
+        tdd_ = tdd == 1.0;
         pci_ = int(pci);
         build(uint64_t(seed));
     }
@@ -593,13 +607,15 @@ class LteScene {
     // Add the cell to out[0..n), whose first sample is the stream's sample `first`.
     void apply(SimStream *s, std::complex<float> *out, size_t n, uint64_t first, const Scene::Frame &f) const {
         if (!active() || n == 0) return;
-        const double fb = (freq_ - f.fc * (1.0 + f.e)) / (1.0 + f.e);
+        // Hz at RF over the true sample rate: the LO sets the first, the sample clock the
+        // second (one crystal: both e).
+        const double fb = (freq_ - f.fc * (1.0 + f.e)) / (1.0 + f.es);
         if (!(std::fabs(fb) < 0.5 * f.rate + kHalfWidthHz)) return; // not in the band at all
         // Power over the noise in the cell's 1.08 MHz (all of the band if narrower).
         const double inBand = std::min(1.0, 2.0 * kHalfWidthHz / f.rate);
         const float amp = float(std::sqrt(noisePower_ * inBand * std::pow(10.0, snrDb_ / 10.0)));
         const double len = double(table_.size());
-        const double step = 30.72e6 / (f.rate * (1.0 + f.e)); // table samples per radio sample
+        const double step = 30.72e6 / (f.rate * (1.0 + f.es)); // table samples per radio sample
         double pos = std::fmod(double(first) * step + offset_, len);
         const uint64_t st = cyclesToPhase(fb / f.rate);
         uint64_t ph = s->ltePhase;
@@ -638,17 +654,25 @@ class LteScene {
         std::vector<std::complex<double>> grid(73); // subcarriers -36..36 (index k + 36)
         for (int slot = 0; slot < 40; slot++) {
             for (int l = 0; l < 7; l++) {
+                // TDD: the uplink subframes (2, 3, 7, 8) and the special subframes (1, 6)
+                // past their three downlink symbols carry nothing from the cell.
+                const int sf = (slot / 2) % 10;
+                const bool silent = tdd_ && (sf == 2 || sf == 3 || sf == 7 || sf == 8 ||
+                                             ((sf == 1 || sf == 6) && (slot % 2 == 1 || l >= 3)));
                 for (int k = -36; k <= 36; k++) {
                     const double re = bit() ? 1.0 : -1.0, im = bit() ? 1.0 : -1.0;
-                    grid[k + 36] = k == 0 ? 0.0 : std::complex<double>(re, im) / std::sqrt(2.0);
+                    grid[k + 36] = k == 0 || silent ? 0.0 : std::complex<double>(re, im) / std::sqrt(2.0);
                 }
-                // PSS in the last symbol, SSS in the one before, of slots 0 and 10 of each
-                // frame; the five subcarriers either side of them are left empty.
-                if (slot % 10 == 0 && (l == 5 || l == 6)) {
+                // FDD: PSS in the last symbol, SSS in the one before, of slots 0 and 10 of
+                // each frame. TDD: SSS in the last symbol of slots 1 and 11, PSS in the
+                // third of slots 2 and 12. The five subcarriers either side are left empty.
+                const bool sssHere = tdd_ ? (slot % 10 == 1 && l == 6) : (slot % 10 == 0 && l == 5);
+                const bool pssHere = tdd_ ? (slot % 10 == 2 && l == 2) : (slot % 10 == 0 && l == 6);
+                if (sssHere || pssHere) {
                     for (int k = 32; k <= 36; k++) grid[36 + k] = grid[36 - k] = 0.0;
                     for (int n = 0; n < 62; n++) {
                         const int k = n < 31 ? n - 31 : n - 30;
-                        grid[k + 36] = l == 6 ? pss(nid2, n) : std::complex<double>(sss(nid1, nid2, slot % 20 == 10, n), 0.0);
+                        grid[k + 36] = pssHere ? pss(nid2, n) : std::complex<double>(sss(nid1, nid2, slot % 20 >= 10, n), 0.0);
                     }
                 }
                 // The symbol: cyclic prefix (160 or 144 samples), then 2048 useful.
@@ -673,6 +697,7 @@ class LteScene {
 
     double freq_ = 0.0, snrDb_ = 0.0, noisePower_ = 1e-6, offset_ = 0.0;
     int pci_ = 0;
+    bool tdd_ = false;
     std::vector<std::complex<float>> table_;
 };
 
@@ -759,6 +784,11 @@ class RxSim : public SoapySDR::Device {
         ppm_ = argDouble(args, "ppm", 0.0);
         extRef_ = argDouble(args, "ext_ref", 0.0) != 0.0;
         extPpm_ = argDouble(args, "ext_ppm", 0.0);
+        hasSamplePpm_ = args.count("sample_ppm") != 0;
+        samplePpm_ = argDouble(args, "sample_ppm", 0.0);
+        if (!(std::fabs(samplePpm_) <= 1000.0))
+            throw std::runtime_error("rxsim: device arg sample_ppm=" + argString(args, "sample_ppm", "") +
+                                     " must be in -1000..1000");
         hasTone_ = args.count("tone_hz") != 0;
         toneHz_ = argDouble(args, "tone_hz", 0.0);
         toneDbfs_ = argDouble(args, "tone_dbfs", -20.0);
@@ -1264,6 +1294,7 @@ class RxSim : public SoapySDR::Device {
         t.namp = noiseAmp_;
         t.noise = noise_->data();
         t.frame.e = e;
+        t.frame.es = hasSamplePpm_ ? samplePpm_ * 1e-6 : e;
         t.frame.fc = rxFreq_;
         t.frame.rate = rxRate_;
         t.frame.retuneAt = retuneAt_;
@@ -1320,6 +1351,8 @@ class RxSim : public SoapySDR::Device {
     std::string serial_;
     double ppm_, extPpm_, toneHz_, toneDbfs_, noiseDbfs_, bufferSamples_, txFailAfter_, txStallAfter_, txStallFor_;
     double rxStallAfter_ = -1.0;              // rx_stall_after_s; negative: never
+    double samplePpm_ = 0.0;                  // sample_ppm (when hasSamplePpm_)
+    bool hasSamplePpm_ = false;
     bool rxStreamed_ = false, rxStallLogged_ = false; // guarded by mu_
     Clock::time_point rxFirstActive_;         // guarded by mu_
     float toneAmp_, noiseAmp_; // from tone_dbfs and noise_dbfs

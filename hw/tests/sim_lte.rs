@@ -261,6 +261,78 @@ fn lte_scene_follows_the_radio_ppm_in_time_and_frequency() {
     );
 }
 
+/// `lte_tdd=1` is frame structure type 2 (TS 36.211 §4.2, §6.11), configuration 1
+/// with the shortest downlink part of the special subframe: the PSS in the third symbol
+/// of subframe 1/6, the standard's SSS for PCI 301 in the last symbol of subframe 0/5
+/// (412 samples before the PSS at 1.92 MS/s), QPSK data where the FDD SSS would be, and
+/// nothing from the cell after the special subframe's three symbols until subframe 4.
+#[test]
+fn lte_tdd_scene_has_the_type_2_frame_geometry() {
+    let x = capture(
+        "driver=rxsim,serial=lte-tdd,pace=0,noise_dbfs=-100,lte_freq=806e6,lte_pci=301,lte_snr_db=80,lte_tdd=1",
+        806e6,
+        1.92e6,
+        3 * 9600 + 2000,
+    );
+    let (p, rho2) = pss_start(&x, 29.0, 0.0);
+    assert!(rho2 > 0.999, "PSS root 29 correlation {rho2}");
+    let p = if p < 2204 { p + 9600 } else { p };
+    let y = fft128(&x[p..]);
+    let g = y[bin(0)] / zadoff_chu(29.0, 0);
+    // The SSS three symbols (412 samples) earlier: real ±1 times the PSS's factor.
+    let ys = fft128(&x[p - 412..]);
+    let d: Vec<f64> = (0..62).map(|n| (ys[bin(n)] / g).re).collect();
+    assert!(
+        [false, true].into_iter().any(|sf5| sss_ref(100, 1, sf5)
+            .iter()
+            .zip(&d)
+            .all(|(a, b)| (a - b).abs() < 1e-3)),
+        "no SSS of PCI 301 three symbols before the PSS"
+    );
+    // One symbol earlier (where an FDD cell's SSS is): QPSK data.
+    let yf = fft128(&x[p - 137..]);
+    let v = yf[bin(0)] / g;
+    assert!(
+        (v.re.abs() - FRAC_1_SQRT_2).abs() < 2e-3 && (v.im.abs() - FRAC_1_SQRT_2).abs() < 2e-3,
+        "not QPSK before the PSS: {v}"
+    );
+    // Silent from the end of the PSS symbol (the special subframe's guard period, then
+    // the uplink subframes 2 and 3) to subframe 4; data again after.
+    let h = p - 2204; // the half frame's start
+    let power =
+        |a: usize, b: usize| x[a..b].iter().map(|v| v.norm_sqr()).sum::<f64>() / (b - a) as f64;
+    let data = power(h, h + 1920);
+    assert!(
+        power(h + 2332 + 2, h + 7680 - 2) < 1e-6 * data,
+        "uplink not silent"
+    );
+    assert!(power(h + 7680, h + 9600) > 0.5 * data, "subframe 4 silent");
+}
+
+/// `sample_ppm=20` with the LO exact: the cell arrives 20 ppm early in time (the sample
+/// clock runs fast) and stays at 0 Hz (the LO's), a radio with two clocks.
+#[test]
+fn lte_scene_sample_ppm_moves_time_not_frequency() {
+    let e = 20e-6;
+    let x = capture(
+        "driver=rxsim,serial=lte-2clk,pace=0,noise_dbfs=-80,sample_ppm=20,lte_freq=1842.5e6,lte_pci=2,lte_snr_db=60",
+        1842.5e6,
+        1.92e6,
+        201 * 9600 + 2000,
+    );
+    let (p0, rho2) = pss_start(&x, 34.0, 0.0);
+    assert!(rho2 > 0.8, "not at 0 Hz: {rho2}");
+    let late = &x[200 * 9600 - 100..];
+    let (p200, rho2) = pss_start(late, 34.0, 0.0);
+    assert!(rho2 > 0.8, "{rho2}");
+    let p200 = p200 as f64 + (200 * 9600 - 100) as f64;
+    let expected = p0 as f64 + 200.0 * 9600.0 * (1.0 + e);
+    assert!(
+        (p200 - expected).abs() <= 1.0,
+        "PSS at {p200}, expected {expected}"
+    );
+}
+
 /// Bad scene arguments are refused when the radio opens, naming the argument.
 #[test]
 fn lte_scene_arguments_are_checked() {
@@ -271,6 +343,9 @@ fn lte_scene_arguments_are_checked() {
         ("lte_freq=806e6,lte_snr_db=x", "lte_snr_db"),
         ("lte_freq=0", "lte_freq"),
         ("lte_freq=806e6,lte_seed=-1", "lte_seed"),
+        ("lte_freq=806e6,lte_tdd=2", "lte_tdd"),
+        ("sample_ppm=x", "sample_ppm"),
+        ("sample_ppm=5000", "sample_ppm"),
     ] {
         let Err(err) = RxRadio::open(&format!("driver=rxsim,serial=lte-bad,{args}")) else {
             panic!("{args}: accepted");

@@ -295,6 +295,51 @@ fn clkin_calibrate_finds_an_lte_radio_error_and_its_cell() {
     );
 }
 
+/// A TDD cell in the simulated radio (frame structure type 2: SSS three symbols before
+/// the PSS, uplink subframes silent), radio at −23 ppm, 0 dB, 2 s: measured, not
+/// refused — PASS, the cell named with "(TDD)", the number within 3 of its stated σ.
+#[test]
+fn clkin_calibrate_measures_a_tdd_lte_cell() {
+    let lab = Lab::new();
+    let dev = format!("{},lte_tdd=1", lte_radio("ltetdd1", -23.0, 0.0, 77));
+    let o = calibrate_lte(&lab, &dev, &["-t", "2"]);
+    expect_exit!(o, 0);
+    let r = parsed(&o);
+    assert_eq!(r.status, "PASS", "{}", r.detail);
+    assert_eq!(r.cell.as_deref(), Some("PCI 77 at 1842.5 MHz (TDD)"));
+    let (ppm, u) = (
+        r.ppm.unwrap_or(f64::NAN),
+        r.uncertainty_ppm.unwrap_or(f64::NAN),
+    );
+    assert!(u > 0.0 && u < 0.05, "{ppm} ± {u}");
+    assert!((ppm + 23.0).abs() <= 3.0 * u, "{ppm} ± {u}");
+}
+
+/// A radio whose LO and sample clock run on two crystals (LO −20 ppm, sample clock
+/// +20 ppm), with an FDD and a TDD cell: never a confident wrong number — either no
+/// number, saying the error is not measurable, or the LO's −20 ppm within 3 stated σ.
+#[test]
+fn clkin_calibrate_gives_no_wrong_lte_number_with_two_clocks() {
+    let lab = Lab::new();
+    for (serial, frame) in [("lte2c1", ""), ("lte2c2", ",lte_tdd=1")] {
+        let dev = format!("{}{frame},sample_ppm=20", lte_radio(serial, -20.0, 0.0, 77));
+        let o = calibrate_lte(&lab, &dev, &["-t", "2"]);
+        let r = parsed(&o);
+        match (r.ppm, r.uncertainty_ppm) {
+            (Some(ppm), Some(u)) => {
+                expect_exit!(o, 0);
+                assert!((ppm + 20.0).abs() <= 3.0 * u, "{frame}: {ppm} ± {u}");
+            }
+            _ => {
+                expect_exit!(o, 1);
+                assert_eq!(r.status, "FAIL");
+                assert!(r.detail.contains("not measurable"), "{frame}: {}", r.detail);
+                assert_eq!(r.calibration_stored, None);
+            }
+        }
+    }
+}
+
 /// No LTE cell (noise only, or a GSM carrier where the cell should be): FAIL "no LTE
 /// cell found", exit 1, never a number, nothing kept; a rate below LTE's 1.92 MS/s
 /// grid is bad input naming the field.

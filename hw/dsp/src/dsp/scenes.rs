@@ -13,7 +13,9 @@
 //!   ±70 ppm (beyond the searched ±60 ppm in some scenes), a CW spur as strong as the
 //!   carrier in 30 % of them, tuned up to ±100 kHz off the carrier.
 //! - **LTE**: 2 s of a cell at −6…+6 dB, the LO anywhere in ±50 ppm; the sample clock on
-//!   a second crystal (3…40 ppm away) in 30 % of the scenes, a TDD cell in 20 %.
+//!   a second crystal (3…40 ppm away) in 30 % of the scenes; a TDD cell in 40 %, an FDD
+//!   cell with the extended cyclic prefix (a frame geometry the estimator does not
+//!   assume: no number) in 10 %.
 use super::clkin::{ClkinConfig, ClkinEstimator};
 use super::freqcal::synth::Xorshift;
 use super::freqcal::{freq_cal_estimator, FreqCalConfig, FreqCalMethod, GsmScene, LteScene};
@@ -36,8 +38,8 @@ pub enum SceneKind {
 pub enum Knowable {
     /// One clean answer is in the data: a number, if given, must cover the truth.
     Yes,
-    /// The data cannot tell (two carriers and nothing to pick one, two crystals, TDD,
-    /// outside the searched range): there must be no number.
+    /// The data cannot tell (two carriers and nothing to pick one, two crystals, a
+    /// frame geometry not assumed, outside the searched range): there must be no number.
     No,
     /// Near a detection threshold: either a covered number or none.
     Either,
@@ -270,15 +272,26 @@ fn lte_scene(seed: u64) -> SceneOutcome {
     } else {
         ppm
     };
-    let tdd = r.uniform() < 0.2;
+    let frame = r.uniform();
     let (rate, seconds) = (1.92e6, 2.0);
-    let mut scene = if tdd {
-        LteScene::new_tdd(pci, carrier, carrier, rate, ppm, Some(snr), seed + 1)
+    let (frame, mut scene) = if frame < 0.4 {
+        (
+            "TDD",
+            LteScene::new_tdd(pci, carrier, carrier, rate, ppm, Some(snr), seed + 1),
+        )
+    } else if frame < 0.5 {
+        (
+            "FDD extended-CP",
+            LteScene::new_extended_cp(pci, carrier, carrier, rate, ppm, Some(snr), seed + 1),
+        )
     } else {
-        LteScene::new(pci, carrier, carrier, rate, ppm, Some(snr), seed + 1)
+        (
+            "FDD",
+            LteScene::new(pci, carrier, carrier, rate, ppm, Some(snr), seed + 1),
+        )
     };
     scene.clock_ppm = clock;
-    let knowable = if two || tdd {
+    let knowable = if two || frame == "FDD extended-CP" {
         Knowable::No
     } else if snr < -3.0 {
         Knowable::Either
@@ -291,8 +304,7 @@ fn lte_scene(seed: u64) -> SceneOutcome {
         kind: SceneKind::Lte,
         seed,
         what: format!(
-            "LTE {} PCI {pci} at {:.1} MHz, {snr:.1} dB, LO {ppm:+.3} ppm, sample clock {clock:+.3} ppm",
-            if tdd { "TDD" } else { "FDD" },
+            "LTE {frame} PCI {pci} at {:.1} MHz, {snr:.1} dB, LO {ppm:+.3} ppm, sample clock {clock:+.3} ppm",
             carrier / 1e6
         ),
         truth_ppm: ppm,
@@ -328,8 +340,8 @@ mod tests {
 
     /// A fixed-seed subset of the adversarial scenes: every reported number within
     /// 3 σ of the truth, and no number in any scene the data cannot tell (a second
-    /// carrier with nothing to pick one, LO and sample clock on two crystals, a TDD
-    /// cell, an error outside the searched range).
+    /// carrier with nothing to pick one, LO and sample clock on two crystals, a frame
+    /// geometry not assumed, an error outside the searched range).
     #[test]
     fn adversarial_scenes_give_covered_numbers_or_none() {
         let plan: Vec<(SceneKind, u64)> = (1..=16)

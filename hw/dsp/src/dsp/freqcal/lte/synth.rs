@@ -1,9 +1,11 @@
 //! An LTE downlink as a radio with a clock error sees it, for tests and the benchmark,
-//! built from the standard's definitions (3GPP TS 36.211 §6.11, §6.12) independently of
-//! the estimator's own path: a 1.4 MHz FDD cell (six resource blocks of random QPSK,
-//! the PSS and SSS in slots 0 and 10, normal cyclic prefix) tabulated over two frames
-//! at 30.72 MS/s and read at the radio's true sample instants, turned to the offset its
-//! LO error gives, plus white noise.
+//! built from the standard's definitions (3GPP TS 36.211 §4, §6.11, §6.12) independently
+//! of the estimator's own path (only the PSS and SSS sequences are shared): a 1.4 MHz
+//! cell (six resource blocks of random QPSK; FDD: the PSS and SSS in the last two
+//! symbols of slots 0 and 10; TDD: see [`LteScene::new_tdd`]; normal cyclic prefix, or
+//! extended for [`LteScene::new_extended_cp`]) tabulated over two frames at 30.72 MS/s
+//! and read at the radio's true sample instants (its sample clock's error), turned to
+//! the offset its LO error gives, plus white noise.
 use super::seq::{pss, sss, subcarrier, SEQ_LEN};
 use crate::dsp::freqcal::synth::Xorshift;
 use num_complex::Complex;
@@ -49,7 +51,40 @@ impl LteScene {
         snr_db: Option<f64>,
         seed: u64,
     ) -> Self {
-        Self::build(pci, carrier_hz, center_hz, rate, ppm, snr_db, seed, false)
+        Self::build(
+            pci,
+            carrier_hz,
+            center_hz,
+            rate,
+            ppm,
+            snr_db,
+            seed,
+            (false, false),
+        )
+    }
+
+    /// The same as [`LteScene::new`] for an FDD cell with the extended cyclic prefix
+    /// (TS 36.211 §6.12: six symbols a slot, each with a 512-sample prefix at 30.72 MS/s;
+    /// the PSS in the last symbol of slots 0 and 10, the SSS in the one before).
+    pub fn new_extended_cp(
+        pci: u16,
+        carrier_hz: f64,
+        center_hz: f64,
+        rate: f64,
+        ppm: f64,
+        snr_db: Option<f64>,
+        seed: u64,
+    ) -> Self {
+        Self::build(
+            pci,
+            carrier_hz,
+            center_hz,
+            rate,
+            ppm,
+            snr_db,
+            seed,
+            (false, true),
+        )
     }
 
     /// The same as [`LteScene::new`] for a TDD cell (frame structure type 2,
@@ -67,7 +102,16 @@ impl LteScene {
         snr_db: Option<f64>,
         seed: u64,
     ) -> Self {
-        Self::build(pci, carrier_hz, center_hz, rate, ppm, snr_db, seed, true)
+        Self::build(
+            pci,
+            carrier_hz,
+            center_hz,
+            rate,
+            ppm,
+            snr_db,
+            seed,
+            (true, false),
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -79,7 +123,7 @@ impl LteScene {
         ppm: f64,
         snr_db: Option<f64>,
         seed: u64,
-        tdd: bool,
+        (tdd, extended_cp): (bool, bool),
     ) -> Self {
         let pci = usize::from(pci % 504);
         let (n1, n2) = (pci / 3, pci % 3);
@@ -88,8 +132,9 @@ impl LteScene {
         let ifft = FftPlanner::new().plan_fft_inverse(n);
         let mut table = Vec::with_capacity(TABLE_LEN);
         let mut grid = vec![Complex::new(0.0f32, 0.0); n];
+        let symbols = if extended_cp { 6 } else { 7 };
         for slot in 0..40 {
-            for l in 0..7 {
+            for l in 0..symbols {
                 grid.iter_mut().for_each(|v| *v = Complex::new(0.0, 0.0));
                 let sf = (slot / 2) % 10;
                 // TDD: uplink subframes, and the special subframes past their three
@@ -98,9 +143,12 @@ impl LteScene {
                     && (matches!(sf, 2 | 3 | 7 | 8)
                         || (matches!(sf, 1 | 6) && (slot % 2 == 1 || l >= 3)));
                 let (sss_here, pss_here) = if tdd {
-                    (slot % 10 == 1 && l == 6, slot % 10 == 2 && l == 2)
+                    (slot % 10 == 1 && l == symbols - 1, slot % 10 == 2 && l == 2)
                 } else {
-                    (slot % 10 == 0 && l == 5, slot % 10 == 0 && l == 6)
+                    (
+                        slot % 10 == 0 && l == symbols - 2,
+                        slot % 10 == 0 && l == symbols - 1,
+                    )
                 };
                 for k in (-36i32..=36).filter(|&k| k != 0 && !silent) {
                     let bits = rng.next_u64();
@@ -126,7 +174,11 @@ impl LteScene {
                     }
                 }
                 ifft.process(&mut grid);
-                let cp = if l == 0 { 160 } else { 144 };
+                let cp = match (extended_cp, l) {
+                    (true, _) => 512,
+                    (false, 0) => 160,
+                    (false, _) => 144,
+                };
                 table.extend_from_slice(&grid[n - cp..]);
                 table.extend_from_slice(&grid);
             }
