@@ -30,6 +30,7 @@ mod risk;
 mod strict_json;
 mod sweep;
 mod task;
+mod units;
 #[cfg(test)]
 mod testutil;
 
@@ -74,4 +75,5 @@ pub use crate::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
         MAX_TASK_BYTES,
     },
+    units::{parse_quantity, parse_seconds, parse_si, si, Quantity},
 };
