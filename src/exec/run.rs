@@ -356,9 +356,7 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
     ))?;
     let at = now_iso();
     let verified = match line {
-        None => Err(format!(
-            "authorization refused for task {ids}: no line typed (end of input)"
-        )),
+        None => Err("no line typed (end of input)".to_owned()),
         Some(l) => match crate::store::key::load(run.paths) {
             Ok(Some(k)) => {
                 verify_node_authorization(task, &run.approved.approval, k.bytes(), &l, &at)
@@ -373,7 +371,12 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
             run.paths,
             ids,
             Some(run.sha),
-            format!("authorization refused for {ids}: {why}"),
+            // The interlock's refusal names the task already: one sentence per fact.
+            if why.starts_with("authorization refused") {
+                why
+            } else {
+                format!("authorization refused for task {ids}: {why}")
+            },
         )
     })?;
     let mac = crate::store::key::load(run.paths)?
@@ -417,7 +420,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             continue;
         }
         if show_progress {
-            eprintln!("{}", progress_line(run.plan, i));
+            eprintln!("{}", progress_line(run.plan, &run.policy, i));
         }
         crate::store::progress::step(run.paths, run.ids, i + 1, run.plan.steps.len(), step.op());
         let s = StepCtx {
@@ -469,8 +472,9 @@ fn device_and_time(step: &Step) -> (Option<&str>, Option<f64>) {
 }
 
 /// `[2/3] rx_capture on driver=hackrf: 5.0 s (about 7 s left in the run)`: the
-/// step, its radio, its length and the time the timed steps from here take.
-fn progress_line(plan: &rxnode_interlock::Plan, i: usize) -> String {
+/// step, its radio, its length and the time the timed steps from here take —
+/// those the node's policy lets run (a step it blocks takes no time).
+fn progress_line(plan: &rxnode_interlock::Plan, policy: &Policy, i: usize) -> String {
     let Some(step) = plan.steps.get(i) else {
         return String::new();
     };
@@ -479,13 +483,17 @@ fn progress_line(plan: &rxnode_interlock::Plan, i: usize) -> String {
     if let Some(d) = device {
         line.push_str(&format!(" on {d}"));
     }
-    if let Some(s) = secs {
+    if let Err(e) = rxnode_interlock::check_step(step, policy) {
+        // The step opens no radio: its length is no time of the run.
+        line.push_str(&format!(": blocked by the node's policy ({e})"));
+    } else if let Some(s) = secs {
         line.push_str(&format!(": {} s", crate::result::plot::trim_number(s, 1)));
     }
     let left: f64 = plan
         .steps
         .iter()
         .skip(i)
+        .filter(|s| rxnode_interlock::check_step(s, policy).is_ok())
         .filter_map(|s| device_and_time(s).1)
         .sum();
     if left > 0.0 {
