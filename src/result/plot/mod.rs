@@ -7,6 +7,7 @@
 //! Licence: `src/assets/DejaVuSans-LICENSE` (Bitstream Vera licence; DejaVu
 //! changes are public domain — embedding is allowed).
 use anyhow::{Context, Result};
+use plotters::prelude::{BitMapBackend, DrawingArea, IntoFont, Text, TextStyle};
 use plotters::style::FontStyle;
 use std::path::Path;
 
@@ -34,6 +35,43 @@ fn font_ready() -> Result<()> {
         .get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
     anyhow::ensure!(ok, "the embedded font cannot be loaded");
     Ok(())
+}
+
+/// Draw `title` centred at the top of `area`, broken at its ` · ` separators
+/// into as many lines as it needs to fit the width (never clipped at the
+/// edges); returns the area below it, a gap included.
+fn draw_title<'a>(
+    area: &DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>,
+    title: &str,
+    px: u32,
+) -> Result<DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let style = TextStyle::from((FAMILY, px).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let width = area.dim_in_pixel().0.saturating_sub(24);
+    let fits = |t: &str| {
+        area.estimate_text_size(t, &style)
+            .map(|(w, _)| w <= width)
+            .unwrap_or(true)
+    };
+    let mut lines: Vec<String> = Vec::new();
+    for part in title.split(" · ") {
+        match lines.last_mut() {
+            Some(l) if fits(&format!("{l} · {part}")) => {
+                l.push_str(" · ");
+                l.push_str(part);
+            }
+            _ => lines.push(part.to_owned()),
+        }
+    }
+    let line_h = px + 4;
+    let cx = i32::try_from(area.dim_in_pixel().0 / 2).unwrap_or(0);
+    for (i, l) in lines.iter().enumerate() {
+        let y = 8 + i32::try_from(i).unwrap_or(0) * i32::try_from(line_h).unwrap_or(20);
+        area.draw(&Text::new(l.as_str(), (cx, y), style.clone()))
+            .map_err(err)?;
+    }
+    let used = 8 + line_h * u32::try_from(lines.len()).unwrap_or(1) + 6;
+    Ok(area.split_vertically(used).1)
 }
 
 /// Most points drawn per trace (max-held), so a 6 GHz sweep stays a picture.
