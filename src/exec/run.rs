@@ -563,7 +563,8 @@ fn record_run(
                 .and_then(serde_json::Value::as_u64)
                 .unwrap_or(0);
             let png = dir.join(format!("FREQCAL_{n}.png"));
-            if let Err(err) = crate::result::write_freq_cal_png(&png, e) {
+            let origin = format!("{} step {n}", run.ids);
+            if let Err(err) = crate::result::write_freq_cal_png(&png, e, &origin) {
                 tracing::warn!("freq_cal plot {}: {err:#}", png.display());
             }
         }

@@ -248,7 +248,7 @@ pub(crate) fn write_spectrum_pngs(dir: &Path, r: &RxResult) -> Result<Vec<std::p
     Ok(out)
 }
 
-pub(super) fn short(s: &str, n: usize) -> String {
+pub(crate) fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_owned()
     } else {

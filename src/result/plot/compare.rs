@@ -88,10 +88,15 @@ pub(crate) fn write_compare_pngs(dir: &Path, r: &RxResult) -> Result<Vec<PathBuf
                 .to_owned()
         };
         let title = format!(
-            "{} step {n}: clkin_compare — MASTER {} / SLAVE {}",
+            "{} step {n}: clkin_compare — MASTER {} / SLAVE {} · {}",
             r.task_id,
             super::capture::short(&dev("master"), 40),
-            super::capture::short(&dev("slave"), 40)
+            super::capture::short(&dev("slave"), 40),
+            r.timeline
+                .completed_at
+                .as_deref()
+                .or(r.timeline.started_at.as_deref())
+                .unwrap_or("time unknown")
         );
         if let Some(p) = ComparePlot::of(title, e) {
             let path = dir.join(crate::result::compare_png_name(n));
@@ -154,7 +159,7 @@ fn draw(
     };
     let mut chart = ChartBuilder::on(&top)
         .margin(14)
-        .caption(&p.title, (FAMILY, 16))
+        .caption(&p.title, (FAMILY, 15))
         .x_label_area_size(40)
         .y_label_area_size(80)
         .build_cartesian_2d(0.0..t1, y0..y1)

@@ -18,6 +18,7 @@ mod heatmap;
 mod spectrum;
 
 pub(crate) use capture::live_spectrum;
+pub(crate) use capture::short;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
