@@ -158,6 +158,7 @@ pub(crate) fn spectrum_plot(sw: &Swept, what: &str) -> SpectrumPlot {
         failed_hz: r.failed_ranges_hz.clone(),
         freq_known: true,
         clkin: None,
+        band_hz: Some([r.config.start_hz, r.config.stop_hz]),
     }
 }
 

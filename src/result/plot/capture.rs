@@ -29,6 +29,7 @@ pub(crate) fn live_spectrum(
         failed_hz: Vec::new(),
         freq_known: true,
         clkin: clkin.as_ref().and_then(clkin_inset_of),
+        band_hz: None,
     }
 }
 
@@ -71,6 +72,7 @@ pub(crate) fn capture_plot(r: &RxResult, n: usize, c: &serde_json::Value) -> Opt
         failed_hz: Vec::new(),
         freq_known: known,
         clkin,
+        band_hz: None,
     })
 }
 
@@ -230,6 +232,7 @@ pub(crate) fn write_spectrum_png(path: &Path, psd_db: &[f64]) -> Result<()> {
             failed_hz: Vec::new(),
             freq_known: false,
             clkin: None,
+            band_hz: None,
         },
     )
 }

@@ -132,6 +132,9 @@ pub(crate) struct SpectrumPlot {
     /// The CLKIN check, drawn zoomed in an inset: expected and measured tone
     /// side by side, with the error in ppm and the verdict.
     pub clkin: Option<ClkinInset>,
+    /// The band asked for (a sweep's `[start, stop]`, Hz): its edges are labelled
+    /// with their own values on the axis.
+    pub band_hz: Option<[f64; 2]>,
 }
 
 /// What the CLKIN inset shows.
@@ -361,6 +364,7 @@ mod tests {
             failed_hz: vec![[104e6, 105e6]],
             freq_known: true,
             clkin: None,
+            band_hz: Some([88e6, 108e6]),
         }
     }
 
