@@ -75,5 +75,5 @@ pub use crate::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
         MAX_TASK_BYTES,
     },
-    units::{parse_quantity, parse_seconds, parse_si, si, Quantity},
+    units::{fmt_rate, parse_quantity, parse_seconds, parse_si, si, Quantity},
 };

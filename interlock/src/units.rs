@@ -78,6 +78,18 @@ pub fn si(v: f64, unit: &str) -> String {
     format!("{t} {prefix}{unit}")
 }
 
+/// A sample rate as every report writes it: MS/s with three decimals, more
+/// only when the rate needs them (`2.000 MS/s`, `1.920 MS/s`, `2.4576 MS/s`,
+/// `0.250 MS/s`).
+pub fn fmt_rate(sps: f64) -> String {
+    let m = sps / 1e6;
+    let text = (3..=6)
+        .map(|d| format!("{m:.d$}"))
+        .find(|t| t.parse::<f64>().is_ok_and(|x| (x - m).abs() <= m.abs() * 1e-12))
+        .unwrap_or_else(|| format!("{m:.6}"));
+    format!("{text} MS/s")
+}
+
 /// A frequency, rate or bin width with an optional SI suffix, as SDR tools write
 /// them: `433.92M`, `2.4G`, `10k`, `2e6`, `100MHz`, `2 MS/s`. `k`/`K` is 10³, `M`
 /// 10⁶, `G`/`g` 10⁹ (a lower-case `m` would be milli, and is refused).
@@ -224,6 +236,15 @@ mod tests {
         assert!(Quantity::Frequency.implausible(433.92e6).is_none());
         assert!(Quantity::Frequency.implausible(1e12).unwrap().contains("above 300 GHz"));
         assert!(Quantity::SampleRate.implausible(0.0).is_none(), "another check says so");
+    }
+
+    #[test]
+    fn a_rate_is_ms_per_s_with_the_decimals_it_needs() {
+        assert_eq!(fmt_rate(2e6), "2.000 MS/s");
+        assert_eq!(fmt_rate(10e6), "10.000 MS/s");
+        assert_eq!(fmt_rate(1.92e6), "1.920 MS/s");
+        assert_eq!(fmt_rate(2.4576e6), "2.4576 MS/s");
+        assert_eq!(fmt_rate(250e3), "0.250 MS/s");
     }
 
     #[test]

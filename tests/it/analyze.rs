@@ -350,7 +350,7 @@ fn human_output_names_the_peaks() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("centre        433.920000 MHz"), "{out}");
-    assert!(out.contains("at 2.000000 MS/s"), "{out}");
+    assert!(out.contains("at 2.000 MS/s"), "{out}");
     let peak = out
         .lines()
         .find(|l| l.starts_with("peaks "))
