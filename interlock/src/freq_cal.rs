@@ -97,8 +97,16 @@ impl FreqCalStep {
             }
         }
         for (name, v, q) in [
-            ("frequency_hz", self.frequency_hz, crate::Quantity::Frequency),
-            ("sample_rate_hz", self.sample_rate_hz, crate::Quantity::SampleRate),
+            (
+                "frequency_hz",
+                self.frequency_hz,
+                crate::Quantity::Frequency,
+            ),
+            (
+                "sample_rate_hz",
+                self.sample_rate_hz,
+                crate::Quantity::SampleRate,
+            ),
         ] {
             if let Some(why) = q.implausible(v) {
                 out.push(format!("{name} {why}"));

@@ -30,9 +30,9 @@ mod risk;
 mod strict_json;
 mod sweep;
 mod task;
-mod units;
 #[cfg(test)]
 mod testutil;
+mod units;
 
 pub use crate::{
     error::{Error, Issue},

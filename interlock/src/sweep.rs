@@ -245,7 +245,11 @@ impl SweepConfig {
         for (field, v, q) in [
             ("start_hz", self.start_hz, crate::Quantity::Frequency),
             ("stop_hz", self.stop_hz, crate::Quantity::Frequency),
-            ("sample_rate_hz", self.sample_rate_hz, crate::Quantity::SampleRate),
+            (
+                "sample_rate_hz",
+                self.sample_rate_hz,
+                crate::Quantity::SampleRate,
+            ),
         ] {
             if let Some(why) = q.implausible(v) {
                 bad(field, format!("{field} {why}"));

@@ -85,7 +85,10 @@ pub fn fmt_rate(sps: f64) -> String {
     let m = sps / 1e6;
     let text = (3..=6)
         .map(|d| format!("{m:.d$}"))
-        .find(|t| t.parse::<f64>().is_ok_and(|x| (x - m).abs() <= m.abs() * 1e-12))
+        .find(|t| {
+            t.parse::<f64>()
+                .is_ok_and(|x| (x - m).abs() <= m.abs() * 1e-12)
+        })
         .unwrap_or_else(|| format!("{m:.6}"));
     format!("{text} MS/s")
 }
@@ -234,8 +237,14 @@ mod tests {
             "433.92 Hz is implausible (below 1 kHz)"
         );
         assert!(Quantity::Frequency.implausible(433.92e6).is_none());
-        assert!(Quantity::Frequency.implausible(1e12).unwrap().contains("above 300 GHz"));
-        assert!(Quantity::SampleRate.implausible(0.0).is_none(), "another check says so");
+        assert!(Quantity::Frequency
+            .implausible(1e12)
+            .unwrap()
+            .contains("above 300 GHz"));
+        assert!(
+            Quantity::SampleRate.implausible(0.0).is_none(),
+            "another check says so"
+        );
     }
 
     #[test]

@@ -168,8 +168,18 @@ mod tests {
                 }
             }
         }
-        for (short, long) in [('d', "device"), ('f', "frequency-hz"), ('r', "sample-rate-hz"), ('t', "duration-s"), ('g', "gain-db")] {
-            assert_eq!(seen.get(&short).map(|(_, l)| l.as_str()), Some(long), "-{short}");
+        for (short, long) in [
+            ('d', "device"),
+            ('f', "frequency-hz"),
+            ('r', "sample-rate-hz"),
+            ('t', "duration-s"),
+            ('g', "gain-db"),
+        ] {
+            assert_eq!(
+                seen.get(&short).map(|(_, l)| l.as_str()),
+                Some(long),
+                "-{short}"
+            );
         }
     }
 
@@ -198,7 +208,10 @@ mod tests {
             arg(&["results"], "status"),
             ["PASS", "FAIL", "PARTIAL", "SKIP", "BLOCKED", "NOT_RUN"]
         );
-        assert_eq!(arg(&["mark-completed"], "status"), ["PASS", "FAIL", "PARTIAL", "SKIP"]);
+        assert_eq!(
+            arg(&["mark-completed"], "status"),
+            ["PASS", "FAIL", "PARTIAL", "SKIP"]
+        );
         assert_eq!(arg(&["clkin", "calibrate"], "method"), ["gsm", "lte"]);
     }
 

@@ -548,7 +548,13 @@ fn one_flag_language_across_commands() {
         a.push("--help");
         ok(&rxnode(d.path()).args(&a).output().unwrap())
     };
-    for cmd in [&["watch"][..], &["task", "new"], &["results"], &["publish"], &["run"]] {
+    for cmd in [
+        &["watch"][..],
+        &["task", "new"],
+        &["results"],
+        &["publish"],
+        &["run"],
+    ] {
         let h = help(cmd);
         for flag in ["--remote", "--branch", "--task-path"] {
             assert!(h.contains(flag), "{cmd:?} --help lacks {flag}");
@@ -585,7 +591,10 @@ fn one_flag_language_across_commands() {
             .output()
             .unwrap();
         let j: serde_json::Value = serde_json::from_slice(&ok(&out).into_bytes()).unwrap();
-        (j["sample_rate_hz"].clone(), j["peaks"][0]["frequency_hz"].clone())
+        (
+            j["sample_rate_hz"].clone(),
+            j["peaks"][0]["frequency_hz"].clone(),
+        )
     };
     let new = analyze(&["-r", "1M", "-f", "100M"]);
     let long = analyze(&["--sample-rate-hz", "1M", "--frequency-hz", "100M"]);
@@ -615,15 +624,31 @@ fn statuses_in_any_case_and_completions_offer_values() {
         .output()
         .unwrap();
     expect_exit!(out, 2);
-    assert!(text(&out.stderr).contains("PASS, FAIL, PARTIAL, SKIP, BLOCKED, NOT_RUN"), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("PASS, FAIL, PARTIAL, SKIP, BLOCKED, NOT_RUN"),
+        "{}",
+        show(&out)
+    );
     // mark-completed parses `Pass` (the refusal is about the unknown task, not the word).
     let out = rxnode(d.path())
         .args(["mark-completed", "NO_SUCH", "--status", "Pass"])
         .output()
         .unwrap();
-    assert!(!text(&out.stderr).contains("invalid value"), "{}", show(&out));
-    let bash = ok(&rxnode(d.path()).args(["completions", "bash"]).output().unwrap());
-    for values in ["cf32 ci16", "GREEN YELLOW RED", "PASS FAIL PARTIAL SKIP BLOCKED NOT_RUN", "gsm lte"] {
+    assert!(
+        !text(&out.stderr).contains("invalid value"),
+        "{}",
+        show(&out)
+    );
+    let bash = ok(&rxnode(d.path())
+        .args(["completions", "bash"])
+        .output()
+        .unwrap());
+    for values in [
+        "cf32 ci16",
+        "GREEN YELLOW RED",
+        "PASS FAIL PARTIAL SKIP BLOCKED NOT_RUN",
+        "gsm lte",
+    ] {
         assert!(bash.contains(values), "bash completions lack {values:?}");
     }
 }
@@ -643,7 +668,16 @@ fn durations_take_units_and_implausible_numbers_name_the_fix() {
             .output()
             .unwrap()
     };
-    let cap = ["capture", "-d", "driver=rxsim", "-f", "100M", "-r", "2M", "-t"];
+    let cap = [
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100M",
+        "-r",
+        "2M",
+        "-t",
+    ];
     for (t, samples) in [("200ms", 400_000), ("0.1", 200_000), ("0.05s", 100_000)] {
         let mut a = cap.to_vec();
         a.push(t);

@@ -97,7 +97,11 @@ impl StepCheck<'_> {
         self.positive_finite(s.frequency_hz, "frequency_hz");
         self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
         self.plausible(s.frequency_hz, "frequency_hz", crate::Quantity::Frequency);
-        self.plausible(s.sample_rate_hz, "sample_rate_hz", crate::Quantity::SampleRate);
+        self.plausible(
+            s.sample_rate_hz,
+            "sample_rate_hz",
+            crate::Quantity::SampleRate,
+        );
         self.positive_finite(s.duration_s, "duration_s");
         self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
         if let Some(g) = &s.gain_db {
@@ -202,7 +206,11 @@ impl StepCheck<'_> {
         self.positive_finite(s.frequency_hz, "frequency_hz");
         self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
         self.plausible(s.frequency_hz, "frequency_hz", crate::Quantity::Frequency);
-        self.plausible(s.sample_rate_hz, "sample_rate_hz", crate::Quantity::SampleRate);
+        self.plausible(
+            s.sample_rate_hz,
+            "sample_rate_hz",
+            crate::Quantity::SampleRate,
+        );
         self.positive_finite(s.duration_s, "duration_s");
         self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
         self.finite(s.tone_offset_hz, "tone_offset_hz");
@@ -250,7 +258,11 @@ impl StepCheck<'_> {
         self.positive_finite(s.frequency_hz, "frequency_hz");
         self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
         self.plausible(s.frequency_hz, "frequency_hz", crate::Quantity::Frequency);
-        self.plausible(s.sample_rate_hz, "sample_rate_hz", crate::Quantity::SampleRate);
+        self.plausible(
+            s.sample_rate_hz,
+            "sample_rate_hz",
+            crate::Quantity::SampleRate,
+        );
         self.positive_finite(s.duration_s, "duration_s");
         self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
         self.positive_finite(s.tone_hz, "tone_hz");

@@ -510,7 +510,10 @@ mod tests {
         assert_eq!(n.state, "stopped");
         let text = render_nodes(&[n]);
         let first = text.lines().next().unwrap();
-        assert!(first.starts_with("LAB-RX2  STOPPED  the watcher's last heartbeat"), "{text}");
+        assert!(
+            first.starts_with("LAB-RX2  STOPPED  the watcher's last heartbeat"),
+            "{text}"
+        );
         assert!(!text.contains("ALIVE"), "{text}");
         assert_eq!(text.matches("stopped").count(), 1, "{text}");
     }

@@ -175,7 +175,8 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value, origin: &str) -> Result
             .border_style(BLACK)
             .label_font((FAMILY, 13))
             .position(emptiest_corner(
-                dets.iter().map(|d| (d.t / t1, (d.off_khz - y0) / (y1 - y0))),
+                dets.iter()
+                    .map(|d| (d.t / t1, (d.off_khz - y0) / (y1 - y0))),
                 0.3,
                 0.3,
             ))

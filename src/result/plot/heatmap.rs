@@ -146,7 +146,10 @@ fn row_edges(row_times: &[f64], n: usize) -> Vec<f64> {
 }
 
 /// The cells, on a frequency × time chart with its title and axes.
-fn draw_cells(main: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, g: &Grid) -> Result<()> {
+fn draw_cells(
+    main: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    g: &Grid,
+) -> Result<()> {
     let (x0h, step, lo, hi, edges) = (g.x0h, g.step, g.lo, g.hi, &g.edges);
     let (t0, t1) = (edges[0], edges[g.rows.len()]);
     let dec = mhz_decimals(g.x1 - g.x0);

@@ -86,7 +86,9 @@ fn run_progress_leaves_a_blocked_step_out_of_the_time_left() {
         "{tty:?}"
     );
     assert!(
-        tty.contains("[2/2] rx_capture on driver=rxsim,serial=PROG: blocked by the node's policy ("),
+        tty.contains(
+            "[2/2] rx_capture on driver=rxsim,serial=PROG: blocked by the node's policy ("
+        ),
         "{tty:?}"
     );
     assert!(!tty.contains("31 s left"), "{tty:?}");

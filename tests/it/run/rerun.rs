@@ -90,8 +90,17 @@ fn a_red_run_that_reached_no_radio_needs_a_fresh_authorization_to_run_again() {
     for typed in [None, Some("AUTHORISE it\n")] {
         let out = rig.run(id, typed);
         let err = text(&out.stderr);
-        assert_eq!(err.matches("authorization refused").count(), 1, "{}", show(&out));
-        assert!(err.contains(&format!("authorization refused for task {id}: ")), "{}", show(&out));
+        assert_eq!(
+            err.matches("authorization refused").count(),
+            1,
+            "{}",
+            show(&out)
+        );
+        assert!(
+            err.contains(&format!("authorization refused for task {id}: ")),
+            "{}",
+            show(&out)
+        );
     }
     let out = rig.run(id, Some(&phrase));
     assert_eq!(code(&out), Some(0), "{}", show(&out));

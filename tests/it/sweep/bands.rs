@@ -321,7 +321,10 @@ fn an_interrupted_repeated_sweep_says_how_many_repeats_were_done() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(line.ends_with(&format!("{done} of 500 repeat(s) done")), "{line}");
+    assert!(
+        line.ends_with(&format!("{done} of 500 repeat(s) done")),
+        "{line}"
+    );
     assert!((1..500).contains(&done), "{line}");
     assert!(text.contains("sweep PARTIAL"), "{text}");
     let heat = rig.lab.dir.path().join("rep_heatmap.png");
