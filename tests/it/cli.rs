@@ -576,6 +576,43 @@ fn one_flag_language_across_commands() {
     }
     let top = help(&[]);
     assert!(!top.contains("--task-path"), "{top}");
+    // The task source after the command, before it, or from the environment: the
+    // command's own flag wins, then the one before the command, then the environment.
+    let g = tempfile::tempdir().unwrap();
+    git2::Repository::init(g.path()).unwrap();
+    for (args, env, want) in [
+        (
+            &["results", "show", "X", "--remote", "after"][..],
+            None,
+            "after",
+        ),
+        (
+            &["--remote", "before", "results", "show", "X"],
+            Some("env"),
+            "before",
+        ),
+        (&["results", "show", "X"], Some("env"), "env"),
+        (
+            &[
+                "--remote", "before", "results", "show", "X", "--remote", "after",
+            ],
+            Some("env"),
+            "after",
+        ),
+    ] {
+        let mut c = rxnode(g.path());
+        c.args(args);
+        match env {
+            Some(e) => c.env("RXNODE_REMOTE", e),
+            None => c.env_remove("RXNODE_REMOTE"),
+        };
+        let out = c.output().unwrap();
+        assert!(
+            text(&out.stderr).contains(&format!("no remote named \"{want}\"")),
+            "{args:?}: {}",
+            show(&out)
+        );
+    }
     let a = help(&["analyze"]);
     assert!(a.contains("-f, --frequency-hz"), "{a}");
     assert!(a.contains("-r, --sample-rate-hz"), "{a}");
