@@ -190,7 +190,7 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
     if let Some(p) = &a.plot {
         // Who, what and when, as a task's picture says it: the radios and the time.
         let title = format!(
-            "rxnode clkin compare (standalone) — MASTER {} / SLAVE {} · {}",
+            "rxnode clkin compare (standalone) · MASTER {} · SLAVE {} · {}",
             crate::result::plot::short(&a.devices[0], 40),
             crate::result::plot::short(&a.devices[1], 40),
             crate::store::fsutil::now_iso()

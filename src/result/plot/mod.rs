@@ -48,7 +48,7 @@ fn draw_title<'a>(
 ) -> Result<DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>> {
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     let style = TextStyle::from((FAMILY, px).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-    let width = area.dim_in_pixel().0.saturating_sub(24);
+    let width = area.dim_in_pixel().0.saturating_sub(60);
     let fits = |t: &str| {
         area.estimate_text_size(t, &style)
             .map(|(w, _)| w <= width)
