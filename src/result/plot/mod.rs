@@ -54,6 +54,20 @@ fn draw_title<'a>(
             .map(|(w, _)| w <= width)
             .unwrap_or(true)
     };
+    let lines = wrap_title(title, fits);
+    let line_h = px + 4;
+    let cx = i32::try_from(area.dim_in_pixel().0 / 2).unwrap_or(0);
+    for (i, l) in lines.iter().enumerate() {
+        let y = 8 + i32::try_from(i).unwrap_or(0) * i32::try_from(line_h).unwrap_or(20);
+        area.draw(&Text::new(l.as_str(), (cx, y), style.clone()))
+            .map_err(err)?;
+    }
+    let used = 8 + line_h * u32::try_from(lines.len()).unwrap_or(1) + 6;
+    Ok(area.split_vertically(used).1)
+}
+
+/// `title` as lines that each `fit`, broken only at its ` · ` separators.
+fn wrap_title(title: &str, fits: impl Fn(&str) -> bool) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for part in title.split(" · ") {
         match lines.last_mut() {
@@ -64,15 +78,7 @@ fn draw_title<'a>(
             _ => lines.push(part.to_owned()),
         }
     }
-    let line_h = px + 4;
-    let cx = i32::try_from(area.dim_in_pixel().0 / 2).unwrap_or(0);
-    for (i, l) in lines.iter().enumerate() {
-        let y = 8 + i32::try_from(i).unwrap_or(0) * i32::try_from(line_h).unwrap_or(20);
-        area.draw(&Text::new(l.as_str(), (cx, y), style.clone()))
-            .map_err(err)?;
-    }
-    let used = 8 + line_h * u32::try_from(lines.len()).unwrap_or(1) + 6;
-    Ok(area.split_vertically(used).1)
+    lines
 }
 
 /// Most points drawn per trace (max-held), so a 6 GHz sweep stays a picture.
@@ -309,6 +315,22 @@ fn atomically(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()>
 
 #[cfg(test)]
 mod tests {
+    /// A long title is broken at its separators, every part kept, none clipped.
+    #[test]
+    fn a_long_title_wraps_at_its_separators() {
+        let t = "rxnode sweep heatmap · PARTIAL: interrupted after 3 of 10 repeats · driver=rxsim · 2026-12-06T07:25:16+00:00";
+        let lines = wrap_title(t, |l| l.chars().count() <= 60);
+        assert_eq!(
+            lines,
+            [
+                "rxnode sweep heatmap",
+                "PARTIAL: interrupted after 3 of 10 repeats · driver=rxsim",
+                "2026-12-06T07:25:16+00:00"
+            ]
+        );
+        assert_eq!(wrap_title("a · b", |_| true), ["a · b"]);
+    }
+
     use super::heatmap::colour_of;
     use super::spectrum::{draw_spectrum, legend_left_frac, SPECTRUM_SIZE};
     use super::*;
