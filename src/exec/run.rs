@@ -420,7 +420,18 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             continue;
         }
         if show_progress {
-            eprintln!("{}", progress_line(run.plan, &run.policy, i));
+            // A step the policy blocks, or one on a BAD radio, opens no radio.
+            let blocked = |s: &Step| {
+                rxnode_interlock::check_step(s, &run.policy)
+                    .err()
+                    .map(|e| format!("blocked by the node's policy ({e})"))
+                    .or_else(|| {
+                        s.device()
+                            .and_then(|d| crate::health::guard::bad_reason(run.paths, d))
+                            .map(|_| "blocked: its radio is BAD".to_owned())
+                    })
+            };
+            eprintln!("{}", progress_line(run.plan, &blocked, i));
         }
         crate::store::progress::step(run.paths, run.ids, i + 1, run.plan.steps.len(), step.op());
         let s = StepCtx {
@@ -473,8 +484,13 @@ fn device_and_time(step: &Step) -> (Option<&str>, Option<f64>) {
 
 /// `[2/3] rx_capture on driver=hackrf: 5.0 s (about 7 s left in the run)`: the
 /// step, its radio, its length and the time the timed steps from here take —
-/// those the node's policy lets run (a step it blocks takes no time).
-fn progress_line(plan: &rxnode_interlock::Plan, policy: &Policy, i: usize) -> String {
+/// those that will run (`blocked` says why a step will not: the node's policy,
+/// a BAD radio; it takes no time).
+fn progress_line(
+    plan: &rxnode_interlock::Plan,
+    blocked: &dyn Fn(&Step) -> Option<String>,
+    i: usize,
+) -> String {
     let Some(step) = plan.steps.get(i) else {
         return String::new();
     };
@@ -483,9 +499,8 @@ fn progress_line(plan: &rxnode_interlock::Plan, policy: &Policy, i: usize) -> St
     if let Some(d) = device {
         line.push_str(&format!(" on {d}"));
     }
-    if let Err(e) = rxnode_interlock::check_step(step, policy) {
-        // The step opens no radio: its length is no time of the run.
-        line.push_str(&format!(": blocked by the node's policy ({e})"));
+    if let Some(why) = blocked(step) {
+        line.push_str(&format!(": {why}"));
     } else if let Some(s) = secs {
         line.push_str(&format!(": {} s", crate::result::plot::trim_number(s, 1)));
     }
@@ -493,7 +508,7 @@ fn progress_line(plan: &rxnode_interlock::Plan, policy: &Policy, i: usize) -> St
         .steps
         .iter()
         .skip(i)
-        .filter(|s| rxnode_interlock::check_step(s, policy).is_ok())
+        .filter(|s| blocked(s).is_none())
         .filter_map(|s| device_and_time(s).1)
         .sum();
     if left > 0.0 {
