@@ -16,7 +16,7 @@ python3 scripts/bench_numpy.py "$FILE" --gen "$N"
 cat "$FILE" >/dev/null   # page cache warm for both
 
 t0=$(date +%s.%N)
-"$TARGET/release/rxnode" --json analyze "$FILE" --rate 2e6 >"$WORK/rx.json"
+"$TARGET/release/rxnode" --json analyze "$FILE" --sample-rate-hz 2e6 >"$WORK/rx.json"
 t1=$(date +%s.%N)
 python3 scripts/bench_numpy.py "$FILE" --rate 2e6
 t2=$(date +%s.%N)

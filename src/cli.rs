@@ -28,23 +28,75 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Where tasks come from (docs/protocol.md defaults).
+/// Where tasks come from (docs/protocol.md defaults), before the command name:
+/// the environment and the defaults, and the spelling `rxnode --branch B CMD`
+/// that scripts and the service's unit use. Hidden: each command that reads
+/// the task source lists its own [`SourceArgs`].
 #[derive(Debug, Clone, Args)]
 pub struct WatchConfig {
     /// Git remote to poll.
-    #[arg(long, global = true, env = "RXNODE_REMOTE", default_value = "origin")]
+    #[arg(long, hide = true, env = "RXNODE_REMOTE", default_value = "origin")]
     pub remote: String,
     /// Watched branch on that remote.
-    #[arg(long, global = true, env = "RXNODE_BRANCH", default_value = rxnode_interlock::DEFAULT_BRANCH)]
+    #[arg(long, hide = true, env = "RXNODE_BRANCH", default_value = rxnode_interlock::DEFAULT_BRANCH)]
     pub branch: String,
     /// Path of the task file inside the watched branch.
     #[arg(
         long,
-        global = true,
+        hide = true,
         env = "RXNODE_TASK_PATH",
         default_value = "docs/handoff/NEXT_RX_TASK.md"
     )]
     pub task_path: String,
+}
+
+/// The task source of a command that reads it (after the command name; over
+/// the same flag before it and over the environment).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SourceArgs {
+    /// Git remote to poll [default: origin; env: RXNODE_REMOTE].
+    #[arg(long, global = true, value_name = "REMOTE")]
+    pub remote: Option<String>,
+    /// Watched branch on that remote [default: video-development; env: RXNODE_BRANCH].
+    #[arg(long, global = true, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// Path of the task file inside the watched branch
+    /// [default: docs/handoff/NEXT_RX_TASK.md; env: RXNODE_TASK_PATH].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub task_path: Option<String>,
+}
+
+impl Cli {
+    /// The task source: the command's own flags, else the ones before the
+    /// command name, the environment, the defaults.
+    pub fn source(&self) -> rxnode::TaskSource {
+        let own = self.command.source().cloned().unwrap_or_default();
+        let top = &self.watch_cfg;
+        rxnode::TaskSource {
+            remote: own.remote.unwrap_or_else(|| top.remote.clone()),
+            branch: own.branch.unwrap_or_else(|| top.branch.clone()),
+            task_path: own.task_path.unwrap_or_else(|| top.task_path.clone()),
+        }
+    }
+}
+
+impl Command {
+    /// The task-source flags of the commands that read the task source.
+    fn source(&self) -> Option<&SourceArgs> {
+        match self {
+            Command::Validate { source, .. }
+            | Command::Review { source, .. }
+            | Command::Run { source, .. }
+            | Command::Publish { source, .. }
+            | Command::Doctor { source }
+            | Command::TxGuard { source, .. } => Some(source),
+            Command::Watch(a) => Some(&a.source),
+            Command::Results(a) => Some(&a.source),
+            Command::Task(TaskCmd::New(a)) => Some(&a.source),
+            Command::Service(ServiceCmd::Install { source, .. }) => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// The subcommands.
@@ -54,6 +106,8 @@ pub enum Command {
     Validate {
         /// The task file.
         file: PathBuf,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Poll the watched branch and prompt [A] Approve  [D] Defer  [S] Stop watcher.
     Watch(WatchArgs),
@@ -61,6 +115,8 @@ pub enum Command {
     Review {
         /// The task ID.
         task_id: String,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// State, heartbeat, pending/deferred/approved/completed tasks.
     Status,
@@ -68,6 +124,8 @@ pub enum Command {
     Run {
         /// The task ID.
         task_id: String,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Enumerate and probe radios, read-only.
     Inventory(InventoryArgs),
@@ -94,13 +152,15 @@ pub enum Command {
         /// Also push refs/heads/rx-node to the remote.
         #[arg(long)]
         push: bool,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Mark a manually finished task complete (with --status, write its result).
     MarkCompleted {
         /// The task ID.
         task_id: String,
         /// How the manual work went; writes RX_RESULT.md and RX_RESULT.json from one value.
-        #[arg(long, value_enum)]
+        #[arg(long, value_enum, ignore_case = true)]
         status: Option<ManualStatusArg>,
         /// What was done (one line in the result).
         #[arg(long, requires = "status", conflicts_with = "note_file")]
@@ -110,7 +170,10 @@ pub enum Command {
         note_file: Option<PathBuf>,
     },
     /// Check the set-up and explain what is wrong.
-    Doctor,
+    Doctor {
+        #[command(flatten)]
+        source: SourceArgs,
+    },
     /// This node's name, carried in every result it publishes (docs/protocol.md#6-the-main-pcs-side).
     #[command(subcommand)]
     Node(NodeCmd),
@@ -162,6 +225,8 @@ pub enum Command {
         /// The plan step (0-based).
         #[arg(long)]
         step: usize,
+        #[command(flatten)]
+        source: SourceArgs,
     },
 }
 
@@ -187,8 +252,10 @@ pub enum ServiceCmd {
     Install {
         #[command(flatten)]
         place: ServicePlace,
-        /// Seconds between the watcher's polls.
-        #[arg(long, default_value_t = 30.0)]
+        #[command(flatten)]
+        source: SourceArgs,
+        /// Time between the watcher's polls (seconds, or `30s`, `2m`).
+        #[arg(long, default_value_t = 30.0, value_parser = seconds)]
         interval: f64,
         /// The account a system unit runs the watcher as (needed when installing
         /// as root: the watcher never runs as root). Default: you.
@@ -239,16 +306,16 @@ pub struct CalibrateArgs {
     pub method: CalMethodArg,
     /// The carrier's frequency, Hz (`935.2M`): the BCCH carrier (gsm) or the
     /// downlink's centre (lte); the radio is tuned there.
-    #[arg(short = 'f', long, value_parser = si_number)]
+    #[arg(short = 'f', long, value_parser = frequency)]
     pub frequency_hz: f64,
     /// Sample rate, S/s (default: 1M for gsm, 1.92M for lte).
-    #[arg(short = 'r', long, value_parser = si_number)]
+    #[arg(short = 'r', long, value_parser = sample_rate)]
     pub sample_rate_hz: Option<f64>,
     /// RX gain, dB.
     #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
-    /// How long to listen, seconds.
-    #[arg(short = 't', long, default_value_t = 6.0)]
+    /// How long to listen (seconds, or `6s`, `500ms`, `1m`).
+    #[arg(short = 't', long, default_value_t = 6.0, value_parser = seconds)]
     pub duration_s: f64,
     /// Draw the detections (time vs offset, per-burst errors, the combined value) as a PNG.
     #[arg(long)]
@@ -269,8 +336,8 @@ pub struct WatchArgs {
     /// One poll cycle, then exit.
     #[arg(long)]
     pub once: bool,
-    /// Seconds between polls (fractions allowed).
-    #[arg(long, default_value_t = 30.0)]
+    /// Time between polls (seconds, fractions allowed, or `30s`, `2m`).
+    #[arg(long, default_value_t = 30.0, value_parser = seconds)]
     pub interval: f64,
     /// The decision flow on a local file: no fetch, no radio, no commit, no push.
     #[arg(long, requires = "task_file")]
@@ -290,6 +357,8 @@ pub struct WatchArgs {
     /// review TASK_ID` from any terminal while the watcher runs).
     #[arg(long, conflicts_with = "dry_run")]
     pub no_prompt: bool,
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
 /// `inventory` options.
@@ -298,8 +367,8 @@ pub struct InventoryArgs {
     /// Read-only: probe without streaming or changing settings (the only mode).
     #[arg(long)]
     pub dry_run: bool,
-    /// SoapySDR args to filter devices (e.g. `driver=hackrf`).
-    #[arg(short = 'd', long, visible_alias = "device", default_value = "")]
+    /// SoapySDR device args to filter devices (e.g. `driver=hackrf`).
+    #[arg(short = 'd', long = "device", alias = "args", default_value = "")]
     pub args: String,
 }
 
@@ -310,22 +379,22 @@ pub struct CaptureArgs {
     #[arg(short = 'd', long)]
     pub device: String,
     /// Centre frequency, Hz (SI suffixes: `100M`, `433.92MHz`, `2.4G`).
-    #[arg(short = 'f', long, value_parser = si_number)]
+    #[arg(short = 'f', long, value_parser = frequency)]
     pub frequency_hz: f64,
     /// Sample rate, S/s (`2M`, `2e6`).
-    #[arg(short = 'r', long, value_parser = si_number)]
+    #[arg(short = 'r', long, value_parser = sample_rate)]
     pub sample_rate_hz: f64,
-    /// Capture length, seconds.
-    #[arg(short = 't', long)]
+    /// Capture length (seconds, or `2s`, `500ms`, `1m`).
+    #[arg(short = 't', long, value_parser = seconds)]
     pub duration_s: f64,
     /// RX gain: dB, or per element `LNA=24,VGA=20`.
     #[arg(short = 'g', long)]
     pub gain_db: Option<String>,
     /// Antenna to select (`rxnode inventory` lists them).
-    #[arg(short = 'a', long)]
+    #[arg(short = 'A', long, short_alias = 'a')]
     pub antenna: Option<String>,
     /// Analog (baseband filter) bandwidth, Hz (`1.75M`).
-    #[arg(long, value_parser = si_number)]
+    #[arg(short = 'w', long, value_parser = si_number)]
     pub bandwidth_hz: Option<f64>,
     /// Clock source to select.
     #[arg(long)]
@@ -340,7 +409,7 @@ pub struct CaptureArgs {
     pub record: Option<PathBuf>,
     /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
     /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
-    #[arg(long, requires = "record", value_parser = record_format)]
+    #[arg(long, requires = "record", ignore_case = true, value_parser = record_format())]
     pub record_format: Option<rxnode_dsp::RecordFormat>,
     /// Write a spectrum PNG (peaks, noise floor, CLKIN tones, RBW, status).
     #[arg(long)]
@@ -357,21 +426,49 @@ pub struct CaptureArgs {
     pub apply_cal: bool,
 }
 
-/// `--risk`: a risk level as the protocol spells it.
-fn risk_level(s: &str) -> Result<rxnode_interlock::RiskLevel, String> {
-    rxnode_interlock::RiskLevel::parse(s).ok_or_else(|| "not GREEN, YELLOW or RED".to_owned())
+/// `--risk`: a risk level as the protocol spells it (values listed, so shells
+/// complete them).
+fn risk_level() -> impl clap::builder::TypedValueParser<Value = rxnode_interlock::RiskLevel> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(["GREEN", "YELLOW", "RED"]).try_map(|s| {
+        rxnode_interlock::RiskLevel::parse(&s.to_ascii_uppercase())
+            .ok_or_else(|| "not GREEN, YELLOW or RED".to_owned())
+    })
 }
 
-/// `--record-format`: `cf32` or `ci16` (`cs16`, SoapySDR's name, too).
-fn record_format(s: &str) -> Result<rxnode_dsp::RecordFormat, String> {
-    rxnode_dsp::RecordFormat::parse(s).map_err(|_| "expected cf32 or ci16".to_owned())
+/// `--record-format`: `cf32` or `ci16` (`cs16`, SoapySDR's name, too), listed
+/// so shells complete them.
+fn record_format() -> impl clap::builder::TypedValueParser<Value = rxnode_dsp::RecordFormat> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("cf32").help("float32 I/Q, 8 bytes a sample"),
+        PossibleValue::new("ci16")
+            .alias("cs16")
+            .help("the radio's int16 I/Q as it came, 4 bytes a sample"),
+    ])
+    .try_map(|s| rxnode_dsp::RecordFormat::parse(&s).map_err(|e| e.to_string()))
+}
+
+/// `results --status`: a result status in any case (`not-run`, `not_run` and
+/// `"NOT RUN"` for NOT RUN), listed so shells complete them; passed on spelled
+/// as typed (the library reads it once, [`rxnode`]'s typed status parser).
+fn result_status() -> impl clap::builder::TypedValueParser<Value = String> {
+    use clap::builder::{PossibleValue, PossibleValuesParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("PASS"),
+        PossibleValue::new("FAIL"),
+        PossibleValue::new("PARTIAL"),
+        PossibleValue::new("SKIP"),
+        PossibleValue::new("BLOCKED"),
+        PossibleValue::new("NOT_RUN").aliases(["not-run", "NOT RUN"]),
+    ])
 }
 
 /// The CLKIN check of `capture` and `analyze` (docs/operator.md#clkin).
 #[derive(Debug, Args)]
 pub struct ClkinArgs {
     /// Reference tone RF frequency for the CLKIN check, Hz (`100.1M`).
-    #[arg(long, value_parser = si_number)]
+    #[arg(long, value_parser = frequency)]
     pub clkin_tone_hz: Option<f64>,
     /// CLKIN tolerance in ppm.
     #[arg(long, default_value_t = 0.5)]
@@ -419,19 +516,19 @@ pub struct ClkinCompareArgs {
     #[arg(short = 'd', long = "device", required = true, value_name = "ARGS")]
     pub devices: Vec<String>,
     /// Centre frequency both radios tune to, Hz (`100M`, `433.92MHz`).
-    #[arg(short = 'f', long, value_parser = si_number)]
+    #[arg(short = 'f', long, value_parser = frequency)]
     pub frequency_hz: f64,
     /// Sample rate of both streams, S/s (`1M`, `2e6`).
-    #[arg(short = 'r', long, value_parser = si_number)]
+    #[arg(short = 'r', long, value_parser = sample_rate)]
     pub sample_rate_hz: f64,
     /// The tone both radios see, Hz (`100.2M`); it may be off its dial by tens of ppm.
-    #[arg(long, value_parser = si_number)]
+    #[arg(long, value_parser = frequency)]
     pub tone_hz: f64,
     /// RX gain of both radios, dB.
     #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
-    /// How long both radios stream, seconds.
-    #[arg(short = 't', long, default_value_t = 1.0)]
+    /// How long both radios stream (seconds, or `1s`, `500ms`).
+    #[arg(short = 't', long, default_value_t = 1.0, value_parser = seconds)]
     pub duration_s: f64,
     /// LOCKED when SLAVE is within ±this many ppb of MASTER (and the measurement can tell)
     /// and a radio reads back an external clock source; AGREE without one.
@@ -450,14 +547,14 @@ pub struct ClkinCompareArgs {
 pub struct AnalyzeArgs {
     /// The recording.
     pub file: PathBuf,
-    /// Sample rate (raw formats), S/s (`2M`).
-    #[arg(short = 'r', long, value_parser = si_number)]
-    pub rate: Option<f64>,
-    /// Centre frequency, for an absolute axis, Hz (`100M`).
-    #[arg(short = 'f', long, value_parser = si_number)]
-    pub center_hz: Option<f64>,
+    /// Sample rate (raw formats), S/s (`2M`); over the file's own.
+    #[arg(short = 'r', long, alias = "rate", value_parser = sample_rate)]
+    pub sample_rate_hz: Option<f64>,
+    /// Centre frequency, for an absolute axis, Hz (`100M`); over the file's own.
+    #[arg(short = 'f', long, alias = "center-hz", value_parser = frequency)]
+    pub frequency_hz: Option<f64>,
     /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
-    #[arg(long)]
+    #[arg(short = 'F', long)]
     pub format: Option<String>,
     #[command(flatten)]
     pub fft: FftArgs,
@@ -521,8 +618,8 @@ pub struct ResultsArgs {
     /// Only results of this node.
     #[arg(long)]
     pub node: Option<String>,
-    /// Only results with this status (PASS, FAIL, PARTIAL, SKIP, BLOCKED, "NOT RUN"; any case).
-    #[arg(long)]
+    /// Only results with this status (any case; `not-run` for NOT RUN).
+    #[arg(long, ignore_case = true, value_parser = result_status())]
     pub status: Option<String>,
     /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
     #[arg(long)]
@@ -536,6 +633,8 @@ pub struct ResultsArgs {
     /// List every result (reads the whole rx-node history: slow with many results).
     #[arg(long)]
     pub all: bool,
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// `show ID`, `verify ID` or `nodes`; none lists the newest results.
     #[command(subcommand)]
     pub sub: Option<ResultsCmd>,
@@ -586,7 +685,7 @@ pub enum TaskCmd {
     New(TaskNewArgs),
 }
 
-/// `task new` options (the watched branch is the global `--branch`).
+/// `task new` options (the watched branch is `--branch`).
 #[derive(Debug, Args)]
 pub struct TaskNewArgs {
     /// TASK_ID (`[A-Za-z0-9_-]{1,64}`).
@@ -604,8 +703,8 @@ pub struct TaskNewArgs {
     /// RF_TX = YES (implies --hardware; RED).
     #[arg(long)]
     pub tx: bool,
-    /// Declared RISK_LEVEL (GREEN, YELLOW, RED); never lower than the derived one.
-    #[arg(long, value_parser = risk_level)]
+    /// Declared RISK_LEVEL (any case); never lower than the derived one.
+    #[arg(long, ignore_case = true, value_parser = risk_level())]
     pub risk: Option<rxnode_interlock::RiskLevel>,
     /// The rx-plan JSON: a file, or `-` for stdin.
     #[arg(long)]
@@ -626,22 +725,24 @@ pub struct TaskNewArgs {
     /// Default: every node.
     #[arg(long, value_name = "NAME")]
     pub node: Vec<String>,
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
 /// `mark-completed --status`: what the operator says of a manual task.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ManualStatusArg {
     /// Done, and it worked.
-    #[value(name = "PASS", alias = "pass")]
+    #[value(name = "PASS")]
     Pass,
     /// Done, and it did not.
-    #[value(name = "FAIL", alias = "fail")]
+    #[value(name = "FAIL")]
     Fail,
     /// Done in part.
-    #[value(name = "PARTIAL", alias = "partial")]
+    #[value(name = "PARTIAL")]
     Partial,
     /// Deliberately not done.
-    #[value(name = "SKIP", alias = "skip")]
+    #[value(name = "SKIP")]
     Skip,
 }
 
@@ -672,26 +773,27 @@ pub struct SweepArgs {
     #[arg(short = 'd', long)]
     pub device: String,
     /// Lowest frequency of the band, Hz (`88M`).
-    #[arg(long, value_parser = si_number)]
+    #[arg(long, value_parser = frequency)]
     pub start_hz: f64,
     /// Highest frequency of the band, Hz (`108M`).
-    #[arg(long, value_parser = si_number)]
+    #[arg(long, value_parser = frequency)]
     pub stop_hz: f64,
     /// Bin width, Hz (`10k`): exact when the sample rate is a whole multiple of it,
     /// else the widest bin no wider.
     #[arg(short = 'B', long, value_parser = si_number)]
     pub bin_hz: f64,
     /// Sample rate per hop, S/s (`10M`).
-    #[arg(short = 'r', long, default_value = "10e6", value_parser = si_number)]
+    #[arg(short = 'r', long, default_value = "10M", value_parser = sample_rate)]
     pub sample_rate_hz: f64,
     /// RX gain: dB, or per element `LNA=24,VGA=20`.
     #[arg(short = 'g', long)]
     pub gain_db: Option<String>,
-    /// Samples analysed per hop, seconds.
-    #[arg(short = 't', long, default_value_t = 0.05)]
+    /// Samples analysed per hop (seconds, or `50ms`); `-t`, soapy_power's
+    /// integration time, is accepted too.
+    #[arg(long, short_alias = 't', default_value_t = 0.05, value_parser = seconds)]
     pub dwell_s: f64,
-    /// Samples discarded after each retune, seconds.
-    #[arg(long, default_value_t = 0.01)]
+    /// Samples discarded after each retune (seconds, or `10ms`).
+    #[arg(long, default_value_t = 0.01, value_parser = seconds)]
     pub settle_s: f64,
     /// Fraction of each hop's band dropped (half at each edge).
     #[arg(long, default_value_t = 0.25)]
@@ -700,7 +802,7 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1)]
     pub repeats: u32,
     /// Write the rtl_power CSV here.
-    #[arg(long)]
+    #[arg(short = 'O', long)]
     pub csv: Option<PathBuf>,
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
     #[arg(long)]
@@ -715,62 +817,24 @@ pub struct SweepArgs {
     pub apply_cal: bool,
 }
 
-/// A frequency, rate or bin width with an optional SI suffix, as SDR tools write
-/// them: `433.92M`, `2.4G`, `10k`, `2e6`, `100MHz`, `2 MS/s`. `k`/`K` is 10³, `M`
-/// 10⁶, `G`/`g` 10⁹ (a lower-case `m` would be milli, and is refused).
+/// A number with an optional SI suffix (`10k`, `1.75M`): bin widths and
+/// bandwidths (docs/operator.md#units).
 pub(crate) fn si_number(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let unitless = ["Hz", "hz", "HZ", "S/s", "Sps", "sps"]
-        .iter()
-        .find_map(|u| t.strip_suffix(u))
-        .unwrap_or(t)
-        .trim_end();
-    let (number, scale) = match unitless.chars().last() {
-        Some('k' | 'K') => (&unitless[..unitless.len() - 1], 1e3),
-        Some('M') => (&unitless[..unitless.len() - 1], 1e6),
-        Some('G' | 'g') => (&unitless[..unitless.len() - 1], 1e9),
-        Some('m') => {
-            return Err(format!(
-                "{text:?}: `m` is milli; write M for mega (e.g. 433.92M)"
-            ))
-        }
-        _ => (unitless, 1.0),
-    };
-    let v: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number (e.g. 433.92M, 2.4G, 10k, 2e6)"))?;
-    let v = v * scale;
-    if v.is_finite() {
-        Ok(v)
-    } else {
-        Err(format!("{text:?} is not a finite number"))
-    }
+    rxnode_interlock::parse_si(text)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::si_number;
+/// A radio frequency (`433.92M`), refused when implausible (`-f 100`: did you
+/// mean `100M`?).
+pub(crate) fn frequency(text: &str) -> Result<f64, String> {
+    rxnode_interlock::parse_quantity(text, rxnode_interlock::Quantity::Frequency)
+}
 
-    #[test]
-    fn si_suffixes_as_sdr_tools_write_them() {
-        for (text, want) in [
-            ("433.92M", 433.92e6),
-            ("2.4G", 2.4e9),
-            ("10k", 10e3),
-            ("10K", 10e3),
-            ("2e6", 2e6),
-            ("100MHz", 100e6),
-            ("100 MHz", 100e6),
-            ("2 MS/s", 2e6),
-            ("61.44M", 61.44e6),
-            ("1500", 1500.0),
-        ] {
-            let got = si_number(text).unwrap();
-            assert!((got - want).abs() <= want * 1e-12, "{text}: {got}");
-        }
-        for bad in ["", "M", "100m", "1e400", "ten", "NaNk", "1.2.3M"] {
-            assert!(si_number(bad).is_err(), "{bad} accepted");
-        }
-    }
+/// A sample rate (`2M`, `2 MS/s`), refused when implausible.
+pub(crate) fn sample_rate(text: &str) -> Result<f64, String> {
+    rxnode_interlock::parse_quantity(text, rxnode_interlock::Quantity::SampleRate)
+}
+
+/// A duration: plain seconds (`0.05`) or with a unit (`500ms`, `2s`, `10m`, `1h`).
+pub(crate) fn seconds(text: &str) -> Result<f64, String> {
+    rxnode_interlock::parse_seconds(text)
 }

@@ -105,7 +105,7 @@ fn khz(hz: f64) -> String {
 
 /// A sample rate in MS/s.
 fn msps(rate: f64) -> String {
-    format!("{:.3} MS/s", rate / 1e6)
+    rxnode_interlock::fmt_rate(rate)
 }
 
 /// Seconds, one decimal at least, as many as given up to milliseconds.

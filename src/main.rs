@@ -7,7 +7,7 @@ mod commands;
 
 use clap::Parser;
 use cli::Cli;
-use rxnode::{Ctx, Outcome, TaskSource};
+use rxnode::{Ctx, Outcome};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -28,11 +28,7 @@ fn main() -> ExitCode {
         cli.json,
         cli.repo.clone(),
         cli.policy.clone(),
-        TaskSource {
-            remote: cli.watch_cfg.remote.clone(),
-            branch: cli.watch_cfg.branch.clone(),
-            task_path: cli.watch_cfg.task_path.clone(),
-        },
+        cli.source(),
     );
     install_panic_hook();
     // Unwinding (not exiting) keeps every drop guard working, the TX teardown among them.

@@ -96,6 +96,22 @@ impl FreqCalStep {
                 out.push(format!("{name} must be a positive finite number, got {v}"));
             }
         }
+        for (name, v, q) in [
+            (
+                "frequency_hz",
+                self.frequency_hz,
+                crate::Quantity::Frequency,
+            ),
+            (
+                "sample_rate_hz",
+                self.sample_rate_hz,
+                crate::Quantity::SampleRate,
+            ),
+        ] {
+            if let Some(why) = q.implausible(v) {
+                out.push(format!("{name} {why}"));
+            }
+        }
         if let Some(g) = &self.gain_db {
             out.extend(g.problems());
         }

@@ -32,6 +32,7 @@ mod sweep;
 mod task;
 #[cfg(test)]
 mod testutil;
+mod units;
 
 pub use crate::{
     error::{Error, Issue},
@@ -74,4 +75,5 @@ pub use crate::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
         MAX_TASK_BYTES,
     },
+    units::{fmt_rate, parse_quantity, parse_seconds, parse_si, si, Quantity},
 };

@@ -242,6 +242,19 @@ impl SweepConfig {
                 );
             }
         }
+        for (field, v, q) in [
+            ("start_hz", self.start_hz, crate::Quantity::Frequency),
+            ("stop_hz", self.stop_hz, crate::Quantity::Frequency),
+            (
+                "sample_rate_hz",
+                self.sample_rate_hz,
+                crate::Quantity::SampleRate,
+            ),
+        ] {
+            if let Some(why) = q.implausible(v) {
+                bad(field, format!("{field} {why}"));
+            }
+        }
         if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
             bad(
                 "settle_s",

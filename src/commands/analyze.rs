@@ -15,8 +15,8 @@ impl AnalyzeArgs {
         let a = self;
         rxnode::AnalyzeOptions {
             file: a.file.clone(),
-            rate: a.rate,
-            center_hz: a.center_hz,
+            rate: a.sample_rate_hz,
+            center_hz: a.frequency_hz,
             format: a.format.clone(),
             fft_size: a.fft.fft_size,
             overlap: a.overlap,

@@ -37,8 +37,9 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "apply_cal" => "--apply-cal",
         // The sweep's plan field, set by `sweep --apply-cal`.
         "apply_calibration" => "--apply-cal",
-        "rate" => "--rate",
-        "center_hz" => "--center-hz",
+        // `analyze`'s options name them `rate` and `center_hz`.
+        "rate" => "--sample-rate-hz",
+        "center_hz" => "--frequency-hz",
         "format" => "--format",
         "overlap" => "--overlap",
         "tone_hz" => "--tone-hz",
@@ -133,6 +134,87 @@ mod tests {
         }
     }
 
+    /// Every command's subcommands, depth first, with their path (`clkin compare`).
+    fn all_commands(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd.get_subcommands() {
+            let p = format!("{path} {}", sub.get_name()).trim().to_owned();
+            out.push((p.clone(), sub.clone()));
+            all_commands(sub, p, out);
+        }
+    }
+
+    /// One flag language: a short flag names the same long flag in every
+    /// command that has it (docs/operator.md#one-flag-language).
+    #[test]
+    fn a_short_flag_means_one_long_flag_everywhere() {
+        let mut cli = Cli::command();
+        cli.build();
+        let mut cmds = Vec::new();
+        all_commands(&cli, String::new(), &mut cmds);
+        let mut seen: std::collections::BTreeMap<char, (String, String)> = Default::default();
+        for (path, cmd) in &cmds {
+            for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+                let (Some(short), Some(long)) = (arg.get_short(), arg.get_long()) else {
+                    continue;
+                };
+                match seen.get(&short) {
+                    Some((other, l)) => assert_eq!(
+                        l, long,
+                        "-{short} is --{l} in `{other}` but --{long} in `{path}`"
+                    ),
+                    None => {
+                        seen.insert(short, (path.clone(), long.to_owned()));
+                    }
+                }
+            }
+        }
+        for (short, long) in [
+            ('d', "device"),
+            ('f', "frequency-hz"),
+            ('r', "sample-rate-hz"),
+            ('t', "duration-s"),
+            ('g', "gain-db"),
+        ] {
+            assert_eq!(
+                seen.get(&short).map(|(_, l)| l.as_str()),
+                Some(long),
+                "-{short}"
+            );
+        }
+    }
+
+    /// The flags whose values are a closed set list them, so a shell completes
+    /// the values and not file names.
+    #[test]
+    fn enumerated_flags_list_their_values() {
+        let cli = Cli::command();
+        let arg = |path: &[&str], id: &str| {
+            let mut c = &cli;
+            for p in path {
+                c = c.find_subcommand(p).expect("the command exists");
+            }
+            let a = c
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .unwrap_or_else(|| panic!("{path:?} --{id}"));
+            a.get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(arg(&["capture"], "record_format"), ["cf32", "ci16"]);
+        assert_eq!(arg(&["task", "new"], "risk"), ["GREEN", "YELLOW", "RED"]);
+        assert_eq!(
+            arg(&["results"], "status"),
+            ["PASS", "FAIL", "PARTIAL", "SKIP", "BLOCKED", "NOT_RUN"]
+        );
+        assert_eq!(
+            arg(&["mark-completed"], "status"),
+            ["PASS", "FAIL", "PARTIAL", "SKIP"]
+        );
+        assert_eq!(arg(&["clkin", "calibrate"], "method"), ["gsm", "lte"]);
+    }
+
     /// A field error is printed with the operator's flag, byte for byte, exit 2.
     #[test]
     fn a_field_error_is_told_by_its_flag() {
@@ -187,7 +269,7 @@ mod tests {
         ));
         assert_eq!(
             error_text(&e),
-            "x.cf32: a raw cf32 file carries no sample rate; give --rate HZ"
+            "x.cf32: a raw cf32 file carries no sample rate; give --sample-rate-hz HZ"
         );
         let e = flag_named(bad_field_text(
             "stop_hz",

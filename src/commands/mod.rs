@@ -31,25 +31,25 @@ use rxnode::{Ctx, Outcome};
 /// Run the parsed command line.
 pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
     match &cli.command {
-        Command::Validate { file } => validate::run(ctx, file),
+        Command::Validate { file, .. } => validate::run(ctx, file),
         Command::Watch(args) => watch::run(ctx, args),
-        Command::Review { task_id } => review::run(ctx, task_id),
+        Command::Review { task_id, .. } => review::run(ctx, task_id),
         Command::Status => status::run(ctx),
-        Command::Run { task_id } => run::run(ctx, task_id),
+        Command::Run { task_id, .. } => run::run(ctx, task_id),
         Command::Inventory(args) => inventory::run(ctx, args),
         Command::Capture(args) => capture::run(ctx, args),
         Command::Analyze(args) => analyze::run(ctx, args),
         Command::Sweep(args) => sweep::run(ctx, args),
         Command::Clkin(cmd) => clkin::run(ctx, cmd),
         Command::ValidateResult { target } => validate_result::run(ctx, target),
-        Command::Publish { task_id, push } => publish::run(ctx, task_id, *push),
+        Command::Publish { task_id, push, .. } => publish::run(ctx, task_id, *push),
         Command::MarkCompleted {
             task_id,
             status,
             note,
             note_file,
         } => review::mark_completed(ctx, task_id, *status, note.as_deref(), note_file.as_deref()),
-        Command::Doctor => doctor::run(ctx),
+        Command::Doctor { .. } => doctor::run(ctx),
         Command::Node(cmd) => node::run(ctx, cmd),
         Command::Results(args) => results::run(ctx, args),
         Command::Health { cmd } => health::run(ctx, cmd.as_ref()),
@@ -60,7 +60,7 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::Demo { dir } => demo::run(ctx.json, dir.as_deref()),
         Command::Completions { shell } => completions::run(*shell),
         Command::Man => completions::man(),
-        Command::TxGuard { task_id, step } => {
+        Command::TxGuard { task_id, step, .. } => {
             rxnode::cmd_tx_guard(ctx, task_id, *step).map(|()| Outcome::Done)
         }
     }

@@ -10,6 +10,7 @@ pub fn run(ctx: &Ctx, cmd: &ServiceCmd) -> Result<Outcome> {
             place,
             interval,
             run_as,
+            ..
         } => {
             let mut o = options(place, *interval);
             o.run_as = run_as.clone();

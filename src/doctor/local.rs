@@ -26,7 +26,8 @@ pub(super) fn policy_check(paths: &Paths) -> Check {
             let rx_s = format!(
                 "RX ≤ {} s, rate {}, gain {}, IQ ≤ {} bytes",
                 rx.max_duration_s,
-                opt(rx.max_sample_rate_hz, "S/s"),
+                rx.max_sample_rate_hz
+                    .map_or_else(|| "device max".to_owned(), rxnode_interlock::fmt_rate),
                 opt(rx.max_gain_db, "dB"),
                 rx.max_iq_bytes
             );

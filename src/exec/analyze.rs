@@ -484,9 +484,9 @@ fn render_human(r: &AnalyzeReport) -> String {
     let _ = writeln!(out, "file          {} ({})", r.file, r.format.name());
     let _ = writeln!(
         out,
-        "samples       {} at {:.6} MS/s ({:.3} s)",
+        "samples       {} at {} ({:.3} s)",
         r.samples,
-        r.sample_rate_hz / 1e6,
+        rxnode_interlock::fmt_rate(r.sample_rate_hz),
         r.samples as f64 / r.sample_rate_hz
     );
     let _ = match r.center_hz {

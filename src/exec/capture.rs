@@ -558,10 +558,10 @@ fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
     }
     let _ = writeln!(
         o,
-        "  sample rate   requested {:.6} MS/s  actual {}",
-        args.sample_rate_hz / 1e6,
+        "  sample rate   requested {}  actual {}",
+        rxnode_interlock::fmt_rate(args.sample_rate_hz),
         num("sample_rate_hz")
-            .map(|r| format!("{:.6} MS/s", r / 1e6))
+            .map(rxnode_interlock::fmt_rate)
             .unwrap_or_else(|| "n/a".into())
     );
     let actual_elements = a

@@ -83,8 +83,9 @@ pub(crate) fn compare(
     let rates: Vec<f64> = radios.iter().map(|r| r.actual.sample_rate_hz).collect();
     if (rates[0] - rates[1]).abs() > 1e-6 * rates[0] {
         return Err(NotCaptured::Failed(format!(
-            "MASTER runs at {} S/s and SLAVE at {} S/s: both must stream at one rate",
-            rates[0], rates[1]
+            "MASTER runs at {} and SLAVE at {}: both must stream at one rate",
+            rxnode_interlock::fmt_rate(rates[0]),
+            rxnode_interlock::fmt_rate(rates[1])
         )));
     }
     let mut streams = Vec::with_capacity(2);

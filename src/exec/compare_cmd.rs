@@ -188,7 +188,14 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
     log(Entry::new("clkin_compare").detail(ledger_detail(&done, a)));
     let mut plotted = None;
     if let Some(p) = &a.plot {
-        match crate::result::plot::write_compare_png_of(p, "rxnode clkin compare", &done.entry) {
+        // Who, what and when, as a task's picture says it: the radios and the time.
+        let title = format!(
+            "rxnode clkin compare (standalone) · MASTER {} · SLAVE {} · {}",
+            crate::result::plot::short(&a.devices[0], 40),
+            crate::result::plot::short(&a.devices[1], 40),
+            crate::store::fsutil::now_iso()
+        );
+        match crate::result::plot::write_compare_png_of(p, &title, &done.entry) {
             Ok(true) => plotted = Some(p.clone()),
             Ok(false) => eprintln!("no phase trace to plot: {}", done.detail),
             Err(e) => {

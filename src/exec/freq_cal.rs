@@ -407,7 +407,7 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
     }
     if let Some(p) = &o.plot {
         if m.estimate.is_some() || m.entry.get("detections").is_some() {
-            crate::result::write_freq_cal_png(p, &m.entry)?;
+            crate::result::write_freq_cal_png(p, &m.entry, "rxnode clkin calibrate (standalone)")?;
         } else {
             tracing::warn!("no picture: nothing was detected");
         }

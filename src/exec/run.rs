@@ -356,9 +356,7 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
     ))?;
     let at = now_iso();
     let verified = match line {
-        None => Err(format!(
-            "authorization refused for task {ids}: no line typed (end of input)"
-        )),
+        None => Err("no line typed (end of input)".to_owned()),
         Some(l) => match crate::store::key::load(run.paths) {
             Ok(Some(k)) => {
                 verify_node_authorization(task, &run.approved.approval, k.bytes(), &l, &at)
@@ -373,7 +371,12 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
             run.paths,
             ids,
             Some(run.sha),
-            format!("authorization refused for {ids}: {why}"),
+            // The interlock's refusal names the task already: one sentence per fact.
+            if why.starts_with("authorization refused") {
+                why
+            } else {
+                format!("authorization refused for task {ids}: {why}")
+            },
         )
     })?;
     let mac = crate::store::key::load(run.paths)?
@@ -417,7 +420,18 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             continue;
         }
         if show_progress {
-            eprintln!("{}", progress_line(run.plan, i));
+            // A step the policy blocks, or one on a BAD radio, opens no radio.
+            let blocked = |s: &Step| {
+                rxnode_interlock::check_step(s, &run.policy)
+                    .err()
+                    .map(|e| format!("blocked by the node's policy ({e})"))
+                    .or_else(|| {
+                        s.device()
+                            .and_then(|d| crate::health::guard::bad_reason(run.paths, d))
+                            .map(|_| "blocked: its radio is BAD".to_owned())
+                    })
+            };
+            eprintln!("{}", progress_line(run.plan, &blocked, i));
         }
         crate::store::progress::step(run.paths, run.ids, i + 1, run.plan.steps.len(), step.op());
         let s = StepCtx {
@@ -469,8 +483,14 @@ fn device_and_time(step: &Step) -> (Option<&str>, Option<f64>) {
 }
 
 /// `[2/3] rx_capture on driver=hackrf: 5.0 s (about 7 s left in the run)`: the
-/// step, its radio, its length and the time the timed steps from here take.
-fn progress_line(plan: &rxnode_interlock::Plan, i: usize) -> String {
+/// step, its radio, its length and the time the timed steps from here take —
+/// those that will run (`blocked` says why a step will not: the node's policy,
+/// a BAD radio; it takes no time).
+fn progress_line(
+    plan: &rxnode_interlock::Plan,
+    blocked: &dyn Fn(&Step) -> Option<String>,
+    i: usize,
+) -> String {
     let Some(step) = plan.steps.get(i) else {
         return String::new();
     };
@@ -479,13 +499,16 @@ fn progress_line(plan: &rxnode_interlock::Plan, i: usize) -> String {
     if let Some(d) = device {
         line.push_str(&format!(" on {d}"));
     }
-    if let Some(s) = secs {
+    if let Some(why) = blocked(step) {
+        line.push_str(&format!(": {why}"));
+    } else if let Some(s) = secs {
         line.push_str(&format!(": {} s", crate::result::plot::trim_number(s, 1)));
     }
     let left: f64 = plan
         .steps
         .iter()
         .skip(i)
+        .filter(|s| blocked(s).is_none())
         .filter_map(|s| device_and_time(s).1)
         .sum();
     if left > 0.0 {
@@ -556,7 +579,8 @@ fn record_run(
                 .and_then(serde_json::Value::as_u64)
                 .unwrap_or(0);
             let png = dir.join(format!("FREQCAL_{n}.png"));
-            if let Err(err) = crate::result::write_freq_cal_png(&png, e) {
+            let origin = format!("{} step {n}", run.ids);
+            if let Err(err) = crate::result::write_freq_cal_png(&png, e, &origin) {
                 tracing::warn!("freq_cal plot {}: {err:#}", png.display());
             }
         }

@@ -573,7 +573,7 @@ fn tx_value(key: &str, v: &Value) -> String {
         };
     };
     if key.ends_with("rate_hz") {
-        return format!("{:.6} MS/s", x / 1e6);
+        return rxnode_interlock::fmt_rate(x);
     }
     if key.ends_with("_hz") {
         return fmt_hz(Some(x));
@@ -665,7 +665,7 @@ mod tests {
             "| past permit | 0.000 s |",
             "| samples sent | 1900341 |",
             "| frequency | 433.920000 MHz |",
-            "| sample rate | 2.000000 MS/s |",
+            "| sample rate | 2.000 MS/s |",
             "| gain | 0.0 dB |",
             "| state unknown | — |",
         ] {

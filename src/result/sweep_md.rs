@@ -48,10 +48,10 @@ fn md_settings(o: &mut String, s: &Value) {
     if let Some(a) = s.get("actual") {
         let _ = writeln!(
             o,
-            "| Rate (actual) | {} S/s |\n| Gain (read back) | {} dB {} |",
+            "| Rate (actual) | {} |\n| Gain (read back) | {} dB {} |",
             a.get("sample_rate_hz")
                 .and_then(Value::as_f64)
-                .unwrap_or(f64::NAN),
+                .map_or_else(|| "n/a".to_owned(), rxnode_interlock::fmt_rate),
             a.get("gain_db")
                 .and_then(Value::as_f64)
                 .map(|g| g.to_string())

@@ -133,7 +133,7 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
                 Ok(true)
             }
             other => Err(refused(format!(
-                "task {id} is {other:?}; only an approved task can be marked completed"
+                "task {id} is {other}; only an approved task can be marked completed"
             ))),
         }
     })?;

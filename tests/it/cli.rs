@@ -76,14 +76,7 @@ fn help_lists_every_subcommand_and_global_flag() {
     for sub in SUBCOMMANDS {
         assert!(help.contains(sub), "--help lacks {sub}");
     }
-    for flag in [
-        "--sim",
-        "--json",
-        "--verbose",
-        "--repo",
-        "--remote",
-        "--branch",
-    ] {
+    for flag in ["--sim", "--json", "--verbose", "--repo"] {
         assert!(help.contains(flag), "--help lacks {flag}");
     }
     let v = ok(&rxnode(d.path()).arg("--version").output().unwrap());
@@ -541,4 +534,209 @@ fn the_man_page_names_only_itself_and_has_exit_status() {
             "{cmd}: {page}"
         );
     }
+}
+
+/// One flag language: the task source (`--remote`, `--branch`, `--task-path`) is
+/// in the help of the commands that read it and nowhere else; `analyze` takes the
+/// flags `capture` takes (`-f/--frequency-hz`, `-r/--sample-rate-hz`) and still
+/// the spellings typed before (`--rate`, `--center-hz`), with the same result.
+#[test]
+fn one_flag_language_across_commands() {
+    let d = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.push("--help");
+        ok(&rxnode(d.path()).args(&a).output().unwrap())
+    };
+    for cmd in [
+        &["watch"][..],
+        &["task", "new"],
+        &["results"],
+        &["publish"],
+        &["run"],
+    ] {
+        let h = help(cmd);
+        for flag in ["--remote", "--branch", "--task-path"] {
+            assert!(h.contains(flag), "{cmd:?} --help lacks {flag}");
+        }
+    }
+    for cmd in [
+        &["capture"][..],
+        &["sweep"],
+        &["analyze"],
+        &["clkin", "calibrate"],
+        &["inventory"],
+        &["health"],
+        &["node", "show"],
+    ] {
+        let h = help(cmd);
+        for flag in ["--remote", "--branch", "--task-path"] {
+            assert!(!h.contains(flag), "{cmd:?} --help lists {flag}:\n{h}");
+        }
+    }
+    let top = help(&[]);
+    assert!(!top.contains("--task-path"), "{top}");
+    // The task source after the command, before it, or from the environment: the
+    // command's own flag wins, then the one before the command, then the environment.
+    let g = tempfile::tempdir().unwrap();
+    git2::Repository::init(g.path()).unwrap();
+    for (args, env, want) in [
+        (
+            &["results", "show", "X", "--remote", "after"][..],
+            None,
+            "after",
+        ),
+        (
+            &["--remote", "before", "results", "show", "X"],
+            Some("env"),
+            "before",
+        ),
+        (&["results", "show", "X"], Some("env"), "env"),
+        (
+            &[
+                "--remote", "before", "results", "show", "X", "--remote", "after",
+            ],
+            Some("env"),
+            "after",
+        ),
+    ] {
+        let mut c = rxnode(g.path());
+        c.args(args);
+        match env {
+            Some(e) => c.env("RXNODE_REMOTE", e),
+            None => c.env_remove("RXNODE_REMOTE"),
+        };
+        let out = c.output().unwrap();
+        assert!(
+            text(&out.stderr).contains(&format!("no remote named \"{want}\"")),
+            "{args:?}: {}",
+            show(&out)
+        );
+    }
+    let a = help(&["analyze"]);
+    assert!(a.contains("-f, --frequency-hz"), "{a}");
+    assert!(a.contains("-r, --sample-rate-hz"), "{a}");
+    assert!(!a.contains("--center-hz") && !a.contains("--rate "), "{a}");
+
+    let f = d.path().join("tone.cf32");
+    write_tone_cf32(&f, 1e6, 100e3, 1 << 15);
+    let analyze = |flags: &[&str]| {
+        let out = rxnode(d.path())
+            .args(["--json", "analyze"])
+            .arg(&f)
+            .args(flags)
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&ok(&out).into_bytes()).unwrap();
+        (
+            j["sample_rate_hz"].clone(),
+            j["peaks"][0]["frequency_hz"].clone(),
+        )
+    };
+    let new = analyze(&["-r", "1M", "-f", "100M"]);
+    let long = analyze(&["--sample-rate-hz", "1M", "--frequency-hz", "100M"]);
+    let old = analyze(&["--rate", "1M", "--center-hz", "100M"]);
+    assert_eq!(new.0, 1e6, "{new:?}");
+    assert!((new.1.as_f64().unwrap() - 100.1e6).abs() < 1e3, "{new:?}");
+    assert_eq!(new, long);
+    assert_eq!(new, old);
+}
+
+/// Statuses in any case on every command (`results --status partial`,
+/// `mark-completed --status Pass`), and the values of enumerated flags are what
+/// the shell completes, not file names.
+#[test]
+fn statuses_in_any_case_and_completions_offer_values() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    for s in ["partial", "Partial", "not-run", "NOT_RUN", "blocked"] {
+        let out = rxnode(d.path())
+            .args(["results", "--no-fetch", "--status", s])
+            .output()
+            .unwrap();
+        expect_exit!(out, 0);
+    }
+    let out = rxnode(d.path())
+        .args(["results", "--no-fetch", "--status", "good"])
+        .output()
+        .unwrap();
+    expect_exit!(out, 2);
+    assert!(
+        text(&out.stderr).contains("PASS, FAIL, PARTIAL, SKIP, BLOCKED, NOT_RUN"),
+        "{}",
+        show(&out)
+    );
+    // mark-completed parses `Pass` (the refusal is about the unknown task, not the word).
+    let out = rxnode(d.path())
+        .args(["mark-completed", "NO_SUCH", "--status", "Pass"])
+        .output()
+        .unwrap();
+    assert!(
+        !text(&out.stderr).contains("invalid value"),
+        "{}",
+        show(&out)
+    );
+    let bash = ok(&rxnode(d.path())
+        .args(["completions", "bash"])
+        .output()
+        .unwrap());
+    for values in [
+        "cf32 ci16",
+        "GREEN YELLOW RED",
+        "PASS FAIL PARTIAL SKIP BLOCKED NOT_RUN",
+        "gsm lte",
+    ] {
+        assert!(bash.contains(values), "bash completions lack {values:?}");
+    }
+}
+
+/// Units people type: durations with a unit wherever a duration is asked
+/// (`-t 200ms`), plain numbers stay seconds; a frequency or rate typed in
+/// mega without the `M` is refused with the spelling that was meant.
+#[test]
+fn durations_take_units_and_implausible_numbers_name_the_fix() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    let run = |args: &[&str]| {
+        rxnode(d.path())
+            .args(["--sim", "--json", "--repo"])
+            .arg(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let cap = [
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100M",
+        "-r",
+        "2M",
+        "-t",
+    ];
+    for (t, samples) in [("200ms", 400_000), ("0.1", 200_000), ("0.05s", 100_000)] {
+        let mut a = cap.to_vec();
+        a.push(t);
+        let out = run(&a);
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{t}: {e}: {}", show(&out)));
+        assert_eq!(j["samples_processed"], samples, "{t}: {j}");
+    }
+    for (args, want) in [
+        (&["-f", "100", "-r", "2M", "-t", "1"][..], "--frequency-hz <FREQUENCY_HZ>': 100 Hz is implausible (below 1 kHz): did you mean 100M (100 MHz)?"),
+        (&["-f", "100M", "-r", "2", "-t", "1"], "2 S/s is implausible (below 1 kS/s): did you mean 2M (2 MS/s)?"),
+        (&["-f", "100M", "-r", "2M", "-t", "2x"], "unknown unit \"x\" (use ms, s, m, h or d"),
+    ] {
+        let mut a = vec!["capture", "-d", "driver=rxsim"];
+        a.extend_from_slice(args);
+        let out = rxnode(d.path()).args(&a).output().unwrap();
+        expect_exit!(out, 2);
+        assert!(text(&out.stderr).contains(want), "{args:?}: {}", show(&out));
+    }
+    let out = rxnode(d.path())
+        .args(["watch", "--interval", "1h", "--help"])
+        .output()
+        .unwrap();
+    expect_exit!(out, 0);
 }

@@ -676,3 +676,42 @@ fn a_peer_ref_below_a_status_branch_is_skipped_and_blocks_no_heartbeat() {
         "{list:?}"
     );
 }
+
+/// A watcher stopped on purpose (SIGTERM: it pushes a last status) is
+/// `stopped` on the main PC, never `ALIVE … watcher stopped`.
+#[test]
+fn a_watcher_stopped_on_purpose_is_stopped_not_alive() {
+    let lab = Lab::new();
+    name(&lab, "STOP-RX");
+    set_status_policy(&lab, 5.0);
+    let mut w = Watcher::start(lab.rxnode(), "0.3");
+    let up = wait_for(Duration::from_secs(15), || {
+        node_of(&nodes(&lab.main), "STOP-RX")
+            .filter(|v| v["state"] == "alive")
+            .cloned()
+    });
+    assert!(up.is_some(), "never alive: {:?}", nodes(&lab.main));
+    signal(w.pid(), libc::SIGTERM);
+    let _ = w.0.wait();
+    let stopped = wait_for(Duration::from_secs(10), || {
+        node_of(&nodes(&lab.main), "STOP-RX")
+            .filter(|v| v["watcher"] == "stopped")
+            .cloned()
+    })
+    .unwrap_or_else(|| panic!("no last status: {:?}", nodes(&lab.main)));
+    assert_eq!(stopped["state"], "stopped", "{stopped}");
+    let out = crate::util::run_fed(
+        crate::util::rxnode_cmd()
+            .arg("--repo")
+            .arg(&lab.main)
+            .args(["results", "nodes"]),
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("STOP-RX"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.starts_with("STOP-RX  STOPPED  "), "{text}");
+    assert!(!text.contains("ALIVE"), "{text}");
+}

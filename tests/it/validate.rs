@@ -579,3 +579,37 @@ fn validate_with_a_policy_prints_the_verdict_per_step() {
     expect_exit!(out, 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.json"));
 }
+
+/// A plan value written in MHz or MS/s where the plan takes Hz and S/s
+/// (`"frequency_hz": 433.92`, `"sample_rate_hz": 2`) is refused as implausible,
+/// naming the field and the value it probably meant, never shown as 0.000434 MHz.
+#[test]
+fn a_plan_value_in_the_wrong_unit_is_refused_naming_the_field() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let text = std::fs::read_to_string(fixture("valid_yellow_rx.md"))
+        .unwrap()
+        .replace("\"frequency_hz\": 100.0e6", "\"frequency_hz\": 433.92")
+        .replace("\"sample_rate_hz\": 2.0e6", "\"sample_rate_hz\": 2");
+    let f = tmp.path().join("T.md");
+    std::fs::write(&f, text).unwrap();
+    let (code, r) = validate_json(&f);
+    assert_eq!(code, 2, "{r:?}");
+    assert!(!r.valid);
+    let msg = |field: &str| {
+        r.errors
+            .iter()
+            .find(|e| e.field.as_deref() == Some(field))
+            .map(|e| e.message.clone())
+            .unwrap_or_else(|| panic!("no error on {field}: {r:?}"))
+    };
+    assert_eq!(
+        msg("frequency_hz"),
+        "rx-plan step 3: frequency_hz 433.92 Hz is implausible (below 1 kHz); \
+         plan values are in Hz and S/s (433.92 M is 433920000)"
+    );
+    assert_eq!(
+        msg("sample_rate_hz"),
+        "rx-plan step 3: sample_rate_hz 2 S/s is implausible (below 1 kS/s); \
+         plan values are in Hz and S/s (2 M is 2000000)"
+    );
+}

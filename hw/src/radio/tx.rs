@@ -246,14 +246,24 @@ impl TxRadio {
         } else {
             0.0
         };
-        tracing::warn!(
-            args = %self.radio.args,
-            sent = keyed.sent,
-            cancelled = keyed.cancelled,
-            on_air_s,
-            ?state_unknown_s,
-            "TX off"
-        );
+        // A field only when it has a value: `state_unknown_s=None` reads as a fault.
+        match state_unknown_s {
+            Some(unknown) => tracing::warn!(
+                args = %self.radio.args,
+                sent = keyed.sent,
+                cancelled = keyed.cancelled,
+                on_air_s,
+                state_unknown_s = unknown,
+                "TX off"
+            ),
+            None => tracing::warn!(
+                args = %self.radio.args,
+                sent = keyed.sent,
+                cancelled = keyed.cancelled,
+                on_air_s,
+                "TX off"
+            ),
+        }
         TxReport {
             task_id: p.task_id().to_string(),
             device: self.radio.args.clone(),

@@ -30,6 +30,23 @@ impl StepCheck<'_> {
         }
     }
 
+    /// A positive value outside what any radio tunes or samples: a number
+    /// written in MHz or MS/s where the plan takes Hz and S/s.
+    pub(super) fn plausible(&mut self, v: f64, field: &str, q: crate::Quantity) {
+        if let Some(why) = q.implausible(v) {
+            let n = self.n;
+            let hint = if v < q.bounds().0 {
+                format!("; plan values are in Hz and S/s ({v} M is {})", v * 1e6)
+            } else {
+                String::new()
+            };
+            self.push(
+                Some(field),
+                format!("rx-plan step {n}: {field} {why}{hint}"),
+            );
+        }
+    }
+
     fn finite(&mut self, v: f64, field: &str) {
         if !v.is_finite() {
             let n = self.n;
@@ -79,6 +96,12 @@ impl StepCheck<'_> {
         self.device(&s.device);
         self.positive_finite(s.frequency_hz, "frequency_hz");
         self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
+        self.plausible(s.frequency_hz, "frequency_hz", crate::Quantity::Frequency);
+        self.plausible(
+            s.sample_rate_hz,
+            "sample_rate_hz",
+            crate::Quantity::SampleRate,
+        );
         self.positive_finite(s.duration_s, "duration_s");
         self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
         if let Some(g) = &s.gain_db {
@@ -139,6 +162,7 @@ impl StepCheck<'_> {
     /// tone inside the captured band.
     fn clkin(&mut self, c: &ClkinSpec, s: &RxCaptureStep) {
         self.positive_finite(c.tone_hz, "clkin.tone_hz");
+        self.plausible(c.tone_hz, "clkin.tone_hz", crate::Quantity::Frequency);
         self.positive_finite(c.tolerance_ppm, "clkin.tolerance_ppm");
         if let Some(t) = c.expected_tolerance_db {
             self.positive_finite(t, "clkin.expected_tolerance_db");
@@ -181,6 +205,12 @@ impl StepCheck<'_> {
         self.device(&s.device);
         self.positive_finite(s.frequency_hz, "frequency_hz");
         self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
+        self.plausible(s.frequency_hz, "frequency_hz", crate::Quantity::Frequency);
+        self.plausible(
+            s.sample_rate_hz,
+            "sample_rate_hz",
+            crate::Quantity::SampleRate,
+        );
         self.positive_finite(s.duration_s, "duration_s");
         self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
         self.finite(s.tone_offset_hz, "tone_offset_hz");
@@ -227,9 +257,16 @@ impl StepCheck<'_> {
         }
         self.positive_finite(s.frequency_hz, "frequency_hz");
         self.positive_finite(s.sample_rate_hz, "sample_rate_hz");
+        self.plausible(s.frequency_hz, "frequency_hz", crate::Quantity::Frequency);
+        self.plausible(
+            s.sample_rate_hz,
+            "sample_rate_hz",
+            crate::Quantity::SampleRate,
+        );
         self.positive_finite(s.duration_s, "duration_s");
         self.at_least_one_sample(s.duration_s, s.sample_rate_hz);
         self.positive_finite(s.tone_hz, "tone_hz");
+        self.plausible(s.tone_hz, "tone_hz", crate::Quantity::Frequency);
         self.positive_finite(s.tolerance_ppb, "tolerance_ppb");
         if let Some(g) = &s.gain_db {
             for p in g.problems() {

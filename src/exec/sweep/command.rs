@@ -294,6 +294,14 @@ fn sweep_text(v: &Value) -> String {
         let _ = writeln!(o, "  {d}");
         return o;
     }
+    if v.get("cancelled").and_then(Value::as_bool) == Some(true) {
+        let _ = writeln!(
+            o,
+            "  interrupted: {} of {} repeat(s) done",
+            v.get("repeats_done").and_then(Value::as_u64).unwrap_or(0),
+            req.get("repeats").and_then(Value::as_u64).unwrap_or(1),
+        );
+    }
     if let Some(line) = crate::exec::capture::correction_line(v.get("clock")) {
         let _ = writeln!(o, "{line}");
     }

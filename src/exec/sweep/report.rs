@@ -68,6 +68,7 @@ fn sweep_json_inner(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
         "elapsed_s": r.elapsed_s,
         "settle_dwell_floor_s": r.floor_s,
         "cancelled": r.cancelled,
+        "repeats_done": repeats_done(r),
         "csv": csv,
     })
 }
@@ -158,10 +159,28 @@ pub(crate) fn spectrum_plot(sw: &Swept, what: &str) -> SpectrumPlot {
         failed_hz: r.failed_ranges_hz.clone(),
         freq_known: true,
         clkin: None,
+        band_hz: Some([r.config.start_hz, r.config.stop_hz]),
     }
 }
 
-/// The heatmap of a sweep (one row per repeat), `None` for a single pass.
+/// The passes over the band that reached every hop (an interrupted sweep stops
+/// within one).
+pub(crate) fn repeats_done(r: &SweepReport) -> u32 {
+    let per = r.plan.centers_hz.len();
+    let reached = |rep: u32| {
+        r.hops
+            .iter()
+            .filter(|h| h.repeat == rep && h.status != HopStatus::NotRun)
+            .count()
+    };
+    let done = (0..r.config.repeats)
+        .filter(|rep| per > 0 && reached(*rep) >= per)
+        .count();
+    u32::try_from(done).unwrap_or(u32::MAX)
+}
+
+/// The heatmap of a sweep (one row per repeat that started), `None` for a single
+/// pass; an interrupted sweep's title says PARTIAL and how many passes were done.
 pub(crate) fn heatmap(sw: &Swept, what: &str) -> Option<Heatmap> {
     let r = &sw.report;
     if r.config.repeats < 2 {
@@ -176,7 +195,16 @@ pub(crate) fn heatmap(sw: &Swept, what: &str) -> Option<Heatmap> {
         .map(|h| h.unix_time_s)
         .find(|t| *t > 0.0)
         .unwrap_or(0.0);
-    for rep in 0..r.config.repeats {
+    // A pass that never started is no row: the picture ends where the sweep did.
+    let started = (0..r.config.repeats)
+        .filter(|rep| {
+            r.hops
+                .iter()
+                .any(|h| h.repeat == *rep && h.status != HopStatus::NotRun)
+        })
+        .count()
+        .max(1);
+    for rep in 0..u32::try_from(started).unwrap_or(u32::MAX) {
         let mut row = vec![f64::NAN; n];
         let mut t = None;
         for h in r
@@ -195,8 +223,17 @@ pub(crate) fn heatmap(sw: &Swept, what: &str) -> Option<Heatmap> {
         times.push(t.unwrap_or_else(|| times.last().copied().unwrap_or(0.0)));
         rows.push(row);
     }
+    let what = if r.cancelled {
+        format!(
+            "{what} heatmap · PARTIAL: interrupted after {} of {} repeats",
+            repeats_done(r),
+            r.config.repeats
+        )
+    } else {
+        format!("{what} heatmap")
+    };
     Some(Heatmap {
-        title: title(sw, &format!("{what} heatmap")),
+        title: title(sw, &what),
         start_hz: r.config.start_hz,
         step_hz: r.plan.bin_hz,
         row_time_s: times,

@@ -107,7 +107,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}\
 th{background:#f3f3f3}code{background:#f4f4f4;padding:0 .2em}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}\
 img{max-width:100%;border:1px solid #ddd;margin:.5em 0}.PASS,.alive,.ok{color:#080;font-weight:bold}\
-.FAIL,.silent,.bad{color:#b00;font-weight:bold}.PARTIAL,.BLOCKED,.stale{color:#b60;font-weight:bold}\
+.FAIL,.silent,.bad{color:#b00;font-weight:bold}.PARTIAL,.BLOCKED,.stale,.stopped{color:#b60;font-weight:bold}\
 nav{margin-bottom:1em}.problems{color:#b00}td.name,td.state{white-space:nowrap}";
 
 /// One page: a title, the style, no script allowed.
@@ -130,6 +130,7 @@ fn class_of(word: &str) -> &'static str {
         "alive" => "alive",
         "stale" => "stale",
         "silent" => "silent",
+        "stopped" => "stopped",
         _ => "other",
     }
 }

@@ -30,7 +30,8 @@ const CLOCK_AHEAD_TOLERANCE_S: f64 = 5.0;
 #[derive(Debug, Serialize)]
 pub(super) struct NodeRow {
     pub(super) node: Option<String>,
-    /// `alive`, `stale` or `silent`.
+    /// `alive`, `stale`, `silent`, or `stopped` (its last status says the
+    /// watcher was stopped).
     pub(super) state: &'static str,
     pub(super) last_heartbeat: Option<String>,
     pub(super) age_s: Option<f64>,
@@ -344,6 +345,10 @@ fn heartbeat(n: &mut NodeRow, name: &str, (status, problems): Read, now: time::O
             age = age.max(0.0);
             n.age_s = Some((age * 10.0).round() / 10.0);
             n.state = state_of(age, every);
+            if n.watcher.as_deref() == Some("stopped") {
+                // A watcher stopped on purpose is not alive, however recent its last word.
+                n.state = "stopped";
+            }
             n.sort_time = n.sort_time.max(t.unix_timestamp());
         }
         (None, _) => n.problems.push(format!(
@@ -372,6 +377,10 @@ fn render_nodes(nodes: &[NodeRow]) -> String {
     for n in nodes {
         let name = n.node.as_deref().unwrap_or("(unnamed)");
         let _ = match (&n.last_heartbeat, n.age_s) {
+            (Some(t), Some(a)) if n.state == "stopped" => writeln!(
+                text,
+                "{name}  STOPPED  the watcher's last heartbeat {t} ({a:.0} s ago) said it stopped"
+            ),
             (Some(t), Some(a)) => writeln!(
                 text,
                 "{name}  {}  last heartbeat {t} ({a:.0} s ago, every {} s)  watcher {}",
@@ -490,5 +499,28 @@ mod tests {
         assert_eq!(state_of(4.1, 2.0), "stale");
         assert_eq!(state_of(20.0, 2.0), "stale");
         assert_eq!(state_of(20.1, 2.0), "silent");
+    }
+
+    /// A last status that says the watcher stopped is `stopped`, never `alive`,
+    /// and the line says it once.
+    #[test]
+    fn a_stopped_watcher_is_not_alive() {
+        let now = time::OffsetDateTime::now_utc();
+        let t = now
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap();
+        let mut n = NodeRow::new(Some("LAB-RX2".into()));
+        let v = json!({"node": "LAB-RX2", "time": t, "publish_every_s": 30.0,
+                       "watcher": "stopped"});
+        heartbeat(&mut n, "LAB-RX2", (Ok(v), Vec::new()), now);
+        assert_eq!(n.state, "stopped");
+        let text = render_nodes(&[n]);
+        let first = text.lines().next().unwrap();
+        assert!(
+            first.starts_with("LAB-RX2  STOPPED  the watcher's last heartbeat"),
+            "{text}"
+        );
+        assert!(!text.contains("ALIVE"), "{text}");
+        assert_eq!(text.matches("stopped").count(), 1, "{text}");
     }
 }

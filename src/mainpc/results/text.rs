@@ -215,17 +215,14 @@ pub(super) fn parse_since(
     if let Ok(d) = time::Date::parse(t, &date_fmt) {
         return Ok(d.midnight().assume_utc());
     }
-    let (n, unit) = t.split_at(t.len().saturating_sub(1));
-    let secs = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86400,
-        _ => 0,
-    };
-    match n.parse::<u32>() {
-        Ok(k) if secs > 0 => Ok(now - time::Duration::seconds(i64::from(k) * secs)),
-        _ => Err(crate::exit::BadField {
+    // An age is a duration as every duration flag reads it (`90m`, `1.5h`, `7d`).
+    let age = rxnode_interlock::parse_seconds(t)
+        .ok()
+        .filter(|s| *s <= 100.0 * 365.0 * 86400.0)
+        .and_then(time::Duration::checked_seconds_f64);
+    match age {
+        Some(a) => Ok(now - a),
+        None => Err(crate::exit::BadField {
             field: "since",
             message: crate::exit::FieldText::field("since").then(format!(
                 " {s:?}: use a time (2026-12-01T08:00:00+00:00), a date (2026-12-01) or an age (90m, 12h, 7d)"

@@ -30,6 +30,7 @@ pub(crate) fn live_spectrum(
         failed_hz: Vec::new(),
         freq_known: true,
         clkin: clkin.as_ref().and_then(clkin_inset_of),
+        band_hz: None,
     }
 }
 
@@ -73,6 +74,7 @@ pub(crate) fn capture_plot(r: &RxResult, n: usize, c: &serde_json::Value) -> Opt
         failed_hz: Vec::new(),
         freq_known: known,
         clkin,
+        band_hz: None,
     })
 }
 
@@ -233,6 +235,7 @@ pub(crate) fn write_spectrum_png(path: &Path, psd_db: &[f64]) -> Result<()> {
             failed_hz: Vec::new(),
             freq_known: false,
             clkin: None,
+            band_hz: None,
         },
     )
 }
@@ -251,7 +254,7 @@ pub(crate) fn write_spectrum_pngs(dir: &Path, r: &RxResult) -> Result<Vec<std::p
     Ok(out)
 }
 
-pub(super) fn short(s: &str, n: usize) -> String {
+pub(crate) fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_owned()
     } else {

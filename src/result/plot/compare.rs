@@ -88,10 +88,15 @@ pub(crate) fn write_compare_pngs(dir: &Path, r: &RxResult) -> Result<Vec<PathBuf
                 .to_owned()
         };
         let title = format!(
-            "{} step {n}: clkin_compare — MASTER {} / SLAVE {}",
+            "{} step {n}: clkin_compare · MASTER {} · SLAVE {} · {}",
             r.task_id,
             super::capture::short(&dev("master"), 40),
-            super::capture::short(&dev("slave"), 40)
+            super::capture::short(&dev("slave"), 40),
+            r.timeline
+                .completed_at
+                .as_deref()
+                .or(r.timeline.started_at.as_deref())
+                .unwrap_or("time unknown")
         );
         if let Some(p) = ComparePlot::of(title, e) {
             let path = dir.join(crate::result::compare_png_name(n));
@@ -126,7 +131,10 @@ fn draw(
 ) -> Result<()> {
     font_ready()?;
     root.fill(&WHITE).map_err(err)?;
-    let (top, bottom) = root.split_vertically(500);
+    // The title above both panels, wrapped at its separators rather than clipped.
+    let body = super::draw_title(root, &p.title, 15)?;
+    let upper = (body.dim_in_pixel().1 * 500) / COMPARE_SIZE.1;
+    let (top, bottom) = body.split_vertically(upper);
     let t1 = p.t_s.last().copied().unwrap_or(1.0).max(1e-9);
     let fit = |t: f64| p.intercept + p.slope * t;
     // The y range holds the trace, the fit and the band.
@@ -154,7 +162,6 @@ fn draw(
     };
     let mut chart = ChartBuilder::on(&top)
         .margin(14)
-        .caption(&p.title, (FAMILY, 16))
         .x_label_area_size(40)
         .y_label_area_size(80)
         .build_cartesian_2d(0.0..t1, y0..y1)

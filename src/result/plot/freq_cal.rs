@@ -19,8 +19,10 @@ struct Det {
     used: bool,
 }
 
-/// Write the picture of one `freq_cal[]` entry (it must hold `detections`).
-pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
+/// Write the picture of one `freq_cal[]` entry (it must hold `detections`);
+/// `origin` says what it came from (`TASK step 3`, or a standalone command),
+/// shown with the radio and the time under the result.
+pub(crate) fn write_freq_cal_png(path: &Path, e: &Value, origin: &str) -> Result<()> {
     let f = |k: &str| e.get(k).and_then(Value::as_f64);
     let dets: Vec<Det> = e
         .get("detections")
@@ -56,6 +58,16 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
         }
         _ => format!("{method} {cell}: no estimate"),
     };
+    let device = e
+        .get("device")
+        .and_then(|d| d.get("args"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let title = format!(
+        "{title} · {origin} · {} · {}",
+        super::capture::short(device, 40),
+        crate::store::fsutil::now_iso()
+    );
     let t1 = f("seconds_analysed")
         .unwrap_or(0.0)
         .max(dets.iter().map(|d| d.t).fold(0.0, f64::max))
@@ -95,12 +107,13 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
         .max(f("uncertainty_ppm").unwrap_or(0.0) * 4.0)
         .max(1e-3)
         * 1.3;
-    let (p0, p1) = (centre - spread, centre + spread);
+    // Headroom above the points for the legend: it never sits on a detection.
+    let (p0, p1) = (centre - spread, centre + spread * 1.7);
     atomically(path, |tmp| {
         font_ready()?;
         let root = BitMapBackend::new(tmp, FREQ_CAL_SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(&title, (FAMILY, 18)).map_err(err)?;
+        let root = super::draw_title(&root, &title, 17)?;
         let (top, bottom) = root.split_vertically(430);
         let used_c = RGBColor(31, 119, 180);
         let rej_c = RGBColor(170, 170, 170);
@@ -161,7 +174,12 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font((FAMILY, 13))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(emptiest_corner(
+                dets.iter()
+                    .map(|d| (d.t / t1, (d.off_khz - y0) / (y1 - y0))),
+                0.3,
+                0.3,
+            ))
             .draw()
             .map_err(err)?;
         let mut c = ChartBuilder::on(&bottom)
@@ -214,9 +232,59 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value) -> Result<()> {
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font((FAMILY, 13))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(emptiest_corner(
+                dets.iter().map(|d| (d.t / t1, (d.ppm - p0) / (p1 - p0))),
+                0.3,
+                0.2,
+            ))
             .draw()
             .map_err(err)?;
         root.present().map_err(err)
     })
+}
+
+/// The corner of a chart where a legend `w` × `h` (fractions of the plot) covers
+/// the fewest points (`(x, y)` as fractions, y up); upper right on a tie.
+fn emptiest_corner(
+    points: impl Iterator<Item = (f64, f64)> + Clone,
+    w: f64,
+    h: f64,
+) -> SeriesLabelPosition {
+    let corners = [
+        (SeriesLabelPosition::UpperRight, 1.0 - w, 1.0 - h),
+        (SeriesLabelPosition::UpperLeft, 0.0, 1.0 - h),
+        (SeriesLabelPosition::LowerRight, 1.0 - w, 0.0),
+        (SeriesLabelPosition::LowerLeft, 0.0, 0.0),
+    ];
+    let mut best = (SeriesLabelPosition::UpperRight, usize::MAX);
+    for (pos, x0, y0) in corners {
+        let covered = points
+            .clone()
+            .filter(|(x, y)| (x0..=x0 + w).contains(x) && (y0..=y0 + h).contains(y))
+            .count();
+        if covered < best.1 {
+            best = (pos, covered);
+        }
+    }
+    best.0
+}
+
+#[cfg(test)]
+mod legend_tests {
+    use super::*;
+
+    /// The legend goes where it hides the fewest points.
+    #[test]
+    fn the_legend_takes_the_emptiest_corner() {
+        let upper_right = [(0.9, 0.9), (0.8, 0.95), (0.1, 0.1)];
+        assert!(matches!(
+            emptiest_corner(upper_right.iter().copied(), 0.3, 0.3),
+            SeriesLabelPosition::UpperLeft
+        ));
+        let none: [(f64, f64); 0] = [];
+        assert!(matches!(
+            emptiest_corner(none.iter().copied(), 0.3, 0.3),
+            SeriesLabelPosition::UpperRight
+        ));
+    }
 }

@@ -33,8 +33,11 @@ pub(crate) fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
     atomically(path, |tmp| {
         let root = BitMapBackend::new(tmp, (1200, 600)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (main, legend) = root.split_horizontally(1080);
-        draw_cells(&main, &h.title, &g)?;
+        // The title above the picture and its scale, with room under it: the
+        // time axis' first tick never touches it.
+        let body = super::draw_title(&root, &h.title, 16)?;
+        let (main, legend) = body.split_horizontally(1080);
+        draw_cells(&main, &g)?;
         draw_scale(&legend, &g)?;
         root.present().map_err(err)
     })
@@ -145,7 +148,6 @@ fn row_edges(row_times: &[f64], n: usize) -> Vec<f64> {
 /// The cells, on a frequency × time chart with its title and axes.
 fn draw_cells(
     main: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
-    title: &str,
     g: &Grid,
 ) -> Result<()> {
     let (x0h, step, lo, hi, edges) = (g.x0h, g.step, g.lo, g.hi, &g.edges);
@@ -153,7 +155,6 @@ fn draw_cells(
     let dec = mhz_decimals(g.x1 - g.x0);
     let mut chart = ChartBuilder::on(main)
         .margin(14)
-        .caption(title, (FAMILY, 16))
         .x_label_area_size(48)
         .y_label_area_size(72)
         .build_cartesian_2d(g.x0..g.x1, t1..t0)

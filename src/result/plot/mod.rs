@@ -7,6 +7,7 @@
 //! Licence: `src/assets/DejaVuSans-LICENSE` (Bitstream Vera licence; DejaVu
 //! changes are public domain — embedding is allowed).
 use anyhow::{Context, Result};
+use plotters::prelude::{BitMapBackend, DrawingArea, IntoFont, Text, TextStyle};
 use plotters::style::FontStyle;
 use std::path::Path;
 
@@ -16,6 +17,7 @@ mod freq_cal;
 mod heatmap;
 mod spectrum;
 
+pub(crate) use capture::short;
 #[cfg(test)]
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
@@ -34,6 +36,49 @@ fn font_ready() -> Result<()> {
         .get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
     anyhow::ensure!(ok, "the embedded font cannot be loaded");
     Ok(())
+}
+
+/// Draw `title` centred at the top of `area`, broken at its ` · ` separators
+/// into as many lines as it needs to fit the width (never clipped at the
+/// edges); returns the area below it, a gap included.
+fn draw_title<'a>(
+    area: &DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>,
+    title: &str,
+    px: u32,
+) -> Result<DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let style = TextStyle::from((FAMILY, px).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let width = area.dim_in_pixel().0.saturating_sub(60);
+    let fits = |t: &str| {
+        area.estimate_text_size(t, &style)
+            .map(|(w, _)| w <= width)
+            .unwrap_or(true)
+    };
+    let lines = wrap_title(title, fits);
+    let line_h = px + 4;
+    let cx = i32::try_from(area.dim_in_pixel().0 / 2).unwrap_or(0);
+    for (i, l) in lines.iter().enumerate() {
+        let y = 8 + i32::try_from(i).unwrap_or(0) * i32::try_from(line_h).unwrap_or(20);
+        area.draw(&Text::new(l.as_str(), (cx, y), style.clone()))
+            .map_err(err)?;
+    }
+    let used = 8 + line_h * u32::try_from(lines.len()).unwrap_or(1) + 6;
+    Ok(area.split_vertically(used).1)
+}
+
+/// `title` as lines that each `fit`, broken only at its ` · ` separators.
+fn wrap_title(title: &str, fits: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in title.split(" · ") {
+        match lines.last_mut() {
+            Some(l) if fits(&format!("{l} · {part}")) => {
+                l.push_str(" · ");
+                l.push_str(part);
+            }
+            _ => lines.push(part.to_owned()),
+        }
+    }
+    lines
 }
 
 /// Most points drawn per trace (max-held), so a 6 GHz sweep stays a picture.
@@ -98,6 +143,9 @@ pub(crate) struct SpectrumPlot {
     /// The CLKIN check, drawn zoomed in an inset: expected and measured tone
     /// side by side, with the error in ppm and the verdict.
     pub clkin: Option<ClkinInset>,
+    /// The band asked for (a sweep's `[start, stop]`, Hz): its edges are labelled
+    /// with their own values on the axis.
+    pub band_hz: Option<[f64; 2]>,
 }
 
 /// What the CLKIN inset shows.
@@ -280,6 +328,22 @@ fn atomically(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()>
 
 #[cfg(test)]
 mod tests {
+    /// A long title is broken at its separators, every part kept, none clipped.
+    #[test]
+    fn a_long_title_wraps_at_its_separators() {
+        let t = "rxnode sweep heatmap · PARTIAL: interrupted after 3 of 10 repeats · driver=rxsim · 2026-12-06T07:25:16+00:00";
+        let lines = wrap_title(t, |l| l.chars().count() <= 60);
+        assert_eq!(
+            lines,
+            [
+                "rxnode sweep heatmap",
+                "PARTIAL: interrupted after 3 of 10 repeats · driver=rxsim",
+                "2026-12-06T07:25:16+00:00"
+            ]
+        );
+        assert_eq!(wrap_title("a · b", |_| true), ["a · b"]);
+    }
+
     use super::heatmap::colour_of;
     use super::spectrum::{draw_spectrum, legend_left_frac, SPECTRUM_SIZE};
     use super::*;
@@ -336,6 +400,7 @@ mod tests {
             failed_hz: vec![[104e6, 105e6]],
             freq_known: true,
             clkin: None,
+            band_hz: Some([88e6, 108e6]),
         }
     }
 

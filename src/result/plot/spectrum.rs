@@ -196,9 +196,35 @@ fn draw_axes<'a, 'b>(
                 plotters::style::text_anchor::HPos::Center,
                 plotters::style::text_anchor::VPos::Top,
             ));
+        // The band's own edges carry their own values (433.05 and 434.79 MHz),
+        // and a round label too close to one gives way to it.
+        let edges: Vec<f64> = p
+            .band_hz
+            .iter()
+            .flatten()
+            .map(|e| e / f.scale)
+            .filter(|e| (f.x0..=f.x1).contains(e))
+            .collect();
+        let px_of = |v: f64| chart.backend_coord(&(v, f.y0));
+        for e in &edges {
+            let (px, py) = px_of(*e);
+            root.draw(&Text::new(
+                // The axis' decimals, more when the edge needs them (434.79).
+                (dec..=6)
+                    .map(|d| format!("{e:.d$}"))
+                    .find(|t| t.parse::<f64>().is_ok_and(|x| (x - e).abs() < 1e-9))
+                    .unwrap_or_else(|| format!("{e:.6}")),
+                (px, py + 8),
+                style.clone(),
+            ))
+            .map_err(err)?;
+        }
         for k in first..=last {
             let v = k as f64 * step;
-            let (px, py) = chart.backend_coord(&(v, f.y0));
+            let (px, py) = px_of(v);
+            if edges.iter().any(|e| (px_of(*e).0 - px).abs() < 64) {
+                continue;
+            }
             root.draw(&Text::new(
                 format!("{v:.dec$}"),
                 (px, py + 8),
@@ -607,7 +633,7 @@ fn draw_clkin_inset(
         .margin(8)
         .caption(caption, (FAMILY, 14).into_font().color(&verdict_colour))
         .x_label_area_size(34)
-        .y_label_area_size(44)
+        .y_label_area_size(52)
         .build_cartesian_2d(-half..half, ylo..yhi)
         .map_err(err)?;
     chart
@@ -616,6 +642,7 @@ fn draw_clkin_inset(
         .x_labels(5)
         .y_labels(4)
         .x_desc(format!("Hz from {:.6} MHz", exp / 1e6))
+        .y_desc("dBFS/bin")
         .label_style((FAMILY, 11))
         .axis_desc_style((FAMILY, 12))
         .x_label_formatter(&|v| format!("{v:+.0}"))

@@ -86,6 +86,22 @@ fn a_red_run_that_reached_no_radio_needs_a_fresh_authorization_to_run_again() {
         "{}",
         show(&out)
     );
+    // Said once: "authorization refused for X: authorization refused for task X" repeated itself.
+    for typed in [None, Some("AUTHORISE it\n")] {
+        let out = rig.run(id, typed);
+        let err = text(&out.stderr);
+        assert_eq!(
+            err.matches("authorization refused").count(),
+            1,
+            "{}",
+            show(&out)
+        );
+        assert!(
+            err.contains(&format!("authorization refused for task {id}: ")),
+            "{}",
+            show(&out)
+        );
+    }
     let out = rig.run(id, Some(&phrase));
     assert_eq!(code(&out), Some(0), "{}", show(&out));
     assert_eq!(rig.result(id).status, "PASS");

@@ -272,3 +272,61 @@ fn sigint_stops_a_sweep_partial_with_hops_not_run() {
         "{log}"
     );
 }
+
+/// Ctrl-C in a repeated sweep says how many passes over the band were done (text
+/// and JSON), and the heatmap ends at the last pass that started.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_repeated_sweep_says_how_many_repeats_were_done() {
+    use std::time::{Duration, Instant};
+    let rig = Rig::new();
+    let png = rig.lab.dir.path().join("rep.png");
+    let dev = scene("SIGREP", "");
+    let mut args = vec!["--sim".to_owned()];
+    args.extend(
+        sweep_args(&dev, &["--plot", png.to_str().unwrap(), "--repeats", "500"])
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let i = args.iter().position(|x| x == "--dwell-s").unwrap();
+    args[i + 1] = "20ms".into();
+    let child = rig
+        .lab
+        .rxnode()
+        .args(&args)
+        .env("RXSIM_EVENT_LOG", &rig.events)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while rig.streams_of("SIGREP") == 0 && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    util::signal(child.id(), libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    expect_exit!(out, 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("interrupted: "))
+        .unwrap_or_else(|| panic!("{}", show(&out)));
+    let done: u64 = line
+        .trim()
+        .trim_start_matches("interrupted: ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        line.ends_with(&format!("{done} of 500 repeat(s) done")),
+        "{line}"
+    );
+    assert!((1..500).contains(&done), "{line}");
+    assert!(text.contains("sweep PARTIAL"), "{text}");
+    let heat = rig.lab.dir.path().join("rep_heatmap.png");
+    assert!(heat.is_file(), "{}", show(&out));
+}
