@@ -93,6 +93,9 @@ pub(crate) struct SpectrumPicture {
     /// Ranges with no data (failed hops), `[low, high]` Hz.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_hz: Vec<[f64; 2]>,
+    /// A sweep's requested band `[start, stop]` Hz, its edges labelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band_hz: Option<[f64; 2]>,
     /// CLKIN markers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub markers: Vec<Marker>,
@@ -211,6 +214,7 @@ impl SpectrumPicture {
                 .collect(),
             noise_floor_db: p.noise_floor_db,
             failed_hz: p.failed_hz.clone(),
+            band_hz: p.band_hz,
             markers: p.markers.clone(),
             clkin: p.clkin.clone(),
         }
@@ -244,6 +248,7 @@ impl SpectrumPicture {
             noise_floor_db: self.noise_floor_db,
             markers: self.markers.clone(),
             failed_hz: self.failed_hz.clone(),
+            band_hz: self.band_hz,
             freq_known: self.freq_known,
             clkin: self.clkin.clone(),
         }
@@ -402,6 +407,7 @@ mod tests {
                 kind: MarkerKind::Expected,
             }],
             failed_hz: vec![[95e6, 96e6]],
+            band_hz: None,
             freq_known: true,
             clkin: None,
         };

@@ -62,8 +62,10 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
         if e.get("detections").is_none() {
             continue;
         }
-        let path = dir.join(format!("FREQCAL_{}.png", step_of(e, i)));
-        let r = write_freq_cal_png(&path, e).map(|()| path);
+        let n = step_of(e, i);
+        let path = dir.join(format!("FREQCAL_{n}.png"));
+        let origin = format!("{} step {n}", super::text::shown(task, 64));
+        let r = write_freq_cal_png(&path, e, &origin).map(|()| path);
         d.note(&format!("freq_cal[{i}]"), r);
     }
     Ok(d)
