@@ -456,9 +456,28 @@ pub struct AnalyzeArgs {
     /// Centre frequency, for an absolute axis, Hz (`100M`).
     #[arg(short = 'f', long, value_parser = si_number)]
     pub center_hz: Option<f64>,
-    /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
+    /// How the file stores its samples (default: from the extension): cu8, cs8,
+    /// cs16, cs16_be, cu16, cs32, cs32_be, cf32 (GNU Radio's cfile), cf32_be, cf64,
+    /// wav or sigmf (a .sigmf-meta/.sigmf-data pair or a .sigmf archive). SigMF's
+    /// names (ci16_le …) are accepted too. A .bin, .raw, .dat or .iq file needs it.
     #[arg(long)]
     pub format: Option<String>,
+    /// Analyse this channel only (0-based) of a multi-channel SigMF recording
+    /// (default: every channel, each reported on its own).
+    #[arg(long, value_name = "N")]
+    pub channel: Option<u32>,
+    /// Measure the recording radio's frequency error from a broadcast carrier in it,
+    /// as `clkin calibrate` does live (docs/operator.md#calibrating-from-a-recording).
+    #[arg(long, value_enum, value_name = "METHOD")]
+    pub freq_cal: Option<CalMethodArg>,
+    /// The carrier's frequency for `--freq-cal`, Hz (`935.2M`; default: the
+    /// recording's centre): the BCCH carrier (gsm) or the downlink's centre (lte).
+    #[arg(long, value_parser = si_number, value_name = "HZ")]
+    pub carrier_hz: Option<f64>,
+    /// Keep a PASS `--freq-cal` measurement in .local/calibration.json for this radio,
+    /// `driver=DRIVER,serial=SERIAL[,remote=HOST]` (nothing is kept without it).
+    #[arg(long, value_name = "RADIO")]
+    pub store_for_radio: Option<String>,
     #[command(flatten)]
     pub fft: FftArgs,
     /// Overlap fraction, 0 ≤ F < 1.

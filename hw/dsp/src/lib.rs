@@ -68,7 +68,7 @@ pub use crate::{
     },
     error::{Error, Result},
     iq::{
-        IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordFormat,
+        Datatype, IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordFormat,
         RecordingMeta,
     },
     stitch::{band_peaks, HopPlacement, Stitcher},

@@ -629,7 +629,7 @@ fn open_sink(
             let f = BufWriter::with_capacity(1 << 20, create_new(path)?);
             Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(path, e))?)
         }
-        IqFormat::Cs16 | IqFormat::Cs8 => {
+        _ => {
             return Err(Error::UnsupportedFormat(format!(
                 "recording as {} (record cf32, wav or sigmf)",
                 format.name()
