@@ -200,3 +200,292 @@ fn metadata_wins_and_ambiguous_files_are_refused_by_name() {
         show(&o)
     );
 }
+
+/// The `freq_cal` entry, as `clkin calibrate --json` prints it and `analyze
+/// --freq-cal` carries it.
+#[derive(Debug, Deserialize)]
+struct FreqCal {
+    status: String,
+    detail: String,
+    method: String,
+    ppm: Option<f64>,
+    uncertainty_ppm: Option<f64>,
+    cell: Option<String>,
+    calibration_stored: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WithFreqCal {
+    samples: u64,
+    sample_rate_hz: f64,
+    freq_cal: FreqCal,
+}
+
+/// One scene measured live (`clkin calibrate`) by one radio and recorded (`capture
+/// --record`) by another with the same error, then the recording analysed with
+/// `--freq-cal`: both PASS, the same cell, the two numbers within 4 combined σ of
+/// each other and of the truth; nothing kept from the file unless the radio is named.
+/// Prints the analysis speed against the live estimator's (the radio's rate).
+fn live_and_recorded(method: &str, scene: &str, centre: &str, rate: &str, ppm: f64, secs: &str) {
+    use crate::util::{run_fed, Lab};
+    let lab = Lab::new();
+    let radio = |serial: &str| format!("driver=rxsim,serial={serial},pace=0,ppm={ppm},{scene}");
+    let live = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "clkin",
+            "calibrate",
+            "-d",
+            &radio("live"),
+            "--method",
+            method,
+            "-f",
+            centre,
+            "-r",
+            rate,
+            "-t",
+            secs,
+            "--json",
+        ]),
+        b"",
+    );
+    crate::util::expect_exit(&live, 0, "live calibrate");
+    let live: FreqCal = serde_json::from_slice(&live.stdout)
+        .unwrap_or_else(|e| panic!("not a freq_cal entry ({e}): {}", show(&live)));
+    let rec = lab.local().join(format!("rx_iq/{method}.sigmf-meta"));
+    let o = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "capture",
+            "-d",
+            &radio("recorder"),
+            "-f",
+            centre,
+            "-r",
+            rate,
+            "-t",
+            secs,
+            "--record",
+            rec.to_str().unwrap_or_default(),
+            "--json",
+        ]),
+        b"",
+    );
+    crate::util::expect_exit(&o, 0, "capture --record");
+    let analyze_file = |extra: &[&str]| {
+        let start = std::time::Instant::now();
+        let o = run_fed(
+            lab.rxnode()
+                .args(["--json", "analyze", rec.to_str().unwrap_or_default()])
+                .args(["--freq-cal", method])
+                .args(extra),
+            b"",
+        );
+        (o, start.elapsed().as_secs_f64())
+    };
+    let (o, wall) = analyze_file(&[]);
+    crate::util::expect_exit(&o, 0, "analyze --freq-cal");
+    let r: WithFreqCal = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("no freq_cal in the report ({e}): {}", show(&o)));
+    let f = &r.freq_cal;
+    assert_eq!(
+        (f.status.as_str(), f.method.as_str(), live.status.as_str()),
+        ("PASS", method, "PASS"),
+        "{} / {}",
+        f.detail,
+        live.detail
+    );
+    assert_eq!(f.cell, live.cell);
+    let (p, u) = (f.ppm.unwrap_or(f64::NAN), f.uncertainty_ppm.unwrap_or(f64::NAN));
+    let (lp, lu) = (
+        live.ppm.unwrap_or(f64::NAN),
+        live.uncertainty_ppm.unwrap_or(f64::NAN),
+    );
+    let both = (u * u + lu * lu).sqrt();
+    assert!((p - lp).abs() <= 4.0 * both + 1e-6, "file {p} ± {u}, live {lp} ± {lu}");
+    assert!((p - ppm).abs() <= 4.0 * u + 1e-6, "file {p} ± {u}, truth {ppm}");
+    assert_eq!(f.calibration_stored, Some(false));
+    let rate_sps = r.samples as f64 / wall;
+    eprintln!(
+        "analyze --freq-cal {method}: {} samples in {wall:.2} s (whole process) = {:.2} MS/s, \
+         {:.1}× the live estimator's {:.2} MS/s",
+        r.samples,
+        rate_sps / 1e6,
+        rate_sps / r.sample_rate_hz,
+        r.sample_rate_hz / 1e6
+    );
+    let stored = || {
+        std::fs::read_to_string(lab.local().join("calibration.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| {
+                v["sealed"]["radios"]["driver=rxsim,serial=recorder"]["latest"]["ppm"].as_f64()
+            })
+    };
+    assert_eq!(stored(), None, "kept without the radio named");
+    let (o, _) = analyze_file(&["--store-for-radio", "driver=rxsim,serial=recorder"]);
+    crate::util::expect_exit(&o, 0, "analyze --store-for-radio");
+    let r: WithFreqCal = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("no freq_cal in the report ({e}): {}", show(&o)));
+    assert_eq!(r.freq_cal.calibration_stored, Some(true), "{}", show(&o));
+    assert_eq!(stored(), r.freq_cal.ppm);
+    // Without a store key it is refused by name.
+    let (o, _) = analyze_file(&["--store-for-radio", "serial=recorder"]);
+    crate::util::expect_exit(&o, 2, "a radio without its driver");
+    assert!(show(&o).contains("driver=DRIVER,serial=SERIAL"), "{}", show(&o));
+}
+
+#[test]
+fn gsm_freq_cal_from_a_recording_matches_the_live_answer() {
+    live_and_recorded("gsm", "gsm_freq=935.2e6,gsm_snr_db=10", "935.2M", "1M", 23.4, "3");
+}
+
+#[test]
+fn lte_freq_cal_from_a_recording_matches_the_live_answer() {
+    live_and_recorded(
+        "lte",
+        "lte_freq=1842.5e6,lte_pci=301,lte_snr_db=0",
+        "1842.5M",
+        "1.92M",
+        -14.0,
+        "2",
+    );
+}
+
+/// A capture's SigMF meta, written by the real capture and read by the `sigmf`
+/// package: valid, with the radio's settings (gain per element, antenna, bandwidth,
+/// hardware) and every annotation labelled, the CLKIN check's among them.
+#[test]
+fn sigmf_recording_carries_the_radio_settings_and_a_labelled_clkin_annotation() {
+    use crate::util::{run_fed, Lab};
+    let lab = Lab::new();
+    let rec = lab.local().join("rx_iq/settings.sigmf-meta");
+    let o = run_fed(
+        lab.rxnode().arg("--sim").args([
+            "capture",
+            "-d",
+            "driver=rxsim,serial=meta1,pace=0,ppm=0.3,tone_hz=100.1e6",
+            "-f",
+            "100M",
+            "-r",
+            "1M",
+            "-t",
+            "0.5",
+            "-g",
+            "LNA=16,VGA=20",
+            "--clkin-tone-hz",
+            "100.1e6",
+            "--clkin-tolerance-ppm",
+            "2",
+            "--record",
+            rec.to_str().unwrap_or_default(),
+            "--json",
+        ]),
+        b"",
+    );
+    // The verdict is the capture's (its driver evidence weighs in); the annotation
+    // says the same.
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
+    let status = summary["clkin"]["status"].as_str().unwrap_or_default().replace('_', " ");
+    assert!(summary["clkin"]["ppm"].as_f64().is_some(), "{summary}");
+    let py = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, json\nfrom sigmf import sigmffile\nf = sigmffile.fromfile(sys.argv[1])\n\
+             f.validate()\nc = f.get_captures()[0]\n\
+             print(json.dumps({'hw': f.get_global_field('core:hw'), 'capture': c, \
+             'labels': [a.get('core:label') for a in f.get_annotations()], \
+             'comments': [a.get('core:comment') for a in f.get_annotations()]}))",
+        )
+        .arg(&rec)
+        .output()
+        .unwrap_or_else(|e| panic!("python3: {e}"));
+    assert!(
+        py.status.success(),
+        "the sigmf check failed (scripts/setup.sh --tests installs sigmf): {}",
+        show(&py)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&py.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", show(&py)));
+    assert_eq!(v["hw"], "rxsim (rxsim)", "{v}");
+    let c = &v["capture"];
+    assert_eq!(c["rxnode:gain_elements"], serde_json::json!({"LNA": 16.0, "VGA": 20.0}), "{v}");
+    assert_eq!(c["rxnode:gain_db"], 36.0, "{v}");
+    assert_eq!(c["rxnode:antenna"], "RX", "{v}");
+    assert!(c["rxnode:bandwidth_hz"].as_f64().is_some_and(|b| b > 0.0), "{v}");
+    let labels: Vec<String> = serde_json::from_value(v["labels"].clone())
+        .unwrap_or_else(|e| panic!("every annotation labelled ({e}): {v}"));
+    assert_eq!(labels[0], "rxnode capture");
+    assert!(labels.iter().any(|l| l.starts_with("peak 1: 100.1")), "{labels:?}");
+    let clkin = labels
+        .iter()
+        .position(|l| l.starts_with(&format!("CLKIN {status}: +0.30")) && l.contains("ppm (1σ)"))
+        .unwrap_or_else(|| panic!("no CLKIN annotation: {labels:?}"));
+    assert!(
+        v["comments"][clkin].as_str().is_some_and(|c| c.contains("ppm")),
+        "{v}"
+    );
+}
+
+/// `capture --record FIFO` while another program reads the FIFO (as GNU Radio's file
+/// source or csdr would): the reader gets every sample as raw cf32, and the FIFO is
+/// left in place; `--record -` writes the samples to standard output and the report
+/// to standard error.
+#[cfg(unix)]
+#[test]
+fn capture_streams_to_a_fifo_and_to_standard_output() {
+    use crate::util::{run_fed, Lab};
+    use std::io::Read;
+    let lab = Lab::new();
+    // Outside the checkout, as an operator's pipeline would have it.
+    let fifo = lab.dir.path().join("live.fifo");
+    let mk = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .output()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(mk.status.success(), "{}", show(&mk));
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::open(&fifo).unwrap_or_else(|e| panic!("open fifo: {e}"));
+            let mut buf = vec![0u8; 1 << 16];
+            let mut n = 0u64;
+            loop {
+                match f.read(&mut buf) {
+                    Ok(0) => return n,
+                    Ok(k) => n += k as u64,
+                    Err(e) => panic!("read fifo: {e}"),
+                }
+            }
+        })
+    };
+    let device = "driver=rxsim,serial=fifo1,pace=0,tone_hz=100.1e6";
+    let capture = |record: &str| {
+        run_fed(
+            lab.rxnode().arg("--sim").args([
+                "capture", "-d", device, "-f", "100M", "-r", "1M", "-t", "0.5", "--record", record,
+                "--json",
+            ]),
+            b"",
+        )
+    };
+    let o = capture(fifo.to_str().unwrap_or_default());
+    crate::util::expect_exit(&o, 0, "capture --record FIFO");
+    let read = reader.join().unwrap_or_else(|_| panic!("the reader failed"));
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
+    assert_eq!(read, 500_000 * 8, "{s}");
+    assert_eq!(s["iq_files"][0]["bytes"].as_u64(), Some(read), "{s}");
+    assert_eq!(s["iq_files"][0]["format"], "cf32", "{s}");
+    let kept = std::fs::symlink_metadata(&fifo).unwrap_or_else(|e| panic!("{e}"));
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kept.file_type()));
+    // Standard output.
+    let o = capture("-");
+    crate::util::expect_exit(&o, 0, "capture --record -");
+    assert_eq!(o.stdout.len(), 500_000 * 8, "{}", text(&o.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&o.stderr)
+        .unwrap_or_else(|e| panic!("the report on stderr ({e}): {}", text(&o.stderr)));
+    assert_eq!(s["iq_files"][0]["path"], "-", "{s}");
+    assert!(s["peaks"][0]["frequency_hz"]
+        .as_f64()
+        .is_some_and(|f| (f - 100.1e6).abs() < 1e3));
+}

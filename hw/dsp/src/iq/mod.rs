@@ -7,7 +7,10 @@ pub(crate) mod writer;
 
 pub use element::Datatype;
 pub use reader::{IqInfo, IqReader};
-pub use writer::{IqFileRecord, IqWriter, PeakAnnotation, RecordFormat, RecordingMeta};
+pub use writer::{
+    is_stream_target, IqFileRecord, IqWriter, PeakAnnotation, RecordFormat, RecordingMeta,
+    STDOUT_TARGET,
+};
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

@@ -33,6 +33,7 @@ fn meta() -> RecordingMeta {
         hw: Some("rxsim".into()),
         description: None,
     }
+    ..Default::default()
 }
 
 /// A second recording to the same path truncated the first
