@@ -335,7 +335,8 @@ pub struct CaptureArgs {
     #[command(flatten)]
     pub fft: FftArgs,
     /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
-    /// `--record-format ci16`).
+    /// `--record-format ci16`); `-` streams raw samples to standard output (the report
+    /// goes to standard error), an existing FIFO streams to the program reading it.
     #[arg(long)]
     pub record: Option<PathBuf>,
     /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native

@@ -294,14 +294,23 @@ fn live_and_recorded(method: &str, scene: &str, centre: &str, rate: &str, ppm: f
         live.detail
     );
     assert_eq!(f.cell, live.cell);
-    let (p, u) = (f.ppm.unwrap_or(f64::NAN), f.uncertainty_ppm.unwrap_or(f64::NAN));
+    let (p, u) = (
+        f.ppm.unwrap_or(f64::NAN),
+        f.uncertainty_ppm.unwrap_or(f64::NAN),
+    );
     let (lp, lu) = (
         live.ppm.unwrap_or(f64::NAN),
         live.uncertainty_ppm.unwrap_or(f64::NAN),
     );
     let both = (u * u + lu * lu).sqrt();
-    assert!((p - lp).abs() <= 4.0 * both + 1e-6, "file {p} ± {u}, live {lp} ± {lu}");
-    assert!((p - ppm).abs() <= 4.0 * u + 1e-6, "file {p} ± {u}, truth {ppm}");
+    assert!(
+        (p - lp).abs() <= 4.0 * both + 1e-6,
+        "file {p} ± {u}, live {lp} ± {lu}"
+    );
+    assert!(
+        (p - ppm).abs() <= 4.0 * u + 1e-6,
+        "file {p} ± {u}, truth {ppm}"
+    );
     assert_eq!(f.calibration_stored, Some(false));
     let rate_sps = r.samples as f64 / wall;
     eprintln!(
@@ -330,12 +339,23 @@ fn live_and_recorded(method: &str, scene: &str, centre: &str, rate: &str, ppm: f
     // Without a store key it is refused by name.
     let (o, _) = analyze_file(&["--store-for-radio", "serial=recorder"]);
     crate::util::expect_exit(&o, 2, "a radio without its driver");
-    assert!(show(&o).contains("driver=DRIVER,serial=SERIAL"), "{}", show(&o));
+    assert!(
+        show(&o).contains("driver=DRIVER,serial=SERIAL"),
+        "{}",
+        show(&o)
+    );
 }
 
 #[test]
 fn gsm_freq_cal_from_a_recording_matches_the_live_answer() {
-    live_and_recorded("gsm", "gsm_freq=935.2e6,gsm_snr_db=10", "935.2M", "1M", 23.4, "3");
+    live_and_recorded(
+        "gsm",
+        "gsm_freq=935.2e6,gsm_snr_db=10",
+        "935.2M",
+        "1M",
+        23.4,
+        "3",
+    );
 }
 
 #[test]
@@ -383,9 +403,12 @@ fn sigmf_recording_carries_the_radio_settings_and_a_labelled_clkin_annotation() 
     );
     // The verdict is the capture's (its driver evidence weighs in); the annotation
     // says the same.
-    let summary: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
-    let status = summary["clkin"]["status"].as_str().unwrap_or_default().replace('_', " ");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
+    let status = summary["clkin"]["status"]
+        .as_str()
+        .unwrap_or_default()
+        .replace('_', " ");
     assert!(summary["clkin"]["ppm"].as_f64().is_some(), "{summary}");
     let py = std::process::Command::new("python3")
         .arg("-c")
@@ -404,24 +427,36 @@ fn sigmf_recording_carries_the_radio_settings_and_a_labelled_clkin_annotation() 
         "the sigmf check failed (scripts/setup.sh --tests installs sigmf): {}",
         show(&py)
     );
-    let v: serde_json::Value = serde_json::from_slice(&py.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", show(&py)));
+    let v: serde_json::Value =
+        serde_json::from_slice(&py.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&py)));
     assert_eq!(v["hw"], "rxsim (rxsim)", "{v}");
     let c = &v["capture"];
-    assert_eq!(c["rxnode:gain_elements"], serde_json::json!({"LNA": 16.0, "VGA": 20.0}), "{v}");
+    assert_eq!(
+        c["rxnode:gain_elements"],
+        serde_json::json!({"LNA": 16.0, "VGA": 20.0}),
+        "{v}"
+    );
     assert_eq!(c["rxnode:gain_db"], 36.0, "{v}");
     assert_eq!(c["rxnode:antenna"], "RX", "{v}");
-    assert!(c["rxnode:bandwidth_hz"].as_f64().is_some_and(|b| b > 0.0), "{v}");
+    assert!(
+        c["rxnode:bandwidth_hz"].as_f64().is_some_and(|b| b > 0.0),
+        "{v}"
+    );
     let labels: Vec<String> = serde_json::from_value(v["labels"].clone())
         .unwrap_or_else(|e| panic!("every annotation labelled ({e}): {v}"));
     assert_eq!(labels[0], "rxnode capture");
-    assert!(labels.iter().any(|l| l.starts_with("peak 1: 100.1")), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l.starts_with("peak 1: 100.1")),
+        "{labels:?}"
+    );
     let clkin = labels
         .iter()
         .position(|l| l.starts_with(&format!("CLKIN {status}: +0.30")) && l.contains("ppm (1σ)"))
         .unwrap_or_else(|| panic!("no CLKIN annotation: {labels:?}"));
     assert!(
-        v["comments"][clkin].as_str().is_some_and(|c| c.contains("ppm")),
+        v["comments"][clkin]
+            .as_str()
+            .is_some_and(|c| c.contains("ppm")),
         "{v}"
     );
 }
@@ -470,9 +505,11 @@ fn capture_streams_to_a_fifo_and_to_standard_output() {
     };
     let o = capture(fifo.to_str().unwrap_or_default());
     crate::util::expect_exit(&o, 0, "capture --record FIFO");
-    let read = reader.join().unwrap_or_else(|_| panic!("the reader failed"));
-    let s: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
+    let read = reader
+        .join()
+        .unwrap_or_else(|_| panic!("the reader failed"));
+    let s: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
     assert_eq!(read, 500_000 * 8, "{s}");
     assert_eq!(s["iq_files"][0]["bytes"].as_u64(), Some(read), "{s}");
     assert_eq!(s["iq_files"][0]["format"], "cf32", "{s}");

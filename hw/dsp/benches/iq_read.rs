@@ -61,7 +61,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let n: u64 = 1 << 24;
     let mut buf = vec![Complex::new(0.0f32, 0.0); BLOCK];
-    println!("# IqReader: {n} samples from a file in the page cache, {BLOCK}-sample reads, one thread");
+    println!(
+        "# IqReader: {n} samples from a file in the page cache, {BLOCK}-sample reads, one thread"
+    );
     for (format, bytes) in [
         (IqFormat::Cu8, 2),
         (IqFormat::Cs8, 2),

@@ -34,7 +34,9 @@ macro_rules! element {
 
 element!(U8, 1, false, 127.5 / 128.0, |b| (f32::from(b[0]) - 127.5)
     * (1.0 / 128.0));
-element!(I8, 1, false, 127.0 / 128.0, |b| f32::from(b[0] as i8)
+// Through the unsigned value (x ^ 0x80 = x + 128 as u8), which vectorises as cu8 does.
+element!(I8, 1, false, 127.0 / 128.0, |b| (f32::from(b[0] ^ 0x80)
+    - 128.0)
     * (1.0 / 128.0));
 element!(U16Le, 2, false, 32767.5 / 32768.0, |b| (f32::from(
     u16::from_le_bytes([b[0], b[1]])

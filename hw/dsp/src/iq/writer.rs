@@ -194,7 +194,9 @@ fn stdout_file() -> std::io::Result<File> {
 #[cfg(windows)]
 fn stdout_file() -> std::io::Result<File> {
     use std::os::windows::io::AsHandle;
-    Ok(File::from(std::io::stdout().as_handle().try_clone_to_owned()?))
+    Ok(File::from(
+        std::io::stdout().as_handle().try_clone_to_owned()?,
+    ))
 }
 
 /// Create `path` for writing; an existing file is an error (`AlreadyExists`), never

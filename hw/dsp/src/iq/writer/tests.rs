@@ -32,8 +32,7 @@ fn meta() -> RecordingMeta {
         datetime: Some("2026-01-01T00:00:00Z".into()),
         hw: Some("rxsim".into()),
         description: None,
-    }
-    ..Default::default()
+    }..Default::default()
 }
 
 /// A second recording to the same path truncated the first
