@@ -126,7 +126,6 @@ pub struct AnalyzeOptions {
 }
 
 /// What the checked options and the opened file settle for the later phases.
-#[derive(Clone)]
 struct Recording {
     /// The file's format, length, clip level and metadata.
     info: IqInfo,
@@ -216,21 +215,26 @@ fn analyze_channel(
     let mut est = freq_cal_setup(args, rec)?;
     let progress = progress_bar(ctx, rec.info.samples);
     let summary = run_file(reader, &settings, progress.as_ref(), est.as_mut())?;
-    let freq_cal = est.map(|(method, carrier, mut e)| {
-        let judged = crate::exec::freq_cal::judge(method, carrier, &summary, e.finish()).entry;
-        freq_cal_entry(args, rec, judged)
+    let freq_cal = est.map(|mut f| {
+        let estimate = f.est.finish();
+        let judged = crate::exec::freq_cal::judge(f.method, f.carrier_hz, &summary, estimate);
+        freq_cal_entry(args, rec, judged.entry)
     });
     let (mut report, psd) = build_report(args, rec, &settings, summary);
     report.freq_cal = freq_cal;
     Ok((report, psd))
 }
 
+/// A frequency calibration over a recording: the method, the carrier, the estimator.
+struct FreqCalRun {
+    method: FreqCalMethod,
+    carrier_hz: f64,
+    est: Box<dyn FreqCalEstimator>,
+}
+
 /// The estimator `--freq-cal` asks for, set up for the recording's centre and rate;
 /// the carrier defaults to the centre (as `clkin calibrate` tunes to it).
-fn freq_cal_setup(
-    args: &AnalyzeOptions,
-    rec: &Recording,
-) -> Result<Option<(FreqCalMethod, f64, Box<dyn FreqCalEstimator>)>> {
+fn freq_cal_setup(args: &AnalyzeOptions, rec: &Recording) -> Result<Option<FreqCalRun>> {
     let Some(method) = args.freq_cal else {
         return Ok(None);
     };
@@ -256,7 +260,11 @@ fn freq_cal_setup(
     };
     let cfg = FreqCalConfig::new(carrier, center, rec.rate);
     match freq_cal_estimator(crate::exec::freq_cal::dsp_method(method), cfg) {
-        Ok(e) => Ok(Some((method, carrier, e))),
+        Ok(est) => Ok(Some(FreqCalRun {
+            method,
+            carrier_hz: carrier,
+            est,
+        })),
         Err(e @ FreqCalError::Unavailable(_)) => Err(bad_input(e.to_string())),
         Err(e) => Err(bad_field_text(
             "freq_cal",
@@ -652,10 +660,10 @@ fn run_file(
     reader: IqReader,
     settings: &CaptureSettings,
     bar: Option<&indicatif::ProgressBar>,
-    est: Option<&mut (FreqCalMethod, f64, Box<dyn FreqCalEstimator>)>,
+    est: Option<&mut FreqCalRun>,
 ) -> Result<CaptureSummary> {
     let mut source = FileSource::new(reader);
-    let summary = run_with_bar(&mut source, settings, bar, est.map(|(_, _, e)| e))?;
+    let summary = run_with_bar(&mut source, settings, bar, est.map(|f| &mut f.est))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

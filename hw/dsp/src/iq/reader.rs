@@ -165,7 +165,7 @@ impl IqReader {
             return Err(bad(path, "empty file (0 bytes)"));
         }
         let size = datatype.sample_bytes() as u64 * u64::from(channels);
-        if data.len % size != 0 {
+        if !data.len.is_multiple_of(size) {
             return Err(bad(
                 path,
                 format!(
