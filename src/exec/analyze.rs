@@ -745,7 +745,7 @@ fn store_measurement(
     }
     let (Some(driver), Some(serial)) = (driver, serial) else {
         return Err(refuse(
-            "name the radio as driver=DRIVER,serial=SERIAL[,remote=HOST] (as `rxnode devices` lists it)"
+            "name the radio as driver=DRIVER,serial=SERIAL[,remote=HOST] (as `rxnode inventory` lists it)"
                 .to_owned(),
         ));
     };
