@@ -469,7 +469,6 @@ fn sigmf_recording_carries_the_radio_settings_and_a_labelled_clkin_annotation() 
 #[test]
 fn capture_streams_to_a_fifo_and_to_standard_output() {
     use crate::util::{run_fed, Lab};
-    use std::io::Read;
     let lab = Lab::new();
     // Outside the checkout, as an operator's pipeline would have it.
     let fifo = lab.dir.path().join("live.fifo");
@@ -478,21 +477,14 @@ fn capture_streams_to_a_fifo_and_to_standard_output() {
         .output()
         .unwrap_or_else(|e| panic!("mkfifo: {e}"));
     assert!(mk.status.success(), "{}", show(&mk));
-    let reader = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || {
-            let mut f = std::fs::File::open(&fifo).unwrap_or_else(|e| panic!("open fifo: {e}"));
-            let mut buf = vec![0u8; 1 << 16];
-            let mut n = 0u64;
-            loop {
-                match f.read(&mut buf) {
-                    Ok(0) => return n,
-                    Ok(k) => n += k as u64,
-                    Err(e) => panic!("read fifo: {e}"),
-                }
-            }
-        })
-    };
+    // Another process reads the FIFO as the samples arrive (`wc -c`, as GNU Radio's
+    // file source or csdr would read them).
+    let mut reader = std::process::Command::new("sh")
+        .args(["-c", "wc -c < \"$1\"", "sh"])
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("sh: {e}"));
     let device = "driver=rxsim,serial=fifo1,pace=0,tone_hz=100.1e6";
     let capture = |record: &str| {
         run_fed(
@@ -504,10 +496,18 @@ fn capture_streams_to_a_fifo_and_to_standard_output() {
         )
     };
     let o = capture(fifo.to_str().unwrap_or_default());
+    if o.status.code() != Some(0) {
+        // The FIFO may never have been opened: the reader would wait for ever.
+        let _ = reader.kill();
+    }
     crate::util::expect_exit(&o, 0, "capture --record FIFO");
-    let read = reader
-        .join()
-        .unwrap_or_else(|_| panic!("the reader failed"));
+    let counted = reader
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("the reader failed: {e}"));
+    let read: u64 = text(&counted.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("wc -c said {:?}: {e}", text(&counted.stdout)));
     let s: serde_json::Value =
         serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&o)));
     assert_eq!(read, 500_000 * 8, "{s}");
