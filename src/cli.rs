@@ -404,7 +404,8 @@ pub struct CaptureArgs {
     #[command(flatten)]
     pub fft: FftArgs,
     /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
-    /// `--record-format ci16`).
+    /// `--record-format ci16`); `-` streams raw samples to standard output (the report
+    /// goes to standard error), an existing FIFO streams to the program reading it.
     #[arg(long)]
     pub record: Option<PathBuf>,
     /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
@@ -547,15 +548,36 @@ pub struct ClkinCompareArgs {
 pub struct AnalyzeArgs {
     /// The recording.
     pub file: PathBuf,
-    /// Sample rate (raw formats), S/s (`2M`); over the file's own.
+    /// Sample rate (raw formats), S/s (`2M`); the file's own metadata wins, a
+    /// different value is refused.
     #[arg(short = 'r', long, alias = "rate", value_parser = sample_rate)]
     pub sample_rate_hz: Option<f64>,
-    /// Centre frequency, for an absolute axis, Hz (`100M`); over the file's own.
+    /// Centre frequency, for an absolute axis, Hz (`100M`); the file's own
+    /// metadata wins, a different value is refused.
     #[arg(short = 'f', long, alias = "center-hz", value_parser = frequency)]
     pub frequency_hz: Option<f64>,
-    /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
+    /// How the file stores its samples (default: from the extension): cu8, cs8,
+    /// cs16, cs16_be, cu16, cs32, cs32_be, cf32 (GNU Radio's cfile), cf32_be, cf64,
+    /// wav or sigmf (a .sigmf-meta/.sigmf-data pair or a .sigmf archive). SigMF's
+    /// names (ci16_le …) are accepted too. A .bin, .raw, .dat or .iq file needs it.
     #[arg(short = 'F', long)]
     pub format: Option<String>,
+    /// Analyse this channel only (0-based) of a multi-channel SigMF recording
+    /// (default: every channel, each reported on its own).
+    #[arg(long, value_name = "N")]
+    pub channel: Option<u32>,
+    /// Measure the recording radio's frequency error from a broadcast carrier in it,
+    /// as `clkin calibrate` does live (docs/operator.md#calibrating-from-a-recording).
+    #[arg(long, value_enum, value_name = "METHOD")]
+    pub freq_cal: Option<CalMethodArg>,
+    /// The carrier's frequency for `--freq-cal`, Hz (`935.2M`; default: the
+    /// recording's centre): the BCCH carrier (gsm) or the downlink's centre (lte).
+    #[arg(long, value_parser = frequency, value_name = "HZ")]
+    pub carrier_hz: Option<f64>,
+    /// Keep a PASS `--freq-cal` measurement in .local/calibration.json for this radio,
+    /// `driver=DRIVER,serial=SERIAL[,remote=HOST]` (nothing is kept without it).
+    #[arg(long, value_name = "RADIO")]
+    pub store_for_radio: Option<String>,
     #[command(flatten)]
     pub fft: FftArgs,
     /// Overlap fraction, 0 ≤ F < 1.

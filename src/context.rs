@@ -109,8 +109,25 @@ impl Ctx {
         value: &T,
         human: impl FnOnce(&T) -> String,
     ) -> anyhow::Result<()> {
+        self.report_to_pipe_or_stderr(false, value, human)
+    }
+
+    /// [`Ctx::report_to_pipe`], to standard error when `to_stderr` (standard output
+    /// carries the samples of `capture --record -`).
+    pub(crate) fn report_to_pipe_or_stderr<T: serde::Serialize>(
+        &self,
+        to_stderr: bool,
+        value: &T,
+        human: impl FnOnce(&T) -> String,
+    ) -> anyhow::Result<()> {
         use std::io::Write as _;
         let text = self.report_text(value, human)?;
+        if to_stderr {
+            let text = crate::stdout::terminal_safe(&text, crate::term::stderr_colour());
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+            return Ok(());
+        }
         let text = crate::stdout::terminal_safe(&text, crate::term::stdout_colour());
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());

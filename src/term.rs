@@ -17,6 +17,16 @@ pub(crate) fn stdout_colour() -> bool {
     )
 }
 
+/// Whether stderr should get ANSI colour (it carries the report when stdout carries
+/// samples).
+pub(crate) fn stderr_colour() -> bool {
+    allowed(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::env::var_os("TERM").as_deref(),
+    )
+}
+
 fn allowed(
     terminal: bool,
     no_color: Option<&std::ffi::OsStr>,

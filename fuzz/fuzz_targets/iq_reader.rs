@@ -1,7 +1,8 @@
 //! The IQ file readers (`rxnode_dsp::IqReader`) on a temp file. Input byte 0
 //! picks the format; for SigMF, bytes 1..3 (u16 LE) give the length of the
-//! `.sigmf-meta` JSON and the rest is `.sigmf-data`. Opening and reading every
-//! sample must never panic, and a reader never returns more than asked.
+//! `.sigmf-meta` JSON and the rest is `.sigmf-data`; a `.sigmf` archive is the
+//! input as a tar. Opening and reading every sample (every channel's) must never
+//! panic, and a reader never returns more than asked.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use num_complex::Complex;
@@ -14,12 +15,16 @@ fuzz_target!(|data: &[u8]| {
     let Ok(dir) = tempfile::tempdir() else {
         return;
     };
-    let (path, format) = match sel % 6 {
+    let (path, format) = match sel % 10 {
         0 => ("x.cf32", Some(IqFormat::Cf32)),
         1 => ("x.cs16", Some(IqFormat::Cs16)),
         2 => ("x.cs8", Some(IqFormat::Cs8)),
         3 => ("x.wav", Some(IqFormat::Wav)),
         4 => ("x.sigmf-data", None),
+        5 => ("x.cu8", None),
+        6 => ("x.bin", Some(IqFormat::Cf64)),
+        7 => ("x.bin", Some(IqFormat::Cs16Be)),
+        8 => ("x.sigmf", None),
         _ => ("x.wav", None),
     };
     let p = dir.path().join(path);
@@ -38,7 +43,8 @@ fuzz_target!(|data: &[u8]| {
     } else if std::fs::write(&p, rest).is_err() {
         return;
     }
-    let Ok(mut r) = IqReader::open(&p, format) else {
+    let channel = u32::from(sel / 10 % 3);
+    let Ok(mut r) = IqReader::open_channel(&p, format, channel) else {
         return;
     };
     let _ = format!("{:?}", r.info());

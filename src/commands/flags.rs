@@ -77,6 +77,11 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "user" => "--user",
         "unit_dir" => "--unit-dir",
         "interval" => "--interval",
+        // `analyze` on recordings.
+        "channel" => "--channel",
+        "freq_cal" => "--freq-cal",
+        "carrier_hz" => "--carrier-hz",
+        "store_for_radio" => "--store-for-radio",
         _ => return None,
     })
 }

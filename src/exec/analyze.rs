@@ -7,9 +7,11 @@ use crate::exec::{exists_not_a_file, exists_unless_forced, positive};
 use crate::exit::{bad_field, bad_field_text, bad_input, FieldText, Outcome};
 use anyhow::{Context, Result};
 use rxnode_dsp::{
-    run_capture, CaptureSettings, CaptureSummary, ClkinReport, ClkinStatus, FileSource, IqFormat,
+    freq_cal_estimator, run_capture_with_hook, CaptureSettings, CaptureSummary, ClkinReport,
+    ClkinStatus, Datatype, FileSource, FreqCalConfig, FreqCalError, FreqCalEstimator, IqFormat,
     IqInfo, IqReader, PsdTrace, WelchConfig,
 };
+use rxnode_interlock::FreqCalMethod;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -21,7 +23,7 @@ const BLOCK: usize = 1 << 16;
 const PROGRESS_FROM_SAMPLES: u64 = 1 << 26;
 
 /// One peak of the report.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PeakOut {
     /// Hz; absolute when the centre is known.
     pub frequency_hz: f64,
@@ -31,13 +33,20 @@ pub struct PeakOut {
     pub snr_db: f64,
 }
 
-/// `analyze --json` output.
-#[derive(Debug, Serialize, Deserialize)]
+/// `analyze --json` output: one channel's analysis, and for a multi-channel
+/// recording analysed whole, every channel's in `channels`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AnalyzeReport {
     /// The file analysed.
     pub file: String,
     /// Its format.
     pub format: IqFormat,
+    /// How its samples are stored (SigMF `core:datatype` names).
+    pub datatype: Datatype,
+    /// Channels in the recording (SigMF `core:num_channels`; 1 for other formats).
+    pub num_channels: u32,
+    /// The channel this analysis is of (0-based).
+    pub channel: u32,
     /// Complex samples analysed.
     pub samples: u64,
     /// Sample rate used.
@@ -65,6 +74,14 @@ pub struct AnalyzeReport {
     /// at recording time (`from: "recording"`), else `from: "unknown"` with every field
     /// null (docs/protocol.md#clock).
     pub clock: serde_json::Value,
+    /// The radio's frequency error measured from a broadcast carrier in the recording
+    /// (`--freq-cal`): the same entry `clkin calibrate --json` prints.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub freq_cal: Option<Value>,
+    /// Every channel's analysis (this one first), when a multi-channel recording is
+    /// analysed whole; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub channels: Vec<AnalyzeReport>,
 }
 
 /// `analyze` options.
@@ -97,6 +114,15 @@ pub struct AnalyzeOptions {
     pub max_peaks: usize,
     /// A peak's least height above the noise floor, dB.
     pub min_snr_db: f64,
+    /// Analyse this channel only (0-based); `None`: every channel.
+    pub channel: Option<u32>,
+    /// Measure the recording radio's frequency error from a broadcast carrier.
+    pub freq_cal: Option<FreqCalMethod>,
+    /// The carrier's RF frequency (default: the recording's centre).
+    pub carrier_hz: Option<f64>,
+    /// Keep a PASS `freq_cal` measurement in `.local/calibration.json` for this radio
+    /// (`driver=…,serial=…[,remote=…]`, the store's key); never without it.
+    pub store_for_radio: Option<String>,
 }
 
 /// What the checked options and the opened file settle for the later phases.
@@ -111,29 +137,168 @@ struct Recording {
     clock: Value,
 }
 
-/// Run `rxnode analyze`: check the options, open the file, settle the Welch and CLKIN
-/// settings, run the engine, then report (and plot).
+/// Run `rxnode analyze`: check the options, open the file, then for each channel
+/// settle the Welch, CLKIN and frequency-calibration settings, run the engine and
+/// build its report; keep a calibration if the operator named the radio; report (and
+/// plot the first channel).
 pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
     let format = check_options(args)?;
-    let (reader, rec) = open_recording(args, format)?;
-    let settings = capture_settings(args, &rec)?;
-    let progress = progress_bar(ctx, rec.info.samples);
-    let summary = run_file(reader, &settings, progress.as_ref())?;
-    let (report, psd) = build_report(args, &rec, &settings, summary);
-    if let Some(plot) = &args.plot {
-        write_plot(plot, &psd, &report)
+    let (reader, rec) = open_recording(args, format, args.channel.unwrap_or(0))?;
+    let channels: Vec<u32> = match args.channel {
+        Some(c) => vec![c],
+        None => (0..rec.info.num_channels).collect(),
+    };
+    if args.store_for_radio.is_some() && channels.len() > 1 {
+        return Err(bad_field_text(
+            "store_for_radio",
+            FieldText::text(format!(
+                "{}: {} channels, each maybe from another radio; choose one with ",
+                args.file.display(),
+                channels.len()
+            ))
+            .then_field("channel"),
+        ));
+    }
+    let mut opened = Some((reader, rec));
+    let mut reports = Vec::with_capacity(channels.len());
+    let mut first_psd = None;
+    for &ch in &channels {
+        let (reader, rec) = match opened.take() {
+            Some(o) => o,
+            None => open_recording(args, format, ch)?,
+        };
+        let (report, psd) = analyze_channel(ctx, args, reader, &rec)?;
+        first_psd.get_or_insert(psd);
+        reports.push(report);
+    }
+    let mut report = reports.first().cloned().context("no channel analysed")?;
+    if reports.len() > 1 {
+        report.channels = reports;
+    }
+    if let Some(radio) = &args.store_for_radio {
+        store_measurement(ctx, args, radio, &mut report)?;
+    }
+    if let (Some(plot), Some(psd)) = (&args.plot, &first_psd) {
+        write_plot(plot, psd, &report)
             .with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
-    ctx.report(&report, render_human)?;
-    let failed = report
-        .clkin
-        .as_ref()
-        .is_some_and(|c| c.status == ClkinStatus::Fail);
+    ctx.report(&report, render_all)?;
+    let all = if report.channels.is_empty() {
+        std::slice::from_ref(&report)
+    } else {
+        report.channels.as_slice()
+    };
+    let failed = all.iter().any(|r| {
+        r.clkin
+            .as_ref()
+            .is_some_and(|c| c.status == ClkinStatus::Fail)
+            || r.freq_cal
+                .as_ref()
+                .is_some_and(|f| f.get("status").and_then(Value::as_str) != Some("PASS"))
+    });
     Ok(if failed {
         Outcome::Code(1)
     } else {
         Outcome::Done
     })
+}
+
+/// One channel: the engine over it (with the frequency estimator on its hot path
+/// when asked), and its report.
+fn analyze_channel(
+    ctx: &Ctx,
+    args: &AnalyzeOptions,
+    reader: IqReader,
+    rec: &Recording,
+) -> Result<(AnalyzeReport, PsdTrace)> {
+    let settings = capture_settings(args, rec)?;
+    let mut est = freq_cal_setup(args, rec)?;
+    let progress = progress_bar(ctx, rec.info.samples);
+    let summary = run_file(reader, &settings, progress.as_ref(), est.as_mut())?;
+    let freq_cal = est.map(|mut f| {
+        let estimate = f.est.finish();
+        let judged = crate::exec::freq_cal::judge(f.method, f.carrier_hz, &summary, estimate);
+        freq_cal_entry(args, rec, judged.entry)
+    });
+    let (mut report, psd) = build_report(args, rec, &settings, summary);
+    report.freq_cal = freq_cal;
+    Ok((report, psd))
+}
+
+/// A frequency calibration over a recording: the method, the carrier, the estimator.
+struct FreqCalRun {
+    method: FreqCalMethod,
+    carrier_hz: f64,
+    est: Box<dyn FreqCalEstimator>,
+}
+
+/// The estimator `--freq-cal` asks for, set up for the recording's centre and rate;
+/// the carrier defaults to the centre (as `clkin calibrate` tunes to it).
+fn freq_cal_setup(args: &AnalyzeOptions, rec: &Recording) -> Result<Option<FreqCalRun>> {
+    let Some(method) = args.freq_cal else {
+        return Ok(None);
+    };
+    let Some(center) = rec.center else {
+        return Err(bad_field_text(
+            "freq_cal",
+            FieldText::text(format!(
+                "{}: the recording's centre frequency is unknown; give ",
+                args.file.display()
+            ))
+            .then_field("center_hz"),
+        ));
+    };
+    let carrier = match args.carrier_hz {
+        Some(c) if !(c.is_finite() && c > 0.0) => {
+            return Err(bad_field(
+                "carrier_hz",
+                format!(" {c} must be a frequency > 0"),
+            ))
+        }
+        Some(c) => c,
+        None => center,
+    };
+    let cfg = FreqCalConfig::new(carrier, center, rec.rate);
+    match freq_cal_estimator(crate::exec::freq_cal::dsp_method(method), cfg) {
+        Ok(est) => Ok(Some(FreqCalRun {
+            method,
+            carrier_hz: carrier,
+            est,
+        })),
+        Err(e @ FreqCalError::Unavailable(_)) => Err(bad_input(e.to_string())),
+        Err(e) => Err(bad_field_text(
+            "freq_cal",
+            FieldText::text(format!("{}: {e}", args.file.display())),
+        )),
+    }
+}
+
+/// The `freq_cal` entry of a recording: as `clkin calibrate` prints it, with the
+/// recording in place of the radio, and nothing stored (yet).
+fn freq_cal_entry(args: &AnalyzeOptions, rec: &Recording, mut entry: Value) -> Value {
+    if let Some(o) = entry.as_object_mut() {
+        o.insert(
+            "device".into(),
+            json!({"recording": args.file.display().to_string(), "channel": rec.info.channel}),
+        );
+        o.insert(
+            "requested".into(),
+            json!({"frequency_hz": rec.center, "sample_rate_hz": rec.rate}),
+        );
+        o.insert(
+            "actual".into(),
+            json!({"frequency_hz": rec.center, "sample_rate_hz": rec.rate}),
+        );
+        if o.contains_key("ppm") {
+            o.insert("calibration_stored".into(), json!(false));
+            o.insert(
+                "calibration_note".into(),
+                json!("not kept: a recording's radio is not necessarily this node's (docs/operator.md#calibrating-from-a-recording)"),
+            );
+        }
+        o.insert("clock".into(), rec.clock.clone());
+    }
+    entry
 }
 
 /// The checks that need no file: the plot name is free, the format is known, the
@@ -154,6 +319,21 @@ fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
         }
     }
     super::check_peaks(args.max_peaks, args.min_snr_db)?;
+    if args.freq_cal.is_none() {
+        for (field, given) in [
+            ("carrier_hz", args.carrier_hz.is_some()),
+            ("store_for_radio", args.store_for_radio.is_some()),
+        ] {
+            if given {
+                return Err(bad_field_text(
+                    field,
+                    FieldText::field(field)
+                        .then(" is for a frequency calibration: give ")
+                        .then_field("freq_cal"),
+                ));
+            }
+        }
+    }
     let format = match &args.format {
         Some(f) => Some(IqFormat::parse(f).map_err(|e| bad_field("format", format!(": {e}")))?),
         None => None,
@@ -173,18 +353,20 @@ fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
     Ok(format)
 }
 
-/// Open the file and settle its rate and centre (the options over the file's own);
-/// the file must hold at least one FFT.
+/// Open one channel of the file and settle its rate and centre: the file's own
+/// where it has them (an option that disagrees is refused, naming both), else the
+/// options; the file must hold at least one FFT.
 fn open_recording(
     args: &AnalyzeOptions,
     format: Option<IqFormat>,
+    channel: u32,
 ) -> Result<(IqReader, Recording)> {
-    let reader = IqReader::open(&args.file, format).map_err(|e| bad_input(e.to_string()))?;
+    let reader = IqReader::open_channel(&args.file, format, channel)
+        .map_err(|e| bad_input(e.to_string()))?;
     let info = reader.info().clone();
-    let rate = match (args.rate, info.sample_rate_hz) {
-        (Some(r), _) => positive("rate", r)?,
-        (None, Some(r)) => r,
-        (None, None) => {
+    let rate = match settled(&info, "rate", args.rate, info.sample_rate_hz)? {
+        Some(r) => positive("rate", r)?,
+        None => {
             return Err(bad_field_text(
                 "rate",
                 FieldText::text(format!(
@@ -197,14 +379,11 @@ fn open_recording(
             ))
         }
     };
-    let center = match args.center_hz {
-        Some(c) if !c.is_finite() => {
-            return Err(bad_field("center_hz", format!(" {c} is not finite")))
-        }
-        Some(c) => Some(c),
-        None => info.center_hz,
-    };
-    let clock = recorded_clock(&args.file, &info)?;
+    if let Some(c) = args.center_hz.filter(|c| !c.is_finite()) {
+        return Err(bad_field("center_hz", format!(" {c} is not finite")));
+    }
+    let center = settled(&info, "center_hz", args.center_hz, info.center_hz)?;
+    let clock = recorded_clock(&info)?;
     if info.samples < args.fft_size as u64 {
         return Err(bad_field_text(
             "fft_size",
@@ -228,12 +407,50 @@ fn open_recording(
     ))
 }
 
+/// A value the file may state and an option may give: the file's when it has one
+/// (an option that disagrees by more than 1 part in 10⁹ is refused, naming both),
+/// else the option's.
+fn settled(
+    info: &IqInfo,
+    field: &'static str,
+    given: Option<f64>,
+    own: Option<f64>,
+) -> Result<Option<f64>> {
+    match (given, own) {
+        (Some(g), Some(o)) if (g - o).abs() > 1e-9 * o.abs().max(1.0) => {
+            let whose = match info.format {
+                IqFormat::Wav => "WAV header",
+                _ => "SigMF meta",
+            };
+            let what = if field == "rate" {
+                "core:sample_rate"
+            } else {
+                "core:frequency"
+            };
+            let place = info.meta_path.as_ref().unwrap_or(&info.data_path);
+            Err(bad_field_text(
+                field,
+                FieldText::field(field)
+                    .then(format!(
+                        " {g} disagrees with the recording's own {o} ({what} of its {whose}, {}): \
+                     the file's value is used; leave ",
+                        place.display()
+                    ))
+                    .then_field(field)
+                    .then(" out"),
+            ))
+        }
+        (_, Some(o)) => Ok(Some(o)),
+        (g, None) => Ok(g),
+    }
+}
+
 /// The report's `clock` block: the recording's SigMF `rxnode:clock`, checked field by
 /// field and kept as written (its `age_s` and `stale` are as of the recording), or
 /// — when the file carries none — `from: "unknown"` with every field null: a
 /// recording's calibration is never taken from this node's own records, since the
 /// file may come from another radio or another day.
-fn recorded_clock(file: &std::path::Path, info: &IqInfo) -> Result<Value> {
+fn recorded_clock(info: &IqInfo) -> Result<Value> {
     let Some(c) = &info.clock else {
         let what = match info.format {
             IqFormat::Sigmf => "its SigMF meta has no rxnode:clock",
@@ -248,7 +465,10 @@ fn recorded_clock(file: &std::path::Path, info: &IqInfo) -> Result<Value> {
             "ppm_correction_applied": null,
         }));
     };
-    let meta = file.with_extension("sigmf-meta");
+    let meta = info
+        .meta_path
+        .clone()
+        .unwrap_or_else(|| info.data_path.clone());
     let bad = |field: &str, v: &Value, want: &str| {
         bad_input(format!(
             "{}: rxnode:clock{field} {v} must be {want}",
@@ -403,6 +623,9 @@ fn build_report(
     let report = AnalyzeReport {
         file: args.file.display().to_string(),
         format: rec.info.format,
+        datatype: rec.info.datatype,
+        num_channels: rec.info.num_channels,
+        channel: rec.info.channel,
         samples: summary.samples_processed,
         sample_rate_hz: rec.rate,
         center_hz: rec.center,
@@ -424,20 +647,23 @@ fn build_report(
         clipped_fraction: summary.clipped_fraction,
         clkin: summary.clkin,
         clock: rec.clock.clone(),
+        freq_cal: None,
+        channels: Vec::new(),
     };
     (report, psd)
 }
 
 /// Run the capture engine over the whole file (its reader thread converts blocks
-/// while this thread runs the DSP); the bar, if any, follows the samples read. A
-/// read error of the file is bad input.
+/// while this thread runs the DSP and, if any, the frequency estimator); the bar, if
+/// any, follows the samples read. A read error of the file is bad input.
 fn run_file(
     reader: IqReader,
     settings: &CaptureSettings,
     bar: Option<&indicatif::ProgressBar>,
+    est: Option<&mut FreqCalRun>,
 ) -> Result<CaptureSummary> {
     let mut source = FileSource::new(reader);
-    let summary = run_with_bar(&mut source, settings, bar)?;
+    let summary = run_with_bar(&mut source, settings, bar, est.map(|f| &mut f.est))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -447,15 +673,22 @@ fn run_file(
     Ok(summary)
 }
 
-/// The engine with a thread that moves the bar, if any.
+/// The engine with a thread that moves the bar, if any, and the estimator fed each
+/// block on the DSP thread.
 fn run_with_bar(
     source: &mut FileSource,
     settings: &CaptureSettings,
     bar: Option<&indicatif::ProgressBar>,
+    mut est: Option<&mut Box<dyn FreqCalEstimator>>,
 ) -> Result<CaptureSummary> {
     let never = AtomicBool::new(false);
     let read = AtomicU64::new(0);
     let done = AtomicBool::new(false);
+    let mut hook = |block: &[num_complex::Complex<f32>]| {
+        if let Some(e) = est.as_mut() {
+            e.feed(block);
+        }
+    };
     std::thread::scope(|s| {
         if let Some(bar) = bar {
             s.spawn(|| {
@@ -465,11 +698,139 @@ fn run_with_bar(
                 }
             });
         }
-        let r = run_capture(source, settings, &never, Some(&read), None);
+        let r = run_capture_with_hook(source, settings, &never, Some(&read), None, &mut hook);
         done.store(true, Ordering::Relaxed);
         r
     })
     .map_err(|e| bad_input(e.to_string()))
+}
+
+/// Keep the `freq_cal` measurement for the radio the operator named (`driver=…,
+/// serial=…[,remote=…]`, the key of `.local/calibration.json`): only a PASS, only in
+/// a checkout, and never from a recording whose tuning was already corrected (its
+/// error would be the residual, not the radio's).
+fn store_measurement(
+    ctx: &Ctx,
+    args: &AnalyzeOptions,
+    radio: &str,
+    report: &mut AnalyzeReport,
+) -> Result<()> {
+    let refuse = |why: String| {
+        bad_field_text(
+            "store_for_radio",
+            FieldText::field("store_for_radio").then(format!(" {radio:?}: {why}")),
+        )
+    };
+    let mut driver = None;
+    let mut serial = None;
+    let mut remote = None;
+    for part in radio.split(',') {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| refuse(format!("{part:?} is not KEY=VALUE")))?;
+        let v = v.trim();
+        if v.is_empty() || v.chars().any(char::is_control) {
+            return Err(refuse(format!("{k} has no usable value")));
+        }
+        match k.trim() {
+            "driver" => driver = Some(v),
+            "serial" => serial = Some(v),
+            "remote" => remote = Some(v),
+            other => {
+                return Err(refuse(format!(
+                    "unknown key {other:?} (driver, serial, remote)"
+                )))
+            }
+        }
+    }
+    let (Some(driver), Some(serial)) = (driver, serial) else {
+        return Err(refuse(
+            "name the radio as driver=DRIVER,serial=SERIAL[,remote=HOST] (as `rxnode inventory` lists it)"
+                .to_owned(),
+        ));
+    };
+    if !crate::exec::capture::in_checkout(&ctx.repo) {
+        return Err(refuse(
+            "not run in an rxnode checkout: nowhere to keep it".to_owned(),
+        ));
+    }
+    if let Some(p) = report
+        .clock
+        .get("ppm_correction_applied")
+        .and_then(Value::as_f64)
+        .filter(|p| *p != 0.0)
+    {
+        return Err(refuse(format!(
+            "the recording was tuned with a {p:+} ppm correction: its error is the residual, not the radio's"
+        )));
+    }
+    let Some(entry) = report.freq_cal.as_mut() else {
+        return Ok(());
+    };
+    let num = |k: &str| entry.get(k).and_then(Value::as_f64);
+    let (Some(ppm), Some(unc), Some("PASS")) = (
+        num("ppm"),
+        num("uncertainty_ppm"),
+        entry.get("status").and_then(Value::as_str),
+    ) else {
+        return Ok(());
+    };
+    let method = args.freq_cal.map_or("", |m| m.as_str());
+    let meas = crate::store::calibration::Measurement {
+        ppm,
+        uncertainty_ppm: unc,
+        method: method.to_owned(),
+        reference: format!(
+            "{} {} (recording {})",
+            method.to_uppercase(),
+            entry
+                .get("cell")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            args.file.display()
+        ),
+        confidence: num("confidence").unwrap_or(0.0),
+        time: crate::store::fsutil::now_iso(),
+        task_id: None,
+    };
+    let paths = ctx.paths();
+    let r = crate::store::calibration::Radio {
+        driver,
+        serial,
+        remote,
+    };
+    let stored = crate::store::calibration::record(&paths, r, meas)?;
+    if let Some(o) = entry.as_object_mut() {
+        o.insert("calibration_stored".into(), json!(stored));
+        o.remove("calibration_note");
+        o.insert(
+            "stored_for".into(),
+            json!({"driver": driver, "serial": serial, "remote": remote}),
+        );
+    }
+    let mut detail = entry.clone();
+    if let Some(d) = detail.as_object_mut() {
+        d.remove("detections");
+        d.insert("command".into(), json!("analyze"));
+    }
+    crate::exec::ledger_note(
+        &paths,
+        &crate::store::ledger::Entry::new("freq_cal").detail(detail),
+    );
+    Ok(())
+}
+
+/// Every channel's analysis for a person, one after the other.
+fn render_all(r: &AnalyzeReport) -> String {
+    if r.channels.is_empty() {
+        return render_human(r);
+    }
+    let mut out = String::new();
+    for c in &r.channels {
+        let _ = writeln!(out, "── channel {} of {} ──", c.channel, c.num_channels);
+        out.push_str(&render_human(c));
+    }
+    out
 }
 
 /// The analysis for a person, as text: the file, the Welch levels, the peaks, the clock.
@@ -481,7 +842,18 @@ fn render_human(r: &AnalyzeReport) -> String {
         Some(_) => mhz(hz),
         None => format!("{:+.3} kHz", hz / 1e3),
     };
-    let _ = writeln!(out, "file          {} ({})", r.file, r.format.name());
+    let _ = writeln!(
+        out,
+        "file          {} ({}, {}{})",
+        r.file,
+        r.format.name(),
+        r.datatype.sigmf_name(),
+        if r.num_channels > 1 {
+            format!(", channel {} of {}", r.channel, r.num_channels)
+        } else {
+            String::new()
+        }
+    );
     let _ = writeln!(
         out,
         "samples       {} at {} ({:.3} s)",
@@ -546,6 +918,18 @@ fn render_human(r: &AnalyzeReport) -> String {
             .filter(|e| e.name.starts_with("other carrier"))
         {
             let _ = writeln!(out, "              {}: {}", e.name, e.value);
+        }
+    }
+    if let Some(f) = &r.freq_cal {
+        let text = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or_default();
+        let _ = writeln!(out, "freq cal      {}: {}", text("status"), text("detail"));
+        if let Some(n) = f.get("calibration_note").and_then(Value::as_str) {
+            let _ = writeln!(out, "              calibration {n}");
+        } else if f.get("calibration_stored") == Some(&json!(true)) {
+            let _ = writeln!(
+                out,
+                "              kept in .local/calibration.json for the radio named"
+            );
         }
     }
     out
@@ -634,6 +1018,10 @@ mod tests {
             force: false,
             max_peaks: 8,
             min_snr_db: 6.0,
+            channel: None,
+            freq_cal: None,
+            carrier_hz: None,
+            store_for_radio: None,
         }
     }
 

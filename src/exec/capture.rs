@@ -103,7 +103,13 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
     }
     let record_format = record_format(args);
     if let Some(p) = &args.record {
-        let fmt = IqFormat::from_path(p).map_err(|e| bad_field("record", format!(": {e}")))?;
+        // A stream (standard output, a FIFO) is read as it is written: nothing to
+        // overwrite, and without a recognised extension it carries the raw samples.
+        let stream = rxnode_dsp::is_stream_target(p);
+        let fmt = match IqFormat::from_path(p) {
+            Err(_) if stream => record_format.raw_format(),
+            r => r.map_err(|e| bad_field("record", format!(": {e}")))?,
+        };
         let fits = match record_format {
             RecordFormat::Cf32 => matches!(fmt, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf),
             RecordFormat::Ci16 => matches!(fmt, IqFormat::Cs16 | IqFormat::Sigmf),
@@ -124,16 +130,31 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
                 },
             ));
         }
+        if stream && fmt == IqFormat::Wav {
+            return Err(bad_field(
+                "record",
+                format!(
+                    " {}: a WAV header is completed at the end, which a stream cannot do; \
+                     record raw samples (.cf32) or SigMF",
+                    p.display()
+                ),
+            ));
+        }
         // Never overwrite a recording.
         let targets = if fmt == IqFormat::Sigmf {
             vec![
                 p.with_extension("sigmf-data"),
                 p.with_extension("sigmf-meta"),
             ]
+        } else if stream {
+            Vec::new()
         } else {
             vec![p.clone()]
         };
-        if let Some(t) = targets.iter().find(|t| t.exists()) {
+        if let Some(t) = targets
+            .iter()
+            .find(|t| t.exists() && !rxnode_dsp::is_stream_target(t))
+        {
             if !args.force {
                 return Err(bad_field(
                     "record",
@@ -176,7 +197,13 @@ fn clear_for_force(args: &CaptureOptions) -> Result<()> {
     if !args.force {
         return Ok(());
     }
-    for t in args.record.iter().flat_map(|p| record_targets(p)) {
+    // A stream (standard output, a FIFO) is never removed: another program reads it.
+    for t in args
+        .record
+        .iter()
+        .flat_map(|p| record_targets(p))
+        .filter(|t| !rxnode_dsp::is_stream_target(t))
+    {
         match std::fs::remove_file(&t) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -288,7 +315,11 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     let ledger_on = in_checkout(&ctx.repo);
     let (policy, source) = crate::store::policy::load(&paths)?;
     // Raw IQ never where Git can see it (after `.local/` was excluded).
-    if let Some(p) = &args.record {
+    if let Some(p) = args
+        .record
+        .as_ref()
+        .filter(|p| p.as_os_str() != rxnode_dsp::STDOUT_TARGET)
+    {
         crate::store::trust::check_record_target(p)?;
     }
     let refuse = |reason: String| {
@@ -352,8 +383,13 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         Some(p) => Some(write_plot(p, &summary, args)?),
         None => None,
     };
-    // A closed pipe (`| head`) is not an error of the capture.
-    ctx.report_to_pipe(&summary, |s| {
+    // A closed pipe (`| head`) is not an error of the capture. With the samples on
+    // standard output, the report goes to standard error.
+    let to_stderr = args
+        .record
+        .as_ref()
+        .is_some_and(|p| p.as_os_str() == rxnode_dsp::STDOUT_TARGET);
+    ctx.report_to_pipe_or_stderr(to_stderr, &summary, |s| {
         let mut t = render(s, args);
         if let Some(p) = &plotted {
             let _ = writeln!(t, "wrote spectrum PNG: {}", p.display());

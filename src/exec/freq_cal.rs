@@ -152,12 +152,14 @@ pub(crate) fn measure(
         Some(e) => e.finish(),
         None => Err(FreqCalError::NotFound("the estimator never started".into())),
     };
-    judge(f, &summary, result)
+    judge(f.method, f.frequency_hz, &summary, result)
 }
 
-/// The status, detail and entry of a finished capture and its estimate.
-fn judge(
-    f: &FreqCalStep,
+/// The status, detail and entry of a finished capture (or a recording read through
+/// the capture engine) and its estimate against the carrier at `carrier_hz`.
+pub(crate) fn judge(
+    method: FreqCalMethod,
+    carrier_hz: f64,
     summary: &CaptureSummary,
     result: Result<FreqCalEstimate, FreqCalError>,
 ) -> Measured {
@@ -172,17 +174,17 @@ fn judge(
         "mean_power_dbfs": summary.mean_power_dbfs,
     });
     let mut entry = json!({
-        "method": f.method.as_str(),
+        "method": method.as_str(),
         "device": summary.device,
         "requested": summary.requested,
         "actual": summary.actual,
-        "frequency_hz": f.frequency_hz,
+        "frequency_hz": carrier_hz,
         "capture": capture,
     });
     // A number is true or absent: an estimate against a carrier that is not
     // confirmed (off its channel raster; an LTE cell whose SSS was not decoded) is
     // the tuning offset, not the radio's error — FAIL, saying why, with no number.
-    let result = result.and_then(|e| rxnode_dsp::confirm_carrier(&e, f.frequency_hz).map(|()| e));
+    let result = result.and_then(|e| rxnode_dsp::confirm_carrier(&e, carrier_hz).map(|()| e));
     let (status, detail, estimate) = match result {
         Ok(e) => {
             let status = if complete {
@@ -192,13 +194,13 @@ fn judge(
             };
             let used = e.evidence.detections.iter().filter(|d| d.used).count();
             // What one detection is: an FCCH burst, or one PSS of the LTE cell.
-            let what = match f.method {
+            let what = match method {
                 FreqCalMethod::Gsm => "burst(s)",
                 FreqCalMethod::Lte => "PSS",
             };
             let mut detail = format!(
                 "{} {}: radio error {} (1σ) from {used} of {} {what}, confidence {:.2}",
-                f.method.as_str().to_uppercase(),
+                method.as_str().to_uppercase(),
                 e.cell,
                 rxnode_dsp::fmt_uncertain(e.ppm, e.uncertainty_ppm, "ppm"),
                 e.evidence.detections.len(),
@@ -216,7 +218,7 @@ fn judge(
             (status, detail, Some(e))
         }
         Err(FreqCalError::NotFound(why)) => {
-            let detail = match f.method {
+            let detail = match method {
                 FreqCalMethod::Gsm if why.starts_with("no GSM FCCH found") => why,
                 FreqCalMethod::Gsm => format!("no GSM FCCH found: {why}"),
                 // Also "LTE cell … found but its frequency error is not measurable".

@@ -304,7 +304,7 @@ pub(crate) fn capture_into(
     }
     // A recording's `core:frequency` is its true RF centre: the dial setting times
     // (1 + e) when a correction was applied (docs/protocol.md#clock).
-    let mut recorder = recorder_of(c, &tuned.actual, &info, tuned.actual.frequency_hz * scale)?;
+    let mut recorder = recorder_of(c, &tuned, &info, tuned.actual.frequency_hz * scale)?;
     if let (Some(w), Some(k)) = (recorder.as_mut(), &clock) {
         w.set_clock(k.clone());
     }
@@ -510,14 +510,16 @@ pub(crate) fn clkin_config(
 /// is the true RF centre (the dial setting corrected by any calibration applied).
 fn recorder_of(
     c: &LiveCapture,
-    actual: &ActualSettings,
+    tuned: &Tuned,
     info: &DeviceInfo,
     center_hz: f64,
 ) -> Result<Option<IqWriter>, NotCaptured> {
     let Some(p) = &c.record else {
         return Ok(None);
     };
-    if let Some(d) = p.parent() {
+    let actual = &tuned.actual;
+    let stream = rxnode_dsp::is_stream_target(p);
+    if let Some(d) = p.parent().filter(|_| !stream) {
         std::fs::create_dir_all(d)
             .map_err(|e| NotCaptured::Failed(format!("cannot create {}: {e}", d.display())))?;
     }
@@ -531,8 +533,15 @@ fn recorder_of(
             info.hardware_key.clone().unwrap_or_default()
         )),
         description: Some("rxnode capture".to_owned()),
+        gain_db: Some(actual.gain_db).filter(|g| g.is_finite()),
+        gain_elements: Some(tuned.gain_elements_db.clone()).filter(|g| !g.is_empty()),
+        antenna: actual.antenna.clone().filter(|a| !a.is_empty()),
+        bandwidth_hz: actual.bandwidth_hz.filter(|b| b.is_finite() && *b > 0.0),
     };
-    let format = IqFormat::from_path(p).map_err(|e| NotCaptured::Failed(e.to_string()))?;
+    let format = match IqFormat::from_path(p) {
+        Err(_) if stream => c.record_format.raw_format(),
+        r => r.map_err(|e| NotCaptured::Failed(e.to_string()))?,
+    };
     let writer = IqWriter::create_with(p, format, c.record_format, meta, c.max_iq_bytes)
         .map_err(|e| NotCaptured::Failed(e.to_string()))?;
     Ok(Some(writer))

@@ -22,6 +22,7 @@ mod clkin_compare;
 mod crash;
 mod demo;
 mod doctor;
+mod formats;
 mod freq_cal;
 #[cfg(target_os = "linux")]
 mod guard;

@@ -68,8 +68,8 @@ pub use crate::{
     },
     error::{Error, Result},
     iq::{
-        IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, PeakAnnotation, RecordFormat,
-        RecordingMeta,
+        is_stream_target, Datatype, IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter,
+        PeakAnnotation, RecordFormat, RecordingMeta, STDOUT_TARGET,
     },
     stitch::{band_peaks, HopPlacement, Stitcher},
 };

@@ -114,7 +114,7 @@ fn sigmf_annotations_per_peak_pass_the_sigmf_validator() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|a| a.get("core:generator").is_some())
+        .filter(|a| a.get("core:freq_lower_edge").is_some())
         .collect();
     assert_eq!(ann.len(), peaks.len(), "one annotation per peak: {ann:?}");
     for (a, p) in ann.iter().zip(peaks) {

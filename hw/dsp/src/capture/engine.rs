@@ -100,8 +100,8 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     // The spectrum first: the recording's SigMF meta carries one annotation per
     // reported peak.
     let spec = dsp.welch.finish();
-    let (iq_files, recording_error) = close_recording(recorder, &spec);
     let clkin = dsp.clkin.as_mut().map(|c| judge(c, settings, &stats));
+    let (iq_files, recording_error) = close_recording(recorder, &spec, clkin.as_ref());
     Ok(summarize(Finished {
         settings,
         stats,
@@ -647,22 +647,55 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
     }
 }
 
-/// The recording closed, with one SigMF annotation per reported peak: its files
-/// and why it stopped early, if it did.
+/// The recording closed, with one SigMF annotation per reported peak and one for
+/// the CLKIN check, if any: its files and why it stopped early, if it did.
 fn close_recording(
     recorder: Option<(IqWriter, Option<String>)>,
     spec: &Spectrum,
+    clkin: Option<&ClkinReport>,
 ) -> (Vec<IqFileRecord>, Option<String>) {
     let Some((mut w, mut recording_error)) = recorder else {
         return (Vec::new(), None);
     };
-    w.annotate(peak_annotations(spec));
+    let mut notes = peak_annotations(spec);
+    notes.extend(clkin.map(clkin_annotation));
+    w.annotate(notes);
     // A recording cut short (a full disk) is still listed, marked partial.
     let (files, e) = w.finish_partial();
     if let (None, Some(e)) = (&recording_error, e) {
         recording_error = Some(e.to_string());
     }
     (files, recording_error)
+}
+
+/// The CLKIN check as a SigMF annotation: its verdict and number as the label, its
+/// detail as the comment, the band it searched (the tolerance around the tone on
+/// the receiver's axis, widened to the tone found) as the edges.
+fn clkin_annotation(c: &ClkinReport) -> crate::PeakAnnotation {
+    let status = match c.status {
+        ClkinStatus::Pass => "PASS",
+        ClkinStatus::Fail => "FAIL",
+        ClkinStatus::NotMeasured => "NOT MEASURED",
+    };
+    let number = match (c.ppm, c.ppm_uncertainty) {
+        (Some(p), Some(u)) => format!(" {} (1σ)", crate::fmt_uncertain(p, u, "ppm")),
+        _ => String::new(),
+    };
+    let tol = c.tolerance_ppm * 1e-6;
+    let (mut lo, mut hi) = (c.tone_hz / (1.0 + tol), c.tone_hz / (1.0 - tol).max(1e-9));
+    if let Some(m) = c.measured_hz.filter(|m| m.is_finite()) {
+        (lo, hi) = (lo.min(m), hi.max(m));
+    }
+    crate::PeakAnnotation {
+        label: format!(
+            "CLKIN {status}:{number} reference {:.6} MHz, tolerance {} ppm",
+            c.tone_hz / 1e6,
+            c.tolerance_ppm
+        ),
+        freq_lower_hz: lo,
+        freq_upper_hz: hi,
+        comment: Some(c.detail.clone()),
+    }
 }
 
 /// Everything a finished capture counted and measured.

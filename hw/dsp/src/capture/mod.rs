@@ -397,6 +397,7 @@ pub(crate) fn peak_annotations(spec: &crate::Spectrum) -> Vec<crate::PeakAnnotat
                 ),
                 freq_lower_hz: spec.frequency_of(lo) - bin / 2.0,
                 freq_upper_hz: spec.frequency_of(hi) + bin / 2.0,
+                comment: None,
             })
         })
         .collect()

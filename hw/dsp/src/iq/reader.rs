@@ -1,25 +1,38 @@
-//! Streaming IQ readers.
-use super::IqFormat;
+//! Streaming IQ readers: every raw layout through one decoder ([`Datatype`]), WAV,
+//! SigMF pairs and `.sigmf` archives (read in place, never extracted), one channel of
+//! a multi-channel SigMF at a time.
+use super::{Datatype, IqFormat};
 use crate::error::{Error, Result};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek, SeekFrom, Take};
 use std::path::{Path, PathBuf};
+
+/// The most bytes a `.sigmf-meta` may have (its annotations included).
+const META_MAX_BYTES: u64 = 64 << 20;
 
 /// What a recording says about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IqInfo {
     /// The format.
     pub format: IqFormat,
-    /// The file holding the samples.
+    /// How the samples are stored (WAV: the layout of its frames).
+    pub datatype: Datatype,
+    /// The file holding the samples (a `.sigmf` archive for an archived recording).
     pub data_path: PathBuf,
+    /// The file holding the metadata (SigMF: the `.sigmf-meta`, or the archive).
+    pub meta_path: Option<PathBuf>,
     /// Sample rate from the file (WAV header, SigMF meta), if it carries one.
     pub sample_rate_hz: Option<f64>,
     /// Centre frequency from the file (SigMF meta), if it carries one.
     pub center_hz: Option<f64>,
-    /// Number of complex samples.
+    /// Number of complex samples (per channel).
     pub samples: u64,
+    /// Channels interleaved in the file (SigMF `core:num_channels`; 1 otherwise).
+    pub num_channels: u32,
+    /// The channel this reader reads (0-based).
+    pub channel: u32,
     /// Full-scale clip level of the integer formats after scaling (1.0 for float).
     pub clip_level: f32,
     /// The recording's `clock` block as written (SigMF `global` → `rxnode:clock`,
@@ -27,41 +40,12 @@ pub struct IqInfo {
     pub clock: Option<serde_json::Value>,
 }
 
-#[derive(Clone, Copy)]
-enum Raw {
-    F32,
-    I16,
-    I8,
-}
-
-impl Raw {
-    fn size(self) -> usize {
-        match self {
-            Self::F32 => 8,
-            Self::I16 => 4,
-            Self::I8 => 2,
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Self::F32 => "cf32",
-            Self::I16 => "cs16",
-            Self::I8 => "cs8",
-        }
-    }
-    fn clip(self) -> f32 {
-        match self {
-            Self::F32 => 1.0,
-            Self::I16 => 32767.0 / 32768.0,
-            Self::I8 => 127.0 / 128.0,
-        }
-    }
-}
-
 enum Kind {
     Raw {
-        file: File,
-        raw: Raw,
+        data: Take<File>,
+        datatype: Datatype,
+        channels: usize,
+        channel: usize,
         bytes: Vec<u8>,
     },
     WavF32(hound::WavReader<BufReader<File>>),
@@ -98,20 +82,69 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
+/// Where a recording's samples are: a file, or a byte range of an archive.
+struct DataRange {
+    path: PathBuf,
+    offset: u64,
+    len: u64,
+}
+
+/// What a SigMF meta says, checked.
+struct SigmfMeta {
+    datatype: Datatype,
+    rate: f64,
+    center: Option<f64>,
+    channels: u32,
+    clock: Option<serde_json::Value>,
+}
+
 impl IqReader {
-    /// Open a recording; the format comes from the extension unless given.
+    /// Open a recording (channel 0); the format comes from the extension unless given.
     pub fn open(path: &Path, format: Option<IqFormat>) -> Result<Self> {
+        Self::open_channel(path, format, 0)
+    }
+
+    /// Open one channel of a recording (0-based; only SigMF holds more than one).
+    pub fn open_channel(path: &Path, format: Option<IqFormat>, channel: u32) -> Result<Self> {
         let format = match format {
             Some(f) => f,
             None => IqFormat::from_path(path)?,
         };
-        match format {
-            IqFormat::Cf32 => Self::open_raw(path, Raw::F32, format, None, None),
-            IqFormat::Cs16 => Self::open_raw(path, Raw::I16, format, None, None),
-            IqFormat::Cs8 => Self::open_raw(path, Raw::I8, format, None, None),
-            IqFormat::Wav => Self::open_wav(path),
-            IqFormat::Sigmf => Self::open_sigmf(path),
+        if let Some(datatype) = format.datatype() {
+            let len = File::open(path)
+                .and_then(|f| f.metadata())
+                .map_err(io(path))?
+                .len();
+            let data = DataRange {
+                path: path.to_path_buf(),
+                offset: 0,
+                len,
+            };
+            let mut r = Self::open_raw(data, datatype, 1, 0, format)?;
+            r.check_channel(channel)?;
+            return Ok(r);
         }
+        let mut r = match format {
+            IqFormat::Wav => Self::open_wav(path)?,
+            _ => Self::open_sigmf(path, channel)?,
+        };
+        r.check_channel(channel)?;
+        Ok(r)
+    }
+
+    fn check_channel(&mut self, channel: u32) -> Result<()> {
+        if channel >= self.info.num_channels {
+            let path = self.info.meta_path.as_ref().unwrap_or(&self.info.data_path);
+            return Err(bad(
+                path,
+                format!(
+                    "channel {channel} asked for, but the recording has {} channel(s) \
+                     (numbered from 0)",
+                    self.info.num_channels
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// What the file says about itself.
@@ -120,41 +153,57 @@ impl IqReader {
     }
 
     fn open_raw(
-        path: &Path,
-        raw: Raw,
+        data: DataRange,
+        datatype: Datatype,
+        channels: u32,
+        channel: u32,
         format: IqFormat,
-        rate: Option<f64>,
-        center: Option<f64>,
     ) -> Result<Self> {
-        let file = File::open(path).map_err(io(path))?;
-        let len = file.metadata().map_err(io(path))?.len();
-        if len == 0 {
+        let path = &data.path;
+        let mut file = File::open(path).map_err(io(path))?;
+        if data.len == 0 {
             return Err(bad(path, "empty file (0 bytes)"));
         }
-        let size = raw.size() as u64;
-        if len % size != 0 {
+        let size = datatype.sample_bytes() as u64 * u64::from(channels);
+        if !data.len.is_multiple_of(size) {
             return Err(bad(
                 path,
                 format!(
-                    "{len} bytes is not a whole number of {} samples ({size} bytes each): \
+                    "{} bytes is not a whole number of {} samples ({size} bytes each{}): \
                      truncated or wrong format",
-                    raw.name()
+                    data.len,
+                    match format {
+                        IqFormat::Sigmf => datatype.sigmf_name(),
+                        f => f.name(),
+                    },
+                    if channels > 1 {
+                        format!(" for {channels} channels")
+                    } else {
+                        String::new()
+                    }
                 ),
             ));
         }
+        file.seek(SeekFrom::Start(data.offset)).map_err(io(path))?;
         Ok(Self {
             info: IqInfo {
                 format,
-                data_path: path.to_path_buf(),
-                sample_rate_hz: rate,
-                center_hz: center,
-                samples: len / size,
-                clip_level: raw.clip(),
+                datatype,
+                data_path: data.path.clone(),
+                meta_path: None,
+                sample_rate_hz: None,
+                center_hz: None,
+                samples: data.len / size,
+                num_channels: channels,
+                channel,
+                clip_level: datatype.clip_level(),
                 clock: None,
             },
             kind: Kind::Raw {
-                file,
-                raw,
+                data: file.take(data.len),
+                datatype,
+                channels: channels as usize,
+                channel: channel as usize,
                 bytes: Vec::new(),
             },
             done: 0,
@@ -178,10 +227,10 @@ impl IqReader {
                 ),
             ));
         }
-        let (kind, clip) = match (spec.sample_format, spec.bits_per_sample) {
-            (hound::SampleFormat::Float, 32) => (Kind::WavF32(r), 1.0),
-            (hound::SampleFormat::Int, 16) => (Kind::WavI16(r), 32767.0 / 32768.0),
-            (hound::SampleFormat::Int, 8) => (Kind::WavI8(r), 127.0 / 128.0),
+        let (kind, datatype) = match (spec.sample_format, spec.bits_per_sample) {
+            (hound::SampleFormat::Float, 32) => (Kind::WavF32(r), Datatype::Cf32Le),
+            (hound::SampleFormat::Int, 16) => (Kind::WavI16(r), Datatype::Ci16Le),
+            (hound::SampleFormat::Int, 8) => (Kind::WavI8(r), Datatype::Ci8),
             (f, b) => {
                 return Err(bad(
                     path,
@@ -201,11 +250,15 @@ impl IqReader {
         Ok(Self {
             info: IqInfo {
                 format: IqFormat::Wav,
+                datatype,
                 data_path: path.to_path_buf(),
+                meta_path: None,
                 sample_rate_hz: Some(f64::from(spec.sample_rate)),
                 center_hz: None,
                 samples,
-                clip_level: clip,
+                num_channels: 1,
+                channel: 0,
+                clip_level: datatype.clip_level(),
                 clock: None,
             },
             kind,
@@ -213,88 +266,44 @@ impl IqReader {
         })
     }
 
-    fn open_sigmf(path: &Path) -> Result<Self> {
-        let meta_path = path.with_extension("sigmf-meta");
-        let data_path = path.with_extension("sigmf-data");
-        let text = std::fs::read_to_string(&meta_path).map_err(io(&meta_path))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| bad(&meta_path, format!("invalid SigMF meta JSON: {e}")))?;
-        let global = v
-            .get("global")
-            .ok_or_else(|| bad(&meta_path, "SigMF meta has no \"global\" object"))?;
-        let dt = global
-            .get("core:datatype")
-            .and_then(|d| d.as_str())
-            .ok_or_else(|| bad(&meta_path, "SigMF meta has no core:datatype"))?;
-        let raw = match dt {
-            "cf32_le" => Raw::F32,
-            "ci16_le" => Raw::I16,
-            "ci8" => Raw::I8,
-            other => {
-                return Err(bad(
-                    &meta_path,
-                    format!(
-                    "unsupported SigMF core:datatype {other:?} (supported: cf32_le, ci16_le, ci8)"
-                ),
-                ))
-            }
+    /// A SigMF recording: a `.sigmf` archive, or the pair next to `path`.
+    fn open_sigmf(path: &Path, channel: u32) -> Result<Self> {
+        let archive = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("sigmf"));
+        let (meta_path, m, data) = if archive {
+            let (text, data) = archived(path)?;
+            (path.to_path_buf(), sigmf_meta(path, &text)?, data)
+        } else {
+            let meta_path = path.with_extension("sigmf-meta");
+            let data_path = path.with_extension("sigmf-data");
+            let m = sigmf_meta(&meta_path, &read_meta(&meta_path)?)?;
+            let len = File::open(&data_path)
+                .and_then(|f| f.metadata())
+                .map_err(io(&data_path))?
+                .len();
+            let data = DataRange {
+                path: data_path,
+                offset: 0,
+                len,
+            };
+            (meta_path, m, data)
         };
-        let rate = global
-            .get("core:sample_rate")
-            .and_then(|r| r.as_f64())
-            .filter(|r| r.is_finite() && *r > 0.0)
-            .ok_or_else(|| bad(&meta_path, "SigMF meta has no valid core:sample_rate"))?;
-        // What this reader cannot read is refused by name, never read wrongly: several
-        // channels interleaved sample by sample, or capture segments at different
-        // centre frequencies (docs/operator.md#analysing-a-recording).
-        let channels = match global.get("core:num_channels") {
-            None => 1,
-            Some(c) => c.as_u64().filter(|&n| n >= 1).ok_or_else(|| {
-                bad(
-                    &meta_path,
-                    format!("core:num_channels {c} is not a count ≥ 1"),
-                )
-            })?,
-        };
-        if channels != 1 {
+        if channel >= m.channels {
             return Err(bad(
                 &meta_path,
                 format!(
-                    "core:num_channels is {channels}: its channels are interleaved sample by sample, \
-                     and only single-channel SigMF is read (read as one channel it would be wrong); \
-                     split the channels into recordings of their own"
+                    "channel {channel} asked for, but core:num_channels is {} (channels are \
+                     numbered from 0)",
+                    m.channels
                 ),
             ));
         }
-        let segments = v
-            .get("captures")
-            .and_then(|c| c.as_array())
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let freq_of = |c: &serde_json::Value| c.get("core:frequency").and_then(|f| f.as_f64());
-        let center = segments.first().and_then(freq_of);
-        if let Some((i, other)) = segments
-            .iter()
-            .enumerate()
-            .skip(1)
-            .find(|(_, c)| freq_of(c) != center)
-        {
-            let hz =
-                |f: Option<f64>| f.map_or("no core:frequency".to_owned(), |f| format!("{f} Hz"));
-            return Err(bad(
-                &meta_path,
-                format!(
-                    "{} capture segments at different centre frequencies (segment 0 at {}, segment {i} at {}): \
-                     each would need its own frequency axis, and only recordings whose segments share one \
-                     core:frequency are read",
-                    segments.len(),
-                    hz(center),
-                    hz(freq_of(other))
-                ),
-            ));
-        }
-        let mut r = Self::open_raw(&data_path, raw, IqFormat::Sigmf, Some(rate), center)?;
-        r.info.clock = global.get("rxnode:clock").cloned();
+        let mut r = Self::open_raw(data, m.datatype, m.channels, channel, IqFormat::Sigmf)?;
+        r.info.meta_path = Some(meta_path);
+        r.info.sample_rate_hz = Some(m.rate);
+        r.info.center_hz = m.center;
+        r.info.clock = m.clock;
         Ok(r)
     }
 
@@ -310,10 +319,15 @@ impl IqReader {
         let path = &self.info.data_path;
         let start = self.done;
         match &mut self.kind {
-            Kind::Raw { file, raw, bytes } => {
-                let size = raw.size();
-                bytes.resize(want * size, 0);
-                file.read_exact(bytes).map_err(|e| {
+            Kind::Raw {
+                data,
+                datatype,
+                channels,
+                channel,
+                bytes,
+            } => {
+                bytes.resize(want * datatype.sample_bytes() * *channels, 0);
+                data.read_exact(bytes).map_err(|e| {
                     if e.kind() == std::io::ErrorKind::UnexpectedEof {
                         bad(
                             path,
@@ -326,31 +340,9 @@ impl IqReader {
                         }
                     }
                 })?;
-                match raw {
-                    Raw::F32 => {
-                        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(8)) {
-                            *o = Complex::new(
-                                f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                                f32::from_le_bytes([b[4], b[5], b[6], b[7]]),
-                            );
-                        }
-                        check_finite(path, start, out)?;
-                    }
-                    Raw::I16 => {
-                        const S: f32 = 1.0 / 32768.0;
-                        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-                            *o = Complex::new(
-                                f32::from(i16::from_le_bytes([b[0], b[1]])) * S,
-                                f32::from(i16::from_le_bytes([b[2], b[3]])) * S,
-                            );
-                        }
-                    }
-                    Raw::I8 => {
-                        const S: f32 = 1.0 / 128.0;
-                        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-                            *o = Complex::new(f32::from(b[0] as i8) * S, f32::from(b[1] as i8) * S);
-                        }
-                    }
+                datatype.decode(bytes, *channels, *channel, out);
+                if datatype.is_float() {
+                    check_finite(path, start, out)?;
                 }
             }
             Kind::WavF32(r) => {
@@ -363,6 +355,187 @@ impl IqReader {
         self.done += want as u64;
         Ok(want)
     }
+}
+
+/// A `.sigmf-meta` file's text, bounded in size.
+fn read_meta(meta_path: &Path) -> Result<String> {
+    let f = File::open(meta_path).map_err(io(meta_path))?;
+    let mut text = String::new();
+    f.take(META_MAX_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io(meta_path))?;
+    if text.len() as u64 > META_MAX_BYTES {
+        return Err(bad(
+            meta_path,
+            format!("SigMF meta is larger than {META_MAX_BYTES} bytes"),
+        ));
+    }
+    Ok(text)
+}
+
+/// A SigMF archive (a tar holding one `.sigmf-meta` and its `.sigmf-data`): the
+/// meta's text and where the data lies inside the archive, read in place.
+fn archived(path: &Path) -> Result<(String, DataRange)> {
+    let file = File::open(path).map_err(io(path))?;
+    let mut tar = tar::Archive::new(file);
+    let not_tar = |e: std::io::Error| bad(path, format!("not a readable SigMF archive (tar): {e}"));
+    let mut metas: Vec<(PathBuf, String)> = Vec::new();
+    let mut datas: Vec<(PathBuf, u64, u64)> = Vec::new();
+    for entry in tar.entries().map_err(not_tar)? {
+        let mut entry = entry.map_err(not_tar)?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = entry.path().map_err(not_tar)?.into_owned();
+        match name.extension().and_then(|e| e.to_str()) {
+            Some("sigmf-meta") => {
+                if entry.size() > META_MAX_BYTES {
+                    return Err(bad(
+                        path,
+                        format!(
+                            "{} in the archive is larger than {META_MAX_BYTES} bytes",
+                            name.display()
+                        ),
+                    ));
+                }
+                let mut text = String::new();
+                entry.read_to_string(&mut text).map_err(|e| {
+                    bad(
+                        path,
+                        format!("{} in the archive is unreadable: {e}", name.display()),
+                    )
+                })?;
+                metas.push((name, text));
+            }
+            Some("sigmf-data") => {
+                datas.push((name, entry.raw_file_position(), entry.size()));
+            }
+            _ => {}
+        }
+    }
+    let (meta_name, text) = match metas.len() {
+        1 => metas.swap_remove(0),
+        0 => return Err(bad(path, "the archive holds no .sigmf-meta")),
+        n => {
+            let names: Vec<String> = metas.iter().map(|(p, _)| p.display().to_string()).collect();
+            return Err(bad(
+                path,
+                format!(
+                    "the archive holds {n} recordings ({}); only an archive of one is read: \
+                     extract it and name the .sigmf-meta",
+                    names.join(", ")
+                ),
+            ));
+        }
+    };
+    let want = meta_name.with_extension("sigmf-data");
+    let (_, offset, len) = datas
+        .into_iter()
+        .find(|(p, _, _)| *p == want)
+        .ok_or_else(|| {
+            bad(
+                path,
+                format!("the archive holds no {} for its meta", want.display()),
+            )
+        })?;
+    Ok((
+        text,
+        DataRange {
+            path: path.to_path_buf(),
+            offset,
+            len,
+        },
+    ))
+}
+
+/// Check a SigMF meta: its datatype, rate, channels and capture segments. What this
+/// reader cannot read is refused by name, never read wrongly: capture segments at
+/// different centre frequencies, or a header inside the data
+/// (docs/operator.md#analysing-a-recording). Keys it does not know are left alone.
+fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfMeta> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| bad(meta_path, format!("invalid SigMF meta JSON: {e}")))?;
+    let global = v
+        .get("global")
+        .ok_or_else(|| bad(meta_path, "SigMF meta has no \"global\" object"))?;
+    let dt = global
+        .get("core:datatype")
+        .and_then(|d| d.as_str())
+        .ok_or_else(|| bad(meta_path, "SigMF meta has no core:datatype"))?;
+    let datatype = Datatype::from_sigmf(dt).ok_or_else(|| {
+        bad(
+            meta_path,
+            format!(
+                "unsupported SigMF core:datatype {dt:?} (supported: {})",
+                Datatype::sigmf_names()
+            ),
+        )
+    })?;
+    let rate = global
+        .get("core:sample_rate")
+        .and_then(|r| r.as_f64())
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .ok_or_else(|| bad(meta_path, "SigMF meta has no valid core:sample_rate"))?;
+    let channels = match global.get("core:num_channels") {
+        None => 1,
+        Some(c) => c
+            .as_u64()
+            .filter(|&n| n >= 1)
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|&n| n <= 1024)
+            .ok_or_else(|| {
+                bad(
+                    meta_path,
+                    format!("core:num_channels {c} is not a count in 1..=1024"),
+                )
+            })?,
+    };
+    let segments = v
+        .get("captures")
+        .and_then(|c| c.as_array())
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if let Some((i, h)) = segments.iter().enumerate().find_map(|(i, c)| {
+        c.get("core:header_bytes")
+            .filter(|h| h.as_u64() != Some(0))
+            .map(|h| (i, h))
+    }) {
+        return Err(bad(
+            meta_path,
+            format!(
+                "capture segment {i} has core:header_bytes {h}: data files with headers \
+                 inside are not read"
+            ),
+        ));
+    }
+    let freq_of = |c: &serde_json::Value| c.get("core:frequency").and_then(|f| f.as_f64());
+    let center = segments.first().and_then(freq_of);
+    if let Some((i, other)) = segments
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, c)| freq_of(c) != center)
+    {
+        let hz = |f: Option<f64>| f.map_or("no core:frequency".to_owned(), |f| format!("{f} Hz"));
+        return Err(bad(
+            meta_path,
+            format!(
+                "{} capture segments at different centre frequencies (segment 0 at {}, segment {i} at {}): \
+                 each would need its own frequency axis, and only recordings whose segments share one \
+                 core:frequency are read",
+                segments.len(),
+                hz(center),
+                hz(freq_of(other))
+            ),
+        ));
+    }
+    Ok(SigmfMeta {
+        datatype,
+        rate,
+        center,
+        channels,
+        clock: global.get("rxnode:clock").cloned(),
+    })
 }
 
 fn read_wav<T: Into<f64>>(

@@ -52,6 +52,15 @@ impl RecordFormat {
         }
     }
 
+    /// The raw file format of this sample type (`cf32` or `cs16`), as written to a
+    /// stream.
+    pub fn raw_format(self) -> IqFormat {
+        match self {
+            Self::Cf32 => IqFormat::Cf32,
+            Self::Ci16 => IqFormat::Cs16,
+        }
+    }
+
     /// Bytes per complex sample.
     pub fn sample_bytes(self) -> u64 {
         match self {
@@ -61,7 +70,8 @@ impl RecordFormat {
     }
 }
 
-/// What a recording says about the capture.
+/// What a recording says about the capture: written into the SigMF meta (the
+/// radio's settings into its capture segment, docs/protocol.md#recordings).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecordingMeta {
     /// Sample rate (Hz).
@@ -74,6 +84,19 @@ pub struct RecordingMeta {
     pub hw: Option<String>,
     /// Free text (SigMF `core:description`).
     pub description: Option<String>,
+    /// The overall RX gain as the radio reads it back, dB (`rxnode:gain_db`).
+    #[serde(default)]
+    pub gain_db: Option<f64>,
+    /// The gain of each element as the radio reads it back, dB
+    /// (`rxnode:gain_elements`, e.g. `{"LNA": 24, "VGA": 20}`).
+    #[serde(default)]
+    pub gain_elements: Option<std::collections::BTreeMap<String, f64>>,
+    /// The antenna port selected (`rxnode:antenna`).
+    #[serde(default)]
+    pub antenna: Option<String>,
+    /// The analog bandwidth, Hz (`rxnode:bandwidth_hz`).
+    #[serde(default)]
+    pub bandwidth_hz: Option<f64>,
 }
 
 /// A SigMF annotation of one reported peak: written into the
@@ -86,6 +109,9 @@ pub struct PeakAnnotation {
     pub freq_lower_hz: f64,
     /// `core:freq_upper_edge`, Hz (the peak's −3 dB upper edge).
     pub freq_upper_hz: f64,
+    /// `core:comment`: the whole finding in words (the CLKIN check's detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
 }
 
 /// One file written: what a capture summary lists.
@@ -148,11 +174,39 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
+/// The `--record` target that means standard output.
+pub const STDOUT_TARGET: &str = "-";
+
+/// Whether a recording target is a stream another program reads as it is written
+/// (standard output as `-`, or an existing FIFO) rather than a file that stays.
+pub fn is_stream_target(path: &Path) -> bool {
+    path.as_os_str() == STDOUT_TARGET || is_fifo(path)
+}
+
+/// Standard output as a file of its own (a duplicate of its descriptor), so the
+/// recording is written past the text buffer in large blocks.
+#[cfg(unix)]
+fn stdout_file() -> std::io::Result<File> {
+    use std::os::fd::AsFd;
+    Ok(File::from(std::io::stdout().as_fd().try_clone_to_owned()?))
+}
+
+#[cfg(windows)]
+fn stdout_file() -> std::io::Result<File> {
+    use std::os::windows::io::AsHandle;
+    Ok(File::from(
+        std::io::stdout().as_handle().try_clone_to_owned()?,
+    ))
+}
+
 /// Create `path` for writing; an existing file is an error (`AlreadyExists`), never
 /// truncated: a recording is evidence, and a second writer must not replace it. A FIFO
 /// that already exists is opened as it is (it stores nothing: another program reads the
-/// recording as it is written).
+/// recording as it is written); `-` is standard output.
 fn create_new(path: &Path) -> Result<File> {
+    if path.as_os_str() == STDOUT_TARGET {
+        return stdout_file().map_err(io(path));
+    }
     match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -504,13 +558,14 @@ impl IqWriter {
         match sink {
             Sink::Raw(mut w) => {
                 w.flush().map_err(io(&path))?;
-                w.into_inner()
-                    .map_err(|e| Error::Io {
-                        path: path.clone(),
-                        source: e.into_error(),
-                    })?
-                    .sync_all()
-                    .map_err(io(&path))?;
+                let f = w.into_inner().map_err(|e| Error::Io {
+                    path: path.clone(),
+                    source: e.into_error(),
+                })?;
+                // A pipe or FIFO has nothing to sync (and refuses to).
+                if f.metadata().is_ok_and(|m| m.is_file()) {
+                    f.sync_all().map_err(io(&path))?;
+                }
             }
             Sink::Wav(w) => w.finalize().map_err(|e| wav_err(&path, e))?,
         }
@@ -629,7 +684,7 @@ fn open_sink(
             let f = BufWriter::with_capacity(1 << 20, create_new(path)?);
             Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(path, e))?)
         }
-        IqFormat::Cs16 | IqFormat::Cs8 => {
+        _ => {
             return Err(Error::UnsupportedFormat(format!(
                 "recording as {} (record cf32, wav or sigmf)",
                 format.name()

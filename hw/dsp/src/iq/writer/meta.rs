@@ -41,28 +41,60 @@ pub(super) fn sigmf_meta(
     if let Some(d) = &meta.description {
         global["core:description"] = d.clone().into();
     }
+    let mut ours = false;
     if let Some(c) = clock {
-        // An extension namespace of our own, declared so SigMF readers know it.
-        global["core:extensions"] = serde_json::json!([
-            {"name": "rxnode", "version": "1.0.0", "optional": true}
-        ]);
         global["rxnode:clock"] = c.clone();
+        ours = true;
     }
     let mut capture = serde_json::json!({ "core:sample_start": 0, "core:datetime": datetime });
     if let Some(f) = meta.center_hz {
         capture["core:frequency"] = f.into();
     }
-    let mut annotations =
-        vec![serde_json::json!({ "core:sample_start": 0, "core:sample_count": samples })];
+    // The radio's settings, in the `rxnode` namespace: SigMF's core has no field for
+    // them, and its `antenna` extension describes the antenna, not the radio's port.
+    let settings = [
+        ("rxnode:gain_db", meta.gain_db.map(serde_json::Value::from)),
+        (
+            "rxnode:gain_elements",
+            meta.gain_elements
+                .as_ref()
+                .filter(|g| !g.is_empty())
+                .map(|g| serde_json::json!(g)),
+        ),
+        ("rxnode:antenna", meta.antenna.clone().map(Into::into)),
+        ("rxnode:bandwidth_hz", meta.bandwidth_hz.map(Into::into)),
+    ];
+    for (k, v) in settings {
+        if let Some(v) = v.filter(|v| !v.is_null()) {
+            capture[k] = v;
+            ours = true;
+        }
+    }
+    if ours {
+        // An extension namespace of our own, declared so SigMF readers know it.
+        global["core:extensions"] = serde_json::json!([
+            {"name": "rxnode", "version": "1.0.0", "optional": true}
+        ]);
+    }
+    let mut annotations = vec![serde_json::json!({
+        "core:sample_start": 0,
+        "core:sample_count": samples,
+        "core:generator": "rxnode",
+        "core:label": meta.description.as_deref().unwrap_or("recording"),
+    })];
     for p in peaks {
-        annotations.push(serde_json::json!({
+        let mut a = serde_json::json!({
             "core:sample_start": 0,
             "core:sample_count": samples,
             "core:generator": "rxnode",
             "core:label": p.label,
             "core:freq_lower_edge": p.freq_lower_hz,
             "core:freq_upper_edge": p.freq_upper_hz,
-        }));
+        });
+        if let Some(c) = &p.comment {
+            a["core:comment"] = c.clone().into();
+        }
+        annotations.push(a);
     }
     let doc = serde_json::json!({
         "global": global,

@@ -32,6 +32,7 @@ fn meta() -> RecordingMeta {
         datetime: Some("2026-01-01T00:00:00Z".into()),
         hw: Some("rxsim".into()),
         description: None,
+        ..Default::default()
     }
 }
 
@@ -226,12 +227,12 @@ fn cannot_record_integer_formats() {
     assert!(IqWriter::create(&dir.path().join("x.cs16"), meta(), None).is_err());
 }
 
-/// A SigMF recording the reader cannot read rightly is refused naming what: two
-/// interleaved channels (read as one they would show phantom peaks), or capture
-/// segments at different centre frequencies (one axis for both would be wrong).
-/// Segments that share one frequency are read.
+/// Two interleaved channels are read one channel at a time (a channel it does not
+/// have is refused by name); capture segments at different centre frequencies are
+/// refused naming them (one axis for both would be wrong); segments that share one
+/// frequency are read.
 #[test]
-fn multi_channel_and_multi_frequency_sigmf_is_refused_by_name() {
+fn multi_channel_read_per_channel_and_multi_frequency_sigmf_refused_by_name() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("a.sigmf-data");
     let mut w = IqWriter::create(&p, meta(), None).unwrap();
@@ -246,7 +247,17 @@ fn multi_channel_and_multi_frequency_sigmf_is_refused_by_name() {
         std::fs::write(&mp, serde_json::to_vec(&m).unwrap()).unwrap();
         IqReader::open(&p, None).map(|r| r.info().center_hz)
     };
-    let e = edit(&|m| m["global"]["core:num_channels"] = 2.into()).unwrap_err();
+    assert_eq!(
+        edit(&|m| m["global"]["core:num_channels"] = 2.into()).unwrap(),
+        Some(100e6)
+    );
+    let mut r = IqReader::open_channel(&p, None, 1).unwrap();
+    assert_eq!((r.info().samples, r.info().num_channels), (500, 2));
+    let mut x = vec![Complex::new(0.0, 0.0); 600];
+    assert_eq!(r.read(&mut x).unwrap(), 500);
+    let want = ramp(1000);
+    assert_eq!((x[0], x[499]), (want[1], want[999]));
+    let e = IqReader::open_channel(&p, None, 2).unwrap_err();
     assert!(e.to_string().contains("core:num_channels is 2"), "{e}");
     let e = edit(&|m| {
         m["captures"] = serde_json::json!([
