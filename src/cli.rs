@@ -682,9 +682,17 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 0.25)]
     pub crop: f64,
     /// Passes over the band (a heatmap is drawn when > 1).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "total_s")]
     pub repeats: u32,
-    /// Write the rtl_power CSV here.
+    /// Start a pass every S seconds (rtl_power's `-i`); the stream stops in between.
+    #[arg(short = 'i', long)]
+    pub interval_s: Option<f64>,
+    /// Sweep for S seconds in all (rtl_power's `-e`): floor(S / --interval-s) passes,
+    /// within the policy's rx.max_duration_s.
+    #[arg(short = 'e', long, requires = "interval_s")]
+    pub total_s: Option<f64>,
+    /// Write the rtl_power CSV here; `-` writes it to standard output as each pass
+    /// ends (the report then goes to standard error).
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).

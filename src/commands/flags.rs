@@ -50,6 +50,8 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "settle_s" => "--settle-s",
         "crop" => "--crop",
         "repeats" => "--repeats",
+        "interval_s" => "--interval-s",
+        "total_s" => "--total-s",
         // `task new` (and the global `--task-path`).
         "id" => "--id",
         "title" => "--title",

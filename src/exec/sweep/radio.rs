@@ -3,7 +3,7 @@
 use crate::result::Status;
 use anyhow::{Context, Result};
 use rxnode_hw::{
-    run_sweep_with_progress, HopStatus, RxConfig, RxRadio, SweepProgress, SweepReport,
+    run_sweep_observed, HopStatus, RxConfig, RxRadio, SweepHop, SweepProgress, SweepReport,
 };
 use rxnode_interlock::{GainSpec, RxSweepStep};
 use serde_json::{json, Value};
@@ -75,11 +75,13 @@ impl Clamp {
 
 /// Open, configure (rate, first centre, gains — each checked by the device) and sweep.
 /// With `cal.apply`, every hop is tuned with the radio's fresh frequency
-/// calibration (a missing or stale one blocks the sweep, naming it).
+/// calibration (a missing or stale one blocks the sweep, naming it). Each pass's
+/// hops go to `on_pass` as soon as the pass is done ([`run_sweep_observed`]).
 pub(crate) fn execute(
     asked: &RxSweepStep,
     cancel: &AtomicBool,
     cal: &crate::exec::live::CalibrationUse,
+    on_pass: &mut dyn FnMut(&[SweepHop]),
 ) -> Result<Swept, NotSwept> {
     let started_at = crate::store::fsutil::now_iso();
     let mut radio = RxRadio::open(&asked.device)
@@ -129,10 +131,11 @@ pub(crate) fn execute(
     let progress = SweepProgress::default();
     let done = AtomicBool::new(false);
     let report = std::thread::scope(|scope| {
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        // Passes at an interval report one line each instead (the caller's `on_pass`).
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) && s.sweep.interval_s.is_none() {
             scope.spawn(|| progress_bar(&progress, &done));
         }
-        let r = run_sweep_with_progress(&mut radio, &s.sweep, cancel, &progress);
+        let r = run_sweep_observed(&mut radio, &s.sweep, cancel, &progress, on_pass);
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     })

@@ -127,6 +127,9 @@ pub(crate) struct Heatmap {
     pub row_time_s: Vec<f64>,
     /// dBFS per column, per row; NaN = no data.
     pub rows: Vec<Vec<f64>>,
+    /// Ranges with no data because a hop failed, `[low, high]` Hz: drawn as a
+    /// shaded, labelled band where their cells are empty.
+    pub failed_hz: Vec<[f64; 2]>,
 }
 
 /// A number with at most `dec` decimals and no trailing zeros: `5`, `0.01`, `2.5`.
@@ -513,6 +516,7 @@ mod tests {
             step_hz: 10e3,
             row_time_s: vec![0.0, 0.5, 1.0],
             rows: vec![plot().trace.db; 3],
+            failed_hz: vec![[88.01e6, 88.03e6]],
         };
         let hp = d.path().join("h.png");
         write_heatmap(&hp, &hm).unwrap();
