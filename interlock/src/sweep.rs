@@ -661,7 +661,7 @@ pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error
     if exceeds(dur, policy.max_duration_s) {
         let how = match step.sweep.interval_s {
             Some(i) => format!(
-                "{} repeats every interval_s {i} s, a pass {:.3} s",
+                "{} passes, one every interval_s {i} s, a pass {:.3} s",
                 step.sweep.repeats,
                 step.sweep.pass_s().unwrap_or(0.0)
             ),
@@ -840,7 +840,7 @@ mod tests {
         assert!((s.duration_s().unwrap() - (2.0 * 30.0 + 0.18)).abs() < 1e-9);
         let e = check_rx_sweep(&s, &p).unwrap_err().to_string();
         assert!(
-            e.contains("sweep duration 60.180 s (3 repeats every interval_s 30 s"),
+            e.contains("sweep duration 60.180 s (3 passes, one every interval_s 30 s"),
             "{e}"
         );
         // A pass longer than the interval: the passes follow each other at once.
