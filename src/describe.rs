@@ -223,6 +223,9 @@ fn sweep_line(w: &RxSweepStep) -> String {
         )),
         None => s.push_str("hop plan cannot be computed"),
     }
+    if let Some(i) = c.interval_s {
+        s.push_str(&format!(", one pass every {}", secs(i)));
+    }
     if let Some(d) = w.duration_s() {
         s.push_str(&format!(", ≈ {} on the radio", secs(d)));
     }
