@@ -704,9 +704,51 @@ pub struct SweepArgs {
     /// Tune every hop with the radio's frequency calibration from `rxnode clkin
     /// calibrate` (refused when it is missing or older than the policy's
     /// rx.calibration_max_age_s).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "ppm")]
     pub apply_cal: bool,
+    #[command(flatten)]
+    pub radio: RadioArgs,
 }
+
+/// The radio's own settings (docs/operator.md#radio-settings).
+#[derive(Debug, Args)]
+pub struct RadioArgs {
+    /// A SoapySDR setting (writeSetting), repeatable: `--setting biastee=true`. Refused
+    /// unless the node's policy lists the key in rx.allowed_settings.
+    #[arg(long = "setting", value_name = "KEY=VALUE", value_parser = key_value)]
+    pub settings: Vec<(String, String)>,
+    /// Stream args for the RX stream: `bufflen=65536,buffers=15`.
+    #[arg(long, value_name = "KEY=VALUE,…", value_delimiter = ',', value_parser = key_value)]
+    pub stream_args: Vec<(String, String)>,
+    /// Automatic gain control on.
+    #[arg(long)]
+    pub agc: bool,
+    /// Manual frequency correction, ppm (rtl_power's -p): tunes as a calibration of
+    /// this many ppm would; not with --apply-cal.
+    #[arg(short = 'p', long, allow_negative_numbers = true)]
+    pub ppm: Option<f64>,
+}
+
+impl RadioArgs {
+    /// The library's radio settings.
+    pub fn settings(&self) -> rxnode_interlock::RadioSettings {
+        rxnode_interlock::RadioSettings {
+            settings: self.settings.iter().cloned().collect(),
+            stream_args: self.stream_args.iter().cloned().collect(),
+            agc: self.agc,
+            ppm: self.ppm,
+        }
+    }
+}
+
+/// `KEY=VALUE`.
+fn key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+        _ => Err(format!("{s:?} is not KEY=VALUE (e.g. biastee=true)")),
+    }
+}
+
 
 /// A frequency, rate or bin width with an optional SI suffix, as SDR tools write
 /// them: `433.92M`, `2.4G`, `10k`, `2e6`, `100MHz`, `2 MS/s`. `k`/`K` is 10³, `M`

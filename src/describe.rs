@@ -233,6 +233,32 @@ fn sweep_line(w: &RxSweepStep) -> String {
     if w.apply_calibration {
         s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
     }
+    s.push_str(&radio_settings_text(&w.radio));
+    s
+}
+
+/// The radio's own settings as the prompt shows them: every setting written (a
+/// bias-T powers the antenna port), stream args, AGC, a manual correction.
+pub(crate) fn radio_settings_text(r: &rxnode_interlock::RadioSettings) -> String {
+    let pairs = |m: &std::collections::BTreeMap<String, String>| {
+        m.iter()
+            .map(|(k, v)| format!("{}={}", escaped(k), escaped(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = String::new();
+    if !r.settings.is_empty() {
+        s.push_str(&format!(", radio settings written: {}", pairs(&r.settings)));
+    }
+    if !r.stream_args.is_empty() {
+        s.push_str(&format!(", stream args {}", pairs(&r.stream_args)));
+    }
+    if r.agc {
+        s.push_str(", AGC on");
+    }
+    if let Some(p) = r.ppm {
+        s.push_str(&format!(", manual frequency correction {p} ppm"));
+    }
     s
 }
 

@@ -73,6 +73,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -986,7 +987,7 @@ class RxSim : public SoapySDR::Device {
     // ---- streams ----
     SoapySDR::Stream *setupStream(const int direction, const std::string &format,
                                   const std::vector<size_t> &channels,
-                                  const SoapySDR::Kwargs &) override {
+                                  const SoapySDR::Kwargs &streamArgs) override {
         const char *dir = direction == SOAPY_SDR_TX ? "TX" : "RX";
         if (direction == SOAPY_SDR_TX && txDeny_)
             throw std::runtime_error("rxsim: TX denied by device args tx=deny (serial=" + serial_ + ")");
@@ -1000,6 +1001,9 @@ class RxSim : public SoapySDR::Device {
         s->scratch.resize(kBlock);
         if (seed_ != kLegacySeed) s->rng = seed_ | 1;
         logEvent("setupStream", dir, serial_);
+        // The stream args a client gave (SoapyRemote's own remote:* ones are not ours).
+        for (const auto &kv : streamArgs)
+            if (kv.first.rfind("remote:", 0) != 0) logEvent("streamArg " + kv.first + "=" + kv.second, dir, serial_);
         return reinterpret_cast<SoapySDR::Stream *>(s);
     }
 
@@ -1237,6 +1241,45 @@ class RxSim : public SoapySDR::Device {
         }
         s->produced += n;
         return int(n);
+    }
+
+    // ---- settings: any key is accepted, kept and logged (`writeSetting KEY=VALUE`),
+    // so a test sees in the radio's own log what a client wrote ----
+    SoapySDR::ArgInfoList getSettingInfo() const override {
+        SoapySDR::ArgInfo bias;
+        bias.key = "biastee";
+        bias.name = "Bias-T";
+        bias.description = "DC on the antenna port (simulated: logged only)";
+        bias.type = SoapySDR::ArgInfo::BOOL;
+        bias.value = "false";
+        return {bias};
+    }
+    void writeSetting(const std::string &key, const std::string &value) override {
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            settings_[key] = value;
+        }
+        logEvent("writeSetting " + key + "=" + value, nullptr, serial_);
+    }
+    std::string readSetting(const std::string &key) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        auto it = settings_.find(key);
+        return it == settings_.end() ? "" : it->second;
+    }
+
+    // ---- AGC: accepted and logged (`setGainMode RX on|off`); the levels do not change ----
+    bool hasGainMode(const int, const size_t) const override { return true; }
+    void setGainMode(const int direction, const size_t, const bool automatic) override {
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            (direction == SOAPY_SDR_TX ? txAgc_ : rxAgc_) = automatic;
+        }
+        logEvent(std::string("setGainMode ") + (automatic ? "on" : "off"),
+                 direction == SOAPY_SDR_TX ? "TX" : "RX", serial_);
+    }
+    bool getGainMode(const int direction, const size_t) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        return direction == SOAPY_SDR_TX ? txAgc_ : rxAgc_;
     }
 
     // ---- antennas ----
@@ -1559,6 +1602,8 @@ class RxSim : public SoapySDR::Device {
     LteScene lte_;
     GsmScene gsm_;
     Replay replay_;
+    std::map<std::string, std::string> settings_; // writeSetting, guarded by mu_
+    bool rxAgc_ = false, txAgc_ = false;          // guarded by mu_
     std::atomic<uint64_t> replayPos_{0};   // the recording's next sample between activations
     std::atomic<bool> replayEnded_{false}; // `replayEnd RX` logged
     Clock::time_point retuneAt_ = Clock::now();

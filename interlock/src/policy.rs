@@ -190,6 +190,11 @@ pub struct RxPolicy {
     /// (docs/operator.md#calibrating-a-radio-without-a-generator).
     #[serde(default = "default_calibration_max_age")]
     pub calibration_max_age_s: f64,
+    /// Radio setting keys (SoapySDR `writeSetting`, as the driver spells them) an RX
+    /// step may write; every other key is refused (default: none), as is a stream
+    /// arg naming power that is not listed (docs/operator.md#radio-settings).
+    #[serde(default)]
+    pub allowed_settings: Vec<String>,
 }
 
 fn default_max_duration() -> f64 {
@@ -210,6 +215,7 @@ impl Default for RxPolicy {
             max_gain_db: None,
             max_iq_bytes: default_max_iq(),
             calibration_max_age_s: default_calibration_max_age(),
+            allowed_settings: Vec::new(),
         }
     }
 }

@@ -102,7 +102,7 @@ impl<'de> Deserialize<'de> for GainSpec {
 
 /// The fields of an `rx_sweep` step as the plan names them (docs/operator.md#sweeps-rxnode-sweep), in
 /// [`RxSweepStep`]'s order: the one list the schema and messages are checked against.
-pub const RX_SWEEP_FIELDS: [&str; 12] = [
+pub const RX_SWEEP_FIELDS: [&str; 16] = [
     "device",
     "start_hz",
     "stop_hz",
@@ -115,6 +115,10 @@ pub const RX_SWEEP_FIELDS: [&str; 12] = [
     "repeats",
     "interval_s",
     "apply_calibration",
+    "settings",
+    "stream_args",
+    "agc",
+    "ppm",
 ];
 
 /// What a sweep asks for, from the plan step (or the operator's flags) to the hop
@@ -379,6 +383,9 @@ pub struct RxSweepStep {
     /// Tune every hop with the radio's fresh frequency calibration from
     /// `.local/calibration.json`; a missing or stale one blocks the step.
     pub apply_calibration: bool,
+    /// The radio's own settings, stream args, AGC and manual ppm
+    /// (docs/operator.md#radio-settings).
+    pub radio: crate::RadioSettings,
 }
 
 /// An `rx_sweep` step as the plan writes it: every field flat, in
@@ -406,6 +413,14 @@ struct RxSweepFields {
     interval_s: Option<f64>,
     #[serde(default)]
     apply_calibration: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    settings: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    stream_args: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    agc: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ppm: Option<f64>,
 }
 
 impl From<RxSweepFields> for RxSweepStep {
@@ -425,6 +440,12 @@ impl From<RxSweepFields> for RxSweepStep {
             },
             gain_db: f.gain_db,
             apply_calibration: f.apply_calibration,
+            radio: crate::RadioSettings {
+                settings: f.settings,
+                stream_args: f.stream_args,
+                agc: f.agc,
+                ppm: f.ppm,
+            },
         }
     }
 }
@@ -445,6 +466,10 @@ impl From<RxSweepStep> for RxSweepFields {
             repeats: c.repeats,
             interval_s: c.interval_s,
             apply_calibration: s.apply_calibration,
+            settings: s.radio.settings,
+            stream_args: s.radio.stream_args,
+            agc: s.radio.agc,
+            ppm: s.radio.ppm,
         }
     }
 }
@@ -573,6 +598,15 @@ impl RxSweepStep {
                 bad.push("gain_db", p);
             }
         }
+        for (field, p) in self.radio.problems() {
+            bad.push(field, p);
+        }
+        if self.radio.ppm.is_some() && self.apply_calibration {
+            bad.push(
+                "ppm",
+                "ppm and apply_calibration both correct the frequency: give one".to_owned(),
+            );
+        }
     }
 }
 
@@ -686,7 +720,8 @@ pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error
             )));
         }
     }
-    check_rx_gain(step.gain_db.as_ref(), policy)
+    check_rx_gain(step.gain_db.as_ref(), policy)?;
+    crate::check_radio_settings(&step.radio, policy)
 }
 
 #[cfg(test)]
@@ -696,7 +731,8 @@ mod tests {
     fn the_field_list_is_the_steps_fields() {
         let step: RxSweepStep = serde_json::from_str(
             r#"{"device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6, "bin_hz": 10e3,
-                "interval_s": 5}"#,
+                "interval_s": 5, "settings": {"biastee": "true"}, "stream_args": {"bufflen": "1"},
+                "agc": true, "ppm": 1.5}"#,
         )
         .unwrap();
         let v = serde_json::to_value(&step).unwrap();

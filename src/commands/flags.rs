@@ -51,6 +51,10 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "crop" => "--crop",
         "repeats" => "--repeats",
         "interval_s" => "--interval-s",
+        "settings" => "--setting",
+        "stream_args" => "--stream-args",
+        "agc" => "--agc",
+        "ppm" => "--ppm",
         "total_s" => "--total-s",
         // `task new` (and the global `--task-path`).
         "id" => "--id",

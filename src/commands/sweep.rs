@@ -32,6 +32,7 @@ impl SweepArgs {
             plot: a.plot.clone(),
             force: a.force,
             apply_cal: a.apply_cal,
+            radio: a.radio.settings(),
         }
     }
 }

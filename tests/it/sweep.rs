@@ -13,6 +13,7 @@ use std::process::{Output, Stdio};
 mod bands;
 mod operator;
 mod pipe;
+mod settings;
 
 const EMITTERS: [(f64, f64); 3] = [(88.5e6, -30.0), (101.1e6, -25.0), (104.3e6, -45.0)];
 

@@ -81,6 +81,8 @@ pub struct RxRadio {
     args: String,
     /// `1 + e` of the frequency calibration [`RxRadio::tune`] applies (1: none).
     lo_scale: f64,
+    /// Stream args the caller gave, for every RX stream set up after.
+    stream_args: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for RxRadio {
@@ -221,6 +223,7 @@ impl RxRadio {
             dev,
             args: args.to_owned(),
             lo_scale: 1.0,
+            stream_args: Vec::new(),
         })
     }
 
@@ -420,6 +423,40 @@ impl RxRadio {
         }
         self.lo_scale = 1.0 + ppm * 1e-6;
         Ok(())
+    }
+
+    /// Write SoapySDR settings (`writeSetting`), in key order, naming the one the
+    /// driver refused.
+    pub fn write_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), Error> {
+        for (k, v) in settings {
+            self.dev
+                .write_setting(k.as_str(), v.as_str())
+                .map_err(|e| self.driver_err(format!("write setting {k}={v}"), e))?;
+        }
+        Ok(())
+    }
+
+    /// Automatic gain control on or off (`setGainMode`).
+    pub fn set_agc(&mut self, on: bool) -> Result<(), Error> {
+        self.dev
+            .set_gain_mode(Direction::Rx, 0, on)
+            .map_err(|e| self.driver_err(format!("set AGC {}", if on { "on" } else { "off" }), e))
+    }
+
+    /// Stream args for every RX stream set up after this (besides the remote ones
+    /// from the device args).
+    pub fn set_stream_args(&mut self, args: &BTreeMap<String, String>) {
+        self.stream_args = args.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    }
+
+    /// The stream args of an RX stream: the remote ones from the device args, then
+    /// the caller's.
+    pub(crate) fn rx_stream_args(&self) -> soapysdr::Args {
+        let mut a = remote_stream_args(&self.args);
+        for (k, v) in &self.stream_args {
+            a.set(k.as_str(), v.as_str());
+        }
+        a
     }
 
     /// Set named RX gain elements (e.g. `LNA`, `VGA`), each checked against the

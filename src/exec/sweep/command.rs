@@ -35,6 +35,7 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
         sweep,
         gain_db,
         apply_calibration: args.apply_cal,
+        radio: args.radio.clone(),
     };
     let problems = rxnode_interlock::validate_sweep_step(&s);
     if !problems.is_empty() {
@@ -117,7 +118,16 @@ fn sweep_fields(msg: &str) -> FieldText {
 /// A sweep check's message as the operator reads it and the ledger keeps it:
 /// its plan-field names as the flags typed (`--stop-hz`, `--crop`, …).
 fn as_flags(msg: &str) -> String {
-    sweep_fields(msg).told(|f| format!("--{}", f.replace('_', "-")))
+    sweep_fields(msg).told(flag_of)
+}
+
+/// The command's flag for a plan field.
+fn flag_of(field: &str) -> String {
+    match field {
+        "apply_calibration" => "--apply-cal".to_owned(),
+        "settings" => "--setting".to_owned(),
+        f => format!("--{}", f.replace('_', "-")),
+    }
 }
 
 /// `<stem>_heatmap.png` beside the spectrum PNG `p`.
@@ -151,6 +161,8 @@ pub struct SweepOptions {
     pub force: bool,
     /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`).
     pub apply_cal: bool,
+    /// The radio's own settings, stream args, AGC and manual ppm.
+    pub radio: rxnode_interlock::RadioSettings,
 }
 
 /// Run `rxnode sweep`.
@@ -490,6 +502,16 @@ fn sweep_text(v: &Value) -> String {
         crate::result::plot::trim_number(f(&req, "dwell_s"), 4),
         crate::result::plot::trim_number(f(&req, "crop"), 3),
     );
+    if let Some(r) = v
+        .get("radio_settings")
+        .and_then(|r| serde_json::from_value::<rxnode_interlock::RadioSettings>(r.clone()).ok())
+    {
+        let _ = writeln!(
+            o,
+            "  {}",
+            crate::describe::radio_settings_text(&r).trim_start_matches(", ")
+        );
+    }
     let _ = writeln!(
         o,
         "  noise floor {:.1} dBFS/bin; {:.2} s (settle + dwell floor {:.2} s)",
@@ -556,16 +578,14 @@ mod tests {
             plot: None,
             force: false,
             apply_cal: false,
+            radio: Default::default(),
         };
         assert!(step_of(&options(SweepConfig::new(88e6, 108e6, 10e3))).is_ok());
         let e = step_of(&options(SweepConfig::new(88e6, 80e6, 10e3))).expect_err("refused");
         let b = crate::exit::expect_field_error(&e);
         assert!(b.message.fields().any(|f| f == "stop_hz"), "{e}");
         assert!(!e.to_string().contains("--"), "{e}");
-        assert_eq!(
-            b.message.told(|f| format!("--{}", f.replace('_', "-"))),
-            as_flags(&e.to_string())
-        );
+        assert_eq!(b.message.told(flag_of), as_flags(&e.to_string()));
         let e = step_of(&SweepOptions {
             gain_db: Some("loud".into()),
             ..options(SweepConfig::new(88e6, 108e6, 10e3))

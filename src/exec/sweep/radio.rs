@@ -41,6 +41,8 @@ pub(crate) struct Swept {
     pub(crate) clock: Value,
     /// The band as asked, when it was clamped to the radio's tuning range.
     pub(crate) clamped: Option<Clamp>,
+    /// The radio's own settings written, stream args, AGC and manual ppm.
+    pub(crate) radio: rxnode_interlock::RadioSettings,
 }
 
 /// A band narrowed to the radio's tuning range: the edge hop is moved inside it.
@@ -92,7 +94,10 @@ pub(crate) fn execute(
     let applied = cal
         .correction(&info)
         .map_err(|e| NotSwept::Blocked(e.to_string()))?;
-    if let Some(ppm) = applied {
+    // The manual correction (`ppm`) tunes as a calibration would; the two are
+    // never given together (the step's check refuses it).
+    let correction = applied.or(s.radio.ppm);
+    if let Some(ppm) = correction {
         radio
             .set_lo_correction_ppm(ppm)
             .map_err(|e| NotSwept::Blocked(e.to_string()))?;
@@ -104,7 +109,7 @@ pub(crate) fn execute(
         .map(|g| w.start_hz + (g.kept_bins / 2) as f64 * w.sample_rate_hz / g.fft_size as f64)
         .unwrap_or(w.start_hz);
     let cfg = RxConfig {
-        frequency_hz: first / (1.0 + applied.unwrap_or(0.0) * 1e-6),
+        frequency_hz: first / (1.0 + correction.unwrap_or(0.0) * 1e-6),
         sample_rate_hz: w.sample_rate_hz,
         gain_db: match &s.gain_db {
             Some(GainSpec::Total(g)) => Some(*g),
@@ -124,6 +129,14 @@ pub(crate) fn execute(
     if let Some(GainSpec::Elements(m)) = &s.gain_db {
         radio.set_gain_elements(m).map_err(blocked_or_failed)?;
     }
+    // The radio's own settings (allowed by the policy), AGC and stream args.
+    radio
+        .write_settings(&s.radio.settings)
+        .map_err(blocked_or_failed)?;
+    if s.radio.agc {
+        radio.set_agc(true).map_err(blocked_or_failed)?;
+    }
+    radio.set_stream_args(&s.radio.stream_args);
     let actual = radio
         .actual()
         .map_err(|e| NotSwept::Failed(e.to_string()))?;
@@ -147,6 +160,7 @@ pub(crate) fn execute(
         gain_elements_db,
         started_at,
         clamped,
+        radio: s.radio.clone(),
         clock: cal.block(&info, actual.clock_source.as_deref(), applied),
     })
 }

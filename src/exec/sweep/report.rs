@@ -69,6 +69,7 @@ fn sweep_json_inner(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
         "settle_dwell_floor_s": r.floor_s,
         "cancelled": r.cancelled,
         "passes_completed": passes_completed(r),
+        "radio_settings": (!sw.radio.is_empty()).then_some(&sw.radio),
         "csv": csv,
     })
 }
