@@ -353,8 +353,10 @@ pub struct CaptureArgs {
     /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
     /// (refused when it is missing or older than the policy's
     /// rx.calibration_max_age_s).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "ppm")]
     pub apply_cal: bool,
+    #[command(flatten)]
+    pub radio: RadioArgs,
 }
 
 /// `--risk`: a risk level as the protocol spells it.

@@ -190,6 +190,7 @@ fn capture_line(c: &RxCaptureStep) -> String {
     if c.apply_calibration {
         s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
     }
+    s.push_str(&radio_settings_text(&c.radio()));
     if c.record_iq {
         let fmt = serde_json::to_value(c.record_format.unwrap_or_default())
             .ok()

@@ -365,6 +365,12 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
     // limit: under a gain limit the step must say its gain (each element and the
     // sum are bounded).
     crate::sweep::check_rx_gain(step.gain_db.as_ref(), policy)?;
+    if step.ppm.is_some() && step.apply_calibration {
+        return Err(Error::Policy(
+            "ppm and apply_calibration both correct the frequency: give one".into(),
+        ));
+    }
+    crate::check_radio_settings(&step.radio(), policy)?;
     if step.record_iq {
         // cf32: 8 bytes per sample; ci16: 4.
         let per_sample = step.record_format.unwrap_or_default().sample_bytes() as f64;

@@ -161,7 +161,7 @@ pub(crate) fn execute(
         started_at,
         clamped,
         radio: s.radio.clone(),
-        clock: cal.block(&info, actual.clock_source.as_deref(), applied),
+        clock: cal.block(&info, actual.clock_source.as_deref(), correction),
     })
 }
 

@@ -109,3 +109,42 @@ fn plan_sweep_settings_follow_the_policy() {
     );
     assert!(!log_of(&rig).contains("serial=SETP2"));
 }
+
+/// `capture` takes the same settings under the same rule: refused (exit 3) unless
+/// listed, written to the radio before its stream when listed; a manual `--ppm`
+/// moves the tuning as a calibration would and the `clock` block says so.
+#[test]
+fn capture_settings_follow_the_policy_and_reach_the_radio() {
+    let rig = Rig::new();
+    let cap = |serial: &str, extra: &[&str]| {
+        let dev = format!("driver=rxsim,serial={serial}");
+        let mut a = vec![
+            "capture", "-d", &dev, "-f", "100M", "-r", "2M", "-t", "0.1", "--json",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        rig.rxnode(&refs, "")
+    };
+    let out = cap("CAP1", &["--setting", "biastee=true"]);
+    expect_exit!(out, 3);
+    assert!(util::text(&out.stderr).contains("settings.biastee is not in rx.allowed_settings"));
+    assert!(!log_of(&rig).contains("serial=CAP1"));
+    rig.set_policy(r#"{"rx": {"allowed_settings": ["biastee"]}}"#);
+    let out = cap(
+        "CAP2",
+        &["--setting", "biastee=true", "--agc", "--stream-args", "bufflen=4096", "--ppm", "2"],
+    );
+    expect_exit!(out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["clock"]["ppm_correction_applied"], 2.0, "{v:#}");
+    let log = log_of(&rig);
+    let at = |w: &str| log.find(w).unwrap_or_else(|| panic!("{w} not in\n{log}"));
+    assert!(at("writeSetting biastee=true serial=CAP2") < at("setupStream RX serial=CAP2"));
+    at("setGainMode on RX serial=CAP2");
+    at("streamArg bufflen=4096 RX serial=CAP2");
+    let out = cap("CAP3", &["--ppm", "2", "--apply-cal"]);
+    expect_exit!(out, 2);
+}
