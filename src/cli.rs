@@ -751,7 +751,6 @@ fn key_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
-
 /// A frequency, rate or bin width with an optional SI suffix, as SDR tools write
 /// them: `433.92M`, `2.4G`, `10k`, `2e6`, `100MHz`, `2 MS/s`. `k`/`K` is 10³, `M`
 /// 10⁶, `G`/`g` 10⁹ (a lower-case `m` would be milli, and is refused).

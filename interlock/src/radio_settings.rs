@@ -45,7 +45,10 @@ impl RadioSettings {
             if map.len() > MAX_RADIO_SETTINGS {
                 out.push((
                     field,
-                    format!("{field} gives {} keys; at most {MAX_RADIO_SETTINGS}", map.len()),
+                    format!(
+                        "{field} gives {} keys; at most {MAX_RADIO_SETTINGS}",
+                        map.len()
+                    ),
                 ));
             }
             for (k, v) in map {
@@ -66,7 +69,10 @@ impl RadioSettings {
         }
         if let Some(p) = self.ppm {
             if !(p.is_finite() && p.abs() <= 1000.0) {
-                out.push(("ppm", format!("ppm {p} must be a finite number within ±1000")));
+                out.push((
+                    "ppm",
+                    format!("ppm {p} must be a finite number within ±1000"),
+                ));
             }
         }
         out
@@ -121,7 +127,10 @@ mod tests {
         check_radio_settings(&s, &p).unwrap();
         s.settings.insert("biastee".into(), "true".into());
         let e = check_radio_settings(&s, &p).unwrap_err().to_string();
-        assert!(e.contains("settings.biastee is not in rx.allowed_settings []"), "{e}");
+        assert!(
+            e.contains("settings.biastee is not in rx.allowed_settings []"),
+            "{e}"
+        );
         p.allowed_settings = vec!["BiasTee".into()];
         assert!(check_radio_settings(&s, &p).is_err(), "exact spelling only");
         p.allowed_settings = vec!["biastee".into()];
@@ -137,6 +146,9 @@ mod tests {
         assert!(e.contains("settings.direct_samp value"), "{e}");
         s.settings.remove("direct_samp");
         s.ppm = Some(f64::NAN);
-        assert!(check_radio_settings(&s, &p).unwrap_err().to_string().contains("ppm NaN"));
+        assert!(check_radio_settings(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("ppm NaN"));
     }
 }

@@ -297,9 +297,7 @@ pub(crate) fn capture_into(
     asked.frequency_hz = c.frequency_hz / scale;
     let tuned = configure(&mut radio, &asked, hackrf_clkin)?;
     // The radio's own settings, AGC and stream args, before the stream is set up.
-    radio
-        .write_settings(&c.radio.settings)
-        .map_err(classify)?;
+    radio.write_settings(&c.radio.settings).map_err(classify)?;
     if c.radio.agc {
         radio.set_agc(true).map_err(classify)?;
     }

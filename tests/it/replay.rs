@@ -110,9 +110,16 @@ fn a_replayed_recording_gives_the_live_captures_peak_and_clkin() {
     );
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));
     let log = std::fs::read_to_string(lab.events_log()).unwrap();
-    assert!(log.contains("replayEnd RX serial=ONCE"), "{log}\n{}", show(&out));
+    assert!(
+        log.contains("replayEnd RX serial=ONCE"),
+        "{log}\n{}",
+        show(&out)
+    );
     // SoapySDRUtil sees it as a radio at the recording's one rate.
-    let probe = soapy_util(&lab, &format!("--probe=driver=rxsim,replay={}", meta.display()));
+    let probe = soapy_util(
+        &lab,
+        &format!("--probe=driver=rxsim,replay={}", meta.display()),
+    );
     assert!(probe.status.success(), "{}", show(&probe));
     let p = text(&probe.stdout);
     assert!(p.contains("Sample rates: 2 MSps"), "{p}");
@@ -124,7 +131,11 @@ fn a_replayed_recording_gives_the_live_captures_peak_and_clkin() {
         &[],
     );
     assert_ne!(bad.status.code(), Some(0));
-    assert!(text(&bad.stderr).contains("/nonexistent.sigmf-meta"), "{}", show(&bad));
+    assert!(
+        text(&bad.stderr).contains("/nonexistent.sigmf-meta"),
+        "{}",
+        show(&bad)
+    );
 }
 
 /// `SoapySDRUtil ARG` with only the rxsim module that `rxnode --sim` installs.

@@ -173,8 +173,9 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
     if csv_out && ctx.json {
         return Err(bad_field_text(
             "csv",
-            FieldText::field("csv")
-                .then(" - and --json both write to standard output: name a CSV file, or drop --json"),
+            FieldText::field("csv").then(
+                " - and --json both write to standard output: name a CSV file, or drop --json",
+            ),
         ));
     }
     let paths = ctx.paths();

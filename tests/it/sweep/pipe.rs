@@ -44,7 +44,10 @@ fn csv_on_stdout_at_an_interval_keeps_failed_hops_for_heatmap_py() {
     let rig = Rig::new();
     let dev = scene("PIPE1", ",dead_hz=98e6:100e6");
     let out = rig.rxnode(
-        &sweep_args(&dev, &["--interval-s", "1", "--total-s", "2.5", "--csv", "-"]),
+        &sweep_args(
+            &dev,
+            &["--interval-s", "1", "--total-s", "2.5", "--csv", "-"],
+        ),
         "",
     );
     expect_exit!(out, 1, "PARTIAL: a hop failed");
@@ -59,10 +62,15 @@ fn csv_on_stdout_at_an_interval_keeps_failed_hops_for_heatmap_py() {
         assert!(r.db.iter().all(|d| d.is_nan()));
     }
     // One time stamp per pass, the passes a second apart.
-    let stamps: std::collections::BTreeSet<String> =
-        rows.iter().map(|r| format!("{} {}", r.date, r.time)).collect();
+    let stamps: std::collections::BTreeSet<String> = rows
+        .iter()
+        .map(|r| format!("{} {}", r.date, r.time))
+        .collect();
     assert_eq!(stamps.len(), 2, "{stamps:?}");
-    assert!(err.contains("sweep pass 1 of 2 done: 3 hop(s), 1 failed"), "{err}");
+    assert!(
+        err.contains("sweep pass 1 of 2 done: 3 hop(s), 1 failed"),
+        "{err}"
+    );
     assert!(err.contains("sweep pass 2 of 2 done"), "{err}");
     assert!(err.contains("sweep PARTIAL"), "{err}");
     assert!(!csv.contains("sweep"), "stdout carries CSV only");
@@ -82,16 +90,14 @@ fn csv_on_stdout_at_an_interval_keeps_failed_hops_for_heatmap_py() {
     assert!(util::text(&out.stderr).contains("--csv - and --json"));
     // A total time the policy does not allow: refused before any stream.
     let out = rig.rxnode(
-        &sweep_args(
-            &scene("PIPE2", ""),
-            &["-i", "30", "-e", "90", "--csv", "-"],
-        ),
+        &sweep_args(&scene("PIPE2", ""), &["-i", "30", "-e", "90", "--csv", "-"]),
         "",
     );
     expect_exit!(out, 3);
     let err = util::text(&out.stderr);
     assert!(
-        err.contains("3 passes, one every --interval-s 30 s") && err.contains("rx.max_duration_s 60"),
+        err.contains("3 passes, one every --interval-s 30 s")
+            && err.contains("rx.max_duration_s 60"),
         "{err}"
     );
     assert!(out.stdout.is_empty());

@@ -25,7 +25,10 @@ fn sweep_settings_are_refused_unless_listed_and_reach_the_radio() {
         err.contains("settings.biastee is not in rx.allowed_settings []"),
         "{err}"
     );
-    assert!(!log_of(&rig).contains("serial=SET1"), "the radio was not opened");
+    assert!(
+        !log_of(&rig).contains("serial=SET1"),
+        "the radio was not opened"
+    );
     rig.set_policy(r#"{"rx": {"allowed_settings": ["biastee"]}}"#);
     let out = rig.rxnode(
         &sweep_args(&dev, &["--stream-args", "bias_tx=1", "--json"]),
@@ -135,7 +138,15 @@ fn capture_settings_follow_the_policy_and_reach_the_radio() {
     rig.set_policy(r#"{"rx": {"allowed_settings": ["biastee"]}}"#);
     let out = cap(
         "CAP2",
-        &["--setting", "biastee=true", "--agc", "--stream-args", "bufflen=4096", "--ppm", "2"],
+        &[
+            "--setting",
+            "biastee=true",
+            "--agc",
+            "--stream-args",
+            "bufflen=4096",
+            "--ppm",
+            "2",
+        ],
     );
     expect_exit!(out, 0);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
