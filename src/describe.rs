@@ -459,6 +459,35 @@ mod tests {
     use super::*;
     use rxnode_interlock::needs_escape;
 
+    /// The prompt shows every radio setting a step writes (a bias-T powers the
+    /// antenna port), its stream args, AGC, a manual correction and a sweep's interval.
+    #[test]
+    fn the_prompt_shows_radio_settings_and_the_interval() {
+        let w: RxSweepStep = serde_json::from_str(
+            r#"{"device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6, "bin_hz": 10e3,
+                "repeats": 3, "interval_s": 60, "settings": {"biastee": "true"},
+                "stream_args": {"bufflen": "4096"}, "agc": true, "ppm": -1.5}"#,
+        )
+        .expect("step");
+        let line = sweep_line(&w);
+        for want in [
+            "one pass every",
+            "radio settings written: biastee=true",
+            "stream args bufflen=4096",
+            "AGC on",
+            "manual frequency correction -1.5 ppm",
+        ] {
+            assert!(line.contains(want), "{want:?} not in {line}");
+        }
+        let c: RxCaptureStep = serde_json::from_str(
+            r#"{"device": "driver=rxsim", "frequency_hz": 100e6, "sample_rate_hz": 2e6,
+                "duration_s": 1, "settings": {"bias\u001b[2J": "1"}}"#,
+        )
+        .expect("step");
+        let text = radio_settings_text(&c.radio());
+        assert!(text.contains("bias\\u{1b}[2J=1"), "{text}");
+    }
+
     /// Every character that could move the cursor, reorder or hide text is shown as
     /// an escape, and nothing else changes.
     #[test]

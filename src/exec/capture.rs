@@ -778,6 +778,7 @@ mod tests {
             max_peaks: 8,
             min_snr_db: 6.0,
             apply_cal: false,
+            radio: Default::default(),
         }
     }
 
