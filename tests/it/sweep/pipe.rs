@@ -169,3 +169,46 @@ fn sigint_between_interval_passes_says_how_many_completed() {
     );
     assert!(rows.iter().all(|r| r.samples > 0));
 }
+
+/// A reader that closes the pipe (`| head -1`) stops an interval sweep at its next
+/// pass, quietly: exit 0, no error on stderr, the radio's stream closed.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_stops_the_sweep_quietly() {
+    use std::io::BufRead as _;
+    use std::time::{Duration, Instant};
+    let rig = Rig::new();
+    let dev = scene("PIPE4", "");
+    let mut args = vec!["--sim".to_owned()];
+    args.extend(
+        sweep_args(&dev, &["-i", "0.5", "-e", "30", "--csv", "-"])
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let mut child = rig
+        .lab
+        .rxnode()
+        .args(&args)
+        .env("RXSIM_EVENT_LOG", &rig.events)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains(", 88000000, "), "{first}");
+    drop(out);
+    let t = Instant::now();
+    let done = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    expect_exit!(done, 0);
+    let err = util::text(&done.stderr);
+    assert!(!err.contains("error"), "{err}");
+    // The pass that found the pipe closed was the last (60 were asked).
+    let passes = err.matches("sweep pass ").count();
+    assert!((1..=3).contains(&passes), "{passes} passes: {err}");
+    let log = std::fs::read_to_string(&rig.events).unwrap();
+    assert!(log.contains("closeStream RX serial=PIPE4"), "{log}");
+}
