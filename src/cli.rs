@@ -729,6 +729,9 @@ pub struct RadioArgs {
     /// this many ppm would; not with --apply-cal.
     #[arg(short = 'p', long, allow_negative_numbers = true)]
     pub ppm: Option<f64>,
+    /// RX channel of a multi-channel radio (default 0).
+    #[arg(short = 'C', long)]
+    pub channel: Option<usize>,
 }
 
 impl RadioArgs {
@@ -739,6 +742,7 @@ impl RadioArgs {
             stream_args: self.stream_args.iter().cloned().collect(),
             agc: self.agc,
             ppm: self.ppm,
+            channel: self.channel,
         }
     }
 }

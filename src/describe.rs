@@ -260,6 +260,9 @@ pub(crate) fn radio_settings_text(r: &rxnode_interlock::RadioSettings) -> String
     if let Some(p) = r.ppm {
         s.push_str(&format!(", manual frequency correction {p} ppm"));
     }
+    if let Some(c) = r.channel {
+        s.push_str(&format!(", RX channel {c}"));
+    }
     s
 }
 

@@ -21,6 +21,8 @@ pub struct RadioSettings {
     /// A manual frequency correction, ppm (rtl_power's `-p`): tunes as a
     /// calibration of this many ppm would. Not with `apply_calibration`.
     pub ppm: Option<f64>,
+    /// The RX channel (0 when unset).
+    pub channel: Option<usize>,
 }
 
 /// Most settings (and most stream args) one step may give.
@@ -65,6 +67,11 @@ impl RadioSettings {
                         ),
                     ));
                 }
+            }
+        }
+        if let Some(c) = self.channel {
+            if c > 255 {
+                out.push(("channel", format!("channel {c} must be in 0..=255")));
             }
         }
         if let Some(p) = self.ppm {

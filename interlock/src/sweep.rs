@@ -102,7 +102,7 @@ impl<'de> Deserialize<'de> for GainSpec {
 
 /// The fields of an `rx_sweep` step as the plan names them (docs/operator.md#sweeps-rxnode-sweep), in
 /// [`RxSweepStep`]'s order: the one list the schema and messages are checked against.
-pub const RX_SWEEP_FIELDS: [&str; 16] = [
+pub const RX_SWEEP_FIELDS: [&str; 17] = [
     "device",
     "start_hz",
     "stop_hz",
@@ -119,6 +119,7 @@ pub const RX_SWEEP_FIELDS: [&str; 16] = [
     "stream_args",
     "agc",
     "ppm",
+    "channel",
 ];
 
 /// What a sweep asks for, from the plan step (or the operator's flags) to the hop
@@ -421,6 +422,8 @@ struct RxSweepFields {
     agc: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ppm: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    channel: Option<usize>,
 }
 
 impl From<RxSweepFields> for RxSweepStep {
@@ -445,6 +448,7 @@ impl From<RxSweepFields> for RxSweepStep {
                 stream_args: f.stream_args,
                 agc: f.agc,
                 ppm: f.ppm,
+                channel: f.channel,
             },
         }
     }
@@ -470,6 +474,7 @@ impl From<RxSweepStep> for RxSweepFields {
             stream_args: s.radio.stream_args,
             agc: s.radio.agc,
             ppm: s.radio.ppm,
+            channel: s.radio.channel,
         }
     }
 }
@@ -732,7 +737,7 @@ mod tests {
         let step: RxSweepStep = serde_json::from_str(
             r#"{"device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6, "bin_hz": 10e3,
                 "interval_s": 5, "settings": {"biastee": "true"}, "stream_args": {"bufflen": "1"},
-                "agc": true, "ppm": 1.5}"#,
+                "agc": true, "ppm": 1.5, "channel": 0}"#,
         )
         .unwrap();
         let v = serde_json::to_value(&step).unwrap();

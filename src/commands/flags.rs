@@ -55,6 +55,7 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "stream_args" => "--stream-args",
         "agc" => "--agc",
         "ppm" => "--ppm",
+        "channel" => "--channel",
         "total_s" => "--total-s",
         // `task new` (and the global `--task-path`).
         "id" => "--id",

@@ -394,6 +394,7 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
         stream_args: args.radio.stream_args.clone(),
         agc: args.radio.agc,
         ppm: args.radio.ppm,
+        channel: args.radio.channel,
     }
 }
 

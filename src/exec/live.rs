@@ -295,6 +295,9 @@ pub(crate) fn capture_into(
     let scale = 1.0 + applied.unwrap_or(0.0) * 1e-6;
     let mut asked = c.clone();
     asked.frequency_hz = c.frequency_hz / scale;
+    if let Some(ch) = c.radio.channel {
+        radio.set_channel(ch).map_err(classify)?;
+    }
     let tuned = configure(&mut radio, &asked, hackrf_clkin)?;
     // The radio's own settings, AGC and stream args, before the stream is set up.
     radio.write_settings(&c.radio.settings).map_err(classify)?;

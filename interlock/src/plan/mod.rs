@@ -182,6 +182,9 @@ pub struct RxCaptureStep {
     /// Manual frequency correction, ppm (not with `apply_calibration`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppm: Option<f64>,
+    /// The RX channel (0 when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<usize>,
 }
 
 impl RxCaptureStep {
@@ -192,6 +195,7 @@ impl RxCaptureStep {
             stream_args: self.stream_args.clone(),
             agc: self.agc,
             ppm: self.ppm,
+            channel: self.channel,
         }
     }
 
@@ -226,6 +230,7 @@ impl RxCaptureStep {
             stream_args: Default::default(),
             agc: false,
             ppm: None,
+            channel: None,
         }
     }
 }

@@ -89,6 +89,9 @@ pub(crate) fn execute(
     let mut radio = RxRadio::open(&asked.device)
         .map_err(|e| NotSwept::Blocked(format!("device not available: {e}")))?;
     let info = radio.probe();
+    if let Some(ch) = asked.radio.channel {
+        radio.set_channel(ch).map_err(blocked_or_failed)?;
+    }
     let (clamped_step, clamped) = clamp_to_device(asked, &info.frequency_ranges_hz)?;
     let s = &clamped_step;
     let applied = cal

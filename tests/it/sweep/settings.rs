@@ -73,6 +73,14 @@ fn sweep_settings_are_refused_unless_listed_and_reach_the_radio() {
     assert!(at("writeSetting biastee") < at("setupStream RX serial=SET1"));
     let out = rig.rxnode(&sweep_args(&dev, &["--ppm", "1", "--apply-cal"]), "");
     expect_exit!(out, 2);
+    // A channel the radio has (rxsim: one) is used; one it lacks is refused, naming it.
+    let out = rig.rxnode(&sweep_args(&dev, &["-C", "0"]), "");
+    expect_exit!(out, 0);
+    let out = rig.rxnode(&sweep_args(&scene("SET9", ""), &["--channel", "1"]), "");
+    expect_exit!(out, 2);
+    let err = util::text(&out.stderr);
+    assert!(err.contains("channel") && err.contains("0..0"), "{err}");
+    assert!(!log_of(&rig).contains("setupStream RX serial=SET9"));
 }
 
 /// In a plan: an `rx_sweep` step's `settings` reach the radio when the policy lists
