@@ -423,8 +423,10 @@ pub struct CaptureArgs {
     /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
     /// (refused when it is missing or older than the policy's
     /// rx.calibration_max_age_s).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "ppm")]
     pub apply_cal: bool,
+    #[command(flatten)]
+    pub radio: RadioArgs,
 }
 
 /// `--risk`: a risk level as the protocol spells it (values listed, so shells
@@ -564,7 +566,7 @@ pub struct AnalyzeArgs {
     pub format: Option<String>,
     /// Analyse this channel only (0-based) of a multi-channel SigMF recording
     /// (default: every channel, each reported on its own).
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'C', long, value_name = "N")]
     pub channel: Option<u32>,
     /// Measure the recording radio's frequency error from a broadcast carrier in it,
     /// as `clkin calibrate` does live (docs/operator.md#calibrating-from-a-recording).
@@ -821,9 +823,18 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 0.25)]
     pub crop: f64,
     /// Passes over the band (a heatmap is drawn when > 1).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "total_s")]
     pub repeats: u32,
-    /// Write the rtl_power CSV here.
+    /// Start a pass every S seconds (rtl_power's `-i`; `30s`, `5m`); the stream
+    /// stops in between.
+    #[arg(short = 'i', long, value_parser = seconds)]
+    pub interval_s: Option<f64>,
+    /// Sweep for S seconds in all (rtl_power's `-e`; `1h`): floor(S / --interval-s)
+    /// passes, within the policy's rx.max_duration_s.
+    #[arg(short = 'e', long, requires = "interval_s", value_parser = seconds)]
+    pub total_s: Option<f64>,
+    /// Write the rtl_power CSV here; `-` writes it to standard output as each pass
+    /// ends (the report then goes to standard error).
     #[arg(short = 'O', long)]
     pub csv: Option<PathBuf>,
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
@@ -835,8 +846,53 @@ pub struct SweepArgs {
     /// Tune every hop with the radio's frequency calibration from `rxnode clkin
     /// calibrate` (refused when it is missing or older than the policy's
     /// rx.calibration_max_age_s).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "ppm")]
     pub apply_cal: bool,
+    #[command(flatten)]
+    pub radio: RadioArgs,
+}
+
+/// The radio's own settings (docs/operator.md#radio-settings).
+#[derive(Debug, Args)]
+pub struct RadioArgs {
+    /// A SoapySDR setting (writeSetting), repeatable: `--setting biastee=true`. Refused
+    /// unless the node's policy lists the key in rx.allowed_settings.
+    #[arg(long = "setting", value_name = "KEY=VALUE", value_parser = key_value)]
+    pub settings: Vec<(String, String)>,
+    /// Stream args for the RX stream: `bufflen=65536,buffers=15`.
+    #[arg(long, value_name = "KEY=VALUE,…", value_delimiter = ',', value_parser = key_value)]
+    pub stream_args: Vec<(String, String)>,
+    /// Automatic gain control on.
+    #[arg(long)]
+    pub agc: bool,
+    /// Manual frequency correction, ppm (rtl_power's -p): tunes as a calibration of
+    /// this many ppm would; not with --apply-cal.
+    #[arg(short = 'p', long, allow_negative_numbers = true)]
+    pub ppm: Option<f64>,
+    /// RX channel of a multi-channel radio (default 0).
+    #[arg(short = 'C', long)]
+    pub channel: Option<usize>,
+}
+
+impl RadioArgs {
+    /// The library's radio settings.
+    pub fn settings(&self) -> rxnode_interlock::RadioSettings {
+        rxnode_interlock::RadioSettings {
+            settings: self.settings.iter().cloned().collect(),
+            stream_args: self.stream_args.iter().cloned().collect(),
+            agc: self.agc,
+            ppm: self.ppm,
+            channel: self.channel,
+        }
+    }
+}
+
+/// `KEY=VALUE`.
+fn key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+        _ => Err(format!("{s:?} is not KEY=VALUE (e.g. biastee=true)")),
+    }
 }
 
 /// A number with an optional SI suffix (`10k`, `1.75M`): bin widths and

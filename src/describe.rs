@@ -190,6 +190,7 @@ fn capture_line(c: &RxCaptureStep) -> String {
     if c.apply_calibration {
         s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
     }
+    s.push_str(&radio_settings_text(&c.radio()));
     if c.record_iq {
         let fmt = serde_json::to_value(c.record_format.unwrap_or_default())
             .ok()
@@ -223,12 +224,44 @@ fn sweep_line(w: &RxSweepStep) -> String {
         )),
         None => s.push_str("hop plan cannot be computed"),
     }
+    if let Some(i) = c.interval_s {
+        s.push_str(&format!(", one pass every {}", secs(i)));
+    }
     if let Some(d) = w.duration_s() {
         s.push_str(&format!(", ≈ {} on the radio", secs(d)));
     }
     s.push_str(&format!(", {}, no IQ recorded", gain(w.gain_db.as_ref())));
     if w.apply_calibration {
         s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
+    }
+    s.push_str(&radio_settings_text(&w.radio));
+    s
+}
+
+/// The radio's own settings as the prompt shows them: every setting written (a
+/// bias-T powers the antenna port), stream args, AGC, a manual correction.
+pub(crate) fn radio_settings_text(r: &rxnode_interlock::RadioSettings) -> String {
+    let pairs = |m: &std::collections::BTreeMap<String, String>| {
+        m.iter()
+            .map(|(k, v)| format!("{}={}", escaped(k), escaped(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = String::new();
+    if !r.settings.is_empty() {
+        s.push_str(&format!(", radio settings written: {}", pairs(&r.settings)));
+    }
+    if !r.stream_args.is_empty() {
+        s.push_str(&format!(", stream args {}", pairs(&r.stream_args)));
+    }
+    if r.agc {
+        s.push_str(", AGC on");
+    }
+    if let Some(p) = r.ppm {
+        s.push_str(&format!(", manual frequency correction {p} ppm"));
+    }
+    if let Some(c) = r.channel {
+        s.push_str(&format!(", RX channel {c}"));
     }
     s
 }
@@ -428,6 +461,35 @@ pub(crate) fn plan_lines(plan: &Plan, policy: Option<&Policy>, indent: &str) -> 
 mod tests {
     use super::*;
     use rxnode_interlock::needs_escape;
+
+    /// The prompt shows every radio setting a step writes (a bias-T powers the
+    /// antenna port), its stream args, AGC, a manual correction and a sweep's interval.
+    #[test]
+    fn the_prompt_shows_radio_settings_and_the_interval() {
+        let w: RxSweepStep = serde_json::from_str(
+            r#"{"device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6, "bin_hz": 10e3,
+                "repeats": 3, "interval_s": 60, "settings": {"biastee": "true"},
+                "stream_args": {"bufflen": "4096"}, "agc": true, "ppm": -1.5}"#,
+        )
+        .expect("step");
+        let line = sweep_line(&w);
+        for want in [
+            "one pass every",
+            "radio settings written: biastee=true",
+            "stream args bufflen=4096",
+            "AGC on",
+            "manual frequency correction -1.5 ppm",
+        ] {
+            assert!(line.contains(want), "{want:?} not in {line}");
+        }
+        let c: RxCaptureStep = serde_json::from_str(
+            r#"{"device": "driver=rxsim", "frequency_hz": 100e6, "sample_rate_hz": 2e6,
+                "duration_s": 1, "settings": {"bias\u001b[2J": "1"}}"#,
+        )
+        .expect("step");
+        let text = radio_settings_text(&c.radio());
+        assert!(text.contains("bias\\u{1b}[2J=1"), "{text}");
+    }
 
     /// Every character that could move the cursor, reorder or hide text is shown as
     /// an escape, and nothing else changes.

@@ -32,6 +32,7 @@ fn case(name: &str, start: f64, stop: f64, rate: f64, settle: f64, dwell: f64) -
         settle_s: settle,
         crop: 0.25,
         repeats: 1,
+        interval_s: None,
     };
     let r = run_sweep(&mut radio, &cfg, &AtomicBool::new(false)).expect("sweep");
     let hops = r.hops.len();

@@ -50,6 +50,9 @@
 // rxsim noise in a 200 kHz channel. Timing and frequency run on true time, so the
 // radio's ppm moves the LO and the sample clock alike, as for the tone.
 //
+// Replay (class Replay below): replay=FILE streams a recording (SigMF, or raw with
+// replay_format and replay_rate) instead of generated samples; see the class.
+//
 // RXSIM_EVENT_LOG=path appends one line per make/unmake and per stream call:
 //   <unix seconds, 6 decimals> pid=<pid> <event> [RX|TX] serial=<serial>
 // A TX stream is keyed from `activateStream TX` to `deactivateStream TX` (or
@@ -71,11 +74,13 @@
 #include <cmath>
 #include <complex>
 #include <condition_variable>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -127,7 +132,8 @@ const char *kConfigKeys[] = {"ppm",        "ext_ref", "ext_ppm", "tone_hz", "ton
                              "tx_stall_after_s", "tx_stall_s", "emitters",   "settle_s", "dead_hz",
                              "seed", "rx_stall_after_s", "fail_open",
                              "lte_freq", "lte_pci", "lte_snr_db", "lte_seed", "lte_tdd", "sample_ppm",
-                             "gsm_freq", "gsm_snr_db"};
+                             "gsm_freq", "gsm_snr_db",
+                             "replay", "replay_format", "replay_rate", "replay_freq", "replay_loop"};
 
 double argDouble(const SoapySDR::Kwargs &args, const char *key, double def) {
     auto it = args.find(key);
@@ -407,6 +413,8 @@ struct SimStream {
     double gsmSymbol = 1.0;
     long long gsmSymbolAt = -1;
     uint64_t gsmRng = 0x853C49E6748FEA9Bull;
+    // Replay: the recording's sample at this activation's sample 0.
+    uint64_t replayStart = 0;
 };
 
 
@@ -777,6 +785,170 @@ class GsmScene {
     double freq_ = 0.0, snrDb_ = 20.0;
 };
 
+// ---- replay: a recording streamed as the radio's samples ----
+//
+// replay=FILE (a SigMF .sigmf-meta or .sigmf-data, the other file beside it; or a raw
+// file with replay_format=cf32|cf32_le|ci16|ci16_le|cs16|ci8|cs8|cu8 and
+// replay_rate=R, optionally replay_freq=F) makes the RX stream carry the file's
+// samples, paced at its rate like any rxsim stream, instead of the generated tone,
+// noise and scenes. replay_loop=1 (the default) starts over at the end; replay_loop=0
+// plays it once, then every read times out (logged once as `replayEnd RX`), like a
+// radio that stopped delivering. The radio offers only the file's rate and tunes
+// to its centre at start (a client may tune elsewhere; the samples do not move).
+// At most kReplayMax samples are loaded.
+constexpr size_t kReplayMax = size_t(1) << 26;
+
+class Replay {
+  public:
+    void parse(const SoapySDR::Kwargs &args) {
+        auto it = args.find("replay");
+        if (it == args.end() || it->second.empty()) return;
+        path_ = it->second;
+        loop_ = argDouble(args, "replay_loop", 1.0) != 0.0;
+        std::string data = path_, format;
+        const std::string meta_ext = ".sigmf-meta", data_ext = ".sigmf-data";
+        auto ends = [](const std::string &a, const std::string &b) {
+            return a.size() >= b.size() && a.compare(a.size() - b.size(), b.size(), b) == 0;
+        };
+        if (ends(path_, meta_ext) || ends(path_, data_ext)) {
+            std::string stem = path_.substr(0, path_.size() - meta_ext.size());
+            data = stem + data_ext;
+            std::string meta = readAll(stem + meta_ext);
+            format = jsonString(meta, "core:datatype");
+            rate_ = jsonNumber(meta, "core:sample_rate", 0.0);
+            freq_ = jsonNumber(meta, "core:frequency", 100e6);
+            if (format.empty() || !(rate_ > 0.0))
+                throw std::runtime_error("rxsim: replay " + stem + meta_ext +
+                                         " has no core:datatype or core:sample_rate");
+        } else {
+            format = argString(args, "replay_format", "");
+            rate_ = argDouble(args, "replay_rate", 0.0);
+            freq_ = argDouble(args, "replay_freq", 100e6);
+            if (format.empty() || !(rate_ > 0.0))
+                throw std::runtime_error("rxsim: replay of the raw file " + path_ +
+                                         " needs replay_format=cf32|ci16|ci8|cu8 and replay_rate=R");
+        }
+        if (!(rate_ >= kMinRate && rate_ <= kMaxRate))
+            throw std::runtime_error("rxsim: replay rate " + std::to_string(rate_) +
+                                     " S/s outside 0.1..250 MS/s");
+        load(data, format);
+    }
+    bool active() const { return !samples_.empty(); }
+    // Whether a single play has ended before sample pos.
+    bool ended(uint64_t pos) const { return active() && !loop_ && pos >= samples_.size(); }
+    // At most n, and no more than a single play has left from pos.
+    size_t clip(size_t n, uint64_t pos) const {
+        if (loop_) return n;
+        return pos >= samples_.size() ? 0 : size_t(std::min<uint64_t>(n, samples_.size() - pos));
+    }
+    double rate() const { return rate_; }
+    double freq() const { return freq_; }
+    // Samples [pos, pos + n) of the endless (looped) or single play into out; false
+    // when a single play has ended before pos.
+    bool fill(std::complex<float> *out, size_t n, uint64_t pos) const {
+        const size_t len = samples_.size();
+        if (!loop_ && pos >= len) return false;
+        size_t done = 0;
+        while (done < n) {
+            uint64_t at = pos + done;
+            if (!loop_ && at >= len) {
+                std::fill(out + done, out + n, std::complex<float>(0.0f, 0.0f));
+                break;
+            }
+            size_t i = size_t(at % len);
+            size_t k = std::min(n - done, len - i);
+            std::copy(samples_.begin() + i, samples_.begin() + i + k, out + done);
+            done += k;
+        }
+        return true;
+    }
+
+  private:
+    static std::string readAll(const std::string &path) {
+        FILE *f = std::fopen(path.c_str(), "rb");
+        if (f == nullptr) throw std::runtime_error("rxsim: replay: cannot open " + path);
+        std::string out;
+        char buf[65536];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+            out.append(buf, n);
+            if (out.size() > (size_t(1) << 24)) break; // a metadata file, not data
+        }
+        std::fclose(f);
+        return out;
+    }
+    // The text after `"key"` and its colon, or npos.
+    static size_t valueAt(const std::string &json, const std::string &key) {
+        size_t p = json.find("\"" + key + "\"");
+        if (p == std::string::npos) return p;
+        p = json.find(':', p + key.size() + 2);
+        if (p == std::string::npos) return p;
+        p++;
+        while (p < json.size() && std::isspace((unsigned char)json[p])) p++;
+        return p;
+    }
+    static std::string jsonString(const std::string &json, const std::string &key) {
+        size_t p = valueAt(json, key);
+        if (p == std::string::npos || p >= json.size() || json[p] != '"') return "";
+        size_t e = json.find('"', p + 1);
+        return e == std::string::npos ? "" : json.substr(p + 1, e - p - 1);
+    }
+    static double jsonNumber(const std::string &json, const std::string &key, double def) {
+        size_t p = valueAt(json, key);
+        if (p == std::string::npos) return def;
+        char *end = nullptr;
+        double v = std::strtod(json.c_str() + p, &end);
+        return (end == json.c_str() + p || !std::isfinite(v)) ? def : v;
+    }
+    void load(const std::string &path, const std::string &format) {
+        size_t width;
+        int kind; // 0 float32, 1 int16, 2 int8, 3 uint8
+        if (format == "cf32" || format == "cf32_le") width = 8, kind = 0;
+        else if (format == "ci16" || format == "ci16_le" || format == "cs16") width = 4, kind = 1;
+        else if (format == "ci8" || format == "cs8") width = 2, kind = 2;
+        else if (format == "cu8") width = 2, kind = 3;
+        else
+            throw std::runtime_error("rxsim: replay format " + format +
+                                     " not supported (cf32_le, ci16_le, ci8, cu8)");
+        FILE *f = std::fopen(path.c_str(), "rb");
+        if (f == nullptr) throw std::runtime_error("rxsim: replay: cannot open " + path);
+        std::vector<unsigned char> raw(width * 65536);
+        size_t n;
+        while ((n = std::fread(raw.data(), width, 65536, f)) > 0) {
+            if (samples_.size() + n > kReplayMax) {
+                std::fclose(f);
+                throw std::runtime_error("rxsim: replay " + path + " holds more than " +
+                                         std::to_string(kReplayMax) + " samples; trim it");
+            }
+            for (size_t i = 0; i < n; i++) {
+                const unsigned char *b = raw.data() + i * width;
+                float re, im;
+                if (kind == 0) {
+                    std::memcpy(&re, b, 4);
+                    std::memcpy(&im, b + 4, 4);
+                } else if (kind == 1) {
+                    int16_t a, c;
+                    std::memcpy(&a, b, 2);
+                    std::memcpy(&c, b + 2, 2);
+                    re = a / 32767.0f, im = c / 32767.0f;
+                } else if (kind == 2) {
+                    re = int8_t(b[0]) / 127.0f, im = int8_t(b[1]) / 127.0f;
+                } else {
+                    re = (b[0] - 127.5f) / 127.5f, im = (b[1] - 127.5f) / 127.5f;
+                }
+                samples_.emplace_back(re, im);
+            }
+        }
+        std::fclose(f);
+        if (samples_.empty()) throw std::runtime_error("rxsim: replay " + path + " holds no samples");
+    }
+
+    std::string path_;
+    bool loop_ = true;
+    double rate_ = 0.0, freq_ = 100e6;
+    std::vector<std::complex<float>> samples_;
+};
+
 class RxSim : public SoapySDR::Device {
   public:
     explicit RxSim(const SoapySDR::Kwargs &args) {
@@ -808,6 +980,11 @@ class RxSim : public SoapySDR::Device {
         scene_.parse(args);
         lte_.parse(args);
         gsm_.parse(args);
+        replay_.parse(args);
+        if (replay_.active()) {
+            rxRate_ = replay_.rate();
+            rxFreq_ = replay_.freq();
+        }
         (void)tables();
         seed_ = deviceSeed(args, serial_);
         noise_ = noiseTable(seed_);
@@ -840,7 +1017,7 @@ class RxSim : public SoapySDR::Device {
     // ---- streams ----
     SoapySDR::Stream *setupStream(const int direction, const std::string &format,
                                   const std::vector<size_t> &channels,
-                                  const SoapySDR::Kwargs &) override {
+                                  const SoapySDR::Kwargs &streamArgs) override {
         const char *dir = direction == SOAPY_SDR_TX ? "TX" : "RX";
         if (direction == SOAPY_SDR_TX && txDeny_)
             throw std::runtime_error("rxsim: TX denied by device args tx=deny (serial=" + serial_ + ")");
@@ -854,6 +1031,9 @@ class RxSim : public SoapySDR::Device {
         s->scratch.resize(kBlock);
         if (seed_ != kLegacySeed) s->rng = seed_ | 1;
         logEvent("setupStream", dir, serial_);
+        // The stream args a client gave (SoapyRemote's own remote:* ones are not ours).
+        for (const auto &kv : streamArgs)
+            if (kv.first.rfind("remote:", 0) != 0) logEvent("streamArg " + kv.first + "=" + kv.second, dir, serial_);
         return reinterpret_cast<SoapySDR::Stream *>(s);
     }
 
@@ -884,6 +1064,7 @@ class RxSim : public SoapySDR::Device {
             s->stalled = false;
             s->phase = 0;
             s->active = true;
+            s->replayStart = replayPos_.load();
         }
         if (s->direction == SOAPY_SDR_RX) {
             std::lock_guard<std::mutex> g(mu_);
@@ -905,6 +1086,7 @@ class RxSim : public SoapySDR::Device {
         auto *s = reinterpret_cast<SimStream *>(stream);
         {
             std::lock_guard<std::mutex> g(s->mu);
+            if (s->active && s->direction == SOAPY_SDR_RX) replayPos_.store(s->replayStart + s->produced);
             s->active = false;
         }
         s->cv.notify_all();
@@ -934,6 +1116,12 @@ class RxSim : public SoapySDR::Device {
         if (rxStalled()) {
             // Fault injection (rx_stall_after_s): nothing arrives any more. Wait out the
             // timeout (a deactivate from another thread ends the wait) and time out.
+            s->cv.wait_until(lk, deadline);
+            return SOAPY_SDR_TIMEOUT;
+        }
+        if (replay_.ended(s->replayStart + s->produced)) {
+            // A single play has ended: nothing arrives any more (no overflow either).
+            if (!replayEnded_.exchange(true)) logEvent("replayEnd", "RX", serial_);
             s->cv.wait_until(lk, deadline);
             return SOAPY_SDR_TIMEOUT;
         }
@@ -986,6 +1174,34 @@ class RxSim : public SoapySDR::Device {
         // The hardware time of this read's first sample: the sample clock, counted from
         // the device time at activation (what HackRF/USRP report), so it is monotonic.
         timeNs = s->timeBaseNs + (long long)std::llround(double(s->produced) / s->rate * 1e9);
+        if (replay_.active()) {
+            // The recording's samples, nothing generated.
+            const uint64_t pos = s->replayStart + s->produced;
+            n = replay_.clip(n, pos); // a single play's last read stops at its end
+            bool more;
+            if (s->cs16) {
+                auto *out = static_cast<int16_t *>(buffs[0]);
+                size_t done = 0;
+                more = true;
+                while (done < n && more) {
+                    size_t k = std::min(n - done, kBlock);
+                    more = replay_.fill(s->scratch.data(), k, pos + done);
+                    toI16Block(reinterpret_cast<const float *>(s->scratch.data()), out + 2 * done, 2 * k);
+                    done += k;
+                }
+            } else {
+                more = replay_.fill(static_cast<std::complex<float> *>(buffs[0]), n, pos);
+            }
+            if (!more) {
+                // A single play has ended: nothing arrives any more.
+                if (!replayEnded_.exchange(true)) logEvent("replayEnd", "RX", serial_);
+                s->cv.wait_until(lk, deadline);
+                return SOAPY_SDR_TIMEOUT;
+            }
+            s->produced += n;
+            flags |= SOAPY_SDR_HAS_TIME;
+            return int(std::min<size_t>(n, size_t(1) << 30));
+        }
         if (s->cs16) {
             auto *out = static_cast<int16_t *>(buffs[0]);
             size_t done = 0;
@@ -1055,6 +1271,45 @@ class RxSim : public SoapySDR::Device {
         }
         s->produced += n;
         return int(n);
+    }
+
+    // ---- settings: any key is accepted, kept and logged (`writeSetting KEY=VALUE`),
+    // so a test sees in the radio's own log what a client wrote ----
+    SoapySDR::ArgInfoList getSettingInfo() const override {
+        SoapySDR::ArgInfo bias;
+        bias.key = "biastee";
+        bias.name = "Bias-T";
+        bias.description = "DC on the antenna port (simulated: logged only)";
+        bias.type = SoapySDR::ArgInfo::BOOL;
+        bias.value = "false";
+        return {bias};
+    }
+    void writeSetting(const std::string &key, const std::string &value) override {
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            settings_[key] = value;
+        }
+        logEvent("writeSetting " + key + "=" + value, nullptr, serial_);
+    }
+    std::string readSetting(const std::string &key) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        auto it = settings_.find(key);
+        return it == settings_.end() ? "" : it->second;
+    }
+
+    // ---- AGC: accepted and logged (`setGainMode RX on|off`); the levels do not change ----
+    bool hasGainMode(const int, const size_t) const override { return true; }
+    void setGainMode(const int direction, const size_t, const bool automatic) override {
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            (direction == SOAPY_SDR_TX ? txAgc_ : rxAgc_) = automatic;
+        }
+        logEvent(std::string("setGainMode ") + (automatic ? "on" : "off"),
+                 direction == SOAPY_SDR_TX ? "TX" : "RX", serial_);
+    }
+    bool getGainMode(const int direction, const size_t) const override {
+        std::lock_guard<std::mutex> g(mu_);
+        return direction == SOAPY_SDR_TX ? txAgc_ : rxAgc_;
     }
 
     // ---- antennas ----
@@ -1151,6 +1406,9 @@ class RxSim : public SoapySDR::Device {
 
     // ---- sample rate and bandwidth ----
     void setSampleRate(const int direction, const size_t, const double rate) override {
+        if (direction == SOAPY_SDR_RX && replay_.active() && std::fabs(rate - replay_.rate()) > 1e-6 * replay_.rate())
+            throw std::runtime_error("rxsim: sample rate " + std::to_string(rate) + " S/s: the replayed recording is at " +
+                                     std::to_string(replay_.rate()) + " S/s, its only rate");
         if (!(rate >= kMinRate && rate <= kMaxRate))
             throw std::runtime_error("rxsim: sample rate " + std::to_string(rate) +
                                      " S/s outside 0.1..250 MS/s");
@@ -1161,10 +1419,13 @@ class RxSim : public SoapySDR::Device {
         std::lock_guard<std::mutex> g(mu_);
         return direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
     }
-    std::vector<double> listSampleRates(const int, const size_t) const override {
+    std::vector<double> listSampleRates(const int direction, const size_t) const override {
+        if (direction == SOAPY_SDR_RX && replay_.active()) return {replay_.rate()};
         return {0.25e6, 1e6, 2e6, 2.4e6, 8e6, 10e6, 20e6, 30.72e6, 61.44e6, 122.88e6, 200e6, 250e6};
     }
-    SoapySDR::RangeList getSampleRateRange(const int, const size_t) const override {
+    SoapySDR::RangeList getSampleRateRange(const int direction, const size_t) const override {
+        if (direction == SOAPY_SDR_RX && replay_.active())
+            return {SoapySDR::Range(replay_.rate(), replay_.rate())};
         return {SoapySDR::Range(kMinRate, kMaxRate)};
     }
     void setBandwidth(const int direction, const size_t, const double bw) override {
@@ -1373,6 +1634,11 @@ class RxSim : public SoapySDR::Device {
     Scene scene_;
     LteScene lte_;
     GsmScene gsm_;
+    Replay replay_;
+    std::map<std::string, std::string> settings_; // writeSetting, guarded by mu_
+    bool rxAgc_ = false, txAgc_ = false;          // guarded by mu_
+    std::atomic<uint64_t> replayPos_{0};   // the recording's next sample between activations
+    std::atomic<bool> replayEnded_{false}; // `replayEnd RX` logged
     Clock::time_point retuneAt_ = Clock::now();
     uint64_t retuneGen_ = 0;
 };

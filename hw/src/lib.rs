@@ -47,7 +47,7 @@ pub use crate::{
     radio::{ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, TxRadio, TxReport},
     sim::{sim_in_use, use_sim},
     sweep::{
-        run_sweep, run_sweep_with_progress, HopPlan, HopStatus, SweepConfig, SweepHop,
-        SweepProgress, SweepReport,
+        run_sweep, run_sweep_observed, run_sweep_with_progress, HopPlan, HopStatus, SweepConfig,
+        SweepHop, SweepProgress, SweepReport,
     },
 };

@@ -28,6 +28,7 @@ fn cfg(settle_s: f64) -> SweepConfig {
         settle_s,
         crop: 0.25,
         repeats: 1,
+        interval_s: None,
     }
 }
 

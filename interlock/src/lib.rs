@@ -25,6 +25,7 @@ mod mac;
 mod permit;
 mod plan;
 mod policy;
+mod radio_settings;
 mod records;
 mod risk;
 mod strict_json;
@@ -57,6 +58,7 @@ pub use crate::{
         check_clkin_compare, check_rx_step, check_step, HealthPolicy, Policy, RequireSignature,
         RxPolicy, StatusPolicy, TasksPolicy, TxPolicy, MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
     },
+    radio_settings::{check_radio_settings, RadioSettings, MAX_RADIO_SETTINGS},
     records::{
         required_phrase, verify_authorization, verify_node_authorization, verify_tx_grant,
         Approval, Authorization, AuthorizationKind, TxGrant,

@@ -190,6 +190,11 @@ pub struct RxPolicy {
     /// (docs/operator.md#calibrating-a-radio-without-a-generator).
     #[serde(default = "default_calibration_max_age")]
     pub calibration_max_age_s: f64,
+    /// Radio setting keys (SoapySDR `writeSetting`, as the driver spells them) an RX
+    /// step may write; every other key is refused (default: none), as is a stream
+    /// arg naming power that is not listed (docs/operator.md#radio-settings).
+    #[serde(default)]
+    pub allowed_settings: Vec<String>,
 }
 
 fn default_max_duration() -> f64 {
@@ -210,6 +215,7 @@ impl Default for RxPolicy {
             max_gain_db: None,
             max_iq_bytes: default_max_iq(),
             calibration_max_age_s: default_calibration_max_age(),
+            allowed_settings: Vec::new(),
         }
     }
 }
@@ -359,6 +365,12 @@ pub fn check_rx_step(step: &RxCaptureStep, policy: &RxPolicy) -> Result<(), Erro
     // limit: under a gain limit the step must say its gain (each element and the
     // sum are bounded).
     crate::sweep::check_rx_gain(step.gain_db.as_ref(), policy)?;
+    if step.ppm.is_some() && step.apply_calibration {
+        return Err(Error::Policy(
+            "ppm and apply_calibration both correct the frequency: give one".into(),
+        ));
+    }
+    crate::check_radio_settings(&step.radio(), policy)?;
     if step.record_iq {
         // cf32: 8 bytes per sample; ci16: 4.
         let per_sample = step.record_format.unwrap_or_default().sample_bytes() as f64;

@@ -102,7 +102,7 @@ impl<'de> Deserialize<'de> for GainSpec {
 
 /// The fields of an `rx_sweep` step as the plan names them (docs/operator.md#sweeps-rxnode-sweep), in
 /// [`RxSweepStep`]'s order: the one list the schema and messages are checked against.
-pub const RX_SWEEP_FIELDS: [&str; 11] = [
+pub const RX_SWEEP_FIELDS: [&str; 17] = [
     "device",
     "start_hz",
     "stop_hz",
@@ -113,7 +113,13 @@ pub const RX_SWEEP_FIELDS: [&str; 11] = [
     "settle_s",
     "crop",
     "repeats",
+    "interval_s",
     "apply_calibration",
+    "settings",
+    "stream_args",
+    "agc",
+    "ppm",
+    "channel",
 ];
 
 /// What a sweep asks for, from the plan step (or the operator's flags) to the hop
@@ -138,6 +144,11 @@ pub struct SweepConfig {
     pub crop: f64,
     /// Passes over the band, 1..=[`SweepConfig::MAX_REPEATS`].
     pub repeats: u32,
+    /// Seconds from one pass's start to the next's (rtl_power's `-i`): the radio
+    /// idles, its stream stopped, between passes. `None`: the passes follow each
+    /// other at once. A pass longer than the interval starts the next at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_s: Option<f64>,
 }
 
 /// One problem with a sweep's values: the field, and a message naming it and its value.
@@ -168,6 +179,8 @@ impl SweepConfig {
     pub const DEFAULT_REPEATS: u32 = 1;
     /// Most passes over the band.
     pub const MAX_REPEATS: u32 = 10_000;
+    /// Longest interval between passes, seconds (a day).
+    pub const MAX_INTERVAL_S: f64 = 86_400.0;
 
     /// The band and the bin, every other field at its default.
     pub fn new(start_hz: f64, stop_hz: f64, bin_hz: f64) -> Self {
@@ -180,6 +193,7 @@ impl SweepConfig {
             settle_s: Self::DEFAULT_SETTLE_S,
             crop: Self::DEFAULT_CROP,
             repeats: Self::DEFAULT_REPEATS,
+            interval_s: None,
         }
     }
 
@@ -194,13 +208,25 @@ impl SweepConfig {
         self.grid_at(self.sample_rate_hz).map(|g| g.hops)
     }
 
-    /// Total time on the radio: hops × (settle + dwell) × repeats, seconds. The
-    /// dwell counted is what the radio really runs: at least one FFT (a dwell asked
-    /// shorter than `fft / rate` cannot make the policy under-count).
-    pub fn duration_s(&self) -> Option<f64> {
+    /// One pass on the radio: hops × (settle + dwell), seconds. The dwell counted
+    /// is what the radio really runs: at least one FFT (a dwell asked shorter than
+    /// `fft / rate` cannot make the policy under-count).
+    pub fn pass_s(&self) -> Option<f64> {
         let g = self.grid_at(self.sample_rate_hz)?;
         let dwell = self.dwell_s.max(g.fft_size as f64 / self.sample_rate_hz);
-        Some(g.hops as f64 * (self.settle_s + dwell) * f64::from(self.repeats))
+        Some(g.hops as f64 * (self.settle_s + dwell))
+    }
+
+    /// Total time of the sweep, seconds: pass × repeats, or with an interval
+    /// (repeats − 1) × max(interval, pass) + pass, the wall time from the first
+    /// pass's start to the last one's end.
+    pub fn duration_s(&self) -> Option<f64> {
+        let pass = self.pass_s()?;
+        let n = f64::from(self.repeats);
+        Some(match self.interval_s {
+            Some(i) if i.is_finite() => (n - 1.0).max(0.0) * i.max(pass) + pass,
+            _ => pass * n,
+        })
     }
 
     /// Every problem with the values, each naming its field and value: each value on
@@ -275,6 +301,17 @@ impl SweepConfig {
         }
         if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
             bad("crop", format!("crop {} must be in [0, 0.95)", self.crop));
+        }
+        if let Some(i) = self.interval_s {
+            if !(i.is_finite() && i > 0.0 && i <= Self::MAX_INTERVAL_S) {
+                bad(
+                    "interval_s",
+                    format!(
+                        "interval_s {i} must be a finite number in (0, {}]",
+                        Self::MAX_INTERVAL_S
+                    ),
+                );
+            }
         }
         if self.repeats == 0 || self.repeats > Self::MAX_REPEATS {
             bad(
@@ -360,6 +397,9 @@ pub struct RxSweepStep {
     /// Tune every hop with the radio's fresh frequency calibration from
     /// `.local/calibration.json`; a missing or stale one blocks the step.
     pub apply_calibration: bool,
+    /// The radio's own settings, stream args, AGC and manual ppm
+    /// (docs/operator.md#radio-settings).
+    pub radio: crate::RadioSettings,
 }
 
 /// An `rx_sweep` step as the plan writes it: every field flat, in
@@ -383,8 +423,20 @@ struct RxSweepFields {
     crop: f64,
     #[serde(default = "default_repeats")]
     repeats: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    interval_s: Option<f64>,
     #[serde(default)]
     apply_calibration: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    settings: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    stream_args: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    agc: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ppm: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    channel: Option<usize>,
 }
 
 impl From<RxSweepFields> for RxSweepStep {
@@ -400,9 +452,17 @@ impl From<RxSweepFields> for RxSweepStep {
                 settle_s: f.settle_s,
                 crop: f.crop,
                 repeats: f.repeats,
+                interval_s: f.interval_s,
             },
             gain_db: f.gain_db,
             apply_calibration: f.apply_calibration,
+            radio: crate::RadioSettings {
+                settings: f.settings,
+                stream_args: f.stream_args,
+                agc: f.agc,
+                ppm: f.ppm,
+                channel: f.channel,
+            },
         }
     }
 }
@@ -421,7 +481,13 @@ impl From<RxSweepStep> for RxSweepFields {
             settle_s: c.settle_s,
             crop: c.crop,
             repeats: c.repeats,
+            interval_s: c.interval_s,
             apply_calibration: s.apply_calibration,
+            settings: s.radio.settings,
+            stream_args: s.radio.stream_args,
+            agc: s.radio.agc,
+            ppm: s.radio.ppm,
+            channel: s.radio.channel,
         }
     }
 }
@@ -550,6 +616,15 @@ impl RxSweepStep {
                 bad.push("gain_db", p);
             }
         }
+        for (field, p) in self.radio.problems() {
+            bad.push(field, p);
+        }
+        if self.radio.ppm.is_some() && self.apply_calibration {
+            bad.push(
+                "ppm",
+                "ppm and apply_calibration both correct the frequency: give one".to_owned(),
+            );
+        }
     }
 }
 
@@ -636,12 +711,22 @@ pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error
         ));
     };
     if exceeds(dur, policy.max_duration_s) {
+        let how = match step.sweep.interval_s {
+            Some(i) => format!(
+                "{} passes, one every interval_s {i} s, a pass {:.3} s",
+                step.sweep.repeats,
+                step.sweep.pass_s().unwrap_or(0.0)
+            ),
+            None => format!(
+                "{} hops × ({} s settle + {} s dwell) × {} repeats",
+                step.hops().unwrap_or(0),
+                step.sweep.settle_s,
+                step.sweep.dwell_s,
+                step.sweep.repeats
+            ),
+        };
         return Err(Error::Policy(format!(
-            "sweep duration {dur:.3} s ({} hops × ({} s settle + {} s dwell) × {} repeats) exceeds rx.max_duration_s {}",
-            step.hops().unwrap_or(0),
-            step.sweep.settle_s,
-            step.sweep.dwell_s,
-            step.sweep.repeats,
+            "sweep duration {dur:.3} s ({how}) exceeds rx.max_duration_s {}",
             policy.max_duration_s
         )));
     }
@@ -653,7 +738,8 @@ pub fn check_rx_sweep(step: &RxSweepStep, policy: &RxPolicy) -> Result<(), Error
             )));
         }
     }
-    check_rx_gain(step.gain_db.as_ref(), policy)
+    check_rx_gain(step.gain_db.as_ref(), policy)?;
+    crate::check_radio_settings(&step.radio, policy)
 }
 
 #[cfg(test)]
@@ -662,7 +748,9 @@ mod tests {
     #[test]
     fn the_field_list_is_the_steps_fields() {
         let step: RxSweepStep = serde_json::from_str(
-            r#"{"device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6, "bin_hz": 10e3}"#,
+            r#"{"device": "driver=rxsim", "start_hz": 88e6, "stop_hz": 108e6, "bin_hz": 10e3,
+                "interval_s": 5, "settings": {"biastee": "true"}, "stream_args": {"bufflen": "1"},
+                "agc": true, "ppm": 1.5, "channel": 0}"#,
         )
         .unwrap();
         let v = serde_json::to_value(&step).unwrap();
@@ -800,6 +888,24 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("exceeds rx.max_duration_s"));
+        // An interval: the passes' wall time, from the first start to the last end.
+        s.sweep.repeats = 3;
+        s.sweep.interval_s = Some(30.0);
+        assert!((s.duration_s().unwrap() - (2.0 * 30.0 + 0.18)).abs() < 1e-9);
+        let e = check_rx_sweep(&s, &p).unwrap_err().to_string();
+        assert!(
+            e.contains("sweep duration 60.180 s (3 passes, one every interval_s 30 s"),
+            "{e}"
+        );
+        // A pass longer than the interval: the passes follow each other at once.
+        s.sweep.interval_s = Some(0.01);
+        assert!((s.duration_s().unwrap() - 3.0 * 0.18).abs() < 1e-9);
+        s.sweep.interval_s = Some(0.0);
+        assert!(check_rx_sweep(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("interval_s 0 must be"));
+        s.sweep.interval_s = None;
         s.sweep.repeats = 1;
         s.sweep.crop = f64::NAN;
         assert!(check_rx_sweep(&s, &p)

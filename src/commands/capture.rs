@@ -33,6 +33,7 @@ impl CaptureArgs {
             max_peaks: a.peaks.max_peaks,
             min_snr_db: a.peaks.min_snr_db,
             apply_cal: a.apply_cal,
+            radio: a.radio.settings(),
         }
     }
 }

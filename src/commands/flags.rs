@@ -51,6 +51,13 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "settle_s" => "--settle-s",
         "crop" => "--crop",
         "repeats" => "--repeats",
+        "interval_s" => "--interval-s",
+        "settings" => "--setting",
+        "stream_args" => "--stream-args",
+        "agc" => "--agc",
+        "ppm" => "--ppm",
+        "channel" => "--channel",
+        "total_s" => "--total-s",
         // `task new` (and the global `--task-path`).
         "id" => "--id",
         "title" => "--title",
@@ -77,8 +84,7 @@ pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
         "user" => "--user",
         "unit_dir" => "--unit-dir",
         "interval" => "--interval",
-        // `analyze` on recordings.
-        "channel" => "--channel",
+        // `analyze` on recordings (`channel` as above).
         "freq_cal" => "--freq-cal",
         "carrier_hz" => "--carrier-hz",
         "store_for_radio" => "--store-for-radio",

@@ -24,12 +24,15 @@ impl SweepArgs {
                 settle_s: a.settle_s,
                 crop: a.crop,
                 repeats: a.repeats,
+                interval_s: a.interval_s,
             },
+            total_s: a.total_s,
             gain_db: a.gain_db.clone(),
             csv: a.csv.clone(),
             plot: a.plot.clone(),
             force: a.force,
             apply_cal: a.apply_cal,
+            radio: a.radio.settings(),
         }
     }
 }

@@ -306,6 +306,9 @@ pub struct CaptureOptions {
     /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`);
     /// a missing or stale one refuses the capture.
     pub apply_cal: bool,
+    /// The radio's own settings, stream args, AGC and manual ppm
+    /// (docs/operator.md#radio-settings).
+    pub radio: rxnode_interlock::RadioSettings,
 }
 
 /// Run `rxnode capture`.
@@ -423,6 +426,11 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
         max_peaks: Some(args.max_peaks),
         min_snr_db: Some(args.min_snr_db),
         apply_calibration: args.apply_cal,
+        settings: args.radio.settings.clone(),
+        stream_args: args.radio.stream_args.clone(),
+        agc: args.radio.agc,
+        ppm: args.radio.ppm,
+        channel: args.radio.channel,
     }
 }
 
@@ -457,6 +465,7 @@ fn live_of(
         max_peaks: args.max_peaks,
         min_snr_db: args.min_snr_db,
         calibration: Some(calibration),
+        radio: args.radio.clone(),
     })
 }
 
@@ -806,6 +815,7 @@ mod tests {
             max_peaks: 8,
             min_snr_db: 6.0,
             apply_cal: false,
+            radio: Default::default(),
         }
     }
 

@@ -125,6 +125,7 @@ pub(crate) fn measure(
         record_format: RecordFormat::Cf32,
         max_iq_bytes: None,
         calibration: None,
+        radio: Default::default(),
         max_peaks: rxnode_interlock::DEFAULT_MAX_PEAKS,
         min_snr_db: rxnode_interlock::DEFAULT_MIN_SNR_DB,
     };

@@ -54,6 +54,9 @@ pub(crate) struct LiveCapture {
     /// The node's frequency calibrations: the `clock` block of the summary and the
     /// recording, and the correction when asked.
     pub(crate) calibration: Option<CalibrationUse>,
+    /// The radio's own settings (checked against the policy before), stream args,
+    /// AGC and manual ppm.
+    pub(crate) radio: rxnode_interlock::RadioSettings,
 }
 
 /// How a capture uses the node's frequency calibrations
@@ -280,16 +283,28 @@ pub(crate) fn capture_into(
         .or_else(|| c.gain_elements.as_ref().map(|m| m.values().sum()));
     within_device_limits(c.sample_rate_hz, total_gain, &info)?;
     // A correction asked for: the radio's fresh measurement, or nothing streams.
-    let applied = match &c.calibration {
+    let calibrated = match &c.calibration {
         Some(k) => k.correction(&info)?,
         None => None,
     };
+    // A manual correction (`ppm`) tunes as a calibration does; never both (the
+    // policy check refuses it).
+    let applied = calibrated.or(c.radio.ppm);
     // The LO of a radio whose clock runs fast by e sits at f·(1+e): to be at fc
     // really, tune to fc/(1+e).
     let scale = 1.0 + applied.unwrap_or(0.0) * 1e-6;
     let mut asked = c.clone();
     asked.frequency_hz = c.frequency_hz / scale;
+    if let Some(ch) = c.radio.channel {
+        radio.set_channel(ch).map_err(classify)?;
+    }
     let tuned = configure(&mut radio, &asked, hackrf_clkin)?;
+    // The radio's own settings, AGC and stream args, before the stream is set up.
+    radio.write_settings(&c.radio.settings).map_err(classify)?;
+    if c.radio.agc {
+        radio.set_agc(true).map_err(classify)?;
+    }
+    radio.set_stream_args(&c.radio.stream_args);
     let mut settings = settings_of(c, &tuned);
     if applied.is_some() {
         // The PSD's axis in true RF.
@@ -712,6 +727,7 @@ mod tests {
             max_peaks: 5,
             min_snr_db: 10.0,
             calibration: None,
+            radio: Default::default(),
         };
         assert!(!wants_native(&c(61.44e6), false));
         assert!(!wants_native(&c(100e6), false));

@@ -330,6 +330,7 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
             max_age_s: s.policy.rx.calibration_max_age_s,
             apply: c.apply_calibration,
         }),
+        radio: c.radio(),
     }
 }
 

@@ -189,6 +189,7 @@ fn safe_capture(
         max_peaks: rxnode_interlock::DEFAULT_MAX_PEAKS,
         min_snr_db: rxnode_interlock::DEFAULT_MIN_SNR_DB,
         calibration: None,
+        radio: Default::default(),
     })
 }
 

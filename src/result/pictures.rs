@@ -120,6 +120,9 @@ pub(crate) struct HeatmapPicture {
     pub row_time_s: Vec<f64>,
     /// Max-held dBFS/bin per column, per row; `null` = no data.
     pub rows: Vec<Vec<Option<f32>>>,
+    /// Ranges with no data because a hop failed, `[low, high]` Hz.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_hz: Vec<[f64; 2]>,
 }
 
 /// A spectrum as drawn, before decimation.
@@ -282,6 +285,7 @@ impl HeatmapPicture {
             step_hz: h.step_hz * k as f64,
             row_time_s: times,
             rows,
+            failed_hz: h.failed_hz.clone(),
         }
     }
 
@@ -302,6 +306,7 @@ impl HeatmapPicture {
                 .iter()
                 .map(|r| r.iter().map(|x| x.map_or(f64::NAN, f64::from)).collect())
                 .collect(),
+            failed_hz: self.failed_hz.clone(),
         }
     }
 }
@@ -417,6 +422,7 @@ mod tests {
             step_hz: 1e3,
             row_time_s: (0..repeats).map(|r| r as f64).collect(),
             rows: vec![db; repeats],
+            failed_hz: vec![[95e6, 96e6]],
         });
         Drawn {
             of,

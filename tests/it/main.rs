@@ -41,6 +41,8 @@ mod publish;
 mod queue;
 #[cfg(unix)]
 mod remote;
+#[cfg(unix)]
+mod replay;
 mod results;
 #[cfg(unix)]
 mod run;

@@ -12,6 +12,8 @@ use std::process::{Output, Stdio};
 
 mod bands;
 mod operator;
+mod pipe;
+mod settings;
 
 const EMITTERS: [(f64, f64); 3] = [(88.5e6, -30.0), (101.1e6, -25.0), (104.3e6, -45.0)];
 
@@ -39,7 +41,8 @@ struct RtlRow {
 
 /// A reader written to the published format (rtl_power's `heatmap.py` reads the
 /// same): comma-separated, the first six fields fixed, then one dB per bin, bin
-/// `i` at `hz_low + i · hz_step`, `(hz_high − hz_low) / hz_step` bins.
+/// `i` at `hz_low + i · hz_step`, `(hz_high − hz_low) / hz_step` bins. A failed
+/// hop's line has `samples` 0 and every bin `nan`.
 fn read_rtl_power(text: &str) -> Vec<RtlRow> {
     let mut rows = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -74,7 +77,12 @@ fn read_rtl_power(text: &str) -> Vec<RtlRow> {
         };
         let bins = ((row.hz_high - row.hz_low) / row.hz_step).round() as usize;
         assert_eq!(bins, row.db.len(), "line {}: bin count", n + 1);
-        assert!(row.hz_step > 0.0 && row.samples > 0);
+        assert!(row.hz_step > 0.0);
+        assert!(
+            row.samples > 0 || row.db.iter().all(|d| d.is_nan()),
+            "line {}: 0 samples but values",
+            n + 1
+        );
         rows.push(row);
     }
     rows

@@ -81,6 +81,10 @@ pub struct RxRadio {
     args: String,
     /// `1 + e` of the frequency calibration [`RxRadio::tune`] applies (1: none).
     lo_scale: f64,
+    /// Stream args the caller gave, for every RX stream set up after.
+    stream_args: Vec<(String, String)>,
+    /// The RX channel every setting and stream uses (0 unless chosen).
+    channel: usize,
 }
 
 impl std::fmt::Debug for RxRadio {
@@ -137,6 +141,7 @@ struct Ctl<'a> {
     dev: &'a Device,
     args: &'a str,
     dir: Direction,
+    ch: usize,
 }
 
 impl Ctl<'_> {
@@ -164,39 +169,39 @@ impl Ctl<'_> {
     fn frequency(&self, hz: f64) -> Result<(), Error> {
         let r = self
             .dev
-            .frequency_range(self.dir, 0)
+            .frequency_range(self.dir, self.ch)
             .map_err(|e| self.driver("get frequency range".into(), e))?;
         if !Self::in_ranges(hz, &r) {
             return Err(self.unsupported("frequency_hz", hz, fmt_ranges(&r)));
         }
         self.dev
-            .set_frequency(self.dir, 0, hz, ())
+            .set_frequency(self.dir, self.ch, hz, ())
             .map_err(|e| self.driver(format!("set frequency {hz} Hz"), e))
     }
 
     fn sample_rate(&self, rate: f64) -> Result<(), Error> {
         let r = self
             .dev
-            .get_sample_rate_range(self.dir, 0)
+            .get_sample_rate_range(self.dir, self.ch)
             .map_err(|e| self.driver("get sample rate range".into(), e))?;
         if !Self::in_ranges(rate, &r) {
             return Err(self.unsupported("sample_rate_hz", rate, fmt_ranges(&r)));
         }
         self.dev
-            .set_sample_rate(self.dir, 0, rate)
+            .set_sample_rate(self.dir, self.ch, rate)
             .map_err(|e| self.driver(format!("set sample rate {rate} S/s"), e))
     }
 
     fn gain(&self, db: f64) -> Result<(), Error> {
         let r = self
             .dev
-            .gain_range(self.dir, 0)
+            .gain_range(self.dir, self.ch)
             .map_err(|e| self.driver("get gain range".into(), e))?;
         if !Self::in_ranges(db, std::slice::from_ref(&r)) {
             return Err(self.unsupported("gain_db", db, fmt_ranges(&[r])));
         }
         self.dev
-            .set_gain(self.dir, 0, db)
+            .set_gain(self.dir, self.ch, db)
             .map_err(|e| self.driver(format!("set gain {db} dB"), e))
     }
 }
@@ -221,6 +226,8 @@ impl RxRadio {
             dev,
             args: args.to_owned(),
             lo_scale: 1.0,
+            stream_args: Vec::new(),
+            channel: 0,
         })
     }
 
@@ -234,6 +241,7 @@ impl RxRadio {
             dev: &self.dev,
             args: &self.args,
             dir: Direction::Rx,
+            ch: self.channel,
         }
     }
 
@@ -274,13 +282,13 @@ impl RxRadio {
         if let Some(bw) = cfg.bandwidth_hz {
             let r = self
                 .dev
-                .bandwidth_range(Direction::Rx, 0)
+                .bandwidth_range(Direction::Rx, self.channel)
                 .map_err(|e| self.driver_err("get bandwidth range", e))?;
             if !r.is_empty() && !Ctl::in_ranges(bw, &r) {
                 return Err(rx.unsupported("bandwidth_hz", bw, fmt_ranges(&r)));
             }
             self.dev
-                .set_bandwidth(Direction::Rx, 0, bw)
+                .set_bandwidth(Direction::Rx, self.channel, bw)
                 .map_err(|e| self.driver_err(format!("set bandwidth {bw} Hz"), e))?;
         }
         if let Some(g) = cfg.gain_db {
@@ -289,13 +297,13 @@ impl RxRadio {
         if let Some(a) = &cfg.antenna {
             let list = self
                 .dev
-                .antennas(Direction::Rx, 0)
+                .antennas(Direction::Rx, self.channel)
                 .map_err(|e| self.driver_err("list antennas", e))?;
             if !list.contains(a) {
                 return Err(rx.unsupported("antenna", a, list.join(", ")));
             }
             self.dev
-                .set_antenna(Direction::Rx, 0, a.as_str())
+                .set_antenna(Direction::Rx, self.channel, a.as_str())
                 .map_err(|e| self.driver_err(format!("set antenna {a}"), e))?;
         }
         self.actual()
@@ -307,18 +315,26 @@ impl RxRadio {
         Ok(ActualSettings {
             frequency_hz: self
                 .dev
-                .frequency(rx, 0)
+                .frequency(rx, self.channel)
                 .map_err(|e| self.driver_err("get frequency", e))?,
             sample_rate_hz: self
                 .dev
-                .sample_rate(rx, 0)
+                .sample_rate(rx, self.channel)
                 .map_err(|e| self.driver_err("get sample rate", e))?,
             gain_db: self
                 .dev
-                .gain(rx, 0)
+                .gain(rx, self.channel)
                 .map_err(|e| self.driver_err("get gain", e))?,
-            bandwidth_hz: self.dev.bandwidth(rx, 0).ok().filter(|b| *b > 0.0),
-            antenna: self.dev.antenna(rx, 0).ok().filter(|a| !a.is_empty()),
+            bandwidth_hz: self
+                .dev
+                .bandwidth(rx, self.channel)
+                .ok()
+                .filter(|b| *b > 0.0),
+            antenna: self
+                .dev
+                .antenna(rx, self.channel)
+                .ok()
+                .filter(|a| !a.is_empty()),
             clock_source: self.clock_source()?,
         })
     }
@@ -402,7 +418,7 @@ impl RxRadio {
     /// The second half of [`RxRadio::tune`]: the true RF centre the driver reports.
     pub(crate) fn center(&self) -> Result<f64, Error> {
         self.dev
-            .frequency(Direction::Rx, 0)
+            .frequency(Direction::Rx, self.channel)
             .map(|f| f * self.lo_scale)
             .map_err(|e| self.driver_err("get frequency", e))
     }
@@ -422,12 +438,64 @@ impl RxRadio {
         Ok(())
     }
 
+    /// Write SoapySDR settings (`writeSetting`), in key order, naming the one the
+    /// driver refused.
+    pub fn write_settings(&mut self, settings: &BTreeMap<String, String>) -> Result<(), Error> {
+        for (k, v) in settings {
+            self.dev
+                .write_setting(k.as_str(), v.as_str())
+                .map_err(|e| self.driver_err(format!("write setting {k}={v}"), e))?;
+        }
+        Ok(())
+    }
+
+    /// Use RX channel `ch` for every later setting, read-back and stream; refused
+    /// (naming the count) when the device has no such channel.
+    pub fn set_channel(&mut self, ch: usize) -> Result<(), Error> {
+        let n = self
+            .dev
+            .num_channels(Direction::Rx)
+            .map_err(|e| self.driver_err("count rx channels", e))?;
+        if ch >= n {
+            return Err(self.rx().unsupported(
+                "channel",
+                ch,
+                format!("0..{}", n.saturating_sub(1)),
+            ));
+        }
+        self.channel = ch;
+        Ok(())
+    }
+
+    /// Automatic gain control on or off (`setGainMode`).
+    pub fn set_agc(&mut self, on: bool) -> Result<(), Error> {
+        self.dev
+            .set_gain_mode(Direction::Rx, self.channel, on)
+            .map_err(|e| self.driver_err(format!("set AGC {}", if on { "on" } else { "off" }), e))
+    }
+
+    /// Stream args for every RX stream set up after this (besides the remote ones
+    /// from the device args).
+    pub fn set_stream_args(&mut self, args: &BTreeMap<String, String>) {
+        self.stream_args = args.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    }
+
+    /// The stream args of an RX stream: the remote ones from the device args, then
+    /// the caller's.
+    pub(crate) fn rx_stream_args(&self) -> soapysdr::Args {
+        let mut a = remote_stream_args(&self.args);
+        for (k, v) in &self.stream_args {
+            a.set(k.as_str(), v.as_str());
+        }
+        a
+    }
+
     /// Set named RX gain elements (e.g. `LNA`, `VGA`), each checked against the
     /// element's own range first; an element the device does not list is refused.
     pub fn set_gain_elements(&mut self, gains: &BTreeMap<String, f64>) -> Result<(), Error> {
         let names = self
             .dev
-            .list_gains(Direction::Rx, 0)
+            .list_gains(Direction::Rx, self.channel)
             .map_err(|e| self.driver_err("list gain elements", e))?;
         for (name, db) in gains {
             if !names.iter().any(|n| n == name) {
@@ -437,7 +505,7 @@ impl RxRadio {
             }
             let r = self
                 .dev
-                .gain_element_range(Direction::Rx, 0, name.as_str())
+                .gain_element_range(Direction::Rx, self.channel, name.as_str())
                 .map_err(|e| self.driver_err(format!("get gain range of {name}"), e))?;
             if !Ctl::in_ranges(*db, std::slice::from_ref(&r)) {
                 return Err(self.rx().unsupported(
@@ -447,7 +515,7 @@ impl RxRadio {
                 ));
             }
             self.dev
-                .set_gain_element(Direction::Rx, 0, name.as_str(), *db)
+                .set_gain_element(Direction::Rx, self.channel, name.as_str(), *db)
                 .map_err(|e| self.driver_err(format!("set gain {name} {db} dB"), e))?;
         }
         Ok(())
@@ -457,13 +525,13 @@ impl RxRadio {
     pub fn gain_elements(&self) -> Result<BTreeMap<String, f64>, Error> {
         let names = self
             .dev
-            .list_gains(Direction::Rx, 0)
+            .list_gains(Direction::Rx, self.channel)
             .map_err(|e| self.driver_err("list gain elements", e))?;
         let mut out = BTreeMap::new();
         for n in names {
             let g = self
                 .dev
-                .gain_element(Direction::Rx, 0, n.as_str())
+                .gain_element(Direction::Rx, self.channel, n.as_str())
                 .map_err(|e| self.driver_err(format!("get gain {n}"), e))?;
             out.insert(n, g);
         }

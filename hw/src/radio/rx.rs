@@ -1,6 +1,6 @@
 //! RX streams: the CF32 and the native CS16 stream of a radio, and their reads.
 //! Nothing here can key a transmitter.
-use super::{remote_stream_args, stream_msg, RxRadio};
+use super::{stream_msg, RxRadio};
 use crate::Error;
 use num_complex::Complex;
 use rxnode_dsp::{Ci16Source, ReadOutcome, SampleSource};
@@ -15,7 +15,7 @@ impl RxRadio {
         // driver's buffer and cannot cause an overflow before the first sample.
         let inner = self
             .dev
-            .rx_stream_args::<Complex<f32>, _>(&[0], remote_stream_args(&self.args))
+            .rx_stream_args::<Complex<f32>, _>(&[self.channel], self.rx_stream_args())
             .map_err(|e| self.driver_err("set up rx stream", e))?;
         Ok(RxStream {
             inner,
@@ -30,7 +30,7 @@ impl RxRadio {
     pub fn rx_stream_ci16(&mut self) -> Result<RxStreamCi16, Error> {
         let formats = self
             .dev
-            .stream_formats(Direction::Rx, 0)
+            .stream_formats(Direction::Rx, self.channel)
             .map_err(|e| self.driver_err("list rx stream formats", e))?;
         if !formats.contains(&soapysdr::Format::CS16) {
             return Err(self.rx().unsupported(
@@ -45,7 +45,7 @@ impl RxRadio {
         }
         let inner = self
             .dev
-            .rx_stream_args::<Complex<i16>, _>(&[0], remote_stream_args(&self.args))
+            .rx_stream_args::<Complex<i16>, _>(&[self.channel], self.rx_stream_args())
             .map_err(|e| self.driver_err("set up rx stream (CS16)", e))?;
         Ok(RxStreamCi16 {
             inner,

@@ -170,6 +170,7 @@ impl TxRadio {
             dev,
             args,
             dir: Direction::Tx,
+            ch: 0,
         };
         if let Some(report) = self.before_keying(&tx, cancel)? {
             return Ok(report);

@@ -170,6 +170,21 @@ pub fn run_sweep_with_progress(
     cancel: &AtomicBool,
     progress: &SweepProgress,
 ) -> Result<SweepReport, Error> {
+    run_sweep_observed(radio, cfg, cancel, progress, &mut |_| {})
+}
+
+/// [`run_sweep_with_progress`], handing each pass's hops to `on_pass` as soon as
+/// the pass is finished (their spectra complete), and the hops of a pass cut short
+/// by `cancel` at the end: every hop run is handed over once, in order. With
+/// `cfg.interval_s`, each pass starts that long after the previous one started
+/// (the stream stopped in between; at once when a pass took longer).
+pub fn run_sweep_observed(
+    radio: &mut RxRadio,
+    cfg: &SweepConfig,
+    cancel: &AtomicBool,
+    progress: &SweepProgress,
+    on_pass: &mut dyn FnMut(&[SweepHop]),
+) -> Result<SweepReport, Error> {
     let rate = radio.actual()?.sample_rate_hz;
     let plan = HopPlan::new(cfg, rate)?;
     let per_repeat = plan.centers_hz.len() as u64;
@@ -198,7 +213,27 @@ pub fn run_sweep_with_progress(
         floor_s: 0.0,
         hop_s: (plan.settle_samples + plan.dwell_samples) as f64 / rate,
     };
+    let mut pass_start = Instant::now();
+    let mut handed = 0;
     for repeat in 0..cfg.repeats {
+        if let (Some(interval), true) = (cfg.interval_s, repeat > 0 && !cancelled) {
+            // Idle until the next pass is due, the stream stopped (a radio left
+            // streaming unread would overflow), waking for `cancel`.
+            let _ = run.stream.pause();
+            let due = std::time::Duration::try_from_secs_f64(interval)
+                .ok()
+                .and_then(|d| pass_start.checked_add(d))
+                .unwrap_or(pass_start);
+            while Instant::now() < due {
+                if cancel.load(Ordering::SeqCst) {
+                    cancelled = true;
+                    break;
+                }
+                let left = due.saturating_duration_since(Instant::now());
+                std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+            }
+        }
+        pass_start = Instant::now();
         for (h, &center) in plan.centers_hz.iter().enumerate() {
             let (b0, b1) = plan.hop_bins(h);
             let hop = pending_hop(cfg, &plan, (h, repeat), center);
@@ -212,10 +247,19 @@ pub fn run_sweep_with_progress(
             }
             progress.done.fetch_add(1, Ordering::Relaxed);
         }
+        if !cancelled {
+            // The pass's last spectrum now, so the pass can be handed over whole.
+            run.finish_previous();
+            on_pass(&run.hops[handed..]);
+            handed = run.hops.len();
+        }
     }
     // The last measured hop's spectrum (every earlier one was finished while the
     // hop after it settled).
     run.finish_previous();
+    if handed < run.hops.len() {
+        on_pass(&run.hops[handed..]);
+    }
     let floor_s = run.floor_s;
     let hops = std::mem::take(&mut run.hops);
     let _ = stream.pause();

@@ -97,6 +97,7 @@ mod tests {
             settle_s: 0.001,
             crop: 0.25,
             repeats: 1,
+            interval_s: None,
         }
     }
 

@@ -169,9 +169,36 @@ pub struct RxCaptureStep {
     /// stale one blocks the step.
     #[serde(default)]
     pub apply_calibration: bool,
+    /// SoapySDR settings to write (docs/operator.md#radio-settings): every key must
+    /// be listed in the policy's `rx.allowed_settings`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub settings: std::collections::BTreeMap<String, String>,
+    /// Stream args for the RX stream.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub stream_args: std::collections::BTreeMap<String, String>,
+    /// Automatic gain control on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agc: bool,
+    /// Manual frequency correction, ppm (not with `apply_calibration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ppm: Option<f64>,
+    /// The RX channel (0 when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<usize>,
 }
 
 impl RxCaptureStep {
+    /// The step's radio settings, stream args, AGC and manual ppm as one value.
+    pub fn radio(&self) -> crate::RadioSettings {
+        crate::RadioSettings {
+            settings: self.settings.clone(),
+            stream_args: self.stream_args.clone(),
+            agc: self.agc,
+            ppm: self.ppm,
+            channel: self.channel,
+        }
+    }
+
     /// A capture of `duration_s` at `frequency_hz`, `sample_rate_hz` and `gain_db` on
     /// `device`, everything else left to its default: no recording, no clock source,
     /// bandwidth or antenna set, no CLKIN check, no calibration applied. What the RX
@@ -199,6 +226,11 @@ impl RxCaptureStep {
             max_peaks: None,
             min_snr_db: None,
             apply_calibration: false,
+            settings: Default::default(),
+            stream_args: Default::default(),
+            agc: false,
+            ppm: None,
+            channel: None,
         }
     }
 }

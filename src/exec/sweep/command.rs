@@ -26,11 +26,16 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
         Some(g) => Some(parse_gain(g).map_err(|e| bad_field("gain_db", e))?),
         None => None,
     };
+    let mut sweep = args.sweep.clone();
+    if let Some(total) = args.total_s {
+        sweep.repeats = passes_in(total, sweep.interval_s)?;
+    }
     let s = RxSweepStep {
         device: args.device.clone(),
-        sweep: args.sweep.clone(),
+        sweep,
         gain_db,
         apply_calibration: args.apply_cal,
+        radio: args.radio.clone(),
     };
     let problems = rxnode_interlock::validate_sweep_step(&s);
     if !problems.is_empty() {
@@ -42,6 +47,36 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
         });
     }
     Ok(s)
+}
+
+/// Passes of a sweep run for `total` seconds, one every `interval` seconds:
+/// ⌊total / interval⌋, at least one.
+fn passes_in(total: f64, interval: Option<f64>) -> Result<u32> {
+    let Some(i) = interval.filter(|i| i.is_finite() && *i > 0.0) else {
+        return Err(bad_field_text(
+            "total_s",
+            FieldText::field("total_s")
+                .then(" needs a positive ")
+                .then_field("interval_s"),
+        ));
+    };
+    if !(total.is_finite() && total > 0.0) {
+        return Err(bad_field(
+            "total_s",
+            format!(" {total} must be a positive finite number of seconds"),
+        ));
+    }
+    let n = (total / i).floor().max(1.0);
+    if n > f64::from(SweepConfig::MAX_REPEATS) {
+        return Err(bad_field(
+            "total_s",
+            format!(
+                " {total} at one pass every {i} s is {n} passes; at most {}",
+                SweepConfig::MAX_REPEATS
+            ),
+        ));
+    }
+    Ok(n as u32)
 }
 
 /// A sweep check's message with its plan-field names (`stop_hz`, `crop`, …) as
@@ -83,7 +118,16 @@ fn sweep_fields(msg: &str) -> FieldText {
 /// A sweep check's message as the operator reads it and the ledger keeps it:
 /// its plan-field names as the flags typed (`--stop-hz`, `--crop`, …).
 fn as_flags(msg: &str) -> String {
-    sweep_fields(msg).told(|f| format!("--{}", f.replace('_', "-")))
+    sweep_fields(msg).told(flag_of)
+}
+
+/// The command's flag for a plan field.
+fn flag_of(field: &str) -> String {
+    match field {
+        "apply_calibration" => "--apply-cal".to_owned(),
+        "settings" => "--setting".to_owned(),
+        f => format!("--{}", f.replace('_', "-")),
+    }
 }
 
 /// `<stem>_heatmap.png` beside the spectrum PNG `p`.
@@ -105,7 +149,11 @@ pub struct SweepOptions {
     pub sweep: SweepConfig,
     /// RX gain: dB, or per element `LNA=24,VGA=20`.
     pub gain_db: Option<String>,
-    /// Write the rtl_power CSV here.
+    /// Sweep this many seconds in all: ⌊total / interval⌋ passes (replaces
+    /// `sweep.repeats`; needs `sweep.interval_s`).
+    pub total_s: Option<f64>,
+    /// Write the rtl_power CSV here; `-` is standard output, written as each pass
+    /// ends (the report then goes to standard error).
     pub csv: Option<PathBuf>,
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
     pub plot: Option<PathBuf>,
@@ -113,12 +161,23 @@ pub struct SweepOptions {
     pub force: bool,
     /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`).
     pub apply_cal: bool,
+    /// The radio's own settings, stream args, AGC and manual ppm.
+    pub radio: rxnode_interlock::RadioSettings,
 }
 
 /// Run `rxnode sweep`.
 pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
     let step = step_of(args)?;
     check_outputs(args)?;
+    let csv_out = args.csv.as_deref().is_some_and(is_stdout);
+    if csv_out && ctx.json {
+        return Err(bad_field_text(
+            "csv",
+            FieldText::field("csv").then(
+                " - and --json both write to standard output: name a CSV file, or drop --json",
+            ),
+        ));
+    }
     let paths = ctx.paths();
     let ledger_on = git2::Repository::open(&ctx.repo).is_ok();
     if ledger_on {
@@ -148,7 +207,8 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         max_age_s: policy.rx.calibration_max_age_s,
         apply: step.apply_calibration,
     };
-    let sw = match execute(&step, cancel, &cal) {
+    let mut pipe = PassWriter::new(csv_out, &step);
+    let sw = match execute(&step, cancel, &cal, &mut |hops| pipe.pass(hops, cancel)) {
         Ok(s) => s,
         Err(NotSwept::Unsupported(why)) => {
             log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));
@@ -166,7 +226,15 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         }
     };
     let (csv_rec, written) = write_outputs(args, &sw)?;
-    let v = sweep_json(0, &sw, csv_rec);
+    let mut v = sweep_json(0, &sw, csv_rec);
+    if csv_out {
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "csv".into(),
+                json!({"file": "-", "bytes": pipe.bytes, "sha256": pipe.sha256()}),
+            );
+        }
+    }
     log(Entry::new("sweep").detail(json!({
         "device": step.device,
         "start_hz": step.sweep.start_hz,
@@ -176,15 +244,99 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         "failed_hops": sw.report.failed_ranges_hz.len(),
         "status": v["status"],
     })));
-    print(ctx, &v, &written)?;
+    if pipe.closed {
+        // The reader went away (`| head`): not an error, nothing more to say.
+        return Ok(Outcome::Done);
+    }
+    print(ctx, &v, &written, csv_out)?;
     Ok(match status_of(&sw.report) {
         Status::Pass => Outcome::Done,
         _ => Outcome::Code(1),
     })
 }
 
+/// `-`: standard output, as rtl_power and soapy_power spell it.
+fn is_stdout(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// The CSV on standard output, one pass at a time, and (passes at an interval)
+/// one progress line per pass on standard error.
+struct PassWriter {
+    to_stdout: bool,
+    progress: bool,
+    passes: u32,
+    hops_per_pass: Option<usize>,
+    done: u32,
+    bytes: usize,
+    hash: sha2::Sha256,
+    /// The reader closed the pipe: the sweep was stopped.
+    closed: bool,
+}
+
+impl PassWriter {
+    fn new(to_stdout: bool, step: &RxSweepStep) -> PassWriter {
+        PassWriter {
+            to_stdout,
+            progress: step.sweep.interval_s.is_some(),
+            passes: step.sweep.repeats,
+            hops_per_pass: step.hops(),
+            done: 0,
+            bytes: 0,
+            hash: Default::default(),
+            closed: false,
+        }
+    }
+
+    /// One pass's hops (or the measured part of a cancelled one).
+    fn pass(&mut self, hops: &[rxnode_hw::SweepHop], cancel: &std::sync::atomic::AtomicBool) {
+        use sha2::Digest as _;
+        use std::io::Write as _;
+        let whole = hops
+            .iter()
+            .all(|h| h.status != rxnode_hw::HopStatus::NotRun);
+        if self.to_stdout && !self.closed {
+            let rows = super::report::rtl_power_rows(hops);
+            let mut out = std::io::stdout().lock();
+            match out.write_all(rows.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => {
+                    self.bytes += rows.len();
+                    self.hash.update(rows.as_bytes());
+                }
+                Err(e) => {
+                    if e.kind() != std::io::ErrorKind::BrokenPipe {
+                        tracing::warn!("sweep CSV on standard output: {e}; stopping the sweep");
+                    }
+                    self.closed = true;
+                    cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        }
+        if whole {
+            self.done += 1;
+        }
+        if self.progress && whole {
+            let failed = hops
+                .iter()
+                .filter(|h| h.status == rxnode_hw::HopStatus::Failed)
+                .count();
+            eprintln!(
+                "sweep pass {} of {} done: {} hop(s), {failed} failed",
+                self.done,
+                self.passes,
+                self.hops_per_pass.unwrap_or(hops.len()),
+            );
+        }
+    }
+
+    fn sha256(&self) -> String {
+        use sha2::Digest as _;
+        hex::encode(self.hash.clone().finalize())
+    }
+}
+
 /// The output files named (`--csv`, `--plot` and its heatmap): all different,
-/// and none there yet (outputs are never overwritten).
+/// and none there yet (outputs are never overwritten). `--csv -` is standard output.
 fn check_outputs(args: &SweepOptions) -> Result<()> {
     let heatmap_path = args
         .plot
@@ -192,8 +344,9 @@ fn check_outputs(args: &SweepOptions) -> Result<()> {
         .filter(|_| args.sweep.repeats > 1)
         .map(|p| heatmap_path_of(p));
     // Each output with the field that names it.
+    let csv_file = args.csv.clone().filter(|p| !is_stdout(p));
     let outputs: Vec<(&'static str, &PathBuf)> = [
-        ("csv", &args.csv),
+        ("csv", &csv_file),
         ("plot", &args.plot),
         ("plot", &heatmap_path),
     ]
@@ -231,7 +384,7 @@ type Written = Vec<(&'static str, PathBuf)>;
 fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<Value>, Written)> {
     let mut csv_rec = None;
     let mut written: Written = Vec::new();
-    if let Some(p) = &args.csv {
+    if let Some(p) = args.csv.as_ref().filter(|p| !is_stdout(p)) {
         let csv = rtl_power_csv(&sw.report);
         write_new(p, csv.as_bytes())?;
         written.push(("CSV", p.clone()));
@@ -253,9 +406,10 @@ fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<Value>, Writ
     Ok((csv_rec, written))
 }
 
-/// The sweep on stdout: its JSON, or its Markdown and where the files went.
-fn print(ctx: &Ctx, v: &Value, written: &Written) -> Result<()> {
-    ctx.report_to_pipe(v, |v| {
+/// The sweep on stdout: its JSON, or its Markdown and where the files went; on
+/// stderr when the CSV went to stdout (`--csv -`), so the pipe carries CSV only.
+fn print(ctx: &Ctx, v: &Value, written: &Written, csv_on_stdout: bool) -> Result<()> {
+    let human = |v: &Value| {
         // Plain text for the terminal; the Markdown is for RX_RESULT.md.
         let mut o = sweep_text(v);
         // The operator sees where the results went (the JSON names the CSV only).
@@ -263,7 +417,12 @@ fn print(ctx: &Ctx, v: &Value, written: &Written) -> Result<()> {
             let _ = writeln!(o, "wrote {what}: {}", p.display());
         }
         o
-    })
+    };
+    if csv_on_stdout {
+        eprint!("{}", human(v));
+        return Ok(());
+    }
+    ctx.report_to_pipe(v, human)
 }
 
 /// A sweep as the operator reads it on a terminal: the verdict and band first,
@@ -297,8 +456,8 @@ fn sweep_text(v: &Value) -> String {
     if v.get("cancelled").and_then(Value::as_bool) == Some(true) {
         let _ = writeln!(
             o,
-            "  interrupted: {} of {} repeat(s) done",
-            v.get("repeats_done").and_then(Value::as_u64).unwrap_or(0),
+            "  stopped: {} of {} pass(es) completed (every hop measured or failed); the rest not run",
+            v.get("passes_completed").and_then(Value::as_u64).unwrap_or(0),
             req.get("repeats").and_then(Value::as_u64).unwrap_or(1),
         );
     }
@@ -344,6 +503,16 @@ fn sweep_text(v: &Value) -> String {
         crate::result::plot::trim_number(f(&req, "dwell_s"), 4),
         crate::result::plot::trim_number(f(&req, "crop"), 3),
     );
+    if let Some(r) = v
+        .get("radio_settings")
+        .and_then(|r| serde_json::from_value::<rxnode_interlock::RadioSettings>(r.clone()).ok())
+    {
+        let _ = writeln!(
+            o,
+            "  {}",
+            crate::describe::radio_settings_text(&r).trim_start_matches(", ")
+        );
+    }
     let _ = writeln!(
         o,
         "  noise floor {:.1} dBFS/bin; {:.2} s (settle + dwell floor {:.2} s)",
@@ -405,20 +574,19 @@ mod tests {
             device: "driver=rxsim".into(),
             sweep,
             gain_db: None,
+            total_s: None,
             csv: None,
             plot: None,
             force: false,
             apply_cal: false,
+            radio: Default::default(),
         };
         assert!(step_of(&options(SweepConfig::new(88e6, 108e6, 10e3))).is_ok());
         let e = step_of(&options(SweepConfig::new(88e6, 80e6, 10e3))).expect_err("refused");
         let b = crate::exit::expect_field_error(&e);
         assert!(b.message.fields().any(|f| f == "stop_hz"), "{e}");
         assert!(!e.to_string().contains("--"), "{e}");
-        assert_eq!(
-            b.message.told(|f| format!("--{}", f.replace('_', "-"))),
-            as_flags(&e.to_string())
-        );
+        assert_eq!(b.message.told(flag_of), as_flags(&e.to_string()));
         let e = step_of(&SweepOptions {
             gain_db: Some("loud".into()),
             ..options(SweepConfig::new(88e6, 108e6, 10e3))

@@ -3,7 +3,7 @@
 use crate::result::Status;
 use anyhow::{Context, Result};
 use rxnode_hw::{
-    run_sweep_with_progress, HopStatus, RxConfig, RxRadio, SweepProgress, SweepReport,
+    run_sweep_observed, HopStatus, RxConfig, RxRadio, SweepHop, SweepProgress, SweepReport,
 };
 use rxnode_interlock::{GainSpec, RxSweepStep};
 use serde_json::{json, Value};
@@ -41,6 +41,8 @@ pub(crate) struct Swept {
     pub(crate) clock: Value,
     /// The band as asked, when it was clamped to the radio's tuning range.
     pub(crate) clamped: Option<Clamp>,
+    /// The radio's own settings written, stream args, AGC and manual ppm.
+    pub(crate) radio: rxnode_interlock::RadioSettings,
 }
 
 /// A band narrowed to the radio's tuning range: the edge hop is moved inside it.
@@ -75,22 +77,30 @@ impl Clamp {
 
 /// Open, configure (rate, first centre, gains — each checked by the device) and sweep.
 /// With `cal.apply`, every hop is tuned with the radio's fresh frequency
-/// calibration (a missing or stale one blocks the sweep, naming it).
+/// calibration (a missing or stale one blocks the sweep, naming it). Each pass's
+/// hops go to `on_pass` as soon as the pass is done ([`run_sweep_observed`]).
 pub(crate) fn execute(
     asked: &RxSweepStep,
     cancel: &AtomicBool,
     cal: &crate::exec::live::CalibrationUse,
+    on_pass: &mut dyn FnMut(&[SweepHop]),
 ) -> Result<Swept, NotSwept> {
     let started_at = crate::store::fsutil::now_iso();
     let mut radio = RxRadio::open(&asked.device)
         .map_err(|e| NotSwept::Blocked(format!("device not available: {e}")))?;
     let info = radio.probe();
+    if let Some(ch) = asked.radio.channel {
+        radio.set_channel(ch).map_err(blocked_or_failed)?;
+    }
     let (clamped_step, clamped) = clamp_to_device(asked, &info.frequency_ranges_hz)?;
     let s = &clamped_step;
     let applied = cal
         .correction(&info)
         .map_err(|e| NotSwept::Blocked(e.to_string()))?;
-    if let Some(ppm) = applied {
+    // The manual correction (`ppm`) tunes as a calibration would; the two are
+    // never given together (the step's check refuses it).
+    let correction = applied.or(s.radio.ppm);
+    if let Some(ppm) = correction {
         radio
             .set_lo_correction_ppm(ppm)
             .map_err(|e| NotSwept::Blocked(e.to_string()))?;
@@ -102,7 +112,7 @@ pub(crate) fn execute(
         .map(|g| w.start_hz + (g.kept_bins / 2) as f64 * w.sample_rate_hz / g.fft_size as f64)
         .unwrap_or(w.start_hz);
     let cfg = RxConfig {
-        frequency_hz: first / (1.0 + applied.unwrap_or(0.0) * 1e-6),
+        frequency_hz: first / (1.0 + correction.unwrap_or(0.0) * 1e-6),
         sample_rate_hz: w.sample_rate_hz,
         gain_db: match &s.gain_db {
             Some(GainSpec::Total(g)) => Some(*g),
@@ -122,6 +132,14 @@ pub(crate) fn execute(
     if let Some(GainSpec::Elements(m)) = &s.gain_db {
         radio.set_gain_elements(m).map_err(blocked_or_failed)?;
     }
+    // The radio's own settings (allowed by the policy), AGC and stream args.
+    radio
+        .write_settings(&s.radio.settings)
+        .map_err(blocked_or_failed)?;
+    if s.radio.agc {
+        radio.set_agc(true).map_err(blocked_or_failed)?;
+    }
+    radio.set_stream_args(&s.radio.stream_args);
     let actual = radio
         .actual()
         .map_err(|e| NotSwept::Failed(e.to_string()))?;
@@ -129,10 +147,11 @@ pub(crate) fn execute(
     let progress = SweepProgress::default();
     let done = AtomicBool::new(false);
     let report = std::thread::scope(|scope| {
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        // Passes at an interval report one line each instead (the caller's `on_pass`).
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) && s.sweep.interval_s.is_none() {
             scope.spawn(|| progress_bar(&progress, &done));
         }
-        let r = run_sweep_with_progress(&mut radio, &s.sweep, cancel, &progress);
+        let r = run_sweep_observed(&mut radio, &s.sweep, cancel, &progress, on_pass);
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     })
@@ -144,7 +163,8 @@ pub(crate) fn execute(
         gain_elements_db,
         started_at,
         clamped,
-        clock: cal.block(&info, actual.clock_source.as_deref(), applied),
+        radio: s.radio.clone(),
+        clock: cal.block(&info, actual.clock_source.as_deref(), correction),
     })
 }
 

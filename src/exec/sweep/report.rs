@@ -3,7 +3,7 @@
 //! `RX_RESULT.md`.
 use super::radio::{status_of, Swept};
 use crate::result::plot::{Heatmap, SpectrumPlot, Trace};
-use rxnode_hw::{HopStatus, SweepReport};
+use rxnode_hw::{HopStatus, SweepHop, SweepReport};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -68,40 +68,61 @@ fn sweep_json_inner(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
         "elapsed_s": r.elapsed_s,
         "settle_dwell_floor_s": r.floor_s,
         "cancelled": r.cancelled,
-        "repeats_done": repeats_done(r),
+        "passes_completed": passes_completed(r),
+        "radio_settings": (!sw.radio.is_empty()).then_some(&sw.radio),
         "csv": csv,
     })
 }
 
-/// rtl_power CSV: one line per measured hop and repeat,
+/// rtl_power CSV: one line per hop run, per repeat,
 /// `date, time, Hz low, Hz high, Hz step, samples, dB, dB, …` (UTC). A failed hop
-/// has no line (its range is in the JSON): nothing is filled in.
+/// keeps its line, marked: `samples` 0 and every bin `nan` (rtl_power's own
+/// spelling of no data), so the band has no hole and nothing is filled in
+/// (docs/operator.md#failed-hops-in-the-csv). Hops not run (cancelled) have no line.
 pub(crate) fn rtl_power_csv(r: &SweepReport) -> String {
+    rtl_power_rows(&r.hops)
+}
+
+/// The rtl_power lines of `hops` (one pass, or a whole sweep), in their order.
+pub(crate) fn rtl_power_rows(hops: &[SweepHop]) -> String {
     let mut out = String::new();
     let fmt = time::macros::format_description!("[year]-[month]-[day], [hour]:[minute]:[second]");
     // One time stamp per pass, its start, on every line of it, as rtl_power writes it:
     // heatmap tools take the lines of one time stamp as one row of the picture, so a
     // pass that crossed a second boundary must not split into two half rows.
     let mut pass_start: std::collections::BTreeMap<u32, f64> = Default::default();
-    for h in r.hops.iter().filter(|h| h.unix_time_s > 0.0) {
+    for h in hops.iter().filter(|h| h.unix_time_s > 0.0) {
         let t = pass_start.entry(h.repeat).or_insert(h.unix_time_s);
         *t = t.min(h.unix_time_s);
     }
-    for h in r
-        .hops
-        .iter()
-        .filter(|h| h.status == HopStatus::Ok && !h.db.is_empty())
-    {
+    for h in hops.iter().filter(|h| {
+        (h.status == HopStatus::Ok && !h.db.is_empty()) || h.status == HopStatus::Failed
+    }) {
         let at = pass_start.get(&h.repeat).copied().unwrap_or(h.unix_time_s);
         let t = time::OffsetDateTime::from_unix_timestamp(at as i64)
             .ok()
             .and_then(|t| t.format(&fmt).ok())
             .unwrap_or_else(|| "1970-01-01, 00:00:00".into());
+        let samples = if h.status == HopStatus::Ok {
+            h.samples
+        } else {
+            0
+        };
         let _ = write!(
             out,
-            "{t}, {:.0}, {:.0}, {:.2}, {}",
-            h.low_hz, h.high_hz, h.step_hz, h.samples
+            "{t}, {:.0}, {:.0}, {:.2}, {samples}",
+            h.low_hz, h.high_hz, h.step_hz
         );
+        if h.status == HopStatus::Failed {
+            let bins = if h.step_hz > 0.0 {
+                ((h.high_hz - h.low_hz) / h.step_hz).round().max(0.0) as usize
+            } else {
+                0
+            };
+            for _ in 0..bins {
+                out.push_str(", nan");
+            }
+        }
         for v in &h.db {
             if v.is_finite() {
                 let _ = write!(out, ", {v:.2}");
@@ -114,6 +135,25 @@ pub(crate) fn rtl_power_csv(r: &SweepReport) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Passes over the band that ran to their end: every hop of the plan reached,
+/// measured or failed (an interrupted sweep stops within one pass, and a pass
+/// cut short may not list its later hops at all).
+pub(crate) fn passes_completed(r: &SweepReport) -> u32 {
+    let per = r.plan.centers_hz.len();
+    let done = (0..r.config.repeats)
+        .filter(|rep| {
+            let of_pass = r.hops.iter().filter(|h| h.repeat == *rep);
+            let (mut reached, mut not_run) = (0usize, false);
+            for h in of_pass {
+                reached += 1;
+                not_run |= h.status == HopStatus::NotRun;
+            }
+            per > 0 && reached >= per && !not_run
+        })
+        .count();
+    u32::try_from(done).unwrap_or(u32::MAX)
 }
 
 fn title(sw: &Swept, what: &str) -> String {
@@ -163,22 +203,6 @@ pub(crate) fn spectrum_plot(sw: &Swept, what: &str) -> SpectrumPlot {
     }
 }
 
-/// The passes over the band that reached every hop (an interrupted sweep stops
-/// within one).
-pub(crate) fn repeats_done(r: &SweepReport) -> u32 {
-    let per = r.plan.centers_hz.len();
-    let reached = |rep: u32| {
-        r.hops
-            .iter()
-            .filter(|h| h.repeat == rep && h.status != HopStatus::NotRun)
-            .count()
-    };
-    let done = (0..r.config.repeats)
-        .filter(|rep| per > 0 && reached(*rep) >= per)
-        .count();
-    u32::try_from(done).unwrap_or(u32::MAX)
-}
-
 /// The heatmap of a sweep (one row per repeat that started), `None` for a single
 /// pass; an interrupted sweep's title says PARTIAL and how many passes were done.
 pub(crate) fn heatmap(sw: &Swept, what: &str) -> Option<Heatmap> {
@@ -225,8 +249,8 @@ pub(crate) fn heatmap(sw: &Swept, what: &str) -> Option<Heatmap> {
     }
     let what = if r.cancelled {
         format!(
-            "{what} heatmap · PARTIAL: interrupted after {} of {} repeats",
-            repeats_done(r),
+            "{what} heatmap · PARTIAL: stopped after {} of {} passes",
+            passes_completed(r),
             r.config.repeats
         )
     } else {
@@ -238,5 +262,6 @@ pub(crate) fn heatmap(sw: &Swept, what: &str) -> Option<Heatmap> {
         step_hz: r.plan.bin_hz,
         row_time_s: times,
         rows,
+        failed_hz: r.failed_ranges_hz.clone(),
     })
 }

@@ -37,7 +37,7 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         max_age_s: st.policy.rx.calibration_max_age_s,
         apply: s.apply_calibration,
     };
-    let sw = match execute(s, cancel, &cal) {
+    let sw = match execute(s, cancel, &cal, &mut |_| {}) {
         Ok(sw) => sw,
         Err(NotSwept::Unsupported(why)) => {
             out.not_swept(st, Status::Blocked, why);

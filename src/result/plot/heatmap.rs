@@ -37,7 +37,7 @@ pub(crate) fn write_heatmap(path: &Path, h: &Heatmap) -> Result<()> {
         // time axis' first tick never touches it.
         let body = super::draw_title(&root, &h.title, 16)?;
         let (main, legend) = body.split_horizontally(1080);
-        draw_cells(&main, &g)?;
+        draw_cells(&main, &g, &h.failed_hz)?;
         draw_scale(&legend, &g)?;
         root.present().map_err(err)
     })
@@ -149,6 +149,7 @@ fn row_edges(row_times: &[f64], n: usize) -> Vec<f64> {
 fn draw_cells(
     main: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     g: &Grid,
+    failed_hz: &[[f64; 2]],
 ) -> Result<()> {
     let (x0h, step, lo, hi, edges) = (g.x0h, g.step, g.lo, g.hi, &g.edges);
     let (t0, t1) = (edges[0], edges[g.rows.len()]);
@@ -177,8 +178,12 @@ fn draw_cells(
             .draw_series(vals.iter().enumerate().map(|(i, v)| {
                 let xa = (x0h + step * (i as f64 - 0.5)) / 1e6;
                 let xb = (x0h + step * (i as f64 + 0.5)) / 1e6;
+                let hz = x0h + step * i as f64;
                 let c = if v.is_finite() {
                     colour_of((v - lo) / (hi - lo))
+                } else if failed_hz.iter().any(|f| f[0] <= hz && hz <= f[1]) {
+                    // A failed hop: the spectrum's shade, never a colour of the scale.
+                    FAILED_SHADE
                 } else {
                     RGBColor(255, 255, 255)
                 };
@@ -186,8 +191,31 @@ fn draw_cells(
             }))
             .map_err(err)?;
     }
+    // One label per failed band, at the top.
+    let gap = step * 1.5;
+    for (r, n) in super::spectrum::merge_failed(failed_hz, gap) {
+        let (a, z) = ((r[0] / 1e6).max(g.x0), (r[1] / 1e6).min(g.x1));
+        if z <= a {
+            continue;
+        }
+        let label = if n == 1 {
+            "hop failed: no data".to_owned()
+        } else {
+            format!("{n} hops failed: no data")
+        };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label,
+                (a + (g.x1 - g.x0) * 0.004, t0 + (t1 - t0) * 0.012),
+                (FAMILY, 12).into_font().color(&RGBColor(170, 0, 0)),
+            )))
+            .map_err(err)?;
+    }
     Ok(())
 }
+
+/// The shade of a failed hop's cells, as in the spectrum picture.
+const FAILED_SHADE: RGBColor = RGBColor(255, 215, 215);
 
 /// The colour legend: a bar from lo (bottom) to hi (top) with a dB axis.
 fn draw_scale(

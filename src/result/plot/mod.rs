@@ -188,6 +188,9 @@ pub(crate) struct Heatmap {
     pub row_time_s: Vec<f64>,
     /// dBFS per column, per row; NaN = no data.
     pub rows: Vec<Vec<f64>>,
+    /// Ranges with no data because a hop failed, `[low, high]` Hz: drawn as a
+    /// shaded, labelled band where their cells are empty.
+    pub failed_hz: Vec<[f64; 2]>,
 }
 
 /// A number with at most `dec` decimals and no trailing zeros: `5`, `0.01`, `2.5`.
@@ -331,13 +334,13 @@ mod tests {
     /// A long title is broken at its separators, every part kept, none clipped.
     #[test]
     fn a_long_title_wraps_at_its_separators() {
-        let t = "rxnode sweep heatmap · PARTIAL: interrupted after 3 of 10 repeats · driver=rxsim · 2026-12-06T07:25:16+00:00";
+        let t = "rxnode sweep heatmap · PARTIAL: stopped after 3 of 10 passes · driver=rxsim · 2026-12-06T07:25:16+00:00";
         let lines = wrap_title(t, |l| l.chars().count() <= 60);
         assert_eq!(
             lines,
             [
                 "rxnode sweep heatmap",
-                "PARTIAL: interrupted after 3 of 10 repeats · driver=rxsim",
+                "PARTIAL: stopped after 3 of 10 passes · driver=rxsim",
                 "2026-12-06T07:25:16+00:00"
             ]
         );
@@ -592,6 +595,7 @@ mod tests {
             step_hz: 10e3,
             row_time_s: vec![0.0, 0.5, 1.0],
             rows: vec![plot().trace.db; 3],
+            failed_hz: vec![[88.01e6, 88.03e6]],
         };
         let hp = d.path().join("h.png");
         write_heatmap(&hp, &hm).unwrap();

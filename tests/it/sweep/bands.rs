@@ -2,7 +2,8 @@
 use super::*;
 
 /// A hop the radio cannot deliver is retried once, then marked failed
-/// with its range in the JSON, has no CSV line, and the result is PARTIAL.
+/// with its range in the JSON, keeps a CSV line marked as no data (0 samples,
+/// every bin `nan`), and the result is PARTIAL.
 #[test]
 fn a_dead_band_is_marked_failed_and_never_filled_in() {
     let rig = Rig::new();
@@ -37,13 +38,20 @@ fn a_dead_band_is_marked_failed_and_never_filled_in() {
     assert!(warned.iter().all(|l| l.contains("of repeat 1")), "{err}");
     assert_eq!((f.low_hz, f.high_hz), (dead[0].low_hz, dead[0].high_hz));
     let rows = read_rtl_power(&std::fs::read_to_string(&csv).unwrap());
-    assert_eq!(rows.len(), s.hops.len() - 1);
+    assert_eq!(rows.len(), s.hops.len());
     for r in &rows {
-        assert!(
-            r.hz_high <= f.low_hz + 1.0 || r.hz_low >= f.high_hz - 1.0,
-            "row {} overlaps the dead hop",
-            r.hz_low
-        );
+        let dead_row = (r.hz_low - f.low_hz).abs() < 1.0 && (r.hz_high - f.high_hz).abs() < 1.0;
+        if dead_row {
+            assert_eq!(r.samples, 0);
+            assert!(!r.db.is_empty() && r.db.iter().all(|d| d.is_nan()));
+        } else {
+            assert!(
+                r.hz_high <= f.low_hz + 1.0 || r.hz_low >= f.high_hz - 1.0,
+                "row {} overlaps the dead hop",
+                r.hz_low
+            );
+            assert!(r.samples > 0 && r.db.iter().all(|d| d.is_finite()));
+        }
     }
     // The emitter at 101.1 MHz lies in the dead hop: not reported, not invented.
     assert!(!s
@@ -255,6 +263,7 @@ fn sigint_stops_a_sweep_partial_with_hops_not_run() {
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["status"], "PARTIAL");
     assert_eq!(s["cancelled"], true);
+    assert_eq!(s["passes_completed"], 0, "the one pass was cut short");
     let hops = s["hops"].as_array().unwrap();
     let ok = hops.iter().filter(|h| h["status"] == "OK").count();
     let not_run = hops.iter().filter(|h| h["status"] == "NOT_RUN").count();
@@ -311,18 +320,18 @@ fn an_interrupted_repeated_sweep_says_how_many_repeats_were_done() {
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
         .lines()
-        .find(|l| l.trim_start().starts_with("interrupted: "))
+        .find(|l| l.trim_start().starts_with("stopped: "))
         .unwrap_or_else(|| panic!("{}", show(&out)));
     let done: u64 = line
         .trim()
-        .trim_start_matches("interrupted: ")
+        .trim_start_matches("stopped: ")
         .split(' ')
         .next()
         .unwrap()
         .parse()
         .unwrap();
     assert!(
-        line.ends_with(&format!("{done} of 500 repeat(s) done")),
+        line.contains(&format!("{done} of 500 pass(es) completed")),
         "{line}"
     );
     assert!((1..500).contains(&done), "{line}");

@@ -1,0 +1,161 @@
+//! A radio's own settings in an RX step (docs/operator.md#radio-settings): SoapySDR
+//! `writeSetting` keys and values, stream args, AGC and a manual frequency
+//! correction, and their policy check. Fail closed: a setting key is refused unless
+//! the node's policy lists it in `rx.allowed_settings` (a setting can put power or
+//! signal on the antenna port: bias-T, amplifiers), and a stream arg whose key names
+//! power (`bias`, `amp`, `power`, `tx`) likewise.
+use crate::error::Error;
+use crate::policy::RxPolicy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The radio settings of an RX step or command.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RadioSettings {
+    /// SoapySDR `writeSetting` key → value, written after the radio is configured.
+    pub settings: BTreeMap<String, String>,
+    /// Stream args key → value, given to `setupStream`.
+    pub stream_args: BTreeMap<String, String>,
+    /// Automatic gain control on (`setGainMode`); off (unchanged) by default.
+    pub agc: bool,
+    /// A manual frequency correction, ppm (rtl_power's `-p`): tunes as a
+    /// calibration of this many ppm would. Not with `apply_calibration`.
+    pub ppm: Option<f64>,
+    /// The RX channel (0 when unset).
+    pub channel: Option<usize>,
+}
+
+/// Most settings (and most stream args) one step may give.
+pub const MAX_RADIO_SETTINGS: usize = 32;
+
+/// Stream-arg key fragments that may power the antenna port or key a path.
+const POWER_WORDS: [&str; 4] = ["bias", "amp", "power", "tx"];
+
+impl RadioSettings {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self == &RadioSettings::default()
+    }
+
+    /// Problems with the values themselves, each naming its field and value.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        for (field, map) in [
+            ("settings", &self.settings),
+            ("stream_args", &self.stream_args),
+        ] {
+            if map.len() > MAX_RADIO_SETTINGS {
+                out.push((
+                    field,
+                    format!(
+                        "{field} gives {} keys; at most {MAX_RADIO_SETTINGS}",
+                        map.len()
+                    ),
+                ));
+            }
+            for (k, v) in map {
+                let key = crate::header::truncate(k, 40);
+                if k.is_empty() || k.len() > 64 || k.chars().any(bad_char) {
+                    out.push((field, format!("{field} key {key:?} is not a setting name")));
+                }
+                if v.len() > 256 || v.chars().any(bad_char) {
+                    out.push((
+                        field,
+                        format!(
+                            "{field}.{key} value {:?} is not a setting value (no commas, = or control characters; at most 256 bytes)",
+                            crate::header::truncate(v, 40)
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(c) = self.channel {
+            if c > 255 {
+                out.push(("channel", format!("channel {c} must be in 0..=255")));
+            }
+        }
+        if let Some(p) = self.ppm {
+            if !(p.is_finite() && p.abs() <= 1000.0) {
+                out.push((
+                    "ppm",
+                    format!("ppm {p} must be a finite number within ±1000"),
+                ));
+            }
+        }
+        out
+    }
+}
+
+fn bad_char(c: char) -> bool {
+    c.is_control() || c == ',' || c == '='
+}
+
+/// Check radio settings against the RX policy: every setting key, and every stream
+/// arg whose key names power, must be listed in `rx.allowed_settings` (exactly, as
+/// the driver spells it); the error names the key and the policy key.
+pub fn check_radio_settings(s: &RadioSettings, policy: &RxPolicy) -> Result<(), Error> {
+    if let Some((_, p)) = s.problems().into_iter().next() {
+        return Err(Error::Policy(p));
+    }
+    let listed = |k: &str| policy.allowed_settings.iter().any(|a| a == k);
+    for k in s.settings.keys() {
+        if !listed(k) {
+            return Err(Error::Policy(format!(
+                "settings.{} is not in rx.allowed_settings {:?} (a radio setting is refused unless the node's policy lists its key: it can power the antenna port)",
+                crate::header::truncate(k, 40),
+                policy.allowed_settings
+            )));
+        }
+    }
+    for k in s.stream_args.keys() {
+        let lower = k.to_ascii_lowercase();
+        if POWER_WORDS.iter().any(|w| lower.contains(w)) && !listed(k) {
+            return Err(Error::Policy(format!(
+                "stream_args.{} names power and is not in rx.allowed_settings {:?}",
+                crate::header::truncate(k, 40),
+                policy.allowed_settings
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fail closed: no key passes an empty list; a listed key passes exactly as
+    /// spelled; a power-named stream arg needs listing, others do not.
+    #[test]
+    fn settings_are_refused_unless_the_policy_lists_them() {
+        let mut p = RxPolicy::default();
+        let mut s = RadioSettings::default();
+        assert!(s.is_empty());
+        check_radio_settings(&s, &p).unwrap();
+        s.settings.insert("biastee".into(), "true".into());
+        let e = check_radio_settings(&s, &p).unwrap_err().to_string();
+        assert!(
+            e.contains("settings.biastee is not in rx.allowed_settings []"),
+            "{e}"
+        );
+        p.allowed_settings = vec!["BiasTee".into()];
+        assert!(check_radio_settings(&s, &p).is_err(), "exact spelling only");
+        p.allowed_settings = vec!["biastee".into()];
+        check_radio_settings(&s, &p).unwrap();
+        s.stream_args.insert("bufflen".into(), "65536".into());
+        check_radio_settings(&s, &p).unwrap();
+        s.stream_args.insert("bias_tx".into(), "1".into());
+        let e = check_radio_settings(&s, &p).unwrap_err().to_string();
+        assert!(e.contains("stream_args.bias_tx names power"), "{e}");
+        s.stream_args.remove("bias_tx");
+        s.settings.insert("direct_samp".into(), "2,3".into());
+        let e = check_radio_settings(&s, &p).unwrap_err().to_string();
+        assert!(e.contains("settings.direct_samp value"), "{e}");
+        s.settings.remove("direct_samp");
+        s.ppm = Some(f64::NAN);
+        assert!(check_radio_settings(&s, &p)
+            .unwrap_err()
+            .to_string()
+            .contains("ppm NaN"));
+    }
+}

@@ -1,0 +1,168 @@
+//! A recording replayed as a radio: rxsim's `replay=FILE` streams a capture that
+//! `rxnode --sim capture --record` wrote, so the same capture and CLKIN check give
+//! the same answer from the file as from the radio; `SoapySDRUtil` sees the
+//! replaying rxsim as any rxsim radio, offering only the recording's rate.
+use crate::util::{run_fed, show, text, Lab};
+use serde::Deserialize;
+use std::path::Path;
+use std::process::{Command, Output};
+
+#[derive(Debug, Deserialize)]
+struct CaptureT {
+    status: String,
+    peaks: Vec<PeakT>,
+    clkin: Option<ClkinT>,
+}
+#[derive(Debug, Deserialize)]
+struct PeakT {
+    frequency_hz: f64,
+    power_db: f64,
+}
+#[derive(Debug, Deserialize)]
+struct ClkinT {
+    status: String,
+    ppm: Option<f64>,
+    ppm_uncertainty: Option<f64>,
+}
+
+fn capture(lab: &Lab, device: &str, secs: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "--sim",
+        "capture",
+        "-d",
+        device,
+        "-f",
+        "100M",
+        "-r",
+        "2M",
+        "-t",
+        secs,
+        "--clkin-tone-hz",
+        "100.2M",
+        "--clock-source",
+        "external",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    run_fed(
+        lab.rxnode()
+            .args(&args)
+            .env("RXSIM_EVENT_LOG", lab.events_log()),
+        b"",
+    )
+}
+
+fn parsed(o: &Output) -> CaptureT {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", show(o)))
+}
+
+/// The peak and the CLKIN answer of a capture replayed from its SigMF recording
+/// (and from its data as a raw cf32 file) are those of the live capture (the
+/// replaying radio is on an external reference too: the CLKIN check reads its
+/// lock sensor; the reference error is in the samples).
+#[test]
+fn a_replayed_recording_gives_the_live_captures_peak_and_clkin() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let meta = d.join("rec.sigmf-meta");
+    let live = capture(
+        &lab,
+        "driver=rxsim,serial=REC,tone_hz=100.2e6,tone_dbfs=-30,ext_ref=1,ext_ppm=0.2",
+        "0.5",
+        &["--record", meta.to_str().unwrap()],
+    );
+    expect_exit!(live, 0, "live capture");
+    let live = parsed(&live);
+    let raw = d.join("rec.cf32");
+    std::fs::copy(d.join("rec.sigmf-data"), &raw).unwrap();
+    for device in [
+        format!("driver=rxsim,serial=PLAY1,ext_ref=1,replay={}", meta.display()),
+        format!(
+            "driver=rxsim,serial=PLAY2,ext_ref=1,replay={},replay_format=cf32,replay_rate=2e6,replay_freq=100e6",
+            raw.display()
+        ),
+    ] {
+        let out = capture(&lab, &device, "0.5", &[]);
+        expect_exit!(out, 0, "replay {device}");
+        let got = parsed(&out);
+        assert_eq!(got.status, live.status);
+        let (a, b) = (&live.peaks[0], &got.peaks[0]);
+        assert!((a.frequency_hz - b.frequency_hz).abs() < 1.0, "{a:?} {b:?}");
+        assert!((a.power_db - b.power_db).abs() < 0.01, "{a:?} {b:?}");
+        let (a, b) = (live.clkin.as_ref().unwrap(), got.clkin.as_ref().unwrap());
+        assert_eq!((a.status.as_str(), b.status.as_str()), ("PASS", "PASS"));
+        let (pa, pb) = (a.ppm.unwrap(), b.ppm.unwrap());
+        assert!((pa - 0.2).abs() < 0.01, "live {pa}");
+        assert!(
+            (pa - pb).abs() <= a.ppm_uncertainty.unwrap().max(1e-9),
+            "live {pa} replayed {pb}"
+        );
+    }
+    // Played once: past the end nothing arrives, and the radio's log says so.
+    let out = capture(
+        &lab,
+        &format!(
+            "driver=rxsim,serial=ONCE,replay={},replay_loop=0",
+            meta.display()
+        ),
+        "1",
+        &[],
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let log = std::fs::read_to_string(lab.events_log()).unwrap();
+    assert!(
+        log.contains("replayEnd RX serial=ONCE"),
+        "{log}\n{}",
+        show(&out)
+    );
+    // SoapySDRUtil sees it as a radio at the recording's one rate.
+    let probe = soapy_util(
+        &lab,
+        &format!("--probe=driver=rxsim,replay={}", meta.display()),
+    );
+    assert!(probe.status.success(), "{}", show(&probe));
+    let p = text(&probe.stdout);
+    assert!(p.contains("Sample rates: 2 MSps"), "{p}");
+    // A recording it cannot read is refused when the device is made, naming it.
+    let bad = capture(
+        &lab,
+        "driver=rxsim,serial=BAD,replay=/nonexistent.sigmf-meta",
+        "0.5",
+        &[],
+    );
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(
+        text(&bad.stderr).contains("/nonexistent.sigmf-meta"),
+        "{}",
+        show(&bad)
+    );
+}
+
+/// `SoapySDRUtil ARG` with only the rxsim module that `rxnode --sim` installs.
+fn soapy_util(lab: &Lab, arg: &str) -> Output {
+    let cache = lab.dir.path().join("cache");
+    let out = lab
+        .rxnode()
+        .args(["--sim", "inventory", "--dry-run", "--json"])
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
+    expect_exit!(out, 0, "rxnode --sim inventory");
+    let module = std::fs::read_dir(cache.join("rxnode"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p: &std::path::PathBuf| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("librxsim-"))
+        })
+        .expect("rxnode --sim installed librxsim-*");
+    let empty = lab.dir.path().join("empty-root");
+    std::fs::create_dir_all(&empty).unwrap();
+    Command::new("SoapySDRUtil")
+        .arg(arg)
+        .env("SOAPY_SDR_PLUGIN_PATH", Path::new(&module))
+        .env("SOAPY_SDR_ROOT", &empty)
+        .output()
+        .expect("SoapySDRUtil (apt-get install soapysdr-tools; scripts/setup.sh)")
+}
