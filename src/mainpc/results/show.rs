@@ -19,7 +19,7 @@ pub(super) fn cmd_show(fetched: &Fetched<'_>, task_id: &str, found: &[Found]) ->
         )));
     }
     let Some(f) = found.first() else {
-        return Err(bad_input(format!("no result for {task_id} on rx-node")));
+        return Err(bad_input(format!("no result for {task_id}")));
     };
     let b = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
     let v: Value = serde_json::from_slice(&b)
