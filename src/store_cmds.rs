@@ -147,10 +147,7 @@ pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
     ctx.report(
         &json!({"name": name, "publish_ref": layout.as_str(), "branch": branch}),
         |_| match (&name, &branch) {
-            (Some(n), Some(b)) => format!(
-                "node name: {n}\npublishes to: {b} ({})\n",
-                what(layout)
-            ),
+            (Some(n), Some(b)) => format!("node name: {n}\npublishes to: {b} ({})\n", what(layout)),
             _ => "this node has no name; set one with `rxnode node set-name NAME`\n".to_owned(),
         },
     )?;

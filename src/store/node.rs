@@ -241,7 +241,10 @@ mod tests {
         assert_eq!(set_name(&paths, "RX-1").unwrap(), None);
         assert_eq!(load_name(&paths).unwrap().as_deref(), Some("RX-1"));
         // The layout is the default until set, and survives a rename.
-        assert_eq!(load_file(&paths).unwrap().unwrap().publish_ref, PublishRef::Shared);
+        assert_eq!(
+            load_file(&paths).unwrap().unwrap().publish_ref,
+            PublishRef::Shared
+        );
         let shared = std::fs::read_to_string(paths.node_name()).unwrap();
         assert!(!shared.contains("publish_ref"), "{shared}");
         assert_eq!(
@@ -249,7 +252,10 @@ mod tests {
             PublishRef::Shared
         );
         assert_eq!(set_name(&paths, "RX-2").unwrap().as_deref(), Some("RX-1"));
-        assert_eq!(load_file(&paths).unwrap().unwrap().publish_ref, PublishRef::Own);
+        assert_eq!(
+            load_file(&paths).unwrap().unwrap().publish_ref,
+            PublishRef::Own
+        );
         assert_eq!(PublishRef::Own.branch("RX-2"), "rx-results/RX-2");
         #[cfg(unix)]
         {

@@ -20,8 +20,8 @@ mod tree;
 pub(crate) use tree::delta_path;
 
 use crate::git::refspec::{own_results_refspec, rx_node_refspec, PushRefspec};
-use crate::store::node::PublishRef;
 use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
+use crate::store::node::PublishRef;
 use checks::check_log_meta;
 use prepare::{make_log_meta, prepare};
 use prepared::{result_key, Prepared};

@@ -81,7 +81,7 @@ impl Fetched<'_> {
                 "nothing fetched yet: --no-fetch reads the copy of rx-node the last fetch left in {PRIVATE_REF}, and there is none — run `rxnode results` without --no-fetch to fetch it"
             )
         } else {
-            "no rx-node branch and no rx-results/<NODE> branch on the remote yet: no node has published".to_owned()
+            "no rx-node branch on the remote yet (and no rx-results/<NODE> branch): no node has published".to_owned()
         }
     }
 

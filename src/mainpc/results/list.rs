@@ -337,7 +337,12 @@ pub(super) fn cmd_list(
     let (list, total, tree_problems) = match filter.node {
         None => rows(f, limit, &keep)?,
         // `--node N`: the other nodes' own branches need not be walked.
-        Some(n) => rows_of(f, &|s| s.owner.as_deref().is_none_or(|o| o == n), limit, &keep)?,
+        Some(n) => rows_of(
+            f,
+            &|s| s.owner.as_deref().is_none_or(|o| o == n),
+            limit,
+            &keep,
+        )?,
     };
     let branches: Vec<Value> = f
         .sources

@@ -50,6 +50,8 @@ struct NodeRow {
     results: usize,
     last_result_at: Option<String>,
     last_result_landed_at: Option<String>,
+    /// The branch the last result was read from.
+    last_result_branch: Option<String>,
     last_task_id: Option<String>,
     last_status: Option<String>,
     /// Where the node publishes as its results show it: `rx-node`, `rx-results/<NODE>`, or both.
@@ -83,6 +85,7 @@ impl NodeRow {
             results: 0,
             last_result_at: None,
             last_result_landed_at: None,
+            last_result_branch: None,
             last_task_id: None,
             last_status: None,
             publishes_to: Vec::new(),
@@ -116,11 +119,16 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
             Some(super::seen::Now {
                 branch: format!("rx-status/{name}"),
                 tip: (*tip)?,
-                heartbeat: v.as_ref().ok().and_then(|v| v["time"].as_str()).map(str::to_owned),
+                heartbeat: v
+                    .as_ref()
+                    .ok()
+                    .and_then(|v| v["time"].as_str())
+                    .map(str::to_owned),
             })
         })
         .collect();
-    let mut rewritten = super::seen::check(f.repo, &super::seen::is_status_branch, &seen_now, false);
+    let mut rewritten =
+        super::seen::check(f.repo, &super::seen::is_status_branch, &seen_now, false);
     rewritten.extend(f.rewritten.clone());
     for (name, status, _) in statuses {
         let n = by
@@ -143,7 +151,9 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
                 .collect(),
         };
         for t in targets {
-            let n = by.entry(t.clone()).or_insert_with(|| NodeRow::new(t.clone()));
+            let n = by
+                .entry(t.clone())
+                .or_insert_with(|| NodeRow::new(t.clone()));
             n.problems.push(format!(
                 "{branch} {why}: what it shows is not to be trusted (docs/protocol.md#6-the-main-pcs-side)"
             ));
@@ -175,6 +185,7 @@ fn last_result(repo: &Repository, n: &mut NodeRow, r: &Row) {
     n.last_result_at = r.completed_at.clone();
     n.last_task_id = Some(r.task_id.clone());
     n.last_status = r.status.clone();
+    n.last_result_branch = Some(r.branch.clone());
     n.last_result_landed_at = r
         .commit
         .as_deref()
@@ -535,10 +546,11 @@ fn render_nodes(nodes: &[NodeRow]) -> String {
                 n.last_status.as_deref().unwrap_or("?")
             ),
             (Some(id), None, landed) => writeln!(text,
-                "    results: {} on {}; last {id} {} (no completion time in the result; landed {})",
+                "    results: {} on {}; last {id} {} (no completion time in the result; landed on {} {})",
                 n.results,
                 n.publishes_to.join(" and "),
                 n.last_status.as_deref().unwrap_or("?"),
+                n.last_result_branch.as_deref().unwrap_or("?"),
                 landed.as_deref().unwrap_or("at an unknown time")
             ),
         };

@@ -138,9 +138,9 @@ pub(super) fn check(
         e.tip = n.tip.to_string();
         // A heartbeat only ever moves forward in the record.
         let later = match (&e.heartbeat, &n.heartbeat) {
-            (Some(old), Some(new)) => {
-                parse_time(new).zip(parse_time(old)).is_some_and(|(n, o)| n > o)
-            }
+            (Some(old), Some(new)) => parse_time(new)
+                .zip(parse_time(old))
+                .is_some_and(|(n, o)| n > o),
             (None, Some(_)) => true,
             _ => false,
         };
@@ -248,4 +248,3 @@ pub(super) fn is_results_branch(b: &str) -> bool {
 pub(super) fn is_status_branch(b: &str) -> bool {
     b.starts_with("rx-status/")
 }
-

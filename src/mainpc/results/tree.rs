@@ -174,7 +174,10 @@ fn skipped(fam: &Family, name: &str) {
 /// Every results branch as last fetched: `rx-node` (tip `rx_node`) first, then
 /// each node's own `rx-results/<NODE>` by name.
 pub(super) fn read_sources(repo: &Repository, rx_node: Option<Oid>) -> Result<Vec<Rc<Source>>> {
-    let mut out: Vec<Rc<Source>> = rx_node.map(|t| Rc::new(Source::shared(t))).into_iter().collect();
+    let mut out: Vec<Rc<Source>> = rx_node
+        .map(|t| Rc::new(Source::shared(t)))
+        .into_iter()
+        .collect();
     let mut own = Vec::new();
     for r in repo
         .references_glob(&format!("{OWN_PRIVATE_PREFIX}*"))

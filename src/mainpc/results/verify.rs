@@ -447,7 +447,8 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
             "problems": problems,
         }));
     }
-    let out = json!({"valid": all_ok, "tip": fetched.tip.map(|t| t.to_string()), "results": reports});
+    let out =
+        json!({"valid": all_ok, "tip": fetched.tip.map(|t| t.to_string()), "results": reports});
     ctx.report(&super::text::safe_json(&out)?, |_| {
         let mut text = String::new();
         for r in &reports {

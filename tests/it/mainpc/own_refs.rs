@@ -8,7 +8,14 @@ fn done(node: &Path, id: &str) {
     approve(node);
     let out = rxnode(
         node,
-        &["mark-completed", id, "--status", "PASS", "--note", "checked"],
+        &[
+            "mark-completed",
+            id,
+            "--status",
+            "PASS",
+            "--note",
+            "checked",
+        ],
         "",
     );
     expect_exit!(out, 0);
@@ -181,7 +188,15 @@ fn a_result_on_both_layouts_is_listed_once_and_a_differing_copy_is_a_named_confl
     done(&a, "BOTH_1");
     expect_exit!(publish(&a, "BOTH_1"), 0);
     // The same commit on the node's own branch too (as after a move between layouts).
-    git(&a, &["push", "-q", "origin", "rx-node:refs/heads/rx-results/LAB-A"]);
+    git(
+        &a,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "rx-node:refs/heads/rx-results/LAB-A",
+        ],
+    );
     let l = fleet_listing(&lab.main);
     assert_eq!(l["total"], 1, "{l}");
     let rows = l["results"].as_array().unwrap();
@@ -189,10 +204,19 @@ fn a_result_on_both_layouts_is_listed_once_and_a_differing_copy_is_a_named_confl
     assert_eq!(rows[0]["problems"], json!([]), "{l}");
     let on: Vec<&str> = [rows[0]["branch"].as_str().unwrap()]
         .into_iter()
-        .chain(rows[0]["also_on"].as_array().unwrap().iter().filter_map(|v| v.as_str()))
+        .chain(
+            rows[0]["also_on"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|v| v.as_str()),
+        )
         .collect();
     assert_eq!(on.len(), 2, "{l}");
-    assert!(on.contains(&"rx-node") && on.contains(&"rx-results/LAB-A"), "{l}");
+    assert!(
+        on.contains(&"rx-node") && on.contains(&"rx-results/LAB-A"),
+        "{l}"
+    );
 
     // A different copy on the own branch, landing later, and another node's folder there.
     let hand = lab.root.path().join("hand");
@@ -259,7 +283,10 @@ fn push_status(lab: &Lab, hand: &Path, node: &str, time: &str) {
         format!("100644 blob {blob}\tSTATUS.json\n").as_bytes(),
     );
     let tree = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let commit = git(hand, &["commit-tree", &tree, "-m", &format!("status of {node}")]);
+    let commit = git(
+        hand,
+        &["commit-tree", &tree, "-m", &format!("status of {node}")],
+    );
     git(
         hand,
         &[
@@ -293,7 +320,12 @@ fn a_node_branch_rewritten_by_someone_else_is_named_never_silently_trusted() {
     let hand = lab.root.path().join("hand");
     git(
         lab.root.path(),
-        &["clone", "-q", lab.origin.to_str().unwrap(), hand.to_str().unwrap()],
+        &[
+            "clone",
+            "-q",
+            lab.origin.to_str().unwrap(),
+            hand.to_str().unwrap(),
+        ],
     );
     push_status(&lab, &hand, "LAB-A", "2026-12-01T10:00:00.000Z");
     // The main PC sees everything once: nothing to name.
@@ -303,13 +335,25 @@ fn a_node_branch_rewritten_by_someone_else_is_named_never_silently_trusted() {
     for n in v["nodes"].as_array().unwrap() {
         assert_eq!(n["rewritten"], json!({}), "{n}");
     }
-    assert_eq!(fleet_listing(&lab.main)["results"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        fleet_listing(&lab.main)["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 
     // Someone rewrites LAB-A's branch (its last result dropped) and puts an older status back.
     git(&hand, &["fetch", "-q", "origin", "rx-results/LAB-A"]);
     git(
         &hand,
-        &["push", "-q", "-f", "origin", "FETCH_HEAD~1:refs/heads/rx-results/LAB-A"],
+        &[
+            "push",
+            "-q",
+            "-f",
+            "origin",
+            "FETCH_HEAD~1:refs/heads/rx-results/LAB-A",
+        ],
     );
     push_status(&lab, &hand, "LAB-A", "2026-11-30T10:00:00.000Z");
     for run in 0..2 {
