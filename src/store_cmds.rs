@@ -119,7 +119,7 @@ pub fn cmd_set_publish_ref(ctx: &Ctx, layout: PublishRef) -> Result<Outcome> {
             if old != layout {
                 let _ = writeln!(
                     t,
-                    "results already published to {} stay there; the main PC's `rxnode results` reads both",
+                    "any result already published to {} stays there; the main PC's `rxnode results` reads both",
                     old.branch(&name)
                 );
             }

@@ -398,14 +398,20 @@ fn render_list(
     if !list.is_empty() {
         let _ = writeln!(
             text,
-            "{:<14} {:<28} {:<8} {:<6} {:<25} {:<12} figures",
-            "NODE", "TASK_ID", "STATUS", "RISK", "COMPLETED", "COMMIT"
+            "{:<14} {:<8} {:<28} {:<8} {:<6} {:<25} {:<12} figures",
+            "NODE", "ON", "TASK_ID", "STATUS", "RISK", "COMPLETED", "COMMIT"
         );
     }
     for r in list {
+        // Which layout it was read from: the shared rx-node, the node's own branch, or both.
+        let on = match (r.branch == "rx-node", r.also_on.is_empty()) {
+            (_, false) => "both",
+            (true, true) => "rx-node",
+            (false, true) => "own",
+        };
         let _ = writeln!(
             text,
-            "{:<14} {:<28} {:<8} {:<6} {:<25} {:<12} {}",
+            "{:<14} {on:<8} {:<28} {:<8} {:<6} {:<25} {:<12} {}",
             r.node.as_deref().unwrap_or("(unnamed)"),
             r.task_id,
             r.status.as_deref().unwrap_or("?"),
