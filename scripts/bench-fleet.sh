@@ -14,9 +14,18 @@
 # address, so a fleet of 64 at the default limit has its own fetches and pushes
 # killed mid-way — a limit a lab of separate machines does not hit that way.
 #
+# With LAYOUT=own every node publishes to a branch of its own, rx-results/<NODE>
+# (`rxnode node set-publish-ref own`, docs/publishing.md#one-ref-per-node), so no
+# publication races another; "landed" then counts the nodes whose own branch on
+# the origin holds their result, and the main PC's `results` (newest 50 across
+# every branch) is timed too.
+#
 # usage: scripts/bench-fleet.sh [SIZES] [RXNODE]
 #   SIZES      fleet sizes, default "8 16 32 64"
 #   RXNODE     the binary, default target/release/rxnode
+#   LAYOUT     shared (every node on rx-node, the default) or own
+#   WATCHERS   1 (default): each node runs a watcher publishing its status; 0: none,
+#              and each fleet ends as soon as every publication has ended
 #   FLEET_SECONDS  how long each fleet runs after its publications start (default 120)
 #   INTERVAL   heartbeat interval in seconds (default 2)
 #   DAEMON_MAX_CONNECTIONS  git daemon's --max-connections (default 256; git's own
@@ -28,6 +37,9 @@ BIN="$(realpath "${2:-${CARGO_TARGET_DIR:-target}/release/rxnode}")"
 SECONDS_PER_FLEET="${FLEET_SECONDS:-120}"
 INTERVAL="${INTERVAL:-2}"
 MAXCONN="${DAEMON_MAX_CONNECTIONS:-256}"
+LAYOUT="${LAYOUT:-shared}"
+WATCH="${WATCHERS:-1}"
+case "$LAYOUT" in shared|own) ;; *) echo "LAYOUT must be shared or own" >&2; exit 2 ;; esac
 command -v git >/dev/null || { echo "git is needed" >&2; exit 2; }
 WORK="$(mktemp -d)"
 PIDS=()
@@ -43,9 +55,13 @@ now() { date +%s.%N; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); binary $BIN"
-echo "# heartbeat every ${INTERVAL} s; each fleet runs ${SECONDS_PER_FLEET} s after its publications start; git daemon --max-connections=${MAXCONN}"
-printf '%-5s %-7s %-14s %-13s %-15s %-8s %-16s %-19s %s\n' \
-    nodes landed "last landed s" "worst pushes" "status commits" intact "results nodes s" "alive/stale/silent" "load (1 5 15)"
+if [ "$WATCH" = 1 ]; then
+    echo "# layout $LAYOUT; heartbeat every ${INTERVAL} s; each fleet runs ${SECONDS_PER_FLEET} s after its publications start; git daemon --max-connections=${MAXCONN}"
+else
+    echo "# layout $LAYOUT; no watchers (no heartbeats); each fleet ends when its publications have; git daemon --max-connections=${MAXCONN}"
+fi
+printf '%-5s %-7s %-14s %-13s %-15s %-8s %-16s %-19s %-12s %s\n' \
+    nodes landed "last landed s" "worst pushes" "status commits" intact "results nodes s" "alive/stale/silent" "results s" "load (1 5 15)"
 
 for N in $SIZES; do
     D="$WORK/fleet-$N"
@@ -70,7 +86,10 @@ for N in $SIZES; do
         n="$D/rx$i"
         "${G[@]}" clone -q -b video-development "$URL" "$n"
         "$BIN" --repo "$n" node set-name "FLEET-$i" >/dev/null
-        printf '{"status": {"publish_every_s": %s}}\n' "$INTERVAL" > "$n/.local/rxnode-policy.json"
+        [ "$LAYOUT" = own ] && "$BIN" --repo "$n" node set-publish-ref own >/dev/null
+        if [ "$WATCH" = 1 ]; then
+            printf '{"status": {"publish_every_s": %s}}\n' "$INTERVAL" > "$n/.local/rxnode-policy.json"
+        fi
         echo A | "$BIN" --repo "$n" watch --once --interval 0.2 >/dev/null
         "$BIN" --repo "$n" mark-completed FLEET_BENCH_1 --status PASS --note "bench" >/dev/null
     done
@@ -78,12 +97,14 @@ for N in $SIZES; do
     mkfifo "$D/stdin"
     exec 9<>"$D/stdin"
     WATCHERS=()
-    for i in $(seq "$N"); do
-        "$BIN" --repo "$D/rx$i" watch --interval "$INTERVAL" <"$D/stdin" >/dev/null 2>"$D/watch$i.err" &
-        WATCHERS+=("$!")
-        PIDS+=("$!")
-    done
-    sleep "$INTERVAL"
+    if [ "$WATCH" = 1 ]; then
+        for i in $(seq "$N"); do
+            "$BIN" --repo "$D/rx$i" watch --interval "$INTERVAL" <"$D/stdin" >/dev/null 2>"$D/watch$i.err" &
+            WATCHERS+=("$!")
+            PIDS+=("$!")
+        done
+        sleep "$INTERVAL"
+    fi
     # All publish at once.
     T0="$(now)"
     for i in $(seq "$N"); do
@@ -95,6 +116,7 @@ for N in $SIZES; do
     # Sample the status branches while the fleet runs.
     MAXC=0
     END=$(( $(date +%s) + SECONDS_PER_FLEET ))
+    [ "$WATCH" = 1 ] || END=0
     while [ "$(date +%s)" -lt "$END" ]; do
         for i in $(seq "$N"); do
             c="$(git -C "$D/origin.git" rev-list --count "rx-status/FLEET-$i" 2>/dev/null || echo 0)"
@@ -105,7 +127,13 @@ for N in $SIZES; do
     for i in $(seq "$N"); do
         for _ in $(seq 600); do [ -f "$D/pub$i.done" ] && break; sleep 0.5; done
     done
-    LANDED="$(git -C "$D/origin.git" ls-tree -d --name-only rx-node:rx-results/FLEET_BENCH_1 2>/dev/null | wc -l)"
+    # Where node i's result lives on the origin.
+    ref_of() { if [ "$LAYOUT" = own ]; then echo "rx-results/FLEET-$1"; else echo rx-node; fi; }
+    LANDED=0
+    for i in $(seq "$N"); do
+        git -C "$D/origin.git" cat-file -e "$(ref_of "$i"):rx-results/FLEET_BENCH_1/FLEET-$i/RX_RESULT.json" 2>/dev/null \
+            && LANDED=$((LANDED + 1))
+    done
     LAST="$(cat "$D"/pub*.done | awk -v t0="$T0" 'BEGIN{m=0} {if ($1==0 && $2-t0>m) m=$2-t0} END{printf "%.1f", m}')"
     FAILED="$(cat "$D"/pub*.done | awk '$1!=0' | wc -l)"
     WORST="$(python3 - "$D"/pub*.json <<'PY'
@@ -119,15 +147,17 @@ for f in sys.argv[1:]:
 print(m)
 PY
 )"
-    # A fresh clone: every node's three files there, byte-identical to what it published
-    # (its outbox copy of RX_RESULT.md/.json, its own rx-node's LOG_META.json).
-    "${G[@]}" clone -q -b rx-node "$URL" "$D/check" 2>/dev/null || true
+    # A fresh copy of every branch over git://: every node's three files there,
+    # byte-identical to what it published (its outbox copy of RX_RESULT.md/.json,
+    # the LOG_META.json of its own local results branch).
+    git clone -q --mirror "$URL" "$D/check.git" 2>/dev/null || true
     INTACT=0
     for i in $(seq "$N"); do
         p="rx-results/FLEET_BENCH_1/FLEET-$i"
-        cmp -s "$D/check/$p/RX_RESULT.md" "$D/rx$i/.local/rx_agent_outbox/FLEET_BENCH_1/RX_RESULT.md" \
-            && cmp -s "$D/check/$p/RX_RESULT.json" "$D/rx$i/.local/rx_agent_outbox/FLEET_BENCH_1/RX_RESULT.json" \
-            && git -C "$D/rx$i" show "rx-node:$p/LOG_META.json" 2>/dev/null | cmp -s - "$D/check/$p/LOG_META.json" \
+        r="$(ref_of "$i")"
+        git -C "$D/check.git" show "$r:$p/RX_RESULT.md" 2>/dev/null | cmp -s - "$D/rx$i/.local/rx_agent_outbox/FLEET_BENCH_1/RX_RESULT.md" \
+            && git -C "$D/check.git" show "$r:$p/RX_RESULT.json" 2>/dev/null | cmp -s - "$D/rx$i/.local/rx_agent_outbox/FLEET_BENCH_1/RX_RESULT.json" \
+            && cmp -s <(git -C "$D/rx$i" show "$r:$p/LOG_META.json" 2>/dev/null) <(git -C "$D/check.git" show "$r:$p/LOG_META.json" 2>/dev/null) \
             && INTACT=$((INTACT + 1))
     done
     T1="$(now)"
@@ -138,16 +168,21 @@ PY
     fi
     # alive/stale/silent as the main PC saw them (docs/protocol.md#node-status).
     ALIVE="$(python3 -c 'import json,sys; s=[n["state"] for n in json.load(open(sys.argv[1]))["nodes"]]; print("/".join(str(s.count(k)) for k in ("alive","stale","silent")))' "$D/nodes.json")"
+    [ "$WATCH" = 1 ] || ALIVE="(no watchers)"
     RN="$(python3 -c "print(f'{$T2 - $T1:.2f}')")"
-    printf '%-5s %-7s %-14s %-13s %-15s %-8s %-16s %-19s %s\n' \
-        "$N" "$LANDED/$N" "$LAST" "$WORST" "$MAXC" "$INTACT/$N" "$RN" "$ALIVE" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    T3="$(now)"
+    "$BIN" --repo "$D/main" --json results --no-fetch > "$D/results.json"
+    T4="$(now)"
+    RS="$(python3 -c "print(f'{$T4 - $T3:.2f}')")"
+    printf '%-5s %-7s %-14s %-13s %-15s %-8s %-16s %-19s %-12s %s\n' \
+        "$N" "$LANDED/$N" "$LAST" "$WORST" "$MAXC" "$INTACT/$N" "$RN" "$ALIVE" "$RS" "$(cut -d' ' -f1-3 /proc/loadavg)"
     [ -f "$D/nodes.txt" ] && sed 's/^/#   | /' "$D/nodes.txt"
     if [ "$FAILED" -gt 0 ]; then
         echo "#   $FAILED publication(s) failed (exit 1; the result stays in the node's outbox for \`publish --push\`):"
         grep -ho '"message":"[^"]*' "$D"/pub*.err | cut -c12- | sed -E 's/[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+:[0-9]+/HOST:PORT/; s/commit [0-9a-f]{40}/commit …/' \
             | sort | uniq -c | sort -rn | head -6 | sed 's/^/#     /'
     fi
-    for p in "${WATCHERS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${WATCHERS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
     kill "$DAEMON" 2>/dev/null || true
     wait 2>/dev/null || true
     exec 9>&-

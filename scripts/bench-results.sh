@@ -3,9 +3,72 @@
 # already on rx-node: CPU seconds and peak RSS (via /usr/bin/time -v) of the
 # default listing (newest 50), `--limit 500` (and `--all` with BENCH_ALL=1),
 # then of a node publishing one more result beside them.
+#
+# With --fleet: N results (default 10000) from NODES nodes (default 256), each
+# node on a branch of its own (`rx-results/<NODE>`, one commit per result, the
+# results' landing times interleaved across the nodes), plus nothing on rx-node;
+# measures the main PC's first `results` (the fetch of every branch), then
+# `results --no-fetch` (the newest 50 across every branch) and `results nodes
+# --no-fetch` (every node's count and newest result).
 # usage: scripts/bench-results.sh [N] [RXNODE]   (N defaults to 100000)
+#        scripts/bench-results.sh --fleet [N] [NODES] [RXNODE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --fleet ]; then
+    N="${2:-10000}"
+    NODES="${3:-256}"
+    BIN="$(realpath "${4:-${CARGO_TARGET_DIR:-target}/debug/rxnode}")"
+    WORK="$(mktemp -d)"
+    trap 'rm -rf "$WORK"' EXIT
+    echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); binary $BIN"
+    git init -q --bare "$WORK/origin.git"
+    git init -q "$WORK/main"
+    cd "$WORK/main"
+    git -c user.name=b -c user.email=b@example.invalid commit -q --allow-empty -m start
+    git remote add origin "$WORK/origin.git"
+    # One commit per result on its node's branch, each adding rx-results/<ID>/<NODE>/,
+    # committed one second after the previous result of the whole fleet.
+    python3 - "$N" "$NODES" <<'PY' | git fast-import --quiet
+import sys, json
+n, nodes = int(sys.argv[1]), int(sys.argv[2])
+out = sys.stdout.buffer
+t0 = 1764547200
+for i in range(n):
+    node = "FLEET-%03d" % (i % nodes)
+    tid = "T%06d" % i
+    res = json.dumps({"schema_version": 1, "task_id": tid, "task_title": "t", "status": "PASS",
+        "risk_level": "GREEN", "node": {"name": node},
+        "timeline": {"completed_at": "2026-12-01T00:00:00+00:00"}}).encode()
+    files = ((b"LOG_META.json", b"{}\n"), (b"RX_RESULT.json", res), (b"RX_RESULT.md", b"# " + tid.encode() + b"\n"))
+    msg = ("rx-results: %s (PASS) from %s\n\nTask: %s\nNode-Name: %s\n" % (tid, node, tid, node)).encode()
+    ref = b"refs/heads/rx-results/" + node.encode()
+    out.write(b"commit " + ref + b"\n")
+    out.write(b"committer n <n@example.invalid> %d +0000\n" % (t0 + i))
+    out.write(b"data %d\n%s\n" % (len(msg), msg))
+    # A branch met again continues from its tip (fast-import's own rule).
+    for name, body in files:
+        out.write(b"M 100644 inline rx-results/%s/%s/%s\n" % (tid.encode(), node.encode(), name))
+        out.write(b"data %d\n%s\n" % (len(body), body))
+PY
+    git push -q origin 'refs/heads/rx-results/*:refs/heads/rx-results/*'
+    measure_fleet() {
+        local label="$1"; shift
+        /usr/bin/time -v "$BIN" --repo "$WORK/main" --json "$@" >"$WORK/out.json" 2>"$WORK/time.txt" || { tail -5 "$WORK/time.txt"; }
+        local w u s r
+        w=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$WORK/time.txt")
+        u=$(awk -F': ' '/User time/ {print $2}' "$WORK/time.txt")
+        s=$(awk -F': ' '/System time/ {print $2}' "$WORK/time.txt")
+        r=$(awk -F': ' '/Maximum resident/ {print $2}' "$WORK/time.txt")
+        printf '%-36s wall %8s  cpu %6.2f s  max RSS %7.1f MB  %s\n' "$label" "$w" "$(echo "$u + $s" | bc)" "$(echo "$r / 1024" | bc -l)" \
+            "$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(("%d rows of %s results on %d branches" % (len(v["results"]), v["total"], len(v["branches"]))) if "results" in v else ("%d nodes" % len(v["nodes"])))' "$WORK/out.json")"
+    }
+    echo "# $N results from $NODES nodes, each node on rx-results/<NODE> (one commit per result)"
+    measure_fleet "results (first: fetches every branch)" results
+    measure_fleet "results --no-fetch (newest 50)" results --no-fetch
+    measure_fleet "results nodes --no-fetch" results --no-fetch nodes
+    measure_fleet "results nodes (fetch + read)" results nodes
+    exit 0
+fi
 N="${1:-100000}"
 BIN="$(realpath "${2:-${CARGO_TARGET_DIR:-target}/debug/rxnode}")"
 WORK="$(mktemp -d)"

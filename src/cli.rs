@@ -605,13 +605,38 @@ pub enum NodeCmd {
         /// The name, e.g. `LAB-RX2`.
         name: String,
     },
-    /// Print this node's name.
+    /// Print this node's name and where it publishes its results.
     Show,
+    /// Where this node publishes its results: `shared` (the branch `rx-node`,
+    /// every node's; the default) or `own` (`rx-results/<NODE>`, this node's
+    /// alone, so its pushes never wait on another's); docs/publishing.md#one-ref-per-node.
+    SetPublishRef {
+        /// `shared` or `own`.
+        layout: PublishRefArg,
+    },
     /// Who may post tasks: `.local/allowed_signers` (git's allowed-signers
     /// format), checked against the SSH signature of the commit that last
     /// changed the task file (docs/operator.md#signing-tasks).
     #[command(subcommand)]
     Signers(SignersCmd),
+}
+
+/// Where a node publishes its results.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum PublishRefArg {
+    /// `rx-node`, shared by every node.
+    Shared,
+    /// `rx-results/<NODE>`, this node's own.
+    Own,
+}
+
+impl From<PublishRefArg> for rxnode::PublishRef {
+    fn from(a: PublishRefArg) -> Self {
+        match a {
+            PublishRefArg::Shared => rxnode::PublishRef::Shared,
+            PublishRefArg::Own => rxnode::PublishRef::Own,
+        }
+    }
 }
 
 /// `node signers` subcommands.

@@ -87,8 +87,9 @@ pub use crate::{
     signers::{cmd_signers_add, cmd_signers_list, cmd_signers_remove, AddSigner},
     status::cmd_status,
     stdout::{is_broken_pipe_payload, SafeStderr},
+    store::node::PublishRef,
     store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
-    store_cmds::{cmd_rebuild, cmd_set_name, cmd_show},
+    store_cmds::{cmd_rebuild, cmd_set_name, cmd_set_publish_ref, cmd_show},
     validate::cmd_validate,
     watch::{
         cmd_watch,

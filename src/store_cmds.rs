@@ -3,7 +3,7 @@
 //! did; these print it (JSON with `--json`).
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
-use crate::store::node::{check_name, load_name, set_name};
+use crate::store::node::{check_name, load_file, set_name, set_publish_ref, PublishRef};
 use crate::store::paths::Paths;
 use crate::store::rebuild::{rebuild, Rebuild};
 use anyhow::Result;
@@ -106,13 +106,50 @@ pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
+/// `rxnode node set-publish-ref shared|own`.
+pub fn cmd_set_publish_ref(ctx: &Ctx, layout: PublishRef) -> Result<Outcome> {
+    let paths = ctx.paths();
+    let old = set_publish_ref(&paths, layout)?;
+    let name = load_file(&paths)?.map(|f| f.name).unwrap_or_default();
+    let branch = layout.branch(&name);
+    ctx.report(
+        &json!({"publish_ref": layout.as_str(), "previous": old.as_str(), "branch": branch}),
+        |_| {
+            let mut t = format!("this node publishes to {branch} ({})\n", what(layout));
+            if old != layout {
+                let _ = writeln!(
+                    t,
+                    "any result already published to {} stays there; the main PC's `rxnode results` reads both",
+                    old.branch(&name)
+                );
+            }
+            t
+        },
+    )?;
+    Ok(Outcome::Done)
+}
+
+/// A layout in words.
+fn what(layout: PublishRef) -> &'static str {
+    match layout {
+        PublishRef::Shared => "shared by every node; `rxnode node set-publish-ref own` gives this node a ref of its own",
+        PublishRef::Own => "this node's own ref: its pushes never wait on another node's; `rxnode node set-publish-ref shared` goes back to rx-node",
+    }
+}
+
 /// `rxnode node show`.
 pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
-    let name = load_name(&paths)?;
-    ctx.report(&json!({"name": name}), |_| match &name {
-        Some(n) => format!("node name: {n}\n"),
-        None => "this node has no name; set one with `rxnode node set-name NAME`\n".to_owned(),
-    })?;
+    let file = load_file(&paths)?;
+    let name = file.as_ref().map(|f| f.name.clone());
+    let layout = file.as_ref().map(|f| f.publish_ref).unwrap_or_default();
+    let branch = name.as_deref().map(|n| layout.branch(n));
+    ctx.report(
+        &json!({"name": name, "publish_ref": layout.as_str(), "branch": branch}),
+        |_| match (&name, &branch) {
+            (Some(n), Some(b)) => format!("node name: {n}\npublishes to: {b} ({})\n", what(layout)),
+            _ => "this node has no name; set one with `rxnode node set-name NAME`\n".to_owned(),
+        },
+    )?;
     Ok(Outcome::Done)
 }

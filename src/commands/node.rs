@@ -1,4 +1,4 @@
-//! `rxnode node set-name|show|signers`.
+//! `rxnode node set-name|show|set-publish-ref|signers`.
 use crate::cli::{NodeCmd, SignersCmd};
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
@@ -8,6 +8,7 @@ pub fn run(ctx: &Ctx, cmd: &NodeCmd) -> Result<Outcome> {
     match cmd {
         NodeCmd::SetName { name } => rxnode::cmd_set_name(ctx, name),
         NodeCmd::Show => rxnode::cmd_show(ctx),
+        NodeCmd::SetPublishRef { layout } => rxnode::cmd_set_publish_ref(ctx, (*layout).into()),
         NodeCmd::Signers(SignersCmd::List) => rxnode::cmd_signers_list(ctx),
         NodeCmd::Signers(SignersCmd::Add {
             principal,

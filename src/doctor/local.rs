@@ -234,8 +234,18 @@ pub(super) fn ledger_file(paths: &Paths) -> Check {
 /// publish is refused, so a missing name is a warning before the first run.
 pub(super) fn node_name(paths: &Paths) -> Check {
     const FIX: &str = "rxnode node set-name NAME (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)";
-    match crate::store::node::load_name(paths) {
-        Ok(Some(n)) => check("node name", Verdict::Pass, n, ""),
+    match crate::store::node::load_file(paths) {
+        Ok(Some(f)) => check(
+            "node name",
+            Verdict::Pass,
+            format!(
+                "{}; publishes to {} ({} layout; `rxnode node set-publish-ref shared|own` changes it)",
+                f.name,
+                f.publish_ref.branch(&f.name),
+                f.publish_ref.as_str()
+            ),
+            "",
+        ),
         Ok(None) => check(
             "node name",
             Verdict::Warn,

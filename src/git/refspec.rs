@@ -1,27 +1,44 @@
-//! The only push refspecs rxnode can produce — `rx-node` (never forced) and
-//! this node's own `rx-status/<NODE>` (forced by design) — and credential
-//! callbacks that try each kind once (docs/publishing.md, docs/protocol.md#node-status).
+//! The only push refspecs rxnode can produce — the shared `rx-node` or this
+//! node's own `rx-results/<NODE>` (never forced), and this node's own
+//! `rx-status/<NODE>` (forced by design) — and credential callbacks that try
+//! each kind once (docs/publishing.md, docs/protocol.md#node-status).
 use std::fmt;
 
-/// The branch results are published to.
+/// The shared branch results are published to (the default layout).
 pub(crate) const RX_NODE_REF: &str = "refs/heads/rx-node";
+/// Where a node that publishes to a ref of its own keeps its results:
+/// `refs/heads/rx-results/<NODE>` (docs/publishing.md#one-ref-per-node).
+pub(crate) const OWN_RESULTS_PREFIX: &str = "refs/heads/rx-results/";
 
-/// A push refspec that passed [`push_refspec`]: always
-/// `refs/heads/rx-node:refs/heads/rx-node`, never forced. The field is
-/// private, so no other value can be built outside this module.
+/// A push refspec that passed [`push_refspec`] or [`own_results_refspec`]:
+/// `refs/heads/rx-node:refs/heads/rx-node` or
+/// `refs/heads/rx-results/<NODE>:refs/heads/rx-results/<NODE>`, never forced,
+/// the same branch on both sides. The fields are private, so no other value can
+/// be built outside this module.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct PushRefspec(String);
+pub(crate) struct PushRefspec {
+    spec: String,
+    branch: String,
+}
 
 impl PushRefspec {
     /// The refspec text handed to libgit2.
     pub(crate) fn as_str(&self) -> &str {
-        &self.0
+        &self.spec
+    }
+    /// The branch it pushes, in full (`refs/heads/rx-node`), the same locally and on the remote.
+    pub(crate) fn branch(&self) -> &str {
+        &self.branch
+    }
+    /// The branch's short name (`rx-node`, `rx-results/<NODE>`).
+    pub(crate) fn short(&self) -> &str {
+        self.branch.trim_start_matches("refs/heads/")
     }
 }
 
 impl fmt::Display for PushRefspec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.spec)
     }
 }
 
@@ -79,12 +96,37 @@ pub(crate) fn push_refspec(
             "push source {src} refused: only {RX_NODE_REF} may be pushed"
         )));
     }
-    Ok(PushRefspec(format!("{RX_NODE_REF}:{RX_NODE_REF}")))
+    Ok(PushRefspec {
+        spec: format!("{RX_NODE_REF}:{RX_NODE_REF}"),
+        branch: RX_NODE_REF.to_owned(),
+    })
 }
 
-/// The one refspec publication uses (refused if the watched branch is `rx-node` itself).
+/// The shared layout's refspec (refused if the watched branch is `rx-node` itself).
 pub(crate) fn rx_node_refspec(watched_branch: &str) -> Result<PushRefspec, RefspecRefused> {
     push_refspec(RX_NODE_REF, RX_NODE_REF, watched_branch)
+}
+
+/// The own-ref layout's refspec of node `node`:
+/// `refs/heads/rx-results/<NODE>:refs/heads/rx-results/<NODE>`, never forced;
+/// refused unless `node` is a valid node name (no `/`, `*`, `:`, `..` or `+`
+/// can reach the refspec) and the watched branch is not that branch.
+pub(crate) fn own_results_refspec(
+    node: &str,
+    watched_branch: &str,
+) -> Result<PushRefspec, RefspecRefused> {
+    crate::store::node::check_name(node)
+        .map_err(|e| RefspecRefused(format!("results refspec refused: node name {e}")))?;
+    let branch = format!("{OWN_RESULTS_PREFIX}{node}");
+    if full_branch(watched_branch) == branch {
+        return Err(RefspecRefused(format!(
+            "push to the watched branch {branch} refused: rxnode never writes the branch it takes tasks from"
+        )));
+    }
+    Ok(PushRefspec {
+        spec: format!("{branch}:{branch}"),
+        branch,
+    })
 }
 
 /// Where a node's status branch lives on the remote: `refs/heads/rx-status/<NODE>`.
@@ -212,6 +254,28 @@ mod tests {
         }
         assert!(status_refspec("N1", "rx-status/N1").is_err());
         assert!(status_refspec("N1", "refs/heads/rx-status/N1").is_err());
+    }
+
+    /// The own-ref refspec names this node's results branch and nothing else,
+    /// never forced, whatever the name tries.
+    #[test]
+    fn the_own_results_refspec_reaches_only_this_nodes_results_branch() {
+        let s = own_results_refspec("LAB-RX1", "video-development").unwrap();
+        assert_eq!(
+            s.as_str(),
+            "refs/heads/rx-results/LAB-RX1:refs/heads/rx-results/LAB-RX1"
+        );
+        assert_eq!(s.branch(), "refs/heads/rx-results/LAB-RX1");
+        assert_eq!(s.short(), "rx-results/LAB-RX1");
+        for bad in ["", "a/b", "../rx-node", "*", "x:y", "+x", "a.b", "rx node"] {
+            assert!(own_results_refspec(bad, "main").is_err(), "{bad:?}");
+        }
+        assert!(own_results_refspec("N1", "rx-results/N1").is_err());
+        assert!(own_results_refspec("N1", "refs/heads/rx-results/N1").is_err());
+        assert!(!own_results_refspec("N1", "main")
+            .unwrap()
+            .as_str()
+            .starts_with('+'));
     }
 
     #[test]

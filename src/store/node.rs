@@ -32,6 +32,44 @@ pub(crate) struct NodeFile {
     pub(crate) name: String,
     /// When it was set (ISO 8601 with offset).
     pub(crate) set_at: String,
+    /// Where this node publishes its results (`rxnode node set-publish-ref`);
+    /// absent in the file for the default, the shared `rx-node`.
+    #[serde(default, skip_serializing_if = "PublishRef::is_shared")]
+    pub(crate) publish_ref: PublishRef,
+}
+
+/// Where a node publishes its results (docs/publishing.md#one-ref-per-node):
+/// the operator's choice, kept in the sealed node file, never read from a branch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PublishRef {
+    /// The one branch every node shares, `rx-node` (the default).
+    #[default]
+    Shared,
+    /// A branch of this node's own, `rx-results/<NODE>`: its pushes never wait on another node's.
+    Own,
+}
+
+impl PublishRef {
+    fn is_shared(&self) -> bool {
+        *self == PublishRef::Shared
+    }
+
+    /// The branch this layout publishes to for node `node`, in short (`rx-node`, `rx-results/<NODE>`).
+    pub(crate) fn branch(self, node: &str) -> String {
+        match self {
+            PublishRef::Shared => "rx-node".to_owned(),
+            PublishRef::Own => format!("rx-results/{node}"),
+        }
+    }
+
+    /// `shared` or `own`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            PublishRef::Shared => "shared",
+            PublishRef::Own => "own",
+        }
+    }
 }
 
 /// Check a node name: `[A-Za-z0-9_-]{1,32}`; the error names the value (the one
@@ -44,6 +82,11 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
 /// not a regular file, is too big, does not parse or holds an invalid name is an error
 /// naming the file (never silently treated as "no name").
 pub(crate) fn load_name(paths: &Paths) -> Result<Option<String>> {
+    Ok(load_file(paths)?.map(|f| f.name))
+}
+
+/// The node file, checked; `Ok(None)` when none was written (errors as [`load_name`]).
+pub(crate) fn load_file(paths: &Paths) -> Result<Option<NodeFile>> {
     let p = paths.node_name();
     let Some(f) = SEALED.read::<NodeFile>(paths, &p)? else {
         return Ok(None);
@@ -56,7 +99,30 @@ pub(crate) fn load_name(paths: &Paths) -> Result<Option<String>> {
         )));
     }
     check_name(&f.name).map_err(|e| refused(format!("{}: {e}", p.display())))?;
-    Ok(Some(f.name))
+    Ok(Some(f))
+}
+
+/// Set where this node publishes (`rxnode node set-publish-ref shared|own`): the
+/// node must have a name (its own ref is named after it); the change is in the
+/// ledger. Returns the previous layout.
+pub(crate) fn set_publish_ref(paths: &Paths, layout: PublishRef) -> Result<PublishRef> {
+    let Some(mut f) = load_file(paths)? else {
+        return Err(refused(
+            "this node has no name, and where it publishes is kept with its name; \
+             set one first with `rxnode node set-name NAME`",
+        ));
+    };
+    let old = f.publish_ref;
+    if old != layout {
+        f.publish_ref = layout;
+        SEALED.write(paths, &paths.node_name(), &f)?;
+    }
+    let entry = Entry::new("publish_ref_set").detail(json!({
+        "publish_ref": layout.as_str(), "previous": old.as_str(), "branch": layout.branch(&f.name)}));
+    if let Err(e) = ledger::append(paths, &entry) {
+        tracing::warn!("cannot record where this node publishes in the ledger: {e:#}");
+    }
+    Ok(old)
 }
 
 /// The name to write into a result: the configured one; `None` when none is set or
@@ -97,7 +163,7 @@ pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
     // A damaged or untrusted file is reported, not overwritten blindly — except that a
     // regular file that does not parse or is not sealed by this node is exactly what
     // set-name repairs.
-    let old = match load_name(paths) {
+    let old = match load_file(paths) {
         Ok(o) => o,
         Err(e) => {
             let p = paths.node_name();
@@ -109,10 +175,14 @@ pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
             }
         }
     };
+    // A rename keeps where the node publishes (a damaged file falls back to the default).
+    let publish_ref = old.as_ref().map(|f| f.publish_ref).unwrap_or_default();
+    let old = old.map(|f| f.name);
     let f = NodeFile {
         schema_version: 1,
         name: name.to_owned(),
         set_at: now_iso(),
+        publish_ref,
     };
     crate::store::fsutil::create_local(&paths.local)?;
     SEALED.write(paths, &paths.node_name(), &f)?;
@@ -170,6 +240,23 @@ mod tests {
         // The fix: set-name writes it again, sealed.
         assert_eq!(set_name(&paths, "RX-1").unwrap(), None);
         assert_eq!(load_name(&paths).unwrap().as_deref(), Some("RX-1"));
+        // The layout is the default until set, and survives a rename.
+        assert_eq!(
+            load_file(&paths).unwrap().unwrap().publish_ref,
+            PublishRef::Shared
+        );
+        let shared = std::fs::read_to_string(paths.node_name()).unwrap();
+        assert!(!shared.contains("publish_ref"), "{shared}");
+        assert_eq!(
+            set_publish_ref(&paths, PublishRef::Own).unwrap(),
+            PublishRef::Shared
+        );
+        assert_eq!(set_name(&paths, "RX-2").unwrap().as_deref(), Some("RX-1"));
+        assert_eq!(
+            load_file(&paths).unwrap().unwrap().publish_ref,
+            PublishRef::Own
+        );
+        assert_eq!(PublishRef::Own.branch("RX-2"), "rx-results/RX-2");
         #[cfg(unix)]
         {
             let other = d.path().join("elsewhere.json");

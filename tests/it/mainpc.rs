@@ -14,6 +14,7 @@ use std::time::Instant;
 
 mod fleet;
 mod names;
+mod own_refs;
 mod report;
 mod results;
 mod schemas;

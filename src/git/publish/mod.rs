@@ -1,9 +1,11 @@
 //! `rxnode publish <TASK_ID> [--push]`: the confirmed publication of one
-//! result to `refs/heads/rx-node` (docs/publishing.md).
+//! result to `refs/heads/rx-node`, or to this node's own
+//! `refs/heads/rx-results/<NODE>` when the operator chose that layout
+//! (docs/publishing.md#one-ref-per-node).
 //!
 //! The commit is built from blobs and trees with git2, never through the
 //! index or the work tree; HEAD and the current branch are not touched. The
-//! push refspec comes only from [`rx_node_refspec`].
+//! push refspec comes only from [`rx_node_refspec`] or [`own_results_refspec`].
 //!
 //! This file is the command's flow; [`prepare`] reads and checks the outbox
 //! into a [`prepared::Prepared`] result, [`checks`] holds the content checks and
@@ -17,8 +19,9 @@ mod tree;
 
 pub(crate) use tree::delta_path;
 
-use crate::git::refspec::{rx_node_refspec, PushRefspec, RX_NODE_REF};
+use crate::git::refspec::{own_results_refspec, rx_node_refspec, PushRefspec};
 use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
+use crate::store::node::PublishRef;
 use checks::check_log_meta;
 use prepare::{make_log_meta, prepare};
 use prepared::{result_key, Prepared};
@@ -106,9 +109,22 @@ struct LocalCommit {
     sig: git2::Signature<'static>,
 }
 
+/// The refspec of the layout this node's trust root names (`rxnode node
+/// set-publish-ref`): `rx-node`, or `rx-results/<NODE>`. No refspec to the
+/// watched branch can be formed.
+fn publish_refspec(ctx: &Ctx, paths: &Paths) -> Result<PushRefspec> {
+    let file = crate::store::node::load_file(paths)?;
+    match file {
+        Some(f) if f.publish_ref == PublishRef::Own => {
+            own_results_refspec(&f.name, &ctx.source.branch).map_err(|e| refused(e.0))
+        }
+        _ => rx_node_refspec(&ctx.source.branch).map_err(|e| refused(e.0)),
+    }
+}
+
 fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome> {
     // First of all: no refspec to the watched branch can even be formed.
-    let refspec = rx_node_refspec(&ctx.source.branch).map_err(|e| refused(e.0))?;
+    let refspec = publish_refspec(ctx, paths)?;
     let st = state::load(paths)?;
     if let Some(p) = st.published.get(id.as_str()) {
         if push && !p.pushed {
@@ -122,18 +138,18 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         )));
     }
     let prep = prepare(ctx, paths, &st, id)?;
-    let repo = open_checkout(ctx)?;
+    let repo = open_checkout(ctx, &refspec)?;
     let remote = ctx.source.remote.as_str();
     if push {
         // Build on the freshest remote tip and see a same-ID result before asking.
-        fetch_rx_node(&repo, remote).context("before publishing")?;
+        fetch_rx_node(&repo, remote, &refspec).context("before publishing")?;
     }
-    let tips = Tips::read(&repo, remote)?;
-    if let Some(rec) = own_unrecorded(&repo, paths, &tips, &prep)? {
+    let tips = Tips::read(&repo, remote, &refspec)?;
+    if let Some(rec) = own_unrecorded(&repo, paths, &tips, &prep, &refspec)? {
         return resume(ctx, paths, id, push, &rec);
     }
     let plan = plan_base(&repo, &tips)?;
-    refuse_existing(&repo, &plan, &tips, &prep)?;
+    refuse_existing(&repo, &plan, &tips, &prep, &refspec)?;
 
     // Show, then confirm.
     let log_meta = make_log_meta(paths, &prep)?;
@@ -162,7 +178,8 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     let local = p.commit_locally(&plan, &tips)?;
     if push && cancel.load(std::sync::atomic::Ordering::SeqCst) {
         return Err(anyhow::anyhow!(
-            "interrupted before the push: {id} is committed on the local {RX_NODE_REF} ({}); `rxnode publish {id} --push` pushes it",
+            "interrupted before the push: {id} is committed on the local {} ({}); `rxnode publish {id} --push` pushes it",
+            refspec.branch(),
             local.commit
         ));
     }
@@ -174,15 +191,15 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
     p.report(final_commit, attempts)
 }
 
-/// The checkout as a Git repository, refused when `rx-node` is checked out.
-fn open_checkout(ctx: &Ctx) -> Result<Repository> {
+/// The checkout as a Git repository, refused when the results branch is checked out.
+fn open_checkout(ctx: &Ctx, spec: &PushRefspec) -> Result<Repository> {
     let repo = Repository::open(&ctx.repo).with_context(|| {
         format!(
             "cannot open the checkout {} as a Git repository",
             ctx.repo.display()
         )
     })?;
-    refuse_if_rx_node_checked_out(&repo)?;
+    refuse_if_rx_node_checked_out(&repo, spec)?;
     Ok(repo)
 }
 
@@ -197,6 +214,7 @@ fn own_unrecorded(
     paths: &Paths,
     tips: &Tips,
     prep: &Prepared,
+    spec: &PushRefspec,
 ) -> Result<Option<PublishRecord>> {
     let Some(local) = tips.local else {
         return Ok(None);
@@ -261,9 +279,9 @@ fn own_unrecorded(
             .task(prep.id.as_str())
             .sha(&prep.task_sha256)
             .commit(&rec.commit)
-            .detail(json!({"ref": RX_NODE_REF, "pushed": on_remote, "status": prep.status,
+            .detail(json!({"ref": spec.branch(), "pushed": on_remote, "status": prep.status,
                 "node": prep.node, "resumed": true,
-                "note": "found on the local rx-node, committed by an earlier publication that stopped before recording it"})),
+                "note": format!("found on the local {}, committed by an earlier publication that stopped before recording it", spec.short())})),
     )?;
     Ok(Some(rec))
 }
@@ -280,20 +298,23 @@ fn resume(
     push: bool,
     rec: &PublishRecord,
 ) -> Result<Outcome> {
+    let spec = publish_refspec(ctx, paths)?;
     let note = format!(
-        "{id} was already committed on the local {RX_NODE_REF} as {} by an earlier publication that stopped before recording it; recorded now",
+        "{id} was already committed on the local {} as {} by an earlier publication that stopped before recording it; recorded now",
+        spec.branch(),
         rec.commit
     );
     eprintln!("rxnode: {note}");
     if push && !rec.pushed {
         return push_pending(ctx, paths, id, rec);
     }
-    let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": rec.commit,
+    let out = json!({"task_id": id.as_str(), "ref": spec.branch(), "commit": rec.commit,
         "pushed": rec.pushed, "resumed": true});
     ctx.report(&out, |_| {
         if rec.pushed {
             format!(
-                "{id} is on the remote rx-node already (commit {}); recorded as pushed\n",
+                "{id} is on the remote {} already (commit {}); recorded as pushed\n",
+                spec.short(),
                 rec.commit
             )
         } else {
@@ -305,12 +326,19 @@ fn resume(
 
 /// A result is never overwritten: refused when the base or either tip
 /// already holds `rx-results/<ID>/<NODE>/`.
-fn refuse_existing(repo: &Repository, plan: &BasePlan, tips: &Tips, prep: &Prepared) -> Result<()> {
+fn refuse_existing(
+    repo: &Repository,
+    plan: &BasePlan,
+    tips: &Tips,
+    prep: &Prepared,
+    spec: &PushRefspec,
+) -> Result<()> {
     let key = prep.key();
     let exists = |at: String| {
         refused(format!(
-            "{RESULTS_DIR}/{key}/ already exists on rx-node (commit {at}); a result is never overwritten \
+            "{RESULTS_DIR}/{key}/ already exists on {} (commit {at}); a result is never overwritten \
              (if another laptop also calls itself {}, give each node its own name)",
+            spec.short(),
             prep.node
         ))
     };
@@ -352,11 +380,12 @@ impl Publication<'_> {
         let (prep, key) = (self.prep, &self.key);
         let mut shown = String::new();
         shown.push_str(&format!(
-            "Publish task {} ({}), status {}, as node {}, to {RX_NODE_REF}{}:\n",
+            "Publish task {} ({}), status {}, as node {}, to {}{}:\n",
             self.id,
             prep.title,
             prep.status,
             prep.node,
+            self.refspec.branch(),
             if self.push {
                 format!(" and push it to {}", self.ctx.source.remote)
             } else {
@@ -368,9 +397,10 @@ impl Publication<'_> {
                 "  {RESULTS_DIR}/{key}/{name:<16} {size:>8} bytes\n"
             ));
         }
+        let short = self.refspec.short();
         match &plan.base {
-            Some(b) => shown.push_str(&format!("  on top of rx-node commit {}\n", b.id())),
-            None => shown.push_str("  as the first commit of a new rx-node branch\n"),
+            Some(b) => shown.push_str(&format!("  on top of {short} commit {}\n", b.id())),
+            None => shown.push_str(&format!("  as the first commit of a new {short} branch\n")),
         }
         if !also.is_empty() {
             // Nothing is pushed that is not listed here.
@@ -402,7 +432,7 @@ impl Publication<'_> {
         add.insert(self.key.clone(), subtree);
         let msg = commit_message(prep, &plan.carry);
         let commit = build_commit(repo, plan.base.as_ref(), &add, &msg, &sig)?;
-        set_rx_node(repo, tips.local, commit)?;
+        set_rx_node(repo, self.refspec, tips.local, commit)?;
         let at = now_iso();
         state::update(self.paths, |s| {
             s.published.insert(
@@ -421,7 +451,7 @@ impl Publication<'_> {
                 .task(id.as_str())
                 .sha(&prep.task_sha256)
                 .commit(&commit.to_string())
-                .detail(json!({"ref": RX_NODE_REF, "pushed": false, "status": prep.status, "node": prep.node,
+                .detail(json!({"ref": self.refspec.branch(), "pushed": false, "status": prep.status, "node": prep.node,
                     "files": self.files_json()})),
         )?;
         Ok(LocalCommit { commit, msg, sig })
@@ -451,13 +481,13 @@ impl Publication<'_> {
                     attempts: n,
                     started,
                 };
-                record_push(paths, repo, &landed)?;
+                record_push(paths, repo, &landed, self.refspec)?;
                 Ok((c, n))
             }
             Err(e) => {
                 // The local commit stands (state says not pushed).
                 let c = repo
-                    .refname_to_id(RX_NODE_REF)
+                    .refname_to_id(self.refspec.branch())
                     .map(|o| o.to_string())
                     .unwrap_or_default();
                 let _ = state::update(paths, |s| {
@@ -469,7 +499,8 @@ impl Publication<'_> {
                     Ok(())
                 });
                 Err(e.context(format!(
-                    "committed {id} on {RX_NODE_REF} locally but the push to {remote} failed"
+                    "committed {id} on {} locally but the push to {remote} failed",
+                    self.refspec.branch()
                 )))
             }
         }
@@ -483,7 +514,7 @@ impl Publication<'_> {
             "task_id": id.as_str(),
             "node": prep.node,
             "status": prep.status,
-            "ref": RX_NODE_REF,
+            "ref": self.refspec.branch(),
             "commit": final_commit.to_string(),
             "pushed": push,
             "push_attempts": attempts,
@@ -495,15 +526,16 @@ impl Publication<'_> {
             let _ = writeln!(text);
             let _ = writeln!(
                 text,
-                "published {id} from node {} as {RX_NODE_REF} commit {final_commit}",
-                prep.node
+                "published {id} from node {} as {} commit {final_commit}",
+                prep.node,
+                self.refspec.branch()
             );
             if push {
                 let _ = writeln!(text, "pushed to {remote} in {attempts} attempt(s)");
             } else {
                 let _ = writeln!(
                     text,
-                    "not pushed; run `rxnode publish` with --push for the next result, or push rx-node yourself"
+                    "not pushed; `rxnode publish {id} --push` pushes it (so does the next publication with --push)"
                 );
             }
             text
@@ -552,7 +584,7 @@ struct Landed<'a> {
 
 /// After a push landed: this task and every earlier unpushed publication now
 /// on the remote are recorded as pushed, with the commit that carried them.
-fn record_push(paths: &Paths, repo: &Repository, l: &Landed) -> Result<()> {
+fn record_push(paths: &Paths, repo: &Repository, l: &Landed, spec: &PushRefspec) -> Result<()> {
     let (id, c) = (l.id, l.commit);
     let landed = repo.find_commit(c)?;
     let at = now_iso();
@@ -582,7 +614,7 @@ fn record_push(paths: &Paths, repo: &Repository, l: &Landed) -> Result<()> {
             .sha(l.task_sha256)
             .commit(&c.to_string())
             .detail(
-                json!({"ref": RX_NODE_REF, "remote": l.remote, "attempts": l.attempts,
+                json!({"ref": spec.branch(), "remote": l.remote, "attempts": l.attempts,
                 "elapsed_ms": l.started.elapsed().as_millis() as u64}),
             ),
     )
@@ -591,14 +623,16 @@ fn record_push(paths: &Paths, repo: &Repository, l: &Landed) -> Result<()> {
 /// `publish <ID> --push` for a result committed earlier without `--push`:
 /// push the local `rx-node` (confirmed again), rebuilding on the remote tip if needed.
 fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> Result<Outcome> {
-    let repo = open_checkout(ctx)?;
+    let refspec = publish_refspec(ctx, paths)?;
+    let repo = open_checkout(ctx, &refspec)?;
     let remote = ctx.source.remote.as_str();
-    let refspec = rx_node_refspec(&ctx.source.branch).map_err(|e| refused(e.0))?;
+    let short = refspec.short();
     // A fresh remote-tracking tip: only what the remote lacks is checked and sent.
-    fetch_rx_node(&repo, remote).context("before pushing")?;
-    let tip = repo.refname_to_id(RX_NODE_REF).map_err(|_| {
+    fetch_rx_node(&repo, remote, &refspec).context("before pushing")?;
+    let tip = repo.refname_to_id(refspec.branch()).map_err(|_| {
         refused(format!(
-            "{id} was committed as {} but the local rx-node is gone",
+            "{id} was committed as {} but the local {short} is gone \
+             (if this node's layout changed since, `rxnode node set-publish-ref` sets it back)",
             rec.commit
         ))
     })?;
@@ -606,15 +640,16 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
     let key = recorded_key(&repo, paths, id, rec)?;
     if result_at(&repo, &tip_commit, &key)?.is_none() {
         return Err(refused(format!(
-            "the local rx-node ({tip}) no longer holds {RESULTS_DIR}/{key}/; not pushed"
+            "the local {short} ({tip}) no longer holds {RESULTS_DIR}/{key}/; not pushed \
+             (if this node's layout changed since, `rxnode node set-publish-ref` sets it back)"
         )));
     }
     let mut shown = format!(
-        "Push the local rx-node ({tip}), which holds {RESULTS_DIR}/{key}/ (committed {} at {}), to {remote}.\n",
+        "Push the local {short} ({tip}), which holds {RESULTS_DIR}/{key}/ (committed {} at {}), to {remote}.\n",
         rec.commit, rec.at
     );
     // Everything else the push takes is listed: nothing unconfirmed leaves.
-    let tips = Tips::read(&repo, remote)?;
+    let tips = Tips::read(&repo, remote, &refspec)?;
     let whole = BasePlan {
         base: Some(tip_commit.clone()),
         carry: Default::default(),
@@ -654,11 +689,12 @@ fn push_pending(ctx: &Ctx, paths: &Paths, id: &TaskId, rec: &PublishRecord) -> R
         attempts: n,
         started,
     };
-    record_push(paths, &repo, &landed)?;
-    let out = json!({"task_id": id.as_str(), "ref": RX_NODE_REF, "commit": c.to_string(),
+    record_push(paths, &repo, &landed, &refspec)?;
+    let branch = refspec.branch();
+    let out = json!({"task_id": id.as_str(), "ref": branch, "commit": c.to_string(),
         "pushed": true, "push_attempts": n});
     ctx.report(&out, |_| {
-        format!("\npushed {id} as {RX_NODE_REF} commit {c} to {remote} in {n} attempt(s)\n")
+        format!("\npushed {id} as {branch} commit {c} to {remote} in {n} attempt(s)\n")
     })?;
     Ok(Outcome::Done)
 }

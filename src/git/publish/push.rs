@@ -1,11 +1,12 @@
-//! Sending `rx-node` to the remote: the push gate, the push itself (libgit2,
-//! or a compare-and-swap ref update for a remote on this machine), and the
-//! fetch–rebuild–retry loop after a lost race.
+//! Sending the results branch (`rx-node`, or this node's own
+//! `rx-results/<NODE>`) to the remote: the push gate, the push itself
+//! (libgit2, or a compare-and-swap ref update for a remote on this machine),
+//! and the fetch–rebuild–retry loop after a lost race.
 use super::checks::{check_outgoing, check_outgoing_node};
 use super::tree::{build_commit, local_additions, result_at, set_rx_node, tracking_ref};
 use crate::exit::{bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks};
-use crate::git::refspec::{PushRefspec, RX_NODE_REF};
+use crate::git::refspec::PushRefspec;
 use crate::result::RESULTS_DIR;
 use anyhow::Result;
 use git2::{ErrorClass, ErrorCode, Oid, Repository};
@@ -153,7 +154,7 @@ fn push_once(
 ) -> Result<(), PushError> {
     // Whatever path led here (a fresh result, a carried one, an earlier local
     // publication), only result files may leave this machine.
-    let known = repo.refname_to_id(&tracking_ref(remote)).ok();
+    let known = repo.refname_to_id(&tracking_ref(remote, spec)).ok();
     check_outgoing(repo, ours, known).map_err(PushError::Failed)?;
     check_outgoing_node(repo, ours, known).map_err(PushError::Failed)?;
     let mut r = crate::git::ops::find_remote(repo, remote).map_err(PushError::Failed)?;
@@ -240,7 +241,9 @@ fn push_local_cas(
     ours: Oid,
 ) -> Result<(), PushError> {
     let fail = |m: String| PushError::Failed(anyhow::anyhow!(m));
-    if spec.as_str() != format!("{RX_NODE_REF}:{RX_NODE_REF}") {
+    // The branch is the same on both sides (a `PushRefspec` is never anything else).
+    let branch = spec.branch();
+    if spec.as_str() != format!("{branch}:{branch}") {
         return Err(fail(format!("refspec {spec} refused")));
     }
     let dst = Repository::open(path).map_err(|e| {
@@ -255,19 +258,20 @@ fn push_local_cas(
     if !dst.is_bare()
         && dst
             .find_reference("HEAD")
-            .is_ok_and(|h| h.symbolic_target() == Some(RX_NODE_REF))
+            .is_ok_and(|h| h.symbolic_target() == Some(branch))
     {
         return Err(PushError::Failed(refused(format!(
-            "the remote {} is a checkout with rx-node checked out; pushing would change its work tree",
-            path.display()
+            "the remote {} is a checkout with {} checked out; pushing would change its work tree",
+            path.display(),
+            spec.short()
         ))));
     }
-    let old = match dst.refname_to_id(RX_NODE_REF) {
+    let old = match dst.refname_to_id(branch) {
         Ok(o) => Some(o),
         Err(e) if e.code() == ErrorCode::NotFound => None,
         Err(e) => {
             return Err(fail(format!(
-                "cannot read the remote {RX_NODE_REF}: {}",
+                "cannot read the remote {branch}: {}",
                 e.message()
             )))
         }
@@ -276,7 +280,7 @@ fn push_local_cas(
         let known = repo.find_commit(o).is_ok();
         if !known || !(o == ours || repo.graph_descendant_of(ours, o).unwrap_or(false)) {
             return Err(PushError::Rejected(format!(
-                "{RX_NODE_REF}: non-fast-forward (remote at {o})"
+                "{branch}: non-fast-forward (remote at {o})"
             )));
         }
         if o == ours {
@@ -286,8 +290,8 @@ fn push_local_cas(
     copy_objects(repo, &dst, ours, old)
         .map_err(|e| fail(format!("cannot copy objects to {}: {e:#}", path.display())))?;
     let res = match old {
-        Some(o) => dst.reference_matching(RX_NODE_REF, ours, true, o, "rxnode publish (push)"),
-        None => dst.reference(RX_NODE_REF, ours, false, "rxnode publish (push)"),
+        Some(o) => dst.reference_matching(branch, ours, true, o, "rxnode publish (push)"),
+        None => dst.reference(branch, ours, false, "rxnode publish (push)"),
     };
     match res {
         Ok(_) => Ok(()),
@@ -298,12 +302,12 @@ fn push_local_cas(
             ) =>
         {
             Err(PushError::Rejected(format!(
-                "{RX_NODE_REF}: {} (changed meanwhile)",
+                "{branch}: {} (changed meanwhile)",
                 e.message()
             )))
         }
         Err(e) => Err(fail(format!(
-            "cannot move the remote {RX_NODE_REF}: {}",
+            "cannot move the remote {branch}: {}",
             e.message()
         ))),
     }
@@ -382,22 +386,28 @@ fn copy_objects(src: &Repository, dst: &Repository, tip: Oid, have: Option<Oid>)
     Ok(())
 }
 
-/// Why a fetch of `rx-node` failed: a transport failure worth another try, or
-/// anything else.
+/// Why a fetch of the results branch failed: a transport failure worth another
+/// try, or anything else.
 enum FetchError {
     Transient(String),
     Failed(anyhow::Error),
 }
 
-/// One fetch of the remote `rx-node` into its remote-tracking ref; its tip, if any.
-fn fetch_once(repo: &Repository, remote: &str) -> Result<Option<Oid>, FetchError> {
+/// One fetch of the remote results branch into its remote-tracking ref; its tip, if any.
+fn fetch_once(
+    repo: &Repository,
+    remote: &str,
+    push: &PushRefspec,
+) -> Result<Option<Oid>, FetchError> {
     let mut r = crate::git::ops::find_remote(repo, remote).map_err(FetchError::Failed)?;
     let mut opts = git2::FetchOptions::new();
     opts.remote_callbacks(remote_callbacks(repo.config().ok()));
-    let spec = format!("+{RX_NODE_REF}:{}", tracking_ref(remote));
+    let tracking = tracking_ref(remote, push);
+    let spec = format!("+{}:{tracking}", push.branch());
     if let Err(e) = r.fetch(&[spec.as_str()], Some(&mut opts), None) {
         let m = format!(
-            "fetch of rx-node from {} failed: {}",
+            "fetch of {} from {} failed: {}",
+            push.short(),
             r.url().map(redact).unwrap_or_default(),
             e.message()
         );
@@ -407,24 +417,28 @@ fn fetch_once(repo: &Repository, remote: &str) -> Result<Option<Oid>, FetchError
             FetchError::Failed(anyhow::anyhow!(m))
         });
     }
-    match repo.refname_to_id(&tracking_ref(remote)) {
+    match repo.refname_to_id(&tracking) {
         Ok(o) => Ok(Some(o)),
         Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
         Err(e) => Err(FetchError::Failed(e.into())),
     }
 }
 
-/// Fetch the remote `rx-node` into its remote-tracking ref; its tip, if any. A
-/// server that cannot be reached or drops the connection is tried again with
-/// back-off within the push budget ([`push_budget`]).
-pub(super) fn fetch_rx_node(repo: &Repository, remote: &str) -> Result<Option<Oid>> {
+/// Fetch the remote results branch into its remote-tracking ref; its tip, if
+/// any. A server that cannot be reached or drops the connection is tried again
+/// with back-off within the push budget ([`push_budget`]).
+pub(super) fn fetch_rx_node(
+    repo: &Repository,
+    remote: &str,
+    spec: &PushRefspec,
+) -> Result<Option<Oid>> {
     let mut tries = Tries::start(push_budget()?);
     loop {
-        match fetch_once(repo, remote) {
+        match fetch_once(repo, remote, spec) {
             Ok(tip) => return Ok(tip),
             Err(FetchError::Failed(e)) => return Err(e),
             Err(FetchError::Transient(m)) => {
-                tries.wait_after(m, &format!("the fetch of {RX_NODE_REF}"))?
+                tries.wait_after(m, &format!("the fetch of {}", spec.branch()))?
             }
         }
     }
@@ -511,12 +525,15 @@ pub(super) fn push_with_retry(job: &PushJob, first: Oid) -> Result<(Oid, u32)> {
         let (why, retryable) = match push_once(repo, remote, spec, ours) {
             Ok(()) => {
                 // Verify it stuck (a server that does not compare and swap).
-                match fetch_once(repo, remote) {
+                match fetch_once(repo, remote, spec) {
                     Ok(Some(t)) if t == ours || repo.graph_descendant_of(t, ours)? => {
                         return Ok((ours, attempt));
                     }
                     Ok(_) => (
-                        "the remote rx-node moved past the pushed commit without it".to_owned(),
+                        format!(
+                            "the remote {} moved past the pushed commit without it",
+                            spec.short()
+                        ),
                         true,
                     ),
                     Err(FetchError::Transient(m)) => (m, true),
@@ -532,7 +549,11 @@ pub(super) fn push_with_retry(job: &PushJob, first: Oid) -> Result<(Oid, u32)> {
         };
         tries.wait_after(
             why,
-            &format!("the push of {RESULTS_DIR}/{}/ on {RX_NODE_REF}", job.key),
+            &format!(
+                "the push of {RESULTS_DIR}/{}/ on {}",
+                job.key,
+                spec.branch()
+            ),
         )?;
         match after_loss(job, ours, retryable, &tries.last)? {
             Retry::Landed => return Ok((ours, attempt)),
@@ -558,9 +579,13 @@ enum Retry {
 /// the remote not moved, is final.
 fn after_loss(job: &PushJob, ours: Oid, retryable: bool, last: &str) -> Result<Retry> {
     let PushJob {
-        repo, remote, key, ..
+        repo,
+        remote,
+        key,
+        spec,
+        ..
     } = *job;
-    let tip = match fetch_once(repo, remote) {
+    let tip = match fetch_once(repo, remote, spec) {
         Ok(t) => t,
         // Whether the remote moved is unknown, so whether even a rejection that is
         // not a race is final: the next attempt tells; the budget bounds the loop.
@@ -579,18 +604,20 @@ fn after_loss(job: &PushJob, ours: Oid, retryable: bool, last: &str) -> Result<R
             return Ok(Retry::Again);
         }
         return Err(anyhow::anyhow!(
-            "the push of {RX_NODE_REF} was rejected: {last}"
+            "the push of {} was rejected: {last}",
+            spec.branch()
         ));
     };
     let base = repo.find_commit(tip)?;
     if result_at(repo, &base, key)?.is_some() {
         return Err(refused(format!(
-            "{RESULTS_DIR}/{key}/ appeared on the remote rx-node (commit {tip}) from another publisher; not overwritten"
+            "{RESULTS_DIR}/{key}/ appeared on the remote {} (commit {tip}) from another publisher; not overwritten",
+            spec.short()
         )));
     }
     let add = local_additions(repo, ours, &base)?;
     let rebuilt = build_commit(repo, Some(&base), &add, job.msg, job.sig)?;
-    set_rx_node(repo, Some(ours), rebuilt)?;
+    set_rx_node(repo, spec, Some(ours), rebuilt)?;
     Ok(Retry::Rebuilt(rebuilt))
 }
 

@@ -1,9 +1,10 @@
 //! The Git plumbing of a publication: which commit to build on, the result
-//! trees, the commit and its message, and the local `rx-node` ref — all from
-//! blobs and trees, never through the index or the work tree.
+//! trees, the commit and its message, and the local results branch (`rx-node`,
+//! or this node's own `rx-results/<NODE>`) — all from blobs and trees, never
+//! through the index or the work tree.
 use super::prepared::{published_node, Prepared};
 use crate::exit::refused;
-use crate::git::refspec::RX_NODE_REF;
+use crate::git::refspec::PushRefspec;
 use crate::result::RESULTS_DIR;
 use crate::result::{RESULT_JSON as JSON, RESULT_MD as MD};
 use anyhow::{Context, Result};
@@ -34,17 +35,18 @@ pub(super) fn same_result(repo: &Repository, landed: &Commit, id: &str, local: &
 /// The author when Git has no `user.name`/`user.email`: no host name in it.
 pub(super) const FALLBACK_AUTHOR: (&str, &str) = ("rxnode", "rxnode@localhost.invalid");
 
-/// Refused when `rx-node` is checked out here or in a linked worktree: a
-/// publication would change that work tree.
-pub(super) fn refuse_if_rx_node_checked_out(repo: &Repository) -> Result<()> {
+/// Refused when the results branch (`rx-node` or `rx-results/<NODE>`) is
+/// checked out here or in a linked worktree: a publication would change that work tree.
+pub(super) fn refuse_if_rx_node_checked_out(repo: &Repository, spec: &PushRefspec) -> Result<()> {
+    let short = spec.short();
     let on_rx_node = |r: &Repository| {
         r.find_reference("HEAD")
-            .is_ok_and(|h| h.symbolic_target() == Some(RX_NODE_REF))
+            .is_ok_and(|h| h.symbolic_target() == Some(spec.branch()))
     };
     if on_rx_node(repo) {
-        return Err(refused(
-            "the checkout has rx-node checked out; publishing would change its work tree — switch back to your branch first",
-        ));
+        return Err(refused(format!(
+            "the checkout has {short} checked out; publishing would change its work tree — switch back to your branch first",
+        )));
     }
     // Linked worktrees (`git worktree add … rx-node`) share the branch too.
     for name in repo.worktrees()?.iter().flatten() {
@@ -52,7 +54,7 @@ pub(super) fn refuse_if_rx_node_checked_out(repo: &Repository) -> Result<()> {
         if let Ok(r) = Repository::open_from_worktree(&wt) {
             if on_rx_node(&r) {
                 return Err(refused(format!(
-                    "the linked worktree {} has rx-node checked out; publishing would change its work tree",
+                    "the linked worktree {} has {short} checked out; publishing would change its work tree",
                     wt.path().display()
                 )));
             }
@@ -61,14 +63,14 @@ pub(super) fn refuse_if_rx_node_checked_out(repo: &Repository) -> Result<()> {
     Ok(())
 }
 
-/// The local and remote-tracking `rx-node` tips.
+/// The local and remote-tracking tips of the results branch.
 pub(super) struct Tips {
     pub(super) local: Option<Oid>,
     pub(super) tracking: Option<Oid>,
 }
 
 impl Tips {
-    pub(super) fn read(repo: &Repository, remote: &str) -> Result<Tips> {
+    pub(super) fn read(repo: &Repository, remote: &str, spec: &PushRefspec) -> Result<Tips> {
         let get = |name: &str| -> Result<Option<Oid>> {
             match repo.refname_to_id(name) {
                 Ok(o) => Ok(Some(o)),
@@ -77,15 +79,15 @@ impl Tips {
             }
         };
         Ok(Tips {
-            local: get(RX_NODE_REF)?,
-            tracking: get(&tracking_ref(remote))?,
+            local: get(spec.branch())?,
+            tracking: get(&tracking_ref(remote, spec))?,
         })
     }
 }
 
-/// The remote-tracking ref of `rx-node` for `remote`.
-pub(super) fn tracking_ref(remote: &str) -> String {
-    crate::git::ops::tracking_ref(remote, "rx-node")
+/// The remote-tracking ref of the results branch for `remote`.
+pub(super) fn tracking_ref(remote: &str, spec: &PushRefspec) -> String {
+    crate::git::ops::tracking_ref(remote, spec.short())
 }
 
 /// The parent of the new commit and the local-only results carried onto it.
@@ -356,14 +358,20 @@ pub(super) fn build_commit(
     Ok(repo.commit(None, sig, sig, msg, &tree, &parents)?)
 }
 
-/// Move `refs/heads/rx-node` from `old` (compare-and-swap) to `new`.
-pub(super) fn set_rx_node(repo: &Repository, old: Option<Oid>, new: Oid) -> Result<()> {
+/// Move the local results branch from `old` (compare-and-swap) to `new`.
+pub(super) fn set_rx_node(
+    repo: &Repository,
+    spec: &PushRefspec,
+    old: Option<Oid>,
+    new: Oid,
+) -> Result<()> {
     let msg = "rxnode publish";
+    let branch = spec.branch();
     match old {
-        Some(o) => repo.reference_matching(RX_NODE_REF, new, true, o, msg),
-        None => repo.reference(RX_NODE_REF, new, false, msg),
+        Some(o) => repo.reference_matching(branch, new, true, o, msg),
+        None => repo.reference(branch, new, false, msg),
     }
-    .with_context(|| format!("cannot move {RX_NODE_REF} (changed by someone else meanwhile?)"))?;
+    .with_context(|| format!("cannot move {branch} (changed by someone else meanwhile?)"))?;
     Ok(())
 }
 

@@ -163,19 +163,18 @@ pub(super) fn cmd_report(
 ) -> Result<Outcome> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let nodes = fleet(f)?;
-    let (list, total, _) = rows(f.repo, f.tip, limit, &|r| filter.keeps(r))?;
-    let found: BTreeMap<String, Found> = match f.tip {
-        Some(tip) => find_results(f.repo, &f.repo.find_commit(tip)?.tree()?)?
-            .0
-            .into_iter()
-            .map(|x| (x.path.clone(), x))
-            .collect(),
-        None => BTreeMap::new(),
-    };
-    let added = match f.tip {
-        Some(tip) => adding_commits(f.repo, tip)?,
-        None => BTreeMap::new(),
-    };
+    let (list, total, _) = rows(f, limit, &|r| filter.keeps(r))?;
+    // Every result at the tip of every results branch, and the commits that added them.
+    let mut found: BTreeMap<(String, String), Found> = BTreeMap::new();
+    let mut added: BTreeMap<String, BTreeMap<String, (git2::Oid, git2::Oid)>> = BTreeMap::new();
+    for src in &f.sources {
+        let tree = f.repo.find_commit(src.tip)?.tree()?;
+        for x in find_results(f.repo, &tree, src)?.0 {
+            found.insert((src.branch.clone(), x.path.clone()), x);
+        }
+        added.insert(src.branch.clone(), adding_commits(f.repo, src)?);
+    }
+    let no_commits = BTreeMap::new();
     let mut index_rows = String::new();
     let mut w = Written {
         index: dir.join("index.html").display().to_string(),
@@ -185,14 +184,13 @@ pub(super) fn cmd_report(
         unverified: 0,
     };
     for (i, r) in list.iter().enumerate() {
-        let Some(fd) = found.get(&r.path) else {
+        let Some(fd) = found.get(&(r.branch.clone(), r.path.clone())) else {
             continue;
         };
         let name = slug(i, fd);
-        let problems = match f.tip {
-            Some(tip) => super::verify::verify_one(f.repo, tip, fd, &added),
-            None => Vec::new(),
-        };
+        let branch_added = added.get(&fd.source.branch).unwrap_or(&no_commits);
+        let mut problems = super::verify::verify_one(f.repo, fd.source.tip, fd, branch_added);
+        problems.extend(r.problems.iter().cloned());
         let pics = result_page(f, fd, &name, dir, &problems)?;
         w.results += 1;
         w.pictures += pics;

@@ -1,7 +1,8 @@
-//! `rxnode results` (the listing).
-use super::fetched::{Fetched, Found, PRIVATE_REF};
-use super::text::{figures, figures_line, parse_time, safe_json, str_of};
-use super::tree::{find_results, newest_added, read_json, read_small};
+//! `rxnode results` (the listing): the newest results across every results
+//! branch (`rx-node` and each node's own `rx-results/<NODE>`).
+use super::fetched::{Fetched, Found, Source, PRIVATE_REF};
+use super::text::{figures, figures_line, parse_time, safe_json, shown, str_of};
+use super::tree::{find_results, found_at, own_result, read_json, read_small, Candidate, Walker};
 use super::verify::validate_fetched;
 use crate::exit::Outcome;
 use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
@@ -9,7 +10,10 @@ use anyhow::Result;
 use git2::{Oid, Repository};
 use serde::Serialize;
 use serde_json::{json, Value};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashSet};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 /// The listing row (the shape docs/protocol.md#6-the-main-pcs-side gives, plus key figures).
 #[derive(Debug, Clone, Serialize)]
@@ -22,51 +26,202 @@ pub(super) struct Row {
     pub(super) completed_at: Option<String>,
     pub(super) commit: Option<String>,
     pub(super) path: String,
+    /// The branch it was read from: `rx-node` or `rx-results/<NODE>`.
+    pub(super) branch: String,
+    /// Other branches holding the very same result (the same tree).
+    pub(super) also_on: Vec<String>,
     figures: Value,
-    problems: Vec<String>,
+    pub(super) problems: Vec<String>,
     #[serde(skip)]
     pub(super) sort_time: i64,
 }
 
-/// The results at `tip` that pass `keep`, newest first — by when they landed
-/// on `rx-node` (the newest commit that added or changed each), then by task
-/// ID (descending) and node within one commit; at most `limit` (`None`: every
-/// one). Within a commit only the results needed are read.
-/// Only the commits back to the `limit`-th result are read, so the cost of
-/// the default listing does not grow with the number of results. Also: how
-/// many results the tip holds, and the problems of its tree.
+/// The reader every view of the results uses: the results on every results
+/// branch of `f` (`rx-node` and each `rx-results/<NODE>`) that pass `keep`,
+/// newest first by when they landed (see [`Merge`]), at most `limit` (`None`:
+/// every one); a row read from a branch rewritten since this PC saw it says so
+/// among its problems. Also: how many results the branches hold (each path
+/// once) and the problems of their trees.
 pub(super) fn rows(
-    repo: &Repository,
-    tip: Option<Oid>,
+    f: &Fetched<'_>,
     limit: Option<usize>,
     keep: &dyn Fn(&Row) -> bool,
 ) -> Result<(Vec<Row>, usize, Vec<String>)> {
-    let Some(tip) = tip else {
-        return Ok((Vec::new(), 0, Vec::new()));
-    };
-    let commit = repo.find_commit(tip)?;
-    let (found, tree_problems) = find_results(repo, &commit.tree()?)?;
-    let total = found.len();
-    let mut out: Vec<Row> = Vec::new();
-    let mut seen: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    newest_added(repo, tip, &mut |landed, now_rt| {
-        for id in &landed.ids {
-            for f in landed.results_of(id, now_rt) {
-                if limit.is_some_and(|l| out.len() >= l) {
-                    return Ok(false);
-                }
-                if !seen.insert(f.path.clone()) {
-                    continue;
-                }
-                let r = row_of(repo, f, landed.commit)?;
-                if keep(&r) {
-                    out.push(r);
-                }
-            }
+    rows_of(f, &|_| true, limit, keep)
+}
+
+/// [`rows`], walking only the branches `walk` selects for rows (`total` and
+/// the tree problems still cover every branch).
+fn rows_of(
+    f: &Fetched<'_>,
+    walk: &dyn Fn(&Source) -> bool,
+    limit: Option<usize>,
+    keep: &dyn Fn(&Row) -> bool,
+) -> Result<(Vec<Row>, usize, Vec<String>)> {
+    let (mut list, total, mut problems) = fleet_rows(f.repo, &f.sources, walk, limit, keep)?;
+    for r in &mut list {
+        if let Some(why) = f.rewritten.get(&r.branch) {
+            r.problems.push(format!(
+                "read from {}, which {why}: not to be trusted (docs/protocol.md#6-the-main-pcs-side)",
+                r.branch
+            ));
         }
-        Ok(limit.is_none_or(|l| out.len() < l))
-    })?;
-    Ok((out, total, tree_problems))
+    }
+    for (b, why) in &f.rewritten {
+        problems.push(format!("{b} {why}"));
+    }
+    Ok((list, total, problems))
+}
+
+/// Every result standing at the tips of `sources`, once per path (a node's own
+/// branch first), and the problems of their trees — among them a folder on a
+/// node's own branch that is not that node's, named and never listed.
+pub(super) fn inventory(
+    repo: &Repository,
+    sources: &[Rc<Source>],
+) -> Result<(Vec<Found>, Vec<String>)> {
+    let mut by_path: BTreeMap<String, Found> = BTreeMap::new();
+    let mut problems = Vec::new();
+    // Own branches first, so that an identical copy on rx-node is the same entry.
+    let mut order: Vec<&Rc<Source>> = sources.iter().collect();
+    order.sort_by_key(|s| s.owner.is_none());
+    for src in order {
+        let commit = repo.find_commit(src.tip)?;
+        let (found, p) = find_results(repo, &commit.tree()?, src)?;
+        problems.extend(p.into_iter().map(|p| match &src.owner {
+            None => p,
+            Some(_) => format!("{}: {p}", src.branch),
+        }));
+        for f in found {
+            if !own_result(src, &f) {
+                problems.push(format!(
+                    "{} holds {}/: a node's own branch holds only its own results; not listed (rxnode did not write it)",
+                    src.branch,
+                    shown(&f.path, 120)
+                ));
+                continue;
+            }
+            by_path.entry(f.path.clone()).or_insert(f);
+        }
+    }
+    Ok((by_path.into_values().collect(), problems))
+}
+
+/// The results of every branch in one stream, newest first by when they landed
+/// (the committer time of the commit that last added or changed each; on a
+/// tie a node's own branch first, then by branch), each path once: the copy
+/// that landed later is the one handed on. Each branch is read only as far as
+/// the stream is taken.
+pub(super) struct Merge<'r> {
+    walkers: Vec<Walker<'r>>,
+    heap: BinaryHeap<(i64, bool, Reverse<usize>)>,
+    seen: HashSet<String>,
+}
+
+impl<'r> Merge<'r> {
+    pub(super) fn new(repo: &'r Repository, sources: &[Rc<Source>]) -> Result<Merge<'r>> {
+        let mut m = Merge {
+            walkers: Vec::new(),
+            heap: BinaryHeap::new(),
+            seen: HashSet::new(),
+        };
+        for s in sources {
+            let mut w = Walker::new(repo, s.clone())?;
+            let i = m.walkers.len();
+            if let Some(c) = w.peek()? {
+                m.heap.push((c.time, s.owner.is_some(), Reverse(i)));
+            }
+            m.walkers.push(w);
+        }
+        Ok(m)
+    }
+
+    /// The next result not handed on before; `None` when every branch is read.
+    pub(super) fn next(&mut self) -> Result<Option<Candidate>> {
+        while let Some((_, own, Reverse(i))) = self.heap.pop() {
+            let Some(w) = self.walkers.get_mut(i) else {
+                continue;
+            };
+            let Some(c) = w.pop()? else { continue };
+            if let Some(n) = w.peek()? {
+                self.heap.push((n.time, own, Reverse(i)));
+            }
+            // A folder that is not its branch's own is named by `inventory`.
+            if !own_result(w.source(), &c.found) || !self.seen.insert(c.found.path.clone()) {
+                continue;
+            }
+            return Ok(Some(c));
+        }
+        Ok(None)
+    }
+}
+
+/// The newest results across every branch in `sources` that pass `keep`, at
+/// most `limit` (`None`: every one), as [`Merge`] orders them; each row says
+/// its branch, the other branches holding the very same result, and a conflict
+/// (another branch holding a different copy) among its problems. Also: how
+/// many results the branches hold (each path once) and the problems of their
+/// trees. `walk` narrows the branches read for rows (`total` counts them all).
+fn fleet_rows(
+    repo: &Repository,
+    sources: &[Rc<Source>],
+    walk: &dyn Fn(&Source) -> bool,
+    limit: Option<usize>,
+    keep: &dyn Fn(&Row) -> bool,
+) -> Result<(Vec<Row>, usize, Vec<String>)> {
+    let (all, problems) = inventory(repo, sources)?;
+    let walked: Vec<Rc<Source>> = sources.iter().filter(|s| walk(s)).cloned().collect();
+    let mut m = Merge::new(repo, &walked)?;
+    let mut out = Vec::new();
+    while limit.is_none_or(|l| out.len() < l) {
+        let Some(c) = m.next()? else { break };
+        let mut r = row_of(repo, c.found.clone(), c.commit)?;
+        other_copy(repo, sources, &c, &mut r);
+        if keep(&r) {
+            out.push(r);
+        }
+    }
+    Ok((out, all.len(), problems))
+}
+
+/// The other branch that may hold `c`'s result: `rx-results/<NODE>` for a
+/// result of NODE on `rx-node`, `rx-node` for one on a node's own branch. The
+/// same tree there: named in `also_on`; another tree: a conflict, named among
+/// the row's problems (this copy landed later, so it is the one listed).
+fn other_copy(repo: &Repository, sources: &[Rc<Source>], c: &Candidate, r: &mut Row) {
+    let f = &c.found;
+    let other = match (&f.source.owner, &f.dir_node) {
+        (None, Some(n)) => sources.iter().find(|s| s.owner.as_ref() == Some(n)),
+        (Some(_), _) => sources.iter().find(|s| s.owner.is_none()),
+        (None, None) => None,
+    };
+    let Some(other) = other else { return };
+    let Some(rt) = repo
+        .find_commit(other.tip)
+        .ok()
+        .and_then(|c| c.tree().ok())
+        .and_then(|t| t.get_name(RESULTS_DIR).map(|e| e.id()))
+        .and_then(|id| repo.find_tree(id).ok())
+    else {
+        return;
+    };
+    let key = &f.path[RESULTS_DIR.len() + 1..];
+    let Some(o) = found_at(repo, &rt, key, other) else {
+        return;
+    };
+    if o.tree == f.tree {
+        r.also_on.push(other.branch.clone());
+    } else {
+        r.problems.push(format!(
+            "conflict: {} on {} (tree {}) differs from the copy on {} (tree {}); the one that landed later, on {}, is listed",
+            f.path, other.branch, o.tree, f.source.branch, f.tree, f.source.branch
+        ));
+    }
+}
+
+/// The row of one result that landed in commit `added`.
+pub(super) fn row_of_candidate(repo: &Repository, f: Found, added: Oid) -> Result<Row> {
+    row_of(repo, f, added)
 }
 
 /// The row of one result: its fields read from the JSON (and LOG_META), its
@@ -139,6 +294,8 @@ fn row_of(repo: &Repository, f: Found, added: Oid) -> Result<Row> {
         completed_at,
         commit: commit.map(|c| c.to_string()),
         path: f.path.clone(),
+        branch: f.source.branch.clone(),
+        also_on: Vec::new(),
         figures: figures(&j),
         problems,
         sort_time,
@@ -169,27 +326,44 @@ impl Filter<'_> {
     }
 }
 
-/// `rxnode results`: the newest results on `rx-node` that pass the filters
-/// (at most `limit`; `None`: every one), newest first.
+/// `rxnode results`: the newest results on every results branch that pass the
+/// filters (at most `limit`; `None`: every one), newest first.
 pub(super) fn cmd_list(
     f: &Fetched<'_>,
     filter: &Filter<'_>,
     limit: Option<usize>,
 ) -> Result<Outcome> {
-    let (list, total, tree_problems) = rows(f.repo, f.tip, limit, &|r| filter.keeps(r))?;
+    let keep = |r: &Row| filter.keeps(r);
+    let (list, total, tree_problems) = match filter.node {
+        None => rows(f, limit, &keep)?,
+        // `--node N`: the other nodes' own branches need not be walked.
+        Some(n) => rows_of(
+            f,
+            &|s| s.owner.as_deref().is_none_or(|o| o == n),
+            limit,
+            &keep,
+        )?,
+    };
+    let branches: Vec<Value> = f
+        .sources
+        .iter()
+        .map(|s| json!({"branch": s.branch, "node": s.owner, "tip": s.tip.to_string()}))
+        .collect();
     let out = safe_json(&json!({
         "ref": PRIVATE_REF,
         "tip": f.tip.map(|t| t.to_string()),
+        "branches": branches,
         "total": total,
         "limit": limit,
         "results": list,
         "problems": tree_problems,
     }))?;
     f.ctx.report(&out, |_| {
-        if f.tip.is_none() {
+        if !f.any() {
             return format!("{}\n", f.none_yet());
         }
-        let mut text = render_list(f.tip, total, &list, &tree_problems);
+        let own = f.sources.iter().filter(|s| s.owner.is_some()).count();
+        let mut text = render_list(f.tip, own, total, &list, &tree_problems);
         if limit.is_some_and(|l| list.len() >= l) {
             let _ = writeln!(
                 text,
@@ -204,28 +378,40 @@ pub(super) fn cmd_list(
 
 /// The human listing: a summary line, one line per row and its problems, then
 /// the problems of the tree.
-fn render_list(tip: Option<Oid>, total: usize, list: &[Row], tree_problems: &[String]) -> String {
+fn render_list(
+    tip: Option<Oid>,
+    own: usize,
+    total: usize,
+    list: &[Row],
+    tree_problems: &[String],
+) -> String {
     let mut text = String::new();
-    let _ = match tip {
-        None => writeln!(text, "no rx-node branch on the remote yet: no results"),
-        Some(t) => writeln!(
-            text,
-            "{} of {total} result(s) on rx-node {} (fetched into {PRIVATE_REF}), newest first:",
-            list.len(),
-            &t.to_string()[..12]
-        ),
+    let shared = match tip {
+        None => "no rx-node".to_owned(),
+        Some(t) => format!("rx-node {}", &t.to_string()[..12]),
     };
+    let _ = writeln!(
+        text,
+        "{} of {total} result(s) on {shared} and {own} node branch(es) rx-results/<NODE> (fetched under refs/rxnode/main-pc/), newest first:",
+        list.len()
+    );
     if !list.is_empty() {
         let _ = writeln!(
             text,
-            "{:<14} {:<28} {:<8} {:<6} {:<25} {:<12} figures",
-            "NODE", "TASK_ID", "STATUS", "RISK", "COMPLETED", "COMMIT"
+            "{:<14} {:<8} {:<28} {:<8} {:<6} {:<25} {:<12} figures",
+            "NODE", "ON", "TASK_ID", "STATUS", "RISK", "COMPLETED", "COMMIT"
         );
     }
     for r in list {
+        // Which layout it was read from: the shared rx-node, the node's own branch, or both.
+        let on = match (r.branch == "rx-node", r.also_on.is_empty()) {
+            (_, false) => "both",
+            (true, true) => "rx-node",
+            (false, true) => "own",
+        };
         let _ = writeln!(
             text,
-            "{:<14} {:<28} {:<8} {:<6} {:<25} {:<12} {}",
+            "{:<14} {on:<8} {:<28} {:<8} {:<6} {:<25} {:<12} {}",
             r.node.as_deref().unwrap_or("(unnamed)"),
             r.task_id,
             r.status.as_deref().unwrap_or("?"),

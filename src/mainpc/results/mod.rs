@@ -2,9 +2,12 @@
 //! `results verify ID`, `results nodes`: the main PC reads what the RX nodes
 //! published (docs/protocol.md#6-the-main-pcs-side).
 //!
-//! `rx-node` is fetched into the private ref [`PRIVATE_REF`] only — never the work
-//! tree, the index, HEAD, a branch or a remote-tracking ref (so never the watched
-//! branch's). Everything is read from the object database. What is read was
+//! `rx-node` is fetched into the private ref [`PRIVATE_REF`] and every node's own
+//! `rx-results/<NODE>` under `refs/rxnode/main-pc/rx-results/` only — never the
+//! work tree, the index, HEAD, a branch or a remote-tracking ref (so never the
+//! watched branch's). Everything is read from the object database; what was
+//! seen of each branch is kept in the Git folder (`seen.rs`), so a branch
+//! rewritten by someone is named. What is read was
 //! written by RX nodes and travelled through Git: it is treated as untrusted input
 //! (sizes bounded before loading, names checked, terminal control characters never
 //! printed raw).
@@ -13,6 +16,7 @@ mod fetched;
 mod html;
 mod list;
 mod nodes;
+mod seen;
 mod show;
 mod term_md;
 mod text;
@@ -25,11 +29,11 @@ use crate::result::Status;
 use anyhow::{Context, Result};
 use fetched::Fetched;
 pub(crate) use fetched::PRIVATE_REF;
-use git2::{Oid, Repository};
+use git2::Repository;
 use list::Filter;
 pub use show::ShowAs;
 use text::parse_since;
-use tree::{fetch_private, read_private};
+use tree::{fetch_private, read_private, read_sources};
 
 /// Results listed unless `--limit N` or `--all` says otherwise.
 pub const DEFAULT_RESULTS_LIMIT: usize = 50;
@@ -103,12 +107,24 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
     } else {
         fetch_private(&repo, remote, with_status)?
     };
-    warn_if_rewritten(&repo, before, tip);
+    let sources = read_sources(&repo, tip)?;
+    // Every results branch against what this PC saw of it last.
+    let rewritten = seen::check(
+        &repo,
+        &seen::is_results_branch,
+        &seen::results_now(&sources),
+        !args.no_fetch,
+    );
+    for (b, why) in &rewritten {
+        eprintln!("rxnode: warning: {b} {why}");
+    }
     let fetched = Fetched {
         ctx,
         repo: &repo,
         tip,
-        never_fetched: args.no_fetch && before.is_none(),
+        never_fetched: args.no_fetch && before.is_none() && sources.is_empty(),
+        sources,
+        rewritten,
     };
     match &args.sub {
         None => list::cmd_list(&fetched, &filter, args.limit),
@@ -161,19 +177,4 @@ fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
         status: status_filter,
         since,
     })
-}
-
-/// The branch is written by RX nodes only and never rewritten: a tip that does not
-/// descend from what was fetched before means results may have been removed.
-fn warn_if_rewritten(repo: &Repository, before: Option<Oid>, tip: Option<Oid>) {
-    if let (Some(b), Some(t)) = (before, tip) {
-        if b != t && !repo.graph_descendant_of(t, b).unwrap_or(false) {
-            eprintln!(
-                "rxnode: warning: rx-node was rewritten on the remote: the previous tip {b} is not in its history; \
-                 results seen before may have been removed (the old commit is still in this repository)"
-            );
-        }
-    } else if before.is_some() && tip.is_none() {
-        eprintln!("rxnode: warning: rx-node was deleted on the remote; the results seen before are gone from it");
-    }
 }

@@ -1,5 +1,6 @@
 //! `rxnode results nodes`: per node, its last heartbeat (`rx-status/<NODE>`,
-//! docs/protocol.md#node-status) and its results on `rx-node`.
+//! docs/protocol.md#node-status) and its results on `rx-node` and on its own
+//! `rx-results/<NODE>`; a branch of the node rewritten by someone is named.
 //!
 //! The status branches are fetched into private refs under
 //! [`STATUS_PRIVATE_PREFIX`] with the same anonymous fetch as `rx-node`; what
@@ -7,7 +8,7 @@
 //! bounded blob, every string escaped before it is shown.
 use super::fetched::Fetched;
 use super::fetched::STATUS_PRIVATE_PREFIX;
-use super::list::{rows, Row};
+use super::list::{inventory, row_of_candidate, Merge, Row};
 use super::text::{parse_time, safe_json, shown};
 use crate::exit::Outcome;
 use anyhow::Result;
@@ -50,8 +51,14 @@ pub(super) struct NodeRow {
     pub(super) results: usize,
     pub(super) last_result_at: Option<String>,
     pub(super) last_result_landed_at: Option<String>,
+    /// The branch the last result was read from.
+    pub(super) last_result_branch: Option<String>,
     pub(super) last_task_id: Option<String>,
     pub(super) last_status: Option<String>,
+    /// Where the node publishes as its results show it: `rx-node`, `rx-results/<NODE>`, or both.
+    pub(super) publishes_to: Vec<String>,
+    /// Its branches rewritten by someone since this PC saw them (branch → what was found).
+    pub(super) rewritten: BTreeMap<String, String>,
     pub(super) problems: Vec<String>,
     #[serde(skip)]
     pub(super) sort_time: i64,
@@ -79,8 +86,11 @@ impl NodeRow {
             results: 0,
             last_result_at: None,
             last_result_landed_at: None,
+            last_result_branch: None,
             last_task_id: None,
             last_status: None,
+            publishes_to: Vec::new(),
+            rewritten: BTreeMap::new(),
             problems: Vec::new(),
             sort_time: i64::MIN,
         }
@@ -109,23 +119,55 @@ pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
 /// Every node that published a result or a status, the most recently heard first.
 pub(super) fn fleet(f: &Fetched<'_>) -> Result<Vec<NodeRow>> {
     let now = time::OffsetDateTime::now_utc();
-    let (all, _, _) = rows(f.repo, f.tip, None, &|_| true)?;
-    let mut by: BTreeMap<Option<String>, NodeRow> = BTreeMap::new();
-    // `all` is newest first: the first row seen per node is its last result.
-    for r in &all {
-        let n = by
-            .entry(r.node.clone())
-            .or_insert_with(|| NodeRow::new(r.node.clone()));
-        n.results += 1;
-        if n.results == 1 {
-            last_result(f.repo, n, r);
-        }
-    }
-    for (name, status) in read_statuses(f.repo)? {
+    let mut by = results_by_node(f)?;
+    let statuses = read_statuses(f.repo)?;
+    // Every status branch against what this PC saw of it last.
+    let seen_now: Vec<super::seen::Now> = statuses
+        .iter()
+        .filter_map(|(name, (v, _), tip)| {
+            Some(super::seen::Now {
+                branch: format!("rx-status/{name}"),
+                tip: (*tip)?,
+                heartbeat: v
+                    .as_ref()
+                    .ok()
+                    .and_then(|v| v["time"].as_str())
+                    .map(str::to_owned),
+            })
+        })
+        .collect();
+    let mut rewritten =
+        super::seen::check(f.repo, &super::seen::is_status_branch, &seen_now, false);
+    rewritten.extend(f.rewritten.clone());
+    for (name, status, _) in statuses {
         let n = by
             .entry(Some(name.clone()))
             .or_insert_with(|| NodeRow::new(Some(name.clone())));
         heartbeat(n, &name, status, now);
+    }
+    for (branch, why) in rewritten {
+        let node = branch
+            .strip_prefix("rx-status/")
+            .or_else(|| branch.strip_prefix("rx-results/"))
+            .map(str::to_owned);
+        // `rx-node` is every node's: named on each node that has results there.
+        let targets: Vec<Option<String>> = match node {
+            Some(n) => vec![Some(n)],
+            None => by
+                .iter()
+                .filter(|(_, r)| r.publishes_to.iter().any(|b| b == "rx-node"))
+                .map(|(k, _)| k.clone())
+                .collect(),
+        };
+        for t in targets {
+            let n = by
+                .entry(t.clone())
+                .or_insert_with(|| NodeRow::new(t.clone()));
+            n.problems.push(format!(
+                "{branch} {why}: what it shows is not to be trusted (docs/protocol.md#6-the-main-pcs-side)"
+            ));
+            n.rewritten.insert(branch.clone(), why.clone());
+        }
     }
     for n in by.values_mut() {
         if n.last_heartbeat.is_none() && n.problems.is_empty() {
@@ -150,6 +192,7 @@ fn last_result(repo: &Repository, n: &mut NodeRow, r: &Row) {
     n.last_result_at = r.completed_at.clone();
     n.last_task_id = Some(r.task_id.clone());
     n.last_status = r.status.clone();
+    n.last_result_branch = Some(r.branch.clone());
     n.last_result_landed_at = r
         .commit
         .as_deref()
@@ -163,11 +206,55 @@ fn last_result(repo: &Repository, n: &mut NodeRow, r: &Row) {
     n.sort_time = n.sort_time.max(r.sort_time);
 }
 
+/// Per node: how many results it has on every results branch (each path
+/// once), its last result (newest first by when it landed, across the
+/// branches: the stream is read only until every node's newest is found), and
+/// the branches its results are on.
+fn results_by_node(f: &Fetched<'_>) -> Result<BTreeMap<Option<String>, NodeRow>> {
+    let repo = f.repo;
+    let mut by: BTreeMap<Option<String>, NodeRow> = BTreeMap::new();
+    let (all, _) = inventory(repo, &f.sources)?;
+    // Results of the layout before node names say their node in the result only.
+    let mut legacy_node: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for found in &all {
+        let node = match &found.dir_node {
+            Some(n) => Some(n.clone()),
+            None => {
+                let n = row_of_candidate(repo, found.clone(), found.source.tip)?.node;
+                legacy_node.insert(found.path.clone(), n.clone());
+                n
+            }
+        };
+        let n = by.entry(node.clone()).or_insert_with(|| NodeRow::new(node));
+        n.results += 1;
+        if !n.publishes_to.contains(&found.source.branch) {
+            n.publishes_to.push(found.source.branch.clone());
+        }
+    }
+    let mut left = by.len();
+    let mut m = Merge::new(repo, &f.sources)?;
+    while left > 0 {
+        let Some(c) = m.next()? else { break };
+        let node = match &c.found.dir_node {
+            Some(n) => Some(n.clone()),
+            None => legacy_node.get(&c.found.path).cloned().flatten(),
+        };
+        let Some(n) = by.get_mut(&node) else { continue };
+        if n.last_task_id.is_some() {
+            continue;
+        }
+        let r = row_of_candidate(repo, c.found, c.commit)?;
+        last_result(repo, n, &r);
+        left -= 1;
+    }
+    Ok(by)
+}
+
 /// What one private status ref holds: the parsed `STATUS.json` or why it cannot be read.
 type Read = (Result<Value, String>, Vec<String>);
 
-/// Every node's status branch as fetched, by node name.
-fn read_statuses(repo: &Repository) -> Result<Vec<(String, Read)>> {
+/// Every node's status branch as fetched, by node name, with its commit.
+fn read_statuses(repo: &Repository) -> Result<Vec<(String, Read, Option<git2::Oid>)>> {
     let mut out = Vec::new();
     for r in repo.references_glob(&format!("{STATUS_PRIVATE_PREFIX}*"))? {
         let Ok(r) = r else { continue };
@@ -184,10 +271,12 @@ fn read_statuses(repo: &Repository) -> Result<Vec<(String, Read)>> {
                     )),
                     Vec::new(),
                 ),
+                None,
             ));
             continue;
         }
-        out.push((name.clone(), read_one(repo, &r, &name)));
+        let tip = r.peel_to_commit().ok().map(|c| c.id());
+        out.push((name.clone(), read_one(repo, &r, &name), tip));
     }
     Ok(out)
 }
@@ -466,14 +555,17 @@ fn render_nodes(nodes: &[NodeRow]) -> String {
         let _ = match (&n.last_task_id, &n.last_result_at, &n.last_result_landed_at) {
             (None, _, _) => writeln!(text, "    results: none"),
             (Some(id), Some(at), _) => writeln!(text,
-                "    results: {}; last {id} {} completed {at}",
+                "    results: {} on {}; last {id} {} completed {at}",
                 n.results,
+                n.publishes_to.join(" and "),
                 n.last_status.as_deref().unwrap_or("?")
             ),
             (Some(id), None, landed) => writeln!(text,
-                "    results: {}; last {id} {} (no completion time in the result; landed on rx-node {})",
+                "    results: {} on {}; last {id} {} (no completion time in the result; landed on {} {})",
                 n.results,
+                n.publishes_to.join(" and "),
                 n.last_status.as_deref().unwrap_or("?"),
+                n.last_result_branch.as_deref().unwrap_or("?"),
                 landed.as_deref().unwrap_or("at an unknown time")
             ),
         };

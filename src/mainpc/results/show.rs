@@ -37,7 +37,7 @@ pub(super) fn cmd_show(
         )));
     }
     let Some(f) = found.first() else {
-        return Err(bad_input(format!("no result for {task_id} on rx-node")));
+        return Err(bad_input(format!("no result for {task_id}")));
     };
     let js = read_small(repo, f.tree, RESULT_JSON).map_err(|e| anyhow!("{}: {e}", f.path))?;
     let v: Value = serde_json::from_slice(&js)
@@ -54,13 +54,14 @@ pub(super) fn cmd_show(
         }
         ShowAs::Rendered => {
             // What `results verify` checks: the files, LOG_META and the commit that added them.
-            let problems = match fetched.tip {
-                Some(tip) => {
-                    let added = super::tree::adding_commits(repo, tip)?;
-                    super::verify::verify_one(repo, tip, f, &added)
-                }
-                None => Vec::new(),
-            };
+            let added = super::tree::adding_commits(repo, &f.source)?;
+            let mut problems = super::verify::verify_one(repo, f.source.tip, f, &added);
+            if let Some(why) = fetched.rewritten.get(&f.source.branch) {
+                problems.push(format!(
+                    "{}: read from {}, which {why}",
+                    f.path, f.source.branch
+                ));
+            }
             let md = String::from_utf8_lossy(&md()?).into_owned();
             ctx.report(&safe_json(&v)?, |_| {
                 rendered(&v, node, &f.path, &md, &problems)

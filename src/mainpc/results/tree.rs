@@ -1,6 +1,9 @@
-//! Reading `rx-node`: the fetch into the private ref, the results in a tree,
-//! size-bounded blobs, and the commit that first added each result.
-use super::fetched::{Fetched, Found, PRIVATE_REF, STATUS_PRIVATE_PREFIX};
+//! Reading the results branches: the fetch into the private refs, the results
+//! in a tree, size-bounded blobs, the commit that first added each result, and
+//! the walk that lists them newest first across every branch.
+use super::fetched::{
+    Fetched, Found, Source, OWN_PRIVATE_PREFIX, PRIVATE_REF, STATUS_PRIVATE_PREFIX,
+};
 use super::text::shown;
 use crate::exit::{bad_field, bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks, set_timeouts};
@@ -9,15 +12,18 @@ use anyhow::{anyhow, Context, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository};
 use rxnode_interlock::TaskId;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::rc::Rc;
 
 /// The largest published file (docs/publishing.md); bigger blobs are never loaded.
 const MAX_FILE_BYTES: usize = 256 * 1024;
 
 /// Fetch the remote's `refs/heads/rx-node` into [`PRIVATE_REF`] (forced: it is
-/// our private copy) and return its tip; `None` when the remote has no `rx-node`.
-/// `with_status`: also every `refs/heads/rx-status/*` into the private refs
-/// under [`STATUS_PRIVATE_PREFIX`] (pruned when a node's branch is gone).
+/// our private copy) and every node's own `refs/heads/rx-results/<NODE>` into
+/// the private refs under [`OWN_PRIVATE_PREFIX`] (replaced as a whole: a node
+/// whose branch is gone is dropped), in one fetch; return the tip of
+/// `rx-node`, `None` when the remote has none. `with_status`: also every
+/// `refs/heads/rx-status/*` into the private refs under [`STATUS_PRIVATE_PREFIX`].
 pub(super) fn fetch_private(
     repo: &Repository,
     remote: &str,
@@ -39,11 +45,16 @@ pub(super) fn fetch_private(
     fo.update_fetchhead(false);
     fo.prune(git2::FetchPrune::On);
     fo.download_tags(git2::AutotagOption::None);
-    let mut specs = vec![format!("+refs/heads/rx-node:{PRIVATE_REF}")];
+    // Every node's own results branch and every status branch land in a
+    // staging namespace emptied first, so no ref there can collide with an
+    // earlier one (`rx-status/N` against a peer's `rx-status/N/x`); only node
+    // names move on (`adopt`).
+    delete_refs(repo, OWN_STAGING_PREFIX);
+    let mut specs = vec![
+        format!("+refs/heads/rx-node:{PRIVATE_REF}"),
+        format!("+refs/heads/rx-results/*:{OWN_STAGING_PREFIX}*"),
+    ];
     if with_status {
-        // Every status branch lands in a staging namespace emptied first, so no
-        // ref there can collide with an earlier one (`rx-status/N` against a
-        // peer's `rx-status/N/x`); only node names move on (`adopt_statuses`).
         delete_refs(repo, STATUS_STAGING_PREFIX);
         specs.push(format!("+refs/heads/rx-status/*:{STATUS_STAGING_PREFIX}*"));
     }
@@ -54,14 +65,43 @@ pub(super) fn fetch_private(
             redact(e.message())
         )
     })?;
+    adopt(repo, &OWN)?;
     if with_status {
-        adopt_statuses(repo)?;
+        adopt(repo, &STATUS)?;
     }
     read_private(repo)
 }
 
 /// Where `fetch_private` first puts every `rx-status/*` branch.
 const STATUS_STAGING_PREFIX: &str = "refs/rxnode/main-pc/rx-status-fetched/";
+/// Where `fetch_private` first puts every `rx-results/*` branch.
+const OWN_STAGING_PREFIX: &str = "refs/rxnode/main-pc/rx-results-fetched/";
+
+/// One family of per-node branches: where they are staged, where they are kept, what they are.
+struct Family {
+    staging: &'static str,
+    private: &'static str,
+    /// `rx-status` or `rx-results`.
+    remote: &'static str,
+    /// `status branch` or `results branch`.
+    what: &'static str,
+}
+
+/// Every node's status branch, `rx-status/<NODE>`.
+const STATUS: Family = Family {
+    staging: STATUS_STAGING_PREFIX,
+    private: STATUS_PRIVATE_PREFIX,
+    remote: "rx-status",
+    what: "status branch",
+};
+
+/// Every node's own results branch, `rx-results/<NODE>`.
+const OWN: Family = Family {
+    staging: OWN_STAGING_PREFIX,
+    private: OWN_PRIVATE_PREFIX,
+    remote: "rx-results",
+    what: "results branch",
+};
 
 /// Delete every ref under `prefix` (the private copies rxnode owns).
 fn delete_refs(repo: &Repository, prefix: &str) {
@@ -72,60 +112,94 @@ fn delete_refs(repo: &Repository, prefix: &str) {
     }
 }
 
-/// Move each staged status branch whose name is a node name
-/// (`rx-status/<NODE>`, as rxnode writes it) to [`STATUS_PRIVATE_PREFIX`],
-/// replacing the previous copies (a node whose branch is gone is dropped).
-/// Any other ref (a name nested below a node's, or not a node name) was not
-/// written by rxnode: a warning names it (escaped) and it is skipped.
-fn adopt_statuses(repo: &Repository) -> Result<()> {
+/// Move each staged branch of `fam` whose name is a node name
+/// (`rx-status/<NODE>`, `rx-results/<NODE>`, as rxnode writes them) to its
+/// private prefix, replacing the previous copies (a node whose branch is gone
+/// is dropped). Any other ref (a name nested below a node's, or not a node
+/// name) was not written by rxnode: a warning names it (escaped) and it is skipped.
+fn adopt(repo: &Repository, fam: &Family) -> Result<()> {
     let mut staged = Vec::new();
     for r in repo
-        .references_glob(&format!("{STATUS_STAGING_PREFIX}*"))
-        .context("cannot list the fetched status branches")?
+        .references_glob(&format!("{}*", fam.staging))
+        .with_context(|| format!("cannot list the fetched {}es", fam.what))?
         .flatten()
     {
         let name = r
             .name_bytes()
-            .get(STATUS_STAGING_PREFIX.len()..)
+            .get(fam.staging.len()..)
             .unwrap_or_default()
             .to_vec();
         let name = match String::from_utf8(name) {
             Ok(n) if crate::store::node::check_name(&n).is_ok() => n,
             Ok(n) => {
-                skipped(&n);
+                skipped(fam, &n);
                 continue;
             }
             Err(e) => {
-                skipped(&String::from_utf8_lossy(e.as_bytes()));
+                skipped(fam, &String::from_utf8_lossy(e.as_bytes()));
                 continue;
             }
         };
         match r.target() {
             Some(oid) => staged.push((name, oid)),
-            None => skipped(&name),
+            None => skipped(fam, &name),
         }
     }
-    delete_refs(repo, STATUS_PRIVATE_PREFIX);
+    delete_refs(repo, fam.private);
     for (name, oid) in staged {
         repo.reference(
-            &format!("{STATUS_PRIVATE_PREFIX}{name}"),
+            &format!("{}{name}", fam.private),
             oid,
             true,
-            "rxnode results nodes",
+            "rxnode results",
         )
-        .with_context(|| format!("cannot keep the status of node {name}"))?;
+        .with_context(|| format!("cannot keep the {} of node {name}", fam.what))?;
     }
-    delete_refs(repo, STATUS_STAGING_PREFIX);
+    delete_refs(repo, fam.staging);
     Ok(())
 }
 
-/// The warning for a remote ref under `rx-status/` that is not a node's status branch.
-fn skipped(name: &str) {
+/// The warning for a remote ref under `rx-status/` or `rx-results/` that is not a node's branch.
+fn skipped(fam: &Family, name: &str) {
     eprintln!(
-        "rxnode: warning: skipped refs/heads/rx-status/{}: not a node's status branch \
-         (rx-status/<NODE>, NODE 1 to 32 of A-Z a-z 0-9 _ -); rxnode did not write it",
-        shown(name, 80)
+        "rxnode: warning: skipped refs/heads/{}/{}: not a node's {} \
+         ({}/<NODE>, NODE 1 to 32 of A-Z a-z 0-9 _ -); rxnode did not write it",
+        fam.remote,
+        shown(name, 80),
+        fam.what,
+        fam.remote
     );
+}
+
+/// Every results branch as last fetched: `rx-node` (tip `rx_node`) first, then
+/// each node's own `rx-results/<NODE>` by name.
+pub(super) fn read_sources(repo: &Repository, rx_node: Option<Oid>) -> Result<Vec<Rc<Source>>> {
+    let mut out: Vec<Rc<Source>> = rx_node
+        .map(|t| Rc::new(Source::shared(t)))
+        .into_iter()
+        .collect();
+    let mut own = Vec::new();
+    for r in repo
+        .references_glob(&format!("{OWN_PRIVATE_PREFIX}*"))
+        .context("cannot list the fetched results branches")?
+        .flatten()
+    {
+        let Some(name) = r.name().and_then(|n| n.strip_prefix(OWN_PRIVATE_PREFIX)) else {
+            continue;
+        };
+        if crate::store::node::check_name(name).is_err() {
+            continue; // never adopted under this name
+        }
+        let Ok(c) = r.peel_to_commit() else { continue };
+        own.push(Source {
+            branch: format!("rx-results/{name}"),
+            owner: Some(name.to_owned()),
+            tip: c.id(),
+        });
+    }
+    own.sort_by(|a, b| a.owner.cmp(&b.owner));
+    out.extend(own.into_iter().map(Rc::new));
+    Ok(out)
 }
 
 pub(super) fn read_private(repo: &Repository) -> Result<Option<Oid>> {
@@ -164,6 +238,7 @@ fn refuse_not_plain(e: &git2::TreeEntry, path: &str) -> Result<()> {
 pub(super) fn find_results(
     repo: &Repository,
     root: &git2::Tree,
+    source: &Rc<Source>,
 ) -> Result<(Vec<Found>, Vec<String>)> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
@@ -207,6 +282,7 @@ pub(super) fn find_results(
                         dir_node: Some(fname.clone()),
                         tree: f.id(),
                         path: format!("{RESULTS_DIR}/{name}/{fname}"),
+                        source: source.clone(),
                     });
                 }
                 _ => legacy = true,
@@ -218,6 +294,7 @@ pub(super) fn find_results(
                 dir_node: None,
                 tree: e.id(),
                 path: format!("{RESULTS_DIR}/{name}"),
+                source: source.clone(),
             });
         }
     }
@@ -227,7 +304,12 @@ pub(super) fn find_results(
 /// The result at `key` (`<ID>/<NODE>`, or `<ID>` of the old layout) in the
 /// results folder `rt`, as [`find_results`] would list it; `None` when absent
 /// or not a result (those are named by [`find_results`]).
-fn found_at(repo: &Repository, rt: &git2::Tree, key: &str) -> Option<Found> {
+pub(super) fn found_at(
+    repo: &Repository,
+    rt: &git2::Tree,
+    key: &str,
+    source: &Rc<Source>,
+) -> Option<Found> {
     let e = rt.get_path(std::path::Path::new(key)).ok()?;
     if e.kind() != Some(ObjectType::Tree) {
         return None;
@@ -251,6 +333,7 @@ fn found_at(repo: &Repository, rt: &git2::Tree, key: &str) -> Option<Found> {
         dir_node: node.map(str::to_owned),
         tree: e.id(),
         path: format!("{RESULTS_DIR}/{key}"),
+        source: source.clone(),
     })
 }
 
@@ -280,18 +363,18 @@ fn changed_names(before: Option<&git2::Tree>, now: &git2::Tree) -> Vec<String> {
     out
 }
 
-/// One commit's share of [`newest_added`]: the task-ID folders it added or
+/// One commit's share of a [`Walker`]: the task-ID folders it added or
 /// changed against its first parent, expanded to results only on demand.
 pub(super) struct Landed<'r> {
     repo: &'r Repository,
-    /// The commit.
-    pub(super) commit: Oid,
     /// Its parent's `rx-results` (`None`: absent, or a root commit).
     before: Option<git2::Tree<'r>>,
     /// The tip's `rx-results`: only what still stands there is listed.
     tip_rt: &'r git2::Tree<'r>,
     /// The changed `<ID>` names, newest-listed first (descending).
     pub(super) ids: Vec<String>,
+    /// The branch walked.
+    source: &'r Rc<Source>,
 }
 
 impl Landed<'_> {
@@ -318,7 +401,7 @@ impl Landed<'_> {
             keys.push(id.to_owned());
         }
         keys.iter()
-            .filter_map(|k| found_at(self.repo, self.tip_rt, k))
+            .filter_map(|k| found_at(self.repo, self.tip_rt, k, self.source))
             .filter(|f| {
                 // Only the very tree that stands at the tip (an old-layout
                 // folder also holds the newer per-node folders beside its files).
@@ -328,51 +411,6 @@ impl Landed<'_> {
                         .is_ok_and(|e| e.id() == f.tree)
             })
             .collect()
-    }
-}
-
-/// The results at `tip`, newest first by when they landed: walking the
-/// first-parent history from `tip`, each commit's task-ID folders added or
-/// changed against its parent (compared by object ID, so only what changed is
-/// read), handed to `each` with that commit's `rx-results` tree; the walk
-/// stops when `each` returns `false`. `each` keeps track of results already
-/// listed (a newer commit lists a result first).
-pub(super) fn newest_added(
-    repo: &Repository,
-    tip: Oid,
-    each: &mut dyn FnMut(&Landed, &git2::Tree) -> Result<bool>,
-) -> Result<()> {
-    let results_of = |c: &git2::Commit| -> Option<git2::Tree> {
-        let e = c.tree().ok()?.get_name(RESULTS_DIR)?.to_owned();
-        repo.find_tree(e.id()).ok()
-    };
-    let tip_commit = repo.find_commit(tip)?;
-    let Some(tip_rt) = results_of(&tip_commit) else {
-        return Ok(());
-    };
-    let mut c = tip_commit;
-    loop {
-        let parent = c.parents().next();
-        let now = results_of(&c);
-        let before = parent.as_ref().and_then(&results_of);
-        if let Some(now) = now.filter(|n| Some(n.id()) != before.as_ref().map(|b| b.id())) {
-            let mut ids = changed_names(before.as_ref(), &now);
-            ids.reverse();
-            let landed = Landed {
-                repo,
-                commit: c.id(),
-                before,
-                tip_rt: &tip_rt,
-                ids,
-            };
-            if !each(&landed, &now)? {
-                return Ok(());
-            }
-        }
-        match parent {
-            Some(p) => c = p,
-            None => return Ok(()),
-        }
     }
 }
 
@@ -413,7 +451,11 @@ pub(super) fn read_json(repo: &Repository, tree: Oid, name: &str) -> Result<Valu
 
 /// The commit that first added each result path (and the result's tree then),
 /// walking oldest first.
-pub(super) fn adding_commits(repo: &Repository, tip: Oid) -> Result<BTreeMap<String, (Oid, Oid)>> {
+pub(super) fn adding_commits(
+    repo: &Repository,
+    source: &Rc<Source>,
+) -> Result<BTreeMap<String, (Oid, Oid)>> {
+    let tip = source.tip;
     let mut walk = repo.revwalk()?;
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
     walk.push(tip)?;
@@ -428,7 +470,7 @@ pub(super) fn adding_commits(repo: &Repository, tip: Oid) -> Result<BTreeMap<Str
         if !seen_roots.insert(e.id()) {
             continue; // the same rx-results tree as an earlier commit
         }
-        let Ok((found, _)) = find_results(repo, &tree) else {
+        let Ok((found, _)) = find_results(repo, &tree, source) else {
             continue; // refused at the tip by the caller's own read
         };
         for f in found {
@@ -439,26 +481,68 @@ pub(super) fn adding_commits(repo: &Repository, tip: Oid) -> Result<BTreeMap<Str
 }
 
 impl Fetched<'_> {
-    /// The results of one task ID, narrowed to `from` when given; an error names what exists.
+    /// The results of one task ID on every results branch, narrowed to `from`
+    /// when given; an error names what exists. A result on two branches with
+    /// the same content is one result; with different content it is a
+    /// conflict, named on stderr, and the copy that landed later is taken
+    /// (docs/protocol.md#6-the-main-pcs-side).
     pub(super) fn select(&self, task_id: &str, from: &Option<String>) -> Result<Vec<Found>> {
-        let (repo, tip) = (self.repo, self.tip);
+        let repo = self.repo;
         let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
         if let Some(n) = from {
             crate::store::node::check_name(n).map_err(|e| bad_field("from", format!(": {e}")))?;
         }
-        let Some(tip) = tip else {
+        if !self.any() {
             return Err(bad_input(format!(
                 "no result for {id}: {}",
                 self.none_yet()
             )));
-        };
-        let (found, _) = find_results(repo, &repo.find_commit(tip)?.tree()?)?;
-        let of_id: Vec<Found> = found
-            .into_iter()
-            .filter(|f| f.task_id == id.as_str())
-            .collect();
+        }
+        let mut by_path: BTreeMap<String, Vec<Found>> = BTreeMap::new();
+        for src in &self.sources {
+            let Some(rt) = results_root(repo, src.tip) else {
+                continue;
+            };
+            let Some(e) = rt.get_name(id.as_str()) else {
+                continue;
+            };
+            refuse_not_plain(&e, &format!("{RESULTS_DIR}/{id}"))?;
+            let Ok(idtree) = repo.find_tree(e.id()) else {
+                continue;
+            };
+            let mut keys: Vec<String> = Vec::new();
+            let mut legacy = false;
+            for f in idtree.iter() {
+                let fname = String::from_utf8_lossy(f.name_bytes()).into_owned();
+                refuse_not_plain(&f, &format!("{RESULTS_DIR}/{id}/{fname}"))?;
+                match f.kind() {
+                    Some(ObjectType::Tree) => keys.push(format!("{id}/{fname}")),
+                    _ => legacy = true,
+                }
+            }
+            if legacy {
+                keys.push(id.as_str().to_owned());
+            }
+            for k in keys {
+                let Some(f) = found_at(repo, &rt, &k, src) else {
+                    continue;
+                };
+                if !own_result(src, &f) {
+                    continue; // named by the listing, never taken as this node's
+                }
+                by_path.entry(f.path.clone()).or_default().push(f);
+            }
+        }
+        let mut of_id = Vec::new();
+        for (path, copies) in by_path {
+            of_id.push(pick_copy(repo, &path, copies)?);
+        }
         if of_id.is_empty() {
-            return Err(bad_input(format!("no result for {id} on rx-node ({tip})")));
+            let on: Vec<&str> = self.sources.iter().map(|s| s.branch.as_str()).collect();
+            return Err(bad_input(format!(
+                "no result for {id} on {}",
+                on.join(", ")
+            )));
         }
         let Some(n) = from else { return Ok(of_id) };
         let nodes: Vec<String> = of_id.iter().map(Found::node_label).collect();
@@ -474,4 +558,157 @@ impl Fetched<'_> {
         }
         Ok(pick)
     }
+}
+
+/// The `rx-results` folder of commit `tip`, `None` when it has none.
+fn results_root(repo: &Repository, tip: Oid) -> Option<git2::Tree<'_>> {
+    let c = repo.find_commit(tip).ok()?;
+    let e = c.tree().ok()?.get_name(RESULTS_DIR)?.to_owned();
+    repo.find_tree(e.id()).ok()
+}
+
+/// Whether `f` may stand on its branch: anything on the shared `rx-node`; on a
+/// node's own `rx-results/<NODE>`, only that node's own folders
+/// (`rx-results/<ID>/<NODE>/`).
+pub(super) fn own_result(src: &Source, f: &Found) -> bool {
+    match &src.owner {
+        None => true,
+        Some(o) => f.dir_node.as_deref() == Some(o.as_str()),
+    }
+}
+
+/// One result found on more than one branch: identical copies are one; different
+/// copies are a conflict, named on stderr, and the copy whose commit landed
+/// later (its committer time; on a tie the node's own branch) is taken.
+fn pick_copy(repo: &Repository, path: &str, mut copies: Vec<Found>) -> Result<Found> {
+    if copies.len() > 1 && copies.iter().any(|c| c.tree != copies[0].tree) {
+        let mut when = Vec::new();
+        for c in &copies {
+            when.push(landed_at(repo, c)?.map(|(_, t)| t).unwrap_or(i64::MIN));
+        }
+        let best = (0..copies.len())
+            .max_by_key(|&i| (when[i], copies[i].source.owner.is_some()))
+            .unwrap_or(0);
+        let list: Vec<String> = copies
+            .iter()
+            .map(|c| format!("{} (tree {})", c.source.branch, c.tree))
+            .collect();
+        eprintln!(
+            "rxnode: warning: conflict: {} differs between {}; the copy that landed later, on {}, is taken",
+            shown(path, 120),
+            list.join(" and "),
+            copies[best].source.branch
+        );
+        return Ok(copies.swap_remove(best));
+    }
+    // Identical copies (or one): the node's own branch first.
+    copies.sort_by_key(|c| c.source.owner.is_none());
+    copies
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("no copy of {path}"))
+}
+
+/// The commit on its branch that last added or changed `f` as it stands, and its
+/// committer time; `None` when the walk does not find it.
+pub(super) fn landed_at(repo: &Repository, f: &Found) -> Result<Option<(Oid, i64)>> {
+    let mut w = Walker::new(repo, f.source.clone())?;
+    while let Some(c) = w.pop()? {
+        if c.found.path == f.path {
+            return Ok(Some((c.commit, c.time)));
+        }
+    }
+    Ok(None)
+}
+
+/// One result as a branch's walk hands it on: where it landed and when.
+pub(super) struct Candidate {
+    pub(super) found: Found,
+    /// The commit that last added or changed it (first-parent walk from the tip).
+    pub(super) commit: Oid,
+    /// That commit's committer time (seconds since the epoch).
+    pub(super) time: i64,
+}
+
+/// The results of one branch, newest first by when they landed, read one
+/// commit at a time as they are asked for.
+pub(super) struct Walker<'r> {
+    repo: &'r Repository,
+    source: Rc<Source>,
+    tip_rt: Option<git2::Tree<'r>>,
+    next: Option<git2::Commit<'r>>,
+    queue: VecDeque<Candidate>,
+}
+
+impl<'r> Walker<'r> {
+    /// A walk of `source` from its tip.
+    pub(super) fn new(repo: &'r Repository, source: Rc<Source>) -> Result<Walker<'r>> {
+        let tip = repo.find_commit(source.tip)?;
+        let tip_rt = tree_results(repo, &tip);
+        Ok(Walker {
+            repo,
+            source,
+            next: tip_rt.as_ref().map(|_| tip),
+            tip_rt,
+            queue: VecDeque::new(),
+        })
+    }
+
+    /// The branch walked.
+    pub(super) fn source(&self) -> &Rc<Source> {
+        &self.source
+    }
+
+    /// The next result (without taking it); `None` at the end of the history.
+    pub(super) fn peek(&mut self) -> Result<Option<&Candidate>> {
+        self.fill()?;
+        Ok(self.queue.front())
+    }
+
+    /// The next result; `None` at the end of the history.
+    pub(super) fn pop(&mut self) -> Result<Option<Candidate>> {
+        self.fill()?;
+        Ok(self.queue.pop_front())
+    }
+
+    /// Walk on until a commit hands on a result or the history ends.
+    fn fill(&mut self) -> Result<()> {
+        while self.queue.is_empty() {
+            let (Some(c), Some(tip_rt)) = (self.next.take(), self.tip_rt.as_ref()) else {
+                return Ok(());
+            };
+            let parent = c.parents().next();
+            let now = tree_results(self.repo, &c);
+            let before = parent.as_ref().and_then(|p| tree_results(self.repo, p));
+            if let Some(now) = now.filter(|n| Some(n.id()) != before.as_ref().map(|b| b.id())) {
+                let mut ids = changed_names(before.as_ref(), &now);
+                ids.reverse();
+                let landed = Landed {
+                    repo: self.repo,
+                    before,
+                    tip_rt,
+                    ids,
+                    source: &self.source,
+                };
+                let time = c.time().seconds();
+                for id in &landed.ids {
+                    for found in landed.results_of(id, &now) {
+                        self.queue.push_back(Candidate {
+                            found,
+                            commit: c.id(),
+                            time,
+                        });
+                    }
+                }
+            }
+            self.next = parent;
+        }
+        Ok(())
+    }
+}
+
+/// The `rx-results` folder of a commit, `None` when absent.
+fn tree_results<'r>(repo: &'r Repository, c: &git2::Commit) -> Option<git2::Tree<'r>> {
+    let e = c.tree().ok()?.get_name(RESULTS_DIR)?.to_owned();
+    repo.find_tree(e.id()).ok()
 }

@@ -191,13 +191,16 @@ fn check_publication(
     problems: &mut Vec<String>,
 ) {
     match added.get(&f.path) {
-        None => problems.push(format!("{}: no commit on rx-node ({tip}) adds it", f.path)),
+        None => problems.push(format!(
+            "{}: no commit on {} ({tip}) adds it",
+            f.path, f.source.branch
+        )),
         Some((c, tree)) => {
             problems.extend(check_adding_commit(repo, *c, f));
             if *tree != f.tree && f.dir_node.is_some() {
                 problems.push(format!(
-                    "{}: changed after its publication in {c}: rx-node now holds another version (a result is never replaced)",
-                    f.path
+                    "{}: changed after its publication in {c}: {} now holds another version (a result is never replaced)",
+                    f.path, f.source.branch
                 ));
             }
         }
@@ -398,15 +401,30 @@ fn carried_by(repo: &Repository, c: Oid, key: &str) -> Vec<String> {
 
 /// `results verify ID [--from NODE]`: exit 0 when every result of the task verifies, 2 otherwise.
 pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outcome> {
-    let (ctx, repo, tip) = (fetched.ctx, fetched.repo, fetched.tip);
-    let Some(tip) = tip else {
-        return Err(bad_input("no rx-node"));
-    };
-    let added = adding_commits(repo, tip)?;
+    let (ctx, repo) = (fetched.ctx, fetched.repo);
+    if !fetched.any() {
+        return Err(bad_input(fetched.none_yet()));
+    }
+    // The commits that added each result, per branch read.
+    let mut by_branch: BTreeMap<String, BTreeMap<String, (Oid, Oid)>> = BTreeMap::new();
+    for f in found {
+        if !by_branch.contains_key(&f.source.branch) {
+            by_branch.insert(f.source.branch.clone(), adding_commits(repo, &f.source)?);
+        }
+    }
+    let empty = BTreeMap::new();
     let mut reports = Vec::new();
     let mut all_ok = true;
     for f in found {
-        let problems = verify_one(repo, tip, f, &added);
+        let tip = f.source.tip;
+        let added = by_branch.get(&f.source.branch).unwrap_or(&empty);
+        let mut problems = verify_one(repo, tip, f, added);
+        if let Some(why) = fetched.rewritten.get(&f.source.branch) {
+            problems.push(format!(
+                "{}: read from {}, which {why}",
+                f.path, f.source.branch
+            ));
+        }
         all_ok &= problems.is_empty();
         let key = f
             .path
@@ -422,13 +440,15 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
             "task_signature": signature,
             "node": f.dir_node,
             "path": f.path,
+            "branch": f.source.branch,
             "commit": added.get(&f.path).map(|(c, _)| c.to_string()),
             "carried": carried,
             "valid": problems.is_empty(),
             "problems": problems,
         }));
     }
-    let out = json!({"valid": all_ok, "tip": tip.to_string(), "results": reports});
+    let out =
+        json!({"valid": all_ok, "tip": fetched.tip.map(|t| t.to_string()), "results": reports});
     ctx.report(&super::text::safe_json(&out)?, |_| {
         let mut text = String::new();
         for r in &reports {

@@ -1,0 +1,250 @@
+//! What the main PC saw last of every branch the nodes write, kept outside any
+//! branch in `<git dir>/rxnode/main-pc-seen.json` (docs/protocol.md#6-the-main-pcs-side):
+//! the tip of `rx-node` and of each `rx-results/<NODE>`, and the commit and
+//! heartbeat time of each `rx-status/<NODE>`. A results branch whose new tip
+//! does not descend from the tip seen last, or that is gone, and a status whose
+//! heartbeat went back in time, was rewritten by someone: that is recorded and
+//! named at every later run, never silently trusted.
+use super::text::parse_time;
+use crate::store::fsutil::{now_iso, read_small_regular, write_atomic};
+use git2::{Oid, Repository};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The file's own version.
+const SEEN_SCHEMA: u32 = 1;
+/// The largest file read (a few hundred bytes per branch).
+const MAX_BYTES: u64 = 8 << 20;
+
+/// `<git dir>/rxnode/main-pc-seen.json`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SeenFile {
+    /// [`SEEN_SCHEMA`].
+    pub(crate) schema_version: u32,
+    /// Branch (`rx-node`, `rx-results/<NODE>`, `rx-status/<NODE>`) → what was seen.
+    pub(crate) branches: BTreeMap<String, SeenBranch>,
+}
+
+/// What the main PC saw last of one branch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SeenBranch {
+    /// The tip (40 hex).
+    pub(crate) tip: String,
+    /// A status branch's heartbeat time (`STATUS.json` `time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) heartbeat: Option<String>,
+    /// The first rewrite found, kept until this file is removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rewritten: Option<Rewrite>,
+}
+
+/// A rewrite of a branch, as found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Rewrite {
+    /// When this PC found it (ISO 8601).
+    pub(crate) detected_at: String,
+    /// What was found, one line.
+    pub(crate) why: String,
+}
+
+/// One branch as fetched now.
+pub(super) struct Now {
+    /// `rx-node`, `rx-results/<NODE>` or `rx-status/<NODE>`.
+    pub(super) branch: String,
+    pub(super) tip: Oid,
+    /// A status branch's heartbeat time.
+    pub(super) heartbeat: Option<String>,
+}
+
+/// Where the file lives: in the repository's Git folder, never in a branch or the work tree.
+fn path(repo: &Repository) -> PathBuf {
+    repo.commondir().join("rxnode").join("main-pc-seen.json")
+}
+
+/// The file; an unreadable one is named on stderr and read as empty.
+fn load(repo: &Repository) -> SeenFile {
+    let p = path(repo);
+    let parsed = read_small_regular(&p, MAX_BYTES, "record of seen branches", None).and_then(|b| {
+        b.map(|b| serde_json::from_slice::<SeenFile>(&b).map_err(anyhow::Error::from))
+            .transpose()
+    });
+    match parsed {
+        Ok(Some(f)) if f.schema_version == SEEN_SCHEMA => f,
+        Ok(None) => SeenFile {
+            schema_version: SEEN_SCHEMA,
+            ..SeenFile::default()
+        },
+        Ok(Some(f)) => {
+            eprintln!(
+                "rxnode: warning: {}: schema_version {} is not {SEEN_SCHEMA}; what this PC saw before is not known, so a rewrite before now cannot be told",
+                p.display(),
+                f.schema_version
+            );
+            SeenFile {
+                schema_version: SEEN_SCHEMA,
+                ..SeenFile::default()
+            }
+        }
+        Err(e) => {
+            eprintln!(
+                "rxnode: warning: {e:#}; what this PC saw before is not known, so a rewrite before now cannot be told"
+            );
+            SeenFile {
+                schema_version: SEEN_SCHEMA,
+                ..SeenFile::default()
+            }
+        }
+    }
+}
+
+/// Compare `now` with what was seen last of the branches `family` selects,
+/// record it, and return every branch of the family found rewritten, now or
+/// before (branch → one line). `deleted_counts`: a branch of the family seen
+/// before and absent now was deleted (results branches; a status branch may
+/// simply stop).
+pub(super) fn check(
+    repo: &Repository,
+    family: &dyn Fn(&str) -> bool,
+    now: &[Now],
+    deleted_counts: bool,
+) -> BTreeMap<String, String> {
+    let mut file = load(repo);
+    let at = now_iso();
+    let mut current: BTreeMap<&str, &Now> = BTreeMap::new();
+    for n in now {
+        current.insert(n.branch.as_str(), n);
+    }
+    for n in now {
+        let b = n.branch.clone();
+        let found = match file.branches.get(&b) {
+            None => None,
+            Some(seen) => judge(repo, seen, n),
+        };
+        let e = file.branches.entry(b).or_insert_with(|| SeenBranch {
+            tip: n.tip.to_string(),
+            heartbeat: None,
+            rewritten: None,
+        });
+        if let Some(why) = found {
+            e.rewritten.get_or_insert(Rewrite {
+                detected_at: at.clone(),
+                why,
+            });
+        }
+        e.tip = n.tip.to_string();
+        // A heartbeat only ever moves forward in the record.
+        let later = match (&e.heartbeat, &n.heartbeat) {
+            (Some(old), Some(new)) => parse_time(new)
+                .zip(parse_time(old))
+                .is_some_and(|(n, o)| n > o),
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if later {
+            e.heartbeat = n.heartbeat.clone();
+        }
+    }
+    if deleted_counts {
+        for (b, e) in file.branches.iter_mut() {
+            if family(b) && !current.contains_key(b.as_str()) {
+                e.rewritten.get_or_insert(Rewrite {
+                    detected_at: at.clone(),
+                    why: format!("is gone from the remote; this PC last saw it at {}", e.tip),
+                });
+            }
+        }
+    }
+    save(repo, &file);
+    file.branches
+        .iter()
+        .filter(|(b, _)| family(b))
+        .filter_map(|(b, e)| {
+            e.rewritten.as_ref().map(|r| {
+                (
+                    b.clone(),
+                    format!("was rewritten (found {}): {}", r.detected_at, r.why),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Why `n` is not a continuation of what was seen: a results branch whose tip
+/// does not descend from the tip seen last, a status whose heartbeat went back.
+fn judge(repo: &Repository, seen: &SeenBranch, n: &Now) -> Option<String> {
+    let old = seen.tip.as_str();
+    if old == n.tip.to_string() {
+        return None;
+    }
+    if n.branch.starts_with("rx-status/") {
+        let (new_t, old_t) = (n.heartbeat.as_deref()?, seen.heartbeat.as_deref()?);
+        let (a, b) = (parse_time(new_t)?, parse_time(old_t)?);
+        return (a < b).then(|| {
+            format!(
+                "its heartbeat went back from {old_t} (commit {old}) to {new_t} (commit {}): an older or foreign status was put in its place",
+                n.tip
+            )
+        });
+    }
+    let Ok(o) = Oid::from_str(old) else {
+        return Some(format!(
+            "the tip this PC saw last, {old:?}, is not a commit ID"
+        ));
+    };
+    if repo.find_commit(o).is_err() {
+        return Some(format!(
+            "the tip this PC saw last, {old}, is no longer in this repository, so the new tip {} cannot be checked against it",
+            n.tip
+        ));
+    }
+    match repo.graph_descendant_of(n.tip, o) {
+        Ok(true) => None,
+        _ => Some(format!(
+            "the tip this PC saw last, {old}, is not in the history of its new tip {}: results seen before may have been removed or changed",
+            n.tip
+        )),
+    }
+}
+
+/// Write the file (a failure is named on stderr: the listing still stands).
+fn save(repo: &Repository, f: &SeenFile) {
+    let p = path(repo);
+    let res = serde_json::to_vec_pretty(f)
+        .map_err(anyhow::Error::from)
+        .and_then(|mut b| {
+            b.push(b'\n');
+            write_atomic(&p, &b)
+        });
+    if let Err(e) = res {
+        eprintln!(
+            "rxnode: warning: cannot record what this PC saw in {}: {e:#}",
+            p.display()
+        );
+    }
+}
+
+/// The results branches as fetched, for [`check`].
+pub(super) fn results_now(sources: &[std::rc::Rc<super::fetched::Source>]) -> Vec<Now> {
+    sources
+        .iter()
+        .map(|s| Now {
+            branch: s.branch.clone(),
+            tip: s.tip,
+            heartbeat: None,
+        })
+        .collect()
+}
+
+/// Whether `b` is a results branch (`rx-node`, `rx-results/<NODE>`).
+pub(super) fn is_results_branch(b: &str) -> bool {
+    b == "rx-node" || b.starts_with("rx-results/")
+}
+
+/// Whether `b` is a status branch.
+pub(super) fn is_status_branch(b: &str) -> bool {
+    b.starts_with("rx-status/")
+}
