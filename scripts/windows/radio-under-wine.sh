@@ -229,7 +229,7 @@ capture free-sim 1 --sim "$FREE" internal
 # A RED task posted by the main PC, approved in the watcher and authorized with
 # the typed phrase: `run` hands the tone to `rxnode tx-guard` in a kill-on-close
 # Job object (docs/safety.md#the-tx-guard-process). Then `run` is killed (its
-# Wine process, SIGKILL, as Task Manager's "End task" would) 0.4 s into a
+# Wine process, SIGKILL, as Task Manager's "End task" would) as soon as it keys a
 # second tone: the guard must be gone soon after.
 umask 077
 export RXSIM_EVENT_LOG="$LAB/out/rxsim-events.log"
