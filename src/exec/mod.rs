@@ -6,6 +6,8 @@ pub(crate) mod capture;
 pub(crate) mod compare;
 pub(crate) mod compare_cmd;
 pub(crate) mod freq_cal;
+#[cfg(windows)]
+pub(crate) mod guard_job;
 pub(crate) mod inventory;
 pub(crate) mod live;
 pub(crate) mod preconditions;
@@ -14,7 +16,6 @@ pub(crate) mod steps;
 pub(crate) mod sweep;
 pub(crate) mod tx;
 pub(crate) mod tx_guard;
-#[cfg(unix)]
 pub(crate) mod tx_watch;
 
 use crate::exit::FieldText;

@@ -15,9 +15,7 @@ use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_hw::TxReport;
-#[cfg(unix)]
-use rxnode_interlock::TxGrant;
-use rxnode_interlock::{Authorization, Plan, Policy, Step, TxToneStep};
+use rxnode_interlock::{Authorization, Plan, Policy, Step, TxGrant, TxToneStep};
 use serde_json::json;
 use std::sync::atomic::Ordering;
 
@@ -125,14 +123,10 @@ pub(crate) fn step_tx(s: &StepCtx, auth: Option<Authorization>, t: &TxToneStep, 
             return;
         }
     };
-    #[cfg(unix)]
     guarded(s, auth, t, out);
-    #[cfg(not(unix))]
-    in_process(s, auth, t, out);
 }
 
-/// The tone in the TX guard process, watched from here (unix).
-#[cfg(unix)]
+/// The tone in the TX guard process, watched from here.
 fn guarded(s: &StepCtx, auth: Authorization, t: &TxToneStep, out: &mut Outputs) {
     let grant = match grant(s, auth) {
         Ok(g) => g,
@@ -180,52 +174,6 @@ fn guarded(s: &StepCtx, auth: Authorization, t: &TxToneStep, out: &mut Outputs) 
     }
 }
 
-/// Without the guard process (Windows: no job-control stop, and the tone is
-/// bounded in this process only; docs/safety.md#the-tx-guard-process): the permit
-/// here, then the tone until done or interrupted.
-#[cfg(not(unix))]
-fn in_process(s: &StepCtx, auth: Authorization, t: &TxToneStep, out: &mut Outputs) {
-    let permit = match rxnode_interlock::authorize(s.task, s.approval, auth, s.index, s.policy) {
-        Ok(p) => p,
-        Err(e) => {
-            out.checks
-                .push(Check::new(&s.name, Status::Blocked, e.to_string()));
-            return;
-        }
-    };
-    let radio = match rxnode_hw::RxRadio::open(&t.device) {
-        Ok(r) => r,
-        Err(e) => {
-            out.checks.push(Check::new(
-                &s.name,
-                Status::Blocked,
-                format!("device not available: {e}"),
-            ));
-            return;
-        }
-    };
-    let mut txr = match radio.into_tx(permit) {
-        Ok(r) => r,
-        Err(e) => {
-            out.checks
-                .push(Check::new(&s.name, Status::Blocked, e.to_string()));
-            return;
-        }
-    };
-    let keyed = crate::signals::KeyedGuard::new();
-    let r = txr.transmit_tone(keyed.key_off_flag());
-    let suspended_by = keyed.suspended_by();
-    drop(keyed);
-    match r {
-        Ok(rep) => transmitted(&s.name, &rep, suspended_by, out),
-        Err(e) => {
-            out.errors.push(format!("{}: {e}", s.name));
-            out.checks
-                .push(Check::new(&s.name, Status::Fail, e.to_string()));
-        }
-    }
-}
-
 /// Everything before the tone, in order; the first that fails is the step's
 /// status and detail and nothing is keyed.
 fn ready(s: &StepCtx, auth: Option<Authorization>) -> Result<Authorization, (Status, String)> {
@@ -257,7 +205,6 @@ fn ready(s: &StepCtx, auth: Option<Authorization>) -> Result<Authorization, (Sta
 }
 
 /// The authorization, consumed into the single-use grant for the guard process.
-#[cfg(unix)]
 fn grant(s: &StepCtx, auth: Authorization) -> Result<TxGrant, (Status, String)> {
     let key = match crate::store::key::load(s.paths) {
         Ok(Some(k)) => k,
@@ -281,7 +228,6 @@ fn grant(s: &StepCtx, auth: Authorization) -> Result<TxGrant, (Status, String)> 
 }
 
 /// How the guard ended, as the parent saw it.
-#[cfg(unix)]
 pub(crate) enum GuardOutcome {
     /// The tone ended and the guard reported it.
     Done {

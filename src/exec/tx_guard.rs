@@ -22,7 +22,9 @@
 //!   the key-off, and the guard exits after it.
 //!
 //! The parent, for its part, kills the guard (SIGKILL) when it sees it stopped
-//! (SIGSTOP, a debugger) or late ([`crate::exec::tx`]).
+//! (SIGSTOP, a debugger) or late ([`crate::exec::tx`]). On Windows the guard is
+//! in a kill-on-close Job object that only `run` holds ([`crate::exec::guard_job`]):
+//! it dies with `run`, and Ctrl-C / Ctrl-Break / closing the console key it off.
 use crate::context::Ctx;
 use anyhow::{anyhow, Context, Result};
 use rxnode_hw::TxReport;
@@ -38,10 +40,8 @@ use std::time::{Duration, Instant};
 /// [`PARENT_KILL_GRACE`]. Both within the 0.5 s bound of docs/safety.md.
 pub(crate) const GUARD_GRACE: Duration = Duration::from_millis(450);
 /// When the parent kills a guard that is still alive after the permit.
-#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) const PARENT_KILL_GRACE: Duration = Duration::from_millis(490);
 /// The parent heartbeats this often.
-#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) const HEARTBEAT_EVERY: Duration = Duration::from_millis(50);
 /// Without a heartbeat for this long the guard keys off: its parent is stopped
 /// or frozen.
@@ -122,6 +122,13 @@ fn say(msg: &GuardMsg) {
 /// transmitter ends with the process that holds it.
 fn end_now(why: String) -> ! {
     say(&GuardMsg::Ending { why });
+    #[cfg(windows)]
+    // SAFETY: TerminateProcess on this process ends it at once, without DLL
+    // detach handlers (a driver's could hang); nothing is touched after it.
+    unsafe {
+        use windows_sys::Win32::System::Threading::{GetCurrentProcess, TerminateProcess};
+        TerminateProcess(GetCurrentProcess(), 70);
+    }
     #[cfg(unix)]
     // SAFETY: _exit(2) ends the process at once; nothing is touched after it.
     unsafe {
@@ -329,7 +336,11 @@ fn parent_pid() -> u32 {
     unsafe {
         libc::getppid() as u32
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        crate::exec::guard_job::parent_pid()
+    }
+    #[cfg(not(any(unix, windows)))]
     0
 }
 

@@ -2,7 +2,9 @@
 //! start it with the grant, heartbeat it, pass on a key-off request, and kill
 //! it (SIGKILL) when it is stopped (SIGSTOP, a debugger) or still alive past the
 //! permit's deadline. The guard, for its part, keys off when this process stops
-//! heartbeating or dies ([`crate::exec::tx_guard`]).
+//! heartbeating or dies ([`crate::exec::tx_guard`]). On Windows the guard is in
+//! a kill-on-close Job object that only this process holds
+//! ([`crate::exec::guard_job`]), and a stopped guard is seen only by its lateness.
 use crate::exec::steps::StepCtx;
 use crate::exec::tx::unix_to_iso as unix_iso;
 use crate::exec::tx::GuardOutcome;
@@ -33,6 +35,23 @@ pub(crate) fn run_guard(
     key_off: &AtomicBool,
 ) -> Result<GuardOutcome> {
     let mut child = spawn(s, grant)?;
+    // Windows has no parent-death signal: the guard goes in a Job object that kills
+    // it when this process's handle closes, however this process ends. Without it
+    // nothing is keyed.
+    #[cfg(windows)]
+    let _job = match crate::exec::guard_job::kill_with_me(&child) {
+        Ok(job) => job,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(GuardOutcome::NotKeyed {
+                status: Status::Blocked,
+                detail: format!(
+                    "the TX guard process could not be tied to rxnode run (a kill-on-close Job object: {e}), so it could outlive this process: not transmitting"
+                ),
+            });
+        }
+    };
     let mut stdin = child
         .stdin
         .take()
