@@ -58,7 +58,7 @@ pub use crate::{
         check_clkin_compare, check_rx_step, check_step, HealthPolicy, Policy, RequireSignature,
         RxPolicy, StatusPolicy, TasksPolicy, TxPolicy, MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
     },
-    radio_settings::{check_radio_settings, RadioSettings, MAX_RADIO_SETTINGS},
+    radio_settings::{check_radio_settings, RadioSettings, BUFFER_STREAM_ARGS, MAX_RADIO_SETTINGS},
     records::{
         required_phrase, verify_authorization, verify_node_authorization, verify_tx_grant,
         Approval, Authorization, AuthorizationKind, TxGrant,

@@ -2,8 +2,8 @@
 //! `writeSetting` keys and values, stream args, AGC and a manual frequency
 //! correction, and their policy check. Fail closed: a setting key is refused unless
 //! the node's policy lists it in `rx.allowed_settings` (a setting can put power or
-//! signal on the antenna port: bias-T, amplifiers), and a stream arg whose key names
-//! power (`bias`, `amp`, `power`, `tx`) likewise.
+//! signal on the antenna port: bias-T, amplifiers), and so is every stream arg
+//! but the few that only shape buffers ([`BUFFER_STREAM_ARGS`]).
 use crate::error::Error;
 use crate::policy::RxPolicy;
 use serde::{Deserialize, Serialize};
@@ -28,8 +28,10 @@ pub struct RadioSettings {
 /// Most settings (and most stream args) one step may give.
 pub const MAX_RADIO_SETTINGS: usize = 32;
 
-/// Stream-arg key fragments that may power the antenna port or key a path.
-const POWER_WORDS: [&str; 4] = ["bias", "amp", "power", "tx"];
+/// Stream args that only size the stream's buffers, allowed without listing; any
+/// other stream arg (a driver may read one as a bias-T or amplifier switch) needs
+/// `rx.allowed_settings`.
+pub const BUFFER_STREAM_ARGS: [&str; 4] = ["bufflen", "buffers", "buflen", "mtu"];
 
 impl RadioSettings {
     /// Whether nothing is set.
@@ -91,8 +93,9 @@ fn bad_char(c: char) -> bool {
 }
 
 /// Check radio settings against the RX policy: every setting key, and every stream
-/// arg whose key names power, must be listed in `rx.allowed_settings` (exactly, as
-/// the driver spells it); the error names the key and the policy key.
+/// arg but the buffer sizes of [`BUFFER_STREAM_ARGS`], must be listed in
+/// `rx.allowed_settings` (exactly, as the driver spells it); the error names the
+/// key and the policy key.
 pub fn check_radio_settings(s: &RadioSettings, policy: &RxPolicy) -> Result<(), Error> {
     if let Some((_, p)) = s.problems().into_iter().next() {
         return Err(Error::Policy(p));
@@ -108,12 +111,12 @@ pub fn check_radio_settings(s: &RadioSettings, policy: &RxPolicy) -> Result<(), 
         }
     }
     for k in s.stream_args.keys() {
-        let lower = k.to_ascii_lowercase();
-        if POWER_WORDS.iter().any(|w| lower.contains(w)) && !listed(k) {
+        if !BUFFER_STREAM_ARGS.contains(&k.as_str()) && !listed(k) {
             return Err(Error::Policy(format!(
-                "stream_args.{} names power and is not in rx.allowed_settings {:?}",
+                "stream_args.{} is not in rx.allowed_settings {:?} (only the buffer sizes {} pass unlisted: a driver may read another stream arg as a bias-T or amplifier switch)",
                 crate::header::truncate(k, 40),
-                policy.allowed_settings
+                policy.allowed_settings,
+                BUFFER_STREAM_ARGS.join(", ")
             )));
         }
     }
@@ -125,7 +128,7 @@ mod tests {
     use super::*;
 
     /// Fail closed: no key passes an empty list; a listed key passes exactly as
-    /// spelled; a power-named stream arg needs listing, others do not.
+    /// spelled; a stream arg needs listing unless it only sizes buffers.
     #[test]
     fn settings_are_refused_unless_the_policy_lists_them() {
         let mut p = RxPolicy::default();
@@ -146,8 +149,17 @@ mod tests {
         check_radio_settings(&s, &p).unwrap();
         s.stream_args.insert("bias_tx".into(), "1".into());
         let e = check_radio_settings(&s, &p).unwrap_err().to_string();
-        assert!(e.contains("stream_args.bias_tx names power"), "{e}");
+        assert!(
+            e.contains("stream_args.bias_tx is not in rx.allowed_settings"),
+            "{e}"
+        );
         s.stream_args.remove("bias_tx");
+        s.stream_args.insert("rfnotch".into(), "1".into());
+        let e = check_radio_settings(&s, &p).unwrap_err().to_string();
+        assert!(e.contains("stream_args.rfnotch is not in"), "{e}");
+        p.allowed_settings.push("rfnotch".into());
+        check_radio_settings(&s, &p).unwrap();
+        s.stream_args.remove("rfnotch");
         s.settings.insert("direct_samp".into(), "2,3".into());
         let e = check_radio_settings(&s, &p).unwrap_err().to_string();
         assert!(e.contains("settings.direct_samp value"), "{e}");

@@ -35,7 +35,7 @@ fn sweep_settings_are_refused_unless_listed_and_reach_the_radio() {
         "",
     );
     expect_exit!(out, 3);
-    assert!(util::text(&out.stderr).contains("stream_args.bias_tx names power"));
+    assert!(util::text(&out.stderr).contains("stream_args.bias_tx is not in rx.allowed_settings"));
     let out = rig.rxnode(
         &sweep_args(
             &dev,
