@@ -150,24 +150,24 @@ fn multi_channel_sigmf_is_analysed_per_channel() {
 fn metadata_wins_and_ambiguous_files_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     write_formats(dir.path());
-    let o = analyze(dir.path(), &["pair_cu8.sigmf-meta", "--rate", "2M"]);
+    let o = analyze(dir.path(), &["pair_cu8.sigmf-meta", "--sample-rate-hz", "2M"]);
     crate::util::expect_exit(&o, 0, "agreeing rate");
-    let o = analyze(dir.path(), &["pair_cu8.sigmf-meta", "--rate", "1M"]);
+    let o = analyze(dir.path(), &["pair_cu8.sigmf-meta", "--sample-rate-hz", "1M"]);
     crate::util::expect_exit(&o, 2, "disagreeing rate");
     let err = text(&o.stderr);
     assert!(
-        err.contains("--rate 1000000 disagrees with the recording's own 2000000")
+        err.contains("--sample-rate-hz 1000000 disagrees with the recording's own 2000000")
             && err.contains("core:sample_rate")
             && err.contains("pair_cu8.sigmf-meta"),
         "{err}"
     );
     let o = analyze(
         dir.path(),
-        &["arch_ci8/rec_ci8.sigmf", "--center-hz", "101M"],
+        &["arch_ci8/rec_ci8.sigmf", "--frequency-hz", "101M"],
     );
     crate::util::expect_exit(&o, 2, "disagreeing centre");
     assert!(text(&o.stderr).contains("core:frequency"), "{}", show(&o));
-    let o = analyze(dir.path(), &["rtl_sdr.bin", "--rate", "2M"]);
+    let o = analyze(dir.path(), &["rtl_sdr.bin", "--sample-rate-hz", "2M"]);
     crate::util::expect_exit(&o, 2, "bin without format");
     assert!(
         text(&o.stderr).contains("give the format") && text(&o.stderr).contains("cu8"),

@@ -335,7 +335,7 @@ mod tests {
     #[test]
     fn a_long_title_wraps_at_its_separators() {
         let t = "rxnode sweep heatmap · PARTIAL: stopped after 3 of 10 passes · driver=rxsim · 2026-12-06T07:25:16+00:00";
-        let lines = wrap_title(t, |l| l.chars().count() <= 60);
+        let lines = wrap_title(t, |l| l.chars().count() <= 55);
         assert_eq!(
             lines,
             [
