@@ -9,7 +9,7 @@ fn python() -> String {
 }
 
 /// Run the independent validator; every case's verdict by name.
-pub(super) fn jsonschema_verdicts(
+pub(crate) fn jsonschema_verdicts(
     cases: &[(String, &str, Value)],
 ) -> Vec<(String, bool, Vec<String>)> {
     let d = tempfile::tempdir().unwrap();
