@@ -269,6 +269,66 @@ mod tests {
         );
     }
 
+    /// Every object of a schema by its path: its property names, its required
+    /// ones and whether it refuses others (`Option`'s `anyOf […, null]` and
+    /// `type: [x, "null"]` are looked through).
+    fn objects(
+        v: &Value,
+        path: &str,
+        out: &mut std::collections::BTreeMap<String, (Vec<String>, Vec<String>, bool)>,
+    ) {
+        for alt in ["anyOf", "oneOf"] {
+            for b in v[alt].as_array().into_iter().flatten() {
+                objects(b, path, out);
+            }
+        }
+        if let Some(props) = v["properties"].as_object() {
+            let mut required: Vec<String> = v["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str().map(str::to_owned))
+                .collect();
+            required.sort();
+            out.insert(
+                path.to_owned(),
+                (
+                    props.keys().cloned().collect(),
+                    required,
+                    v["additionalProperties"] == Value::Bool(false),
+                ),
+            );
+            for (k, p) in props {
+                objects(p, &format!("{path}.{k}"), out);
+            }
+        }
+        if v["items"].is_object() {
+            objects(&v["items"], &format!("{path}[]"), out);
+        }
+    }
+
+    /// The hand-written `pictures` part of the result schema has the objects,
+    /// fields, required fields and closed objects of `pictures::Pictures`.
+    #[test]
+    fn the_pictures_schema_has_the_fields_of_its_type() {
+        let generated = schemars::generate::SchemaSettings::draft2020_12()
+            .with(|s| s.inline_subschemas = true)
+            .into_generator()
+            .into_root_schema_for::<crate::result::pictures::Pictures>()
+            .to_value();
+        let (mut want, mut have) = (Default::default(), Default::default());
+        objects(&generated, "pictures", &mut want);
+        objects(
+            &parse(RESULT)["properties"]["pictures"],
+            "pictures",
+            &mut have,
+        );
+        assert_eq!(
+            have, want,
+            "schemas/result.schema.json's pictures against the type"
+        );
+    }
+
     #[test]
     fn the_task_schema_carries_the_plan_schema_unchanged() {
         assert_eq!(parse(TASK)["$defs"], parse(PLAN)["$defs"]);

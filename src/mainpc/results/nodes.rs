@@ -601,9 +601,12 @@ mod tests {
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap();
         let mut n = NodeRow::new(Some("LAB-RX2".into()));
-        let v = json!({"node": "LAB-RX2", "time": t, "publish_every_s": 30.0,
-                       "watcher": "stopped"});
-        heartbeat(&mut n, "LAB-RX2", (Ok(v), Vec::new()), now);
+        let v = json!({"schema_version": 1, "node": "LAB-RX2", "rxnode_version": "0",
+            "time": t, "publish_every_s": 30.0, "watcher": "stopped", "last_poll": null,
+            "queue": {"pending_approval": 0, "deferred": 0, "approved": 0, "pending": []},
+            "refusals": [], "radios": []});
+        let st = typed_status("LAB-RX2", v.to_string().as_bytes());
+        heartbeat(&mut n, "LAB-RX2", (st, Vec::new()), now);
         assert_eq!(n.state, "stopped");
         let text = render_nodes(&[n]);
         let first = text.lines().next().unwrap();
