@@ -690,6 +690,16 @@ fn an_lte_freq_cal_step_in_a_run() {
     let ppm = rows[0].ppm.unwrap_or(f64::NAN);
     assert!((ppm + 21.4).abs() <= 0.05, "{ppm}");
     assert_eq!(rows[0].cell.as_deref(), Some("PCI 77 at 806.0 MHz"));
+    assert_eq!(r["freq_cal"][0]["pci"], 77, "{}", r["freq_cal"]);
+    // The result validates against `rxnode schema result`; a PCI out of 0…503 does not.
+    let mut bad = r.clone();
+    bad["freq_cal"][0]["pci"] = 504.into();
+    let verdicts = crate::mainpc::schemas::jsonschema_verdicts(&[
+        ("lte result".into(), "result", r.clone()),
+        ("pci 504".into(), "result", bad),
+    ]);
+    let valid: Vec<bool> = verdicts.iter().map(|v| v.1).collect();
+    assert_eq!(valid, [true, false], "{verdicts:?}");
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap_or_default();
     assert!(
         md.contains("PCI 77 at 806.0 MHz") && md.contains(&format!("{ppm:+.4}")),
