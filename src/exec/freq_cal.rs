@@ -242,6 +242,9 @@ pub(crate) fn judge(
         if let Some(pci) = e.pci {
             o.insert("pci".into(), json!(pci));
         }
+        if let Some(duplex) = e.duplex {
+            o.insert("duplex".into(), json!(duplex));
+        }
         o.insert("confidence".into(), json!(e.confidence));
         o.insert("bursts".into(), json!(e.evidence.detections.len()));
         o.insert(
