@@ -189,7 +189,7 @@ pub enum Command {
     /// On the main PC: write tasks.
     #[command(subcommand)]
     Task(TaskCmd),
-    /// Print a JSON Schema (draft 2020-12): plan, result, policy or task.
+    /// Print the JSON Schema (draft 2020-12) of a file rxnode reads or writes.
     Schema {
         /// Which schema.
         #[arg(value_parser = schema_kind())]

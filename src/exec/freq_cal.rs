@@ -239,6 +239,12 @@ pub(crate) fn judge(
         o.insert("ppm".into(), json!(e.ppm));
         o.insert("uncertainty_ppm".into(), json!(e.uncertainty_ppm));
         o.insert("cell".into(), json!(e.cell));
+        if let Some(pci) = e.pci {
+            o.insert("pci".into(), json!(pci));
+        }
+        if let Some(duplex) = e.duplex {
+            o.insert("duplex".into(), json!(duplex));
+        }
         o.insert("confidence".into(), json!(e.confidence));
         o.insert("bursts".into(), json!(e.evidence.detections.len()));
         o.insert(

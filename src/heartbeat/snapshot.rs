@@ -5,6 +5,7 @@ use crate::git::scan;
 use crate::store::paths::Paths;
 use crate::store::state::{State, TaskStatus};
 use anyhow::{anyhow, Result};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek, SeekFrom};
 
@@ -23,10 +24,11 @@ const MAX_TEXT: usize = 120;
 /// How much of the ledger's end is read for refusals made by `rxnode run`.
 const LEDGER_TAIL_BYTES: u64 = 64 * 1024;
 
-/// `STATUS.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `STATUS.json`, what a node publishes on its status branch at every heartbeat
+/// (docs/protocol.md#node-status); at most 4096 bytes, every text one safe line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct NodeStatus {
-    /// [`STATUS_SCHEMA`].
+    /// This file's version: 1.
     pub(crate) schema_version: u32,
     /// The node's name (`rxnode node set-name`).
     pub(crate) node: String,
@@ -42,7 +44,7 @@ pub(crate) struct NodeStatus {
     pub(crate) last_poll: Option<Poll>,
     /// The queue.
     pub(crate) queue: Queue,
-    /// The newest refusals, newest first (at most [`MAX_REFUSALS`]).
+    /// The newest refusals, newest first (at most 10).
     pub(crate) refusals: Vec<Refusal>,
     /// The radios' health.
     pub(crate) radios: Vec<Radio>,
@@ -56,7 +58,7 @@ pub(crate) struct NodeStatus {
 }
 
 /// The last poll: when and its one-line result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Poll {
     /// ISO 8601.
     pub(crate) at: String,
@@ -67,7 +69,7 @@ pub(crate) struct Poll {
 }
 
 /// Queue counts, the pending tasks and the running task.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Queue {
     /// Tasks waiting for the operator's `[A]`/`[D]`.
     pub(crate) pending_approval: usize,
@@ -82,7 +84,7 @@ pub(crate) struct Queue {
 }
 
 /// A task waiting for approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Pending {
     /// Its ID.
     pub(crate) task_id: String,
@@ -93,7 +95,7 @@ pub(crate) struct Pending {
 }
 
 /// The running task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Running {
     /// Its ID.
     pub(crate) task_id: String,
@@ -106,7 +108,7 @@ pub(crate) struct Running {
 }
 
 /// A refusal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Refusal {
     /// The task, when its ID could be read.
     pub(crate) task_id: Option<String>,
@@ -117,7 +119,7 @@ pub(crate) struct Refusal {
 }
 
 /// A radio's health.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Radio {
     /// The radio's identity (driver and serial).
     pub(crate) device: String,
@@ -131,11 +133,11 @@ pub(crate) struct Radio {
 }
 
 /// A radio's last frequency calibration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Calibration {
     /// The radio (`driver=…,serial=…`).
     pub(crate) device: String,
-    /// Its frequency error, ppm (> 0: its clock runs fast); `None` with `problem`.
+    /// Its frequency error, ppm (> 0: its clock runs fast); null with `problem`.
     pub(crate) ppm: Option<f64>,
     /// One-sigma uncertainty, ppm.
     pub(crate) uncertainty_ppm: Option<f64>,
@@ -146,6 +148,15 @@ pub(crate) struct Calibration {
     /// Why no measurement can be told (the calibration file cannot be read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) problem: Option<String>,
+}
+
+/// The JSON Schema of `STATUS.json` (`rxnode schema status`).
+pub(crate) fn schema() -> serde_json::Value {
+    let mut s = schemars::schema_for!(NodeStatus).to_value();
+    if let Some(o) = s.as_object_mut() {
+        o.insert("title".into(), "rxnode node status STATUS.json".into());
+    }
+    s
 }
 
 /// Now, ISO 8601 UTC with milliseconds (a heartbeat's age matters below a second

@@ -30,7 +30,7 @@ pub(crate) const MAX_PICTURES_BYTES: usize = 128 * 1024;
 const PUBLISH_MARGIN_BYTES: usize = 8 * 1024;
 
 /// The `pictures` section.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Pictures {
     /// One per capture with a spectrum, then one per sweep.
@@ -44,7 +44,7 @@ pub(crate) struct Pictures {
 }
 
 /// What a spectrum picture shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum PictureOf {
     /// `captures[index - 1]` (drawn as `SPECTRUM_<index>.png`).
@@ -54,7 +54,7 @@ pub(crate) enum PictureOf {
 }
 
 /// A peak marked on a spectrum.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PeakMark {
     /// Where, Hz.
@@ -64,7 +64,7 @@ pub(crate) struct PeakMark {
 }
 
 /// One decimated spectrum with everything drawn on it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SpectrumPicture {
     /// A capture's or a sweep's.
@@ -89,6 +89,7 @@ pub(crate) struct SpectrumPicture {
     /// Labelled peaks, strongest first.
     pub peaks: Vec<PeakMark>,
     /// The noise-floor line, dBFS/bin.
+    #[schemars(required)]
     pub noise_floor_db: Option<f64>,
     /// Ranges with no data (failed hops), `[low, high]` Hz.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -105,7 +106,7 @@ pub(crate) struct SpectrumPicture {
 }
 
 /// One decimated heatmap.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HeatmapPicture {
     /// The sweep's plan step (drawn as `SWEEP_<index>_heatmap.png`).

@@ -1,8 +1,14 @@
-//! `rxnode schema plan|result|policy|task`: JSON Schemas (draft 2020-12) for what
-//! an orchestrator writes and reads (docs/protocol.md#6-the-main-pcs-side).
+//! `rxnode schema KIND`: JSON Schemas (draft 2020-12) for what an orchestrator
+//! writes and reads (docs/protocol.md#6-the-main-pcs-side) and for the node's own
+//! files.
 //!
-//! The schemas live in `schemas/*.schema.json` and are embedded here. They are
-//! *tested against* the types the parsers and the validator use: the unit tests
+//! The schemas live in `schemas/*.schema.json` and are embedded here. Those of
+//! `STATUS.json`, the calibration file and the health file are generated from
+//! the Rust types that write and read them ([`generated`]); a test fails when a
+//! checked-in file differs from its type's, and
+//! `RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas` rewrites them
+//! (docs/architecture.md#how-to-add-an-output-field). The others are written by
+//! hand and *tested against* the types the parsers and the validator use: the unit tests
 //! below tie every `interlock::plan::Step` op, every result key and every policy
 //! field to them, and `tests/mainpc.rs` checks with an independent validator
 //! (Python `jsonschema`) that every valid fixture and every result rxnode writes
@@ -19,14 +25,37 @@ pub(crate) const POLICY: &str = include_str!("../../schemas/policy.schema.json")
 /// A task as `{"header": {...}, "plan": {...} | null}`.
 pub(crate) const TASK: &str = include_str!("../../schemas/task.schema.json");
 
-/// The schema text for a kind.
-pub(crate) fn text(kind: SchemaKind) -> &'static str {
+/// The schema text for a kind: the embedded file, or the one generated from the
+/// kind's type (which the checked-in file equals).
+pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
     match kind {
-        SchemaKind::Plan => PLAN,
-        SchemaKind::Result => RESULT,
-        SchemaKind::Policy => POLICY,
-        SchemaKind::Task => TASK,
+        SchemaKind::Plan => PLAN.into(),
+        SchemaKind::Result => RESULT.into(),
+        SchemaKind::Policy => POLICY.into(),
+        SchemaKind::Task => TASK.into(),
+        SchemaKind::Status | SchemaKind::Calibration | SchemaKind::Health => generated(kind)
+            .map(|s| file_text(&s))
+            .unwrap_or_default()
+            .into(),
     }
+}
+
+/// The schema generated from the Rust type of a kind's file, `None` for the
+/// kinds written by hand.
+pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
+    match kind {
+        SchemaKind::Plan | SchemaKind::Result | SchemaKind::Policy | SchemaKind::Task => None,
+        SchemaKind::Status => Some(crate::heartbeat::snapshot::schema()),
+        SchemaKind::Calibration => Some(crate::store::calibration::schema()),
+        SchemaKind::Health => Some(crate::store::health::schema()),
+    }
+}
+
+/// A generated schema as its checked-in file holds it: pretty JSON and a newline.
+pub(crate) fn file_text(schema: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(schema).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// The schemas `rxnode schema` prints (declared here once: the command line takes
@@ -41,11 +70,25 @@ pub enum SchemaKind {
     Policy,
     /// A task as `{"header": {...}, "plan": {...}}`, with the header/plan conflict rules.
     Task,
+    /// `STATUS.json` on a node's status branch.
+    Status,
+    /// `.local/calibration.json`, the radios' frequency calibrations.
+    Calibration,
+    /// `.local/rxnode-health.json`, the radios' health.
+    Health,
 }
 
 impl SchemaKind {
     /// Every kind, in the order they are listed.
-    pub const ALL: [SchemaKind; 4] = [Self::Plan, Self::Result, Self::Policy, Self::Task];
+    pub const ALL: [SchemaKind; 7] = [
+        Self::Plan,
+        Self::Result,
+        Self::Policy,
+        Self::Task,
+        Self::Status,
+        Self::Calibration,
+        Self::Health,
+    ];
 
     /// The kind's name on the command line.
     pub fn name(self) -> &'static str {
@@ -54,6 +97,9 @@ impl SchemaKind {
             Self::Result => "result",
             Self::Policy => "policy",
             Self::Task => "task",
+            Self::Status => "status",
+            Self::Calibration => "calibration",
+            Self::Health => "health",
         }
     }
 
@@ -66,6 +112,9 @@ impl SchemaKind {
             Self::Task => {
                 "A task as `{\"header\": {...}, \"plan\": {...}}`, with the header/plan conflict rules"
             }
+            Self::Status => "`STATUS.json` on a node's status branch",
+            Self::Calibration => "`.local/calibration.json`, the radios' frequency calibrations",
+            Self::Health => "`.local/rxnode-health.json`, the radios' health",
         }
     }
 
@@ -163,6 +212,121 @@ mod tests {
         for f in rxnode_interlock::RX_SWEEP_FIELDS {
             assert!(sweep[f].is_object(), "rx_sweep.{f}");
         }
+    }
+
+    /// The first line where two texts differ, for a readable failure.
+    fn first_difference(have: &str, want: &str) -> String {
+        let (mut h, mut w) = (have.lines(), want.lines());
+        for n in 1.. {
+            match (h.next(), w.next()) {
+                (None, None) => break,
+                (a, b) if a == b => continue,
+                (a, b) => {
+                    return format!(
+                        "line {n}:\n- checked in: {}\n+ generated:  {}",
+                        a.unwrap_or("(end of file)"),
+                        b.unwrap_or("(end of file)")
+                    )
+                }
+            }
+        }
+        "the texts differ in line endings only".into()
+    }
+
+    /// Every generated schema is the checked-in file, byte for byte; with
+    /// `RXNODE_WRITE_SCHEMAS=1` the files are rewritten from the types first.
+    #[test]
+    fn checked_in_schemas_are_the_ones_generated_from_the_types() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+        let write = std::env::var_os("RXNODE_WRITE_SCHEMAS").is_some_and(|v| v == "1");
+        let mut stale = Vec::new();
+        let mut seen = 0;
+        for kind in SchemaKind::ALL {
+            let Some(schema) = generated(kind) else {
+                continue;
+            };
+            seen += 1;
+            let want = file_text(&schema);
+            let file = dir.join(format!("{}.schema.json", kind.name()));
+            if write {
+                std::fs::write(&file, &want).expect("write the schema file");
+                continue;
+            }
+            let have = std::fs::read_to_string(&file).unwrap_or_default();
+            if have != want {
+                stale.push(format!(
+                    "schemas/{}.schema.json differs from the schema of its type, {}",
+                    kind.name(),
+                    first_difference(&have, &want)
+                ));
+            }
+        }
+        assert_eq!(seen, 3, "status, calibration and health are generated");
+        assert!(
+            stale.is_empty(),
+            "{}\nregenerate with: RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas",
+            stale.join("\n")
+        );
+    }
+
+    /// Every object of a schema by its path: its property names, its required
+    /// ones and whether it refuses others (`Option`'s `anyOf […, null]` and
+    /// `type: [x, "null"]` are looked through).
+    fn objects(
+        v: &Value,
+        path: &str,
+        out: &mut std::collections::BTreeMap<String, (Vec<String>, Vec<String>, bool)>,
+    ) {
+        for alt in ["anyOf", "oneOf"] {
+            for b in v[alt].as_array().into_iter().flatten() {
+                objects(b, path, out);
+            }
+        }
+        if let Some(props) = v["properties"].as_object() {
+            let mut required: Vec<String> = v["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str().map(str::to_owned))
+                .collect();
+            required.sort();
+            out.insert(
+                path.to_owned(),
+                (
+                    props.keys().cloned().collect(),
+                    required,
+                    v["additionalProperties"] == Value::Bool(false),
+                ),
+            );
+            for (k, p) in props {
+                objects(p, &format!("{path}.{k}"), out);
+            }
+        }
+        if v["items"].is_object() {
+            objects(&v["items"], &format!("{path}[]"), out);
+        }
+    }
+
+    /// The hand-written `pictures` part of the result schema has the objects,
+    /// fields, required fields and closed objects of `pictures::Pictures`.
+    #[test]
+    fn the_pictures_schema_has_the_fields_of_its_type() {
+        let generated = schemars::generate::SchemaSettings::draft2020_12()
+            .with(|s| s.inline_subschemas = true)
+            .into_generator()
+            .into_root_schema_for::<crate::result::pictures::Pictures>()
+            .to_value();
+        let (mut want, mut have) = (Default::default(), Default::default());
+        objects(&generated, "pictures", &mut want);
+        objects(
+            &parse(RESULT)["properties"]["pictures"],
+            "pictures",
+            &mut have,
+        );
+        assert_eq!(
+            have, want,
+            "schemas/result.schema.json's pictures against the type"
+        );
     }
 
     #[test]

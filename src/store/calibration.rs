@@ -10,6 +10,7 @@
 //! is created; a damaged file is an error naming it, never silently reset.
 use crate::store::paths::Paths;
 use anyhow::Result;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,7 +29,7 @@ const SEALED: crate::store::sealed::Sealed = crate::store::sealed::Sealed {
 const HISTORY: usize = 20;
 
 /// One measurement of a radio's frequency error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Measurement {
     /// The radio's error, ppm (> 0: its clock runs fast).
@@ -49,14 +50,14 @@ pub(crate) struct Measurement {
 }
 
 /// One radio's measurements.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RadioCalibration {
     /// The SoapySDR driver.
     pub(crate) driver: String,
     /// The radio's serial.
     pub(crate) serial: String,
-    /// The SoapyRemote server it is reached through (`None`: on this host).
+    /// The SoapyRemote server it is reached through (absent: on this host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) remote: Option<String>,
     /// The newest measurement.
@@ -66,10 +67,11 @@ pub(crate) struct RadioCalibration {
 }
 
 /// The file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CalibrationFile {
     /// Always 1.
+    #[schemars(range(min = 1, max = 1))]
     pub(crate) schema_version: u32,
     /// By radio identity `driver=…,serial=…` (`driver=…,remote=…,serial=…` over
     /// SoapyRemote).
@@ -133,6 +135,11 @@ pub(crate) fn identity(radio: Radio<'_>) -> Option<String> {
             None => format!("driver={d},serial={s}"),
         },
     )
+}
+
+/// The JSON Schema of `.local/calibration.json` (`rxnode schema calibration`).
+pub(crate) fn schema() -> serde_json::Value {
+    SEALED.schema::<CalibrationFile>()
 }
 
 /// `.local/calibration.json`.

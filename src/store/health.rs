@@ -19,6 +19,7 @@ use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
 use anyhow::Result;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ const SEALED: crate::store::sealed::Sealed = crate::store::sealed::Sealed {
 };
 
 /// The health of one radio.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub(crate) enum Health {
     /// The last self-test passed and nothing failed since.
@@ -66,7 +67,7 @@ impl std::fmt::Display for Health {
 }
 
 /// The outcome of one self-test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct SelfTestRecord {
     /// When it ended (ISO 8601 with offset).
     pub(crate) at: String,
@@ -77,9 +78,10 @@ pub(crate) struct SelfTestRecord {
 }
 
 /// What is known about one radio.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct RadioHealth {
-    /// The radio's identity ([`identity`] of its device args).
+    /// The radio's identity: its driver and the keys that pick one unit, sorted
+    /// (`driver=hackrf,serial=7`).
     pub(crate) identity: String,
     /// The device args it was last opened or tested with.
     pub(crate) device_args: String,
@@ -96,10 +98,11 @@ pub(crate) struct RadioHealth {
 }
 
 /// The whole health file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HealthFile {
-    /// [`HEALTH_SCHEMA`].
+    /// Always 1.
+    #[schemars(range(min = 1, max = 1))]
     pub(crate) schema_version: u32,
     /// Records by identity.
     pub(crate) radios: BTreeMap<String, RadioHealth>,
@@ -149,6 +152,11 @@ pub(crate) fn path(paths: &Paths) -> std::path::PathBuf {
 /// `.local/rxnode-health.lock`.
 fn lock_path(paths: &Paths) -> std::path::PathBuf {
     paths.local.join("rxnode-health.lock")
+}
+
+/// The JSON Schema of `.local/rxnode-health.json` (`rxnode schema health`).
+pub(crate) fn schema() -> serde_json::Value {
+    SEALED.schema::<HealthFile>()
 }
 
 /// Read the health file; a missing file is an empty one (every radio `UNTESTED`).

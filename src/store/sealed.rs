@@ -106,6 +106,42 @@ impl Sealed {
         write_atomic(p, text.as_bytes())
     }
 
+    /// The JSON Schema of this file holding a `T` (`rxnode schema calibration|health`):
+    /// the envelope `{"node_mac": …, "sealed": T}` around `T`'s own schema.
+    pub(crate) fn schema<T: schemars::JsonSchema>(&self) -> serde_json::Value {
+        let mut inner = schemars::schema_for!(T).to_value();
+        let defs = inner.as_object_mut().and_then(|o| {
+            o.remove("$schema");
+            o.remove("title");
+            o.remove("$defs")
+        });
+        let mut s = serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": format!("rxnode {}", self.what),
+            "description": format!(
+                "A node-sealed file (docs/safety.md#node-sealed-files): the content under \
+                 `sealed`, its HMAC-SHA256 under the node key in `{MAC_FIELD}`. To repair a \
+                 refused file: {}.",
+                self.fix
+            ),
+            "type": "object",
+            "additionalProperties": false,
+            "required": [MAC_FIELD, "sealed"],
+            "properties": {
+                MAC_FIELD: {
+                    "description": "HMAC-SHA256 (hex) of the file's kind and of `sealed`'s exact bytes",
+                    "type": "string",
+                    "pattern": "^[0-9a-f]{64}$"
+                },
+                "sealed": inner
+            }
+        });
+        if let (Some(defs), Some(o)) = (defs, s.as_object_mut()) {
+            o.insert("$defs".into(), defs);
+        }
+        s
+    }
+
     fn untrusted(&self, p: &Path, why: &str) -> anyhow::Error {
         refused(format!(
             "{} was not written by this node ({why}): planted through Git, copied from \

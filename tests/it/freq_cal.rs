@@ -15,6 +15,8 @@ struct FreqCal {
     ppm: Option<f64>,
     uncertainty_ppm: Option<f64>,
     cell: Option<String>,
+    pci: Option<u16>,
+    duplex: Option<String>,
     confidence: Option<f64>,
     bursts_used: Option<usize>,
     calibration_stored: Option<bool>,
@@ -89,6 +91,7 @@ fn clkin_calibrate_finds_a_gsm_radio_error_and_keeps_it() {
     assert!(u > 0.0 && u < 0.05, "{u}");
     assert!((ppm - 41.7).abs() <= 5.0 * u + 0.01, "{ppm} ± {u}");
     assert_eq!(r.cell.as_deref(), Some("BCCH 935.200 MHz"));
+    assert_eq!((r.pci, r.duplex.as_deref()), (None, None), "GSM has no PCI");
     assert!(
         r.confidence.is_some_and(|c| (0.5..=1.0).contains(&c)),
         "{r:?}"
@@ -272,6 +275,7 @@ fn clkin_calibrate_finds_an_lte_radio_error_and_its_cell() {
     assert!(u > 0.0 && u < 0.02, "{u}");
     assert!((ppm - 37.0).abs() <= 5.0 * u + 1e-4, "{ppm} ± {u}");
     assert_eq!(r.cell.as_deref(), Some("PCI 301 at 1842.5 MHz"));
+    assert_eq!((r.pci, r.duplex.as_deref()), (Some(301), Some("fdd")));
     assert!(
         r.confidence.is_some_and(|c| (0.7..=1.0).contains(&c)),
         "{r:?}"
@@ -307,6 +311,7 @@ fn clkin_calibrate_measures_a_tdd_lte_cell() {
     let r = parsed(&o);
     assert_eq!(r.status, "PASS", "{}", r.detail);
     assert_eq!(r.cell.as_deref(), Some("PCI 77 at 1842.5 MHz (TDD)"));
+    assert_eq!((r.pci, r.duplex.as_deref()), (Some(77), Some("tdd")));
     let (ppm, u) = (
         r.ppm.unwrap_or(f64::NAN),
         r.uncertainty_ppm.unwrap_or(f64::NAN),
@@ -690,6 +695,17 @@ fn an_lte_freq_cal_step_in_a_run() {
     let ppm = rows[0].ppm.unwrap_or(f64::NAN);
     assert!((ppm + 21.4).abs() <= 0.05, "{ppm}");
     assert_eq!(rows[0].cell.as_deref(), Some("PCI 77 at 806.0 MHz"));
+    assert_eq!(r["freq_cal"][0]["pci"], 77, "{}", r["freq_cal"]);
+    assert_eq!(r["freq_cal"][0]["duplex"], "fdd", "{}", r["freq_cal"]);
+    // The result validates against `rxnode schema result`; a PCI out of 0…503 does not.
+    let mut bad = r.clone();
+    bad["freq_cal"][0]["pci"] = 504.into();
+    let verdicts = crate::mainpc::schemas::jsonschema_verdicts(&[
+        ("lte result".into(), "result", r.clone()),
+        ("pci 504".into(), "result", bad),
+    ]);
+    let valid: Vec<bool> = verdicts.iter().map(|v| v.1).collect();
+    assert_eq!(valid, [true, false], "{verdicts:?}");
     let md = std::fs::read_to_string(dir.join("RX_RESULT.md")).unwrap_or_default();
     assert!(
         md.contains("PCI 77 at 806.0 MHz") && md.contains(&format!("{ppm:+.4}")),

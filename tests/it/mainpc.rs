@@ -17,7 +17,7 @@ mod names;
 mod own_refs;
 mod report;
 mod results;
-mod schemas;
+pub(crate) mod schemas;
 mod targets;
 mod task_new;
 

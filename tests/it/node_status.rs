@@ -45,6 +45,29 @@ fn name(lab: &Lab, node: &str) {
     expect_exit!(out, 0);
 }
 
+/// Each `(name, schema kind, instance, valid)`: the independent validator
+/// (Python `jsonschema`) agrees with `valid` under `rxnode schema KIND`.
+fn assert_schemas(cases: Vec<(&str, &str, Value, bool)>) {
+    let input: Vec<(String, &str, Value)> = cases
+        .iter()
+        .map(|(n, k, v, _)| ((*n).to_owned(), *k, v.clone()))
+        .collect();
+    let verdicts = crate::mainpc::schemas::jsonschema_verdicts(&input);
+    assert_eq!(verdicts.len(), cases.len());
+    for ((name, valid, errors), (_, _, instance, want)) in verdicts.iter().zip(&cases) {
+        assert_eq!(
+            valid, want,
+            "{name}: schema says valid={valid}; errors {errors:?}; {instance}"
+        );
+    }
+}
+
+/// A sealed file of `.local/` as JSON.
+fn local_json(lab: &Lab, file: &str) -> Value {
+    let text = std::fs::read_to_string(lab.local().join(file)).expect("the file exists");
+    serde_json::from_str(&text).expect("the file is JSON")
+}
+
 /// `STATUS.json` of `rx-status/<node>` on the bare repository, if the branch exists.
 fn published(origin: &Path, node: &str) -> Option<Value> {
     let text = git_try(origin, &["show", &format!("rx-status/{node}:STATUS.json")])?;
@@ -467,6 +490,18 @@ fn radio_health_changes_are_published_at_once() {
     let list = nodes(&lab.main);
     let n = node_of(&list, "HEALTH-RX").unwrap();
     assert_eq!(n["radios"][0]["health"], "BAD", "{n}");
+    let status = published(&lab.origin, "HEALTH-RX").unwrap();
+    let file = local_json(&lab, "rxnode-health.json");
+    let mut odd = file.clone();
+    odd["sealed"]["radios"]["driver=rxsim,serial=hs1"]["health"] = "FINE".into();
+    let mut no_mac = file.clone();
+    no_mac.as_object_mut().unwrap().remove("node_mac");
+    assert_schemas(vec![
+        ("published status", "status", status, true),
+        ("health file", "health", file, true),
+        ("health FINE", "health", odd, false),
+        ("no node_mac", "health", no_mac, false),
+    ]);
 }
 
 /// A run starting, moving to its next step and ending reaches the status at
@@ -566,6 +601,23 @@ fn the_last_calibration_of_each_radio_is_published() {
         n["calibration"][0]["device"], "driver=rxsim,serial=stcal",
         "{n}"
     );
+    // What was written and published validates against the schemas generated
+    // from the types; a broken variant does not.
+    let status = published(&lab.origin, "CAL-RX").unwrap();
+    let file = local_json(&lab, "calibration.json");
+    let mut v2 = file.clone();
+    v2["sealed"]["schema_version"] = 2.into();
+    let mut extra = file.clone();
+    extra["sealed"]["radios"]["driver=rxsim,serial=stcal"]["latest"]["note"] = "x".into();
+    let mut no_ppm = status.clone();
+    no_ppm["calibration"][0]["ppm"] = "12.5".into();
+    assert_schemas(vec![
+        ("published status", "status", status, true),
+        ("calibration file", "calibration", file, true),
+        ("schema_version 2", "calibration", v2, false),
+        ("unknown field", "calibration", extra, false),
+        ("ppm as text", "status", no_ppm, false),
+    ]);
 }
 
 /// A node whose newest result carries no completion time (a manual task published

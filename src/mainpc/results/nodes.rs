@@ -11,6 +11,7 @@ use super::fetched::STATUS_PRIVATE_PREFIX;
 use super::list::{inventory, row_of_candidate, Merge, Row};
 use super::text::{parse_time, safe_json, shown};
 use crate::exit::Outcome;
+use crate::heartbeat::snapshot::NodeStatus;
 use anyhow::Result;
 use git2::{ObjectType, Repository};
 use serde::Serialize;
@@ -128,11 +129,7 @@ pub(super) fn fleet(f: &Fetched<'_>) -> Result<Vec<NodeRow>> {
             Some(super::seen::Now {
                 branch: format!("rx-status/{name}"),
                 tip: (*tip)?,
-                heartbeat: v
-                    .as_ref()
-                    .ok()
-                    .and_then(|v| v["time"].as_str())
-                    .map(str::to_owned),
+                heartbeat: v.as_ref().ok().map(|st| st.time.clone()),
             })
         })
         .collect();
@@ -250,8 +247,9 @@ fn results_by_node(f: &Fetched<'_>) -> Result<BTreeMap<Option<String>, NodeRow>>
     Ok(by)
 }
 
-/// What one private status ref holds: the parsed `STATUS.json` or why it cannot be read.
-type Read = (Result<Value, String>, Vec<String>);
+/// What one private status ref holds: `STATUS.json` read into the type the node
+/// writes (fields it does not know are ignored), or why it cannot be read.
+type Read = (Result<NodeStatus, String>, Vec<String>);
 
 /// Every node's status branch as fetched, by node name, with its commit.
 fn read_statuses(repo: &Repository) -> Result<Vec<(String, Read, Option<git2::Oid>)>> {
@@ -341,28 +339,39 @@ fn read_one(repo: &Repository, r: &git2::Reference<'_>, name: &str) -> Read {
     let v = repo
         .find_blob(entry.id())
         .map_err(|e| e.message().to_owned())
-        .and_then(|b| {
-            serde_json::from_slice::<Value>(b.content())
-                .map_err(|e| format!("rx-status/{name}: STATUS.json does not parse ({e})"))
-        })
-        .and_then(|v| {
-            if v.is_object() {
-                Ok(v)
-            } else {
-                Err(format!(
-                    "rx-status/{name}: STATUS.json is not a JSON object"
-                ))
-            }
-        });
+        .and_then(|b| typed_status(name, b.content()));
     (v, problems)
 }
 
-fn s(v: &Value, max: usize) -> Option<String> {
-    v.as_str().map(|x| shown(x, max))
+/// `STATUS.json` read into [`NodeStatus`]: a text that is not JSON, or a field
+/// of the wrong type or a value out of range, is refused naming the field (its
+/// path, e.g. `queue.pending_approval`) and what is wrong, shown safely.
+fn typed_status(name: &str, bytes: &[u8]) -> Result<NodeStatus, String> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let st: NodeStatus = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let why = shown(&e.inner().to_string(), 160);
+        if e.inner().is_syntax() || e.inner().is_eof() {
+            format!("rx-status/{name}: STATUS.json does not parse ({why})")
+        } else {
+            format!(
+                "rx-status/{name}: STATUS.json does not match `rxnode schema status` at {}: {why}",
+                shown(&e.path().to_string(), 80)
+            )
+        }
+    })?;
+    de.end()
+        .map_err(|e| format!("rx-status/{name}: STATUS.json does not parse ({e})"))?;
+    Ok(st)
 }
 
-fn count(v: &Value) -> Option<u64> {
-    v.as_u64()
+/// A part of a status as JSON, every string shown safely.
+fn safe_part<T: Serialize>(part: &T) -> Value {
+    safe_value(&serde_json::to_value(part).unwrap_or(Value::Null), 1)
+}
+
+/// The first 20 entries of a status list, every string shown safely.
+fn safe_list<T: Serialize>(list: &[T]) -> Vec<Value> {
+    list.iter().take(20).map(safe_part).collect()
 }
 
 /// A JSON object of strings and small numbers copied with every string shown safely.
@@ -389,39 +398,35 @@ fn safe_value(v: &Value, depth: usize) -> Value {
 /// Fill the row from the node's status, its age and state.
 fn heartbeat(n: &mut NodeRow, name: &str, (status, problems): Read, now: time::OffsetDateTime) {
     n.problems.extend(problems);
-    let v = match status {
-        Ok(v) => v,
+    let st = match status {
+        Ok(st) => st,
         Err(e) => {
             n.problems.push(e);
             return;
         }
     };
-    if v["node"].as_str() != Some(name) {
+    if st.node != name {
         n.problems.push(format!(
             "STATUS.json on rx-status/{name} names node {}",
-            s(&v["node"], 40).unwrap_or_else(|| "nothing".into())
+            shown(&st.node, 40)
         ));
     }
-    n.last_heartbeat = s(&v["time"], 40);
-    n.publish_every_s = v["publish_every_s"]
-        .as_f64()
-        .filter(|e| e.is_finite() && (0.2..=86_400.0).contains(e));
-    n.watcher = s(&v["watcher"], 20);
-    n.rxnode_version = s(&v["rxnode_version"], 40);
-    n.last_poll = v.get("last_poll").map(|p| safe_value(p, 1));
-    let q = &v["queue"];
-    n.pending_approval = count(&q["pending_approval"]);
-    n.deferred = count(&q["deferred"]);
-    n.approved = count(&q["approved"]);
-    n.pending = list(&q["pending"]);
-    n.running = q
-        .get("running")
-        .filter(|r| r.is_object())
-        .map(|r| safe_value(r, 1));
-    n.refusals = list(&v["refusals"]);
-    n.radios = list(&v["radios"]);
-    n.calibration = list(&v["calibration"]);
-    let t = v["time"].as_str().and_then(parse_time);
+    n.last_heartbeat = Some(shown(&st.time, 40));
+    n.publish_every_s =
+        Some(st.publish_every_s).filter(|e| e.is_finite() && (0.2..=86_400.0).contains(e));
+    n.watcher = Some(shown(&st.watcher, 20));
+    n.rxnode_version = Some(shown(&st.rxnode_version, 40));
+    n.last_poll = Some(safe_part(&st.last_poll));
+    let q = &st.queue;
+    n.pending_approval = Some(q.pending_approval as u64);
+    n.deferred = Some(q.deferred as u64);
+    n.approved = Some(q.approved as u64);
+    n.pending = safe_list(&q.pending);
+    n.running = q.running.as_ref().map(safe_part);
+    n.refusals = safe_list(&st.refusals);
+    n.radios = safe_list(&st.radios);
+    n.calibration = safe_list(&st.calibration);
+    let t = parse_time(&st.time);
     match (t, n.publish_every_s) {
         (Some(t), Some(every)) => {
             let mut age = (now - t).as_seconds_f64();
@@ -447,12 +452,6 @@ fn heartbeat(n: &mut NodeRow, name: &str, (status, problems): Read, now: time::O
             "STATUS.json on rx-status/{name} has no valid publish_every_s"
         )),
     }
-}
-
-fn list(v: &Value) -> Vec<Value> {
-    v.as_array()
-        .map(|a| a.iter().take(20).map(|x| safe_value(x, 1)).collect())
-        .unwrap_or_default()
 }
 
 /// The human report: per node, its heartbeat, queue, radios, calibration,
@@ -602,9 +601,12 @@ mod tests {
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap();
         let mut n = NodeRow::new(Some("LAB-RX2".into()));
-        let v = json!({"node": "LAB-RX2", "time": t, "publish_every_s": 30.0,
-                       "watcher": "stopped"});
-        heartbeat(&mut n, "LAB-RX2", (Ok(v), Vec::new()), now);
+        let v = json!({"schema_version": 1, "node": "LAB-RX2", "rxnode_version": "0",
+            "time": t, "publish_every_s": 30.0, "watcher": "stopped", "last_poll": null,
+            "queue": {"pending_approval": 0, "deferred": 0, "approved": 0, "pending": []},
+            "refusals": [], "radios": []});
+        let st = typed_status("LAB-RX2", v.to_string().as_bytes());
+        heartbeat(&mut n, "LAB-RX2", (st, Vec::new()), now);
         assert_eq!(n.state, "stopped");
         let text = render_nodes(&[n]);
         let first = text.lines().next().unwrap();

@@ -99,7 +99,7 @@ pub(crate) struct Trace {
 }
 
 /// A vertical marker (CLKIN expected / measured tone).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Marker {
     /// Where, Hz.
@@ -112,7 +112,9 @@ pub(crate) struct Marker {
 }
 
 /// What a [`Marker`] marks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum MarkerKind {
     /// The reference tone's true frequency.
@@ -149,23 +151,28 @@ pub(crate) struct SpectrumPlot {
 }
 
 /// What the CLKIN inset shows.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ClkinInset {
     /// The reference tone's true frequency, Hz.
     pub expected_hz: f64,
     /// As measured, Hz.
+    #[schemars(required)]
     pub measured_hz: Option<f64>,
     /// The error, ppm.
+    #[schemars(required)]
     pub ppm: Option<f64>,
     /// Its one-sigma uncertainty, ppm.
+    #[schemars(required)]
     pub ppm_uncertainty: Option<f64>,
     /// The tolerance, ± ppm (`null` in JSON when unknown).
     #[serde(deserialize_with = "nan_if_null")]
+    #[schemars(with = "Option<f64>", required)]
     pub tolerance_ppm: f64,
     /// `PASS` or `FAIL`.
     pub status: String,
     /// Why, when the verdict is not the ppm's alone (a FAIL within tolerance).
+    #[schemars(required)]
     pub detail: Option<String>,
 }
 

@@ -269,12 +269,21 @@ fn a_result_on_both_layouts_is_listed_once_and_a_differing_copy_is_a_named_confl
     );
 }
 
-/// A STATUS.json commit for `node` at heartbeat `time`, force-pushed to its status branch by hand.
-fn push_status(lab: &Lab, hand: &Path, node: &str, time: &str) {
-    let status = json!({"schema_version": 1, "node": node, "rxnode_version": "0",
+/// A whole STATUS.json for `node` at heartbeat `time`.
+fn status_json(node: &str, time: &str) -> Value {
+    json!({"schema_version": 1, "node": node, "rxnode_version": "0",
         "time": time, "publish_every_s": 30.0, "watcher": "running", "last_poll": null,
         "queue": {"pending_approval": 0, "deferred": 0, "approved": 0, "pending": [], "running": null},
-        "refusals": [], "radios": []});
+        "refusals": [], "radios": []})
+}
+
+/// A STATUS.json commit for `node` at heartbeat `time`, force-pushed to its status branch by hand.
+fn push_status(lab: &Lab, hand: &Path, node: &str, time: &str) {
+    push_status_value(lab, hand, node, &status_json(node, time));
+}
+
+/// `status` as STATUS.json of `node`, force-pushed to its status branch by hand.
+fn push_status_value(lab: &Lab, hand: &Path, node: &str, status: &Value) {
     let f = hand.join("STATUS.json");
     std::fs::write(&f, status.to_string()).unwrap();
     let blob = git(hand, &["hash-object", "-w", f.to_str().unwrap()]);
@@ -400,4 +409,58 @@ fn a_node_branch_rewritten_by_someone_else_is_named_never_silently_trusted() {
         "{}",
         show(&out)
     );
+}
+
+/// A hostile node's status is read into the type the node writes: fields the
+/// type does not know are ignored (never shown), a field of the wrong type
+/// refuses the status with a problem naming the field, safely shown; neither
+/// stops `results nodes`.
+#[test]
+fn a_status_with_odd_fields_is_read_by_its_type_or_refused_naming_the_field() {
+    let lab = Lab::new();
+    let hand = lab.root.path().join("hand");
+    git(
+        lab.root.path(),
+        &[
+            "clone",
+            "-q",
+            lab.origin.to_str().unwrap(),
+            hand.to_str().unwrap(),
+        ],
+    );
+    let now = "2026-12-01T10:00:00.000Z";
+    let mut odd = status_json("ODD-A", now);
+    odd["injected"] = json!("\u{1b}[2Jx");
+    odd["radios"] = json!([{"device": "driver=rxsim,serial=1", "health": "GOOD",
+        "last_self_test": null, "extra": "\u{1b}[31mred"}]);
+    push_status_value(&lab, &hand, "ODD-A", &odd);
+    let mut bad = status_json("ODD-B", now);
+    bad["queue"]["pending_approval"] = json!("many\u{1b}[2J");
+    push_status_value(&lab, &hand, "ODD-B", &bad);
+    let out = rxnode(&lab.main, &["--json", "results", "nodes"], "");
+    expect_exit!(out, 0);
+    let v = json_of(&out);
+    let node = |name: &str| -> Value {
+        v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["node"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} listed: {v}"))
+    };
+    let a = node("ODD-A");
+    assert_eq!(
+        a["radios"],
+        json!([{"device": "driver=rxsim,serial=1", "health": "GOOD", "last_self_test": null}]),
+        "{a}"
+    );
+    assert_eq!(a["problems"], json!([]), "{a}");
+    let b = node("ODD-B");
+    let problems = b["problems"].to_string();
+    assert!(
+        problems.contains("does not match `rxnode schema status` at queue.pending_approval"),
+        "{b}"
+    );
+    assert!(!out.stdout.contains(&0x1b), "{}", show(&out));
 }

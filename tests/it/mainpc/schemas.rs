@@ -9,12 +9,20 @@ fn python() -> String {
 }
 
 /// Run the independent validator; every case's verdict by name.
-pub(super) fn jsonschema_verdicts(
+pub(crate) fn jsonschema_verdicts(
     cases: &[(String, &str, Value)],
 ) -> Vec<(String, bool, Vec<String>)> {
     let d = tempfile::tempdir().unwrap();
     let mut schemas = serde_json::Map::new();
-    for kind in ["plan", "result", "policy", "task"] {
+    for kind in [
+        "plan",
+        "result",
+        "policy",
+        "task",
+        "status",
+        "calibration",
+        "health",
+    ] {
         let out = rxnode(d.path(), &["schema", kind], "");
         expect_exit!(out, 0);
         let s: Value = serde_json::from_slice(&out.stdout).expect("the schema is JSON");
@@ -106,7 +114,15 @@ fn task_document(path: &Path) -> (Value, usize, bool) {
 #[test]
 fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
     let d = tempfile::tempdir().unwrap();
-    for kind in ["plan", "result", "policy", "task"] {
+    for kind in [
+        "plan",
+        "result",
+        "policy",
+        "task",
+        "status",
+        "calibration",
+        "health",
+    ] {
         let out = rxnode(d.path(), &["schema", kind], "");
         expect_exit!(out, 0);
         let file =
@@ -122,7 +138,15 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
     let protocol =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/protocol.md"))
             .unwrap();
-    for kind in ["plan", "result", "policy", "task"] {
+    for kind in [
+        "plan",
+        "result",
+        "policy",
+        "task",
+        "status",
+        "calibration",
+        "health",
+    ] {
         assert!(
             protocol.contains(&format!("schemas/{kind}.schema.json")),
             "docs/protocol.md does not link schemas/{kind}.schema.json"

@@ -535,6 +535,7 @@ impl FreqCalEstimator for FcchEstimator {
             cell: format!("BCCH {:.3} MHz", self.cfg.carrier_hz / 1e6),
             confidence,
             pci: None,
+            duplex: None,
             evidence: FreqCalEvidence {
                 detections,
                 nominal_offset_hz: self.tone_rf_hz - outer.center_hz,

@@ -121,6 +121,9 @@ pub struct FreqCalEstimate {
     /// SSS hypothesis stood out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pci: Option<u16>,
+    /// LTE: the cell's frame structure, `"fdd"` or `"tdd"` (`None` for GSM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex: Option<&'static str>,
     /// Detections used and rejected, for the picture.
     pub evidence: FreqCalEvidence,
     /// The assumptions checked in the data (docs/operator.md#numbers-that-are-true-or-absent).
@@ -300,6 +303,7 @@ mod tests {
             cell: "x".into(),
             confidence: 0.9,
             pci,
+            duplex: None,
             evidence: FreqCalEvidence::default(),
             checked: crate::dsp::honest::Checks::new()
                 .pass()

@@ -383,6 +383,7 @@ impl LteEstimator {
             cell,
             confidence: confidence.min(1.0),
             pci,
+            duplex: Some(if duplex == Duplex::Tdd { "tdd" } else { "fdd" }),
             evidence: FreqCalEvidence {
                 detections,
                 nominal_offset_hz: cfg.carrier_hz - cfg.center_hz,
