@@ -150,9 +150,15 @@ fn multi_channel_sigmf_is_analysed_per_channel() {
 fn metadata_wins_and_ambiguous_files_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     write_formats(dir.path());
-    let o = analyze(dir.path(), &["pair_cu8.sigmf-meta", "--sample-rate-hz", "2M"]);
+    let o = analyze(
+        dir.path(),
+        &["pair_cu8.sigmf-meta", "--sample-rate-hz", "2M"],
+    );
     crate::util::expect_exit(&o, 0, "agreeing rate");
-    let o = analyze(dir.path(), &["pair_cu8.sigmf-meta", "--sample-rate-hz", "1M"]);
+    let o = analyze(
+        dir.path(),
+        &["pair_cu8.sigmf-meta", "--sample-rate-hz", "1M"],
+    );
     crate::util::expect_exit(&o, 2, "disagreeing rate");
     let err = text(&o.stderr);
     assert!(

@@ -49,7 +49,8 @@ fn capture(rig: &Rig, device: &str, seconds: &str) -> std::process::Command {
 #[test]
 fn a_radio_in_use_is_refused_by_capture_sweep_and_run_naming_the_holder() {
     let rig = Rig::new();
-    rig.post_and_approve("LOCK_RUN_1", &yellow(), Some(&long_capture_plan(10.0)));
+    // Long enough that a loaded machine still refuses both commands before it ends.
+    rig.post_and_approve("LOCK_RUN_1", &yellow(), Some(&long_capture_plan(20.0)));
     rig.post_and_approve("LOCK_RUN_2", &yellow(), Some(&long_capture_plan(0.2)));
 
     // A run holds the radio: capture and sweep wait briefly, then refuse (exit 1,
