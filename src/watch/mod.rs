@@ -199,7 +199,7 @@ pub(crate) fn say(msg: impl AsRef<str>) {
 
 /// A warning or refusal on stderr.
 pub(crate) fn loud(msg: impl AsRef<str>) {
-    eprintln!("rxnode: {}", msg.as_ref());
+    note!("rxnode: {}", msg.as_ref());
 }
 
 /// `watch` options.
