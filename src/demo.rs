@@ -112,7 +112,11 @@ impl Demo {
         let shown: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
         outln!(self.out, "\n  {host}$ rxnode {}", shown.join(" "))?;
         if let Some(a) = answer {
-            outln!(self.out, "  (operator types: {:?})", a.trim_end_matches('\n'))?;
+            outln!(
+                self.out,
+                "  (operator types: {:?})",
+                a.trim_end_matches('\n')
+            )?;
         }
         let mut child = Command::new(&self.exe)
             .args(args)
@@ -152,7 +156,8 @@ impl Demo {
         std::fs::write(&file, &text)?;
         let id = commit_all(&repo, message)?;
         push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
-        outln!(self.out, 
+        outln!(
+            self.out,
             "  main-pc$ git commit -m {message:?} && git push origin {BRANCH}   → {}",
             &id[..12]
         )?;
@@ -189,7 +194,8 @@ impl Demo {
         let repo = git2::Repository::open(&self.mainpc)?;
         let commit = commit_all(&repo, message)?;
         push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
-        outln!(self.out, 
+        outln!(
+            self.out,
             "  main-pc$ git add {TASK_PATH} && git commit -m {message:?} && git push origin {BRANCH}   → {}",
             &commit[..12]
         )?;
@@ -588,7 +594,8 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     d.landed()?;
     let outcome = d.summary(started);
     if let Some(t) = temporary {
-        outln!(d.out, 
+        outln!(
+            d.out,
             "(the demo's folder {} is removed now; `rxnode demo --dir FOLDER` keeps one to look at)",
             t.path().display()
         )?;

@@ -25,7 +25,6 @@
 #![deny(missing_docs)]
 // No unwrap/expect in product code: every failure on input is an error that names it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
-
 // No raw print: every write to stdout and stderr goes through the shell.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
@@ -88,9 +87,9 @@ pub use crate::{
         validate_result_files, ManualStatus, RESULT_JSON, RESULT_MD,
     },
     service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
+    shell::Shell,
     signers::{cmd_signers_add, cmd_signers_list, cmd_signers_remove, AddSigner},
     status::cmd_status,
-    shell::Shell,
     stdout::SafeStderr,
     store::node::PublishRef,
     store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},

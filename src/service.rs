@@ -527,7 +527,11 @@ fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     // The report, printed once everything is done (`--json`: the fields).
     let mut human = String::new();
     let unit = if !wrote {
-        let _ = writeln!(human, "{} is already installed and unchanged", path.display());
+        let _ = writeln!(
+            human,
+            "{} is already installed and unchanged",
+            path.display()
+        );
         "unchanged"
     } else {
         std::fs::create_dir_all(&dir)
@@ -803,7 +807,8 @@ mod windows {
             ));
         }
         let tr = words.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ");
-        let command = format!("schtasks /Create /F /TN \"{TASK_NAME}\" /SC ONLOGON /RL LIMITED /TR \"{tr}\"");
+        let command =
+            format!("schtasks /Create /F /TN \"{TASK_NAME}\" /SC ONLOGON /RL LIMITED /TR \"{tr}\"");
         let mut human = format!(
             "Windows runs the watcher from the Task Scheduler. To start it at every log on, \
              as you, run in a terminal:\n\n  \

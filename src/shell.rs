@@ -58,11 +58,7 @@ impl Shell {
     /// `text` on stderr, as it is; colour only when `colour` is asked and stderr
     /// may have it (a report that goes there because stdout carries data).
     pub fn err(&self, text: &str, colour: bool) -> io::Result<()> {
-        write(
-            Stream::Err,
-            text,
-            colour && crate::term::stderr_colour(),
-        )
+        write(Stream::Err, text, colour && crate::term::stderr_colour())
     }
 
     /// One line on stderr (a note, a warning, an error), never coloured.

@@ -160,7 +160,9 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
     if !ctx.json {
         note!(
             "clkin compare: MASTER {} and SLAVE {} stream for {} s …",
-            a.devices[0], a.devices[1], a.duration_s
+            a.devices[0],
+            a.devices[1],
+            a.duration_s
         );
     }
     let mut done = match compare(&step, cancel) {
