@@ -811,8 +811,7 @@ mod windows {
             format!("schtasks /Create /F /TN \"{TASK_NAME}\" /SC ONLOGON /RL LIMITED /TR \"{tr}\"");
         let mut human = format!(
             "Windows runs the watcher from the Task Scheduler. To start it at every log on, \
-             as you, run in a terminal:\n\n  \
-             schtasks /Create /F /TN \"{TASK_NAME}\" /SC ONLOGON /RL LIMITED /TR \"{tr}\"\n\n\
+             as you, run in a terminal:\n\n  {command}\n\n\
              then in Task Scheduler → {TASK_NAME} → Settings choose \"If the task fails, restart \
              every 1 minute\" (or register it with PowerShell as \
              docs/operator.md#windows-task-scheduler shows, restart included). Approve tasks \
