@@ -345,7 +345,9 @@ fn every_command_into_a_closed_pipe_ends_with_status_zero() {
         "--duration-s",
         "0.1",
     ];
-    let cases: [&[&str]; 12] = [
+    let cases: [&[&str]; 14] = [
+        &["results"],
+        &["--json", "results"],
         &["status"],
         &["--json", "status"],
         &["health"],
