@@ -59,6 +59,11 @@ impl Ctx {
         crate::store::paths::Paths::new(&self.repo).with_policy(self.policy.clone())
     }
 
+    /// The one door for output: stdout and stderr, in this process's `--json` mode.
+    pub fn shell(&self) -> crate::Shell {
+        crate::Shell::new(self.json)
+    }
+
     /// The one reporter, the human report built as text: with `--json` the value
     /// as one pretty-printed JSON document, otherwise the text `human` makes of it;
     /// either is printed here and nowhere else.
@@ -79,9 +84,9 @@ impl Ctx {
         human: impl FnOnce(&T) -> String,
     ) -> anyhow::Result<()> {
         if self.json {
-            println!("{}", json(value)?);
+            outln!(self.shell(), "{}", json(value)?)?;
         } else {
-            print!("{}", human(value));
+            self.shell().out(&human(value))?;
         }
         Ok(())
     }
@@ -101,9 +106,10 @@ impl Ctx {
         })
     }
 
-    /// [`Ctx::report_text`] written to stdout under one lock, a failed write (a
-    /// closed pipe: `| head`) ignored: the command's exit status then says how its
-    /// work went (a capture's PASS 0, PARTIAL or FAIL 1), not whether anyone read it.
+    /// [`Ctx::report_text`] written through the shell, a closed pipe (`| head`)
+    /// ignored: the command's exit status then says how its work went (a
+    /// capture's PASS 0, PARTIAL or FAIL 1), not whether anyone read it. Any other
+    /// write error is returned.
     pub(crate) fn report_to_pipe<T: serde::Serialize>(
         &self,
         value: &T,
@@ -120,18 +126,16 @@ impl Ctx {
         value: &T,
         human: impl FnOnce(&T) -> String,
     ) -> anyhow::Result<()> {
-        use std::io::Write as _;
         let text = self.report_text(value, human)?;
-        if to_stderr {
-            let text = crate::stdout::terminal_safe(&text, crate::term::stderr_colour());
-            let mut err = std::io::stderr().lock();
-            let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
-            return Ok(());
+        let written = if to_stderr {
+            self.shell().err(&text, true)
+        } else {
+            self.shell().out(&text)
+        };
+        match written {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+            _ => Ok(()),
         }
-        let text = crate::stdout::terminal_safe(&text, crate::term::stdout_colour());
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-        Ok(())
     }
 }
 

@@ -68,24 +68,25 @@ struct Demo {
     events: PathBuf,
     step: usize,
     failures: Vec<String>,
+    out: crate::Shell,
 }
 
 impl Demo {
-    fn say(&self, text: &str) {
-        println!("{text}");
+    fn say(&self, text: &str) -> std::io::Result<()> {
+        outln!(self.out, "{text}")
     }
 
-    fn section(&mut self, title: &str) {
+    fn section(&mut self, title: &str) -> std::io::Result<()> {
         self.step += 1;
-        println!("\n=== {}. {title} ===", self.step);
+        outln!(self.out, "\n=== {}. {title} ===", self.step)
     }
 
-    fn check(&mut self, ok: bool, what: &str) {
+    fn check(&mut self, ok: bool, what: &str) -> std::io::Result<()> {
         if ok {
-            println!("  ✔ {what}");
+            outln!(self.out, "  ✔ {what}")
         } else {
-            println!("  ✘ {what}");
             self.failures.push(what.to_owned());
+            outln!(self.out, "  ✘ {what}")
         }
     }
 
@@ -109,9 +110,13 @@ impl Demo {
         answer: Option<&str>,
     ) -> Result<(i32, String)> {
         let shown: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
-        println!("\n  {host}$ rxnode {}", shown.join(" "));
+        outln!(self.out, "\n  {host}$ rxnode {}", shown.join(" "))?;
         if let Some(a) = answer {
-            println!("  (operator types: {:?})", a.trim_end_matches('\n'));
+            outln!(
+                self.out,
+                "  (operator types: {:?})",
+                a.trim_end_matches('\n')
+            )?;
         }
         let mut child = Command::new(&self.exe)
             .args(args)
@@ -133,10 +138,10 @@ impl Demo {
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         for line in stderr.lines().chain(stdout.lines()) {
-            println!("  │ {line}");
+            outln!(self.out, "  │ {line}")?;
         }
         let code = out.status.code().unwrap_or(-1);
-        println!("  └ exit {code}");
+        outln!(self.out, "  └ exit {code}")?;
         Ok((code, stdout))
     }
 
@@ -151,10 +156,11 @@ impl Demo {
         std::fs::write(&file, &text)?;
         let id = commit_all(&repo, message)?;
         push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
-        println!(
+        outln!(
+            self.out,
             "  main-pc$ git commit -m {message:?} && git push origin {BRANCH}   → {}",
             &id[..12]
-        );
+        )?;
         Ok(base)
     }
 
@@ -188,10 +194,11 @@ impl Demo {
         let repo = git2::Repository::open(&self.mainpc)?;
         let commit = commit_all(&repo, message)?;
         push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
-        println!(
+        outln!(
+            self.out,
             "  main-pc$ git add {TASK_PATH} && git commit -m {message:?} && git push origin {BRANCH}   → {}",
             &commit[..12]
-        );
+        )?;
         Ok(true)
     }
 
@@ -300,59 +307,59 @@ impl Demo {
     fn intro(&mut self) -> Result<()> {
         self.say(
             "rxnode demo — the whole loop on a local bare origin and the simulated radio `rxsim`.",
-        );
-        self.say(&format!("  folder:   {}", self.dir.display()));
+        )?;
+        self.say(&format!("  folder:   {}", self.dir.display()))?;
         self.say(&format!(
             "  origin:   {}  (bare, branch {BRANCH})",
             self.origin.display()
-        ));
+        ))?;
         self.say(&format!(
             "  main PC:  {}  (posts tasks)",
             self.mainpc.display()
-        ));
-        self.say(&format!("  RX node:  {}  (runs rxnode)", self.rx.display()));
+        ))?;
+        self.say(&format!("  RX node:  {}  (runs rxnode)", self.rx.display()))?;
         self.say(&format!(
             "  radio log: {}  (RXSIM_EVENT_LOG: every stream the simulator opens)",
             self.events.display()
-        ));
+        ))?;
         std::fs::create_dir_all(self.rx.join(".local"))?;
         std::fs::write(self.rx.join(".local/rxnode-policy.json"), DEMO_POLICY)?;
-        self.say("  node policy (.local/rxnode-policy.json, never from a task): TX only 433.05–434.79 MHz, ≤ 10 dB, ≤ 2 s");
+        self.say("  node policy (.local/rxnode-policy.json, never from a task): TX only 433.05–434.79 MHz, ≤ 10 dB, ≤ 2 s")?;
         let (c, _) = self.rx(&["node", "set-name", NODE], None)?;
         self.check(
             c == 0,
             &format!("the operator named this node {NODE} (carried in every result it publishes)"),
-        );
+        )?;
         Ok(())
     }
 
     /// 1. A GREEN manual task: approved, `run` changes nothing, marked completed.
     fn green(&mut self) -> Result<()> {
-        self.section("A GREEN manual task");
+        self.section("A GREEN manual task")?;
         self.post_task(green_task, "Task DEMO_GREEN_001: manual check")?;
         let (c, _) = self.rx(&["watch", "--once"], Some("A\n"))?;
         self.check(
             c == 0,
             "the watcher fetched, validated and prompted; [A] approved",
-        );
+        )?;
         let ob = self.rx.join(".local/rx_agent_outbox/DEMO_GREEN_001");
         self.check(
             ob.join("TASK.md").is_file(),
             "outbox prepared: TASK.md, RX_RESULT.md, RX_RESULT.json (NOT RUN)",
-        );
+        )?;
         let (c, _) = self.rx(&["run", "DEMO_GREEN_001"], None)?;
-        self.check(c == 0, "`run` says it is a manual task and changes nothing");
+        self.check(c == 0, "`run` says it is a manual task and changes nothing")?;
         let (c, _) = self.rx(&["mark-completed", "DEMO_GREEN_001"], None)?;
         self.check(
             c == 0,
             "the operator did the check by hand and marked it completed",
-        );
+        )?;
         Ok(())
     }
 
     /// 2. A YELLOW task: inventory and two CLKIN captures, an honest FAIL.
     fn yellow(&mut self) -> Result<()> {
-        self.section("A YELLOW task: inventory and two CLKIN captures");
+        self.section("A YELLOW task: inventory and two CLKIN captures")?;
         let posted = self.post_with_task_new(
             "DEMO_YELLOW_002",
             YELLOW_TITLE,
@@ -364,14 +371,14 @@ impl Demo {
         self.check(
             posted,
             "the main PC wrote the task with `rxnode task new` (EXPECTED_HEAD = its branch head, validated, risk YELLOW) and pushed it",
-        );
+        )?;
         let (c, _) = self.rx(&["watch", "--once"], Some("a\n"))?;
-        self.check(c == 0, "approved (answers are case-insensitive letters)");
+        self.check(c == 0, "approved (answers are case-insensitive letters)")?;
         let (c, _) = self.rx(&["--sim", "run", "DEMO_YELLOW_002"], None)?;
         self.check(
             c == 1,
             "the run finished with an honest overall FAIL (exit 1): one radio is mis-clocked",
-        );
+        )?;
         let res = read_json(
             &self
                 .rx
@@ -383,7 +390,7 @@ impl Demo {
         self.check(
             status.as_deref() == Some("FAIL"),
             "RX_RESULT.json status is FAIL",
-        );
+        )?;
         let clk = |i: usize| -> (Option<String>, Option<f64>) {
             let c = res.as_ref().map(|r| &r["captures"][i]["clkin"]);
             (
@@ -399,14 +406,14 @@ impl Demo {
                 "capture 1 (external reference): CLKIN PASS, {} ppm",
                 rxnode_dsp::fmt_ppm(p0.unwrap_or(f64::NAN), 4)
             ),
-        );
+        )?;
         self.check(
             s1.as_deref() == Some("FAIL") && p1.is_some_and(|p| (p - 2.5).abs() < 0.05),
             &format!(
                 "capture 2 (free-running, 2.5 ppm fast): CLKIN FAIL, {} ppm",
                 rxnode_dsp::fmt_ppm(p1.unwrap_or(f64::NAN), 4)
             ),
-        );
+        )?;
         let sweep = res.as_ref().map(|r| &r["sweeps"][0]);
         let found = |f_hz: f64| {
             sweep.and_then(|s| s["peaks"].as_array()).is_some_and(|p| {
@@ -422,27 +429,27 @@ impl Demo {
                 && found(99.5e6)
                 && found(101.7e6),
             "the 98–104 MHz survey found both carriers (99.5 and 101.7 MHz) within one 10 kHz bin",
-        );
+        )?;
         let (c, _) = self.rx(&["validate-result", "DEMO_YELLOW_002"], None)?;
         self.check(
             c == 0,
             "the result validates (schema, statuses, timeline, MD/JSON agree, IQ hashes)",
-        );
+        )?;
         Ok(())
     }
 
     /// 3. A RED transmit task without the authorization phrase: refused, nothing on air.
     fn red(&mut self) -> Result<()> {
-        self.section("A RED transmit task, without the authorization phrase");
+        self.section("A RED transmit task, without the authorization phrase")?;
         self.post_task(red_task, "Task DEMO_RED_003: 433.92 MHz tone")?;
         let (c, _) = self.rx(&["watch", "--once"], Some("A\n"))?;
-        self.check(c == 0, "approved — approval is not authorization");
+        self.check(c == 0, "approved — approval is not authorization")?;
         let before = self.events_text();
         let (c, _) = self.rx(&["--sim", "run", "DEMO_RED_003"], Some("authorize rf tx\n"))?;
         self.check(
             c == 3,
             "`run` refused the wrong phrase (lower case) with exit 3",
-        );
+        )?;
         let after = self.events_text();
         let new_events = after.get(before.len()..).unwrap_or("");
         self.check(
@@ -451,18 +458,18 @@ impl Demo {
                 "the simulated radio saw no TX stream at all ({} event line(s) during the RED run)",
                 new_events.lines().count()
             ),
-        );
+        )?;
         Ok(())
     }
 
     /// 4. Publish the YELLOW result and read it back on the main PC.
     fn publish(&mut self) -> Result<()> {
-        self.section("Publish the YELLOW result to rx-node and read it on the main PC");
+        self.section("Publish the YELLOW result to rx-node and read it on the main PC")?;
         let (c, _) = self.rx(
             &["publish", "DEMO_YELLOW_002", "--push"],
             Some("PUBLISH DEMO_YELLOW_002\n"),
         )?;
-        self.check(c == 0, "published after the exact confirmation line");
+        self.check(c == 0, "published after the exact confirmation line")?;
         let (c, out) = self.main_pc(&["results", "--json"])?;
         let listed: Option<serde_json::Value> = serde_json::from_str(&out).ok();
         let rows = listed
@@ -476,24 +483,24 @@ impl Demo {
                 && rows[0]["task_id"] == "DEMO_YELLOW_002"
                 && rows[0]["status"] == "FAIL",
             &format!("`rxnode results` fetched rx-node into a private ref: one result, node {NODE}, DEMO_YELLOW_002, FAIL"),
-        );
+        )?;
         let (c, _) = self.main_pc(&["results"])?;
         self.check(
             c == 0,
             "the same list for a person: node, task, status, risk, time, CLKIN ppm",
-        );
+        )?;
         let (c, _) = self.main_pc(&["results", "verify", "DEMO_YELLOW_002"])?;
         self.check(
             c == 0,
             "`results verify`: the validator on the fetched files, MD/JSON agree, the commit added only its three files",
-        );
+        )?;
         let (c, shown) = self.main_pc(&["results", "show", "DEMO_YELLOW_002"])?;
         self.check(
             c == 0
                 && shown.contains("DEMO_YELLOW_002 from DEMO-RX1: FAIL")
                 && !shown.contains("| Status |"),
             "`results show` prints the result as plain text, the verdict first",
-        );
+        )?;
         Ok(())
     }
 
@@ -521,7 +528,7 @@ impl Demo {
         self.check(
             files.len() == 3 && expected.iter().all(|e| files.iter().any(|f| f == e)),
             &format!("rx-node holds exactly rx-results/DEMO_YELLOW_002/{NODE}/{{RX_RESULT.md, RX_RESULT.json, LOG_META.json}}"),
-        );
+        )?;
         let main_clean = repo
             .statuses(Some(git2::StatusOptions::new().include_untracked(true)))
             .map(|s| s.iter().all(|e| e.status() == git2::Status::CURRENT))
@@ -529,7 +536,7 @@ impl Demo {
         self.check(
             main_clean && repo.find_reference("refs/remotes/origin/rx-node").is_err(),
             "the main PC's work tree, index and remote-tracking refs are untouched (only the private ref moved)",
-        );
+        )?;
         let rx_repo = git2::Repository::open(&self.rx)?;
         let mut opts = git2::StatusOptions::new();
         opts.include_ignored(false).include_untracked(true);
@@ -540,19 +547,19 @@ impl Demo {
         self.check(
             wt_clean,
             "the RX checkout's `git status` is clean (.local/ is ignored; IQ never in Git)",
-        );
+        )?;
         Ok(())
     }
     /// Every failed step again, and the outcome.
     fn summary(&self, started: Instant) -> Result<Outcome> {
         let secs = started.elapsed().as_secs_f64();
-        println!("\n=== summary ({secs:.1} s) ===");
+        outln!(self.out, "\n=== summary ({secs:.1} s) ===")?;
         if self.failures.is_empty() {
-            println!("every step behaved as the protocol says.");
+            outln!(self.out, "every step behaved as the protocol says.")?;
             Ok(Outcome::Done)
         } else {
             for f in &self.failures {
-                println!("  ✘ {f}");
+                outln!(self.out, "  ✘ {f}")?;
             }
             bail!(
                 "{} demo step(s) did not behave as the protocol says",
@@ -577,6 +584,7 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
         rx,
         step: 0,
         failures: vec![],
+        out: crate::Shell::default(),
     };
     d.intro()?;
     d.green()?;
@@ -586,10 +594,11 @@ pub fn cmd_demo(dir: Option<&Path>) -> Result<Outcome> {
     d.landed()?;
     let outcome = d.summary(started);
     if let Some(t) = temporary {
-        println!(
+        outln!(
+            d.out,
             "(the demo's folder {} is removed now; `rxnode demo --dir FOLDER` keeps one to look at)",
             t.path().display()
-        );
+        )?;
     }
     outcome
 }

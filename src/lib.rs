@@ -25,9 +25,12 @@
 #![deny(missing_docs)]
 // No unwrap/expect in product code: every failure on input is an error that names it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// No raw print: every write to stdout and stderr goes through the shell.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
-// First: the library's `println!`/`print!` (a closed pipe unwinds with its `io::Error`).
+// First: the shell's `note!` (one line on stderr).
 #[macro_use]
+mod shell;
 mod stdout;
 
 mod context;
@@ -84,9 +87,10 @@ pub use crate::{
         validate_result_files, ManualStatus, RESULT_JSON, RESULT_MD,
     },
     service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
+    shell::Shell,
     signers::{cmd_signers_add, cmd_signers_list, cmd_signers_remove, AddSigner},
     status::cmd_status,
-    stdout::{is_broken_pipe_payload, SafeStderr},
+    stdout::SafeStderr,
     store::node::PublishRef,
     store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
     store_cmds::{cmd_rebuild, cmd_set_name, cmd_set_publish_ref, cmd_show},

@@ -2,12 +2,14 @@
 //! [`rxnode::Ctx`], dispatch to one adapter per subcommand (`commands/`).
 // No unwrap/expect in product code: every failure on input is an error that names it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// No raw print: every write to stdout and stderr goes through the shell (`Ctx::shell`).
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 mod cli;
 mod commands;
 
 use clap::Parser;
 use cli::Cli;
-use rxnode::{Ctx, Outcome};
+use rxnode::{Ctx, Outcome, Shell};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -19,7 +21,7 @@ fn main() -> ExitCode {
     if cli.sim {
         // Before anything touches SoapySDR: modules load once per process.
         if let Err(err) = rxnode_hw::use_sim() {
-            eprintln!("rxnode: error: --sim: {err:#}");
+            let _ = Shell::new(cli.json).errln(format_args!("rxnode: error: --sim: {err:#}"));
             return ExitCode::from(1);
         }
     }
@@ -31,7 +33,9 @@ fn main() -> ExitCode {
         cli.source(),
     );
     install_panic_hook();
-    // Unwinding (not exiting) keeps every drop guard working, the TX teardown among them.
+    // A panic unwinds (the hook never exits), so every drop guard runs, the TX
+    // teardown among them; caught here, it ends with status 1. A closed stdout is
+    // no panic: its `io::Error` (`BrokenPipe`) comes back in the error's chain.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         commands::dispatch(&cli, &ctx)
     })) {
@@ -39,15 +43,15 @@ fn main() -> ExitCode {
         Ok(Ok(Outcome::Code(c))) => ExitCode::from(c),
         Ok(Err(err)) if rxnode::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Ok(Err(err)) => {
-            if cli.json {
-                eprintln!("{}", rxnode::error_json(&err));
+            let _ = if cli.json {
+                ctx.shell()
+                    .errln(format_args!("{}", rxnode::error_json(&err)))
             } else {
-                eprintln!("rxnode: error: {}", rxnode::error_text(&err));
-            }
+                ctx.shell()
+                    .errln(format_args!("rxnode: error: {}", rxnode::error_text(&err)))
+            };
             rxnode::code_for(&err)
         }
-        // A closed stdout unwinds with its `io::Error` (the library's `println!`).
-        Err(payload) if rxnode::is_broken_pipe_payload(payload.as_ref()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }
 }
@@ -72,7 +76,7 @@ fn usage_error(e: &clap::Error) -> ExitCode {
     }
     if e.kind() == ErrorKind::DisplayVersion {
         let v = serde_json::json!({"name": "rxnode", "version": env!("CARGO_PKG_VERSION")});
-        println!("{v}");
+        let _ = Shell::new(true).outln(format_args!("{v}"));
         return ExitCode::SUCCESS;
     }
     let text = e.render().to_string();
@@ -88,12 +92,11 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         .find_map(|l| l.trim().strip_prefix("tip: "))
         .map(str::to_owned);
     let v = serde_json::json!({"error": {"message": message, "fix": fix}, "exit": 2});
-    eprintln!("{v}");
+    let _ = Shell::new(true).errln(format_args!("{v}"));
     ExitCode::from(2)
 }
 
-/// A panic is a bug: say so in one line (no backtrace dump at the user). (A
-/// closed stdout is no panic: it unwinds with its `io::Error`, past this hook.)
+/// A panic is a bug: say so in one line (no backtrace dump at the user).
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let msg = info
@@ -106,7 +109,9 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("rxnode: internal error (a bug; please report it): {msg}{at}");
+        let _ = Shell::default().errln(format_args!(
+            "rxnode: internal error (a bug; please report it): {msg}{at}"
+        ));
     }));
 }
 

@@ -483,6 +483,7 @@ fn verify(text: &str) -> Result<bool> {
 
 #[cfg(target_os = "linux")]
 fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
+    use std::fmt::Write as _;
     if !(opts.interval.is_finite() && opts.interval > 0.0 && opts.interval <= 86_400.0) {
         return Err(bad_field(
             "interval",
@@ -523,24 +524,29 @@ fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let before = std::fs::read_to_string(&path).ok();
     let created_dir = !dir.exists();
     let wrote = before.as_deref() != Some(text.as_str());
-    if !wrote {
-        println!("{} is already installed and unchanged", path.display());
+    // The report, printed once everything is done (`--json`: the fields).
+    let mut human = String::new();
+    let unit = if !wrote {
+        let _ = writeln!(
+            human,
+            "{} is already installed and unchanged",
+            path.display()
+        );
+        "unchanged"
     } else {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         crate::store::fsutil::write_atomic(&path, text.as_bytes())?;
-        println!(
-            "{} {}",
-            if before.is_some() {
-                "replaced"
-            } else {
-                "wrote"
-            },
-            path.display()
-        );
-    }
+        let done = if before.is_some() {
+            "replaced"
+        } else {
+            "wrote"
+        };
+        let _ = writeln!(human, "{done} {}", path.display());
+        done
+    };
     if !verified {
-        println!("(systemd-analyze is not installed here: the unit was not verified)");
+        human.push_str("(systemd-analyze is not installed here: the unit was not verified)\n");
     }
     let u = if opts.user { "--user " } else { "" };
     if opts.unit_dir.is_none() {
@@ -575,21 +581,35 @@ fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     if let Err(e) = crate::store::ledger::append(&paths, &entry) {
         tracing::warn!("cannot record the service in the ledger: {e:#}");
     }
-    if opts.unit_dir.is_some() {
-        println!("systemd was not told (--unit-dir); to start it now and at every boot:");
-        println!("  systemctl {u}daemon-reload && systemctl {u}enable --now {UNIT_NAME}");
-        return Ok(Outcome::Done);
-    }
-    println!(
-        "enabled and started {UNIT_NAME}; it restarts on failure. Approve tasks with \
-         `rxnode review TASK_ID`; logs: journalctl {u}-u {UNIT_NAME}"
-    );
-    if opts.user {
-        println!(
-            "so that it runs without anyone logged in: loginctl enable-linger {}",
-            std::env::var("USER").unwrap_or_else(|_| "$USER".into())
+    let started = opts.unit_dir.is_none();
+    if !started {
+        human.push_str("systemd was not told (--unit-dir); to start it now and at every boot:\n");
+        let _ = writeln!(
+            human,
+            "  systemctl {u}daemon-reload && systemctl {u}enable --now {UNIT_NAME}"
         );
+    } else {
+        let _ = writeln!(
+            human,
+            "enabled and started {UNIT_NAME}; it restarts on failure. Approve tasks with \
+             `rxnode review TASK_ID`; logs: journalctl {u}-u {UNIT_NAME}"
+        );
+        if opts.user {
+            let _ = writeln!(
+                human,
+                "so that it runs without anyone logged in: loginctl enable-linger {}",
+                std::env::var("USER").unwrap_or_else(|_| "$USER".into())
+            );
+        }
     }
+    let report = serde_json::json!({
+        "unit": path.display().to_string(),
+        "user": opts.user,
+        "file": match unit { "wrote" => "written", other => other },
+        "verified": verified,
+        "started": started,
+    });
+    ctx.report(&report, |_| human)?;
     Ok(Outcome::Done)
 }
 
@@ -664,18 +684,19 @@ fn render_service_status(s: &Status) -> String {
 fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let path = unit_dir(opts)?.join(UNIT_NAME);
     if std::fs::symlink_metadata(&path).is_err() {
-        println!("not installed: {} does not exist", path.display());
+        let report = serde_json::json!({"unit": path.display().to_string(), "removed": false, "stopped": false});
+        ctx.report(&report, |_| {
+            format!("not installed: {} does not exist\n", path.display())
+        })?;
         return Ok(Outcome::Done);
     }
     if opts.unit_dir.is_none() {
         systemctl(opts.user, &["disable", "--now", UNIT_NAME])?;
     }
     std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
-    if opts.unit_dir.is_none() {
+    let stopped = opts.unit_dir.is_none();
+    if stopped {
         systemctl(opts.user, &["daemon-reload"])?;
-        println!("stopped, disabled and removed {}", path.display());
-    } else {
-        println!("removed {}", path.display());
     }
     let paths = ctx.paths();
     let entry = crate::store::ledger::Entry::new("service_uninstalled")
@@ -683,6 +704,14 @@ fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     if let Err(e) = crate::store::ledger::append(&paths, &entry) {
         tracing::warn!("cannot record the removal in the ledger: {e:#}");
     }
+    let report = serde_json::json!({"unit": path.display().to_string(), "removed": true, "stopped": stopped});
+    ctx.report(&report, |_| {
+        if stopped {
+            format!("stopped, disabled and removed {}\n", path.display())
+        } else {
+            format!("removed {}\n", path.display())
+        }
+    })?;
     Ok(Outcome::Done)
 }
 
@@ -778,40 +807,47 @@ mod windows {
             ));
         }
         let tr = words.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ");
-        println!(
+        let command =
+            format!("schtasks /Create /F /TN \"{TASK_NAME}\" /SC ONLOGON /RL LIMITED /TR \"{tr}\"");
+        let mut human = format!(
             "Windows runs the watcher from the Task Scheduler. To start it at every log on, \
-             as you, run in a terminal:\n\n  \
-             schtasks /Create /F /TN \"{TASK_NAME}\" /SC ONLOGON /RL LIMITED /TR \"{tr}\"\n\n\
+             as you, run in a terminal:\n\n  {command}\n\n\
              then in Task Scheduler → {TASK_NAME} → Settings choose \"If the task fails, restart \
              every 1 minute\" (or register it with PowerShell as \
              docs/operator.md#windows-task-scheduler shows, restart included). Approve tasks \
-             with `rxnode review TASK_ID`."
+             with `rxnode review TASK_ID`.\n"
         );
-        if tr.len() > TR_MAX {
-            println!(
+        let too_long = tr.len() > TR_MAX;
+        if too_long {
+            human.push_str(&format!(
                 "note: the command is {} characters, over the {TR_MAX} schtasks accepts: use \
-                 the PowerShell form of docs/operator.md#windows-task-scheduler",
+                 the PowerShell form of docs/operator.md#windows-task-scheduler\n",
                 tr.len()
-            );
+            ));
         }
+        let report = serde_json::json!({"task": TASK_NAME, "command": command, "command_too_long": too_long});
+        ctx.report(&report, |_| human)?;
         Ok(Outcome::Done)
     }
 
     pub(super) fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
-        let _ = (ctx, opts);
-        println!(
-            "Windows runs the watcher from the Task Scheduler; its state: \
-             schtasks /Query /TN \"{TASK_NAME}\" /V /FO LIST"
-        );
+        let _ = opts;
+        let command = format!("schtasks /Query /TN \"{TASK_NAME}\" /V /FO LIST");
+        let report = serde_json::json!({"task": TASK_NAME, "command": command});
+        ctx.report(&report, |_| {
+            format!("Windows runs the watcher from the Task Scheduler; its state: {command}\n")
+        })?;
         Ok(Outcome::Done)
     }
 
     pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
-        let _ = (ctx, opts);
-        println!(
-            "Windows runs the watcher from the Task Scheduler; to remove it: \
-             schtasks /End /TN \"{TASK_NAME}\" & schtasks /Delete /F /TN \"{TASK_NAME}\""
-        );
+        let _ = opts;
+        let command =
+            format!("schtasks /End /TN \"{TASK_NAME}\" & schtasks /Delete /F /TN \"{TASK_NAME}\"");
+        let report = serde_json::json!({"task": TASK_NAME, "command": command});
+        ctx.report(&report, |_| {
+            format!("Windows runs the watcher from the Task Scheduler; to remove it: {command}\n")
+        })?;
         Ok(Outcome::Done)
     }
 

@@ -47,9 +47,9 @@ fn on_signal() {
     KEY_OFF.store(true, Ordering::SeqCst);
     if let Some(what) = ANNOUNCE.get() {
         if again {
-            eprintln!("rxnode: already stopping ({what})");
+            note!("rxnode: already stopping ({what})");
         } else {
-            eprintln!("rxnode: interrupt: stopping {what}; what was done so far will be written");
+            note!("rxnode: interrupt: stopping {what}; what was done so far will be written");
         }
     }
     notify_subscribers();
@@ -241,7 +241,7 @@ mod job_control {
         }
         let sig = SUSPENDED_BY.load(Ordering::SeqCst);
         if sig != 0 {
-            eprintln!(
+            note!(
                 "rxnode: {}: transmitter keyed off; stopping as asked (fg or SIGCONT to carry on)",
                 name(sig)
             );

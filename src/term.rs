@@ -6,7 +6,7 @@
 //! on a terminal an answer counts only if it was typed after the prompt was fully
 //! drawn, so whatever was typed before is discarded (docs/safety.md#typed-ahead-input).
 //! A pipe keeps every line it carries, in order (automation).
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 /// Whether stdout should get ANSI colour.
 pub(crate) fn stdout_colour() -> bool {
@@ -70,19 +70,11 @@ pub(crate) fn stdin_is_terminal() -> bool {
 /// on Windows), so the next line read was typed after the prompt was on the
 /// screen. Returns whether stdin is a terminal.
 pub(crate) fn draw_prompt(prompt: &str, to: To) -> bool {
-    let prompt = crate::stdout::terminal_safe(prompt, false);
-    match to {
-        To::Stdout => {
-            let mut o = std::io::stdout().lock();
-            let _ = o.write_all(prompt.as_bytes());
-            let _ = o.flush();
-        }
-        To::Stderr => {
-            let mut e = std::io::stderr().lock();
-            let _ = e.write_all(prompt.as_bytes());
-            let _ = e.flush();
-        }
-    }
+    let shell = crate::Shell::default();
+    let _ = match to {
+        To::Stdout => shell.out_plain(prompt),
+        To::Stderr => shell.err(prompt, false),
+    };
     let tty = stdin_is_terminal();
     if tty {
         if let Err(e) = discard_typeahead() {

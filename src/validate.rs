@@ -213,7 +213,7 @@ fn print_invalid(name: &str, issues: &[Issue]) {
         // A read error already starts with the name: say it once.
         let prefix = format!("{name}: ");
         let msg = i.message.strip_prefix(&prefix).unwrap_or(&i.message);
-        eprintln!("{name}{line}:{field} {msg}");
+        note!("{name}{line}:{field} {msg}");
     }
-    eprintln!("{name}: invalid ({} error(s))", issues.len());
+    note!("{name}: invalid ({} error(s))", issues.len());
 }

@@ -5,13 +5,13 @@ use clap::CommandFactory;
 use rxnode::Outcome;
 
 /// Run the subcommand.
-pub fn run(shell: clap_complete::Shell) -> Result<Outcome> {
+pub fn run(ctx: &rxnode::Ctx, shell: clap_complete::Shell) -> Result<Outcome> {
     let mut cmd = Cli::command();
     // Generated into memory first: the generator panics on a write error, and a
     // closed pipe (`| head`) is not an error but the end (exit 0, in `main`).
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "rxnode", &mut script);
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
+    ctx.shell().out_bytes(&script)?;
     Ok(Outcome::Done)
 }
 
@@ -19,7 +19,7 @@ pub fn run(shell: clap_complete::Shell) -> Result<Outcome> {
 /// command and where its options are (`rxnode CMD --help`), never a
 /// `rxnode-CMD(1)` page that is not installed; EXIT STATUS is the one rule of
 /// docs/protocol.md#7-exit-status.
-pub fn man() -> Result<Outcome> {
+pub fn man(ctx: &rxnode::Ctx) -> Result<Outcome> {
     let cmd = Cli::command();
     let man = clap_mangen::Man::new(cmd.clone());
     let mut page = Vec::new();
@@ -30,7 +30,7 @@ pub fn man() -> Result<Outcome> {
     man.render_options_section(&mut page)?;
     page.extend_from_slice(own_sections(&cmd).as_bytes());
     man.render_version_section(&mut page)?;
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &page)?;
+    ctx.shell().out_bytes(&page)?;
     Ok(Outcome::Done)
 }
 

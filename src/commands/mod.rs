@@ -58,8 +58,8 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
         Command::State(cmd) => state::run(ctx, cmd),
         Command::Service(cmd) => service::run(ctx, cmd),
         Command::Demo { dir } => demo::run(ctx.json, dir.as_deref()),
-        Command::Completions { shell } => completions::run(*shell),
-        Command::Man => completions::man(),
+        Command::Completions { shell } => completions::run(ctx, *shell),
+        Command::Man => completions::man(ctx),
         Command::TxGuard { task_id, step, .. } => {
             rxnode::cmd_tx_guard(ctx, task_id, *step).map(|()| Outcome::Done)
         }

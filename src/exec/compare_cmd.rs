@@ -158,9 +158,11 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
     }
     let cancel = crate::signals::cancel_flag("the comparison");
     if !ctx.json {
-        eprintln!(
+        note!(
             "clkin compare: MASTER {} and SLAVE {} stream for {} s …",
-            a.devices[0], a.devices[1], a.duration_s
+            a.devices[0],
+            a.devices[1],
+            a.duration_s
         );
     }
     let mut done = match compare(&step, cancel) {
@@ -197,7 +199,7 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
         );
         match crate::result::plot::write_compare_png_of(p, &title, &done.entry) {
             Ok(true) => plotted = Some(p.clone()),
-            Ok(false) => eprintln!("no phase trace to plot: {}", done.detail),
+            Ok(false) => note!("no phase trace to plot: {}", done.detail),
             Err(e) => {
                 return Err(field_context(
                     e,

@@ -229,7 +229,7 @@ fn signature_allows(
 
 /// The signature line on stderr, as the prompt showed it.
 fn say_signature(checked: &crate::signers::Checked) {
-    eprintln!("{}", crate::describe::escaped(&checked.line()));
+    note!("{}", crate::describe::escaped(&checked.line()));
 }
 
 /// The plan of the outbox's approved text, read and validated without
@@ -333,16 +333,16 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
         return Ok(None);
     };
     let ids = run.ids;
-    eprintln!("Task {ids} — {} — is RED.", task.header().task_title);
+    note!("Task {ids} — {} — is RED.", task.header().task_title);
     match kind {
         AuthorizationKind::RfTx => tx::announce(run.plan),
         AuthorizationKind::RedOther => {
-            eprintln!(
+            note!(
                 "  RED work (declared RISK_LEVEL = RED): {} step(s):",
                 run.plan.steps.len()
             );
             for (i, s) in run.plan.steps.iter().enumerate() {
-                eprintln!(
+                note!(
                     "    {}. {}{}",
                     i + 1,
                     s.op(),
@@ -431,7 +431,7 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
                             .map(|_| "blocked: its radio is BAD".to_owned())
                     })
             };
-            eprintln!("{}", progress_line(run.plan, &blocked, i));
+            note!("{}", progress_line(run.plan, &blocked, i));
         }
         crate::store::progress::step(run.paths, run.ids, i + 1, run.plan.steps.len(), step.op());
         let s = StepCtx {

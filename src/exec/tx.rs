@@ -61,14 +61,14 @@ pub(crate) fn announce(plan: &Plan) {
     for (i, s) in plan.steps.iter().enumerate() {
         if let Step::TxTone(t) = s {
             if first {
-                eprintln!(
+                note!(
                     "  This authorizes one transmission, step {} (the first tx_tone): {}",
                     i + 1,
                     describe_tx(t)
                 );
                 first = false;
             } else {
-                eprintln!(
+                note!(
                     "  Step {} (tx_tone) will be BLOCKED, not transmitted: one authorization covers only the first tx_tone ({})",
                     i + 1,
                     describe_tx(t)

@@ -162,13 +162,13 @@ pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
     let mut tests = Vec::new();
     for d in &devices {
         if !ctx.json {
-            eprintln!("self-test of {d} …");
+            note!("self-test of {d} …");
         }
         let t = selftest::test_and_record(&paths, &policy, d, "health test");
         if !ctx.json {
             // Printed as each self-test ends, between the `self-test of …` lines
             // on stderr, not held back for the end.
-            print!("{}", render_self_test(&t));
+            ctx.shell().out(&render_self_test(&t))?;
         }
         tests.push(t);
     }

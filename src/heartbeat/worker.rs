@@ -143,11 +143,11 @@ fn publish(
     .map_err(|e| format!("{e:#}"));
     if let Err(e) = &outcome {
         if rec.failures_in_a_row == 0 {
-            eprintln!("rxnode: status push failed (retried at the next heartbeat): {e}");
+            note!("rxnode: status push failed (retried at the next heartbeat): {e}");
         }
         tracing::info!("status push failed: {e}");
     } else if rec.failures_in_a_row > 0 {
-        eprintln!("rxnode: status push works again");
+        note!("rxnode: status push works again");
     }
     let landed = outcome.is_ok();
     if let Err(e) = record::note(paths, rec, outcome) {

@@ -132,7 +132,7 @@ pub(crate) fn describe(u: &Unfinished) -> String {
 /// [`finish_interrupted`], each line said on stderr (for `run`, `watch`, `publish`).
 pub(crate) fn finish_and_say(paths: &Paths, branch: &str, found_by: &str) {
     for line in finish_interrupted(paths, branch, found_by) {
-        eprintln!("rxnode: interrupted run: {line}");
+        note!("rxnode: interrupted run: {line}");
     }
 }
 

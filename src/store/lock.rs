@@ -229,7 +229,7 @@ fn take_over(paths: &Paths, path: &std::path::Path, old: Option<&Holder>, why: &
     let who = old
         .map(|h| h.to_string())
         .unwrap_or_else(|| "unknown".into());
-    eprintln!(
+    note!(
         "rxnode: warning: taking over stale lock {} held by {who}: {why}",
         path.display()
     );

@@ -39,7 +39,7 @@ pub(super) fn dry_run(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     if let Err(issues) = crate::validate::check(&bytes, &flow.branch) {
         // Report every problem the way `validate` does, and record it in the dry-run area.
         for i in &issues {
-            eprintln!("{}: {i}", file.display());
+            note!("{}: {i}", file.display());
         }
         flow.examine(&bytes, None, "")?;
         return Err(bad_input(format!(

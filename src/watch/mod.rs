@@ -39,7 +39,6 @@ use anyhow::Result;
 use git2::Repository;
 use io::Io;
 use rxnode_interlock::ValidTask;
-use std::io::Write;
 use std::time::Duration;
 
 /// Longest wait for the last status push (`stopped`) when the watcher ends.
@@ -191,15 +190,13 @@ pub(crate) fn task_line(event: &str, task: &ValidTask, commit: &str) -> Entry {
 
 /// A line for the operator on stdout, flushed at once.
 pub(crate) fn say(msg: impl AsRef<str>) {
-    let text = crate::stdout::terminal_safe(msg.as_ref(), false);
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
+    // A reader that has gone does not stop the watcher.
+    let _ = crate::Shell::default().out_plain(&format!("{}\n", msg.as_ref()));
 }
 
 /// A warning or refusal on stderr.
 pub(crate) fn loud(msg: impl AsRef<str>) {
-    eprintln!("rxnode: {}", msg.as_ref());
+    note!("rxnode: {}", msg.as_ref());
 }
 
 /// `watch` options.

@@ -15,7 +15,6 @@ use git2::Oid;
 use rxnode_interlock::{
     required_phrase, sha256_hex, AuthorizationKind, RiskLevel, ValidTask, MAX_TASK_BYTES,
 };
-use std::io::Write;
 
 impl Flow<'_> {
     /// Record the task as pending, show it, and ask.
@@ -47,7 +46,7 @@ impl Flow<'_> {
             ),
         };
         self.record_pending(task, commit)?;
-        self.show(found, &sig_line);
+        self.show(found, &sig_line)?;
         ledger::append(&self.paths, &task_line("prompted", task, commit))?;
         loop {
             say("[A] Approve  [D] Defer  [S] Stop watcher");
@@ -116,7 +115,7 @@ impl Flow<'_> {
         Ok(Decision::Deferred)
     }
 
-    fn show(&self, found: &Found<'_>, signature: &str) {
+    fn show(&self, found: &Found<'_>, signature: &str) -> std::io::Result<()> {
         let Found {
             task, commit, blob, ..
         } = *found;
@@ -184,8 +183,7 @@ impl Flow<'_> {
         if let Some(note) = &self.io.queue_note {
             s.push_str(&format!("  Queue:   {note}\n"));
         }
-        print!("{s}");
-        let _ = std::io::stdout().flush();
+        crate::Shell::default().out(&s)
     }
 
     /// The Markdown body, escaped and wrapped, cut at 40 lines with where the rest is.

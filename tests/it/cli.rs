@@ -321,6 +321,73 @@ fn a_report_printed_into_a_closed_pipe_ends_quietly_with_status_zero() {
     }
 }
 
+/// `rxnode <cmd>` into a pipe whose reader has gone: every command ends with
+/// status 0 and says nothing (no "internal error", no "Broken pipe"), whether it
+/// prints a report (text or `--json`), a schema, help, a version, or a capture's
+/// summary; the closed pipe comes back as an error by its kind, one rule for all.
+#[cfg(unix)]
+#[test]
+fn every_command_into_a_closed_pipe_ends_with_status_zero() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let lab = crate::util::Lab::new();
+    let sim = lab.dir.path().join("sim");
+    std::fs::create_dir_all(&sim).unwrap();
+    let capture = [
+        "--sim",
+        "--json",
+        "capture",
+        "--device",
+        "driver=rxsim,tone_hz=100.1e6",
+        "--frequency-hz",
+        "100e6",
+        "--sample-rate-hz",
+        "1e6",
+        "--duration-s",
+        "0.1",
+    ];
+    let cases: [&[&str]; 14] = [
+        &["results"],
+        &["--json", "results"],
+        &["status"],
+        &["--json", "status"],
+        &["health"],
+        &["--json", "health"],
+        &["schema", "result"],
+        &["--json", "--version"],
+        &["--help"],
+        &["capture", "--help"],
+        &["node", "show"],
+        &["--json", "validate-result", "/nonexistent/RX_RESULT.json"],
+        &["completions", "fish"],
+        &capture,
+    ];
+    for args in cases {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors `pipe` writes; each is
+        // owned exactly once below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (reader, writer) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(reader);
+        let out = lab
+            .rxnode()
+            .current_dir(&sim)
+            .env("RXSIM_EVENT_LOG", sim.join("events.log"))
+            .env("XDG_CACHE_HOME", sim.join("cache"))
+            .args(args)
+            .stdout(std::process::Stdio::from(writer))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("internal error") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+        expect_exit!(out, 0, "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}: {}", show(&out));
+    }
+}
+
 /// Under `--json` an error is one JSON object on stderr with the message, the fix
 /// (when the message names one) and the exit status, so a program reading the
 /// output never has to parse prose.

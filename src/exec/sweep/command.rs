@@ -320,7 +320,7 @@ impl PassWriter {
                 .iter()
                 .filter(|h| h.status == rxnode_hw::HopStatus::Failed)
                 .count();
-            eprintln!(
+            note!(
                 "sweep pass {} of {} done: {} hop(s), {failed} failed",
                 self.done,
                 self.passes,
@@ -419,7 +419,7 @@ fn print(ctx: &Ctx, v: &Value, written: &Written, csv_on_stdout: bool) -> Result
         o
     };
     if csv_on_stdout {
-        eprint!("{}", human(v));
+        let _ = ctx.shell().err(&human(v), false);
         return Ok(());
     }
     ctx.report_to_pipe(v, human)

@@ -304,7 +304,7 @@ fn resume(
         spec.branch(),
         rec.commit
     );
-    eprintln!("rxnode: {note}");
+    note!("rxnode: {note}");
     if push && !rec.pushed {
         return push_pending(ctx, paths, id, rec);
     }

@@ -116,7 +116,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         !args.no_fetch,
     );
     for (b, why) in &rewritten {
-        eprintln!("rxnode: warning: {b} {why}");
+        note!("rxnode: warning: {b} {why}");
     }
     let fetched = Fetched {
         ctx,

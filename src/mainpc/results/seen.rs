@@ -79,7 +79,7 @@ fn load(repo: &Repository) -> SeenFile {
             ..SeenFile::default()
         },
         Ok(Some(f)) => {
-            eprintln!(
+            note!(
                 "rxnode: warning: {}: schema_version {} is not {SEEN_SCHEMA}; what this PC saw before is not known, so a rewrite before now cannot be told",
                 p.display(),
                 f.schema_version
@@ -90,7 +90,7 @@ fn load(repo: &Repository) -> SeenFile {
             }
         }
         Err(e) => {
-            eprintln!(
+            note!(
                 "rxnode: warning: {e:#}; what this PC saw before is not known, so a rewrite before now cannot be told"
             );
             SeenFile {
@@ -220,7 +220,7 @@ fn save(repo: &Repository, f: &SeenFile) {
             write_atomic(&p, &b)
         });
     if let Err(e) = res {
-        eprintln!(
+        note!(
             "rxnode: warning: cannot record what this PC saw in {}: {e:#}",
             p.display()
         );

@@ -161,7 +161,7 @@ fn adopt(repo: &Repository, fam: &Family) -> Result<()> {
 
 /// The warning for a remote ref under `rx-status/` or `rx-results/` that is not a node's branch.
 fn skipped(fam: &Family, name: &str) {
-    eprintln!(
+    note!(
         "rxnode: warning: skipped refs/heads/{}/{}: not a node's {} \
          ({}/<NODE>, NODE 1 to 32 of A-Z a-z 0-9 _ -); rxnode did not write it",
         fam.remote,
@@ -593,7 +593,7 @@ fn pick_copy(repo: &Repository, path: &str, mut copies: Vec<Found>) -> Result<Fo
             .iter()
             .map(|c| format!("{} (tree {})", c.source.branch, c.tree))
             .collect();
-        eprintln!(
+        note!(
             "rxnode: warning: conflict: {} differs between {}; the copy that landed later, on {}, is taken",
             shown(path, 120),
             list.join(" and "),

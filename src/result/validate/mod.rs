@@ -293,9 +293,9 @@ fn render_problems(json_path: &Path, problems: &[String]) -> String {
     // Some problems already start with the path (cannot read, not JSON…): name it once.
     let prefix = format!("{}: ", json_path.display());
     for p in problems {
-        eprintln!("{prefix}{}", p.strip_prefix(&prefix).unwrap_or(p));
+        note!("{prefix}{}", p.strip_prefix(&prefix).unwrap_or(p));
     }
-    eprintln!(
+    note!(
         "{}: invalid ({} problem(s))",
         json_path.display(),
         problems.len()

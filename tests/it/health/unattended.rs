@@ -402,3 +402,55 @@ fn service_install_refuses_a_unit_that_cannot_start() {
     assert!(text(&out.stderr).contains("origin"), "{}", show(&out));
     nothing_left("no origin");
 }
+
+/// Under `--json`, `service install` and `service uninstall` answer with one JSON
+/// document each (the unit, what was done to it), as every command does; the
+/// text for a person says the same.
+#[cfg(target_os = "linux")]
+#[test]
+fn service_install_and_uninstall_answer_in_json() {
+    let lab = Lab::new();
+    let units = lab.dir.path().join("units");
+    let d = units.to_str().unwrap();
+    let unit = units.join("rxnode-watch.service");
+    let json = |out: &std::process::Output| -> serde_json::Value {
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", show(out)))
+    };
+    let mut install = vec!["--json", "service", "install", "--unit-dir", d];
+    install.extend(run_as_args());
+    let out = run_fed(lab.rxnode().args(&install), b"");
+    expect_exit!(out, 0);
+    let v = json(&out);
+    assert_eq!(v["unit"], unit.to_str().unwrap(), "{v}");
+    assert_eq!(v["file"], "written", "{v}");
+    assert_eq!(v["started"], false, "{v}");
+    assert_eq!(v["verified"], true, "{v}");
+    let out = run_fed(lab.rxnode().args(&install), b"");
+    expect_exit!(out, 0);
+    assert_eq!(json(&out)["file"], "unchanged");
+    let uninstall = ["--json", "service", "uninstall", "--unit-dir", d];
+    let out = run_fed(lab.rxnode().args(uninstall), b"");
+    expect_exit!(out, 0);
+    let v = json(&out);
+    assert_eq!(
+        (&v["removed"], &v["stopped"]),
+        (&true.into(), &false.into()),
+        "{v}"
+    );
+    assert!(!unit.exists());
+    let out = run_fed(lab.rxnode().args(uninstall), b"");
+    expect_exit!(out, 0);
+    assert_eq!(json(&out)["removed"], false);
+    // The same steps for a person, in words.
+    let out = run_fed(lab.rxnode().args(&install[1..]), b"");
+    expect_exit!(out, 0);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "wrote {}\nsystemd was not told (--unit-dir); to start it now and at every boot:\n  \
+             systemctl daemon-reload && systemctl enable --now rxnode-watch.service\n",
+            unit.display()
+        )
+    );
+}
