@@ -304,6 +304,11 @@ pub(crate) const REBUILD_HINT: &str =
 /// completed) was replaced: refused.
 pub(crate) fn load(paths: &Paths) -> Result<State> {
     crate::store::trust::prepare(paths)?;
+    load_verified(paths)
+}
+
+/// [`load`] right after the trust root was checked ([`update`] under its lock).
+fn load_verified(paths: &Paths) -> Result<State> {
     let p = paths.state();
     let bytes = match std::fs::read(&p) {
         Ok(b) => b,
@@ -472,8 +477,9 @@ pub(crate) fn save(paths: &Paths, state: &State) -> Result<()> {
 /// The whole trust root is checked first ([`crate::store::trust::prepare`]), so a
 /// long-running watcher notices a `git pull` that brought `.local/` files.
 pub(crate) fn update<T>(paths: &Paths, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+    // Taking the lock checked the whole trust root a moment ago: not twice.
     let _guard = lock_state(paths)?;
-    let mut s = load(paths)?;
+    let mut s = load_verified(paths)?;
     let out = f(&mut s)?;
     save(paths, &s)?;
     Ok(out)

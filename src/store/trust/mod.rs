@@ -24,6 +24,7 @@
 mod files;
 mod repo;
 
+use repo::check_created_in;
 pub(crate) use repo::{check_created, check_record_target, check_watched_tip, visible_files};
 
 use crate::store::fsutil::atomic_tmp;
@@ -62,10 +63,16 @@ pub(super) fn under_local(path: &[u8]) -> bool {
 
 /// Every problem, without changing anything (doctor).
 pub(crate) fn findings(paths: &Paths) -> Vec<Finding> {
+    let repo = Repository::open(&paths.repo).ok();
+    findings_in(paths, repo.as_ref())
+}
+
+/// [`findings`] on a repository already open (`None`: not a checkout).
+fn findings_in(paths: &Paths, repo: Option<&Repository>) -> Vec<Finding> {
     let mut out = file_findings(paths);
-    if let Ok(repo) = Repository::open(&paths.repo) {
+    if let Some(repo) = repo {
         if !repo.is_bare() {
-            out.extend(git_findings(paths, &repo));
+            out.extend(git_findings(paths, repo));
         }
     }
     out
@@ -89,15 +96,31 @@ pub(crate) fn verify(paths: &Paths) -> Result<()> {
 /// What a command runs before it trusts anything: keep `.local/` excluded
 /// (`.git/info/exclude`, as `watch` always did), then [`verify`].
 pub(crate) fn prepare(paths: &Paths) -> Result<()> {
-    if let Ok(repo) = Repository::open(&paths.repo) {
-        if !repo.is_bare() && file_findings(paths).is_empty() {
+    prepare_open(paths).map(|_| ())
+}
+
+/// [`prepare`], handing back the checkout it opened (`None` outside one) so the
+/// checks that follow at once ([`check_created`]) need not open it again: each
+/// open reads every Git config file, and a state update runs these checks
+/// several times per watcher poll.
+fn prepare_open(paths: &Paths) -> Result<Option<Repository>> {
+    let mut repo = Repository::open(&paths.repo).ok();
+    if let Some(r) = &repo {
+        if !r.is_bare() && file_findings(paths).is_empty() {
             // Only when .local is a folder of ours: never write through a link.
-            if let Err(e) = crate::git::ops::ensure_local_excluded(&repo) {
-                tracing::warn!("cannot keep .local/ out of Git: {e:#}");
+            match crate::git::ops::ensure_local_excluded(r) {
+                // The exclude file changed under an open repository: ask a
+                // fresh one, so no cached ignore rule answers for it.
+                Ok(true) => repo = Repository::open(&paths.repo).ok(),
+                Ok(false) => {}
+                Err(e) => tracing::warn!("cannot keep .local/ out of Git: {e:#}"),
             }
         }
     }
-    verify(paths)
+    match findings_in(paths, repo.as_ref()).first() {
+        Some(f) => Err(refusal(f)),
+        None => Ok(repo),
+    }
 }
 
 /// Take the exclusive OS lock `lock` that guards the `.local/` file `file`
@@ -106,11 +129,13 @@ pub(crate) fn prepare(paths: &Paths) -> Result<()> {
 /// ignored by Git before any of them is created, so a refusal writes nothing.
 /// Released when the returned file is dropped.
 pub(crate) fn lock_local_file(paths: &Paths, lock: &Path, file: &Path) -> Result<std::fs::File> {
-    prepare(paths)?;
-    check_created(
+    let repo = prepare_open(paths)?;
+    check_created_in(
         paths,
+        repo.as_ref(),
         &[lock.to_path_buf(), file.to_path_buf(), atomic_tmp(file)],
     )?;
+    drop(repo);
     crate::store::fsutil::create_local(&paths.local)?;
     crate::store::fsutil::lock_exclusive(lock)
 }

@@ -66,7 +66,17 @@ pub(crate) fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Erro
 /// a checkout (or for `watch --dry-run`'s area outside one) there is no Git to
 /// see the files: nothing to check.
 pub(crate) fn check_created(paths: &Paths, paths_to_create: &[PathBuf]) -> Result<()> {
-    let Ok(repo) = Repository::open(&paths.repo) else {
+    let repo = Repository::open(&paths.repo).ok();
+    check_created_in(paths, repo.as_ref(), paths_to_create)
+}
+
+/// [`check_created`] on the checkout already open (`None`: not a checkout).
+pub(super) fn check_created_in(
+    paths: &Paths,
+    repo: Option<&Repository>,
+    paths_to_create: &[PathBuf],
+) -> Result<()> {
+    let Some(repo) = repo else {
         return Ok(());
     };
     if repo.is_bare() {
