@@ -567,22 +567,20 @@ pub(super) fn push_with_retry(job: &PushJob, first: Oid) -> Result<(Oid, u32)> {
             // The shared rx-node (another node may have moved it at the same
             // moment, on a server that does not compare and swap), or a remote that
             // did not report the update: fetch and see that it stuck.
-            Ok(_) => {
-                match fetch_once(repo, remote, spec) {
-                    Ok(Some(t)) if t == ours || repo.graph_descendant_of(t, ours)? => {
-                        return Ok((ours, attempt));
-                    }
-                    Ok(_) => (
-                        format!(
-                            "the remote {} moved past the pushed commit without it",
-                            spec.short()
-                        ),
-                        true,
-                    ),
-                    Err(FetchError::Transient(m)) => (m, true),
-                    Err(FetchError::Failed(e)) => return Err(e),
+            Ok(_) => match fetch_once(repo, remote, spec) {
+                Ok(Some(t)) if t == ours || repo.graph_descendant_of(t, ours)? => {
+                    return Ok((ours, attempt));
                 }
-            }
+                Ok(_) => (
+                    format!(
+                        "the remote {} moved past the pushed commit without it",
+                        spec.short()
+                    ),
+                    true,
+                ),
+                Err(FetchError::Transient(m)) => (m, true),
+                Err(FetchError::Failed(e)) => return Err(e),
+            },
             Err(PushError::Failed(e)) => return Err(e),
             Err(PushError::Transient(m)) => (m, true),
             Err(PushError::Rejected(m)) => {
@@ -681,12 +679,12 @@ mod tests {
         assert_eq!(r(&[(b, None)]), Ok(Pushed::Accepted));
         // No report at all (a server without report-status) is not an acceptance.
         assert_eq!(r(&[]), Ok(Pushed::Unreported));
-        assert_eq!(
-            r(&[("refs/heads/rx-node", None)]),
-            Ok(Pushed::Unreported)
-        );
+        assert_eq!(r(&[("refs/heads/rx-node", None)]), Ok(Pushed::Unreported));
         let e = r(&[(b, Some("pre-receive hook declined"))]).unwrap_err();
-        assert!(e.contains("pre-receive hook declined") && e.contains(b), "{e}");
+        assert!(
+            e.contains("pre-receive hook declined") && e.contains(b),
+            "{e}"
+        );
         // A refusal anywhere in the report outweighs an acceptance.
         assert!(r(&[(b, None), ("refs/heads/x", Some("no"))]).is_err());
     }

@@ -443,7 +443,12 @@ fn a_push_the_server_refuses_on_the_own_layout_is_reported_as_not_landed() {
     assert!(
         git_out(
             &lab.origin,
-            &["rev-parse", "--verify", "-q", "refs/heads/rx-results/OWN-RX1"]
+            &[
+                "rev-parse",
+                "--verify",
+                "-q",
+                "refs/heads/rx-results/OWN-RX1"
+            ]
         )
         .status
         .code()
@@ -455,7 +460,11 @@ fn a_push_the_server_refuses_on_the_own_layout_is_reported_as_not_landed() {
         serde_json::from_slice(&std::fs::read(a.join(".local/rx_agent_state.json")).unwrap())
             .unwrap();
     assert_eq!(st["published"]["REFUSED_1"]["pushed"], false, "{st}");
-    assert_eq!(st["published"]["REFUSED_1"]["commit"], local.as_str(), "{st}");
+    assert_eq!(
+        st["published"]["REFUSED_1"]["commit"],
+        local.as_str(),
+        "{st}"
+    );
     let ev = crate::util::ledger_events(&a);
     assert!(ev.iter().any(|e| e["event"] == "publish_failed"), "{ev:?}");
     assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
