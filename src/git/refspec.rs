@@ -34,6 +34,11 @@ impl PushRefspec {
     pub(crate) fn short(&self) -> &str {
         self.branch.trim_start_matches("refs/heads/")
     }
+    /// Whether this is the shared `rx-node`, which every node of the shared
+    /// layout writes (rather than this node's own `rx-results/<NODE>`).
+    pub(crate) fn is_shared(&self) -> bool {
+        self.branch == RX_NODE_REF
+    }
 }
 
 impl fmt::Display for PushRefspec {
@@ -267,6 +272,7 @@ mod tests {
         );
         assert_eq!(s.branch(), "refs/heads/rx-results/LAB-RX1");
         assert_eq!(s.short(), "rx-results/LAB-RX1");
+        assert!(!s.is_shared());
         for bad in ["", "a/b", "../rx-node", "*", "x:y", "+x", "a.b", "rx node"] {
             assert!(own_results_refspec(bad, "main").is_err(), "{bad:?}");
         }
@@ -280,6 +286,7 @@ mod tests {
 
     #[test]
     fn the_rx_node_refspec_is_the_only_one() {
+        assert!(rx_node_refspec("main").is_ok_and(|r| r.is_shared()));
         let r = rx_node_refspec("video-development").map(|r| r.to_string());
         assert_eq!(r, Ok("refs/heads/rx-node:refs/heads/rx-node".to_owned()));
         assert!(!r.unwrap_or_default().starts_with('+'));

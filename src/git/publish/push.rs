@@ -145,13 +145,42 @@ fn local_remote_path(url: &str) -> Option<std::path::PathBuf> {
         .filter(|p| p.is_dir())
 }
 
-/// One push attempt, through the push gate; a rejection is told from a failure.
+/// What the remote said of a push it did not refuse.
+#[derive(Debug, PartialEq, Eq)]
+enum Pushed {
+    /// The remote reported the branch updated: the server's per-ref report
+    /// (`ok <ref>` of `receive-pack`'s report-status) named it with no error,
+    /// or the compare-and-swap on a remote on this machine moved it.
+    Accepted,
+    /// The push ended without an error but no report named the branch (a
+    /// server without report-status): whether it landed is not known.
+    Unreported,
+}
+
+/// What the server's per-ref reports (`(ref, error)`, in the order
+/// libgit2's `push_update_reference` gave them) say of `branch`: refused with
+/// its message, accepted, or not named at all.
+fn judge_reports(reports: &[(String, Option<String>)], branch: &str) -> Result<Pushed, String> {
+    // Any refusal is one (a single ref is pushed, but a server that names
+    // another one refused something of this push).
+    if let Some((name, Some(why))) = reports.iter().find(|(_, st)| st.is_some()) {
+        return Err(format!("{name}: {why}"));
+    }
+    if reports.iter().any(|(name, _)| name == branch) {
+        Ok(Pushed::Accepted)
+    } else {
+        Ok(Pushed::Unreported)
+    }
+}
+
+/// One push attempt, through the push gate; a rejection is told from a failure,
+/// an update the remote reported from one it did not.
 fn push_once(
     repo: &Repository,
     remote: &str,
     spec: &PushRefspec,
     ours: Oid,
-) -> Result<(), PushError> {
+) -> Result<Pushed, PushError> {
     // Whatever path led here (a fresh result, a carried one, an earlier local
     // publication), only result files may leave this machine.
     let known = repo.refname_to_id(&tracking_ref(remote, spec)).ok();
@@ -159,15 +188,16 @@ fn push_once(
     check_outgoing_node(repo, ours, known).map_err(PushError::Failed)?;
     let mut r = crate::git::ops::find_remote(repo, remote).map_err(PushError::Failed)?;
     if let Some(path) = r.url().and_then(local_remote_path) {
-        return push_local_cas(repo, &path, spec, ours);
+        return push_local_cas(repo, &path, spec, ours).map(|()| Pushed::Accepted);
     }
-    let status: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
+    let reports: std::cell::RefCell<Vec<(String, Option<String>)>> =
+        std::cell::RefCell::new(Vec::new());
     let res = {
         let mut cb = remote_callbacks(repo.config().ok());
         cb.push_update_reference(|name, st| {
-            if let Some(s) = st {
-                *status.borrow_mut() = Some(format!("{name}: {s}"));
-            }
+            reports
+                .borrow_mut()
+                .push((name.to_owned(), st.map(str::to_owned)));
             Ok(())
         });
         let mut opts = git2::PushOptions::new();
@@ -188,13 +218,9 @@ fn push_once(
                 )))
             }
         }
-        Ok(()) => match status.into_inner() {
-            None => Ok(()),
-            // Whether it is a race is decided after a fetch (see push_with_retry).
-            Some(s) => Err(PushError::Rejected(format!(
-                "{url} rejected the update: {s}"
-            ))),
-        },
+        // Whether a refusal is a race is decided after a fetch (see push_with_retry).
+        Ok(()) => judge_reports(&reports.into_inner(), spec.branch())
+            .map_err(|s| PushError::Rejected(format!("{url} rejected the update: {s}"))),
     }
 }
 
@@ -513,6 +539,10 @@ impl Tries {
 /// Push, and after a rejection, a dropped connection or a push that did not stick:
 /// wait (randomised exponential back-off), fetch, rebuild the one commit on the new
 /// tip if the remote moved, and try again — within the push budget ([`push_budget`]).
+/// Whether a push stuck: on the shared `rx-node` (or when the remote did not report
+/// the update) a fetch after the push tells; on this node's own branch, which no
+/// other node writes, the remote's report that it accepted the update does
+/// (docs/publishing.md#how-the-push-works).
 /// Returns the commit that landed and the number of push attempts.
 pub(super) fn push_with_retry(job: &PushJob, first: Oid) -> Result<(Oid, u32)> {
     let PushJob {
@@ -523,23 +553,34 @@ pub(super) fn push_with_retry(job: &PushJob, first: Oid) -> Result<(Oid, u32)> {
     loop {
         let attempt = tries.made + 1;
         let (why, retryable) = match push_once(repo, remote, spec, ours) {
-            Ok(()) => {
-                // Verify it stuck (a server that does not compare and swap).
-                match fetch_once(repo, remote, spec) {
-                    Ok(Some(t)) if t == ours || repo.graph_descendant_of(t, ours)? => {
-                        return Ok((ours, attempt));
-                    }
-                    Ok(_) => (
-                        format!(
-                            "the remote {} moved past the pushed commit without it",
-                            spec.short()
-                        ),
-                        true,
-                    ),
-                    Err(FetchError::Transient(m)) => (m, true),
-                    Err(FetchError::Failed(e)) => return Err(e),
-                }
+            // This node's own branch, which no other node writes: the remote's
+            // report that it took the update is the answer, no second connection.
+            Ok(Pushed::Accepted) if !spec.is_shared() => {
+                repo.reference(
+                    &tracking_ref(remote, spec),
+                    ours,
+                    true,
+                    "rxnode publish: the remote accepted the push",
+                )?;
+                return Ok((ours, attempt));
             }
+            // The shared rx-node (another node may have moved it at the same
+            // moment, on a server that does not compare and swap), or a remote that
+            // did not report the update: fetch and see that it stuck.
+            Ok(_) => match fetch_once(repo, remote, spec) {
+                Ok(Some(t)) if t == ours || repo.graph_descendant_of(t, ours)? => {
+                    return Ok((ours, attempt));
+                }
+                Ok(_) => (
+                    format!(
+                        "the remote {} moved past the pushed commit without it",
+                        spec.short()
+                    ),
+                    true,
+                ),
+                Err(FetchError::Transient(m)) => (m, true),
+                Err(FetchError::Failed(e)) => return Err(e),
+            },
             Err(PushError::Failed(e)) => return Err(e),
             Err(PushError::Transient(m)) => (m, true),
             Err(PushError::Rejected(m)) => {
@@ -624,6 +665,29 @@ fn after_loss(job: &PushJob, ours: Oid, retryable: bool, last: &str) -> Result<R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_report_naming_the_branch_with_no_error_is_an_acceptance() {
+        let b = "refs/heads/rx-results/LAB-RX1";
+        let r = |v: &[(&str, Option<&str>)]| {
+            let v: Vec<(String, Option<String>)> = v
+                .iter()
+                .map(|(n, s)| ((*n).to_owned(), s.map(str::to_owned)))
+                .collect();
+            judge_reports(&v, b)
+        };
+        assert_eq!(r(&[(b, None)]), Ok(Pushed::Accepted));
+        // No report at all (a server without report-status) is not an acceptance.
+        assert_eq!(r(&[]), Ok(Pushed::Unreported));
+        assert_eq!(r(&[("refs/heads/rx-node", None)]), Ok(Pushed::Unreported));
+        let e = r(&[(b, Some("pre-receive hook declined"))]).unwrap_err();
+        assert!(
+            e.contains("pre-receive hook declined") && e.contains(b),
+            "{e}"
+        );
+        // A refusal anywhere in the report outweighs an acceptance.
+        assert!(r(&[(b, None), ("refs/heads/x", Some("no"))]).is_err());
+    }
 
     #[test]
     fn local_remotes_are_recognised() {

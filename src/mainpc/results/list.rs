@@ -3,7 +3,7 @@
 use super::fetched::{Fetched, Found, Source, PRIVATE_REF};
 use super::text::{figures, figures_line, parse_time, safe_json, shown, str_of};
 use super::tree::{find_results, found_at, own_result, read_json, read_small, Candidate, Walker};
-use super::verify::validate_fetched;
+use super::verify::Scratch;
 use crate::exit::Outcome;
 use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::Result;
@@ -173,9 +173,10 @@ fn fleet_rows(
     let walked: Vec<Rc<Source>> = sources.iter().filter(|s| walk(s)).cloned().collect();
     let mut m = Merge::new(repo, &walked)?;
     let mut out = Vec::new();
+    let scratch = Scratch::new()?;
     while limit.is_none_or(|l| out.len() < l) {
         let Some(c) = m.next()? else { break };
-        let mut r = row_of(repo, c.found.clone(), c.commit)?;
+        let mut r = row_of(repo, c.found.clone(), c.commit, &scratch)?;
         other_copy(repo, sources, &c, &mut r);
         if keep(&r) {
             out.push(r);
@@ -220,13 +221,18 @@ fn other_copy(repo: &Repository, sources: &[Rc<Source>], c: &Candidate, r: &mut 
 }
 
 /// The row of one result that landed in commit `added`.
-pub(super) fn row_of_candidate(repo: &Repository, f: Found, added: Oid) -> Result<Row> {
-    row_of(repo, f, added)
+pub(super) fn row_of_candidate(
+    repo: &Repository,
+    f: Found,
+    added: Oid,
+    scratch: &Scratch,
+) -> Result<Row> {
+    row_of(repo, f, added, scratch)
 }
 
 /// The row of one result: its fields read from the JSON (and LOG_META), its
 /// problems (does not validate, or lies in another task's or node's folder).
-fn row_of(repo: &Repository, f: Found, added: Oid) -> Result<Row> {
+fn row_of(repo: &Repository, f: Found, added: Oid, scratch: &Scratch) -> Result<Row> {
     let mut problems = Vec::new();
     let j = match read_json(repo, f.tree, RESULT_JSON) {
         Ok(v) => v,
@@ -241,7 +247,7 @@ fn row_of(repo: &Repository, f: Found, added: Oid) -> Result<Row> {
         let md = read_small(repo, f.tree, RESULT_MD);
         let js = read_small(repo, f.tree, RESULT_JSON);
         let n = match (md, js) {
-            (Ok(md), Ok(js)) => validate_fetched(&md, &js)?.len(),
+            (Ok(md), Ok(js)) => scratch.validate(&md, &js)?.len(),
             _ => 1,
         };
         if n > 0 {

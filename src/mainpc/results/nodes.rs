@@ -211,13 +211,14 @@ fn results_by_node(f: &Fetched<'_>) -> Result<BTreeMap<Option<String>, NodeRow>>
     let repo = f.repo;
     let mut by: BTreeMap<Option<String>, NodeRow> = BTreeMap::new();
     let (all, _) = inventory(repo, &f.sources)?;
+    let scratch = super::verify::Scratch::new()?;
     // Results of the layout before node names say their node in the result only.
     let mut legacy_node: BTreeMap<String, Option<String>> = BTreeMap::new();
     for found in &all {
         let node = match &found.dir_node {
             Some(n) => Some(n.clone()),
             None => {
-                let n = row_of_candidate(repo, found.clone(), found.source.tip)?.node;
+                let n = row_of_candidate(repo, found.clone(), found.source.tip, &scratch)?.node;
                 legacy_node.insert(found.path.clone(), n.clone());
                 n
             }
@@ -240,7 +241,7 @@ fn results_by_node(f: &Fetched<'_>) -> Result<BTreeMap<Option<String>, NodeRow>>
         if n.last_task_id.is_some() {
             continue;
         }
-        let r = row_of_candidate(repo, c.found, c.commit)?;
+        let r = row_of_candidate(repo, c.found, c.commit, &scratch)?;
         last_result(repo, n, &r);
         left -= 1;
     }

@@ -40,25 +40,50 @@ pub(super) fn fetch_private(
     let mut rem = repo
         .remote_anonymous(&url)
         .map_err(|e| anyhow!("remote {remote:?}: {}", redact(e.message())))?;
-    let mut fo = git2::FetchOptions::new();
-    fo.remote_callbacks(remote_callbacks(repo.config().ok()));
-    fo.update_fetchhead(false);
-    fo.prune(git2::FetchPrune::On);
-    fo.download_tags(git2::AutotagOption::None);
     // Every node's own results branch and every status branch land in a
-    // staging namespace emptied first, so no ref there can collide with an
-    // earlier one (`rx-status/N` against a peer's `rx-status/N/x`); only node
-    // names move on (`adopt`).
-    delete_refs(repo, OWN_STAGING_PREFIX);
+    // staging namespace first; only node names move on to the private refs
+    // (`adopt`), and only the ones that changed are written. The staging refs
+    // stay between runs, so a fetch writes only the branches that moved
+    // (libgit2 leaves a ref that already holds the fetched commit alone, and
+    // the prune drops the ones gone from the remote).
     let mut specs = vec![
         format!("+refs/heads/rx-node:{PRIVATE_REF}"),
         format!("+refs/heads/rx-results/*:{OWN_STAGING_PREFIX}*"),
     ];
+    let mut staging = vec![OWN_STAGING_PREFIX];
     if with_status {
-        delete_refs(repo, STATUS_STAGING_PREFIX);
         specs.push(format!("+refs/heads/rx-status/*:{STATUS_STAGING_PREFIX}*"));
+        staging.push(STATUS_STAGING_PREFIX);
     }
-    rem.fetch(&specs, Some(&mut fo), None).map_err(|e| {
+    let fetch = |rem: &mut git2::Remote<'_>| {
+        let mut fo = git2::FetchOptions::new();
+        fo.remote_callbacks(remote_callbacks(repo.config().ok()));
+        fo.update_fetchhead(false);
+        fo.prune(git2::FetchPrune::On);
+        fo.download_tags(git2::AutotagOption::None);
+        rem.fetch(&specs, Some(&mut fo), None)
+    };
+    let mut res = fetch(&mut rem);
+    if let Err(e) = &res {
+        // A staging ref left from an earlier fetch can stand in the way of a
+        // branch now on the remote (`rx-status/N` kept, `rx-status/N/x` new):
+        // with the staging emptied, the fetch is made once more.
+        if e.code() != ErrorCode::Auth
+            && e.code() != ErrorCode::Certificate
+            && staging.iter().any(|p| has_refs(repo, p))
+            && matches!(
+                e.class(),
+                git2::ErrorClass::Reference | git2::ErrorClass::Filesystem | git2::ErrorClass::Os
+            )
+            && !e.message().to_ascii_lowercase().contains("connect")
+        {
+            for p in &staging {
+                delete_refs(repo, p);
+            }
+            res = fetch(&mut rem);
+        }
+    }
+    res.map_err(|e| {
         anyhow!(
             "fetch of rx-node from {} failed: {}",
             rem.url().map(redact).unwrap_or_default(),
@@ -70,6 +95,12 @@ pub(super) fn fetch_private(
         adopt(repo, &STATUS)?;
     }
     read_private(repo)
+}
+
+/// Whether any ref stands under `prefix`.
+fn has_refs(repo: &Repository, prefix: &str) -> bool {
+    repo.references_glob(&format!("{prefix}*"))
+        .is_ok_and(|mut r| r.next().is_some())
 }
 
 /// Where `fetch_private` first puts every `rx-status/*` branch.
@@ -145,8 +176,31 @@ fn adopt(repo: &Repository, fam: &Family) -> Result<()> {
             None => skipped(fam, &name),
         }
     }
-    delete_refs(repo, fam.private);
-    for (name, oid) in staged {
+    // The private copies become the staged ones: a node whose branch is gone
+    // is dropped, and only a copy that moved is written.
+    let want: BTreeMap<String, Oid> = staged.into_iter().collect();
+    let mut have: BTreeMap<String, Oid> = BTreeMap::new();
+    if let Ok(refs) = repo.references_glob(&format!("{}*", fam.private)) {
+        for mut r in refs.flatten() {
+            let name = r
+                .name_bytes()
+                .get(fam.private.len()..)
+                .and_then(|n| std::str::from_utf8(n).ok())
+                .map(str::to_owned);
+            match (name, r.target()) {
+                (Some(n), Some(t)) if want.get(&n) == Some(&t) => {
+                    have.insert(n, t);
+                }
+                _ => {
+                    let _ = r.delete();
+                }
+            }
+        }
+    }
+    for (name, oid) in want {
+        if have.contains_key(&name) {
+            continue;
+        }
         repo.reference(
             &format!("{}{name}", fam.private),
             oid,
@@ -155,7 +209,6 @@ fn adopt(repo: &Repository, fam: &Family) -> Result<()> {
         )
         .with_context(|| format!("cannot keep the {} of node {name}", fam.what))?;
     }
-    delete_refs(repo, fam.staging);
     Ok(())
 }
 

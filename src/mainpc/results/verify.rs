@@ -207,21 +207,39 @@ fn check_publication(
     }
 }
 
+/// A private temporary folder the fetched files are written to for the result
+/// validator: made once per command and reused for every result it checks
+/// (removed when dropped).
+pub(super) struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub(super) fn new() -> Result<Scratch> {
+        let dir = tempfile::TempDir::new().context("cannot create a temporary folder")?;
+        // An empty checkout: IQ files live on the RX node, so only their paths and hashes' shape are checked.
+        std::fs::create_dir_all(dir.path().join("checkout"))?;
+        Ok(Scratch { dir })
+    }
+
+    /// Write the fetched files (replacing the previous ones) and run the result validator.
+    pub(super) fn validate(&self, md: &[u8], js: &[u8]) -> Result<Vec<String>> {
+        let d = self.dir.path();
+        let json_path = d.join(RESULT_JSON);
+        std::fs::write(&json_path, js)?;
+        std::fs::write(d.join(RESULT_MD), md)?;
+        let probs = crate::result::validate_result_files(&json_path, &d.join("checkout"));
+        let prefix = d.display().to_string();
+        Ok(probs
+            .into_iter()
+            .map(|p| p.replace(&format!("{prefix}/"), "").replace(&prefix, ""))
+            .collect())
+    }
+}
+
 /// Write the fetched files to a private temporary folder and run the result validator.
 pub(super) fn validate_fetched(md: &[u8], js: &[u8]) -> Result<Vec<String>> {
-    let d = tempfile::TempDir::new().context("cannot create a temporary folder")?;
-    let json_path = d.path().join(RESULT_JSON);
-    std::fs::write(&json_path, js)?;
-    std::fs::write(d.path().join(RESULT_MD), md)?;
-    // An empty checkout: IQ files live on the RX node, so only their paths and hashes' shape are checked.
-    let empty = d.path().join("checkout");
-    std::fs::create_dir_all(&empty)?;
-    let probs = crate::result::validate_result_files(&json_path, &empty);
-    let prefix = d.path().display().to_string();
-    Ok(probs
-        .into_iter()
-        .map(|p| p.replace(&format!("{prefix}/"), "").replace(&prefix, ""))
-        .collect())
+    Scratch::new()?.validate(md, js)
 }
 
 /// What a publication commit's message says it publishes: its own result

@@ -464,3 +464,112 @@ fn a_status_with_odd_fields_is_read_by_its_type_or_refused_naming_the_field() {
     );
     assert!(!out.stdout.contains(&0x1b), "{}", show(&out));
 }
+
+/// On a node's own branch the server's per-ref report is the check that a push
+/// landed: a `pre-receive` hook that refuses `rx-results/<NODE>` makes the
+/// publication fail (exit 1, named), recorded as not pushed, with nothing on the
+/// origin — never reported as landed. Once the hook is gone, the same result
+/// lands in one attempt, the origin's branch at the commit reported.
+#[cfg(unix)]
+#[test]
+fn a_push_the_server_refuses_on_the_own_layout_is_reported_as_not_landed() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = Lab::new();
+    let daemon = start_daemon(lab.root.path())
+        .expect("git daemon runs on loopback (Debian's `git` package carries it)");
+    let url = format!("git://127.0.0.1:{}/origin.git", daemon.port);
+    let a = lab.node_from("OWN-RX1", &url);
+    set_own(&a);
+    lab.post("REFUSED_1", &[]);
+    done(&a, "REFUSED_1");
+    let hook = lab.origin.join("hooks/pre-receive");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do\n  case \"$ref\" in refs/heads/rx-results/*)\n    echo \"$ref is frozen by the lab\" >&2; exit 1;;\n  esac\ndone\nexit 0\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let out = rxnode(
+        &a,
+        &["--json", "publish", "REFUSED_1", "--push"],
+        "PUBLISH REFUSED_1\n",
+    );
+    expect_exit!(out, 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rejected") && err.contains("refs/heads/rx-results/OWN-RX1"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        git_out(
+            &lab.origin,
+            &[
+                "rev-parse",
+                "--verify",
+                "-q",
+                "refs/heads/rx-results/OWN-RX1"
+            ]
+        )
+        .status
+        .code()
+            != Some(0),
+        "the refused branch exists on the origin"
+    );
+    let local = git(&a, &["rev-parse", "refs/heads/rx-results/OWN-RX1"]);
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(a.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(st["published"]["REFUSED_1"]["pushed"], false, "{st}");
+    assert_eq!(
+        st["published"]["REFUSED_1"]["commit"],
+        local.as_str(),
+        "{st}"
+    );
+    let ev = crate::util::ledger_events(&a);
+    assert!(ev.iter().any(|e| e["event"] == "publish_failed"), "{ev:?}");
+    assert!(!ev.iter().any(|e| e["event"] == "pushed"), "{ev:?}");
+    assert!(
+        git_out(
+            &a,
+            &[
+                "rev-parse",
+                "--verify",
+                "-q",
+                "refs/remotes/origin/rx-results/OWN-RX1"
+            ]
+        )
+        .status
+        .code()
+            != Some(0),
+        "the remote-tracking ref claims a push that was refused"
+    );
+
+    // The hook gone, the same result lands in one attempt, where it says.
+    std::fs::remove_file(&hook).unwrap();
+    let out = rxnode(
+        &a,
+        &["--json", "publish", "REFUSED_1", "--push"],
+        "PUBLISH REFUSED_1\n",
+    );
+    expect_exit!(out, 0);
+    let v = json_of(&out);
+    assert_eq!(v["push_attempts"], 1, "{v}");
+    assert_eq!(v["ref"], "refs/heads/rx-results/OWN-RX1", "{v}");
+    let on_origin = git(&lab.origin, &["rev-parse", "refs/heads/rx-results/OWN-RX1"]);
+    assert_eq!(v["commit"], on_origin.as_str(), "{v}");
+    assert_eq!(
+        git(&a, &["rev-parse", "refs/remotes/origin/rx-results/OWN-RX1"]),
+        on_origin
+    );
+    let files = git(
+        &lab.origin,
+        &["ls-tree", "-r", "--name-only", "rx-results/OWN-RX1"],
+    );
+    assert!(
+        files.contains("rx-results/REFUSED_1/OWN-RX1/RX_RESULT.json"),
+        "{files}"
+    );
+}
