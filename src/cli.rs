@@ -452,6 +452,17 @@ fn record_format() -> impl clap::builder::TypedValueParser<Value = rxnode_dsp::R
     .try_map(|s| rxnode_dsp::RecordFormat::parse(&s).map_err(|e| e.to_string()))
 }
 
+/// `analyze --format`: every layout the reader knows, with its other spellings,
+/// listed so shells complete them; passed on as typed (the reader parses it once).
+fn iq_format() -> impl clap::builder::TypedValueParser<Value = String> {
+    use clap::builder::{PossibleValue, PossibleValuesParser};
+    PossibleValuesParser::new(
+        rxnode_dsp::IqFormat::names()
+            .into_iter()
+            .map(|(name, aliases)| PossibleValue::new(name).aliases(aliases)),
+    )
+}
+
 /// `results --status`: a result status in any case (`not-run`, `not_run` and
 /// `"NOT RUN"` for NOT RUN), listed so shells complete them; passed on spelled
 /// as typed (the library reads it once, [`rxnode`]'s typed status parser).
@@ -562,7 +573,7 @@ pub struct AnalyzeArgs {
     /// cs16, cs16_be, cu16, cs32, cs32_be, cf32 (GNU Radio's cfile), cf32_be, cf64,
     /// wav or sigmf (a .sigmf-meta/.sigmf-data pair or a .sigmf archive). SigMF's
     /// names (ci16_le …) are accepted too. A .bin, .raw, .dat or .iq file needs it.
-    #[arg(short = 'F', long)]
+    #[arg(short = 'F', long, ignore_case = true, value_parser = iq_format())]
     pub format: Option<String>,
     /// Analyse this channel only (0-based) of a multi-channel SigMF recording
     /// (default: every channel, each reported on its own).

@@ -98,6 +98,18 @@ fn expected() -> String {
 }
 
 impl IqFormat {
+    /// Every name [`IqFormat::parse`] takes: the one shown first, then its other
+    /// spellings (so a command line can list and complete them).
+    pub fn names() -> Vec<(&'static str, Vec<&'static str>)> {
+        let mut v: Vec<(&'static str, Vec<&'static str>)> = RAW
+            .iter()
+            .map(|(_, n, _)| (n[0], n[1..].to_vec()))
+            .collect();
+        v.push(("wav", Vec::new()));
+        v.push(("sigmf", vec!["sigmf-data", "sigmf-meta"]));
+        v
+    }
+
     /// Parse a format name: the raw layouts (`cu8`, `cs8`, `cs16`, `cs16_be`, `cu16`,
     /// `cs32`, `cs32_be`, `cf32`, `cf32_be`, `cf64`, with their SigMF spellings such
     /// as `ci16_le` and GNU Radio's `cfile`), `wav` or `sigmf`.
@@ -152,6 +164,16 @@ impl IqFormat {
 
 #[cfg(test)]
 mod tests {
+    /// Every listed name and spelling parses, so the command line offers only names that work.
+    #[test]
+    fn every_listed_name_parses() {
+        for (name, aliases) in IqFormat::names() {
+            for n in std::iter::once(name).chain(aliases) {
+                assert!(IqFormat::parse(n).is_ok(), "{n}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]
