@@ -213,7 +213,7 @@ pub(super) fn cmd_report(
         );
     }
     let body = format!(
-        "<h1>RX fleet</h1>\n<p>{} node(s); {} of {total} result(s) shown. Written by rxnode from the fetched <code>rx-node</code> and status branches.</p>\n\
+        "<h1>RX fleet</h1>\n<p>{} node(s); {} of {total} result(s) shown. Written by rxnode from the fetched results branches (<code>rx-node</code>, every <code>rx-results/NODE</code>) and status branches.</p>\n\
 <h2>Nodes</h2>\n{}\n<h2>Results</h2>\n<table>\n<tr><th>Task</th><th>Node</th><th>Status</th><th>Completed</th><th>Verification</th><th>Pictures</th></tr>\n{index_rows}</table>\n",
         nodes.len(),
         w.results,
