@@ -9,7 +9,8 @@
 # results' landing times interleaved across the nodes), plus nothing on rx-node;
 # measures the main PC's first `results` (the fetch of every branch), then
 # `results --no-fetch` (the newest 50 across every branch) and `results nodes
-# --no-fetch` (every node's count and newest result).
+# --no-fetch` (every node's count and newest result), and the static fleet site
+# (`results report --html`) of the newest 50 and of every result.
 # usage: scripts/bench-results.sh [N] [RXNODE]   (N defaults to 100000)
 #        scripts/bench-results.sh --fleet [N] [NODES] [RXNODE]
 set -euo pipefail
@@ -60,13 +61,23 @@ PY
         s=$(awk -F': ' '/System time/ {print $2}' "$WORK/time.txt")
         r=$(awk -F': ' '/Maximum resident/ {print $2}' "$WORK/time.txt")
         printf '%-36s wall %8s  cpu %6.2f s  max RSS %7.1f MB  %s\n' "$label" "$w" "$(echo "$u + $s" | bc)" "$(echo "$r / 1024" | bc -l)" \
-            "$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(("%d rows of %s results on %d branches" % (len(v["results"]), v["total"], len(v["branches"]))) if "results" in v else ("%d nodes" % len(v["nodes"])))' "$WORK/out.json")"
+            "$(python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))
+if "index" in v:
+    print("%d result pages, %d pictures, %d nodes" % (v["results"], v["pictures"], v["nodes"]))
+elif "results" in v:
+    print("%d rows of %s results on %d branches" % (len(v["results"]), v["total"], len(v["branches"])))
+else:
+    print("%d nodes" % len(v["nodes"]))' "$WORK/out.json")"
     }
     echo "# $N results from $NODES nodes, each node on rx-results/<NODE> (one commit per result)"
     measure_fleet "results (first: fetches every branch)" results
     measure_fleet "results --no-fetch (newest 50)" results --no-fetch
     measure_fleet "results nodes --no-fetch" results --no-fetch nodes
     measure_fleet "results nodes (fetch + read)" results nodes
+    measure_fleet "results report --html (newest 50)" results --no-fetch report --html "$WORK/site50"
+    measure_fleet "results report --html --all" results --no-fetch --all report --html "$WORK/site"
     exit 0
 fi
 N="${1:-100000}"
