@@ -498,8 +498,9 @@ impl Demo {
         self.check(
             c == 0
                 && shown.contains("DEMO_YELLOW_002 from DEMO-RX1: FAIL")
-                && !shown.contains("| Status |"),
-            "`results show` prints the result as plain text, the verdict first",
+                && !shown.contains("| Status |")
+                && !shown.contains("|---"),
+            "`results show` renders the result for a terminal, the verdict first (no Markdown syntax)",
         )?;
         Ok(())
     }
