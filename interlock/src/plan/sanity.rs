@@ -88,6 +88,22 @@ impl StepCheck<'_> {
                 format!("rx-plan step {n}: device args contain control characters"),
             );
         }
+        // A plan comes from the branch: it may not name a file on this laptop for a
+        // radio to read (the simulator's `replay=FILE`); replaying a recording is the
+        // operator's choice on the command line.
+        if let Some(key) = d
+            .split(',')
+            .filter_map(|kv| kv.split('=').next())
+            .map(str::trim)
+            .find(|k| *k == "replay" || k.starts_with("replay_"))
+        {
+            self.push(
+                Some("device"),
+                format!(
+                    "rx-plan step {n}: device args may not hold {key:?}: a task cannot name a file on this node for a radio to read (replay a recording with `--device` on the command line)"
+                ),
+            );
+        }
     }
 
     /// An `rx_capture` step's values.

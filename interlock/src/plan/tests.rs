@@ -646,3 +646,28 @@ fn freq_cal_parses_conflicts_and_bad_values() {
         has(&e, Some(14), Some(field), msg);
     }
 }
+
+/// A plan comes from the branch: device args that name a file on the node for a
+/// radio to read (the simulator's `replay=FILE`, `replay_*`) are refused by field;
+/// a serial that merely contains the word is not.
+#[test]
+fn device_args_that_name_a_local_file_are_refused() {
+    for dev in [
+        "driver=rxsim,replay=/home/op/.ssh/id_ed25519",
+        "driver=rxsim, replay_format=cf32",
+    ] {
+        let step = format!(
+            r#"{{"op": "rx_capture", "device": "{dev}", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}}"#
+        );
+        let e = errs(&render(&rx_hdr(), &plan(&steps(&step))));
+        assert!(
+            e.iter().any(|i| i.field.as_deref() == Some("device")
+                && i.message.contains("may not hold")),
+            "{dev}: {e:?}"
+        );
+    }
+    let step = r#"{"op": "rx_capture", "device": "driver=rxsim,serial=replay1", "frequency_hz": 100e6,
+               "sample_rate_hz": 2e6, "gain_db": 20, "duration_s": 1}"#;
+    ok(&render(&rx_hdr(), &plan(&steps(step))));
+}
