@@ -378,6 +378,53 @@ impl Pictures {
     }
 
     /// Bytes this section takes in `RX_RESULT.json` (pretty, one level in).
+    /// What breaks the section's bound or shape (docs/protocol.md#pictures), one
+    /// line each: the validator refuses a result for any, and the main PC draws
+    /// nothing from a section that has one (it came from another node).
+    pub(crate) fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let bytes = self.published_bytes();
+        if bytes > MAX_PICTURES_BYTES {
+            out.push(format!(
+                "pictures: {bytes} bytes; at most {MAX_PICTURES_BYTES}"
+            ));
+        }
+        let axis = |start: f64, step: f64| start.is_finite() && step.is_finite() && step > 0.0;
+        for (i, s) in self.spectra.iter().enumerate() {
+            let n = s.max_db.len();
+            if n > MAX_POINTS || s.min_db.len() != n || s.mean_db.len() != n {
+                out.push(format!(
+                    "pictures.spectra[{i}]: min_db, max_db and mean_db must be equally long, at most {MAX_POINTS} (got {}, {n}, {})",
+                    s.min_db.len(),
+                    s.mean_db.len()
+                ));
+            }
+            if !axis(s.start_hz, s.step_hz) {
+                out.push(format!(
+                    "pictures.spectra[{i}]: start_hz {} step_hz {}: not a frequency axis",
+                    s.start_hz, s.step_hz
+                ));
+            }
+        }
+        for (i, h) in self.heatmaps.iter().enumerate() {
+            if h.rows.len() != h.row_time_s.len()
+                || h.rows.len() > MAX_HEATMAP_ROWS
+                || h.rows.iter().any(|r| r.len() > MAX_HEATMAP_COLUMNS)
+            {
+                out.push(format!(
+                    "pictures.heatmaps[{i}]: one time per row, at most {MAX_HEATMAP_ROWS} rows and {MAX_HEATMAP_COLUMNS} columns"
+                ));
+            }
+            if !axis(h.start_hz, h.step_hz) || h.row_time_s.iter().any(|t| !t.is_finite()) {
+                out.push(format!(
+                    "pictures.heatmaps[{i}]: start_hz {} step_hz {} or a row time: not an axis",
+                    h.start_hz, h.step_hz
+                ));
+            }
+        }
+        out
+    }
+
     pub(crate) fn published_bytes(&self) -> usize {
         let s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.len() + 2 * s.lines().count() + "  \"pictures\": ,\n".len()

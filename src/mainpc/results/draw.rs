@@ -42,7 +42,12 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
     let mut d = Drawn::default();
     match result.get("pictures") {
         Some(p) => match serde_json::from_value::<Pictures>(p.clone()) {
-            Ok(p) => draw_pictures(dir, &p, &mut d),
+            Ok(p) => match p.problems() {
+                found if found.is_empty() => draw_pictures(dir, &p, &mut d),
+                found => d
+                    .problems
+                    .extend(found.iter().map(|m| super::text::shown(m, 200))),
+            },
             Err(e) => d.problems.push(format!("pictures: {e}")),
         },
         None => older_captures(dir, result, &mut d),
@@ -156,5 +161,25 @@ mod tests {
             out.files.is_empty() && out.problems[0].contains("pictures"),
             "{out:?}"
         );
+    }
+
+    /// A `pictures` section that reads as the type but breaks its bounds (a
+    /// heatmap with no frequency axis, more rows than the bound) draws nothing
+    /// and names each problem: the main PC checks a peer's section as the
+    /// validator does before drawing it.
+    #[test]
+    fn a_section_out_of_its_bounds_is_named_and_not_drawn() {
+        let d = tempfile::tempdir().unwrap();
+        let rows = vec![vec![serde_json::Value::Null]; 65];
+        let times: Vec<f64> = (0..65).map(f64::from).collect();
+        let r = json!({"pictures": {"spectra": [], "heatmaps": [
+            {"index": 1, "title": "t", "start_hz": 1e8, "step_hz": 0.0,
+             "row_time_s": times, "rows": rows}]}});
+        let out = draw_result(d.path(), &r).unwrap();
+        assert!(out.files.is_empty(), "{out:?}");
+        assert_eq!(out.problems.len(), 2, "{out:?}");
+        assert!(out.problems[0].contains("at most 64 rows"), "{out:?}");
+        assert!(out.problems[1].contains("not an axis"), "{out:?}");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
 }

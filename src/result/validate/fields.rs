@@ -26,44 +26,12 @@ pub(super) fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
 /// `pictures` (optional): the typed summary, within its bound
 /// (docs/protocol.md#pictures).
 fn check_pictures(r: &Value, v: &mut V<'_>) {
-    use crate::result::pictures::{Pictures, MAX_HEATMAP_COLUMNS, MAX_PICTURES_BYTES, MAX_POINTS};
     let Some(p) = r.get("pictures") else {
         return;
     };
-    let p: Pictures = match serde_json::from_value(p.clone()) {
-        Ok(p) => p,
-        Err(e) => return v.bad(format!("pictures: {e}")),
-    };
-    let bytes = p.published_bytes();
-    if bytes > MAX_PICTURES_BYTES {
-        v.bad(format!(
-            "pictures: {bytes} bytes; at most {MAX_PICTURES_BYTES}"
-        ));
-    }
-    for (i, s) in p.spectra.iter().enumerate() {
-        let n = s.max_db.len();
-        if n > MAX_POINTS || s.min_db.len() != n || s.mean_db.len() != n {
-            v.bad(format!(
-                "pictures.spectra[{i}]: min_db, max_db and mean_db must be equally long, at most {MAX_POINTS} (got {}, {n}, {})",
-                s.min_db.len(),
-                s.mean_db.len()
-            ));
-        }
-        if !(s.start_hz.is_finite() && s.step_hz.is_finite() && s.step_hz > 0.0) {
-            v.bad(format!(
-                "pictures.spectra[{i}]: start_hz {} step_hz {}: not a frequency axis",
-                s.start_hz, s.step_hz
-            ));
-        }
-    }
-    for (i, h) in p.heatmaps.iter().enumerate() {
-        if h.rows.len() != h.row_time_s.len()
-            || h.rows.iter().any(|r| r.len() > MAX_HEATMAP_COLUMNS)
-        {
-            v.bad(format!(
-                "pictures.heatmaps[{i}]: one time per row and at most {MAX_HEATMAP_COLUMNS} columns"
-            ));
-        }
+    match serde_json::from_value::<crate::result::pictures::Pictures>(p.clone()) {
+        Ok(p) => p.problems().into_iter().for_each(|m| v.bad(m)),
+        Err(e) => v.bad(format!("pictures: {e}")),
     }
 }
 
