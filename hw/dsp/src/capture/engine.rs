@@ -221,16 +221,15 @@ struct Pool<T> {
 }
 
 impl<T: EngineSample> Pool<T> {
-    /// `pool_blocks` buffers of `block_samples`, all free.
+    /// The queues for at most `pool_blocks` buffers of `block_samples`. The pool
+    /// starts empty: the reader allocates a buffer only when no used one is free
+    /// ([`Reader::take_free_buffer`]), so the memory the pool takes is what the
+    /// stream needed, never more than its bound.
     fn new(settings: &CaptureSettings) -> Self {
         let (free_tx, free_rx) = sync_channel::<Vec<T>>(settings.pool_blocks);
         let (full_tx, full_rx) = sync_channel::<Block<T>>(settings.pool_blocks);
         // DSP → writer: every buffer may be waiting there, so a send never blocks for long.
         let (rec_tx, rec_rx) = sync_channel::<Filled<T>>(settings.pool_blocks);
-        for _ in 0..settings.pool_blocks {
-            // Cannot fail: the channel holds exactly pool_blocks buffers.
-            let _ = free_tx.try_send(vec![T::default(); settings.block_samples]);
-        }
         Self {
             free_tx,
             free_rx,
@@ -358,6 +357,8 @@ struct Reader<'a, T, S> {
     scratch: Vec<T>,
     /// The pool buffer being filled and how far.
     cur: Option<Block<T>>,
+    /// Pool buffers not allocated yet (of `pool_blocks`).
+    unallocated: usize,
     st: ReaderStats,
     /// Samples were lost since the last one that went to the DSP.
     gap_open: bool,
@@ -453,8 +454,10 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
             started,
             free_rx,
             full_tx,
-            scratch: vec![T::default(); settings.block_samples],
+            // Allocated the first time samples are dropped.
+            scratch: Vec::new(),
             cur: None,
+            unallocated: settings.pool_blocks,
             st: ReaderStats {
                 stop: "complete",
                 ..Default::default()
@@ -556,27 +559,28 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
         }
     }
 
+    /// A buffer to read into: a used one the DSP (or the writer) gave back, else a
+    /// new one while the pool is below its bound.
     fn take_free_buffer(&mut self) -> Next {
         if self.cur.is_some() {
             return Next::Read;
         }
+        let fresh = |buf| Some(Block {
+            buf,
+            n: 0,
+            after_gap: false,
+        });
         match self.free_rx.try_recv() {
-            Ok(buf) => {
-                self.cur = Some(Block {
-                    buf,
-                    n: 0,
-                    after_gap: false,
-                })
+            Ok(buf) => self.cur = fresh(buf),
+            Err(TryRecvError::Empty) if self.unallocated > 0 => {
+                self.unallocated -= 1;
+                self.cur = fresh(vec![T::default(); self.settings.block_samples]);
             }
             // A source that can wait (a file) waits for the consumer instead of
             // dropping samples; cancel and deadline still apply.
             Err(TryRecvError::Empty) if !self.live => {
                 if let Ok(buf) = self.free_rx.recv_timeout(Duration::from_millis(100)) {
-                    self.cur = Some(Block {
-                        buf,
-                        n: 0,
-                        after_gap: false,
-                    });
+                    self.cur = fresh(buf);
                 }
                 return Next::Again;
             }
@@ -597,6 +601,9 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
             }
             None => {
                 let want = block.min(left as usize);
+                if self.scratch.len() < want {
+                    self.scratch.resize(block, T::default());
+                }
                 (&mut self.scratch[..want], false)
             }
         };

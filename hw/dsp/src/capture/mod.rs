@@ -1,5 +1,5 @@
 //! The capture engine: a reader thread owns the source and reads only into
-//! preallocated pool buffers; DSP (Welch PSD, CLKIN) runs on the calling thread, fed
+//! pool buffers (allocated when first needed, up to the pool's bound, then reused); DSP (Welch PSD, CLKIN) runs on the calling thread, fed
 //! through a bounded queue, and the recording (if any) on a writer thread of its own,
 //! fed by the DSP thread with the same buffers, which then return to the pool. When
 //! the DSP or the writer falls behind, the reader never waits for them: with no free
@@ -9,6 +9,7 @@
 //! [`run_capture`]) or the driver's native CS16 ([`Ci16Source`], [`run_capture_ci16`]),
 //! which is recorded as it came (SigMF `ci16_le`) and converted to float only for the
 //! DSP, on the DSP thread.
+mod convert;
 mod engine;
 mod source;
 
@@ -296,11 +297,8 @@ impl EngineSample for Complex<f32> {
 impl EngineSample for Complex<i16> {
     const RECORD: RecordFormat = RecordFormat::Ci16;
     fn as_cf32<'a>(x: &'a [Self], scratch: &'a mut [Complex<f32>]) -> &'a [Complex<f32>] {
-        const SCALE: f32 = 1.0 / 32768.0;
         let out = &mut scratch[..x.len()];
-        for (o, c) in out.iter_mut().zip(x) {
-            *o = Complex::new(f32::from(c.re) * SCALE, f32::from(c.im) * SCALE);
-        }
+        convert::cs16_to_cf32(x, out);
         out
     }
     fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
