@@ -50,7 +50,7 @@ rxnode() { # TAG PACE
 }
 
 echo "# machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
-    "$(grep -m1 -o -w -E 'avx512f|avx2' /proc/cpuinfo | head -1 || echo 'no AVX2')"
+    "$(if grep -q -w avx512f /proc/cpuinfo; then echo AVX-512; elif grep -q -w avx2 /proc/cpuinfo; then echo AVX2; else echo 'no AVX2'; fi)"
 echo "# $PAIRS pairs, $SECONDS_EACH s per run, RATE $RATE; rxsim args $ARGS; $(date -u '+%F %H:%M UTC')"
 for i in $(seq 1 "$PAIRS"); do
     for pace in 0 1; do
