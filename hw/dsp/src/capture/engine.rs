@@ -565,11 +565,13 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
         if self.cur.is_some() {
             return Next::Read;
         }
-        let fresh = |buf| Some(Block {
-            buf,
-            n: 0,
-            after_gap: false,
-        });
+        let fresh = |buf| {
+            Some(Block {
+                buf,
+                n: 0,
+                after_gap: false,
+            })
+        };
         match self.free_rx.try_recv() {
             Ok(buf) => self.cur = fresh(buf),
             Err(TryRecvError::Empty) if self.unallocated > 0 => {

@@ -1,6 +1,7 @@
-//! The capture engine: a reader thread owns the source and reads only into
-//! pool buffers (allocated when first needed, up to the pool's bound, then reused); DSP (Welch PSD, CLKIN) runs on the calling thread, fed
-//! through a bounded queue, and the recording (if any) on a writer thread of its own,
+//! The capture engine: a reader thread owns the source and reads only into pool
+//! buffers (allocated when first needed, up to the pool's bound, then reused); DSP
+//! (Welch PSD, CLKIN) runs on the calling thread, fed through a bounded queue, and
+//! the recording (if any) on a writer thread of its own,
 //! fed by the DSP thread with the same buffers, which then return to the pool. When
 //! the DSP or the writer falls behind, the reader never waits for them: with no free
 //! buffer it reads into a scratch buffer and counts the samples as dropped.

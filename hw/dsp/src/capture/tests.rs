@@ -695,3 +695,58 @@ fn stream_times_without_an_overflow_change_nothing() {
     let k = sum.clkin.as_ref().unwrap();
     assert!((k.ppm.unwrap() - 1.0).abs() < 0.05, "{k:?}");
 }
+
+/// A live source that delivers whole blocks at once and says when it has delivered
+/// everything asked.
+struct Burst {
+    synth: Synth,
+    delivered: u64,
+    total: u64,
+    done: Arc<AtomicBool>,
+}
+
+impl SampleSource for Burst {
+    fn read(&mut self, buf: &mut [Complex<f32>], t: i64) -> Result<ReadOutcome> {
+        let r = self.synth.read(buf, t)?;
+        if let ReadOutcome::Samples(n) = r {
+            self.delivered += n as u64;
+            if self.delivered >= self.total {
+                self.done.store(true, Ordering::Relaxed);
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// The pool's buffers are allocated when first needed, and never more than
+/// `pool_blocks` of them: with the DSP held on the first block until the whole
+/// stream has been read, exactly `pool_blocks` blocks are analysed and every other
+/// sample is dropped and counted.
+#[test]
+fn the_pool_grows_only_to_its_bound() {
+    let total = 20 * 16384;
+    let done = Arc::new(AtomicBool::new(false));
+    let src = Burst {
+        synth: Synth::new(2e6, 100e6, 100.1e6, 0.0),
+        delivered: 0,
+        total,
+        done: done.clone(),
+    };
+    let mut s = settings(total);
+    s.pool_blocks = 4;
+    let mut seen = 0u64;
+    let sum = run_capture_with_hook(src, &s, &AtomicBool::new(false), None, None, &mut |x| {
+        let t = Instant::now();
+        while seen == 0 && !done.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        seen += x.len() as u64;
+    })
+    .unwrap();
+    assert!(done.load(Ordering::Relaxed), "the source never finished");
+    assert_eq!(sum.samples_received, total);
+    assert_eq!(sum.samples_processed, 4 * 16384, "{sum:?}");
+    assert_eq!(sum.dropped_samples, 16 * 16384);
+    assert_eq!(sum.lost_samples, Some(16 * 16384));
+    assert_partial_with_drops(&sum, seen);
+}
