@@ -187,11 +187,7 @@ fn warnings(task: &ValidTask) -> Vec<String> {
     plan.steps
         .iter()
         .enumerate()
-        .filter(|(_, s)| match s {
-            rxnode_interlock::Step::RxCapture(c) => c.gain_db.is_none(),
-            rxnode_interlock::Step::RxSweep(w) => w.gain_db.is_none(),
-            _ => false,
-        })
+        .filter(|(_, s)| matches!(s.rx_gain(), Some(None)))
         .map(|(i, s)| {
             format!(
                 "step {} ({}) has no gain_db: a node whose policy sets rx.max_gain_db will BLOCK it; give the gain in dB",
