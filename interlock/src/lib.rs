@@ -46,11 +46,10 @@ pub use crate::{
     },
     permit::{authorize, check_tx_step, TxPermit},
     plan::{
-        check_clkin_compare, check_freq_cal, check_rx_step, check_rx_sweep, validate_sweep_step,
-        ClkinCompareStep, ClkinSpec, ClockCheckStep, FreqCalMethod, FreqCalStep, InventoryStep,
-        IqSampleFormat, Plan, RxCaptureStep, RxSweepStep, Step, TxToneStep, DEFAULT_MAX_PEAKS,
-        DEFAULT_MIN_SNR_DB, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ, GSM_FCCH_OFFSET_HZ,
-        MAX_PEAKS_LIMIT, RX_SWEEP_FIELDS,
+        check_clkin_compare, check_freq_cal, check_rx_step, check_rx_sweep, step_types::*,
+        validate_sweep_step, ClkinSpec, FreqCalMethod, IqSampleFormat, Plan, Step,
+        DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ,
+        GSM_FCCH_OFFSET_HZ, MAX_PEAKS_LIMIT, RX_SWEEP_FIELDS,
     },
     plan::{
         schema::{plan_schema, policy_schema, task_schema},

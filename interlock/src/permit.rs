@@ -1,6 +1,7 @@
 use crate::error::Error;
 use crate::header::TaskId;
-use crate::plan::{Step, TxToneStep};
+use crate::plan::Step;
+use crate::TxToneStep;
 use crate::policy::Policy;
 use crate::records::{Approval, Authorization, AuthorizationKind};
 use crate::risk::RiskLevel;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::InventoryStep;
 use crate::testutil::*;
 
 /// YELLOW RX-capable header; plan fence is on line 14, its JSON on 15.

@@ -12,18 +12,18 @@ pub struct Policy {
     /// Receive limits.
     #[serde(default)]
     pub rx: RxPolicy,
-    /// Transmit limits; `None` (or no range) means TX is refused.
+    /// Transmit limits; absent (or no range): TX is refused.
     #[serde(default)]
     pub tx: Option<TxPolicy>,
-    /// Radio self-tests (docs/protocol.md#8-radio-health); `None`: no radio is
+    /// Radio self-tests (docs/protocol.md#8-radio-health); absent: no radio is
     /// tested on a schedule (`rxnode health test ARGS` still works).
     #[serde(default)]
     pub health: Option<HealthPolicy>,
-    /// Status publication (docs/protocol.md#node-status); `None` (the default):
+    /// Status publication (docs/protocol.md#node-status); absent (the default):
     /// this node never pushes its status. Setting it is the operator's consent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusPolicy>,
-    /// What a task must carry to be offered (docs/safety.md#who-wrote-it); `None`:
+    /// What a task must carry to be offered (docs/safety.md#who-wrote-it); absent:
     /// the defaults (no signature required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<TasksPolicy>,
@@ -162,7 +162,7 @@ impl HealthPolicy {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusPolicy {
-    /// Seconds between heartbeats, in [`StatusPolicy::MIN_EVERY_S`]..=[`StatusPolicy::MAX_EVERY_S`].
+    /// Seconds between heartbeats, 0.2 to 86400 (a day).
     #[schemars(range(min = 0.2, max = 86400))]
     pub publish_every_s: f64,
 }
@@ -183,11 +183,11 @@ pub struct RxPolicy {
     #[serde(default = "default_max_duration")]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub max_duration_s: f64,
-    /// Highest sample rate; `None` = the device's maximum.
+    /// Highest sample rate; absent: the device's maximum.
     #[serde(default)]
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub max_sample_rate_hz: Option<f64>,
-    /// Highest RX gain; `None` = the device's maximum.
+    /// Highest RX gain; absent: the device's maximum.
     #[serde(default)]
     pub max_gain_db: Option<f64>,
     /// Most IQ bytes on disk per task (default 4 GiB).

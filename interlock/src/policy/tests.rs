@@ -1,6 +1,7 @@
 //! The policy's parsing and its checks of steps.
 use super::*;
-use crate::plan::{check_clkin_compare, check_rx_step, RxCaptureStep};
+use crate::plan::{check_clkin_compare, check_rx_step};
+use crate::RxCaptureStep;
 
 fn step() -> RxCaptureStep {
     RxCaptureStep {

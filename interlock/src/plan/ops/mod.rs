@@ -127,10 +127,16 @@ pub(crate) struct OpEntry {
 }
 
 /// The table: `Variant(module::StepType)`, one line per op, in the order the
-/// parser lists them and the schema holds them. Builds [`Step`], [`OPS`] and the
-/// dispatch of every [`PlanOp`] method on a `Step`.
+/// parser lists them and the schema holds them. Builds [`Step`], [`OPS`], the
+/// dispatch of every [`PlanOp`] method on a `Step` and the export of each step type.
 macro_rules! plan_ops {
-    ($( $(#[$doc:meta])* $variant:ident($ty:ty), )*) => {
+    ($( $(#[$doc:meta])* $variant:ident($m:ident::$ty:ident), )*) => {
+        /// Every op's step type, by name (the crate exports them all).
+        pub mod step_types {
+            $( pub use super::$m::$ty; )*
+        }
+        use step_types::*;
+
         /// One plan step: one variant per op of the table in `plan/ops/mod.rs`.
         #[derive(Debug, Clone, PartialEq, serde::Serialize)]
         #[serde(tag = "op", rename_all = "snake_case")]
