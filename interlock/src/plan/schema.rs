@@ -133,9 +133,7 @@ pub fn task_schema() -> Value {
 /// The schema of the node policy, `.local/rxnode-policy.json`: its type's.
 pub fn policy_schema() -> Value {
     let mut generator = generator();
-    let mut body = generator
-        .root_schema_for::<crate::Policy>()
-        .to_value();
+    let mut body = generator.root_schema_for::<crate::Policy>().to_value();
     let mut s = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://rxnode.invalid/schemas/policy.schema.json",

@@ -1,6 +1,6 @@
 use super::*;
-use crate::InventoryStep;
 use crate::testutil::*;
+use crate::InventoryStep;
 
 /// YELLOW RX-capable header; plan fence is on line 14, its JSON on 15.
 fn rx_hdr() -> Vec<(String, String)> {

@@ -186,5 +186,4 @@ mod tests {
         let bad = GainSpec::Elements([("A,B=1".to_owned(), 1.0)].into());
         assert!(bad.problems()[0].contains("not a gain element name"));
     }
-
 }

@@ -380,5 +380,4 @@ mod tests {
         assert!(fft_size_ok(1000) && fft_size_ok(16) && !fft_size_ok(15));
         assert!(fft_size_ok(1 << 20) && !fft_size_ok((1 << 20) + 1));
     }
-
 }

@@ -242,7 +242,6 @@ impl RxSweepStep {
     }
 }
 
-
 impl PlanOp for RxSweepStep {
     const NAME: &'static str = "rx_sweep";
     const NEEDS: Needs = Needs::Receive;
@@ -390,7 +389,6 @@ mod tests {
         got.sort_unstable();
         assert_eq!(got, want);
     }
-
 
     fn step() -> RxSweepStep {
         serde_json::from_str(
