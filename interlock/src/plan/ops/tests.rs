@@ -90,6 +90,16 @@ fn every_op_is_in_the_generated_schemas() {
     assert_eq!(task["$defs"], plan["$defs"]);
 }
 
+/// A step serializes as the plan writes its op (`inventory` has no other field).
+#[test]
+fn a_step_serializes_with_its_op() {
+    let s = Step::Inventory(crate::InventoryStep {});
+    assert_eq!(
+        serde_json::to_string(&s).expect("json"),
+        r#"{"op":"inventory"}"#
+    );
+}
+
 #[test]
 fn an_unknown_op_names_every_known_one() {
     let e = errs(&task_of(r#"{"op": "reflash"}"#, "YES", "YES", "YES"));
