@@ -306,7 +306,7 @@ fn near_integer(x: f64) -> Option<f64> {
 /// factors); otherwise the FFT is the next size up, so the bin is the widest no
 /// wider than asked. The grid has ⌈band / bin⌉ bins, so a pass takes the fewest
 /// hops, ⌈band / (rate × (1 − crop))⌉ up to the even rounding of the kept bins.
-/// `None` when the inputs are not usable numbers (see [`validate_sweep_step`]).
+/// `None` when the inputs are not usable numbers (see [`crate::validate_sweep_step`]).
 pub fn sweep_grid(
     start_hz: f64,
     stop_hz: f64,

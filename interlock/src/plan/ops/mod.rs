@@ -1,5 +1,5 @@
 //! The plan ops, one module each, registered once in the table below
-//! ([`plan_ops!`]): a module holds its step type (what serde reads and the
+//! (`plan_ops!`): a module holds its step type (what serde reads and the
 //! schema is derived from), its sanity checks, its node-policy check and the
 //! line the operator is shown at the prompt. The parser, the header conflicts,
 //! the schema and the known-op list are all read from the table.
