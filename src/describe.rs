@@ -1,13 +1,10 @@
 //! What a person is shown about a task before deciding on it (the `watch` /
 //! `review` prompt and `rxnode validate`): the Markdown body escaped and cut, each
-//! plan step in plain units with the IQ it records, and this node's policy
-//! verdict per step — the very check `rxnode run` applies
+//! plan step in plain units with the IQ it records (each op describes its own
+//! steps, `Step::describe` in the interlock), and this node's policy verdict per step — the very check `rxnode run` applies
 //! ([`rxnode_interlock::check_step`]), never a second one. docs/operator.md#a-task-arrives
 //! shows an example.
-use rxnode_interlock::{
-    check_step, ClkinCompareStep, GainSpec, Plan, Policy, RxCaptureStep, RxSweepStep, Step,
-    TxToneStep,
-};
+use rxnode_interlock::{bytes, check_step, Plan, Policy, Step};
 use serde::Serialize;
 
 /// Body lines shown at most before the rest is cut (with how to see it).
@@ -87,264 +84,9 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
     out
 }
 
-/// A frequency in MHz: three decimals, more when they are needed (up to 1 Hz).
-pub(crate) fn mhz(hz: f64) -> String {
-    if !hz.is_finite() {
-        return format!("{hz} Hz");
-    }
-    let mut s = format!("{:.6}", hz / 1e6);
-    while s.ends_with('0') && s.len() - s.find('.').unwrap_or(s.len()) > 4 {
-        s.pop();
-    }
-    format!("{s} MHz")
-}
-
-fn khz(hz: f64) -> String {
-    format!("{:.3} kHz", hz / 1e3)
-}
-
-/// A sample rate in MS/s.
-fn msps(rate: f64) -> String {
-    rxnode_interlock::fmt_rate(rate)
-}
-
-/// Seconds, one decimal at least, as many as given up to milliseconds.
-fn secs(s: f64) -> String {
-    if s.is_finite() && (s * 10.0).fract().abs() < 1e-9 {
-        format!("{s:.1} s")
-    } else {
-        format!("{s:.3} s")
-    }
-}
-
-/// Bytes in decimal units (`16 MB`, `1.2 GB`).
-pub(crate) fn bytes(b: f64) -> String {
-    let (v, unit) = if b >= 1e9 {
-        (b / 1e9, "GB")
-    } else if b >= 1e6 {
-        (b / 1e6, "MB")
-    } else if b >= 1e3 {
-        (b / 1e3, "kB")
-    } else {
-        return format!("{b:.0} B");
-    };
-    if v >= 10.0 {
-        format!("{v:.0} {unit}")
-    } else {
-        format!("{v:.1} {unit}")
-    }
-}
-
-fn gain(g: Option<&GainSpec>) -> String {
-    match g {
-        None => "gain not set (the radio keeps its current gain)".to_owned(),
-        Some(GainSpec::Total(t)) => format!("gain {t} dB"),
-        Some(GainSpec::Elements(m)) => {
-            let parts: Vec<String> = m
-                .iter()
-                .map(|(k, v)| format!("{}={v}", escaped(k)))
-                .collect();
-            format!(
-                "gain {} dB (total {} dB)",
-                parts.join(" "),
-                g.map_or(0.0, GainSpec::total)
-            )
-        }
-    }
-}
-
-/// IQ bytes an `rx_capture` step records (0 when it records none).
-pub(crate) fn iq_bytes(c: &RxCaptureStep) -> f64 {
-    if !c.record_iq {
-        return 0.0;
-    }
-    let per = c.record_format.unwrap_or_default().sample_bytes() as f64;
-    c.duration_s * c.sample_rate_hz * per
-}
-
-fn capture_line(c: &RxCaptureStep) -> String {
-    let mut s = format!(
-        "rx_capture {}: {}, {}, {}, {}",
-        escaped(&c.device),
-        mhz(c.frequency_hz),
-        msps(c.sample_rate_hz),
-        gain(c.gain_db.as_ref()),
-        secs(c.duration_s)
-    );
-    if let Some(b) = c.bandwidth_hz {
-        s.push_str(&format!(", bandwidth {}", mhz(b)));
-    }
-    if let Some(a) = &c.antenna {
-        s.push_str(&format!(", antenna {}", escaped(a)));
-    }
-    if let Some(cs) = &c.clock_source {
-        s.push_str(&format!(", clock source {}", escaped(cs)));
-    }
-    if let Some(k) = &c.clkin {
-        s.push_str(&format!(
-            ", CLKIN reference tone {} ± {} ppm",
-            mhz(k.tone_hz),
-            k.tolerance_ppm
-        ));
-    }
-    if c.apply_calibration {
-        s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
-    }
-    s.push_str(&radio_settings_text(&c.radio()));
-    if c.record_iq {
-        let fmt = serde_json::to_value(c.record_format.unwrap_or_default())
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_else(|| "cf32".to_owned());
-        s.push_str(&format!(", records IQ {fmt} ≈ {}", bytes(iq_bytes(c))));
-    } else {
-        s.push_str(", no IQ recorded");
-    }
-    s
-}
-
-fn sweep_line(w: &RxSweepStep) -> String {
-    let c = &w.sweep;
-    let grid = c.grid_at(c.sample_rate_hz);
-    let mut s = format!(
-        "rx_sweep {}: {} – {}, ",
-        escaped(&w.device),
-        mhz(c.start_hz),
-        mhz(c.stop_hz)
-    );
-    match grid {
-        Some(g) => s.push_str(&format!(
-            "bin {} (asked {}; FFT {} at {}), {} hop(s) × {} repeat(s)",
-            khz(c.sample_rate_hz / g.fft_size as f64),
-            khz(c.bin_hz),
-            g.fft_size,
-            msps(c.sample_rate_hz),
-            g.hops,
-            c.repeats
-        )),
-        None => s.push_str("hop plan cannot be computed"),
-    }
-    if let Some(i) = c.interval_s {
-        s.push_str(&format!(", one pass every {}", secs(i)));
-    }
-    if let Some(d) = w.duration_s() {
-        s.push_str(&format!(", ≈ {} on the radio", secs(d)));
-    }
-    s.push_str(&format!(", {}, no IQ recorded", gain(w.gain_db.as_ref())));
-    if w.apply_calibration {
-        s.push_str(", tuned with the radio's frequency calibration (blocked if missing or stale)");
-    }
-    s.push_str(&radio_settings_text(&w.radio));
-    s
-}
-
-/// The radio's own settings as the prompt shows them: every setting written (a
-/// bias-T powers the antenna port), stream args, AGC, a manual correction.
-pub(crate) fn radio_settings_text(r: &rxnode_interlock::RadioSettings) -> String {
-    let pairs = |m: &std::collections::BTreeMap<String, String>| {
-        m.iter()
-            .map(|(k, v)| format!("{}={}", escaped(k), escaped(v)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut s = String::new();
-    if !r.settings.is_empty() {
-        s.push_str(&format!(", radio settings written: {}", pairs(&r.settings)));
-    }
-    if !r.stream_args.is_empty() {
-        s.push_str(&format!(", stream args {}", pairs(&r.stream_args)));
-    }
-    if r.agc {
-        s.push_str(", AGC on");
-    }
-    if let Some(p) = r.ppm {
-        s.push_str(&format!(", manual frequency correction {p} ppm"));
-    }
-    if let Some(c) = r.channel {
-        s.push_str(&format!(", RX channel {c}"));
-    }
-    s
-}
-
-fn freq_cal_line(f: &rxnode_interlock::FreqCalStep) -> String {
-    let what = match f.method {
-        rxnode_interlock::FreqCalMethod::Gsm => "GSM BCCH carrier (FCCH bursts)",
-        rxnode_interlock::FreqCalMethod::Lte => "LTE downlink (PSS/SSS)",
-    };
-    format!(
-        "freq_cal {}: measures the radio's frequency error from the {what} at {}, {}, {}, {}, receive only, no IQ recorded",
-        escaped(&f.device),
-        mhz(f.frequency_hz),
-        msps(f.sample_rate_hz),
-        gain(f.gain_db.as_ref()),
-        secs(f.duration_s)
-    )
-}
-
-fn tx_line(t: &TxToneStep) -> String {
-    let off = t.tone_offset_hz.abs();
-    format!(
-        "TRANSMIT tx_tone {}: LO {}, tone offset {:+.3} kHz → on air {} (image {}, LO leakage {}), {}, TX gain {} dB, {}",
-        escaped(&t.device),
-        mhz(t.frequency_hz),
-        t.tone_offset_hz / 1e3,
-        mhz(t.frequency_hz + t.tone_offset_hz),
-        mhz(t.frequency_hz - t.tone_offset_hz),
-        if off > 0.0 { mhz(t.frequency_hz) } else { "same".to_owned() },
-        msps(t.sample_rate_hz),
-        t.gain_db,
-        secs(t.duration_s)
-    )
-}
-
-fn compare_line(c: &ClkinCompareStep) -> String {
-    let dev = |i: usize| {
-        c.devices
-            .get(i)
-            .map_or_else(|| "?".to_owned(), |d| escaped(d))
-    };
-    let mut s = format!(
-        "clkin_compare MASTER {} and SLAVE {} at once: {}, {}, {}, {} each, tone {}; \
-         LOCKED when SLAVE is within ±{} ppb of MASTER and a radio runs from an external reference",
-        dev(0),
-        dev(1),
-        mhz(c.frequency_hz),
-        msps(c.sample_rate_hz),
-        gain(c.gain_db.as_ref()),
-        secs(c.duration_s),
-        mhz(c.tone_hz),
-        c.tolerance_ppb
-    );
-    if let Some(cs) = &c.clock_sources {
-        let names: Vec<String> = cs.iter().map(|x| escaped(x)).collect();
-        s.push_str(&format!(", clock sources MASTER/SLAVE {}", names.join("/")));
-    }
-    s.push_str(", no IQ recorded");
-    s
-}
-
-/// One plan step in plain units (every device string and name escaped).
-pub(crate) fn step_line(step: &Step) -> String {
-    match step {
-        Step::Inventory => "inventory: list and probe every radio, read-only".to_owned(),
-        Step::ClockCheck(c) => {
-            let mut s = format!("clock_check {}:", escaped(&c.device));
-            if let Some(src) = &c.clock_source {
-                s.push_str(&format!(" selects clock source {},", escaped(src)));
-            }
-            match &c.expect_source {
-                Some(e) => s.push_str(&format!(" expects clock source {}", escaped(e))),
-                None => s.push_str(" reads the clock source"),
-            }
-            s
-        }
-        Step::RxCapture(c) => capture_line(c),
-        Step::RxSweep(w) => sweep_line(w),
-        Step::TxTone(t) => tx_line(t),
-        Step::ClkinCompare(c) => compare_line(c),
-        Step::FreqCal(f) => freq_cal_line(f),
-    }
-}
+/// The radio's own settings as the prompt shows them (the interlock's words,
+/// which the plan steps are described in).
+pub(crate) use rxnode_interlock::radio_settings_text;
 
 /// This node's verdict on one step.
 #[derive(Debug, Clone, Serialize)]
@@ -353,7 +95,7 @@ pub(crate) struct StepView {
     pub(crate) step: usize,
     /// The op as written in the plan.
     pub(crate) op: &'static str,
-    /// [`step_line`].
+    /// [`Step::describe`].
     pub(crate) summary: String,
     /// Whether the step transmits.
     pub(crate) transmits: bool,
@@ -419,12 +161,9 @@ pub(crate) fn steps(plan: &Plan, policy: Option<&Policy>) -> Vec<StepView> {
             StepView {
                 step: i + 1,
                 op: st.op(),
-                summary: step_line(st),
+                summary: st.describe(),
                 transmits: matches!(st, Step::TxTone(_)),
-                iq_bytes: match st {
-                    Step::RxCapture(c) => iq_bytes(c).max(0.0) as u64,
-                    _ => 0,
-                },
+                iq_bytes: st.iq_bytes().max(0.0) as u64,
                 verdict,
                 reason,
             }
@@ -460,7 +199,7 @@ pub(crate) fn plan_lines(plan: &Plan, policy: Option<&Policy>, indent: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rxnode_interlock::needs_escape;
+    use rxnode_interlock::{needs_escape, ClkinCompareStep, GainSpec, RxCaptureStep, RxSweepStep};
 
     /// The prompt shows every radio setting a step writes (a bias-T powers the
     /// antenna port), its stream args, AGC, a manual correction and a sweep's interval.
@@ -472,7 +211,7 @@ mod tests {
                 "stream_args": {"bufflen": "4096"}, "agc": true, "ppm": -1.5}"#,
         )
         .expect("step");
-        let line = sweep_line(&w);
+        let line = Step::RxSweep(w).describe();
         for want in [
             "one pass every",
             "radio settings written: biastee=true",
@@ -550,17 +289,6 @@ mod tests {
             v[0].reason.as_deref(),
             Some("duration_s 6 exceeds rx.max_duration_s 2")
         );
-    }
-
-    #[test]
-    fn units_and_sizes() {
-        assert_eq!(mhz(100e6), "100.000 MHz");
-        assert_eq!(mhz(433.9195312e6), "433.919531 MHz");
-        assert_eq!(bytes(16e6), "16 MB");
-        assert_eq!(bytes(4.2e9), "4.2 GB");
-        assert_eq!(secs(1.0), "1.0 s");
-        assert_eq!(secs(0.25), "0.250 s");
-        assert_eq!(secs(0.3), "0.3 s");
     }
 
     /// A `clkin_compare` step is described with both radios, its settings in plain

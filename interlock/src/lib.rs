@@ -19,7 +19,6 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod error;
-mod freq_cal;
 mod header;
 mod mac;
 mod permit;
@@ -37,10 +36,6 @@ mod units;
 
 pub use crate::{
     error::{Error, Issue},
-    freq_cal::{
-        check_freq_cal, FreqCalMethod, FreqCalStep, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ,
-        GSM_FCCH_OFFSET_HZ,
-    },
     header::{
         check_node_name, lenient_field, lenient_task_id, AllowPush, TaskHeader, TaskId,
         MAX_NODE_NAME_LEN,
@@ -51,12 +46,18 @@ pub use crate::{
     },
     permit::{authorize, check_tx_step, TxPermit},
     plan::{
-        ClkinCompareStep, ClkinSpec, ClockCheckStep, IqSampleFormat, Plan, RxCaptureStep, Step,
-        TxToneStep, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, MAX_PEAKS_LIMIT,
+        check_clkin_compare, check_freq_cal, check_rx_step, check_rx_sweep, step_types::*,
+        validate_sweep_step, ClkinSpec, FreqCalMethod, IqSampleFormat, Plan, Step,
+        DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ,
+        GSM_FCCH_OFFSET_HZ, MAX_PEAKS_LIMIT, RX_SWEEP_FIELDS,
+    },
+    plan::{
+        schema::{plan_schema, policy_schema, task_schema},
+        words::{bytes, mhz, radio_settings_text},
     },
     policy::{
-        check_clkin_compare, check_rx_step, check_step, HealthPolicy, Policy, RequireSignature,
-        RxPolicy, StatusPolicy, TasksPolicy, TxPolicy, MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
+        check_step, HealthPolicy, Policy, RequireSignature, RxPolicy, StatusPolicy, TasksPolicy,
+        TxPolicy, MAX_SELF_TEST_RADIOS, MIN_SELF_TEST_EVERY_S,
     },
     radio_settings::{check_radio_settings, RadioSettings, BUFFER_STREAM_ARGS, MAX_RADIO_SETTINGS},
     records::{
@@ -69,9 +70,8 @@ pub use crate::{
         is_format_char, needs_escape, DuplicateKey,
     },
     sweep::{
-        check_rx_gain, check_rx_sweep, fft_size_ok, sweep_grid, validate_sweep_step, GainSpec,
-        RxSweepStep, SweepConfig, SweepGrid, SweepProblem, FFT_SIZE_MAX, FFT_SIZE_MIN,
-        MAX_SWEEP_HOPS, MAX_SWEEP_VALUES, RX_SWEEP_FIELDS,
+        check_rx_gain, fft_size_ok, sweep_grid, GainSpec, SweepConfig, SweepGrid, SweepProblem,
+        FFT_SIZE_MAX, FFT_SIZE_MIN, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES,
     },
     task::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,

@@ -1,10 +1,11 @@
 use crate::error::Error;
 use crate::header::TaskId;
-use crate::plan::{Step, TxToneStep};
+use crate::plan::Step;
 use crate::policy::Policy;
 use crate::records::{Approval, Authorization, AuthorizationKind};
 use crate::risk::RiskLevel;
 use crate::task::ValidTask;
+use crate::TxToneStep;
 use std::fmt;
 
 /// Permission to key one transmitter for one `tx_tone` step, once.

@@ -445,41 +445,12 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
         };
         // A BAD radio is not used (docs/protocol.md#8-radio-health); a comparison checks
         // its second radio under the radios' locks.
-        if let Some(why) = step
+        let bad_radio = step
             .device()
-            .and_then(|d| crate::health::guard::bad_reason(run.paths, d))
-        {
-            if matches!(step, Step::TxTone(_)) {
-                // The authorization belongs to the first tx_tone step, run or not.
-                drop(authorization.take());
-            }
-            steps::blocked_by_health(&s, step, why, &mut out);
-            continue;
-        }
-        match step {
-            Step::Inventory => steps::step_inventory(&s.name, &mut out),
-            Step::ClockCheck(c) => steps::step_clock(&s, c, &mut out),
-            Step::RxCapture(c) => steps::step_capture(&s, c, &mut out),
-            Step::RxSweep(sw) => crate::exec::sweep::step_sweep(&s, sw, &mut out),
-            Step::FreqCal(f) => crate::exec::freq_cal::step_freq_cal(&s, f, &mut out),
-            Step::TxTone(t) => tx::step_tx(&s, authorization.take(), t, &mut out),
-            Step::ClkinCompare(c) => crate::exec::compare::step_compare(&s, c, &mut out),
-        }
+            .and_then(|d| crate::health::guard::bad_reason(run.paths, d));
+        steps::exec_step(&s, step, bad_radio, &mut authorization, &mut out);
     }
     out
-}
-
-/// The device a step opens, and how long it takes when the plan says.
-fn device_and_time(step: &Step) -> (Option<&str>, Option<f64>) {
-    match step {
-        Step::Inventory => (None, None),
-        Step::ClockCheck(c) => (Some(c.device.as_str()), None),
-        Step::RxCapture(c) => (Some(c.device.as_str()), Some(c.duration_s)),
-        Step::RxSweep(s) => (Some(s.device.as_str()), s.duration_s()),
-        Step::TxTone(t) => (Some(t.device.as_str()), Some(t.duration_s)),
-        Step::ClkinCompare(c) => (c.devices.first().map(String::as_str), Some(c.duration_s)),
-        Step::FreqCal(f) => (Some(f.device.as_str()), Some(f.duration_s)),
-    }
 }
 
 /// `[2/3] rx_capture on driver=hackrf: 5.0 s (about 7 s left in the run)`: the
@@ -494,7 +465,7 @@ fn progress_line(
     let Some(step) = plan.steps.get(i) else {
         return String::new();
     };
-    let (device, secs) = device_and_time(step);
+    let (device, secs) = (step.device(), step.duration_s());
     let mut line = format!("[{}/{}] {}", i + 1, plan.steps.len(), step.op());
     if let Some(d) = device {
         line.push_str(&format!(" on {d}"));
@@ -509,7 +480,7 @@ fn progress_line(
         .iter()
         .skip(i)
         .filter(|s| blocked(s).is_none())
-        .filter_map(|s| device_and_time(s).1)
+        .filter_map(Step::duration_s)
         .sum();
     if left > 0.0 {
         line.push_str(&format!(" (about {} s left in the run)", left.ceil()));

@@ -8,7 +8,9 @@ use crate::health::guard;
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
 use rxnode_dsp::CaptureSummary;
-use rxnode_interlock::{check_rx_step, Approval, ClockCheckStep, Policy, RxCaptureStep, ValidTask};
+use rxnode_interlock::{
+    check_rx_step, Approval, Authorization, ClockCheckStep, Policy, RxCaptureStep, Step, ValidTask,
+};
 use serde_json::json;
 
 /// What the steps produced.
@@ -277,18 +279,31 @@ pub(crate) fn step_capture(s: &StepCtx, c: &RxCaptureStep, out: &mut Outputs) {
     }
 }
 
-/// A step that needs a `BAD` radio (or one whose health cannot be read): BLOCKED,
-/// naming the failure and when it was found; nothing touches the radio.
-pub(crate) fn blocked_by_health(
+/// The one place a plan op meets the executor: run step `s`, or, when its radio
+/// is `BAD` (or its health cannot be read: `bad_radio` says why), record it
+/// BLOCKED as its op records a step that did not run, nothing touching the
+/// radio. The match is exhaustive: a new op does not compile until it says how
+/// it runs and how it is blocked (docs/architecture.md#how-to-add-a-plan-op).
+/// The one authorization goes to the first `tx_tone` step, run or not.
+pub(crate) fn exec_step(
     s: &StepCtx,
-    step: &rxnode_interlock::Step,
-    why: String,
+    step: &Step,
+    bad_radio: Option<String>,
+    authorization: &mut Option<Authorization>,
     out: &mut Outputs,
 ) {
-    match step {
-        rxnode_interlock::Step::RxCapture(_) => out.not_captured(s, Status::Blocked, why),
-        rxnode_interlock::Step::RxSweep(_) => out.not_swept(s, Status::Blocked, why),
-        rxnode_interlock::Step::ClkinCompare(_) => {
+    use crate::exec::{compare, freq_cal, sweep, tx};
+    match (step, bad_radio) {
+        (Step::Inventory(_), None) => step_inventory(&s.name, out),
+        (Step::ClockCheck(c), None) => step_clock(s, c, out),
+        (Step::RxCapture(c), None) => step_capture(s, c, out),
+        (Step::RxSweep(sw), None) => sweep::step_sweep(s, sw, out),
+        (Step::FreqCal(f), None) => freq_cal::step_freq_cal(s, f, out),
+        (Step::TxTone(t), None) => tx::step_tx(s, authorization.take(), t, out),
+        (Step::ClkinCompare(c), None) => compare::step_compare(s, c, out),
+        (Step::RxCapture(_), Some(why)) => out.not_captured(s, Status::Blocked, why),
+        (Step::RxSweep(_), Some(why)) => out.not_swept(s, Status::Blocked, why),
+        (Step::ClkinCompare(_), Some(why)) => {
             out.compares.push(serde_json::json!({
                 "step": s.index + 1,
                 "status": Status::Blocked.as_str(),
@@ -296,7 +311,13 @@ pub(crate) fn blocked_by_health(
             }));
             out.checks.push(Check::new(&s.name, Status::Blocked, why));
         }
-        _ => out.checks.push(Check::new(&s.name, Status::Blocked, why)),
+        (Step::TxTone(_), Some(why)) => {
+            drop(authorization.take());
+            out.checks.push(Check::new(&s.name, Status::Blocked, why));
+        }
+        (Step::Inventory(_) | Step::ClockCheck(_) | Step::FreqCal(_), Some(why)) => {
+            out.checks.push(Check::new(&s.name, Status::Blocked, why))
+        }
     }
 }
 

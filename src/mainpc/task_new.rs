@@ -187,11 +187,7 @@ fn warnings(task: &ValidTask) -> Vec<String> {
     plan.steps
         .iter()
         .enumerate()
-        .filter(|(_, s)| match s {
-            rxnode_interlock::Step::RxCapture(c) => c.gain_db.is_none(),
-            rxnode_interlock::Step::RxSweep(w) => w.gain_db.is_none(),
-            _ => false,
-        })
+        .filter(|(_, s)| matches!(s.rx_gain(), Some(None)))
         .map(|(i, s)| {
             format!(
                 "step {} ({}) has no gain_db: a node whose policy sets rx.max_gain_db will BLOCK it; give the gain in dB",
@@ -579,5 +575,33 @@ mod tests {
         assert_eq!(sh("a b"), "'a b'");
         assert_eq!(sh("it's $(rm -rf /)"), "'it'\\''s $(rm -rf /)'");
         assert_eq!(sh(""), "''");
+    }
+
+    /// Every receiving step without a gain is named, as a node with
+    /// `rx.max_gain_db` would block it (each op says whether it has an RX gain);
+    /// a step with a gain, or one that receives nothing, is not.
+    #[test]
+    fn every_receiving_step_without_a_gain_is_warned_about() {
+        let text = "TASK_ID = W_1\nTASK_TITLE = w\nSOURCE_BRANCH = video-development\n\
+            EXPECTED_HEAD = 0123456789abcdef0123456789abcdef01234567\nREQUIRES_APPROVAL = YES\n\
+            HARDWARE_ACCESS = YES\nRF_RX = YES\nRF_TX = NO\nALLOW_COMMIT = NO\nALLOW_PUSH = NO\n\n\
+            ```rx-plan\n{\"steps\": [{\"op\": \"inventory\"},\n\
+            {\"op\": \"freq_cal\", \"device\": \"driver=rxsim\", \"method\": \"gsm\",\n\
+             \"frequency_hz\": 935.2e6, \"sample_rate_hz\": 1e6, \"duration_s\": 6},\n\
+            {\"op\": \"clkin_compare\", \"devices\": [\"driver=rxsim,serial=m\", \"driver=rxsim,serial=s\"],\n\
+             \"frequency_hz\": 100e6, \"sample_rate_hz\": 1e6, \"duration_s\": 1, \"tone_hz\": 100.2e6},\n\
+            {\"op\": \"rx_capture\", \"device\": \"driver=rxsim\", \"frequency_hz\": 100e6,\n\
+             \"sample_rate_hz\": 1e6, \"duration_s\": 1, \"gain_db\": 20}]}\n```\n";
+        let task = rxnode_interlock::validate_task(text, &Default::default()).expect("valid");
+        let w = warnings(&task);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with("step 2 (freq_cal) has no gain_db"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].starts_with("step 3 (clkin_compare) has no gain_db"),
+            "{w:?}"
+        );
     }
 }

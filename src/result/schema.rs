@@ -2,38 +2,34 @@
 //! writes and reads (docs/protocol.md#6-the-main-pcs-side) and for the node's own
 //! files.
 //!
-//! The schemas live in `schemas/*.schema.json` and are embedded here. Those of
-//! `STATUS.json`, the calibration file and the health file are generated from
-//! the Rust types that write and read them ([`generated`]); a test fails when a
-//! checked-in file differs from its type's, and
+//! The schemas live in `schemas/*.schema.json`. Those of the plan, the task, the
+//! policy, `STATUS.json`, the calibration file and the health file are generated
+//! from the Rust types that write and read them ([`generated`]; the plan's and the
+//! task's from the interlock's op table); a test fails when a checked-in file
+//! differs from its type's, and
 //! `RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas` rewrites them
-//! (docs/architecture.md#how-to-add-an-output-field). The others are written by
-//! hand and *tested against* the types the parsers and the validator use: the unit tests
-//! below tie every `interlock::plan::Step` op, every result key and every policy
-//! field to them, and `tests/mainpc.rs` checks with an independent validator
-//! (Python `jsonschema`) that every valid fixture and every result rxnode writes
+//! (docs/architecture.md#how-to-add-an-output-field). The result's is written by
+//! hand and embedded; the unit tests below tie every result key to the validator,
+//! and `tests/mainpc.rs` checks with an independent validator (Python
+//! `jsonschema`) that every valid fixture and every result rxnode writes
 //! validates and every invalid plan fixture fails.
 use crate::exit::Outcome;
 use anyhow::Result;
 
-/// The `rx-plan` block.
-pub(crate) const PLAN: &str = include_str!("../../schemas/plan.schema.json");
 /// `RX_RESULT.json`.
 pub(crate) const RESULT: &str = include_str!("../../schemas/result.schema.json");
-/// `.local/rxnode-policy.json`.
-pub(crate) const POLICY: &str = include_str!("../../schemas/policy.schema.json");
-/// A task as `{"header": {...}, "plan": {...} | null}`.
-pub(crate) const TASK: &str = include_str!("../../schemas/task.schema.json");
 
 /// The schema text for a kind: the embedded file, or the one generated from the
 /// kind's type (which the checked-in file equals).
 pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
     match kind {
-        SchemaKind::Plan => PLAN.into(),
         SchemaKind::Result => RESULT.into(),
-        SchemaKind::Policy => POLICY.into(),
-        SchemaKind::Task => TASK.into(),
-        SchemaKind::Status | SchemaKind::Calibration | SchemaKind::Health => generated(kind)
+        SchemaKind::Plan
+        | SchemaKind::Policy
+        | SchemaKind::Task
+        | SchemaKind::Status
+        | SchemaKind::Calibration
+        | SchemaKind::Health => generated(kind)
             .map(|s| file_text(&s))
             .unwrap_or_default()
             .into(),
@@ -41,10 +37,13 @@ pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
 }
 
 /// The schema generated from the Rust type of a kind's file, `None` for the
-/// kinds written by hand.
+/// kind written by hand (the result).
 pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
     match kind {
-        SchemaKind::Plan | SchemaKind::Result | SchemaKind::Policy | SchemaKind::Task => None,
+        SchemaKind::Result => None,
+        SchemaKind::Plan => Some(rxnode_interlock::plan_schema()),
+        SchemaKind::Policy => Some(rxnode_interlock::policy_schema()),
+        SchemaKind::Task => Some(rxnode_interlock::task_schema()),
         SchemaKind::Status => Some(crate::heartbeat::snapshot::schema()),
         SchemaKind::Calibration => Some(crate::store::calibration::schema()),
         SchemaKind::Health => Some(crate::store::health::schema()),
@@ -143,26 +142,16 @@ mod tests {
         serde_json::from_str(s).expect("an embedded schema is JSON")
     }
 
+    fn plan() -> Value {
+        generated(SchemaKind::Plan).expect("the plan schema is generated")
+    }
+
     fn schema_ops() -> BTreeSet<String> {
-        parse(PLAN)["$defs"]["step"]["properties"]["op"]["enum"]
+        plan()["$defs"]["step"]["properties"]["op"]["enum"]
             .as_array()
             .expect("op enum")
             .iter()
             .map(|v| v.as_str().expect("op name").to_owned())
-            .collect()
-    }
-
-    /// The op names `interlock::plan::Step::op` returns, read from its source
-    /// (the match arms `Step::X… => "name"`), so a new variant cannot be missed.
-    fn step_ops_from_source() -> BTreeSet<String> {
-        let src = include_str!("../../interlock/src/plan/mod.rs");
-        let start = src.find("pub fn op(&self)").expect("Step::op exists");
-        let body = &src[start..];
-        let end = body.find("\n    }\n").expect("end of Step::op");
-        body[..end]
-            .lines()
-            .filter(|l| l.trim_start().starts_with("Step::"))
-            .filter_map(|l| l.split('"').nth(1).map(str::to_owned))
             .collect()
     }
 
@@ -189,26 +178,23 @@ mod tests {
             .collect()
     }
 
+    /// The ops the parser knows are the schema's, each with its step definition.
     #[test]
-    fn every_step_op_of_the_interlock_is_in_the_plan_schema() {
-        let ops = step_ops_from_source();
+    fn every_op_the_parser_knows_is_in_the_plan_schema() {
+        let ops = parser_known_ops();
         assert!(
             ops.contains("inventory") && ops.contains("tx_tone"),
             "{ops:?}"
         );
-        let schema = schema_ops();
-        for op in ops.iter().chain(parser_known_ops().iter()) {
+        assert_eq!(ops, schema_ops());
+        for op in &ops {
             assert!(
-                schema.contains(op),
-                "op {op} of the parser is missing from schemas/plan.schema.json"
-            );
-            assert!(
-                parse(PLAN)["$defs"][format!("step_{op}")].is_object(),
+                plan()["$defs"][format!("step_{op}")].is_object(),
                 "no $defs/step_{op}"
             );
         }
         // docs/operator.md#sweeps-rxnode-sweep names rx_sweep's fields exactly.
-        let sweep = &parse(PLAN)["$defs"]["step_rx_sweep"]["properties"];
+        let sweep = &plan()["$defs"]["step_rx_sweep"]["properties"];
         for f in rxnode_interlock::RX_SWEEP_FIELDS {
             assert!(sweep[f].is_object(), "rx_sweep.{f}");
         }
@@ -261,7 +247,7 @@ mod tests {
                 ));
             }
         }
-        assert_eq!(seen, 3, "status, calibration and health are generated");
+        assert_eq!(seen, 6, "every schema but the result's is generated");
         assert!(
             stale.is_empty(),
             "{}\nregenerate with: RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas",
@@ -331,10 +317,11 @@ mod tests {
 
     #[test]
     fn the_task_schema_carries_the_plan_schema_unchanged() {
-        assert_eq!(parse(TASK)["$defs"], parse(PLAN)["$defs"]);
-        let plan_in_task = &parse(TASK)["properties"]["plan"]["anyOf"][1];
-        assert_eq!(plan_in_task["properties"], parse(PLAN)["properties"]);
-        assert_eq!(plan_in_task["required"], parse(PLAN)["required"]);
+        let task = generated(SchemaKind::Task).expect("the task schema is generated");
+        assert_eq!(task["$defs"], plan()["$defs"]);
+        let plan_in_task = &task["properties"]["plan"]["anyOf"][1];
+        assert_eq!(plan_in_task["properties"], plan()["properties"]);
+        assert_eq!(plan_in_task["required"], plan()["required"]);
     }
 
     #[test]
@@ -366,38 +353,6 @@ mod tests {
                 s["properties"]["node"]["properties"][k].is_object(),
                 "node.{k}"
             );
-        }
-    }
-
-    #[test]
-    fn the_policy_schema_describes_every_policy_field() {
-        let full = rxnode_interlock::Policy::from_json(
-            r#"{"rx": {"max_duration_s": 5, "max_sample_rate_hz": 2e6, "max_gain_db": 30,
-                 "max_iq_bytes": 1000},
-                "tx": {"allowed_ranges_hz": [[433.05e6, 434.79e6]], "max_gain_db": 10,
-                 "max_duration_s": 2},
-                "health": {"self_test_every_s": 60, "radios": ["driver=rxsim"],
-                 "clkin": {"driver=rxsim": {"tone_hz": 100.1e6, "tolerance_ppm": 2}}},
-                "status": {"publish_every_s": 300},
-                "tasks": {"require_signature": "red"}}"#,
-        )
-        .expect("a valid policy");
-        let v = serde_json::to_value(&full).expect("policy");
-        let s = parse(POLICY);
-        for part in ["rx", "tx", "health", "status", "tasks"] {
-            let props = &s["properties"][part]["anyOf"][0]["properties"];
-            for k in v[part].as_object().expect("object").keys() {
-                assert!(
-                    props[k].is_object(),
-                    "policy {part}.{k} missing from the schema"
-                );
-            }
-            for k in props.as_object().expect("props").keys() {
-                assert!(
-                    v[part].get(k).is_some(),
-                    "schema {part}.{k} is not a policy field"
-                );
-            }
         }
     }
 }

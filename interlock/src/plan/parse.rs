@@ -1,11 +1,11 @@
 //! Parsing the `rx-plan` block: find the fenced blocks, read the JSON strictly,
-//! then each step by its op. Every problem is listed, not only the first.
+//! then each step by its op's entry in the table (`ops/mod.rs`). Every problem
+//! is listed, not only the first.
+use super::ops::{self, Needs, Step};
 use super::sanity::StepCheck;
-use super::{ClkinCompareStep, ClockCheckStep, Plan, RxCaptureStep, Step, TxToneStep};
+use super::Plan;
 use crate::error::Issue;
-use crate::freq_cal::FreqCalStep;
 use crate::header::{truncate, TaskHeader};
-use crate::sweep::RxSweepStep;
 use serde_json::{Map, Value};
 
 /// Find the `rx-plan` fenced blocks: `(info line number, json text, first content line)`.
@@ -157,7 +157,10 @@ fn plan_object(json: &str, cx: &mut PlanCtx<'_>) -> Option<Map<String, Value>> {
     }
 }
 
-/// The object's `steps` array (at most 64); every other top-level key is unknown.
+/// Most steps a plan may have.
+pub(crate) const MAX_STEPS: usize = 64;
+
+/// The object's `steps` array (at most [`MAX_STEPS`]); every other top-level key is unknown.
 fn steps_array(mut obj: Map<String, Value>, cx: &mut PlanCtx<'_>) -> Option<Vec<Value>> {
     for k in obj.keys() {
         if k != "steps" {
@@ -181,10 +184,10 @@ fn steps_array(mut obj: Map<String, Value>, cx: &mut PlanCtx<'_>) -> Option<Vec<
     if steps_v.is_empty() {
         cx.push(Some("steps"), "rx-plan: steps is empty");
     }
-    if steps_v.len() > 64 {
+    if steps_v.len() > MAX_STEPS {
         cx.push(
             Some("steps"),
-            format!("rx-plan: {} steps; at most 64", steps_v.len()),
+            format!("rx-plan: {} steps; at most {MAX_STEPS}", steps_v.len()),
         );
         return None;
     }
@@ -220,70 +223,19 @@ fn parse_step(sv: Value, n: usize, cx: &mut PlanCtx<'_>) -> Option<Step> {
     step_fields(&op, o, &mut cx.step(n))
 }
 
-/// The fields of a step whose op is `op` (the op itself already taken out).
+/// The fields of a step whose op is `op` (the op itself already taken out), by
+/// the op's entry in the table.
 fn step_fields(op: &str, rest: Map<String, Value>, chk: &mut StepCheck<'_>) -> Option<Step> {
-    let n = chk.n;
-    match op {
-        "inventory" => {
-            for k in rest.keys() {
-                chk.push(
-                    Some(&truncate(k, 80)),
-                    format!(
-                        "rx-plan step {n} (inventory): unknown field {:?}",
-                        truncate(k, 80)
-                    ),
-                );
-            }
-            Some(Step::Inventory)
-        }
-        "clock_check" => de::<ClockCheckStep>(rest, op, chk).map(|s| {
-            chk.device(&s.device);
-            Step::ClockCheck(s)
-        }),
-        "rx_capture" => de::<RxCaptureStep>(rest, op, chk).map(|s| {
-            chk.rx_capture(&s);
-            Step::RxCapture(s)
-        }),
-        "tx_tone" => de::<TxToneStep>(rest, op, chk).map(|s| {
-            chk.tx_tone(&s);
-            Step::TxTone(s)
-        }),
-        "rx_sweep" => de::<RxSweepStep>(rest, op, chk).map(|s| {
-            chk.device(&s.device);
-            s.check(chk.line, n, chk.issues);
-            Step::RxSweep(s)
-        }),
-        "clkin_compare" => de::<ClkinCompareStep>(rest, op, chk).map(|s| {
-            chk.clkin_compare(&s);
-            Step::ClkinCompare(s)
-        }),
-        "freq_cal"
-            if !matches!(
-                rest.get("method").and_then(Value::as_str),
-                Some("lte" | "gsm")
-            ) =>
-        {
-            let got = match rest.get("method") {
-                None => "missing".to_owned(),
-                Some(v) => truncate(&v.to_string(), 40),
-            };
-            chk.push(
-                Some("method"),
-                format!("rx-plan step {n} (freq_cal): method {got} must be \"lte\" or \"gsm\""),
-            );
-            None
-        }
-        "freq_cal" => de::<FreqCalStep>(rest, op, chk).map(|s| {
-            chk.device(&s.device);
-            s.check(chk.line, n, chk.issues);
-            Step::FreqCal(s)
-        }),
-        other => {
+    match ops::find(op) {
+        Some(entry) => (entry.parse)(rest, chk),
+        None => {
+            let n = chk.n;
             chk.push(
                 Some("op"),
                 format!(
-                    "rx-plan step {n}: unknown op {:?} (known: inventory, clock_check, rx_capture, rx_sweep, tx_tone, clkin_compare, freq_cal)",
-                    truncate(other, 40)
+                    "rx-plan step {n}: unknown op {:?} (known: {})",
+                    truncate(op, 40),
+                    ops::known_list()
                 ),
             );
             None
@@ -291,73 +243,28 @@ fn step_fields(op: &str, rest: Map<String, Value>, chk: &mut StepCheck<'_>) -> O
     }
 }
 
-/// The step's fields as `T`; serde's error names the field between backticks.
-fn de<T: serde::de::DeserializeOwned>(
-    rest: Map<String, Value>,
-    op: &str,
-    chk: &mut StepCheck<'_>,
-) -> Option<T> {
-    match serde_json::from_value::<T>(Value::Object(rest)) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            let msg = e.to_string();
-            let field = msg.split('`').nth(1);
-            chk.issues.push(Issue::new(
-                Some(chk.line),
-                field,
-                format!("rx-plan step {} ({op}): {msg}", chk.n),
-            ));
-            None
-        }
-    }
-}
-
-/// Body/header conflicts for one step, from its op: steps the header does not allow.
+/// Body/header conflicts for one step, from what its op needs: steps the header
+/// does not allow.
 fn op_conflicts(n: usize, op: &str, header: &TaskHeader, cx: &mut PlanCtx<'_>) {
-    let known = matches!(
-        op,
-        "inventory"
-            | "clock_check"
-            | "rx_capture"
-            | "tx_tone"
-            | "rx_sweep"
-            | "clkin_compare"
-            | "freq_cal"
-    );
-    if known && !header.hardware_access {
+    let Some(entry) = ops::find(op) else {
+        return;
+    };
+    if !header.hardware_access {
         cx.push(
             Some("HARDWARE_ACCESS"),
             format!("rx-plan step {n} ({op}) touches hardware but HARDWARE_ACCESS = NO"),
         );
     }
-    if op == "rx_capture" && !header.rf_rx {
-        cx.push(
+    match entry.needs {
+        Needs::Hardware => {}
+        Needs::Receive if !header.rf_rx => cx.push(
             Some("RF_RX"),
-            format!("rx-plan step {n} (rx_capture) receives but RF_RX = NO"),
-        );
-    }
-    if op == "rx_sweep" && !header.rf_rx {
-        cx.push(
-            Some("RF_RX"),
-            format!("rx-plan step {n} (rx_sweep) receives but RF_RX = NO"),
-        );
-    }
-    if op == "clkin_compare" && !header.rf_rx {
-        cx.push(
-            Some("RF_RX"),
-            format!("rx-plan step {n} (clkin_compare) receives but RF_RX = NO"),
-        );
-    }
-    if op == "freq_cal" && !header.rf_rx {
-        cx.push(
-            Some("RF_RX"),
-            format!("rx-plan step {n} (freq_cal) receives but RF_RX = NO"),
-        );
-    }
-    if op == "tx_tone" && !header.rf_tx {
-        cx.push(
+            format!("rx-plan step {n} ({op}) receives but RF_RX = NO"),
+        ),
+        Needs::Transmit if !header.rf_tx => cx.push(
             Some("RF_TX"),
-            format!("rx-plan step {n} (tx_tone) transmits but RF_TX = NO"),
-        );
+            format!("rx-plan step {n} ({op}) transmits but RF_TX = NO"),
+        ),
+        Needs::Receive | Needs::Transmit => {}
     }
 }

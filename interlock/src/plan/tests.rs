@@ -1,5 +1,6 @@
 use super::*;
 use crate::testutil::*;
+use crate::InventoryStep;
 
 /// YELLOW RX-capable header; plan fence is on line 14, its JSON on 15.
 fn rx_hdr() -> Vec<(String, String)> {
@@ -43,7 +44,7 @@ fn full_rx_plan_parses() {
     let p = t.plan().unwrap();
     assert_eq!(t.plan_line(), Some(14));
     assert_eq!(p.steps.len(), 3);
-    assert_eq!(p.steps[0], Step::Inventory);
+    assert_eq!(p.steps[0], Step::Inventory(InventoryStep {}));
     match &p.steps[2] {
         Step::RxCapture(s) => {
             assert_eq!(s.frequency_hz, 100.0e6);

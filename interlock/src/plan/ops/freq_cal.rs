@@ -1,11 +1,17 @@
 //! The `freq_cal` step (docs/operator.md#calibrating-a-radio-without-a-generator):
 //! a radio's absolute frequency error from a broadcast signal (GSM FCCH, LTE
-//! PSS/SSS), with its sanity and RX policy checks.
-use crate::error::{Error, Issue};
-use crate::plan::RxCaptureStep;
-use crate::policy::{check_rx_step, RxPolicy};
+//! PSS/SSS), with its sanity and RX policy checks and its prompt line.
+use super::rx_capture::{check_rx_step, RxCaptureStep};
+use super::{de, Needs, PlanOp, DEVICE_PATTERN};
+use crate::error::Error;
+use crate::escaped;
+use crate::header::truncate;
+use crate::plan::sanity::StepCheck;
+use crate::plan::words::{gain, mhz, msps, secs};
+use crate::policy::{Policy, RxPolicy};
 use crate::sweep::GainSpec;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// GSM's gross bit rate, 1625000/6 bit/s (≈ 270.833 kbit/s).
 pub const GSM_BIT_RATE_HZ: f64 = 1_625_000.0 / 6.0;
@@ -24,7 +30,7 @@ pub const LTE_MIN_RATE_HZ: f64 = 1.92e6;
 const USABLE_BAND: f64 = 0.45;
 
 /// The broadcast signal a `freq_cal` step measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FreqCalMethod {
     /// An LTE downlink's synchronisation signals (PSS/SSS) centred at `frequency_hz`.
@@ -44,22 +50,28 @@ impl FreqCalMethod {
 }
 
 /// `freq_cal` step: tune to the broadcast carrier and measure the radio's error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FreqCalStep {
-    /// SoapySDR device args.
+    /// SoapySDR device args, e.g. driver=hackrf,serial=…
+    #[schemars(length(min = 1), regex(pattern = DEVICE_PATTERN))]
     pub device: String,
-    /// The signal to measure.
+    /// gsm: a BCCH carrier's FCCH bursts at frequency_hz; lte: an LTE downlink's
+    /// PSS/SSS centred at frequency_hz.
     pub method: FreqCalMethod,
-    /// The broadcast carrier's absolute frequency (GSM: the BCCH carrier; LTE: the
-    /// downlink's centre); the radio is tuned there.
+    /// The broadcast carrier's absolute frequency, Hz (GSM: the BCCH carrier; LTE:
+    /// the downlink's centre); the radio is tuned there.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub frequency_hz: f64,
-    /// Sample rate.
+    /// Sample rate, S/s; gsm: at least (67.708 kHz + 60 ppm of frequency_hz + 10
+    /// kHz) / 0.45 (1e6 fits every GSM band); lte: at least 1.92e6.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub sample_rate_hz: f64,
     /// RX gain, if set: overall dB, or dB per gain element.
     #[serde(default)]
     pub gain_db: Option<GainSpec>,
-    /// How long to listen.
+    /// How long to listen, seconds (6 s gives ±0.1 ppm at 0 dB SNR for gsm).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub duration_s: f64,
 }
 
@@ -140,18 +152,6 @@ impl FreqCalStep {
         out
     }
 
-    /// Check the step's values into `issues` (step `n`, on the fence `line`).
-    pub(crate) fn check(&self, line: usize, n: usize, issues: &mut Vec<Issue>) {
-        for p in self.problems() {
-            let field = p.split_whitespace().next();
-            issues.push(Issue::new(
-                Some(line),
-                field,
-                format!("rx-plan step {n} (freq_cal): {p}"),
-            ));
-        }
-    }
-
     /// The step as the bounded capture it is, for the RX policy's checks.
     fn as_capture(&self) -> RxCaptureStep {
         RxCaptureStep::plain(
@@ -161,6 +161,83 @@ impl FreqCalStep {
             self.gain_db.clone(),
             self.duration_s,
         )
+    }
+}
+
+impl PlanOp for FreqCalStep {
+    const NAME: &'static str = "freq_cal";
+    const NEEDS: Needs = Needs::Receive;
+    const ABOUT: &'static str = "a radio's absolute frequency error from a broadcast signal, no prior estimate needed within ±60 ppm (YELLOW; RF_RX = YES; bounded by the RX policy like a capture; records nothing); docs/operator.md#calibrating-a-radio-without-a-generator";
+    const EXAMPLE: &'static str = r#"{"op": "freq_cal", "device": "driver=rxsim", "method": "gsm",
+        "frequency_hz": 935.2e6, "sample_rate_hz": 1e6, "gain_db": 30, "duration_s": 6}"#;
+    const BAD_EXAMPLE: (&'static str, &'static str) = (
+        r#"{"op": "freq_cal", "device": "driver=rxsim", "method": "gsm",
+        "frequency_hz": 935.2e6, "sample_rate_hz": 200e3, "duration_s": 6}"#,
+        "sample_rate_hz",
+    );
+
+    /// The method first, named with the words it may be (serde would name the
+    /// enum's variants), then the fields.
+    fn parse(rest: Map<String, Value>, chk: &mut StepCheck<'_>) -> Option<Self> {
+        if !matches!(
+            rest.get("method").and_then(Value::as_str),
+            Some("lte" | "gsm")
+        ) {
+            let got = match rest.get("method") {
+                None => "missing".to_owned(),
+                Some(v) => truncate(&v.to_string(), 40),
+            };
+            let n = chk.n;
+            chk.push(
+                Some("method"),
+                format!("rx-plan step {n} (freq_cal): method {got} must be \"lte\" or \"gsm\""),
+            );
+            return None;
+        }
+        let s = de::<Self>(rest, Self::NAME, chk)?;
+        s.sanity(chk);
+        Some(s)
+    }
+
+    fn sanity(&self, chk: &mut StepCheck<'_>) {
+        chk.device(&self.device);
+        let n = chk.n;
+        for p in self.problems() {
+            let field = p.split_whitespace().next();
+            chk.push(field, format!("rx-plan step {n} (freq_cal): {p}"));
+        }
+    }
+
+    fn policy(&self, policy: &Policy) -> Result<(), Error> {
+        check_freq_cal(self, &policy.rx)
+    }
+
+    fn describe(&self) -> String {
+        let f = self;
+        let what = match f.method {
+            FreqCalMethod::Gsm => "GSM BCCH carrier (FCCH bursts)",
+            FreqCalMethod::Lte => "LTE downlink (PSS/SSS)",
+        };
+        format!(
+            "freq_cal {}: measures the radio's frequency error from the {what} at {}, {}, {}, {}, receive only, no IQ recorded",
+            escaped(&f.device),
+            mhz(f.frequency_hz),
+            msps(f.sample_rate_hz),
+            gain(f.gain_db.as_ref()),
+            secs(f.duration_s)
+        )
+    }
+
+    fn device(&self) -> Option<&str> {
+        Some(&self.device)
+    }
+
+    fn duration_s(&self) -> Option<f64> {
+        Some(self.duration_s)
+    }
+
+    fn rx_gain(&self) -> Option<Option<&GainSpec>> {
+        Some(self.gain_db.as_ref())
     }
 }
 

@@ -1,88 +1,15 @@
+//! The task header: `KEY = VALUE` lines split from the body, each field checked,
+//! every problem listed with its line; the names it carries are in `names`, its
+//! schema in `schema`.
 use crate::error::{Error, Issue};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
 
-/// A validated task identifier: `[A-Za-z0-9_-]{1,64}`, not starting with `-`.
-///
-/// Safe to use as a path component (no separators, no dots, no spaces).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct TaskId(String);
+mod names;
+mod schema;
 
-impl TaskId {
-    /// Check and wrap a task ID.
-    pub fn parse(s: &str) -> Result<TaskId, Error> {
-        // A leading `-` would read as an option to every program the ID is
-        // passed to (`git`, `rm`, scripts on the main PC).
-        let ok = !s.is_empty()
-            && !s.starts_with('-')
-            && s.len() <= 64
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !ok {
-            return Err(Error::InvalidTaskId(s.to_owned()));
-        }
-        if let Some(name) = windows_reserved(s) {
-            return Err(Error::ReservedTaskId {
-                id: s.to_owned(),
-                name: name.to_owned(),
-            });
-        }
-        Ok(TaskId(s.to_owned()))
-    }
-
-    /// The ID as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// The reserved Windows device name `s` would open instead of a file (an RX
-/// laptop on Windows keeps `.local/rx_agent_outbox/<TASK_ID>/` and
-/// `.local/rx_iq/<TASK_ID>/`): `CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`,
-/// `LPT0`–`LPT9`, in any letter case. Windows takes the part before the first
-/// `.` and ignores trailing dots and spaces, so `NUL.txt` and `con ` name the
-/// device too; the ID pattern already refuses `.` and spaces, and the rule is
-/// applied to the stem anyway.
-fn windows_reserved(s: &str) -> Option<&'static str> {
-    let stem = s
-        .split('.')
-        .next()
-        .unwrap_or(s)
-        .trim_end_matches([' ', '.']);
-    const NAMES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
-    if let Some(n) = NAMES.iter().find(|n| stem.eq_ignore_ascii_case(n)) {
-        return Some(n);
-    }
-    const NUMBERED: [&str; 20] = [
-        "COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT0",
-        "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
-    ];
-    NUMBERED
-        .iter()
-        .find(|n| stem.eq_ignore_ascii_case(n))
-        .copied()
-}
-
-impl<'de> Deserialize<'de> for TaskId {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        TaskId::parse(&s).map_err(serde::de::Error::custom)
-    }
-}
-
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for TaskId {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
+pub use names::{check_node_name, TaskId, MAX_NODE_NAME_LEN};
+pub(crate) use schema::header_schema;
 
 /// What a task allows to be pushed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,33 +77,6 @@ pub(crate) const FIELDS: &[&str] = &[
 ];
 
 pub(crate) const OPTIONAL: &[&str] = &["RISK_LEVEL", "TARGET_NODES"];
-
-/// The longest node name.
-pub const MAX_NODE_NAME_LEN: usize = 32;
-
-/// Check a node name (`rxnode node set-name`, `TARGET_NODES`): 1 to 32 of
-/// `A-Z a-z 0-9 _ -`; the error names the value.
-pub fn check_node_name(name: &str) -> Result<(), String> {
-    let shown: String = name.chars().take(40).collect();
-    if name.is_empty() {
-        return Err("node name is empty; use 1 to 32 of A-Z a-z 0-9 _ -".into());
-    }
-    if name.chars().count() > MAX_NODE_NAME_LEN {
-        return Err(format!(
-            "node name {shown:?}… is {} characters; at most {MAX_NODE_NAME_LEN}",
-            name.chars().count()
-        ));
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
-        return Err(format!(
-            "node name {shown:?} contains {c:?}; only A-Z a-z 0-9 _ - are allowed"
-        ));
-    }
-    Ok(())
-}
 
 /// Raw header: `(line, key, value)` plus the 1-based line where the body starts.
 pub(crate) struct RawHeader {
@@ -642,6 +542,7 @@ fn contradictions(
 
 #[cfg(test)]
 mod tests {
+    use super::names::windows_reserved;
     use super::*;
 
     #[test]
