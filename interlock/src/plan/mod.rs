@@ -109,6 +109,9 @@ pub enum IqSampleFormat {
     /// SigMF `ci16_le`: the radio's native int16 I/Q (SoapySDR CS16) as it came,
     /// 4 bytes per sample; for full-rate recording.
     Ci16,
+    /// SigMF `ci8`: the radio's native int8 I/Q (SoapySDR CS8, the HackRF's) as it
+    /// came, 2 bytes per sample.
+    Ci8,
 }
 
 impl IqSampleFormat {
@@ -117,6 +120,7 @@ impl IqSampleFormat {
         match self {
             Self::Cf32 => 8,
             Self::Ci16 => 4,
+            Self::Ci8 => 2,
         }
     }
 }
