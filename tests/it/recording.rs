@@ -1,7 +1,7 @@
 //! Recordings with the outside tools engineers use: GNU Radio reading what `capture`
 //! streams and writing what `analyze` reads, the HackRF's native CS8 recorded as it
 //! came and checked by the `sigmf` package, SigMF files in the shapes public captures
-//! take (docs/recordings.md).
+//! take (docs/operator.md#analysing-a-recording).
 use crate::util::{rxnode_cmd, show, text};
 use std::path::Path;
 use std::process::{Command, Output};
