@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod cs8;
+#[cfg(unix)]
 mod gnuradio;
 mod sigmf_shapes;
 

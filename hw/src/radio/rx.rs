@@ -56,7 +56,7 @@ impl RxRadio {
         let inner = self
             .dev
             .rx_stream_args::<E, _>(&[self.channel], self.rx_stream_args())
-            .map_err(|e| self.driver_err(&format!("set up rx stream ({})", E::STREAM_FORMAT), e))?;
+            .map_err(|e| self.driver_err(format!("set up rx stream ({})", E::STREAM_FORMAT), e))?;
         Ok(RxStreamNative {
             inner,
             args: self.args.clone(),

@@ -1,7 +1,8 @@
 //! GNU Radio 3.10 (Debian's `gnuradio`, installed by scripts/setup.sh --tests) as the
 //! program at the other end: its file source reads a FIFO while `capture --record
 //! FIFO` writes it, and `--record -` piped into it; its file sink writes a `.cfile`
-//! that `analyze` reads. The flowgraphs are tests/support/gr_check.py.
+//! that `analyze` reads. The flowgraphs are tests/support/gr_check.py. Linux only:
+//! scripts/setup.sh installs GNU Radio on Debian.
 use super::{capture_args, json, rxnode};
 use crate::util::{rxnode_cmd, show, text};
 use std::path::{Path, PathBuf};
@@ -54,7 +55,6 @@ fn check_read(r: &Read, what: &str) {
 /// GNU Radio's file source reads a FIFO while `capture --record FIFO` writes it,
 /// and reads `capture --record -` from a pipe: every sample, the tone where rxsim
 /// put it.
-#[cfg(unix)]
 #[test]
 fn gnuradio_reads_a_capture_live_from_a_fifo_and_from_standard_output() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
