@@ -374,6 +374,47 @@ fn cs16_stream_is_the_cf32_stream_rounded_to_full_scale() {
     }
 }
 
+/// rxsim's CS8 stream (a HackRF's native format) is the CF32 stream of the same
+/// settings by the documented rule — clamp to ±1, × 127, round half away from zero —
+/// read through `rx_stream_native`, as the capture's ci8 recording reads it.
+#[test]
+fn cs8_stream_is_the_cf32_stream_rounded_to_full_scale() {
+    init();
+    const N: usize = 100_003;
+    let args = "driver=rxsim,serial=cs8eq,pace=0,tone_hz=100.1e6,tone_dbfs=0,noise_dbfs=-6";
+    let mut radio = RxRadio::open(args).expect("open");
+    radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    let cf32 = read_exact(&mut radio.rx_stream().expect("cf32 stream"), N);
+    let mut s = radio.rx_stream_native::<Complex<i8>>().expect("cs8 stream");
+    let mut cs8 = vec![Complex::new(0i8, 0); N];
+    let mut got = 0;
+    while got < N {
+        let end = (got + 777).min(N);
+        match s.read_native(&mut cs8[got..end], 1_000_000).expect("read") {
+            ReadOutcome::Samples(k) => got += k,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let rule = |v: f32| {
+        let x = v.clamp(-1.0, 1.0) * 127.0;
+        (x + 0.5f32.copysign(x)) as i8
+    };
+    assert!(cf32.iter().filter(|c| c.re.abs() > 1.0).count() > 100);
+    for (i, (f, q)) in cf32.iter().zip(&cs8).enumerate() {
+        assert_eq!(
+            (rule(f.re), rule(f.im)),
+            (q.re, q.im),
+            "sample {i}: CF32 {f}"
+        );
+    }
+}
+
 #[test]
 fn overflow_is_reported_when_the_reader_stalls() {
     init();
