@@ -36,8 +36,9 @@ fn write_shapes(dir: &Path) -> Vec<Shape> {
 /// Non-Conforming Datasets (`core:dataset`, `core:header_bytes` before each capture
 /// segment, `core:trailing_bytes`), `core:offset` with later `core:sample_start`s and
 /// `core:global_index`, annotations, declared extensions and unknown keys,
-/// big-endian 2-channel data and a file without `core:sample_rate` (given `--rate`;
-/// refused naming the key without it) are read with the
+/// big-endian 2-channel data, a file without `core:sample_rate` (given `--rate`;
+/// refused naming the key without it) and a `cf32` without its byte order
+/// (little-endian, as the `sigmf` package reads it) are read with the
 /// tone where it was written and every sample (header and footer bytes are not
 /// samples); `core:metadata_only`, a `core:dataset` with a path and headers past the
 /// end of the data are refused naming the key.
@@ -45,7 +46,7 @@ fn write_shapes(dir: &Path) -> Vec<Shape> {
 fn sigmf_shapes_of_public_captures_read_back_or_are_refused_by_key() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let shapes = write_shapes(dir.path());
-    assert_eq!(shapes.len(), 9, "{shapes:?}");
+    assert_eq!(shapes.len(), 10, "{shapes:?}");
     for s in &shapes {
         let mut args = vec!["analyze", s.path.as_str()];
         args.extend(s.args.iter().map(String::as_str));

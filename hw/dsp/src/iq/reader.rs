@@ -547,20 +547,29 @@ fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfMeta> {
         .get("core:datatype")
         .and_then(|d| d.as_str())
         .ok_or_else(|| bad(meta_path, "SigMF meta has no core:datatype"))?;
-    let datatype = Datatype::from_sigmf(dt).ok_or_else(|| {
-        bad(
-            meta_path,
-            format!(
-                "unsupported SigMF core:datatype {dt:?}{} (supported: {})",
-                if dt.starts_with('r') {
-                    ": real-valued samples, and analysis needs complex I/Q"
-                } else {
-                    ""
-                },
-                Datatype::sigmf_names()
-            ),
-        )
-    })?;
+    // A multi-byte type without `_le`/`_be` (not SigMF, but written by some tools) is
+    // read little-endian, as the `sigmf` package reads it on little-endian hosts.
+    let spelled = dt.to_ascii_lowercase();
+    let datatype = Datatype::from_sigmf(&spelled)
+        .or_else(|| {
+            (!spelled.contains('_'))
+                .then(|| Datatype::from_sigmf(&format!("{spelled}_le")))
+                .flatten()
+        })
+        .ok_or_else(|| {
+            bad(
+                meta_path,
+                format!(
+                    "unsupported SigMF core:datatype {dt:?}{} (supported: {})",
+                    if dt.starts_with('r') {
+                        ": real-valued samples, and analysis needs complex I/Q"
+                    } else {
+                        ""
+                    },
+                    Datatype::sigmf_names()
+                ),
+            )
+        })?;
     // Optional in SigMF: a recording without it needs the rate given.
     let rate = match global.get("core:sample_rate") {
         None => None,
@@ -804,4 +813,77 @@ fn check_finite(path: &Path, start: u64, x: &[Complex<f32>]) -> Result<()> {
             start + k as u64
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A meta and 100 ci8 samples beside it; the error `open` gives, as text.
+    fn refusal(meta: serde_json::Value) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.sigmf-meta");
+        std::fs::write(&p, meta.to_string()).unwrap();
+        std::fs::write(dir.path().join("r.sigmf-data"), [0u8; 200]).unwrap();
+        IqReader::open(&p, None).unwrap_err().to_string()
+    }
+
+    /// Hostile capture segments are refused naming the key, never read wrongly nor a
+    /// panic: sizes past u64, out-of-order segments, counts that are not counts.
+    #[test]
+    fn bad_capture_segments_are_refused_by_key() {
+        let global = serde_json::json!({"core:datatype": "ci8", "core:sample_rate": 1e6});
+        let with = |captures: serde_json::Value| {
+            refusal(serde_json::json!({"global": global, "captures": captures}))
+        };
+        let e = with(serde_json::json!([{"core:sample_start": 0, "core:header_bytes": u64::MAX}]));
+        assert!(e.contains("core:header_bytes"), "{e}");
+        let e =
+            with(serde_json::json!([{"core:sample_start": 0}, {"core:sample_start": u64::MAX}]));
+        assert!(e.contains("segment 1 starts at sample"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": 50}, {"core:sample_start": 10}]));
+        assert!(e.contains("sorted by core:sample_start"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": -1}]));
+        assert!(e.contains("core:sample_start -1"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": 0, "core:header_bytes": 1.5}]));
+        assert!(e.contains("core:header_bytes 1.5"), "{e}");
+        let e = refusal(serde_json::json!({"global": {
+            "core:datatype": "ci8", "core:trailing_bytes": 201}}));
+        assert!(e.contains("core:trailing_bytes is 201"), "{e}");
+        let e = refusal(serde_json::json!({"global": {
+            "core:datatype": "ci8", "core:dataset": "/etc/passwd"}}));
+        assert!(e.contains("core:dataset"), "{e}");
+        let e = refusal(serde_json::json!({"global": {"core:datatype": "rf32_le"}}));
+        assert!(e.contains("real-valued"), "{e}");
+    }
+
+    /// Samples after a header, between segments' headers and before a footer are
+    /// read in order, the header and footer bytes never.
+    #[test]
+    fn headers_and_footers_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = vec![0xEEu8; 3];
+        data.extend([1, 2, 3, 4]);
+        data.extend([0xEE; 5]);
+        data.extend([5, 6]);
+        data.extend([0xEE; 7]);
+        std::fs::write(dir.path().join("x.dat"), &data).unwrap();
+        let meta = serde_json::json!({
+            "global": {"core:datatype": "ci8", "core:dataset": "x.dat",
+                       "core:trailing_bytes": 7},
+            "captures": [{"core:sample_start": 10, "core:header_bytes": 3},
+                         {"core:sample_start": 12, "core:header_bytes": 5}]});
+        let p = dir.path().join("x.sigmf-meta");
+        std::fs::write(&p, meta.to_string()).unwrap();
+        let mut r = IqReader::open(&p, None).unwrap();
+        assert_eq!(r.info().samples, 3);
+        assert_eq!(r.info().sample_rate_hz, None);
+        let mut out = vec![Complex::new(0.0f32, 0.0); 8];
+        assert_eq!(r.read(&mut out).unwrap(), 3);
+        let got: Vec<(f32, f32)> = out[..3]
+            .iter()
+            .map(|c| (c.re * 128.0, c.im * 128.0))
+            .collect();
+        assert_eq!(got, [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]);
+    }
 }
