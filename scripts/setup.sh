@@ -15,12 +15,17 @@ set -euo pipefail
 #                             signs commits with it: tests/it/signed.rs), chromium
 #                             and tidy (the fleet page is opened in a real headless
 #                             browser and checked as HTML: tests/it/mainpc/report.rs),
-#                             and the Python outside checks (below)
+#                             gnuradio (GNU Radio 3.10 reads what `capture` streams
+#                             and writes what `analyze` reads:
+#                             tests/it/recording/gnuradio.rs; 146 packages, 117 MB
+#                             fetched, 669 MB on disk, 37 s to install on the
+#                             development machine), and the Python outside checks
+#                             (below)
 tests=""
 [ "${1:-}" = "--tests" ] && tests=1
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
 if [ -n "$tests" ]; then
-    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy)
+    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy gnuradio)
 fi
 missing=()
 for p in "${PKGS[@]}"; do
@@ -37,7 +42,9 @@ fi
 # part of the product): `sigmf` validates the SigMF recordings and annotations
 # (tests/it/sweep.rs, tests/it/remote.rs), `numpy` finds the tone in a ci16 recording,
 # `jsonschema` checks the JSON Schemas (tests/it/mainpc.rs). System-wide for the python3
-# the tests run; on a Debian whose python is "externally managed" (PEP 668) pip needs
+# the tests run. Debian's gnuradio (above) is built for Debian's /usr/bin/python3 and
+# brings its numpy and jsonschema, which pip then keeps (it upgrades nothing already
+# installed). On a Debian whose python is "externally managed" (PEP 668) pip needs
 # --break-system-packages (CI runs as root on a throw-away machine; on a workstation
 # prefer a venv and put its bin/ first on PATH before `cargo test`).
 if [ -n "$tests" ] && ! python3 -c "import sigmf, numpy, jsonschema" 2>/dev/null; then

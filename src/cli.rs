@@ -404,12 +404,13 @@ pub struct CaptureArgs {
     #[command(flatten)]
     pub fft: FftArgs,
     /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
-    /// `--record-format ci16`); `-` streams raw samples to standard output (the report
+    /// `--record-format ci16`, `.cs8` with `ci8`); `-` streams raw samples to standard output (the report
     /// goes to standard error), an existing FIFO streams to the program reading it.
     #[arg(long)]
     pub record: Option<PathBuf>,
-    /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
-    /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
+    /// Sample type of the recording: `cf32` (default), `ci16`, the radio's native
+    /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate), or `ci8`, the
+    /// native CS8 of a HackRF (SigMF `ci8`, a quarter of the bytes).
     #[arg(long, requires = "record", ignore_case = true, value_parser = record_format())]
     pub record_format: Option<rxnode_dsp::RecordFormat>,
     /// Write a spectrum PNG (peaks, noise floor, CLKIN tones, RBW, status).
@@ -439,8 +440,8 @@ fn risk_level() -> impl clap::builder::TypedValueParser<Value = rxnode_interlock
     })
 }
 
-/// `--record-format`: `cf32` or `ci16` (`cs16`, SoapySDR's name, too), listed
-/// so shells complete them.
+/// `--record-format`: `cf32`, `ci16` or `ci8` (`cs16` and `cs8`, SoapySDR's names,
+/// too), listed so shells complete them.
 fn record_format() -> impl clap::builder::TypedValueParser<Value = rxnode_dsp::RecordFormat> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
     PossibleValuesParser::new([
@@ -448,6 +449,9 @@ fn record_format() -> impl clap::builder::TypedValueParser<Value = rxnode_dsp::R
         PossibleValue::new("ci16")
             .alias("cs16")
             .help("the radio's int16 I/Q as it came, 4 bytes a sample"),
+        PossibleValue::new("ci8")
+            .alias("cs8")
+            .help("the radio's int8 I/Q as it came (HackRF), 2 bytes a sample"),
     ])
     .try_map(|s| rxnode_dsp::RecordFormat::parse(&s).map_err(|e| e.to_string()))
 }

@@ -16,7 +16,7 @@
 //! `rxnode capture` does above 100 MS/s.
 use num_complex::Complex;
 use rxnode_dsp::{
-    run_capture, run_capture_ci16, CaptureSettings, CaptureSummary, ClkinConfig, ClkinEstimator,
+    run_capture, run_capture_native, CaptureSettings, CaptureSummary, ClkinConfig, ClkinEstimator,
     IqFormat, IqWriter, RecordFormat, RecordingMeta, Welch, WelchConfig,
 };
 use rxnode_hw::{use_sim, RxConfig, RxRadio};
@@ -240,7 +240,7 @@ fn live(
     };
     let sum = if run.ci16 {
         let stream = radio.rx_stream_ci16()?;
-        run_capture_ci16(stream, &s, &AtomicBool::new(false), None, recorder)?
+        run_capture_native(stream, &s, &AtomicBool::new(false), None, recorder)?
     } else {
         let stream = radio.rx_stream()?;
         run_capture(stream, &s, &AtomicBool::new(false), None, recorder)?

@@ -8,7 +8,7 @@
 //! CS16, with a tone in band, at three read sizes: 357 samples (what SoapySDRServer
 //! asks for per 1452-byte datagram), 16384 (rxsim's MTU) and 262144.
 use num_complex::Complex;
-use rxnode_dsp::{Ci16Source, ReadOutcome, SampleSource};
+use rxnode_dsp::{NativeSource, ReadOutcome, SampleSource};
 use rxnode_hw::{use_sim, RxConfig, RxRadio, RxStream, RxStreamCi16};
 use std::time::{Duration, Instant};
 
@@ -56,7 +56,7 @@ fn cf32(s: &mut RxStream, buf: &mut [Complex<f32>]) -> Result<usize> {
 }
 
 fn cs16(s: &mut RxStreamCi16, buf: &mut [Complex<i16>]) -> Result<usize> {
-    Ok(match s.read_ci16(buf, 1_000_000)? {
+    Ok(match s.read_native(buf, 1_000_000)? {
         ReadOutcome::Samples(n) => n,
         _ => 0,
     })

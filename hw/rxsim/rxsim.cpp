@@ -1,6 +1,6 @@
 // rxsim: a simulated radio as a real SoapySDR module (driver "rxsim").
 //
-// One RX and one TX channel, CF32/CS16, 1 MHz..6 GHz, 0.1..250 MS/s, gain 0..60 dB,
+// One RX and one TX channel, CF32/CS16/CS8 (CS8 as a HackRF streams it), 1 MHz..6 GHz, 0.1..250 MS/s, gain 0..60 dB,
 // clock sources internal/external with a `ref_locked` sensor. The RX stream carries a
 // CW tone plus noise, paced to the sample rate (pace=1) with honest overflow reporting,
 // or as fast as possible (pace=0) from precomputed tables.
@@ -388,6 +388,7 @@ struct SimStream {
     std::condition_variable cv; // notified on activate/deactivate
     int direction = SOAPY_SDR_RX;
     bool cs16 = false;
+    bool cs8 = false; // RX only: CS16's integer path, converted by toNative
     bool active = false;
     Clock::time_point t0;
     double rate = 1e6;     // samples per second of wall time (pacing)
@@ -1007,7 +1008,7 @@ class RxSim : public SoapySDR::Device {
     size_t getNumChannels(const int) const override { return 1; }
     bool getFullDuplex(const int, const size_t) const override { return true; }
     std::vector<std::string> getStreamFormats(const int, const size_t) const override {
-        return {SOAPY_SDR_CF32, SOAPY_SDR_CS16};
+        return {SOAPY_SDR_CF32, SOAPY_SDR_CS16, SOAPY_SDR_CS8};
     }
     std::string getNativeStreamFormat(const int, const size_t, double &fullScale) const override {
         fullScale = 32767.0;
@@ -1021,13 +1022,15 @@ class RxSim : public SoapySDR::Device {
         const char *dir = direction == SOAPY_SDR_TX ? "TX" : "RX";
         if (direction == SOAPY_SDR_TX && txDeny_)
             throw std::runtime_error("rxsim: TX denied by device args tx=deny (serial=" + serial_ + ")");
-        if (format != SOAPY_SDR_CF32 && format != SOAPY_SDR_CS16)
+        if (format != SOAPY_SDR_CF32 && format != SOAPY_SDR_CS16 &&
+            !(format == SOAPY_SDR_CS8 && direction == SOAPY_SDR_RX))
             throw std::runtime_error("rxsim: unsupported stream format " + format);
         for (size_t c : channels)
             if (c != 0) throw std::runtime_error("rxsim: no channel " + std::to_string(c));
         auto *s = new SimStream();
         s->direction = direction;
-        s->cs16 = format == SOAPY_SDR_CS16;
+        s->cs16 = format == SOAPY_SDR_CS16 || format == SOAPY_SDR_CS8;
+        s->cs8 = format == SOAPY_SDR_CS8;
         s->scratch.resize(kBlock);
         if (seed_ != kLegacySeed) s->rng = seed_ | 1;
         logEvent("setupStream", dir, serial_);
@@ -1180,13 +1183,12 @@ class RxSim : public SoapySDR::Device {
             n = replay_.clip(n, pos); // a single play's last read stops at its end
             bool more;
             if (s->cs16) {
-                auto *out = static_cast<int16_t *>(buffs[0]);
                 size_t done = 0;
                 more = true;
                 while (done < n && more) {
                     size_t k = std::min(n - done, kBlock);
                     more = replay_.fill(s->scratch.data(), k, pos + done);
-                    toI16Block(reinterpret_cast<const float *>(s->scratch.data()), out + 2 * done, 2 * k);
+                    toNative(s, buffs[0], 2 * done, 2 * k);
                     done += k;
                 }
             } else {
@@ -1203,7 +1205,6 @@ class RxSim : public SoapySDR::Device {
             return int(std::min<size_t>(n, size_t(1) << 30));
         }
         if (s->cs16) {
-            auto *out = static_cast<int16_t *>(buffs[0]);
             size_t done = 0;
             while (done < n) {
                 size_t k = std::min(n - done, kBlock);
@@ -1211,7 +1212,7 @@ class RxSim : public SoapySDR::Device {
                 scene_.apply(s, s->scratch.data(), k, s->produced + done, frame);
                 lte_.apply(s, s->scratch.data(), k, s->produced + done, frame);
                 gsm_.apply(s, s->scratch.data(), k, s->produced + done, frame, tu.namp);
-                toI16Block(reinterpret_cast<const float *>(s->scratch.data()), out + 2 * done, 2 * k);
+                toNative(s, buffs[0], 2 * done, 2 * k);
                 done += k;
             }
         } else {
@@ -1526,6 +1527,18 @@ class RxSim : public SoapySDR::Device {
         }
 #endif
         for (; j < m; j++) out[j] = toI16(in[j]);
+    }
+    // An integer stream's m values (I, Q interleaved) from the stream's float scratch
+    // into `out` from value `at` on: CS16 by toI16Block, or CS8 as a HackRF delivers
+    // it (full scale 127, the same clamp and rounding half away from zero as toI16).
+    static void toNative(const SimStream *s, void *out, size_t at, size_t m) {
+        const float *in = reinterpret_cast<const float *>(s->scratch.data());
+        if (!s->cs8) return toI16Block(in, static_cast<int16_t *>(out) + at, m);
+        int8_t *o = static_cast<int8_t *>(out) + at;
+        for (size_t j = 0; j < m; j++) {
+            float x = std::max(-1.0f, std::min(1.0f, in[j])) * 127.0f;
+            o[j] = int8_t(x + std::copysign(0.5f, x));
+        }
     }
     static uint64_t nextRand(SimStream *s) {
         s->rng ^= s->rng << 13;

@@ -44,7 +44,10 @@ pub use crate::{
         enumerate, resolve_unit, soapysdr_load_modules, soapysdr_modules, soapysdr_search_paths,
         soapysdr_version, why_absent, DeviceInfo, GainElement, ModuleLoad,
     },
-    radio::{ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, TxRadio, TxReport},
+    radio::{
+        ActualSettings, RxConfig, RxRadio, RxStream, RxStreamCi16, RxStreamNative, TxRadio,
+        TxReport,
+    },
     sim::{sim_in_use, use_sim},
     sweep::{
         run_sweep, run_sweep_observed, run_sweep_with_progress, HopPlan, HopStatus, SweepConfig,

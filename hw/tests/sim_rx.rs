@@ -4,7 +4,7 @@
 //! log before any test touches SoapySDR. No test in this binary transmits.
 use num_complex::Complex;
 use rustfft::FftPlanner;
-use rxnode_dsp::{Ci16Source, ReadOutcome, SampleSource};
+use rxnode_dsp::{NativeSource, ReadOutcome, SampleSource};
 use rxnode_hw::{enumerate, Error, RxConfig, RxRadio};
 use std::time::{Duration, Instant};
 
@@ -313,10 +313,10 @@ fn native_cs16_stream_costs_no_more_than_cf32() {
         {
             let mut s = radio.rx_stream_ci16().expect("cs16 stream");
             let mut buf = vec![Complex::new(0i16, 0); 16384];
-            let _ = s.read_ci16(&mut buf, 100_000).expect("read");
+            let _ = s.read_native(&mut buf, 100_000).expect("read");
             let (t, mut got) = (thread_cpu(), 0);
             while got < N {
-                if let ReadOutcome::Samples(n) = s.read_ci16(&mut buf, 100_000).expect("read") {
+                if let ReadOutcome::Samples(n) = s.read_native(&mut buf, 100_000).expect("read") {
                     got += n;
                 }
             }
@@ -354,7 +354,7 @@ fn cs16_stream_is_the_cf32_stream_rounded_to_full_scale() {
     let mut got = 0;
     while got < N {
         let end = (got + 1001).min(N);
-        match s.read_ci16(&mut cs16[got..end], 1_000_000).expect("read") {
+        match s.read_native(&mut cs16[got..end], 1_000_000).expect("read") {
             ReadOutcome::Samples(k) => got += k,
             other => panic!("unexpected {other:?}"),
         }
@@ -366,6 +366,47 @@ fn cs16_stream_is_the_cf32_stream_rounded_to_full_scale() {
     let clamped = cf32.iter().filter(|c| c.re.abs() > 1.0).count();
     assert!(clamped > 1000, "only {clamped} samples past full scale");
     for (i, (f, q)) in cf32.iter().zip(&cs16).enumerate() {
+        assert_eq!(
+            (rule(f.re), rule(f.im)),
+            (q.re, q.im),
+            "sample {i}: CF32 {f}"
+        );
+    }
+}
+
+/// rxsim's CS8 stream (a HackRF's native format) is the CF32 stream of the same
+/// settings by the documented rule — clamp to ±1, × 127, round half away from zero —
+/// read through `rx_stream_native`, as the capture's ci8 recording reads it.
+#[test]
+fn cs8_stream_is_the_cf32_stream_rounded_to_full_scale() {
+    init();
+    const N: usize = 100_003;
+    let args = "driver=rxsim,serial=cs8eq,pace=0,tone_hz=100.1e6,tone_dbfs=0,noise_dbfs=-6";
+    let mut radio = RxRadio::open(args).expect("open");
+    radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    let cf32 = read_exact(&mut radio.rx_stream().expect("cf32 stream"), N);
+    let mut s = radio.rx_stream_native::<Complex<i8>>().expect("cs8 stream");
+    let mut cs8 = vec![Complex::new(0i8, 0); N];
+    let mut got = 0;
+    while got < N {
+        let end = (got + 777).min(N);
+        match s.read_native(&mut cs8[got..end], 1_000_000).expect("read") {
+            ReadOutcome::Samples(k) => got += k,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let rule = |v: f32| {
+        let x = v.clamp(-1.0, 1.0) * 127.0;
+        (x + 0.5f32.copysign(x)) as i8
+    };
+    assert!(cf32.iter().filter(|c| c.re.abs() > 1.0).count() > 100);
+    for (i, (f, q)) in cf32.iter().zip(&cs8).enumerate() {
         assert_eq!(
             (rule(f.re), rule(f.im)),
             (q.re, q.im),
@@ -649,7 +690,7 @@ fn rxsim_accepts_250_msps_and_refuses_above_naming_the_range() {
     let mut s = radio.rx_stream_ci16().expect("cs16 stream");
     let mut q = vec![Complex::new(0i16, 0); 16384];
     assert!(matches!(
-        s.read_ci16(&mut q, 1_000_000).expect("read"),
+        s.read_native(&mut q, 1_000_000).expect("read"),
         ReadOutcome::Samples(n) if n > 0
     ));
     drop(s);
@@ -676,7 +717,7 @@ fn rxsim_accepts_250_msps_and_refuses_above_naming_the_range() {
 #[test]
 fn native_cs16_capture_gives_the_cf32_results_on_a_seeded_scene() {
     use rxnode_dsp::{
-        run_capture, run_capture_ci16, CaptureSettings, CaptureStatus, ClkinConfig, WelchConfig,
+        run_capture, run_capture_native, CaptureSettings, CaptureStatus, ClkinConfig, WelchConfig,
     };
     use std::sync::atomic::AtomicBool;
     init();
@@ -712,7 +753,7 @@ fn native_cs16_capture_gives_the_cf32_results_on_a_seeded_scene() {
     .expect("cf32 capture");
     drop(r1);
     let mut r2 = open();
-    let q = run_capture_ci16(
+    let q = run_capture_native(
         r2.rx_stream_ci16().expect("cs16"),
         &settings(),
         &cancel,

@@ -213,7 +213,7 @@ mod tests {
                 .map(|v| v.get_name().to_owned())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(arg(&["capture"], "record_format"), ["cf32", "ci16"]);
+        assert_eq!(arg(&["capture"], "record_format"), ["cf32", "ci16", "ci8"]);
         assert_eq!(arg(&["task", "new"], "risk"), ["GREEN", "YELLOW", "RED"]);
         assert_eq!(
             arg(&["results"], "status"),

@@ -369,11 +369,17 @@ fn open_recording(
         None => {
             return Err(bad_field_text(
                 "rate",
-                FieldText::text(format!(
-                    "{}: a raw {} file carries no sample rate; give ",
-                    args.file.display(),
-                    info.format.name()
-                ))
+                FieldText::text(match info.format {
+                    IqFormat::Sigmf => format!(
+                        "{}: the SigMF meta has no core:sample_rate; give ",
+                        args.file.display()
+                    ),
+                    f => format!(
+                        "{}: a raw {} file carries no sample rate; give ",
+                        args.file.display(),
+                        f.name()
+                    ),
+                })
                 .then_field("rate")
                 .then(" HZ"),
             ))

@@ -113,6 +113,7 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
         let fits = match record_format {
             RecordFormat::Cf32 => matches!(fmt, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf),
             RecordFormat::Ci16 => matches!(fmt, IqFormat::Cs16 | IqFormat::Sigmf),
+            RecordFormat::Ci8 => matches!(fmt, IqFormat::Cs8 | IqFormat::Sigmf),
         };
         if !fits {
             return Err(bad_field(
@@ -123,10 +124,13 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
                         p.display()
                     ))
                     .then_field("record_format")
-                    .then(" ci16)"),
+                    .then(" ci16, .cs8 with ci8)"),
                     RecordFormat::Ci16 => FieldText::text(format!(" {}: ", p.display()))
                         .then_field("record_format")
                         .then(" ci16 records .sigmf-data, .sigmf-meta or .cs16"),
+                    RecordFormat::Ci8 => FieldText::text(format!(" {}: ", p.display()))
+                        .then_field("record_format")
+                        .then(" ci8 records .sigmf-data, .sigmf-meta or .cs8"),
                 },
             ));
         }
@@ -417,6 +421,7 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
         record_iq: args.record.is_some(),
         record_format: args.record.as_ref().map(|_| match record_format(args) {
             RecordFormat::Ci16 => IqSampleFormat::Ci16,
+            RecordFormat::Ci8 => IqSampleFormat::Ci8,
             RecordFormat::Cf32 => IqSampleFormat::Cf32,
         }),
         clock_source: args.clock_source.clone(),

@@ -4,7 +4,7 @@
 use crate::result::Status;
 use num_complex::Complex;
 use rxnode_dsp::{
-    run_capture, run_capture_ci16, run_capture_with_hook, CaptureSettings, CaptureStatus,
+    run_capture, run_capture_native, run_capture_with_hook, CaptureSettings, CaptureStatus,
     CaptureSummary, ClkinConfig, ClockEvidence, IqFormat, IqWriter, RecordFormat, RecordingMeta,
     WelchConfig,
 };
@@ -166,6 +166,7 @@ pub(crate) fn record_format_of(f: Option<rxnode_interlock::IqSampleFormat>) -> R
     match f.unwrap_or_default() {
         rxnode_interlock::IqSampleFormat::Cf32 => RecordFormat::Cf32,
         rxnode_interlock::IqSampleFormat::Ci16 => RecordFormat::Ci16,
+        rxnode_interlock::IqSampleFormat::Ci8 => RecordFormat::Ci8,
     }
 }
 
@@ -323,10 +324,13 @@ pub(crate) fn capture_into(
     if let (Some(w), Some(k)) = (recorder.as_mut(), &clock) {
         w.set_clock(k.clone());
     }
-    // Native CS16 when recording it, or at rates whose CF32 pool would not fit
-    // (when the driver offers CS16); otherwise CF32 as before.
-    let stream = if sink.is_none() && c.record.is_some() && c.record_format == RecordFormat::Ci16 {
+    // Native CS16 or CS8 when recording it, or CS16 at rates whose CF32 pool would
+    // not fit (when the driver offers CS16); otherwise CF32 as before.
+    let recording = sink.is_none() && c.record.is_some();
+    let stream = if recording && c.record_format == RecordFormat::Ci16 {
         Stream::I16(radio.rx_stream_ci16().map_err(classify)?)
+    } else if recording && c.record_format == RecordFormat::Ci8 {
+        Stream::I8(radio.rx_stream_native().map_err(classify)?)
     } else if wants_native(c, sink.is_some()) {
         match radio.rx_stream_ci16() {
             Ok(s) => Stream::I16(s),
@@ -338,11 +342,15 @@ pub(crate) fn capture_into(
     } else {
         Stream::F32(radio.rx_stream().map_err(classify)?)
     };
-    let native = matches!(stream, Stream::I16(_));
+    let native = !matches!(stream, Stream::F32(_));
     settings.pool_blocks = pool_blocks(
         tuned.actual.sample_rate_hz,
         settings.block_samples,
-        if native { 4 } else { 8 },
+        match stream {
+            Stream::F32(_) => 8,
+            Stream::I16(_) => 4,
+            Stream::I8(_) => 2,
+        },
         settings.pool_blocks,
     );
     speed_check(&settings, native, tuned.actual.sample_rate_hz);
@@ -562,10 +570,11 @@ fn recorder_of(
     Ok(Some(writer))
 }
 
-/// The RX stream: CF32, or the driver's native CS16 when recording it.
+/// The RX stream: CF32, or the driver's native CS16 or CS8 when recording it.
 enum Stream {
     F32(rxnode_hw::RxStream),
     I16(rxnode_hw::RxStreamCi16),
+    I8(rxnode_hw::RxStreamNative<num_complex::Complex<i8>>),
 }
 
 /// One run of the capture engine over a stream.
@@ -606,7 +615,14 @@ impl Streaming<'_, '_> {
                     Some(&progress),
                     self.recorder,
                 ),
-                (Stream::I16(st), _) => run_capture_ci16(
+                (Stream::I16(st), _) => run_capture_native(
+                    st,
+                    self.settings,
+                    self.cancel,
+                    Some(&progress),
+                    self.recorder,
+                ),
+                (Stream::I8(st), _) => run_capture_native(
                     st,
                     self.settings,
                     self.cancel,

@@ -39,6 +39,7 @@ mod outside_text;
 #[cfg(unix)]
 mod publish;
 mod queue;
+mod recording;
 #[cfg(unix)]
 mod remote;
 #[cfg(unix)]

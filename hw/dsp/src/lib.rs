@@ -48,9 +48,9 @@ mod stitch;
 
 pub use crate::{
     capture::{
-        dsp_speed, run_capture, run_capture_ci16, run_capture_with_hook, CaptureSettings,
-        CaptureStatus, CaptureSummary, Ci16Source, DspSpeed, FileSource, PsdTrace, ReadOutcome,
-        SampleSource,
+        dsp_speed, run_capture, run_capture_native, run_capture_with_hook, CaptureSettings,
+        CaptureStatus, CaptureSummary, DspSpeed, EngineSample, FileSource, NativeSource, PsdTrace,
+        ReadOutcome, SampleSource,
     },
     dsp::{
         compare_tracks, confirm_carrier, find_peaks, fmt_ppm, fmt_sigma, fmt_uncertain,
@@ -68,7 +68,7 @@ pub use crate::{
     },
     error::{Error, Result},
     iq::{
-        is_stream_target, Datatype, IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter,
+        is_stream_target, Datatype, IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, NativeIq,
         PeakAnnotation, RecordFormat, RecordingMeta, STDOUT_TARGET,
     },
     stitch::{band_peaks, HopPlacement, Stitcher},

@@ -7,7 +7,7 @@
 mod rx;
 mod tx;
 
-pub use rx::{RxStream, RxStreamCi16};
+pub use rx::{RxStream, RxStreamCi16, RxStreamNative};
 pub use tx::{TxRadio, TxReport};
 
 use crate::probe::{probe_into, DeviceInfo};

@@ -1,9 +1,9 @@
-//! RX streams: the CF32 and the native CS16 stream of a radio, and their reads.
+//! RX streams: the CF32 and the native CS16/CS8 streams of a radio, and their reads.
 //! Nothing here can key a transmitter.
 use super::{stream_msg, RxRadio};
 use crate::Error;
 use num_complex::Complex;
-use rxnode_dsp::{Ci16Source, ReadOutcome, SampleSource};
+use rxnode_dsp::{NativeIq, NativeSource, ReadOutcome, SampleSource};
 use soapysdr::{Direction, ErrorCode};
 
 impl RxRadio {
@@ -24,18 +24,28 @@ impl RxRadio {
     }
 
     /// Set up an RX stream in the driver's native CS16 format (channel 0), for
-    /// recording full rate without a float round trip (SigMF `ci16_le`). Activated by
-    /// its first read; deactivated (if active) and closed on drop. Fails (naming the
-    /// device) when the driver offers no CS16 stream.
+    /// recording full rate without a float round trip (SigMF `ci16_le`): see
+    /// [`RxRadio::rx_stream_native`].
     pub fn rx_stream_ci16(&mut self) -> Result<RxStreamCi16, Error> {
+        self.rx_stream_native()
+    }
+
+    /// Set up an RX stream in one of the driver's native integer formats (channel 0):
+    /// `Complex<i16>` for CS16, `Complex<i8>` for CS8 (the HackRF's), recorded as
+    /// they came (SigMF `ci16_le`, `ci8`). Activated by its first read; deactivated
+    /// (if active) and closed on drop. Fails (naming the device and the formats it
+    /// offers) when the driver does not list the format for the channel.
+    pub fn rx_stream_native<E: NativeIq + soapysdr::StreamSample>(
+        &mut self,
+    ) -> Result<RxStreamNative<E>, Error> {
         let formats = self
             .dev
             .stream_formats(Direction::Rx, self.channel)
             .map_err(|e| self.driver_err("list rx stream formats", e))?;
-        if !formats.contains(&soapysdr::Format::CS16) {
+        if !formats.contains(&E::STREAM_FORMAT) {
             return Err(self.rx().unsupported(
                 "record_format",
-                "ci16",
+                E::RECORD.name(),
                 formats
                     .iter()
                     .map(|f| f.to_string())
@@ -45,9 +55,9 @@ impl RxRadio {
         }
         let inner = self
             .dev
-            .rx_stream_args::<Complex<i16>, _>(&[self.channel], self.rx_stream_args())
-            .map_err(|e| self.driver_err("set up rx stream (CS16)", e))?;
-        Ok(RxStreamCi16 {
+            .rx_stream_args::<E, _>(&[self.channel], self.rx_stream_args())
+            .map_err(|e| self.driver_err(format!("set up rx stream ({})", E::STREAM_FORMAT), e))?;
+        Ok(RxStreamNative {
             inner,
             args: self.args.clone(),
         })
@@ -144,24 +154,28 @@ fn read_native<E: soapysdr::StreamSample>(
     }
 }
 
-/// An RX stream in the driver's native CS16 format (channel 0), owned and `Send`.
-pub struct RxStreamCi16 {
-    inner: soapysdr::RxStream<Complex<i16>>,
+/// An RX stream in one of the driver's native integer formats (channel 0), owned and
+/// `Send`.
+pub struct RxStreamNative<E: soapysdr::StreamSample> {
+    inner: soapysdr::RxStream<E>,
     args: String,
 }
 
-impl std::fmt::Debug for RxStreamCi16 {
+/// The driver's native CS16 stream.
+pub type RxStreamCi16 = RxStreamNative<Complex<i16>>;
+
+impl<E: soapysdr::StreamSample> std::fmt::Debug for RxStreamNative<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RxStreamCi16")
+        f.debug_struct("RxStreamNative")
             .field("args", &self.args)
             .finish()
     }
 }
 
-impl Ci16Source for RxStreamCi16 {
-    fn read_ci16(
+impl<E: NativeIq + soapysdr::StreamSample + Send> NativeSource<E> for RxStreamNative<E> {
+    fn read_native(
         &mut self,
-        buf: &mut [Complex<i16>],
+        buf: &mut [E],
         timeout_us: i64,
     ) -> Result<ReadOutcome, rxnode_dsp::Error> {
         read_native(&mut self.inner, &self.args, buf, timeout_us).map_err(to_source_error)

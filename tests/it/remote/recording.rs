@@ -118,11 +118,11 @@ fn ci16_recording_refuses_file_types_that_cannot_hold_it() {
             "--record",
             dir.path().join("y.sigmf-data").to_str().unwrap(),
             "--record-format",
-            "ci8",
+            "cu8",
         ],
     );
     expect_exit!(out, 2);
-    assert!(text(&out.stderr).contains("ci8"), "{}", show(&out));
+    assert!(text(&out.stderr).contains("cu8"), "{}", show(&out));
 }
 
 /// p2 item 3: `remote:mtu=9000` (beyond what SoapyRemote 0.5.2 can send) fails the

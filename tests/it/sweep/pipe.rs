@@ -6,6 +6,11 @@ use super::*;
 /// (`calc_summary`: split on commas, strip, drop empty fields, `int()` the Hz
 /// low/high, `float()` the step, `floatify()` the bins), run by python3 on the
 /// CSV: prints `lines times min max` or fails on a line it could not read.
+///
+/// Its parsing, not the script itself: no package registry (PyPI, Debian) ships
+/// heatmap.py, so CI cannot install it. `scripts/heatmap-check.sh` runs the real one
+/// from a checkout of keenerd/rtl-sdr-misc on an interval sweep with a failed hop and
+/// checks the PNG it draws (docs/operator.md#failed-hops-in-the-csv).
 const HEATMAP_PY_PARSE: &str = r#"
 import math, sys
 def floatify(zs):

@@ -7,19 +7,19 @@
 //! buffer it reads into a scratch buffer and counts the samples as dropped.
 //!
 //! The engine carries the samples in the source's type: CF32 ([`SampleSource`],
-//! [`run_capture`]) or the driver's native CS16 ([`Ci16Source`], [`run_capture_ci16`]),
-//! which is recorded as it came (SigMF `ci16_le`) and converted to float only for the
-//! DSP, on the DSP thread.
+//! [`run_capture`]) or the driver's native CS16 or CS8 ([`NativeSource`],
+//! [`run_capture_native`]), which is recorded as it came (SigMF `ci16_le`, `ci8`) and
+//! converted to float only for the DSP, on the DSP thread.
 mod convert;
 mod engine;
 mod source;
 
 use engine::{measure_dsp, run_engine};
-pub use source::{Ci16Source, FileSource, ReadOutcome, SampleSource};
+pub use source::{FileSource, NativeSource, ReadOutcome, SampleSource};
 
 use crate::dsp::{ClkinConfig, ClkinReport, ClockEvidence, Peak, WelchConfig};
 use crate::error::Result;
-use crate::iq::{IqFileRecord, IqWriter, RecordFormat};
+use crate::iq::{IqFileRecord, IqWriter, NativeIq, RecordFormat};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -212,10 +212,11 @@ pub fn run_capture<S: SampleSource>(
     run_capture_with_hook(source, settings, cancel, progress, recorder, &mut |_| {})
 }
 
-/// [`run_capture`] on the driver's native CS16 samples: the recorder (which must be a
-/// `ci16` one, [`IqWriter::create_with`]) gets them exactly as the driver delivered
-/// them, on its own thread; the DSP sees them scaled to float (÷ 32768).
-pub fn run_capture_ci16<S: Ci16Source>(
+/// [`run_capture`] on the driver's native integer samples (CS16 or CS8): the recorder
+/// (which must be one of that sample type, [`IqWriter::create_with`]) gets them
+/// exactly as the driver delivered them, on its own thread; the DSP sees them scaled
+/// to float (÷ 32768, ÷ 128).
+pub fn run_capture_native<T: EngineSample + NativeIq, S: NativeSource<T>>(
     source: S,
     settings: &CaptureSettings,
     cancel: &AtomicBool,
@@ -223,7 +224,7 @@ pub fn run_capture_ci16<S: Ci16Source>(
     recorder: Option<IqWriter>,
 ) -> Result<CaptureSummary> {
     run_engine(
-        Ci16Reader(source),
+        NativeReader(source),
         settings,
         cancel,
         progress,
@@ -275,14 +276,23 @@ pub fn dsp_speed(
     }
 }
 
-/// A sample type the engine carries from the source to the DSP and the recording.
-pub(crate) trait EngineSample: Copy + Default + Send + Sync + 'static {
+/// A sample type the capture engine carries from the source to the DSP and the
+/// recording: `Complex<f32>`, `Complex<i16>` or `Complex<i8>` (sealed).
+pub trait EngineSample: Copy + Default + Send + Sync + 'static + engine_sample::Sealed {
     /// The recording format that stores this type as it is.
     const RECORD: RecordFormat;
     /// The float view for the DSP: `x` itself for CF32, else converted into `scratch`.
     fn as_cf32<'a>(x: &'a [Self], scratch: &'a mut [Complex<f32>]) -> &'a [Complex<f32>];
     /// Append to a recording.
     fn record(w: &mut IqWriter, x: &[Self]) -> Result<()>;
+}
+
+mod engine_sample {
+    /// Only the engine's own sample types.
+    pub trait Sealed {}
+    impl Sealed for num_complex::Complex<f32> {}
+    impl Sealed for num_complex::Complex<i16> {}
+    impl Sealed for num_complex::Complex<i8> {}
 }
 
 impl EngineSample for Complex<f32> {
@@ -303,7 +313,22 @@ impl EngineSample for Complex<i16> {
         out
     }
     fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
-        w.write_ci16(x)
+        w.write_native(x)
+    }
+}
+
+impl EngineSample for Complex<i8> {
+    const RECORD: RecordFormat = RecordFormat::Ci8;
+    fn as_cf32<'a>(x: &'a [Self], scratch: &'a mut [Complex<f32>]) -> &'a [Complex<f32>] {
+        const SCALE: f32 = 1.0 / 128.0;
+        let out = &mut scratch[..x.len()];
+        for (o, c) in out.iter_mut().zip(x) {
+            *o = Complex::new(f32::from(c.re) * SCALE, f32::from(c.im) * SCALE);
+        }
+        out
+    }
+    fn record(w: &mut IqWriter, x: &[Self]) -> Result<()> {
+        w.write_native(x)
     }
 }
 
@@ -334,12 +359,12 @@ impl<S: SampleSource> BlockSource<Complex<f32>> for S {
     }
 }
 
-/// Adapts a [`Ci16Source`] (a newtype, so the two blanket impls never meet).
-pub(crate) struct Ci16Reader<S>(pub(crate) S);
+/// Adapts a [`NativeSource`] (a newtype, so the two blanket impls never meet).
+pub(crate) struct NativeReader<S>(pub(crate) S);
 
-impl<S: Ci16Source> BlockSource<Complex<i16>> for Ci16Reader<S> {
-    fn read_block(&mut self, buf: &mut [Complex<i16>], timeout_us: i64) -> Result<ReadOutcome> {
-        self.0.read_ci16(buf, timeout_us)
+impl<T: NativeIq, S: NativeSource<T>> BlockSource<T> for NativeReader<S> {
+    fn read_block(&mut self, buf: &mut [T], timeout_us: i64) -> Result<ReadOutcome> {
+        self.0.read_native(buf, timeout_us)
     }
 
     fn time_ns(&self) -> Option<i64> {

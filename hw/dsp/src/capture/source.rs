@@ -50,15 +50,12 @@ impl<S: SampleSource + ?Sized> SampleSource for &mut S {
     }
 }
 
-/// A stream of the driver's native CS16 samples (SoapySDR `CS16`: interleaved int16
-/// I/Q, full scale 32768), recorded without conversion by [`crate::run_capture_ci16`].
-pub trait Ci16Source: Send {
+/// A stream of a driver's native integer samples — `Complex<i16>` (SoapySDR `CS16`,
+/// full scale 32768) or `Complex<i8>` (`CS8`, the HackRF's, full scale 128) —
+/// recorded without conversion by [`crate::run_capture_native`].
+pub trait NativeSource<T: crate::NativeIq>: Send {
     /// Read up to `buf.len()` samples, waiting at most `timeout_us` microseconds.
-    fn read_ci16(
-        &mut self,
-        buf: &mut [Complex<i16>],
-        timeout_us: i64,
-    ) -> Result<ReadOutcome, Error>;
+    fn read_native(&mut self, buf: &mut [T], timeout_us: i64) -> Result<ReadOutcome, Error>;
 
     /// See [`SampleSource::time_ns`].
     fn time_ns(&self) -> Option<i64> {

@@ -183,8 +183,8 @@ fn cancellation_returns_what_was_captured_as_partial() {
 /// A CS16 source: the synthetic tone quantised as a driver would deliver it.
 struct Synth16(Synth, Vec<Complex<f32>>);
 
-impl Ci16Source for Synth16 {
-    fn read_ci16(&mut self, buf: &mut [Complex<i16>], t: i64) -> Result<ReadOutcome> {
+impl NativeSource<Complex<i16>> for Synth16 {
+    fn read_native(&mut self, buf: &mut [Complex<i16>], t: i64) -> Result<ReadOutcome> {
         self.1.resize(buf.len(), Complex::default());
         let r = self.0.read(&mut self.1, t)?;
         if let ReadOutcome::Samples(n) = r {
@@ -219,7 +219,7 @@ fn native_ci16_capture_records_the_source_samples_and_measures() {
     src.max_read = 5000;
     let mut s = settings(1_000_000);
     s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
-    let sum = run_capture_ci16(
+    let sum = run_capture_native(
         Synth16(src, Vec::new()),
         &s,
         &AtomicBool::new(false),
@@ -240,7 +240,7 @@ fn native_ci16_capture_records_the_source_samples_and_measures() {
     let mut got = 0;
     while got < want.len() {
         let end = (got + 16384).min(want.len());
-        if let ReadOutcome::Samples(n) = again.read_ci16(&mut want[got..end], 0).unwrap() {
+        if let ReadOutcome::Samples(n) = again.read_native(&mut want[got..end], 0).unwrap() {
             got += n;
         }
     }
@@ -254,8 +254,8 @@ fn native_ci16_capture_records_the_source_samples_and_measures() {
     // A cf32 recorder on a CS16 stream (or the reverse) is refused up front.
     let w = IqWriter::create(&dir.path().join("f.cf32"), meta.clone(), None).unwrap();
     let src = Synth16(Synth::new(2e6, 100e6, 100.1e6, 0.0), Vec::new());
-    let e =
-        run_capture_ci16(src, &settings(1000), &AtomicBool::new(false), None, Some(w)).unwrap_err();
+    let e = run_capture_native(src, &settings(1000), &AtomicBool::new(false), None, Some(w))
+        .unwrap_err();
     assert!(
         matches!(
             e,
@@ -470,7 +470,7 @@ fn a_native_capture_that_falls_behind_is_partial_with_the_count() {
     s.pool_blocks = 1;
     let mut seen = 0u64;
     let sum = run_engine(
-        Ci16Reader(src),
+        NativeReader(src),
         &s,
         &AtomicBool::new(false),
         None,
@@ -521,7 +521,7 @@ fn a_capture_with_dropped_blocks_gives_no_clkin_number_and_is_partial() {
     s.pool_blocks = 1;
     s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 2e6, 2.0));
     let sum = run_engine(
-        Ci16Reader(src),
+        NativeReader(src),
         &s,
         &AtomicBool::new(false),
         None,

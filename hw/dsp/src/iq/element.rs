@@ -42,6 +42,27 @@ element!(U16Le, 2, false, 32767.5 / 32768.0, |b| (f32::from(
     u16::from_le_bytes([b[0], b[1]])
 ) - 32767.5)
     * (1.0 / 32768.0));
+element!(U16Be, 2, false, 32767.5 / 32768.0, |b| (f32::from(
+    u16::from_be_bytes([b[0], b[1]])
+) - 32767.5)
+    * (1.0 / 32768.0));
+// 2³¹ − 0.5 rounds to 2³¹ in f32: full scale is 1.0.
+element!(
+    U32Le,
+    4,
+    false,
+    1.0,
+    |b| ((f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])) - 2_147_483_647.5)
+        * (1.0 / 2_147_483_648.0)) as f32
+);
+element!(
+    U32Be,
+    4,
+    false,
+    1.0,
+    |b| ((f64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]])) - 2_147_483_647.5)
+        * (1.0 / 2_147_483_648.0)) as f32
+);
 element!(I16Le, 2, false, 32767.0 / 32768.0, |b| f32::from(
     i16::from_le_bytes([b[0], b[1]])
 ) * (1.0 / 32768.0));
@@ -72,6 +93,9 @@ element!(F32Be, 4, true, 1.0, |b| f32::from_be_bytes([
 element!(F64Le, 8, true, 1.0, |b| f64::from_le_bytes([
     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
 ]) as f32);
+element!(F64Be, 8, true, 1.0, |b| f64::from_be_bytes([
+    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
+]) as f32);
 
 /// A complex sample layout a receiver writes (SigMF 1.2 `core:datatype`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +107,12 @@ pub enum Datatype {
     Ci8,
     /// Unsigned 16-bit little-endian, offset 32767.5.
     Cu16Le,
+    /// Unsigned 16-bit big-endian, offset 32767.5.
+    Cu16Be,
+    /// Unsigned 32-bit little-endian, offset 2³¹ − 0.5.
+    Cu32Le,
+    /// Unsigned 32-bit big-endian, offset 2³¹ − 0.5.
+    Cu32Be,
     /// Signed 16-bit little-endian.
     Ci16Le,
     /// Signed 16-bit big-endian.
@@ -97,13 +127,18 @@ pub enum Datatype {
     Cf32Be,
     /// IEEE float64 little-endian.
     Cf64Le,
+    /// IEEE float64 big-endian.
+    Cf64Be,
 }
 
 /// Every layout, for lookups by name.
-const ALL: [Datatype; 10] = [
+const ALL: [Datatype; 14] = [
     Datatype::Cu8,
     Datatype::Ci8,
     Datatype::Cu16Le,
+    Datatype::Cu16Be,
+    Datatype::Cu32Le,
+    Datatype::Cu32Be,
     Datatype::Ci16Le,
     Datatype::Ci16Be,
     Datatype::Ci32Le,
@@ -111,6 +146,7 @@ const ALL: [Datatype; 10] = [
     Datatype::Cf32Le,
     Datatype::Cf32Be,
     Datatype::Cf64Le,
+    Datatype::Cf64Be,
 ];
 
 /// A value's size, float-ness and clip level, of whichever element `$dt` names.
@@ -127,6 +163,18 @@ macro_rules! with_element {
             }
             Datatype::Cu16Le => {
                 type $e = U16Le;
+                $body
+            }
+            Datatype::Cu16Be => {
+                type $e = U16Be;
+                $body
+            }
+            Datatype::Cu32Le => {
+                type $e = U32Le;
+                $body
+            }
+            Datatype::Cu32Be => {
+                type $e = U32Be;
                 $body
             }
             Datatype::Ci16Le => {
@@ -157,6 +205,10 @@ macro_rules! with_element {
                 type $e = F64Le;
                 $body
             }
+            Datatype::Cf64Be => {
+                type $e = F64Be;
+                $body
+            }
         }
     };
 }
@@ -168,6 +220,9 @@ impl Datatype {
             Self::Cu8 => "cu8",
             Self::Ci8 => "ci8",
             Self::Cu16Le => "cu16_le",
+            Self::Cu16Be => "cu16_be",
+            Self::Cu32Le => "cu32_le",
+            Self::Cu32Be => "cu32_be",
             Self::Ci16Le => "ci16_le",
             Self::Ci16Be => "ci16_be",
             Self::Ci32Le => "ci32_le",
@@ -175,6 +230,7 @@ impl Datatype {
             Self::Cf32Le => "cf32_le",
             Self::Cf32Be => "cf32_be",
             Self::Cf64Le => "cf64_le",
+            Self::Cf64Be => "cf64_be",
         }
     }
 
@@ -270,6 +326,21 @@ mod tests {
         let mut b = 0.25f64.to_le_bytes().to_vec();
         b.extend((-0.75f64).to_le_bytes());
         assert_eq!(one(Datatype::Cf64Le, &b), (0.25, -0.75));
+        let mut b = 0.25f64.to_be_bytes().to_vec();
+        b.extend((-0.75f64).to_be_bytes());
+        assert_eq!(one(Datatype::Cf64Be, &b), (0.25, -0.75));
+        assert_eq!(
+            one(Datatype::Cu16Be, &[0xff, 0xff, 0, 0]).0,
+            32767.5 / 32768.0
+        );
+        assert_eq!(
+            one(Datatype::Cu32Le, &[0, 0, 0, 0xc0, 0, 0, 0, 0x40]),
+            (0.5, -0.5)
+        );
+        assert_eq!(
+            one(Datatype::Cu32Be, &[0xc0, 0, 0, 0, 0x40, 0, 0, 0]),
+            (0.5, -0.5)
+        );
         for d in ALL {
             assert_eq!(Datatype::from_sigmf(d.sigmf_name()), Some(d));
         }

@@ -8,8 +8,8 @@ pub(crate) mod writer;
 pub use element::Datatype;
 pub use reader::{IqInfo, IqReader};
 pub use writer::{
-    is_stream_target, IqFileRecord, IqWriter, PeakAnnotation, RecordFormat, RecordingMeta,
-    STDOUT_TARGET,
+    is_stream_target, IqFileRecord, IqWriter, NativeIq, PeakAnnotation, RecordFormat,
+    RecordingMeta, STDOUT_TARGET,
 };
 
 use crate::error::{Error, Result};

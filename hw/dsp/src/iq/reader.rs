@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Take};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The most bytes a `.sigmf-meta` may have (its annotations included).
@@ -42,7 +42,7 @@ pub struct IqInfo {
 
 enum Kind {
     Raw {
-        data: Take<File>,
+        data: Chunks,
         datatype: Datatype,
         channels: usize,
         channel: usize,
@@ -92,10 +92,60 @@ struct DataRange {
 /// What a SigMF meta says, checked.
 struct SigmfMeta {
     datatype: Datatype,
-    rate: f64,
+    rate: Option<f64>,
     center: Option<f64>,
     channels: u32,
     clock: Option<serde_json::Value>,
+    /// `core:dataset`: the data file of a Non-Conforming Dataset, next to the meta.
+    dataset: Option<String>,
+    /// `core:metadata_only`.
+    metadata_only: bool,
+    /// Each capture segment's first sample, counted from the dataset's first one
+    /// (`core:sample_start` less the first segment's), and its `core:header_bytes`.
+    segments: Vec<(u64, u64)>,
+    /// `core:trailing_bytes`: bytes after the samples that are not samples.
+    trailing_bytes: u64,
+}
+
+/// The byte ranges of a file that hold samples (one for a conforming dataset; one
+/// per capture segment when headers sit between them), read as one stream.
+struct Chunks {
+    file: File,
+    /// (offset, length) of each range, in order.
+    ranges: Vec<(u64, u64)>,
+    /// The range being read and what is left of it.
+    at: usize,
+    left: u64,
+}
+
+impl Chunks {
+    fn new(mut file: File, ranges: Vec<(u64, u64)>) -> std::io::Result<Self> {
+        let (first, left) = ranges.first().copied().unwrap_or((0, 0));
+        file.seek(SeekFrom::Start(first))?;
+        Ok(Self {
+            file,
+            ranges,
+            at: 0,
+            left,
+        })
+    }
+}
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.left == 0 {
+            self.at += 1;
+            let Some(&(offset, len)) = self.ranges.get(self.at) else {
+                return Ok(0);
+            };
+            self.file.seek(SeekFrom::Start(offset))?;
+            self.left = len;
+        }
+        let want = (buf.len() as u64).min(self.left) as usize;
+        let n = self.file.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
 }
 
 impl IqReader {
@@ -159,8 +209,22 @@ impl IqReader {
         channel: u32,
         format: IqFormat,
     ) -> Result<Self> {
+        let whole = vec![(data.offset, data.len)];
+        Self::open_ranges(data, whole, datatype, channels, channel, format)
+    }
+
+    /// [`IqReader::open_raw`] over the byte ranges of `data.path` that hold samples
+    /// (`data.len`: their total).
+    fn open_ranges(
+        data: DataRange,
+        ranges: Vec<(u64, u64)>,
+        datatype: Datatype,
+        channels: u32,
+        channel: u32,
+        format: IqFormat,
+    ) -> Result<Self> {
         let path = &data.path;
-        let mut file = File::open(path).map_err(io(path))?;
+        let file = File::open(path).map_err(io(path))?;
         if data.len == 0 {
             return Err(bad(path, "empty file (0 bytes)"));
         }
@@ -184,7 +248,7 @@ impl IqReader {
                 ),
             ));
         }
-        file.seek(SeekFrom::Start(data.offset)).map_err(io(path))?;
+        let data_chunks = Chunks::new(file, ranges).map_err(io(path))?;
         Ok(Self {
             info: IqInfo {
                 format,
@@ -200,7 +264,7 @@ impl IqReader {
                 clock: None,
             },
             kind: Kind::Raw {
-                data: file.take(data.len),
+                data: data_chunks,
                 datatype,
                 channels: channels as usize,
                 channel: channel as usize,
@@ -266,7 +330,8 @@ impl IqReader {
         })
     }
 
-    /// A SigMF recording: a `.sigmf` archive, or the pair next to `path`.
+    /// A SigMF recording: a `.sigmf` archive, or the pair next to `path` (or the
+    /// meta and its Non-Conforming Dataset, `core:dataset`).
     fn open_sigmf(path: &Path, channel: u32) -> Result<Self> {
         let archive = path
             .extension()
@@ -276,8 +341,18 @@ impl IqReader {
             (path.to_path_buf(), sigmf_meta(path, &text)?, data)
         } else {
             let meta_path = path.with_extension("sigmf-meta");
-            let data_path = path.with_extension("sigmf-data");
             let m = sigmf_meta(&meta_path, &read_meta(&meta_path)?)?;
+            let data_path = match &m.dataset {
+                Some(name) => meta_path.with_file_name(name),
+                None => path.with_extension("sigmf-data"),
+            };
+            if m.metadata_only && !data_path.is_file() {
+                return Err(bad(
+                    &meta_path,
+                    "core:metadata_only is true: the recording is distributed without its \
+                     samples, so there is nothing to analyse",
+                ));
+            }
             let len = File::open(&data_path)
                 .and_then(|f| f.metadata())
                 .map_err(io(&data_path))?
@@ -299,9 +374,19 @@ impl IqReader {
                 ),
             ));
         }
-        let mut r = Self::open_raw(data, m.datatype, m.channels, channel, IqFormat::Sigmf)?;
+        let frame = m.datatype.sample_bytes() as u64 * u64::from(m.channels);
+        let (ranges, len) = sample_ranges(&meta_path, &m, &data, frame)?;
+        let data = DataRange { len, ..data };
+        let mut r = Self::open_ranges(
+            data,
+            ranges,
+            m.datatype,
+            m.channels,
+            channel,
+            IqFormat::Sigmf,
+        )?;
         r.info.meta_path = Some(meta_path);
-        r.info.sample_rate_hz = Some(m.rate);
+        r.info.sample_rate_hz = m.rate;
         r.info.center_hz = m.center;
         r.info.clock = m.clock;
         Ok(r)
@@ -462,20 +547,43 @@ fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfMeta> {
         .get("core:datatype")
         .and_then(|d| d.as_str())
         .ok_or_else(|| bad(meta_path, "SigMF meta has no core:datatype"))?;
-    let datatype = Datatype::from_sigmf(dt).ok_or_else(|| {
-        bad(
-            meta_path,
-            format!(
-                "unsupported SigMF core:datatype {dt:?} (supported: {})",
-                Datatype::sigmf_names()
-            ),
-        )
-    })?;
-    let rate = global
-        .get("core:sample_rate")
-        .and_then(|r| r.as_f64())
-        .filter(|r| r.is_finite() && *r > 0.0)
-        .ok_or_else(|| bad(meta_path, "SigMF meta has no valid core:sample_rate"))?;
+    // A multi-byte type without `_le`/`_be` (not SigMF, but written by some tools) is
+    // read little-endian, as the `sigmf` package reads it on little-endian hosts.
+    let spelled = dt.to_ascii_lowercase();
+    let datatype = Datatype::from_sigmf(&spelled)
+        .or_else(|| {
+            (!spelled.contains('_'))
+                .then(|| Datatype::from_sigmf(&format!("{spelled}_le")))
+                .flatten()
+        })
+        .ok_or_else(|| {
+            bad(
+                meta_path,
+                format!(
+                    "unsupported SigMF core:datatype {dt:?}{} (supported: {})",
+                    if dt.starts_with('r') {
+                        ": real-valued samples, and analysis needs complex I/Q"
+                    } else {
+                        ""
+                    },
+                    Datatype::sigmf_names()
+                ),
+            )
+        })?;
+    // Optional in SigMF: a recording without it needs the rate given.
+    let rate = match global.get("core:sample_rate") {
+        None => None,
+        Some(r) => Some(
+            r.as_f64()
+                .filter(|r| r.is_finite() && *r > 0.0)
+                .ok_or_else(|| {
+                    bad(
+                        meta_path,
+                        format!("core:sample_rate {r} is not a rate in Hz > 0"),
+                    )
+                })?,
+        ),
+    };
     let channels = match global.get("core:num_channels") {
         None => 1,
         Some(c) => c
@@ -495,19 +603,82 @@ fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfMeta> {
         .and_then(|c| c.as_array())
         .map(Vec::as_slice)
         .unwrap_or_default();
-    if let Some((i, h)) = segments.iter().enumerate().find_map(|(i, c)| {
-        c.get("core:header_bytes")
-            .filter(|h| h.as_u64() != Some(0))
-            .map(|h| (i, h))
-    }) {
-        return Err(bad(
-            meta_path,
-            format!(
-                "capture segment {i} has core:header_bytes {h}: data files with headers \
-                 inside are not read"
-            ),
-        ));
+    let count = |at: &str, key: &str, x: Option<&serde_json::Value>| -> Result<u64> {
+        match x {
+            None => Ok(0),
+            Some(n) => n.as_u64().ok_or_else(|| {
+                bad(
+                    meta_path,
+                    format!("{at} has {key} {n}: not a count (a whole number ≥ 0)"),
+                )
+            }),
+        }
+    };
+    // Each segment's first sample counted from the dataset's (the first segment
+    // starts it, whatever `core:offset` says the index of that sample is), and the
+    // header bytes before it (a Non-Conforming Dataset).
+    let mut starts = Vec::with_capacity(segments.len().max(1));
+    let mut first = None;
+    for (i, c) in segments.iter().enumerate() {
+        let at = format!("capture segment {i}");
+        let start = count(&at, "core:sample_start", c.get("core:sample_start"))?;
+        let first = *first.get_or_insert(start);
+        let rel = start.checked_sub(first).ok_or_else(|| {
+            bad(
+                meta_path,
+                format!(
+                    "{at} has core:sample_start {start}, before segment 0's {first}: segments \
+                     must be sorted by core:sample_start"
+                ),
+            )
+        })?;
+        if let Some(&(prev, _)) = starts.last() {
+            if rel < prev {
+                return Err(bad(
+                    meta_path,
+                    format!(
+                        "{at} has core:sample_start {start}, before the segment before it: \
+                         segments must be sorted by core:sample_start"
+                    ),
+                ));
+            }
+        }
+        let header = count(&at, "core:header_bytes", c.get("core:header_bytes"))?;
+        starts.push((rel, header));
     }
+    if starts.is_empty() {
+        starts.push((0, 0));
+    }
+    let trailing_bytes = count(
+        "the global object",
+        "core:trailing_bytes",
+        global.get("core:trailing_bytes"),
+    )?;
+    let dataset = match global.get("core:dataset") {
+        None => None,
+        Some(d) => {
+            let name = d.as_str().unwrap_or_default();
+            let plain = !name.is_empty()
+                && name != "."
+                && name != ".."
+                && !name.contains(['/', '\\', ':'])
+                && Path::new(name).file_name().is_some_and(|f| f == name);
+            if !plain {
+                return Err(bad(
+                    meta_path,
+                    format!(
+                        "core:dataset {d} is not a file name: the dataset must be a file in \
+                         the meta's own folder, named without a path"
+                    ),
+                ));
+            }
+            Some(name.to_owned())
+        }
+    };
+    let metadata_only = global
+        .get("core:metadata_only")
+        .and_then(|m| m.as_bool())
+        .unwrap_or(false);
     let freq_of = |c: &serde_json::Value| c.get("core:frequency").and_then(|f| f.as_f64());
     let center = segments.first().and_then(freq_of);
     if let Some((i, other)) = segments
@@ -535,7 +706,70 @@ fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfMeta> {
         center,
         channels,
         clock: global.get("rxnode:clock").cloned(),
+        dataset,
+        metadata_only,
+        segments: starts,
+        trailing_bytes,
     })
+}
+
+/// The byte ranges of `data` that hold samples, and their total: each capture
+/// segment's samples after its `core:header_bytes`, the last one up to the
+/// `core:trailing_bytes` at the end. A dataset too short for what the meta says is
+/// refused naming the segment.
+fn sample_ranges(
+    meta_path: &Path,
+    m: &SigmfMeta,
+    data: &DataRange,
+    frame: u64,
+) -> Result<(Vec<(u64, u64)>, u64)> {
+    let short = |what: String| {
+        bad(
+            meta_path,
+            format!(
+                "{what}, but the dataset {} has {} bytes",
+                data.path.display(),
+                data.len
+            ),
+        )
+    };
+    let end = data
+        .len
+        .checked_sub(m.trailing_bytes)
+        .ok_or_else(|| short(format!("core:trailing_bytes is {}", m.trailing_bytes)))?;
+    let mut ranges = Vec::with_capacity(m.segments.len());
+    let mut pos = 0u64;
+    let mut total = 0u64;
+    for (i, &(start, header)) in m.segments.iter().enumerate() {
+        let begin = start
+            .checked_mul(frame)
+            .and_then(|b| b.checked_add(pos))
+            .and_then(|b| b.checked_add(header))
+            .filter(|&b| b <= end)
+            .ok_or_else(|| {
+                short(format!(
+                    "capture segment {i} starts at sample {start} after core:header_bytes {header}"
+                ))
+            })?;
+        pos += header;
+        let stop = match m.segments.get(i + 1) {
+            Some(&(next, _)) => next
+                .checked_mul(frame)
+                .and_then(|b| b.checked_add(pos))
+                .filter(|&b| b <= end)
+                .ok_or_else(|| {
+                    short(format!("capture segment {} starts at sample {next}", i + 1))
+                })?,
+            None => end,
+        };
+        let len = stop - begin;
+        if i + 1 < m.segments.len() && len % frame != 0 {
+            return Err(short(format!("capture segment {i} is not whole samples")));
+        }
+        ranges.push((data.offset + begin, len));
+        total += len;
+    }
+    Ok((ranges, total))
 }
 
 fn read_wav<T: Into<f64>>(
@@ -579,4 +813,77 @@ fn check_finite(path: &Path, start: u64, x: &[Complex<f32>]) -> Result<()> {
             start + k as u64
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A meta and 100 ci8 samples beside it; the error `open` gives, as text.
+    fn refusal(meta: serde_json::Value) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.sigmf-meta");
+        std::fs::write(&p, meta.to_string()).unwrap();
+        std::fs::write(dir.path().join("r.sigmf-data"), [0u8; 200]).unwrap();
+        IqReader::open(&p, None).unwrap_err().to_string()
+    }
+
+    /// Hostile capture segments are refused naming the key, never read wrongly nor a
+    /// panic: sizes past u64, out-of-order segments, counts that are not counts.
+    #[test]
+    fn bad_capture_segments_are_refused_by_key() {
+        let global = serde_json::json!({"core:datatype": "ci8", "core:sample_rate": 1e6});
+        let with = |captures: serde_json::Value| {
+            refusal(serde_json::json!({"global": global, "captures": captures}))
+        };
+        let e = with(serde_json::json!([{"core:sample_start": 0, "core:header_bytes": u64::MAX}]));
+        assert!(e.contains("core:header_bytes"), "{e}");
+        let e =
+            with(serde_json::json!([{"core:sample_start": 0}, {"core:sample_start": u64::MAX}]));
+        assert!(e.contains("segment 1 starts at sample"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": 50}, {"core:sample_start": 10}]));
+        assert!(e.contains("sorted by core:sample_start"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": -1}]));
+        assert!(e.contains("core:sample_start -1"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": 0, "core:header_bytes": 1.5}]));
+        assert!(e.contains("core:header_bytes 1.5"), "{e}");
+        let e = refusal(serde_json::json!({"global": {
+            "core:datatype": "ci8", "core:trailing_bytes": 201}}));
+        assert!(e.contains("core:trailing_bytes is 201"), "{e}");
+        let e = refusal(serde_json::json!({"global": {
+            "core:datatype": "ci8", "core:dataset": "/etc/passwd"}}));
+        assert!(e.contains("core:dataset"), "{e}");
+        let e = refusal(serde_json::json!({"global": {"core:datatype": "rf32_le"}}));
+        assert!(e.contains("real-valued"), "{e}");
+    }
+
+    /// Samples after a header, between segments' headers and before a footer are
+    /// read in order, the header and footer bytes never.
+    #[test]
+    fn headers_and_footers_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = vec![0xEEu8; 3];
+        data.extend([1, 2, 3, 4]);
+        data.extend([0xEE; 5]);
+        data.extend([5, 6]);
+        data.extend([0xEE; 7]);
+        std::fs::write(dir.path().join("x.dat"), &data).unwrap();
+        let meta = serde_json::json!({
+            "global": {"core:datatype": "ci8", "core:dataset": "x.dat",
+                       "core:trailing_bytes": 7},
+            "captures": [{"core:sample_start": 10, "core:header_bytes": 3},
+                         {"core:sample_start": 12, "core:header_bytes": 5}]});
+        let p = dir.path().join("x.sigmf-meta");
+        std::fs::write(&p, meta.to_string()).unwrap();
+        let mut r = IqReader::open(&p, None).unwrap();
+        assert_eq!(r.info().samples, 3);
+        assert_eq!(r.info().sample_rate_hz, None);
+        let mut out = vec![Complex::new(0.0f32, 0.0); 8];
+        assert_eq!(r.read(&mut out).unwrap(), 3);
+        let got: Vec<(f32, f32)> = out[..3]
+            .iter()
+            .map(|c| (c.re * 128.0, c.im * 128.0))
+            .collect();
+        assert_eq!(got, [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]);
+    }
 }

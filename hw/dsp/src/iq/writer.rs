@@ -20,8 +20,9 @@ const CHUNK: usize = 8192;
 
 /// The sample type a recording stores (SigMF `core:datatype`).
 ///
-/// `Ci16` is the native format of most radios (SoapySDR `CS16`): recorded as the
-/// driver delivered it, with no float round trip, at half the bytes of `Cf32`.
+/// `Ci16` is the native format of most radios (SoapySDR `CS16`), `Ci8` that of the
+/// HackRF (SoapySDR `CS8`): recorded as the driver delivered them, with no float
+/// round trip, at a half and a quarter of the bytes of `Cf32`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RecordFormat {
@@ -30,34 +31,49 @@ pub enum RecordFormat {
     Cf32,
     /// Little-endian int16 I/Q (`ci16_le`, full scale 32768), 4 bytes per sample.
     Ci16,
+    /// Int8 I/Q (`ci8`, full scale 128), 2 bytes per sample.
+    Ci8,
 }
 
 impl RecordFormat {
-    /// Parse `cf32` or `ci16` (`cs16` is accepted as the SoapySDR name of `ci16`).
+    /// Parse `cf32`, `ci16` or `ci8` (`cs16` and `cs8` are accepted as the SoapySDR
+    /// names of `ci16` and `ci8`).
     pub fn parse(s: &str) -> Result<Self> {
         match s.to_ascii_lowercase().as_str() {
             "cf32" | "cf32_le" => Ok(Self::Cf32),
             "ci16" | "ci16_le" | "cs16" => Ok(Self::Ci16),
+            "ci8" | "cs8" => Ok(Self::Ci8),
             other => Err(Error::UnsupportedFormat(format!(
-                "record format {other:?} (expected cf32 or ci16)"
+                "record format {other:?} (expected cf32, ci16 or ci8)"
             ))),
         }
     }
 
-    /// `cf32` or `ci16`.
+    /// `cf32`, `ci16` or `ci8`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Cf32 => "cf32",
             Self::Ci16 => "ci16",
+            Self::Ci8 => "ci8",
         }
     }
 
-    /// The raw file format of this sample type (`cf32` or `cs16`), as written to a
-    /// stream.
+    /// The raw file format of this sample type (`cf32`, `cs16` or `cs8`), as written
+    /// to a stream.
     pub fn raw_format(self) -> IqFormat {
         match self {
             Self::Cf32 => IqFormat::Cf32,
             Self::Ci16 => IqFormat::Cs16,
+            Self::Ci8 => IqFormat::Cs8,
+        }
+    }
+
+    /// The SigMF `core:datatype` of this sample type.
+    pub fn datatype(self) -> super::Datatype {
+        match self {
+            Self::Cf32 => super::Datatype::Cf32Le,
+            Self::Ci16 => super::Datatype::Ci16Le,
+            Self::Ci8 => super::Datatype::Ci8,
         }
     }
 
@@ -66,7 +82,40 @@ impl RecordFormat {
         match self {
             Self::Cf32 => 8,
             Self::Ci16 => 4,
+            Self::Ci8 => 2,
         }
+    }
+}
+
+/// A driver's native integer sample, recorded as it came (no conversion): the
+/// value type of [`IqWriter::write_native`].
+pub trait NativeIq: Copy + private::Sealed {
+    /// The recording format that stores this type as it is.
+    const RECORD: RecordFormat;
+    /// Append the sample's bytes, little-endian, I then Q.
+    fn put_le(&self, out: &mut Vec<u8>);
+}
+
+mod private {
+    /// Only the sample types below are native ones.
+    pub trait Sealed {}
+    impl Sealed for num_complex::Complex<i16> {}
+    impl Sealed for num_complex::Complex<i8> {}
+}
+
+impl NativeIq for Complex<i16> {
+    const RECORD: RecordFormat = RecordFormat::Ci16;
+    fn put_le(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.re.to_le_bytes());
+        out.extend_from_slice(&self.im.to_le_bytes());
+    }
+}
+
+impl NativeIq for Complex<i8> {
+    const RECORD: RecordFormat = RecordFormat::Ci8;
+    fn put_le(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.re.to_le_bytes());
+        out.extend_from_slice(&self.im.to_le_bytes());
     }
 }
 
@@ -254,8 +303,8 @@ impl IqWriter {
 
     /// Create a recording of the given file format holding `samples_as` samples:
     /// `Cf32` in `.cf32`, `.wav` or SigMF `cf32_le` (written with [`IqWriter::write`]);
-    /// `Ci16` in `.cs16` or SigMF `ci16_le` (written with [`IqWriter::write_ci16`],
-    /// the driver's CS16 samples as they came).
+    /// `Ci16` in `.cs16` or SigMF `ci16_le`, `Ci8` in `.cs8` or SigMF `ci8` (written
+    /// with [`IqWriter::write_native`], the driver's samples as they came).
     pub fn create_with(
         path: &Path,
         format: IqFormat,
@@ -373,18 +422,27 @@ impl IqWriter {
     /// bytes are the driver's). Past the budget, whole samples that fit are written,
     /// then the recording stops with [`Error::DiskBudget`].
     pub fn write_ci16(&mut self, x: &[Complex<i16>]) -> Result<()> {
+        self.write_native(x)
+    }
+
+    /// Append a driver's native integer samples as they came (`ci16_le` for CS16,
+    /// `ci8` for CS8; no conversion: the bytes are the driver's) into a recording of
+    /// that sample type. Past the budget, whole samples that fit are written, then
+    /// the recording stops with [`Error::DiskBudget`].
+    pub fn write_native<T: NativeIq>(&mut self, x: &[T]) -> Result<()> {
         if let Some(e) = &self.stopped {
             return Err(clone_err(e));
         }
-        if self.samples_as != RecordFormat::Ci16 {
+        if self.samples_as != T::RECORD {
             return Err(Error::UnsupportedFormat(format!(
-                "int16 samples into a {} recording (no silent conversion)",
+                "{} samples into a {} recording (no silent conversion)",
+                T::RECORD.name(),
                 self.samples_as.name()
             )));
         }
         let room = self.room(x.len());
         let x = &x[..room.unwrap_or(x.len())];
-        if let Err(e) = self.write_ci16_inner(x) {
+        if let Err(e) = self.write_native_inner(x) {
             return Err(self.stop(e));
         }
         if room.is_some() {
@@ -393,14 +451,14 @@ impl IqWriter {
         Ok(())
     }
 
-    fn write_ci16_inner(&mut self, x: &[Complex<i16>]) -> Result<()> {
-        // Little-endian hosts write the samples' own memory (Complex<i16> is
-        // repr(C) {re, im}); others swap each value into the buffer first.
+    fn write_native_inner<T: NativeIq>(&mut self, x: &[T]) -> Result<()> {
         for chunk in x.chunks(CHUNK * 2) {
             let bytes: &[u8] = if cfg!(target_endian = "little") {
-                // SAFETY: Complex<i16> is #[repr(C)] with two i16 fields and no
-                // padding; any byte pattern is a valid u8; the slice covers exactly
-                // the chunk's memory and lives no longer than it.
+                // SAFETY: the native types (sealed: Complex<i16>, Complex<i8>) are
+                // #[repr(C)] with two integer fields and no padding, so their memory on
+                // a little-endian host is the little-endian file layout; any byte
+                // pattern is a valid u8; the slice covers exactly the chunk's memory
+                // and lives no longer than it.
                 unsafe {
                     std::slice::from_raw_parts(
                         chunk.as_ptr().cast::<u8>(),
@@ -410,15 +468,15 @@ impl IqWriter {
             } else {
                 self.buf.clear();
                 for c in chunk {
-                    self.buf.extend_from_slice(&c.re.to_le_bytes());
-                    self.buf.extend_from_slice(&c.im.to_le_bytes());
+                    c.put_le(&mut self.buf);
                 }
                 &self.buf
             };
             let Sink::Raw(w) = &mut self.sink else {
-                return Err(Error::UnsupportedFormat(
-                    "ci16 samples into a WAV file".into(),
-                ));
+                return Err(Error::UnsupportedFormat(format!(
+                    "{} samples into a WAV file",
+                    T::RECORD.name()
+                )));
             };
             w.write_all(bytes).map_err(io(&self.path))?;
             self.sha256.update(bytes);
@@ -633,10 +691,12 @@ fn check_record_format(
             matches!(format, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf)
         }
         RecordFormat::Ci16 => matches!(format, IqFormat::Cs16 | IqFormat::Sigmf),
+        RecordFormat::Ci8 => matches!(format, IqFormat::Cs8 | IqFormat::Sigmf),
     };
     if !fits {
         return Err(Error::UnsupportedFormat(format!(
-            "recording {} samples as {} (cf32: .cf32, .wav or SigMF; ci16: .cs16 or SigMF)",
+            "recording {} samples as {} (cf32: .cf32, .wav or SigMF; ci16: .cs16 or SigMF; \
+             ci8: .cs8 or SigMF)",
             samples_as.name(),
             format.name()
         )));
@@ -662,6 +722,9 @@ fn open_sink(
             Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(path)?))
         }
         IqFormat::Cs16 if samples_as == RecordFormat::Ci16 => {
+            Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(path)?))
+        }
+        IqFormat::Cs8 if samples_as == RecordFormat::Ci8 => {
             Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(path)?))
         }
         IqFormat::Wav => {

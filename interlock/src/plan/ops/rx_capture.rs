@@ -46,6 +46,9 @@ pub enum IqSampleFormat {
     /// SigMF `ci16_le`: the radio's native int16 I/Q (SoapySDR CS16) as it came,
     /// 4 bytes per sample; for full-rate recording.
     Ci16,
+    /// SigMF `ci8`: the radio's native int8 I/Q (SoapySDR CS8, the HackRF's) as it
+    /// came, 2 bytes per sample.
+    Ci8,
 }
 
 impl IqSampleFormat {
@@ -54,6 +57,7 @@ impl IqSampleFormat {
         match self {
             Self::Cf32 => 8,
             Self::Ci16 => 4,
+            Self::Ci8 => 2,
         }
     }
 }
@@ -84,8 +88,9 @@ pub struct RxCaptureStep {
     /// Keep the raw IQ under `.local/rx_iq/<TASK_ID>/`.
     #[serde(default)]
     pub record_iq: bool,
-    /// The recording's sample type: cf32 (SigMF cf32_le, default) or ci16 (the
-    /// radio's native CS16 as SigMF ci16_le); only with record_iq: true.
+    /// The recording's sample type: cf32 (SigMF cf32_le, default), ci16 (the
+    /// radio's native CS16 as SigMF ci16_le) or ci8 (the radio's native CS8, a
+    /// HackRF's, as SigMF ci8); only with record_iq: true.
     #[serde(default)]
     #[schemars(with = "IqSampleFormat")]
     pub record_format: Option<IqSampleFormat>,

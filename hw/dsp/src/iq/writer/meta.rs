@@ -23,10 +23,7 @@ pub(super) fn sigmf_meta(
             .unwrap_or_default(),
     };
     let mut global = serde_json::json!({
-        "core:datatype": match samples_as {
-            RecordFormat::Cf32 => "cf32_le",
-            RecordFormat::Ci16 => "ci16_le",
-        },
+        "core:datatype": samples_as.datatype().sigmf_name(),
         "core:sample_rate": meta.sample_rate_hz,
         "core:version": "1.2.0",
         "core:recorder": concat!("rxnode-hw ", env!("CARGO_PKG_VERSION")),

@@ -218,7 +218,61 @@ fn ci16_recordings_store_the_driver_samples_unchanged() {
     assert!(matches!(e, Error::DiskBudget { written: 4000, .. }), "{e}");
     assert_eq!(w.finish().unwrap()[0].bytes, 4000);
     assert_eq!(RecordFormat::parse("CS16").unwrap(), RecordFormat::Ci16);
-    assert!(RecordFormat::parse("ci8").is_err());
+    assert!(RecordFormat::parse("cu8").is_err());
+}
+
+/// A ci8 recording (a HackRF's CS8) holds the driver's bytes unchanged — SigMF
+/// `ci8` and a raw `.cs8` — reads back to the same values ÷ 128, refuses other
+/// sample types, and counts 2 bytes a sample against the budget.
+#[test]
+fn ci8_recordings_store_the_driver_samples_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let x: Vec<Complex<i8>> = (0..1000)
+        .map(|i| Complex::new((i % 256 - 128) as i8, (127 - i % 200) as i8))
+        .collect();
+    let raw: Vec<u8> = x.iter().flat_map(|c| [c.re as u8, c.im as u8]).collect();
+    let p = dir.path().join("h.sigmf-data");
+    let mut w =
+        IqWriter::create_with(&p, IqFormat::Sigmf, RecordFormat::Ci8, meta(), None).unwrap();
+    assert!(w.write_ci16(&[Complex::new(1, 1)]).is_err());
+    assert!(w.write(&[Complex::new(0.1, 0.1)]).is_err());
+    w.write_native(&x).unwrap();
+    let files = w.finish().unwrap();
+    assert_eq!(files[0].bytes, 2000);
+    assert_eq!(std::fs::read(&p).unwrap(), raw);
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("h.sigmf-meta")).unwrap()).unwrap();
+    assert_eq!(m["global"]["core:datatype"], "ci8");
+    let mut r = IqReader::open(&p, None).unwrap();
+    let mut got = vec![Complex::new(0.0f32, 0.0); 1000];
+    assert_eq!(r.read(&mut got).unwrap(), 1000);
+    for (g, c) in got.iter().zip(&x) {
+        assert_eq!(
+            *g,
+            Complex::new(f32::from(c.re) / 128.0, f32::from(c.im) / 128.0)
+        );
+    }
+    let mut w = IqWriter::create_with(
+        &dir.path().join("b.cs8"),
+        IqFormat::Cs8,
+        RecordFormat::Ci8,
+        meta(),
+        Some(2 * 300 + 1),
+    )
+    .unwrap();
+    let e = w.write_native(&x).unwrap_err();
+    assert!(matches!(e, Error::DiskBudget { written: 600, .. }), "{e}");
+    assert_eq!(w.finish().unwrap()[0].bytes, 600);
+    let e = IqWriter::create_with(
+        &dir.path().join("c.cs16"),
+        IqFormat::Cs16,
+        RecordFormat::Ci8,
+        meta(),
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("ci8: .cs8 or SigMF"), "{e}");
+    assert_eq!(RecordFormat::parse("CS8").unwrap(), RecordFormat::Ci8);
 }
 
 #[test]
