@@ -1,5 +1,6 @@
 //! The golden result files (`fixtures/results/FIX_YELLOW_001/`): what this
 //! build renders, byte for byte, and that they validate.
+use crate::result::sections::{CaptureEntry, Inventory};
 use super::files::write_result_files;
 use super::markdown::render_markdown;
 use super::model::{overall_status, Check, RxResult, Status, Timeline};
@@ -47,7 +48,7 @@ fn golden() -> RxResult {
     ];
     r.status = overall_status(&r.checks);
     r.inventory =
-        Some(json!([{"driver": "rxsim", "serial": "SIM0", "label": "rxsim simulated radio"}]));
+        Some(Inventory::Other(json!([{"driver": "rxsim", "serial": "SIM0", "label": "rxsim simulated radio"}])));
     let psd: Vec<f64> = (0..128)
         .map(|i| {
             if i == 77 {
@@ -57,7 +58,7 @@ fn golden() -> RxResult {
             }
         })
         .collect();
-    r.captures = vec![json!({
+    r.captures = vec![CaptureEntry::Other(json!({
         "device": {"driver": "rxsim", "serial": "SIM0"},
         "requested": {"frequency_hz": 100.0e6, "sample_rate_hz": 2.0e6, "gain_db": 20.0, "bandwidth_hz": null},
         "actual": {"frequency_hz": 100.0e6, "sample_rate_hz": 2.0e6, "gain_db": 20.0, "bandwidth_hz": 2.0e6},
@@ -71,7 +72,7 @@ fn golden() -> RxResult {
                       "bytes": 32000000, "sha256": "5".repeat(64)}],
         "psd_db": psd,
         "status": "FAIL"
-    })];
+    }))];
     r
 }
 

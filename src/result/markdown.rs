@@ -435,7 +435,7 @@ fn render_captures_and_sweeps(o: &mut String, r: &RxResult) {
     if !r.captures.is_empty() {
         let _ = writeln!(o, "\n## Captures\n");
         for (i, c) in r.captures.iter().enumerate() {
-            render_capture(o, i + 1, c);
+            render_capture(o, i + 1, &c.to_value());
         }
     }
     if !r.sweeps.is_empty() {
@@ -524,8 +524,8 @@ fn render_freq_cal(o: &mut String, r: &RxResult) {
 
 /// The transmission's parameters, when a tone was transmitted.
 fn render_tx(o: &mut String, r: &RxResult) {
-    if let Some(tx) = r.tx.as_ref().filter(|v| !v.is_null()) {
-        render_tx_table(o, tx);
+    if let Some(tx) = &r.tx {
+        render_tx_table(o, &tx.to_value());
     }
 }
 
@@ -589,10 +589,7 @@ fn tx_value(key: &str, v: &Value) -> String {
 /// The inventory's device count and the errors met.
 fn render_inventory_and_errors(o: &mut String, r: &RxResult) {
     if let Some(inv) = r.inventory.as_ref().filter(|v| !v.is_null()) {
-        let n = inv
-            .as_array()
-            .or_else(|| inv.get("devices").and_then(Value::as_array))
-            .map(Vec::len);
+        let n = inv.device_count();
         let _ = writeln!(
             o,
             "\n## Inventory\n\n{} (details in RX_RESULT.json)",

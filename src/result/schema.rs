@@ -3,8 +3,8 @@
 //! files.
 //!
 //! The schemas live in `schemas/*.schema.json` and are embedded here. Those of
-//! `STATUS.json`, the calibration file and the health file are generated from
-//! the Rust types that write and read them ([`generated`]); a test fails when a
+//! `RX_RESULT.json`, `STATUS.json`, the calibration file and the health file are
+//! generated from the Rust types that write and read them ([`generated`]); a test fails when a
 //! checked-in file differs from its type's, and
 //! `RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas` rewrites them
 //! (docs/architecture.md#how-to-add-an-output-field). The others are written by
@@ -18,8 +18,6 @@ use anyhow::Result;
 
 /// The `rx-plan` block.
 pub(crate) const PLAN: &str = include_str!("../../schemas/plan.schema.json");
-/// `RX_RESULT.json`.
-pub(crate) const RESULT: &str = include_str!("../../schemas/result.schema.json");
 /// `.local/rxnode-policy.json`.
 pub(crate) const POLICY: &str = include_str!("../../schemas/policy.schema.json");
 /// A task as `{"header": {...}, "plan": {...} | null}`.
@@ -30,10 +28,12 @@ pub(crate) const TASK: &str = include_str!("../../schemas/task.schema.json");
 pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
     match kind {
         SchemaKind::Plan => PLAN.into(),
-        SchemaKind::Result => RESULT.into(),
         SchemaKind::Policy => POLICY.into(),
         SchemaKind::Task => TASK.into(),
-        SchemaKind::Status | SchemaKind::Calibration | SchemaKind::Health => generated(kind)
+        SchemaKind::Result
+        | SchemaKind::Status
+        | SchemaKind::Calibration
+        | SchemaKind::Health => generated(kind)
             .map(|s| file_text(&s))
             .unwrap_or_default()
             .into(),
@@ -44,11 +44,36 @@ pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
 /// kinds written by hand.
 pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
     match kind {
-        SchemaKind::Plan | SchemaKind::Result | SchemaKind::Policy | SchemaKind::Task => None,
+        SchemaKind::Plan | SchemaKind::Policy | SchemaKind::Task => None,
+        SchemaKind::Result => Some(result_schema()),
         SchemaKind::Status => Some(crate::heartbeat::snapshot::schema()),
         SchemaKind::Calibration => Some(crate::store::calibration::schema()),
         SchemaKind::Health => Some(crate::store::health::schema()),
     }
+}
+
+/// The JSON Schema of `RX_RESULT.json`, from [`crate::result::RxResult`].
+fn result_schema() -> serde_json::Value {
+    let mut s = schemars::schema_for!(crate::result::RxResult).to_value();
+    if let Some(o) = s.as_object_mut() {
+        o.insert(
+            "$id".into(),
+            "https://rxnode.invalid/schemas/result.schema.json".into(),
+        );
+        o.insert(
+            "title".into(),
+            "rxnode RX_RESULT.json (schema_version 1)".into(),
+        );
+        o.insert(
+            "description".into(),
+            "What `rxnode run` writes and `rxnode validate-result` / `rxnode results verify` \
+             check (docs/protocol.md#5-results). Rules across fields (status agrees with the \
+             checks; PASS/FAIL/PARTIAL need both times; completed_at not before started_at; \
+             RX_RESULT.md agrees) are checked by the validator."
+                .into(),
+        );
+    }
+    s
 }
 
 /// A generated schema as its checked-in file holds it: pretty JSON and a newline.
@@ -261,71 +286,11 @@ mod tests {
                 ));
             }
         }
-        assert_eq!(seen, 3, "status, calibration and health are generated");
+        assert_eq!(seen, 4, "result, status, calibration and health are generated");
         assert!(
             stale.is_empty(),
             "{}\nregenerate with: RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas",
             stale.join("\n")
-        );
-    }
-
-    /// Every object of a schema by its path: its property names, its required
-    /// ones and whether it refuses others (`Option`'s `anyOf […, null]` and
-    /// `type: [x, "null"]` are looked through).
-    fn objects(
-        v: &Value,
-        path: &str,
-        out: &mut std::collections::BTreeMap<String, (Vec<String>, Vec<String>, bool)>,
-    ) {
-        for alt in ["anyOf", "oneOf"] {
-            for b in v[alt].as_array().into_iter().flatten() {
-                objects(b, path, out);
-            }
-        }
-        if let Some(props) = v["properties"].as_object() {
-            let mut required: Vec<String> = v["required"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|r| r.as_str().map(str::to_owned))
-                .collect();
-            required.sort();
-            out.insert(
-                path.to_owned(),
-                (
-                    props.keys().cloned().collect(),
-                    required,
-                    v["additionalProperties"] == Value::Bool(false),
-                ),
-            );
-            for (k, p) in props {
-                objects(p, &format!("{path}.{k}"), out);
-            }
-        }
-        if v["items"].is_object() {
-            objects(&v["items"], &format!("{path}[]"), out);
-        }
-    }
-
-    /// The hand-written `pictures` part of the result schema has the objects,
-    /// fields, required fields and closed objects of `pictures::Pictures`.
-    #[test]
-    fn the_pictures_schema_has_the_fields_of_its_type() {
-        let generated = schemars::generate::SchemaSettings::draft2020_12()
-            .with(|s| s.inline_subschemas = true)
-            .into_generator()
-            .into_root_schema_for::<crate::result::pictures::Pictures>()
-            .to_value();
-        let (mut want, mut have) = (Default::default(), Default::default());
-        objects(&generated, "pictures", &mut want);
-        objects(
-            &parse(RESULT)["properties"]["pictures"],
-            "pictures",
-            &mut have,
-        );
-        assert_eq!(
-            have, want,
-            "schemas/result.schema.json's pictures against the type"
         );
     }
 
@@ -339,7 +304,7 @@ mod tests {
 
     #[test]
     fn the_result_schema_has_exactly_the_validators_keys() {
-        let s = parse(RESULT);
+        let s = generated(SchemaKind::Result).expect("the result schema is generated");
         let props: BTreeSet<&str> = s["properties"]
             .as_object()
             .expect("properties")
@@ -363,7 +328,7 @@ mod tests {
         let v = serde_json::to_value(&node).expect("node");
         for k in v.as_object().expect("object").keys() {
             assert!(
-                s["properties"]["node"]["properties"][k].is_object(),
+                s["$defs"]["NodeInfo"]["properties"][k].is_object(),
                 "node.{k}"
             );
         }

@@ -245,7 +245,7 @@ pub(crate) fn write_spectrum_png(path: &Path, psd_db: &[f64]) -> Result<()> {
 pub(crate) fn write_spectrum_pngs(dir: &Path, r: &RxResult) -> Result<Vec<std::path::PathBuf>> {
     let mut out = Vec::new();
     for (i, c) in r.captures.iter().enumerate() {
-        if let Some(p) = capture_plot(r, i + 1, c) {
+        if let Some(p) = capture_plot(r, i + 1, &c.to_value()) {
             let path = dir.join(crate::result::model::spectrum_png_name(i + 1));
             write_spectrum(&path, &p)?;
             out.push(path);

@@ -3,7 +3,7 @@ use super::window::Window;
 use serde::{Deserialize, Serialize};
 
 /// A spectral peak.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Peak {
     /// Frequency (Hz; absolute RF when the centre is known, else baseband).
     pub frequency_hz: f64,
