@@ -1,6 +1,9 @@
 //! One live RX capture on a radio: open, configure, read back, gather clock
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
+use crate::result::sections::capture::{
+    CaptureActual, CaptureDevice, CaptureRequested, Described, RequestedGain,
+};
 use crate::result::Status;
 use num_complex::Complex;
 use rxnode_dsp::{
@@ -9,9 +12,6 @@ use rxnode_dsp::{
     WelchConfig,
 };
 use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
-use crate::result::sections::capture::{
-    CaptureActual, CaptureDevice, CaptureRequested, Described, RequestedGain,
-};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

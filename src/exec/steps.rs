@@ -5,11 +5,11 @@
 use crate::context::Ctx;
 use crate::exec::live::{LiveCapture, NotCaptured};
 use crate::health::guard;
+use crate::result::sections::{capture::CaptureRecord, CaptureEntry, Inventory, StepRow, TxRecord};
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
 use rxnode_dsp::CaptureSummary;
 use rxnode_interlock::{check_rx_step, Approval, ClockCheckStep, Policy, RxCaptureStep, ValidTask};
-use crate::result::sections::{capture::CaptureRecord, CaptureEntry, Inventory, StepRow, TxRecord};
 
 /// What the steps produced.
 #[derive(Default)]
@@ -43,8 +43,9 @@ impl Outputs {
     /// An `rx_capture` step that captured nothing: its check and its table row.
     pub(crate) fn not_captured(&mut self, s: &StepCtx, status: Status, why: String) {
         self.checks.push(Check::new(&s.name, status, why.clone()));
-        self.captures
-            .push(CaptureEntry::NotCaptured(StepRow::new(s.index, status, why)));
+        self.captures.push(CaptureEntry::NotCaptured(StepRow::new(
+            s.index, status, why,
+        )));
     }
 
     /// A `freq_cal` step that measured nothing: its check and its table row.
@@ -294,8 +295,11 @@ pub(crate) fn blocked_by_health(
         rxnode_interlock::Step::RxCapture(_) => out.not_captured(s, Status::Blocked, why),
         rxnode_interlock::Step::RxSweep(_) => out.not_swept(s, Status::Blocked, why),
         rxnode_interlock::Step::ClkinCompare(_) => {
-            out.compares
-                .push(row_value(StepRow::new(s.index, Status::Blocked, why.clone())));
+            out.compares.push(row_value(StepRow::new(
+                s.index,
+                Status::Blocked,
+                why.clone(),
+            )));
             out.checks.push(Check::new(&s.name, Status::Blocked, why));
         }
         _ => out.checks.push(Check::new(&s.name, Status::Blocked, why)),

@@ -10,13 +10,13 @@
 //! flag (docs/hardware.md: < 200 ms to `closeStream`, remote too).
 use crate::exec::preconditions::refuse;
 use crate::exec::steps::{Outputs, StepCtx};
+use crate::result::sections::tx::{Tone, TxRecord};
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_hw::TxReport;
 use rxnode_interlock::{Authorization, Plan, Policy, Step, TxGrant, TxToneStep};
-use crate::result::sections::tx::{Tone, TxRecord};
 use std::sync::atomic::Ordering;
 
 /// Where a refusal of `run` is written: the checkout, the task and its text hash.

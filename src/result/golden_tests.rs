@@ -1,11 +1,11 @@
 //! The golden result files (`fixtures/results/FIX_YELLOW_001/`): what this
 //! build renders, byte for byte, and that they validate.
-use crate::result::sections::{CaptureEntry, Inventory};
 use super::files::write_result_files;
 use super::markdown::render_markdown;
 use super::model::{overall_status, Check, RxResult, Status, Timeline};
 use super::test_util::COMMIT;
 use super::{validate_result_files, RESULT_JSON, RESULT_MD};
+use crate::result::sections::{CaptureEntry, Inventory};
 use rxnode_interlock::{validate_task, Approval, ValidateOptions};
 use serde_json::json;
 use std::path::Path;
@@ -47,8 +47,9 @@ fn golden() -> RxResult {
         ),
     ];
     r.status = overall_status(&r.checks);
-    r.inventory =
-        Some(Inventory::Other(json!([{"driver": "rxsim", "serial": "SIM0", "label": "rxsim simulated radio"}])));
+    r.inventory = Some(Inventory::Other(
+        json!([{"driver": "rxsim", "serial": "SIM0", "label": "rxsim simulated radio"}]),
+    ));
     let psd: Vec<f64> = (0..128)
         .map(|i| {
             if i == 77 {

@@ -17,7 +17,8 @@ use serde_json::Value;
 use std::path::Path;
 
 /// ISO 8601 with seconds and an offset, as every result time.
-const ISO_TIME: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$";
+const ISO_TIME: &str =
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$";
 /// A full commit ID.
 const COMMIT_ID: &str = "^[0-9a-fA-F]{40}$";
 /// A task ID (docs/protocol.md#task-files).
@@ -186,7 +187,6 @@ pub(crate) struct NodeInfo {
     /// This build's version.
     pub rxnode_version: String,
     /// libSoapySDR's version, when it was loaded.
-    #[schemars(required)]
     pub soapysdr_version: Option<String>,
 }
 
@@ -206,11 +206,11 @@ impl NodeInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub(crate) struct Timeline {
     /// When the run started (ISO 8601, seconds, with offset), `null` if it never did.
-    #[schemars(required, regex(pattern = ISO_TIME))]
+    #[schemars(regex(pattern = ISO_TIME))]
     pub started_at: Option<String>,
     /// When it ended; `null` if it never started. For a run, `started_at` plus
     /// the run's duration on the monotonic clock, so never before `started_at`.
-    #[schemars(required, regex(pattern = ISO_TIME))]
+    #[schemars(regex(pattern = ISO_TIME))]
     pub completed_at: Option<String>,
     /// How far the wall clock was stepped during the run, s (the wall clock's
     /// elapsed time minus the monotonic clock's), when more than a second; absent
@@ -319,16 +319,14 @@ pub(crate) struct RxResult {
     /// The watched branch.
     pub source_branch: String,
     /// Full SHA of the commit that held the task; `null` for a local dry run.
-    #[schemars(required, regex(pattern = COMMIT_ID))]
+    #[schemars(regex(pattern = COMMIT_ID))]
     pub source_commit: Option<String>,
     /// `EXPECTED_HEAD` of the task.
     #[schemars(regex(pattern = COMMIT_ID))]
     pub expected_head: String,
     /// The approval, if recorded.
-    #[schemars(required)]
     pub approval: Option<ApprovalRecord>,
     /// The RED authorization, if any.
-    #[schemars(required)]
     pub authorization: Option<AuthorizationRecord>,
     /// The node.
     pub node: NodeInfo,
@@ -338,14 +336,12 @@ pub(crate) struct RxResult {
     pub checks: Vec<Check>,
     /// The `inventory` step's output, if it ran.
     #[serde(serialize_with = "super::sections::sorted")]
-    #[schemars(required)]
     pub inventory: Option<super::sections::Inventory>,
     /// Capture summaries of the capture engine (IQ paths relative to the checkout).
     #[serde(serialize_with = "super::sections::sorted")]
     pub captures: Vec<super::sections::CaptureEntry>,
     /// TX window and parameters, when a tone was transmitted.
     #[serde(serialize_with = "super::sections::sorted")]
-    #[schemars(required)]
     pub tx: Option<super::sections::TxRecord>,
     /// Errors met, one line each.
     pub errors: Vec<String>,

@@ -89,7 +89,6 @@ pub(crate) struct SpectrumPicture {
     /// Labelled peaks, strongest first.
     pub peaks: Vec<PeakMark>,
     /// The noise-floor line, dBFS/bin.
-    #[schemars(required)]
     pub noise_floor_db: Option<f64>,
     /// Ranges with no data (failed hops), `[low, high]` Hz.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -30,13 +30,12 @@ pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
         SchemaKind::Plan => PLAN.into(),
         SchemaKind::Policy => POLICY.into(),
         SchemaKind::Task => TASK.into(),
-        SchemaKind::Result
-        | SchemaKind::Status
-        | SchemaKind::Calibration
-        | SchemaKind::Health => generated(kind)
-            .map(|s| file_text(&s))
-            .unwrap_or_default()
-            .into(),
+        SchemaKind::Result | SchemaKind::Status | SchemaKind::Calibration | SchemaKind::Health => {
+            generated(kind)
+                .map(|s| file_text(&s))
+                .unwrap_or_default()
+                .into()
+        }
     }
 }
 
@@ -54,7 +53,13 @@ pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
 
 /// The JSON Schema of `RX_RESULT.json`, from [`crate::result::RxResult`].
 fn result_schema() -> serde_json::Value {
-    let mut s = schemars::schema_for!(crate::result::RxResult).to_value();
+    // What rxnode writes: a field it always writes is required, `null` included
+    // where its type allows it (a field it may leave out is not).
+    let mut s = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<crate::result::RxResult>()
+        .to_value();
     if let Some(o) = s.as_object_mut() {
         o.insert(
             "$id".into(),
@@ -286,7 +291,10 @@ mod tests {
                 ));
             }
         }
-        assert_eq!(seen, 4, "result, status, calibration and health are generated");
+        assert_eq!(
+            seen, 4,
+            "result, status, calibration and health are generated"
+        );
         assert!(
             stale.is_empty(),
             "{}\nregenerate with: RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas",

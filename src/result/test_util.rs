@@ -1,6 +1,6 @@
 //! What the result tests share: a task, a result that ran one capture.
-use crate::result::sections::CaptureEntry;
 use super::model::{overall_status, Check, RxResult, Status, Timeline};
+use crate::result::sections::CaptureEntry;
 use rxnode_interlock::{sha256_hex, validate_task, Approval, ValidTask, ValidateOptions};
 use serde_json::json;
 use std::path::Path;

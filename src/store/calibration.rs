@@ -230,16 +230,12 @@ pub(crate) fn clock_block(
 #[serde(deny_unknown_fields)]
 pub(crate) struct ClockBlock {
     /// The radio's last frequency calibration; `null`: never measured.
-    #[schemars(required)]
     pub(crate) last_measurement: Option<LastMeasurement>,
     /// The correction (ppm) applied to the tuning; `null`: none.
-    #[schemars(required)]
     pub(crate) ppm_correction_applied: Option<f64>,
     /// `driver=…,serial=…`; `null` when the radio reports no serial.
-    #[schemars(required)]
     pub(crate) radio: Option<String>,
     /// The clock source read back.
-    #[schemars(required)]
     pub(crate) source: Option<String>,
 }
 
@@ -248,7 +244,6 @@ pub(crate) struct ClockBlock {
 #[serde(deny_unknown_fields)]
 pub(crate) struct LastMeasurement {
     /// Its age when the block was made, s (whole); `null` when its time cannot be read.
-    #[schemars(required)]
     pub(crate) age_s: Option<f64>,
     /// `gsm`, `lte`, …
     pub(crate) method: String,

@@ -157,22 +157,18 @@ pub(crate) struct ClkinInset {
     /// The reference tone's true frequency, Hz.
     pub expected_hz: f64,
     /// As measured, Hz.
-    #[schemars(required)]
     pub measured_hz: Option<f64>,
     /// The error, ppm.
-    #[schemars(required)]
     pub ppm: Option<f64>,
     /// Its one-sigma uncertainty, ppm.
-    #[schemars(required)]
     pub ppm_uncertainty: Option<f64>,
     /// The tolerance, ± ppm (`null` in JSON when unknown).
     #[serde(deserialize_with = "nan_if_null")]
-    #[schemars(with = "Option<f64>", required)]
+    #[schemars(with = "Option<f64>")]
     pub tolerance_ppm: f64,
     /// `PASS` or `FAIL`.
     pub status: String,
     /// Why, when the verdict is not the ppm's alone (a FAIL within tolerance).
-    #[schemars(required)]
     pub detail: Option<String>,
 }
 

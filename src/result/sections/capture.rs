@@ -36,7 +36,6 @@ pub(crate) struct CaptureRecord {
     /// Fraction of clipped samples.
     pub(crate) clipped_fraction: f64,
     /// The CLKIN check, when a reference tone was given.
-    #[schemars(required)]
     pub(crate) clkin: Option<ClkinReport>,
     /// How good the frequency axis is (docs/protocol.md#clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,16 +57,12 @@ pub(crate) struct CaptureRecord {
     #[schemars(length(max = 8))]
     pub(crate) iq_files: Vec<IqFileRecord>,
     /// Samples lost in all; `null` when an overflow's loss could not be counted.
-    #[schemars(required)]
     pub(crate) lost_samples: Option<u64>,
     /// Mean sample power, dBFS; `null` when nothing was analysed.
-    #[schemars(required)]
     pub(crate) mean_power_dbfs: Option<f64>,
     /// Median PSD bin, dBFS/bin; `null` when nothing was analysed.
-    #[schemars(required)]
     pub(crate) noise_floor_db: Option<f64>,
     /// Samples lost in driver overflows; `null` when not countable.
-    #[schemars(required)]
     pub(crate) overflow_lost_samples: Option<u64>,
     /// Driver overflows.
     pub(crate) overflows: u64,
@@ -85,7 +80,6 @@ pub(crate) struct CaptureRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) psd_step_hz: Option<f64>,
     /// Why recording stopped early (disk budget, disk full …).
-    #[schemars(required)]
     pub(crate) recording_error: Option<String>,
     /// The settings asked for.
     pub(crate) requested: CaptureRequested,
@@ -115,13 +109,11 @@ pub(crate) struct CaptureDevice {
     /// SoapySDR driver key.
     pub(crate) driver: String,
     /// Hardware key (model), when reported.
-    #[schemars(required)]
     pub(crate) hardware_key: Option<String>,
     /// The SoapyRemote server the radio is reached through; absent on this host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) remote: Option<String>,
     /// Serial number, when reported.
-    #[schemars(required)]
     pub(crate) serial: Option<String>,
 }
 
@@ -130,13 +122,10 @@ pub(crate) struct CaptureDevice {
 #[serde(deny_unknown_fields)]
 pub(crate) struct CaptureRequested {
     /// Antenna.
-    #[schemars(required)]
     pub(crate) antenna: Option<String>,
     /// Analog bandwidth, Hz.
-    #[schemars(required)]
     pub(crate) bandwidth_hz: Option<f64>,
     /// Clock source to select.
-    #[schemars(required)]
     pub(crate) clock_source: Option<String>,
     /// Length, s.
     pub(crate) duration_s: f64,
@@ -252,4 +241,168 @@ impl CaptureEntry {
 /// A part the live capture layer filled in, read back as its type.
 fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
     serde_json::from_value(v.clone()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_complex::Complex;
+    use rxnode_dsp::{run_capture, CaptureSettings, ClkinConfig, ReadOutcome, WelchConfig};
+
+    /// A tone 100.1 kHz above the centre with a little noise, as a live stream.
+    struct Tone {
+        n: u64,
+        left: u64,
+    }
+
+    impl rxnode_dsp::SampleSource for Tone {
+        fn read(
+            &mut self,
+            buf: &mut [Complex<f32>],
+            _: i64,
+        ) -> Result<ReadOutcome, rxnode_dsp::Error> {
+            let k = buf.len().min(self.left as usize);
+            for x in &mut buf[..k] {
+                let t = self.n as f64 / 1e6;
+                let ph = 2.0 * std::f64::consts::PI * 100.1e3 * t;
+                let noise = ((self.n.wrapping_mul(2862933555777941757) >> 40) as f64 / 16777216.0
+                    - 0.5)
+                    * 1e-3;
+                *x = Complex::new((0.1 * ph.cos() + noise) as f32, (0.1 * ph.sin()) as f32);
+                self.n += 1;
+            }
+            self.left -= k as u64;
+            Ok(ReadOutcome::Samples(k))
+        }
+
+        fn is_live(&self) -> bool {
+            false
+        }
+    }
+
+    /// A real summary of the capture engine, filled in as the live layer fills it.
+    fn summary() -> CaptureSummary {
+        let mut welch = WelchConfig::new(1024, 1e6);
+        welch.center_hz = Some(100e6);
+        let mut settings = CaptureSettings::new(200_000, welch);
+        settings.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 1e6, 2.0));
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let mut s = run_capture(
+            Tone {
+                n: 0,
+                left: 200_000,
+            },
+            &settings,
+            &cancel,
+            None,
+            None,
+        )
+        .expect("the capture runs");
+        s.iq_files.push(IqFileRecord {
+            path: ".local/rx_iq/T/capture-1.sigmf-data".into(),
+            format: "sigmf-data".into(),
+            bytes: 1_600_000,
+            sha256: "ab".repeat(32),
+            partial: false,
+        });
+        s.device = value(&CaptureDevice {
+            args: "driver=rxsim,serial=S1".into(),
+            driver: "rxsim".into(),
+            hardware_key: Some("rxsim".into()),
+            remote: None,
+            serial: Some("S1".into()),
+        });
+        s.requested = value(&CaptureRequested {
+            antenna: None,
+            bandwidth_hz: None,
+            clock_source: Some("external".into()),
+            duration_s: 0.2,
+            frequency_hz: 100e6,
+            gain_db: RequestedGain::Elements([("LNA".to_owned(), 24.0)].into()),
+            sample_rate_hz: 1e6,
+        });
+        s.actual = value(&CaptureActual {
+            settings: rxnode_hw::ActualSettings {
+                frequency_hz: 100e6,
+                sample_rate_hz: 1e6,
+                gain_db: 24.0,
+                bandwidth_hz: Some(1.5e6),
+                antenna: Some("RX".into()),
+                clock_source: Some("external".into()),
+            },
+            gain_elements_db: [("LNA".to_owned(), 24.0)].into(),
+        });
+        s.clock = Some(value(&ClockBlock {
+            last_measurement: None,
+            ppm_correction_applied: Some(0.25),
+            radio: Some("driver=rxsim,serial=S1".into()),
+            source: Some("external".into()),
+        }));
+        s
+    }
+
+    fn value<T: Serialize>(x: &T) -> Value {
+        serde_json::to_value(x).expect("value")
+    }
+
+    /// How the entry was written when it was a JSON value: the summary's value,
+    /// its PSD trace as three flat fields.
+    fn as_value_before(s: &CaptureSummary) -> Value {
+        let mut v = serde_json::to_value(s).expect("value");
+        if let (Some(obj), Some(p)) = (v.as_object_mut(), s.psd.as_ref()) {
+            obj.insert("psd_db".into(), serde_json::json!(p.db));
+            obj.insert("psd_start_hz".into(), serde_json::json!(p.start_hz));
+            obj.insert("psd_step_hz".into(), serde_json::json!(p.step_hz));
+            obj.remove("psd");
+        }
+        v
+    }
+
+    /// The typed record is written byte for byte as the value was (keys sorted,
+    /// the PSD's `f32` levels as the value widened them), and what was written
+    /// reads back as the typed record.
+    #[test]
+    fn a_capture_record_is_written_as_its_value_was_and_reads_back_typed() {
+        #[derive(Serialize)]
+        struct Section<'a>(
+            #[serde(serialize_with = "crate::result::sections::sorted")] &'a [CaptureEntry],
+        );
+        let s = summary();
+        assert!(
+            s.clkin.is_some() && s.psd.is_some() && !s.peaks.is_empty(),
+            "{s:?}"
+        );
+        let record = CaptureRecord::of(&s).expect("the summary reads as its types");
+        let typed = vec![CaptureEntry::Captured(Box::new(record))];
+        let now = serde_json::to_string_pretty(&Section(&typed)).expect("typed");
+        let before = serde_json::to_string_pretty(&vec![as_value_before(&s)]).expect("value");
+        assert_eq!(now, before);
+        // serde_json parses a float to within one unit in the last place, so the
+        // read-back record is compared in its exact fields.
+        let back: Vec<CaptureEntry> = serde_json::from_str(&before).expect("reads back");
+        match (&back[0], &typed[0]) {
+            (CaptureEntry::Captured(b), CaptureEntry::Captured(t)) => {
+                assert_eq!(
+                    (&b.device, &b.clock, &b.iq_files),
+                    (&t.device, &t.clock, &t.iq_files)
+                );
+                assert_eq!(b.samples_received, t.samples_received);
+                assert_eq!(
+                    b.psd_db.as_ref().map(Vec::len),
+                    t.psd_db.as_ref().map(Vec::len)
+                );
+            }
+            (b, _) => panic!("not read as a capture record: {b:?}"),
+        }
+        // A step that captured nothing is its row, as before.
+        let row = vec![CaptureEntry::NotCaptured(StepRow::new(
+            1,
+            crate::result::Status::Blocked,
+            "no radio".into(),
+        ))];
+        assert_eq!(
+            serde_json::to_string(&Section(&row)).expect("row"),
+            r#"[{"detail":"no radio","status":"BLOCKED","step":2}]"#
+        );
+    }
 }

@@ -45,7 +45,6 @@ pub(crate) struct Tone {
     pub(crate) started_at: String,
     /// Set when the driver never confirmed the key-off: how long the
     /// transmitter's state was unknown, s; `null` when it confirmed.
-    #[schemars(required)]
     pub(crate) state_unknown_s: Option<f64>,
     /// `started_at` plus `on_air_s`.
     pub(crate) stopped_at: String,

@@ -1,10 +1,10 @@
 //! The validator ties array
 //! lengths to the sizes a result declares, refuses absolute paths in every
 //! string (any OS) and duplicate keys.
-use crate::result::sections::CaptureEntry;
 use super::*;
 use crate::result::files::write_result_files;
 use crate::result::model::{overall_status, Check, RxResult, Timeline};
+use crate::result::sections::CaptureEntry;
 use rxnode_interlock::{validate_task, Approval, ValidateOptions};
 use serde_json::json;
 
@@ -65,7 +65,11 @@ fn arrays_longer_than_the_declared_sizes_are_refused() {
     );
     // Without fft_size: the engine's 512-point trace at most.
     let mut r = one_capture(d.path());
-    r.captures[0].other_mut().as_object_mut().unwrap().remove("fft_size");
+    r.captures[0]
+        .other_mut()
+        .as_object_mut()
+        .unwrap()
+        .remove("fft_size");
     r.captures[0].other_mut()["psd_db"] = json!(vec![-80.0; 513]);
     let p = problems(d.path(), &r);
     assert!(
