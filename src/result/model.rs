@@ -303,8 +303,8 @@ impl Check {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub(crate) struct RxResult {
-    /// [`SCHEMA_VERSION`].
-    #[schemars(range(min = 1, max = 1))]
+    /// This file's version, [`SCHEMA_VERSION`].
+    #[schemars(extend("const" = SCHEMA_VERSION), description = "This file's version: 1.")]
     pub schema_version: u32,
     /// The task.
     #[schemars(regex(pattern = TASK_ID))]
@@ -312,6 +312,9 @@ pub(crate) struct RxResult {
     /// Its title.
     pub task_title: String,
     /// Overall status (normally [`overall_status`] of `checks`).
+    #[schemars(
+        description = "Overall status, from the checks' statuses (docs/protocol.md#5-results)."
+    )]
     pub status: Status,
     /// Effective risk level of the task.
     #[schemars(schema_with = "risk_level_schema")]
@@ -348,19 +351,28 @@ pub(crate) struct RxResult {
     /// `rx_sweep` results (built by `crate::exec::sweep`): hop
     /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "super::sections::untyped::sweeps")]
+    #[schemars(
+        schema_with = "super::sections::untyped::sweeps",
+        description = "rx_sweep results (docs/operator.md#sweeps-rxnode-sweep); present only when a plan has one"
+    )]
     pub sweeps: Vec<Value>,
     /// `clkin_compare` results (built by `crate::exec::compare`): both radios, the
     /// relative frequency of SLAVE to MASTER, its uncertainty, the verdict and the
     /// phase trace (docs/protocol.md#clkin_compare).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "super::sections::untyped::clkin_compares")]
+    #[schemars(
+        schema_with = "super::sections::untyped::clkin_compares",
+        description = "one entry per clkin_compare step (docs/protocol.md#clkin_compare); present only when a plan has one"
+    )]
     pub clkin_compares: Vec<Value>,
     /// `freq_cal` results, one per step (built by `crate::exec::freq_cal`): the
     /// radio's error in ppm with its uncertainty, method, cell, confidence and the
     /// bursts behind it (docs/protocol.md#freq_cal).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "super::sections::untyped::freq_cal")]
+    #[schemars(
+        schema_with = "super::sections::untyped::freq_cal",
+        description = "one entry per freq_cal step (docs/protocol.md#freq_cal); ppm, uncertainty_ppm, cell and confidence only when the signal was found"
+    )]
     pub freq_cal: Vec<Value>,
     /// A run that started and did not finish, as the run journal knows it
     /// (docs/protocol.md#interrupted-runs); its status is then `FAIL`.

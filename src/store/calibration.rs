@@ -239,7 +239,7 @@ pub(crate) struct ClockBlock {
     pub(crate) source: Option<String>,
 }
 
-/// The last measurement in a [`ClockBlock`], with its age.
+/// The radio's last frequency calibration in a `clock` block, with its age.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LastMeasurement {

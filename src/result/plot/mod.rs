@@ -111,7 +111,7 @@ pub(crate) struct Marker {
     pub kind: MarkerKind,
 }
 
-/// What a [`Marker`] marks.
+/// What a CLKIN marker marks.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]

@@ -117,8 +117,8 @@ pub struct PeakAnnotation {
 /// One file written: what a capture summary lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IqFileRecord {
-    /// Where it is (as given to the writer; callers make it relative to the checkout).
-    /// In a result: relative to the checkout, never absolute, no `..`.
+    /// Where it is: as given to the writer; in a result, relative to the checkout,
+    /// never absolute, no `..`.
     #[schemars(
         length(min = 1),
         extend("not" = {"anyOf": [
