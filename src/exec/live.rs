@@ -641,7 +641,7 @@ fn progress_bar(samples: u64, progress: &AtomicU64, done: &AtomicBool) {
 /// The summary's device, what was requested and what the radio really had
 /// ([`Described`]; the engine's summary carries them as JSON values).
 fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tuned: &Tuned) {
-    let d = Described {
+    Described {
         device: CaptureDevice {
             args: c.device.clone(),
             driver: info.driver.clone(),
@@ -666,15 +666,8 @@ fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tu
             settings: tuned.actual.clone(),
             gain_elements_db: tuned.gain_elements_db.clone(),
         },
-    };
-    summary.device = value_of(&d.device);
-    summary.requested = value_of(&d.requested);
-    summary.actual = value_of(&d.actual);
-}
-
-/// A typed part of the summary as the JSON value the engine's summary holds.
-fn value_of<T: serde::Serialize>(x: &T) -> serde_json::Value {
-    serde_json::to_value(x).unwrap_or(serde_json::Value::Null)
+    }
+    .fill(summary);
 }
 
 #[cfg(test)]

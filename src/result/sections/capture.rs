@@ -168,6 +168,16 @@ pub(crate) struct Described {
     pub(crate) actual: CaptureActual,
 }
 
+impl Described {
+    /// Fill in the engine's summary, which carries these parts as JSON values.
+    pub(crate) fn fill(self, summary: &mut CaptureSummary) {
+        let value = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
+        summary.device = value(serde_json::to_value(self.device));
+        summary.requested = value(serde_json::to_value(self.requested));
+        summary.actual = value(serde_json::to_value(self.actual));
+    }
+}
+
 impl CaptureRecord {
     /// The record of a capture from the engine's summary, whose `device`,
     /// `requested`, `actual` and `clock` the live capture layer filled in
@@ -305,33 +315,36 @@ mod tests {
             sha256: "ab".repeat(32),
             partial: false,
         });
-        s.device = value(&CaptureDevice {
-            args: "driver=rxsim,serial=S1".into(),
-            driver: "rxsim".into(),
-            hardware_key: Some("rxsim".into()),
-            remote: None,
-            serial: Some("S1".into()),
-        });
-        s.requested = value(&CaptureRequested {
-            antenna: None,
-            bandwidth_hz: None,
-            clock_source: Some("external".into()),
-            duration_s: 0.2,
-            frequency_hz: 100e6,
-            gain_db: RequestedGain::Elements([("LNA".to_owned(), 24.0)].into()),
-            sample_rate_hz: 1e6,
-        });
-        s.actual = value(&CaptureActual {
-            settings: rxnode_hw::ActualSettings {
-                frequency_hz: 100e6,
-                sample_rate_hz: 1e6,
-                gain_db: 24.0,
-                bandwidth_hz: Some(1.5e6),
-                antenna: Some("RX".into()),
-                clock_source: Some("external".into()),
+        Described {
+            device: CaptureDevice {
+                args: "driver=rxsim,serial=S1".into(),
+                driver: "rxsim".into(),
+                hardware_key: Some("rxsim".into()),
+                remote: None,
+                serial: Some("S1".into()),
             },
-            gain_elements_db: [("LNA".to_owned(), 24.0)].into(),
-        });
+            requested: CaptureRequested {
+                antenna: None,
+                bandwidth_hz: None,
+                clock_source: Some("external".into()),
+                duration_s: 0.2,
+                frequency_hz: 100e6,
+                gain_db: RequestedGain::Elements([("LNA".to_owned(), 24.0)].into()),
+                sample_rate_hz: 1e6,
+            },
+            actual: CaptureActual {
+                settings: rxnode_hw::ActualSettings {
+                    frequency_hz: 100e6,
+                    sample_rate_hz: 1e6,
+                    gain_db: 24.0,
+                    bandwidth_hz: Some(1.5e6),
+                    antenna: Some("RX".into()),
+                    clock_source: Some("external".into()),
+                },
+                gain_elements_db: [("LNA".to_owned(), 24.0)].into(),
+            },
+        }
+        .fill(&mut s);
         s.clock = Some(value(&ClockBlock {
             last_measurement: None,
             ppm_correction_applied: Some(0.25),
