@@ -15,6 +15,7 @@
 //! pair from one value, [`plot`] the pictures and [`validate`] the validator and
 //! the `validate-result` command.
 mod abs_path;
+mod capture_md;
 mod compare_md;
 mod files;
 #[cfg(test)]

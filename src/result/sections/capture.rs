@@ -254,7 +254,7 @@ fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use num_complex::Complex;
     use rxnode_dsp::{run_capture, CaptureSettings, ClkinConfig, ReadOutcome, WelchConfig};
@@ -291,7 +291,7 @@ mod tests {
     }
 
     /// A real summary of the capture engine, filled in as the live layer fills it.
-    fn summary() -> CaptureSummary {
+    pub(crate) fn summary() -> CaptureSummary {
         let mut welch = WelchConfig::new(1024, 1e6);
         welch.center_hz = Some(100e6);
         let mut settings = CaptureSettings::new(200_000, welch);
