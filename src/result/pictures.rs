@@ -155,7 +155,7 @@ pub(crate) fn of_run(r: &super::RxResult, sweeps: Vec<Drawn>) -> Option<Pictures
             Some(Drawn {
                 of: PictureOf::Capture,
                 index: u32::try_from(i + 1).ok()?,
-                plot: super::plot::capture_plot(r, i + 1, &c.to_value())?,
+                plot: super::plot::capture_plot(r, i + 1, c)?,
                 heatmap: None,
             })
         })

@@ -240,12 +240,6 @@ impl CaptureEntry {
             _ => panic!("not a capture in another shape: {self:?}"),
         }
     }
-
-    /// The entry as a JSON value, for the readers that take any shape (the
-    /// Markdown twin renders older results too).
-    pub(crate) fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
 }
 
 /// A part the live capture layer filled in, read back as its type.
