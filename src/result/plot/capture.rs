@@ -234,9 +234,13 @@ struct ClkinView {
     tolerance_ppm: Option<f64>,
     status: Option<String>,
     detail: Option<String>,
-    /// Every carrier in the search window, when listed: Hz, dBFS, ppm, reference.
-    tones: Option<Vec<(Option<f64>, Option<f64>, Option<f64>, bool)>>,
+    /// Every carrier in the search window, when listed.
+    tones: Option<Vec<ToneView>>,
 }
+
+/// A carrier in the CLKIN search window: Hz, dBFS, ppm, and whether it is the
+/// reference.
+type ToneView = (Option<f64>, Option<f64>, Option<f64>, bool);
 
 impl ClkinView {
     fn of_report(k: &ClkinReport) -> ClkinView {
