@@ -1,12 +1,12 @@
 //! Enumerate and probe radios through SoapySDR (read-only).
 use crate::{sim, Error};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use soapysdr::{Device, Direction};
 use std::collections::BTreeMap;
 use std::ffi::CStr;
 
 /// What a probe learned about one radio. Probing only reads: no stream, no setting.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceInfo {
     /// Args that open exactly this device (`driver=…,serial=…`).
     pub args: String,
@@ -80,7 +80,7 @@ impl DeviceInfo {
 }
 
 /// One named gain stage.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GainElement {
     /// Element name (`LNA`, `VGA`, `AMP` …).
     pub name: String,

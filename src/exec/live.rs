@@ -1,6 +1,9 @@
 //! One live RX capture on a radio: open, configure, read back, gather clock
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
+use crate::result::sections::capture::{
+    CaptureActual, CaptureDevice, CaptureRequested, Described, RequestedGain,
+};
 use crate::result::Status;
 use num_complex::Complex;
 use rxnode_dsp::{
@@ -9,7 +12,6 @@ use rxnode_dsp::{
     WelchConfig,
 };
 use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
-use serde_json::json;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -652,35 +654,36 @@ fn progress_bar(samples: u64, progress: &AtomicU64, done: &AtomicBool) {
     bar.finish_and_clear();
 }
 
-/// The summary's device, what was requested and what the radio really had.
+/// The summary's device, what was requested and what the radio really had
+/// ([`Described`]; the engine's summary carries them as JSON values).
 fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tuned: &Tuned) {
-    summary.device = json!({
-        "args": c.device,
-        "driver": info.driver,
-        "serial": info.serial,
-        "hardware_key": info.hardware_key,
-    });
-    if let (Some(o), Some(r)) = (summary.device.as_object_mut(), &info.remote) {
-        // A radio behind SoapyRemote: its server is part of its identity.
-        o.insert("remote".into(), json!(r));
-    }
-    summary.requested = json!({
-        "frequency_hz": c.frequency_hz,
-        "sample_rate_hz": c.sample_rate_hz,
-        "gain_db": match &c.gain_elements {
-            Some(m) => json!(m),
-            None => json!(c.gain_db),
+    Described {
+        device: CaptureDevice {
+            args: c.device.clone(),
+            driver: info.driver.clone(),
+            hardware_key: info.hardware_key.clone(),
+            // A radio behind SoapyRemote: its server is part of its identity.
+            remote: info.remote.clone(),
+            serial: info.serial.clone(),
         },
-        "bandwidth_hz": c.bandwidth_hz,
-        "antenna": c.antenna,
-        "clock_source": c.clock_source,
-        "duration_s": c.duration_s,
-    });
-    summary.actual = serde_json::to_value(&tuned.actual).unwrap_or(serde_json::Value::Null);
-    if let Some(o) = summary.actual.as_object_mut() {
-        // Each element's gain as read back.
-        o.insert("gain_elements_db".into(), json!(tuned.gain_elements_db));
+        requested: CaptureRequested {
+            antenna: c.antenna.clone(),
+            bandwidth_hz: c.bandwidth_hz,
+            clock_source: c.clock_source.clone(),
+            duration_s: c.duration_s,
+            frequency_hz: c.frequency_hz,
+            gain_db: match &c.gain_elements {
+                Some(m) => RequestedGain::Elements(m.clone()),
+                None => RequestedGain::Total(c.gain_db),
+            },
+            sample_rate_hz: c.sample_rate_hz,
+        },
+        actual: CaptureActual {
+            settings: tuned.actual.clone(),
+            gain_elements_db: tuned.gain_elements_db.clone(),
+        },
     }
+    .fill(summary);
 }
 
 #[cfg(test)]

@@ -5,13 +5,13 @@
 use crate::context::Ctx;
 use crate::exec::live::{LiveCapture, NotCaptured};
 use crate::health::guard;
+use crate::result::sections::{capture::CaptureRecord, CaptureEntry, Inventory, StepRow, TxRecord};
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
 use rxnode_dsp::CaptureSummary;
 use rxnode_interlock::{
     check_rx_step, Approval, Authorization, ClockCheckStep, Policy, RxCaptureStep, Step, ValidTask,
 };
-use serde_json::json;
 
 /// What the steps produced.
 #[derive(Default)]
@@ -19,11 +19,11 @@ pub(crate) struct Outputs {
     /// One check per step.
     pub(crate) checks: Vec<Check>,
     /// The `inventory` step's devices.
-    pub(crate) inventory: Option<serde_json::Value>,
+    pub(crate) inventory: Option<Inventory>,
     /// One entry per `rx_capture` step.
-    pub(crate) captures: Vec<serde_json::Value>,
+    pub(crate) captures: Vec<CaptureEntry>,
     /// The transmission, if one was made.
-    pub(crate) tx: Option<serde_json::Value>,
+    pub(crate) tx: Option<TxRecord>,
     /// What went wrong, for the result's error list.
     pub(crate) errors: Vec<String>,
     /// One entry per `rx_sweep` step.
@@ -44,7 +44,10 @@ pub(crate) struct Outputs {
 impl Outputs {
     /// An `rx_capture` step that captured nothing: its check and its table row.
     pub(crate) fn not_captured(&mut self, s: &StepCtx, status: Status, why: String) {
-        not_done(&mut self.checks, &mut self.captures, s, status, why);
+        self.checks.push(Check::new(&s.name, status, why.clone()));
+        self.captures.push(CaptureEntry::NotCaptured(StepRow::new(
+            s.index, status, why,
+        )));
     }
 
     /// A `freq_cal` step that measured nothing: its check and its table row.
@@ -67,7 +70,12 @@ fn not_done(
     why: String,
 ) {
     checks.push(Check::new(&s.name, status, why.clone()));
-    rows.push(json!({"step": s.index + 1, "status": status.as_str(), "detail": why}));
+    rows.push(row_value(StepRow::new(s.index, status, why)));
+}
+
+/// A step's row as a JSON value, for the sections kept as values.
+fn row_value(row: StepRow) -> serde_json::Value {
+    serde_json::to_value(row).unwrap_or(serde_json::Value::Null)
 }
 
 /// What one step of a run sees.
@@ -128,9 +136,7 @@ pub(crate) fn step_inventory(name: &str, out: &mut Outputs) {
                     .collect::<Vec<_>>()
                     .join("; ")
             );
-            out.inventory = serde_json::to_value(&devs)
-                .ok()
-                .map(|d| json!({"devices": d}));
+            out.inventory = Some(Inventory::of(devs));
             out.checks.push(Check::new(name, Status::Pass, detail));
         }
         Err(e) => {
@@ -304,11 +310,11 @@ pub(crate) fn exec_step(
         (Step::RxCapture(_), Some(why)) => out.not_captured(s, Status::Blocked, why),
         (Step::RxSweep(_), Some(why)) => out.not_swept(s, Status::Blocked, why),
         (Step::ClkinCompare(_), Some(why)) => {
-            out.compares.push(serde_json::json!({
-                "step": s.index + 1,
-                "status": Status::Blocked.as_str(),
-                "detail": why,
-            }));
+            out.compares.push(row_value(StepRow::new(
+                s.index,
+                Status::Blocked,
+                why.clone(),
+            )));
             out.checks.push(Check::new(&s.name, Status::Blocked, why));
         }
         (Step::TxTone(_), Some(why)) => {
@@ -391,13 +397,29 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
     }
     out.errors
         .extend(summary.errors.iter().map(|e| format!("{name}: {e}")));
+    out.captures.push(match CaptureRecord::of(summary) {
+        Some(r) => CaptureEntry::Captured(Box::new(r)),
+        None => CaptureEntry::Other(untyped_record(summary)),
+    });
+    out.checks.push(Check::new(name, status, detail));
+}
+
+/// A summary whose `device`, `requested`, `actual` or `clock` does not read as
+/// its type (a NaN the radio reported, written `null`), as the record's JSON.
+fn untyped_record(summary: &CaptureSummary) -> serde_json::Value {
     let mut v = serde_json::to_value(summary).unwrap_or(serde_json::Value::Null);
-    if let (Some(obj), Some(p)) = (v.as_object_mut(), summary.psd.as_ref()) {
-        obj.insert("psd_db".into(), json!(p.db));
-        obj.insert("psd_start_hz".into(), json!(p.start_hz));
-        obj.insert("psd_step_hz".into(), json!(p.step_hz));
+    let Some(obj) = v.as_object_mut() else {
+        return v;
+    };
+    if let Some(p) = summary.psd.as_ref() {
+        let num = |x: f64| serde_json::to_value(x).unwrap_or(serde_json::Value::Null);
+        obj.insert(
+            "psd_db".into(),
+            p.db.iter().map(|x| num(f64::from(*x))).collect(),
+        );
+        obj.insert("psd_start_hz".into(), num(p.start_hz));
+        obj.insert("psd_step_hz".into(), num(p.step_hz));
         obj.remove("psd");
     }
-    out.captures.push(v);
-    out.checks.push(Check::new(name, status, detail));
+    v
 }

@@ -10,13 +10,13 @@
 //! flag (docs/hardware.md: < 200 ms to `closeStream`, remote too).
 use crate::exec::preconditions::refuse;
 use crate::exec::steps::{Outputs, StepCtx};
+use crate::result::sections::tx::{Tone, TxRecord};
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_hw::TxReport;
 use rxnode_interlock::{Authorization, Plan, Policy, Step, TxGrant, TxToneStep};
-use serde_json::json;
 use std::sync::atomic::Ordering;
 
 /// Where a refusal of `run` is written: the checkout, the task and its text hash.
@@ -260,25 +260,22 @@ pub(crate) enum GuardOutcome {
 /// the job-control signal that keyed it off, if one did.
 fn transmitted(name: &str, rep: &TxReport, suspended_by: Option<&str>, out: &mut Outputs) {
     let (status, why) = tone_status(rep, suspended_by);
-    let mut tx = json!({
-        "device": rep.device,
-        "frequency_hz": rep.frequency_hz,
-        "tone_offset_hz": rep.tone_offset_hz,
-        "sample_rate_hz": rep.sample_rate_hz,
-        "gain_db": rep.gain_db,
-        "samples_sent": rep.samples_sent,
-        "samples_planned": rep.samples_planned,
-        "started_at": unix_to_iso(rep.started_unix_s),
-        "stopped_at": unix_to_iso(rep.stopped_unix_s),
-        "on_air_s": rep.on_air_s,
-        "past_permit_s": rep.past_permit_s,
-        "state_unknown_s": rep.state_unknown_s,
-        "cancelled": rep.cancelled,
-    });
-    if let (Some(sig), Some(o)) = (suspended_by, tx.as_object_mut()) {
-        o.insert("keyed_off_by".into(), json!(sig));
-    }
-    out.tx = Some(tx);
+    out.tx = Some(TxRecord::Tone(Box::new(Tone {
+        cancelled: rep.cancelled,
+        device: rep.device.clone(),
+        frequency_hz: rep.frequency_hz,
+        gain_db: rep.gain_db,
+        keyed_off_by: suspended_by.map(str::to_owned),
+        on_air_s: rep.on_air_s,
+        past_permit_s: rep.past_permit_s,
+        sample_rate_hz: rep.sample_rate_hz,
+        samples_planned: rep.samples_planned,
+        samples_sent: rep.samples_sent,
+        started_at: unix_to_iso(rep.started_unix_s),
+        state_unknown_s: rep.state_unknown_s,
+        stopped_at: unix_to_iso(rep.stopped_unix_s),
+        tone_offset_hz: rep.tone_offset_hz,
+    })));
     let mut detail = format!(
         "{} of {} samples sent at {:.6} MHz {:+.3} kHz, {} dB, {:.3} s on air",
         rep.samples_sent,

@@ -5,6 +5,7 @@ use super::markdown::render_markdown;
 use super::model::{overall_status, Check, RxResult, Status, Timeline};
 use super::test_util::COMMIT;
 use super::{validate_result_files, RESULT_JSON, RESULT_MD};
+use crate::result::sections::{CaptureEntry, Inventory};
 use rxnode_interlock::{validate_task, Approval, ValidateOptions};
 use serde_json::json;
 use std::path::Path;
@@ -46,8 +47,9 @@ fn golden() -> RxResult {
         ),
     ];
     r.status = overall_status(&r.checks);
-    r.inventory =
-        Some(json!([{"driver": "rxsim", "serial": "SIM0", "label": "rxsim simulated radio"}]));
+    r.inventory = Some(Inventory::Other(
+        json!([{"driver": "rxsim", "serial": "SIM0", "label": "rxsim simulated radio"}]),
+    ));
     let psd: Vec<f64> = (0..128)
         .map(|i| {
             if i == 77 {
@@ -57,7 +59,7 @@ fn golden() -> RxResult {
             }
         })
         .collect();
-    r.captures = vec![json!({
+    r.captures = vec![CaptureEntry::Other(json!({
         "device": {"driver": "rxsim", "serial": "SIM0"},
         "requested": {"frequency_hz": 100.0e6, "sample_rate_hz": 2.0e6, "gain_db": 20.0, "bandwidth_hz": null},
         "actual": {"frequency_hz": 100.0e6, "sample_rate_hz": 2.0e6, "gain_db": 20.0, "bandwidth_hz": 2.0e6},
@@ -71,7 +73,7 @@ fn golden() -> RxResult {
                       "bytes": 32000000, "sha256": "5".repeat(64)}],
         "psd_db": psd,
         "status": "FAIL"
-    })];
+    }))];
     r
 }
 

@@ -6,11 +6,11 @@ use rxnode_interlock::sha256_hex;
 use serde_json::Value;
 use std::fmt::Write as _;
 
-fn num(v: &Value) -> Option<f64> {
+pub(super) fn num(v: &Value) -> Option<f64> {
     v.as_f64()
 }
 
-fn fmt_hz(v: Option<f64>) -> String {
+pub(super) fn fmt_hz(v: Option<f64>) -> String {
     match v {
         Some(f) if f.abs() >= 1e6 => format!("{:.6} MHz", f / 1e6),
         Some(f) if f.abs() >= 1e3 => format!("{:.3} kHz", f / 1e3),
@@ -19,14 +19,14 @@ fn fmt_hz(v: Option<f64>) -> String {
     }
 }
 
-fn fmt_opt(v: Option<f64>, unit: &str, prec: usize) -> String {
+pub(super) fn fmt_opt(v: Option<f64>, unit: &str, prec: usize) -> String {
     match v {
         Some(f) => format!("{f:.prec$}{unit}"),
         None => "—".to_owned(),
     }
 }
 
-fn text_of(v: Option<&Value>) -> String {
+pub(super) fn text_of(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => "—".to_owned(),
         Some(Value::String(s)) => s.clone(),
@@ -39,40 +39,6 @@ fn text_of(v: Option<&Value>) -> String {
             .collect::<Vec<_>>()
             .join(","),
         Some(other) => other.to_string(),
-    }
-}
-
-/// A capture's device for the Markdown: the requested args, then the driver's
-/// identity apart ("driver=rxsim,serial=X (driver rxsim, serial X)"), so the
-/// driver's reported keys do not read as a duplicated args string.
-fn device_text(v: Option<&Value>) -> String {
-    let Some(Value::Object(o)) = v else {
-        return text_of(v);
-    };
-    let Some(args) = o.get("args").and_then(Value::as_str) else {
-        return text_of(v);
-    };
-    let ident: Vec<String> = ["driver", "serial", "hardware_key"]
-        .iter()
-        .filter_map(|k| match o.get(*k) {
-            // A hardware key equal to the driver name says nothing new.
-            Some(Value::String(s))
-                if !s.is_empty() && (*k != "hardware_key" || o.get("driver") != o.get(*k)) =>
-            {
-                Some(format!("{} {s}", k.replace('_', " ")))
-            }
-            _ => None,
-        })
-        .collect();
-    let args = if args.is_empty() {
-        "(default device)"
-    } else {
-        args
-    };
-    if ident.is_empty() {
-        args.to_owned()
-    } else {
-        format!("{args} ({})", ident.join(", "))
     }
 }
 
@@ -112,196 +78,6 @@ pub(crate) fn sparkline(psd_db: &[f64], width: usize) -> Option<String> {
             })
             .collect(),
     )
-}
-
-fn render_capture(out: &mut String, n: usize, c: &Value) {
-    let get = |k: &str| c.get(k);
-    let _ = writeln!(
-        out,
-        "### Capture {n}: {}\n",
-        md_cell(&device_text(get("device")))
-    );
-    if let Some(s) = get("status").and_then(Value::as_str) {
-        let _ = writeln!(out, "Status: **{s}**\n");
-    }
-    render_settings(out, c);
-    render_levels(out, c);
-    render_peaks(out, c);
-    render_clkin(out, c);
-    render_iq_files(out, c);
-    render_spectrum(out, c);
-    out.push('\n');
-}
-
-/// Field `k` of a capture's `requested` or `actual` settings (`side`).
-fn setting(c: &Value, side: &str, k: &str) -> Option<f64> {
-    c.get(side).and_then(|o| o.get(k)).and_then(num)
-}
-
-/// The requested and the actual frequency, rate, bandwidth and gain.
-fn render_settings(out: &mut String, c: &Value) {
-    let (req, act) = ("requested", "actual");
-    let field = |side: &str, k: &str| setting(c, side, k);
-    let _ = writeln!(out, "| | requested | actual |\n|---|---|---|");
-    for (label, k) in [
-        ("frequency", "frequency_hz"),
-        ("sample rate", "sample_rate_hz"),
-        ("bandwidth", "bandwidth_hz"),
-    ] {
-        let _ = writeln!(
-            out,
-            "| {label} | {} | {} |",
-            fmt_hz(field(req, k)),
-            fmt_hz(field(act, k))
-        );
-    }
-    let _ = writeln!(
-        out,
-        "| gain | {} | {} |",
-        fmt_opt(field(req, "gain_db"), " dB", 1),
-        fmt_opt(field(act, "gain_db"), " dB", 1)
-    );
-}
-
-/// Sample counts, stream faults, noise floor and mean power.
-fn render_levels(out: &mut String, c: &Value) {
-    let get = |k: &str| c.get(k);
-    let int = |k: &str| match get(k) {
-        Some(Value::Null) | None => "—".to_owned(),
-        Some(v) => v.to_string(),
-    };
-    let _ = writeln!(
-        out,
-        "\nSamples: {} received of {} requested; overflows: {}; dropped samples: {}; timeouts: {}",
-        int("samples_received"),
-        int("samples_requested"),
-        int("overflows"),
-        int("dropped_samples"),
-        int("timeouts")
-    );
-    // Only results that count their losses have `lost_samples` (`null`: unknown).
-    match get("lost_samples") {
-        None => {}
-        Some(Value::Number(n)) if n.as_u64() == Some(0) => {}
-        Some(v) => {
-            let _ = writeln!(
-                out,
-                "Lost samples: {} in {} gap(s); the PSD averages gap-free segments only",
-                if v.is_null() {
-                    "an unknown number (overflows without stream times)".to_owned()
-                } else {
-                    v.to_string()
-                },
-                int("gaps")
-            );
-        }
-    }
-    let _ = writeln!(
-        out,
-        "Noise floor: {}; mean power: {}",
-        fmt_opt(get("noise_floor_db").and_then(num), " dBFS/bin", 1),
-        fmt_opt(get("mean_power_dbfs").and_then(num), " dBFS", 1)
-    );
-}
-
-/// The peak table, when peaks were found.
-fn render_peaks(out: &mut String, c: &Value) {
-    let get = |k: &str| c.get(k);
-    if let Some(peaks) = get("peaks").and_then(Value::as_array) {
-        if !peaks.is_empty() {
-            let _ = writeln!(
-                out,
-                "\n| peak | frequency | power | SNR |\n|---|---|---|---|"
-            );
-            for (i, p) in peaks.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} |",
-                    i + 1,
-                    fmt_hz(p.get("frequency_hz").and_then(num)),
-                    fmt_opt(p.get("power_db").and_then(num), " dBFS", 1),
-                    fmt_opt(p.get("snr_db").and_then(num), " dB", 1)
-                );
-            }
-        }
-    }
-}
-
-/// The CLKIN line, when the capture measured a reference tone.
-fn render_clkin(out: &mut String, c: &Value) {
-    let get = |k: &str| c.get(k);
-    if let Some(k) = get("clkin").filter(|v| !v.is_null()) {
-        let _ = writeln!(
-            out,
-            "\nCLKIN: {} — reference error {} (tone {}, measured {})",
-            k.get("status").and_then(Value::as_str).unwrap_or("—"),
-            match (
-                k.get("ppm").and_then(num),
-                k.get("ppm_uncertainty").and_then(num)
-            ) {
-                (Some(p), Some(u)) => rxnode_dsp::fmt_uncertain(p, u, "ppm"),
-                _ => "—".to_owned(),
-            },
-            fmt_hz(k.get("tone_hz").and_then(num)),
-            fmt_hz(k.get("measured_hz").and_then(num)),
-        );
-    }
-}
-
-/// The IQ files the capture recorded, with sizes and hashes.
-fn render_iq_files(out: &mut String, c: &Value) {
-    let get = |k: &str| c.get(k);
-    if let Some(files) = get("iq_files").and_then(Value::as_array) {
-        if !files.is_empty() {
-            let _ = writeln!(out, "\n| IQ file | bytes | SHA-256 |\n|---|---|---|");
-            for f in files {
-                let _ = writeln!(
-                    out,
-                    "| `{}` | {} | `{}` |",
-                    md_cell(f.get("path").and_then(Value::as_str).unwrap_or("?")),
-                    f.get("bytes")
-                        .map(|b| b.to_string())
-                        .unwrap_or_else(|| "?".into()),
-                    md_cell(f.get("sha256").and_then(Value::as_str).unwrap_or("?"))
-                );
-            }
-        }
-    }
-}
-
-/// A sparkline of the PSD with its frequency span and dB range.
-fn render_spectrum(out: &mut String, c: &Value) {
-    let get = |k: &str| c.get(k);
-    if let Some(psd) = get("psd_db").and_then(Value::as_array) {
-        let vals: Vec<f64> = psd.iter().filter_map(Value::as_f64).collect();
-        if let Some(line) = sparkline(&vals, 64) {
-            let lo = vals
-                .iter()
-                .copied()
-                .filter(|v| v.is_finite())
-                .fold(f64::INFINITY, f64::min);
-            let hi = vals
-                .iter()
-                .copied()
-                .filter(|v| v.is_finite())
-                .fold(f64::NEG_INFINITY, f64::max);
-            let span = match (
-                setting(c, "actual", "frequency_hz"),
-                setting(c, "actual", "sample_rate_hz"),
-            ) {
-                (Some(f), Some(r)) => format!(
-                    "{} … {}, ",
-                    fmt_hz(Some(f - r / 2.0)),
-                    fmt_hz(Some(f + r / 2.0))
-                ),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                out,
-                "\nSpectrum ({span}{lo:.1} dB … {hi:.1} dB):\n\n```text\n{line}\n```"
-            );
-        }
-    }
 }
 
 /// The trailer line that binds the Markdown to the JSON bytes.
@@ -435,7 +211,7 @@ fn render_captures_and_sweeps(o: &mut String, r: &RxResult) {
     if !r.captures.is_empty() {
         let _ = writeln!(o, "\n## Captures\n");
         for (i, c) in r.captures.iter().enumerate() {
-            render_capture(o, i + 1, c);
+            super::capture_md::render_capture(o, i + 1, c);
         }
     }
     if !r.sweeps.is_empty() {
@@ -524,8 +300,8 @@ fn render_freq_cal(o: &mut String, r: &RxResult) {
 
 /// The transmission's parameters, when a tone was transmitted.
 fn render_tx(o: &mut String, r: &RxResult) {
-    if let Some(tx) = r.tx.as_ref().filter(|v| !v.is_null()) {
-        render_tx_table(o, tx);
+    if let Some(tx) = &r.tx {
+        render_tx_table(o, &tx.to_value());
     }
 }
 
@@ -589,10 +365,7 @@ fn tx_value(key: &str, v: &Value) -> String {
 /// The inventory's device count and the errors met.
 fn render_inventory_and_errors(o: &mut String, r: &RxResult) {
     if let Some(inv) = r.inventory.as_ref().filter(|v| !v.is_null()) {
-        let n = inv
-            .as_array()
-            .or_else(|| inv.get("devices").and_then(Value::as_array))
-            .map(Vec::len);
+        let n = inv.device_count();
         let _ = writeln!(
             o,
             "\n## Inventory\n\n{} (details in RX_RESULT.json)",
@@ -612,43 +385,6 @@ fn render_inventory_and_errors(o: &mut String, r: &RxResult) {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    /// Polish review: the capture heading printed "args=driver=rxsim,serial=X,driver=rxsim,
-    /// hardware_key=rxsim,serial=X" — requested args and the driver's identity run together.
-    #[test]
-    fn capture_heading_shows_args_then_identity() {
-        let d = json!({"args": "driver=rxsim,serial=demo-free,ppm=2.5", "driver": "rxsim",
-                       "serial": "demo-free", "hardware_key": "rxsim"});
-        assert_eq!(
-            device_text(Some(&d)),
-            "driver=rxsim,serial=demo-free,ppm=2.5 (driver rxsim, serial demo-free)"
-        );
-        let mut out = String::new();
-        render_capture(&mut out, 1, &json!({"device": d}));
-        assert!(!out.contains("args="), "{out}");
-        assert_eq!(device_text(Some(&json!("driver=rxsim"))), "driver=rxsim");
-    }
-
-    /// A capture that lost samples says how many and in how many gaps (or that the
-    /// count is unknown); one that lost none, or predates the count, adds nothing.
-    #[test]
-    fn lost_samples_line_says_the_count_or_that_it_is_unknown() {
-        let line = |c: serde_json::Value| {
-            let mut out = String::new();
-            render_levels(&mut out, &c);
-            out.lines()
-                .find(|l| l.starts_with("Lost samples"))
-                .map(str::to_owned)
-        };
-        assert_eq!(
-            line(json!({"lost_samples": 4096, "gaps": 2})).as_deref(),
-            Some("Lost samples: 4096 in 2 gap(s); the PSD averages gap-free segments only")
-        );
-        let unknown = line(json!({"lost_samples": null, "gaps": 1})).unwrap_or_default();
-        assert!(unknown.contains("an unknown number"), "{unknown}");
-        assert_eq!(line(json!({"lost_samples": 0, "gaps": 0})), None);
-        assert_eq!(line(json!({"overflows": 0})), None);
-    }
 
     /// The transmission table names fields in words with their units: times to the
     /// millisecond (not to the last bit of a float), frequencies in MHz, rates in

@@ -15,6 +15,7 @@
 //! pair from one value, [`plot`] the pictures and [`validate`] the validator and
 //! the `validate-result` command.
 mod abs_path;
+mod capture_md;
 mod compare_md;
 mod files;
 #[cfg(test)]
@@ -26,6 +27,7 @@ mod model;
 pub(crate) mod pictures;
 pub(crate) mod plot;
 pub(crate) mod schema;
+pub(crate) mod sections;
 mod sweep_md;
 #[cfg(test)]
 mod test_util;

@@ -16,6 +16,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 
+/// ISO 8601 with seconds and an offset, as every result time.
+const ISO_TIME: &str =
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$";
+/// A full commit ID.
+const COMMIT_ID: &str = "^[0-9a-fA-F]{40}$";
+/// A task ID (docs/protocol.md#task-files).
+const TASK_ID: &str = "^[A-Za-z0-9_-]{1,64}$";
+
 /// The schema written by this build.
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
@@ -29,7 +37,7 @@ pub(crate) const LOG_META: &str = "LOG_META.json";
 pub(crate) const RESULTS_DIR: &str = "rx-results";
 
 /// A check or overall status. Serialized exactly as the protocol spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) enum Status {
     /// Ran and met its criterion.
     #[serde(rename = "PASS")]
@@ -121,11 +129,13 @@ pub(crate) fn overall_status(checks: &[Check]) -> Status {
 }
 
 /// `approval` in the result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct ApprovalRecord {
     /// When it was approved (ISO 8601 with offset).
+    #[schemars(regex(pattern = ISO_TIME))]
     pub at: String,
     /// SHA-256 of the approved task text.
+    #[schemars(regex(pattern = "^[0-9a-fA-F]{64}$"))]
     pub task_sha256: String,
     /// The signature of the commit that last changed the task file, as checked
     /// when the task was approved or run (docs/safety.md#who-wrote-it).
@@ -134,12 +144,15 @@ pub(crate) struct ApprovalRecord {
 }
 
 /// `approval.signature` in the result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct SignatureRecord {
     /// The commit that last changed the task file.
+    #[schemars(regex(pattern = "^[0-9a-f]{40}$"))]
     pub commit: String,
     /// `good`, `unsigned`, `openpgp` (signed, not verified), or why it did not
     /// count (`unknown key`, `bad signature`, …).
+    #[schemars(schema_with = "signature_status_schema")]
     pub status: String,
     /// The allowed signer's principals (a good signature only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,23 +160,27 @@ pub(crate) struct SignatureRecord {
     /// The SHA-256 of the signing key, hex (the bytes `ssh-keygen -l` shows
     /// as `SHA256:<base64>`; a good signature only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
     pub key_sha256: Option<String>,
 }
 
 /// `authorization` in the result (RED tasks only).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct AuthorizationRecord {
     /// `RF_TX` or `RED_OTHER`.
+    #[schemars(schema_with = "authorization_kind_schema")]
     pub kind: String,
     /// When it was given (ISO 8601 with offset).
+    #[schemars(regex(pattern = ISO_TIME))]
     pub at: String,
 }
 
 /// `node` in the result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct NodeInfo {
     /// The node's name (`rxnode node set-name`), when one was set; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = "^[A-Za-z0-9_-]{1,32}$"))]
     pub name: Option<String>,
     /// Host name, only when the operator allows it.
     pub hostname: Option<String>,
@@ -186,12 +203,14 @@ impl NodeInfo {
 }
 
 /// `timeline` in the result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub(crate) struct Timeline {
     /// When the run started (ISO 8601, seconds, with offset), `null` if it never did.
+    #[schemars(regex(pattern = ISO_TIME))]
     pub started_at: Option<String>,
     /// When it ended; `null` if it never started. For a run, `started_at` plus
     /// the run's duration on the monotonic clock, so never before `started_at`.
+    #[schemars(regex(pattern = ISO_TIME))]
     pub completed_at: Option<String>,
     /// How far the wall clock was stepped during the run, s (the wall clock's
     /// elapsed time minus the monotonic clock's), when more than a second; absent
@@ -259,7 +278,7 @@ fn iso_seconds(t: time::OffsetDateTime) -> String {
 }
 
 /// One entry of `checks`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct Check {
     /// What was checked, e.g. `step 2: rx_capture` or `capture 1: clkin`.
     pub name: String,
@@ -281,23 +300,32 @@ impl Check {
 }
 
 /// The whole `RX_RESULT.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct RxResult {
-    /// [`SCHEMA_VERSION`].
+    /// This file's version, [`SCHEMA_VERSION`].
+    #[schemars(extend("const" = SCHEMA_VERSION), description = "This file's version: 1.")]
     pub schema_version: u32,
     /// The task.
+    #[schemars(regex(pattern = TASK_ID))]
     pub task_id: String,
     /// Its title.
     pub task_title: String,
     /// Overall status (normally [`overall_status`] of `checks`).
+    #[schemars(
+        description = "Overall status, from the checks' statuses (docs/protocol.md#5-results)."
+    )]
     pub status: Status,
     /// Effective risk level of the task.
+    #[schemars(schema_with = "risk_level_schema")]
     pub risk_level: RiskLevel,
     /// The watched branch.
     pub source_branch: String,
     /// Full SHA of the commit that held the task; `null` for a local dry run.
+    #[schemars(regex(pattern = COMMIT_ID))]
     pub source_commit: Option<String>,
     /// `EXPECTED_HEAD` of the task.
+    #[schemars(regex(pattern = COMMIT_ID))]
     pub expected_head: String,
     /// The approval, if recorded.
     pub approval: Option<ApprovalRecord>,
@@ -310,26 +338,41 @@ pub(crate) struct RxResult {
     /// One status per check.
     pub checks: Vec<Check>,
     /// The `inventory` step's output, if it ran.
-    pub inventory: Option<Value>,
+    #[serde(serialize_with = "super::sections::sorted")]
+    pub inventory: Option<super::sections::Inventory>,
     /// Capture summaries of the capture engine (IQ paths relative to the checkout).
-    pub captures: Vec<Value>,
+    #[serde(serialize_with = "super::sections::sorted")]
+    pub captures: Vec<super::sections::CaptureEntry>,
     /// TX window and parameters, when a tone was transmitted.
-    pub tx: Option<Value>,
+    #[serde(serialize_with = "super::sections::sorted")]
+    pub tx: Option<super::sections::TxRecord>,
     /// Errors met, one line each.
     pub errors: Vec<String>,
     /// `rx_sweep` results (built by `crate::exec::sweep`): hop
     /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        schema_with = "super::sections::untyped::sweeps",
+        description = "rx_sweep results (docs/operator.md#sweeps-rxnode-sweep); present only when a plan has one"
+    )]
     pub sweeps: Vec<Value>,
     /// `clkin_compare` results (built by `crate::exec::compare`): both radios, the
     /// relative frequency of SLAVE to MASTER, its uncertainty, the verdict and the
     /// phase trace (docs/protocol.md#clkin_compare).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        schema_with = "super::sections::untyped::clkin_compares",
+        description = "one entry per clkin_compare step (docs/protocol.md#clkin_compare); present only when a plan has one"
+    )]
     pub clkin_compares: Vec<Value>,
     /// `freq_cal` results, one per step (built by `crate::exec::freq_cal`): the
     /// radio's error in ppm with its uncertainty, method, cell, confidence and the
     /// bursts behind it (docs/protocol.md#freq_cal).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        schema_with = "super::sections::untyped::freq_cal",
+        description = "one entry per freq_cal step (docs/protocol.md#freq_cal); ppm, uncertainty_ppm, cell and confidence only when the signal was found"
+    )]
     pub freq_cal: Vec<Value>,
     /// A run that started and did not finish, as the run journal knows it
     /// (docs/protocol.md#interrupted-runs); its status is then `FAIL`.
@@ -340,6 +383,33 @@ pub(crate) struct RxResult {
     /// (docs/protocol.md#pictures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pictures: Option<super::pictures::Pictures>,
+}
+
+/// `risk_level`: the task's level as the protocol spells it.
+fn risk_level_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"enum": ["GREEN", "YELLOW", "RED"]})
+}
+
+/// `authorization.kind`.
+fn authorization_kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"enum": ["RF_TX", "RED_OTHER"]})
+}
+
+/// `approval.signature.status`: a verdict of the signature check
+/// (docs/safety.md#who-wrote-it).
+fn signature_status_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"enum": [
+        "good",
+        "unsigned",
+        "openpgp",
+        "unknown key",
+        "bad signature",
+        "key not allowed for this namespace",
+        "expired",
+        "not yet valid",
+        "malformed signature",
+        "history not available"
+    ]})
 }
 
 impl RxResult {

@@ -79,17 +79,20 @@ pub(crate) struct SpectrumPicture {
     /// Centre of displayed bin 0, Hz (or bin number).
     pub start_hz: f64,
     /// Displayed bin spacing, Hz.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub step_hz: f64,
     /// Lowest measured bin in each displayed bin, dBFS/bin; `null` = no data.
+    #[schemars(length(max = MAX_POINTS))]
     pub min_db: Vec<Option<f32>>,
     /// Highest (what the trace line shows, as the node drew it).
+    #[schemars(length(max = MAX_POINTS))]
     pub max_db: Vec<Option<f32>>,
     /// Mean of the measured bins (in dB).
+    #[schemars(length(max = MAX_POINTS))]
     pub mean_db: Vec<Option<f32>>,
     /// Labelled peaks, strongest first.
     pub peaks: Vec<PeakMark>,
     /// The noise-floor line, dBFS/bin.
-    #[schemars(required)]
     pub noise_floor_db: Option<f64>,
     /// Ranges with no data (failed hops), `[low, high]` Hz.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -116,10 +119,13 @@ pub(crate) struct HeatmapPicture {
     /// Centre of column 0, Hz.
     pub start_hz: f64,
     /// Column spacing, Hz.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub step_hz: f64,
     /// Seconds since the first row, per row.
+    #[schemars(length(max = MAX_HEATMAP_ROWS))]
     pub row_time_s: Vec<f64>,
     /// Max-held dBFS/bin per column, per row; `null` = no data.
+    #[schemars(length(max = MAX_HEATMAP_ROWS), inner(length(max = MAX_HEATMAP_COLUMNS)))]
     pub rows: Vec<Vec<Option<f32>>>,
     /// Ranges with no data because a hop failed, `[low, high]` Hz.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -2,29 +2,24 @@
 //! writes and reads (docs/protocol.md#6-the-main-pcs-side) and for the node's own
 //! files.
 //!
-//! The schemas live in `schemas/*.schema.json`. Those of the plan, the task, the
-//! policy, `STATUS.json`, the calibration file and the health file are generated
-//! from the Rust types that write and read them ([`generated`]; the plan's and the
-//! task's from the interlock's op table); a test fails when a checked-in file
-//! differs from its type's, and
+//! The schemas live in `schemas/*.schema.json`. Every one of them — the plan, the
+//! task, the policy, `RX_RESULT.json`, `STATUS.json`, the calibration file and the
+//! health file — is generated from the Rust types that write and read them
+//! ([`generated`]; the plan's and the task's from the interlock's op table); a test
+//! fails when a checked-in file differs from its type's, and
 //! `RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas` rewrites them
-//! (docs/architecture.md#how-to-add-an-output-field). The result's is written by
-//! hand and embedded; the unit tests below tie every result key to the validator,
-//! and `tests/mainpc.rs` checks with an independent validator (Python
-//! `jsonschema`) that every valid fixture and every result rxnode writes
-//! validates and every invalid plan fixture fails.
+//! (docs/architecture.md#how-to-add-an-output-field). The integration tests check
+//! with an independent validator (Python `jsonschema`) that every valid fixture and
+//! every result rxnode writes validates and every invalid plan fixture fails.
 use crate::exit::Outcome;
 use anyhow::Result;
 
-/// `RX_RESULT.json`.
-pub(crate) const RESULT: &str = include_str!("../../schemas/result.schema.json");
-
-/// The schema text for a kind: the embedded file, or the one generated from the
-/// kind's type (which the checked-in file equals).
+/// The schema text for a kind: the one generated from the kind's type (which the
+/// checked-in file equals).
 pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
     match kind {
-        SchemaKind::Result => RESULT.into(),
-        SchemaKind::Plan
+        SchemaKind::Result
+        | SchemaKind::Plan
         | SchemaKind::Policy
         | SchemaKind::Task
         | SchemaKind::Status
@@ -36,11 +31,10 @@ pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
     }
 }
 
-/// The schema generated from the Rust type of a kind's file, `None` for the
-/// kind written by hand (the result).
+/// The schema generated from the Rust type of a kind's file.
 pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
     match kind {
-        SchemaKind::Result => None,
+        SchemaKind::Result => Some(result_schema()),
         SchemaKind::Plan => Some(rxnode_interlock::plan_schema()),
         SchemaKind::Policy => Some(rxnode_interlock::policy_schema()),
         SchemaKind::Task => Some(rxnode_interlock::task_schema()),
@@ -48,6 +42,36 @@ pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
         SchemaKind::Calibration => Some(crate::store::calibration::schema()),
         SchemaKind::Health => Some(crate::store::health::schema()),
     }
+}
+
+/// The JSON Schema of `RX_RESULT.json`, from [`crate::result::RxResult`].
+fn result_schema() -> serde_json::Value {
+    // What rxnode writes: a field it always writes is required, `null` included
+    // where its type allows it (a field it may leave out is not).
+    let mut s = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<crate::result::RxResult>()
+        .to_value();
+    if let Some(o) = s.as_object_mut() {
+        o.insert(
+            "$id".into(),
+            "https://rxnode.invalid/schemas/result.schema.json".into(),
+        );
+        o.insert(
+            "title".into(),
+            "rxnode RX_RESULT.json (schema_version 1)".into(),
+        );
+        o.insert(
+            "description".into(),
+            "What `rxnode run` writes and `rxnode validate-result` / `rxnode results verify` \
+             check (docs/protocol.md#5-results). Rules across fields (status agrees with the \
+             checks; PASS/FAIL/PARTIAL need both times; completed_at not before started_at; \
+             RX_RESULT.md agrees) are checked by the validator."
+                .into(),
+        );
+    }
+    s
 }
 
 /// A generated schema as its checked-in file holds it: pretty JSON and a newline.
@@ -247,71 +271,11 @@ mod tests {
                 ));
             }
         }
-        assert_eq!(seen, 6, "every schema but the result's is generated");
+        assert_eq!(seen, 7, "every schema is generated from its type");
         assert!(
             stale.is_empty(),
             "{}\nregenerate with: RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas",
             stale.join("\n")
-        );
-    }
-
-    /// Every object of a schema by its path: its property names, its required
-    /// ones and whether it refuses others (`Option`'s `anyOf […, null]` and
-    /// `type: [x, "null"]` are looked through).
-    fn objects(
-        v: &Value,
-        path: &str,
-        out: &mut std::collections::BTreeMap<String, (Vec<String>, Vec<String>, bool)>,
-    ) {
-        for alt in ["anyOf", "oneOf"] {
-            for b in v[alt].as_array().into_iter().flatten() {
-                objects(b, path, out);
-            }
-        }
-        if let Some(props) = v["properties"].as_object() {
-            let mut required: Vec<String> = v["required"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|r| r.as_str().map(str::to_owned))
-                .collect();
-            required.sort();
-            out.insert(
-                path.to_owned(),
-                (
-                    props.keys().cloned().collect(),
-                    required,
-                    v["additionalProperties"] == Value::Bool(false),
-                ),
-            );
-            for (k, p) in props {
-                objects(p, &format!("{path}.{k}"), out);
-            }
-        }
-        if v["items"].is_object() {
-            objects(&v["items"], &format!("{path}[]"), out);
-        }
-    }
-
-    /// The hand-written `pictures` part of the result schema has the objects,
-    /// fields, required fields and closed objects of `pictures::Pictures`.
-    #[test]
-    fn the_pictures_schema_has_the_fields_of_its_type() {
-        let generated = schemars::generate::SchemaSettings::draft2020_12()
-            .with(|s| s.inline_subschemas = true)
-            .into_generator()
-            .into_root_schema_for::<crate::result::pictures::Pictures>()
-            .to_value();
-        let (mut want, mut have) = (Default::default(), Default::default());
-        objects(&generated, "pictures", &mut want);
-        objects(
-            &parse(RESULT)["properties"]["pictures"],
-            "pictures",
-            &mut have,
-        );
-        assert_eq!(
-            have, want,
-            "schemas/result.schema.json's pictures against the type"
         );
     }
 
@@ -326,7 +290,7 @@ mod tests {
 
     #[test]
     fn the_result_schema_has_exactly_the_validators_keys() {
-        let s = parse(RESULT);
+        let s = generated(SchemaKind::Result).expect("the result schema is generated");
         let props: BTreeSet<&str> = s["properties"]
             .as_object()
             .expect("properties")
@@ -350,7 +314,7 @@ mod tests {
         let v = serde_json::to_value(&node).expect("node");
         for k in v.as_object().expect("object").keys() {
             assert!(
-                s["properties"]["node"]["properties"][k].is_object(),
+                s["$defs"]["NodeInfo"]["properties"][k].is_object(),
                 "node.{k}"
             );
         }

@@ -1,5 +1,6 @@
 //! What the result tests share: a task, a result that ran one capture.
 use super::model::{overall_status, Check, RxResult, Status, Timeline};
+use crate::result::sections::CaptureEntry;
 use rxnode_interlock::{sha256_hex, validate_task, Approval, ValidTask, ValidateOptions};
 use serde_json::json;
 use std::path::Path;
@@ -34,7 +35,7 @@ pub(super) fn ran(dir: &Path) -> RxResult {
         Check::new("step 2: rx_capture", Status::Pass, "2000000 samples"),
     ];
     r.status = overall_status(&r.checks);
-    r.captures = vec![json!({
+    r.captures = vec![CaptureEntry::Other(json!({
         "device": "driver=rxsim,serial=SIM0",
         "requested": {"frequency_hz": 1e8, "sample_rate_hz": 1e6, "gain_db": 20.0},
         "actual": {"frequency_hz": 1e8, "sample_rate_hz": 1e6, "gain_db": 20.0, "bandwidth_hz": 1e6},
@@ -47,6 +48,6 @@ pub(super) fn ran(dir: &Path) -> RxResult {
                       "sha256": sha256_hex(b"0123456789")}],
         "psd_db": [-80.0, -79.0, -81.0, -20.0, -80.0, -78.0],
         "status": "PASS"
-    })];
+    }))];
     r
 }

@@ -221,6 +221,53 @@ pub(crate) fn clock_block(
     max_age_s: f64,
     applied_ppm: Option<f64>,
 ) -> serde_json::Value {
+    serde_json::to_value(clock_of(paths, radio, source, max_age_s, applied_ppm))
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// The `clock` block of a result entry (docs/protocol.md#clock).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClockBlock {
+    /// The radio's last frequency calibration; `null`: never measured.
+    pub(crate) last_measurement: Option<LastMeasurement>,
+    /// The correction (ppm) applied to the tuning; `null`: none.
+    pub(crate) ppm_correction_applied: Option<f64>,
+    /// `driver=…,serial=…`; `null` when the radio reports no serial.
+    pub(crate) radio: Option<String>,
+    /// The clock source read back.
+    pub(crate) source: Option<String>,
+}
+
+/// The radio's last frequency calibration in a `clock` block, with its age.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LastMeasurement {
+    /// Its age when the block was made, s (whole); `null` when its time cannot be read.
+    pub(crate) age_s: Option<f64>,
+    /// `gsm`, `lte`, …
+    pub(crate) method: String,
+    /// The radio's error, ppm (> 0: its clock runs fast).
+    pub(crate) ppm: f64,
+    /// What it was measured against.
+    pub(crate) reference: String,
+    /// Older than `rx.calibration_max_age_s` (or its time unreadable).
+    pub(crate) stale: bool,
+    /// When (ISO 8601 with offset).
+    pub(crate) time: String,
+    /// One-sigma uncertainty, ppm.
+    #[schemars(range(min = 0.0))]
+    pub(crate) uncertainty_ppm: f64,
+}
+
+/// [`clock_block`] as its type.
+pub(crate) fn clock_of(
+    paths: &Paths,
+    radio: Radio<'_>,
+    source: Option<&str>,
+    max_age_s: f64,
+    applied_ppm: Option<f64>,
+) -> ClockBlock {
     let last = match lookup(paths, radio) {
         Ok(m) => m,
         Err(e) => {
@@ -231,22 +278,22 @@ pub(crate) fn clock_block(
     let last = last.map(|m| {
         let age = age_s(&m.time);
         let stale = age.is_none_or(|a| a > max_age_s || a < -300.0);
-        serde_json::json!({
-            "ppm": m.ppm,
-            "uncertainty_ppm": m.uncertainty_ppm,
-            "method": m.method,
-            "reference": m.reference,
-            "time": m.time,
-            "age_s": age.map(|a| a.round()),
-            "stale": stale,
-        })
+        LastMeasurement {
+            age_s: age.map(|a| a.round()),
+            method: m.method,
+            ppm: m.ppm,
+            reference: m.reference,
+            stale,
+            time: m.time,
+            uncertainty_ppm: m.uncertainty_ppm,
+        }
     });
-    serde_json::json!({
-        "source": source,
-        "radio": identity(radio),
-        "last_measurement": last,
-        "ppm_correction_applied": applied_ppm,
-    })
+    ClockBlock {
+        last_measurement: last,
+        ppm_correction_applied: applied_ppm,
+        radio: identity(radio),
+        source: source.map(str::to_owned),
+    }
 }
 
 /// The correction to apply to radio `driver`/`serial` when asked: its newest

@@ -29,7 +29,8 @@ pub(crate) const TX_GUARD_EXIT: &str = "tx_guard_exit";
 
 /// What the journal knows of a run that did not finish; the result's
 /// `interrupted` record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Interrupted {
     /// When the run started (ledger `run_started`).
     pub started_at: String,

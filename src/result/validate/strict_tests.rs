@@ -4,6 +4,7 @@
 use super::*;
 use crate::result::files::write_result_files;
 use crate::result::model::{overall_status, Check, RxResult, Timeline};
+use crate::result::sections::CaptureEntry;
 use rxnode_interlock::{validate_task, Approval, ValidateOptions};
 use serde_json::json;
 
@@ -28,12 +29,12 @@ fn one_capture(dir: &Path) -> RxResult {
     let _ = dir;
     r.checks = vec![Check::new("step 1: rx_capture", Status::Pass, "ok")];
     r.status = overall_status(&r.checks);
-    r.captures = vec![json!({
+    r.captures = vec![CaptureEntry::Other(json!({
         "device": "driver=rxsim,serial=SIM0", "fft_size": 8,
         "peaks": [{"frequency_hz": 1e8, "power_db": -20.0, "snr_db": 50.0}],
         "psd_db": [-80.0, -79.0, -81.0, -20.0, -80.0, -78.0, -80.0, -80.0],
         "iq_files": [], "status": "PASS"
-    })];
+    }))];
     r
 }
 
@@ -54,7 +55,7 @@ fn a_valid_capture_passes() {
 fn arrays_longer_than_the_declared_sizes_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let mut r = one_capture(d.path());
-    r.captures[0]["psd_db"] = json!(vec![-80.0; 9]);
+    r.captures[0].other_mut()["psd_db"] = json!(vec![-80.0; 9]);
     let p = problems(d.path(), &r);
     assert!(
         p.iter()
@@ -64,8 +65,12 @@ fn arrays_longer_than_the_declared_sizes_are_refused() {
     );
     // Without fft_size: the engine's 512-point trace at most.
     let mut r = one_capture(d.path());
-    r.captures[0].as_object_mut().unwrap().remove("fft_size");
-    r.captures[0]["psd_db"] = json!(vec![-80.0; 513]);
+    r.captures[0]
+        .other_mut()
+        .as_object_mut()
+        .unwrap()
+        .remove("fft_size");
+    r.captures[0].other_mut()["psd_db"] = json!(vec![-80.0; 513]);
     let p = problems(d.path(), &r);
     assert!(
         p.iter()
@@ -74,8 +79,8 @@ fn arrays_longer_than_the_declared_sizes_are_refused() {
     );
     // Peaks, IQ files, captures per check, bad element types.
     let mut r = one_capture(d.path());
-    r.captures[0]["peaks"] = json!(vec![json!({"frequency_hz": 1.0}); 9]);
-    r.captures[0]["psd_db"] = json!([-80.0, "x"]);
+    r.captures[0].other_mut()["peaks"] = json!(vec![json!({"frequency_hz": 1.0}); 9]);
+    r.captures[0].other_mut()["psd_db"] = json!([-80.0, "x"]);
     let p = problems(d.path(), &r);
     assert!(
         p.iter()
@@ -96,7 +101,7 @@ fn arrays_longer_than_the_declared_sizes_are_refused() {
         "{p:#?}"
     );
     let mut r = one_capture(d.path());
-    r.captures[0]["fft_size"] = json!(-3);
+    r.captures[0].other_mut()["fft_size"] = json!(-3);
     let p = problems(d.path(), &r);
     assert!(
         p.iter().any(|s| s.contains("captures[0].fft_size")),
@@ -120,7 +125,7 @@ fn absolute_paths_on_any_os_are_refused_anywhere() {
         "saved to /srv/iq/x.cf32 (3 MB)",
     ] {
         let mut r = one_capture(d.path());
-        r.captures[0]["note"] = json!(planted);
+        r.captures[0].other_mut()["note"] = json!(planted);
         let p = problems(d.path(), &r);
         assert!(
             p.iter()

@@ -26,6 +26,9 @@ pub(crate) fn jsonschema_verdicts(
         let out = rxnode(d.path(), &["schema", kind], "");
         expect_exit!(out, 0);
         let s: Value = serde_json::from_slice(&out.stdout).expect("the schema is JSON");
+        if kind == "result" {
+            schemas.insert("result-typed".into(), typed_only(&s));
+        }
         schemas.insert(kind.into(), s);
     }
     let req = json!({
@@ -72,6 +75,26 @@ pub(crate) fn jsonschema_verdicts(
             )
         })
         .collect()
+}
+
+/// The result schema with each typed section held to its Rust type alone
+/// (`result-typed`): what this build writes is the typed record, never the
+/// shape the schema keeps for results of other builds.
+fn typed_only(result: &Value) -> Value {
+    let mut s = result.clone();
+    let defs = &mut s["$defs"];
+    for (def, typed) in [
+        (
+            "CaptureEntry",
+            json!({"anyOf": [{"$ref": "#/$defs/CaptureRecord"}, {"$ref": "#/$defs/StepRow"}]}),
+        ),
+        ("Inventory", json!({"$ref": "#/$defs/Devices"})),
+        ("TxRecord", json!({"$ref": "#/$defs/Tone"})),
+    ] {
+        assert!(defs[def].is_object(), "the result schema has $defs/{def}");
+        defs[def] = typed;
+    }
+    s
 }
 
 /// A task fixture as the task schema's `{"header": {...}, "plan": ...}`, plus
@@ -361,18 +384,34 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
             .code(),
         Some(0)
     );
+    // An inventory and a capture the radio refuses (a step row in captures).
+    let inv = r#"{"steps": [{"op": "inventory"},
+      {"op": "rx_capture", "device": "driver=nosuch",
+       "frequency_hz": 100e6, "sample_rate_hz": 1e6, "duration_s": 0.1}]}"#;
+    let plan5 = lab.plan_file("inventory.json", inv);
+    lab.post("SCH_INV", &["--rx", "--plan", &plan5]);
+    approve(&a);
+    rxnode(&a, &["--sim", "run", "SCH_INV"], "");
+    let mut typed = Vec::new();
     for id in [
         "SCH_MANUAL",
         "SCH_CLKIN",
         "SCH_FREE",
         "SCH_COMPARE",
         "SCH_FREQCAL",
+        "SCH_INV",
     ] {
         let p = a.join(format!(".local/rx_agent_outbox/{id}/RX_RESULT.json"));
         let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         assert_eq!(v["node"]["name"], "LAB-SCHEMA");
+        typed.push((format!("typed {id}"), "result-typed", v.clone()));
         cases.push((id.to_owned(), "result", v));
     }
+    let inv = &typed[5].2;
+    assert!(inv["inventory"]["devices"].is_array(), "{inv:#}");
+    assert_eq!(inv["captures"][0]["step"], 2, "{inv:#}");
+    assert!(typed[1].2["captures"][0]["psd_db"].is_array());
+    cases.extend(typed);
     // The golden result fixture.
     let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/results/FIX_YELLOW_001/RX_RESULT.json");

@@ -159,6 +159,12 @@ fn the_authorized_run_transmits_once(rig: &Rig, id: &str) {
     assert_eq!(rig.lab.status_of(id), "completed");
     let v = rig.lab.run(&["validate-result", id], "");
     assert_eq!(code(&v), Some(0), "validate-result\n{}", show(&v));
+    // The tx record is the typed one of the result schema.
+    let p = rig.outbox(id).join("RX_RESULT.json");
+    let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    let verdict =
+        crate::mainpc::schemas::jsonschema_verdicts(&[("tx".into(), "result-typed", raw)]);
+    assert!(verdict[0].1, "{:?}", verdict[0].2);
 
     // A second run of the completed task: refused, with or without the phrase.
     let out = assert_refused(rig, id, Some("AUTHORIZE RF TX\n"), "re-run");

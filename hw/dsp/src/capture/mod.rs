@@ -75,7 +75,7 @@ impl CaptureSettings {
 }
 
 /// PASS, PARTIAL or FAIL of a capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum CaptureStatus {
     /// Every requested sample processed, no loss, CLKIN (if any) passed.

@@ -179,7 +179,7 @@ const MAX_DECIMATION: usize = 1 << 20;
 const MIN_DECIMATED_RATE_HZ: f64 = 1000.0;
 
 /// A carrier seen inside the search window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClkinTone {
     /// RF frequency on the receiver's nominal axis (Hz).
     pub frequency_hz: f64,
@@ -453,7 +453,7 @@ pub struct ClockEvidence {
 }
 
 /// One piece of evidence and whether it supports the result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EvidenceItem {
     /// What was looked at.
     pub name: String,
@@ -464,7 +464,7 @@ pub struct EvidenceItem {
 }
 
 /// PASS or FAIL of the CLKIN check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum ClkinStatus {
     /// Within tolerance and nothing contradicts.
@@ -478,7 +478,7 @@ pub enum ClkinStatus {
 }
 
 /// The CLKIN check's verdict with every piece of evidence.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClkinReport {
     /// True RF frequency of the reference tone (Hz).
     pub tone_hz: f64,

@@ -3,11 +3,11 @@ use super::window::Window;
 use serde::{Deserialize, Serialize};
 
 /// A spectral peak.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Peak {
     /// Frequency (Hz; absolute RF when the centre is known, else baseband).
     pub frequency_hz: f64,
-    /// Power of the peak bin (dBFS, see [`crate::Spectrum::psd_db`]).
+    /// Power of the peak bin, dBFS per FFT bin (as [`crate::Spectrum::psd_db`]).
     pub power_db: f64,
     /// Power above the noise floor (dB).
     pub snr_db: f64,

@@ -164,15 +164,26 @@ pub struct PeakAnnotation {
 }
 
 /// One file written: what a capture summary lists.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IqFileRecord {
-    /// Where it is (as given to the writer; callers make it relative to the checkout).
+    /// Where it is: as given to the writer; in a result, relative to the checkout,
+    /// never absolute, no `..`.
+    #[schemars(
+        length(min = 1),
+        extend("not" = {"anyOf": [
+            {"pattern": "^/"},
+            {"pattern": "^[A-Za-z]:"},
+            {"pattern": "(^|[/\\\\])\\.\\.([/\\\\]|$)"},
+            {"pattern": "^\\\\"}
+        ]})
+    )]
     pub path: PathBuf,
     /// `cf32`, `wav`, `sigmf-data` or `sigmf-meta`.
     pub format: String,
     /// Size in bytes.
     pub bytes: u64,
     /// SHA-256, lowercase hex.
+    #[schemars(regex(pattern = "^[0-9a-fA-F]{64}$"))]
     pub sha256: String,
     /// `true` when the recording was cut short by an I/O error (a full disk, a
     /// file-size limit): the file holds what reached the disk, and `bytes` and
