@@ -26,6 +26,7 @@ mod model;
 pub(crate) mod pictures;
 pub(crate) mod plot;
 pub(crate) mod schema;
+pub(crate) mod sections;
 mod sweep_md;
 #[cfg(test)]
 mod test_util;

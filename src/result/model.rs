@@ -29,7 +29,7 @@ pub(crate) const LOG_META: &str = "LOG_META.json";
 pub(crate) const RESULTS_DIR: &str = "rx-results";
 
 /// A check or overall status. Serialized exactly as the protocol spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) enum Status {
     /// Ran and met its criterion.
     #[serde(rename = "PASS")]
@@ -320,17 +320,17 @@ pub(crate) struct RxResult {
     /// `rx_sweep` results (built by `crate::exec::sweep`): hop
     /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sweeps: Vec<Value>,
+    pub sweeps: Vec<super::sections::sweep::SweepEntry>,
     /// `clkin_compare` results (built by `crate::exec::compare`): both radios, the
     /// relative frequency of SLAVE to MASTER, its uncertainty, the verdict and the
     /// phase trace (docs/protocol.md#clkin_compare).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub clkin_compares: Vec<Value>,
+    pub clkin_compares: Vec<super::sections::compare::CompareEntry>,
     /// `freq_cal` results, one per step (built by `crate::exec::freq_cal`): the
     /// radio's error in ppm with its uncertainty, method, cell, confidence and the
     /// bursts behind it (docs/protocol.md#freq_cal).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub freq_cal: Vec<Value>,
+    pub freq_cal: Vec<super::sections::freq_cal::FreqCalEntry>,
     /// A run that started and did not finish, as the run journal knows it
     /// (docs/protocol.md#interrupted-runs); its status is then `FAIL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

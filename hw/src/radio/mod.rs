@@ -35,7 +35,7 @@ pub struct RxConfig {
 }
 
 /// The settings read back from the device after [`RxRadio::configure`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ActualSettings {
     /// Actual centre frequency, Hz.
     pub frequency_hz: f64,
