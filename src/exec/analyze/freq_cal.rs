@@ -66,7 +66,7 @@ pub(super) fn freq_cal_entry(
         entry.calibration_stored = Some(false);
         entry.calibration_note = Some("not kept: a recording's radio is not necessarily this node's (docs/operator.md#calibrating-from-a-recording)".to_owned());
     }
-    entry.clock = Some(rec.clock.clone());
+    entry.clock = serde_json::to_value(&rec.clock).ok();
     entry
 }
 
@@ -119,12 +119,7 @@ pub(super) fn store_measurement(
             "not run in an rxnode checkout: nowhere to keep it".to_owned(),
         ));
     }
-    if let Some(p) = report
-        .clock
-        .get("ppm_correction_applied")
-        .and_then(Value::as_f64)
-        .filter(|p| *p != 0.0)
-    {
+    if let Some(p) = report.clock.ppm_correction_applied.filter(|p| *p != 0.0) {
         return Err(refuse(format!(
             "the recording was tuned with a {p:+} ppm correction: its error is the residual, not the radio's"
         )));

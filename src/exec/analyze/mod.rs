@@ -28,6 +28,7 @@ mod tests;
 use engine::{build_report, progress_bar, run_file};
 use freq_cal::{freq_cal_entry, freq_cal_setup, store_measurement};
 use recording::{capture_settings, check_options, open_recording};
+pub use recording::{ClockFrom, RecordingClock};
 use render::{render_all, write_plot};
 
 /// Samples per read.
@@ -86,7 +87,7 @@ pub struct AnalyzeReport {
     /// How good the recording's frequency axis is: its SigMF `rxnode:clock` as written
     /// at recording time (`from: "recording"`), else `from: "unknown"` with every field
     /// null (docs/protocol.md#clock).
-    pub clock: serde_json::Value,
+    pub clock: RecordingClock,
     /// The radio's frequency error measured from a broadcast carrier in the recording
     /// (`--freq-cal`): the same entry `clkin calibrate --json` prints.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -147,7 +148,7 @@ struct Recording {
     /// The centre frequency: `--center-hz`, else the file's, else unknown.
     center: Option<f64>,
     /// The `clock` block of the report, from the file's `rxnode:clock` or unknown.
-    clock: Value,
+    clock: RecordingClock,
 }
 
 /// Run `rxnode analyze`: check the options, open the file, then for each channel

@@ -151,20 +151,22 @@ pub(super) fn settled(
 /// — when the file carries none — `from: "unknown"` with every field null: a
 /// recording's calibration is never taken from this node's own records, since the
 /// file may come from another radio or another day.
-pub(super) fn recorded_clock(info: &IqInfo) -> Result<Value> {
+pub(super) fn recorded_clock(info: &IqInfo) -> Result<RecordingClock> {
     let Some(c) = &info.clock else {
         let what = match info.format {
             IqFormat::Sigmf => "its SigMF meta has no rxnode:clock",
             _ => "the format carries no clock metadata",
         };
-        return Ok(json!({
-            "from": "unknown",
-            "detail": format!("{what}: the recording radio's clock source and frequency calibration are unknown"),
-            "source": null,
-            "radio": null,
-            "last_measurement": null,
-            "ppm_correction_applied": null,
-        }));
+        return Ok(RecordingClock {
+            detail: format!(
+                "{what}: the recording radio's clock source and frequency calibration are unknown"
+            ),
+            from: ClockFrom::Unknown,
+            last_measurement: None,
+            ppm_correction_applied: None,
+            radio: None,
+            source: None,
+        });
     };
     let meta = info
         .meta_path
@@ -179,42 +181,49 @@ pub(super) fn recorded_clock(info: &IqInfo) -> Result<Value> {
     let Some(o) = c.as_object() else {
         return Err(bad("", c, "an object"));
     };
-    let text_or_null = |k: &str| -> Result<Value> {
+    let text_or_null = |k: &str| -> Result<Option<String>> {
         match o.get(k) {
-            None | Some(Value::Null) => Ok(Value::Null),
-            Some(v @ Value::String(_)) => Ok(v.clone()),
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(v) => Err(bad(&format!(".{k}"), v, "a string or null")),
         }
     };
-    let finite = |v: &Value| v.as_f64().is_some_and(f64::is_finite);
+    let finite = |v: &Value| v.as_f64().filter(|x| x.is_finite());
     let applied = match o.get("ppm_correction_applied") {
-        None | Some(Value::Null) => Value::Null,
-        Some(v) if finite(v) => v.clone(),
-        Some(v) => {
-            return Err(bad(
+        None | Some(Value::Null) => None,
+        Some(v) => Some(finite(v).ok_or_else(|| {
+            bad(
                 ".ppm_correction_applied",
                 v,
                 "a finite number of ppm or null",
-            ))
-        }
+            )
+        })?),
     };
     let last = match o.get("last_measurement") {
-        None | Some(Value::Null) => Value::Null,
+        None | Some(Value::Null) => None,
         Some(Value::Object(m)) => {
             let field = |k: &str| format!(".last_measurement.{k}");
-            for k in ["ppm", "uncertainty_ppm"] {
+            let number = |k: &str| {
                 let v = m.get(k).unwrap_or(&Value::Null);
-                if !finite(v) || (k == "uncertainty_ppm" && v.as_f64() < Some(0.0)) {
-                    return Err(bad(&field(k), v, "a finite number of ppm"));
-                }
-            }
-            for k in ["method", "reference", "time"] {
+                finite(v)
+                    .filter(|x| k != "uncertainty_ppm" || *x >= 0.0)
+                    .ok_or_else(|| bad(&field(k), v, "a finite number of ppm"))
+            };
+            let text = |k: &str| {
                 let v = m.get(k).unwrap_or(&Value::Null);
-                if !v.is_string() {
-                    return Err(bad(&field(k), v, "a string"));
-                }
-            }
-            Value::Object(m.clone())
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad(&field(k), v, "a string"))
+            };
+            Some(RecordedMeasurement {
+                age_s: m.get("age_s").map(Value::as_f64),
+                method: text("method")?,
+                ppm: number("ppm")?,
+                reference: text("reference")?,
+                stale: m.get("stale").map(Value::as_bool),
+                time: text("time")?,
+                uncertainty_ppm: number("uncertainty_ppm")?,
+            })
         }
         Some(v) => {
             return Err(bad(
@@ -224,14 +233,85 @@ pub(super) fn recorded_clock(info: &IqInfo) -> Result<Value> {
             ))
         }
     };
-    Ok(json!({
-        "from": "recording",
-        "detail": format!("{}: rxnode:clock, as written when it was recorded", meta.display()),
-        "source": text_or_null("source")?,
-        "radio": text_or_null("radio")?,
-        "last_measurement": last,
-        "ppm_correction_applied": applied,
-    }))
+    Ok(RecordingClock {
+        detail: format!(
+            "{}: rxnode:clock, as written when it was recorded",
+            meta.display()
+        ),
+        from: ClockFrom::Recording,
+        last_measurement: last,
+        ppm_correction_applied: applied,
+        radio: text_or_null("radio")?,
+        source: text_or_null("source")?,
+    })
+}
+
+/// Where a recording's `clock` block comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockFrom {
+    /// The recording's own `rxnode:clock`, as written when it was recorded.
+    Recording,
+    /// The file carries none: nothing is known.
+    Unknown,
+}
+
+/// How good a recording's frequency axis is (docs/protocol.md#clock), as
+/// `analyze` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordingClock {
+    /// Where it comes from, in words (the file named).
+    pub detail: String,
+    /// `recording` or `unknown`.
+    pub from: ClockFrom,
+    /// The radio's frequency calibration when it recorded, as the file holds it.
+    pub last_measurement: Option<RecordedMeasurement>,
+    /// The correction (ppm) the recording's tuning had; `null`: none.
+    pub ppm_correction_applied: Option<f64>,
+    /// `driver=…,serial=…` of the recording radio, when the file names it.
+    pub radio: Option<String>,
+    /// The radio's clock source, when the file names it.
+    pub source: Option<String>,
+}
+
+/// A frequency calibration as a recording holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedMeasurement {
+    /// Its age when the recording was made, s (absent when the file has none; null
+    /// when it was unknown then).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub age_s: Option<Option<f64>>,
+    /// `gsm`, `lte` or another method's name.
+    pub method: String,
+    /// The radio's error, ppm.
+    pub ppm: f64,
+    /// What it was measured against.
+    pub reference: String,
+    /// Whether it was older than the policy allowed then (absent when the file has
+    /// none; null when it was not said).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stale: Option<Option<bool>>,
+    /// When it was measured (ISO 8601).
+    pub time: String,
+    /// One standard deviation of `ppm`.
+    pub uncertainty_ppm: f64,
+}
+
+/// A field that is there, null or not (an absent one is `None` by `default`).
+fn present<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
 }
 
 /// The engine's settings for the whole file: Welch over it, the CLKIN check if

@@ -116,30 +116,27 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
 }
 
 /// The human line of the `clock` block.
-pub(super) fn clock_line(c: &Value) -> String {
-    let text = |k: &str| c.get(k).and_then(Value::as_str);
-    if text("from") != Some("recording") {
-        return format!("unknown ({})", text("detail").unwrap_or_default());
+pub(super) fn clock_line(c: &RecordingClock) -> String {
+    if c.from != ClockFrom::Recording {
+        return format!("unknown ({})", c.detail);
     }
     let mut s = format!(
         "from the recording: source {}",
-        text("source").unwrap_or("not recorded")
+        c.source.as_deref().unwrap_or("not recorded")
     );
-    match c.get("last_measurement").filter(|m| m.is_object()) {
+    match &c.last_measurement {
         Some(m) => {
-            let f = |k: &str| m.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
-            let t = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default();
             s.push_str(&format!(
                 "; last calibration {} ({}, {}, {})",
-                rxnode_dsp::fmt_uncertain(f("ppm"), f("uncertainty_ppm"), "ppm"),
-                t("method"),
-                t("reference"),
-                t("time")
+                rxnode_dsp::fmt_uncertain(m.ppm, m.uncertainty_ppm, "ppm"),
+                m.method,
+                m.reference,
+                m.time
             ));
         }
         None => s.push_str("; no calibration recorded"),
     }
-    match c.get("ppm_correction_applied").and_then(Value::as_f64) {
+    match c.ppm_correction_applied {
         Some(p) => s.push_str(&format!("; tuning corrected by {p:+} ppm")),
         None => s.push_str("; no correction applied"),
     }
