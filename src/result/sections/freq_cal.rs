@@ -82,7 +82,8 @@ pub(crate) struct FreqCalRecord {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        serialize_with = "sorted"
+        serialize_with = "sorted",
+        deserialize_with = "detections"
     )]
     #[schemars(with = "Option<Vec<DetectionSchema>>")]
     pub detections: Option<Vec<FreqCalDetection>>,
@@ -170,6 +171,32 @@ impl FreqCalRecord {
     }
 }
 
+/// The detections as written: a number that was not finite was written as `null`
+/// and reads back as NaN (the picture leaves such a detection out).
+fn detections<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<FreqCalDetection>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Written {
+        offset_hz: Option<f64>,
+        ppm: Option<f64>,
+        snr_db: Option<f64>,
+        time_s: Option<f64>,
+        used: bool,
+    }
+    let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    Ok(Some(
+        Vec::<Written>::deserialize(d)?
+            .into_iter()
+            .map(|w| FreqCalDetection {
+                time_s: nan(w.time_s),
+                offset_hz: nan(w.offset_hz),
+                ppm: nan(w.ppm),
+                snr_db: nan(w.snr_db),
+                used: w.used,
+            })
+            .collect(),
+    ))
+}
+
 /// What the capture of a measurement delivered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct FreqCalCapture {
@@ -237,13 +264,17 @@ enum MethodSchema {
 #[allow(dead_code)]
 struct DetectionSchema {
     /// Its observed baseband offset, Hz.
-    offset_hz: f64,
+    #[schemars(required)]
+    offset_hz: Option<f64>,
     /// The radio error it alone gives, ppm.
-    ppm: f64,
+    #[schemars(required)]
+    ppm: Option<f64>,
     /// Its SNR in its own bandwidth, dB.
-    snr_db: f64,
+    #[schemars(required)]
+    snr_db: Option<f64>,
     /// When it started, s from the first sample.
-    time_s: f64,
+    #[schemars(required)]
+    time_s: Option<f64>,
     /// Whether it went into the value.
     used: bool,
 }

@@ -190,3 +190,33 @@ fn freq_cal_entries_are_their_type_and_schema() {
     ];
     same_verdicts::<FreqCalEntry>("freq_cal", &good, &bad);
 }
+
+/// A number that is not finite is written as `null`, as the untyped sections wrote
+/// it, and the entry still reads back (the number as NaN).
+#[test]
+fn non_finite_numbers_are_written_as_null_and_read_back() {
+    let mut fc: FreqCalEntry =
+        serde_json::from_value(fixture("freq_cal")[0].clone()).expect("freq_cal");
+    if let FreqCalEntry::Measured(m) = &mut fc {
+        m.detections.as_mut().expect("detections")[0].snr_db = f64::NEG_INFINITY;
+    }
+    let text = serde_json::to_string(&fc).expect("written");
+    assert!(text.contains(r#""snr_db":null"#), "{text}");
+    let back: FreqCalEntry = serde_json::from_str(&text).expect("read back");
+    let d = &back
+        .record()
+        .and_then(|m| m.detections.clone())
+        .expect("detections")[0];
+    assert!(d.snr_db.is_nan() && d.ppm.is_finite());
+    let mut sw: SweepEntry = serde_json::from_value(fixture("sweeps")[0].clone()).expect("sweep");
+    if let SweepEntry::Swept(s) = &mut sw {
+        s.peaks[0].power_db = f64::NAN;
+    }
+    let text = serde_json::to_string(&sw).expect("written");
+    assert!(text.contains(r#""power_db":null"#), "{text}");
+    let back: SweepEntry = serde_json::from_str(&text).expect("read back");
+    match back {
+        SweepEntry::Swept(s) => assert!(s.peaks[0].power_db.is_nan()),
+        SweepEntry::NotSwept(_) => panic!("a sweep that ran reads back as one"),
+    }
+}

@@ -238,8 +238,12 @@ pub(crate) struct SweepPeak {
     /// Hz.
     pub frequency_hz: f64,
     /// dBFS (peak bin).
+    #[serde(deserialize_with = "nan_for_null")]
+    #[schemars(with = "Option<f64>")]
     pub power_db: f64,
     /// dB over the noise floor.
+    #[serde(deserialize_with = "nan_for_null")]
+    #[schemars(with = "Option<f64>")]
     pub snr_db: f64,
     /// Its width 3 dB down, Hz; `null` when it could not be measured.
     #[serde(deserialize_with = "nan_for_null")]
