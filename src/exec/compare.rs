@@ -4,6 +4,11 @@
 //! ([`rxnode_dsp::compare_tracks`]). Shared by `rxnode run` (the `clkin_compare` step)
 //! and `rxnode clkin compare`. Receive only: nothing here can transmit.
 use crate::exec::live::{split_gain, NotCaptured};
+use crate::result::sections::compare::{
+    CompareDevice, CompareEntry, CompareFigures, CompareRadio, CompareRecord, PhaseTrace, Role,
+    ToneLevels, Verdict,
+};
+use crate::result::sections::step_row::StepRow;
 use crate::result::Status;
 use rxnode_dsp::{
     compare_tracks, judge_compare, CompareEstimate, CompareVerdict, ReadOutcome, SampleSource,
@@ -11,13 +16,12 @@ use rxnode_dsp::{
 };
 use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
 use rxnode_interlock::{ClkinCompareStep, GainSpec};
-use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 /// The two radios' names in results and messages, in `devices` order.
-pub(crate) const ROLES: [&str; 2] = ["MASTER", "SLAVE"];
+pub(crate) const ROLES: [Role; 2] = Role::BOTH;
 
 /// A stream that delivers nothing for this long has stalled.
 const STALL: Duration = Duration::from_secs(2);
@@ -37,12 +41,12 @@ pub(crate) struct Compared {
     /// One line: the figure and its verdict, or why there is none.
     pub(crate) detail: String,
     /// The result's entry (docs/protocol.md#clkin_compare).
-    pub(crate) entry: Value,
+    pub(crate) entry: CompareRecord,
 }
 
 /// One radio, opened and configured.
 struct Radio {
-    role: &'static str,
+    role: Role,
     radio: RxRadio,
     info: DeviceInfo,
     actual: ActualSettings,
@@ -130,12 +134,7 @@ pub(crate) fn compare(
 
 /// Open and configure one radio; a radio that is absent or cannot do what is asked
 /// blocks the step, naming its role.
-fn open(
-    role: &'static str,
-    dev: &str,
-    step: &ClkinCompareStep,
-    i: usize,
-) -> Result<Radio, NotCaptured> {
+fn open(role: Role, dev: &str, step: &ClkinCompareStep, i: usize) -> Result<Radio, NotCaptured> {
     let named = |e: rxnode_hw::Error| match e {
         rxnode_hw::Error::Open { .. } | rxnode_hw::Error::Unsupported { .. } => {
             NotCaptured::Blocked(format!("{role}: {e}"))
@@ -369,16 +368,15 @@ fn judge(step: &ClkinCompareStep, radios: &[Radio], m: &Streamed, s: &Streamed) 
         }),
         _ => None,
     };
-    let entry = entry(
-        step,
-        radios,
-        pair,
-        est.as_ref().ok(),
-        verdict,
+    let entry = CompareRecord {
+        clkin_compare: figures(step, est.as_ref().ok(), verdict, start_offset_s),
+        detail: detail.clone(),
+        master: radio_record(step, &radios[0], m, 0),
+        phase_trace: est.as_ref().ok().map(phase_trace),
+        slave: radio_record(step, &radios[1], s, 1),
         status,
-        &detail,
-        start_offset_s,
-    );
+        step: None,
+    };
     Compared {
         status,
         detail,
@@ -392,11 +390,12 @@ pub(crate) fn step_compare(
     c: &ClkinCompareStep,
     out: &mut crate::exec::steps::Outputs,
 ) {
-    let row = |status: Status, why: &str| json!({"step": s.index + 1, "status": status.as_str(), "detail": why});
     let not_done = |out: &mut crate::exec::steps::Outputs, status: Status, why: String| {
         out.checks
             .push(crate::result::Check::new(&s.name, status, why.clone()));
-        out.compares.push(row(status, &why));
+        out.compares.push(CompareEntry::NotCompared(StepRow::new(
+            s.index, status, why,
+        )));
     };
     if let Err(e) = rxnode_interlock::check_clkin_compare(c, &s.policy.rx) {
         out.policy_blocked = true;
@@ -431,12 +430,10 @@ pub(crate) fn step_compare(
             }
             let mut entry = done.entry;
             add_clock_blocks(&mut entry, s.paths, s.policy.rx.calibration_max_age_s);
-            if let Some(o) = entry.as_object_mut() {
-                o.insert("step".into(), json!(s.index + 1));
-            }
+            entry.step = Some(s.index + 1);
             out.checks
                 .push(crate::result::Check::new(&s.name, done.status, done.detail));
-            out.compares.push(entry);
+            out.compares.push(CompareEntry::Compared(Box::new(entry)));
         }
         Err(NotCaptured::OverLimit(why)) => {
             out.policy_blocked = true;
@@ -456,114 +453,93 @@ pub(crate) fn step_compare(
 /// last frequency calibration on this node, as every capture carries. A comparison
 /// applies no correction, so `ppm_correction_applied` is null.
 pub(crate) fn add_clock_blocks(
-    entry: &mut Value,
+    entry: &mut CompareRecord,
     paths: &crate::store::paths::Paths,
     max_age_s: f64,
 ) {
-    for role in ["master", "slave"] {
-        let Some(r) = entry.get_mut(role).and_then(Value::as_object_mut) else {
+    for r in [&mut entry.master, &mut entry.slave] {
+        let Ok(dev) = serde_json::to_value(&r.device) else {
             continue;
         };
-        let dev = r.get("device").cloned().unwrap_or(Value::Null);
         let radio = crate::store::calibration::Radio::of_block(&dev);
         if radio.driver.is_empty() {
             continue;
         }
-        let source = r
-            .get("clock_source")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
         let block = crate::store::calibration::clock_block(
             paths,
             radio,
-            source.as_deref(),
+            r.clock_source.as_deref(),
             max_age_s,
             None,
         );
-        r.insert("clock".into(), block);
+        r.clock = Some(block);
     }
 }
 
-/// The result's entry (docs/protocol.md#clkin_compare).
-#[allow(clippy::too_many_arguments)]
-fn entry(
+/// One radio's part of the entry: what it was, had and delivered.
+fn radio_record(step: &ClkinCompareStep, r: &Radio, st: &Streamed, i: usize) -> CompareRadio {
+    CompareRadio {
+        actual: r.actual.clone(),
+        clock: None,
+        clock_source: r.actual.clock_source.clone(),
+        clock_source_set: step.clock_sources.as_ref().and_then(|c| c.get(i).cloned()),
+        device: CompareDevice {
+            args: step.devices.get(i).cloned(),
+            driver: r.info.driver.clone(),
+            hardware_key: r.info.hardware_key.clone(),
+            remote: r.info.remote.clone(),
+            serial: r.info.serial.clone(),
+        },
+        overflows: st.overflows,
+        phase_track_broken_at_sample: st.track.broken_at,
+        ref_locked: r.ref_locked,
+        role: r.role,
+        samples_received: st.received,
+        samples_requested: st.requested,
+        stopped: st.short.clone().or_else(|| st.error.clone()),
+        timeouts: st.timeouts,
+        tone: ToneLevels {
+            level_dbfs: st.track.level_dbfs.map(round3),
+            point_snr_db: st.track.point_snr_db.map(round3),
+            snr_db: st.track.snr_db.map(round3),
+        },
+    }
+}
+
+/// The figure, its verdict and the settings it was measured with.
+fn figures(
     step: &ClkinCompareStep,
-    radios: &[Radio],
-    pair: [&Streamed; 2],
     est: Option<&CompareEstimate>,
     verdict: Option<CompareVerdict>,
-    status: Status,
-    detail: &str,
     start_offset_s: Option<f64>,
-) -> Value {
-    let radio = |i: usize| {
-        let (r, st) = (&radios[i], pair[i]);
-        json!({
-            "role": r.role,
-            "device": {
-                "args": step.devices.get(i),
-                "driver": r.info.driver,
-                "serial": r.info.serial,
-                "hardware_key": r.info.hardware_key,
-                "remote": r.info.remote,
-            },
-            "actual": r.actual,
-            "clock_source_set": step.clock_sources.as_ref().and_then(|c| c.get(i)),
-            "clock_source": r.actual.clock_source,
-            "ref_locked": r.ref_locked,
-            "samples_requested": st.requested,
-            "samples_received": st.received,
-            "overflows": st.overflows,
-            "timeouts": st.timeouts,
-            "phase_track_broken_at_sample": st.track.broken_at,
-            "tone": {
-                "level_dbfs": st.track.level_dbfs.map(round3),
-                "snr_db": st.track.snr_db.map(round3),
-                "point_snr_db": st.track.point_snr_db.map(round3),
-            },
-            "stopped": st.short.clone().or_else(|| st.error.clone()),
-        })
-    };
-    let verdict_v = verdict.map(|v| match v {
-        CompareVerdict::Locked => "LOCKED",
-        CompareVerdict::Unlocked => "UNLOCKED",
-        CompareVerdict::Agree => "AGREE",
-    });
-    let mut v = json!({
-        "status": status.as_str(),
-        "detail": detail,
-        "master": radio(0),
-        "slave": radio(1),
-        "clkin_compare": {
-            "relative_ppb": est.map(|e| e.relative_ppb),
-            "uncertainty_ppb": est.map(|e| e.uncertainty_ppb),
-            "verdict": verdict_v,
-            "tolerance_ppb": step.tolerance_ppb,
-            "tone_hz": step.tone_hz,
-            "frequency_hz": step.frequency_hz,
-            "sample_rate_hz": step.sample_rate_hz,
-            "duration_s": step.duration_s,
-            "difference_hz": est.map(|e| e.difference_hz),
-            "points": est.map(|e| e.points),
-            "span_s": est.map(|e| e.span_s),
-            "residual_rms_rad": est.map(|e| e.residual_rms_rad),
-            "residual_max_rad": est.map(|e| e.residual_max_rad),
-            "residual_lag1": est.map(|e| e.residual_lag1),
-            "start_offset_s": start_offset_s,
-        },
-    });
-    if let (Some(e), Some(o)) = (est, v.as_object_mut()) {
-        o.insert(
-            "phase_trace".into(),
-            json!({
-                "t_s": e.trace_t_s.iter().map(|t| round6(*t)).collect::<Vec<_>>(),
-                "rad": e.trace_rad.iter().map(|r| round6(*r)).collect::<Vec<_>>(),
-                "fit_slope_rad_s": e.fit_slope_rad_s,
-                "fit_intercept_rad": e.fit_intercept_rad,
-            }),
-        );
+) -> CompareFigures {
+    CompareFigures {
+        difference_hz: est.map(|e| e.difference_hz),
+        duration_s: step.duration_s,
+        frequency_hz: step.frequency_hz,
+        points: est.map(|e| e.points),
+        relative_ppb: est.map(|e| e.relative_ppb),
+        residual_lag1: est.map(|e| e.residual_lag1),
+        residual_max_rad: est.map(|e| e.residual_max_rad),
+        residual_rms_rad: est.map(|e| e.residual_rms_rad),
+        sample_rate_hz: step.sample_rate_hz,
+        span_s: est.map(|e| e.span_s),
+        start_offset_s,
+        tolerance_ppb: step.tolerance_ppb,
+        tone_hz: step.tone_hz,
+        uncertainty_ppb: est.map(|e| e.uncertainty_ppb),
+        verdict: verdict.map(Verdict::from),
     }
-    v
+}
+
+/// The phase difference and its fitted line, rounded to 1e-6.
+fn phase_trace(e: &CompareEstimate) -> PhaseTrace {
+    PhaseTrace {
+        fit_intercept_rad: e.fit_intercept_rad,
+        fit_slope_rad_s: e.fit_slope_rad_s,
+        rad: e.trace_rad.iter().map(|r| round6(*r)).collect(),
+        t_s: e.trace_t_s.iter().map(|t| round6(*t)).collect(),
+    }
 }
 
 fn round3(v: f64) -> f64 {

@@ -225,14 +225,12 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
 
 /// The ledger's view: the figure, the verdict and what each stream delivered.
 fn ledger_detail(d: &Compared, a: &ClkinCompareOptions) -> serde_json::Value {
-    let k = d.entry.get("clkin_compare");
-    let radio = |role: &str| {
-        d.entry.get(role).map(|r| {
-            json!({
-                "device": r.get("device").and_then(|x| x.get("args")),
-                "samples_received": r.get("samples_received"),
-                "overflows": r.get("overflows"),
-            })
+    let k = &d.entry.clkin_compare;
+    let radio = |r: &crate::result::sections::compare::CompareRadio| {
+        json!({
+            "device": r.device.args,
+            "samples_received": r.samples_received,
+            "overflows": r.overflows,
         })
     };
     json!({
@@ -241,12 +239,12 @@ fn ledger_detail(d: &Compared, a: &ClkinCompareOptions) -> serde_json::Value {
         "sample_rate_hz": a.sample_rate_hz,
         "tone_hz": a.tone_hz,
         "duration_s": a.duration_s,
-        "relative_ppb": k.and_then(|k| k.get("relative_ppb")),
-        "uncertainty_ppb": k.and_then(|k| k.get("uncertainty_ppb")),
-        "verdict": k.and_then(|k| k.get("verdict")),
+        "relative_ppb": k.relative_ppb,
+        "uncertainty_ppb": k.uncertainty_ppb,
+        "verdict": k.verdict,
         "tolerance_ppb": a.tolerance_ppb,
-        "master": radio("master"),
-        "slave": radio("slave"),
+        "master": radio(&d.entry.master),
+        "slave": radio(&d.entry.slave),
         "status": d.status.as_str(),
     })
 }

@@ -6,6 +6,7 @@ use crate::context::Ctx;
 use crate::exec::live::{BlockSink, LiveCapture, NotCaptured};
 use crate::exec::steps::{Outputs, StepCtx};
 use crate::exit::{bad_field_text, bad_input, refused, FieldText, Outcome};
+use crate::result::sections::freq_cal::{Duplex, FreqCalCapture, FreqCalEntry, FreqCalRecord};
 use crate::result::{Check, Status};
 use crate::store::calibration::{self, Measurement};
 use crate::store::ledger::Entry;
@@ -38,7 +39,7 @@ pub(crate) struct Measured {
     /// One line for the check.
     pub(crate) detail: String,
     /// The result's `freq_cal[]` entry (without `step`).
-    pub(crate) entry: Value,
+    pub(crate) entry: FreqCalRecord,
     /// The estimate, when there is one.
     pub(crate) estimate: Option<FreqCalEstimate>,
     /// The radio's identity (driver, serial), when it was opened.
@@ -47,13 +48,10 @@ pub(crate) struct Measured {
 
 impl Measured {
     fn without_estimate(f: &FreqCalStep, status: Status, detail: String) -> Self {
-        let entry = json!({
-            "status": status.as_str(),
-            "detail": detail,
-            "method": f.method.as_str(),
-            "device": {"args": f.device},
-            "frequency_hz": f.frequency_hz,
-        });
+        let entry = FreqCalRecord {
+            device: json!({"args": f.device}),
+            ..FreqCalRecord::new(f.method, f.frequency_hz, status, detail.clone())
+        };
         Self {
             status,
             detail,
@@ -165,23 +163,15 @@ pub(crate) fn judge(
     result: Result<FreqCalEstimate, FreqCalError>,
 ) -> Measured {
     let complete = summary.clean && !summary.cancelled;
-    let capture = json!({
-        "samples_requested": summary.samples_requested,
-        "samples_received": summary.samples_received,
-        "samples_processed": summary.samples_processed,
-        "overflows": summary.overflows,
-        "dropped_samples": summary.dropped_samples,
-        "stop_reason": summary.stop_reason,
-        "mean_power_dbfs": summary.mean_power_dbfs,
-    });
-    let mut entry = json!({
-        "method": method.as_str(),
-        "device": summary.device,
-        "requested": summary.requested,
-        "actual": summary.actual,
-        "frequency_hz": carrier_hz,
-        "capture": capture,
-    });
+    let capture = FreqCalCapture {
+        dropped_samples: summary.dropped_samples,
+        mean_power_dbfs: summary.mean_power_dbfs,
+        overflows: summary.overflows,
+        samples_processed: summary.samples_processed,
+        samples_received: summary.samples_received,
+        samples_requested: summary.samples_requested,
+        stop_reason: summary.stop_reason.clone(),
+    };
     // A number is true or absent: an estimate against a carrier that is not
     // confirmed (off its channel raster; an LTE cell whose SSS was not decoded) is
     // the tuning offset, not the radio's error — FAIL, saying why, with no number.
@@ -235,36 +225,27 @@ pub(crate) fn judge(
         Err(e @ FreqCalError::Unavailable(_)) => (Status::NotRun, e.to_string(), None),
         Err(e) => (Status::Fail, e.to_string(), None),
     };
-    if let (Some(o), Some(e)) = (entry.as_object_mut(), &estimate) {
-        o.insert("ppm".into(), json!(e.ppm));
-        o.insert("uncertainty_ppm".into(), json!(e.uncertainty_ppm));
-        o.insert("cell".into(), json!(e.cell));
-        if let Some(pci) = e.pci {
-            o.insert("pci".into(), json!(pci));
-        }
-        if let Some(duplex) = e.duplex {
-            o.insert("duplex".into(), json!(duplex));
-        }
-        o.insert("confidence".into(), json!(e.confidence));
-        o.insert("bursts".into(), json!(e.evidence.detections.len()));
-        o.insert(
-            "bursts_used".into(),
-            json!(e.evidence.detections.iter().filter(|d| d.used).count()),
-        );
-        o.insert(
-            "nominal_offset_hz".into(),
-            json!(e.evidence.nominal_offset_hz),
-        );
-        o.insert("search_hz".into(), json!(e.evidence.search_hz));
-        o.insert(
-            "seconds_analysed".into(),
-            json!(e.evidence.seconds_analysed),
-        );
-        o.insert("detections".into(), json!(e.evidence.detections));
-    }
-    if let Some(o) = entry.as_object_mut() {
-        o.insert("status".into(), json!(status.as_str()));
-        o.insert("detail".into(), json!(detail));
+    let mut entry = FreqCalRecord {
+        actual: Some(summary.actual.clone()),
+        capture: Some(capture),
+        device: summary.device.clone(),
+        requested: Some(summary.requested.clone()),
+        ..FreqCalRecord::new(method, carrier_hz, status, detail.clone())
+    };
+    if let Some(e) = &estimate {
+        let ev = &e.evidence;
+        entry.bursts = Some(ev.detections.len());
+        entry.bursts_used = Some(ev.detections.iter().filter(|d| d.used).count());
+        entry.cell = Some(e.cell.clone());
+        entry.confidence = Some(e.confidence);
+        entry.detections = Some(ev.detections.clone());
+        entry.duplex = e.duplex.and_then(Duplex::of);
+        entry.nominal_offset_hz = Some(ev.nominal_offset_hz);
+        entry.pci = e.pci;
+        entry.ppm = Some(e.ppm);
+        entry.search_hz = Some(ev.search_hz);
+        entry.seconds_analysed = Some(ev.seconds_analysed);
+        entry.uncertainty_ppm = Some(e.uncertainty_ppm);
     }
     Measured {
         status,
@@ -313,19 +294,17 @@ fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>,
     };
     let source = m
         .entry
-        .pointer("/actual/clock_source")
+        .actual
+        .as_ref()
+        .and_then(|a| a.get("clock_source"))
         .and_then(Value::as_str)
         .map(str::to_owned);
     let clock = calibration::clock_block(paths, radio, source.as_deref(), max_age_s, None);
-    if let Some(o) = m.entry.as_object_mut() {
-        if m.estimate.is_some() {
-            o.insert("calibration_stored".into(), json!(stored));
-            if let Some(n) = note {
-                o.insert("calibration_note".into(), json!(n));
-            }
-        }
-        o.insert("clock".into(), clock);
+    if m.estimate.is_some() {
+        m.entry.calibration_stored = Some(stored);
+        m.entry.calibration_note = note;
     }
+    m.entry.clock = Some(clock);
 }
 
 /// `rxnode clkin calibrate` options.
@@ -402,20 +381,17 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
     );
     if in_checkout {
         keep(&paths, &mut m, &step, None, policy.rx.calibration_max_age_s);
-        let mut detail = m.entry.clone();
-        if let Some(d) = detail.as_object_mut() {
-            d.remove("detections");
-        }
-        crate::exec::ledger_note(&paths, &Entry::new("freq_cal").detail(detail));
-    } else if let Some(e) = m.entry.as_object_mut() {
-        e.insert("calibration_stored".into(), json!(false));
-        e.insert(
-            "calibration_note".into(),
-            json!("not kept: not run in an rxnode checkout"),
-        );
+        let detail = FreqCalRecord {
+            detections: None,
+            ..m.entry.clone()
+        };
+        crate::exec::ledger_note(&paths, &Entry::new("freq_cal").detail(json!(detail)));
+    } else {
+        m.entry.calibration_stored = Some(false);
+        m.entry.calibration_note = Some("not kept: not run in an rxnode checkout".to_owned());
     }
     if let Some(p) = &o.plot {
-        if m.estimate.is_some() || m.entry.get("detections").is_some() {
+        if m.estimate.is_some() || m.entry.detections.is_some() {
             crate::result::write_freq_cal_png(p, &m.entry, "rxnode clkin calibrate (standalone)")?;
         } else {
             tracing::warn!("no picture: nothing was detected");
@@ -432,10 +408,8 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
 fn render(m: &Measured) -> String {
     let mut s = format!("{}: {}\n", m.status.as_str(), m.detail);
     if let Some(e) = &m.estimate {
-        let fc = m
-            .entry
-            .get("frequency_hz")
-            .and_then(Value::as_f64)
+        let fc = Some(m.entry.frequency_hz)
+            .filter(|f| f.is_finite())
             .unwrap_or(0.0);
         s.push_str(&format!(
             "  the radio's clock runs {} by {:.4} ppm: tuned to {:.6} MHz its LO sits at {:.6} MHz;\n  \
@@ -449,11 +423,11 @@ fn render(m: &Measured) -> String {
         ));
     }
     // Only a kept measurement is one `--apply-cal` can apply: say which it is.
-    if let Some(n) = m.entry.get("calibration_note").and_then(Value::as_str) {
+    if let Some(n) = &m.entry.calibration_note {
         s.push_str(&format!(
             "  calibration {n}; `--apply-cal` will not use this measurement\n"
         ));
-    } else if m.entry.get("calibration_stored") == Some(&json!(true)) {
+    } else if m.entry.calibration_stored == Some(true) {
         s.push_str(
             "  kept in .local/calibration.json: `--apply-cal` on a capture or sweep of this radio applies it\n",
         );
@@ -497,9 +471,7 @@ pub(crate) fn step_freq_cal(s: &StepCtx, f: &FreqCalStep, out: &mut Outputs) {
         out.errors.push(format!("{}: {}", s.name, m.detail));
     }
     let mut entry = m.entry;
-    if let Some(o) = entry.as_object_mut() {
-        o.insert("step".into(), json!(s.index + 1));
-    }
-    out.freq_cal.push(entry);
+    entry.step = Some(s.index + 1);
+    out.freq_cal.push(FreqCalEntry::Measured(Box::new(entry)));
     out.checks.push(Check::new(&s.name, m.status, m.detail));
 }

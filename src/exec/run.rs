@@ -543,12 +543,10 @@ fn record_run(
         for e in result
             .freq_cal
             .iter()
-            .filter(|e| e.get("detections").is_some())
+            .filter_map(|e| e.record())
+            .filter(|e| e.detections.is_some())
         {
-            let n = e
-                .get("step")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0);
+            let n = e.step.unwrap_or(0);
             let png = dir.join(format!("FREQCAL_{n}.png"));
             let origin = format!("{} step {n}", run.ids);
             if let Err(err) = crate::result::write_freq_cal_png(&png, e, &origin) {

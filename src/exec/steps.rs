@@ -27,13 +27,13 @@ pub(crate) struct Outputs {
     /// What went wrong, for the result's error list.
     pub(crate) errors: Vec<String>,
     /// One entry per `rx_sweep` step.
-    pub(crate) sweeps: Vec<serde_json::Value>,
+    pub(crate) sweeps: Vec<crate::result::sections::sweep::SweepEntry>,
     /// One entry per `freq_cal` step.
-    pub(crate) freq_cal: Vec<serde_json::Value>,
+    pub(crate) freq_cal: Vec<crate::result::sections::freq_cal::FreqCalEntry>,
     /// IQ bytes recorded so far (against the policy's `rx.max_iq_bytes`).
     pub(crate) iq_used: u64,
     /// One entry per `clkin_compare` step.
-    pub(crate) compares: Vec<serde_json::Value>,
+    pub(crate) compares: Vec<crate::result::sections::compare::CompareEntry>,
     /// A step was BLOCKED by the node policy (or the device maximum standing in
     /// for it): the run exits 3, as `capture` and `sweep` do for the same limit.
     pub(crate) policy_blocked: bool,
@@ -52,30 +52,20 @@ impl Outputs {
 
     /// A `freq_cal` step that measured nothing: its check and its table row.
     pub(crate) fn not_calibrated(&mut self, s: &StepCtx, status: Status, why: String) {
-        not_done(&mut self.checks, &mut self.freq_cal, s, status, why);
+        use crate::result::sections::{freq_cal::FreqCalEntry, step_row::StepRow};
+        self.checks.push(Check::new(&s.name, status, why.clone()));
+        self.freq_cal.push(FreqCalEntry::NotMeasured(StepRow::new(
+            s.index, status, why,
+        )));
     }
 
     /// An `rx_sweep` step that swept nothing: its check and its table row.
     pub(crate) fn not_swept(&mut self, s: &StepCtx, status: Status, why: String) {
-        not_done(&mut self.checks, &mut self.sweeps, s, status, why);
+        use crate::result::sections::{step_row::StepRow, sweep::SweepEntry};
+        self.checks.push(Check::new(&s.name, status, why.clone()));
+        self.sweeps
+            .push(SweepEntry::NotSwept(StepRow::new(s.index, status, why)));
     }
-}
-
-/// A step's check and its `{"step", "status", "detail"}` row in `rows`.
-fn not_done(
-    checks: &mut Vec<Check>,
-    rows: &mut Vec<serde_json::Value>,
-    s: &StepCtx,
-    status: Status,
-    why: String,
-) {
-    checks.push(Check::new(&s.name, status, why.clone()));
-    rows.push(row_value(StepRow::new(s.index, status, why)));
-}
-
-/// A step's row as a JSON value, for the sections kept as values.
-fn row_value(row: StepRow) -> serde_json::Value {
-    serde_json::to_value(row).unwrap_or(serde_json::Value::Null)
 }
 
 /// What one step of a run sees.
@@ -310,11 +300,14 @@ pub(crate) fn exec_step(
         (Step::RxCapture(_), Some(why)) => out.not_captured(s, Status::Blocked, why),
         (Step::RxSweep(_), Some(why)) => out.not_swept(s, Status::Blocked, why),
         (Step::ClkinCompare(_), Some(why)) => {
-            out.compares.push(row_value(StepRow::new(
-                s.index,
-                Status::Blocked,
-                why.clone(),
-            )));
+            out.compares
+                .push(crate::result::sections::compare::CompareEntry::NotCompared(
+                    crate::result::sections::step_row::StepRow::new(
+                        s.index,
+                        Status::Blocked,
+                        why.clone(),
+                    ),
+                ));
             out.checks.push(Check::new(&s.name, Status::Blocked, why));
         }
         (Step::TxTone(_), Some(why)) => {

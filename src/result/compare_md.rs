@@ -1,8 +1,7 @@
 //! One `clkin_compare` section of `RX_RESULT.md`, rendered from its
 //! `clkin_compares[]` JSON (the same text for `rxnode clkin compare` and the step).
 use super::md_cell::md_cell;
-use crate::json::num_of;
-use serde_json::Value;
+use super::sections::compare::{CompareEntry, CompareRecord, Verdict};
 use std::fmt::Write as _;
 
 /// `+r ± σ ppb` with as many decimals as σ needs (two significant figures:
@@ -15,32 +14,31 @@ fn or_dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".to_owned())
 }
 
+/// A number as the section shows it: finite, or not at all.
+fn fin(v: Option<f64>) -> Option<f64> {
+    v.filter(|x| x.is_finite())
+}
+
 /// One comparison's section: the figure and verdict, how it was measured, one row
 /// per radio.
-pub(crate) fn render_compare_md(o: &mut String, n: usize, e: &Value) {
+pub(crate) fn render_compare_md(o: &mut String, n: usize, e: &CompareEntry) {
     let _ = writeln!(o, "### CLKIN comparison {n}\n");
     let _ = writeln!(o, "| | |\n|---|---|");
-    let st = e.get("status").and_then(Value::as_str).unwrap_or("?");
-    let _ = writeln!(o, "| Status | {} |", md_cell(st));
-    let k = e.get("clkin_compare").cloned().unwrap_or(Value::Null);
-    if k.is_null() {
-        if let Some(d) = e.get("detail").and_then(Value::as_str) {
-            let _ = writeln!(o, "| Detail | {} |\n", md_cell(d));
-        }
+    let _ = writeln!(o, "| Status | {} |", md_cell(e.status().as_str()));
+    let Some(e) = e.record() else {
+        let _ = writeln!(o, "| Detail | {} |\n", md_cell(e.detail()));
         return;
-    }
-    let verdict = k
-        .get("verdict")
-        .and_then(Value::as_str)
-        .unwrap_or("none (no number, or ±2σ straddles the tolerance)");
+    };
+    let k = &e.clkin_compare;
+    let verdict = k.verdict.map_or(
+        "none (no number, or ±2σ straddles the tolerance)",
+        Verdict::as_str,
+    );
     let _ = writeln!(o, "| Verdict | {} |", md_cell(verdict));
     let _ = writeln!(
         o,
         "| SLAVE relative to MASTER | {} |",
-        match (
-            num_of(&k, &["relative_ppb"]),
-            num_of(&k, &["uncertainty_ppb"])
-        ) {
+        match (fin(k.relative_ppb), fin(k.uncertainty_ppb)) {
             (Some(r), Some(s)) => format!("{} (1σ)", fmt_ppb(r, s)),
             _ => "—".to_owned(),
         }
@@ -48,110 +46,92 @@ pub(crate) fn render_compare_md(o: &mut String, n: usize, e: &Value) {
     let _ = writeln!(
         o,
         "| Tolerance | ±{} ppb |",
-        or_dash(num_of(&k, &["tolerance_ppb"]).map(|t| t.to_string()))
+        or_dash(fin(Some(k.tolerance_ppb)).map(|t| t.to_string()))
     );
     let _ = writeln!(
         o,
         "| Tone | {} MHz (tuned {} MHz, {} MS/s, {} s) |",
-        or_dash(num_of(&k, &["tone_hz"]).map(|t| format!("{:.6}", t / 1e6))),
-        or_dash(num_of(&k, &["frequency_hz"]).map(|t| format!("{:.6}", t / 1e6))),
-        or_dash(num_of(&k, &["sample_rate_hz"]).map(|t| format!("{}", t / 1e6))),
-        or_dash(num_of(&k, &["duration_s"]).map(|t| t.to_string()))
+        or_dash(fin(Some(k.tone_hz)).map(|t| format!("{:.6}", t / 1e6))),
+        or_dash(fin(Some(k.frequency_hz)).map(|t| format!("{:.6}", t / 1e6))),
+        or_dash(fin(Some(k.sample_rate_hz)).map(|t| format!("{}", t / 1e6))),
+        or_dash(fin(Some(k.duration_s)).map(|t| t.to_string()))
     );
-    if let (Some(p), Some(span)) = (num_of(&k, &["points"]), num_of(&k, &["span_s"])) {
+    if let (Some(p), Some(span)) = (k.points, fin(k.span_s)) {
         let _ = writeln!(
             o,
-            "| Fit | {p:.0} phase points over {span:.3} s; residual RMS {} rad (max {}), lag-1 {} |",
-            or_dash(num_of(&k, &["residual_rms_rad"]).map(|v| format!("{v:.4}"))),
-            or_dash(num_of(&k, &["residual_max_rad"]).map(|v| format!("{v:.3}"))),
-            or_dash(num_of(&k, &["residual_lag1"]).map(|v| format!("{v:.2}")))
+            "| Fit | {:.0} phase points over {span:.3} s; residual RMS {} rad (max {}), lag-1 {} |",
+            p as f64,
+            or_dash(fin(k.residual_rms_rad).map(|v| format!("{v:.4}"))),
+            or_dash(fin(k.residual_max_rad).map(|v| format!("{v:.3}"))),
+            or_dash(fin(k.residual_lag1).map(|v| format!("{v:.2}")))
         );
     }
-    if let Some(d) = num_of(&k, &["difference_hz"]) {
+    if let Some(d) = fin(k.difference_hz) {
         let _ = writeln!(o, "| SLAVE − MASTER tone | {d:+.6} Hz |");
     }
-    if let Some(s) = num_of(&k, &["start_offset_s"]) {
+    if let Some(s) = fin(k.start_offset_s) {
         let _ = writeln!(
             o,
             "| Start offset | {:+.3} ms (SLAVE's first samples after MASTER's; adds only a constant phase) |",
             s * 1e3
         );
     }
-    if let Some(d) = e.get("detail").and_then(Value::as_str) {
-        let _ = writeln!(o, "| Detail | {} |", md_cell(d));
-    }
+    let _ = writeln!(o, "| Detail | {} |", md_cell(&e.detail));
     let _ = writeln!(
         o,
         "\n| Radio | Device | Clock source | ref_locked | Tone level | Tone SNR (band) | Samples | Overflows |\n|---|---|---|---|---|---|---|---|"
     );
-    for role in ["master", "slave"] {
-        let Some(r) = e.get(role) else { continue };
-        let s = |k: &str| r.get(k).and_then(Value::as_str).map(md_cell);
-        let u = |k: &str| r.get(k).and_then(Value::as_u64);
+    for r in [&e.master, &e.slave] {
         let _ = writeln!(
             o,
             "| {} | `{}` | {}{} | {} | {} | {} | {} of {} | {} |",
-            or_dash(s("role")),
-            or_dash(
-                r.get("device")
-                    .and_then(|d| d.get("args"))
-                    .and_then(Value::as_str)
-                    .map(md_cell)
-            ),
-            or_dash(s("clock_source")),
-            s("clock_source_set")
-                .map(|c| format!(" (set to {c})"))
+            md_cell(r.role.as_str()),
+            or_dash(r.device.args.as_deref().map(md_cell)),
+            or_dash(r.clock_source.as_deref().map(md_cell)),
+            r.clock_source_set
+                .as_deref()
+                .map(|c| format!(" (set to {})", md_cell(c)))
                 .unwrap_or_default(),
-            or_dash(
-                r.get("ref_locked")
-                    .and_then(Value::as_bool)
-                    .map(|b| b.to_string())
-            ),
-            or_dash(num_of(r, &["tone", "level_dbfs"]).map(|v| format!("{v:.1} dBFS"))),
-            or_dash(num_of(r, &["tone", "snr_db"]).map(|v| format!("{v:.1} dB"))),
-            or_dash(u("samples_received").map(|v| v.to_string())),
-            or_dash(u("samples_requested").map(|v| v.to_string())),
-            or_dash(u("overflows").map(|v| v.to_string()))
+            or_dash(r.ref_locked.map(|b| b.to_string())),
+            or_dash(fin(r.tone.level_dbfs).map(|v| format!("{v:.1} dBFS"))),
+            or_dash(fin(r.tone.snr_db).map(|v| format!("{v:.1} dB"))),
+            r.samples_received,
+            r.samples_requested,
+            r.overflows
         );
     }
     let _ = writeln!(o);
 }
 
 /// The operator's text of one comparison: the verdict line, the figure, each radio.
-pub(crate) fn render_compare_text(o: &mut String, e: &Value) {
-    let st = e.get("status").and_then(Value::as_str).unwrap_or("?");
-    let _ = writeln!(
-        o,
-        "{st}: {}",
-        e.get("detail").and_then(Value::as_str).unwrap_or("")
-    );
-    let k = e.get("clkin_compare").cloned().unwrap_or(Value::Null);
-    if let Some(d) = num_of(&k, &["difference_hz"]) {
+pub(crate) fn render_compare_text(o: &mut String, e: &CompareRecord) {
+    let _ = writeln!(o, "{}: {}", e.status, e.detail);
+    let k = &e.clkin_compare;
+    if let Some(d) = fin(k.difference_hz) {
         let _ = writeln!(
             o,
             "  SLAVE − MASTER tone {d:+.6} Hz over {} phase points; residual RMS {} rad",
-            or_dash(num_of(&k, &["points"]).map(|p| format!("{p:.0}"))),
-            or_dash(num_of(&k, &["residual_rms_rad"]).map(|v| format!("{v:.4}")))
+            or_dash(k.points.map(|p| format!("{:.0}", p as f64))),
+            or_dash(fin(k.residual_rms_rad).map(|v| format!("{v:.4}")))
         );
     }
-    for role in ["master", "slave"] {
-        let Some(r) = e.get(role) else { continue };
+    for r in [&e.master, &e.slave] {
         let _ = writeln!(
             o,
             "  {:<6} {}: clock {}{}, ref_locked {}, tone {} ({} over the band's noise), {} of {} samples, {} overflow(s)",
-            r.get("role").and_then(Value::as_str).unwrap_or(role),
-            r.get("device").and_then(|d| d.get("args")).and_then(Value::as_str).unwrap_or("?"),
-            r.get("clock_source").and_then(Value::as_str).unwrap_or("?"),
-            r.get("clock_source_set")
-                .and_then(Value::as_str)
+            r.role.as_str(),
+            r.device.args.as_deref().unwrap_or("?"),
+            r.clock_source.as_deref().unwrap_or("?"),
+            r.clock_source_set
+                .as_deref()
                 .map(|c| format!(" (set to {c})"))
                 .unwrap_or_default(),
-            or_dash(r.get("ref_locked").and_then(Value::as_bool).map(|b| b.to_string())),
-            or_dash(num_of(r, &["tone", "level_dbfs"]).map(|v| format!("{v:.1} dBFS"))),
-            or_dash(num_of(r, &["tone", "snr_db"]).map(|v| format!("{v:.1} dB"))),
-            r.get("samples_received").and_then(Value::as_u64).unwrap_or(0),
-            r.get("samples_requested").and_then(Value::as_u64).unwrap_or(0),
-            r.get("overflows").and_then(Value::as_u64).unwrap_or(0)
+            or_dash(r.ref_locked.map(|b| b.to_string())),
+            or_dash(fin(r.tone.level_dbfs).map(|v| format!("{v:.1} dBFS"))),
+            or_dash(fin(r.tone.snr_db).map(|v| format!("{v:.1} dB"))),
+            r.samples_received,
+            r.samples_requested,
+            r.overflows
         );
     }
 }

@@ -2,6 +2,7 @@
 //! that binds it to the exact JSON bytes.
 use super::md_cell::md_cell;
 use super::model::RxResult;
+use super::sections::freq_cal::FreqCalEntry;
 use rxnode_interlock::sha256_hex;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -245,57 +246,65 @@ fn render_freq_cal(o: &mut String, r: &RxResult) {
         "| step | status | method | cell | radio error (ppm, 1σ) | confidence | bursts used | clock | detail |\n|---|---|---|---|---|---|---|---|---|"
     );
     for e in &r.freq_cal {
-        let s = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_owned();
-        let f = |k: &str| e.get(k).and_then(serde_json::Value::as_f64);
-        let err = match (f("ppm"), f("uncertainty_ppm")) {
-            (Some(p), Some(u)) => rxnode_dsp::fmt_uncertain(p, u, ""),
-            _ => "—".to_owned(),
-        };
-        let bursts = match (e.get("bursts_used"), e.get("bursts")) {
-            (Some(u), Some(n)) => format!("{u} of {n}"),
-            _ => "—".to_owned(),
-        };
-        let clock = e
-            .get("clock")
-            .map(|c| {
-                let src = c.get("source").and_then(|v| v.as_str()).unwrap_or("?");
-                match c.get("last_measurement").filter(|m| !m.is_null()) {
-                    Some(m) => format!(
-                        "{src}; last {:+.4} ppm ({}, {}{})",
-                        m.get("ppm")
-                            .and_then(serde_json::Value::as_f64)
-                            .unwrap_or(f64::NAN),
-                        m.get("method").and_then(|v| v.as_str()).unwrap_or("?"),
-                        m.get("time").and_then(|v| v.as_str()).unwrap_or("?"),
-                        if m.get("stale")
-                            .and_then(serde_json::Value::as_bool)
-                            .unwrap_or(true)
-                        {
-                            ", stale"
-                        } else {
-                            ""
-                        }
-                    ),
-                    None => format!("{src}; never measured"),
-                }
-            })
-            .unwrap_or_else(|| "—".to_owned());
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            text_of(e.get("step")),
-            md_cell(&s("status")),
-            md_cell(&s("method")),
-            md_cell(&s("cell")),
-            err,
-            f("confidence")
-                .map(|c| format!("{c:.2}"))
-                .unwrap_or_else(|| "—".to_owned()),
-            bursts,
-            md_cell(&clock),
-            md_cell(&s("detail")),
-        );
+        let _ = writeln!(o, "{}", freq_cal_row(e));
     }
+}
+
+/// One row of the `freq_cal` table.
+fn freq_cal_row(e: &FreqCalEntry) -> String {
+    let fin = |v: Option<f64>| v.filter(|x| x.is_finite());
+    let (step, status, detail) = match e {
+        FreqCalEntry::Measured(m) => (m.step, m.status, m.detail.as_str()),
+        FreqCalEntry::NotMeasured(row) => (Some(row.step), row.status, row.detail.as_str()),
+    };
+    let m = e.record();
+    let err = match m.map(|m| (fin(m.ppm), fin(m.uncertainty_ppm))) {
+        Some((Some(p), Some(u))) => rxnode_dsp::fmt_uncertain(p, u, ""),
+        _ => "—".to_owned(),
+    };
+    let bursts = match m.map(|m| (m.bursts_used, m.bursts)) {
+        Some((Some(u), Some(n))) => format!("{u} of {n}"),
+        _ => "—".to_owned(),
+    };
+    let clock = m
+        .and_then(|m| m.clock.as_ref())
+        .map(|c| {
+            let src = c.get("source").and_then(|v| v.as_str()).unwrap_or("?");
+            match c.get("last_measurement").filter(|m| !m.is_null()) {
+                Some(m) => format!(
+                    "{src}; last {:+.4} ppm ({}, {}{})",
+                    m.get("ppm")
+                        .and_then(serde_json::Value::as_f64)
+                        .unwrap_or(f64::NAN),
+                    m.get("method").and_then(|v| v.as_str()).unwrap_or("?"),
+                    m.get("time").and_then(|v| v.as_str()).unwrap_or("?"),
+                    if m.get("stale")
+                        .and_then(serde_json::Value::as_bool)
+                        .unwrap_or(true)
+                    {
+                        ", stale"
+                    } else {
+                        ""
+                    }
+                ),
+                None => format!("{src}; never measured"),
+            }
+        })
+        .unwrap_or_else(|| "—".to_owned());
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        step.map_or_else(|| "—".to_owned(), |n| n.to_string()),
+        md_cell(status.as_str()),
+        md_cell(m.map_or("", |m| m.method.as_str())),
+        md_cell(m.and_then(|m| m.cell.as_deref()).unwrap_or("")),
+        err,
+        fin(m.and_then(|m| m.confidence))
+            .map(|c| format!("{c:.2}"))
+            .unwrap_or_else(|| "—".to_owned()),
+        bursts,
+        md_cell(&clock),
+        md_cell(detail),
+    )
 }
 
 /// The transmission's parameters, when a tone was transmitted.

@@ -13,7 +13,6 @@
 //!    `NOT RUN` if any did not run, else `SKIP`.
 use rxnode_interlock::{Approval, RiskLevel, ValidTask};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::path::Path;
 
 /// ISO 8601 with seconds and an offset, as every result time.
@@ -352,28 +351,25 @@ pub(crate) struct RxResult {
     /// table, band peaks, noise floor, failed hops, the CSV's name, size and SHA-256.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(
-        schema_with = "super::sections::untyped::sweeps",
         description = "rx_sweep results (docs/operator.md#sweeps-rxnode-sweep); present only when a plan has one"
     )]
-    pub sweeps: Vec<Value>,
+    pub sweeps: Vec<super::sections::sweep::SweepEntry>,
     /// `clkin_compare` results (built by `crate::exec::compare`): both radios, the
     /// relative frequency of SLAVE to MASTER, its uncertainty, the verdict and the
     /// phase trace (docs/protocol.md#clkin_compare).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(
-        schema_with = "super::sections::untyped::clkin_compares",
         description = "one entry per clkin_compare step (docs/protocol.md#clkin_compare); present only when a plan has one"
     )]
-    pub clkin_compares: Vec<Value>,
+    pub clkin_compares: Vec<super::sections::compare::CompareEntry>,
     /// `freq_cal` results, one per step (built by `crate::exec::freq_cal`): the
     /// radio's error in ppm with its uncertainty, method, cell, confidence and the
     /// bursts behind it (docs/protocol.md#freq_cal).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(
-        schema_with = "super::sections::untyped::freq_cal",
         description = "one entry per freq_cal step (docs/protocol.md#freq_cal); ppm, uncertainty_ppm, cell and confidence only when the signal was found"
     )]
-    pub freq_cal: Vec<Value>,
+    pub freq_cal: Vec<super::sections::freq_cal::FreqCalEntry>,
     /// A run that started and did not finish, as the run journal knows it
     /// (docs/protocol.md#interrupted-runs); its status is then `FAIL`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -623,12 +619,12 @@ mod tests {
         assert_eq!(r.checks.len(), 1);
         assert_eq!(r.expected_head, HEAD);
         assert_eq!(r.risk_level, RiskLevel::Yellow);
-        let v: Value = serde_json::from_slice(&r.to_json_bytes()).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&r.to_json_bytes()).unwrap();
         for k in TOP_KEYS {
             assert!(v.get(*k).is_some(), "key {k} missing");
         }
         assert_eq!(v["status"], "NOT RUN");
-        assert_eq!(v["timeline"]["started_at"], Value::Null);
+        assert_eq!(v["timeline"]["started_at"], serde_json::Value::Null);
         let t = task(true);
         let a = Approval::new(&t, COMMIT, "2026-01-01T10:00:00+00:00");
         let r = RxResult::manual_skeleton(&t, COMMIT, Some(&a));

@@ -162,10 +162,6 @@ mod tests {
     use serde_json::Value;
     use std::collections::BTreeSet;
 
-    fn parse(s: &str) -> Value {
-        serde_json::from_str(s).expect("an embedded schema is JSON")
-    }
-
     fn plan() -> Value {
         generated(SchemaKind::Plan).expect("the plan schema is generated")
     }

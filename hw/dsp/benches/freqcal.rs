@@ -21,7 +21,7 @@
 use num_complex::Complex;
 use rxnode_dsp::{
     freq_cal_estimator, ClkinConfig, ClkinEstimator, FcchEstimator, FreqCalConfig,
-    FreqCalEstimator, FreqCalMethod, GsmScene, LteScene, Welch, WelchConfig,
+    FreqCalEstimator, FreqCalMethod, GsmScene, LteCell, LteScene, Welch, WelchConfig,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -127,7 +127,12 @@ fn streaming(rate: f64) {
         Cost::time(&mut cg, || gsm.feed(&block[..k]));
         left -= k;
     }
-    let mut scene = LteScene::new(301, lte_carrier, lte_carrier, rate, lte_ppm, Some(-6.0), 1);
+    let mut scene = LteScene::new(
+        LteCell::new(301, lte_carrier, rate)
+            .ppm(lte_ppm)
+            .snr_db(Some(-6.0))
+            .seed(1),
+    );
     let mut left = n;
     while left > 0 {
         let k = left.min(block.len());

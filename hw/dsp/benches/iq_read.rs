@@ -5,7 +5,8 @@
 //! `cargo bench -p rxnode-dsp --bench iq_read [-- --seconds S]`
 use num_complex::Complex;
 use rxnode_dsp::{
-    freq_cal_estimator, FreqCalConfig, FreqCalMethod, GsmScene, IqFormat, IqReader, LteScene,
+    freq_cal_estimator, FreqCalConfig, FreqCalMethod, GsmScene, IqFormat, IqReader, LteCell,
+    LteScene,
 };
 use std::hint::black_box;
 use std::io::Write;
@@ -99,9 +100,13 @@ fn main() {
         let mut x = vec![Complex::new(0.0f32, 0.0); len];
         match method {
             FreqCalMethod::Gsm => GsmScene::new(carrier, carrier, rate, 23.0, 10.0, 5).fill(&mut x),
-            FreqCalMethod::Lte => {
-                LteScene::new(301, carrier, carrier, rate, -14.0, Some(0.0), 5).fill(&mut x)
-            }
+            FreqCalMethod::Lte => LteScene::new(
+                LteCell::new(301, carrier, rate)
+                    .ppm(-14.0)
+                    .snr_db(Some(0.0))
+                    .seed(5),
+            )
+            .fill(&mut x),
         }
         let path = dir.path().join("scene.cf32");
         write_cf32(&path, &x);

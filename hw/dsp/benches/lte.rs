@@ -7,7 +7,7 @@
 //! finishing; generating the samples is not counted), at 1.92 MS/s for every seed and
 //! at 7.68 and 61.44 MS/s for one. Options (after `--`): `--seeds N` (default 10).
 use num_complex::Complex;
-use rxnode_dsp::{freq_cal_estimator, FreqCalConfig, FreqCalMethod, LteScene};
+use rxnode_dsp::{freq_cal_estimator, FreqCalConfig, FreqCalMethod, LteCell, LteScene};
 use std::time::{Duration, Instant};
 
 /// CPU seconds this thread has run (Linux `/proc/thread-self/schedstat`, in ns), if
@@ -27,7 +27,12 @@ struct Run {
 }
 
 fn run(carrier: f64, rate: f64, pci: u16, seed: u64, seconds: f64) -> Run {
-    let mut scene = LteScene::new(pci, carrier, carrier, rate, 37.0, Some(-6.0), seed);
+    let mut scene = LteScene::new(
+        LteCell::new(pci, carrier, rate)
+            .ppm(37.0)
+            .snr_db(Some(-6.0))
+            .seed(seed),
+    );
     let mut est = freq_cal_estimator(
         FreqCalMethod::Lte,
         FreqCalConfig::new(carrier, carrier, rate),

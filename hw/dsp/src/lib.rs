@@ -58,8 +58,8 @@ pub use crate::{
         offset_for_ppm, ppm_decimals, ppm_from_offset, uncertainty_decimals, Checked, Checks,
         ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone,
         ClockEvidence, EvidenceItem, FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError,
-        FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteScene,
-        Peak, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
+        FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell,
+        LteFrame, LteScene, Peak, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
     },
     dsp::{
         run_scene, CompareEstimate, CompareVerdict, Knowable, SceneKind, SceneOutcome,

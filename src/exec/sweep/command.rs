@@ -2,16 +2,17 @@
 //! line (never overwritten), written to the ledger inside a checkout.
 use super::gain::parse_gain;
 use super::radio::{execute, status_of, write_new, NotSwept, Swept};
-use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
+use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_record};
 use crate::context::Ctx;
 use crate::exec::{exists_not_a_file, exists_unless_forced};
 use crate::exit::{bad_field, bad_field_text, bad_input, refused, FieldText, Outcome};
+use crate::result::sections::sweep::{FileRecord, SweepRecord};
 use crate::result::Status;
 use crate::store::ledger::Entry;
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_interlock::{check_rx_sweep, RxSweepStep, SweepConfig};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -226,14 +227,13 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         }
     };
     let (csv_rec, written) = write_outputs(args, &sw)?;
-    let mut v = sweep_json(0, &sw, csv_rec);
+    let mut v = sweep_record(0, &sw, csv_rec);
     if csv_out {
-        if let Some(o) = v.as_object_mut() {
-            o.insert(
-                "csv".into(),
-                json!({"file": "-", "bytes": pipe.bytes, "sha256": pipe.sha256()}),
-            );
-        }
+        v.csv = Some(FileRecord {
+            bytes: pipe.bytes,
+            file: Some("-".to_owned()),
+            sha256: pipe.sha256(),
+        });
     }
     log(Entry::new("sweep").detail(json!({
         "device": step.device,
@@ -242,7 +242,7 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         "bin_hz": step.sweep.bin_hz,
         "hops": sw.report.hops.len(),
         "failed_hops": sw.report.failed_ranges_hz.len(),
-        "status": v["status"],
+        "status": v.status,
     })));
     if pipe.closed {
         // The reader went away (`| head`): not an error, nothing more to say.
@@ -381,18 +381,18 @@ fn check_outputs(args: &SweepOptions) -> Result<()> {
 type Written = Vec<(&'static str, PathBuf)>;
 
 /// The CSV and the pictures asked for: the CSV's record for the JSON, and what was written.
-fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<Value>, Written)> {
+fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<FileRecord>, Written)> {
     let mut csv_rec = None;
     let mut written: Written = Vec::new();
     if let Some(p) = args.csv.as_ref().filter(|p| !is_stdout(p)) {
         let csv = rtl_power_csv(&sw.report);
         write_new(p, csv.as_bytes())?;
         written.push(("CSV", p.clone()));
-        csv_rec = Some(json!({
-            "file": p.file_name().map(|n| n.to_string_lossy().into_owned()),
-            "bytes": csv.len(),
-            "sha256": rxnode_interlock::sha256_hex(csv.as_bytes()),
-        }));
+        csv_rec = Some(FileRecord {
+            bytes: csv.len(),
+            file: p.file_name().map(|n| n.to_string_lossy().into_owned()),
+            sha256: rxnode_interlock::sha256_hex(csv.as_bytes()),
+        });
     }
     if let Some(p) = &args.plot {
         crate::result::plot::write_spectrum(p, &spectrum_plot(sw, "rxnode sweep"))?;
@@ -408,8 +408,8 @@ fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<Value>, Writ
 
 /// The sweep on stdout: its JSON, or its Markdown and where the files went; on
 /// stderr when the CSV went to stdout (`--csv -`), so the pipe carries CSV only.
-fn print(ctx: &Ctx, v: &Value, written: &Written, csv_on_stdout: bool) -> Result<()> {
-    let human = |v: &Value| {
+fn print(ctx: &Ctx, v: &SweepRecord, written: &Written, csv_on_stdout: bool) -> Result<()> {
+    let human = |v: &SweepRecord| {
         // Plain text for the terminal; the Markdown is for RX_RESULT.md.
         let mut o = sweep_text(v);
         // The operator sees where the results went (the JSON names the CSV only).
@@ -427,125 +427,101 @@ fn print(ctx: &Ctx, v: &Value, written: &Written, csv_on_stdout: bool) -> Result
 
 /// A sweep as the operator reads it on a terminal: the verdict and band first,
 /// then the settings, the peaks and any failed hops, in MHz and dB.
-fn sweep_text(v: &Value) -> String {
-    let f = |o: &Value, k: &str| o.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
-    let status = v.get("status").and_then(Value::as_str).unwrap_or("?");
+fn sweep_text(v: &SweepRecord) -> String {
+    use crate::result::plot::trim_number;
+    let req = &v.requested;
     let mut o = String::new();
-    let req = v.get("requested").cloned().unwrap_or(Value::Null);
-    let failed = v
-        .get("failed_hops")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let _ =
-        writeln!(
+    let _ = writeln!(
         o,
-        "sweep {status}: {:.3}–{:.3} MHz, {} hop(s) × {} repeat(s), {} failed, bin {} (asked {})",
-        f(&req, "start_hz") / 1e6,
-        f(&req, "stop_hz") / 1e6,
-        v.get("hops_per_repeat").and_then(Value::as_u64).unwrap_or(0),
-        req.get("repeats").and_then(Value::as_u64).unwrap_or(1),
-        failed.len(),
-        hz(f(v, "bin_hz")),
-        hz(f(&req, "bin_hz")),
+        "sweep {}: {:.3}–{:.3} MHz, {} hop(s) × {} repeat(s), {} failed, bin {} (asked {})",
+        v.status,
+        req.start_hz / 1e6,
+        req.stop_hz / 1e6,
+        v.hops_per_repeat,
+        req.repeats,
+        v.failed_hops.len(),
+        hz(v.bin_hz),
+        hz(req.bin_hz),
     );
-    if let Some(d) = v.get("detail").and_then(Value::as_str) {
-        let _ = writeln!(o, "  {d}");
-        return o;
-    }
-    if v.get("cancelled").and_then(Value::as_bool) == Some(true) {
+    if v.cancelled {
         let _ = writeln!(
             o,
             "  stopped: {} of {} pass(es) completed (every hop measured or failed); the rest not run",
-            v.get("passes_completed").and_then(Value::as_u64).unwrap_or(0),
-            req.get("repeats").and_then(Value::as_u64).unwrap_or(1),
+            v.passes_completed,
+            req.repeats,
         );
     }
-    if let Some(line) = crate::exec::capture::correction_line(v.get("clock")) {
+    if let Some(line) = crate::exec::capture::correction_line(Some(&v.clock)) {
         let _ = writeln!(o, "{line}");
     }
-    if let Some(c) = v.get("clamped").filter(|c| !c.is_null()) {
+    if let Some(c) = &v.clamped {
         let _ = writeln!(
             o,
             "  clamped: the radio tunes {:.3}–{:.3} MHz, so {:.3}–{:.3} MHz was swept of the {:.3}–{:.3} MHz asked",
-            c["device_range_hz"][0].as_f64().unwrap_or(f64::NAN) / 1e6,
-            c["device_range_hz"][1].as_f64().unwrap_or(f64::NAN) / 1e6,
-            f(c, "start_hz") / 1e6,
-            f(c, "stop_hz") / 1e6,
-            f(c, "requested_start_hz") / 1e6,
-            f(c, "requested_stop_hz") / 1e6,
+            c.device_range_hz[0] / 1e6,
+            c.device_range_hz[1] / 1e6,
+            c.start_hz / 1e6,
+            c.stop_hz / 1e6,
+            c.requested_start_hz / 1e6,
+            c.requested_stop_hz / 1e6,
         );
     }
-    let a = v.get("actual").cloned().unwrap_or(Value::Null);
+    let a = &v.actual;
     let elements = a
-        .get("gain_elements_db")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, g)| {
-                    format!(
-                        "{k} {}",
-                        crate::result::plot::trim_number(g.as_f64().unwrap_or(f64::NAN), 1)
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .filter(|s| !s.is_empty())
-        .map(|s| format!(" ({s})"))
-        .unwrap_or_default();
+        .gain_elements_db
+        .iter()
+        .map(|(k, g)| format!("{k} {}", trim_number(*g, 1)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let elements = if elements.is_empty() {
+        elements
+    } else {
+        format!(" ({elements})")
+    };
     let _ = writeln!(
         o,
         "  rate {:.3} MS/s, gain {} dB{elements}, settle {} s, dwell {} s, crop {}",
-        f(&a, "sample_rate_hz") / 1e6,
-        crate::result::plot::trim_number(f(&a, "gain_db"), 1),
-        crate::result::plot::trim_number(f(&req, "settle_s"), 4),
-        crate::result::plot::trim_number(f(&req, "dwell_s"), 4),
-        crate::result::plot::trim_number(f(&req, "crop"), 3),
+        a.sample_rate_hz / 1e6,
+        trim_number(a.gain_db.unwrap_or(f64::NAN), 1),
+        trim_number(req.settle_s, 4),
+        trim_number(req.dwell_s, 4),
+        trim_number(req.crop, 3),
     );
-    if let Some(r) = v
-        .get("radio_settings")
-        .and_then(|r| serde_json::from_value::<rxnode_interlock::RadioSettings>(r.clone()).ok())
-    {
+    if let Some(r) = &v.radio_settings {
         let _ = writeln!(
             o,
             "  {}",
-            crate::describe::radio_settings_text(&r).trim_start_matches(", ")
+            crate::describe::radio_settings_text(r).trim_start_matches(", ")
         );
     }
     let _ = writeln!(
         o,
         "  noise floor {:.1} dBFS/bin; {:.2} s (settle + dwell floor {:.2} s)",
-        f(v, "noise_floor_db"),
-        f(v, "elapsed_s"),
-        f(v, "settle_dwell_floor_s"),
+        v.noise_floor_db.unwrap_or(f64::NAN),
+        v.elapsed_s,
+        v.settle_dwell_floor_s,
     );
-    let peaks = v
-        .get("peaks")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if peaks.is_empty() {
+    if v.peaks.is_empty() {
         let _ = writeln!(o, "  no peaks above the noise");
     } else {
         let _ = writeln!(o, "  peaks:");
-        for (i, p) in peaks.iter().enumerate() {
+        for (i, p) in v.peaks.iter().enumerate() {
             let _ = writeln!(
                 o,
                 "  {:>3}  {:>14.6} MHz  {:>7.1} dBFS  SNR {:>5.1} dB",
                 i + 1,
-                f(p, "frequency_hz") / 1e6,
-                f(p, "power_db"),
-                f(p, "snr_db"),
+                p.frequency_hz / 1e6,
+                p.power_db,
+                p.snr_db,
             );
         }
     }
-    for h in &failed {
+    for h in &v.failed_hops {
         let _ = writeln!(
             o,
             "  failed hop: {:.3}–{:.3} MHz (not measured, not filled in)",
-            f(h, "low_hz") / 1e6,
-            f(h, "high_hz") / 1e6
+            h.low_hz / 1e6,
+            h.high_hz / 1e6
         );
     }
     o

@@ -1,12 +1,14 @@
 //! Opening, configuring and sweeping the radio (RX only): what the command and the
 //! plan step share, and what a finished sweep holds.
+pub(crate) use crate::result::sections::sweep::Clamp;
+use crate::result::sections::sweep::SweepDevice;
 use crate::result::Status;
 use anyhow::{Context, Result};
 use rxnode_hw::{
     run_sweep_observed, HopStatus, RxConfig, RxRadio, SweepHop, SweepProgress, SweepReport,
 };
 use rxnode_interlock::{GainSpec, RxSweepStep};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -29,7 +31,7 @@ pub(crate) struct Swept {
     /// The engine's report.
     pub(crate) report: SweepReport,
     /// Device args, driver and serial.
-    pub(crate) device: Value,
+    pub(crate) device: SweepDevice,
     /// Overall gain read back, dB.
     pub(crate) gain_db: Option<f64>,
     /// Each gain element as read back, dB.
@@ -43,36 +45,6 @@ pub(crate) struct Swept {
     pub(crate) clamped: Option<Clamp>,
     /// The radio's own settings written, stream args, AGC and manual ppm.
     pub(crate) radio: rxnode_interlock::RadioSettings,
-}
-
-/// A band narrowed to the radio's tuning range: the edge hop is moved inside it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct Clamp {
-    /// The band's start as asked, Hz.
-    pub(crate) requested_start_hz: f64,
-    /// The band's stop as asked, Hz.
-    pub(crate) requested_stop_hz: f64,
-    /// The band swept, Hz.
-    pub(crate) start_hz: f64,
-    /// The band swept, Hz.
-    pub(crate) stop_hz: f64,
-    /// The radio's tuning range, `[low, high]` Hz.
-    pub(crate) device_range_hz: [f64; 2],
-}
-
-impl Clamp {
-    /// One line for people: what was asked, what was swept, why.
-    pub(crate) fn describe(&self) -> String {
-        format!(
-            "band clamped to the radio's tuning range {:.3}–{:.3} MHz: swept {:.3}–{:.3} MHz of the {:.3}–{:.3} MHz asked",
-            self.device_range_hz[0] / 1e6,
-            self.device_range_hz[1] / 1e6,
-            self.start_hz / 1e6,
-            self.stop_hz / 1e6,
-            self.requested_start_hz / 1e6,
-            self.requested_stop_hz / 1e6
-        )
-    }
 }
 
 /// Open, configure (rate, first centre, gains — each checked by the device) and sweep.
@@ -158,7 +130,12 @@ pub(crate) fn execute(
     .map_err(blocked_or_failed)?;
     Ok(Swept {
         report,
-        device: json!({"args": s.device, "driver": info.driver, "serial": info.serial, "remote": info.remote}),
+        device: SweepDevice {
+            args: s.device.clone(),
+            driver: info.driver.clone(),
+            remote: info.remote.clone(),
+            serial: info.serial.clone(),
+        },
         gain_db: Some(actual.gain_db),
         gain_elements_db,
         started_at,

@@ -3,75 +3,79 @@
 //! `RX_RESULT.md`.
 use super::radio::{status_of, Swept};
 use crate::result::plot::{Heatmap, SpectrumPlot, Trace};
+use crate::result::sections::sweep::{
+    FileRecord, HopRow, HzRange, SweepActual, SweepPeak, SweepRecord,
+};
 use rxnode_hw::{HopStatus, SweepHop, SweepReport};
-use serde_json::{json, Value};
 use std::fmt::Write as _;
 
-/// The JSON of a sweep (in the result and for `--json`).
-pub(crate) fn sweep_json(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
-    let mut v = sweep_json_inner(step, sw, csv);
-    if let Some(o) = v.as_object_mut() {
-        o.insert("clock".into(), sw.clock.clone());
-    }
-    v
-}
-
-fn sweep_json_inner(step: usize, sw: &Swept, csv: Option<Value>) -> Value {
+/// The record of a sweep (in the result and for `--json`).
+pub(crate) fn sweep_record(step: usize, sw: &Swept, csv: Option<FileRecord>) -> SweepRecord {
     let r = &sw.report;
-    let hops: Vec<Value> = r
+    let hops = r
         .hops
         .iter()
-        .map(|h| {
-            json!({
-                "hop": h.hop,
-                "repeat": h.repeat,
-                "requested_center_hz": h.requested_center_hz,
-                "actual_center_hz": h.actual_center_hz,
-                "low_hz": h.low_hz,
-                "high_hz": h.high_hz,
-                "samples": h.samples,
-                "settle_samples": h.settle_samples,
-                "overflows": h.overflows,
-                "attempts": h.attempts,
-                "status": h.status,
-                "error": h.error,
-            })
+        .map(|h| HopRow {
+            actual_center_hz: h.actual_center_hz,
+            attempts: h.attempts,
+            error: h.error.clone(),
+            high_hz: h.high_hz,
+            hop: h.hop,
+            low_hz: h.low_hz,
+            overflows: h.overflows,
+            repeat: h.repeat,
+            requested_center_hz: h.requested_center_hz,
+            samples: h.samples,
+            settle_samples: h.settle_samples,
+            status: h.status,
         })
         .collect();
-    let peaks: Vec<Value> = r
+    let peaks = r
         .peaks
         .iter()
         .zip(&r.peak_widths_hz)
-        .map(|(p, w)| {
-            json!({"frequency_hz": p.frequency_hz, "power_db": p.power_db, "snr_db": p.snr_db, "width_3db_hz": w})
+        .map(|(p, w)| SweepPeak {
+            frequency_hz: p.frequency_hz,
+            power_db: p.power_db,
+            snr_db: p.snr_db,
+            width_3db_hz: *w,
         })
         .collect();
-    json!({
-        "step": step,
-        "status": status_of(r).as_str(),
-        "device": sw.device,
-        "started_at": sw.started_at,
-        "clamped": sw.clamped,
-        "requested": r.config,
-        "actual": {
-            "sample_rate_hz": r.sample_rate_hz,
-            "gain_db": sw.gain_db,
-            "gain_elements_db": sw.gain_elements_db,
+    SweepRecord {
+        actual: SweepActual {
+            gain_db: sw.gain_db,
+            gain_elements_db: sw.gain_elements_db.clone(),
+            sample_rate_hz: r.sample_rate_hz,
         },
-        "fft_size": r.plan.fft_size,
-        "bin_hz": r.plan.bin_hz,
-        "hops_per_repeat": r.plan.centers_hz.len(),
-        "hops": hops,
-        "peaks": peaks,
-        "noise_floor_db": r.noise_floor_db,
-        "failed_hops": r.failed_ranges_hz.iter().map(|f| json!({"low_hz": f[0], "high_hz": f[1]})).collect::<Vec<_>>(),
-        "elapsed_s": r.elapsed_s,
-        "settle_dwell_floor_s": r.floor_s,
-        "cancelled": r.cancelled,
-        "passes_completed": passes_completed(r),
-        "radio_settings": (!sw.radio.is_empty()).then_some(&sw.radio),
-        "csv": csv,
-    })
+        bin_hz: r.plan.bin_hz,
+        cancelled: r.cancelled,
+        clamped: sw.clamped.clone(),
+        clock: sw.clock.clone(),
+        csv,
+        device: sw.device.clone(),
+        elapsed_s: r.elapsed_s,
+        failed_hops: r
+            .failed_ranges_hz
+            .iter()
+            .map(|f| HzRange {
+                high_hz: f[1],
+                low_hz: f[0],
+            })
+            .collect(),
+        fft_size: r.plan.fft_size,
+        hops,
+        hops_file: None,
+        hops_per_repeat: r.plan.centers_hz.len(),
+        noise_floor_db: r.noise_floor_db,
+        passes_completed: passes_completed(r),
+        peaks,
+        radio_settings: (!sw.radio.is_empty()).then(|| sw.radio.clone()),
+        requested: r.config.clone(),
+        settle_dwell_floor_s: r.floor_s,
+        started_at: sw.started_at.clone(),
+        status: status_of(r),
+        step,
+    }
 }
 
 /// rtl_power CSV: one line per hop run, per repeat,
@@ -158,7 +162,7 @@ pub(crate) fn passes_completed(r: &SweepReport) -> u32 {
 
 fn title(sw: &Swept, what: &str) -> String {
     let r = &sw.report;
-    let args = sw.device.get("args").and_then(Value::as_str).unwrap_or("?");
+    let args = sw.device.args.as_str();
     let dev: String = if args.chars().count() > 32 {
         args.chars().take(31).chain(std::iter::once('…')).collect()
     } else {

@@ -2,13 +2,14 @@
 //! `SWEEP_<n>.csv`, `SWEEP_<n>.png` (and the heatmap, and a long hop table as
 //! `SWEEP_<n>_hops.json`) in the outbox; a check and a row in the result.
 use super::radio::{execute, status_of, write_new, NotSwept, Swept};
-use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_json};
+use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_record};
 use crate::exec::steps::{Outputs, StepCtx};
 use crate::health::guard;
+use crate::result::sections::sweep::{FileRecord, HopsFile, SweepEntry, SweepRecord};
 use crate::result::{Check, Status};
 use anyhow::Result;
+use rxnode_hw::HopStatus;
 use rxnode_interlock::{check_rx_sweep, RxSweepStep};
-use serde_json::{json, Value};
 use std::path::Path;
 
 /// The `rx_sweep` plan step: policy, run, `SWEEP_<n>.csv` (+ PNGs) in the outbox.
@@ -107,27 +108,32 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         None => detail,
     };
     out.checks.push(Check::new(&st.name, status_of(r), detail));
-    let mut v = sweep_json(n, &sw, csv_rec);
+    let mut rec = sweep_record(n, &sw, csv_rec);
     if r.hops.len() > MAX_HOPS_IN_RESULT {
-        if let Err(e) = hops_to_file(&dir, n, r.hops.len(), &mut v) {
+        if let Err(e) = hops_to_file(&dir, n, &mut rec) {
             out.errors.push(format!("{}: {e:#}", st.name));
         }
     }
-    out.sweeps.push(v);
+    out.sweeps.push(SweepEntry::Swept(Box::new(rec)));
 }
 
 /// `SWEEP_<n>.csv` (its record for the result, `None` if it could not be
 /// written), the spectrum PNG and the heatmap PNG in the outbox `dir`.
-fn step_files(st: &StepCtx, dir: &Path, sw: &Swept, errors: &mut Vec<String>) -> Option<Value> {
+fn step_files(
+    st: &StepCtx,
+    dir: &Path,
+    sw: &Swept,
+    errors: &mut Vec<String>,
+) -> Option<FileRecord> {
     let n = st.index + 1;
     let csv_name = format!("SWEEP_{n}.csv");
     let csv = rtl_power_csv(&sw.report);
     let csv_rec = match write_new(&dir.join(&csv_name), csv.as_bytes()) {
-        Ok(()) => Some(json!({
-            "file": csv_name,
-            "bytes": csv.len(),
-            "sha256": rxnode_interlock::sha256_hex(csv.as_bytes()),
-        })),
+        Ok(()) => Some(FileRecord {
+            bytes: csv.len(),
+            file: Some(csv_name),
+            sha256: rxnode_interlock::sha256_hex(csv.as_bytes()),
+        }),
         Err(e) => {
             errors.push(format!("{}: {e:#}", st.name));
             None
@@ -153,30 +159,18 @@ fn step_files(st: &StepCtx, dir: &Path, sw: &Swept, errors: &mut Vec<String>) ->
 /// The result is published (≤ 256 KiB): a long hop table goes to
 /// `SWEEP_<n>_hops.json` in the outbox (hash in the result); the result keeps
 /// every hop that did not go cleanly. Unchanged if the file cannot be written.
-fn hops_to_file(dir: &Path, n: usize, hops: usize, v: &mut Value) -> Result<()> {
-    let all = v.get("hops").cloned().unwrap_or(Value::Null);
-    let text = serde_json::to_vec_pretty(&all).unwrap_or_default();
+fn hops_to_file(dir: &Path, n: usize, rec: &mut SweepRecord) -> Result<()> {
+    let text = serde_json::to_vec_pretty(&rec.hops).unwrap_or_default();
     let file = format!("SWEEP_{n}_hops.json");
     write_new(&dir.join(&file), &text)?;
-    let keep: Vec<Value> = all
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter(|h| {
-                    h["status"] != "OK"
-                        || h["attempts"].as_u64() != Some(1)
-                        || h["overflows"].as_u64() != Some(0)
-                })
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
-    v["hops"] = Value::Array(keep);
-    v["hops_file"] = json!({
-        "file": file,
-        "bytes": text.len(),
-        "sha256": rxnode_interlock::sha256_hex(&text),
-        "hops": hops,
+    let hops = rec.hops.len();
+    rec.hops
+        .retain(|h| h.status != HopStatus::Ok || h.attempts != 1 || h.overflows != 0);
+    rec.hops_file = Some(HopsFile {
+        bytes: text.len(),
+        file,
+        hops,
+        sha256: rxnode_interlock::sha256_hex(&text),
     });
     Ok(())
 }

@@ -5,8 +5,10 @@
 //! numbers, never taken from the result.
 use crate::result::pictures::Pictures;
 use crate::result::plot::{write_compare_png_of, write_heatmap, write_spectrum};
+use crate::result::sections::{compare::CompareEntry, freq_cal::FreqCalEntry};
 use crate::result::{compare_png_name, write_freq_cal_png, RxResult};
 use anyhow::{Context, Result};
+use serde::Deserialize as _;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -29,10 +31,9 @@ impl Drawn {
 }
 
 /// A plan step number from the result as a file-name number (1 when absent or absurd).
-fn step_of(e: &Value, i: usize) -> u32 {
-    e.get("step")
-        .and_then(Value::as_u64)
-        .and_then(|s| u32::try_from(s).ok())
+/// An entry's step for its file name: its own number when it fits, else its place.
+fn step_of(step: Option<usize>, i: usize) -> u32 {
+    step.and_then(|s| u32::try_from(s).ok())
         .unwrap_or_else(|| u32::try_from(i + 1).unwrap_or(1))
 }
 
@@ -54,7 +55,15 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
     }
     let task = result.get("task_id").and_then(Value::as_str).unwrap_or("?");
     for (i, e) in array(result, "clkin_compares").iter().enumerate() {
-        let n = step_of(e, i);
+        let e = match CompareEntry::deserialize(e) {
+            Ok(e) => e,
+            Err(err) => {
+                d.problems.push(format!("clkin_compares[{i}]: {err}"));
+                continue;
+            }
+        };
+        let n = step_of(e.step(), i);
+        let Some(e) = e.record() else { continue };
         let path = dir.join(compare_png_name(n as usize));
         let title = format!("{} step {n}: clkin_compare", super::text::shown(task, 64));
         match write_compare_png_of(&path, &title, e) {
@@ -67,7 +76,15 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
         if e.get("detections").is_none() {
             continue;
         }
-        let n = step_of(e, i);
+        let e = match FreqCalEntry::deserialize(e) {
+            Ok(e) => e,
+            Err(err) => {
+                d.problems.push(format!("freq_cal[{i}]: {err}"));
+                continue;
+            }
+        };
+        let Some(e) = e.record() else { continue };
+        let n = step_of(e.step, i);
         let path = dir.join(format!("FREQCAL_{n}.png"));
         let origin = format!("{} step {n}", super::text::shown(task, 64));
         let r = write_freq_cal_png(&path, e, &origin).map(|()| path);
@@ -124,23 +141,25 @@ mod tests {
     /// A result with a compare trace and freq_cal detections: both pictures are
     /// drawn under names made from their steps; a `pictures` section a peer
     /// tampered with (a file name smuggled in, an index too large) draws nothing
-    /// from it and names the problem; no file lands outside the folder.
+    /// from it and names the problem; no file lands outside the folder; an entry
+    /// that does not read as its section's type is named and not drawn.
     #[test]
     fn pictures_are_drawn_from_the_sections_and_a_tampered_summary_is_named() {
         let d = tempfile::tempdir().unwrap();
-        let t: Vec<f64> = (0..50).map(|i| f64::from(i) * 0.1).collect();
-        let rad: Vec<f64> = t.iter().map(|x| 0.01 * x).collect();
+        // Real entries (`rxnode run`'s) under other step numbers.
+        let mut compare: Vec<serde_json::Value> = serde_json::from_str(include_str!(
+            "../../../fixtures/sections/clkin_compares.json"
+        ))
+        .unwrap();
+        let mut freq_cal: Vec<serde_json::Value> =
+            serde_json::from_str(include_str!("../../../fixtures/sections/freq_cal.json")).unwrap();
+        compare[0]["step"] = json!(3);
+        freq_cal[0]["step"] = json!(4);
         let r = json!({
             "task_id": "T1",
             "pictures": {"spectra": [{"of": "capture", "index": 1, "file": "../../x.png"}]},
-            "clkin_compares": [{"step": 3,
-                "phase_trace": {"t_s": t, "rad": rad, "fit_slope_rad_s": 0.01, "fit_intercept_rad": 0.0},
-                "clkin_compare": {"relative_ppb": 0.2, "uncertainty_ppb": 0.01, "tolerance_ppb": 5.0,
-                                  "tone_hz": 10e6, "verdict": "LOCKED"}}],
-            "freq_cal": [{"step": 4, "method": "gsm", "cell": "ARFCN 60", "ppm": 0.5,
-                          "uncertainty_ppm": 0.01, "seconds_analysed": 2.0,
-                          "detections": [{"time_s": 0.1, "offset_hz": 67700.0, "ppm": 0.5, "used": true},
-                                         {"time_s": 0.6, "offset_hz": 67710.0, "ppm": 0.6, "used": false}]}]
+            "clkin_compares": [compare[0]],
+            "freq_cal": [freq_cal[0]],
         });
         let out = draw_result(d.path(), &r).unwrap();
         let names: Vec<String> = out
@@ -155,6 +174,14 @@ mod tests {
         assert_eq!(out.problems.len(), 1, "{out:?}");
         assert!(out.problems[0].starts_with("pictures: "), "{out:?}");
         assert!(!d.path().parent().unwrap().join("x.png").exists());
+        let mut broken = compare[0].clone();
+        broken["clkin_compare"]["verdict"] = json!("MAYBE");
+        let out = draw_result(d.path(), &json!({"clkin_compares": [broken]})).unwrap();
+        assert_eq!(out.problems.len(), 1, "{out:?}");
+        assert!(
+            out.problems[0].starts_with("clkin_compares[0]: ") && out.problems[0].contains("MAYBE"),
+            "{out:?}"
+        );
         let big = json!({"pictures": {"spectra": [{"of": "sweep", "index": 4294967296u64}]}});
         let out = draw_result(d.path(), &big).unwrap();
         assert!(

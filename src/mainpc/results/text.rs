@@ -1,4 +1,6 @@
 //! Text from RX nodes made safe to show, the key figures of a result, and times.
+use crate::result::sections::sweep::{SweepEntry, SweepRecord};
+use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 /// How many peaks a listing carries per result.
@@ -94,16 +96,24 @@ pub(super) fn figures(r: &Value) -> Value {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let sweeps = r
+    // A sweep that ran is one that reads as its section's type with its hop table.
+    let sweeps: Vec<Option<SweepRecord>> = r
         .get("sweeps")
         .and_then(Value::as_array)
-        .cloned()
+        .map(|a| {
+            a.iter()
+                .map(|e| match SweepEntry::deserialize(e) {
+                    Ok(SweepEntry::Swept(s)) => Some(*s),
+                    _ => None,
+                })
+                .collect()
+        })
         .unwrap_or_default();
     let mut overflows = 0u64;
     let mut clkin = Vec::new();
     let mut clkin_u = Vec::new();
     let mut peaks: Vec<(f64, f64)> = Vec::new();
-    for c in captures.iter().chain(sweeps.iter()) {
+    for c in &captures {
         overflows =
             overflows.saturating_add(c.get("overflows").and_then(Value::as_u64).unwrap_or(0));
         if let Some(p) = c.get("clkin").and_then(|k| k.get("ppm")).and_then(num) {
@@ -128,6 +138,12 @@ pub(super) fn figures(r: &Value) -> Value {
             }
         }
     }
+    for p in sweeps.iter().flatten().flat_map(|s| &s.peaks) {
+        let finite = |x: f64| Some(x).filter(|x| x.is_finite());
+        if let (Some(f), Some(d)) = (finite(p.frequency_hz), finite(p.power_db)) {
+            peaks.push((f, d));
+        }
+    }
     peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
     peaks.truncate(MAX_PEAKS);
     // A step that captured nothing (BLOCKED, NOT RUN) has only its step, status and
@@ -136,7 +152,7 @@ pub(super) fn figures(r: &Value) -> Value {
     json!({
         "captures": captures.iter().filter(|c| ran(c)).count(),
         "captures_not_run": captures.iter().filter(|c| !ran(c)).count(),
-        "sweeps": sweeps.iter().filter(|c| ran(c)).count(),
+        "sweeps": sweeps.iter().flatten().count(),
         "overflows": overflows,
         "clkin_ppm": clkin,
         "clkin_uncertainty_ppm": clkin_u,
@@ -327,5 +343,22 @@ mod figure_tests {
             figures_line(&f),
             "2 capture(s), 2 overflow(s); 1 capture step(s) not run"
         );
+    }
+
+    /// A sweep that ran is counted and its peaks are among the figures; the row of
+    /// one that did not run, and an entry that does not read as a sweep, are not.
+    #[test]
+    fn sweeps_that_ran_are_counted_with_their_peaks() {
+        let real: Vec<Value> =
+            serde_json::from_str(include_str!("../../../fixtures/sections/sweeps.json"))
+                .expect("fixture");
+        let mut broken = real[0].clone();
+        broken["hops"] = json!("none");
+        let r = json!({"captures": [], "sweeps": [real[0], real[1], broken]});
+        let f = figures(&r);
+        assert_eq!(f["sweeps"], 1);
+        let want = &real[0]["peaks"][0];
+        assert_eq!(f["peaks"][0]["frequency_hz"], want["frequency_hz"]);
+        assert_eq!(f["peaks"][0]["power_db"], want["power_db"]);
     }
 }

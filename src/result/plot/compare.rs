@@ -2,10 +2,10 @@
 //! fitted line, the tolerance band (the phases a ±tolerance clock offset would reach)
 //! and the figure with its verdict; below it the fit's residual.
 use super::{err, font_ready, FAMILY};
+use crate::result::sections::compare::{CompareRadio, CompareRecord, Verdict};
 use crate::result::RxResult;
 use anyhow::Result;
 use plotters::prelude::*;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Picture size.
@@ -33,38 +33,34 @@ pub(crate) struct ComparePlot {
 
 impl ComparePlot {
     /// The picture of result entry `e` (`None` when it holds no phase trace).
-    pub(crate) fn of(title: String, e: &Value) -> Option<ComparePlot> {
-        let tr = e.get("phase_trace")?;
-        let k = e.get("clkin_compare")?;
-        let nums = |v: Option<&Value>| -> Option<Vec<f64>> {
-            v?.as_array()?.iter().map(Value::as_f64).collect()
-        };
-        let t_s = nums(tr.get("t_s"))?;
-        let rad = nums(tr.get("rad"))?;
-        let rel = k.get("relative_ppb")?.as_f64()?;
-        let sigma = k.get("uncertainty_ppb")?.as_f64()?;
-        let tol = k.get("tolerance_ppb")?.as_f64()?;
-        let tone = k.get("tone_hz")?.as_f64()?;
-        let verdict = k.get("verdict").and_then(Value::as_str);
+    pub(crate) fn of(title: String, e: &CompareRecord) -> Option<ComparePlot> {
+        let fin = |v: f64| Some(v).filter(|x| x.is_finite());
+        let tr = e.phase_trace.as_ref()?;
+        let k = &e.clkin_compare;
+        let rel = fin(k.relative_ppb?)?;
+        let sigma = fin(k.uncertainty_ppb?)?;
+        let tol = fin(k.tolerance_ppb)?;
+        let tone = fin(k.tone_hz)?;
+        let verdict = k.verdict;
         // AGREE (within tolerance, no external reference) is drawn as undecided.
         let locked = match verdict {
-            Some("LOCKED") => Some(true),
-            Some("UNLOCKED") => Some(false),
+            Some(Verdict::Locked) => Some(true),
+            Some(Verdict::Unlocked) => Some(false),
             _ => None,
         };
         Some(ComparePlot {
             title,
-            slope: tr.get("fit_slope_rad_s")?.as_f64()?,
-            intercept: tr.get("fit_intercept_rad")?.as_f64()?,
+            slope: fin(tr.fit_slope_rad_s)?,
+            intercept: fin(tr.fit_intercept_rad)?,
             tolerance_slope: 2.0 * std::f64::consts::PI * tol * 1e-9 * tone,
             verdict: format!(
                 "SLAVE vs MASTER: {} (1σ) — tolerance ±{tol} ppb — {}",
                 crate::result::fmt_ppb(rel, sigma),
-                verdict.unwrap_or("cannot tell (±2σ straddles the tolerance)")
+                verdict.map_or("cannot tell (±2σ straddles the tolerance)", Verdict::as_str)
             ),
             locked,
-            t_s,
-            rad,
+            t_s: tr.t_s.iter().map(|t| fin(*t)).collect::<Option<_>>()?,
+            rad: tr.rad.iter().map(|r| fin(*r)).collect::<Option<_>>()?,
         })
         .filter(|p| p.t_s.len() >= 2 && p.t_s.len() == p.rad.len())
     }
@@ -75,23 +71,14 @@ impl ComparePlot {
 pub(crate) fn write_compare_pngs(dir: &Path, r: &RxResult) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for (i, e) in r.clkin_compares.iter().enumerate() {
-        let n = e
-            .get("step")
-            .and_then(Value::as_u64)
-            .map_or(i + 1, |s| s as usize);
-        let dev = |role: &str| {
-            e.get(role)
-                .and_then(|m| m.get("device"))
-                .and_then(|d| d.get("args"))
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_owned()
-        };
+        let n = e.step().unwrap_or(i + 1);
+        let Some(e) = e.record() else { continue };
+        let dev = |r: &CompareRadio| r.device.args.clone().unwrap_or_else(|| "?".to_owned());
         let title = format!(
             "{} step {n}: clkin_compare · MASTER {} · SLAVE {} · {}",
             r.task_id,
-            super::capture::short(&dev("master"), 40),
-            super::capture::short(&dev("slave"), 40),
+            super::capture::short(&dev(&e.master), 40),
+            super::capture::short(&dev(&e.slave), 40),
             r.timeline
                 .completed_at
                 .as_deref()
@@ -109,7 +96,7 @@ pub(crate) fn write_compare_pngs(dir: &Path, r: &RxResult) -> Result<Vec<PathBuf
 
 /// Write the picture of one entry to `path` under `title`; `false` when the entry
 /// holds no phase trace (nothing was measured), so nothing was written.
-pub(crate) fn write_compare_png_of(path: &Path, title: &str, e: &Value) -> Result<bool> {
+pub(crate) fn write_compare_png_of(path: &Path, title: &str, e: &CompareRecord) -> Result<bool> {
     match ComparePlot::of(title.to_owned(), e) {
         Some(p) => write_compare(path, &p).map(|()| true),
         None => Ok(false),

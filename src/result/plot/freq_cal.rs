@@ -3,9 +3,9 @@
 //! range; below, each detection's radio error in ppm with the combined value and
 //! its uncertainty. Rejected detections are grey.
 use super::{atomically, err, font_ready, FAMILY};
+use crate::result::sections::freq_cal::FreqCalRecord;
 use anyhow::Result;
 use plotters::prelude::*;
-use serde_json::Value;
 use std::path::Path;
 
 /// Picture size.
@@ -22,32 +22,24 @@ struct Det {
 /// Write the picture of one `freq_cal[]` entry (it must hold `detections`);
 /// `origin` says what it came from (`TASK step 3`, or a standalone command),
 /// shown with the radio and the time under the result.
-pub(crate) fn write_freq_cal_png(path: &Path, e: &Value, origin: &str) -> Result<()> {
-    let f = |k: &str| e.get(k).and_then(Value::as_f64);
+pub(crate) fn write_freq_cal_png(path: &Path, e: &FreqCalRecord, origin: &str) -> Result<()> {
+    let fin = |v: Option<f64>| v.filter(|x| x.is_finite());
     let dets: Vec<Det> = e
-        .get("detections")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|d| {
-                    Some(Det {
-                        t: d.get("time_s")?.as_f64()?,
-                        off_khz: d.get("offset_hz")?.as_f64()? / 1e3,
-                        ppm: d.get("ppm")?.as_f64()?,
-                        used: d.get("used")?.as_bool()?,
-                    })
-                })
-                .collect()
+        .detections
+        .iter()
+        .flatten()
+        .filter(|d| [d.time_s, d.offset_hz, d.ppm].iter().all(|x| x.is_finite()))
+        .map(|d| Det {
+            t: d.time_s,
+            off_khz: d.offset_hz / 1e3,
+            ppm: d.ppm,
+            used: d.used,
         })
-        .unwrap_or_default();
+        .collect();
     anyhow::ensure!(!dets.is_empty(), "plot: no detections to draw");
-    let method = e
-        .get("method")
-        .and_then(Value::as_str)
-        .unwrap_or("?")
-        .to_uppercase();
-    let cell = e.get("cell").and_then(Value::as_str).unwrap_or("");
-    let title = match (f("ppm"), f("uncertainty_ppm")) {
+    let method = e.method.as_str().to_uppercase();
+    let cell = e.cell.as_deref().unwrap_or("");
+    let title = match (fin(e.ppm), fin(e.uncertainty_ppm)) {
         (Some(p), Some(u)) => {
             format!(
                 "{method} {cell}: radio error {} (1σ), {} of {} detections used",
@@ -59,30 +51,27 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value, origin: &str) -> Result
         _ => format!("{method} {cell}: no estimate"),
     };
     let device = e
-        .get("device")
-        .and_then(|d| d.get("args"))
-        .and_then(Value::as_str)
+        .device
+        .get("args")
+        .and_then(serde_json::Value::as_str)
         .unwrap_or("?");
     let title = format!(
         "{title} · {origin} · {} · {}",
         super::capture::short(device, 40),
         crate::store::fsutil::now_iso()
     );
-    let t1 = f("seconds_analysed")
+    let t1 = fin(e.seconds_analysed)
         .unwrap_or(0.0)
         .max(dets.iter().map(|d| d.t).fold(0.0, f64::max))
         .max(1e-3);
     let search = e
-        .get("search_hz")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_f64)
-                .map(|v| v / 1e3)
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    let nominal = f("nominal_offset_hz").map(|v| v / 1e3);
+        .search_hz
+        .iter()
+        .flatten()
+        .filter(|x| x.is_finite())
+        .map(|v| v / 1e3)
+        .collect::<Vec<_>>();
+    let nominal = fin(e.nominal_offset_hz).map(|v| v / 1e3);
     let (mut y0, mut y1) = dets
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), d| {
@@ -97,14 +86,14 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value, origin: &str) -> Result
     // Lower panel: ppm around the combined value (or the median).
     let mut ppms: Vec<f64> = dets.iter().filter(|d| d.used).map(|d| d.ppm).collect();
     ppms.sort_by(f64::total_cmp);
-    let centre = f("ppm")
+    let centre = fin(e.ppm)
         .or_else(|| ppms.get(ppms.len() / 2).copied())
         .unwrap_or(0.0);
     let spread = ppms
         .iter()
         .map(|p| (p - centre).abs())
         .fold(0.0, f64::max)
-        .max(f("uncertainty_ppm").unwrap_or(0.0) * 4.0)
+        .max(fin(e.uncertainty_ppm).unwrap_or(0.0) * 4.0)
         .max(1e-3)
         * 1.3;
     // Headroom above the points for the legend: it never sits on a detection.
@@ -197,7 +186,7 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &Value, origin: &str) -> Result
             .y_label_formatter(&|v| format!("{v:+.3}"))
             .draw()
             .map_err(err)?;
-        if let (Some(p), Some(u)) = (f("ppm"), f("uncertainty_ppm")) {
+        if let (Some(p), Some(u)) = (fin(e.ppm), fin(e.uncertainty_ppm)) {
             c.draw_series(std::iter::once(Rectangle::new(
                 [(0.0, p - u), (t1, p + u)],
                 RGBColor(214, 39, 40).mix(0.15).filled(),

@@ -353,46 +353,57 @@ fn check_rest(r: &Value, v: &mut V<'_>) {
         Some(x) => v.bad(format!("errors: expected an array, got {}", kind(x))),
         None => v.bad("errors: missing (use [])"),
     }
-    check_compares(r, v);
+    check_step_sections(r, v);
 }
 
-/// `clkin_compares` (optional): per entry a status, and a verdict only with a number
-/// and its uncertainty (docs/protocol.md#clkin_compare).
-fn check_compares(r: &Value, v: &mut V<'_>) {
-    let Some(list) = r.get("clkin_compares") else {
-        return;
-    };
-    let Some(list) = list.as_array() else {
-        v.bad(format!(
-            "clkin_compares: expected an array, got {}",
-            kind(list)
-        ));
-        return;
-    };
-    for (i, e) in list.iter().enumerate() {
+/// The optional step sections (`sweeps`, `clkin_compares`, `freq_cal`): arrays
+/// whose every entry reads as its section's type (a refusal names the field);
+/// a comparison's verdict only with a number and its uncertainty, and PASS only
+/// LOCKED (docs/protocol.md#clkin_compare).
+fn check_step_sections(r: &Value, v: &mut V<'_>) {
+    use crate::result::sections::{compare, freq_cal, step_row::StepRow, sweep, wire::read_entry};
+    for (i, e) in entries(r, "sweeps", v) {
+        // Only the row of a sweep that did not run carries `detail`.
+        if let Err(m) = read_entry::<StepRow, sweep::SweepRecord>(e, "detail") {
+            v.bad(format!("sweeps[{i}]{m}"));
+        }
+    }
+    for (i, e) in entries(r, "freq_cal", v) {
+        if let Err(m) = read_entry::<freq_cal::FreqCalRecord, StepRow>(e, "method") {
+            v.bad(format!("freq_cal[{i}]{m}"));
+        }
+    }
+    for (i, e) in entries(r, "clkin_compares", v) {
         let name = format!("clkin_compares[{i}]");
-        v.status(e.get("status"), &format!("{name}.status"));
-        let Some(k) = e.get("clkin_compare") else {
-            continue;
-        };
-        let num = |key: &str| k.get(key).and_then(Value::as_f64);
-        let verdict = k.get("verdict");
-        match verdict {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) if s == "LOCKED" || s == "AGREE" || s == "UNLOCKED" => {
-                if num("relative_ppb").is_none() || num("uncertainty_ppb").is_none() {
-                    v.bad(format!(
-                        "{name}.clkin_compare: verdict {s} without relative_ppb and uncertainty_ppb"
-                    ));
+        match read_entry::<compare::CompareRecord, StepRow>(e, "clkin_compare") {
+            Err(m) => v.bad(format!("{name}{m}")),
+            Ok(Err(_)) => {}
+            Ok(Ok(c)) => {
+                let k = &c.clkin_compare;
+                if let Some(verdict) = k.verdict {
+                    if k.relative_ppb.is_none() || k.uncertainty_ppb.is_none() {
+                        v.bad(format!(
+                            "{name}.clkin_compare: verdict {} without relative_ppb and uncertainty_ppb",
+                            verdict.as_str()
+                        ));
+                    }
+                }
+                if c.status == Status::Pass && k.verdict != Some(compare::Verdict::Locked) {
+                    v.bad(format!("{name}: PASS without the verdict LOCKED"));
                 }
             }
-            Some(x) => v.bad(format!(
-                "{name}.clkin_compare.verdict: {x} is not LOCKED, AGREE, UNLOCKED or null"
-            )),
         }
-        let locked = verdict.and_then(Value::as_str) == Some("LOCKED");
-        if e.get("status").and_then(Value::as_str) == Some("PASS") && !locked {
-            v.bad(format!("{name}: PASS without the verdict LOCKED"));
+    }
+}
+
+/// The entries of the optional array `key`, numbered (a non-array is named).
+fn entries<'a>(r: &'a Value, key: &str, v: &mut V<'_>) -> Vec<(usize, &'a Value)> {
+    match r.get(key) {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a.iter().enumerate().collect(),
+        Some(x) => {
+            v.bad(format!("{key}: expected an array, got {}", kind(x)));
+            Vec::new()
         }
     }
 }

@@ -357,13 +357,20 @@ fn write_raw_helper_round_trip() {
 }
 
 /// A `clkin_compares` entry: a verdict needs its number and uncertainty, PASS needs
-/// LOCKED, and a made-up verdict or status is named.
+/// LOCKED, and a made-up verdict or status is named by its field.
 #[test]
 fn clkin_compare_entries_are_checked() {
+    // A real entry (`rxnode run`'s), its status, verdict and figure changed.
+    let real: Vec<Value> = serde_json::from_str(include_str!(
+        "../../../fixtures/sections/clkin_compares.json"
+    ))
+    .expect("fixture");
     let entry = |status: &str, verdict: Value, rel: Value| {
-        json!([{"step": 2, "status": status, "detail": "d",
-                "clkin_compare": {"relative_ppb": rel, "uncertainty_ppb": 0.01,
-                                  "verdict": verdict, "tolerance_ppb": 10}}])
+        let mut e = real[0].clone();
+        e["status"] = json!(status);
+        e["clkin_compare"]["verdict"] = verdict;
+        e["clkin_compare"]["relative_ppb"] = rel;
+        json!([e])
     };
     // The result's overall status stays as it was; only the entry is judged here.
     let p = problems_after(|v| v["clkin_compares"] = entry("PASS", json!("LOCKED"), json!(0.1)));
@@ -389,6 +396,46 @@ fn clkin_compare_entries_are_checked() {
     let p = problems_after(|v| v["clkin_compares"] = entry("GOOD", Value::Null, Value::Null));
     assert!(
         p.iter().any(|m| m.contains("clkin_compares[0].status")),
+        "{p:#?}"
+    );
+}
+
+/// `sweeps` and `freq_cal` entries read as their types: real entries pass, and a
+/// field of the wrong type is named by its path inside the entry.
+#[test]
+fn sweep_and_freq_cal_entries_are_checked_by_their_types() {
+    let sweeps: Vec<Value> =
+        serde_json::from_str(include_str!("../../../fixtures/sections/sweeps.json"))
+            .expect("fixture");
+    let fc: Vec<Value> =
+        serde_json::from_str(include_str!("../../../fixtures/sections/freq_cal.json"))
+            .expect("fixture");
+    let p = problems_after(|v| {
+        v["sweeps"] = json!(sweeps[..2]);
+        v["freq_cal"] = json!(fc[..4]);
+    });
+    assert!(
+        !p.iter()
+            .any(|m| m.contains("sweeps") || m.contains("freq_cal")),
+        "{p:#?}"
+    );
+    let p = problems_after(|v| {
+        let mut e = fc[0].clone();
+        e["pci"] = json!("77");
+        v["freq_cal"] = json!([e]);
+    });
+    assert!(
+        p.iter().any(|m| m.starts_with("freq_cal[0].pci: ")),
+        "{p:#?}"
+    );
+    let p = problems_after(|v| {
+        let mut e = sweeps[0].clone();
+        e["hops"][0]["status"] = json!("MAYBE");
+        v["sweeps"] = json!([e]);
+    });
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("sweeps[0].hops[0].status: ")),
         "{p:#?}"
     );
 }

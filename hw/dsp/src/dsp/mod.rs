@@ -24,7 +24,7 @@ pub use clkin_compare::{
 pub use freqcal::{
     confirm_carrier, freq_cal_estimator, offset_for_ppm, ppm_from_offset, FcchEstimator,
     FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator,
-    FreqCalEvidence, FreqCalMethod, GsmScene, LteScene, LTE_UNAVAILABLE,
+    FreqCalEvidence, FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene, LTE_UNAVAILABLE,
 };
 pub use honest::{fmt_sigma, fmt_uncertain, uncertainty_decimals, Checked, Checks};
 pub use peaks::{find_peaks, median_db, Peak};

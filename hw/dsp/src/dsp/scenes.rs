@@ -18,7 +18,9 @@
 //!   assume: no number) in 10 %.
 use super::clkin::{ClkinConfig, ClkinEstimator};
 use super::freqcal::synth::Xorshift;
-use super::freqcal::{freq_cal_estimator, FreqCalConfig, FreqCalMethod, GsmScene, LteScene};
+use super::freqcal::{
+    freq_cal_estimator, FreqCalConfig, FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene,
+};
 use num_complex::Complex;
 use std::f64::consts::PI;
 
@@ -274,22 +276,20 @@ fn lte_scene(seed: u64) -> SceneOutcome {
     };
     let frame = r.uniform();
     let (rate, seconds) = (1.92e6, 2.0);
-    let (frame, mut scene) = if frame < 0.4 {
-        (
-            "TDD",
-            LteScene::new_tdd(pci, carrier, carrier, rate, ppm, Some(snr), seed + 1),
-        )
+    let (frame, kind) = if frame < 0.4 {
+        ("TDD", LteFrame::Tdd)
     } else if frame < 0.5 {
-        (
-            "FDD extended-CP",
-            LteScene::new_extended_cp(pci, carrier, carrier, rate, ppm, Some(snr), seed + 1),
-        )
+        ("FDD extended-CP", LteFrame::FddExtendedCp)
     } else {
-        (
-            "FDD",
-            LteScene::new(pci, carrier, carrier, rate, ppm, Some(snr), seed + 1),
-        )
+        ("FDD", LteFrame::Fdd)
     };
+    let mut scene = LteScene::new(
+        LteCell::new(pci, carrier, rate)
+            .ppm(ppm)
+            .snr_db(Some(snr))
+            .seed(seed + 1)
+            .frame(kind),
+    );
     scene.clock_ppm = clock;
     let knowable = if two || frame == "FDD extended-CP" {
         Knowable::No

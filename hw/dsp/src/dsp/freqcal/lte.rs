@@ -66,7 +66,7 @@ mod track;
 
 use resample::{Resampler, LTE_RATE_HZ};
 use seq::{bin, pss, pss_time, sss, subcarrier, NFFT, N_ID_1_COUNT, SEQ_LEN};
-pub use synth::LteScene;
+pub use synth::{LteCell, LteFrame, LteScene};
 
 /// Samples per 5 ms (half frame) at 1.92 MS/s: the PSS period.
 const HALF_FRAME: usize = 9600;

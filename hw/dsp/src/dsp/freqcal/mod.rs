@@ -24,7 +24,7 @@ pub(crate) mod lte;
 pub(crate) mod synth;
 
 pub use gsm::FcchEstimator;
-pub use lte::LteScene;
+pub use lte::{LteCell, LteFrame, LteScene};
 pub use synth::GsmScene;
 
 /// The broadcast signal an estimate comes from.

@@ -2,8 +2,8 @@
 //! built from the standard's definitions (3GPP TS 36.211 §4, §6.11, §6.12) independently
 //! of the estimator's own path (only the PSS and SSS sequences are shared): a 1.4 MHz
 //! cell (six resource blocks of random QPSK; FDD: the PSS and SSS in the last two
-//! symbols of slots 0 and 10; TDD: see [`LteScene::new_tdd`]; normal cyclic prefix, or
-//! extended for [`LteScene::new_extended_cp`]) tabulated over two frames at 30.72 MS/s
+//! symbols of slots 0 and 10; TDD: see [`LteFrame::Tdd`]; normal cyclic prefix, or
+//! extended for [`LteFrame::FddExtendedCp`]) tabulated over two frames at 30.72 MS/s
 //! and read at the radio's true sample instants (its sample clock's error), turned to
 //! the offset its LO error gives, plus white noise.
 use super::seq::{pss, sss, subcarrier, SEQ_LEN};
@@ -38,20 +38,94 @@ pub struct LteScene {
     phi0: f64,
 }
 
+/// The frame structure and cyclic prefix of a scene's cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LteFrame {
+    /// FDD, normal cyclic prefix: the PSS and SSS in the last two symbols of slots 0
+    /// and 10.
+    #[default]
+    Fdd,
+    /// FDD with the extended cyclic prefix (TS 36.211 §6.12: six symbols a slot, each
+    /// with a 512-sample prefix at 30.72 MS/s; the PSS in the last symbol of slots 0
+    /// and 10, the SSS in the one before).
+    FddExtendedCp,
+    /// TDD (frame structure type 2, uplink-downlink configuration 1 `DSUUDDSUUD`,
+    /// TS 36.211 §4.2): the SSS in the last symbol of subframes 0 and 5, the PSS in
+    /// the third of subframes 1 and 6 (§6.11.2.2), the special subframes' downlink
+    /// part three symbols long, nothing from the cell in the uplink subframes or the
+    /// guard period.
+    Tdd,
+}
+
+/// What a scene shows: cell `pci` (0..=503) at `carrier_hz`, seen by a radio tuned
+/// to `center_hz` at `rate` with an error of `ppm`; `seed` picks the data, the noise
+/// and where in its frame the cell is at the first sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LteCell {
+    /// The cell's physical cell ID.
+    pub pci: u16,
+    /// The cell's centre (RF Hz).
+    pub carrier_hz: f64,
+    /// Where the radio is tuned (Hz).
+    pub center_hz: f64,
+    /// The radio's nominal sample rate.
+    pub rate: f64,
+    /// The radio's error (ppm, > 0 fast), its LO's and its sample clock's.
+    pub ppm: f64,
+    /// The cell's power over the noise in its 1.08 MHz (dB); `None`: noise only.
+    pub snr_db: Option<f64>,
+    /// The data, the noise and the cell's frame position.
+    pub seed: u64,
+    /// FDD or TDD, and the cyclic prefix.
+    pub frame: LteFrame,
+}
+
+impl LteCell {
+    /// An FDD cell `pci` at `carrier_hz`, a radio tuned to it at `rate` with no
+    /// error, noise only, seed 0; set the rest with the other methods.
+    pub fn new(pci: u16, carrier_hz: f64, rate: f64) -> Self {
+        Self {
+            pci,
+            carrier_hz,
+            center_hz: carrier_hz,
+            rate,
+            ppm: 0.0,
+            snr_db: None,
+            seed: 0,
+            frame: LteFrame::Fdd,
+        }
+    }
+
+    /// The radio's error, ppm.
+    pub fn ppm(self, ppm: f64) -> Self {
+        Self { ppm, ..self }
+    }
+
+    /// The cell's SNR in its 1.08 MHz, dB (`None`: noise only).
+    pub fn snr_db(self, snr_db: Option<f64>) -> Self {
+        Self { snr_db, ..self }
+    }
+
+    /// The seed.
+    pub fn seed(self, seed: u64) -> Self {
+        Self { seed, ..self }
+    }
+
+    /// The frame structure.
+    pub fn frame(self, frame: LteFrame) -> Self {
+        Self { frame, ..self }
+    }
+
+    /// Where the radio is tuned, when not to the cell's centre.
+    pub fn tuned_to(self, center_hz: f64) -> Self {
+        Self { center_hz, ..self }
+    }
+}
+
 impl LteScene {
-    /// Cell `pci` (0..=503) at `carrier_hz`, seen by a radio tuned to `center_hz` at
-    /// `rate` with an error of `ppm`; `seed` picks the data, the noise and where in its
-    /// frame the cell is at the first sample.
-    pub fn new(
-        pci: u16,
-        carrier_hz: f64,
-        center_hz: f64,
-        rate: f64,
-        ppm: f64,
-        snr_db: Option<f64>,
-        seed: u64,
-    ) -> Self {
-        Self::build(
+    /// The scene of `cell` (see the module docs).
+    pub fn new(cell: LteCell) -> Self {
+        let LteCell {
             pci,
             carrier_hz,
             center_hz,
@@ -59,72 +133,13 @@ impl LteScene {
             ppm,
             snr_db,
             seed,
-            (false, false),
-        )
-    }
-
-    /// The same as [`LteScene::new`] for an FDD cell with the extended cyclic prefix
-    /// (TS 36.211 §6.12: six symbols a slot, each with a 512-sample prefix at 30.72 MS/s;
-    /// the PSS in the last symbol of slots 0 and 10, the SSS in the one before).
-    pub fn new_extended_cp(
-        pci: u16,
-        carrier_hz: f64,
-        center_hz: f64,
-        rate: f64,
-        ppm: f64,
-        snr_db: Option<f64>,
-        seed: u64,
-    ) -> Self {
-        Self::build(
-            pci,
-            carrier_hz,
-            center_hz,
-            rate,
-            ppm,
-            snr_db,
-            seed,
-            (false, true),
-        )
-    }
-
-    /// The same as [`LteScene::new`] for a TDD cell (frame structure type 2,
-    /// uplink-downlink configuration 1 `DSUUDDSUUD`, TS 36.211 §4.2): the SSS in the
-    /// last symbol of subframes 0 and 5, the PSS in the third of subframes 1 and 6
-    /// (§6.11.2.2), the special subframes' downlink part three symbols long, nothing
-    /// from the cell in the uplink subframes or the guard period.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new_tdd(
-        pci: u16,
-        carrier_hz: f64,
-        center_hz: f64,
-        rate: f64,
-        ppm: f64,
-        snr_db: Option<f64>,
-        seed: u64,
-    ) -> Self {
-        Self::build(
-            pci,
-            carrier_hz,
-            center_hz,
-            rate,
-            ppm,
-            snr_db,
-            seed,
-            (true, false),
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn build(
-        pci: u16,
-        carrier_hz: f64,
-        center_hz: f64,
-        rate: f64,
-        ppm: f64,
-        snr_db: Option<f64>,
-        seed: u64,
-        (tdd, extended_cp): (bool, bool),
-    ) -> Self {
+            frame,
+        } = cell;
+        let (tdd, extended_cp) = match frame {
+            LteFrame::Fdd => (false, false),
+            LteFrame::FddExtendedCp => (false, true),
+            LteFrame::Tdd => (true, false),
+        };
         let pci = usize::from(pci % 504);
         let (n1, n2) = (pci / 3, pci % 3);
         let mut rng = Xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);

@@ -34,13 +34,11 @@ fn run_with_clock(
 ) -> (Result<FreqCalEstimate, FreqCalError>, usize) {
     let s = scene;
     let gen = LteScene::new(
-        pci,
-        s.carrier_hz,
-        s.center_hz,
-        s.rate,
-        s.ppm,
-        s.snr_db,
-        seed,
+        LteCell::new(pci, s.carrier_hz, s.rate)
+            .tuned_to(s.center_hz)
+            .ppm(s.ppm)
+            .snr_db(s.snr_db)
+            .seed(seed),
     );
     run_scene(gen, scene, clock_ppm, seconds)
 }
@@ -218,7 +216,12 @@ fn impossible_settings_are_refused_naming_the_field() {
 /// still found and every PSS since the window tracked.
 #[test]
 fn the_acquisition_is_spread_over_the_following_blocks() {
-    let mut gen = LteScene::new(17, 806e6, 806e6, 1.92e6, 37.0, Some(-6.0), 4);
+    let mut gen = LteScene::new(
+        LteCell::new(17, 806e6, 1.92e6)
+            .ppm(37.0)
+            .snr_db(Some(-6.0))
+            .seed(4),
+    );
     let mut est = LteEstimator::new(FreqCalConfig::new(806e6, 806e6, 1.92e6)).expect("config");
     let total = 3 * est.shifts.len();
     let mut block = vec![Complex::new(0.0f32, 0.0); 4800];
@@ -337,7 +340,13 @@ fn a_tdd_cell_is_measured_within_its_stated_uncertainty() {
             ppm,
             snr_db: Some(snr),
         };
-        let gen = LteScene::new_tdd(pci, carrier, carrier, scene.rate, ppm, scene.snr_db, seed);
+        let gen = LteScene::new(
+            LteCell::new(pci, carrier, scene.rate)
+                .ppm(ppm)
+                .snr_db(scene.snr_db)
+                .seed(seed)
+                .frame(LteFrame::Tdd),
+        );
         let e = run_scene(gen, scene, ppm, 2.0)
             .0
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
@@ -380,7 +389,13 @@ fn a_tdd_cell_with_lo_and_sample_clock_on_two_crystals_gives_no_wrong_number() {
             ppm: lo,
             snr_db: Some(0.0),
         };
-        let gen = LteScene::new_tdd(101, 2600e6, 2600e6, 1.92e6, lo, scene.snr_db, seed);
+        let gen = LteScene::new(
+            LteCell::new(101, 2600e6, 1.92e6)
+                .ppm(lo)
+                .snr_db(scene.snr_db)
+                .seed(seed)
+                .frame(LteFrame::Tdd),
+        );
         match run_scene(gen, scene, clock, 2.0).0 {
             Ok(e) => assert!(
                 (e.ppm - lo).abs() <= 3.0 * e.uncertainty_ppm,
@@ -414,7 +429,13 @@ fn a_cell_of_neither_frame_geometry_gives_no_number() {
             ppm,
             snr_db: Some(6.0),
         };
-        let gen = LteScene::new_extended_cp(55, 806e6, 806e6, 1.92e6, ppm, scene.snr_db, seed);
+        let gen = LteScene::new(
+            LteCell::new(55, 806e6, 1.92e6)
+                .ppm(ppm)
+                .snr_db(scene.snr_db)
+                .seed(seed)
+                .frame(LteFrame::FddExtendedCp),
+        );
         match run_scene(gen, scene, ppm, 2.0).0 {
             Ok(e) => panic!("seed {seed}: a number {} ± {}", e.ppm, e.uncertainty_ppm),
             Err(e) => {

@@ -110,16 +110,18 @@ impl LteEstimator {
                 let sub5 = (n + f.parity as u64) % 2 == 1;
                 (&t.sss_table[2 * f.n_id_1 + usize::from(sub5)], f.duplex)
             });
+            let expected = Expected {
+                centre,
+                n,
+                tmpl: &self.templates[t.n_id_2],
+                n_id_2: t.n_id_2,
+                known_sss,
+            };
             let rec = Self::measure(
                 &self.buf,
                 self.buf_start,
-                centre,
-                n,
-                &self.templates[t.n_id_2],
-                t.n_id_2,
-                known_sss,
-                &self.fft128,
-                &mut self.scratch,
+                expected,
+                (&self.fft128, &mut self.scratch),
             );
             if let Some((rec, sss_spec, tdd_spec)) = rec {
                 if rec.rho2 >= FOUND_RHO2 {
@@ -165,19 +167,21 @@ impl LteEstimator {
 
     /// Measure the PSS expected near `centre`: the correlation peak, fractional arrival,
     /// phase, SNR, cyclic prefixes, and the subcarriers (timing slope removed) where an
-    /// FDD and a TDD cell's SSS would be. `known_sss`: the SSS found so far and where.
-    #[allow(clippy::too_many_arguments)]
+    /// FDD and a TDD cell's SSS would be, in the samples `buf` (the first at
+    /// `buf_start`), with the 128-point FFT and its scratch.
     fn measure(
         buf: &[Complex<f32>],
         buf_start: i64,
-        centre: i64,
-        n: u64,
-        tmpl: &[Complex<f32>; NFFT],
-        n_id_2: usize,
-        known_sss: Option<(&[f32; SEQ_LEN], Duplex)>,
-        fft128: &Arc<dyn Fft<f32>>,
-        scratch: &mut Vec<Complex<f32>>,
+        expected: Expected<'_>,
+        (fft128, scratch): (&Arc<dyn Fft<f32>>, &mut Vec<Complex<f32>>),
     ) -> Option<(Record, SssSpectrum, SssSpectrum)> {
+        let Expected {
+            centre,
+            n,
+            tmpl,
+            n_id_2,
+            known_sss,
+        } = expected;
         let at = |i: i64| -> Option<&[Complex<f32>]> {
             let s = usize::try_from(i - buf_start).ok()?;
             buf.get(s..s + NFFT)
@@ -293,4 +297,19 @@ impl LteEstimator {
             tdd_spec,
         ))
     }
+}
+
+/// The PSS expected near one half frame: where, its number, which of the three it
+/// is, and the SSS found so far and where (`None` before it is known).
+struct Expected<'a> {
+    /// The sample the PSS is expected at.
+    centre: i64,
+    /// The half frame's number.
+    n: u64,
+    /// The PSS's time-domain template.
+    tmpl: &'a [Complex<f32>; NFFT],
+    /// N_ID_2 of the cell.
+    n_id_2: usize,
+    /// The SSS found so far and the frame structure it was found in.
+    known_sss: Option<(&'a [f32; SEQ_LEN], Duplex)>,
 }

@@ -1,0 +1,118 @@
+//! The capture engine over the file (with a progress bar on a terminal) and the
+//! report built from its summary.
+use super::freq_cal::FreqCalRun;
+use super::*;
+
+/// A progress bar for a long file on a terminal (never with `--json`).
+pub(super) fn progress_bar(ctx: &Ctx, samples: u64) -> Option<indicatif::ProgressBar> {
+    (!ctx.json
+        && samples > PROGRESS_FROM_SAMPLES
+        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    .then(|| {
+        let bar = indicatif::ProgressBar::new(samples);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} analyze [{bar:40}] {percent:>3}% {elapsed}/{duration}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    })
+}
+
+/// The report of the engine's summary (and the PSD for the plot).
+pub(super) fn build_report(
+    args: &AnalyzeOptions,
+    rec: &Recording,
+    settings: &CaptureSettings,
+    summary: CaptureSummary,
+) -> (AnalyzeReport, PsdTrace) {
+    let psd = summary.psd.clone().unwrap_or(PsdTrace {
+        start_hz: 0.0,
+        step_hz: 0.0,
+        db: Vec::new(),
+    });
+    let report = AnalyzeReport {
+        file: args.file.display().to_string(),
+        format: rec.info.format,
+        datatype: rec.info.datatype,
+        num_channels: rec.info.num_channels,
+        channel: rec.info.channel,
+        samples: summary.samples_processed,
+        sample_rate_hz: rec.rate,
+        center_hz: rec.center,
+        fft_size: summary.fft_size,
+        overlap: settings.welch.overlap,
+        averages: summary.averages,
+        peaks: summary
+            .peaks
+            .iter()
+            .map(|p| PeakOut {
+                frequency_hz: p.frequency_hz,
+                power_db: p.power_db,
+                snr_db: p.snr_db,
+            })
+            .collect(),
+        // Not finite only with no Welch segment, where the spectrum says −inf.
+        noise_floor_db: summary.noise_floor_db.unwrap_or(f64::NEG_INFINITY),
+        mean_power_dbfs: summary.mean_power_dbfs.unwrap_or(-300.0),
+        clipped_fraction: summary.clipped_fraction,
+        clkin: summary.clkin,
+        clock: rec.clock.clone(),
+        freq_cal: None,
+        channels: Vec::new(),
+    };
+    (report, psd)
+}
+
+/// Run the capture engine over the whole file (its reader thread converts blocks
+/// while this thread runs the DSP and, if any, the frequency estimator); the bar, if
+/// any, follows the samples read. A read error of the file is bad input.
+pub(super) fn run_file(
+    reader: IqReader,
+    settings: &CaptureSettings,
+    bar: Option<&indicatif::ProgressBar>,
+    est: Option<&mut FreqCalRun>,
+) -> Result<CaptureSummary> {
+    let mut source = FileSource::new(reader);
+    let summary = run_with_bar(&mut source, settings, bar, est.map(|f| &mut f.est))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if let Some(e) = source.error() {
+        return Err(bad_input(e.to_owned()));
+    }
+    Ok(summary)
+}
+
+/// The engine with a thread that moves the bar, if any, and the estimator fed each
+/// block on the DSP thread.
+pub(super) fn run_with_bar(
+    source: &mut FileSource,
+    settings: &CaptureSettings,
+    bar: Option<&indicatif::ProgressBar>,
+    mut est: Option<&mut Box<dyn FreqCalEstimator>>,
+) -> Result<CaptureSummary> {
+    let never = AtomicBool::new(false);
+    let read = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let mut hook = |block: &[num_complex::Complex<f32>]| {
+        if let Some(e) = est.as_mut() {
+            e.feed(block);
+        }
+    };
+    std::thread::scope(|s| {
+        if let Some(bar) = bar {
+            s.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    bar.set_position(read.load(Ordering::Relaxed));
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            });
+        }
+        let r = run_capture_with_hook(source, settings, &never, Some(&read), None, &mut hook);
+        done.store(true, Ordering::Relaxed);
+        r
+    })
+    .map_err(|e| bad_input(e.to_string()))
+}

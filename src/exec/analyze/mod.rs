@@ -1,0 +1,240 @@
+//! `rxnode analyze FILE`: the capture analysis (Welch PSD, peaks, noise floor, CLKIN) on a
+//! recorded IQ file, streamed in blocks so memory stays bounded whatever the file size.
+//! The file runs through the same capture engine as a live capture
+//! ([`rxnode_dsp::run_capture`] over a [`FileSource`]), so the finish is written once.
+use crate::context::Ctx;
+use crate::exec::{exists_not_a_file, exists_unless_forced, positive};
+use crate::exit::{bad_field, bad_field_text, bad_input, FieldText, Outcome};
+use crate::result::sections::freq_cal::{FreqCalRecord, StoredFor};
+use anyhow::{Context, Result};
+use rxnode_dsp::{
+    freq_cal_estimator, run_capture_with_hook, CaptureSettings, CaptureSummary, ClkinReport,
+    ClkinStatus, Datatype, FileSource, FreqCalConfig, FreqCalError, FreqCalEstimator, IqFormat,
+    IqInfo, IqReader, PsdTrace, WelchConfig,
+};
+use rxnode_interlock::FreqCalMethod;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+mod engine;
+mod freq_cal;
+mod recording;
+mod render;
+#[cfg(test)]
+mod tests;
+
+use engine::{build_report, progress_bar, run_file};
+use freq_cal::{freq_cal_entry, freq_cal_setup, store_measurement};
+use recording::{capture_settings, check_options, open_recording};
+pub use recording::{ClockFrom, RecordingClock};
+use render::{render_all, write_plot};
+
+/// Samples per read.
+const BLOCK: usize = 1 << 16;
+/// Files with more samples than this get a progress bar (on a terminal, not with `--json`).
+const PROGRESS_FROM_SAMPLES: u64 = 1 << 26;
+
+/// One peak of the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeakOut {
+    /// Hz; absolute when the centre is known.
+    pub frequency_hz: f64,
+    /// dBFS (peak bin).
+    pub power_db: f64,
+    /// dB over the noise floor.
+    pub snr_db: f64,
+}
+
+/// `analyze --json` output: one channel's analysis, and for a multi-channel
+/// recording analysed whole, every channel's in `channels`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AnalyzeReport {
+    /// The file analysed.
+    pub file: String,
+    /// Its format.
+    pub format: IqFormat,
+    /// How its samples are stored (SigMF `core:datatype` names).
+    pub datatype: Datatype,
+    /// Channels in the recording (SigMF `core:num_channels`; 1 for other formats).
+    pub num_channels: u32,
+    /// The channel this analysis is of (0-based).
+    pub channel: u32,
+    /// Complex samples analysed.
+    pub samples: u64,
+    /// Sample rate used.
+    pub sample_rate_hz: f64,
+    /// Centre frequency, when known.
+    pub center_hz: Option<f64>,
+    /// FFT size.
+    pub fft_size: usize,
+    /// Overlap fraction.
+    pub overlap: f64,
+    /// Segments averaged.
+    pub averages: u64,
+    /// Strongest distinct peaks.
+    pub peaks: Vec<PeakOut>,
+    /// Median bin, dBFS per bin.
+    pub noise_floor_db: f64,
+    /// Mean sample power, dBFS.
+    pub mean_power_dbfs: f64,
+    /// Fraction of clipped samples.
+    pub clipped_fraction: f64,
+    /// The CLKIN check, when `--clkin-tone-hz` is given.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clkin: Option<ClkinReport>,
+    /// How good the recording's frequency axis is: its SigMF `rxnode:clock` as written
+    /// at recording time (`from: "recording"`), else `from: "unknown"` with every field
+    /// null (docs/protocol.md#clock).
+    pub clock: RecordingClock,
+    /// The radio's frequency error measured from a broadcast carrier in the recording
+    /// (`--freq-cal`): the same entry `clkin calibrate --json` prints.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub freq_cal: Option<FreqCalRecord>,
+    /// Every channel's analysis (this one first), when a multi-channel recording is
+    /// analysed whole; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub channels: Vec<AnalyzeReport>,
+}
+
+/// `analyze` options.
+#[derive(Debug, Clone)]
+pub struct AnalyzeOptions {
+    /// The recording.
+    pub file: std::path::PathBuf,
+    /// Sample rate (raw formats).
+    pub rate: Option<f64>,
+    /// Centre frequency, for an absolute axis.
+    pub center_hz: Option<f64>,
+    /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
+    pub format: Option<String>,
+    /// FFT size.
+    pub fft_size: usize,
+    /// Overlap fraction, 0 ≤ F < 1.
+    pub overlap: f64,
+    /// Reference tone RF frequency for the CLKIN check.
+    pub clkin_tone_hz: Option<f64>,
+    /// CLKIN tolerance in ppm.
+    pub clkin_tolerance_ppm: f64,
+    /// The CLKIN reference tone's expected level (dBFS), to tell it from other
+    /// carriers in the search window.
+    pub clkin_expected_dbfs: Option<f64>,
+    /// Write a spectrum PNG.
+    pub plot: Option<std::path::PathBuf>,
+    /// Overwrite a `--plot` file that exists (refused otherwise).
+    pub force: bool,
+    /// Most peaks to list (1..=64).
+    pub max_peaks: usize,
+    /// A peak's least height above the noise floor, dB.
+    pub min_snr_db: f64,
+    /// Analyse this channel only (0-based); `None`: every channel.
+    pub channel: Option<u32>,
+    /// Measure the recording radio's frequency error from a broadcast carrier.
+    pub freq_cal: Option<FreqCalMethod>,
+    /// The carrier's RF frequency (default: the recording's centre).
+    pub carrier_hz: Option<f64>,
+    /// Keep a PASS `freq_cal` measurement in `.local/calibration.json` for this radio
+    /// (`driver=…,serial=…[,remote=…]`, the store's key); never without it.
+    pub store_for_radio: Option<String>,
+}
+
+/// What the checked options and the opened file settle for the later phases.
+struct Recording {
+    /// The file's format, length, clip level and metadata.
+    info: IqInfo,
+    /// The sample rate used: `--rate`, else the file's.
+    rate: f64,
+    /// The centre frequency: `--center-hz`, else the file's, else unknown.
+    center: Option<f64>,
+    /// The `clock` block of the report, from the file's `rxnode:clock` or unknown.
+    clock: RecordingClock,
+}
+
+/// Run `rxnode analyze`: check the options, open the file, then for each channel
+/// settle the Welch, CLKIN and frequency-calibration settings, run the engine and
+/// build its report; keep a calibration if the operator named the radio; report (and
+/// plot the first channel).
+pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
+    let format = check_options(args)?;
+    let (reader, rec) = open_recording(args, format, args.channel.unwrap_or(0))?;
+    let channels: Vec<u32> = match args.channel {
+        Some(c) => vec![c],
+        None => (0..rec.info.num_channels).collect(),
+    };
+    if args.store_for_radio.is_some() && channels.len() > 1 {
+        return Err(bad_field_text(
+            "store_for_radio",
+            FieldText::text(format!(
+                "{}: {} channels, each maybe from another radio; choose one with ",
+                args.file.display(),
+                channels.len()
+            ))
+            .then_field("channel"),
+        ));
+    }
+    let mut opened = Some((reader, rec));
+    let mut reports = Vec::with_capacity(channels.len());
+    let mut first_psd = None;
+    for &ch in &channels {
+        let (reader, rec) = match opened.take() {
+            Some(o) => o,
+            None => open_recording(args, format, ch)?,
+        };
+        let (report, psd) = analyze_channel(ctx, args, reader, &rec)?;
+        first_psd.get_or_insert(psd);
+        reports.push(report);
+    }
+    let mut report = reports.first().cloned().context("no channel analysed")?;
+    if reports.len() > 1 {
+        report.channels = reports;
+    }
+    if let Some(radio) = &args.store_for_radio {
+        store_measurement(ctx, args, radio, &mut report)?;
+    }
+    if let (Some(plot), Some(psd)) = (&args.plot, &first_psd) {
+        write_plot(plot, psd, &report)
+            .with_context(|| format!("cannot write plot {}", plot.display()))?;
+    }
+    ctx.report(&report, render_all)?;
+    let all = if report.channels.is_empty() {
+        std::slice::from_ref(&report)
+    } else {
+        report.channels.as_slice()
+    };
+    let failed = all.iter().any(|r| {
+        r.clkin
+            .as_ref()
+            .is_some_and(|c| c.status == ClkinStatus::Fail)
+            || r.freq_cal
+                .as_ref()
+                .is_some_and(|f| f.status != crate::result::Status::Pass)
+    });
+    Ok(if failed {
+        Outcome::Code(1)
+    } else {
+        Outcome::Done
+    })
+}
+
+/// One channel: the engine over it (with the frequency estimator on its hot path
+/// when asked), and its report.
+fn analyze_channel(
+    ctx: &Ctx,
+    args: &AnalyzeOptions,
+    reader: IqReader,
+    rec: &Recording,
+) -> Result<(AnalyzeReport, PsdTrace)> {
+    let settings = capture_settings(args, rec)?;
+    let mut est = freq_cal_setup(args, rec)?;
+    let progress = progress_bar(ctx, rec.info.samples);
+    let summary = run_file(reader, &settings, progress.as_ref(), est.as_mut())?;
+    let freq_cal = est.map(|mut f| {
+        let estimate = f.est.finish();
+        let judged = crate::exec::freq_cal::judge(f.method, f.carrier_hz, &summary, estimate);
+        freq_cal_entry(args, rec, judged.entry)
+    });
+    let (mut report, psd) = build_report(args, rec, &settings, summary);
+    report.freq_cal = freq_cal;
+    Ok((report, psd))
+}

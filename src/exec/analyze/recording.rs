@@ -1,0 +1,379 @@
+//! The options checked, the recording opened, its rate, centre and clock settled,
+//! and the capture engine's settings for it.
+use super::*;
+
+/// The checks that need no file: the plot name is free, the format is known, the
+/// overlap and FFT size are in range. Gives the format asked for, if any.
+pub(super) fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
+    if let Some(p) = args.plot.as_ref().filter(|p| p.exists()) {
+        if !args.force {
+            return Err(bad_field(
+                "plot",
+                FieldText::text(": ").then_all(exists_unless_forced(p)),
+            ));
+        }
+        if !p.is_file() {
+            return Err(bad_field(
+                "plot",
+                FieldText::text(": ").then_all(exists_not_a_file(p)),
+            ));
+        }
+    }
+    crate::exec::check_peaks(args.max_peaks, args.min_snr_db)?;
+    if args.freq_cal.is_none() {
+        for (field, given) in [
+            ("carrier_hz", args.carrier_hz.is_some()),
+            ("store_for_radio", args.store_for_radio.is_some()),
+        ] {
+            if given {
+                return Err(bad_field_text(
+                    field,
+                    FieldText::field(field)
+                        .then(" is for a frequency calibration: give ")
+                        .then_field("freq_cal"),
+                ));
+            }
+        }
+    }
+    let format = match &args.format {
+        Some(f) => Some(IqFormat::parse(f).map_err(|e| bad_field("format", format!(": {e}")))?),
+        None => None,
+    };
+    if !(args.overlap.is_finite() && (0.0..1.0).contains(&args.overlap)) {
+        return Err(bad_field(
+            "overlap",
+            format!(" {} must be in [0, 1)", args.overlap),
+        ));
+    }
+    if !rxnode_interlock::fft_size_ok(args.fft_size) {
+        return Err(bad_field(
+            "fft_size",
+            format!(" {} must be in 16..=1048576", args.fft_size),
+        ));
+    }
+    Ok(format)
+}
+
+/// Open one channel of the file and settle its rate and centre: the file's own
+/// where it has them (an option that disagrees is refused, naming both), else the
+/// options; the file must hold at least one FFT.
+pub(super) fn open_recording(
+    args: &AnalyzeOptions,
+    format: Option<IqFormat>,
+    channel: u32,
+) -> Result<(IqReader, Recording)> {
+    let reader = IqReader::open_channel(&args.file, format, channel)
+        .map_err(|e| bad_input(e.to_string()))?;
+    let info = reader.info().clone();
+    let rate = match settled(&info, "rate", args.rate, info.sample_rate_hz)? {
+        Some(r) => positive("rate", r)?,
+        None => {
+            return Err(bad_field_text(
+                "rate",
+                FieldText::text(match info.format {
+                    IqFormat::Sigmf => format!(
+                        "{}: the SigMF meta has no core:sample_rate; give ",
+                        args.file.display()
+                    ),
+                    f => format!(
+                        "{}: a raw {} file carries no sample rate; give ",
+                        args.file.display(),
+                        f.name()
+                    ),
+                })
+                .then_field("rate")
+                .then(" HZ"),
+            ))
+        }
+    };
+    if let Some(c) = args.center_hz.filter(|c| !c.is_finite()) {
+        return Err(bad_field("center_hz", format!(" {c} is not finite")));
+    }
+    let center = settled(&info, "center_hz", args.center_hz, info.center_hz)?;
+    let clock = recorded_clock(&info)?;
+    if info.samples < args.fft_size as u64 {
+        return Err(bad_field_text(
+            "fft_size",
+            FieldText::text(format!(
+                "{}: {} samples, fewer than ",
+                args.file.display(),
+                info.samples
+            ))
+            .then_field("fft_size")
+            .then(format!(" {}", args.fft_size)),
+        ));
+    }
+    Ok((
+        reader,
+        Recording {
+            info,
+            rate,
+            center,
+            clock,
+        },
+    ))
+}
+
+/// A value the file may state and an option may give: the file's when it has one
+/// (an option that disagrees by more than 1 part in 10⁹ is refused, naming both),
+/// else the option's.
+pub(super) fn settled(
+    info: &IqInfo,
+    field: &'static str,
+    given: Option<f64>,
+    own: Option<f64>,
+) -> Result<Option<f64>> {
+    match (given, own) {
+        (Some(g), Some(o)) if (g - o).abs() > 1e-9 * o.abs().max(1.0) => {
+            let whose = match info.format {
+                IqFormat::Wav => "WAV header",
+                _ => "SigMF meta",
+            };
+            let what = if field == "rate" {
+                "core:sample_rate"
+            } else {
+                "core:frequency"
+            };
+            let place = info.meta_path.as_ref().unwrap_or(&info.data_path);
+            Err(bad_field_text(
+                field,
+                FieldText::field(field)
+                    .then(format!(
+                        " {g} disagrees with the recording's own {o} ({what} of its {whose}, {}): \
+                     the file's value is used; leave ",
+                        place.display()
+                    ))
+                    .then_field(field)
+                    .then(" out"),
+            ))
+        }
+        (_, Some(o)) => Ok(Some(o)),
+        (g, None) => Ok(g),
+    }
+}
+
+/// The report's `clock` block: the recording's SigMF `rxnode:clock`, checked field by
+/// field and kept as written (its `age_s` and `stale` are as of the recording), or
+/// — when the file carries none — `from: "unknown"` with every field null: a
+/// recording's calibration is never taken from this node's own records, since the
+/// file may come from another radio or another day.
+pub(super) fn recorded_clock(info: &IqInfo) -> Result<RecordingClock> {
+    let Some(c) = &info.clock else {
+        let what = match info.format {
+            IqFormat::Sigmf => "its SigMF meta has no rxnode:clock",
+            _ => "the format carries no clock metadata",
+        };
+        return Ok(RecordingClock {
+            detail: format!(
+                "{what}: the recording radio's clock source and frequency calibration are unknown"
+            ),
+            from: ClockFrom::Unknown,
+            last_measurement: None,
+            ppm_correction_applied: None,
+            radio: None,
+            source: None,
+        });
+    };
+    let meta = info
+        .meta_path
+        .clone()
+        .unwrap_or_else(|| info.data_path.clone());
+    let bad = |field: &str, v: &Value, want: &str| {
+        bad_input(format!(
+            "{}: rxnode:clock{field} {v} must be {want}",
+            meta.display()
+        ))
+    };
+    let Some(o) = c.as_object() else {
+        return Err(bad("", c, "an object"));
+    };
+    let text_or_null = |k: &str| -> Result<Option<String>> {
+        match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(bad(&format!(".{k}"), v, "a string or null")),
+        }
+    };
+    let finite = |v: &Value| v.as_f64().filter(|x| x.is_finite());
+    let applied = match o.get("ppm_correction_applied") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(finite(v).ok_or_else(|| {
+            bad(
+                ".ppm_correction_applied",
+                v,
+                "a finite number of ppm or null",
+            )
+        })?),
+    };
+    let last = match o.get("last_measurement") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) => {
+            let field = |k: &str| format!(".last_measurement.{k}");
+            let number = |k: &str| {
+                let v = m.get(k).unwrap_or(&Value::Null);
+                finite(v)
+                    .filter(|x| k != "uncertainty_ppm" || *x >= 0.0)
+                    .ok_or_else(|| bad(&field(k), v, "a finite number of ppm"))
+            };
+            let text = |k: &str| {
+                let v = m.get(k).unwrap_or(&Value::Null);
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad(&field(k), v, "a string"))
+            };
+            Some(RecordedMeasurement {
+                age_s: m.get("age_s").map(Value::as_f64),
+                method: text("method")?,
+                ppm: number("ppm")?,
+                reference: text("reference")?,
+                stale: m.get("stale").map(Value::as_bool),
+                time: text("time")?,
+                uncertainty_ppm: number("uncertainty_ppm")?,
+            })
+        }
+        Some(v) => {
+            return Err(bad(
+                ".last_measurement",
+                v,
+                "an object (ppm, uncertainty_ppm, method, reference, time) or null",
+            ))
+        }
+    };
+    Ok(RecordingClock {
+        detail: format!(
+            "{}: rxnode:clock, as written when it was recorded",
+            meta.display()
+        ),
+        from: ClockFrom::Recording,
+        last_measurement: last,
+        ppm_correction_applied: applied,
+        radio: text_or_null("radio")?,
+        source: text_or_null("source")?,
+    })
+}
+
+/// Where a recording's `clock` block comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockFrom {
+    /// The recording's own `rxnode:clock`, as written when it was recorded.
+    Recording,
+    /// The file carries none: nothing is known.
+    Unknown,
+}
+
+/// How good a recording's frequency axis is (docs/protocol.md#clock), as
+/// `analyze` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordingClock {
+    /// Where it comes from, in words (the file named).
+    pub detail: String,
+    /// `recording` or `unknown`.
+    pub from: ClockFrom,
+    /// The radio's frequency calibration when it recorded, as the file holds it.
+    pub last_measurement: Option<RecordedMeasurement>,
+    /// The correction (ppm) the recording's tuning had; `null`: none.
+    pub ppm_correction_applied: Option<f64>,
+    /// `driver=…,serial=…` of the recording radio, when the file names it.
+    pub radio: Option<String>,
+    /// The radio's clock source, when the file names it.
+    pub source: Option<String>,
+}
+
+/// A frequency calibration as a recording holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedMeasurement {
+    /// Its age when the recording was made, s (absent when the file has none; null
+    /// when it was unknown then).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub age_s: Option<Option<f64>>,
+    /// `gsm`, `lte` or another method's name.
+    pub method: String,
+    /// The radio's error, ppm.
+    pub ppm: f64,
+    /// What it was measured against.
+    pub reference: String,
+    /// Whether it was older than the policy allowed then (absent when the file has
+    /// none; null when it was not said).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stale: Option<Option<bool>>,
+    /// When it was measured (ISO 8601).
+    pub time: String,
+    /// One standard deviation of `ppm`.
+    pub uncertainty_ppm: f64,
+}
+
+/// A field that is there, null or not (an absent one is `None` by `default`).
+fn present<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// The engine's settings for the whole file: Welch over it, the CLKIN check if
+/// asked (it needs the centre), the whole PSD kept for the plot.
+pub(super) fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result<CaptureSettings> {
+    let mut wcfg = WelchConfig::new(args.fft_size, rec.rate);
+    wcfg.overlap = args.overlap;
+    wcfg.max_peaks = args.max_peaks;
+    wcfg.min_snr_db = args.min_snr_db;
+    wcfg.center_hz = rec.center;
+    wcfg.clip_level = rec.info.clip_level;
+    let clkin = match args.clkin_tone_hz {
+        None => None,
+        Some(tone) => {
+            let Some(c) = rec.center else {
+                return Err(bad_field(
+                    "clkin_tone_hz",
+                    FieldText::text(" needs the centre frequency: give ")
+                        .then_field("center_hz")
+                        .then(" (or use SigMF)"),
+                ));
+            };
+            if let Some(l) = args
+                .clkin_expected_dbfs
+                .filter(|l| !(l.is_finite() && *l <= 0.0))
+            {
+                return Err(bad_field(
+                    "clkin_expected_dbfs",
+                    format!(" {l} must be a finite level ≤ 0 dBFS"),
+                ));
+            }
+            if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
+                return Err(bad_field(
+                    "clkin_tolerance_ppm",
+                    format!(" {} must be ≥ 0", args.clkin_tolerance_ppm),
+                ));
+            }
+            Some(crate::exec::live::clkin_config(
+                &rxnode_interlock::ClkinSpec {
+                    tone_hz: tone,
+                    tolerance_ppm: args.clkin_tolerance_ppm,
+                    expected_dbfs: args.clkin_expected_dbfs,
+                    expected_tolerance_db: None,
+                },
+                c,
+                rec.rate,
+            ))
+        }
+    };
+    let mut settings = CaptureSettings::new(rec.info.samples, wcfg);
+    settings.block_samples = BLOCK;
+    settings.pool_blocks = 4;
+    // A recording carries no driver evidence (the default): the CLKIN verdict rests
+    // on the measurement.
+    settings.clkin = clkin;
+    // The whole PSD, for the plot.
+    settings.psd_points = args.fft_size;
+    Ok(settings)
+}

@@ -1,0 +1,177 @@
+//! The analysis for a person (text) and as a spectrum picture.
+use super::*;
+
+/// Every channel's analysis for a person, one after the other.
+pub(super) fn render_all(r: &AnalyzeReport) -> String {
+    if r.channels.is_empty() {
+        return render_human(r);
+    }
+    let mut out = String::new();
+    for c in &r.channels {
+        let _ = writeln!(out, "── channel {} of {} ──", c.channel, c.num_channels);
+        out.push_str(&render_human(c));
+    }
+    out
+}
+
+/// The analysis for a person, as text: the file, the Welch levels, the peaks, the clock.
+pub(super) fn render_human(r: &AnalyzeReport) -> String {
+    let mut out = String::new();
+    let mhz = |hz: f64| format!("{:.6} MHz", hz / 1e6);
+    // Without a centre the peaks are baseband offsets: kHz with a sign.
+    let freq = |hz: f64| match r.center_hz {
+        Some(_) => mhz(hz),
+        None => format!("{:+.3} kHz", hz / 1e3),
+    };
+    let _ = writeln!(
+        out,
+        "file          {} ({}, {}{})",
+        r.file,
+        r.format.name(),
+        r.datatype.sigmf_name(),
+        if r.num_channels > 1 {
+            format!(", channel {} of {}", r.channel, r.num_channels)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        out,
+        "samples       {} at {} ({:.3} s)",
+        r.samples,
+        rxnode_interlock::fmt_rate(r.sample_rate_hz),
+        r.samples as f64 / r.sample_rate_hz
+    );
+    let _ = match r.center_hz {
+        Some(c) => writeln!(out, "centre        {}", mhz(c)),
+        None => writeln!(
+            out,
+            "centre        unknown (peaks are offsets from the centre)"
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "welch         FFT {}, overlap {} %, {} averages",
+        r.fft_size,
+        crate::result::plot::trim_number(r.overlap * 100.0, 1),
+        r.averages
+    );
+    let _ = writeln!(out, "noise floor   {:.1} dBFS/bin", r.noise_floor_db);
+    let _ = writeln!(out, "mean power    {:.1} dBFS", r.mean_power_dbfs);
+    let _ = writeln!(out, "clipped       {:.4} %", r.clipped_fraction * 100.0);
+    if r.peaks.is_empty() {
+        let _ = writeln!(out, "peaks         none");
+    }
+    for (i, p) in r.peaks.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}{}  {:7.1} dBFS  SNR {:5.1} dB",
+            if i == 0 {
+                "peaks         "
+            } else {
+                "              "
+            },
+            freq(p.frequency_hz),
+            p.power_db,
+            p.snr_db
+        );
+    }
+    let _ = writeln!(out, "clock         {}", clock_line(&r.clock));
+    if let Some(c) = &r.clkin {
+        let status = match c.status {
+            ClkinStatus::Pass => "PASS",
+            ClkinStatus::Fail => "FAIL",
+            ClkinStatus::NotMeasured => "NOT MEASURED",
+        };
+        let _ = writeln!(out, "CLKIN         {status}: {}", c.detail);
+        if let (Some(m), Some(p), Some(u)) = (c.measured_hz, c.ppm, c.ppm_uncertainty) {
+            let _ = writeln!(
+                out,
+                "              tone {} measured {} → {} (1σ)",
+                mhz(c.tone_hz),
+                mhz(m),
+                rxnode_dsp::fmt_uncertain(p, u, "ppm")
+            );
+        }
+        for e in c
+            .evidence
+            .iter()
+            .filter(|e| e.name.starts_with("other carrier"))
+        {
+            let _ = writeln!(out, "              {}: {}", e.name, e.value);
+        }
+    }
+    if let Some(f) = &r.freq_cal {
+        let _ = writeln!(out, "freq cal      {}: {}", f.status, f.detail);
+        if let Some(n) = &f.calibration_note {
+            let _ = writeln!(out, "              calibration {n}");
+        } else if f.calibration_stored == Some(true) {
+            let _ = writeln!(
+                out,
+                "              kept in .local/calibration.json for the radio named"
+            );
+        }
+    }
+    out
+}
+
+/// The human line of the `clock` block.
+pub(super) fn clock_line(c: &RecordingClock) -> String {
+    if c.from != ClockFrom::Recording {
+        return format!("unknown ({})", c.detail);
+    }
+    let mut s = format!(
+        "from the recording: source {}",
+        c.source.as_deref().unwrap_or("not recorded")
+    );
+    match &c.last_measurement {
+        Some(m) => {
+            s.push_str(&format!(
+                "; last calibration {} ({}, {}, {})",
+                rxnode_dsp::fmt_uncertain(m.ppm, m.uncertainty_ppm, "ppm"),
+                m.method,
+                m.reference,
+                m.time
+            ));
+        }
+        None => s.push_str("; no calibration recorded"),
+    }
+    match c.ppm_correction_applied {
+        Some(p) => s.push_str(&format!("; tuning corrected by {p:+} ppm")),
+        None => s.push_str("; no correction applied"),
+    }
+    s
+}
+
+/// Spectrum PNG with axes, title, labelled peaks, noise floor and CLKIN markers
+/// (`crate::result::plot`).
+pub(super) fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Result<()> {
+    let name = std::path::Path::new(&r.file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| r.file.clone());
+    let title = format!(
+        "{name} · {} · {:.3} MS/s · fft {} · {} averages",
+        r.center_hz
+            .map(|c| format!("centre {:.6} MHz", c / 1e6))
+            .unwrap_or_else(|| "baseband (centre unknown)".into()),
+        r.sample_rate_hz / 1e6,
+        r.fft_size,
+        r.averages
+    );
+    let peaks = r
+        .peaks
+        .iter()
+        .map(|p| (p.frequency_hz, p.power_db))
+        .collect();
+    crate::result::plot::write_spectrum(
+        path,
+        &crate::result::plot::live_spectrum(
+            title,
+            psd,
+            peaks,
+            Some(r.noise_floor_db),
+            r.clkin.as_ref(),
+        ),
+    )
+}

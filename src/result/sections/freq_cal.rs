@@ -1,0 +1,280 @@
+//! `freq_cal[]` of the result, what `rxnode clkin calibrate --json` prints and the
+//! `freq_cal` of `rxnode analyze --json` (docs/protocol.md#freq_cal): the radio's
+//! error in ppm with its uncertainty, the method, the cell (its PCI and duplex for
+//! LTE), the confidence and the detections behind it.
+use super::step_row::StepRow;
+use super::wire::{one_of, sorted};
+use crate::result::Status;
+use rxnode_dsp::FreqCalDetection;
+use rxnode_interlock::FreqCalMethod;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+/// One entry of `freq_cal[]`: a measurement (with or without a number), or the
+/// row of a step that did not get to measure.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum FreqCalEntry {
+    /// The step measured (or tried to).
+    Measured(Box<FreqCalRecord>),
+    /// Refused or blocked before its radio opened.
+    NotMeasured(StepRow),
+}
+
+impl<'de> Deserialize<'de> for FreqCalEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(
+            match one_of::<D, FreqCalRecord, StepRow>(d, "method", "freq_cal")? {
+                Ok(r) => FreqCalEntry::Measured(Box::new(r)),
+                Err(row) => FreqCalEntry::NotMeasured(row),
+            },
+        )
+    }
+}
+
+impl FreqCalEntry {
+    /// The measurement, when the step got to measure.
+    pub(crate) fn record(&self) -> Option<&FreqCalRecord> {
+        match self {
+            FreqCalEntry::Measured(r) => Some(r),
+            FreqCalEntry::NotMeasured(_) => None,
+        }
+    }
+}
+
+/// One measurement of a radio's frequency error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub(crate) struct FreqCalRecord {
+    /// The capture engine's settings read back (a recording: its centre and rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<Value>,
+    /// Detections found (FCCH bursts, or PSS of the cell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub bursts: Option<usize>,
+    /// Detections that went into the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub bursts_used: Option<usize>,
+    /// Why the measurement was not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_note: Option<String>,
+    /// Whether it was kept in `.local/calibration.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_stored: Option<bool>,
+    /// What the capture delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<FreqCalCapture>,
+    /// Which cell: GSM `BCCH 935.200 MHz`, LTE `PCI 212 at 751.0 MHz` (the PCI is
+    /// also `pci`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
+    /// How good the frequency axis is (docs/protocol.md#clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Value>,
+    /// How sure the estimator is that it locked to the right signal, 0..1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub confidence: Option<f64>,
+    /// One line: the figure, or why there is none.
+    pub detail: String,
+    /// Every detection, used or rejected, for the picture.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "sorted",
+        deserialize_with = "detections"
+    )]
+    #[schemars(with = "Option<Vec<DetectionSchema>>")]
+    pub detections: Option<Vec<FreqCalDetection>>,
+    /// The radio (its args, driver, serial), or the recording and its channel.
+    pub device: Value,
+    /// LTE: the cell's frame structure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex: Option<Duplex>,
+    /// The carrier's RF frequency, Hz.
+    pub frequency_hz: f64,
+    /// `gsm` or `lte`.
+    #[schemars(with = "MethodSchema")]
+    pub method: FreqCalMethod,
+    /// The baseband offset of the feature with a perfect clock, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nominal_offset_hz: Option<f64>,
+    /// LTE: the cell's physical cell ID, when its SSS was decoded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 503))]
+    pub pci: Option<u16>,
+    /// The radio's error, ppm; > 0: its clock runs fast.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ppm: Option<f64>,
+    /// The capture engine's settings as asked (a recording: its centre and rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<Value>,
+    /// The searched baseband offsets `[low, high]`, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_hz: Option<[f64; 2]>,
+    /// Seconds of samples the estimator saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_analysed: Option<f64>,
+    /// PASS (a number from a complete capture), PARTIAL (from an incomplete one),
+    /// FAIL, BLOCKED, NOT RUN.
+    pub status: Status,
+    /// The step's number in the plan (absent outside a run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub step: Option<usize>,
+    /// The radio `rxnode analyze --store-for-radio` kept it for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_for: Option<StoredFor>,
+    /// One standard deviation of `ppm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub uncertainty_ppm: Option<f64>,
+}
+
+impl FreqCalRecord {
+    /// A measurement of `method` against the carrier at `frequency_hz` with only its
+    /// status and detail (the radio and the rest are filled in by the caller).
+    pub(crate) fn new(
+        method: FreqCalMethod,
+        frequency_hz: f64,
+        status: Status,
+        detail: String,
+    ) -> FreqCalRecord {
+        FreqCalRecord {
+            actual: None,
+            bursts: None,
+            bursts_used: None,
+            calibration_note: None,
+            calibration_stored: None,
+            capture: None,
+            cell: None,
+            clock: None,
+            confidence: None,
+            detail,
+            detections: None,
+            device: Value::Null,
+            duplex: None,
+            frequency_hz,
+            method,
+            nominal_offset_hz: None,
+            pci: None,
+            ppm: None,
+            requested: None,
+            search_hz: None,
+            seconds_analysed: None,
+            status,
+            step: None,
+            stored_for: None,
+            uncertainty_ppm: None,
+        }
+    }
+}
+
+/// The detections as written: a number that was not finite was written as `null`
+/// and reads back as NaN (the picture leaves such a detection out).
+fn detections<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<FreqCalDetection>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Written {
+        offset_hz: Option<f64>,
+        ppm: Option<f64>,
+        snr_db: Option<f64>,
+        time_s: Option<f64>,
+        used: bool,
+    }
+    let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    Ok(Some(
+        Vec::<Written>::deserialize(d)?
+            .into_iter()
+            .map(|w| FreqCalDetection {
+                time_s: nan(w.time_s),
+                offset_hz: nan(w.offset_hz),
+                ppm: nan(w.ppm),
+                snr_db: nan(w.snr_db),
+                used: w.used,
+            })
+            .collect(),
+    ))
+}
+
+/// What the capture of a measurement delivered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub(crate) struct FreqCalCapture {
+    /// Samples dropped.
+    pub dropped_samples: u64,
+    /// Mean sample power, dBFS.
+    pub mean_power_dbfs: Option<f64>,
+    /// Overflows.
+    pub overflows: u64,
+    /// Samples analysed.
+    pub samples_processed: u64,
+    /// Samples delivered.
+    pub samples_received: u64,
+    /// Samples asked for.
+    pub samples_requested: u64,
+    /// Why it stopped.
+    pub stop_reason: String,
+}
+
+/// An LTE cell's frame structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Duplex {
+    /// Frequency-division duplex.
+    Fdd,
+    /// Time-division duplex.
+    Tdd,
+}
+
+impl Duplex {
+    /// The estimator's spelling (`fdd`, `tdd`), if it is one.
+    pub(crate) fn of(s: &str) -> Option<Duplex> {
+        match s {
+            "fdd" => Some(Duplex::Fdd),
+            "tdd" => Some(Duplex::Tdd),
+            _ => None,
+        }
+    }
+}
+
+/// The radio a measurement from a recording was kept for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub(crate) struct StoredFor {
+    /// Its driver.
+    pub driver: String,
+    /// Its remote host, for a networked radio.
+    pub remote: Option<String>,
+    /// Its serial.
+    pub serial: String,
+}
+
+/// `gsm` or `lte`, as the schema names them.
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum MethodSchema {
+    /// LTE PSS/SSS.
+    Lte,
+    /// GSM FCCH.
+    Gsm,
+}
+
+/// One detection, as the schema names its fields.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct DetectionSchema {
+    /// Its observed baseband offset, Hz.
+    #[schemars(required)]
+    offset_hz: Option<f64>,
+    /// The radio error it alone gives, ppm.
+    #[schemars(required)]
+    ppm: Option<f64>,
+    /// Its SNR in its own bandwidth, dB.
+    #[schemars(required)]
+    snr_db: Option<f64>,
+    /// When it started, s from the first sample.
+    #[schemars(required)]
+    time_s: Option<f64>,
+    /// Whether it went into the value.
+    used: bool,
+}

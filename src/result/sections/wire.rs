@@ -1,0 +1,79 @@
+//! Serde helpers shared by the sections: a nested type of another crate written
+//! with sorted keys, and the choice between a step's two shapes.
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// Serialize `v` with its keys sorted at every level (as a JSON value is), for a
+/// type of another crate whose field order is not the section's.
+pub(crate) fn sorted<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::Error as _;
+    serde_json::to_value(v)
+        .map_err(S::Error::custom)?
+        .serialize(s)
+}
+
+/// One of a step's two shapes, chosen by whether its object has `key`: a step that
+/// measured (`A`) or the `{"step", "status", "detail"}` row of one that did not (`B`).
+/// The error names the shape read.
+pub(crate) fn one_of<'de, D, A, B>(d: D, key: &str, what: &str) -> Result<Result<A, B>, D::Error>
+where
+    D: Deserializer<'de>,
+    A: DeserializeOwned,
+    B: DeserializeOwned,
+{
+    let v = Value::deserialize(d)?;
+    if !v.is_object() {
+        return Err(D::Error::custom(format!(
+            "{what}: expected an object, got {}",
+            kind(&v)
+        )));
+    }
+    if v.get(key).is_some() {
+        A::deserialize(v)
+            .map(Ok)
+            .map_err(|e| D::Error::custom(format!("{what}: {e}")))
+    } else {
+        B::deserialize(v)
+            .map(Err)
+            .map_err(|e| D::Error::custom(format!("{what} (a step that did not run): {e}")))
+    }
+}
+
+/// Read one entry of a section as the validator does: the shape chosen by `key`,
+/// and a refusal naming the field's path inside the entry, to follow the entry's
+/// own name (`.clkin_compare.verdict: unknown variant …`, or `: missing field …`).
+pub(crate) fn read_entry<A, B>(v: &Value, key: &str) -> Result<Result<A, B>, String>
+where
+    A: DeserializeOwned,
+    B: DeserializeOwned,
+{
+    let at = |e: serde_path_to_error::Error<serde_json::Error>| {
+        let path = e.path().to_string();
+        if path == "." {
+            format!(": {}", e.into_inner())
+        } else {
+            format!(".{path}: {}", e.into_inner())
+        }
+    };
+    if !v.is_object() {
+        return Err(format!(": expected an object, got {}", kind(v)));
+    }
+    if v.get(key).is_some() {
+        serde_path_to_error::deserialize(v).map(Ok).map_err(at)
+    } else {
+        serde_path_to_error::deserialize(v).map(Err).map_err(at)
+    }
+}
+
+/// What a JSON value is, for a refusal.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
