@@ -77,7 +77,11 @@ fn main() {
 fn rxsim_sources() -> Vec<PathBuf> {
     let dir = std::fs::read_dir("rxsim").unwrap_or_else(|e| panic!("cannot read hw/rxsim: {e}"));
     let mut sources: Vec<PathBuf> = dir
-        .map(|entry| entry.unwrap_or_else(|e| panic!("cannot read hw/rxsim: {e}")).path())
+        .map(|entry| {
+            entry
+                .unwrap_or_else(|e| panic!("cannot read hw/rxsim: {e}"))
+                .path()
+        })
         .filter(|path| path.extension().is_some_and(|ext| ext == "cpp"))
         .collect();
     sources.sort();

@@ -553,16 +553,36 @@ fn sweep_shows_progress_on_a_terminal_only() {
 }
 
 /// Under `--json`, clap's own answers are JSON too: a bad flag or value is the
-/// documented error object (exit 2, the message naming it), `--version` is
-/// `{"name", "version"}`; without `--json` they stay clap's text.
+/// documented error object (exit 2, the message naming it, a missing argument
+/// included), `--version` is `{"name", "version"}`; without `--json` they stay
+/// clap's text.
 #[test]
 fn json_mode_covers_usage_errors_and_the_version() {
     let d = tempfile::tempdir().unwrap();
-    for args in [
-        &["--json", "--frequency-hz", "nonsense", "capture"][..],
-        &[
-            "--json", "capture", "-d", "x", "-r", "1M", "-t", "1", "-f", "nonsense",
-        ],
+    for (args, named) in [
+        (
+            &["--json", "--frequency-hz", "nonsense", "capture"][..],
+            "frequency-hz",
+        ),
+        (
+            &[
+                "--json", "capture", "-d", "x", "-r", "1M", "-t", "1", "-f", "nonsense",
+            ],
+            "frequency-hz",
+        ),
+        (
+            &[
+                "--json",
+                "sweep",
+                "-d",
+                "x",
+                "--start-hz",
+                "1M",
+                "--stop-hz",
+                "2M",
+            ],
+            "--bin-hz",
+        ),
     ] {
         let out = rxnode(d.path()).args(args).output().unwrap();
         expect_exit!(out, 2, "{args:?}");
@@ -571,7 +591,7 @@ fn json_mode_covers_usage_errors_and_the_version() {
             .unwrap_or_else(|e| panic!("{args:?}: not one JSON object ({e}): {err}"));
         assert_eq!(v["exit"], 2, "{v}");
         let m = v["error"]["message"].as_str().unwrap_or("");
-        assert!(m.contains("frequency-hz"), "{v}");
+        assert!(m.contains(named), "{v}");
     }
     let out = rxnode(d.path())
         .args(["--json", "--version"])

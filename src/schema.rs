@@ -17,13 +17,13 @@ use crate::exit::Outcome;
 use anyhow::Result;
 
 /// The `rx-plan` block.
-pub(crate) const PLAN: &str = include_str!("../../schemas/plan.schema.json");
+pub(crate) const PLAN: &str = include_str!("../schemas/plan.schema.json");
 /// `RX_RESULT.json`.
-pub(crate) const RESULT: &str = include_str!("../../schemas/result.schema.json");
+pub(crate) const RESULT: &str = include_str!("../schemas/result.schema.json");
 /// `.local/rxnode-policy.json`.
-pub(crate) const POLICY: &str = include_str!("../../schemas/policy.schema.json");
+pub(crate) const POLICY: &str = include_str!("../schemas/policy.schema.json");
 /// A task as `{"header": {...}, "plan": {...} | null}`.
-pub(crate) const TASK: &str = include_str!("../../schemas/task.schema.json");
+pub(crate) const TASK: &str = include_str!("../schemas/task.schema.json");
 
 /// The schema text for a kind: the embedded file, or the one generated from the
 /// kind's type (which the checked-in file equals).
@@ -155,7 +155,7 @@ mod tests {
     /// The op names `interlock::plan::Step::op` returns, read from its source
     /// (the match arms `Step::X… => "name"`), so a new variant cannot be missed.
     fn step_ops_from_source() -> BTreeSet<String> {
-        let src = include_str!("../../interlock/src/plan/mod.rs");
+        let src = include_str!("../interlock/src/plan/mod.rs");
         let start = src.find("pub fn op(&self)").expect("Step::op exists");
         let body = &src[start..];
         let end = body.find("\n    }\n").expect("end of Step::op");
@@ -346,9 +346,9 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        let keys: BTreeSet<&str> = crate::result::validate::TOP_KEYS
+        let keys: BTreeSet<&str> = crate::result::TOP_KEYS
             .iter()
-            .chain(crate::result::validate::OPTIONAL_TOP_KEYS)
+            .chain(crate::result::OPTIONAL_TOP_KEYS)
             .copied()
             .collect();
         assert_eq!(
@@ -356,9 +356,9 @@ mod tests {
             "schemas/result.schema.json vs results::TOP_KEYS and OPTIONAL_TOP_KEYS"
         );
         // Every key a serialized result carries is described, node included.
-        let node = crate::result::model::NodeInfo {
+        let node = crate::result::NodeInfo {
             name: Some("LAB-RX2".into()),
-            ..crate::result::model::NodeInfo::this_build()
+            ..crate::result::NodeInfo::this_build()
         };
         let v = serde_json::to_value(&node).expect("node");
         for k in v.as_object().expect("object").keys() {
