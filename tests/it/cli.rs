@@ -605,6 +605,43 @@ fn json_mode_covers_usage_errors_and_the_version() {
     assert!(text(&out.stdout).starts_with("rxnode "), "{}", show(&out));
 }
 
+/// Under `--json` the generated files are JSON documents too: `completions SHELL`
+/// is `{"shell", "script"}`, `man` is `{"page"}`; without it, the files as they are.
+#[test]
+fn json_mode_wraps_the_completion_script_and_the_man_page() {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Completions {
+        shell: String,
+        script: String,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ManPage {
+        page: String,
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = rxnode(d.path())
+        .args(["--json", "completions", "bash"])
+        .output()
+        .unwrap();
+    expect_exit!(out, 0);
+    let c: Completions = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c.shell, "bash");
+    let plain = rxnode(d.path())
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(c.script, text(&plain.stdout));
+    assert!(c.script.contains("_rxnode()"), "{}", c.script);
+    let out = rxnode(d.path()).args(["--json", "man"]).output().unwrap();
+    expect_exit!(out, 0);
+    let m: ManPage = serde_json::from_slice(&out.stdout).unwrap();
+    let plain = rxnode(d.path()).arg("man").output().unwrap();
+    assert_eq!(m.page, text(&plain.stdout));
+    assert!(m.page.contains(".SH \"EXIT STATUS\""), "{}", m.page);
+}
+
 /// `rxnode man` names no page that does not exist (no `rxnode-CMD(1)`), says for
 /// each command where its options are, and has the EXIT STATUS section.
 #[test]
