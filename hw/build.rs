@@ -1,4 +1,5 @@
-//! Builds the bundled `rxsim` SoapySDR module (hw/rxsim/rxsim.cpp) into
+//! Builds the bundled `rxsim` SoapySDR module (the C++ sources `hw/rxsim/*.cpp`, see
+//! `hw/rxsim/rxsim.hpp`) into
 //! `$OUT_DIR/librxsim.so` (`rxsim.dll` for Windows targets) and tells
 //! `src/sim.rs` where it is (`RXSIM_MODULE`); `src/sim.rs` embeds its bytes.
 //!
@@ -13,7 +14,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    println!("cargo:rerun-if-changed=rxsim/rxsim.cpp");
+    // A folder: cargo watches every file under it (sources, headers, scenes).
+    println!("cargo:rerun-if-changed=rxsim");
     println!("cargo:rerun-if-changed=build.rs");
     for var in ["CXX", "PKG_CONFIG_PATH", "SOAPYSDR_CFLAGS", "SOAPYSDR_LIBS"] {
         println!("cargo:rerun-if-env-changed={var}");
@@ -22,13 +24,14 @@ fn main() {
     let windows = env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "windows");
     let target = out.join(if windows { "rxsim.dll" } else { "librxsim.so" });
 
+    let sources = rxsim_sources();
     let flags = soapy_flags(windows);
     let compiler = cc::Build::new().cpp(true).get_compiler();
     let mut cmd = compiler.to_command();
     if compiler.is_like_msvc() {
         // cl.exe: a DLL (/LD) with C++ exceptions (/EHsc), optimized.
         cmd.args(["/nologo", "/std:c++17", "/O2", "/EHsc", "/W3", "/LD"]);
-        cmd.arg("rxsim/rxsim.cpp");
+        cmd.args(&sources);
         cmd.arg(format!("/Fo{}\\", out.display()));
         cmd.arg(format!("/Fe{}", target.display()));
         // Compiler flags (include paths) before /link, libraries after.
@@ -56,7 +59,7 @@ fn main() {
         } else {
             cmd.arg("-fPIC");
         }
-        cmd.arg("rxsim/rxsim.cpp").arg("-o").arg(&target);
+        cmd.args(&sources).arg("-o").arg(&target);
         cmd.args(&flags);
     }
     let status = cmd
@@ -67,6 +70,23 @@ fn main() {
         "building the rxsim SoapySDR module failed ({status}); command: {cmd:?}"
     );
     println!("cargo:rustc-env=RXSIM_MODULE={}", target.display());
+}
+
+/// The module's translation units: every `.cpp` directly in `rxsim/`, sorted (headers
+/// and the scenes under `rxsim/scenes/` are included by them).
+fn rxsim_sources() -> Vec<PathBuf> {
+    let dir = std::fs::read_dir("rxsim").unwrap_or_else(|e| panic!("cannot read hw/rxsim: {e}"));
+    let mut sources: Vec<PathBuf> = dir
+        .map(|entry| {
+            entry
+                .unwrap_or_else(|e| panic!("cannot read hw/rxsim: {e}"))
+                .path()
+        })
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cpp"))
+        .collect();
+    sources.sort();
+    assert!(!sources.is_empty(), "no C++ sources in hw/rxsim");
+    sources
 }
 
 /// Compiler and linker flags for SoapySDR.

@@ -68,21 +68,26 @@ fi
 # (scripts/windows/SoapySDR.def), so SoapySDR.dll is loaded at the first radio call,
 # after rxnode checked it is there. rxsim.dll (a C++ SoapySDR module, loaded by
 # SoapySDR itself): an ordinary import library of the C++ symbols it uses, read
-# from its own object file. Rebuilt when the .def or rxsim.cpp change.
+# from its own object files. Rebuilt when the .def or rxsim's sources change.
 DEPS="$WORK/soapysdr"
-stamp="$(cat scripts/windows/SoapySDR.def hw/rxsim/rxsim.cpp /usr/include/SoapySDR/*.h | sha256sum | cut -c1-16)"
+stamp="$(cat scripts/windows/SoapySDR.def hw/rxsim/*.cpp hw/rxsim/*.hpp hw/rxsim/scenes/*.hpp \
+    /usr/include/SoapySDR/*.h | sha256sum | cut -c1-16)"
 if [ "$(cat "$DEPS/stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "== SoapySDR import libraries (target/windows/soapysdr) =="
     rm -rf "$DEPS"
     mkdir -p "$DEPS/include" "$DEPS/delay" "$DEPS/import"
     cp -a /usr/include/SoapySDR "$DEPS/include/"
-    "$MINGW-g++-posix" -std=c++17 -c hw/rxsim/rxsim.cpp -I"$DEPS/include" -o "$DEPS/rxsim.o" ||
-        die "compiling rxsim.cpp with $MINGW-g++-posix failed"
+    mkdir -p "$DEPS/rxsim"
+    for src in hw/rxsim/*.cpp; do
+        "$MINGW-g++-posix" -std=c++17 -c "$src" -I"$DEPS/include" \
+            -o "$DEPS/rxsim/$(basename "$src" .cpp).o" ||
+            die "compiling $src with $MINGW-g++-posix failed"
+    done
     {
         echo "LIBRARY SoapySDR.dll"
         echo "EXPORTS"
         grep -E '^    SoapySDR' scripts/windows/SoapySDR.def
-        "$MINGW-nm" -u "$DEPS/rxsim.o" | awk '{print $2}' | sed 's/^__imp_//' |
+        "$MINGW-nm" -u "$DEPS"/rxsim/*.o | awk 'NF == 2 {print $2}' | sed 's/^__imp_//' |
             grep -E '^_Z[A-Z]*N?K?8SoapySDR|^_ZT[VIS]N8SoapySDR|^SoapySDR' |
             grep -vxFf <(grep -E '^    SoapySDR' scripts/windows/SoapySDR.def | tr -d ' ') |
             sort -u | sed -E 's/^(_ZT[VIS].*)$/\1 DATA/; s/^/    /'

@@ -44,7 +44,9 @@ mod health;
 mod heartbeat;
 mod json;
 mod mainpc;
+mod radio;
 mod result;
+mod schema;
 mod service;
 mod signals;
 mod signers;
@@ -82,10 +84,10 @@ pub use crate::{
         task_new::{cmd_task_new, TaskNewOptions},
     },
     result::{
-        cmd_validate_result, markdown_for_result_json,
-        schema::{cmd_schema, SchemaKind},
-        validate_result_files, ManualStatus, RESULT_JSON, RESULT_MD,
+        cmd_validate_result, markdown_for_result_json, validate_result_files, ManualStatus,
+        RESULT_JSON, RESULT_MD,
     },
+    schema::{cmd_schema, SchemaKind},
     service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},
     shell::Shell,
     signers::{cmd_signers_add, cmd_signers_list, cmd_signers_remove, AddSigner},

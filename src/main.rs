@@ -80,13 +80,18 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let text = e.render().to_string();
-    // clap's first line is the message (`error: …`); its tip, when it has one, is the fix.
-    let message = text
-        .lines()
+    // clap's first line is the message (`error: …`), with the indented lines under it
+    // (the missing arguments, one a line); its tip, when it has one, is the fix.
+    let mut lines = text.lines();
+    let mut message = lines
         .next()
         .unwrap_or_default()
         .trim_start_matches("error: ")
         .to_owned();
+    for more in lines.take_while(|l| l.starts_with(' ') && !l.trim().is_empty()) {
+        message.push(' ');
+        message.push_str(more.trim());
+    }
     let fix = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("tip: "))

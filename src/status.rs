@@ -193,8 +193,7 @@ pub fn cmd_status(ctx: &Ctx) -> Result<Outcome> {
     // The trust root and the state first (a refusal finishes nothing), then any
     // run that started and never finished (docs/protocol.md#interrupted-runs).
     report(&paths, &ctx.source)?;
-    let interrupted =
-        crate::store::journal::finish_interrupted(&paths, &ctx.source.branch, "status");
+    let interrupted = crate::result::finish_interrupted(&paths, &ctx.source.branch, "status");
     let mut r = report(&paths, &ctx.source)?;
     r.interrupted_runs = interrupted;
     ctx.report(&r, |r| render_report(r, &paths))?;

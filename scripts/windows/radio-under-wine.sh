@@ -113,12 +113,12 @@ IMPLIB="$(ls "$INST"/lib/libSoapySDR*.a | head -1)"
 # The flags of hw/build.rs for a mingw target.
 MODDIR="$WORK/modules"
 mkdir -p "$MODDIR"
-mstamp="$(cat hw/rxsim/rxsim.cpp "$INST/stamp" | sha256sum | cut -c1-16)"
+mstamp="$(cat hw/rxsim/*.cpp hw/rxsim/*.hpp hw/rxsim/scenes/*.hpp "$INST/stamp" | sha256sum | cut -c1-16)"
 if [ "$(cat "$MODDIR/stamp" 2>/dev/null)" != "$mstamp" ]; then
     echo "== building rxsim.dll against SoapySDR.dll =="
     t0="$(now)"
     "$MINGW-g++-posix" -std=c++17 -O3 -fno-trapping-math -shared -Wall -Wextra -static \
-        hw/rxsim/rxsim.cpp -o "$MODDIR/rxsim.dll" -I"$INST/include" "$IMPLIB" ||
+        hw/rxsim/*.cpp -o "$MODDIR/rxsim.dll" -I"$INST/include" "$IMPLIB" ||
         die "building rxsim.dll failed"
     echo "$mstamp" >"$MODDIR/stamp"
     echo "  rxsim.dll built in $(since "$t0") s"

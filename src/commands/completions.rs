@@ -3,6 +3,30 @@ use crate::cli::Cli;
 use anyhow::Result;
 use clap::CommandFactory;
 use rxnode::Outcome;
+use serde::Serialize;
+
+/// `--json completions SHELL`: the script as one JSON document.
+#[derive(Serialize)]
+struct Completions<'a> {
+    /// The shell it is for (`bash`, `zsh`, …).
+    shell: String,
+    /// The completion script, as the shell reads it.
+    script: &'a str,
+}
+
+/// `--json man`: the page as one JSON document.
+#[derive(Serialize)]
+struct ManPage<'a> {
+    /// The man page, roff.
+    page: &'a str,
+}
+
+/// `value` as one pretty JSON document on stdout (`--json`).
+fn json_out(ctx: &rxnode::Ctx, value: &impl Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    ctx.shell().outln(format_args!("{text}"))?;
+    Ok(())
+}
 
 /// Run the subcommand.
 pub fn run(ctx: &rxnode::Ctx, shell: clap_complete::Shell) -> Result<Outcome> {
@@ -11,7 +35,18 @@ pub fn run(ctx: &rxnode::Ctx, shell: clap_complete::Shell) -> Result<Outcome> {
     // closed pipe (`| head`) is not an error but the end (exit 0, in `main`).
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "rxnode", &mut script);
-    ctx.shell().out_bytes(&script)?;
+    if ctx.shell().json() {
+        let script = String::from_utf8_lossy(&script);
+        json_out(
+            ctx,
+            &Completions {
+                shell: shell.to_string(),
+                script: &script,
+            },
+        )?;
+    } else {
+        ctx.shell().out_bytes(&script)?;
+    }
     Ok(Outcome::Done)
 }
 
@@ -30,7 +65,16 @@ pub fn man(ctx: &rxnode::Ctx) -> Result<Outcome> {
     man.render_options_section(&mut page)?;
     page.extend_from_slice(own_sections(&cmd).as_bytes());
     man.render_version_section(&mut page)?;
-    ctx.shell().out_bytes(&page)?;
+    if ctx.shell().json() {
+        json_out(
+            ctx,
+            &ManPage {
+                page: &String::from_utf8_lossy(&page),
+            },
+        )?;
+    } else {
+        ctx.shell().out_bytes(&page)?;
+    }
     Ok(Outcome::Done)
 }
 

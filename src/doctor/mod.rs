@@ -186,7 +186,7 @@ fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths, readable: boo
             "",
         );
     }
-    let lines = crate::store::journal::finish_interrupted(paths, &ctx.source.branch, "doctor");
+    let lines = crate::result::finish_interrupted(paths, &ctx.source.branch, "doctor");
     if lines.is_empty() {
         check("interrupted runs", Verdict::Pass, "none", "")
     } else {

@@ -130,7 +130,7 @@ fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, App
     state::load(paths)?;
     // A run that started and never finished is finished as interrupted first
     // (docs/protocol.md#interrupted-runs).
-    crate::store::journal::finish_and_say(paths, &ctx.source.branch, "run");
+    crate::result::finish_and_say(paths, &ctx.source.branch, "run");
     // The files every run writes (the refusal of a precondition too) must be
     // ignored by Git before any of them is written.
     crate::store::trust::check_created(paths, &record_paths(paths))?;

@@ -9,6 +9,10 @@ use crate::store::health::{self, Event, Health};
 use crate::store::paths::Paths;
 use rxnode_interlock::Policy;
 
+// Where a radio is missing altogether: below the health checks, since the live
+// capture they use names it too.
+pub(crate) use crate::radio::{absent, absent_fix};
+
 /// Why a step on `device` must not run: the radio is `BAD` (its failure and when it
 /// was found), or its health cannot be read (fail closed). `None`: `GOOD` or
 /// `UNTESTED`.
@@ -42,25 +46,6 @@ pub(crate) fn radio_failed(paths: &Paths, policy: &Policy, device: &str, what: &
     };
     let t = selftest::test_and_record_held(paths, policy, device);
     format!("radio {} {marked}; {}", health::identity(device), said(&t))
-}
-
-/// What to do when no radio answers to the args at all: a missing module or a
-/// forgotten `--sim`, never a radio fault (docs/hardware.md).
-pub(crate) fn absent_fix() -> &'static str {
-    if rxnode_hw::sim_in_use() {
-        "fix: only the simulated radio rxsim is loaded (--sim / RXNODE_SIM); name it \
-         `driver=rxsim`, or drop --sim to use real radios"
-    } else {
-        "fix: install the SoapySDR module for this radio (docs/hardware.md) and check it \
-         with `rxnode inventory --dry-run`; the simulated radio rxsim is selected with \
-         --sim or RXNODE_SIM=1"
-    }
-}
-
-/// Why `device` is not on this machine at all (nothing enumerates for its args),
-/// with the fix; `None` when SoapySDR finds it. Such a radio is never marked `BAD`.
-pub(crate) fn absent(device: &str) -> Option<String> {
-    rxnode_hw::why_absent(device).map(|why| format!("{why} — {}", absent_fix()))
 }
 
 /// `device` could not be opened or set up for `what`: re-test it (a failing test

@@ -3,7 +3,7 @@
 //! a second, within the RX policy), then check that every sample arrived, with no
 //! overflow, no read timeout, no stall, almost no clipping, and CLKIN when the
 //! policy gives the radio a reference tone. Never transmits.
-use crate::exec::live::{self, LiveCapture, NotCaptured};
+use crate::radio::live::{self, LiveCapture, NotCaptured};
 use crate::store::health::{self, Event, RadioHealth};
 use crate::store::paths::Paths;
 use anyhow::Result;
@@ -87,7 +87,7 @@ pub(crate) fn test_and_record(
 pub(crate) fn test_and_record_held(paths: &Paths, policy: &Policy, device: &str) -> SelfTest {
     // No such radio on this machine (a missing module, a forgotten --sim): not a
     // radio fault, so nothing is recorded and its health stays what it was.
-    if let Some(why) = super::guard::absent(device) {
+    if let Some(why) = crate::radio::absent(device) {
         return SelfTest {
             device: device.to_owned(),
             outcome: "NOT RUN",

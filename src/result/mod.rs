@@ -20,13 +20,13 @@ mod compare_md;
 mod files;
 #[cfg(test)]
 mod golden_tests;
+mod interrupted;
 mod manual;
 mod markdown;
 mod md_cell;
 mod model;
 pub(crate) mod pictures;
 pub(crate) mod plot;
-pub(crate) mod schema;
 pub(crate) mod sections;
 mod sweep_md;
 #[cfg(test)]
@@ -35,12 +35,15 @@ mod validate;
 
 pub(crate) use compare_md::{fmt_ppb, render_compare_text};
 pub(crate) use files::{write_result_files, write_skeleton};
+pub(crate) use interrupted::{finish_and_say, finish_interrupted};
 pub use manual::ManualStatus;
 pub(crate) use manual::{
     check_as_is as check_manual_result, complete as complete_manual,
     files_created as manual_files_created,
 };
 pub use markdown::markdown_for_result_json;
+#[cfg(test)]
+pub(crate) use model::NodeInfo;
 pub(crate) use model::{
     compare_png_name, AuthorizationRecord, Check, RunClock, RxResult, SignatureRecord, Status,
     LOG_META, RESULTS_DIR,
@@ -50,3 +53,5 @@ pub(crate) use plot::write_freq_cal_png;
 pub(crate) use plot::write_spectrum_pngs;
 pub(crate) use validate::is_safe_relative;
 pub use validate::{cmd_validate_result, validate_result_files};
+#[cfg(test)]
+pub(crate) use validate::{OPTIONAL_TOP_KEYS, TOP_KEYS};

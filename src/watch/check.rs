@@ -1,6 +1,6 @@
 //! The checks of one task version: header and plan, a known ID with a
 //! changed text, `EXPECTED_HEAD` ancestry; refusals recorded once per text.
-use super::{loud, say, task_line, Decision, Flow, Found, Verdict};
+use super::{task_line, Decision, Flow, Found, Verdict};
 use crate::git::ops;
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
@@ -70,7 +70,7 @@ impl Flow<'_> {
                 e = e.sha(key);
             }
             ledger::append(&self.paths, &e)?;
-            loud(reason);
+            self.loud(reason);
         }
         Ok(new)
     }
@@ -108,7 +108,7 @@ impl Flow<'_> {
                 .commit(commit)
                 .detail(serde_json::json!({ "reason": reason })),
         )?;
-        loud(format!("task {id} rejected: {reason}"));
+        self.loud(format!("task {id} rejected: {reason}"));
         Ok(())
     }
 
@@ -221,7 +221,7 @@ impl Flow<'_> {
                 "target_nodes": task.header().target_nodes,
             })),
         )?;
-        say(format!("task {id}: {why}; not prompted"));
+        self.say(format!("task {id}: {why}; not prompted"));
         Ok(())
     }
 
@@ -283,7 +283,7 @@ impl Flow<'_> {
         commit: Option<Oid>,
     ) -> Result<Option<Verdict>> {
         let (Some(repo), Some(c)) = (self.repo, commit) else {
-            say("dry run: ancestry check of EXPECTED_HEAD skipped (no fetch, no remote)");
+            self.say("dry run: ancestry check of EXPECTED_HEAD skipped (no fetch, no remote)");
             return Ok(None);
         };
         let base = &task.header().expected_head;

@@ -1,7 +1,7 @@
 //! `rxnode watch --dry-run --task-file FILE`: the decision flow on a local
 //! file, with state, ledger and outbox in the dry-run area.
 use super::io::Io;
-use super::{say, Flow, WatchOptions};
+use super::{say_in, Flow, WatchOptions};
 use crate::context::Ctx;
 use crate::exit::{bad_input, Outcome};
 use crate::git::ops;
@@ -24,10 +24,13 @@ pub(super) fn dry_run(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     if let Ok(repo) = Repository::open(&ctx.repo) {
         let _ = ops::ensure_local_excluded(&repo);
     }
-    say(format!(
-        "dry run: no fetch, no radio, no commit, no push; writing only under {}",
-        paths.local.display()
-    ));
+    say_in(
+        ctx.shell(),
+        format!(
+            "dry run: no fetch, no radio, no commit, no push; writing only under {}",
+            paths.local.display()
+        ),
+    );
     let bytes = crate::validate::read_task_file(file)?;
     let mut io = Io::new()?;
     let mut flow = Flow::dry(
@@ -36,6 +39,7 @@ pub(super) fn dry_run(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         file.display().to_string(),
         &mut io,
     );
+    flow.shell = ctx.shell();
     if let Err(issues) = crate::validate::check(&bytes, &flow.branch) {
         // Report every problem the way `validate` does, and record it in the dry-run area.
         for i in &issues {
@@ -52,21 +56,21 @@ pub(super) fn dry_run(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         .map_err(|_| bad_input(format!("{}: invalid task", file.display())))?;
     let id = task.id().to_string();
     let sha = task.sha256().to_string();
-    say(real_watcher_view(&real, &id, &sha));
-    forget_rehearsal(&paths, &id, &sha)?;
+    flow.say(real_watcher_view(&real, &id, &sha));
+    forget_rehearsal(&paths, &id, &sha, flow.shell)?;
     let d = flow.examine(&bytes, None, "")?;
     if d.is_none() {
         let word = state::load(&paths)
             .ok()
             .and_then(|s| s.tasks.get(&id).map(|r| r.status.word()))
             .unwrap_or("recorded");
-        say(format!(
+        flow.say(format!(
             "dry run: task {id} is already {word} in the dry-run area; nothing prompted \
              (remove {} to rehearse it again)",
             paths.local.display()
         ));
     }
-    say(format!(
+    flow.say(format!(
         "dry run finished; state, ledger and outbox are under {}",
         paths.local.display()
     ));
@@ -104,7 +108,7 @@ fn real_watcher_view(real: &Paths, id: &str, sha: &str) -> String {
 /// A task the dry-run area holds only as pending (prompted, never decided)
 /// is a rehearsal: an edited file under the same ID rehearses afresh instead
 /// of being refused there as a changed text.
-fn forget_rehearsal(paths: &Paths, id: &str, sha: &str) -> Result<()> {
+fn forget_rehearsal(paths: &Paths, id: &str, sha: &str, shell: crate::Shell) -> Result<()> {
     state::update(paths, |s| {
         let stale = s
             .tasks
@@ -112,7 +116,7 @@ fn forget_rehearsal(paths: &Paths, id: &str, sha: &str) -> Result<()> {
             .is_some_and(|r| r.status == TaskStatus::Pending && r.task_sha256 != sha);
         if stale {
             s.tasks.remove(id);
-            say(format!(
+            say_in(shell, format!(
                 "dry run: task {id} was only pending in the dry-run area with another text; rehearsing this text afresh"
             ));
         }

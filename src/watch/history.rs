@@ -1,7 +1,7 @@
 //! A poll's walk of the watched branch's first-parent history, from the
 //! marker (or the merge base after a rewrite) to the tip (see `queue.rs`).
 use super::versions::examine_version;
-use super::{loud, say, Flow};
+use super::Flow;
 use crate::git::ops::{self, History, Version};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
@@ -192,7 +192,7 @@ fn listed(p: &Plan) -> Vec<String> {
 fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
     let where_ = where_(flow);
     if p.examine.is_empty() {
-        say(format!(
+        flow.say(format!(
             "{where_} at {tip}: no {} (first start: nothing examined before the tip)",
             flow.task_path
         ));
@@ -202,7 +202,7 @@ fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
         "first start (no examined commit recorded): only the task file at the tip {} of {where_} is examined; earlier versions in its history are not",
         short(&tip.to_string())
     );
-    say(&msg);
+    flow.say(&msg);
     tip_line(
         flow,
         "not_examined",
@@ -246,12 +246,12 @@ fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, bounds: Bounds) -> R
         .map(|s| short(&s.to_string()).to_owned())
         .unwrap_or_else(|| "the root".into());
     if not_examined > 0 {
-        loud(format!(
+        flow.loud(format!(
             "{not_examined} older task version(s) of {} on {where_} NOT EXAMINED: only the newest {limit} since {since} are (--history-limit){more}",
             flow.task_path,
         ));
     } else {
-        loud(format!(
+        flow.loud(format!(
             "older task versions of {} on {where_} since {since} NOT EXAMINED{more}",
             flow.task_path,
         ));
@@ -349,7 +349,7 @@ fn rewritten(
             off.join(", ")
         ));
     }
-    loud(&msg);
+    flow.loud(&msg);
     tip_line(
         flow,
         "history_rewritten",

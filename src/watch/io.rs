@@ -108,11 +108,11 @@ impl Io {
     /// Draw `prompt` and read the operator's answer. On a terminal whatever was
     /// typed before the prompt was fully drawn is discarded, in the kernel and
     /// here; from a pipe every line counts, in order.
-    pub(super) fn ask(&mut self, prompt: &str) -> Answer {
+    pub(super) fn ask(&mut self, prompt: &str, to: crate::term::To) -> Answer {
         if self.stopping() {
             return Answer::Signal;
         }
-        let tty = crate::term::draw_prompt(prompt, crate::term::To::Stdout);
+        let tty = crate::term::draw_prompt(prompt, to);
         if tty {
             // Lines a reader delivered before the prompt was drawn are not answers to it.
             self.queued.clear();

@@ -35,10 +35,12 @@ use crate::store::lock::Lock;
 use crate::store::paths::Paths;
 use crate::store::queue;
 use crate::store::state;
+use crate::Shell;
 use anyhow::Result;
 use git2::Repository;
 use io::Io;
 use rxnode_interlock::ValidTask;
+use serde::Serialize;
 use std::time::Duration;
 
 /// Longest wait for the last status push (`stopped`) when the watcher ends.
@@ -122,6 +124,8 @@ pub(crate) struct Flow<'a> {
     /// `watch --no-prompt`: queue new tasks and never prompt (approve them with
     /// `rxnode review`).
     pub(crate) no_prompt: bool,
+    /// Where and how the flow speaks: text, or JSON Lines under `--json`.
+    pub(crate) shell: Shell,
 }
 
 impl<'a> Flow<'a> {
@@ -162,6 +166,7 @@ impl<'a> Flow<'a> {
             io,
             dry_run: repo.is_none(),
             no_prompt: false,
+            shell: Shell::default(),
         }
     }
 }
@@ -188,15 +193,71 @@ pub(crate) fn task_line(event: &str, task: &ValidTask, commit: &str) -> Entry {
         .commit(commit)
 }
 
-/// A line for the operator on stdout, flushed at once.
-pub(crate) fn say(msg: impl AsRef<str>) {
-    // A reader that has gone does not stop the watcher.
-    let _ = crate::Shell::default().out_plain(&format!("{}\n", msg.as_ref()));
+/// One line of what the watcher says under `--json` (JSON Lines, one object per
+/// line, docs/protocol.md#7-exit-status): `{"message": …}` on stdout,
+/// `{"warning": {"message": …}}` on stderr, `{"prompt": {"task_id", "text"}}`
+/// on stdout for a task shown for a decision.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Said<'a> {
+    /// A line for the operator.
+    Message(&'a str),
+    /// A warning or refusal.
+    Warning {
+        /// What went wrong.
+        message: &'a str,
+    },
+    /// A task shown for a decision ([A]/[D]/[S]): the card a person reads.
+    Prompt {
+        /// The task's ID.
+        task_id: &'a str,
+        /// The card, as text.
+        text: &'a str,
+    },
 }
 
-/// A warning or refusal on stderr.
-pub(crate) fn loud(msg: impl AsRef<str>) {
-    note!("rxnode: {}", msg.as_ref());
+impl Said<'_> {
+    /// The object on one line, and a newline.
+    pub(crate) fn line(&self) -> String {
+        // A value of these variants always serializes.
+        serde_json::to_string(self).map_or_else(|_| String::new(), |s| format!("{s}\n"))
+    }
+}
+
+/// A line for the operator on stdout, flushed at once (under `--json`, a
+/// `{"message": …}` line; an empty line, which only spaces text, is left out).
+pub(crate) fn say_in(shell: Shell, msg: impl AsRef<str>) {
+    let msg = msg.as_ref();
+    // A reader that has gone does not stop the watcher.
+    let _ = if !shell.json() {
+        shell.out_plain(&format!("{msg}\n"))
+    } else if msg.is_empty() {
+        Ok(())
+    } else {
+        shell.out_plain(&Said::Message(msg).line())
+    };
+}
+
+/// A warning or refusal on stderr (under `--json`, a `{"warning": …}` line).
+pub(crate) fn loud_in(shell: Shell, msg: impl AsRef<str>) {
+    let msg = msg.as_ref();
+    if shell.json() {
+        let _ = shell.err(&Said::Warning { message: msg }.line(), false);
+    } else {
+        note!("rxnode: {msg}");
+    }
+}
+
+impl Flow<'_> {
+    /// [`say_in`] in this flow's output mode.
+    pub(crate) fn say(&self, msg: impl AsRef<str>) {
+        say_in(self.shell, msg);
+    }
+
+    /// [`loud_in`] in this flow's output mode.
+    pub(crate) fn loud(&self, msg: impl AsRef<str>) {
+        loud_in(self.shell, msg);
+    }
 }
 
 /// `watch` options.
@@ -232,7 +293,7 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     ops::ensure_local_excluded(&repo)?;
     crate::store::trust::verify(&paths)?; // nothing trusted that Git could supply
     state::load(&paths)?; // a corrupt state stops here, kept aside
-    crate::store::journal::finish_and_say(&paths, &ctx.source.branch, "watch");
+    crate::result::finish_and_say(&paths, &ctx.source.branch, "watch");
     // Status publication (docs/protocol.md#node-status): asked for but impossible
     // is refused before anything starts; an unreadable policy publishes nothing.
     let status = match heartbeat::setting(&paths, &ctx.source) {
@@ -240,14 +301,21 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
         heartbeat::Setting::Off => None,
         heartbeat::Setting::Refused(why) => return Err(crate::exit::refused(why)),
         heartbeat::Setting::PolicyUnreadable(why) => {
-            loud(why);
+            loud_in(ctx.shell(), why);
             None
         }
     };
     let acquired_at = std::time::SystemTime::now();
     let lock = Lock::acquire(&paths, watcher_command(args))?;
     if let Some(dead) = lock.took_over() {
-        stale_locks::clear_stale_fetch_locks(&paths, &repo, &ctx.source, dead, acquired_at)?;
+        stale_locks::clear_stale_fetch_locks(
+            &paths,
+            &repo,
+            &ctx.source,
+            dead,
+            acquired_at,
+            ctx.shell(),
+        )?;
     }
     let mut io = Io::new()?;
     started(&paths, ctx, args)?;
@@ -257,8 +325,9 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     };
     let mut flow = Flow::on_branch(paths.clone(), &repo, &ctx.source, &mut io);
     flow.no_prompt = args.no_prompt;
+    flow.shell = ctx.shell();
     if args.no_prompt {
-        say("unattended (--no-prompt): new tasks are queued, never prompted; approve with `rxnode review TASK_ID`");
+        flow.say("unattended (--no-prompt): new tasks are queued, never prompted; approve with `rxnode review TASK_ID`");
     }
     let result = poll::run_loop(&mut flow, args);
     let why = match &result {
@@ -281,7 +350,7 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     drop(lock);
     fin?;
     if why == "signal" {
-        say("stopped by signal; state saved, lock released");
+        say_in(ctx.shell(), "stopped by signal; state saved, lock released");
     }
     result
 }

@@ -1,5 +1,5 @@
 //! The event loop: poll, back off after failures, prompt the queue.
-use super::{history, loud, say, Flow, WatchOptions, BACKOFF_CAP};
+use super::{history, Flow, WatchOptions, BACKOFF_CAP};
 use crate::exit::Outcome;
 use crate::git::ops;
 use crate::store::ledger::{self, Entry};
@@ -35,7 +35,7 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
         // Radio self-tests at start and every health.self_test_every_s
         // (docs/protocol.md#8-radio-health); not while held by .local/STOP.
         if !flow.paths.stop().exists() {
-            self_tests.run_due(&flow.paths, &|m| say(m));
+            self_tests.run_due(&flow.paths, &|m| flow.say(m));
         }
         let outcome = cycle(flow, &mut ls, limit);
         let wait = match outcome {
@@ -43,7 +43,7 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
                 failures = 0;
                 if args.once {
                     if let Some(p) = state::load(&flow.paths)?.last_poll {
-                        say(format!("poll: {}", p.result));
+                        flow.say(format!("poll: {}", p.result));
                     }
                 }
                 if end || args.once {
@@ -61,7 +61,7 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
                     .saturating_mul(2u32.saturating_pow(failures.min(16)))
                     .min(cap);
                 let w = jitter(back);
-                loud(format!(
+                flow.loud(format!(
                     "{e:#} (failure {failures}; next try in {:.1} s)",
                     w.as_secs_f64()
                 ));
@@ -98,7 +98,7 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
             continue; // decided meanwhile (another command) or withdrawn
         }
         if i < earlier {
-            say(format!("task {id} is still pending from an earlier run"));
+            flow.say(format!("task {id} is still pending from an earlier run"));
         }
         let more = n - i - 1;
         let mut note = format!(
@@ -122,7 +122,7 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
             );
         }
         if n > 1 {
-            say(format!("queue: task {id} is {note}"));
+            flow.say(format!("queue: task {id} is {note}"));
         }
         flow.io.set_queue_note(Some(note));
         let r = flow.reprompt(id);
@@ -130,14 +130,14 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
         match r {
             Ok(d) if d.ends_watcher() => {
                 if more > 0 {
-                    say(format!(
+                    flow.say(format!(
                         "{more} more task(s) stay pending in the queue and are shown at the next start"
                     ));
                 }
                 return Ok(Some(true));
             }
             Ok(_) => {}
-            Err(e) => loud(format!("cannot show pending task {id}: {e:#}")),
+            Err(e) => flow.loud(format!("cannot show pending task {id}: {e:#}")),
         }
         if flow.io.stopping() {
             return Ok(Some(true));
@@ -154,7 +154,7 @@ fn queue_unprompted(flow: &Flow<'_>, ids: &[String]) -> Result<()> {
         if st.tasks.get(id).map(|r| r.status) != Some(TaskStatus::Pending) {
             continue;
         }
-        say(format!(
+        flow.say(format!(
             "queued for approval: task {id} — approve from any terminal with `rxnode review {id}`"
         ));
     }
@@ -215,7 +215,7 @@ fn held(flow: &Flow<'_>, held_said: &mut bool) -> Result<bool> {
     if flow.paths.stop().exists() {
         if !*held_said {
             *held_said = true;
-            say(format!(
+            flow.say(format!(
                 "held: {} exists — fetching nothing, prompting nothing until it is removed",
                 flow.paths.stop().display()
             ));
@@ -226,7 +226,7 @@ fn held(flow: &Flow<'_>, held_said: &mut bool) -> Result<bool> {
     }
     if *held_said {
         *held_said = false;
-        say("hold released (.local/STOP removed); polling again");
+        flow.say("hold released (.local/STOP removed); polling again");
         ledger::append(&flow.paths, &Entry::new("hold_released"))?;
     }
     Ok(false)

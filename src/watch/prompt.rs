@@ -1,7 +1,7 @@
 //! The prompt: show a task, ask `[A]`/`[D]`/`[S]`, record the answer, and
 //! prepare the outbox on approval.
 use super::io::Answer;
-use super::{loud, say, task_line, Decision, Flow, Found};
+use super::{task_line, Decision, Flow, Found};
 use crate::describe::{self, escaped};
 use crate::exit::bad_input;
 use crate::git::ops::{self, Blob};
@@ -49,23 +49,32 @@ impl Flow<'_> {
         self.show(found, &sig_line)?;
         ledger::append(&self.paths, &task_line("prompted", task, commit))?;
         loop {
-            say("[A] Approve  [D] Defer  [S] Stop watcher");
-            let line = match self.io.ask("> ") {
+            self.say("[A] Approve  [D] Defer  [S] Stop watcher");
+            // Under `--json` stdout carries JSON lines only: the `> ` for a person at a
+            // terminal goes to stderr, and a program answering on a pipe gets none.
+            let (prompt, to) = if !self.shell.json() {
+                ("> ", crate::term::To::Stdout)
+            } else if crate::term::stdin_is_terminal() {
+                ("> ", crate::term::To::Stderr)
+            } else {
+                ("", crate::term::To::Stderr)
+            };
+            let line = match self.io.ask(prompt, to) {
                 Answer::Line(l) => {
-                    if !crate::term::stdin_is_terminal() {
-                        say(&l); // keep a piped transcript readable
+                    if !crate::term::stdin_is_terminal() && !self.shell.json() {
+                        self.say(&l); // keep a piped transcript readable
                     }
                     l
                 }
                 Answer::Eof => {
-                    say("");
-                    say(format!("end of input: stopping without a decision; {id} stays pending and is shown at the next start"));
+                    self.say("");
+                    self.say(format!("end of input: stopping without a decision; {id} stays pending and is shown at the next start"));
                     self.stopped(task, "end of input at the prompt")?;
                     return Ok(Decision::Eof);
                 }
                 Answer::Signal => {
-                    say("");
-                    say(format!(
+                    self.say("");
+                    self.say(format!(
                         "signal: stopping without a decision; {id} stays pending"
                     ));
                     self.stopped(task, "signal at the prompt")?;
@@ -77,12 +86,12 @@ impl Flow<'_> {
                 "d" | "defer" => return self.defer(task, commit),
                 "s" | "stop" => {
                     self.stopped(task, "operator chose [S]")?;
-                    say(format!(
+                    self.say(format!(
                         "stopping the watcher; {id} stays pending and is shown at the next start"
                     ));
                     return Ok(Decision::Stop);
                 }
-                other => say(format!("unknown answer {other:?}: type A, D or S")),
+                other => self.say(format!("unknown answer {other:?}: type A, D or S")),
             }
         }
     }
@@ -109,7 +118,7 @@ impl Flow<'_> {
             Ok(())
         })?;
         ledger::append(&self.paths, &task_line("deferred", task, commit))?;
-        say(format!(
+        self.say(format!(
             "deferred {id}; not prompted again until `rxnode review {id}`"
         ));
         Ok(Decision::Deferred)
@@ -183,7 +192,15 @@ impl Flow<'_> {
         if let Some(note) = &self.io.queue_note {
             s.push_str(&format!("  Queue:   {note}\n"));
         }
-        crate::Shell::default().out(&s)
+        if self.shell.json() {
+            let id = task.id().to_string();
+            let card = super::Said::Prompt {
+                task_id: &id,
+                text: s.trim_start_matches('\n'),
+            };
+            return self.shell.out_plain(&card.line());
+        }
+        self.shell.out(&s)
     }
 
     /// The Markdown body, escaped and wrapped, cut at 40 lines with where the rest is.
@@ -282,7 +299,7 @@ impl Flow<'_> {
         let dir = match outbox::prepare(&self.paths, task, bytes, &approval, blob, &skeleton) {
             Ok(Prepared::Written(d)) => d,
             Ok(Prepared::AlreadyThere(d)) => {
-                say(format!(
+                self.say(format!(
                     "outbox {} already holds exactly this task; left as it is",
                     d.display()
                 ));
@@ -292,7 +309,7 @@ impl Flow<'_> {
                 if e.chain()
                     .any(|c| c.downcast_ref::<crate::exit::Refused>().is_some()) =>
             {
-                loud(format!(
+                self.loud(format!(
                     "{e:#}; approval of {id} not recorded, it stays pending"
                 ));
                 ledger::append(
@@ -324,23 +341,23 @@ impl Flow<'_> {
             }
             Ok(())
         })?;
-        say(format!("approved {id}; outbox: {}", dir.display()));
+        self.say(format!("approved {id}; outbox: {}", dir.display()));
         if self.dry_run {
             // Nothing here is the node's own state: `run` would not know the task.
-            say(format!(
+            self.say(format!(
                 "dry run: this approval is recorded only under {} (the dry-run area) and runs nothing; \
                  `rxnode run {id}` does not know it. For real: commit and push the task to the watched branch, \
                  approve it in `rxnode watch`, then `rxnode run {id}`",
                 self.paths.local.display()
             ));
         } else if let Some((_, phrase)) = required_phrase(task) {
-            say(format!(
+            self.say(format!(
                 "approval is not authorization: `rxnode run {id}` will ask for `{phrase}`"
             ));
         } else if task.plan().is_some() {
-            say(format!("next: `rxnode run {id}`"));
+            self.say(format!("next: `rxnode run {id}`"));
         } else {
-            say(format!(
+            self.say(format!(
                 "manual task: do the work, then `rxnode mark-completed {id} --status PASS|FAIL|PARTIAL|SKIP --note TEXT`"
             ));
         }

@@ -26,6 +26,7 @@ pub fn cmd_review(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let _lock = review_lock(&paths, &id)?;
     let mut io = Io::new()?;
     let mut flow = Flow::on_branch(paths.clone(), &repo, &ctx.source, &mut io);
+    flow.shell = ctx.shell();
     // (`reprompt` checks the status under the lock: nothing decided meanwhile
     // is prompted again.)
     match flow.reprompt(&id)? {

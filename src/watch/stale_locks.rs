@@ -1,5 +1,5 @@
 //! Git lock files left by a killed watcher's fetch.
-use super::loud;
+use super::loud_in;
 use crate::git::ops;
 use crate::store::ledger::{self, Entry};
 use crate::store::paths::Paths;
@@ -23,6 +23,7 @@ pub(super) fn clear_stale_fetch_locks(
     cfg: &crate::context::TaskSource,
     dead: &crate::store::lock::Holder,
     started: std::time::SystemTime,
+    shell: crate::Shell,
 ) -> Result<()> {
     let seen = |p: &std::path::Path| {
         std::fs::symlink_metadata(p)
@@ -46,11 +47,14 @@ pub(super) fn clear_stale_fetch_locks(
         let modified = time::OffsetDateTime::from(first.0)
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();
-        loud(format!(
-            "warning: removing stale Git lock {} (modified {modified}, before this watcher \
+        loud_in(
+            shell,
+            format!(
+                "warning: removing stale Git lock {} (modified {modified}, before this watcher \
              started; not open by any process) left by the killed {dead}",
-            p.display()
-        ));
+                p.display()
+            ),
+        );
         ledger::append(
             paths,
             &Entry::new("git_lock_removed").detail(serde_json::json!({

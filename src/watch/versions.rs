@@ -1,7 +1,7 @@
 //! The examination of one task version: exactly one ledger line each
 //! (`offered`, `superseded`, `refused`, `duplicate`, `withdrawn`,
 //! `task_file_deleted`; see `queue.rs`).
-use super::{say, Flow, Verdict};
+use super::{Flow, Verdict};
 use crate::git::ops::{self, Blob, Version};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry};
@@ -188,7 +188,7 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
                 &version_line("task_file_deleted", v, None, other.as_ref().map(|o| o.0.as_str()))
                     .detail(serde_json::json!({"withdrew": null, "why": "the removed file held no usable task ID"})),
             )?;
-            say(format!(
+            flow.say(format!(
                 "{}/{} at {}: {} deleted (it held no usable task)",
                 flow.remote,
                 flow.branch,
@@ -206,7 +206,7 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
                     serde_json::json!({"was": was, "why": "the main PC deleted the task file"}),
                 ),
             )?;
-            say(format!(
+            flow.say(format!(
                 "task {id} WITHDRAWN: {}/{} deleted {} at {} before it was approved; it is kept in state and not offered again",
                 flow.remote, flow.branch, flow.task_path, short(&commit_s)
             ));
@@ -218,7 +218,7 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
                     .detail(serde_json::json!({"withdrew": null, "known": known,
                         "why": "only a pending or deferred task is withdrawn"})),
             )?;
-            say(format!(
+            flow.say(format!(
                 "{}/{} at {}: {} deleted; task {id} is {known}, left as it is",
                 flow.remote,
                 flow.branch,

@@ -553,16 +553,36 @@ fn sweep_shows_progress_on_a_terminal_only() {
 }
 
 /// Under `--json`, clap's own answers are JSON too: a bad flag or value is the
-/// documented error object (exit 2, the message naming it), `--version` is
-/// `{"name", "version"}`; without `--json` they stay clap's text.
+/// documented error object (exit 2, the message naming it, a missing argument
+/// included), `--version` is `{"name", "version"}`; without `--json` they stay
+/// clap's text.
 #[test]
 fn json_mode_covers_usage_errors_and_the_version() {
     let d = tempfile::tempdir().unwrap();
-    for args in [
-        &["--json", "--frequency-hz", "nonsense", "capture"][..],
-        &[
-            "--json", "capture", "-d", "x", "-r", "1M", "-t", "1", "-f", "nonsense",
-        ],
+    for (args, named) in [
+        (
+            &["--json", "--frequency-hz", "nonsense", "capture"][..],
+            "frequency-hz",
+        ),
+        (
+            &[
+                "--json", "capture", "-d", "x", "-r", "1M", "-t", "1", "-f", "nonsense",
+            ],
+            "frequency-hz",
+        ),
+        (
+            &[
+                "--json",
+                "sweep",
+                "-d",
+                "x",
+                "--start-hz",
+                "1M",
+                "--stop-hz",
+                "2M",
+            ],
+            "--bin-hz",
+        ),
     ] {
         let out = rxnode(d.path()).args(args).output().unwrap();
         expect_exit!(out, 2, "{args:?}");
@@ -571,7 +591,7 @@ fn json_mode_covers_usage_errors_and_the_version() {
             .unwrap_or_else(|e| panic!("{args:?}: not one JSON object ({e}): {err}"));
         assert_eq!(v["exit"], 2, "{v}");
         let m = v["error"]["message"].as_str().unwrap_or("");
-        assert!(m.contains("frequency-hz"), "{v}");
+        assert!(m.contains(named), "{v}");
     }
     let out = rxnode(d.path())
         .args(["--json", "--version"])
@@ -583,6 +603,43 @@ fn json_mode_covers_usage_errors_and_the_version() {
     assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
     let out = rxnode(d.path()).args(["--version"]).output().unwrap();
     assert!(text(&out.stdout).starts_with("rxnode "), "{}", show(&out));
+}
+
+/// Under `--json` the generated files are JSON documents too: `completions SHELL`
+/// is `{"shell", "script"}`, `man` is `{"page"}`; without it, the files as they are.
+#[test]
+fn json_mode_wraps_the_completion_script_and_the_man_page() {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Completions {
+        shell: String,
+        script: String,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ManPage {
+        page: String,
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = rxnode(d.path())
+        .args(["--json", "completions", "bash"])
+        .output()
+        .unwrap();
+    expect_exit!(out, 0);
+    let c: Completions = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c.shell, "bash");
+    let plain = rxnode(d.path())
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert_eq!(c.script, text(&plain.stdout));
+    assert!(c.script.contains("_rxnode()"), "{}", c.script);
+    let out = rxnode(d.path()).args(["--json", "man"]).output().unwrap();
+    expect_exit!(out, 0);
+    let m: ManPage = serde_json::from_slice(&out.stdout).unwrap();
+    let plain = rxnode(d.path()).arg("man").output().unwrap();
+    assert_eq!(m.page, text(&plain.stdout));
+    assert!(m.page.contains(".SH \"EXIT STATUS\""), "{}", m.page);
 }
 
 /// `rxnode man` names no page that does not exist (no `rxnode-CMD(1)`), says for

@@ -32,6 +32,7 @@ mod health;
 mod hostile;
 mod hostile_review;
 mod inventory;
+mod layers;
 mod mainpc;
 #[cfg(unix)]
 mod node_status;

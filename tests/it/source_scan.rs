@@ -221,6 +221,7 @@ fn the_files_that_can_key_a_transmitter_say_so_in_their_names() {
         named,
         [
             "hw/src/radio/tx.rs",
+            "hw/src/radio/tx_tone.rs",
             "hw/tests/sim_tx.rs",
             "src/exec/tx.rs",
             "src/exec/tx_guard.rs",

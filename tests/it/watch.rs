@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod informed;
+mod json;
 mod locks;
 mod manual;
 mod typeahead;

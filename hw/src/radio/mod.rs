@@ -6,6 +6,7 @@
 //! `tx.rs` is the only file of the workspace that can open a TX stream.
 mod rx;
 mod tx;
+mod tx_tone;
 
 pub use rx::{RxStream, RxStreamCi16, RxStreamNative};
 pub use tx::{TxRadio, TxReport};

@@ -12,6 +12,7 @@
 //! (sizes bounded before loading, names checked, terminal control characters never
 //! printed raw).
 mod draw;
+mod fetch;
 mod fetched;
 mod html;
 mod list;
@@ -27,13 +28,13 @@ use crate::context::Ctx;
 use crate::exit::{bad_field, Outcome};
 use crate::result::Status;
 use anyhow::{Context, Result};
+use fetch::{fetch_private, read_private, read_sources};
 use fetched::Fetched;
 pub(crate) use fetched::PRIVATE_REF;
 use git2::Repository;
 use list::Filter;
 pub use show::ShowAs;
 use text::parse_since;
-use tree::{fetch_private, read_private, read_sources};
 
 /// Results listed unless `--limit N` or `--all` says otherwise.
 pub const DEFAULT_RESULTS_LIMIT: usize = 50;

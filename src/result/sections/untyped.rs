@@ -39,8 +39,6 @@ mod tests {
     #[test]
     fn every_hand_written_part_is_in_the_file() {
         let all: serde_json::Value = serde_json::from_str(super::TEXT).expect("JSON");
-        for name in ["other_capture"] {
-            assert!(all[name].is_object(), "{name}");
-        }
+        assert!(all["other_capture"].is_object(), "other_capture");
     }
 }

@@ -4,14 +4,16 @@ use crate::error::{Error, Result};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256, Sha512};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 mod meta;
+mod sink;
 
 pub(crate) use meta::hash_file;
 use meta::sigmf_meta;
+use sink::{check_record_format, clone_err, create_new, io, open_sink, wav_err, Sink};
+pub use sink::{is_stream_target, STDOUT_TARGET};
 
 /// Bytes reserved for a WAV header when checking the disk budget.
 const WAV_HEADER_RESERVE: u64 = 128;
@@ -192,11 +194,6 @@ pub struct IqFileRecord {
     pub partial: bool,
 }
 
-enum Sink {
-    Raw(BufWriter<File>),
-    Wav(hound::WavWriter<BufWriter<File>>),
-}
-
 /// An IQ recording in progress. Write blocks with [`IqWriter::write`], end with
 /// [`IqWriter::finish`]. Past the disk budget or after a write error the recording stops
 /// and every further write returns the same error.
@@ -225,73 +222,6 @@ impl std::fmt::Debug for IqWriter {
             .field("bytes", &self.bytes)
             .finish_non_exhaustive()
     }
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// The `--record` target that means standard output.
-pub const STDOUT_TARGET: &str = "-";
-
-/// Whether a recording target is a stream another program reads as it is written
-/// (standard output as `-`, or an existing FIFO) rather than a file that stays.
-pub fn is_stream_target(path: &Path) -> bool {
-    path.as_os_str() == STDOUT_TARGET || is_fifo(path)
-}
-
-/// Standard output as a file of its own (a duplicate of its descriptor), so the
-/// recording is written past the text buffer in large blocks.
-#[cfg(unix)]
-fn stdout_file() -> std::io::Result<File> {
-    use std::os::fd::AsFd;
-    Ok(File::from(std::io::stdout().as_fd().try_clone_to_owned()?))
-}
-
-#[cfg(windows)]
-fn stdout_file() -> std::io::Result<File> {
-    use std::os::windows::io::AsHandle;
-    Ok(File::from(
-        std::io::stdout().as_handle().try_clone_to_owned()?,
-    ))
-}
-
-/// Create `path` for writing; an existing file is an error (`AlreadyExists`), never
-/// truncated: a recording is evidence, and a second writer must not replace it. A FIFO
-/// that already exists is opened as it is (it stores nothing: another program reads the
-/// recording as it is written); `-` is standard output.
-fn create_new(path: &Path) -> Result<File> {
-    if path.as_os_str() == STDOUT_TARGET {
-        return stdout_file().map_err(io(path));
-    }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
-        Ok(f) => Ok(f),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_fifo(path) => {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(io(path))
-        }
-        Err(e) => Err(io(path)(e)),
-    }
-}
-
-#[cfg(unix)]
-fn is_fifo(path: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
-}
-
-#[cfg(not(unix))]
-fn is_fifo(_: &Path) -> bool {
-    false
 }
 
 impl IqWriter {
@@ -688,111 +618,6 @@ impl IqWriter {
             }),
         }
         Ok(out)
-    }
-}
-
-/// The file formats each sample type may be recorded in, and a usable rate.
-fn check_record_format(
-    format: IqFormat,
-    samples_as: RecordFormat,
-    meta: &RecordingMeta,
-) -> Result<()> {
-    let fits = match samples_as {
-        RecordFormat::Cf32 => {
-            matches!(format, IqFormat::Cf32 | IqFormat::Wav | IqFormat::Sigmf)
-        }
-        RecordFormat::Ci16 => matches!(format, IqFormat::Cs16 | IqFormat::Sigmf),
-        RecordFormat::Ci8 => matches!(format, IqFormat::Cs8 | IqFormat::Sigmf),
-    };
-    if !fits {
-        return Err(Error::UnsupportedFormat(format!(
-            "recording {} samples as {} (cf32: .cf32, .wav or SigMF; ci16: .cs16 or SigMF; \
-             ci8: .cs8 or SigMF)",
-            samples_as.name(),
-            format.name()
-        )));
-    }
-    if !(meta.sample_rate_hz.is_finite() && meta.sample_rate_hz > 0.0) {
-        return Err(Error::InvalidSetting {
-            field: "sample_rate_hz",
-            detail: format!("{} is not > 0", meta.sample_rate_hz),
-        });
-    }
-    Ok(())
-}
-
-/// Create the data file (never over an existing one) and its writer.
-fn open_sink(
-    path: &Path,
-    format: IqFormat,
-    samples_as: RecordFormat,
-    meta: &RecordingMeta,
-) -> Result<Sink> {
-    let sink = match format {
-        IqFormat::Cf32 | IqFormat::Sigmf => {
-            Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(path)?))
-        }
-        IqFormat::Cs16 if samples_as == RecordFormat::Ci16 => {
-            Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(path)?))
-        }
-        IqFormat::Cs8 if samples_as == RecordFormat::Ci8 => {
-            Sink::Raw(BufWriter::with_capacity(1 << 20, create_new(path)?))
-        }
-        IqFormat::Wav => {
-            let rate = meta.sample_rate_hz.round();
-            if rate > f64::from(u32::MAX) || (rate - meta.sample_rate_hz).abs() > 1e-6 {
-                return Err(Error::InvalidSetting {
-                    field: "sample_rate_hz",
-                    detail: format!(
-                        "{} Hz cannot be stored in a WAV header (whole Hz ≤ 4294967295)",
-                        meta.sample_rate_hz
-                    ),
-                });
-            }
-            let spec = hound::WavSpec {
-                channels: 2,
-                sample_rate: rate as u32,
-                bits_per_sample: 32,
-                sample_format: hound::SampleFormat::Float,
-            };
-            let f = BufWriter::with_capacity(1 << 20, create_new(path)?);
-            Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(path, e))?)
-        }
-        _ => {
-            return Err(Error::UnsupportedFormat(format!(
-                "recording as {} (record cf32, wav or sigmf)",
-                format.name()
-            )))
-        }
-    };
-    Ok(sink)
-}
-
-fn wav_err(path: &Path, e: hound::Error) -> Error {
-    match e {
-        hound::Error::IoError(source) => Error::Io {
-            path: path.to_path_buf(),
-            source,
-        },
-        other => Error::BadIqFile {
-            path: path.to_path_buf(),
-            detail: other.to_string(),
-        },
-    }
-}
-
-/// Errors are not `Clone` (io::Error); keep the message for repeated reports.
-fn clone_err(e: &Error) -> Error {
-    match e {
-        Error::DiskBudget { budget, written } => Error::DiskBudget {
-            budget: *budget,
-            written: *written,
-        },
-        Error::Io { path, source } => Error::Io {
-            path: path.clone(),
-            source: std::io::Error::new(source.kind(), source.to_string()),
-        },
-        other => Error::Source(other.to_string()),
     }
 }
 

@@ -293,9 +293,9 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        let keys: BTreeSet<&str> = crate::result::validate::TOP_KEYS
+        let keys: BTreeSet<&str> = crate::result::TOP_KEYS
             .iter()
-            .chain(crate::result::validate::OPTIONAL_TOP_KEYS)
+            .chain(crate::result::OPTIONAL_TOP_KEYS)
             .copied()
             .collect();
         assert_eq!(
@@ -303,9 +303,9 @@ mod tests {
             "schemas/result.schema.json vs results::TOP_KEYS and OPTIONAL_TOP_KEYS"
         );
         // Every key a serialized result carries is described, node included.
-        let node = crate::result::model::NodeInfo {
+        let node = crate::result::NodeInfo {
             name: Some("LAB-RX2".into()),
-            ..crate::result::model::NodeInfo::this_build()
+            ..crate::result::NodeInfo::this_build()
         };
         let v = serde_json::to_value(&node).expect("node");
         for k in v.as_object().expect("object").keys() {

@@ -147,7 +147,7 @@ fn classify(e: rxnode_hw::Error) -> NotCaptured {
     match e {
         rxnode_hw::Error::Open { .. } => NotCaptured::Blocked(e.to_string()),
         rxnode_hw::Error::NotFound { .. } => {
-            NotCaptured::Blocked(format!("{e} — {}", crate::health::guard::absent_fix()))
+            NotCaptured::Blocked(format!("{e} — {}", super::absent_fix()))
         }
         rxnode_hw::Error::Unsupported { .. } => NotCaptured::Unsupported(e.to_string()),
         other => NotCaptured::Failed(other.to_string()),

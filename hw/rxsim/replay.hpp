@@ -1,0 +1,183 @@
+// rxsim's replay: a recording streamed as the radio's samples.
+//
+// replay=FILE (a SigMF .sigmf-meta or .sigmf-data, the other file beside it; or a raw
+// file with replay_format=cf32|cf32_le|ci16|ci16_le|cs16|ci8|cs8|cu8 and
+// replay_rate=R, optionally replay_freq=F) makes the RX stream carry the file's
+// samples, paced at its rate like any rxsim stream, instead of the generated tone,
+// noise and scenes. replay_loop=1 (the default) starts over at the end; replay_loop=0
+// plays it once, then every read times out (logged once as `replayEnd RX`), like a
+// radio that stopped delivering. The radio offers only the file's rate and tunes
+// to its centre at start (a client may tune elsewhere; the samples do not move).
+// At most kReplayMax samples are loaded.
+#pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+
+namespace rxsim {
+
+constexpr size_t kReplayMax = size_t(1) << 26;
+
+class Replay {
+  public:
+    void parse(const SoapySDR::Kwargs &args) {
+        auto it = args.find("replay");
+        if (it == args.end() || it->second.empty()) return;
+        path_ = it->second;
+        loop_ = argDouble(args, "replay_loop", 1.0) != 0.0;
+        std::string data = path_, format;
+        const std::string meta_ext = ".sigmf-meta", data_ext = ".sigmf-data";
+        auto ends = [](const std::string &a, const std::string &b) {
+            return a.size() >= b.size() && a.compare(a.size() - b.size(), b.size(), b) == 0;
+        };
+        if (ends(path_, meta_ext) || ends(path_, data_ext)) {
+            std::string stem = path_.substr(0, path_.size() - meta_ext.size());
+            data = stem + data_ext;
+            std::string meta = readAll(stem + meta_ext);
+            format = jsonString(meta, "core:datatype");
+            rate_ = jsonNumber(meta, "core:sample_rate", 0.0);
+            freq_ = jsonNumber(meta, "core:frequency", 100e6);
+            if (format.empty() || !(rate_ > 0.0))
+                throw std::runtime_error("rxsim: replay " + stem + meta_ext +
+                                         " has no core:datatype or core:sample_rate");
+        } else {
+            format = argString(args, "replay_format", "");
+            rate_ = argDouble(args, "replay_rate", 0.0);
+            freq_ = argDouble(args, "replay_freq", 100e6);
+            if (format.empty() || !(rate_ > 0.0))
+                throw std::runtime_error("rxsim: replay of the raw file " + path_ +
+                                         " needs replay_format=cf32|ci16|ci8|cu8 and replay_rate=R");
+        }
+        if (!(rate_ >= kMinRate && rate_ <= kMaxRate))
+            throw std::runtime_error("rxsim: replay rate " + std::to_string(rate_) +
+                                     " S/s outside 0.1..250 MS/s");
+        load(data, format);
+    }
+    bool active() const { return !samples_.empty(); }
+    // Whether a single play has ended before sample pos.
+    bool ended(uint64_t pos) const { return active() && !loop_ && pos >= samples_.size(); }
+    // At most n, and no more than a single play has left from pos.
+    size_t clip(size_t n, uint64_t pos) const {
+        if (loop_) return n;
+        return pos >= samples_.size() ? 0 : size_t(std::min<uint64_t>(n, samples_.size() - pos));
+    }
+    double rate() const { return rate_; }
+    double freq() const { return freq_; }
+    // Samples [pos, pos + n) of the endless (looped) or single play into out; false
+    // when a single play has ended before pos.
+    bool fill(std::complex<float> *out, size_t n, uint64_t pos) const {
+        const size_t len = samples_.size();
+        if (!loop_ && pos >= len) return false;
+        size_t done = 0;
+        while (done < n) {
+            uint64_t at = pos + done;
+            if (!loop_ && at >= len) {
+                std::fill(out + done, out + n, std::complex<float>(0.0f, 0.0f));
+                break;
+            }
+            size_t i = size_t(at % len);
+            size_t k = std::min(n - done, len - i);
+            std::copy(samples_.begin() + i, samples_.begin() + i + k, out + done);
+            done += k;
+        }
+        return true;
+    }
+
+  private:
+    static std::string readAll(const std::string &path) {
+        FILE *f = std::fopen(path.c_str(), "rb");
+        if (f == nullptr) throw std::runtime_error("rxsim: replay: cannot open " + path);
+        std::string out;
+        char buf[65536];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+            out.append(buf, n);
+            if (out.size() > (size_t(1) << 24)) break; // a metadata file, not data
+        }
+        std::fclose(f);
+        return out;
+    }
+    // The text after `"key"` and its colon, or npos.
+    static size_t valueAt(const std::string &json, const std::string &key) {
+        size_t p = json.find("\"" + key + "\"");
+        if (p == std::string::npos) return p;
+        p = json.find(':', p + key.size() + 2);
+        if (p == std::string::npos) return p;
+        p++;
+        while (p < json.size() && std::isspace((unsigned char)json[p])) p++;
+        return p;
+    }
+    static std::string jsonString(const std::string &json, const std::string &key) {
+        size_t p = valueAt(json, key);
+        if (p == std::string::npos || p >= json.size() || json[p] != '"') return "";
+        size_t e = json.find('"', p + 1);
+        return e == std::string::npos ? "" : json.substr(p + 1, e - p - 1);
+    }
+    static double jsonNumber(const std::string &json, const std::string &key, double def) {
+        size_t p = valueAt(json, key);
+        if (p == std::string::npos) return def;
+        char *end = nullptr;
+        double v = std::strtod(json.c_str() + p, &end);
+        return (end == json.c_str() + p || !std::isfinite(v)) ? def : v;
+    }
+    void load(const std::string &path, const std::string &format) {
+        size_t width;
+        int kind; // 0 float32, 1 int16, 2 int8, 3 uint8
+        if (format == "cf32" || format == "cf32_le") width = 8, kind = 0;
+        else if (format == "ci16" || format == "ci16_le" || format == "cs16") width = 4, kind = 1;
+        else if (format == "ci8" || format == "cs8") width = 2, kind = 2;
+        else if (format == "cu8") width = 2, kind = 3;
+        else
+            throw std::runtime_error("rxsim: replay format " + format +
+                                     " not supported (cf32_le, ci16_le, ci8, cu8)");
+        FILE *f = std::fopen(path.c_str(), "rb");
+        if (f == nullptr) throw std::runtime_error("rxsim: replay: cannot open " + path);
+        std::vector<unsigned char> raw(width * 65536);
+        size_t n;
+        while ((n = std::fread(raw.data(), width, 65536, f)) > 0) {
+            if (samples_.size() + n > kReplayMax) {
+                std::fclose(f);
+                throw std::runtime_error("rxsim: replay " + path + " holds more than " +
+                                         std::to_string(kReplayMax) + " samples; trim it");
+            }
+            for (size_t i = 0; i < n; i++) {
+                const unsigned char *b = raw.data() + i * width;
+                float re, im;
+                if (kind == 0) {
+                    std::memcpy(&re, b, 4);
+                    std::memcpy(&im, b + 4, 4);
+                } else if (kind == 1) {
+                    int16_t a, c;
+                    std::memcpy(&a, b, 2);
+                    std::memcpy(&c, b + 2, 2);
+                    re = a / 32767.0f, im = c / 32767.0f;
+                } else if (kind == 2) {
+                    re = int8_t(b[0]) / 127.0f, im = int8_t(b[1]) / 127.0f;
+                } else {
+                    re = (b[0] - 127.5f) / 127.5f, im = (b[1] - 127.5f) / 127.5f;
+                }
+                samples_.emplace_back(re, im);
+            }
+        }
+        std::fclose(f);
+        if (samples_.empty()) throw std::runtime_error("rxsim: replay " + path + " holds no samples");
+    }
+
+    std::string path_;
+    bool loop_ = true;
+    double rate_ = 0.0, freq_ = 100e6;
+    std::vector<std::complex<float>> samples_;
+};
+
+} // namespace rxsim

@@ -1,0 +1,122 @@
+//! The arguments of the main PC's commands: `results` and `task`.
+use super::values::{result_status, risk_level};
+use super::SourceArgs;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// `results` options and subcommands.
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    /// Only results of this node.
+    #[arg(long)]
+    pub node: Option<String>,
+    /// Only results with this status (any case; `not-run` for NOT RUN).
+    #[arg(long, ignore_case = true, value_parser = result_status())]
+    pub status: Option<String>,
+    /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Read the local copy only (no fetch).
+    #[arg(long)]
+    pub no_fetch: bool,
+    /// List at most the newest N results (by when they landed on rx-node).
+    #[arg(long, default_value_t = rxnode::DEFAULT_RESULTS_LIMIT, conflicts_with = "all")]
+    pub limit: usize,
+    /// List every result (reads the whole rx-node history: slow with many results).
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// `show ID`, `verify ID` or `nodes`; none lists the newest results.
+    #[command(subcommand)]
+    pub sub: Option<ResultsCmd>,
+}
+
+/// `results` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ResultsCmd {
+    /// One result as a person reads it: its Markdown rendered for the terminal
+    /// (`--json` the JSON, `--markdown` the file, `--plot DIR` its pictures).
+    Show {
+        /// The task ID.
+        task_id: String,
+        /// The node, when several answered this task.
+        #[arg(long = "from")]
+        from: Option<String>,
+        /// Print the published RX_RESULT.md as it is (control characters escaped).
+        #[arg(long, conflicts_with = "plot")]
+        markdown: bool,
+        /// Draw the result's pictures (spectra, heatmaps, CLKIN compare, freq_cal)
+        /// into DIR from the published data, as the node drew them.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<std::path::PathBuf>,
+    },
+    /// Validate one result as fetched: schema, MD/JSON agreement, the commit that added it.
+    Verify {
+        /// The task ID.
+        task_id: String,
+        /// The node, when several answered this task (default: every node).
+        #[arg(long = "from")]
+        from: Option<String>,
+    },
+    /// Each node's result count and last result time.
+    Nodes,
+    /// Write a static site (no server, no script) of the fleet and its results:
+    /// DIR/index.html and one page per result, with its pictures.
+    Report {
+        /// The folder to write the site in.
+        #[arg(long, value_name = "DIR")]
+        html: std::path::PathBuf,
+    },
+}
+
+/// `task` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TaskCmd {
+    /// Write a task file with EXPECTED_HEAD = the watched branch's current head, validated.
+    New(TaskNewArgs),
+}
+
+/// `task new` options (the watched branch is `--branch`).
+#[derive(Debug, Args)]
+pub struct TaskNewArgs {
+    /// TASK_ID (`[A-Za-z0-9_-]{1,64}`).
+    #[arg(long)]
+    pub id: String,
+    /// TASK_TITLE (one line, at most 200 characters).
+    #[arg(long)]
+    pub title: String,
+    /// HARDWARE_ACCESS = YES.
+    #[arg(long)]
+    pub hardware: bool,
+    /// RF_RX = YES (implies --hardware).
+    #[arg(long)]
+    pub rx: bool,
+    /// RF_TX = YES (implies --hardware; RED).
+    #[arg(long)]
+    pub tx: bool,
+    /// Declared RISK_LEVEL (any case); never lower than the derived one.
+    #[arg(long, ignore_case = true, value_parser = risk_level())]
+    pub risk: Option<rxnode_interlock::RiskLevel>,
+    /// The rx-plan JSON: a file, or `-` for stdin.
+    #[arg(long)]
+    pub plan: Option<PathBuf>,
+    /// A Markdown body file (the text the operator reads); default: the title.
+    #[arg(long)]
+    pub body: Option<PathBuf>,
+    /// ALLOW_PUSH = NO instead of RX_RESULT_ONLY.
+    #[arg(long)]
+    pub no_push: bool,
+    /// Where to write it (default: the task path inside --repo).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace an existing file.
+    #[arg(long)]
+    pub force: bool,
+    /// Only this node may be offered the task (TARGET_NODES); repeat for several.
+    /// Default: every node.
+    #[arg(long, value_name = "NAME")]
+    pub node: Vec<String>,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}

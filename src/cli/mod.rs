@@ -1,0 +1,254 @@
+//! Command-line definitions (clap). One subcommand per command of docs/protocol.md.
+//!
+//! This file holds the top level (global flags, the task source, the list of
+//! subcommands); the arguments of each group of commands are in [`radio`] (the
+//! radio's commands and their shared groups: FFT, peaks, CLKIN, radio settings),
+//! [`node`] (the node's own: watch, health, service, state, node), [`mainpc`] (the
+//! main PC's: results, task) and [`values`] (the value parsers: frequencies,
+//! rates, durations, listed words).
+mod mainpc;
+mod node;
+mod radio;
+mod values;
+
+pub use mainpc::{ResultsArgs, ResultsCmd, TaskCmd, TaskNewArgs};
+pub use node::{
+    HealthCmd, ManualStatusArg, NodeCmd, ServiceCmd, ServicePlace, SignersCmd, StateCommand,
+    WatchArgs,
+};
+pub use radio::{
+    AnalyzeArgs, CalMethodArg, CalibrateArgs, CaptureArgs, ClkinCmd, ClkinCompareArgs,
+    InventoryArgs, SweepArgs,
+};
+use values::schema_kind;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// rxnode: a safe RX agent for SDR labs.
+#[derive(Debug, Parser)]
+#[command(name = "rxnode", version, about, long_about = None)]
+pub struct Cli {
+    /// Use only the bundled simulated radio module `rxsim` (isolated from system modules).
+    #[arg(long, global = true, env = "RXNODE_SIM", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    pub sim: bool,
+    /// Print one JSON document instead of human text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// The RX checkout (a Git work tree); default: the current directory.
+    #[arg(long, global = true, env = "RXNODE_REPO", default_value = ".")]
+    pub repo: PathBuf,
+    /// The node policy file (default: `.local/rxnode-policy.json`); must be a
+    /// regular file of yours, outside the checkout or under `.local/`.
+    #[arg(long, global = true, env = "RXNODE_POLICY")]
+    pub policy: Option<PathBuf>,
+    #[command(flatten)]
+    pub watch_cfg: WatchConfig,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where tasks come from (docs/protocol.md defaults), before the command name:
+/// the environment and the defaults, and the spelling `rxnode --branch B CMD`
+/// that scripts and the service's unit use. Hidden: each command that reads
+/// the task source lists its own [`SourceArgs`].
+#[derive(Debug, Clone, Args)]
+pub struct WatchConfig {
+    /// Git remote to poll.
+    #[arg(long, hide = true, env = "RXNODE_REMOTE", default_value = "origin")]
+    pub remote: String,
+    /// Watched branch on that remote.
+    #[arg(long, hide = true, env = "RXNODE_BRANCH", default_value = rxnode_interlock::DEFAULT_BRANCH)]
+    pub branch: String,
+    /// Path of the task file inside the watched branch.
+    #[arg(
+        long,
+        hide = true,
+        env = "RXNODE_TASK_PATH",
+        default_value = "docs/handoff/NEXT_RX_TASK.md"
+    )]
+    pub task_path: String,
+}
+
+/// The task source of a command that reads it (after the command name; over
+/// the same flag before it and over the environment).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SourceArgs {
+    /// Git remote to poll [default: origin; env: RXNODE_REMOTE].
+    #[arg(long, global = true, value_name = "REMOTE")]
+    pub remote: Option<String>,
+    /// Watched branch on that remote [default: video-development; env: RXNODE_BRANCH].
+    #[arg(long, global = true, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// Path of the task file inside the watched branch
+    /// [default: docs/handoff/NEXT_RX_TASK.md; env: RXNODE_TASK_PATH].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub task_path: Option<String>,
+}
+
+impl Cli {
+    /// The task source: the command's own flags, else the ones before the
+    /// command name, the environment, the defaults.
+    pub fn source(&self) -> rxnode::TaskSource {
+        let own = self.command.source().cloned().unwrap_or_default();
+        let top = &self.watch_cfg;
+        rxnode::TaskSource {
+            remote: own.remote.unwrap_or_else(|| top.remote.clone()),
+            branch: own.branch.unwrap_or_else(|| top.branch.clone()),
+            task_path: own.task_path.unwrap_or_else(|| top.task_path.clone()),
+        }
+    }
+}
+
+impl Command {
+    /// The task-source flags of the commands that read the task source.
+    fn source(&self) -> Option<&SourceArgs> {
+        match self {
+            Command::Validate { source, .. }
+            | Command::Review { source, .. }
+            | Command::Run { source, .. }
+            | Command::Publish { source, .. }
+            | Command::Doctor { source }
+            | Command::TxGuard { source, .. } => Some(source),
+            Command::Watch(a) => Some(&a.source),
+            Command::Results(a) => Some(&a.source),
+            Command::Task(TaskCmd::New(a)) => Some(&a.source),
+            Command::Service(ServiceCmd::Install { source, .. }) => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and check a task file; print the derived risk and every error.
+    Validate {
+        /// The task file.
+        file: PathBuf,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// Poll the watched branch and prompt [A] Approve  [D] Defer  [S] Stop watcher.
+    Watch(WatchArgs),
+    /// Prompt again for a deferred or pending task.
+    Review {
+        /// The task ID.
+        task_id: String,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// State, heartbeat, pending/deferred/approved/completed tasks.
+    Status,
+    /// Execute an approved task's plan; results go to the outbox.
+    Run {
+        /// The task ID.
+        task_id: String,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// Enumerate and probe radios, read-only.
+    Inventory(InventoryArgs),
+    /// An RX-only capture for the operator at the laptop (never TX).
+    Capture(CaptureArgs),
+    /// The capture analysis on a recorded IQ file.
+    Analyze(AnalyzeArgs),
+    /// An RX-only wideband sweep for the operator (never TX; docs/operator.md#sweeps-rxnode-sweep).
+    Sweep(SweepArgs),
+    /// A radio's clock without a calibrated reference: compare two radios on one tone,
+    /// or calibrate one against a broadcast signal (docs/operator.md#verifying-a-slaves-clkin,
+    /// docs/operator.md#calibrating-a-radio-without-a-generator).
+    #[command(subcommand)]
+    Clkin(ClkinCmd),
+    /// Check an RX_RESULT.json (schema, statuses, timeline, MD/JSON agreement, IQ hashes).
+    ValidateResult {
+        /// A task ID (its outbox) or a path to RX_RESULT.json.
+        target: String,
+    },
+    /// Publish a task's result to the rx-node branch (confirmed by `PUBLISH <TASK_ID>`).
+    Publish {
+        /// The task ID.
+        task_id: String,
+        /// Also push refs/heads/rx-node to the remote.
+        #[arg(long)]
+        push: bool,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// Mark a manually finished task complete (with --status, write its result).
+    MarkCompleted {
+        /// The task ID.
+        task_id: String,
+        /// How the manual work went; writes RX_RESULT.md and RX_RESULT.json from one value.
+        #[arg(long, value_enum, ignore_case = true)]
+        status: Option<ManualStatusArg>,
+        /// What was done (one line in the result).
+        #[arg(long, requires = "status", conflicts_with = "note_file")]
+        note: Option<String>,
+        /// Read the note from this file.
+        #[arg(long, requires = "status")]
+        note_file: Option<PathBuf>,
+    },
+    /// Check the set-up and explain what is wrong.
+    Doctor {
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// This node's name, carried in every result it publishes (docs/protocol.md#6-the-main-pcs-side).
+    #[command(subcommand)]
+    Node(NodeCmd),
+    /// On the main PC: read the results on `rx-node` (fetched into a private ref).
+    Results(ResultsArgs),
+    /// Radio health: list GOOD / BAD / UNTESTED radios, or self-test them
+    /// (docs/protocol.md#8-radio-health).
+    Health {
+        /// `test`: self-test radios; none: list them.
+        #[command(subcommand)]
+        cmd: Option<HealthCmd>,
+    },
+    /// On the main PC: write tasks.
+    #[command(subcommand)]
+    Task(TaskCmd),
+    /// Print the JSON Schema (draft 2020-12) of a file rxnode reads or writes.
+    Schema {
+        /// Which schema.
+        #[arg(value_parser = schema_kind())]
+        kind: rxnode::SchemaKind,
+    },
+    /// Node-local state maintenance (`rxnode state rebuild`).
+    #[command(subcommand)]
+    State(StateCommand),
+    /// Run the watcher unattended as a systemd service (`watch --no-prompt`, restarted
+    /// on failure; docs/operator.md#unattended-operation).
+    #[command(subcommand)]
+    Service(ServiceCmd),
+    /// The whole loop on embedded defaults: a local bare origin and the simulated radio.
+    Demo {
+        /// Work in this folder instead of a fresh temporary one.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Print shell completions.
+    Completions {
+        /// bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+    /// Internal: the TX guard process that `rxnode run` starts for an
+    /// authorized `tx_tone` step (docs/safety.md#the-tx-guard-process); it
+    /// refuses anything but a valid grant from its parent on stdin.
+    #[command(name = "tx-guard", hide = true)]
+    TxGuard {
+        /// The task ID.
+        task_id: String,
+        /// The plan step (0-based).
+        #[arg(long)]
+        step: usize,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+}
