@@ -1,7 +1,9 @@
 //! DSP benchmarks printing MS/s (run: `cargo bench -p rxnode-dsp --bench dsp`).
 //!
 //! Options (after `--`): `--file PATH` also times the analyze pipeline (reader + Welch
-//! N=2048 50 %) on an existing cf32 file; `--seconds S` per case (default 1.5).
+//! N=2048 50 %) on an existing cf32 file; `--seconds S` per case (default 1.5);
+//! `--welch-table` prints only the Welch table that `scripts/bench-fftw.sh` sets beside
+//! FFTW (every kernel, N = 256 … 65536, 50 %; `--sizes N,N,…` to choose) and exits.
 use num_complex::Complex;
 use rxnode_dsp::{
     compare_tracks, ClkinConfig, ClkinEstimator, IqFormat, IqReader, ToneTrackConfig, ToneTracker,
@@ -61,6 +63,32 @@ fn rate(secs: f64, samples: usize, mut f: impl FnMut()) -> (f64, f64) {
     (best, per_cpu)
 }
 
+/// The workload `scripts/bench-fftw/welch_fftw.c` runs on FFTW: a buffer of
+/// max(64 Ki, 8N) samples of [`signal`] in cache, every whole segment at 50 % overlap per
+/// pass, on each kernel that takes N on this CPU. Prints `rxnode ENGINE N MS/s` per case,
+/// MS/s being the samples advanced (segments × hop) per second of the best pass.
+fn welch_table(secs: f64, sizes: &[usize]) {
+    for &n in sizes {
+        let len = (8 * n).max(1 << 16);
+        let x = signal(len);
+        let hop = n / 2;
+        let advanced = ((len - n) / hop + 1) * hop;
+        for engine in ["avx512", "avx2", "rustfft"] {
+            let mut cfg = WelchConfig::new(n, 2e6);
+            cfg.overlap = 0.5;
+            let Ok(mut w) = Welch::new_with_engine(cfg, engine) else {
+                continue;
+            };
+            let (best, _) = rate(secs, advanced, || {
+                w.reset();
+                w.feed(&x);
+                black_box(w.averages());
+            });
+            println!("rxnode {engine} {n} {best:.1}");
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str| {
@@ -69,6 +97,14 @@ fn main() {
             .and_then(|i| args.get(i + 1).cloned())
     };
     let secs: f64 = opt("--seconds").and_then(|s| s.parse().ok()).unwrap_or(1.5);
+    if args.iter().any(|a| a == "--welch-table") {
+        let sizes: Vec<usize> = match opt("--sizes") {
+            Some(list) => list.split(',').filter_map(|v| v.parse().ok()).collect(),
+            None => (8..=16).map(|b| 1usize << b).collect(),
+        };
+        welch_table(secs, &sizes);
+        return;
+    }
     let n = 1 << 22;
     let x = signal(n);
     // The reader and capture threads hand the DSP 64 Ki-sample blocks (512 KiB) that they
