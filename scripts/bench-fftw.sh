@@ -65,3 +65,75 @@ fi
 if [[ "${BUILD_ONLY:-0}" == 1 ]]; then
     exit 0
 fi
+
+# The C harness, built against that FFTW with every instruction set this CPU has.
+HARNESS="$CACHE/welch_fftw"
+if [[ ! -x "$HARNESS" || scripts/bench-fftw/welch_fftw.c -nt "$HARNESS" ]]; then
+    cc -O3 -march=native -I"$PREFIX/include" scripts/bench-fftw/welch_fftw.c \
+        "$PREFIX/lib/libfftw3f.a" -lm -o "$HARNESS"
+fi
+# rxnode's bench binary (release profile, as `cargo bench` builds it).
+BENCH="$(cargo bench -p rxnode-dsp --bench dsp --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "dsp" and m.get("executable"):
+        print(m["executable"])')"
+[[ -x "$BENCH" ]] || { echo "bench-fftw: no dsp bench binary" >&2; exit 1; }
+
+# PATIENT planning once; its wisdom is kept beside the build.
+WISDOM="$CACHE/wisdom-patient"
+if [[ ! -s "$WISDOM" ]]; then
+    echo "# planning FFTW (PATIENT, once; wisdom in $WISDOM)" >&2
+    "$HARNESS" --wisdom "$WISDOM" --seconds 0.01 >/dev/null
+fi
+
+OUT="$(mktemp)"
+trap 'rm -f "$OUT"' EXIT
+LOAD0="$(cut -d' ' -f1-3 /proc/loadavg)"
+T0="$(date -u +%Y-%m-%dT%H:%MZ)"
+for r in $(seq 1 "$ROUNDS"); do
+    "$HARNESS" --wisdom "$WISDOM" --seconds "$SECS" | sed "s/^/$r /" >>"$OUT"
+    "$BENCH" --welch-table --seconds "$SECS" | sed "s/^/$r /" >>"$OUT"
+done
+LOAD1="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo "# Welch, complex f32, Hann, 50 % overlap, in cache: rxnode beside FFTW 3.3.10 (${SIMD[*]}, PATIENT)"
+echo "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) CPUs; load average $LOAD0 at the start ($T0), $LOAD1 at the end"
+echo "# $ROUNDS rounds alternating FFTW and rxnode, ${SECS} s per case; best pass of each (MS/s = samples advanced per second); ratio = rxnode / FFTW, and its range over the rounds"
+python3 - "$OUT" <<'PY'
+import collections, sys
+best = collections.defaultdict(float)
+per_round = collections.defaultdict(dict)
+plan = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    r = int(f[0])
+    if f[1] == "fftw":
+        key = ("fftw", int(f[2]))
+        v = float(f[3])
+        plan[int(f[2])] = f[4]
+    else:
+        key = (f[2], int(f[3]))
+        v = float(f[4])
+    best[key] = max(best[key], v)
+    per_round[key][r] = v
+sizes = sorted({n for _, n in best})
+engines = [e for e in ("avx512", "avx2", "rustfft") if any((e, n) in best for n in sizes)]
+head = "| N | FFTW MS/s | " + " | ".join(f"{e} MS/s | {e} / FFTW (rounds)" for e in engines) + " |"
+print(head)
+print("|" + "---:|" * (2 + 2 * len(engines)))
+for n in sizes:
+    f = best.get(("fftw", n))
+    row = [str(n), f"{f:.0f}" if f else "—"]
+    for e in engines:
+        v = best.get((e, n))
+        if v is None or not f:
+            row += ["—", "—"]
+            continue
+        rs = [per_round[(e, n)][r] / per_round[("fftw", n)][r]
+              for r in per_round[(e, n)] if r in per_round[("fftw", n)]]
+        row += [f"{v:.0f}", f"**{v / f:.2f}×** ({min(rs):.2f}–{max(rs):.2f})"]
+    print("| " + " | ".join(row) + " |")
+print("FFTW plans chosen: " + ", ".join(f"{n}: {plan[n]}" for n in sizes if n in plan))
+PY

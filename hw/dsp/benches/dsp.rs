@@ -3,7 +3,10 @@
 //! Options (after `--`): `--file PATH` also times the analyze pipeline (reader + Welch
 //! N=2048 50 %) on an existing cf32 file; `--seconds S` per case (default 1.5);
 //! `--welch-table` prints only the Welch table that `scripts/bench-fftw.sh` sets beside
-//! FFTW (every kernel, N = 256 … 65536, 50 %; `--sizes N,N,…` to choose) and exits.
+//! FFTW (every kernel, N = 256 … 65536, 50 %; `--sizes N,N,…` to choose) and exits;
+//! `--welch-streamed MIB` prints only Welch N=2048 50 % on every kernel fed once per pass
+//! from a buffer of MIB MiB in 64 Ki-sample blocks (what `scripts/bench-membw.sh` sets
+//! beside the memory bandwidth) and exits.
 use num_complex::Complex;
 use rxnode_dsp::{
     compare_tracks, ClkinConfig, ClkinEstimator, IqFormat, IqReader, ToneTrackConfig, ToneTracker,
@@ -89,6 +92,30 @@ fn welch_table(secs: f64, sizes: &[usize]) {
     }
 }
 
+/// Welch N=2048 50 % on each kernel over `mib` MiB of [`signal`], fed once per pass in
+/// 64 Ki-sample blocks. Prints `welch-streamed ENGINE MIB MS/s GB/s` (best pass; GB/s of
+/// input read, 8 bytes per sample).
+fn welch_streamed(secs: f64, mib: usize) {
+    let len = mib * (1 << 20) / 8;
+    let x = signal(len);
+    for engine in ["avx512", "avx2", "rustfft"] {
+        let Ok(mut w) = Welch::new_with_engine(WelchConfig::new(2048, 2e6), engine) else {
+            continue;
+        };
+        let (best, _) = rate(secs, len, || {
+            w.reset();
+            for b in x.chunks(1 << 16) {
+                w.feed(b);
+            }
+            black_box(w.averages());
+        });
+        println!(
+            "welch-streamed {engine} {mib} {best:.1} {:.2}",
+            best * 8.0 / 1e3
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str| {
@@ -103,6 +130,10 @@ fn main() {
             None => (8..=16).map(|b| 1usize << b).collect(),
         };
         welch_table(secs, &sizes);
+        return;
+    }
+    if let Some(mib) = opt("--welch-streamed").and_then(|v| v.parse().ok()) {
+        welch_streamed(secs, mib);
         return;
     }
     let n = 1 << 22;

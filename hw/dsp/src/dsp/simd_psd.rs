@@ -11,7 +11,9 @@
 //! (`__m256`, AVX2 + FMA). Shape, for N = 2^m ≥ L² (decimation in frequency throughout):
 //! 1. an input stage that reads the interleaved input, applies the window and splits
 //!    re/im on the way in, doing one radix-8, radix-4 or radix-2 stage at the same time
-//!    (none for N = L²) so that the stages left pair up;
+//!    (none for N = L²) so that the stages left pair up; it writes the split arrays at
+//!    padded positions (one cache line per 256 points) so that the power-of-two spans of
+//!    the stages do not all fall on one L1 set;
 //! 2. radix-4 stages over whole L-lane vectors (lanes are independent butterflies) down
 //!    to groups of L²;
 //! 3. per group of L², in registers: the DIF stages over vectors down to span L (two
@@ -237,15 +239,23 @@ impl SimdPsd {
         }
         let bits = n.trailing_zeros();
         // Spans n/2 … L² are stages over whole vectors before the final groups of L²
-        // (which do spans L²/2 … 1): the input stage takes one or two of them (so that
-        // the rest pair up), radix-4 stages the rest.
+        // (which do spans L²/2 … 1): the input stage takes one or three of them when
+        // their number is odd (so that the rest pair up), two when it is even; radix-4
+        // stages the rest. Radix-8 (16 complex vectors live, 7 twiddles) pays only with
+        // 32 registers and while the split arrays stay in L1: on AVX-512 up to n = 4096;
+        // with AVX2's 16 registers it spills and radix-2 is faster at every size
+        // (measured: avx2 N = 8192 360–390 → 430–440 MS/s, N = 32768 315–335 → 350–365).
         let vertical = bits - group.trailing_zeros();
-        let (input, mut span) = match vertical {
-            0 => (Input::Copy, n),
-            1 => (
+        let radix2 = || {
+            (
                 Input::Radix2(Aligned::from_slice(&twiddles(n / 2, 1, n))),
                 n / 2,
-            ),
+            )
+        };
+        let (input, mut span) = match vertical {
+            0 => (Input::Copy, n),
+            1 => radix2(),
+            v if v % 2 == 1 && (isa == Isa::Avx2 || n > 4096) => radix2(),
             v if v % 2 == 1 => (
                 Input::Radix8(Aligned::from_slice(&stage_twiddles(n / 8, n, 7))),
                 n / 8,
