@@ -4,6 +4,8 @@
 # once from a buffer of at least 4x the last-level cache (`cargo bench -p rxnode-dsp
 # --bench dsp -- --welch-streamed MIB`, every kernel this CPU runs), alternating, and
 # prints each Welch figure as a fraction of the bandwidth (input bytes read: 8 per sample).
+# Each pass is timed by its thread's CPU time (a pass is long enough to be preempted on a
+# shared machine), best pass of each.
 #
 # usage: scripts/bench-membw.sh [ROUNDS] [SECONDS_PER_CASE]   (defaults 5 and 1)
 set -euo pipefail
@@ -67,13 +69,14 @@ for line in open(sys.argv[1]):
         key, gbs, ms = "read", float(f[3]), None
     else:
         key, gbs, ms = f[2], float(f[5]), float(f[4])
+        clock = f[6]
     rounds[key][r] = gbs
     best[key] = max(best[key], gbs)
     if ms is not None:
         best[key + " MS/s"] = max(best[key + " MS/s"], ms)
 bw = best["read"]
 lo, hi = min(rounds["read"].values()), max(rounds["read"].values())
-print(f"one-thread read bandwidth: {bw:.2f} GB/s (rounds {lo:.2f}–{hi:.2f})")
+print(f"one-thread read bandwidth: {bw:.2f} GB/s (rounds {lo:.2f}–{hi:.2f}); every pass timed by its thread's CPU time (Welch: {clock} clock)")
 print("| Welch N=2048 50 %, streamed | MS/s | GB/s of input | fraction of the read bandwidth (rounds) |")
 print("|---|---:|---:|---:|")
 for e in ("avx512", "avx2", "rustfft"):
