@@ -107,7 +107,11 @@ fn thread_cpu_ns() -> Option<u64> {
 fn welch_streamed(secs: f64, mib: usize) {
     let len = mib * (1 << 20) / 8;
     let x = signal(len);
-    let clock = if thread_cpu_ns().is_some() { "cpu" } else { "wall" };
+    let clock = if thread_cpu_ns().is_some() {
+        "cpu"
+    } else {
+        "wall"
+    };
     for engine in ["avx512", "avx2", "rustfft"] {
         let Ok(mut w) = Welch::new_with_engine(WelchConfig::new(2048, 2e6), engine) else {
             continue;

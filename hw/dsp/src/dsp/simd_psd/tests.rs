@@ -212,7 +212,11 @@ fn split_arrays_are_padded_and_im_is_half_the_sets_away() {
     assert_eq!(padded(256), 272);
     assert_eq!(padded(4096 + 17), 4096 + 17 + 16 * 16);
     for i in (0..1 << 16).step_by(16) {
-        assert_eq!(padded(i + 15), padded(i) + 15, "vector at {i} straddles a pad");
+        assert_eq!(
+            padded(i + 15),
+            padded(i) + 15,
+            "vector at {i} straddles a pad"
+        );
     }
     for n in [64usize, 256, 2048, 65536, 1 << 20] {
         let (buf, im_at) = split_buffer(n);
