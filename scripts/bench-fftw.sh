@@ -34,15 +34,22 @@ PREFIX="$CACHE/install"
 
 build_fftw() {
     mkdir -p "$CACHE/apt/lists/partial" "$CACHE/apt/archives/partial" "$CACHE/src"
-    # A private deb-src list for the release this machine runs.
-    local codename
-    codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
-    echo "deb-src http://deb.debian.org/debian $codename main" >"$CACHE/apt/sources.list"
+    # A private deb-src list for the release this machine runs (Debian or Ubuntu).
+    local id codename
+    id="$(. /etc/os-release && echo "${ID:-}")"
+    codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
+    case "$id" in
+    debian) echo "deb-src http://deb.debian.org/debian $codename main" ;;
+    ubuntu) echo "deb-src http://archive.ubuntu.com/ubuntu $codename main universe" ;;
+    *) echo "bench-fftw: needs Debian or Ubuntu for 'apt-get source fftw3' (this is '$id')" >&2; exit 1 ;;
+    esac >"$CACHE/apt/sources.list"
     local apt=(-o "Dir::Etc::SourceList=$CACHE/apt/sources.list"
         -o "Dir::Etc::SourceParts=$CACHE/apt/none"
         -o "Dir::State::Lists=$CACHE/apt/lists"
         -o "Dir::Cache::Archives=$CACHE/apt/archives"
-        -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root")
+        -o "Debug::NoLocking=1")
+    # As root apt drops to the _apt user, which cannot write the private lists.
+    [[ "$EUID" == 0 ]] && apt+=(-o "APT::Sandbox::User=root")
     apt-get "${apt[@]}" update >"$CACHE/apt/update.log" 2>&1 ||
         { cat "$CACHE/apt/update.log"; exit 1; }
     (cd "$CACHE/src" && rm -rf fftw3-* && apt-get "${apt[@]}" source fftw3 >"$CACHE/apt/source.log" 2>&1) ||
@@ -50,7 +57,7 @@ build_fftw() {
     local dir
     dir="$(find "$CACHE/src" -maxdepth 1 -type d -name 'fftw3-*' | head -1)"
     [[ "$(sed -n 's/^Version: //p' "$CACHE"/src/fftw3_*.dsc)" == 3.3.10-* ]] ||
-        { echo "bench-fftw: $dir is not FFTW 3.3.10" >&2; exit 1; }
+        { echo "bench-fftw: this release's fftw3 source package is not 3.3.10 ($dir)" >&2; exit 1; }
     echo "# building FFTW 3.3.10 (${SIMD[*]}) in $dir" >&2
     (cd "$dir" && ./configure --prefix="$PREFIX" "${SIMD[@]}" --disable-fortran \
         --disable-shared --enable-static >"$CACHE/configure.log" 2>&1 &&
