@@ -63,8 +63,8 @@ build_fftw() {
         --disable-shared --enable-static >"$CACHE/configure.log" 2>&1 &&
         make -j"$(nproc)" >"$CACHE/make.log" 2>&1 && make install >>"$CACHE/make.log" 2>&1) ||
         { tail -30 "$CACHE/configure.log" "$CACHE/make.log"; exit 1; }
-    # Only the installed library is kept (the build tree is ~130 MB).
-    rm -rf "$dir"
+    # Only the installed library is kept (the build tree is ~130 MB, the package lists 20 MB).
+    rm -rf "$dir" "$CACHE/apt/lists"
     echo "$STAMP" >"$CACHE/stamp"
 }
 
