@@ -1,7 +1,12 @@
 //! DSP benchmarks printing MS/s (run: `cargo bench -p rxnode-dsp --bench dsp`).
 //!
 //! Options (after `--`): `--file PATH` also times the analyze pipeline (reader + Welch
-//! N=2048 50 %) on an existing cf32 file; `--seconds S` per case (default 1.5).
+//! N=2048 50 %) on an existing cf32 file; `--seconds S` per case (default 1.5);
+//! `--welch-table` prints only the Welch table that `scripts/bench-fftw.sh` sets beside
+//! FFTW (every kernel, N = 256 … 65536, 50 %; `--sizes N,N,…` to choose) and exits;
+//! `--welch-streamed MIB` prints only Welch N=2048 50 % on every kernel fed once per pass
+//! from a buffer of MIB MiB in 64 Ki-sample blocks, timed by CPU time (what
+//! `scripts/bench-membw.sh` sets beside the memory bandwidth) and exits.
 use num_complex::Complex;
 use rxnode_dsp::{
     compare_tracks, ClkinConfig, ClkinEstimator, IqFormat, IqReader, ToneTrackConfig, ToneTracker,
@@ -61,6 +66,85 @@ fn rate(secs: f64, samples: usize, mut f: impl FnMut()) -> (f64, f64) {
     (best, per_cpu)
 }
 
+/// The workload `scripts/bench-fftw/welch_fftw.c` runs on FFTW: a buffer of
+/// max(64 Ki, 8N) samples of [`signal`] in cache, every whole segment at 50 % overlap per
+/// pass, on each kernel that takes N on this CPU. Prints `rxnode ENGINE N MS/s` per case,
+/// MS/s being the samples advanced (segments × hop) per second of the best pass.
+fn welch_table(secs: f64, sizes: &[usize]) {
+    for &n in sizes {
+        let len = (8 * n).max(1 << 16);
+        let x = signal(len);
+        let hop = n / 2;
+        let advanced = ((len - n) / hop + 1) * hop;
+        for engine in ["avx512", "avx2", "rustfft"] {
+            let mut cfg = WelchConfig::new(n, 2e6);
+            cfg.overlap = 0.5;
+            let Ok(mut w) = Welch::new_with_engine(cfg, engine) else {
+                continue;
+            };
+            let (best, _) = rate(secs, advanced, || {
+                w.reset();
+                w.feed(&x);
+                black_box(w.averages());
+            });
+            println!("rxnode {engine} {n} {best:.1}");
+        }
+    }
+}
+
+/// CPU time of this thread in ns (Linux `/proc/thread-self/schedstat`), if readable.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Welch N=2048 50 % on each kernel over `mib` MiB of [`signal`], fed once per pass in
+/// 64 Ki-sample blocks. Prints `welch-streamed ENGINE MIB MS/s GB/s clock` (the best pass;
+/// GB/s of input read, 8 bytes per sample). A pass takes tens of ms, long enough to be
+/// preempted on a loaded machine, so each pass is timed by this thread's CPU time
+/// (`clock` = `cpu`; as `scripts/bench-membw/read_bw.c` does) where Linux gives it,
+/// else by the wall clock (`wall`).
+fn welch_streamed(secs: f64, mib: usize) {
+    let len = mib * (1 << 20) / 8;
+    let x = signal(len);
+    let clock = if thread_cpu_ns().is_some() {
+        "cpu"
+    } else {
+        "wall"
+    };
+    for engine in ["avx512", "avx2", "rustfft"] {
+        let Ok(mut w) = Welch::new_with_engine(WelchConfig::new(2048, 2e6), engine) else {
+            continue;
+        };
+        let mut pass = || {
+            w.reset();
+            for b in x.chunks(1 << 16) {
+                w.feed(b);
+            }
+            black_box(w.averages());
+        };
+        pass();
+        let start = Instant::now();
+        let mut best = f64::MAX;
+        let mut passes = 0;
+        while passes < 3 || start.elapsed().as_secs_f64() < secs {
+            let (t, c) = (Instant::now(), thread_cpu_ns());
+            pass();
+            let took = match (c, thread_cpu_ns()) {
+                (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
+                _ => t.elapsed().as_secs_f64(),
+            };
+            best = best.min(took);
+            passes += 1;
+        }
+        let ms = len as f64 / best / 1e6;
+        println!(
+            "welch-streamed {engine} {mib} {ms:.1} {:.2} {clock}",
+            ms * 8.0 / 1e3
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str| {
@@ -69,6 +153,18 @@ fn main() {
             .and_then(|i| args.get(i + 1).cloned())
     };
     let secs: f64 = opt("--seconds").and_then(|s| s.parse().ok()).unwrap_or(1.5);
+    if args.iter().any(|a| a == "--welch-table") {
+        let sizes: Vec<usize> = match opt("--sizes") {
+            Some(list) => list.split(',').filter_map(|v| v.parse().ok()).collect(),
+            None => (8..=16).map(|b| 1usize << b).collect(),
+        };
+        welch_table(secs, &sizes);
+        return;
+    }
+    if let Some(mib) = opt("--welch-streamed").and_then(|v| v.parse().ok()) {
+        welch_streamed(secs, mib);
+        return;
+    }
     let n = 1 << 22;
     let x = signal(n);
     // The reader and capture threads hand the DSP 64 Ki-sample blocks (512 KiB) that they

@@ -11,7 +11,9 @@
 //! (`__m256`, AVX2 + FMA). Shape, for N = 2^m ≥ L² (decimation in frequency throughout):
 //! 1. an input stage that reads the interleaved input, applies the window and splits
 //!    re/im on the way in, doing one radix-8, radix-4 or radix-2 stage at the same time
-//!    (none for N = L²) so that the stages left pair up;
+//!    (none for N = L²) so that the stages left pair up; it writes the split arrays at
+//!    padded positions (one cache line per 256 points) so that the power-of-two spans of
+//!    the stages do not all fall on one L1 set;
 //! 2. radix-4 stages over whole L-lane vectors (lanes are independent butterflies) down
 //!    to groups of L²;
 //! 3. per group of L², in registers: the DIF stages over vectors down to span L (two
@@ -159,6 +161,25 @@ fn twiddles(s: usize, p: usize, m: usize) -> Vec<f32> {
     v
 }
 
+/// Where logical point `i` of the split arrays is stored: one 64-byte line of padding
+/// after every 256 points. The stages read and write four points a power-of-two span
+/// apart; unpadded, spans of 1 Ki points and more put every stream on the same L1 cache
+/// set and the stores alias the loads (a 4 KiB stride), which halved the speed from
+/// N = 4096 up. A vector of L ≤ 16 aligned points never straddles a pad.
+#[inline(always)]
+fn padded(i: usize) -> usize {
+    i + ((i >> 8) << 4)
+}
+
+/// The split buffer for `n` points: re at 0, im at the returned offset, which puts the
+/// im array half the L1 sets (32 lines of 64 bytes) away from re.
+fn split_buffer(n: usize) -> (Aligned, usize) {
+    let len = padded(n);
+    let lines = len / 16;
+    let im_at = len + ((32 + 64 - lines % 64) % 64) * 16;
+    (Aligned::zeroed(im_at + len), im_at)
+}
+
 fn bit_reverse(x: usize, bits: u32) -> usize {
     if bits == 0 {
         0
@@ -180,8 +201,9 @@ pub(crate) struct SimdPsd {
     /// `W256^{pj}` (j < 64) then `W64^{pj}` (j < 16), p = 1, 2, 3; AVX2: one radix-8
     /// stage, `W64^{pj}` (j < 8), p = 1 … 7.
     final_tw: Aligned,
-    re: Aligned,
-    im: Aligned,
+    /// The split re/im arrays, at [`padded`] positions: re from 0, im from `im_at`.
+    split: Aligned,
+    im_at: usize,
     /// Σ|X|² per slot since the last flush.
     acc: Aligned,
     /// The FFT bin held by each slot.
@@ -217,15 +239,23 @@ impl SimdPsd {
         }
         let bits = n.trailing_zeros();
         // Spans n/2 … L² are stages over whole vectors before the final groups of L²
-        // (which do spans L²/2 … 1): the input stage takes one or two of them (so that
-        // the rest pair up), radix-4 stages the rest.
+        // (which do spans L²/2 … 1): the input stage takes one or three of them when
+        // their number is odd (so that the rest pair up), two when it is even; radix-4
+        // stages the rest. Radix-8 (16 complex vectors live, 7 twiddles) pays only with
+        // 32 registers and while the split arrays stay in L1: on AVX-512 up to n = 4096;
+        // with AVX2's 16 registers it spills and radix-2 is faster at every size
+        // (measured: avx2 N = 8192 360–390 → 430–440 MS/s, N = 32768 315–335 → 350–365).
         let vertical = bits - group.trailing_zeros();
-        let (input, mut span) = match vertical {
-            0 => (Input::Copy, n),
-            1 => (
+        let radix2 = || {
+            (
                 Input::Radix2(Aligned::from_slice(&twiddles(n / 2, 1, n))),
                 n / 2,
-            ),
+            )
+        };
+        let (input, mut span) = match vertical {
+            0 => (Input::Copy, n),
+            1 => radix2(),
+            v if v % 2 == 1 && (isa == Isa::Avx2 || n > 4096) => radix2(),
             v if v % 2 == 1 => (
                 Input::Radix8(Aligned::from_slice(&stage_twiddles(n / 8, n, 7))),
                 n / 8,
@@ -263,6 +293,7 @@ impl SimdPsd {
             // n ≤ MAX_N = 2^22, so every bin fits in u32.
             *b = bit_reverse(pos, bits) as u32;
         }
+        let (split, im_at) = split_buffer(n);
         Some(Self {
             isa,
             n,
@@ -270,8 +301,8 @@ impl SimdPsd {
             input,
             stages,
             final_tw: Aligned::from_slice(&final_tw),
-            re: Aligned::zeroed(n),
-            im: Aligned::zeroed(n),
+            split,
+            im_at,
             acc: Aligned::zeroed(n),
             bin_of_slot,
         })

@@ -165,3 +165,62 @@ fn avx2_slot_layout() {
     assert_eq!(k.bin_of_slot[1], 8);
     assert_eq!(k.bin_of_slot[8], 64);
 }
+
+/// Which input stage each size gets: radix-8 only on AVX-512 up to 4096 points (AVX2
+/// spills it), radix-2 for the other odd counts of vector stages, radix-4 for even ones;
+/// `matches_rustfft_for_every_size` runs each of these paths against rustfft.
+#[test]
+fn input_stage_by_size_and_isa() {
+    let name = |isa, n: usize| match SimdPsd::build(&vec![1.0; n], isa).map(|k| k.input) {
+        Some(Input::Copy) => "copy",
+        Some(Input::Radix2(_)) => "radix2",
+        Some(Input::Radix4(_)) => "radix4",
+        Some(Input::Radix8(_)) => "radix8",
+        None => "none",
+    };
+    for (n, want) in [
+        (256, "copy"),
+        (512, "radix2"),
+        (1024, "radix4"),
+        (2048, "radix8"),
+        (4096, "radix4"),
+        (8192, "radix2"),
+        (32768, "radix2"),
+        (65536, "radix4"),
+    ] {
+        assert_eq!(name(Isa::Avx512, n), want, "avx512 {n}");
+    }
+    for (n, want) in [
+        (64, "copy"),
+        (128, "radix2"),
+        (256, "radix4"),
+        (512, "radix2"),
+        (2048, "radix2"),
+        (8192, "radix2"),
+        (16384, "radix4"),
+    ] {
+        assert_eq!(name(Isa::Avx2, n), want, "avx2 {n}");
+    }
+}
+
+/// The split arrays keep one 64-byte line of padding per 256 points (no vector of 16
+/// straddles it) and start im 32 lines (half the L1 sets) away from re, at every size.
+#[test]
+fn split_arrays_are_padded_and_im_is_half_the_sets_away() {
+    assert_eq!(padded(0), 0);
+    assert_eq!(padded(255), 255);
+    assert_eq!(padded(256), 272);
+    assert_eq!(padded(4096 + 17), 4096 + 17 + 16 * 16);
+    for i in (0..1 << 16).step_by(16) {
+        assert_eq!(
+            padded(i + 15),
+            padded(i) + 15,
+            "vector at {i} straddles a pad"
+        );
+    }
+    for n in [64usize, 256, 2048, 65536, 1 << 20] {
+        let (buf, im_at) = split_buffer(n);
+        assert_eq!((im_at / 16) % 64, 32, "n {n}");
+        assert!(im_at >= padded(n) && buf.as_slice().len() >= im_at + padded(n));
+    }
+}

@@ -3,7 +3,7 @@
 //! implement [`Simd`] in `x86/isa.rs`.
 mod isa;
 
-use super::{Input, SimdPsd};
+use super::{padded, Input, SimdPsd};
 #[cfg(test)]
 pub(super) use isa::transpose_for_test;
 use isa::{Avx2, Avx512};
@@ -309,7 +309,7 @@ impl<S: Simd> Source<S> for Windowed {
     }
 }
 
-/// The split arrays themselves.
+/// The split arrays themselves (point `i` at [`padded`]`(i)`).
 struct Split {
     re: *const f32,
     im: *const f32,
@@ -318,8 +318,17 @@ struct Split {
 impl<S: Simd> Source<S> for Split {
     #[inline(always)]
     unsafe fn at(&self, i: usize) -> Cx<S> {
-        load(self.re, self.im, i)
+        load(self.re, self.im, padded(i))
     }
+}
+
+/// Store point `i` of the split arrays (at [`padded`]`(i)`).
+///
+/// # Safety
+/// As for [`store`], at the padded position.
+#[inline(always)]
+unsafe fn put<S: Simd>(re: *mut f32, im: *mut f32, i: usize, v: Cx<S>) {
+    store(re, im, padded(i), v);
 }
 
 /// The whole kernel for one segment.
@@ -330,8 +339,8 @@ impl<S: Simd> Source<S> for Split {
 #[inline(always)]
 unsafe fn segment<S: Simd>(p: &mut SimdPsd, x: &[Complex<f32>]) {
     let n = p.n;
-    let re = p.re.as_mut_slice().as_mut_ptr();
-    let im = p.im.as_mut_slice().as_mut_ptr();
+    let re = p.split.as_mut_slice().as_mut_ptr();
+    let im = re.add(p.im_at);
     let input = Windowed {
         src: x.as_ptr().cast::<f32>(),
         win: p.window.as_slice().as_ptr(),
@@ -353,7 +362,7 @@ unsafe fn segment<S: Simd>(p: &mut SimdPsd, x: &[Complex<f32>]) {
     let group = S::LANES * S::LANES;
     let mut g = 0;
     while g < n {
-        S::final_group(re.add(g), im.add(g), acc.add(g), tw);
+        S::final_group(re.add(padded(g)), im.add(padded(g)), acc.add(g), tw);
         g += group;
     }
 }
@@ -366,7 +375,7 @@ unsafe fn segment<S: Simd>(p: &mut SimdPsd, x: &[Complex<f32>]) {
 unsafe fn input_copy<S: Simd>(input: &Windowed, n: usize, re: *mut f32, im: *mut f32) {
     let mut j = 0;
     while j < n {
-        store::<S>(re, im, j, input.at(j));
+        put::<S>(re, im, j, input.at(j));
         j += S::LANES;
     }
 }
@@ -388,8 +397,8 @@ unsafe fn input_radix2<S: Simd>(
     while j < s {
         let a: Cx<S> = input.at(j);
         let b = input.at(j + s);
-        store(re, im, j, add(a, b));
-        store(re, im, j + s, mul(sub(a, b), twiddle(tw, s, 0, j)));
+        put(re, im, j, add(a, b));
+        put(re, im, j + s, mul(sub(a, b), twiddle(tw, s, 0, j)));
         j += S::LANES;
     }
 }
@@ -419,7 +428,7 @@ unsafe fn input_radix8<S: Simd>(
             *wk = twiddle(tw, s, k, j);
         }
         for (k, v) in radix8(x, Some(w)).into_iter().enumerate() {
-            store(re, im, j + k * s, v);
+            put(re, im, j + k * s, v);
         }
         j += S::LANES;
     }
@@ -458,7 +467,7 @@ unsafe fn radix4_pass<S: Simd>(
                 twiddle(tw, s, 2, j),
             ];
             for (k, v) in radix4(x, Some(w)).into_iter().enumerate() {
-                store(re, im, at + k * s, v);
+                put(re, im, at + k * s, v);
             }
             j += S::LANES;
         }
