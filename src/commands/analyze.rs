@@ -1,6 +1,6 @@
 //! `rxnode analyze <FILE>`: the capture analysis on a recording.
 use super::flags::flag_named;
-use crate::cli::{AnalyzeArgs, CalMethodArg};
+use crate::cli::AnalyzeArgs;
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
@@ -28,10 +28,7 @@ impl AnalyzeArgs {
             max_peaks: a.peaks.max_peaks,
             min_snr_db: a.peaks.min_snr_db,
             channel: a.channel,
-            freq_cal: a.freq_cal.map(|m| match m {
-                CalMethodArg::Gsm => rxnode::FreqCalMethod::Gsm,
-                CalMethodArg::Lte => rxnode::FreqCalMethod::Lte,
-            }),
+            freq_cal: a.freq_cal.map(Into::into),
             carrier_hz: a.carrier_hz,
             store_for_radio: a.store_for_radio.clone(),
         }

@@ -31,16 +31,22 @@ impl ClkinCompareArgs {
     }
 }
 
+impl From<CalMethodArg> for rxnode::FreqCalMethod {
+    fn from(m: CalMethodArg) -> Self {
+        match m {
+            CalMethodArg::Gsm => rxnode::FreqCalMethod::Gsm,
+            CalMethodArg::Lte => rxnode::FreqCalMethod::Lte,
+        }
+    }
+}
+
 impl CalibrateArgs {
     /// The library's options for this command.
     pub fn options(&self) -> rxnode::CalibrateOptions {
         let a = self;
         rxnode::CalibrateOptions {
             device: a.device.clone(),
-            method: match a.method {
-                CalMethodArg::Gsm => rxnode::FreqCalMethod::Gsm,
-                CalMethodArg::Lte => rxnode::FreqCalMethod::Lte,
-            },
+            method: a.method.into(),
             frequency_hz: a.frequency_hz,
             sample_rate_hz: a.sample_rate_hz,
             gain_db: a.gain_db,

@@ -1,6 +1,46 @@
 //! The library names a bad value by its request's field (`sample_rate_hz`); the
-//! operator typed a flag (`--sample-rate-hz`). One table for every command's
-//! fields, and the error told with it.
+//! operator typed a flag (`--sample-rate-hz`). clap's own argument table names
+//! the flag of a field (the argument's id is the field's name); a short list
+//! holds the fields named otherwise.
+use crate::cli::Cli;
+use clap::CommandFactory;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The fields whose flag is not found by their name in clap's table: the
+/// library's own names for a flag (`rate` is `analyze`'s `--sample-rate-hz`),
+/// and a flag told with its short form.
+const EXCEPTIONS: [(&str, &str); 5] = [
+    ("devices", "-d/--device"),
+    // The sweep's plan field, set by `sweep --apply-cal`.
+    ("apply_calibration", "--apply-cal"),
+    // `analyze`'s options name them `rate` and `center_hz`.
+    ("rate", "--sample-rate-hz"),
+    ("center_hz", "--frequency-hz"),
+    // `task new`'s TARGET_NODES, one `--node` each.
+    ("nodes", "--node"),
+];
+
+/// Every named argument of every command, by id: `--LONG` (the first command
+/// that has the id gives it; a test holds that every command spells an id alike).
+fn table() -> &'static BTreeMap<String, String> {
+    static TABLE: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = BTreeMap::new();
+        let mut todo = vec![Cli::command()];
+        while let Some(cmd) = todo.pop() {
+            for arg in cmd.get_arguments() {
+                if let Some(long) = arg.get_long() {
+                    table
+                        .entry(arg.get_id().as_str().to_owned())
+                        .or_insert_with(|| format!("--{long}"));
+                }
+            }
+            todo.extend(cmd.get_subcommands().cloned());
+        }
+        table
+    })
+}
 
 /// The flag that sets a field of a command's options ([`rxnode::CaptureOptions`],
 /// [`rxnode::AnalyzeOptions`], [`rxnode::SweepOptions`] and its
@@ -9,87 +49,10 @@
 /// [`rxnode::ResultsOptions`], [`rxnode::ServiceOptions`]); `None` for a field no
 /// flag sets.
 pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
-    Some(match field {
-        "device" => "--device",
-        "devices" => "-d/--device",
-        "frequency_hz" => "--frequency-hz",
-        "sample_rate_hz" => "--sample-rate-hz",
-        "duration_s" => "--duration-s",
-        "gain_db" => "--gain-db",
-        "antenna" => "--antenna",
-        "bandwidth_hz" => "--bandwidth-hz",
-        "clock_source" => "--clock-source",
-        "clock_sources" => "--clock-sources",
-        "clkin_tone_hz" => "--clkin-tone-hz",
-        "clkin_tolerance_ppm" => "--clkin-tolerance-ppm",
-        "clkin_expected_dbfs" => "--clkin-expected-dbfs",
-        "fft_size" => "--fft-size",
-        "record" => "--record",
-        "record_format" => "--record-format",
-        "plot" => "--plot",
-        "csv" => "--csv",
-        "force" => "--force",
-        "run_as" => "--run-as",
-        "remote" => "--remote",
-        "policy" => "--policy",
-        "max_peaks" => "--max-peaks",
-        "min_snr_db" => "--min-snr-db",
-        "apply_cal" => "--apply-cal",
-        // The sweep's plan field, set by `sweep --apply-cal`.
-        "apply_calibration" => "--apply-cal",
-        // `analyze`'s options name them `rate` and `center_hz`.
-        "rate" => "--sample-rate-hz",
-        "center_hz" => "--frequency-hz",
-        "format" => "--format",
-        "overlap" => "--overlap",
-        "tone_hz" => "--tone-hz",
-        "tolerance_ppb" => "--tolerance-ppb",
-        "start_hz" => "--start-hz",
-        "stop_hz" => "--stop-hz",
-        "bin_hz" => "--bin-hz",
-        "dwell_s" => "--dwell-s",
-        "settle_s" => "--settle-s",
-        "crop" => "--crop",
-        "repeats" => "--repeats",
-        "interval_s" => "--interval-s",
-        "settings" => "--setting",
-        "stream_args" => "--stream-args",
-        "agc" => "--agc",
-        "ppm" => "--ppm",
-        "channel" => "--channel",
-        "total_s" => "--total-s",
-        // `task new` (and the global `--task-path`).
-        "id" => "--id",
-        "title" => "--title",
-        "hardware" => "--hardware",
-        "rx" => "--rx",
-        "tx" => "--tx",
-        "risk" => "--risk",
-        "plan" => "--plan",
-        "body" => "--body",
-        "no_push" => "--no-push",
-        "out" => "--out",
-        "nodes" => "--node",
-        "task_path" => "--task-path",
-        // `results` (`from`: of `show` and `verify`).
-        "node" => "--node",
-        "status" => "--status",
-        "since" => "--since",
-        "no_fetch" => "--no-fetch",
-        "limit" => "--limit",
-        "from" => "--from",
-        // `mark-completed` (the text of `--note` or `--note-file`).
-        "note" => "--note",
-        // `service`.
-        "user" => "--user",
-        "unit_dir" => "--unit-dir",
-        "interval" => "--interval",
-        // `analyze` on recordings (`channel` as above).
-        "freq_cal" => "--freq-cal",
-        "carrier_hz" => "--carrier-hz",
-        "store_for_radio" => "--store-for-radio",
-        _ => return None,
-    })
+    match EXCEPTIONS.iter().find(|(f, _)| *f == field) {
+        Some((_, flag)) => Some(flag),
+        None => table().get(field).map(String::as_str),
+    }
 }
 
 /// An error naming fields of the request, told with the flags the operator
@@ -101,8 +64,6 @@ pub(crate) fn flag_named(e: anyhow::Error) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Cli;
-    use clap::CommandFactory;
     use rxnode::{bad_field, bad_field_text, error_json, error_text, FieldText};
 
     /// The table says what the command line says: every flag of the commands
@@ -131,9 +92,6 @@ mod tests {
                     "devices" => "-d/--device".to_owned(),
                     _ => format!("--{long}"),
                 };
-                if id == "method" {
-                    continue; // a value enum: the library never refuses it
-                }
                 assert_eq!(flag_of(id), Some(want.as_str()), "{} {id}", cmd.get_name());
                 seen.insert(id.to_owned());
             }
@@ -143,6 +101,40 @@ mod tests {
                 assert!(seen.contains(*f), "sweep field {i} {f} has no flag");
             }
         }
+    }
+
+    /// One id is one flag: every command that has an argument of that id spells
+    /// it with the same long flag, so the table's first answer is every command's.
+    #[test]
+    fn an_argument_id_is_one_flag_in_every_command() {
+        let mut cmds = vec![(String::new(), Cli::command())];
+        all_commands(&Cli::command(), String::new(), &mut cmds);
+        for (path, cmd) in &cmds {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if let Some(long) = arg.get_long() {
+                    let want = format!("--{long}");
+                    assert_eq!(table().get(id), Some(&want), "`{path}` {id}");
+                }
+            }
+        }
+    }
+
+    /// The exceptions are true exceptions: clap's table alone would name each
+    /// field otherwise (or not at all).
+    #[test]
+    fn every_exception_is_needed() {
+        for (field, flag) in EXCEPTIONS {
+            assert_ne!(
+                table().get(field).map(String::as_str),
+                Some(flag),
+                "{field}"
+            );
+            assert_eq!(flag_of(field), Some(flag));
+        }
+        assert_eq!(flag_of("settings"), Some("--setting"));
+        assert_eq!(flag_of("task_path"), Some("--task-path"));
+        assert_eq!(flag_of("no_such_field"), None);
     }
 
     /// Every command's subcommands, depth first, with their path (`clkin compare`).
