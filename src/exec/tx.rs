@@ -10,7 +10,7 @@
 //! flag (docs/hardware.md: < 200 ms to `closeStream`, remote too).
 use crate::exec::preconditions::refuse;
 use crate::exec::steps::{Outputs, StepCtx};
-use crate::result::sections::tx::{Tone, TxRecord};
+use crate::result::sections::tone::{Tone, TxRecord};
 use crate::result::{Check, Status};
 use crate::store::paths::Paths;
 use crate::store::policy::Source;

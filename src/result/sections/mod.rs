@@ -19,12 +19,12 @@ pub(crate) mod inventory;
 mod schema_tests;
 pub(crate) mod step_row;
 pub(crate) mod sweep;
-pub(crate) mod tx;
+pub(crate) mod tone;
 pub(crate) mod untyped;
 pub(crate) mod wire;
 
 pub(crate) use capture::CaptureEntry;
 pub(crate) use inventory::Inventory;
 pub(crate) use step_row::StepRow;
-pub(crate) use tx::TxRecord;
+pub(crate) use tone::TxRecord;
 pub(crate) use wire::sorted;

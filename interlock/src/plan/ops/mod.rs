@@ -17,7 +17,7 @@ pub(crate) mod freq_cal;
 pub(crate) mod inventory;
 pub(crate) mod rx_capture;
 pub(crate) mod rx_sweep;
-pub(crate) mod tx_tone;
+pub(crate) mod tone;
 
 /// What a task's header must allow for a step of an op: the op's conflicts with
 /// `HARDWARE_ACCESS`, `RF_RX` and `RF_TX`.
@@ -215,7 +215,7 @@ plan_ops! {
     /// A wideband receive sweep (docs/operator.md#sweeps-rxnode-sweep).
     RxSweep(rx_sweep::RxSweepStep),
     /// A CW tone transmission (RED; needs a `TxPermit`).
-    TxTone(tx_tone::TxToneStep),
+    TxTone(tone::TxToneStep),
     /// Two radios at once on one tone: SLAVE's clock relative to MASTER's
     /// (docs/operator.md#verifying-a-slaves-clkin).
     ClkinCompare(clkin_compare::ClkinCompareStep),
