@@ -15,12 +15,14 @@ set -euo pipefail
 #                             signs commits with it: tests/it/signed.rs), chromium
 #                             and tidy (the fleet page is opened in a real headless
 #                             browser and checked as HTML: tests/it/mainpc/report.rs),
-#                             and the Python outside checks (below)
+#                             openssl (a loopback TLS server for the HTTPS remote
+#                             tests: tests/it/watch/tls.rs), and the Python outside
+#                             checks (below)
 tests=""
 [ "${1:-}" = "--tests" ] && tests=1
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
 if [ -n "$tests" ]; then
-    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy)
+    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy openssl)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

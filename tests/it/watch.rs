@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 mod informed;
 mod locks;
 mod manual;
+mod tls;
 mod typeahead;
 
 /// Wait for the watcher `child` to exit; it must within 2 s.
