@@ -5,8 +5,12 @@
 # (the floor: process start alone). Median, min and max of REPS runs each, interleaved.
 # With BASELINE (another rxnode binary, e.g. a build of the previous commit) the same
 # measures run for it too, alternating with RXNODE, each on a clone of its own.
+# LEDGER=N first pads each clone's ledger (and its mirror) with N lines of watcher starts and
+# stops, as a node that has run for a long time has. IDLE_S=S then also leaves a watcher
+# polling (--interval 0.25) for S seconds: per idle poll = (its CPU − the median start-up
+# and poll above) / (polls − 1), the polls counted from its -v log.
 # See docs/benchmarks.md#watcher-idle-and-poll-cost.
-# usage: scripts/bench-poll.sh [REPS] [RXNODE] [BASELINE]
+# usage: [LEDGER=N] [IDLE_S=S] scripts/bench-poll.sh [REPS] [RXNODE] [BASELINE]
 #        (REPS defaults to 15; RXNODE to target/release/rxnode)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +35,30 @@ G clone -q -b "$BR" "$WORK/origin.git" "$WORK/rx"
 if [ -n "$BASE" ]; then
   G clone -q -b "$BR" "$WORK/origin.git" "$WORK/rx-base"
   "$BASE" --repo "$WORK/rx-base" watch --once </dev/null >/dev/null 2>&1
+fi
+pad_ledger() { # pad_ledger CHECKOUT N: N older lines before the ledger's own, in both copies
+  python3 - "$1" "$2" <<'PY'
+import json, os, sys
+rx, n = sys.argv[1], int(sys.argv[2])
+for p in (os.path.join(rx, ".local/rx_agent_ledger.jsonl"), os.path.join(rx, ".git/rxnode/ledger.jsonl")):
+    own = open(p).read()
+    with open(p, "w") as f:
+        for i in range(n):
+            if i % 2 == 0:
+                e = {"at": "2026-01-01T00:00:00+00:00", "event": "watcher_started",
+                     "detail": {"branch": "video-development", "interval_s": 30.0, "no_prompt": True,
+                                "once": False, "pid": 1000 + i, "remote": "origin",
+                                "task_path": "docs/handoff/NEXT_RX_TASK.md"}}
+            else:
+                e = {"at": "2026-01-01T00:00:01+00:00", "event": "watcher_stopped", "detail": {"reason": "done"}}
+            f.write(json.dumps(e) + "\n")
+        f.write(own)
+PY
+}
+if [ -n "${LEDGER:-}" ]; then
+  pad_ledger "$WORK/rx" "$LEDGER"
+  [ -z "$BASE" ] || pad_ledger "$WORK/rx-base" "$LEDGER"
+  echo "# ledger: $(wc -l <"$WORK/rx/.local/rx_agent_ledger.jsonl") lines before the runs"
 fi
 
 cpu_ms() { # prints user+system CPU ms of the command given (wait4 rusage, µs resolution)
@@ -64,4 +92,29 @@ if [ -n "$BASE" ]; then
   stats "$WORK/watch-base" "baseline watch --once (idle poll)"
   stats "$WORK/version-base" "baseline --version (start floor)"
 fi
+idle() { # idle BIN CHECKOUT LABEL ONCE_FILE: a watcher polling for IDLE_S seconds; CPU per idle poll
+  local once
+  once="$(sort -n "$4" | awk '{a[NR]=$1} END {print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}')"
+  python3 - "$1" "$2" "$IDLE_S" "$once" "$3" <<'PY'
+import os, signal, subprocess, sys, time
+bin_, rx, secs, once, label = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+log = open(rx + ".idle.log", "w+b")
+p = subprocess.Popen([bin_, "-v", "--repo", rx, "watch", "--no-prompt", "--interval", "0.25"],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+time.sleep(secs)
+p.send_signal(signal.SIGTERM)
+_, _, ru = os.wait4(p.pid, 0)
+log.seek(0)
+err = log.read().decode(errors="replace")
+cpu = (ru.ru_utime + ru.ru_stime) * 1000
+polls = err.count("poll: nothing new")
+per = (cpu - once) / (polls - 1) if polls > 1 else float("nan")
+print("%-34s %d polls in %.0f s, %.1f ms CPU: %.2f ms per idle poll" % (label, polls, secs, cpu, per))
+PY
+}
+if [ -n "${IDLE_S:-}" ]; then
+  idle "$BIN" "$WORK/rx" "rxnode idle watcher" "$WORK/watch"
+  [ -z "$BASE" ] || idle "$BASE" "$WORK/rx-base" "baseline idle watcher" "$WORK/watch-base"
+fi
+echo "# ledger at the end: $(wc -l <"$WORK/rx/.local/rx_agent_ledger.jsonl") lines"
 echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

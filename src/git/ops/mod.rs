@@ -138,7 +138,10 @@ mod tests {
         std::fs::create_dir(&plain).unwrap();
         assert!(git_dir(&plain).is_err());
         Repository::init(&plain).unwrap();
-        assert!(git_dir(&plain).unwrap().is_some(), "a failure is not remembered");
+        assert!(
+            git_dir(&plain).unwrap().is_some(),
+            "a failure is not remembered"
+        );
     }
 
     #[test]

@@ -149,7 +149,12 @@ fn a_file_url_poll_finds_the_task_without_reading_the_ca_bundle() {
     assert!(made.success(), "mkfifo {}", fifo.display());
     git(
         &lab.rx,
-        &["remote", "set-url", "origin", &crate::util::file_url(&lab.origin)],
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &crate::util::file_url(&lab.origin),
+        ],
     );
     let mut child = lab
         .rxnode()
@@ -177,6 +182,9 @@ fn a_file_url_poll_finds_the_task_without_reading_the_ca_bundle() {
     let so = text(&out.stdout);
     assert!(so.contains("T_FILE_URL"), "{so}");
     assert_eq!(lab.state()["remote_marker"], commit.as_str());
-    let tracking = git(&lab.rx, &["rev-parse", &format!("refs/remotes/origin/{BRANCH}")]);
+    let tracking = git(
+        &lab.rx,
+        &["rev-parse", &format!("refs/remotes/origin/{BRANCH}")],
+    );
     assert_eq!(tracking.trim(), commit);
 }
