@@ -19,13 +19,14 @@ set -euo pipefail
 #                             and writes what `analyze` reads:
 #                             tests/it/recording/gnuradio.rs; 146 packages, 117 MB
 #                             fetched, 669 MB on disk, 37 s to install on the
-#                             development machine), and the Python outside checks
-#                             (below)
+#                             development machine), openssl (a loopback TLS server
+#                             for the HTTPS remote tests: tests/it/watch/tls.rs), and
+#                             the Python outside checks (below)
 tests=""
 [ "${1:-}" = "--tests" ] && tests=1
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
 if [ -n "$tests" ]; then
-    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy gnuradio)
+    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy gnuradio openssl)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

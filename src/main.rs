@@ -18,6 +18,11 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     init_tracing(cli.verbose);
+    if cli.command.uses_git() {
+        // While this is the only thread: libgit2 starts without the CA bundle,
+        // read when an HTTPS remote needs it (src/git/tls.rs).
+        rxnode::init_git();
+    }
     if cli.sim {
         // Before anything touches SoapySDR: modules load once per process.
         if let Err(err) = rxnode_hw::use_sim() {

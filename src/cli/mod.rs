@@ -120,6 +120,19 @@ impl Command {
             _ => None,
         }
     }
+
+    /// Whether `main` starts libgit2 up front for the command (src/git/tls.rs):
+    /// every command but the ones that only print rxnode's own texts, and the
+    /// TX guard, which is left as it was.
+    pub fn uses_git(&self) -> bool {
+        !matches!(
+            self,
+            Command::Schema { .. }
+                | Command::Completions { .. }
+                | Command::Man
+                | Command::TxGuard { .. }
+        )
+    }
 }
 
 /// The subcommands.

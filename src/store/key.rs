@@ -38,19 +38,19 @@ impl std::fmt::Debug for NodeKey {
 /// `<git dir>/rxnode/key` of the checkout, or an error when it is not a
 /// non-bare Git checkout (no place outside the work tree to keep a key).
 pub(crate) fn key_path(paths: &Paths) -> Result<PathBuf> {
-    let repo = git2::Repository::open(&paths.repo).with_context(|| {
+    let dir = crate::git::ops::git_dir(&paths.repo).with_context(|| {
         format!(
             "{} is not a Git checkout: the node key lives in its Git directory",
             paths.repo.display()
         )
     })?;
-    if repo.is_bare() {
+    let Some(dir) = dir else {
         anyhow::bail!(
             "{} is a bare repository: the node key needs a checkout",
             paths.repo.display()
         );
-    }
-    Ok(repo.path().join("rxnode").join("key"))
+    };
+    Ok(dir.join("rxnode").join("key"))
 }
 
 /// The node key, when one exists (`None`: nothing this node could have signed).

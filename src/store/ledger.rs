@@ -107,11 +107,8 @@ pub(crate) fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
     if paths.local != paths.repo.join(".local") {
         return None;
     }
-    let repo = git2::Repository::open(&paths.repo).ok()?;
-    if repo.is_bare() {
-        return None;
-    }
-    Some(repo.path().join("rxnode").join("ledger.jsonl"))
+    let dir = crate::git::ops::git_dir(&paths.repo).ok()??;
+    Some(dir.join("rxnode").join("ledger.jsonl"))
 }
 
 /// The ledger as evidence: the `.local/` ledger, or the mirror in the Git

@@ -181,14 +181,17 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: history::Bounds) -> Res
         Err(_) if flow.io.stopping() => return Ok(true),
         Err(e) => return fetch_failed(flow, ls, e),
     };
-    fetch_recovered(flow, oid)?;
+    // One verified read of the state serves the checks below: none of them
+    // writes it (each state read checks the trust root and the whole ledger).
+    let st = state::load(&flow.paths)?;
+    fetch_recovered(flow, &st, oid)?;
     crate::store::trust::check_watched_tip(&flow.paths, repo, oid, &flow.remote, &flow.branch)?;
     let earlier = if ls.pending_shown {
         Vec::new()
     } else {
-        queue::pending_in_order(&state::load(&flow.paths)?)
+        queue::pending_in_order(&st)
     };
-    let queued = examine_new(flow, repo, oid, limit)?;
+    let queued = examine_new(flow, repo, oid, st.remote_marker.as_deref(), limit)?;
     let mut ids = earlier.clone();
     for id in queued {
         if !ids.contains(&id) {
@@ -260,10 +263,12 @@ fn fetch_failed(flow: &mut Flow<'_>, ls: &mut LoopState, e: anyhow::Error) -> Re
     Err(e)
 }
 
-/// The first good fetch after failed ones: a `fetch_recovered` line.
-fn fetch_recovered(flow: &Flow<'_>, oid: Oid) -> Result<()> {
-    if state::load(&flow.paths)?
+/// The first good fetch after failed ones (`st`, the state as this poll read
+/// it, says the last poll failed): a `fetch_recovered` line.
+fn fetch_recovered(flow: &Flow<'_>, st: &state::State, oid: Oid) -> Result<()> {
+    if st
         .last_poll
+        .as_ref()
         .is_some_and(|p| !p.ok && p.result.starts_with("fetch failed"))
     {
         ledger::append(
@@ -276,16 +281,16 @@ fn fetch_recovered(flow: &Flow<'_>, oid: Oid) -> Result<()> {
     Ok(())
 }
 
-/// Examine the history since the marker when the tip moved; the task IDs
-/// this poll queued, in commit order.
+/// Examine the history since the marker (`marker`, as this poll read the
+/// state) when the tip moved; the task IDs this poll queued, in commit order.
 fn examine_new(
     flow: &mut Flow<'_>,
     repo: &Repository,
     oid: Oid,
+    marker: Option<&str>,
     limit: history::Bounds,
 ) -> Result<Vec<String>> {
-    let marker = state::load(&flow.paths)?.remote_marker;
-    if marker.as_deref() == Some(oid.to_string().as_str()) {
+    if marker == Some(oid.to_string().as_str()) {
         tracing::info!("poll: nothing new at {oid}");
         flow.record_poll("nothing new", true)?;
         return Ok(Vec::new());

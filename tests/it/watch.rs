@@ -9,6 +9,7 @@ mod informed;
 mod json;
 mod locks;
 mod manual;
+mod tls;
 mod typeahead;
 
 /// Wait for the watcher `child` to exit; it must within 2 s.

@@ -102,7 +102,18 @@ fn next_credential(tried: &mut Tried, allowed: CredentialType) -> Option<CredKin
 /// most once ([`next_credential`]), then a clear error naming the (redacted)
 /// URL. libgit2 calls the callback again after every failure, so without this
 /// bound it would loop for ever. Never logs or returns a credential.
+///
+/// Whoever asks for it is about to connect to a remote it has not named here:
+/// the CA certificates are loaded first ([`crate::git::tls::ready`]).
 pub(crate) fn credentials_callback(
+    config: Option<git2::Config>,
+) -> impl FnMut(&str, Option<&str>, CredentialType) -> Result<Cred, git2::Error> {
+    crate::git::tls::ready();
+    credentials(config)
+}
+
+/// [`credentials_callback`] without loading the CA certificates.
+fn credentials(
     config: Option<git2::Config>,
 ) -> impl FnMut(&str, Option<&str>, CredentialType) -> Result<Cred, git2::Error> {
     let mut tried = Tried::default();
@@ -135,10 +146,27 @@ pub(crate) fn credentials_callback(
     }
 }
 
-/// Remote callbacks with [`credentials_callback`] installed.
+/// Remote callbacks with [`credentials_callback`] installed, for a connection
+/// to a remote not named here: the CA certificates are loaded first.
 pub(crate) fn remote_callbacks<'a>(config: Option<git2::Config>) -> RemoteCallbacks<'a> {
+    crate::git::tls::ready();
+    callbacks(config)
+}
+
+/// [`remote_callbacks`] for a connection to `remote`: the CA certificates are
+/// loaded only when its URL may use TLS ([`crate::git::tls::ready_for`]), so a
+/// poll of a local or SSH remote does not read them.
+pub(crate) fn remote_callbacks_for<'a>(
+    remote: &git2::Remote<'_>,
+    config: Option<git2::Config>,
+) -> RemoteCallbacks<'a> {
+    crate::git::tls::ready_for(remote);
+    callbacks(config)
+}
+
+fn callbacks<'a>(config: Option<git2::Config>) -> RemoteCallbacks<'a> {
     let mut cb = RemoteCallbacks::new();
-    cb.credentials(credentials_callback(config));
+    cb.credentials(credentials(config));
     cb
 }
 
@@ -196,7 +224,7 @@ pub(crate) fn fetch(
     }
     let config = repo.config().context("cannot read the Git config")?;
     let started = Instant::now();
-    let mut cb = remote_callbacks(Some(config));
+    let mut cb = remote_callbacks_for(&rem, Some(config));
     cb.transfer_progress(move |_| {
         !cancel.load(Ordering::Relaxed) && started.elapsed() < FETCH_DEADLINE
     });
@@ -206,8 +234,17 @@ pub(crate) fn fetch(
     fo.prune(git2::FetchPrune::On);
     fo.download_tags(git2::AutotagOption::None);
     let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
+    let url = rem.url().map(redact).unwrap_or_default();
     rem.fetch(&[refspec.as_str()], Some(&mut fo), None)
         .map_err(|e| {
+            if e.code() == git2::ErrorCode::Certificate {
+                return anyhow!(
+                    "fetch {remote} {branch} failed: {} — the TLS certificate of {url} did not \
+                     verify (it must name that host and chain to a CA this machine trusts: \
+                     SSL_CERT_FILE / SSL_CERT_DIR); nothing was fetched",
+                    redact(e.message())
+                );
+            }
             // A lock left by a killed fetch fails every later one: name it.
             let left: Vec<String> = fetch_lock_files(repo, remote, branch)
                 .into_iter()

@@ -6,7 +6,7 @@ use super::checks::{check_outgoing, check_outgoing_node};
 use super::local::{local_remote_path, push_local_cas};
 use super::tree::{build_commit, local_additions, result_at, set_rx_node, tracking_ref};
 use crate::exit::{bad_input, refused};
-use crate::git::ops::{redact, remote_callbacks};
+use crate::git::ops::{redact, remote_callbacks_for};
 use crate::git::refspec::PushRefspec;
 use crate::result::RESULTS_DIR;
 use anyhow::Result;
@@ -170,7 +170,7 @@ fn push_once(
     let reports: std::cell::RefCell<Vec<(String, Option<String>)>> =
         std::cell::RefCell::new(Vec::new());
     let res = {
-        let mut cb = remote_callbacks(repo.config().ok());
+        let mut cb = remote_callbacks_for(&r, repo.config().ok());
         cb.push_update_reference(|name, st| {
             reports
                 .borrow_mut()
@@ -245,7 +245,7 @@ fn fetch_once(
 ) -> Result<Option<Oid>, FetchError> {
     let mut r = crate::git::ops::find_remote(repo, remote).map_err(FetchError::Failed)?;
     let mut opts = git2::FetchOptions::new();
-    opts.remote_callbacks(remote_callbacks(repo.config().ok()));
+    opts.remote_callbacks(remote_callbacks_for(&r, repo.config().ok()));
     let tracking = tracking_ref(remote, push);
     let spec = format!("+{}:{tracking}", push.branch());
     if let Err(e) = r.fetch(&[spec.as_str()], Some(&mut opts), None) {
