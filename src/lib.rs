@@ -77,7 +77,7 @@ pub use crate::{
         bad_field, bad_field_text, bad_input, code_for, error_json, error_text, is_broken_pipe,
         name_fields, BadField, FieldText, Outcome,
     },
-    git::{publish::cmd_publish, tls::init as init_git},
+    git::{ops::tls::init as init_git, publish::cmd_publish},
     health::{cmd_health, cmd_health_test},
     mainpc::{
         results::{cmd_results, ResultsOptions, ResultsQuery, ShowAs, DEFAULT_RESULTS_LIMIT},

@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     init_tracing(cli.verbose);
     if cli.command.uses_git() {
         // While this is the only thread: libgit2 starts without the CA bundle,
-        // read when an HTTPS remote needs it (src/git/tls.rs).
+        // read when an HTTPS remote needs it (src/git/ops/tls.rs).
         rxnode::init_git();
     }
     if cli.sim {

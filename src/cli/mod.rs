@@ -121,7 +121,7 @@ impl Command {
         }
     }
 
-    /// Whether `main` starts libgit2 up front for the command (src/git/tls.rs):
+    /// Whether `main` starts libgit2 up front for the command (src/git/ops/tls.rs):
     /// every command but the ones that only print rxnode's own texts, and the
     /// TX guard, which is left as it was.
     pub fn uses_git(&self) -> bool {

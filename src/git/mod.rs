@@ -5,4 +5,3 @@ pub(crate) mod ops;
 pub(crate) mod publish;
 pub(crate) mod refspec;
 pub(crate) mod scan;
-pub(crate) mod tls;

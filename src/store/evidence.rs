@@ -165,7 +165,7 @@ pub(crate) fn checking_key(paths: &Paths) -> Result<Option<Option<NodeKey>>> {
         return Ok(None);
     }
     // Outside a Git checkout there is no key: nothing verifies.
-    if crate::git::ops::git_dir(&paths.repo).is_err() {
+    if crate::store::paths::git_dir(&paths.repo).is_err() {
         return Ok(Some(None));
     }
     Ok(Some(key::load(paths)?))

@@ -38,7 +38,7 @@ impl std::fmt::Debug for NodeKey {
 /// `<git dir>/rxnode/key` of the checkout, or an error when it is not a
 /// non-bare Git checkout (no place outside the work tree to keep a key).
 pub(crate) fn key_path(paths: &Paths) -> Result<PathBuf> {
-    let dir = crate::git::ops::git_dir(&paths.repo).with_context(|| {
+    let dir = crate::store::paths::git_dir(&paths.repo).with_context(|| {
         format!(
             "{} is not a Git checkout: the node key lives in its Git directory",
             paths.repo.display()

@@ -107,7 +107,7 @@ pub(crate) fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
     if paths.local != paths.repo.join(".local") {
         return None;
     }
-    let dir = crate::git::ops::git_dir(&paths.repo).ok()??;
+    let dir = crate::store::paths::git_dir(&paths.repo).ok()??;
     Some(dir.join("rxnode").join("ledger.jsonl"))
 }
 

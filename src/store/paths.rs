@@ -91,3 +91,63 @@ impl Paths {
         self.local.join("dry-run")
     }
 }
+
+/// The Git directory of the repository at `work_tree` as [`git2::Repository::open`]
+/// finds it (`Ok(None)`: a bare repository), opened once per process and work
+/// tree: the node key and the ledger's mirror live there and are looked up
+/// several times per watcher poll, and each open reads every Git config file.
+/// A failed open is not remembered (the next call opens again).
+pub(crate) fn git_dir(work_tree: &Path) -> Result<Option<PathBuf>, git2::Error> {
+    type Found = Vec<(PathBuf, Option<PathBuf>)>;
+    static FOUND: std::sync::Mutex<Found> = std::sync::Mutex::new(Vec::new());
+    let cached = |found: &Found| {
+        found
+            .iter()
+            .find(|(w, _)| w == work_tree)
+            .map(|(_, d)| d.clone())
+    };
+    if let Some(d) = cached(
+        &FOUND
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    ) {
+        return Ok(d);
+    }
+    let repo = git2::Repository::open(work_tree)?;
+    let dir = (!repo.is_bare()).then(|| repo.path().to_path_buf());
+    let mut found = FOUND
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if cached(&found).is_none() {
+        found.push((work_tree.to_path_buf(), dir.clone()));
+    }
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Git directory found once is the one every later call gets; a bare
+    /// repository has none, and a folder that is no repository is an error.
+    #[test]
+    fn git_dir_is_the_checkouts_and_none_for_a_bare_repository() {
+        let d = tempfile::tempdir().unwrap();
+        let work = d.path().join("work");
+        let repo = git2::Repository::init(&work).unwrap();
+        for _ in 0..2 {
+            assert_eq!(git_dir(&work).unwrap().as_deref(), Some(repo.path()));
+        }
+        let bare = d.path().join("bare.git");
+        git2::Repository::init_bare(&bare).unwrap();
+        assert_eq!(git_dir(&bare).unwrap(), None);
+        let plain = d.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        assert!(git_dir(&plain).is_err());
+        git2::Repository::init(&plain).unwrap();
+        assert!(
+            git_dir(&plain).unwrap().is_some(),
+            "a failure is not remembered"
+        );
+    }
+}

@@ -7,6 +7,7 @@
 //! [`fetch`] and [`read_blob_at`].
 mod history;
 mod remote;
+pub(crate) mod tls;
 
 pub(crate) use history::{
     entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within, read_blob_at,
@@ -19,8 +20,7 @@ pub(crate) use remote::{
 
 use anyhow::{Context, Result};
 use git2::Repository;
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::path::Path;
 
 /// The remote `name` of `repo`; a name the checkout does not have is bad input
 /// (exit 2) with the fix, in plain words.
@@ -66,32 +66,6 @@ pub(crate) fn open(repo: &Path) -> Result<Repository> {
     Ok(r)
 }
 
-/// The Git directory of the repository at `work_tree` as [`Repository::open`]
-/// finds it (`Ok(None)`: a bare repository), opened once per process and work
-/// tree: the node key and the ledger's mirror live there and are looked up
-/// several times per watcher poll, and each open reads every Git config file.
-/// A failed open is not remembered (the next call opens again).
-pub(crate) fn git_dir(work_tree: &Path) -> Result<Option<PathBuf>, git2::Error> {
-    type Found = Vec<(PathBuf, Option<PathBuf>)>;
-    static FOUND: Mutex<Found> = Mutex::new(Vec::new());
-    let cached = |found: &Found| {
-        found
-            .iter()
-            .find(|(w, _)| w == work_tree)
-            .map(|(_, d)| d.clone())
-    };
-    if let Some(d) = cached(&FOUND.lock().unwrap_or_else(PoisonError::into_inner)) {
-        return Ok(d);
-    }
-    let repo = Repository::open(work_tree)?;
-    let dir = (!repo.is_bare()).then(|| repo.path().to_path_buf());
-    let mut found = FOUND.lock().unwrap_or_else(PoisonError::into_inner);
-    if cached(&found).is_none() {
-        found.push((work_tree.to_path_buf(), dir.clone()));
-    }
-    Ok(dir)
-}
-
 /// Make sure `.local/` is ignored by a rule of this node's own: append
 /// `/.local/` to the exclude file (`info/exclude` in the repository's common
 /// Git directory, which Git also reads for linked work trees) unless that file
@@ -120,29 +94,6 @@ pub(crate) fn ensure_local_excluded(repo: &Repository) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The Git directory found once is the one every later call gets; a bare
-    /// repository has none, and a folder that is no repository is an error.
-    #[test]
-    fn git_dir_is_the_checkouts_and_none_for_a_bare_repository() {
-        let d = tempfile::tempdir().unwrap();
-        let work = d.path().join("work");
-        let repo = Repository::init(&work).unwrap();
-        for _ in 0..2 {
-            assert_eq!(git_dir(&work).unwrap().as_deref(), Some(repo.path()));
-        }
-        let bare = d.path().join("bare.git");
-        Repository::init_bare(&bare).unwrap();
-        assert_eq!(git_dir(&bare).unwrap(), None);
-        let plain = d.path().join("plain");
-        std::fs::create_dir(&plain).unwrap();
-        assert!(git_dir(&plain).is_err());
-        Repository::init(&plain).unwrap();
-        assert!(
-            git_dir(&plain).unwrap().is_some(),
-            "a failure is not remembered"
-        );
-    }
 
     #[test]
     fn exclude_is_added_once() {

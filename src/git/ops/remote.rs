@@ -104,11 +104,11 @@ fn next_credential(tried: &mut Tried, allowed: CredentialType) -> Option<CredKin
 /// bound it would loop for ever. Never logs or returns a credential.
 ///
 /// Whoever asks for it is about to connect to a remote it has not named here:
-/// the CA certificates are loaded first ([`crate::git::tls::ready`]).
+/// the CA certificates are loaded first ([`crate::git::ops::tls::ready`]).
 pub(crate) fn credentials_callback(
     config: Option<git2::Config>,
 ) -> impl FnMut(&str, Option<&str>, CredentialType) -> Result<Cred, git2::Error> {
-    crate::git::tls::ready();
+    crate::git::ops::tls::ready();
     credentials(config)
 }
 
@@ -149,18 +149,18 @@ fn credentials(
 /// Remote callbacks with [`credentials_callback`] installed, for a connection
 /// to a remote not named here: the CA certificates are loaded first.
 pub(crate) fn remote_callbacks<'a>(config: Option<git2::Config>) -> RemoteCallbacks<'a> {
-    crate::git::tls::ready();
+    crate::git::ops::tls::ready();
     callbacks(config)
 }
 
 /// [`remote_callbacks`] for a connection to `remote`: the CA certificates are
-/// loaded only when its URL may use TLS ([`crate::git::tls::ready_for`]), so a
+/// loaded only when its URL may use TLS ([`crate::git::ops::tls::ready_for`]), so a
 /// poll of a local or SSH remote does not read them.
 pub(crate) fn remote_callbacks_for<'a>(
     remote: &git2::Remote<'_>,
     config: Option<git2::Config>,
 ) -> RemoteCallbacks<'a> {
-    crate::git::tls::ready_for(remote);
+    crate::git::ops::tls::ready_for(remote);
     callbacks(config)
 }
 

@@ -1,5 +1,5 @@
 //! The CA certificates of HTTPS remotes: libgit2 starts without them and they are
-//! loaded before the first connection that may use TLS (src/git/tls.rs). A real
+//! loaded before the first connection that may use TLS (src/git/ops/tls.rs). A real
 //! `openssl s_server` on loopback with a certificate made here stands in for an
 //! HTTPS Git server; it answers any request with a web page, so a fetch that got
 //! past TLS fails on the content type instead.
