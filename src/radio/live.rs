@@ -1,21 +1,25 @@
 //! One live RX capture on a radio: open, configure, read back, gather clock
 //! evidence, run the capture engine, make IQ paths relative to the checkout.
 //! Shared by `rxnode run` (rx_capture steps) and `rxnode capture`.
+mod pace;
+mod streaming;
+
 use crate::result::sections::capture::{
     CaptureActual, CaptureDevice, CaptureRequested, Described, RequestedGain,
 };
 use crate::result::Status;
 use num_complex::Complex;
+use pace::{pool_blocks, speed_check, wants_native};
 use rxnode_dsp::{
-    run_capture, run_capture_native, run_capture_with_hook, CaptureSettings, CaptureStatus,
-    CaptureSummary, ClkinConfig, ClockEvidence, IqFormat, IqWriter, RecordFormat, RecordingMeta,
-    WelchConfig,
+    CaptureSettings, CaptureStatus, CaptureSummary, ClkinConfig, ClockEvidence, IqFormat, IqWriter,
+    RecordFormat, RecordingMeta, WelchConfig,
 };
 use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use streaming::{Stream, Streaming};
 
 /// What to capture.
 #[derive(Debug, Clone)]
@@ -170,63 +174,6 @@ pub(crate) fn record_format_of(f: Option<rxnode_interlock::IqSampleFormat>) -> R
         rxnode_interlock::IqSampleFormat::Ci16 => RecordFormat::Ci16,
         rxnode_interlock::IqSampleFormat::Ci8 => RecordFormat::Ci8,
     }
-}
-
-/// At least this much of the stream fits the pool between the reader and the DSP
-/// and writer threads, so a disk or scheduler stall of that length loses nothing —
-/// within [`POOL_MAX_BYTES`].
-const POOL_SECONDS: f64 = 0.5;
-
-/// The pool never takes more memory than this, whatever the rate
-/// (docs/decisions.md#live-analysis-at-high-rates): 0.5 s of CF32 up to 100.6 MS/s,
-/// 0.5 s of the driver's native CS16 up to 201 MS/s, less time above.
-const POOL_MAX_BYTES: f64 = 384.0 * 1024.0 * 1024.0;
-
-/// The speed check before a live capture handles this much of the stream
-/// (or stops at [`SPEED_CHECK_BUDGET`]).
-const SPEED_CHECK_STREAM_S: f64 = 0.1;
-
-/// The speed check's longest run.
-const SPEED_CHECK_BUDGET: Duration = Duration::from_millis(200);
-
-/// Stream the driver's native CS16 (half the memory, no float conversion in the
-/// driver) when analysis alone is asked and 0.5 s of CF32 would not fit the pool.
-fn wants_native(c: &LiveCapture, has_sink: bool) -> bool {
-    !has_sink && c.record.is_none() && POOL_SECONDS * c.sample_rate_hz * 8.0 > POOL_MAX_BYTES
-}
-
-/// Pool buffers for 0.5 s of the stream at `rate_hz` in samples of `bytes` each,
-/// within [`POOL_MAX_BYTES`] (never fewer than `at_least`).
-fn pool_blocks(rate_hz: f64, block: usize, bytes: usize, at_least: usize) -> usize {
-    let want = (POOL_SECONDS * rate_hz / block as f64).ceil();
-    let most = (POOL_MAX_BYTES / (block * bytes) as f64).floor();
-    let n = want.min(most);
-    if n.is_finite() && n > at_least as f64 {
-        n as usize
-    } else {
-        at_least
-    }
-}
-
-/// The speed check's notice: `None` when the DSP keeps up with the rate, else what
-/// it measured and what the rate needs (docs/decisions.md#live-analysis-speed-check).
-pub(crate) fn speed_notice(
-    measured: &rxnode_dsp::DspSpeed,
-    rate_hz: f64,
-    what: &str,
-) -> Option<String> {
-    if measured.samples_per_s >= rate_hz {
-        return None;
-    }
-    Some(format!(
-        "this machine may not keep up: its DSP ({what}) ran at {:.1} MS/s in a {:.2} s check, \
-         the sample rate needs {:.1} MS/s; the capture goes ahead and reports any lost samples \
-         (status PARTIAL with the count) — lower the rate or the FFT size, or drop the CLKIN check, \
-         to lose none",
-        measured.samples_per_s / 1e6,
-        measured.seconds,
-        rate_hz / 1e6,
-    ))
 }
 
 /// A path relative to the checkout, with `/` separators; an absolute path if it is outside.
@@ -479,42 +426,6 @@ fn settings_of(c: &LiveCapture, tuned: &Tuned) -> CaptureSettings {
     settings
 }
 
-/// The quick calibration before streaming: warn (never refuse) when this machine's
-/// DSP is slower than the rate (docs/decisions.md#live-analysis-speed-check).
-fn speed_check(settings: &CaptureSettings, native: bool, rate_hz: f64) {
-    let what = format!(
-        "{}Welch N={}{}",
-        if native { "CS16 to float, " } else { "" },
-        settings.welch.fft_size,
-        if settings.clkin.is_some() {
-            " + CLKIN"
-        } else {
-            ""
-        }
-    );
-    match rxnode_dsp::dsp_speed(
-        settings,
-        native,
-        rate_hz,
-        SPEED_CHECK_STREAM_S,
-        SPEED_CHECK_BUDGET,
-    ) {
-        Ok(m) => {
-            tracing::debug!(
-                "speed check ({what}): {:.1} MS/s over {:.3} s, rate {:.1} MS/s",
-                m.samples_per_s / 1e6,
-                m.seconds,
-                rate_hz / 1e6
-            );
-            if let Some(n) = speed_notice(&m, rate_hz, &what) {
-                tracing::warn!("{n}");
-            }
-        }
-        // The capture's own check of the same settings names what is wrong.
-        Err(e) => tracing::debug!("speed check not run: {e}"),
-    }
-}
-
 /// The CLKIN estimator's settings for a check on a capture at `center_hz`, `rate_hz`:
 /// the search window from the tolerance, the expected level if given
 /// (`docs/operator.md#clkin`).
@@ -572,88 +483,6 @@ fn recorder_of(
     Ok(Some(writer))
 }
 
-/// The RX stream: CF32, or the driver's native CS16 or CS8 when recording it.
-enum Stream {
-    F32(rxnode_hw::RxStream),
-    I16(rxnode_hw::RxStreamCi16),
-    I8(rxnode_hw::RxStreamNative<num_complex::Complex<i8>>),
-}
-
-/// One run of the capture engine over a stream.
-struct Streaming<'a, 'k> {
-    stream: Stream,
-    settings: &'a CaptureSettings,
-    cancel: &'a AtomicBool,
-    recorder: Option<IqWriter>,
-    /// Draw a progress bar on stderr.
-    bar_on: bool,
-    /// An analysis fed every block.
-    sink: Option<&'k mut dyn BlockSink>,
-}
-
-impl Streaming<'_, '_> {
-    /// Run the engine, with a progress bar beside it when asked.
-    fn run(self) -> rxnode_dsp::Result<CaptureSummary> {
-        let samples = self.settings.samples;
-        let progress = AtomicU64::new(0);
-        let done = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            if self.bar_on {
-                s.spawn(|| progress_bar(samples, &progress, &done));
-            }
-            let r = match (self.stream, self.sink) {
-                (Stream::F32(st), Some(k)) => run_capture_with_hook(
-                    st,
-                    self.settings,
-                    self.cancel,
-                    Some(&progress),
-                    self.recorder,
-                    &mut |x| k.feed(x),
-                ),
-                (Stream::F32(st), None) => run_capture(
-                    st,
-                    self.settings,
-                    self.cancel,
-                    Some(&progress),
-                    self.recorder,
-                ),
-                (Stream::I16(st), _) => run_capture_native(
-                    st,
-                    self.settings,
-                    self.cancel,
-                    Some(&progress),
-                    self.recorder,
-                ),
-                (Stream::I8(st), _) => run_capture_native(
-                    st,
-                    self.settings,
-                    self.cancel,
-                    Some(&progress),
-                    self.recorder,
-                ),
-            };
-            done.store(true, Ordering::Relaxed);
-            r
-        })
-    }
-}
-
-/// A progress bar of `progress` out of `samples` until `done`.
-fn progress_bar(samples: u64, progress: &AtomicU64, done: &AtomicBool) {
-    let bar = indicatif::ProgressBar::new(samples);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} capture [{bar:40}] {percent:>3}% {elapsed}/{duration}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    while !done.load(Ordering::Relaxed) {
-        bar.set_position(progress.load(Ordering::Relaxed));
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    bar.finish_and_clear();
-}
-
 /// The summary's device, what was requested and what the radio really had
 /// ([`Described`]; the engine's summary carries them as JSON values).
 fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tuned: &Tuned) {
@@ -687,85 +516,4 @@ fn describe(summary: &mut CaptureSummary, c: &LiveCapture, info: &DeviceInfo, tu
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The speed check says nothing when the DSP keeps up, and otherwise names what it
-    /// measured, how long it looked, what the rate needs, that the capture goes ahead
-    /// and reports any loss, and what to change.
-    #[test]
-    fn the_speed_notice_names_the_measurement_and_what_the_rate_needs() {
-        let m = rxnode_dsp::DspSpeed {
-            samples: 20_000_000,
-            seconds: 0.2,
-            samples_per_s: 100e6,
-        };
-        assert_eq!(speed_notice(&m, 100e6, "Welch N=2048"), None);
-        assert_eq!(speed_notice(&m, 61.44e6, "Welch N=2048"), None);
-        let n = speed_notice(&m, 200e6, "CS16 to float, Welch N=2048 + CLKIN")
-            .unwrap_or_else(|| panic!("100 MS/s cannot keep up with 200 MS/s"));
-        assert_eq!(
-            n,
-            "this machine may not keep up: its DSP (CS16 to float, Welch N=2048 + CLKIN) ran at \
-             100.0 MS/s in a 0.20 s check, the sample rate needs 200.0 MS/s; the capture goes ahead \
-             and reports any lost samples (status PARTIAL with the count) — lower the rate or the \
-             FFT size, or drop the CLKIN check, to lose none"
-        );
-    }
-
-    /// The pool holds 0.5 s of the stream within 384 MiB: CF32 as before up to
-    /// 100 MS/s, native CS16 above, and never more memory as the rate grows.
-    #[test]
-    fn the_pool_is_half_a_second_within_its_memory_bound() {
-        let b = 1 << 16;
-        assert_eq!(pool_blocks(2e6, b, 8, 64), 64);
-        assert_eq!(pool_blocks(61.44e6, b, 8, 64), 469);
-        assert_eq!(pool_blocks(200e6, b, 4, 64), 1526);
-        for (rate, bytes) in [(200e6, 8), (250e6, 4), (1e12, 4), (f64::INFINITY, 8)] {
-            let n = pool_blocks(rate, b, bytes, 64);
-            assert!(
-                (n * b * bytes) as f64 <= POOL_MAX_BYTES,
-                "{rate} {bytes}: {n}"
-            );
-        }
-        let c = |rate: f64| LiveCapture {
-            device: "driver=rxsim".into(),
-            frequency_hz: 100e6,
-            sample_rate_hz: rate,
-            gain_db: None,
-            gain_elements: None,
-            bandwidth_hz: None,
-            antenna: None,
-            clock_source: None,
-            duration_s: 1.0,
-            fft_size: 2048,
-            clkin: None,
-            record: None,
-            record_format: RecordFormat::Cf32,
-            max_iq_bytes: None,
-            max_peaks: 5,
-            min_snr_db: 10.0,
-            calibration: None,
-            radio: Default::default(),
-        };
-        assert!(!wants_native(&c(61.44e6), false));
-        assert!(!wants_native(&c(100e6), false));
-        assert!(wants_native(&c(200e6), false));
-        assert!(!wants_native(&c(200e6), true));
-        let mut rec = c(200e6);
-        rec.record = Some("x.cf32".into());
-        assert!(!wants_native(&rec, false));
-    }
-
-    #[test]
-    fn paths_inside_the_checkout_are_relative() {
-        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-        let f = d.path().join(".local/rx_iq/T/capture-1.sigmf-data");
-        std::fs::create_dir_all(f.parent().unwrap_or(d.path())).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(&f, b"x").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            relative_to(&f, d.path()),
-            ".local/rx_iq/T/capture-1.sigmf-data"
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,231 @@
+//! The native sample formats: rxsim's CS16 and CS8 streams are its CF32 stream
+//! rounded by the documented rule, cost no more than it, and a pooled native CS16
+//! capture gives the CF32 results.
+use super::*;
+
+/// CPU time of the calling thread (unix: `CLOCK_THREAD_CPUTIME_ID`).
+#[cfg(unix)]
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer to a timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+// Thread CPU time is read through a unix clock; the cost comparison runs on unix.
+#[cfg(unix)]
+#[test]
+fn native_cs16_stream_costs_no_more_than_cf32() {
+    init();
+    const N: usize = 1 << 21;
+    let args = "driver=rxsim,serial=fmt1,pace=0,tone_hz=100.1e6";
+    let cfg = RxConfig {
+        frequency_hz: 100e6,
+        sample_rate_hz: 61.44e6,
+        ..RxConfig::default()
+    };
+    let mut radio = RxRadio::open(args).expect("open");
+    radio.configure(&cfg).expect("configure");
+    let (mut best_f32, mut best_i16) = (Duration::MAX, Duration::MAX);
+    for _ in 0..5 {
+        {
+            let mut s = radio.rx_stream().expect("cf32 stream");
+            let mut buf = vec![Complex::new(0.0f32, 0.0); 16384];
+            let _ = s.read(&mut buf, 100_000).expect("read");
+            let (t, mut got) = (thread_cpu(), 0);
+            while got < N {
+                if let ReadOutcome::Samples(n) = s.read(&mut buf, 100_000).expect("read") {
+                    got += n;
+                }
+            }
+            best_f32 = best_f32.min(thread_cpu() - t);
+        }
+        {
+            let mut s = radio.rx_stream_ci16().expect("cs16 stream");
+            let mut buf = vec![Complex::new(0i16, 0); 16384];
+            let _ = s.read_native(&mut buf, 100_000).expect("read");
+            let (t, mut got) = (thread_cpu(), 0);
+            while got < N {
+                if let ReadOutcome::Samples(n) = s.read_native(&mut buf, 100_000).expect("read") {
+                    got += n;
+                }
+            }
+            best_i16 = best_i16.min(thread_cpu() - t);
+        }
+    }
+    assert!(
+        best_i16.as_secs_f64() <= 2.5 * best_f32.as_secs_f64(),
+        "{N} samples: CS16 {best_i16:?}, CF32 {best_f32:?}"
+    );
+}
+
+/// rxsim's CS16 conversion (SSE2, 8 floats at a time, then a scalar tail)
+/// gives exactly the integers of the documented rule — clamp to ±1, × 32767, round
+/// half away from zero — applied to the CF32 stream of the same settings. A fresh
+/// stream starts from the same generator state, so the two streams carry the same
+/// signal; odd read sizes put samples in the scalar tail, and a 0 dBFS tone over
+/// -6 dBFS noise drives many samples past full scale into the clamp.
+#[test]
+fn cs16_stream_is_the_cf32_stream_rounded_to_full_scale() {
+    init();
+    const N: usize = 300_001;
+    let args = "driver=rxsim,serial=cs16eq,pace=0,tone_hz=100.1e6,tone_dbfs=0,noise_dbfs=-6";
+    let mut radio = RxRadio::open(args).expect("open");
+    radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    let cf32 = read_exact(&mut radio.rx_stream().expect("cf32 stream"), N);
+    let mut s = radio.rx_stream_ci16().expect("cs16 stream");
+    let mut cs16 = vec![Complex::new(0i16, 0); N];
+    let mut got = 0;
+    while got < N {
+        let end = (got + 1001).min(N);
+        match s.read_native(&mut cs16[got..end], 1_000_000).expect("read") {
+            ReadOutcome::Samples(k) => got += k,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let rule = |v: f32| {
+        let x = v.clamp(-1.0, 1.0) * 32767.0;
+        (x + 0.5f32.copysign(x)) as i16
+    };
+    let clamped = cf32.iter().filter(|c| c.re.abs() > 1.0).count();
+    assert!(clamped > 1000, "only {clamped} samples past full scale");
+    for (i, (f, q)) in cf32.iter().zip(&cs16).enumerate() {
+        assert_eq!(
+            (rule(f.re), rule(f.im)),
+            (q.re, q.im),
+            "sample {i}: CF32 {f}"
+        );
+    }
+}
+
+/// rxsim's CS8 stream (a HackRF's native format) is the CF32 stream of the same
+/// settings by the documented rule — clamp to ±1, × 127, round half away from zero —
+/// read through `rx_stream_native`, as the capture's ci8 recording reads it.
+#[test]
+fn cs8_stream_is_the_cf32_stream_rounded_to_full_scale() {
+    init();
+    const N: usize = 100_003;
+    let args = "driver=rxsim,serial=cs8eq,pace=0,tone_hz=100.1e6,tone_dbfs=0,noise_dbfs=-6";
+    let mut radio = RxRadio::open(args).expect("open");
+    radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: 2e6,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    let cf32 = read_exact(&mut radio.rx_stream().expect("cf32 stream"), N);
+    let mut s = radio.rx_stream_native::<Complex<i8>>().expect("cs8 stream");
+    let mut cs8 = vec![Complex::new(0i8, 0); N];
+    let mut got = 0;
+    while got < N {
+        let end = (got + 777).min(N);
+        match s.read_native(&mut cs8[got..end], 1_000_000).expect("read") {
+            ReadOutcome::Samples(k) => got += k,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let rule = |v: f32| {
+        let x = v.clamp(-1.0, 1.0) * 127.0;
+        (x + 0.5f32.copysign(x)) as i8
+    };
+    assert!(cf32.iter().filter(|c| c.re.abs() > 1.0).count() > 100);
+    for (i, (f, q)) in cf32.iter().zip(&cs8).enumerate() {
+        assert_eq!(
+            (rule(f.re), rule(f.im)),
+            (q.re, q.im),
+            "sample {i}: CF32 {f}"
+        );
+    }
+}
+
+/// The pooled native CS16 path and the CF32 path see the same seeded rxsim scene
+/// (tone, noise, reference error) the same way: the same PSD to a hundredth of a dB,
+/// the same peaks, the same CLKIN measurement and verdict.
+#[test]
+fn native_cs16_capture_gives_the_cf32_results_on_a_seeded_scene() {
+    use rxnode_dsp::{
+        run_capture, run_capture_native, CaptureSettings, CaptureStatus, ClkinConfig, WelchConfig,
+    };
+    use std::sync::atomic::AtomicBool;
+    init();
+    let args = "driver=rxsim,serial=same1,seed=7,pace=1,tone_hz=100.1e6,tone_dbfs=-30,noise_dbfs=-50,ppm=0.8";
+    let rate = 4e6;
+    let settings = || {
+        let mut w = WelchConfig::new(2048, rate);
+        w.center_hz = Some(100e6);
+        let mut s = CaptureSettings::new(2_000_000, w);
+        s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, rate, 2.0));
+        s.deadline = Some(Duration::from_secs(20));
+        s
+    };
+    let cancel = AtomicBool::new(false);
+    let open = || {
+        let mut r = RxRadio::open(args).expect("open");
+        r.configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: rate,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+        r
+    };
+    let mut r1 = open();
+    let f = run_capture(
+        r1.rx_stream().expect("cf32"),
+        &settings(),
+        &cancel,
+        None,
+        None,
+    )
+    .expect("cf32 capture");
+    drop(r1);
+    let mut r2 = open();
+    let q = run_capture_native(
+        r2.rx_stream_ci16().expect("cs16"),
+        &settings(),
+        &cancel,
+        None,
+        None,
+    )
+    .expect("cs16 capture");
+    for s in [&f, &q] {
+        assert_eq!(s.status, CaptureStatus::Pass, "{s:?}");
+        assert_eq!(s.samples_processed, 2_000_000);
+    }
+    let (pf, pq) = (f.psd.as_ref().expect("psd"), q.psd.as_ref().expect("psd"));
+    assert_eq!(
+        (pf.start_hz, pf.step_hz, pf.db.len()),
+        (pq.start_hz, pq.step_hz, pq.db.len())
+    );
+    let worst = pf
+        .db
+        .iter()
+        .zip(&pq.db)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(worst < 0.01, "PSD differs by {worst} dB");
+    assert_eq!(f.peaks.len(), q.peaks.len());
+    for (a, b) in f.peaks.iter().zip(&q.peaks) {
+        assert_eq!(a.frequency_hz, b.frequency_hz);
+        assert!((a.power_db - b.power_db).abs() < 0.01, "{a:?} {b:?}");
+    }
+    let (cf, cq) = (
+        f.clkin.as_ref().expect("clkin"),
+        q.clkin.as_ref().expect("clkin"),
+    );
+    assert_eq!(cf.status, cq.status);
+    let (a, b) = (cf.ppm.expect("cf32 ppm"), cq.ppm.expect("cs16 ppm"));
+    assert!((a - 0.8).abs() < 0.05, "cf32 measured {a} ppm");
+    assert!((a - b).abs() < 1e-3, "cf32 {a} ppm, cs16 {b} ppm");
+}

@@ -1,0 +1,249 @@
+//! The human report of `rxnode capture`: what was asked beside what the radio had,
+//! the stream and its losses, the CLKIN verdict, the files and the errors, in one
+//! readable block; and the lines other reports share with it.
+use super::{gain_of, status_name, CaptureOptions};
+use rxnode_dsp::{CaptureSummary, ClkinReport};
+use std::fmt::Write as _;
+
+fn opt(v: Option<f64>, unit: &str, prec: usize) -> String {
+    v.map(|x| format!("{x:.prec$} {unit}"))
+        .unwrap_or_else(|| "n/a".into())
+}
+
+/// The report's label column: the label on a list's first line, blank below it.
+pub(super) fn column(i: usize, label: &str) -> String {
+    if i == 0 {
+        format!("{label:<14}")
+    } else {
+        " ".repeat(14)
+    }
+}
+
+fn mhz(hz: f64) -> String {
+    format!("{:.6} MHz", hz / 1e6)
+}
+
+/// The human report: one readable block.
+pub(super) fn render(s: &CaptureSummary, args: &CaptureOptions) -> String {
+    let mut o = String::new();
+    render_settings(&mut o, s, args);
+    render_stream(&mut o, s);
+    if let Some(k) = &s.clkin {
+        render_clkin(&mut o, k);
+    }
+    render_files(&mut o, s);
+    let _ = writeln!(
+        o,
+        "status: {}{}",
+        status_name(s.status),
+        if s.cancelled {
+            " (interrupted: what was captured is written)"
+        } else {
+            ""
+        }
+    );
+    o
+}
+
+/// What was asked for beside what the radio really had.
+fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
+    let a = &s.actual;
+    let num = |k: &str| a.get(k).and_then(serde_json::Value::as_f64);
+    let _ = writeln!(o, "capture on {}", args.device);
+    let _ = writeln!(
+        o,
+        "  frequency     requested {}  actual {}",
+        mhz(args.frequency_hz),
+        num("frequency_hz").map(mhz).unwrap_or_else(|| "n/a".into())
+    );
+    if let Some(line) = correction_line(s.clock.as_ref()) {
+        let _ = writeln!(o, "{line}");
+    }
+    let _ = writeln!(
+        o,
+        "  sample rate   requested {}  actual {}",
+        rxnode_interlock::fmt_rate(args.sample_rate_hz),
+        num("sample_rate_hz")
+            .map(rxnode_interlock::fmt_rate)
+            .unwrap_or_else(|| "n/a".into())
+    );
+    let actual_elements = a
+        .get("gain_elements_db")
+        .and_then(|m| m.as_object())
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            let parts: Vec<String> = m
+                .iter()
+                .filter_map(|(k, v)| Some(format!("{k} {:.1}", v.as_f64()?)))
+                .collect();
+            format!(" ({} dB)", parts.join(", "))
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        o,
+        "  gain          requested {}  actual {}{actual_elements}",
+        requested_gain(args),
+        opt(num("gain_db"), "dB", 1)
+    );
+    if let Some(b) = args.bandwidth_hz {
+        let _ = writeln!(
+            o,
+            "  bandwidth     requested {}  actual {}",
+            mhz(b),
+            num("bandwidth_hz").map(mhz).unwrap_or_else(|| "n/a".into())
+        );
+    }
+    if let Some(ant) = &args.antenna {
+        let _ = writeln!(
+            o,
+            "  antenna       requested {ant}  actual {}",
+            a.get("antenna").and_then(|v| v.as_str()).unwrap_or("n/a")
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  clock source  requested {}  actual {}",
+        args.clock_source.as_deref().unwrap_or("(unchanged)"),
+        a.get("clock_source")
+            .and_then(|v| v.as_str())
+            .unwrap_or("n/a")
+    );
+}
+
+/// The line that says a calibration correction was applied (`--apply-cal`), and
+/// from which measurement — so that an actual frequency off the requested one
+/// never reads as a tuning error. `None` when no correction was applied.
+pub(crate) fn correction_line(clock: Option<&serde_json::Value>) -> Option<String> {
+    let c = clock?;
+    let ppm = c.get("ppm_correction_applied")?.as_f64()?;
+    let last = c.get("last_measurement");
+    let from = last
+        .and_then(|m| {
+            Some(format!(
+                "{} measurement of {}",
+                m.get("method")?.as_str()?,
+                m.get("time")?.as_str()?
+            ))
+        })
+        .unwrap_or_else(|| "this radio's calibration".to_owned());
+    Some(format!(
+        "  correction    {ppm:+.3} ppm applied ({from}, --apply-cal): the radio is tuned off \
+         the requested frequency by that much so that the requested frequency is at the centre"
+    ))
+}
+
+/// The gain asked for, in the operator's own terms: `20.0 dB`, or
+/// `LNA 24.0 + VGA 20.0 dB` when set per element.
+fn requested_gain(args: &CaptureOptions) -> String {
+    match gain_of(args).ok().flatten() {
+        None => "(driver default)".into(),
+        Some(rxnode_interlock::GainSpec::Total(g)) => format!("{g:.1} dB"),
+        Some(rxnode_interlock::GainSpec::Elements(m)) => {
+            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
+            format!("{} dB", parts.join(" + "))
+        }
+    }
+}
+
+/// The samples, their losses, the peaks and the noise floor.
+fn render_stream(o: &mut String, s: &CaptureSummary) {
+    let _ = writeln!(
+        o,
+        "  samples       {} of {} received, {} processed in {:.2} s ({})",
+        s.samples_received, s.samples_requested, s.samples_processed, s.duration_s, s.stop_reason
+    );
+    let _ = writeln!(
+        o,
+        "  loss          {} overflow(s), {} dropped, {} timeout(s){}",
+        s.overflows,
+        s.dropped_samples,
+        s.timeouts,
+        if s.clean { "" } else { " — NOT clean" }
+    );
+    if s.lost_samples != Some(0) {
+        let _ = writeln!(
+            o,
+            "  lost          {}; the PSD averages gap-free segments only",
+            s.lost_in_words()
+        );
+    }
+    if s.peaks.is_empty() {
+        let _ = writeln!(o, "  peaks         none");
+    }
+    for (i, p) in s.peaks.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "  {}{}  {:7.1} dBFS  SNR {:5.1} dB",
+            column(i, "peaks"),
+            mhz(p.frequency_hz),
+            p.power_db,
+            p.snr_db
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  noise floor   {} (FFT {}, {} averages); mean power {}; clipped {:.4} %",
+        opt(s.noise_floor_db, "dBFS/bin", 1),
+        s.fft_size,
+        s.averages,
+        opt(s.mean_power_dbfs, "dBFS", 1),
+        s.clipped_fraction * 100.0
+    );
+}
+
+/// `+p ± σ ppm` ([`rxnode_dsp::fmt_uncertain`]), or `n/a` without a number.
+pub(crate) fn clkin_error(ppm: Option<f64>, sigma: Option<f64>) -> String {
+    match (ppm, sigma) {
+        (Some(p), Some(u)) => rxnode_dsp::fmt_uncertain(p, u, "ppm"),
+        (Some(p), None) => format!("{} ppm ± n/a", rxnode_dsp::fmt_ppm(p, 4)),
+        _ => "n/a".into(),
+    }
+}
+
+/// The CLKIN verdict and its evidence.
+fn render_clkin(o: &mut String, k: &ClkinReport) {
+    let _ = writeln!(
+        o,
+        "  CLKIN         {}: tone {} measured {}, error {} (tolerance {} ppm)",
+        match k.status {
+            rxnode_dsp::ClkinStatus::Pass => "PASS",
+            rxnode_dsp::ClkinStatus::Fail => "FAIL",
+            rxnode_dsp::ClkinStatus::NotMeasured => "NOT MEASURED",
+        },
+        mhz(k.tone_hz),
+        k.measured_hz.map(mhz).unwrap_or_else(|| "n/a".into()),
+        clkin_error(k.ppm, k.ppm_uncertainty),
+        k.tolerance_ppm
+    );
+    let _ = writeln!(o, "                {}", k.detail);
+    for e in &k.evidence {
+        let _ = writeln!(
+            o,
+            "                {} {} = {}",
+            if e.consistent { "ok " } else { "!! " },
+            e.name,
+            e.value
+        );
+    }
+}
+
+/// The recorded files, a stopped recording and the errors.
+fn render_files(o: &mut String, s: &CaptureSummary) {
+    for (i, f) in s.iq_files.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "  {}{} ({}, {} bytes, sha256 {})",
+            column(i, "files"),
+            f.path.display(),
+            f.format,
+            f.bytes,
+            f.sha256
+        );
+    }
+    if let Some(r) = &s.recording_error {
+        let _ = writeln!(o, "  recording     stopped: {r}");
+    }
+    for e in &s.errors {
+        let _ = writeln!(o, "  error         {e}");
+    }
+}

@@ -1,0 +1,298 @@
+//! The flag language: short flags and SI suffixes, one spelling across commands,
+//! statuses in any case, durations with units, and the flags a mode needs.
+use super::*;
+
+/// Capture and sweep speak as soapy_power does: `-d` device, `-f` frequency, `-r`
+/// rate, `-g` gain, `-t` duration (dwell for a sweep), `-B` bin width, and numbers
+/// with SI suffixes (`100M`, `2MHz`, `10k`); `100m` (milli) is refused naming it.
+#[test]
+fn short_flags_and_si_suffixes_for_capture_and_sweep() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    let run = |args: &[&str]| {
+        rxnode(d.path())
+            .args(["--sim", "--json", "--repo"])
+            .arg(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100MHz",
+        "-r",
+        "2M",
+        "-t",
+        "0.2",
+        "-g",
+        "20",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(j["requested"]["frequency_hz"], 100e6, "{j}");
+    assert_eq!(j["requested"]["sample_rate_hz"], 2e6, "{j}");
+    assert_eq!(j["requested"]["gain_db"], 20.0, "{j}");
+    assert_eq!(j["samples_processed"], 400_000, "{j}");
+    let out = run(&[
+        "sweep",
+        "-d",
+        "driver=rxsim",
+        "--start-hz",
+        "88M",
+        "--stop-hz",
+        "92M",
+        "-B",
+        "10k",
+        "-r",
+        "2M",
+        "-t",
+        "0.01",
+        "--settle-s",
+        "0.001",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(j["bin_hz"], 10e3, "{j}");
+    assert_eq!(j["fft_size"], 200, "{j}");
+    let out = run(&[
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100m",
+        "-r",
+        "2M",
+        "-t",
+        "0.2",
+    ]);
+    expect_exit!(out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`m` is milli"), "{err}");
+}
+
+/// `watch --task-file F` without `--dry-run` is bad usage (exit 2, naming the flag it
+/// needs), never a live watch that silently ignores the file.
+#[test]
+fn watch_task_file_needs_dry_run() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("T.md");
+    std::fs::write(&f, "TASK_ID = T\n\n").unwrap();
+    let out = rxnode(d.path())
+        .args(["--repo"])
+        .arg(d.path())
+        .args(["watch", "--once", "--task-file"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    expect_exit!(out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--dry-run"), "{err}");
+}
+
+/// One flag language: the task source (`--remote`, `--branch`, `--task-path`) is
+/// in the help of the commands that read it and nowhere else; `analyze` takes the
+/// flags `capture` takes (`-f/--frequency-hz`, `-r/--sample-rate-hz`) and still
+/// the spellings typed before (`--rate`, `--center-hz`), with the same result.
+#[test]
+fn one_flag_language_across_commands() {
+    let d = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.push("--help");
+        ok(&rxnode(d.path()).args(&a).output().unwrap())
+    };
+    for cmd in [
+        &["watch"][..],
+        &["task", "new"],
+        &["results"],
+        &["publish"],
+        &["run"],
+    ] {
+        let h = help(cmd);
+        for flag in ["--remote", "--branch", "--task-path"] {
+            assert!(h.contains(flag), "{cmd:?} --help lacks {flag}");
+        }
+    }
+    for cmd in [
+        &["capture"][..],
+        &["sweep"],
+        &["analyze"],
+        &["clkin", "calibrate"],
+        &["inventory"],
+        &["health"],
+        &["node", "show"],
+    ] {
+        let h = help(cmd);
+        for flag in ["--remote", "--branch", "--task-path"] {
+            assert!(!h.contains(flag), "{cmd:?} --help lists {flag}:\n{h}");
+        }
+    }
+    let top = help(&[]);
+    assert!(!top.contains("--task-path"), "{top}");
+    // The task source after the command, before it, or from the environment: the
+    // command's own flag wins, then the one before the command, then the environment.
+    let g = tempfile::tempdir().unwrap();
+    git2::Repository::init(g.path()).unwrap();
+    for (args, env, want) in [
+        (
+            &["results", "show", "X", "--remote", "after"][..],
+            None,
+            "after",
+        ),
+        (
+            &["--remote", "before", "results", "show", "X"],
+            Some("env"),
+            "before",
+        ),
+        (&["results", "show", "X"], Some("env"), "env"),
+        (
+            &[
+                "--remote", "before", "results", "show", "X", "--remote", "after",
+            ],
+            Some("env"),
+            "after",
+        ),
+    ] {
+        let mut c = rxnode(g.path());
+        c.args(args);
+        match env {
+            Some(e) => c.env("RXNODE_REMOTE", e),
+            None => c.env_remove("RXNODE_REMOTE"),
+        };
+        let out = c.output().unwrap();
+        assert!(
+            text(&out.stderr).contains(&format!("no remote named \"{want}\"")),
+            "{args:?}: {}",
+            show(&out)
+        );
+    }
+    let a = help(&["analyze"]);
+    assert!(a.contains("-f, --frequency-hz"), "{a}");
+    assert!(a.contains("-r, --sample-rate-hz"), "{a}");
+    assert!(!a.contains("--center-hz") && !a.contains("--rate "), "{a}");
+
+    let f = d.path().join("tone.cf32");
+    write_tone_cf32(&f, 1e6, 100e3, 1 << 15);
+    let analyze = |flags: &[&str]| {
+        let out = rxnode(d.path())
+            .args(["--json", "analyze"])
+            .arg(&f)
+            .args(flags)
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&ok(&out).into_bytes()).unwrap();
+        (
+            j["sample_rate_hz"].clone(),
+            j["peaks"][0]["frequency_hz"].clone(),
+        )
+    };
+    let new = analyze(&["-r", "1M", "-f", "100M"]);
+    let long = analyze(&["--sample-rate-hz", "1M", "--frequency-hz", "100M"]);
+    let old = analyze(&["--rate", "1M", "--center-hz", "100M"]);
+    assert_eq!(new.0, 1e6, "{new:?}");
+    assert!((new.1.as_f64().unwrap() - 100.1e6).abs() < 1e3, "{new:?}");
+    assert_eq!(new, long);
+    assert_eq!(new, old);
+}
+
+/// Statuses in any case on every command (`results --status partial`,
+/// `mark-completed --status Pass`), and the values of enumerated flags are what
+/// the shell completes, not file names.
+#[test]
+fn statuses_in_any_case_and_completions_offer_values() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    for s in ["partial", "Partial", "not-run", "NOT_RUN", "blocked"] {
+        let out = rxnode(d.path())
+            .args(["results", "--no-fetch", "--status", s])
+            .output()
+            .unwrap();
+        expect_exit!(out, 0);
+    }
+    let out = rxnode(d.path())
+        .args(["results", "--no-fetch", "--status", "good"])
+        .output()
+        .unwrap();
+    expect_exit!(out, 2);
+    assert!(
+        text(&out.stderr).contains("PASS, FAIL, PARTIAL, SKIP, BLOCKED, NOT_RUN"),
+        "{}",
+        show(&out)
+    );
+    // mark-completed parses `Pass` (the refusal is about the unknown task, not the word).
+    let out = rxnode(d.path())
+        .args(["mark-completed", "NO_SUCH", "--status", "Pass"])
+        .output()
+        .unwrap();
+    assert!(
+        !text(&out.stderr).contains("invalid value"),
+        "{}",
+        show(&out)
+    );
+    let bash = ok(&rxnode(d.path())
+        .args(["completions", "bash"])
+        .output()
+        .unwrap());
+    for values in [
+        "cf32 ci16",
+        "GREEN YELLOW RED",
+        "PASS FAIL PARTIAL SKIP BLOCKED NOT_RUN",
+        "gsm lte",
+    ] {
+        assert!(bash.contains(values), "bash completions lack {values:?}");
+    }
+}
+
+/// Units people type: durations with a unit wherever a duration is asked
+/// (`-t 200ms`), plain numbers stay seconds; a frequency or rate typed in
+/// mega without the `M` is refused with the spelling that was meant.
+#[test]
+fn durations_take_units_and_implausible_numbers_name_the_fix() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    let run = |args: &[&str]| {
+        rxnode(d.path())
+            .args(["--sim", "--json", "--repo"])
+            .arg(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let cap = [
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100M",
+        "-r",
+        "2M",
+        "-t",
+    ];
+    for (t, samples) in [("200ms", 400_000), ("0.1", 200_000), ("0.05s", 100_000)] {
+        let mut a = cap.to_vec();
+        a.push(t);
+        let out = run(&a);
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{t}: {e}: {}", show(&out)));
+        assert_eq!(j["samples_processed"], samples, "{t}: {j}");
+    }
+    for (args, want) in [
+        (&["-f", "100", "-r", "2M", "-t", "1"][..], "--frequency-hz <FREQUENCY_HZ>': 100 Hz is implausible (below 1 kHz): did you mean 100M (100 MHz)?"),
+        (&["-f", "100M", "-r", "2", "-t", "1"], "2 S/s is implausible (below 1 kS/s): did you mean 2M (2 MS/s)?"),
+        (&["-f", "100M", "-r", "2M", "-t", "2x"], "unknown unit \"x\" (use ms, s, m, h or d"),
+    ] {
+        let mut a = vec!["capture", "-d", "driver=rxsim"];
+        a.extend_from_slice(args);
+        let out = rxnode(d.path()).args(&a).output().unwrap();
+        expect_exit!(out, 2);
+        assert!(text(&out.stderr).contains(want), "{args:?}: {}", show(&out));
+    }
+    let out = rxnode(d.path())
+        .args(["watch", "--interval", "1h", "--help"])
+        .output()
+        .unwrap();
+    expect_exit!(out, 0);
+}
