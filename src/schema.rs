@@ -3,8 +3,8 @@
 //! files.
 //!
 //! The schemas live in `schemas/*.schema.json`. Every one of them — the plan, the
-//! task, the policy, `RX_RESULT.json`, `STATUS.json`, the calibration file and the
-//! health file — is generated from the Rust types that write and read them
+//! task, the policy, `RX_RESULT.json`, `STATUS.json`, the calibration file, the
+//! health file and the `rxnode` extension of a recording's `.sigmf-meta` — is generated from the Rust types that write and read them
 //! ([`generated`]; the plan's and the task's from the interlock's op table); a test
 //! fails when a checked-in file differs from its type's, and
 //! `RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas` rewrites them
@@ -24,7 +24,8 @@ pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
         | SchemaKind::Task
         | SchemaKind::Status
         | SchemaKind::Calibration
-        | SchemaKind::Health => generated(kind)
+        | SchemaKind::Health
+        | SchemaKind::SigmfRxnode => generated(kind)
             .map(|s| file_text(&s))
             .unwrap_or_default()
             .into(),
@@ -41,6 +42,7 @@ pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
         SchemaKind::Status => Some(crate::heartbeat::snapshot::schema()),
         SchemaKind::Calibration => Some(crate::store::calibration::schema()),
         SchemaKind::Health => Some(crate::store::health::schema()),
+        SchemaKind::SigmfRxnode => Some(sigmf_rxnode_schema()),
     }
 }
 
@@ -74,6 +76,39 @@ fn result_schema() -> serde_json::Value {
     s
 }
 
+/// The JSON Schema of the `rxnode` SigMF extension, from the recording's types
+/// ([`rxnode_dsp::sigmf_rxnode_schema`]), its `rxnode:clock` the `clock` block of a
+/// result entry (docs/protocol.md#clock), from that block's type.
+fn sigmf_rxnode_schema() -> serde_json::Value {
+    let mut s = rxnode_dsp::sigmf_rxnode_schema();
+    let mut clock = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<crate::store::calibration::ClockBlock>()
+        .to_value();
+    let Some(c) = clock.as_object_mut() else {
+        return s;
+    };
+    c.remove("$schema");
+    c.remove("title");
+    let inner = c.remove("$defs");
+    let Some(defs) = s.get_mut("$defs").and_then(|d| d.as_object_mut()) else {
+        return s;
+    };
+    if let Some(serde_json::Value::Object(inner)) = inner {
+        defs.extend(inner);
+    }
+    defs.insert("ClockBlock".into(), clock);
+    if let Some(p) = defs
+        .get_mut("RxnodeGlobal")
+        .and_then(|g| g.pointer_mut("/properties/rxnode:clock"))
+        .and_then(|p| p.as_object_mut())
+    {
+        p.insert("$ref".into(), "#/$defs/ClockBlock".into());
+    }
+    s
+}
+
 /// A generated schema as its checked-in file holds it: pretty JSON and a newline.
 pub(crate) fn file_text(schema: &serde_json::Value) -> String {
     let mut text = serde_json::to_string_pretty(schema).unwrap_or_default();
@@ -99,11 +134,13 @@ pub enum SchemaKind {
     Calibration,
     /// `.local/rxnode-health.json`, the radios' health.
     Health,
+    /// The `rxnode:*` keys of a recording's `.sigmf-meta` (the `rxnode` SigMF extension).
+    SigmfRxnode,
 }
 
 impl SchemaKind {
     /// Every kind, in the order they are listed.
-    pub const ALL: [SchemaKind; 7] = [
+    pub const ALL: [SchemaKind; 8] = [
         Self::Plan,
         Self::Result,
         Self::Policy,
@@ -111,6 +148,7 @@ impl SchemaKind {
         Self::Status,
         Self::Calibration,
         Self::Health,
+        Self::SigmfRxnode,
     ];
 
     /// The kind's name on the command line.
@@ -123,6 +161,7 @@ impl SchemaKind {
             Self::Status => "status",
             Self::Calibration => "calibration",
             Self::Health => "health",
+            Self::SigmfRxnode => "sigmf-rxnode",
         }
     }
 
@@ -138,6 +177,9 @@ impl SchemaKind {
             Self::Status => "`STATUS.json` on a node's status branch",
             Self::Calibration => "`.local/calibration.json`, the radios' frequency calibrations",
             Self::Health => "`.local/rxnode-health.json`, the radios' health",
+            Self::SigmfRxnode => {
+                "The `rxnode:*` keys of a recording's `.sigmf-meta` (the `rxnode` SigMF extension)"
+            }
         }
     }
 
@@ -267,7 +309,7 @@ mod tests {
                 ));
             }
         }
-        assert_eq!(seen, 7, "every schema is generated from its type");
+        assert_eq!(seen, 8, "every schema is generated from its type");
         assert!(
             stale.is_empty(),
             "{}\nregenerate with: RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas",

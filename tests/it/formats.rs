@@ -444,6 +444,20 @@ fn sigmf_recording_carries_the_radio_settings_and_a_labelled_clkin_annotation() 
     );
     assert_eq!(c["rxnode:gain_db"], 36.0, "{v}");
     assert_eq!(c["rxnode:antenna"], "RX", "{v}");
+    // The radio's settings validate against `rxnode schema sigmf-rxnode`; a gain
+    // in words does not.
+    let written: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(rec.with_extension("sigmf-meta")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    let mut bad = written.clone();
+    bad["captures"][0]["rxnode:gain_db"] = "high".into();
+    let verdicts = crate::mainpc::schemas::jsonschema_verdicts(&[
+        ("recorded meta".into(), "sigmf-rxnode", written),
+        ("gain in words".into(), "sigmf-rxnode", bad),
+    ]);
+    let valid: Vec<bool> = verdicts.iter().map(|v| v.1).collect();
+    assert_eq!(valid, [true, false], "{verdicts:?}");
     assert!(
         c["rxnode:bandwidth_hz"].as_f64().is_some_and(|b| b > 0.0),
         "{v}"

@@ -68,8 +68,9 @@ pub use crate::{
     },
     error::{Error, Result},
     iq::{
-        is_stream_target, Datatype, IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, NativeIq,
-        PeakAnnotation, RecordFormat, RecordingMeta, STDOUT_TARGET,
+        is_stream_target, sigmf::rxnode_extension_schema as sigmf_rxnode_schema, Datatype,
+        IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, NativeIq, PeakAnnotation, RecordFormat,
+        RecordingMeta, STDOUT_TARGET,
     },
     stitch::{band_peaks, HopPlacement, Stitcher},
 };

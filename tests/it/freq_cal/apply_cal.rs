@@ -68,6 +68,21 @@ fn apply_cal_corrects_with_a_fresh_measurement_and_refuses_a_missing_or_stale_on
         String::from_utf8_lossy(&py.stdout).trim(),
         format!("['rxnode'] {measured}")
     );
+    // Its `rxnode:*` keys validate against `rxnode schema sigmf-rxnode`; a clock
+    // block without its source does not.
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta).unwrap_or_default())
+            .unwrap_or_default();
+    let mut bad = written.clone();
+    if let Some(c) = bad["global"]["rxnode:clock"].as_object_mut() {
+        c.remove("source");
+    }
+    let verdicts = crate::mainpc::schemas::jsonschema_verdicts(&[
+        ("recorded meta".into(), "sigmf-rxnode", written),
+        ("clock without source".into(), "sigmf-rxnode", bad),
+    ]);
+    let valid: Vec<bool> = verdicts.iter().map(|v| v.1).collect();
+    assert_eq!(valid, [true, false], "{verdicts:?}");
     // Analysed later, the recording's clock block comes with it.
     let an = json_of(&run_fed(
         lab.rxnode()

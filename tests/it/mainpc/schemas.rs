@@ -22,6 +22,7 @@ pub(crate) fn jsonschema_verdicts(
         "status",
         "calibration",
         "health",
+        "sigmf-rxnode",
     ] {
         let out = rxnode(d.path(), &["schema", kind], "");
         expect_exit!(out, 0);
@@ -145,6 +146,7 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
         "status",
         "calibration",
         "health",
+        "sigmf-rxnode",
     ] {
         let out = rxnode(d.path(), &["schema", kind], "");
         expect_exit!(out, 0);
@@ -169,6 +171,7 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
         "status",
         "calibration",
         "health",
+        "sigmf-rxnode",
     ] {
         assert!(
             protocol.contains(&format!("schemas/{kind}.schema.json")),

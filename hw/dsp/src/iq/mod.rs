@@ -3,6 +3,7 @@
 //! archives, multi-channel SigMF one channel at a time).
 mod element;
 pub(crate) mod reader;
+pub mod sigmf;
 pub(crate) mod writer;
 
 pub use element::Datatype;

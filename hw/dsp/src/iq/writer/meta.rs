@@ -1,6 +1,10 @@
 //! The SigMF `.sigmf-meta` document of a recording, and a file's size and hash.
 use super::{io, PeakAnnotation, RecordFormat, RecordingMeta};
 use crate::error::{Error, Result};
+use crate::iq::sigmf::{
+    Annotation, Capture, Channels, Extension, Global, Lenient, Rate, RxnodeCapture, RxnodeGlobal,
+    SigmfMeta,
+};
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::Read;
@@ -22,85 +26,71 @@ pub(super) fn sigmf_meta(
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default(),
     };
-    let mut global = serde_json::json!({
-        "core:datatype": samples_as.datatype().sigmf_name(),
-        "core:sample_rate": meta.sample_rate_hz,
-        "core:version": "1.2.0",
-        "core:recorder": concat!("rxnode-hw ", env!("CARGO_PKG_VERSION")),
-        "core:num_channels": 1,
-    });
-    if let Some(h) = sha512 {
-        global["core:sha512"] = h.into();
-    }
-    if let Some(hw) = &meta.hw {
-        global["core:hw"] = hw.clone().into();
-    }
-    if let Some(d) = &meta.description {
-        global["core:description"] = d.clone().into();
-    }
-    let mut ours = false;
-    if let Some(c) = clock {
-        global["rxnode:clock"] = c.clone();
-        ours = true;
-    }
-    let mut capture = serde_json::json!({ "core:sample_start": 0, "core:datetime": datetime });
-    if let Some(f) = meta.center_hz {
-        capture["core:frequency"] = f.into();
-    }
+    let text = |s: &str| Some(Lenient::Valid(s.to_owned()));
+    let mut global = Global {
+        datatype: text(samples_as.datatype().sigmf_name()),
+        sample_rate: Some(Rate(meta.sample_rate_hz).into()),
+        version: text("1.2.0"),
+        recorder: text(concat!("rxnode-hw ", env!("CARGO_PKG_VERSION"))),
+        num_channels: Some(Channels(1).into()),
+        sha512: sha512.and_then(text),
+        hw: meta.hw.as_deref().and_then(text),
+        description: meta.description.as_deref().and_then(text),
+        rxnode: RxnodeGlobal {
+            clock: clock.cloned(),
+        },
+        ..Global::default()
+    };
     // The radio's settings, in the `rxnode` namespace: SigMF's core has no field for
     // them, and its `antenna` extension describes the antenna, not the radio's port.
-    let settings = [
-        ("rxnode:gain_db", meta.gain_db.map(serde_json::Value::from)),
-        (
-            "rxnode:gain_elements",
-            meta.gain_elements
-                .as_ref()
-                .filter(|g| !g.is_empty())
-                .map(|g| serde_json::json!(g)),
-        ),
-        ("rxnode:antenna", meta.antenna.clone().map(Into::into)),
-        ("rxnode:bandwidth_hz", meta.bandwidth_hz.map(Into::into)),
-    ];
-    for (k, v) in settings {
-        if let Some(v) = v.filter(|v| !v.is_null()) {
-            capture[k] = v;
-            ours = true;
-        }
-    }
-    if ours {
+    // A non-finite value has no JSON number and is left out.
+    let finite = |x: Option<f64>| x.filter(|x| x.is_finite()).map(Lenient::Valid);
+    let settings = RxnodeCapture {
+        gain_db: finite(meta.gain_db),
+        gain_elements: meta
+            .gain_elements
+            .clone()
+            .filter(|g| !g.is_empty())
+            .map(Lenient::Valid),
+        antenna: meta.antenna.as_deref().and_then(text),
+        bandwidth_hz: finite(meta.bandwidth_hz),
+    };
+    if global.rxnode.clock.is_some() || !settings.is_empty() {
         // An extension namespace of our own, declared so SigMF readers know it.
-        global["core:extensions"] = serde_json::json!([
-            {"name": "rxnode", "version": "1.0.0", "optional": true}
-        ]);
+        global.extensions = Some(Lenient::Valid(vec![Extension {
+            name: "rxnode".into(),
+            version: "1.0.0".into(),
+            optional: true,
+        }]));
     }
-    let mut annotations = vec![serde_json::json!({
-        "core:sample_start": 0,
-        "core:sample_count": samples,
-        "core:generator": "rxnode",
-        "core:label": meta.description.as_deref().unwrap_or("recording"),
-    })];
-    for p in peaks {
-        let mut a = serde_json::json!({
-            "core:sample_start": 0,
-            "core:sample_count": samples,
-            "core:generator": "rxnode",
-            "core:label": p.label,
-            "core:freq_lower_edge": p.freq_lower_hz,
-            "core:freq_upper_edge": p.freq_upper_hz,
-        });
-        if let Some(c) = &p.comment {
-            a["core:comment"] = c.clone().into();
-        }
-        annotations.push(a);
-    }
-    let doc = serde_json::json!({
-        "global": global,
-        "captures": [capture],
-        "annotations": annotations,
-    });
-    let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Source(e.to_string()))?;
-    text.push(b'\n');
-    Ok(text)
+    let capture = Capture {
+        sample_start: Some(0.into()),
+        datetime: Some(datetime.into()),
+        frequency: meta.center_hz.map(Lenient::Valid),
+        rxnode: settings,
+        ..Capture::default()
+    };
+    let whole = |label: &str| Annotation {
+        sample_start: Some(0.into()),
+        sample_count: Some(samples.into()),
+        generator: text("rxnode"),
+        label: text(label),
+        ..Annotation::default()
+    };
+    let mut annotations = vec![whole(meta.description.as_deref().unwrap_or("recording"))];
+    annotations.extend(peaks.iter().map(|p| Annotation {
+        freq_lower_edge: Some(p.freq_lower_hz.into()),
+        freq_upper_edge: Some(p.freq_upper_hz.into()),
+        comment: p.comment.as_deref().and_then(text),
+        ..whole(&p.label)
+    }));
+    let doc = SigmfMeta {
+        global: Some(global),
+        captures: vec![capture],
+        annotations,
+        ..SigmfMeta::default()
+    };
+    doc.to_file_text().map_err(|e| Error::Source(e.to_string()))
 }
 
 /// Size and SHA-256 of a file, read once in 1 MiB blocks.

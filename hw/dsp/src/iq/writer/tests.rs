@@ -1,5 +1,6 @@
 //! Unit tests of `writer`.
 use super::*;
+use crate::iq::sigmf::SigmfMeta;
 use crate::iq::IqReader;
 
 /// A WAV recording past 4 GiB would wrap hound's
@@ -104,15 +105,16 @@ fn every_format_round_trips_with_correct_hashes() {
         if name.ends_with("meta") {
             assert_eq!(r.info().sample_rate_hz, Some(2e6));
             assert_eq!(r.info().center_hz, Some(100e6));
-            let m: serde_json::Value =
+            let m: SigmfMeta =
                 serde_json::from_slice(&std::fs::read(&files[1].path).unwrap()).unwrap();
+            let g = m.global.unwrap();
             let data = std::fs::read(&files[0].path).unwrap();
+            assert_eq!(g.sha512, Some(hex::encode(Sha512::digest(&data)).into()));
+            assert_eq!(g.datatype, Some("cf32_le".to_owned().into()));
             assert_eq!(
-                m["global"]["core:sha512"].as_str().unwrap(),
-                hex::encode(Sha512::digest(&data))
+                m.captures[0].datetime,
+                Some("2026-01-01T00:00:00Z".to_owned().into())
             );
-            assert_eq!(m["global"]["core:datatype"], "cf32_le");
-            assert_eq!(m["captures"][0]["core:datetime"], "2026-01-01T00:00:00Z");
         }
     }
 }
@@ -181,12 +183,13 @@ fn ci16_recordings_store_the_driver_samples_unchanged() {
             assert!((b.re - f32::from(c.re) / 32768.0).abs() < 1e-4, "{name}");
         }
         if format == IqFormat::Sigmf {
-            let m: serde_json::Value =
+            let m: SigmfMeta =
                 serde_json::from_slice(&std::fs::read(&files[1].path).unwrap()).unwrap();
-            assert_eq!(m["global"]["core:datatype"], "ci16_le");
+            let g = m.global.as_ref().unwrap();
+            assert_eq!(g.datatype, Some("ci16_le".to_owned().into()));
             // No SHA-512 at full rate (it is optional in SigMF); SHA-256 above.
-            assert!(m["global"].get("core:sha512").is_none(), "{m}");
-            assert_eq!(m["annotations"][0]["core:sample_count"], 10_000);
+            assert!(g.sha512.is_none(), "{m:?}");
+            assert_eq!(m.annotations[0].sample_count, Some(10_000.into()));
         }
     }
     // A cf32 recording refuses int16 samples; ci16 cannot go into WAV or .cf32.
@@ -240,9 +243,9 @@ fn ci8_recordings_store_the_driver_samples_unchanged() {
     let files = w.finish().unwrap();
     assert_eq!(files[0].bytes, 2000);
     assert_eq!(std::fs::read(&p).unwrap(), raw);
-    let m: serde_json::Value =
+    let m: SigmfMeta =
         serde_json::from_slice(&std::fs::read(dir.path().join("h.sigmf-meta")).unwrap()).unwrap();
-    assert_eq!(m["global"]["core:datatype"], "ci8");
+    assert_eq!(m.global.unwrap().datatype, Some("ci8".to_owned().into()));
     let mut r = IqReader::open(&p, None).unwrap();
     let mut got = vec![Complex::new(0.0f32, 0.0); 1000];
     assert_eq!(r.read(&mut got).unwrap(), 1000);

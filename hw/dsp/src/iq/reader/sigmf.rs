@@ -1,0 +1,431 @@
+//! SigMF metadata as the reader needs it: the `.sigmf-meta` text (of a pair or
+//! inside a `.sigmf` archive), deserialized into [`SigmfMeta`] and checked, and the
+//! byte ranges of the dataset that hold samples.
+use super::{bad, io, DataRange};
+use crate::error::Result;
+use crate::iq::sigmf::{Capture, Lenient, SigmfMeta};
+use crate::iq::Datatype;
+use serde::Deserialize;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The most bytes a `.sigmf-meta` may have (its annotations included).
+const META_MAX_BYTES: u64 = 64 << 20;
+
+/// What a SigMF meta says, checked.
+pub(super) struct SigmfSays {
+    pub(super) datatype: Datatype,
+    pub(super) rate: Option<f64>,
+    pub(super) center: Option<f64>,
+    pub(super) channels: u32,
+    pub(super) clock: Option<serde_json::Value>,
+    /// `core:dataset`: the data file of a Non-Conforming Dataset, next to the meta.
+    pub(super) dataset: Option<String>,
+    /// `core:metadata_only`.
+    pub(super) metadata_only: bool,
+    /// Each capture segment's first sample, counted from the dataset's first one
+    /// (`core:sample_start` less the first segment's), and its `core:header_bytes`.
+    pub(super) segments: Vec<(u64, u64)>,
+    /// `core:trailing_bytes`: bytes after the samples that are not samples.
+    pub(super) trailing_bytes: u64,
+}
+
+/// A `.sigmf-meta` file's text, bounded in size.
+pub(super) fn read_meta(meta_path: &Path) -> Result<String> {
+    let f = File::open(meta_path).map_err(io(meta_path))?;
+    let mut text = String::new();
+    f.take(META_MAX_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io(meta_path))?;
+    if text.len() as u64 > META_MAX_BYTES {
+        return Err(bad(
+            meta_path,
+            format!("SigMF meta is larger than {META_MAX_BYTES} bytes"),
+        ));
+    }
+    Ok(text)
+}
+
+/// A SigMF archive (a tar holding one `.sigmf-meta` and its `.sigmf-data`): the
+/// meta's text and where the data lies inside the archive, read in place.
+pub(super) fn archived(path: &Path) -> Result<(String, DataRange)> {
+    let file = File::open(path).map_err(io(path))?;
+    let mut tar = tar::Archive::new(file);
+    let not_tar = |e: std::io::Error| bad(path, format!("not a readable SigMF archive (tar): {e}"));
+    let mut metas: Vec<(PathBuf, String)> = Vec::new();
+    let mut datas: Vec<(PathBuf, u64, u64)> = Vec::new();
+    for entry in tar.entries().map_err(not_tar)? {
+        let mut entry = entry.map_err(not_tar)?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = entry.path().map_err(not_tar)?.into_owned();
+        match name.extension().and_then(|e| e.to_str()) {
+            Some("sigmf-meta") => {
+                if entry.size() > META_MAX_BYTES {
+                    return Err(bad(
+                        path,
+                        format!(
+                            "{} in the archive is larger than {META_MAX_BYTES} bytes",
+                            name.display()
+                        ),
+                    ));
+                }
+                let mut text = String::new();
+                entry.read_to_string(&mut text).map_err(|e| {
+                    bad(
+                        path,
+                        format!("{} in the archive is unreadable: {e}", name.display()),
+                    )
+                })?;
+                metas.push((name, text));
+            }
+            Some("sigmf-data") => {
+                datas.push((name, entry.raw_file_position(), entry.size()));
+            }
+            _ => {}
+        }
+    }
+    let (meta_name, text) = match metas.len() {
+        1 => metas.swap_remove(0),
+        0 => return Err(bad(path, "the archive holds no .sigmf-meta")),
+        n => {
+            let names: Vec<String> = metas.iter().map(|(p, _)| p.display().to_string()).collect();
+            return Err(bad(
+                path,
+                format!(
+                    "the archive holds {n} recordings ({}); only an archive of one is read: \
+                     extract it and name the .sigmf-meta",
+                    names.join(", ")
+                ),
+            ));
+        }
+    };
+    let want = meta_name.with_extension("sigmf-data");
+    let (_, offset, len) = datas
+        .into_iter()
+        .find(|(p, _, _)| *p == want)
+        .ok_or_else(|| {
+            bad(
+                path,
+                format!("the archive holds no {} for its meta", want.display()),
+            )
+        })?;
+    Ok((
+        text,
+        DataRange {
+            path: path.to_path_buf(),
+            offset,
+            len,
+        },
+    ))
+}
+
+/// Check a SigMF meta: its datatype, rate, channels and capture segments. What this
+/// reader cannot read is refused by name, never read wrongly: capture segments at
+/// different centre frequencies, or a header inside the data
+/// (docs/operator.md#analysing-a-recording). Keys it does not know are left alone.
+pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| bad(meta_path, format!("invalid SigMF meta JSON: {e}")))?;
+    // Every field is lenient: only a document that is no JSON object fails, and it
+    // has no "global" either.
+    let doc = SigmfMeta::deserialize(&v).unwrap_or_default();
+    let global = doc
+        .global
+        .ok_or_else(|| bad(meta_path, "SigMF meta has no \"global\" object"))?;
+    let dt = global
+        .datatype
+        .as_ref()
+        .and_then(Lenient::valid)
+        .ok_or_else(|| bad(meta_path, "SigMF meta has no core:datatype"))?;
+    // A multi-byte type without `_le`/`_be` (not SigMF, but written by some tools) is
+    // read little-endian, as the `sigmf` package reads it on little-endian hosts.
+    let spelled = dt.to_ascii_lowercase();
+    let datatype = Datatype::from_sigmf(&spelled)
+        .or_else(|| {
+            (!spelled.contains('_'))
+                .then(|| Datatype::from_sigmf(&format!("{spelled}_le")))
+                .flatten()
+        })
+        .ok_or_else(|| {
+            bad(
+                meta_path,
+                format!(
+                    "unsupported SigMF core:datatype {dt:?}{} (supported: {})",
+                    if dt.starts_with('r') {
+                        ": real-valued samples, and analysis needs complex I/Q"
+                    } else {
+                        ""
+                    },
+                    Datatype::sigmf_names()
+                ),
+            )
+        })?;
+    // Optional in SigMF: a recording without it needs the rate given.
+    let rate = match &global.sample_rate {
+        None => None,
+        Some(Lenient::Valid(r)) => Some(r.0),
+        Some(Lenient::Other(r)) => {
+            return Err(bad(
+                meta_path,
+                format!("core:sample_rate {r} is not a rate in Hz > 0"),
+            ))
+        }
+    };
+    let channels = match &global.num_channels {
+        None => 1,
+        Some(Lenient::Valid(c)) => c.0,
+        Some(Lenient::Other(c)) => {
+            return Err(bad(
+                meta_path,
+                format!("core:num_channels {c} is not a count in 1..=1024"),
+            ))
+        }
+    };
+    let segments = &doc.captures;
+    let count = |at: &str, key: &str, x: &Option<Lenient<u64>>| -> Result<u64> {
+        match x {
+            None => Ok(0),
+            Some(Lenient::Valid(n)) => Ok(*n),
+            Some(Lenient::Other(n)) => Err(bad(
+                meta_path,
+                format!("{at} has {key} {n}: not a count (a whole number ≥ 0)"),
+            )),
+        }
+    };
+    // Each segment's first sample counted from the dataset's (the first segment
+    // starts it, whatever `core:offset` says the index of that sample is), and the
+    // header bytes before it (a Non-Conforming Dataset).
+    let mut starts = Vec::with_capacity(segments.len().max(1));
+    let mut first = None;
+    for (i, c) in segments.iter().enumerate() {
+        let at = format!("capture segment {i}");
+        let start = count(&at, "core:sample_start", &c.sample_start)?;
+        let first = *first.get_or_insert(start);
+        let rel = start.checked_sub(first).ok_or_else(|| {
+            bad(
+                meta_path,
+                format!(
+                    "{at} has core:sample_start {start}, before segment 0's {first}: segments \
+                     must be sorted by core:sample_start"
+                ),
+            )
+        })?;
+        if let Some(&(prev, _)) = starts.last() {
+            if rel < prev {
+                return Err(bad(
+                    meta_path,
+                    format!(
+                        "{at} has core:sample_start {start}, before the segment before it: \
+                         segments must be sorted by core:sample_start"
+                    ),
+                ));
+            }
+        }
+        let header = count(&at, "core:header_bytes", &c.header_bytes)?;
+        starts.push((rel, header));
+    }
+    if starts.is_empty() {
+        starts.push((0, 0));
+    }
+    let trailing_bytes = count(
+        "the global object",
+        "core:trailing_bytes",
+        &global.trailing_bytes,
+    )?;
+    let dataset = match &global.dataset {
+        None => None,
+        Some(d) => {
+            let name = d.valid().map_or("", String::as_str);
+            let plain = !name.is_empty()
+                && name != "."
+                && name != ".."
+                && !name.contains(['/', '\\', ':'])
+                && Path::new(name).file_name().is_some_and(|f| f == name);
+            if !plain {
+                let d = serde_json::to_value(d).unwrap_or_default();
+                return Err(bad(
+                    meta_path,
+                    format!(
+                        "core:dataset {d} is not a file name: the dataset must be a file in \
+                         the meta's own folder, named without a path"
+                    ),
+                ));
+            }
+            Some(name.to_owned())
+        }
+    };
+    let metadata_only = global
+        .metadata_only
+        .as_ref()
+        .and_then(Lenient::valid)
+        .copied()
+        .unwrap_or(false);
+    let freq_of = |c: &Capture| c.frequency.as_ref().and_then(Lenient::valid).copied();
+    let center = segments.first().and_then(freq_of);
+    if let Some((i, other)) = segments
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, c)| freq_of(c) != center)
+    {
+        let hz = |f: Option<f64>| f.map_or("no core:frequency".to_owned(), |f| format!("{f} Hz"));
+        return Err(bad(
+            meta_path,
+            format!(
+                "{} capture segments at different centre frequencies (segment 0 at {}, segment {i} at {}): \
+                 each would need its own frequency axis, and only recordings whose segments share one \
+                 core:frequency are read",
+                segments.len(),
+                hz(center),
+                hz(freq_of(other))
+            ),
+        ));
+    }
+    Ok(SigmfSays {
+        datatype,
+        rate,
+        center,
+        channels,
+        clock: global.rxnode.clock,
+        dataset,
+        metadata_only,
+        segments: starts,
+        trailing_bytes,
+    })
+}
+
+/// The byte ranges of `data` that hold samples, and their total: each capture
+/// segment's samples after its `core:header_bytes`, the last one up to the
+/// `core:trailing_bytes` at the end. A dataset too short for what the meta says is
+/// refused naming the segment.
+pub(super) fn sample_ranges(
+    meta_path: &Path,
+    m: &SigmfSays,
+    data: &DataRange,
+    frame: u64,
+) -> Result<(Vec<(u64, u64)>, u64)> {
+    let short = |what: String| {
+        bad(
+            meta_path,
+            format!(
+                "{what}, but the dataset {} has {} bytes",
+                data.path.display(),
+                data.len
+            ),
+        )
+    };
+    let end = data
+        .len
+        .checked_sub(m.trailing_bytes)
+        .ok_or_else(|| short(format!("core:trailing_bytes is {}", m.trailing_bytes)))?;
+    let mut ranges = Vec::with_capacity(m.segments.len());
+    let mut pos = 0u64;
+    let mut total = 0u64;
+    for (i, &(start, header)) in m.segments.iter().enumerate() {
+        let begin = start
+            .checked_mul(frame)
+            .and_then(|b| b.checked_add(pos))
+            .and_then(|b| b.checked_add(header))
+            .filter(|&b| b <= end)
+            .ok_or_else(|| {
+                short(format!(
+                    "capture segment {i} starts at sample {start} after core:header_bytes {header}"
+                ))
+            })?;
+        pos += header;
+        let stop = match m.segments.get(i + 1) {
+            Some(&(next, _)) => next
+                .checked_mul(frame)
+                .and_then(|b| b.checked_add(pos))
+                .filter(|&b| b <= end)
+                .ok_or_else(|| {
+                    short(format!("capture segment {} starts at sample {next}", i + 1))
+                })?,
+            None => end,
+        };
+        let len = stop - begin;
+        if i + 1 < m.segments.len() && len % frame != 0 {
+            return Err(short(format!("capture segment {i} is not whole samples")));
+        }
+        ranges.push((data.offset + begin, len));
+        total += len;
+    }
+    Ok((ranges, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::iq::IqReader;
+    use num_complex::Complex;
+
+    /// A meta and 100 ci8 samples beside it; the error `open` gives, as text.
+    fn refusal(meta: serde_json::Value) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.sigmf-meta");
+        std::fs::write(&p, meta.to_string()).unwrap();
+        std::fs::write(dir.path().join("r.sigmf-data"), [0u8; 200]).unwrap();
+        IqReader::open(&p, None).unwrap_err().to_string()
+    }
+
+    /// Hostile capture segments are refused naming the key, never read wrongly nor a
+    /// panic: sizes past u64, out-of-order segments, counts that are not counts.
+    #[test]
+    fn bad_capture_segments_are_refused_by_key() {
+        let global = serde_json::json!({"core:datatype": "ci8", "core:sample_rate": 1e6});
+        let with = |captures: serde_json::Value| {
+            refusal(serde_json::json!({"global": global, "captures": captures}))
+        };
+        let e = with(serde_json::json!([{"core:sample_start": 0, "core:header_bytes": u64::MAX}]));
+        assert!(e.contains("core:header_bytes"), "{e}");
+        let e =
+            with(serde_json::json!([{"core:sample_start": 0}, {"core:sample_start": u64::MAX}]));
+        assert!(e.contains("segment 1 starts at sample"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": 50}, {"core:sample_start": 10}]));
+        assert!(e.contains("sorted by core:sample_start"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": -1}]));
+        assert!(e.contains("core:sample_start -1"), "{e}");
+        let e = with(serde_json::json!([{"core:sample_start": 0, "core:header_bytes": 1.5}]));
+        assert!(e.contains("core:header_bytes 1.5"), "{e}");
+        let e = refusal(serde_json::json!({"global": {
+            "core:datatype": "ci8", "core:trailing_bytes": 201}}));
+        assert!(e.contains("core:trailing_bytes is 201"), "{e}");
+        let e = refusal(serde_json::json!({"global": {
+            "core:datatype": "ci8", "core:dataset": "/etc/passwd"}}));
+        assert!(e.contains("core:dataset"), "{e}");
+        let e = refusal(serde_json::json!({"global": {"core:datatype": "rf32_le"}}));
+        assert!(e.contains("real-valued"), "{e}");
+    }
+
+    /// Samples after a header, between segments' headers and before a footer are
+    /// read in order, the header and footer bytes never.
+    #[test]
+    fn headers_and_footers_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = vec![0xEEu8; 3];
+        data.extend([1, 2, 3, 4]);
+        data.extend([0xEE; 5]);
+        data.extend([5, 6]);
+        data.extend([0xEE; 7]);
+        std::fs::write(dir.path().join("x.dat"), &data).unwrap();
+        let meta = serde_json::json!({
+            "global": {"core:datatype": "ci8", "core:dataset": "x.dat",
+                       "core:trailing_bytes": 7},
+            "captures": [{"core:sample_start": 10, "core:header_bytes": 3},
+                         {"core:sample_start": 12, "core:header_bytes": 5}]});
+        let p = dir.path().join("x.sigmf-meta");
+        std::fs::write(&p, meta.to_string()).unwrap();
+        let mut r = IqReader::open(&p, None).unwrap();
+        assert_eq!(r.info().samples, 3);
+        assert_eq!(r.info().sample_rate_hz, None);
+        let mut out = vec![Complex::new(0.0f32, 0.0); 8];
+        assert_eq!(r.read(&mut out).unwrap(), 3);
+        let got: Vec<(f32, f32)> = out[..3]
+            .iter()
+            .map(|c| (c.re * 128.0, c.im * 128.0))
+            .collect();
+        assert_eq!(got, [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]);
+    }
+}
