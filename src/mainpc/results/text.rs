@@ -125,7 +125,7 @@ pub(super) struct FigurePeak {
 }
 
 /// What one capture entry adds to the figures.
-#[derive(Default)]
+#[derive(Debug, Default, PartialEq)]
 struct CaptureFigures {
     /// Whether it captured (a step's row did not).
     ran: bool,
@@ -268,10 +268,12 @@ pub(super) fn figures_line(f: &Figures) -> String {
         .clkin_ppm
         .iter()
         .enumerate()
-        .map(|(i, p)| match f.clkin_uncertainty_ppm.get(i).copied().flatten() {
-            Some(s) => rxnode_dsp::fmt_uncertain(*p, s, "ppm"),
-            None => format!("{} ppm", rxnode_dsp::fmt_ppm(*p, 4)),
-        })
+        .map(
+            |(i, p)| match f.clkin_uncertainty_ppm.get(i).copied().flatten() {
+                Some(s) => rxnode_dsp::fmt_uncertain(*p, s, "ppm"),
+                None => format!("{} ppm", rxnode_dsp::fmt_ppm(*p, 4)),
+            },
+        )
         .collect();
     if !clkin.is_empty() {
         parts.push(format!("CLKIN {}", clkin.join(", ")));
@@ -446,5 +448,24 @@ mod figure_tests {
         let want = &real[0]["peaks"][0];
         assert_eq!(json!(f.peaks[0].frequency_hz), want["frequency_hz"]);
         assert_eq!(json!(f.peaks[0].power_db), want["power_db"]);
+    }
+
+    /// A capture record gives the figures its JSON gives read by its keys (as an
+    /// entry in another build's shape is read): the CLKIN number, its
+    /// uncertainty, the overflows and the peaks.
+    #[test]
+    fn a_capture_record_gives_the_figures_of_its_json_read_by_keys() {
+        use crate::result::sections::capture::{tests::summary, CaptureRecord};
+        let mut record = CaptureRecord::of(&summary()).expect("record");
+        if let Some(k) = record.clkin.as_mut() {
+            (k.ppm, k.ppm_uncertainty) = (Some(0.25), Some(0.01));
+        }
+        let v = serde_json::to_value(&record).expect("value");
+        let entry: CaptureEntry = serde_json::from_value(v.clone()).expect("entry");
+        assert!(matches!(entry, CaptureEntry::Captured(_)), "{entry:?}");
+        let typed = CaptureFigures::of(&entry);
+        assert_eq!(typed.clkin, Some((0.25, Some(0.01))));
+        assert!(typed.ran && !typed.peaks.is_empty(), "{typed:?}");
+        assert_eq!(typed, CaptureFigures::of_value(&v));
     }
 }
