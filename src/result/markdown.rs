@@ -490,7 +490,7 @@ mod tests {
             let record = TxRecord::Tone(Box::new(tone.clone()));
             let (mut typed, mut keyed) = (String::new(), String::new());
             render_tx_rows(&mut typed, &tone_rows(&tone));
-            render_tx_table(&mut keyed, &record.to_value());
+            render_tx_table(&mut keyed, &serde_json::to_value(&record).unwrap());
             assert_eq!(typed, keyed);
             assert!(typed.contains("| tone offset | 100.000 kHz |"), "{typed}");
             tone.keyed_off_by = Some("SIGTERM".into());
