@@ -29,16 +29,18 @@ pub(super) fn check_capture(c: &Value, i: usize, checkout: &Path, v: &mut V<'_>)
         return;
     }
     if c.get(THIS_SHAPE).is_none() {
-        return check_other(c, &n, checkout, v);
+        return check_other(c, &n, Some(checkout), v);
     }
     match read_as::<CaptureRecord>(c) {
         Ok(r) => check_record(&r, &n, checkout, v),
         Err(m) => {
-            // The bounds every capture keeps are named as for any capture; the
-            // type's refusal when they hold.
-            let before = v.p.len();
-            check_other(c, &n, checkout, v);
-            if v.p.len() == before {
+            // The bounds every capture keeps are named as for any capture, and
+            // the type's refusal unless they already named what is wrong with
+            // the entry (its files on disk aside).
+            check_other(c, &n, Some(checkout), v);
+            let mut shape = Vec::new();
+            check_other(c, &n, None, &mut V { p: &mut shape });
+            if shape.is_empty() {
                 v.bad(format!("{n}{m}"));
             }
         }
@@ -67,12 +69,13 @@ fn check_record(r: &CaptureRecord, n: &str, checkout: &Path, v: &mut V<'_>) {
             bytes: Some(f.bytes),
             sha256: Some(&f.sha256),
         };
-        check_iq_file(&file, &format!("{n}.iq_files[{j}]"), checkout, v);
+        check_iq_file(&file, &format!("{n}.iq_files[{j}]"), Some(checkout), v);
     }
 }
 
-/// A capture in another build's shape, read by its keys.
-fn check_other(c: &Value, n: &str, checkout: &Path, v: &mut V<'_>) {
+/// A capture in another build's shape, read by its keys; its IQ files on disk
+/// under `checkout`, when given.
+fn check_other(c: &Value, n: &str, checkout: Option<&Path>, v: &mut V<'_>) {
     if let Some(s) = c.get("status").filter(|s| !s.is_null()) {
         v.status(Some(s), &format!("{n}.status"));
     }
@@ -234,9 +237,9 @@ impl<'a> IqFile<'a> {
     }
 }
 
-/// One IQ file: its path stays in the checkout; where the file is on disk, its
-/// size and SHA-256 are the ones the result names.
-fn check_iq_file(f: &IqFile<'_>, fname: &str, checkout: &Path, v: &mut V<'_>) {
+/// One IQ file: its path stays in the checkout; where the file is on disk under
+/// `checkout` (when given), its size and SHA-256 are the ones the result names.
+fn check_iq_file(f: &IqFile<'_>, fname: &str, checkout: Option<&Path>, v: &mut V<'_>) {
     let (path, bytes, sha) = (f.path, f.bytes, f.sha256);
     if let Some(s) = sha {
         if !is_hex(s, 64) {
@@ -250,6 +253,7 @@ fn check_iq_file(f: &IqFile<'_>, fname: &str, checkout: &Path, v: &mut V<'_>) {
         ));
         return;
     }
+    let Some(checkout) = checkout else { return };
     let on_disk = checkout.join(p);
     if !on_disk.is_file() {
         return; // Checked only where the file exists (e.g. not on the main PC).
