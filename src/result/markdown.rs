@@ -3,6 +3,8 @@
 use super::md_cell::md_cell;
 use super::model::RxResult;
 use super::sections::freq_cal::FreqCalEntry;
+use super::sections::tx::Tone;
+use super::sections::TxRecord;
 use rxnode_interlock::sha256_hex;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -309,27 +311,70 @@ fn freq_cal_row(e: &FreqCalEntry) -> String {
 
 /// The transmission's parameters, when a tone was transmitted.
 fn render_tx(o: &mut String, r: &RxResult) {
-    if let Some(tx) = &r.tx {
-        render_tx_table(o, &tx.to_value());
+    match &r.tx {
+        Some(TxRecord::Tone(t)) => render_tx_rows(o, &tone_rows(t)),
+        Some(TxRecord::Other(v)) => render_tx_table(o, v),
+        None => {}
     }
 }
 
-/// The `## Transmission` section of one `tx` record.
+/// The `## Transmission` section of a `tx` record in another build's shape,
+/// read by its keys.
 fn render_tx_table(o: &mut String, tx: &Value) {
-    let _ = writeln!(o, "\n## Transmission\n");
     if let Some(obj) = tx.as_object() {
-        let _ = writeln!(o, "| | |\n|---|---|");
-        for (k, v) in obj {
-            let _ = writeln!(
-                o,
-                "| {} | {} |",
-                md_cell(&tx_label(k)),
-                md_cell(&tx_value(k, v))
-            );
-        }
+        let rows: Vec<(&str, String)> = obj
+            .iter()
+            .map(|(k, v)| (k.as_str(), tx_value(k, v)))
+            .collect();
+        render_tx_rows(o, &rows);
     } else {
+        let _ = writeln!(o, "\n## Transmission\n");
         let _ = writeln!(o, "{}", md_cell(&tx.to_string()));
     }
+}
+
+/// The `## Transmission` section: one row per field, named in words.
+fn render_tx_rows(o: &mut String, rows: &[(&str, String)]) {
+    let _ = writeln!(o, "\n## Transmission\n");
+    let _ = writeln!(o, "| | |\n|---|---|");
+    for (k, v) in rows {
+        let _ = writeln!(o, "| {} | {} |", md_cell(&tx_label(k)), md_cell(v));
+    }
+}
+
+/// A tone's record field by field, in the order the file has them (sorted), each
+/// value as [`tx_value`] shows the same field.
+fn tone_rows(t: &Tone) -> Vec<(&'static str, String)> {
+    let shown = |x: Option<f64>, f: &dyn Fn(f64) -> String| {
+        x.filter(|x| x.is_finite())
+            .map_or_else(|| "—".to_owned(), f)
+    };
+    let hz = |x: f64| shown(Some(x), &|x| fmt_hz(Some(x)));
+    let secs = |x: Option<f64>| shown(x, &|x| format!("{x:.3} s"));
+    let mut rows = vec![
+        ("cancelled", t.cancelled.to_string()),
+        ("device", t.device.clone()),
+        ("frequency_hz", hz(t.frequency_hz)),
+        ("gain_db", shown(Some(t.gain_db), &|x| format!("{x:.1} dB"))),
+    ];
+    if let Some(k) = &t.keyed_off_by {
+        rows.push(("keyed_off_by", k.clone()));
+    }
+    rows.extend([
+        ("on_air_s", secs(Some(t.on_air_s))),
+        ("past_permit_s", secs(Some(t.past_permit_s))),
+        (
+            "sample_rate_hz",
+            shown(Some(t.sample_rate_hz), &rxnode_interlock::fmt_rate),
+        ),
+        ("samples_planned", t.samples_planned.to_string()),
+        ("samples_sent", t.samples_sent.to_string()),
+        ("started_at", t.started_at.clone()),
+        ("state_unknown_s", secs(t.state_unknown_s)),
+        ("stopped_at", t.stopped_at.clone()),
+        ("tone_offset_hz", hz(t.tone_offset_hz)),
+    ]);
+    rows
 }
 
 /// The unit suffixes of transmission fields, and the word a person reads.
@@ -418,6 +463,39 @@ mod tests {
         }
         assert!(!out.contains("0.9501707553863525"), "{out}");
         assert!(!out.contains("_hz") && !out.contains("None"), "{out}");
+    }
+
+    /// A tone's record shows field by field as its JSON object does, read by its
+    /// keys (as a record in another build's shape is): a present `keyed_off_by`
+    /// and an unknown state included.
+    #[test]
+    fn a_tone_record_shows_as_its_json_does() {
+        let mut tone = Tone {
+            cancelled: false,
+            device: "driver=rxsim,serial=S|1".into(),
+            frequency_hz: 433.92e6,
+            gain_db: 10.0,
+            keyed_off_by: None,
+            on_air_s: 0.9501707553863525,
+            past_permit_s: 0.0,
+            sample_rate_hz: 2e6,
+            samples_planned: 2_000_000,
+            samples_sent: 1_900_341,
+            started_at: "2026-12-01T10:00:00.000Z".into(),
+            state_unknown_s: None,
+            stopped_at: "2026-12-01T10:00:00.950Z".into(),
+            tone_offset_hz: 100e3,
+        };
+        for _ in 0..2 {
+            let record = TxRecord::Tone(Box::new(tone.clone()));
+            let (mut typed, mut keyed) = (String::new(), String::new());
+            render_tx_rows(&mut typed, &tone_rows(&tone));
+            render_tx_table(&mut keyed, &serde_json::to_value(&record).unwrap());
+            assert_eq!(typed, keyed);
+            assert!(typed.contains("| tone offset | 100.000 kHz |"), "{typed}");
+            tone.keyed_off_by = Some("SIGTERM".into());
+            tone.state_unknown_s = Some(0.25);
+        }
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub(super) struct Row {
     pub(super) branch: String,
     /// Other branches holding the very same result (the same tree).
     pub(super) also_on: Vec<String>,
-    figures: Value,
+    figures: super::text::Figures,
     pub(super) problems: Vec<String>,
     #[serde(skip)]
     pub(super) sort_time: i64,

@@ -1,7 +1,8 @@
 //! Text from RX nodes made safe to show, the key figures of a result, and times.
 use crate::result::sections::sweep::{SweepEntry, SweepRecord};
-use serde::Deserialize as _;
-use serde_json::{json, Value};
+use crate::result::sections::CaptureEntry;
+use serde::Serialize;
+use serde_json::Value;
 
 /// How many peaks a listing carries per result.
 const MAX_PEAKS: usize = 3;
@@ -89,121 +90,200 @@ fn num(v: &Value) -> Option<f64> {
     v.as_f64().filter(|f| f.is_finite())
 }
 
-/// Key figures: captures, overflows, CLKIN ppm, the strongest peaks (captures and sweeps).
-pub(super) fn figures(r: &Value) -> Value {
-    let captures = r
-        .get("captures")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    // A sweep that ran is one that reads as its section's type with its hop table.
-    let sweeps: Vec<Option<SweepRecord>> = r
-        .get("sweeps")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|e| match SweepEntry::deserialize(e) {
-                    Ok(SweepEntry::Swept(s)) => Some(*s),
-                    _ => None,
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut overflows = 0u64;
-    let mut clkin = Vec::new();
-    let mut clkin_u = Vec::new();
-    let mut peaks: Vec<(f64, f64)> = Vec::new();
-    for c in &captures {
-        overflows =
-            overflows.saturating_add(c.get("overflows").and_then(Value::as_u64).unwrap_or(0));
-        if let Some(p) = c.get("clkin").and_then(|k| k.get("ppm")).and_then(num) {
-            clkin.push(p);
-            clkin_u.push(
-                c.get("clkin")
-                    .and_then(|k| k.get("ppm_uncertainty"))
-                    .and_then(num),
-            );
-        }
-        if let Some(ps) = c.get("peaks").and_then(Value::as_array) {
-            for p in ps {
-                let f = p.get("frequency_hz").or_else(|| p.get("hz")).and_then(num);
-                let d = p
-                    .get("power_db")
-                    .or_else(|| p.get("dbfs"))
-                    .or_else(|| p.get("power_dbfs"))
-                    .and_then(num);
-                if let (Some(f), Some(d)) = (f, d) {
-                    peaks.push((f, d));
-                }
-            }
+/// A number that JSON can hold (a non-finite one is absent).
+fn finite(x: f64) -> Option<f64> {
+    Some(x).filter(|x| x.is_finite())
+}
+
+/// The key figures of one result, as a listing carries them (fields in sorted
+/// order, as the listing has always written them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub(super) struct Figures {
+    /// Captures that ran.
+    captures: usize,
+    /// Capture steps that captured nothing (BLOCKED, NOT RUN).
+    captures_not_run: usize,
+    /// Each capture's CLKIN error, ppm.
+    clkin_ppm: Vec<f64>,
+    /// The uncertainty of each of `clkin_ppm`, when recorded.
+    clkin_uncertainty_ppm: Vec<Option<f64>>,
+    /// Driver overflows of all captures.
+    overflows: u64,
+    /// The strongest peaks of captures and sweeps, strongest first.
+    peaks: Vec<FigurePeak>,
+    /// Sweeps that ran.
+    sweeps: usize,
+}
+
+/// One of the strongest peaks.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(super) struct FigurePeak {
+    /// Its frequency, Hz.
+    frequency_hz: f64,
+    /// Its level, dBFS.
+    power_db: f64,
+}
+
+/// What one capture entry adds to the figures.
+#[derive(Debug, Default, PartialEq)]
+struct CaptureFigures {
+    /// Whether it captured (a step's row did not).
+    ran: bool,
+    overflows: u64,
+    /// CLKIN error and its uncertainty, ppm.
+    clkin: Option<(f64, Option<f64>)>,
+    /// Frequency and level of each peak.
+    peaks: Vec<(f64, f64)>,
+}
+
+impl CaptureFigures {
+    /// The figures of one entry: a record's fields, or, for an entry in another
+    /// build's shape, its keys.
+    fn of(e: &CaptureEntry) -> CaptureFigures {
+        match e {
+            CaptureEntry::Captured(r) => CaptureFigures {
+                ran: true,
+                overflows: r.overflows,
+                clkin: r.clkin.as_ref().and_then(|k| {
+                    let p = k.ppm.and_then(finite)?;
+                    Some((p, k.ppm_uncertainty.and_then(finite)))
+                }),
+                peaks: r
+                    .peaks
+                    .iter()
+                    .filter_map(|p| Some((finite(p.frequency_hz)?, finite(p.power_db)?)))
+                    .collect(),
+            },
+            CaptureEntry::NotCaptured(_) => CaptureFigures::default(),
+            CaptureEntry::Other(c) => CaptureFigures::of_value(c),
         }
     }
-    for p in sweeps.iter().flatten().flat_map(|s| &s.peaks) {
-        let finite = |x: f64| Some(x).filter(|x| x.is_finite());
+
+    /// The figures of an entry in another build's shape, read by its keys.
+    fn of_value(c: &Value) -> CaptureFigures {
+        let clkin = c.get("clkin");
+        CaptureFigures {
+            // A step that captured nothing (BLOCKED, NOT RUN) has only its step,
+            // status and detail.
+            ran: c.get("samples_received").is_some() || c.get("hops").is_some(),
+            overflows: c.get("overflows").and_then(Value::as_u64).unwrap_or(0),
+            clkin: clkin.and_then(|k| k.get("ppm")).and_then(num).map(|p| {
+                (
+                    p,
+                    clkin.and_then(|k| k.get("ppm_uncertainty")).and_then(num),
+                )
+            }),
+            peaks: c
+                .get("peaks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|p| {
+                    let f = p.get("frequency_hz").or_else(|| p.get("hz")).and_then(num);
+                    let d = p
+                        .get("power_db")
+                        .or_else(|| p.get("dbfs"))
+                        .or_else(|| p.get("power_dbfs"))
+                        .and_then(num);
+                    f.zip(d)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The entries of the section `key`, each read as `T` (those that do not read
+/// are left out).
+fn section<T: serde::de::DeserializeOwned>(r: &Value, key: &str) -> Vec<T> {
+    r.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| serde::Deserialize::deserialize(e).ok())
+        .collect()
+}
+
+/// Key figures: captures, overflows, CLKIN ppm, the strongest peaks (captures and sweeps).
+pub(super) fn figures(r: &Value) -> Figures {
+    // Any capture entry reads (one in another build's shape as such).
+    let captures: Vec<CaptureFigures> = section::<CaptureEntry>(r, "captures")
+        .iter()
+        .map(CaptureFigures::of)
+        .collect();
+    // A sweep that ran is one that reads as its section's type with its hop table.
+    let sweeps: Vec<SweepRecord> = section::<SweepEntry>(r, "sweeps")
+        .into_iter()
+        .filter_map(|e| match e {
+            SweepEntry::Swept(s) => Some(*s),
+            _ => None,
+        })
+        .collect();
+    let mut f = Figures {
+        captures: captures.iter().filter(|c| c.ran).count(),
+        captures_not_run: captures.iter().filter(|c| !c.ran).count(),
+        sweeps: sweeps.len(),
+        ..Figures::default()
+    };
+    let mut peaks: Vec<(f64, f64)> = Vec::new();
+    for c in &captures {
+        f.overflows = f.overflows.saturating_add(c.overflows);
+        if let Some((p, u)) = c.clkin {
+            f.clkin_ppm.push(p);
+            f.clkin_uncertainty_ppm.push(u);
+        }
+        peaks.extend(&c.peaks);
+    }
+    for p in sweeps.iter().flat_map(|s| &s.peaks) {
         if let (Some(f), Some(d)) = (finite(p.frequency_hz), finite(p.power_db)) {
             peaks.push((f, d));
         }
     }
     peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
     peaks.truncate(MAX_PEAKS);
-    // A step that captured nothing (BLOCKED, NOT RUN) has only its step, status and
-    // detail: it is counted apart, never as a capture.
-    let ran = |v: &Value| v.get("samples_received").is_some() || v.get("hops").is_some();
-    json!({
-        "captures": captures.iter().filter(|c| ran(c)).count(),
-        "captures_not_run": captures.iter().filter(|c| !ran(c)).count(),
-        "sweeps": sweeps.iter().flatten().count(),
-        "overflows": overflows,
-        "clkin_ppm": clkin,
-        "clkin_uncertainty_ppm": clkin_u,
-        "peaks": peaks.iter().map(|(f, d)| json!({"frequency_hz": f, "power_db": d})).collect::<Vec<_>>(),
-    })
+    f.peaks = peaks
+        .into_iter()
+        .map(|(frequency_hz, power_db)| FigurePeak {
+            frequency_hz,
+            power_db,
+        })
+        .collect();
+    f
 }
 
-pub(super) fn figures_line(f: &Value) -> String {
+pub(super) fn figures_line(f: &Figures) -> String {
     let mut parts = Vec::new();
-    let n = |k: &str| f.get(k).and_then(Value::as_u64).unwrap_or(0);
-    if n("captures") > 0 {
+    if f.captures > 0 {
         parts.push(format!(
             "{} capture(s), {} overflow(s)",
-            n("captures"),
-            n("overflows")
+            f.captures, f.overflows
         ));
     }
-    if n("captures_not_run") > 0 {
-        parts.push(format!("{} capture step(s) not run", n("captures_not_run")));
+    if f.captures_not_run > 0 {
+        parts.push(format!("{} capture step(s) not run", f.captures_not_run));
     }
-    if n("sweeps") > 0 {
-        parts.push(format!("{} sweep(s)", n("sweeps")));
+    if f.sweeps > 0 {
+        parts.push(format!("{} sweep(s)", f.sweeps));
     }
-    if let Some(c) = f.get("clkin_ppm").and_then(Value::as_array) {
-        let u = f.get("clkin_uncertainty_ppm").and_then(Value::as_array);
-        let v: Vec<String> = c
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| {
-                let p = num(p)?;
-                Some(match u.and_then(|u| u.get(i)).and_then(num) {
-                    Some(s) => rxnode_dsp::fmt_uncertain(p, s, "ppm"),
-                    None => format!("{} ppm", rxnode_dsp::fmt_ppm(p, 4)),
-                })
-            })
-            .collect();
-        if !v.is_empty() {
-            parts.push(format!("CLKIN {}", v.join(", ")));
-        }
+    let clkin: Vec<String> = f
+        .clkin_ppm
+        .iter()
+        .enumerate()
+        .map(
+            |(i, p)| match f.clkin_uncertainty_ppm.get(i).copied().flatten() {
+                Some(s) => rxnode_dsp::fmt_uncertain(*p, s, "ppm"),
+                None => format!("{} ppm", rxnode_dsp::fmt_ppm(*p, 4)),
+            },
+        )
+        .collect();
+    if !clkin.is_empty() {
+        parts.push(format!("CLKIN {}", clkin.join(", ")));
     }
-    if let Some(p) = f
-        .get("peaks")
-        .and_then(Value::as_array)
-        .and_then(|p| p.first())
-    {
-        if let (Some(hz), Some(db)) = (
-            p.get("frequency_hz").and_then(num),
-            p.get("power_db").and_then(num),
-        ) {
-            parts.push(format!("peak {:.6} MHz {db:.1} dBFS", hz / 1e6));
-        }
+    if let Some(p) = f.peaks.first() {
+        parts.push(format!(
+            "peak {:.6} MHz {:.1} dBFS",
+            p.frequency_hz / 1e6,
+            p.power_db
+        ));
     }
     if parts.is_empty() {
         "-".into()
@@ -251,6 +331,8 @@ pub(super) fn parse_since(
 mod tests {
     use super::*;
 
+    use serde_json::json;
+
     #[test]
     fn since_takes_times_dates_and_ages() {
         let now = parse_time("2026-12-01T12:00:00+00:00").unwrap();
@@ -292,18 +374,23 @@ mod tests {
             {"samples_received": 100, "overflows": 1, "peaks": [{"frequency_hz": 2e8, "power_db": -10.0}, {"frequency_hz": 3e8, "power_db": -90.0}]}
         ]});
         let f = figures(&r);
-        assert_eq!(f["captures"], 2);
-        assert_eq!(f["overflows"], 3);
-        assert_eq!(f["clkin_ppm"], json!([0.25]));
-        assert_eq!(f["peaks"][0]["frequency_hz"], 2e8);
-        assert_eq!(f["peaks"].as_array().unwrap().len(), 3);
-        assert_eq!(figures(&Value::Null)["captures"], 0);
+        assert_eq!(f.captures, 2);
+        assert_eq!(f.overflows, 3);
+        assert_eq!(f.clkin_ppm, [0.25]);
+        assert_eq!(f.peaks[0].frequency_hz, 2e8);
+        assert_eq!(f.peaks.len(), 3);
+        assert_eq!(figures(&Value::Null), Figures::default());
     }
 
     /// Polish review: a locked reference measuring -0.0 ppm printed "CLKIN -0.0000 ppm".
     #[test]
     fn figures_line_prints_signed_zero_ppm_plain() {
-        let f = json!({"captures": 1, "overflows": 0, "clkin_ppm": [-0.0, -0.00001, 1.25]});
+        let f = Figures {
+            captures: 1,
+            clkin_ppm: vec![-0.0, -0.00001, 1.25],
+            clkin_uncertainty_ppm: vec![None; 3],
+            ..Figures::default()
+        };
         let line = figures_line(&f);
         assert!(
             line.contains("CLKIN 0.0000 ppm, 0.0000 ppm, +1.2500 ppm"),
@@ -325,6 +412,7 @@ mod tests {
 #[cfg(test)]
 mod figure_tests {
     use super::*;
+    use serde_json::json;
 
     /// A capture step that never ran (BLOCKED, NOT RUN) is not counted as a capture:
     /// the listing says how many ran and how many did not.
@@ -336,9 +424,9 @@ mod figure_tests {
             {"step": 3, "status": "BLOCKED", "detail": "rx.max_duration_s"}
         ], "sweeps": [{"step": 4, "status": "BLOCKED", "detail": "busy"}]});
         let f = figures(&r);
-        assert_eq!(f["captures"], 2);
-        assert_eq!(f["captures_not_run"], 1);
-        assert_eq!(f["sweeps"], 0);
+        assert_eq!(f.captures, 2);
+        assert_eq!(f.captures_not_run, 1);
+        assert_eq!(f.sweeps, 0);
         assert_eq!(
             figures_line(&f),
             "2 capture(s), 2 overflow(s); 1 capture step(s) not run"
@@ -356,9 +444,28 @@ mod figure_tests {
         broken["hops"] = json!("none");
         let r = json!({"captures": [], "sweeps": [real[0], real[1], broken]});
         let f = figures(&r);
-        assert_eq!(f["sweeps"], 1);
+        assert_eq!(f.sweeps, 1);
         let want = &real[0]["peaks"][0];
-        assert_eq!(f["peaks"][0]["frequency_hz"], want["frequency_hz"]);
-        assert_eq!(f["peaks"][0]["power_db"], want["power_db"]);
+        assert_eq!(json!(f.peaks[0].frequency_hz), want["frequency_hz"]);
+        assert_eq!(json!(f.peaks[0].power_db), want["power_db"]);
+    }
+
+    /// A capture record gives the figures its JSON gives read by its keys (as an
+    /// entry in another build's shape is read): the CLKIN number, its
+    /// uncertainty, the overflows and the peaks.
+    #[test]
+    fn a_capture_record_gives_the_figures_of_its_json_read_by_keys() {
+        use crate::result::sections::capture::{tests::summary, CaptureRecord};
+        let mut record = CaptureRecord::of(&summary()).expect("record");
+        if let Some(k) = record.clkin.as_mut() {
+            (k.ppm, k.ppm_uncertainty) = (Some(0.25), Some(0.01));
+        }
+        let v = serde_json::to_value(&record).expect("value");
+        let entry: CaptureEntry = serde_json::from_value(v.clone()).expect("entry");
+        assert!(matches!(entry, CaptureEntry::Captured(_)), "{entry:?}");
+        let typed = CaptureFigures::of(&entry);
+        assert_eq!(typed.clkin, Some((0.25, Some(0.01))));
+        assert!(typed.ran && !typed.peaks.is_empty(), "{typed:?}");
+        assert_eq!(typed, CaptureFigures::of_value(&v));
     }
 }

@@ -51,10 +51,3 @@ pub(crate) struct Tone {
     /// Tone offset from the LO, Hz.
     pub(crate) tone_offset_hz: f64,
 }
-
-impl TxRecord {
-    /// The record as a JSON object, for the Markdown's field-by-field table.
-    pub(crate) fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-}

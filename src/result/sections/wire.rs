@@ -48,22 +48,27 @@ where
     A: DeserializeOwned,
     B: DeserializeOwned,
 {
-    let at = |e: serde_path_to_error::Error<serde_json::Error>| {
+    if !v.is_object() {
+        return Err(format!(": expected an object, got {}", kind(v)));
+    }
+    if v.get(key).is_some() {
+        read_as(v).map(Ok)
+    } else {
+        read_as(v).map(Err)
+    }
+}
+
+/// Read `v` as `T`, a refusal naming the field's path inside it as
+/// [`read_entry`] does (`.iq_files[0].bytes: invalid type …`, or `: missing field …`).
+pub(crate) fn read_as<T: DeserializeOwned>(v: &Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
             format!(": {}", e.into_inner())
         } else {
             format!(".{path}: {}", e.into_inner())
         }
-    };
-    if !v.is_object() {
-        return Err(format!(": expected an object, got {}", kind(v)));
-    }
-    if v.get(key).is_some() {
-        serde_path_to_error::deserialize(v).map(Ok).map_err(at)
-    } else {
-        serde_path_to_error::deserialize(v).map(Err).map_err(at)
-    }
+    })
 }
 
 /// What a JSON value is, for a refusal.

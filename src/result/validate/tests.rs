@@ -439,3 +439,65 @@ fn sweep_and_freq_cal_entries_are_checked_by_their_types() {
         "{p:#?}"
     );
 }
+
+/// A capture, inventory or `tx` record in this build's shape is held to its type:
+/// the real record passes; a field the capture bounds never read (a count, the
+/// stop reason) is named by its path when mistyped or missing; a bound every
+/// capture keeps is named as before, alone; an entry in an older node's shape
+/// (without the record's loss counts) still passes.
+#[test]
+fn records_in_this_builds_shape_are_held_to_their_types() {
+    use crate::result::sections::capture::{tests::summary, CaptureRecord};
+    let record = serde_json::to_value(CaptureRecord::of(&summary()).expect("record")).unwrap();
+    let tone = json!({"cancelled": false, "device": "driver=rxsim,serial=TX1",
+        "frequency_hz": 433.92e6, "gain_db": 0.0, "on_air_s": 0.95, "past_permit_s": 0.0,
+        "sample_rate_hz": 2e6, "samples_planned": 2_000_000, "samples_sent": 1_900_000,
+        "started_at": "2026-01-01T10:05:01.000Z", "state_unknown_s": null,
+        "stopped_at": "2026-01-01T10:05:01.950Z", "tone_offset_hz": 1e5});
+    let with = |edit: &dyn Fn(&mut Value, &mut Value)| {
+        problems_after(|v| {
+            let (mut c, mut t) = (record.clone(), tone.clone());
+            edit(&mut c, &mut t);
+            v["captures"] = json!([c]);
+            v["tx"] = t;
+            v["inventory"] = json!({"devices": []});
+        })
+    };
+    let p = with(&|_, _| {});
+    assert!(p.is_empty(), "{p:#?}");
+    let p = with(&|c, _| c["samples_received"] = json!("many"));
+    assert_eq!(
+        p,
+        ["captures[0].samples_received: invalid type: string \"many\", expected u64"]
+    );
+    let p = with(&|c, _| {
+        c.as_object_mut().unwrap().remove("stop_reason");
+    });
+    assert_eq!(p, ["captures[0]: missing field `stop_reason`"]);
+    let p = with(&|c, _| c["device"]["args"] = json!(7));
+    assert_eq!(
+        p,
+        ["captures[0].device.args: invalid type: integer `7`, expected a string"]
+    );
+    // A bound every capture keeps: its own message, not the type's as well.
+    let p = with(&|c, _| c["iq_files"][0]["bytes"] = json!(-1));
+    assert_eq!(
+        p,
+        ["captures[0].iq_files[0].bytes: expected a non-negative integer, got -1"]
+    );
+    let p = with(&|_, t| t["samples_sent"] = json!(null));
+    assert_eq!(p, ["tx.samples_sent: invalid type: null, expected u64"]);
+    let p = problems_after(|v| v["inventory"] = json!({"devices": [{"driver": "rxsim"}]}));
+    expect(&p, "inventory.devices[0]: missing field");
+    // Older shapes: a capture without the loss counts, a device list, a tx record
+    // without `state_unknown_s`.
+    let p = with(&|c, t| {
+        let c = c.as_object_mut().unwrap();
+        c.remove("overflow_lost_samples");
+        c.remove("stop_reason");
+        c.insert("samples_received".into(), json!("many"));
+        t.as_object_mut().unwrap().remove("state_unknown_s");
+        t["samples_sent"] = json!("lots");
+    });
+    assert!(p.is_empty(), "{p:#?}");
+}
