@@ -3,7 +3,7 @@
 use super::md_cell::md_cell;
 use super::model::RxResult;
 use super::sections::freq_cal::FreqCalEntry;
-use super::sections::tx::Tone;
+use super::sections::tone::Tone;
 use super::sections::TxRecord;
 use rxnode_interlock::sha256_hex;
 use serde_json::Value;

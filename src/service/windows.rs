@@ -38,7 +38,7 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
             .and_then(|p| p.canonicalize())
             .context("cannot find the rxnode program's own path")?,
     );
-    let words = super::watcher_words(ctx, opts.interval, exe, repo);
+    let words = super::unit::watcher_words(ctx, opts.interval, exe, repo);
     if let Some(bad) = words
         .iter()
         .find(|w| w.contains('"') || w.chars().any(char::is_control))

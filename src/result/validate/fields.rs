@@ -337,7 +337,7 @@ fn check_captures(r: &Value, checks: Option<usize>, checkout: &Path, v: &mut V<'
 /// record since the key-off was timed carries) is read as its type and a refusal
 /// names the field; one in another build's shape is kept as it is.
 fn check_rest(r: &Value, v: &mut V<'_>) {
-    use crate::result::sections::{inventory::Devices, tx::Tone, wire::read_as};
+    use crate::result::sections::{inventory::Devices, tone::Tone, wire::read_as};
     match r.get("inventory") {
         None => v.bad("inventory: missing (use null)"),
         Some(i) if i.get("devices").is_some() => {
