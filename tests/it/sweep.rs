@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
 mod bands;
 mod operator;
@@ -193,6 +194,35 @@ impl Rig {
             .lines()
             .filter(|l| l.contains("setupStream") && l.ends_with(&format!("serial={serial}")))
             .count()
+    }
+
+    /// Start `rxnode ARGS` (stdin closed, outputs captured), wait until the radio
+    /// `serial` has set up a stream (at most 20 s), let it run `after`, then send
+    /// SIGINT: its output and when the signal went.
+    fn interrupt_while_streaming(
+        &self,
+        args: &[String],
+        serial: &str,
+        after: Duration,
+    ) -> (Output, Instant) {
+        let child = self
+            .lab
+            .rxnode()
+            .args(args)
+            .env("RXSIM_EVENT_LOG", &self.events)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while self.streams_of(serial) == 0 && t.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(after);
+        util::signal(child.id(), libc::SIGINT);
+        let sent = Instant::now();
+        (child.wait_with_output().unwrap(), sent)
     }
 
     fn set_policy(&self, json: &str) {

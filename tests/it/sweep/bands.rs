@@ -223,7 +223,7 @@ fn a_long_hop_table_moves_to_its_own_file() {
 #[cfg(unix)]
 #[test]
 fn sigint_stops_a_sweep_partial_with_hops_not_run() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let rig = Rig::new();
     let csv = rig.lab.dir.path().join("cut.csv");
     let dev = scene("SIG1", "");
@@ -235,25 +235,8 @@ fn sigint_stops_a_sweep_partial_with_hops_not_run() {
     );
     let i = args.iter().position(|x| x == "--stop-hz").unwrap();
     args[i + 1] = "5.99e9".into();
-    let child = rig
-        .lab
-        .rxnode()
-        .args(&args)
-        .env("RXSIM_EVENT_LOG", &rig.events)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // Wait until the sweep streams, then interrupt it.
-    let t = Instant::now();
-    while rig.streams_of("SIG1") == 0 && t.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    util::signal(child.id(), libc::SIGINT);
-    let sent = Instant::now();
-    let out = child.wait_with_output().unwrap();
+    let (out, sent) = rig.interrupt_while_streaming(&args, "SIG1", Duration::from_millis(300));
     assert!(
         sent.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -287,7 +270,7 @@ fn sigint_stops_a_sweep_partial_with_hops_not_run() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_repeated_sweep_says_how_many_repeats_were_done() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let rig = Rig::new();
     let png = rig.lab.dir.path().join("rep.png");
     let dev = scene("SIGREP", "");
@@ -299,23 +282,7 @@ fn an_interrupted_repeated_sweep_says_how_many_repeats_were_done() {
     );
     let i = args.iter().position(|x| x == "--dwell-s").unwrap();
     args[i + 1] = "20ms".into();
-    let child = rig
-        .lab
-        .rxnode()
-        .args(&args)
-        .env("RXSIM_EVENT_LOG", &rig.events)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while rig.streams_of("SIGREP") == 0 && t.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(1500));
-    util::signal(child.id(), libc::SIGINT);
-    let out = child.wait_with_output().unwrap();
+    let (out, _) = rig.interrupt_while_streaming(&args, "SIGREP", Duration::from_millis(1500));
     expect_exit!(out, 1);
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text

@@ -123,7 +123,7 @@ fn csv_on_stdout_at_an_interval_keeps_failed_hops_for_heatmap_py() {
 #[cfg(unix)]
 #[test]
 fn sigint_between_interval_passes_says_how_many_completed() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let rig = Rig::new();
     let dev = scene("PIPE3", "");
     let mut args = vec!["--sim".to_owned()];
@@ -132,24 +132,8 @@ fn sigint_between_interval_passes_says_how_many_completed() {
             .iter()
             .map(|s| s.to_string()),
     );
-    let child = rig
-        .lab
-        .rxnode()
-        .args(&args)
-        .env("RXSIM_EVENT_LOG", &rig.events)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while rig.streams_of("PIPE3") == 0 && t.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
     // Passes start at 0, 1 and 2 s and take a few ms: interrupt in the idle time after the third.
-    std::thread::sleep(Duration::from_millis(2500));
-    util::signal(child.id(), libc::SIGINT);
-    let out = child.wait_with_output().unwrap();
+    let (out, _) = rig.interrupt_while_streaming(&args, "PIPE3", Duration::from_millis(2500));
     expect_exit!(out, 1);
     let err = util::text(&out.stderr);
     assert!(err.contains("sweep PARTIAL"), "{err}");
