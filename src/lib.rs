@@ -44,6 +44,7 @@ mod health;
 mod heartbeat;
 mod json;
 mod mainpc;
+mod options;
 mod radio;
 mod result;
 mod schema;
@@ -80,12 +81,19 @@ pub use crate::{
     git::{ops::tls::init as init_git, publish::cmd_publish},
     health::{cmd_health, cmd_health_test},
     mainpc::{
-        results::{cmd_results, ResultsOptions, ResultsQuery, ShowAs, DEFAULT_RESULTS_LIMIT},
+        results::{
+            cmd_results, result_status, since, ResultsOptions, ResultsQuery, ShowAs,
+            DEFAULT_RESULTS_LIMIT,
+        },
         task_new::{cmd_task_new, TaskNewOptions},
+    },
+    options::{
+        cal_method, frequency, gain, iq_format, key_value, record_format, risk_level, sample_rate,
+        seconds, si_number, ClkinOptions, FftOptions, PeakOptions, RadioOptions,
     },
     result::{
         cmd_validate_result, markdown_for_result_json, validate_result_files, ManualStatus,
-        RESULT_JSON, RESULT_MD,
+        Status as ResultStatus, RESULT_JSON, RESULT_MD,
     },
     schema::{cmd_schema, SchemaKind},
     service::{cmd_service_install, cmd_service_status, cmd_service_uninstall, ServiceOptions},

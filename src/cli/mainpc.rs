@@ -1,8 +1,6 @@
 //! The arguments of the main PC's commands: `results` and `task`.
-use super::values::{result_status, risk_level};
 use super::SourceArgs;
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
 
 /// `results` options and subcommands.
 #[derive(Debug, Args)]
@@ -11,11 +9,11 @@ pub struct ResultsArgs {
     #[arg(long)]
     pub node: Option<String>,
     /// Only results with this status (any case; `not-run` for NOT RUN).
-    #[arg(long, ignore_case = true, value_parser = result_status())]
-    pub status: Option<String>,
+    #[arg(long, ignore_case = true, value_parser = rxnode::result_status())]
+    pub status: Option<rxnode::ResultStatus>,
     /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
-    #[arg(long)]
-    pub since: Option<String>,
+    #[arg(long, value_parser = rxnode::since)]
+    pub since: Option<time::OffsetDateTime>,
     /// Read the local copy only (no fetch).
     #[arg(long)]
     pub no_fetch: bool,
@@ -80,43 +78,8 @@ pub enum TaskCmd {
 /// `task new` options (the watched branch is `--branch`).
 #[derive(Debug, Args)]
 pub struct TaskNewArgs {
-    /// TASK_ID (`[A-Za-z0-9_-]{1,64}`).
-    #[arg(long)]
-    pub id: String,
-    /// TASK_TITLE (one line, at most 200 characters).
-    #[arg(long)]
-    pub title: String,
-    /// HARDWARE_ACCESS = YES.
-    #[arg(long)]
-    pub hardware: bool,
-    /// RF_RX = YES (implies --hardware).
-    #[arg(long)]
-    pub rx: bool,
-    /// RF_TX = YES (implies --hardware; RED).
-    #[arg(long)]
-    pub tx: bool,
-    /// Declared RISK_LEVEL (any case); never lower than the derived one.
-    #[arg(long, ignore_case = true, value_parser = risk_level())]
-    pub risk: Option<rxnode_interlock::RiskLevel>,
-    /// The rx-plan JSON: a file, or `-` for stdin.
-    #[arg(long)]
-    pub plan: Option<PathBuf>,
-    /// A Markdown body file (the text the operator reads); default: the title.
-    #[arg(long)]
-    pub body: Option<PathBuf>,
-    /// ALLOW_PUSH = NO instead of RX_RESULT_ONLY.
-    #[arg(long)]
-    pub no_push: bool,
-    /// Where to write it (default: the task path inside --repo).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Replace an existing file.
-    #[arg(long)]
-    pub force: bool,
-    /// Only this node may be offered the task (TARGET_NODES); repeat for several.
-    /// Default: every node.
-    #[arg(long, value_name = "NAME")]
-    pub node: Vec<String>,
+    #[command(flatten)]
+    pub options: rxnode::TaskNewOptions,
     #[command(flatten)]
     pub source: SourceArgs,
 }

@@ -2,24 +2,21 @@
 //!
 //! This file holds the top level (global flags, the task source, the list of
 //! subcommands); the arguments of each group of commands are in [`radio`] (the
-//! radio's commands and their shared groups: FFT, peaks, CLKIN, radio settings),
-//! [`node`] (the node's own: watch, health, service, state, node), [`mainpc`] (the
-//! main PC's: results, task) and [`values`] (the value parsers: frequencies,
-//! rates, durations, listed words).
+//! radio's commands, whose options are the library's own types), [`node`] (the
+//! node's own: watch, health, service, state, node), [`mainpc`] (the main PC's:
+//! results, task) and [`values`] (the value parsers only the binary uses; the
+//! library's are in `rxnode`: frequencies, rates, durations, gains, formats).
 mod mainpc;
 mod node;
 mod radio;
 mod values;
 
-pub use mainpc::{ResultsArgs, ResultsCmd, TaskCmd, TaskNewArgs};
+pub use mainpc::{ResultsArgs, ResultsCmd, TaskCmd};
 pub use node::{
     HealthCmd, ManualStatusArg, NodeCmd, ServiceCmd, ServicePlace, SignersCmd, StateCommand,
     WatchArgs,
 };
-pub use radio::{
-    AnalyzeArgs, CalMethodArg, CalibrateArgs, CaptureArgs, ClkinCmd, ClkinCompareArgs,
-    InventoryArgs, SweepArgs,
-};
+pub use radio::ClkinCmd;
 use values::schema_kind;
 
 use clap::{Args, Parser, Subcommand};
@@ -164,13 +161,13 @@ pub enum Command {
         source: SourceArgs,
     },
     /// Enumerate and probe radios, read-only.
-    Inventory(InventoryArgs),
+    Inventory(rxnode::InventoryOptions),
     /// An RX-only capture for the operator at the laptop (never TX).
-    Capture(CaptureArgs),
+    Capture(rxnode::CaptureOptions),
     /// The capture analysis on a recorded IQ file.
-    Analyze(AnalyzeArgs),
+    Analyze(rxnode::AnalyzeOptions),
     /// An RX-only wideband sweep for the operator (never TX; docs/operator.md#sweeps-rxnode-sweep).
-    Sweep(SweepArgs),
+    Sweep(rxnode::SweepOptions),
     /// A radio's clock without a calibrated reference: compare two radios on one tone,
     /// or calibrate one against a broadcast signal (docs/operator.md#verifying-a-slaves-clkin,
     /// docs/operator.md#calibrating-a-radio-without-a-generator).

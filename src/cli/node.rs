@@ -1,6 +1,5 @@
 //! The arguments of the node's own commands: `watch`, `health`, `service`,
 //! `state`, `node` and `mark-completed`.
-use super::values::seconds;
 use super::SourceArgs;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -30,7 +29,7 @@ pub enum ServiceCmd {
         #[command(flatten)]
         source: SourceArgs,
         /// Time between the watcher's polls (seconds, or `30s`, `2m`).
-        #[arg(long, default_value_t = 30.0, value_parser = seconds)]
+        #[arg(long, default_value_t = 30.0, value_parser = rxnode::seconds)]
         interval: f64,
         /// The account a system unit runs the watcher as (needed when installing
         /// as root: the watcher never runs as root). Default: you.
@@ -72,30 +71,8 @@ pub enum StateCommand {
 /// `watch` options.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// One poll cycle, then exit.
-    #[arg(long)]
-    pub once: bool,
-    /// Time between polls (seconds, fractions allowed, or `30s`, `2m`).
-    #[arg(long, default_value_t = 30.0, value_parser = seconds)]
-    pub interval: f64,
-    /// The decision flow on a local file: no fetch, no radio, no commit, no push.
-    #[arg(long, requires = "task_file")]
-    pub dry_run: bool,
-    /// The task file for --dry-run (only with --dry-run: a live watch reads the branch).
-    #[arg(long, requires = "dry_run")]
-    pub task_file: Option<PathBuf>,
-    /// Task versions examined per poll at most (the newest; older ones are
-    /// reported as not examined).
-    #[arg(long, env = "RXNODE_HISTORY_LIMIT", default_value_t = rxnode::DEFAULT_HISTORY_LIMIT)]
-    pub history_limit: usize,
-    /// Commits one poll walks at most (the newest; older history is reported
-    /// as not examined). Lower it on a slow laptop; it cannot be raised.
-    #[arg(long, env = "RXNODE_WALK_LIMIT", default_value_t = rxnode::DEFAULT_WALK_LIMIT)]
-    pub walk_limit: usize,
-    /// Unattended: queue new tasks and never prompt (approve them with `rxnode
-    /// review TASK_ID` from any terminal while the watcher runs).
-    #[arg(long, conflicts_with = "dry_run")]
-    pub no_prompt: bool,
+    #[command(flatten)]
+    pub options: rxnode::WatchOptions,
     #[command(flatten)]
     pub source: SourceArgs,
 }

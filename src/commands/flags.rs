@@ -1,28 +1,16 @@
 //! The library names a bad value by its request's field (`sample_rate_hz`); the
-//! operator typed a flag (`--sample-rate-hz`). clap's own argument table names
-//! the flag of a field (the argument's id is the field's name); a short list
-//! holds the fields named otherwise.
+//! operator typed a flag (`--sample-rate-hz`). The options are clap's own types
+//! (docs/architecture.md#typed-at-the-edge), so an argument's id is the field's
+//! name and clap's own argument table names the flag of every field.
 use crate::cli::Cli;
 use clap::CommandFactory;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// The fields whose flag is not found by their name in clap's table: the
-/// library's own names for a flag (`rate` is `analyze`'s `--sample-rate-hz`),
-/// and a flag told with its short form.
-const EXCEPTIONS: [(&str, &str); 5] = [
-    ("devices", "-d/--device"),
-    // The sweep's plan field, set by `sweep --apply-cal`.
-    ("apply_calibration", "--apply-cal"),
-    // `analyze`'s options name them `rate` and `center_hz`.
-    ("rate", "--sample-rate-hz"),
-    ("center_hz", "--frequency-hz"),
-    // `task new`'s TARGET_NODES, one `--node` each.
-    ("nodes", "--node"),
-];
-
-/// Every named argument of every command, by id: `--LONG` (the first command
-/// that has the id gives it; a test holds that every command spells an id alike).
+/// Every named argument of every command, by id (the field's name): `--LONG`, or
+/// `-S/--LONG` for a flag given once per value with a short form (`-d MASTER -d
+/// SLAVE`), as it is typed. The first command that has the id gives it; a test
+/// holds that every command spells an id alike.
 fn table() -> &'static BTreeMap<String, String> {
     static TABLE: OnceLock<BTreeMap<String, String>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -33,7 +21,7 @@ fn table() -> &'static BTreeMap<String, String> {
                 if let Some(long) = arg.get_long() {
                     table
                         .entry(arg.get_id().as_str().to_owned())
-                        .or_insert_with(|| format!("--{long}"));
+                        .or_insert_with(|| told(arg, long));
                 }
             }
             todo.extend(cmd.get_subcommands().cloned());
@@ -42,17 +30,24 @@ fn table() -> &'static BTreeMap<String, String> {
     })
 }
 
+/// How a message names the argument: its long flag, with its short form first
+/// when the flag is repeated once per value.
+fn told(arg: &clap::Arg, long: &str) -> String {
+    match arg.get_short() {
+        Some(short) if matches!(arg.get_action(), clap::ArgAction::Append) => {
+            format!("-{short}/--{long}")
+        }
+        _ => format!("--{long}"),
+    }
+}
+
 /// The flag that sets a field of a command's options ([`rxnode::CaptureOptions`],
-/// [`rxnode::AnalyzeOptions`], [`rxnode::SweepOptions`] and its
-/// [`rxnode::SweepConfig`], [`rxnode::ClkinCompareOptions`],
+/// [`rxnode::AnalyzeOptions`], [`rxnode::SweepOptions`], [`rxnode::ClkinCompareOptions`],
 /// [`rxnode::CalibrateOptions`], [`rxnode::TaskNewOptions`],
 /// [`rxnode::ResultsOptions`], [`rxnode::ServiceOptions`]); `None` for a field no
 /// flag sets.
 pub(crate) fn flag_of(field: &str) -> Option<&'static str> {
-    match EXCEPTIONS.iter().find(|(f, _)| *f == field) {
-        Some((_, flag)) => Some(flag),
-        None => table().get(field).map(String::as_str),
-    }
+    table().get(field).map(String::as_str)
 }
 
 /// An error naming fields of the request, told with the flags the operator
@@ -97,9 +92,7 @@ mod tests {
             }
         }
         for (i, f) in rxnode_interlock::RX_SWEEP_FIELDS[1..].iter().enumerate() {
-            if *f != "apply_calibration" {
-                assert!(seen.contains(*f), "sweep field {i} {f} has no flag");
-            }
+            assert!(seen.contains(*f), "sweep field {i} {f} has no flag");
         }
     }
 
@@ -113,27 +106,29 @@ mod tests {
             for arg in cmd.get_arguments() {
                 let id = arg.get_id().as_str();
                 if let Some(long) = arg.get_long() {
-                    let want = format!("--{long}");
-                    assert_eq!(table().get(id), Some(&want), "`{path}` {id}");
+                    assert_eq!(table().get(id), Some(&told(arg, long)), "`{path}` {id}");
                 }
             }
         }
     }
 
-    /// The exceptions are true exceptions: clap's table alone would name each
-    /// field otherwise (or not at all).
+    /// The library's field names are the flags' ids: the fields named otherwise
+    /// than their flag (`nodes` is the repeated `--node`, `apply_calibration`
+    /// `--apply-cal`, `settings` the repeated `--setting`) are found in clap's table.
     #[test]
-    fn every_exception_is_needed() {
-        for (field, flag) in EXCEPTIONS {
-            assert_ne!(
-                table().get(field).map(String::as_str),
-                Some(flag),
-                "{field}"
-            );
-            assert_eq!(flag_of(field), Some(flag));
+    fn fields_named_otherwise_than_their_flag_are_in_clap_table() {
+        for (field, flag) in [
+            ("devices", "-d/--device"),
+            ("apply_calibration", "--apply-cal"),
+            ("sample_rate_hz", "--sample-rate-hz"),
+            ("frequency_hz", "--frequency-hz"),
+            ("nodes", "--node"),
+            ("settings", "--setting"),
+            ("task_path", "--task-path"),
+            ("args", "--device"),
+        ] {
+            assert_eq!(flag_of(field), Some(flag), "{field}");
         }
-        assert_eq!(flag_of("settings"), Some("--setting"));
-        assert_eq!(flag_of("task_path"), Some("--task-path"));
         assert_eq!(flag_of("no_such_field"), None);
     }
 
@@ -265,9 +260,9 @@ mod tests {
         );
         assert_eq!(error_json(&e)["exit"], 2);
         let e = flag_named(bad_field_text(
-            "rate",
+            "sample_rate_hz",
             FieldText::text("x.cf32: a raw cf32 file carries no sample rate; give ")
-                .then_field("rate")
+                .then_field("sample_rate_hz")
                 .then(" HZ"),
         ));
         assert_eq!(

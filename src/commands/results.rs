@@ -41,8 +41,8 @@ impl ResultsArgs {
         let a = self;
         rxnode::ResultsOptions {
             node: a.node.clone(),
-            status: a.status.clone(),
-            since: a.since.clone(),
+            status: a.status,
+            since: a.since,
             no_fetch: a.no_fetch,
             limit: (!a.all).then_some(a.limit),
             sub: a.sub.as_ref().map(ResultsCmd::query),

@@ -1,5 +1,5 @@
 //! `rxnode task new` on the main PC.
-use crate::cli::{TaskCmd, TaskNewArgs};
+use crate::cli::TaskCmd;
 use anyhow::Result;
 use rxnode::{Ctx, Outcome};
 
@@ -7,28 +7,7 @@ use rxnode::{Ctx, Outcome};
 pub fn run(ctx: &Ctx, cmd: &TaskCmd) -> Result<Outcome> {
     match cmd {
         TaskCmd::New(args) => {
-            rxnode::cmd_task_new(ctx, &args.options()).map_err(super::flags::flag_named)
-        }
-    }
-}
-
-impl TaskNewArgs {
-    /// The library's options for this command.
-    pub fn options(&self) -> rxnode::TaskNewOptions {
-        let a = self;
-        rxnode::TaskNewOptions {
-            id: a.id.clone(),
-            title: a.title.clone(),
-            hardware: a.hardware,
-            rx: a.rx,
-            tx: a.tx,
-            risk: a.risk,
-            plan: a.plan.clone(),
-            body: a.body.clone(),
-            no_push: a.no_push,
-            out: a.out.clone(),
-            force: a.force,
-            nodes: a.node.clone(),
+            rxnode::cmd_task_new(ctx, &args.options).map_err(super::flags::flag_named)
         }
     }
 }

@@ -35,7 +35,6 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
     positive("frequency_hz", args.frequency_hz)?;
     positive("sample_rate_hz", args.sample_rate_hz)?;
     positive("duration_s", args.duration_s)?;
-    gain_of(args)?;
     if let Some(b) = args.bandwidth_hz {
         positive("bandwidth_hz", b)?;
     }
@@ -49,7 +48,7 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             format!(" {a:?} must be an antenna name (see `rxnode inventory`)"),
         ));
     }
-    super::check_peaks(args.max_peaks, args.min_snr_db)?;
+    super::check_peaks(&args.peaks)?;
     if let Some(p) = &args.plot {
         if p.extension()
             .and_then(|e| e.to_str())
@@ -77,10 +76,11 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             ));
         }
     }
-    if let Some(t) = args.clkin_tone_hz {
+    if let Some(t) = args.clkin.clkin_tone_hz {
         positive("clkin_tone_hz", t)?;
     }
     if let Some(l) = args
+        .clkin
         .clkin_expected_dbfs
         .filter(|l| !(l.is_finite() && *l <= 0.0))
     {
@@ -89,16 +89,19 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
             format!(" {l} must be a finite level ≤ 0 dBFS"),
         ));
     }
-    if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
+    if !(args.clkin.clkin_tolerance_ppm.is_finite() && args.clkin.clkin_tolerance_ppm >= 0.0) {
         return Err(bad_field(
             "clkin_tolerance_ppm",
-            format!(" {} must be a finite number ≥ 0", args.clkin_tolerance_ppm),
+            format!(
+                " {} must be a finite number ≥ 0",
+                args.clkin.clkin_tolerance_ppm
+            ),
         ));
     }
-    if !rxnode_interlock::fft_size_ok(args.fft_size) {
+    if !rxnode_interlock::fft_size_ok(args.fft.fft_size) {
         return Err(bad_field(
             "fft_size",
-            format!(" {} must be in 16..=1048576", args.fft_size),
+            format!(" {} must be in 16..=1048576", args.fft.fft_size),
         ));
     }
     if let Some(s) = &args.clock_source {
@@ -179,14 +182,6 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// `--gain-db`: a number of dB or `ELEMENT=DB[,…]`.
-fn gain_of(args: &CaptureOptions) -> Result<Option<rxnode_interlock::GainSpec>> {
-    args.gain_db
-        .as_deref()
-        .map(|g| crate::exec::sweep::parse_gain(g).map_err(|e| bad_field("gain_db", e)))
-        .transpose()
 }
 
 /// The files `--record` writes (both halves of a SigMF pair).
@@ -271,53 +266,65 @@ fn log(paths: &Paths, ledger_on: bool, e: Entry) {
 }
 
 /// `capture` options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct CaptureOptions {
     /// SoapySDR device args.
+    #[arg(short = 'd', long)]
     pub device: String,
-    /// Centre frequency.
+    /// Centre frequency, Hz (SI suffixes: `100M`, `433.92MHz`, `2.4G`).
+    #[arg(short = 'f', long, value_parser = crate::options::frequency)]
     pub frequency_hz: f64,
-    /// Sample rate.
+    /// Sample rate, S/s (`2M`, `2e6`).
+    #[arg(short = 'r', long, value_parser = crate::options::sample_rate)]
     pub sample_rate_hz: f64,
-    /// Capture length.
+    /// Capture length (seconds, or `2s`, `500ms`, `1m`).
+    #[arg(short = 't', long, value_parser = crate::options::seconds)]
     pub duration_s: f64,
-    /// RX gain: dB (`20`), or dB per gain element (`LNA=24,VGA=20`).
-    pub gain_db: Option<String>,
-    /// Antenna to select.
+    /// RX gain: dB, or per element `LNA=24,VGA=20`.
+    #[arg(short = 'g', long, value_parser = crate::options::gain)]
+    pub gain_db: Option<rxnode_interlock::GainSpec>,
+    /// Antenna to select (`rxnode inventory` lists them).
+    #[arg(short = 'A', long, short_alias = 'a')]
     pub antenna: Option<String>,
-    /// Analog bandwidth, Hz.
+    /// Analog (baseband filter) bandwidth, Hz (`1.75M`).
+    #[arg(short = 'w', long, value_parser = crate::options::si_number)]
     pub bandwidth_hz: Option<f64>,
     /// Clock source to select.
+    #[arg(long)]
     pub clock_source: Option<String>,
-    /// Reference tone RF frequency for the CLKIN check.
-    pub clkin_tone_hz: Option<f64>,
-    /// CLKIN tolerance in ppm.
-    pub clkin_tolerance_ppm: f64,
-    /// The CLKIN reference tone's expected level (dBFS), to tell it from other
-    /// carriers in the search window.
-    pub clkin_expected_dbfs: Option<f64>,
-    /// FFT size.
-    pub fft_size: usize,
+    /// The CLKIN check (`--clkin-*`).
+    #[command(flatten)]
+    pub clkin: crate::options::ClkinOptions,
+    /// The FFT (`--fft-size`).
+    #[command(flatten)]
+    pub fft: crate::options::FftOptions,
     /// Record IQ: `.cf32`, `.wav`, `.sigmf-data` or `.sigmf-meta` (`.cs16` with
-    /// `--record-format ci16`).
+    /// `--record-format ci16`, `.cs8` with `ci8`); `-` streams raw samples to standard output (the report
+    /// goes to standard error), an existing FIFO streams to the program reading it.
+    #[arg(long)]
     pub record: Option<std::path::PathBuf>,
-    /// Sample type of the recording: `cf32` (default) or `ci16`, the radio's native
-    /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate).
+    /// Sample type of the recording: `cf32` (default), `ci16`, the radio's native
+    /// CS16 as it came (SigMF `ci16_le`, half the bytes; for full rate), or `ci8`, the
+    /// native CS8 of a HackRF (SigMF `ci8`, a quarter of the bytes).
+    #[arg(long, requires = "record", ignore_case = true, value_parser = crate::options::record_format())]
     pub record_format: Option<RecordFormat>,
-    /// Write the spectrum PNG here.
+    /// Write a spectrum PNG (peaks, noise floor, CLKIN tones, RBW, status).
+    #[arg(long)]
     pub plot: Option<std::path::PathBuf>,
-    /// Overwrite `--record` and `--plot` files that exist (otherwise refused).
+    /// Overwrite `--record` / `--plot` files that exist (refused otherwise).
+    #[arg(long)]
     pub force: bool,
-    /// Most peaks to list (1..=64).
-    pub max_peaks: usize,
-    /// A peak's least height above the noise floor, dB.
-    pub min_snr_db: f64,
-    /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`);
-    /// a missing or stale one refuses the capture.
+    /// The peak list (`--max-peaks`, `--min-snr-db`).
+    #[command(flatten)]
+    pub peaks: crate::options::PeakOptions,
+    /// Tune with the radio's frequency calibration from `rxnode clkin calibrate`
+    /// (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long, conflicts_with = "ppm")]
     pub apply_cal: bool,
-    /// The radio's own settings, stream args, AGC and manual ppm
-    /// (docs/operator.md#radio-settings).
-    pub radio: rxnode_interlock::RadioSettings,
+    /// The radio's own settings, stream args, AGC, manual ppm and channel.
+    #[command(flatten)]
+    pub radio: crate::options::RadioOptions,
 }
 
 /// Run `rxnode capture`.
@@ -416,13 +423,14 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
 
 /// The capture as a plan step, for the policy's check.
 fn step_of(args: &CaptureOptions) -> RxCaptureStep {
+    let radio = args.radio.settings();
     RxCaptureStep {
         device: args.device.clone(),
         frequency_hz: args.frequency_hz,
         sample_rate_hz: args.sample_rate_hz,
-        gain_db: gain_of(args).ok().flatten(),
+        gain_db: args.gain_db.clone(),
         duration_s: args.duration_s,
-        fft_size: Some(args.fft_size),
+        fft_size: Some(args.fft.fft_size),
         record_iq: args.record.is_some(),
         record_format: args.record.as_ref().map(|_| match record_format(args) {
             RecordFormat::Ci16 => IqSampleFormat::Ci16,
@@ -433,14 +441,14 @@ fn step_of(args: &CaptureOptions) -> RxCaptureStep {
         bandwidth_hz: args.bandwidth_hz,
         antenna: args.antenna.clone(),
         clkin: None,
-        max_peaks: Some(args.max_peaks),
-        min_snr_db: Some(args.min_snr_db),
+        max_peaks: Some(args.peaks.max_peaks),
+        min_snr_db: Some(args.peaks.min_snr_db),
         apply_calibration: args.apply_cal,
-        settings: args.radio.settings.clone(),
-        stream_args: args.radio.stream_args.clone(),
-        agc: args.radio.agc,
-        ppm: args.radio.ppm,
-        channel: args.radio.channel,
+        settings: radio.settings,
+        stream_args: radio.stream_args,
+        agc: radio.agc,
+        ppm: radio.ppm,
+        channel: radio.channel,
     }
 }
 
@@ -450,8 +458,7 @@ fn live_of(
     max_iq_bytes: u64,
     calibration: crate::exec::live::CalibrationUse,
 ) -> Result<LiveCapture> {
-    let gain = gain_of(args)?;
-    let (gain_db, gain_elements) = crate::exec::live::split_gain(gain.as_ref());
+    let (gain_db, gain_elements) = crate::exec::live::split_gain(args.gain_db.as_ref());
     Ok(LiveCapture {
         device: args.device.clone(),
         frequency_hz: args.frequency_hz,
@@ -462,20 +469,23 @@ fn live_of(
         antenna: args.antenna.clone(),
         clock_source: args.clock_source.clone(),
         duration_s: args.duration_s,
-        fft_size: args.fft_size,
-        clkin: args.clkin_tone_hz.map(|t| rxnode_interlock::ClkinSpec {
-            tone_hz: t,
-            tolerance_ppm: args.clkin_tolerance_ppm,
-            expected_dbfs: args.clkin_expected_dbfs,
-            expected_tolerance_db: None,
-        }),
+        fft_size: args.fft.fft_size,
+        clkin: args
+            .clkin
+            .clkin_tone_hz
+            .map(|t| rxnode_interlock::ClkinSpec {
+                tone_hz: t,
+                tolerance_ppm: args.clkin.clkin_tolerance_ppm,
+                expected_dbfs: args.clkin.clkin_expected_dbfs,
+                expected_tolerance_db: None,
+            }),
         record: args.record.clone(),
         record_format: record_format(args),
         max_iq_bytes: Some(max_iq_bytes),
-        max_peaks: args.max_peaks,
-        min_snr_db: args.min_snr_db,
+        max_peaks: args.peaks.max_peaks,
+        min_snr_db: args.peaks.min_snr_db,
         calibration: Some(calibration),
-        radio: args.radio.clone(),
+        radio: args.radio.settings(),
     })
 }
 
@@ -572,16 +582,20 @@ mod tests {
             antenna: None,
             bandwidth_hz: None,
             clock_source: None,
-            clkin_tone_hz: None,
-            clkin_tolerance_ppm: 1.0,
-            clkin_expected_dbfs: None,
-            fft_size: 2048,
+            clkin: crate::options::ClkinOptions {
+                clkin_tone_hz: None,
+                clkin_tolerance_ppm: 1.0,
+                clkin_expected_dbfs: None,
+            },
+            fft: crate::options::FftOptions { fft_size: 2048 },
             record: None,
             record_format: None,
             plot: None,
             force: false,
-            max_peaks: 8,
-            min_snr_db: 6.0,
+            peaks: crate::options::PeakOptions {
+                max_peaks: 8,
+                min_snr_db: 6.0,
+            },
             apply_cal: false,
             radio: Default::default(),
         }
@@ -602,25 +616,19 @@ mod tests {
             ..options()
         };
         assert_eq!(field_of(o), "sample_rate_hz");
-        let o = CaptureOptions {
-            max_peaks: 0,
-            ..options()
-        };
+        let mut o = options();
+        o.peaks.max_peaks = 0;
         assert_eq!(field_of(o), "max_peaks");
-        let o = CaptureOptions {
-            fft_size: 8,
-            ..options()
-        };
+        let mut o = options();
+        o.fft.fft_size = 8;
         assert_eq!(field_of(o), "fft_size");
         let o = CaptureOptions {
             device: " ".into(),
             ..options()
         };
         assert_eq!(field_of(o), "device");
-        let o = CaptureOptions {
-            clkin_tolerance_ppm: -1.0,
-            ..options()
-        };
+        let mut o = options();
+        o.clkin.clkin_tolerance_ppm = -1.0;
         assert_eq!(
             check_args(&o).map_err(|e| e.to_string()).unwrap_err(),
             "clkin_tolerance_ppm -1 must be a finite number ≥ 0"

@@ -16,25 +16,35 @@ use serde_json::json;
 use std::path::PathBuf;
 
 /// `clkin compare` options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ClkinCompareOptions {
-    /// SoapySDR device args: MASTER, then SLAVE.
+    /// SoapySDR device args, twice: MASTER first, then SLAVE.
+    #[arg(short = 'd', long = "device", required = true, value_name = "ARGS")]
     pub devices: Vec<String>,
-    /// Centre frequency both radios tune to.
+    /// Centre frequency both radios tune to, Hz (`100M`, `433.92MHz`).
+    #[arg(short = 'f', long, value_parser = crate::options::frequency)]
     pub frequency_hz: f64,
-    /// Sample rate of both streams.
+    /// Sample rate of both streams, S/s (`1M`, `2e6`).
+    #[arg(short = 'r', long, value_parser = crate::options::sample_rate)]
     pub sample_rate_hz: f64,
-    /// The tone's nominal RF frequency.
+    /// The tone both radios see, Hz (`100.2M`); it may be off its dial by tens of ppm.
+    #[arg(long, value_parser = crate::options::frequency)]
     pub tone_hz: f64,
-    /// RX gain of both radios.
+    /// RX gain of both radios, dB.
+    #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
-    /// How long both radios stream.
+    /// How long both radios stream (seconds, or `1s`, `500ms`).
+    #[arg(short = 't', long, default_value_t = 1.0, value_parser = crate::options::seconds)]
     pub duration_s: f64,
-    /// LOCKED within ±this many ppb.
+    /// LOCKED when SLAVE is within ±this many ppb of MASTER (and the measurement can tell)
+    /// and a radio reads back an external clock source; AGREE without one.
+    #[arg(long, default_value_t = 10.0)]
     pub tolerance_ppb: f64,
-    /// Clock sources to select, MASTER then SLAVE.
+    /// Clock sources to select first, MASTER's then SLAVE's (`internal,external`).
+    #[arg(long, value_delimiter = ',', value_name = "MASTER,SLAVE")]
     pub clock_sources: Option<Vec<String>>,
-    /// Write the phase-difference picture here.
+    /// Write the phase-difference picture (PNG) here.
+    #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 }
 

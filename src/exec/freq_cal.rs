@@ -308,21 +308,29 @@ fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>,
 }
 
 /// `rxnode clkin calibrate` options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct CalibrateOptions {
     /// SoapySDR device args.
+    #[arg(short = 'd', long)]
     pub device: String,
     /// The broadcast signal to measure.
+    #[arg(long, value_parser = crate::options::cal_method())]
     pub method: FreqCalMethod,
-    /// The carrier's frequency (GSM: the BCCH carrier; LTE: the downlink's centre).
+    /// The carrier's frequency, Hz (`935.2M`): the BCCH carrier (gsm) or the
+    /// downlink's centre (lte); the radio is tuned there.
+    #[arg(short = 'f', long, value_parser = crate::options::frequency)]
     pub frequency_hz: f64,
-    /// Sample rate; `None`: 1 MS/s for GSM, 1.92 MS/s for LTE.
+    /// Sample rate, S/s (default: 1M for gsm, 1.92M for lte).
+    #[arg(short = 'r', long, value_parser = crate::options::sample_rate)]
     pub sample_rate_hz: Option<f64>,
-    /// RX gain.
+    /// RX gain, dB.
+    #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
-    /// How long to listen.
+    /// How long to listen (seconds, or `6s`, `500ms`, `1m`).
+    #[arg(short = 't', long, default_value_t = 6.0, value_parser = crate::options::seconds)]
     pub duration_s: f64,
-    /// Draw the detections as a PNG here.
+    /// Draw the detections (time vs offset, per-burst errors, the combined value) as a PNG.
+    #[arg(long)]
     pub plot: Option<PathBuf>,
 }
 

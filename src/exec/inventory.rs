@@ -47,11 +47,13 @@ fn remote_hint(args: &str, modules: &[String]) -> Option<String> {
 }
 
 /// `inventory` options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct InventoryOptions {
     /// Read-only: probe without streaming or changing settings (the only mode).
+    #[arg(long)]
     pub dry_run: bool,
-    /// SoapySDR args to filter devices (e.g. `driver=hackrf`).
+    /// SoapySDR device args to filter devices (e.g. `driver=hackrf`).
+    #[arg(short = 'd', long = "device", alias = "args", default_value = "")]
     pub args: String,
 }
 

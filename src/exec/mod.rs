@@ -41,7 +41,11 @@ pub(crate) fn positive(field: &'static str, v: f64) -> anyhow::Result<f64> {
 
 /// The peak list's options, as `capture` and `analyze` take them: `max_peaks` in
 /// 1..=[`rxnode_interlock::MAX_PEAKS_LIMIT`], `min_snr_db` a number of dB in 0..=200.
-pub(crate) fn check_peaks(max_peaks: usize, min_snr_db: f64) -> anyhow::Result<()> {
+pub(crate) fn check_peaks(peaks: &crate::options::PeakOptions) -> anyhow::Result<()> {
+    let crate::options::PeakOptions {
+        max_peaks,
+        min_snr_db,
+    } = *peaks;
     if !(1..=rxnode_interlock::MAX_PEAKS_LIMIT).contains(&max_peaks) {
         return Err(crate::exit::bad_field(
             "max_peaks",

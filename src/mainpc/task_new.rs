@@ -44,31 +44,44 @@ struct Head {
 }
 
 /// `task new` options (the watched branch is the global `--branch`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct TaskNewOptions {
     /// TASK_ID (`[A-Za-z0-9_-]{1,64}`).
+    #[arg(long)]
     pub id: String,
     /// TASK_TITLE (one line, at most 200 characters).
+    #[arg(long)]
     pub title: String,
     /// HARDWARE_ACCESS = YES.
+    #[arg(long)]
     pub hardware: bool,
     /// RF_RX = YES (implies --hardware).
+    #[arg(long)]
     pub rx: bool,
     /// RF_TX = YES (implies --hardware; RED).
+    #[arg(long)]
     pub tx: bool,
-    /// Declared RISK_LEVEL (GREEN, YELLOW, RED); never lower than the derived one.
+    /// Declared RISK_LEVEL (any case); never lower than the derived one.
+    #[arg(long, ignore_case = true, value_parser = crate::options::risk_level())]
     pub risk: Option<RiskLevel>,
     /// The rx-plan JSON: a file, or `-` for stdin.
+    #[arg(long)]
     pub plan: Option<PathBuf>,
     /// A Markdown body file (the text the operator reads); default: the title.
+    #[arg(long)]
     pub body: Option<PathBuf>,
     /// ALLOW_PUSH = NO instead of RX_RESULT_ONLY.
+    #[arg(long)]
     pub no_push: bool,
     /// Where to write it (default: the task path inside --repo).
+    #[arg(long)]
     pub out: Option<PathBuf>,
     /// Replace an existing file.
+    #[arg(long)]
     pub force: bool,
-    /// TARGET_NODES: the node names the task is for (empty: every node).
+    /// Only this node may be offered the task (TARGET_NODES); repeat for several.
+    /// Default: every node.
+    #[arg(long = "node", value_name = "NAME")]
     pub nodes: Vec<String>,
 }
 

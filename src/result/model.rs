@@ -37,7 +37,7 @@ pub(crate) const RESULTS_DIR: &str = "rx-results";
 
 /// A check or overall status. Serialized exactly as the protocol spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-pub(crate) enum Status {
+pub enum Status {
     /// Ran and met its criterion.
     #[serde(rename = "PASS")]
     Pass,

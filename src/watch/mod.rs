@@ -261,24 +261,31 @@ impl Flow<'_> {
 }
 
 /// `watch` options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct WatchOptions {
     /// One poll cycle, then exit.
+    #[arg(long)]
     pub once: bool,
-    /// Seconds between polls (fractions allowed).
+    /// Time between polls (seconds, fractions allowed, or `30s`, `2m`).
+    #[arg(long, default_value_t = 30.0, value_parser = crate::options::seconds)]
     pub interval: f64,
     /// The decision flow on a local file: no fetch, no radio, no commit, no push.
+    #[arg(long, requires = "task_file")]
     pub dry_run: bool,
-    /// The task file for --dry-run.
+    /// The task file for --dry-run (only with --dry-run: a live watch reads the branch).
+    #[arg(long, requires = "dry_run")]
     pub task_file: Option<std::path::PathBuf>,
     /// Task versions examined per poll at most (the newest; older ones are
     /// reported as not examined).
+    #[arg(long, env = "RXNODE_HISTORY_LIMIT", default_value_t = crate::store::queue::DEFAULT_HISTORY_LIMIT)]
     pub history_limit: usize,
-    /// Commits one poll walks at most (1 ..= the default, docs/protocol.md#bound).
+    /// Commits one poll walks at most (the newest; older history is reported
+    /// as not examined). Lower it on a slow laptop; it cannot be raised.
+    #[arg(long, env = "RXNODE_WALK_LIMIT", default_value_t = crate::store::queue::DEFAULT_WALK_LIMIT)]
     pub walk_limit: usize,
-    /// Queue new tasks and never prompt: for a watcher that runs unattended (a
-    /// service); approve with `rxnode review TASK_ID` from any terminal
-    /// (docs/operator.md#unattended-operation).
+    /// Unattended: queue new tasks and never prompt (approve them with `rxnode
+    /// review TASK_ID` from any terminal while the watcher runs).
+    #[arg(long, conflicts_with = "dry_run")]
     pub no_prompt: bool,
 }
 

@@ -12,8 +12,11 @@ use std::path::{Path, PathBuf};
 /// A new top-level module must be placed in this table (and in
 /// docs/architecture.md), or the test fails naming it.
 const LAYERS: &[&[&str]] = &[
-    // 0. Leaves: exit codes, JSON paths, terminal, signals, the one door for output.
-    &["exit", "json", "stdout", "signals", "term", "shell"],
+    // 0. Leaves: exit codes, JSON paths, terminal, signals, the one door for output,
+    // the command line's values and shared option groups.
+    &[
+        "exit", "json", "stdout", "signals", "term", "shell", "options",
+    ],
     // 1. The store's paths and atomic files, the context, a task's checks.
     &[
         "store::paths",

@@ -22,7 +22,7 @@ pub(super) fn freq_cal_setup(args: &AnalyzeOptions, rec: &Recording) -> Result<O
                 "{}: the recording's centre frequency is unknown; give ",
                 args.file.display()
             ))
-            .then_field("center_hz"),
+            .then_field("frequency_hz"),
         ));
     };
     let carrier = match args.carrier_hz {

@@ -99,44 +99,58 @@ pub struct AnalyzeReport {
 }
 
 /// `analyze` options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct AnalyzeOptions {
     /// The recording.
     pub file: std::path::PathBuf,
-    /// Sample rate (raw formats).
-    pub rate: Option<f64>,
-    /// Centre frequency, for an absolute axis.
-    pub center_hz: Option<f64>,
-    /// cf32, cs16, cs8, wav or sigmf (default: from the extension).
-    pub format: Option<String>,
-    /// FFT size.
-    pub fft_size: usize,
+    /// Sample rate (raw formats), S/s (`2M`); the file's own metadata wins, a
+    /// different value is refused.
+    #[arg(short = 'r', long, alias = "rate", value_parser = crate::options::sample_rate)]
+    pub sample_rate_hz: Option<f64>,
+    /// Centre frequency, for an absolute axis, Hz (`100M`); the file's own
+    /// metadata wins, a different value is refused.
+    #[arg(short = 'f', long, alias = "center-hz", value_parser = crate::options::frequency)]
+    pub frequency_hz: Option<f64>,
+    /// How the file stores its samples (default: from the extension): cu8, cs8,
+    /// cs16, cs16_be, cu16, cs32, cs32_be, cf32 (GNU Radio's cfile), cf32_be, cf64,
+    /// wav or sigmf (a .sigmf-meta/.sigmf-data pair or a .sigmf archive). SigMF's
+    /// names (ci16_le …) are accepted too. A .bin, .raw, .dat or .iq file needs it.
+    #[arg(short = 'F', long, ignore_case = true, value_parser = crate::options::iq_format())]
+    pub format: Option<IqFormat>,
+    /// Analyse this channel only (0-based) of a multi-channel SigMF recording
+    /// (default: every channel, each reported on its own).
+    #[arg(short = 'C', long, value_name = "N")]
+    pub channel: Option<u32>,
+    /// Measure the recording radio's frequency error from a broadcast carrier in it,
+    /// as `clkin calibrate` does live (docs/operator.md#calibrating-from-a-recording).
+    #[arg(long, value_parser = crate::options::cal_method(), value_name = "METHOD")]
+    pub freq_cal: Option<FreqCalMethod>,
+    /// The carrier's frequency for `--freq-cal`, Hz (`935.2M`; default: the
+    /// recording's centre): the BCCH carrier (gsm) or the downlink's centre (lte).
+    #[arg(long, value_parser = crate::options::frequency, value_name = "HZ")]
+    pub carrier_hz: Option<f64>,
+    /// Keep a PASS `--freq-cal` measurement in .local/calibration.json for this radio,
+    /// `driver=DRIVER,serial=SERIAL[,remote=HOST]` (nothing is kept without it).
+    #[arg(long, value_name = "RADIO")]
+    pub store_for_radio: Option<String>,
+    /// The FFT (`--fft-size`).
+    #[command(flatten)]
+    pub fft: crate::options::FftOptions,
     /// Overlap fraction, 0 ≤ F < 1.
+    #[arg(long, default_value_t = 0.5)]
     pub overlap: f64,
-    /// Reference tone RF frequency for the CLKIN check.
-    pub clkin_tone_hz: Option<f64>,
-    /// CLKIN tolerance in ppm.
-    pub clkin_tolerance_ppm: f64,
-    /// The CLKIN reference tone's expected level (dBFS), to tell it from other
-    /// carriers in the search window.
-    pub clkin_expected_dbfs: Option<f64>,
+    /// The CLKIN check (`--clkin-*`).
+    #[command(flatten)]
+    pub clkin: crate::options::ClkinOptions,
     /// Write a spectrum PNG.
+    #[arg(long)]
     pub plot: Option<std::path::PathBuf>,
     /// Overwrite a `--plot` file that exists (refused otherwise).
+    #[arg(long)]
     pub force: bool,
-    /// Most peaks to list (1..=64).
-    pub max_peaks: usize,
-    /// A peak's least height above the noise floor, dB.
-    pub min_snr_db: f64,
-    /// Analyse this channel only (0-based); `None`: every channel.
-    pub channel: Option<u32>,
-    /// Measure the recording radio's frequency error from a broadcast carrier.
-    pub freq_cal: Option<FreqCalMethod>,
-    /// The carrier's RF frequency (default: the recording's centre).
-    pub carrier_hz: Option<f64>,
-    /// Keep a PASS `freq_cal` measurement in `.local/calibration.json` for this radio
-    /// (`driver=…,serial=…[,remote=…]`, the store's key); never without it.
-    pub store_for_radio: Option<String>,
+    /// The peak list (`--max-peaks`, `--min-snr-db`).
+    #[command(flatten)]
+    pub peaks: crate::options::PeakOptions,
 }
 
 /// What the checked options and the opened file settle for the later phases.

@@ -19,7 +19,7 @@ pub(super) fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
             ));
         }
     }
-    crate::exec::check_peaks(args.max_peaks, args.min_snr_db)?;
+    crate::exec::check_peaks(&args.peaks)?;
     if args.freq_cal.is_none() {
         for (field, given) in [
             ("carrier_hz", args.carrier_hz.is_some()),
@@ -35,20 +35,17 @@ pub(super) fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
             }
         }
     }
-    let format = match &args.format {
-        Some(f) => Some(IqFormat::parse(f).map_err(|e| bad_field("format", format!(": {e}")))?),
-        None => None,
-    };
+    let format = args.format;
     if !(args.overlap.is_finite() && (0.0..1.0).contains(&args.overlap)) {
         return Err(bad_field(
             "overlap",
             format!(" {} must be in [0, 1)", args.overlap),
         ));
     }
-    if !rxnode_interlock::fft_size_ok(args.fft_size) {
+    if !rxnode_interlock::fft_size_ok(args.fft.fft_size) {
         return Err(bad_field(
             "fft_size",
-            format!(" {} must be in 16..=1048576", args.fft_size),
+            format!(" {} must be in 16..=1048576", args.fft.fft_size),
         ));
     }
     Ok(format)
@@ -65,11 +62,16 @@ pub(super) fn open_recording(
     let reader = IqReader::open_channel(&args.file, format, channel)
         .map_err(|e| bad_input(e.to_string()))?;
     let info = reader.info().clone();
-    let rate = match settled(&info, "rate", args.rate, info.sample_rate_hz)? {
-        Some(r) => positive("rate", r)?,
+    let rate = match settled(
+        &info,
+        "sample_rate_hz",
+        args.sample_rate_hz,
+        info.sample_rate_hz,
+    )? {
+        Some(r) => positive("sample_rate_hz", r)?,
         None => {
             return Err(bad_field_text(
-                "rate",
+                "sample_rate_hz",
                 FieldText::text(match info.format {
                     IqFormat::Sigmf => format!(
                         "{}: the SigMF meta has no core:sample_rate; give ",
@@ -81,17 +83,17 @@ pub(super) fn open_recording(
                         f.name()
                     ),
                 })
-                .then_field("rate")
+                .then_field("sample_rate_hz")
                 .then(" HZ"),
             ))
         }
     };
-    if let Some(c) = args.center_hz.filter(|c| !c.is_finite()) {
-        return Err(bad_field("center_hz", format!(" {c} is not finite")));
+    if let Some(c) = args.frequency_hz.filter(|c| !c.is_finite()) {
+        return Err(bad_field("frequency_hz", format!(" {c} is not finite")));
     }
-    let center = settled(&info, "center_hz", args.center_hz, info.center_hz)?;
+    let center = settled(&info, "frequency_hz", args.frequency_hz, info.center_hz)?;
     let clock = recorded_clock(&info)?;
-    if info.samples < args.fft_size as u64 {
+    if info.samples < args.fft.fft_size as u64 {
         return Err(bad_field_text(
             "fft_size",
             FieldText::text(format!(
@@ -100,7 +102,7 @@ pub(super) fn open_recording(
                 info.samples
             ))
             .then_field("fft_size")
-            .then(format!(" {}", args.fft_size)),
+            .then(format!(" {}", args.fft.fft_size)),
         ));
     }
     Ok((
@@ -129,7 +131,7 @@ pub(super) fn settled(
                 IqFormat::Wav => "WAV header",
                 _ => "SigMF meta",
             };
-            let what = if field == "rate" {
+            let what = if field == "sample_rate_hz" {
                 "core:sample_rate"
             } else {
                 "core:frequency"
@@ -323,24 +325,25 @@ where
 /// The engine's settings for the whole file: Welch over it, the CLKIN check if
 /// asked (it needs the centre), the whole PSD kept for the plot.
 pub(super) fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result<CaptureSettings> {
-    let mut wcfg = WelchConfig::new(args.fft_size, rec.rate);
+    let mut wcfg = WelchConfig::new(args.fft.fft_size, rec.rate);
     wcfg.overlap = args.overlap;
-    wcfg.max_peaks = args.max_peaks;
-    wcfg.min_snr_db = args.min_snr_db;
+    wcfg.max_peaks = args.peaks.max_peaks;
+    wcfg.min_snr_db = args.peaks.min_snr_db;
     wcfg.center_hz = rec.center;
     wcfg.clip_level = rec.info.clip_level;
-    let clkin = match args.clkin_tone_hz {
+    let clkin = match args.clkin.clkin_tone_hz {
         None => None,
         Some(tone) => {
             let Some(c) = rec.center else {
                 return Err(bad_field(
                     "clkin_tone_hz",
                     FieldText::text(" needs the centre frequency: give ")
-                        .then_field("center_hz")
+                        .then_field("frequency_hz")
                         .then(" (or use SigMF)"),
                 ));
             };
             if let Some(l) = args
+                .clkin
                 .clkin_expected_dbfs
                 .filter(|l| !(l.is_finite() && *l <= 0.0))
             {
@@ -349,17 +352,19 @@ pub(super) fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result
                     format!(" {l} must be a finite level ≤ 0 dBFS"),
                 ));
             }
-            if !(args.clkin_tolerance_ppm.is_finite() && args.clkin_tolerance_ppm >= 0.0) {
+            if !(args.clkin.clkin_tolerance_ppm.is_finite()
+                && args.clkin.clkin_tolerance_ppm >= 0.0)
+            {
                 return Err(bad_field(
                     "clkin_tolerance_ppm",
-                    format!(" {} must be ≥ 0", args.clkin_tolerance_ppm),
+                    format!(" {} must be ≥ 0", args.clkin.clkin_tolerance_ppm),
                 ));
             }
             Some(crate::exec::live::clkin_config(
                 &rxnode_interlock::ClkinSpec {
                     tone_hz: tone,
-                    tolerance_ppm: args.clkin_tolerance_ppm,
-                    expected_dbfs: args.clkin_expected_dbfs,
+                    tolerance_ppm: args.clkin.clkin_tolerance_ppm,
+                    expected_dbfs: args.clkin.clkin_expected_dbfs,
                     expected_tolerance_db: None,
                 },
                 c,
@@ -374,6 +379,6 @@ pub(super) fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result
     // on the measurement.
     settings.clkin = clkin;
     // The whole PSD, for the plot.
-    settings.psd_points = args.fft_size;
+    settings.psd_points = args.fft.fft_size;
     Ok(settings)
 }

@@ -5,18 +5,22 @@ use super::*;
 fn options() -> AnalyzeOptions {
     AnalyzeOptions {
         file: "x.cf32".into(),
-        rate: None,
-        center_hz: None,
+        sample_rate_hz: None,
+        frequency_hz: None,
         format: None,
-        fft_size: 2048,
+        fft: crate::options::FftOptions { fft_size: 2048 },
         overlap: 0.5,
-        clkin_tone_hz: None,
-        clkin_tolerance_ppm: 0.5,
-        clkin_expected_dbfs: None,
+        clkin: crate::options::ClkinOptions {
+            clkin_tone_hz: None,
+            clkin_tolerance_ppm: 0.5,
+            clkin_expected_dbfs: None,
+        },
         plot: None,
         force: false,
-        max_peaks: 8,
-        min_snr_db: 6.0,
+        peaks: crate::options::PeakOptions {
+            max_peaks: 8,
+            min_snr_db: 6.0,
+        },
         channel: None,
         freq_cal: None,
         carrier_hz: None,
@@ -38,10 +42,9 @@ fn bad_options_name_the_fields_not_flags() {
             e.to_string(),
         )
     };
-    let (field, _, text) = refusal(AnalyzeOptions {
-        max_peaks: 0,
-        ..options()
-    });
+    let mut o = options();
+    o.peaks.max_peaks = 0;
+    let (field, _, text) = refusal(o);
     assert_eq!(field, "max_peaks");
     assert_eq!(text, "max_peaks 0 must be in 1..=64");
     let (field, _, text) = refusal(AnalyzeOptions {

@@ -1,7 +1,7 @@
 //! The human report of `rxnode capture`: what was asked beside what the radio had,
 //! the stream and its losses, the CLKIN verdict, the files and the errors, in one
 //! readable block; and the lines other reports share with it.
-use super::{gain_of, status_name, CaptureOptions};
+use super::{status_name, CaptureOptions};
 use rxnode_dsp::{CaptureSummary, ClkinReport};
 use std::fmt::Write as _;
 
@@ -135,7 +135,7 @@ pub(crate) fn correction_line(clock: Option<&serde_json::Value>) -> Option<Strin
 /// The gain asked for, in the operator's own terms: `20.0 dB`, or
 /// `LNA 24.0 + VGA 20.0 dB` when set per element.
 fn requested_gain(args: &CaptureOptions) -> String {
-    match gain_of(args).ok().flatten() {
+    match &args.gain_db {
         None => "(driver default)".into(),
         Some(rxnode_interlock::GainSpec::Total(g)) => format!("{g:.1} dB"),
         Some(rxnode_interlock::GainSpec::Elements(m)) => {

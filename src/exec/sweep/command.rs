@@ -1,6 +1,5 @@
 //! `rxnode sweep …`: the operator's own sweep, outputs named on the command
 //! line (never overwritten), written to the ledger inside a checkout.
-use super::gain::parse_gain;
 use super::radio::{execute, status_of, write_new, NotSwept, Swept};
 use super::report::{heatmap, rtl_power_csv, spectrum_plot, sweep_record};
 use crate::context::Ctx;
@@ -11,7 +10,7 @@ use crate::result::Status;
 use crate::store::ledger::Entry;
 use crate::store::policy::Source;
 use anyhow::Result;
-use rxnode_interlock::{check_rx_sweep, RxSweepStep, SweepConfig};
+use rxnode_interlock::{check_rx_sweep, GainSpec, RxSweepStep, SweepConfig};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,20 +22,16 @@ fn step_of(args: &SweepOptions) -> Result<RxSweepStep> {
             " must not be empty (e.g. driver=hackrf)",
         ));
     }
-    let gain_db = match &args.gain_db {
-        Some(g) => Some(parse_gain(g).map_err(|e| bad_field("gain_db", e))?),
-        None => None,
-    };
-    let mut sweep = args.sweep.clone();
+    let mut sweep = args.config();
     if let Some(total) = args.total_s {
         sweep.repeats = passes_in(total, sweep.interval_s)?;
     }
     let s = RxSweepStep {
         device: args.device.clone(),
         sweep,
-        gain_db,
-        apply_calibration: args.apply_cal,
-        radio: args.radio.clone(),
+        gain_db: args.gain_db.clone(),
+        apply_calibration: args.apply_calibration,
+        radio: args.radio.settings(),
     };
     let problems = rxnode_interlock::validate_sweep_step(&s);
     if !problems.is_empty() {
@@ -141,29 +136,84 @@ fn heatmap_path_of(p: &Path) -> PathBuf {
 }
 
 /// `sweep` options (docs/operator.md#sweeps-rxnode-sweep).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct SweepOptions {
     /// SoapySDR device args.
+    #[arg(short = 'd', long)]
     pub device: String,
-    /// The band, bin, rate, time per hop, crop and passes (a heatmap is drawn when
-    /// repeats > 1).
-    pub sweep: SweepConfig,
+    /// Lowest frequency of the band, Hz (`88M`).
+    #[arg(long, value_parser = crate::options::frequency)]
+    pub start_hz: f64,
+    /// Highest frequency of the band, Hz (`108M`).
+    #[arg(long, value_parser = crate::options::frequency)]
+    pub stop_hz: f64,
+    /// Bin width, Hz (`10k`): exact when the sample rate is a whole multiple of it,
+    /// else the widest bin no wider.
+    #[arg(short = 'B', long, value_parser = crate::options::si_number)]
+    pub bin_hz: f64,
+    /// Sample rate per hop, S/s (`10M`).
+    #[arg(short = 'r', long, default_value = "10M", value_parser = crate::options::sample_rate)]
+    pub sample_rate_hz: f64,
     /// RX gain: dB, or per element `LNA=24,VGA=20`.
-    pub gain_db: Option<String>,
-    /// Sweep this many seconds in all: ⌊total / interval⌋ passes (replaces
-    /// `sweep.repeats`; needs `sweep.interval_s`).
+    #[arg(short = 'g', long, value_parser = crate::options::gain)]
+    pub gain_db: Option<GainSpec>,
+    /// Samples analysed per hop (seconds, or `50ms`); `-t`, soapy_power's
+    /// integration time, is accepted too.
+    #[arg(long, short_alias = 't', default_value_t = 0.05, value_parser = crate::options::seconds)]
+    pub dwell_s: f64,
+    /// Samples discarded after each retune (seconds, or `10ms`).
+    #[arg(long, default_value_t = 0.01, value_parser = crate::options::seconds)]
+    pub settle_s: f64,
+    /// Fraction of each hop's band dropped (half at each edge).
+    #[arg(long, default_value_t = 0.25)]
+    pub crop: f64,
+    /// Passes over the band (a heatmap is drawn when > 1).
+    #[arg(long, default_value_t = 1, conflicts_with = "total_s")]
+    pub repeats: u32,
+    /// Start a pass every S seconds (rtl_power's `-i`; `30s`, `5m`); the stream
+    /// stops in between.
+    #[arg(short = 'i', long, value_parser = crate::options::seconds)]
+    pub interval_s: Option<f64>,
+    /// Sweep for S seconds in all (rtl_power's `-e`; `1h`): floor(S / --interval-s)
+    /// passes, within the policy's rx.max_duration_s.
+    #[arg(short = 'e', long, requires = "interval_s", value_parser = crate::options::seconds)]
     pub total_s: Option<f64>,
-    /// Write the rtl_power CSV here; `-` is standard output, written as each pass
+    /// Write the rtl_power CSV here; `-` writes it to standard output as each pass
     /// ends (the report then goes to standard error).
+    #[arg(short = 'O', long)]
     pub csv: Option<PathBuf>,
     /// Write the spectrum PNG here (and `<stem>_heatmap.png` when repeats > 1).
+    #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// Overwrite output files that exist (refused otherwise).
+    /// Overwrite `--csv` / `--plot` files that exist (refused otherwise).
+    #[arg(long)]
     pub force: bool,
-    /// Tune with the radio's fresh frequency calibration (`.local/calibration.json`).
-    pub apply_cal: bool,
-    /// The radio's own settings, stream args, AGC and manual ppm.
-    pub radio: rxnode_interlock::RadioSettings,
+    /// Tune every hop with the radio's frequency calibration from `rxnode clkin
+    /// calibrate` (refused when it is missing or older than the policy's
+    /// rx.calibration_max_age_s).
+    #[arg(long = "apply-cal", conflicts_with = "ppm")]
+    pub apply_calibration: bool,
+    /// The radio's own settings, stream args, AGC, manual ppm and channel.
+    #[command(flatten)]
+    pub radio: crate::options::RadioOptions,
+}
+
+impl SweepOptions {
+    /// The band, bin, rate, time per hop, crop and passes asked for: the one
+    /// struct from here to the hop planner (a plan step gives the same).
+    pub fn config(&self) -> SweepConfig {
+        SweepConfig {
+            start_hz: self.start_hz,
+            stop_hz: self.stop_hz,
+            bin_hz: self.bin_hz,
+            sample_rate_hz: self.sample_rate_hz,
+            dwell_s: self.dwell_s,
+            settle_s: self.settle_s,
+            crop: self.crop,
+            repeats: self.repeats,
+            interval_s: self.interval_s,
+        }
+    }
 }
 
 /// Run `rxnode sweep`.
@@ -341,7 +391,7 @@ fn check_outputs(args: &SweepOptions) -> Result<()> {
     let heatmap_path = args
         .plot
         .as_ref()
-        .filter(|_| args.sweep.repeats > 1)
+        .filter(|_| args.repeats > 1)
         .map(|p| heatmap_path_of(p));
     // Each output with the field that names it.
     let csv_file = args.csv.clone().filter(|p| !is_stdout(p));
@@ -548,13 +598,21 @@ mod tests {
     fn bad_sweeps_name_the_fields_not_flags() {
         let options = |sweep: SweepConfig| SweepOptions {
             device: "driver=rxsim".into(),
-            sweep,
+            start_hz: sweep.start_hz,
+            stop_hz: sweep.stop_hz,
+            bin_hz: sweep.bin_hz,
+            sample_rate_hz: sweep.sample_rate_hz,
             gain_db: None,
+            dwell_s: sweep.dwell_s,
+            settle_s: sweep.settle_s,
+            crop: sweep.crop,
+            repeats: sweep.repeats,
+            interval_s: sweep.interval_s,
             total_s: None,
             csv: None,
             plot: None,
             force: false,
-            apply_cal: false,
+            apply_calibration: false,
             radio: Default::default(),
         };
         assert!(step_of(&options(SweepConfig::new(88e6, 108e6, 10e3))).is_ok());
@@ -563,15 +621,6 @@ mod tests {
         assert!(b.message.fields().any(|f| f == "stop_hz"), "{e}");
         assert!(!e.to_string().contains("--"), "{e}");
         assert_eq!(b.message.told(flag_of), as_flags(&e.to_string()));
-        let e = step_of(&SweepOptions {
-            gain_db: Some("loud".into()),
-            ..options(SweepConfig::new(88e6, 108e6, 10e3))
-        })
-        .expect_err("refused");
-        assert_eq!(
-            e.to_string(),
-            "gain_db \"loud\": expected a number of dB or ELEMENT=DB[,ELEMENT=DB…] (e.g. LNA=24,VGA=20)"
-        );
     }
 
     #[test]

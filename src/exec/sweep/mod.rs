@@ -5,18 +5,16 @@
 //! `BLOCKED`). Outputs: the rtl_power CSV, the JSON hop table with band peaks,
 //! noise floor and failed hops, a spectrum PNG and (repeats > 1) a heatmap PNG.
 //!
-//! Opening, configuring and sweeping the radio is in `radio.rs`, the gain as
-//! typed in `gain.rs`; the command is in `command.rs`, the plan step in
-//! `step.rs`, the CSV, JSON, pictures and Markdown in `report.rs`. They depend
-//! one way: `command` and `step` on `report`, `radio` and `gain`; `report` on
-//! `radio`; this file only names what the rest of the crate uses.
+//! Opening, configuring and sweeping the radio is in `radio.rs`; the command is
+//! in `command.rs`, the plan step in `step.rs`, the CSV, JSON, pictures and
+//! Markdown in `report.rs`. They depend one way: `command` and `step` on
+//! `report` and `radio`; `report` on `radio`; this file only names what the
+//! rest of the crate uses.
 mod command;
-mod gain;
 mod radio;
 mod report;
 mod step;
 
 pub use self::command::{cmd_sweep, SweepOptions};
-pub(crate) use self::gain::parse_gain;
 pub(crate) use self::step::step_sweep;
 pub use rxnode_interlock::SweepConfig;

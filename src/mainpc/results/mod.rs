@@ -45,9 +45,9 @@ pub struct ResultsOptions {
     /// Only results of this node.
     pub node: Option<String>,
     /// Only results with this status (PASS, FAIL, PARTIAL, SKIP, BLOCKED, "NOT RUN").
-    pub status: Option<String>,
-    /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
-    pub since: Option<String>,
+    pub status: Option<Status>,
+    /// Only results completed at or after this time ([`since`] reads it as typed).
+    pub since: Option<time::OffsetDateTime>,
     /// Read the local copy only (no fetch).
     pub no_fetch: bool,
     /// List at most the newest N results; `None` lists every one (`--all`).
@@ -145,21 +145,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
 /// The listing's filters from the options; a bad `status`, `limit`, `node` or
 /// `since` is the operator's input error, naming the field.
 fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
-    let status_filter = match &args.status {
-        None => None,
-        Some(s) => Some(
-            Status::parse_typed(s)
-                .map(|st| st.as_str().to_owned())
-                .ok_or_else(|| {
-                    bad_field(
-                        "status",
-                        format!(
-                            " {s:?} is not one of PASS, FAIL, PARTIAL, SKIP, BLOCKED, \"NOT RUN\""
-                        ),
-                    )
-                })?,
-        ),
-    };
+    let status_filter = args.status.map(|st| st.as_str().to_owned());
     if args.limit == Some(0) {
         return Err(bad_field(
             "limit",
@@ -169,13 +155,30 @@ fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
     if let Some(n) = &args.node {
         crate::store::node::check_name(n).map_err(|e| bad_field("node", format!(": {e}")))?;
     }
-    let since = match &args.since {
-        None => None,
-        Some(s) => Some(parse_since(s, time::OffsetDateTime::now_utc())?),
-    };
     Ok(Filter {
         node: args.node.as_deref(),
         status: status_filter,
-        since,
+        since: args.since,
     })
+}
+
+/// `--since` as typed: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`)
+/// before now.
+pub fn since(text: &str) -> std::result::Result<time::OffsetDateTime, String> {
+    parse_since(text, time::OffsetDateTime::now_utc())
+}
+
+/// `--status`: a result status in any case (`not-run`, `not_run` and `"NOT RUN"`
+/// for NOT RUN), listed so shells complete them.
+pub fn result_status() -> impl clap::builder::TypedValueParser<Value = Status> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("PASS"),
+        PossibleValue::new("FAIL"),
+        PossibleValue::new("PARTIAL"),
+        PossibleValue::new("SKIP"),
+        PossibleValue::new("BLOCKED"),
+        PossibleValue::new("NOT_RUN").aliases(["not-run", "NOT RUN"]),
+    ])
+    .try_map(|s| Status::parse_typed(&s).ok_or_else(|| format!("{s:?} is no result status")))
 }
