@@ -83,6 +83,18 @@ impl RadioOptions {
     }
 }
 
+/// The flag that sets `field` of the options `A`, from clap's own table of `A`'s
+/// arguments (an argument's id is its field's name): `--LONG`; `None` for a
+/// field no flag sets. For the library's own texts that must say the flag (a
+/// refusal the ledger keeps); a command names the fields of an error itself.
+pub(crate) fn flag_in<A: clap::Args>(field: &str) -> Option<String> {
+    A::augment_args(clap::Command::new("options"))
+        .get_arguments()
+        .find(|a| a.get_id() == field)
+        .and_then(|a| a.get_long())
+        .map(|long| format!("--{long}"))
+}
+
 /// `KEY=VALUE`.
 pub fn key_value(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {

@@ -5,31 +5,14 @@ use clap::{Args, Subcommand};
 /// `results` options and subcommands.
 #[derive(Debug, Args)]
 pub struct ResultsArgs {
-    /// Only results of this node.
-    #[arg(long)]
-    pub node: Option<String>,
-    /// Only results with this status (any case; `not-run` for NOT RUN).
-    #[arg(long, ignore_case = true, value_parser = rxnode::result_status())]
-    pub status: Option<rxnode::ResultStatus>,
-    /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
-    #[arg(long, value_parser = rxnode::since)]
-    pub since: Option<time::OffsetDateTime>,
-    /// Read the local copy only (no fetch).
-    #[arg(long)]
-    pub no_fetch: bool,
-    /// List at most the newest N results (by when they landed on rx-node).
-    #[arg(long, default_value_t = rxnode::DEFAULT_RESULTS_LIMIT, conflicts_with = "all")]
-    pub limit: usize,
-    /// List every result (reads the whole rx-node history: slow with many results).
-    #[arg(long)]
-    pub all: bool,
+    #[command(flatten)]
+    pub options: rxnode::ResultsOptions,
     #[command(flatten)]
     pub source: SourceArgs,
     /// `show ID`, `verify ID` or `nodes`; none lists the newest results.
     #[command(subcommand)]
     pub sub: Option<ResultsCmd>,
 }
-
 /// `results` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ResultsCmd {

@@ -5,7 +5,11 @@ use rxnode::{Ctx, Outcome};
 
 /// Run the subcommand. A refused field of the options is named by its flag.
 pub fn run(ctx: &Ctx, args: &ResultsArgs) -> Result<Outcome> {
-    rxnode::cmd_results(ctx, &args.options()).map_err(super::flags::flag_named)
+    let options = rxnode::ResultsOptions {
+        sub: args.sub.as_ref().map(ResultsCmd::query),
+        ..args.options.clone()
+    };
+    rxnode::cmd_results(ctx, &options).map_err(super::flags::flag_named)
 }
 
 impl ResultsCmd {
@@ -31,21 +35,6 @@ impl ResultsCmd {
             },
             ResultsCmd::Nodes => rxnode::ResultsQuery::Nodes,
             ResultsCmd::Report { html } => rxnode::ResultsQuery::Report { html: html.clone() },
-        }
-    }
-}
-
-impl ResultsArgs {
-    /// The library's options for this command.
-    pub fn options(&self) -> rxnode::ResultsOptions {
-        let a = self;
-        rxnode::ResultsOptions {
-            node: a.node.clone(),
-            status: a.status,
-            since: a.since,
-            no_fetch: a.no_fetch,
-            limit: (!a.all).then_some(a.limit),
-            sub: a.sub.as_ref().map(ResultsCmd::query),
         }
     }
 }

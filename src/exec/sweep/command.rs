@@ -117,13 +117,10 @@ fn as_flags(msg: &str) -> String {
     sweep_fields(msg).told(flag_of)
 }
 
-/// The command's flag for a plan field.
+/// The command's flag for a plan field, from clap's table of [`SweepOptions`]
+/// (whose fields are the plan's: `apply_calibration` is `--apply-cal`).
 fn flag_of(field: &str) -> String {
-    match field {
-        "apply_calibration" => "--apply-cal".to_owned(),
-        "settings" => "--setting".to_owned(),
-        f => format!("--{}", f.replace('_', "-")),
-    }
+    crate::options::flag_in::<SweepOptions>(field).unwrap_or_else(|| field.to_owned())
 }
 
 /// `<stem>_heatmap.png` beside the spectrum PNG `p`.
@@ -621,6 +618,18 @@ mod tests {
         assert!(b.message.fields().any(|f| f == "stop_hz"), "{e}");
         assert!(!e.to_string().contains("--"), "{e}");
         assert_eq!(b.message.told(flag_of), as_flags(&e.to_string()));
+    }
+
+    /// Every plan field a sweep check names has its flag in clap's table.
+    #[test]
+    fn every_sweep_field_has_its_flag() {
+        for f in &rxnode_interlock::RX_SWEEP_FIELDS[1..] {
+            let flag = crate::options::flag_in::<SweepOptions>(f);
+            assert!(flag.is_some(), "{f} has no flag");
+        }
+        assert_eq!(flag_of("apply_calibration"), "--apply-cal");
+        assert_eq!(flag_of("settings"), "--setting");
+        assert_eq!(flag_of("dwell_s"), "--dwell-s");
     }
 
     #[test]

@@ -40,20 +40,37 @@ use text::parse_since;
 pub const DEFAULT_RESULTS_LIMIT: usize = 50;
 
 /// `results` options and subcommands.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ResultsOptions {
     /// Only results of this node.
+    #[arg(long)]
     pub node: Option<String>,
-    /// Only results with this status (PASS, FAIL, PARTIAL, SKIP, BLOCKED, "NOT RUN").
+    /// Only results with this status (any case; `not-run` for NOT RUN).
+    #[arg(long, ignore_case = true, value_parser = result_status())]
     pub status: Option<Status>,
-    /// Only results completed at or after this time ([`since`] reads it as typed).
+    /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
+    #[arg(long, value_parser = since)]
     pub since: Option<time::OffsetDateTime>,
     /// Read the local copy only (no fetch).
+    #[arg(long)]
     pub no_fetch: bool,
-    /// List at most the newest N results; `None` lists every one (`--all`).
-    pub limit: Option<usize>,
-    /// `show ID`, `verify ID` or `nodes`; none lists every result.
+    /// List at most the newest N results (by when they landed on rx-node).
+    #[arg(long, default_value_t = DEFAULT_RESULTS_LIMIT, conflicts_with = "all")]
+    pub limit: usize,
+    /// List every result (reads the whole rx-node history: slow with many results).
+    #[arg(long)]
+    pub all: bool,
+    /// `show ID`, `verify ID` or `nodes`; none lists every result (the command
+    /// line's subcommand, not a flag).
+    #[arg(skip)]
     pub sub: Option<ResultsQuery>,
+}
+
+impl ResultsOptions {
+    /// The newest results to list at most; `None` lists every one (`all`).
+    fn most(&self) -> Option<usize> {
+        (!self.all).then_some(self.limit)
+    }
 }
 
 /// `results` subcommands.
@@ -128,7 +145,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         rewritten,
     };
     match &args.sub {
-        None => list::cmd_list(&fetched, &filter, args.limit),
+        None => list::cmd_list(&fetched, &filter, args.most()),
         Some(ResultsQuery::Show { task_id, from, how }) => {
             show::cmd_show(&fetched, task_id, &fetched.select(task_id, from)?, how)
         }
@@ -137,7 +154,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         }
         Some(ResultsQuery::Nodes) => nodes::cmd_nodes(&fetched),
         Some(ResultsQuery::Report { html }) => {
-            html::cmd_report(&fetched, &filter, args.limit, html)
+            html::cmd_report(&fetched, &filter, args.most(), html)
         }
     }
 }
@@ -146,7 +163,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
 /// `since` is the operator's input error, naming the field.
 fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
     let status_filter = args.status.map(|st| st.as_str().to_owned());
-    if args.limit == Some(0) {
+    if args.most() == Some(0) {
         return Err(bad_field(
             "limit",
             " 0: list at least one result (or --all)",
