@@ -1,7 +1,9 @@
 //! `rxnode`: the node's library — its local store, Git access and publication,
 //! the result model, the watcher and the executor. The binary (`src/main.rs`
-//! and `src/commands/`) parses the command line once into a [`Ctx`] and calls
-//! one entry point here per subcommand; nothing below it knows about clap.
+//! and `src/commands/`) parses the command line once into a [`Ctx`] and the
+//! command's options — this library's own types, which clap fills (values typed
+//! by the parsers of [`frequency`], [`gain`] …) — and calls one entry point here
+//! per subcommand; below the options nothing parses a flag or names one.
 //!
 //! Dependencies point one way: `rxnode → rxnode-hw → rxnode-dsp`, and all of
 //! them → `rxnode-interlock` (docs/architecture.md).
