@@ -262,3 +262,108 @@ pub enum Command {
         source: SourceArgs,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::error::ErrorKind;
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(std::iter::once("rxnode").chain(args.iter().copied()))
+            .map(|c| c.command)
+    }
+
+    /// clap turns each value into the library's own type, and the shared groups
+    /// into the library's group types, with nothing copied in between.
+    #[test]
+    fn values_are_parsed_into_the_librarys_types() {
+        let capture = [
+            "capture",
+            "-d",
+            "driver=rxsim",
+            "-f",
+            "100M",
+            "-r",
+            "2M",
+            "-t",
+            "500ms",
+        ];
+        let Ok(Command::Capture(o)) = parse(&[&capture[..], &["-g", "LNA=24,VGA=20"]].concat())
+        else {
+            panic!("capture parses");
+        };
+        assert_eq!(
+            o.gain_db,
+            Some(rxnode_interlock::GainSpec::Elements(
+                [("LNA".into(), 24.0), ("VGA".into(), 20.0)].into()
+            ))
+        );
+        assert_eq!(
+            (o.frequency_hz, o.sample_rate_hz, o.duration_s),
+            (100e6, 2e6, 0.5)
+        );
+        assert_eq!((o.fft.fft_size, o.peaks.max_peaks), (2048, 8));
+        assert_eq!(o.clkin.clkin_tolerance_ppm, 0.5);
+        let Ok(Command::Analyze(o)) = parse(&["analyze", "x.bin", "-F", "CI16_LE"]) else {
+            panic!("analyze parses");
+        };
+        assert_eq!(o.format, Some(rxnode_dsp::IqFormat::Cs16));
+        let Ok(Command::Results(a)) =
+            parse(&["results", "--status", "not-run", "--since", "2026-11-30"])
+        else {
+            panic!("results parses");
+        };
+        assert_eq!(a.options.status, Some(rxnode::ResultStatus::NotRun));
+        assert_eq!(
+            a.options.since.map(|t| t.unix_timestamp()),
+            Some(1_795_996_800)
+        );
+    }
+
+    /// A bad value is clap's own error (exit 2), naming the flag as clap's table spells it.
+    #[test]
+    fn a_bad_value_is_refused_by_the_command_line() {
+        for (args, flag) in [
+            (
+                &[
+                    "capture", "-d", "x", "-f", "100M", "-r", "2M", "-t", "1", "-g", "loud",
+                ][..],
+                "'--gain-db <GAIN_DB>'",
+            ),
+            (
+                &[
+                    "sweep",
+                    "-d",
+                    "x",
+                    "--start-hz",
+                    "88M",
+                    "--stop-hz",
+                    "108M",
+                    "-B",
+                    "10k",
+                    "-g",
+                    "LNA=1,LNA=2",
+                ],
+                "'--gain-db <GAIN_DB>'",
+            ),
+            (&["results", "--since", "yesterday"], "'--since <SINCE>'"),
+            (&["results", "--status", "MAYBE"], "'--status <STATUS>'"),
+            (
+                &["analyze", "x.bin", "--format", "nope"],
+                "'--format <FORMAT>'",
+            ),
+        ] {
+            let e = parse(args).expect_err("refused");
+            assert!(
+                matches!(
+                    e.kind(),
+                    ErrorKind::InvalidValue | ErrorKind::ValueValidation
+                ),
+                "{args:?}"
+            );
+            assert_eq!(e.exit_code(), 2, "{args:?}");
+            assert!(e.to_string().contains(flag), "{args:?}: {e}");
+        }
+    }
+}
