@@ -75,7 +75,8 @@ pub(crate) struct SweepRecord {
     pub hops_file: Option<HopsFile>,
     /// Hops per pass over the band.
     pub hops_per_repeat: usize,
-    /// Median bin of the stitched spectrum, dBFS per bin; `null` when nothing was measured.
+    /// Median bin of the stitched spectrum, dBFS per bin; `null` when nothing was
+    /// measured or the median bin has no power (then the sweep FAILs).
     pub noise_floor_db: Option<f64>,
     /// Passes that ran to their end.
     pub passes_completed: u32,

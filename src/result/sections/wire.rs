@@ -45,8 +45,8 @@ where
 /// own name (`.clkin_compare.verdict: unknown variant …`, or `: missing field …`).
 pub(crate) fn read_entry<A, B>(v: &Value, key: &str) -> Result<Result<A, B>, String>
 where
-    A: DeserializeOwned,
-    B: DeserializeOwned,
+    A: DeserializeOwned + Serialize,
+    B: DeserializeOwned + Serialize,
 {
     if !v.is_object() {
         return Err(format!(": expected an object, got {}", kind(v)));
@@ -58,9 +58,29 @@ where
     }
 }
 
-/// Read `v` as `T`, a refusal naming the field's path inside it as
-/// [`read_entry`] does (`.iq_files[0].bytes: invalid type …`, or `: missing field …`).
-pub(crate) fn read_as<T: DeserializeOwned>(v: &Value) -> Result<T, String> {
+/// Read `v`, an entry in this build's shape, as `T`, a refusal naming the field's
+/// path inside it as [`read_entry`] does (`.iq_files[0].bytes: invalid type …`, or
+/// `: missing field …`). This build writes every field of its records, `null` for
+/// none, so an optional field left out is refused as any missing field is
+/// (`.clkin: missing field `ppm``), where serde alone would read it as none; an
+/// entry in another build's shape is read by its keys instead, never through here.
+pub(crate) fn read_as<T: DeserializeOwned + Serialize>(v: &Value) -> Result<T, String> {
+    let t = read_lenient::<T>(v)?;
+    // What the type writes back names every field it has: one written `null` but
+    // absent from the entry was left out, not left empty.
+    match serde_json::to_value(&t) {
+        Ok(written) => match left_out(v, &written, "") {
+            Some(missing) => Err(missing),
+            None => Ok(t),
+        },
+        Err(e) => Err(format!(": {e}")),
+    }
+}
+
+/// Read `v` as `T` as serde does (an optional field left out reads as none), a
+/// refusal naming the field's path as [`read_as`] does: for drawing what any build
+/// wrote, not for judging this build's shape.
+pub(crate) fn read_lenient<T: DeserializeOwned>(v: &Value) -> Result<T, String> {
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
@@ -69,6 +89,24 @@ pub(crate) fn read_as<T: DeserializeOwned>(v: &Value) -> Result<T, String> {
             format!(".{path}: {}", e.into_inner())
         }
     })
+}
+
+/// The first field `written` has as `null` that `read` lacks, as a refusal naming
+/// its path under `at` (`.clkin: missing field `ppm``).
+fn left_out(read: &Value, written: &Value, at: &str) -> Option<String> {
+    match (read, written) {
+        (Value::Object(r), Value::Object(w)) => w.iter().find_map(|(k, wv)| match r.get(k) {
+            None if wv.is_null() => Some(format!("{at}: missing field `{k}`")),
+            None => None,
+            Some(rv) => left_out(rv, wv, &format!("{at}.{k}")),
+        }),
+        (Value::Array(r), Value::Array(w)) => r
+            .iter()
+            .zip(w)
+            .enumerate()
+            .find_map(|(i, (rv, wv))| left_out(rv, wv, &format!("{at}[{i}]"))),
+        _ => None,
+    }
 }
 
 /// What a JSON value is, for a refusal.
