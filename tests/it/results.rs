@@ -311,4 +311,9 @@ fn an_optional_field_left_out_is_named_and_null_is_valid() {
     );
     let (code, r) = with(&|s, _| s["noise_floor_db"] = Value::Null);
     assert_eq!((code, r.problems.as_slice()), (0, &[][..]), "{r:?}");
+    // A field added after nodes wrote the record without it reads with its default.
+    let (code, r) = with(&|s, _| {
+        s.as_object_mut().unwrap().remove("radio_settings");
+    });
+    assert_eq!((code, r.problems.as_slice()), (0, &[][..]), "{r:?}");
 }

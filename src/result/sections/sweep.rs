@@ -83,8 +83,8 @@ pub(crate) struct SweepRecord {
     /// The band's strongest distinct peaks.
     pub peaks: Vec<SweepPeak>,
     /// The radio's own settings written, stream args, AGC and manual ppm; `null`
-    /// when none was given.
-    #[serde(serialize_with = "sorted")]
+    /// when none was given (absent from a sweep of a node before radio settings).
+    #[serde(default, serialize_with = "sorted")]
     #[schemars(with = "Option<BTreeMap<String, Value>>")]
     pub radio_settings: Option<RadioSettings>,
     /// The sweep as asked (the plan's or the command line's values).
