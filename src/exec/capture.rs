@@ -503,6 +503,13 @@ fn write_plot(
             s.stop_reason
         ))));
     };
+    if !psd.db.iter().any(|v| v.is_finite()) {
+        return Err(field_failure(FieldText::field("plot").then(format!(
+            " {}: no bin of the capture's spectrum has power ({}), so there is nothing to draw",
+            path.display(),
+            rxnode_dsp::why_no_floor(s.averages, s.mean_power_dbfs)
+        ))));
+    }
     let rate = s
         .actual
         .get("sample_rate_hz")

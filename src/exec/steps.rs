@@ -371,7 +371,10 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
         summary
             .noise_floor_db
             .map(|n| format!("{n:.1} dBFS/bin"))
-            .unwrap_or_else(|| "n/a".into())
+            .unwrap_or_else(|| format!(
+                "n/a ({})",
+                rxnode_dsp::why_no_floor(summary.averages, summary.mean_power_dbfs)
+            ))
     );
     if let Some(k) = &summary.clkin {
         detail.push_str(&format!(

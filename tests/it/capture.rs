@@ -696,3 +696,53 @@ fn capture_and_sweep_give_the_same_exit_code_for_the_same_cause() {
         String::from_utf8_lossy(&s.stdout)
     );
 }
+
+/// A radio that delivers every sample as zero (rxsim's noise below anything a
+/// float holds) measured nothing: FAIL naming why, the floor and the mean power
+/// `null`, no peak, a CLKIN check without an SNR, no PNG — never −300 dBFS.
+#[test]
+fn capture_of_a_silent_radio_fails_without_a_floor() {
+    let env = Env::new();
+    let dev = "driver=rxsim,noise_dbfs=-1000";
+    let o = env.capture(dev, "0.1", &["--json", "--clkin-tone-hz", "100.1e6"]);
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    let s = summary(&o);
+    assert_eq!(s.samples_processed, 100_000);
+    assert!(s.clean && s.averages > 0, "{s:?}");
+    assert_eq!(s.status, CaptureStatus::Fail);
+    assert_eq!((s.noise_floor_db, s.mean_power_dbfs), (None, None));
+    assert!(s.peaks.is_empty(), "{:?}", s.peaks);
+    assert!(
+        s.errors
+            .contains(&"noise floor not measured (no signal: every sample is zero)".to_owned()),
+        "{:?}",
+        s.errors
+    );
+    let k = s.clkin.expect("the CLKIN check");
+    assert_eq!(k.status, ClkinStatus::Fail);
+    assert!(
+        k.detail
+            .contains("no signal, the searched band has no power"),
+        "{}",
+        k.detail
+    );
+    let o = env.capture(dev, "0.1", &["--clkin-tone-hz", "100.1e6"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(code(&o), 1, "{text}{}", err(&o));
+    assert!(
+        text.contains("noise floor   n/a (no signal: every sample is zero; FFT 2048"),
+        "{text}"
+    );
+    for bad in ["-300", "inf dB", "NaN"] {
+        assert!(!text.contains(bad), "{bad} in:\n{text}");
+    }
+    let png = env.path().join("silent.png");
+    let o = env.capture(dev, "0.1", &["--plot", png.to_str().unwrap()]);
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    assert!(
+        err(&o).contains("no bin of the capture's spectrum has power"),
+        "{}",
+        err(&o)
+    );
+    assert!(!png.exists());
+}

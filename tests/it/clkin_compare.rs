@@ -231,6 +231,46 @@ fn a_weak_tone_or_a_silent_stream_gives_no_number() {
     );
 }
 
+/// A SLAVE that delivers every sample as zero has no tone level and no SNR (`null`,
+/// `—` in text), and the reason says so: never −300 dBFS or a clamp's SNR.
+#[test]
+fn a_radio_of_zeros_has_no_tone_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, s) = (
+        format!("serial=CMP-M6,seed=11,{TONE}"),
+        "serial=CMP-S6,seed=12,noise_dbfs=-1000",
+    );
+    let o = compare(dir.path(), &m, s, &["-t", "0.3"]);
+    expect_exit!(o, 1);
+    let e = entry(&o);
+    assert_eq!(e.status, "FAIL");
+    assert_eq!(e.clkin_compare.relative_ppb, None);
+    assert_eq!((e.slave.tone.level_dbfs, e.slave.tone.snr_db), (None, None));
+    assert!(e
+        .master
+        .tone
+        .level_dbfs
+        .is_some_and(|l| (l + 30.0).abs() < 3.0));
+    assert!(
+        e.detail.contains("no tone in SLAVE: no signal"),
+        "{}",
+        e.detail
+    );
+    let o = rxnode(dir.path())
+        .args(["clkin", "compare", "-d", &format!("driver=rxsim,{m}")])
+        .args(["-d", &format!("driver=rxsim,{s}")])
+        .args(["-f", "100M", "-r", "1M", "--tone-hz", "100.2M", "-t", "0.3"])
+        .output()
+        .unwrap();
+    let text = util::text(&o.stdout);
+    assert!(
+        text.contains("tone — (— over the band's noise)"),
+        "{}",
+        show(&o)
+    );
+    assert!(!text.contains("-300") && !text.contains("inf"), "{text}");
+}
+
 /// Bad usage is exit 2 and names the problem; `--plot` writes the picture.
 #[test]
 fn bad_usage_is_refused_by_name_and_the_plot_is_written() {

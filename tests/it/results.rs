@@ -268,3 +268,52 @@ fn golden_fixture_validates() {
     assert_eq!(v["status"], "FAIL");
     assert_eq!(v["captures"][0]["clkin"]["status"], "FAIL");
 }
+
+/// A sweep and a comparison in this build's shape with an optional field left
+/// out (this build writes `null` for none) are refused by the field's path;
+/// written `null`, they are valid.
+#[test]
+fn an_optional_field_left_out_is_named_and_null_is_valid() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sweeps: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(root.join("fixtures/sections/sweeps.json")).unwrap())
+            .unwrap();
+    let compares: Vec<Value> = serde_json::from_slice(
+        &std::fs::read(root.join("fixtures/sections/clkin_compares.json")).unwrap(),
+    )
+    .unwrap();
+    let tmp = tempfile::TempDir::new().unwrap();
+    let iq = b"\x00\x01\x02\x03iq";
+    write_iq(tmp.path(), iq);
+    let with = |edit: &dyn Fn(&mut Value, &mut Value)| {
+        let (mut s, mut k) = (sweeps[0].clone(), compares[0].clone());
+        edit(&mut s, &mut k);
+        let mut v = result_value(&sha(iq), iq.len() as u64);
+        v["sweeps"] = json!([s]);
+        v["clkin_compares"] = json!([k]);
+        write_result(tmp.path(), &v);
+        report(tmp.path(), "RES_1")
+    };
+    let (code, r) = with(&|s, k| {
+        s.as_object_mut().unwrap().remove("noise_floor_db");
+        k["clkin_compare"]
+            .as_object_mut()
+            .unwrap()
+            .remove("uncertainty_ppb");
+    });
+    assert_eq!(code, 2, "{r:?}");
+    assert_eq!(
+        r.problems,
+        [
+            "sweeps[0]: missing field `noise_floor_db`",
+            "clkin_compares[0].clkin_compare: missing field `uncertainty_ppb`"
+        ]
+    );
+    let (code, r) = with(&|s, _| s["noise_floor_db"] = Value::Null);
+    assert_eq!((code, r.problems.as_slice()), (0, &[][..]), "{r:?}");
+    // A field added after nodes wrote the record without it reads with its default.
+    let (code, r) = with(&|s, _| {
+        s.as_object_mut().unwrap().remove("radio_settings");
+    });
+    assert_eq!((code, r.problems.as_slice()), (0, &[][..]), "{r:?}");
+}

@@ -267,3 +267,62 @@ fn sweep_args<'a>(device: &'a str, out: &'a [&'a str]) -> Vec<&'a str> {
     v.extend_from_slice(out);
     v
 }
+
+/// A radio that delivers zeros on every hop measured nothing: the sweep FAILs,
+/// its floor is `null` (text: `n/a` and why), no peak, every CSV bin is rtl_power's
+/// `nan` (as a failed hop's), no picture with a made-up axis — never −300 dB.
+#[test]
+fn sweep_of_a_silent_radio_fails_with_nan_bins_and_no_floor() {
+    let rig = Rig::new();
+    let csv = rig.lab.dir.path().join("silent.csv");
+    let png = rig.lab.dir.path().join("silent.png");
+    let dev = "driver=rxsim,serial=SILENT,settle_s=0.002,noise_dbfs=-1000";
+    let out = rig.rxnode(
+        &sweep_args(
+            dev,
+            &[
+                "--json",
+                "--csv",
+                csv.to_str().unwrap(),
+                "--plot",
+                png.to_str().unwrap(),
+            ],
+        ),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let v: SweepT =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)));
+    assert_eq!(v.status, "FAIL");
+    assert_eq!(v.noise_floor_db, None);
+    assert!(v.peaks.is_empty(), "{:?}", v.peaks);
+    assert!(v.hops.iter().all(|h| h.status == "OK"), "{:?}", v.hops);
+    let rows = read_rtl_power(&std::fs::read_to_string(&csv).unwrap());
+    assert_eq!(rows.len(), v.hops.len());
+    assert!(rows
+        .iter()
+        .all(|r| r.samples > 0 && r.db.iter().all(|d| d.is_nan())));
+    assert!(!png.exists(), "a picture of nothing was drawn");
+    let csv2 = rig.lab.dir.path().join("silent2.csv");
+    let out = rig.rxnode(
+        &sweep_args(
+            dev,
+            &[
+                "--csv",
+                csv2.to_str().unwrap(),
+                "--plot",
+                png.to_str().unwrap(),
+            ],
+        ),
+        "",
+    );
+    let text = util::text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(text.starts_with("sweep FAIL:"), "{text}");
+    assert!(
+        text.contains("noise floor n/a (the median bin has no power)"),
+        "{text}"
+    );
+    assert!(text.contains("no plot written to"), "{text}");
+    assert!(!text.contains("-300") && !text.contains("NaN"), "{text}");
+}

@@ -55,8 +55,8 @@ pub use crate::{
     dsp::{
         compare_tracks, confirm_carrier, find_peaks, fmt_ppm, fmt_sigma, fmt_uncertain,
         freq_cal_estimator, is_external_clock, judge_clkin, judge_compare, median_db,
-        offset_for_ppm, ppm_decimals, ppm_from_offset, uncertainty_decimals, Checked, Checks,
-        ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone,
+        offset_for_ppm, ppm_decimals, ppm_from_offset, uncertainty_decimals, why_no_floor, Checked,
+        Checks, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone,
         ClockEvidence, EvidenceItem, FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError,
         FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell,
         LteFrame, LteScene, Peak, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,

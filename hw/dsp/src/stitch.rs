@@ -60,7 +60,8 @@ impl Stitcher {
                 f32::NAN
             };
             db.push(v);
-            if v.is_finite() {
+            // A bin without power (−∞) was measured: it adds no power but counts.
+            if v.is_finite() || v == f32::NEG_INFINITY {
                 if let (Some(s), Some(c)) = (self.sum.get_mut(m), self.count.get_mut(m)) {
                     *s += 10f64.powf(f64::from(v) / 10.0);
                     *c += 1;
@@ -70,23 +71,34 @@ impl Stitcher {
         db
     }
 
-    /// The stitched spectrum, dB per grid bin; `None` where no hop measured.
+    /// The stitched spectrum, dB per grid bin; `None` where no hop measured, −∞
+    /// where every hop that measured the bin found no power there (no level).
     pub fn finish(&self) -> Vec<Option<f32>> {
         self.sum
             .iter()
             .zip(&self.count)
-            .map(|(s, &c)| (c > 0 && *s > 0.0).then(|| (10.0 * (s / f64::from(c)).log10()) as f32))
+            .map(|(s, &c)| {
+                (c > 0).then(|| {
+                    if *s > 0.0 {
+                        (10.0 * (s / f64::from(c)).log10()) as f32
+                    } else {
+                        f32::NEG_INFINITY
+                    }
+                })
+            })
             .collect()
     }
 }
 
 /// Peaks, their −3 dB widths and the noise floor of a stitched spectrum.
 pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
+    // Measured bins, those without power (−∞) among them: the median bin without
+    // power leaves the band without a floor, and so without peaks.
     let valid: Vec<f32> = db.iter().flatten().copied().collect();
-    if valid.is_empty() {
+    let floor = median_db(&valid);
+    if !floor.is_finite() {
         return (Vec::new(), Vec::new(), None);
     }
-    let floor = median_db(&valid);
     // Missing bins read as the floor for peak picking only (never reported).
     let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(floor as f32)).collect();
     let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, 10.0, 16);
@@ -131,5 +143,36 @@ mod tests {
         assert_eq!(p[0].frequency_hz, 1e6 + 50e3);
         assert_eq!(w[0], 2e3);
         assert!(band_peaks(&[None, None], 0.0, 1.0).2.is_none());
+    }
+
+    /// Bins measured without power (−∞) count as measured, have no level, and a
+    /// median among them leaves the band without a floor and without peaks.
+    #[test]
+    fn bins_without_power_have_no_level_and_no_floor() {
+        let mut g = Stitcher::new(8);
+        let at = HopPlacement {
+            requested_hz: 0.0,
+            actual_hz: 0.0,
+            bin_hz: 1.0,
+            fft_size: 8,
+            kept_bins: 8,
+            first_bin: 0,
+            end_bin: 8,
+        };
+        let mut psd = vec![f32::NEG_INFINITY; 8];
+        psd[6] = -40.0;
+        let hop = g.add_hop(&psd, &at);
+        assert_eq!(hop.iter().filter(|v| **v == f32::NEG_INFINITY).count(), 7);
+        let db = g.finish();
+        assert_eq!(
+            db.iter().filter(|v| **v == Some(f32::NEG_INFINITY)).count(),
+            7
+        );
+        assert_eq!(
+            db.iter().filter(|v| v.is_some_and(f32::is_finite)).count(),
+            1
+        );
+        let (p, w, floor) = band_peaks(&db, 0.0, 1.0);
+        assert_eq!((p.len(), w.len(), floor), (0, 0, None));
     }
 }

@@ -105,13 +105,15 @@ pub struct SweepReport {
     /// Every hop of every repeat, in order.
     pub hops: Vec<SweepHop>,
     /// The stitched spectrum, dBFS per grid bin (mean power over the repeats that
-    /// measured it); `None` where every attempt failed.
+    /// measured it); `None` where every attempt failed, −∞ where the bin was measured
+    /// without power (no level; `nan` in the CSV).
     pub spectrum_db: Vec<Option<f32>>,
     /// Strongest peaks over the whole band (absolute Hz, dBFS).
     pub peaks: Vec<Peak>,
     /// −3 dB width of each peak, Hz, same order as `peaks`.
     pub peak_widths_hz: Vec<f64>,
-    /// Median of the measured bins, dBFS.
+    /// Median of the measured bins, dBFS; `None` when no bin was measured or the
+    /// median bin has no power.
     pub noise_floor_db: Option<f64>,
     /// `[low, high]` Hz of each hop that failed, per repeat.
     pub failed_ranges_hz: Vec<[f64; 2]>,

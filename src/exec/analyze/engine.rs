@@ -53,9 +53,11 @@ pub(super) fn build_report(
                 snr_db: p.snr_db,
             })
             .collect(),
-        // Not finite only with no Welch segment, where the spectrum says −inf.
-        noise_floor_db: summary.noise_floor_db.unwrap_or(f64::NEG_INFINITY),
-        mean_power_dbfs: summary.mean_power_dbfs.unwrap_or(-300.0),
+        noise_floor_db: summary.noise_floor_db,
+        noise_floor_absent: summary.noise_floor_db.is_none().then(|| {
+            rxnode_dsp::why_no_floor(summary.averages, summary.mean_power_dbfs).to_owned()
+        }),
+        mean_power_dbfs: summary.mean_power_dbfs,
         clipped_fraction: summary.clipped_fraction,
         clkin: summary.clkin,
         clock: rec.clock.clone(),

@@ -75,10 +75,15 @@ pub struct AnalyzeReport {
     pub averages: u64,
     /// Strongest distinct peaks.
     pub peaks: Vec<PeakOut>,
-    /// Median bin, dBFS per bin.
-    pub noise_floor_db: f64,
-    /// Mean sample power, dBFS.
-    pub mean_power_dbfs: f64,
+    /// Median bin, dBFS per bin; `null` when it cannot be measured
+    /// (`noise_floor_absent` says why, and the analysis exits 1).
+    pub noise_floor_db: Option<f64>,
+    /// Why `noise_floor_db` is `null` (`no signal: every sample is zero`, `the median
+    /// bin has no power`); absent when the floor was measured.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub noise_floor_absent: Option<String>,
+    /// Mean sample power, dBFS; `null` when every sample is zero.
+    pub mean_power_dbfs: Option<f64>,
     /// Fraction of clipped samples.
     pub clipped_fraction: f64,
     /// The CLKIN check, when `--clkin-tone-hz` is given.
@@ -206,20 +211,35 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
     if let Some(radio) = &args.store_for_radio {
         store_measurement(ctx, args, radio, &mut report)?;
     }
-    if let (Some(plot), Some(psd)) = (&args.plot, &first_psd) {
+    // A spectrum without one bin of power has nothing to draw: no picture, said why.
+    let plot = args.plot.as_ref().zip(first_psd.as_ref());
+    let drawable = |psd: &PsdTrace| psd.db.iter().any(|v| v.is_finite());
+    if let Some((plot, psd)) = plot.filter(|(_, psd)| drawable(psd)) {
         write_plot(plot, psd, &report)
             .with_context(|| format!("cannot write plot {}", plot.display()))?;
     }
     ctx.report(&report, render_all)?;
+    if let Some((plot, _)) = plot.filter(|(_, psd)| !drawable(psd)) {
+        ctx.shell().errln(format_args!(
+            "rxnode: no plot written to {}: no PSD bin has power ({})",
+            plot.display(),
+            report
+                .noise_floor_absent
+                .as_deref()
+                .unwrap_or("nothing analysed")
+        ))?;
+    }
     let all = if report.channels.is_empty() {
         std::slice::from_ref(&report)
     } else {
         report.channels.as_slice()
     };
+    // A figure that could not be measured fails the analysis, as a failed check does.
     let failed = all.iter().any(|r| {
-        r.clkin
-            .as_ref()
-            .is_some_and(|c| c.status == ClkinStatus::Fail)
+        r.noise_floor_db.is_none()
+            || r.clkin
+                .as_ref()
+                .is_some_and(|c| c.status == ClkinStatus::Fail)
             || r.freq_cal
                 .as_ref()
                 .is_some_and(|f| f.status != crate::result::Status::Pass)

@@ -56,8 +56,18 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
         crate::result::plot::trim_number(r.overlap * 100.0, 1),
         r.averages
     );
-    let _ = writeln!(out, "noise floor   {:.1} dBFS/bin", r.noise_floor_db);
-    let _ = writeln!(out, "mean power    {:.1} dBFS", r.mean_power_dbfs);
+    let _ = match (r.noise_floor_db, &r.noise_floor_absent) {
+        (Some(f), _) => writeln!(out, "noise floor   {f:.1} dBFS/bin"),
+        (None, why) => writeln!(
+            out,
+            "noise floor   n/a ({})",
+            why.as_deref().unwrap_or("not measured")
+        ),
+    };
+    let _ = match r.mean_power_dbfs {
+        Some(p) => writeln!(out, "mean power    {p:.1} dBFS"),
+        None => writeln!(out, "mean power    n/a (no sample power)"),
+    };
     let _ = writeln!(out, "clipped       {:.4} %", r.clipped_fraction * 100.0);
     if r.peaks.is_empty() {
         let _ = writeln!(out, "peaks         none");
@@ -166,12 +176,6 @@ pub(super) fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeRepo
         .collect();
     crate::result::plot::write_spectrum(
         path,
-        &crate::result::plot::live_spectrum(
-            title,
-            psd,
-            peaks,
-            Some(r.noise_floor_db),
-            r.clkin.as_ref(),
-        ),
+        &crate::result::plot::live_spectrum(title, psd, peaks, r.noise_floor_db, r.clkin.as_ref()),
     )
 }

@@ -182,8 +182,13 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
     }
     let _ = writeln!(
         o,
-        "  noise floor   {} (FFT {}, {} averages); mean power {}; clipped {:.4} %",
-        opt(s.noise_floor_db, "dBFS/bin", 1),
+        "  noise floor   {}FFT {}, {} averages); mean power {}; clipped {:.4} %",
+        s.noise_floor_db
+            .map(|f| format!("{f:.1} dBFS/bin ("))
+            .unwrap_or_else(|| format!(
+                "n/a ({}; ",
+                rxnode_dsp::why_no_floor(s.averages, s.mean_power_dbfs)
+            )),
         s.fft_size,
         s.averages,
         opt(s.mean_power_dbfs, "dBFS", 1),

@@ -10,6 +10,7 @@ use crate::result::Status;
 use crate::store::ledger::Entry;
 use crate::store::policy::Source;
 use anyhow::Result;
+use rxnode_hw::HopStatus;
 use rxnode_interlock::{check_rx_sweep, GainSpec, RxSweepStep, SweepConfig};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -295,7 +296,7 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         // The reader went away (`| head`): not an error, nothing more to say.
         return Ok(Outcome::Done);
     }
-    print(ctx, &v, &written, csv_out)?;
+    print(ctx, &v, (&written, args.plot.as_ref()), csv_out)?;
     Ok(match status_of(&sw.report) {
         Status::Pass => Outcome::Done,
         _ => Outcome::Code(1),
@@ -441,7 +442,14 @@ fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<FileRecord>,
             sha256: rxnode_interlock::sha256_hex(csv.as_bytes()),
         });
     }
-    if let Some(p) = &args.plot {
+    let drawable = sw
+        .report
+        .spectrum_db
+        .iter()
+        .any(|v| v.is_some_and(f32::is_finite));
+    // No bin of the band with a level: no picture (the text says so), never a
+    // made-up axis.
+    if let Some(p) = args.plot.as_ref().filter(|_| drawable) {
         crate::result::plot::write_spectrum(p, &spectrum_plot(sw, "rxnode sweep"))?;
         written.push(("spectrum PNG", p.clone()));
         if let Some(h) = heatmap(sw, "rxnode sweep") {
@@ -455,13 +463,25 @@ fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<FileRecord>,
 
 /// The sweep on stdout: its JSON, or its Markdown and where the files went; on
 /// stderr when the CSV went to stdout (`--csv -`), so the pipe carries CSV only.
-fn print(ctx: &Ctx, v: &SweepRecord, written: &Written, csv_on_stdout: bool) -> Result<()> {
+fn print(
+    ctx: &Ctx,
+    v: &SweepRecord,
+    (written, plot): (&Written, Option<&PathBuf>),
+    csv_on_stdout: bool,
+) -> Result<()> {
     let human = |v: &SweepRecord| {
         // Plain text for the terminal; the Markdown is for RX_RESULT.md.
         let mut o = sweep_text(v);
         // The operator sees where the results went (the JSON names the CSV only).
         for (what, p) in written {
             let _ = writeln!(o, "wrote {what}: {}", p.display());
+        }
+        if let Some(p) = plot.filter(|p| !written.iter().any(|(_, w)| w == *p)) {
+            let _ = writeln!(
+                o,
+                "no plot written to {}: no bin of the band has power",
+                p.display()
+            );
         }
         o
     };
@@ -543,8 +563,11 @@ fn sweep_text(v: &SweepRecord) -> String {
     }
     let _ = writeln!(
         o,
-        "  noise floor {:.1} dBFS/bin; {:.2} s (settle + dwell floor {:.2} s)",
-        v.noise_floor_db.unwrap_or(f64::NAN),
+        "  noise floor {}; {:.2} s (settle + dwell floor {:.2} s)",
+        floor_words(
+            v.noise_floor_db,
+            v.hops.iter().any(|h| h.status == HopStatus::Ok)
+        ),
         v.elapsed_s,
         v.settle_dwell_floor_s,
     );
@@ -572,6 +595,16 @@ fn sweep_text(v: &SweepRecord) -> String {
         );
     }
     o
+}
+
+/// The band's noise floor for a person: `-97.3 dBFS/bin`, or `n/a` and why.
+/// `measured`: whether any hop was measured.
+pub(crate) fn floor_words(floor: Option<f64>, measured: bool) -> String {
+    match floor {
+        Some(f) => format!("{f:.1} dBFS/bin"),
+        None if !measured => "n/a (no hop measured)".into(),
+        None => "n/a (the median bin has no power)".into(),
+    }
 }
 
 /// A bin width for people: `10.000 kHz`, `7.812 kHz`, `250 Hz`.

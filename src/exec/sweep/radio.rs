@@ -277,7 +277,9 @@ fn blocked_or_failed(e: rxnode_hw::Error) -> NotSwept {
 /// hops failed or the operator cancelled; FAIL when no hop measured.
 pub(crate) fn status_of(r: &SweepReport) -> Status {
     let ok = r.hops.iter().filter(|h| h.status == HopStatus::Ok).count();
-    if ok == 0 {
+    // A band without a measurable floor (its median bin has no power: the radio
+    // delivered zeros) measured nothing, whatever its hops say.
+    if ok == 0 || r.noise_floor_db.is_none() {
         Status::Fail
     } else if ok == r.hops.len() && !r.cancelled {
         Status::Pass

@@ -76,12 +76,16 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
     let dir = st.paths.outbox(st.task.id());
     let csv_rec = step_files(st, &dir, &sw, &mut out.errors);
     let what = format!("{} · step {n}", st.task.id().as_str());
-    out.drawn.push(crate::result::pictures::Drawn {
-        of: crate::result::pictures::PictureOf::Sweep,
-        index: u32::try_from(n).unwrap_or(u32::MAX),
-        plot: spectrum_plot(&sw, &what),
-        heatmap: heatmap(&sw, &what),
-    });
+    // A band without one bin of power has no picture (as a capture without one).
+    let plot = spectrum_plot(&sw, &what);
+    if plot.trace.db.iter().any(|v| v.is_finite()) {
+        out.drawn.push(crate::result::pictures::Drawn {
+            of: crate::result::pictures::PictureOf::Sweep,
+            index: u32::try_from(n).unwrap_or(u32::MAX),
+            plot,
+            heatmap: heatmap(&sw, &what),
+        });
+    }
     let r = &sw.report;
     let detail = format!(
         "{:.3}–{:.3} MHz in {} hop(s) × {} repeat(s), {} failed, bin {:.1} Hz, noise floor {}, {} peak(s), {:.2} s",
@@ -91,7 +95,10 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         r.config.repeats,
         r.failed_ranges_hz.len(),
         r.plan.bin_hz,
-        r.noise_floor_db.map(|f| format!("{f:.1} dBFS/bin")).unwrap_or_else(|| "n/a".into()),
+        super::command::floor_words(
+            r.noise_floor_db,
+            r.hops.iter().any(|h| h.status == HopStatus::Ok)
+        ),
         r.peaks.len(),
         r.elapsed_s
     );
@@ -140,6 +147,15 @@ fn step_files(
         }
     };
     let what = format!("{} · step {n}", st.task.id().as_str());
+    if !sw
+        .report
+        .spectrum_db
+        .iter()
+        .any(|v| v.is_some_and(f32::is_finite))
+    {
+        // No bin of the band has power: nothing to draw (the result says why).
+        return csv_rec;
+    }
     if let Err(e) = crate::result::plot::write_spectrum(
         &dir.join(format!("SWEEP_{n}.png")),
         &spectrum_plot(sw, &what),

@@ -8,7 +8,8 @@ use crate::result::plot::{write_compare_png_of, write_heatmap, write_spectrum};
 use crate::result::sections::{compare::CompareEntry, freq_cal::FreqCalEntry};
 use crate::result::{compare_png_name, write_freq_cal_png, RxResult};
 use anyhow::{Context, Result};
-use serde::Deserialize as _;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -37,25 +38,73 @@ fn step_of(step: Option<usize>, i: usize) -> u32 {
         .unwrap_or_else(|| u32::try_from(i + 1).unwrap_or(1))
 }
 
+/// One part of a result as published: its JSON, and what it reads as on its own
+/// (the type's refusal otherwise).
+struct Part<T> {
+    raw: Value,
+    read: Result<T, serde_json::Error>,
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Part<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = Value::deserialize(d)?;
+        let read = T::deserialize(&raw);
+        Ok(Part { raw, read })
+    }
+}
+
+/// A part that is there, `null` included (absent: `None`).
+fn present<'de, D, T>(d: D) -> Result<Option<Part<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    Part::deserialize(d).map(Some)
+}
+
+/// The parts of a result that carry pictures, each read as its own type on its
+/// own, entry by entry: one that does not read hides no other.
+#[derive(Deserialize, Default)]
+struct Drawable {
+    #[serde(default, deserialize_with = "present")]
+    task_id: Option<Part<String>>,
+    #[serde(default, deserialize_with = "present")]
+    pictures: Option<Part<Pictures>>,
+    #[serde(default, deserialize_with = "present")]
+    clkin_compares: Option<Part<Vec<Part<CompareEntry>>>>,
+    #[serde(default, deserialize_with = "present")]
+    freq_cal: Option<Part<Vec<Part<FreqCalEntry>>>>,
+    /// Only how many there are: a result without `pictures` is drawn whole.
+    #[serde(default, deserialize_with = "present")]
+    captures: Option<Part<Vec<serde::de::IgnoredAny>>>,
+}
+
+/// The entries of an array section (none when it is absent or not an array).
+fn entries<T>(p: Option<Part<Vec<T>>>) -> Vec<T> {
+    p.and_then(|p| p.read.ok()).unwrap_or_default()
+}
+
 /// Draw every picture `result` (a fetched `RX_RESULT.json`) carries into `dir`.
 pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut d = Drawn::default();
-    match result.get("pictures") {
-        Some(p) => match serde_json::from_value::<Pictures>(p.clone()) {
-            Ok(p) => match p.problems() {
-                found if found.is_empty() => draw_pictures(dir, &p, &mut d),
-                found => d
-                    .problems
-                    .extend(found.iter().map(|m| super::text::shown(m, 200))),
-            },
-            Err(e) => d.problems.push(format!("pictures: {e}")),
+    // Not an object: no part of it is there.
+    let parts = Drawable::deserialize(result).unwrap_or_default();
+    match parts.pictures.map(|p| p.read) {
+        Some(Ok(p)) => match p.problems() {
+            found if found.is_empty() => draw_pictures(dir, &p, &mut d),
+            found => d
+                .problems
+                .extend(found.iter().map(|m| super::text::shown(m, 200))),
         },
+        Some(Err(e)) => d.problems.push(format!("pictures: {e}")),
+        None if entries(parts.captures).is_empty() => {}
         None => older_captures(dir, result, &mut d),
     }
-    let task = result.get("task_id").and_then(Value::as_str).unwrap_or("?");
-    for (i, e) in array(result, "clkin_compares").iter().enumerate() {
-        let e = match CompareEntry::deserialize(e) {
+    let task = parts.task_id.and_then(|t| t.read.ok());
+    let task = task.as_deref().unwrap_or("?");
+    for (i, e) in entries(parts.clkin_compares).into_iter().enumerate() {
+        let e = match e.read {
             Ok(e) => e,
             Err(err) => {
                 d.problems.push(format!("clkin_compares[{i}]: {err}"));
@@ -72,11 +121,12 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
             Err(e) => d.problems.push(format!("clkin_compares[{i}]: {e:#}")),
         }
     }
-    for (i, e) in array(result, "freq_cal").iter().enumerate() {
-        if e.get("detections").is_none() {
+    for (i, e) in entries(parts.freq_cal).into_iter().enumerate() {
+        // Only an entry with detections has a picture.
+        if e.raw.get("detections").is_none() {
             continue;
         }
-        let e = match FreqCalEntry::deserialize(e) {
+        let e = match e.read {
             Ok(e) => e,
             Err(err) => {
                 d.problems.push(format!("freq_cal[{i}]: {err}"));
@@ -91,13 +141,6 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
         d.note(&format!("freq_cal[{i}]"), r);
     }
     Ok(d)
-}
-
-fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 /// The spectra and heatmaps of the `pictures` section.
@@ -119,9 +162,6 @@ fn draw_pictures(dir: &Path, p: &Pictures, d: &mut Drawn) {
 /// A result from a node before `pictures`: its captures' full spectra, when
 /// the result reads as this build's result type.
 fn older_captures(dir: &Path, result: &Value, d: &mut Drawn) {
-    if array(result, "captures").is_empty() {
-        return;
-    }
     match serde_json::from_value::<RxResult>(result.clone()) {
         Ok(r) => match crate::result::write_spectrum_pngs(dir, &r) {
             Ok(files) => d.files.extend(files),
@@ -186,6 +226,50 @@ mod tests {
         let out = draw_result(d.path(), &big).unwrap();
         assert!(
             out.files.is_empty() && out.problems[0].contains("pictures"),
+            "{out:?}"
+        );
+    }
+
+    /// Each part is read as its own type on its own: a `pictures` section that is
+    /// not one, a `task_id` that is not a string, a comparison entry that does not
+    /// read and a `captures` that is not a list hide neither the comparison after
+    /// it nor the calibration; each bad one that carries a picture is named.
+    #[test]
+    fn one_bad_part_hides_no_other() {
+        let d = tempfile::tempdir().unwrap();
+        let compare: Vec<serde_json::Value> = serde_json::from_str(include_str!(
+            "../../../fixtures/sections/clkin_compares.json"
+        ))
+        .unwrap();
+        let freq_cal: Vec<serde_json::Value> =
+            serde_json::from_str(include_str!("../../../fixtures/sections/freq_cal.json")).unwrap();
+        let mut good = compare[0].clone();
+        good["step"] = json!(2);
+        let mut broken = compare[0].clone();
+        broken["clkin_compare"]["points"] = json!("many");
+        let mut cal = freq_cal[0].clone();
+        cal["step"] = json!(5);
+        let r = json!({
+            "task_id": 7,
+            "pictures": "SPECTRUM_1.png",
+            "captures": {"not": "a list"},
+            "clkin_compares": [broken, good],
+            "freq_cal": [cal],
+        });
+        let out = draw_result(d.path(), &r).unwrap();
+        let names: Vec<String> = out
+            .files
+            .iter()
+            .map(|p| p.strip_prefix(d.path()).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["CLKIN_COMPARE_2.png", "FREQCAL_5.png"], "{out:?}");
+        assert_eq!(out.problems.len(), 2, "{out:?}");
+        assert!(
+            out.problems[0].starts_with("pictures: invalid type: string"),
+            "{out:?}"
+        );
+        assert!(
+            out.problems[1].starts_with("clkin_compares[0]: ") && out.problems[1].contains("many"),
             "{out:?}"
         );
     }

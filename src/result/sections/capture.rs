@@ -58,9 +58,11 @@ pub(crate) struct CaptureRecord {
     pub(crate) iq_files: Vec<IqFileRecord>,
     /// Samples lost in all; `null` when an overflow's loss could not be counted.
     pub(crate) lost_samples: Option<u64>,
-    /// Mean sample power, dBFS; `null` when nothing was analysed.
+    /// Mean sample power, dBFS; `null` when nothing was analysed or every sample is
+    /// zero.
     pub(crate) mean_power_dbfs: Option<f64>,
-    /// Median PSD bin, dBFS/bin; `null` when nothing was analysed.
+    /// Median PSD bin, dBFS/bin; `null` when it cannot be measured (nothing analysed,
+    /// or the median bin has no power: then `errors` says why and the capture FAILs).
     pub(crate) noise_floor_db: Option<f64>,
     /// Samples lost in driver overflows; `null` when not countable.
     pub(crate) overflow_lost_samples: Option<u64>,

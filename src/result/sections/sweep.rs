@@ -75,15 +75,16 @@ pub(crate) struct SweepRecord {
     pub hops_file: Option<HopsFile>,
     /// Hops per pass over the band.
     pub hops_per_repeat: usize,
-    /// Median bin of the stitched spectrum, dBFS per bin; `null` when nothing was measured.
+    /// Median bin of the stitched spectrum, dBFS per bin; `null` when nothing was
+    /// measured or the median bin has no power (then the sweep FAILs).
     pub noise_floor_db: Option<f64>,
     /// Passes that ran to their end.
     pub passes_completed: u32,
     /// The band's strongest distinct peaks.
     pub peaks: Vec<SweepPeak>,
     /// The radio's own settings written, stream args, AGC and manual ppm; `null`
-    /// when none was given.
-    #[serde(serialize_with = "sorted")]
+    /// when none was given (absent from a sweep of a node before radio settings).
+    #[serde(default, serialize_with = "sorted")]
     #[schemars(with = "Option<BTreeMap<String, Value>>")]
     pub radio_settings: Option<RadioSettings>,
     /// The sweep as asked (the plan's or the command line's values).

@@ -501,3 +501,66 @@ fn records_in_this_builds_shape_are_held_to_their_types() {
     });
     assert!(p.is_empty(), "{p:#?}");
 }
+
+/// This build writes every field of its records, `null` for none: an optional
+/// field left out of an entry in this build's shape is refused by its path (serde
+/// alone read it as none), `null` is accepted, a field the type writes only when
+/// it has one may be left out, and an entry in an older node's shape is still read
+/// by its keys.
+#[test]
+fn an_optional_field_left_out_is_refused_and_null_accepted() {
+    use crate::result::sections::capture::{tests::summary, CaptureRecord};
+    let record = serde_json::to_value(CaptureRecord::of(&summary()).expect("record")).unwrap();
+    let sweeps: Vec<Value> =
+        serde_json::from_str(include_str!("../../../fixtures/sections/sweeps.json")).unwrap();
+    let compares: Vec<Value> = serde_json::from_str(include_str!(
+        "../../../fixtures/sections/clkin_compares.json"
+    ))
+    .unwrap();
+    let with = |edit: &dyn Fn(&mut Value, &mut Value, &mut Value)| {
+        problems_after(|v| {
+            let (mut c, mut s, mut k) = (record.clone(), sweeps[0].clone(), compares[0].clone());
+            edit(&mut c, &mut s, &mut k);
+            v["captures"] = json!([c]);
+            v["sweeps"] = json!([s]);
+            v["clkin_compares"] = json!([k]);
+        })
+    };
+    let drop = |v: &mut Value, key: &str| {
+        assert!(
+            v.as_object_mut().unwrap().remove(key).is_some(),
+            "{key} in {v:#}"
+        );
+    };
+    assert_eq!(with(&|_, _, _| {}), Vec::<String>::new());
+    let p = with(&|c, s, k| {
+        drop(c, "noise_floor_db");
+        drop(s, "noise_floor_db");
+        drop(&mut k["clkin_compare"], "relative_ppb");
+    });
+    assert_eq!(
+        p,
+        [
+            "captures[0]: missing field `noise_floor_db`",
+            "sweeps[0]: missing field `noise_floor_db`",
+            "clkin_compares[0].clkin_compare: missing field `relative_ppb`",
+        ]
+    );
+    let p = with(&|c, _, _| drop(&mut c["clkin"], "ppm"));
+    assert_eq!(p, ["captures[0].clkin: missing field `ppm`"]);
+    // `null` is the written none; `clock` and `psd_db` are written only when there.
+    let p = with(&|c, s, _| {
+        c["noise_floor_db"] = Value::Null;
+        c["clkin"]["ppm"] = Value::Null;
+        c["clkin"]["ppm_uncertainty"] = Value::Null;
+        s["noise_floor_db"] = Value::Null;
+        drop(c, "psd_db");
+    });
+    assert!(p.is_empty(), "{p:#?}");
+    // An older node's capture (without the loss counts) lacking the floor: kept.
+    let p = with(&|c, _, _| {
+        drop(c, "overflow_lost_samples");
+        drop(c, "noise_floor_db");
+    });
+    assert!(p.is_empty(), "{p:#?}");
+}

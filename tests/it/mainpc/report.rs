@@ -207,6 +207,97 @@ fn show_renders_the_result_and_plots_the_nodes_pictures_from_published_data() {
     assert!(decode(&plots.join("SWEEP_2_heatmap.png")).colours() > 50);
 }
 
+/// A plan whose radio delivers zeros (rxsim's noise below anything a float holds):
+/// a capture and a sweep that measured nothing.
+const SILENT_PLAN: &str = r#"{"steps": [
+  {"op": "rx_capture", "device": "driver=rxsim,serial=lab-silent,noise_dbfs=-1000",
+   "frequency_hz": 100.0e6, "sample_rate_hz": 1.0e6, "duration_s": 0.1, "fft_size": 1024,
+   "clkin": {"tone_hz": 100.1e6, "tolerance_ppm": 0.5}},
+  {"op": "rx_sweep", "device": "driver=rxsim,serial=lab-silent,noise_dbfs=-1000",
+   "start_hz": 100e6, "stop_hz": 104e6, "bin_hz": 10e3}
+]}"#;
+
+/// All-zero samples through the whole loop: the capture and the sweep FAIL with
+/// the floor `null` and the reason; the node's result validates; the main PC's
+/// `results show` says `n/a` and draws no picture of nothing — no −300 anywhere.
+#[test]
+fn a_silent_radio_is_reported_without_a_floor_end_to_end() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    let plan = lab.plan_file("SILENT_1.json", SILENT_PLAN);
+    lab.post("SILENT_1", &["--rx", "--plan", &plan]);
+    approve(&a);
+    let out = rxnode(&a, &["--sim", "run", "SILENT_1"], "");
+    expect_exit!(out, 1);
+    let outbox = a.join(".local/rx_agent_outbox/SILENT_1");
+    let out = rxnode(&a, &["validate-result", outbox.to_str().unwrap()], "");
+    expect_exit!(out, 0);
+    expect_exit!(publish(&a, "SILENT_1"), 0);
+    let json = git(
+        &lab.origin,
+        &["show", "rx-node:rx-results/SILENT_1/LAB-A/RX_RESULT.json"],
+    );
+    let md = git(
+        &lab.origin,
+        &["show", "rx-node:rx-results/SILENT_1/LAB-A/RX_RESULT.md"],
+    );
+    let csv = std::fs::read_to_string(outbox.join("SWEEP_2.csv")).unwrap();
+    for (what, text) in [("json", &json), ("md", &md), ("csv", &csv)] {
+        assert!(!text.contains("-300"), "{what}:\n{text}");
+    }
+    let r: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(r["status"], "FAIL");
+    let c = &r["captures"][0];
+    assert_eq!(c["status"], "FAIL", "{c}");
+    assert_eq!(c["noise_floor_db"], Value::Null);
+    assert_eq!(c["mean_power_dbfs"], Value::Null);
+    assert_eq!(c["peaks"], json!([]));
+    assert_eq!(
+        c["errors"],
+        json!(["noise floor not measured (no signal: every sample is zero)"])
+    );
+    let sw = &r["sweeps"][0];
+    assert_eq!(sw["status"], "FAIL", "{sw}");
+    assert_eq!(sw["noise_floor_db"], Value::Null);
+    assert!(
+        csv.lines()
+            .all(|l| l.split(", ").skip(6).all(|v| v == "nan")),
+        "{csv}"
+    );
+
+    let out = rxnode(&lab.main, &["results", "show", "SILENT_1"], "");
+    expect_exit!(out, 0);
+    let said = stdout(&out);
+    assert!(said.starts_with("SILENT_1 from LAB-A: FAIL\n"), "{said}");
+    assert!(
+        said.contains("noise floor not measured (no signal"),
+        "{said}"
+    );
+    for bad in ["-300", "inf", "NaN"] {
+        assert!(!said.contains(bad), "{bad} in:\n{said}");
+    }
+    let plots = lab.root.path().join("silent-plots");
+    let out = rxnode(
+        &lab.main,
+        &[
+            "results",
+            "show",
+            "SILENT_1",
+            "--plot",
+            plots.to_str().unwrap(),
+        ],
+        "",
+    );
+    expect_exit!(out, 0);
+    let drawn: Vec<String> = std::fs::read_dir(&plots)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(drawn.is_empty(), "pictures of nothing: {drawn:?}");
+}
+
 /// Headless Chromium from the distribution; missing is a failure, never a skip.
 fn chromium() -> &'static str {
     for c in ["chromium", "chromium-browser"] {

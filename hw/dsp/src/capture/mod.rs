@@ -94,8 +94,20 @@ pub struct PsdTrace {
     pub start_hz: f64,
     /// Spacing of the points (Hz).
     pub step_hz: f64,
-    /// dBFS per FFT bin, max-held over each point's bins.
+    /// dBFS per FFT bin, max-held over each point's bins; −∞ (`null` in JSON) where
+    /// no bin of the point has power: no level.
+    #[serde(deserialize_with = "levels_or_none")]
     pub db: Vec<f32>,
+}
+
+/// dB levels as written: a number, or `null` for a point without power (−∞).
+fn levels_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Vec<f32>, D::Error> {
+    let v: Vec<Option<f32>> = Deserialize::deserialize(d)?;
+    Ok(v.into_iter()
+        .map(|x| x.unwrap_or(f32::NEG_INFINITY))
+        .collect())
 }
 
 /// What a capture did and found (docs/protocol.md#5-results).
@@ -144,9 +156,11 @@ pub struct CaptureSummary {
     pub averages: u64,
     /// Strongest distinct peaks.
     pub peaks: Vec<Peak>,
-    /// Median PSD bin (dBFS per bin); `null` when nothing was analysed.
+    /// Median PSD bin (dBFS per bin); `null` when it cannot be measured: nothing
+    /// analysed, or the median bin has no power (all-zero samples); then `errors` says
+    /// why and the capture FAILs (docs/operator.md#numbers-that-are-true-or-absent).
     pub noise_floor_db: Option<f64>,
-    /// Mean sample power (dBFS); `null` when nothing was analysed.
+    /// Mean sample power (dBFS); `null` when nothing was analysed or every sample is zero.
     pub mean_power_dbfs: Option<f64>,
     /// Fraction of clipped samples.
     pub clipped_fraction: f64,

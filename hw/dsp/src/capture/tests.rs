@@ -366,6 +366,31 @@ fn a_silent_source_stops_at_the_deadline() {
     let _: CaptureSummary = serde_json::from_str(&json).unwrap();
 }
 
+/// A radio that delivers every sample, each of them zero, measured nothing: no
+/// floor, no mean power, no peak, no PSD level, and FAIL saying why.
+#[test]
+fn a_source_of_zeros_fails_without_a_floor() {
+    let mut src = Synth::new(2e6, 100e6, 100.1e6, 0.0);
+    (src.amp, src.sigma) = (0.0, 0.0);
+    let sum = run_capture(src, &settings(50_000), &AtomicBool::new(false), None, None).unwrap();
+    assert_eq!(sum.samples_processed, 50_000);
+    assert!(sum.clean);
+    assert!(sum.averages > 0);
+    assert_eq!((sum.noise_floor_db, sum.mean_power_dbfs), (None, None));
+    assert!(sum.peaks.is_empty(), "{:?}", sum.peaks);
+    assert_eq!(sum.status, CaptureStatus::Fail);
+    assert!(
+        sum.errors
+            .iter()
+            .any(|e| e == "noise floor not measured (no signal: every sample is zero)"),
+        "{:?}",
+        sum.errors
+    );
+    if let Some(p) = &sum.psd {
+        assert!(p.db.iter().all(|v| !v.is_finite()), "{:?}", &p.db[..4]);
+    }
+}
+
 #[test]
 fn cancelled_before_the_first_sample_is_partial() {
     let cancel = Arc::new(AtomicBool::new(false));

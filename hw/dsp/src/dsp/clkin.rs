@@ -321,6 +321,13 @@ impl ClkinEstimator {
             cfg.tone_hz / 1e6,
             n as f64 / grid.fd
         );
+        if seen.carriers.is_empty() && !seen.best_snr_db.is_finite() {
+            // No power in the band (all-zero samples): no SNR to quote.
+            return Err(Error::Clkin(format!(
+                "reference tone too weak: no signal, the searched band has no power \
+                 (searched {window})"
+            )));
+        }
         if seen.carriers.is_empty() {
             return Err(Error::Clkin(format!(
                 "reference tone too weak: SNR {:.1} dB after integration, need {:.1} dB (searched {window})",

@@ -300,11 +300,13 @@ impl ToneTracker {
                 // The first stage keeps the noise density (its kernel sums to 1):
                 // the whole band holds M times a decimated sample's share.
                 let full_band_noise = c.noise_dec * self.stage.decimation() as f64;
+                // A tone without power (all-zero samples) has no level and no SNR.
+                let has_tone = tone > 0.0;
                 (
                     Some(c.offset_hz),
-                    Some(20.0 * c.amplitude.max(1e-15).log10()),
-                    Some(10.0 * (tone / full_band_noise.max(1e-300)).log10()),
-                    Some(10.0 * (tone * k as f64 / c.noise_dec.max(1e-300)).log10()),
+                    has_tone.then(|| 20.0 * c.amplitude.log10()),
+                    has_tone.then(|| 10.0 * (tone / full_band_noise.max(1e-300)).log10()),
+                    has_tone.then(|| 10.0 * (tone * k as f64 / c.noise_dec.max(1e-300)).log10()),
                 )
             }
             None => (None, None, None, None),
@@ -339,11 +341,13 @@ pub struct ToneTrack {
     pub coarse_offset_hz: Option<f64>,
     /// Phase points per second of samples.
     pub point_rate_hz: f64,
-    /// The tone's level (dBFS).
+    /// The tone's level (dBFS); `None` without a search, or when the band searched
+    /// has no power (all-zero samples).
     pub level_dbfs: Option<f64>,
-    /// The tone's power over the noise power in the whole captured band (dB).
+    /// The tone's power over the noise power in the whole captured band (dB); `None`
+    /// as `level_dbfs`.
     pub snr_db: Option<f64>,
-    /// The SNR of one phase point (dB).
+    /// The SNR of one phase point (dB); `None` as `level_dbfs`.
     pub point_snr_db: Option<f64>,
     /// Samples fed (up to the break).
     pub samples: u64,
@@ -394,6 +398,13 @@ pub const TRACE_POINTS: usize = 400;
 /// difference, or why there is none (a tone too weak in either, too few points).
 pub fn compare_tracks(master: &ToneTrack, slave: &ToneTrack) -> Result<CompareEstimate> {
     for (who, t) in [("MASTER", master), ("SLAVE", slave)] {
+        if t.coarse_offset_hz.is_some() && t.point_snr_db.is_none() {
+            return Err(Error::Clkin(format!(
+                "no tone in {who}: no signal, the band searched for the tone has no power \
+                 (all-zero samples; {} delivered)",
+                t.samples
+            )));
+        }
         let Some(snr) = t.point_snr_db else {
             return Err(Error::Clkin(format!(
                 "{who} delivered {} samples, too few to search for the tone",
@@ -633,7 +644,12 @@ fn coarse(x: &[Complex<f32>], fd: f64, span: f64) -> Coarse {
     } else {
         0.0
     };
-    let peak = (b - 0.25 * (a - c) * d).exp();
+    // The strongest bin without power: no tone, amplitude 0 (never the clamp's 1e-300).
+    let peak = if p > 0.0 {
+        (b - 0.25 * (a - c) * d).exp()
+    } else {
+        0.0
+    };
     // The noise near the centre (±fd/4, where the first stage passes it flat): the
     // median bin, as a mean (a median bin of exponential noise is ln 2 of its mean).
     let quarter = (nfft / 4) as i64;

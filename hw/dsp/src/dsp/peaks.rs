@@ -13,7 +13,20 @@ pub struct Peak {
     pub snr_db: f64,
 }
 
-/// Median of a dB vector (the noise-floor estimate). NaN-free input expected; `-inf` if empty.
+/// Why a spectrum has no noise floor, in words a user reads: from the Welch segments
+/// averaged and the mean sample power (`None`: no power at all).
+pub fn why_no_floor(averages: u64, mean_power_dbfs: Option<f64>) -> &'static str {
+    if averages == 0 {
+        "no Welch segment: fewer samples than one FFT"
+    } else if mean_power_dbfs.is_none() {
+        "no signal: every sample is zero"
+    } else {
+        "the median bin has no power"
+    }
+}
+
+/// Median of a dB vector (the noise-floor estimate). NaN-free input expected (a bin
+/// without power is −∞ and sorts lowest); `-inf` if empty.
 pub fn median_db(db: &[f32]) -> f64 {
     if db.is_empty() {
         return f64::NEG_INFINITY;
@@ -26,7 +39,8 @@ pub fn median_db(db: &[f32]) -> f64 {
 
 /// Distinct peaks of a fftshifted dB spectrum, strongest first, as `(bin, power_db)`.
 ///
-/// A peak is a local maximum at least `min_snr_db` above `floor_db`, less than
+/// A peak is a local maximum at least `min_snr_db` above `floor_db` (a finite
+/// floor: a bin without power, −∞, is never one), less than
 /// `dc_exclude` bins from `dc_bin` (0: DC allowed, 1: the DC bin excluded, 2: DC ±1 …). Maxima inside the main lobe of a stronger accepted
 /// peak, or in its sidelobe region and below its sidelobe level, belong to that peak.
 pub fn find_peaks(
@@ -48,7 +62,11 @@ pub fn find_peaks(
             let p = db[i];
             let left_ok = i == 0 || p > db[i - 1];
             let right_ok = i + 1 == n || p >= db[i + 1];
-            left_ok && right_ok && p >= threshold && dc_bin.abs_diff(i) >= dc_exclude
+            left_ok
+                && right_ok
+                && p.is_finite()
+                && p >= threshold
+                && dc_bin.abs_diff(i) >= dc_exclude
         })
         .map(|i| (i, db[i]))
         .collect();
@@ -99,6 +117,23 @@ mod tests {
         assert_eq!(p, vec![(12, -10.0), (50, -80.0)]);
         let p = find_peaks(&db, 32, 0, Window::Hann, -100.0, 6.0, 1);
         assert_eq!(p, vec![(32, 0.0)]);
+    }
+
+    /// A bin without power (−∞) is never a peak, whatever the floor; a median bin
+    /// without power is a floor of −∞ (which the spectrum reports as none).
+    #[test]
+    fn bins_without_power_are_no_peaks() {
+        let mut db = vec![f32::NEG_INFINITY; 32];
+        db[5] = -120.0;
+        assert_eq!(median_db(&db), f64::NEG_INFINITY);
+        assert_eq!(
+            find_peaks(&db, 16, 1, Window::Hann, f64::NEG_INFINITY, 6.0, 8),
+            vec![(5, -120.0)]
+        );
+        let flat = vec![f32::NEG_INFINITY; 32];
+        assert!(find_peaks(&flat, 16, 0, Window::Hann, f64::NEG_INFINITY, 0.0, 8).is_empty());
+        assert_eq!(why_no_floor(3, None), "no signal: every sample is zero");
+        assert_eq!(why_no_floor(3, Some(-40.0)), "the median bin has no power");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Streaming Welch power spectrum.
-use super::peaks::{find_peaks, median_db, Peak};
+use super::peaks::{find_peaks, median_db, why_no_floor, Peak};
 use super::simd_psd::{Isa, SimdPsd};
 use super::window::Window;
 use crate::error::{Error, Result};
@@ -120,11 +120,14 @@ pub struct Spectrum {
     pub bin_hz: f64,
     /// Power per bin in dBFS, fftshifted (lowest frequency first), normalised so that a
     /// tone's peak bin reads the tone's power (a full-scale complex tone reads 0 dB).
+    /// A bin without power has no level: it is −∞ (`null` in JSON), never a stand-in
+    /// number.
     pub psd_db: Vec<f32>,
     /// Strongest distinct peaks, strongest first.
     pub peaks: Vec<Peak>,
-    /// Median of `psd_db` (dB per bin).
-    pub noise_floor_db: f64,
+    /// Median of `psd_db` (dB per bin); `None` when it cannot be measured
+    /// ([`Spectrum::noise_floor_absent`] says why).
+    pub noise_floor_db: Option<f64>,
     /// Mean sample power, 10·log10(mean |x|²) (dBFS); −inf when no samples.
     pub mean_power_dbfs: f64,
     /// Fraction of samples with |I| or |Q| at the clip level.
@@ -132,6 +135,18 @@ pub struct Spectrum {
 }
 
 impl Spectrum {
+    /// Why [`Spectrum::noise_floor_db`] is absent, in words a user reads; `None` when
+    /// it was measured.
+    pub fn noise_floor_absent(&self) -> Option<&'static str> {
+        match self.noise_floor_db {
+            Some(_) => None,
+            None => Some(why_no_floor(
+                self.averages,
+                Some(self.mean_power_dbfs).filter(|p| p.is_finite()),
+            )),
+        }
+    }
+
     /// Frequency of bin `i` of `psd_db`.
     pub fn frequency_of(&self, i: usize) -> f64 {
         self.start_hz + i as f64 * self.bin_hz
@@ -527,20 +542,21 @@ impl Welch {
             // fftshift: output bin i holds FFT bin (i + n/2) mod n.
             let k = (i + n - half) % n;
             let p = power[k] * scale;
+            // No power, no level: −∞, which no floor, peak or plot takes for a level.
             *out = if p > 0.0 {
                 (10.0 * p.log10()) as f32
             } else {
-                -300.0
+                f32::NEG_INFINITY
             };
         }
-        let noise_floor_db = if self.averages > 0 {
-            median_db(&psd_db)
-        } else {
-            f64::NEG_INFINITY
-        };
+        // The median bin without power (all-zero input, most often): no floor.
+        let noise_floor_db = (self.averages > 0)
+            .then(|| median_db(&psd_db))
+            .filter(|f| f.is_finite());
         let center = self.cfg.center_hz.unwrap_or(0.0);
         let start_hz = center - half as f64 * bin_hz;
-        let peaks = if self.averages > 0 {
+        // Peaks stand above the floor: without one there are none to tell.
+        let peaks = if let Some(noise_floor_db) = noise_floor_db {
             find_peaks(
                 &psd_db,
                 half,

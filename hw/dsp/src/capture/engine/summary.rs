@@ -144,6 +144,9 @@ fn errors_of(f: &Finished) -> Vec<String> {
     if let Some(e) = &f.recording_error {
         errors.push(format!("recording: {e}"));
     }
+    if let Some(why) = unmeasured(f) {
+        errors.push(format!("noise floor not measured ({why})"));
+    }
     if stats.overflow_loss_unknown {
         errors.push(format!(
             "source: {} driver overflow(s); the samples they lost are not counted (the driver \
@@ -152,6 +155,15 @@ fn errors_of(f: &Finished) -> Vec<String> {
         ));
     }
     errors
+}
+
+/// Why Welch segments were averaged but no noise floor came of them (and so no
+/// peak, no SNR): `None` when the floor was measured, or when no segment was (a
+/// stream that ended early says so in its own words).
+fn unmeasured(f: &Finished) -> Option<&'static str> {
+    (f.spec.averages > 0)
+        .then(|| f.spec.noise_floor_absent())
+        .flatten()
 }
 
 /// PASS, PARTIAL or FAIL, and whether the capture was clean.
@@ -172,7 +184,8 @@ fn verdict(f: &Finished) -> (CaptureStatus, bool) {
         .clkin
         .as_ref()
         .is_some_and(|r| r.status == ClkinStatus::Fail);
-    let status = if source_failed || clkin_failed {
+    // Samples without a measurable floor (all zero, most often) measured nothing.
+    let status = if source_failed || clkin_failed || unmeasured(f).is_some() {
         CaptureStatus::Fail
     } else if clean {
         CaptureStatus::Pass
@@ -214,7 +227,7 @@ pub(super) fn summarize(f: Finished) -> CaptureSummary {
         fft_size: spec.fft_size,
         averages: spec.averages,
         peaks: spec.peaks,
-        noise_floor_db: finite(spec.noise_floor_db),
+        noise_floor_db: spec.noise_floor_db,
         mean_power_dbfs: finite(spec.mean_power_dbfs),
         clipped_fraction: spec.clipped_fraction,
         clkin: f.clkin,
