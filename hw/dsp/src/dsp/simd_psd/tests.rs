@@ -265,7 +265,7 @@ fn pass_runs_cross_no_pad() {
     for bits in 3..=20 {
         let s = 1usize << bits;
         let run = x86::run_len_for_test(s);
-        assert!(run >= 8 && s % run == 0, "s {s} run {run}");
+        assert!(run >= 8 && s.is_multiple_of(run), "s {s} run {run}");
         for start in (0..(1usize << 21)).step_by(run) {
             assert_eq!(
                 padded(start + run - 1),
