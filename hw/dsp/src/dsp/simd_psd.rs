@@ -129,22 +129,38 @@ fn bytemuck_lanes_mut(l: &mut [Lane]) -> &mut [f32] {
 enum Input {
     /// No butterflies (n = L²: the final groups do every stage).
     Copy,
-    /// Radix-2 with span n/2; twiddles `W_n^j` (re[n/2] then im[n/2]).
+    /// Radix-2 with span n/2; twiddles `W_n^j` ([`pass_twiddles`]).
     Radix2(Aligned),
-    /// Radix-4 with quarter span n/4; twiddles `W_n^{pj}`, p = 1, 2, 3.
+    /// Radix-4 with quarter span n/4; twiddles `W_n^{pj}`, p = 1, 2, 3 ([`pass_twiddles`]).
     Radix4(Aligned),
-    /// Radix-8 with eighth span n/8; twiddles `W_n^{pj}`, p = 1 … 7.
+    /// Radix-8 with eighth span n/8; twiddles `W_n^{pj}`, p = 1 … 7 ([`pass_twiddles`]).
     Radix8(Aligned),
 }
 
-/// `twiddles(s, p, m)` for p = 1 … `powers`, one after the other (a radix-4 stage's
-/// table for 3, a radix-8 stage's for 7).
+/// `twiddles(s, p, m)` for p = 1 … `powers`, one after the other (the final groups'
+/// tables: a radix-4 stage's for 3, a radix-8 stage's for 7).
 fn stage_twiddles(s: usize, m: usize, powers: usize) -> Vec<f32> {
     (1..=powers).flat_map(|p| twiddles(s, p, m)).collect()
 }
 
+/// A pass's twiddles `exp(-2πi·p·j / m)` for j in 0..s and p = 1 … `powers`, in the
+/// order the pass reads them: per vector of `lanes` j's, p = 1 … `powers` each as
+/// re[lanes] then im[lanes]. One pointer walks the table: the twiddles of point j start
+/// at `2·powers·j` (j a multiple of `lanes`).
+fn pass_twiddles(s: usize, m: usize, powers: usize, lanes: usize) -> Vec<f32> {
+    let per_power: Vec<Vec<f32>> = (1..=powers).map(|p| twiddles(s, p, m)).collect();
+    let mut v = Vec::with_capacity(2 * powers * s);
+    for j in (0..s).step_by(lanes) {
+        for t in &per_power {
+            v.extend_from_slice(&t[j..j + lanes]);
+            v.extend_from_slice(&t[s + j..s + j + lanes]);
+        }
+    }
+    v
+}
+
 /// One radix-4 DIF stage over whole vectors: quarter span `s`; twiddles `w, w², w³`
-/// (re[s] then im[s] each) for j in 0..s.
+/// for j in 0..s as [`pass_twiddles`] lays them out.
 struct Stage {
     s: usize,
     tw: Aligned,
@@ -248,7 +264,7 @@ impl SimdPsd {
         let vertical = bits - group.trailing_zeros();
         let radix2 = || {
             (
-                Input::Radix2(Aligned::from_slice(&twiddles(n / 2, 1, n))),
+                Input::Radix2(Aligned::from_slice(&pass_twiddles(n / 2, n, 1, lanes))),
                 n / 2,
             )
         };
@@ -257,11 +273,11 @@ impl SimdPsd {
             1 => radix2(),
             v if v % 2 == 1 && (isa == Isa::Avx2 || n > 4096) => radix2(),
             v if v % 2 == 1 => (
-                Input::Radix8(Aligned::from_slice(&stage_twiddles(n / 8, n, 7))),
+                Input::Radix8(Aligned::from_slice(&pass_twiddles(n / 8, n, 7, lanes))),
                 n / 8,
             ),
             _ => (
-                Input::Radix4(Aligned::from_slice(&stage_twiddles(n / 4, n, 3))),
+                Input::Radix4(Aligned::from_slice(&pass_twiddles(n / 4, n, 3, lanes))),
                 n / 4,
             ),
         };
@@ -270,7 +286,7 @@ impl SimdPsd {
             let s = span / 4;
             stages.push(Stage {
                 s,
-                tw: Aligned::from_slice(&stage_twiddles(s, span, 3)),
+                tw: Aligned::from_slice(&pass_twiddles(s, span, 3, lanes)),
             });
             span /= 4;
         }

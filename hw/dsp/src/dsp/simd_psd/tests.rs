@@ -224,3 +224,54 @@ fn split_arrays_are_padded_and_im_is_half_the_sets_away() {
         assert!(im_at >= padded(n) && buf.as_slice().len() >= im_at + padded(n));
     }
 }
+
+/// A pass reads the twiddles of the L points from j at `2·powers·j`: power p (1-based)
+/// as re[L] then im[L], each `exp(-2πi·p·(j + lane)/m)`.
+#[test]
+fn pass_twiddles_are_in_the_order_a_pass_reads_them() {
+    for (s, m, powers, lanes) in [
+        (64usize, 256usize, 3usize, 16usize),
+        (1024, 2048, 1, 8),
+        (256, 2048, 7, 8),
+        (16, 64, 3, 16),
+    ] {
+        let t = pass_twiddles(s, m, powers, lanes);
+        assert_eq!(t.len(), 2 * powers * s);
+        for j in (0..s).step_by(lanes) {
+            for p in 1..=powers {
+                for lane in 0..lanes {
+                    let a = -2.0 * std::f64::consts::PI * (p * (j + lane)) as f64 / m as f64;
+                    let at = 2 * powers * j + 2 * (p - 1) * lanes + lane;
+                    assert!(
+                        (f64::from(t[at]) - a.cos()).abs() < 1e-6,
+                        "s {s} p {p} j {j} re"
+                    );
+                    assert!(
+                        (f64::from(t[at + lanes]) - a.sin()).abs() < 1e-6,
+                        "s {s} p {p} j {j} im"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A pass walks each stream in runs of `run_len(s)` points from a multiple of it; no
+/// run may cross a pad of the split arrays, or the plain pointer of the run would
+/// miss the padded position.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn pass_runs_cross_no_pad() {
+    for bits in 3..=20 {
+        let s = 1usize << bits;
+        let run = x86::run_len_for_test(s);
+        assert!(run >= 8 && s.is_multiple_of(run), "s {s} run {run}");
+        for start in (0..(1usize << 21)).step_by(run) {
+            assert_eq!(
+                padded(start + run - 1),
+                padded(start) + run - 1,
+                "s {s} from {start}"
+            );
+        }
+    }
+}

@@ -287,13 +287,23 @@ unsafe fn accumulate<S: Simd>(acc: *mut f32, v: Cx<S>) {
     S::store(acc, S::fmadd(v.im, v.im, p));
 }
 
-/// Where a stage reads its points from.
+/// Where a stage reads its points from: a cursor at point `i`, then the L points `j`
+/// further on. Within a run of points that crosses no pad of the split arrays (see
+/// [`run_len`]) the cursor is a plain pointer, so a pass's inner loop computes no
+/// [`padded`] position.
 trait Source<S: Simd> {
-    /// The L points from `i` (`i % L == 0`).
+    /// A position in the source.
+    type At: Copy;
+    /// The cursor at point `i`.
     ///
     /// # Safety
-    /// `i + L` is within the source's `n` points.
-    unsafe fn at(&self, i: usize) -> Cx<S>;
+    /// `i` is within the source's `n` points.
+    unsafe fn cursor(&self, i: usize) -> Self::At;
+    /// The L points `j` after `at` (`j % L == 0`).
+    ///
+    /// # Safety
+    /// The L points are within the source and within the run `at` was made for.
+    unsafe fn at(at: Self::At, j: usize) -> Cx<S>;
 }
 
 /// The interleaved input through the window.
@@ -303,32 +313,79 @@ struct Windowed {
 }
 
 impl<S: Simd> Source<S> for Windowed {
+    type At = (*const f32, *const f32);
     #[inline(always)]
-    unsafe fn at(&self, i: usize) -> Cx<S> {
-        S::load_windowed(self.src, self.win, i)
+    unsafe fn cursor(&self, i: usize) -> Self::At {
+        (self.src.add(2 * i), self.win.add(i))
+    }
+    #[inline(always)]
+    unsafe fn at(at: Self::At, j: usize) -> Cx<S> {
+        S::load_windowed(at.0, at.1, j)
     }
 }
 
 /// The split arrays themselves (point `i` at [`padded`]`(i)`).
 struct Split {
-    re: *const f32,
-    im: *const f32,
+    re: *mut f32,
+    im: *mut f32,
 }
 
-impl<S: Simd> Source<S> for Split {
+impl Split {
+    /// The re and im pointers of point `i`: the next points of its run follow it.
+    ///
+    /// # Safety
+    /// `i` is within the split arrays' `n` points.
     #[inline(always)]
-    unsafe fn at(&self, i: usize) -> Cx<S> {
-        load(self.re, self.im, padded(i))
+    unsafe fn cursor(&self, i: usize) -> (*mut f32, *mut f32) {
+        (self.re.add(padded(i)), self.im.add(padded(i)))
     }
 }
 
-/// Store point `i` of the split arrays (at [`padded`]`(i)`).
+impl<S: Simd> Source<S> for Split {
+    type At = (*mut f32, *mut f32);
+    #[inline(always)]
+    unsafe fn cursor(&self, i: usize) -> Self::At {
+        Split::cursor(self, i)
+    }
+    #[inline(always)]
+    unsafe fn at(at: Self::At, j: usize) -> Cx<S> {
+        load(at.0, at.1, j)
+    }
+}
+
+/// Store `v` at the L points `j` after the split-array cursor `at`.
 ///
 /// # Safety
-/// As for [`store`], at the padded position.
+/// As for [`store`], within the run `at` was made for.
 #[inline(always)]
-unsafe fn put<S: Simd>(re: *mut f32, im: *mut f32, i: usize, v: Cx<S>) {
-    store(re, im, padded(i), v);
+unsafe fn put<S: Simd>(at: (*mut f32, *mut f32), j: usize, v: Cx<S>) {
+    store(at.0, at.1, j, v);
+}
+
+/// Points per run of a pass whose streams are `s` apart: no run crosses a pad of the
+/// split arrays (one per 256 points), as every stream starts a run at a multiple of
+/// `s.min(256)`.
+#[inline(always)]
+fn run_len(s: usize) -> usize {
+    s.min(256)
+}
+
+/// [`run_len`], for the tests.
+#[cfg(test)]
+pub(super) fn run_len_for_test(s: usize) -> usize {
+    run_len(s)
+}
+
+/// The `k`-th of a pass's twiddles at the cursor `t` ([`super::pass_twiddles`]).
+///
+/// # Safety
+/// `t` points at the twiddles of one vector with more than `k` powers.
+#[inline(always)]
+unsafe fn pass_twiddle<S: Simd>(t: *const f32, k: usize) -> Cx<S> {
+    Cx {
+        re: S::load(t.add(2 * k * S::LANES)),
+        im: S::load(t.add((2 * k + 1) * S::LANES)),
+    }
 }
 
 /// The whole kernel for one segment.
@@ -345,17 +402,17 @@ unsafe fn segment<S: Simd>(p: &mut SimdPsd, x: &[Complex<f32>]) {
         src: x.as_ptr().cast::<f32>(),
         win: p.window.as_slice().as_ptr(),
     };
-    match &p.input {
-        Input::Copy => input_copy::<S>(&input, n, re, im),
-        Input::Radix2(tw) => input_radix2::<S>(&input, tw.as_slice().as_ptr(), n, re, im),
-        Input::Radix4(tw) => {
-            radix4_pass::<S>(&input, re, im, n, n / 4, tw.as_slice().as_ptr());
-        }
-        Input::Radix8(tw) => input_radix8::<S>(&input, tw.as_slice().as_ptr(), n, re, im),
-    }
     let split = Split { re, im };
+    match &p.input {
+        Input::Copy => input_copy::<S>(&input, &split, n),
+        Input::Radix2(tw) => input_radix2::<S>(&input, &split, tw.as_slice().as_ptr(), n),
+        Input::Radix4(tw) => {
+            radix4_pass::<S, _>(&input, &split, n, n / 4, tw.as_slice().as_ptr());
+        }
+        Input::Radix8(tw) => input_radix8::<S>(&input, &split, tw.as_slice().as_ptr(), n),
+    }
     for st in &p.stages {
-        radix4_pass::<S>(&split, re, im, n, st.s, st.tw.as_slice().as_ptr());
+        radix4_pass::<S, _>(&split, &split, n, st.s, st.tw.as_slice().as_ptr());
     }
     let acc = p.acc.as_mut_slice().as_mut_ptr();
     let tw = p.final_tw.as_slice().as_ptr();
@@ -367,39 +424,47 @@ unsafe fn segment<S: Simd>(p: &mut SimdPsd, x: &[Complex<f32>]) {
     }
 }
 
-/// The input through the window into `re`/`im`, no butterflies.
+/// The input through the window into the split arrays, no butterflies. (Vector by
+/// vector: with one stream, runs measured slower here.)
 ///
 /// # Safety
-/// `input` holds `n` points, `re`/`im` `n` aligned f32.
+/// `input` and `out` hold `n` points.
 #[inline(always)]
-unsafe fn input_copy<S: Simd>(input: &Windowed, n: usize, re: *mut f32, im: *mut f32) {
-    let mut j = 0;
-    while j < n {
-        put::<S>(re, im, j, input.at(j));
-        j += S::LANES;
+unsafe fn input_copy<S: Simd>(input: &Windowed, out: &Split, n: usize) {
+    let mut i = 0;
+    while i < n {
+        let v: Cx<S> = S::load_windowed(input.src, input.win, i);
+        put(out.cursor(i), 0, v);
+        i += S::LANES;
     }
 }
 
 /// A radix-2 stage (span n/2) reading the interleaved input through the window.
 ///
 /// # Safety
-/// `input` holds `n` points, `tw` `n` aligned f32, `re`/`im` `n` aligned f32.
+/// `input` and `out` hold `n` points, `tw` `n` aligned f32 ([`super::pass_twiddles`]).
 #[inline(always)]
-unsafe fn input_radix2<S: Simd>(
-    input: &Windowed,
-    tw: *const f32,
-    n: usize,
-    re: *mut f32,
-    im: *mut f32,
-) {
+unsafe fn input_radix2<S: Simd>(input: &Windowed, out: &Split, tw: *const f32, n: usize) {
     let s = n / 2;
-    let mut j = 0;
-    while j < s {
-        let a: Cx<S> = input.at(j);
-        let b = input.at(j + s);
-        put(re, im, j, add(a, b));
-        put(re, im, j + s, mul(sub(a, b), twiddle(tw, s, 0, j)));
-        j += S::LANES;
+    let run = run_len(s);
+    let mut j0 = 0;
+    while j0 < s {
+        let (a, b) = (
+            Source::<S>::cursor(input, j0),
+            Source::<S>::cursor(input, j0 + s),
+        );
+        let (da, db) = (out.cursor(j0), out.cursor(j0 + s));
+        let mut t = tw.add(2 * j0);
+        let mut j = 0;
+        while j < run {
+            let x: Cx<S> = Windowed::at(a, j);
+            let y = Windowed::at(b, j);
+            put(da, j, add(x, y));
+            put(db, j, mul(sub(x, y), pass_twiddle(t, 0)));
+            t = t.add(2 * S::LANES);
+            j += S::LANES;
+        }
+        j0 += run;
     }
 }
 
@@ -407,69 +472,91 @@ unsafe fn input_radix2<S: Simd>(
 /// window.
 ///
 /// # Safety
-/// `input` holds `n` points, `tw` `14·n/8` aligned f32, `re`/`im` `n` aligned f32.
+/// `input` and `out` hold `n` points, `tw` `14·n/8` aligned f32
+/// ([`super::pass_twiddles`]).
 #[inline(always)]
-unsafe fn input_radix8<S: Simd>(
-    input: &Windowed,
-    tw: *const f32,
-    n: usize,
-    re: *mut f32,
-    im: *mut f32,
-) {
+unsafe fn input_radix8<S: Simd>(input: &Windowed, out: &Split, tw: *const f32, n: usize) {
     let s = n / 8;
-    let mut j = 0;
-    while j < s {
-        let mut x = [Cx::<S>::zero(); 8];
-        for (k, xk) in x.iter_mut().enumerate() {
-            *xk = input.at(j + k * s);
+    let run = run_len(s);
+    let mut j0 = 0;
+    while j0 < s {
+        let mut a = [Source::<S>::cursor(input, j0); 8];
+        let mut d = [out.cursor(j0); 8];
+        for k in 1..8 {
+            a[k] = Source::<S>::cursor(input, j0 + k * s);
+            d[k] = out.cursor(j0 + k * s);
         }
-        let mut w = [Cx::<S>::zero(); 7];
-        for (k, wk) in w.iter_mut().enumerate() {
-            *wk = twiddle(tw, s, k, j);
+        let mut t = tw.add(14 * j0);
+        let mut j = 0;
+        while j < run {
+            let mut x = [Cx::<S>::zero(); 8];
+            for (xk, ak) in x.iter_mut().zip(a) {
+                *xk = Windowed::at(ak, j);
+            }
+            let mut w = [Cx::<S>::zero(); 7];
+            for (k, wk) in w.iter_mut().enumerate() {
+                *wk = pass_twiddle(t, k);
+            }
+            for (v, dk) in radix8(x, Some(w)).into_iter().zip(d) {
+                put(dk, j, v);
+            }
+            t = t.add(14 * S::LANES);
+            j += S::LANES;
         }
-        for (k, v) in radix8(x, Some(w)).into_iter().enumerate() {
-            put(re, im, j + k * s, v);
-        }
-        j += S::LANES;
+        j0 += run;
     }
 }
 
 /// Radix-4 stages with quarter span `s` over groups of `4s` in `n`: `from` gives
-/// point `i` (the windowed input, or `re`/`im` themselves), results go to `re`/`im` at
-/// the same positions.
+/// point `i` (the windowed input, or the split arrays themselves), results go to `out`
+/// at the same positions.
 ///
 /// # Safety
-/// `from` holds `n` points; `re`/`im` hold `n` aligned f32, `tw` `6s`; `s` ≥ L and a
-/// multiple of L; `n` a multiple of `4s`.
+/// `from` and `out` hold `n` points, `tw` `6s` aligned f32 ([`super::pass_twiddles`]);
+/// `s` ≥ L and a multiple of L; `n` a multiple of `4s`.
 #[inline(always)]
-unsafe fn radix4_pass<S: Simd>(
-    from: &impl Source<S>,
-    re: *mut f32,
-    im: *mut f32,
+unsafe fn radix4_pass<S: Simd, F: Source<S>>(
+    from: &F,
+    out: &Split,
     n: usize,
     s: usize,
     tw: *const f32,
 ) {
+    let run = run_len(s);
     let mut base = 0;
     while base < n {
-        let mut j = 0;
-        while j < s {
-            let at = base + j;
-            let x = [
-                from.at(at),
-                from.at(at + s),
-                from.at(at + 2 * s),
-                from.at(at + 3 * s),
+        let mut j0 = 0;
+        while j0 < s {
+            let at = base + j0;
+            let a = [
+                from.cursor(at),
+                from.cursor(at + s),
+                from.cursor(at + 2 * s),
+                from.cursor(at + 3 * s),
             ];
-            let w = [
-                twiddle(tw, s, 0, j),
-                twiddle(tw, s, 1, j),
-                twiddle(tw, s, 2, j),
+            let d = [
+                out.cursor(at),
+                out.cursor(at + s),
+                out.cursor(at + 2 * s),
+                out.cursor(at + 3 * s),
             ];
-            for (k, v) in radix4(x, Some(w)).into_iter().enumerate() {
-                put(re, im, at + k * s, v);
+            let mut t = tw.add(6 * j0);
+            let mut j = 0;
+            while j < run {
+                let x = [
+                    F::at(a[0], j),
+                    F::at(a[1], j),
+                    F::at(a[2], j),
+                    F::at(a[3], j),
+                ];
+                let w = [pass_twiddle(t, 0), pass_twiddle(t, 1), pass_twiddle(t, 2)];
+                for (v, dk) in radix4(x, Some(w)).into_iter().zip(d) {
+                    put(dk, j, v);
+                }
+                t = t.add(6 * S::LANES);
+                j += S::LANES;
             }
-            j += S::LANES;
+            j0 += run;
         }
         base += 4 * s;
     }
