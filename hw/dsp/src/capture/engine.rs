@@ -1,6 +1,6 @@
 //! The engine proper, one function per phase: check the settings, run the reader
 //! thread ([`Reader`]), the writer thread ([`write_loop`]) and the DSP on the
-//! calling thread, then turn what they counted into a [`CaptureSummary`]
+//! calling thread or on DSP threads ([`parallel`]), then turn what they counted into a [`CaptureSummary`]
 //! ([`summarize`]). Every capture — a radio stream or a file — ends here.
 mod parallel;
 mod reader;

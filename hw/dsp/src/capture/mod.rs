@@ -232,7 +232,14 @@ pub fn run_capture_native<T: EngineSample + NativeIq, S: NativeSource<T>>(
     progress: Option<&AtomicU64>,
     recorder: Option<IqWriter>,
 ) -> Result<CaptureSummary> {
-    run_engine(NativeReader(source), settings, cancel, progress, recorder, None)
+    run_engine(
+        NativeReader(source),
+        settings,
+        cancel,
+        progress,
+        recorder,
+        None,
+    )
 }
 
 /// What [`dsp_speed`] measured: the DSP's own throughput on this machine.

@@ -28,12 +28,11 @@ fn assert_same(one: &CaptureSummary, many: &CaptureSummary, what: &str) {
     assert_eq!(one.clipped_fraction, many.clipped_fraction, "{what}");
     let (p, q) = (one.psd.as_ref().unwrap(), many.psd.as_ref().unwrap());
     assert_eq!(p.db.len(), q.db.len());
-    let worst = p
-        .db
-        .iter()
-        .zip(&q.db)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
+    let worst =
+        p.db.iter()
+            .zip(&q.db)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
     assert!(worst < 1e-3, "{what}: PSD {worst} dB apart");
     let nf = |s: &CaptureSummary| s.noise_floor_db.unwrap();
     assert!((nf(one) - nf(many)).abs() < 1e-3, "{what}");

@@ -163,7 +163,10 @@ fn merge_refuses_different_settings() {
     }] {
         let b = Welch::new(other).unwrap_or_else(|e| panic!("{e}"));
         let e = a.merge(&b).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.contains("merge") && e.contains("different settings"), "{e}");
+        assert!(
+            e.contains("merge") && e.contains("different settings"),
+            "{e}"
+        );
     }
     assert_eq!(a.averages(), 0);
 }
