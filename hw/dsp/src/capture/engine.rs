@@ -25,6 +25,9 @@ struct Block<T> {
     after_gap: bool,
 }
 
+/// What sees every analysed block, in order, on the DSP thread.
+type BlockHook<'f> = dyn FnMut(&[Complex<f32>]) + 'f;
+
 /// A block of `T` samples and how many of them are filled.
 type Filled<T> = (Vec<T>, usize);
 
@@ -34,7 +37,7 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     cancel: &AtomicBool,
     progress: Option<&AtomicU64>,
     recorder: Option<IqWriter>,
-    hook: Option<&mut dyn FnMut(&[Complex<f32>])>,
+    hook: Option<&mut BlockHook<'_>>,
 ) -> Result<CaptureSummary> {
     check_settings::<T>(settings, recorder.as_ref())?;
     let threads = dsp_threads(settings, hook.is_some());
@@ -175,7 +178,7 @@ impl Dsp {
     fn run_inline<T: EngineSample>(
         mut self,
         lanes: Lanes<T>,
-        mut hook: Option<&mut dyn FnMut(&[Complex<f32>])>,
+        mut hook: Option<&mut BlockHook<'_>>,
     ) -> Self {
         for Block { buf, n, after_gap } in lanes.full.iter() {
             if after_gap {
@@ -196,11 +199,7 @@ impl Dsp {
     }
 
     /// One filled block: the hook sees it first, then Welch and CLKIN.
-    fn feed<'f, T: EngineSample>(
-        &mut self,
-        block: &[T],
-        hook: Option<&mut (dyn FnMut(&[Complex<f32>]) + 'f)>,
-    ) {
+    fn feed<T: EngineSample>(&mut self, block: &[T], hook: Option<&mut BlockHook<'_>>) {
         let x = T::as_cf32(block, &mut self.as_float);
         if let Some(h) = hook {
             h(x);

@@ -109,8 +109,7 @@ fn deal<T: EngineSample>(
     hop: usize,
 ) {
     let mut carry = SegmentCarry::<T>::new(fft_size, hop);
-    let mut seq = 0u64;
-    for Block { buf, n, after_gap } in full.iter() {
+    for (seq, Block { buf, n, after_gap }) in full.iter().enumerate() {
         if after_gap {
             carry.restart();
         }
@@ -122,19 +121,18 @@ fn deal<T: EngineSample>(
         c.extend_from_slice(carry.carry());
         carry.advance(&buf[..n]);
         let job = Job {
-            seq,
+            seq: seq as u64,
             buf,
             n,
             carry: c,
             after_gap,
         };
-        let Some(to) = jobs.get((seq % jobs.len() as u64) as usize) else {
+        let Some(to) = jobs.get(seq % jobs.len().max(1)) else {
             return;
         };
         if to.send(job).is_err() {
             return;
         }
-        seq += 1;
     }
 }
 

@@ -34,7 +34,7 @@ fn signal(len: usize, rng: &mut Lcg) -> Vec<Complex<f32>> {
 }
 
 /// Block lengths that cover `len`: some shorter than a segment, some empty, some
-/// long; `None` marks a gap (samples lost) before a block.
+/// long; `true` marks a gap (samples lost) before a block.
 fn cuts(len: usize, n: usize, rng: &mut Lcg, gaps: bool) -> Vec<(usize, usize, bool)> {
     let mut out = Vec::new();
     let mut at = 0;
@@ -46,7 +46,7 @@ fn cuts(len: usize, n: usize, rng: &mut Lcg, gaps: bool) -> Vec<(usize, usize, b
             _ => (rng.next() as usize) % (8 * n) + n,
         }
         .min(len - at);
-        let gap = gaps && rng.next() % 9 == 0;
+        let gap = gaps && rng.next().is_multiple_of(9);
         out.push((at, l, gap));
         at += l;
     }
