@@ -10,8 +10,12 @@
 # load average before the run; at the end the ratios rxnode ÷ reader per pair
 # (docs/benchmarks.md#the-live-path-against-the-bare-reader).
 #
+# With RXNODE_BENCH_BASE=PATH (another rxnode binary, e.g. an older build) each pair also runs
+# that binary right before this one, and its ratios are printed beside; RXNODE_BENCH_BIN=PATH
+# uses that binary instead of building this checkout.
+#
 # usage: scripts/bench-live-peer.sh [PAIRS [SECONDS [RATE]]]   (default 3 pairs, 10 s, 200e6)
-# About PAIRS × 4 × (SECONDS + 2) s after the build. Needs /usr/bin/time (apt-get install
+# About PAIRS × 4 × (SECONDS + 2) s after the build (× 6 with a base). Needs /usr/bin/time (apt-get install
 # time), SoapySDRUtil (apt-get install soapysdr-tools) and python3. Linux.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +28,13 @@ trap 'rm -rf "$WORK"' EXIT
 
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 command -v SoapySDRUtil >/dev/null || { echo "needs SoapySDRUtil (apt-get install soapysdr-tools)" >&2; exit 2; }
-cargo build --release --locked --bin rxnode >&2
-BIN="$(cd "$TARGET/release" && pwd)/rxnode"
+if [ -n "${RXNODE_BENCH_BIN:-}" ]; then
+    BIN="$(realpath "$RXNODE_BENCH_BIN")"
+else
+    cargo build --release --locked --bin rxnode >&2
+    BIN="$(cd "$TARGET/release" && pwd)/rxnode"
+fi
+BASE="${RXNODE_BENCH_BASE:+$(realpath "$RXNODE_BENCH_BASE")}"
 # `rxnode --sim` installs its embedded rxsim module under $XDG_CACHE_HOME/rxnode/: the
 # reader loads that same module, and nothing else.
 XDG_CACHE_HOME="$WORK/cache" "$BIN" --sim inventory --dry-run --json >/dev/null
@@ -42,8 +51,8 @@ reader() { # TAG PACE
         >"$WORK/out.$1" 2>&1 || true
 }
 
-rxnode() { # TAG PACE
-    (cd "$WORK" && XDG_CACHE_HOME="$WORK/cache" /usr/bin/time -v -o "$WORK/time.$1" "$BIN" --sim --json capture \
+rxnode() { # TAG PACE [BINARY]
+    (cd "$WORK" && XDG_CACHE_HOME="$WORK/cache" /usr/bin/time -v -o "$WORK/time.$1" "${3:-$BIN}" --sim --json capture \
         --device "driver=rxsim,serial=$1,pace=$2,$ARGS" --clock-source external \
         --frequency-hz 100e6 --sample-rate-hz "$RATE" --duration-s "$SECONDS_EACH" \
         --clkin-tone-hz 100.1e6 >"$WORK/out.$1" 2>"$WORK/err.$1") || true
@@ -52,19 +61,24 @@ rxnode() { # TAG PACE
 echo "# machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
     "$(if grep -q -w avx512f /proc/cpuinfo; then echo AVX-512; elif grep -q -w avx2 /proc/cpuinfo; then echo AVX2; else echo 'no AVX2'; fi)"
 echo "# $PAIRS pairs, $SECONDS_EACH s per run, RATE $RATE; rxsim args $ARGS; $(date -u '+%F %H:%M UTC')"
+echo "# rxnode: $BIN${BASE:+; base: $BASE}"
 for i in $(seq 1 "$PAIRS"); do
     for pace in 0 1; do
         echo "$(load)" >"$WORK/load.r$pace.$i"
         reader "r$pace.$i" "$pace"
+        if [ -n "$BASE" ]; then
+            echo "$(load)" >"$WORK/load.b$pace.$i"
+            rxnode "b$pace.$i" "$pace" "$BASE"
+        fi
         echo "$(load)" >"$WORK/load.x$pace.$i"
         rxnode "x$pace.$i" "$pace"
     done
 done
 echo "# load average after: $(load)"
 
-python3 - "$WORK" "$PAIRS" "$SECONDS_EACH" <<'EOF'
+python3 - "$WORK" "$PAIRS" "$SECONDS_EACH" "${BASE:+1}" <<'EOF'
 import json, re, statistics, sys
-work, pairs, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+work, pairs, secs, base = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
 
 def rd(name):
     try:
@@ -112,20 +126,28 @@ def node(tag):
                 n=s["samples_processed"], note=note)
 
 print(f"{'run':<14} {'MS/s':>8} {'CPU-s':>7} {'CPU-s/1e9':>9} {'RSS MB':>7} {'lost':>11}  load before; notes")
-ratios = {0: [], 1: []}
+ratios = {(k, p): [] for k in "xb" for p in (0, 1)}
 for i in range(1, pairs + 1):
     for pace in (0, 1):
-        r, x = reader(f"r{pace}.{i}"), node(f"x{pace}.{i}")
-        for name, v, tag in (("reader", r, "r"), ("rxnode", x, "x")):
+        r = reader(f"r{pace}.{i}")
+        runs = [("reader", r, "r")]
+        if base:
+            runs.append(("base", node(f"b{pace}.{i}"), "b"))
+        runs.append(("rxnode", node(f"x{pace}.{i}"), "x"))
+        for name, v, tag in runs:
             per = v["cpu"] / v["n"] * 1e9 if v.get("n") else float("nan")
             label = f"{name} {'unpaced' if pace == 0 else 'paced'}"
             print(f"{label:<14} {v['ms']:>8.1f} {v['cpu']:>7.2f} {per:>9.2f} {v['rss']:>7.0f} "
                   f"{str(v['lost']):>11}  {rd(f'load.{tag}{pace}.{i}').strip()}; {v['note']}")
-        ratios[pace].append((x["ms"] / r["ms"], x["cpu"] / r["cpu"]))
-un = [a for a, _ in ratios[0]]
-cp = [b for _, b in ratios[1]]
-print(f"# unpaced throughput rxnode ÷ reader per pair: " + ", ".join(f"{v:.2f}" for v in un)
-      + f"  (median {statistics.median(un):.2f}; goal ≥ 0.8)")
-print(f"# paced CPU-s rxnode ÷ reader per pair: " + ", ".join(f"{v:.2f}" for v in cp)
-      + f"  (median {statistics.median(cp):.2f}; goal ≤ 1.5)")
+            if tag != "r":
+                ratios[(tag, pace)].append((v["ms"] / r["ms"], v["cpu"] / r["cpu"]))
+for tag, name in (("b", "base"), ("x", "rxnode")):
+    if not ratios[(tag, 0)]:
+        continue
+    un = [a for a, _ in ratios[(tag, 0)]]
+    cp = [b for _, b in ratios[(tag, 1)]]
+    print(f"# unpaced throughput {name} ÷ reader per pair: " + ", ".join(f"{v:.2f}" for v in un)
+          + f"  (median {statistics.median(un):.2f}; goal ≥ 0.8)")
+    print(f"# paced CPU-s {name} ÷ reader per pair: " + ", ".join(f"{v:.2f}" for v in cp)
+          + f"  (median {statistics.median(cp):.2f}; goal ≤ 1.5)")
 EOF

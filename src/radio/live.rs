@@ -9,7 +9,7 @@ use crate::result::sections::capture::{
 };
 use crate::result::Status;
 use num_complex::Complex;
-use pace::{pool_blocks, speed_check, wants_native};
+use pace::{dsp_threads, pool_blocks, speed_check, wants_native};
 use rxnode_dsp::{
     CaptureSettings, CaptureStatus, CaptureSummary, ClkinConfig, ClockEvidence, IqFormat, IqWriter,
     RecordFormat, RecordingMeta, WelchConfig,
@@ -422,6 +422,7 @@ fn settings_of(c: &LiveCapture, tuned: &Tuned) -> CaptureSettings {
         .as_ref()
         .map(|k| clkin_config(k, actual.frequency_hz, actual.sample_rate_hz));
     settings.clock_evidence = tuned.evidence.clone();
+    settings.dsp_threads = dsp_threads();
     // The pool is sized once the stream's sample type is known (`pool_blocks`).
     settings
 }

@@ -22,6 +22,28 @@ const SPEED_CHECK_STREAM_S: f64 = 0.1;
 /// The speed check's longest run.
 const SPEED_CHECK_BUDGET: Duration = Duration::from_millis(200);
 
+/// Environment variable that sets how many threads run a live capture's DSP
+/// (1 ..= 8; docs/operator.md#the-dsp-threads-of-a-capture); unset, one per core.
+pub(crate) const DSP_THREADS_ENV: &str = "RXNODE_DSP_THREADS";
+
+/// The DSP threads of a live capture: `RXNODE_DSP_THREADS` when it holds a whole
+/// number in 1 ..= 8 (anything else is ignored with a warning), else 0 — one per
+/// core (docs/architecture.md#the-capture-engine).
+pub(super) fn dsp_threads() -> usize {
+    let Ok(v) = std::env::var(DSP_THREADS_ENV) else {
+        return 0;
+    };
+    match v.trim().parse::<usize>() {
+        Ok(k) if (1..=8).contains(&k) => k,
+        _ => {
+            tracing::warn!(
+                "{DSP_THREADS_ENV}={v:?} ignored: must be a whole number of threads in 1 ..= 8"
+            );
+            0
+        }
+    }
+}
+
 /// Stream the driver's native CS16 (half the memory, no float conversion in the
 /// driver) when analysis alone is asked and 0.5 s of CF32 would not fit the pool.
 pub(super) fn wants_native(c: &LiveCapture, has_sink: bool) -> bool {

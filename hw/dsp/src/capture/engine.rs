@@ -1,7 +1,8 @@
 //! The engine proper, one function per phase: check the settings, run the reader
 //! thread ([`Reader`]), the writer thread ([`write_loop`]) and the DSP on the
-//! calling thread, then turn what they counted into a [`CaptureSummary`]
+//! calling thread or on DSP threads ([`parallel`]), then turn what they counted into a [`CaptureSummary`]
 //! ([`summarize`]). Every capture — a radio stream or a file — ends here.
+mod parallel;
 mod reader;
 mod summary;
 
@@ -24,6 +25,9 @@ struct Block<T> {
     after_gap: bool,
 }
 
+/// What sees every analysed block, in order, on the DSP thread.
+type BlockHook<'f> = dyn FnMut(&[Complex<f32>]) + 'f;
+
 /// A block of `T` samples and how many of them are filled.
 type Filled<T> = (Vec<T>, usize);
 
@@ -33,11 +37,16 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     cancel: &AtomicBool,
     progress: Option<&AtomicU64>,
     recorder: Option<IqWriter>,
-    hook: &mut dyn FnMut(&[Complex<f32>]),
+    hook: Option<&mut BlockHook<'_>>,
 ) -> Result<CaptureSummary> {
     check_settings::<T>(settings, recorder.as_ref())?;
-    let mut dsp = Dsp::new::<T>(settings)?;
-    let pool = Pool::new(settings);
+    let threads = dsp_threads(settings, hook.is_some());
+    let work = if threads > 1 {
+        Work::Threads(parallel::prepare(settings, threads)?)
+    } else {
+        Work::Inline(Dsp::new::<T>(settings)?)
+    };
+    let pool = Pool::new(settings, threads);
     let started = Instant::now();
     let recording = recorder.is_some();
     let writer_free = pool.free_tx.clone();
@@ -50,30 +59,26 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
         pool.free_rx,
         pool.full_tx,
     );
+    let lanes = Lanes {
+        full: pool.full_rx,
+        free: pool.free_tx,
+        rec: if recording { pool.rec_tx } else { Vec::new() },
+    };
 
-    let (stats, recorder) = std::thread::scope(|s| {
+    let (stats, recorder, mut dsp) = std::thread::scope(|s| {
         let writer =
             recorder.map(|w| s.spawn(move || write_loop::<T>(w, pool.rec_rx, writer_free)));
         let reader = s.spawn(move || reader.run());
-        for Block { buf, n, after_gap } in pool.full_rx.iter() {
-            if after_gap {
-                dsp.gap();
-            }
-            dsp.feed(&buf[..n], hook);
-            if recording {
-                // Only fails if the writer thread is gone (a panic, reported below).
-                let _ = pool.rec_tx.send((buf, n));
-            } else {
-                let _ = pool.free_tx.try_send(buf);
-            }
-        }
-        drop(pool.rec_tx);
+        let dsp = match work {
+            Work::Threads(parts) => parallel::run::<T>(settings, parts, lanes),
+            Work::Inline(d) => Ok(d.run_inline(lanes, hook)),
+        };
         let stats = reader.join().map_err(|_| Error::WorkerPanic)?;
         let recorder = match writer {
             Some(h) => Some(h.join().map_err(|_| Error::WorkerPanic)?),
             None => None,
         };
-        Ok::<_, Error>((stats, recorder))
+        Ok::<_, Error>((stats, recorder, dsp?))
     })?;
     let duration_s = started.elapsed().as_secs_f64();
     // The spectrum first: the recording's SigMF meta carries one annotation per
@@ -93,8 +98,44 @@ pub(crate) fn run_engine<T: EngineSample, S: BlockSource<T>>(
     }))
 }
 
-/// The DSP on the calling thread: Welch, the CLKIN estimator if asked, and what
-/// they have seen.
+/// The most DSP threads a capture starts, whatever the core count.
+const MAX_DSP_THREADS: usize = 8;
+
+/// How many threads run the DSP of `settings`
+/// (docs/architecture.md#the-capture-engine): [`CaptureSettings::dsp_threads`], or
+/// one per core when it is 0, at most [`MAX_DSP_THREADS`]. One — on the calling
+/// thread — when a hook must see the blocks on that thread in order, or when a
+/// segment is more than an eighth of a block (each block's worker would redo most
+/// of a segment of the block before).
+pub(crate) fn dsp_threads(settings: &CaptureSettings, hooked: bool) -> usize {
+    if hooked || settings.welch.fft_size.saturating_mul(8) > settings.block_samples {
+        return 1;
+    }
+    let k = match settings.dsp_threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        k => k,
+    };
+    k.clamp(1, MAX_DSP_THREADS)
+}
+
+/// The DSP of a capture, made before anything streams.
+enum Work {
+    /// On the calling thread.
+    Inline(Dsp),
+    /// On DSP threads ([`parallel::prepare`]).
+    Threads((Dsp, Vec<Welch>)),
+}
+
+/// The DSP's ends of the queues: filled blocks in, used buffers back to the pool
+/// or on to the writer (one queue per DSP thread, read in turn; empty when not
+/// recording).
+struct Lanes<T> {
+    full: Receiver<Block<T>>,
+    free: SyncSender<Vec<T>>,
+    rec: Vec<SyncSender<Filled<T>>>,
+}
+
+/// The DSP: Welch, the CLKIN estimator if asked, and what they have seen.
 struct Dsp {
     welch: Welch,
     clkin: Option<ClkinEstimator>,
@@ -133,10 +174,36 @@ impl Dsp {
         })
     }
 
+    /// The DSP on the calling thread: every block in order, the hook first.
+    fn run_inline<T: EngineSample>(
+        mut self,
+        lanes: Lanes<T>,
+        mut hook: Option<&mut BlockHook<'_>>,
+    ) -> Self {
+        for Block { buf, n, after_gap } in lanes.full.iter() {
+            if after_gap {
+                self.gap();
+            }
+            self.feed(&buf[..n], hook.as_deref_mut());
+            match lanes.rec.first() {
+                // Only fails if the writer thread is gone (a panic, reported by the caller).
+                Some(rec) => {
+                    let _ = rec.send((buf, n));
+                }
+                None => {
+                    let _ = lanes.free.try_send(buf);
+                }
+            }
+        }
+        self
+    }
+
     /// One filled block: the hook sees it first, then Welch and CLKIN.
-    fn feed<T: EngineSample>(&mut self, block: &[T], hook: &mut dyn FnMut(&[Complex<f32>])) {
+    fn feed<T: EngineSample>(&mut self, block: &[T], hook: Option<&mut BlockHook<'_>>) {
         let x = T::as_cf32(block, &mut self.as_float);
-        hook(x);
+        if let Some(h) = hook {
+            h(x);
+        }
         self.welch.feed(x);
         if let Some(c) = self.clkin.as_mut().filter(|_| !self.gapped) {
             c.feed(x);
@@ -169,13 +236,12 @@ pub(crate) fn measure_dsp<T: EngineSample>(
     check_settings::<T>(settings, None)?;
     let mut dsp = Dsp::new::<T>(settings)?;
     let block: Vec<T> = (0..settings.block_samples).map(synth).collect();
-    let mut none = |_: &[Complex<f32>]| {};
-    dsp.feed(&block, &mut none);
+    dsp.feed(&block, None);
     let want = (rate_hz * stream_s).max(0.0);
     let started = Instant::now();
     let mut samples = 0u64;
     loop {
-        dsp.feed(&block, &mut none);
+        dsp.feed(&block, None);
         samples += block.len() as u64;
         if samples as f64 >= want || started.elapsed() >= budget {
             break;
@@ -195,20 +261,23 @@ struct Pool<T> {
     free_rx: Receiver<Vec<T>>,
     full_tx: SyncSender<Block<T>>,
     full_rx: Receiver<Block<T>>,
-    rec_tx: SyncSender<Filled<T>>,
-    rec_rx: Receiver<Filled<T>>,
+    /// DSP → writer, one queue per DSP thread.
+    rec_tx: Vec<SyncSender<Filled<T>>>,
+    rec_rx: Vec<Receiver<Filled<T>>>,
 }
 
 impl<T: EngineSample> Pool<T> {
-    /// The queues for at most `pool_blocks` buffers of `block_samples`. The pool
-    /// starts empty: the reader allocates a buffer only when no used one is free
-    /// ([`Reader::take_free_buffer`]), so the memory the pool takes is what the
-    /// stream needed, never more than its bound.
-    fn new(settings: &CaptureSettings) -> Self {
+    /// The queues for at most `pool_blocks` buffers of `block_samples`, for `threads`
+    /// DSP threads. The pool starts empty: the reader allocates a buffer only when no
+    /// used one is free ([`Reader::take_free_buffer`]), so the memory the pool takes
+    /// is what the stream needed, never more than its bound.
+    fn new(settings: &CaptureSettings, threads: usize) -> Self {
         let (free_tx, free_rx) = sync_channel::<Vec<T>>(settings.pool_blocks);
         let (full_tx, full_rx) = sync_channel::<Block<T>>(settings.pool_blocks);
         // DSP → writer: every buffer may be waiting there, so a send never blocks for long.
-        let (rec_tx, rec_rx) = sync_channel::<Filled<T>>(settings.pool_blocks);
+        let (rec_tx, rec_rx) = (0..threads.max(1))
+            .map(|_| sync_channel::<Filled<T>>(settings.pool_blocks))
+            .unzip();
         Self {
             free_tx,
             free_rx,
@@ -254,15 +323,21 @@ fn check_settings<T: EngineSample>(
 }
 
 /// The writer thread: records each block, then hands the buffer back to the pool.
-/// After a write error it keeps draining (the capture goes on, the recording has
-/// stopped and says why).
+/// The DSP threads hand it the blocks in turn (block `i` from thread `i mod k`), so
+/// it reads their queues in turn and records the stream in order. After a write
+/// error it keeps draining (the capture goes on, the recording has stopped and
+/// says why).
 fn write_loop<T: EngineSample>(
     mut w: IqWriter,
-    rec_rx: Receiver<Filled<T>>,
+    rec_rx: Vec<Receiver<Filled<T>>>,
     free: SyncSender<Vec<T>>,
 ) -> (IqWriter, Option<String>) {
     let mut err: Option<String> = None;
-    for (buf, n) in rec_rx.iter() {
+    for rx in rec_rx.iter().cycle() {
+        // A thread that has ended was handed no further block: the stream is over.
+        let Ok((buf, n)) = rx.recv() else {
+            break;
+        };
         if err.is_none() {
             if let Err(e) = T::record(&mut w, &buf[..n]) {
                 tracing::warn!("recording stopped: {e}");

@@ -1,15 +1,17 @@
 //! The capture engine: a reader thread owns the source and reads only into pool
 //! buffers (allocated when first needed, up to the pool's bound, then reused); DSP
-//! (Welch PSD, CLKIN) runs on the calling thread, fed through a bounded queue, and
-//! the recording (if any) on a writer thread of its own,
-//! fed by the DSP thread with the same buffers, which then return to the pool. When
-//! the DSP or the writer falls behind, the reader never waits for them: with no free
-//! buffer it reads into a scratch buffer and counts the samples as dropped.
+//! (Welch PSD, CLKIN) runs on DSP threads — one per core, each taking whole blocks
+//! in turn, their Welch sums added at the end and the CLKIN estimator fed in
+//! stream order — or on the calling thread (one core, a hook, a large FFT), fed
+//! through a bounded queue; the recording (if any) runs on a writer thread of its
+//! own, fed in stream order with the same buffers, which then return to the pool.
+//! When the DSP or the writer falls behind, the reader never waits for them: with
+//! no free buffer it reads into a scratch buffer and counts the samples as dropped.
 //!
 //! The engine carries the samples in the source's type: CF32 ([`SampleSource`],
 //! [`run_capture`]) or the driver's native CS16 or CS8 ([`NativeSource`],
 //! [`run_capture_native`]), which is recorded as it came (SigMF `ci16_le`, `ci8`) and
-//! converted to float only for the DSP, on the DSP thread.
+//! converted to float only for the DSP, on the DSP thread that takes the block.
 mod convert;
 mod engine;
 mod source;
@@ -52,6 +54,12 @@ pub struct CaptureSettings {
     pub clock_evidence: ClockEvidence,
     /// Points of the PSD kept in the summary (max-hold decimated); 0 = none.
     pub psd_points: usize,
+    /// Threads that run the DSP, 0 = one per core (at most 8); each takes whole
+    /// blocks in turn, and their Welch sums are added at the end. One thread (the
+    /// calling one) whatever this says when a hook sees the blocks, or when the FFT
+    /// size is more than an eighth of `block_samples`
+    /// (docs/architecture.md#the-capture-engine).
+    pub dsp_threads: usize,
 }
 
 impl CaptureSettings {
@@ -70,6 +78,7 @@ impl CaptureSettings {
             clkin: None,
             clock_evidence: ClockEvidence::default(),
             psd_points: 512,
+            dsp_threads: 0,
         }
     }
 }
@@ -223,7 +232,7 @@ pub fn run_capture<S: SampleSource>(
     progress: Option<&AtomicU64>,
     recorder: Option<IqWriter>,
 ) -> Result<CaptureSummary> {
-    run_capture_with_hook(source, settings, cancel, progress, recorder, &mut |_| {})
+    run_engine::<Complex<f32>, S>(source, settings, cancel, progress, recorder, None)
 }
 
 /// [`run_capture`] on the driver's native integer samples (CS16 or CS8): the recorder
@@ -243,7 +252,7 @@ pub fn run_capture_native<T: EngineSample + NativeIq, S: NativeSource<T>>(
         cancel,
         progress,
         recorder,
-        &mut |_| {},
+        None,
     )
 }
 
@@ -397,7 +406,7 @@ pub fn run_capture_with_hook<S: SampleSource>(
     recorder: Option<IqWriter>,
     hook: &mut dyn FnMut(&[Complex<f32>]),
 ) -> Result<CaptureSummary> {
-    run_engine::<Complex<f32>, S>(source, settings, cancel, progress, recorder, hook)
+    run_engine::<Complex<f32>, S>(source, settings, cancel, progress, recorder, Some(hook))
 }
 
 /// One SigMF annotation per reported peak: its −3 dB edges from the PSD bins

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod stream_times;
+mod threads;
 
 /// Test source: a tone seen by a receiver with reference error `eps`, plus noise;
 /// optionally paced to a sample rate, with injected overflows/timeouts/cancel.
@@ -502,10 +503,10 @@ fn a_native_capture_that_falls_behind_is_partial_with_the_count() {
         &AtomicBool::new(false),
         None,
         None,
-        &mut |x| {
+        Some(&mut |x| {
             seen += x.len() as u64;
             std::thread::sleep(Duration::from_millis(20));
-        },
+        }),
     )
     .unwrap();
     assert_eq!(sum.samples_received, 600_000);
@@ -553,7 +554,7 @@ fn a_capture_with_dropped_blocks_gives_no_clkin_number_and_is_partial() {
         &AtomicBool::new(false),
         None,
         None,
-        &mut |_| std::thread::sleep(Duration::from_millis(20)),
+        Some(&mut |_| std::thread::sleep(Duration::from_millis(20))),
     )
     .unwrap();
     assert!(sum.dropped_samples > 0, "{sum:?}");

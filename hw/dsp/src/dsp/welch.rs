@@ -8,6 +8,9 @@ use rustfft::{Fft, FftPlanner};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+mod merge;
+pub(crate) use merge::SegmentCarry;
+
 /// The smallest FFT size a [`WelchConfig`] takes.
 pub(crate) const FFT_SIZE_MIN: usize = 16;
 /// The largest FFT size a [`WelchConfig`] takes (1 Mi).
