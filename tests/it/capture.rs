@@ -745,6 +745,7 @@ fn capture_of_a_silent_radio_fails_without_a_floor() {
         err(&o)
     );
     assert!(!png.exists());
+}
 
 /// The analysis on three DSP threads gives the one-thread PSD (to 0.01 dB), peaks,
 /// counts and CLKIN figures on the same rxsim stream, native CS16 recorded beside it
