@@ -5,18 +5,15 @@
 //! and the ledger and outbox show no earlier run.
 use crate::context::Ctx;
 use crate::exit::refused;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Refusal};
 use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
 use anyhow::Result;
 use rxnode_interlock::{sha256_hex, Approval, TaskId, ValidTask, MAX_TASK_BYTES};
-use serde_json::json;
 
 /// Refuse: ledger entry + exit-3 error.
 pub(crate) fn refuse(paths: &Paths, id: &str, sha: Option<&str>, reason: String) -> anyhow::Error {
-    let mut e = Entry::new("refused")
-        .task(id)
-        .detail(json!({"command": "run", "reason": reason}));
+    let mut e = Entry::new(Refusal::of("run", reason.clone())).task(id);
     if let Some(s) = sha {
         e = e.sha(s);
     }

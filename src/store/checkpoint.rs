@@ -172,10 +172,24 @@ fn load(p: &Path, key: &NodeKey) -> Option<Checkpoint> {
         .filter(|c| c.version == VERSION)
 }
 
+/// Write the checkpoint through a temporary file and a rename, not synced: it
+/// is a cache, and one torn by a crash does not verify and is ignored.
 fn save(p: &Path, key: &NodeKey, c: &Checkpoint) -> Result<()> {
     let body = serde_json::to_string(c)?;
     let text = crate::store::sealed::seal(key, KIND, &body)?;
-    crate::store::fsutil::write_atomic(p, text.as_bytes())
+    let tmp = crate::store::fsutil::atomic_tmp(p);
+    // Never written through a link planted at the temporary name.
+    let _ = std::fs::remove_file(&tmp);
+    let done = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .and_then(|()| std::fs::rename(&tmp, p));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done.with_context(|| format!("cannot write {}", p.display()))
 }
 
 /// One ledger file read from where its mark left it.
@@ -349,7 +363,7 @@ fn is_settled(t: &FileTimes) -> bool {
 mod tests {
     use super::*;
     use crate::store::evidence::checking_key;
-    use crate::store::ledger::{self, Entry};
+    use crate::store::ledger::{self, Entry, Event};
     use crate::store::state::{contradiction, State, TaskRecord, TaskStatus};
     use rxnode_interlock::{Approval, TaskId};
     use std::io::Write;
@@ -379,16 +393,26 @@ mod tests {
 
     fn approve(paths: &Paths, id: &str) {
         let a = approval(paths, id);
-        let e = Entry::new("approved")
-            .task(id)
-            .sha(&a.task_sha256)
-            .commit(&a.commit)
-            .approval(&a);
+        let e = Entry::new(Event::Approved {
+            outbox: String::new(),
+            signature: None,
+        })
+        .task(id)
+        .sha(&a.task_sha256)
+        .commit(&a.commit)
+        .approval(&a);
         ledger::append(paths, &e).unwrap();
     }
 
-    fn event(paths: &Paths, ev: &str, id: &str) {
+    fn event(paths: &Paths, ev: Event, id: &str) {
         ledger::append(paths, &Entry::new(ev).task(id)).unwrap();
+    }
+
+    fn finished() -> Event {
+        Event::RunFinished(ledger::RunEnd {
+            interrupted: false,
+            status: "PASS".to_owned(),
+        })
     }
 
     /// The answer of the whole ledger, as the load check computed it before
@@ -485,9 +509,9 @@ mod tests {
         approve(&paths, "A");
         same(&paths, "one approval");
         for i in 0..50 {
-            event(&paths, "detected", &format!("T{i}"));
+            event(&paths, Event::Detected, &format!("T{i}"));
         }
-        event(&paths, "run_finished", "A");
+        event(&paths, finished(), "A");
         let s = same(&paths, "finished");
         assert!(s.approved.contains("A") && s.finished.contains("A"));
         assert!(stored(&paths).marks.iter().all(|m| m.len > 0));
@@ -502,13 +526,22 @@ mod tests {
             s.finished.contains("B"),
             "an unterminated whole line counts"
         );
-        event(&paths, "marked_completed", "C");
+        event(&paths, Event::MarkedCompleted, "C");
         let s = same(&paths, "after the torn line");
         assert!(s.finished.contains("C") && s.finished.contains("B"));
         // An approval this node did not sign.
         let mut forged = approval(&paths, "D");
         forged.mac = Some("0".repeat(64));
-        ledger::append(&paths, &Entry::new("approved").task("D").approval(&forged)).unwrap();
+        ledger::append(
+            &paths,
+            &Entry::new(Event::Approved {
+                outbox: String::new(),
+                signature: None,
+            })
+            .task("D")
+            .approval(&forged),
+        )
+        .unwrap();
         assert!(!same(&paths, "unsigned approval").approved.contains("D"));
         // The `.local/` ledger truncated: the mirror holds more and answers.
         let local = std::fs::read(paths.ledger()).unwrap();
@@ -516,7 +549,22 @@ mod tests {
         same(&paths, "truncated local");
         // Replaced by other content, then the mirror lost.
         std::fs::write(paths.ledger(), b"").unwrap();
-        event(&paths, "run_interrupted", "E");
+        ledger::append(
+            &paths,
+            &Entry::new(Event::RunInterrupted {
+                interrupted: crate::store::journal::Interrupted {
+                    started_at: "t".into(),
+                    keyed_at: None,
+                    last_progress: None,
+                    guard_exit: None,
+                    found_at: "t".into(),
+                    found_by: "status".into(),
+                },
+                result_rewritten: false,
+            })
+            .task("E"),
+        )
+        .unwrap();
         same(&paths, "replaced local");
         std::fs::remove_file(ledger::mirror_path(&paths).unwrap()).unwrap();
         let s = same(&paths, "mirror lost");
@@ -530,7 +578,7 @@ mod tests {
         let (_d, paths) = checkout();
         approve(&paths, "A");
         for i in 0..200 {
-            event(&paths, "detected", &format!("T{i}"));
+            event(&paths, Event::Detected, &format!("T{i}"));
         }
         same(&paths, "fresh");
         // Written a moment ago: its times are not recorded yet.
@@ -546,7 +594,7 @@ mod tests {
             assert_eq!(&again.mark, m);
         }
         // One line more: only that line is new, and the answer is the whole one.
-        event(&paths, "run_finished", "A");
+        event(&paths, finished(), "A");
         let s = same(&paths, "appended");
         assert!(s.finished.contains("A"));
     }
@@ -559,7 +607,7 @@ mod tests {
         let (_d, paths) = checkout();
         approve(&paths, "A");
         for i in 0..20 {
-            event(&paths, "detected", &format!("T{i}"));
+            event(&paths, Event::Detected, &format!("T{i}"));
         }
         std::thread::sleep(SETTLED + std::time::Duration::from_millis(200));
         let s = state_with(&paths, &["A"]);
@@ -588,7 +636,7 @@ mod tests {
     fn an_edit_right_after_a_write_is_caught_by_the_prefix_hash() {
         let (_d, paths) = checkout();
         approve(&paths, "A");
-        event(&paths, "run_finished", "A");
+        event(&paths, finished(), "A");
         same(&paths, "fresh");
         for p in files(&paths) {
             edit_in_place(&p, "run_finished", "run_finishex");
@@ -604,7 +652,7 @@ mod tests {
     fn a_truncated_ledger_is_read_again() {
         let (_d, paths) = checkout();
         approve(&paths, "A");
-        event(&paths, "run_finished", "A");
+        event(&paths, finished(), "A");
         let before_finish: Vec<Vec<u8>> = files(&paths)
             .iter()
             .map(|p| {
@@ -623,7 +671,7 @@ mod tests {
         let s = state_with(&paths, &["A"]);
         assert_eq!(contradiction(&paths, &s).unwrap(), None);
         // Grown back to the old size with a line that finishes another task.
-        event(&paths, "run_finished", "B");
+        event(&paths, finished(), "B");
         let s = same(&paths, "grown back");
         assert_eq!(s.finished.iter().collect::<Vec<_>>(), ["B"]);
     }
@@ -636,7 +684,7 @@ mod tests {
     fn a_forged_checkpoint_is_refused() {
         let (_d, paths) = checkout();
         approve(&paths, "A");
-        event(&paths, "run_finished", "A");
+        event(&paths, finished(), "A");
         std::thread::sleep(SETTLED + std::time::Duration::from_millis(200));
         same(&paths, "settled");
         let cp = checkpoint_path(&paths).unwrap();

@@ -5,13 +5,18 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom, Write};
 
-/// One ledger line.
+pub(crate) use crate::store::ledger_event::{
+    Event, NotExamined, Published, PublishedFile, Refusal, RunEnd,
+};
+
+/// One ledger line, as written: its event and detail come from one [`Event`].
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Entry {
     /// UTC time, ISO 8601.
     pub(crate) at: String,
-    /// What happened: detected, rejected, prompted, approved, deferred, stopped,
-    /// refused, authorized, run_started, run_finished, published, marked_completed …
+    /// What happened ([`Event`]'s name: detected, rejected, prompted, approved,
+    /// deferred, stopped, refused, authorized, run_started, run_finished,
+    /// published, marked_completed …).
     pub(crate) event: String,
     /// The task, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -22,9 +27,9 @@ pub(crate) struct Entry {
     /// The commit concerned, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) commit: Option<String>,
-    /// Event-specific details.
+    /// The event's fields (keys sorted), absent for an event without any.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    pub(crate) detail: serde_json::Value,
+    detail: serde_json::Value,
     /// The record's MAC under the node key, for `approved` and `authorized`
     /// lines (`docs/safety.md#node-signed-approvals`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -32,15 +37,26 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// A new entry stamped now.
-    pub(crate) fn new(event: &str) -> Entry {
+    /// A new entry for `event`, stamped now.
+    pub(crate) fn new(event: Event) -> Entry {
+        // The event as `{"event": name, "detail": fields}`; through a JSON
+        // value, so the detail's keys are sorted as they always were.
+        let (event, detail) = match serde_json::to_value(&event) {
+            Ok(serde_json::Value::Object(mut o)) => (
+                o.remove("event")
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                o.remove("detail").unwrap_or(serde_json::Value::Null),
+            ),
+            _ => (String::new(), serde_json::Value::Null),
+        };
         Entry {
             at: now_iso(),
-            event: event.to_owned(),
+            event,
             task_id: None,
             task_sha256: None,
             commit: None,
-            detail: serde_json::Value::Null,
+            detail,
             mac: None,
         }
     }
@@ -69,11 +85,6 @@ impl Entry {
     /// With a commit.
     pub(crate) fn commit(mut self, c: &str) -> Entry {
         self.commit = Some(c.to_owned());
-        self
-    }
-    /// With details.
-    pub(crate) fn detail(mut self, d: serde_json::Value) -> Entry {
-        self.detail = d;
         self
     }
 }
@@ -250,15 +261,15 @@ mod tests {
     #[test]
     fn append_after_a_torn_line_starts_a_new_line() {
         let (_d, paths) = setup();
-        append(&paths, &Entry::new("first")).unwrap();
+        append(&paths, &Entry::new(Event::Held)).unwrap();
         let mut f = std::fs::OpenOptions::new()
             .append(true)
             .open(paths.ledger())
             .unwrap();
         f.write_all(br#"{"at":"2026-01-01T00:00:00Z","ev"#).unwrap();
         drop(f);
-        append(&paths, &Entry::new("second")).unwrap();
-        assert_eq!(events(&paths), ["first", "second"]);
+        append(&paths, &Entry::new(Event::HoldReleased)).unwrap();
+        assert_eq!(events(&paths), ["held", "hold_released"]);
         let bytes = std::fs::read(paths.ledger()).unwrap();
         assert!(bytes.ends_with(b"\n"));
         assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
@@ -267,12 +278,12 @@ mod tests {
     #[test]
     fn append_to_a_whole_or_new_ledger_adds_no_blank_line() {
         let (_d, paths) = setup();
-        append(&paths, &Entry::new("first")).unwrap();
-        append(&paths, &Entry::new("second")).unwrap();
+        append(&paths, &Entry::new(Event::Held)).unwrap();
+        append(&paths, &Entry::new(Event::HoldReleased)).unwrap();
         let bytes = std::fs::read(paths.ledger()).unwrap();
         assert!(!bytes.starts_with(b"\n"));
         assert!(!bytes.windows(2).any(|w| w == b"\n\n"));
-        assert_eq!(events(&paths), ["first", "second"]);
+        assert_eq!(events(&paths), ["held", "hold_released"]);
     }
 
     /// Review finding: a tear inside a multi-byte UTF-8 character made the
@@ -280,9 +291,11 @@ mod tests {
     #[test]
     fn read_all_skips_a_line_torn_inside_a_utf8_character() {
         let (_d, paths) = setup();
-        append(&paths, &Entry::new("first")).unwrap();
-        let torn =
-            serde_json::to_vec(&Entry::new("second").detail(serde_json::json!("µ"))).unwrap();
+        append(&paths, &Entry::new(Event::Held)).unwrap();
+        let torn = serde_json::to_vec(&Entry::new(Event::WatcherStopped {
+            reason: "µ".to_owned(),
+        }))
+        .unwrap();
         let cut = torn.iter().position(|&b| b == 0xC2).unwrap() + 1;
         let mut f = std::fs::OpenOptions::new()
             .append(true)
@@ -290,8 +303,8 @@ mod tests {
             .unwrap();
         f.write_all(&torn[..cut]).unwrap();
         drop(f);
-        assert_eq!(events(&paths), ["first"]);
-        append(&paths, &Entry::new("third")).unwrap();
-        assert_eq!(events(&paths), ["first", "third"]);
+        assert_eq!(events(&paths), ["held"]);
+        append(&paths, &Entry::new(Event::Detected)).unwrap();
+        assert_eq!(events(&paths), ["held", "detected"]);
     }
 }

@@ -8,7 +8,7 @@ use crate::exec::{exists_not_a_file, exists_unless_forced};
 use crate::exit::{bad_field, bad_field_text, bad_input, refused, FieldText, Outcome};
 use crate::result::sections::sweep::{FileRecord, SweepRecord};
 use crate::result::Status;
-use crate::store::ledger::Entry;
+use crate::store::ledger::{Entry, Event, Refusal};
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_interlock::{check_rx_sweep, RxSweepStep, SweepConfig};
@@ -197,7 +197,7 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         if source == Source::Defaults {
             reason.push_str(" (default policy: no file at .local/rxnode-policy.json)");
         }
-        log(Entry::new("refused").detail(json!({"command": "sweep", "reason": reason})));
+        log(Entry::new(Refusal::of("sweep", reason.clone())));
         return Err(refused(reason));
     }
     // One process per radio (docs/operator.md#one-process-per-radio).
@@ -212,14 +212,14 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
     let sw = match execute(&step, cancel, &cal, &mut |hops| pipe.pass(hops, cancel)) {
         Ok(s) => s,
         Err(NotSwept::Unsupported(why)) => {
-            log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));
+            log(Entry::new(Refusal::of("sweep", why.clone())));
             return Err(bad_input(format!(
                 "sweep on {}: {why} — fix: pick a band and settings the radio supports (`rxnode inventory --dry-run` lists its ranges)",
                 step.device
             )));
         }
         Err(NotSwept::Blocked(why)) => {
-            log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));
+            log(Entry::new(Refusal::of("sweep", why.clone())));
             return Err(anyhow::anyhow!("sweep on {}: {why}", step.device));
         }
         Err(NotSwept::Failed(why)) => {
@@ -235,7 +235,7 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
             sha256: pipe.sha256(),
         });
     }
-    log(Entry::new("sweep").detail(json!({
+    log(Entry::new(Event::Sweep(json!({
         "device": step.device,
         "start_hz": step.sweep.start_hz,
         "stop_hz": step.sweep.stop_hz,
@@ -243,7 +243,7 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         "hops": sw.report.hops.len(),
         "failed_hops": sw.report.failed_ranges_hz.len(),
         "status": v.status,
-    })));
+    }))));
     if pipe.closed {
         // The reader went away (`| head`): not an error, nothing more to say.
         return Ok(Outcome::Done);

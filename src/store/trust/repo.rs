@@ -291,9 +291,11 @@ pub(crate) fn check_watched_tip(
     if !seen {
         crate::store::ledger::append(
             paths,
-            &crate::store::ledger::Entry::new("refused")
-                .commit(&oid_s)
-                .detail(serde_json::json!({"command": "watch", "reason": reason})),
+            &crate::store::ledger::Entry::new(crate::store::ledger::Refusal::of(
+                "watch",
+                reason.clone(),
+            ))
+            .commit(&oid_s),
         )?;
     }
     Err(crate::exit::refused(reason))
