@@ -208,12 +208,13 @@ fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Resu
         None => ledger::read_evidence(paths)?,
     };
     let recorded = entries.iter().any(|e| {
-        e["event"] == "approved"
-            && e["task_id"] == ids
-            && e["task_sha256"] == approval.task_sha256.as_str()
-            && e["commit"] == approval.commit.as_str()
-            && e["at"] == approval.at.as_str()
-            && approval.mac.as_deref().is_some_and(|m| e["mac"] == m)
+        e.event() == "approved"
+            && e.task_id.as_deref() == Some(ids)
+            && e.task_sha256.as_deref() == Some(approval.task_sha256.as_str())
+            && e.commit.as_deref() == Some(approval.commit.as_str())
+            && e.at.as_deref() == Some(approval.at.as_str())
+            && approval.mac.is_some()
+            && e.mac == approval.mac
     });
     if !recorded {
         return Err(refused(format!(

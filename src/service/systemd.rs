@@ -162,7 +162,7 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let paths = ctx.paths();
     let entry = crate::store::ledger::Entry::new(crate::store::ledger::Event::ServiceInstalled {
         unit: path.display().to_string(),
-        user: opts.user.clone(),
+        user: opts.user,
     });
     if let Err(e) = crate::store::ledger::append(&paths, &entry) {
         tracing::warn!("cannot record the service in the ledger: {e:#}");

@@ -21,7 +21,6 @@
 //! write and no user can set it back. Those times are recorded only once they
 //! are [`SETTLED`] in the past, so a write in the same clock tick as the one
 //! recorded cannot go unseen. Elsewhere the prefix is hashed on every read.
-use crate::json::str_of;
 use crate::store::evidence::line_approval;
 use crate::store::key::{self, NodeKey};
 use crate::store::paths::Paths;
@@ -63,6 +62,7 @@ impl Said {
 
 /// A ledger file's times and identity (unix).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(unix), allow(dead_code))]
 struct FileTimes {
     dev: u64,
     ino: u64,
@@ -296,8 +296,8 @@ fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>)
         if line.trim_ascii().is_empty() {
             continue;
         }
-        let e: serde_json::Value = match serde_json::from_slice(line) {
-            Ok(v) => v,
+        let e = match serde_json::from_slice(line) {
+            Ok(v) => crate::store::ledger::Line::of(v),
             Err(e) => {
                 tracing::warn!(
                     "ledger {} line {}: not JSON ({e}); skipped",
@@ -308,10 +308,10 @@ fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>)
             }
         };
         said.entries += 1;
-        let Some(id) = str_of(&e, &["task_id"]) else {
+        let Some(id) = e.task_id.as_deref() else {
             continue;
         };
-        match str_of(&e, &["event"]).unwrap_or_default() {
+        match e.event() {
             "approved" => {
                 let signed = match k {
                     None => true,
@@ -423,10 +423,10 @@ mod tests {
         let mut said = Said::default();
         for e in ledger::read_evidence(paths).unwrap() {
             said.entries += 1;
-            let Some(id) = str_of(&e, &["task_id"]) else {
+            let Some(id) = e.task_id.as_deref() else {
                 continue;
             };
-            match str_of(&e, &["event"]).unwrap_or_default() {
+            match e.event() {
                 "approved" => {
                     let signed = match &k {
                         None => true,

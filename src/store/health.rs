@@ -325,16 +325,13 @@ mod tests {
         assert_eq!(all[0].health, Health::Good);
         // Each change is a ledger line, each self-test too.
         let lines = ledger::read_all(&paths).unwrap();
-        let ev: Vec<_> = lines
-            .iter()
-            .map(|l| l["event"].as_str().unwrap().to_owned())
-            .collect();
+        let ev: Vec<_> = lines.iter().map(|l| l.event().to_owned()).collect();
         assert_eq!(
             ev,
             ["radio_health", "self_test", "self_test", "radio_health"]
         );
-        assert_eq!(lines[3]["detail"]["from"], "BAD");
-        assert_eq!(lines[3]["detail"]["to"], "GOOD");
+        assert_eq!(lines[3].detail_str("from"), Some("BAD"));
+        assert_eq!(lines[3].detail_str("to"), Some("GOOD"));
     }
 
     #[test]

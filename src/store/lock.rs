@@ -297,7 +297,7 @@ mod tests {
         let l = Lock::acquire(&paths, "watch").unwrap();
         assert_eq!(l.me().pid, std::process::id());
         let entries = ledger::read_all(&paths).unwrap();
-        assert!(entries.iter().any(|e| e["event"] == "lock_taken_over"));
+        assert!(entries.iter().any(|e| e.event() == "lock_taken_over"));
     }
 
     /// A damaged (unreadable) lock file is taken over at once with a ledger
@@ -316,7 +316,7 @@ mod tests {
         assert!(ledger::read_all(&paths)
             .unwrap()
             .iter()
-            .any(|e| e["event"] == "lock_taken_over"));
+            .any(|e| e.event() == "lock_taken_over"));
         let tmp: Vec<_> = std::fs::read_dir(&paths.local)
             .unwrap()
             .flatten()

@@ -155,7 +155,7 @@ mod tests {
         let mut v: Value = serde_json::from_str(&line(ev, id, sha)).unwrap();
         if ev == "approved" {
             let k = key::load_or_create(paths).unwrap();
-            let a = line_approval(&v).unwrap();
+            let a = line_approval(&ledger::Line::of(v.clone())).unwrap();
             v["mac"] = json!(rxnode_interlock::record_mac(k.bytes(), &a.fields()).unwrap());
         }
         format!("{v}\n")
