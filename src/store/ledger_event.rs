@@ -166,8 +166,9 @@ pub(crate) enum Event {
     Approved {
         /// The outbox folder, relative to the checkout.
         outbox: String,
-        /// What the signature check found (null: none was made).
-        signature: Option<crate::result::SignatureRecord>,
+        /// What the signature check found (the result's `approval.signature`
+        /// record; null: none was made).
+        signature: Value,
     },
     /// A command refused (exit 3).
     Refused(Refusal),
@@ -306,7 +307,22 @@ pub(crate) enum Event {
     /// A standalone capture.
     Capture(Value),
     /// A standalone sweep.
-    Sweep(Value),
+    Sweep {
+        /// The bin width.
+        bin_hz: f64,
+        /// The radio's device args.
+        device: String,
+        /// Hops that failed.
+        failed_hops: usize,
+        /// Hops planned.
+        hops: usize,
+        /// The band's start.
+        start_hz: f64,
+        /// The sweep's status (`PASS` …).
+        status: String,
+        /// The band's end.
+        stop_hz: f64,
+    },
     /// A standalone CLKIN comparison.
     ClkinCompare(Value),
     /// A frequency calibration.
@@ -493,7 +509,7 @@ mod tests {
             (
                 Event::Approved {
                     outbox: ".local/rx_agent_outbox/T".into(),
-                    signature: None,
+                    signature: Value::Null,
                 },
                 r#"{"detail":{"outbox":".local/rx_agent_outbox/T","signature":null},"event":"approved"}"#,
             ),

@@ -333,7 +333,7 @@ impl Flow<'_> {
                         .unwrap_or(&dir)
                         .to_string_lossy()
                         .into_owned(),
-                    signature: sig_record,
+                    signature: serde_json::to_value(&sig_record).unwrap_or_default(),
                 },
                 task,
                 commit,

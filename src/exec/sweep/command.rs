@@ -12,7 +12,6 @@ use crate::store::ledger::{Entry, Event, Refusal};
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_interlock::{check_rx_sweep, RxSweepStep, SweepConfig};
-use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -235,15 +234,15 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
             sha256: pipe.sha256(),
         });
     }
-    log(Entry::new(Event::Sweep(json!({
-        "device": step.device,
-        "start_hz": step.sweep.start_hz,
-        "stop_hz": step.sweep.stop_hz,
-        "bin_hz": step.sweep.bin_hz,
-        "hops": sw.report.hops.len(),
-        "failed_hops": sw.report.failed_ranges_hz.len(),
-        "status": v.status,
-    }))));
+    log(Entry::new(Event::Sweep {
+        device: step.device.clone(),
+        start_hz: step.sweep.start_hz,
+        stop_hz: step.sweep.stop_hz,
+        bin_hz: step.sweep.bin_hz,
+        hops: sw.report.hops.len(),
+        failed_hops: sw.report.failed_ranges_hz.len(),
+        status: v.status.as_str().to_owned(),
+    }));
     if pipe.closed {
         // The reader went away (`| head`): not an error, nothing more to say.
         return Ok(Outcome::Done);

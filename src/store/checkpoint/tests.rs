@@ -33,7 +33,7 @@ fn approve(paths: &Paths, id: &str) {
     let a = approval(paths, id);
     let e = Entry::new(Event::Approved {
         outbox: String::new(),
-        signature: None,
+        signature: serde_json::Value::Null,
     })
     .task(id)
     .sha(&a.task_sha256)
@@ -174,7 +174,7 @@ fn the_checkpoint_answers_as_the_whole_ledger_after_every_change() {
         &paths,
         &Entry::new(Event::Approved {
             outbox: String::new(),
-            signature: None,
+            signature: serde_json::Value::Null,
         })
         .task("D")
         .approval(&forged),
