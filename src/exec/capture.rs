@@ -9,7 +9,7 @@ use crate::exec::{exists_not_a_file, exists_unless_forced, positive};
 use crate::exit::{
     bad_field, bad_input, field_context, field_failure, refused, FieldText, Outcome,
 };
-use crate::store::ledger::Entry;
+use crate::store::ledger::{Entry, Event, Refusal};
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::{Context as _, Result};
@@ -349,7 +349,7 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         log(
             &paths,
             ledger_on,
-            Entry::new("refused").detail(json!({"command": "capture", "reason": reason})),
+            Entry::new(Refusal::of("capture", reason.clone())),
         );
         refused(reason)
     };
@@ -381,14 +381,14 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
             log(
                 &paths,
                 ledger_on,
-                Entry::new("capture").detail(json!({
+                Entry::new(Event::Capture(json!({
                     "device": args.device,
                     "frequency_hz": args.frequency_hz,
                     "sample_rate_hz": args.sample_rate_hz,
                     "duration_s": args.duration_s,
                     "status": "FAIL",
                     "error": why,
-                })),
+                }))),
             );
             return Err(anyhow::anyhow!("capture on {}: {why}", args.device));
         }
@@ -396,7 +396,7 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     log(
         &paths,
         ledger_on,
-        Entry::new("capture").detail(ledger_detail(&summary, args, &ctx.repo)),
+        Entry::new(Event::Capture(ledger_detail(&summary, args, &ctx.repo))),
     );
     let plotted = match &args.plot {
         Some(p) => Some(write_plot(p, &summary, args)?),

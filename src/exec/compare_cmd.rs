@@ -8,7 +8,7 @@ use crate::exec::live::NotCaptured;
 use crate::exec::positive;
 use crate::exit::{bad_field, bad_input, field_context, refused, FieldText, Outcome};
 use crate::result::Status;
-use crate::store::ledger::Entry;
+use crate::store::ledger::{Entry, Event, Refusal};
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_interlock::{check_clkin_compare, ClkinCompareStep, GainSpec};
@@ -151,7 +151,7 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
         if source == Source::Defaults {
             reason.push_str(" (default policy: no file at .local/rxnode-policy.json)");
         }
-        log(Entry::new("refused").detail(json!({"command": "clkin compare", "reason": reason})));
+        log(Entry::new(Refusal::of("clkin compare", reason.clone())));
         refused(reason)
     };
     if let Err(e) = check_clkin_compare(&step, &policy.rx) {
@@ -184,11 +184,11 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
             )));
         }
         Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Failed(why)) => {
-            log(Entry::new("clkin_compare").detail(json!({
+            log(Entry::new(Event::ClkinCompare(json!({
                 "devices": a.devices,
                 "status": "FAIL",
                 "error": why,
-            })));
+            }))));
             return Err(anyhow::anyhow!("clkin compare: {why}"));
         }
     };
@@ -197,7 +197,7 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
         &paths,
         policy.rx.calibration_max_age_s,
     );
-    log(Entry::new("clkin_compare").detail(ledger_detail(&done, a)));
+    log(Entry::new(Event::ClkinCompare(ledger_detail(&done, a))));
     let mut plotted = None;
     if let Some(p) = &a.plot {
         // Who, what and when, as a task's picture says it: the radios and the time.

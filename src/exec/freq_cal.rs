@@ -9,7 +9,7 @@ use crate::exit::{bad_field_text, bad_input, refused, FieldText, Outcome};
 use crate::result::sections::freq_cal::{Duplex, FreqCalCapture, FreqCalEntry, FreqCalRecord};
 use crate::result::{Check, Status};
 use crate::store::calibration::{self, Measurement};
-use crate::store::ledger::Entry;
+use crate::store::ledger::{Entry, Event, Refusal};
 use crate::store::paths::Paths;
 use anyhow::Result;
 use num_complex::Complex;
@@ -373,8 +373,7 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
         if in_checkout {
             crate::exec::ledger_note(
                 &paths,
-                &Entry::new("refused")
-                    .detail(json!({"command": "clkin calibrate", "reason": e.to_string()})),
+                &Entry::new(Refusal::of("clkin calibrate", e.to_string())),
             );
         }
         return Err(refused(e.to_string()));
@@ -393,7 +392,7 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
             detections: None,
             ..m.entry.clone()
         };
-        crate::exec::ledger_note(&paths, &Entry::new("freq_cal").detail(json!(detail)));
+        crate::exec::ledger_note(&paths, &Entry::new(Event::FreqCal(json!(detail))));
     } else {
         m.entry.calibration_stored = Some(false);
         m.entry.calibration_note = Some("not kept: not run in an rxnode checkout".to_owned());

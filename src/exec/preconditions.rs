@@ -5,18 +5,15 @@
 //! and the ledger and outbox show no earlier run.
 use crate::context::Ctx;
 use crate::exit::refused;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Refusal};
 use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
 use anyhow::Result;
 use rxnode_interlock::{sha256_hex, Approval, TaskId, ValidTask, MAX_TASK_BYTES};
-use serde_json::json;
 
 /// Refuse: ledger entry + exit-3 error.
 pub(crate) fn refuse(paths: &Paths, id: &str, sha: Option<&str>, reason: String) -> anyhow::Error {
-    let mut e = Entry::new("refused")
-        .task(id)
-        .detail(json!({"command": "run", "reason": reason}));
+    let mut e = Entry::new(Refusal::of("run", reason.clone())).task(id);
     if let Some(s) = sha {
         e = e.sha(s);
     }
@@ -211,12 +208,13 @@ fn evidence_allows(paths: &Paths, task: &ValidTask, approval: &Approval) -> Resu
         None => ledger::read_evidence(paths)?,
     };
     let recorded = entries.iter().any(|e| {
-        e["event"] == "approved"
-            && e["task_id"] == ids
-            && e["task_sha256"] == approval.task_sha256.as_str()
-            && e["commit"] == approval.commit.as_str()
-            && e["at"] == approval.at.as_str()
-            && approval.mac.as_deref().is_some_and(|m| e["mac"] == m)
+        e.event() == "approved"
+            && e.task_id.as_deref() == Some(ids)
+            && e.task_sha256.as_deref() == Some(approval.task_sha256.as_str())
+            && e.commit.as_deref() == Some(approval.commit.as_str())
+            && e.at.as_deref() == Some(approval.at.as_str())
+            && approval.mac.is_some()
+            && e.mac == approval.mac
     });
     if !recorded {
         return Err(refused(format!(

@@ -14,7 +14,7 @@ use crate::exec::tx::{self, RefuseTo};
 use crate::exit::{bad_input, Outcome};
 use crate::result::{write_result_files, AuthorizationRecord, Check, RunClock, RxResult, Status};
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event, Refusal, RunEnd};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
@@ -100,11 +100,12 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let clock = RunClock::start();
     ledger::append(
         &paths,
-        &Entry::new("run_started")
-            .task(run.ids)
-            .sha(run.sha)
-            .commit(&approved.commit)
-            .detail(json!({"steps": plan.steps.len()})),
+        &Entry::new(Event::RunStarted {
+            steps: plan.steps.len(),
+        })
+        .task(run.ids)
+        .sha(run.sha)
+        .commit(&approved.commit),
     )?;
     let out = execute(&run, authorization, cancel);
     let policy_blocked = out.policy_blocked;
@@ -182,10 +183,9 @@ fn signature_allows(
         Err(e) => {
             crate::exec::ledger_note(
                 paths,
-                &Entry::new("refused")
+                &Entry::new(Refusal::of("run", format!("local policy: {e:#}")))
                     .task(id.as_str())
-                    .sha(task.sha256())
-                    .detail(json!({"command": "run", "reason": format!("local policy: {e:#}")})),
+                    .sha(task.sha256()),
             );
             return Err(e);
         }
@@ -313,10 +313,9 @@ fn load_policy(to: &RefuseTo, plan: &Plan) -> Result<Policy> {
         Err(e) => {
             crate::exec::ledger_note(
                 to.paths,
-                &Entry::new("refused")
+                &Entry::new(Refusal::of("run", format!("local policy: {e:#}")))
                     .task(to.ids)
-                    .sha(to.sha)
-                    .detail(json!({"command": "run", "reason": format!("local policy: {e:#}")})),
+                    .sha(to.sha),
             );
             return Err(e);
         }
@@ -383,12 +382,14 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
         .and_then(|k| a.record_mac(k.bytes(), &run.approved.commit));
     ledger::append(
         run.paths,
-        &Entry::new("authorized")
-            .task(ids)
-            .sha(run.sha)
-            .commit(&run.approved.commit)
-            .detail(json!({"kind": a.kind(), "at": a.at()}))
-            .mac(mac),
+        &Entry::new(Event::Authorized {
+            kind: json!(a.kind()),
+            at: a.at().to_owned(),
+        })
+        .task(ids)
+        .sha(run.sha)
+        .commit(&run.approved.commit)
+        .mac(mac),
     )?;
     let record = AuthorizationRecord {
         kind: match a.kind() {
@@ -562,11 +563,13 @@ fn record_run(
         // (after a policy change, say); a RED run asks for a fresh authorization.
         let logged = ledger::append(
             run.paths,
-            &Entry::new(crate::store::evidence::RUN_ENDED_BEFORE_RADIO)
-                .task(run.ids)
-                .sha(run.sha)
-                .commit(&approved.commit)
-                .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
+            &Entry::new(Event::RunEndedBeforeRadio(RunEnd {
+                status: result.status.as_str().to_owned(),
+                interrupted,
+            }))
+            .task(run.ids)
+            .sha(run.sha)
+            .commit(&approved.commit),
         );
         written?;
         logged?;
@@ -581,11 +584,13 @@ fn record_run(
     });
     let logged = ledger::append(
         run.paths,
-        &Entry::new("run_finished")
-            .task(run.ids)
-            .sha(run.sha)
-            .commit(&approved.commit)
-            .detail(json!({"status": result.status.as_str(), "interrupted": interrupted})),
+        &Entry::new(Event::RunFinished(RunEnd {
+            status: result.status.as_str().to_owned(),
+            interrupted,
+        }))
+        .task(run.ids)
+        .sha(run.sha)
+        .commit(&approved.commit),
     );
     for (what, r) in [
         ("the result files", written),

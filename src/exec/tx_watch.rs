@@ -10,11 +10,9 @@ use crate::exec::tx::unix_to_iso as unix_iso;
 use crate::exec::tx::GuardOutcome;
 use crate::exec::tx_guard::{GuardMsg, HEARTBEAT_EVERY, PARENT_KILL_GRACE};
 use crate::result::Status;
-use crate::store::journal::{TX_GUARD_EXIT, TX_KEYED};
-use crate::store::ledger::Entry;
+use crate::store::ledger::{Entry, Event};
 use anyhow::{anyhow, Context, Result};
 use rxnode_interlock::{TxGrant, TxToneStep};
-use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,9 +79,11 @@ pub(crate) fn run_guard(
     let journal = |keyed_at: f64| {
         crate::exec::ledger_note(
             s.paths,
-            &Entry::new(TX_KEYED)
-                .task(&grant.task_id)
-                .detail(json!({"step": grant.step_index + 1, "keyed_at": unix_iso(keyed_at)})),
+            &Entry::new(Event::TxKeyed {
+                step: grant.step_index + 1,
+                keyed_at: unix_iso(keyed_at),
+            })
+            .task(&grant.task_id),
         );
     };
     let w = watch(&mut child, &mut stdin, &msgs, key_off, duration, &journal);
@@ -102,9 +102,11 @@ pub(crate) fn run_guard(
     };
     crate::exec::ledger_note(
         s.paths,
-        &Entry::new(TX_GUARD_EXIT)
-            .task(&grant.task_id)
-            .detail(json!({"step": grant.step_index + 1, "exit": exit})),
+        &Entry::new(Event::TxGuardExit {
+            step: grant.step_index + 1,
+            exit,
+        })
+        .task(&grant.task_id),
     );
     Ok(w.outcome())
 }

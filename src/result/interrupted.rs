@@ -3,13 +3,13 @@
 //! with an `interrupted` record, the task completed and the journal closed with
 //! `run_interrupted`.
 use crate::result::{write_result_files, Check, RxResult, Status};
-use crate::store::journal::{describe, unfinished, Interrupted, Unfinished, RUN_INTERRUPTED};
-use crate::store::ledger::{self, Entry};
+use crate::store::journal::{describe, unfinished, Interrupted, Unfinished};
+use crate::store::ledger::{self, Entry, Event};
 use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
 use anyhow::Result;
 use rxnode_interlock::TaskId;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// [`finish_interrupted`], each line said on stderr (for `run`, `watch`, `publish`).
 pub(crate) fn finish_and_say(paths: &Paths, branch: &str, found_by: &str) {
@@ -111,9 +111,11 @@ fn finish_one(paths: &Paths, branch: &str, found_by: &str, u: &Unfinished) -> Re
         s.last_completed_task_id = Some(id.to_string());
         Ok(())
     })?;
-    let mut entry = Entry::new(RUN_INTERRUPTED)
-        .task(id.as_str())
-        .detail(json!({"interrupted": record, "result_rewritten": status.is_some()}));
+    let mut entry = Entry::new(Event::RunInterrupted {
+        interrupted: record,
+        result_rewritten: status.is_some(),
+    })
+    .task(id.as_str());
     if let Some(sha) = &u.sha {
         entry = entry.sha(sha);
     }

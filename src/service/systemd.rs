@@ -160,8 +160,10 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
         }
     }
     let paths = ctx.paths();
-    let entry = crate::store::ledger::Entry::new("service_installed")
-        .detail(serde_json::json!({"unit": path.display().to_string(), "user": opts.user}));
+    let entry = crate::store::ledger::Entry::new(crate::store::ledger::Event::ServiceInstalled {
+        unit: path.display().to_string(),
+        user: opts.user,
+    });
     if let Err(e) = crate::store::ledger::append(&paths, &entry) {
         tracing::warn!("cannot record the service in the ledger: {e:#}");
     }
@@ -274,8 +276,9 @@ pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
         systemctl(opts.user, &["daemon-reload"])?;
     }
     let paths = ctx.paths();
-    let entry = crate::store::ledger::Entry::new("service_uninstalled")
-        .detail(serde_json::json!({"unit": path.display().to_string()}));
+    let entry = crate::store::ledger::Entry::new(crate::store::ledger::Event::ServiceUninstalled {
+        unit: path.display().to_string(),
+    });
     if let Err(e) = crate::store::ledger::append(&paths, &entry) {
         tracing::warn!("cannot record the removal in the ledger: {e:#}");
     }

@@ -298,8 +298,10 @@ pub fn cmd_signers_add(ctx: &Ctx, a: &AddSigner) -> Result<Outcome> {
     let fp = signer.fingerprint();
     let _ = crate::store::ledger::append(
         &paths,
-        &crate::store::ledger::Entry::new("signer_added")
-            .detail(serde_json::json!({"principals": a.principal, "fingerprint": fp})),
+        &crate::store::ledger::Entry::new(crate::store::ledger::Event::SignerAdded {
+            principals: a.principal.clone(),
+            fingerprint: fp.clone(),
+        }),
     );
     let view = SignerView::of(&signer);
     ctx.report(&view, |v| {
@@ -344,9 +346,12 @@ pub fn cmd_signers_remove(ctx: &Ctx, who: &str) -> Result<Outcome> {
     let views: Vec<SignerView> = gone.iter().map(|s| SignerView::of(s)).collect();
     let _ = crate::store::ledger::append(
         &paths,
-        &crate::store::ledger::Entry::new("signer_removed").detail(serde_json::json!({
-            "removed": views.iter().map(|v| (&v.principals, &v.fingerprint)).collect::<Vec<_>>()
-        })),
+        &crate::store::ledger::Entry::new(crate::store::ledger::Event::SignerRemoved {
+            removed: views
+                .iter()
+                .map(|v| (v.principals.clone(), v.fingerprint.clone()))
+                .collect(),
+        }),
     );
     ctx.report(&views, |v| {
         let mut t = format!("removed {} line(s) from {}:\n", v.len(), p.display());

@@ -7,7 +7,6 @@
 //! outboxes are the evidence. Evidence only ever *restricts*: an approval is
 //! recovered only from a ledger `approved` entry, while a finished run is
 //! recovered from the ledger *or* an outbox.
-use crate::json::str_of;
 use crate::store::key::{self, NodeKey};
 use crate::store::ledger;
 use crate::store::paths::Paths;
@@ -71,13 +70,11 @@ pub(crate) const RUN_ENDED_BEFORE_RADIO: &str = "run_ended_before_radio";
 /// says ended before any radio stream was opened. The first one found, described.
 pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<String>> {
     for e in ledger::read_both(paths)? {
-        let ev = str_of(&e, &["event"]).unwrap_or_default();
-        if str_of(&e, &["task_id"]) == Some(id)
-            && (ev == "run_finished" || ev == "marked_completed")
-        {
+        let ev = e.event();
+        if e.task_id.as_deref() == Some(id) && (ev == "run_finished" || ev == "marked_completed") {
             return Ok(Some(format!(
                 "ledger `{ev}` at {}",
-                str_of(&e, &["at"]).unwrap_or("?")
+                e.at.as_deref().unwrap_or("?")
             )));
         }
     }
@@ -90,11 +87,11 @@ pub(crate) fn finished_run(paths: &Paths, id: &str, red: bool) -> Result<Option<
         let mut open: Option<&str> = None;
         let mut last: Option<&str> = None;
         for e in entries {
-            if str_of(e, &["task_id"]) != Some(id) {
+            if e.task_id.as_deref() != Some(id) {
                 continue;
             }
-            let ev = str_of(e, &["event"]).unwrap_or_default();
-            let at = str_of(e, &["at"]).unwrap_or("?");
+            let ev = e.event();
+            let at = e.at.as_deref().unwrap_or("?");
             match ev {
                 "run_started" => open = Some(at),
                 RUN_ENDED_BEFORE_RADIO => open = None,
@@ -117,10 +114,7 @@ pub(crate) fn history(paths: &Paths) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let n = ledger::read_evidence(paths)?
         .iter()
-        .filter(|e| {
-            str_of(e, &["task_id"]).is_some()
-                && DECISIONS.contains(&str_of(e, &["event"]).unwrap_or_default())
-        })
+        .filter(|e| e.task_id.as_deref().is_some() && DECISIONS.contains(&e.event()))
         .count();
     if n > 0 {
         out.push(format!(
@@ -148,13 +142,13 @@ pub(crate) fn history(paths: &Paths) -> Result<Vec<String>> {
 
 /// The approval an `approved` ledger line records (its time and MAC as
 /// written), when the line names a valid task ID.
-pub(crate) fn line_approval(e: &Value) -> Option<Approval> {
+pub(crate) fn line_approval(e: &ledger::Line) -> Option<Approval> {
     Some(Approval {
-        task_id: TaskId::parse(str_of(e, &["task_id"])?).ok()?,
-        task_sha256: str_of(e, &["task_sha256"]).unwrap_or_default().to_owned(),
-        commit: str_of(e, &["commit"]).unwrap_or_default().to_owned(),
-        at: str_of(e, &["at"]).unwrap_or_default().to_owned(),
-        mac: str_of(e, &["mac"]).map(str::to_owned),
+        task_id: TaskId::parse(e.task_id.as_deref()?).ok()?,
+        task_sha256: e.task_sha256.as_deref().unwrap_or_default().to_owned(),
+        commit: e.commit.as_deref().unwrap_or_default().to_owned(),
+        at: e.at.as_deref().unwrap_or_default().to_owned(),
+        mac: e.mac.clone(),
     })
 }
 

@@ -16,12 +16,11 @@
 //! used). A damaged file is an error naming it, never silently reset (a lost `BAD`
 //! would let runs reach a broken radio).
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event as LedgerEvent};
 use crate::store::paths::Paths;
 use anyhow::Result;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 /// Current schema of the health file.
@@ -231,17 +230,22 @@ pub(crate) fn record(paths: &Paths, device_args: &str, event: &Event) -> Result<
     file.radios.insert(id.clone(), rec.clone());
     SEALED.write(paths, &path(paths), &file)?;
     if let Event::SelfTest { ok, reason } = event {
-        let e = Entry::new("self_test").detail(json!({
-            "radio": id, "device_args": device_args,
-            "outcome": if *ok { "PASS" } else { "FAIL" }, "reason": reason,
-        }));
+        let e = Entry::new(LedgerEvent::SelfTest {
+            radio: id.to_owned(),
+            device_args: device_args.to_owned(),
+            outcome: if *ok { "PASS" } else { "FAIL" }.to_owned(),
+            reason: reason.to_owned(),
+        });
         ledger::append(paths, &e)?;
     }
     if new_health != old_health {
-        let e = Entry::new("radio_health").detail(json!({
-            "radio": id, "device_args": device_args,
-            "from": old_health.as_str(), "to": new_health.as_str(), "reason": reason,
-        }));
+        let e = Entry::new(LedgerEvent::RadioHealth {
+            radio: id.to_owned(),
+            device_args: device_args.to_owned(),
+            from: old_health.as_str().to_owned(),
+            to: new_health.as_str().to_owned(),
+            reason: reason.to_owned(),
+        });
         ledger::append(paths, &e)?;
     }
     Ok(rec)
@@ -321,16 +325,13 @@ mod tests {
         assert_eq!(all[0].health, Health::Good);
         // Each change is a ledger line, each self-test too.
         let lines = ledger::read_all(&paths).unwrap();
-        let ev: Vec<_> = lines
-            .iter()
-            .map(|l| l["event"].as_str().unwrap().to_owned())
-            .collect();
+        let ev: Vec<_> = lines.iter().map(|l| l.event().to_owned()).collect();
         assert_eq!(
             ev,
             ["radio_health", "self_test", "self_test", "radio_health"]
         );
-        assert_eq!(lines[3]["detail"]["from"], "BAD");
-        assert_eq!(lines[3]["detail"]["to"], "GOOD");
+        assert_eq!(lines[3].detail_str("from"), Some("BAD"));
+        assert_eq!(lines[3].detail_str("to"), Some("GOOD"));
     }
 
     #[test]

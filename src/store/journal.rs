@@ -16,7 +16,6 @@ use crate::store::ledger;
 use crate::store::paths::Paths;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The ledger event that closes an interrupted run.
 pub(crate) const RUN_INTERRUPTED: &str = "run_interrupted";
@@ -64,10 +63,6 @@ pub(crate) struct Unfinished {
     pub(crate) last_at: String,
 }
 
-fn s(v: &Value, k: &str) -> Option<String> {
-    v.get(k).and_then(Value::as_str).map(str::to_owned)
-}
-
 /// The runs the ledger shows started and not closed, unless an `rxnode run`
 /// still holds this checkout's run lock (it may be the one running).
 pub(crate) fn unfinished(paths: &Paths) -> Result<Vec<Unfinished>> {
@@ -76,32 +71,33 @@ pub(crate) fn unfinished(paths: &Paths) -> Result<Vec<Unfinished>> {
     }
     let mut open: Vec<Unfinished> = Vec::new();
     for e in ledger::read_all(paths)? {
-        let (Some(ev), Some(id)) = (s(&e, "event"), s(&e, "task_id")) else {
+        let (Some(ev), Some(id)) = (e.event.as_deref(), e.task_id.clone()) else {
             continue;
         };
-        match ev.as_str() {
+        let at = e.at.clone().unwrap_or_default();
+        match ev {
             "run_started" => {
                 open.retain(|u| u.task_id != id);
                 open.push(Unfinished {
                     task_id: id,
-                    sha: s(&e, "task_sha256"),
-                    commit: s(&e, "commit"),
-                    started_at: s(&e, "at").unwrap_or_default(),
+                    sha: e.task_sha256.clone(),
+                    commit: e.commit.clone(),
+                    started_at: at.clone(),
                     keyed_at: None,
                     guard_exit: None,
-                    last_at: s(&e, "at").unwrap_or_default(),
+                    last_at: at,
                 });
             }
             TX_KEYED => {
                 if let Some(u) = open.iter_mut().find(|u| u.task_id == id) {
-                    u.keyed_at = e.get("detail").and_then(|d| s(d, "keyed_at"));
-                    u.last_at = s(&e, "at").unwrap_or_default();
+                    u.keyed_at = e.detail_str("keyed_at").map(str::to_owned);
+                    u.last_at = at;
                 }
             }
             TX_GUARD_EXIT => {
                 if let Some(u) = open.iter_mut().find(|u| u.task_id == id) {
-                    u.guard_exit = e.get("detail").and_then(|d| s(d, "exit"));
-                    u.last_at = s(&e, "at").unwrap_or_default();
+                    u.guard_exit = e.detail_str("exit").map(str::to_owned);
+                    u.last_at = at;
                 }
             }
             "run_finished" | RUN_ENDED_BEFORE_RADIO | RUN_INTERRUPTED => {

@@ -5,13 +5,18 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom, Write};
 
-/// One ledger line.
+pub(crate) use crate::store::ledger_event::{
+    Event, NotExamined, Published, PublishedFile, Refusal, RunEnd,
+};
+
+/// One ledger line, as written: its event and detail come from one [`Event`].
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Entry {
     /// UTC time, ISO 8601.
     pub(crate) at: String,
-    /// What happened: detected, rejected, prompted, approved, deferred, stopped,
-    /// refused, authorized, run_started, run_finished, published, marked_completed …
+    /// What happened ([`Event`]'s name: detected, rejected, prompted, approved,
+    /// deferred, stopped, refused, authorized, run_started, run_finished,
+    /// published, marked_completed …).
     pub(crate) event: String,
     /// The task, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -22,9 +27,9 @@ pub(crate) struct Entry {
     /// The commit concerned, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) commit: Option<String>,
-    /// Event-specific details.
+    /// The event's fields (keys sorted), absent for an event without any.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    pub(crate) detail: serde_json::Value,
+    detail: serde_json::Value,
     /// The record's MAC under the node key, for `approved` and `authorized`
     /// lines (`docs/safety.md#node-signed-approvals`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -32,15 +37,26 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// A new entry stamped now.
-    pub(crate) fn new(event: &str) -> Entry {
+    /// A new entry for `event`, stamped now.
+    pub(crate) fn new(event: Event) -> Entry {
+        // The event as `{"event": name, "detail": fields}`; through a JSON
+        // value, so the detail's keys are sorted as they always were.
+        let (event, detail) = match serde_json::to_value(&event) {
+            Ok(serde_json::Value::Object(mut o)) => (
+                o.remove("event")
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                o.remove("detail").unwrap_or(serde_json::Value::Null),
+            ),
+            _ => (String::new(), serde_json::Value::Null),
+        };
         Entry {
             at: now_iso(),
-            event: event.to_owned(),
+            event,
             task_id: None,
             task_sha256: None,
             commit: None,
-            detail: serde_json::Value::Null,
+            detail,
             mac: None,
         }
     }
@@ -71,10 +87,54 @@ impl Entry {
         self.commit = Some(c.to_owned());
         self
     }
-    /// With details.
-    pub(crate) fn detail(mut self, d: serde_json::Value) -> Entry {
-        self.detail = d;
-        self
+}
+
+/// One ledger line as read: whatever shape the build that wrote it gave it.
+/// A field that is missing or not a string reads as absent; the line itself
+/// is kept (`raw`) for what copies it on.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Line {
+    /// When.
+    pub(crate) at: Option<String>,
+    /// The event's name.
+    pub(crate) event: Option<String>,
+    /// The task.
+    pub(crate) task_id: Option<String>,
+    /// The task text's SHA-256.
+    pub(crate) task_sha256: Option<String>,
+    /// The commit.
+    pub(crate) commit: Option<String>,
+    /// The record MAC (`approved`, `authorized`).
+    pub(crate) mac: Option<String>,
+    /// The line as written.
+    pub(crate) raw: serde_json::Value,
+}
+
+impl Line {
+    /// The line of a parsed JSON value.
+    pub(crate) fn of(raw: serde_json::Value) -> Line {
+        let s = |k: &str| {
+            raw.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        };
+        Line {
+            at: s("at"),
+            event: s("event"),
+            task_id: s("task_id"),
+            task_sha256: s("task_sha256"),
+            commit: s("commit"),
+            mac: s("mac"),
+            raw,
+        }
+    }
+    /// The event's name (empty when the line has none).
+    pub(crate) fn event(&self) -> &str {
+        self.event.as_deref().unwrap_or_default()
+    }
+    /// The string field `k` of the line's detail.
+    pub(crate) fn detail_str(&self, k: &str) -> Option<&str> {
+        self.raw.get("detail")?.get(k)?.as_str()
     }
 }
 
@@ -114,7 +174,7 @@ pub(crate) fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
 /// The ledger as evidence: the `.local/` ledger, or the mirror in the Git
 /// directory when that holds more entries (the `.local/` one was lost,
 /// truncated or replaced by an older copy).
-pub(crate) fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+pub(crate) fn read_evidence(paths: &Paths) -> Result<Vec<Line>> {
     let local = read_all(paths)?;
     let Some(m) = mirror_path(paths) else {
         return Ok(local);
@@ -130,7 +190,7 @@ pub(crate) fn read_evidence(paths: &Paths) -> Result<Vec<serde_json::Value>> {
 /// Both ledgers, the `.local/` one and the mirror, one after the other: for the
 /// single-use check, where a finished run recorded in *either* counts (a longer
 /// `.local/` ledger may be an old copy padded to outweigh the mirror).
-pub(crate) fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+pub(crate) fn read_both(paths: &Paths) -> Result<Vec<Line>> {
     let mut all = read_all(paths)?;
     if let Some(m) = mirror_path(paths) {
         all.extend(read_path(&m)?);
@@ -139,7 +199,7 @@ pub(crate) fn read_both(paths: &Paths) -> Result<Vec<serde_json::Value>> {
 }
 
 /// The mirror's entries, when this checkout has a non-empty mirror.
-pub(crate) fn read_mirror(paths: &Paths) -> Result<Option<Vec<serde_json::Value>>> {
+pub(crate) fn read_mirror(paths: &Paths) -> Result<Option<Vec<Line>>> {
     let Some(m) = mirror_path(paths) else {
         return Ok(None);
     };
@@ -200,11 +260,11 @@ fn ends_in_newline(f: &mut std::fs::File) -> std::io::Result<bool> {
 ///
 /// Read as bytes and parsed line by line, so a line torn inside a multi-byte
 /// UTF-8 character loses only that line, not the whole ledger.
-pub(crate) fn read_all(paths: &Paths) -> Result<Vec<serde_json::Value>> {
+pub(crate) fn read_all(paths: &Paths) -> Result<Vec<Line>> {
     read_path(&paths.ledger())
 }
 
-fn read_path(p: &std::path::Path) -> Result<Vec<serde_json::Value>> {
+fn read_path(p: &std::path::Path) -> Result<Vec<Line>> {
     let bytes = match std::fs::read(p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
@@ -216,7 +276,7 @@ fn read_path(p: &std::path::Path) -> Result<Vec<serde_json::Value>> {
             continue;
         }
         match serde_json::from_slice(line) {
-            Ok(v) => out.push(v),
+            Ok(v) => out.push(Line::of(v)),
             Err(e) => tracing::warn!(
                 "ledger {} line {}: not JSON ({e}); skipped",
                 p.display(),
@@ -241,7 +301,7 @@ mod tests {
         read_all(paths)
             .unwrap()
             .iter()
-            .map(|v| v["event"].as_str().unwrap().to_owned())
+            .map(|v| v.event().to_owned())
             .collect()
     }
 
@@ -250,15 +310,15 @@ mod tests {
     #[test]
     fn append_after_a_torn_line_starts_a_new_line() {
         let (_d, paths) = setup();
-        append(&paths, &Entry::new("first")).unwrap();
+        append(&paths, &Entry::new(Event::Held)).unwrap();
         let mut f = std::fs::OpenOptions::new()
             .append(true)
             .open(paths.ledger())
             .unwrap();
         f.write_all(br#"{"at":"2026-01-01T00:00:00Z","ev"#).unwrap();
         drop(f);
-        append(&paths, &Entry::new("second")).unwrap();
-        assert_eq!(events(&paths), ["first", "second"]);
+        append(&paths, &Entry::new(Event::HoldReleased)).unwrap();
+        assert_eq!(events(&paths), ["held", "hold_released"]);
         let bytes = std::fs::read(paths.ledger()).unwrap();
         assert!(bytes.ends_with(b"\n"));
         assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
@@ -267,12 +327,12 @@ mod tests {
     #[test]
     fn append_to_a_whole_or_new_ledger_adds_no_blank_line() {
         let (_d, paths) = setup();
-        append(&paths, &Entry::new("first")).unwrap();
-        append(&paths, &Entry::new("second")).unwrap();
+        append(&paths, &Entry::new(Event::Held)).unwrap();
+        append(&paths, &Entry::new(Event::HoldReleased)).unwrap();
         let bytes = std::fs::read(paths.ledger()).unwrap();
         assert!(!bytes.starts_with(b"\n"));
         assert!(!bytes.windows(2).any(|w| w == b"\n\n"));
-        assert_eq!(events(&paths), ["first", "second"]);
+        assert_eq!(events(&paths), ["held", "hold_released"]);
     }
 
     /// Review finding: a tear inside a multi-byte UTF-8 character made the
@@ -280,9 +340,11 @@ mod tests {
     #[test]
     fn read_all_skips_a_line_torn_inside_a_utf8_character() {
         let (_d, paths) = setup();
-        append(&paths, &Entry::new("first")).unwrap();
-        let torn =
-            serde_json::to_vec(&Entry::new("second").detail(serde_json::json!("µ"))).unwrap();
+        append(&paths, &Entry::new(Event::Held)).unwrap();
+        let torn = serde_json::to_vec(&Entry::new(Event::WatcherStopped {
+            reason: "µ".to_owned(),
+        }))
+        .unwrap();
         let cut = torn.iter().position(|&b| b == 0xC2).unwrap() + 1;
         let mut f = std::fs::OpenOptions::new()
             .append(true)
@@ -290,8 +352,43 @@ mod tests {
             .unwrap();
         f.write_all(&torn[..cut]).unwrap();
         drop(f);
-        assert_eq!(events(&paths), ["first"]);
-        append(&paths, &Entry::new("third")).unwrap();
-        assert_eq!(events(&paths), ["first", "third"]);
+        assert_eq!(events(&paths), ["held"]);
+        append(&paths, &Entry::new(Event::Detected)).unwrap();
+        assert_eq!(events(&paths), ["held", "detected"]);
+    }
+
+    /// Lines any earlier build wrote are read: an unknown event, no detail, a
+    /// field of another type (read as absent), even a line that is not an
+    /// object (an entry with nothing in it); only a line that is not JSON is skipped.
+    #[test]
+    fn lines_of_any_earlier_shape_are_read() {
+        let (_d, paths) = setup();
+        std::fs::create_dir_all(&paths.local).unwrap();
+        std::fs::write(
+            paths.ledger(),
+            concat!(
+                "{\"at\":\"2025-01-01T00:00:00Z\",\"event\":\"some_old_event\",\"task_id\":\"T\",\"detail\":{\"x\":1}}\n",
+                "{\"event\":\"approved\",\"task_id\":7,\"mac\":null}\n",
+                "[1,2]\n",
+                "not json\n",
+                "{\"event\":\"tx_keyed\",\"task_id\":\"T\",\"detail\":{\"keyed_at\":\"k\"}}\n",
+            ),
+        )
+        .unwrap();
+        let lines = read_all(&paths).unwrap();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0].event(), "some_old_event");
+        assert_eq!(lines[0].task_id.as_deref(), Some("T"));
+        assert_eq!(lines[0].at.as_deref(), Some("2025-01-01T00:00:00Z"));
+        assert_eq!(
+            (lines[1].event(), lines[1].task_id.as_deref()),
+            ("approved", None)
+        );
+        assert_eq!(lines[1].mac, None);
+        assert_eq!(
+            (lines[2].event(), lines[2].raw.clone()),
+            ("", serde_json::json!([1, 2]))
+        );
+        assert_eq!(lines[3].detail_str("keyed_at"), Some("k"));
     }
 }

@@ -4,7 +4,7 @@
 //! PID is dead on this host is taken over with a warning in the ledger; a live
 //! holder, or a holder on another host, is refused naming the holder.
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event};
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -235,10 +235,10 @@ fn take_over(paths: &Paths, path: &std::path::Path, old: Option<&Holder>, why: &
     );
     ledger::append(
         paths,
-        &Entry::new("lock_taken_over").detail(serde_json::json!({
-            "previous_holder": old,
-            "reason": why,
-        })),
+        &Entry::new(Event::LockTakenOver {
+            previous_holder: serde_json::json!(old),
+            reason: why.to_owned(),
+        }),
     )?;
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),
@@ -297,7 +297,7 @@ mod tests {
         let l = Lock::acquire(&paths, "watch").unwrap();
         assert_eq!(l.me().pid, std::process::id());
         let entries = ledger::read_all(&paths).unwrap();
-        assert!(entries.iter().any(|e| e["event"] == "lock_taken_over"));
+        assert!(entries.iter().any(|e| e.event() == "lock_taken_over"));
     }
 
     /// A damaged (unreadable) lock file is taken over at once with a ledger
@@ -316,7 +316,7 @@ mod tests {
         assert!(ledger::read_all(&paths)
             .unwrap()
             .iter()
-            .any(|e| e["event"] == "lock_taken_over"));
+            .any(|e| e.event() == "lock_taken_over"));
         let tmp: Vec<_> = std::fs::read_dir(&paths.local)
             .unwrap()
             .flatten()

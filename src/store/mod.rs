@@ -1,16 +1,19 @@
 //! The node's local store (never in Git): paths, atomic files and locks,
 //! state and its rebuild (`evidence` reads the ledger and the outboxes as
-//! evidence, `replay` rebuilds a state from it, `rebuild` writes it), the ledger, the watcher lock, the per-radio locks, the outbox, the
+//! evidence, `replay` rebuilds a state from it, `rebuild` writes it), the ledger
+//! (and `checkpoint`, what the state's check needs from it, kept between reads), the watcher lock, the per-radio locks, the outbox, the
 //! policy, the node name, the radios' health, the frequency calibrations (the
 //! last three node-sealed: `sealed`), the
 //! running task's step, and the trust-root check that guards all of them.
 pub(crate) mod calibration;
+pub(crate) mod checkpoint;
 pub(crate) mod evidence;
 pub(crate) mod fsutil;
 pub(crate) mod health;
 pub(crate) mod journal;
 pub(crate) mod key;
 pub(crate) mod ledger;
+mod ledger_event;
 pub(crate) mod lock;
 pub(crate) mod node;
 pub(crate) mod outbox;

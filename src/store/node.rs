@@ -8,11 +8,10 @@
 //! (docs/decisions.md): a default would make two unnamed laptops indistinguishable.
 use crate::exit::refused;
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event};
 use crate::store::paths::Paths;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 /// The node file, sealed with the node key.
 const SEALED: crate::store::sealed::Sealed = crate::store::sealed::Sealed {
@@ -117,8 +116,11 @@ pub(crate) fn set_publish_ref(paths: &Paths, layout: PublishRef) -> Result<Publi
         f.publish_ref = layout;
         SEALED.write(paths, &paths.node_name(), &f)?;
     }
-    let entry = Entry::new("publish_ref_set").detail(json!({
-        "publish_ref": layout.as_str(), "previous": old.as_str(), "branch": layout.branch(&f.name)}));
+    let entry = Entry::new(Event::PublishRefSet {
+        publish_ref: layout.as_str().to_owned(),
+        previous: old.as_str().to_owned(),
+        branch: layout.branch(&f.name),
+    });
     if let Err(e) = ledger::append(paths, &entry) {
         tracing::warn!("cannot record where this node publishes in the ledger: {e:#}");
     }
@@ -186,7 +188,10 @@ pub(crate) fn set_name(paths: &Paths, name: &str) -> Result<Option<String>> {
     };
     crate::store::fsutil::create_local(&paths.local)?;
     SEALED.write(paths, &paths.node_name(), &f)?;
-    let entry = Entry::new("node_named").detail(json!({"name": name, "previous": old}));
+    let entry = Entry::new(Event::NodeNamed {
+        name: name.to_owned(),
+        previous: old.clone(),
+    });
     if let Err(e) = ledger::append(paths, &entry) {
         tracing::warn!("cannot record the node name in the ledger: {e:#}");
     }

@@ -5,12 +5,11 @@
 //! under names that say what they were, and records it in the ledger.
 use crate::exit::refused;
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event};
 use crate::store::paths::Paths;
 use crate::store::replay::rebuild_from_evidence;
 use crate::store::state::{self, contradiction, State, TaskStatus};
 use anyhow::{Context, Result};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 /// What `rxnode state rebuild` did.
@@ -91,8 +90,11 @@ pub(crate) fn rebuild(paths: &Paths) -> Result<Rebuild> {
     .collect();
     ledger::append(
         paths,
-        &Entry::new("state_rebuilt")
-            .detail(json!({"counts": counts, "kept_aside": kept, "notes": notes})),
+        &Entry::new(Event::StateRebuilt {
+            counts: counts.clone(),
+            kept_aside: kept.clone(),
+            notes: notes.clone(),
+        }),
     )?;
     Ok(Rebuild::Rebuilt {
         counts,
@@ -138,6 +140,7 @@ mod tests {
     use crate::store::evidence::{finished_run, history, line_approval, RUN_ENDED_BEFORE_RADIO};
     use crate::store::key;
     use rxnode_interlock::{Approval, TaskId};
+    use serde_json::json;
     use serde_json::Value;
 
     fn line(ev: &str, id: &str, sha: &str) -> String {
@@ -152,7 +155,7 @@ mod tests {
         let mut v: Value = serde_json::from_str(&line(ev, id, sha)).unwrap();
         if ev == "approved" {
             let k = key::load_or_create(paths).unwrap();
-            let a = line_approval(&v).unwrap();
+            let a = line_approval(&ledger::Line::of(v.clone())).unwrap();
             v["mac"] = json!(rxnode_interlock::record_mac(k.bytes(), &a.fields()).unwrap());
         }
         format!("{v}\n")

@@ -1,7 +1,6 @@
 //! The replay behind `rxnode state rebuild`: the ledger's decisions, then the
 //! outboxes, into a new state. Evidence only ever *restricts* (see
 //! [`crate::store::evidence`]).
-use crate::json::str_of;
 use crate::store::evidence::{checking_key, finished_outbox, line_approval, outbox_ids};
 use crate::store::fsutil::now_iso;
 use crate::store::ledger;
@@ -9,7 +8,6 @@ use crate::store::paths::Paths;
 use crate::store::state::{PublishRecord, State, TaskRecord, TaskStatus};
 use anyhow::Result;
 use rxnode_interlock::{Approval, TaskId};
-use serde_json::Value;
 
 /// Replay the ledger and the outboxes into a state.
 pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> Result<State> {
@@ -19,7 +17,7 @@ pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> R
     let mut unsigned = std::collections::BTreeSet::new();
     let mut last_seen = None;
     for e in &entries {
-        let (Some(id), Some(ev)) = (str_of(e, &["task_id"]), str_of(e, &["event"])) else {
+        let (Some(id), Some(ev)) = (e.task_id.as_deref(), e.event.as_deref()) else {
             continue;
         };
         if TaskId::parse(id).is_err() {
@@ -30,10 +28,10 @@ pub(super) fn rebuild_from_evidence(paths: &Paths, notes: &mut Vec<String>) -> R
         }
         let d = Decision {
             id,
-            sha: str_of(e, &["task_sha256"]).unwrap_or_default().to_owned(),
-            commit: str_of(e, &["commit"]).unwrap_or_default().to_owned(),
-            at: str_of(e, &["at"]).unwrap_or_default().to_owned(),
-            mac: str_of(e, &["mac"]).map(str::to_owned),
+            sha: e.task_sha256.as_deref().unwrap_or_default().to_owned(),
+            commit: e.commit.as_deref().unwrap_or_default().to_owned(),
+            at: e.at.as_deref().unwrap_or_default().to_owned(),
+            mac: e.mac.clone(),
         };
         // An `approved` line this node cannot verify is not an approval: the
         // task is only known (pending), and the operator is told to re-approve.
@@ -108,7 +106,7 @@ impl Decision<'_> {
 
     /// Replay the entry `ev` (the whole entry is `e`) into `s`; whether it
     /// names the last task seen.
-    fn apply(&self, s: &mut State, ev: &str, e: &Value) -> Result<bool> {
+    fn apply(&self, s: &mut State, ev: &str, e: &ledger::Line) -> Result<bool> {
         let id = self.id;
         match ev {
             "detected" | "prompted" => {
@@ -123,19 +121,13 @@ impl Decision<'_> {
             "rejected" => {
                 self.set(s, TaskStatus::Rejected);
                 if let Some(r) = s.tasks.get_mut(id) {
-                    r.reason = e
-                        .get("detail")
-                        .and_then(|d| str_of(d, &["reason"]))
-                        .map(str::to_owned);
+                    r.reason = e.detail_str("reason").map(str::to_owned);
                 }
             }
             "not_for_this_node" => {
                 self.set(s, TaskStatus::NotForThisNode);
                 if let Some(r) = s.tasks.get_mut(id) {
-                    r.reason = e
-                        .get("detail")
-                        .and_then(|d| str_of(d, &["reason"]))
-                        .map(str::to_owned);
+                    r.reason = e.detail_str("reason").map(str::to_owned);
                 }
             }
             "run_finished" | "marked_completed" | crate::store::journal::RUN_INTERRUPTED => {

@@ -100,10 +100,7 @@ impl Sealed {
         let k = key::load_or_create(paths)
             .with_context(|| format!("cannot seal {} with the node key", p.display()))?;
         let body = serde_json::to_string_pretty(value)?;
-        let mac = rxnode_interlock::file_mac(k.bytes(), self.kind, body.as_bytes())
-            .context("the node key has the wrong length")?;
-        let text = format!("{{\n\"{MAC_FIELD}\": \"{mac}\",\n\"sealed\": {body}\n}}\n");
-        write_atomic(p, text.as_bytes())
+        write_atomic(p, seal(&k, self.kind, &body)?.as_bytes())
     }
 
     /// The JSON Schema of this file holding a `T` (`rxnode schema calibration|health`):
@@ -151,6 +148,25 @@ impl Sealed {
             self.fix
         ))
     }
+}
+
+/// The text of a sealed file of `kind` holding `body` (JSON), under `key`.
+pub(crate) fn seal(key: &key::NodeKey, kind: &str, body: &str) -> Result<String> {
+    let mac = rxnode_interlock::file_mac(key.bytes(), kind, body.as_bytes())
+        .context("the node key has the wrong length")?;
+    Ok(format!(
+        "{{\n\"{MAC_FIELD}\": \"{mac}\",\n\"sealed\": {body}\n}}\n"
+    ))
+}
+
+/// The content (exact bytes) of a sealed file of `kind`, when its MAC verifies
+/// under `key`; `None` for anything else (not a sealed file, another kind or key,
+/// an edited byte).
+pub(crate) fn unseal<'a>(key: &key::NodeKey, kind: &str, bytes: &'a [u8]) -> Option<&'a str> {
+    let env: Envelope<'a> = serde_json::from_slice(bytes).ok()?;
+    let body = env.sealed.get();
+    rxnode_interlock::verify_file_mac(key.bytes(), kind, body.as_bytes(), &env.node_mac)
+        .then_some(body)
 }
 
 #[cfg(test)]

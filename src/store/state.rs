@@ -2,11 +2,9 @@
 //!
 //! Written to a temp file, fsynced, atomically renamed. A corrupt file is moved
 //! aside with a timestamp suffix and reported; never silently reset.
-use crate::json::str_of;
-use crate::store::evidence::{checking_key, line_approval};
+use crate::store::evidence::checking_key;
 use crate::store::fsutil::{now_iso, write_atomic};
 use crate::store::key;
-use crate::store::ledger;
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use rxnode_interlock::Approval;
@@ -410,30 +408,8 @@ pub(crate) fn contradiction(paths: &Paths, s: &State) -> Result<Option<String>> 
         return Ok(Some(why));
     }
     let k = checking_key(paths)?;
-    let entries = ledger::read_evidence(paths)?;
-    let mut approved = BTreeSet::new();
-    let mut finished = BTreeSet::new();
-    for e in &entries {
-        let Some(id) = str_of(e, &["task_id"]) else {
-            continue;
-        };
-        match str_of(e, &["event"]).unwrap_or_default() {
-            "approved" => {
-                let signed = match &k {
-                    None => true,
-                    Some(k) => line_approval(e)
-                        .is_some_and(|a| key::check_approval(&a, k.as_ref()).is_ok()),
-                };
-                if signed {
-                    approved.insert(id.to_owned());
-                }
-            }
-            "run_finished" | "marked_completed" | crate::store::journal::RUN_INTERRUPTED => {
-                finished.insert(id.to_owned());
-            }
-            _ => {}
-        }
-    }
+    let said = crate::store::checkpoint::evidence(paths, &k)?;
+    let (approved, finished) = (said.approved, said.finished);
     if let Some(id) = s.approvals.keys().find(|id| !approved.contains(*id)) {
         return Ok(Some(format!(
             "it holds an approval of task {id} that the ledger never recorded (as signed by this node)"

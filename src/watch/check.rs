@@ -3,7 +3,7 @@
 use super::{task_line, Decision, Flow, Found, Verdict};
 use crate::git::ops;
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event, Refusal};
 use crate::store::state::{self, PollRecord, RejectedText, TaskRecord, TaskStatus};
 use anyhow::Result;
 use git2::Oid;
@@ -60,9 +60,20 @@ impl Flow<'_> {
             Ok(true)
         })?;
         if new {
-            let mut e = Entry::new(event)
-                .commit(commit)
-                .detail(serde_json::json!({ "reason": reason, "key": key }));
+            let (key_, reason_) = (Some(key.to_owned()), reason.to_owned());
+            let ev = if event == "refused" {
+                Event::Refused(Refusal {
+                    key: key_,
+                    reason: reason_,
+                    ..Refusal::default()
+                })
+            } else {
+                Event::Rejected {
+                    key: key_,
+                    reason: reason_,
+                }
+            };
+            let mut e = Entry::new(ev).commit(commit);
             if let Some(id) = id {
                 e = e.task(id);
             }
@@ -102,11 +113,13 @@ impl Flow<'_> {
         })?;
         ledger::append(
             &self.paths,
-            &Entry::new("rejected")
-                .task(id)
-                .sha(sha)
-                .commit(commit)
-                .detail(serde_json::json!({ "reason": reason })),
+            &Entry::new(Event::Rejected {
+                key: None,
+                reason: reason.to_owned(),
+            })
+            .task(id)
+            .sha(sha)
+            .commit(commit),
         )?;
         self.loud(format!("task {id} rejected: {reason}"));
         Ok(())
@@ -216,10 +229,14 @@ impl Flow<'_> {
         })?;
         ledger::append(
             &self.paths,
-            &task_line("not_for_this_node", task, commit).detail(serde_json::json!({
-                "reason": why,
-                "target_nodes": task.header().target_nodes,
-            })),
+            &task_line(
+                Event::NotForThisNode {
+                    reason: why.to_owned(),
+                    target_nodes: serde_json::json!(task.header().target_nodes),
+                },
+                task,
+                commit,
+            ),
         )?;
         self.say(format!("task {id}: {why}; not prompted"));
         Ok(())
@@ -413,7 +430,7 @@ impl Flow<'_> {
             Ok(new)
         })?;
         if is_new {
-            ledger::append(&self.paths, &task_line("detected", task, commit))?;
+            ledger::append(&self.paths, &task_line(Event::Detected, task, commit))?;
         }
         Ok(is_new)
     }

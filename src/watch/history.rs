@@ -4,7 +4,7 @@ use super::versions::examine_version;
 use super::Flow;
 use crate::git::ops::{self, History, Version};
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event, NotExamined};
 use crate::store::queue::{pending_in_order, short, Rewrite, WalkFrom, WalkRecord};
 use crate::store::state::{self, State};
 use anyhow::Result;
@@ -166,11 +166,8 @@ fn walk_start(
 }
 
 /// A ledger line `event` about the walk to `tip`.
-fn tip_line(flow: &Flow<'_>, event: &str, tip: Oid, detail: serde_json::Value) -> Result<()> {
-    ledger::append(
-        &flow.paths,
-        &Entry::new(event).commit(&tip.to_string()).detail(detail),
-    )
+fn tip_line(flow: &Flow<'_>, event: Event, tip: Oid) -> Result<()> {
+    ledger::append(&flow.paths, &Entry::new(event).commit(&tip.to_string()))
 }
 
 /// `remote/branch`, as the messages name it.
@@ -205,12 +202,13 @@ fn first_start(flow: &Flow<'_>, p: &Plan, tip: Oid) -> Result<()> {
     flow.say(&msg);
     tip_line(
         flow,
-        "not_examined",
-        tip,
-        serde_json::json!({
-            "reason": "first start: no examined commit recorded, only the tip version is examined",
-            "branch": where_, "task_path": flow.task_path,
+        Event::NotExamined(NotExamined::FirstStart {
+            reason: "first start: no examined commit recorded, only the tip version is examined"
+                .to_owned(),
+            branch: where_,
+            task_path: flow.task_path.clone(),
         }),
+        tip,
     )
 }
 
@@ -256,24 +254,26 @@ fn report_not_examined(flow: &Flow<'_>, p: &Plan, tip: Oid, bounds: Bounds) -> R
             flow.task_path,
         ));
     }
+    let reason = if incomplete.is_some() || p.history.truncated {
+        "older than the newest --history-limit versions, or beyond where the history could be walked"
+    } else {
+        "older than the newest --history-limit versions"
+    };
     tip_line(
         flow,
-        "not_examined",
-        tip,
-        serde_json::json!({
-            "reason": if incomplete.is_some() || p.history.truncated {
-                "older than the newest --history-limit versions, or beyond where the history could be walked"
-            } else {
-                "older than the newest --history-limit versions"
-            },
-            "count": not_examined, "limit": limit,
-            "walk_truncated": p.history.truncated,
-            "walk_limit": bounds.commits,
-            "not_walked_from": p.history.not_walked_from.map(|c| c.to_string()),
-            "history_incomplete": incomplete,
-            "since": p.since.map(|s| s.to_string()),
-            "commits": listed(p), "commits_listed_max": LISTED,
+        Event::NotExamined(NotExamined::Bounded {
+            reason: reason.to_owned(),
+            count: not_examined,
+            limit,
+            walk_truncated: p.history.truncated,
+            walk_limit: bounds.commits,
+            not_walked_from: p.history.not_walked_from.map(|c| c.to_string()),
+            history_incomplete: incomplete,
+            since: p.since.map(|s| s.to_string()),
+            commits: listed(p),
+            commits_listed_max: LISTED,
         }),
+        tip,
     )
 }
 
@@ -352,14 +352,14 @@ fn rewritten(
     flow.loud(&msg);
     tip_line(
         flow,
-        "history_rewritten",
+        Event::HistoryRewritten {
+            old: old.to_owned(),
+            new: tip.to_string(),
+            merge_base: base.map(|b| b.to_string()),
+            pending_off_branch: off.clone(),
+            branch: format!("{}/{}", flow.remote, flow.branch),
+        },
         tip,
-        serde_json::json!({
-            "old": old, "new": tip.to_string(),
-            "merge_base": base.map(|b| b.to_string()),
-            "pending_off_branch": off,
-            "branch": format!("{}/{}", flow.remote, flow.branch),
-        }),
     )?;
     let rec = Rewrite {
         at: now_iso(),

@@ -30,7 +30,7 @@ use crate::context::{Ctx, TaskSource};
 use crate::exit::{bad_input, Outcome};
 use crate::git::ops;
 use crate::heartbeat;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
 use crate::store::queue;
@@ -186,7 +186,7 @@ pub(crate) struct Found<'t> {
 }
 
 /// The ledger line `event` about a task found at `commit`: its ID and SHA-256.
-pub(crate) fn task_line(event: &str, task: &ValidTask, commit: &str) -> Entry {
+pub(crate) fn task_line(event: Event, task: &ValidTask, commit: &str) -> Entry {
     Entry::new(event)
         .task(task.id().as_str())
         .sha(task.sha256())
@@ -352,7 +352,9 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     }
     let _ = ledger::append(
         &paths,
-        &Entry::new("watcher_stopped").detail(serde_json::json!({ "reason": why })),
+        &Entry::new(Event::WatcherStopped {
+            reason: why.to_owned(),
+        }),
     );
     drop(lock);
     fin?;
@@ -409,11 +411,15 @@ fn started(paths: &Paths, ctx: &Ctx, args: &WatchOptions) -> Result<()> {
     })?;
     ledger::append(
         paths,
-        &Entry::new("watcher_started").detail(serde_json::json!({
-            "pid": std::process::id(), "remote": ctx.source.remote,
-            "branch": ctx.source.branch, "task_path": ctx.source.task_path,
-            "interval_s": args.interval, "once": args.once, "no_prompt": args.no_prompt,
-        })),
+        &Entry::new(Event::WatcherStarted {
+            pid: std::process::id(),
+            remote: ctx.source.remote.clone(),
+            branch: ctx.source.branch.clone(),
+            task_path: ctx.source.task_path.clone(),
+            interval_s: args.interval,
+            once: args.once,
+            no_prompt: args.no_prompt,
+        }),
     )
 }
 

@@ -2,7 +2,7 @@
 use super::{history, Flow, WatchOptions, BACKOFF_CAP};
 use crate::exit::Outcome;
 use crate::git::ops;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event};
 use crate::store::queue;
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
@@ -222,7 +222,7 @@ fn held(flow: &Flow<'_>, held_said: &mut bool) -> Result<bool> {
                 "held: {} exists — fetching nothing, prompting nothing until it is removed",
                 flow.paths.stop().display()
             ));
-            ledger::append(&flow.paths, &Entry::new("held"))?;
+            ledger::append(&flow.paths, &Entry::new(Event::Held))?;
         }
         flow.record_poll("held by .local/STOP", true)?;
         return Ok(true);
@@ -230,7 +230,7 @@ fn held(flow: &Flow<'_>, held_said: &mut bool) -> Result<bool> {
     if *held_said {
         *held_said = false;
         flow.say("hold released (.local/STOP removed); polling again");
-        ledger::append(&flow.paths, &Entry::new("hold_released"))?;
+        ledger::append(&flow.paths, &Entry::new(Event::HoldReleased))?;
     }
     Ok(false)
 }
@@ -245,9 +245,11 @@ fn fetch_failed(flow: &mut Flow<'_>, ls: &mut LoopState, e: anyhow::Error) -> Re
     if prev.is_none_or(|p| p.ok || p.result != msg) {
         ledger::append(
             &flow.paths,
-            &Entry::new("fetch_failed").detail(serde_json::json!({
-                "remote": flow.remote, "branch": flow.branch, "error": format!("{e:#}"),
-            })),
+            &Entry::new(Event::FetchFailed {
+                remote: flow.remote.to_owned(),
+                branch: flow.branch.to_owned(),
+                error: format!("{e:#}"),
+            }),
         )?;
     }
     flow.record_poll(&msg, false)?;
@@ -273,9 +275,11 @@ fn fetch_recovered(flow: &Flow<'_>, st: &state::State, oid: Oid) -> Result<()> {
     {
         ledger::append(
             &flow.paths,
-            &Entry::new("fetch_recovered")
-                .commit(&oid.to_string())
-                .detail(serde_json::json!({"remote": flow.remote, "branch": flow.branch})),
+            &Entry::new(Event::FetchRecovered {
+                remote: flow.remote.to_owned(),
+                branch: flow.branch.to_owned(),
+            })
+            .commit(&oid.to_string()),
         )?;
     }
     Ok(())

@@ -6,7 +6,7 @@ use crate::describe::{self, escaped};
 use crate::exit::bad_input;
 use crate::git::ops::{self, Blob};
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event, Refusal};
 use crate::store::outbox::{self, Prepared};
 use crate::store::policy::Source;
 use crate::store::state::{self, TaskStatus};
@@ -47,7 +47,7 @@ impl Flow<'_> {
         };
         self.record_pending(task, commit)?;
         self.show(found, &sig_line)?;
-        ledger::append(&self.paths, &task_line("prompted", task, commit))?;
+        ledger::append(&self.paths, &task_line(Event::Prompted, task, commit))?;
         loop {
             self.say("[A] Approve  [D] Defer  [S] Stop watcher");
             // Under `--json` stdout carries JSON lines only: the `> ` for a person at a
@@ -100,10 +100,11 @@ impl Flow<'_> {
     fn stopped(&self, task: &ValidTask, reason: &str) -> Result<()> {
         ledger::append(
             &self.paths,
-            &Entry::new("stopped")
-                .task(task.id().as_str())
-                .sha(task.sha256())
-                .detail(serde_json::json!({ "reason": reason })),
+            &Entry::new(Event::Stopped {
+                reason: reason.to_owned(),
+            })
+            .task(task.id().as_str())
+            .sha(task.sha256()),
         )
     }
 
@@ -117,7 +118,7 @@ impl Flow<'_> {
             s.deferred_task_ids.insert(id.clone());
             Ok(())
         })?;
-        ledger::append(&self.paths, &task_line("deferred", task, commit))?;
+        ledger::append(&self.paths, &task_line(Event::Deferred, task, commit))?;
         self.say(format!(
             "deferred {id}; not prompted again until `rxnode review {id}`"
         ));
@@ -314,8 +315,7 @@ impl Flow<'_> {
                 ));
                 ledger::append(
                     &self.paths,
-                    &task_line("refused", task, commit)
-                        .detail(serde_json::json!({"reason": format!("{e:#}")})),
+                    &task_line(Refusal::version(format!("{e:#}")), task, commit),
                 )?;
                 return Ok(Decision::Refused);
             }
@@ -326,12 +326,19 @@ impl Flow<'_> {
         // approved in state without an `approved` line in the ledger.
         ledger::append(
             &self.paths,
-            &task_line("approved", task, commit)
-                .approval(&approval)
-                .detail(serde_json::json!({
-                    "outbox": dir.strip_prefix(&self.paths.repo).unwrap_or(&dir).to_string_lossy(),
-                    "signature": sig_record,
-                })),
+            &task_line(
+                Event::Approved {
+                    outbox: dir
+                        .strip_prefix(&self.paths.repo)
+                        .unwrap_or(&dir)
+                        .to_string_lossy()
+                        .into_owned(),
+                    signature: serde_json::to_value(&sig_record).unwrap_or_default(),
+                },
+                task,
+                commit,
+            )
+            .approval(&approval),
         )?;
         state::update(&self.paths, |s| {
             s.approvals.insert(id.clone(), approval.clone());

@@ -2,7 +2,7 @@
 use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome};
 use crate::git::ops;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event};
 use crate::store::lock::Lock;
 use crate::store::state::{self, TaskStatus};
 use crate::watch::io::Io;
@@ -143,7 +143,7 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
         .get(&id)
         .map(|r| (r.task_sha256.clone(), r.commit.clone()));
     if done {
-        let mut e = Entry::new("marked_completed").task(&id);
+        let mut e = Entry::new(Event::MarkedCompleted).task(&id);
         if let Some((sha, commit)) = &sha {
             e = e.sha(sha).commit(commit);
         }

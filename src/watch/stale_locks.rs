@@ -1,7 +1,7 @@
 //! Git lock files left by a killed watcher's fetch.
 use super::loud_in;
 use crate::git::ops;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event};
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use git2::Repository;
@@ -57,11 +57,11 @@ pub(super) fn clear_stale_fetch_locks(
         );
         ledger::append(
             paths,
-            &Entry::new("git_lock_removed").detail(serde_json::json!({
-                "path": p.display().to_string(),
-                "modified": modified,
-                "previous_holder": dead,
-            })),
+            &Entry::new(Event::GitLockRemoved {
+                path: p.display().to_string(),
+                modified: modified.clone(),
+                previous_holder: serde_json::json!(dead),
+            }),
         )?;
         match std::fs::remove_file(&p) {
             Ok(()) => {}

@@ -4,7 +4,7 @@
 use super::{Flow, Verdict};
 use crate::git::ops::{self, Blob, Version};
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event, Refusal};
 use crate::store::queue::{short, Withdrawal};
 use crate::store::state::{self, State, TaskStatus};
 use anyhow::Result;
@@ -12,7 +12,7 @@ use git2::Repository;
 use rxnode_interlock::{lenient_task_id, sha256_hex, ValidTask, MAX_TASK_BYTES};
 
 /// The ledger line of one version, with what is known of it.
-fn version_line(event: &str, v: &Version, id: Option<&str>, sha: Option<&str>) -> Entry {
+fn version_line(event: Event, v: &Version, id: Option<&str>, sha: Option<&str>) -> Entry {
     let mut e = Entry::new(event).commit(&v.commit.to_string());
     if let Some(id) = id {
         e = e.task(id);
@@ -48,8 +48,15 @@ pub(super) fn examine_version(
         Verdict::Duplicate { id, status } => {
             ledger::append(
                 &flow.paths,
-                &version_line("duplicate", v, id.as_deref(), Some(&sha)).detail(
-                    serde_json::json!({"known": status, "note": "decided before; not prompted again"}),
+                &version_line(
+                    Event::Duplicate {
+                        known: serde_json::json!(status),
+                        note: Some("decided before; not prompted again".to_owned()),
+                        reason: None,
+                    },
+                    v,
+                    id.as_deref(),
+                    Some(&sha),
                 ),
             )?;
             Ok(None)
@@ -64,13 +71,20 @@ pub(super) fn examine_version(
                 Some("refused") => {}
                 Some(_) => ledger::append(
                     &flow.paths,
-                    &version_line("refused", v, id.as_deref(), Some(&sha))
-                        .detail(serde_json::json!({ "reason": reason })),
+                    &version_line(Refusal::version(reason), v, id.as_deref(), Some(&sha)),
                 )?,
                 None => ledger::append(
                     &flow.paths,
-                    &version_line("duplicate", v, id.as_deref(), Some(&sha))
-                        .detail(serde_json::json!({ "known": "refused before", "reason": reason })),
+                    &version_line(
+                        Event::Duplicate {
+                            known: serde_json::json!("refused before"),
+                            note: None,
+                            reason: Some(reason),
+                        },
+                        v,
+                        id.as_deref(),
+                        Some(&sha),
+                    ),
                 )?,
             }
             Ok(None)
@@ -113,14 +127,17 @@ fn read_version(
 /// version's own line (`refused`, or `duplicate` when refused before).
 fn refused_blob(flow: &Flow<'_>, v: &Version, key: &str, reason: String) -> Result<()> {
     let written = flow.reject_blob(key, v.commit, &reason)?;
-    let e = version_line(if written { "refused" } else { "duplicate" }, v, None, None);
-    let detail = if written {
-        serde_json::json!({ "reason": reason })
+    let event = if written {
+        Refusal::version(reason)
     } else {
-        serde_json::json!({ "reason": reason, "known": "refused before" })
+        Event::Duplicate {
+            known: serde_json::json!("refused before"),
+            note: None,
+            reason: Some(reason),
+        }
     };
     // `reject_blob` wrote a `rejected` line; this is the version's own.
-    ledger::append(&flow.paths, &e.detail(detail))
+    ledger::append(&flow.paths, &version_line(event, v, None, None))
 }
 
 /// A valid new task: recorded pending, queued (superseded when a later
@@ -148,21 +165,21 @@ fn queue_new(
         }
         Ok(())
     })?;
-    let (event, detail) = match &superseded_by {
-        Some(by) => (
-            "superseded",
-            serde_json::json!({"superseded_by": by, "queued": true, "blob": blob,
-                "risk_level": task.risk().as_str()}),
-        ),
-        None => (
-            "offered",
-            serde_json::json!({"queued": true, "blob": blob, "risk_level": task.risk().as_str()}),
-        ),
+    let (blob, risk_level) = (blob.to_owned(), task.risk().as_str().to_owned());
+    let event = match superseded_by {
+        Some(by) => Event::Superseded {
+            superseded_by: by,
+            queued: true,
+            blob,
+            risk_level,
+        },
+        None => Event::Offered {
+            queued: true,
+            blob,
+            risk_level,
+        },
     };
-    ledger::append(
-        &flow.paths,
-        &version_line(event, v, Some(&id), Some(sha)).detail(detail),
-    )?;
+    ledger::append(&flow.paths, &version_line(event, v, Some(&id), Some(sha)))?;
     Ok(id)
 }
 
@@ -170,8 +187,16 @@ fn queue_new(
 fn already_queued(flow: &Flow<'_>, v: &Version, id: &str, sha: &str) -> Result<Option<String>> {
     ledger::append(
         &flow.paths,
-        &version_line("duplicate", v, Some(id), Some(sha))
-            .detail(serde_json::json!({"known": "pending", "note": "already queued"})),
+        &version_line(
+            Event::Duplicate {
+                known: serde_json::json!("pending"),
+                note: Some("already queued".to_owned()),
+                reason: None,
+            },
+            v,
+            Some(id),
+            Some(sha),
+        ),
     )?;
     Ok(None)
 }
@@ -185,8 +210,16 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
         other => {
             ledger::append(
                 &flow.paths,
-                &version_line("task_file_deleted", v, None, other.as_ref().map(|o| o.0.as_str()))
-                    .detail(serde_json::json!({"withdrew": null, "why": "the removed file held no usable task ID"})),
+                &version_line(
+                    Event::TaskFileDeleted {
+                        known: None,
+                        withdrew: None,
+                        why: "the removed file held no usable task ID".to_owned(),
+                    },
+                    v,
+                    None,
+                    other.as_ref().map(|o| o.0.as_str()),
+                ),
             )?;
             flow.say(format!(
                 "{}/{} at {}: {} deleted (it held no usable task)",
@@ -202,8 +235,14 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
         Ok(was) => {
             ledger::append(
                 &flow.paths,
-                &version_line("withdrawn", v, Some(&id), Some(&sha)).detail(
-                    serde_json::json!({"was": was, "why": "the main PC deleted the task file"}),
+                &version_line(
+                    Event::Withdrawn {
+                        was,
+                        why: "the main PC deleted the task file".to_owned(),
+                    },
+                    v,
+                    Some(&id),
+                    Some(&sha),
                 ),
             )?;
             flow.say(format!(
@@ -214,9 +253,16 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
         Err(known) => {
             ledger::append(
                 &flow.paths,
-                &version_line("task_file_deleted", v, Some(&id), Some(&sha))
-                    .detail(serde_json::json!({"withdrew": null, "known": known,
-                        "why": "only a pending or deferred task is withdrawn"})),
+                &version_line(
+                    Event::TaskFileDeleted {
+                        known: Some(serde_json::json!(known)),
+                        withdrew: None,
+                        why: "only a pending or deferred task is withdrawn".to_owned(),
+                    },
+                    v,
+                    Some(&id),
+                    Some(&sha),
+                ),
             )?;
             flow.say(format!(
                 "{}/{} at {}: {} deleted; task {id} is {known}, left as it is",

@@ -171,7 +171,7 @@ pub(super) fn store_measurement(
     }
     crate::exec::ledger_note(
         &paths,
-        &crate::store::ledger::Entry::new("freq_cal").detail(detail),
+        &crate::store::ledger::Entry::new(crate::store::ledger::Event::FreqCal(detail)),
     );
     Ok(())
 }

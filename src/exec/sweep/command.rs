@@ -7,12 +7,11 @@ use crate::exec::{exists_not_a_file, exists_unless_forced};
 use crate::exit::{bad_field, bad_field_text, bad_input, refused, FieldText, Outcome};
 use crate::result::sections::sweep::{FileRecord, SweepRecord};
 use crate::result::Status;
-use crate::store::ledger::Entry;
+use crate::store::ledger::{Entry, Event, Refusal};
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_hw::HopStatus;
 use rxnode_interlock::{check_rx_sweep, GainSpec, RxSweepStep, SweepConfig};
-use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -245,7 +244,7 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         if source == Source::Defaults {
             reason.push_str(" (default policy: no file at .local/rxnode-policy.json)");
         }
-        log(Entry::new("refused").detail(json!({"command": "sweep", "reason": reason})));
+        log(Entry::new(Refusal::of("sweep", reason.clone())));
         return Err(refused(reason));
     }
     // One process per radio (docs/operator.md#one-process-per-radio).
@@ -260,14 +259,14 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
     let sw = match execute(&step, cancel, &cal, &mut |hops| pipe.pass(hops, cancel)) {
         Ok(s) => s,
         Err(NotSwept::Unsupported(why)) => {
-            log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));
+            log(Entry::new(Refusal::of("sweep", why.clone())));
             return Err(bad_input(format!(
                 "sweep on {}: {why} — fix: pick a band and settings the radio supports (`rxnode inventory --dry-run` lists its ranges)",
                 step.device
             )));
         }
         Err(NotSwept::Blocked(why)) => {
-            log(Entry::new("refused").detail(json!({"command": "sweep", "reason": why})));
+            log(Entry::new(Refusal::of("sweep", why.clone())));
             return Err(anyhow::anyhow!("sweep on {}: {why}", step.device));
         }
         Err(NotSwept::Failed(why)) => {
@@ -283,15 +282,15 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
             sha256: pipe.sha256(),
         });
     }
-    log(Entry::new("sweep").detail(json!({
-        "device": step.device,
-        "start_hz": step.sweep.start_hz,
-        "stop_hz": step.sweep.stop_hz,
-        "bin_hz": step.sweep.bin_hz,
-        "hops": sw.report.hops.len(),
-        "failed_hops": sw.report.failed_ranges_hz.len(),
-        "status": v.status,
-    })));
+    log(Entry::new(Event::Sweep {
+        device: step.device.clone(),
+        start_hz: step.sweep.start_hz,
+        stop_hz: step.sweep.stop_hz,
+        bin_hz: step.sweep.bin_hz,
+        hops: sw.report.hops.len(),
+        failed_hops: sw.report.failed_ranges_hz.len(),
+        status: v.status.as_str().to_owned(),
+    }));
     if pipe.closed {
         // The reader went away (`| head`): not an error, nothing more to say.
         return Ok(Outcome::Done);

@@ -38,7 +38,7 @@ use tree::{
 use crate::context::Ctx;
 use crate::exit::{bad_input, refused, Outcome, Refused};
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event, Published, PublishedFile, Refusal};
 use crate::store::paths::Paths;
 use crate::store::state::{self, PublishRecord};
 use anyhow::{Context, Result};
@@ -79,9 +79,18 @@ pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
         } else {
             "publish_failed"
         };
-        let entry = Entry::new(event)
-            .task(id.as_str())
-            .detail(json!({"action": "publish", "push": push, "reason": format!("{e:#}")}));
+        let refusal = Refusal {
+            action: Some("publish".to_owned()),
+            push: Some(push),
+            reason: format!("{e:#}"),
+            ..Refusal::default()
+        };
+        let entry = Entry::new(if is_refusal {
+            Event::Refused(refusal)
+        } else {
+            Event::PublishFailed(refusal)
+        })
+        .task(id.as_str());
         if let Err(le) = ledger::append(&paths, &entry) {
             tracing::warn!("cannot record the {event} publication in the ledger: {le:#}");
         }
@@ -257,6 +266,18 @@ impl Publication<'_> {
             .collect()
     }
 
+    /// The files of the ledger's `published` line.
+    fn published_files(&self) -> Vec<PublishedFile> {
+        let key = &self.key;
+        self.files()
+            .iter()
+            .map(|(n, s)| PublishedFile {
+                path: format!("{RESULTS_DIR}/{key}/{n}"),
+                bytes: *s,
+            })
+            .collect()
+    }
+
     /// What is about to be published, shown before the confirmation.
     fn shown(&self, plan: &BasePlan, also: &[String]) -> String {
         let (prep, key) = (self.prep, &self.key);
@@ -329,12 +350,18 @@ impl Publication<'_> {
         })?;
         ledger::append(
             self.paths,
-            &Entry::new("published")
-                .task(id.as_str())
-                .sha(&prep.task_sha256)
-                .commit(&commit.to_string())
-                .detail(json!({"ref": self.refspec.branch(), "pushed": false, "status": prep.status, "node": prep.node,
-                    "files": self.files_json()})),
+            &Entry::new(Event::Published(Published {
+                ref_: self.refspec.branch().to_owned(),
+                pushed: false,
+                status: prep.status.clone(),
+                node: prep.node.clone(),
+                files: Some(self.published_files()),
+                resumed: None,
+                note: None,
+            }))
+            .task(id.as_str())
+            .sha(&prep.task_sha256)
+            .commit(&commit.to_string()),
         )?;
         Ok(LocalCommit { commit, msg, sig })
     }
@@ -491,14 +518,15 @@ fn record_push(paths: &Paths, repo: &Repository, l: &Landed, spec: &PushRefspec)
     })?;
     ledger::append(
         paths,
-        &Entry::new("pushed")
-            .task(id.as_str())
-            .sha(l.task_sha256)
-            .commit(&c.to_string())
-            .detail(
-                json!({"ref": spec.branch(), "remote": l.remote, "attempts": l.attempts,
-                "elapsed_ms": l.started.elapsed().as_millis() as u64}),
-            ),
+        &Entry::new(Event::Pushed {
+            ref_: spec.branch().to_owned(),
+            remote: l.remote.to_owned(),
+            attempts: l.attempts,
+            elapsed_ms: l.started.elapsed().as_millis() as u64,
+        })
+        .task(id.as_str())
+        .sha(l.task_sha256)
+        .commit(&c.to_string()),
     )
 }
 

@@ -242,11 +242,11 @@ fn given(s: &str) -> Option<&str> {
 pub(super) fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
     let entries: Vec<Value> = ledger::read_all(paths)?
         .into_iter()
-        .filter(|e| e.get("task_id").and_then(Value::as_str) == Some(prep.id.as_str()))
+        .filter(|e| e.task_id.as_deref() == Some(prep.id.as_str()))
         .map(|e| {
             let mut o = serde_json::Map::new();
             for k in ["at", "event", "commit"] {
-                if let Some(v) = e.get(k) {
+                if let Some(v) = e.raw.get(k) {
                     o.insert(k.to_owned(), v.clone());
                 }
             }

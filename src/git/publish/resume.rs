@@ -10,7 +10,7 @@ use crate::exit::{refused, Outcome};
 use crate::git::refspec::PushRefspec;
 use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON as JSON, RESULT_MD as MD};
 use crate::store::fsutil::now_iso;
-use crate::store::ledger::{self, Entry};
+use crate::store::ledger::{self, Entry, Event, Published};
 use crate::store::paths::Paths;
 use crate::store::state::{self, PublishRecord};
 use anyhow::{Context, Result};
@@ -91,13 +91,21 @@ pub(super) fn own_unrecorded(
     })?;
     ledger::append(
         paths,
-        &Entry::new("published")
-            .task(prep.id.as_str())
-            .sha(&prep.task_sha256)
-            .commit(&rec.commit)
-            .detail(json!({"ref": spec.branch(), "pushed": on_remote, "status": prep.status,
-                "node": prep.node, "resumed": true,
-                "note": format!("found on the local {}, committed by an earlier publication that stopped before recording it", spec.short())})),
+        &Entry::new(Event::Published(Published {
+            ref_: spec.branch().to_owned(),
+            pushed: on_remote,
+            status: prep.status.clone(),
+            node: prep.node.clone(),
+            resumed: Some(true),
+            note: Some(format!(
+                "found on the local {}, committed by an earlier publication that stopped before recording it",
+                spec.short()
+            )),
+            files: None,
+        }))
+        .task(prep.id.as_str())
+        .sha(&prep.task_sha256)
+        .commit(&rec.commit),
     )?;
     Ok(Some(rec))
 }

@@ -284,16 +284,18 @@ pub(crate) fn check_watched_tip(
     );
     let oid_s = oid.to_string();
     let seen = crate::store::ledger::read_all(paths)?.iter().any(|e| {
-        e["event"] == "refused"
-            && e["commit"] == oid_s.as_str()
-            && e["detail"]["command"] == "watch"
+        e.event() == "refused"
+            && e.commit.as_deref() == Some(oid_s.as_str())
+            && e.detail_str("command") == Some("watch")
     });
     if !seen {
         crate::store::ledger::append(
             paths,
-            &crate::store::ledger::Entry::new("refused")
-                .commit(&oid_s)
-                .detail(serde_json::json!({"command": "watch", "reason": reason})),
+            &crate::store::ledger::Entry::new(crate::store::ledger::Refusal::of(
+                "watch",
+                reason.clone(),
+            ))
+            .commit(&oid_s),
         )?;
     }
     Err(crate::exit::refused(reason))

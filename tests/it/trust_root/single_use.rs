@@ -70,6 +70,56 @@ fn a_completed_red_task_never_transmits_again_whatever_happens_to_the_state() {
     );
 }
 
+/// The ledger checkpoint (`.git/rxnode/ledger-checkpoint.json`) lets a command
+/// skip the ledger lines it has checked before; an approved line edited in
+/// place afterwards (one MAC digit: same file, same size) in both copies is
+/// still seen, and the state holding that approval is refused, as it was when
+/// every command read the whole ledger.
+#[test]
+fn an_approved_line_edited_after_the_ledger_checkpoint_is_still_refused() {
+    let rig = Rig::new();
+    let id = "CHECKPOINT_1";
+    rig.approved_red(id, TX_PLAN_433);
+    rig.set_policy(POLICY_433);
+    let checkpoint = rig.lab.rx.join(".git/rxnode/ledger-checkpoint.json");
+    // Once the ledger's last write lies in the past, its file times are recorded.
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    let out = rig.rx(&["status"], "", &[]);
+    expect_exit!(out, 0);
+    let cp = std::fs::read_to_string(&checkpoint).unwrap();
+    assert!(
+        cp.contains("\"node_mac\"") && cp.contains(&format!("\"approved\":[\"{id}\"]")),
+        "{cp}"
+    );
+    assert!(cp.contains("\"times\":{"), "{cp}");
+    let ledgers = [
+        rig.lab.local().join("rx_agent_ledger.jsonl"),
+        rig.lab.rx.join(".git/rxnode/ledger.jsonl"),
+    ];
+    for p in &ledgers {
+        let mut bytes = std::fs::read(p).unwrap();
+        let find = |from: usize, what: &[u8]| {
+            from + bytes[from..]
+                .windows(what.len())
+                .position(|w| w == what)
+                .unwrap()
+        };
+        let mac = find(find(0, b"\"event\":\"approved\""), b"\"mac\":\"") + 7;
+        bytes[mac] = if bytes[mac] == b'0' { b'1' } else { b'0' };
+        let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+        std::io::Write::write_all(&mut f, &bytes).unwrap();
+    }
+    let se = assert_refused(
+        &rig,
+        &["run", id],
+        "AUTHORIZE RF TX\n",
+        "rx_agent_state.json",
+        "approved line edited after the checkpoint",
+    );
+    assert!(se.contains("that the ledger never recorded"), "{se}");
+    assert_eq!(rig.tx_streams(), 0);
+}
+
 /// Lost, empty and dangling-symlink states refuse every command until a rebuild from
 /// the ledger completes the task again (and keeps its approval for publishing).
 /// Returns the state as it was before it was lost.
