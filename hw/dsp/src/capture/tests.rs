@@ -237,16 +237,7 @@ fn native_ci16_capture_records_the_source_samples_and_measures() {
     assert!((c.ppm.unwrap() - 1.0).abs() < 0.01, "{c:?}");
     assert!((sum.peaks[0].frequency_hz - 100.1e6).abs() < 2e6 / 2048.0);
     // The file is the same source's samples, quantised the same way.
-    let mut again = Synth16(Synth::new(2e6, 100e6, 100.1e6, 1.0e-6), Vec::new());
-    again.0.max_read = 5000;
-    let mut want = vec![Complex::<i16>::default(); 1_000_000];
-    let mut got = 0;
-    while got < want.len() {
-        let end = (got + 16384).min(want.len());
-        if let ReadOutcome::Samples(n) = again.read_native(&mut want[got..end], 0).unwrap() {
-            got += n;
-        }
-    }
+    let want = synth16_source_samples();
     let data = std::fs::read(&p).unwrap();
     assert_eq!(data.len(), 4_000_000);
     for (i, c) in want.iter().enumerate().step_by(997) {
@@ -643,4 +634,21 @@ fn the_pool_grows_only_to_its_bound() {
     assert_eq!(sum.dropped_samples, 16 * 16384);
     assert_eq!(sum.lost_samples, Some(16 * 16384));
     assert_partial_with_drops(&sum, seen);
+}
+
+/// The first million samples of the CS16 source the native-recording tests capture
+/// (2 MS/s, tone at +100 kHz, clock +1 ppm), read again from a fresh source, to hold
+/// a recording to.
+fn synth16_source_samples() -> Vec<Complex<i16>> {
+    let mut again = Synth16(Synth::new(2e6, 100e6, 100.1e6, 1.0e-6), Vec::new());
+    again.0.max_read = 5000;
+    let mut want = vec![Complex::<i16>::default(); 1_000_000];
+    let mut got = 0;
+    while got < want.len() {
+        let end = (got + 16384).min(want.len());
+        if let ReadOutcome::Samples(n) = again.read_native(&mut want[got..end], 0).unwrap() {
+            got += n;
+        }
+    }
+    want
 }

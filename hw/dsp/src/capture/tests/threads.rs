@@ -101,16 +101,7 @@ fn a_recording_made_beside_dsp_threads_is_in_stream_order() {
     let (many, data) = run(3, "three.sigmf-data");
     assert_eq!(many.status, CaptureStatus::Pass, "{many:?}");
     assert_same(&one, &many, "native, 3 threads");
-    let mut again = Synth16(Synth::new(2e6, 100e6, 100.1e6, 1.0e-6), Vec::new());
-    again.0.max_read = 5000;
-    let mut want = vec![Complex::<i16>::default(); 1_000_000];
-    let mut got = 0;
-    while got < want.len() {
-        let end = (got + 16384).min(want.len());
-        if let ReadOutcome::Samples(n) = again.read_native(&mut want[got..end], 0).unwrap() {
-            got += n;
-        }
-    }
+    let want = synth16_source_samples();
     let want: Vec<u8> = want
         .iter()
         .flat_map(|c| [c.re.to_le_bytes(), c.im.to_le_bytes()])
