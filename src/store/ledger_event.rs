@@ -258,14 +258,17 @@ pub(crate) enum Event {
         /// What was removed.
         removed: Vec<(String, String)>,
     },
-    /// The systemd unit was installed.
+    /// The systemd unit was installed. Written only where systemd runs; read on
+    /// every platform.
+    #[cfg_attr(not(unix), allow(dead_code))]
     ServiceInstalled {
         /// The unit file.
         unit: String,
         /// Whether it runs as a user service (`systemctl --user`).
         user: bool,
     },
-    /// The systemd unit was removed.
+    /// The systemd unit was removed. Written only where systemd runs.
+    #[cfg_attr(not(unix), allow(dead_code))]
     ServiceUninstalled {
         /// The unit file.
         unit: String,
