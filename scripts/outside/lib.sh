@@ -1,0 +1,36 @@
+# Outside checks: shared lab set-up (the style of /work/shared/outside-checks/).
+# usage: RXN=/path/to/target/release/rxnode bash scripts/outside/oN_what.sh
+# Each script builds its lab under /tmp, plays one attack or one odd input through the real binary,
+# prints its evidence and ends with one verdict line: `held` (exit 1) or `broken: …` (exit 0).
+RXN=${RXN:?set RXN to the rxnode release binary}
+export GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 NO_COLOR=1
+G() { git -c user.name=MainPC -c user.email=m@x.invalid -c init.defaultBranch=main "$@"; }
+newlab() { # bare origin, main-PC clone, RX clone; sets L BASE RXSIM_EVENT_LOG
+  L=$(mktemp -d /tmp/o1.$1.XXXXXX); export HOME=$L/home; mkdir -p $HOME
+  G init --bare -q "$L/origin.git"; G clone -q "$L/origin.git" "$L/main" 2>/dev/null
+  (cd "$L/main" && G checkout -q -b video-development && echo lab > README.md && G add -A && G commit -qm start && G push -q origin video-development)
+  G clone -q -b video-development "$L/origin.git" "$L/rx" 2>/dev/null; mkdir -p "$L/rx/.local"
+  export RXSIM_EVENT_LOG="$L/events.log"; : > "$RXSIM_EVENT_LOG"; BASE=$(git -C "$L/main" rev-parse HEAD)
+}
+post() { mkdir -p "$L/main/docs/handoff"; cat > "$L/main/docs/handoff/NEXT_RX_TASK.md"; (cd "$L/main" && G add -A && G commit -qm post && G push -q origin video-development); }
+rxn() { "$RXN" --repo "$L/rx" "$@"; }
+hdr() { printf 'TASK_ID = %s\nTASK_TITLE = t\nSOURCE_BRANCH = video-development\nEXPECTED_HEAD = %s\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = %s\nRF_RX = %s\nRF_TX = %s\nALLOW_COMMIT = NO\nALLOW_PUSH = RX_RESULT_ONLY\n' "$1" "$BASE" "$2" "$3" "$4"; }
+plan() { printf '\n# task\n\n```rx-plan\n{"steps":[%s]}\n```\n' "$1"; }
+POL='{"rx":{"max_duration_s":10,"max_gain_db":50},"tx":{"allowed_ranges_hz":[[433.05e6,434.79e6]],"max_gain_db":10,"max_duration_s":2}}'
+policy() { echo "${1:-$POL}" > "$L/rx/.local/rxnode-policy.json"; chmod 600 "$L/rx/.local/rxnode-policy.json"; }
+approve() { echo A | rxn watch --once --interval 0.2 >"$L/watch.out" 2>&1; }
+txlines() { grep -c ' TX ' "$RXSIM_EVENT_LOG" || true; }
+panics() { grep -aE 'panicked at|internal error|RUST_BACKTRACE' "$@"; }
+published() { # published ID: a lab with one real rxsim capture of task ID, run and published to rx-node by node LAB1
+  policy; rxn node set-name LAB1 >/dev/null
+  { hdr "$1" YES YES NO; plan '{"op":"rx_capture","device":"driver=rxsim","frequency_hz":100e6,"sample_rate_hz":2e6,"gain_db":20,"duration_s":0.2}'; } | post; approve
+  rxn --sim run "$1" >/dev/null 2>&1; echo "PUBLISH $1" | rxn publish "$1" --push >/dev/null 2>&1
+  G clone -q -b rx-node "$L/origin.git" "$L/peer" 2>/dev/null
+}
+peer_edit() { # peer_edit ID PYTHON: a hostile peer rewrites rx-results/ID/LAB1/RX_RESULT.json (d = the JSON) and pushes rx-node
+  (cd "$L/peer" && python3 -c "
+import json
+f='rx-results/$1/LAB1/RX_RESULT.json'; d=json.load(open(f))
+$2
+open(f,'w').write(json.dumps(d))" && G commit -qam peer && G push -qf origin HEAD:rx-node)
+}
