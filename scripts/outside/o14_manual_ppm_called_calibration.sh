@@ -1,0 +1,10 @@
+#!/bin/bash
+# o14: unclear/wrong provenance: `rxnode capture -p 10` (a manual correction typed by the operator; no --apply-cal, no
+# .local/calibration.json) reports "correction +10.000 ppm applied (this radio's calibration, --apply-cal)": the report
+# credits a calibration that does not exist and a flag that was not given. docs/operator.md: `-p P` is "a manual frequency
+# correction". Expected: "manual correction (-p)". Exit 0 = defect present.
+. "$(dirname "$0")/lib.sh"
+L=$(mktemp -d /tmp/o14.XXXXXX); cd "$L"; ls .local/calibration.json 2>/dev/null
+"$RXN" --sim capture -d driver=rxsim -f 100M -r 2M -t 0.05 -g 20 -p 10 > out.txt 2>&1; echo "capture -p 10 rc=$?"
+grep -E 'frequency|correction' out.txt
+grep -q "this radio's calibration, --apply-cal" out.txt && { echo "broken: a manual -p correction is reported as this radio's calibration via --apply-cal"; exit 0; }; echo held; exit 1
