@@ -151,7 +151,7 @@ fn of_record(r: &CaptureRecord) -> Shown {
         peaks: r
             .peaks
             .iter()
-            .map(|p| [fin(p.frequency_hz), fin(p.power_db), fin(p.snr_db)])
+            .map(|p| [fin(p.frequency_hz), fin(p.power_db), fin_opt(p.snr_db)])
             .collect(),
         clkin: r.clkin.as_ref().map(|k| Clkin {
             status: match k.status {

@@ -6,7 +6,7 @@
 //! averages every hop that measured a bin in linear power. Missing bins stay empty
 //! (never interpolated). The radio side (retune, settle, the hop plan's limits) is
 //! in `rxnode-hw`.
-use crate::dsp::{find_peaks, median_db, Peak, Window};
+use crate::dsp::{find_peaks, median_db, Peak, PeakReference, Window};
 
 /// Where one hop sits on the grid.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,18 +90,19 @@ impl Stitcher {
     }
 }
 
-/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum.
+/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum. A band
+/// without a floor (its median bin has no level: the hops' samples carry no noise
+/// above the FFT's rounding) still has its peaks, each standing 10 dB above the
+/// spectrum around it, without an SNR (docs/operator.md#levels-without-power).
 pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
-    // Measured bins, those without power (−∞) among them: the median bin without
-    // power leaves the band without a floor, and so without peaks.
+    // Measured bins, those without power (−∞) among them.
     let valid: Vec<f32> = db.iter().flatten().copied().collect();
-    let floor = median_db(&valid);
-    if !floor.is_finite() {
-        return (Vec::new(), Vec::new(), None);
-    }
-    // Missing bins read as the floor for peak picking only (never reported).
-    let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(floor as f32)).collect();
-    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, 10.0, 16);
+    let floor = Some(median_db(&valid)).filter(|f| f.is_finite());
+    // Missing bins read as the floor (or no level) for peak picking only (never reported).
+    let fill = floor.map_or(f32::NEG_INFINITY, |f| f as f32);
+    let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(fill)).collect();
+    let above = floor.map_or(PeakReference::Resolution(f64::NEG_INFINITY), PeakReference::Floor);
+    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, above, 10.0, 16);
     let mut peaks = Vec::new();
     let mut widths = Vec::new();
     for (i, p) in found {
@@ -117,11 +118,11 @@ pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f
         peaks.push(Peak {
             frequency_hz: start + i as f64 * bin,
             power_db: f64::from(p),
-            snr_db: f64::from(p) - floor,
+            snr_db: floor.map(|f| f64::from(p) - f),
         });
         widths.push((hi - lo + 1) as f64 * bin);
     }
-    (peaks, widths, Some(floor))
+    (peaks, widths, floor)
 }
 
 #[cfg(test)]

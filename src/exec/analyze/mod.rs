@@ -43,8 +43,10 @@ pub struct PeakOut {
     pub frequency_hz: f64,
     /// dBFS (peak bin).
     pub power_db: f64,
-    /// dB over the noise floor.
-    pub snr_db: f64,
+    /// dB over the noise floor; `null` when there is no floor (`noise_floor_absent`
+    /// says why), as for samples without noise (docs/operator.md#levels-without-power).
+    #[serde(default)]
+    pub snr_db: Option<f64>,
 }
 
 /// `analyze --json` output: one channel's analysis, and for a multi-channel

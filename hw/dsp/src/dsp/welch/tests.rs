@@ -144,7 +144,7 @@ fn tone_power_frequency_and_floor() {
     // the median of a chi² with 2·averages dof sits slightly below the mean.
     let floor = s.noise_floor_db.expect("a noisy tone has a floor");
     assert!((floor + 68.3).abs() < 0.6, "{floor}");
-    assert!((p.snr_db - (p.power_db - floor)).abs() < 1e-9);
+    assert_eq!(p.snr_db, Some(p.power_db - floor));
     assert_eq!(s.noise_floor_absent(), None);
     assert!((s.mean_power_dbfs - 10.0 * (0.25f64 + 1e-4).log10()).abs() < 0.02);
     assert_eq!(s.clipped_fraction, 0.0);
