@@ -60,7 +60,7 @@ pub use crate::{
         ClockEvidence, EvidenceItem, FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError,
         FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell,
         LteFrame, LteScene, Peak, PeakReference, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
-        RESOLUTION_DB,
+        RESOLUTION_DB, ROUNDING_SPURS_DB,
     },
     dsp::{
         run_scene, CompareEstimate, CompareVerdict, Knowable, SceneKind, SceneOutcome,

@@ -39,8 +39,8 @@ pub fn fmt_snr(snr_db: Option<f64>) -> String {
 pub enum PeakReference {
     /// The noise floor (dB per bin): a peak is at least `min_snr_db` above it.
     Floor(f64),
-    /// No floor (noiseless samples): the arithmetic's resolution limit (dB per bin,
-    /// [`crate::RESOLUTION_DB`] below the mean bin). A peak is at least `min_snr_db`
+    /// No floor (noiseless samples): the reach of the arithmetic's rounding (dB per
+    /// bin, [`crate::ROUNDING_SPURS_DB`] below the mean bin). A peak is at least `min_snr_db`
     /// above it and stands `min_snr_db` above the spectrum around it (its prominence:
     /// above the higher of the lowest bins on each side before a higher bin), so the
     /// ripple where a tone's window leakage meets the rounding is no peak.

@@ -30,6 +30,13 @@ pub(crate) const FFT_SIZE_MAX: usize = 1 << 20;
 /// dB to a 16-bit converter's noise.
 pub const RESOLUTION_DB: f64 = 125.0;
 
+/// How far below the mean bin the rounding's spurs reach, dB. Rounding is not white:
+/// the single-precision samples of a noiseless tone carry spurs of their own rounding
+/// up to about 118 dB below the mean bin, above [`RESOLUTION_DB`]. So without a noise
+/// floor a peak must stand its minimum SNR above this level (and above the spectrum
+/// around it) to be told from the arithmetic.
+pub const ROUNDING_SPURS_DB: f64 = 105.0;
+
 /// Settings of a [`Welch`] estimator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WelchConfig {
@@ -581,7 +588,8 @@ impl Welch {
         // above the resolution limit and their surroundings, with no SNR.
         let above = match noise_floor_db {
             Some(f) => Some(PeakReference::Floor(f)),
-            None => (mean_bin > 0.0).then(|| PeakReference::Resolution(10.0 * resolution.log10())),
+            None => (mean_bin > 0.0)
+                .then(|| PeakReference::Resolution(10.0 * mean_bin.log10() - ROUNDING_SPURS_DB)),
         };
         let peaks = above.map_or_else(Vec::new, |above| {
             find_peaks(
