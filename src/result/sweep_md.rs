@@ -108,7 +108,10 @@ fn md_peaks(o: &mut String, s: &SweepRecord) {
             i + 1,
             k.frequency_hz / 1e6,
             k.power_db,
-            fin(k.snr_db).map_or_else(|| "n/a (no noise floor)".to_owned(), |v| format!("{v:.1} dB")),
+            fin(k.snr_db).map_or_else(
+                || "n/a (no noise floor)".to_owned(),
+                |v| format!("{v:.1} dB")
+            ),
             k.width_3db_hz
         );
     }

@@ -101,7 +101,10 @@ pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f
     // Missing bins read as the floor (or no level) for peak picking only (never reported).
     let fill = floor.map_or(f32::NEG_INFINITY, |f| f as f32);
     let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(fill)).collect();
-    let above = floor.map_or(PeakReference::Resolution(f64::NEG_INFINITY), PeakReference::Floor);
+    let above = floor.map_or(
+        PeakReference::Resolution(f64::NEG_INFINITY),
+        PeakReference::Floor,
+    );
     let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, above, 10.0, 16);
     let mut peaks = Vec::new();
     let mut widths = Vec::new();
@@ -147,7 +150,7 @@ mod tests {
     }
 
     /// Bins measured without power (−∞) count as measured, have no level, and a
-    /// median among them leaves the band without a floor and without peaks.
+    /// median among them leaves the band without a floor, its peaks without SNR.
     #[test]
     fn bins_without_power_have_no_level_and_no_floor() {
         let mut g = Stitcher::new(8);
@@ -173,7 +176,16 @@ mod tests {
             db.iter().filter(|v| v.is_some_and(f32::is_finite)).count(),
             1
         );
+        // No floor, so no SNR; the one bin with a level stands out of the bins
+        // without: a peak of the band (bins at the arithmetic's rounding were cut
+        // to −∞ by the hop's own spectrum already).
         let (p, w, floor) = band_peaks(&db, 0.0, 1.0);
-        assert_eq!((p.len(), w.len(), floor), (0, 0, None));
+        assert_eq!((p.len(), w.len(), floor), (1, 1, None));
+        assert_eq!(
+            (p[0].frequency_hz, p[0].power_db, p[0].snr_db),
+            (6.0, -40.0, None)
+        );
+        let (p, _, floor) = band_peaks(&[Some(f32::NEG_INFINITY); 8], 0.0, 1.0);
+        assert_eq!((p.len(), floor), (0, None));
     }
 }

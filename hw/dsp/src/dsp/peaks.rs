@@ -9,8 +9,8 @@ pub struct Peak {
     pub frequency_hz: f64,
     /// Power of the peak bin, dBFS per FFT bin (as [`crate::Spectrum::psd_db`]).
     pub power_db: f64,
-    /// Power above the noise floor (dB); `None` (`null`) when the spectrum has no
-    /// floor — the samples carry no noise above the FFT's rounding — and so no SNR
+    /// Power above the noise floor (dB); `null` when the spectrum has no floor — the
+    /// samples carry no noise above the FFT's rounding — and so no SNR
     /// (docs/operator.md#levels-without-power).
     #[serde(default)]
     pub snr_db: Option<f64>,
@@ -164,9 +164,25 @@ mod tests {
         db[16] = -58.0; // a sidelobe-level bump near the strong tone
         db[32] = 0.0;
         db[50] = -80.0;
-        let p = find_peaks(&db, 32, 2, Window::Hann, PeakReference::Floor(-100.0), 6.0, 8);
+        let p = find_peaks(
+            &db,
+            32,
+            2,
+            Window::Hann,
+            PeakReference::Floor(-100.0),
+            6.0,
+            8,
+        );
         assert_eq!(p, vec![(12, -10.0), (50, -80.0)]);
-        let p = find_peaks(&db, 32, 0, Window::Hann, PeakReference::Floor(-100.0), 6.0, 1);
+        let p = find_peaks(
+            &db,
+            32,
+            0,
+            Window::Hann,
+            PeakReference::Floor(-100.0),
+            6.0,
+            1,
+        );
         assert_eq!(p, vec![(32, 0.0)]);
     }
 
@@ -178,11 +194,28 @@ mod tests {
         db[5] = -120.0;
         assert_eq!(median_db(&db), f64::NEG_INFINITY);
         assert_eq!(
-            find_peaks(&db, 16, 1, Window::Hann, PeakReference::Floor(f64::NEG_INFINITY), 6.0, 8),
+            find_peaks(
+                &db,
+                16,
+                1,
+                Window::Hann,
+                PeakReference::Floor(f64::NEG_INFINITY),
+                6.0,
+                8
+            ),
             vec![(5, -120.0)]
         );
         let flat = vec![f32::NEG_INFINITY; 32];
-        assert!(find_peaks(&flat, 16, 0, Window::Hann, PeakReference::Floor(f64::NEG_INFINITY), 0.0, 8).is_empty());
+        assert!(find_peaks(
+            &flat,
+            16,
+            0,
+            Window::Hann,
+            PeakReference::Floor(f64::NEG_INFINITY),
+            0.0,
+            8
+        )
+        .is_empty());
         assert_eq!(why_no_floor(3, None), "no signal: every sample is zero");
         assert_eq!(
             why_no_floor(3, Some(-40.0)),
@@ -214,7 +247,10 @@ mod tests {
         assert_eq!(with_floor.len(), 8, "{with_floor:?}");
         // Above the resolution limit only.
         let high = PeakReference::Resolution(-20.0);
-        assert_eq!(find_peaks(&db, 0, 0, Window::Hann, high, 6.0, 8), vec![(20, 0.0)]);
+        assert_eq!(
+            find_peaks(&db, 0, 0, Window::Hann, high, 6.0, 8),
+            vec![(20, 0.0)]
+        );
         assert_eq!(fmt_snr(None), "SNR n/a (no noise floor)");
         assert_eq!(fmt_snr(Some(12.34)), "SNR  12.3 dB");
     }
@@ -223,6 +259,15 @@ mod tests {
     fn below_threshold_is_ignored() {
         let mut db = vec![-100.0f32; 32];
         db[5] = -97.0;
-        assert!(find_peaks(&db, 16, 1, Window::Hann, PeakReference::Floor(-100.0), 6.0, 8).is_empty());
+        assert!(find_peaks(
+            &db,
+            16,
+            1,
+            Window::Hann,
+            PeakReference::Floor(-100.0),
+            6.0,
+            8
+        )
+        .is_empty());
     }
 }

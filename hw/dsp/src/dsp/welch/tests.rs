@@ -67,7 +67,11 @@ fn a_constant_input_has_no_floor_and_no_rounding_peaks() {
             let floor = s.noise_floor_db.unwrap_or(f64::NAN);
             // 10·log10(2·σ²) with σ² = (2e-5)²/12, plus 10·log10(ENBW 1.5 / n).
             let want = 10.0 * (2.0 * 4e-10 / 12.0f64).log10() + 10.0 * (1.5 / n as f64).log10();
-            assert!((floor - want).abs() < 0.5, "n {n} {}: {floor} vs {want}", w.engine());
+            assert!(
+                (floor - want).abs() < 0.5,
+                "n {n} {}: {floor} vs {want}",
+                w.engine()
+            );
         }
     }
 }
@@ -76,7 +80,9 @@ fn a_constant_input_has_no_floor_and_no_rounding_peaks() {
 fn lcg_noise(half: f32) -> impl FnMut() -> Complex<f32> {
     let mut r = 1u64;
     let mut u = move || {
-        r = r.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        r = r
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         ((r >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0 * half
     };
     move || Complex::new(u(), u())
@@ -112,8 +118,14 @@ fn a_noiseless_tone_keeps_its_peak_without_a_floor_or_snr() {
             assert_eq!(s.noise_floor_db, None, "n {n} {e}");
             assert_eq!(s.peaks.len(), 1, "n {n} {e}: {:?}", s.peaks);
             let p = &s.peaks[0];
-            assert!((p.frequency_hz - k.round() * rate / n as f64).abs() < 1e-6, "{p:?}");
-            assert!((p.power_db - want).abs() < 0.05, "n {n} {e}: {p:?} vs {want}");
+            assert!(
+                (p.frequency_hz - k.round() * rate / n as f64).abs() < 1e-6,
+                "{p:?}"
+            );
+            assert!(
+                (p.power_db - want).abs() < 0.05,
+                "n {n} {e}: {p:?} vs {want}"
+            );
             assert_eq!(p.snr_db, None);
         }
     }
