@@ -118,7 +118,7 @@ pub fn find_peaks(
             let d = i.abs_diff(j);
             d <= lobe || (d <= side_region && p < q - side_db)
         });
-        if !owned && prominence.map_or(true, |d| prominent(db, i, d)) {
+        if !owned && prominence.is_none_or(|d| prominent(db, i, d)) {
             out.push((i, p));
             if out.len() == max_peaks {
                 break;
