@@ -151,7 +151,7 @@ fn of_record(r: &CaptureRecord) -> Shown {
         peaks: r
             .peaks
             .iter()
-            .map(|p| [fin(p.frequency_hz), fin(p.power_db), fin(p.snr_db)])
+            .map(|p| [fin(p.frequency_hz), fin(p.power_db), fin_opt(p.snr_db)])
             .collect(),
         clkin: r.clkin.as_ref().map(|k| Clkin {
             status: match k.status {
@@ -397,7 +397,10 @@ fn write_peaks(out: &mut String, c: &Shown) {
             i + 1,
             fmt_hz(*f),
             fmt_opt(*p, " dBFS", 1),
-            fmt_opt(*snr, " dB", 1)
+            snr.map_or_else(
+                || "n/a (no noise floor)".to_owned(),
+                |v| format!("{v:.1} dB")
+            )
         );
     }
 }
@@ -510,6 +513,15 @@ mod tests {
         let (typed, keyed) = both(&CaptureEntry::Captured(Box::new(bare)));
         assert_eq!(typed, keyed);
         assert!(typed.contains("an unknown number"), "{typed}");
+        // Noiseless samples: no floor, a peak without SNR, said in words both ways.
+        let mut noiseless = full.clone();
+        noiseless.noise_floor_db = None;
+        for p in &mut noiseless.peaks {
+            p.snr_db = None;
+        }
+        let (typed, keyed) = both(&CaptureEntry::Captured(Box::new(noiseless)));
+        assert_eq!(typed, keyed);
+        assert!(typed.contains("dBFS | n/a (no noise floor) |"), "{typed}");
         let mut lost = full;
         lost.lost_samples = Some(4096);
         lost.gaps = 2;

@@ -104,11 +104,14 @@ fn md_peaks(o: &mut String, s: &SweepRecord) {
     for (i, k) in s.peaks.iter().enumerate() {
         let _ = writeln!(
             o,
-            "| {} | {:.6} MHz | {:.2} dBFS | {:.1} dB | {:.0} Hz |",
+            "| {} | {:.6} MHz | {:.2} dBFS | {} | {:.0} Hz |",
             i + 1,
             k.frequency_hz / 1e6,
             k.power_db,
-            k.snr_db,
+            fin(k.snr_db).map_or_else(
+                || "n/a (no noise floor)".to_owned(),
+                |v| format!("{v:.1} dB")
+            ),
             k.width_3db_hz
         );
     }

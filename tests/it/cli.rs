@@ -121,12 +121,21 @@ fn verbose_flag_and_rust_log_turn_on_tracing() {
 }
 
 /// A raw cf32 recording: a tone `offset_hz` from the centre at `rate`.
+/// A tone of amplitude 0.5 over a receiver's noise ~60 dB down (uniform, ±1e-3 on I
+/// and Q; a noiseless tone has no noise floor: docs/operator.md#levels-without-power).
 fn write_tone_cf32(path: &Path, rate: f64, offset_hz: f64, n: usize) {
     let mut bytes = Vec::with_capacity(n * 8);
+    let mut r = 1u64;
+    let mut noise = move || {
+        r = r
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((r >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2e-3
+    };
     for i in 0..n {
         let ph = 2.0 * std::f64::consts::PI * offset_hz * i as f64 / rate;
-        bytes.extend_from_slice(&((0.5 * ph.cos()) as f32).to_le_bytes());
-        bytes.extend_from_slice(&((0.5 * ph.sin()) as f32).to_le_bytes());
+        bytes.extend_from_slice(&((0.5 * ph.cos() + noise()) as f32).to_le_bytes());
+        bytes.extend_from_slice(&((0.5 * ph.sin() + noise()) as f32).to_le_bytes());
     }
     std::fs::write(path, bytes).unwrap();
 }

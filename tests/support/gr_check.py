@@ -5,11 +5,12 @@
                                           vector sink; prints the sample count and
                                           the strongest tone's offset (Hz) as JSON
     gr_check.py write PATH RATE OFFSET N  GNU Radio writes N samples of a complex
-                                          tone at OFFSET Hz (amplitude 0.5) with its
-                                          file sink (a .cfile), prints {"written": N}
+                                          tone at OFFSET Hz (amplitude 0.5) over
+                                          Gaussian noise at -60 dBFS with its file
+                                          sink (a .cfile), prints {"written": N}
 
 The flowgraphs are GNU Radio's own blocks (blocks.file_source, blocks.file_sink,
-analog.sig_source_c, blocks.head); numpy only finds the tone in what GNU Radio read.
+analog.sig_source_c, analog.noise_source_c, blocks.add_cc, blocks.head); numpy only finds the tone in what GNU Radio read.
 """
 import json
 import sys
@@ -42,10 +43,15 @@ def read(path, rate):
 def write(path, rate, offset, n):
     tb = gr.top_block()
     src = analog.sig_source_c(rate, analog.GR_COS_WAVE, offset, 0.5, 0)
+    # A receiver's noise (a noiseless tone has no noise floor to measure).
+    noise = analog.noise_source_c(analog.GR_GAUSSIAN, 1e-3, 7)
+    add = blocks.add_cc()
     head = blocks.head(gr.sizeof_gr_complex, n)
     sink = blocks.file_sink(gr.sizeof_gr_complex, path, False)
     sink.set_unbuffered(False)
-    tb.connect(src, head, sink)
+    tb.connect(src, (add, 0))
+    tb.connect(noise, (add, 1))
+    tb.connect(add, head, sink)
     tb.run()
     sink.close()
     print(json.dumps({"written": n, "version": gr.version()}))

@@ -53,13 +53,14 @@ pub use crate::{
         ReadOutcome, SampleSource,
     },
     dsp::{
-        compare_tracks, confirm_carrier, find_peaks, fmt_ppm, fmt_sigma, fmt_uncertain,
+        compare_tracks, confirm_carrier, find_peaks, fmt_ppm, fmt_sigma, fmt_snr, fmt_uncertain,
         freq_cal_estimator, is_external_clock, judge_clkin, judge_compare, median_db,
         offset_for_ppm, ppm_decimals, ppm_from_offset, uncertainty_decimals, why_no_floor, Checked,
         Checks, ClkinConfig, ClkinEstimate, ClkinEstimator, ClkinReport, ClkinStatus, ClkinTone,
         ClockEvidence, EvidenceItem, FcchEstimator, FreqCalConfig, FreqCalDetection, FreqCalError,
         FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell,
-        LteFrame, LteScene, Peak, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
+        LteFrame, LteScene, Peak, PeakReference, Spectrum, Welch, WelchConfig, Window,
+        LTE_UNAVAILABLE, RESOLUTION_DB, ROUNDING_SPURS_DB,
     },
     dsp::{
         run_scene, CompareEstimate, CompareVerdict, Knowable, SceneKind, SceneOutcome,

@@ -6,7 +6,7 @@
 //! averages every hop that measured a bin in linear power. Missing bins stay empty
 //! (never interpolated). The radio side (retune, settle, the hop plan's limits) is
 //! in `rxnode-hw`.
-use crate::dsp::{find_peaks, median_db, Peak, Window};
+use crate::dsp::{find_peaks, median_db, Peak, PeakReference, Window};
 
 /// Where one hop sits on the grid.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,18 +90,22 @@ impl Stitcher {
     }
 }
 
-/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum.
+/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum. A band
+/// without a floor (its median bin has no level: the hops' samples carry no noise
+/// above the FFT's rounding) still has its peaks, each standing 10 dB above the
+/// spectrum around it, without an SNR (docs/operator.md#levels-without-power).
 pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
-    // Measured bins, those without power (−∞) among them: the median bin without
-    // power leaves the band without a floor, and so without peaks.
+    // Measured bins, those without power (−∞) among them.
     let valid: Vec<f32> = db.iter().flatten().copied().collect();
-    let floor = median_db(&valid);
-    if !floor.is_finite() {
-        return (Vec::new(), Vec::new(), None);
-    }
-    // Missing bins read as the floor for peak picking only (never reported).
-    let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(floor as f32)).collect();
-    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, 10.0, 16);
+    let floor = Some(median_db(&valid)).filter(|f| f.is_finite());
+    // Missing bins read as the floor (or no level) for peak picking only (never reported).
+    let fill = floor.map_or(f32::NEG_INFINITY, |f| f as f32);
+    let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(fill)).collect();
+    let above = floor.map_or(
+        PeakReference::Resolution(f64::NEG_INFINITY),
+        PeakReference::Floor,
+    );
+    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, above, 10.0, 16);
     let mut peaks = Vec::new();
     let mut widths = Vec::new();
     for (i, p) in found {
@@ -117,11 +121,11 @@ pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f
         peaks.push(Peak {
             frequency_hz: start + i as f64 * bin,
             power_db: f64::from(p),
-            snr_db: f64::from(p) - floor,
+            snr_db: floor.map(|f| f64::from(p) - f),
         });
         widths.push((hi - lo + 1) as f64 * bin);
     }
-    (peaks, widths, Some(floor))
+    (peaks, widths, floor)
 }
 
 #[cfg(test)]
@@ -146,7 +150,7 @@ mod tests {
     }
 
     /// Bins measured without power (−∞) count as measured, have no level, and a
-    /// median among them leaves the band without a floor and without peaks.
+    /// median among them leaves the band without a floor, its peaks without SNR.
     #[test]
     fn bins_without_power_have_no_level_and_no_floor() {
         let mut g = Stitcher::new(8);
@@ -172,7 +176,16 @@ mod tests {
             db.iter().filter(|v| v.is_some_and(f32::is_finite)).count(),
             1
         );
+        // No floor, so no SNR; the one bin with a level stands out of the bins
+        // without: a peak of the band (bins at the arithmetic's rounding were cut
+        // to −∞ by the hop's own spectrum already).
         let (p, w, floor) = band_peaks(&db, 0.0, 1.0);
-        assert_eq!((p.len(), w.len(), floor), (0, 0, None));
+        assert_eq!((p.len(), w.len(), floor), (1, 1, None));
+        assert_eq!(
+            (p[0].frequency_hz, p[0].power_db, p[0].snr_db),
+            (6.0, -40.0, None)
+        );
+        let (p, _, floor) = band_peaks(&[Some(f32::NEG_INFINITY); 8], 0.0, 1.0);
+        assert_eq!((p.len(), floor), (0, None));
     }
 }

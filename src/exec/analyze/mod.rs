@@ -43,8 +43,10 @@ pub struct PeakOut {
     pub frequency_hz: f64,
     /// dBFS (peak bin).
     pub power_db: f64,
-    /// dB over the noise floor.
-    pub snr_db: f64,
+    /// dB over the noise floor; `null` when there is no floor (`noise_floor_absent`
+    /// says why), as for samples without noise (docs/operator.md#levels-without-power).
+    #[serde(default)]
+    pub snr_db: Option<f64>,
 }
 
 /// `analyze --json` output: one channel's analysis, and for a multi-channel
@@ -78,8 +80,8 @@ pub struct AnalyzeReport {
     /// Median bin, dBFS per bin; `null` when it cannot be measured
     /// (`noise_floor_absent` says why, and the analysis exits 1).
     pub noise_floor_db: Option<f64>,
-    /// Why `noise_floor_db` is `null` (`no signal: every sample is zero`, `the median
-    /// bin has no power`); absent when the floor was measured.
+    /// Why `noise_floor_db` is `null` (`no signal: every sample is zero`, `the samples
+    /// carry no noise above the FFT's rounding`); absent when the floor was measured.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub noise_floor_absent: Option<String>,
     /// Mean sample power, dBFS; `null` when every sample is zero.

@@ -75,7 +75,7 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
     for (i, p) in r.peaks.iter().enumerate() {
         let _ = writeln!(
             out,
-            "{}{}  {:7.1} dBFS  SNR {:5.1} dB",
+            "{}{}  {:7.1} dBFS  {}",
             if i == 0 {
                 "peaks         "
             } else {
@@ -83,7 +83,7 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
             },
             freq(p.frequency_hz),
             p.power_db,
-            p.snr_db
+            rxnode_dsp::fmt_snr(p.snr_db)
         );
     }
     let _ = writeln!(out, "clock         {}", clock_line(&r.clock));

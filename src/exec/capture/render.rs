@@ -173,11 +173,11 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
     for (i, p) in s.peaks.iter().enumerate() {
         let _ = writeln!(
             o,
-            "  {}{}  {:7.1} dBFS  SNR {:5.1} dB",
+            "  {}{}  {:7.1} dBFS  {}",
             column(i, "peaks"),
             mhz(p.frequency_hz),
             p.power_db,
-            p.snr_db
+            p.snr_text()
         );
     }
     let _ = writeln!(

@@ -577,11 +577,11 @@ fn sweep_text(v: &SweepRecord) -> String {
         for (i, p) in v.peaks.iter().enumerate() {
             let _ = writeln!(
                 o,
-                "  {:>3}  {:>14.6} MHz  {:>7.1} dBFS  SNR {:>5.1} dB",
+                "  {:>3}  {:>14.6} MHz  {:>7.1} dBFS  {}",
                 i + 1,
                 p.frequency_hz / 1e6,
                 p.power_db,
-                p.snr_db,
+                rxnode_dsp::fmt_snr(p.snr_db),
             );
         }
     }

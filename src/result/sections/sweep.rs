@@ -242,10 +242,10 @@ pub(crate) struct SweepPeak {
     #[serde(deserialize_with = "nan_for_null")]
     #[schemars(with = "Option<f64>")]
     pub power_db: f64,
-    /// dB over the noise floor.
-    #[serde(deserialize_with = "nan_for_null")]
-    #[schemars(with = "Option<f64>")]
-    pub snr_db: f64,
+    /// dB over the noise floor; `null` when the band has no floor (its samples carry
+    /// no noise above the FFT's rounding: docs/operator.md#levels-without-power).
+    #[serde(default)]
+    pub snr_db: Option<f64>,
     /// Its width 3 dB down, Hz; `null` when it could not be measured.
     #[serde(deserialize_with = "nan_for_null")]
     #[schemars(with = "Option<f64>")]

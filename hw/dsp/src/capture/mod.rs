@@ -436,11 +436,14 @@ pub(crate) fn peak_annotations(spec: &crate::Spectrum) -> Vec<crate::PeakAnnotat
             }
             Some(crate::PeakAnnotation {
                 label: format!(
-                    "peak {}: {:.6} MHz {:.1} dBFS (SNR {:.1} dB)",
+                    "peak {}: {:.6} MHz {:.1} dBFS ({})",
                     k + 1,
                     p.frequency_hz / 1e6,
                     p.power_db,
-                    p.snr_db
+                    match p.snr_db {
+                        Some(s) => format!("SNR {s:.1} dB"),
+                        None => "no SNR: no noise floor".to_owned(),
+                    }
                 ),
                 freq_lower_hz: spec.frequency_of(lo) - bin / 2.0,
                 freq_upper_hz: spec.frequency_of(hi) + bin / 2.0,

@@ -27,7 +27,7 @@ pub use freqcal::{
     FreqCalEvidence, FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene, LTE_UNAVAILABLE,
 };
 pub use honest::{fmt_sigma, fmt_uncertain, uncertainty_decimals, Checked, Checks};
-pub use peaks::{find_peaks, median_db, why_no_floor, Peak};
+pub use peaks::{find_peaks, fmt_snr, median_db, why_no_floor, Peak, PeakReference};
 pub use scenes::{run_scene, Knowable, SceneKind, SceneOutcome, SceneSummary};
-pub use welch::{Spectrum, Welch, WelchConfig};
+pub use welch::{Spectrum, Welch, WelchConfig, RESOLUTION_DB, ROUNDING_SPURS_DB};
 pub use window::Window;

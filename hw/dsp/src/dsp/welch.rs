@@ -1,5 +1,5 @@
 //! Streaming Welch power spectrum.
-use super::peaks::{find_peaks, median_db, why_no_floor, Peak};
+use super::peaks::{find_peaks, median_db, why_no_floor, Peak, PeakReference};
 use super::simd_psd::{Isa, SimdPsd};
 use super::window::Window;
 use crate::error::{Error, Result};
@@ -15,6 +15,27 @@ pub(crate) use merge::SegmentCarry;
 pub(crate) const FFT_SIZE_MIN: usize = 16;
 /// The largest FFT size a [`WelchConfig`] takes (1 Mi).
 pub(crate) const FFT_SIZE_MAX: usize = 1 << 20;
+
+/// How far below the mean bin a bin's power can lie and still be a level of the
+/// samples, dB; a bin further down holds only the arithmetic's rounding and has no
+/// level (−∞), as a bin without power (docs/operator.md#levels-without-power).
+///
+/// The mean bin is the mean sample power on the per-bin scale, so the distance is the
+/// samples' own signal-to-noise ratio, whatever the FFT size. The single-precision
+/// FFT's rounding (and a float recording's) lies 138 to 151 dB below the mean bin
+/// (measured for a constant and for a noiseless tone, FFT 16 to 1 Mi); a radio's noise
+/// lies far above that: a 16-bit converter's quantisation noise is about 100 dB below
+/// a full-scale signal, an 8-bit one's about 50 dB, and receivers' own noise higher
+/// still. 125 dB sits between, with a margin of at least 13 dB to the rounding and 25
+/// dB to a 16-bit converter's noise.
+pub const RESOLUTION_DB: f64 = 125.0;
+
+/// How far below the mean bin the rounding's spurs reach, dB. Rounding is not white:
+/// the single-precision samples of a noiseless tone carry spurs of their own rounding
+/// up to about 118 dB below the mean bin, above [`RESOLUTION_DB`]. So without a noise
+/// floor a peak must stand its minimum SNR above this level (and above the spectrum
+/// around it) to be told from the arithmetic.
+pub const ROUNDING_SPURS_DB: f64 = 105.0;
 
 /// Settings of a [`Welch`] estimator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -540,32 +561,43 @@ impl Welch {
         let half = n / 2;
         let mut power = self.acc64.clone();
         self.engine.peek(&mut power);
+        // Below the arithmetic's resolution (RESOLUTION_DB under the mean bin) a bin
+        // holds rounding, not the samples' power.
+        let mean_bin = power.iter().sum::<f64>() * scale / n as f64;
+        let resolution = mean_bin * 10f64.powf(-RESOLUTION_DB / 10.0);
         let mut psd_db = vec![0.0f32; n];
         for (i, out) in psd_db.iter_mut().enumerate() {
             // fftshift: output bin i holds FFT bin (i + n/2) mod n.
             let k = (i + n - half) % n;
             let p = power[k] * scale;
             // No power, no level: −∞, which no floor, peak or plot takes for a level.
-            *out = if p > 0.0 {
+            *out = if p > resolution && p > 0.0 {
                 (10.0 * p.log10()) as f32
             } else {
                 f32::NEG_INFINITY
             };
         }
-        // The median bin without power (all-zero input, most often): no floor.
+        // The median bin without power (all-zero input, a constant, a noiseless
+        // tone): no floor.
         let noise_floor_db = (self.averages > 0)
             .then(|| median_db(&psd_db))
             .filter(|f| f.is_finite());
         let center = self.cfg.center_hz.unwrap_or(0.0);
         let start_hz = center - half as f64 * bin_hz;
-        // Peaks stand above the floor: without one there are none to tell.
-        let peaks = if let Some(noise_floor_db) = noise_floor_db {
+        // Peaks stand above the floor, and have an SNR; without one (noiseless samples)
+        // above the resolution limit and their surroundings, with no SNR.
+        let above = match noise_floor_db {
+            Some(f) => Some(PeakReference::Floor(f)),
+            None => (mean_bin > 0.0)
+                .then(|| PeakReference::Resolution(10.0 * mean_bin.log10() - ROUNDING_SPURS_DB)),
+        };
+        let peaks = above.map_or_else(Vec::new, |above| {
             find_peaks(
                 &psd_db,
                 half,
                 self.cfg.dc_exclude_bins,
                 self.cfg.window,
-                noise_floor_db,
+                above,
                 self.cfg.min_snr_db,
                 self.cfg.max_peaks,
             )
@@ -573,12 +605,10 @@ impl Welch {
             .map(|(i, p)| Peak {
                 frequency_hz: start_hz + i as f64 * bin_hz,
                 power_db: f64::from(p),
-                snr_db: f64::from(p) - noise_floor_db,
+                snr_db: noise_floor_db.map(|f| f64::from(p) - f),
             })
             .collect()
-        } else {
-            Vec::new()
-        };
+        });
         let (mean_power_dbfs, clipped_fraction) = if self.samples > 0 {
             (
                 10.0 * (self.power_sum / self.samples as f64).log10(),

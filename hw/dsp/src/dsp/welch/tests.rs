@@ -26,6 +26,111 @@ fn long_captures_keep_their_level() {
     );
 }
 
+/// rustfft and every SIMD kernel this CPU runs for `cfg`.
+fn every_engine(cfg: &WelchConfig) -> Vec<Welch> {
+    let mut v = fast_engines(cfg);
+    if v.iter().all(|w| w.engine() != "rustfft") {
+        v.push(Welch::new_with_engine(cfg.clone(), "rustfft").unwrap());
+    }
+    v
+}
+
+/// A constant input (a converter stuck at one code) has power only at DC: every other
+/// bin holds the FFT's rounding, more than `RESOLUTION_DB` below the mean bin, so it has
+/// no level, the spectrum no floor and no peak (DC excluded), on every kernel; the same
+/// constant over noise 100 dB below it (a 16-bit converter's) has its floor.
+#[test]
+fn a_constant_input_has_no_floor_and_no_rounding_peaks() {
+    for n in [256usize, 2048] {
+        let cfg = WelchConfig::new(n, 1e6);
+        let dc = Complex::new(0.314_159_2f32, -0.271_828);
+        for mut w in every_engine(&cfg) {
+            w.feed(&vec![dc; 64 * n]);
+            let s = w.finish();
+            let e = w.engine();
+            assert_eq!(s.noise_floor_db, None, "n {n} {e}");
+            assert!(s.peaks.is_empty(), "n {n} {e}: {:?}", s.peaks);
+            assert!(s.mean_power_dbfs.is_finite());
+            assert_eq!(
+                s.noise_floor_absent(),
+                Some("the samples carry no noise above the FFT's rounding")
+            );
+            // DC and its window's neighbours keep a level, a rounding bin or two may.
+            let levelled = s.psd_db.iter().filter(|v| v.is_finite()).count();
+            assert!(levelled <= 8, "n {n} {e}: {levelled} bins");
+        }
+        let mut noise = lcg_noise(1e-5);
+        let x: Vec<Complex<f32>> = (0..64 * n).map(|_| dc + noise()).collect();
+        for mut w in every_engine(&cfg) {
+            w.feed(&x);
+            let s = w.finish();
+            let floor = s.noise_floor_db.unwrap_or(f64::NAN);
+            // 10·log10(2·σ²) with σ² = (2e-5)²/12, plus 10·log10(ENBW 1.5 / n).
+            let want = 10.0 * (2.0 * 4e-10 / 12.0f64).log10() + 10.0 * (1.5 / n as f64).log10();
+            assert!(
+                (floor - want).abs() < 0.5,
+                "n {n} {}: {floor} vs {want}",
+                w.engine()
+            );
+        }
+    }
+}
+
+/// Uniform noise in ±`half` on I and Q, from a fixed seed.
+fn lcg_noise(half: f32) -> impl FnMut() -> Complex<f32> {
+    let mut r = 1u64;
+    let mut u = move || {
+        r = r
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((r >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0 * half
+    };
+    move || Complex::new(u(), u())
+}
+
+/// A noiseless tone (as `np.exp(2j*pi*f*t).astype(np.complex64)` makes) off the bin
+/// grid: its window leakage meets the rounding far below it, so there is no floor and
+/// no SNR, but the tone is still the one peak, where and as loud as it is — the ripple
+/// where the leakage meets the rounding is no peak.
+#[test]
+fn a_noiseless_tone_keeps_its_peak_without_a_floor_or_snr() {
+    // (With a short FFT the Hann leakage of a tone off the grid fills more than half
+    // the bins before it meets the rounding: that leakage is then the floor.)
+    for n in [2048usize, 8192] {
+        let rate = 1e6;
+        let f = 123.4e3;
+        let cfg = WelchConfig::new(n, rate);
+        let x: Vec<Complex<f32>> = (0..32 * n)
+            .map(|i| {
+                let ph = 2.0 * PI * (f * i as f64 / rate).fract();
+                Complex::new((0.5 * ph.cos()) as f32, (0.5 * ph.sin()) as f32)
+            })
+            .collect();
+        // Hann's scalloping at the tone's distance δ from the nearest bin.
+        let k = f / (rate / n as f64);
+        let d = k - k.round();
+        let sinc = (PI * d).sin() / (PI * d);
+        let want = 20.0 * (0.5 * sinc / (1.0 - d * d)).log10();
+        for mut w in every_engine(&cfg) {
+            w.feed(&x);
+            let s = w.finish();
+            let e = w.engine();
+            assert_eq!(s.noise_floor_db, None, "n {n} {e}");
+            assert_eq!(s.peaks.len(), 1, "n {n} {e}: {:?}", s.peaks);
+            let p = &s.peaks[0];
+            assert!(
+                (p.frequency_hz - k.round() * rate / n as f64).abs() < 1e-6,
+                "{p:?}"
+            );
+            assert!(
+                (p.power_db - want).abs() < 0.05,
+                "n {n} {e}: {p:?} vs {want}"
+            );
+            assert_eq!(p.snr_db, None);
+        }
+    }
+}
+
 /// The estimators under test for `cfg`: one per SIMD kernel this CPU runs at this
 /// size, forced (so that an AVX-512 CPU tests the AVX2 kernel too), or `Welch::new`
 /// where there is none.
@@ -144,7 +249,7 @@ fn tone_power_frequency_and_floor() {
     // the median of a chi² with 2·averages dof sits slightly below the mean.
     let floor = s.noise_floor_db.expect("a noisy tone has a floor");
     assert!((floor + 68.3).abs() < 0.6, "{floor}");
-    assert!((p.snr_db - (p.power_db - floor)).abs() < 1e-9);
+    assert_eq!(p.snr_db, Some(p.power_db - floor));
     assert_eq!(s.noise_floor_absent(), None);
     assert!((s.mean_power_dbfs - 10.0 * (0.25f64 + 1e-4).log10()).abs() < 0.02);
     assert_eq!(s.clipped_fraction, 0.0);
