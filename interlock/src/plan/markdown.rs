@@ -140,7 +140,7 @@ fn is_closed(text: &str, range: &Range<usize>) -> bool {
         return false;
     };
     let open_len = open.chars().take_while(|c| *c == ch).count();
-    let Some(last) = src.lines().filter(|l| !l.trim().is_empty()).last() else {
+    let Some(last) = src.lines().rfind(|l| !l.trim().is_empty()) else {
         return false;
     };
     let last = last.trim();
