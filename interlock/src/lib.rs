@@ -46,10 +46,10 @@ pub use crate::{
     },
     permit::{authorize, check_tx_step, TxPermit},
     plan::{
-        check_clkin_compare, check_freq_cal, check_rx_step, check_rx_sweep, step_types::*,
-        validate_sweep_step, ClkinSpec, FreqCalMethod, IqSampleFormat, Plan, Step,
-        DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ,
-        GSM_FCCH_OFFSET_HZ, MAX_PEAKS_LIMIT, RX_SWEEP_FIELDS,
+        body_changes_what_follows, check_clkin_compare, check_freq_cal, check_rx_step,
+        check_rx_sweep, step_types::*, validate_sweep_step, ClkinSpec, FreqCalMethod,
+        IqSampleFormat, Plan, Step, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, FREQ_CAL_MAX_ERROR_PPM,
+        GSM_BIT_RATE_HZ, GSM_FCCH_OFFSET_HZ, MAX_PEAKS_LIMIT, RX_SWEEP_FIELDS,
     },
     plan::{
         schema::{plan_schema, policy_schema, task_schema},
@@ -77,5 +77,5 @@ pub use crate::{
         sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
         MAX_TASK_BYTES,
     },
-    units::{fmt_rate, parse_quantity, parse_seconds, parse_si, si, Quantity},
+    units::{compact, fmt_rate, parse_quantity, parse_seconds, parse_si, si, Quantity},
 };

@@ -200,6 +200,89 @@ pub fn format_char_in(s: &str) -> Option<String> {
     })
 }
 
+/// `s` with every character that is not printable ASCII written as `\u{…}`, so a
+/// look-alike (Cyrillic `Т` for `T`) or an invisible character shows on screen.
+pub fn visible(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c.to_string()
+            } else {
+                format!("\\u{{{:x}}}", c as u32)
+            }
+        })
+        .collect()
+}
+
+/// The characters of `s` that are not printable ASCII, each with its code point,
+/// what it is (when known) and its 1-based position:
+/// `U+0422, a Cyrillic letter, at position 4`; `None` when `s` is printable ASCII.
+pub fn non_ascii_note(s: &str) -> Option<String> {
+    let notes: Vec<String> = s
+        .chars()
+        .enumerate()
+        .filter(|(_, c)| !(c.is_ascii_graphic() || *c == ' '))
+        .take(4)
+        .map(|(i, c)| match char_kind(c) {
+            Some(k) => format!("U+{:04X}, {k}, at position {}", c as u32, i + 1),
+            None => format!("U+{:04X} at position {}", c as u32, i + 1),
+        })
+        .collect();
+    (!notes.is_empty()).then(|| notes.join(", "))
+}
+
+/// The ASCII letter, digit or `_` that `c` looks like, for the Cyrillic and Greek
+/// capitals and the fullwidth forms a header key can be spelt with by mistake.
+pub(crate) fn latin_lookalike(c: char) -> Option<char> {
+    let u = c as u32;
+    if (0xFF01..=0xFF5E).contains(&u) {
+        return char::from_u32(u - 0xFF01 + 0x21);
+    }
+    Some(match c {
+        'А' | 'Α' => 'A',
+        'В' | 'Β' => 'B',
+        'С' | 'Ϲ' => 'C',
+        'Е' | 'Ε' => 'E',
+        'Н' | 'Η' => 'H',
+        'І' | 'Ι' | 'Ӏ' => 'I',
+        'Ј' => 'J',
+        'К' | 'Κ' => 'K',
+        'М' | 'Μ' => 'M',
+        'Ν' => 'N',
+        'О' | 'Ο' => 'O',
+        'Р' | 'Ρ' => 'P',
+        'Ѕ' => 'S',
+        'Т' | 'Τ' => 'T',
+        'Х' | 'Χ' => 'X',
+        'У' | 'Υ' | 'Ү' => 'Y',
+        'Ζ' => 'Z',
+        _ => return None,
+    })
+}
+
+/// What kind of character `c` is, for the scripts whose letters look like Latin
+/// ones and for the invisible ones.
+fn char_kind(c: char) -> Option<&'static str> {
+    if is_format_char(c) {
+        return Some("an invisible format character");
+    }
+    if is_c1_control(c) || c.is_control() {
+        return Some("a control character");
+    }
+    Some(match c as u32 {
+        0x00A0 | 0x2000..=0x200A | 0x202F | 0x205F | 0x3000 => "a space that is not ASCII",
+        0x00C0..=0x024F => "a Latin letter with a mark",
+        0x0370..=0x03FF => "a Greek letter",
+        0x0400..=0x052F => "a Cyrillic letter",
+        0x0530..=0x058F => "an Armenian letter",
+        0x13A0..=0x13FF => "a Cherokee letter",
+        0x2010..=0x2015 | 0x2212 => "a dash that is not ASCII",
+        0xFF01..=0xFF5E => "a fullwidth form",
+        0x1D400..=0x1D7FF => "a mathematical letter",
+        _ => return None,
+    })
+}
+
 /// The first string or key in `v` holding a format or C1 control character:
 /// (path, description as [`format_char_in`] gives it).
 pub fn find_format_char(v: &serde_json::Value) -> Option<(String, String)> {

@@ -11,6 +11,16 @@ pub enum Quantity {
     Frequency,
     /// A sample rate: 1 kS/s to 100 GS/s.
     SampleRate,
+    /// A duration (a capture's length, a dwell, a settling time): at most 1 000 000 s
+    /// (11.6 days); its sign is checked apart.
+    Duration,
+    /// A gain or a level difference: −100 dB to +200 dB.
+    Gain,
+    /// A frequency error or correction: ±1000 ppm (a radio's crystal is a few ppm to
+    /// tens of ppm off; 1000 ppm is 0.1 %).
+    Ppm,
+    /// A frequency tolerance in parts per billion: at most 1 000 000 ppb (1000 ppm).
+    Ppb,
 }
 
 impl Quantity {
@@ -19,6 +29,27 @@ impl Quantity {
         match self {
             Quantity::Frequency => (1e3, 300e9),
             Quantity::SampleRate => (1e3, 100e9),
+            Quantity::Duration => (0.0, 1e6),
+            Quantity::Gain => (-100.0, 200.0),
+            Quantity::Ppm => (-1000.0, 1000.0),
+            Quantity::Ppb => (0.0, 1e6),
+        }
+    }
+
+    /// The quantity a plan field holds, by its unit suffix (`duration_s`,
+    /// `gain_db`, `tolerance_ppm`, `tolerance_ppb`); `None` for a field in Hz or S/s
+    /// (their own checks name them) or without a unit.
+    pub fn of_field(field: &str) -> Option<Quantity> {
+        if field.ends_with("_s") {
+            Some(Quantity::Duration)
+        } else if field.ends_with("_db") {
+            Some(Quantity::Gain)
+        } else if field.ends_with("_ppm") {
+            Some(Quantity::Ppm)
+        } else if field.ends_with("_ppb") {
+            Some(Quantity::Ppb)
+        } else {
+            None
         }
     }
 
@@ -27,6 +58,10 @@ impl Quantity {
         match self {
             Quantity::Frequency => "Hz",
             Quantity::SampleRate => "S/s",
+            Quantity::Duration => "s",
+            Quantity::Gain => "dB",
+            Quantity::Ppm => "ppm",
+            Quantity::Ppb => "ppb",
         }
     }
 
@@ -35,10 +70,19 @@ impl Quantity {
     /// finite number (another check says so).
     pub fn implausible(self, v: f64) -> Option<String> {
         let (lo, hi) = self.bounds();
-        if !(v.is_finite() && v > 0.0) || (lo..=hi).contains(&v) {
+        let signed = matches!(self, Quantity::Gain | Quantity::Ppm);
+        if !(v.is_finite() && (signed || v > 0.0)) || (lo..=hi).contains(&v) {
             return None;
         }
         let unit = self.unit();
+        if !matches!(self, Quantity::Frequency | Quantity::SampleRate) {
+            return Some(format!(
+                "{} {unit} is outside the plausible range {} … {} {unit}",
+                g(v),
+                g(lo),
+                g(hi)
+            ));
+        }
         let (what, limit) = if v < lo {
             ("below", si(lo, unit))
         } else {
@@ -49,13 +93,24 @@ impl Quantity {
 }
 
 /// A number as a person writes it: no trailing zeros, no exponent for
-/// everyday values.
+/// everyday values, and never hundreds of digits (`1e300`, `1e-300`).
+pub fn compact(v: f64) -> String {
+    g(v)
+}
+
+/// [`compact`].
 fn g(v: f64) -> String {
     let s = format!("{v}");
-    if s.len() > 16 {
-        format!("{v:e}")
-    } else {
-        s
+    if s.len() <= 16 {
+        return s;
+    }
+    // Six significant digits at most, trailing zeros dropped: 1e300, 1.23457e-300.
+    let e = format!("{v:.5e}");
+    match e.split_once('e') {
+        Some((m, x)) if m.contains('.') => {
+            format!("{}e{x}", m.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => e,
     }
 }
 

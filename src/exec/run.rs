@@ -223,13 +223,20 @@ fn signature_allows(
             format!("task {id}: {why}; not run"),
         ));
     }
-    say_signature(&checked);
+    say_signature(ctx, &checked);
     Ok(Some(checked))
 }
 
-/// The signature line on stderr, as the prompt showed it.
-fn say_signature(checked: &crate::signers::Checked) {
-    note!("{}", crate::describe::escaped(&checked.line()));
+/// The signature line on stderr, as the prompt showed it. Under `--json` only the
+/// documented JSON goes out: the signature is the result's `approval.signature`,
+/// and the line goes to the log (`-v`).
+fn say_signature(ctx: &Ctx, checked: &crate::signers::Checked) {
+    let line = crate::describe::escaped(&checked.line());
+    if ctx.json {
+        tracing::info!("{line}");
+    } else {
+        note!("{line}");
+    }
 }
 
 /// The plan of the outbox's approved text, read and validated without

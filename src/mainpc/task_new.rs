@@ -108,6 +108,7 @@ pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
     };
     let text = render(&draft);
     let task = validate_text(&text, branch)?;
+    same_plan_as_given(&draft, &task, branch)?;
     let (out, rel) = out_path(ctx, a)?;
     write_new(&out, a.force, &id, &text)?;
     let warnings = warnings(&task);
@@ -144,12 +145,56 @@ fn check_options(a: &TaskNewOptions) -> Result<(TaskId, Option<RiskLevel>)> {
 }
 
 /// The `body` file's text (UTF-8, bounded), when given.
+///
+/// A body that would change how the task reads — a plan fence of its own, a code
+/// fence or HTML comment it opens and never closes (which would take in the plan
+/// after it) — is refused naming its line (docs/protocol.md#6-the-main-pcs-side).
 fn read_body(p: Option<&Path>) -> Result<Option<String>> {
     let Some(p) = p else { return Ok(None) };
     let b = read_limited(p, MAX_PLAN_BYTES, "body")?;
-    String::from_utf8(b)
-        .map(Some)
-        .map_err(|_| bad_field("body", format!(" {}: not UTF-8", p.display())))
+    let text = String::from_utf8(b)
+        .map_err(|_| bad_field("body", format!(" {}: not UTF-8", p.display())))?;
+    let text = text.trim_start_matches('\u{feff}').to_owned();
+    if let Some((line, why)) = rxnode_interlock::body_changes_what_follows(&text) {
+        return Err(bad_field(
+            "body",
+            format!(" {} line {line} {why}; nothing was written", p.display()),
+        ));
+    }
+    Ok(Some(text))
+}
+
+/// The plan the written file carries, as the node reads it, must be the one given
+/// with `--plan` (or none without it): the body cannot change what runs.
+fn same_plan_as_given(d: &Draft<'_>, task: &ValidTask, branch: &str) -> Result<()> {
+    let given = match d.plan {
+        Some(_) => {
+            let alone = render(&Draft {
+                a: d.a,
+                id: d.id,
+                branch: d.branch,
+                head: d.head.clone(),
+                risk: d.risk,
+                plan: d.plan.clone(),
+                body: None,
+            });
+            crate::validate::check(alone.as_bytes(), branch)
+                .ok()
+                .and_then(|t| t.plan().cloned())
+        }
+        None => None,
+    };
+    if task.plan() == given.as_ref() {
+        return Ok(());
+    }
+    let seen = match task.plan() {
+        Some(p) => format!("a plan of {} step(s)", p.steps.len()),
+        None => "no plan (a manual task)".to_owned(),
+    };
+    Err(bad_input(format!(
+        "the task file would carry {seen}, not the plan given with --plan: the --body text \
+         changes how the file reads; nothing was written"
+    )))
 }
 
 /// Exactly the watcher's validation: header, risk, conflicts, plan.

@@ -633,7 +633,12 @@ fn the_clock_block_comes_from_the_recording_or_is_unknown() {
         (
             serde_json::json!({"last_measurement": {"ppm": "17", "uncertainty_ppm": 0.1,
                 "method": "gsm", "reference": "x", "time": "t"}}),
-            "rxnode:clock.last_measurement.ppm \"17\" must be a finite number of ppm",
+            "rxnode:clock.last_measurement.ppm \"17\" must be a number of ppm in -1000 … 1000",
+        ),
+        // A 100 % correction is not a clock error: refused, the range named.
+        (
+            serde_json::json!({"ppm_correction_applied": 1e6}),
+            "rxnode:clock.ppm_correction_applied 1000000.0 must be a number of ppm in -1000 … 1000 or null",
         ),
         (
             serde_json::json!({"source": 3}),

@@ -20,6 +20,7 @@ mod results;
 pub(crate) mod schemas;
 mod targets;
 mod task_new;
+mod task_new_body;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 
 mod interrupts;
+mod json_only;
 mod progress;
 mod radio_lock;
 mod red;

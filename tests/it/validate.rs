@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 #[cfg_attr(not(unix), allow(unused_imports))]
 use std::process::{Command, Output};
 
+mod plan_markdown;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Report {

@@ -5,6 +5,7 @@ use crate::util::{text, Lab, PROMPT};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+mod hidden_plan;
 mod informed;
 mod json;
 mod locks;

@@ -78,10 +78,9 @@ pub(crate) const FIELDS: &[&str] = &[
 
 pub(crate) const OPTIONAL: &[&str] = &["RISK_LEVEL", "TARGET_NODES"];
 
-/// Raw header: `(line, key, value)` plus the 1-based line where the body starts.
+/// Raw header: `(line, key, value)` in file order.
 pub(crate) struct RawHeader {
     pub entries: Vec<(usize, String, String)>,
-    pub body_start_line: usize,
 }
 
 /// Split the text (BOM already stripped) into header entries and body.
@@ -94,7 +93,6 @@ pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, u
     let mut offset = 0usize;
     let mut line_no = 0usize;
     let mut body_offset = text.len();
-    let mut body_start_line = 0usize;
     for raw in text.split_inclusive('\n') {
         line_no += 1;
         let line = raw
@@ -106,7 +104,6 @@ pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, u
         // U+0085 (a C1 control) is kept, so it is refused, never hidden.
         if line.trim_matches(HEADER_SPACE).is_empty() {
             body_offset = offset;
-            body_start_line = line_no + 1;
             break;
         }
         match line.split_once('=') {
@@ -132,16 +129,7 @@ pub(crate) fn split_header(text: &str, issues: &mut Vec<Issue>) -> (RawHeader, u
             }
         }
     }
-    if body_start_line == 0 {
-        body_start_line = line_no + 1;
-    }
-    (
-        RawHeader {
-            entries,
-            body_start_line,
-        },
-        body_offset,
-    )
+    (RawHeader { entries }, body_offset)
 }
 
 /// The `TASK_ID` of a task file's header, read leniently: the first `TASK_ID`
@@ -269,10 +257,19 @@ fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
     let mut seen: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
     for (line, key, value) in &raw.entries {
         if !FIELDS.contains(&key.as_str()) {
+            let shown = crate::strict_json::visible(&truncate(key, 80));
+            let why = crate::strict_json::non_ascii_note(key)
+                .map(|n| {
+                    let hint = lookalike_of(key)
+                        .map(|f| format!("; did you mean {f}?"))
+                        .unwrap_or_default();
+                    format!(" ({n}: keys are ASCII{hint})")
+                })
+                .unwrap_or_default();
             issues.push(Issue::new(
                 Some(*line),
-                Some(&truncate(key, 80)),
-                format!("unknown field {:?}", truncate(key, 80)),
+                Some(&shown),
+                format!("unknown field \"{shown}\"{why}"),
             ));
             continue;
         }
@@ -297,6 +294,23 @@ fn known_fields<'a>(raw: &'a RawHeader, issues: &mut Vec<Issue>) -> Seen<'a> {
         seen.insert(key.as_str(), (*line, value.as_str()));
     }
     Seen(seen)
+}
+
+/// The known field that `key` spells with look-alike characters (Cyrillic `Т`,
+/// Greek `Ο`, fullwidth letters) in place of some of its letters, or with
+/// invisible characters added.
+fn lookalike_of(key: &str) -> Option<&'static str> {
+    let mut ascii = String::new();
+    for c in key.chars() {
+        if c.is_ascii() {
+            ascii.push(c);
+        } else if crate::strict_json::is_format_char(c) {
+            continue;
+        } else {
+            ascii.push(crate::strict_json::latin_lookalike(c)?);
+        }
+    }
+    FIELDS.iter().copied().find(|f| *f == ascii)
 }
 
 /// Every required field that is not there, reported on the header's first line.

@@ -1,9 +1,10 @@
 //! The plan model: the steps of a task's one `rx-plan` block. Each op is one
-//! module under `ops/` registered in its table (`ops/mod.rs`); parsing the block
-//! is in `parse`, the checks the ops' sanity is made of in `sanity`, the plain
+//! module under `ops/` registered in its table (`ops/mod.rs`); finding the block
+//! in the task's Markdown is in `markdown`, parsing it in `parse`, the checks the ops' sanity is made of in `sanity`, the plain
 //! units of the prompt in `words`, the schemas of the plan and the task in `schema`.
 use serde::Serialize;
 
+pub(crate) mod markdown;
 pub(crate) mod ops;
 mod parse;
 pub(crate) mod sanity;
@@ -12,6 +13,8 @@ pub(crate) mod schema;
 mod tests;
 pub(crate) mod words;
 
+pub use markdown::body_changes_what_follows;
+pub(crate) use markdown::find_plan_block;
 pub use ops::clkin_compare::check_clkin_compare;
 pub use ops::freq_cal::{
     check_freq_cal, FreqCalMethod, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ, GSM_FCCH_OFFSET_HZ,
@@ -22,7 +25,7 @@ pub use ops::rx_capture::{
 };
 pub use ops::rx_sweep::{check_rx_sweep, validate_sweep_step, RX_SWEEP_FIELDS};
 pub use ops::{step_types, Step};
-pub(crate) use parse::{find_plan_blocks, parse_plan};
+pub(crate) use parse::parse_plan;
 
 /// The machine-readable plan: the steps of the one `rx-plan` block.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,4 +1,4 @@
-//! Parsing the `rx-plan` block: find the fenced blocks, read the JSON strictly,
+//! Parsing the `rx-plan` block (found by `markdown`): read the JSON strictly,
 //! then each step by its op's entry in the table (`ops/mod.rs`). Every problem
 //! is listed, not only the first.
 use super::ops::{self, Needs, Step};
@@ -7,52 +7,6 @@ use super::Plan;
 use crate::error::Issue;
 use crate::header::{truncate, TaskHeader};
 use serde_json::{Map, Value};
-
-/// Find the `rx-plan` fenced blocks: `(info line number, json text, first content line)`.
-pub(crate) fn find_plan_blocks(
-    body: &str,
-    body_start_line: usize,
-    issues: &mut Vec<Issue>,
-) -> Vec<(usize, String, usize)> {
-    let mut blocks = Vec::new();
-    let mut lines = body.lines().enumerate().peekable();
-    while let Some((i, line)) = lines.next() {
-        let t = line.trim_start();
-        let fence_char = if t.starts_with("```") {
-            '`'
-        } else if t.starts_with("~~~") {
-            '~'
-        } else {
-            continue;
-        };
-        let fence_len = t.chars().take_while(|c| *c == fence_char).count();
-        let info = t[fence_len..].trim();
-        let info_word = info.split_whitespace().next().unwrap_or("");
-        let mut content = String::new();
-        let mut closed = false;
-        for (_, l) in lines.by_ref() {
-            let lt = l.trim();
-            if lt.len() >= fence_len && lt.chars().all(|c| c == fence_char) {
-                closed = true;
-                break;
-            }
-            content.push_str(l);
-            content.push('\n');
-        }
-        if info_word == "rx-plan" {
-            let line_no = body_start_line + i;
-            if !closed {
-                issues.push(Issue::new(
-                    Some(line_no),
-                    Some("rx-plan"),
-                    "rx-plan block is not closed",
-                ));
-            }
-            blocks.push((line_no, content, line_no + 1));
-        }
-    }
-    blocks
-}
 
 /// One plan being parsed: the line of its fence, the header its steps are
 /// checked against, and where the issues go.
@@ -164,9 +118,13 @@ pub(crate) const MAX_STEPS: usize = 64;
 fn steps_array(mut obj: Map<String, Value>, cx: &mut PlanCtx<'_>) -> Option<Vec<Value>> {
     for k in obj.keys() {
         if k != "steps" {
+            let shown = crate::strict_json::visible(&truncate(k, 80));
+            let why = crate::strict_json::non_ascii_note(k)
+                .map(|n| format!(" ({n}: keys are ASCII)"))
+                .unwrap_or_default();
             cx.push(
-                Some(&truncate(k, 80)),
-                format!("rx-plan: unknown field {:?}", truncate(k, 80)),
+                Some(&shown),
+                format!("rx-plan: unknown field \"{shown}\"{why}"),
             );
         }
     }

@@ -20,13 +20,28 @@ impl StepCheck<'_> {
             .push(Issue::new(Some(self.line), field, message));
     }
 
+    /// A positive finite number, within the plausible range of its unit
+    /// ([`crate::Quantity::of_field`]).
     pub(crate) fn positive_finite(&mut self, v: f64, field: &str) {
         if !(v.is_finite() && v > 0.0) {
             let n = self.n;
             self.push(
                 Some(field),
-                format!("rx-plan step {n}: {field} must be a positive finite number, got {v}"),
+                format!(
+                    "rx-plan step {n}: {field} must be a positive finite number, got {}",
+                    crate::compact(v)
+                ),
             );
+            return;
+        }
+        self.in_range(v, field);
+    }
+
+    /// `v` within the plausible range of the field's unit, when it has one.
+    fn in_range(&mut self, v: f64, field: &str) {
+        if let Some(why) = crate::Quantity::of_field(field).and_then(|q| q.implausible(v)) {
+            let n = self.n;
+            self.push(Some(field), format!("rx-plan step {n}: {field} {why}"));
         }
     }
 
@@ -47,6 +62,7 @@ impl StepCheck<'_> {
         }
     }
 
+    /// A finite number, within the plausible range of its unit.
     pub(crate) fn finite(&mut self, v: f64, field: &str) {
         if !v.is_finite() {
             let n = self.n;
@@ -54,7 +70,9 @@ impl StepCheck<'_> {
                 Some(field),
                 format!("rx-plan step {n}: {field} must be finite, got {v}"),
             );
+            return;
         }
+        self.in_range(v, field);
     }
 
     /// A step that streams for `duration_s` at `sample_rate_hz` moves at least one
@@ -66,8 +84,10 @@ impl StepCheck<'_> {
             self.push(
                 Some("duration_s"),
                 format!(
-                    "rx-plan step {n}: duration_s {duration_s} at sample_rate_hz {sample_rate_hz} \
-                     is less than one sample"
+                    "rx-plan step {n}: duration_s {} at sample_rate_hz {} is less than one \
+                     sample",
+                    crate::compact(duration_s),
+                    crate::compact(sample_rate_hz)
                 ),
             );
         }

@@ -68,11 +68,25 @@ fn tilde_fence_and_crlf() {
 }
 
 #[test]
-fn other_fences_ignored_and_nested_example_not_a_plan() {
-    let body = "```json\n{\"steps\": [{\"op\": \"tx_tone\"}]}\n```\n\
-                ````markdown\n```rx-plan\n{\"steps\": []}\n```\n````\n";
+fn other_fences_ignored() {
+    let body = "```json\n{\"steps\": [{\"op\": \"tx_tone\"}]}\n```\n";
     let t = ok(&render(&fields("NO", "NO", "NO"), body));
     assert!(t.plan().is_none());
+}
+
+/// An rx-plan example inside a longer fence is text to Markdown and no plan to
+/// the node; a reader of the raw text could take it for one, so it is refused,
+/// naming the line and the block around it.
+#[test]
+fn nested_plan_example_is_refused_not_ignored() {
+    let body = "````markdown\n```rx-plan\n{\"steps\": []}\n```\n````\n";
+    let e = errs(&render(&fields("NO", "NO", "NO"), body));
+    has(
+        &e,
+        Some(13),
+        Some("rx-plan"),
+        "inside the fenced code block opened on line 12",
+    );
 }
 
 #[test]

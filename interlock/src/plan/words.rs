@@ -5,8 +5,8 @@ use crate::sweep::GainSpec;
 
 /// A frequency in MHz: three decimals, more when they are needed (up to 1 Hz).
 pub fn mhz(hz: f64) -> String {
-    if !hz.is_finite() {
-        return format!("{hz} Hz");
+    if !hz.is_finite() || hz.abs() >= 1e15 {
+        return format!("{} Hz", crate::compact(hz));
     }
     let mut s = format!("{:.6}", hz / 1e6);
     while s.ends_with('0') && s.len() - s.find('.').unwrap_or(s.len()) > 4 {
@@ -17,6 +17,9 @@ pub fn mhz(hz: f64) -> String {
 
 /// A frequency in kHz, three decimals.
 pub(crate) fn khz(hz: f64) -> String {
+    if !hz.is_finite() || hz.abs() >= 1e15 {
+        return format!("{} Hz", crate::compact(hz));
+    }
     format!("{:.3} kHz", hz / 1e3)
 }
 
@@ -27,6 +30,9 @@ pub(crate) fn msps(rate: f64) -> String {
 
 /// Seconds, one decimal at least, as many as given up to milliseconds.
 pub(crate) fn secs(s: f64) -> String {
+    if !s.is_finite() || s.abs() >= 1e9 || (s != 0.0 && s.abs() < 1e-3) {
+        return format!("{} s", crate::compact(s));
+    }
     if s.is_finite() && (s * 10.0).fract().abs() < 1e-9 {
         format!("{s:.1} s")
     } else {
@@ -45,6 +51,9 @@ pub fn bytes(b: f64) -> String {
     } else {
         return format!("{b:.0} B");
     };
+    if !v.is_finite() || v >= 1e6 {
+        return format!("{} {unit}", crate::compact(v));
+    }
     if v >= 10.0 {
         format!("{v:.0} {unit}")
     } else {
@@ -56,16 +65,16 @@ pub fn bytes(b: f64) -> String {
 pub(crate) fn gain(g: Option<&GainSpec>) -> String {
     match g {
         None => "gain not set (the radio keeps its current gain)".to_owned(),
-        Some(GainSpec::Total(t)) => format!("gain {t} dB"),
+        Some(GainSpec::Total(t)) => format!("gain {} dB", crate::compact(*t)),
         Some(GainSpec::Elements(m)) => {
             let parts: Vec<String> = m
                 .iter()
-                .map(|(k, v)| format!("{}={v}", escaped(k)))
+                .map(|(k, v)| format!("{}={}", escaped(k), crate::compact(*v)))
                 .collect();
             format!(
                 "gain {} dB (total {} dB)",
                 parts.join(" "),
-                g.map_or(0.0, GainSpec::total)
+                crate::compact(g.map_or(0.0, GainSpec::total))
             )
         }
     }
@@ -91,7 +100,10 @@ pub fn radio_settings_text(r: &crate::RadioSettings) -> String {
         s.push_str(", AGC on");
     }
     if let Some(p) = r.ppm {
-        s.push_str(&format!(", manual frequency correction {p} ppm"));
+        s.push_str(&format!(
+            ", manual frequency correction {} ppm",
+            crate::compact(p)
+        ));
     }
     if let Some(c) = r.channel {
         s.push_str(&format!(", RX channel {c}"));
@@ -112,5 +124,10 @@ mod tests {
         assert_eq!(secs(1.0), "1.0 s");
         assert_eq!(secs(0.25), "0.250 s");
         assert_eq!(secs(0.3), "0.3 s");
+        // Absurd values stay short: the prompt line never runs to hundreds of digits.
+        assert_eq!(secs(1e300), "1e300 s");
+        assert_eq!(mhz(1e300), "1e300 Hz");
+        assert_eq!(bytes(1e300), "1e291 GB");
+        assert_eq!(gain(Some(&GainSpec::Total(-1e308))), "gain -1e308 dB");
     }
 }

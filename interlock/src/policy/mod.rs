@@ -270,7 +270,12 @@ pub struct TxPolicy {
 
 impl Policy {
     /// Parse and check a policy JSON text.
+    ///
+    /// A leading UTF-8 byte-order mark (as Windows editors and PowerShell 5 save
+    /// files) is skipped: the policy is the operator's own file
+    /// (docs/operator.md#files-saved-on-windows).
     pub fn from_json(text: &str) -> Result<Policy, Error> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         // serde would also accept a JSON array as a struct (fields by position);
         // a policy is only ever an object.
         if let Some(d) = crate::strict_json::find_duplicate_key(text) {

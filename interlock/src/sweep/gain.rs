@@ -32,6 +32,8 @@ impl GainSpec {
             GainSpec::Total(g) => {
                 if !g.is_finite() {
                     out.push(format!("gain_db {g} must be finite"));
+                } else if let Some(why) = crate::Quantity::Gain.implausible(*g) {
+                    out.push(format!("gain_db {why}"));
                 }
             }
             GainSpec::Elements(m) => {
@@ -53,6 +55,8 @@ impl GainSpec {
                     }
                     if !v.is_finite() {
                         out.push(format!("gain_db.{name} {v} must be finite"));
+                    } else if let Some(why) = crate::Quantity::Gain.implausible(*v) {
+                        out.push(format!("gain_db.{name} {why}"));
                     }
                 }
             }

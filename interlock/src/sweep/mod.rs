@@ -166,6 +166,11 @@ impl SweepConfig {
                 bad(field, format!("{field} {why}"));
             }
         }
+        for (field, v) in [("dwell_s", self.dwell_s), ("settle_s", self.settle_s)] {
+            if let Some(why) = crate::Quantity::Duration.implausible(v) {
+                bad(field, format!("{field} {why}"));
+            }
+        }
         if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
             bad(
                 "settle_s",

@@ -1,6 +1,6 @@
 use crate::error::Issue;
 use crate::header::{check_header, split_header, TaskHeader, TaskId};
-use crate::plan::{find_plan_blocks, parse_plan, Plan};
+use crate::plan::{find_plan_block, parse_plan, Plan};
 use crate::risk::{derive_risk, RiskLevel};
 use sha2::{Digest, Sha256};
 
@@ -212,27 +212,11 @@ fn parse_parts<'a>(unbom: &'a str, opts: &ValidateOptions, issues: &mut Vec<Issu
     }
     let header = check_header(&raw, &opts.watched_branch, issues);
     let body = &unbom[body_offset.min(unbom.len())..];
-    let blocks = find_plan_blocks(body, raw.body_start_line, issues);
-    if blocks.len() > 1 {
-        for (l, _, _) in blocks.iter().skip(1) {
-            issues.push(Issue::new(
-                Some(*l),
-                Some("rx-plan"),
-                format!(
-                    "more than one rx-plan block ({} found; first on line {})",
-                    blocks.len(),
-                    blocks[0].0
-                ),
-            ));
-        }
-    }
-    let mut plan = None;
-    let mut plan_line = None;
-    if blocks.len() == 1 {
-        let (line, json, _) = &blocks[0];
-        plan_line = Some(*line);
-        plan = parse_plan(json, *line, header.as_ref(), issues);
-    }
+    // The plan as CommonMark reads the whole file (header included), as a
+    // reviewer's Markdown viewer shows it.
+    let block = find_plan_block(unbom, issues);
+    let plan_line = block.as_ref().map(|b| b.line);
+    let plan = block.and_then(|b| parse_plan(&b.json, b.line, header.as_ref(), issues));
     Parts {
         header,
         body,

@@ -196,16 +196,19 @@ pub(super) fn recorded_clock(info: &IqInfo) -> Result<RecordingClock> {
             Some(v) => Err(bad(&format!(".{k}"), v, "a string or null")),
         }
     };
+    // A frequency error or correction within ±1000 ppm (rxnode_interlock::Quantity::Ppm):
+    // a meta file saying 1e6 ppm (a 100 % correction) or 1e-300 is not believed.
+    let ppm = rxnode_interlock::Quantity::Ppm;
     let finite = |v: &Value| v.as_f64().filter(|x| x.is_finite());
+    let plausible = |v: &Value| finite(v).filter(|x| ppm.implausible(*x).is_none());
+    let (lo, hi) = ppm.bounds();
+    let in_range = format!("a number of ppm in {lo} … {hi}");
     let applied = match o.get("ppm_correction_applied") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(finite(v).ok_or_else(|| {
-            bad(
-                ".ppm_correction_applied",
-                v,
-                "a finite number of ppm or null",
-            )
-        })?),
+        Some(v) => Some(
+            plausible(v)
+                .ok_or_else(|| bad(".ppm_correction_applied", v, &format!("{in_range} or null")))?,
+        ),
     };
     let last = match o.get("last_measurement") {
         None | Some(Value::Null) => None,
@@ -213,9 +216,9 @@ pub(super) fn recorded_clock(info: &IqInfo) -> Result<RecordingClock> {
             let field = |k: &str| format!(".last_measurement.{k}");
             let number = |k: &str| {
                 let v = m.get(k).unwrap_or(&Value::Null);
-                finite(v)
+                plausible(v)
                     .filter(|x| k != "uncertainty_ppm" || *x >= 0.0)
-                    .ok_or_else(|| bad(&field(k), v, "a finite number of ppm"))
+                    .ok_or_else(|| bad(&field(k), v, &in_range))
             };
             let text = |k: &str| {
                 let v = m.get(k).unwrap_or(&Value::Null);

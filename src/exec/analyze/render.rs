@@ -147,7 +147,11 @@ pub(super) fn clock_line(c: &RecordingClock) -> String {
         None => s.push_str("; no calibration recorded"),
     }
     match c.ppm_correction_applied {
-        Some(p) => s.push_str(&format!("; tuning corrected by {p:+} ppm")),
+        Some(p) => s.push_str(&format!(
+            "; tuning corrected by {}{} ppm",
+            if p >= 0.0 { "+" } else { "" },
+            rxnode_interlock::compact(p)
+        )),
         None => s.push_str("; no correction applied"),
     }
     s
