@@ -15,9 +15,10 @@ pub(crate) fn read_task_file(path: &Path) -> Result<Vec<u8>> {
     match read_named_file(path, MAX_TASK_BYTES as u64) {
         Ok(b) => Ok(b),
         // A file that is not there is bad input (exit 2), like any other bad FILE.
-        Err(E::Missing(e)) if e.kind() == std::io::ErrorKind::NotFound => Err(bad_input(
-            format!("cannot open task file {}: {e}", path.display()),
-        )),
+        Err(E::Missing(e)) if e.kind() == std::io::ErrorKind::NotFound => Err(bad_input(format!(
+            "cannot open task file {}: {e}",
+            path.display()
+        ))),
         Err(E::Missing(e)) => {
             Err(e).with_context(|| format!("cannot open task file {}", path.display()))
         }
@@ -79,12 +80,13 @@ fn named_policy(ctx: &Ctx) -> Result<Option<(String, Policy)>> {
     };
     use crate::store::fsutil::{read_named_file, NamedFileError as E};
     let name = p.display().to_string();
-    let bytes = read_named_file(p, crate::store::policy::MAX_POLICY_BYTES).map_err(|e| match e {
-        E::Missing(e) | E::Io(e) => bad_input(format!("policy {name}: {e}")),
-        E::NotRegular | E::TooBig { .. } => bad_input(format!(
-            "policy {name}: not a regular file of at most 1 MiB"
-        )),
-    })?;
+    let bytes =
+        read_named_file(p, crate::store::policy::MAX_POLICY_BYTES).map_err(|e| match e {
+            E::Missing(e) | E::Io(e) => bad_input(format!("policy {name}: {e}")),
+            E::NotRegular | E::TooBig { .. } => bad_input(format!(
+                "policy {name}: not a regular file of at most 1 MiB"
+            )),
+        })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| bad_input(format!("policy {name}: stream did not contain valid UTF-8")))?;
     let pol = Policy::from_json(&text).map_err(|e| bad_input(format!("{name}: {e}")))?;

@@ -417,9 +417,17 @@ impl Pictures {
             }
             check_axis(&at, s.start_hz, s.step_hz, n, &mut out);
             let levels = [&s.min_db, &s.max_db, &s.mean_db];
-            check_levels(&at, levels.iter().flat_map(|v| v.iter().flatten()), &mut out);
+            check_levels(
+                &at,
+                levels.iter().flat_map(|v| v.iter().flatten()),
+                &mut out,
+            );
             for (k, p) in s.peaks.iter().enumerate() {
-                check_hz(&format!("{at}.peaks[{k}].frequency_hz"), p.frequency_hz, &mut out);
+                check_hz(
+                    &format!("{at}.peaks[{k}].frequency_hz"),
+                    p.frequency_hz,
+                    &mut out,
+                );
                 check_db(&format!("{at}.peaks[{k}].power_db"), p.power_db, &mut out);
             }
             if let Some(f) = s.noise_floor_db {

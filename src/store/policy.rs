@@ -41,10 +41,9 @@ pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
             }
             Ok((Policy::default(), Source::Defaults))
         }
-        Err(e @ (E::NotRegular | E::TooBig { .. })) => Err(bad_input(format!(
-            "policy {}: {e}",
-            p.display()
-        ))),
+        Err(e @ (E::NotRegular | E::TooBig { .. })) => {
+            Err(bad_input(format!("policy {}: {e}", p.display())))
+        }
         Err(E::Missing(e) | E::Io(e)) => {
             Err(e).with_context(|| format!("cannot read policy {}", p.display()))
         }

@@ -4,7 +4,9 @@
 //! detections (docs/protocol.md#pictures). File names are made here from
 //! numbers, never taken from the result.
 use crate::result::pictures::Pictures;
-use crate::result::plot::{capture_plot, write_compare, write_heatmap, write_spectrum, ComparePlot};
+use crate::result::plot::{
+    capture_plot, write_compare, write_heatmap, write_spectrum, ComparePlot,
+};
 use crate::result::sections::{compare::CompareEntry, freq_cal::FreqCalEntry};
 use crate::result::{compare_png_name, spectrum_png_name, write_freq_cal_png, RxResult};
 use anyhow::{Context, Result};
@@ -214,7 +216,9 @@ pub(super) fn draw_result(dir: &Path, result: &Value, overwrite: Overwrite) -> R
             d.problems.push(format!(
                 "{}: {} is drawn already; not drawn again",
                 j.what,
-                j.path.file_name().map_or("?".into(), |n| n.to_string_lossy())
+                j.path
+                    .file_name()
+                    .map_or("?".into(), |n| n.to_string_lossy())
             ));
         }
         fresh
@@ -297,7 +301,8 @@ mod tests {
             serde_json::from_str(include_str!("../../../fixtures/sections/freq_cal.json")).unwrap();
         let mut cal = freq_cal[0].clone();
         cal["step"] = json!(4);
-        let r = json!({"task_id": "T1", "clkin_compares": [compare[0], compare[0]], "freq_cal": [cal]});
+        let r =
+            json!({"task_id": "T1", "clkin_compares": [compare[0], compare[0]], "freq_cal": [cal]});
         let mine = d.path().join("FREQCAL_4.png");
         std::fs::write(&mine, "my own picture").unwrap();
         let e = draw_result(d.path(), &r, NEW).unwrap_err();

@@ -69,7 +69,10 @@ fn a_spectrum_with_extreme_axes_is_refused_promptly() {
         let path = d.path().join("s.png");
         let at = path.clone();
         let e = refused_promptly(what, move || write_spectrum(&at, &p));
-        assert!(e.contains(axis) && e.contains("cannot be drawn"), "{what}: {e}");
+        assert!(
+            e.contains(axis) && e.contains("cannot be drawn"),
+            "{what}: {e}"
+        );
         assert!(!path.exists(), "{what}");
     }
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
@@ -95,7 +98,10 @@ fn a_heatmap_with_extreme_axes_is_refused_promptly() {
         let path = d.path().join("h.png");
         let at = path.clone();
         let e = refused_promptly(what, move || write_heatmap(&at, &hm));
-        assert!(e.contains(axis) && e.contains("cannot be drawn"), "{what}: {e}");
+        assert!(
+            e.contains(axis) && e.contains("cannot be drawn"),
+            "{what}: {e}"
+        );
         assert!(!path.exists(), "{what}");
     }
 }
@@ -122,7 +128,10 @@ fn a_compare_trace_with_extreme_axes_is_refused_promptly() {
         let path = d.path().join("c.png");
         let at = path.clone();
         let e = refused_promptly(what, move || write_compare(&at, &p));
-        assert!(e.contains(axis) && e.contains("cannot be drawn"), "{what}: {e}");
+        assert!(
+            e.contains(axis) && e.contains("cannot be drawn"),
+            "{what}: {e}"
+        );
         assert!(!path.exists(), "{what}");
     }
 }
@@ -147,7 +156,10 @@ fn freq_cal_detections_with_extreme_axes_are_refused_promptly() {
             let r = entry.record().expect("measured");
             write_freq_cal_png(&at, r, "T step 1")
         });
-        assert!(err.contains(axis) && err.contains("cannot be drawn"), "{what}: {err}");
+        assert!(
+            err.contains(axis) && err.contains("cannot be drawn"),
+            "{what}: {err}"
+        );
         assert!(!path.exists(), "{what}");
     }
 }

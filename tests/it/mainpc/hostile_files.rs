@@ -87,7 +87,13 @@ fn a_peer_picture_axis_past_f64_is_refused_and_never_hangs() {
     let plots = lab.root.path().join("plots");
     let out = rxnode_within(
         &lab.main,
-        &["results", "show", "AXIS_1", "--plot", plots.to_str().unwrap()],
+        &[
+            "results",
+            "show",
+            "AXIS_1",
+            "--plot",
+            plots.to_str().unwrap(),
+        ],
         Duration::from_secs(120),
     );
     expect_exit!(out, 2);
@@ -124,7 +130,13 @@ fn a_peer_picture_axis_past_f64_is_refused_and_never_hangs() {
     let plots = lab.root.path().join("plots-dup");
     let out = rxnode(
         &lab.main,
-        &["results", "show", "AXIS_1", "--plot", plots.to_str().unwrap()],
+        &[
+            "results",
+            "show",
+            "AXIS_1",
+            "--plot",
+            plots.to_str().unwrap(),
+        ],
         "",
     );
     assert!(stdout(&out).contains(dup), "{}", show(&out));
@@ -142,7 +154,13 @@ fn results_plot_and_report_refuse_existing_files_unless_forced() {
     std::fs::create_dir_all(&plots).unwrap();
     let mine = plots.join("SPECTRUM_1.png");
     std::fs::write(&mine, "my own picture").unwrap();
-    let args = ["results", "show", "OVW_1", "--plot", plots.to_str().unwrap()];
+    let args = [
+        "results",
+        "show",
+        "OVW_1",
+        "--plot",
+        plots.to_str().unwrap(),
+    ];
     let out = rxnode(&lab.main, &args, "");
     expect_exit!(out, 2);
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -184,7 +202,11 @@ fn results_plot_and_report_refuse_existing_files_unless_forced() {
     expect_exit!(rxnode(&lab.main, &args, ""), 0);
     let out = rxnode(&lab.main, &args, "");
     expect_exit!(out, 2);
-    assert!(show(&out).contains("index.html already exists"), "{}", show(&out));
+    assert!(
+        show(&out).contains("index.html already exists"),
+        "{}",
+        show(&out)
+    );
     let mut forced = args.to_vec();
     forced.push("--force");
     expect_exit!(rxnode(&lab.main, &forced, ""), 0);
@@ -236,10 +258,7 @@ fn a_missing_local_origin_is_named_by_every_command_that_fetches() {
     let moved = lab.root.path().join("moved.git");
     std::fs::rename(&lab.origin, &moved).unwrap();
     let site = lab.root.path().join("site");
-    let want = format!(
-        "the remote's path {} does not exist",
-        lab.origin.display()
-    );
+    let want = format!("the remote's path {} does not exist", lab.origin.display());
     for args in [
         vec!["results"],
         vec!["results", "nodes"],
@@ -249,6 +268,9 @@ fn a_missing_local_origin_is_named_by_every_command_that_fetches() {
         expect_exit!(out, 1, "{args:?}");
         let said = show(&out);
         assert!(said.contains(&want), "{args:?}: {said}");
-        assert!(!said.contains("unsupported URL protocol"), "{args:?}: {said}");
+        assert!(
+            !said.contains("unsupported URL protocol"),
+            "{args:?}: {said}"
+        );
     }
 }
