@@ -58,7 +58,7 @@ pub(crate) enum NamedFileError {
 impl std::fmt::Display for NamedFileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NamedFileError::Missing(e) => write!(f, "cannot open: {e}"),
+            NamedFileError::Missing(e) => write!(f, "cannot read: {e}"),
             NamedFileError::NotRegular => f.write_str("not a regular file"),
             NamedFileError::TooBig { len: Some(n), max } => {
                 write!(f, "{n} bytes; at most {max}")
