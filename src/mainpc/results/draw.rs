@@ -125,8 +125,11 @@ impl Overwrite {
 struct Job<'a> {
     path: PathBuf,
     what: String,
-    draw: Box<dyn FnOnce(&Path) -> Result<()> + 'a>,
+    draw: DrawFn<'a>,
 }
+
+/// How one picture is drawn into the file it is given.
+type DrawFn<'a> = Box<dyn FnOnce(&Path) -> Result<()> + 'a>;
 
 /// Draw every picture `result` (a fetched `RX_RESULT.json`) carries into `dir`.
 /// Every file is named first: one that exists is refused before anything is
@@ -135,9 +138,8 @@ pub(super) fn draw_result(dir: &Path, result: &Value, overwrite: Overwrite) -> R
     let mut d = Drawn::default();
     // Not an object: no part of it is there.
     let parts = Drawable::deserialize(result).unwrap_or_default();
-    let pictures: Option<Pictures>;
-    let mut jobs: Vec<Job<'_>> = Vec::new();
-    pictures = match parts.pictures.map(|p| p.read) {
+    let mut older = Vec::new();
+    let pictures = match parts.pictures.map(|p| p.read) {
         Some(Ok(p)) => match p.problems() {
             found if found.is_empty() => Some(p),
             found => {
@@ -152,10 +154,11 @@ pub(super) fn draw_result(dir: &Path, result: &Value, overwrite: Overwrite) -> R
         }
         None if entries(parts.captures).is_empty() => None,
         None => {
-            older_captures(dir, result, &mut jobs, &mut d);
+            older = older_captures(dir, result, &mut d);
             None
         }
     };
+    let mut jobs: Vec<Job<'_>> = older;
     if let Some(p) = &pictures {
         picture_jobs(dir, p, &mut jobs, &mut d);
     }
@@ -256,7 +259,8 @@ fn picture_jobs<'a>(dir: &Path, p: &'a Pictures, jobs: &mut Vec<Job<'a>>, d: &mu
 
 /// A result from a node before `pictures`: its captures' full spectra, when
 /// the result reads as this build's result type.
-fn older_captures(dir: &Path, result: &Value, jobs: &mut Vec<Job<'_>>, d: &mut Drawn) {
+fn older_captures(dir: &Path, result: &Value, d: &mut Drawn) -> Vec<Job<'static>> {
+    let mut jobs = Vec::new();
     match serde_json::from_value::<RxResult>(result.clone()) {
         Ok(r) => {
             for (i, c) in r.captures.iter().enumerate() {
@@ -273,6 +277,7 @@ fn older_captures(dir: &Path, result: &Value, jobs: &mut Vec<Job<'_>>, d: &mut D
             "captures: no pictures section and not drawable: {e}"
         )),
     }
+    jobs
 }
 
 #[cfg(test)]

@@ -119,7 +119,12 @@ fn draw(
 ) -> Result<()> {
     font_ready()?;
     let t1 = p.t_s.last().copied().unwrap_or(1.0).max(1e-9);
-    let (xr, yr, rr, pad) = ranges(p, t1)?;
+    let Ranges {
+        time: xr,
+        phase: yr,
+        residual: rr,
+        pad,
+    } = ranges(p, t1)?;
     root.fill(&WHITE).map_err(err)?;
     // The title above both panels, wrapped at its separators rather than clipped.
     let body = super::draw_title(root, &p.title, 15)?;
@@ -205,9 +210,20 @@ fn draw(
     draw_residual(&bottom, p, xr, rr)
 }
 
-/// The checked ranges of the picture: time, the phase (the trace, the fit and the
-/// band, with room above for the verdict) and the residual; and the phase's pad.
-fn ranges(p: &ComparePlot, t1: f64) -> Result<(Range<f64>, Range<f64>, Range<f64>, f64)> {
+/// The checked ranges of the picture.
+struct Ranges {
+    /// Seconds.
+    time: Range<f64>,
+    /// The phase: the trace, the fit and the band, with room above for the verdict.
+    phase: Range<f64>,
+    /// The fit's residual.
+    residual: Range<f64>,
+    /// The room kept around the phase, rad.
+    pad: f64,
+}
+
+/// The picture's ranges, each checked.
+fn ranges(p: &ComparePlot, t1: f64) -> Result<Ranges> {
     let fit = |t: f64| p.intercept + p.slope * t;
     let band = |t: f64, s: f64| p.intercept + s * t;
     let mut lo = f64::INFINITY;
@@ -232,12 +248,12 @@ fn ranges(p: &ComparePlot, t1: f64) -> Result<(Range<f64>, Range<f64>, Range<f64
         .fold(0.0, f64::max)
         .max(1e-3)
         * 1.2;
-    Ok((
-        axis_range("time (s)", 0.0, t1)?,
-        axis_range("phase (rad)", lo - pad, hi + 2.5 * pad)?,
-        axis_range("residual (rad)", -m, m)?,
+    Ok(Ranges {
+        time: axis_range("time (s)", 0.0, t1)?,
+        phase: axis_range("phase (rad)", lo - pad, hi + 2.5 * pad)?,
+        residual: axis_range("residual (rad)", -m, m)?,
         pad,
-    ))
+    })
 }
 
 /// The fit's residual per point, `(s, rad)`.
