@@ -109,7 +109,7 @@ pub use crate::{
     validate::cmd_validate,
     watch::{
         cmd_watch,
-        review::{cmd_mark_completed, cmd_review, MarkCompleted},
+        review::{cmd_mark_completed, cmd_review, read_note_file, MarkCompleted},
         WatchOptions,
     },
 };

@@ -7,42 +7,32 @@ use rxnode_interlock::{
 };
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::Path;
 
 /// Read a task file, refusing anything over 1 MiB without reading it whole.
 pub(crate) fn read_task_file(path: &Path) -> Result<Vec<u8>> {
-    // Look before opening: opening a FIFO or a device could block for ever.
-    let meta = match std::fs::metadata(path) {
+    use crate::store::fsutil::{read_named_file, NamedFileError as E};
+    match read_named_file(path, MAX_TASK_BYTES as u64) {
+        Ok(b) => Ok(b),
         // A file that is not there is bad input (exit 2), like any other bad FILE.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(bad_input(format!(
-                "cannot open task file {}: {e}",
-                path.display()
-            )));
+        Err(E::Missing(e)) if e.kind() == std::io::ErrorKind::NotFound => Err(bad_input(format!(
+            "cannot open task file {}: {e}",
+            path.display()
+        ))),
+        Err(E::Missing(e)) => {
+            Err(e).with_context(|| format!("cannot open task file {}", path.display()))
         }
-        r => r.with_context(|| format!("cannot open task file {}", path.display()))?,
-    };
-    if !meta.is_file() {
-        return Err(bad_input(format!(
+        Err(E::NotRegular) => Err(bad_input(format!(
             "{} is not a regular file",
             path.display()
-        )));
-    }
-    if meta.len() > MAX_TASK_BYTES as u64 {
-        return Err(bad_input(format!(
+        ))),
+        Err(E::TooBig { len, .. }) => Err(bad_input(format!(
             "{}: task file is {} bytes; at most {MAX_TASK_BYTES} (1 MiB)",
             path.display(),
-            meta.len()
-        )));
+            len.map_or_else(|| format!("more than {MAX_TASK_BYTES}"), |n| n.to_string())
+        ))),
+        Err(E::Io(e)) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot open task file {}", path.display()))?;
-    let mut buf = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_TASK_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(buf)
 }
 
 /// Validate bytes as a task for the given watched branch.
@@ -88,14 +78,17 @@ fn named_policy(ctx: &Ctx) -> Result<Option<(String, Policy)>> {
     let Some(p) = &ctx.policy else {
         return Ok(None);
     };
+    use crate::store::fsutil::{read_named_file, NamedFileError as E};
     let name = p.display().to_string();
-    let meta = std::fs::metadata(p).map_err(|e| bad_input(format!("policy {name}: {e}")))?;
-    if !meta.is_file() || meta.len() > 1024 * 1024 {
-        return Err(bad_input(format!(
-            "policy {name}: not a regular file of at most 1 MiB"
-        )));
-    }
-    let text = std::fs::read_to_string(p).map_err(|e| bad_input(format!("policy {name}: {e}")))?;
+    let bytes =
+        read_named_file(p, crate::store::policy::MAX_POLICY_BYTES).map_err(|e| match e {
+            E::Missing(e) | E::Io(e) => bad_input(format!("policy {name}: {e}")),
+            E::NotRegular | E::TooBig { .. } => bad_input(format!(
+                "policy {name}: not a regular file of at most 1 MiB"
+            )),
+        })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| bad_input(format!("policy {name}: stream did not contain valid UTF-8")))?;
     let pol = Policy::from_json(&text).map_err(|e| bad_input(format!("{name}: {e}")))?;
     Ok(Some((name, pol)))
 }

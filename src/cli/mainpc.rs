@@ -31,6 +31,9 @@ pub enum ResultsCmd {
         /// into DIR from the published data, as the node drew them.
         #[arg(long, value_name = "DIR")]
         plot: Option<std::path::PathBuf>,
+        /// Replace pictures already in DIR (without it, a file there is refused).
+        #[arg(long, requires = "plot")]
+        force: bool,
     },
     /// Validate one result as fetched: schema, MD/JSON agreement, the commit that added it.
     Verify {
@@ -48,6 +51,10 @@ pub enum ResultsCmd {
         /// The folder to write the site in.
         #[arg(long, value_name = "DIR")]
         html: std::path::PathBuf,
+        /// Replace pages and pictures already in DIR (without it, a file there
+        /// is refused).
+        #[arg(long)]
+        force: bool,
     },
 }
 

@@ -20,11 +20,15 @@ impl ResultsCmd {
                 from,
                 markdown,
                 plot,
+                force,
             } => rxnode::ResultsQuery::Show {
                 task_id: task_id.clone(),
                 from: from.clone(),
                 how: match (plot, markdown) {
-                    (Some(dir), _) => rxnode::ShowAs::Plot(dir.clone()),
+                    (Some(dir), _) => rxnode::ShowAs::Plot {
+                        dir: dir.clone(),
+                        force: *force,
+                    },
                     (None, true) => rxnode::ShowAs::Markdown,
                     (None, false) => rxnode::ShowAs::Rendered,
                 },
@@ -34,7 +38,10 @@ impl ResultsCmd {
                 from: from.clone(),
             },
             ResultsCmd::Nodes => rxnode::ResultsQuery::Nodes,
-            ResultsCmd::Report { html } => rxnode::ResultsQuery::Report { html: html.clone() },
+            ResultsCmd::Report { html, force } => rxnode::ResultsQuery::Report {
+                html: html.clone(),
+                force: *force,
+            },
         }
     }
 }

@@ -17,10 +17,7 @@ pub fn mark_completed(
     note_file: Option<&Path>,
 ) -> Result<Outcome> {
     let note = match note_file {
-        Some(f) => Some(
-            std::fs::read_to_string(f)
-                .map_err(|e| rxnode::bad_input(format!("--note-file {}: {e}", f.display())))?,
-        ),
+        Some(f) => Some(rxnode::read_note_file(f)?),
         None => note.map(str::to_owned),
     };
     let opts = rxnode::MarkCompleted {

@@ -430,21 +430,11 @@ fn watched_head(repo: &Repository, remote: &str, branch: &str) -> Result<Head> {
 
 /// The file `p` named by the option `field`, at most `max` bytes.
 fn read_limited(p: &Path, max: u64, field: &'static str) -> Result<Vec<u8>> {
-    let meta =
-        std::fs::metadata(p).map_err(|e| bad_field(field, format!(" {}: {e}", p.display())))?;
-    if !meta.is_file() {
-        return Err(bad_field(
-            field,
-            format!(" {}: not a regular file", p.display()),
-        ));
-    }
-    if meta.len() > max {
-        return Err(bad_field(
-            field,
-            format!(" {}: {} bytes; at most {max}", p.display(), meta.len()),
-        ));
-    }
-    std::fs::read(p).map_err(|e| bad_field(field, format!(" {}: {e}", p.display())))
+    use crate::store::fsutil::{read_named_file, NamedFileError as E};
+    read_named_file(p, max).map_err(|e| match e {
+        E::Missing(e) | E::Io(e) => bad_field(field, format!(" {}: {e}", p.display())),
+        e => bad_field(field, format!(" {}: {e}", p.display())),
+    })
 }
 
 /// The plan JSON text (from a file or `-` = stdin), without a trailing newline.

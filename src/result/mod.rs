@@ -45,8 +45,8 @@ pub use markdown::markdown_for_result_json;
 #[cfg(test)]
 pub(crate) use model::NodeInfo;
 pub(crate) use model::{
-    compare_png_name, AuthorizationRecord, Check, RunClock, RxResult, SignatureRecord, LOG_META,
-    RESULTS_DIR,
+    compare_png_name, spectrum_png_name, AuthorizationRecord, Check, RunClock, RxResult,
+    SignatureRecord, LOG_META, RESULTS_DIR,
 };
 pub use model::{Status, RESULT_JSON, RESULT_MD};
 pub(crate) use plot::write_freq_cal_png;

@@ -395,38 +395,89 @@ impl Pictures {
                 "pictures: {bytes} bytes; at most {MAX_PICTURES_BYTES}"
             ));
         }
-        let axis = |start: f64, step: f64| start.is_finite() && step.is_finite() && step > 0.0;
+        let mut seen = std::collections::BTreeMap::new();
         for (i, s) in self.spectra.iter().enumerate() {
+            let at = format!("pictures.spectra[{i}]");
             let n = s.max_db.len();
             if n > MAX_POINTS || s.min_db.len() != n || s.mean_db.len() != n {
                 out.push(format!(
-                    "pictures.spectra[{i}]: min_db, max_db and mean_db must be equally long, at most {MAX_POINTS} (got {}, {n}, {})",
+                    "{at}: min_db, max_db and mean_db must be equally long, at most {MAX_POINTS} (got {}, {n}, {})",
                     s.min_db.len(),
                     s.mean_db.len()
                 ));
             }
-            if !axis(s.start_hz, s.step_hz) {
+            // Two pictures of one name would be drawn into one file.
+            if let Some(first) = seen.insert(s.file_name(), i) {
                 out.push(format!(
-                    "pictures.spectra[{i}]: start_hz {} step_hz {}: not a frequency axis",
-                    s.start_hz, s.step_hz
+                    "{at}: {} index {} again (pictures.spectra[{first}] is drawn as {} already)",
+                    picture_of(s.of),
+                    s.index,
+                    s.file_name()
                 ));
             }
+            check_axis(&at, s.start_hz, s.step_hz, n, &mut out);
+            let levels = [&s.min_db, &s.max_db, &s.mean_db];
+            check_levels(
+                &at,
+                levels.iter().flat_map(|v| v.iter().flatten()),
+                &mut out,
+            );
+            for (k, p) in s.peaks.iter().enumerate() {
+                check_hz(
+                    &format!("{at}.peaks[{k}].frequency_hz"),
+                    p.frequency_hz,
+                    &mut out,
+                );
+                check_db(&format!("{at}.peaks[{k}].power_db"), p.power_db, &mut out);
+            }
+            if let Some(f) = s.noise_floor_db {
+                check_db(&format!("{at}.noise_floor_db"), f, &mut out);
+            }
+            for (k, m) in s.markers.iter().enumerate() {
+                check_hz(&format!("{at}.markers[{k}].hz"), m.hz, &mut out);
+            }
+            check_ranges(&format!("{at}.failed_hz"), &s.failed_hz, &mut out);
+            if let Some(b) = s.band_hz {
+                check_ranges(&format!("{at}.band_hz"), &[b], &mut out);
+            }
+            if let Some(k) = &s.clkin {
+                check_hz(&format!("{at}.clkin.expected_hz"), k.expected_hz, &mut out);
+                if let Some(m) = k.measured_hz {
+                    check_hz(&format!("{at}.clkin.measured_hz"), m, &mut out);
+                }
+            }
         }
+        let mut seen = std::collections::BTreeMap::new();
         for (i, h) in self.heatmaps.iter().enumerate() {
+            let at = format!("pictures.heatmaps[{i}]");
             if h.rows.len() != h.row_time_s.len()
                 || h.rows.len() > MAX_HEATMAP_ROWS
                 || h.rows.iter().any(|r| r.len() > MAX_HEATMAP_COLUMNS)
             {
                 out.push(format!(
-                    "pictures.heatmaps[{i}]: one time per row, at most {MAX_HEATMAP_ROWS} rows and {MAX_HEATMAP_COLUMNS} columns"
+                    "{at}: one time per row, at most {MAX_HEATMAP_ROWS} rows and {MAX_HEATMAP_COLUMNS} columns"
                 ));
             }
-            if !axis(h.start_hz, h.step_hz) || h.row_time_s.iter().any(|t| !t.is_finite()) {
+            if let Some(first) = seen.insert(h.index, i) {
                 out.push(format!(
-                    "pictures.heatmaps[{i}]: start_hz {} step_hz {} or a row time: not an axis",
-                    h.start_hz, h.step_hz
+                    "{at}: index {} again (pictures.heatmaps[{first}] is drawn as {} already)",
+                    h.index,
+                    h.file_name()
                 ));
             }
+            let width = h.rows.iter().map(Vec::len).max().unwrap_or(0);
+            check_axis(&at, h.start_hz, h.step_hz, width, &mut out);
+            for (k, t) in h.row_time_s.iter().enumerate() {
+                if !(t.is_finite() && t.abs() <= MAX_ROW_TIME_S) {
+                    out.push(format!(
+                        "{at}.row_time_s[{k}]: {} s is not a row time (finite, at most {MAX_ROW_TIME_S:e} s)",
+                        num(*t)
+                    ));
+                    break;
+                }
+            }
+            check_levels(&at, h.rows.iter().flatten().flatten(), &mut out);
+            check_ranges(&format!("{at}.failed_hz"), &h.failed_hz, &mut out);
         }
         out
     }
@@ -434,6 +485,106 @@ impl Pictures {
     pub(crate) fn published_bytes(&self) -> usize {
         let s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.len() + 2 * s.lines().count() + "  \"pictures\": ,\n".len()
+    }
+}
+
+/// The largest frequency a picture may show, Hz (either sign: a band edge
+/// below 0 Hz is a capture's lower half). No radio rxnode drives tunes above
+/// 300 GHz (the bound on frequencies everywhere else); 1 THz leaves room for an
+/// axis around it and keeps every derived value far from where f64 sums overflow.
+pub(crate) const MAX_PICTURE_HZ: f64 = 1e12;
+/// The largest level a picture may show, ± dB: far beyond any dBFS a radio reports.
+pub(crate) const MAX_PICTURE_DB: f64 = 1e3;
+/// The latest row time of a heatmap, seconds (about 30 years).
+const MAX_ROW_TIME_S: f64 = 1e9;
+
+/// `capture` or `sweep`, as a problem names it.
+fn picture_of(of: PictureOf) -> &'static str {
+    match of {
+        PictureOf::Capture => "capture",
+        PictureOf::Sweep => "sweep",
+    }
+}
+
+/// A frequency axis of `n` points: its step positive, its first and last point
+/// (`start + step × (n − 1)`, so every point between) finite and within
+/// ±[`MAX_PICTURE_HZ`]; a problem names `at`'s field otherwise.
+fn check_axis(at: &str, start: f64, step: f64, n: usize, out: &mut Vec<String>) {
+    let within = |v: f64| v.is_finite() && v.abs() <= MAX_PICTURE_HZ;
+    let start_ok = within(start);
+    let step_ok = step.is_finite() && step > 0.0 && step <= MAX_PICTURE_HZ;
+    if !start_ok {
+        out.push(format!(
+            "{at}.start_hz: {} is not a frequency axis start (finite, within ±{MAX_PICTURE_HZ:e} Hz)",
+            num(start)
+        ));
+    }
+    if !step_ok {
+        out.push(format!(
+            "{at}.step_hz: {} is not a frequency axis step (positive, at most {MAX_PICTURE_HZ:e} Hz)",
+            num(step)
+        ));
+    }
+    let end = start + step * n.saturating_sub(1) as f64;
+    if start_ok && step_ok && !within(end) {
+        out.push(format!(
+            "{at}.step_hz: start_hz {} + step_hz {} × {} ends at {} Hz, beyond ±{MAX_PICTURE_HZ:e} Hz",
+            num(start),
+            num(step),
+            n.saturating_sub(1),
+            num(end)
+        ));
+    }
+}
+
+/// A number as a problem shows it: plain when it is of a usual size, else in
+/// exponent form (`1e308`, never 309 digits).
+pub(crate) fn num(v: f64) -> String {
+    if v == 0.0 || (1e-3..1e15).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// A frequency drawn on a picture (a peak, a marker, a band edge).
+fn check_hz(at: &str, v: f64, out: &mut Vec<String>) {
+    if !(v.is_finite() && v.abs() <= MAX_PICTURE_HZ) {
+        out.push(format!(
+            "{at}: {} Hz is not a frequency (finite, within ±{MAX_PICTURE_HZ:e} Hz)",
+            num(v)
+        ));
+    }
+}
+
+/// A level drawn on a picture.
+fn check_db(at: &str, v: f64, out: &mut Vec<String>) {
+    if !(v.is_finite() && v.abs() <= MAX_PICTURE_DB) {
+        out.push(format!(
+            "{at}: {} dB is not a level (finite, within ±{MAX_PICTURE_DB} dB)",
+            num(v)
+        ));
+    }
+}
+
+/// Every level of a trace or a heatmap: the first bad one is named.
+fn check_levels<'a>(at: &str, v: impl Iterator<Item = &'a f32>, out: &mut Vec<String>) {
+    if let Some(bad) = v
+        .map(|x| f64::from(*x))
+        .find(|x| !(x.is_finite() && x.abs() <= MAX_PICTURE_DB))
+    {
+        out.push(format!(
+            "{at}: a level of {} dB is not a level (finite, within ±{MAX_PICTURE_DB} dB)",
+            num(bad)
+        ));
+    }
+}
+
+/// `[low, high]` frequency ranges.
+fn check_ranges(at: &str, r: &[[f64; 2]], out: &mut Vec<String>) {
+    for (k, [a, b]) in r.iter().enumerate() {
+        check_hz(&format!("{at}[{k}][0]"), *a, out);
+        check_hz(&format!("{at}[{k}][1]"), *b, out);
     }
 }
 

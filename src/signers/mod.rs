@@ -180,18 +180,22 @@ fn read_key(key: &str) -> Result<ssh_key::PublicKey> {
     {
         key.to_owned()
     } else {
-        let md = std::fs::metadata(key).map_err(|e| {
-            bad_input(format!(
+        use crate::store::fsutil::{read_named_file, NamedFileError as E};
+        let bytes = read_named_file(std::path::Path::new(key), 64 * 1024).map_err(|e| match e {
+            E::Missing(e) => bad_input(format!(
                 "key {key:?}: neither a public key nor a readable file ({e})"
-            ))
-        })?;
-        if md.len() > 64 * 1024 {
-            return Err(bad_input(format!(
+            )),
+            E::TooBig { len, .. } => bad_input(format!(
                 "key file {key}: {} bytes; a public key file is small",
-                md.len()
-            )));
-        }
-        std::fs::read_to_string(key).map_err(|e| bad_input(format!("key file {key}: {e}")))?
+                len.map_or_else(|| "over 65536".to_owned(), |n| n.to_string())
+            )),
+            e => bad_input(format!("key file {key}: {e}")),
+        })?;
+        String::from_utf8(bytes).map_err(|_| {
+            bad_input(format!(
+                "key file {key}: stream did not contain valid UTF-8"
+            ))
+        })?
     };
     let line = text
         .lines()

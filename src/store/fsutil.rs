@@ -36,6 +36,71 @@ pub(crate) fn read_small_regular(
         .with_context(|| format!("cannot read {}", p.display()))
 }
 
+/// Why a file the operator named (a task, a result, a policy, a note) was not read.
+#[derive(Debug)]
+pub(crate) enum NamedFileError {
+    /// It cannot be looked at (not there, no permission).
+    Missing(std::io::Error),
+    /// A folder, FIFO, device or socket: never read (a FIFO or a device could
+    /// block or stream for ever).
+    NotRegular,
+    /// Over the limit: its size, or `None` when it grew past the limit while read.
+    TooBig {
+        /// Bytes, as its size said.
+        len: Option<u64>,
+        /// The limit.
+        max: u64,
+    },
+    /// Opening or reading it failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for NamedFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NamedFileError::Missing(e) => write!(f, "cannot read: {e}"),
+            NamedFileError::NotRegular => f.write_str("not a regular file"),
+            NamedFileError::TooBig { len: Some(n), max } => {
+                write!(f, "{n} bytes; at most {max}")
+            }
+            NamedFileError::TooBig { len: None, max } => write!(f, "more than {max} bytes"),
+            NamedFileError::Io(e) => write!(f, "cannot read: {e}"),
+        }
+    }
+}
+
+/// The bytes of a file the operator named, at most `max`: the one bounded
+/// reader behind every such argument. Looked at before it is opened (a FIFO or a
+/// device is refused, never opened: opening one can block, reading one may never
+/// end); a regular file over `max` is refused by its size, and read through
+/// `take(max + 1)` so one that grows meanwhile is refused too.
+pub(crate) fn read_named_file(path: &Path, max: u64) -> Result<Vec<u8>, NamedFileError> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(NamedFileError::Missing)?;
+    if !meta.is_file() {
+        return Err(NamedFileError::NotRegular);
+    }
+    if meta.len() > max {
+        return Err(NamedFileError::TooBig {
+            len: Some(meta.len()),
+            max,
+        });
+    }
+    let f = std::fs::File::open(path).map_err(NamedFileError::Io)?;
+    // Replaced between the look and the open: look again at what was opened.
+    if !f.metadata().map_err(NamedFileError::Io)?.is_file() {
+        return Err(NamedFileError::NotRegular);
+    }
+    let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    f.take(max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(NamedFileError::Io)?;
+    if buf.len() as u64 > max {
+        return Err(NamedFileError::TooBig { len: None, max });
+    }
+    Ok(buf)
+}
+
 /// Create (or truncate) `path` with `bytes`, flushed and fsynced.
 pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f =

@@ -21,15 +21,18 @@ pub(crate) enum Source {
 /// refused (exit 3), never read. An explicit `--policy` / `RXNODE_POLICY` file
 /// must exist (no silent defaults for a path the operator named).
 pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
+    use crate::store::fsutil::{read_named_file, NamedFileError as E};
     crate::store::trust::verify(paths)?;
     let p = paths.policy();
-    match std::fs::read_to_string(&p) {
-        Ok(text) => {
+    match read_named_file(&p, MAX_POLICY_BYTES) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| bad_input(format!("{}: not UTF-8", p.display())))?;
             let pol =
                 Policy::from_json(&text).map_err(|e| bad_input(format!("{}: {e}", p.display())))?;
             Ok((pol, Source::File))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(E::Missing(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             if paths.policy_is_explicit() {
                 return Err(bad_input(format!(
                     "policy {} (--policy / RXNODE_POLICY) does not exist",
@@ -38,6 +41,14 @@ pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
             }
             Ok((Policy::default(), Source::Defaults))
         }
-        Err(e) => Err(e).with_context(|| format!("cannot read policy {}", p.display())),
+        Err(e @ (E::NotRegular | E::TooBig { .. })) => {
+            Err(bad_input(format!("policy {}: {e}", p.display())))
+        }
+        Err(E::Missing(e) | E::Io(e)) => {
+            Err(e).with_context(|| format!("cannot read policy {}", p.display()))
+        }
     }
 }
+
+/// The largest policy file read: a policy is a few hundred bytes.
+pub(crate) const MAX_POLICY_BYTES: u64 = 1024 * 1024;

@@ -78,6 +78,19 @@ fn review_lock(paths: &crate::store::paths::Paths, id: &str) -> Result<Lock> {
     Lock::acquire_at(paths, paths.local.join("rxnode-review.lock"), "review")
 }
 
+/// The text of `--note-file F`, read through the bounded reader: a FIFO or a
+/// device is refused, a file at most 64 KiB (the note itself is held to
+/// its character limit after).
+pub fn read_note_file(f: &std::path::Path) -> anyhow::Result<String> {
+    let bad = |e: String| crate::exit::bad_input(format!("--note-file {}: {e}", f.display()));
+    let bytes = crate::store::fsutil::read_named_file(f, 64 * 1024).map_err(|e| match e {
+        crate::store::fsutil::NamedFileError::Missing(e)
+        | crate::store::fsutil::NamedFileError::Io(e) => bad(e.to_string()),
+        e => bad(e.to_string()),
+    })?;
+    String::from_utf8(bytes).map_err(|_| bad("stream did not contain valid UTF-8".into()))
+}
+
 /// What the operator says of a manual task they finished: its status and a note.
 /// With no status the outbox's result files are taken as they are (and must validate).
 #[derive(Debug, Default)]

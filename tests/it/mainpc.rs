@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 mod fleet;
+mod hostile_files;
 mod names;
 mod own_refs;
 mod report;

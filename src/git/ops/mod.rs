@@ -14,8 +14,8 @@ pub(crate) use history::{
     task_history, Blob, History, Version,
 };
 pub(crate) use remote::{
-    credentials_callback, fetch, fetch_lock_files, redact, remote_callbacks, remote_callbacks_for,
-    set_timeouts, tracking_ref,
+    credentials_callback, fetch, fetch_lock_files, missing_local_remote, redact, remote_callbacks,
+    remote_callbacks_for, set_timeouts, tracking_ref,
 };
 
 use anyhow::{Context, Result};

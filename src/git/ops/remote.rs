@@ -190,6 +190,21 @@ pub(crate) fn redact(msg: &str) -> String {
     out
 }
 
+/// Why a fetch from `url` cannot work when it names a local path that is not
+/// there (a moved or unmounted share): "the remote's path … does not exist".
+/// libgit2 reports that as "unsupported URL protocol"; every fetch says this
+/// instead. `None` for a URL that is not a local path, or one that exists.
+pub(crate) fn missing_local_remote(url: &str) -> Option<String> {
+    let local = url.strip_prefix("file://").unwrap_or(url);
+    let looks_local = url.starts_with("file://")
+        || local.starts_with('/')
+        || local.starts_with('.')
+        || local.starts_with('\\')
+        || Path::new(local).is_absolute();
+    (looks_local && !Path::new(local).exists())
+        .then(|| format!("the remote's path {} does not exist", redact(url)))
+}
+
 /// `refs/remotes/<remote>/<branch>`.
 pub(crate) fn tracking_ref(remote: &str, branch: &str) -> String {
     format!("refs/remotes/{remote}/{branch}")
@@ -210,17 +225,8 @@ pub(crate) fn fetch(
 ) -> Result<Oid> {
     set_timeouts();
     let mut rem = super::find_remote(repo, remote)?;
-    // libgit2 reports a missing local path as "unsupported URL protocol"; say what it is.
-    if let Some(url) = rem.url() {
-        let local = url.strip_prefix("file://").unwrap_or(url);
-        let looks_local =
-            url.starts_with("file://") || local.starts_with('/') || local.starts_with('.');
-        if looks_local && !Path::new(local).exists() {
-            return Err(anyhow!(
-                "fetch {remote} {branch} failed: the remote's path {} does not exist",
-                redact(url)
-            ));
-        }
+    if let Some(why) = rem.url().and_then(missing_local_remote) {
+        return Err(anyhow!("fetch {remote} {branch} failed: {why}"));
     }
     let config = repo.config().context("cannot read the Git config")?;
     let started = Instant::now();

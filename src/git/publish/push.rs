@@ -244,6 +244,12 @@ fn fetch_once(
     push: &PushRefspec,
 ) -> Result<Option<Oid>, FetchError> {
     let mut r = crate::git::ops::find_remote(repo, remote).map_err(FetchError::Failed)?;
+    if let Some(why) = r.url().and_then(crate::git::ops::missing_local_remote) {
+        return Err(FetchError::Failed(anyhow::anyhow!(
+            "fetch of {} failed: {why}",
+            push.short()
+        )));
+    }
     let mut opts = git2::FetchOptions::new();
     opts.remote_callbacks(remote_callbacks_for(&r, repo.config().ok()));
     let tracking = tracking_ref(remote, push);

@@ -4,9 +4,11 @@
 //! detections (docs/protocol.md#pictures). File names are made here from
 //! numbers, never taken from the result.
 use crate::result::pictures::Pictures;
-use crate::result::plot::{write_compare_png_of, write_heatmap, write_spectrum};
+use crate::result::plot::{
+    capture_plot, write_compare, write_heatmap, write_spectrum, ComparePlot,
+};
 use crate::result::sections::{compare::CompareEntry, freq_cal::FreqCalEntry};
-use crate::result::{compare_png_name, write_freq_cal_png, RxResult};
+use crate::result::{compare_png_name, spectrum_png_name, write_freq_cal_png, RxResult};
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -84,25 +86,84 @@ fn entries<T>(p: Option<Part<Vec<T>>>) -> Vec<T> {
     p.and_then(|p| p.read.ok()).unwrap_or_default()
 }
 
+/// Whether files already in the folder may be replaced, and the request field
+/// that named the folder (`plot`, `html`): "No output is ever overwritten
+/// silently" (docs/operator.md).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Overwrite {
+    /// The field a refusal names.
+    pub(super) field: &'static str,
+    /// `force`: replace files (never a folder).
+    pub(super) force: bool,
+}
+
+impl Overwrite {
+    /// Refuse `path` when something is there, unless forced and it is a file.
+    pub(super) fn check(self, path: &Path) -> Result<()> {
+        use crate::exec::{exists_not_a_file, exists_unless_forced};
+        use crate::exit::{bad_field, FieldText};
+        let Ok(meta) = path.symlink_metadata() else {
+            return Ok(());
+        };
+        if !self.force {
+            return Err(bad_field(
+                self.field,
+                FieldText::text(": ").then_all(exists_unless_forced(path)),
+            ));
+        }
+        if !meta.is_file() {
+            return Err(bad_field(
+                self.field,
+                FieldText::text(": ").then_all(exists_not_a_file(path)),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One picture to draw: its file, what it is called in a problem, and how.
+struct Job<'a> {
+    path: PathBuf,
+    what: String,
+    draw: DrawFn<'a>,
+}
+
+/// How one picture is drawn into the file it is given.
+type DrawFn<'a> = Box<dyn FnOnce(&Path) -> Result<()> + 'a>;
+
 /// Draw every picture `result` (a fetched `RX_RESULT.json`) carries into `dir`.
-pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+/// Every file is named first: one that exists is refused before anything is
+/// drawn, unless `overwrite.force`.
+pub(super) fn draw_result(dir: &Path, result: &Value, overwrite: Overwrite) -> Result<Drawn> {
     let mut d = Drawn::default();
     // Not an object: no part of it is there.
     let parts = Drawable::deserialize(result).unwrap_or_default();
-    match parts.pictures.map(|p| p.read) {
+    let mut older = Vec::new();
+    let pictures = match parts.pictures.map(|p| p.read) {
         Some(Ok(p)) => match p.problems() {
-            found if found.is_empty() => draw_pictures(dir, &p, &mut d),
-            found => d
-                .problems
-                .extend(found.iter().map(|m| super::text::shown(m, 200))),
+            found if found.is_empty() => Some(p),
+            found => {
+                d.problems
+                    .extend(found.iter().map(|m| super::text::shown(m, 200)));
+                None
+            }
         },
-        Some(Err(e)) => d.problems.push(format!("pictures: {e}")),
-        None if entries(parts.captures).is_empty() => {}
-        None => older_captures(dir, result, &mut d),
+        Some(Err(e)) => {
+            d.problems.push(format!("pictures: {e}"));
+            None
+        }
+        None if entries(parts.captures).is_empty() => None,
+        None => {
+            older = older_captures(dir, result, &mut d);
+            None
+        }
+    };
+    let mut jobs: Vec<Job<'_>> = older;
+    if let Some(p) = &pictures {
+        picture_jobs(dir, p, &mut jobs, &mut d);
     }
     let task = parts.task_id.and_then(|t| t.read.ok());
-    let task = task.as_deref().unwrap_or("?");
+    let task = task.as_deref().unwrap_or("?").to_owned();
     for (i, e) in entries(parts.clkin_compares).into_iter().enumerate() {
         let e = match e.read {
             Ok(e) => e,
@@ -113,13 +174,16 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
         };
         let n = step_of(e.step(), i);
         let Some(e) = e.record() else { continue };
-        let path = dir.join(compare_png_name(n as usize));
-        let title = format!("{} step {n}: clkin_compare", super::text::shown(task, 64));
-        match write_compare_png_of(&path, &title, e) {
-            Ok(true) => d.files.push(path),
-            Ok(false) => {}
-            Err(e) => d.problems.push(format!("clkin_compares[{i}]: {e:#}")),
-        }
+        let title = format!("{} step {n}: clkin_compare", super::text::shown(&task, 64));
+        // Nothing measured: no phase trace, no picture.
+        let Some(p) = ComparePlot::of(title, e) else {
+            continue;
+        };
+        jobs.push(Job {
+            path: dir.join(compare_png_name(n as usize)),
+            what: format!("clkin_compares[{i}]"),
+            draw: Box::new(move |path| write_compare(path, &p)),
+        });
     }
     for (i, e) in entries(parts.freq_cal).into_iter().enumerate() {
         // Only an entry with detections has a picture.
@@ -133,27 +197,61 @@ pub(super) fn draw_result(dir: &Path, result: &Value) -> Result<Drawn> {
                 continue;
             }
         };
-        let Some(e) = e.record() else { continue };
-        let n = step_of(e.step, i);
-        let path = dir.join(format!("FREQCAL_{n}.png"));
-        let origin = format!("{} step {n}", super::text::shown(task, 64));
-        let r = write_freq_cal_png(&path, e, &origin).map(|()| path);
-        d.note(&format!("freq_cal[{i}]"), r);
+        if e.record().is_none() {
+            continue;
+        }
+        let n = step_of(e.record().and_then(|r| r.step), i);
+        let origin = format!("{} step {n}", super::text::shown(&task, 64));
+        jobs.push(Job {
+            path: dir.join(format!("FREQCAL_{n}.png")),
+            what: format!("freq_cal[{i}]"),
+            draw: Box::new(move |path| match e.record() {
+                Some(r) => write_freq_cal_png(path, r, &origin),
+                None => Ok(()),
+            }),
+        });
+    }
+    // Two pictures of one name: the second is named, never drawn over the first.
+    let mut names = std::collections::BTreeSet::new();
+    jobs.retain(|j| {
+        let fresh = names.insert(j.path.clone());
+        if !fresh {
+            d.problems.push(format!(
+                "{}: {} is drawn already; not drawn again",
+                j.what,
+                j.path
+                    .file_name()
+                    .map_or("?".into(), |n| n.to_string_lossy())
+            ));
+        }
+        fresh
+    });
+    for j in &jobs {
+        overwrite.check(&j.path)?;
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for j in jobs {
+        let r = (j.draw)(&j.path).map(|()| j.path);
+        d.note(&j.what, r);
     }
     Ok(d)
 }
 
 /// The spectra and heatmaps of the `pictures` section.
-fn draw_pictures(dir: &Path, p: &Pictures, d: &mut Drawn) {
+fn picture_jobs<'a>(dir: &Path, p: &'a Pictures, jobs: &mut Vec<Job<'a>>, d: &mut Drawn) {
     for s in &p.spectra {
-        let path = dir.join(s.file_name());
-        let r = write_spectrum(&path, &s.plot()).map(|()| path);
-        d.note(&s.file_name(), r);
+        jobs.push(Job {
+            path: dir.join(s.file_name()),
+            what: s.file_name(),
+            draw: Box::new(move |path| write_spectrum(path, &s.plot())),
+        });
     }
     for h in &p.heatmaps {
-        let path = dir.join(h.file_name());
-        let r = write_heatmap(&path, &h.heatmap()).map(|()| path);
-        d.note(&h.file_name(), r);
+        jobs.push(Job {
+            path: dir.join(h.file_name()),
+            what: h.file_name(),
+            draw: Box::new(move |path| write_heatmap(path, &h.heatmap())),
+        });
     }
     d.problems
         .extend(p.omitted.iter().map(|o| super::text::shown(o, 200)));
@@ -161,22 +259,82 @@ fn draw_pictures(dir: &Path, p: &Pictures, d: &mut Drawn) {
 
 /// A result from a node before `pictures`: its captures' full spectra, when
 /// the result reads as this build's result type.
-fn older_captures(dir: &Path, result: &Value, d: &mut Drawn) {
+fn older_captures(dir: &Path, result: &Value, d: &mut Drawn) -> Vec<Job<'static>> {
+    let mut jobs = Vec::new();
     match serde_json::from_value::<RxResult>(result.clone()) {
-        Ok(r) => match crate::result::write_spectrum_pngs(dir, &r) {
-            Ok(files) => d.files.extend(files),
-            Err(e) => d.problems.push(format!("captures: {e:#}")),
-        },
+        Ok(r) => {
+            for (i, c) in r.captures.iter().enumerate() {
+                if let Some(p) = capture_plot(&r, i + 1, c) {
+                    jobs.push(Job {
+                        path: dir.join(spectrum_png_name(i + 1)),
+                        what: format!("captures[{i}]"),
+                        draw: Box::new(move |path| write_spectrum(path, &p)),
+                    });
+                }
+            }
+        }
         Err(e) => d.problems.push(format!(
             "captures: no pictures section and not drawable: {e}"
         )),
     }
+    jobs
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// New files only, as `--plot DIR` without `--force`.
+    const NEW: Overwrite = Overwrite {
+        field: "plot",
+        force: false,
+    };
+
+    /// A picture file already in the folder is refused before anything is
+    /// drawn, naming it (exit 2), and kept; `force` replaces it. Two
+    /// comparisons of one step are drawn once, the second named.
+    #[test]
+    fn an_existing_picture_is_refused_unless_forced_and_one_name_is_drawn_once() {
+        let d = tempfile::tempdir().unwrap();
+        let mut compare: Vec<serde_json::Value> = serde_json::from_str(include_str!(
+            "../../../fixtures/sections/clkin_compares.json"
+        ))
+        .unwrap();
+        compare[0]["step"] = json!(3);
+        let freq_cal: Vec<serde_json::Value> =
+            serde_json::from_str(include_str!("../../../fixtures/sections/freq_cal.json")).unwrap();
+        let mut cal = freq_cal[0].clone();
+        cal["step"] = json!(4);
+        let r =
+            json!({"task_id": "T1", "clkin_compares": [compare[0], compare[0]], "freq_cal": [cal]});
+        let mine = d.path().join("FREQCAL_4.png");
+        std::fs::write(&mine, "my own picture").unwrap();
+        let e = draw_result(d.path(), &r, NEW).unwrap_err();
+        assert_eq!(crate::exit::status_for(&e), 2, "{e:#}");
+        assert!(
+            e.to_string().contains(&format!(
+                "plot: {} already exists; choose another name, or force to overwrite it",
+                mine.display()
+            )),
+            "{e:#}"
+        );
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my own picture");
+        assert!(!d.path().join("CLKIN_COMPARE_3.png").exists());
+        let forced = Overwrite { force: true, ..NEW };
+        let out = draw_result(d.path(), &r, forced).unwrap();
+        assert_eq!(out.files.len(), 2, "{out:?}");
+        assert_eq!(&std::fs::read(&mine).unwrap()[..4], b"\x89PNG");
+        assert_eq!(
+            out.problems,
+            ["clkin_compares[1]: CLKIN_COMPARE_3.png is drawn already; not drawn again"]
+        );
+        // A folder where a picture goes is never replaced, even forced.
+        std::fs::remove_file(&mine).unwrap();
+        std::fs::create_dir(&mine).unwrap();
+        let e = draw_result(d.path(), &r, forced).unwrap_err();
+        assert!(e.to_string().contains("is not a file"), "{e:#}");
+    }
 
     /// A result with a compare trace and freq_cal detections: both pictures are
     /// drawn under names made from their steps; a `pictures` section a peer
@@ -201,7 +359,7 @@ mod tests {
             "clkin_compares": [compare[0]],
             "freq_cal": [freq_cal[0]],
         });
-        let out = draw_result(d.path(), &r).unwrap();
+        let out = draw_result(d.path(), &r, NEW).unwrap();
         let names: Vec<String> = out
             .files
             .iter()
@@ -216,14 +374,14 @@ mod tests {
         assert!(!d.path().parent().unwrap().join("x.png").exists());
         let mut broken = compare[0].clone();
         broken["clkin_compare"]["verdict"] = json!("MAYBE");
-        let out = draw_result(d.path(), &json!({"clkin_compares": [broken]})).unwrap();
+        let out = draw_result(d.path(), &json!({"clkin_compares": [broken]}), NEW).unwrap();
         assert_eq!(out.problems.len(), 1, "{out:?}");
         assert!(
             out.problems[0].starts_with("clkin_compares[0]: ") && out.problems[0].contains("MAYBE"),
             "{out:?}"
         );
         let big = json!({"pictures": {"spectra": [{"of": "sweep", "index": 4294967296u64}]}});
-        let out = draw_result(d.path(), &big).unwrap();
+        let out = draw_result(d.path(), &big, NEW).unwrap();
         assert!(
             out.files.is_empty() && out.problems[0].contains("pictures"),
             "{out:?}"
@@ -256,7 +414,7 @@ mod tests {
             "clkin_compares": [broken, good],
             "freq_cal": [cal],
         });
-        let out = draw_result(d.path(), &r).unwrap();
+        let out = draw_result(d.path(), &r, NEW).unwrap();
         let names: Vec<String> = out
             .files
             .iter()
@@ -286,11 +444,14 @@ mod tests {
         let r = json!({"pictures": {"spectra": [], "heatmaps": [
             {"index": 1, "title": "t", "start_hz": 1e8, "step_hz": 0.0,
              "row_time_s": times, "rows": rows}]}});
-        let out = draw_result(d.path(), &r).unwrap();
+        let out = draw_result(d.path(), &r, NEW).unwrap();
         assert!(out.files.is_empty(), "{out:?}");
         assert_eq!(out.problems.len(), 2, "{out:?}");
         assert!(out.problems[0].contains("at most 64 rows"), "{out:?}");
-        assert!(out.problems[1].contains("not an axis"), "{out:?}");
+        assert!(
+            out.problems[1].contains("step_hz: 0 is not a frequency axis step"),
+            "{out:?}"
+        );
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
 }

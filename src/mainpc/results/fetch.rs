@@ -27,6 +27,9 @@ pub(super) fn fetch_private(
         .url()
         .ok_or_else(|| anyhow!("the URL of remote {remote:?} is not UTF-8"))?
         .to_owned();
+    if let Some(why) = crate::git::ops::missing_local_remote(&url) {
+        return Err(anyhow!("fetch of rx-node failed: {why}"));
+    }
     // An anonymous remote has no configured refspecs, so libgit2 makes no
     // "opportunistic" update of refs/remotes/<remote>/*: only PRIVATE_REF moves.
     let mut rem = repo

@@ -7,7 +7,7 @@
 //! HTML-escaped, raw HTML in a result's Markdown is shown as text, links are
 //! shown as text with their address (never followed), and each page forbids
 //! scripts, frames and remote loads with a Content-Security-Policy.
-use super::draw::draw_result;
+use super::draw::{draw_result, Overwrite};
 use super::fetched::{Fetched, Found};
 use super::list::{rows, Filter};
 use super::nodes::{fleet, NodeRow};
@@ -160,8 +160,8 @@ pub(super) fn cmd_report(
     filter: &Filter<'_>,
     limit: Option<usize>,
     dir: &Path,
+    overwrite: Overwrite,
 ) -> Result<Outcome> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let nodes = fleet(f)?;
     let (list, total, _) = rows(f, limit, &|r| filter.keeps(r))?;
     // Every result at the tip of every results branch, and the commits that added them.
@@ -174,10 +174,20 @@ pub(super) fn cmd_report(
         }
         added.insert(src.branch.clone(), adding_commits(f.repo, src)?);
     }
+    // Every page is named before anything is written: one already there is
+    // refused (unless forced) and nothing is replaced; pictures likewise, page by page.
+    let index = dir.join("index.html");
+    overwrite.check(&index)?;
+    for (i, r) in list.iter().enumerate() {
+        if let Some(fd) = found.get(&(r.branch.clone(), r.path.clone())) {
+            overwrite.check(&dir.join(format!("{}.html", slug(i, fd))))?;
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let no_commits = BTreeMap::new();
     let mut index_rows = String::new();
     let mut w = Written {
-        index: dir.join("index.html").display().to_string(),
+        index: index.display().to_string(),
         nodes: nodes.len(),
         results: 0,
         pictures: 0,
@@ -191,7 +201,7 @@ pub(super) fn cmd_report(
         let branch_added = added.get(&fd.source.branch).unwrap_or(&no_commits);
         let mut problems = super::verify::verify_one(f.repo, fd.source.tip, fd, branch_added);
         problems.extend(r.problems.iter().cloned());
-        let pics = result_page(f, fd, &name, dir, &problems)?;
+        let pics = result_page(f, fd, &name, dir, &problems, overwrite)?;
         w.results += 1;
         w.pictures += pics;
         w.unverified += usize::from(!problems.is_empty());
@@ -219,7 +229,7 @@ pub(super) fn cmd_report(
         w.results,
         nodes_table(&nodes)
     );
-    std::fs::write(dir.join("index.html"), page("RX fleet", &body))
+    std::fs::write(&index, page("RX fleet", &body))
         .with_context(|| format!("cannot write {}", w.index))?;
     f.ctx.report(&w, |w| {
         super::text::terminal_safe(&format!(
@@ -292,6 +302,7 @@ fn result_page(
     name: &str,
     dir: &Path,
     problems: &[String],
+    overwrite: Overwrite,
 ) -> Result<usize> {
     let js = read_small(f.repo, fd.tree, RESULT_JSON).ok();
     let v: Value = js
@@ -302,7 +313,7 @@ fn result_page(
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let drawn = if v.is_object() {
-        draw_result(&dir.join(name), &v)?
+        draw_result(&dir.join(name), &v, overwrite)?
     } else {
         super::draw::Drawn::default()
     };

@@ -100,6 +100,8 @@ pub enum ResultsQuery {
     Report {
         /// Where `index.html` and the result pages go.
         html: std::path::PathBuf,
+        /// Replace files already there (else they are refused, naming one).
+        force: bool,
     },
 }
 
@@ -153,8 +155,12 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
             verify::cmd_verify(&fetched, &fetched.select(task_id, from)?)
         }
         Some(ResultsQuery::Nodes) => nodes::cmd_nodes(&fetched),
-        Some(ResultsQuery::Report { html }) => {
-            html::cmd_report(&fetched, &filter, args.most(), html)
+        Some(ResultsQuery::Report { html, force }) => {
+            let overwrite = draw::Overwrite {
+                field: "html",
+                force: *force,
+            };
+            html::cmd_report(&fetched, &filter, args.most(), html, overwrite)
         }
     }
 }

@@ -16,8 +16,14 @@ pub enum ShowAs {
     Rendered,
     /// The published `RX_RESULT.md`, as it is (terminal-safe).
     Markdown,
-    /// Draw the pictures into this folder and list them.
-    Plot(PathBuf),
+    /// Draw the pictures into this folder and list them; `force` replaces
+    /// files already there (else they are refused).
+    Plot {
+        /// The folder.
+        dir: PathBuf,
+        /// Replace files already there.
+        force: bool,
+    },
 }
 
 /// `results show ID [--from NODE] [--markdown | --plot DIR]`.
@@ -45,7 +51,7 @@ pub(super) fn cmd_show(
     let md = || read_small(repo, f.tree, RESULT_MD).map_err(|e| anyhow!("{}: {e}", f.path));
     let node = f.dir_node.as_deref().unwrap_or("(unnamed)");
     match how {
-        ShowAs::Plot(dir) => return plot(fetched, f, &v, dir),
+        ShowAs::Plot { dir, force } => return plot(fetched, f, &v, dir, *force),
         ShowAs::Markdown => {
             let md = String::from_utf8_lossy(&md()?).into_owned();
             ctx.report(&safe_json(&json!({ "markdown": md }))?, |_| {
@@ -97,8 +103,12 @@ fn rendered(v: &Value, node: &str, path: &str, md: &str, problems: &[String]) ->
 }
 
 /// `--plot DIR`: draw the result's pictures from its published JSON.
-fn plot(fetched: &Fetched<'_>, f: &Found, v: &Value, dir: &Path) -> Result<Outcome> {
-    let drawn = super::draw::draw_result(dir, v)?;
+fn plot(fetched: &Fetched<'_>, f: &Found, v: &Value, dir: &Path, force: bool) -> Result<Outcome> {
+    let overwrite = super::draw::Overwrite {
+        field: "plot",
+        force,
+    };
+    let drawn = super::draw::draw_result(dir, v, overwrite)?;
     let files: Vec<String> = drawn
         .files
         .iter()

@@ -1,11 +1,12 @@
 //! The `clkin_compare` picture: SLAVE's tone phase minus MASTER's against time, the
 //! fitted line, the tolerance band (the phases a ±tolerance clock offset would reach)
 //! and the figure with its verdict; below it the fit's residual.
-use super::{err, font_ready, FAMILY};
+use super::{axis_range, err, font_ready, FAMILY};
 use crate::result::sections::compare::{CompareRadio, CompareRecord, Verdict};
 use crate::result::RxResult;
 use anyhow::Result;
 use plotters::prelude::*;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Picture size.
@@ -117,31 +118,21 @@ fn draw(
     p: &ComparePlot,
 ) -> Result<()> {
     font_ready()?;
+    let t1 = p.t_s.last().copied().unwrap_or(1.0).max(1e-9);
+    let Ranges {
+        time: xr,
+        phase: yr,
+        residual: rr,
+        pad,
+    } = ranges(p, t1)?;
     root.fill(&WHITE).map_err(err)?;
     // The title above both panels, wrapped at its separators rather than clipped.
     let body = super::draw_title(root, &p.title, 15)?;
     let upper = (body.dim_in_pixel().1 * 500) / COMPARE_SIZE.1;
     let (top, bottom) = body.split_vertically(upper);
-    let t1 = p.t_s.last().copied().unwrap_or(1.0).max(1e-9);
     let fit = |t: f64| p.intercept + p.slope * t;
-    // The y range holds the trace, the fit and the band.
     let band = |t: f64, s: f64| p.intercept + s * t;
-    let mut lo = f64::INFINITY;
-    let mut hi = f64::NEG_INFINITY;
-    for v in p.rad.iter().copied().chain([
-        fit(0.0),
-        fit(t1),
-        band(t1, p.tolerance_slope),
-        band(t1, -p.tolerance_slope),
-    ]) {
-        if v.is_finite() {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-    }
-    anyhow::ensure!(lo.is_finite() && hi.is_finite(), "no finite phase to plot");
-    let pad = ((hi - lo) * 0.08).max(0.05);
-    let (y0, y1) = (lo - pad, hi + 2.5 * pad);
+    let y1 = yr.end;
     let colour = match p.locked {
         Some(true) => RGBColor(0, 130, 40),
         Some(false) => RGBColor(190, 0, 0),
@@ -151,7 +142,7 @@ fn draw(
         .margin(14)
         .x_label_area_size(40)
         .y_label_area_size(80)
-        .build_cartesian_2d(0.0..t1, y0..y1)
+        .build_cartesian_2d(xr.clone(), yr)
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -216,33 +207,77 @@ fn draw(
             (FAMILY, 17).into_font().color(&colour),
         )))
         .map_err(err)?;
-    draw_residual(&bottom, p, t1)
+    draw_residual(&bottom, p, xr, rr)
 }
 
-/// The fit's residual against time.
-fn draw_residual(
-    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
-    p: &ComparePlot,
-    t1: f64,
-) -> Result<()> {
-    let res: Vec<(f64, f64)> = p
-        .t_s
-        .iter()
-        .zip(&p.rad)
-        .map(|(t, r)| (*t, r - (p.intercept + p.slope * t)))
-        .collect();
-    let m = res
+/// The checked ranges of the picture.
+struct Ranges {
+    /// Seconds.
+    time: Range<f64>,
+    /// The phase: the trace, the fit and the band, with room above for the verdict.
+    phase: Range<f64>,
+    /// The fit's residual.
+    residual: Range<f64>,
+    /// The room kept around the phase, rad.
+    pad: f64,
+}
+
+/// The picture's ranges, each checked.
+fn ranges(p: &ComparePlot, t1: f64) -> Result<Ranges> {
+    let fit = |t: f64| p.intercept + p.slope * t;
+    let band = |t: f64, s: f64| p.intercept + s * t;
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for v in p.rad.iter().copied().chain([
+        fit(0.0),
+        fit(t1),
+        band(t1, p.tolerance_slope),
+        band(t1, -p.tolerance_slope),
+    ]) {
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    anyhow::ensure!(lo.is_finite() && hi.is_finite(), "no finite phase to plot");
+    let pad = ((hi - lo) * 0.08).max(0.05);
+    let m = residual(p)
         .iter()
         .map(|(_, r)| r.abs())
         .filter(|r| r.is_finite())
         .fold(0.0, f64::max)
         .max(1e-3)
         * 1.2;
+    Ok(Ranges {
+        time: axis_range("time (s)", 0.0, t1)?,
+        phase: axis_range("phase (rad)", lo - pad, hi + 2.5 * pad)?,
+        residual: axis_range("residual (rad)", -m, m)?,
+        pad,
+    })
+}
+
+/// The fit's residual per point, `(s, rad)`.
+fn residual(p: &ComparePlot) -> Vec<(f64, f64)> {
+    p.t_s
+        .iter()
+        .zip(&p.rad)
+        .map(|(t, r)| (*t, r - (p.intercept + p.slope * t)))
+        .collect()
+}
+
+/// The fit's residual against time.
+fn draw_residual(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    p: &ComparePlot,
+    xr: Range<f64>,
+    rr: Range<f64>,
+) -> Result<()> {
+    let res = residual(p);
     let mut chart = ChartBuilder::on(area)
         .margin(14)
         .x_label_area_size(40)
         .y_label_area_size(80)
-        .build_cartesian_2d(0.0..t1, -m..m)
+        .build_cartesian_2d(xr, rr)
         .map_err(err)?;
     chart
         .configure_mesh()

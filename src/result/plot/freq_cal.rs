@@ -2,7 +2,7 @@
 //! its baseband offset, with the offset a perfect clock would give and the searched
 //! range; below, each detection's radio error in ppm with the combined value and
 //! its uncertainty. Rejected detections are grey.
-use super::{atomically, err, font_ready, FAMILY};
+use super::{atomically, axis_range, err, font_ready, FAMILY};
 use crate::result::sections::freq_cal::FreqCalRecord;
 use anyhow::Result;
 use plotters::prelude::*;
@@ -98,6 +98,10 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &FreqCalRecord, origin: &str) -
         * 1.3;
     // Headroom above the points for the legend: it never sits on a detection.
     let (p0, p1) = (centre - spread, centre + spread * 1.7);
+    // Checked before anything is drawn: a range the chart library cannot label is refused.
+    let tr = axis_range("time (s)", 0.0, t1)?;
+    let yr = axis_range("baseband offset (kHz)", y0, y1)?;
+    let pr = axis_range("radio error (ppm)", p0, p1)?;
     atomically(path, |tmp| {
         font_ready()?;
         let root = BitMapBackend::new(tmp, FREQ_CAL_SIZE).into_drawing_area();
@@ -110,7 +114,7 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &FreqCalRecord, origin: &str) -
             .margin(14)
             .x_label_area_size(40)
             .y_label_area_size(80)
-            .build_cartesian_2d(0.0..t1, y0..y1)
+            .build_cartesian_2d(tr.clone(), yr)
             .map_err(err)?;
         c.configure_mesh()
             .x_desc("time (s)")
@@ -175,7 +179,7 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &FreqCalRecord, origin: &str) -
             .margin(14)
             .x_label_area_size(40)
             .y_label_area_size(80)
-            .build_cartesian_2d(0.0..t1, p0..p1)
+            .build_cartesian_2d(tr, pr)
             .map_err(err)?;
         c.configure_mesh()
             .x_desc("time (s)")

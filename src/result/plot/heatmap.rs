@@ -1,5 +1,7 @@
 //! The frequency × time heatmap with its dB colour scale.
-use super::{atomically, db_decimals, decimate, err, font_ready, mhz_decimals, Heatmap, FAMILY};
+use super::{
+    atomically, axis_range, db_decimals, decimate, err, font_ready, mhz_decimals, Heatmap, FAMILY,
+};
 use anyhow::Result;
 use plotters::prelude::*;
 use std::path::Path;
@@ -85,6 +87,10 @@ impl Grid {
         let x1 = (x0h + step * cols as f64) / 1e6 - step / 2e6;
         let (x0, x1) = super::snap_to_labels(x0, x1);
         let edges = row_edges(&row_times, rows.len());
+        // Checked before anything is drawn: a range the chart library cannot label is refused.
+        axis_range("frequency (MHz)", x0, x1)?;
+        axis_range("time (s)", edges[0], edges[rows.len()])?;
+        axis_range("power (dBFS/bin)", lo, hi)?;
         Ok(Grid {
             rows,
             x0h,
@@ -158,7 +164,11 @@ fn draw_cells(
         .margin(14)
         .x_label_area_size(48)
         .y_label_area_size(72)
-        .build_cartesian_2d(g.x0..g.x1, t1..t0)
+        .build_cartesian_2d(axis_range("frequency (MHz)", g.x0, g.x1)?, {
+            // Time runs down the picture.
+            let t = axis_range("time (s)", t0, t1)?;
+            t.end..t.start
+        })
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -229,7 +239,7 @@ fn draw_scale(
         .margin_bottom(62)
         .margin_right(8)
         .y_label_area_size(58)
-        .build_cartesian_2d(0.0..1.0, lo..hi)
+        .build_cartesian_2d(0.0..1.0, axis_range("power (dBFS/bin)", lo, hi)?)
         .map_err(err)?;
     lc.configure_mesh()
         .disable_mesh()

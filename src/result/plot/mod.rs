@@ -13,6 +13,8 @@ use std::path::Path;
 
 mod capture;
 mod compare;
+#[cfg(test)]
+mod extreme_tests;
 mod freq_cal;
 mod heatmap;
 mod spectrum;
@@ -22,7 +24,7 @@ pub(crate) use capture::short;
 pub(crate) use capture::write_spectrum_png;
 pub(crate) use capture::write_spectrum_pngs;
 pub(crate) use capture::{capture_plot, live_spectrum};
-pub(crate) use compare::{write_compare_png_of, write_compare_pngs};
+pub(crate) use compare::{write_compare, write_compare_png_of, write_compare_pngs, ComparePlot};
 pub(crate) use freq_cal::write_freq_cal_png;
 pub(crate) use heatmap::write_heatmap;
 pub(crate) use spectrum::write_spectrum;
@@ -269,6 +271,39 @@ pub(crate) fn fmt_rbw(hz: f64) -> String {
     } else {
         format!("{hz:.1} Hz")
     }
+}
+
+/// The largest end an axis may have, in its own units (MHz, bins, dB, seconds,
+/// radians): far beyond any picture of a radio, far below where sums overflow.
+const MAX_AXIS_END: f64 = 1e15;
+
+/// The narrowest axis, as a fraction of its ends' size: about 4500 steps of
+/// f64's resolution, so labels can still be told apart.
+const MIN_AXIS_WIDTH: f64 = 1e-12;
+
+/// `lo..hi` as an axis the chart library can draw, else an error naming `what`:
+/// both ends finite and at most [`MAX_AXIS_END`], the width positive, finite and
+/// at least [`MIN_AXIS_WIDTH`] of the ends' size. The library's label search
+/// never ends on an infinite range, and finds no labels on a degenerate one:
+/// every chart is built through here, whatever it is given.
+pub(crate) fn axis_range(what: &str, lo: f64, hi: f64) -> Result<std::ops::Range<f64>> {
+    let width = hi - lo;
+    let size = lo.abs().max(hi.abs());
+    let ok = lo.is_finite()
+        && hi.is_finite()
+        && size <= MAX_AXIS_END
+        && width.is_finite()
+        && width > 0.0
+        && width >= size * MIN_AXIS_WIDTH;
+    let num = crate::result::pictures::num;
+    anyhow::ensure!(
+        ok,
+        "plot: the {what} axis from {} to {} cannot be drawn (its ends must be finite, \
+         at most {MAX_AXIS_END:e}, and apart by more than {MIN_AXIS_WIDTH:e} of their size)",
+        num(lo),
+        num(hi)
+    );
+    Ok(lo..hi)
 }
 
 fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {

@@ -83,6 +83,15 @@ impl<'p> Frame<'p> {
         } else {
             (x0, x1)
         };
+        // Checked here, before anything is drawn: a range the chart library
+        // cannot label (an end past f64, a width lost in rounding) is refused.
+        let x_what = if p.freq_known {
+            "frequency (MHz)"
+        } else {
+            "FFT bin"
+        };
+        super::axis_range(x_what, x0, x1)?;
+        super::axis_range("power (dBFS/bin)", y0, y1)?;
         let dec = if p.freq_known {
             mhz_decimals(x1 - x0)
         } else {
@@ -157,7 +166,12 @@ fn draw_axes<'a, 'b>(
     } else {
         b.x_label_area_size(48).y_label_area_size(72);
     }
-    let mut chart = b.build_cartesian_2d(f.x0..f.x1, f.y0..f.y1).map_err(err)?;
+    let mut chart = b
+        .build_cartesian_2d(
+            super::axis_range("frequency", f.x0, f.x1)?,
+            super::axis_range("power (dBFS/bin)", f.y0, f.y1)?,
+        )
+        .map_err(err)?;
     let xfmt = |v: &f64| format!("{v:.dec$}");
     let yfmt = |v: &f64| format!("{v:.0}");
     let blank = |_: &f64| String::new();
@@ -222,7 +236,8 @@ fn draw_axes<'a, 'b>(
             ))
             .map_err(err)?;
         }
-        for k in first..=last {
+        // At most a dozen labels on a checked axis; bounded whatever it is.
+        for k in (first..=last).take(4 * super::X_LABELS) {
             let v = k as f64 * step;
             let (px, py) = px_of(v);
             if edges.iter().any(|e| (px_of(*e).0 - px).abs() < 64) {

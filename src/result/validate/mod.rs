@@ -180,19 +180,21 @@ fn kind(v: &Value) -> &'static str {
 /// hashes on disk under `checkout`. Returns every problem found; empty = valid.
 pub fn validate_result_files(json_path: &Path, checkout: &Path) -> Vec<String> {
     let mut problems = Vec::new();
-    let bytes = match std::fs::metadata(json_path) {
-        Err(e) => return vec![format!("{}: cannot read: {e}", json_path.display())],
-        Ok(m) if m.len() > MAX_RESULT_BYTES => {
+    let bytes = match crate::store::fsutil::read_named_file(json_path, MAX_RESULT_BYTES) {
+        Ok(b) => b,
+        Err(crate::store::fsutil::NamedFileError::TooBig { len: Some(n), .. }) => {
             return vec![format!(
-                "{}: {} bytes; a result is at most {MAX_RESULT_BYTES}",
-                json_path.display(),
-                m.len()
+                "{}: {n} bytes; a result is at most {MAX_RESULT_BYTES}",
+                json_path.display()
             )]
         }
-        Ok(_) => match std::fs::read(json_path) {
-            Ok(b) => b,
-            Err(e) => return vec![format!("{}: cannot read: {e}", json_path.display())],
-        },
+        Err(e @ crate::store::fsutil::NamedFileError::NotRegular) => {
+            return vec![format!(
+                "{}: {e}; a result is a file of at most {MAX_RESULT_BYTES} bytes",
+                json_path.display()
+            )]
+        }
+        Err(e) => return vec![format!("{}: {e}", json_path.display())],
     };
     // serde keeps the last of two equal keys; a result names each once.
     if let Some(d) = std::str::from_utf8(&bytes)

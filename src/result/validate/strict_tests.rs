@@ -206,3 +206,64 @@ fn a_pictures_section_out_of_its_bounds_is_refused() {
     let p = problems(d.path(), &r);
     assert!(p.iter().any(|s| s.contains("pictures.spectra[0]")), "{p:?}");
 }
+
+/// A picture whose axis no radio shows is refused, naming the field: an end that
+/// overflows f64 (start 1e308, step 1e307), a start beyond 1 THz, a peak at 1e300
+/// Hz, a level past ±1000 dB, a heatmap row at 1e300 s; and two spectra of one
+/// index (drawn into one file) are refused, naming the index.
+#[test]
+fn a_picture_axis_no_radio_shows_is_refused_naming_the_field() {
+    let d = tempfile::tempdir().unwrap();
+    let mut r = one_capture(d.path());
+    let spectrum = |index: u32, start: f64, step: f64| {
+        json!({"of": "capture", "index": index, "title": "t", "freq_known": true,
+               "start_hz": start, "step_hz": step, "min_db": vec![-80.0; 10],
+               "max_db": vec![-70.0; 10], "mean_db": vec![-75.0; 10], "peaks": [],
+               "noise_floor_db": null})
+    };
+    let refused = |r: &mut RxResult, pictures: serde_json::Value, needle: &str| {
+        r.pictures = serde_json::from_value(pictures).unwrap();
+        let p = problems(d.path(), r);
+        assert!(p.iter().any(|s| s.contains(needle)), "{needle}: {p:#?}");
+    };
+    refused(
+        &mut r,
+        json!({"spectra": [spectrum(1, 1e308, 1e307)]}),
+        "pictures.spectra[0].start_hz: 1e308 is not a frequency axis start",
+    );
+    refused(
+        &mut r,
+        json!({"spectra": [spectrum(1, 1e8, 1e307)]}),
+        "pictures.spectra[0].step_hz: 1e307 is not a frequency axis step",
+    );
+    refused(
+        &mut r,
+        json!({"spectra": [spectrum(1, 9.99e11, 1e9)]}),
+        "pictures.spectra[0].step_hz: start_hz 999000000000 + step_hz 1000000000 × 9 ends at 1008000000000 Hz",
+    );
+    let mut peak = spectrum(1, 1e8, 1e3);
+    peak["peaks"] = json!([{"frequency_hz": 1e300, "power_db": -20.0}]);
+    refused(
+        &mut r,
+        json!({"spectra": [peak]}),
+        "pictures.spectra[0].peaks[0].frequency_hz: 1e300 Hz is not a frequency",
+    );
+    let mut loud = spectrum(1, 1e8, 1e3);
+    loud["max_db"][2] = json!(1.7014118346046923e38);
+    refused(
+        &mut r,
+        json!({"spectra": [loud]}),
+        "pictures.spectra[0]: a level of 1.7014118346046923e38 dB is not a level",
+    );
+    refused(
+        &mut r,
+        json!({"spectra": [spectrum(1, 1e8, 1e3), spectrum(1, 2e8, 1e3)]}),
+        "pictures.spectra[1]: capture index 1 again (pictures.spectra[0] is drawn as SPECTRUM_1.png already)",
+    );
+    refused(
+        &mut r,
+        json!({"spectra": [], "heatmaps": [{"index": 2, "title": "h", "start_hz": 1e8,
+               "step_hz": 1e3, "row_time_s": [0.0, 1e300], "rows": [[-80.0], [-81.0]]}]}),
+        "pictures.heatmaps[0].row_time_s[1]: 1e300 s is not a row time",
+    );
+}

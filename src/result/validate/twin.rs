@@ -34,7 +34,7 @@ pub(super) fn check_markdown(json_path: &Path, r: &Value, json_bytes: &[u8], v: 
 
 /// The twin's text, when it can be read as UTF-8.
 fn read_twin(md_path: &Path, v: &mut V<'_>) -> Option<String> {
-    match std::fs::read(md_path) {
+    match crate::store::fsutil::read_named_file(md_path, super::MAX_RESULT_BYTES) {
         Ok(b) => match String::from_utf8(b) {
             Ok(s) => Some(s),
             Err(_) => {

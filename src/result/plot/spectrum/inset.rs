@@ -95,6 +95,8 @@ pub(super) fn draw_clkin_inset(
     } else {
         (f.y0, f.y1)
     };
+    let xr = super::super::axis_range("CLKIN inset offset (Hz)", -half, half)?;
+    let yr = super::super::axis_range("CLKIN inset power (dBFS/bin)", ylo, yhi)?;
     let (w, h) = INSET_PX;
     let area = root.clone().shrink((x, INSET_TOP), (w as u32, h as u32));
     area.fill(&WHITE).map_err(err)?;
@@ -124,7 +126,7 @@ pub(super) fn draw_clkin_inset(
         .caption(caption, (FAMILY, 14).into_font().color(&verdict_colour))
         .x_label_area_size(34)
         .y_label_area_size(52)
-        .build_cartesian_2d(-half..half, ylo..yhi)
+        .build_cartesian_2d(xr, yr)
         .map_err(err)?;
     chart
         .configure_mesh()

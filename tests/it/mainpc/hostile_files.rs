@@ -1,0 +1,276 @@
+//! The main PC against a hostile peer's result and odd files: a picture axis past
+//! f64 or two pictures of one name are refused naming the field (and nothing
+//! hangs), `results show --plot DIR` / `results report --html DIR` never replace
+//! a file silently, `validate-result` never reads a device or a FIFO, and a
+//! missing local origin is named as such by every command that fetches.
+use super::*;
+use std::time::Duration;
+
+/// `rxnode --repo DIR ARGS`, killed and failed when it has not finished within
+/// `limit`: a regression that hangs fails the test instead of hanging it.
+fn rxnode_within(dir: &Path, args: &[&str], limit: Duration) -> Output {
+    let mut child = rxnode_cmd()
+        .arg("--repo")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rxnode runs");
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return child.wait_with_output().expect("its output"),
+            Ok(None) if started.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("rxnode {args:?} still running after {limit:?}: killed");
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => panic!("rxnode {args:?}: {e}"),
+        }
+    }
+}
+
+/// A lab where LAB-A ran one CLKIN capture on the simulated radio and published it.
+fn published(id: &str) -> Lab {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
+    lab.post(id, &["--rx", "--plan", &plan]);
+    approve(&a);
+    expect_exit!(rxnode(&a, &["--sim", "run", id], ""), 0);
+    expect_exit!(publish(&a, id), 0);
+    lab
+}
+
+/// A peer rewrites the published `RX_RESULT.json` of `id` with `edit` and pushes
+/// `rx-node`; returns the file in the peer's clone.
+fn peer_edit(lab: &Lab, id: &str, edit: impl Fn(&mut Value)) -> PathBuf {
+    let hand = lab.root.path().join("peer");
+    if !hand.exists() {
+        lab.clone_rx_node("peer");
+    } else {
+        git(&hand, &["pull", "-q", "--rebase"]);
+    }
+    let file = hand.join(format!("rx-results/{id}/LAB-A/RX_RESULT.json"));
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    git(&hand, &["commit", "-qam", "peer"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    file
+}
+
+/// A peer's picture axis that overflows f64 (start 1e308, step 1e307) is refused
+/// naming the field by `validate-result`, and `results show --plot` and `results
+/// report --html` name it and draw nothing, promptly (they used to loop for
+/// ever inside the chart library). Two spectra of one index are refused, naming it.
+#[test]
+fn a_peer_picture_axis_past_f64_is_refused_and_never_hangs() {
+    let lab = published("AXIS_1");
+    let file = peer_edit(&lab, "AXIS_1", |v| {
+        let s = &mut v["pictures"]["spectra"][0];
+        s["start_hz"] = json!(1e308);
+        s["step_hz"] = json!(1e307);
+    });
+    let field = "pictures.spectra[0].start_hz: 1e308 is not a frequency axis start";
+    let out = rxnode_within(
+        &lab.main,
+        &["validate-result", file.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    expect_exit!(out, 2);
+    assert!(show(&out).contains(field), "{}", show(&out));
+
+    let plots = lab.root.path().join("plots");
+    let out = rxnode_within(
+        &lab.main,
+        &[
+            "results",
+            "show",
+            "AXIS_1",
+            "--plot",
+            plots.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    expect_exit!(out, 2);
+    assert!(stdout(&out).contains(field), "{}", show(&out));
+    assert!(!plots.join("SPECTRUM_1.png").exists());
+
+    let site = lab.root.path().join("site");
+    let out = rxnode_within(
+        &lab.main,
+        &["results", "report", "--html", site.to_str().unwrap()],
+        Duration::from_secs(120),
+    );
+    expect_exit!(out, 0);
+    let page = std::fs::read_dir(&site)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "html") && !p.ends_with("index.html"))
+        .expect("the result's page");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(field), "{html}");
+
+    // The same spectrum twice: one file, two pictures.
+    let file = peer_edit(&lab, "AXIS_1", |v| {
+        let s = &mut v["pictures"]["spectra"];
+        s[0]["start_hz"] = json!(99.5e6);
+        s[0]["step_hz"] = json!(1e3);
+        let again = s[0].clone();
+        s.as_array_mut().unwrap().push(again);
+    });
+    let dup = "pictures.spectra[1]: capture index 1 again (pictures.spectra[0] is drawn as SPECTRUM_1.png already)";
+    let out = rxnode(&lab.main, &["validate-result", file.to_str().unwrap()], "");
+    expect_exit!(out, 2);
+    assert!(show(&out).contains(dup), "{}", show(&out));
+    let plots = lab.root.path().join("plots-dup");
+    let out = rxnode(
+        &lab.main,
+        &[
+            "results",
+            "show",
+            "AXIS_1",
+            "--plot",
+            plots.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(stdout(&out).contains(dup), "{}", show(&out));
+    assert!(!plots.join("SPECTRUM_1.png").exists());
+}
+
+/// No output is overwritten silently: a picture or a page already in the folder
+/// is refused (exit 2) naming it, kept byte for byte, and nothing else is
+/// written; `--force` replaces it; a second report into the same folder is
+/// refused the same way.
+#[test]
+fn results_plot_and_report_refuse_existing_files_unless_forced() {
+    let lab = published("OVW_1");
+    let plots = lab.root.path().join("plots");
+    std::fs::create_dir_all(&plots).unwrap();
+    let mine = plots.join("SPECTRUM_1.png");
+    std::fs::write(&mine, "my own picture").unwrap();
+    let args = [
+        "results",
+        "show",
+        "OVW_1",
+        "--plot",
+        plots.to_str().unwrap(),
+    ];
+    let out = rxnode(&lab.main, &args, "");
+    expect_exit!(out, 2);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        said.contains(&format!(
+            "--plot: {} already exists; choose another name, or --force to overwrite it",
+            mine.display()
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&mine).unwrap(), b"my own picture");
+    assert_eq!(std::fs::read_dir(&plots).unwrap().count(), 1);
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let out = rxnode(&lab.main, &forced, "");
+    expect_exit!(out, 0);
+    assert_eq!(&std::fs::read(&mine).unwrap()[..4], b"\x89PNG");
+
+    let site = lab.root.path().join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let index = site.join("index.html");
+    std::fs::write(&index, "my own page").unwrap();
+    let args = ["results", "report", "--html", site.to_str().unwrap()];
+    let out = rxnode(&lab.main, &args, "");
+    expect_exit!(out, 2);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        said.contains(&format!(
+            "--html: {} already exists; choose another name, or --force to overwrite it",
+            index.display()
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&index).unwrap(), b"my own page");
+    assert_eq!(std::fs::read_dir(&site).unwrap().count(), 1);
+    // A fresh folder is written; the same report again is refused; forced, replaced.
+    let fresh = lab.root.path().join("fresh");
+    let args = ["results", "report", "--html", fresh.to_str().unwrap()];
+    expect_exit!(rxnode(&lab.main, &args, ""), 0);
+    let out = rxnode(&lab.main, &args, "");
+    expect_exit!(out, 2);
+    assert!(
+        show(&out).contains("index.html already exists"),
+        "{}",
+        show(&out)
+    );
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    expect_exit!(rxnode(&lab.main, &forced, ""), 0);
+}
+
+/// `validate-result` of a device or a FIFO is refused as not a regular file,
+/// at once and without reading it (it used to read /dev/zero into memory
+/// until stopped); `validate --policy` of one likewise.
+#[cfg(unix)]
+#[test]
+fn validate_result_refuses_a_device_and_a_fifo_without_reading_them() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("result.fifo");
+    let mk = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(mk.success());
+    for target in [Path::new("/dev/zero"), fifo.as_path()] {
+        let t = target.to_str().unwrap();
+        let out = rxnode_within(d.path(), &["validate-result", t], Duration::from_secs(30));
+        expect_exit!(out, 2);
+        assert!(
+            show(&out).contains(&format!(
+                "{t}: not a regular file; a result is a file of at most 16777216 bytes"
+            )),
+            "{}",
+            show(&out)
+        );
+        let task = d.path().join("task.md");
+        std::fs::write(&task, "TASK_ID = X\n").unwrap();
+        let out = rxnode_within(
+            d.path(),
+            &["validate", task.to_str().unwrap(), "--policy", t],
+            Duration::from_secs(30),
+        );
+        expect_exit!(out, 2);
+        assert!(
+            show(&out).contains(&format!("policy {t}: not a regular file of at most 1 MiB")),
+            "{}",
+            show(&out)
+        );
+    }
+}
+
+/// A local origin that is gone (a moved share) is named as such by `results`,
+/// `results nodes` and `results report`, as `watch` names it, never as
+/// libgit2's "unsupported URL protocol".
+#[test]
+fn a_missing_local_origin_is_named_by_every_command_that_fetches() {
+    let lab = Lab::new();
+    let moved = lab.root.path().join("moved.git");
+    std::fs::rename(&lab.origin, &moved).unwrap();
+    let site = lab.root.path().join("site");
+    let want = format!("the remote's path {} does not exist", lab.origin.display());
+    for args in [
+        vec!["results"],
+        vec!["results", "nodes"],
+        vec!["results", "report", "--html", site.to_str().unwrap()],
+    ] {
+        let out = rxnode(&lab.main, &args, "");
+        expect_exit!(out, 1, "{args:?}");
+        let said = show(&out);
+        assert!(said.contains(&want), "{args:?}: {said}");
+        assert!(
+            !said.contains("unsupported URL protocol"),
+            "{args:?}: {said}"
+        );
+    }
+}
