@@ -9,12 +9,15 @@
 # stops, as a node that has run for a long time has. IDLE_S=S then also leaves a watcher
 # polling (--interval 0.25) for S seconds: per idle poll = (its CPU − the median start-up
 # and poll above) / (polls − 1), the polls counted from its -v log.
-# LEDGERS="0 1000 10000" (with IDLE_S) then measures, for each N, a named node (`node set-name`,
-# which makes its key, as any node that approved a task has) whose ledger is padded to N lines:
-# the median of 5 `watch --once` and the CPU per idle poll of a watcher left running, each
-# binary on a fresh clone of its own.
+# LEDGERS="0 1000 10000" then measures, for each N, a named node (`node set-name`, which makes
+# its key, as any node that approved a task has) whose ledger is padded to N lines: the median
+# of REPS `watch --once` (user + system CPU) and of REPS `git fetch` of the same branch on the
+# same clone, interleaved, and with IDLE_S the CPU per idle poll of a watcher left running; each
+# binary on a fresh clone of its own. GAP_S=S waits S seconds before each `watch --once` there,
+# as a timer starting it would (default 0: back to back, so each start finds the ledger written
+# a moment ago; docs/safety.md#the-ledger-checkpoint).
 # See docs/benchmarks.md#watcher-idle-and-poll-cost.
-# usage: [LEDGER=N] [IDLE_S=S] [LEDGERS="N1 N2 …"] scripts/bench-poll.sh [REPS] [RXNODE] [BASELINE]
+# usage: [LEDGER=N] [IDLE_S=S] [LEDGERS="N1 N2 …"] [GAP_S=S] scripts/bench-poll.sh [REPS] [RXNODE] [BASELINE]
 #        (REPS defaults to 15; RXNODE to target/release/rxnode)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -120,17 +123,23 @@ if [ -n "${IDLE_S:-}" ]; then
   idle "$BIN" "$WORK/rx" "rxnode idle watcher" "$WORK/watch"
   [ -z "$BASE" ] || idle "$BASE" "$WORK/rx-base" "baseline idle watcher" "$WORK/watch-base"
 fi
-if [ -n "${LEDGERS:-}" ] && [ -n "${IDLE_S:-}" ]; then
+if [ -n "${LEDGERS:-}" ]; then
   by_ledger() { # by_ledger BIN LABEL N: a named node with an N-line ledger, idle
     local rx="$WORK/by-$2-$3"
     G clone -q -b "$BR" "$WORK/origin.git" "$rx"
     "$1" --repo "$rx" node set-name BENCH-RX </dev/null >/dev/null 2>&1
     "$1" --repo "$rx" watch --once </dev/null >/dev/null 2>&1
     pad_ledger "$rx" "$3"
-    : >"$rx.once"
-    for _ in 1 2 3 4 5; do cpu_ms "$1" --repo "$rx" watch --once >>"$rx.once"; done
+    "$1" --repo "$rx" watch --once </dev/null >/dev/null 2>&1   # the padded ledger read once
+    : >"$rx.once"; : >"$rx.git"
+    for _ in $(seq "$REPS"); do
+      [ "${GAP_S:-0}" = 0 ] || sleep "$GAP_S"
+      cpu_ms "$1" --repo "$rx" watch --once >>"$rx.once"
+      cpu_ms git -C "$rx" fetch -q origin "$BR" >>"$rx.git"
+    done
     stats "$rx.once" "$2 watch --once, ledger $3"
-    idle "$1" "$rx" "$2 idle watcher, ledger $3" "$rx.once"
+    stats "$rx.git" "git fetch (same clone), ledger $3"
+    [ -z "${IDLE_S:-}" ] || idle "$1" "$rx" "$2 idle watcher, ledger $3" "$rx.once"
     echo "#   ledger at the end: $(wc -l <"$rx/.local/rx_agent_ledger.jsonl") lines, load $(cut -d' ' -f1-3 /proc/loadavg)"
   }
   for n in $LEDGERS; do

@@ -46,8 +46,8 @@ pub struct Interrupted {
     pub found_by: String,
 }
 
-/// One unfinished run.
-#[derive(Debug, Clone)]
+/// One unfinished run (also kept in the ledger checkpoint, `crate::store::checkpoint`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Unfinished {
     /// The task.
     pub(crate) task_id: String,
@@ -64,49 +64,63 @@ pub(crate) struct Unfinished {
 }
 
 /// The runs the ledger shows started and not closed, unless an `rxnode run`
-/// still holds this checkout's run lock (it may be the one running).
+/// still holds this checkout's run lock (it may be the one running). Read
+/// through the ledger checkpoint when this node has a key (only the lines
+/// added since are parsed); the answer is the whole `.local/` ledger's either way.
 pub(crate) fn unfinished(paths: &Paths) -> Result<Vec<Unfinished>> {
     if crate::store::lock::run_holder(paths).is_some_and(|h| crate::store::lock::holder_alive(&h)) {
         return Ok(Vec::new());
     }
+    let k = crate::store::evidence::checking_key(paths)?;
+    if let Some(Some(_)) = &k {
+        return Ok(crate::store::checkpoint::read(paths, &k)?.local.open_runs);
+    }
     let mut open: Vec<Unfinished> = Vec::new();
     for e in ledger::read_all(paths)? {
-        let (Some(ev), Some(id)) = (e.event.as_deref(), e.task_id.clone()) else {
-            continue;
-        };
-        let at = e.at.clone().unwrap_or_default();
-        match ev {
-            "run_started" => {
-                open.retain(|u| u.task_id != id);
-                open.push(Unfinished {
-                    task_id: id,
-                    sha: e.task_sha256.clone(),
-                    commit: e.commit.clone(),
-                    started_at: at.clone(),
-                    keyed_at: None,
-                    guard_exit: None,
-                    last_at: at,
-                });
-            }
-            TX_KEYED => {
-                if let Some(u) = open.iter_mut().find(|u| u.task_id == id) {
-                    u.keyed_at = e.detail_str("keyed_at").map(str::to_owned);
-                    u.last_at = at;
-                }
-            }
-            TX_GUARD_EXIT => {
-                if let Some(u) = open.iter_mut().find(|u| u.task_id == id) {
-                    u.guard_exit = e.detail_str("exit").map(str::to_owned);
-                    u.last_at = at;
-                }
-            }
-            "run_finished" | RUN_ENDED_BEFORE_RADIO | RUN_INTERRUPTED => {
-                open.retain(|u| u.task_id != id);
-            }
-            _ => {}
-        }
+        apply(&mut open, &e);
     }
     Ok(open)
+}
+
+/// The run journal after one more ledger line `e`: a `run_started` opens its
+/// task's run (replacing an earlier open one), `tx_keyed` and `tx_guard_exit`
+/// add to it, and `run_finished`, `run_ended_before_radio` or
+/// `run_interrupted` close it.
+pub(crate) fn apply(open: &mut Vec<Unfinished>, e: &ledger::Line) {
+    let (Some(ev), Some(id)) = (e.event.as_deref(), e.task_id.clone()) else {
+        return;
+    };
+    let at = e.at.clone().unwrap_or_default();
+    match ev {
+        "run_started" => {
+            open.retain(|u| u.task_id != id);
+            open.push(Unfinished {
+                task_id: id,
+                sha: e.task_sha256.clone(),
+                commit: e.commit.clone(),
+                started_at: at.clone(),
+                keyed_at: None,
+                guard_exit: None,
+                last_at: at,
+            });
+        }
+        TX_KEYED => {
+            if let Some(u) = open.iter_mut().find(|u| u.task_id == id) {
+                u.keyed_at = e.detail_str("keyed_at").map(str::to_owned);
+                u.last_at = at;
+            }
+        }
+        TX_GUARD_EXIT => {
+            if let Some(u) = open.iter_mut().find(|u| u.task_id == id) {
+                u.guard_exit = e.detail_str("exit").map(str::to_owned);
+                u.last_at = at;
+            }
+        }
+        "run_finished" | RUN_ENDED_BEFORE_RADIO | RUN_INTERRUPTED => {
+            open.retain(|u| u.task_id != id);
+        }
+        _ => {}
+    }
 }
 
 /// One line for a person about an unfinished run.

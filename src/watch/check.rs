@@ -10,7 +10,7 @@ use git2::Oid;
 use rxnode_interlock::{lenient_task_id, sha256_hex, Issue, ValidTask};
 
 impl Flow<'_> {
-    pub(super) fn record_poll(&self, result: &str, ok: bool) -> Result<()> {
+    pub(super) fn record_poll(&mut self, result: &str, ok: bool) -> Result<()> {
         state::update(&self.paths, |s| {
             s.last_poll = Some(PollRecord {
                 at: now_iso(),
@@ -18,7 +18,9 @@ impl Flow<'_> {
                 ok,
             });
             Ok(())
-        })
+        })?;
+        self.polled = Some(result.to_owned());
+        Ok(())
     }
 
     /// Reject a task blob that was never read (too large, not a regular file),

@@ -126,6 +126,8 @@ pub(crate) struct Flow<'a> {
     pub(crate) no_prompt: bool,
     /// Where and how the flow speaks: text, or JSON Lines under `--json`.
     pub(crate) shell: Shell,
+    /// What this flow last recorded as the poll's result (`last_poll` in state).
+    pub(crate) polled: Option<String>,
 }
 
 impl<'a> Flow<'a> {
@@ -167,6 +169,7 @@ impl<'a> Flow<'a> {
             dry_run: repo.is_none(),
             no_prompt: false,
             shell: Shell::default(),
+            polled: None,
         }
     }
 }
@@ -298,8 +301,9 @@ pub fn cmd_watch(ctx: &Ctx, args: &WatchOptions) -> Result<Outcome> {
     let paths = ctx.paths();
     let repo = ops::open(&ctx.repo)?;
     ops::ensure_local_excluded(&repo)?;
-    crate::store::trust::verify(&paths)?; // nothing trusted that Git could supply
-    state::load(&paths)?; // a corrupt state stops here, kept aside
+    // Nothing trusted that Git could supply: loading the state checks the
+    // whole trust root first (`trust::prepare`); a corrupt state stops here, kept aside.
+    state::load(&paths)?;
     crate::result::finish_and_say(&paths, &ctx.source.branch, "watch");
     // Status publication (docs/protocol.md#node-status): asked for but impossible
     // is refused before anything starts; an unreadable policy publishes nothing.

@@ -42,8 +42,9 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
             Ok(end) => {
                 failures = 0;
                 if args.once {
-                    if let Some(p) = state::load(&flow.paths)?.last_poll {
-                        flow.say(format!("poll: {}", p.result));
+                    // What the poll recorded in state (no second read of it).
+                    if let Some(p) = flow.polled.take() {
+                        flow.say(format!("poll: {p}"));
                     }
                 }
                 if end || args.once {
@@ -214,7 +215,7 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: history::Bounds) -> Res
 
 /// The `.local/STOP` hold: `true` while it holds (said once, recorded each
 /// poll); its release is said once.
-fn held(flow: &Flow<'_>, held_said: &mut bool) -> Result<bool> {
+fn held(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
     if flow.paths.stop().exists() {
         if !*held_said {
             *held_said = true;

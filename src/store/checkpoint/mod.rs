@@ -5,8 +5,9 @@
 //! For each ledger (the `.local/` one and its mirror in the Git directory) the
 //! checkpoint records the length of the prefix it has read (whole lines), the
 //! SHA-256 of that prefix, how many entries it holds and what they say: the
-//! task IDs with an `approved` line signed by this node and those with a
-//! finished run. It lives beside the mirror (`<git dir>/rxnode/ledger-checkpoint.json`,
+//! task IDs with an `approved` line signed by this node, those with a
+//! finished run, and the run journal's runs started and not closed
+//! (`crate::store::journal`). It lives beside the mirror (`<git dir>/rxnode/ledger-checkpoint.json`,
 //! which no `git pull` or `checkout` writes) and is sealed with the node key
 //! (`rxnode_interlock::file_mac`, kind [`KIND`]), so only a node with a key
 //! keeps one.
@@ -22,6 +23,7 @@
 //! are [`SETTLED`] in the past, so a write in the same clock tick as the one
 //! recorded cannot go unseen. Elsewhere the prefix is hashed on every read.
 use crate::store::evidence::line_approval;
+use crate::store::journal::{self, Unfinished};
 use crate::store::key::{self, NodeKey};
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
@@ -33,8 +35,8 @@ use std::path::{Path, PathBuf};
 
 /// The role bound into the checkpoint's MAC.
 const KIND: &str = "ledger-checkpoint";
-/// The format written; any other is ignored.
-const VERSION: u32 = 1;
+/// The format written; any other is ignored (version 1 had no run journal).
+const VERSION: u32 = 2;
 /// The largest checkpoint read (a bigger one is ignored).
 const MAX_BYTES: u64 = 64 << 20;
 /// How far in the past a ledger's last change must lie before its file times
@@ -50,13 +52,27 @@ pub(crate) struct Said {
     pub(crate) approved: BTreeSet<String>,
     /// Tasks with `run_finished`, `marked_completed` or `run_interrupted`.
     pub(crate) finished: BTreeSet<String>,
+    /// The run journal: runs started and not closed, in the order they started.
+    pub(crate) open_runs: Vec<Unfinished>,
 }
 
-impl Said {
-    fn extend(&mut self, other: &Said) {
-        self.entries += other.entries;
-        self.approved.extend(other.approved.iter().cloned());
-        self.finished.extend(other.finished.iter().cloned());
+/// What both ledger files say: the `.local/` one and its mirror (none outside a checkout).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Ledgers {
+    /// The `.local/` ledger.
+    pub(crate) local: Said,
+    /// The mirror in the Git directory.
+    pub(crate) mirror: Option<Said>,
+}
+
+impl Ledgers {
+    /// The ledger as evidence ([`crate::store::ledger::read_evidence`]'s
+    /// choice): the mirror when it holds more entries than the `.local/` one.
+    pub(crate) fn evidence(self) -> Said {
+        match self.mirror {
+            Some(mirror) if mirror.entries > self.local.entries => mirror,
+            _ => self.local,
+        }
     }
 }
 
@@ -101,6 +117,12 @@ struct Checkpoint {
 /// counts; `Some(None)`: no key, so none does). Uses and renews the checkpoint
 /// when this node has a key; the answer is the same either way.
 pub(crate) fn evidence(paths: &Paths, k: &Option<Option<NodeKey>>) -> Result<Said> {
+    read(paths, k).map(Ledgers::evidence)
+}
+
+/// What each ledger file says under `k` ([`evidence`]'s keys), through the
+/// checkpoint when this node has a key; the answer is the whole files' either way.
+pub(crate) fn read(paths: &Paths, k: &Option<Option<NodeKey>>) -> Result<Ledgers> {
     let key = match k {
         Some(Some(key)) => Some(key),
         _ => None,
@@ -118,10 +140,8 @@ pub(crate) fn evidence(paths: &Paths, k: &Option<Option<NodeKey>>) -> Result<Sai
         let prior = before
             .as_ref()
             .and_then(|c| c.marks.iter().find(|m| &m.path == f));
-        let Scan { mark, tail, read } = scan(f, prior, k)?;
+        let Scan { mark, total, read } = scan(f, prior, k)?;
         tracing::trace!("ledger {}: {read} byte(s) read", f.display());
-        let mut total = mark.said.clone();
-        total.extend(&tail);
         totals.push(total);
         marks.push(mark);
     }
@@ -137,10 +157,9 @@ pub(crate) fn evidence(paths: &Paths, k: &Option<Option<NodeKey>>) -> Result<Sai
         }
     }
     let mut totals = totals.into_iter();
-    let local = totals.next().unwrap_or_default();
-    Ok(match totals.next() {
-        Some(mirror) if mirror.entries > local.entries => mirror,
-        _ => local,
+    Ok(Ledgers {
+        local: totals.next().unwrap_or_default(),
+        mirror: totals.next(),
     })
 }
 
@@ -196,8 +215,9 @@ fn save(p: &Path, key: &NodeKey, c: &Checkpoint) -> Result<()> {
 struct Scan {
     /// The new mark (whole lines).
     mark: Mark,
-    /// What the last, unterminated line says (not recorded).
-    tail: Said,
+    /// What the whole file says: the mark's lines and the last, unterminated
+    /// one (not recorded in the mark).
+    total: Said,
     /// Bytes read from the file.
     read: usize,
 }
@@ -211,7 +231,7 @@ fn scan(p: &Path, prior: Option<&Mark>, k: &Option<Option<NodeKey>>) -> Result<S
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Scan {
                 mark: Mark::empty(p),
-                tail: Said::default(),
+                total: Said::default(),
                 read: 0,
             })
         }
@@ -224,52 +244,74 @@ fn scan(p: &Path, prior: Option<&Mark>, k: &Option<Option<NodeKey>>) -> Result<S
         f.seek(SeekFrom::Start(m.len))
             .and_then(|_| f.read_to_end(&mut tail))
             .with_context(read_err)?;
+        let mut total = m.said.clone();
+        read_lines(p, &tail, m.lines, k, &mut total);
         return Ok(Scan {
             mark: m.clone(),
-            tail: read_lines(p, &tail, m.lines, k),
+            total,
             read: tail.len(),
         });
     }
+    // The recorded prefix is hashed once, in blocks, without being kept: the
+    // same hash state goes on over the lines after it.
+    let (hash, start, prefix) = match prior.and_then(|m| hash_prefix(&mut f, m).transpose()) {
+        Some(Ok((h, m))) => (h, m.clone(), m.len),
+        Some(Err(e)) => return Err(e).with_context(read_err),
+        None => {
+            f.seek(SeekFrom::Start(0)).with_context(read_err)?;
+            (Sha256::new(), Mark::empty(p), 0)
+        }
+    };
+    let mut hash = hash;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).with_context(read_err)?;
     let after = times(&f.metadata().with_context(read_err)?);
     let cut = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let mut hash = Sha256::new();
-    let mut start = Mark::empty(p);
-    if let Some(m) = prior {
-        let kept = usize::try_from(m.len)
-            .ok()
-            .and_then(|n| bytes.get(..n))
-            .filter(|b| {
-                let mut h = hash.clone();
-                h.update(b);
-                hex::encode(h.finalize()) == m.sha256
-            });
-        if let Some(b) = kept {
-            hash.update(b);
-            start = m.clone();
-        }
-    }
-    let from = usize::try_from(start.len).unwrap_or(usize::MAX).min(cut);
-    let new = &bytes[from..cut];
+    let new = &bytes[..cut];
     hash.update(new);
     let mut said = start.said;
-    said.extend(&read_lines(p, new, start.lines, k));
+    read_lines(p, new, start.lines, k, &mut said);
     let lines = start.lines + new.iter().filter(|&&b| b == b'\n').count();
-    let tail = read_lines(p, &bytes[cut..], lines, k);
+    let mut total = said.clone();
+    read_lines(p, &bytes[cut..], lines, k, &mut total);
     let settled = before.is_some() && before == after && after.as_ref().is_some_and(is_settled);
     Ok(Scan {
         mark: Mark {
             path: p.to_path_buf(),
-            len: cut as u64,
+            len: prefix + cut as u64,
             lines,
             sha256: hex::encode(hash.finalize()),
             times: if settled { after } else { None },
             said,
         },
-        tail,
-        read: bytes.len(),
+        total,
+        read: usize::try_from(prefix).unwrap_or(usize::MAX) + bytes.len(),
     })
+}
+
+/// Hash the first `m.len` bytes of `f` (read from its start, in blocks): the
+/// hash state when they hash to `m.sha256`, with `f` right after them; `None`
+/// when they do not, or the file is shorter.
+fn hash_prefix<'m>(
+    f: &mut std::fs::File,
+    m: &'m Mark,
+) -> std::io::Result<Option<(Sha256, &'m Mark)>> {
+    let mut h = Sha256::new();
+    let mut left = m.len;
+    let mut block = vec![0u8; 64 << 10];
+    while left > 0 {
+        let want = usize::try_from(left).map_or(block.len(), |l| l.min(block.len()));
+        let n = match f.read(&mut block[..want]) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => r?,
+        };
+        if n == 0 {
+            return Ok(None);
+        }
+        h.update(&block[..n]);
+        left -= n as u64;
+    }
+    Ok((hex::encode(h.clone().finalize()) == m.sha256).then_some((h, m)))
 }
 
 impl Mark {
@@ -285,12 +327,12 @@ impl Mark {
     }
 }
 
-/// What the ledger lines in `bytes` say; `first` is the number of lines before
-/// them (for the message about a line that is not JSON).
-fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>) -> Said {
-    let mut said = Said::default();
+/// Add what the ledger lines in `bytes` say to `said` (what the lines before
+/// them say); `first` is the number of lines before them (for the message
+/// about a line that is not JSON).
+fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>, said: &mut Said) {
     if bytes.is_empty() {
-        return said;
+        return;
     }
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.trim_ascii().is_empty() {
@@ -308,6 +350,7 @@ fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>)
             }
         };
         said.entries += 1;
+        journal::apply(&mut said.open_runs, &e);
         let Some(id) = e.task_id.as_deref() else {
             continue;
         };
@@ -322,13 +365,12 @@ fn read_lines(p: &Path, bytes: &[u8], first: usize, k: &Option<Option<NodeKey>>)
                     said.approved.insert(id.to_owned());
                 }
             }
-            "run_finished" | "marked_completed" | crate::store::journal::RUN_INTERRUPTED => {
+            "run_finished" | "marked_completed" | journal::RUN_INTERRUPTED => {
                 said.finished.insert(id.to_owned());
             }
             _ => {}
         }
     }
-    said
 }
 
 #[cfg(unix)]

@@ -84,13 +84,31 @@ fn whole(paths: &Paths) -> Said {
     said
 }
 
-/// The checkpoint's answer, checked against the whole ledger's.
+/// The run journal of the whole `.local/` ledger, as it was read before the
+/// checkpoint kept it: every line, in order.
+fn whole_journal(paths: &Paths) -> Vec<crate::store::journal::Unfinished> {
+    let mut open = Vec::new();
+    for e in ledger::read_all(paths).unwrap() {
+        crate::store::journal::apply(&mut open, &e);
+    }
+    open
+}
+
+/// The checkpoint's answer, checked against the whole ledger's (the run
+/// journal included).
 fn same(paths: &Paths, what: &str) -> Said {
     let k = checking_key(paths).unwrap();
     let said = evidence(paths, &k).unwrap();
     let w = whole(paths);
     assert_eq!(said.approved, w.approved, "{what}");
     assert_eq!(said.finished, w.finished, "{what}");
+    let local = read(paths, &k).unwrap().local.open_runs;
+    assert_eq!(local, whole_journal(paths), "{what}: run journal");
+    assert_eq!(
+        crate::store::journal::unfinished(paths).unwrap(),
+        local,
+        "{what}: journal::unfinished"
+    );
     said
 }
 
@@ -362,4 +380,93 @@ fn a_forged_checkpoint_is_refused() {
         .marks
         .iter()
         .all(|m| m.said.finished.contains("A")));
+}
+
+/// The run journal through the checkpoint is the whole ledger's after every
+/// change: runs started, keyed, their guard's exit, closed, started again; an
+/// unterminated last line; the recorded prefix settled; an edit in place that
+/// closes a run, one that reopens it; a replaced ledger.
+#[test]
+fn the_run_journal_through_the_checkpoint_is_the_whole_ledgers() {
+    let (_d, paths) = checkout();
+    let ids = |paths: &Paths| -> Vec<String> {
+        crate::store::journal::unfinished(paths)
+            .unwrap()
+            .into_iter()
+            .map(|u| u.task_id)
+            .collect()
+    };
+    same(&paths, "no ledger yet");
+    event(&paths, Event::RunStarted { steps: 2 }, "A");
+    event(&paths, Event::RunStarted { steps: 1 }, "B");
+    event(
+        &paths,
+        Event::TxKeyed {
+            keyed_at: "2026-12-01T00:00:01+00:00".into(),
+            step: 1,
+        },
+        "A",
+    );
+    same(&paths, "two open, one keyed");
+    assert_eq!(ids(&paths), ["A", "B"]);
+    event(&paths, finished(), "B");
+    event(
+        &paths,
+        Event::TxGuardExit {
+            exit: "exit status 0".into(),
+            step: 1,
+        },
+        "A",
+    );
+    same(&paths, "one closed");
+    let open = crate::store::journal::unfinished(&paths).unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(
+        open[0].keyed_at.as_deref(),
+        Some("2026-12-01T00:00:01+00:00")
+    );
+    assert_eq!(open[0].guard_exit.as_deref(), Some("exit status 0"));
+    // Settled: read from the recorded times, then one line more.
+    std::thread::sleep(SETTLED + std::time::Duration::from_millis(200));
+    same(&paths, "settled");
+    assert!(stored(&paths).marks.iter().all(|m| m.times.is_some()));
+    event(&paths, Event::RunStarted { steps: 3 }, "B");
+    same(&paths, "started again after settling");
+    assert_eq!(ids(&paths), ["A", "B"]);
+    // An unterminated last line that closes A counts, and is not recorded.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(paths.ledger())
+        .unwrap();
+    f.write_all(b"{\"at\":\"x\",\"event\":\"run_finished\",\"task_id\":\"A\"}")
+        .unwrap();
+    drop(f);
+    same(&paths, "torn last line");
+    assert_eq!(ids(&paths), ["B"]);
+    assert!(stored(&paths)
+        .marks
+        .iter()
+        .any(|m| m.said.open_runs.iter().any(|u| u.task_id == "A")));
+    ledger::append(&paths, &Entry::new(Event::Detected)).unwrap();
+    // An edit in place of a recorded line: B's restart no longer is one.
+    let bytes = std::fs::read(paths.ledger()).unwrap();
+    let restart = b"\"run_started\",\"task_id\":\"B\"";
+    let at = bytes
+        .windows(restart.len())
+        .rposition(|w| w == restart)
+        .unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(paths.ledger())
+        .unwrap();
+    f.seek(SeekFrom::Start(at as u64 + 11)).unwrap();
+    f.write_all(b"x").unwrap();
+    drop(f);
+    same(&paths, "restart edited away");
+    assert!(ids(&paths).is_empty());
+    // Replaced by a ledger with one run open.
+    std::fs::write(paths.ledger(), b"").unwrap();
+    event(&paths, Event::RunStarted { steps: 1 }, "C");
+    same(&paths, "replaced");
+    assert_eq!(ids(&paths), ["C"]);
 }
