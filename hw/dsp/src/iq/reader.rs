@@ -119,7 +119,11 @@ struct DatasetHash {
 }
 
 impl Chunks {
-    fn new(mut file: File, ranges: Vec<(u64, u64)>, hash: Option<DatasetHash>) -> std::io::Result<Self> {
+    fn new(
+        mut file: File,
+        ranges: Vec<(u64, u64)>,
+        hash: Option<DatasetHash>,
+    ) -> std::io::Result<Self> {
         let (first, left) = ranges.first().copied().unwrap_or((0, 0));
         // Hashed from the dataset's first byte: what lies before the samples too.
         file.seek(SeekFrom::Start(hash.as_ref().map_or(first, |h| h.next)))?;

@@ -133,7 +133,10 @@ pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         bad(
             meta_path,
-            format!("invalid SigMF meta JSON: {e}{}", json_error_context(text, &e)),
+            format!(
+                "invalid SigMF meta JSON: {e}{}",
+                json_error_context(text, &e)
+            ),
         )
     })?;
     // serde keeps the last of two equal keys: a meta naming one twice is ambiguous
@@ -364,7 +367,11 @@ fn json_error_context(text: &str, e: &serde_json::Error) -> String {
         .and_then(|b| b.strip_suffix('"'))
         .and_then(|b| b.rfind('"').map(|q| &b[q + 1..]));
     let shown: String = after.chars().take(24).collect();
-    let more = if after.chars().count() > 24 { "…" } else { "" };
+    let more = if after.chars().count() > 24 {
+        "…"
+    } else {
+        ""
+    };
     let what = match key {
         Some(k) => format!("the value of \"{}\"", rxnode_interlock::escaped(k)),
         None => "the text".to_owned(),
