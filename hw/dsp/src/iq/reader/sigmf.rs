@@ -521,4 +521,48 @@ mod tests {
             .collect();
         assert_eq!(got, [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]);
     }
+
+    /// `core:sha512` is checked over the whole dataset file, header and trailing bytes
+    /// included (as SigMF defines it): the file's own hash reads, the hash of the
+    /// samples alone or of a changed byte in a header is refused naming both hashes.
+    #[test]
+    fn sha512_covers_the_whole_dataset() {
+        use sha2::{Digest, Sha512};
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = vec![0xEEu8; 3];
+        data.extend([1, 2, 3, 4]);
+        data.extend([0xEE; 5]);
+        data.extend([5, 6]);
+        data.extend([0xEE; 7]);
+        std::fs::write(dir.path().join("x.dat"), &data).unwrap();
+        let read_all = |sha: &str| {
+            let meta = serde_json::json!({
+                "global": {"core:datatype": "ci8", "core:dataset": "x.dat",
+                           "core:trailing_bytes": 7, "core:sha512": sha},
+                "captures": [{"core:sample_start": 0, "core:header_bytes": 3},
+                             {"core:sample_start": 2, "core:header_bytes": 5}]});
+            let p = dir.path().join("x.sigmf-meta");
+            std::fs::write(&p, meta.to_string()).unwrap();
+            let mut r = IqReader::open(&p, None).map_err(|e| e.to_string())?;
+            let mut out = vec![Complex::new(0.0f32, 0.0); 2];
+            let mut n = 0;
+            loop {
+                match r.read(&mut out).map_err(|e| e.to_string())? {
+                    0 => return Ok(n),
+                    k => n += k,
+                }
+            }
+        };
+        let whole = hex::encode(Sha512::digest(&data)).to_ascii_uppercase();
+        assert_eq!(read_all(&whole), Ok(3));
+        let samples = hex::encode(Sha512::digest([1u8, 2, 3, 4, 5, 6]));
+        let e = read_all(&samples).unwrap_err();
+        assert!(e.contains("core:sha512 does not match the dataset"), "{e}");
+        assert!(e.contains(&samples) && e.contains(&whole.to_ascii_lowercase()), "{e}");
+        data[0] = 9;
+        std::fs::write(dir.path().join("x.dat"), &data).unwrap();
+        assert!(read_all(&whole).is_err());
+        let e = read_all("abc").unwrap_err();
+        assert!(e.contains("core:sha512 \"abc\" is not a SHA-512"), "{e}");
+    }
 }
