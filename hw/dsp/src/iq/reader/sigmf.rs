@@ -535,7 +535,7 @@ mod tests {
         data.extend([5, 6]);
         data.extend([0xEE; 7]);
         std::fs::write(dir.path().join("x.dat"), &data).unwrap();
-        let read_all = |sha: &str| {
+        let read_all = |sha: &str| -> Result<usize, String> {
             let meta = serde_json::json!({
                 "global": {"core:datatype": "ci8", "core:dataset": "x.dat",
                            "core:trailing_bytes": 7, "core:sha512": sha},
@@ -558,7 +558,10 @@ mod tests {
         let samples = hex::encode(Sha512::digest([1u8, 2, 3, 4, 5, 6]));
         let e = read_all(&samples).unwrap_err();
         assert!(e.contains("core:sha512 does not match the dataset"), "{e}");
-        assert!(e.contains(&samples) && e.contains(&whole.to_ascii_lowercase()), "{e}");
+        assert!(
+            e.contains(&samples) && e.contains(&whole.to_ascii_lowercase()),
+            "{e}"
+        );
         data[0] = 9;
         std::fs::write(dir.path().join("x.dat"), &data).unwrap();
         assert!(read_all(&whole).is_err());
