@@ -101,7 +101,7 @@ struct Chunks {
     at: usize,
     left: u64,
     /// The dataset's SHA-512, checked as it is read (SigMF `core:sha512`).
-    hash: Option<DatasetHash>,
+    hash: Option<Box<DatasetHash>>,
 }
 
 /// A dataset's SHA-512 as its meta states it, and the hash of what was read so far:
@@ -122,7 +122,7 @@ impl Chunks {
     fn new(
         mut file: File,
         ranges: Vec<(u64, u64)>,
-        hash: Option<DatasetHash>,
+        hash: Option<Box<DatasetHash>>,
     ) -> std::io::Result<Self> {
         let (first, left) = ranges.first().copied().unwrap_or((0, 0));
         // Hashed from the dataset's first byte: what lies before the samples too.
@@ -320,7 +320,7 @@ impl IqReader {
     fn open_ranges(
         data: DataRange,
         ranges: Vec<(u64, u64)>,
-        hash: Option<DatasetHash>,
+        hash: Option<Box<DatasetHash>>,
         datatype: Datatype,
         channels: u32,
         channel: u32,
@@ -487,12 +487,14 @@ impl IqReader {
         }
         let frame = m.datatype.sample_bytes() as u64 * u64::from(m.channels);
         let (ranges, len) = sample_ranges(&meta_path, &m, &data, frame)?;
-        let hash = m.sha512.clone().map(|want| DatasetHash {
-            meta_path: meta_path.clone(),
-            want,
-            hasher: Sha512::new(),
-            next: data.offset,
-            end: data.offset + data.len,
+        let hash = m.sha512.clone().map(|want| {
+            Box::new(DatasetHash {
+                meta_path: meta_path.clone(),
+                want,
+                hasher: Sha512::new(),
+                next: data.offset,
+                end: data.offset + data.len,
+            })
         });
         let data = DataRange { len, ..data };
         let mut r = Self::open_ranges(
