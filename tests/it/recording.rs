@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 mod cs8;
 #[cfg(unix)]
 mod gnuradio;
+mod integrity;
 mod sigmf_shapes;
 
 /// `rxnode --json ARGS…` in `dir` (the simulated radio on), its output.

@@ -5,6 +5,7 @@ use super::{Datatype, IqFormat};
 use crate::error::{Error, Result};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha512};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -83,6 +84,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
 }
 
 /// Where a recording's samples are: a file, or a byte range of an archive.
+#[derive(Clone)]
 struct DataRange {
     path: PathBuf,
     offset: u64,
@@ -98,18 +100,87 @@ struct Chunks {
     /// The range being read and what is left of it.
     at: usize,
     left: u64,
+    /// The dataset's SHA-512, checked as it is read (SigMF `core:sha512`).
+    hash: Option<Box<DatasetHash>>,
+}
+
+/// A dataset's SHA-512 as its meta states it, and the hash of what was read so far:
+/// every byte of the dataset (samples, headers between segments, trailing bytes) in
+/// file order, as SigMF defines `core:sha512` (docs/operator.md#analysing-a-recording).
+struct DatasetHash {
+    /// The meta stating it.
+    meta_path: PathBuf,
+    /// The hash stated, lower-case hex.
+    want: String,
+    hasher: Sha512,
+    /// The next byte to hash (a file offset) and the dataset's end.
+    next: u64,
+    end: u64,
 }
 
 impl Chunks {
-    fn new(mut file: File, ranges: Vec<(u64, u64)>) -> std::io::Result<Self> {
+    fn new(
+        mut file: File,
+        ranges: Vec<(u64, u64)>,
+        hash: Option<Box<DatasetHash>>,
+    ) -> std::io::Result<Self> {
         let (first, left) = ranges.first().copied().unwrap_or((0, 0));
-        file.seek(SeekFrom::Start(first))?;
-        Ok(Self {
+        // Hashed from the dataset's first byte: what lies before the samples too.
+        file.seek(SeekFrom::Start(hash.as_ref().map_or(first, |h| h.next)))?;
+        let mut chunks = Self {
             file,
             ranges,
             at: 0,
             left,
-        })
+            hash,
+        };
+        chunks.hash_up_to(first)?;
+        Ok(chunks)
+    }
+
+    /// Hash the bytes that are no samples up to file offset `to` (the file is at the
+    /// next byte to hash); without a hash, nothing.
+    fn hash_up_to(&mut self, to: u64) -> std::io::Result<()> {
+        let Some(h) = self.hash.as_mut() else {
+            return Ok(());
+        };
+        let mut buf = [0u8; 1 << 14];
+        while h.next < to {
+            let want = (to - h.next).min(buf.len() as u64) as usize;
+            let n = self.file.read(&mut buf[..want])?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            h.hasher.update(&buf[..n]);
+            h.next += n as u64;
+        }
+        Ok(())
+    }
+
+    /// After the last sample: hash the rest of the dataset and compare it with the
+    /// meta's `core:sha512`; a mismatch names both hashes and both files.
+    fn check_hash(&mut self, data_path: &Path) -> Result<()> {
+        let Some(end) = self.hash.as_ref().map(|h| h.end) else {
+            return Ok(());
+        };
+        self.hash_up_to(end).map_err(io(data_path))?;
+        let Some(h) = self.hash.take() else {
+            return Ok(());
+        };
+        let got = hex::encode(h.hasher.finalize());
+        if got == h.want {
+            return Ok(());
+        }
+        Err(bad(
+            &h.meta_path,
+            format!(
+                "core:sha512 does not match the dataset {}: the meta says {}, the data \
+                 hashes to {got}: the samples are not the ones recorded (changed, truncated \
+                 or mixed with another file's); nothing is reported from them",
+                data_path.display(),
+                h.want
+            ),
+        ))
     }
 }
 
@@ -120,14 +191,65 @@ impl Read for Chunks {
             let Some(&(offset, len)) = self.ranges.get(self.at) else {
                 return Ok(0);
             };
-            self.file.seek(SeekFrom::Start(offset))?;
+            if self.hash.is_some() {
+                self.hash_up_to(offset)?;
+            } else {
+                self.file.seek(SeekFrom::Start(offset))?;
+            }
             self.left = len;
         }
         let want = (buf.len() as u64).min(self.left) as usize;
         let n = self.file.read(&mut buf[..want])?;
         self.left -= n as u64;
+        if let Some(h) = self.hash.as_mut() {
+            h.hasher.update(&buf[..n]);
+            h.next += n as u64;
+        }
         Ok(n)
     }
+}
+
+/// A file opened for reading samples: a regular file, never a pipe, FIFO or device,
+/// whose length the reader needs before it reads (and which `/dev/zero` never ends).
+fn open_regular(path: &Path) -> Result<(File, u64)> {
+    let file = File::open(path).map_err(io(path))?;
+    let meta = file.metadata().map_err(io(path))?;
+    if meta.is_file() {
+        return Ok((file, meta.len()));
+    }
+    Err(bad(
+        path,
+        format!(
+            "not a regular file: {}; a recording is read from a file whose length is known \
+             before it is read, never from a stream: save the stream to a file first \
+             (e.g. `… > rec.cf32`) and name that file (docs/operator.md#analysing-a-recording)",
+            file_kind(&meta.file_type())
+        ),
+    ))
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    if t.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a pipe or FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    "a pipe, FIFO or device"
 }
 
 impl IqReader {
@@ -143,10 +265,7 @@ impl IqReader {
             None => IqFormat::from_path(path)?,
         };
         if let Some(datatype) = format.datatype() {
-            let len = File::open(path)
-                .and_then(|f| f.metadata())
-                .map_err(io(path))?
-                .len();
+            let (_, len) = open_regular(path)?;
             let data = DataRange {
                 path: path.to_path_buf(),
                 offset: 0,
@@ -192,21 +311,23 @@ impl IqReader {
         format: IqFormat,
     ) -> Result<Self> {
         let whole = vec![(data.offset, data.len)];
-        Self::open_ranges(data, whole, datatype, channels, channel, format)
+        Self::open_ranges(data, whole, None, datatype, channels, channel, format)
     }
 
     /// [`IqReader::open_raw`] over the byte ranges of `data.path` that hold samples
-    /// (`data.len`: their total).
+    /// (`data.len`: their total), checking the dataset's hash when given.
+    #[allow(clippy::too_many_arguments)]
     fn open_ranges(
         data: DataRange,
         ranges: Vec<(u64, u64)>,
+        hash: Option<Box<DatasetHash>>,
         datatype: Datatype,
         channels: u32,
         channel: u32,
         format: IqFormat,
     ) -> Result<Self> {
         let path = &data.path;
-        let file = File::open(path).map_err(io(path))?;
+        let (file, _) = open_regular(path)?;
         if data.len == 0 {
             return Err(bad(path, "empty file (0 bytes)"));
         }
@@ -230,7 +351,7 @@ impl IqReader {
                 ),
             ));
         }
-        let data_chunks = Chunks::new(file, ranges).map_err(io(path))?;
+        let data_chunks = Chunks::new(file, ranges, hash).map_err(io(path))?;
         Ok(Self {
             info: IqInfo {
                 format,
@@ -257,13 +378,24 @@ impl IqReader {
     }
 
     fn open_wav(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(io(path))?;
-        if file.metadata().map_err(io(path))?.len() == 0 {
+        let (file, len) = open_regular(path)?;
+        if len == 0 {
             return Err(bad(path, "empty file (0 bytes)"));
         }
         let r = hound::WavReader::new(BufReader::new(file))
             .map_err(|e| bad(path, format!("not a readable WAV file: {e}")))?;
         let spec = r.spec();
+        let rate = f64::from(spec.sample_rate);
+        let why = match spec.sample_rate {
+            0 => Some("0 S/s is not a rate > 0".to_owned()),
+            _ => rxnode_interlock::Quantity::SampleRate.implausible(rate),
+        };
+        if let Some(why) = why {
+            return Err(bad(
+                path,
+                format!("the WAV header's sample rate (fmt chunk): {why}"),
+            ));
+        }
         if spec.channels != 2 {
             return Err(bad(
                 path,
@@ -299,7 +431,7 @@ impl IqReader {
                 datatype,
                 data_path: path.to_path_buf(),
                 meta_path: None,
-                sample_rate_hz: Some(f64::from(spec.sample_rate)),
+                sample_rate_hz: Some(rate),
                 center_hz: None,
                 samples,
                 num_channels: 1,
@@ -335,10 +467,7 @@ impl IqReader {
                      samples, so there is nothing to analyse",
                 ));
             }
-            let len = File::open(&data_path)
-                .and_then(|f| f.metadata())
-                .map_err(io(&data_path))?
-                .len();
+            let (_, len) = open_regular(&data_path)?;
             let data = DataRange {
                 path: data_path,
                 offset: 0,
@@ -358,10 +487,20 @@ impl IqReader {
         }
         let frame = m.datatype.sample_bytes() as u64 * u64::from(m.channels);
         let (ranges, len) = sample_ranges(&meta_path, &m, &data, frame)?;
+        let hash = m.sha512.clone().map(|want| {
+            Box::new(DatasetHash {
+                meta_path: meta_path.clone(),
+                want,
+                hasher: Sha512::new(),
+                next: data.offset,
+                end: data.offset + data.len,
+            })
+        });
         let data = DataRange { len, ..data };
         let mut r = Self::open_ranges(
             data,
             ranges,
+            hash,
             m.datatype,
             m.channels,
             channel,
@@ -410,6 +549,9 @@ impl IqReader {
                 datatype.decode(bytes, *channels, *channel, out);
                 if datatype.is_float() {
                     check_finite(path, start, out)?;
+                }
+                if start + want as u64 == self.info.samples {
+                    data.check_hash(path)?;
                 }
             }
             Kind::WavF32(r) => {

@@ -5,6 +5,7 @@ use super::{bad, io, DataRange};
 use crate::error::Result;
 use crate::iq::sigmf::{Capture, Lenient, SigmfMeta};
 use crate::iq::Datatype;
+use rxnode_interlock::Quantity;
 use serde::Deserialize;
 use std::fs::File;
 use std::io::Read;
@@ -29,6 +30,8 @@ pub(super) struct SigmfSays {
     pub(super) segments: Vec<(u64, u64)>,
     /// `core:trailing_bytes`: bytes after the samples that are not samples.
     pub(super) trailing_bytes: u64,
+    /// `core:sha512` of the dataset, lower-case hex, when the meta states one.
+    pub(super) sha512: Option<String>,
 }
 
 /// A `.sigmf-meta` file's text, bounded in size.
@@ -50,7 +53,7 @@ pub(super) fn read_meta(meta_path: &Path) -> Result<String> {
 /// A SigMF archive (a tar holding one `.sigmf-meta` and its `.sigmf-data`): the
 /// meta's text and where the data lies inside the archive, read in place.
 pub(super) fn archived(path: &Path) -> Result<(String, DataRange)> {
-    let file = File::open(path).map_err(io(path))?;
+    let (file, _) = super::open_regular(path)?;
     let mut tar = tar::Archive::new(file);
     let not_tar = |e: std::io::Error| bad(path, format!("not a readable SigMF archive (tar): {e}"));
     let mut metas: Vec<(PathBuf, String)> = Vec::new();
@@ -127,8 +130,20 @@ pub(super) fn archived(path: &Path) -> Result<(String, DataRange)> {
 /// different centre frequencies, or a header inside the data
 /// (docs/operator.md#analysing-a-recording). Keys it does not know are left alone.
 pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
-    let v: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| bad(meta_path, format!("invalid SigMF meta JSON: {e}")))?;
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        bad(
+            meta_path,
+            format!(
+                "invalid SigMF meta JSON: {e}{}",
+                json_error_context(text, &e)
+            ),
+        )
+    })?;
+    // serde keeps the last of two equal keys: a meta naming one twice is ambiguous
+    // (another reader may take the first), so it is refused naming the key.
+    if let Some(d) = rxnode_interlock::find_duplicate_key(text) {
+        return Err(bad(meta_path, format!("SigMF meta {d}")));
+    }
     // Every field is lenient: only a document that is no JSON object fails, and it
     // has no "global" either.
     let doc = SigmfMeta::deserialize(&v).unwrap_or_default();
@@ -166,7 +181,10 @@ pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
     // Optional in SigMF: a recording without it needs the rate given.
     let rate = match &global.sample_rate {
         None => None,
-        Some(Lenient::Valid(r)) => Some(r.0),
+        Some(Lenient::Valid(r)) => match Quantity::SampleRate.implausible(r.0) {
+            None => Some(r.0),
+            Some(why) => return Err(bad(meta_path, format!("core:sample_rate: {why}"))),
+        },
         Some(Lenient::Other(r)) => {
             return Err(bad(
                 meta_path,
@@ -263,6 +281,38 @@ pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
         .and_then(Lenient::valid)
         .copied()
         .unwrap_or(false);
+    for (i, c) in segments.iter().enumerate() {
+        let why = match &c.frequency {
+            None => None,
+            Some(Lenient::Valid(f)) if *f > 0.0 => Quantity::Frequency.implausible(*f),
+            Some(f) => Some(format!(
+                "{} is not a frequency in Hz > 0",
+                serde_json::to_value(f).unwrap_or_default()
+            )),
+        };
+        if let Some(why) = why {
+            return Err(bad(
+                meta_path,
+                format!("capture segment {i} has core:frequency: {why}"),
+            ));
+        }
+    }
+    let sha512 = match &global.sha512 {
+        None => None,
+        Some(Lenient::Valid(h)) if h.len() == 128 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Some(h.to_ascii_lowercase())
+        }
+        Some(h) => {
+            let h = serde_json::to_value(h).unwrap_or_default();
+            return Err(bad(
+                meta_path,
+                format!(
+                    "core:sha512 {} is not a SHA-512 (128 hex digits)",
+                    rxnode_interlock::escaped(&h.to_string())
+                ),
+            ));
+        }
+    };
     let freq_of = |c: &Capture| c.frequency.as_ref().and_then(Lenient::valid).copied();
     let center = segments.first().and_then(freq_of);
     if let Some((i, other)) = segments
@@ -294,7 +344,50 @@ pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
         metadata_only,
         segments: starts,
         trailing_bytes,
+        sha512,
     })
+}
+
+/// Where a meta's JSON fails, as a reader can find it: the key whose value it was
+/// reading and the text there (JSON has no NaN or infinity, which some writers put).
+fn json_error_context(text: &str, e: &serde_json::Error) -> String {
+    let Some(line) = text.lines().nth(e.line().saturating_sub(1)) else {
+        return String::new();
+    };
+    // serde_json counts the column in bytes, 1-based, at the offending byte.
+    let mut at = e.column().saturating_sub(1).min(line.len());
+    while !line.is_char_boundary(at) {
+        at -= 1;
+    }
+    let (before, after) = line.split_at(at);
+    let key = before
+        .trim_end()
+        .strip_suffix(':')
+        .map(str::trim_end)
+        .and_then(|b| b.strip_suffix('"'))
+        .and_then(|b| b.rfind('"').map(|q| &b[q + 1..]));
+    let shown: String = after.chars().take(24).collect();
+    let more = if after.chars().count() > 24 {
+        "…"
+    } else {
+        ""
+    };
+    let what = match key {
+        Some(k) => format!("the value of \"{}\"", rxnode_interlock::escaped(k)),
+        None => "the text".to_owned(),
+    };
+    let hint = if ["NaN", "Infinity", "-Infinity", "inf", "-inf", "nan"]
+        .iter()
+        .any(|w| after.starts_with(w))
+    {
+        ": JSON has no NaN or infinity"
+    } else {
+        ""
+    };
+    format!(
+        " ({what} is `{}{more}`{hint})",
+        rxnode_interlock::escaped(&shown)
+    )
 }
 
 /// The byte ranges of `data` that hold samples, and their total: each capture
@@ -427,5 +520,52 @@ mod tests {
             .map(|c| (c.re * 128.0, c.im * 128.0))
             .collect();
         assert_eq!(got, [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]);
+    }
+
+    /// `core:sha512` is checked over the whole dataset file, header and trailing bytes
+    /// included (as SigMF defines it): the file's own hash reads, the hash of the
+    /// samples alone or of a changed byte in a header is refused naming both hashes.
+    #[test]
+    fn sha512_covers_the_whole_dataset() {
+        use sha2::{Digest, Sha512};
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = vec![0xEEu8; 3];
+        data.extend([1, 2, 3, 4]);
+        data.extend([0xEE; 5]);
+        data.extend([5, 6]);
+        data.extend([0xEE; 7]);
+        std::fs::write(dir.path().join("x.dat"), &data).unwrap();
+        let read_all = |sha: &str| -> Result<usize, String> {
+            let meta = serde_json::json!({
+                "global": {"core:datatype": "ci8", "core:dataset": "x.dat",
+                           "core:trailing_bytes": 7, "core:sha512": sha},
+                "captures": [{"core:sample_start": 0, "core:header_bytes": 3},
+                             {"core:sample_start": 2, "core:header_bytes": 5}]});
+            let p = dir.path().join("x.sigmf-meta");
+            std::fs::write(&p, meta.to_string()).unwrap();
+            let mut r = IqReader::open(&p, None).map_err(|e| e.to_string())?;
+            let mut out = vec![Complex::new(0.0f32, 0.0); 2];
+            let mut n = 0;
+            loop {
+                match r.read(&mut out).map_err(|e| e.to_string())? {
+                    0 => return Ok(n),
+                    k => n += k,
+                }
+            }
+        };
+        let whole = hex::encode(Sha512::digest(&data)).to_ascii_uppercase();
+        assert_eq!(read_all(&whole), Ok(3));
+        let samples = hex::encode(Sha512::digest([1u8, 2, 3, 4, 5, 6]));
+        let e = read_all(&samples).unwrap_err();
+        assert!(e.contains("core:sha512 does not match the dataset"), "{e}");
+        assert!(
+            e.contains(&samples) && e.contains(&whole.to_ascii_lowercase()),
+            "{e}"
+        );
+        data[0] = 9;
+        std::fs::write(dir.path().join("x.dat"), &data).unwrap();
+        assert!(read_all(&whole).is_err());
+        let e = read_all("abc").unwrap_err();
+        assert!(e.contains("core:sha512 \"abc\" is not a SHA-512"), "{e}");
     }
 }
