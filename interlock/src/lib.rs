@@ -51,6 +51,7 @@ pub use crate::{
         DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ,
         GSM_FCCH_OFFSET_HZ, MAX_PEAKS_LIMIT, RX_SWEEP_FIELDS,
     },
+    plan::DEFAULT_CAPTURE_FFT_SIZE,
     plan::{
         schema::{plan_schema, policy_schema, task_schema},
         words::{bytes, mhz, radio_settings_text},

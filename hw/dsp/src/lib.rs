@@ -66,11 +66,12 @@ pub use crate::{
         SceneSummary, ToneTrack, ToneTrackConfig, ToneTracker, COMPARE_SEARCH_PPM, MIN_POINTS,
         MIN_POINT_SNR_DB, TRACE_POINTS,
     },
+    dsp::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM},
     error::{Error, Result},
     iq::{
         is_stream_target, sigmf::rxnode_extension_schema as sigmf_rxnode_schema, Datatype,
         IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, NativeIq, PeakAnnotation, RecordFormat,
         RecordingMeta, STDOUT_TARGET,
     },
-    stitch::{band_peaks, HopPlacement, Stitcher},
+    stitch::{band_peaks, band_threshold_db, HopPlacement, Stitcher, BAND_MIN_SNR_DB},
 };

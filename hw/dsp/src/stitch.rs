@@ -6,7 +6,7 @@
 //! averages every hop that measured a bin in linear power. Missing bins stay empty
 //! (never interpolated). The radio side (retune, settle, the hop plan's limits) is
 //! in `rxnode-hw`.
-use crate::dsp::{find_peaks, median_db, Peak, Window};
+use crate::dsp::{find_peaks, median_db, NoiseLevels, Peak, Window};
 
 /// Where one hop sits on the grid.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,6 +71,12 @@ impl Stitcher {
         db
     }
 
+    /// The fewest hops any measured bin averages (0 when none was measured): a bin
+    /// of the stitched spectrum holds at least this many hops' averages.
+    pub fn fewest_hops(&self) -> u32 {
+        self.count.iter().copied().filter(|&c| c > 0).min().unwrap_or(0)
+    }
+
     /// The stitched spectrum, dB per grid bin; `None` where no hop measured, −∞
     /// where every hop that measured the bin found no power there (no level).
     pub fn finish(&self) -> Vec<Option<f32>> {
@@ -90,18 +96,40 @@ impl Stitcher {
     }
 }
 
-/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum.
-pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
+/// The band's minimum peak SNR, dB (noise alone may require more: [`band_threshold_db`]).
+pub const BAND_MIN_SNR_DB: f64 = 10.0;
+
+/// How far above the floor a peak of a stitched band of `bins` measured bins, each
+/// of at least `shape` equivalent independent averages, must stand: the larger of
+/// [`BAND_MIN_SNR_DB`] and the level noise alone reaches by chance
+/// (docs/operator.md#peaks-and-the-noise-floor).
+pub fn band_threshold_db(shape: f64, bins: usize) -> f64 {
+    NoiseLevels::new(shape, bins).map_or(BAND_MIN_SNR_DB, |l| l.threshold_db(BAND_MIN_SNR_DB))
+}
+
+/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum whose bins
+/// each hold at least `shape` equivalent independent averages (the hop's
+/// [`crate::Spectrum::equivalent_averages`] × [`Stitcher::fewest_hops`]). The floor
+/// is the median bin corrected to the mean noise power; a peak stands
+/// [`band_threshold_db`] above it (docs/operator.md#peaks-and-the-noise-floor).
+pub fn band_peaks(
+    db: &[Option<f32>],
+    start: f64,
+    bin: f64,
+    shape: f64,
+) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
     // Measured bins, those without power (−∞) among them: the median bin without
     // power leaves the band without a floor, and so without peaks.
     let valid: Vec<f32> = db.iter().flatten().copied().collect();
-    let floor = median_db(&valid);
+    let correction = NoiseLevels::new(shape, valid.len()).map_or(0.0, |l| l.floor_correction_db);
+    let floor = median_db(&valid) + correction;
     if !floor.is_finite() {
         return (Vec::new(), Vec::new(), None);
     }
     // Missing bins read as the floor for peak picking only (never reported).
     let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(floor as f32)).collect();
-    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, 10.0, 16);
+    let threshold_db = band_threshold_db(shape, valid.len());
+    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, threshold_db, 16);
     let mut peaks = Vec::new();
     let mut widths = Vec::new();
     for (i, p) in found {
@@ -137,12 +165,13 @@ mod tests {
         for v in &mut db[120..160] {
             *v = None;
         }
-        let (p, w, floor) = band_peaks(&db, 1e6, 1e3);
-        assert_eq!(floor, Some(-90.0));
+        let (p, w, floor) = band_peaks(&db, 1e6, 1e3, 1e5);
+        // 1e5 averages: the median is the mean to 0.0001 dB.
+        assert!(floor.is_some_and(|f| (f + 90.0).abs() < 1e-4), "{floor:?}");
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].frequency_hz, 1e6 + 50e3);
         assert_eq!(w[0], 2e3);
-        assert!(band_peaks(&[None, None], 0.0, 1.0).2.is_none());
+        assert!(band_peaks(&[None, None], 0.0, 1.0, 1.0).2.is_none());
     }
 
     /// Bins measured without power (−∞) count as measured, have no level, and a
@@ -172,7 +201,7 @@ mod tests {
             db.iter().filter(|v| v.is_some_and(f32::is_finite)).count(),
             1
         );
-        let (p, w, floor) = band_peaks(&db, 0.0, 1.0);
+        let (p, w, floor) = band_peaks(&db, 0.0, 1.0, 1.0);
         assert_eq!((p.len(), w.len(), floor), (0, 0, None));
     }
 }

@@ -20,6 +20,7 @@ pub use ops::rx_capture::{
     check_rx_step, ClkinSpec, IqSampleFormat, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB,
     MAX_PEAKS_LIMIT,
 };
+pub use ops::rx_capture::DEFAULT_CAPTURE_FFT_SIZE;
 pub use ops::rx_sweep::{check_rx_sweep, validate_sweep_step, RX_SWEEP_FIELDS};
 pub use ops::{step_types, Step};
 pub(crate) use parse::{find_plan_blocks, parse_plan};
