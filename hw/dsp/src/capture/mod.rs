@@ -171,8 +171,8 @@ pub struct CaptureSummary {
     pub noise_floor_db: Option<f64>,
     /// How far above the floor a peak must stand (dB): the larger of the minimum SNR
     /// and the level noise alone reaches by chance with this many averages
-    /// (docs/operator.md#peaks-and-the-noise-floor); `null` without a floor.
-    #[serde(default)]
+    /// (docs/operator.md#peaks-and-the-noise-floor); absent without a floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_threshold_db: Option<f64>,
     /// Half the span around the centre the peak search skips (the radio's DC
     /// offset / LO leakage), Hz.
@@ -180,7 +180,7 @@ pub struct CaptureSummary {
     pub centre_excluded_hz: f64,
     /// The strongest level in that span when it stands above the peak threshold:
     /// a carrier at the tuned frequency, or the radio's DC offset (dBFS per bin).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub centre_carrier_dbfs: Option<f64>,
     /// Mean sample power (dBFS); `null` when nothing was analysed or every sample is zero.
     pub mean_power_dbfs: Option<f64>,
