@@ -215,7 +215,7 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
     );
 }
 
-/// A frequency span in Hz, kHz or MHz, four significant digits at most.
+/// A frequency span in Hz, kHz or MHz, to four significant digits.
 fn span(hz: f64) -> String {
     let (v, unit) = if hz >= 1e6 {
         (hz / 1e6, "MHz")
@@ -224,7 +224,8 @@ fn span(hz: f64) -> String {
     } else {
         (hz, "Hz")
     };
-    format!("{} {unit}", crate::result::plot::trim_number(v, 3))
+    let decimals = (3 - v.log10().floor() as i32).clamp(0, 3) as usize;
+    format!("{} {unit}", crate::result::plot::trim_number(v, decimals))
 }
 
 /// ` (the centre ±1.465 kHz is not searched)` after `peaks none`, empty when nothing

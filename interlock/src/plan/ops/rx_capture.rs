@@ -252,7 +252,8 @@ impl RxCaptureStep {
     fn segment_sanity(&self, chk: &mut StepCheck<'_>) {
         let fft = self.fft_size.unwrap_or(DEFAULT_CAPTURE_FFT_SIZE);
         let samples = self.duration_s * self.sample_rate_hz;
-        if !(samples.is_finite() && self.sample_rate_hz > 0.0) || samples >= fft as f64 {
+        // Below one sample `at_least_one_sample` has said so already.
+        if !(samples.is_finite() && samples >= 1.0) || samples >= fft as f64 {
             return;
         }
         let n = chk.n;
