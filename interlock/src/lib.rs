@@ -45,13 +45,13 @@ pub use crate::{
         NODE_KEY_LEN,
     },
     permit::{authorize, check_tx_step, TxPermit},
+    plan::DEFAULT_CAPTURE_FFT_SIZE,
     plan::{
         check_clkin_compare, check_freq_cal, check_rx_step, check_rx_sweep, step_types::*,
         validate_sweep_step, ClkinSpec, FreqCalMethod, IqSampleFormat, Plan, Step,
         DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ,
         GSM_FCCH_OFFSET_HZ, MAX_PEAKS_LIMIT, RX_SWEEP_FIELDS,
     },
-    plan::DEFAULT_CAPTURE_FFT_SIZE,
     plan::{
         schema::{plan_schema, policy_schema, task_schema},
         words::{bytes, mhz, radio_settings_text},

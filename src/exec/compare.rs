@@ -402,7 +402,8 @@ pub(crate) fn step_compare(
         not_done(out, Status::Blocked, e.to_string());
         return;
     }
-    if let Some(why) = crate::store::radio_lock::same_radio_twice(&c.devices, &["MASTER", "SLAVE"]) {
+    if let Some(why) = crate::store::radio_lock::same_radio_twice(&c.devices, &["MASTER", "SLAVE"])
+    {
         not_done(out, Status::Blocked, why);
         return;
     }

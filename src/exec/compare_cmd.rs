@@ -158,7 +158,8 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
         return Err(refuse(e.to_string()));
     }
     // Two spellings of one radio: refused at once (exit 2), not waited for.
-    if let Some(why) = crate::store::radio_lock::same_radio_twice(&a.devices, &["MASTER", "SLAVE"]) {
+    if let Some(why) = crate::store::radio_lock::same_radio_twice(&a.devices, &["MASTER", "SLAVE"])
+    {
         return Err(bad_input(why));
     }
     // One process per radio, for both radios (docs/operator.md#one-process-per-radio).

@@ -61,12 +61,12 @@ pub use crate::{
         FreqCalEstimate, FreqCalEstimator, FreqCalEvidence, FreqCalMethod, GsmScene, LteCell,
         LteFrame, LteScene, Peak, Spectrum, Welch, WelchConfig, Window, LTE_UNAVAILABLE,
     },
+    dsp::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM},
     dsp::{
         run_scene, CompareEstimate, CompareVerdict, Knowable, SceneKind, SceneOutcome,
         SceneSummary, ToneTrack, ToneTrackConfig, ToneTracker, COMPARE_SEARCH_PPM, MIN_POINTS,
         MIN_POINT_SNR_DB, TRACE_POINTS,
     },
-    dsp::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM},
     error::{Error, Result},
     iq::{
         is_stream_target, sigmf::rxnode_extension_schema as sigmf_rxnode_schema, Datatype,

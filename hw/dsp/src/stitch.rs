@@ -74,7 +74,12 @@ impl Stitcher {
     /// The fewest hops any measured bin averages (0 when none was measured): a bin
     /// of the stitched spectrum holds at least this many hops' averages.
     pub fn fewest_hops(&self) -> u32 {
-        self.count.iter().copied().filter(|&c| c > 0).min().unwrap_or(0)
+        self.count
+            .iter()
+            .copied()
+            .filter(|&c| c > 0)
+            .min()
+            .unwrap_or(0)
     }
 
     /// The stitched spectrum, dB per grid bin; `None` where no hop measured, −∞
@@ -129,7 +134,15 @@ pub fn band_peaks(
     // Missing bins read as the floor for peak picking only (never reported).
     let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(floor as f32)).collect();
     let threshold_db = band_threshold_db(shape, valid.len());
-    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, floor, threshold_db, 16);
+    let found = find_peaks(
+        &filled,
+        usize::MAX,
+        0,
+        Window::Hann,
+        floor,
+        threshold_db,
+        16,
+    );
     let mut peaks = Vec::new();
     let mut widths = Vec::new();
     for (i, p) in found {

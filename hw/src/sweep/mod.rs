@@ -17,7 +17,8 @@ use crate::radio::unix_now;
 use crate::{Error, RxRadio};
 use num_complex::Complex;
 use rxnode_dsp::{
-    band_peaks, band_threshold_db, HopPlacement, Peak, ReadOutcome, SampleSource, Stitcher, Welch, WelchConfig,
+    band_peaks, band_threshold_db, HopPlacement, Peak, ReadOutcome, SampleSource, Stitcher, Welch,
+    WelchConfig,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -69,7 +69,8 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
         None => writeln!(out, "mean power    n/a (no sample power)"),
     };
     let _ = writeln!(out, "clipped       {:.4} %", r.clipped_fraction * 100.0);
-    let threshold = crate::exec::capture::threshold_line(r.peak_threshold_db, r.min_snr_db, r.averages);
+    let threshold =
+        crate::exec::capture::threshold_line(r.peak_threshold_db, r.min_snr_db, r.averages);
     out.push_str(threshold.trim_start());
     if r.peaks.is_empty() && r.centre_carrier_dbfs.is_none() {
         let _ = writeln!(
@@ -96,7 +97,11 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
         let _ = writeln!(
             out,
             "{}{}",
-            if r.peaks.is_empty() { "peaks         " } else { "              " },
+            if r.peaks.is_empty() {
+                "peaks         "
+            } else {
+                "              "
+            },
             crate::exec::capture::centre_carrier_text(c, r.centre_excluded_hz)
         );
     }

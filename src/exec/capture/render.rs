@@ -28,7 +28,11 @@ pub(super) fn render(s: &CaptureSummary, args: &CaptureOptions) -> String {
     let mut o = String::new();
     render_settings(&mut o, s, args);
     render_stream(&mut o, s);
-    o.push_str(&threshold_line(s.peak_threshold_db, args.peaks.min_snr_db, s.averages));
+    o.push_str(&threshold_line(
+        s.peak_threshold_db,
+        args.peaks.min_snr_db,
+        s.averages,
+    ));
     if let Some(k) = &s.clkin {
         render_clkin(&mut o, k);
     }

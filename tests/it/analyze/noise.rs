@@ -38,7 +38,11 @@ fn one_average_of_noise_lists_no_peak_and_reads_the_mean_floor() {
         assert_eq!(code, 0, "{out}{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["averages"], 1, "{v}");
-        assert_eq!(v["peaks"].as_array().map(Vec::len), Some(0), "seed {seed}: {v}");
+        assert_eq!(
+            v["peaks"].as_array().map(Vec::len),
+            Some(0),
+            "seed {seed}: {v}"
+        );
         let t = v["peak_threshold_db"].as_f64().expect("a threshold");
         assert!((10.5..11.5).contains(&t), "{t}");
         assert_eq!(v["min_snr_db"], 6.0);

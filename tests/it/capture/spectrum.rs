@@ -137,7 +137,10 @@ fn dsp_threads_give_the_one_thread_spectrum() {
 fn few_averages_of_noise_list_no_peak_and_keep_the_floor() {
     let env = Env::new();
     let long = summary(&env.capture("driver=rxsim", "0.5", &["--json"]));
-    let (lf, lt) = (long.noise_floor_db.unwrap(), long.peak_threshold_db.unwrap());
+    let (lf, lt) = (
+        long.noise_floor_db.unwrap(),
+        long.peak_threshold_db.unwrap(),
+    );
     assert_eq!(lt, 6.0, "{long:?}");
     assert!(long.peaks.is_empty(), "{:?}", long.peaks);
     let mut floors = Vec::new();
@@ -176,7 +179,10 @@ fn a_carrier_at_the_centre_is_reported_with_the_skipped_span() {
     let s = summary(&env.capture(dev, "0.1", &["--json"]));
     let c = s.centre_carrier_dbfs.expect("the centre's carrier");
     assert!((c + 20.0).abs() < 0.5, "{c}");
-    assert!((s.centre_excluded_hz - 1.5 * 1e6 / 2048.0).abs() < 1e-6, "{s:?}");
+    assert!(
+        (s.centre_excluded_hz - 1.5 * 1e6 / 2048.0).abs() < 1e-6,
+        "{s:?}"
+    );
     assert!(s.peaks.is_empty(), "{:?}", s.peaks);
     let text = String::from_utf8_lossy(&env.capture(dev, "0.1", &[]).stdout).into_owned();
     assert!(
@@ -190,7 +196,11 @@ fn a_carrier_at_the_centre_is_reported_with_the_skipped_span() {
         &["--json"],
     ));
     assert_eq!(off.centre_carrier_dbfs, None, "{off:?}");
-    assert!((off.peaks[0].frequency_hz - 100.2e6).abs() < 1e3, "{:?}", off.peaks);
+    assert!(
+        (off.peaks[0].frequency_hz - 100.2e6).abs() < 1e3,
+        "{:?}",
+        off.peaks
+    );
 }
 
 /// Fewer samples than one FFT measured no spectrum: FAIL (exit 1) naming the counts,

@@ -41,7 +41,11 @@ fn a_short_dwell_sweep_of_noise_lists_no_peak_and_keeps_the_floor() {
     assert_eq!(long["status"], "PASS", "{}", show(&out));
     let (out, short) = noise_sweep(&rig, "0.0011", &[]);
     assert_eq!(short["status"], "PASS", "{}", show(&out));
-    assert_eq!(short["peaks"].as_array().map(Vec::len), Some(0), "{short:#}");
+    assert_eq!(
+        short["peaks"].as_array().map(Vec::len),
+        Some(0),
+        "{short:#}"
+    );
     let t = short["peak_threshold_db"].as_f64().expect("a threshold");
     assert!((11.0..13.0).contains(&t), "{t}");
     let lt = long["peak_threshold_db"].as_f64().expect("a threshold");
@@ -62,8 +66,17 @@ fn a_sweep_says_a_manual_ppm_once() {
     assert!(out.status.success(), "{}", show(&out));
     assert_eq!(v["clock"]["ppm_correction_from"], "manual", "{v:#}");
     let args: Vec<&str> = [
-        "sweep", "--device", "driver=rxsim,serial=NOISE", "--start-hz", "88e6", "--stop-hz",
-        "92e6", "--bin-hz", "10e3", "-p", "10",
+        "sweep",
+        "--device",
+        "driver=rxsim,serial=NOISE",
+        "--start-hz",
+        "88e6",
+        "--stop-hz",
+        "92e6",
+        "--bin-hz",
+        "10e3",
+        "-p",
+        "10",
     ]
     .to_vec();
     let out = rig.rxnode(&args, "");

@@ -583,9 +583,8 @@ impl Welch {
             .then(|| median_db(&psd_db))
             .filter(|f| f.is_finite())
             .map(|m| m + levels.map_or(0.0, |l| l.floor_correction_db));
-        let peak_threshold_db = noise_floor_db.map(|_| {
-            levels.map_or(self.cfg.min_snr_db, |l| l.threshold_db(self.cfg.min_snr_db))
-        });
+        let peak_threshold_db = noise_floor_db
+            .map(|_| levels.map_or(self.cfg.min_snr_db, |l| l.threshold_db(self.cfg.min_snr_db)));
         let center = self.cfg.center_hz.unwrap_or(0.0);
         let start_hz = center - half as f64 * bin_hz;
         // Peaks stand above the floor: without one there are none to tell.

@@ -171,7 +171,9 @@ fn errors_of(f: &Finished) -> Vec<String> {
 /// cancelled (those say so in their own words).
 fn unmeasured(f: &Finished) -> Option<&'static str> {
     let said_otherwise = f.stats.received == 0 || f.stats.stop == "cancelled";
-    (!said_otherwise).then(|| f.spec.noise_floor_absent()).flatten()
+    (!said_otherwise)
+        .then(|| f.spec.noise_floor_absent())
+        .flatten()
 }
 
 /// PASS, PARTIAL or FAIL, and whether the capture was clean.

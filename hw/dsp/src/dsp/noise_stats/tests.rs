@@ -55,7 +55,12 @@ fn thresholds_at_one_two_ten_and_a_thousand_averages() {
     // Many averages: the floor moves by less than 0.05 dB from 100 averages on.
     let rho2 = overlap_correlations(&Window::Hann.build(1024), 512);
     let shape = equivalent_averages(100, &rho2);
-    assert!(NoiseLevels::new(shape, 1 << 20).unwrap().floor_correction_db < 0.05);
+    assert!(
+        NoiseLevels::new(shape, 1 << 20)
+            .unwrap()
+            .floor_correction_db
+            < 0.05
+    );
     assert!(NoiseLevels::new(0.0, 1024).is_none());
     assert!(NoiseLevels::new(1.0, 0).is_none());
 }
@@ -128,6 +133,9 @@ fn noise_alone_makes_a_peak_in_at_most_one_spectrum_in_a_hundred() {
             (mean_floor - truth).abs() < 0.1,
             "{k} averages: floor {mean_floor:.3} vs {truth:.3}"
         );
-        eprintln!("{k} averages: {with_peak} of {runs} with a peak, floor {:+.3} dB", mean_floor - truth);
+        eprintln!(
+            "{k} averages: {with_peak} of {runs} with a peak, floor {:+.3} dB",
+            mean_floor - truth
+        );
     }
 }
