@@ -45,6 +45,7 @@ pub use crate::{
         NODE_KEY_LEN,
     },
     permit::{authorize, check_tx_step, TxPermit},
+    plan::DEFAULT_CAPTURE_FFT_SIZE,
     plan::{
         body_changes_what_follows, check_clkin_compare, check_freq_cal, check_rx_step,
         check_rx_sweep, step_types::*, validate_sweep_step, ClkinSpec, FreqCalMethod,

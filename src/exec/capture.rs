@@ -22,7 +22,9 @@ use std::path::Path;
 mod render;
 
 use render::render;
-pub(crate) use render::{clkin_error, correction_line};
+pub(crate) use render::{
+    centre_carrier_text, centre_span_note, clkin_error, correction_line, threshold_line,
+};
 
 /// Check the arguments themselves (exit 2), before policy and hardware.
 fn check_args(args: &CaptureOptions) -> Result<()> {

@@ -402,6 +402,11 @@ pub(crate) fn step_compare(
         not_done(out, Status::Blocked, e.to_string());
         return;
     }
+    if let Some(why) = crate::store::radio_lock::same_radio_twice(&c.devices, &["MASTER", "SLAVE"])
+    {
+        not_done(out, Status::Blocked, why);
+        return;
+    }
     // One process per radio, for both radios (docs/operator.md#one-process-per-radio).
     let mut held = Vec::with_capacity(c.devices.len());
     for d in &c.devices {

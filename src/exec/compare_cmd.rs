@@ -157,6 +157,11 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
     if let Err(e) = check_clkin_compare(&step, &policy.rx) {
         return Err(refuse(e.to_string()));
     }
+    // Two spellings of one radio: refused at once (exit 2), not waited for.
+    if let Some(why) = crate::store::radio_lock::same_radio_twice(&a.devices, &["MASTER", "SLAVE"])
+    {
+        return Err(bad_input(why));
+    }
     // One process per radio, for both radios (docs/operator.md#one-process-per-radio).
     let mut _held = Vec::with_capacity(a.devices.len());
     for d in &a.devices {

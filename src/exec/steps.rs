@@ -338,7 +338,9 @@ fn live_of(s: &StepCtx, c: &RxCaptureStep, iq_used: u64) -> LiveCapture {
         antenna: c.antenna.clone(),
         clock_source: c.clock_source.clone(),
         duration_s: c.duration_s,
-        fft_size: c.fft_size.unwrap_or(2048),
+        fft_size: c
+            .fft_size
+            .unwrap_or(rxnode_interlock::DEFAULT_CAPTURE_FFT_SIZE),
         clkin: c.clkin.clone(),
         record,
         record_format: crate::exec::live::record_format_of(c.record_format),

@@ -99,7 +99,7 @@ impl CalibrationUse {
         &self,
         info: &DeviceInfo,
         source: Option<&str>,
-        applied: Option<f64>,
+        applied: Option<(f64, crate::store::calibration::CorrectionFrom)>,
     ) -> serde_json::Value {
         crate::store::calibration::clock_block(
             &self.paths,
@@ -239,7 +239,12 @@ pub(crate) fn capture_into(
     };
     // A manual correction (`ppm`) tunes as a calibration does; never both (the
     // policy check refuses it).
-    let applied = calibrated.or(c.radio.ppm);
+    let applied_from = {
+        use crate::store::calibration::CorrectionFrom;
+        (calibrated.map(|p| (p, CorrectionFrom::Calibration)))
+            .or(c.radio.ppm.map(|p| (p, CorrectionFrom::Manual)))
+    };
+    let applied = applied_from.map(|a| a.0);
     // The LO of a radio whose clock runs fast by e sits at f·(1+e): to be at fc
     // really, tune to fc/(1+e).
     let scale = 1.0 + applied.unwrap_or(0.0) * 1e-6;
@@ -263,7 +268,7 @@ pub(crate) fn capture_into(
     let clock = c
         .calibration
         .as_ref()
-        .map(|k| k.block(&info, tuned.actual.clock_source.as_deref(), applied));
+        .map(|k| k.block(&info, tuned.actual.clock_source.as_deref(), applied_from));
     if let Some(k) = sink.as_deref_mut() {
         k.start(tuned.actual.frequency_hz, tuned.actual.sample_rate_hz)?;
     }

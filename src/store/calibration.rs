@@ -219,9 +219,9 @@ pub(crate) fn clock_block(
     radio: Radio<'_>,
     source: Option<&str>,
     max_age_s: f64,
-    applied_ppm: Option<f64>,
+    applied: Option<(f64, CorrectionFrom)>,
 ) -> serde_json::Value {
-    serde_json::to_value(clock_of(paths, radio, source, max_age_s, applied_ppm))
+    serde_json::to_value(clock_of(paths, radio, source, max_age_s, applied))
         .unwrap_or(serde_json::Value::Null)
 }
 
@@ -233,10 +233,25 @@ pub(crate) struct ClockBlock {
     pub(crate) last_measurement: Option<LastMeasurement>,
     /// The correction (ppm) applied to the tuning; `null`: none.
     pub(crate) ppm_correction_applied: Option<f64>,
+    /// Where that correction came from: `manual` (the operator's `-p` / the step's
+    /// `ppm`) or `calibration` (this radio's stored measurement, `--apply-cal` /
+    /// `apply_calibration`); absent without a correction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ppm_correction_from: Option<CorrectionFrom>,
     /// `driver=…,serial=…`; `null` when the radio reports no serial.
     pub(crate) radio: Option<String>,
     /// The clock source read back.
     pub(crate) source: Option<String>,
+}
+
+/// Where a frequency correction came from (docs/protocol.md#clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum CorrectionFrom {
+    /// Typed by the operator: `-p` / the step's `ppm`.
+    Manual,
+    /// This radio's stored frequency calibration (`--apply-cal` / `apply_calibration`).
+    Calibration,
 }
 
 /// The radio's last frequency calibration in a `clock` block, with its age.
@@ -266,7 +281,7 @@ pub(crate) fn clock_of(
     radio: Radio<'_>,
     source: Option<&str>,
     max_age_s: f64,
-    applied_ppm: Option<f64>,
+    applied: Option<(f64, CorrectionFrom)>,
 ) -> ClockBlock {
     let last = match lookup(paths, radio) {
         Ok(m) => m,
@@ -290,7 +305,8 @@ pub(crate) fn clock_of(
     });
     ClockBlock {
         last_measurement: last,
-        ppm_correction_applied: applied_ppm,
+        ppm_correction_applied: applied.map(|a| a.0),
+        ppm_correction_from: applied.map(|a| a.1),
         radio: identity(radio),
         source: source.map(str::to_owned),
     }

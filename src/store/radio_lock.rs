@@ -285,6 +285,27 @@ pub(crate) fn resolve(device: &str) -> String {
     }
 }
 
+/// Two of `devices` that open one physical radio (their [`resolve`]d identities
+/// are equal), as a sentence naming both args and the radio; `None` when each
+/// names its own. One process cannot lock a radio twice: without this check it
+/// would wait for itself and blame "another rxnode" with its own PID.
+pub(crate) fn same_radio_twice(devices: &[String], roles: &[&str]) -> Option<String> {
+    let ids: Vec<String> = devices.iter().map(|d| resolve(d)).collect();
+    for (j, b) in ids.iter().enumerate() {
+        if let Some(i) = ids[..j].iter().position(|a| a == b) {
+            let role = |k: usize| roles.get(k).copied().unwrap_or("radio");
+            return Some(format!(
+                "{} {:?} and {} {:?} are the same radio ({b}): give two different radios",
+                role(i),
+                devices[i],
+                role(j),
+                devices[j]
+            ));
+        }
+    }
+    None
+}
+
 /// The identity of an enumerated unit: `driver` and its unit keys, sorted.
 fn unit_identity(unit: &BTreeMap<String, String>) -> String {
     let mut parts: Vec<String> = Vec::new();

@@ -5,6 +5,7 @@ use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
 mod levels;
+mod noise;
 
 #[derive(Debug, Deserialize)]
 struct Peak {

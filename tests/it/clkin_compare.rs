@@ -302,6 +302,36 @@ fn bad_usage_is_refused_by_name_and_the_plot_is_written() {
         "{}",
         show(&same)
     );
+    // One radio in two spellings (same driver and serial, other extra keys) is the
+    // same radio: refused at once naming both args, never a 3 s wait that blames
+    // "another rxnode" with this process's own PID.
+    let t = std::time::Instant::now();
+    let twice = compare(
+        dir.path(),
+        "serial=a,tone_hz=100200000",
+        "serial=a,tone_hz=100200000,ppm=3",
+        &[],
+    );
+    expect_exit!(twice, 2);
+    let e: serde_json::Value = serde_json::from_slice(&twice.stderr).unwrap();
+    assert_eq!(
+        e["error"]["message"],
+        "MASTER \"driver=rxsim,serial=a,tone_hz=100200000\" and SLAVE \
+         \"driver=rxsim,serial=a,tone_hz=100200000,ppm=3\" are the same radio \
+         (driver=rxsim,serial=a): give two different radios",
+        "{}",
+        show(&twice)
+    );
+    assert!(
+        !util::text(&twice.stderr).contains("another rxnode"),
+        "{}",
+        show(&twice)
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        t.elapsed()
+    );
     let out_of_band = compare(dir.path(), "serial=X", "serial=Y", &["--tone-hz", "101M"]);
     expect_exit!(out_of_band, 2);
     assert!(

@@ -12,6 +12,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod bands;
+mod noise;
 mod operator;
 mod pipe;
 mod settings;

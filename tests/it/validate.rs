@@ -615,3 +615,35 @@ fn a_plan_value_in_the_wrong_unit_is_refused_naming_the_field() {
          plan values are in Hz and S/s (2 M is 2000000)"
     );
 }
+
+/// An `rx_capture` whose `duration_s × sample_rate_hz` is below its `fft_size` would
+/// measure no spectrum (no Welch segment): refused, naming the fields and the counts.
+#[test]
+fn a_capture_shorter_than_one_fft_is_refused() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let text = std::fs::read_to_string(fixture("valid_yellow_rx.md")).unwrap();
+    let (was, now) = (
+        "\"duration_s\": 2.0, \"fft_size\": 2048",
+        "\"duration_s\": 0.1, \"fft_size\": 1048576",
+    );
+    assert!(text.contains(was), "{text}");
+    let text = text.replace(was, now);
+    let f = tmp.path().join("T.md");
+    std::fs::write(&f, text).unwrap();
+    let (code, r) = validate_json(&f);
+    assert_eq!(code, 2, "{r:?}");
+    let e = r
+        .errors
+        .iter()
+        .find(|e| e.field.as_deref() == Some("duration_s"))
+        .unwrap_or_else(|| panic!("no duration_s error: {r:?}"));
+    assert!(
+        e.message.contains(
+            "duration_s 0.1 × sample_rate_hz 2000000 = 200000 samples, fewer than one Welch \
+             segment of fft_size 1048576: no spectrum would be measured; give duration_s ≥ \
+             0.524288 or a smaller fft_size"
+        ),
+        "{}",
+        e.message
+    );
+}

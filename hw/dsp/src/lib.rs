@@ -62,6 +62,7 @@ pub use crate::{
         LteFrame, LteScene, Peak, PeakReference, Spectrum, Welch, WelchConfig, Window,
         LTE_UNAVAILABLE, RESOLUTION_DB, ROUNDING_SPURS_DB,
     },
+    dsp::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM},
     dsp::{
         run_scene, CompareEstimate, CompareVerdict, Knowable, SceneKind, SceneOutcome,
         SceneSummary, ToneTrack, ToneTrackConfig, ToneTracker, COMPARE_SEARCH_PPM, MIN_POINTS,
@@ -73,5 +74,5 @@ pub use crate::{
         IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, NativeIq, PeakAnnotation, RecordFormat,
         RecordingMeta, STDOUT_TARGET,
     },
-    stitch::{band_peaks, HopPlacement, Stitcher},
+    stitch::{band_peaks, band_threshold_db, HopPlacement, Stitcher, BAND_MIN_SNR_DB},
 };

@@ -6,7 +6,7 @@
 //! averages every hop that measured a bin in linear power. Missing bins stay empty
 //! (never interpolated). The radio side (retune, settle, the hop plan's limits) is
 //! in `rxnode-hw`.
-use crate::dsp::{find_peaks, median_db, Peak, PeakReference, Window};
+use crate::dsp::{find_peaks, median_db, NoiseLevels, Peak, PeakReference, Window};
 
 /// Where one hop sits on the grid.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,6 +71,17 @@ impl Stitcher {
         db
     }
 
+    /// The fewest hops any measured bin averages (0 when none was measured): a bin
+    /// of the stitched spectrum holds at least this many hops' averages.
+    pub fn fewest_hops(&self) -> u32 {
+        self.count
+            .iter()
+            .copied()
+            .filter(|&c| c > 0)
+            .min()
+            .unwrap_or(0)
+    }
+
     /// The stitched spectrum, dB per grid bin; `None` where no hop measured, −∞
     /// where every hop that measured the bin found no power there (no level).
     pub fn finish(&self) -> Vec<Option<f32>> {
@@ -90,22 +101,58 @@ impl Stitcher {
     }
 }
 
-/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum. A band
-/// without a floor (its median bin has no level: the hops' samples carry no noise
-/// above the FFT's rounding) still has its peaks, each standing 10 dB above the
-/// spectrum around it, without an SNR (docs/operator.md#levels-without-power).
-pub fn band_peaks(db: &[Option<f32>], start: f64, bin: f64) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
+/// The band's minimum peak SNR, dB (noise alone may require more: [`band_threshold_db`]).
+pub const BAND_MIN_SNR_DB: f64 = 10.0;
+
+/// How far above the floor a peak of a stitched band of `bins` measured bins, each
+/// of at least `shape` equivalent independent averages, must stand: the larger of
+/// [`BAND_MIN_SNR_DB`] and the level noise alone reaches by chance
+/// (docs/operator.md#peaks-and-the-noise-floor).
+pub fn band_threshold_db(shape: f64, bins: usize) -> f64 {
+    NoiseLevels::new(shape, bins).map_or(BAND_MIN_SNR_DB, |l| l.threshold_db(BAND_MIN_SNR_DB))
+}
+
+/// Peaks, their −3 dB widths and the noise floor of a stitched spectrum whose bins
+/// each hold at least `shape` equivalent independent averages (the hop's
+/// [`crate::Spectrum::equivalent_averages`] × [`Stitcher::fewest_hops`]). The floor
+/// is the median bin corrected to the mean noise power; a peak stands
+/// [`band_threshold_db`] above it (docs/operator.md#peaks-and-the-noise-floor). A
+/// band without a floor (its median bin has no level: the hops' samples carry no
+/// noise above the FFT's rounding) still has its peaks, each standing
+/// [`BAND_MIN_SNR_DB`] above the spectrum around it, without an SNR
+/// (docs/operator.md#levels-without-power).
+pub fn band_peaks(
+    db: &[Option<f32>],
+    start: f64,
+    bin: f64,
+    shape: f64,
+) -> (Vec<Peak>, Vec<f64>, Option<f64>) {
     // Measured bins, those without power (−∞) among them.
     let valid: Vec<f32> = db.iter().flatten().copied().collect();
-    let floor = Some(median_db(&valid)).filter(|f| f.is_finite());
+    let correction = NoiseLevels::new(shape, valid.len()).map_or(0.0, |l| l.floor_correction_db);
+    let floor = Some(median_db(&valid) + correction).filter(|f| f.is_finite());
     // Missing bins read as the floor (or no level) for peak picking only (never reported).
     let fill = floor.map_or(f32::NEG_INFINITY, |f| f as f32);
     let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(fill)).collect();
-    let above = floor.map_or(
-        PeakReference::Resolution(f64::NEG_INFINITY),
-        PeakReference::Floor,
+    let (above, threshold_db) = match floor {
+        Some(f) => (
+            PeakReference::Floor(f),
+            band_threshold_db(shape, valid.len()),
+        ),
+        None => (
+            PeakReference::Resolution(f64::NEG_INFINITY),
+            BAND_MIN_SNR_DB,
+        ),
+    };
+    let found = find_peaks(
+        &filled,
+        usize::MAX,
+        0,
+        Window::Hann,
+        above,
+        threshold_db,
+        16,
     );
-    let found = find_peaks(&filled, usize::MAX, 0, Window::Hann, above, 10.0, 16);
     let mut peaks = Vec::new();
     let mut widths = Vec::new();
     for (i, p) in found {
@@ -141,12 +188,13 @@ mod tests {
         for v in &mut db[120..160] {
             *v = None;
         }
-        let (p, w, floor) = band_peaks(&db, 1e6, 1e3);
-        assert_eq!(floor, Some(-90.0));
+        let (p, w, floor) = band_peaks(&db, 1e6, 1e3, 1e5);
+        // 1e5 averages: the median is the mean to 0.0001 dB.
+        assert!(floor.is_some_and(|f| (f + 90.0).abs() < 1e-4), "{floor:?}");
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].frequency_hz, 1e6 + 50e3);
         assert_eq!(w[0], 2e3);
-        assert!(band_peaks(&[None, None], 0.0, 1.0).2.is_none());
+        assert!(band_peaks(&[None, None], 0.0, 1.0, 1.0).2.is_none());
     }
 
     /// Bins measured without power (−∞) count as measured, have no level, and a
@@ -179,13 +227,13 @@ mod tests {
         // No floor, so no SNR; the one bin with a level stands out of the bins
         // without: a peak of the band (bins at the arithmetic's rounding were cut
         // to −∞ by the hop's own spectrum already).
-        let (p, w, floor) = band_peaks(&db, 0.0, 1.0);
+        let (p, w, floor) = band_peaks(&db, 0.0, 1.0, 1.0);
         assert_eq!((p.len(), w.len(), floor), (1, 1, None));
         assert_eq!(
             (p[0].frequency_hz, p[0].power_db, p[0].snr_db),
             (6.0, -40.0, None)
         );
-        let (p, _, floor) = band_peaks(&[Some(f32::NEG_INFINITY); 8], 0.0, 1.0);
+        let (p, _, floor) = band_peaks(&[Some(f32::NEG_INFINITY); 8], 0.0, 1.0, 1.0);
         assert_eq!((p.len(), floor), (0, None));
     }
 }

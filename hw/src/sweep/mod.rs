@@ -17,7 +17,8 @@ use crate::radio::unix_now;
 use crate::{Error, RxRadio};
 use num_complex::Complex;
 use rxnode_dsp::{
-    band_peaks, HopPlacement, Peak, ReadOutcome, SampleSource, Stitcher, Welch, WelchConfig,
+    band_peaks, band_threshold_db, HopPlacement, Peak, ReadOutcome, SampleSource, Stitcher, Welch,
+    WelchConfig,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -112,9 +113,15 @@ pub struct SweepReport {
     pub peaks: Vec<Peak>,
     /// −3 dB width of each peak, Hz, same order as `peaks`.
     pub peak_widths_hz: Vec<f64>,
-    /// Median of the measured bins, dBFS; `None` when no bin was measured or the
-    /// median bin has no power.
+    /// The mean noise power per bin, dBFS: the median of the measured bins corrected
+    /// for the averages each holds (docs/operator.md#peaks-and-the-noise-floor);
+    /// `None` when no bin was measured or the median bin has no power.
     pub noise_floor_db: Option<f64>,
+    /// How far above the floor a band peak must stand, dB: the larger of 10 dB and
+    /// the level noise alone reaches by chance with the averages each bin holds;
+    /// `None` without a floor.
+    #[serde(default)]
+    pub peak_threshold_db: Option<f64>,
     /// `[low, high]` Hz of each hop that failed, per repeat.
     pub failed_ranges_hz: Vec<[f64; 2]>,
     /// Wall time of the sweep, seconds.
@@ -214,6 +221,7 @@ pub fn run_sweep_observed(
         unfinished: None,
         floor_s: 0.0,
         hop_s: (plan.settle_samples + plan.dwell_samples) as f64 / rate,
+        hop_shape: None,
     };
     let mut pass_start = Instant::now();
     let mut handed = 0;
@@ -263,12 +271,17 @@ pub fn run_sweep_observed(
         on_pass(&run.hops[handed..]);
     }
     let floor_s = run.floor_s;
+    let hop_shape = run.hop_shape;
     let hops = std::mem::take(&mut run.hops);
     let _ = stream.pause();
     drop(stream);
     let spectrum_db = grid.finish();
+    // Each bin holds the averages of at least this many hops of this many each.
+    let shape = hop_shape.unwrap_or(0.0) * f64::from(grid.fewest_hops());
+    let measured = spectrum_db.iter().flatten().count();
     let (peaks, peak_widths_hz, noise_floor_db) =
-        band_peaks(&spectrum_db, cfg.start_hz, plan.bin_hz);
+        band_peaks(&spectrum_db, cfg.start_hz, plan.bin_hz, shape);
+    let peak_threshold_db = noise_floor_db.map(|_| band_threshold_db(shape, measured));
     let failed_ranges_hz = hops
         .iter()
         .filter(|h| h.status == HopStatus::Failed)
@@ -283,6 +296,7 @@ pub fn run_sweep_observed(
         peaks,
         peak_widths_hz,
         noise_floor_db,
+        peak_threshold_db,
         failed_ranges_hz,
         elapsed_s: t0.elapsed().as_secs_f64(),
         floor_s,
@@ -336,6 +350,8 @@ struct HopRun<'a> {
     /// The sweep's time floor so far: settle + dwell of every attempt.
     floor_s: f64,
     hop_s: f64,
+    /// The fewest equivalent independent averages of a finished hop's spectrum.
+    hop_shape: Option<f64>,
 }
 
 /// A hop whose samples are all read but whose spectrum is not finished: where it
@@ -358,6 +374,8 @@ impl HopRun<'_> {
             self.welch.feed(block);
         }
         let spec = self.welch.finish();
+        let shape = spec.equivalent_averages;
+        self.hop_shape = Some(self.hop_shape.map_or(shape, |s| s.min(shape)));
         let db = self.grid.add_hop(&spec.psd_db, &u.placement);
         if let Some(hop) = self.hops.get_mut(u.index) {
             hop.db = db;

@@ -19,6 +19,7 @@ pub use ops::clkin_compare::check_clkin_compare;
 pub use ops::freq_cal::{
     check_freq_cal, FreqCalMethod, FREQ_CAL_MAX_ERROR_PPM, GSM_BIT_RATE_HZ, GSM_FCCH_OFFSET_HZ,
 };
+pub use ops::rx_capture::DEFAULT_CAPTURE_FFT_SIZE;
 pub use ops::rx_capture::{
     check_rx_step, ClkinSpec, IqSampleFormat, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB,
     MAX_PEAKS_LIMIT,

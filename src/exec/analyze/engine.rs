@@ -54,6 +54,10 @@ pub(super) fn build_report(
             })
             .collect(),
         noise_floor_db: summary.noise_floor_db,
+        min_snr_db: settings.welch.min_snr_db,
+        peak_threshold_db: summary.peak_threshold_db,
+        centre_excluded_hz: summary.centre_excluded_hz,
+        centre_carrier_dbfs: summary.centre_carrier_dbfs,
         noise_floor_absent: summary.noise_floor_db.is_none().then(|| {
             rxnode_dsp::why_no_floor(summary.averages, summary.mean_power_dbfs).to_owned()
         }),

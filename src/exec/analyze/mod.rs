@@ -77,9 +77,23 @@ pub struct AnalyzeReport {
     pub averages: u64,
     /// Strongest distinct peaks.
     pub peaks: Vec<PeakOut>,
-    /// Median bin, dBFS per bin; `null` when it cannot be measured
-    /// (`noise_floor_absent` says why, and the analysis exits 1).
+    /// The mean noise power per bin, dBFS per bin, from the median bin corrected for
+    /// the number of averages (docs/operator.md#peaks-and-the-noise-floor); `null`
+    /// when it cannot be measured (`noise_floor_absent` says why, and the analysis
+    /// exits 1).
     pub noise_floor_db: Option<f64>,
+    /// The minimum peak SNR asked for (`--min-snr-db`), dB.
+    pub min_snr_db: f64,
+    /// How far above the floor a peak must stand, dB: the larger of `min_snr_db` and
+    /// the level noise alone reaches by chance with this many averages; `null`
+    /// without a floor.
+    pub peak_threshold_db: Option<f64>,
+    /// Half the span around the centre the peak search skips, Hz.
+    pub centre_excluded_hz: f64,
+    /// The strongest level in that span when it stands above the peak threshold (a
+    /// carrier at the centre, or the radio's DC offset), dBFS per bin.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub centre_carrier_dbfs: Option<f64>,
     /// Why `noise_floor_db` is `null` (`no signal: every sample is zero`, `the samples
     /// carry no noise above the FFT's rounding`); absent when the floor was measured.
     #[serde(skip_serializing_if = "Option::is_none", default)]

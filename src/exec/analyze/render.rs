@@ -69,8 +69,15 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
         None => writeln!(out, "mean power    n/a (no sample power)"),
     };
     let _ = writeln!(out, "clipped       {:.4} %", r.clipped_fraction * 100.0);
-    if r.peaks.is_empty() {
-        let _ = writeln!(out, "peaks         none");
+    let threshold =
+        crate::exec::capture::threshold_line(r.peak_threshold_db, r.min_snr_db, r.averages);
+    out.push_str(threshold.trim_start());
+    if r.peaks.is_empty() && r.centre_carrier_dbfs.is_none() {
+        let _ = writeln!(
+            out,
+            "peaks         none{}",
+            crate::exec::capture::centre_span_note(r.centre_excluded_hz)
+        );
     }
     for (i, p) in r.peaks.iter().enumerate() {
         let _ = writeln!(
@@ -84,6 +91,18 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
             freq(p.frequency_hz),
             p.power_db,
             rxnode_dsp::fmt_snr(p.snr_db)
+        );
+    }
+    if let Some(c) = r.centre_carrier_dbfs {
+        let _ = writeln!(
+            out,
+            "{}{}",
+            if r.peaks.is_empty() {
+                "peaks         "
+            } else {
+                "              "
+            },
+            crate::exec::capture::centre_carrier_text(c, r.centre_excluded_hz)
         );
     }
     let _ = writeln!(out, "clock         {}", clock_line(&r.clock));

@@ -28,6 +28,11 @@ pub(super) fn render(s: &CaptureSummary, args: &CaptureOptions) -> String {
     let mut o = String::new();
     render_settings(&mut o, s, args);
     render_stream(&mut o, s);
+    o.push_str(&threshold_line(
+        s.peak_threshold_db,
+        args.peaks.min_snr_db,
+        s.averages,
+    ));
     if let Some(k) = &s.clkin {
         render_clkin(&mut o, k);
     }
@@ -116,6 +121,12 @@ fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
 pub(crate) fn correction_line(clock: Option<&serde_json::Value>) -> Option<String> {
     let c = clock?;
     let ppm = c.get("ppm_correction_applied")?.as_f64()?;
+    if c.get("ppm_correction_from").and_then(|v| v.as_str()) == Some("manual") {
+        return Some(format!(
+            "  correction    {ppm:+.3} ppm applied (manual, -p): the radio is tuned off the \
+             requested frequency by that much so that the requested frequency is at the centre"
+        ));
+    }
     let last = c.get("last_measurement");
     let from = last
         .and_then(|m| {
@@ -167,8 +178,12 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
             s.lost_in_words()
         );
     }
-    if s.peaks.is_empty() {
-        let _ = writeln!(o, "  peaks         none");
+    if s.peaks.is_empty() && s.centre_carrier_dbfs.is_none() {
+        let _ = writeln!(
+            o,
+            "  peaks         none{}",
+            centre_span_note(s.centre_excluded_hz)
+        );
     }
     for (i, p) in s.peaks.iter().enumerate() {
         let _ = writeln!(
@@ -178,6 +193,14 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
             mhz(p.frequency_hz),
             p.power_db,
             p.snr_text()
+        );
+    }
+    if let Some(c) = s.centre_carrier_dbfs {
+        let _ = writeln!(
+            o,
+            "  {}{}",
+            column(s.peaks.len(), "peaks"),
+            centre_carrier_text(c, s.centre_excluded_hz)
         );
     }
     let _ = writeln!(
@@ -194,6 +217,51 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
         opt(s.mean_power_dbfs, "dBFS", 1),
         s.clipped_fraction * 100.0
     );
+}
+
+/// A frequency span in Hz, kHz or MHz, to four significant digits.
+fn span(hz: f64) -> String {
+    let (v, unit) = if hz >= 1e6 {
+        (hz / 1e6, "MHz")
+    } else if hz >= 1e3 {
+        (hz / 1e3, "kHz")
+    } else {
+        (hz, "Hz")
+    };
+    let decimals = (3 - v.log10().floor() as i32).clamp(0, 3) as usize;
+    format!("{} {unit}", crate::result::plot::trim_number(v, decimals))
+}
+
+/// ` (the centre ±1.465 kHz is not searched)` after `peaks none`, empty when nothing
+/// is skipped (docs/operator.md#peaks-and-the-noise-floor).
+pub(crate) fn centre_span_note(excluded_hz: f64) -> String {
+    if excluded_hz > 0.0 {
+        format!(" (the centre ±{} is not searched)", span(excluded_hz))
+    } else {
+        String::new()
+    }
+}
+
+/// The line for a level above the peak threshold in the skipped centre span.
+pub(crate) fn centre_carrier_text(dbfs: f64, excluded_hz: f64) -> String {
+    format!(
+        "centre {:7.1} dBFS  a carrier or the radio's DC offset at the centre (±{} not searched for peaks)",
+        dbfs,
+        span(excluded_hz)
+    )
+}
+
+/// `  threshold     …` when noise alone, with this few averages, reaches higher than
+/// the minimum SNR asked for (so the peaks stand that much above the floor); empty
+/// otherwise.
+pub(crate) fn threshold_line(threshold_db: Option<f64>, min_snr_db: f64, averages: u64) -> String {
+    match threshold_db {
+        Some(t) if t > min_snr_db + 0.05 => format!(
+            "  threshold     peaks stand {t:.1} dB above the floor: with {averages} average(s) noise \
+             alone reaches {t:.1} dB by chance (1 % of spectra; min SNR {min_snr_db:.1} dB)\n"
+        ),
+        _ => String::new(),
+    }
 }
 
 /// `+p ± σ ppm` ([`rxnode_dsp::fmt_uncertain`]), or `n/a` without a number.

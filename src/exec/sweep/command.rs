@@ -554,11 +554,18 @@ fn sweep_text(v: &SweepRecord) -> String {
         trim_number(req.crop, 3),
     );
     if let Some(r) = &v.radio_settings {
-        let _ = writeln!(
-            o,
-            "  {}",
-            crate::describe::radio_settings_text(r).trim_start_matches(", ")
-        );
+        // A manual ppm is told once, on the correction line with its provenance.
+        let mut r = r.clone();
+        if v.clock
+            .get("ppm_correction_applied")
+            .is_some_and(|p| p.is_number())
+        {
+            r.ppm = None;
+        }
+        let text = crate::describe::radio_settings_text(&r);
+        if !text.is_empty() {
+            let _ = writeln!(o, "  {}", text.trim_start_matches(", "));
+        }
     }
     let _ = writeln!(
         o,
@@ -570,6 +577,17 @@ fn sweep_text(v: &SweepRecord) -> String {
         v.elapsed_s,
         v.settle_dwell_floor_s,
     );
+    if let Some(t) = v
+        .peak_threshold_db
+        .filter(|t| *t > rxnode_dsp::BAND_MIN_SNR_DB + 0.05)
+    {
+        let _ = writeln!(
+            o,
+            "  peak threshold {t:.1} dB above the floor: with this few averages per bin noise alone \
+             reaches {t:.1} dB by chance (1 % of sweeps; min SNR {:.0} dB)",
+            rxnode_dsp::BAND_MIN_SNR_DB
+        );
+    }
     if v.peaks.is_empty() {
         let _ = writeln!(o, "  no peaks above the noise");
     } else {

@@ -71,7 +71,12 @@ pub(crate) fn execute(
         .map_err(|e| NotSwept::Blocked(e.to_string()))?;
     // The manual correction (`ppm`) tunes as a calibration would; the two are
     // never given together (the step's check refuses it).
-    let correction = applied.or(s.radio.ppm);
+    let correction_from = {
+        use crate::store::calibration::CorrectionFrom;
+        (applied.map(|p| (p, CorrectionFrom::Calibration)))
+            .or(s.radio.ppm.map(|p| (p, CorrectionFrom::Manual)))
+    };
+    let correction = correction_from.map(|a| a.0);
     if let Some(ppm) = correction {
         radio
             .set_lo_correction_ppm(ppm)
@@ -141,7 +146,7 @@ pub(crate) fn execute(
         started_at,
         clamped,
         radio: s.radio.clone(),
-        clock: cal.block(&info, actual.clock_source.as_deref(), correction),
+        clock: cal.block(&info, actual.clock_source.as_deref(), correction_from),
     })
 }
 

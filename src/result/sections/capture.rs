@@ -31,6 +31,14 @@ pub(crate) struct CaptureRecord {
     pub(crate) averages: u64,
     /// `true` when the capture was cancelled (Ctrl-C).
     pub(crate) cancelled: bool,
+    /// The strongest level in the span around the centre the peak search skips, when
+    /// it stands above the peak threshold: a carrier at the tuned frequency or the
+    /// radio's DC offset, dBFS per bin (docs/operator.md#peaks-and-the-noise-floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) centre_carrier_dbfs: Option<f64>,
+    /// Half the span around the centre the peak search skips, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) centre_excluded_hz: Option<f64>,
     /// `true` only when every requested sample arrived and was processed without loss.
     pub(crate) clean: bool,
     /// Fraction of clipped samples.
@@ -61,13 +69,20 @@ pub(crate) struct CaptureRecord {
     /// Mean sample power, dBFS; `null` when nothing was analysed or every sample is
     /// zero.
     pub(crate) mean_power_dbfs: Option<f64>,
-    /// Median PSD bin, dBFS/bin; `null` when it cannot be measured (nothing analysed,
-    /// or the median bin has no power: then `errors` says why and the capture FAILs).
+    /// The mean noise power per bin, dBFS/bin, from the median bin corrected for the
+    /// number of averages (docs/operator.md#peaks-and-the-noise-floor); `null` when
+    /// it cannot be measured (nothing analysed, fewer samples than one FFT, or the
+    /// median bin has no power: then `errors` says why and the capture FAILs).
     pub(crate) noise_floor_db: Option<f64>,
     /// Samples lost in driver overflows; `null` when not countable.
     pub(crate) overflow_lost_samples: Option<u64>,
     /// Driver overflows.
     pub(crate) overflows: u64,
+    /// How far above the floor a peak must stand, dB: the larger of `min_snr_db` and
+    /// the level noise alone reaches by chance with this many averages
+    /// (docs/operator.md#peaks-and-the-noise-floor); absent without a floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) peak_threshold_db: Option<f64>,
     /// Strongest distinct peaks.
     #[schemars(length(max = 64))]
     pub(crate) peaks: Vec<Peak>,
@@ -195,6 +210,8 @@ impl CaptureRecord {
             actual: typed(&summary.actual)?,
             averages: summary.averages,
             cancelled: summary.cancelled,
+            centre_carrier_dbfs: summary.centre_carrier_dbfs,
+            centre_excluded_hz: Some(summary.centre_excluded_hz),
             clean: summary.clean,
             clipped_fraction: summary.clipped_fraction,
             clkin: summary.clkin.clone(),
@@ -211,6 +228,7 @@ impl CaptureRecord {
             noise_floor_db: summary.noise_floor_db,
             overflow_lost_samples: summary.overflow_lost_samples,
             overflows: summary.overflows,
+            peak_threshold_db: summary.peak_threshold_db,
             peaks: summary.peaks.clone(),
             psd_db: psd.map(|p| {
                 p.db.iter()
@@ -344,6 +362,7 @@ pub(crate) mod tests {
         s.clock = Some(value(&ClockBlock {
             last_measurement: None,
             ppm_correction_applied: Some(0.25),
+            ppm_correction_from: Some(crate::store::calibration::CorrectionFrom::Calibration),
             radio: Some("driver=rxsim,serial=S1".into()),
             source: Some("external".into()),
         }));

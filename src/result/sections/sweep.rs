@@ -75,9 +75,16 @@ pub(crate) struct SweepRecord {
     pub hops_file: Option<HopsFile>,
     /// Hops per pass over the band.
     pub hops_per_repeat: usize,
-    /// Median bin of the stitched spectrum, dBFS per bin; `null` when nothing was
+    /// The mean noise power per bin of the stitched spectrum, dBFS per bin: its
+    /// median bin corrected for the averages each bin holds
+    /// (docs/operator.md#peaks-and-the-noise-floor); `null` when nothing was
     /// measured or the median bin has no power (then the sweep FAILs).
     pub noise_floor_db: Option<f64>,
+    /// How far above the floor a band peak must stand, dB: the larger of 10 dB and
+    /// the level noise alone reaches by chance with the averages each bin holds;
+    /// absent without a floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_threshold_db: Option<f64>,
     /// Passes that ran to their end.
     pub passes_completed: u32,
     /// The band's strongest distinct peaks.

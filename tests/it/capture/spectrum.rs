@@ -1,4 +1,5 @@
-//! `rxnode capture`: the spectrum's figures of a silent radio, and on several DSP threads.
+//! `rxnode capture`: the spectrum's figures of a silent radio, of few averages, at the
+//! centre, without a Welch segment, and on several DSP threads.
 use super::*;
 
 /// A radio that delivers every sample as zero (rxsim's noise below anything a
@@ -126,4 +127,118 @@ fn dsp_threads_give_the_one_thread_spectrum() {
     let data = |f: &str| std::fs::read(env.path().join(f)).unwrap();
     assert_eq!(data("one.sigmf-data").len(), 4 * 600_000);
     assert!(data("one.sigmf-data") == data("three.sigmf-data"));
+}
+
+/// Two Welch averages of rxsim's pure noise (4 ms) list no peak: the threshold is the
+/// level noise alone reaches with two averages (above 6 dB, said in the JSON and the
+/// text), and the floor reads the long capture's within 0.3 dB (the median of two
+/// averages sits 0.8 dB below the mean before its correction).
+#[test]
+fn few_averages_of_noise_list_no_peak_and_keep_the_floor() {
+    let env = Env::new();
+    let long = summary(&env.capture("driver=rxsim", "0.5", &["--json"]));
+    let (lf, lt) = (
+        long.noise_floor_db.unwrap(),
+        long.peak_threshold_db.unwrap(),
+    );
+    assert_eq!(lt, 6.0, "{long:?}");
+    assert!(long.peaks.is_empty(), "{:?}", long.peaks);
+    let mut floors = Vec::new();
+    for seed in 1..=4 {
+        let dev = format!("driver=rxsim,seed={seed}");
+        let s = summary(&env.capture(&dev, "0.004", &["--json"]));
+        assert_eq!(s.averages, 2, "{s:?}");
+        assert_eq!(s.status, CaptureStatus::Pass, "{s:?}");
+        assert!(s.peaks.is_empty(), "noise listed as peaks: {:?}", s.peaks);
+        let t = s.peak_threshold_db.unwrap();
+        assert!((8.0..10.0).contains(&t), "{t}");
+        floors.push(s.noise_floor_db.unwrap());
+    }
+    let mean = floors.iter().sum::<f64>() / floors.len() as f64;
+    assert!((mean - lf).abs() < 0.3, "short {floors:?} vs long {lf}");
+    let o = env.capture("driver=rxsim", "0.004", &[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("  threshold     peaks stand 8.")
+            && text.contains("with 2 average(s) noise alone reaches"),
+        "{text}"
+    );
+    assert!(
+        text.contains("peaks         none (the centre ±732.4 Hz is not searched)"),
+        "{text}"
+    );
+}
+
+/// A carrier exactly at the tuned frequency lies in the span the peak search skips
+/// (the radio's DC offset): it is told as the centre's level with the span, in the
+/// JSON and the text, never `peaks none`; 200 kHz off it is an ordinary peak.
+#[test]
+fn a_carrier_at_the_centre_is_reported_with_the_skipped_span() {
+    let env = Env::new();
+    let dev = "driver=rxsim,tone_hz=100000000,tone_dbfs=-20";
+    let s = summary(&env.capture(dev, "0.1", &["--json"]));
+    let c = s.centre_carrier_dbfs.expect("the centre's carrier");
+    assert!((c + 20.0).abs() < 0.5, "{c}");
+    assert!(
+        (s.centre_excluded_hz - 1.5 * 1e6 / 2048.0).abs() < 1e-6,
+        "{s:?}"
+    );
+    assert!(s.peaks.is_empty(), "{:?}", s.peaks);
+    let text = String::from_utf8_lossy(&env.capture(dev, "0.1", &[]).stdout).into_owned();
+    assert!(
+        text.contains("  peaks         centre   -20.0 dBFS  a carrier or the radio's DC offset at the centre (±732.4 Hz not searched for peaks)"),
+        "{text}"
+    );
+    assert!(!text.contains("peaks         none"), "{text}");
+    let off = summary(&env.capture(
+        "driver=rxsim,tone_hz=100200000,tone_dbfs=-20",
+        "0.1",
+        &["--json"],
+    ));
+    assert_eq!(off.centre_carrier_dbfs, None, "{off:?}");
+    assert!(
+        (off.peaks[0].frequency_hz - 100.2e6).abs() < 1e3,
+        "{:?}",
+        off.peaks
+    );
+}
+
+/// Fewer samples than one FFT measured no spectrum: FAIL (exit 1) naming the counts,
+/// never PASS with `peaks: []`.
+#[test]
+fn a_capture_shorter_than_one_fft_fails() {
+    let env = Env::new();
+    let o = env.capture("driver=rxsim", "0.1", &["--json", "--fft-size", "1048576"]);
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    let s = summary(&o);
+    assert_eq!((s.averages, s.status), (0, CaptureStatus::Fail), "{s:?}");
+    assert_eq!((s.noise_floor_db, s.peak_threshold_db), (None, None));
+    assert!(
+        s.errors.contains(
+            &"noise floor not measured (no Welch segment: fewer samples than one FFT: 100000 \
+              samples analysed, fft_size 1048576)"
+                .to_owned()
+        ),
+        "{:?}",
+        s.errors
+    );
+}
+
+/// A manual `-p` correction is reported as manual, in the text and the clock block,
+/// never as this radio's calibration through `--apply-cal`.
+#[test]
+fn a_manual_ppm_is_reported_as_manual() {
+    let env = Env::new();
+    let o = env.capture("driver=rxsim", "0.05", &["-p", "10"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(code(&o), 0, "{text}{}", err(&o));
+    assert!(
+        text.contains("  correction    +10.000 ppm applied (manual, -p)"),
+        "{text}"
+    );
+    assert!(!text.contains("--apply-cal"), "{text}");
+    let s = summary(&env.capture("driver=rxsim", "0.05", &["-p", "10", "--json"]));
+    let clock = s.clock.expect("a clock block");
+    assert_eq!(clock["ppm_correction_applied"], 10.0, "{clock:#}");
+    assert_eq!(clock["ppm_correction_from"], "manual", "{clock:#}");
 }

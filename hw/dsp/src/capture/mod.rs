@@ -169,6 +169,19 @@ pub struct CaptureSummary {
     /// analysed, or the median bin has no power (all-zero samples); then `errors` says
     /// why and the capture FAILs (docs/operator.md#numbers-that-are-true-or-absent).
     pub noise_floor_db: Option<f64>,
+    /// How far above the floor a peak must stand (dB): the larger of the minimum SNR
+    /// and the level noise alone reaches by chance with this many averages
+    /// (docs/operator.md#peaks-and-the-noise-floor); absent without a floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_threshold_db: Option<f64>,
+    /// Half the span around the centre the peak search skips (the radio's DC
+    /// offset / LO leakage), Hz.
+    #[serde(default)]
+    pub centre_excluded_hz: f64,
+    /// The strongest level in that span when it stands above the peak threshold:
+    /// a carrier at the tuned frequency, or the radio's DC offset (dBFS per bin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centre_carrier_dbfs: Option<f64>,
     /// Mean sample power (dBFS); `null` when nothing was analysed or every sample is zero.
     pub mean_power_dbfs: Option<f64>,
     /// Fraction of clipped samples.

@@ -312,7 +312,13 @@ fn a_stream_that_goes_quiet_says_so() {
         sum.errors
     );
     assert_eq!(sum.samples_received, 2000);
-    assert_eq!(sum.status, CaptureStatus::Partial);
+    // 2000 samples are less than one FFT: nothing was measured, so FAIL.
+    assert_eq!(sum.status, CaptureStatus::Fail);
+    assert!(
+        sum.errors.iter().any(|e| e.contains("no Welch segment")),
+        "{:?}",
+        sum.errors
+    );
     assert!(
         sum.errors
             .iter()
@@ -465,7 +471,8 @@ fn a_stream_that_delivers_nothing_for_stall_after_ends_stalled() {
     let took = t0.elapsed();
     assert_eq!(sum.stop_reason, "stalled");
     assert_eq!(sum.samples_received, 1500);
-    assert_eq!(sum.status, CaptureStatus::Partial);
+    // Fewer samples than one FFT measured nothing: FAIL.
+    assert_eq!(sum.status, CaptureStatus::Fail);
     assert!(
         took >= Duration::from_millis(200) && took < Duration::from_secs(5),
         "{took:?}"

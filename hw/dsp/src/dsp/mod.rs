@@ -5,6 +5,7 @@ pub(crate) mod clkin;
 pub(crate) mod clkin_compare;
 pub(crate) mod freqcal;
 pub(crate) mod honest;
+pub(crate) mod noise_stats;
 pub(crate) mod peaks;
 pub(crate) mod scenes;
 // Only x86_64 builds the kernels; elsewhere `SimdPsd::new` is always `None`.
@@ -27,6 +28,7 @@ pub use freqcal::{
     FreqCalEvidence, FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene, LTE_UNAVAILABLE,
 };
 pub use honest::{fmt_sigma, fmt_uncertain, uncertainty_decimals, Checked, Checks};
+pub use noise_stats::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM};
 pub use peaks::{find_peaks, fmt_snr, median_db, why_no_floor, Peak, PeakReference};
 pub use scenes::{run_scene, Knowable, SceneKind, SceneOutcome, SceneSummary};
 pub use welch::{Spectrum, Welch, WelchConfig, RESOLUTION_DB, ROUNDING_SPURS_DB};

@@ -1,4 +1,5 @@
 //! Streaming Welch power spectrum.
+use super::noise_stats::{centre_carrier, equivalent_averages, overlap_correlations, NoiseLevels};
 use super::peaks::{find_peaks, median_db, why_no_floor, Peak, PeakReference};
 use super::simd_psd::{Isa, SimdPsd};
 use super::window::Window;
@@ -51,11 +52,14 @@ pub struct WelchConfig {
     /// RF centre frequency in Hz, when known (absolute axis).
     pub center_hz: Option<f64>,
     /// Peaks closer than this many bins to DC are ignored (0: none, 1: the DC bin,
-    /// 2: DC ±1 …), for the DC spike / LO leakage.
+    /// 2: DC ±1 …), for the DC spike / LO leakage; a carrier there is reported as
+    /// [`Spectrum::centre_carrier_db`] instead.
     pub dc_exclude_bins: usize,
     /// How many peaks to report.
     pub max_peaks: usize,
-    /// Peaks less than this far above the noise floor are ignored (dB).
+    /// Peaks less than this far above the noise floor are ignored (dB); with few
+    /// averages the level noise alone reaches is higher and counts instead
+    /// ([`Spectrum::peak_threshold_db`]).
     pub min_snr_db: f64,
     /// |I| or |Q| at or above this level counts as clipped (full scale = 1.0).
     pub clip_level: f32,
@@ -149,9 +153,25 @@ pub struct Spectrum {
     pub psd_db: Vec<f32>,
     /// Strongest distinct peaks, strongest first.
     pub peaks: Vec<Peak>,
-    /// Median of `psd_db` (dB per bin); `None` when it cannot be measured
-    /// ([`Spectrum::noise_floor_absent`] says why).
+    /// The mean noise power per bin (dB per bin): the median of `psd_db` corrected by
+    /// the median-to-mean ratio of a noise bin averaged over
+    /// [`Spectrum::equivalent_averages`] (docs/operator.md#peaks-and-the-noise-floor);
+    /// `None` when it cannot be measured ([`Spectrum::noise_floor_absent`] says why).
     pub noise_floor_db: Option<f64>,
+    /// How far above the floor a peak must stand (dB): the larger of the configured
+    /// minimum SNR and the level noise alone exceeds anywhere in the spectrum with a
+    /// chance of 1 %; `None` without a floor.
+    pub peak_threshold_db: Option<f64>,
+    /// The equivalent number of independent averages of a bin (Welch's overlapping
+    /// segments count less than one each); 0 without a segment.
+    pub equivalent_averages: f64,
+    /// Half the width of the span around the centre that the peak search skips
+    /// (`dc_exclude_bins`), Hz; 0 when none is skipped.
+    pub centre_excluded_hz: f64,
+    /// The strongest bin of that skipped span when it stands above the peak
+    /// threshold (a carrier at the tuned frequency, or the radio's DC offset), dB per
+    /// bin; `None` otherwise.
+    pub centre_carrier_db: Option<f64>,
     /// Mean sample power, 10·log10(mean |x|²) (dBFS); −inf when no samples.
     pub mean_power_dbfs: f64,
     /// Fraction of samples with |I| or |Q| at the clip level.
@@ -228,6 +248,8 @@ pub struct Welch {
     cfg: WelchConfig,
     hop: usize,
     window: Vec<f32>,
+    /// The window's squared overlap correlations, for the equivalent averages.
+    rho2: Vec<f64>,
     engine: Engine,
     /// Σ|X|² per FFT bin (natural order), flushed from the engine's f32 sums every
     /// [`FLUSH_SEGMENTS`] segments: an f32 sum alone stops growing once it is ~2^24
@@ -401,6 +423,7 @@ impl Welch {
         };
         Ok(Self {
             hop: cfg.hop(),
+            rho2: overlap_correlations(&window, cfg.hop()),
             window,
             engine,
             acc64: vec![0.0; n],
@@ -578,10 +601,16 @@ impl Welch {
             };
         }
         // The median bin without power (all-zero input, a constant, a noiseless
-        // tone): no floor.
+        // tone): no floor. Corrected by the median-to-mean ratio of a noise bin of
+        // this many averages.
+        let shape = equivalent_averages(self.averages, &self.rho2);
+        let levels = NoiseLevels::new(shape, n.saturating_sub(2 * self.cfg.dc_exclude_bins));
         let noise_floor_db = (self.averages > 0)
             .then(|| median_db(&psd_db))
-            .filter(|f| f.is_finite());
+            .filter(|f| f.is_finite())
+            .map(|m| m + levels.map_or(0.0, |l| l.floor_correction_db));
+        let peak_threshold_db = noise_floor_db
+            .map(|_| levels.map_or(self.cfg.min_snr_db, |l| l.threshold_db(self.cfg.min_snr_db)));
         let center = self.cfg.center_hz.unwrap_or(0.0);
         let start_hz = center - half as f64 * bin_hz;
         // Peaks stand above the floor, and have an SNR; without one (noiseless samples)
@@ -598,7 +627,7 @@ impl Welch {
                 self.cfg.dc_exclude_bins,
                 self.cfg.window,
                 above,
-                self.cfg.min_snr_db,
+                peak_threshold_db.unwrap_or(self.cfg.min_snr_db),
                 self.cfg.max_peaks,
             )
             .into_iter()
@@ -624,9 +653,15 @@ impl Welch {
             overlap: self.cfg.overlap,
             start_hz,
             bin_hz,
+            centre_excluded_hz: (self.cfg.dc_exclude_bins as f64 - 0.5).max(0.0) * bin_hz,
+            centre_carrier_db: noise_floor_db
+                .zip(peak_threshold_db)
+                .and_then(|(f, t)| centre_carrier(&psd_db, half, self.cfg.dc_exclude_bins, f + t)),
             psd_db,
             peaks,
             noise_floor_db,
+            peak_threshold_db,
+            equivalent_averages: shape,
             mean_power_dbfs,
             clipped_fraction,
         }

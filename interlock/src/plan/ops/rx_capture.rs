@@ -242,6 +242,36 @@ impl RxCaptureStep {
     }
 }
 
+/// The FFT size a capture step without `fft_size` uses.
+pub const DEFAULT_CAPTURE_FFT_SIZE: usize = 2048;
+
+impl RxCaptureStep {
+    /// `duration_s × sample_rate_hz` must fill at least one Welch segment of
+    /// `fft_size` samples: with fewer there is no spectrum, no floor and no peak
+    /// (docs/operator.md#peaks-and-the-noise-floor).
+    fn segment_sanity(&self, chk: &mut StepCheck<'_>) {
+        let fft = self.fft_size.unwrap_or(DEFAULT_CAPTURE_FFT_SIZE);
+        let samples = self.duration_s * self.sample_rate_hz;
+        // Below one sample `at_least_one_sample` has said so already.
+        if !(samples.is_finite() && samples >= 1.0) || samples >= fft as f64 {
+            return;
+        }
+        let n = chk.n;
+        chk.push(
+            Some("duration_s"),
+            format!(
+                "rx-plan step {n}: duration_s {} × sample_rate_hz {} = {} samples, fewer than one \
+                 Welch segment of fft_size {fft}: no spectrum would be measured; give duration_s ≥ {} \
+                 or a smaller fft_size",
+                self.duration_s,
+                self.sample_rate_hz,
+                samples.floor(),
+                fft as f64 / self.sample_rate_hz
+            ),
+        );
+    }
+}
+
 impl PlanOp for RxCaptureStep {
     const NAME: &'static str = "rx_capture";
     const NEEDS: Needs = Needs::Receive;
@@ -298,6 +328,7 @@ impl PlanOp for RxCaptureStep {
                 );
             }
         }
+        s.segment_sanity(chk);
         if let Some(c) = &s.clkin {
             s.clkin_sanity(c, chk);
         }

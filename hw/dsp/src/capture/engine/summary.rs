@@ -145,7 +145,15 @@ fn errors_of(f: &Finished) -> Vec<String> {
         errors.push(format!("recording: {e}"));
     }
     if let Some(why) = unmeasured(f) {
-        errors.push(format!("noise floor not measured ({why})"));
+        let counts = if f.spec.averages == 0 {
+            format!(
+                ": {} samples analysed, fft_size {}",
+                f.processed, f.spec.fft_size
+            )
+        } else {
+            String::new()
+        };
+        errors.push(format!("noise floor not measured ({why}{counts})"));
     }
     if stats.overflow_loss_unknown {
         errors.push(format!(
@@ -157,11 +165,13 @@ fn errors_of(f: &Finished) -> Vec<String> {
     errors
 }
 
-/// Why Welch segments were averaged but no noise floor came of them (and so no
-/// peak, no SNR): `None` when the floor was measured, or when no segment was (a
-/// stream that ended early says so in its own words).
+/// Why no noise floor was measured (and so no peak, no SNR): no Welch segment from
+/// the samples analysed (fewer than one FFT), or segments without a floor. `None`
+/// when the floor was measured, or when nothing was received or the operator
+/// cancelled (those say so in their own words).
 fn unmeasured(f: &Finished) -> Option<&'static str> {
-    (f.spec.averages > 0)
+    let said_otherwise = f.stats.received == 0 || f.stats.stop == "cancelled";
+    (!said_otherwise)
         .then(|| f.spec.noise_floor_absent())
         .flatten()
 }
@@ -228,6 +238,9 @@ pub(super) fn summarize(f: Finished) -> CaptureSummary {
         averages: spec.averages,
         peaks: spec.peaks,
         noise_floor_db: spec.noise_floor_db,
+        peak_threshold_db: spec.peak_threshold_db,
+        centre_excluded_hz: spec.centre_excluded_hz,
+        centre_carrier_dbfs: spec.centre_carrier_db,
         mean_power_dbfs: finite(spec.mean_power_dbfs),
         clipped_fraction: spec.clipped_fraction,
         clkin: f.clkin,
