@@ -80,13 +80,12 @@ fn named_policy(ctx: &Ctx) -> Result<Option<(String, Policy)>> {
     };
     use crate::store::fsutil::{read_named_file, NamedFileError as E};
     let name = p.display().to_string();
-    let bytes =
-        read_named_file(p, crate::store::policy::MAX_POLICY_BYTES).map_err(|e| match e {
-            E::Missing(e) | E::Io(e) => bad_input(format!("policy {name}: {e}")),
-            E::NotRegular | E::TooBig { .. } => bad_input(format!(
-                "policy {name}: not a regular file of at most 1 MiB"
-            )),
-        })?;
+    let bytes = read_named_file(p, Policy::MAX_FILE_BYTES).map_err(|e| match e {
+        E::Missing(e) | E::Io(e) => bad_input(format!("policy {name}: {e}")),
+        E::NotRegular | E::TooBig { .. } => bad_input(format!(
+            "policy {name}: not a regular file of at most 1 MiB"
+        )),
+    })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| bad_input(format!("policy {name}: stream did not contain valid UTF-8")))?;
     let pol = Policy::from_json(&text).map_err(|e| bad_input(format!("{name}: {e}")))?;

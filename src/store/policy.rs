@@ -24,7 +24,7 @@ pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
     use crate::store::fsutil::{read_named_file, NamedFileError as E};
     crate::store::trust::verify(paths)?;
     let p = paths.policy();
-    match read_named_file(&p, MAX_POLICY_BYTES) {
+    match read_named_file(&p, Policy::MAX_FILE_BYTES) {
         Ok(bytes) => {
             let text = String::from_utf8(bytes)
                 .map_err(|_| bad_input(format!("{}: not UTF-8", p.display())))?;
@@ -49,6 +49,3 @@ pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
         }
     }
 }
-
-/// The largest policy file read: a policy is a few hundred bytes.
-pub(crate) const MAX_POLICY_BYTES: u64 = 1024 * 1024;

@@ -269,6 +269,9 @@ pub struct TxPolicy {
 }
 
 impl Policy {
+    /// The largest policy file read, bytes: a policy is a few hundred bytes.
+    pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
     /// Parse and check a policy JSON text.
     ///
     /// A leading UTF-8 byte-order mark (as Windows editors and PowerShell 5 save
