@@ -8,14 +8,16 @@ use crate::util::{expect_exit, show};
 use std::path::Path;
 
 /// Writes, with the `sigmf` package, `ok.sigmf-meta`/`-data` and `ok.sigmf` (an
-/// archive) holding a 100 kHz tone at 915 MHz with their `core:sha512`, then
+/// archive) holding a 100 kHz tone at 915 MHz over noise 77 dB down with their `core:sha512`, then
 /// `mixed.sigmf-meta`/`-data`: the same, its second half overwritten afterwards.
 /// Prints the hashes the package computed.
 const WRITE_HASHED: &str = r#"
 import json, sys, numpy as np, sigmf
 from sigmf import SigMFFile
 d = sys.argv[1]; fs = 2e6; n = 100000; t = np.arange(n) / fs
-x = (0.1 * np.exp(2j * np.pi * 1e5 * t)).astype(np.complex64)
+rng = np.random.default_rng(7)
+noise = 1e-4 * (rng.standard_normal(n) + 1j * rng.standard_normal(n))
+x = (0.1 * np.exp(2j * np.pi * 1e5 * t) + noise).astype(np.complex64)
 out = {}
 for name in ('ok', 'mixed'):
     x.tofile(f'{d}/{name}.sigmf-data')
