@@ -1,4 +1,4 @@
-# Outside checks: shared lab set-up (the style of /work/shared/outside-checks/).
+# Outside checks: shared lab set-up (a bare origin, a main-PC clone, an RX clone, rxsim).
 # usage: RXN=/path/to/target/release/rxnode bash scripts/outside/oN_what.sh
 # Each script builds its lab under /tmp, plays one attack or one odd input through the real binary,
 # prints its evidence and ends with one verdict line: `held` (exit 1) or `broken: …` (exit 0).
