@@ -26,6 +26,11 @@ struct Shown {
     lost: Lost,
     /// Noise floor, dBFS/bin.
     noise_floor_db: Option<f64>,
+    /// Why there is no floor, as the capture's errors say it.
+    floor_absent: Option<String>,
+    /// The level above the peak threshold in the centre span the peak search skips,
+    /// dBFS/bin, and half that span, Hz.
+    centre: Option<(f64, f64)>,
     /// Mean power, dBFS.
     mean_power_dbfs: Option<f64>,
     /// Frequency, power and SNR of each peak.
@@ -147,6 +152,11 @@ fn of_record(r: &CaptureRecord) -> Shown {
             None => Lost::Unknown,
         },
         noise_floor_db: fin_opt(r.noise_floor_db),
+        floor_absent: floor_absent(
+            fin_opt(r.noise_floor_db),
+            r.errors.iter().map(String::as_str),
+        ),
+        centre: fin_opt(r.centre_carrier_dbfs).zip(fin_opt(r.centre_excluded_hz)),
         mean_power_dbfs: fin_opt(r.mean_power_dbfs),
         peaks: r
             .peaks
@@ -181,6 +191,22 @@ fn of_record(r: &CaptureRecord) -> Shown {
             .as_ref()
             .map(|p| p.iter().flatten().copied().collect()),
     }
+}
+
+/// Why a capture has no noise floor, from its errors (`noise floor not measured
+/// (WHY)`); `None` when it has one or its errors do not say.
+fn floor_absent<'a>(
+    floor: Option<f64>,
+    mut errors: impl Iterator<Item = &'a str>,
+) -> Option<String> {
+    if floor.is_some() {
+        return None;
+    }
+    errors.find_map(|e| {
+        e.strip_prefix("noise floor not measured (")
+            .and_then(|w| w.strip_suffix(')'))
+            .map(str::to_owned)
+    })
 }
 
 /// What a step that captured nothing shows: its status, nothing measured.
@@ -277,6 +303,17 @@ fn of_value(c: &Value) -> Shown {
             Some(v) => Lost::Count(v.to_string()),
         },
         noise_floor_db: get("noise_floor_db").and_then(num),
+        floor_absent: floor_absent(
+            get("noise_floor_db").and_then(num),
+            get("errors")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str),
+        ),
+        centre: get("centre_carrier_dbfs")
+            .and_then(num)
+            .zip(get("centre_excluded_hz").and_then(num)),
         mean_power_dbfs: get("mean_power_dbfs").and_then(num),
         peaks: get("peaks")
             .and_then(Value::as_array)
@@ -376,13 +413,24 @@ fn write_levels(out: &mut String, c: &Shown) {
     let _ = writeln!(
         out,
         "Noise floor: {}; mean power: {}",
-        fmt_opt(c.noise_floor_db, " dBFS/bin", 1),
+        match (&c.noise_floor_db, &c.floor_absent) {
+            (None, Some(why)) => format!("n/a ({})", md_cell(why)),
+            (floor, _) => fmt_opt(*floor, " dBFS/bin", 1),
+        },
         fmt_opt(c.mean_power_dbfs, " dBFS", 1)
     );
 }
 
 /// The peak table, when peaks were found.
 fn write_peaks(out: &mut String, c: &Shown) {
+    if let Some((dbfs, span_hz)) = c.centre {
+        let _ = writeln!(
+            out,
+            "\nCentre: {dbfs:.1} dBFS, a carrier or the radio's DC offset at the tuned \
+             frequency (±{} not searched for peaks)",
+            fmt_hz(Some(span_hz))
+        );
+    }
     if c.peaks.is_empty() {
         return;
     }
@@ -516,12 +564,38 @@ mod tests {
         // Noiseless samples: no floor, a peak without SNR, said in words both ways.
         let mut noiseless = full.clone();
         noiseless.noise_floor_db = None;
+        noiseless.errors.push(
+            "noise floor not measured (the samples carry no noise above the FFT's rounding)".into(),
+        );
         for p in &mut noiseless.peaks {
             p.snr_db = None;
         }
         let (typed, keyed) = both(&CaptureEntry::Captured(Box::new(noiseless)));
         assert_eq!(typed, keyed);
         assert!(typed.contains("dBFS | n/a (no noise floor) |"), "{typed}");
+        assert!(
+            typed.contains(
+                "Noise floor: n/a (the samples carry no noise above the FFT's rounding); mean power"
+            ),
+            "{typed}"
+        );
+        // A carrier in the centre span the peak search skips is said, with the span.
+        let mut centred = full.clone();
+        centred.centre_carrier_dbfs = Some(-20.04);
+        centred.centre_excluded_hz = Some(1464.84375);
+        let (typed, keyed) = both(&CaptureEntry::Captured(Box::new(centred)));
+        assert_eq!(typed, keyed);
+        assert!(
+            typed.contains(
+                "Centre: -20.0 dBFS, a carrier or the radio's DC offset at the tuned frequency \
+                 (±1.465 kHz not searched for peaks)"
+            ),
+            "{typed}"
+        );
+        assert!(!keyed.is_empty() && !full.errors.iter().any(|e| e.contains("noise floor")));
+        assert!(!both(&CaptureEntry::Captured(Box::new(full.clone())))
+            .0
+            .contains("Centre:"));
         let mut lost = full;
         lost.lost_samples = Some(4096);
         lost.gaps = 2;
