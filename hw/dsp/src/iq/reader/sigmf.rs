@@ -492,16 +492,23 @@ mod tests {
         assert!(e.contains("real-valued"), "{e}");
     }
 
-    /// Samples after a header, between segments' headers and before a footer are
-    /// read in order, the header and footer bytes never.
-    #[test]
-    fn headers_and_footers_are_skipped() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A ci8 dataset of two segments: 3 header bytes, samples (1, 2) (3, 4), 5 header
+    /// bytes, sample (5, 6), 7 trailing bytes.
+    fn padded_ci8_dataset() -> Vec<u8> {
         let mut data = vec![0xEEu8; 3];
         data.extend([1, 2, 3, 4]);
         data.extend([0xEE; 5]);
         data.extend([5, 6]);
         data.extend([0xEE; 7]);
+        data
+    }
+
+    /// Samples after a header, between segments' headers and before a footer are
+    /// read in order, the header and footer bytes never.
+    #[test]
+    fn headers_and_footers_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = padded_ci8_dataset();
         std::fs::write(dir.path().join("x.dat"), &data).unwrap();
         let meta = serde_json::json!({
             "global": {"core:datatype": "ci8", "core:dataset": "x.dat",
@@ -529,11 +536,7 @@ mod tests {
     fn sha512_covers_the_whole_dataset() {
         use sha2::{Digest, Sha512};
         let dir = tempfile::tempdir().unwrap();
-        let mut data = vec![0xEEu8; 3];
-        data.extend([1, 2, 3, 4]);
-        data.extend([0xEE; 5]);
-        data.extend([5, 6]);
-        data.extend([0xEE; 7]);
+        let mut data = padded_ci8_dataset();
         std::fs::write(dir.path().join("x.dat"), &data).unwrap();
         let read_all = |sha: &str| -> Result<usize, String> {
             let meta = serde_json::json!({
