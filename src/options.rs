@@ -125,6 +125,17 @@ pub fn seconds(text: &str) -> Result<f64, String> {
     rxnode_interlock::parse_seconds(text)
 }
 
+/// A radio operation's length (a capture, a dwell, a settling time) as
+/// [`seconds`], refused beyond the range a plan's durations have
+/// (docs/operator.md#units).
+pub fn duration(text: &str) -> Result<f64, String> {
+    let v = rxnode_interlock::parse_seconds(text)?;
+    match rxnode_interlock::Quantity::Duration.implausible(v) {
+        Some(why) => Err(why),
+        None => Ok(v),
+    }
+}
+
 /// A gain as typed: a number of dB (`20`), per element (`LNA=24,VGA=20`), or a
 /// JSON object (`{"LNA": 24}`, as a plan step writes it).
 pub fn gain(s: &str) -> Result<GainSpec, String> {

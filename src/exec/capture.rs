@@ -280,7 +280,7 @@ pub struct CaptureOptions {
     #[arg(short = 'r', long, value_parser = crate::options::sample_rate)]
     pub sample_rate_hz: f64,
     /// Capture length (seconds, or `2s`, `500ms`, `1m`).
-    #[arg(short = 't', long, value_parser = crate::options::seconds)]
+    #[arg(short = 't', long, value_parser = crate::options::duration)]
     pub duration_s: f64,
     /// RX gain: dB, or per element `LNA=24,VGA=20`.
     #[arg(short = 'g', long, value_parser = crate::options::gain)]

@@ -34,7 +34,7 @@ pub struct ClkinCompareOptions {
     #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
     /// How long both radios stream (seconds, or `1s`, `500ms`).
-    #[arg(short = 't', long, default_value_t = 1.0, value_parser = crate::options::seconds)]
+    #[arg(short = 't', long, default_value_t = 1.0, value_parser = crate::options::duration)]
     pub duration_s: f64,
     /// LOCKED when SLAVE is within ±this many ppb of MASTER (and the measurement can tell)
     /// and a radio reads back an external clock source; AGREE without one.

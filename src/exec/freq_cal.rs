@@ -327,7 +327,7 @@ pub struct CalibrateOptions {
     #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
     /// How long to listen (seconds, or `6s`, `500ms`, `1m`).
-    #[arg(short = 't', long, default_value_t = 6.0, value_parser = crate::options::seconds)]
+    #[arg(short = 't', long, default_value_t = 6.0, value_parser = crate::options::duration)]
     pub duration_s: f64,
     /// Draw the detections (time vs offset, per-burst errors, the combined value) as a PNG.
     #[arg(long)]

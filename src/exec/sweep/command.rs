@@ -156,10 +156,10 @@ pub struct SweepOptions {
     pub gain_db: Option<GainSpec>,
     /// Samples analysed per hop (seconds, or `50ms`); `-t`, soapy_power's
     /// integration time, is accepted too.
-    #[arg(long, short_alias = 't', default_value_t = 0.05, value_parser = crate::options::seconds)]
+    #[arg(long, short_alias = 't', default_value_t = 0.05, value_parser = crate::options::duration)]
     pub dwell_s: f64,
     /// Samples discarded after each retune (seconds, or `10ms`).
-    #[arg(long, default_value_t = 0.01, value_parser = crate::options::seconds)]
+    #[arg(long, default_value_t = 0.01, value_parser = crate::options::duration)]
     pub settle_s: f64,
     /// Fraction of each hop's band dropped (half at each edge).
     #[arg(long, default_value_t = 0.25)]

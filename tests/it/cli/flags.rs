@@ -296,3 +296,66 @@ fn durations_take_units_and_implausible_numbers_name_the_fix() {
         .unwrap();
     expect_exit!(out, 0);
 }
+
+/// A radio operation's length typed on the command line has the range a plan's
+/// durations have: `-t 1e300` and a 20-day dwell are refused by the flag's parser
+/// (exit 2, the flag and the range named, printed compactly) before any radio is
+/// opened; the interval between sweep passes is not bounded so.
+#[test]
+fn durations_of_radio_operations_are_bounded_as_in_plans() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    let run = |args: &[&str]| {
+        rxnode(d.path())
+            .args(["--sim", "--repo"])
+            .arg(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let capture = ["capture", "-d", "driver=rxsim", "-f", "100M", "-r", "1M"];
+    for (flag, value, shown) in [("-t", "1e300", "1e300 s"), ("-t", "20d", "1728000 s")] {
+        let mut args = capture.to_vec();
+        args.extend([flag, value]);
+        let out = run(&args);
+        expect_exit!(out, 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--duration-s"), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{shown} is outside the plausible range 0 … 1000000 s"
+            )),
+            "{err}"
+        );
+        assert!(err.len() < 400, "{err}");
+    }
+    let sweep = [
+        "sweep",
+        "-d",
+        "driver=rxsim",
+        "--start-hz",
+        "88M",
+        "--stop-hz",
+        "92M",
+        "-B",
+        "10k",
+        "-r",
+        "2M",
+        "--dwell-s",
+        "20d",
+    ];
+    let out = run(&sweep);
+    expect_exit!(out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--dwell-s") && err.contains("plausible range"),
+        "{err}"
+    );
+    assert!(
+        !d.path().join("rxsim-events.log").exists()
+            || std::fs::read_to_string(d.path().join("rxsim-events.log"))
+                .unwrap_or_default()
+                .is_empty(),
+        "a radio was opened"
+    );
+}
