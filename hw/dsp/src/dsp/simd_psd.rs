@@ -348,6 +348,29 @@ impl SimdPsd {
         }
     }
 
+    /// [`Self::segment`] for the `count` segments that start every `hop` samples of `x`
+    /// from its first: one call into the kernel for all of them (for small FFT sizes
+    /// the call and its set-up cost as much as a few per cent of a segment).
+    ///
+    /// # Panics
+    /// When `x` is shorter than the last segment's end.
+    pub(crate) fn segments(&mut self, x: &[Complex<f32>], hop: usize, count: usize) {
+        if count == 0 {
+            return;
+        }
+        let end = (count - 1) * hop + self.n;
+        assert!(hop > 0 && x.len() >= end, "segments past the block");
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `segment`; every segment `k·hop .. k·hop + n` lies inside `x`
+        // (checked above).
+        unsafe {
+            match self.isa {
+                Isa::Avx512 => x86::segments_avx512(self, &x[..end], hop, count),
+                Isa::Avx2 => x86::segments_avx2(self, &x[..end], hop, count),
+            }
+        }
+    }
+
     /// Add the accumulated |X|² to `totals` (natural FFT bin order).
     pub(crate) fn peek(&self, totals: &mut [f64]) {
         for (&b, &a) in self.bin_of_slot.iter().zip(self.acc.as_slice()) {

@@ -341,6 +341,19 @@ impl Engine {
         }
     }
 
+    /// The `count` segments that start every `hop` samples of `x` from its first.
+    fn segments(&mut self, x: &[Complex<f32>], hop: usize, count: usize) {
+        match self {
+            Self::Simd(k) => k.segments(x, hop, count),
+            Self::Portable(p) => {
+                let n = p.buf.len();
+                for k in 0..count {
+                    p.segment(&x[k * hop..k * hop + n]);
+                }
+            }
+        }
+    }
+
     /// Add the f32 sums to `totals` (natural bin order).
     fn peek(&self, totals: &mut [f64]) {
         match self {
@@ -501,11 +514,15 @@ impl Welch {
                 self.fill = 0;
             }
         }
-        // Whole segments straight from the block.
+        // Whole segments straight from the block, as many per call as the f32 sums
+        // take before their next flush.
         let mut start = pos;
         while start + n <= block.len() {
-            self.segment(start, block);
-            start += hop;
+            let whole = (block.len() - start - n) / hop + 1;
+            let count = whole.min((FLUSH_SEGMENTS - self.partial) as usize);
+            self.engine.segments(&block[start..], hop, count);
+            self.counted(count);
+            start += count * hop;
         }
         if start < block.len() {
             let rest = &block[start..];
@@ -546,25 +563,21 @@ impl Welch {
         self.samples += block.len() as u64;
     }
 
-    /// One segment starting at `block[start]`.
-    fn segment(&mut self, start: usize, block: &[Complex<f32>]) {
-        let n = self.cfg.fft_size;
-        self.engine.segment(&block[start..start + n]);
-        self.counted();
-    }
-
     /// One segment made of `pending[..fill]` followed by `tail`.
     fn segment_split(&mut self, fill: usize, tail: &[Complex<f32>]) {
         self.joined[..fill].copy_from_slice(&self.pending[..fill]);
         self.joined[fill..].copy_from_slice(tail);
         self.engine.segment(&self.joined);
-        self.counted();
+        self.counted(1);
     }
 
-    fn counted(&mut self) {
-        self.averages += 1;
-        self.partial += 1;
-        if self.partial == FLUSH_SEGMENTS {
+    /// `count` more segments are in the engine's f32 sums (at most
+    /// [`FLUSH_SEGMENTS`] since the last flush).
+    fn counted(&mut self, count: usize) {
+        self.averages += count as u64;
+        // count ≤ FLUSH_SEGMENTS − partial, so it fits.
+        self.partial += count as u32;
+        if self.partial >= FLUSH_SEGMENTS {
             self.engine.peek(&mut self.acc64);
             self.engine.clear();
             self.partial = 0;

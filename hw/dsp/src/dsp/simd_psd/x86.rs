@@ -566,7 +566,8 @@ unsafe fn radix4_pass<S: Simd, F: Source<S>>(
 /// sample by sample only for a run of 4096 samples whose largest |re| or |im| reaches
 /// `clip` or whose power is NaN (rare); else [`Simd::abs_max`] keeps a running
 /// maximum. Whatever that maximum does with a NaN, `power` is NaN then, so the count
-/// is exact too.
+/// is exact too. Four vectors per step, each with its own sum and maximum: with one
+/// chain of each the loop waited on the latency of the previous step's add.
 ///
 /// # Safety
 /// Inlined into an entry point with `S`'s features, on a CPU that has them.
@@ -574,7 +575,7 @@ unsafe fn radix4_pass<S: Simd, F: Source<S>>(
 unsafe fn stats<S: Simd>(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
     let f = x.as_ptr().cast::<f32>();
     let len = 2 * x.len();
-    let step = 2 * S::LANES;
+    let step = 4 * S::LANES;
     let whole = len - len % step;
     let mut total = 0.0f64;
     let mut clipped = 0u64;
@@ -582,21 +583,20 @@ unsafe fn stats<S: Simd>(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
     while i < whole {
         let start = i;
         let end = whole.min(i + 8192);
-        let (mut a0, mut a1) = (S::zero(), S::zero());
-        let (mut m0, mut m1) = (S::zero(), S::zero());
+        let mut a = [S::zero(); 4];
+        let mut m = [S::zero(); 4];
         while i < end {
-            // SAFETY: i + 2L ≤ whole ≤ len f32 in `x`.
-            let v0 = S::loadu(f.add(i));
-            let v1 = S::loadu(f.add(i + S::LANES));
-            a0 = S::fmadd(v0, v0, a0);
-            a1 = S::fmadd(v1, v1, a1);
-            m0 = S::abs_max(m0, v0);
-            m1 = S::abs_max(m1, v1);
+            for k in 0..4 {
+                // SAFETY: i + 4L ≤ whole ≤ len f32 in `x`.
+                let v = S::loadu(f.add(i + k * S::LANES));
+                a[k] = S::fmadd(v, v, a[k]);
+                m[k] = S::abs_max(m[k], v);
+            }
             i += step;
         }
-        let power = S::hsum(S::add(a0, a1));
+        let power = S::hsum(S::add(S::add(a[0], a[1]), S::add(a[2], a[3])));
         total += f64::from(power);
-        let top = S::hmax(S::abs_max(m0, m1));
+        let top = S::hmax(S::abs_max(S::abs_max(m[0], m[1]), S::abs_max(m[2], m[3])));
         if power.is_nan() || top.is_nan() || top >= clip {
             clipped += x[start / 2..end / 2]
                 .iter()
@@ -621,6 +621,33 @@ pub(super) unsafe fn segment_avx512(p: &mut SimdPsd, x: &[Complex<f32>]) {
     segment::<Avx512>(p, x);
 }
 
+/// The AVX-512 kernel over `count` segments `hop` apart.
+///
+/// # Safety
+/// As [`segment_avx512`], with `x.len() ≥ (count − 1)·hop + p.n`.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn segments_avx512(
+    p: &mut SimdPsd,
+    x: &[Complex<f32>],
+    hop: usize,
+    count: usize,
+) {
+    for k in 0..count {
+        segment::<Avx512>(p, x.get_unchecked(k * hop..k * hop + p.n));
+    }
+}
+
+/// The AVX2 kernel over `count` segments `hop` apart.
+///
+/// # Safety
+/// As [`segment_avx2`], with `x.len() ≥ (count − 1)·hop + p.n`.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn segments_avx2(p: &mut SimdPsd, x: &[Complex<f32>], hop: usize, count: usize) {
+    for k in 0..count {
+        segment::<Avx2>(p, x.get_unchecked(k * hop..k * hop + p.n));
+    }
+}
+
 /// The AVX2 kernel.
 ///
 /// # Safety
@@ -631,7 +658,7 @@ pub(super) unsafe fn segment_avx2(p: &mut SimdPsd, x: &[Complex<f32>]) {
     segment::<Avx2>(p, x);
 }
 
-/// [`stats`] with one `vrangeps` per 8 samples for the running maximum.
+/// [`stats`] with `vandps` + `vmaxps` per 8 samples for the running maximum.
 ///
 /// # Safety
 /// The CPU supports AVX-512F and AVX-512DQ.

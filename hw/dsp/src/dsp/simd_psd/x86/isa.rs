@@ -48,7 +48,7 @@ macro_rules! arithmetic {
     };
 }
 
-/// AVX-512F (and DQ for `vrangeps`): 16 lanes.
+/// AVX-512F (the kernels are chosen on CPUs with DQ too): 16 lanes.
 #[derive(Clone, Copy)]
 pub(super) struct Avx512;
 
@@ -125,9 +125,9 @@ impl Simd for Avx512 {
     );
     #[inline(always)]
     unsafe fn abs_max(m: __m512, v: __m512) -> __m512 {
-        // imm 0b1011: the larger magnitude, sign cleared. vrangeps ignores a quiet
-        // NaN and turns a signalling one into a NaN lane.
-        _mm512_range_ps::<0b1011>(m, v)
+        // |v| by clearing the sign bit; vmaxps returns its second operand when either
+        // is NaN, so a NaN may stay in the lane or be dropped by the next sample.
+        _mm512_max_ps(m, _mm512_abs_ps(v))
     }
     #[inline(always)]
     unsafe fn hsum(v: __m512) -> f32 {
