@@ -325,6 +325,25 @@ fn main() {
             r.1,
             setup_s * 1e3
         );
+        // As the live path feeds it: one 64 Ki-sample block, already in cache, again
+        // and again (the same samples as many times as the input has blocks).
+        let block = &x[..x.len().min(1 << 16)];
+        let (rc, _) = rate_after_setup(
+            secs,
+            block.len() * (n / block.len()),
+            || ClkinEstimator::new(cfg.clone()).expect("clkin"),
+            |c| {
+                for _ in 0..n / block.len() {
+                    c.feed(block);
+                }
+            },
+        );
+        println!(
+            "clkin  feed only, one block in cache ({:5.2} MS/s) {:8.1} MS/s wall  {:8.1} MS/s per CPU-s",
+            fs / 1e6,
+            rc.0,
+            rc.1
+        );
         let r = rate(secs, n, || {
             let mut c = ClkinEstimator::new(cfg.clone()).expect("clkin");
             for b in x.chunks(1 << 16) {
