@@ -127,6 +127,42 @@ fn welch_table(secs: f64, sizes: &[usize]) {
     }
 }
 
+/// The last-level cache of CPU 0 in bytes, read from
+/// `/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}` (the highest level that holds
+/// data), or `None` where that is unreadable.
+fn last_level_cache_bytes() -> Option<usize> {
+    let mut best: Option<(u32, usize)> = None;
+    for entry in std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()? {
+        let dir = entry.ok()?.path();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+        else {
+            continue;
+        };
+        if kind.trim() == "Instruction" {
+            continue;
+        }
+        let Ok(level) = level.trim().parse::<u32>() else {
+            continue;
+        };
+        let size = size.trim();
+        let (digits, unit) = match size.strip_suffix('K') {
+            Some(d) => (d, 1 << 10),
+            None => match size.strip_suffix('M') {
+                Some(d) => (d, 1 << 20),
+                None => (size, 1),
+            },
+        };
+        let Ok(n) = digits.parse::<usize>() else {
+            continue;
+        };
+        if best.is_none_or(|(l, _)| level > l) {
+            best = Some((level, n * unit));
+        }
+    }
+    best.map(|(_, bytes)| bytes)
+}
+
 /// CPU time of this thread in ns (Linux `/proc/thread-self/schedstat`), if readable.
 fn thread_cpu_ns() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
@@ -204,11 +240,26 @@ fn main() {
     let x = signal(n);
     // The reader and capture threads hand the DSP 64 Ki-sample blocks (512 KiB) that they
     // have just written: "in cache" feeds one such block over and over (the DSP core's
-    // own speed); "streamed" feeds 32 MiB once per run (adds the memory bandwidth).
+    // own speed); "streamed" feeds a buffer of 4× the last-level cache once per run, so it
+    // comes from DRAM (adds the memory bandwidth).
     let block = 1 << 16;
     let hot = &x[..block];
     let reps = n / block;
+    let llc = last_level_cache_bytes();
+    let streamed_bytes = llc.map_or(128 << 20, |b| 4 * b);
+    let big = signal(streamed_bytes.div_ceil(8).div_ceil(block) * block);
     println!("# rxnode-dsp DSP benchmark: best of repeated runs over {n} samples, one thread");
+    let why = match llc {
+        Some(b) => format!("4x the last-level cache of {} KiB", b >> 10),
+        None => "the last-level cache is unreadable from /sys/devices/system/cpu/cpu0/cache, \
+                 so 128 MiB is used"
+            .to_string(),
+    };
+    println!(
+        "# streamed: {} MiB ({} samples) fed once per run: {why}",
+        (big.len() * 8) >> 20,
+        big.len()
+    );
     for fft in [1024usize, 2048, 8192] {
         for overlap in [0.0, 0.5] {
             let mut cfg = WelchConfig::new(fft, 2e6);
@@ -221,9 +272,9 @@ fn main() {
                 }
                 black_box(w.averages());
             });
-            let streamed = rate(secs, n, || {
+            let streamed = rate(secs, big.len(), || {
                 w.reset();
-                for b in x.chunks(block) {
+                for b in big.chunks(block) {
                     w.feed(b);
                 }
                 black_box(w.averages());
