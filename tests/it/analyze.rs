@@ -687,3 +687,96 @@ fn multi_frequency_sigmf_is_refused_by_name() {
         "2 capture segments at different centre frequencies",
     );
 }
+
+/// Runs rxnode with a deadline: a command that blocks on a FIFO fails the test
+/// (killed after 30 s) instead of hanging it.
+#[cfg(unix)]
+fn run_within(args: &[&str], dir: &Path) -> (i32, String) {
+    let mut child = crate::util::rxnode_bin()
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run rxnode");
+    let t0 = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} blocked on a FIFO (killed after 30 s)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("output");
+    (out.status.code().unwrap_or(-1), text(&out.stderr))
+}
+
+#[cfg(unix)]
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A FIFO (no writer: opening it plainly waits for ever) or a device named as a
+/// recording — a `.sigmf-meta`, the `.sigmf-data` its meta points to, a WAV, a raw
+/// file — is refused at once with what it is, exit 2; so is one named as a task,
+/// a result or the policy.
+#[cfg(unix)]
+#[test]
+fn fifos_and_devices_named_as_files_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = |name: &str| {
+        let mk = std::process::Command::new("mkfifo")
+            .arg(d.join(name))
+            .output()
+            .expect("mkfifo");
+        assert!(mk.status.success(), "mkfifo {name}");
+    };
+    for name in [
+        "m.sigmf-meta",
+        "p.sigmf-data",
+        "w.wav",
+        "r.cf32",
+        "task.md",
+        "RX_RESULT.json",
+        "policy.json",
+    ] {
+        fifo(name);
+    }
+    // A good meta whose dataset is the FIFO.
+    let meta = serde_json::json!({
+        "global": {"core:datatype": "cf32_le", "core:sample_rate": FS, "core:version": "1.2.0"},
+        "captures": [{"core:sample_start": 0, "core:frequency": FC}],
+        "annotations": []
+    });
+    std::fs::write(d.join("p.sigmf-meta"), serde_json::to_vec(&meta).unwrap()).unwrap();
+    for (args, named) in [
+        (&["analyze", "m.sigmf-meta"][..], "m.sigmf-meta"),
+        (&["analyze", "m.sigmf-data"][..], "m.sigmf-meta"),
+        (&["analyze", "p.sigmf-meta"][..], "p.sigmf-data"),
+        (&["analyze", "w.wav"][..], "w.wav"),
+        (&["analyze", "r.cf32", "-r", "2M"][..], "r.cf32"),
+        (
+            &["analyze", "/dev/zero", "-F", "cf32", "-r", "2M"][..],
+            "/dev/zero",
+        ),
+    ] {
+        let (code, err) = run_within(args, d);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{named}: not a regular file: a ")),
+            "{args:?}: {err}"
+        );
+    }
+    for args in [
+        &["validate", "task.md"][..],
+        &["validate-result", "RX_RESULT.json"][..],
+        &["--policy", "policy.json", "status"][..],
+    ] {
+        let (code, err) = run_within(args, d);
+        assert_ne!(code, 0, "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+    }
+}

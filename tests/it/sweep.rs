@@ -117,6 +117,8 @@ struct SweepT {
     hops: Vec<HopT>,
     peaks: Vec<PeakT>,
     noise_floor_db: Option<f64>,
+    #[serde(default)]
+    noise_floor_absent: Option<String>,
     failed_hops: Vec<RangeT>,
     actual: ActualT,
     csv: Option<CsvT>,
@@ -296,6 +298,10 @@ fn sweep_of_a_silent_radio_fails_with_nan_bins_and_no_floor() {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)));
     assert_eq!(v.status, "FAIL");
     assert_eq!(v.noise_floor_db, None);
+    assert_eq!(
+        v.noise_floor_absent.as_deref(),
+        Some("no signal: every sample is zero")
+    );
     assert!(v.peaks.is_empty(), "{:?}", v.peaks);
     assert!(v.hops.iter().all(|h| h.status == "OK"), "{:?}", v.hops);
     let rows = read_rtl_power(&std::fs::read_to_string(&csv).unwrap());
@@ -321,7 +327,7 @@ fn sweep_of_a_silent_radio_fails_with_nan_bins_and_no_floor() {
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     assert!(text.starts_with("sweep FAIL:"), "{text}");
     assert!(
-        text.contains("noise floor n/a (the median bin has no power)"),
+        text.contains("noise floor n/a (no signal: every sample is zero)"),
         "{text}"
     );
     assert!(text.contains("no plot written to"), "{text}");

@@ -10,7 +10,6 @@ use crate::result::Status;
 use crate::store::ledger::{Entry, Event, Refusal};
 use crate::store::policy::Source;
 use anyhow::Result;
-use rxnode_hw::HopStatus;
 use rxnode_interlock::{check_rx_sweep, GainSpec, RxSweepStep, SweepConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -570,10 +569,7 @@ fn sweep_text(v: &SweepRecord) -> String {
     let _ = writeln!(
         o,
         "  noise floor {}; {:.2} s (settle + dwell floor {:.2} s)",
-        floor_words(
-            v.noise_floor_db,
-            v.hops.iter().any(|h| h.status == HopStatus::Ok)
-        ),
+        v.floor_words(1),
         v.elapsed_s,
         v.settle_dwell_floor_s,
     );
@@ -614,13 +610,12 @@ fn sweep_text(v: &SweepRecord) -> String {
     o
 }
 
-/// The band's noise floor for a person: `-97.3 dBFS/bin`, or `n/a` and why.
-/// `measured`: whether any hop was measured.
-pub(crate) fn floor_words(floor: Option<f64>, measured: bool) -> String {
+/// The band's noise floor for a person: `-97.3 dBFS/bin`, or `n/a` and why
+/// (`why`: the sweep's `noise_floor_absent`).
+pub(crate) fn floor_words(floor: Option<f64>, why: Option<&str>) -> String {
     match floor {
         Some(f) => format!("{f:.1} dBFS/bin"),
-        None if !measured => "n/a (no hop measured)".into(),
-        None => "n/a (the median bin has no power)".into(),
+        None => format!("n/a ({})", why.unwrap_or("no noise floor")),
     }
 }
 

@@ -211,45 +211,26 @@ impl Read for Chunks {
 
 /// A file opened for reading samples: a regular file, never a pipe, FIFO or device,
 /// whose length the reader needs before it reads (and which `/dev/zero` never ends).
+/// Opened without blocking on a FIFO ([`crate::open_regular`]).
 fn open_regular(path: &Path) -> Result<(File, u64)> {
-    let file = File::open(path).map_err(io(path))?;
-    let meta = file.metadata().map_err(io(path))?;
-    if meta.is_file() {
-        return Ok((file, meta.len()));
-    }
-    Err(bad(
-        path,
-        format!(
-            "not a regular file: {}; a recording is read from a file whose length is known \
-             before it is read, never from a stream: save the stream to a file first \
-             (e.g. `… > rec.cf32`) and name that file (docs/operator.md#analysing-a-recording)",
-            file_kind(&meta.file_type())
-        ),
-    ))
+    let file = crate::open_regular(path).map_err(|e| match crate::not_regular(&e) {
+        Some(n) => not_regular(path, n.kind),
+        None => io(path)(e),
+    })?;
+    let len = file.metadata().map_err(io(path))?.len();
+    Ok((file, len))
 }
 
-/// What a file that is not a regular file is, in words.
-fn file_kind(t: &std::fs::FileType) -> &'static str {
-    if t.is_dir() {
-        return "a directory";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a pipe or FIFO";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    "a pipe, FIFO or device"
+/// The refusal of a file that is not a regular file, `kind` in words.
+pub(super) fn not_regular(path: &Path, kind: &str) -> Error {
+    bad(
+        path,
+        format!(
+            "not a regular file: {kind}; a recording is read from a file whose length is known \
+             before it is read, never from a stream: save the stream to a file first \
+             (e.g. `… > rec.cf32`) and name that file (docs/operator.md#analysing-a-recording)"
+        ),
+    )
 }
 
 impl IqReader {
