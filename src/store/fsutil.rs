@@ -226,11 +226,34 @@ pub(crate) fn atomic_tmp(path: &Path) -> PathBuf {
     dir.join(format!(".{name}.tmp-{}", std::process::id()))
 }
 
+/// Create the folder `dir` and its parents. When a path on the way is a file, the
+/// error names it (`x.png is not a folder`) instead of the system's `File exists`.
+pub(crate) fn create_folder(dir: &Path) -> Result<()> {
+    let Err(e) = std::fs::create_dir_all(dir) else {
+        return Ok(());
+    };
+    let blocker = dir
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && std::fs::metadata(a).is_ok_and(|m| !m.is_dir()));
+    match blocker {
+        Some(b) if b == dir => Err(anyhow::anyhow!(
+            "cannot create folder {}: it is a file, not a folder",
+            dir.display()
+        )),
+        Some(b) => Err(anyhow::anyhow!(
+            "cannot create folder {}: {} is a file, not a folder",
+            dir.display(),
+            b.display()
+        )),
+        None => Err(e).with_context(|| format!("cannot create {}", dir.display())),
+    }
+}
+
 /// Atomically replace `path` with `bytes` (portable: `std::fs::rename`
 /// replaces an existing file on Windows too). A failed write leaves no temp file.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    create_folder(dir)?;
     let tmp = atomic_tmp(path);
     // A leftover of this PID (or a planted link) is removed, then the temp file
     // is created new: never written through a link.
@@ -258,6 +281,29 @@ pub(crate) fn now_iso() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder that cannot be made because a path on the way is a file says which.
+    #[test]
+    fn a_folder_through_a_file_names_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("x.png");
+        std::fs::write(&f, b"png").unwrap();
+        let e = format!("{:#}", create_folder(&f).unwrap_err());
+        assert_eq!(
+            e,
+            format!(
+                "cannot create folder {}: it is a file, not a folder",
+                f.display()
+            )
+        );
+        let e = format!("{:#}", create_folder(&f.join("sub")).unwrap_err());
+        assert!(
+            e.ends_with(&format!("{} is a file, not a folder", f.display())),
+            "{e}"
+        );
+        create_folder(&d.path().join("a/b")).unwrap();
+        assert!(d.path().join("a/b").is_dir());
+    }
 
     /// The helper the state lock and the watcher lock's guard share: held
     /// while the file lives, free again once it is dropped.

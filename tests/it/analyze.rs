@@ -780,3 +780,34 @@ fn fifos_and_devices_named_as_files_are_refused_without_blocking() {
         assert!(err.contains("not a regular file"), "{args:?}: {err}");
     }
 }
+
+/// A `--plot` that cannot be written (its folder is a file) loses no analysis:
+/// the JSON report is printed whole, then the failure is the error, naming the
+/// file plainly (never the drawing library's debug text), exit 1.
+#[test]
+fn an_unwritable_plot_keeps_the_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("tone.cf32");
+    std::fs::write(&f, cf32(&signal(65_536, 0.0, 0.1))).unwrap();
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, b"x").unwrap();
+    let png = blocker.join("x.png");
+    let (code, out, err) = run(&[
+        "--json",
+        "analyze",
+        f.to_str().unwrap(),
+        "-r",
+        "2M",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out} {err}");
+    let r: Report = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    assert!(!r.peaks.is_empty(), "{out}");
+    assert!(
+        err.contains("the recording was analysed and reported, but its --plot was not written")
+            && err.contains("Not a directory")
+            && !err.contains("IoError"),
+        "{err}"
+    );
+}

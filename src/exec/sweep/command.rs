@@ -272,7 +272,9 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
             return Err(anyhow::anyhow!("sweep on {}: {why}", step.device));
         }
     };
-    let (csv_rec, written) = write_outputs(args, &sw)?;
+    // A file that cannot be written (a full disk) loses no measurement: the sweep
+    // is still logged and reported, then the failure is the command's error.
+    let (csv_rec, written, unwritten) = write_outputs(args, &sw);
     let mut v = sweep_record(0, &sw, csv_rec);
     if csv_out {
         v.csv = Some(FileRecord {
@@ -294,7 +296,15 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         // The reader went away (`| head`): not an error, nothing more to say.
         return Ok(Outcome::Done);
     }
-    print(ctx, &v, (&written, args.plot.as_ref()), csv_out)?;
+    // After a failed write the files after it were not tried: no "no plot" reason.
+    let plot = args.plot.as_ref().filter(|_| unwritten.is_none());
+    print(ctx, &v, (&written, plot), csv_out)?;
+    if let Some(e) = unwritten {
+        return Err(e.context(format!(
+            "the sweep was measured and reported{}, but a file asked for was not written",
+            if ctx.json { " on stdout" } else { " above" }
+        )));
+    }
     Ok(match status_of(&sw.report) {
         Status::Pass => Outcome::Done,
         _ => Outcome::Code(1),
@@ -426,15 +436,29 @@ fn check_outputs(args: &SweepOptions) -> Result<()> {
 /// What was written, for the operator: a label and the path.
 type Written = Vec<(&'static str, PathBuf)>;
 
-/// The CSV and the pictures asked for: the CSV's record for the JSON, and what was written.
-fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<FileRecord>, Written)> {
+/// The CSV and the pictures asked for: the CSV's record for the JSON, what was
+/// written, and the first write that failed (the files after it are not tried).
+fn write_outputs(
+    args: &SweepOptions,
+    sw: &Swept,
+) -> (Option<FileRecord>, Written, Option<anyhow::Error>) {
     let mut csv_rec = None;
     let mut written: Written = Vec::new();
+    let failed = write_files(args, sw, &mut csv_rec, &mut written).err();
+    (csv_rec, written, failed)
+}
+
+fn write_files(
+    args: &SweepOptions,
+    sw: &Swept,
+    csv_rec: &mut Option<FileRecord>,
+    written: &mut Written,
+) -> Result<()> {
     if let Some(p) = args.csv.as_ref().filter(|p| !is_stdout(p)) {
         let csv = rtl_power_csv(&sw.report);
         write_new(p, csv.as_bytes())?;
         written.push(("CSV", p.clone()));
-        csv_rec = Some(FileRecord {
+        *csv_rec = Some(FileRecord {
             bytes: csv.len(),
             file: p.file_name().map(|n| n.to_string_lossy().into_owned()),
             sha256: rxnode_interlock::sha256_hex(csv.as_bytes()),
@@ -456,7 +480,7 @@ fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<FileRecord>,
             written.push(("heatmap PNG", hp));
         }
     }
-    Ok((csv_rec, written))
+    Ok(())
 }
 
 /// The sweep on stdout: its JSON, or its Markdown and where the files went; on
