@@ -289,7 +289,7 @@ pub struct CaptureOptions {
     #[arg(short = 'A', long, short_alias = 'a')]
     pub antenna: Option<String>,
     /// Analog (baseband filter) bandwidth, Hz (`1.75M`).
-    #[arg(short = 'w', long, value_parser = crate::options::si_number)]
+    #[arg(short = 'w', long, value_parser = crate::options::frequency)]
     pub bandwidth_hz: Option<f64>,
     /// Clock source to select.
     #[arg(long)]
