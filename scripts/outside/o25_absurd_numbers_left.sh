@@ -3,7 +3,7 @@
 # "bandwidth_hz": 1e300 or "clkin": {"expected_dbfs": -1e300} is `valid` (exit 0) — a hostile main PC can post it, and
 # the node's policy refuses the ppm later printing 300 digits. Flags print the same hundreds of digits: `-p 1e300`,
 # `--min-snr-db 1e300`, `--clkin-tolerance-ppm 1e300`, `--clkin-expected-dbfs -1e300` (accepted: "no tone at the
-# expected -1000…"), `--overlap`, `--crop`, `--bin-hz`, `--bandwidth-hz 1e300`. Expected: each refused naming it,
+# expected -1000…"), `--overlap`, `--crop`, `--bin-hz`, `--bandwidth-hz 1e300`, a sweep's `-e 1e300`. Expected: each refused naming it,
 # printed compactly (1e300). Exit 0 = defect present.
 . "$(dirname "$0")/lib.sh"
 L=$(mktemp -d /tmp/o25.XXXXXX); cd "$L"; export HOME=$L
@@ -14,7 +14,8 @@ long=""
 for a in "--sim capture -d driver=rxsim -f 100M -r 1M -t 0.1 -p 1e300" "--sim capture -d driver=rxsim -f 100M -r 1M -t 0.1 --bandwidth-hz 1e300" \
          "analyze x.cf32 -r 2M --min-snr-db 1e300" "analyze x.cf32 -r 2M -f 100M --clkin-tone-hz 100.1M --clkin-tolerance-ppm 1e300" \
          "analyze x.cf32 -r 2M -f 100M --clkin-tone-hz 100.1M --clkin-expected-dbfs -1e300" "analyze x.cf32 -r 2M --overlap 1e300" \
-         "--sim sweep -d driver=rxsim --start-hz 88M --stop-hz 92M -B 10k --crop 1e300" "--sim sweep -d driver=rxsim --start-hz 88M --stop-hz 92M -B 1e300"; do
+         "--sim sweep -d driver=rxsim --start-hz 88M --stop-hz 92M -B 10k --crop 1e300" "--sim sweep -d driver=rxsim --start-hz 88M --stop-hz 92M -B 1e300" \
+         "--sim sweep -d driver=rxsim --start-hz 88M --stop-hz 92M -B 10k -i 1 -e 1e300"; do
   timeout 30 "$RXN" --repo "$L" $a > o.txt 2>&1; rc=$?
   n=$(grep -o '[0-9]\{30,\}' o.txt | head -1 | wc -c)
   echo "rxnode $a: rc=$rc $(head -c 140 o.txt | tr '\n' ' ')"

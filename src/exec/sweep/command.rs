@@ -58,7 +58,10 @@ fn passes_in(total: f64, interval: Option<f64>) -> Result<u32> {
     if !(total.is_finite() && total > 0.0) {
         return Err(bad_field(
             "total_s",
-            format!(" {total} must be a positive finite number of seconds"),
+            format!(
+                " {} must be a positive finite number of seconds",
+                rxnode_interlock::compact(total)
+            ),
         ));
     }
     let n = (total / i).floor().max(1.0);
@@ -66,7 +69,10 @@ fn passes_in(total: f64, interval: Option<f64>) -> Result<u32> {
         return Err(bad_field(
             "total_s",
             format!(
-                " {total} at one pass every {i} s is {n} passes; at most {}",
+                " {} at one pass every {} s is {} passes; at most {}",
+                rxnode_interlock::compact(total),
+                rxnode_interlock::compact(i),
+                rxnode_interlock::compact(n),
                 SweepConfig::MAX_REPEATS
             ),
         ));

@@ -446,6 +446,10 @@ fn absurd_numbers_in_flags_and_plans_are_refused_compactly() {
             "--crop",
         ),
         ([&sweep[..], &["-B", "1e300"]].concat(), "--bin-hz"),
+        (
+            [&sweep[..], &["-B", "10k", "-i", "1", "-e", "1e300"]].concat(),
+            "--total-s",
+        ),
     ];
     for (args, flag) in cases {
         let out = run(&args);
