@@ -94,7 +94,7 @@ fn wav(data: &[u8], channels: u16, bits: u16, float: bool, declared: Option<u32>
     let mut h = Vec::new();
     let len = declared.unwrap_or(data.len() as u32);
     h.extend_from_slice(b"RIFF");
-    h.extend_from_slice(&(36 + len).to_le_bytes());
+    h.extend_from_slice(&36u32.saturating_add(len).to_le_bytes());
     h.extend_from_slice(b"WAVEfmt ");
     h.extend_from_slice(&16u32.to_le_bytes());
     h.extend_from_slice(&(if float { 3u16 } else { 1 }).to_le_bytes());
@@ -810,4 +810,34 @@ fn an_unwritable_plot_keeps_the_analysis() {
             && !err.contains("IoError"),
         "{err}"
     );
+}
+
+/// A WAV whose recorder was stopped before it finalised the header (data chunk
+/// length 0, or the streaming placeholder 0xFFFFFFFF, samples after it) is not
+/// called empty: the refusal says the header was not finalised, with the bytes
+/// there and the fix; a copy cut short is not taken for one.
+#[test]
+fn an_unfinalised_wav_is_named_as_such_never_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = cs16(&signal(4096, 0.0, 0.1));
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_owned();
+    for (name, declared) in [("stopped.wav", 0u32), ("streamed.wav", u32::MAX)] {
+        std::fs::write(d(name), wav(&good, 2, 16, false, Some(declared))).unwrap();
+        let (code, _, err) = run(&["analyze", &d(name)]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!(
+                "its header says the data chunk holds {declared} bytes, but {} bytes follow it: \
+                 the header was not finalised",
+                good.len()
+            )) && err.contains("sox --ignore-length"),
+            "{err}"
+        );
+    }
+    let declared = good.len() as u32 * 2;
+    std::fs::write(d("cut.wav"), wav(&good, 2, 16, false, Some(declared))).unwrap();
+    let (code, _, err) = run(&["analyze", &d("cut.wav")]);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("unreadable at sample 4096"), "{err}");
+    assert!(!err.contains("not finalised"), "{err}");
 }
