@@ -203,7 +203,7 @@ impl Demo {
     }
 
     fn events_text(&self) -> String {
-        std::fs::read_to_string(&self.events).unwrap_or_default()
+        crate::store::fsutil::read_to_string(&self.events).unwrap_or_default()
     }
 }
 
@@ -282,7 +282,7 @@ fn setup(dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
 }
 
 fn read_json(path: &Path) -> Option<serde_json::Value> {
-    std::fs::read(path)
+    crate::store::fsutil::read(path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
 }

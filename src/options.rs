@@ -27,7 +27,7 @@ pub struct PeakOptions {
     #[arg(long, default_value_t = 8)]
     pub max_peaks: usize,
     /// List a peak only this many dB above the noise floor.
-    #[arg(long, default_value_t = 6.0)]
+    #[arg(long, default_value_t = 6.0, value_parser = decibels)]
     pub min_snr_db: f64,
 }
 
@@ -38,11 +38,16 @@ pub struct ClkinOptions {
     #[arg(long, value_parser = frequency)]
     pub clkin_tone_hz: Option<f64>,
     /// CLKIN tolerance in ppm.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = ppm)]
     pub clkin_tolerance_ppm: f64,
     /// The CLKIN reference tone's expected level (dBFS, ±6 dB): tells it from other
     /// carriers in the search window (docs/operator.md#clkin).
-    #[arg(long, requires = "clkin_tone_hz", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        requires = "clkin_tone_hz",
+        allow_hyphen_values = true,
+        value_parser = level_dbfs
+    )]
     pub clkin_expected_dbfs: Option<f64>,
 }
 
@@ -62,7 +67,7 @@ pub struct RadioOptions {
     pub agc: bool,
     /// Manual frequency correction, ppm (rtl_power's -p): tunes as a calibration of
     /// this many ppm would; not with --apply-cal.
-    #[arg(short = 'p', long, allow_negative_numbers = true)]
+    #[arg(short = 'p', long, allow_negative_numbers = true, value_parser = ppm)]
     pub ppm: Option<f64>,
     /// RX channel of a multi-channel radio (default 0).
     #[arg(short = 'C', long)]
@@ -134,6 +139,54 @@ pub fn duration(text: &str) -> Result<f64, String> {
         Some(why) => Err(why),
         None => Ok(v),
     }
+}
+
+/// A plain number (`0.5`, `-20`, `1e-3`), finite; the message never prints
+/// hundreds of digits.
+fn finite(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("{text:?} is not a finite number")),
+        Err(_) => Err(format!("{text:?} is not a number")),
+    }
+}
+
+/// A number as a quantity has it, refused outside its plausible range
+/// (docs/operator.md#units).
+fn within(text: &str, q: rxnode_interlock::Quantity) -> Result<f64, String> {
+    let v = finite(text)?;
+    match q.implausible(v) {
+        Some(why) => Err(why),
+        None => Ok(v),
+    }
+}
+
+/// A frequency error or tolerance in ppm, within ±1000 ppm.
+pub fn ppm(text: &str) -> Result<f64, String> {
+    within(text, rxnode_interlock::Quantity::Ppm)
+}
+
+/// A frequency tolerance in ppb, at most 1 000 000 ppb.
+pub fn ppb(text: &str) -> Result<f64, String> {
+    within(text, rxnode_interlock::Quantity::Ppb)
+}
+
+/// A level difference in dB (an SNR), within −100 … 200 dB.
+pub fn decibels(text: &str) -> Result<f64, String> {
+    within(text, rxnode_interlock::Quantity::Gain)
+}
+
+/// A level in dBFS: −300 … 0 (a plan's `expected_dbfs` has the same range).
+pub fn level_dbfs(text: &str) -> Result<f64, String> {
+    let v = finite(text)?;
+    let lo = rxnode_interlock::MIN_LEVEL_DBFS;
+    if (lo..=0.0).contains(&v) {
+        return Ok(v);
+    }
+    Err(format!(
+        "{} dBFS is outside the levels {lo} … 0 dBFS",
+        rxnode_interlock::compact(v)
+    ))
 }
 
 /// A gain as typed: a number of dB (`20`), per element (`LNA=24,VGA=20`), or a

@@ -47,7 +47,7 @@ pub fn use_sim() -> Result<PathBuf, Error> {
     let dir = cache_dir();
     mkdir(&dir)?;
     let module = dir.join(format!("librxsim-{}.{}", &hash[..16], module_ext()));
-    let current = std::fs::read(&module)
+    let current = rxnode_dsp::read_regular(&module)
         .map(|b| hex::encode(Sha256::digest(&b)) == hash)
         .unwrap_or(false);
     if !current {

@@ -50,7 +50,7 @@ pub use crate::{
         body_changes_what_follows, check_clkin_compare, check_freq_cal, check_rx_step,
         check_rx_sweep, step_types::*, validate_sweep_step, ClkinSpec, FreqCalMethod,
         IqSampleFormat, Plan, Step, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB, FREQ_CAL_MAX_ERROR_PPM,
-        GSM_BIT_RATE_HZ, GSM_FCCH_OFFSET_HZ, MAX_PEAKS_LIMIT, RX_SWEEP_FIELDS,
+        GSM_BIT_RATE_HZ, GSM_FCCH_OFFSET_HZ, MAX_PEAKS_LIMIT, MIN_LEVEL_DBFS, RX_SWEEP_FIELDS,
     },
     plan::{
         schema::{plan_schema, policy_schema, task_schema},

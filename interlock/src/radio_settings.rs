@@ -80,7 +80,10 @@ impl RadioSettings {
             if !(p.is_finite() && p.abs() <= 1000.0) {
                 out.push((
                     "ppm",
-                    format!("ppm {p} must be a finite number within ±1000"),
+                    format!(
+                        "ppm {} must be a finite number within ±1000",
+                        crate::compact(p)
+                    ),
                 ));
             }
         }

@@ -116,7 +116,7 @@ pub(super) fn signers_check(paths: &Paths) -> Check {
 /// which moves a corrupt file aside).
 pub(super) fn state_file(paths: &Paths) -> Check {
     let p = paths.state();
-    match std::fs::read(&p) {
+    match crate::store::fsutil::read(&p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => match crate::store::state::corrupt_aside(paths) {
             Some(aside) => check(
                 "state",
@@ -178,7 +178,7 @@ pub(super) fn state_file(paths: &Paths) -> Check {
 /// The `ledger` check: every line is a JSON entry.
 pub(super) fn ledger_file(paths: &Paths) -> Check {
     let p = paths.ledger();
-    let text = match std::fs::read(&p) {
+    let text = match crate::store::fsutil::read(&p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return check(
                 "ledger",

@@ -289,7 +289,7 @@ pub struct CaptureOptions {
     #[arg(short = 'A', long, short_alias = 'a')]
     pub antenna: Option<String>,
     /// Analog (baseband filter) bandwidth, Hz (`1.75M`).
-    #[arg(short = 'w', long, value_parser = crate::options::si_number)]
+    #[arg(short = 'w', long, value_parser = crate::options::frequency)]
     pub bandwidth_hz: Option<f64>,
     /// Clock source to select.
     #[arg(long)]
@@ -400,9 +400,12 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         ledger_on,
         Entry::new(Event::Capture(ledger_detail(&summary, args, &ctx.repo))),
     );
-    let plotted = match &args.plot {
-        Some(p) => Some(write_plot(p, &summary, args)?),
-        None => None,
+    // A picture that cannot be drawn or written loses no measurement: the report is
+    // printed first, then the picture's failure is the command's error.
+    let (plotted, unplotted) = match args.plot.as_ref().map(|p| write_plot(p, &summary, args)) {
+        Some(Ok(p)) => (Some(p), None),
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
     };
     // A closed pipe (`| head`) is not an error of the capture. With the samples on
     // standard output, the report goes to standard error.
@@ -417,6 +420,12 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         }
         t
     })?;
+    if let Some(e) = unplotted {
+        return Err(e.context(format!(
+            "the capture was measured and reported{}, but its --plot was not written",
+            if ctx.json || to_stderr { "" } else { " above" }
+        )));
+    }
     Ok(match summary.status {
         CaptureStatus::Pass => Outcome::Done,
         CaptureStatus::Partial | CaptureStatus::Fail => Outcome::Code(1),

@@ -38,7 +38,7 @@ pub struct ClkinCompareOptions {
     pub duration_s: f64,
     /// LOCKED when SLAVE is within ±this many ppb of MASTER (and the measurement can tell)
     /// and a radio reads back an external clock source; AGREE without one.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = crate::options::ppb)]
     pub tolerance_ppb: f64,
     /// Clock sources to select first, MASTER's then SLAVE's (`internal,external`).
     #[arg(long, value_delimiter = ',', value_name = "MASTER,SLAVE")]

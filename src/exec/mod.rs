@@ -58,7 +58,10 @@ pub(crate) fn check_peaks(peaks: &crate::options::PeakOptions) -> anyhow::Result
     if !(min_snr_db.is_finite() && (0.0..=200.0).contains(&min_snr_db)) {
         return Err(crate::exit::bad_field(
             "min_snr_db",
-            format!(" {min_snr_db} must be a number of dB in 0..=200"),
+            format!(
+                " {} must be a number of dB in 0..=200",
+                rxnode_interlock::compact(min_snr_db)
+            ),
         ));
     }
     Ok(())

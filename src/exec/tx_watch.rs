@@ -260,7 +260,7 @@ fn watch(
 fn stopped(pid: u32) -> bool {
     #[cfg(target_os = "linux")]
     {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        let Ok(stat) = crate::store::fsutil::read_to_string(format!("/proc/{pid}/stat")) else {
             return false;
         };
         // The state is the first field after the command name's closing parenthesis.

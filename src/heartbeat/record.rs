@@ -49,7 +49,7 @@ pub(crate) fn load(paths: &Paths) -> Option<PushRecord> {
     if !m.is_file() || m.len() > MAX_FILE_BYTES {
         return None;
     }
-    serde_json::from_slice(&std::fs::read(&p).ok()?).ok()
+    serde_json::from_slice(&crate::store::fsutil::read(&p).ok()?).ok()
 }
 
 /// Record one attempt: `Ok(commit)` landed, `Err(why)` failed.

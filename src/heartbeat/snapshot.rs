@@ -267,7 +267,7 @@ pub(crate) fn build(paths: &Paths, inp: &Inputs) -> NodeStatus {
 
 /// The state file as it is on disk (display only; see [`build`]).
 fn read_state(paths: &Paths) -> Result<State, String> {
-    match std::fs::read(paths.state()) {
+    match crate::store::fsutil::read(paths.state()) {
         Ok(b) => {
             serde_json::from_slice(&b).map_err(|e| format!("the state file does not parse ({e})"))
         }
@@ -337,7 +337,7 @@ fn refusals(paths: &Paths, st: &State) -> Vec<Refusal> {
 
 /// `refused` lines at the end of the ledger (a run, a capture, a sweep refused).
 fn ledger_refusals(paths: &Paths) -> Vec<Refusal> {
-    let Ok(mut f) = std::fs::File::open(paths.ledger()) else {
+    let Ok(mut f) = crate::store::fsutil::open(paths.ledger()) else {
         return Vec::new();
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);

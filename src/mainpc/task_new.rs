@@ -261,7 +261,7 @@ fn warnings(task: &ValidTask) -> Vec<String> {
 /// new ID; `--force` overrides), and never in place of something that is not a
 /// regular file.
 fn write_new(out: &Path, force: bool, id: &TaskId, text: &str) -> Result<()> {
-    if let (Ok(old), false) = (std::fs::read(out), force) {
+    if let (Ok(old), false) = (crate::store::fsutil::read(out), force) {
         let same_id = rxnode_interlock::lenient_task_id(&old).is_some_and(|o| &o == id);
         if same_id && old != text.as_bytes() {
             return Err(bad_input(format!(

@@ -38,7 +38,7 @@ fn finish_one(paths: &Paths, branch: &str, found_by: &str, u: &Unfinished) -> Re
     let id = TaskId::parse(&u.task_id).map_err(|e| anyhow::anyhow!("{e}"))?;
     let dir = paths.outbox(&id);
     // A run killed after its result files were written: they stand.
-    let written = std::fs::read(dir.join(crate::result::RESULT_JSON))
+    let written = crate::store::fsutil::read(dir.join(crate::result::RESULT_JSON))
         .ok()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .is_some_and(|v| {

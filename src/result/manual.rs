@@ -97,7 +97,7 @@ pub(crate) fn complete(
     now: &str,
 ) -> Result<()> {
     let json_path = outbox.join(RESULT_JSON);
-    let bytes = std::fs::read(&json_path)
+    let bytes = crate::store::fsutil::read(&json_path)
         .with_context(|| format!("cannot read {}", json_path.display()))?;
     let mut r: RxResult = serde_json::from_slice(&bytes).map_err(|e| {
         bad_input(format!(

@@ -61,9 +61,7 @@ fn md_settings(o: &mut String, s: &SweepRecord) {
     let _ = writeln!(
         o,
         "| Noise floor | {} |",
-        fin(s.noise_floor_db)
-            .map(|v| format!("{v:.2} dBFS/bin"))
-            .unwrap_or("n/a".into())
+        crate::result::md_cell::md_cell(&s.floor_words(2))
     );
     let _ = writeln!(
         o,

@@ -105,7 +105,7 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let verified = verify(&text)?;
     let dir = unit_dir(opts)?;
     let path = dir.join(UNIT_NAME);
-    let before = std::fs::read_to_string(&path).ok();
+    let before = crate::store::fsutil::read_to_string(&path).ok();
     let created_dir = !dir.exists();
     let wrote = before.as_deref() != Some(text.as_str());
     // The report, printed once everything is done (`--json`: the fields).
@@ -201,7 +201,7 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
 
 pub(super) fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let path = unit_dir(opts)?.join(UNIT_NAME);
-    let text = std::fs::read_to_string(&path).ok();
+    let text = crate::store::fsutil::read_to_string(&path).ok();
     let repo = checkout(ctx).ok();
     let working_directory = text
         .as_deref()

@@ -33,7 +33,7 @@ pub(crate) fn load(paths: &Paths) -> Result<Vec<allowed::Signer>> {
         )));
     }
     let p = path(paths);
-    let text = match std::fs::read(&p) {
+    let text = match crate::store::fsutil::read(&p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
@@ -282,7 +282,7 @@ pub fn cmd_signers_add(ctx: &Ctx, a: &AddSigner) -> Result<Outcome> {
         cert_authority: false,
         key: ssh_key::PublicKey::new(key.key_data().clone(), ""),
     };
-    let mut text = match std::fs::read_to_string(&p) {
+    let mut text = match crate::store::fsutil::read_to_string(&p) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             "# rxnode allowed signers (git's allowed-signers format): who may post tasks\n"
@@ -337,8 +337,8 @@ pub fn cmd_signers_remove(ctx: &Ctx, who: &str) -> Result<Outcome> {
         )));
     }
     let lines: Vec<usize> = gone.iter().map(|s| s.line).collect();
-    let text =
-        std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    let text = crate::store::fsutil::read_to_string(&p)
+        .with_context(|| format!("cannot read {}", p.display()))?;
     let mut out = String::new();
     for (i, l) in text.lines().enumerate() {
         if !lines.contains(&(i + 1)) {

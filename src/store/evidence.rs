@@ -46,7 +46,7 @@ pub(crate) fn outbox_ids(paths: &Paths) -> Vec<String> {
 /// `NOT RUN` (a run wrote it, or someone edited it: either way not fresh).
 pub(crate) fn finished_outbox(paths: &Paths, id: &str) -> Option<String> {
     let p = paths.outbox_root().join(id).join("RX_RESULT.json");
-    let b = std::fs::read(&p).ok()?;
+    let b = crate::store::fsutil::read(&p).ok()?;
     let st = match serde_json::from_slice::<Value>(&b) {
         Ok(v) => v
             .get("status")

@@ -1,6 +1,6 @@
 //! Crash-safe file writes: temp file in the same folder, flush + fsync, atomic rename.
 use anyhow::{Context, Result};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The bytes of a small node-local file, `None` when there is none. A file that is
@@ -31,9 +31,48 @@ pub(crate) fn read_small_regular(
             meta.len()
         )));
     }
-    std::fs::read(p)
-        .map(Some)
-        .with_context(|| format!("cannot read {}", p.display()))
+    let mut buf = Vec::new();
+    std::io::Read::take(read_open(p)?, max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .with_context(|| format!("cannot read {}", p.display()))?;
+    if buf.len() as u64 > max {
+        return Err(crate::exit::refused(format!(
+            "{} is more than {max} bytes; a {what} is at most {max}",
+            p.display()
+        )));
+    }
+    Ok(Some(buf))
+}
+
+/// `p` opened for reading when it is a regular file: never a link (at the final
+/// name), a FIFO or a device, and the open does not block on one.
+fn read_open(p: &Path) -> Result<std::fs::File> {
+    rxnode_dsp::open_regular_nofollow(p).map_err(|e| match rxnode_dsp::not_regular(&e) {
+        Some(n) => crate::exit::refused(format!(
+            "{} is not a regular file ({}; a symlink or folder is never trusted)",
+            p.display(),
+            n.kind
+        )),
+        None => anyhow::Error::new(e).context(format!("cannot read {}", p.display())),
+    })
+}
+
+/// The bytes of a file rxnode reads: [`std::fs::read`], but a FIFO, a device, a
+/// socket or a folder is an error (`not a regular file: …`), never waited on or
+/// read without end (docs/operator.md#files-rxnode-reads). `NotFound` stays
+/// `NotFound`.
+pub(crate) fn read(p: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    rxnode_dsp::read_regular(p.as_ref())
+}
+
+/// [`read`] as UTF-8 text.
+pub(crate) fn read_to_string(p: impl AsRef<Path>) -> std::io::Result<String> {
+    rxnode_dsp::read_regular_to_string(p.as_ref())
+}
+
+/// [`read`]'s open: the file, when it is a regular file.
+pub(crate) fn open(p: impl AsRef<Path>) -> std::io::Result<std::fs::File> {
+    rxnode_dsp::open_regular(p.as_ref())
 }
 
 /// Why a file the operator named (a task, a result, a policy, a note) was not read.
@@ -70,28 +109,33 @@ impl std::fmt::Display for NamedFileError {
 }
 
 /// The bytes of a file the operator named, at most `max`: the one bounded
-/// reader behind every such argument. Looked at before it is opened (a FIFO or a
-/// device is refused, never opened: opening one can block, reading one may never
-/// end); a regular file over `max` is refused by its size, and read through
-/// `take(max + 1)` so one that grows meanwhile is refused too.
+/// reader behind every such argument. Opened without blocking and looked at
+/// (`rxnode_dsp::open_regular`): a FIFO or a device is refused before anything is
+/// read (reading one may never end), also one swapped in meanwhile; a regular
+/// file over `max` is refused by its size, and read through `take(max + 1)` so
+/// one that grows meanwhile is refused too.
 pub(crate) fn read_named_file(path: &Path, max: u64) -> Result<Vec<u8>, NamedFileError> {
     use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(NamedFileError::Missing)?;
-    if !meta.is_file() {
-        return Err(NamedFileError::NotRegular);
-    }
-    if meta.len() > max {
+    let f = rxnode_dsp::open_regular(path).map_err(|e| {
+        if rxnode_dsp::not_regular(&e).is_some() {
+            NamedFileError::NotRegular
+        } else if matches!(
+            e.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+        ) {
+            NamedFileError::Missing(e)
+        } else {
+            NamedFileError::Io(e)
+        }
+    })?;
+    let len = f.metadata().map_err(NamedFileError::Io)?.len();
+    if len > max {
         return Err(NamedFileError::TooBig {
-            len: Some(meta.len()),
+            len: Some(len),
             max,
         });
     }
-    let f = std::fs::File::open(path).map_err(NamedFileError::Io)?;
-    // Replaced between the look and the open: look again at what was opened.
-    if !f.metadata().map_err(NamedFileError::Io)?.is_file() {
-        return Err(NamedFileError::NotRegular);
-    }
-    let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     f.take(max.saturating_add(1))
         .read_to_end(&mut buf)
         .map_err(NamedFileError::Io)?;
@@ -182,11 +226,34 @@ pub(crate) fn atomic_tmp(path: &Path) -> PathBuf {
     dir.join(format!(".{name}.tmp-{}", std::process::id()))
 }
 
+/// Create the folder `dir` and its parents. When a path on the way is a file, the
+/// error names it (`x.png is not a folder`) instead of the system's `File exists`.
+pub(crate) fn create_folder(dir: &Path) -> Result<()> {
+    let Err(e) = std::fs::create_dir_all(dir) else {
+        return Ok(());
+    };
+    let blocker = dir
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && std::fs::metadata(a).is_ok_and(|m| !m.is_dir()));
+    match blocker {
+        Some(b) if b == dir => Err(anyhow::anyhow!(
+            "cannot create folder {}: it is a file, not a folder",
+            dir.display()
+        )),
+        Some(b) => Err(anyhow::anyhow!(
+            "cannot create folder {}: {} is a file, not a folder",
+            dir.display(),
+            b.display()
+        )),
+        None => Err(e).with_context(|| format!("cannot create {}", dir.display())),
+    }
+}
+
 /// Atomically replace `path` with `bytes` (portable: `std::fs::rename`
 /// replaces an existing file on Windows too). A failed write leaves no temp file.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    create_folder(dir)?;
     let tmp = atomic_tmp(path);
     // A leftover of this PID (or a planted link) is removed, then the temp file
     // is created new: never written through a link.
@@ -214,6 +281,29 @@ pub(crate) fn now_iso() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder that cannot be made because a path on the way is a file says which.
+    #[test]
+    fn a_folder_through_a_file_names_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("x.png");
+        std::fs::write(&f, b"png").unwrap();
+        let e = format!("{:#}", create_folder(&f).unwrap_err());
+        assert_eq!(
+            e,
+            format!(
+                "cannot create folder {}: it is a file, not a folder",
+                f.display()
+            )
+        );
+        let e = format!("{:#}", create_folder(&f.join("sub")).unwrap_err());
+        assert!(
+            e.ends_with(&format!("{} is a file, not a folder", f.display())),
+            "{e}"
+        );
+        create_folder(&d.path().join("a/b")).unwrap();
+        assert!(d.path().join("a/b").is_dir());
+    }
 
     /// The helper the state lock and the watcher lock's guard share: held
     /// while the file lives, free again once it is dropped.

@@ -230,23 +230,10 @@ fn check_owner_mode(_p: &Path, _md: &std::fs::Metadata) -> Result<()> {
     Ok(())
 }
 
-#[cfg(unix)]
+/// The key file opened for reading: a regular file, a link at its name refused
+/// (not followed), a FIFO or device refused without blocking on it.
 fn open_nofollow(p: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(p)
-}
-
-#[cfg(windows)]
-fn open_nofollow(p: &Path) -> std::io::Result<std::fs::File> {
-    crate::store::winsec::open_nofollow(p)
-}
-
-#[cfg(not(any(unix, windows)))]
-fn open_nofollow(p: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(p)
+    rxnode_dsp::open_regular_nofollow(p)
 }
 
 /// Create the key: random bytes into a new temporary file (0600), then a

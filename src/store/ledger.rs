@@ -221,12 +221,28 @@ fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
             )));
         }
     }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).read(true).append(true);
+    // A FIFO or device swapped in after the look above is not waited on, a link
+    // not followed; what was opened is looked at again.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW);
+    }
+    let mut f = o
         .open(&p)
         .with_context(|| format!("cannot open ledger {}", p.display()))?;
+    if !f
+        .metadata()
+        .with_context(|| format!("cannot open ledger {}", p.display()))?
+        .is_file()
+    {
+        return Err(crate::exit::refused(format!(
+            "ledger {} is not a regular file; nothing was written",
+            p.display()
+        )));
+    }
     let mut line = Vec::new();
     if !ends_in_newline(&mut f).with_context(|| format!("cannot read ledger {}", p.display()))? {
         tracing::warn!(
@@ -265,7 +281,7 @@ pub(crate) fn read_all(paths: &Paths) -> Result<Vec<Line>> {
 }
 
 fn read_path(p: &std::path::Path) -> Result<Vec<Line>> {
-    let bytes = match std::fs::read(p) {
+    let bytes = match crate::store::fsutil::read(p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(e).with_context(|| format!("cannot read ledger {}", p.display())),

@@ -103,7 +103,7 @@ pub(crate) fn run_holder(paths: &Paths) -> Option<Holder> {
 
 /// Read the holder of the lock file at `p`, if any.
 fn holder_at(p: &std::path::Path) -> Result<Option<Holder>> {
-    match std::fs::read(p) {
+    match crate::store::fsutil::read(p) {
         Ok(b) => serde_json::from_slice(&b)
             .map(Some)
             .with_context(|| format!("lock file {} is not valid", p.display())),
@@ -250,7 +250,7 @@ fn take_over(paths: &Paths, path: &std::path::Path, old: Option<&Holder>, why: &
 impl Drop for Lock {
     fn drop(&mut self) {
         // Remove only our own lock.
-        let ours = std::fs::read(&self.path)
+        let ours = crate::store::fsutil::read(&self.path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
             .is_some_and(|h| h.pid == self.me.pid && h.host == self.me.host);

@@ -120,7 +120,7 @@ pub(crate) fn prepare(
 /// this text, refused when it holds another text or a finished result.
 fn existing(paths: &Paths, dest: PathBuf, task: &ValidTask, sha: &str) -> Result<Prepared> {
     let meta = read_meta(&dest).ok();
-    let same_text = std::fs::read(dest.join("TASK.md"))
+    let same_text = crate::store::fsutil::read(dest.join("TASK.md"))
         .map(|b| sha256_hex(&b) == sha)
         .unwrap_or(false);
     if let Some(st) = crate::store::evidence::finished_outbox(paths, task.id().as_str()) {
@@ -163,7 +163,8 @@ fn clear_leftovers(root: &Path, leftover: &str) -> Result<()> {
 /// Read `TASK.meta.json` of an outbox.
 pub(crate) fn read_meta(dir: &Path) -> Result<TaskMeta> {
     let p = dir.join("TASK.meta.json");
-    let b = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    let b =
+        crate::store::fsutil::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
     serde_json::from_slice(&b).with_context(|| format!("{} is not valid", p.display()))
 }
 

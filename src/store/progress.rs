@@ -68,7 +68,7 @@ pub(crate) fn last(paths: &Paths) -> Option<Progress> {
     if !m.is_file() || m.len() > MAX_FILE_BYTES {
         return None;
     }
-    serde_json::from_slice(&std::fs::read(&p).ok()?).ok()
+    serde_json::from_slice(&crate::store::fsutil::read(&p).ok()?).ok()
 }
 
 /// The run in progress, if its process is alive (a regular file, bounded in size).
@@ -78,7 +78,7 @@ pub(crate) fn running(paths: &Paths) -> Option<Progress> {
     if !m.is_file() || m.len() > MAX_FILE_BYTES {
         return None;
     }
-    let v: Progress = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
+    let v: Progress = serde_json::from_slice(&crate::store::fsutil::read(&p).ok()?).ok()?;
     // A run on this host whose process is gone left the file behind.
     (v.host != crate::store::lock::hostname() || crate::store::lock::pid_alive(v.pid)).then_some(v)
 }

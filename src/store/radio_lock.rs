@@ -238,7 +238,7 @@ fn held(lock_path: &std::path::Path, holder_path: &std::path::Path) -> Option<He
 }
 
 fn read_record(p: &std::path::Path) -> Option<HeldRadio> {
-    std::fs::read(p)
+    crate::store::fsutil::read(p)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
 }

@@ -50,7 +50,7 @@ pub(crate) fn rebuild(paths: &Paths) -> Result<Rebuild> {
     }
     let _guard = state::lock_state(paths)?;
     let p = paths.state();
-    let current = match std::fs::read(&p) {
+    let current = match crate::store::fsutil::read(&p) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),

@@ -218,7 +218,7 @@ fn apply_outboxes(paths: &Paths, s: &mut State, notes: &mut Vec<String>) {
 /// Titles and risk from the approved texts, where the outbox has them.
 fn add_titles(paths: &Paths, s: &mut State) {
     for (id, r) in s.tasks.iter_mut() {
-        if let Ok(b) = std::fs::read(paths.outbox_root().join(id).join("TASK.md")) {
+        if let Ok(b) = crate::store::fsutil::read(paths.outbox_root().join(id).join("TASK.md")) {
             if let Ok(t) = rxnode_interlock::validate_task_bytes(
                 &b,
                 &rxnode_interlock::ValidateOptions {

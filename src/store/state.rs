@@ -308,7 +308,7 @@ pub(crate) fn load(paths: &Paths) -> Result<State> {
 /// [`load`] right after the trust root was checked ([`update`] under its lock).
 fn load_verified(paths: &Paths) -> Result<State> {
     let p = paths.state();
-    let bytes = match std::fs::read(&p) {
+    let bytes = match crate::store::fsutil::read(&p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if let Some(aside) = corrupt_aside(paths) {

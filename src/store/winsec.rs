@@ -265,23 +265,6 @@ pub(crate) fn set_owner_only(path: &Path, folder: bool) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Open `p` for reading, refusing a reparse point at the final name (the
-/// Windows form of `O_NOFOLLOW`): the handle is opened on the reparse point
-/// itself and its attributes checked.
-pub(crate) fn open_nofollow(p: &Path) -> std::io::Result<std::fs::File> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
-        .open(p)?;
-    if is_reparse_point(&f.metadata()?) {
-        return Err(std::io::Error::other(format!(
-            "{} is a symlink or junction",
-            p.display()
-        )));
-    }
-    Ok(f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,7 +286,7 @@ mod tests {
         std::fs::hard_link(&p, d.path().join("second name")).unwrap();
         assert_eq!(link_count(&p).unwrap(), 2);
         assert!(!is_reparse_point(&std::fs::symlink_metadata(&p).unwrap()));
-        let f = open_nofollow(&p).unwrap();
+        let f = rxnode_dsp::open_regular_nofollow(&p).unwrap();
         drop(f);
     }
 }

@@ -94,7 +94,7 @@ fn wav(data: &[u8], channels: u16, bits: u16, float: bool, declared: Option<u32>
     let mut h = Vec::new();
     let len = declared.unwrap_or(data.len() as u32);
     h.extend_from_slice(b"RIFF");
-    h.extend_from_slice(&(36 + len).to_le_bytes());
+    h.extend_from_slice(&36u32.saturating_add(len).to_le_bytes());
     h.extend_from_slice(b"WAVEfmt ");
     h.extend_from_slice(&16u32.to_le_bytes());
     h.extend_from_slice(&(if float { 3u16 } else { 1 }).to_le_bytes());
@@ -686,4 +686,158 @@ fn multi_frequency_sigmf_is_refused_by_name() {
         &["analyze", seg.to_str().unwrap()],
         "2 capture segments at different centre frequencies",
     );
+}
+
+/// Runs rxnode with a deadline: a command that blocks on a FIFO fails the test
+/// (killed after 30 s) instead of hanging it.
+#[cfg(unix)]
+fn run_within(args: &[&str], dir: &Path) -> (i32, String) {
+    let mut child = crate::util::rxnode_bin()
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run rxnode");
+    let t0 = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} blocked on a FIFO (killed after 30 s)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("output");
+    (out.status.code().unwrap_or(-1), text(&out.stderr))
+}
+
+#[cfg(unix)]
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A FIFO (no writer: opening it plainly waits for ever) or a device named as a
+/// recording — a `.sigmf-meta`, the `.sigmf-data` its meta points to, a WAV, a raw
+/// file — is refused at once with what it is, exit 2; so is one named as a task,
+/// a result or the policy.
+#[cfg(unix)]
+#[test]
+fn fifos_and_devices_named_as_files_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = |name: &str| {
+        let mk = std::process::Command::new("mkfifo")
+            .arg(d.join(name))
+            .output()
+            .expect("mkfifo");
+        assert!(mk.status.success(), "mkfifo {name}");
+    };
+    for name in [
+        "m.sigmf-meta",
+        "p.sigmf-data",
+        "w.wav",
+        "r.cf32",
+        "task.md",
+        "RX_RESULT.json",
+        "policy.json",
+    ] {
+        fifo(name);
+    }
+    // A good meta whose dataset is the FIFO.
+    let meta = serde_json::json!({
+        "global": {"core:datatype": "cf32_le", "core:sample_rate": FS, "core:version": "1.2.0"},
+        "captures": [{"core:sample_start": 0, "core:frequency": FC}],
+        "annotations": []
+    });
+    std::fs::write(d.join("p.sigmf-meta"), serde_json::to_vec(&meta).unwrap()).unwrap();
+    for (args, named) in [
+        (&["analyze", "m.sigmf-meta"][..], "m.sigmf-meta"),
+        (&["analyze", "m.sigmf-data"][..], "m.sigmf-meta"),
+        (&["analyze", "p.sigmf-meta"][..], "p.sigmf-data"),
+        (&["analyze", "w.wav"][..], "w.wav"),
+        (&["analyze", "r.cf32", "-r", "2M"][..], "r.cf32"),
+        (
+            &["analyze", "/dev/zero", "-F", "cf32", "-r", "2M"][..],
+            "/dev/zero",
+        ),
+    ] {
+        let (code, err) = run_within(args, d);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{named}: not a regular file: a ")),
+            "{args:?}: {err}"
+        );
+    }
+    for args in [
+        &["validate", "task.md"][..],
+        &["validate-result", "RX_RESULT.json"][..],
+        &["--policy", "policy.json", "status"][..],
+    ] {
+        let (code, err) = run_within(args, d);
+        assert_ne!(code, 0, "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+    }
+}
+
+/// A `--plot` that cannot be written (its folder is a file) loses no analysis:
+/// the JSON report is printed whole, then the failure is the error, naming the
+/// file plainly (never the drawing library's debug text), exit 1.
+#[test]
+fn an_unwritable_plot_keeps_the_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("tone.cf32");
+    std::fs::write(&f, cf32(&signal(65_536, 0.0, 0.1))).unwrap();
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, b"x").unwrap();
+    let png = blocker.join("x.png");
+    let (code, out, err) = run(&[
+        "--json",
+        "analyze",
+        f.to_str().unwrap(),
+        "-r",
+        "2M",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out} {err}");
+    let r: Report = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    assert!(!r.peaks.is_empty(), "{out}");
+    assert!(
+        err.contains("the recording was analysed and reported, but its --plot was not written")
+            && err.contains("Not a directory")
+            && !err.contains("IoError"),
+        "{err}"
+    );
+}
+
+/// A WAV whose recorder was stopped before it finalised the header (data chunk
+/// length 0, or the streaming placeholder 0xFFFFFFFF, samples after it) is not
+/// called empty: the refusal says the header was not finalised, with the bytes
+/// there and the fix; a copy cut short is not taken for one.
+#[test]
+fn an_unfinalised_wav_is_named_as_such_never_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = cs16(&signal(4096, 0.0, 0.1));
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_owned();
+    for (name, declared) in [("stopped.wav", 0u32), ("streamed.wav", u32::MAX)] {
+        std::fs::write(d(name), wav(&good, 2, 16, false, Some(declared))).unwrap();
+        let (code, _, err) = run(&["analyze", &d(name)]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!(
+                "its header says the data chunk holds {declared} bytes, but {} bytes follow it: \
+                 the header was not finalised",
+                good.len()
+            )) && err.contains("sox --ignore-length"),
+            "{err}"
+        );
+    }
+    let declared = good.len() as u32 * 2;
+    std::fs::write(d("cut.wav"), wav(&good, 2, 16, false, Some(declared))).unwrap();
+    let (code, _, err) = run(&["analyze", &d("cut.wav")]);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("unreadable at sample 4096"), "{err}");
+    assert!(!err.contains("not finalised"), "{err}");
 }

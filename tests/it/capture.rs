@@ -701,3 +701,34 @@ fn capture_and_sweep_give_the_same_exit_code_for_the_same_cause() {
         String::from_utf8_lossy(&s.stdout)
     );
 }
+
+/// A `--plot` that cannot be written loses no capture: the recording is kept and
+/// its JSON report (size, SHA-256, peaks) printed whole, then the picture's
+/// failure is the error, exit 1.
+#[test]
+fn an_unwritable_plot_keeps_the_capture_and_its_recording() {
+    let env = Env::new();
+    std::fs::write(env.path().join("not-a-folder"), b"x").unwrap();
+    let o = env.capture(
+        "driver=rxsim,tone_hz=100.1e6",
+        "0.2",
+        &[
+            "--record",
+            "kept.cf32",
+            "--plot",
+            "not-a-folder/x.png",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    let s = summary(&o);
+    assert_eq!(s.samples_processed, 200_000);
+    let bytes = std::fs::read(env.path().join("kept.cf32")).unwrap();
+    assert_eq!(hex::encode(Sha256::digest(&bytes)), s.iq_files[0].sha256);
+    assert!(s.peaks.iter().any(|p| (p.frequency_hz - TONE).abs() < 1e3));
+    assert!(
+        err(&o).contains("the capture was measured and reported, but its --plot was not written"),
+        "{}",
+        err(&o)
+    );
+}

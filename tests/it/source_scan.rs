@@ -245,3 +245,71 @@ fn the_files_that_can_key_a_transmitter_say_so_in_their_names() {
         }
     }
 }
+
+/// Every file the product reads is opened through one door,
+/// `rxnode_dsp::open_regular` (hw/dsp/src/regular.rs): it refuses a FIFO, a
+/// device or a folder without blocking on it. So no product code (tests aside)
+/// calls `std::fs::read`, `std::fs::read_to_string`, `File::open` or opens with
+/// `.read(true)` itself — except the ledger's append (opened non-blocking and
+/// looked at again, src/store/ledger.rs) and the folder opened to sync a rename
+/// (src/store/fsutil.rs).
+#[test]
+fn every_file_read_goes_through_the_regular_file_door() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![];
+    for d in ["src", "hw/src", "hw/dsp/src", "interlock/src"] {
+        rust_files(&root.join(d), &mut files);
+    }
+    let open = regex::Regex::new(r"\b(fs::read|fs::read_to_string|File::open)\s*\(|\.read\(true\)")
+        .unwrap();
+    let allowed = [
+        ("hw/dsp/src/regular.rs", None),
+        ("src/store/ledger.rs", Some(".read(true)")),
+        ("src/store/fsutil.rs", Some("File::open(dir)")),
+    ];
+    let mut found = vec![];
+    let mut door = 0;
+    for f in &files {
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        let name = f.file_name().unwrap().to_string_lossy();
+        if name == "tests.rs" || name.ends_with("_tests.rs") || rel.contains("/tests/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        // Inside an item under `#[cfg(test)]` (or `all(test, …)`): a test module or
+        // helper, up to its closing `}` at column 0 (or its `;`).
+        let mut in_test = false;
+        for (i, l) in text.lines().enumerate() {
+            if l.starts_with("#[cfg(") && l.contains("test") && !l.contains("not(test") {
+                in_test = true;
+                continue;
+            }
+            if in_test {
+                let one_line_item = !l.starts_with([' ', '#', '/']) && l.ends_with(';');
+                if l == "}" || one_line_item {
+                    in_test = false;
+                }
+                continue;
+            }
+            let code = code_of(l);
+            if !open.is_match(code) {
+                continue;
+            }
+            match allowed.iter().find(|(a, _)| *a == rel) {
+                Some((_, None)) => door += 1,
+                Some((_, Some(what))) if code.contains(what) => {}
+                _ => found.push(format!("{rel}:{}: {}", i + 1, l.trim())),
+            }
+        }
+    }
+    assert!(
+        door > 0,
+        "the door itself (hw/dsp/src/regular.rs) opens no file"
+    );
+    assert!(
+        found.is_empty(),
+        "files opened for reading outside rxnode_dsp::open_regular (use it, or \
+         crate::store::fsutil::{{read, read_to_string, open}}):\n{}",
+        found.join("\n")
+    );
+}

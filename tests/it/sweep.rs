@@ -117,6 +117,8 @@ struct SweepT {
     hops: Vec<HopT>,
     peaks: Vec<PeakT>,
     noise_floor_db: Option<f64>,
+    #[serde(default)]
+    noise_floor_absent: Option<String>,
     failed_hops: Vec<RangeT>,
     actual: ActualT,
     csv: Option<CsvT>,
@@ -296,6 +298,10 @@ fn sweep_of_a_silent_radio_fails_with_nan_bins_and_no_floor() {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)));
     assert_eq!(v.status, "FAIL");
     assert_eq!(v.noise_floor_db, None);
+    assert_eq!(
+        v.noise_floor_absent.as_deref(),
+        Some("no signal: every sample is zero")
+    );
     assert!(v.peaks.is_empty(), "{:?}", v.peaks);
     assert!(v.hops.iter().all(|h| h.status == "OK"), "{:?}", v.hops);
     let rows = read_rtl_power(&std::fs::read_to_string(&csv).unwrap());
@@ -321,9 +327,67 @@ fn sweep_of_a_silent_radio_fails_with_nan_bins_and_no_floor() {
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     assert!(text.starts_with("sweep FAIL:"), "{text}");
     assert!(
-        text.contains("noise floor n/a (the median bin has no power)"),
+        text.contains("noise floor n/a (no signal: every sample is zero)"),
         "{text}"
     );
     assert!(text.contains("no plot written to"), "{text}");
     assert!(!text.contains("-300") && !text.contains("NaN"), "{text}");
+}
+
+/// A CSV that cannot be written (its folder is a file here; a full disk alike)
+/// loses no measurement: the sweep is printed (JSON on stdout, the 95 MHz
+/// carrier in it), logged to the ledger, and the failed write is the error after
+/// it, exit 1; the text says where nothing was written, never "no bin has power".
+#[test]
+fn a_sweep_whose_csv_cannot_be_written_is_still_reported() {
+    let rig = Rig::new();
+    let blocker = rig.lab.dir.path().join("not-a-folder");
+    std::fs::write(&blocker, b"x").unwrap();
+    let csv = blocker.join("s.csv");
+    let png = rig.lab.dir.path().join("s.png");
+    let dev = "driver=rxsim,serial=UNWRITTEN,settle_s=0.002,emitters=95e6:-30";
+    let out = rig.rxnode(
+        &sweep_args(dev, &["--json", "--csv", csv.to_str().unwrap()]),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let v: SweepT =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)));
+    assert!(
+        v.peaks.iter().any(|p| (p.frequency_hz - 95e6).abs() < 20e3),
+        "{:?}",
+        v.peaks
+    );
+    assert!(v.csv.is_none());
+    let err = util::text(&out.stderr);
+    assert!(
+        err.contains(
+            "the sweep was measured and reported on stdout, but a file asked for was not written"
+        ) && err.contains("s.csv"),
+        "{err}"
+    );
+    let sweeps = rig
+        .lab
+        .ledger_events()
+        .into_iter()
+        .filter(|e| e["event"] == "sweep")
+        .count();
+    assert_eq!(sweeps, 1, "the sweep is in the ledger");
+    let out = rig.rxnode(
+        &sweep_args(
+            dev,
+            &[
+                "--csv",
+                csv.to_str().unwrap(),
+                "--plot",
+                png.to_str().unwrap(),
+            ],
+        ),
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = util::text(&out.stdout);
+    assert!(text.starts_with("sweep PASS:"), "{text}");
+    assert!(!text.contains("no plot written"), "{text}");
+    assert!(!png.exists());
 }

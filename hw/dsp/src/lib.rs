@@ -10,7 +10,8 @@
 //! No SoapySDR, no build script, no radio: this crate builds without g++ or
 //! libsoapysdr, so its benches, proptests and the IQ fuzzer do too. The DSP
 //! works on slices and does no I/O; only `iq` and the capture engine's
-//! recorder touch files.
+//! recorder touch files, and every file is opened for reading through
+//! [`open_regular`], which refuses a FIFO or a device without blocking on it.
 //!
 //! The SIMD kernels (`dsp/simd_psd*`) use `std::arch` intrinsics behind
 //! `#[target_feature]` and run-time CPU detection, so this crate cannot
@@ -44,6 +45,7 @@ mod capture;
 mod dsp;
 mod error;
 mod iq;
+mod regular;
 mod stitch;
 
 pub use crate::{
@@ -74,5 +76,11 @@ pub use crate::{
         IqFileRecord, IqFormat, IqInfo, IqReader, IqWriter, NativeIq, PeakAnnotation, RecordFormat,
         RecordingMeta, STDOUT_TARGET,
     },
-    stitch::{band_peaks, band_threshold_db, HopPlacement, Stitcher, BAND_MIN_SNR_DB},
+    regular::{
+        not_regular, open_regular, open_regular_nofollow, read_regular, read_regular_to_string,
+        NotRegular,
+    },
+    stitch::{
+        band_peaks, band_threshold_db, why_no_band_floor, HopPlacement, Stitcher, BAND_MIN_SNR_DB,
+    },
 };

@@ -175,9 +175,44 @@ pub fn band_peaks(
     (peaks, widths, floor)
 }
 
+/// Why a stitched band (`db` as [`band_peaks`] takes it) has no noise floor, in the
+/// words a capture uses ([`crate::why_no_floor`]): no bin measured (every hop
+/// failed), no bin with power (every sample zero), or the median bin below the
+/// arithmetic's resolution (noiseless samples).
+pub fn why_no_band_floor(db: &[Option<f32>]) -> &'static str {
+    let mut measured = db.iter().flatten().peekable();
+    if measured.peek().is_none() {
+        return "no hop measured";
+    }
+    if measured.all(|v| *v == f32::NEG_INFINITY) {
+        return crate::why_no_floor(1, None);
+    }
+    crate::why_no_floor(1, Some(0.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A band without a floor says why, as a capture does: nothing measured, no
+    /// power at all, or noiseless samples; a band with a floor has none of these.
+    #[test]
+    fn a_band_without_a_floor_says_why() {
+        let why = |db: &[Option<f32>]| {
+            let (_, _, floor) = band_peaks(db, 100e6, 1e3, 16.0);
+            (floor.is_none()).then(|| why_no_band_floor(db))
+        };
+        assert_eq!(why(&[None; 8]), Some("no hop measured"));
+        let zero = [None, Some(f32::NEG_INFINITY), Some(f32::NEG_INFINITY)];
+        assert_eq!(why(&zero), Some("no signal: every sample is zero"));
+        let mut noiseless = vec![Some(f32::NEG_INFINITY); 9];
+        noiseless[4] = Some(-10.0);
+        assert_eq!(
+            why(&noiseless),
+            Some("the samples carry no noise above the FFT's rounding")
+        );
+        assert_eq!(why(&[Some(-90.0); 9]), None);
+    }
 
     #[test]
     fn peaks_widths_and_floor_ignore_missing_bins() {

@@ -117,6 +117,9 @@ pub struct SweepReport {
     /// for the averages each holds (docs/operator.md#peaks-and-the-noise-floor);
     /// `None` when no bin was measured or the median bin has no power.
     pub noise_floor_db: Option<f64>,
+    /// Why there is no noise floor (`rxnode_dsp::why_no_band_floor`); `None` with one.
+    #[serde(default)]
+    pub noise_floor_absent: Option<String>,
     /// How far above the floor a band peak must stand, dB: the larger of 10 dB and
     /// the level noise alone reaches by chance with the averages each bin holds;
     /// `None` without a floor.
@@ -282,6 +285,9 @@ pub fn run_sweep_observed(
     let (peaks, peak_widths_hz, noise_floor_db) =
         band_peaks(&spectrum_db, cfg.start_hz, plan.bin_hz, shape);
     let peak_threshold_db = noise_floor_db.map(|_| band_threshold_db(shape, measured));
+    let noise_floor_absent = noise_floor_db
+        .is_none()
+        .then(|| rxnode_dsp::why_no_band_floor(&spectrum_db).to_owned());
     let failed_ranges_hz = hops
         .iter()
         .filter(|h| h.status == HopStatus::Failed)
@@ -296,6 +302,7 @@ pub fn run_sweep_observed(
         peaks,
         peak_widths_hz,
         noise_floor_db,
+        noise_floor_absent,
         peak_threshold_db,
         failed_ranges_hz,
         elapsed_s: t0.elapsed().as_secs_f64(),

@@ -22,7 +22,7 @@ pub use ops::freq_cal::{
 pub use ops::rx_capture::DEFAULT_CAPTURE_FFT_SIZE;
 pub use ops::rx_capture::{
     check_rx_step, ClkinSpec, IqSampleFormat, DEFAULT_MAX_PEAKS, DEFAULT_MIN_SNR_DB,
-    MAX_PEAKS_LIMIT,
+    MAX_PEAKS_LIMIT, MIN_LEVEL_DBFS,
 };
 pub use ops::rx_sweep::{check_rx_sweep, validate_sweep_step, RX_SWEEP_FIELDS};
 pub use ops::{step_types, Step};

@@ -408,7 +408,37 @@ fn physical_sanity() {
         &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
         Some(14),
         Some("clkin.expected_dbfs"),
-        "≤ 0 dBFS, got 3",
+        "-300 … 0 dBFS, got 3",
+    );
+    // Absurd levels, a bandwidth and a manual ppm are refused by the plan's own
+    // check (not only later by a node's policy), printed compactly.
+    let s = RX_STEP.replace(
+        "\"tolerance_ppm\": 0.5",
+        "\"tolerance_ppm\": 0.5, \"expected_dbfs\": -1e300",
+    );
+    has(
+        &errs(&render(&rx_hdr(), &plan(&steps(&s)))),
+        Some(14),
+        Some("clkin.expected_dbfs"),
+        "-300 … 0 dBFS, got -1e300",
+    );
+    let s = RX_STEP.replace(
+        "\"duration_s\": 2.0",
+        "\"duration_s\": 2.0, \"ppm\": 1e300, \"bandwidth_hz\": 1e300",
+    );
+    assert!(s.contains("1e300"), "{s}");
+    let e = errs(&render(&rx_hdr(), &plan(&steps(&s))));
+    has(
+        &e,
+        Some(14),
+        Some("ppm"),
+        "ppm 1e300 must be a finite number within ±1000",
+    );
+    has(
+        &e,
+        Some(14),
+        Some("bandwidth_hz"),
+        "bandwidth_hz 1e300 Hz is implausible",
     );
     let s = RX_STEP.replace(
         "\"tolerance_ppm\": 0.5",

@@ -312,7 +312,8 @@ impl Policy {
                 Ok(())
             } else {
                 Err(Error::InvalidPolicy(format!(
-                    "{name} must be a positive finite number, got {v}"
+                    "{name} must be a positive finite number, got {}",
+                    crate::compact(v)
                 )))
             }
         };

@@ -149,7 +149,10 @@ impl SweepConfig {
             if !(v.is_finite() && v > 0.0) {
                 bad(
                     field,
-                    format!("{field} must be a positive finite number, got {v}"),
+                    format!(
+                        "{field} must be a positive finite number, got {}",
+                        crate::compact(v)
+                    ),
                 );
             }
         }
@@ -190,14 +193,18 @@ impl SweepConfig {
             );
         }
         if !(self.crop.is_finite() && (0.0..0.95).contains(&self.crop)) {
-            bad("crop", format!("crop {} must be in [0, 0.95)", self.crop));
+            bad(
+                "crop",
+                format!("crop {} must be in [0, 0.95)", crate::compact(self.crop)),
+            );
         }
         if let Some(i) = self.interval_s {
             if !(i.is_finite() && i > 0.0 && i <= Self::MAX_INTERVAL_S) {
                 bad(
                     "interval_s",
                     format!(
-                        "interval_s {i} must be a finite number in (0, {}]",
+                        "interval_s {} must be a finite number in (0, {}]",
+                        crate::compact(i),
                         Self::MAX_INTERVAL_S
                     ),
                 );
@@ -228,8 +235,8 @@ impl SweepConfig {
                     field: "bin_hz",
                     message: format!(
                         "bin_hz {} is wider than sample_rate_hz / 16 ({})",
-                        self.bin_hz,
-                        self.sample_rate_hz / 16.0
+                        crate::compact(self.bin_hz),
+                        crate::compact(self.sample_rate_hz / 16.0)
                     ),
                 });
             } else if self.sample_rate_hz / self.bin_hz > FFT_SIZE_MAX as f64 {
@@ -237,7 +244,8 @@ impl SweepConfig {
                     field: "bin_hz",
                     message: format!(
                         "bin_hz {} needs an FFT over {FFT_SIZE_MAX} points at {} S/s",
-                        self.bin_hz, self.sample_rate_hz
+                        crate::compact(self.bin_hz),
+                        crate::compact(self.sample_rate_hz)
                     ),
                 });
             }

@@ -106,6 +106,22 @@ pub fn validate_task_bytes(bytes: &[u8], opts: &ValidateOptions) -> Result<Valid
             ),
         )]);
     }
+    // An editor's "Unicode" (UTF-16, as Windows Notepad saves it) is named as such,
+    // not as binary content.
+    if let Some(enc) = match bytes.get(..2) {
+        Some([0xFF, 0xFE]) => Some("UTF-16 little-endian"),
+        Some([0xFE, 0xFF]) => Some("UTF-16 big-endian"),
+        _ => None,
+    } {
+        return Err(vec![Issue::new(
+            Some(1),
+            None,
+            format!(
+                "task file is {enc} (it starts with that byte order mark); a task is UTF-8: \
+                 save it as UTF-8"
+            ),
+        )]);
+    }
     if let Some(pos) = bytes.iter().position(|b| *b == 0) {
         let line = bytes[..pos].iter().filter(|b| **b == b'\n').count() + 1;
         return Err(vec![Issue::new(

@@ -353,6 +353,25 @@ fn bytes_size_binary_utf8() {
     has(&e, Some(12), None, "not UTF-8");
     let good = render(&green(), "");
     assert!(validate_task_bytes(good.as_bytes(), &ValidateOptions::default()).is_ok());
+    // Saved as "Unicode" (UTF-16 with its byte order mark): named, not "binary".
+    for (bom, enc) in [
+        ([0xFF, 0xFE], "UTF-16 little-endian"),
+        ([0xFE, 0xFF], "UTF-16 big-endian"),
+    ] {
+        let mut utf16 = bom.to_vec();
+        for u in good.encode_utf16() {
+            let b = if bom[0] == 0xFF {
+                u.to_le_bytes()
+            } else {
+                u.to_be_bytes()
+            };
+            utf16.extend_from_slice(&b);
+        }
+        let e = validate_task_bytes(&utf16, &ValidateOptions::default()).unwrap_err();
+        has(&e, Some(1), None, &format!("task file is {enc}"));
+        has(&e, Some(1), None, "save it as UTF-8");
+        assert_eq!(e.len(), 1, "{e:?}");
+    }
 }
 
 proptest! {

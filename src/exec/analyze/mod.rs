@@ -230,11 +230,22 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
     // A spectrum without one bin of power has nothing to draw: no picture, said why.
     let plot = args.plot.as_ref().zip(first_psd.as_ref());
     let drawable = |psd: &PsdTrace| psd.db.iter().any(|v| v.is_finite());
-    if let Some((plot, psd)) = plot.filter(|(_, psd)| drawable(psd)) {
-        write_plot(plot, psd, &report)
-            .with_context(|| format!("cannot write plot {}", plot.display()))?;
-    }
+    // A picture that cannot be written loses no analysis: the report is printed
+    // first, then the failed write is the command's error.
+    let unplotted = plot
+        .filter(|(_, psd)| drawable(psd))
+        .and_then(|(plot, psd)| {
+            write_plot(plot, psd, &report)
+                .with_context(|| format!("cannot write plot {}", plot.display()))
+                .err()
+        });
     ctx.report(&report, render_all)?;
+    if let Some(e) = unplotted {
+        return Err(e.context(format!(
+            "the recording was analysed and reported{}, but its --plot was not written",
+            if ctx.json { "" } else { " above" }
+        )));
+    }
     if let Some((plot, _)) = plot.filter(|(_, psd)| !drawable(psd)) {
         ctx.shell().errln(format_args!(
             "rxnode: no plot written to {}: no PSD bin has power ({})",

@@ -39,7 +39,10 @@ pub(super) fn check_options(args: &AnalyzeOptions) -> Result<Option<IqFormat>> {
     if !(args.overlap.is_finite() && (0.0..1.0).contains(&args.overlap)) {
         return Err(bad_field(
             "overlap",
-            format!(" {} must be in [0, 1)", args.overlap),
+            format!(
+                " {} must be in [0, 1)",
+                rxnode_interlock::compact(args.overlap)
+            ),
         ));
     }
     if !rxnode_interlock::fft_size_ok(args.fft.fft_size) {

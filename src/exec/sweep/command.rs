@@ -10,7 +10,6 @@ use crate::result::Status;
 use crate::store::ledger::{Entry, Event, Refusal};
 use crate::store::policy::Source;
 use anyhow::Result;
-use rxnode_hw::HopStatus;
 use rxnode_interlock::{check_rx_sweep, GainSpec, RxSweepStep, SweepConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -59,7 +58,10 @@ fn passes_in(total: f64, interval: Option<f64>) -> Result<u32> {
     if !(total.is_finite() && total > 0.0) {
         return Err(bad_field(
             "total_s",
-            format!(" {total} must be a positive finite number of seconds"),
+            format!(
+                " {} must be a positive finite number of seconds",
+                rxnode_interlock::compact(total)
+            ),
         ));
     }
     let n = (total / i).floor().max(1.0);
@@ -67,7 +69,10 @@ fn passes_in(total: f64, interval: Option<f64>) -> Result<u32> {
         return Err(bad_field(
             "total_s",
             format!(
-                " {total} at one pass every {i} s is {n} passes; at most {}",
+                " {} at one pass every {} s is {} passes; at most {}",
+                rxnode_interlock::compact(total),
+                rxnode_interlock::compact(i),
+                rxnode_interlock::compact(n),
                 SweepConfig::MAX_REPEATS
             ),
         ));
@@ -273,7 +278,9 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
             return Err(anyhow::anyhow!("sweep on {}: {why}", step.device));
         }
     };
-    let (csv_rec, written) = write_outputs(args, &sw)?;
+    // A file that cannot be written (a full disk) loses no measurement: the sweep
+    // is still logged and reported, then the failure is the command's error.
+    let (csv_rec, written, unwritten) = write_outputs(args, &sw);
     let mut v = sweep_record(0, &sw, csv_rec);
     if csv_out {
         v.csv = Some(FileRecord {
@@ -295,7 +302,15 @@ pub fn cmd_sweep(ctx: &Ctx, args: &SweepOptions) -> Result<Outcome> {
         // The reader went away (`| head`): not an error, nothing more to say.
         return Ok(Outcome::Done);
     }
-    print(ctx, &v, (&written, args.plot.as_ref()), csv_out)?;
+    // After a failed write the files after it were not tried: no "no plot" reason.
+    let plot = args.plot.as_ref().filter(|_| unwritten.is_none());
+    print(ctx, &v, (&written, plot), csv_out)?;
+    if let Some(e) = unwritten {
+        return Err(e.context(format!(
+            "the sweep was measured and reported{}, but a file asked for was not written",
+            if ctx.json { " on stdout" } else { " above" }
+        )));
+    }
     Ok(match status_of(&sw.report) {
         Status::Pass => Outcome::Done,
         _ => Outcome::Code(1),
@@ -427,15 +442,29 @@ fn check_outputs(args: &SweepOptions) -> Result<()> {
 /// What was written, for the operator: a label and the path.
 type Written = Vec<(&'static str, PathBuf)>;
 
-/// The CSV and the pictures asked for: the CSV's record for the JSON, and what was written.
-fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<FileRecord>, Written)> {
+/// The CSV and the pictures asked for: the CSV's record for the JSON, what was
+/// written, and the first write that failed (the files after it are not tried).
+fn write_outputs(
+    args: &SweepOptions,
+    sw: &Swept,
+) -> (Option<FileRecord>, Written, Option<anyhow::Error>) {
     let mut csv_rec = None;
     let mut written: Written = Vec::new();
+    let failed = write_files(args, sw, &mut csv_rec, &mut written).err();
+    (csv_rec, written, failed)
+}
+
+fn write_files(
+    args: &SweepOptions,
+    sw: &Swept,
+    csv_rec: &mut Option<FileRecord>,
+    written: &mut Written,
+) -> Result<()> {
     if let Some(p) = args.csv.as_ref().filter(|p| !is_stdout(p)) {
         let csv = rtl_power_csv(&sw.report);
         write_new(p, csv.as_bytes())?;
         written.push(("CSV", p.clone()));
-        csv_rec = Some(FileRecord {
+        *csv_rec = Some(FileRecord {
             bytes: csv.len(),
             file: p.file_name().map(|n| n.to_string_lossy().into_owned()),
             sha256: rxnode_interlock::sha256_hex(csv.as_bytes()),
@@ -457,7 +486,7 @@ fn write_outputs(args: &SweepOptions, sw: &Swept) -> Result<(Option<FileRecord>,
             written.push(("heatmap PNG", hp));
         }
     }
-    Ok((csv_rec, written))
+    Ok(())
 }
 
 /// The sweep on stdout: its JSON, or its Markdown and where the files went; on
@@ -570,10 +599,7 @@ fn sweep_text(v: &SweepRecord) -> String {
     let _ = writeln!(
         o,
         "  noise floor {}; {:.2} s (settle + dwell floor {:.2} s)",
-        floor_words(
-            v.noise_floor_db,
-            v.hops.iter().any(|h| h.status == HopStatus::Ok)
-        ),
+        v.floor_words(1),
         v.elapsed_s,
         v.settle_dwell_floor_s,
     );
@@ -614,13 +640,12 @@ fn sweep_text(v: &SweepRecord) -> String {
     o
 }
 
-/// The band's noise floor for a person: `-97.3 dBFS/bin`, or `n/a` and why.
-/// `measured`: whether any hop was measured.
-pub(crate) fn floor_words(floor: Option<f64>, measured: bool) -> String {
+/// The band's noise floor for a person: `-97.3 dBFS/bin`, or `n/a` and why
+/// (`why`: the sweep's `noise_floor_absent`).
+pub(crate) fn floor_words(floor: Option<f64>, why: Option<&str>) -> String {
     match floor {
         Some(f) => format!("{f:.1} dBFS/bin"),
-        None if !measured => "n/a (no hop measured)".into(),
-        None => "n/a (the median bin has no power)".into(),
+        None => format!("n/a ({})", why.unwrap_or("no noise floor")),
     }
 }
 

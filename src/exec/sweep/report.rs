@@ -67,6 +67,7 @@ pub(crate) fn sweep_record(step: usize, sw: &Swept, csv: Option<FileRecord>) -> 
         hops_file: None,
         hops_per_repeat: r.plan.centers_hz.len(),
         noise_floor_db: r.noise_floor_db,
+        noise_floor_absent: r.noise_floor_absent.clone(),
         peak_threshold_db: r.peak_threshold_db,
         passes_completed: passes_completed(r),
         peaks,

@@ -95,10 +95,7 @@ pub(crate) fn step_sweep(st: &StepCtx, s: &RxSweepStep, out: &mut Outputs) {
         r.config.repeats,
         r.failed_ranges_hz.len(),
         r.plan.bin_hz,
-        super::command::floor_words(
-            r.noise_floor_db,
-            r.hops.iter().any(|h| h.status == HopStatus::Ok)
-        ),
+        super::command::floor_words(r.noise_floor_db, r.noise_floor_absent.as_deref()),
         r.peaks.len(),
         r.elapsed_s
     );

@@ -74,7 +74,7 @@ pub(crate) fn open(repo: &Path) -> Result<Repository> {
 pub(crate) fn ensure_local_excluded(repo: &Repository) -> Result<bool> {
     let info = repo.commondir().join("info");
     let p = info.join("exclude");
-    let mut text = match std::fs::read_to_string(&p) {
+    let mut text = match crate::store::fsutil::read_to_string(&p) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),

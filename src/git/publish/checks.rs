@@ -98,7 +98,7 @@ pub(super) fn read_result_file(
         ));
         return None;
     }
-    match std::fs::read(&p) {
+    match crate::store::fsutil::read(&p) {
         Ok(b) => match check_bytes(name, &b) {
             Ok(t) => Some(t),
             Err(e) => {

@@ -126,7 +126,7 @@ impl Outbox {
     /// `TASK.meta.json`: the same task, the approved commit, the same text.
     fn meta(&self, id: &TaskId, approval: &Approval, task: &ValidTask) -> Result<TaskMeta> {
         let rel = &self.rel;
-        let meta_text = std::fs::read_to_string(self.dir.join("TASK.meta.json"))
+        let meta_text = crate::store::fsutil::read_to_string(self.dir.join("TASK.meta.json"))
             .map_err(|e| refused(format!("{rel}/TASK.meta.json: {e}")))?;
         let meta: TaskMeta = serde_json::from_str(&meta_text)
             .map_err(|e| refused(format!("{rel}/TASK.meta.json: {e}")))?;

@@ -9,7 +9,7 @@ use crate::result::plot::{
 };
 use crate::result::sections::{compare::CompareEntry, freq_cal::FreqCalEntry};
 use crate::result::{compare_png_name, spectrum_png_name, write_freq_cal_png, RxResult};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
@@ -229,7 +229,7 @@ pub(super) fn draw_result(dir: &Path, result: &Value, overwrite: Overwrite) -> R
     for j in &jobs {
         overwrite.check(&j.path)?;
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::store::fsutil::create_folder(dir)?;
     for j in jobs {
         let r = (j.draw)(&j.path).map(|()| j.path);
         d.note(&j.what, r);

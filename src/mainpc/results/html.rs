@@ -183,7 +183,7 @@ pub(super) fn cmd_report(
             overwrite.check(&dir.join(format!("{}.html", slug(i, fd))))?;
         }
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::store::fsutil::create_folder(dir)?;
     let no_commits = BTreeMap::new();
     let mut index_rows = String::new();
     let mut w = Written {

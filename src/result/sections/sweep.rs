@@ -80,6 +80,12 @@ pub(crate) struct SweepRecord {
     /// (docs/operator.md#peaks-and-the-noise-floor); `null` when nothing was
     /// measured or the median bin has no power (then the sweep FAILs).
     pub noise_floor_db: Option<f64>,
+    /// Why there is no noise floor, in the words a capture's
+    /// `noise floor not measured (…)` uses: `no hop measured`, `no signal: every
+    /// sample is zero`, or `the samples carry no noise above the FFT's rounding`;
+    /// absent with a floor (and from a sweep recorded before it was said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor_absent: Option<String>,
     /// How far above the floor a band peak must stand, dB: the larger of 10 dB and
     /// the level noise alone reaches by chance with the averages each bin holds;
     /// absent without a floor.
@@ -106,6 +112,26 @@ pub(crate) struct SweepRecord {
     pub status: Status,
     /// The step's number in the plan; 0 for `rxnode sweep`.
     pub step: usize,
+}
+
+impl SweepRecord {
+    /// The noise floor for a person: `-97.3 dBFS/bin` (`decimals`), or `n/a` and why
+    /// (from `noise_floor_absent`; a record without it: from its hop table).
+    pub(crate) fn floor_words(&self, decimals: usize) -> String {
+        if let Some(f) = self.noise_floor_db.filter(|f| f.is_finite()) {
+            return format!("{f:.decimals$} dBFS/bin");
+        }
+        let why = self.noise_floor_absent.clone().unwrap_or_else(|| {
+            let measured = self.hops.iter().any(|h| h.status == HopStatus::Ok);
+            if measured || self.hops_file.is_some() {
+                "the median bin has no power"
+            } else {
+                "no hop measured"
+            }
+            .to_owned()
+        });
+        format!("n/a ({why})")
+    }
 }
 
 /// What the radio had for a sweep.

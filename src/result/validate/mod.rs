@@ -50,7 +50,7 @@ pub(crate) fn is_safe_relative(p: &str) -> bool {
 fn sha256_file(path: &Path) -> std::io::Result<(u64, String)> {
     use sha2::{Digest, Sha256};
     use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
+    let mut f = crate::store::fsutil::open(path)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut n = 0u64;

@@ -226,7 +226,7 @@ struct Scan {
 /// when `prior` does not describe its prefix.
 fn scan(p: &Path, prior: Option<&Mark>, k: &Option<Option<NodeKey>>) -> Result<Scan> {
     let read_err = || format!("cannot read ledger {}", p.display());
-    let mut f = match std::fs::File::open(p) {
+    let mut f = match crate::store::fsutil::open(p) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Scan {

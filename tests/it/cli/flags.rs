@@ -359,3 +359,132 @@ fn durations_of_radio_operations_are_bounded_as_in_plans() {
         "a radio was opened"
     );
 }
+
+/// Every number typed as a flag or given in a plan that is absurd (`1e300`) is
+/// refused naming it, printed compactly — never hundreds of digits: the ppm,
+/// SNR, CLKIN tolerance and level, bandwidth, overlap, crop and bin flags, and a
+/// plan's `ppm`, `bandwidth_hz` and `clkin.expected_dbfs` (which `validate` let
+/// through: the node's policy refused them later with 300 digits).
+#[test]
+fn absurd_numbers_in_flags_and_plans_are_refused_compactly() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    let run = |args: &[&str]| {
+        rxnode(d.path())
+            .args(["--sim", "--repo"])
+            .arg(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(d.path().join("x.cf32"), vec![0u8; 8 * 4096]).unwrap();
+    let x = d.path().join("x.cf32");
+    let x = x.to_str().unwrap();
+    let capture = [
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100M",
+        "-r",
+        "1M",
+        "-t",
+        "0.1",
+    ];
+    let analyze = ["analyze", x, "-r", "2M", "-f", "100M"];
+    let sweep = [
+        "sweep",
+        "-d",
+        "driver=rxsim",
+        "--start-hz",
+        "88M",
+        "--stop-hz",
+        "92M",
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        ([&capture[..], &["-p", "1e300"]].concat(), "--ppm"),
+        (
+            [&capture[..], &["--bandwidth-hz", "1e300"]].concat(),
+            "--bandwidth-hz",
+        ),
+        (
+            [&analyze[..], &["--min-snr-db", "1e300"]].concat(),
+            "--min-snr-db",
+        ),
+        (
+            [
+                &analyze[..],
+                &[
+                    "--clkin-tone-hz",
+                    "100.1M",
+                    "--clkin-tolerance-ppm",
+                    "1e300",
+                ],
+            ]
+            .concat(),
+            "--clkin-tolerance-ppm",
+        ),
+        (
+            [
+                &analyze[..],
+                &[
+                    "--clkin-tone-hz",
+                    "100.1M",
+                    "--clkin-expected-dbfs",
+                    "-1e300",
+                ],
+            ]
+            .concat(),
+            "--clkin-expected-dbfs",
+        ),
+        (
+            [&analyze[..], &["--overlap", "1e300"]].concat(),
+            "--overlap",
+        ),
+        (
+            [&sweep[..], &["-B", "10k", "--crop", "1e300"]].concat(),
+            "--crop",
+        ),
+        ([&sweep[..], &["-B", "1e300"]].concat(), "--bin-hz"),
+        (
+            [&sweep[..], &["-B", "10k", "-i", "1", "-e", "1e300"]].concat(),
+            "--total-s",
+        ),
+    ];
+    for (args, flag) in cases {
+        let out = run(&args);
+        expect_exit!(out, 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(flag) && err.contains("1e300"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("0000000000"), "{args:?}: {err}");
+    }
+    let plan = r#"{"steps":[{"op":"rx_capture","device":"driver=rxsim","frequency_hz":100e6,
+        "sample_rate_hz":2e6,"duration_s":1,"bandwidth_hz":1e300,"ppm":1e300,"min_snr_db":1e300,
+        "clkin":{"tone_hz":100.1e6,"tolerance_ppm":0.5,"expected_dbfs":-1e300}}]}"#;
+    let task = format!(
+        "TASK_ID = T1\nTASK_TITLE = t\nSOURCE_BRANCH = video-development\nEXPECTED_HEAD = \
+         0123456789abcdef0123456789abcdef01234567\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = YES\n\
+         RF_RX = YES\nRF_TX = NO\nALLOW_COMMIT = NO\nALLOW_PUSH = RX_RESULT_ONLY\n\n# t\n\n\
+         ```rx-plan\n{plan}\n```\n"
+    );
+    std::fs::write(d.path().join("t.md"), task).unwrap();
+    let out = run(&["validate", d.path().join("t.md").to_str().unwrap()]);
+    expect_exit!(out, 2);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for field in [
+        "bandwidth_hz:",
+        "ppm:",
+        "min_snr_db:",
+        "clkin.expected_dbfs:",
+    ] {
+        assert!(said.contains(field), "{field} not named: {said}");
+    }
+    assert!(!said.contains("0000000000"), "{said}");
+}

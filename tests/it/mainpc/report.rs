@@ -259,6 +259,17 @@ fn a_silent_radio_is_reported_without_a_floor_end_to_end() {
     let sw = &r["sweeps"][0];
     assert_eq!(sw["status"], "FAIL", "{sw}");
     assert_eq!(sw["noise_floor_db"], Value::Null);
+    assert_eq!(sw["noise_floor_absent"], "no signal: every sample is zero");
+    // The sweep's Markdown says why, as the capture's does.
+    assert!(
+        md.contains("| Noise floor | n/a (no signal: every sample is zero) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Noise floor: n/a (no signal: every sample is zero)"),
+        "{md}"
+    );
+    assert!(!md.contains("| n/a |"), "{md}");
     assert!(
         csv.lines()
             .all(|l| l.split(", ").skip(6).all(|v| v == "nan")),
@@ -272,6 +283,12 @@ fn a_silent_radio_is_reported_without_a_floor_end_to_end() {
     assert!(
         said.contains("noise floor not measured (no signal"),
         "{said}"
+    );
+    assert!(
+        said.matches("n/a (no signal: every sample is zero)")
+            .count()
+            >= 2,
+        "the capture's and the sweep's floor say why:\n{said}"
     );
     for bad in ["-300", "inf", "NaN"] {
         assert!(!said.contains(bad), "{bad} in:\n{said}");

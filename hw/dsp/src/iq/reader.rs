@@ -211,45 +211,66 @@ impl Read for Chunks {
 
 /// A file opened for reading samples: a regular file, never a pipe, FIFO or device,
 /// whose length the reader needs before it reads (and which `/dev/zero` never ends).
+/// Opened without blocking on a FIFO ([`crate::open_regular`]).
 fn open_regular(path: &Path) -> Result<(File, u64)> {
-    let file = File::open(path).map_err(io(path))?;
-    let meta = file.metadata().map_err(io(path))?;
-    if meta.is_file() {
-        return Ok((file, meta.len()));
-    }
-    Err(bad(
-        path,
-        format!(
-            "not a regular file: {}; a recording is read from a file whose length is known \
-             before it is read, never from a stream: save the stream to a file first \
-             (e.g. `… > rec.cf32`) and name that file (docs/operator.md#analysing-a-recording)",
-            file_kind(&meta.file_type())
-        ),
-    ))
+    let file = crate::open_regular(path).map_err(|e| match crate::not_regular(&e) {
+        Some(n) => not_regular(path, n.kind),
+        None => io(path)(e),
+    })?;
+    let len = file.metadata().map_err(io(path))?.len();
+    Ok((file, len))
 }
 
-/// What a file that is not a regular file is, in words.
-fn file_kind(t: &std::fs::FileType) -> &'static str {
-    if t.is_dir() {
-        return "a directory";
+/// Why a WAV file's header disagrees with its size, when it does: a recorder
+/// stopped before it closed the file leaves the data chunk's length 0 (or the
+/// placeholder 0xFFFFFFFF of a writer that streams), with the samples after it.
+/// `None` when the chunks cannot be walked or the length is no placeholder.
+fn unfinalised_wav(path: &Path) -> Option<String> {
+    let mut f = crate::open_regular(path).ok()?;
+    let size = f.metadata().ok()?.len();
+    let mut head = Vec::new();
+    Read::by_ref(&mut f)
+        .take(1 << 16)
+        .read_to_end(&mut head)
+        .ok()?;
+    if head.get(..4)? != b"RIFF" || head.get(8..12)? != b"WAVE" {
+        return None;
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a pipe or FIFO";
+    let mut at = 12usize;
+    while at + 8 <= head.len() {
+        let id = &head[at..at + 4];
+        let declared = u64::from(u32::from_le_bytes(head[at + 4..at + 8].try_into().ok()?));
+        if id == b"data" {
+            let present = size.saturating_sub(at as u64 + 8);
+            // Only the placeholders: a copy cut short fails where its samples end.
+            if present == 0 || (declared != 0 && declared != u64::from(u32::MAX)) {
+                return None;
+            }
+            return Some(format!(
+                "; its header says the data chunk holds {declared} bytes, but {present} bytes \
+                 follow it: the header was not finalised (the recorder was stopped before it \
+                 closed the file); rewrite the header from the file's size, e.g. `sox \
+                 --ignore-length {} fixed.wav`, and analyse that",
+                path.display()
+            ));
         }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
+        // Chunks are padded to an even length.
+        let next = (at as u64 + 8).checked_add(declared + (declared & 1))?;
+        at = usize::try_from(next).ok()?;
     }
-    "a pipe, FIFO or device"
+    None
+}
+
+/// The refusal of a file that is not a regular file, `kind` in words.
+pub(super) fn not_regular(path: &Path, kind: &str) -> Error {
+    bad(
+        path,
+        format!(
+            "not a regular file: {kind}; a recording is read from a file whose length is known \
+             before it is read, never from a stream: save the stream to a file first \
+             (e.g. `… > rec.cf32`) and name that file (docs/operator.md#analysing-a-recording)"
+        ),
+    )
 }
 
 impl IqReader {
@@ -382,8 +403,10 @@ impl IqReader {
         if len == 0 {
             return Err(bad(path, "empty file (0 bytes)"));
         }
-        let r = hound::WavReader::new(BufReader::new(file))
-            .map_err(|e| bad(path, format!("not a readable WAV file: {e}")))?;
+        let r = hound::WavReader::new(BufReader::new(file)).map_err(|e| {
+            let why = unfinalised_wav(path).unwrap_or_default();
+            bad(path, format!("not a readable WAV file: {e}{why}"))
+        })?;
         let spec = r.spec();
         let rate = f64::from(spec.sample_rate);
         let why = match spec.sample_rate {
@@ -423,7 +446,8 @@ impl IqReader {
             Kind::Raw { .. } => 0,
         };
         if samples == 0 {
-            return Err(bad(path, "WAV holds no samples"));
+            let why = unfinalised_wav(path).unwrap_or_default();
+            return Err(bad(path, format!("WAV holds no samples{why}")));
         }
         Ok(Self {
             info: IqInfo {

@@ -105,7 +105,10 @@ impl FreqCalStep {
             ("duration_s", self.duration_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                out.push(format!("{name} must be a positive finite number, got {v}"));
+                out.push(format!(
+                    "{name} must be a positive finite number, got {}",
+                    crate::compact(v)
+                ));
             }
         }
         for (name, v, q) in [

@@ -145,6 +145,10 @@ pub struct RxCaptureStep {
     pub channel: Option<usize>,
 }
 
+/// The lowest level a reference tone may be expected at, dBFS: far below any
+/// radio's noise per bin, and above the arithmetic's rounding.
+pub const MIN_LEVEL_DBFS: f64 = -300.0;
+
 /// How many peaks a capture lists when `max_peaks` is not given.
 pub const DEFAULT_MAX_PEAKS: usize = 8;
 /// Most peaks a capture may list (`max_peaks`).
@@ -215,11 +219,17 @@ impl RxCaptureStep {
                 format!("rx-plan step {n}: clkin.expected_tolerance_db needs clkin.expected_dbfs"),
             );
         }
-        if let Some(l) = c.expected_dbfs.filter(|l| !(l.is_finite() && *l <= 0.0)) {
+        if let Some(l) = c
+            .expected_dbfs
+            .filter(|l| !(l.is_finite() && (MIN_LEVEL_DBFS..=0.0).contains(l)))
+        {
             let n = chk.n;
             chk.push(
                 Some("clkin.expected_dbfs"),
-                format!("rx-plan step {n}: clkin.expected_dbfs must be a finite level ≤ 0 dBFS, got {l}"),
+                format!(
+                    "rx-plan step {n}: clkin.expected_dbfs must be a level in {MIN_LEVEL_DBFS} … 0 dBFS, got {}",
+                    crate::compact(l)
+                ),
             );
         }
         if c.tone_hz.is_finite()
@@ -306,6 +316,11 @@ impl PlanOp for RxCaptureStep {
         }
         if let Some(b) = s.bandwidth_hz {
             chk.positive_finite(b, "bandwidth_hz");
+            chk.plausible(b, "bandwidth_hz", crate::Quantity::Frequency);
+        }
+        // The radio's own settings and the manual ppm, as a sweep's are checked.
+        for (field, p) in s.radio().problems() {
+            chk.push(Some(field), format!("rx-plan step {n}: {p}"));
         }
         if let (Some(f), false) = (s.record_format, s.record_iq) {
             chk.push(
@@ -346,7 +361,10 @@ impl PlanOp for RxCaptureStep {
         {
             chk.push(
                 Some("min_snr_db"),
-                format!("rx-plan step {n}: min_snr_db {t} must be a number of dB in 0..=200"),
+                format!(
+                    "rx-plan step {n}: min_snr_db {} must be a number of dB in 0..=200",
+                    crate::compact(t)
+                ),
             );
         }
     }

@@ -7,7 +7,6 @@ use crate::iq::sigmf::{Capture, Lenient, SigmfMeta};
 use crate::iq::Datatype;
 use rxnode_interlock::Quantity;
 use serde::Deserialize;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -36,7 +35,10 @@ pub(super) struct SigmfSays {
 
 /// A `.sigmf-meta` file's text, bounded in size.
 pub(super) fn read_meta(meta_path: &Path) -> Result<String> {
-    let f = File::open(meta_path).map_err(io(meta_path))?;
+    let f = crate::open_regular(meta_path).map_err(|e| match crate::not_regular(&e) {
+        Some(n) => super::not_regular(meta_path, n.kind),
+        None => io(meta_path)(e),
+    })?;
     let mut text = String::new();
     f.take(META_MAX_BYTES + 1)
         .read_to_string(&mut text)

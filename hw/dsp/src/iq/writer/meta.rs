@@ -6,7 +6,6 @@ use crate::iq::sigmf::{
     SigmfMeta,
 };
 use sha2::{Digest, Sha256};
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -95,7 +94,7 @@ pub(super) fn sigmf_meta(
 
 /// Size and SHA-256 of a file, read once in 1 MiB blocks.
 pub(crate) fn hash_file(path: &Path) -> Result<(u64, String)> {
-    let mut f = File::open(path).map_err(io(path))?;
+    let mut f = crate::open_regular(path).map_err(io(path))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut len = 0u64;
