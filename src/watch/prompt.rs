@@ -72,6 +72,12 @@ impl Flow<'_> {
                     self.stopped(task, "end of input at the prompt")?;
                     return Ok(Decision::Eof);
                 }
+                Answer::Unreadable(why) => {
+                    self.say("");
+                    self.say(format!("cannot read an answer from stdin ({why}): stopping without a decision; {id} stays pending and is shown at the next start"));
+                    self.stopped(task, &format!("no answer readable at the prompt: {why}"))?;
+                    return Ok(Decision::Eof);
+                }
                 Answer::Signal => {
                     self.say("");
                     self.say(format!(
