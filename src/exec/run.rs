@@ -429,6 +429,10 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
             ));
             continue;
         }
+        if let Some(why) = crate::exec::held(run.paths) {
+            out.checks.push(Check::new(name, Status::NotRun, why));
+            continue;
+        }
         if show_progress {
             // A step the policy blocks, or one on a BAD radio, opens no radio.
             let blocked = |s: &Step| {
