@@ -564,3 +564,85 @@ fn an_optional_field_left_out_is_refused_and_null_accepted() {
     });
     assert!(p.is_empty(), "{p:#?}");
 }
+
+/// A tone's check agrees with its record (docs/safety.md#time-on-air): PASS only
+/// with every sample sent, nothing cutting it short and on air within its samples'
+/// length plus the key-off grace; keyed past that it is FAIL, never PASS or
+/// PARTIAL — however consistent the files a node wrote around the claim.
+#[test]
+fn a_tone_is_pass_only_when_its_record_says_it_was_whole_and_within_its_permit() {
+    let tone = json!({"cancelled": false, "device": "driver=rxsim,serial=TX1",
+        "frequency_hz": 433.92e6, "gain_db": 0.0, "on_air_s": 0.95, "past_permit_s": 0.0,
+        "sample_rate_hz": 2e6, "samples_planned": 2_000_000, "samples_sent": 2_000_000,
+        "started_at": "2026-01-01T10:05:01.000Z", "state_unknown_s": null,
+        "stopped_at": "2026-01-01T10:05:01.950Z", "tone_offset_hz": 1e5});
+    let with = |status: &str, edit: &dyn Fn(&mut Value)| {
+        problems_after(|v| {
+            let mut t = tone.clone();
+            edit(&mut t);
+            v["tx"] = t;
+            v["checks"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": "step 9: tx_tone", "status": status, "detail": "d"}));
+            let checks: Vec<Check> = serde_json::from_value(v["checks"].clone()).unwrap();
+            v["status"] = json!(crate::result::model::overall_status(&checks).to_string());
+        })
+    };
+    assert!(
+        with("PASS", &|_| {}).is_empty(),
+        "{:#?}",
+        with("PASS", &|_| {})
+    );
+    // Right at the bound: 1 s of samples, on air 1.25 s.
+    let p = with("PASS", &|t| t["on_air_s"] = json!(1.25));
+    assert!(p.is_empty(), "{p:#?}");
+    for (edit, needle) in [
+        (
+            &(|t: &mut Value| t["past_permit_s"] = json!(4.0)) as &dyn Fn(&mut Value),
+            "tx.past_permit_s is 4 s",
+        ),
+        (
+            &|t| t["on_air_s"] = json!(4.3),
+            "tx.on_air_s 4.3 s is longer",
+        ),
+        (
+            &|t| t["state_unknown_s"] = json!(1.5),
+            "tx.state_unknown_s is 1.5 s",
+        ),
+        (
+            &|t| t["sample_rate_hz"] = json!(0.0),
+            "gives its 2000000 samples no length",
+        ),
+    ] {
+        for status in ["PASS", "PARTIAL"] {
+            let p = with(status, edit);
+            assert_eq!(p.len(), 1, "{status} {needle}: {p:#?}");
+            assert!(
+                p[0].contains(&format!("step 9: tx_tone: {status} although"))
+                    && p[0].contains(needle),
+                "{p:#?}"
+            );
+        }
+        assert!(with("FAIL", edit).is_empty(), "{needle}");
+    }
+    for (edit, needle) in [
+        (
+            &(|t: &mut Value| t["samples_sent"] = json!(1_900_000)) as &dyn Fn(&mut Value),
+            "tx.samples_sent 1900000 of 2000000 planned",
+        ),
+        (&|t| t["cancelled"] = json!(true), "tx.cancelled is true"),
+        (
+            &|t| t["keyed_off_by"] = json!("SIGTSTP"),
+            "tx.keyed_off_by is \"SIGTSTP\"",
+        ),
+    ] {
+        let p = with("PASS", edit);
+        assert_eq!(p.len(), 1, "{needle}: {p:#?}");
+        assert!(
+            p[0].contains("PASS although") && p[0].contains(needle),
+            "{p:#?}"
+        );
+        assert!(with("PARTIAL", edit).is_empty(), "{needle}");
+    }
+}
