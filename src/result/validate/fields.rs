@@ -386,11 +386,12 @@ fn check_tone(r: &Value, checks: Option<&[Check]>, v: &mut V<'_>) {
     let Ok(t) = serde_json::from_value::<Tone>(t.clone()) else {
         return; // named by the record's own check
     };
-    // The grace `run` allows after the tone's last sample before it counts
-    // the stream as past its permit, and a millisecond for the rounding of the
-    // planned samples to the rate.
+    // The grace `run` allows after the permit's duration before it counts the
+    // stream as past it; the planned samples are the duration times the rate
+    // rounded down (one sample short at most), and a millisecond for rounding.
     const GRACE_S: f64 = 0.25 + 1e-3;
     let lasts_s = t.samples_planned as f64 / t.sample_rate_hz;
+    let sample_s = 1.0 / t.sample_rate_hz;
     let mut past = Vec::new();
     if t.past_permit_s > 0.0 {
         past.push(format!("tx.past_permit_s is {} s", t.past_permit_s));
@@ -403,7 +404,7 @@ fn check_tone(r: &Value, checks: Option<&[Check]>, v: &mut V<'_>) {
             "tx.sample_rate_hz {} gives its {} samples no length to bound the time on air by",
             t.sample_rate_hz, t.samples_planned
         ));
-    } else if t.on_air_s.is_nan() || t.on_air_s > lasts_s + GRACE_S {
+    } else if t.on_air_s.is_nan() || t.on_air_s > lasts_s + sample_s + GRACE_S {
         past.push(format!(
             "tx.on_air_s {} s is longer than the tone's {} samples at {} S/s ({lasts_s:.3} s) plus the 0.25 s key-off grace",
             t.on_air_s, t.samples_planned, t.sample_rate_hz
