@@ -418,9 +418,11 @@ impl Flow<'_> {
                 crate::validate::issue_list(&issues)
             ))
         })?;
-        if !ops::is_strict_ancestor(repo, &task.header().expected_head, commit)? {
+        let base = &task.header().expected_head;
+        if !ops::is_strict_ancestor(repo, base, commit)? {
             return Err(crate::exit::refused(format!(
-                "task {id}: EXPECTED_HEAD is not a strict ancestor of {commit}"
+                "task {id}: {}",
+                ops::not_an_ancestor_reason(repo, base, commit)
             )));
         }
         self.prompt(&Found {
