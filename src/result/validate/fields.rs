@@ -380,12 +380,44 @@ fn check_rest(r: &Value, v: &mut V<'_>) {
 /// PARTIAL. A record in another build's shape is not read.
 fn check_tone(r: &Value, checks: Option<&[Check]>, v: &mut V<'_>) {
     use crate::result::sections::tone::Tone;
-    let Some(t) = r.get("tx").filter(|t| t.get("state_unknown_s").is_some()) else {
+    let tones: Vec<&Check> = checks
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| c.name.ends_with(": tx_tone"))
+        .collect();
+    let tx = r.get("tx");
+    let Some(t) = tx.filter(|t| t.get("state_unknown_s").is_some()) else {
+        if tx.is_some_and(Value::is_null) {
+            for c in tones
+                .iter()
+                .filter(|c| matches!(c.status, Status::Pass | Status::Partial))
+            {
+                v.bad(format!(
+                    "{}: {} but `tx` is null: a tone that went on air has its record",
+                    c.name, c.status
+                ));
+            }
+        }
         return;
     };
     let Ok(t) = serde_json::from_value::<Tone>(t.clone()) else {
         return; // named by the record's own check
     };
+    // Only a RED task's tone, authorized with `AUTHORIZE RF TX`, is ever keyed.
+    let risk = r.get("risk_level").and_then(Value::as_str);
+    if risk != Some("RED") {
+        v.bad(format!(
+            "tx: a transmission is recorded under a task whose risk level is {}: only a RED task transmits (docs/safety.md)",
+            risk.unwrap_or("missing")
+        ));
+    }
+    let kind = r.pointer("/authorization/kind").and_then(Value::as_str);
+    if kind != Some("RF_TX") {
+        v.bad(format!(
+            "tx: a transmission is recorded without an RF_TX authorization ({}): only `AUTHORIZE RF TX` keys a transmitter (docs/safety.md)",
+            kind.map_or("authorization is null".to_owned(), |k| format!("authorization.kind is {k}"))
+        ));
+    }
     // The grace `run` allows after the permit's duration before it counts the
     // stream as past it; the planned samples are the duration times the rate
     // rounded down (one sample short at most), and a millisecond for rounding.
@@ -423,10 +455,6 @@ fn check_tone(r: &Value, checks: Option<&[Check]>, v: &mut V<'_>) {
     if let Some(by) = &t.keyed_off_by {
         short.push(format!("tx.keyed_off_by is {by:?}"));
     }
-    let tones = checks
-        .unwrap_or_default()
-        .iter()
-        .filter(|c| c.name.ends_with(": tx_tone"));
     for c in tones {
         let why = match c.status {
             Status::Pass | Status::Partial if !past.is_empty() => past.join("; "),
