@@ -122,14 +122,27 @@ fn discard_typeahead() -> std::io::Result<()> {
     Ok(())
 }
 
+/// The longest line read as an answer, terminator included. Every phrase and
+/// answer is a few dozen bytes; a longer line is never one of them.
+pub(crate) const MAX_ANSWER_BYTES: usize = 4096;
+
 /// Read one line; strip only the line terminator (`\n` or `\r\n`); `None` at
 /// end of input. Bytes that are not UTF-8 become U+FFFD, so such a line never
 /// equals a phrase or an answer and is refused like any wrong one — it is
-/// never mistaken for end of input.
+/// never mistaken for end of input. At most [`MAX_ANSWER_BYTES`] are read: a
+/// longer line (a stream that never ends a line, such as `/dev/zero`) is an
+/// `InvalidData` error naming the bound, and nothing more is read from it.
 pub(crate) fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<Option<String>> {
+    use std::io::{BufRead, Read};
     let mut raw = Vec::new();
-    if r.read_until(b'\n', &mut raw)? == 0 {
+    if Read::take(&mut *r, MAX_ANSWER_BYTES as u64).read_until(b'\n', &mut raw)? == 0 {
         return Ok(None);
+    }
+    if raw.len() == MAX_ANSWER_BYTES && raw.last() != Some(&b'\n') {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a line longer than {MAX_ANSWER_BYTES} bytes is not an answer"),
+        ));
     }
     if raw.last() == Some(&b'\n') {
         raw.pop();
@@ -181,5 +194,24 @@ mod line_tests {
         );
         assert_eq!(read_line_lossy(&mut r).unwrap().as_deref(), Some("last"));
         assert_eq!(read_line_lossy(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn a_line_past_the_bound_is_an_error_and_is_not_read_to_its_end() {
+        let limit = super::MAX_ANSWER_BYTES;
+        // The longest line that fits: its terminator is the last byte read.
+        let mut fits = vec![b'x'; limit - 1];
+        fits.push(b'\n');
+        let mut r = std::io::Cursor::new(fits);
+        assert_eq!(
+            read_line_lossy(&mut r).unwrap().map(|l| l.len()),
+            Some(limit - 1)
+        );
+        // One byte more: refused, naming the bound, after reading only the bound.
+        let mut r = std::io::Cursor::new(vec![0u8; 64 * limit]);
+        let e = read_line_lossy(&mut r).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains(&limit.to_string()), "{e}");
+        assert_eq!(r.position(), limit as u64);
     }
 }

@@ -85,6 +85,18 @@ pub(crate) fn exists_not_a_file(p: &Path) -> FieldText {
         .then(" overwrites files only")
 }
 
+/// Whether `.local/STOP` holds the node now (docs/operator.md#holding-the-node):
+/// the step's detail when it does. Asked before every radio step of a run and
+/// again in the TX guard before the radio is opened and before it is keyed, so a
+/// hold put in place during a run stops every step that has not started.
+pub(crate) fn held(paths: &Paths) -> Option<String> {
+    // Anything at that name is a hold, even a link that leads nowhere.
+    std::fs::symlink_metadata(paths.stop()).is_ok().then(|| {
+        "held by .local/STOP (put in place during the run): not started; remove it to run tasks"
+            .to_owned()
+    })
+}
+
 /// Append `e` to the ledger; a failure is logged, not returned: the refusal or
 /// outcome the entry records is what the command reports.
 pub(crate) fn ledger_note(paths: &Paths, e: &Entry) {

@@ -359,11 +359,13 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
     }
     let line = read_line_exact(&format!(
         "Type exactly `{phrase}` and Enter to authorize, anything else refuses:\n"
-    ))?;
+    ));
     let at = now_iso();
     let verified = match line {
-        None => Err("no line typed (end of input)".to_owned()),
-        Some(l) => match crate::store::key::load(run.paths) {
+        Ok(None) => Err("no line typed (end of input)".to_owned()),
+        // A line past the bound, or stdin that cannot be read: never the phrase.
+        Err(e) => Err(format!("{e:#}")),
+        Ok(Some(l)) => match crate::store::key::load(run.paths) {
             Ok(Some(k)) => {
                 verify_node_authorization(task, &run.approved.approval, k.bytes(), &l, &at)
                     .map_err(|e| e.to_string())
@@ -425,6 +427,10 @@ fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicB
                 Status::NotRun,
                 "interrupted before this step",
             ));
+            continue;
+        }
+        if let Some(why) = crate::exec::held(run.paths) {
+            out.checks.push(Check::new(name, Status::NotRun, why));
             continue;
         }
         if show_progress {

@@ -195,6 +195,10 @@ fn ready(s: &StepCtx, auth: Option<Authorization>) -> Result<Authorization, (Sta
     if crate::signals::cancel_flag("the running step").load(Ordering::SeqCst) {
         return Err((Status::NotRun, "interrupted before this step".to_owned()));
     }
+    // A hold put in place since the step began (its radio lock was taken).
+    if let Some(why) = crate::exec::held(s.paths) {
+        return Err((Status::NotRun, why));
+    }
     // The policy and the step, checked here as the permit checks them again.
     if let Some(Step::TxTone(t)) = s.task.plan().and_then(|p| p.steps.get(s.index)) {
         if let Err(e) = rxnode_interlock::check_tx_step(t, s.policy) {

@@ -234,6 +234,13 @@ fn guarded_tone(
             ),
         });
     }
+    // `.local/STOP` put in place since `run` handed over the grant: nothing is opened.
+    if let Some(why) = crate::exec::held(&paths) {
+        return Ok(GuardMsg::NotKeyed {
+            status: "NOT RUN".to_owned(),
+            detail: why,
+        });
+    }
     let permit = authorize(&task, &approval, auth, grant.step_index, &policy)?;
     let duration = Duration::try_from_secs_f64(permit.duration_s()).unwrap_or(Duration::MAX);
     let device = permit.device().to_owned();
@@ -248,6 +255,14 @@ fn guarded_tone(
             at_unix_s: unix_now(),
         });
     };
+    // …and while the radio was being opened: never keyed.
+    if let Some(why) = crate::exec::held(&paths) {
+        drop(txr);
+        return Ok(GuardMsg::NotKeyed {
+            status: "NOT RUN".to_owned(),
+            detail: why,
+        });
+    }
     match txr.transmit_tone_observed(&KEY_OFF, &on_keyed) {
         Ok(report) => Ok(GuardMsg::Done {
             report,

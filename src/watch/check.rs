@@ -309,8 +309,7 @@ impl Flow<'_> {
         if ops::is_strict_ancestor(repo, base, c)? {
             return Ok(None);
         }
-        let reason =
-            format!("EXPECTED_HEAD {base} is not a strict ancestor of the task commit {c}");
+        let reason = ops::not_an_ancestor_reason(repo, base, c);
         self.reject_at(task, sha, c, reason).map(Some)
     }
 

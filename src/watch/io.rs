@@ -19,6 +19,8 @@ use tokio::sync::mpsc::{
 enum Event {
     Signal,
     Line(Option<String>),
+    /// stdin gave no line that can be an answer (longer than the bound, or a read error).
+    Unreadable(String),
 }
 
 /// What a read at the prompt gave.
@@ -26,6 +28,8 @@ pub(super) enum Answer {
     Line(String),
     Eof,
     Signal,
+    /// No answer can be read from stdin any more; why.
+    Unreadable(String),
 }
 
 /// The channel shared by the signal handler and the stdin reader.
@@ -37,7 +41,8 @@ pub(crate) struct Io {
     want_line: Option<std::sync::mpsc::Sender<()>>,
     /// A line was asked for and has not arrived yet.
     asked: bool,
-    queued: VecDeque<Option<String>>,
+    /// Lines read before they were asked for (`Err`: end of input, or why stdin gave no answer).
+    queued: VecDeque<Result<String, String>>,
     /// Where the task being prompted stands in the queue (shown in the prompt).
     pub(super) queue_note: Option<String>,
 }
@@ -97,7 +102,12 @@ impl Io {
                 Ok(Some(Event::Line(l))) => {
                     // The answer to a request made earlier: none is outstanding now.
                     self.asked = false;
-                    self.queued.push_back(l);
+                    self.queued
+                        .push_back(l.ok_or_else(|| "end of input".to_owned()));
+                }
+                Ok(Some(Event::Unreadable(why))) => {
+                    self.asked = false;
+                    self.queued.push_back(Err(why));
                 }
                 Err(_elapsed) => return false,
                 Ok(None) => return self.stopping(),
@@ -119,12 +129,16 @@ impl Io {
             while let Ok(ev) = self.rx.try_recv() {
                 match ev {
                     Event::Signal => return Answer::Signal,
-                    Event::Line(_) => self.asked = false,
+                    Event::Line(_) | Event::Unreadable(_) => self.asked = false,
                 }
             }
         }
         if let Some(l) = self.queued.pop_front() {
-            return l.map(Answer::Line).unwrap_or(Answer::Eof);
+            return match l {
+                Ok(l) => Answer::Line(l),
+                Err(why) if why == "end of input" => Answer::Eof,
+                Err(why) => Answer::Unreadable(why),
+            };
         }
         if !self.asked {
             if self.ask_reader().is_err() {
@@ -134,12 +148,13 @@ impl Io {
         }
         let Io { rt, rx, .. } = self;
         let ev = rt.block_on(rx.recv());
-        if matches!(ev, Some(Event::Line(_)) | None) {
+        if matches!(ev, Some(Event::Line(_) | Event::Unreadable(_)) | None) {
             self.asked = false;
         }
         match ev {
             Some(Event::Signal) => Answer::Signal,
             Some(Event::Line(Some(l))) => Answer::Line(l),
+            Some(Event::Unreadable(why)) => Answer::Unreadable(why),
             Some(Event::Line(None)) | None => Answer::Eof,
         }
     }
@@ -157,8 +172,13 @@ impl Io {
                     let mut lock = stdin.lock();
                     // Non-UTF-8 bytes are an unknown answer, not end of input.
                     match crate::term::read_line_lossy(&mut lock) {
-                        Ok(None) | Err(_) => {
+                        Ok(None) => {
                             let _ = tx.send(Event::Line(None));
+                            break;
+                        }
+                        // No later line can be told apart from the rest of this one.
+                        Err(e) => {
+                            let _ = tx.send(Event::Unreadable(e.to_string()));
                             break;
                         }
                         Ok(Some(l)) => {

@@ -72,6 +72,12 @@ impl Flow<'_> {
                     self.stopped(task, "end of input at the prompt")?;
                     return Ok(Decision::Eof);
                 }
+                Answer::Unreadable(why) => {
+                    self.say("");
+                    self.say(format!("cannot read an answer from stdin ({why}): stopping without a decision; {id} stays pending and is shown at the next start"));
+                    self.stopped(task, &format!("no answer readable at the prompt: {why}"))?;
+                    return Ok(Decision::Eof);
+                }
                 Answer::Signal => {
                     self.say("");
                     self.say(format!(
@@ -412,9 +418,11 @@ impl Flow<'_> {
                 crate::validate::issue_list(&issues)
             ))
         })?;
-        if !ops::is_strict_ancestor(repo, &task.header().expected_head, commit)? {
+        let base = &task.header().expected_head;
+        if !ops::is_strict_ancestor(repo, base, commit)? {
             return Err(crate::exit::refused(format!(
-                "task {id}: EXPECTED_HEAD is not a strict ancestor of {commit}"
+                "task {id}: {}",
+                ops::not_an_ancestor_reason(repo, base, commit)
             )));
         }
         self.prompt(&Found {

@@ -367,3 +367,63 @@ fn corrupt_state_is_kept_aside_and_the_command_fails() {
     let fresh = lab.watch_once("");
     assert_ne!(fresh.status.code(), Some(1), "{}", text(&fresh.stderr));
 }
+
+/// The watcher's `[A]/[D]/[S]` and `publish`'s confirmation read a bounded line:
+/// NUL bytes that never end a line (stdin from `/dev/zero`) stop the watcher
+/// without a decision (the task stays pending, the ledger says why) and refuse
+/// the publication (exit 3, nothing published), after reading only the bound.
+#[test]
+fn an_endless_answer_line_decides_nothing_and_is_not_read_on() {
+    let lab = Lab::new();
+    let id = "W_LONG_1";
+    lab.post(&Lab::task(
+        id,
+        &lab.main_head(),
+        &[("ALLOW_PUSH", "RX_RESULT_ONLY")],
+    ));
+    let (out, written) = util::run_fed_endless_line(
+        lab.rxnode().args(["watch", "--once", "--interval", "0.2"]),
+        256 << 20,
+    );
+    let err = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(err.contains(PROMPT), "{err}");
+    assert!(err.contains("longer than 4096 bytes"), "{err}");
+    assert!(
+        written < 1 << 20,
+        "{written} bytes were read for one answer"
+    );
+    assert_eq!(lab.status_of(id), "pending");
+    assert_eq!(lab.count_events("approved", id), 0);
+    let stopped = lab
+        .ledger_events()
+        .into_iter()
+        .filter(|e| e["event"] == "stopped" && e["task_id"] == id)
+        .count();
+    assert_eq!(stopped, 1);
+
+    // Approved and completed, the publication is asked for and refused.
+    lab.approve(id);
+    expect_exit!(lab.run(&["node", "set-name", "LAB-RX1"], ""), 0);
+    let out = lab.run(
+        &["mark-completed", id, "--status", "PASS", "--note", "ok"],
+        "",
+    );
+    expect_exit!(out, 0);
+    let (out, written) = util::run_fed_endless_line(lab.rxnode().args(["publish", id]), 256 << 20);
+    expect_exit!(out, 3);
+    assert!(
+        text(&out.stdout).contains(&format!("`PUBLISH {id}`")),
+        "{}",
+        util::show(&out)
+    );
+    assert!(
+        text(&out.stderr).contains("longer than 4096 bytes"),
+        "{}",
+        util::show(&out)
+    );
+    assert!(
+        written < 1 << 20,
+        "{written} bytes were read for one confirmation"
+    );
+    assert_eq!(lab.count_events("published", id), 0);
+}

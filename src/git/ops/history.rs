@@ -464,6 +464,22 @@ pub(crate) fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid)
     is_ancestor_or_same(repo, a, commit)
 }
 
+/// Why `EXPECTED_HEAD` `base` was not found before `commit`, in words that
+/// hold: in a shallow clone the history may end before `base` (the answer is
+/// then "not shown", and `git fetch --unshallow` is the fix), elsewhere it is not
+/// an ancestor.
+pub(crate) fn not_an_ancestor_reason(repo: &Repository, base: &str, commit: Oid) -> String {
+    if repo.is_shallow() {
+        format!(
+            "EXPECTED_HEAD {base} is not shown to be a strict ancestor of the task commit {commit}: \
+             this checkout is a shallow clone and its history ends before it can be told \
+             (run `git fetch --unshallow` in the checkout, then ask the main PC to post the task again)"
+        )
+    } else {
+        format!("EXPECTED_HEAD {base} is not a strict ancestor of the task commit {commit}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,8 @@ mod remote;
 pub(crate) mod tls;
 
 pub(crate) use history::{
-    entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within, read_blob_at,
-    task_history, Blob, History, Version,
+    entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within,
+    not_an_ancestor_reason, read_blob_at, task_history, Blob, History, Version,
 };
 pub(crate) use remote::{
     credentials_callback, fetch, fetch_lock_files, missing_local_remote, redact, remote_callbacks,

@@ -463,9 +463,12 @@ fn confirm(ctx: &Ctx, shown: &str, id: &TaskId) -> Result<()> {
         crate::term::To::Stdout
     };
     let expected = format!("PUBLISH {id}");
-    let Some(answer) =
-        crate::term::ask(&prompt, to).context("cannot read the confirmation from stdin")?
-    else {
+    let answer = crate::term::ask(&prompt, to).map_err(|e| {
+        refused(format!(
+            "cannot read the confirmation from stdin: {e}; `{expected}` was required; nothing was written"
+        ))
+    })?;
+    let Some(answer) = answer else {
         return Err(refused(format!(
             "no confirmation (end of input); `{expected}` was required; nothing was written"
         )));

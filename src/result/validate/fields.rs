@@ -19,6 +19,7 @@ pub(super) fn check_schema(r: &Value, checkout: &Path, v: &mut V<'_>) {
     check_status(status, checks.as_deref(), started.zip(completed), v);
     check_captures(r, checks.as_ref().map(Vec::len), checkout, v);
     check_rest(r, v);
+    check_tone(r, checks.as_deref(), v);
     check_interrupted(r, status, v);
     check_pictures(r, v);
 }
@@ -369,6 +370,102 @@ fn check_rest(r: &Value, v: &mut V<'_>) {
         None => v.bad("errors: missing (use [])"),
     }
     check_step_sections(r, v);
+}
+
+/// The tone's status agrees with its record, by the rule `run` applies
+/// (docs/safety.md#time-on-air): a `tx_tone` check is PASS only when every
+/// planned sample was sent, nothing cut it short and it was on air no longer than
+/// its samples last plus the 0.25 s key-off grace; a tone keyed past that (by
+/// `past_permit_s`, `state_unknown_s` or `on_air_s` itself) is never PASS nor
+/// PARTIAL. A record in another build's shape is not read.
+fn check_tone(r: &Value, checks: Option<&[Check]>, v: &mut V<'_>) {
+    use crate::result::sections::tone::Tone;
+    let tones: Vec<&Check> = checks
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| c.name.ends_with(": tx_tone"))
+        .collect();
+    let tx = r.get("tx");
+    let Some(t) = tx.filter(|t| t.get("state_unknown_s").is_some()) else {
+        if tx.is_some_and(Value::is_null) {
+            for c in tones
+                .iter()
+                .filter(|c| matches!(c.status, Status::Pass | Status::Partial))
+            {
+                v.bad(format!(
+                    "{}: {} but `tx` is null: a tone that went on air has its record",
+                    c.name, c.status
+                ));
+            }
+        }
+        return;
+    };
+    let Ok(t) = serde_json::from_value::<Tone>(t.clone()) else {
+        return; // named by the record's own check
+    };
+    // Only a RED task's tone, authorized with `AUTHORIZE RF TX`, is ever keyed.
+    let risk = r.get("risk_level").and_then(Value::as_str);
+    if risk != Some("RED") {
+        v.bad(format!(
+            "tx: a transmission is recorded under a task whose risk level is {}: only a RED task transmits (docs/safety.md)",
+            risk.unwrap_or("missing")
+        ));
+    }
+    let kind = r.pointer("/authorization/kind").and_then(Value::as_str);
+    if kind != Some("RF_TX") {
+        v.bad(format!(
+            "tx: a transmission is recorded without an RF_TX authorization ({}): only `AUTHORIZE RF TX` keys a transmitter (docs/safety.md)",
+            kind.map_or("authorization is null".to_owned(), |k| format!("authorization.kind is {k}"))
+        ));
+    }
+    // The grace `run` allows after the permit's duration before it counts the
+    // stream as past it; the planned samples are the duration times the rate
+    // rounded down (one sample short at most), and a millisecond for rounding.
+    const GRACE_S: f64 = 0.25 + 1e-3;
+    let lasts_s = t.samples_planned as f64 / t.sample_rate_hz;
+    let sample_s = 1.0 / t.sample_rate_hz;
+    let mut past = Vec::new();
+    if t.past_permit_s > 0.0 {
+        past.push(format!("tx.past_permit_s is {} s", t.past_permit_s));
+    }
+    if let Some(u) = t.state_unknown_s {
+        past.push(format!("tx.state_unknown_s is {u} s"));
+    }
+    if !lasts_s.is_finite() {
+        past.push(format!(
+            "tx.sample_rate_hz {} gives its {} samples no length to bound the time on air by",
+            t.sample_rate_hz, t.samples_planned
+        ));
+    } else if t.on_air_s.is_nan() || t.on_air_s > lasts_s + sample_s + GRACE_S {
+        past.push(format!(
+            "tx.on_air_s {} s is longer than the tone's {} samples at {} S/s ({lasts_s:.3} s) plus the 0.25 s key-off grace",
+            t.on_air_s, t.samples_planned, t.sample_rate_hz
+        ));
+    }
+    let mut short = Vec::new();
+    if t.samples_sent < t.samples_planned {
+        short.push(format!(
+            "tx.samples_sent {} of {} planned",
+            t.samples_sent, t.samples_planned
+        ));
+    }
+    if t.cancelled {
+        short.push("tx.cancelled is true".to_owned());
+    }
+    if let Some(by) = &t.keyed_off_by {
+        short.push(format!("tx.keyed_off_by is {by:?}"));
+    }
+    for c in tones {
+        let why = match c.status {
+            Status::Pass | Status::Partial if !past.is_empty() => past.join("; "),
+            Status::Pass if !short.is_empty() => short.join("; "),
+            _ => continue,
+        };
+        v.bad(format!(
+            "{}: {} although {why} (docs/safety.md#time-on-air)",
+            c.name, c.status
+        ));
+    }
 }
 
 /// The optional step sections (`sweeps`, `clkin_compares`, `freq_cal`): arrays

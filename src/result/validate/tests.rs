@@ -460,6 +460,9 @@ fn records_in_this_builds_shape_are_held_to_their_types() {
             edit(&mut c, &mut t);
             v["captures"] = json!([c]);
             v["tx"] = t;
+            // A transmission is a RED task's, authorized for RF TX.
+            v["risk_level"] = json!("RED");
+            v["authorization"] = json!({"kind": "RF_TX", "at": "2026-01-01T10:05:00Z"});
             v["inventory"] = json!({"devices": []});
         })
     };
@@ -563,4 +566,145 @@ fn an_optional_field_left_out_is_refused_and_null_accepted() {
         drop(c, "noise_floor_db");
     });
     assert!(p.is_empty(), "{p:#?}");
+}
+
+/// A tone's check agrees with its record (docs/safety.md#time-on-air): PASS only
+/// with every sample sent, nothing cutting it short and on air within its samples'
+/// length plus the key-off grace; keyed past that it is FAIL, never PASS or
+/// PARTIAL — however consistent the files a node wrote around the claim.
+#[test]
+fn a_tone_is_pass_only_when_its_record_says_it_was_whole_and_within_its_permit() {
+    let tone = json!({"cancelled": false, "device": "driver=rxsim,serial=TX1",
+        "frequency_hz": 433.92e6, "gain_db": 0.0, "on_air_s": 0.95, "past_permit_s": 0.0,
+        "sample_rate_hz": 2e6, "samples_planned": 2_000_000, "samples_sent": 2_000_000,
+        "started_at": "2026-01-01T10:05:01.000Z", "state_unknown_s": null,
+        "stopped_at": "2026-01-01T10:05:01.950Z", "tone_offset_hz": 1e5});
+    let with = |status: &str, edit: &dyn Fn(&mut Value)| {
+        problems_after(|v| {
+            let mut t = tone.clone();
+            edit(&mut t);
+            v["tx"] = t;
+            v["risk_level"] = json!("RED");
+            v["authorization"] = json!({"kind": "RF_TX", "at": "2026-01-01T10:05:00Z"});
+            v["checks"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": "step 9: tx_tone", "status": status, "detail": "d"}));
+            let checks: Vec<Check> = serde_json::from_value(v["checks"].clone()).unwrap();
+            v["status"] = json!(crate::result::model::overall_status(&checks).to_string());
+        })
+    };
+    assert!(
+        with("PASS", &|_| {}).is_empty(),
+        "{:#?}",
+        with("PASS", &|_| {})
+    );
+    // Right at the bound: 1 s of samples, on air 1.25 s.
+    let p = with("PASS", &|t| t["on_air_s"] = json!(1.25));
+    assert!(p.is_empty(), "{p:#?}");
+    for (edit, needle) in [
+        (
+            &(|t: &mut Value| t["past_permit_s"] = json!(4.0)) as &dyn Fn(&mut Value),
+            "tx.past_permit_s is 4 s",
+        ),
+        (
+            &|t| t["on_air_s"] = json!(4.3),
+            "tx.on_air_s 4.3 s is longer",
+        ),
+        (
+            &|t| t["state_unknown_s"] = json!(1.5),
+            "tx.state_unknown_s is 1.5 s",
+        ),
+        (
+            &|t| t["sample_rate_hz"] = json!(0.0),
+            "gives its 2000000 samples no length",
+        ),
+    ] {
+        for status in ["PASS", "PARTIAL"] {
+            let p = with(status, edit);
+            assert_eq!(p.len(), 1, "{status} {needle}: {p:#?}");
+            assert!(
+                p[0].contains(&format!("step 9: tx_tone: {status} although"))
+                    && p[0].contains(needle),
+                "{p:#?}"
+            );
+        }
+        assert!(with("FAIL", edit).is_empty(), "{needle}");
+    }
+    for (edit, needle) in [
+        (
+            &(|t: &mut Value| t["samples_sent"] = json!(1_900_000)) as &dyn Fn(&mut Value),
+            "tx.samples_sent 1900000 of 2000000 planned",
+        ),
+        (&|t| t["cancelled"] = json!(true), "tx.cancelled is true"),
+        (
+            &|t| t["keyed_off_by"] = json!("SIGTSTP"),
+            "tx.keyed_off_by is \"SIGTSTP\"",
+        ),
+    ] {
+        let p = with("PASS", edit);
+        assert_eq!(p.len(), 1, "{needle}: {p:#?}");
+        assert!(
+            p[0].contains("PASS although") && p[0].contains(needle),
+            "{p:#?}"
+        );
+        assert!(with("PARTIAL", edit).is_empty(), "{needle}");
+    }
+}
+
+/// A transmission is recorded only under a RED task authorized with `AUTHORIZE RF
+/// TX`, and a tone that went on air (PASS, PARTIAL) has its record: a result
+/// saying otherwise — a node that keyed against its interlock, or a peer framing
+/// one — does not validate.
+#[test]
+fn a_transmission_is_recorded_only_under_a_red_task_with_rf_tx_authorization() {
+    let tone = json!({"cancelled": false, "device": "driver=rxsim,serial=TX1",
+        "frequency_hz": 433.92e6, "gain_db": 0.0, "on_air_s": 0.95, "past_permit_s": 0.0,
+        "sample_rate_hz": 2e6, "samples_planned": 2_000_000, "samples_sent": 2_000_000,
+        "started_at": "2026-01-01T10:05:01.000Z", "state_unknown_s": null,
+        "stopped_at": "2026-01-01T10:05:01.950Z", "tone_offset_hz": 1e5});
+    let with = |tx: Value, risk: &str, auth: Value, status: &str| {
+        problems_after(|v| {
+            v["tx"] = tx.clone();
+            v["risk_level"] = json!(risk);
+            v["authorization"] = auth.clone();
+            v["checks"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": "step 9: tx_tone", "status": status, "detail": "d"}));
+            let checks: Vec<Check> = serde_json::from_value(v["checks"].clone()).unwrap();
+            v["status"] = json!(crate::result::model::overall_status(&checks).to_string());
+        })
+    };
+    let rf = json!({"kind": "RF_TX", "at": "2026-01-01T10:05:00Z"});
+    let p = with(tone.clone(), "RED", rf.clone(), "PASS");
+    assert!(p.is_empty(), "{p:#?}");
+    let p = with(tone.clone(), "YELLOW", rf.clone(), "PASS");
+    assert_eq!(
+        p,
+        ["tx: a transmission is recorded under a task whose risk level is YELLOW: only a RED task transmits (docs/safety.md)"]
+    );
+    let p = with(tone.clone(), "RED", Value::Null, "PASS");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].contains("without an RF_TX authorization (authorization is null)"),
+        "{p:#?}"
+    );
+    let other = json!({"kind": "RED_OTHER", "at": "2026-01-01T10:05:00Z"});
+    let p = with(tone.clone(), "RED", other, "FAIL");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].contains("(authorization.kind is RED_OTHER)"), "{p:#?}");
+    // A tone said to have gone on air, with no record of it.
+    for status in ["PASS", "PARTIAL"] {
+        let p = with(Value::Null, "RED", rf.clone(), status);
+        assert_eq!(
+            p,
+            [format!("step 9: tx_tone: {status} but `tx` is null: a tone that went on air has its record")]
+        );
+    }
+    // Never keyed (refused, not run, failed before keying): no record, nothing to say.
+    for status in ["BLOCKED", "NOT RUN", "FAIL"] {
+        let p = with(Value::Null, "RED", rf.clone(), status);
+        assert!(p.is_empty(), "{status}: {p:#?}");
+    }
 }

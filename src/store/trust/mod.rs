@@ -24,8 +24,8 @@
 mod files;
 mod repo;
 
-use repo::check_created_in;
 pub(crate) use repo::{check_created, check_record_target, check_watched_tip, visible_files};
+use repo::{check_created_in, explicit_policy_finding};
 
 use crate::store::fsutil::atomic_tmp;
 use crate::store::paths::Paths;
@@ -70,6 +70,7 @@ pub(crate) fn findings(paths: &Paths) -> Vec<Finding> {
 /// [`findings`] on a repository already open (`None`: not a checkout).
 fn findings_in(paths: &Paths, repo: Option<&Repository>) -> Vec<Finding> {
     let mut out = file_findings(paths);
+    out.extend(explicit_policy_finding(paths));
     if let Some(repo) = repo {
         if !repo.is_bare() {
             out.extend(git_findings(paths, repo));

@@ -301,6 +301,59 @@ pub(crate) fn check_watched_tip(
     Err(crate::exit::refused(reason))
 }
 
+/// An explicit policy (`--policy`, `RXNODE_POLICY`) in the work tree of another
+/// Git checkout — a second clone of the lab repository beside the RX clone — is a
+/// file a `git pull` there can write when that repository tracks it, or may start
+/// to track it when it does not ignore it: refused like a policy in this
+/// checkout outside `.local/` (docs/operator.md#where-the-policy-lives). Inside
+/// that repository's own `.git/` or ignored and untracked there, it is left
+/// alone. This checkout itself is judged by the file-level check.
+pub(super) fn explicit_policy_finding(paths: &Paths) -> Option<Finding> {
+    if !paths.policy_is_explicit() {
+        return None;
+    }
+    let policy = paths.policy();
+    let parent = policy.parent()?.canonicalize().ok()?;
+    let name = policy.file_name()?;
+    let other = Repository::discover(&parent).ok()?;
+    let work = other.workdir()?.canonicalize().ok()?;
+    if paths.repo.canonicalize().ok().as_deref() == Some(work.as_path()) {
+        return None;
+    }
+    let rel = parent.join(name).strip_prefix(&work).ok()?.to_path_buf();
+    if rel
+        .components()
+        .next()
+        .is_some_and(|c| c.as_os_str() == ".git")
+    {
+        return None;
+    }
+    let rel_s = rel.to_string_lossy().replace('\\', "/");
+    let tracked = other
+        .index()
+        .ok()
+        .is_some_and(|i| i.get_path(Path::new(&rel_s), 0).is_some());
+    let how = if tracked {
+        "that repository tracks it"
+    } else if !other.is_path_ignored(&rel_s).unwrap_or(false) {
+        "that repository does not ignore it"
+    } else {
+        return None;
+    };
+    Some(Finding::new(
+        format!(
+            "policy {} is inside the Git work tree {} and {how}: a `git pull` there can write it",
+            policy.display(),
+            work.display()
+        ),
+        if cfg!(windows) {
+            "keep the policy outside every checkout (e.g. %APPDATA%\\rxnode\\policy.json) or in this checkout's .local\\"
+        } else {
+            "keep the policy outside every checkout (e.g. ~/.config/rxnode/policy.json) or in this checkout's .local/"
+        },
+    ))
+}
+
 /// `rxnode capture --record PATH`: raw IQ never lands where Git can
 /// see it. When `path` (or, for SigMF, one of its two files) lies inside a Git
 /// work tree — found from the nearest existing folder, links resolved — Git must

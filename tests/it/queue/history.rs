@@ -463,6 +463,47 @@ fn a_shallow_rx_clone_queues_tasks_and_survives_a_force_push() {
     assert_eq!(lab.status_of("SH3"), "pending");
 }
 
+/// A task already on the branch when the RX laptop made a shallow clone: its
+/// `EXPECTED_HEAD` lies past the clone's boundary. It is refused (ancestry is never
+/// assumed), and the reason names the shallow clone and the fix instead of saying
+/// the main PC's task is wrong; after `git fetch --unshallow` the task posted
+/// again is offered.
+#[test]
+fn a_task_older_than_a_shallow_clone_is_refused_naming_the_clone_not_the_task() {
+    let lab = Lab::new();
+    let base = lab.main_head();
+    commit_task(&lab, &Lab::task("SHB1", &base, &[]));
+    push(&lab);
+    std::fs::remove_dir_all(&lab.rx).unwrap();
+    let url = format!("file://{}", lab.origin.display());
+    let rx = lab.rx.to_str().unwrap();
+    git(
+        lab.dir.path(),
+        &["clone", "-q", "--depth", "1", "-b", BRANCH, &url, rx],
+    );
+    let out = lab.watch_once("a\n");
+    expect_exit!(out, 0);
+    let se = text(&out.stderr);
+    assert!(
+        se.contains(&format!(
+            "EXPECTED_HEAD {base} is not shown to be a strict ancestor"
+        )) && se.contains("shallow clone")
+            && se.contains("git fetch --unshallow"),
+        "{se}"
+    );
+    assert!(!se.contains("is not a strict ancestor"), "{se}");
+    assert!(!text(&out.stdout).contains(PROMPT));
+    assert_eq!(lab.status_of("SHB1"), "rejected");
+    // The fix it names: the whole history, then the task posted again.
+    git(&lab.rx, &["fetch", "-q", "--unshallow"]);
+    let tip = lab.main_head();
+    commit_task(&lab, &Lab::task("SHB2", &tip, &[]));
+    push(&lab);
+    let out = lab.watch_once("a\n");
+    expect_exit!(out, 0);
+    assert_eq!(lab.status_of("SHB2"), "approved", "{}", text(&out.stderr));
+}
+
 /// A poll walks at most `--walk-limit` commits whatever the branch holds: the
 /// older history is reported `not_examined` (stderr, ledger, status), and the
 /// examined commit moves to the tip so the next poll does not pay again.

@@ -343,3 +343,49 @@ fn sigint_before_the_tx_step_means_no_transmission() {
         rig.events()
     );
 }
+
+/// `.local/STOP` put in place while a run is capturing holds every step that
+/// has not started: the RED plan's `tx_tone` is `NOT RUN` naming the hold, the
+/// TX radio is never opened, the capture that was running finishes.
+#[test]
+fn a_hold_put_in_place_during_a_run_keys_nothing_after_it() {
+    use std::time::{Duration, Instant};
+    let rig = Rig::new();
+    let id = "RUN_HOLD_MID_1";
+    let plan = r#"{"steps": [
+      {"op": "rx_capture", "device": "driver=rxsim,serial=LISTEN", "frequency_hz": 433.92e6,
+       "sample_rate_hz": 250e3, "duration_s": 1.5},
+      {"op": "inventory"},
+      {"op": "tx_tone", "device": "driver=rxsim,serial=TXNEVER", "frequency_hz": 433.92e6,
+       "sample_rate_hz": 1.0e6, "tone_offset_hz": 50e3, "gain_db": 0, "duration_s": 0.3}
+    ]}"#;
+    let mut hdr = red_tx();
+    hdr.push(("RF_RX", "YES"));
+    rig.post_and_approve(id, &hdr, Some(plan));
+    rig.set_policy(TX_POLICY_OK);
+    let started = Instant::now();
+    let child = rig.spawn_run(id, Some("AUTHORIZE RF TX\n"));
+    while rig.event_time("activateStream RX serial=LISTEN").is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "RX never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(rig.lab.local().join("STOP"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    let r = rig.result(id);
+    let st: Vec<&str> = r.checks.iter().map(|c| c.status.as_str()).collect();
+    assert_eq!(st, ["PASS", "NOT RUN", "NOT RUN"], "{:#?}", r.checks);
+    for c in &r.checks[1..] {
+        assert!(c.detail.contains(".local/STOP"), "{:#?}", r.checks);
+    }
+    assert!(r.tx.is_none());
+    assert!(rig.tx_events().is_empty(), "{:?}", rig.events());
+    assert!(
+        !rig.events().iter().any(|l| l.contains("TXNEVER")),
+        "the TX radio was never opened: {:?}",
+        rig.events()
+    );
+}

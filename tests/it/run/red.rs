@@ -172,6 +172,42 @@ fn the_authorized_run_transmits_once(rig: &Rig, id: &str) {
     assert_eq!(rig.tx_events().len(), 4);
 }
 
+/// An answer that never ends its line (stdin from `/dev/zero`) is refused after
+/// the bound, without reading on: exit 3, a ledger `refused`, nothing keyed; the
+/// task stays runnable and the exact phrase then transmits once.
+#[test]
+fn an_endless_answer_line_is_refused_after_the_bound_and_keys_nothing() {
+    let rig = Rig::new();
+    let id = "RUN_RED_LONG_1";
+    rig.post_and_approve(id, &red_tx(), Some(tx_plan()));
+    rig.set_policy(TX_POLICY_OK);
+    let refused_before = rig.refused_count(id);
+    let (out, written) = util::run_fed_endless_line(
+        rig.lab
+            .rxnode()
+            .args(["--sim", "run", id])
+            .env("RXSIM_EVENT_LOG", &rig.events)
+            .env("NO_COLOR", "1"),
+        256 << 20,
+    );
+    assert_eq!(code(&out), Some(3), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("Type exactly `AUTHORIZE RF TX`"), "{err}");
+    assert!(err.contains("longer than 4096 bytes"), "{err}");
+    // What the pipe took: the bound plus the pipe's own buffer, not the stream.
+    assert!(
+        written < 1 << 20,
+        "{written} bytes were read for one answer"
+    );
+    assert_eq!(rig.refused_count(id), refused_before + 1);
+    assert_eq!(rig.lab.count_events("authorized", id), 0);
+    assert!(rig.tx_events().is_empty(), "{:?}", rig.tx_events());
+    assert_ne!(rig.lab.status_of(id), "completed");
+    let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    assert_eq!(rig.tx_events().len(), 4, "{:?}", rig.tx_events());
+}
+
 // ---------------------------------------------------------------- 4. RED other
 
 #[test]

@@ -250,6 +250,60 @@ fn an_explicit_policy_outside_the_checkout_is_used_and_inside_it_is_refused() {
     let _ = TASK_PATH;
 }
 
+/// An explicit policy in another clone of the lab repository (a work copy beside
+/// the RX clone) is refused while that repository tracks it — a `git pull` there
+/// writes it — or does not ignore it (it may start to track it); ignored and
+/// untracked there, it is used. Nothing reaches the radio before that.
+#[test]
+fn an_explicit_policy_in_another_checkout_that_git_can_write_is_refused() {
+    let rig = Rig::new();
+    let id = "POLICY_OTHER_1";
+    rig.approved_red(id, TX_PLAN_433);
+    let work = rig.lab.dir.path().join("work");
+    git(
+        rig.lab.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            BRANCH,
+            rig.lab.origin.to_str().unwrap(),
+            work.to_str().unwrap(),
+        ],
+    );
+    std::fs::create_dir_all(work.join("config")).unwrap();
+    let p = work.join("config/policy.json");
+    std::fs::write(&p, POLICY_433).unwrap();
+    let p_s = p.to_str().unwrap().to_owned();
+    let env = [("RXNODE_POLICY", p_s.as_str())];
+    assert_refused_env(
+        &rig,
+        &["run", id],
+        "AUTHORIZE RF TX\n",
+        &env,
+        "does not ignore it",
+        "policy untracked and visible in another checkout",
+    );
+    git(&work, &["add", "config/policy.json"]);
+    git(&work, &["commit", "-qm", "my policy"]);
+    let se = assert_refused_env(
+        &rig,
+        &["run", id],
+        "AUTHORIZE RF TX\n",
+        &env,
+        "that repository tracks it",
+        "policy tracked by another checkout",
+    );
+    assert!(se.contains(&p_s) && se.contains("work"), "{se}");
+    // Untracked and ignored there: a pull cannot replace it unseen (it would
+    // be tracked, and refused, the moment one did).
+    git(&work, &["rm", "-q", "--cached", "config/policy.json"]);
+    std::fs::write(work.join(".git/info/exclude"), "/config/\n").unwrap();
+    let out = rig.rx(&["run", id], "AUTHORIZE RF TX\n", &env);
+    expect_exit!(out, 0);
+    assert_eq!(rig.tx_streams(), 1);
+}
+
 // ------------------------------------------------------------ capture --record
 
 /// `rxnode capture --record PATH` inside a work tree is refused unless Git

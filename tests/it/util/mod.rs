@@ -20,8 +20,8 @@ pub use self::{
     lab::{ledger_events, node_mac, Lab, BRANCH, TASK_PATH},
     net::{free_port, listener},
     proc::{
-        expect_exit, read_lines, run_fed, runtime_dir, rxnode_bin, rxnode_cmd, sha256_file, show,
-        spawn_fed, text, unix_now, PROMPT,
+        expect_exit, read_lines, run_fed, run_fed_endless_line, runtime_dir, rxnode_bin,
+        rxnode_cmd, sha256_file, show, spawn_fed, text, unix_now, PROMPT,
     },
     sign::{git_raw, Key},
 };

@@ -148,3 +148,31 @@ pub fn run_fed(cmd: &mut Command, input: &[u8]) -> Output {
         .wait_with_output()
         .unwrap_or_else(|e| panic!("{cmd:?} did not finish: {e}"))
 }
+
+/// Run `cmd` with stdin fed NUL bytes that never end a line (as from `/dev/zero`),
+/// up to `cap` bytes or until the child stops reading and the pipe breaks; returns
+/// the output and how many bytes the pipe accepted.
+pub fn run_fed_endless_line(cmd: &mut Command, cap: u64) -> (Output, u64) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {cmd:?}: {e}"));
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    let feeder = std::thread::spawn(move || {
+        let block = [0u8; 64 * 1024];
+        let mut written = 0u64;
+        while written < cap {
+            match pipe.write(&block) {
+                Ok(n) => written += n as u64,
+                Err(_) => break,
+            }
+        }
+        written
+    });
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("{cmd:?} did not finish: {e}"));
+    (out, feeder.join().expect("the feeder thread"))
+}
