@@ -86,8 +86,7 @@ fn named_policy(ctx: &Ctx) -> Result<Option<(String, Policy)>> {
             "policy {name}: not a regular file of at most 1 MiB"
         )),
     })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| bad_input(format!("policy {name}: stream did not contain valid UTF-8")))?;
+    let text = crate::store::policy::policy_text(bytes, &name)?;
     let pol = Policy::from_json(&text).map_err(|e| bad_input(format!("{name}: {e}")))?;
     Ok(Some((name, pol)))
 }

@@ -75,8 +75,8 @@ pub use crate::{
         FFT_SIZE_MAX, FFT_SIZE_MIN, MAX_SWEEP_HOPS, MAX_SWEEP_VALUES,
     },
     task::{
-        sha256_hex, validate_task, validate_task_bytes, ValidTask, ValidateOptions, DEFAULT_BRANCH,
-        MAX_TASK_BYTES,
+        sha256_hex, utf16_bom, validate_task, validate_task_bytes, ValidTask, ValidateOptions,
+        DEFAULT_BRANCH, MAX_TASK_BYTES,
     },
     units::{compact, fmt_rate, parse_quantity, parse_seconds, parse_si, si, Quantity},
 };

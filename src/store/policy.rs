@@ -13,6 +13,23 @@ pub(crate) enum Source {
     Defaults,
 }
 
+/// A policy file's text: UTF-8 (a UTF-16 file, as an editor's "Unicode" saves
+/// it, is named as such), bad input otherwise.
+pub(crate) fn policy_text(bytes: Vec<u8>, name: &str) -> Result<String> {
+    if let Some(enc) = rxnode_interlock::utf16_bom(&bytes) {
+        return Err(bad_input(format!(
+            "policy {name} is {enc} (it starts with that byte order mark); a policy is \
+             UTF-8 JSON: save it as UTF-8"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        bad_input(format!(
+            "policy {name} is not UTF-8 (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 /// Load the policy; a missing file gives the defaults (TX refused); a
 /// malformed one is an error naming the file (never silently replaced).
 ///
@@ -26,8 +43,7 @@ pub(crate) fn load(paths: &Paths) -> Result<(Policy, Source)> {
     let p = paths.policy();
     match read_named_file(&p, Policy::MAX_FILE_BYTES) {
         Ok(bytes) => {
-            let text = String::from_utf8(bytes)
-                .map_err(|_| bad_input(format!("{}: not UTF-8", p.display())))?;
+            let text = policy_text(bytes, &p.display().to_string())?;
             let pol =
                 Policy::from_json(&text).map_err(|e| bad_input(format!("{}: {e}", p.display())))?;
             Ok((pol, Source::File))

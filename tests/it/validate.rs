@@ -647,3 +647,51 @@ fn a_capture_shorter_than_one_fft_is_refused() {
         e.message
     );
 }
+
+/// A task or a policy saved as UTF-16 (an editor's "Unicode", with its byte
+/// order mark) is refused naming that encoding and the fix, exit 2 — not as
+/// "binary content (NUL byte)" or "stream did not contain valid UTF-8".
+#[test]
+fn utf16_task_and_policy_are_named_with_the_fix() {
+    let d = tempfile::tempdir().unwrap();
+    let utf16 = |text: &str| {
+        let mut b = vec![0xFF, 0xFE];
+        for u in text.encode_utf16() {
+            b.extend_from_slice(&u.to_le_bytes());
+        }
+        b
+    };
+    let task = "TASK_ID = U16\nTASK_TITLE = t\nSOURCE_BRANCH = video-development\n\
+                EXPECTED_HEAD = 0123456789abcdef0123456789abcdef01234567\n\
+                REQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = NO\nRF_RX = NO\nRF_TX = NO\n\
+                ALLOW_COMMIT = NO\nALLOW_PUSH = RX_RESULT_ONLY\n\n# t\n";
+    std::fs::write(d.path().join("u8.md"), task).unwrap();
+    std::fs::write(d.path().join("u16.md"), utf16(task)).unwrap();
+    std::fs::write(
+        d.path().join("policy.json"),
+        utf16(r#"{"rx": {"max_duration_s": 10}}"#),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        crate::util::rxnode_bin()
+            .current_dir(d.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["validate", "u16.md"]);
+    assert_eq!(o.status.code(), Some(2));
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("u16.md:1: task file is UTF-16 little-endian (it starts with that byte order mark); a task is UTF-8: save it as UTF-8"),
+        "{said}"
+    );
+    let o = run(&["--policy", "policy.json", "validate", "u8.md"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("policy.json is UTF-16 little-endian") && err.contains("save it as UTF-8"),
+        "{err}"
+    );
+}

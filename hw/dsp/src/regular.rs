@@ -95,6 +95,12 @@ fn open(path: &Path, nofollow: bool) -> io::Result<File> {
         GetFileType, FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT, FILE_TYPE_CHAR,
         FILE_TYPE_DISK, FILE_TYPE_PIPE,
     };
+    // A folder cannot be opened as a file here (access is denied): say what it is.
+    // (No FIFO lives in a Windows file system, so this look races with nothing
+    // that could block.)
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(refuse("a directory"));
+    }
     let mut o = std::fs::OpenOptions::new();
     o.read(true);
     if nofollow {

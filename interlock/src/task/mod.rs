@@ -108,11 +108,7 @@ pub fn validate_task_bytes(bytes: &[u8], opts: &ValidateOptions) -> Result<Valid
     }
     // An editor's "Unicode" (UTF-16, as Windows Notepad saves it) is named as such,
     // not as binary content.
-    if let Some(enc) = match bytes.get(..2) {
-        Some([0xFF, 0xFE]) => Some("UTF-16 little-endian"),
-        Some([0xFE, 0xFF]) => Some("UTF-16 big-endian"),
-        _ => None,
-    } {
+    if let Some(enc) = utf16_bom(bytes) {
         return Err(vec![Issue::new(
             Some(1),
             None,
@@ -238,6 +234,17 @@ fn parse_parts<'a>(unbom: &'a str, opts: &ValidateOptions, issues: &mut Vec<Issu
         body,
         plan,
         plan_line,
+    }
+}
+
+/// The encoding a file's UTF-16 byte order mark names (`UTF-16 little-endian`,
+/// as an editor's "Unicode" saves it), when it starts with one: what a refusal
+/// of a task or a policy that is not UTF-8 names.
+pub fn utf16_bom(bytes: &[u8]) -> Option<&'static str> {
+    match bytes.get(..2) {
+        Some([0xFF, 0xFE]) => Some("UTF-16 little-endian"),
+        Some([0xFE, 0xFF]) => Some("UTF-16 big-endian"),
+        _ => None,
     }
 }
 

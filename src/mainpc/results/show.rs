@@ -122,8 +122,10 @@ fn plot(fetched: &Fetched<'_>, f: &Found, v: &Value, dir: &Path, force: bool) ->
     });
     fetched.ctx.report(&safe_json(&out)?, |_| {
         let mut t = String::new();
-        if files.is_empty() {
+        if files.is_empty() && drawn.problems.is_empty() {
             t.push_str(&format!("{}: no pictures in this result\n", f.path));
+        } else if files.is_empty() {
+            t.push_str(&format!("{}: no picture written\n", f.path));
         }
         for p in &files {
             t.push_str(&format!("wrote {p}\n"));

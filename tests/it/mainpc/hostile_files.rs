@@ -66,7 +66,8 @@ fn peer_edit(lab: &Lab, id: &str, edit: impl Fn(&mut Value)) -> PathBuf {
 /// A peer's picture axis that overflows f64 (start 1e308, step 1e307) is refused
 /// naming the field by `validate-result`, and `results show --plot` and `results
 /// report --html` name it and draw nothing, promptly (they used to loop for
-/// ever inside the chart library). Two spectra of one index are refused, naming it.
+/// ever inside the chart library), saying no picture was written (not that the
+/// result has none). Two spectra of one index are refused, naming it.
 #[test]
 fn a_peer_picture_axis_past_f64_is_refused_and_never_hangs() {
     let lab = published("AXIS_1");
@@ -98,6 +99,12 @@ fn a_peer_picture_axis_past_f64_is_refused_and_never_hangs() {
     );
     expect_exit!(out, 2);
     assert!(stdout(&out).contains(field), "{}", show(&out));
+    // The result has a picture; none was written (never "no pictures in this result").
+    assert!(
+        stdout(&out).starts_with("rx-results/AXIS_1/LAB-A: no picture written\n"),
+        "{}",
+        show(&out)
+    );
     assert!(!plots.join("SPECTRUM_1.png").exists());
 
     let site = lab.root.path().join("site");
