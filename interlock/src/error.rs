@@ -56,12 +56,17 @@ pub enum Error {
         name: String,
     },
     /// The authorization line typed by the operator is not the required phrase.
-    #[error("authorization refused for task {task_id}: expected the exact line {expected:?}")]
+    #[error(
+        "authorization refused for task {task_id}: expected the exact line {expected:?}; {why}"
+    )]
     WrongPhrase {
         /// The task being authorized.
         task_id: String,
         /// The phrase that would have been accepted.
         expected: String,
+        /// What sets the typed line apart from the phrase (never the typed text
+        /// itself unless it is the phrase spelt differently).
+        why: String,
     },
     /// The task does not need (or cannot get) this kind of authorization.
     #[error("task {task_id} is {risk}: {reason}")]

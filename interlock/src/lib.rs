@@ -62,8 +62,8 @@ pub use crate::{
     },
     radio_settings::{check_radio_settings, RadioSettings, BUFFER_STREAM_ARGS, MAX_RADIO_SETTINGS},
     records::{
-        required_phrase, verify_authorization, verify_node_authorization, verify_tx_grant,
-        Approval, Authorization, AuthorizationKind, TxGrant,
+        phrase_difference, required_phrase, verify_authorization, verify_node_authorization,
+        verify_tx_grant, Approval, Authorization, AuthorizationKind, TxGrant,
     },
     risk::{derive_risk, RiskLevel},
     strict_json::{

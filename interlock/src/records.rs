@@ -350,6 +350,7 @@ pub fn verify_authorization(
     if line != phrase {
         return Err(Error::WrongPhrase {
             task_id: task.id().to_string(),
+            why: phrase_difference(line, &phrase),
             expected: phrase,
         });
     }
@@ -359,6 +360,54 @@ pub fn verify_authorization(
         kind,
         at: at.to_owned(),
     })
+}
+
+/// What sets a typed `line` apart from the `phrase` it is not (an authorization,
+/// `publish`'s confirmation), for the refusal:
+/// the line can look the same on a terminal (a space after it, a byte-order
+/// mark, a zero-width space, a Cyrillic `А`, lower case). The typed text is
+/// described only when it is the phrase spelt differently; any other line is
+/// named by its length alone (it goes to the ledger and, refusals being part of
+/// a node's status, may leave the machine).
+pub fn phrase_difference(line: &str, phrase: &str) -> String {
+    use crate::strict_json::{latin_lookalike, non_ascii_note};
+    if line.is_empty() {
+        return "an empty line was typed".to_owned();
+    }
+    let ascii: String = line
+        .chars()
+        .filter_map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                Some(c)
+            } else if c.is_whitespace() && !c.is_control() {
+                Some(' ')
+            } else {
+                latin_lookalike(c)
+            }
+        })
+        .collect();
+    let words = ascii
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>();
+    let words = words.join(" ");
+    if !words.eq_ignore_ascii_case(phrase) {
+        return format!(
+            "the line typed is not that phrase ({} characters)",
+            line.chars().count()
+        );
+    }
+    let mut why = Vec::new();
+    if let Some(note) = non_ascii_note(line) {
+        why.push(format!("the line holds {note}"));
+    }
+    if words != ascii {
+        why.push("its spaces differ (one space between words, none before or after)".to_owned());
+    }
+    if words != phrase {
+        why.push("its letter case differs (type the phrase exactly as shown)".to_owned());
+    }
+    why.join("; ")
 }
 
 #[cfg(test)]
@@ -568,5 +617,55 @@ mod tests {
         assert_eq!(a, b);
         let evil = j.replace("\"T_1\"", "\"../x\"");
         assert!(serde_json::from_str::<Approval>(&evil).is_err());
+    }
+
+    /// A refused line that is the phrase spelt differently says what differs;
+    /// any other line is named by its length, never echoed.
+    #[test]
+    fn a_refused_phrase_says_what_differs_and_echoes_nothing_else() {
+        let p = "AUTHORIZE RF TX";
+        let d = |l: &str| super::phrase_difference(l, p);
+        assert_eq!(d(""), "an empty line was typed");
+        assert_eq!(
+            d("AUTHORIZE RF TX "),
+            "its spaces differ (one space between words, none before or after)"
+        );
+        assert_eq!(
+            d("AUTHORIZE  RF TX"),
+            "its spaces differ (one space between words, none before or after)"
+        );
+        assert_eq!(
+            d("authorize rf tx"),
+            "its letter case differs (type the phrase exactly as shown)"
+        );
+        assert_eq!(
+            d("\u{feff}AUTHORIZE RF TX"),
+            "the line holds U+FEFF, an invisible format character, at position 1"
+        );
+        assert_eq!(
+            d("AUTHORIZE RF\u{200b} TX"),
+            "the line holds U+200B, an invisible format character, at position 13"
+        );
+        assert_eq!(
+            d("\u{410}UTHORIZE RF TX"),
+            "the line holds U+0410, a Cyrillic letter, at position 1"
+        );
+        assert_eq!(
+            d("AUTHORIZE RF TX\r"),
+            "the line holds U+000D, a control character, at position 16"
+        );
+        assert_eq!(
+            d("AUTHORIZE\u{a0}RF TX"),
+            "the line holds U+00A0, a space that is not ASCII, at position 10"
+        );
+        // Not the phrase at all: its length, not its text.
+        assert_eq!(
+            d("hunter2"),
+            "the line typed is not that phrase (7 characters)"
+        );
+        assert_eq!(
+            d("AUTHORIZE TASK_1"),
+            "the line typed is not that phrase (16 characters)"
+        );
     }
 }

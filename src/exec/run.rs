@@ -98,7 +98,9 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     };
     let cancel = crate::signals::cancel_flag("the running step");
     let clock = RunClock::start();
-    ledger::append(
+    // On record in the Git directory before any radio step, or not at all: the
+    // `.local/` ledger alone can be lost to a pull (docs/safety.md §8).
+    ledger::append_mirrored(
         &paths,
         &Entry::new(Event::RunStarted {
             steps: plan.steps.len(),
@@ -106,7 +108,17 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
         .task(run.ids)
         .sha(run.sha)
         .commit(&approved.commit),
-    )?;
+    )
+    .map_err(|e| {
+        refuse(
+            &paths,
+            run.ids,
+            Some(run.sha),
+            format!(
+                "{e:#}: a run is recorded in the Git directory, where no `git pull` can remove it, before any radio step; nothing was run — fix: make the Git directory writable (its owner, a read-only mount, a full disk)"
+            ),
+        )
+    })?;
     let out = execute(&run, authorization, cancel);
     let policy_blocked = out.policy_blocked;
     crate::store::progress::clear(&paths);

@@ -161,6 +161,22 @@ pub(crate) fn append(paths: &Paths, entry: &Entry) -> Result<()> {
     Ok(())
 }
 
+/// [`append`] for a line that must be on record where no `git pull` can remove
+/// it before anything happens (a run about to touch a radio): the mirror first,
+/// and a mirror that cannot be written is an error with the `.local/` ledger left
+/// without the line; then the `.local/` ledger. Outside a checkout (no mirror)
+/// it is [`append`].
+pub(crate) fn append_mirrored(paths: &Paths, entry: &Entry) -> Result<()> {
+    if std::fs::symlink_metadata(paths.ledger()).is_err() {
+        crate::store::trust::check_created(paths, &[paths.ledger()])?;
+    }
+    if let Some(m) = mirror_path(paths) {
+        append_to(&m, entry)
+            .with_context(|| format!("the ledger's mirror {} cannot be written", m.display()))?;
+    }
+    append_to(&paths.ledger(), entry)
+}
+
 /// `<git dir>/rxnode/ledger.jsonl` for the checkout's own `.local/` ledger
 /// (not for `watch --dry-run`'s, nor outside a checkout).
 pub(crate) fn mirror_path(paths: &Paths) -> Option<std::path::PathBuf> {
@@ -319,6 +335,29 @@ mod tests {
             .iter()
             .map(|v| v.event().to_owned())
             .collect()
+    }
+
+    /// A line that must reach the mirror: with the mirror unwritable (here its
+    /// folder is a file; a read-only or full Git directory alike) it is an error
+    /// naming the mirror and the `.local/` ledger does not get the line either;
+    /// an ordinary line still goes to `.local/` (the mirror is then best effort).
+    #[test]
+    fn a_line_that_must_reach_the_mirror_fails_when_the_mirror_cannot_be_written() {
+        let (d, paths) = setup();
+        git2::Repository::init(d.path()).unwrap();
+        std::fs::write(d.path().join(".git/info/exclude"), "/.local/\n").unwrap();
+        let m = mirror_path(&paths).expect("a checkout has a mirror");
+        append_mirrored(&paths, &Entry::new(Event::Held)).unwrap();
+        assert_eq!(events(&paths), ["held"]);
+        assert_eq!(read_path(&m).unwrap().len(), 1);
+        let folder = m.parent().unwrap();
+        std::fs::remove_dir_all(folder).unwrap();
+        std::fs::write(folder, b"not a folder").unwrap();
+        let e = append_mirrored(&paths, &Entry::new(Event::HoldReleased)).unwrap_err();
+        assert!(format!("{e:#}").contains("the ledger's mirror"), "{e:#}");
+        assert_eq!(read_path(&paths.ledger()).unwrap().len(), 1);
+        append(&paths, &Entry::new(Event::HoldReleased)).unwrap();
+        assert_eq!(read_path(&paths.ledger()).unwrap().len(), 2);
     }
 
     /// Review finding: after a torn write the next entry was glued onto the

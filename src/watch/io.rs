@@ -41,8 +41,9 @@ pub(crate) struct Io {
     want_line: Option<std::sync::mpsc::Sender<()>>,
     /// A line was asked for and has not arrived yet.
     asked: bool,
-    /// Lines read before they were asked for (`Err`: end of input, or why stdin gave no answer).
-    queued: VecDeque<Result<String, String>>,
+    /// Answers read before they were asked for (a line, end of input, or why
+    /// stdin gave no answer).
+    queued: VecDeque<Answer>,
     /// Where the task being prompted stands in the queue (shown in the prompt).
     pub(super) queue_note: Option<String>,
 }
@@ -102,12 +103,11 @@ impl Io {
                 Ok(Some(Event::Line(l))) => {
                     // The answer to a request made earlier: none is outstanding now.
                     self.asked = false;
-                    self.queued
-                        .push_back(l.ok_or_else(|| "end of input".to_owned()));
+                    self.queued.push_back(l.map_or(Answer::Eof, Answer::Line));
                 }
                 Ok(Some(Event::Unreadable(why))) => {
                     self.asked = false;
-                    self.queued.push_back(Err(why));
+                    self.queued.push_back(Answer::Unreadable(why));
                 }
                 Err(_elapsed) => return false,
                 Ok(None) => return self.stopping(),
@@ -133,12 +133,8 @@ impl Io {
                 }
             }
         }
-        if let Some(l) = self.queued.pop_front() {
-            return match l {
-                Ok(l) => Answer::Line(l),
-                Err(why) if why == "end of input" => Answer::Eof,
-                Err(why) => Answer::Unreadable(why),
-            };
+        if let Some(a) = self.queued.pop_front() {
+            return a;
         }
         if !self.asked {
             if self.ask_reader().is_err() {

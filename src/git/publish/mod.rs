@@ -474,9 +474,9 @@ fn confirm(ctx: &Ctx, shown: &str, id: &TaskId) -> Result<()> {
         )));
     };
     if answer != expected {
-        let shown: String = answer.chars().take(60).collect();
         return Err(refused(format!(
-            "confirmation {shown:?} is not exactly `{expected}`; nothing was written"
+            "the confirmation is not exactly `{expected}`: {}; nothing was written",
+            rxnode_interlock::phrase_difference(&answer, &expected)
         )));
     }
     Ok(())

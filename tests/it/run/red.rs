@@ -77,16 +77,42 @@ fn wrong_phrases_are_refused_in_policy(rig: &Rig, id: &str) {
     // In policy now: every wrong phrase is refused after the prompt.
     rig.set_policy(TX_POLICY_OK);
     let other = format!("AUTHORIZE {id}\n");
-    for (stdin, why) in [
-        (Some("authorize rf tx\n"), "lower case"),
-        (Some("AUTHORIZE RF TX \n"), "trailing space"),
-        (Some(" AUTHORIZE RF TX\n"), "leading space"),
-        (Some(other.as_str()), "the other phrase"),
-        (Some("\n"), "empty line"),
-        (None, "EOF"),
+    let other_len = format!("not that phrase ({} characters)", other.len() - 1);
+    // Each refusal says what differs; a line that is not the phrase is not echoed.
+    for (stdin, why, says) in [
+        (
+            Some("authorize rf tx\n"),
+            "lower case",
+            "its letter case differs",
+        ),
+        (
+            Some("AUTHORIZE RF TX \n"),
+            "trailing space",
+            "its spaces differ",
+        ),
+        (
+            Some(" AUTHORIZE RF TX\n"),
+            "leading space",
+            "its spaces differ",
+        ),
+        (
+            Some("\u{feff}AUTHORIZE RF TX\n"),
+            "byte-order mark",
+            "U+FEFF, an invisible format character, at position 1",
+        ),
+        (
+            Some("AUTHORIZE RF T\u{425}\n"),
+            "Cyrillic look-alike",
+            "U+0425, a Cyrillic letter, at position 15",
+        ),
+        (Some(other.as_str()), "the other phrase", other_len.as_str()),
+        (Some("\n"), "empty line", "an empty line was typed"),
+        (None, "EOF", "no line typed (end of input)"),
     ] {
         let out = assert_refused(rig, id, stdin, why);
         let err = text(&out.stderr);
+        assert!(err.contains(says), "{why}: says {says:?}: {err}");
+        assert!(!err.contains(other.trim_end()), "{why}: echoed: {err}");
         assert!(
             err.contains("Type exactly `AUTHORIZE RF TX`"),
             "{why}: prompt shown: {err}"
