@@ -647,6 +647,19 @@ fn opened_no_stream(result: &RxResult) -> bool {
         })
 }
 
+/// What lets a run that reached no radio run again, from why its steps did not
+/// run: a hold, the node's policy, or whatever the lines above name.
+fn what_to_mend(checks: &[Check]) -> &'static str {
+    let said = |what: &str| checks.iter().any(|c| c.detail.contains(what));
+    if said(".local/STOP") {
+        "after removing .local/STOP"
+    } else if said("policy") {
+        "after changing the policy"
+    } else {
+        "once what the lines above name is mended"
+    }
+}
+
 /// The result on stdout: the JSON (`RX_RESULT.json`'s bytes), or the status and
 /// one line per check.
 fn report(ctx: &Ctx, ids: &str, result: &RxResult, dir: &std::path::Path) -> Result<()> {
@@ -675,7 +688,8 @@ fn render_report(ids: &str, result: &RxResult, dir: &std::path::Path) -> String 
     if opened_no_stream(result) {
         let _ = writeln!(
             out,
-            "nothing reached a radio: {ids} stays approved; after changing the policy, `rxnode run {ids}` runs it again{}",
+            "nothing reached a radio: {ids} stays approved; {}, `rxnode run {ids}` runs it again{}",
+            what_to_mend(&result.checks),
             if result.authorization.is_some() {
                 " (it asks for a fresh authorization)"
             } else {
@@ -684,4 +698,25 @@ fn render_report(ids: &str, result: &RxResult, dir: &std::path::Path) -> String 
         );
     }
     out
+}
+
+#[cfg(test)]
+mod mend_tests {
+    use super::*;
+
+    /// The line after a run that reached no radio names what stopped it: the hold,
+    /// the policy, or the lines above.
+    #[test]
+    fn a_run_that_reached_no_radio_names_what_to_mend() {
+        let c = |d: &str| vec![Check::new("step 1: rx_capture", Status::NotRun, d)];
+        let held = c("held by .local/STOP (put in place during the run): not started");
+        assert_eq!(what_to_mend(&held), "after removing .local/STOP");
+        let policy = c("blocked by the node policy: max_duration_s 0.2 < 1");
+        assert_eq!(what_to_mend(&policy), "after changing the policy");
+        let radio = c("could not open driver=rxsim: no such device");
+        assert_eq!(
+            what_to_mend(&radio),
+            "once what the lines above name is mended"
+        );
+    }
 }
