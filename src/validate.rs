@@ -86,7 +86,7 @@ fn named_policy(ctx: &Ctx) -> Result<Option<(String, Policy)>> {
             "policy {name}: not a regular file of at most 1 MiB"
         )),
     })?;
-    let text = crate::store::policy::policy_text(bytes, &name)?;
+    let text = Policy::text_of(bytes).map_err(|e| bad_input(format!("policy {name} {e}")))?;
     let pol = Policy::from_json(&text).map_err(|e| bad_input(format!("{name}: {e}")))?;
     Ok(Some((name, pol)))
 }

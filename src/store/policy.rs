@@ -16,18 +16,7 @@ pub(crate) enum Source {
 /// A policy file's text: UTF-8 (a UTF-16 file, as an editor's "Unicode" saves
 /// it, is named as such), bad input otherwise.
 pub(crate) fn policy_text(bytes: Vec<u8>, name: &str) -> Result<String> {
-    if let Some(enc) = rxnode_interlock::utf16_bom(&bytes) {
-        return Err(bad_input(format!(
-            "policy {name} is {enc} (it starts with that byte order mark); a policy is \
-             UTF-8 JSON: save it as UTF-8"
-        )));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        bad_input(format!(
-            "policy {name} is not UTF-8 (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        ))
-    })
+    Policy::text_of(bytes).map_err(|e| bad_input(format!("policy {name} {e}")))
 }
 
 /// Load the policy; a missing file gives the defaults (TX refused); a

@@ -272,6 +272,23 @@ impl Policy {
     /// The largest policy file read, bytes: a policy is a few hundred bytes.
     pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
+    /// A policy file's bytes as text: UTF-8; a UTF-16 file (as an editor's "Unicode"
+    /// saves it) is named as such. The error completes "policy FILE …".
+    pub fn text_of(bytes: Vec<u8>) -> Result<String, String> {
+        if let Some(enc) = crate::utf16_bom(&bytes) {
+            return Err(format!(
+                "is {enc} (it starts with that byte order mark); a policy is UTF-8 JSON: \
+                 save it as UTF-8"
+            ));
+        }
+        String::from_utf8(bytes).map_err(|e| {
+            format!(
+                "is not UTF-8 (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            )
+        })
+    }
+
     /// Parse and check a policy JSON text.
     ///
     /// A leading UTF-8 byte-order mark (as Windows editors and PowerShell 5 save
