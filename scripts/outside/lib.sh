@@ -34,3 +34,33 @@ f='rx-results/$1/LAB1/RX_RESULT.json'; d=json.load(open(f))
 $2
 open(f,'w').write(json.dumps(d))" && G commit -qam peer && G push -qf origin HEAD:rx-node)
 }
+published_tone() { # published_tone ID: a lab with one authorized RED rxsim tone of task ID, run and published by node LAB1
+  policy; rxn node set-name LAB1 >/dev/null
+  { hdr "$1" YES NO YES; plan '{"op":"tx_tone","device":"driver=rxsim,serial=tx","frequency_hz":433.92e6,"sample_rate_hz":2e6,"tone_offset_hz":5e4,"gain_db":0,"duration_s":0.3}'; } | post; approve
+  echo 'AUTHORIZE RF TX' | rxn --sim run "$1" >/dev/null 2>&1; echo "PUBLISH $1" | rxn publish "$1" --push >/dev/null 2>&1
+  G clone -q -b rx-node "$L/origin.git" "$L/peer" 2>/dev/null
+}
+peer_copy() { # peer_copy FROM NEW JSON_EDIT MD_EDIT: a peer copies LAB1's result of FROM as task NEW, edits the JSON
+  # (d) and the Markdown (md), makes the Markdown's JSON hash and LOG_META agree, and pushes the three files as a plain commit
+  (cd "$L/peer" && python3 - "rx-results/$1/LAB1" "rx-results/$2/LAB1" "$2" "$3" "$4" <<'PY'
+import hashlib, json, os, re, sys
+src, dst, new, json_edit, md_edit = sys.argv[1:6]
+d = json.load(open(src + '/RX_RESULT.json')); old = d['task_id']; d['task_id'] = new
+exec(json_edit)
+js = json.dumps(d, indent=2, sort_keys=True) + '\n'
+md = open(src + '/RX_RESULT.md').read().replace(old, new)
+exec(md_edit)
+md = re.sub(r'json_sha256=[0-9a-f]+', 'json_sha256=' + hashlib.sha256(js.encode()).hexdigest(), md)
+m = json.load(open(src + '/LOG_META.json')); m['task_id'] = new
+for e in m['files']:
+    body = md if e['name'] == 'RX_RESULT.md' else js
+    e['bytes'] = len(body.encode()); e['sha256'] = hashlib.sha256(body.encode()).hexdigest()
+os.makedirs(dst)
+open(dst + '/RX_RESULT.json', 'w').write(js); open(dst + '/RX_RESULT.md', 'w').write(md)
+open(dst + '/LOG_META.json', 'w').write(json.dumps(m, indent=2, sort_keys=True) + '\n')
+PY
+  G add -A && G commit -qm "rx-results: $2 (PASS) from LAB1
+
+Task: $2
+Node-Name: LAB1" && G push -q origin HEAD:rx-node)
+}
