@@ -165,10 +165,19 @@ pub fn band_peaks(
         while hi + 1 < filled.len() && filled[hi + 1] >= half {
             hi += 1;
         }
+        let level = floor.map(|f| (f + threshold_db) as f32);
+        let emission = level
+            .and_then(|level| crate::dsp::wide_emission(&filled, i, p, level, Window::Hann, 0));
         peaks.push(Peak {
             frequency_hz: start + i as f64 * bin,
             power_db: f64::from(p),
             snr_db: floor.map(|f| f64::from(p) - f),
+            emission_hz: emission.map(|r| {
+                [
+                    start + r.start as f64 * bin,
+                    start + (r.end - 1) as f64 * bin,
+                ]
+            }),
         });
         widths.push((hi - lo + 1) as f64 * bin);
     }

@@ -44,15 +44,7 @@ pub(super) fn build_report(
         fft_size: summary.fft_size,
         overlap: settings.welch.overlap,
         averages: summary.averages,
-        peaks: summary
-            .peaks
-            .iter()
-            .map(|p| PeakOut {
-                frequency_hz: p.frequency_hz,
-                power_db: p.power_db,
-                snr_db: p.snr_db,
-            })
-            .collect(),
+        peaks: summary.peaks.clone(),
         noise_floor_db: summary.noise_floor_db,
         min_snr_db: settings.welch.min_snr_db,
         peak_threshold_db: summary.peak_threshold_db,

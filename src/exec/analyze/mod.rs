@@ -36,19 +36,6 @@ const BLOCK: usize = 1 << 16;
 /// Files with more samples than this get a progress bar (on a terminal, not with `--json`).
 const PROGRESS_FROM_SAMPLES: u64 = 1 << 26;
 
-/// One peak of the report.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PeakOut {
-    /// Hz; absolute when the centre is known.
-    pub frequency_hz: f64,
-    /// dBFS (peak bin).
-    pub power_db: f64,
-    /// dB over the noise floor; `null` when there is no floor (`noise_floor_absent`
-    /// says why), as for samples without noise (docs/operator.md#levels-without-power).
-    #[serde(default)]
-    pub snr_db: Option<f64>,
-}
-
 /// `analyze --json` output: one channel's analysis, and for a multi-channel
 /// recording analysed whole, every channel's in `channels`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,7 +63,7 @@ pub struct AnalyzeReport {
     /// Segments averaged.
     pub averages: u64,
     /// Strongest distinct peaks.
-    pub peaks: Vec<PeakOut>,
+    pub peaks: Vec<rxnode_dsp::Peak>,
     /// The mean noise power per bin, dBFS per bin, from the median bin corrected for
     /// the number of averages (docs/operator.md#peaks-and-the-noise-floor); `null`
     /// when it cannot be measured (`noise_floor_absent` says why, and the analysis

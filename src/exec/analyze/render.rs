@@ -79,10 +79,16 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
             crate::exec::capture::centre_span_note(r.centre_excluded_hz)
         );
     }
+    let width = r
+        .peaks
+        .iter()
+        .map(|p| freq(p.frequency_hz).len())
+        .max()
+        .unwrap_or(0);
     for (i, p) in r.peaks.iter().enumerate() {
         let _ = writeln!(
             out,
-            "{}{}  {:7.1} dBFS  {}",
+            "{}{:>width$}  {:7.1} dBFS  {}{}",
             if i == 0 {
                 "peaks         "
             } else {
@@ -90,7 +96,8 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
             },
             freq(p.frequency_hz),
             p.power_db,
-            rxnode_dsp::fmt_snr(p.snr_db)
+            p.snr_text(),
+            p.emission_text()
         );
     }
     if let Some(c) = r.centre_carrier_dbfs {

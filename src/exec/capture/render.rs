@@ -185,14 +185,21 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
             centre_span_note(s.centre_excluded_hz)
         );
     }
+    let width = s
+        .peaks
+        .iter()
+        .map(|p| mhz(p.frequency_hz).len())
+        .max()
+        .unwrap_or(0);
     for (i, p) in s.peaks.iter().enumerate() {
         let _ = writeln!(
             o,
-            "  {}{}  {:7.1} dBFS  {}",
+            "  {}{:>width$}  {:7.1} dBFS  {}{}",
             column(i, "peaks"),
             mhz(p.frequency_hz),
             p.power_db,
-            p.snr_text()
+            p.snr_text(),
+            p.emission_text()
         );
     }
     if let Some(c) = s.centre_carrier_dbfs {

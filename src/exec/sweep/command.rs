@@ -621,11 +621,12 @@ fn sweep_text(v: &SweepRecord) -> String {
         for (i, p) in v.peaks.iter().enumerate() {
             let _ = writeln!(
                 o,
-                "  {:>3}  {:>14.6} MHz  {:>7.1} dBFS  {}",
+                "  {:>3}  {:>14.6} MHz  {:>7.1} dBFS  {}{}",
                 i + 1,
                 p.frequency_hz / 1e6,
                 p.power_db,
                 rxnode_dsp::fmt_snr(p.snr_db),
+                rxnode_dsp::fmt_emission(p.emission_hz),
             );
         }
     }

@@ -39,6 +39,7 @@ pub(crate) fn sweep_record(step: usize, sw: &Swept, csv: Option<FileRecord>) -> 
             power_db: p.power_db,
             snr_db: p.snr_db,
             width_3db_hz: *w,
+            emission_hz: p.emission_hz,
         })
         .collect();
     SweepRecord {

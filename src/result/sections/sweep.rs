@@ -283,6 +283,11 @@ pub(crate) struct SweepPeak {
     #[serde(deserialize_with = "nan_for_null")]
     #[schemars(with = "Option<f64>")]
     pub width_3db_hz: f64,
+    /// The emission it lies in, `[from, to]` Hz, when wider than a tone could make it
+    /// (docs/operator.md#peaks-and-the-noise-floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 2))]
+    pub emission_hz: Option<[f64; 2]>,
 }
 
 /// A number that was written as `null` because it was not finite.

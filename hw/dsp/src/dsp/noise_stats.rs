@@ -127,16 +127,29 @@ impl NoiseLevels {
 /// The strongest bin less than `exclude` bins from `dc_bin` (the span the peak
 /// search skips) when it reaches `level` (dB): a carrier at the tuned frequency or
 /// the radio's DC offset, told rather than hidden.
-pub(crate) fn centre_carrier(db: &[f32], dc_bin: usize, exclude: usize, level: f64) -> Option<f64> {
+pub(crate) fn centre_carrier(
+    db: &[f32],
+    dc_bin: usize,
+    exclude: usize,
+    floor: f64,
+    threshold: f64,
+    window: crate::Window,
+) -> Option<f64> {
     let lo = dc_bin.saturating_sub(exclude.saturating_sub(1));
     let hi = dc_bin.saturating_add(exclude).min(db.len());
-    db.get(lo..hi)?
+    let level = floor + threshold;
+    let (at, v) = db
+        .get(lo..hi)?
         .iter()
-        .copied()
-        .filter(|v| v.is_finite())
-        .reduce(f32::max)
-        .map(f64::from)
-        .filter(|&v| v >= level)
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(k, v)| (lo + k, f64::from(*v)))?;
+    // Inside a wider emission (a signal across the centre) the centre must stand out
+    // of it as a second peak must, or it is that signal, not a carrier or DC offset.
+    (v >= level
+        && super::peaks::stands_out_of_emission(db, at, level as f32, threshold, window, exclude))
+    .then_some(v)
 }
 
 /// The chance per bin that keeps the chance for any of `bins` independent bins at

@@ -1,6 +1,7 @@
 //! Peak picking and the noise floor.
 use super::window::Window;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 
 /// A spectral peak.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -14,6 +15,13 @@ pub struct Peak {
     /// (docs/operator.md#levels-without-power).
     #[serde(default)]
     pub snr_db: Option<f64>,
+    /// The emission the peak belongs to, `[from, to]` Hz: the run of bins around it
+    /// that stand above the peak threshold, given only when that run is wider than one
+    /// tone of the peak's level could make it through the window (a modulated or
+    /// wideband signal, or a carrier with a skirt: docs/operator.md#peaks-and-the-noise-floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 2))]
+    pub emission_hz: Option<[f64; 2]>,
 }
 
 impl Peak {
@@ -22,6 +30,32 @@ impl Peak {
     pub fn snr_text(&self) -> String {
         fmt_snr(self.snr_db)
     }
+
+    /// [`fmt_emission`] of its emission: the one way text shows it.
+    pub fn emission_text(&self) -> String {
+        fmt_emission(self.emission_hz)
+    }
+}
+
+/// `  in an emission 99.700000–100.100000 MHz (400.0 kHz wide)` for a peak in an
+/// emission wider than a tone ([`Peak::emission_hz`]), else empty.
+pub fn fmt_emission(emission_hz: Option<[f64; 2]>) -> String {
+    let Some([lo, hi]) = emission_hz else {
+        return String::new();
+    };
+    let w = hi - lo;
+    let width = if w >= 1e6 {
+        format!("{:.3} MHz", w / 1e6)
+    } else if w >= 1e3 {
+        format!("{:.1} kHz", w / 1e3)
+    } else {
+        format!("{w:.0} Hz")
+    };
+    format!(
+        "  in an emission {:.6}–{:.6} MHz ({width} wide)",
+        lo / 1e6,
+        hi / 1e6
+    )
 }
 
 /// `SNR  12.3 dB` (the number 5 wide), or `SNR n/a (no noise floor)` when there is
@@ -77,6 +111,14 @@ pub fn median_db(db: &[f32]) -> f64 {
 /// power, −∞, is never one; see [`PeakReference`]), not less than
 /// `dc_exclude` bins from `dc_bin` (0: DC allowed, 1: the DC bin excluded, 2: DC ±1 …). Maxima inside the main lobe of a stronger accepted
 /// peak, or in its sidelobe region and below its sidelobe level, belong to that peak.
+///
+/// Against a floor, a peak is also a distinct emission: the bins standing above the
+/// threshold form runs ([`emission_runs`]), and a run is one emission — a modulated or
+/// wideband signal whose spectrum ripples is not one carrier per ripple. Its strongest
+/// maximum is a peak; another maximum in it is one only when it stands `min_snr_db`
+/// above the emission around it (the median of the run's bins within
+/// [`LOCAL_LOBES`] main lobes on either side, outside its own main lobe): a pilot on
+/// a plateau, a second carrier on a first one's skirt.
 pub fn find_peaks(
     db: &[f32],
     dc_bin: usize,
@@ -112,13 +154,33 @@ pub fn find_peaks(
     let lobe = window.main_lobe_bins();
     let side_region = 16 * lobe;
     let side_db = window.sidelobe_db() as f32;
+    // Against a floor: the emissions, and whether each has given its strongest peak.
+    let runs = match prominence {
+        None => emission_runs(db, threshold, bridge_bins(window, dc_exclude)),
+        Some(_) => Vec::new(),
+    };
+    let mut run_seen = vec![false; runs.len()];
+    let mut distinct = |i: usize, p: f32| match prominence {
+        Some(d) => prominent(db, i, d),
+        None => match run_index(&runs, i) {
+            None => true,
+            Some(k) if !run_seen[k] => {
+                run_seen[k] = true;
+                true
+            }
+            Some(k) => local_level(db, &runs[k], i, lobe, lobe)
+                .is_none_or(|level| f64::from(p) >= f64::from(level) + min_snr_db),
+        },
+    };
     let mut out: Vec<(usize, f32)> = Vec::with_capacity(max_peaks);
     for (i, p) in cand {
         let owned = out.iter().any(|&(j, q)| {
             let d = i.abs_diff(j);
             d <= lobe || (d <= side_region && p < q - side_db)
         });
-        if !owned && prominence.is_none_or(|d| prominent(db, i, d)) {
+        // Asked of every maximum in order, so an emission's strongest is its first.
+        let distinct = distinct(i, p);
+        if !owned && distinct {
             out.push((i, p));
             if out.len() == max_peaks {
                 break;
@@ -126,6 +188,142 @@ pub fn find_peaks(
         }
     }
     out
+}
+
+/// How many main lobes on either side of a maximum make the emission level it must
+/// stand above ([`find_peaks`]).
+pub const LOCAL_LOBES: usize = 16;
+
+/// The bins below the threshold that may lie between two parts of one emission (a
+/// radio's DC notch, a dip in a modulated spectrum): two main lobes, or the centre
+/// span the peak search skips.
+pub fn bridge_bins(window: Window, dc_exclude: usize) -> usize {
+    (2 * window.main_lobe_bins()).max(2 * dc_exclude)
+}
+
+/// The emissions of a spectrum: the runs of bins at or above `level` (dB), gaps of at
+/// most `bridge` bins closed, as half-open bin ranges in order. A bin without power
+/// (−∞) or without a level (NaN) is below any level.
+pub fn emission_runs(db: &[f32], level: f32, bridge: usize) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut i = 0;
+    while i < db.len() {
+        if db[i] >= level {
+            let start = i;
+            while i < db.len() && db[i] >= level {
+                i += 1;
+            }
+            match out.last_mut() {
+                Some(last) if start - last.end <= bridge => last.end = i,
+                _ => out.push(start..i),
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Which of `runs` (in order, disjoint) holds bin `i`.
+fn run_index(runs: &[Range<usize>], i: usize) -> Option<usize> {
+    let k = runs.partition_point(|r| r.end <= i);
+    runs.get(k).filter(|r| r.contains(&i)).map(|_| k)
+}
+
+/// The level of an emission around bin `i`: the median of the run's finite bins within
+/// [`LOCAL_LOBES`] main lobes of `i`, more than `own` bins from it (`None`: no such bin).
+fn local_level(db: &[f32], run: &Range<usize>, i: usize, lobe: usize, own: usize) -> Option<f32> {
+    let reach = LOCAL_LOBES * lobe + own;
+    let lo = run.start.max(i.saturating_sub(reach));
+    let hi = run.end.min(i.saturating_add(reach + 1));
+    let mut v: Vec<f32> = (lo..hi)
+        .filter(|&j| j.abs_diff(i) > own)
+        .filter_map(|j| db.get(j).copied())
+        .filter(|x| x.is_finite())
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    let mid = v.len() / 2;
+    let (_, m, _) = v.select_nth_unstable_by(mid, f32::total_cmp);
+    Some(*m)
+}
+
+/// Whether bin `i` (at or above `level`) stands `by_db` above the emission it lies in,
+/// as a second maximum must ([`find_peaks`]), its own span `own` bins either side
+/// (the centre span the peak search skips): true when no emission holds it or the
+/// emission has no bin outside that span.
+pub fn stands_out_of_emission(
+    db: &[f32],
+    i: usize,
+    level: f32,
+    by_db: f64,
+    window: Window,
+    own: usize,
+) -> bool {
+    let lobe = window.main_lobe_bins();
+    let runs = emission_runs(db, level, bridge_bins(window, own));
+    let Some(k) = run_index(&runs, i) else {
+        return true;
+    };
+    let p = db.get(i).copied().unwrap_or(f32::NEG_INFINITY);
+    local_level(db, &runs[k], i, lobe, own.max(lobe))
+        .is_none_or(|l| f64::from(p) >= f64::from(l) + by_db)
+}
+
+/// The emission of a peak at bin `i` of `db` (its run at or above `level`, as
+/// [`find_peaks`] groups them), when it is wider than one tone `peak_db` strong could
+/// make it through `window`: a tone's response falls below `level` within
+/// [`tone_reach_bins`] of its bin, so a run reaching further on either side (by more
+/// than the bridge and a bin for the tone lying between bins) holds more than one
+/// tone's leakage. `None` for a peak whose run a tone explains.
+pub fn wide_emission(
+    db: &[f32],
+    i: usize,
+    peak_db: f32,
+    level: f32,
+    window: Window,
+    dc_exclude: usize,
+) -> Option<Range<usize>> {
+    let bridge = bridge_bins(window, dc_exclude);
+    let runs = emission_runs(db, level, bridge);
+    let run = runs.get(run_index(&runs, i)?)?.clone();
+    // 3 dB more than the peak's height above the level: the noise that the run's
+    // bins also hold can lift a sidelobe that much short of the level above it.
+    let reach = tone_reach_bins(window, f64::from(peak_db - level) + 3.0) + bridge + 1;
+    let wide = i - run.start > reach || run.end - 1 - i > reach;
+    wide.then_some(run)
+}
+
+/// How many bins from a tone its window response stays within `drop_db` of the tone's
+/// bin at some offset: the least `k` with the response at every offset ≥ `k` bins at
+/// least `drop_db` down (large-N cosine-sum response, the tone anywhere in its bin).
+pub fn tone_reach_bins(window: Window, drop_db: f64) -> usize {
+    let limit = 10f64.powf(-drop_db.max(0.0) / 10.0);
+    // The response's highest power at offsets k..k+8 bins, relative to the centre's.
+    let beyond = |k: usize| {
+        (0..=256)
+            .map(|s| window.tone_power(k as f64 + f64::from(s) / 32.0))
+            .fold(0.0f64, f64::max)
+    };
+    let (mut lo, mut hi) = (0usize, window.main_lobe_bins().max(1));
+    while beyond(hi) > limit {
+        lo = hi;
+        hi *= 2;
+        if hi > 1 << 22 {
+            return hi;
+        }
+    }
+    // beyond(hi) ≤ limit < beyond(lo) (or lo = 0): the least such hi.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if beyond(mid) > limit {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
 
 /// Whether bin `i` stands at least `by_db` above the spectrum on both sides: walking
@@ -242,9 +440,10 @@ mod tests {
             find_peaks(&db, 0, 0, Window::Hann, res, 6.0, 8),
             vec![(20, 0.0), (60, db[60])]
         );
-        // The same spectrum against a floor of the tail's end lists the ripple too.
+        // Against a floor below the tail's end the tail is one emission: its ripple is
+        // no peak either, the tone standing 10 dB out of it is.
         let with_floor = find_peaks(&db, 0, 0, Window::Hann, PeakReference::Floor(-70.0), 6.0, 8);
-        assert_eq!(with_floor.len(), 8, "{with_floor:?}");
+        assert_eq!(with_floor, vec![(20, 0.0), (60, db[60])]);
         // Above the resolution limit only.
         let high = PeakReference::Resolution(-20.0);
         assert_eq!(
@@ -253,6 +452,48 @@ mod tests {
         );
         assert_eq!(fmt_snr(None), "SNR n/a (no noise floor)");
         assert_eq!(fmt_snr(Some(12.34)), "SNR  12.3 dB");
+    }
+
+    /// A tone's reach through each window: Hann's response is 6 dB down one bin off
+    /// and its first sidelobe −31.5 dB; Blackman-Harris' −92 dB; the reach grows as the
+    /// tone stands higher above the level.
+    #[test]
+    fn a_tones_reach_follows_its_window() {
+        assert!((Window::Hann.tone_power(1.0) - 0.25).abs() < 1e-12);
+        // Half a bin off: the scalloping loss, −1.42 dB.
+        assert!((10.0 * Window::Hann.tone_power(0.5).log10() + 1.424).abs() < 1e-3);
+        let first_sidelobe = (128..256)
+            .map(|k| Window::Hann.tone_power(f64::from(k) / 64.0))
+            .fold(0.0, f64::max);
+        assert!(
+            (10.0 * first_sidelobe.log10() + 31.47).abs() < 0.01,
+            "{first_sidelobe}"
+        );
+        let hann: Vec<usize> = [3.0, 30.0, 40.0, 60.0, 80.0, 100.0]
+            .iter()
+            .map(|&d| tone_reach_bins(Window::Hann, d))
+            .collect();
+        assert_eq!(hann, [1, 2, 3, 7, 15, 32]);
+        let bh: Vec<usize> = [60.0, 90.0, 100.0, 120.0]
+            .iter()
+            .map(|&d| tone_reach_bins(Window::BlackmanHarris, d))
+            .collect();
+        assert_eq!(bh, [4, 4, 11, 18]);
+        assert_eq!(tone_reach_bins(Window::FlatTop, 90.0), 5);
+    }
+
+    /// Runs at or above a level, closing short gaps.
+    #[test]
+    fn emissions_are_runs_with_short_gaps_closed() {
+        let mut db = vec![-100.0f32; 40];
+        for i in (2..6).chain(9..12).chain(20..22) {
+            db[i] = -50.0;
+        }
+        db[30] = f32::NAN;
+        db[31] = f32::NEG_INFINITY;
+        assert_eq!(emission_runs(&db, -60.0, 3), vec![2..12, 20..22]);
+        assert_eq!(emission_runs(&db, -60.0, 2), vec![2..6, 9..12, 20..22]);
+        assert!(emission_runs(&db, -40.0, 3).is_empty());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Streaming Welch power spectrum.
 use super::noise_stats::{centre_carrier, equivalent_averages, overlap_correlations, NoiseLevels};
-use super::peaks::{find_peaks, median_db, why_no_floor, Peak, PeakReference};
+use super::peaks::{find_peaks, median_db, why_no_floor, wide_emission, Peak, PeakReference};
 use super::simd_psd::{Isa, SimdPsd};
 use super::window::Window;
 use crate::error::{Error, Result};
@@ -644,10 +644,31 @@ impl Welch {
                 self.cfg.max_peaks,
             )
             .into_iter()
-            .map(|(i, p)| Peak {
-                frequency_hz: start_hz + i as f64 * bin_hz,
-                power_db: f64::from(p),
-                snr_db: noise_floor_db.map(|f| f64::from(p) - f),
+            .map(|(i, p)| {
+                let level = noise_floor_db
+                    .zip(peak_threshold_db)
+                    .map(|(f, t)| (f + t) as f32);
+                let emission = level.and_then(|level| {
+                    wide_emission(
+                        &psd_db,
+                        i,
+                        p,
+                        level,
+                        self.cfg.window,
+                        self.cfg.dc_exclude_bins,
+                    )
+                });
+                Peak {
+                    frequency_hz: start_hz + i as f64 * bin_hz,
+                    power_db: f64::from(p),
+                    snr_db: noise_floor_db.map(|f| f64::from(p) - f),
+                    emission_hz: emission.map(|r| {
+                        [
+                            start_hz + r.start as f64 * bin_hz,
+                            start_hz + (r.end - 1) as f64 * bin_hz,
+                        ]
+                    }),
+                }
             })
             .collect()
         });
@@ -667,9 +688,16 @@ impl Welch {
             start_hz,
             bin_hz,
             centre_excluded_hz: (self.cfg.dc_exclude_bins as f64 - 0.5).max(0.0) * bin_hz,
-            centre_carrier_db: noise_floor_db
-                .zip(peak_threshold_db)
-                .and_then(|(f, t)| centre_carrier(&psd_db, half, self.cfg.dc_exclude_bins, f + t)),
+            centre_carrier_db: noise_floor_db.zip(peak_threshold_db).and_then(|(f, t)| {
+                centre_carrier(
+                    &psd_db,
+                    half,
+                    self.cfg.dc_exclude_bins,
+                    f,
+                    t,
+                    self.cfg.window,
+                )
+            }),
             psd_db,
             peaks,
             noise_floor_db,

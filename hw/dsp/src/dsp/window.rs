@@ -64,6 +64,35 @@ impl Window {
         self.coefficients().len()
     }
 
+    /// A tone's power response `f` bins from it, relative to its own bin (large-N
+    /// limit of the cosine-sum window's transform: each term a pair of shifted sincs).
+    pub fn tone_power(self, f: f64) -> f64 {
+        let sinc = |x: f64| {
+            if x.abs() < 1e-12 {
+                1.0
+            } else {
+                (PI * x).sin() / (PI * x)
+            }
+        };
+        let a = self.coefficients();
+        let at = |f: f64| {
+            a.iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    // Centred on the segment's middle, every term adds.
+                    let k = k as f64;
+                    if k == 0.0 {
+                        c * sinc(f)
+                    } else {
+                        c / 2.0 * (sinc(f - k) + sinc(f + k))
+                    }
+                })
+                .sum::<f64>()
+        };
+        let (v, v0) = (at(f), at(0.0));
+        (v * v) / (v0 * v0)
+    }
+
     /// Highest sidelobe level relative to the main lobe, in dB (positive).
     pub fn sidelobe_db(self) -> f64 {
         match self {

@@ -557,3 +557,101 @@ fn no_segment_spans_a_break_in_the_stream() {
     assert_eq!(w.averages(), 12);
     assert_eq!(w.finish().averages, 12);
 }
+
+/// A band of noise-like signal (a modulated or OFDM carrier) 40 dB above the floor
+/// with few averages ripples by several dB: it is one emission, not one carrier per
+/// ripple, and its level across the centre is no carrier or DC offset there. Two
+/// pilots standing 14 and 9 dB out of it are its peaks, each with the band it lies
+/// in; a plain tone beside it has no band.
+#[test]
+fn a_wideband_signal_is_one_emission_not_a_peak_per_ripple() {
+    let fs = 1.024e6;
+    let n = 1024;
+    let len = 12 * n;
+    // Noise shaped into −300 … +100 kHz, 0.0039 in power: −48.4 dBFS per bin.
+    let mut g = Noise::new(11);
+    let mut band: Vec<Complex<f64>> = (0..len).map(|_| g.complex(1.0)).collect();
+    let mut fft = rustfft::FftPlanner::new();
+    fft.plan_fft_forward(len).process(&mut band);
+    for (k, v) in band.iter_mut().enumerate() {
+        let f = if k < len / 2 {
+            k as f64
+        } else {
+            k as f64 - len as f64
+        } * fs
+            / len as f64;
+        if !(-300e3..=100e3).contains(&f) {
+            *v = Complex::new(0.0, 0.0);
+        }
+    }
+    fft.plan_fft_inverse(len).process(&mut band);
+    let scale = 0.1 / len as f64;
+    // A floor 40 dB below the band, a tone well outside it.
+    let rest = tones(len, fs, &[(350_000.0, 0.05)], 0.001);
+    let pilots = [(-100_000.0, 0.019_05), (50_000.0, 0.010_72)];
+    let x: Vec<Complex<f32>> = (0..len)
+        .map(|i| {
+            let t = i as f64 / fs;
+            let mut v = band[i] * scale;
+            for (f, a) in pilots {
+                v += Complex::from_polar(a, 2.0 * PI * f * t);
+            }
+            Complex::new(v.re as f32 + rest[i].re, v.im as f32 + rest[i].im)
+        })
+        .collect();
+    let mut cfg = WelchConfig::new(n, fs);
+    cfg.center_hz = Some(100e6);
+    let mut w = Welch::new(cfg).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    assert!(s.averages < 30, "{}", s.averages);
+    let bin = fs / n as f64;
+    let in_band = |f: f64| (99.7e6 - 4.0 * bin..=100.1e6 + 4.0 * bin).contains(&f);
+    let found: Vec<&Peak> = s.peaks.iter().filter(|p| in_band(p.frequency_hz)).collect();
+    assert_eq!(found.len(), 2, "{:#?}", s.peaks);
+    for (p, (f, _)) in found.iter().zip(pilots) {
+        assert!((p.frequency_hz - (100e6 + f)).abs() < bin, "{p:?}");
+        let [lo, hi] = p.emission_hz.expect("a peak in a band has the band");
+        assert!(
+            (lo - 99.7e6).abs() < 8.0 * bin && (hi - 100.1e6).abs() < 8.0 * bin,
+            "{p:?}"
+        );
+    }
+    // The tone at +350 kHz: one peak, no band (its window's leakage explains its bins).
+    let tone: Vec<&Peak> = s
+        .peaks
+        .iter()
+        .filter(|p| !in_band(p.frequency_hz))
+        .collect();
+    assert_eq!(tone.len(), 1, "{:#?}", s.peaks);
+    assert!((tone[0].frequency_hz - 100.35e6).abs() < bin);
+    assert_eq!(tone[0].emission_hz, None, "{:?}", tone[0]);
+    // The band covers the centre: its level there is no centre carrier.
+    assert_eq!(s.centre_carrier_db, None);
+    // Without the grouping the band's ripples stood above the threshold as maxima.
+    let level = (s.noise_floor_db.unwrap() + s.peak_threshold_db.unwrap()) as f32;
+    let db = &s.psd_db;
+    let maxima = (1..n - 1)
+        .filter(|&i| in_band(s.frequency_of(i)))
+        .filter(|&i| db[i] >= level && db[i] > db[i - 1] && db[i] >= db[i + 1])
+        .count();
+    assert!(maxima > 20, "{maxima}");
+}
+
+/// A radio's DC offset on an otherwise quiet centre is still reported there.
+#[test]
+fn a_dc_offset_alone_is_still_a_centre_carrier() {
+    let fs = 1e6;
+    let mut x = tones(1 << 14, fs, &[], 0.001);
+    for v in &mut x {
+        *v += Complex::new(0.02, -0.01);
+    }
+    let mut w = Welch::new(WelchConfig::new(1024, fs)).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    let c = s
+        .centre_carrier_db
+        .expect("a DC offset stands out at the centre");
+    assert!((c - 10.0 * (0.0005f64).log10()).abs() < 1.5, "{c}");
+    assert!(s.peaks.is_empty(), "{:?}", s.peaks);
+}
