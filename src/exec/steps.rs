@@ -375,7 +375,11 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
             .map(|n| format!("{n:.1} dBFS/bin"))
             .unwrap_or_else(|| format!(
                 "n/a ({})",
-                rxnode_dsp::why_no_floor(summary.averages, summary.mean_power_dbfs)
+                rxnode_dsp::why_no_floor(
+                    summary.averages,
+                    summary.mean_power_dbfs,
+                    summary.clipped_fraction,
+                )
             ))
     );
     if let Some(k) = &summary.clkin {

@@ -19,8 +19,9 @@ pub(crate) const SELF_TEST_S: f64 = 0.25;
 const SELF_TEST_RATE: f64 = 1e6;
 /// The self-test's preferred frequency when no reference tone is configured.
 const SELF_TEST_HZ: f64 = 100e6;
-/// The largest fraction of clipped samples a passing self-test may have.
-const MAX_CLIPPED: f64 = 0.01;
+/// The largest fraction of clipped samples a passing self-test may have (a capture's
+/// spectrum is not measured beyond it either).
+const MAX_CLIPPED: f64 = rxnode_dsp::MAX_CLIPPED_FRACTION;
 
 /// One self-test and what it did to the radio's health.
 #[derive(Debug, Clone, Serialize)]

@@ -334,6 +334,43 @@ fn sweep_of_a_silent_radio_fails_with_nan_bins_and_no_floor() {
     assert!(!text.contains("-300") && !text.contains("NaN"), "{text}");
 }
 
+/// A carrier above the converter's full scale saturates the hops whose raw band
+/// holds it: those hops hold the converter's distortion, not the band, so they are
+/// failed hops (not filled in, the reason and the clipped share named), never peaks
+/// with SNR; the hops away from it are measured. The sweep is PARTIAL.
+#[test]
+fn hops_whose_input_saturated_are_failed_not_measured() {
+    let rig = Rig::new();
+    let dev = "driver=rxsim,serial=HOT,settle_s=0.002,noise_dbfs=-60,tone_hz=91e6,tone_dbfs=3";
+    let out = rig.rxnode(&sweep_args(dev, &["--json"]), "");
+    let v: SweepT =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)));
+    assert_eq!(v.status, "PARTIAL", "{}", show(&out));
+    let hot: Vec<&HopT> = v.hops.iter().filter(|h| h.status == "FAILED").collect();
+    assert!(!hot.is_empty(), "{:?}", v.hops);
+    for h in &hot {
+        let e = h.error.as_deref().unwrap_or_default();
+        assert!(
+            e.contains("% of samples clipped: the input saturated"),
+            "{h:?}"
+        );
+        // Its raw band (centre ± half the rate) holds the carrier.
+        assert!((h.requested_center_hz - 91e6).abs() <= 5e6, "{h:?}");
+    }
+    assert!(v.hops.iter().any(|h| h.status == "OK"), "{:?}", v.hops);
+    assert_eq!(v.failed_hops.len(), hot.len());
+    // No peak from a saturated hop's band.
+    for p in &v.peaks {
+        assert!(
+            !v.failed_hops
+                .iter()
+                .any(|r| (r.low_hz..r.high_hz).contains(&p.frequency_hz)),
+            "{p:?}"
+        );
+    }
+    assert!(util::text(&out.stderr).contains("marked failed (not filled in)"));
+}
+
 /// A CSV that cannot be written (its folder is a file here; a full disk alike)
 /// loses no measurement: the sweep is printed (JSON on stdout, the 95 MHz
 /// carrier in it), logged to the ledger, and the failed write is the error after

@@ -62,7 +62,8 @@ pub use crate::{
         ClkinStatus, ClkinTone, ClockEvidence, EvidenceItem, FcchEstimator, FreqCalConfig,
         FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator, FreqCalEvidence,
         FreqCalMethod, GsmScene, LteCell, LteFrame, LteScene, Peak, PeakReference, Spectrum, Welch,
-        WelchConfig, Window, LTE_UNAVAILABLE, RESOLUTION_DB, ROUNDING_SPURS_DB,
+        WelchConfig, Window, LTE_UNAVAILABLE, MAX_CLIPPED_FRACTION, RESOLUTION_DB,
+        ROUNDING_SPURS_DB, SATURATED,
     },
     dsp::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM},
     dsp::{

@@ -194,9 +194,9 @@ pub fn why_no_band_floor(db: &[Option<f32>]) -> &'static str {
         return "no hop measured";
     }
     if measured.all(|v| *v == f32::NEG_INFINITY) {
-        return crate::why_no_floor(1, None);
+        return crate::why_no_floor(1, None, 0.0);
     }
-    crate::why_no_floor(1, Some(0.0))
+    crate::why_no_floor(1, Some(0.0), 0.0)
 }
 
 #[cfg(test)]

@@ -34,7 +34,8 @@ pub use plan::{HopPlan, SweepConfig};
 pub enum HopStatus {
     /// Measured.
     Ok,
-    /// Failed twice (overflow, timeout, tuning or stream error): no data.
+    /// Failed twice (overflow, timeout, tuning or stream error), or its input
+    /// saturated (more than 1 % of samples clipped): no data.
     Failed,
     /// Not measured: the operator cancelled first.
     NotRun,
@@ -381,6 +382,26 @@ impl HopRun<'_> {
             self.welch.feed(block);
         }
         let spec = self.welch.finish();
+        // A hop whose input saturated holds the converter's distortion, not the band:
+        // failed, not filled in (a retry at the same gain would saturate again).
+        if spec.clipped_fraction > rxnode_dsp::MAX_CLIPPED_FRACTION {
+            if let Some(hop) = self.hops.get_mut(u.index) {
+                let e = format!(
+                    "{:.1} % of samples clipped: {}",
+                    spec.clipped_fraction * 100.0,
+                    rxnode_dsp::SATURATED
+                );
+                tracing::warn!(
+                    "sweep hop {} of repeat {} at {:.6} MHz: {e}; marked failed (not filled in)",
+                    hop.hop + 1,
+                    hop.repeat + 1,
+                    u.placement.requested_hz / 1e6
+                );
+                hop.status = HopStatus::Failed;
+                hop.error = Some(e);
+            }
+            return;
+        }
         let shape = spec.equivalent_averages;
         self.hop_shape = Some(self.hop_shape.map_or(shape, |s| s.min(shape)));
         let db = self.grid.add_hop(&spec.psd_db, &u.placement);

@@ -51,7 +51,12 @@ pub(super) fn build_report(
         centre_excluded_hz: summary.centre_excluded_hz,
         centre_carrier_dbfs: summary.centre_carrier_dbfs,
         noise_floor_absent: summary.noise_floor_db.is_none().then(|| {
-            rxnode_dsp::why_no_floor(summary.averages, summary.mean_power_dbfs).to_owned()
+            rxnode_dsp::why_no_floor(
+                summary.averages,
+                summary.mean_power_dbfs,
+                summary.clipped_fraction,
+            )
+            .to_owned()
         }),
         mean_power_dbfs: summary.mean_power_dbfs,
         clipped_fraction: summary.clipped_fraction,

@@ -72,7 +72,9 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
     let threshold =
         crate::exec::capture::threshold_line(r.peak_threshold_db, r.min_snr_db, r.averages);
     out.push_str(threshold.trim_start());
-    if r.peaks.is_empty() && r.centre_carrier_dbfs.is_none() {
+    if r.clipped_fraction > rxnode_dsp::MAX_CLIPPED_FRACTION {
+        let _ = writeln!(out, "peaks         not measured (the input saturated)");
+    } else if r.peaks.is_empty() && r.centre_carrier_dbfs.is_none() {
         let _ = writeln!(
             out,
             "peaks         none{}",

@@ -178,7 +178,9 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
             s.lost_in_words()
         );
     }
-    if s.peaks.is_empty() && s.centre_carrier_dbfs.is_none() {
+    if s.clipped_fraction > rxnode_dsp::MAX_CLIPPED_FRACTION {
+        let _ = writeln!(o, "  peaks         not measured (the input saturated)");
+    } else if s.peaks.is_empty() && s.centre_carrier_dbfs.is_none() {
         let _ = writeln!(
             o,
             "  peaks         none{}",
@@ -217,7 +219,7 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
             .map(|f| format!("{f:.1} dBFS/bin ("))
             .unwrap_or_else(|| format!(
                 "n/a ({}; ",
-                rxnode_dsp::why_no_floor(s.averages, s.mean_power_dbfs)
+                rxnode_dsp::why_no_floor(s.averages, s.mean_power_dbfs, s.clipped_fraction)
             )),
         s.fft_size,
         s.averages,

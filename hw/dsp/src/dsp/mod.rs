@@ -33,5 +33,7 @@ pub use peaks::{
     find_peaks, fmt_emission, fmt_snr, median_db, why_no_floor, wide_emission, Peak, PeakReference,
 };
 pub use scenes::{run_scene, Knowable, SceneKind, SceneOutcome, SceneSummary};
-pub use welch::{Spectrum, Welch, WelchConfig, RESOLUTION_DB, ROUNDING_SPURS_DB};
+pub use welch::{
+    Spectrum, Welch, WelchConfig, MAX_CLIPPED_FRACTION, RESOLUTION_DB, ROUNDING_SPURS_DB, SATURATED,
+};
 pub use window::Window;

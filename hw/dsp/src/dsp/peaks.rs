@@ -82,9 +82,16 @@ pub enum PeakReference {
 }
 
 /// Why a spectrum has no noise floor, in words a user reads: from the Welch segments
-/// averaged and the mean sample power (`None`: no power at all).
-pub fn why_no_floor(averages: u64, mean_power_dbfs: Option<f64>) -> &'static str {
-    if averages == 0 {
+/// averaged, the mean sample power (`None`: no power at all) and the fraction of
+/// samples clipped (more than [`crate::MAX_CLIPPED_FRACTION`]: the input saturated).
+pub fn why_no_floor(
+    averages: u64,
+    mean_power_dbfs: Option<f64>,
+    clipped_fraction: f64,
+) -> &'static str {
+    if clipped_fraction > super::welch::MAX_CLIPPED_FRACTION {
+        super::welch::SATURATED
+    } else if averages == 0 {
         "no Welch segment: fewer samples than one FFT"
     } else if mean_power_dbfs.is_none() {
         "no signal: every sample is zero"
@@ -414,9 +421,13 @@ mod tests {
             8
         )
         .is_empty());
-        assert_eq!(why_no_floor(3, None), "no signal: every sample is zero");
         assert_eq!(
-            why_no_floor(3, Some(-40.0)),
+            why_no_floor(3, None, 0.0),
+            "no signal: every sample is zero"
+        );
+        assert!(why_no_floor(3, Some(-40.0), 0.02).starts_with("the input saturated"));
+        assert_eq!(
+            why_no_floor(3, Some(-40.0), 0.01),
             "the samples carry no noise above the FFT's rounding"
         );
     }

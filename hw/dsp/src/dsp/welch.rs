@@ -178,6 +178,16 @@ pub struct Spectrum {
     pub clipped_fraction: f64,
 }
 
+/// The largest fraction of clipped samples (|I| or |Q| at the converter's full scale)
+/// whose spectrum is still measured: beyond it the input saturated
+/// (docs/operator.md#peaks-and-the-noise-floor).
+pub const MAX_CLIPPED_FRACTION: f64 = 0.01;
+
+/// Why a saturated spectrum has no floor and no peaks, in words a user reads.
+pub const SATURATED: &str =
+    "the input saturated: more than 1 % of samples at the converter's full scale, so \
+     its spectrum holds distortion products beside the signals; lower the gain";
+
 impl Spectrum {
     /// Why [`Spectrum::noise_floor_db`] is absent, in words a user reads; `None` when
     /// it was measured.
@@ -187,6 +197,7 @@ impl Spectrum {
             None => Some(why_no_floor(
                 self.averages,
                 Some(self.mean_power_dbfs).filter(|p| p.is_finite()),
+                self.clipped_fraction,
             )),
         }
     }
@@ -616,9 +627,13 @@ impl Welch {
         // The median bin without power (all-zero input, a constant, a noiseless
         // tone): no floor. Corrected by the median-to-mean ratio of a noise bin of
         // this many averages.
+        // More than MAX_CLIPPED_FRACTION clipped: the receiver was not linear, and
+        // neither a floor nor a peak of its spectrum is true.
+        let saturated =
+            self.samples > 0 && self.clipped as f64 / self.samples as f64 > MAX_CLIPPED_FRACTION;
         let shape = equivalent_averages(self.averages, &self.rho2);
         let levels = NoiseLevels::new(shape, n.saturating_sub(2 * self.cfg.dc_exclude_bins));
-        let noise_floor_db = (self.averages > 0)
+        let noise_floor_db = (self.averages > 0 && !saturated)
             .then(|| median_db(&psd_db))
             .filter(|f| f.is_finite())
             .map(|m| m + levels.map_or(0.0, |l| l.floor_correction_db));
@@ -630,7 +645,7 @@ impl Welch {
         // above the resolution limit and their surroundings, with no SNR.
         let above = match noise_floor_db {
             Some(f) => Some(PeakReference::Floor(f)),
-            None => (mean_bin > 0.0)
+            None => (mean_bin > 0.0 && !saturated)
                 .then(|| PeakReference::Resolution(10.0 * mean_bin.log10() - ROUNDING_SPURS_DB)),
         };
         let peaks = above.map_or_else(Vec::new, |above| {

@@ -655,3 +655,46 @@ fn a_dc_offset_alone_is_still_a_centre_carrier() {
     assert!((c - 10.0 * (0.0005f64).log10()).abs() < 1.5, "{c}");
     assert!(s.peaks.is_empty(), "{:?}", s.peaks);
 }
+
+/// A tone driven past full scale (a gain too high) is clipped on most samples: its
+/// spectrum holds the converter's distortion (odd harmonics tens of dB over the
+/// floor, which were listed as peaks), so no floor, peak or SNR is given, and the
+/// reason says so. At 1 % clipped the spectrum is still measured.
+#[test]
+fn a_saturated_input_has_no_floor_and_no_peaks() {
+    let fs = 1e6;
+    let clip = |x: &mut Vec<Complex<f32>>| {
+        for v in x.iter_mut() {
+            *v = Complex::new(v.re.clamp(-1.0, 1.0), v.im.clamp(-1.0, 1.0));
+        }
+    };
+    let mut hot = tones(1 << 15, fs, &[(100_000.0, 1.5)], 0.01);
+    clip(&mut hot);
+    let mut w = Welch::new(WelchConfig::new(1024, fs)).unwrap();
+    w.feed(&hot);
+    let s = w.finish();
+    assert!(s.clipped_fraction > 0.9, "{}", s.clipped_fraction);
+    assert_eq!((s.noise_floor_db, s.peak_threshold_db), (None, None));
+    assert!(
+        s.peaks.is_empty() && s.centre_carrier_db.is_none(),
+        "{:?}",
+        s.peaks
+    );
+    assert!(s
+        .noise_floor_absent()
+        .is_some_and(|w| w.starts_with("the input saturated")));
+    // One sample in a hundred at full scale: still measured.
+    let mut x = tones(100_000, fs, &[(100_000.0, 0.3)], 0.01);
+    for v in x.iter_mut().step_by(100) {
+        *v = Complex::new(1.0, 0.0);
+    }
+    let mut w = Welch::new(WelchConfig::new(1024, fs)).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    assert!(
+        (s.clipped_fraction - 0.01).abs() < 1e-12,
+        "{}",
+        s.clipped_fraction
+    );
+    assert!(s.noise_floor_db.is_some() && !s.peaks.is_empty());
+}
