@@ -145,10 +145,26 @@ pub(crate) fn read_named_file(path: &Path, max: u64) -> Result<Vec<u8>, NamedFil
     Ok(buf)
 }
 
+/// Every file rxnode writes is opened through one door,
+/// `rxnode_dsp::open_regular_write`: a FIFO, a device, a socket or a folder at
+/// the name is refused (naming what it is) instead of waited on
+/// (docs/operator.md#files-rxnode-writes).
+fn open_write(path: &Path, mode: rxnode_dsp::WriteMode) -> Result<std::fs::File> {
+    rxnode_dsp::open_regular_write(path, mode, false).map_err(|e| {
+        match rxnode_dsp::not_regular(&e) {
+            Some(n) => crate::exit::refused(format!(
+                "cannot write {}: it is {}, not a regular file",
+                path.display(),
+                n.kind
+            )),
+            None => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
+        }
+    })
+}
+
 /// Create (or truncate) `path` with `bytes`, flushed and fsynced.
 pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut f = open_write(path, rxnode_dsp::WriteMode::Truncate)?;
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .with_context(|| format!("cannot write {}", path.display()))
@@ -157,11 +173,7 @@ pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Create `path` (it must not exist; a link there is not followed) with
 /// `bytes`, flushed and fsynced.
 fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
+    let mut f = open_write(path, rxnode_dsp::WriteMode::CreateNew)?;
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .with_context(|| format!("cannot write {}", path.display()))
@@ -171,12 +183,7 @@ fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 /// for it; the kernel drops the lock with the returned file, also if the
 /// process dies.
 pub(crate) fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let f = open_write(path, rxnode_dsp::WriteMode::Keep)?;
     f.lock()
         .with_context(|| format!("cannot lock {}", path.display()))?;
     Ok(f)

@@ -361,7 +361,8 @@ fn atomically(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()>
     let tmp = path.with_file_name(format!(".{stem}.tmp-{}.png", std::process::id()));
     // Made here first, so a folder that is missing, not a folder, read-only or full
     // is said plainly (the drawing library would wrap the same error in its own).
-    std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", path.display()))?;
+    rxnode_dsp::open_regular_write(&tmp, rxnode_dsp::WriteMode::Truncate, false)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     let r = draw(&tmp);
     if r.is_err() {
         let _ = std::fs::remove_file(&tmp);
