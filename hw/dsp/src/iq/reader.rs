@@ -261,6 +261,47 @@ fn unfinalised_wav(path: &Path) -> Option<String> {
     None
 }
 
+/// The centre frequency a WAV's `auxi` chunk records, when it has one: the
+/// chunk SpectraVue, HDSDR, SDR# and SDRuno write (two SYSTEMTIMEs, then
+/// `CenterFreq`, a 32-bit Hz count). `None` without the chunk or with a 0
+/// there (not recorded); an implausible value is an error naming the chunk
+/// (docs/operator.md#analysing-a-recording).
+fn auxi_center(path: &Path) -> Result<Option<f64>> {
+    let (mut f, size) = open_regular(path)?;
+    let mut head = [0u8; 12];
+    if f.read_exact(&mut head).is_err() || &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
+        return Ok(None);
+    }
+    let mut at = 12u64;
+    // A few chunks: fmt, auxi, data, maybe a list; never more than 64 looked at.
+    for _ in 0..64 {
+        let mut h = [0u8; 8];
+        if at + 8 > size || f.seek(SeekFrom::Start(at)).is_err() || f.read_exact(&mut h).is_err() {
+            return Ok(None);
+        }
+        let len = u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]]));
+        if &h[..4] == b"auxi" {
+            let mut b = [0u8; 36];
+            if len < 36 || f.read_exact(&mut b).is_err() {
+                return Err(bad(
+                    path,
+                    format!("its auxi chunk is {len} bytes, too short to hold CenterFreq (36)"),
+                ));
+            }
+            let hz = f64::from(u32::from_le_bytes([b[32], b[33], b[34], b[35]]));
+            if hz == 0.0 {
+                return Ok(None);
+            }
+            if let Some(why) = rxnode_interlock::Quantity::Frequency.implausible(hz) {
+                return Err(bad(path, format!("the auxi chunk's CenterFreq: {why}")));
+            }
+            return Ok(Some(hz));
+        }
+        at += 8 + len + (len & 1);
+    }
+    Ok(None)
+}
+
 /// The refusal of a file that is not a regular file, `kind` in words.
 pub(super) fn not_regular(path: &Path, kind: &str) -> Error {
     bad(
@@ -449,6 +490,7 @@ impl IqReader {
             let why = unfinalised_wav(path).unwrap_or_default();
             return Err(bad(path, format!("WAV holds no samples{why}")));
         }
+        let center_hz = auxi_center(path)?;
         Ok(Self {
             info: IqInfo {
                 format: IqFormat::Wav,
@@ -456,7 +498,7 @@ impl IqReader {
                 data_path: path.to_path_buf(),
                 meta_path: None,
                 sample_rate_hz: Some(rate),
-                center_hz: None,
+                center_hz,
                 samples,
                 num_channels: 1,
                 channel: 0,
