@@ -435,7 +435,7 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
 fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicBool) -> Outputs {
     let mut out = Outputs::default();
     // Step by step on the operator's terminal; nothing of it through a pipe.
-    let show_progress = !run.ctx.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let show_progress = !run.ctx.json && crate::term::stderr_progress();
     for (i, step) in run.plan.steps.iter().enumerate() {
         let name = format!("step {}: {}", i + 1, step.op());
         if cancel.load(Ordering::SeqCst) {

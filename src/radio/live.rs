@@ -15,7 +15,6 @@ use rxnode_dsp::{
     RecordFormat, RecordingMeta, WelchConfig,
 };
 use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -316,7 +315,7 @@ pub(crate) fn capture_into(
         settings: &settings,
         cancel,
         recorder,
-        bar_on: show_progress && std::io::stderr().is_terminal(),
+        bar_on: show_progress && crate::term::stderr_progress(),
         sink,
     };
     let mut summary = run.run().map_err(|e| NotCaptured::Failed(e.to_string()))?;
