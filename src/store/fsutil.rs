@@ -276,6 +276,59 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// [`write_atomic`] for an output that must not replace anything: the file
+/// appears whole or not at all, and only where nothing is (see [`place_new`]).
+pub(crate) fn write_atomic_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    create_folder(dir)?;
+    let tmp = atomic_tmp(path);
+    let _ = std::fs::remove_file(&tmp);
+    let done = write_new_synced(&tmp, bytes).and_then(|()| place_new(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}
+
+/// Put the finished file `tmp` at `path` only if nothing is there, never
+/// replacing what another program (another rxnode naming the same output)
+/// wrote while this command ran: a hard link, which fails when the name is
+/// taken, then `tmp` removed. On a file system without hard links (FAT, exFAT,
+/// some network shares) the bytes are copied into a file created new there
+/// (docs/operator.md#files-rxnode-writes).
+pub(crate) fn place_new(tmp: &Path, path: &Path) -> Result<()> {
+    let taken = || {
+        anyhow::anyhow!(
+            "{} appeared while this command ran (another program wrote it): not replaced; \
+             choose another name, or --force to overwrite it",
+            path.display()
+        )
+    };
+    match std::fs::hard_link(tmp, path) {
+        Ok(()) => {
+            let _ = std::fs::remove_file(tmp);
+            sync_dir(path.parent().unwrap_or_else(|| Path::new(".")));
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let _ = std::fs::remove_file(tmp);
+            Err(taken())
+        }
+        Err(_) => {
+            let bytes = read(tmp).with_context(|| format!("cannot read {}", tmp.display()))?;
+            let _ = std::fs::remove_file(tmp);
+            match rxnode_dsp::open_regular_write(path, rxnode_dsp::WriteMode::CreateNew, false) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(taken()),
+                Err(e) => Err(e).with_context(|| format!("cannot create {}", path.display())),
+                Ok(mut f) => f
+                    .write_all(&bytes)
+                    .and_then(|()| f.sync_all())
+                    .with_context(|| format!("cannot write {}", path.display())),
+            }
+        }
+    }
+}
+
 /// Now, as ISO 8601 with offset, seconds precision (UTC, `+00:00`).
 pub(crate) fn now_iso() -> String {
     let now = time::OffsetDateTime::now_utc();
