@@ -374,12 +374,14 @@ impl IqReader {
             (3, 32) => Datatype::Cf32Le,
             (1, 16) => Datatype::Ci16Le,
             (1, 8) => Datatype::Cu8,
-            (t, b) => return Err(bad(
-                path,
-                format!(
+            (t, b) => {
+                return Err(bad(
+                    path,
+                    format!(
                     "RF64 WAV format tag {t}, {b}-bit is not supported (float 32, int 16, int 8)"
                 ),
-            )),
+                ))
+            }
         };
         let why = match rate {
             0.0 => Some("0 S/s is not a rate > 0".to_owned()),
