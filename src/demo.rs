@@ -153,7 +153,7 @@ impl Demo {
         if let Some(d) = file.parent() {
             std::fs::create_dir_all(d)?;
         }
-        std::fs::write(&file, &text)?;
+        rxnode_dsp::write_regular(&file, text.as_bytes())?;
         let id = commit_all(&repo, message)?;
         push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
         outln!(
@@ -179,8 +179,8 @@ impl Demo {
         std::fs::create_dir_all(&drafts)?;
         let body_file = drafts.join(format!("{id}.body.md"));
         let plan_file = drafts.join(format!("{id}.plan.json"));
-        std::fs::write(&body_file, body)?;
-        std::fs::write(&plan_file, plan)?;
+        rxnode_dsp::write_regular(&body_file, body.as_bytes())?;
+        rxnode_dsp::write_regular(&plan_file, plan.as_bytes())?;
         let body_arg = body_file.display().to_string();
         let plan_arg = plan_file.display().to_string();
         let mut args = vec![
@@ -265,9 +265,9 @@ fn setup(dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
         cfg.set_str("user.email", "main-pc@demo.invalid")?;
     }
     repo.remote("origin", &url)?;
-    std::fs::write(
-        mainpc.join("README.md"),
-        "# Lab project\n\nTasks for the RX node go to docs/handoff/.\n",
+    rxnode_dsp::write_regular(
+        &mainpc.join("README.md"),
+        b"# Lab project\n\nTasks for the RX node go to docs/handoff/.\n",
     )?;
     commit_all(&repo, "Lab project")?;
     push(&repo, &format!("refs/heads/{BRANCH}:refs/heads/{BRANCH}"))?;
@@ -323,7 +323,10 @@ impl Demo {
             self.events.display()
         ))?;
         std::fs::create_dir_all(self.rx.join(".local"))?;
-        std::fs::write(self.rx.join(".local/rxnode-policy.json"), DEMO_POLICY)?;
+        rxnode_dsp::write_regular(
+            &self.rx.join(".local/rxnode-policy.json"),
+            DEMO_POLICY.as_bytes(),
+        )?;
         self.say("  node policy (.local/rxnode-policy.json, never from a task): TX only 433.05–434.79 MHz, ≤ 10 dB, ≤ 2 s")?;
         let (c, _) = self.rx(&["node", "set-name", NODE], None)?;
         self.check(

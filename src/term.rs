@@ -27,6 +27,22 @@ pub(crate) fn stderr_colour() -> bool {
     )
 }
 
+/// Whether a progress bar may be drawn on stderr: a terminal whose `TERM` is not
+/// `dumb`. A bar redraws its line with `\r` and an ANSI erase (`ESC [2K`), which
+/// a dumb terminal (an editor's shell buffer, a serial console's log) prints as
+/// text, one bar per redraw (docs/operator.md#progress). `NO_COLOR` leaves it on:
+/// a bar has no colour.
+pub(crate) fn stderr_progress() -> bool {
+    progress_allowed(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("TERM").as_deref(),
+    )
+}
+
+fn progress_allowed(terminal: bool, term: Option<&std::ffi::OsStr>) -> bool {
+    terminal && term.is_none_or(|t| t != "dumb")
+}
+
 fn allowed(
     terminal: bool,
     no_color: Option<&std::ffi::OsStr>,
@@ -165,6 +181,10 @@ mod tests {
         assert!(!allowed(true, Some(OsStr::new("1")), None));
         assert!(!allowed(false, None, None));
         assert!(!allowed(true, None, Some(OsStr::new("dumb"))));
+        assert!(progress_allowed(true, Some(OsStr::new("xterm"))));
+        assert!(progress_allowed(true, None));
+        assert!(!progress_allowed(true, Some(OsStr::new("dumb"))));
+        assert!(!progress_allowed(false, Some(OsStr::new("xterm"))));
     }
 
     #[test]

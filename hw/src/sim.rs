@@ -52,7 +52,7 @@ pub fn use_sim() -> Result<PathBuf, Error> {
         .unwrap_or(false);
     if !current {
         let tmp = dir.join(format!(".librxsim-{}.tmp", std::process::id()));
-        std::fs::write(&tmp, RXSIM_MODULE).map_err(|source| Error::SimInstall {
+        rxnode_dsp::write_regular(&tmp, RXSIM_MODULE).map_err(|source| Error::SimInstall {
             path: tmp.clone(),
             source,
         })?;

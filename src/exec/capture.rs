@@ -544,10 +544,11 @@ fn write_plot(
         .iter()
         .map(|p| (p.frequency_hz, p.power_db))
         .collect();
-    crate::result::plot::write_spectrum(
-        path,
-        &crate::result::plot::live_spectrum(title, psd, peaks, s.noise_floor_db, s.clkin.as_ref()),
-    )
+    let plot =
+        crate::result::plot::live_spectrum(title, psd, peaks, s.noise_floor_db, s.clkin.as_ref());
+    crate::result::plot::write_output(path, args.force, |t| {
+        crate::result::plot::write_spectrum(t, &plot)
+    })
     .with_context(|| format!("cannot write plot {}", path.display()))?;
     Ok(path.to_path_buf())
 }

@@ -123,8 +123,13 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let policy_blocked = out.policy_blocked;
     crate::store::progress::clear(&paths);
     let interrupted = cancel.load(Ordering::SeqCst);
-    let (result, dir) = record_run(&run, out, record, &clock, interrupted)?;
+    let (result, dir, unwritten) = record_run(&run, out, record, &clock, interrupted)?;
+    // The measurement reaches the operator first, also when its files could
+    // not be written (a full disk): then this report is its only copy.
     report(ctx, run.ids, &result, &dir)?;
+    if let Some(e) = unwritten {
+        return Err(e);
+    }
     // One rule for every command (docs/protocol.md#exit-status): a step the
     // node policy BLOCKED is a refusal, exit 3, as from `capture` and `sweep`.
     Ok(match result.status {
@@ -430,7 +435,7 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
 fn execute(run: &Run, mut authorization: Option<Authorization>, cancel: &AtomicBool) -> Outputs {
     let mut out = Outputs::default();
     // Step by step on the operator's terminal; nothing of it through a pipe.
-    let show_progress = !run.ctx.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let show_progress = !run.ctx.json && crate::term::stderr_progress();
     for (i, step) in run.plan.steps.iter().enumerate() {
         let name = format!("step {}: {}", i + 1, step.op());
         if cancel.load(Ordering::SeqCst) {
@@ -515,14 +520,18 @@ fn progress_line(
 }
 
 /// The result files (and spectrum pictures) in the outbox, the task completed in
-/// the state, `run_finished` in the ledger.
+/// the state, `run_finished` in the ledger. When the result files cannot be
+/// written (a full disk) the run still counts as run: the third value is the
+/// error to give after the result is reported, and the outbox keeps no result
+/// at all — never the `NOT RUN` one written at approval, which `publish` would
+/// send for a task that ran (docs/reliability.md#a-full-disk).
 fn record_run(
     run: &Run,
     out: Outputs,
     authorization: Option<AuthorizationRecord>,
     clock: &RunClock,
     interrupted: bool,
-) -> Result<(RxResult, PathBuf)> {
+) -> Result<(RxResult, PathBuf, Option<anyhow::Error>)> {
     let approved = run.approved;
     let mut result =
         RxResult::manual_skeleton(&approved.task, &approved.commit, Some(&approved.approval));
@@ -598,7 +607,7 @@ fn record_run(
         );
         written?;
         logged?;
-        return Ok((result, dir));
+        return Ok((result, dir, None));
     }
     let saved = state::update(run.paths, |s| {
         if let Some(r) = s.tasks.get_mut(&ids) {
@@ -618,7 +627,6 @@ fn record_run(
         .commit(&approved.commit),
     );
     for (what, r) in [
-        ("the result files", written),
         ("the ledger's run_finished line", logged),
         ("the state's completion", saved),
     ] {
@@ -631,7 +639,23 @@ fn record_run(
             ));
         }
     }
-    Ok((result, dir))
+    let unwritten = written.err().map(|e| {
+        // Removing needs no space: what stays is no result, never a false one.
+        for name in [crate::result::RESULT_JSON, crate::result::RESULT_MD] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+        anyhow::anyhow!(
+            "task {} ran (status {}), but its result files could not be written: {e:#}; it \
+             counts as run and cannot run again, and with no result in its outbox it cannot \
+             be published. The result printed above is the only copy of this measurement: \
+             keep it. Mend what the error names (a full disk: free space, `df {}`), then ask \
+             the main PC for the task again under a new TASK_ID to measure and publish it",
+            run.ids,
+            result.status.as_str(),
+            dir.display()
+        )
+    });
+    Ok((result, dir, unwritten))
 }
 
 /// Whether a run ended before any radio stream was opened: every step BLOCKED

@@ -15,7 +15,6 @@ use rxnode_dsp::{
     RecordFormat, RecordingMeta, WelchConfig,
 };
 use rxnode_hw::{ActualSettings, DeviceInfo, RxConfig, RxRadio};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -226,6 +225,9 @@ pub(crate) fn capture_into(
         .clkin
         .as_ref()
         .and_then(|_| rxnode_hw::hackrf_clkin_status(&c.device));
+    // A recording streamed to a FIFO: its reader first, so no radio is held
+    // while nobody reads. Held open until the recorder has opened it too.
+    let _fifo_reader = wait_for_fifo_reader(c.record.as_deref(), cancel, FIFO_PATIENCE)?;
     let mut radio = RxRadio::open(&c.device).map_err(classify)?;
     let info = radio.probe();
     let total_gain = c
@@ -313,7 +315,7 @@ pub(crate) fn capture_into(
         settings: &settings,
         cancel,
         recorder,
-        bar_on: show_progress && std::io::stderr().is_terminal(),
+        bar_on: show_progress && crate::term::stderr_progress(),
         sink,
     };
     let mut summary = run.run().map_err(|e| NotCaptured::Failed(e.to_string()))?;
@@ -446,6 +448,58 @@ pub(crate) fn clkin_config(
         cfg.expected_tolerance_db = t;
     }
     cfg
+}
+
+/// How long a capture waits for a program to open its `--record` FIFO for reading.
+const FIFO_PATIENCE: Duration = Duration::from_secs(60);
+
+/// When `record` is an existing FIFO: wait until a program has it open for reading
+/// (the FIFO held open for writing, returned), at most `patience`, a Ctrl-C or
+/// SIGTERM (`cancel`) ending the wait — never in an open(2) nothing can end
+/// (docs/operator.md#streaming-a-capture-to-another-program). `None` for anything else.
+fn wait_for_fifo_reader(
+    record: Option<&Path>,
+    cancel: &AtomicBool,
+    patience: Duration,
+) -> Result<Option<std::fs::File>, NotCaptured> {
+    let Some(p) = record
+        .filter(|p| p.as_os_str() != rxnode_dsp::STDOUT_TARGET && rxnode_dsp::is_stream_target(p))
+    else {
+        return Ok(None);
+    };
+    let start = std::time::Instant::now();
+    let mut told = false;
+    loop {
+        match rxnode_dsp::open_fifo_write(p) {
+            Ok(Some(f)) => return Ok(Some(f)),
+            Ok(None) => {}
+            Err(e) => return Err(NotCaptured::Failed(format!("{}: {e}", p.display()))),
+        }
+        if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(NotCaptured::Failed(format!(
+                "stopped while waiting for a program to read the FIFO {}; nothing was captured",
+                p.display()
+            )));
+        }
+        if start.elapsed() >= patience {
+            return Err(NotCaptured::Failed(format!(
+                "no program opened the FIFO {} for reading within {} s; start the program that \
+                 reads it (e.g. `cat {} > file`, GNU Radio's File Source), then the capture",
+                p.display(),
+                patience.as_secs(),
+                p.display()
+            )));
+        }
+        if !told {
+            tracing::warn!(
+                "waiting for a program to open the FIFO {} for reading (at most {} s; Ctrl-C stops)",
+                p.display(),
+                patience.as_secs()
+            );
+            told = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The IQ writer when recording (its folder created), `None` otherwise; `center_hz`

@@ -45,7 +45,8 @@ pub(super) const NO_SYSTEMD: &str =
 pub(super) fn verify(text: &str) -> Result<bool> {
     let dir = tempfile::tempdir().context("cannot make a temp folder to verify the unit")?;
     let unit = dir.path().join(UNIT_NAME);
-    std::fs::write(&unit, text).with_context(|| format!("cannot write {}", unit.display()))?;
+    rxnode_dsp::write_regular(&unit, text.as_bytes())
+        .with_context(|| format!("cannot write {}", unit.display()))?;
     let out = match std::process::Command::new("systemd-analyze")
         .arg("verify")
         .arg(&unit)

@@ -145,10 +145,26 @@ pub(crate) fn read_named_file(path: &Path, max: u64) -> Result<Vec<u8>, NamedFil
     Ok(buf)
 }
 
+/// Every file rxnode writes is opened through one door,
+/// `rxnode_dsp::open_regular_write`: a FIFO, a device, a socket or a folder at
+/// the name is refused (naming what it is) instead of waited on
+/// (docs/operator.md#files-rxnode-writes).
+fn open_write(path: &Path, mode: rxnode_dsp::WriteMode) -> Result<std::fs::File> {
+    rxnode_dsp::open_regular_write(path, mode, false).map_err(|e| {
+        match rxnode_dsp::not_regular(&e) {
+            Some(n) => crate::exit::refused(format!(
+                "cannot write {}: it is {}, not a regular file",
+                path.display(),
+                n.kind
+            )),
+            None => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
+        }
+    })
+}
+
 /// Create (or truncate) `path` with `bytes`, flushed and fsynced.
 pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut f = open_write(path, rxnode_dsp::WriteMode::Truncate)?;
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .with_context(|| format!("cannot write {}", path.display()))
@@ -157,11 +173,7 @@ pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Create `path` (it must not exist; a link there is not followed) with
 /// `bytes`, flushed and fsynced.
 fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
+    let mut f = open_write(path, rxnode_dsp::WriteMode::CreateNew)?;
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .with_context(|| format!("cannot write {}", path.display()))
@@ -171,12 +183,7 @@ fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 /// for it; the kernel drops the lock with the returned file, also if the
 /// process dies.
 pub(crate) fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let f = open_write(path, rxnode_dsp::WriteMode::Keep)?;
     f.lock()
         .with_context(|| format!("cannot lock {}", path.display()))?;
     Ok(f)
@@ -267,6 +274,59 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     done?;
     sync_dir(dir);
     Ok(())
+}
+
+/// [`write_atomic`] for an output that must not replace anything: the file
+/// appears whole or not at all, and only where nothing is (see [`place_new`]).
+pub(crate) fn write_atomic_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    create_folder(dir)?;
+    let tmp = atomic_tmp(path);
+    let _ = std::fs::remove_file(&tmp);
+    let done = write_new_synced(&tmp, bytes).and_then(|()| place_new(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}
+
+/// Put the finished file `tmp` at `path` only if nothing is there, never
+/// replacing what another program (another rxnode naming the same output)
+/// wrote while this command ran: a hard link, which fails when the name is
+/// taken, then `tmp` removed. On a file system without hard links (FAT, exFAT,
+/// some network shares) the bytes are copied into a file created new there
+/// (docs/operator.md#files-rxnode-writes).
+pub(crate) fn place_new(tmp: &Path, path: &Path) -> Result<()> {
+    let taken = || {
+        anyhow::anyhow!(
+            "{} appeared while this command ran (another program wrote it): not replaced; \
+             choose another name, or --force to overwrite it",
+            path.display()
+        )
+    };
+    match std::fs::hard_link(tmp, path) {
+        Ok(()) => {
+            let _ = std::fs::remove_file(tmp);
+            sync_dir(path.parent().unwrap_or_else(|| Path::new(".")));
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let _ = std::fs::remove_file(tmp);
+            Err(taken())
+        }
+        Err(_) => {
+            let bytes = read(tmp).with_context(|| format!("cannot read {}", tmp.display()))?;
+            let _ = std::fs::remove_file(tmp);
+            match rxnode_dsp::open_regular_write(path, rxnode_dsp::WriteMode::CreateNew, false) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(taken()),
+                Err(e) => Err(e).with_context(|| format!("cannot create {}", path.display())),
+                Ok(mut f) => f
+                    .write_all(&bytes)
+                    .and_then(|()| f.sync_all())
+                    .with_context(|| format!("cannot write {}", path.display())),
+            }
+        }
+    }
 }
 
 /// Now, as ISO 8601 with offset, seconds precision (UTC, `+00:00`).

@@ -293,15 +293,7 @@ fn create_private_dir(dir: &Path) -> Result<()> {
 }
 
 fn write_new_private(p: &Path, bytes: &[u8]) -> Result<()> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    let mut f = o
-        .open(p)
+    let mut f = rxnode_dsp::open_regular_write(p, rxnode_dsp::WriteMode::CreateNew, true)
         .with_context(|| format!("cannot create node key {}", p.display()))?;
     // Windows: owner-only before a byte is written (mode 600 on unix).
     #[cfg(windows)]

@@ -8,7 +8,6 @@ use crate::store::ledger::{self, Entry, Event};
 use crate::store::paths::Paths;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 
 /// Who holds the lock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,13 +151,7 @@ impl Lock {
         // The lock file appears complete or not at all: written to a temp file,
         // then hard-linked into place (fails if it exists) — never torn.
         let tmp = path.with_extension(format!("lock.tmp-{}", me.pid));
-        {
-            let mut f = std::fs::File::create(&tmp)
-                .with_context(|| format!("cannot create {}", tmp.display()))?;
-            f.write_all(&serde_json::to_vec(&me)?)
-                .and_then(|_| f.sync_all())
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-        }
+        crate::store::fsutil::write_synced(&tmp, &serde_json::to_vec(&me)?)?;
         let result = Lock::link_into_place(paths, &tmp, path, me);
         let _ = std::fs::remove_file(&tmp);
         result

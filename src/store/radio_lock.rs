@@ -140,11 +140,7 @@ impl RadioLock {
         wait: Duration,
     ) -> Result<RadioLock> {
         let (lock_path, holder_path) = files(dir, identity);
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
+        let file = rxnode_dsp::open_regular_write(&lock_path, rxnode_dsp::WriteMode::Keep, false)
             .with_context(|| format!("cannot open {}", lock_path.display()))?;
         let start = Instant::now();
         loop {
@@ -226,10 +222,8 @@ fn held_in(dir: &Path) -> Vec<HeldRadio> {
 
 /// The holder of a lock file that is locked now (a free one has none).
 fn held(lock_path: &std::path::Path, holder_path: &std::path::Path) -> Option<HeldRadio> {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(lock_path)
-        .ok()?;
+    let file =
+        rxnode_dsp::open_regular_write(lock_path, rxnode_dsp::WriteMode::Existing, false).ok()?;
     match file.try_lock() {
         // Free: taking it for this instant changes nothing; it goes with `file`.
         Ok(()) => None,

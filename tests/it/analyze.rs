@@ -295,6 +295,113 @@ fn wav_rate_from_the_header_baseband_without_centre() {
     check_peaks(&r, 0.0);
 }
 
+/// A WAV as SDR#, HDSDR and SDRuno write it: an `auxi` chunk (start and stop
+/// SYSTEMTIME, then `CenterFreq` in Hz) between `fmt ` and `data`.
+fn wav_auxi(data: &[u8], center_hz: u32) -> Vec<u8> {
+    let plain = wav(data, 2, 16, false, None);
+    let mut auxi = Vec::new();
+    auxi.extend_from_slice(b"auxi");
+    auxi.extend_from_slice(&164u32.to_le_bytes());
+    for _ in 0..2 {
+        for v in [2024u16, 5, 2, 14, 12, 0, 0, 0] {
+            auxi.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    for v in [center_hz, FS as u32, 0, 0, 0] {
+        auxi.extend_from_slice(&v.to_le_bytes());
+    }
+    auxi.resize(8 + 164, 0);
+    // After the 12-byte RIFF/WAVE head and the 24-byte fmt chunk.
+    let mut out = plain[..36].to_vec();
+    out.extend_from_slice(&auxi);
+    out.extend_from_slice(&plain[36..]);
+    let riff = (out.len() - 8) as u32;
+    out[4..8].copy_from_slice(&riff.to_le_bytes());
+    out
+}
+
+/// The centre an SDR#/HDSDR/SDRuno WAV records in its `auxi` chunk is the
+/// recording's centre (the peaks in absolute frequency, no `--center-hz`
+/// needed); a `--center-hz` that disagrees is refused naming the chunk; a 0
+/// there is "not recorded"; an implausible one is refused naming it.
+#[test]
+fn a_wav_auxi_chunk_gives_the_centre() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = cs16(&signal(1 << 19, 0.0, 0.1));
+    let p = dir.path().join("sdrsharp.wav");
+    std::fs::write(&p, wav_auxi(&data, FC as u32)).unwrap();
+    let (code, r) = analyze_json(&p, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(r.center_hz, Some(FC));
+    check_peaks(&r, 0.0);
+    let f = p.to_str().unwrap();
+    expect_bad(
+        &["analyze", f, "--center-hz", "433.92M"],
+        "disagrees with the recording's own 100000000 (CenterFreq of its WAV's auxi chunk",
+    );
+    let z = dir.path().join("zero.wav");
+    std::fs::write(&z, wav_auxi(&data, 0)).unwrap();
+    let (code, r) = analyze_json(&z, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(r.center_hz, None);
+    let low = dir.path().join("low.wav");
+    std::fs::write(&low, wav_auxi(&data, 5)).unwrap();
+    expect_bad(
+        &["analyze", low.to_str().unwrap()],
+        "the auxi chunk's CenterFreq: 5 Hz is implausible",
+    );
+}
+
+/// An RF64 WAV (EBU Tech 3306, what HDSDR and SDRuno write past 4 GiB): `RF64`,
+/// a `ds64` chunk with the 64-bit data size, `fmt `, an `auxi`, and a data chunk
+/// whose 32-bit size is the placeholder 0xFFFFFFFF.
+fn rf64(data: &[u8], center_hz: u32) -> Vec<u8> {
+    let riff = wav_auxi(data, center_hz);
+    // From the RIFF: fmt and auxi as they are, then the data under a placeholder.
+    let data_at = riff.len() - data.len() - 8;
+    let mut ds64 = Vec::new();
+    ds64.extend_from_slice(b"ds64");
+    ds64.extend_from_slice(&28u32.to_le_bytes());
+    ds64.extend_from_slice(&0u64.to_le_bytes());
+    ds64.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    ds64.extend_from_slice(&((data.len() / 4) as u64).to_le_bytes());
+    ds64.extend_from_slice(&0u32.to_le_bytes());
+    let mut out = b"RF64\xff\xff\xff\xffWAVE".to_vec();
+    out.extend_from_slice(&ds64);
+    out.extend_from_slice(&riff[12..data_at]);
+    out.extend_from_slice(b"data\xff\xff\xff\xff");
+    out.extend_from_slice(data);
+    out
+}
+
+/// An RF64 WAV is read like the WAV it extends: its rate from `fmt `, its
+/// length from `ds64`, its centre from `auxi`; one cut short is refused by the
+/// size `ds64` gives (it was "no RIFF tag found").
+#[test]
+fn an_rf64_wav_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = cs16(&signal(1 << 19, 0.0, 0.1));
+    let p = dir.path().join("hdsdr.wav");
+    let bytes = rf64(&data, FC as u32);
+    std::fs::write(&p, &bytes).unwrap();
+    let (code, r) = analyze_json(&p, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(r.samples, 1 << 19);
+    assert_eq!(r.sample_rate_hz, FS);
+    assert_eq!(r.center_hz, Some(FC));
+    check_peaks(&r, 0.0);
+    let cut = dir.path().join("cut.wav");
+    std::fs::write(&cut, &bytes[..bytes.len() - 1000]).unwrap();
+    expect_bad(
+        &["analyze", cut.to_str().unwrap()],
+        &format!(
+            "its ds64 chunk says the data holds {} bytes, but only {} follow the header: truncated",
+            data.len(),
+            data.len() - 1000
+        ),
+    );
+}
+
 #[test]
 fn sigmf_meta_or_data_path_rate_and_centre_from_the_meta() {
     let dir = tempfile::tempdir().unwrap();

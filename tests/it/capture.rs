@@ -732,3 +732,36 @@ fn an_unwritable_plot_keeps_the_capture_and_its_recording() {
         err(&o)
     );
 }
+
+/// The progress bar is drawn on a terminal, and not on a dumb one: it redraws
+/// its line with `ESC [2K`, which a dumb terminal (an editor's shell buffer, a
+/// serial console's log) shows as text, one bar per redraw.
+#[cfg(unix)]
+#[test]
+fn no_progress_bar_on_a_dumb_terminal() {
+    for (term, bar) in [("xterm", true), ("dumb", false)] {
+        let mut cmd = crate::util::rxnode_cmd();
+        cmd.args([
+            "--sim",
+            "capture",
+            "-d",
+            &format!("driver=rxsim,pace=1,serial=term{term}"),
+            "-f",
+            "100M",
+            "-r",
+            "1M",
+            "-t",
+            "1",
+        ])
+        .env("TERM", term);
+        let mut pty = crate::util::Pty::spawn(&mut cmd);
+        pty.wait_for("status: PASS", 1, 60);
+        let _ = pty.child.wait();
+        let screen = pty.screen();
+        assert_eq!(
+            screen.contains("\x1b[2K") && screen.contains(" capture ["),
+            bar,
+            "TERM={term}: {screen:?}"
+        );
+    }
+}

@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 mod cs8;
 #[cfg(unix)]
+mod fifo;
+#[cfg(unix)]
 mod gnuradio;
 mod integrity;
 mod sigmf_shapes;

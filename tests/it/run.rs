@@ -18,6 +18,8 @@ mod progress;
 mod radio_lock;
 mod red;
 mod rerun;
+#[cfg(unix)]
+mod unwritten;
 mod yellow;
 
 // ---------------------------------------------------------------- typed result

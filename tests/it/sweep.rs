@@ -428,3 +428,72 @@ fn a_sweep_whose_csv_cannot_be_written_is_still_reported() {
     assert!(!text.contains("no plot written"), "{text}");
     assert!(!png.exists());
 }
+
+/// Outputs are never overwritten without `--force`, also when another program
+/// (a second rxnode naming the same file) writes one while the sweep runs: the
+/// CSV and the PNG that appeared meanwhile are kept as they are, the sweep's
+/// report is still printed, and the error names the file. Both sweeps said
+/// "wrote CSV" and the first one's CSV was silently lost.
+#[test]
+fn an_output_that_appears_during_the_sweep_is_not_replaced() {
+    let d = tempfile::tempdir().unwrap();
+    let (csv, png) = (d.path().join("same.csv"), d.path().join("same.png"));
+    let log = d.path().join("events.log");
+    let child = crate::util::rxnode_cmd()
+        .current_dir(d.path())
+        .env("RXSIM_EVENT_LOG", &log)
+        .args([
+            "--sim",
+            "sweep",
+            "-d",
+            "driver=rxsim,serial=appear,pace=1",
+            "--start-hz",
+            "100M",
+            "--stop-hz",
+            "108M",
+            "--bin-hz",
+            "10k",
+            "--csv",
+            "same.csv",
+            "--plot",
+            "same.png",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The checks at the start found neither; once the radio streams, another
+    // program writes both.
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("activateStream")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the sweep never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::write(&csv, b"theirs\n").unwrap();
+    std::fs::write(&png, b"their picture").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{se}");
+    assert_eq!(std::fs::read(&csv).unwrap(), b"theirs\n", "{se}");
+    assert_eq!(std::fs::read(&png).unwrap(), b"their picture", "{se}");
+    assert!(
+        se.contains(
+            "same.csv appeared while this command ran (another program wrote it): not replaced"
+        ),
+        "{se}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("sweep "),
+        "the report was not printed"
+    );
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}

@@ -78,8 +78,8 @@ pub use crate::{
         RecordingMeta, STDOUT_TARGET,
     },
     regular::{
-        not_regular, open_regular, open_regular_nofollow, read_regular, read_regular_to_string,
-        NotRegular,
+        not_regular, open_fifo_write, open_regular, open_regular_nofollow, open_regular_write,
+        read_regular, read_regular_to_string, write_regular, NotRegular, WriteMode,
     },
     stitch::{
         band_peaks, band_threshold_db, why_no_band_floor, HopPlacement, Stitcher, BAND_MIN_SNR_DB,

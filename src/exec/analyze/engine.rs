@@ -5,10 +5,7 @@ use super::*;
 
 /// A progress bar for a long file on a terminal (never with `--json`).
 pub(super) fn progress_bar(ctx: &Ctx, samples: u64) -> Option<indicatif::ProgressBar> {
-    (!ctx.json
-        && samples > PROGRESS_FROM_SAMPLES
-        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
-    .then(|| {
+    (!ctx.json && samples > PROGRESS_FROM_SAMPLES && crate::term::stderr_progress()).then(|| {
         let bar = indicatif::ProgressBar::new(samples);
         bar.set_style(
             indicatif::ProgressStyle::with_template(

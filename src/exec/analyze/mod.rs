@@ -222,7 +222,7 @@ pub fn cmd_analyze(ctx: &Ctx, args: &AnalyzeOptions) -> Result<Outcome> {
     let unplotted = plot
         .filter(|(_, psd)| drawable(psd))
         .and_then(|(plot, psd)| {
-            write_plot(plot, psd, &report)
+            write_plot(plot, args.force, psd, &report)
                 .with_context(|| format!("cannot write plot {}", plot.display()))
                 .err()
         });

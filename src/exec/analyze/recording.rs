@@ -130,14 +130,16 @@ pub(super) fn settled(
 ) -> Result<Option<f64>> {
     match (given, own) {
         (Some(g), Some(o)) if (g - o).abs() > 1e-9 * o.abs().max(1.0) => {
-            let whose = match info.format {
-                IqFormat::Wav => "WAV header",
+            let whose = match (field, info.format) {
+                ("sample_rate_hz", IqFormat::Wav) => "WAV header",
+                (_, IqFormat::Wav) => "WAV's auxi chunk",
                 _ => "SigMF meta",
             };
-            let what = if field == "sample_rate_hz" {
-                "core:sample_rate"
-            } else {
-                "core:frequency"
+            let what = match (field, info.format) {
+                ("sample_rate_hz", IqFormat::Wav) => "sample rate",
+                ("sample_rate_hz", _) => "core:sample_rate",
+                (_, IqFormat::Wav) => "CenterFreq",
+                _ => "core:frequency",
             };
             let place = info.meta_path.as_ref().unwrap_or(&info.data_path);
             Err(bad_field_text(

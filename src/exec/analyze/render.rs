@@ -187,7 +187,12 @@ pub(super) fn clock_line(c: &RecordingClock) -> String {
 
 /// Spectrum PNG with axes, title, labelled peaks, noise floor and CLKIN markers
 /// (`crate::result::plot`).
-pub(super) fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeReport) -> Result<()> {
+pub(super) fn write_plot(
+    path: &std::path::Path,
+    force: bool,
+    psd: &PsdTrace,
+    r: &AnalyzeReport,
+) -> Result<()> {
     let name = std::path::Path::new(&r.file)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -206,8 +211,9 @@ pub(super) fn write_plot(path: &std::path::Path, psd: &PsdTrace, r: &AnalyzeRepo
         .iter()
         .map(|p| (p.frequency_hz, p.power_db))
         .collect();
-    crate::result::plot::write_spectrum(
-        path,
-        &crate::result::plot::live_spectrum(title, psd, peaks, r.noise_floor_db, r.clkin.as_ref()),
-    )
+    let plot =
+        crate::result::plot::live_spectrum(title, psd, peaks, r.noise_floor_db, r.clkin.as_ref());
+    crate::result::plot::write_output(path, force, |t| {
+        crate::result::plot::write_spectrum(t, &plot)
+    })
 }

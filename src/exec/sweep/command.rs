@@ -462,7 +462,12 @@ fn write_files(
 ) -> Result<()> {
     if let Some(p) = args.csv.as_ref().filter(|p| !is_stdout(p)) {
         let csv = rtl_power_csv(&sw.report);
-        write_new(p, csv.as_bytes())?;
+        if args.force {
+            write_new(p, csv.as_bytes())?;
+        } else {
+            crate::store::fsutil::write_atomic_new(p, csv.as_bytes())
+                .map_err(|e| e.context(format!("cannot write {}", p.display())))?;
+        }
         written.push(("CSV", p.clone()));
         *csv_rec = Some(FileRecord {
             bytes: csv.len(),
@@ -478,11 +483,16 @@ fn write_files(
     // No bin of the band with a level: no picture (the text says so), never a
     // made-up axis.
     if let Some(p) = args.plot.as_ref().filter(|_| drawable) {
-        crate::result::plot::write_spectrum(p, &spectrum_plot(sw, "rxnode sweep"))?;
+        let spectrum = spectrum_plot(sw, "rxnode sweep");
+        crate::result::plot::write_output(p, args.force, |t| {
+            crate::result::plot::write_spectrum(t, &spectrum)
+        })?;
         written.push(("spectrum PNG", p.clone()));
         if let Some(h) = heatmap(sw, "rxnode sweep") {
             let hp = heatmap_path_of(p);
-            crate::result::plot::write_heatmap(&hp, &h)?;
+            crate::result::plot::write_output(&hp, args.force, |t| {
+                crate::result::plot::write_heatmap(t, &h)
+            })?;
             written.push(("heatmap PNG", hp));
         }
     }

@@ -125,7 +125,7 @@ pub(crate) fn execute(
     let done = AtomicBool::new(false);
     let report = std::thread::scope(|scope| {
         // Passes at an interval report one line each instead (the caller's `on_pass`).
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) && s.sweep.interval_s.is_none() {
+        if crate::term::stderr_progress() && s.sweep.interval_s.is_none() {
             scope.spawn(|| progress_bar(&progress, &done));
         }
         let r = run_sweep_observed(&mut radio, &s.sweep, cancel, &progress, on_pass);

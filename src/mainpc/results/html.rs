@@ -229,7 +229,7 @@ pub(super) fn cmd_report(
         w.results,
         nodes_table(&nodes)
     );
-    std::fs::write(&index, page("RX fleet", &body))
+    rxnode_dsp::write_regular(&index, page("RX fleet", &body).as_bytes())
         .with_context(|| format!("cannot write {}", w.index))?;
     f.ctx.report(&w, |w| {
         super::text::terminal_safe(&format!(
@@ -354,9 +354,9 @@ fn result_page(
     body.push_str("<h2>Result</h2>\n");
     body.push_str(&markdown_html(&md));
     let _ = writeln!(body, "<p>Published in <code>{}</code>.</p>", esc(&fd.path));
-    std::fs::write(
-        dir.join(format!("{name}.html")),
-        page(&format!("{} from {}", fd.task_id, fd.node_label()), &body),
+    rxnode_dsp::write_regular(
+        &dir.join(format!("{name}.html")),
+        page(&format!("{} from {}", fd.task_id, fd.node_label()), &body).as_bytes(),
     )
     .with_context(|| format!("cannot write {name}.html"))?;
     Ok(drawn.files.len())

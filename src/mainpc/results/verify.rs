@@ -226,8 +226,8 @@ impl Scratch {
     pub(super) fn validate(&self, md: &[u8], js: &[u8]) -> Result<Vec<String>> {
         let d = self.dir.path();
         let json_path = d.join(RESULT_JSON);
-        std::fs::write(&json_path, js)?;
-        std::fs::write(d.join(RESULT_MD), md)?;
+        rxnode_dsp::write_regular(&json_path, js)?;
+        rxnode_dsp::write_regular(&d.join(RESULT_MD), md)?;
         let probs = crate::result::validate_result_files(&json_path, &d.join("checkout"));
         let prefix = d.display().to_string();
         Ok(probs

@@ -355,13 +355,37 @@ fn db_decimals(span_db: f64) -> usize {
     }
 }
 
+/// An operator's output picture: with `replace` (`--force`) drawn over `path`
+/// by `draw` (one of this module's writers); without it drawn beside `path`
+/// and put there only if nothing is there yet — never over a file another
+/// program wrote while the command ran
+/// ([`crate::store::fsutil::place_new`]).
+pub(crate) fn write_output(
+    path: &Path,
+    replace: bool,
+    draw: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
+    if replace {
+        return draw(path);
+    }
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("plot");
+    let tmp = path.with_file_name(format!(".{stem}.new-{}.png", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let r = draw(&tmp).and_then(|()| crate::store::fsutil::place_new(&tmp, path));
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
 /// Write atomically: draw into a temporary PNG beside `path`, then rename.
 fn atomically(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("plot");
     let tmp = path.with_file_name(format!(".{stem}.tmp-{}.png", std::process::id()));
     // Made here first, so a folder that is missing, not a folder, read-only or full
     // is said plainly (the drawing library would wrap the same error in its own).
-    std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", path.display()))?;
+    rxnode_dsp::open_regular_write(&tmp, rxnode_dsp::WriteMode::Truncate, false)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     let r = draw(&tmp);
     if r.is_err() {
         let _ = std::fs::remove_file(&tmp);

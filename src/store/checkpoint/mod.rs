@@ -199,10 +199,7 @@ fn save(p: &Path, key: &NodeKey, c: &Checkpoint) -> Result<()> {
     let tmp = crate::store::fsutil::atomic_tmp(p);
     // Never written through a link planted at the temporary name.
     let _ = std::fs::remove_file(&tmp);
-    let done = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
+    let done = rxnode_dsp::open_regular_write(&tmp, rxnode_dsp::WriteMode::CreateNew, false)
         .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
         .and_then(|()| std::fs::rename(&tmp, p));
     if done.is_err() {

@@ -261,6 +261,161 @@ fn unfinalised_wav(path: &Path) -> Option<String> {
     None
 }
 
+/// The centre frequency a WAV's `auxi` chunk records, when it has one: the
+/// chunk SpectraVue, HDSDR, SDR# and SDRuno write (two SYSTEMTIMEs, then
+/// `CenterFreq`, a 32-bit Hz count). `None` without the chunk or with a 0
+/// there (not recorded); an implausible value is an error naming the chunk
+/// (docs/operator.md#analysing-a-recording).
+fn auxi_center(path: &Path) -> Result<Option<f64>> {
+    let (mut f, size) = open_regular(path)?;
+    let mut head = [0u8; 12];
+    if f.read_exact(&mut head).is_err()
+        || !matches!(&head[..4], b"RIFF" | b"RF64")
+        || &head[8..12] != b"WAVE"
+    {
+        return Ok(None);
+    }
+    let mut at = 12u64;
+    // A few chunks: fmt, auxi, data, maybe a list; never more than 64 looked at.
+    for _ in 0..64 {
+        let mut h = [0u8; 8];
+        if at + 8 > size || f.seek(SeekFrom::Start(at)).is_err() || f.read_exact(&mut h).is_err() {
+            return Ok(None);
+        }
+        let len = u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]]));
+        if &h[..4] == b"auxi" {
+            let mut b = [0u8; 36];
+            if len < 36 || f.read_exact(&mut b).is_err() {
+                return Err(bad(
+                    path,
+                    format!("its auxi chunk is {len} bytes, too short to hold CenterFreq (36)"),
+                ));
+            }
+            let hz = f64::from(u32::from_le_bytes([b[32], b[33], b[34], b[35]]));
+            if hz == 0.0 {
+                return Ok(None);
+            }
+            if let Some(why) = rxnode_interlock::Quantity::Frequency.implausible(hz) {
+                return Err(bad(path, format!("the auxi chunk's CenterFreq: {why}")));
+            }
+            return Ok(Some(hz));
+        }
+        at += 8 + len + (len & 1);
+    }
+    Ok(None)
+}
+
+impl IqReader {
+    /// An RF64 WAV (EBU Tech 3306: a WAV over 4 GiB, as HDSDR and SDRuno write
+    /// it): the `ds64` chunk holds the data chunk's 64-bit size, `fmt ` the
+    /// layout; the samples are then read in place as raw interleaved I/Q.
+    fn open_rf64(path: &Path, size: u64) -> Result<Self> {
+        let (mut f, _) = open_regular(path)?;
+        let mut head = [0u8; 12];
+        f.read_exact(&mut head).map_err(io(path))?;
+        if &head[8..12] != b"WAVE" {
+            return Err(bad(path, "an RF64 file that is not a WAVE"));
+        }
+        let (mut ds64_data, mut fmt, mut data_at) = (None, None, None);
+        let mut at = 12u64;
+        for _ in 0..64 {
+            let mut h = [0u8; 8];
+            if at + 8 > size
+                || f.seek(SeekFrom::Start(at)).is_err()
+                || f.read_exact(&mut h).is_err()
+            {
+                break;
+            }
+            let len = u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]]));
+            let body = |f: &mut File, n: usize| -> Result<Vec<u8>> {
+                let mut b = vec![0u8; n];
+                f.read_exact(&mut b).map_err(io(path))?;
+                Ok(b)
+            };
+            match &h[..4] {
+                b"ds64" if len >= 16 => {
+                    let b = body(&mut f, 16)?;
+                    ds64_data = Some(u64::from_le_bytes(b[8..16].try_into().unwrap_or_default()));
+                }
+                b"fmt " if len >= 16 => fmt = Some(body(&mut f, len.min(40) as usize)?),
+                b"data" => {
+                    let n = match (len, ds64_data) {
+                        (0xFFFF_FFFF, Some(n)) => n,
+                        (0xFFFF_FFFF, None) => {
+                            return Err(bad(path, "RF64 data chunk without a ds64 size before it"))
+                        }
+                        (n, _) => n,
+                    };
+                    data_at = Some((at + 8, n));
+                    break;
+                }
+                _ => {}
+            }
+            at += 8 + len + (len & 1);
+        }
+        let (Some(fmt), Some((offset, n))) = (fmt, data_at) else {
+            return Err(bad(path, "an RF64 WAV needs a fmt and a data chunk"));
+        };
+        let u16_at = |i: usize| u16::from_le_bytes([fmt[i], fmt[i + 1]]);
+        let mut tag = u16_at(0);
+        if tag == 0xFFFE && fmt.len() >= 26 {
+            // WAVE_FORMAT_EXTENSIBLE: the sub-format GUID starts with the tag.
+            tag = u16_at(24);
+        }
+        let (channels, bits) = (u16_at(2), u16_at(14));
+        let rate = f64::from(u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]));
+        if channels != 2 {
+            return Err(bad(
+                path,
+                format!("WAV has {channels} channel(s); IQ needs 2 (I left, Q right)"),
+            ));
+        }
+        let datatype = match (tag, bits) {
+            (3, 32) => Datatype::Cf32Le,
+            (1, 16) => Datatype::Ci16Le,
+            (1, 8) => Datatype::Cu8,
+            (t, b) => {
+                return Err(bad(
+                    path,
+                    format!(
+                    "RF64 WAV format tag {t}, {b}-bit is not supported (float 32, int 16, int 8)"
+                ),
+                ))
+            }
+        };
+        let why = match rate {
+            0.0 => Some("0 S/s is not a rate > 0".to_owned()),
+            _ => rxnode_interlock::Quantity::SampleRate.implausible(rate),
+        };
+        if let Some(why) = why {
+            return Err(bad(
+                path,
+                format!("the WAV header's sample rate (fmt chunk): {why}"),
+            ));
+        }
+        if offset.saturating_add(n) > size {
+            return Err(bad(
+                path,
+                format!(
+                    "its ds64 chunk says the data holds {n} bytes, but only {} follow the header: \
+                     truncated",
+                    size.saturating_sub(offset)
+                ),
+            ));
+        }
+        let center_hz = auxi_center(path)?;
+        let data = DataRange {
+            path: path.to_path_buf(),
+            offset,
+            len: n,
+        };
+        let mut r = Self::open_raw(data, datatype, 1, 0, IqFormat::Wav)?;
+        r.info.sample_rate_hz = Some(rate);
+        r.info.center_hz = center_hz;
+        Ok(r)
+    }
+}
+
 /// The refusal of a file that is not a regular file, `kind` in words.
 pub(super) fn not_regular(path: &Path, kind: &str) -> Error {
     bad(
@@ -399,10 +554,15 @@ impl IqReader {
     }
 
     fn open_wav(path: &Path) -> Result<Self> {
-        let (file, len) = open_regular(path)?;
+        let (mut file, len) = open_regular(path)?;
         if len == 0 {
             return Err(bad(path, "empty file (0 bytes)"));
         }
+        let mut magic = [0u8; 4];
+        if file.read_exact(&mut magic).is_ok() && &magic == b"RF64" {
+            return Self::open_rf64(path, len);
+        }
+        file.seek(SeekFrom::Start(0)).map_err(io(path))?;
         let r = hound::WavReader::new(BufReader::new(file)).map_err(|e| {
             let why = unfinalised_wav(path).unwrap_or_default();
             bad(path, format!("not a readable WAV file: {e}{why}"))
@@ -449,6 +609,7 @@ impl IqReader {
             let why = unfinalised_wav(path).unwrap_or_default();
             return Err(bad(path, format!("WAV holds no samples{why}")));
         }
+        let center_hz = auxi_center(path)?;
         Ok(Self {
             info: IqInfo {
                 format: IqFormat::Wav,
@@ -456,7 +617,7 @@ impl IqReader {
                 data_path: path.to_path_buf(),
                 meta_path: None,
                 sample_rate_hz: Some(rate),
-                center_hz: None,
+                center_hz,
                 samples,
                 num_channels: 1,
                 channel: 0,

@@ -48,22 +48,23 @@ fn stdout_file() -> std::io::Result<File> {
 /// Create `path` for writing; an existing file is an error (`AlreadyExists`), never
 /// truncated: a recording is evidence, and a second writer must not replace it. A FIFO
 /// that already exists is opened as it is (it stores nothing: another program reads the
-/// recording as it is written); `-` is standard output.
+/// recording as it is written) once a program has it open for reading — never waited
+/// on here: without a reader it is an error saying so (`rxnode capture` waits for the
+/// reader before it opens the radio); `-` is standard output.
 pub(super) fn create_new(path: &Path) -> Result<File> {
     if path.as_os_str() == STDOUT_TARGET {
         return stdout_file().map_err(io(path));
     }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
+    match crate::open_regular_write(path, crate::WriteMode::CreateNew, false) {
         Ok(f) => Ok(f),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_fifo(path) => {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(io(path))
+            match crate::open_fifo_write(path).map_err(io(path))? {
+                Some(f) => Ok(f),
+                None => Err(io(path)(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "no program has this FIFO open for reading (start the reader first)",
+                ))),
+            }
         }
         Err(e) => Err(io(path)(e)),
     }
