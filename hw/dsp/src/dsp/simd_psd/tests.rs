@@ -275,3 +275,110 @@ fn pass_runs_cross_no_pad() {
         }
     }
 }
+
+/// The lane-per-segment path, forced on, for `n`.
+fn with_vertical(window: &[f32], isa: Isa) -> SimdPsd {
+    let mut k = SimdPsd::with_isa(window, isa).expect("kernel");
+    k.vertical = Some(Vertical::build(window.len(), isa.lanes(), vmax(isa)));
+    k
+}
+
+/// Batches of L segments (and the rest one by one) sum to rustfft's Σ|X|² per bin.
+#[test]
+fn vertical_matches_rustfft() {
+    for isa in isas_here() {
+        for bits in isa.min_n().trailing_zeros()..=13 {
+            let n = 1usize << bits;
+            for (hop, count) in [(n / 2, 2 * isa.lanes() + 3), (n / 4 + 8, isa.lanes() - 1)] {
+                let window = crate::dsp::Window::Hann.build(n);
+                let mut k = with_vertical(&window, isa);
+                let x = signal((count - 1) * hop + n, 7 + bits as u64);
+                k.segments(&x, hop, count);
+                let fft = FftPlanner::<f32>::new().plan_fft_forward(n);
+                let mut want = vec![0.0f64; n];
+                for s in 0..count {
+                    let mut buf: Vec<Complex<f32>> = x[s * hop..s * hop + n]
+                        .iter()
+                        .zip(&window)
+                        .map(|(v, w)| v * w)
+                        .collect();
+                    fft.process(&mut buf);
+                    for (t, v) in want.iter_mut().zip(&buf) {
+                        *t += f64::from(v.norm_sqr());
+                    }
+                }
+                let mut got = vec![0.0f64; n];
+                k.peek(&mut got);
+                let top = want.iter().copied().fold(0.0, f64::max);
+                for (b, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (g - w).abs() <= 1e-4 * top + 1e-3 * w,
+                        "{isa:?} n {n} hop {hop} count {count} bin {b}: got {g}, want {w}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Old and lane-per-segment paths alternating on one 64 Ki-sample block, N = 2048 … ;
+/// prints MS/s (run with --release --ignored --nocapture).
+#[test]
+#[ignore]
+fn vertical_speed() {
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let only = std::env::var("VSIZES").ok();
+    let only_isa = std::env::var("VISA").ok();
+    for isa in isas_here() {
+        if only_isa.as_deref().is_some_and(|v| v != isa.name()) {
+            continue;
+        }
+        for bits in [8u32, 9, 10, 11, 12, 13] {
+            let n = 1usize << bits;
+            if only
+                .as_deref()
+                .is_some_and(|v| !v.split(',').any(|x| x == n.to_string()))
+            {
+                continue;
+            }
+            if n < isa.min_n() {
+                continue;
+            }
+            let window = crate::dsp::Window::Hann.build(n);
+            let x = signal(1 << 16, 3);
+            let hop = n / 2;
+            let count = (x.len() - n) / hop + 1;
+            let mut old = SimdPsd::with_isa(&window, isa).expect("kernel");
+            old.vertical = None;
+            let mut new = with_vertical(&window, isa);
+            let mut best = [0.0f64; 2];
+            let mut all = [Vec::new(), Vec::new()];
+            for _ in 0..rounds {
+                for (i, k) in [&mut old, &mut new].into_iter().enumerate() {
+                    let t = std::time::Instant::now();
+                    let mut fastest = f64::INFINITY;
+                    while t.elapsed().as_secs_f64() < 0.15 {
+                        let c = std::time::Instant::now();
+                        k.segments(&x, hop, count);
+                        fastest = fastest.min(c.elapsed().as_secs_f64());
+                    }
+                    let r = (count * hop) as f64 / fastest / 1e6;
+                    best[i] = best[i].max(r);
+                    all[i].push(r as u32);
+                    k.reset();
+                }
+            }
+            println!(
+                "{isa:?} n {n}: old {:.0} new {:.0} MS/s ({:.2}x)  old {:?} new {:?}",
+                best[0],
+                best[1],
+                best[1] / best[0],
+                all[0],
+                all[1]
+            );
+        }
+    }
+}
