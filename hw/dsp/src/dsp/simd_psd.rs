@@ -224,77 +224,6 @@ pub(crate) struct SimdPsd {
     acc: Aligned,
     /// The FFT bin held by each slot.
     bin_of_slot: Vec<u32>,
-    /// The lane-per-segment path (L segments at once), when it is built for this size.
-    vertical: Option<Vertical>,
-}
-
-fn vmax(isa: Isa) -> u32 {
-    let v = std::env::var(if isa == Isa::Avx512 {
-        "VMAX512"
-    } else {
-        "VMAX2"
-    })
-    .ok()
-    .and_then(|v| v.parse().ok());
-    v.unwrap_or(if isa == Isa::Avx512 { 3 } else { 2 })
-}
-
-/// The lane-per-segment transform: L segments at once, one per lane, every butterfly
-/// vertical (the same point of L segments in one vector; twiddles broadcast).
-struct Vertical {
-    /// Point p of the L segments: re[L] then im[L] at `2Lp`.
-    buf: Aligned,
-    /// Σ|X|² per DIF position p at `4p`, the lanes folded to 4 (summed in `peek`).
-    acc: Aligned,
-    /// log2 of each pass's radix, first to last.
-    radix_bits: Vec<u32>,
-    /// Per pass: `W_len^{qj}` for j in 0..len/r, q = 1 … r − 1, as (re, im) pairs, j-major.
-    tw: Vec<Vec<f32>>,
-    /// The FFT bin of each DIF position.
-    bin_of_pos: Vec<u32>,
-}
-
-impl Vertical {
-    fn build(n: usize, lanes: usize, max_radix_bits: u32) -> Self {
-        let bits = n.trailing_zeros();
-        let mut radix_bits = Vec::new();
-        let mut left = bits;
-        while left > 0 {
-            let b = if left % max_radix_bits == 0 || left > max_radix_bits {
-                max_radix_bits.min(left)
-            } else {
-                left % max_radix_bits
-            };
-            radix_bits.push(b);
-            left -= b;
-        }
-        if std::env::var_os("VSMALLFIRST").is_some() {
-            radix_bits.reverse();
-        }
-        let mut tw = Vec::new();
-        let mut len = n;
-        for &b in &radix_bits {
-            let r = 1usize << b;
-            let s = len / r;
-            let mut t = Vec::with_capacity(2 * (r - 1) * s);
-            for j in 0..s {
-                for q in 1..r {
-                    let a = -2.0 * std::f64::consts::PI * (q * j) as f64 / len as f64;
-                    t.push(a.cos() as f32);
-                    t.push(a.sin() as f32);
-                }
-            }
-            tw.push(t);
-            len = s;
-        }
-        Self {
-            buf: Aligned::zeroed(2 * lanes * (n + n / 32 + 1)),
-            acc: Aligned::zeroed(4 * n),
-            radix_bits,
-            tw,
-            bin_of_pos: (0..n).map(|p| bit_reverse(p, bits) as u32).collect(),
-        }
-    }
 }
 
 impl SimdPsd {
@@ -381,8 +310,6 @@ impl SimdPsd {
             *b = bit_reverse(pos, bits) as u32;
         }
         let (split, im_at) = split_buffer(n);
-        let vertical = (std::env::var_os("RXNODE_VERTICAL").is_some() && n <= 8192)
-            .then(|| Vertical::build(n, lanes, vmax(isa)));
         Some(Self {
             isa,
             n,
@@ -394,7 +321,6 @@ impl SimdPsd {
             im_at,
             acc: Aligned::zeroed(n),
             bin_of_slot,
-            vertical,
         })
     }
 
@@ -452,13 +378,6 @@ impl SimdPsd {
                 *t += f64::from(a);
             }
         }
-        if let Some(v) = &self.vertical {
-            for (&b, a) in v.bin_of_pos.iter().zip(v.acc.as_slice().chunks_exact(4)) {
-                if let Some(t) = totals.get_mut(b as usize) {
-                    *t += a.iter().map(|&x| f64::from(x)).sum::<f64>();
-                }
-            }
-        }
     }
 
     /// Σ|x|² (f32 partial sums of at most 4096 samples, added in f64) and the number of
@@ -483,9 +402,6 @@ impl SimdPsd {
     /// Clear the accumulator.
     pub(crate) fn reset(&mut self) {
         self.acc.as_mut_slice().fill(0.0);
-        if let Some(v) = &mut self.vertical {
-            v.acc.as_mut_slice().fill(0.0);
-        }
     }
 }
 

@@ -53,14 +53,6 @@ pub(super) trait Simd: Copy {
     /// registers, and |X|² into `acc` (slot Lr + lane for register r). `re`, `im`,
     /// `acc` have L² aligned f32; `tw` is [`SimdPsd::final_tw`].
     unsafe fn final_group(re: *const f32, im: *const f32, acc: *mut f32, tw: *const f32);
-    /// L/2 interleaved complex points of L segments (segment k's at `src + k·stride`)
-    /// through the window at `win`, one segment per lane (an L × L transpose): point
-    /// `i + q`'s re vector at `buf + 2L·vpad(i + q)`, its im vector L further. `win` has
-    /// L/2 readable f32; `i` is a multiple of L/2.
-    /// |v|² with its L lanes folded to 4 (lane i holds the sum of lanes ≡ i mod 4)
-    /// added to the 4 f32 at `acc` (16-byte aligned).
-    unsafe fn accumulate4(acc: *mut f32, v: Cx<Self>);
-    unsafe fn input_block(src: *const f32, stride: usize, win: *const f32, buf: *mut f32, i: usize);
 }
 
 /// A complex vector of L lanes, split.
@@ -619,207 +611,6 @@ unsafe fn stats<S: Simd>(x: &[Complex<f32>], clip: f32) -> (f64, u64) {
     (total, clipped)
 }
 
-/// Where point p of the lane-per-segment buffer is (in units of 2L f32): one point of
-/// padding after every 32, so that streams a power of two ≥ 32 points apart (4 KiB with
-/// 16 lanes) do not share an L1 set.
-#[inline(always)]
-pub(super) fn vpad(p: usize) -> usize {
-    p
-}
-
-/// One pass of the lane-per-segment transform: radix 2^`b` DIF over the `len` points
-/// from `base` (point p at `buf + 2Lp`), twiddles `tw` ([`super::Vertical::tw`]); the
-/// last pass adds |X|² to `acc` (position p at `acc + Lp`) instead of storing.
-///
-/// # Safety
-/// Inlined into an entry point with `S`'s features; `buf` holds the points, `acc`
-/// their slots, `tw` the pass's twiddles.
-#[inline(always)]
-unsafe fn vertical_pass<S: Simd>(
-    buf: *mut f32,
-    acc: *mut f32,
-    base: usize,
-    len: usize,
-    b: u32,
-    tw: *const f32,
-    last: bool,
-    js: (usize, usize),
-) {
-    let l = S::LANES;
-    let r = 1usize << b;
-    let s = len / r;
-    for j in js.0..js.1.min(s) {
-        match b {
-            3 => {
-                let mut x = [Cx::<S>::zero(); 8];
-                for (k, xk) in x.iter_mut().enumerate() {
-                    *xk = vload(buf, base + j + k * s);
-                }
-                let mut ww = [Cx::<S>::zero(); 7];
-                for (q, wq) in ww.iter_mut().enumerate() {
-                    *wq = vtw(tw, r, j, q + 1);
-                }
-                for (k, v) in radix8(x, Some(ww)).into_iter().enumerate() {
-                    vout(buf, acc, base + j + k * s, v, last);
-                }
-            }
-            2 => {
-                let mut x = [Cx::<S>::zero(); 4];
-                for (k, xk) in x.iter_mut().enumerate() {
-                    *xk = vload(buf, base + j + k * s);
-                }
-                let w = [vtw(tw, r, j, 1), vtw(tw, r, j, 2), vtw(tw, r, j, 3)];
-                for (k, v) in radix4(x, Some(w)).into_iter().enumerate() {
-                    vout(buf, acc, base + j + k * s, v, last);
-                }
-            }
-            _ => {
-                let x0 = vload::<S>(buf, base + j);
-                let x1 = vload::<S>(buf, base + j + s);
-                vout(buf, acc, base + j, add(x0, x1), last);
-                vout(
-                    buf,
-                    acc,
-                    base + j + s,
-                    mul(sub(x0, x1), vtw(tw, r, j, 1)),
-                    last,
-                );
-            }
-        }
-    }
-}
-
-/// Point `p` of the lane-per-segment buffer.
-///
-/// # Safety
-/// `buf` holds point `p` ([`vpad`]).
-#[inline(always)]
-unsafe fn vload<S: Simd>(buf: *const f32, p: usize) -> Cx<S> {
-    let at = buf.add(2 * S::LANES * vpad(p));
-    load(at, at.add(S::LANES), 0)
-}
-
-/// Store `v` as point `p`, or (`last`) add its |X|² to position `p`'s slots.
-///
-/// # Safety
-/// `buf` holds point `p`, `acc` its slots.
-#[inline(always)]
-unsafe fn vout<S: Simd>(buf: *mut f32, acc: *mut f32, p: usize, v: Cx<S>, last: bool) {
-    if last {
-        S::accumulate4(acc.add(4 * p), v);
-    } else {
-        let at = buf.add(2 * S::LANES * vpad(p));
-        store(at, at.add(S::LANES), 0, v);
-    }
-}
-
-/// Twiddle `w^q` of point `j` of a radix-`r` pass, broadcast.
-///
-/// # Safety
-/// `tw` is that pass's table with point `j`.
-#[inline(always)]
-unsafe fn vtw<S: Simd>(tw: *const f32, r: usize, j: usize, q: usize) -> Cx<S> {
-    let t = tw.add(2 * ((r - 1) * j + q - 1));
-    Cx::splat(*t, *t.add(1))
-}
-
-/// `count` segments `hop` apart: batches of L through the lane-per-segment transform,
-/// the rest one by one.
-///
-/// # Safety
-/// As [`segment`]; `x.len() ≥ (count − 1)·hop + p.n`; `p.vertical` is built.
-#[inline(always)]
-unsafe fn segments_vertical<S: Simd>(
-    p: &mut SimdPsd,
-    x: &[Complex<f32>],
-    hop: usize,
-    count: usize,
-) {
-    let n = p.n;
-    let l = S::LANES;
-    let batches = count / l;
-    if let Some(v) = &mut p.vertical {
-        let buf = v.buf.as_mut_slice().as_mut_ptr();
-        let acc = v.acc.as_mut_slice().as_mut_ptr();
-        let win = p.window.as_slice().as_ptr();
-        let skip: u32 = std::env::var("VSKIP")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        for bt in 0..batches {
-            let src = x.as_ptr().add(bt * l * hop).cast::<f32>();
-            let passes = v.radix_bits.len();
-            let first = 1usize << v.radix_bits[0];
-            let sub = n / first;
-            if std::env::var_os("VFUSE").is_some() {
-                // The input transposed for L/2 points of each of the first pass's
-                // streams, then that pass's butterflies over them while they are in L1.
-                let mut j0 = 0;
-                while j0 < sub {
-                    for k in 0..first {
-                        let i = j0 + k * sub;
-                        S::input_block(src.add(2 * i), 2 * hop, win.add(i), buf, i);
-                    }
-                    vertical_pass::<S>(
-                        buf,
-                        acc,
-                        0,
-                        n,
-                        v.radix_bits[0],
-                        v.tw[0].as_ptr(),
-                        passes == 1,
-                        (j0, j0 + l / 2),
-                    );
-                    j0 += l / 2;
-                }
-            } else {
-                let mut i = 0;
-                while i < n && skip != 1 {
-                    S::input_block(src.add(2 * i), 2 * hop, win.add(i), buf, i);
-                    i += l / 2;
-                }
-                if skip == 2 {
-                    continue;
-                }
-                vertical_pass::<S>(
-                    buf,
-                    acc,
-                    0,
-                    n,
-                    v.radix_bits[0],
-                    v.tw[0].as_ptr(),
-                    passes == 1,
-                    (0, n),
-                );
-            }
-            for blk in 0..first {
-                let mut len = sub;
-                for k in 1..passes {
-                    let b = v.radix_bits[k];
-                    let mut base = blk * sub;
-                    while base < (blk + 1) * sub {
-                        vertical_pass::<S>(
-                            buf,
-                            acc,
-                            base,
-                            len,
-                            b,
-                            v.tw[k].as_ptr(),
-                            k + 1 == passes,
-                            (0, len),
-                        );
-                        base += len;
-                    }
-                    len >>= b;
-                }
-            }
-        }
-    }
-    for k in batches * l..count {
-        segment::<S>(p, x.get_unchecked(k * hop..k * hop + n));
-    }
-}
-
 /// The AVX-512 kernel.
 ///
 /// # Safety
@@ -841,19 +632,9 @@ pub(super) unsafe fn segments_avx512(
     hop: usize,
     count: usize,
 ) {
-    if p.vertical.is_some() {
-        vertical_avx512(p, x, hop, count);
-        return;
-    }
     for k in 0..count {
         segment::<Avx512>(p, x.get_unchecked(k * hop..k * hop + p.n));
     }
-}
-
-#[target_feature(enable = "avx512f")]
-#[inline(never)]
-unsafe fn vertical_avx512(p: &mut SimdPsd, x: &[Complex<f32>], hop: usize, count: usize) {
-    segments_vertical::<Avx512>(p, x, hop, count);
 }
 
 /// The AVX2 kernel over `count` segments `hop` apart.
@@ -862,10 +643,6 @@ unsafe fn vertical_avx512(p: &mut SimdPsd, x: &[Complex<f32>], hop: usize, count
 /// As [`segment_avx2`], with `x.len() ≥ (count − 1)·hop + p.n`.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn segments_avx2(p: &mut SimdPsd, x: &[Complex<f32>], hop: usize, count: usize) {
-    if p.vertical.is_some() {
-        segments_vertical::<Avx2>(p, x, hop, count);
-        return;
-    }
     for k in 0..count {
         segment::<Avx2>(p, x.get_unchecked(k * hop..k * hop + p.n));
     }

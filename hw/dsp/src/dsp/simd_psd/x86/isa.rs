@@ -48,8 +48,6 @@ macro_rules! arithmetic {
     };
 }
 
-const PF: usize = 1024;
-
 /// AVX-512F (the kernels are chosen on CPUs with DQ too): 16 lanes.
 #[derive(Clone, Copy)]
 pub(super) struct Avx512;
@@ -209,41 +207,6 @@ impl Simd for Avx512 {
             accumulate(acc.add(16 * k), v);
         }
     }
-
-    #[inline(always)]
-    unsafe fn accumulate4(acc: *mut f32, v: Cx<Self>) {
-        let p = _mm512_fmadd_ps(v.re, v.re, _mm512_mul_ps(v.im, v.im));
-        let h = _mm256_add_ps(
-            _mm512_castps512_ps256(p),
-            _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(p))),
-        );
-        let q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps::<1>(h));
-        _mm_store_ps(acc, _mm_add_ps(_mm_load_ps(acc), q));
-    }
-
-    #[inline(always)]
-    unsafe fn input_block(
-        src: *const f32,
-        stride: usize,
-        win: *const f32,
-        buf: *mut f32,
-        i: usize,
-    ) {
-        let dst = buf.add(32 * vpad(i));
-        let mut r = [_mm512_setzero_ps(); 16];
-        for (k, v) in r.iter_mut().enumerate() {
-            *v = _mm512_loadu_ps(src.add(k * stride));
-            if PF > 0 {
-                _mm_prefetch::<_MM_HINT_T1>(src.add(k * stride + PF).cast::<i8>());
-            }
-        }
-        for (k, v) in Self::transpose(r).into_iter().enumerate() {
-            _mm512_store_ps(
-                dst.add(16 * k),
-                _mm512_mul_ps(v, _mm512_set1_ps(*win.add(k / 2))),
-            );
-        }
-    }
 }
 
 /// AVX2 and FMA: 8 lanes.
@@ -353,37 +316,6 @@ impl Simd for Avx2 {
         let x: [Cx<Self>; 8] = join(Self::transpose(rr), Self::transpose(ii));
         for (k, v) in radix8(x, None).into_iter().enumerate() {
             accumulate(acc.add(8 * k), v);
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn accumulate4(acc: *mut f32, v: Cx<Self>) {
-        let p = _mm256_fmadd_ps(v.re, v.re, _mm256_mul_ps(v.im, v.im));
-        let q = _mm_add_ps(_mm256_castps256_ps128(p), _mm256_extractf128_ps::<1>(p));
-        _mm_store_ps(acc, _mm_add_ps(_mm_load_ps(acc), q));
-    }
-
-    #[inline(always)]
-    unsafe fn input_block(
-        src: *const f32,
-        stride: usize,
-        win: *const f32,
-        buf: *mut f32,
-        i: usize,
-    ) {
-        let dst = buf.add(16 * vpad(i));
-        let mut r = [_mm256_setzero_ps(); 8];
-        for (k, v) in r.iter_mut().enumerate() {
-            *v = _mm256_loadu_ps(src.add(k * stride));
-            if PF > 0 && k % 2 == 0 {
-                _mm_prefetch::<_MM_HINT_T1>(src.add(k * stride + PF).cast::<i8>());
-            }
-        }
-        for (k, v) in Self::transpose(r).into_iter().enumerate() {
-            _mm256_store_ps(
-                dst.add(8 * k),
-                _mm256_mul_ps(v, _mm256_set1_ps(*win.add(k / 2))),
-            );
         }
     }
 }
