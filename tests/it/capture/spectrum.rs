@@ -114,7 +114,11 @@ fn dsp_threads_give_the_one_thread_spectrum() {
     };
     assert!(!one.peaks.is_empty());
     for (a, b) in peaks(&one).iter().zip(&peaks(&three)) {
-        assert_eq!(a.0, b.0);
+        // Between bins a peak is solved from three bins: the same to a milli-bin.
+        assert!(
+            (a.0 - b.0).abs() < 1e-3 * 1e6 / one.fft_size as f64,
+            "{a:?} vs {b:?}"
+        );
         assert!((a.1 - b.1).abs() < 0.01, "{a:?} vs {b:?}");
     }
     assert_eq!(one.peaks.len(), three.peaks.len());

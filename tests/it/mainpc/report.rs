@@ -134,7 +134,7 @@ fn show_renders_the_result_and_plots_the_nodes_pictures_from_published_data() {
         "Status         PASS",
         "Checks\n──────",
         "CLKIN: PASS",
-        "100.09",
+        "1     100.100000 MHz",
         "Sweep 1",
         "Noise floor",
     ] {

@@ -6,9 +6,13 @@ use std::ops::Range;
 /// A spectral peak.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Peak {
-    /// Frequency (Hz; absolute RF when the centre is known, else baseband).
+    /// Frequency (Hz; absolute RF when the centre is known, else baseband): the
+    /// tone's, between bins, when the peak bin and its two neighbours have one tone's
+    /// shape through the window ([`tone_between_bins`]); else the peak bin's centre.
     pub frequency_hz: f64,
-    /// Power of the peak bin, dBFS per FFT bin (as [`crate::Spectrum::psd_db`]).
+    /// Power, dBFS: the tone's (the window's loss between bins put back) when its
+    /// frequency is a tone's, else the peak bin's, dBFS per FFT bin (as
+    /// [`crate::Spectrum::psd_db`]).
     pub power_db: f64,
     /// Power above the noise floor (dB); `null` when the spectrum has no floor — the
     /// samples carry no noise above the FFT's rounding — and so no SNR
@@ -332,6 +336,63 @@ pub fn tone_reach_bins(window: Window, drop_db: f64) -> usize {
     }
     hi
 }
+
+/// A tone's place and power from the peak bin `i` of `db` (dB) and its two
+/// neighbours: `(δ, power_db)`, the tone `δ` bins from the bin's centre (|δ| ≤ ½) and
+/// its power with the window's loss there put back, the noise floor's mean power
+/// (`floor_db`) taken out of each bin first. Solved from the window's own
+/// response ([`Window::tone_power`]): the neighbours' difference over the peak fixes δ,
+/// and their sum must then be what one tone at δ gives, within
+/// [`TONE_SHAPE_TOLERANCE_DB`] — noise near the floor, a modulated signal or a second
+/// tone in the main lobe break that shape, and then there is no such number (`None`).
+pub fn tone_between_bins(
+    db: &[f32],
+    i: usize,
+    window: Window,
+    floor_db: Option<f64>,
+) -> Option<(f64, f64)> {
+    // The noise's mean power in each bin taken out first (`floor_db`, when measured).
+    let noise = floor_db.map_or(0.0, |f| 10f64.powf(f / 10.0));
+    let lin = |v: f32| 10f64.powf(f64::from(v) / 10.0) - noise;
+    let (pm, p0, pp) = (
+        lin(*db.get(i.checked_sub(1)?)?),
+        lin(*db.get(i)?),
+        lin(*db.get(i + 1)?),
+    );
+    if !(p0 > 0.0 && p0.is_finite() && pm > 0.0 && pm.is_finite() && pp > 0.0 && pp.is_finite()) {
+        return None;
+    }
+    // Bin k holds the tone's response k − δ bins away.
+    let at = |k: f64, d: f64| window.tone_power(k - d);
+    let diff = |d: f64| (at(1.0, d) - at(-1.0, d)) / at(0.0, d);
+    let sum = |d: f64| (at(1.0, d) + at(-1.0, d)) / at(0.0, d);
+    let (mut lo, mut hi) = (-0.5f64, 0.5f64);
+    let (dlo, dhi) = (diff(lo), diff(hi));
+    // A tone half-way between two bins may show either as the peak, its neighbours'
+    // difference a hair past the half-bin's for noise: up to 5 % of the range is
+    // taken as that edge (the shape check below still applies).
+    let slack = 0.05 * (dhi - dlo);
+    let observed = (pp - pm) / p0;
+    if !(dlo - slack..=dhi + slack).contains(&observed) {
+        return None;
+    }
+    let observed = observed.clamp(dlo, dhi);
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if diff(mid) < observed {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let d = 0.5 * (lo + hi);
+    let shape_db = 10.0 * ((pp + pm) / p0 / sum(d)).log10();
+    (shape_db.abs() <= TONE_SHAPE_TOLERANCE_DB).then(|| (d, 10.0 * (p0 / at(0.0, d)).log10()))
+}
+
+/// How far (dB) the sum of a peak's neighbours may lie from one tone's before its
+/// place between bins is not a tone's ([`tone_between_bins`]).
+pub const TONE_SHAPE_TOLERANCE_DB: f64 = 0.2;
 
 /// Whether bin `i` stands at least `by_db` above the spectrum on both sides: walking
 /// away from it, the bins fall `by_db` below it before one rises above it (or the

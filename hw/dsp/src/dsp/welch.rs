@@ -1,6 +1,8 @@
 //! Streaming Welch power spectrum.
 use super::noise_stats::{centre_carrier, equivalent_averages, overlap_correlations, NoiseLevels};
-use super::peaks::{find_peaks, median_db, why_no_floor, wide_emission, Peak, PeakReference};
+use super::peaks::{
+    find_peaks, median_db, tone_between_bins, why_no_floor, wide_emission, Peak, PeakReference,
+};
 use super::simd_psd::{Isa, SimdPsd};
 use super::window::Window;
 use crate::error::{Error, Result};
@@ -673,10 +675,16 @@ impl Welch {
                         self.cfg.dc_exclude_bins,
                     )
                 });
+                // A tone between bins: its place and power; else the bin's.
+                let (offset, power_db) = emission
+                    .is_none()
+                    .then(|| tone_between_bins(&psd_db, i, self.cfg.window, noise_floor_db))
+                    .flatten()
+                    .unwrap_or((0.0, f64::from(p)));
                 Peak {
-                    frequency_hz: start_hz + i as f64 * bin_hz,
-                    power_db: f64::from(p),
-                    snr_db: noise_floor_db.map(|f| f64::from(p) - f),
+                    frequency_hz: start_hz + (i as f64 + offset) * bin_hz,
+                    power_db,
+                    snr_db: noise_floor_db.map(|f| power_db - f),
                     emission_hz: emission.map(|r| {
                         [
                             start_hz + r.start as f64 * bin_hz,

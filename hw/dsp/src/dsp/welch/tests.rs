@@ -118,13 +118,12 @@ fn a_noiseless_tone_keeps_its_peak_without_a_floor_or_snr() {
             assert_eq!(s.noise_floor_db, None, "n {n} {e}");
             assert_eq!(s.peaks.len(), 1, "n {n} {e}: {:?}", s.peaks);
             let p = &s.peaks[0];
+            // Between bins, the tone's own frequency and power (its bin alone
+            // would read `want`, the window's loss there).
+            assert!((p.frequency_hz - f).abs() < 1e-3 * rate / n as f64, "{p:?}");
             assert!(
-                (p.frequency_hz - k.round() * rate / n as f64).abs() < 1e-6,
-                "{p:?}"
-            );
-            assert!(
-                (p.power_db - want).abs() < 0.05,
-                "n {n} {e}: {p:?} vs {want}"
+                (p.power_db - 20.0 * 0.5f64.log10()).abs() < 0.02,
+                "n {n} {e}: {p:?}, the bin alone {want}"
             );
             assert_eq!(p.snr_db, None);
         }
@@ -347,7 +346,9 @@ fn simd_and_portable_engines_agree() {
             }
             assert_eq!(a.peaks.len(), b.peaks.len(), "{e} n {n}");
             for (p, q) in a.peaks.iter().zip(&b.peaks) {
-                assert_eq!(p.frequency_hz, q.frequency_hz);
+                // Between bins the frequency is solved from three bins: the same to
+                // a thousandth of a bin.
+                assert!((p.frequency_hz - q.frequency_hz).abs() < 1e-3 * a.bin_hz);
                 assert!((p.power_db - q.power_db).abs() < 0.01);
             }
             let (fa, fb) = (a.noise_floor_db.unwrap(), b.noise_floor_db.unwrap());
@@ -388,7 +389,8 @@ fn large_sizes_agree_on_every_kernel() {
             }
             assert_eq!(a.peaks.len(), b.peaks.len(), "{e} n {n}");
             for (p, q) in a.peaks.iter().zip(&b.peaks) {
-                assert_eq!(p.frequency_hz, q.frequency_hz, "{e} n {n}");
+                let df = (p.frequency_hz - q.frequency_hz).abs();
+                assert!(df < 1e-3 * a.bin_hz, "{e} n {n}: {df} Hz");
                 assert!((p.power_db - q.power_db).abs() < 0.01, "{e} n {n}");
             }
         }
@@ -535,7 +537,8 @@ fn decimation_keeps_the_maximum() {
     assert_eq!(d.len(), 512);
     assert!((step - 4.0 * s.bin_hz).abs() < 1e-9);
     let m = d.iter().copied().fold(f32::MIN, f32::max);
-    assert!((f64::from(m) - s.peaks[0].power_db).abs() < 1e-6);
+    let top = s.psd_db.iter().copied().fold(f32::MIN, f32::max);
+    assert_eq!(m, top);
 }
 
 /// After a break in the stream no segment spans it: two 1000-sample stretches of
@@ -697,4 +700,46 @@ fn a_saturated_input_has_no_floor_and_no_peaks() {
         s.clipped_fraction
     );
     assert!(s.noise_floor_db.is_some() && !s.peaks.is_empty());
+}
+
+/// A tone between bins is reported at its own frequency and power, not its bin's
+/// centre and the window's loss there (up to half a bin and 1.42 dB low with Hann),
+/// through every window; two tones inside one main lobe have no one tone's shape and
+/// keep their bin's centre and level.
+#[test]
+fn a_tone_between_bins_has_its_own_frequency_and_power() {
+    let fs = 1.024e6;
+    let n = 1024;
+    let bin = fs / n as f64;
+    for window in [Window::Hann, Window::BlackmanHarris, Window::FlatTop] {
+        for offset in [0.0, 0.25, 0.5, -0.37, 0.11] {
+            let f = (100.0 + offset) * bin;
+            let x = tones(1 << 16, fs, &[(f, 0.1)], 0.0003);
+            let mut cfg = WelchConfig::new(n, fs);
+            cfg.window = window;
+            let mut w = Welch::new(cfg).unwrap();
+            w.feed(&x);
+            let p = &w.finish().peaks[0];
+            assert!(
+                (p.frequency_hz - f).abs() < 0.01 * bin,
+                "{window:?} {offset}: {p:?}"
+            );
+            assert!(
+                (p.power_db + 20.0).abs() < 0.02,
+                "{window:?} {offset}: {p:?}"
+            );
+        }
+    }
+    // Two equal tones a bin apart: one peak, at a bin's centre (no tone's shape).
+    let x = tones(
+        1 << 16,
+        fs,
+        &[(99.8 * bin, 0.1), (100.8 * bin, 0.1)],
+        0.0003,
+    );
+    let mut w = Welch::new(WelchConfig::new(n, fs)).unwrap();
+    w.feed(&x);
+    let p = &w.finish().peaks[0];
+    let in_bins = p.frequency_hz / bin;
+    assert!((in_bins - in_bins.round()).abs() < 1e-9, "{p:?}");
 }
