@@ -10,8 +10,9 @@ mod remote;
 pub(crate) mod tls;
 
 pub(crate) use history::{
-    entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within,
-    not_an_ancestor_reason, read_blob_at, task_history, Blob, History, Version,
+    commit, entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within,
+    not_an_ancestor_reason, oversized, oversized_on_chain, read_blob_at, task_history, tree, Blob,
+    History, Version,
 };
 pub(crate) use remote::{
     credentials_callback, fetch, fetch_lock_files, missing_local_remote, redact, remote_callbacks,

@@ -311,10 +311,31 @@ pub(crate) fn tracking_commit(
     let name = tracking_ref(remote, branch);
     match repo.find_reference(&name) {
         Ok(r) => {
-            let c = r
-                .peel_to_commit()
-                .with_context(|| format!("{name} does not point to a commit"))?;
-            Ok(Some(c.id()))
+            // The commit's ID without reading the commit: a tip may be a commit
+            // that inflates to GiBs, which the poll refuses unread
+            // (super::history::oversized). Only a tag in between is read, small.
+            let r = r
+                .resolve()
+                .map_err(|e| anyhow!("cannot resolve {name}: {}", e.message()))?;
+            let id = r
+                .target()
+                .ok_or_else(|| anyhow!("{name} does not point to an object"))?;
+            let (size, kind) = repo
+                .odb()
+                .and_then(|o| o.read_header(id))
+                .map_err(|e| anyhow!("{name}: cannot read {id}: {}", e.message()))?;
+            match kind {
+                git2::ObjectType::Commit => Ok(Some(id)),
+                git2::ObjectType::Tag if size <= super::history::MAX_COMMIT_BYTES => {
+                    let c = r
+                        .peel_to_commit()
+                        .with_context(|| format!("{name} does not point to a commit"))?;
+                    Ok(Some(c.id()))
+                }
+                _ => Err(anyhow!(
+                    "{name} does not point to a commit ({kind} {id}, {size} bytes)"
+                )),
+            }
         }
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(anyhow!("cannot read {name}: {}", e.message())),
