@@ -6,6 +6,7 @@
 //! and history reads; the publisher and the executor reuse [`open`],
 //! [`fetch`] and [`read_blob_at`].
 mod history;
+pub(crate) mod packs;
 mod remote;
 pub(crate) mod tls;
 

@@ -254,6 +254,10 @@ fn fetch_once(
     opts.remote_callbacks(remote_callbacks_for(&r, repo.config().ok()));
     let tracking = tracking_ref(remote, push);
     let spec = format!("+{}:{tracking}", push.branch());
+    // The tracking ref is also a plain `git fetch`'s: its chain is checked back to
+    // this node's own branch, which rxnode alone writes.
+    let known = repo.refname_to_id(push.branch()).ok();
+    let before = crate::git::ops::packs::before_fetch(repo, &[tracking.as_str()], Some(known));
     if let Err(e) = r.fetch(&[spec.as_str()], Some(&mut opts), None) {
         let m = format!(
             "fetch of {} from {} failed: {}",
@@ -266,6 +270,16 @@ fn fetch_once(
         } else {
             FetchError::Failed(anyhow::anyhow!(m))
         });
+    }
+    if let Some(why) = crate::git::ops::packs::refuse_oversized(repo, &before) {
+        return Err(FetchError::Failed(crate::exit::refused(format!(
+            "the fetch of {} from {} brought {why}; nothing of it is read or published on \
+             ({tracking} is as before): whoever pushed it must remove that commit from {} \
+             (docs/protocol.md#bound)",
+            push.short(),
+            r.url().map(redact).unwrap_or_default(),
+            push.short()
+        ))));
     }
     match repo.refname_to_id(&tracking) {
         Ok(o) => Ok(Some(o)),
