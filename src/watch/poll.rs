@@ -227,7 +227,9 @@ fn refuse_oversized(
     limit: history::Bounds,
 ) -> Result<()> {
     let stop = marker.and_then(|m| Oid::from_str(m).ok());
-    let Some(why) = ops::oversized_on_chain(repo, tip, stop, limit.commits) else {
+    // A first start examines only the tip: only the tip is checked.
+    let max = if marker.is_none() { 1 } else { limit.commits };
+    let Some(why) = ops::oversized_on_chain(repo, tip, stop, max) else {
         return Ok(());
     };
     let reason = format!(

@@ -587,6 +587,41 @@ mod tests {
         (d, repo)
     }
 
+    /// A commit over the limit is never loaded: `commit` refuses it by its size, the
+    /// chain check finds it behind a commit of normal size, a path lookup in it and an
+    /// ancestry search through it stop, and the walk reports it as where history ends.
+    #[test]
+    fn an_oversized_commit_is_never_read() {
+        let (_d, repo) = temp_repo();
+        let a = commit_file(&repo, "f", b"a", None);
+        let tree = repo.find_commit(a).unwrap().tree_id();
+        let mut raw = format!(
+            "tree {tree}\nparent {a}\nauthor t <t@x> 1 +0000\ncommitter t <t@x> 1 +0000\n\n"
+        )
+        .into_bytes();
+        raw.resize(raw.len() + MAX_COMMIT_BYTES, b'A');
+        let big = repo
+            .odb()
+            .unwrap()
+            .write(git2::ObjectType::Commit, &raw)
+            .unwrap();
+        let c = commit_file(&repo, "f", b"c", Some(big));
+        let why = oversized(&repo, big).unwrap();
+        assert!(
+            why.contains(&format!("commit {big} is {} bytes", raw.len())),
+            "{why}"
+        );
+        assert!(oversized(&repo, a).is_none());
+        assert!(commit(&repo, big).is_err());
+        assert!(entry_at(&repo, big, "f").is_err());
+        assert_eq!(oversized_on_chain(&repo, c, Some(a), 10), Some(why.clone()));
+        assert_eq!(oversized_on_chain(&repo, c, Some(big), 10), None);
+        assert!(!is_ancestor_within(&repo, a, c, 10).unwrap());
+        let h = task_history(&repo, c, Some(a), "f", 10).unwrap();
+        assert!(h.versions.is_empty(), "{:?}", h.versions);
+        assert_eq!(h.incomplete, Some(why));
+    }
+
     fn commit_file(repo: &Repository, path: &str, bytes: &[u8], parent: Option<Oid>) -> Oid {
         let blob = repo.blob(bytes).unwrap();
         let mut tb = repo.treebuilder(None).unwrap();
