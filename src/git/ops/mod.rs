@@ -16,8 +16,8 @@ pub(crate) use history::{
     History, Version,
 };
 pub(crate) use remote::{
-    credentials_callback, fetch, fetch_lock_files, missing_local_remote, redact, remote_callbacks,
-    remote_callbacks_for, set_timeouts, tracking_ref,
+    credentials_callback, fetch, fetch_lock_files, missing_local_remote, oversized_advertised,
+    redact, remote_callbacks, remote_callbacks_for, set_timeouts, tracking_ref,
 };
 
 use anyhow::{Context, Result};

@@ -302,6 +302,32 @@ pub(crate) fn fetch_lock_files(repo: &Repository, remote: &str, branch: &str) ->
     ]
 }
 
+/// First-parent commits checked below each advertised ref by
+/// [`oversized_advertised`]: libgit2's push reads the newest of them (by date)
+/// while it sorts out which of its own commits the remote lacks.
+const ADVERTISED_DEPTH: usize = 16;
+
+/// libgit2's push leaves out of the pack every commit the remote advertises that
+/// this repository holds, reading each whole to do so (and some of their parents):
+/// an oversized commit among them — a plain `git fetch` of every branch brings it
+/// — would be inflated at every push (docs/protocol.md#bound). Called on a remote
+/// connected for pushing, before the push on the same connection: why the first
+/// advertised ref that leads to one (within [`ADVERTISED_DEPTH`]) refuses the push.
+pub(crate) fn oversized_advertised(
+    repo: &Repository,
+    heads: &[git2::RemoteHead<'_>],
+) -> Option<String> {
+    heads.iter().find_map(|h| {
+        let why = super::history::oversized_on_chain(repo, h.oid(), None, ADVERTISED_DEPTH)?;
+        Some(format!(
+            "the remote's {} leads to a commit this checkout holds: {why}; nothing is pushed \
+             while it is advertised — whoever pushed it must remove it from the remote, then \
+             here: `git fetch --prune`, `git reflog expire --expire=now --all`, `git gc --prune=now`",
+            h.name()
+        ))
+    })
+}
+
 /// The commit of `refs/remotes/<remote>/<branch>`, if the ref exists.
 pub(crate) fn tracking_commit(
     repo: &Repository,

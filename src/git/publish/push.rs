@@ -169,6 +169,8 @@ fn push_once(
     }
     let reports: std::cell::RefCell<Vec<(String, Option<String>)>> =
         std::cell::RefCell::new(Vec::new());
+    let url = r.url().map(redact).unwrap_or_default();
+    let mut oversized = None;
     let res = {
         let mut cb = remote_callbacks_for(&r, repo.config().ok());
         cb.push_update_reference(|name, st| {
@@ -179,9 +181,28 @@ fn push_once(
         });
         let mut opts = git2::PushOptions::new();
         opts.remote_callbacks(cb);
-        r.push(&[spec.as_str()], Some(&mut opts))
+        // Connected first, to see what the remote advertises; the push then goes
+        // over the same connection (docs/protocol.md#bound).
+        let first = remote_callbacks_for(&r, repo.config().ok());
+        match r.connect_auth(git2::Direction::Push, Some(first), None) {
+            Err(e) => Err(e),
+            Ok(mut conn) => {
+                oversized = conn
+                    .list()
+                    .ok()
+                    .and_then(|h| crate::git::ops::oversized_advertised(repo, h));
+                match oversized {
+                    Some(_) => Ok(()),
+                    None => conn.remote().push(&[spec.as_str()], Some(&mut opts)),
+                }
+            }
+        }
     };
-    let url = r.url().map(redact).unwrap_or_default();
+    if let Some(why) = oversized {
+        return Err(PushError::Failed(crate::exit::refused(format!(
+            "push to {url} refused: {why}"
+        ))));
+    }
     match res {
         Err(e) => {
             let m = e.message().to_owned();
