@@ -95,7 +95,26 @@ fn push_specs(
         });
         let mut opts = git2::PushOptions::new();
         opts.remote_callbacks(cb);
-        rem.push(specs, Some(&mut opts))
+        // Connected first, to see what the remote advertises; the push then goes
+        // over the same connection (docs/protocol.md#bound).
+        let first = remote_callbacks(repo.config().ok());
+        let mut conn = rem
+            .connect_auth(git2::Direction::Push, Some(first), None)
+            .map_err(|e| {
+                anyhow!(
+                    "push of {} to {shown} failed: {}",
+                    spec.remote_ref(),
+                    redact(e.message())
+                )
+            })?;
+        if let Some(why) = conn
+            .list()
+            .ok()
+            .and_then(|h| crate::git::ops::oversized_advertised(repo, h))
+        {
+            return Err(anyhow!("status push to {shown} refused: {}", redact(&why)));
+        }
+        conn.remote().push(specs, Some(&mut opts))
     };
     res.map_err(|e| {
         anyhow!(

@@ -148,10 +148,16 @@ pub(crate) fn check_commit(
     signers: &[Signer],
     now: i64,
 ) -> Checked {
+    // An oversized commit is never loaded, not even to find its signature.
+    if let Some(why) = crate::git::ops::oversized(repo, commit) {
+        return Checked {
+            commit: commit.to_string(),
+            status: Status::refused("malformed signature", why),
+        };
+    }
     let status = match repo.extract_signature(&commit, None) {
         Ok((sig, data)) => {
-            let when = repo
-                .find_commit(commit)
+            let when = crate::git::ops::commit(repo, commit)
                 .map(|c| c.committer().when().seconds())
                 .unwrap_or(now);
             check_block(&sig, &data, signers, now, when)

@@ -2,7 +2,7 @@
 use super::{history, Flow, WatchOptions, BACKOFF_CAP};
 use crate::exit::Outcome;
 use crate::git::ops;
-use crate::store::ledger::{self, Entry, Event};
+use crate::store::ledger::{self, Entry, Event, Refusal};
 use crate::store::queue;
 use crate::store::state::{self, TaskStatus};
 use anyhow::{Context, Result};
@@ -186,6 +186,7 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: history::Bounds) -> Res
     // writes it (each state read checks the trust root and the whole ledger).
     let st = state::load(&flow.paths)?;
     fetch_recovered(flow, &st, oid)?;
+    refuse_oversized(flow, repo, oid, st.remote_marker.as_deref(), limit)?;
     crate::store::trust::check_watched_tip(&flow.paths, repo, oid, &flow.remote, &flow.branch)?;
     let earlier = if ls.pending_shown {
         Vec::new()
@@ -211,6 +212,45 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: history::Bounds) -> Res
         return Ok(true);
     }
     Ok(end == Some(true))
+}
+
+/// A commit (or its root tree) on the new part of the branch that is larger than
+/// any real one (2 MiB, 16 MiB): a few KiB
+/// pushed that would inflate to GiBs in every read. The poll is refused before
+/// anything reads it — one ledger line per tip — and nothing is examined until
+/// the main PC replaces the branch's tip (docs/protocol.md#bound).
+fn refuse_oversized(
+    flow: &mut Flow<'_>,
+    repo: &Repository,
+    tip: Oid,
+    marker: Option<&str>,
+    limit: history::Bounds,
+) -> Result<()> {
+    let stop = marker.and_then(|m| Oid::from_str(m).ok());
+    // A first start examines only the tip: only the tip is checked.
+    let max = if marker.is_none() { 1 } else { limit.commits };
+    let Some(why) = ops::oversized_on_chain(repo, tip, stop, max) else {
+        return Ok(());
+    };
+    let reason = format!(
+        "{}/{} at {tip}: {why}; nothing on the branch is examined until the main PC replaces \
+         that commit (a commit is a few hundred bytes; docs/protocol.md#bound)",
+        flow.remote, flow.branch
+    );
+    let tip_s = tip.to_string();
+    let seen = ledger::read_all(&flow.paths)?.iter().any(|e| {
+        e.event() == "refused"
+            && e.commit.as_deref() == Some(tip_s.as_str())
+            && e.detail_str("command") == Some("watch")
+    });
+    if !seen {
+        ledger::append(
+            &flow.paths,
+            &Entry::new(Refusal::of("watch", reason.clone())).commit(&tip_s),
+        )?;
+    }
+    flow.record_poll(&format!("refused: {reason}"), false)?;
+    Err(crate::exit::refused(reason))
 }
 
 /// The `.local/STOP` hold: `true` while it holds (said once, recorded each

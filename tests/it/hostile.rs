@@ -301,6 +301,68 @@ fn a_40_mib_task_file_is_not_loaded() {
     assert_rejected_once(&lab, "41943040 bytes; at most");
 }
 
+/// A commit of 8 MiB (a few KiB of zlib: a commit of GiBs costs the main PC no
+/// more to push) holding a new task: the poll refuses the tip without reading
+/// the commit (one ledger line, not repeated), nothing is queued, and the node
+/// is usable again once the main PC replaces the commit. A checkout that pulled
+/// it anyway refuses every command, naming HEAD.
+#[test]
+fn an_oversized_commit_is_refused_unread() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("BEFORE_BOMB", &lab.main_head(), &[]));
+    expect_exit!(watch_remote(&lab, "origin", "a\n").0, 0);
+    let good = lab.main_head();
+    let msg = lab.dir.path().join("msg.txt");
+    std::fs::write(&msg, vec![b'A'; 8 << 20]).unwrap();
+    let t = Lab::task("T_BOMB", &good, &[]);
+    std::fs::write(lab.main.join(TASK_PATH), t).unwrap();
+    git(&lab.main, &["add", TASK_PATH]);
+    git(&lab.main, &["commit", "-q", "-F", msg.to_str().unwrap()]);
+    git(&lab.main, &["push", "-q", "origin", BRANCH]);
+    let bomb = lab.main_head();
+    let refused = |lab: &Lab| {
+        lab.ledger_events()
+            .iter()
+            .filter(|e| e["event"] == "refused" && e["commit"] == bomb.as_str())
+            .count()
+    };
+    for _ in 0..2 {
+        let (out, _) = watch_remote(&lab, "origin", "a\n");
+        no_panic(&out);
+        expect_exit!(out, 3);
+        let se = text(&out.stderr);
+        assert!(
+            se.contains(&format!("commit {bomb} is 838")) && se.contains("over the 2097152 bytes"),
+            "{se}"
+        );
+        assert!(!text(&out.stdout).contains(PROMPT), "{}", text(&out.stdout));
+        assert!(lab.state()["tasks"].get("T_BOMB").is_none());
+        assert_eq!(refused(&lab), 1);
+    }
+    // A checkout that pulled it: every command refuses, naming HEAD.
+    git(&lab.rx, &["pull", "-q", "--ff-only"]);
+    let out = run_fed(lab.rxnode().arg("status"), b"");
+    expect_exit!(out, 3);
+    assert!(
+        text(&out.stderr).contains("HEAD cannot be checked"),
+        "{}",
+        text(&out.stderr)
+    );
+    git(&lab.rx, &["reset", "-q", "--hard", &good]);
+    // The main PC replaces the commit: polling goes on.
+    git(&lab.main, &["reset", "-q", "--hard", &good]);
+    std::fs::write(
+        lab.main.join(TASK_PATH),
+        Lab::task("AFTER_BOMB", &good, &[]),
+    )
+    .unwrap();
+    git(&lab.main, &["commit", "-q", "-am", "post AFTER_BOMB"]);
+    git(&lab.main, &["push", "-q", "-f", "origin", BRANCH]);
+    let (out, _) = watch_remote(&lab, "origin", "a\n");
+    expect_exit!(out, 0);
+    assert_eq!(lab.status_of("AFTER_BOMB"), "approved");
+}
+
 #[test]
 fn binary_task_file_is_rejected() {
     let lab = Lab::new();

@@ -1,6 +1,7 @@
 //! `rxnode publish <TASK_ID> [--push]` against a real bare origin.
 use crate::util::{
-    file_url, git, git_try, ledger_events, run_fed, rxnode_cmd, show, snapshot, start_daemon,
+    file_url, git, git_out, git_try, ledger_events, run_fed, rxnode_cmd, show, snapshot,
+    start_daemon,
 };
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};

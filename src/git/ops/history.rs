@@ -2,7 +2,6 @@
 //! first-parent history of the task file, and ancestry.
 use anyhow::{anyhow, Context, Result};
 use git2::{Oid, Repository, TreeEntry};
-use std::path::Path;
 
 /// A file read from a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +76,89 @@ pub(crate) fn read_blob_at(
     })
 }
 
+/// The largest commit object rxnode reads. A commit is its header and message —
+/// a few hundred bytes, a few KiB with an SSH or OpenPGP signature — but the
+/// branch is hostile, and a zlib stream inflates about 1000-fold: 300 KiB pushed
+/// can hold a commit of 300 MiB, which a read would load whole (twice over,
+/// message and parse). Anything larger is never loaded (docs/protocol.md#bound).
+pub(crate) const MAX_COMMIT_BYTES: usize = 2 << 20;
+
+/// The largest tree object rxnode reads: 16 MiB, some 400 000 entries (the
+/// `rx-results` folder of 100 000 results is 3 MiB); the same reasoning.
+pub(crate) const MAX_TREE_BYTES: usize = 16 << 20;
+
+/// Why the object `id` is not read: it is a commit or tree larger than it may
+/// be, said with its size; `None` when it may be read, or is not in the object
+/// database (the caller's own lookup says that). Reads only the object's header.
+pub(crate) fn oversized(repo: &Repository, id: Oid) -> Option<String> {
+    let (size, kind) = repo.odb().ok()?.read_header(id).ok()?;
+    let (what, max) = match kind {
+        git2::ObjectType::Commit => ("commit", MAX_COMMIT_BYTES),
+        git2::ObjectType::Tree => ("tree", MAX_TREE_BYTES),
+        _ => return None,
+    };
+    (size > max).then(|| {
+        format!(
+            "{what} {id} is {size} bytes, over the {max} bytes a {what} may have: not read \
+             (a few KiB of compressed data can inflate to that)"
+        )
+    })
+}
+
+/// The commit `id`, read only when it is not over [`MAX_COMMIT_BYTES`]
+/// ([`oversized`]): every commit of a branch is read through here.
+pub(crate) fn commit(repo: &Repository, id: Oid) -> Result<git2::Commit<'_>> {
+    if let Some(why) = oversized(repo, id) {
+        anyhow::bail!("{why}");
+    }
+    repo.find_commit(id)
+        .with_context(|| format!("commit {id} is not in this repository"))
+}
+
+/// The tree `id`, read only when it is not over [`MAX_TREE_BYTES`].
+pub(crate) fn tree(repo: &Repository, id: Oid) -> Result<git2::Tree<'_>> {
+    if let Some(why) = oversized(repo, id) {
+        anyhow::bail!("{why}");
+    }
+    repo.find_tree(id)
+        .with_context(|| format!("tree {id} is not in this repository"))
+}
+
+/// Whether the commit `id` is in the object database (its header alone is read).
+fn present(repo: &Repository, id: Oid) -> bool {
+    repo.odb()
+        .ok()
+        .and_then(|o| o.read_header(id).ok())
+        .is_some_and(|(_, k)| k == git2::ObjectType::Commit)
+}
+
+/// The first commit over [`MAX_COMMIT_BYTES`], or whose tree is over
+/// [`MAX_TREE_BYTES`], on the first-parent chain from `tip` down to (not
+/// including) `stop`, looking at no more than `max` commits: why it is not read.
+/// A poll refuses such a tip before anything else reads it.
+pub(crate) fn oversized_on_chain(
+    repo: &Repository,
+    tip: Oid,
+    stop: Option<Oid>,
+    max: usize,
+) -> Option<String> {
+    let mut c = tip;
+    for _ in 0..max {
+        if Some(c) == stop || !present(repo, c) {
+            return None;
+        }
+        if let Some(why) = oversized(repo, c) {
+            return Some(why);
+        }
+        let k = repo.find_commit(c).ok()?;
+        if let Some(why) = oversized(repo, k.tree_id()) {
+            return Some(format!("the root {why}"));
+        }
+        c = k.parent_ids().next()?;
+    }
+    None
+}
+
 /// What a tree holds at a path: the object ID and file mode, or nothing.
 pub(crate) type PathEntry = Option<(Oid, i32)>;
 
@@ -99,9 +181,7 @@ pub(crate) fn last_change(
     let mut c = from;
     let mut entry = entry_at(repo, c, path)?;
     for _ in 0..max_commits {
-        let commit = repo
-            .find_commit(c)
-            .with_context(|| format!("commit {c} is not in this repository"))?;
+        let commit = self::commit(repo, c)?;
         let Ok(parent) = commit.parent_id(0) else {
             let raw = commit.raw_header_bytes();
             if raw.starts_with(b"parent ") || raw.windows(8).any(|w| w == b"\nparent ") {
@@ -129,20 +209,24 @@ pub(crate) fn last_change(
 /// The tree entry at `path` in `commit` (`None` when absent), the one lookup of
 /// [`read_blob_at`] and [`entry_at`].
 fn tree_entry(repo: &Repository, commit: Oid, path: &str) -> Result<Option<TreeEntry<'static>>> {
-    let c = repo
-        .find_commit(commit)
-        .with_context(|| format!("commit {commit} is not in this repository"))?;
-    let tree = c
-        .tree()
-        .with_context(|| format!("commit {commit} has no tree"))?;
-    match tree.get_path(Path::new(path)) {
-        Ok(e) => Ok(Some(e)),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(anyhow!(
-            "cannot look up {path} in {commit}: {}",
-            e.message()
-        )),
+    let c = self::commit(repo, commit)?;
+    let mut t = tree(repo, c.tree_id()).with_context(|| format!("commit {commit} has no tree"))?;
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    for (i, name) in parts.iter().enumerate() {
+        let Some(e) = t.get_name(name).map(|e| e.to_owned()) else {
+            return Ok(None);
+        };
+        if i + 1 == parts.len() {
+            return Ok(Some(e));
+        }
+        if e.kind() != Some(git2::ObjectType::Tree) {
+            return Ok(None);
+        }
+        // Each folder on the way is read only when it is not oversized.
+        t = tree(repo, e.id())
+            .map_err(|err| anyhow!("cannot look up {path} in {commit}: {err:#}"))?;
     }
+    Ok(None)
 }
 
 /// One commit of the first-parent history that changed the task path: one
@@ -202,12 +286,14 @@ fn first_parent_chain(
         if chain.len() >= max_commits {
             return Ok(Some((chain, true, None)));
         }
-        let commit = repo
-            .find_commit(c)
-            .with_context(|| format!("commit {c} is not in this repository"))?;
+        if let Some(why) = oversized(repo, c) {
+            // Never read, and never handed to libgit2's revwalk either.
+            return Ok(Some((chain, false, Some(why))));
+        }
+        let commit = self::commit(repo, c)?;
         chain.push(c);
         match commit.parent_ids().next() {
-            Some(p) if repo.find_commit(p).is_ok() => c = p,
+            Some(p) if present(repo, p) => c = p,
             Some(p) => {
                 let why =
                     format!("the parent {p} of {c} is not in this repository (a shallow clone?)");
@@ -282,11 +368,18 @@ pub(crate) fn task_history(
     };
     let mut walked = 0;
     for (i, &c) in chain.iter().enumerate() {
-        let commit = repo
-            .find_commit(c)
-            .with_context(|| format!("commit {c} is not in this repository"))?;
+        if let Some(why) = oversized(repo, c) {
+            incomplete = Some(why);
+            break;
+        }
+        let commit = self::commit(repo, c)?;
         let parent = commit.parent_ids().next();
-        if let Some(p) = parent.filter(|p| repo.find_commit(*p).is_err()) {
+        if let Some(why) = parent.and_then(|p| oversized(repo, p)) {
+            // What `c` changed cannot be told without its parent's tree.
+            incomplete = Some(why);
+            break;
+        }
+        if let Some(p) = parent.filter(|p| !present(repo, *p)) {
             // A shallow clone's boundary: what `c` changed cannot be told.
             incomplete = Some(format!(
                 "the parent {p} of {c} is not in this repository (a shallow clone?)"
@@ -303,7 +396,7 @@ pub(crate) fn task_history(
         }
         let before = match parent {
             // The same tree holds the same entry: no path lookup needed.
-            Some(p) => match repo.find_commit(p) {
+            Some(p) => match self::commit(repo, p) {
                 Ok(pc) if pc.tree_id() == commit.tree_id() => entry,
                 _ => entry_at(repo, p, path)?,
             },
@@ -321,7 +414,7 @@ pub(crate) fn task_history(
     versions.reverse();
     let not_walked_from = if truncated {
         match chain.last() {
-            Some(&c) => repo.find_commit(c)?.parent_ids().next(),
+            Some(&c) => self::commit(repo, c)?.parent_ids().next(),
             None => Some(tip),
         }
     } else {
@@ -351,7 +444,10 @@ fn first_parent_reaches(repo: &Repository, from: Oid, target: Oid, max: usize) -
         if c == target {
             return true;
         }
-        match repo.find_commit(c).ok().and_then(|k| k.parent_ids().next()) {
+        match self::commit(repo, c)
+            .ok()
+            .and_then(|k| k.parent_ids().next())
+        {
             Some(p) => c = p,
             None => return false,
         }
@@ -368,7 +464,7 @@ fn reaches_within(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool
     let mut queue: BinaryHeap<(i64, Oid)> = BinaryHeap::new();
     let push = |q: &mut BinaryHeap<(i64, Oid)>, seen: &mut HashSet<Oid>, o: Oid| {
         if seen.insert(o) {
-            if let Ok(c) = repo.find_commit(o) {
+            if let Ok(c) = self::commit(repo, o) {
                 q.push((c.time().seconds(), o));
             }
         }
@@ -383,7 +479,7 @@ fn reaches_within(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool
         if looked >= max {
             return false;
         }
-        if let Ok(c) = repo.find_commit(o) {
+        if let Ok(c) = self::commit(repo, o) {
             for p in c.parent_ids() {
                 push(&mut queue, &mut seen, p);
             }
@@ -414,7 +510,7 @@ pub(crate) fn is_ancestor_within(
     if ancestor == commit {
         return Ok(true);
     }
-    if repo.find_commit(ancestor).is_err() {
+    if self::commit(repo, ancestor).is_err() {
         return Ok(false);
     }
     if first_parent_reaches(repo, commit, ancestor, max) {
@@ -439,7 +535,7 @@ pub(crate) fn merge_base_within(
         let mut out = Vec::new();
         let mut c = from;
         while out.len() < max {
-            let Ok(k) = repo.find_commit(c) else { break };
+            let Ok(k) = self::commit(repo, c) else { break };
             out.push(c);
             match k.parent_ids().next() {
                 Some(p) => c = p,
@@ -458,7 +554,7 @@ pub(crate) fn is_strict_ancestor(repo: &Repository, ancestor: &str, commit: Oid)
     let Ok(a) = Oid::from_str(ancestor) else {
         return Ok(false);
     };
-    if a == commit || repo.find_commit(a).is_err() {
+    if a == commit || self::commit(repo, a).is_err() {
         return Ok(false);
     }
     is_ancestor_or_same(repo, a, commit)
@@ -489,6 +585,41 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let repo = Repository::init(d.path()).unwrap();
         (d, repo)
+    }
+
+    /// A commit over the limit is never loaded: `commit` refuses it by its size, the
+    /// chain check finds it behind a commit of normal size, a path lookup in it and an
+    /// ancestry search through it stop, and the walk reports it as where history ends.
+    #[test]
+    fn an_oversized_commit_is_never_read() {
+        let (_d, repo) = temp_repo();
+        let a = commit_file(&repo, "f", b"a", None);
+        let tree = repo.find_commit(a).unwrap().tree_id();
+        let mut raw = format!(
+            "tree {tree}\nparent {a}\nauthor t <t@x> 1 +0000\ncommitter t <t@x> 1 +0000\n\n"
+        )
+        .into_bytes();
+        raw.resize(raw.len() + MAX_COMMIT_BYTES, b'A');
+        let big = repo
+            .odb()
+            .unwrap()
+            .write(git2::ObjectType::Commit, &raw)
+            .unwrap();
+        let c = commit_file(&repo, "f", b"c", Some(big));
+        let why = oversized(&repo, big).unwrap();
+        assert!(
+            why.contains(&format!("commit {big} is {} bytes", raw.len())),
+            "{why}"
+        );
+        assert!(oversized(&repo, a).is_none());
+        assert!(commit(&repo, big).is_err());
+        assert!(entry_at(&repo, big, "f").is_err());
+        assert_eq!(oversized_on_chain(&repo, c, Some(a), 10), Some(why.clone()));
+        assert_eq!(oversized_on_chain(&repo, c, Some(big), 10), None);
+        assert!(!is_ancestor_within(&repo, a, c, 10).unwrap());
+        let h = task_history(&repo, c, Some(a), "f", 10).unwrap();
+        assert!(h.versions.is_empty(), "{:?}", h.versions);
+        assert_eq!(h.incomplete, Some(why));
     }
 
     fn commit_file(repo: &Repository, path: &str, bytes: &[u8], parent: Option<Oid>) -> Oid {

@@ -6,16 +6,18 @@
 //! and history reads; the publisher and the executor reuse [`open`],
 //! [`fetch`] and [`read_blob_at`].
 mod history;
+pub(crate) mod packs;
 mod remote;
 pub(crate) mod tls;
 
 pub(crate) use history::{
-    entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within,
-    not_an_ancestor_reason, read_blob_at, task_history, Blob, History, Version,
+    commit, entry_at, is_ancestor_within, is_strict_ancestor, last_change, merge_base_within,
+    not_an_ancestor_reason, oversized, oversized_on_chain, read_blob_at, task_history, tree, Blob,
+    History, Version,
 };
 pub(crate) use remote::{
-    credentials_callback, fetch, fetch_lock_files, missing_local_remote, redact, remote_callbacks,
-    remote_callbacks_for, set_timeouts, tracking_ref,
+    credentials_callback, fetch, fetch_lock_files, missing_local_remote, oversized_advertised,
+    redact, remote_callbacks, remote_callbacks_for, set_timeouts, tracking_ref,
 };
 
 use anyhow::{Context, Result};

@@ -302,6 +302,32 @@ pub(crate) fn fetch_lock_files(repo: &Repository, remote: &str, branch: &str) ->
     ]
 }
 
+/// First-parent commits checked below each advertised ref by
+/// [`oversized_advertised`]: libgit2's push reads the newest of them (by date)
+/// while it sorts out which of its own commits the remote lacks.
+const ADVERTISED_DEPTH: usize = 16;
+
+/// libgit2's push leaves out of the pack every commit the remote advertises that
+/// this repository holds, reading each whole to do so (and some of their parents):
+/// an oversized commit among them — a plain `git fetch` of every branch brings it
+/// — would be inflated at every push (docs/protocol.md#bound). Called on a remote
+/// connected for pushing, before the push on the same connection: why the first
+/// advertised ref that leads to one (within [`ADVERTISED_DEPTH`]) refuses the push.
+pub(crate) fn oversized_advertised(
+    repo: &Repository,
+    heads: &[git2::RemoteHead<'_>],
+) -> Option<String> {
+    heads.iter().find_map(|h| {
+        let why = super::history::oversized_on_chain(repo, h.oid(), None, ADVERTISED_DEPTH)?;
+        Some(format!(
+            "the remote's {} leads to a commit this checkout holds: {why}; nothing is pushed \
+             while it is advertised — whoever pushed it must remove it from the remote, then \
+             here: `git fetch --prune`, `git reflog expire --expire=now --all`, `git gc --prune=now`",
+            h.name()
+        ))
+    })
+}
+
 /// The commit of `refs/remotes/<remote>/<branch>`, if the ref exists.
 pub(crate) fn tracking_commit(
     repo: &Repository,
@@ -311,10 +337,31 @@ pub(crate) fn tracking_commit(
     let name = tracking_ref(remote, branch);
     match repo.find_reference(&name) {
         Ok(r) => {
-            let c = r
-                .peel_to_commit()
-                .with_context(|| format!("{name} does not point to a commit"))?;
-            Ok(Some(c.id()))
+            // The commit's ID without reading the commit: a tip may be a commit
+            // that inflates to GiBs, which the poll refuses unread
+            // (super::history::oversized). Only a tag in between is read, small.
+            let r = r
+                .resolve()
+                .map_err(|e| anyhow!("cannot resolve {name}: {}", e.message()))?;
+            let id = r
+                .target()
+                .ok_or_else(|| anyhow!("{name} does not point to an object"))?;
+            let (size, kind) = repo
+                .odb()
+                .and_then(|o| o.read_header(id))
+                .map_err(|e| anyhow!("{name}: cannot read {id}: {}", e.message()))?;
+            match kind {
+                git2::ObjectType::Commit => Ok(Some(id)),
+                git2::ObjectType::Tag if size <= super::history::MAX_COMMIT_BYTES => {
+                    let c = r
+                        .peel_to_commit()
+                        .with_context(|| format!("{name} does not point to a commit"))?;
+                    Ok(Some(c.id()))
+                }
+                _ => Err(anyhow!(
+                    "{name} does not point to a commit ({kind} {id}, {size} bytes)"
+                )),
+            }
         }
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(anyhow!("cannot read {name}: {}", e.message())),

@@ -169,6 +169,8 @@ fn push_once(
     }
     let reports: std::cell::RefCell<Vec<(String, Option<String>)>> =
         std::cell::RefCell::new(Vec::new());
+    let url = r.url().map(redact).unwrap_or_default();
+    let mut oversized = None;
     let res = {
         let mut cb = remote_callbacks_for(&r, repo.config().ok());
         cb.push_update_reference(|name, st| {
@@ -179,9 +181,28 @@ fn push_once(
         });
         let mut opts = git2::PushOptions::new();
         opts.remote_callbacks(cb);
-        r.push(&[spec.as_str()], Some(&mut opts))
+        // Connected first, to see what the remote advertises; the push then goes
+        // over the same connection (docs/protocol.md#bound).
+        let first = remote_callbacks_for(&r, repo.config().ok());
+        match r.connect_auth(git2::Direction::Push, Some(first), None) {
+            Err(e) => Err(e),
+            Ok(mut conn) => {
+                oversized = conn
+                    .list()
+                    .ok()
+                    .and_then(|h| crate::git::ops::oversized_advertised(repo, h));
+                match oversized {
+                    Some(_) => Ok(()),
+                    None => conn.remote().push(&[spec.as_str()], Some(&mut opts)),
+                }
+            }
+        }
     };
-    let url = r.url().map(redact).unwrap_or_default();
+    if let Some(why) = oversized {
+        return Err(PushError::Failed(crate::exit::refused(format!(
+            "push to {url} refused: {why}"
+        ))));
+    }
     match res {
         Err(e) => {
             let m = e.message().to_owned();
@@ -254,6 +275,10 @@ fn fetch_once(
     opts.remote_callbacks(remote_callbacks_for(&r, repo.config().ok()));
     let tracking = tracking_ref(remote, push);
     let spec = format!("+{}:{tracking}", push.branch());
+    // The tracking ref is also a plain `git fetch`'s: its chain is checked back to
+    // this node's own branch, which rxnode alone writes.
+    let known = repo.refname_to_id(push.branch()).ok();
+    let before = crate::git::ops::packs::before_fetch(repo, &[tracking.as_str()], Some(known));
     if let Err(e) = r.fetch(&[spec.as_str()], Some(&mut opts), None) {
         let m = format!(
             "fetch of {} from {} failed: {}",
@@ -266,6 +291,16 @@ fn fetch_once(
         } else {
             FetchError::Failed(anyhow::anyhow!(m))
         });
+    }
+    if let Some(why) = crate::git::ops::packs::refuse_oversized(repo, &before) {
+        return Err(FetchError::Failed(crate::exit::refused(format!(
+            "the fetch of {} from {} brought {why}; nothing of it is read or published on \
+             ({tracking} is as before): whoever pushed it must remove that commit from {} \
+             (docs/protocol.md#bound)",
+            push.short(),
+            r.url().map(redact).unwrap_or_default(),
+            push.short()
+        ))));
     }
     match repo.refname_to_id(&tracking) {
         Ok(o) => Ok(Some(o)),

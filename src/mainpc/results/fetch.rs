@@ -58,6 +58,7 @@ pub(super) fn fetch_private(
         fo.download_tags(git2::AutotagOption::None);
         rem.fetch(&specs, Some(&mut fo), None)
     };
+    let before = crate::git::ops::packs::before_fetch(repo, &["refs/rxnode/main-pc/"], None);
     let mut res = fetch(&mut rem);
     if let Err(e) = &res {
         // A staging ref left from an earlier fetch can stand in the way of a
@@ -85,6 +86,14 @@ pub(super) fn fetch_private(
             redact(e.message())
         )
     })?;
+    if let Some(why) = crate::git::ops::packs::refuse_oversized(repo, &before) {
+        return Err(crate::exit::refused(format!(
+            "the fetch from {} brought {why}; nothing of it is read (the private refs are as \
+             before): whoever pushed it must remove that commit from rx-node, rx-results/* or \
+             rx-status/* (docs/protocol.md#bound)",
+            redact(&url)
+        )));
+    }
     adopt(repo, &OWN)?;
     if with_status {
         adopt(repo, &STATUS)?;

@@ -169,7 +169,22 @@ fn index_finding(repo: &Repository) -> Option<Finding> {
 
 /// Tracked in HEAD (a `.local` blob is a committed symlink or file).
 fn head_findings(repo: &Repository, out: &mut Vec<Finding>) {
-    let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) else {
+    let Some(id) = repo.head().ok().and_then(|h| h.resolve().ok()?.target()) else {
+        return;
+    };
+    // A commit or tree that inflates to GiBs (docs/protocol.md#bound) is never read.
+    let tree_id = crate::git::ops::commit(repo, id).map(|c| c.tree_id());
+    if let Some(why) = crate::git::ops::oversized(repo, id)
+        .or_else(|| crate::git::ops::oversized(repo, *tree_id.as_ref().ok()?))
+    {
+        out.push(Finding::new(
+            format!("HEAD cannot be checked: {why}"),
+            "check out the commit the checkout was on before the pull (`git reset --hard ORIG_HEAD`); \
+             the main PC replaces the oversized commit",
+        ));
+        return;
+    }
+    let Ok(tree) = tree_id.and_then(|t| crate::git::ops::tree(repo, t)) else {
         return;
     };
     for e in tree.iter() {
@@ -246,7 +261,8 @@ fn commit_tracks_local(repo: &Repository, oid: git2::Oid) -> Option<String> {
     let top = String::from_utf8_lossy(e.name_bytes()).into_owned();
     let mut first = None;
     if let Some(git2::ObjectType::Tree) = e.kind() {
-        if let Ok(sub) = repo.find_tree(e.id()) {
+        // Never an oversized tree (docs/protocol.md#bound): the folder is named instead.
+        if let Ok(sub) = crate::git::ops::tree(repo, e.id()) {
             let _ = sub.walk(git2::TreeWalkMode::PreOrder, |dir, x| {
                 if x.kind() == Some(git2::ObjectType::Blob) {
                     first = Some(format!(

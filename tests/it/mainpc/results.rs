@@ -488,6 +488,48 @@ fn results_refuses_a_gitlink_on_the_result_path_naming_it() {
     );
 }
 
+/// A peer pushes `rx-node` holding a commit of 8 MiB (a few KiB of zlib; GiBs cost
+/// no more to push): `results` refuses the fetch naming the commit and its size,
+/// reads none of it and leaves the private ref as it was.
+#[test]
+fn results_refuses_an_oversized_commit_unread() {
+    let lab = Lab::new();
+    let peer = lab.root.path().join("peer");
+    git(lab.root.path(), &["init", "-q", peer.to_str().unwrap()]);
+    std::fs::write(peer.join("x"), "x\n").unwrap();
+    git(&peer, &["add", "x"]);
+    let msg = lab.root.path().join("msg.txt");
+    std::fs::write(&msg, vec![b'A'; 8 << 20]).unwrap();
+    git(&peer, &["commit", "-q", "-F", msg.to_str().unwrap()]);
+    let bomb = git(&peer, &["rev-parse", "HEAD"]);
+    git(
+        &peer,
+        &[
+            "push",
+            "-q",
+            lab.origin.to_str().unwrap(),
+            "HEAD:refs/heads/rx-node",
+        ],
+    );
+    let out = rxnode(&lab.main, &["results"], "");
+    expect_exit!(out, 3);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("commit {bomb} is 838")) && err.contains("over the 2097152 bytes"),
+        "{err}"
+    );
+    let private = git_out(
+        &lab.main,
+        &["rev-parse", "--verify", "-q", "refs/rxnode/main-pc/rx-node"],
+    );
+    assert!(
+        !private.status.success(),
+        "the private ref moved to the oversized commit"
+    );
+    let out = rxnode(&lab.main, &["results", "--no-fetch"], "");
+    expect_exit!(out, 0);
+}
+
 /// `results --no-fetch` before any fetch says nothing was fetched yet and how to
 /// fetch (not "no rx-node branch on the remote", which it cannot know).
 #[test]

@@ -129,3 +129,51 @@ fn a_gitlink_or_symlink_on_the_rx_results_path_is_refused_naming_it() {
         assert!(!err.contains("object not found"), "{err}");
     }
 }
+
+/// A peer pushes `rx-node` holding a commit of 8 MiB (a few KiB of zlib): the
+/// fetch before publishing is refused naming it, nothing is read or committed on
+/// it, and the remote-tracking ref is left as it was.
+#[test]
+fn an_oversized_commit_on_rx_node_is_refused_unread() {
+    let fx = Fixture::new();
+    let peer = fx.root.path().join("peer");
+    git(fx.root.path(), &["init", "-q", peer.to_str().unwrap()]);
+    std::fs::write(peer.join("x"), "x\n").unwrap();
+    git(&peer, &["add", "x"]);
+    let msg = fx.root.path().join("msg.txt");
+    std::fs::write(&msg, vec![b'A'; 8 << 20]).unwrap();
+    git(&peer, &["commit", "-q", "-F", msg.to_str().unwrap()]);
+    let bomb = git(&peer, &["rev-parse", "HEAD"]);
+    git(
+        &peer,
+        &[
+            "push",
+            "-q",
+            &file_url(&fx.origin),
+            "HEAD:refs/heads/rx-node",
+        ],
+    );
+    let co = fx.checkout("rx1");
+    let tracked = git_out(
+        &co,
+        &["rev-parse", "--verify", "-q", "refs/remotes/origin/rx-node"],
+    );
+    let tracked = String::from_utf8_lossy(&tracked.stdout).into_owned();
+    fx.outbox(&co, "RX_BIG", "RX_RESULT_ONLY");
+    let out = publish(&co, "RX_BIG", true, Some("PUBLISH RX_BIG\n"));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    expect_exit!(out, 3);
+    assert!(
+        err.contains(&format!("commit {bomb} is 838")) && err.contains("over the 2097152 bytes"),
+        "{err}"
+    );
+    // Nothing committed on it; the remote-tracking ref as the clone (plain Git) left it.
+    let o = git_out(&co, &["rev-parse", "--verify", "-q", "refs/heads/rx-node"]);
+    assert!(!o.status.success(), "a local rx-node was made on it");
+    let o = git_out(
+        &co,
+        &["rev-parse", "--verify", "-q", "refs/remotes/origin/rx-node"],
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), tracked.trim());
+    assert_eq!(git(&fx.origin, &["rev-parse", "rx-node"]), bomb);
+}

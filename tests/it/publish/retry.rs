@@ -192,3 +192,59 @@ fn a_server_that_refuses_connections_at_first_is_tried_again() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     landed_intact(&fx, &url, &co, "RX_LATE_SERVER", "rx1");
 }
+
+/// The remote advertises a branch whose tip is a commit of 8 MiB (a few KiB of
+/// zlib), which a plain `git fetch` of every branch put in this checkout:
+/// libgit2's push would read it whole to leave it out of the pack. The push is
+/// refused naming the branch and the commit; the result stays committed locally.
+#[cfg(unix)]
+#[test]
+fn a_push_is_refused_while_the_remote_advertises_an_oversized_commit_held_here() {
+    let fx = Fixture::new();
+    first_result(&fx);
+    let peer = fx.root.path().join("peer");
+    git(fx.root.path(), &["init", "-q", peer.to_str().unwrap()]);
+    std::fs::write(peer.join("x"), "x\n").unwrap();
+    git(&peer, &["add", "x"]);
+    let msg = fx.root.path().join("msg.txt");
+    std::fs::write(&msg, vec![b'A'; 8 << 20]).unwrap();
+    git(&peer, &["commit", "-q", "-F", msg.to_str().unwrap()]);
+    let bomb = git(&peer, &["rev-parse", "HEAD"]);
+    git(
+        &peer,
+        &[
+            "push",
+            "-q",
+            fx.origin.to_str().unwrap(),
+            "HEAD:refs/heads/evil",
+        ],
+    );
+    let daemon = start_daemon(fx.root.path())
+        .expect("git daemon did not start on loopback (install Debian's `git` package)");
+    let co = fx.checkout("rx1");
+    git(
+        &co,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &format!("git://127.0.0.1:{}/origin.git", daemon.port),
+        ],
+    );
+    git(&co, &["fetch", "-q", "origin"]);
+    let before = git(&fx.origin, &["rev-parse", "rx-node"]);
+    fx.outbox(&co, "RX_ADV", "RX_RESULT_ONLY");
+    let out = run_fed(&mut publish_cmd(&co, "RX_ADV", true), b"PUBLISH RX_ADV\n");
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refs/heads/evil"), "{err}");
+    assert!(
+        err.contains(&format!("commit {bomb} is 838")) && err.contains("over the 2097152 bytes"),
+        "{err}"
+    );
+    assert_eq!(git(&fx.origin, &["rev-parse", "rx-node"]), before);
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(co.join(".local/rx_agent_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(st["published"]["RX_ADV"]["pushed"], false, "{st}");
+}
