@@ -51,6 +51,20 @@ void toI16Block(const float *in, int16_t *out, size_t m) {
     for (; j < m; j++) out[j] = toI16(in[j]);
 }
 
+// The converter's full scale on a CF32 stream: m floats (I, Q interleaved) clamped to
+// ±1.0 in place, the same clamp (min, then max) the integer paths apply before they
+// scale, so a level past full scale clips in every format alike, as a real radio's
+// converter does (its CF32 is its integers scaled into ±1.0, never beyond).
+void clampToFullScale(float *io, size_t m) {
+    size_t j = 0;
+#ifdef RXSIM_SSE2
+    const __m128 one = _mm_set1_ps(1.0f), minusOne = _mm_set1_ps(-1.0f);
+    for (; j + 4 <= m; j += 4)
+        _mm_storeu_ps(io + j, _mm_max_ps(_mm_min_ps(_mm_loadu_ps(io + j), one), minusOne));
+#endif
+    for (; j < m; j++) io[j] = std::max(-1.0f, std::min(1.0f, io[j]));
+}
+
 // An integer stream's m values (I, Q interleaved) from the stream's float scratch
 // into `out` from value `at` on: CS16 by toI16Block, or CS8 as a HackRF delivers
 // it (full scale 127, the same clamp and rounding half away from zero as toI16).
@@ -259,6 +273,7 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
             }
         } else {
             more = replay_.fill(static_cast<std::complex<float> *>(buffs[0]), n, pos);
+            clampToFullScale(static_cast<float *>(buffs[0]), 2 * n);
         }
         if (!more) {
             // A single play has ended: nothing arrives any more.
@@ -286,6 +301,7 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
         scene_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame);
         lte_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame);
         gsm_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame, tu.namp);
+        clampToFullScale(static_cast<float *>(buffs[0]), 2 * n);
     }
     s->produced += n;
     flags |= SOAPY_SDR_HAS_TIME;
