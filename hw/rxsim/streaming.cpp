@@ -87,7 +87,11 @@ uint64_t nextRand(SimStream *s) {
 
 } // namespace
 
-std::vector<std::string> RxSim::getStreamFormats(const int, const size_t) const {
+// What setupStream accepts in that direction, and nothing more: a client that picks a
+// format from this list (SoapySDRUtil --probe, GNU Radio, SoapyRemote) must be able to
+// open it. CS8 is RX only (a HackRF's receive format).
+std::vector<std::string> RxSim::getStreamFormats(const int direction, const size_t) const {
+    if (direction == SOAPY_SDR_TX) return {SOAPY_SDR_CF32, SOAPY_SDR_CS16};
     return {SOAPY_SDR_CF32, SOAPY_SDR_CS16, SOAPY_SDR_CS8};
 }
 
@@ -102,9 +106,9 @@ SoapySDR::Stream *RxSim::setupStream(const int direction, const std::string &for
     const char *dir = direction == SOAPY_SDR_TX ? "TX" : "RX";
     if (direction == SOAPY_SDR_TX && txDeny_)
         throw std::runtime_error("rxsim: TX denied by device args tx=deny (serial=" + serial_ + ")");
-    if (format != SOAPY_SDR_CF32 && format != SOAPY_SDR_CS16 &&
-        !(format == SOAPY_SDR_CS8 && direction == SOAPY_SDR_RX))
-        throw std::runtime_error("rxsim: unsupported stream format " + format);
+    const auto offered = getStreamFormats(direction, 0);
+    if (std::find(offered.begin(), offered.end(), format) == offered.end())
+        throw std::runtime_error("rxsim: unsupported " + std::string(dir) + " stream format " + format);
     for (size_t c : channels)
         if (c != 0) throw std::runtime_error("rxsim: no channel " + std::to_string(c));
     auto *s = new SimStream();

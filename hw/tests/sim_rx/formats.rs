@@ -273,3 +273,26 @@ fn cf32_stream_clips_at_full_scale_as_the_integer_formats_do() {
         "mean power CF32 {p_f32:.3} dBFS, CS16 {p_i16:.3} dBFS"
     );
 }
+
+/// rxsim lists, per direction, exactly the stream formats its setupStream opens, as a
+/// client that picks from the list (`SoapySDRUtil --probe`, GNU Radio, SoapyRemote)
+/// relies on: on RX CF32, CS16 and CS8, each of which opens; on TX CF32 and CS16 only
+/// (CS8 is a HackRF's receive format; rxsim's TX set-up refuses it, so it listed a
+/// format it refused).
+#[test]
+fn each_direction_lists_only_the_formats_it_opens() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=fmtlist").expect("open");
+    let list = |d| {
+        dev.stream_formats(d, 0)
+            .expect("stream formats")
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(list(soapysdr::Direction::Rx), ["CF32", "CS16", "CS8"]);
+    drop(dev.rx_stream::<Complex<f32>>(&[0]).expect("CF32 opens"));
+    drop(dev.rx_stream::<Complex<i16>>(&[0]).expect("CS16 opens"));
+    drop(dev.rx_stream::<Complex<i8>>(&[0]).expect("CS8 opens"));
+    assert_eq!(list(soapysdr::Direction::Tx), ["CF32", "CS16"]);
+}
