@@ -133,20 +133,33 @@ void RxSim::closeStream(SoapySDR::Stream *stream) {
 
 size_t RxSim::getStreamMTU(SoapySDR::Stream *) const { return kMtu; }
 
-int RxSim::activateStream(SoapySDR::Stream *stream, const int, const long long, const size_t) {
+// A timed start (SOAPY_SDR_HAS_TIME) is kept, as a radio with a time counter (a USRP)
+// keeps it: the stream's sample 0 is at device time timeNs, nothing before it is
+// delivered (paced reads wait, then time out) and the first read is stamped timeNs. A
+// time already past is a late command, one more than a day ahead too early to process:
+// SOAPY_SDR_TIME_ERROR, the stream stays inactive.
+int RxSim::activateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs, const size_t) {
     auto *s = reinterpret_cast<SimStream *>(stream);
     double rate;
     long long base;
+    Clock::time_point wallNow;
     {
         std::lock_guard<std::mutex> g(mu_);
         rate = s->direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
         base = hwNowNs();
+        wallNow = Clock::now();
+    }
+    long long startInNs = 0;
+    if ((flags & SOAPY_SDR_HAS_TIME) != 0) {
+        if (timeNs < base || timeNs - base > kMaxStartAheadNs) return SOAPY_SDR_TIME_ERROR;
+        startInNs = timeNs - base;
+        base = timeNs;
     }
     {
         std::lock_guard<std::mutex> g(s->mu);
         s->rate = rate;
         s->timeBaseNs = base;
-        s->t0 = Clock::now();
+        s->t0 = wallNow + std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(startInNs));
         s->produced = 0;
         s->stalled = false;
         s->phase = 0;
