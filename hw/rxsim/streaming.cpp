@@ -8,7 +8,6 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 // SSE2 (every x86-64, and 32-bit x86 built with it) for the two hot loops; other
 // targets take the scalar loops, which give the same samples bit for bit.
@@ -76,6 +75,15 @@ void toNative(const SimStream *s, void *out, size_t at, size_t m) {
         float x = std::max(-1.0f, std::min(1.0f, in[j])) * 127.0f;
         o[j] = int8_t(x + std::copysign(0.5f, x));
     }
+}
+
+// A read that gets nothing (a stalled radio, a single play that ended, a dead band): it
+// waits out its timeout, or until another thread deactivates the stream, without holding
+// the stream lock (the condition variable releases it), then times out — as a driver
+// whose sample queue stays empty does, so a deactivate or close is never held up.
+int nothingArrives(SimStream *s, std::unique_lock<std::mutex> &lk, Clock::time_point deadline) {
+    while (s->active && Clock::now() < deadline) s->cv.wait_until(lk, deadline);
+    return SOAPY_SDR_TIMEOUT;
 }
 
 uint64_t nextRand(SimStream *s) {
@@ -216,22 +224,18 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
     if (rxStalled()) {
         // Fault injection (rx_stall_after_s): nothing arrives any more. Wait out the
         // timeout (a deactivate from another thread ends the wait) and time out.
-        s->cv.wait_until(lk, deadline);
-        return SOAPY_SDR_TIMEOUT;
+        return nothingArrives(s, lk, deadline);
     }
     if (replay_.ended(s->replayStart + s->produced)) {
         // A single play has ended: nothing arrives any more (no overflow either).
         if (!replayEnded_.exchange(true)) logEvent("replayEnd", "RX", serial_);
-        s->cv.wait_until(lk, deadline);
-        return SOAPY_SDR_TIMEOUT;
+        return nothingArrives(s, lk, deadline);
     }
     size_t n = numElems;
     const Tuning tu = tuning();
     const Frame &frame = tu.frame;
-    if (scene_.dead(frame.fc)) {
-        std::this_thread::sleep_for(std::chrono::microseconds(std::max(0L, timeoutUs)));
-        return SOAPY_SDR_TIMEOUT;
-    }
+    // Fault injection (dead_hz): tuned inside the dead band, nothing arrives.
+    if (scene_.dead(frame.fc)) return nothingArrives(s, lk, deadline);
     if (pace_) {
         const double capacity =
             bufferSamples_ > 0 ? bufferSamples_ : std::max(double(1 << 21), 0.1 * s->rate);
@@ -295,8 +299,7 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
         if (!more) {
             // A single play has ended: nothing arrives any more.
             if (!replayEnded_.exchange(true)) logEvent("replayEnd", "RX", serial_);
-            s->cv.wait_until(lk, deadline);
-            return SOAPY_SDR_TIMEOUT;
+            return nothingArrives(s, lk, deadline);
         }
         s->produced += n;
         flags |= SOAPY_SDR_HAS_TIME;
