@@ -117,8 +117,13 @@ SoapySDR::Stream *RxSim::setupStream(const int direction, const std::string &for
     const auto offered = getStreamFormats(direction, 0);
     if (std::find(offered.begin(), offered.end(), format) == offered.end())
         throw std::runtime_error("rxsim: unsupported " + std::string(dir) + " stream format " + format);
+    // One channel per direction: a stream is channel 0 (none named: channel 0, as SoapySDR
+    // defines it). Channel 0 twice would be two buffers of which a read fills one.
     for (size_t c : channels)
         if (c != 0) throw std::runtime_error("rxsim: no channel " + std::to_string(c));
+    if (channels.size() > 1)
+        throw std::runtime_error("rxsim: one channel per stream (channel 0), " + std::to_string(channels.size()) +
+                                 " given");
     auto *s = new SimStream();
     s->direction = direction;
     s->cs16 = format == SOAPY_SDR_CS16 || format == SOAPY_SDR_CS8;

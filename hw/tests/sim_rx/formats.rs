@@ -296,3 +296,17 @@ fn each_direction_lists_only_the_formats_it_opens() {
     drop(dev.rx_stream::<Complex<i8>>(&[0]).expect("CS8 opens"));
     assert_eq!(list(soapysdr::Direction::Tx), ["CF32", "CS16"]);
 }
+
+/// A stream is one channel, as the radio has one: channel 0 named twice is refused at
+/// set-up (rxsim used to accept it and fill only the first of the two buffers a client
+/// then passes, leaving the second as it was), and channel 1 does not exist.
+#[test]
+fn a_stream_names_its_one_channel_once() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=chans").expect("open");
+    let twice = dev.rx_stream::<Complex<f32>>(&[0, 0]).err().expect("channel 0 twice refused");
+    assert!(twice.message.contains("one channel per stream"), "{twice}");
+    let one = dev.rx_stream::<Complex<f32>>(&[1]).err().expect("channel 1 refused");
+    assert!(one.message.contains("no channel 1"), "{one}");
+    drop(dev.rx_stream::<Complex<f32>>(&[0]).expect("channel 0 opens"));
+}
