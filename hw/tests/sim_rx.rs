@@ -483,6 +483,18 @@ fn a_deactivate_is_not_held_up_by_a_read_that_gets_nothing() {
     }
 }
 
+/// A declared setting reads back its current value, as a driver's does: `biastee`
+/// (declared a bool, default `false`) reads `false` before any write (rxsim read back
+/// an empty string), then what was written.
+#[test]
+fn a_declared_setting_reads_its_default_then_what_was_written() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=set1").expect("open");
+    assert_eq!(dev.read_setting("biastee").expect("read"), "false");
+    dev.write_setting("biastee", "true").expect("write");
+    assert_eq!(dev.read_setting("biastee").expect("read"), "true");
+}
+
 /// Gains read back are what a real radio would set: the LNA advertises
 /// 8 dB steps, so 13 dB on it (or a total of 13) must not read back an LNA of 13.
 /// Steps truncate, as libhackrf does; the total keeps its 1 dB steps via the VGA.
