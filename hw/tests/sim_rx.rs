@@ -423,66 +423,6 @@ fn a_timed_start_begins_at_the_time_asked_and_a_late_one_is_refused() {
     assert_eq!(err.code, soapysdr::ErrorCode::TimeError, "{err:?}");
 }
 
-/// A read that gets nothing (here the `dead_hz` fault: tuned inside a dead band) waits
-/// without holding the stream lock, as a driver whose sample queue stays empty does: a
-/// deactivate from another thread (SoapySDRServer's handler while its worker reads, a
-/// client stopping its reader) returns at once and ends the wait. rxsim used to sleep
-/// out the read's whole timeout under the lock: a deactivate 0.3 s into a 3 s read took
-/// 2.7 s. Through the C API, as such a client calls it: the read and the deactivate
-/// are on two threads at once, which the safe bindings cannot express.
-#[test]
-fn a_deactivate_is_not_held_up_by_a_read_that_gets_nothing() {
-    use soapysdr_sys as sys;
-    use std::ffi::CString;
-    init();
-    let args = CString::new("driver=rxsim,serial=dead1,dead_hz=99e6:101e6").expect("args");
-    let cf32 = CString::new("CF32").expect("format");
-    // SAFETY: valid NUL-terminated strings; the device and stream are checked non-null,
-    // used only while alive, and closed and unmade after the reader thread has joined.
-    unsafe {
-        let dev = sys::SoapySDRDevice_makeStrArgs(args.as_ptr());
-        assert!(!dev.is_null(), "make");
-        let chan = [0usize];
-        let stream = sys::SoapySDRDevice_setupStream(
-            dev,
-            sys::SOAPY_SDR_RX as i32,
-            cf32.as_ptr(),
-            chan.as_ptr(),
-            1,
-            std::ptr::null(),
-        );
-        assert!(!stream.is_null(), "setupStream");
-        assert_eq!(sys::SoapySDRDevice_activateStream(dev, stream, 0, 0, 0), 0);
-        let (d, st) = (dev as usize, stream as usize);
-        let reader = std::thread::spawn(move || {
-            let mut buf = vec![Complex::new(0.0f32, 0.0); 4096];
-            let ptrs = [buf.as_mut_ptr().cast::<std::ffi::c_void>()];
-            let (mut flags, mut time) = (0, 0);
-            let t = Instant::now();
-            let ret = sys::SoapySDRDevice_readStream(
-                d as *mut sys::SoapySDRDevice,
-                st as *mut sys::SoapySDRStream,
-                ptrs.as_ptr(),
-                buf.len(),
-                &mut flags,
-                &mut time,
-                3_000_000,
-            );
-            (ret, t.elapsed())
-        });
-        std::thread::sleep(Duration::from_millis(300));
-        let t = Instant::now();
-        assert_eq!(sys::SoapySDRDevice_deactivateStream(dev, stream, 0, 0), 0);
-        let took = t.elapsed();
-        let (ret, waited) = reader.join().expect("reader");
-        sys::SoapySDRDevice_closeStream(dev, stream);
-        sys::SoapySDRDevice_unmake(dev);
-        assert_eq!(ret, sys::SOAPY_SDR_TIMEOUT, "the read's return");
-        assert!(took < Duration::from_millis(200), "deactivate took {took:?}");
-        assert!(waited < Duration::from_millis(1500), "the read waited {waited:?}");
-    }
-}
-
 /// A declared setting reads back its current value, as a driver's does: `biastee`
 /// (declared a bool, default `false`) reads `false` before any write (rxsim read back
 /// an empty string), then what was written.
