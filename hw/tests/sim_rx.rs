@@ -416,10 +416,15 @@ fn a_timed_start_begins_at_the_time_asked_and_a_late_one_is_refused() {
     assert!(n > 0);
     assert_eq!(rx.time_ns(), start, "the first sample's time");
     let hw = dev.get_hardware_time(None).expect("getHardwareTime");
-    assert!(hw >= start, "samples delivered at device time {hw}, before the start {start}");
+    assert!(
+        hw >= start,
+        "samples delivered at device time {hw}, before the start {start}"
+    );
     rx.deactivate(None).expect("deactivate");
     let late = dev.get_hardware_time(None).expect("getHardwareTime") - 1_000_000;
-    let err = rx.activate(Some(late)).expect_err("a start time already past");
+    let err = rx
+        .activate(Some(late))
+        .expect_err("a start time already past");
     assert_eq!(err.code, soapysdr::ErrorCode::TimeError, "{err:?}");
 }
 

@@ -257,10 +257,16 @@ fn cf32_stream_clips_at_full_scale_as_the_integer_formats_do() {
             other => panic!("unexpected {other:?}"),
         }
     }
-    let peak = cf32.iter().map(|c| c.re.abs().max(c.im.abs())).fold(0.0f32, f32::max);
+    let peak = cf32
+        .iter()
+        .map(|c| c.re.abs().max(c.im.abs()))
+        .fold(0.0f32, f32::max);
     assert!(peak <= 1.0, "CF32 component {peak} past full scale");
     let at_full = cf32.iter().filter(|c| c.re.abs() == 1.0).count();
-    assert!(at_full > N / 4, "only {at_full} of {N} CF32 samples at full scale");
+    assert!(
+        at_full > N / 4,
+        "only {at_full} of {N} CF32 samples at full scale"
+    );
     let power_db = |p: f64| 10.0 * (p / N as f64).log10();
     let p_f32 = power_db(cf32.iter().map(|c| c.norm_sqr() as f64).sum());
     let p_i16 = power_db(
@@ -304,9 +310,18 @@ fn each_direction_lists_only_the_formats_it_opens() {
 fn a_stream_names_its_one_channel_once() {
     init();
     let dev = soapysdr::Device::new("driver=rxsim,serial=chans").expect("open");
-    let twice = dev.rx_stream::<Complex<f32>>(&[0, 0]).err().expect("channel 0 twice refused");
+    let twice = dev
+        .rx_stream::<Complex<f32>>(&[0, 0])
+        .err()
+        .expect("channel 0 twice refused");
     assert!(twice.message.contains("one channel per stream"), "{twice}");
-    let one = dev.rx_stream::<Complex<f32>>(&[1]).err().expect("channel 1 refused");
+    let one = dev
+        .rx_stream::<Complex<f32>>(&[1])
+        .err()
+        .expect("channel 1 refused");
     assert!(one.message.contains("no channel 1"), "{one}");
-    drop(dev.rx_stream::<Complex<f32>>(&[0]).expect("channel 0 opens"));
+    drop(
+        dev.rx_stream::<Complex<f32>>(&[0])
+            .expect("channel 0 opens"),
+    );
 }
