@@ -31,6 +31,8 @@ constexpr double kMaxGain = 60.0;
 constexpr double kLnaMax = 40.0;
 constexpr double kLnaStep = 8.0;
 constexpr size_t kMtu = 16384;
+// A timed stream start at most this far ahead of the device time (a day, in ns).
+constexpr long long kMaxStartAheadNs = 86400LL * 1000000000LL;
 // CS16 reads are generated in CF32 blocks of this many samples (8 KiB: stays in L1)
 // and converted block by block.
 constexpr size_t kBlock = 1024;

@@ -1,6 +1,6 @@
 // rxsim: a simulated radio as a real SoapySDR module (driver "rxsim").
 //
-// One RX and one TX channel, CF32/CS16/CS8 (CS8 as a HackRF streams it), 1 MHz..6 GHz, 0.1..250 MS/s, gain 0..60 dB,
+// One RX and one TX channel, CF32/CS16 and, on RX, CS8 (as a HackRF streams it), 1 MHz..6 GHz, 0.1..250 MS/s, gain 0..60 dB,
 // clock sources internal/external with a `ref_locked` sensor. The RX stream carries a
 // CW tone plus noise, paced to the sample rate (pace=1) with honest overflow reporting,
 // or as fast as possible (pace=0) from precomputed tables.
@@ -69,14 +69,14 @@ class RxSim : public SoapySDR::Device {
     bool getFullDuplex(const int, const size_t) const override;
 
     // ---- streams (streaming.cpp) ----
-    std::vector<std::string> getStreamFormats(const int, const size_t) const override;
+    std::vector<std::string> getStreamFormats(const int direction, const size_t) const override;
     std::string getNativeStreamFormat(const int, const size_t, double &fullScale) const override;
     SoapySDR::Stream *setupStream(const int direction, const std::string &format,
                                   const std::vector<size_t> &channels,
                                   const SoapySDR::Kwargs &streamArgs) override;
     void closeStream(SoapySDR::Stream *stream) override;
     size_t getStreamMTU(SoapySDR::Stream *) const override;
-    int activateStream(SoapySDR::Stream *stream, const int, const long long, const size_t) override;
+    int activateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs, const size_t) override;
     int deactivateStream(SoapySDR::Stream *stream, const int, const long long) override;
     int readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t numElems, int &flags,
                    long long &timeNs, const long timeoutUs) override;

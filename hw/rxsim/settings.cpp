@@ -88,10 +88,17 @@ void RxSim::writeSetting(const std::string &key, const std::string &value) {
     logEvent("writeSetting " + key + "=" + value, nullptr, serial_);
 }
 
+// The value written, else a declared setting's default (getSettingInfo), as a driver
+// reads back its current value; a key neither written nor declared reads "".
 std::string RxSim::readSetting(const std::string &key) const {
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = settings_.find(key);
-    return it == settings_.end() ? "" : it->second;
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        auto it = settings_.find(key);
+        if (it != settings_.end()) return it->second;
+    }
+    for (const auto &info : getSettingInfo())
+        if (info.key == key) return info.value;
+    return "";
 }
 
 bool RxSim::hasGainMode(const int, const size_t) const { return true; }

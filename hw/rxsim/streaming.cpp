@@ -8,7 +8,6 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 // SSE2 (every x86-64, and 32-bit x86 built with it) for the two hot loops; other
 // targets take the scalar loops, which give the same samples bit for bit.
@@ -51,6 +50,20 @@ void toI16Block(const float *in, int16_t *out, size_t m) {
     for (; j < m; j++) out[j] = toI16(in[j]);
 }
 
+// The converter's full scale on a CF32 stream: m floats (I, Q interleaved) clamped to
+// ±1.0 in place, the same clamp (min, then max) the integer paths apply before they
+// scale, so a level past full scale clips in every format alike, as a real radio's
+// converter does (its CF32 is its integers scaled into ±1.0, never beyond).
+void clampToFullScale(float *io, size_t m) {
+    size_t j = 0;
+#ifdef RXSIM_SSE2
+    const __m128 one = _mm_set1_ps(1.0f), minusOne = _mm_set1_ps(-1.0f);
+    for (; j + 4 <= m; j += 4)
+        _mm_storeu_ps(io + j, _mm_max_ps(_mm_min_ps(_mm_loadu_ps(io + j), one), minusOne));
+#endif
+    for (; j < m; j++) io[j] = std::max(-1.0f, std::min(1.0f, io[j]));
+}
+
 // An integer stream's m values (I, Q interleaved) from the stream's float scratch
 // into `out` from value `at` on: CS16 by toI16Block, or CS8 as a HackRF delivers
 // it (full scale 127, the same clamp and rounding half away from zero as toI16).
@@ -64,6 +77,15 @@ void toNative(const SimStream *s, void *out, size_t at, size_t m) {
     }
 }
 
+// A read that gets nothing (a stalled radio, a single play that ended, a dead band): it
+// waits out its timeout, or until another thread deactivates the stream, without holding
+// the stream lock (the condition variable releases it), then times out — as a driver
+// whose sample queue stays empty does, so a deactivate or close is never held up.
+int nothingArrives(SimStream *s, std::unique_lock<std::mutex> &lk, Clock::time_point deadline) {
+    while (s->active && Clock::now() < deadline) s->cv.wait_until(lk, deadline);
+    return SOAPY_SDR_TIMEOUT;
+}
+
 uint64_t nextRand(SimStream *s) {
     s->rng ^= s->rng << 13;
     s->rng ^= s->rng >> 7;
@@ -73,7 +95,11 @@ uint64_t nextRand(SimStream *s) {
 
 } // namespace
 
-std::vector<std::string> RxSim::getStreamFormats(const int, const size_t) const {
+// What setupStream accepts in that direction, and nothing more: a client that picks a
+// format from this list (SoapySDRUtil --probe, GNU Radio, SoapyRemote) must be able to
+// open it. CS8 is RX only (a HackRF's receive format).
+std::vector<std::string> RxSim::getStreamFormats(const int direction, const size_t) const {
+    if (direction == SOAPY_SDR_TX) return {SOAPY_SDR_CF32, SOAPY_SDR_CS16};
     return {SOAPY_SDR_CF32, SOAPY_SDR_CS16, SOAPY_SDR_CS8};
 }
 
@@ -88,11 +114,16 @@ SoapySDR::Stream *RxSim::setupStream(const int direction, const std::string &for
     const char *dir = direction == SOAPY_SDR_TX ? "TX" : "RX";
     if (direction == SOAPY_SDR_TX && txDeny_)
         throw std::runtime_error("rxsim: TX denied by device args tx=deny (serial=" + serial_ + ")");
-    if (format != SOAPY_SDR_CF32 && format != SOAPY_SDR_CS16 &&
-        !(format == SOAPY_SDR_CS8 && direction == SOAPY_SDR_RX))
-        throw std::runtime_error("rxsim: unsupported stream format " + format);
+    const auto offered = getStreamFormats(direction, 0);
+    if (std::find(offered.begin(), offered.end(), format) == offered.end())
+        throw std::runtime_error("rxsim: unsupported " + std::string(dir) + " stream format " + format);
+    // One channel per direction: a stream is channel 0 (none named: channel 0, as SoapySDR
+    // defines it). Channel 0 twice would be two buffers of which a read fills one.
     for (size_t c : channels)
         if (c != 0) throw std::runtime_error("rxsim: no channel " + std::to_string(c));
+    if (channels.size() > 1)
+        throw std::runtime_error("rxsim: one channel per stream (channel 0), " + std::to_string(channels.size()) +
+                                 " given");
     auto *s = new SimStream();
     s->direction = direction;
     s->cs16 = format == SOAPY_SDR_CS16 || format == SOAPY_SDR_CS8;
@@ -115,20 +146,33 @@ void RxSim::closeStream(SoapySDR::Stream *stream) {
 
 size_t RxSim::getStreamMTU(SoapySDR::Stream *) const { return kMtu; }
 
-int RxSim::activateStream(SoapySDR::Stream *stream, const int, const long long, const size_t) {
+// A timed start (SOAPY_SDR_HAS_TIME) is kept, as a radio with a time counter (a USRP)
+// keeps it: the stream's sample 0 is at device time timeNs, nothing before it is
+// delivered (paced reads wait, then time out) and the first read is stamped timeNs. A
+// time already past is a late command, one more than a day ahead too early to process:
+// SOAPY_SDR_TIME_ERROR, the stream stays inactive.
+int RxSim::activateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs, const size_t) {
     auto *s = reinterpret_cast<SimStream *>(stream);
     double rate;
     long long base;
+    Clock::time_point wallNow;
     {
         std::lock_guard<std::mutex> g(mu_);
         rate = s->direction == SOAPY_SDR_TX ? txRate_ : rxRate_;
         base = hwNowNs();
+        wallNow = Clock::now();
+    }
+    long long startInNs = 0;
+    if ((flags & SOAPY_SDR_HAS_TIME) != 0) {
+        if (timeNs < base || timeNs - base > kMaxStartAheadNs) return SOAPY_SDR_TIME_ERROR;
+        startInNs = timeNs - base;
+        base = timeNs;
     }
     {
         std::lock_guard<std::mutex> g(s->mu);
         s->rate = rate;
         s->timeBaseNs = base;
-        s->t0 = Clock::now();
+        s->t0 = wallNow + std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(startInNs));
         s->produced = 0;
         s->stalled = false;
         s->phase = 0;
@@ -185,22 +229,18 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
     if (rxStalled()) {
         // Fault injection (rx_stall_after_s): nothing arrives any more. Wait out the
         // timeout (a deactivate from another thread ends the wait) and time out.
-        s->cv.wait_until(lk, deadline);
-        return SOAPY_SDR_TIMEOUT;
+        return nothingArrives(s, lk, deadline);
     }
     if (replay_.ended(s->replayStart + s->produced)) {
         // A single play has ended: nothing arrives any more (no overflow either).
         if (!replayEnded_.exchange(true)) logEvent("replayEnd", "RX", serial_);
-        s->cv.wait_until(lk, deadline);
-        return SOAPY_SDR_TIMEOUT;
+        return nothingArrives(s, lk, deadline);
     }
     size_t n = numElems;
     const Tuning tu = tuning();
     const Frame &frame = tu.frame;
-    if (scene_.dead(frame.fc)) {
-        std::this_thread::sleep_for(std::chrono::microseconds(std::max(0L, timeoutUs)));
-        return SOAPY_SDR_TIMEOUT;
-    }
+    // Fault injection (dead_hz): tuned inside the dead band, nothing arrives.
+    if (scene_.dead(frame.fc)) return nothingArrives(s, lk, deadline);
     if (pace_) {
         const double capacity =
             bufferSamples_ > 0 ? bufferSamples_ : std::max(double(1 << 21), 0.1 * s->rate);
@@ -259,12 +299,12 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
             }
         } else {
             more = replay_.fill(static_cast<std::complex<float> *>(buffs[0]), n, pos);
+            clampToFullScale(static_cast<float *>(buffs[0]), 2 * n);
         }
         if (!more) {
             // A single play has ended: nothing arrives any more.
             if (!replayEnded_.exchange(true)) logEvent("replayEnd", "RX", serial_);
-            s->cv.wait_until(lk, deadline);
-            return SOAPY_SDR_TIMEOUT;
+            return nothingArrives(s, lk, deadline);
         }
         s->produced += n;
         flags |= SOAPY_SDR_HAS_TIME;
@@ -286,6 +326,7 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
         scene_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame);
         lte_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame);
         gsm_.apply(s, static_cast<std::complex<float> *>(buffs[0]), n, s->produced, frame, tu.namp);
+        clampToFullScale(static_cast<float *>(buffs[0]), 2 * n);
     }
     s->produced += n;
     flags |= SOAPY_SDR_HAS_TIME;

@@ -392,6 +392,54 @@ fn hardware_time_is_advertised_and_timestamps_follow_the_sample_clock() {
     rx.deactivate(None).expect("deactivate");
 }
 
+/// A timed start (`activateStream` with `SOAPY_SDR_HAS_TIME`, as a client syncing two
+/// radios asks) is kept, as a radio with a time counter keeps it: nothing arrives before
+/// the time (a read times out), the first sample is stamped exactly the time asked, and a
+/// time already past is refused as `SOAPY_SDR_TIME_ERROR`. rxsim used to ignore it and
+/// stream at once, the first sample stamped 0.5 s before the start asked.
+#[test]
+fn a_timed_start_begins_at_the_time_asked_and_a_late_one_is_refused() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=time2,pace=1").expect("open");
+    dev.set_sample_rate(soapysdr::Direction::Rx, 0, 1e6)
+        .expect("rate");
+    let mut rx = dev.rx_stream::<Complex<f32>>(&[0]).expect("stream");
+    let mut buf = vec![Complex::new(0.0f32, 0.0); 4096];
+    let start = dev.get_hardware_time(None).expect("getHardwareTime") + 500_000_000;
+    rx.activate(Some(start)).expect("timed activate");
+    let early = rx.read(&mut [&mut buf[..]], 100_000);
+    assert!(
+        matches!(&early, Err(e) if e.code == soapysdr::ErrorCode::Timeout),
+        "a read before the start time: {early:?}"
+    );
+    let n = rx.read(&mut [&mut buf[..]], 2_000_000).expect("read");
+    assert!(n > 0);
+    assert_eq!(rx.time_ns(), start, "the first sample's time");
+    let hw = dev.get_hardware_time(None).expect("getHardwareTime");
+    assert!(
+        hw >= start,
+        "samples delivered at device time {hw}, before the start {start}"
+    );
+    rx.deactivate(None).expect("deactivate");
+    let late = dev.get_hardware_time(None).expect("getHardwareTime") - 1_000_000;
+    let err = rx
+        .activate(Some(late))
+        .expect_err("a start time already past");
+    assert_eq!(err.code, soapysdr::ErrorCode::TimeError, "{err:?}");
+}
+
+/// A declared setting reads back its current value, as a driver's does: `biastee`
+/// (declared a bool, default `false`) reads `false` before any write (rxsim read back
+/// an empty string), then what was written.
+#[test]
+fn a_declared_setting_reads_its_default_then_what_was_written() {
+    init();
+    let dev = soapysdr::Device::new("driver=rxsim,serial=set1").expect("open");
+    assert_eq!(dev.read_setting("biastee").expect("read"), "false");
+    dev.write_setting("biastee", "true").expect("write");
+    assert_eq!(dev.read_setting("biastee").expect("read"), "true");
+}
+
 /// Gains read back are what a real radio would set: the LNA advertises
 /// 8 dB steps, so 13 dB on it (or a total of 13) must not read back an LNA of 13.
 /// Steps truncate, as libhackrf does; the total keeps its 1 dB steps via the VGA.
