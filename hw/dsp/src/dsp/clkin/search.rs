@@ -97,7 +97,9 @@ const FALSE_ALARM: f64 = 1e-6;
 const MIN_THRESHOLD_DB: f64 = 18.0;
 
 /// The carriers in the window, the noise and the threshold, from one zero-padded
-/// Blackman-Harris FFT of the whole decimated stream.
+/// Blackman-Harris FFT of the whole decimated stream. A peak beside a stronger carrier
+/// is a carrier of its own only above that carrier's sidelobes ([`leakage`]): a clean
+/// reference 110 dB or more over the noise lifts them over the noise threshold.
 pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
     let n = dec.len();
     let nfft = (2 * n).next_power_of_two();
@@ -188,8 +190,23 @@ pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
     peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
     let mut kept: Vec<(f64, f64, f64)> = Vec::new();
     for p in peaks {
-        if kept.len() < MAX_CARRIERS && kept.iter().all(|q| (q.0 - p.0).abs() * t > MAIN_LOBE_BINS)
+        if kept.len() >= MAX_CARRIERS
+            || kept.iter().any(|q| (q.0 - p.0).abs() * t <= MAIN_LOBE_BINS)
         {
+            continue;
+        }
+        // The window's own leakage of the stronger carriers at this peak, worst case
+        // over their position within ±½ bin: a peak is a carrier only when its
+        // amplitude exceeds that leakage's plus the noise threshold's (a sidelobe with
+        // noise on top reaches it with the noise threshold's false-alarm odds).
+        let leak: f64 = kept
+            .iter()
+            .map(|q| {
+                let ratio = g.gain(q.0) / g.gain(p.0);
+                (q.1 * leakage(&BLACKMAN_HARRIS, n, (q.0 - p.0).abs() * t)).sqrt() * ratio
+            })
+            .sum();
+        if p.1.sqrt() > leak + (gamma * p.2).sqrt() {
             kept.push(p);
         }
     }
@@ -208,6 +225,44 @@ pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
         best_snr_db: 10.0 * (best / noise).log10(),
         threshold_db: 10.0 * gamma.log10(),
     }
+}
+
+/// The power response of the `n`-point window of [`window`] with coefficients `coef`
+/// to a carrier `d` bins (of 1/T) away, relative to its peak, at its highest over
+/// d ± ½ bin (the carrier's position is known to a fraction of a bin): the envelope of
+/// the window's sidelobes, exact for this `n`. For a sum of cosines the response is a
+/// sum of Dirichlet kernels, A(ν) = c₀·D(ν) + Σₖ cₖ/2·(D(ν−k) + D(ν+k)) with
+/// D(x) = sin(πx)/sin(πx/n) and A(0) = c₀·n.
+fn leakage(coef: &[f64], n: usize, d: f64) -> f64 {
+    let nf = n as f64;
+    let dirichlet = |x: f64| {
+        let s = (PI * x / nf).sin();
+        if s.abs() < 1e-12 {
+            nf
+        } else {
+            (PI * x).sin() / s
+        }
+    };
+    let amp = |v: f64| {
+        coef.iter()
+            .enumerate()
+            .map(|(k, c)| {
+                if k == 0 {
+                    c * dirichlet(v)
+                } else {
+                    0.5 * c * (dirichlet(v - k as f64) + dirichlet(v + k as f64))
+                }
+            })
+            .sum::<f64>()
+    };
+    let peak = coef[0] * nf;
+    const STEPS: usize = 32;
+    (0..=STEPS)
+        .map(|i| {
+            let v = d - 0.5 + i as f64 / STEPS as f64;
+            (amp(v) / peak).powi(2)
+        })
+        .fold(0.0, f64::max)
 }
 
 /// |Σ w_i y_i e^{-j2πf i/fd}|² on the input scale.
