@@ -109,7 +109,11 @@ fn a_strong_clean_reference_is_one_carrier_and_a_real_spur_beside_it_is_seen() {
     assert_eq!(k.tones.len(), 1, "{:?}", k.tones);
     // Over the floor beside it (which the far sidelobes, ~-120 dB, raise): the
     // sidelobes at -92 dB stand more than the 18 dB threshold over it.
-    assert!(k.tones[0].reference && k.tones[0].snr_db > 110.0, "{:?}", k.tones);
+    assert!(
+        k.tones[0].reference && k.tones[0].snr_db > 110.0,
+        "{:?}",
+        k.tones
+    );
     let k = clkin_of(&capture(
         dir.path(),
         -20.0,
