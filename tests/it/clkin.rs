@@ -97,6 +97,36 @@ fn reference_tone_below_the_threshold_is_too_weak_not_a_number() {
     );
 }
 
+/// A strong clean reference (−20 dBFS over rxsim noise at −100 dBFS: ~125 dB after
+/// integration, so the search window's own sidelobes stand far over the noise) is one
+/// carrier with a true number, not "ambiguous" beside its sidelobes; a real carrier
+/// 80 dB under it 14 Hz away is still seen and makes it ambiguous.
+#[test]
+fn a_strong_clean_reference_is_one_carrier_and_a_real_spur_beside_it_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = clkin_of(&capture(dir.path(), -20.0, ",noise_dbfs=-100", &[]));
+    assert_true_within_3_sigma(&k);
+    assert_eq!(k.tones.len(), 1, "{:?}", k.tones);
+    // Over the floor beside it (which the far sidelobes, ~-120 dB, raise): the
+    // sidelobes at -92 dB stand more than the 18 dB threshold over it.
+    assert!(
+        k.tones[0].reference && k.tones[0].snr_db > 110.0,
+        "{:?}",
+        k.tones
+    );
+    let k = clkin_of(&capture(
+        dir.path(),
+        -20.0,
+        ",noise_dbfs=-100,emitters=100.100014e6:-100",
+        &[],
+    ));
+    assert_eq!(k.status, ClkinStatus::Fail);
+    assert_eq!(k.ppm, None, "{}", k.detail);
+    assert!(k.detail.contains("ambiguous: 2 tones"), "{}", k.detail);
+    assert_eq!(k.tones.len(), 2, "{:?}", k.tones);
+    assert!((k.tones[1].level_dbfs + 100.0).abs() < 2.0, "{:?}", k.tones);
+}
+
 #[derive(Debug, Deserialize)]
 struct Analyzed {
     clkin: Option<ClkinReport>,

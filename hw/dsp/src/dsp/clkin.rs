@@ -14,7 +14,8 @@
 //! band (a few kHz) and carriers outside it alias in ≥ 34 dB down. Only the decimated
 //! stream is kept (at most [`ClkinConfig::max_decimated`] samples). At the end one long
 //! zero-padded Blackman-Harris FFT of the whole stream finds every carrier in the window
-//! and the noise level after integration; the reference is then refined by maximising
+//! (a peak counts only above the window's own leakage of the stronger carriers) and the
+//! noise level after integration; the reference is then refined by maximising
 //! the Hann-windowed spectrum of the whole stream, and its standard uncertainty is the
 //! linearised variance of that very estimator at the measured SNR (the Cramér–Rao
 //! shape, σ_f² ∝ 1/(SNR·N³)), plus a bound on the pull of the other carriers seen and

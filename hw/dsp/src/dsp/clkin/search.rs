@@ -97,7 +97,9 @@ const FALSE_ALARM: f64 = 1e-6;
 const MIN_THRESHOLD_DB: f64 = 18.0;
 
 /// The carriers in the window, the noise and the threshold, from one zero-padded
-/// Blackman-Harris FFT of the whole decimated stream.
+/// Blackman-Harris FFT of the whole decimated stream. A peak beside a stronger carrier
+/// is a carrier of its own only above that carrier's sidelobes ([`leakage`]): a clean
+/// reference 110 dB or more over the noise lifts them over the noise threshold.
 pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
     let n = dec.len();
     let nfft = (2 * n).next_power_of_two();
@@ -188,8 +190,23 @@ pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
     peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
     let mut kept: Vec<(f64, f64, f64)> = Vec::new();
     for p in peaks {
-        if kept.len() < MAX_CARRIERS && kept.iter().all(|q| (q.0 - p.0).abs() * t > MAIN_LOBE_BINS)
+        if kept.len() >= MAX_CARRIERS
+            || kept.iter().any(|q| (q.0 - p.0).abs() * t <= MAIN_LOBE_BINS)
         {
+            continue;
+        }
+        // The window's own leakage of the stronger carriers at this peak, worst case
+        // over their position within ±½ bin: a peak is a carrier only when its
+        // amplitude exceeds that leakage's plus the noise threshold's (a sidelobe with
+        // noise on top reaches it with the noise threshold's false-alarm odds).
+        let leak: f64 = kept
+            .iter()
+            .map(|q| {
+                let ratio = g.gain(q.0) / g.gain(p.0);
+                (q.1 * leakage(&BLACKMAN_HARRIS, n, (q.0 - p.0).abs() * t)).sqrt() * ratio
+            })
+            .sum();
+        if p.1.sqrt() > leak + (gamma * p.2).sqrt() {
             kept.push(p);
         }
     }
@@ -208,6 +225,44 @@ pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
         best_snr_db: 10.0 * (best / noise).log10(),
         threshold_db: 10.0 * gamma.log10(),
     }
+}
+
+/// The power response of the `n`-point window of [`window`] with coefficients `coef`
+/// to a carrier `d` bins (of 1/T) away, relative to its peak, at its highest over
+/// d ± ½ bin (the carrier's position is known to a fraction of a bin): the envelope of
+/// the window's sidelobes, exact for this `n`. For a sum of cosines the response is a
+/// sum of Dirichlet kernels, A(ν) = c₀·D(ν) + Σₖ cₖ/2·(D(ν−k) + D(ν+k)) with
+/// D(x) = sin(πx)/sin(πx/n) and A(0) = c₀·n.
+fn leakage(coef: &[f64], n: usize, d: f64) -> f64 {
+    let nf = n as f64;
+    let dirichlet = |x: f64| {
+        let s = (PI * x / nf).sin();
+        if s.abs() < 1e-12 {
+            nf
+        } else {
+            (PI * x).sin() / s
+        }
+    };
+    let amp = |v: f64| {
+        coef.iter()
+            .enumerate()
+            .map(|(k, c)| {
+                if k == 0 {
+                    c * dirichlet(v)
+                } else {
+                    0.5 * c * (dirichlet(v - k as f64) + dirichlet(v + k as f64))
+                }
+            })
+            .sum::<f64>()
+    };
+    let peak = coef[0] * nf;
+    const STEPS: usize = 32;
+    (0..=STEPS)
+        .map(|i| {
+            let v = d - 0.5 + i as f64 / STEPS as f64;
+            (amp(v) / peak).powi(2)
+        })
+        .fold(0.0, f64::max)
 }
 
 /// |Σ w_i y_i e^{-j2πf i/fd}|² on the input scale.
@@ -291,5 +346,42 @@ pub(super) fn refine(dec: &[Complex<f32>], g: &Grid, pick: &Carrier, others: &[&
         offset_hz: f,
         sigma_hz: (NOISE_MARGIN.powi(2) * (sigma_noise.powi(2) + pull.powi(2)) + floor.powi(2))
             .sqrt(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The window's sidelobe envelope in closed form is the window's own transform
+    /// (summed directly) and has the levels docs/operator.md#clkin states: −92 dB at
+    /// 4.5 bins, −93 at 6.5, −104 at 12.5.
+    #[test]
+    fn the_leakage_envelope_is_the_windows_own_transform() {
+        let n = 257;
+        let w = window(&BLACKMAN_HARRIS, n);
+        let sw: f64 = w.iter().sum();
+        let direct = |v: f64| {
+            let z: Complex<f64> = w
+                .iter()
+                .enumerate()
+                .map(|(i, x)| Complex::from_polar(*x, -2.0 * PI * v * i as f64 / n as f64))
+                .sum();
+            (z.norm() / sw).powi(2)
+        };
+        for d in [4.7, 6.5, 9.25, 12.5, 40.0] {
+            let env = (0..=320)
+                .map(|i| direct(d - 0.5 + i as f64 / 320.0))
+                .fold(0.0, f64::max);
+            let got = leakage(&BLACKMAN_HARRIS, n, d);
+            assert!(
+                (10.0 * (got / env).log10()).abs() < 0.05,
+                "{d}: {got:e} vs {env:e}"
+            );
+        }
+        let db = |d: f64| 10.0 * leakage(&BLACKMAN_HARRIS, 100_000, d).log10();
+        assert!((db(5.0) + 92.0).abs() < 0.2, "{}", db(5.0));
+        assert!((db(6.5) + 93.0).abs() < 0.2, "{}", db(6.5));
+        assert!((db(12.5) + 104.1).abs() < 0.2, "{}", db(12.5));
     }
 }

@@ -131,6 +131,86 @@ fn a_stronger_second_carrier_makes_the_reference_ambiguous_unless_its_level_is_g
     assert!((e.ppm - ppm).abs() <= 3.0 * e.ppm_uncertainty, "{e:?}");
 }
 
+/// A clean reference far above the noise (−20 dBFS over −100 dBFS noise: 137 dB
+/// after integration) is one carrier, not several: the search window's own
+/// sidelobes (Blackman-Harris, −92 dB at 4.5 bins, −93 dB at 6.5, −104 dB at 12.5)
+/// stand 30–45 dB over the noise here and were once listed as carriers 6.5 and
+/// 12.5 bins from it, making every strong reference "ambiguous". The number is
+/// true, and nothing else is listed.
+#[test]
+fn a_strong_clean_reference_is_one_carrier_not_its_windows_sidelobes() {
+    for (ppm, n, seed) in [
+        (0.3, 1_000_000, 21),
+        (-1.7, 600_000, 22),
+        (0.0, 2_000_000, 23),
+    ] {
+        let x = render(&Scene {
+            fs: FS,
+            fc: FC,
+            n,
+            ppm,
+            carriers: vec![(TONE, -20.0)],
+            noise_dbfs: -100.0,
+            seed,
+        });
+        let mut e = ClkinEstimator::new(ClkinConfig::new(TONE, FC, FS, TOL)).unwrap();
+        e.feed(&x);
+        let out = e.finish();
+        let tones = e.tones().to_vec();
+        let est = out.unwrap_or_else(|err| panic!("{ppm} ppm, {n} samples: {err}"));
+        // The sidelobes are well above the detection threshold (≥ 18 dB over the
+        // noise): without the leakage rule they would be listed.
+        assert!(est.tone_snr_db > 92.0 + 18.0 + 10.0, "{est:?}");
+        assert_eq!(tones.len(), 1, "{tones:?}");
+        assert!(tones[0].reference);
+        assert!(
+            (est.ppm - ppm).abs() <= 3.0 * est.ppm_uncertainty,
+            "{est:?}"
+        );
+        assert!((est.ppm - ppm).abs() < 1e-6, "{est:?}");
+    }
+}
+
+/// Beside that strong reference a real second carrier is still seen wherever it
+/// stands above the window's leakage: 80 dB down 14 Hz away (7 bins, 13 dB over the
+/// sidelobes there), 40 dB down 40 Hz away, 90 dB down 300 Hz away; each makes the
+/// reference ambiguous (no number), both listed with the second one's level.
+#[test]
+fn a_real_carrier_beside_a_strong_reference_is_still_ambiguous() {
+    let n = 1_000_000;
+    for (off_hz, level, seed) in [(14.0, -100.0, 31), (-40.0, -60.0, 32), (300.0, -110.0, 33)] {
+        let x = render(&Scene {
+            fs: FS,
+            fc: FC,
+            n,
+            ppm: 0.0,
+            carriers: vec![(TONE, -20.0), (TONE + off_hz, level)],
+            noise_dbfs: -100.0,
+            seed,
+        });
+        let mut e = ClkinEstimator::new(ClkinConfig::new(TONE, FC, FS, TOL)).unwrap();
+        e.feed(&x);
+        let m = e.finish().unwrap_err().to_string();
+        let tones = e.tones();
+        assert!(
+            m.contains("ambiguous: 2 tones"),
+            "{off_hz} Hz, {level} dBFS: {m}"
+        );
+        assert_eq!(tones.len(), 2, "{tones:?}");
+        // Where it is and how strong, to half a bin (1 Hz) and 2 dB: the reference's
+        // sidelobe under it adds or takes up to 1.8 dB at 14 Hz.
+        let second = &tones[1];
+        assert!(
+            (second.frequency_hz - TONE - off_hz).abs() < 1.0,
+            "{off_hz} Hz: {second:?}"
+        );
+        assert!(
+            (second.level_dbfs - level).abs() < 2.0,
+            "{level} dBFS: {second:?}"
+        );
+    }
+}
+
 /// One row of the table and what came out.
 struct Row {
     ppm: f64,
