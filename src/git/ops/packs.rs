@@ -75,7 +75,7 @@ pub(crate) fn before_fetch(
 
 /// The object IDs a pack index (version 2, or the older version 1) lists.
 fn index_ids(idx: &Path) -> Result<Vec<Oid>> {
-    let b = std::fs::read(idx)?;
+    let b = crate::store::fsutil::read(idx)?;
     let (fanout_at, v2) = if b.starts_with(b"\xfftOc") {
         (8, true)
     } else {
