@@ -64,3 +64,21 @@ PY
 Task: $2
 Node-Name: LAB1" && G push -q origin HEAD:rx-node)
 }
+bomb_commit() { # bomb_commit GITDIR BRANCH: a loose commit on BRANCH's tip whose message is 300 MiB of 'A' (300 KiB on disk); prints its id
+  local p t; p=$(git -C "$1" rev-parse "$2"); t=$(git -C "$1" rev-parse "$2^{tree}")
+  python3 - "$1" "$p" "$t" $((300<<20)) <<'PY'
+import hashlib, os, sys, zlib
+gitdir, parent, tree, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+head = (f"tree {tree}\nparent {parent}\nauthor M <m@x.invalid> 1700000000 +0000\n"
+        f"committer M <m@x.invalid> 1700000000 +0000\n\n").encode()
+hdr = f"commit {len(head) + n}\0".encode()
+h = hashlib.sha1(); z = zlib.compressobj(9); out = bytearray()
+for b in (hdr, head): h.update(b); out += z.compress(b)
+chunk = b"A" * (1 << 20); left = n
+while left:
+    c = chunk[:min(left, len(chunk))]; h.update(c); out += z.compress(c); left -= len(c)
+out += z.flush(); oid = h.hexdigest()
+d = os.path.join(gitdir, "objects", oid[:2]); os.makedirs(d, exist_ok=True)
+open(os.path.join(d, oid[2:]), "wb").write(out); print(oid)
+PY
+}

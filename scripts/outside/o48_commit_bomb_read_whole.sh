@@ -6,23 +6,7 @@
 newlab commitbomb; policy
 printf 'TASK_ID = CB1\nTASK_TITLE = t\nSOURCE_BRANCH = video-development\nEXPECTED_HEAD = %s\nREQUIRES_APPROVAL = YES\nHARDWARE_ACCESS = NO\nRF_RX = NO\nRF_TX = NO\nALLOW_COMMIT = NO\nALLOW_PUSH = RX_RESULT_ONLY\n\nmanual\n' "$BASE" | post
 rxn watch --once --interval 0.2 </dev/null >/dev/null 2>&1     # the marker is now the tip
-P=$(git -C $L/origin.git rev-parse video-development); T=$(git -C $L/origin.git rev-parse video-development^{tree})
-B=$(python3 - $L/origin.git $P $T $((300<<20)) <<'PY'
-import hashlib, os, sys, zlib
-gitdir, parent, tree, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-head = (f"tree {tree}\nparent {parent}\nauthor M <m@x.invalid> 1700000000 +0000\n"
-        f"committer M <m@x.invalid> 1700000000 +0000\n\n").encode()
-hdr = f"commit {len(head) + n}\0".encode()
-h = hashlib.sha1(); z = zlib.compressobj(9); out = bytearray()
-for b in (hdr, head): h.update(b); out += z.compress(b)
-chunk = b"A" * (1 << 20); left = n
-while left:
-    c = chunk[:min(left, len(chunk))]; h.update(c); out += z.compress(c); left -= len(c)
-out += z.flush(); oid = h.hexdigest()
-d = os.path.join(gitdir, "objects", oid[:2]); os.makedirs(d, exist_ok=True)
-open(os.path.join(d, oid[2:]), "wb").write(out); print(oid)
-PY
-)
+B=$(bomb_commit $L/origin.git video-development)
 git -C $L/origin.git update-ref refs/heads/video-development $B
 echo "bomb commit $B: $(du -k $L/origin.git/objects/${B:0:2}/${B:2} | cut -f1) KiB on disk, $(git -C $L/origin.git cat-file -s $B) bytes inflated"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

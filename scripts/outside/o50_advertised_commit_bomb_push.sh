@@ -7,23 +7,7 @@
 newlab pushbomb; published PB1
 { hdr PB2 YES YES NO; plan '{"op":"rx_capture","device":"driver=rxsim","frequency_hz":100e6,"sample_rate_hz":2e6,"gain_db":20,"duration_s":0.2}'; } | post; approve
 rxn --sim run PB2 >/dev/null 2>&1
-P=$(git -C $L/origin.git rev-parse video-development); T=$(git -C $L/origin.git rev-parse video-development^{tree})
-B=$(python3 - $L/origin.git $P $T $((300<<20)) <<'PY'
-import hashlib, os, sys, zlib
-gitdir, parent, tree, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-head = (f"tree {tree}\nparent {parent}\nauthor M <m@x.invalid> 1700000000 +0000\n"
-        f"committer M <m@x.invalid> 1700000000 +0000\n\n").encode()
-hdr = f"commit {len(head) + n}\0".encode()
-h = hashlib.sha1(); z = zlib.compressobj(9); out = bytearray()
-for b in (hdr, head): h.update(b); out += z.compress(b)
-chunk = b"A" * (1 << 20); left = n
-while left:
-    c = chunk[:min(left, len(chunk))]; h.update(c); out += z.compress(c); left -= len(c)
-out += z.flush(); oid = h.hexdigest()
-d = os.path.join(gitdir, "objects", oid[:2]); os.makedirs(d, exist_ok=True)
-open(os.path.join(d, oid[2:]), "wb").write(out); print(oid)
-PY
-)
+B=$(bomb_commit $L/origin.git video-development)
 git -C $L/origin.git update-ref refs/heads/evil $B
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 setsid git daemon --reuseaddr --listen=127.0.0.1 --port=$PORT --base-path=$L --export-all --enable=receive-pack $L >/dev/null 2>&1 & DP=$!

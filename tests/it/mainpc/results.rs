@@ -494,22 +494,10 @@ fn results_refuses_a_gitlink_on_the_result_path_naming_it() {
 #[test]
 fn results_refuses_an_oversized_commit_unread() {
     let lab = Lab::new();
-    let peer = lab.root.path().join("peer");
-    git(lab.root.path(), &["init", "-q", peer.to_str().unwrap()]);
-    std::fs::write(peer.join("x"), "x\n").unwrap();
-    git(&peer, &["add", "x"]);
-    let msg = lab.root.path().join("msg.txt");
-    std::fs::write(&msg, vec![b'A'; 8 << 20]).unwrap();
-    git(&peer, &["commit", "-q", "-F", msg.to_str().unwrap()]);
-    let bomb = git(&peer, &["rev-parse", "HEAD"]);
-    git(
-        &peer,
-        &[
-            "push",
-            "-q",
-            lab.origin.to_str().unwrap(),
-            "HEAD:refs/heads/rx-node",
-        ],
+    let bomb = crate::util::push_oversized_commit(
+        lab.root.path(),
+        lab.origin.to_str().unwrap(),
+        "refs/heads/rx-node",
     );
     let out = rxnode(&lab.main, &["results"], "");
     expect_exit!(out, 3);

@@ -136,22 +136,10 @@ fn a_gitlink_or_symlink_on_the_rx_results_path_is_refused_naming_it() {
 #[test]
 fn an_oversized_commit_on_rx_node_is_refused_unread() {
     let fx = Fixture::new();
-    let peer = fx.root.path().join("peer");
-    git(fx.root.path(), &["init", "-q", peer.to_str().unwrap()]);
-    std::fs::write(peer.join("x"), "x\n").unwrap();
-    git(&peer, &["add", "x"]);
-    let msg = fx.root.path().join("msg.txt");
-    std::fs::write(&msg, vec![b'A'; 8 << 20]).unwrap();
-    git(&peer, &["commit", "-q", "-F", msg.to_str().unwrap()]);
-    let bomb = git(&peer, &["rev-parse", "HEAD"]);
-    git(
-        &peer,
-        &[
-            "push",
-            "-q",
-            &file_url(&fx.origin),
-            "HEAD:refs/heads/rx-node",
-        ],
+    let bomb = crate::util::push_oversized_commit(
+        fx.root.path(),
+        &file_url(&fx.origin),
+        "refs/heads/rx-node",
     );
     let co = fx.checkout("rx1");
     let tracked = git_out(

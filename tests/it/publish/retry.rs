@@ -202,22 +202,10 @@ fn a_server_that_refuses_connections_at_first_is_tried_again() {
 fn a_push_is_refused_while_the_remote_advertises_an_oversized_commit_held_here() {
     let fx = Fixture::new();
     first_result(&fx);
-    let peer = fx.root.path().join("peer");
-    git(fx.root.path(), &["init", "-q", peer.to_str().unwrap()]);
-    std::fs::write(peer.join("x"), "x\n").unwrap();
-    git(&peer, &["add", "x"]);
-    let msg = fx.root.path().join("msg.txt");
-    std::fs::write(&msg, vec![b'A'; 8 << 20]).unwrap();
-    git(&peer, &["commit", "-q", "-F", msg.to_str().unwrap()]);
-    let bomb = git(&peer, &["rev-parse", "HEAD"]);
-    git(
-        &peer,
-        &[
-            "push",
-            "-q",
-            fx.origin.to_str().unwrap(),
-            "HEAD:refs/heads/evil",
-        ],
+    let bomb = crate::util::push_oversized_commit(
+        fx.root.path(),
+        fx.origin.to_str().unwrap(),
+        "refs/heads/evil",
     );
     let daemon = start_daemon(fx.root.path())
         .expect("git daemon did not start on loopback (install Debian's `git` package)");

@@ -161,3 +161,19 @@ pub fn start_daemon_on(base: &Path, port: u16) -> Option<GitDaemon> {
     }
     None
 }
+
+/// A peer repository under `root` pushes to `remote` (a path or URL), as `refname`,
+/// one commit whose message is 8 MiB of `A` (a few KiB once compressed: a commit of
+/// any size costs a hostile peer no more to push). Its id.
+pub fn push_oversized_commit(root: &Path, remote: &str, refname: &str) -> String {
+    let peer = root.join("peer");
+    git(root, &["init", "-q", peer.to_str().unwrap()]);
+    std::fs::write(peer.join("x"), "x\n").unwrap();
+    git(&peer, &["add", "x"]);
+    let msg = root.join("msg.txt");
+    std::fs::write(&msg, vec![b'A'; 8 << 20]).unwrap();
+    git(&peer, &["commit", "-q", "-F", msg.to_str().unwrap()]);
+    let bomb = git(&peer, &["rev-parse", "HEAD"]);
+    git(&peer, &["push", "-q", remote, &format!("HEAD:{refname}")]);
+    bomb
+}

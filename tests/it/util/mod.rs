@@ -16,7 +16,10 @@ pub use self::proc::signal;
 #[cfg(unix)]
 pub use self::pty::Pty;
 pub use self::{
-    git::{file_url, git, git_out, git_stdout, git_try, snapshot, start_daemon, start_daemon_on},
+    git::{
+        file_url, git, git_out, git_stdout, git_try, push_oversized_commit, snapshot, start_daemon,
+        start_daemon_on,
+    },
     lab::{ledger_events, node_mac, Lab, BRANCH, TASK_PATH},
     net::{free_port, listener},
     proc::{
