@@ -255,24 +255,77 @@ fn the_files_that_can_key_a_transmitter_say_so_in_their_names() {
 /// (src/store/fsutil.rs).
 #[test]
 fn every_file_read_goes_through_the_regular_file_door() {
+    let (door, found) = door_scan(
+        r"\b(fs::read|fs::read_to_string|File::open)\s*\(|\.read\(true\)",
+        &[
+            ("hw/dsp/src/regular.rs", None),
+            ("src/store/ledger.rs", Some(".read(true)")),
+            ("src/store/fsutil.rs", Some("File::open(dir)")),
+        ],
+    );
+    assert!(
+        door > 0,
+        "the door itself (hw/dsp/src/regular.rs) opens no file"
+    );
+    assert!(
+        found.is_empty(),
+        "files opened for reading outside rxnode_dsp::open_regular (use it, or \
+         crate::store::fsutil::{{read, read_to_string, open}}):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every file the product writes is opened through one door,
+/// `rxnode_dsp::open_regular_write` (hw/dsp/src/regular.rs, and its
+/// `write_regular`): opened non-blocking and looked at, so a FIFO, a device,
+/// a socket or a folder at an output's name is refused naming it, never waited
+/// on (opening a FIFO for writing waits for a reader). So no product code (tests
+/// aside) calls `std::fs::write` or `File::create`, or opens with `.write(true)`,
+/// `.append(true)`, `.create(true)` or `.create_new(true)` itself — except the
+/// ledger's append (opened non-blocking and looked at again, src/store/ledger.rs).
+/// The recording streamed to a FIFO opens through the door's `open_fifo_write`.
+#[test]
+fn every_file_write_goes_through_the_regular_file_door() {
+    let (door, found) = door_scan(
+        r"\b(fs::write|File::create|File::create_new)\s*\(|\.(write|append|create|create_new)\(true\)",
+        &[
+            ("hw/dsp/src/regular.rs", None),
+            ("src/store/ledger.rs", Some(".append(true)")),
+        ],
+    );
+    assert!(
+        door > 0,
+        "the write door itself (hw/dsp/src/regular.rs) opens no file"
+    );
+    assert!(
+        found.is_empty(),
+        "files opened for writing outside rxnode_dsp::open_regular_write (use it, \
+         rxnode_dsp::write_regular, or crate::store::fsutil::{{write_atomic, write_synced}}):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The product's lines (tests aside) that match `pattern`: how many are in a file
+/// `allowed` with `None` (the door), and every other one as `file:line: code`,
+/// but those in a file `allowed` with `Some(what)` whose code holds `what`.
+fn door_scan(pattern: &str, allowed: &[(&str, Option<&str>)]) -> (usize, Vec<String>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![];
     for d in ["src", "hw/src", "hw/dsp/src", "interlock/src"] {
         rust_files(&root.join(d), &mut files);
     }
-    let open = regex::Regex::new(r"\b(fs::read|fs::read_to_string|File::open)\s*\(|\.read\(true\)")
-        .unwrap();
-    let allowed = [
-        ("hw/dsp/src/regular.rs", None),
-        ("src/store/ledger.rs", Some(".read(true)")),
-        ("src/store/fsutil.rs", Some("File::open(dir)")),
-    ];
+    let open = regex::Regex::new(pattern).unwrap();
     let mut found = vec![];
     let mut door = 0;
     for f in &files {
         let rel = f.strip_prefix(root).unwrap().display().to_string();
         let name = f.file_name().unwrap().to_string_lossy();
-        if name == "tests.rs" || name.ends_with("_tests.rs") || rel.contains("/tests/") {
+        // `test_util.rs`: a module only tests compile (`#[cfg(test)] mod test_util;`).
+        if name == "tests.rs"
+            || name == "test_util.rs"
+            || name.ends_with("_tests.rs")
+            || rel.contains("/tests/")
+        {
             continue;
         }
         let text = std::fs::read_to_string(f).unwrap();
@@ -302,88 +355,5 @@ fn every_file_read_goes_through_the_regular_file_door() {
             }
         }
     }
-    assert!(
-        door > 0,
-        "the door itself (hw/dsp/src/regular.rs) opens no file"
-    );
-    assert!(
-        found.is_empty(),
-        "files opened for reading outside rxnode_dsp::open_regular (use it, or \
-         crate::store::fsutil::{{read, read_to_string, open}}):\n{}",
-        found.join("\n")
-    );
-}
-
-/// Every file the product writes is opened through one door,
-/// `rxnode_dsp::open_regular_write` (hw/dsp/src/regular.rs, and its
-/// `write_regular`): opened non-blocking and looked at, so a FIFO, a device,
-/// a socket or a folder at an output's name is refused naming it, never waited
-/// on (opening a FIFO for writing waits for a reader). So no product code (tests
-/// aside) calls `std::fs::write` or `File::create`, or opens with `.write(true)`,
-/// `.append(true)`, `.create(true)` or `.create_new(true)` itself — except the
-/// ledger's append (opened non-blocking and looked at again, src/store/ledger.rs).
-/// The recording streamed to a FIFO opens through the door's `open_fifo_write`.
-#[test]
-fn every_file_write_goes_through_the_regular_file_door() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = vec![];
-    for d in ["src", "hw/src", "hw/dsp/src", "interlock/src"] {
-        rust_files(&root.join(d), &mut files);
-    }
-    let open = regex::Regex::new(
-        r"\b(fs::write|File::create|File::create_new)\s*\(|\.(write|append|create|create_new)\(true\)",
-    )
-    .unwrap();
-    let allowed = [
-        ("hw/dsp/src/regular.rs", None),
-        ("src/store/ledger.rs", Some(".append(true)")),
-    ];
-    let mut found = vec![];
-    let mut door = 0;
-    for f in &files {
-        let rel = f.strip_prefix(root).unwrap().display().to_string();
-        let name = f.file_name().unwrap().to_string_lossy();
-        // `test_util.rs`: a module only tests compile (`#[cfg(test)] mod test_util;`).
-        if name == "tests.rs"
-            || name == "test_util.rs"
-            || name.ends_with("_tests.rs")
-            || rel.contains("/tests/")
-        {
-            continue;
-        }
-        let text = std::fs::read_to_string(f).unwrap();
-        let mut in_test = false;
-        for (i, l) in text.lines().enumerate() {
-            if l.starts_with("#[cfg(") && l.contains("test") && !l.contains("not(test") {
-                in_test = true;
-                continue;
-            }
-            if in_test {
-                let one_line_item = !l.starts_with([' ', '#', '/']) && l.ends_with(';');
-                if l == "}" || one_line_item {
-                    in_test = false;
-                }
-                continue;
-            }
-            let code = code_of(l);
-            if !open.is_match(code) {
-                continue;
-            }
-            match allowed.iter().find(|(a, _)| *a == rel) {
-                Some((_, None)) => door += 1,
-                Some((_, Some(what))) if code.contains(what) => {}
-                _ => found.push(format!("{rel}:{}: {}", i + 1, l.trim())),
-            }
-        }
-    }
-    assert!(
-        door > 0,
-        "the write door itself (hw/dsp/src/regular.rs) opens no file"
-    );
-    assert!(
-        found.is_empty(),
-        "files opened for writing outside rxnode_dsp::open_regular_write (use it, \
-         rxnode_dsp::write_regular, or crate::store::fsutil::{{write_atomic, write_synced}}):\n{}",
-        found.join("\n")
-    );
+    (door, found)
 }
