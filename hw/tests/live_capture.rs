@@ -258,7 +258,25 @@ fn a_stalled_consumer_drops_and_counts() {
             sample_rate_hz: rate,
             ..Default::default()
         };
-        let w = rxnode_dsp::IqWriter::create(&fifo, meta, None).expect("writer on fifo");
+        // A FIFO is opened for writing only once its reader has it open (never waited
+        // on in open): try until the reader above has opened it, as `capture` does.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let w = loop {
+            match rxnode_dsp::IqWriter::create(&fifo, meta.clone(), None) {
+                Ok(w) => break w,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => {
+                    // Let the reader (perhaps still in its open) finish before failing,
+                    // or the scope would wait for it for ever.
+                    progress.store(samples, Ordering::Relaxed);
+                    drop(std::fs::OpenOptions::new().write(true).open(&fifo));
+                    let _ = slow.join();
+                    panic!("writer on fifo: {e}");
+                }
+            }
+        };
         let stream = r.rx_stream().expect("rx stream");
         let s = run_capture(
             stream,
