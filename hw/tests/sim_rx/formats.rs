@@ -216,8 +216,13 @@ fn native_cs16_capture_gives_the_cf32_results_on_a_seeded_scene() {
         .fold(0f32, f32::max);
     assert!(worst < 0.01, "PSD differs by {worst} dB");
     assert_eq!(f.peaks.len(), q.peaks.len());
+    // Between bins a peak is solved from three bins: the same to a milli-bin.
+    let bin = rate / 2048.0;
     for (a, b) in f.peaks.iter().zip(&q.peaks) {
-        assert_eq!(a.frequency_hz, b.frequency_hz);
+        assert!(
+            (a.frequency_hz - b.frequency_hz).abs() < 1e-3 * bin,
+            "{a:?} {b:?}"
+        );
         assert!((a.power_db - b.power_db).abs() < 0.01, "{a:?} {b:?}");
     }
     let (cf, cq) = (
