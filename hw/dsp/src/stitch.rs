@@ -153,6 +153,8 @@ pub fn band_peaks(
         threshold_db,
         16,
     );
+    let emissions = floor
+        .map(|f| crate::dsp::Emissions::of(&filled, (f + threshold_db) as f32, Window::Hann, 0));
     let mut peaks = Vec::new();
     let mut widths = Vec::new();
     for (i, p) in found {
@@ -165,9 +167,7 @@ pub fn band_peaks(
         while hi + 1 < filled.len() && filled[hi + 1] >= half {
             hi += 1;
         }
-        let level = floor.map(|f| (f + threshold_db) as f32);
-        let emission = level
-            .and_then(|level| crate::dsp::wide_emission(&filled, i, p, level, Window::Hann, 0));
+        let emission = emissions.as_ref().and_then(|e| e.wide(i, p, Window::Hann));
         peaks.push(Peak {
             frequency_hz: start + i as f64 * bin,
             power_db: f64::from(p),

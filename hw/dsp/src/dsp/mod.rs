@@ -30,7 +30,7 @@ pub use freqcal::{
 pub use honest::{fmt_sigma, fmt_uncertain, uncertainty_decimals, Checked, Checks};
 pub use noise_stats::{equivalent_averages, NoiseLevels, FALSE_ALARM_PER_SPECTRUM};
 pub use peaks::{
-    find_peaks, fmt_emission, fmt_snr, median_db, why_no_floor, wide_emission, Peak, PeakReference,
+    find_peaks, fmt_emission, fmt_snr, median_db, why_no_floor, Emissions, Peak, PeakReference,
 };
 pub use scenes::{run_scene, Knowable, SceneKind, SceneOutcome, SceneSummary};
 pub use welch::{

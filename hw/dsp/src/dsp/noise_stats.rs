@@ -131,13 +131,13 @@ pub(crate) fn centre_carrier(
     db: &[f32],
     dc_bin: usize,
     exclude: usize,
-    floor: f64,
+    level: f64,
     threshold: f64,
+    emissions: &super::peaks::Emissions,
     window: crate::Window,
 ) -> Option<f64> {
     let lo = dc_bin.saturating_sub(exclude.saturating_sub(1));
     let hi = dc_bin.saturating_add(exclude).min(db.len());
-    let level = floor + threshold;
     let (at, v) = db
         .get(lo..hi)?
         .iter()
@@ -147,9 +147,7 @@ pub(crate) fn centre_carrier(
         .map(|(k, v)| (lo + k, f64::from(*v)))?;
     // Inside a wider emission (a signal across the centre) the centre must stand out
     // of it as a second peak must, or it is that signal, not a carrier or DC offset.
-    (v >= level
-        && super::peaks::stands_out_of_emission(db, at, level as f32, threshold, window, exclude))
-    .then_some(v)
+    (v >= level && emissions.stands_out(db, at, threshold, window, exclude)).then_some(v)
 }
 
 /// The chance per bin that keeps the chance for any of `bins` independent bins at

@@ -260,50 +260,58 @@ fn local_level(db: &[f32], run: &Range<usize>, i: usize, lobe: usize, own: usize
     Some(*m)
 }
 
-/// Whether bin `i` (at or above `level`) stands `by_db` above the emission it lies in,
-/// as a second maximum must ([`find_peaks`]), its own span `own` bins either side
-/// (the centre span the peak search skips): true when no emission holds it or the
-/// emission has no bin outside that span.
-pub fn stands_out_of_emission(
-    db: &[f32],
-    i: usize,
+/// A spectrum's emissions at one level ([`emission_runs`] with [`bridge_bins`]),
+/// found once and asked about each peak and the centre.
+pub struct Emissions {
+    runs: Vec<Range<usize>>,
     level: f32,
-    by_db: f64,
-    window: Window,
-    own: usize,
-) -> bool {
-    let lobe = window.main_lobe_bins();
-    let runs = emission_runs(db, level, bridge_bins(window, own));
-    let Some(k) = run_index(&runs, i) else {
-        return true;
-    };
-    let p = db.get(i).copied().unwrap_or(f32::NEG_INFINITY);
-    local_level(db, &runs[k], i, lobe, own.max(lobe))
-        .is_none_or(|l| f64::from(p) >= f64::from(l) + by_db)
+    bridge: usize,
 }
 
-/// The emission of a peak at bin `i` of `db` (its run at or above `level`, as
-/// [`find_peaks`] groups them), when it is wider than one tone `peak_db` strong could
-/// make it through `window`: a tone's response falls below `level` within
-/// [`tone_reach_bins`] of its bin, so a run reaching further on either side (by more
-/// than the bridge and a bin for the tone lying between bins) holds more than one
-/// tone's leakage. `None` for a peak whose run a tone explains.
-pub fn wide_emission(
-    db: &[f32],
-    i: usize,
-    peak_db: f32,
-    level: f32,
-    window: Window,
-    dc_exclude: usize,
-) -> Option<Range<usize>> {
-    let bridge = bridge_bins(window, dc_exclude);
-    let runs = emission_runs(db, level, bridge);
-    let run = runs.get(run_index(&runs, i)?)?.clone();
-    // 3 dB more than the peak's height above the level: the noise that the run's
-    // bins also hold can lift a sidelobe that much short of the level above it.
-    let reach = tone_reach_bins(window, f64::from(peak_db - level) + 3.0) + bridge + 1;
-    let wide = i - run.start > reach || run.end - 1 - i > reach;
-    wide.then_some(run)
+impl Emissions {
+    /// The runs of `db` at or above `level`, gaps of [`bridge_bins`] closed.
+    pub fn of(db: &[f32], level: f32, window: Window, dc_exclude: usize) -> Emissions {
+        let bridge = bridge_bins(window, dc_exclude);
+        Emissions {
+            runs: emission_runs(db, level, bridge),
+            level,
+            bridge,
+        }
+    }
+
+    fn run_of(&self, i: usize) -> Option<&Range<usize>> {
+        self.runs.get(run_index(&self.runs, i)?)
+    }
+
+    /// Whether bin `i` of `db` stands `by_db` above the emission it lies in, as a
+    /// second maximum must ([`find_peaks`]), its own span `own` bins either side
+    /// (the centre span the peak search skips): true when no emission holds it or
+    /// the emission has no bin outside that span.
+    pub fn stands_out(&self, db: &[f32], i: usize, by_db: f64, window: Window, own: usize) -> bool {
+        let Some(run) = self.run_of(i) else {
+            return true;
+        };
+        let lobe = window.main_lobe_bins();
+        let p = db.get(i).copied().unwrap_or(f32::NEG_INFINITY);
+        local_level(db, run, i, lobe, own.max(lobe))
+            .is_none_or(|l| f64::from(p) >= f64::from(l) + by_db)
+    }
+
+    /// The emission of a peak at bin `i` (`peak_db` strong), when it is wider than
+    /// one tone that strong could make it through `window`: a tone's response falls
+    /// below the level within [`tone_reach_bins`] of its bin, so a run reaching
+    /// further on either side (by more than the bridge and a bin for the tone lying
+    /// between bins) holds more than one tone's leakage. `None` for a peak whose run a
+    /// tone explains.
+    pub fn wide(&self, i: usize, peak_db: f32, window: Window) -> Option<Range<usize>> {
+        let run = self.run_of(i)?;
+        // 3 dB more than the peak's height above the level: the noise that the run's
+        // bins also hold can lift a sidelobe that much short of the level above it.
+        let reach =
+            tone_reach_bins(window, f64::from(peak_db - self.level) + 3.0) + self.bridge + 1;
+        let wide = i - run.start > reach || run.end - 1 - i > reach;
+        wide.then(|| run.clone())
+    }
 }
 
 /// How many bins from a tone its window response stays within `drop_db` of the tone's

@@ -1,7 +1,7 @@
 //! Streaming Welch power spectrum.
 use super::noise_stats::{centre_carrier, equivalent_averages, overlap_correlations, NoiseLevels};
 use super::peaks::{
-    find_peaks, median_db, tone_between_bins, why_no_floor, wide_emission, Peak, PeakReference,
+    find_peaks, median_db, tone_between_bins, why_no_floor, Emissions, Peak, PeakReference,
 };
 use super::simd_psd::{Isa, SimdPsd};
 use super::window::Window;
@@ -650,6 +650,15 @@ impl Welch {
             None => (mean_bin > 0.0 && !saturated)
                 .then(|| PeakReference::Resolution(10.0 * mean_bin.log10() - ROUNDING_SPURS_DB)),
         };
+        // The emissions above the peak threshold, when there is a floor.
+        let emissions = noise_floor_db.zip(peak_threshold_db).map(|(f, t)| {
+            Emissions::of(
+                &psd_db,
+                (f + t) as f32,
+                self.cfg.window,
+                self.cfg.dc_exclude_bins,
+            )
+        });
         let peaks = above.map_or_else(Vec::new, |above| {
             find_peaks(
                 &psd_db,
@@ -662,19 +671,9 @@ impl Welch {
             )
             .into_iter()
             .map(|(i, p)| {
-                let level = noise_floor_db
-                    .zip(peak_threshold_db)
-                    .map(|(f, t)| (f + t) as f32);
-                let emission = level.and_then(|level| {
-                    wide_emission(
-                        &psd_db,
-                        i,
-                        p,
-                        level,
-                        self.cfg.window,
-                        self.cfg.dc_exclude_bins,
-                    )
-                });
+                let emission = emissions
+                    .as_ref()
+                    .and_then(|e| e.wide(i, p, self.cfg.window));
                 // A tone between bins: its place and power; else the bin's.
                 let (offset, power_db) = emission
                     .is_none()
@@ -711,16 +710,20 @@ impl Welch {
             start_hz,
             bin_hz,
             centre_excluded_hz: (self.cfg.dc_exclude_bins as f64 - 0.5).max(0.0) * bin_hz,
-            centre_carrier_db: noise_floor_db.zip(peak_threshold_db).and_then(|(f, t)| {
-                centre_carrier(
-                    &psd_db,
-                    half,
-                    self.cfg.dc_exclude_bins,
-                    f,
-                    t,
-                    self.cfg.window,
-                )
-            }),
+            centre_carrier_db: noise_floor_db
+                .zip(peak_threshold_db)
+                .zip(emissions.as_ref())
+                .and_then(|((f, t), e)| {
+                    centre_carrier(
+                        &psd_db,
+                        half,
+                        self.cfg.dc_exclude_bins,
+                        f + t,
+                        t,
+                        e,
+                        self.cfg.window,
+                    )
+                }),
             psd_db,
             peaks,
             noise_floor_db,
