@@ -3,6 +3,38 @@
 //! capture gives the CF32 results.
 use super::*;
 
+/// rxsim opened with `args` and tuned to 100 MHz at `rate`.
+fn open_at(args: &str, rate: f64) -> RxRadio {
+    let mut radio = RxRadio::open(args).expect("open");
+    radio
+        .configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: rate,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+    radio
+}
+
+/// `n` of a stream's native samples, read `chunk` at a time (odd chunks put samples
+/// in the converters' scalar tails).
+fn read_native_exact<T: rxnode_dsp::NativeIq + Default + Copy>(
+    s: &mut impl NativeSource<T>,
+    n: usize,
+    chunk: usize,
+) -> Vec<T> {
+    let mut out = vec![T::default(); n];
+    let mut got = 0;
+    while got < n {
+        let end = (got + chunk).min(n);
+        match s.read_native(&mut out[got..end], 1_000_000).expect("read") {
+            ReadOutcome::Samples(k) => got += k,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    out
+}
+
 /// CPU time of the calling thread (unix: `CLOCK_THREAD_CPUTIME_ID`).
 #[cfg(unix)]
 fn thread_cpu() -> Duration {
@@ -74,25 +106,9 @@ fn cs16_stream_is_the_cf32_stream_rounded_to_full_scale() {
     init();
     const N: usize = 300_001;
     let args = "driver=rxsim,serial=cs16eq,pace=0,tone_hz=100.1e6,tone_dbfs=0,noise_dbfs=-6";
-    let mut radio = RxRadio::open(args).expect("open");
-    radio
-        .configure(&RxConfig {
-            frequency_hz: 100e6,
-            sample_rate_hz: 2e6,
-            ..RxConfig::default()
-        })
-        .expect("configure");
+    let mut radio = open_at(args, 2e6);
     let cf32 = read_exact(&mut radio.rx_stream().expect("cf32 stream"), N);
-    let mut s = radio.rx_stream_ci16().expect("cs16 stream");
-    let mut cs16 = vec![Complex::new(0i16, 0); N];
-    let mut got = 0;
-    while got < N {
-        let end = (got + 1001).min(N);
-        match s.read_native(&mut cs16[got..end], 1_000_000).expect("read") {
-            ReadOutcome::Samples(k) => got += k,
-            other => panic!("unexpected {other:?}"),
-        }
-    }
+    let cs16 = read_native_exact(&mut radio.rx_stream_ci16().expect("cs16 stream"), N, 1001);
     let rule = |v: f32| {
         let x = v.clamp(-1.0, 1.0) * 32767.0;
         (x + 0.5f32.copysign(x)) as i16
@@ -116,25 +132,10 @@ fn cs8_stream_is_the_cf32_stream_rounded_to_full_scale() {
     init();
     const N: usize = 100_003;
     let args = "driver=rxsim,serial=cs8eq,pace=0,tone_hz=100.1e6,tone_dbfs=0,noise_dbfs=-6";
-    let mut radio = RxRadio::open(args).expect("open");
-    radio
-        .configure(&RxConfig {
-            frequency_hz: 100e6,
-            sample_rate_hz: 2e6,
-            ..RxConfig::default()
-        })
-        .expect("configure");
+    let mut radio = open_at(args, 2e6);
     let cf32 = read_exact(&mut radio.rx_stream().expect("cf32 stream"), N);
     let mut s = radio.rx_stream_native::<Complex<i8>>().expect("cs8 stream");
-    let mut cs8 = vec![Complex::new(0i8, 0); N];
-    let mut got = 0;
-    while got < N {
-        let end = (got + 777).min(N);
-        match s.read_native(&mut cs8[got..end], 1_000_000).expect("read") {
-            ReadOutcome::Samples(k) => got += k,
-            other => panic!("unexpected {other:?}"),
-        }
-    }
+    let cs8 = read_native_exact(&mut s, N, 777);
     let rule = |v: f32| {
         let x = v.clamp(-1.0, 1.0) * 127.0;
         (x + 0.5f32.copysign(x)) as i8
@@ -244,24 +245,9 @@ fn cf32_stream_clips_at_full_scale_as_the_integer_formats_do() {
     init();
     const N: usize = 200_003;
     let args = "driver=rxsim,serial=cf32fs,pace=0,tone_hz=100.1e6,tone_dbfs=3";
-    let mut radio = RxRadio::open(args).expect("open");
-    radio
-        .configure(&RxConfig {
-            frequency_hz: 100e6,
-            sample_rate_hz: 1e6,
-            ..RxConfig::default()
-        })
-        .expect("configure");
+    let mut radio = open_at(args, 1e6);
     let cf32 = read_exact(&mut radio.rx_stream().expect("cf32 stream"), N);
-    let mut s = radio.rx_stream_ci16().expect("cs16 stream");
-    let mut cs16 = vec![Complex::new(0i16, 0); N];
-    let mut got = 0;
-    while got < N {
-        match s.read_native(&mut cs16[got..], 1_000_000).expect("read") {
-            ReadOutcome::Samples(k) => got += k,
-            other => panic!("unexpected {other:?}"),
-        }
-    }
+    let cs16 = read_native_exact(&mut radio.rx_stream_ci16().expect("cs16 stream"), N, N);
     let peak = cf32
         .iter()
         .map(|c| c.re.abs().max(c.im.abs()))
