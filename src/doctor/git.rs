@@ -41,7 +41,9 @@ pub(super) fn local_ignored(repo: &Repository) -> Check {
             )
         }
     }
-    match repo.is_path_ignored(".local/") {
+    let hidden =
+        crate::store::trust::GitIgnores::of(repo).and_then(|mut r| r.hidden(repo, ".local", true));
+    match hidden {
         Ok(true) => check(
             ".local ignored",
             Verdict::Pass,
@@ -57,7 +59,7 @@ pub(super) fn local_ignored(repo: &Repository) -> Check {
         Err(e) => check(
             ".local ignored",
             Verdict::Fail,
-            format!("cannot ask Git whether .local/ is ignored: {}", e.message()),
+            format!("cannot tell whether Git ignores .local/: {e}"),
             FIX,
         ),
     }

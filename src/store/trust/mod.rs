@@ -22,6 +22,8 @@
 //! [`files`] holds the file-level checks, [`repo`] the Git-level ones (and the
 //! watched tip's and `capture --record`'s).
 mod files;
+mod gitignore;
+pub(crate) use gitignore::GitIgnores;
 mod repo;
 
 pub(crate) use repo::{check_created, check_record_target, check_watched_tip, visible_files};

@@ -1,5 +1,6 @@
 //! The Git-level checks of the trust root on an open checkout, the watcher's
 //! check of each fetched tip, and `capture --record`'s target check.
+use super::gitignore::GitIgnores;
 use super::{under_local, Finding};
 use crate::store::paths::Paths;
 use anyhow::Result;
@@ -25,37 +26,108 @@ pub(crate) fn visible_files(repo: &Repository) -> Result<Vec<String>, git2::Erro
         .filter_map(|s| s.path().map(str::to_owned))
         .filter(|p| under_local(p.as_bytes()))
         .collect();
-    // libgit2's status walk skips a folder its ignore rules match even when a
-    // later `!` rule (a committed .gitignore) re-includes the files, which
-    // `git status` and `git add` then see: ask about every actual file too.
+    // libgit2's ignore rules differ from Git's (a committed `!/.local/` beside
+    // the exclude: libgit2 calls every file ignored, `git add -A` stages them):
+    // walk the actual files with Git's own rules (gitignore.rs), asking libgit2
+    // too, never descending into a folder Git ignores (Git does not either).
     if let Some(root) = repo.workdir() {
-        let mut stack = vec![PathBuf::from(".local")];
-        let mut budget = 50_000usize;
-        while let Some(rel) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(root.join(&rel)) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                if budget == 0 {
-                    break;
-                }
-                budget -= 1;
-                let r = rel.join(e.file_name());
-                match e.file_type() {
-                    Ok(t) if t.is_dir() => stack.push(r),
-                    Ok(_) => {
-                        let s = r.to_string_lossy().replace('\\', "/");
-                        if !repo.is_path_ignored(&s).unwrap_or(false) && !seen.contains(&s) {
-                            seen.push(s);
-                        }
-                    }
-                    Err(_) => {}
-                }
+        let mut rules = GitIgnores::of(repo).map_err(|e| git2::Error::from_str(&e))?;
+        for s in walk_visible(root, |rel, is_dir| rules.hidden(repo, rel, is_dir))
+            .map_err(|e| git2::Error::from_str(&e))?
+        {
+            if !seen.contains(&s) {
+                seen.push(s);
             }
         }
     }
     seen.sort();
     Ok(seen)
+}
+
+/// The files under `.local/` (in `root`) that `hidden` does not hide, never
+/// looking inside a folder it hides (at most 50 000 entries looked at).
+fn walk_visible(
+    root: &Path,
+    mut hidden: impl FnMut(&str, bool) -> Result<bool, String>,
+) -> Result<Vec<String>, String> {
+    let mut seen = Vec::new();
+    let mut stack = Vec::new();
+    if !hidden(".local", true)? {
+        stack.push(PathBuf::from(".local"));
+    }
+    let mut budget = 50_000usize;
+    while let Some(rel) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(root.join(&rel)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if budget == 0 {
+                break;
+            }
+            budget -= 1;
+            let r = rel.join(e.file_name());
+            let s = r.to_string_lossy().replace('\\', "/");
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if hidden(&s, is_dir)? {
+                continue;
+            }
+            if is_dir {
+                stack.push(r);
+            } else {
+                seen.push(s);
+            }
+        }
+    }
+    Ok(seen)
+}
+
+/// The node's own files, which a checkout's ignore rules must hide even before
+/// they exist.
+const NODE_FILES: [&str; 6] = [
+    ".local/rxnode-policy.json",
+    ".local/rx_agent_state.json",
+    ".local/rx_agent_ledger.jsonl",
+    ".local/allowed_signers",
+    ".local/rx_iq/T/capture.sigmf-data",
+    ".local/rx_agent_outbox/T/RX_RESULT.json",
+];
+
+/// Whether checking out commit `oid` would let Git see node-local files: its
+/// top-level `.gitignore` (a `!/.local/` rule outranks `.git/info/exclude`)
+/// un-ignores one of the node's files or one that exists under `.local/`.
+/// `Some(the file and why)`; a `.gitignore` that cannot be read (over 8 MiB,
+/// not UTF-8, an unreadable `!` rule) counts as un-ignoring.
+fn commit_unignores_local(repo: &Repository, oid: git2::Oid) -> Option<String> {
+    use crate::git::ops::Blob;
+    let root = repo.workdir()?;
+    let top = match crate::git::ops::read_blob_at(repo, oid, ".gitignore", 8 << 20) {
+        Ok(Blob::Content { bytes, .. }) => Some(bytes),
+        // Git does not follow a `.gitignore` that is a link, nor read a folder.
+        Ok(Blob::Missing | Blob::NotAFile { .. }) => None,
+        Ok(Blob::TooLarge { size, .. }) => {
+            return Some(format!(
+                "its .gitignore ({size} bytes) is too large to check"
+            ))
+        }
+        Err(e) => return Some(format!("its .gitignore cannot be read: {e:#}")),
+    };
+    let mut rules = match GitIgnores::with_root_gitignore(repo, top.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return Some(e),
+    };
+    for f in NODE_FILES {
+        match rules.ignored(f, false) {
+            Ok(true) => {}
+            Ok(false) => return Some(format!("its .gitignore lets Git see {f}")),
+            Err(e) => return Some(e),
+        }
+    }
+    match walk_visible(root, |rel, is_dir| rules.ignored(rel, is_dir)) {
+        Ok(v) => v
+            .first()
+            .map(|f| format!("its .gitignore lets Git see {f}")),
+        Err(e) => Some(e),
+    }
 }
 
 /// Before rxnode creates files under `.local/`: every one of `paths_to_create`
@@ -82,12 +154,18 @@ pub(super) fn check_created_in(
     if repo.is_bare() {
         return Ok(());
     }
+    let mut rules = GitIgnores::of(repo).map_err(|e| {
+        crate::exit::refused(format!(
+            "untrusted node-local files: cannot tell what Git ignores: {e}; nothing was written"
+        ))
+    })?;
     for p in paths_to_create {
         let Ok(rel) = p.strip_prefix(&paths.repo) else {
             continue;
         };
         let rel_s = rel.to_string_lossy().replace('\\', "/");
-        if !repo.is_path_ignored(&rel_s).unwrap_or(false) {
+        let is_dir = p.is_dir();
+        if !rules.hidden(repo, &rel_s, is_dir).unwrap_or(false) {
             return Err(crate::exit::refused(format!(
                 "untrusted node-local files: rxnode would create {rel_s}, which Git does not ignore \
                  (a committed .gitignore un-ignores it), so `git add -A` would stage it; nothing was written \
@@ -290,14 +368,21 @@ pub(crate) fn check_watched_tip(
     remote: &str,
     branch: &str,
 ) -> Result<()> {
-    let Some(p) = commit_tracks_local(repo, oid) else {
+    let reason = if let Some(p) = commit_tracks_local(repo, oid) {
+        format!(
+            "{remote}/{branch} at {oid} tracks {p}: a `git pull` would overwrite this node's own files \
+             (policy, state, ledger) — do not pull it; fix: the main PC removes .local/ from the branch \
+             (`git rm -r --cached .local` and commit)"
+        )
+    } else if let Some(why) = commit_unignores_local(repo, oid) {
+        format!(
+            "{remote}/{branch} at {oid}: {why}: after a `git pull` this node's own files (policy, state, \
+             ledger, raw IQ) could be staged and pushed — do not pull it; fix: the main PC removes every `!` \
+             rule about .local from .gitignore (a `.gitignore` outranks .git/info/exclude)"
+        )
+    } else {
         return Ok(());
     };
-    let reason = format!(
-        "{remote}/{branch} at {oid} tracks {p}: a `git pull` would overwrite this node's own files \
-         (policy, state, ledger) — do not pull it; fix: the main PC removes .local/ from the branch \
-         (`git rm -r --cached .local` and commit)"
-    );
     let oid_s = oid.to_string();
     let seen = crate::store::ledger::read_all(paths)?.iter().any(|e| {
         e.event() == "refused"
@@ -351,7 +436,10 @@ pub(super) fn explicit_policy_finding(paths: &Paths) -> Option<Finding> {
         .is_some_and(|i| i.get_path(Path::new(&rel_s), 0).is_some());
     let how = if tracked {
         "that repository tracks it"
-    } else if !other.is_path_ignored(&rel_s).unwrap_or(false) {
+    } else if !GitIgnores::of(&other)
+        .and_then(|mut r| r.hidden(&other, &rel_s, false))
+        .unwrap_or(false)
+    {
         "that repository does not ignore it"
     } else {
         return None;
@@ -428,7 +516,10 @@ pub(crate) fn check_record_target(path: &Path) -> Result<()> {
             )));
         }
         let rel_s = rel.to_string_lossy().replace('\\', "/");
-        if !repo.is_path_ignored(&rel_s).unwrap_or(false) {
+        let hidden = GitIgnores::of(&repo)
+            .and_then(|mut r| r.hidden(&repo, &rel_s, false))
+            .unwrap_or(false);
+        if !hidden {
             return Err(crate::exit::refused(format!(
                 "--record {}: {} is inside the Git work tree {} and Git does not ignore it (raw IQ could be committed) — \
                  fix: record under .local/ (ignored) or outside the checkout, or make Git ignore that folder",

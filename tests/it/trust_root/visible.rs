@@ -100,8 +100,8 @@ fn the_exclude_file_gets_local_even_when_a_gitignore_ignores_it() {
 }
 
 /// The same for an approval: a committed rule un-ignoring the outbox folder
-/// before it exists makes `[A]` refuse to write the outbox (the task stays
-/// pending) and Git never sees a file of it.
+/// before it exists makes the watcher refuse the tip that carries it (the task
+/// is not offered, so `[A]` writes no outbox) and Git never sees a file of it.
 #[test]
 fn an_approval_whose_outbox_git_would_see_writes_no_outbox() {
     let rig = Rig::new();
@@ -117,7 +117,7 @@ fn an_approval_whose_outbox_git_would_see_writes_no_outbox() {
     let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(
-        all.contains("Git does not ignore") && all.contains("rx_agent_outbox"),
+        all.contains("its .gitignore lets Git see .local/rx_agent_outbox/"),
         "{all}"
     );
     assert!(!rig.lab.outbox(id).exists());
@@ -155,4 +155,73 @@ fn a_manual_result_whose_staging_folder_git_would_see_is_refused() {
     assert!(!rig.lab.outbox(id).join(".mark-completed.tmp").exists());
     assert_eq!(std::fs::read(&json).unwrap(), before);
     assert_eq!(rig.lab.status_of(id), "approved");
+}
+
+/// A committed `.gitignore` of one line, `!/.local/`, outranks the exclude rxnode
+/// writes: after the pull `git add -A` would stage the policy, the state and the
+/// ledger. Every command refuses, naming a file Git can see, and changes nothing.
+#[test]
+fn a_committed_unignore_of_local_alone_is_refused_after_the_pull() {
+    let rig = Rig::new();
+    rig.set_policy(OPERATOR_POLICY);
+    rig.lab.post_file(".gitignore", b"!/.local/\n");
+    rig.pull();
+    let staged = std::process::Command::new("git")
+        .args(["add", "-A", "--dry-run"])
+        .current_dir(&rig.lab.rx)
+        .output()
+        .unwrap();
+    assert!(
+        text(&staged.stdout).contains("add '.local/rxnode-policy.json'"),
+        "git itself must see the policy: {}",
+        text(&staged.stdout)
+    );
+    for args in [
+        vec!["watch", "--once", "--interval", "0.2"],
+        vec!["run", "ANY_1"],
+        vec!["status"],
+        vec!["state", "rebuild"],
+    ] {
+        let se = assert_refused(
+            &rig,
+            &args,
+            "A\n",
+            ".local/rxnode-policy.json",
+            "un-ignored .local/",
+        );
+        assert!(se.contains("Git can see"), "{se}");
+    }
+}
+
+/// The watcher refuses a fetched tip whose `.gitignore` would un-ignore the
+/// node's files, before the operator pulls it: exit 3, the effect named, one
+/// `refused` line in the ledger, and no task of that tip examined.
+#[test]
+fn a_watched_tip_that_unignores_local_is_refused_before_the_pull() {
+    let rig = Rig::new();
+    rig.set_policy(OPERATOR_POLICY);
+    let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "", &[]);
+    expect_exit!(out, 0);
+    let tip = rig.lab.post_file(".gitignore", b"# lab rules\n!/.local/\n");
+    let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
+    let se = text(&out.stderr);
+    expect_exit!(out, 3, "{se}");
+    assert!(
+        se.contains(&tip)
+            && se.contains("its .gitignore lets Git see .local/")
+            && se.contains("do not pull it"),
+        "{se}"
+    );
+    let refused: Vec<_> = rig
+        .lab
+        .ledger_events()
+        .into_iter()
+        .filter(|e| e["event"] == "refused" && e["commit"] == tip.as_str())
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    // A tip whose .gitignore keeps `.local/` ignored is examined as usual.
+    rig.lab
+        .post_file(".gitignore", b"/.local/\n!/.local/\n/.local/*\n");
+    let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
+    expect_exit!(out, 0, "{}", text(&out.stderr));
 }
