@@ -71,7 +71,12 @@ pub(crate) fn findings(paths: &Paths) -> Vec<Finding> {
 
 /// [`findings`] on a repository already open (`None`: not a checkout).
 fn findings_in(paths: &Paths, repo: Option<&Repository>) -> Vec<Finding> {
-    let mut out = file_findings(paths);
+    findings_after(file_findings(paths), paths, repo)
+}
+
+/// [`findings_in`] with the file-level findings `files` already made.
+fn findings_after(files: Vec<Finding>, paths: &Paths, repo: Option<&Repository>) -> Vec<Finding> {
+    let mut out = files;
     out.extend(explicit_policy_finding(paths));
     if let Some(repo) = repo {
         if !repo.is_bare() {
@@ -108,8 +113,10 @@ pub(crate) fn prepare(paths: &Paths) -> Result<()> {
 /// several times per watcher poll.
 fn prepare_open(paths: &Paths) -> Result<Option<Repository>> {
     let mut repo = Repository::open(&paths.repo).ok();
+    // Looked at once: the exclude file written below changes none of them.
+    let files = file_findings(paths);
     if let Some(r) = &repo {
-        if !r.is_bare() && file_findings(paths).is_empty() {
+        if !r.is_bare() && files.is_empty() {
             // Only when .local is a folder of ours: never write through a link.
             match crate::git::ops::ensure_local_excluded(r) {
                 // The exclude file changed under an open repository: ask a
@@ -120,7 +127,7 @@ fn prepare_open(paths: &Paths) -> Result<Option<Repository>> {
             }
         }
     }
-    match findings_in(paths, repo.as_ref()).first() {
+    match findings_after(files, paths, repo.as_ref()).first() {
         Some(f) => Err(refusal(f)),
         None => Ok(repo),
     }
