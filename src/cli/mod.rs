@@ -118,6 +118,22 @@ impl Command {
         }
     }
 
+    /// Whether the command works in the checkout `--repo` names, which must then
+    /// be a folder that exists: all but the ones that only print rxnode's own
+    /// texts, the demo (its own folders), `doctor` (which reports a missing
+    /// checkout as its first check) and the TX guard (started by `run` itself).
+    pub fn uses_repo(&self) -> bool {
+        !matches!(
+            self,
+            Command::Schema { .. }
+                | Command::Completions { .. }
+                | Command::Man
+                | Command::TxGuard { .. }
+                | Command::Demo { .. }
+                | Command::Doctor { .. }
+        )
+    }
+
     /// Whether `main` starts libgit2 up front for the command (src/git/ops/tls.rs):
     /// every command but the ones that only print rxnode's own texts, and the
     /// TX guard, which is left as it was.

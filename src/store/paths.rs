@@ -92,6 +92,66 @@ impl Paths {
     }
 }
 
+/// `--repo` (or `RXNODE_REPO`) must name a folder that exists: a mistyped path
+/// is bad input (exit 2) naming it, never an empty node reported as idle, an
+/// approved task called unknown, or a new `.local/` made there with its parents.
+pub fn check_repo_folder(repo: &Path) -> anyhow::Result<()> {
+    let fix = "fix: pass the RX checkout (the clone this laptop works in) with --repo, or run rxnode inside it";
+    match std::fs::metadata(repo) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(crate::exit::bad_input(format!(
+            "--repo {}: a file, not a folder (--repo names the RX checkout) — {fix}",
+            repo.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(crate::exit::bad_input(format!(
+            "--repo {}: no such folder — {fix}",
+            repo.display()
+        ))),
+        Err(e) => Err(crate::exit::bad_input(format!(
+            "--repo {}: cannot be read: {e} — {fix}",
+            repo.display()
+        ))),
+    }
+}
+
+/// The node files whose presence in a work tree's `.local/` makes it an RX node.
+const NODE_FILES: [&str; 4] = [
+    "rxnode-policy.json",
+    "rx_agent_state.json",
+    "rx_agent_ledger.jsonl",
+    "rxnode-node.json",
+];
+
+/// The checkout `--repo` stands for. A folder inside the work tree of an RX node
+/// (its top's `.local/` holds the node's policy, state, ledger or name) stands
+/// for that node, as Git answers from any folder of its work tree: from `docs/`
+/// a command reads the node's policy, state and ledger, never an empty
+/// `docs/.local/` of its own with the default limits. Anything else is kept as
+/// given: a checkout's top, a folder in no work tree, a work tree that is no
+/// node (a home folder kept in Git: its `~/.local/` is not the node's).
+pub(crate) fn checkout_of(repo: &Path) -> PathBuf {
+    let given = repo.to_path_buf();
+    let Ok(found) = git2::Repository::discover(repo) else {
+        return given;
+    };
+    let Some(top) = found.workdir() else {
+        return given;
+    };
+    match (std::fs::canonicalize(repo), std::fs::canonicalize(top)) {
+        (Ok(here), Ok(there)) if here != there => {}
+        _ => return given,
+    }
+    let local = top.join(".local");
+    let is_node = NODE_FILES
+        .iter()
+        .any(|f| std::fs::symlink_metadata(local.join(f)).is_ok());
+    if !is_node {
+        return given;
+    }
+    // libgit2 ends a work tree with a separator; the checkout is the folder.
+    top.components().collect()
+}
+
 /// The Git directory of the repository at `work_tree` as [`git2::Repository::open`]
 /// finds it (`Ok(None)`: a bare repository), opened once per process and work
 /// tree: the node key and the ledger's mirror live there and are looked up

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 mod closed_pipe;
 mod flags;
+mod repo_folder;
 
 fn rxnode(dir: &Path) -> Command {
     let mut c = crate::util::rxnode_bin();
