@@ -3,7 +3,7 @@
 # an idle, empty node with exit 0 (the real watcher has tasks waiting), `state rebuild` made the folder and its
 # parents and said "rebuilt", `run` refused the task as "unknown to this node". Expected: exit 2 naming --repo.
 source "$(dirname "$0")/lib.sh"
-newlab o101; policy; rxn node set-name LAB1 >/dev/null
+newlab o101; policy; rxn node set-name LAB1 >/dev/null; cd "$L"
 { hdr T1 NO NO NO; plan '{"op":"manual","instructions":"look at the clock"}'; } | post; approve
 typo="$L/rx-lab/oops"
 "$RXN" --repo "$typo" status > status.out 2>&1; st=$?

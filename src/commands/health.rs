@@ -7,6 +7,9 @@ use rxnode::{Ctx, Outcome};
 pub fn run(ctx: &Ctx, cmd: Option<&HealthCmd>) -> Result<Outcome> {
     match cmd {
         None => rxnode::cmd_health(ctx),
-        Some(HealthCmd::Test { devices }) => rxnode::cmd_health_test(ctx, devices),
+        Some(HealthCmd::Test { devices, device }) => {
+            let all: Vec<String> = devices.iter().chain(device).cloned().collect();
+            rxnode::cmd_health_test(ctx, &all)
+        }
     }
 }
