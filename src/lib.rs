@@ -104,7 +104,7 @@ pub use crate::{
     status::cmd_status,
     stdout::SafeStderr,
     store::node::PublishRef,
-    store::paths::check_repo_folder,
+    store::paths::{check_repo_folder, work_tree_top},
     store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
     store_cmds::{cmd_rebuild, cmd_set_name, cmd_set_publish_ref, cmd_show},
     validate::cmd_validate,

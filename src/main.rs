@@ -30,13 +30,14 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    let ctx = Ctx::new(
-        cli.sim,
-        cli.json,
-        cli.repo.clone(),
-        cli.policy.clone(),
-        cli.source(),
-    );
+    // The main PC's commands work in the clone from any folder of it; the node's
+    // commands in the node's checkout (`Ctx::new`).
+    let repo = if cli.command.is_main_pc() {
+        rxnode::work_tree_top(&cli.repo)
+    } else {
+        cli.repo.clone()
+    };
+    let ctx = Ctx::new(cli.sim, cli.json, repo, cli.policy.clone(), cli.source());
     install_panic_hook();
     // A panic unwinds (the hook never exits), so every drop guard runs, the TX
     // teardown among them; caught here, it ends with status 1. A closed stdout is

@@ -134,6 +134,12 @@ impl Command {
         )
     }
 
+    /// Whether the command is the main PC's (`results`, `task new`): it works in
+    /// the clone's work tree from any folder of it and keeps nothing under `.local/`.
+    pub fn is_main_pc(&self) -> bool {
+        matches!(self, Command::Results(_) | Command::Task(_))
+    }
+
     /// Whether `main` starts libgit2 up front for the command (src/git/ops/tls.rs):
     /// every command but the ones that only print rxnode's own texts, and the
     /// TX guard, which is left as it was.

@@ -130,26 +130,37 @@ const NODE_FILES: [&str; 4] = [
 /// given: a checkout's top, a folder in no work tree, a work tree that is no
 /// node (a home folder kept in Git: its `~/.local/` is not the node's).
 pub(crate) fn checkout_of(repo: &Path) -> PathBuf {
-    let given = repo.to_path_buf();
-    let Ok(found) = git2::Repository::discover(repo) else {
-        return given;
+    let Some(top) = enclosing_top(repo) else {
+        return repo.to_path_buf();
     };
-    let Some(top) = found.workdir() else {
-        return given;
-    };
-    match (std::fs::canonicalize(repo), std::fs::canonicalize(top)) {
-        (Ok(here), Ok(there)) if here != there => {}
-        _ => return given,
-    }
     let local = top.join(".local");
     let is_node = NODE_FILES
         .iter()
         .any(|f| std::fs::symlink_metadata(local.join(f)).is_ok());
-    if !is_node {
-        return given;
+    if is_node {
+        top
+    } else {
+        repo.to_path_buf()
     }
-    // libgit2 ends a work tree with a separator; the checkout is the folder.
-    top.components().collect()
+}
+
+/// The top of the Git work tree `repo` lies in, when `repo` is a folder inside
+/// it and not its top (`None` at the top, in no work tree, or in a bare one).
+pub(crate) fn enclosing_top(repo: &Path) -> Option<PathBuf> {
+    let found = git2::Repository::discover(repo).ok()?;
+    let top = found.workdir()?;
+    match (std::fs::canonicalize(repo), std::fs::canonicalize(top)) {
+        // libgit2 ends a work tree with a separator; the checkout is the folder.
+        (Ok(here), Ok(there)) if here != there => Some(top.components().collect()),
+        _ => None,
+    }
+}
+
+/// The work tree a main-PC command (`results`, `task new`) works in: the top of
+/// the one `repo` lies in, as Git answers from any of its folders (these
+/// commands keep nothing under `.local/`); `repo` itself otherwise.
+pub fn work_tree_top(repo: &Path) -> PathBuf {
+    enclosing_top(repo).unwrap_or_else(|| repo.to_path_buf())
 }
 
 /// The Git directory of the repository at `work_tree` as [`git2::Repository::open`]

@@ -57,8 +57,23 @@ pub(crate) fn find_remote<'r>(repo: &'r Repository, name: &str) -> Result<git2::
 /// Open the checkout (`--repo`); a bare repository is refused because the
 /// node needs a work tree for `.local/`.
 pub(crate) fn open(repo: &Path) -> Result<Repository> {
-    let r = Repository::open(repo)
-        .with_context(|| format!("{} is not a Git checkout", repo.display()))?;
+    let r = match Repository::open(repo) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(top) = crate::store::paths::enclosing_top(repo) {
+                return Err(crate::exit::bad_input(format!(
+                    "{} is a folder inside the Git checkout {}, not its top — fix: run rxnode in {} or pass --repo {}",
+                    repo.display(),
+                    top.display(),
+                    top.display(),
+                    top.display()
+                )));
+            }
+            return Err(
+                anyhow::Error::new(e).context(format!("{} is not a Git checkout", repo.display()))
+            );
+        }
+    };
     if r.is_bare() {
         return Err(crate::exit::bad_input(format!(
             "{} is a bare repository; rxnode needs a checkout",

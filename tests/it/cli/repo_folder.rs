@@ -193,3 +193,48 @@ fn a_repo_folder_that_does_not_exist_is_named_and_nothing_is_made() {
         );
     }
 }
+
+/// The main PC's commands work from any folder of its clone, as Git does: `task new`
+/// from `docs/` writes the task at the clone's task path and `results` reads the
+/// clone's results (both said ". is not a Git repository", false). In a node's clone
+/// that is no node yet, a command that needs the checkout names its top and the fix
+/// (it said "not a Git checkout", false).
+#[test]
+fn a_folder_inside_a_clone_is_its_work_tree_or_names_the_top() {
+    let lab = Lab::new();
+    let docs = lab.main.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let o = in_folder(&lab, &docs)
+        .args(["task", "new", "--id", "SUB_1", "--title", "from docs"])
+        .output()
+        .unwrap();
+    expect_exit!(o, 0);
+    let task = std::fs::read_to_string(lab.main.join(crate::util::TASK_PATH)).unwrap();
+    assert!(task.contains("TASK_ID = SUB_1"), "{task}");
+    assert!(
+        !docs.join("docs").exists(),
+        "the task was written under docs/docs/"
+    );
+    let o = in_folder(&lab, &docs).arg("results").output().unwrap();
+    expect_exit!(o, 0);
+    assert!(
+        !text(&o.stderr).contains("not a Git repository"),
+        "{}",
+        show(&o)
+    );
+
+    let sub = lab.rx.join("docs");
+    std::fs::create_dir_all(&sub).unwrap();
+    for args in [vec!["node", "set-name", "LAB1"], vec!["watch", "--once"]] {
+        let o = in_folder(&lab, &sub).args(&args).output().unwrap();
+        expect_exit!(o, 2, "{args:?}");
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(&format!("inside the Git checkout {}", lab.rx.display()))
+                && err.contains(&format!("--repo {}", lab.rx.display())),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("not a Git checkout"), "{args:?}: {err}");
+        assert!(!sub.join(".local").exists(), "{args:?} made docs/.local/");
+    }
+}
