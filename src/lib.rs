@@ -80,7 +80,7 @@ pub use crate::{
         bad_field, bad_field_text, bad_input, code_for, error_json, error_text, is_broken_pipe,
         name_fields, BadField, FieldText, Outcome,
     },
-    git::{ops::tls::init as init_git, publish::cmd_publish},
+    git::{ops::require_checkout, ops::tls::init as init_git, publish::cmd_publish},
     health::{cmd_health, cmd_health_test},
     mainpc::{
         results::{

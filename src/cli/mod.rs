@@ -134,6 +134,20 @@ impl Command {
         )
     }
 
+    /// Whether the command reads or changes the node's own record (state, ledger,
+    /// outboxes, approvals), which lives only in a Git checkout: run anywhere else
+    /// it would report an empty node or make a `.local/` there.
+    pub fn needs_checkout(&self) -> bool {
+        matches!(
+            self,
+            Command::Status
+                | Command::Run { .. }
+                | Command::MarkCompleted { .. }
+                | Command::Publish { .. }
+                | Command::State(_)
+        )
+    }
+
     /// Whether the command is the main PC's (`results`, `task new`): it works in
     /// the clone's work tree from any folder of it and keeps nothing under `.local/`.
     pub fn is_main_pc(&self) -> bool {

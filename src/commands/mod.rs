@@ -33,6 +33,9 @@ pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
     if cli.command.uses_repo() {
         rxnode::check_repo_folder(&ctx.repo)?;
     }
+    if cli.command.needs_checkout() {
+        rxnode::require_checkout(&ctx.repo)?;
+    }
     match &cli.command {
         Command::Validate { file, .. } => validate::run(ctx, file),
         Command::Watch(args) => watch::run(ctx, args),

@@ -54,6 +54,12 @@ pub(crate) fn find_remote<'r>(repo: &'r Repository, name: &str) -> Result<git2::
     }
 }
 
+/// That `repo` is a checkout (not bare), for the commands that keep the node's
+/// record in it; the error names the folder and the fix.
+pub fn require_checkout(repo: &Path) -> Result<()> {
+    open(repo).map(drop)
+}
+
 /// Open the checkout (`--repo`); a bare repository is refused because the
 /// node needs a work tree for `.local/`.
 pub(crate) fn open(repo: &Path) -> Result<Repository> {
@@ -69,9 +75,11 @@ pub(crate) fn open(repo: &Path) -> Result<Repository> {
                     top.display()
                 )));
             }
-            return Err(
-                anyhow::Error::new(e).context(format!("{} is not a Git checkout", repo.display()))
-            );
+            return Err(anyhow::anyhow!(
+                "{} is not a Git checkout ({}) — fix: run rxnode inside the RX clone or pass --repo DIR (`git clone URL DIR` first)",
+                repo.display(),
+                e.message()
+            ));
         }
     };
     if r.is_bare() {

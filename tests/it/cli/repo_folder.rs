@@ -112,16 +112,21 @@ fn a_folder_inside_the_checkout_is_the_node_with_its_policy_and_state() {
         );
         assert_eq!(lab.porcelain(), "", "{what}: Git sees files the node made");
     }
-    // A work tree that is no node (nothing of rxnode in its `.local/`) is left as
-    // given: its `.local/` is not taken for a node's.
+    // A work tree that is no node (nothing of rxnode in its `.local/`) is not taken
+    // for one: its `.local/` is left alone, and `status` names its top.
     let other = tempfile::tempdir().unwrap();
     git(other.path(), &["init", "-q"]);
     let sub = other.path().join("captures");
     std::fs::create_dir_all(&sub).unwrap();
     std::fs::create_dir_all(other.path().join(".local")).unwrap();
     let o = in_folder(&lab, &sub).arg("status").output().unwrap();
-    expect_exit!(o, 0);
+    expect_exit!(o, 2);
     assert!(!text(&o.stdout).contains("LAB1"), "{}", show(&o));
+    assert!(
+        text(&o.stderr).contains("inside the Git checkout"),
+        "{}",
+        show(&o)
+    );
     assert_eq!(
         std::fs::read_dir(other.path().join(".local"))
             .unwrap()
@@ -236,5 +241,39 @@ fn a_folder_inside_a_clone_is_its_work_tree_or_names_the_top() {
         );
         assert!(!err.contains("not a Git checkout"), "{args:?}: {err}");
         assert!(!sub.join(".local").exists(), "{args:?} made docs/.local/");
+    }
+}
+
+/// In a folder that is in no checkout (the home folder, a download folder) the
+/// commands that keep the node's record say so and name the fix, exit 1, and make
+/// nothing there: `status` reported an idle empty node (exit 0), `state rebuild`
+/// wrote a new state in a `.local/` it made, `run` called the task unknown.
+#[test]
+fn the_node_record_commands_outside_a_checkout_say_so_and_make_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["status"],
+        vec!["state", "rebuild"],
+        vec!["run", "T1"],
+        vec!["mark-completed", "T1", "--status", "PASS"],
+        vec!["publish", "T1"],
+    ] {
+        let o = rxnode_cmd()
+            .current_dir(d.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        expect_exit!(o, 1, "{args:?}");
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(". is not a Git checkout")
+                && err.contains("fix: run rxnode inside the RX clone"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "{args:?} made files"
+        );
     }
 }
