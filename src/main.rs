@@ -7,13 +7,12 @@
 mod cli;
 mod commands;
 
-use clap::Parser;
 use cli::Cli;
 use rxnode::{Ctx, Outcome, Shell};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_command_line() {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
