@@ -76,7 +76,7 @@ pub(crate) fn open(repo: &Path) -> Result<Repository> {
                 )));
             }
             return Err(anyhow::anyhow!(
-                "{} is not a Git checkout ({}) — fix: run rxnode inside the RX clone or pass --repo DIR (`git clone URL DIR` first)",
+                "{} is not a Git checkout ({}) — fix: run rxnode inside the RX clone or pass it with --repo DIR; make one with `git clone URL DIR`",
                 repo.display(),
                 e.message()
             ));
