@@ -14,11 +14,12 @@ pub enum HealthCmd {
     Test {
         /// SoapySDR device args of each radio; none: every radio of the policy's
         /// `health.radios`.
-        devices: Vec<String>,
+        #[arg(value_name = "DEVICES")]
+        radios: Vec<String>,
         /// A radio's SoapySDR device args, as every radio command takes them
         /// (repeatable; tested after the ones named without `-d`).
         #[arg(short = 'd', long = "device", value_name = "DEVICE")]
-        device: Vec<String>,
+        devices: Vec<String>,
     },
 }
 
