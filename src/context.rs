@@ -30,7 +30,8 @@ pub struct Ctx {
 
 impl Ctx {
     /// The context for one process. A relative policy path is taken from the
-    /// current directory, now.
+    /// current directory, now; a `repo` inside an RX node's work tree stands for
+    /// that node's checkout ([`checkout_of`](crate::store::paths::checkout_of)).
     pub fn new(
         sim: bool,
         json: bool,
@@ -48,7 +49,7 @@ impl Ctx {
         Ctx {
             sim,
             json,
-            repo,
+            repo: crate::store::paths::checkout_of(&repo),
             policy,
             source,
         }

@@ -80,7 +80,7 @@ pub use crate::{
         bad_field, bad_field_text, bad_input, code_for, error_json, error_text, is_broken_pipe,
         name_fields, BadField, FieldText, Outcome,
     },
-    git::{ops::tls::init as init_git, publish::cmd_publish},
+    git::{ops::require_checkout, ops::tls::init as init_git, publish::cmd_publish},
     health::{cmd_health, cmd_health_test},
     mainpc::{
         results::{
@@ -104,6 +104,7 @@ pub use crate::{
     status::cmd_status,
     stdout::SafeStderr,
     store::node::PublishRef,
+    store::paths::{check_repo_folder, work_tree_top},
     store::queue::{DEFAULT_HISTORY_LIMIT, DEFAULT_WALK_LIMIT},
     store_cmds::{cmd_rebuild, cmd_set_name, cmd_set_publish_ref, cmd_show},
     validate::cmd_validate,

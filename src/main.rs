@@ -7,13 +7,12 @@
 mod cli;
 mod commands;
 
-use clap::Parser;
 use cli::Cli;
 use rxnode::{Ctx, Outcome, Shell};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_command_line() {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
@@ -30,13 +29,14 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    let ctx = Ctx::new(
-        cli.sim,
-        cli.json,
-        cli.repo.clone(),
-        cli.policy.clone(),
-        cli.source(),
-    );
+    // The main PC's commands work in the clone from any folder of it; the node's
+    // commands in the node's checkout (`Ctx::new`).
+    let repo = if cli.command.is_main_pc() {
+        rxnode::work_tree_top(&cli.repo)
+    } else {
+        cli.repo.clone()
+    };
+    let ctx = Ctx::new(cli.sim, cli.json, repo, cli.policy.clone(), cli.source());
     install_panic_hook();
     // A panic unwinds (the hook never exits), so every drop guard runs, the TX
     // teardown among them; caught here, it ends with status 1. A closed stdout is

@@ -87,6 +87,19 @@ pub struct SourceArgs {
 }
 
 impl Cli {
+    /// Parse this process's command line. Every flag that takes a value takes a
+    /// negative number too (`-g -5`, `-t -1`, `-f -5`): the flag's own check then
+    /// refuses or accepts it naming the flag and its range, never clap's
+    /// "unexpected argument '-5' found" with a tip (`-- -5`) that does not work.
+    /// With an SI suffix (`-r -2M`) it stays clap's: a flag after a forgotten
+    /// value (`-f -r 2M`) must stay a flag.
+    pub fn parse_command_line() -> Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut matches = negative_numbers(Cli::command()).try_get_matches()?;
+        Cli::from_arg_matches_mut(&mut matches)
+            .map_err(|e| e.format(&mut negative_numbers(Cli::command())))
+    }
+
     /// The task source: the command's own flags, else the ones before the
     /// command name, the environment, the defaults.
     pub fn source(&self) -> rxnode::TaskSource {
@@ -118,6 +131,42 @@ impl Command {
         }
     }
 
+    /// Whether the command works in the checkout `--repo` names, which must then
+    /// be a folder that exists: all but the ones that only print rxnode's own
+    /// texts, the demo (its own folders), `doctor` (which reports a missing
+    /// checkout as its first check) and the TX guard (started by `run` itself).
+    pub fn uses_repo(&self) -> bool {
+        !matches!(
+            self,
+            Command::Schema { .. }
+                | Command::Completions { .. }
+                | Command::Man
+                | Command::TxGuard { .. }
+                | Command::Demo { .. }
+                | Command::Doctor { .. }
+        )
+    }
+
+    /// Whether the command reads or changes the node's own record (state, ledger,
+    /// outboxes, approvals), which lives only in a Git checkout: run anywhere else
+    /// it would report an empty node or make a `.local/` there.
+    pub fn needs_checkout(&self) -> bool {
+        matches!(
+            self,
+            Command::Status
+                | Command::Run { .. }
+                | Command::MarkCompleted { .. }
+                | Command::Publish { .. }
+                | Command::State(_)
+        )
+    }
+
+    /// Whether the command is the main PC's (`results`, `task new`): it works in
+    /// the clone's work tree from any folder of it and keeps nothing under `.local/`.
+    pub fn is_main_pc(&self) -> bool {
+        matches!(self, Command::Results(_) | Command::Task(_))
+    }
+
     /// Whether `main` starts libgit2 up front for the command (src/git/ops/tls.rs):
     /// every command but the ones that only print rxnode's own texts, and the
     /// TX guard, which is left as it was.
@@ -130,6 +179,27 @@ impl Command {
                 | Command::TxGuard { .. }
         )
     }
+}
+
+/// `cmd` and its subcommands with every flag that takes a value open to a
+/// negative number (`-5`, `-1.5`, `-1e6`; a positional keeps its own rules). A
+/// flag after a flag whose value was forgotten (`-f -r 2M`) is still a flag.
+fn negative_numbers(cmd: clap::Command) -> clap::Command {
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    let mut cmd = cmd.mut_args(|a| {
+        if a.get_action().takes_values() && !a.is_positional() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    });
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, negative_numbers);
+    }
+    cmd
 }
 
 /// The subcommands.

@@ -14,6 +14,11 @@ pub enum HealthCmd {
     Test {
         /// SoapySDR device args of each radio; none: every radio of the policy's
         /// `health.radios`.
+        #[arg(value_name = "DEVICES")]
+        radios: Vec<String>,
+        /// A radio's SoapySDR device args, as every radio command takes them
+        /// (repeatable; tested after the ones named without `-d`).
+        #[arg(short = 'd', long = "device", value_name = "DEVICE")]
         devices: Vec<String>,
     },
 }

@@ -7,6 +7,9 @@ use rxnode::{Ctx, Outcome};
 pub fn run(ctx: &Ctx, cmd: Option<&HealthCmd>) -> Result<Outcome> {
     match cmd {
         None => rxnode::cmd_health(ctx),
-        Some(HealthCmd::Test { devices }) => rxnode::cmd_health_test(ctx, devices),
+        Some(HealthCmd::Test { radios, devices }) => {
+            let all: Vec<String> = radios.iter().chain(devices).cloned().collect();
+            rxnode::cmd_health_test(ctx, &all)
+        }
     }
 }

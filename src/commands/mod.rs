@@ -30,6 +30,12 @@ use rxnode::{Ctx, Outcome};
 
 /// Run the parsed command line.
 pub fn dispatch(cli: &Cli, ctx: &Ctx) -> Result<Outcome> {
+    if cli.command.uses_repo() {
+        rxnode::check_repo_folder(&ctx.repo)?;
+    }
+    if cli.command.needs_checkout() {
+        rxnode::require_checkout(&ctx.repo)?;
+    }
     match &cli.command {
         Command::Validate { file, .. } => validate::run(ctx, file),
         Command::Watch(args) => watch::run(ctx, args),

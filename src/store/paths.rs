@@ -92,6 +92,77 @@ impl Paths {
     }
 }
 
+/// `--repo` (or `RXNODE_REPO`) must name a folder that exists: a mistyped path
+/// is bad input (exit 2) naming it, never an empty node reported as idle, an
+/// approved task called unknown, or a new `.local/` made there with its parents.
+pub fn check_repo_folder(repo: &Path) -> anyhow::Result<()> {
+    let fix = "fix: pass the RX checkout (the clone this laptop works in) with --repo, or run rxnode inside it";
+    match std::fs::metadata(repo) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(crate::exit::bad_input(format!(
+            "--repo {}: a file, not a folder (--repo names the RX checkout) — {fix}",
+            repo.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(crate::exit::bad_input(format!(
+            "--repo {}: no such folder — {fix}",
+            repo.display()
+        ))),
+        Err(e) => Err(crate::exit::bad_input(format!(
+            "--repo {}: cannot be read: {e} — {fix}",
+            repo.display()
+        ))),
+    }
+}
+
+/// The node files whose presence in a work tree's `.local/` makes it an RX node.
+const NODE_FILES: [&str; 4] = [
+    "rxnode-policy.json",
+    "rx_agent_state.json",
+    "rx_agent_ledger.jsonl",
+    "rxnode-node.json",
+];
+
+/// The checkout `--repo` stands for. A folder inside the work tree of an RX node
+/// (its top's `.local/` holds the node's policy, state, ledger or name) stands
+/// for that node, as Git answers from any folder of its work tree: from `docs/`
+/// a command reads the node's policy, state and ledger, never an empty
+/// `docs/.local/` of its own with the default limits. Anything else is kept as
+/// given: a checkout's top, a folder in no work tree, a work tree that is no
+/// node (a home folder kept in Git: its `~/.local/` is not the node's).
+pub(crate) fn checkout_of(repo: &Path) -> PathBuf {
+    let Some(top) = enclosing_top(repo) else {
+        return repo.to_path_buf();
+    };
+    let local = top.join(".local");
+    let is_node = NODE_FILES
+        .iter()
+        .any(|f| std::fs::symlink_metadata(local.join(f)).is_ok());
+    if is_node {
+        top
+    } else {
+        repo.to_path_buf()
+    }
+}
+
+/// The top of the Git work tree `repo` lies in, when `repo` is a folder inside
+/// it and not its top (`None` at the top, in no work tree, or in a bare one).
+pub(crate) fn enclosing_top(repo: &Path) -> Option<PathBuf> {
+    let found = git2::Repository::discover(repo).ok()?;
+    let top = found.workdir()?;
+    match (std::fs::canonicalize(repo), std::fs::canonicalize(top)) {
+        // libgit2 ends a work tree with a separator; the checkout is the folder.
+        (Ok(here), Ok(there)) if here != there => Some(top.components().collect()),
+        _ => None,
+    }
+}
+
+/// The work tree a main-PC command (`results`, `task new`) works in: the top of
+/// the one `repo` lies in, as Git answers from any of its folders (these
+/// commands keep nothing under `.local/`); `repo` itself otherwise.
+pub fn work_tree_top(repo: &Path) -> PathBuf {
+    enclosing_top(repo).unwrap_or_else(|| repo.to_path_buf())
+}
+
 /// The Git directory of the repository at `work_tree` as [`git2::Repository::open`]
 /// finds it (`Ok(None)`: a bare repository), opened once per process and work
 /// tree: the node key and the ledger's mirror live there and are looked up

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 mod closed_pipe;
 mod flags;
+mod repo_folder;
 
 fn rxnode(dir: &Path) -> Command {
     let mut c = crate::util::rxnode_bin();
@@ -259,6 +260,7 @@ fn log_lines_on_a_pipe_carry_no_colour() {
 #[test]
 fn json_errors_are_one_object_on_stderr() {
     let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
     let out = rxnode(d.path())
         .args(["--json", "--repo"])
         .arg(d.path())

@@ -106,6 +106,55 @@ fn radio_health_lines(lab: &Lab) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// `health test -d ARGS` (the device flag of every radio command, and the form the
+/// operator guide gives after an upgrade) tests that radio, like ARGS without `-d`;
+/// both forms together test each radio once in the order given. It was refused as
+/// "unexpected argument '-d'" (exit 2).
+#[test]
+fn health_test_takes_the_device_flag_of_every_radio_command() {
+    let lab = Lab::new();
+    let out = sim(
+        &lab,
+        &[
+            "health",
+            "test",
+            "-d",
+            "driver=rxsim,serial=D1",
+            "--device",
+            "driver=rxsim,serial=D2",
+        ],
+    );
+    expect_exit!(out, 0);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.matches("PASS driver=rxsim,serial=D").count(),
+        2,
+        "{}",
+        show(&out)
+    );
+    let out = sim(
+        &lab,
+        &[
+            "health",
+            "test",
+            "driver=rxsim,serial=P1",
+            "-d",
+            "driver=rxsim,serial=D3",
+        ],
+    );
+    expect_exit!(out, 0);
+    let stdout = text(&out.stdout);
+    let (p1, d3) = (stdout.find("serial=P1"), stdout.find("serial=D3"));
+    assert!(p1.is_some() && d3.is_some() && p1 < d3, "{}", show(&out));
+    let l = listing(&lab);
+    for serial in ["D1", "D2", "D3", "P1"] {
+        assert_eq!(
+            row(&l, &format!("driver=rxsim,serial={serial}")).health,
+            "GOOD"
+        );
+    }
+}
+
 /// `health test` passes a working radio (GOOD), fails one that cannot be opened
 /// (BAD) and one whose stream never delivers (BAD, naming the stall); `health
 /// --json` lists them with the policy's radio that was never tested as UNTESTED;

@@ -54,11 +54,34 @@ pub(crate) fn find_remote<'r>(repo: &'r Repository, name: &str) -> Result<git2::
     }
 }
 
+/// That `repo` is a checkout (not bare), for the commands that keep the node's
+/// record in it; the error names the folder and the fix.
+pub fn require_checkout(repo: &Path) -> Result<()> {
+    open(repo).map(drop)
+}
+
 /// Open the checkout (`--repo`); a bare repository is refused because the
 /// node needs a work tree for `.local/`.
 pub(crate) fn open(repo: &Path) -> Result<Repository> {
-    let r = Repository::open(repo)
-        .with_context(|| format!("{} is not a Git checkout", repo.display()))?;
+    let r = match Repository::open(repo) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(top) = crate::store::paths::enclosing_top(repo) {
+                return Err(crate::exit::bad_input(format!(
+                    "{} is a folder inside the Git checkout {}, not its top — fix: run rxnode in {} or pass --repo {}",
+                    repo.display(),
+                    top.display(),
+                    top.display(),
+                    top.display()
+                )));
+            }
+            return Err(anyhow::anyhow!(
+                "{} is not a Git checkout ({}) — fix: run rxnode inside the RX clone or pass it with --repo DIR; make one with `git clone URL DIR`",
+                repo.display(),
+                e.message()
+            ));
+        }
+    };
     if r.is_bare() {
         return Err(crate::exit::bad_input(format!(
             "{} is a bare repository; rxnode needs a checkout",

@@ -488,3 +488,60 @@ fn absurd_numbers_in_flags_and_plans_are_refused_compactly() {
     }
     assert!(!said.contains("0000000000"), "{said}");
 }
+
+/// A negative number given to any flag reaches that flag's own check, which names
+/// the flag, the value and what is allowed (a gain the radio refuses, a duration,
+/// a frequency, an SNR floor): clap refused each as "unexpected argument '-5'
+/// found" with a tip (`-- -5`) that does not work. A flag after a forgotten value
+/// stays a flag.
+#[test]
+fn a_negative_number_reaches_the_flags_own_check() {
+    let d = tempfile::tempdir().unwrap();
+    git2::Repository::init(d.path()).unwrap();
+    let base = ["--sim", "capture", "-d", "driver=rxsim"];
+    for (args, says) in [
+        (
+            &["-f", "100M", "-r", "1M", "-t", "0.1", "-g", "-5"][..],
+            "gain_db -5 is not supported",
+        ),
+        (
+            &["-f", "100M", "-r", "1M", "-t", "-1", "-g", "20"][..],
+            "'--duration-s",
+        ),
+        (
+            &["-f", "-5", "-r", "1M", "-t", "0.1", "-g", "20"][..],
+            "--frequency-hz -5",
+        ),
+        (
+            &[
+                "-f",
+                "100M",
+                "-r",
+                "1M",
+                "-t",
+                "0.1",
+                "-g",
+                "20",
+                "--min-snr-db",
+                "-3",
+            ][..],
+            "--min-snr-db -3",
+        ),
+        (
+            &["-f", "-r", "1M", "-t", "0.1", "-g", "20"][..],
+            "a value is required for '--frequency-hz",
+        ),
+    ] {
+        let out = rxnode(d.path())
+            .arg("--repo")
+            .arg(d.path())
+            .args(base)
+            .args(args)
+            .output()
+            .unwrap();
+        expect_exit!(out, 2, "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+}
