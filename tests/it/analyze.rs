@@ -352,6 +352,49 @@ fn a_wav_auxi_chunk_gives_the_centre() {
     );
 }
 
+/// A gqrx raw I/Q recording says its layout, centre and rate in its name
+/// (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`, cf32): read without flags, the peaks
+/// absolute at the name's rate; a `--sample-rate-hz` or `--center-hz` that disagrees
+/// (which moved every peak) is refused naming the name; an implausible value in the
+/// name is refused naming it; a `.raw` of any other name still needs `--format`.
+#[test]
+fn a_gqrx_name_gives_the_layout_centre_and_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = cf32(&signal(1 << 19, 0.0, 0.1));
+    let name = format!("gqrx_20240502_141200_{}_{}_fc.raw", FC as u64, FS as u64);
+    let p = dir.path().join(&name);
+    std::fs::write(&p, &data).unwrap();
+    for extra in [&[][..], &["--format", "cf32", "-r", "2M", "-f", "100M"][..]] {
+        let (code, r) = analyze_json(&p, extra);
+        assert_eq!(code, 0, "{extra:?}");
+        assert_eq!((r.sample_rate_hz, r.center_hz), (FS, Some(FC)), "{extra:?}");
+        check_peaks(&r, 0.0);
+    }
+    let f = p.to_str().unwrap();
+    expect_bad(
+        &["analyze", f, "--format", "cf32", "-r", "2.4M"],
+        &format!(
+            "disagrees with the recording's own 2000000 (sample rate of its gqrx file name, {f}"
+        ),
+    );
+    expect_bad(
+        &["analyze", f, "--center-hz", "433.92M"],
+        "(centre frequency of its gqrx file name",
+    );
+    let zero = dir.path().join("gqrx_20240502_141200_100000000_0_fc.raw");
+    std::fs::write(&zero, &data).unwrap();
+    expect_bad(
+        &["analyze", zero.to_str().unwrap()],
+        "the sample rate in its gqrx file name (gqrx_20240502_141200_100000000_0_fc.raw): 0 S/s",
+    );
+    let other = dir.path().join("gqrx_capture.raw");
+    std::fs::write(&other, &data).unwrap();
+    expect_bad(
+        &["analyze", other.to_str().unwrap(), "-r", "2M"],
+        "a .raw file does not say how its samples are stored",
+    );
+}
+
 /// An RF64 WAV (EBU Tech 3306, what HDSDR and SDRuno write past 4 GiB): `RF64`,
 /// a `ds64` chunk with the 64-bit data size, `fmt `, an `auxi`, and a data chunk
 /// whose 32-bit size is the placeholder 0xFFFFFFFF.

@@ -39,6 +39,65 @@ pub struct IqInfo {
     /// The recording's `clock` block as written (SigMF `global` → `rxnode:clock`,
     /// docs/protocol.md#clock), if it carries one; not checked here.
     pub clock: Option<serde_json::Value>,
+    /// The rate and centre come from the file's name, as gqrx names its raw I/Q
+    /// recordings (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`).
+    #[serde(default)]
+    pub from_gqrx_name: bool,
+}
+
+/// What a gqrx raw I/Q recording's name says: `gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`,
+/// the centre and the rate in whole Hz (gqrx writes complex float32, `cf32`). `None`
+/// for any other name; a name of that form with an implausible centre or rate is an
+/// error naming it (docs/operator.md#analysing-a-recording).
+pub fn gqrx_name(path: &Path) -> Result<Option<(f64, f64)>> {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    let Some(body) = name
+        .strip_prefix("gqrx_")
+        .and_then(|b| b.strip_suffix("_fc.raw"))
+    else {
+        return Ok(None);
+    };
+    let parts: Vec<&str> = body.split('_').collect();
+    let digits = |s: &str, n: Option<usize>| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && n.is_none_or(|n| s.len() == n)
+    };
+    let [date, time, freq, rate] = parts[..] else {
+        return Ok(None);
+    };
+    if !(digits(date, Some(8)) && digits(time, Some(6)) && digits(freq, None) && digits(rate, None))
+    {
+        return Ok(None);
+    }
+    let hz = |s: &str| s.parse::<f64>().unwrap_or(f64::INFINITY);
+    let (center, rate) = (hz(freq), hz(rate));
+    for (what, v, q, zero) in [
+        (
+            "centre",
+            center,
+            rxnode_interlock::Quantity::Frequency,
+            "0 Hz is not a frequency > 0",
+        ),
+        (
+            "sample rate",
+            rate,
+            rxnode_interlock::Quantity::SampleRate,
+            "0 S/s is not a rate > 0",
+        ),
+    ] {
+        let why = match v {
+            0.0 => Some(zero.to_owned()),
+            _ => q.implausible(v),
+        };
+        if let Some(why) = why {
+            return Err(bad(
+                path,
+                format!("the {what} in its gqrx file name ({name}): {why}"),
+            ));
+        }
+    }
+    Ok(Some((center, rate)))
 }
 
 enum Kind {
@@ -436,8 +495,11 @@ impl IqReader {
 
     /// Open one channel of a recording (0-based; only SigMF holds more than one).
     pub fn open_channel(path: &Path, format: Option<IqFormat>, channel: u32) -> Result<Self> {
+        // A gqrx recording's name says its layout (cf32), centre and rate.
+        let gqrx = gqrx_name(path)?;
         let format = match format {
             Some(f) => f,
+            None if gqrx.is_some() => IqFormat::Cf32,
             None => IqFormat::from_path(path)?,
         };
         if let Some(datatype) = format.datatype() {
@@ -449,6 +511,13 @@ impl IqReader {
             };
             let mut r = Self::open_raw(data, datatype, 1, 0, format)?;
             r.check_channel(channel)?;
+            // Only for the layout gqrx writes: another --format is a file the name
+            // no longer describes.
+            if let (Some((center, rate)), IqFormat::Cf32) = (gqrx, format) {
+                r.info.center_hz = Some(center);
+                r.info.sample_rate_hz = Some(rate);
+                r.info.from_gqrx_name = true;
+            }
             return Ok(r);
         }
         let mut r = match format {
@@ -541,6 +610,7 @@ impl IqReader {
                 channel,
                 clip_level: datatype.clip_level(),
                 clock: None,
+                from_gqrx_name: false,
             },
             kind: Kind::Raw {
                 data: data_chunks,
@@ -623,6 +693,7 @@ impl IqReader {
                 channel: 0,
                 clip_level: datatype.clip_level(),
                 clock: None,
+                from_gqrx_name: false,
             },
             kind,
             done: 0,
