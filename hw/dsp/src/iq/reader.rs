@@ -10,6 +10,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+mod gnuradio;
 mod sigmf;
 use sigmf::{archived, read_meta, sample_ranges, sigmf_meta};
 
@@ -43,6 +44,10 @@ pub struct IqInfo {
     /// recordings (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`).
     #[serde(default)]
     pub from_gqrx_name: bool,
+    /// The layout, rate and centre come from GNU Radio File Meta Sink headers (in
+    /// [`IqInfo::meta_path`]: the data file itself, or its `.hdr`).
+    #[serde(default)]
+    pub gnuradio_header: bool,
 }
 
 /// What a gqrx raw I/Q recording's name says: `gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`,
@@ -495,6 +500,11 @@ impl IqReader {
 
     /// Open one channel of a recording (0-based; only SigMF holds more than one).
     pub fn open_channel(path: &Path, format: Option<IqFormat>, channel: u32) -> Result<Self> {
+        if let Some(r) = Self::open_gnuradio(path, format)? {
+            let mut r = r;
+            r.check_channel(channel)?;
+            return Ok(r);
+        }
         // A gqrx recording's name says its layout (cf32), centre and rate.
         let gqrx = gqrx_name(path)?;
         let format = match format {
@@ -526,6 +536,89 @@ impl IqReader {
         };
         r.check_channel(channel)?;
         Ok(r)
+    }
+
+    /// A GNU Radio File Meta Sink recording: the file begins with a header (headers
+    /// attached, one before each segment), or `FILE.hdr` beside it holds them
+    /// (detached). Its layout, rate and `rx_freq` are the file's own; a `--format` of
+    /// another layout is refused naming both. `None` for any other file (and for a
+    /// WAV or SigMF name).
+    fn open_gnuradio(path: &Path, format: Option<IqFormat>) -> Result<Option<Self>> {
+        let named = format.map_or_else(|| IqFormat::from_path(path).ok(), Some);
+        if matches!(named, Some(IqFormat::Wav | IqFormat::Sigmf)) {
+            return Ok(None);
+        }
+        let hdr = path.file_name().map(|n| {
+            let mut n = n.to_os_string();
+            n.push(".hdr");
+            path.with_file_name(n)
+        });
+        let hdr = hdr.filter(|h| h.is_file());
+        let attached = hdr.is_none() && {
+            let (mut f, _) = open_regular(path)?;
+            gnuradio::starts_with_header(&mut f)
+        };
+        if hdr.is_none() && !attached {
+            return Ok(None);
+        }
+        let says = gnuradio::read(path, hdr.as_deref())?;
+        let Some(own) = IqFormat::raw_of(says.datatype) else {
+            return Err(bad(&says.headers_path, "no raw format for its layout"));
+        };
+        if let Some(given) = format.filter(|f| f.datatype() != Some(says.datatype)) {
+            return Err(bad(
+                &says.headers_path,
+                format!(
+                    "its GNU Radio File Meta Sink header says the samples are {} ({}); the \
+                     format given, {}, is not: leave --format out",
+                    own.name(),
+                    says.datatype.sigmf_name(),
+                    given.name()
+                ),
+            ));
+        }
+        let why = match says.rate {
+            r if !r.is_finite() || r <= 0.0 => Some(format!("{r} S/s is not a finite rate > 0")),
+            r => rxnode_interlock::Quantity::SampleRate.implausible(r),
+        };
+        if let Some(why) = why {
+            return Err(bad(
+                &says.headers_path,
+                format!("its header's rx_rate: {why}"),
+            ));
+        }
+        if let Some(f) = says.center {
+            let why = match f {
+                f if !f.is_finite() || f <= 0.0 => {
+                    Some(format!("{f} Hz is not a finite frequency > 0"))
+                }
+                f => rxnode_interlock::Quantity::Frequency.implausible(f),
+            };
+            if let Some(why) = why {
+                return Err(bad(
+                    &says.headers_path,
+                    format!("its header's rx_freq: {why}"),
+                ));
+            }
+        }
+        let frame = says.datatype.sample_bytes() as u64;
+        if let Some(&(at, n)) = says.ranges.iter().find(|(_, n)| n % frame != 0) {
+            return Err(bad(
+                &says.headers_path,
+                format!(
+                    "the segment of {n} bytes at byte {at} is not a whole number of {} samples \
+                     ({frame} bytes each)",
+                    says.datatype.sigmf_name()
+                ),
+            ));
+        }
+        let data = gnuradio::data_range(path, says.total);
+        let mut r = Self::open_ranges(data, says.ranges, None, says.datatype, 1, 0, own)?;
+        r.info.meta_path = Some(says.headers_path);
+        r.info.sample_rate_hz = Some(says.rate);
+        r.info.center_hz = says.center;
+        r.info.gnuradio_header = true;
+        Ok(Some(r))
     }
 
     fn check_channel(&mut self, channel: u32) -> Result<()> {
@@ -611,6 +704,7 @@ impl IqReader {
                 clip_level: datatype.clip_level(),
                 clock: None,
                 from_gqrx_name: false,
+                gnuradio_header: false,
             },
             kind: Kind::Raw {
                 data: data_chunks,
@@ -694,6 +788,7 @@ impl IqReader {
                 clip_level: datatype.clip_level(),
                 clock: None,
                 from_gqrx_name: false,
+                gnuradio_header: false,
             },
             kind,
             done: 0,
