@@ -220,6 +220,13 @@ fn analyze_reads_gnuradio_file_meta_sink_recordings() {
         "{}",
         show(&o)
     );
+    // A `.hdr` of another kind beside a raw file (an ENVI header) leaves it a raw file.
+    let plain = std::fs::read(dir.path().join("det.cfile")).unwrap_or_default();
+    std::fs::write(dir.path().join("plain.cfile"), &plain).unwrap_or_default();
+    std::fs::write(dir.path().join("plain.cfile.hdr"), "ENVI\nsamples = 5\n").unwrap_or_default();
+    let o = rxnode(dir.path(), &["analyze", "plain.cfile", "--rate", "2M"]);
+    crate::util::expect_exit(&o, 0, "a raw file beside a .hdr of another kind");
+    assert_eq!(json(&o)["samples"].as_u64(), Some(300_000), "{}", show(&o));
     let whole = std::fs::read(dir.path().join("att.cfile")).unwrap_or_default();
     std::fs::write(dir.path().join("cut.cfile"), &whole[..1_000_000]).unwrap_or_default();
     let o = rxnode(dir.path(), &["analyze", "cut.cfile"]);

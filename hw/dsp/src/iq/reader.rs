@@ -553,7 +553,11 @@ impl IqReader {
             n.push(".hdr");
             path.with_file_name(n)
         });
-        let hdr = hdr.filter(|h| h.is_file());
+        // A `.hdr` of another kind (an ENVI header, a text note) is no concern here.
+        let hdr = hdr.filter(|h| {
+            h.is_file()
+                && crate::open_regular(h).is_ok_and(|mut f| gnuradio::starts_with_header(&mut f))
+        });
         let attached = hdr.is_none() && {
             let (mut f, _) = open_regular(path)?;
             gnuradio::starts_with_header(&mut f)
