@@ -352,6 +352,53 @@ fn a_wav_auxi_chunk_gives_the_centre() {
     );
 }
 
+/// RIFF pads a chunk of odd length with one byte. A WAV with such a chunk before its
+/// samples (a 5-byte LIST-style note, as some writers leave one) was refused as "not a
+/// readable WAV file: Failed to read enough bytes" (hound 3.5 skips the chunk but not
+/// its pad); it is read: every sample, the peaks where they are, as its twin without
+/// the chunk; an odd chunk after the samples changes nothing either.
+#[test]
+fn a_wav_with_an_odd_sized_chunk_before_its_samples_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1 << 19;
+    let data = cs16(&signal(n, 0.0, 0.1));
+    let plain = wav(&data, 2, 16, false, None);
+    let odd_chunk = |id: &[u8]| {
+        let mut c = id.to_vec();
+        c.extend_from_slice(&5u32.to_le_bytes());
+        c.extend_from_slice(b"HDSDR\0");
+        c
+    };
+    // The fmt chunk ends at byte 36: the odd chunk and its pad go there, another at the end.
+    let mut odd = plain[..36].to_vec();
+    odd.extend_from_slice(&odd_chunk(b"junk"));
+    odd.extend_from_slice(&plain[36..]);
+    odd.extend_from_slice(&odd_chunk(b"note"));
+    let riff = (odd.len() - 8) as u32;
+    odd[4..8].copy_from_slice(&riff.to_le_bytes());
+    let p = dir.path().join("odd.wav");
+    std::fs::write(&p, &odd).unwrap();
+    let (code, r) = analyze_json(&p, &["--center-hz", "100M"]);
+    assert_eq!(code, 0);
+    assert_eq!((r.samples, r.sample_rate_hz), (n as u64, FS));
+    check_peaks(&r, 0.0);
+    let twin = dir.path().join("plain.wav");
+    std::fs::write(&twin, &plain).unwrap();
+    let (_, t) = analyze_json(&twin, &["--center-hz", "100M"]);
+    assert_eq!(
+        (
+            r.peaks[0].frequency_hz,
+            r.peaks[0].power_db,
+            r.noise_floor_db
+        ),
+        (
+            t.peaks[0].frequency_hz,
+            t.peaks[0].power_db,
+            t.noise_floor_db
+        )
+    );
+}
+
 /// A gqrx raw I/Q recording says its layout, centre and rate in its name
 /// (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`, cf32): read without flags, the peaks
 /// absolute at the name's rate; a `--sample-rate-hz` or `--center-hz` that disagrees

@@ -113,9 +113,64 @@ enum Kind {
         channel: usize,
         bytes: Vec<u8>,
     },
-    WavF32(hound::WavReader<BufReader<File>>),
-    WavI16(hound::WavReader<BufReader<File>>),
-    WavI8(hound::WavReader<BufReader<File>>),
+    WavF32(hound::WavReader<WavSource>),
+    WavI16(hound::WavReader<WavSource>),
+    WavI8(hound::WavReader<WavSource>),
+}
+
+/// What hound reads a WAV from: a header made from the file's own chunks, then the
+/// file from its first sample on ([`wav_header`]), or the file itself.
+type WavSource = Box<dyn Read + Send>;
+
+/// A WAV's header as hound needs it — `RIFF`/`WAVE`, the file's `fmt ` chunk as
+/// written, the `data` chunk's header — and where its samples begin: the chunks walked
+/// here, keeping RIFF's pad byte after a chunk of odd length, which hound 3.5 does
+/// not skip (it read the next chunk header a byte off and failed "Failed to read
+/// enough bytes" on a WAV with, e.g., an odd-sized LIST chunk before its samples).
+/// `None` when the chunks do not walk to a `data` chunk after a `fmt ` one within 64
+/// chunks (hound then reads the file itself and says why).
+fn wav_header(file: &mut File, size: u64) -> Option<(Vec<u8>, u64)> {
+    let mut head = [0u8; 12];
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.read_exact(&mut head).ok()?;
+    if &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
+        return None;
+    }
+    let mut fmt: Option<Vec<u8>> = None;
+    let mut at = 12u64;
+    for _ in 0..64 {
+        let mut h = [0u8; 8];
+        if at.checked_add(8)? > size {
+            return None;
+        }
+        file.seek(SeekFrom::Start(at)).ok()?;
+        file.read_exact(&mut h).ok()?;
+        let len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+        match &h[..4] {
+            // An odd fmt (never written) would need its own pad: left to hound.
+            b"fmt " if len <= 1024 && len % 2 == 0 => {
+                let mut b = vec![0u8; len as usize];
+                file.read_exact(&mut b).ok()?;
+                fmt = Some(b);
+            }
+            b"data" => {
+                let fmt = fmt?;
+                let mut out = Vec::with_capacity(28 + fmt.len());
+                let riff = (20 + fmt.len() as u64 + u64::from(len)).min(u64::from(u32::MAX));
+                out.extend_from_slice(b"RIFF");
+                out.extend_from_slice(&(riff as u32).to_le_bytes());
+                out.extend_from_slice(b"WAVEfmt ");
+                out.extend_from_slice(&(fmt.len() as u32).to_le_bytes());
+                out.extend_from_slice(&fmt);
+                out.extend_from_slice(b"data");
+                out.extend_from_slice(&len.to_le_bytes());
+                return Some((out, at + 8));
+            }
+            _ => {}
+        }
+        at += 8 + u64::from(len) + u64::from(len & 1);
+    }
+    None
 }
 
 /// A streaming reader: [`IqReader::read`] fills a caller's buffer; memory stays bounded.
@@ -730,8 +785,17 @@ impl IqReader {
         if file.read_exact(&mut magic).is_ok() && &magic == b"RF64" {
             return Self::open_rf64(path, len);
         }
-        file.seek(SeekFrom::Start(0)).map_err(io(path))?;
-        let r = hound::WavReader::new(BufReader::new(file)).map_err(|e| {
+        let source: WavSource = match wav_header(&mut file, len) {
+            Some((header, data_at)) => {
+                file.seek(SeekFrom::Start(data_at)).map_err(io(path))?;
+                Box::new(std::io::Cursor::new(header).chain(BufReader::new(file)))
+            }
+            None => {
+                file.seek(SeekFrom::Start(0)).map_err(io(path))?;
+                Box::new(BufReader::new(file))
+            }
+        };
+        let r = hound::WavReader::new(source).map_err(|e| {
             let why = unfinalised_wav(path).unwrap_or_default();
             bad(path, format!("not a readable WAV file: {e}{why}"))
         })?;
