@@ -92,7 +92,7 @@ pub fn gqrx_name(path: &Path) -> Result<Option<(f64, f64)>> {
         ),
     ] {
         let why = match v {
-            0.0 => Some(zero.to_owned()),
+            v if !v.is_finite() || v <= 0.0 => Some(zero.to_owned()),
             _ => q.implausible(v),
         };
         if let Some(why) = why {

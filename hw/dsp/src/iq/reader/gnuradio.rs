@@ -59,9 +59,10 @@ impl Parser<'_> {
         Some(u64::from_be_bytes(self.take(8)?.try_into().ok()?))
     }
 
-    /// A value; `None` for bytes that are no PMT this reader knows (or nested past 16).
+    /// A value; `None` for bytes that are no PMT this reader knows (or nested past
+    /// 256: a dictionary nests one level per key, and a header has a dozen).
     fn value(&mut self, depth: u32) -> Option<Pmt> {
-        if depth > 16 {
+        if depth > 256 {
             return None;
         }
         let tag = *self.take(1)?.first()?;
@@ -374,6 +375,16 @@ mod tests {
         }
         let nested = vec![0x07u8; 1 << 16];
         assert!(header(&nested).is_err());
+        // Extras of 40 keys (a dictionary nests a level per key) read, rx_freq absent.
+        let mut many = b[..149].to_vec();
+        for k in 0..40u8 {
+            many.extend_from_slice(&[0x09, 0x07, 0x02, 0x00, 0x02, b'k', b'0' + k, 0x06]);
+        }
+        many.push(0x06);
+        let strt = many.len() as u64;
+        many[10..18].copy_from_slice(&strt.to_be_bytes());
+        let h = header(&many).unwrap();
+        assert_eq!((h.strt, h.center, h.rate), (strt, None, 1e6));
         let mut real = b.clone();
         real[0x2e] = 0x01; // cplx false
         assert!(header(&real).unwrap_err().contains("real"));
