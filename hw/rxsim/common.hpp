@@ -99,6 +99,7 @@ struct SimStream {
     uint64_t phase = 0;    // tone NCO phase (cyclesToPhase)
     size_t noiseIdx = 0;
     uint64_t rng = 0x2545F4914F6CDD1Dull;
+    uint64_t ditherRng = 0x9FB21C651E98DF25ull; // CS8: the converter's own noise (toNative)
     std::vector<std::complex<float>> scratch;
     TxWitness witness; // TX only: logs the holder's death while active (POSIX)
     // Sweep scene state (class SweepScene): emitter phases, the retune seen last, and

@@ -64,15 +64,32 @@ void clampToFullScale(float *io, size_t m) {
     for (; j < m; j++) io[j] = std::max(-1.0f, std::min(1.0f, io[j]));
 }
 
+// The 8-bit converter's own noise, in counts: triangular on (-1, 1) (two uniforms'
+// difference, from the stream's dither generator), 0.41 count rms.
+float ditherCounts(SimStream *s) {
+    uint64_t r = s->ditherRng;
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    s->ditherRng = r;
+    const float unit = 1.0f / 4294967296.0f; // 2^-32
+    return float(uint32_t(r)) * unit - float(uint32_t(r >> 32)) * unit;
+}
+
 // An integer stream's m values (I, Q interleaved) from the stream's float scratch
-// into `out` from value `at` on: CS16 by toI16Block, or CS8 as a HackRF delivers
-// it (full scale 127, the same clamp and rounding half away from zero as toI16).
-void toNative(const SimStream *s, void *out, size_t at, size_t m) {
+// into `out` from value `at` on: CS16 by toI16Block, or CS8 as a HackRF delivers it:
+// full scale 127, the value plus the converter's own noise (ditherCounts), clamped to
+// ±127 and rounded half away from zero. Behind a real 8-bit ADC the analog noise
+// reaching it is a count or so: the quantisation error is noise, never harmonics of
+// a strong tone (which rounding a clean signal gives: spurs 30-40 dB under the tone
+// that a capture would list as carriers).
+void toNative(SimStream *s, void *out, size_t at, size_t m) {
     const float *in = reinterpret_cast<const float *>(s->scratch.data());
     if (!s->cs8) return toI16Block(in, static_cast<int16_t *>(out) + at, m);
     int8_t *o = static_cast<int8_t *>(out) + at;
     for (size_t j = 0; j < m; j++) {
-        float x = std::max(-1.0f, std::min(1.0f, in[j])) * 127.0f;
+        float x = std::max(-1.0f, std::min(1.0f, in[j])) * 127.0f + ditherCounts(s);
+        x = std::max(-127.0f, std::min(127.0f, x));
         o[j] = int8_t(x + std::copysign(0.5f, x));
     }
 }
@@ -129,7 +146,10 @@ SoapySDR::Stream *RxSim::setupStream(const int direction, const std::string &for
     s->cs16 = format == SOAPY_SDR_CS16 || format == SOAPY_SDR_CS8;
     s->cs8 = format == SOAPY_SDR_CS8;
     s->scratch.resize(kBlock);
-    if (seed_ != kLegacySeed) s->rng = seed_ | 1;
+    if (seed_ != kLegacySeed) {
+        s->rng = seed_ | 1;
+        s->ditherRng = (seed_ ^ 0xD1B54A32D192ED03ull) | 1;
+    }
     logEvent("setupStream", dir, serial_);
     // The stream args a client gave (SoapyRemote's own remote:* ones are not ours).
     for (const auto &kv : streamArgs)

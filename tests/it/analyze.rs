@@ -352,6 +352,96 @@ fn a_wav_auxi_chunk_gives_the_centre() {
     );
 }
 
+/// RIFF pads a chunk of odd length with one byte. A WAV with such a chunk before its
+/// samples (a 5-byte LIST-style note, as some writers leave one) was refused as "not a
+/// readable WAV file: Failed to read enough bytes" (hound 3.5 skips the chunk but not
+/// its pad); it is read: every sample, the peaks where they are, as its twin without
+/// the chunk; an odd chunk after the samples changes nothing either.
+#[test]
+fn a_wav_with_an_odd_sized_chunk_before_its_samples_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1 << 19;
+    let data = cs16(&signal(n, 0.0, 0.1));
+    let plain = wav(&data, 2, 16, false, None);
+    let odd_chunk = |id: &[u8]| {
+        let mut c = id.to_vec();
+        c.extend_from_slice(&5u32.to_le_bytes());
+        c.extend_from_slice(b"HDSDR\0");
+        c
+    };
+    // The fmt chunk ends at byte 36: the odd chunk and its pad go there, another at the end.
+    let mut odd = plain[..36].to_vec();
+    odd.extend_from_slice(&odd_chunk(b"junk"));
+    odd.extend_from_slice(&plain[36..]);
+    odd.extend_from_slice(&odd_chunk(b"note"));
+    let riff = (odd.len() - 8) as u32;
+    odd[4..8].copy_from_slice(&riff.to_le_bytes());
+    let p = dir.path().join("odd.wav");
+    std::fs::write(&p, &odd).unwrap();
+    let (code, r) = analyze_json(&p, &["--center-hz", "100M"]);
+    assert_eq!(code, 0);
+    assert_eq!((r.samples, r.sample_rate_hz), (n as u64, FS));
+    check_peaks(&r, 0.0);
+    let twin = dir.path().join("plain.wav");
+    std::fs::write(&twin, &plain).unwrap();
+    let (_, t) = analyze_json(&twin, &["--center-hz", "100M"]);
+    assert_eq!(
+        (
+            r.peaks[0].frequency_hz,
+            r.peaks[0].power_db,
+            r.noise_floor_db
+        ),
+        (
+            t.peaks[0].frequency_hz,
+            t.peaks[0].power_db,
+            t.noise_floor_db
+        )
+    );
+}
+
+/// A gqrx raw I/Q recording says its layout, centre and rate in its name
+/// (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`, cf32): read without flags, the peaks
+/// absolute at the name's rate; a `--sample-rate-hz` or `--center-hz` that disagrees
+/// (which moved every peak) is refused naming the name; an implausible value in the
+/// name is refused naming it; a `.raw` of any other name still needs `--format`.
+#[test]
+fn a_gqrx_name_gives_the_layout_centre_and_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = cf32(&signal(1 << 19, 0.0, 0.1));
+    let name = format!("gqrx_20240502_141200_{}_{}_fc.raw", FC as u64, FS as u64);
+    let p = dir.path().join(&name);
+    std::fs::write(&p, &data).unwrap();
+    for extra in [&[][..], &["--format", "cf32", "-r", "2M", "-f", "100M"][..]] {
+        let (code, r) = analyze_json(&p, extra);
+        assert_eq!(code, 0, "{extra:?}");
+        assert_eq!((r.sample_rate_hz, r.center_hz), (FS, Some(FC)), "{extra:?}");
+        check_peaks(&r, 0.0);
+    }
+    let f = p.to_str().unwrap();
+    expect_bad(
+        &["analyze", f, "--format", "cf32", "-r", "2.4M"],
+        &format!(
+            "disagrees with the recording's own 2000000 (sample rate of its gqrx file name, {f}"
+        ),
+    );
+    expect_bad(
+        &["analyze", f, "--center-hz", "433.92M"],
+        "(centre frequency of its gqrx file name",
+    );
+    let zero = dir.path().join("gqrx_20240502_141200_100000000_0_fc.raw");
+    std::fs::write(&zero, &data).unwrap();
+    expect_bad(
+        &["analyze", zero.to_str().unwrap()],
+        "the sample rate in its gqrx file name (gqrx_20240502_141200_100000000_0_fc.raw): 0 S/s",
+    );
+    let other = dir.path().join("gqrx_capture.raw");
+    std::fs::write(&other, &data).unwrap();
+    expect_bad(
+        &["analyze", other.to_str().unwrap(), "-r", "2M"],
+        "a .raw file does not say how its samples are stored",
+    );
+}
+
 /// An RF64 WAV (EBU Tech 3306, what HDSDR and SDRuno write past 4 GiB): `RF64`,
 /// a `ds64` chunk with the 64-bit data size, `fmt `, an `auxi`, and a data chunk
 /// whose 32-bit size is the placeholder 0xFFFFFFFF.

@@ -131,11 +131,17 @@ pub(super) fn settled(
     match (given, own) {
         (Some(g), Some(o)) if (g - o).abs() > 1e-9 * o.abs().max(1.0) => {
             let whose = match (field, info.format) {
+                _ if info.from_gqrx_name => "gqrx file name",
+                _ if info.gnuradio_header => "GNU Radio File Meta Sink header",
                 ("sample_rate_hz", IqFormat::Wav) => "WAV header",
                 (_, IqFormat::Wav) => "WAV's auxi chunk",
                 _ => "SigMF meta",
             };
             let what = match (field, info.format) {
+                ("sample_rate_hz", _) if info.from_gqrx_name => "sample rate",
+                _ if info.from_gqrx_name => "centre frequency",
+                ("sample_rate_hz", _) if info.gnuradio_header => "rx_rate",
+                _ if info.gnuradio_header => "rx_freq",
                 ("sample_rate_hz", IqFormat::Wav) => "sample rate",
                 ("sample_rate_hz", _) => "core:sample_rate",
                 (_, IqFormat::Wav) => "CenterFreq",

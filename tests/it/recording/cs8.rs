@@ -93,3 +93,29 @@ fn cs8_recording_is_valid_sigmf_ci8_and_reads_back() {
         crate::util::show(&o)
     );
 }
+
+/// rxsim's CS8 carries its 8-bit converter's own noise, as a HackRF's does: its
+/// −20 dBFS tone over a −60 dBFS floor (under one count) captured as CS8 lists the
+/// tone alone, never the harmonics that rounding a clean signal to 8 bits makes
+/// (five of them were PASS peaks, up to 27 dB SNR); the floor is the converter's,
+/// −76.5 dBFS/bin at FFT 2048 (a count's noise: ½ count rms per component).
+#[test]
+fn cs8_capture_lists_the_tone_not_quantisation_harmonics() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for (serial, format) in [("c8h", "cs8"), ("c8f", "cf32")] {
+        let rec = format!("h.{serial}.{format}");
+        let args = capture_args(serial, &["--record", &rec, "--record-format", format]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = rxnode(dir.path(), &args);
+        crate::util::expect_exit(&o, 0, "capture");
+        let r = json(&o);
+        let peaks = r["peaks"].as_array().cloned().unwrap_or_default();
+        assert_eq!(peaks.len(), 1, "{format}: {peaks:?}");
+        let f = peaks[0]["frequency_hz"].as_f64().unwrap_or_default();
+        assert!((f - 100.1e6).abs() < 1e3, "{format}: {peaks:?}");
+        if format == "cs8" {
+            let floor = r["noise_floor_db"].as_f64().unwrap_or_default();
+            assert!((floor + 76.5).abs() < 1.0, "{format}: floor {floor}: {r}");
+        }
+    }
+}

@@ -157,3 +157,79 @@ fn analyze_reads_a_cfile_gnuradio_wrote() {
     assert!((f - 100.25e6).abs() < 1.0, "{r}");
     assert!((db - 20.0 * 0.5f64.log10()).abs() < 0.1, "{r}");
 }
+
+/// GNU Radio's File Meta Sink (the way GNU Radio records with metadata), its headers
+/// attached before every segment of samples or detached in `FILE.hdr`, cf32 or
+/// int16: `analyze` skips the headers and takes the layout, rate and centre
+/// (`rx_freq`) from them — every sample, the tone where GNU Radio put it, alone.
+/// Headers read as samples (before) made an attached int16 file of 300 000 samples
+/// 300 171, each segment shifted by a header's 171 bytes: 4 "carriers", the
+/// strongest at 433.670 MHz (the tone is at 434.170), exit 0. A rate or format that
+/// disagrees with the header is refused naming it; a file cut short is refused as
+/// truncated.
+#[test]
+fn analyze_reads_gnuradio_file_meta_sink_recordings() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for (name, item, detached) in [
+        ("att16.bin", "short", "0"),
+        ("att.cfile", "float", "0"),
+        ("det.cfile", "float", "1"),
+        ("det16.dat", "short", "1"),
+    ] {
+        let path = dir.path().join(name);
+        let w = Command::new(gr_python())
+            .arg(gr_check())
+            .args(["meta", path.to_str().unwrap_or_default(), "2e6", "250e3"])
+            .args(["300000", item, detached, "433.92e6"])
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", gr_python()));
+        assert!(
+            w.status.success(),
+            "GNU Radio's File Meta Sink: {}",
+            show(&w)
+        );
+        let o = rxnode(dir.path(), &["analyze", name]);
+        crate::util::expect_exit(&o, 0, name);
+        let r = json(&o);
+        let want = if item == "short" {
+            "ci16_le"
+        } else {
+            "cf32_le"
+        };
+        assert_eq!(r["datatype"], want, "{name}: {r}");
+        assert_eq!(r["samples"].as_u64(), Some(300_000), "{name}: {r}");
+        assert_eq!(r["sample_rate_hz"].as_f64(), Some(2e6), "{name}: {r}");
+        assert_eq!(r["center_hz"].as_f64(), Some(433.92e6), "{name}: {r}");
+        let f = r["peaks"][0]["frequency_hz"].as_f64().unwrap_or_default();
+        let db = r["peaks"][0]["power_db"].as_f64().unwrap_or_default();
+        assert!((f - 434.17e6).abs() < 1.0, "{name}: {r}");
+        assert!((db - 20.0 * 0.5f64.log10()).abs() < 0.1, "{name}: {r}");
+        assert_eq!(r["peaks"].as_array().map(Vec::len), Some(1), "{name}: {r}");
+    }
+    let o = rxnode(dir.path(), &["analyze", "att.cfile", "--rate", "2.4M"]);
+    crate::util::expect_exit(&o, 2, "a rate the header contradicts");
+    assert!(
+        text(&o.stderr).contains("(rx_rate of its GNU Radio File Meta Sink header"),
+        "{}",
+        show(&o)
+    );
+    let o = rxnode(dir.path(), &["analyze", "det.cfile", "--format", "cs16"]);
+    crate::util::expect_exit(&o, 2, "a format the header contradicts");
+    assert!(
+        text(&o.stderr).contains("header says the samples are cf32"),
+        "{}",
+        show(&o)
+    );
+    // A `.hdr` of another kind beside a raw file (an ENVI header) leaves it a raw file.
+    let plain = std::fs::read(dir.path().join("det.cfile")).unwrap_or_default();
+    std::fs::write(dir.path().join("plain.cfile"), &plain).unwrap_or_default();
+    std::fs::write(dir.path().join("plain.cfile.hdr"), "ENVI\nsamples = 5\n").unwrap_or_default();
+    let o = rxnode(dir.path(), &["analyze", "plain.cfile", "--rate", "2M"]);
+    crate::util::expect_exit(&o, 0, "a raw file beside a .hdr of another kind");
+    assert_eq!(json(&o)["samples"].as_u64(), Some(300_000), "{}", show(&o));
+    let whole = std::fs::read(dir.path().join("att.cfile")).unwrap_or_default();
+    std::fs::write(dir.path().join("cut.cfile"), &whole[..1_000_000]).unwrap_or_default();
+    let o = rxnode(dir.path(), &["analyze", "cut.cfile"]);
+    crate::util::expect_exit(&o, 2, "a File Meta Sink recording cut short");
+    assert!(text(&o.stderr).contains("truncated"), "{}", show(&o));
+}

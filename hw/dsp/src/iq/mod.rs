@@ -157,6 +157,13 @@ impl IqFormat {
         }
     }
 
+    /// The raw format of a sample layout (`None` for one no raw format reads).
+    pub fn raw_of(datatype: Datatype) -> Option<Self> {
+        RAW.iter()
+            .find(|(_, _, d)| *d == datatype)
+            .map(|(f, _, _)| *f)
+    }
+
     /// The sample layout of a raw format (`None` for WAV and SigMF, whose files say).
     pub fn datatype(self) -> Option<Datatype> {
         RAW.iter().find(|(f, _, _)| *f == self).map(|(_, _, d)| *d)

@@ -10,6 +10,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+mod gnuradio;
 mod sigmf;
 use sigmf::{archived, read_meta, sample_ranges, sigmf_meta};
 
@@ -39,6 +40,69 @@ pub struct IqInfo {
     /// The recording's `clock` block as written (SigMF `global` → `rxnode:clock`,
     /// docs/protocol.md#clock), if it carries one; not checked here.
     pub clock: Option<serde_json::Value>,
+    /// The rate and centre come from the file's name, as gqrx names its raw I/Q
+    /// recordings (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`).
+    #[serde(default)]
+    pub from_gqrx_name: bool,
+    /// The layout, rate and centre come from GNU Radio File Meta Sink headers (in
+    /// [`IqInfo::meta_path`]: the data file itself, or its `.hdr`).
+    #[serde(default)]
+    pub gnuradio_header: bool,
+}
+
+/// What a gqrx raw I/Q recording's name says: `gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`,
+/// the centre and the rate in whole Hz (gqrx writes complex float32, `cf32`). `None`
+/// for any other name; a name of that form with an implausible centre or rate is an
+/// error naming it (docs/operator.md#analysing-a-recording).
+pub fn gqrx_name(path: &Path) -> Result<Option<(f64, f64)>> {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    let Some(body) = name
+        .strip_prefix("gqrx_")
+        .and_then(|b| b.strip_suffix("_fc.raw"))
+    else {
+        return Ok(None);
+    };
+    let parts: Vec<&str> = body.split('_').collect();
+    let digits = |s: &str, n: Option<usize>| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && n.is_none_or(|n| s.len() == n)
+    };
+    let [date, time, freq, rate] = parts[..] else {
+        return Ok(None);
+    };
+    if !(digits(date, Some(8)) && digits(time, Some(6)) && digits(freq, None) && digits(rate, None))
+    {
+        return Ok(None);
+    }
+    let hz = |s: &str| s.parse::<f64>().unwrap_or(f64::INFINITY);
+    let (center, rate) = (hz(freq), hz(rate));
+    for (what, v, q, zero) in [
+        (
+            "centre",
+            center,
+            rxnode_interlock::Quantity::Frequency,
+            "0 Hz is not a frequency > 0",
+        ),
+        (
+            "sample rate",
+            rate,
+            rxnode_interlock::Quantity::SampleRate,
+            "0 S/s is not a rate > 0",
+        ),
+    ] {
+        let why = match v {
+            v if !v.is_finite() || v <= 0.0 => Some(zero.to_owned()),
+            _ => q.implausible(v),
+        };
+        if let Some(why) = why {
+            return Err(bad(
+                path,
+                format!("the {what} in its gqrx file name ({name}): {why}"),
+            ));
+        }
+    }
+    Ok(Some((center, rate)))
 }
 
 enum Kind {
@@ -49,9 +113,64 @@ enum Kind {
         channel: usize,
         bytes: Vec<u8>,
     },
-    WavF32(hound::WavReader<BufReader<File>>),
-    WavI16(hound::WavReader<BufReader<File>>),
-    WavI8(hound::WavReader<BufReader<File>>),
+    WavF32(hound::WavReader<WavSource>),
+    WavI16(hound::WavReader<WavSource>),
+    WavI8(hound::WavReader<WavSource>),
+}
+
+/// What hound reads a WAV from: a header made from the file's own chunks, then the
+/// file from its first sample on ([`wav_header`]), or the file itself.
+type WavSource = Box<dyn Read + Send>;
+
+/// A WAV's header as hound needs it — `RIFF`/`WAVE`, the file's `fmt ` chunk as
+/// written, the `data` chunk's header — and where its samples begin: the chunks walked
+/// here, keeping RIFF's pad byte after a chunk of odd length, which hound 3.5 does
+/// not skip (it read the next chunk header a byte off and failed "Failed to read
+/// enough bytes" on a WAV with, e.g., an odd-sized LIST chunk before its samples).
+/// `None` when the chunks do not walk to a `data` chunk after a `fmt ` one within 64
+/// chunks (hound then reads the file itself and says why).
+fn wav_header(file: &mut File, size: u64) -> Option<(Vec<u8>, u64)> {
+    let mut head = [0u8; 12];
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.read_exact(&mut head).ok()?;
+    if &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
+        return None;
+    }
+    let mut fmt: Option<Vec<u8>> = None;
+    let mut at = 12u64;
+    for _ in 0..64 {
+        let mut h = [0u8; 8];
+        if at.checked_add(8)? > size {
+            return None;
+        }
+        file.seek(SeekFrom::Start(at)).ok()?;
+        file.read_exact(&mut h).ok()?;
+        let len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+        match &h[..4] {
+            // An odd fmt (never written) would need its own pad: left to hound.
+            b"fmt " if len <= 1024 && len % 2 == 0 => {
+                let mut b = vec![0u8; len as usize];
+                file.read_exact(&mut b).ok()?;
+                fmt = Some(b);
+            }
+            b"data" => {
+                let fmt = fmt?;
+                let mut out = Vec::with_capacity(28 + fmt.len());
+                let riff = (20 + fmt.len() as u64 + u64::from(len)).min(u64::from(u32::MAX));
+                out.extend_from_slice(b"RIFF");
+                out.extend_from_slice(&(riff as u32).to_le_bytes());
+                out.extend_from_slice(b"WAVEfmt ");
+                out.extend_from_slice(&(fmt.len() as u32).to_le_bytes());
+                out.extend_from_slice(&fmt);
+                out.extend_from_slice(b"data");
+                out.extend_from_slice(&len.to_le_bytes());
+                return Some((out, at + 8));
+            }
+            _ => {}
+        }
+        at += 8 + u64::from(len) + u64::from(len & 1);
+    }
+    None
 }
 
 /// A streaming reader: [`IqReader::read`] fills a caller's buffer; memory stays bounded.
@@ -436,8 +555,16 @@ impl IqReader {
 
     /// Open one channel of a recording (0-based; only SigMF holds more than one).
     pub fn open_channel(path: &Path, format: Option<IqFormat>, channel: u32) -> Result<Self> {
+        if let Some(r) = Self::open_gnuradio(path, format)? {
+            let mut r = r;
+            r.check_channel(channel)?;
+            return Ok(r);
+        }
+        // A gqrx recording's name says its layout (cf32), centre and rate.
+        let gqrx = gqrx_name(path)?;
         let format = match format {
             Some(f) => f,
+            None if gqrx.is_some() => IqFormat::Cf32,
             None => IqFormat::from_path(path)?,
         };
         if let Some(datatype) = format.datatype() {
@@ -449,6 +576,13 @@ impl IqReader {
             };
             let mut r = Self::open_raw(data, datatype, 1, 0, format)?;
             r.check_channel(channel)?;
+            // Only for the layout gqrx writes: another --format is a file the name
+            // no longer describes.
+            if let (Some((center, rate)), IqFormat::Cf32) = (gqrx, format) {
+                r.info.center_hz = Some(center);
+                r.info.sample_rate_hz = Some(rate);
+                r.info.from_gqrx_name = true;
+            }
             return Ok(r);
         }
         let mut r = match format {
@@ -457,6 +591,93 @@ impl IqReader {
         };
         r.check_channel(channel)?;
         Ok(r)
+    }
+
+    /// A GNU Radio File Meta Sink recording: the file begins with a header (headers
+    /// attached, one before each segment), or `FILE.hdr` beside it holds them
+    /// (detached). Its layout, rate and `rx_freq` are the file's own; a `--format` of
+    /// another layout is refused naming both. `None` for any other file (and for a
+    /// WAV or SigMF name).
+    fn open_gnuradio(path: &Path, format: Option<IqFormat>) -> Result<Option<Self>> {
+        let named = format.map_or_else(|| IqFormat::from_path(path).ok(), Some);
+        if matches!(named, Some(IqFormat::Wav | IqFormat::Sigmf)) {
+            return Ok(None);
+        }
+        let hdr = path.file_name().map(|n| {
+            let mut n = n.to_os_string();
+            n.push(".hdr");
+            path.with_file_name(n)
+        });
+        // A `.hdr` of another kind (an ENVI header, a text note) is no concern here.
+        let hdr = hdr.filter(|h| {
+            h.is_file()
+                && crate::open_regular(h).is_ok_and(|mut f| gnuradio::starts_with_header(&mut f))
+        });
+        let attached = hdr.is_none() && {
+            let (mut f, _) = open_regular(path)?;
+            gnuradio::starts_with_header(&mut f)
+        };
+        if hdr.is_none() && !attached {
+            return Ok(None);
+        }
+        let says = gnuradio::read(path, hdr.as_deref())?;
+        let Some(own) = IqFormat::raw_of(says.datatype) else {
+            return Err(bad(&says.headers_path, "no raw format for its layout"));
+        };
+        if let Some(given) = format.filter(|f| f.datatype() != Some(says.datatype)) {
+            return Err(bad(
+                &says.headers_path,
+                format!(
+                    "its GNU Radio File Meta Sink header says the samples are {} ({}); the \
+                     format given, {}, is not: leave --format out",
+                    own.name(),
+                    says.datatype.sigmf_name(),
+                    given.name()
+                ),
+            ));
+        }
+        let why = match says.rate {
+            r if !r.is_finite() || r <= 0.0 => Some(format!("{r} S/s is not a finite rate > 0")),
+            r => rxnode_interlock::Quantity::SampleRate.implausible(r),
+        };
+        if let Some(why) = why {
+            return Err(bad(
+                &says.headers_path,
+                format!("its header's rx_rate: {why}"),
+            ));
+        }
+        if let Some(f) = says.center {
+            let why = match f {
+                f if !f.is_finite() || f <= 0.0 => {
+                    Some(format!("{f} Hz is not a finite frequency > 0"))
+                }
+                f => rxnode_interlock::Quantity::Frequency.implausible(f),
+            };
+            if let Some(why) = why {
+                return Err(bad(
+                    &says.headers_path,
+                    format!("its header's rx_freq: {why}"),
+                ));
+            }
+        }
+        let frame = says.datatype.sample_bytes() as u64;
+        if let Some(&(at, n)) = says.ranges.iter().find(|(_, n)| n % frame != 0) {
+            return Err(bad(
+                &says.headers_path,
+                format!(
+                    "the segment of {n} bytes at byte {at} is not a whole number of {} samples \
+                     ({frame} bytes each)",
+                    says.datatype.sigmf_name()
+                ),
+            ));
+        }
+        let data = gnuradio::data_range(path, says.total);
+        let mut r = Self::open_ranges(data, says.ranges, None, says.datatype, 1, 0, own)?;
+        r.info.meta_path = Some(says.headers_path);
+        r.info.sample_rate_hz = Some(says.rate);
+        r.info.center_hz = says.center;
+        r.info.gnuradio_header = true;
+        Ok(Some(r))
     }
 
     fn check_channel(&mut self, channel: u32) -> Result<()> {
@@ -541,6 +762,8 @@ impl IqReader {
                 channel,
                 clip_level: datatype.clip_level(),
                 clock: None,
+                from_gqrx_name: false,
+                gnuradio_header: false,
             },
             kind: Kind::Raw {
                 data: data_chunks,
@@ -562,8 +785,17 @@ impl IqReader {
         if file.read_exact(&mut magic).is_ok() && &magic == b"RF64" {
             return Self::open_rf64(path, len);
         }
-        file.seek(SeekFrom::Start(0)).map_err(io(path))?;
-        let r = hound::WavReader::new(BufReader::new(file)).map_err(|e| {
+        let source: WavSource = match wav_header(&mut file, len) {
+            Some((header, data_at)) => {
+                file.seek(SeekFrom::Start(data_at)).map_err(io(path))?;
+                Box::new(std::io::Cursor::new(header).chain(BufReader::new(file)))
+            }
+            None => {
+                file.seek(SeekFrom::Start(0)).map_err(io(path))?;
+                Box::new(BufReader::new(file))
+            }
+        };
+        let r = hound::WavReader::new(source).map_err(|e| {
             let why = unfinalised_wav(path).unwrap_or_default();
             bad(path, format!("not a readable WAV file: {e}{why}"))
         })?;
@@ -623,6 +855,8 @@ impl IqReader {
                 channel: 0,
                 clip_level: datatype.clip_level(),
                 clock: None,
+                from_gqrx_name: false,
+                gnuradio_header: false,
             },
             kind,
             done: 0,
