@@ -283,8 +283,13 @@ fn held_by_deleted(repo: &Repository, v: &Version) -> Option<(String, Option<Str
     if mode == 0o120000 {
         return None;
     }
-    let object = repo.find_object(oid, None).ok()?;
-    let b = object.as_blob().filter(|b| b.size() <= MAX_TASK_BYTES)?;
+    // The header first: an oversized blob is never loaded (a few hundred KiB of
+    // zlib inflate to hundreds of MiB, which reading it whole would hold).
+    let (size, kind) = repo.odb().ok()?.read_header(oid).ok()?;
+    if kind != git2::ObjectType::Blob || size > MAX_TASK_BYTES {
+        return None;
+    }
+    let b = repo.find_blob(oid).ok()?;
     Some((
         sha256_hex(b.content()),
         lenient_task_id(b.content()).map(|t| t.to_string()),

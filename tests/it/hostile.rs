@@ -301,6 +301,86 @@ fn a_40_mib_task_file_is_not_loaded() {
     assert_rejected_once(&lab, "41943040 bytes; at most");
 }
 
+/// `watch --once` against `origin` and the peak resident memory of that very
+/// process (its own `ru_maxrss` from wait4(2), in KiB).
+#[cfg(target_os = "linux")]
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped by wait4 below; Child::wait after it could reap another test's child of the reused PID"
+)]
+fn watch_peak_kib(lab: &Lab) -> (String, i64) {
+    use std::io::Read as _;
+    let mut child = lab
+        .rxnode()
+        .args(["watch", "--once", "--interval", "0.2"])
+        .env("HOME", lab.dir.path())
+        .env("XDG_CONFIG_HOME", lab.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rxnode runs");
+    let mut said = String::new();
+    let mut err = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for this one child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's PID, with valid pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "watch: status {status}: {said}{err}"
+    );
+    (format!("{said}{err}"), usage.ru_maxrss)
+}
+
+/// A 128 MiB task file (a few hundred KiB of zlib) is refused unread, and so is
+/// its deletion: the watcher named what the deleted file held by loading the
+/// blob whole before looking at its size (300 MiB: 326 MB peak for one poll).
+/// The poll that examines the deletion stays within 96 MiB.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_deleted_oversized_task_file_is_not_loaded() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("BEFORE_BIG", &lab.main_head(), &[]));
+    expect_exit!(watch_remote(&lab, "origin", "a\n").0, 0);
+    let mut big = Lab::task("BIG", &lab.main_head(), &[]).into_bytes();
+    big.resize(128 << 20, b'#');
+    lab.post_file(TASK_PATH, &big);
+    drop(big);
+    let (said, _) = watch_peak_kib(&lab);
+    assert!(said.contains("134217728 bytes; at most"), "{said}");
+    git(&lab.main, &["rm", "-q", TASK_PATH]);
+    git(&lab.main, &["commit", "-q", "-m", "gone"]);
+    git(&lab.main, &["push", "-q", "origin", BRANCH]);
+    let gone = lab.main_head();
+    let (said, kib) = watch_peak_kib(&lab);
+    assert!(said.contains("deleted (it held no usable task)"), "{said}");
+    assert!(
+        lab.ledger_events()
+            .iter()
+            .any(|e| e["event"] == "task_file_deleted" && e["commit"] == gone.as_str()),
+        "no task_file_deleted line for {gone}"
+    );
+    assert!(
+        kib < 96 << 10,
+        "the poll of the deletion peaked at {kib} KiB: the deleted 128 MiB blob was loaded"
+    );
+}
+
 /// A commit of 8 MiB (a few KiB of zlib: a commit of GiBs costs the main PC no
 /// more to push) holding a new task: the poll refuses the tip without reading
 /// the commit (one ledger line, not repeated), nothing is queued, and the node

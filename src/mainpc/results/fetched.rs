@@ -71,6 +71,8 @@ pub(super) struct Fetched<'a> {
     /// What the main PC saw before of each branch that was rewritten or
     /// deleted since (docs/protocol.md#6-the-main-pcs-side): branch → why.
     pub(super) rewritten: std::collections::BTreeMap<String, String>,
+    /// What this command may still read of the results branches' trees and histories.
+    pub(super) budget: super::tree::Budget,
 }
 
 impl Fetched<'_> {

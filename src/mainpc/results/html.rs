@@ -169,10 +169,10 @@ pub(super) fn cmd_report(
     let mut added: BTreeMap<String, BTreeMap<String, (git2::Oid, git2::Oid)>> = BTreeMap::new();
     for src in &f.sources {
         let tree = f.repo.find_commit(src.tip)?.tree()?;
-        for x in find_results(f.repo, &tree, src)?.0 {
+        for x in find_results(f.repo, &tree, src, &f.budget)?.0 {
             found.insert((src.branch.clone(), x.path.clone()), x);
         }
-        added.insert(src.branch.clone(), adding_commits(f.repo, src)?);
+        added.insert(src.branch.clone(), adding_commits(f.repo, src, &f.budget)?);
     }
     // Every page is named before anything is written: one already there is
     // refused (unless forced) and nothing is replaced; pictures likewise, page by page.

@@ -2,7 +2,9 @@
 //! branch (`rx-node` and each node's own `rx-results/<NODE>`).
 use super::fetched::{Fetched, Found, Source, PRIVATE_REF};
 use super::text::{figures, figures_line, parse_time, safe_json, shown, str_of};
-use super::tree::{find_results, found_at, own_result, read_json, read_small, Candidate, Walker};
+use super::tree::{
+    find_results, found_at, own_result, read_json, read_small, Budget, Candidate, Walker,
+};
 use super::verify::Scratch;
 use crate::exit::Outcome;
 use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
@@ -58,7 +60,8 @@ fn rows_of(
     limit: Option<usize>,
     keep: &dyn Fn(&Row) -> bool,
 ) -> Result<(Vec<Row>, usize, Vec<String>)> {
-    let (mut list, total, mut problems) = fleet_rows(f.repo, &f.sources, walk, limit, keep)?;
+    let (mut list, total, mut problems) =
+        fleet_rows(f.repo, &f.sources, walk, limit, keep, &f.budget)?;
     for r in &mut list {
         if let Some(why) = f.rewritten.get(&r.branch) {
             r.problems.push(format!(
@@ -79,6 +82,7 @@ fn rows_of(
 pub(super) fn inventory(
     repo: &Repository,
     sources: &[Rc<Source>],
+    budget: &Budget,
 ) -> Result<(Vec<Found>, Vec<String>)> {
     let mut by_path: BTreeMap<String, Found> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -87,7 +91,7 @@ pub(super) fn inventory(
     order.sort_by_key(|s| s.owner.is_none());
     for src in order {
         let commit = repo.find_commit(src.tip)?;
-        let (found, p) = find_results(repo, &commit.tree()?, src)?;
+        let (found, p) = find_results(repo, &commit.tree()?, src, budget)?;
         problems.extend(p.into_iter().map(|p| match &src.owner {
             None => p,
             Some(_) => format!("{}: {p}", src.branch),
@@ -119,14 +123,18 @@ pub(super) struct Merge<'r> {
 }
 
 impl<'r> Merge<'r> {
-    pub(super) fn new(repo: &'r Repository, sources: &[Rc<Source>]) -> Result<Merge<'r>> {
+    pub(super) fn new(
+        repo: &'r Repository,
+        sources: &[Rc<Source>],
+        budget: &'r Budget,
+    ) -> Result<Merge<'r>> {
         let mut m = Merge {
             walkers: Vec::new(),
             heap: BinaryHeap::new(),
             seen: HashSet::new(),
         };
         for s in sources {
-            let mut w = Walker::new(repo, s.clone())?;
+            let mut w = Walker::new(repo, s.clone(), budget)?;
             let i = m.walkers.len();
             if let Some(c) = w.peek()? {
                 m.heap.push((c.time, s.owner.is_some(), Reverse(i)));
@@ -168,16 +176,17 @@ fn fleet_rows(
     walk: &dyn Fn(&Source) -> bool,
     limit: Option<usize>,
     keep: &dyn Fn(&Row) -> bool,
+    budget: &Budget,
 ) -> Result<(Vec<Row>, usize, Vec<String>)> {
-    let (all, problems) = inventory(repo, sources)?;
+    let (all, problems) = inventory(repo, sources, budget)?;
     let walked: Vec<Rc<Source>> = sources.iter().filter(|s| walk(s)).cloned().collect();
-    let mut m = Merge::new(repo, &walked)?;
+    let mut m = Merge::new(repo, &walked, budget)?;
     let mut out = Vec::new();
     let scratch = Scratch::new()?;
     while limit.is_none_or(|l| out.len() < l) {
         let Some(c) = m.next()? else { break };
         let mut r = row_of(repo, c.found.clone(), c.commit, &scratch)?;
-        other_copy(repo, sources, &c, &mut r);
+        other_copy(repo, sources, &c, &mut r, budget)?;
         if keep(&r) {
             out.push(r);
         }
@@ -189,14 +198,20 @@ fn fleet_rows(
 /// result of NODE on `rx-node`, `rx-node` for one on a node's own branch. The
 /// same tree there: named in `also_on`; another tree: a conflict, named among
 /// the row's problems (this copy landed later, so it is the one listed).
-fn other_copy(repo: &Repository, sources: &[Rc<Source>], c: &Candidate, r: &mut Row) {
+fn other_copy(
+    repo: &Repository,
+    sources: &[Rc<Source>],
+    c: &Candidate,
+    r: &mut Row,
+    budget: &Budget,
+) -> Result<()> {
     let f = &c.found;
     let other = match (&f.source.owner, &f.dir_node) {
         (None, Some(n)) => sources.iter().find(|s| s.owner.as_ref() == Some(n)),
         (Some(_), _) => sources.iter().find(|s| s.owner.is_none()),
         (None, None) => None,
     };
-    let Some(other) = other else { return };
+    let Some(other) = other else { return Ok(()) };
     let Some(rt) = repo
         .find_commit(other.tip)
         .ok()
@@ -204,11 +219,11 @@ fn other_copy(repo: &Repository, sources: &[Rc<Source>], c: &Candidate, r: &mut 
         .and_then(|t| t.get_name(RESULTS_DIR).map(|e| e.id()))
         .and_then(|id| repo.find_tree(id).ok())
     else {
-        return;
+        return Ok(());
     };
     let key = &f.path[RESULTS_DIR.len() + 1..];
-    let Some(o) = found_at(repo, &rt, key, other) else {
-        return;
+    let Some(o) = found_at(repo, &rt, key, other, budget)? else {
+        return Ok(());
     };
     if o.tree == f.tree {
         r.also_on.push(other.branch.clone());
@@ -218,6 +233,7 @@ fn other_copy(repo: &Repository, sources: &[Rc<Source>], c: &Candidate, r: &mut 
             f.path, other.branch, o.tree, f.source.branch, f.tree, f.source.branch
         ));
     }
+    Ok(())
 }
 
 /// The row of one result that landed in commit `added`.

@@ -145,6 +145,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         never_fetched: args.no_fetch && before.is_none() && sources.is_empty(),
         sources,
         rewritten,
+        budget: tree::Budget::new(),
     };
     match &args.sub {
         None => list::cmd_list(&fetched, &filter, args.most()),

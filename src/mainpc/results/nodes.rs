@@ -210,7 +210,7 @@ fn last_result(repo: &Repository, n: &mut NodeRow, r: &Row) {
 fn results_by_node(f: &Fetched<'_>) -> Result<BTreeMap<Option<String>, NodeRow>> {
     let repo = f.repo;
     let mut by: BTreeMap<Option<String>, NodeRow> = BTreeMap::new();
-    let (all, _) = inventory(repo, &f.sources)?;
+    let (all, _) = inventory(repo, &f.sources, &f.budget)?;
     let scratch = super::verify::Scratch::new()?;
     // Results of the layout before node names say their node in the result only.
     let mut legacy_node: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -230,7 +230,7 @@ fn results_by_node(f: &Fetched<'_>) -> Result<BTreeMap<Option<String>, NodeRow>>
         }
     }
     let mut left = by.len();
-    let mut m = Merge::new(repo, &f.sources)?;
+    let mut m = Merge::new(repo, &f.sources, &f.budget)?;
     while left > 0 {
         let Some(c) = m.next()? else { break };
         let node = match &c.found.dir_node {

@@ -9,11 +9,85 @@ use anyhow::{anyhow, Result};
 use git2::{ObjectType, Oid, Repository};
 use rxnode_interlock::TaskId;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::cell::Cell;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 /// The largest published file (docs/publishing.md); bigger blobs are never loaded.
 const MAX_FILE_BYTES: usize = 256 * 1024;
+
+/// The most tree entries and commits one `results` command reads on the
+/// results branches, and the most results it takes from them
+/// (docs/protocol.md#6-the-main-pcs-side). Every tree is bounded in size, but one
+/// tree can name another many times over: 88 KiB pushed held a folder of
+/// 2 000 task IDs each naming one folder of 2 000 nodes, which `results` read
+/// as 4 million results (30 s, 1.98 GB; `verify` past 3 GB).
+pub(super) const MAX_ENTRIES_READ: u64 = 20_000_000;
+/// See [`MAX_ENTRIES_READ`]: a result taken costs far more than an entry looked at.
+pub(super) const MAX_RESULTS_READ: u64 = 1_000_000;
+
+/// What one `results` command may still read of the results branches' trees
+/// and histories: every listing of a tree takes its entries, every commit
+/// walked one entry, every result taken one result; once either bound is spent
+/// the command is refused.
+pub(super) struct Budget {
+    entries: Cell<u64>,
+    results: Cell<u64>,
+    /// The branch being read when a bound was reached, once one was.
+    spent_on: std::cell::RefCell<Option<String>>,
+}
+
+impl Budget {
+    /// The whole budget of one command.
+    pub(super) fn new() -> Budget {
+        Budget {
+            entries: Cell::new(MAX_ENTRIES_READ),
+            results: Cell::new(MAX_RESULTS_READ),
+            spent_on: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// Take `n` tree entries (or commits) for reading `source`; refused (exit 3) once spent.
+    pub(super) fn take(&self, n: usize, source: &Source) -> Result<()> {
+        self.spend(&self.entries, n, source)
+    }
+
+    /// Take one result read from `source`; refused (exit 3) once spent.
+    pub(super) fn result(&self, source: &Source) -> Result<()> {
+        self.spend(&self.results, 1, source)
+    }
+
+    fn spend(&self, left: &Cell<u64>, n: usize, source: &Source) -> Result<()> {
+        let n = u64::try_from(n).unwrap_or(u64::MAX);
+        match left.get().checked_sub(n) {
+            Some(rest) if self.spent_on.borrow().is_none() => {
+                left.set(rest);
+                Ok(())
+            }
+            _ => {
+                left.set(0);
+                self.spent_on
+                    .borrow_mut()
+                    .get_or_insert_with(|| source.branch.clone());
+                self.still()
+            }
+        }
+    }
+
+    /// Refused (exit 3) once a bound was reached, naming the branch.
+    pub(super) fn still(&self) -> Result<()> {
+        match &*self.spent_on.borrow() {
+            None => Ok(()),
+            Some(branch) => Err(refused(format!(
+                "{branch} asks for more than {MAX_ENTRIES_READ} tree entries and commits, or more \
+                 than {MAX_RESULTS_READ} results, to be read (the bounds of one results command): \
+                 its rx-results folder names the same folders over and over, or its history is too \
+                 long to list; not read further — whoever wrote it must remove it from {branch}"
+            ))),
+        }
+    }
+}
 
 /// Refused (exit 3) when the entry at `path` is a submodule's gitlink, a
 /// symbolic link or anything but a plain folder or file: never followed.
@@ -40,6 +114,7 @@ pub(super) fn find_results(
     repo: &Repository,
     root: &git2::Tree,
     source: &Rc<Source>,
+    budget: &Budget,
 ) -> Result<(Vec<Found>, Vec<String>)> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
@@ -51,6 +126,7 @@ pub(super) fn find_results(
         problems.push(format!("{RESULTS_DIR} is not a folder"));
         return Ok((out, problems));
     };
+    budget.take(results.len(), source)?;
     for e in results.iter() {
         let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
         refuse_not_plain(&e, &format!("{RESULTS_DIR}/{name}"))?;
@@ -65,6 +141,7 @@ pub(super) fn find_results(
             problems.push(format!("{RESULTS_DIR}/{name} is not a folder; skipped"));
             continue;
         };
+        budget.take(idtree.len(), source)?;
         let mut legacy = false;
         for f in idtree.iter() {
             let fname = String::from_utf8_lossy(f.name_bytes()).into_owned();
@@ -78,6 +155,7 @@ pub(super) fn find_results(
                         ));
                         continue;
                     }
+                    budget.result(source)?;
                     out.push(Found {
                         task_id: name.clone(),
                         dir_node: Some(fname.clone()),
@@ -90,6 +168,7 @@ pub(super) fn find_results(
             }
         }
         if legacy {
+            budget.result(source)?;
             out.push(Found {
                 task_id: name.clone(),
                 dir_node: None,
@@ -110,38 +189,55 @@ pub(super) fn found_at(
     rt: &git2::Tree,
     key: &str,
     source: &Rc<Source>,
-) -> Option<Found> {
-    let e = rt.get_path(std::path::Path::new(key)).ok()?;
+    budget: &Budget,
+) -> Result<Option<Found>> {
+    let Ok(e) = rt.get_path(std::path::Path::new(key)) else {
+        return Ok(None);
+    };
     if e.kind() != Some(ObjectType::Tree) {
-        return None;
+        return Ok(None);
     }
     let (id, node) = match key.split_once('/') {
         Some((i, n)) => (i, Some(n)),
         None => (key, None),
     };
-    TaskId::parse(id).ok()?;
+    if TaskId::parse(id).is_err() {
+        return Ok(None);
+    }
     if let Some(n) = node {
-        crate::store::node::check_name(n).ok()?;
+        if crate::store::node::check_name(n).is_err() {
+            return Ok(None);
+        }
     } else {
         // The old layout: files directly in `<ID>/`.
-        let t = repo.find_tree(e.id()).ok()?;
+        let Ok(t) = repo.find_tree(e.id()) else {
+            return Ok(None);
+        };
+        budget.take(t.len(), source)?;
         if !t.iter().any(|f| f.kind() != Some(ObjectType::Tree)) {
-            return None;
+            return Ok(None);
         }
     }
-    Some(Found {
+    budget.result(source)?;
+    Ok(Some(Found {
         task_id: id.to_owned(),
         dir_node: node.map(str::to_owned),
         tree: e.id(),
         path: format!("{RESULTS_DIR}/{key}"),
         source: source.clone(),
-    })
+    }))
 }
 
 /// The names of `now`'s entries whose object differs from `before`'s entry
 /// of the same name (or that `before` lacks), in tree order: a merge of the
 /// two sorted entry lists, reading no object.
-fn changed_names(before: Option<&git2::Tree>, now: &git2::Tree) -> Vec<String> {
+fn changed_names(
+    before: Option<&git2::Tree>,
+    now: &git2::Tree,
+    source: &Source,
+    budget: &Budget,
+) -> Result<Vec<String>> {
+    budget.take(now.len() + before.map_or(0, git2::Tree::len), source)?;
     let key = |e: &git2::TreeEntry| {
         let mut k = e.name_bytes().to_vec();
         if e.kind() == Some(ObjectType::Tree) {
@@ -161,7 +257,7 @@ fn changed_names(before: Option<&git2::Tree>, now: &git2::Tree) -> Vec<String> {
             out.push(String::from_utf8_lossy(e.name_bytes()).into_owned());
         }
     }
-    out
+    Ok(out)
 }
 
 /// One commit's share of a [`Walker`]: the task-ID folders it added or
@@ -176,23 +272,25 @@ pub(super) struct Landed<'r> {
     pub(super) ids: Vec<String>,
     /// The branch walked.
     source: &'r Rc<Source>,
+    /// What the command may still read.
+    budget: &'r Budget,
 }
 
 impl Landed<'_> {
     /// The results under `rx-results/<id>` that this commit added or changed
     /// and that stand at the tip, as [`find_results`] lists them.
-    pub(super) fn results_of(&self, id: &str, now_rt: &git2::Tree) -> Vec<Found> {
+    pub(super) fn results_of(&self, id: &str, now_rt: &git2::Tree) -> Result<Vec<Found>> {
         let sub = |t: &git2::Tree| -> Option<git2::Tree> {
             let e = t.get_name(id)?;
             self.repo.find_tree(e.id()).ok()
         };
         let Some(now) = sub(now_rt) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let before = self.before.as_ref().and_then(sub);
         let mut keys: Vec<String> = Vec::new();
         let mut legacy = false;
-        for name in changed_names(before.as_ref(), &now) {
+        for name in changed_names(before.as_ref(), &now, self.source, self.budget)? {
             match now.get_name(&name).map(|e| e.kind()) {
                 Some(Some(ObjectType::Tree)) => keys.push(format!("{id}/{name}")),
                 _ => legacy = true,
@@ -201,17 +299,22 @@ impl Landed<'_> {
         if legacy {
             keys.push(id.to_owned());
         }
-        keys.iter()
-            .filter_map(|k| found_at(self.repo, self.tip_rt, k, self.source))
-            .filter(|f| {
-                // Only the very tree that stands at the tip (an old-layout
-                // folder also holds the newer per-node folders beside its files).
-                f.dir_node.is_none()
-                    || now_rt
-                        .get_path(std::path::Path::new(&f.path[RESULTS_DIR.len() + 1..]))
-                        .is_ok_and(|e| e.id() == f.tree)
-            })
-            .collect()
+        let mut out = Vec::new();
+        for k in &keys {
+            let Some(f) = found_at(self.repo, self.tip_rt, k, self.source, self.budget)? else {
+                continue;
+            };
+            // Only the very tree that stands at the tip (an old-layout
+            // folder also holds the newer per-node folders beside its files).
+            if f.dir_node.is_none()
+                || now_rt
+                    .get_path(std::path::Path::new(&f.path[RESULTS_DIR.len() + 1..]))
+                    .is_ok_and(|e| e.id() == f.tree)
+            {
+                out.push(f);
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -251,31 +354,68 @@ pub(super) fn read_json(repo: &Repository, tree: Oid, name: &str) -> Result<Valu
 }
 
 /// The commit that first added each result path (and the result's tree then),
-/// walking oldest first.
+/// walking oldest first. Each commit is read as what it changed against its
+/// first parent (the parents come first, so a path already there was taken
+/// from an earlier commit): a history of n results each added by one commit
+/// takes n results, not n²/2. An entry that [`find_results`] would refuse (a
+/// gitlink, a symbolic link) is skipped here; the caller's own read of the tip
+/// refuses it.
 pub(super) fn adding_commits(
     repo: &Repository,
     source: &Rc<Source>,
+    budget: &Budget,
 ) -> Result<BTreeMap<String, (Oid, Oid)>> {
-    let tip = source.tip;
     let mut walk = repo.revwalk()?;
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
-    walk.push(tip)?;
+    walk.push(source.tip)?;
     let mut out = BTreeMap::new();
-    let mut seen_roots = BTreeSet::new();
+    let plain = |e: &git2::TreeEntry| refuse_not_plain(e, "").is_ok();
+    let sub = |t: Option<&git2::Tree>, name: &str| -> Option<git2::Tree> {
+        let e = t?.get_name(name)?;
+        repo.find_tree(e.id()).ok()
+    };
     for c in walk {
+        budget.take(1, source)?;
         let c = repo.find_commit(c?)?;
-        let tree = c.tree()?;
-        let Some(e) = tree.get_name(RESULTS_DIR) else {
+        let Some(now) = tree_results(repo, &c) else {
             continue;
         };
-        if !seen_roots.insert(e.id()) {
-            continue; // the same rx-results tree as an earlier commit
+        let before = c.parents().next().and_then(|p| tree_results(repo, &p));
+        if before.as_ref().is_some_and(|b| b.id() == now.id()) {
+            continue; // the same rx-results tree as its parent
         }
-        let Ok((found, _)) = find_results(repo, &tree, source) else {
-            continue; // refused at the tip by the caller's own read
-        };
-        for f in found {
-            out.entry(f.path).or_insert((c.id(), f.tree));
+        for id in changed_names(before.as_ref(), &now, source, budget)? {
+            let Some(e) = now.get_name(&id) else { continue };
+            if !plain(&e) || TaskId::parse(&id).is_err() {
+                continue;
+            }
+            let Ok(idtree) = repo.find_tree(e.id()) else {
+                continue;
+            };
+            let was = sub(before.as_ref(), &id);
+            let mut legacy = false;
+            for name in changed_names(was.as_ref(), &idtree, source, budget)? {
+                let Some(f) = idtree.get_name(&name) else {
+                    continue;
+                };
+                if !plain(&f) {
+                    continue;
+                }
+                if f.kind() != Some(ObjectType::Tree) {
+                    legacy = true;
+                } else if crate::store::node::check_name(&name).is_ok() {
+                    let path = format!("{RESULTS_DIR}/{id}/{name}");
+                    if let Entry::Vacant(v) = out.entry(path) {
+                        budget.result(source)?;
+                        v.insert((c.id(), f.id()));
+                    }
+                }
+            }
+            let path = format!("{RESULTS_DIR}/{id}");
+            if let (true, Entry::Vacant(v)) = (legacy, out.entry(path)) {
+                budget.result(source)?;
+                v.insert((c.id(), idtree.id()));
+            }
         }
     }
     Ok(out)
@@ -311,6 +451,7 @@ impl Fetched<'_> {
             let Ok(idtree) = repo.find_tree(e.id()) else {
                 continue;
             };
+            self.budget.take(idtree.len(), src)?;
             let mut keys: Vec<String> = Vec::new();
             let mut legacy = false;
             for f in idtree.iter() {
@@ -325,7 +466,7 @@ impl Fetched<'_> {
                 keys.push(id.as_str().to_owned());
             }
             for k in keys {
-                let Some(f) = found_at(repo, &rt, &k, src) else {
+                let Some(f) = found_at(repo, &rt, &k, src, &self.budget)? else {
                     continue;
                 };
                 if !own_result(src, &f) {
@@ -336,7 +477,7 @@ impl Fetched<'_> {
         }
         let mut of_id = Vec::new();
         for (path, copies) in by_path {
-            of_id.push(pick_copy(repo, &path, copies)?);
+            of_id.push(pick_copy(repo, &path, copies, &self.budget)?);
         }
         if of_id.is_empty() {
             let on: Vec<&str> = self.sources.iter().map(|s| s.branch.as_str()).collect();
@@ -381,11 +522,20 @@ pub(super) fn own_result(src: &Source, f: &Found) -> bool {
 /// One result found on more than one branch: identical copies are one; different
 /// copies are a conflict, named on stderr, and the copy whose commit landed
 /// later (its committer time; on a tie the node's own branch) is taken.
-fn pick_copy(repo: &Repository, path: &str, mut copies: Vec<Found>) -> Result<Found> {
+fn pick_copy(
+    repo: &Repository,
+    path: &str,
+    mut copies: Vec<Found>,
+    budget: &Budget,
+) -> Result<Found> {
     if copies.len() > 1 && copies.iter().any(|c| c.tree != copies[0].tree) {
         let mut when = Vec::new();
         for c in &copies {
-            when.push(landed_at(repo, c)?.map(|(_, t)| t).unwrap_or(i64::MIN));
+            when.push(
+                landed_at(repo, c, budget)?
+                    .map(|(_, t)| t)
+                    .unwrap_or(i64::MIN),
+            );
         }
         let best = (0..copies.len())
             .max_by_key(|&i| (when[i], copies[i].source.owner.is_some()))
@@ -412,8 +562,12 @@ fn pick_copy(repo: &Repository, path: &str, mut copies: Vec<Found>) -> Result<Fo
 
 /// The commit on its branch that last added or changed `f` as it stands, and its
 /// committer time; `None` when the walk does not find it.
-pub(super) fn landed_at(repo: &Repository, f: &Found) -> Result<Option<(Oid, i64)>> {
-    let mut w = Walker::new(repo, f.source.clone())?;
+pub(super) fn landed_at(
+    repo: &Repository,
+    f: &Found,
+    budget: &Budget,
+) -> Result<Option<(Oid, i64)>> {
+    let mut w = Walker::new(repo, f.source.clone(), budget)?;
     while let Some(c) = w.pop()? {
         if c.found.path == f.path {
             return Ok(Some((c.commit, c.time)));
@@ -439,11 +593,17 @@ pub(super) struct Walker<'r> {
     tip_rt: Option<git2::Tree<'r>>,
     next: Option<git2::Commit<'r>>,
     queue: VecDeque<Candidate>,
+    /// What the command may still read.
+    budget: &'r Budget,
 }
 
 impl<'r> Walker<'r> {
     /// A walk of `source` from its tip.
-    pub(super) fn new(repo: &'r Repository, source: Rc<Source>) -> Result<Walker<'r>> {
+    pub(super) fn new(
+        repo: &'r Repository,
+        source: Rc<Source>,
+        budget: &'r Budget,
+    ) -> Result<Walker<'r>> {
         let tip = repo.find_commit(source.tip)?;
         let tip_rt = tree_results(repo, &tip);
         Ok(Walker {
@@ -452,6 +612,7 @@ impl<'r> Walker<'r> {
             next: tip_rt.as_ref().map(|_| tip),
             tip_rt,
             queue: VecDeque::new(),
+            budget,
         })
     }
 
@@ -478,11 +639,12 @@ impl<'r> Walker<'r> {
             let (Some(c), Some(tip_rt)) = (self.next.take(), self.tip_rt.as_ref()) else {
                 return Ok(());
             };
+            self.budget.take(1, &self.source)?;
             let parent = c.parents().next();
             let now = tree_results(self.repo, &c);
             let before = parent.as_ref().and_then(|p| tree_results(self.repo, p));
             if let Some(now) = now.filter(|n| Some(n.id()) != before.as_ref().map(|b| b.id())) {
-                let mut ids = changed_names(before.as_ref(), &now);
+                let mut ids = changed_names(before.as_ref(), &now, &self.source, self.budget)?;
                 ids.reverse();
                 let landed = Landed {
                     repo: self.repo,
@@ -490,10 +652,11 @@ impl<'r> Walker<'r> {
                     tip_rt,
                     ids,
                     source: &self.source,
+                    budget: self.budget,
                 };
                 let time = c.time().seconds();
                 for id in &landed.ids {
-                    for found in landed.results_of(id, &now) {
+                    for found in landed.results_of(id, &now)? {
                         self.queue.push_back(Candidate {
                             found,
                             commit: c.id(),

@@ -427,7 +427,10 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
     let mut by_branch: BTreeMap<String, BTreeMap<String, (Oid, Oid)>> = BTreeMap::new();
     for f in found {
         if !by_branch.contains_key(&f.source.branch) {
-            by_branch.insert(f.source.branch.clone(), adding_commits(repo, &f.source)?);
+            by_branch.insert(
+                f.source.branch.clone(),
+                adding_commits(repo, &f.source, &fetched.budget)?,
+            );
         }
     }
     let empty = BTreeMap::new();

@@ -281,3 +281,77 @@ fn a_missing_local_origin_is_named_by_every_command_that_fetches() {
         );
     }
 }
+
+/// A peer's `rx-node` whose `rx-results` folder names one task folder `ids`
+/// times, each naming one node folder `nodes` times (two small trees, however
+/// many results they spell); returns the commit pushed.
+fn push_repeated_results(lab: &Lab, ids: usize, nodes: usize) -> String {
+    let peer = lab.root.path().join("repeat-peer");
+    if !peer.exists() {
+        git(lab.root.path(), &["init", "-q", peer.to_str().unwrap()]);
+    }
+    let feed = |args: &[&str], input: String| -> String {
+        let out = run_fed(
+            Command::new("git").current_dir(&peer).args(args),
+            input.as_bytes(),
+        );
+        assert!(out.status.success(), "git {args:?}: {}", show(&out));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let blob = feed(&["hash-object", "-w", "--stdin"], "{}\n".into());
+    let node = feed(&["mktree"], format!("100644 blob {blob}\tRX_RESULT.json\n"));
+    let list = |n: usize, tree: &str, prefix: &str| -> String {
+        (1..=n)
+            .map(|i| format!("040000 tree {tree}\t{prefix}{i:06}\n"))
+            .collect()
+    };
+    let id = feed(&["mktree"], list(nodes, &node, "N"));
+    let results = feed(&["mktree"], list(ids, &id, "T"));
+    let root = feed(&["mktree"], format!("040000 tree {results}\trx-results\n"));
+    let commit = git(&peer, &["commit-tree", &root, "-m", "peer"]);
+    git(
+        &peer,
+        &[
+            "push",
+            "-q",
+            "-f",
+            lab.origin.to_str().unwrap(),
+            &format!("{commit}:refs/heads/rx-node"),
+        ],
+    );
+    commit
+}
+
+/// A peer pushes `rx-node` whose `rx-results` folder names one task folder 1 100
+/// times and that folder one node folder 1 000 times: a few KiB that read as
+/// 1.1 million results (3 000 × 3 000 took `results` 34 s and 4.5 GB, `results
+/// verify` past 15 GB). Every command that reads the results branches stops at
+/// the bound of results one command reads (exit 3, naming the branch) and
+/// writes no page; 40 × 40 results below the bound are listed as before.
+#[test]
+fn a_results_folder_naming_the_same_folders_over_and_over_is_refused_at_the_read_bound() {
+    let lab = Lab::new();
+    push_repeated_results(&lab, 40, 40);
+    let out = rxnode_within(&lab.main, &["results", "--json"], Duration::from_secs(60));
+    expect_exit!(out, 0);
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("results --json");
+    assert_eq!(listed["total"], 1600, "{listed}");
+    let bomb = push_repeated_results(&lab, 1100, 1000);
+    let html = lab.root.path().join("site");
+    for args in [
+        vec!["results"],
+        vec!["results", "nodes"],
+        vec!["results", "verify", "T000001", "--from", "N000001"],
+        vec!["results", "report", "--html", html.to_str().unwrap()],
+    ] {
+        let out = rxnode_within(&lab.main, &args, Duration::from_secs(120));
+        expect_exit!(out, 3);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("rx-node asks for more than 20000000 tree entries and commits, or more than 1000000 results, to be read")
+                && err.contains("whoever wrote it must remove it from rx-node"),
+            "{args:?} ({bomb}): {err}"
+        );
+    }
+    assert!(!html.join("index.html").exists(), "a page was written");
+}
