@@ -6,6 +6,7 @@
 //! averages every hop that measured a bin in linear power. Missing bins stay empty
 //! (never interpolated). The radio side (retune, settle, the hop plan's limits) is
 //! in `rxnode-hw`.
+use crate::dsp::floor::{floor_site, FloorSite};
 use crate::dsp::{find_peaks, median_db, NoiseLevels, Peak, PeakReference, Window};
 
 /// Where one hop sits on the grid.
@@ -115,7 +116,10 @@ pub fn band_threshold_db(shape: f64, bins: usize) -> f64 {
 /// Peaks, their −3 dB widths and the noise floor of a stitched spectrum whose bins
 /// each hold at least `shape` equivalent independent averages (the hop's
 /// [`crate::Spectrum::equivalent_averages`] × [`Stitcher::fewest_hops`]). The floor
-/// is the median bin corrected to the mean noise power; a peak stands
+/// is the median bin corrected to the mean noise power, where the noise is the same
+/// across the band: a part of it lying well below the median leaves the band without
+/// a floor, its peaks standing above the highest part's level without an SNR
+/// ([`crate::NOT_LEVEL`]); a peak stands
 /// [`band_threshold_db`] above it (docs/operator.md#peaks-and-the-noise-floor). A
 /// band without a floor (its median bin has no level: the hops' samples carry no
 /// noise above the FFT's rounding) still has its peaks, each standing
@@ -130,11 +134,16 @@ pub fn band_peaks(
     // Measured bins, those without power (−∞) among them.
     let valid: Vec<f32> = db.iter().flatten().copied().collect();
     let correction = NoiseLevels::new(shape, valid.len()).map_or(0.0, |l| l.floor_correction_db);
-    let floor = Some(median_db(&valid) + correction).filter(|f| f.is_finite());
+    let (floor, upper) = match floor_site(&valid, 0..valid.len(), shape, false) {
+        FloorSite::Level { median_db, .. } => (Some(median_db + correction), None),
+        FloorSite::Uneven { upper_db } => (None, Some(upper_db + correction)),
+        FloorSite::NoLevel => (None, None),
+    };
+    let reference = floor.or(upper);
     // Missing bins read as the floor (or no level) for peak picking only (never reported).
-    let fill = floor.map_or(f32::NEG_INFINITY, |f| f as f32);
+    let fill = reference.map_or(f32::NEG_INFINITY, |f| f as f32);
     let filled: Vec<f32> = db.iter().map(|v| v.unwrap_or(fill)).collect();
-    let (above, threshold_db) = match floor {
+    let (above, threshold_db) = match reference {
         Some(f) => (
             PeakReference::Floor(f),
             band_threshold_db(shape, valid.len()),
@@ -153,7 +162,7 @@ pub fn band_peaks(
         threshold_db,
         16,
     );
-    let emissions = floor
+    let emissions = reference
         .map(|f| crate::dsp::Emissions::of(&filled, (f + threshold_db) as f32, Window::Hann, 0));
     let mut peaks = Vec::new();
     let mut widths = Vec::new();
@@ -186,12 +195,17 @@ pub fn band_peaks(
 
 /// Why a stitched band (`db` as [`band_peaks`] takes it) has no noise floor, in the
 /// words a capture uses ([`crate::why_no_floor`]): no bin measured (every hop
-/// failed), no bin with power (every sample zero), or the median bin below the
-/// arithmetic's resolution (noiseless samples).
+/// failed), no bin with power (every sample zero), a median bin with a level (so the
+/// noise is not the same across the band, [`crate::NOT_LEVEL`]), or the median bin
+/// below the arithmetic's resolution (noiseless samples).
 pub fn why_no_band_floor(db: &[Option<f32>]) -> &'static str {
     let mut measured = db.iter().flatten().peekable();
     if measured.peek().is_none() {
         return "no hop measured";
+    }
+    let valid: Vec<f32> = db.iter().flatten().copied().collect();
+    if median_db(&valid).is_finite() {
+        return crate::NOT_LEVEL;
     }
     if measured.all(|v| *v == f32::NEG_INFINITY) {
         return crate::why_no_floor(1, None, 0.0);
@@ -239,6 +253,30 @@ mod tests {
         assert_eq!(p[0].frequency_hz, 1e6 + 50e3);
         assert_eq!(w[0], 2e3);
         assert!(band_peaks(&[None, None], 0.0, 1.0, 1.0).2.is_none());
+    }
+
+    /// A band whose hops each lost their outer parts to the radio's filter (every
+    /// hop's kept bins 20 dB down over 40 % of them, the stitched band dipping at every
+    /// hop) has no floor, and says why: one number cannot be the noise of both the
+    /// hops' passbands and the dips between them. A carrier over the passbands' noise
+    /// is still a peak, without SNR.
+    #[test]
+    fn a_band_whose_noise_dips_between_hops_has_no_floor() {
+        let mut db: Vec<Option<f32>> = (0..1024)
+            .map(|i| {
+                Some(if (i % 128) < 26 || (i % 128) >= 102 {
+                    -110.0
+                } else {
+                    -90.0
+                })
+            })
+            .collect();
+        db[300] = Some(-40.0);
+        let (p, _, floor) = band_peaks(&db, 0.0, 1e3, 1e3);
+        assert_eq!(floor, None);
+        assert_eq!(why_no_band_floor(&db), crate::NOT_LEVEL);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!((p[0].frequency_hz, p[0].snr_db), (300e3, None));
     }
 
     /// Bins measured without power (−∞) count as measured, have no level, and a

@@ -39,6 +39,10 @@ pub struct IqInfo {
     /// The recording's `clock` block as written (SigMF `global` → `rxnode:clock`,
     /// docs/protocol.md#clock), if it carries one; not checked here.
     pub clock: Option<serde_json::Value>,
+    /// The recording radio's bandwidth, Hz (SigMF `rxnode:bandwidth_hz`), when the
+    /// file states one.
+    #[serde(default)]
+    pub bandwidth_hz: Option<f64>,
 }
 
 enum Kind {
@@ -541,6 +545,7 @@ impl IqReader {
                 channel,
                 clip_level: datatype.clip_level(),
                 clock: None,
+                bandwidth_hz: None,
             },
             kind: Kind::Raw {
                 data: data_chunks,
@@ -623,6 +628,7 @@ impl IqReader {
                 channel: 0,
                 clip_level: datatype.clip_level(),
                 clock: None,
+                bandwidth_hz: None,
             },
             kind,
             done: 0,
@@ -695,6 +701,7 @@ impl IqReader {
         r.info.sample_rate_hz = m.rate;
         r.info.center_hz = m.center;
         r.info.clock = m.clock;
+        r.info.bandwidth_hz = m.bandwidth_hz;
         Ok(r)
     }
 
