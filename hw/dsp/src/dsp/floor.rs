@@ -183,6 +183,11 @@ pub(crate) fn centred_plateau(
     let Some(run) = emissions.run_at(dc) else {
         return false;
     };
+    // A run reaching an end of the bins goes on beyond them: no edge of a passband in
+    // them (a sweep hop's kept bins inside its radio's passband).
+    if run.start == 0 || run.end >= db.len() {
+        return false;
+    }
     let Some((peak, p)) = run
         .clone()
         .filter_map(|i| db.get(i).map(|&v| (i, v)))
@@ -215,6 +220,29 @@ pub(crate) fn centred_plateau(
     let q = |f: f64| f64::from(mid[((mid.len() - 1) as f64 * f).round() as usize]);
     let spread = q(0.75) - q(0.25);
     super::noise_stats::quartile_spread_db(shape).is_some_and(|noise| spread <= noise + 3.0)
+}
+
+/// Whether the noise of a sweep hop's kept bins `kept` of its spectrum `db` (each bin
+/// the mean of `shape` independent averages) is level: no part of them lies well
+/// below the rest, and no wide level emission is centred on the hop's centre and ends
+/// inside them (the radio's passband narrower than the kept bins). Kept bins without
+/// a level (noiseless samples) are not judged (`true`).
+pub(crate) fn kept_level(db: &[f32], kept: Range<usize>, shape: f64) -> bool {
+    let Some(bins) = db.get(kept) else {
+        return true;
+    };
+    match floor_site(bins, 0..bins.len(), shape, false) {
+        FloorSite::Level { median_db, .. } => {
+            let Some(levels) = super::noise_stats::NoiseLevels::new(shape, bins.len()) else {
+                return true;
+            };
+            let level = median_db + levels.floor_correction_db + levels.threshold_db(6.0);
+            let e = Emissions::of(bins, level as f32, Window::Hann, 0);
+            !centred_plateau(bins, bins.len() / 2, &e, Window::Hann, shape)
+        }
+        FloorSite::Uneven { .. } => false,
+        FloorSite::NoLevel => true,
+    }
 }
 
 #[cfg(test)]
@@ -275,5 +303,36 @@ mod tests {
             floor_site(&hole, 0..1024, 100.0, true),
             FloorSite::Uneven { .. }
         ));
+    }
+
+    /// Pure noise is level: no spectrum of it, at 1, 2 or 10 averages, loses its
+    /// floor or its kept bins' judgement (500 spectra each, 1024 bins).
+    #[test]
+    fn noise_alone_is_always_level() {
+        use crate::dsp::welch::tests::Noise;
+        use crate::{Welch, WelchConfig};
+        use num_complex::Complex;
+        let n = 1024;
+        for k in [1usize, 2, 10] {
+            for seed in 0..500u64 {
+                let mut g = Noise::new(seed * 104_729 + 3);
+                let x: Vec<Complex<f32>> = (0..n / 2 * (k + 1))
+                    .map(|_| {
+                        let v = g.complex(0.1);
+                        Complex::new(v.re as f32, v.im as f32)
+                    })
+                    .collect();
+                let mut w = Welch::new(WelchConfig::new(n, 1e6)).unwrap();
+                w.feed(&x);
+                let s = w.finish();
+                assert!(s.noise_floor_db.is_some(), "{k} averages, seed {seed}");
+                assert_eq!(s.noise_floor_band_hz, None, "{k} averages, seed {seed}");
+                let kept = n / 4..3 * n / 4;
+                assert!(
+                    kept_level(&s.psd_db, kept, s.equivalent_averages),
+                    "{k} averages, seed {seed}"
+                );
+            }
+        }
     }
 }
