@@ -686,7 +686,7 @@ impl Welch {
         } else {
             FloorSite::NoLevel
         };
-        let (mut noise_floor_db, mut upper, band) = match site {
+        let (mut noise_floor_db, mut upper, band) = match site.clone() {
             FloorSite::Level { bins, median_db } => {
                 (Some(median_db + correction), None, Some(bins))
             }
@@ -706,6 +706,23 @@ impl Welch {
             if centred_plateau(&psd_db, half, &e, self.cfg.window, shape) {
                 noise_floor_db = None;
                 upper = Some(upper_level(&psd_db, 0..n) + correction);
+            }
+        }
+        // No level at the median, yet a wide level plateau of noise over the centre
+        // (noise through a filter whose stopband holds nothing, as a float recording
+        // filtered before it was saved): noise that is not level, not noiseless samples.
+        if site == FloorSite::NoLevel && self.averages > 0 && !saturated && mean_bin > 0.0 && !known
+        {
+            // The plateau's edges: 10 dB below the highest part's level.
+            let top = upper_level(&psd_db, 0..n);
+            let e = Emissions::of(
+                &psd_db,
+                (top - 10.0) as f32,
+                self.cfg.window,
+                self.cfg.dc_exclude_bins,
+            );
+            if top.is_finite() && centred_plateau(&psd_db, half, &e, self.cfg.window, shape) {
+                upper = Some(top + correction);
             }
         }
         let noise_uneven = upper.is_some();

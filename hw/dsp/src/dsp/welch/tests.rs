@@ -836,6 +836,16 @@ fn a_passband_narrower_than_the_rate_never_puts_the_floor_in_the_stopband() {
             "{bw}: {p:?}"
         );
         assert_eq!((p.snr_db, p.emission_hz), (None, None), "{bw}: {p:?}");
+        // Stored as floats with nothing in the stopband: the median bin has no level,
+        // yet the samples carry noise; the reason says which.
+        let bare = shaped_noise(64 * n, fs, sigma, low_pass(bw), 0.0, (tone_hz, amplitude));
+        let mut w = Welch::new(cfg.clone()).unwrap();
+        w.feed(&bare);
+        let b = w.finish();
+        assert_eq!(b.noise_floor_db, None);
+        assert_eq!(b.noise_floor_absent(), Some(NOT_LEVEL), "{bw}");
+        assert_eq!(b.peaks.len(), 1, "{bw}: {:#?}", b.peaks);
+        assert_eq!(b.peaks[0].emission_hz, None);
         cfg.passband_hz = Some(bw);
         let mut w = Welch::new(cfg).unwrap();
         w.feed(&x);
