@@ -518,7 +518,7 @@ fn write_plot(
         return Err(field_failure(FieldText::field("plot").then(format!(
             " {}: no bin of the capture's spectrum has power ({}), so there is nothing to draw",
             path.display(),
-            rxnode_dsp::why_no_floor(s.averages, s.mean_power_dbfs, s.clipped_fraction)
+            s.floor_absent().unwrap_or_default()
         ))));
     }
     let rate = s

@@ -373,14 +373,7 @@ fn captured(name: &str, summary: &CaptureSummary, out: &mut Outputs) {
         summary
             .noise_floor_db
             .map(|n| format!("{n:.1} dBFS/bin"))
-            .unwrap_or_else(|| format!(
-                "n/a ({})",
-                rxnode_dsp::why_no_floor(
-                    summary.averages,
-                    summary.mean_power_dbfs,
-                    summary.clipped_fraction,
-                )
-            ))
+            .unwrap_or_else(|| format!("n/a ({})", summary.floor_absent().unwrap_or_default()))
     );
     if let Some(k) = &summary.clkin {
         detail.push_str(&format!(

@@ -419,6 +419,10 @@ fn settings_of(c: &LiveCapture, tuned: &Tuned) -> CaptureSettings {
     welch.center_hz = Some(actual.frequency_hz);
     welch.max_peaks = c.max_peaks;
     welch.min_snr_db = c.min_snr_db;
+    // The radio's filter as the radio reads it back (as a recording keeps it in
+    // `rxnode:bandwidth_hz`): the floor is read inside it
+    // (docs/operator.md#peaks-and-the-noise-floor).
+    welch.passband_hz = actual.bandwidth_hz.filter(|b| b.is_finite() && *b > 0.0);
     let samples = (c.duration_s * actual.sample_rate_hz).round() as u64;
     let mut settings = CaptureSettings::new(samples, welch);
     // A policy may allow very long captures: saturate rather than panic.

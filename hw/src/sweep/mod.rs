@@ -283,8 +283,13 @@ pub fn run_sweep_observed(
     // Each bin holds the averages of at least this many hops of this many each.
     let shape = hop_shape.unwrap_or(0.0) * f64::from(grid.fewest_hops());
     let measured = spectrum_db.iter().flatten().count();
-    let (peaks, peak_widths_hz, noise_floor_db) =
-        band_peaks(&spectrum_db, cfg.start_hz, plan.bin_hz, shape);
+    let (peaks, peak_widths_hz, noise_floor_db) = band_peaks(
+        &spectrum_db,
+        cfg.start_hz,
+        plan.bin_hz,
+        shape,
+        grid.noise_level(),
+    );
     let peak_threshold_db = noise_floor_db.map(|_| band_threshold_db(shape, measured));
     let noise_floor_absent = noise_floor_db
         .is_none()
@@ -405,6 +410,7 @@ impl HopRun<'_> {
         let shape = spec.equivalent_averages;
         self.hop_shape = Some(self.hop_shape.map_or(shape, |s| s.min(shape)));
         let db = self.grid.add_hop(&spec.psd_db, &u.placement);
+        self.grid.judge_hop(&spec.psd_db, &u.placement, shape);
         if let Some(hop) = self.hops.get_mut(u.index) {
             hop.db = db;
         }

@@ -47,14 +47,8 @@ pub(super) fn build_report(
         peak_threshold_db: summary.peak_threshold_db,
         centre_excluded_hz: summary.centre_excluded_hz,
         centre_carrier_dbfs: summary.centre_carrier_dbfs,
-        noise_floor_absent: summary.noise_floor_db.is_none().then(|| {
-            rxnode_dsp::why_no_floor(
-                summary.averages,
-                summary.mean_power_dbfs,
-                summary.clipped_fraction,
-            )
-            .to_owned()
-        }),
+        noise_floor_absent: summary.floor_absent(),
+        noise_floor_band_hz: summary.noise_floor_band_hz,
         mean_power_dbfs: summary.mean_power_dbfs,
         clipped_fraction: summary.clipped_fraction,
         clkin: summary.clkin,

@@ -82,9 +82,16 @@ pub struct AnalyzeReport {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub centre_carrier_dbfs: Option<f64>,
     /// Why `noise_floor_db` is `null` (`no signal: every sample is zero`, `the samples
-    /// carry no noise above the FFT's rounding`); absent when the floor was measured.
+    /// carry no noise above the FFT's rounding`, `the noise is not the same across the
+    /// band: …`); absent when the floor was measured.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub noise_floor_absent: Option<String>,
+    /// The band the floor was read over, `[from, to]` Hz, when it is not the whole
+    /// spectrum: the middle of the recording radio's bandwidth (SigMF
+    /// `rxnode:bandwidth_hz`), or the band between a receive filter's low edges
+    /// (docs/operator.md#peaks-and-the-noise-floor).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub noise_floor_band_hz: Option<[f64; 2]>,
     /// Mean sample power, dBFS; `null` when every sample is zero.
     pub mean_power_dbfs: Option<f64>,
     /// Fraction of clipped samples.
@@ -119,6 +126,11 @@ pub struct AnalyzeOptions {
     /// metadata wins, a different value is refused.
     #[arg(short = 'f', long, alias = "center-hz", value_parser = crate::options::frequency)]
     pub frequency_hz: Option<f64>,
+    /// The recording radio's bandwidth (its receive filter), Hz (`200k`): the noise
+    /// floor is read inside it (docs/operator.md#peaks-and-the-noise-floor). A
+    /// SigMF recording's own `rxnode:bandwidth_hz` wins, a different value is refused.
+    #[arg(short = 'w', long, value_parser = crate::options::frequency)]
+    pub bandwidth_hz: Option<f64>,
     /// How the file stores its samples (default: from the extension): cu8, cs8,
     /// cs16, cs16_be, cu16, cs32, cs32_be, cf32 (GNU Radio's cfile), cf32_be, cf64,
     /// wav or sigmf (a .sigmf-meta/.sigmf-data pair or a .sigmf archive). SigMF's

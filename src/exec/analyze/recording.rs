@@ -95,6 +95,10 @@ pub(super) fn open_recording(
         return Err(bad_field("frequency_hz", format!(" {c} is not finite")));
     }
     let center = settled(&info, "frequency_hz", args.frequency_hz, info.center_hz)?;
+    let mut info = info;
+    info.bandwidth_hz = settled(&info, "bandwidth_hz", args.bandwidth_hz, info.bandwidth_hz)?
+        .map(|b| positive("bandwidth_hz", b))
+        .transpose()?;
     let clock = recorded_clock(&info)?;
     if info.samples < args.fft.fft_size as u64 {
         return Err(bad_field_text(
@@ -144,6 +148,7 @@ pub(super) fn settled(
                 _ if info.gnuradio_header => "rx_freq",
                 ("sample_rate_hz", IqFormat::Wav) => "sample rate",
                 ("sample_rate_hz", _) => "core:sample_rate",
+                ("bandwidth_hz", _) => "rxnode:bandwidth_hz",
                 (_, IqFormat::Wav) => "CenterFreq",
                 _ => "core:frequency",
             };
@@ -345,6 +350,7 @@ pub(super) fn capture_settings(args: &AnalyzeOptions, rec: &Recording) -> Result
     wcfg.min_snr_db = args.peaks.min_snr_db;
     wcfg.center_hz = rec.center;
     wcfg.clip_level = rec.info.clip_level;
+    wcfg.passband_hz = rec.info.bandwidth_hz;
     let clkin = match args.clkin.clkin_tone_hz {
         None => None,
         Some(tone) => {

@@ -57,7 +57,11 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
         r.averages
     );
     let _ = match (r.noise_floor_db, &r.noise_floor_absent) {
-        (Some(f), _) => writeln!(out, "noise floor   {f:.1} dBFS/bin"),
+        (Some(f), _) => writeln!(
+            out,
+            "noise floor   {f:.1} dBFS/bin{}",
+            rxnode_dsp::fmt_floor_band(r.noise_floor_band_hz)
+        ),
         (None, why) => writeln!(
             out,
             "noise floor   n/a ({})",

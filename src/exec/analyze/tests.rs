@@ -7,6 +7,7 @@ fn options() -> AnalyzeOptions {
         file: "x.cf32".into(),
         sample_rate_hz: None,
         frequency_hz: None,
+        bandwidth_hz: None,
         format: None,
         fft: crate::options::FftOptions { fft_size: 2048 },
         overlap: 0.5,

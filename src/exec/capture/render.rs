@@ -216,11 +216,11 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
         o,
         "  noise floor   {}FFT {}, {} averages); mean power {}; clipped {:.4} %",
         s.noise_floor_db
-            .map(|f| format!("{f:.1} dBFS/bin ("))
-            .unwrap_or_else(|| format!(
-                "n/a ({}; ",
-                rxnode_dsp::why_no_floor(s.averages, s.mean_power_dbfs, s.clipped_fraction)
-            )),
+            .map(|f| format!(
+                "{f:.1} dBFS/bin{} (",
+                rxnode_dsp::fmt_floor_band(s.noise_floor_band_hz)
+            ))
+            .unwrap_or_else(|| format!("n/a ({}; ", s.floor_absent().unwrap_or_default())),
         s.fft_size,
         s.averages,
         opt(s.mean_power_dbfs, "dBFS", 1),

@@ -166,9 +166,19 @@ pub struct CaptureSummary {
     /// Strongest distinct peaks.
     pub peaks: Vec<Peak>,
     /// Median PSD bin (dBFS per bin); `null` when it cannot be measured: nothing
-    /// analysed, or the median bin has no power (all-zero samples); then `errors` says
-    /// why and the capture FAILs (docs/operator.md#numbers-that-are-true-or-absent).
+    /// analysed, the median bin has no power (all-zero samples), or the noise is not
+    /// the same across the band; then `errors` and `noise_floor_absent` say why and
+    /// the capture FAILs (docs/operator.md#numbers-that-are-true-or-absent).
     pub noise_floor_db: Option<f64>,
+    /// The band the floor was read over, `[from, to]` Hz, when it is not the whole
+    /// spectrum: the middle of the radio's bandwidth, or the band between a receive
+    /// filter's low edges (docs/operator.md#peaks-and-the-noise-floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor_band_hz: Option<[f64; 2]>,
+    /// Why `noise_floor_db` is `null`, in words; absent when it was measured (and in
+    /// records written before it was kept: [`CaptureSummary::floor_absent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor_absent: Option<String>,
     /// How far above the floor a peak must stand (dB): the larger of the minimum SNR
     /// and the level noise alone reaches by chance with this many averages
     /// (docs/operator.md#peaks-and-the-noise-floor); absent without a floor.
@@ -213,6 +223,17 @@ pub struct CaptureSummary {
 }
 
 impl CaptureSummary {
+    /// Why there is no noise floor (`None` when there is one): as kept, or, for a
+    /// record without it, from its averages, mean power and clipped fraction.
+    pub fn floor_absent(&self) -> Option<String> {
+        self.noise_floor_db.is_none().then(|| {
+            self.noise_floor_absent.clone().unwrap_or_else(|| {
+                crate::why_no_floor(self.averages, self.mean_power_dbfs, self.clipped_fraction)
+                    .to_owned()
+            })
+        })
+    }
+
     /// The samples lost, in words for a report line: `none`, `4096 samples in 2
     /// gaps`, or, when a driver overflow's loss could not be counted, `an unknown
     /// number (…)`.

@@ -3,6 +3,7 @@
 //! Slices in, results out: no I/O, and no allocation once a processor is built.
 pub(crate) mod clkin;
 pub(crate) mod clkin_compare;
+pub(crate) mod floor;
 pub(crate) mod freqcal;
 pub(crate) mod honest;
 pub(crate) mod noise_stats;
@@ -22,6 +23,7 @@ pub use clkin_compare::{
     compare_tracks, judge_compare, CompareEstimate, CompareVerdict, ToneTrack, ToneTrackConfig,
     ToneTracker, COMPARE_SEARCH_PPM, MIN_POINTS, MIN_POINT_SNR_DB, TRACE_POINTS,
 };
+pub use floor::{fmt_floor_band, NOT_LEVEL, UNEVEN_DB};
 pub use freqcal::{
     confirm_carrier, freq_cal_estimator, offset_for_ppm, ppm_from_offset, FcchEstimator,
     FreqCalConfig, FreqCalDetection, FreqCalError, FreqCalEstimate, FreqCalEstimator,

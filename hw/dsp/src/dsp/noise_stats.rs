@@ -150,6 +150,30 @@ pub(crate) fn centre_carrier(
     (v >= level && emissions.stands_out(db, at, threshold, window, exclude)).then_some(v)
 }
 
+/// The standard error, dB, of the median of `bins` noise bins each the mean of
+/// `shape` independent averages: √(1/4M) / (f(m)·m) nepers, as
+/// [`NoiseLevels::floor_margin_db`] uses it. Infinite for no bin or no shape.
+pub(crate) fn median_sigma_db(shape: f64, bins: usize) -> f64 {
+    if !(shape.is_finite() && shape > 0.0) || bins == 0 {
+        return f64::INFINITY;
+    }
+    let a = shape.min(SHAPE_MAX);
+    let Some(m) = gamma_upper_quantile(a, 0.5) else {
+        return f64::INFINITY;
+    };
+    10.0 / std::f64::consts::LN_10 * (0.25 / bins as f64).sqrt() / (gamma_pdf(a, m) * m)
+}
+
+/// How far apart, dB, the upper and lower quartiles of a noise bin of `shape`
+/// independent averages lie (6.8 dB for one average, 0.19 dB for a thousand).
+pub(crate) fn quartile_spread_db(shape: f64) -> Option<f64> {
+    if !(shape.is_finite() && shape > 0.0) {
+        return None;
+    }
+    let a = shape.min(SHAPE_MAX);
+    Some(10.0 * (gamma_upper_quantile(a, 0.25)? / gamma_upper_quantile(a, 0.75)?).log10())
+}
+
 /// The chance per bin that keeps the chance for any of `bins` independent bins at
 /// [`FALSE_ALARM_PER_SPECTRUM`]: 1 − (1 − p)^(1/bins).
 fn per_bin_probability(bins: usize) -> f64 {

@@ -283,6 +283,11 @@ impl Emissions {
         self.runs.get(run_index(&self.runs, i)?)
     }
 
+    /// The emission holding bin `i`, if any.
+    pub(crate) fn run_at(&self, i: usize) -> Option<Range<usize>> {
+        self.run_of(i).cloned()
+    }
+
     /// Whether bin `i` of `db` stands `by_db` above the emission it lies in, as a
     /// second maximum must ([`find_peaks`]), its own span `own` bins either side
     /// (the centre span the peak search skips): true when no emission holds it or

@@ -1,8 +1,7 @@
 //! Streaming Welch power spectrum.
+use super::floor::{centred_plateau, floor_site, upper_level, FloorSite, NOT_LEVEL};
 use super::noise_stats::{centre_carrier, equivalent_averages, overlap_correlations, NoiseLevels};
-use super::peaks::{
-    find_peaks, median_db, tone_between_bins, why_no_floor, Emissions, Peak, PeakReference,
-};
+use super::peaks::{find_peaks, tone_between_bins, why_no_floor, Emissions, Peak, PeakReference};
 use super::simd_psd::{Isa, SimdPsd};
 use super::window::Window;
 use crate::error::{Error, Result};
@@ -65,7 +64,17 @@ pub struct WelchConfig {
     pub min_snr_db: f64,
     /// |I| or |Q| at or above this level counts as clipped (full scale = 1.0).
     pub clip_level: f32,
+    /// The radio's bandwidth, Hz, when it was set and read back (or a recording
+    /// says it): the noise floor is read over the middle [`PASSBAND_USED`] of it
+    /// around the centre, where its filter passes the noise
+    /// (docs/operator.md#peaks-and-the-noise-floor). `None`: from the data alone.
+    #[serde(default)]
+    pub passband_hz: Option<f64>,
 }
+
+/// The part of a known bandwidth the floor is read over, around the centre: a
+/// radio's filter rolls off towards the bandwidth's edges.
+pub const PASSBAND_USED: f64 = 0.8;
 
 impl WelchConfig {
     /// Defaults: Hann, 50 % overlap, DC ±1 bin excluded (`dc_exclude_bins` 2), 8 peaks, 6 dB minimum SNR.
@@ -80,6 +89,7 @@ impl WelchConfig {
             max_peaks: 8,
             min_snr_db: 6.0,
             clip_level: 1.0,
+            passband_hz: None,
         }
     }
 
@@ -114,6 +124,11 @@ impl WelchConfig {
                 format!("{} is not a finite level > 0", self.clip_level),
             );
         }
+        if let Some(b) = self.passband_hz {
+            if !(b.is_finite() && b > 0.0) {
+                return bad("passband_hz", format!("{b} is not a finite bandwidth > 0"));
+            }
+        }
         if self.dc_exclude_bins >= self.fft_size / 4 {
             return bad(
                 "dc_exclude_bins",
@@ -130,6 +145,21 @@ impl WelchConfig {
     pub fn hop(&self) -> usize {
         let h = (self.fft_size as f64 * (1.0 - self.overlap)).round() as usize;
         h.clamp(1, self.fft_size)
+    }
+
+    /// The bins (fftshifted) the floor is read over when the bandwidth is known and
+    /// narrower than the spectrum: the middle [`PASSBAND_USED`] of it around the
+    /// centre, at least one bin either side of it. `None` otherwise.
+    fn passband_bins(&self) -> Option<std::ops::Range<usize>> {
+        let n = self.fft_size;
+        let used = self.passband_hz? * PASSBAND_USED;
+        if used >= self.sample_rate_hz {
+            return None;
+        }
+        let half_bins = ((used / 2.0) / (self.sample_rate_hz / n as f64)).floor() as usize;
+        let half_bins = half_bins.max(1);
+        let dc = n / 2;
+        Some(dc.saturating_sub(half_bins)..(dc + half_bins + 1).min(n))
     }
 }
 
@@ -178,6 +208,15 @@ pub struct Spectrum {
     pub mean_power_dbfs: f64,
     /// Fraction of samples with |I| or |Q| at the clip level.
     pub clipped_fraction: f64,
+    /// The band the floor was read over, `[from, to]` Hz (its first and last bins),
+    /// when that is not the whole spectrum: the passband of a known bandwidth, or
+    /// the band between a filter's low edges (docs/operator.md#peaks-and-the-noise-floor).
+    #[serde(default)]
+    pub noise_floor_band_hz: Option<[f64; 2]>,
+    /// The noise is not the same across the band, so it has no floor
+    /// ([`NOT_LEVEL`]).
+    #[serde(default)]
+    pub noise_uneven: bool,
 }
 
 /// The largest fraction of clipped samples (|I| or |Q| at the converter's full scale)
@@ -196,6 +235,7 @@ impl Spectrum {
     pub fn noise_floor_absent(&self) -> Option<&'static str> {
         match self.noise_floor_db {
             Some(_) => None,
+            None if self.noise_uneven => Some(NOT_LEVEL),
             None => Some(why_no_floor(
                 self.averages,
                 Some(self.mean_power_dbfs).filter(|p| p.is_finite()),
@@ -635,26 +675,82 @@ impl Welch {
             self.samples > 0 && self.clipped as f64 / self.samples as f64 > MAX_CLIPPED_FRACTION;
         let shape = equivalent_averages(self.averages, &self.rho2);
         let levels = NoiseLevels::new(shape, n.saturating_sub(2 * self.cfg.dc_exclude_bins));
-        let noise_floor_db = (self.averages > 0 && !saturated)
-            .then(|| median_db(&psd_db))
-            .filter(|f| f.is_finite())
-            .map(|m| m + levels.map_or(0.0, |l| l.floor_correction_db));
-        let peak_threshold_db = noise_floor_db
-            .map(|_| levels.map_or(self.cfg.min_snr_db, |l| l.threshold_db(self.cfg.min_snr_db)));
+        let correction = levels.map_or(0.0, |l| l.floor_correction_db);
+        let threshold = levels.map_or(self.cfg.min_snr_db, |l| l.threshold_db(self.cfg.min_snr_db));
+        // Where the noise is level: the known passband, else the data decides
+        // (docs/operator.md#peaks-and-the-noise-floor).
+        let known = self.cfg.passband_hz.is_some();
+        let site = if self.averages > 0 && !saturated {
+            let searched = self.cfg.passband_bins().unwrap_or(0..n);
+            floor_site(&psd_db, searched, shape, !known)
+        } else {
+            FloorSite::NoLevel
+        };
+        let (mut noise_floor_db, mut upper, band) = match site.clone() {
+            FloorSite::Level { bins, median_db } => {
+                (Some(median_db + correction), None, Some(bins))
+            }
+            FloorSite::Uneven { upper_db } => (None, Some(upper_db + correction), None),
+            FloorSite::NoLevel => (None, None, None),
+        };
+        // A wide plateau centred on the tuned frequency is a receive filter's passband
+        // of the radio's own noise, or a signal tuned to the centre: unless the radio's
+        // bandwidth says which, there is no floor.
+        if let (Some(f), false) = (noise_floor_db, known) {
+            let e = Emissions::of(
+                &psd_db,
+                (f + threshold) as f32,
+                self.cfg.window,
+                self.cfg.dc_exclude_bins,
+            );
+            if centred_plateau(&psd_db, half, &e, self.cfg.window, shape) {
+                noise_floor_db = None;
+                upper = Some(upper_level(&psd_db, 0..n) + correction);
+            }
+        }
+        // No level at the median, yet a wide level plateau of noise over the centre
+        // (noise through a filter whose stopband holds nothing, as a float recording
+        // filtered before it was saved): noise that is not level, not noiseless samples.
+        if site == FloorSite::NoLevel && self.averages > 0 && !saturated && mean_bin > 0.0 && !known
+        {
+            // The plateau's edges: 10 dB below the highest part's level.
+            let top = upper_level(&psd_db, 0..n);
+            let e = Emissions::of(
+                &psd_db,
+                (top - 10.0) as f32,
+                self.cfg.window,
+                self.cfg.dc_exclude_bins,
+            );
+            if top.is_finite() && centred_plateau(&psd_db, half, &e, self.cfg.window, shape) {
+                upper = Some(top + correction);
+            }
+        }
+        let noise_uneven = upper.is_some();
+        let band = band.filter(|b| noise_floor_db.is_some() && b.len() < n);
+        let peak_threshold_db = noise_floor_db.map(|_| threshold);
         let center = self.cfg.center_hz.unwrap_or(0.0);
         let start_hz = center - half as f64 * bin_hz;
-        // Peaks stand above the floor, and have an SNR; without one (noiseless samples)
-        // above the resolution limit and their surroundings, with no SNR.
-        let above = match noise_floor_db {
-            Some(f) => Some(PeakReference::Floor(f)),
-            None => (mean_bin > 0.0 && !saturated)
+        let noise_floor_band_hz = band.map(|b| {
+            [
+                start_hz + b.start as f64 * bin_hz,
+                start_hz + (b.end - 1) as f64 * bin_hz,
+            ]
+        });
+        // Peaks stand above the floor, and have an SNR; without one, above the level
+        // no part's noise exceeds (noise not level) or the resolution limit and their
+        // surroundings (noiseless samples), with no SNR.
+        let above = match (noise_floor_db, upper) {
+            (Some(f), _) => Some(PeakReference::Floor(f)),
+            (None, Some(u)) => Some(PeakReference::Floor(u)),
+            (None, None) => (mean_bin > 0.0 && !saturated)
                 .then(|| PeakReference::Resolution(10.0 * mean_bin.log10() - ROUNDING_SPURS_DB)),
         };
-        // The emissions above the peak threshold, when there is a floor.
-        let emissions = noise_floor_db.zip(peak_threshold_db).map(|(f, t)| {
+        let reference = noise_floor_db.or(upper);
+        // The emissions above the peak threshold, when there is a level to stand above.
+        let emissions = reference.map(|f| {
             Emissions::of(
                 &psd_db,
-                (f + t) as f32,
+                (f + threshold) as f32,
                 self.cfg.window,
                 self.cfg.dc_exclude_bins,
             )
@@ -666,7 +762,10 @@ impl Welch {
                 self.cfg.dc_exclude_bins,
                 self.cfg.window,
                 above,
-                peak_threshold_db.unwrap_or(self.cfg.min_snr_db),
+                match above {
+                    PeakReference::Floor(_) => threshold,
+                    PeakReference::Resolution(_) => self.cfg.min_snr_db,
+                },
                 self.cfg.max_peaks,
             )
             .into_iter()
@@ -731,6 +830,8 @@ impl Welch {
             equivalent_averages: shape,
             mean_power_dbfs,
             clipped_fraction,
+            noise_floor_band_hz,
+            noise_uneven,
         }
     }
 }

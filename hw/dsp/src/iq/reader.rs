@@ -48,6 +48,10 @@ pub struct IqInfo {
     /// [`IqInfo::meta_path`]: the data file itself, or its `.hdr`).
     #[serde(default)]
     pub gnuradio_header: bool,
+    /// The recording radio's bandwidth, Hz (SigMF `rxnode:bandwidth_hz`), when the
+    /// file states one.
+    #[serde(default)]
+    pub bandwidth_hz: Option<f64>,
 }
 
 /// What a gqrx raw I/Q recording's name says: `gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`,
@@ -764,6 +768,7 @@ impl IqReader {
                 clock: None,
                 from_gqrx_name: false,
                 gnuradio_header: false,
+                bandwidth_hz: None,
             },
             kind: Kind::Raw {
                 data: data_chunks,
@@ -857,6 +862,7 @@ impl IqReader {
                 clock: None,
                 from_gqrx_name: false,
                 gnuradio_header: false,
+                bandwidth_hz: None,
             },
             kind,
             done: 0,
@@ -929,6 +935,7 @@ impl IqReader {
         r.info.sample_rate_hz = m.rate;
         r.info.center_hz = m.center;
         r.info.clock = m.clock;
+        r.info.bandwidth_hz = m.bandwidth_hz;
         Ok(r)
     }
 

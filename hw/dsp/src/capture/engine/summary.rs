@@ -219,6 +219,7 @@ pub(super) fn summarize(f: Finished) -> CaptureSummary {
         }
     });
     let finite = |v: f64| v.is_finite().then_some(v);
+    let noise_floor_absent = spec.noise_floor_absent().map(str::to_owned);
     CaptureSummary {
         device: serde_json::Value::Null,
         requested: serde_json::Value::Null,
@@ -238,6 +239,8 @@ pub(super) fn summarize(f: Finished) -> CaptureSummary {
         averages: spec.averages,
         peaks: spec.peaks,
         noise_floor_db: spec.noise_floor_db,
+        noise_floor_band_hz: spec.noise_floor_band_hz,
+        noise_floor_absent,
         peak_threshold_db: spec.peak_threshold_db,
         centre_excluded_hz: spec.centre_excluded_hz,
         centre_carrier_dbfs: spec.centre_carrier_db,

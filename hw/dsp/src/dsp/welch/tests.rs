@@ -743,3 +743,171 @@ fn a_tone_between_bins_has_its_own_frequency_and_power() {
     let in_bins = p.frequency_hz / bin;
     assert!((in_bins - in_bins.round()).abs() < 1e-9, "{p:?}");
 }
+
+/// `len` samples of complex Gaussian noise of power `sigma²` shaped by `gain(f)` (an
+/// amplitude gain per frequency, Hz) in the frequency domain, plus white noise of
+/// power `white²` (a converter's) and a tone `(f, amplitude)`.
+fn shaped_noise(
+    len: usize,
+    fs: f64,
+    sigma: f64,
+    gain: impl Fn(f64) -> f64,
+    white: f64,
+    tone: (f64, f64),
+) -> Vec<Complex<f32>> {
+    let mut g = Noise::new(29);
+    let mut x: Vec<Complex<f64>> = (0..len).map(|_| g.complex(sigma)).collect();
+    let mut fft = rustfft::FftPlanner::new();
+    fft.plan_fft_forward(len).process(&mut x);
+    for (k, v) in x.iter_mut().enumerate() {
+        let f = if k < len / 2 {
+            k as f64
+        } else {
+            k as f64 - len as f64
+        } * fs
+            / len as f64;
+        *v *= gain(f);
+    }
+    fft.plan_fft_inverse(len).process(&mut x);
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let t = i as f64 / fs;
+            let s = v / len as f64
+                + g.complex(white)
+                + Complex::from_polar(tone.1, 2.0 * PI * tone.0 * t);
+            Complex::new(s.re as f32, s.im as f32)
+        })
+        .collect()
+}
+
+/// A raised-cosine low-pass of `bw` Hz (two-sided), its edges 10 % of its half-width.
+fn low_pass(bw: f64) -> impl Fn(f64) -> f64 {
+    move |f: f64| {
+        let (a, edge) = (f.abs(), 0.05 * bw);
+        if a <= bw / 2.0 - edge {
+            1.0
+        } else if a >= bw / 2.0 + edge {
+            0.0
+        } else {
+            0.5 * (1.0 + (PI * (a - (bw / 2.0 - edge)) / (2.0 * edge)).cos())
+        }
+    }
+}
+
+/// Noise through a receive filter narrower than the rate (200, 600 and 900 kHz of
+/// 2 MS/s), a converter's white noise 60 dB below it and a tone 20 dB over the
+/// passband's noise per bin. The stopband held more than half of the bins, so the
+/// median bin read the floor about 60 dB low, and the passband's own noise stood
+/// above it as one wide emission, its "SNR" 80 dB. From the data alone the
+/// passband and a signal tuned to the centre cannot be told apart: no floor, the
+/// reason given, the tone still the one peak (without SNR and without an emission).
+/// With the radio's bandwidth known: the passband's floor to 0.3 dB, the band it was
+/// read over given, and the tone's true SNR.
+#[test]
+fn a_passband_narrower_than_the_rate_never_puts_the_floor_in_the_stopband() {
+    let (fs, n) = (2e6, 2048);
+    let sigma = 0.02;
+    // Per bin (Hann): σ² · 1.5 / n.
+    let truth = 10.0 * (sigma * sigma * 1.5 / n as f64).log10();
+    let amplitude = 10f64.powf((truth + 20.0) / 20.0);
+    for bw in [200e3, 600e3, 900e3] {
+        let tone_hz = bw / 4.0 + 1234.5;
+        let x = shaped_noise(
+            64 * n,
+            fs,
+            sigma,
+            low_pass(bw),
+            sigma * 1e-3,
+            (tone_hz, amplitude),
+        );
+        let mut cfg = WelchConfig::new(n, fs);
+        cfg.center_hz = Some(100e6);
+        let mut w = Welch::new(cfg.clone()).unwrap();
+        w.feed(&x);
+        let s = w.finish();
+        assert_eq!(s.noise_floor_db, None, "{bw}: {:?}", s.noise_floor_db);
+        assert_eq!(s.noise_floor_absent(), Some(NOT_LEVEL), "{bw}");
+        assert_eq!(s.peak_threshold_db, None);
+        assert_eq!(s.peaks.len(), 1, "{bw}: {:#?}", s.peaks);
+        let p = &s.peaks[0];
+        assert!(
+            (p.frequency_hz - 100e6 - tone_hz).abs() < 0.02 * fs / n as f64,
+            "{bw}: {p:?}"
+        );
+        assert_eq!((p.snr_db, p.emission_hz), (None, None), "{bw}: {p:?}");
+        // Stored as floats with nothing in the stopband: the median bin has no level,
+        // yet the samples carry noise; the reason says which.
+        let bare = shaped_noise(64 * n, fs, sigma, low_pass(bw), 0.0, (tone_hz, amplitude));
+        let mut w = Welch::new(cfg.clone()).unwrap();
+        w.feed(&bare);
+        let b = w.finish();
+        assert_eq!(b.noise_floor_db, None);
+        assert_eq!(b.noise_floor_absent(), Some(NOT_LEVEL), "{bw}");
+        assert_eq!(b.peaks.len(), 1, "{bw}: {:#?}", b.peaks);
+        assert_eq!(b.peaks[0].emission_hz, None);
+        cfg.passband_hz = Some(bw);
+        let mut w = Welch::new(cfg).unwrap();
+        w.feed(&x);
+        let s = w.finish();
+        let floor = s.noise_floor_db.expect("the passband has a floor");
+        assert!(
+            (floor - truth).abs() < 0.3,
+            "{bw}: floor {floor:.2} vs {truth:.2}"
+        );
+        let [lo, hi] = s.noise_floor_band_hz.expect("read over the passband");
+        assert!(
+            lo >= 100e6 - bw / 2.0 && hi <= 100e6 + bw / 2.0,
+            "{bw}: {lo} {hi}"
+        );
+        assert_eq!(s.peaks.len(), 1, "{bw}: {:#?}", s.peaks);
+        let snr = s.peaks[0].snr_db.expect("a floor gives an SNR");
+        assert!((snr - 20.0).abs() < 0.5, "{bw}: SNR {snr:.2}");
+        assert_eq!(s.peaks[0].emission_hz, None);
+    }
+}
+
+/// A front end whose roll-off eats the outer 10 % of the band on either side (15 dB
+/// down at the edges, as a decimating receiver's) keeps its floor: read between the
+/// low edges, to 0.3 dB, with that band given. A band-limited signal tuned to the
+/// centre and filling 59 % of the band (an LTE channel at 30.72 MS/s) leaves it
+/// without one rather than taking the signal for the noise (the median bin was the
+/// signal's level, 25 dB above the floor).
+#[test]
+fn a_roll_off_at_the_edges_keeps_the_floor_a_centred_wide_signal_has_none() {
+    let (fs, n) = (2.4e6, 2048);
+    let sigma = 0.01;
+    let truth = 10.0 * (sigma * sigma * 1.5 / n as f64).log10();
+    let roll_off = |f: f64| {
+        let a = f.abs();
+        if a < 0.4 * fs {
+            1.0
+        } else {
+            10f64.powf(-15.0 * (a - 0.4 * fs) / (0.1 * fs) / 20.0)
+        }
+    };
+    let x = shaped_noise(64 * n, fs, sigma, roll_off, sigma * 0.03, (300e3, 0.01));
+    let mut w = Welch::new(WelchConfig::new(n, fs)).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    let floor = s.noise_floor_db.expect("a roll-off keeps the floor");
+    assert!(
+        (floor - truth).abs() < 0.3,
+        "floor {floor:.2} vs {truth:.2}"
+    );
+    let [lo, hi] = s.noise_floor_band_hz.expect("read between the edges");
+    assert!(
+        lo > -0.5 * fs && lo < -0.35 * fs && hi < 0.5 * fs && hi > 0.35 * fs,
+        "{lo} {hi}"
+    );
+    assert_eq!(s.peaks.len(), 1, "{:#?}", s.peaks);
+
+    let fs = 30.72e6;
+    let lte = |f: f64| if f.abs() <= 9e6 { 1.0 } else { 0.0 };
+    let x = shaped_noise(64 * n, fs, 0.05, lte, 0.003, (0.0, 0.0));
+    let mut w = Welch::new(WelchConfig::new(n, fs)).unwrap();
+    w.feed(&x);
+    let s = w.finish();
+    assert_eq!(s.noise_floor_db, None, "{:?}", s.noise_floor_db);
+    assert_eq!(s.noise_floor_absent(), Some(NOT_LEVEL));
+}

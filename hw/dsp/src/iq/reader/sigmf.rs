@@ -20,6 +20,9 @@ pub(super) struct SigmfSays {
     pub(super) center: Option<f64>,
     pub(super) channels: u32,
     pub(super) clock: Option<serde_json::Value>,
+    /// The first segment's `rxnode:bandwidth_hz` (the radio's bandwidth as read
+    /// back), when it is a finite positive number.
+    pub(super) bandwidth_hz: Option<f64>,
     /// `core:dataset`: the data file of a Non-Conforming Dataset, next to the meta.
     pub(super) dataset: Option<String>,
     /// `core:metadata_only`.
@@ -342,6 +345,12 @@ pub(super) fn sigmf_meta(meta_path: &Path, text: &str) -> Result<SigmfSays> {
         center,
         channels,
         clock: global.rxnode.clock,
+        bandwidth_hz: segments
+            .first()
+            .and_then(|c| c.rxnode.bandwidth_hz.as_ref())
+            .and_then(Lenient::valid)
+            .copied()
+            .filter(|b| b.is_finite() && *b > 0.0),
         dataset,
         metadata_only,
         segments: starts,
