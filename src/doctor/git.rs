@@ -1,6 +1,6 @@
 //! doctor's Git checks: `.local/` ignored, the trust root, the remote and its
 //! branch, the credentials. Connections list refs only: nothing is fetched or sent.
-use super::{check, Check, Verdict};
+use super::{check, Check, CheckName, Verdict};
 use crate::context::Ctx;
 use crate::git::ops;
 use crate::store::paths::Paths;
@@ -21,7 +21,7 @@ pub(super) fn local_ignored(repo: &Repository) -> Check {
     match crate::store::trust::visible_files(repo) {
         Ok(seen) if !seen.is_empty() => {
             return check(
-                ".local ignored",
+                CheckName::LocalIgnored,
                 Verdict::Fail,
                 format!(
                     "Git sees {} file(s) under .local/ (first: {}): an ignore rule (a committed .gitignore?) lets them be added",
@@ -34,7 +34,7 @@ pub(super) fn local_ignored(repo: &Repository) -> Check {
         Ok(_) => {}
         Err(e) => {
             return check(
-                ".local ignored",
+                CheckName::LocalIgnored,
                 Verdict::Fail,
                 format!("cannot ask Git which files under .local/ it sees: {}", e.message()),
                 FIX,
@@ -45,19 +45,19 @@ pub(super) fn local_ignored(repo: &Repository) -> Check {
         crate::store::trust::GitIgnores::of(repo).and_then(|mut r| r.hidden(repo, ".local", true));
     match hidden {
         Ok(true) => check(
-            ".local ignored",
+            CheckName::LocalIgnored,
             Verdict::Pass,
             ".local/ is ignored by Git",
             "",
         ),
         Ok(false) => check(
-            ".local ignored",
+            CheckName::LocalIgnored,
             Verdict::Fail,
             ".local/ is not ignored: local state, outbox and IQ files could be committed",
             FIX,
         ),
         Err(e) => check(
-            ".local ignored",
+            CheckName::LocalIgnored,
             Verdict::Fail,
             format!("cannot tell whether Git ignores .local/: {e}"),
             FIX,
@@ -70,7 +70,7 @@ pub(super) fn trust_root(paths: &Paths) -> Vec<Check> {
     let found = crate::store::trust::findings(paths);
     if found.is_empty() {
         return vec![check(
-            "trust root",
+            CheckName::TrustRoot,
             Verdict::Pass,
             "nothing under .local/ is tracked, linked, foreign or visible to Git; the policy is a regular file of yours",
             "",
@@ -78,7 +78,7 @@ pub(super) fn trust_root(paths: &Paths) -> Vec<Check> {
     }
     found
         .into_iter()
-        .map(|f| check("trust root", Verdict::Fail, f.detail, &f.fix))
+        .map(|f| check(CheckName::TrustRoot, Verdict::Fail, f.detail, &f.fix))
         .collect()
 }
 
@@ -181,12 +181,12 @@ pub(super) fn remote_checks(ctx: &Ctx, repo: &Repository) -> Vec<Check> {
         Err(_) => {
             return vec![
                 check(
-                    "remote",
+                    CheckName::Remote,
                     Verdict::Fail,
                     format!("no remote named {name:?} in this checkout"),
                     &format!("`git remote add {name} URL`, or pass --remote NAME"),
                 ),
-                check("credentials", Verdict::Skip, "no remote", ""),
+                check(CheckName::Credentials, Verdict::Skip, "no remote", ""),
             ]
         }
     };
@@ -203,7 +203,7 @@ pub(super) fn remote_checks(ctx: &Ctx, repo: &Repository) -> Vec<Check> {
     let mut out = vec![reachable(&remote, ctx.source.branch.as_str())];
     if is_local_url(&raw_url) {
         out.push(check(
-            "credentials",
+            CheckName::Credentials,
             Verdict::Skip,
             "a local remote needs no credentials",
             "",
@@ -214,7 +214,7 @@ pub(super) fn remote_checks(ctx: &Ctx, repo: &Repository) -> Vec<Check> {
         && !out[0].detail.contains("reachable but")
     {
         out.push(check(
-            "credentials",
+            CheckName::Credentials,
             Verdict::Skip,
             "the remote is unreachable, so credentials could not be tried",
             "",
@@ -232,7 +232,7 @@ fn reachable(remote: &Remote, branch: &str) -> Check {
     match connect(remote.workdir, name, Direction::Fetch) {
         Ok(c) => match c.heads.iter().find(|(b, _)| b == branch) {
             Some((_, oid)) => check(
-                "remote",
+                CheckName::Remote,
                 Verdict::Pass,
                 format!(
                     "{name} ({url}) reachable; {branch} at {}",
@@ -241,7 +241,7 @@ fn reachable(remote: &Remote, branch: &str) -> Check {
                 "",
             ),
             None => check(
-                "remote",
+                CheckName::Remote,
                 Verdict::Fail,
                 format!(
                     "{name} ({url}) reachable but has no branch {branch:?} (it has: {})",
@@ -259,7 +259,7 @@ fn reachable(remote: &Remote, branch: &str) -> Check {
             ),
         },
         Err(e) => check(
-            "remote",
+            CheckName::Remote,
             Verdict::Fail,
             format!(
                 "{name} ({url}) unreachable: {}",
@@ -278,19 +278,19 @@ fn credentials(remote: &Remote) -> Check {
     let Remote { name, url, .. } = *remote;
     match connect(remote.workdir, name, Direction::Push) {
         Ok(c) if c.credential_asks == 0 => check(
-            "credentials",
+            CheckName::Credentials,
             Verdict::Pass,
             "the remote accepted a push connection without asking for credentials",
             "",
         ),
         Ok(_) => check(
-            "credentials",
+            CheckName::Credentials,
             Verdict::Pass,
             "the remote asked for credentials and accepted them (push connection, nothing sent)",
             "",
         ),
         Err(e) => check(
-            "credentials",
+            CheckName::Credentials,
             Verdict::Fail,
             format!("push connection to {name} ({url}) refused: {e}"),
             "load your ssh key into ssh-agent (`ssh-add`) or set up a Git credential helper",
@@ -304,7 +304,7 @@ fn credentials(remote: &Remote) -> Check {
 /// its error.
 pub(super) fn status_publishing(ctx: &Ctx, paths: &Paths, repo: &Repository) -> Check {
     use crate::heartbeat::{record, Setting};
-    const NAME: &str = "status publishing";
+    const NAME: CheckName = CheckName::StatusPublishing;
     let cfg = match crate::heartbeat::setting(paths, &ctx.source) {
         Setting::Off => {
             return check(

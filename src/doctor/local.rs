@@ -1,7 +1,7 @@
 //! doctor's checks of the node's own files under `.local/`: the policy, the
 //! node name, the state, the ledger and the watcher lock. Read-only: a corrupt
 //! state is reported, never moved aside.
-use super::{check, Check, Verdict};
+use super::{check, Check, CheckName, Verdict};
 use crate::store::lock;
 use crate::store::paths::Paths;
 use crate::store::policy::{self, Source};
@@ -12,7 +12,7 @@ pub(super) fn policy_check(paths: &Paths) -> Check {
         "create .local/rxnode-policy.json to set this node's limits (docs/operator.md)";
     match policy::load(paths) {
         Err(e) => check(
-            "policy",
+            CheckName::Policy,
             Verdict::Fail,
             format!("{e:#}"),
             "repair .local/rxnode-policy.json (docs/operator.md shows the fields)",
@@ -46,13 +46,13 @@ pub(super) fn policy_check(paths: &Paths) -> Check {
             };
             match source {
                 Source::File => check(
-                    "policy",
+                    CheckName::Policy,
                     Verdict::Pass,
                     format!("{}: {rx_s}; {tx_s}", paths.policy().display()),
                     "",
                 ),
                 Source::Defaults => check(
-                    "policy",
+                    CheckName::Policy,
                     Verdict::Skip,
                     format!(
                         "no {}: defaults apply: {rx_s}; {tx_s}",
@@ -68,7 +68,7 @@ pub(super) fn policy_check(paths: &Paths) -> Check {
 /// The `allowed signers` check: `.local/allowed_signers` is the operator's own
 /// and every line reads; how many signers, and whether the policy needs them.
 pub(super) fn signers_check(paths: &Paths) -> Check {
-    const NAME: &str = "allowed signers";
+    const NAME: CheckName = CheckName::AllowedSigners;
     let rule = policy::load(paths)
         .map(|(p, _)| p.require_signature())
         .unwrap_or_default();
@@ -119,7 +119,7 @@ pub(super) fn state_file(paths: &Paths) -> Check {
     match crate::store::fsutil::read(&p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => match crate::store::state::corrupt_aside(paths) {
             Some(aside) => check(
-                "state",
+                CheckName::State,
                 Verdict::Fail,
                 format!(
                     "no {}, but a corrupt state is kept aside as {}",
@@ -130,7 +130,7 @@ pub(super) fn state_file(paths: &Paths) -> Check {
             ),
             None => match crate::store::evidence::history(paths) {
                 Ok(ev) if !ev.is_empty() => check(
-                    "state",
+                    CheckName::State,
                     Verdict::Fail,
                     format!(
                         "no {}, but this node has history ({}): every command refuses",
@@ -140,7 +140,7 @@ pub(super) fn state_file(paths: &Paths) -> Check {
                     crate::store::state::REBUILD_HINT.trim_start_matches("fix: "),
                 ),
                 _ => check(
-                    "state",
+                    CheckName::State,
                     Verdict::Pass,
                     format!("no {} yet (nothing has run here)", p.display()),
                     "",
@@ -148,14 +148,14 @@ pub(super) fn state_file(paths: &Paths) -> Check {
             },
         },
         Err(e) => check(
-            "state",
+            CheckName::State,
             Verdict::Fail,
             format!("cannot read {}: {e}", p.display()),
             "check the file's owner and permissions",
         ),
         Ok(bytes) => match serde_json::from_slice::<crate::store::state::State>(&bytes) {
             Ok(s) => check(
-                "state",
+                CheckName::State,
                 Verdict::Pass,
                 format!(
                     "{} readable: {} task(s) known, {} approved",
@@ -166,7 +166,7 @@ pub(super) fn state_file(paths: &Paths) -> Check {
                 "",
             ),
             Err(e) => check(
-                "state",
+                CheckName::State,
                 Verdict::Fail,
                 format!("{} is corrupt: {e}", p.display()),
                 "the next command moves it aside and every command refuses until you run `rxnode state rebuild` (it recovers every decision from the ledger and the outboxes)",
@@ -181,7 +181,7 @@ pub(super) fn ledger_file(paths: &Paths) -> Check {
     let text = match crate::store::fsutil::read(&p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return check(
-                "ledger",
+                CheckName::Ledger,
                 Verdict::Pass,
                 format!("no {} yet (nothing has run here)", p.display()),
                 "",
@@ -189,7 +189,7 @@ pub(super) fn ledger_file(paths: &Paths) -> Check {
         }
         Err(e) => {
             return check(
-                "ledger",
+                CheckName::Ledger,
                 Verdict::Fail,
                 format!("cannot read {}: {e}", p.display()),
                 "check the file's owner and permissions",
@@ -211,14 +211,14 @@ pub(super) fn ledger_file(paths: &Paths) -> Check {
     }
     if bad.is_empty() {
         check(
-            "ledger",
+            CheckName::Ledger,
             Verdict::Pass,
             format!("{} readable: {entries} entries", p.display()),
             "",
         )
     } else {
         check(
-            "ledger",
+            CheckName::Ledger,
             Verdict::Fail,
             format!(
                 "{}: line(s) {} are not JSON entries ({entries} good)",
@@ -236,7 +236,7 @@ pub(super) fn node_name(paths: &Paths) -> Check {
     const FIX: &str = "rxnode node set-name NAME (1 to 32 of A-Z a-z 0-9 _ -, e.g. LAB-RX2)";
     match crate::store::node::load_file(paths) {
         Ok(Some(f)) => check(
-            "node name",
+            CheckName::NodeName,
             Verdict::Pass,
             format!(
                 "{}; publishes to {} ({} layout; `rxnode node set-publish-ref shared|own` changes it)",
@@ -247,7 +247,7 @@ pub(super) fn node_name(paths: &Paths) -> Check {
             "",
         ),
         Ok(None) => check(
-            "node name",
+            CheckName::NodeName,
             Verdict::Warn,
             format!(
                 "no name set ({} is missing): a publish would be refused",
@@ -255,7 +255,7 @@ pub(super) fn node_name(paths: &Paths) -> Check {
             ),
             FIX,
         ),
-        Err(e) => check("node name", Verdict::Fail, format!("{e:#}"), FIX),
+        Err(e) => check(CheckName::NodeName, Verdict::Fail, format!("{e:#}"), FIX),
     }
 }
 
@@ -268,25 +268,25 @@ pub(super) fn watcher(paths: &Paths) -> Check {
     };
     match lock::holder(paths) {
         Ok(None) => check(
-            "watcher",
+            CheckName::Watcher,
             Verdict::Pass,
             format!("no other watcher running{hold}"),
             "",
         ),
         Ok(Some(h)) if lock::holder_alive(&h) => check(
-            "watcher",
+            CheckName::Watcher,
             Verdict::Pass,
             format!("a watcher is running: {h} (another `rxnode watch` here is refused){hold}"),
             "",
         ),
         Ok(Some(h)) => check(
-            "watcher",
+            CheckName::Watcher,
             Verdict::Pass,
             format!("stale lock from {h}: the next `rxnode watch` takes it over{hold}"),
             "",
         ),
         Err(e) => check(
-            "watcher",
+            CheckName::Watcher,
             Verdict::Fail,
             format!("{e:#}"),
             "make sure no rxnode is running, then remove .local/rxnode.lock",

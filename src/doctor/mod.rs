@@ -44,6 +44,52 @@ impl Verdict {
     }
 }
 
+/// Declares [`CheckName`]: every check's name, and the list of them all.
+macro_rules! check_names {
+    ($($variant:ident => $text:literal,)+) => {
+        /// The name of a check as doctor prints it; each one has a row in
+        /// docs/doctor.md.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum CheckName {
+            $($variant,)+
+        }
+
+        impl CheckName {
+            /// Every check name, in declaration order.
+            #[cfg(test)]
+            pub(crate) const ALL: &'static [CheckName] = &[$(CheckName::$variant,)+];
+
+            /// The name as printed.
+            pub(crate) fn as_str(self) -> &'static str {
+                match self {
+                    $(CheckName::$variant => $text,)+
+                }
+            }
+        }
+    };
+}
+
+check_names! {
+    GitCheckout => "git checkout",
+    LocalIgnored => ".local ignored",
+    TrustRoot => "trust root",
+    Remote => "remote",
+    Credentials => "credentials",
+    StatusPublishing => "status publishing",
+    LibSoapySdr => "libSoapySDR",
+    ModuleSearchPath => "module search path",
+    Modules => "modules",
+    Radios => "radios",
+    DspEngine => "DSP engine",
+    Policy => "policy",
+    AllowedSigners => "allowed signers",
+    NodeName => "node name",
+    State => "state",
+    Ledger => "ledger",
+    Watcher => "watcher",
+    InterruptedRuns => "interrupted runs",
+}
+
 /// One check.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Check {
@@ -67,9 +113,9 @@ pub(crate) struct Report {
 }
 
 /// One check, its fix as given.
-fn check(name: &'static str, status: Verdict, detail: impl Into<String>, fix: &str) -> Check {
+fn check(name: CheckName, status: Verdict, detail: impl Into<String>, fix: &str) -> Check {
     Check {
-        name,
+        name: name.as_str(),
         status,
         detail: detail.into(),
         fix: fix.to_owned(),
@@ -136,10 +182,10 @@ fn run_checks(ctx: &Ctx) -> Vec<Check> {
         }
         None => {
             for name in [
-                ".local ignored",
-                "remote",
-                "credentials",
-                "status publishing",
+                CheckName::LocalIgnored,
+                CheckName::Remote,
+                CheckName::Credentials,
+                CheckName::StatusPublishing,
             ] {
                 out.push(check(name, Verdict::Skip, "no Git checkout", ""));
             }
@@ -169,7 +215,7 @@ fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths, readable: boo
     // by the checks above).
     if !paths.ledger().is_file() {
         return check(
-            "interrupted runs",
+            CheckName::InterruptedRuns,
             Verdict::Pass,
             "none (no ledger yet)",
             "",
@@ -180,7 +226,7 @@ fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths, readable: boo
         || crate::store::state::load(paths).is_err()
     {
         return check(
-            "interrupted runs",
+            CheckName::InterruptedRuns,
             Verdict::Skip,
             "the state or ledger cannot be trusted (see above)",
             "",
@@ -188,10 +234,10 @@ fn interrupted_runs(ctx: &Ctx, paths: &crate::store::paths::Paths, readable: boo
     }
     let lines = crate::result::finish_interrupted(paths, &ctx.source.branch, "doctor");
     if lines.is_empty() {
-        check("interrupted runs", Verdict::Pass, "none", "")
+        check(CheckName::InterruptedRuns, Verdict::Pass, "none", "")
     } else {
         check(
-            "interrupted runs",
+            CheckName::InterruptedRuns,
             Verdict::Warn,
             format!("INTERRUPTED: {}", lines.join(" | ")),
             "check the radio and the result; a re-run needs a new TASK_ID",
@@ -213,7 +259,7 @@ fn checkout(ctx: &Ctx) -> (Check, Option<Repository>) {
                 .and_then(|h| h.shorthand().map(str::to_owned))
                 .unwrap_or_else(|| "no commit yet".to_owned());
             let c = check(
-                "git checkout",
+                CheckName::GitCheckout,
                 Verdict::Pass,
                 format!("{where_} (HEAD: {head})"),
                 "",
@@ -222,7 +268,7 @@ fn checkout(ctx: &Ctx) -> (Check, Option<Repository>) {
         }
         Err(e) => {
             let c = check(
-                "git checkout",
+                CheckName::GitCheckout,
                 Verdict::Fail,
                 format!("{e:#}"),
                 "run rxnode inside the RX clone or pass --repo DIR (`git clone URL DIR` first)",
@@ -236,9 +282,38 @@ fn checkout(ctx: &Ctx) -> (Check, Option<Repository>) {
 mod tests {
     use super::*;
 
+    /// docs/doctor.md had no row for `status publishing` nor `interrupted runs`,
+    /// two checks doctor prints; every name doctor can print (a `CheckName`,
+    /// the only name `check` takes) now must have its row in the table, and
+    /// the table no row for a check that does not exist.
+    #[test]
+    fn every_check_doctor_prints_has_a_row_in_docs_doctor_md() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/doctor.md");
+        let mut f = rxnode_dsp::open_regular(&path).expect("docs/doctor.md opens");
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).expect("docs/doctor.md reads");
+        let rows: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .collect();
+        let names: Vec<&str> = CheckName::ALL.iter().map(|n| n.as_str()).collect();
+        let missing: Vec<&&str> = names.iter().filter(|n| !rows.contains(n)).collect();
+        assert!(
+            missing.is_empty(),
+            "no row in docs/doctor.md for {missing:?}"
+        );
+        let unknown: Vec<&&str> = rows.iter().filter(|r| !names.contains(r)).collect();
+        assert!(
+            unknown.is_empty(),
+            "docs/doctor.md rows for no check: {unknown:?}"
+        );
+        assert_eq!(rows.len(), names.len(), "one row per check: {rows:?}");
+    }
+
     #[test]
     fn verdicts_serialize_in_capitals() {
-        let c = check("x", Verdict::Skip, "d", "f");
+        let c = check(CheckName::Policy, Verdict::Skip, "d", "f");
         let v = serde_json::to_value(&c).unwrap();
         assert_eq!(v["status"], "SKIP");
         assert_eq!(v["fix"], "f");

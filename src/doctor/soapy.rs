@@ -1,6 +1,6 @@
 //! doctor's radio checks: libSoapySDR, its module search path and modules, the
 //! radios they find (opened to be listed, never streamed), and the DSP engine.
-use super::{check, Check, Verdict};
+use super::{check, Check, CheckName, Verdict};
 use crate::context::Ctx;
 use std::path::Path;
 
@@ -9,7 +9,7 @@ use std::path::Path;
 pub(super) fn soapy_checks(ctx: &Ctx) -> Vec<Check> {
     if let Err(e) = rxnode_hw::soapysdr_available() {
         return vec![check(
-            "libSoapySDR",
+            CheckName::LibSoapySdr,
             Verdict::Fail,
             e.to_string(),
             INSTALL_SOAPYSDR,
@@ -51,14 +51,14 @@ fn library(ctx: &Ctx) -> Check {
     let version = rxnode_hw::soapysdr_version();
     if version.is_empty() {
         check(
-            "libSoapySDR",
+            CheckName::LibSoapySdr,
             Verdict::Fail,
             "libSoapySDR reports no version",
             INSTALL_SOAPYSDR,
         )
     } else {
         check(
-            "libSoapySDR",
+            CheckName::LibSoapySdr,
             Verdict::Pass,
             format!(
                 "version {version}{}",
@@ -103,7 +103,7 @@ fn search_path() -> Check {
         .unwrap_or_default();
     if !env_missing.is_empty() {
         check(
-            "module search path",
+            CheckName::ModuleSearchPath,
             Verdict::Fail,
             format!(
                 "SOAPY_SDR_PLUGIN_PATH names what does not exist: {}; searched: {shown}",
@@ -113,14 +113,14 @@ fn search_path() -> Check {
         )
     } else if paths.iter().any(|p| Path::new(p).exists()) {
         check(
-            "module search path",
+            CheckName::ModuleSearchPath,
             Verdict::Pass,
             format!("{shown}{env_note}"),
             "",
         )
     } else {
         check(
-            "module search path",
+            CheckName::ModuleSearchPath,
             Verdict::Fail,
             format!("no search path exists: {shown}{env_note}"),
             INSTALL_MODULE,
@@ -145,14 +145,14 @@ fn modules() -> Check {
         .join(", ");
     if modules.is_empty() {
         check(
-            "modules",
+            CheckName::Modules,
             Verdict::Fail,
             "no SoapySDR module found: no radio driver is installed",
             INSTALL_MODULES,
         )
     } else if !failed.is_empty() {
         check(
-            "modules",
+            CheckName::Modules,
             Verdict::Fail,
             format!(
                 "{} of {} failed to load: {}",
@@ -164,7 +164,7 @@ fn modules() -> Check {
         )
     } else {
         check(
-            "modules",
+            CheckName::Modules,
             Verdict::Pass,
             format!("{} loaded: {listed}", modules.len()),
             "",
@@ -176,12 +176,17 @@ fn modules() -> Check {
 fn radios() -> Check {
     match rxnode_hw::enumerate("") {
         Err(e) => check(
-            "radios",
+            CheckName::Radios,
             Verdict::Fail,
             format!("enumeration failed: {e}"),
             "check the module install with `SoapySDRUtil --find`",
         ),
-        Ok(devs) if devs.is_empty() => check("radios", Verdict::Fail, "no radios found", NO_RADIO),
+        Ok(devs) if devs.is_empty() => check(
+            CheckName::Radios,
+            Verdict::Fail,
+            "no radios found",
+            NO_RADIO,
+        ),
         Ok(devs) => {
             let list = devs
                 .iter()
@@ -196,14 +201,14 @@ fn radios() -> Check {
                 .join("; ");
             if devs.iter().any(|d| d.error.is_some()) {
                 check(
-                    "radios",
+                    CheckName::Radios,
                     Verdict::Fail,
                     format!("{} found, not all open: {list}", devs.len()),
                     RADIO_BUSY,
                 )
             } else {
                 check(
-                    "radios",
+                    CheckName::Radios,
                     Verdict::Pass,
                     format!("{} found: {list}", devs.len()),
                     "",
@@ -222,14 +227,14 @@ pub(super) fn dsp_engine() -> Check {
                 _ => "fused SIMD kernel (window + FFT + |X|²)",
             };
             check(
-                "DSP engine",
+                CheckName::DspEngine,
                 Verdict::Pass,
                 format!("Welch N=2048 on {}: {why}", w.engine()),
                 "",
             )
         }
         Err(e) => check(
-            "DSP engine",
+            CheckName::DspEngine,
             Verdict::Fail,
             format!("{e:#}"),
             "report this: the default Welch settings were refused",

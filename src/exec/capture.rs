@@ -37,6 +37,7 @@ fn check_args(args: &CaptureOptions) -> Result<()> {
     positive("frequency_hz", args.frequency_hz)?;
     positive("sample_rate_hz", args.sample_rate_hz)?;
     positive("duration_s", args.duration_s)?;
+    super::at_least_one_sample(args.duration_s, args.sample_rate_hz)?;
     if let Some(b) = args.bandwidth_hz {
         positive("bandwidth_hz", b)?;
     }
@@ -652,6 +653,35 @@ mod tests {
             check_args(&o).map_err(|e| e.to_string()).unwrap_err(),
             "clkin_tolerance_ppm -1 must be a finite number ≥ 0"
         );
+    }
+
+    /// A duration too short for one sample reached the engine and was refused as
+    /// "invalid setting samples", naming no flag and no value; now it is
+    /// refused before the radio opens (exit 2) by `duration_s` with its value.
+    #[test]
+    fn a_duration_under_one_sample_is_refused_naming_duration_and_value() {
+        let o = CaptureOptions {
+            duration_s: 1e-9,
+            ..options()
+        };
+        let e = check_args(&o).expect_err("must be refused");
+        assert_eq!(crate::exit::expect_field_error(&e).field, "duration_s");
+        assert_eq!(
+            e.to_string(),
+            "duration_s 0.000000001 at 2000000 samples/s is less than one sample: give at \
+             least 0.0000005 s"
+        );
+        // Half a sample rounds to the one sample the engine asks for.
+        let o = CaptureOptions {
+            duration_s: 2.5e-7,
+            ..options()
+        };
+        assert!(check_args(&o).is_ok());
+        let o = CaptureOptions {
+            duration_s: 2.4e-7,
+            ..options()
+        };
+        assert!(check_args(&o).is_err());
     }
 
     #[test]

@@ -71,6 +71,7 @@ fn check_args(a: &ClkinCompareOptions) -> Result<()> {
     positive("frequency_hz", a.frequency_hz)?;
     positive("sample_rate_hz", a.sample_rate_hz)?;
     positive("duration_s", a.duration_s)?;
+    super::at_least_one_sample(a.duration_s, a.sample_rate_hz)?;
     positive("tone_hz", a.tone_hz)?;
     positive("tolerance_ppb", a.tolerance_ppb)?;
     if let Some(g) = a.gain_db.filter(|g| !g.is_finite()) {

@@ -39,6 +39,24 @@ pub(crate) fn positive(field: &'static str, v: f64) -> anyhow::Result<f64> {
     }
 }
 
+/// A capture of `duration_s` at `sample_rate_hz` (both already > 0) asks for at
+/// least one sample: fewer is refused naming `duration_s` and its value, never
+/// passed on to the engine as a capture of no sample.
+pub(crate) fn at_least_one_sample(duration_s: f64, sample_rate_hz: f64) -> anyhow::Result<()> {
+    if (duration_s * sample_rate_hz).round() >= 1.0 {
+        return Ok(());
+    }
+    Err(crate::exit::bad_field(
+        "duration_s",
+        format!(
+            " {} at {} samples/s is less than one sample: give at least {} s",
+            rxnode_interlock::compact(duration_s),
+            rxnode_interlock::compact(sample_rate_hz),
+            rxnode_interlock::compact(1.0 / sample_rate_hz)
+        ),
+    ))
+}
+
 /// The peak list's options, as `capture` and `analyze` take them: `max_peaks` in
 /// 1..=[`rxnode_interlock::MAX_PEAKS_LIMIT`], `min_snr_db` a number of dB in 0..=200.
 pub(crate) fn check_peaks(peaks: &crate::options::PeakOptions) -> anyhow::Result<()> {

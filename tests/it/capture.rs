@@ -255,9 +255,11 @@ fn wav_and_cf32_recordings_have_true_sizes_and_hashes() {
         match format {
             "cf32" => assert_eq!(f.bytes, data),
             _ => {
-                // A float WAV: RIFF header, then exactly the samples.
+                // A float WAV: RIFF header (68 bytes) and the auxi chunk (8 + 164),
+                // then exactly the samples.
                 assert_eq!(&bytes[..4], b"RIFF");
-                assert!(f.bytes > data && f.bytes - data < 128, "{}", f.bytes);
+                assert_eq!(f.bytes - data, 68 + 8 + 164, "{}", f.bytes);
+                assert_eq!(&bytes[60..64], b"auxi");
             }
         }
         // The recording holds the tone: analyze finds it where the capture did.

@@ -156,6 +156,33 @@ fn requested_gain(args: &CaptureOptions) -> String {
     }
 }
 
+/// What the loss line adds: nothing for a clean capture; for one that lost
+/// nothing but ended early (interrupted, or stopped by its deadline or a
+/// source error), what happened and how far it got; `NOT clean` only for a
+/// real loss (an overflow, a drop, a timeout, a gap).
+fn loss_note(s: &CaptureSummary) -> String {
+    if s.clean {
+        return String::new();
+    }
+    let lost_none = s.overflows == 0
+        && s.dropped_samples == 0
+        && s.timeouts == 0
+        && s.gaps == 0
+        && s.lost_samples == Some(0);
+    if !lost_none || s.samples_received >= s.samples_requested {
+        return " — NOT clean".into();
+    }
+    let how_far = format!(
+        "after {} of {} samples",
+        s.samples_received, s.samples_requested
+    );
+    if s.cancelled {
+        format!(" — none lost; interrupted {how_far}")
+    } else {
+        format!(" — none lost; stopped ({}) {how_far}", s.stop_reason)
+    }
+}
+
 /// The samples, their losses, the peaks and the noise floor.
 fn render_stream(o: &mut String, s: &CaptureSummary) {
     let _ = writeln!(
@@ -169,7 +196,7 @@ fn render_stream(o: &mut String, s: &CaptureSummary) {
         s.overflows,
         s.dropped_samples,
         s.timeouts,
-        if s.clean { "" } else { " — NOT clean" }
+        loss_note(s)
     );
     if s.lost_samples != Some(0) {
         let _ = writeln!(
@@ -327,5 +354,56 @@ fn render_files(o: &mut String, s: &CaptureSummary) {
     }
     for e in &s.errors {
         let _ = writeln!(o, "  error         {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::sections::capture::tests::summary;
+
+    /// An interrupted capture that lost nothing was reported "0 overflow(s), 0
+    /// dropped, 0 timeout(s) — NOT clean", as if samples had been lost; now the
+    /// loss line says none was lost and how far it got, and `NOT clean` is kept
+    /// for a real loss.
+    #[test]
+    fn an_interrupted_capture_is_incomplete_not_lossy() {
+        let whole = summary();
+        assert!(whole.clean);
+        assert_eq!(loss_note(&whole), "");
+        let interrupted = CaptureSummary {
+            samples_received: 50_000,
+            samples_processed: 50_000,
+            clean: false,
+            cancelled: true,
+            stop_reason: "cancelled".into(),
+            ..whole.clone()
+        };
+        assert_eq!(
+            loss_note(&interrupted),
+            " — none lost; interrupted after 50000 of 200000 samples"
+        );
+        let stalled = CaptureSummary {
+            cancelled: false,
+            stop_reason: "deadline".into(),
+            ..interrupted.clone()
+        };
+        assert_eq!(
+            loss_note(&stalled),
+            " — none lost; stopped (deadline) after 50000 of 200000 samples"
+        );
+        let lossy = CaptureSummary {
+            overflows: 1,
+            gaps: 1,
+            lost_samples: Some(4096),
+            ..interrupted
+        };
+        assert_eq!(loss_note(&lossy), " — NOT clean");
+        let dropped = CaptureSummary {
+            dropped_samples: 10,
+            clean: false,
+            ..whole
+        };
+        assert_eq!(loss_note(&dropped), " — NOT clean");
     }
 }

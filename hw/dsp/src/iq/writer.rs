@@ -16,7 +16,7 @@ use sink::{check_record_format, clone_err, create_new, io, open_sink, wav_err, S
 pub use sink::{is_stream_target, STDOUT_TARGET};
 
 /// Bytes reserved for a WAV header when checking the disk budget.
-const WAV_HEADER_RESERVE: u64 = 128;
+const WAV_HEADER_RESERVE: u64 = 256;
 /// Samples converted per chunk (the byte buffer is allocated once).
 const CHUNK: usize = 8192;
 

@@ -5,12 +5,123 @@ use super::super::IqFormat;
 use super::{RecordFormat, RecordingMeta};
 use crate::error::{Error, Result};
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 pub(super) enum Sink {
     Raw(BufWriter<File>),
-    Wav(hound::WavWriter<BufWriter<File>>),
+    Wav(hound::WavWriter<WavFile>),
+}
+
+/// A WAV recording's file (opened write-only): buffered writes, and the
+/// header it was started with read back from memory — hound reads it to
+/// append samples after a header that holds an `auxi` chunk before the data.
+pub(super) struct WavFile {
+    file: BufWriter<File>,
+    header: Option<std::io::Cursor<Vec<u8>>>,
+}
+
+impl Read for WavFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match &mut self.header {
+            Some(h) => h.read(buf),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a recording is not read back",
+            )),
+        }
+    }
+}
+
+impl Write for WavFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.header = None;
+        self.file.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Seek for WavFile {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        match &mut self.header {
+            // While the header is read back, positions are the header's (the
+            // file holds the same bytes).
+            Some(h) => {
+                let at = h.seek(pos)?;
+                self.file.seek(SeekFrom::Start(at))
+            }
+            None => self.file.seek(pos),
+        }
+    }
+}
+
+/// Bytes of the `auxi` chunk's body as HDSDR writes it: two SYSTEMTIMEs
+/// (start, stop), CenterFreq, ADFrequency, IFFrequency, Bandwidth, IQOffset,
+/// four unused words, and a 96-byte next-file name.
+pub(super) const AUXI_LEN: usize = 164;
+
+/// The `auxi` chunk (SpectraVue's layout, which SDR#, HDSDR and SDRuno write
+/// and read): the start time (UTC) as a SYSTEMTIME, the stop time left 0, the
+/// centre as a whole number of Hz (0, "not recorded", when unknown or past
+/// 4 294 967 295 Hz) and the sample rate.
+pub(super) fn auxi_chunk(meta: &RecordingMeta, rate: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(8 + AUXI_LEN);
+    b.extend_from_slice(b"auxi");
+    b.extend_from_slice(&(AUXI_LEN as u32).to_le_bytes());
+    let start = meta
+        .datetime
+        .as_deref()
+        .and_then(|d| {
+            time::OffsetDateTime::parse(d, &time::format_description::well_known::Rfc3339).ok()
+        })
+        .unwrap_or_else(time::OffsetDateTime::now_utc)
+        .to_offset(time::UtcOffset::UTC);
+    let words = [
+        u16::try_from(start.year()).unwrap_or(0),
+        u16::from(u8::from(start.month())),
+        u16::from(start.weekday().number_days_from_sunday()),
+        u16::from(start.day()),
+        u16::from(start.hour()),
+        u16::from(start.minute()),
+        u16::from(start.second()),
+        start.millisecond(),
+    ];
+    for w in words {
+        b.extend_from_slice(&w.to_le_bytes());
+    }
+    b.extend_from_slice(&[0u8; 16]);
+    let center = meta
+        .center_hz
+        .map(f64::round)
+        .filter(|c| c.is_finite() && *c >= 1.0 && *c <= f64::from(u32::MAX))
+        .map_or(0, |c| c as u32);
+    b.extend_from_slice(&center.to_le_bytes());
+    b.extend_from_slice(&rate.to_le_bytes());
+    b.resize(8 + AUXI_LEN, 0);
+    b
+}
+
+/// A new WAV file's header as hound writes it, with the `auxi` chunk between
+/// `fmt ` and `data`.
+fn wav_header_with_auxi(path: &Path, spec: hound::WavSpec, auxi: &[u8]) -> Result<Vec<u8>> {
+    let mut c = std::io::Cursor::new(Vec::new());
+    hound::WavWriter::new(&mut c, spec)
+        .and_then(hound::WavWriter::finalize)
+        .map_err(|e| wav_err(path, e))?;
+    let mut head = c.into_inner();
+    let data_at = head.len().saturating_sub(8);
+    if head.get(data_at..data_at + 4) != Some(b"data".as_slice()) {
+        return Err(Error::BadIqFile {
+            path: path.to_path_buf(),
+            detail: "the WAV header does not end with its data chunk".into(),
+        });
+    }
+    head.splice(data_at..data_at, auxi.iter().copied());
+    let riff = u32::try_from(head.len() - 8).unwrap_or(u32::MAX);
+    head[4..8].copy_from_slice(&riff.to_le_bytes());
+    Ok(head)
 }
 
 pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -145,8 +256,22 @@ pub(super) fn open_sink(
                 bits_per_sample: 32,
                 sample_format: hound::SampleFormat::Float,
             };
-            let f = BufWriter::with_capacity(1 << 20, create_new(path)?);
-            Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(path, e))?)
+            let file = create_new(path)?;
+            // A stream (standard output, a FIFO) cannot be read back: hound's
+            // own header, without the auxi chunk.
+            let regular = file.metadata().is_ok_and(|m| m.is_file());
+            let mut f = WavFile {
+                file: BufWriter::with_capacity(1 << 20, file),
+                header: None,
+            };
+            if regular {
+                let head = wav_header_with_auxi(path, spec, &auxi_chunk(meta, rate as u32))?;
+                f.write_all(&head).map_err(io(path))?;
+                f.header = Some(std::io::Cursor::new(head));
+                Sink::Wav(hound::WavWriter::new_append(f).map_err(|e| wav_err(path, e))?)
+            } else {
+                Sink::Wav(hound::WavWriter::new(f, spec).map_err(|e| wav_err(path, e))?)
+            }
         }
         _ => {
             return Err(Error::UnsupportedFormat(format!(

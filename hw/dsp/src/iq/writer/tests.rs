@@ -337,3 +337,45 @@ fn multi_channel_read_per_channel_and_multi_frequency_sigmf_refused_by_name() {
     });
     assert_eq!(same.unwrap(), Some(100e6));
 }
+
+/// A WAV recording carried no `auxi` chunk, so its centre was lost ("centre
+/// unknown" when read back); now it carries SpectraVue's `auxi` (start time,
+/// centre, rate) before the data, and hound still reads every sample.
+#[test]
+fn wav_recordings_carry_their_centre_and_start_in_an_auxi_chunk() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("r.wav");
+    let meta = RecordingMeta {
+        center_hz: Some(433.92e6),
+        datetime: Some("2024-05-02T14:12:03.250Z".into()),
+        ..meta()
+    };
+    let mut w = IqWriter::create(&p, meta, None).unwrap();
+    let x = ramp(5000);
+    w.write(&x).unwrap();
+    let files = w.finish().unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    assert_eq!(files[0].bytes, bytes.len() as u64);
+    let riff = u32::from_le_bytes(bytes[4..8].try_into().unwrap());
+    assert_eq!(u64::from(riff), bytes.len() as u64 - 8, "RIFF size");
+    let at = bytes.windows(4).position(|c| c == b"auxi").unwrap();
+    let data = bytes.windows(4).position(|c| c == b"data").unwrap();
+    assert!(at < data, "auxi comes before the data chunk");
+    let body = &bytes[at + 8..at + 8 + 164];
+    let word = |i: usize| u16::from_le_bytes([body[2 * i], body[2 * i + 1]]);
+    // SYSTEMTIME: year, month, weekday (Thursday = 4), day, h, m, s, ms.
+    assert_eq!(
+        (0..8).map(word).collect::<Vec<_>>(),
+        [2024, 5, 4, 2, 14, 12, 3, 250]
+    );
+    let dword = |o: usize| u32::from_le_bytes(body[o..o + 4].try_into().unwrap());
+    assert_eq!((dword(32), dword(36)), (433_920_000, 2_000_000));
+    let mut h = hound::WavReader::open(&p).unwrap();
+    assert_eq!((h.spec().channels, h.spec().sample_rate), (2, 2_000_000));
+    let s: Vec<f32> = h.samples::<f32>().map(|s| s.unwrap()).collect();
+    assert_eq!(s.len(), 2 * x.len());
+    assert_eq!((s[2 * 4999], s[2 * 4999 + 1]), (x[4999].re, x[4999].im));
+    let r = IqReader::open(&p, None).unwrap();
+    assert_eq!(r.info().center_hz, Some(433.92e6));
+    assert_eq!(r.info().samples, 5000);
+}
