@@ -203,10 +203,18 @@ fn sigmf_implausible_rate_or_centre_is_refused_naming_the_key() {
     }
 }
 
-/// A 16-bit stereo WAV with `rate` in its fmt chunk.
+/// A 16-bit stereo WAV with `rate` in its fmt chunk: a sawtooth over white
+/// noise (a seeded generator), so the spectrum has a floor to read.
 fn wav(path: &Path, rate: u32) {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
     let pcm: Vec<u8> = (0..40_000u32)
-        .flat_map(|k| ((k % 200) as i16 * 100).to_le_bytes())
+        .flat_map(|k| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let noise = (seed % 2001) as i16 - 1000;
+            ((k % 200) as i16 * 100 + noise).to_le_bytes()
+        })
         .collect();
     let mut f = b"RIFF".to_vec();
     f.extend((36 + pcm.len() as u32).to_le_bytes());
