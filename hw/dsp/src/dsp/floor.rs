@@ -30,13 +30,13 @@ pub const NOT_LEVEL: &str =
      wide emission sits on the tuned frequency (a receive filter narrower than the sample \
      rate and a signal cannot be told apart); give the radio's bandwidth";
 
-/// `  over 99.920000–100.080000 MHz (the radio's passband)` for a floor read over part
+/// ` over 99.920000–100.080000 MHz, the receiver's passband` for a floor read over part
 /// of the spectrum ([`crate::Spectrum::noise_floor_band_hz`]), else empty: the one way
 /// text shows it.
 pub fn fmt_floor_band(band_hz: Option<[f64; 2]>) -> String {
     band_hz.map_or_else(String::new, |[lo, hi]| {
         format!(
-            " over {:.6}–{:.6} MHz (the receiver's passband)",
+            " over {:.6}–{:.6} MHz, the receiver's passband",
             lo / 1e6,
             hi / 1e6
         )
