@@ -572,23 +572,14 @@ fn a_wideband_signal_is_one_emission_not_a_peak_per_ripple() {
     let n = 1024;
     let len = 12 * n;
     // Noise shaped into −300 … +100 kHz, 0.0039 in power: −48.4 dBFS per bin.
-    let mut g = Noise::new(11);
-    let mut band: Vec<Complex<f64>> = (0..len).map(|_| g.complex(1.0)).collect();
-    let mut fft = rustfft::FftPlanner::new();
-    fft.plan_fft_forward(len).process(&mut band);
-    for (k, v) in band.iter_mut().enumerate() {
-        let f = if k < len / 2 {
-            k as f64
+    let band = shape(&mut Noise::new(11), len, fs, 1.0, |f| {
+        if (-300e3..=100e3).contains(&f) {
+            1.0
         } else {
-            k as f64 - len as f64
-        } * fs
-            / len as f64;
-        if !(-300e3..=100e3).contains(&f) {
-            *v = Complex::new(0.0, 0.0);
+            0.0
         }
-    }
-    fft.plan_fft_inverse(len).process(&mut band);
-    let scale = 0.1 / len as f64;
+    });
+    let scale = 0.1;
     // A floor 40 dB below the band, a tone well outside it.
     let rest = tones(len, fs, &[(350_000.0, 0.05)], 0.001);
     let pilots = [(-100_000.0, 0.019_05), (50_000.0, 0.010_72)];
@@ -744,18 +735,15 @@ fn a_tone_between_bins_has_its_own_frequency_and_power() {
     assert!((in_bins - in_bins.round()).abs() < 1e-9, "{p:?}");
 }
 
-/// `len` samples of complex Gaussian noise of power `sigma²` shaped by `gain(f)` (an
-/// amplitude gain per frequency, Hz) in the frequency domain, plus white noise of
-/// power `white²` (a converter's) and a tone `(f, amplitude)`.
-fn shaped_noise(
+/// `len` samples of complex Gaussian noise of power `sigma²` from `g`, shaped by
+/// `gain(f)` (an amplitude gain per frequency, Hz) in the frequency domain.
+fn shape(
+    g: &mut Noise,
     len: usize,
     fs: f64,
     sigma: f64,
     gain: impl Fn(f64) -> f64,
-    white: f64,
-    tone: (f64, f64),
-) -> Vec<Complex<f32>> {
-    let mut g = Noise::new(29);
+) -> Vec<Complex<f64>> {
     let mut x: Vec<Complex<f64>> = (0..len).map(|_| g.complex(sigma)).collect();
     let mut fft = rustfft::FftPlanner::new();
     fft.plan_fft_forward(len).process(&mut x);
@@ -769,13 +757,27 @@ fn shaped_noise(
         *v *= gain(f);
     }
     fft.plan_fft_inverse(len).process(&mut x);
+    x.iter().map(|v| v / len as f64).collect()
+}
+
+/// `len` samples of complex Gaussian noise of power `sigma²` shaped by `gain(f)` (an
+/// amplitude gain per frequency, Hz) in the frequency domain, plus white noise of
+/// power `white²` (a converter's) and a tone `(f, amplitude)`.
+fn shaped_noise(
+    len: usize,
+    fs: f64,
+    sigma: f64,
+    gain: impl Fn(f64) -> f64,
+    white: f64,
+    tone: (f64, f64),
+) -> Vec<Complex<f32>> {
+    let mut g = Noise::new(29);
+    let x = shape(&mut g, len, fs, sigma, gain);
     x.iter()
         .enumerate()
         .map(|(i, v)| {
             let t = i as f64 / fs;
-            let s = v / len as f64
-                + g.complex(white)
-                + Complex::from_polar(tone.1, 2.0 * PI * tone.0 * t);
+            let s = v + g.complex(white) + Complex::from_polar(tone.1, 2.0 * PI * tone.0 * t);
             Complex::new(s.re as f32, s.im as f32)
         })
         .collect()
