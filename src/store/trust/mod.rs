@@ -78,12 +78,32 @@ fn findings_in(paths: &Paths, repo: Option<&Repository>) -> Vec<Finding> {
 fn findings_after(files: Vec<Finding>, paths: &Paths, repo: Option<&Repository>) -> Vec<Finding> {
     let mut out = files;
     out.extend(explicit_policy_finding(paths));
-    if let Some(repo) = repo {
-        if !repo.is_bare() {
-            out.extend(git_findings(paths, repo));
-        }
+    match repo {
+        Some(repo) if !repo.is_bare() => out.extend(git_findings(paths, repo)),
+        Some(_) => {}
+        None => out.extend(enclosed_local_finding(paths)),
     }
     out
+}
+
+/// Outside a checkout's top, a `.local/` that lies inside a Git work tree (a
+/// folder of a clone: `docs/.local/`) is a folder Git can write — a commit can
+/// carry `docs/.local/rxnode-policy.json` — and none of the Git-level checks
+/// apply to it there: refused, naming the work tree.
+fn enclosed_local_finding(paths: &Paths) -> Option<Finding> {
+    std::fs::symlink_metadata(&paths.local).ok()?;
+    let top = crate::store::paths::enclosing_top(&paths.repo)?;
+    Some(Finding::new(
+        format!(
+            "{} lies inside the Git work tree {}, not at its top: Git can write it (a commit can carry its policy)",
+            paths.local.display(),
+            top.display()
+        ),
+        format!(
+            "run rxnode in the checkout's top ({}) or in a folder outside every checkout",
+            top.display()
+        ),
+    ))
 }
 
 fn refusal(f: &Finding) -> anyhow::Error {

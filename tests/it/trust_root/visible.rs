@@ -225,3 +225,61 @@ fn a_watched_tip_that_unignores_local_is_refused_before_the_pull() {
     let out = rig.rx(&["watch", "--once", "--interval", "0.2"], "A\n", &[]);
     expect_exit!(out, 0, "{}", text(&out.stderr));
 }
+
+/// A `.local/` in a folder of a clone (`docs/.local/`) is a folder Git writes: a
+/// commit carrying `docs/.local/rxnode-policy.json` must not set the limits of a
+/// capture run from `docs/` of a clone that is no node yet. Refused (exit 3)
+/// naming the work tree, before the radio opens; outside every checkout a
+/// `.local/` is still used.
+#[test]
+fn a_local_folder_inside_a_clones_subfolder_is_not_trusted() {
+    let rig = Rig::new();
+    rig.lab.post_file(
+        "docs/.local/rxnode-policy.json",
+        br#"{"rx":{"max_duration_s":100000,"max_gain_db":200}}"#,
+    );
+    rig.pull();
+    let docs = rig.lab.rx.join("docs");
+    let capture = [
+        "--sim",
+        "capture",
+        "-d",
+        "driver=rxsim",
+        "-f",
+        "100M",
+        "-r",
+        "2M",
+        "-t",
+        "0.1",
+        "-g",
+        "20",
+    ];
+    let out = crate::util::rxnode_cmd()
+        .arg("--repo")
+        .arg(&docs)
+        .args(capture)
+        .env("RXSIM_EVENT_LOG", &rig.events)
+        .output()
+        .unwrap();
+    let se = text(&out.stderr);
+    expect_exit!(out, 3, "{se}");
+    assert!(
+        se.contains("docs/.local lies inside the Git work tree") && se.contains("fix:"),
+        "{se}"
+    );
+    assert!(
+        rig.event_lines().is_empty(),
+        "the radio opened: {:?}",
+        rig.event_lines()
+    );
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::create_dir(plain.path().join(".local")).unwrap();
+    let out = crate::util::rxnode_cmd()
+        .arg("--repo")
+        .arg(plain.path())
+        .args(capture)
+        .env("RXSIM_EVENT_LOG", &rig.events)
+        .output()
+        .unwrap();
+    expect_exit!(out, 0, "{}", text(&out.stderr));
+}
