@@ -10,14 +10,14 @@ newlab gitignore; policy
 approve; echo "first poll: rc=$? (writes /.local/ into .git/info/exclude)"
 (cd "$L/main" && printf '!/.local/\n' > .gitignore && G add .gitignore && G commit -qm "ignore rules" && G push -q origin video-development)
 bad=""
-echo A | rxn watch --once --interval 0.2 > w1.out 2>&1; rc=$?; echo "watch on the tip with the rule: rc=$rc"; grep -m1 'gitignore' w1.out
+echo A | rxn watch --once --interval 0.2 > "$L/w1.out" 2>&1; rc=$?; echo "watch on the tip with the rule: rc=$rc"; grep -m1 gitignore "$L/w1.out"
 [ $rc -eq 0 ] && bad="$bad watch-examined-the-tip"
 (cd "$L/rx" && G pull -q --ff-only)
 echo "after the pull, git add -A would stage: $(cd "$L/rx" && git add -A --dry-run | grep -c "'.local/")"
 (cd "$L/rx" && git add -A --dry-run | grep -E 'policy|ledger' | sed 's/^/  /')
-rxn doctor > d.out 2>&1; grep -E '\.local ignored|trust root' d.out
-grep -qE '^PASS (\.local ignored|trust root)' d.out && bad="$bad doctor-pass"
-echo A | rxn watch --once --interval 0.2 > w2.out 2>&1; rc=$?; echo "watch after the pull: rc=$rc"; grep -m1 'Git can see' w2.out
+rxn doctor > "$L/d.out" 2>&1; grep -E '\.local ignored|trust root' "$L/d.out"
+grep -qE "^PASS (\.local ignored|trust root)" "$L/d.out" && bad="$bad doctor-pass"
+echo A | rxn watch --once --interval 0.2 > "$L/w2.out" 2>&1; rc=$?; echo "watch after the pull: rc=$rc"; grep -m1 "Git can see" "$L/w2.out"
 [ $rc -eq 0 ] && bad="$bad watch-trusted"
-panics w1.out w2.out d.out && bad="$bad panic"
+panics "$L/w1.out" "$L/w2.out" "$L/d.out" && bad="$bad panic"
 [ -n "$bad" ] && { echo "broken: a committed .gitignore exposes the trust root to Git:$bad"; exit 0; }; echo held; exit 1
