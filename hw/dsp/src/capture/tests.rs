@@ -28,6 +28,8 @@ struct Synth {
     cancel_at: Option<(u64, Arc<AtomicBool>)>,
     always_timeout: bool,
     max_read: usize,
+    /// A live stream (dropped when the DSP is behind), else a source that waits.
+    live: bool,
 }
 
 impl Synth {
@@ -47,11 +49,16 @@ impl Synth {
             cancel_at: None,
             always_timeout: false,
             max_read: usize::MAX,
+            live: true,
         }
     }
 }
 
 impl SampleSource for Synth {
+    fn is_live(&self) -> bool {
+        self.live
+    }
+
     fn read(&mut self, buf: &mut [Complex<f32>], _t: i64) -> Result<ReadOutcome> {
         self.reads += 1;
         if let Some((k, c)) = &self.cancel_at {

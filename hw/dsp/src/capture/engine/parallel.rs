@@ -9,7 +9,7 @@
 //! queues in the same turn. At the end the Welch estimates are merged
 //! ([`Welch::merge`]): the segments are the ones a single estimator makes, only
 //! the order of the sums differs.
-use super::{Block, Dsp, EngineSample, Filled, Lanes};
+use super::{Batch, Block, Dsp, EngineSample, Filled, Lanes};
 use crate::capture::CaptureSettings;
 use crate::dsp::welch::SegmentCarry;
 use crate::dsp::{ClkinEstimator, Welch};
@@ -18,8 +18,10 @@ use num_complex::Complex;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-/// Blocks queued for each DSP thread beside the one it works on.
-const QUEUE_PER_THREAD: usize = 2;
+/// Blocks queued for each DSP thread beside the one it works on: room for its share
+/// of a whole batch from the reader, so that dealing one does not wait on the
+/// threads block by block.
+const QUEUE_PER_THREAD: usize = 8;
 
 /// A block dealt to a DSP thread.
 struct Job<T> {
@@ -102,14 +104,14 @@ pub(super) fn run<T: EngineSample>(
 /// carry, until the reader stops (or a thread is gone: it panicked, which its join
 /// reports).
 fn deal<T: EngineSample>(
-    full: &Receiver<Block<T>>,
+    full: &Receiver<Batch<T>>,
     jobs: &[SyncSender<Job<T>>],
     spares: &Receiver<Vec<T>>,
     fft_size: usize,
     hop: usize,
 ) {
     let mut carry = SegmentCarry::<T>::new(fft_size, hop);
-    for (seq, Block { buf, n, after_gap }) in full.iter().enumerate() {
+    for (seq, Block { buf, n, after_gap }) in full.iter().flatten().enumerate() {
         if after_gap {
             carry.restart();
         }
@@ -203,6 +205,8 @@ struct Turn {
     gapped: bool,
     /// A thread panicked: nobody waits for a turn any more.
     broken: bool,
+    /// Threads waiting for their turn (none: passing the turn wakes nobody).
+    waiting: usize,
 }
 
 impl InOrder {
@@ -214,6 +218,7 @@ impl InOrder {
                 clkin,
                 gapped: false,
                 broken: false,
+                waiting: 0,
             }),
             next_up: Condvar::new(),
         }
@@ -232,7 +237,9 @@ impl InOrder {
         }
         let mut t = self.lock();
         while t.next != seq && !t.broken {
+            t.waiting += 1;
             t = self.next_up.wait(t).unwrap_or_else(|e| e.into_inner());
+            t.waiting -= 1;
         }
         if t.broken {
             return;
@@ -244,8 +251,11 @@ impl InOrder {
             }
         }
         t.next += 1;
+        let wake = t.waiting > 0;
         drop(t);
-        self.next_up.notify_all();
+        if wake {
+            self.next_up.notify_all();
+        }
     }
 
     fn into_clkin(self) -> Option<ClkinEstimator> {

@@ -1,7 +1,7 @@
 //! The reader thread: it owns the source, reads into pool buffers, never waits for
 //! the DSP or the writer, and counts what the stream lost, from the driver's stream
 //! times when it gives them.
-use super::{Block, EngineSample};
+use super::{batch_blocks, Batch, Block, EngineSample};
 use crate::capture::{BlockSource, CaptureSettings};
 use crate::error::Result;
 use crate::ReadOutcome;
@@ -42,7 +42,10 @@ pub(super) struct Reader<'a, T, S> {
     started: Instant,
     live: bool,
     free_rx: Receiver<Vec<T>>,
-    full_tx: SyncSender<Block<T>>,
+    full_tx: SyncSender<Batch<T>>,
+    /// Filled blocks not handed to the DSP yet, and how many make a hand-over.
+    batch: Batch<T>,
+    batch_len: usize,
     scratch: Vec<T>,
     /// The pool buffer being filled and how far.
     cur: Option<Block<T>>,
@@ -132,9 +135,12 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
         progress: Option<&'a AtomicU64>,
         started: Instant,
         free_rx: Receiver<Vec<T>>,
-        full_tx: SyncSender<Block<T>>,
+        full_tx: SyncSender<Batch<T>>,
     ) -> Self {
+        let batch_len = batch_blocks(settings, source.is_live());
         Reader {
+            batch: Vec::with_capacity(batch_len),
+            batch_len,
             live: source.is_live(),
             source,
             settings,
@@ -225,6 +231,7 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
             }
         }
         self.send_partial();
+        self.hand_over();
         if self.times.overflow_pending {
             // No read after the last overflow: its loss is unknown.
             self.st.overflow_loss_unknown = true;
@@ -243,8 +250,25 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
     fn send_partial(&mut self) {
         if self.cur.as_ref().is_some_and(|b| b.n > 0) {
             if let Some(b) = self.cur.take() {
-                let _ = self.full_tx.try_send(b);
+                self.send(b);
             }
+        }
+    }
+
+    /// A filled block for the DSP: into the batch, which goes when it is full.
+    fn send(&mut self, b: Block<T>) {
+        self.batch.push(b);
+        if self.batch.len() >= self.batch_len {
+            self.hand_over();
+        }
+    }
+
+    /// Hand the blocks gathered so far to the DSP.
+    fn hand_over(&mut self) {
+        if !self.batch.is_empty() {
+            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(self.batch_len));
+            // The queue holds as many batches as the pool has buffers: never full.
+            let _ = self.full_tx.try_send(batch);
         }
     }
 
@@ -270,12 +294,15 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
             // A source that can wait (a file) waits for the consumer instead of
             // dropping samples; cancel and deadline still apply.
             Err(TryRecvError::Empty) if !self.live => {
+                self.hand_over();
                 if let Ok(buf) = self.free_rx.recv_timeout(Duration::from_millis(100)) {
                     self.cur = fresh(buf);
                 }
                 return Next::Again;
             }
-            Err(TryRecvError::Empty) => {}
+            // No buffer free: the DSP is behind. It gets what is gathered now, and
+            // the samples of this read are dropped.
+            Err(TryRecvError::Empty) => self.hand_over(),
             Err(TryRecvError::Disconnected) => return Next::Stop("consumer stopped"),
         }
         Next::Read
@@ -329,7 +356,7 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
                     b.n += n;
                     if b.n == block {
                         if let Some(full) = self.cur.take() {
-                            let _ = self.full_tx.try_send(full);
+                            self.send(full);
                         }
                     }
                 }

@@ -81,6 +81,69 @@ fn dsp_threads_give_the_one_thread_result() {
     }
 }
 
+/// A 20 MS/s live stream of 16 Ki-sample blocks: the reader hands the DSP four blocks
+/// at a time. Against the same stream from a source that waits (one block per
+/// hand-over): the same figures, on one DSP thread and on three, with and without
+/// a gap.
+#[test]
+fn blocks_handed_over_in_batches_give_the_block_by_block_result() {
+    let run = |live: bool, threads: usize, overflow_at: Option<u64>| {
+        let mut src = Synth::new(20e6, 100e6, 100.1e6, 1.0e-6);
+        src.max_read = 5000;
+        src.live = live;
+        src.overflow_at = overflow_at;
+        let mut w = WelchConfig::new(2048, 20e6);
+        w.center_hz = Some(100e6);
+        let mut s = CaptureSettings::new(3_000_000, w);
+        s.block_samples = 16384;
+        // The whole capture fits the pool: nothing is dropped however slow the DSP.
+        s.pool_blocks = 200;
+        s.dsp_threads = threads;
+        s.clkin = Some(ClkinConfig::new(100.1e6, 100e6, 20e6, 2.0));
+        assert_eq!(engine::batch_blocks(&s, live), if live { 4 } else { 1 });
+        run_capture(src, &s, &AtomicBool::new(false), None, None).unwrap()
+    };
+    for overflow_at in [None, Some(131)] {
+        let by_block = run(false, 1, overflow_at);
+        assert_eq!(by_block.samples_received, 3_000_000);
+        assert_eq!(
+            by_block.gaps,
+            u64::from(overflow_at.is_some()),
+            "{by_block:?}"
+        );
+        for threads in [1, 3] {
+            let batched = run(true, threads, overflow_at);
+            assert_eq!(batched.samples_received, 3_000_000);
+            assert_same(
+                &by_block,
+                &batched,
+                &format!("batched, {threads} threads, overflow at {overflow_at:?}"),
+            );
+        }
+    }
+}
+
+/// Blocks per hand-over: about 4 ms of a live stream, at most 16 and a quarter of
+/// the pool; one for a source that waits, or when a block lasts longer.
+#[test]
+fn a_hand_over_gathers_about_four_milliseconds_of_a_live_stream() {
+    let at = |rate: f64, block: usize, pool: usize, live: bool| {
+        let mut s = CaptureSettings::new(1, WelchConfig::new(2048, rate));
+        s.block_samples = block;
+        s.pool_blocks = pool;
+        engine::batch_blocks(&s, live)
+    };
+    assert_eq!(at(200e6, 1 << 16, 1526, true), 12);
+    assert_eq!(at(61.44e6, 1 << 16, 469, true), 3);
+    assert_eq!(at(20e6, 1 << 16, 64, true), 1);
+    assert_eq!(at(2e6, 1 << 16, 64, true), 1);
+    assert_eq!(at(200e6, 1 << 16, 1526, false), 1);
+    assert_eq!(at(200e6, 1 << 12, 10_000, true), 16);
+    assert_eq!(at(200e6, 1 << 16, 8, true), 2);
+    assert_eq!(at(200e6, 1 << 16, 2, true), 1);
+    assert_eq!(at(f64::NAN, 1 << 16, 64, true), 1);
+}
+
 /// Native CS16 recorded with the DSP on three threads: the recording holds every
 /// sample the source delivered, in order (the writer takes the blocks from the
 /// threads in turn), and the figures are one thread's.
