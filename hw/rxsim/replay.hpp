@@ -165,7 +165,9 @@ class Replay {
                 } else if (kind == 2) {
                     re = int8_t(b[0]) / 127.0f, im = int8_t(b[1]) / 127.0f;
                 } else {
-                    re = (b[0] - 127.5f) / 127.5f, im = (b[1] - 127.5f) / 127.5f;
+                    // rtl_sdr's unsigned bytes as every reader of rxnode reads them:
+                    // centred on 127.5, full scale 128 (docs/operator.md#analysing-a-recording).
+                    re = (b[0] - 127.5f) * (1.0f / 128.0f), im = (b[1] - 127.5f) * (1.0f / 128.0f);
                 }
                 samples_.emplace_back(re, im);
             }

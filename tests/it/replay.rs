@@ -166,3 +166,60 @@ fn soapy_util(lab: &Lab, arg: &str) -> Output {
         .output()
         .expect("SoapySDRUtil (apt-get install soapysdr-tools; scripts/setup.sh)")
 }
+
+#[derive(Debug, Deserialize)]
+struct LevelT {
+    mean_power_dbfs: Option<f64>,
+}
+
+/// rtl_sdr's unsigned bytes replayed by rxsim read as `analyze` reads the same file,
+/// (x − 127.5)/128: a recording of constant power (bytes 200 and 55 in turn, every
+/// sample 72.5/128 per rail) has the same mean power streamed as analysed (the replay
+/// read them over 127.5, 0.034 dB louder).
+#[test]
+fn a_replayed_cu8_recording_reads_as_analyze_reads_it() {
+    let lab = Lab::new();
+    let raw = lab.dir.path().join("rtl.cu8");
+    let bytes: Vec<u8> = (0..1 << 20)
+        .flat_map(|i| if i % 2 == 0 { [200u8, 55] } else { [55, 200] })
+        .collect();
+    std::fs::write(&raw, &bytes).unwrap();
+    let want = 10.0 * (2.0 * (72.5f64 / 128.0).powi(2)).log10();
+    let analysed = run_fed(
+        lab.rxnode().args([
+            "analyze",
+            raw.to_str().unwrap(),
+            "-r",
+            "2M",
+            "-f",
+            "100M",
+            "--json",
+        ]),
+        b"",
+    );
+    let a: LevelT = serde_json::from_slice(&analysed.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", show(&analysed)));
+    let device = format!(
+        "driver=rxsim,serial=RTL,replay={},replay_format=cu8,replay_rate=2e6,replay_freq=100e6",
+        raw.display()
+    );
+    let out = run_fed(
+        lab.rxnode()
+            .args([
+                "--sim", "capture", "-d", &device, "-f", "100M", "-r", "2M", "-t", "0.2", "--json",
+            ])
+            .env("RXSIM_EVENT_LOG", lab.events_log()),
+        b"",
+    );
+    let c: LevelT = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", show(&out)));
+    let (a, c) = (a.mean_power_dbfs.unwrap(), c.mean_power_dbfs.unwrap());
+    assert!(
+        (a - want).abs() < 1e-4,
+        "analyze {a} dBFS, the bytes {want}"
+    );
+    assert!(
+        (c - want).abs() < 1e-3,
+        "replayed {c} dBFS, the bytes {want}"
+    );
+}
