@@ -223,3 +223,56 @@ fn a_replayed_cu8_recording_reads_as_analyze_reads_it() {
         "replayed {c} dBFS, the bytes {want}"
     );
 }
+
+/// A SigMF meta that rxsim's replay, streaming the data file from its first byte as one
+/// channel, would read otherwise than `analyze` is refused naming the key: two
+/// channels were interleaved into one stream (4 phantom carriers, PASS) and a 4096-byte
+/// header was replayed as samples (0.13 % "clipped", FAIL).
+#[test]
+fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let samples: Vec<u8> = (0..1 << 16)
+        .flat_map(|i| {
+            let p = 0.1 * f32::from(i as u16 % 1000);
+            [p.cos() * 0.3, p.sin() * 0.3]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    for (name, extra, key) in [
+        (
+            "two",
+            r#""core:num_channels": 2,"#,
+            "core:num_channels is not 1",
+        ),
+        ("hdr", "", "core:header_bytes is not 0"),
+        (
+            "tail",
+            r#""core:trailing_bytes": 8,"#,
+            "core:trailing_bytes is not 0",
+        ),
+    ] {
+        let header = if name == "hdr" {
+            r#", "core:header_bytes": 8"#
+        } else {
+            ""
+        };
+        let meta = format!(
+            r#"{{"global": {{"core:datatype": "cf32_le", "core:sample_rate": 2000000, {extra}
+                "core:version": "1.2.0"}},
+               "captures": [{{"core:sample_start": 0, "core:frequency": 100e6{header}}}],
+               "annotations": []}}"#
+        );
+        let m = d.join(format!("{name}.sigmf-meta"));
+        std::fs::write(&m, meta).unwrap();
+        std::fs::write(d.join(format!("{name}.sigmf-data")), &samples).unwrap();
+        let out = capture(
+            &lab,
+            &format!("driver=rxsim,serial={name},replay={}", m.display()),
+            "0.2",
+            &[],
+        );
+        assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+        assert!(text(&out.stderr).contains(key), "{key}: {}", show(&out));
+    }
+}
