@@ -8,6 +8,8 @@
 // plays it once, then every read times out (logged once as `replayEnd RX`), like a
 // radio that stopped delivering. The radio offers only the file's rate and tunes
 // to its centre at start (a client may tune elsewhere; the samples do not move).
+// A SigMF meta this reader would misread (several channels, headers or a footer in the
+// data file, another data file, segments at different centres) is refused naming the key.
 // At most kReplayMax samples are loaded.
 #pragma once
 
@@ -51,6 +53,7 @@ class Replay {
             if (format.empty() || !(rate_ > 0.0))
                 throw std::runtime_error("rxsim: replay " + stem + meta_ext +
                                          " has no core:datatype or core:sample_rate");
+            refuseMisread(meta, stem + meta_ext);
         } else {
             format = argString(args, "replay_format", "");
             rate_ = argDouble(args, "replay_rate", 0.0);
@@ -107,6 +110,42 @@ class Replay {
         }
         std::fclose(f);
         return out;
+    }
+    // Every number a key holds in the meta, in order (a value that is no number: NaN).
+    static std::vector<double> jsonNumbers(const std::string &json, const std::string &key) {
+        std::vector<double> out;
+        const std::string quoted = "\"" + key + "\"";
+        for (size_t at = json.find(quoted); at != std::string::npos;
+             at = json.find(quoted, at + quoted.size())) {
+            size_t p = json.find(':', at + quoted.size());
+            if (p == std::string::npos) break;
+            p++;
+            while (p < json.size() && std::isspace((unsigned char)json[p])) p++;
+            char *end = nullptr;
+            double v = std::strtod(json.c_str() + p, &end);
+            out.push_back(end == json.c_str() + p ? std::nan("") : v);
+        }
+        return out;
+    }
+    // A SigMF meta whose samples this replay, which streams the data file from its first
+    // byte as one channel at one centre, would read otherwise than `rxnode analyze` does:
+    // refused naming the key (several channels interleaved, headers or a footer in the
+    // data file, a data file of another name, capture segments at different centres).
+    static void refuseMisread(const std::string &meta, const std::string &name) {
+        auto refuse = [&](const std::string &key, const std::string &why) {
+            throw std::runtime_error("rxsim: replay " + name + ": " + key + " " + why +
+                                     "; replay streams the data file from its first byte as one "
+                                     "channel at one centre (rxnode analyze reads it)");
+        };
+        for (double v : jsonNumbers(meta, "core:num_channels"))
+            if (v != 1.0) refuse("core:num_channels", "is not 1");
+        for (const char *key : {"core:header_bytes", "core:trailing_bytes"})
+            for (double v : jsonNumbers(meta, key))
+                if (v != 0.0) refuse(key, "is not 0");
+        if (!jsonString(meta, "core:dataset").empty()) refuse("core:dataset", "names the data file");
+        auto f = jsonNumbers(meta, "core:frequency");
+        for (double v : f)
+            if (!(v == f[0])) refuse("core:frequency", "differs between capture segments");
     }
     // The text after `"key"` and its colon, or npos.
     static size_t valueAt(const std::string &json, const std::string &key) {
@@ -165,7 +204,9 @@ class Replay {
                 } else if (kind == 2) {
                     re = int8_t(b[0]) / 127.0f, im = int8_t(b[1]) / 127.0f;
                 } else {
-                    re = (b[0] - 127.5f) / 127.5f, im = (b[1] - 127.5f) / 127.5f;
+                    // rtl_sdr's unsigned bytes as every reader of rxnode reads them:
+                    // centred on 127.5, full scale 128 (docs/operator.md#analysing-a-recording).
+                    re = (b[0] - 127.5f) * (1.0f / 128.0f), im = (b[1] - 127.5f) * (1.0f / 128.0f);
                 }
                 samples_.emplace_back(re, im);
             }

@@ -28,6 +28,8 @@ struct Report {
     samples: u64,
     sample_rate_hz: f64,
     center_hz: Option<f64>,
+    #[serde(default)]
+    center_from: Option<String>,
     fft_size: usize,
     overlap: f64,
     averages: u64,
@@ -350,6 +352,88 @@ fn a_wav_auxi_chunk_gives_the_centre() {
         &["analyze", low.to_str().unwrap()],
         "the auxi chunk's CenterFreq: 5 Hz is implausible",
     );
+}
+
+/// An SDR# or HDSDR baseband WAV without a centre in an `auxi` chunk takes it from
+/// its name (`center_from: "file_name"`, the text says so); a chunk's centre within
+/// the name's last digit wins; a chunk and a name that disagree are refused naming
+/// both (the chunk was silently used); an audio recording's name (`_AF`) gives none.
+#[test]
+fn a_wav_name_gives_the_centre_when_no_chunk_does_and_two_centres_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = cs16(&signal(1 << 19, 0.0, 0.1));
+    let named = dir
+        .path()
+        .join("SDRSharp_20230115_093012Z_100000000Hz_IQ.wav");
+    std::fs::write(&named, wav(&data, 2, 16, false, None)).unwrap();
+    let (code, r) = analyze_json(&named, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(r.center_hz, Some(FC));
+    assert_eq!(r.center_from.as_deref(), Some("file_name"));
+    check_peaks(&r, 0.0);
+    let (code, out, err) = run(&["analyze", named.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("centre        100.000000 MHz (from the file's name)"),
+        "{out}"
+    );
+    expect_bad(
+        &["analyze", named.to_str().unwrap(), "-f", "101M"],
+        "disagrees with the recording's own 100000000 (centre frequency of its SDR# file name",
+    );
+    let hdsdr = dir.path().join("HDSDR_20230115_093012Z_100000kHz_RF.wav");
+    std::fs::write(&hdsdr, wav_auxi(&data, FC as u32 + 200)).unwrap();
+    let (code, r) = analyze_json(&hdsdr, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(r.center_hz, Some(FC + 200.0));
+    assert_eq!(r.center_from.as_deref(), Some("recording"));
+    let two = dir.path().join("HDSDR_20230115_093012Z_99000kHz_RF.wav");
+    std::fs::write(&two, wav_auxi(&data, FC as u32)).unwrap();
+    expect_bad(
+        &["analyze", two.to_str().unwrap()],
+        "two centres: its auxi chunk's CenterFreq is 100000000 Hz, its HDSDR file name says \
+         99000000 Hz",
+    );
+    let audio = dir
+        .path()
+        .join("SDRSharp_20230115_093012Z_100000000Hz_AF.wav");
+    std::fs::write(&audio, wav(&data, 2, 16, false, None)).unwrap();
+    let (code, r) = analyze_json(&audio, &[]);
+    assert_eq!(code, 0);
+    assert_eq!((r.center_hz, r.center_from), (None, None));
+    let (code, r) = analyze_json(&audio, &["-f", "100M"]);
+    assert_eq!(code, 0);
+    assert_eq!(r.center_from.as_deref(), Some("option"));
+}
+
+/// 24- and 32-bit integer PCM WAV (HDSDR, SDRuno) are analysed at their true level:
+/// the tone where a 16-bit WAV of the same signal puts it (they were refused).
+#[test]
+fn a_wav_of_24_or_32_bit_pcm_is_analysed_at_its_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = signal(1 << 19, 0.0, 0.1);
+    let p16 = dir.path().join("x16.wav");
+    std::fs::write(&p16, wav(&cs16(&x), 2, 16, false, None)).unwrap();
+    let (_, want) = analyze_json(&p16, &["-f", "100M"]);
+    for bits in [24u32, 32] {
+        let q = |v: f32| {
+            let full = f64::from(1u32 << (bits - 1));
+            ((f64::from(v) * full).round() as i64).to_le_bytes()[..bits as usize / 8].to_vec()
+        };
+        let data: Vec<u8> = x
+            .iter()
+            .flat_map(|&(i, qq)| [q(i), q(qq)].concat())
+            .collect();
+        let p = dir.path().join(format!("x{bits}.wav"));
+        std::fs::write(&p, wav(&data, 2, bits as u16, false, None)).unwrap();
+        let (code, r) = analyze_json(&p, &["-f", "100M"]);
+        assert_eq!(code, 0, "{bits}");
+        check_peaks(&r, 0.0);
+        let d = r.peaks[0].power_db - want.peaks[0].power_db;
+        assert!(d.abs() < 0.001, "{bits}-bit: {d} dB from the 16-bit WAV");
+        let m = r.mean_power_dbfs.unwrap() - want.mean_power_dbfs.unwrap();
+        assert!(m.abs() < 0.001, "{bits}-bit: mean power {m} dB off");
+    }
 }
 
 /// RIFF pads a chunk of odd length with one byte. A WAV with such a chunk before its
@@ -1037,6 +1121,13 @@ fn an_unfinalised_wav_is_named_as_such_never_empty() {
     std::fs::write(d("cut.wav"), wav(&good, 2, 16, false, Some(declared))).unwrap();
     let (code, _, err) = run(&["analyze", &d("cut.wav")]);
     assert_ne!(code, 0, "{err}");
-    assert!(err.contains("unreadable at sample 4096"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "its data chunk says the data holds {declared} bytes, but only {} follow the header: \
+             truncated",
+            good.len()
+        )),
+        "{err}"
+    );
     assert!(!err.contains("not finalised"), "{err}");
 }

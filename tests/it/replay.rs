@@ -166,3 +166,113 @@ fn soapy_util(lab: &Lab, arg: &str) -> Output {
         .output()
         .expect("SoapySDRUtil (apt-get install soapysdr-tools; scripts/setup.sh)")
 }
+
+#[derive(Debug, Deserialize)]
+struct LevelT {
+    mean_power_dbfs: Option<f64>,
+}
+
+/// rtl_sdr's unsigned bytes replayed by rxsim read as `analyze` reads the same file,
+/// (x − 127.5)/128: a recording of constant power (bytes 200 and 55 in turn, every
+/// sample 72.5/128 per rail) has the same mean power streamed as analysed (the replay
+/// read them over 127.5, 0.034 dB louder).
+#[test]
+fn a_replayed_cu8_recording_reads_as_analyze_reads_it() {
+    let lab = Lab::new();
+    let raw = lab.dir.path().join("rtl.cu8");
+    let bytes: Vec<u8> = (0..1 << 20)
+        .flat_map(|i| if i % 2 == 0 { [200u8, 55] } else { [55, 200] })
+        .collect();
+    std::fs::write(&raw, &bytes).unwrap();
+    let want = 10.0 * (2.0 * (72.5f64 / 128.0).powi(2)).log10();
+    let analysed = run_fed(
+        lab.rxnode().args([
+            "analyze",
+            raw.to_str().unwrap(),
+            "-r",
+            "2M",
+            "-f",
+            "100M",
+            "--json",
+        ]),
+        b"",
+    );
+    let a: LevelT = serde_json::from_slice(&analysed.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", show(&analysed)));
+    let device = format!(
+        "driver=rxsim,serial=RTL,replay={},replay_format=cu8,replay_rate=2e6,replay_freq=100e6",
+        raw.display()
+    );
+    let out = run_fed(
+        lab.rxnode()
+            .args([
+                "--sim", "capture", "-d", &device, "-f", "100M", "-r", "2M", "-t", "0.2", "--json",
+            ])
+            .env("RXSIM_EVENT_LOG", lab.events_log()),
+        b"",
+    );
+    let c: LevelT = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", show(&out)));
+    let (a, c) = (a.mean_power_dbfs.unwrap(), c.mean_power_dbfs.unwrap());
+    assert!(
+        (a - want).abs() < 1e-4,
+        "analyze {a} dBFS, the bytes {want}"
+    );
+    assert!(
+        (c - want).abs() < 1e-3,
+        "replayed {c} dBFS, the bytes {want}"
+    );
+}
+
+/// A SigMF meta that rxsim's replay, streaming the data file from its first byte as one
+/// channel, would read otherwise than `analyze` is refused naming the key: two
+/// channels were interleaved into one stream (4 phantom carriers, PASS) and a 4096-byte
+/// header was replayed as samples (0.13 % "clipped", FAIL).
+#[test]
+fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let samples: Vec<u8> = (0..1 << 16)
+        .flat_map(|i| {
+            let p = 0.1 * f32::from(i as u16 % 1000);
+            [p.cos() * 0.3, p.sin() * 0.3]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    for (name, extra, key) in [
+        (
+            "two",
+            r#""core:num_channels": 2,"#,
+            "core:num_channels is not 1",
+        ),
+        ("hdr", "", "core:header_bytes is not 0"),
+        (
+            "tail",
+            r#""core:trailing_bytes": 8,"#,
+            "core:trailing_bytes is not 0",
+        ),
+    ] {
+        let header = if name == "hdr" {
+            r#", "core:header_bytes": 8"#
+        } else {
+            ""
+        };
+        let meta = format!(
+            r#"{{"global": {{"core:datatype": "cf32_le", "core:sample_rate": 2000000, {extra}
+                "core:version": "1.2.0"}},
+               "captures": [{{"core:sample_start": 0, "core:frequency": 100e6{header}}}],
+               "annotations": []}}"#
+        );
+        let m = d.join(format!("{name}.sigmf-meta"));
+        std::fs::write(&m, meta).unwrap();
+        std::fs::write(d.join(format!("{name}.sigmf-data")), &samples).unwrap();
+        let out = capture(
+            &lab,
+            &format!("driver=rxsim,serial={name},replay={}", m.display()),
+            "0.2",
+            &[],
+        );
+        assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+        assert!(text(&out.stderr).contains(key), "{key}: {}", show(&out));
+    }
+}

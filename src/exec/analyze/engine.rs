@@ -38,6 +38,7 @@ pub(super) fn build_report(
         samples: summary.samples_processed,
         sample_rate_hz: rec.rate,
         center_hz: rec.center,
+        center_from: rec.center_from,
         fft_size: summary.fft_size,
         overlap: settings.welch.overlap,
         averages: summary.averages,

@@ -56,6 +56,11 @@ pub struct AnalyzeReport {
     pub sample_rate_hz: f64,
     /// Centre frequency, when known.
     pub center_hz: Option<f64>,
+    /// Where `center_hz` comes from: `recording` (the file's own metadata: a SigMF
+    /// meta, a WAV's `auxi` chunk, a GNU Radio header), `file_name` (the name a tool
+    /// gives its recordings: gqrx, SDR#, HDSDR) or `option` (`--center-hz`); `null`
+    /// when the centre is unknown.
+    pub center_from: Option<CenterFrom>,
     /// FFT size.
     pub fft_size: usize,
     /// Overlap fraction.
@@ -111,6 +116,18 @@ pub struct AnalyzeReport {
     /// analysed whole; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub channels: Vec<AnalyzeReport>,
+}
+
+/// Where an analysis's centre frequency comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CenterFrom {
+    /// The file's own metadata (SigMF meta, WAV `auxi` chunk, GNU Radio header).
+    Recording,
+    /// The file's name, as a tool names its recordings (gqrx, SDR#, HDSDR).
+    FileName,
+    /// `--center-hz`: the file states no centre.
+    Option,
 }
 
 /// `analyze` options.
@@ -179,8 +196,10 @@ struct Recording {
     info: IqInfo,
     /// The sample rate used: `--rate`, else the file's.
     rate: f64,
-    /// The centre frequency: `--center-hz`, else the file's, else unknown.
+    /// The centre frequency: the file's, else `--center-hz`, else unknown.
     center: Option<f64>,
+    /// Where `center` comes from.
+    center_from: Option<CenterFrom>,
     /// The `clock` block of the report, from the file's `rxnode:clock` or unknown.
     clock: RecordingClock,
 }

@@ -95,6 +95,14 @@ pub(super) fn open_recording(
         return Err(bad_field("frequency_hz", format!(" {c} is not finite")));
     }
     let center = settled(&info, "frequency_hz", args.frequency_hz, info.center_hz)?;
+    let center_from = match (info.center_hz, center) {
+        (Some(_), _) if info.from_gqrx_name || info.center_from_name.is_some() => {
+            Some(CenterFrom::FileName)
+        }
+        (Some(_), _) => Some(CenterFrom::Recording),
+        (None, Some(_)) => Some(CenterFrom::Option),
+        (None, None) => None,
+    };
     let mut info = info;
     info.bandwidth_hz = settled(&info, "bandwidth_hz", args.bandwidth_hz, info.bandwidth_hz)?
         .map(|b| positive("bandwidth_hz", b))
@@ -118,6 +126,7 @@ pub(super) fn open_recording(
             info,
             rate,
             center,
+            center_from,
             clock,
         },
     ))
@@ -134,8 +143,13 @@ pub(super) fn settled(
 ) -> Result<Option<f64>> {
     match (given, own) {
         (Some(g), Some(o)) if (g - o).abs() > 1e-9 * o.abs().max(1.0) => {
+            let named = info
+                .center_from_name
+                .as_deref()
+                .map(|t| format!("{t} file name"));
             let whose = match (field, info.format) {
                 _ if info.from_gqrx_name => "gqrx file name",
+                ("frequency_hz", _) if named.is_some() => named.as_deref().unwrap_or_default(),
                 _ if info.gnuradio_header => "GNU Radio File Meta Sink header",
                 ("sample_rate_hz", IqFormat::Wav) => "WAV header",
                 (_, IqFormat::Wav) => "WAV's auxi chunk",
@@ -144,6 +158,7 @@ pub(super) fn settled(
             let what = match (field, info.format) {
                 ("sample_rate_hz", _) if info.from_gqrx_name => "sample rate",
                 _ if info.from_gqrx_name => "centre frequency",
+                ("frequency_hz", _) if named.is_some() => "centre frequency",
                 ("sample_rate_hz", _) if info.gnuradio_header => "rx_rate",
                 _ if info.gnuradio_header => "rx_freq",
                 ("sample_rate_hz", IqFormat::Wav) => "sample rate",

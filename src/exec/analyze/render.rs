@@ -43,7 +43,15 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
         r.samples as f64 / r.sample_rate_hz
     );
     let _ = match r.center_hz {
-        Some(c) => writeln!(out, "centre        {}", mhz(c)),
+        Some(c) => writeln!(
+            out,
+            "centre        {}{}",
+            mhz(c),
+            match r.center_from {
+                Some(CenterFrom::FileName) => " (from the file's name)",
+                _ => "",
+            }
+        ),
         None => writeln!(
             out,
             "centre        unknown (peaks are offsets from the centre)"

@@ -69,6 +69,14 @@ element!(I16Le, 2, false, 32767.0 / 32768.0, |b| f32::from(
 element!(I16Be, 2, false, 32767.0 / 32768.0, |b| f32::from(
     i16::from_be_bytes([b[0], b[1]])
 ) * (1.0 / 32768.0));
+// Three bytes, as a WAV stores 24-bit PCM: sign-extended through the top of an i32.
+element!(
+    I24Le,
+    3,
+    false,
+    8_388_607.0 / 8_388_608.0,
+    |b| (i32::from_le_bytes([0, b[0], b[1], b[2]]) as f32) * (1.0 / 2_147_483_648.0)
+);
 // 2³¹ − 1 rounds to 2³¹ in f32: full scale is 1.0.
 element!(
     I32Le,
@@ -117,6 +125,9 @@ pub enum Datatype {
     Ci16Le,
     /// Signed 16-bit big-endian.
     Ci16Be,
+    /// Signed 24-bit little-endian, three bytes a value: only a WAV stores it (24-bit
+    /// PCM); no SigMF datatype names it.
+    Ci24Le,
     /// Signed 32-bit little-endian.
     Ci32Le,
     /// Signed 32-bit big-endian.
@@ -131,7 +142,8 @@ pub enum Datatype {
     Cf64Be,
 }
 
-/// Every layout, for lookups by name.
+/// Every layout a SigMF `core:datatype` names, for lookups by name (not
+/// [`Datatype::Ci24Le`], which only a WAV stores).
 const ALL: [Datatype; 14] = [
     Datatype::Cu8,
     Datatype::Ci8,
@@ -185,6 +197,10 @@ macro_rules! with_element {
                 type $e = I16Be;
                 $body
             }
+            Datatype::Ci24Le => {
+                type $e = I24Le;
+                $body
+            }
             Datatype::Ci32Le => {
                 type $e = I32Le;
                 $body
@@ -214,7 +230,8 @@ macro_rules! with_element {
 }
 
 impl Datatype {
-    /// The SigMF name (`cu8`, `ci16_le`, `cf32_be` …).
+    /// The SigMF name (`cu8`, `ci16_le`, `cf32_be` …); `ci24_le`, in SigMF's manner,
+    /// for the 24-bit WAV layout SigMF has no name for.
     pub fn sigmf_name(self) -> &'static str {
         match self {
             Self::Cu8 => "cu8",
@@ -225,6 +242,7 @@ impl Datatype {
             Self::Cu32Be => "cu32_be",
             Self::Ci16Le => "ci16_le",
             Self::Ci16Be => "ci16_be",
+            Self::Ci24Le => "ci24_le",
             Self::Ci32Le => "ci32_le",
             Self::Ci32Be => "ci32_be",
             Self::Cf32Le => "cf32_le",
@@ -341,9 +359,19 @@ mod tests {
             one(Datatype::Cu32Be, &[0xc0, 0, 0, 0, 0x40, 0, 0, 0]),
             (0.5, -0.5)
         );
+        assert_eq!(
+            one(Datatype::Ci24Le, &[0, 0, 0x40, 0, 0, 0xc0]),
+            (0.5, -0.5)
+        );
+        assert_eq!(
+            one(Datatype::Ci24Le, &[0xff, 0xff, 0x7f, 0, 0, 0x80]),
+            (8_388_607.0 / 8_388_608.0, -1.0)
+        );
         for d in ALL {
             assert_eq!(Datatype::from_sigmf(d.sigmf_name()), Some(d));
         }
+        // Only a WAV stores 24-bit samples: a SigMF meta cannot name them.
+        assert_eq!(Datatype::from_sigmf("ci24_le"), None);
     }
 
     /// Channel 1 of a 2-channel frame is its second sample.

@@ -7,11 +7,12 @@ use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha512};
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 mod gnuradio;
 mod sigmf;
+mod wav;
 use sigmf::{archived, read_meta, sample_ranges, sigmf_meta};
 
 /// What a recording says about itself.
@@ -44,6 +45,11 @@ pub struct IqInfo {
     /// recordings (`gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw`).
     #[serde(default)]
     pub from_gqrx_name: bool,
+    /// The centre comes from the file's name, as the tool named here (`SDR#`,
+    /// `HDSDR`) names its baseband WAV recordings ([`wav_name_center`]); the file
+    /// carries no centre of its own.
+    #[serde(default)]
+    pub center_from_name: Option<String>,
     /// The layout, rate and centre come from GNU Radio File Meta Sink headers (in
     /// [`IqInfo::meta_path`]: the data file itself, or its `.hdr`).
     #[serde(default)]
@@ -117,64 +123,6 @@ enum Kind {
         channel: usize,
         bytes: Vec<u8>,
     },
-    WavF32(hound::WavReader<WavSource>),
-    WavI16(hound::WavReader<WavSource>),
-    WavI8(hound::WavReader<WavSource>),
-}
-
-/// What hound reads a WAV from: a header made from the file's own chunks, then the
-/// file from its first sample on ([`wav_header`]), or the file itself.
-type WavSource = Box<dyn Read + Send>;
-
-/// A WAV's header as hound needs it — `RIFF`/`WAVE`, the file's `fmt ` chunk as
-/// written, the `data` chunk's header — and where its samples begin: the chunks walked
-/// here, keeping RIFF's pad byte after a chunk of odd length, which hound 3.5 does
-/// not skip (it read the next chunk header a byte off and failed "Failed to read
-/// enough bytes" on a WAV with, e.g., an odd-sized LIST chunk before its samples).
-/// `None` when the chunks do not walk to a `data` chunk after a `fmt ` one within 64
-/// chunks (hound then reads the file itself and says why).
-fn wav_header(file: &mut File, size: u64) -> Option<(Vec<u8>, u64)> {
-    let mut head = [0u8; 12];
-    file.seek(SeekFrom::Start(0)).ok()?;
-    file.read_exact(&mut head).ok()?;
-    if &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
-        return None;
-    }
-    let mut fmt: Option<Vec<u8>> = None;
-    let mut at = 12u64;
-    for _ in 0..64 {
-        let mut h = [0u8; 8];
-        if at.checked_add(8)? > size {
-            return None;
-        }
-        file.seek(SeekFrom::Start(at)).ok()?;
-        file.read_exact(&mut h).ok()?;
-        let len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
-        match &h[..4] {
-            // An odd fmt (never written) would need its own pad: left to hound.
-            b"fmt " if len <= 1024 && len % 2 == 0 => {
-                let mut b = vec![0u8; len as usize];
-                file.read_exact(&mut b).ok()?;
-                fmt = Some(b);
-            }
-            b"data" => {
-                let fmt = fmt?;
-                let mut out = Vec::with_capacity(28 + fmt.len());
-                let riff = (20 + fmt.len() as u64 + u64::from(len)).min(u64::from(u32::MAX));
-                out.extend_from_slice(b"RIFF");
-                out.extend_from_slice(&(riff as u32).to_le_bytes());
-                out.extend_from_slice(b"WAVEfmt ");
-                out.extend_from_slice(&(fmt.len() as u32).to_le_bytes());
-                out.extend_from_slice(&fmt);
-                out.extend_from_slice(b"data");
-                out.extend_from_slice(&len.to_le_bytes());
-                return Some((out, at + 8));
-            }
-            _ => {}
-        }
-        at += 8 + u64::from(len) + u64::from(len & 1);
-    }
-    None
 }
 
 /// A streaming reader: [`IqReader::read`] fills a caller's buffer; memory stays bounded.
@@ -342,201 +290,6 @@ fn open_regular(path: &Path) -> Result<(File, u64)> {
     })?;
     let len = file.metadata().map_err(io(path))?.len();
     Ok((file, len))
-}
-
-/// Why a WAV file's header disagrees with its size, when it does: a recorder
-/// stopped before it closed the file leaves the data chunk's length 0 (or the
-/// placeholder 0xFFFFFFFF of a writer that streams), with the samples after it.
-/// `None` when the chunks cannot be walked or the length is no placeholder.
-fn unfinalised_wav(path: &Path) -> Option<String> {
-    let mut f = crate::open_regular(path).ok()?;
-    let size = f.metadata().ok()?.len();
-    let mut head = Vec::new();
-    Read::by_ref(&mut f)
-        .take(1 << 16)
-        .read_to_end(&mut head)
-        .ok()?;
-    if head.get(..4)? != b"RIFF" || head.get(8..12)? != b"WAVE" {
-        return None;
-    }
-    let mut at = 12usize;
-    while at + 8 <= head.len() {
-        let id = &head[at..at + 4];
-        let declared = u64::from(u32::from_le_bytes(head[at + 4..at + 8].try_into().ok()?));
-        if id == b"data" {
-            let present = size.saturating_sub(at as u64 + 8);
-            // Only the placeholders: a copy cut short fails where its samples end.
-            if present == 0 || (declared != 0 && declared != u64::from(u32::MAX)) {
-                return None;
-            }
-            return Some(format!(
-                "; its header says the data chunk holds {declared} bytes, but {present} bytes \
-                 follow it: the header was not finalised (the recorder was stopped before it \
-                 closed the file); rewrite the header from the file's size, e.g. `sox \
-                 --ignore-length {} fixed.wav`, and analyse that",
-                path.display()
-            ));
-        }
-        // Chunks are padded to an even length.
-        let next = (at as u64 + 8).checked_add(declared + (declared & 1))?;
-        at = usize::try_from(next).ok()?;
-    }
-    None
-}
-
-/// The centre frequency a WAV's `auxi` chunk records, when it has one: the
-/// chunk SpectraVue, HDSDR, SDR# and SDRuno write (two SYSTEMTIMEs, then
-/// `CenterFreq`, a 32-bit Hz count). `None` without the chunk or with a 0
-/// there (not recorded); an implausible value is an error naming the chunk
-/// (docs/operator.md#analysing-a-recording).
-fn auxi_center(path: &Path) -> Result<Option<f64>> {
-    let (mut f, size) = open_regular(path)?;
-    let mut head = [0u8; 12];
-    if f.read_exact(&mut head).is_err()
-        || !matches!(&head[..4], b"RIFF" | b"RF64")
-        || &head[8..12] != b"WAVE"
-    {
-        return Ok(None);
-    }
-    let mut at = 12u64;
-    // A few chunks: fmt, auxi, data, maybe a list; never more than 64 looked at.
-    for _ in 0..64 {
-        let mut h = [0u8; 8];
-        if at + 8 > size || f.seek(SeekFrom::Start(at)).is_err() || f.read_exact(&mut h).is_err() {
-            return Ok(None);
-        }
-        let len = u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]]));
-        if &h[..4] == b"auxi" {
-            let mut b = [0u8; 36];
-            if len < 36 || f.read_exact(&mut b).is_err() {
-                return Err(bad(
-                    path,
-                    format!("its auxi chunk is {len} bytes, too short to hold CenterFreq (36)"),
-                ));
-            }
-            let hz = f64::from(u32::from_le_bytes([b[32], b[33], b[34], b[35]]));
-            if hz == 0.0 {
-                return Ok(None);
-            }
-            if let Some(why) = rxnode_interlock::Quantity::Frequency.implausible(hz) {
-                return Err(bad(path, format!("the auxi chunk's CenterFreq: {why}")));
-            }
-            return Ok(Some(hz));
-        }
-        at += 8 + len + (len & 1);
-    }
-    Ok(None)
-}
-
-impl IqReader {
-    /// An RF64 WAV (EBU Tech 3306: a WAV over 4 GiB, as HDSDR and SDRuno write
-    /// it): the `ds64` chunk holds the data chunk's 64-bit size, `fmt ` the
-    /// layout; the samples are then read in place as raw interleaved I/Q.
-    fn open_rf64(path: &Path, size: u64) -> Result<Self> {
-        let (mut f, _) = open_regular(path)?;
-        let mut head = [0u8; 12];
-        f.read_exact(&mut head).map_err(io(path))?;
-        if &head[8..12] != b"WAVE" {
-            return Err(bad(path, "an RF64 file that is not a WAVE"));
-        }
-        let (mut ds64_data, mut fmt, mut data_at) = (None, None, None);
-        let mut at = 12u64;
-        for _ in 0..64 {
-            let mut h = [0u8; 8];
-            if at + 8 > size
-                || f.seek(SeekFrom::Start(at)).is_err()
-                || f.read_exact(&mut h).is_err()
-            {
-                break;
-            }
-            let len = u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]]));
-            let body = |f: &mut File, n: usize| -> Result<Vec<u8>> {
-                let mut b = vec![0u8; n];
-                f.read_exact(&mut b).map_err(io(path))?;
-                Ok(b)
-            };
-            match &h[..4] {
-                b"ds64" if len >= 16 => {
-                    let b = body(&mut f, 16)?;
-                    ds64_data = Some(u64::from_le_bytes(b[8..16].try_into().unwrap_or_default()));
-                }
-                b"fmt " if len >= 16 => fmt = Some(body(&mut f, len.min(40) as usize)?),
-                b"data" => {
-                    let n = match (len, ds64_data) {
-                        (0xFFFF_FFFF, Some(n)) => n,
-                        (0xFFFF_FFFF, None) => {
-                            return Err(bad(path, "RF64 data chunk without a ds64 size before it"))
-                        }
-                        (n, _) => n,
-                    };
-                    data_at = Some((at + 8, n));
-                    break;
-                }
-                _ => {}
-            }
-            at += 8 + len + (len & 1);
-        }
-        let (Some(fmt), Some((offset, n))) = (fmt, data_at) else {
-            return Err(bad(path, "an RF64 WAV needs a fmt and a data chunk"));
-        };
-        let u16_at = |i: usize| u16::from_le_bytes([fmt[i], fmt[i + 1]]);
-        let mut tag = u16_at(0);
-        if tag == 0xFFFE && fmt.len() >= 26 {
-            // WAVE_FORMAT_EXTENSIBLE: the sub-format GUID starts with the tag.
-            tag = u16_at(24);
-        }
-        let (channels, bits) = (u16_at(2), u16_at(14));
-        let rate = f64::from(u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]));
-        if channels != 2 {
-            return Err(bad(
-                path,
-                format!("WAV has {channels} channel(s); IQ needs 2 (I left, Q right)"),
-            ));
-        }
-        let datatype = match (tag, bits) {
-            (3, 32) => Datatype::Cf32Le,
-            (1, 16) => Datatype::Ci16Le,
-            (1, 8) => Datatype::Cu8,
-            (t, b) => {
-                return Err(bad(
-                    path,
-                    format!(
-                    "RF64 WAV format tag {t}, {b}-bit is not supported (float 32, int 16, int 8)"
-                ),
-                ))
-            }
-        };
-        let why = match rate {
-            0.0 => Some("0 S/s is not a rate > 0".to_owned()),
-            _ => rxnode_interlock::Quantity::SampleRate.implausible(rate),
-        };
-        if let Some(why) = why {
-            return Err(bad(
-                path,
-                format!("the WAV header's sample rate (fmt chunk): {why}"),
-            ));
-        }
-        if offset.saturating_add(n) > size {
-            return Err(bad(
-                path,
-                format!(
-                    "its ds64 chunk says the data holds {n} bytes, but only {} follow the header: \
-                     truncated",
-                    size.saturating_sub(offset)
-                ),
-            ));
-        }
-        let center_hz = auxi_center(path)?;
-        let data = DataRange {
-            path: path.to_path_buf(),
-            offset,
-            len: n,
-        };
-        let mut r = Self::open_raw(data, datatype, 1, 0, IqFormat::Wav)?;
-        r.info.sample_rate_hz = Some(rate);
-        r.info.center_hz = center_hz;
-        Ok(r)
-    }
 }
 
 /// The refusal of a file that is not a regular file, `kind` in words.
@@ -767,6 +520,7 @@ impl IqReader {
                 clip_level: datatype.clip_level(),
                 clock: None,
                 from_gqrx_name: false,
+                center_from_name: None,
                 gnuradio_header: false,
                 bandwidth_hz: None,
             },
@@ -777,94 +531,6 @@ impl IqReader {
                 channel: channel as usize,
                 bytes: Vec::new(),
             },
-            done: 0,
-        })
-    }
-
-    fn open_wav(path: &Path) -> Result<Self> {
-        let (mut file, len) = open_regular(path)?;
-        if len == 0 {
-            return Err(bad(path, "empty file (0 bytes)"));
-        }
-        let mut magic = [0u8; 4];
-        if file.read_exact(&mut magic).is_ok() && &magic == b"RF64" {
-            return Self::open_rf64(path, len);
-        }
-        let source: WavSource = match wav_header(&mut file, len) {
-            Some((header, data_at)) => {
-                file.seek(SeekFrom::Start(data_at)).map_err(io(path))?;
-                Box::new(std::io::Cursor::new(header).chain(BufReader::new(file)))
-            }
-            None => {
-                file.seek(SeekFrom::Start(0)).map_err(io(path))?;
-                Box::new(BufReader::new(file))
-            }
-        };
-        let r = hound::WavReader::new(source).map_err(|e| {
-            let why = unfinalised_wav(path).unwrap_or_default();
-            bad(path, format!("not a readable WAV file: {e}{why}"))
-        })?;
-        let spec = r.spec();
-        let rate = f64::from(spec.sample_rate);
-        let why = match spec.sample_rate {
-            0 => Some("0 S/s is not a rate > 0".to_owned()),
-            _ => rxnode_interlock::Quantity::SampleRate.implausible(rate),
-        };
-        if let Some(why) = why {
-            return Err(bad(
-                path,
-                format!("the WAV header's sample rate (fmt chunk): {why}"),
-            ));
-        }
-        if spec.channels != 2 {
-            return Err(bad(
-                path,
-                format!(
-                    "WAV has {} channel(s); IQ needs 2 (I left, Q right)",
-                    spec.channels
-                ),
-            ));
-        }
-        let (kind, datatype) = match (spec.sample_format, spec.bits_per_sample) {
-            (hound::SampleFormat::Float, 32) => (Kind::WavF32(r), Datatype::Cf32Le),
-            (hound::SampleFormat::Int, 16) => (Kind::WavI16(r), Datatype::Ci16Le),
-            (hound::SampleFormat::Int, 8) => (Kind::WavI8(r), Datatype::Ci8),
-            (f, b) => {
-                return Err(bad(
-                    path,
-                    format!(
-                    "WAV sample format {f:?} {b}-bit is not supported (float 32, int 16, int 8)"
-                ),
-                ))
-            }
-        };
-        let samples = match &kind {
-            Kind::WavF32(r) | Kind::WavI16(r) | Kind::WavI8(r) => u64::from(r.duration()),
-            Kind::Raw { .. } => 0,
-        };
-        if samples == 0 {
-            let why = unfinalised_wav(path).unwrap_or_default();
-            return Err(bad(path, format!("WAV holds no samples{why}")));
-        }
-        let center_hz = auxi_center(path)?;
-        Ok(Self {
-            info: IqInfo {
-                format: IqFormat::Wav,
-                datatype,
-                data_path: path.to_path_buf(),
-                meta_path: None,
-                sample_rate_hz: Some(rate),
-                center_hz,
-                samples,
-                num_channels: 1,
-                channel: 0,
-                clip_level: datatype.clip_level(),
-                clock: None,
-                from_gqrx_name: false,
-                gnuradio_header: false,
-                bandwidth_hz: None,
-            },
-            kind,
             done: 0,
         })
     }
@@ -980,42 +646,10 @@ impl IqReader {
                     data.check_hash(path)?;
                 }
             }
-            Kind::WavF32(r) => {
-                read_wav(path, start, r.samples::<f32>(), out, 1.0)?;
-                check_finite(path, start, out)?;
-            }
-            Kind::WavI16(r) => read_wav(path, start, r.samples::<i16>(), out, 1.0 / 32768.0)?,
-            Kind::WavI8(r) => read_wav(path, start, r.samples::<i8>(), out, 1.0 / 128.0)?,
         }
         self.done += want as u64;
         Ok(want)
     }
-}
-
-fn read_wav<T: Into<f64>>(
-    path: &Path,
-    start: u64,
-    mut it: impl Iterator<Item = hound::Result<T>>,
-    out: &mut [Complex<f32>],
-    scale: f64,
-) -> Result<()> {
-    for (k, o) in out.iter_mut().enumerate() {
-        let mut next = || match it.next() {
-            Some(Ok(v)) => Ok((v.into() * scale) as f32),
-            Some(Err(e)) => Err(bad(
-                path,
-                format!("WAV data unreadable at sample {}: {e}", start + k as u64),
-            )),
-            None => Err(bad(
-                path,
-                format!("WAV data ends at sample {} (truncated)", start + k as u64),
-            )),
-        };
-        let i = next()?;
-        let q = next()?;
-        *o = Complex::new(i, q);
-    }
-    Ok(())
 }
 
 fn check_finite(path: &Path, start: u64, x: &[Complex<f32>]) -> Result<()> {
