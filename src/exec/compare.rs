@@ -240,6 +240,11 @@ fn stream<S: SampleSource>(
                 overflows += 1;
                 tracker.break_track();
             }
+            // Only a recording skips silence; a radio's stream never does.
+            Ok(ReadOutcome::Silence(n)) => {
+                received += n;
+                tracker.break_track();
+            }
             Ok(ReadOutcome::Timeout) => timeouts += 1,
             Err(e) => {
                 error = Some(e.to_string());

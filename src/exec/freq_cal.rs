@@ -199,11 +199,20 @@ pub(crate) fn judge(
             );
             if !complete {
                 detail.push_str(&format!(
-                    "; capture incomplete ({}, {} of {} samples, {} dropped)",
+                    "; capture incomplete ({}, {} of {} samples, {} dropped{})",
                     summary.stop_reason,
                     summary.samples_processed,
                     summary.samples_requested,
-                    summary.dropped_samples
+                    summary.dropped_samples,
+                    if summary.silent_samples > 0 {
+                        format!(
+                            ", {} of digital silence not analysed: the estimate is of the \
+                             recorded samples only, fed across {} gap(s)",
+                            summary.silent_samples, summary.gaps
+                        )
+                    } else {
+                        String::new()
+                    }
                 ));
             }
             (status, detail, Some(e))

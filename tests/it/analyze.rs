@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 mod levels;
 mod noise;
+mod silence;
 
 #[derive(Debug, Deserialize)]
 struct Peak {

@@ -52,7 +52,7 @@ pub use crate::{
     capture::{
         dsp_speed, run_capture, run_capture_native, run_capture_with_hook, CaptureSettings,
         CaptureStatus, CaptureSummary, DspSpeed, EngineSample, FileSource, NativeSource, PsdTrace,
-        ReadOutcome, SampleSource,
+        ReadOutcome, SampleSource, Silence, SilentRun, LISTED_SILENT_RUNS, MIN_SILENT_RUN,
     },
     dsp::{
         compare_tracks, confirm_carrier, find_peaks, fmt_emission, fmt_floor_band, fmt_ppm,

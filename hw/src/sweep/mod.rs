@@ -610,6 +610,13 @@ fn read_hop(
                 return;
             }
             Ok(ReadOutcome::Timeout) => in_a_row += 1,
+            // Only a recording skips silence; a radio's stream never does.
+            Ok(ReadOutcome::Silence(n)) => {
+                a.error = Some(format!(
+                    "{n} samples of digital silence at {center} Hz after {got} samples"
+                ));
+                return;
+            }
             Err(e) => {
                 a.error = Some(e.to_string());
                 return;

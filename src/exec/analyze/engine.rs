@@ -23,6 +23,7 @@ pub(super) fn build_report(
     rec: &Recording,
     settings: &CaptureSettings,
     summary: CaptureSummary,
+    silence: Silence,
 ) -> (AnalyzeReport, PsdTrace) {
     let psd = summary.psd.clone().unwrap_or(PsdTrace {
         start_hz: 0.0,
@@ -48,12 +49,20 @@ pub(super) fn build_report(
         peak_threshold_db: summary.peak_threshold_db,
         centre_excluded_hz: summary.centre_excluded_hz,
         centre_carrier_dbfs: summary.centre_carrier_dbfs,
-        noise_floor_absent: summary.floor_absent(),
+        noise_floor_absent: match summary.floor_absent() {
+            Some(_) if summary.samples_processed == 0 && silence.samples > 0 => Some(format!(
+                "no signal: every sample is zero; digital silence, {} samples skipped, none \
+                 analysed",
+                silence.samples
+            )),
+            why => why,
+        },
         noise_floor_band_hz: summary.noise_floor_band_hz,
         mean_power_dbfs: summary.mean_power_dbfs,
         clipped_fraction: summary.clipped_fraction,
         clkin: summary.clkin,
         clock: rec.clock.clone(),
+        silence,
         freq_cal: None,
         channels: Vec::new(),
     };
@@ -62,13 +71,14 @@ pub(super) fn build_report(
 
 /// Run the capture engine over the whole file (its reader thread converts blocks
 /// while this thread runs the DSP and, if any, the frequency estimator); the bar, if
-/// any, follows the samples read. A read error of the file is bad input.
+/// any, follows the samples read. A read error of the file is bad input. Gives the
+/// summary and the digital silence the file skipped.
 pub(super) fn run_file(
     reader: IqReader,
     settings: &CaptureSettings,
     bar: Option<&indicatif::ProgressBar>,
     est: Option<&mut FreqCalRun>,
-) -> Result<CaptureSummary> {
+) -> Result<(CaptureSummary, Silence)> {
     let mut source = FileSource::new(reader);
     let summary = run_with_bar(&mut source, settings, bar, est.map(|f| &mut f.est))?;
     if let Some(bar) = bar {
@@ -77,7 +87,7 @@ pub(super) fn run_file(
     if let Some(e) = source.error() {
         return Err(bad_input(e.to_owned()));
     }
-    Ok(summary)
+    Ok((summary, source.silence().clone()))
 }
 
 /// The engine with a thread that moves the bar, if any, and the estimator fed each

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use rxnode_dsp::{
     freq_cal_estimator, run_capture_with_hook, CaptureSettings, CaptureSummary, ClkinReport,
     ClkinStatus, Datatype, FileSource, FreqCalConfig, FreqCalError, FreqCalEstimator, IqFormat,
-    IqInfo, IqReader, PsdTrace, WelchConfig,
+    IqInfo, IqReader, PsdTrace, Silence, WelchConfig,
 };
 use rxnode_interlock::FreqCalMethod;
 use serde::{Deserialize, Serialize};
@@ -50,7 +50,7 @@ pub struct AnalyzeReport {
     pub num_channels: u32,
     /// The channel this analysis is of (0-based).
     pub channel: u32,
-    /// Complex samples analysed.
+    /// Complex samples analysed: the file's, less its digital silence (`silence`).
     pub samples: u64,
     /// Sample rate used.
     pub sample_rate_hz: f64,
@@ -97,7 +97,8 @@ pub struct AnalyzeReport {
     /// (docs/operator.md#peaks-and-the-noise-floor).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub noise_floor_band_hz: Option<[f64; 2]>,
-    /// Mean sample power, dBFS; `null` when every sample is zero.
+    /// Mean sample power of the samples analysed, dBFS; `null` when every sample is
+    /// zero or none was analysed (all digital silence).
     pub mean_power_dbfs: Option<f64>,
     /// Fraction of clipped samples.
     pub clipped_fraction: f64,
@@ -108,6 +109,11 @@ pub struct AnalyzeReport {
     /// at recording time (`from: "recording"`), else `from: "unknown"` with every field
     /// null (docs/protocol.md#clock).
     pub clock: RecordingClock,
+    /// The file's digital silence: runs of samples whose I and Q are both exactly
+    /// zero (a recorder's fill for samples it lost), skipped and never analysed, so
+    /// every level, the floor, the peaks and any frequency estimate are of the
+    /// recorded samples only (docs/reliability.md#8-digital-silence-in-a-recording).
+    pub silence: Silence,
     /// The radio's frequency error measured from a broadcast carrier in the recording
     /// (`--freq-cal`): the same entry `clkin calibrate --json` prints.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -307,13 +313,13 @@ fn analyze_channel(
     let settings = capture_settings(args, rec)?;
     let mut est = freq_cal_setup(args, rec)?;
     let progress = progress_bar(ctx, rec.info.samples);
-    let summary = run_file(reader, &settings, progress.as_ref(), est.as_mut())?;
+    let (summary, silence) = run_file(reader, &settings, progress.as_ref(), est.as_mut())?;
     let freq_cal = est.map(|mut f| {
         let estimate = f.est.finish();
         let judged = crate::exec::freq_cal::judge(f.method, f.carrier_hz, &summary, estimate);
         freq_cal_entry(args, rec, judged.entry)
     });
-    let (mut report, psd) = build_report(args, rec, &settings, summary);
+    let (mut report, psd) = build_report(args, rec, &settings, summary, silence);
     report.freq_cal = freq_cal;
     Ok((report, psd))
 }

@@ -35,13 +35,17 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
             String::new()
         }
     );
-    let _ = writeln!(
-        out,
-        "samples       {} at {} ({:.3} s)",
-        r.samples,
-        rxnode_interlock::fmt_rate(r.sample_rate_hz),
-        r.samples as f64 / r.sample_rate_hz
-    );
+    if r.silence.samples == 0 {
+        let _ = writeln!(
+            out,
+            "samples       {} at {} ({:.3} s)",
+            r.samples,
+            rxnode_interlock::fmt_rate(r.sample_rate_hz),
+            r.samples as f64 / r.sample_rate_hz
+        );
+    } else {
+        silence_lines(&mut out, r);
+    }
     let _ = match r.center_hz {
         Some(c) => writeln!(
             out,
@@ -78,6 +82,7 @@ pub(super) fn render_human(r: &AnalyzeReport) -> String {
     };
     let _ = match r.mean_power_dbfs {
         Some(p) => writeln!(out, "mean power    {p:.1} dBFS"),
+        None if r.samples == 0 => writeln!(out, "mean power    n/a (no sample analysed)"),
         None => writeln!(out, "mean power    n/a (no sample power)"),
     };
     let _ = writeln!(out, "clipped       {:.4} %", r.clipped_fraction * 100.0);
@@ -228,4 +233,57 @@ pub(super) fn write_plot(
     crate::result::plot::write_output(path, force, |t| {
         crate::result::plot::write_spectrum(t, &plot)
     })
+}
+
+/// Runs of digital silence listed in the human text (`--json` lists up to
+/// [`rxnode_dsp::LISTED_SILENT_RUNS`]).
+const SHOWN_RUNS: usize = 5;
+
+/// The samples line of a file with digital silence: what was analysed of the
+/// file, how much was skipped and where (docs/reliability.md#8-digital-silence-in-a-recording).
+fn silence_lines(out: &mut String, r: &AnalyzeReport) {
+    let s = &r.silence;
+    let rate = r.sample_rate_hz;
+    let total = r.samples + s.samples;
+    let _ = writeln!(
+        out,
+        "samples       {} analysed of the file's {} at {} ({:.3} s of {:.3} s)",
+        r.samples,
+        total,
+        rxnode_interlock::fmt_rate(rate),
+        r.samples as f64 / rate,
+        total as f64 / rate
+    );
+    let _ = writeln!(
+        out,
+        "silence       {} samples ({:.1} %) in {} run{} of exact zeros (I and Q both 0, at \
+         least {} in a row): not analysed; every level, the floor and the peaks below are \
+         of the {} recorded samples only",
+        s.samples,
+        100.0 * s.samples as f64 / total.max(1) as f64,
+        s.run_count,
+        if s.run_count == 1 { "" } else { "s" },
+        s.min_run.unwrap_or(0),
+        r.samples
+    );
+    for run in s.runs.iter().take(SHOWN_RUNS) {
+        let end = run.start + run.samples;
+        let _ = writeln!(
+            out,
+            "              samples {}…{} ({} samples, {:.6} s to {:.6} s)",
+            run.start,
+            end - 1,
+            run.samples,
+            run.start as f64 / rate,
+            end as f64 / rate
+        );
+    }
+    if s.run_count > SHOWN_RUNS as u64 {
+        let _ = writeln!(
+            out,
+            "              and {} more run(s) (--json lists the first {})",
+            s.run_count - SHOWN_RUNS as u64,
+            rxnode_dsp::LISTED_SILENT_RUNS
+        );
+    }
 }

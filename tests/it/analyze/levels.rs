@@ -4,6 +4,8 @@ use super::*;
 /// Samples that are all zero (a −60 dBFS noise recorded as CS8 or SigMF ci8
 /// quantises to nothing; a file of zeros) have no level: the floor and the mean
 /// power are `null` with the reason, no peak, no plot, exit 1 — never −300 dBFS.
+/// Being one run of digital silence, nothing of them is analysed and the CLKIN
+/// check is not measured.
 #[test]
 fn all_zero_samples_have_no_floor_and_fail() {
     let dir = tempfile::tempdir().unwrap();
@@ -34,11 +36,14 @@ fn all_zero_samples_have_no_floor_and_fail() {
         args.extend(["--plot", png.to_str().unwrap()]);
         let (code, r) = analyze_json(file, &args);
         assert_eq!(code, 1, "{file:?}: {r:?}");
-        assert!(r.averages > 0, "{r:?}");
+        assert_eq!((r.samples, r.averages), (0, 0), "{r:?}");
         assert_eq!((r.noise_floor_db, r.mean_power_dbfs), (None, None), "{r:?}");
         assert_eq!(
             r.noise_floor_absent.as_deref(),
-            Some("no signal: every sample is zero")
+            Some(
+                "no signal: every sample is zero; digital silence, 65536 samples skipped, \
+                 none analysed"
+            )
         );
         assert!(r.peaks.is_empty(), "{:?}", r.peaks);
         assert!(!png.exists(), "{file:?}: a plot of nothing was written");
@@ -53,7 +58,7 @@ fn all_zero_samples_have_no_floor_and_fail() {
         .collect::<Vec<_>>());
         assert_eq!(code, 1, "{text}{err}");
         assert!(
-            text.contains("noise floor   n/a (no signal: every sample is zero)"),
+            text.contains("noise floor   n/a (no signal: every sample is zero; digital silence"),
             "{text}"
         );
         assert!(text.contains("mean power    n/a"), "{text}");
@@ -78,7 +83,9 @@ fn all_zero_samples_have_no_floor_and_fail() {
         .collect::<Vec<_>>());
         assert_eq!(code, 1, "{text}");
         assert!(
-            text.contains("CLKIN         FAIL: clkin: reference tone too weak: no signal"),
+            text.contains(
+                "CLKIN         NOT MEASURED: not measured: every sample is digital silence"
+            ),
             "{text}"
         );
         for bad in ["-300", "inf", "NaN"] {

@@ -17,7 +17,10 @@ mod engine;
 mod source;
 
 use engine::{measure_dsp, run_engine};
-pub use source::{FileSource, NativeSource, ReadOutcome, SampleSource};
+pub use source::{
+    FileSource, NativeSource, ReadOutcome, SampleSource, Silence, SilentRun, LISTED_SILENT_RUNS,
+    MIN_SILENT_RUN,
+};
 
 use crate::dsp::{ClkinConfig, ClkinReport, ClockEvidence, Peak, WelchConfig};
 use crate::error::Result;
@@ -109,6 +112,11 @@ pub struct PsdTrace {
     pub db: Vec<f32>,
 }
 
+/// `true` for 0 (a count left out of the JSON when nothing was counted).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// dB levels as written: a number, or `null` for a point without power (−∞).
 fn levels_or_none<'de, D: serde::Deserializer<'de>>(
     d: D,
@@ -145,12 +153,18 @@ pub struct CaptureSummary {
     /// when an overflow's loss could not be counted.
     #[serde(default)]
     pub lost_samples: Option<u64>,
-    /// Gaps in the analysed stream: runs of lost samples with analysed samples on
-    /// both sides. No Welch segment spans a gap (the PSD is averaged over gap-free
+    /// Gaps in the analysed stream: runs of lost samples (or of a recording's
+    /// digital silence, `silent_samples`) with analysed samples on both sides. No Welch segment spans a gap (the PSD is averaged over gap-free
     /// segments only) and the coherent CLKIN estimate is not made when there is one
     /// (docs/reliability.md#7-lost-samples-and-gaps).
     #[serde(default)]
     pub gaps: u64,
+    /// Samples of digital silence a recording skipped: runs of samples exactly zero,
+    /// counted as received and never analysed (a run between analysed samples is a
+    /// gap; docs/reliability.md#8-digital-silence-in-a-recording). Absent when 0 (a
+    /// live stream never has any).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub silent_samples: u64,
     /// Samples received but skipped because the consumer was behind.
     pub dropped_samples: u64,
     /// Reads that timed out.

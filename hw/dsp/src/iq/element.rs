@@ -98,12 +98,31 @@ element!(F32Le, 4, true, 1.0, |b| f32::from_le_bytes([
 element!(F32Be, 4, true, 1.0, |b| f32::from_be_bytes([
     b[0], b[1], b[2], b[3]
 ]));
-element!(F64Le, 8, true, 1.0, |b| f64::from_le_bytes([
+element!(F64Le, 8, true, 1.0, |b| narrow(f64::from_le_bytes([
     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
-]) as f32);
-element!(F64Be, 8, true, 1.0, |b| f64::from_be_bytes([
+])));
+element!(F64Be, 8, true, 1.0, |b| narrow(f64::from_be_bytes([
     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
-]) as f32);
+])));
+
+/// A float64 value as float32. A value that is not zero stays not zero: one below
+/// float32's smallest (|v| < 1.4·10⁻⁴⁵) becomes that smallest value with its sign,
+/// so only an exact zero in the file reads as zero
+/// (docs/reliability.md#8-digital-silence-in-a-recording).
+#[inline(always)]
+fn narrow(v: f64) -> f32 {
+    let f = v as f32;
+    if f == 0.0 && v != 0.0 {
+        let tiny = f32::from_bits(1);
+        if v < 0.0 {
+            -tiny
+        } else {
+            tiny
+        }
+    } else {
+        f
+    }
+}
 
 /// A complex sample layout a receiver writes (SigMF 1.2 `core:datatype`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -272,6 +291,15 @@ impl Datatype {
         with_element!(self, E => E::CLIP)
     }
 
+    /// Whether a sample can be exactly zero: every signed and float layout; not the
+    /// unsigned ones, whose zero lies half a step between two values (cu8's 127.5).
+    pub fn has_exact_zero(self) -> bool {
+        !matches!(
+            self,
+            Self::Cu8 | Self::Cu16Le | Self::Cu16Be | Self::Cu32Le | Self::Cu32Be
+        )
+    }
+
     /// Whether values are floats (NaN and infinity are possible).
     pub fn is_float(self) -> bool {
         with_element!(self, E => E::FLOAT)
@@ -372,6 +400,23 @@ mod tests {
         }
         // Only a WAV stores 24-bit samples: a SigMF meta cannot name them.
         assert_eq!(Datatype::from_sigmf("ci24_le"), None);
+    }
+
+    /// A float64 value too small for float32 reads as its smallest value, never as
+    /// zero: only an exact zero in the file is a zero sample (digital silence).
+    #[test]
+    fn a_cf64_value_below_float32_is_not_read_as_zero() {
+        let mut b = 1e-50f64.to_le_bytes().to_vec();
+        b.extend((-1e-50f64).to_le_bytes());
+        let mut o = [Complex::new(1.0, 1.0)];
+        Datatype::Cf64Le.decode(&b, 1, 0, &mut o);
+        assert_eq!(o[0], Complex::new(f32::from_bits(1), -f32::from_bits(1)));
+        let mut b = 0.0f64.to_be_bytes().to_vec();
+        b.extend((-0.0f64).to_be_bytes());
+        Datatype::Cf64Be.decode(&b, 1, 0, &mut o);
+        assert_eq!((o[0].re, o[0].im), (0.0, 0.0));
+        assert!(Datatype::Ci8.has_exact_zero() && Datatype::Cf64Be.has_exact_zero());
+        assert!(!Datatype::Cu8.has_exact_zero() && !Datatype::Cu16Le.has_exact_zero());
     }
 
     /// Channel 1 of a 2-channel frame is its second sample.

@@ -29,6 +29,8 @@ pub(super) struct ReaderStats {
     pub(super) overflow_lost: u64,
     /// An overflow's lost samples could not be counted (no trusted stream times).
     pub(super) overflow_loss_unknown: bool,
+    /// Samples of digital silence a file skipped (counted as received, not analysed).
+    pub(super) silent: u64,
 }
 
 /// The reader thread: owns the source and reads only into pool buffers. A live
@@ -202,6 +204,10 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
                     self.lost();
                     last_alive = Instant::now();
                 }
+                Ok(ReadOutcome::Silence(_)) => {
+                    in_a_row = 0;
+                    last_alive = Instant::now();
+                }
                 Ok(ReadOutcome::Timeout) => {
                     self.st.timeouts += 1;
                     in_a_row += 1;
@@ -327,6 +333,20 @@ impl<'a, T: EngineSample, S: BlockSource<T>> Reader<'a, T, S> {
         };
         let want = target.len();
         let outcome = self.source.read_block(target, self.settings.timeout_us)?;
+        if let ReadOutcome::Silence(n) = outcome {
+            // Skipped, not lost: counted as received, analysed never, and the
+            // analysed stream breaks here as at a loss.
+            let n = n.min(left);
+            self.st.received += n;
+            self.st.silent += n;
+            if n > 0 {
+                self.lost();
+            }
+            if let Some(p) = self.progress {
+                p.store(self.st.received, Ordering::Relaxed);
+            }
+            return Ok(outcome);
+        }
         if let ReadOutcome::Samples(n) = outcome {
             let n = n.min(want);
             if n < want {

@@ -13,6 +13,20 @@ pub(super) fn judge(
     settings: &CaptureSettings,
     stats: &ReaderStats,
 ) -> ClkinReport {
+    if stats.silent > 0 && stats.silent == stats.received {
+        // A recording of nothing but digital silence: nothing was analysed, so
+        // nothing was measured (a FAIL would say the clock is wrong).
+        let cfg = c.config();
+        return ClkinReport::not_measured(
+            cfg.tone_hz,
+            cfg.tolerance_ppm,
+            format!(
+                "not measured: every sample is digital silence ({} samples exactly zero \
+                 skipped, none analysed)",
+                stats.silent
+            ),
+        );
+    }
     if stats.gaps > 0 {
         let cfg = c.config();
         return ClkinReport::not_measured(
@@ -47,7 +61,15 @@ fn lost_in_words(stats: &ReaderStats) -> String {
         1 => "1 gap".to_owned(),
         k => format!("{k} gaps"),
     };
+    let silent = format!(
+        "{} samples of digital silence skipped (docs/reliability.md#8-digital-silence-in-a-recording)",
+        stats.silent
+    );
     match lost_samples(stats) {
+        Some(0) if stats.silent > 0 => format!("the stream has {gaps}: {silent}"),
+        Some(n) if stats.silent > 0 => {
+            format!("the stream lost {n} samples and had {silent}, in {gaps}")
+        }
         Some(n) => format!("the stream lost {n} samples in {gaps}"),
         None => format!(
             "the stream had {gaps} ({} dropped samples, {} driver overflow(s) that lost an \
@@ -231,6 +253,7 @@ pub(super) fn summarize(f: Finished) -> CaptureSummary {
         overflow_lost_samples: (!f.stats.overflow_loss_unknown).then_some(f.stats.overflow_lost),
         lost_samples: lost_samples(&f.stats),
         gaps: f.stats.gaps,
+        silent_samples: f.stats.silent,
         dropped_samples: f.stats.dropped,
         timeouts: f.stats.timeouts,
         short_reads: f.stats.short_reads,

@@ -25,7 +25,7 @@ impl SampleSource for Timed {
                 let ns = (first as f64 / self.synth.fs * 1e9).round() as i64;
                 self.time = Some(self.base_ns + ns);
             }
-            ReadOutcome::Timeout => {}
+            ReadOutcome::Timeout | ReadOutcome::Silence(_) => {}
         }
         Ok(r)
     }
