@@ -85,6 +85,14 @@ impl AsRef<str> for TaskId {
     }
 }
 
+/// Whether two different task IDs or node names would name one folder on a
+/// case-insensitive file system (Windows, macOS; a checkout may be moved to
+/// one): equal but for ASCII letter case. Both are ASCII by their rules, so
+/// no Unicode case folding or normalisation can join two others.
+pub fn same_folder(a: &str, b: &str) -> bool {
+    a != b && a.eq_ignore_ascii_case(b)
+}
+
 /// The longest node name.
 pub const MAX_NODE_NAME_LEN: usize = 32;
 

@@ -54,6 +54,10 @@ fn target_nodes_are_node_names_each_once() {
         ("LAB-RX1,", "entry 2 is empty"),
         ("LAB-RX1, , LAB-RX2", "entry 2 is empty"),
         ("LAB-RX1, LAB-RX1", "node LAB-RX1 is listed twice"),
+        (
+            "LAB-RX1, lab-rx1",
+            "nodes LAB-RX1 and lab-rx1 differ only in letter case",
+        ),
         ("LAB RX1", "node name \"LAB RX1\" contains ' '"),
         (
             "LAB-RX1, lab/rx",

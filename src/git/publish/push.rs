@@ -4,7 +4,9 @@
 //! and the fetch–rebuild–retry loop after a lost race.
 use super::checks::{check_outgoing, check_outgoing_node};
 use super::local::{local_remote_path, push_local_cas};
-use super::tree::{build_commit, local_additions, result_at, set_rx_node, tracking_ref};
+use super::tree::{
+    build_commit, case_twin_at, local_additions, result_at, set_rx_node, tracking_ref,
+};
 use crate::exit::{bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks_for};
 use crate::git::refspec::PushRefspec;
@@ -512,6 +514,14 @@ fn after_loss(job: &PushJob, ours: Oid, retryable: bool, last: &str) -> Result<R
     if result_at(repo, &base, key)?.is_some() {
         return Err(refused(format!(
             "{RESULTS_DIR}/{key}/ appeared on the remote {} (commit {tip}) from another publisher; not overwritten",
+            spec.short()
+        )));
+    }
+    if let Some(other) = case_twin_at(repo, &base, key)? {
+        return Err(refused(format!(
+            "{other} appeared on the remote {} (commit {tip}) from another publisher and differs from \
+             {RESULTS_DIR}/{key}/ only in letter case: on a case-insensitive file system (Windows, macOS) they \
+             are one folder; not published",
             spec.short()
         )));
     }
