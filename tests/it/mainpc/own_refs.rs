@@ -180,6 +180,37 @@ fn nodes_on_refs_of_their_own_publish_at_once_and_the_main_pc_lists_every_layout
 /// result (named on both); a differing copy is a conflict, named, and the copy
 /// that landed later is listed; a folder of another node on a node's own branch
 /// is named and never listed.
+/// `rx-results/LAB-A` and `rx-results/lab-a` are one ref file on a
+/// case-insensitive file system: a fetch keeps one under the other's name.
+/// Neither is read; a warning names both; `rx-node` is still read.
+#[test]
+fn node_branches_differing_only_in_letter_case_are_named_and_not_read() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("CASE_REF_1", &[]);
+    done(&a, "CASE_REF_1");
+    expect_exit!(publish(&a, "CASE_REF_1"), 0);
+    for b in ["rx-results/LAB-A", "rx-results/lab-a"] {
+        git(
+            &a,
+            &["push", "-q", "origin", &format!("rx-node:refs/heads/{b}")],
+        );
+    }
+    let out = rxnode(&lab.main, &["--json", "results"], "");
+    expect_exit!(out, 0);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        se.contains("rx-results/LAB-A and rx-results/lab-a") && se.contains("only in letter case"),
+        "{}",
+        show(&out)
+    );
+    let l = json_of(&out);
+    let rows = l["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{l}");
+    assert_eq!(rows[0]["branch"], "rx-node", "{l}");
+    assert_eq!(rows[0]["also_on"], json!([]), "{l}");
+}
+
 #[test]
 fn a_result_on_both_layouts_is_listed_once_and_a_differing_copy_is_a_named_conflict() {
     let lab = Lab::new();
