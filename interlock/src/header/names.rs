@@ -97,7 +97,8 @@ pub fn same_folder(a: &str, b: &str) -> bool {
 pub const MAX_NODE_NAME_LEN: usize = 32;
 
 /// Check a node name (`rxnode node set-name`, `TARGET_NODES`): 1 to 32 of
-/// `A-Z a-z 0-9 _ -`; the error names the value.
+/// `A-Z a-z 0-9 _ -`, never a Windows device name (`CON`, `NUL`, `COM1`, …, any
+/// letter case); the error names the value.
 pub fn check_node_name(name: &str) -> Result<(), String> {
     let shown: String = name.chars().take(40).collect();
     if name.is_empty() {
@@ -115,6 +116,13 @@ pub fn check_node_name(name: &str) -> Result<(), String> {
     {
         return Err(format!(
             "node name {shown:?} contains {c:?}; only A-Z a-z 0-9 _ - are allowed"
+        ));
+    }
+    if let Some(dev) = windows_reserved(name) {
+        return Err(format!(
+            "node name {shown:?} is the Windows device name {dev}: on Windows its folder \
+             rx-results/<TASK_ID>/{name}/ and its branches rx-results/{name}, rx-status/{name} \
+             would open the device, not a file; choose another name"
         ));
     }
     Ok(())
