@@ -211,6 +211,34 @@ fn node_branches_differing_only_in_letter_case_are_named_and_not_read() {
     assert_eq!(rows[0]["also_on"], json!([]), "{l}");
 }
 
+/// A node on its own branch does not publish while the remote holds a branch
+/// only letter case tells from its own (`rx-results/lab-a` beside `LAB-A`):
+/// the main PC would read neither. Refused, naming both; nothing pushed.
+#[test]
+fn an_own_branch_differing_only_in_letter_case_from_another_is_not_published_to() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    set_own(&a);
+    lab.post("CASE_OWN_1", &[]);
+    done(&a, "CASE_OWN_1");
+    git(
+        &a,
+        &["push", "-q", "origin", "HEAD:refs/heads/rx-results/lab-a"],
+    );
+    let out = publish(&a, "CASE_OWN_1");
+    expect_exit!(out, 3);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        se.contains("rx-results/lab-a")
+            && se.contains("rx-results/LAB-A")
+            && se.contains("only in letter case"),
+        "{}",
+        show(&out)
+    );
+    let refs = git(&lab.origin, &["for-each-ref", "--format=%(refname)"]);
+    assert!(!refs.contains("rx-results/LAB-A"), "{refs}");
+}
+
 #[test]
 fn a_result_on_both_layouts_is_listed_once_and_a_differing_copy_is_a_named_conflict() {
     let lab = Lab::new();
