@@ -239,6 +239,37 @@ fn an_own_branch_differing_only_in_letter_case_from_another_is_not_published_to(
     assert!(!refs.contains("rx-results/LAB-A"), "{refs}");
 }
 
+/// A peer's `rx-results/case_list_1/LAB-A/` beside `rx-results/CASE_LIST_1/`
+/// on rx-node: both rows stay (the tree keeps them apart), and the listing
+/// names the pair as one folder on a case-insensitive checkout.
+#[test]
+fn results_folders_differing_only_in_letter_case_are_named_in_the_listing() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("CASE_LIST_1", &[]);
+    done(&a, "CASE_LIST_1");
+    expect_exit!(publish(&a, "CASE_LIST_1"), 0);
+    let hand = lab.clone_rx_node("hand");
+    let from = hand.join("rx-results/CASE_LIST_1/LAB-A");
+    let to = hand.join("rx-results/case_list_1/LAB-A");
+    std::fs::create_dir_all(&to).unwrap();
+    for f in std::fs::read_dir(&from).unwrap().flatten() {
+        std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+    }
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "copy"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    let l = fleet_listing(&lab.main);
+    assert_eq!(l["results"].as_array().unwrap().len(), 2, "{l}");
+    let tree_problems = l["problems"].to_string();
+    assert!(
+        tree_problems.contains(
+            "rx-results/CASE_LIST_1 and rx-results/case_list_1 differ only in letter case"
+        ),
+        "{tree_problems}"
+    );
+}
+
 #[test]
 fn a_result_on_both_layouts_is_listed_once_and_a_differing_copy_is_a_named_conflict() {
     let lab = Lab::new();
