@@ -23,6 +23,11 @@
 //!   as Git drops it; a line of 2048 bytes or more is ignored, as by Git;
 //! - a macro set on a path sets its attributes too, recursively.
 //!
+//! Only rules that can decide `filter` (naming it, or a macro that expands to
+//! it) are matched; each file is parsed once per process and each of those
+//! patterns compiled once; more than 4096 of them are an error (the check runs
+//! several times per command and must stay fast on a hostile file).
+//!
 //! Patterns are matched by the `ignore` crate's gitignore matcher, one rule at
 //! a time (an attribute pattern never matches the files inside a folder it
 //! names). A pattern that cannot be handed to it exactly (not UTF-8, a line
@@ -31,9 +36,11 @@
 //! is over 8 MiB or holds a NUL byte is an error naming it.
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// The largest attributes file read (a larger one is refused).
 const MAX_ATTR_FILE: u64 = 8 << 20;
@@ -61,18 +68,49 @@ enum Pattern {
     Glob(Gitignore),
     /// A pattern that cannot be read exactly: taken to match every path.
     Any,
+}
+
+/// A line's pattern as written (after Git's unquoting).
+enum Raw {
+    /// A path pattern, compiled when a rule that can touch `filter` needs it.
+    Path(Vec<u8>, OnceCell<Pattern>),
     /// `[attr]NAME`: a macro definition, no path.
     Macro(String),
 }
 
 struct Rule {
-    pattern: Pattern,
+    raw: Raw,
     states: Vec<(String, State)>,
 }
 
-/// One source's rules, in file order.
+/// One source's rules, in file order, patterns relative to `base`.
 struct Frame {
+    base: PathBuf,
     rules: Vec<Rule>,
+}
+
+/// At most this many path patterns that can touch `filter` are compiled per
+/// check (a larger set is refused: the check must stay fast on every start).
+const MAX_FILTER_RULES: usize = 4096;
+
+/// Git's attribute rules of one checkout, each file parsed once and each
+/// pattern compiled once across the paths and orders asked about.
+pub(crate) struct Attributes<'r> {
+    repo: &'r git2::Repository,
+    root: PathBuf,
+    icase: bool,
+    index: Option<git2::Index>,
+    global: Option<PathBuf>,
+    compiled: usize,
+}
+
+/// (file shown, base, macro_ok) → the bytes parsed and their rules.
+type Parsed = HashMap<(String, PathBuf, bool), Vec<(Vec<u8>, Rc<Frame>)>>;
+
+thread_local! {
+    /// Every attributes file parsed in this process (the trust root is checked
+    /// several times per command): parsed, and its patterns compiled, once.
+    static PARSED: RefCell<Parsed> = RefCell::new(HashMap::new());
 }
 
 /// Which copy of an in-tree `.gitattributes` is read first.
@@ -84,91 +122,180 @@ pub(crate) enum Order {
     IndexFirst,
 }
 
-/// The value Git gives `filter` on `rel` (relative to the work tree,
-/// `/`-separated): `Some(value)` when set (`"set"` for a bare `filter`),
-/// `None` when unset or unspecified; an error naming the file that cannot be
-/// read.
+impl<'r> Attributes<'r> {
+    /// The rules of `repo`'s work tree; an error when it has none.
+    pub(crate) fn of(repo: &'r git2::Repository) -> Result<Attributes<'r>, String> {
+        let root = repo
+            .workdir()
+            .ok_or("the repository has no work tree")?
+            .to_path_buf();
+        let config = repo.config().ok();
+        let icase = config
+            .as_ref()
+            .and_then(|c| c.get_bool("core.ignorecase").ok())
+            .unwrap_or(false);
+        let global = config
+            .as_ref()
+            .and_then(|c| c.get_path("core.attributesfile").ok())
+            .or_else(default_attributes_file);
+        Ok(Attributes {
+            repo,
+            root,
+            icase,
+            index: repo.index().ok(),
+            global,
+            compiled: 0,
+        })
+    }
+
+    fn frame(
+        &mut self,
+        name: String,
+        base: PathBuf,
+        macro_ok: bool,
+        bytes: Vec<u8>,
+    ) -> Result<Rc<Frame>, String> {
+        // The work tree's and the index's copies are usually the same bytes.
+        let key = (name, base, macro_ok);
+        let known = PARSED.with(|p| {
+            p.borrow()
+                .get(&key)
+                .and_then(|v| v.iter().find(|(b, _)| *b == bytes).map(|(_, f)| f.clone()))
+        });
+        if let Some(f) = known {
+            return Ok(f);
+        }
+        let f = Rc::new(parse(&key.0, &bytes, &key.1, macro_ok)?);
+        PARSED.with(|p| {
+            let mut p = p.borrow_mut();
+            let v = p.entry(key).or_default();
+            // Bounded: a file that keeps changing keeps only its last 4 versions.
+            if v.len() >= 4 {
+                v.remove(0);
+            }
+            v.push((bytes, f.clone()));
+        });
+        Ok(f)
+    }
+
+    /// The value Git gives `filter` on `rel` (relative to the work tree,
+    /// `/`-separated): `Some(value)` when set (`"set"` for a bare `filter`),
+    /// `None` when unset or unspecified; an error naming the file that cannot
+    /// be read.
+    pub(crate) fn filter_of(&mut self, rel: &str, order: Order) -> Result<Option<String>, String> {
+        let root = self.root.clone();
+        let mut frames =
+            vec![self.frame("built-in".into(), root.clone(), true, BUILTIN.to_vec())?];
+        if let Some(g) = self.global.clone() {
+            if let Some(bytes) = read_file(&g, false)? {
+                frames.push(self.frame(g.display().to_string(), root.clone(), true, bytes)?);
+            }
+        }
+        let parts: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
+        for depth in 0..parts.len() {
+            let dir: Vec<&str> = parts[..depth].to_vec();
+            let in_repo =
+                dir.iter().map(|d| format!("{d}/")).collect::<String>() + ".gitattributes";
+            let base: PathBuf = root.join(dir.iter().collect::<PathBuf>());
+            let file = base.join(".gitattributes");
+            let work = || read_file(&file, true);
+            let cached = || read_index(self.repo, self.index.as_ref(), &in_repo);
+            let bytes = match order {
+                Order::WorkTreeFirst => match work()? {
+                    Some(b) => Some(b),
+                    None => cached()?,
+                },
+                Order::IndexFirst => match cached()? {
+                    Some(b) => Some(b),
+                    None => work()?,
+                },
+            };
+            if let Some(bytes) = bytes {
+                frames.push(self.frame(in_repo, base, depth == 0, bytes)?);
+            }
+        }
+        let info = self.repo.commondir().join("info").join("attributes");
+        if let Some(bytes) = read_file(&info, false)? {
+            frames.push(self.frame(info.display().to_string(), root.clone(), true, bytes)?);
+        }
+        let path = root.join(parts.iter().collect::<PathBuf>());
+        let icase = self.icase;
+        Ok(
+            match resolve(&frames, &path, icase, &mut self.compiled)?.get("filter") {
+                Some(State::Set) => Some("set".to_owned()),
+                Some(State::Value(v)) => Some(v.clone()),
+                _ => None,
+            },
+        )
+    }
+}
+
+/// [`Attributes::filter_of`] for one path.
+#[cfg(test)]
 pub(crate) fn filter_of(
     repo: &git2::Repository,
     rel: &str,
     order: Order,
 ) -> Result<Option<String>, String> {
-    let root = repo
-        .workdir()
-        .ok_or("the repository has no work tree")?
-        .to_path_buf();
-    let config = repo.config().ok();
-    let icase = config
-        .as_ref()
-        .and_then(|c| c.get_bool("core.ignorecase").ok())
-        .unwrap_or(false);
-    let index = repo.index().ok();
-    let mut frames = vec![parse("built-in", BUILTIN, &root, icase, true)?];
-    let global = config
-        .as_ref()
-        .and_then(|c| c.get_path("core.attributesfile").ok())
-        .or_else(default_attributes_file);
-    if let Some(g) = global {
-        if let Some(bytes) = read_file(&g, false)? {
-            frames.push(parse(&g.display().to_string(), &bytes, &root, icase, true)?);
+    Attributes::of(repo)?.filter_of(rel, order)
+}
+
+/// The attributes whose state can decide `filter`: `filter` and every macro
+/// whose expansion (through other macros) names one of them.
+fn filter_relevant<'a>(macros: &HashMap<&'a str, &'a Rule>) -> Vec<&'a str> {
+    let mut r: Vec<&str> = vec!["filter"];
+    loop {
+        let before = r.len();
+        for (name, m) in macros {
+            if !r.contains(name) && m.states.iter().any(|(n, _)| r.contains(&n.as_str())) {
+                r.push(name);
+            }
+        }
+        if r.len() == before {
+            return r;
         }
     }
-    let parts: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
-    for depth in 0..parts.len() {
-        let dir: Vec<&str> = parts[..depth].to_vec();
-        let in_repo = dir.iter().map(|d| format!("{d}/")).collect::<String>() + ".gitattributes";
-        let base: PathBuf = root.join(dir.iter().collect::<PathBuf>());
-        let file = base.join(".gitattributes");
-        let work = || read_file(&file, true);
-        let cached = || read_index(repo, index.as_ref(), &in_repo);
-        let bytes = match order {
-            Order::WorkTreeFirst => match work()? {
-                Some(b) => Some(b),
-                None => cached()?,
-            },
-            Order::IndexFirst => match cached()? {
-                Some(b) => Some(b),
-                None => work()?,
-            },
-        };
-        if let Some(bytes) = bytes {
-            frames.push(parse(&in_repo, &bytes, &base, icase, depth == 0)?);
-        }
-    }
-    let info = repo.commondir().join("info").join("attributes");
-    if let Some(bytes) = read_file(&info, false)? {
-        frames.push(parse(
-            &info.display().to_string(),
-            &bytes,
-            &root,
-            icase,
-            true,
-        )?);
-    }
-    let path = root.join(parts.iter().collect::<PathBuf>());
-    Ok(match resolve(&frames, &path).get("filter") {
-        Some(State::Set) => Some("set".to_owned()),
-        Some(State::Value(v)) => Some(v.clone()),
-        _ => None,
-    })
 }
 
 /// Git's fill: highest source first, last line first; an attribute keeps the
-/// first state given to it; a macro set to true sets its own attributes.
-fn resolve(frames: &[Frame], path: &Path) -> HashMap<String, State> {
+/// first state given to it; a macro set to true sets its own attributes. Only
+/// rules that name an attribute able to decide `filter` are matched (others
+/// cannot change it); their patterns are compiled here, at most
+/// [`MAX_FILTER_RULES`] in all.
+fn resolve(
+    frames: &[Rc<Frame>],
+    path: &Path,
+    icase: bool,
+    compiled: &mut usize,
+) -> Result<HashMap<String, State>, String> {
     let mut macros: HashMap<&str, &Rule> = HashMap::new();
     for f in frames.iter().rev() {
         for r in f.rules.iter().rev() {
-            if let Pattern::Macro(name) = &r.pattern {
+            if let Raw::Macro(name) = &r.raw {
                 macros.entry(name.as_str()).or_insert(r);
             }
         }
     }
+    let relevant = filter_relevant(&macros);
     let mut out = HashMap::new();
     for f in frames.iter().rev() {
         for r in f.rules.iter().rev() {
-            let hit = match &r.pattern {
-                Pattern::Macro(_) => false,
+            let Raw::Path(pat, cell) = &r.raw else {
+                continue;
+            };
+            if !r.states.iter().any(|(n, _)| relevant.contains(&n.as_str())) {
+                continue;
+            }
+            if cell.get().is_none() {
+                *compiled += 1;
+                if *compiled > MAX_FILTER_RULES {
+                    return Err(format!(
+                        "the attribute rules hold more than {MAX_FILTER_RULES} patterns that can set \
+                         `filter` (directly or through a macro): not checked"
+                    ));
+                }
+            }
+            let hit = match cell.get_or_init(|| glob(&f.base, pat, icase)) {
                 Pattern::Any => true,
                 Pattern::Glob(g) => matches!(g.matched(path, false), Match::Ignore(_)),
             };
@@ -177,7 +304,7 @@ fn resolve(frames: &[Frame], path: &Path) -> HashMap<String, State> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 fn fill<'a>(
@@ -377,13 +504,7 @@ fn state_of(tok: &[u8]) -> Option<(String, State)> {
 
 /// Parse the attributes file `name`, patterns relative to `base` (absolute);
 /// `macro_ok` for a top-level one.
-fn parse(
-    name: &str,
-    bytes: &[u8],
-    base: &Path,
-    icase: bool,
-    macro_ok: bool,
-) -> Result<Frame, String> {
+fn parse(name: &str, bytes: &[u8], base: &Path, macro_ok: bool) -> Result<Frame, String> {
     if bytes.contains(&0) {
         return Err(format!(
             "{name} holds a NUL byte: its attribute rules cannot be checked"
@@ -396,15 +517,18 @@ fn parse(
         if line.len() >= MAX_LINE {
             continue;
         }
-        if let Some(rule) = parse_line(base, line, icase, macro_ok) {
+        if let Some(rule) = parse_line(line, macro_ok) {
             rules.push(rule);
         }
     }
-    Ok(Frame { rules })
+    Ok(Frame {
+        base: base.to_path_buf(),
+        rules,
+    })
 }
 
 /// One line as Git's `parse_attr_line` reads it; `None`: no rule.
-fn parse_line(base: &Path, line: &[u8], icase: bool, macro_ok: bool) -> Option<Rule> {
+fn parse_line(line: &[u8], macro_ok: bool) -> Option<Rule> {
     let cp = skip_blank(line);
     if cp.is_empty() || cp[0] == b'#' {
         return None;
@@ -423,18 +547,18 @@ fn parse_line(base: &Path, line: &[u8], icase: bool, macro_ok: bool) -> Option<R
         states.push(state_of(tok)?);
         rest = skip_blank(after);
     }
-    let pattern = if pat.len() > 6 && pat.starts_with(b"[attr]") {
+    let raw = if pat.len() > 6 && pat.starts_with(b"[attr]") {
         if !macro_ok || !attr_name_ok(&pat[6..]) {
             return None;
         }
-        Pattern::Macro(String::from_utf8_lossy(&pat[6..]).into_owned())
+        Raw::Macro(String::from_utf8_lossy(&pat[6..]).into_owned())
     } else {
         if pat.first() == Some(&b'!') {
             return None;
         }
-        glob(base, &pat, icase)
+        Raw::Path(pat, OnceCell::new())
     };
-    Some(Rule { pattern, states })
+    Some(Rule { raw, states })
 }
 
 /// Git's path pattern `pat` as a one-rule gitignore matcher; [`Pattern::Any`]

@@ -312,7 +312,7 @@ fn visible_finding(repo: &Repository) -> Option<Finding> {
 /// (gitattributes.rs, which reads a quoted pattern as Git does), in both
 /// orders Git reads a `.gitattributes`, and of libgit2's.
 fn filter_finding(repo: &Repository) -> Option<Finding> {
-    use super::gitattributes::{filter_of, Order};
+    use super::gitattributes::{Attributes, Order};
     let probe = [
         ".local/rxnode-policy.json",
         ".local/rx_agent_state.json",
@@ -320,9 +320,21 @@ fn filter_finding(repo: &Repository) -> Option<Finding> {
         ".local/rx_agent_outbox/X/TASK.md",
     ];
     const FIX: &str = "remove the rule: no Git filter may touch node-local files";
+    let cannot = |p: &str, e: String| {
+        Some(Finding::new(
+            format!("cannot tell whether a Git filter applies to {p}: {e}"),
+            "fix or remove the attributes file named",
+        ))
+    };
+    let mut attrs = match Attributes::of(repo) {
+        Ok(a) => a,
+        // No work tree: worktree_finding says so.
+        Err(_) if repo.workdir().is_none() => return None,
+        Err(e) => return cannot(probe[0], e),
+    };
     probe.into_iter().find_map(|p| {
         for order in [Order::WorkTreeFirst, Order::IndexFirst] {
-            match filter_of(repo, p, order) {
+            match attrs.filter_of(p, order) {
                 Ok(Some(f)) => {
                     return Some(Finding::new(
                         format!("a .gitattributes rule sets filter={f} for {p}"),
@@ -330,12 +342,7 @@ fn filter_finding(repo: &Repository) -> Option<Finding> {
                     ))
                 }
                 Ok(None) => {}
-                Err(e) => {
-                    return Some(Finding::new(
-                        format!("cannot tell whether a Git filter applies to {p}: {e}"),
-                        "fix or remove the attributes file named",
-                    ))
-                }
+                Err(e) => return cannot(p, e),
             }
         }
         match repo.get_attr(

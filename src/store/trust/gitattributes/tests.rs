@@ -251,3 +251,29 @@ fn c_quoted_patterns_unquote_as_in_git() {
     assert_eq!(unquote_c(b"\"open"), None);
     assert_eq!(unquote_c(b"plain"), None);
 }
+
+/// Only rules that can decide `filter` are matched: 100 000 other rules leave
+/// the answer to the one that can; more than 4096 that can are refused (the
+/// check runs several times per command and must stay fast).
+#[test]
+fn only_filter_rules_are_compiled_and_too_many_are_refused() {
+    let mut many = String::new();
+    for i in 0..100_000 {
+        many.push_str(&format!("docs/f{i}.bin -text diff\n"));
+    }
+    many.push_str("\".local/**\" filter=last\n");
+    let d = lab(many.as_bytes(), None, None);
+    let repo = git2::Repository::open(d.path()).unwrap();
+    let t0 = std::time::Instant::now();
+    let got = filter_of(&repo, ".local/rxnode-policy.json", Order::WorkTreeFirst).unwrap();
+    assert_eq!(got.as_deref(), Some("last"));
+    assert!(t0.elapsed().as_secs_f64() < 5.0, "{:?}", t0.elapsed());
+    let mut flood = String::new();
+    for i in 0..5000 {
+        flood.push_str(&format!("docs/f{i}.bin filter=x\n"));
+    }
+    let d = lab(flood.as_bytes(), None, None);
+    let repo = git2::Repository::open(d.path()).unwrap();
+    let e = filter_of(&repo, ".local/rxnode-policy.json", Order::WorkTreeFirst).unwrap_err();
+    assert!(e.contains("more than 4096"), "{e}");
+}
