@@ -104,8 +104,9 @@ pub(crate) struct Attributes<'r> {
     compiled: usize,
 }
 
-/// (file shown, base, macro_ok) → the bytes parsed and their rules.
-type Parsed = HashMap<(String, PathBuf, bool), Vec<(Vec<u8>, Rc<Frame>)>>;
+/// (file shown, base, macro_ok, core.ignoreCase, which the compiled patterns
+/// follow) → the bytes parsed and their rules.
+type Parsed = HashMap<(String, PathBuf, bool, bool), Vec<(Vec<u8>, Rc<Frame>)>>;
 
 thread_local! {
     /// Every attributes file parsed in this process (the trust root is checked
@@ -156,7 +157,7 @@ impl<'r> Attributes<'r> {
         bytes: Vec<u8>,
     ) -> Result<Rc<Frame>, String> {
         // The work tree's and the index's copies are usually the same bytes.
-        let key = (name, base, macro_ok);
+        let key = (name, base, macro_ok, self.icase);
         let known = PARSED.with(|p| {
             p.borrow()
                 .get(&key)

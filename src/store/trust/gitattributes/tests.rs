@@ -277,3 +277,22 @@ fn only_filter_rules_are_compiled_and_too_many_are_refused() {
     let e = filter_of(&repo, ".local/rxnode-policy.json", Order::WorkTreeFirst).unwrap_err();
     assert!(e.contains("more than 4096"), "{e}");
 }
+
+/// `core.ignoreCase` makes every attribute pattern case-insensitive, as in Git.
+#[test]
+fn ignore_case_config_folds_attribute_patterns_as_in_git() {
+    for root in [
+        &b".LOCAL/** filter=upper\n"[..],
+        b"\"*.JSON\" filter=json\n",
+    ] {
+        let d = lab(root, None, None);
+        let repo = git2::Repository::open(d.path()).unwrap();
+        repo.config()
+            .unwrap()
+            .set_bool("core.ignorecase", true)
+            .unwrap();
+        let git = git_says(d.path(), false);
+        assert!(git[0].is_some(), "{git:?}");
+        assert_eq!(ours(d.path(), Order::WorkTreeFirst), git);
+    }
+}
