@@ -296,3 +296,20 @@ fn ignore_case_config_folds_attribute_patterns_as_in_git() {
         assert_eq!(ours(d.path(), Order::WorkTreeFirst), git);
     }
 }
+
+/// Git ignores an attributes line of 2048 bytes or more; one byte shorter counts.
+#[test]
+fn overlong_attribute_lines_are_ignored_as_in_git() {
+    for pad in [2026usize, 2027] {
+        let line = format!(".local/**{} filter=long\n", " ".repeat(pad));
+        let d = lab(line.as_bytes(), None, None);
+        let git = git_says(d.path(), false);
+        assert_eq!(git[0].is_some(), line.len() - 1 < 2048, "{git:?}");
+        assert_eq!(
+            ours(d.path(), Order::WorkTreeFirst),
+            git,
+            "line of {} bytes",
+            line.len() - 1
+        );
+    }
+}
