@@ -61,7 +61,8 @@ impl Finding {
 /// Whether a path's first component names `.local` on some file system a
 /// checkout may live on (a commit names it, the file system picks the folder):
 /// any letter case (`.LOCAL`: Windows, macOS); with trailing dots or spaces
-/// (`.local.`: Win32 drops them); as a Windows 8.3 short name (`LOCAL~1`, or
+/// (`.local.`: Win32 drops them) or an NTFS stream (`.local::$INDEX_ALLOCATION`);
+/// as a Windows 8.3 short name (`LOCAL~1`, or
 /// the hashed form `LOxxxx~N` after four); with code points HFS+ ignores
 /// (U+200C–U+200F, U+202A–U+202E, U+206A–U+206F, U+FEFF: `.lo\u{200c}cal`).
 /// The rule, not the file system this runs on, decides: a checkout may be
@@ -72,6 +73,8 @@ pub(super) fn under_local(path: &[u8]) -> bool {
         .chars()
         .filter(|&c| !hfs_ignored(c))
         .collect();
+    // NTFS: `NAME:STREAM` (`.local::$INDEX_ALLOCATION`) is the folder NAME.
+    let name = name.split(':').next().unwrap_or_default();
     let name = name.trim_end_matches(['.', ' ']);
     if name.eq_ignore_ascii_case(".local") {
         return true;
@@ -226,6 +229,8 @@ mod tests {
             ".lo\u{200c}cal/x",
             "\u{feff}.local/x",
             ".local\u{206a}./x",
+            ".local::$INDEX_ALLOCATION/x",
+            "LOCAL~1:$DATA",
         ] {
             assert!(under_local(name.as_bytes()), "{name:?}");
         }
@@ -238,6 +243,7 @@ mod tests {
             "docs/LOCAL~1/x",
             ".lo\u{200b}cal/x",
             "..local/x",
+            "x:.local/y",
         ] {
             assert!(!under_local(name.as_bytes()), "{name:?}");
         }
