@@ -4,7 +4,7 @@
 //! module can push, with the same credentials and host-key rules as `publish`.
 use super::snapshot::STATUS_FILE;
 use crate::git::ops::{redact, remote_callbacks, set_timeouts};
-use crate::git::refspec::StatusRefspec;
+use crate::git::refspec::{StatusRefspec, STATUS_REF_PREFIX};
 use anyhow::{anyhow, Context, Result};
 use git2::{Oid, Repository};
 
@@ -113,6 +113,28 @@ fn push_specs(
             .and_then(|h| crate::git::ops::oversized_advertised(repo, h))
         {
             return Err(anyhow!("status push to {shown} refused: {}", redact(&why)));
+        }
+        // Another node's `rx-status/<name>` that only letter case tells from
+        // this node's is one ref file on a Windows or macOS main PC, which then
+        // reads neither.
+        let own = spec
+            .remote_ref()
+            .strip_prefix(STATUS_REF_PREFIX)
+            .unwrap_or_default();
+        if let Some(twin) = conn.list().ok().and_then(|heads| {
+            heads.iter().find_map(|h| {
+                h.name()
+                    .strip_prefix(STATUS_REF_PREFIX)
+                    .filter(|n| rxnode_interlock::same_folder(n, own))
+                    .map(str::to_owned)
+            })
+        }) {
+            return Err(anyhow!(
+                "status push to {shown} refused: the remote has rx-status/{twin}, which differs from this \
+                 node's rx-status/{own} only in letter case; on a case-insensitive file system (a Windows or \
+                 macOS main PC) they are one ref, so the main PC reads neither — give this node a name that \
+                 differs by more than letter case, or have rx-status/{twin} removed"
+            ));
         }
         conn.remote().push(specs, Some(&mut opts))
     };

@@ -7,7 +7,7 @@ use crate::store::ledger::{self, Entry, Event, Refusal};
 use crate::store::state::{self, PollRecord, RejectedText, TaskRecord, TaskStatus};
 use anyhow::Result;
 use git2::Oid;
-use rxnode_interlock::{lenient_task_id, sha256_hex, Issue, ValidTask};
+use rxnode_interlock::{lenient_task_id, same_folder, sha256_hex, Issue, ValidTask};
 
 impl Flow<'_> {
     pub(super) fn record_poll(&mut self, result: &str, ok: bool) -> Result<()> {
@@ -187,6 +187,8 @@ impl Flow<'_> {
                 return Ok(Verdict::Pending(id));
             }
             pending = true;
+        } else if let Some(other) = st.tasks.keys().find(|k| same_folder(k, &id)) {
+            return self.refuse_case_twin(&id, other, &sha, &commit_s);
         }
         if let Some(why) = not_for_this_node(&self.paths.repo, &task) {
             self.record_not_for_us(&task, &commit_s, &why)?;
@@ -390,6 +392,24 @@ impl Flow<'_> {
         state::update(&self.paths, |s| {
             s.queue.order.retain(|i| i != task.id().as_str());
             Ok(())
+        })
+    }
+
+    /// A new ID that only the letter case tells from a known one: on a
+    /// case-insensitive file system (Windows, macOS) both name one outbox, one
+    /// `rx_iq/` folder and one `rx-results/` folder.
+    fn refuse_case_twin(&self, id: &str, known: &str, sha: &str, commit: &str) -> Result<Verdict> {
+        let reason = format!(
+            "REFUSED: task {id} differs from the known task {known} only in letter case: on a case-insensitive \
+             file system (Windows, macOS) both would use one folder (.local/rx_agent_outbox/{known}/, \
+             .local/rx_iq/{known}/, rx-results/{known}/), so one task's results could overwrite or pass for the \
+             other's; post it under a TASK_ID that differs by more than letter case — not prompted"
+        );
+        let new = self.reject_text("refused", sha, Some(id), commit, &reason)?;
+        Ok(Verdict::Refused {
+            id: Some(id.to_owned()),
+            reason,
+            written: new.then_some("refused"),
         })
     }
 

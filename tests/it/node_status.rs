@@ -225,6 +225,38 @@ fn a_killed_watcher_turns_stale_within_three_intervals_and_silent_after_ten() {
     assert_eq!(n["watcher"], "running", "{n}");
 }
 
+/// A remote branch `rx-status/case-rx` beside this node's `rx-status/CASE-RX`
+/// is one ref on a Windows or macOS main PC: the status push is refused with
+/// the reason (in `rx_status_push.json`), and nothing is pushed.
+#[test]
+fn a_status_branch_differing_only_in_letter_case_from_another_is_not_pushed() {
+    let lab = Lab::new();
+    name(&lab, "CASE-RX");
+    set_status_policy(&lab, 0.2);
+    let head = lab.main_head();
+    git(
+        &lab.origin,
+        &["update-ref", "refs/heads/rx-status/case-rx", &head],
+    );
+    let w = Watcher::start(lab.rxnode(), "0.5");
+    let rec = wait_for(Duration::from_secs(30), || {
+        let r: Value =
+            serde_json::from_slice(&std::fs::read(lab.local().join("rx_status_push.json")).ok()?)
+                .ok()?;
+        (r["failures_in_a_row"].as_u64()? >= 2).then_some(r)
+    });
+    drop(w);
+    let rec = rec.expect("two refused status pushes within 30 s");
+    let why = rec["last_error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("rx-status/case-rx")
+            && why.contains("rx-status/CASE-RX")
+            && why.contains("only in letter case"),
+        "{rec}"
+    );
+    assert!(published(&lab.origin, "CASE-RX").is_none());
+}
+
 /// After 100 heartbeats the status branch holds exactly one parentless commit
 /// with STATUS.json alone, and no other ref was ever pushed; `rxnode status`
 /// shows the last push.

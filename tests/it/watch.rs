@@ -28,6 +28,35 @@ fn stopped_within_2_s(child: &mut std::process::Child) -> std::process::ExitStat
     }
 }
 
+/// `T_CASE` and `t_case` name one outbox, one `rx_iq/` folder and one
+/// `rx-results/` folder on a case-insensitive file system: the second is
+/// refused when examined, naming both IDs, never prompted, and the first's
+/// outbox stays its own.
+#[test]
+fn a_task_id_differing_only_in_letter_case_is_refused() {
+    let lab = Lab::new();
+    let first = Lab::task("T_CASE", &lab.main_head(), &[]);
+    lab.post(&first);
+    expect_exit!(lab.watch_once("a\n"), 0);
+    let second = Lab::task("t_case", &lab.main_head(), &[]);
+    lab.post(&second);
+    let out = lab.watch_once("a\n");
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!all.contains(PROMPT), "{all}");
+    assert!(
+        all.contains("t_case") && all.contains("T_CASE") && all.contains("only in letter case"),
+        "{all}"
+    );
+    let st = lab.state();
+    assert!(st["tasks"].get("t_case").is_none(), "{st}");
+    assert_eq!(st["tasks"]["T_CASE"]["status"], "approved");
+    assert_eq!(
+        std::fs::read(lab.local().join("rx_agent_outbox/T_CASE/TASK.md")).unwrap(),
+        first.as_bytes()
+    );
+    assert!(!lab.local().join("rx_agent_outbox/t_case").exists());
+}
+
 #[test]
 fn approve_writes_outbox_and_is_not_prompted_again() {
     let lab = Lab::new();

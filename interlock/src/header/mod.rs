@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 mod names;
 mod schema;
 
-pub use names::{check_node_name, TaskId, MAX_NODE_NAME_LEN};
+pub use names::{check_node_name, same_folder, TaskId, MAX_NODE_NAME_LEN};
 pub(crate) use schema::header_schema;
 
 /// What a task allows to be pushed.
@@ -379,6 +379,12 @@ fn target_nodes(seen: &Seen<'_>, issues: &mut Vec<Issue>) -> Option<Option<Vec<S
             ok = false;
         } else if names.iter().any(|n| n == name) {
             bad(format!("node {name} is listed twice"));
+            ok = false;
+        } else if let Some(n) = names.iter().find(|n| same_folder(n, name)) {
+            bad(format!(
+                "nodes {n} and {name} differ only in letter case: on a case-insensitive file system \
+                 (Windows, macOS) their results share one folder rx-results/<TASK_ID>/{n}/"
+            ));
             ok = false;
         } else {
             names.push(name.to_owned());

@@ -85,11 +85,20 @@ impl AsRef<str> for TaskId {
     }
 }
 
+/// Whether two different task IDs or node names would name one folder on a
+/// case-insensitive file system (Windows, macOS; a checkout may be moved to
+/// one): equal but for ASCII letter case. Both are ASCII by their rules, so
+/// no Unicode case folding or normalisation can join two others.
+pub fn same_folder(a: &str, b: &str) -> bool {
+    a != b && a.eq_ignore_ascii_case(b)
+}
+
 /// The longest node name.
 pub const MAX_NODE_NAME_LEN: usize = 32;
 
 /// Check a node name (`rxnode node set-name`, `TARGET_NODES`): 1 to 32 of
-/// `A-Z a-z 0-9 _ -`; the error names the value.
+/// `A-Z a-z 0-9 _ -`, never a Windows device name (`CON`, `NUL`, `COM1`, …, any
+/// letter case); the error names the value.
 pub fn check_node_name(name: &str) -> Result<(), String> {
     let shown: String = name.chars().take(40).collect();
     if name.is_empty() {
@@ -107,6 +116,13 @@ pub fn check_node_name(name: &str) -> Result<(), String> {
     {
         return Err(format!(
             "node name {shown:?} contains {c:?}; only A-Z a-z 0-9 _ - are allowed"
+        ));
+    }
+    if let Some(dev) = windows_reserved(name) {
+        return Err(format!(
+            "node name {shown:?} is the Windows device name {dev}: on Windows its folder \
+             rx-results/<TASK_ID>/{name}/ and its branches rx-results/{name}, rx-status/{name} \
+             would open the device, not a file; choose another name"
         ));
     }
     Ok(())

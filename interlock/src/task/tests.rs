@@ -54,18 +54,39 @@ fn target_nodes_are_node_names_each_once() {
         ("LAB-RX1,", "entry 2 is empty"),
         ("LAB-RX1, , LAB-RX2", "entry 2 is empty"),
         ("LAB-RX1, LAB-RX1", "node LAB-RX1 is listed twice"),
+        (
+            "LAB-RX1, lab-rx1",
+            "nodes LAB-RX1 and lab-rx1 differ only in letter case",
+        ),
         ("LAB RX1", "node name \"LAB RX1\" contains ' '"),
         (
             "LAB-RX1, lab/rx",
             "entry 2: node name \"lab/rx\" contains '/'",
         ),
         (&"x".repeat(33), "at most 32"),
+        ("LAB-RX1, con", "is the Windows device name CON"),
+        ("Lpt9", "is the Windows device name LPT9"),
     ] {
         let e = errs(&render(&set(green(), "TARGET_NODES", Some(value)), ""));
         has(&e, Some(11), Some("TARGET_NODES"), needle);
     }
     for ok_name in ["LAB-RX2", "a", "rx_1", &"x".repeat(32)] {
         assert!(crate::check_node_name(ok_name).is_ok(), "{ok_name}");
+    }
+}
+
+/// A node name is a folder and a branch name on every node and main PC, some
+/// on Windows: a device name is refused in any letter case, as for task IDs.
+#[test]
+fn windows_device_names_are_not_node_names() {
+    for bad in [
+        "CON", "con", "Prn", "AUX", "nul", "COM0", "com9", "LPT1", "lpt9",
+    ] {
+        let e = crate::check_node_name(bad).unwrap_err();
+        assert!(e.contains("Windows device name"), "{bad}: {e}");
+    }
+    for ok in ["CONSOLE", "COM10", "LPT", "NUL-1", "AUX_2", "xCON"] {
+        assert!(crate::check_node_name(ok).is_ok(), "{ok}");
     }
 }
 

@@ -31,8 +31,9 @@ use prepared::Prepared;
 use push::{fetch_rx_node, push_with_retry, PushJob};
 use resume::{own_unrecorded, push_pending, resume};
 use tree::{
-    also_pushed, build_commit, commit_message, plan_base, refuse_if_rx_node_checked_out, result_at,
-    result_subtree, same_result, set_rx_node, signature, BasePlan, Tips,
+    also_pushed, build_commit, case_twin_at, commit_message, plan_base,
+    refuse_if_rx_node_checked_out, result_at, result_subtree, same_result, set_rx_node, signature,
+    BasePlan, Tips,
 };
 
 use crate::context::Ctx;
@@ -233,15 +234,27 @@ fn refuse_existing(
             prep.node
         ))
     };
+    let twin = |at: String, other: String| {
+        refused(format!(
+            "{RESULTS_DIR}/{key}/ and {other} on {} (commit {at}) differ only in letter case: on a \
+             case-insensitive file system (Windows, macOS) they are one folder, so one result would overwrite \
+             or pass for the other; not published (a task ID or node name must differ by more than letter case)",
+            spec.short()
+        ))
+    };
+    let mut commits = Vec::new();
     if let Some(base) = &plan.base {
-        if result_at(repo, base, &key)?.is_some() {
-            return Err(exists(base.id().to_string()));
-        }
+        commits.push(base.clone());
     }
     for t in [tips.local, tips.tracking].into_iter().flatten() {
-        let c = repo.find_commit(t)?;
-        if result_at(repo, &c, &key)?.is_some() {
-            return Err(exists(t.to_string()));
+        commits.push(repo.find_commit(t)?);
+    }
+    for c in &commits {
+        if result_at(repo, c, &key)?.is_some() {
+            return Err(exists(c.id().to_string()));
+        }
+        if let Some(other) = case_twin_at(repo, c, &key)? {
+            return Err(twin(c.id().to_string(), other));
         }
     }
     Ok(())

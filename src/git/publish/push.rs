@@ -4,7 +4,9 @@
 //! and the fetch–rebuild–retry loop after a lost race.
 use super::checks::{check_outgoing, check_outgoing_node};
 use super::local::{local_remote_path, push_local_cas};
-use super::tree::{build_commit, local_additions, result_at, set_rx_node, tracking_ref};
+use super::tree::{
+    build_commit, case_twin_at, local_additions, result_at, set_rx_node, tracking_ref,
+};
 use crate::exit::{bad_input, refused};
 use crate::git::ops::{redact, remote_callbacks_for};
 use crate::git::refspec::PushRefspec;
@@ -302,6 +304,31 @@ fn fetch_once(
             push.short()
         ))));
     }
+    if let Some(own) = push.branch().strip_prefix("refs/heads/rx-results/") {
+        // The remote's branches, as advertised to this fetch: another node's
+        // `rx-results/<name>` that only letter case tells from this node's is
+        // one ref file on a case-insensitive file system (a Windows or macOS
+        // main PC keeps neither).
+        let heads = r.list().map_err(|e| {
+            FetchError::Failed(anyhow::anyhow!(
+                "cannot list the branches of {}: {}",
+                r.url().map(redact).unwrap_or_default(),
+                e.message()
+            ))
+        })?;
+        if let Some(twin) = heads
+            .iter()
+            .filter_map(|h| h.name().strip_prefix("refs/heads/rx-results/"))
+            .find(|n| rxnode_interlock::same_folder(n, own))
+        {
+            return Err(FetchError::Failed(crate::exit::refused(format!(
+                "the remote has a branch rx-results/{twin}, which differs from this node's rx-results/{own} only \
+                 in letter case: on a case-insensitive file system (a Windows or macOS main PC) they are one \
+                 ref, so the main PC reads neither; not published — give this node a name that differs by \
+                 more than letter case (`rxnode node set-name`), or have rx-results/{twin} removed"
+            ))));
+        }
+    }
     match repo.refname_to_id(&tracking) {
         Ok(o) => Ok(Some(o)),
         Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
@@ -512,6 +539,14 @@ fn after_loss(job: &PushJob, ours: Oid, retryable: bool, last: &str) -> Result<R
     if result_at(repo, &base, key)?.is_some() {
         return Err(refused(format!(
             "{RESULTS_DIR}/{key}/ appeared on the remote {} (commit {tip}) from another publisher; not overwritten",
+            spec.short()
+        )));
+    }
+    if let Some(other) = case_twin_at(repo, &base, key)? {
+        return Err(refused(format!(
+            "{other} appeared on the remote {} (commit {tip}) from another publisher and differs from \
+             {RESULTS_DIR}/{key}/ only in letter case: on a case-insensitive file system (Windows, macOS) they \
+             are one folder; not published",
             spec.short()
         )));
     }

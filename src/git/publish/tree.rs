@@ -233,6 +233,40 @@ fn results_tree<'r>(repo: &'r Repository, c: &Commit) -> Result<Option<git2::Tre
     Ok(Some(repo.find_tree(e.id())?))
 }
 
+/// A folder in a commit that only letter case tells from the result `key`'s
+/// (`rx-results/<id>/` or `rx-results/<id>/<node>/`): on a case-insensitive
+/// file system (Windows, macOS) a checkout of both is one folder, and one
+/// result overwrites or passes for the other. Only the names of
+/// `rx-results/` and of the matching `<id>/` folders are read.
+pub(super) fn case_twin_at(repo: &Repository, c: &Commit, key: &str) -> Result<Option<String>> {
+    let (id, node) = match key.split_once('/') {
+        Some((i, n)) => (i, Some(n)),
+        None => (key, None),
+    };
+    let Some(rt) = results_tree(repo, c)? else {
+        return Ok(None);
+    };
+    for e in rt.iter() {
+        let Some(name) = e.name() else { continue };
+        if rxnode_interlock::same_folder(name, id) {
+            return Ok(Some(format!("{RESULTS_DIR}/{name}/")));
+        }
+        if name != id {
+            continue;
+        }
+        let Some(node) = node else { continue };
+        let Ok(idtree) = repo.find_tree(e.id()) else {
+            continue;
+        };
+        for f in idtree.iter() {
+            if let Some(n) = f.name().filter(|n| rxnode_interlock::same_folder(n, node)) {
+                return Ok(Some(format!("{RESULTS_DIR}/{name}/{n}/")));
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// The results of one task ID in a commit, read by path (`rx-results/<id>/`
 /// only): key → tree id, keyed as [`result_entries`] keys them.
 pub(super) fn id_entries(repo: &Repository, c: &Commit, id: &str) -> Result<BTreeMap<String, Oid>> {

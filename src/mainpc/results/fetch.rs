@@ -7,7 +7,7 @@ use super::text::shown;
 use crate::git::ops::{redact, remote_callbacks, set_timeouts};
 use anyhow::{anyhow, Context, Result};
 use git2::{ErrorCode, Oid, Repository};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 /// Fetch the remote's `refs/heads/rx-node` into [`PRIVATE_REF`] (forced: it is
@@ -94,11 +94,62 @@ pub(super) fn fetch_private(
             redact(&url)
         )));
     }
-    adopt(repo, &OWN)?;
+    // The branches the remote advertised (kept after the fetch disconnects):
+    // two node names that differ only in letter case are one ref file on a
+    // case-insensitive file system, so neither is read.
+    let advertised: Vec<String> = rem
+        .list()
+        .map_err(|e| {
+            anyhow!(
+                "cannot list the branches of {}: {}",
+                redact(&url),
+                redact(e.message())
+            )
+        })?
+        .iter()
+        .map(|h| h.name().to_owned())
+        .collect();
+    adopt(repo, &OWN, &advertised)?;
     if with_status {
-        adopt(repo, &STATUS)?;
+        adopt(repo, &STATUS, &advertised)?;
     }
     read_private(repo)
+}
+
+/// The node names of `fam`'s branches among `advertised` that another
+/// advertised branch of `fam` equals but for letter case, each with a warning
+/// naming the group: on a case-insensitive file system (Windows, macOS) their
+/// refs are one file, so which one a fetch kept is not known.
+fn case_twins(fam: &Family, advertised: &[String]) -> BTreeSet<String> {
+    let prefix = format!("refs/heads/{}/", fam.remote);
+    let mut groups: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for name in advertised
+        .iter()
+        .filter_map(|r| r.strip_prefix(prefix.as_str()))
+    {
+        if crate::store::node::check_name(name).is_ok() {
+            groups
+                .entry(name.to_ascii_lowercase())
+                .or_default()
+                .insert(name);
+        }
+    }
+    let mut out = BTreeSet::new();
+    for (fold, names) in groups.into_iter().filter(|(_, n)| n.len() > 1) {
+        let list: Vec<String> = names
+            .iter()
+            .map(|n| format!("{}/{n}", fam.remote))
+            .collect();
+        note!(
+            "rxnode: warning: skipped the {}es {}: their names differ only in letter case, so on a \
+             case-insensitive file system (Windows, macOS) they are one ref and one would overwrite the other; \
+             neither is read — the nodes need names that differ by more than letter case",
+            fam.what,
+            list.join(" and ")
+        );
+        out.insert(fold);
+    }
+    out
 }
 
 /// Whether any ref stands under `prefix`.
@@ -152,7 +203,8 @@ fn delete_refs(repo: &Repository, prefix: &str) {
 /// private prefix, replacing the previous copies (a node whose branch is gone
 /// is dropped). Any other ref (a name nested below a node's, or not a node
 /// name) was not written by rxnode: a warning names it (escaped) and it is skipped.
-fn adopt(repo: &Repository, fam: &Family) -> Result<()> {
+fn adopt(repo: &Repository, fam: &Family, advertised: &[String]) -> Result<()> {
+    let twins = case_twins(fam, advertised);
     let mut staged = Vec::new();
     for r in repo
         .references_glob(&format!("{}*", fam.staging))
@@ -175,6 +227,9 @@ fn adopt(repo: &Repository, fam: &Family) -> Result<()> {
                 continue;
             }
         };
+        if twins.contains(&name.to_ascii_lowercase()) {
+            continue; // named by case_twins
+        }
         match r.target() {
             Some(oid) => staged.push((name, oid)),
             None => skipped(fam, &name),

@@ -127,6 +127,11 @@ pub(super) fn find_results(
         return Ok((out, problems));
     };
     budget.take(results.len(), source)?;
+    let ids: Vec<String> = results
+        .iter()
+        .map(|e| String::from_utf8_lossy(e.name_bytes()).into_owned())
+        .collect();
+    problems.extend(case_twins(&ids, RESULTS_DIR));
     for e in results.iter() {
         let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
         refuse_not_plain(&e, &format!("{RESULTS_DIR}/{name}"))?;
@@ -142,6 +147,11 @@ pub(super) fn find_results(
             continue;
         };
         budget.take(idtree.len(), source)?;
+        let nodes: Vec<String> = idtree
+            .iter()
+            .map(|f| String::from_utf8_lossy(f.name_bytes()).into_owned())
+            .collect();
+        problems.extend(case_twins(&nodes, &format!("{RESULTS_DIR}/{name}")));
         let mut legacy = false;
         for f in idtree.iter() {
             let fname = String::from_utf8_lossy(f.name_bytes()).into_owned();
@@ -179,6 +189,29 @@ pub(super) fn find_results(
         }
     }
     Ok((out, problems))
+}
+
+/// One problem per pair of `names` (entries of the folder `dir`) that differ
+/// only in letter case: a checkout on a case-insensitive file system (Windows,
+/// macOS) makes them one folder, where one result overwrites the other; both
+/// are still listed from the tree, which keeps them apart.
+fn case_twins(names: &[String], dir: &str) -> Vec<String> {
+    let mut groups: std::collections::BTreeMap<String, Vec<&String>> = Default::default();
+    for n in names {
+        groups.entry(n.to_ascii_lowercase()).or_default().push(n);
+    }
+    groups
+        .into_values()
+        .filter(|g| g.len() > 1)
+        .map(|g| {
+            let list: Vec<String> = g.iter().map(|n| format!("{dir}/{}", shown(n, 70))).collect();
+            format!(
+                "{} differ only in letter case: a checkout on a case-insensitive file system (Windows, \
+                 macOS) makes them one folder, where one result overwrites the other",
+                list.join(" and ")
+            )
+        })
+        .collect()
 }
 
 /// The result at `key` (`<ID>/<NODE>`, or `<ID>` of the old layout) in the

@@ -13,7 +13,8 @@
 //!   or the policy or `.local/allowed_signers` is writable by group/others;
 //! - Git can see a file under `.local/` (asked about the actual files, with the
 //!   ignore rules of `.gitignore`, `.git/info/exclude` and `core.excludesFile`),
-//!   or a `.gitattributes` rule gives one a `filter`;
+//!   or a `.gitattributes` rule gives one a `filter` (asked of libgit2 and of
+//!   Git's own rules, [`gitattributes`]);
 //! - `.local` belongs to another work tree (Git's work tree is not the checkout,
 //!   e.g. `core.worktree`, or `.local` holds a `.git` of its own);
 //! - an explicit policy path lies inside the work tree but outside `.local/`.
@@ -22,6 +23,7 @@
 //! [`files`] holds the file-level checks, [`repo`] the Git-level ones (and the
 //! watched tip's and `capture --record`'s).
 mod files;
+mod gitattributes;
 mod gitignore;
 pub(crate) use gitignore::GitIgnores;
 mod repo;
@@ -56,11 +58,41 @@ impl Finding {
     }
 }
 
-/// Whether a path's first component is `.local` in any letter case (a `.LOCAL`
-/// in Git is the same folder on a case-insensitive file system).
+/// Whether a path's first component names `.local` on some file system a
+/// checkout may live on (a commit names it, the file system picks the folder):
+/// any letter case (`.LOCAL`: Windows, macOS); with trailing dots or spaces
+/// (`.local.`: Win32 drops them) or an NTFS stream (`.local::$INDEX_ALLOCATION`);
+/// as a Windows 8.3 short name (`LOCAL~1`, or
+/// the hashed form `LOxxxx~N` after four); with code points HFS+ ignores
+/// (U+200C–U+200F, U+202A–U+202E, U+206A–U+206F, U+FEFF: `.lo\u{200c}cal`).
+/// The rule, not the file system this runs on, decides: a checkout may be
+/// moved to such a laptop.
 pub(super) fn under_local(path: &[u8]) -> bool {
     let first = path.split(|&b| b == b'/').next().unwrap_or_default();
-    first.eq_ignore_ascii_case(b".local")
+    let name: String = String::from_utf8_lossy(first)
+        .chars()
+        .filter(|&c| !hfs_ignored(c))
+        .collect();
+    // NTFS: `NAME:STREAM` (`.local::$INDEX_ALLOCATION`) is the folder NAME.
+    let name = name.split(':').next().unwrap_or_default();
+    let name = name.trim_end_matches(['.', ' ']);
+    if name.eq_ignore_ascii_case(".local") {
+        return true;
+    }
+    let Some((stem, n)) = name.split_once('~') else {
+        return false;
+    };
+    let digits = !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    let hashed = stem.len() == 6
+        && stem.is_char_boundary(2)
+        && stem[..2].eq_ignore_ascii_case("lo")
+        && stem[2..].bytes().all(|b| b.is_ascii_hexdigit());
+    digits && (stem.eq_ignore_ascii_case("local") || hashed)
+}
+
+/// A code point HFS+ drops from a file name (Git's `next_hfs_char`).
+fn hfs_ignored(c: char) -> bool {
+    matches!(c as u32, 0x200c..=0x200f | 0x202a..=0x202e | 0x206a..=0x206f | 0xfeff)
 }
 
 /// Every problem, without changing anything (doctor).
@@ -181,5 +213,39 @@ mod tests {
         assert!(under_local(b".Local"));
         assert!(!under_local(b"docs/.local/x"));
         assert!(!under_local(b".localx/y"));
+    }
+
+    /// Names a Windows or HFS+ file system folds into `.local`, judged by the
+    /// rule on every OS; near misses are not.
+    #[test]
+    fn names_other_file_systems_fold_into_local_are_under_local() {
+        for name in [
+            "LOCAL~1/rxnode-policy.json",
+            "local~12/x",
+            "LO1A2B~1/x",
+            ".local./x",
+            ".local . /x",
+            ".LOCAL /x",
+            ".lo\u{200c}cal/x",
+            "\u{feff}.local/x",
+            ".local\u{206a}./x",
+            ".local::$INDEX_ALLOCATION/x",
+            "LOCAL~1:$DATA",
+        ] {
+            assert!(under_local(name.as_bytes()), "{name:?}");
+        }
+        for name in [
+            "LOCAL/x",
+            "local/x",
+            "LOCAL~/x",
+            "LOCAL~1a/x",
+            "LOXYZW~1/x",
+            "docs/LOCAL~1/x",
+            ".lo\u{200b}cal/x",
+            "..local/x",
+            "x:.local/y",
+        ] {
+            assert!(!under_local(name.as_bytes()), "{name:?}");
+        }
     }
 }

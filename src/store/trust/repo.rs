@@ -308,15 +308,43 @@ fn visible_finding(repo: &Repository) -> Option<Finding> {
     ))
 }
 
-/// No filter driver may apply to node-local files.
+/// No filter driver may apply to node-local files: asked of Git's own rules
+/// (gitattributes.rs, which reads a quoted pattern as Git does), in both
+/// orders Git reads a `.gitattributes`, and of libgit2's.
 fn filter_finding(repo: &Repository) -> Option<Finding> {
+    use super::gitattributes::{Attributes, Order};
     let probe = [
         ".local/rxnode-policy.json",
         ".local/rx_agent_state.json",
         ".local/rx_agent_ledger.jsonl",
         ".local/rx_agent_outbox/X/TASK.md",
     ];
+    const FIX: &str = "remove the rule: no Git filter may touch node-local files";
+    let cannot = |p: &str, e: String| {
+        Some(Finding::new(
+            format!("cannot tell whether a Git filter applies to {p}: {e}"),
+            "fix or remove the attributes file named",
+        ))
+    };
+    let mut attrs = match Attributes::of(repo) {
+        Ok(a) => a,
+        // No work tree: worktree_finding says so.
+        Err(_) if repo.workdir().is_none() => return None,
+        Err(e) => return cannot(probe[0], e),
+    };
     probe.into_iter().find_map(|p| {
+        for order in [Order::WorkTreeFirst, Order::IndexFirst] {
+            match attrs.filter_of(p, order) {
+                Ok(Some(f)) => {
+                    return Some(Finding::new(
+                        format!("a .gitattributes rule sets filter={f} for {p}"),
+                        FIX,
+                    ))
+                }
+                Ok(None) => {}
+                Err(e) => return cannot(p, e),
+            }
+        }
         match repo.get_attr(
             Path::new(p),
             "filter",
@@ -324,7 +352,7 @@ fn filter_finding(repo: &Repository) -> Option<Finding> {
         ) {
             Ok(Some(f)) => Some(Finding::new(
                 format!("a .gitattributes rule sets filter={f} for {p}"),
-                "remove the rule: no Git filter may touch node-local files",
+                FIX,
             )),
             _ => None,
         }

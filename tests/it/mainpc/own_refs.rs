@@ -180,6 +180,96 @@ fn nodes_on_refs_of_their_own_publish_at_once_and_the_main_pc_lists_every_layout
 /// result (named on both); a differing copy is a conflict, named, and the copy
 /// that landed later is listed; a folder of another node on a node's own branch
 /// is named and never listed.
+/// `rx-results/LAB-A` and `rx-results/lab-a` are one ref file on a
+/// case-insensitive file system: a fetch keeps one under the other's name.
+/// Neither is read; a warning names both; `rx-node` is still read.
+#[test]
+fn node_branches_differing_only_in_letter_case_are_named_and_not_read() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("CASE_REF_1", &[]);
+    done(&a, "CASE_REF_1");
+    expect_exit!(publish(&a, "CASE_REF_1"), 0);
+    for b in ["rx-results/LAB-A", "rx-results/lab-a"] {
+        git(
+            &a,
+            &["push", "-q", "origin", &format!("rx-node:refs/heads/{b}")],
+        );
+    }
+    let out = rxnode(&lab.main, &["--json", "results"], "");
+    expect_exit!(out, 0);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        se.contains("rx-results/LAB-A and rx-results/lab-a") && se.contains("only in letter case"),
+        "{}",
+        show(&out)
+    );
+    let l = json_of(&out);
+    let rows = l["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{l}");
+    assert_eq!(rows[0]["branch"], "rx-node", "{l}");
+    assert_eq!(rows[0]["also_on"], json!([]), "{l}");
+}
+
+/// A node on its own branch does not publish while the remote holds a branch
+/// only letter case tells from its own (`rx-results/lab-a` beside `LAB-A`):
+/// the main PC would read neither. Refused, naming both; nothing pushed.
+#[test]
+fn an_own_branch_differing_only_in_letter_case_from_another_is_not_published_to() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    set_own(&a);
+    lab.post("CASE_OWN_1", &[]);
+    done(&a, "CASE_OWN_1");
+    git(
+        &a,
+        &["push", "-q", "origin", "HEAD:refs/heads/rx-results/lab-a"],
+    );
+    let out = publish(&a, "CASE_OWN_1");
+    expect_exit!(out, 3);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        se.contains("rx-results/lab-a")
+            && se.contains("rx-results/LAB-A")
+            && se.contains("only in letter case"),
+        "{}",
+        show(&out)
+    );
+    let refs = git(&lab.origin, &["for-each-ref", "--format=%(refname)"]);
+    assert!(!refs.contains("rx-results/LAB-A"), "{refs}");
+}
+
+/// A peer's `rx-results/case_list_1/LAB-A/` beside `rx-results/CASE_LIST_1/`
+/// on rx-node: both rows stay (the tree keeps them apart), and the listing
+/// names the pair as one folder on a case-insensitive checkout.
+#[test]
+fn results_folders_differing_only_in_letter_case_are_named_in_the_listing() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("CASE_LIST_1", &[]);
+    done(&a, "CASE_LIST_1");
+    expect_exit!(publish(&a, "CASE_LIST_1"), 0);
+    let hand = lab.clone_rx_node("hand");
+    let from = hand.join("rx-results/CASE_LIST_1/LAB-A");
+    let to = hand.join("rx-results/case_list_1/LAB-A");
+    std::fs::create_dir_all(&to).unwrap();
+    for f in std::fs::read_dir(&from).unwrap().flatten() {
+        std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+    }
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "copy"]);
+    git(&hand, &["push", "-q", "origin", "rx-node"]);
+    let l = fleet_listing(&lab.main);
+    assert_eq!(l["results"].as_array().unwrap().len(), 2, "{l}");
+    let tree_problems = l["problems"].to_string();
+    assert!(
+        tree_problems.contains(
+            "rx-results/CASE_LIST_1 and rx-results/case_list_1 differ only in letter case"
+        ),
+        "{tree_problems}"
+    );
+}
+
 #[test]
 fn a_result_on_both_layouts_is_listed_once_and_a_differing_copy_is_a_named_conflict() {
     let lab = Lab::new();

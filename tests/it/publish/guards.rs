@@ -24,6 +24,35 @@ fn a_result_already_on_the_remote_is_never_overwritten() {
     assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), tip);
 }
 
+/// `rx-results/<ID>/<NODE>/` beside a folder that only letter case tells
+/// apart (node `rx1` and `RX1`; task `RX_CASE` and `rx_case`) is one folder on
+/// a case-insensitive file system: refused, naming both, nothing pushed.
+#[test]
+fn a_result_folder_differing_only_in_letter_case_is_refused() {
+    for (id2, name2) in [("RX_CASE", "RX1"), ("rx_case", "rx2")] {
+        let fx = Fixture::new();
+        let first = fx.checkout("rx1");
+        let second = fx.checkout("rx2");
+        set_node_name(&second, name2);
+        fx.outbox(&first, "RX_CASE", "RX_RESULT_ONLY");
+        fx.outbox(&second, id2, "RX_RESULT_ONLY");
+        let out = publish(&first, "RX_CASE", true, Some("PUBLISH RX_CASE\n"));
+        expect_exit!(out, 0);
+        let tip = git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]);
+        let out = publish(&second, id2, true, Some(&format!("PUBLISH {id2}\n")));
+        expect_exit!(out, 3);
+        let se = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            se.contains("only in letter case")
+                && se.contains(&format!("rx-results/{id2}/{name2}/"))
+                && se.contains("rx-results/RX_CASE/"),
+            "{}",
+            show(&out)
+        );
+        assert_eq!(git(&fx.origin, &["rev-parse", "refs/heads/rx-node"]), tip);
+    }
+}
+
 /// A commit made by hand on the local rx-node (here an
 /// operator note plus an IQ-like file) must never ride along with a push.
 #[test]

@@ -300,6 +300,61 @@ fn a_filter_attribute_on_local_files_is_refused() {
     );
 }
 
+/// Git reads a `.gitattributes` pattern that starts with `"` as a C-style
+/// quoted string; libgit2 took the quotes literally and saw no filter.
+#[test]
+fn a_quoted_filter_attribute_on_local_files_is_refused() {
+    for (n, rule) in [
+        &b"\".local/**\" filter=hostile\n"[..],
+        b"\"\\056local/rxnode-policy.json\" filter=hostile\n",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let rig = Rig::new();
+        let id = format!("QFILTER_{n}");
+        rig.approved_red(&id, TX_PLAN);
+        rig.lab.post_file(".gitattributes", rule);
+        rig.pull();
+        assert_refused(
+            &rig,
+            &["run", &id],
+            "AUTHORIZE RF TX\n",
+            "filter=hostile",
+            "quoted filter attribute",
+        );
+        doctor_fails(&rig, "filter=hostile");
+    }
+}
+
+/// `LOCAL~1` (Windows' 8.3 name of `.local`), `.local.` (Win32 drops the dot)
+/// and `.lo\u{200c}cal` (HFS+ drops U+200C) are `.local` on the laptop a
+/// checkout may be moved to: refused by the rule, on every OS.
+#[test]
+fn a_local_folder_under_another_file_systems_name_is_refused() {
+    for (n, dir) in ["LOCAL~1", ".local.", ".lo\u{200c}cal"]
+        .into_iter()
+        .enumerate()
+    {
+        let rig = Rig::new();
+        let id = format!("ALIAS_{n}");
+        rig.approved_red(&id, TX_PLAN);
+        rig.lab.post_file(
+            &format!("{dir}/rxnode-policy.json"),
+            HOSTILE_POLICY.as_bytes(),
+        );
+        rig.pull();
+        let se = assert_refused(
+            &rig,
+            &["run", &id],
+            "AUTHORIZE RF TX\n",
+            "rxnode-policy.json",
+            "policy under another name of .local",
+        );
+        assert!(se.contains("tracked"), "{se}");
+    }
+}
+
 /// A missing `.git/info/exclude` is restored before anything is trusted; the
 /// operator's checkout keeps working.
 #[test]
