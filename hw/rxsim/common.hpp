@@ -30,6 +30,13 @@ constexpr double kMinBw = 0.75 * kMinRate;
 constexpr double kMaxGain = 60.0;
 constexpr double kLnaMax = 40.0;
 constexpr double kLnaStep = 8.0;
+// The RX gain (LNA + VGA, dB) at which tone_dbfs, noise_dbfs, emitters and the scenes'
+// levels hold, and the RX gain a device has until a client sets one (LNA 16, VGA 4).
+// Every dB of gain above it raises the analog signal (the signals and the receiver's
+// own noise, referred to its input) at the converter by a dB; the converter's own
+// floor and full scale stay where they are.
+constexpr double kRefGainDb = 20.0;
+constexpr double kRefLnaDb = 16.0;
 constexpr size_t kMtu = 16384;
 // A timed stream start at most this far ahead of the device time (a day, in ns).
 constexpr long long kMaxStartAheadNs = 86400LL * 1000000000LL;
@@ -128,6 +135,9 @@ struct Frame {
     Clock::time_point retuneAt;
     uint64_t gen = 0;
     bool pace = true;
+    // The RX gain relative to kRefGainDb as an amplitude factor: what every signal a
+    // scene adds is multiplied by before the converter.
+    float gain = 1.0f;
 };
 
 } // namespace rxsim
