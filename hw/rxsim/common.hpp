@@ -53,7 +53,21 @@ double argDouble(const SoapySDR::Kwargs &args, const char *key, double def);
 // A device arg as given (def when absent).
 std::string argString(const SoapySDR::Kwargs &args, const char *key, const std::string &def);
 
-// Shared tables: a unit-circle NCO table and complex Gaussian noise of unit power.
+// The receive anti-alias filter's amplitude gain at x = f / fs (baseband frequency over the
+// sample rate): 1 (0 dB) for |x| <= 0.4, a cos^2 roll-off from there, 0.5 (-6.02 dB) at
+// |x| = 0.45, 0 at |x| >= 0.5. Its power gain averaged over the band is 0.875 (-0.58 dB).
+constexpr double kAafPass = 0.4;
+inline double antiAlias(double x) {
+    const double a = std::fabs(x);
+    if (a <= kAafPass) return 1.0;
+    if (a >= 0.5) return 0.0;
+    const double c = std::cos(1.5707963267948966 * (a - kAafPass) / (0.5 - kAafPass));
+    return c * c;
+}
+
+// Shared tables: a unit-circle NCO table and complex Gaussian noise of unit power density
+// (white noise of power 1 over the band), shaped by the anti-alias filter (antiAlias), so its
+// power is 0.875.
 struct Tables {
     std::vector<std::complex<float>> sine;
     std::vector<std::complex<float>> noise;
@@ -65,8 +79,8 @@ const Tables &tables();
 // The seed of the shared table above.
 constexpr uint64_t kLegacySeed = 0x9E3779B97F4A7C15ull;
 
-// A noise table of unit power for one seed (the legacy seed: the shared table), made
-// once per seed and kept for the life of the process.
+// A noise table as the shared one (unit power density, filtered) for one seed (the legacy
+// seed: the shared table), made once per seed and kept for the life of the process.
 std::shared_ptr<const std::vector<std::complex<float>>> noiseTable(uint64_t seed);
 
 // The device's noise seed: seed=N, else from the serial (FNV-1a); the default

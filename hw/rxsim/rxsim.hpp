@@ -3,7 +3,8 @@
 // One RX and one TX channel, CF32/CS16 and, on RX, CS8 (as a HackRF streams it), 1 MHz..6 GHz, 0.1..250 MS/s,
 // gain 0..60 dB (RX: applied to the signals and the noise from a 20 dB reference, common.hpp),
 // clock sources internal/external with a `ref_locked` sensor. The RX stream carries a
-// CW tone plus noise, paced to the sample rate (pace=1) with honest overflow reporting,
+// CW tone plus noise through an anti-alias filter flat to +-0.4 fs (antiAlias, common.hpp),
+// paced to the sample rate (pace=1) with honest overflow reporting,
 // or as fast as possible (pace=0) from precomputed tables.
 //
 // The module is split by concern, as a SoapySDR driver is:

@@ -412,7 +412,7 @@ RxSim::Tuning RxSim::tuning() const {
     // The RX gain as the driver reports it (LNA + VGA, getGain), relative to the level
     // reference: the tone and the receiver noise are amplified alike, before the converter.
     const float gain = float(std::pow(10.0, (rxGain_[0] + rxGain_[1] - kRefGainDb) / 20.0));
-    t.amp = inBand ? gain * toneAmp_ : 0.0f;
+    t.amp = inBand ? gain * toneAmp_ * float(antiAlias(fb / rxRate_)) : 0.0f;
     t.namp = gain * noiseAmp_;
     t.frame.gain = gain;
     t.noise = noise_->data();

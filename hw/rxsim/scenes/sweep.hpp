@@ -70,7 +70,7 @@ class SweepScene {
             if (!(std::fabs(fb) < 0.5 * f.rate)) continue;
             const uint64_t st = cyclesToPhase(fb / f.rate);
             uint64_t ph = s->emitterPhase[j];
-            const float a = f.gain * float(emitters_[j].amp);
+            const float a = f.gain * float(emitters_[j].amp * antiAlias(fb / f.rate));
             for (size_t k = 0; k < n; k++) {
                 out[k] += a * sine[phaseIndex(ph)];
                 ph += st;

@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 const OFF: f64 = 100e3;
 const RATE: f64 = 1e6;
 const N: usize = 1 << 16;
+/// The receiver noise's power after the anti-alias filter, relative to `noise_dbfs`
+/// (its power over the band before it): 10·log10(0.875).
+const AAF_DB: f64 = -0.5799;
 
 /// rxsim with `args` (its tone `OFF` Hz above 100 MHz) at `RATE`, the gain set to `gain`
 /// dB when given (else left at the power-on gain).
@@ -93,7 +96,7 @@ fn rx_gain_moves_the_tone_and_the_receiver_noise_by_its_db() {
     let args = "serial=gainlvl,tone_dbfs=-40,noise_dbfs=-70";
     let (t, f) = tone_and_floor(&cf32(&mut radio(args, None)));
     assert!(
-        (t + 40.0).abs() < 0.01 && (f + 70.0).abs() < 0.1,
+        (t + 40.0).abs() < 0.01 && (f - (-70.0 + AAF_DB)).abs() < 0.1,
         "power-on: tone {t} floor {f}"
     );
     for g in [0.0, 13.0, 37.0, 52.0] {
@@ -104,7 +107,7 @@ fn rx_gain_moves_the_tone_and_the_receiver_noise_by_its_db() {
             "gain {g}: tone {t} dBFS"
         );
         assert!(
-            (f - (-70.0 + g - 20.0)).abs() < 0.1,
+            (f - (-70.0 + AAF_DB + g - 20.0)).abs() < 0.1,
             "gain {g}: floor {f} dBFS"
         );
     }
@@ -130,7 +133,10 @@ fn rx_gain_leaves_the_converter_floor_and_clips_at_full_scale() {
         (f10 - f0).abs() < 0.3 && (f0 + 45.0).abs() < 0.5,
         "CS8 floor {f0} -> {f10}"
     );
-    assert!((f50 + 20.0).abs() < 0.3, "CS8 floor at 50 dB: {f50}");
+    assert!(
+        (f50 - (-20.0 + AAF_DB)).abs() < 0.3,
+        "CS8 floor at 50 dB: {f50}"
+    );
     // −10 dBFS at 20 dB: at 29 dB the tone is at −1 dBFS, at 31 dB past full scale.
     let args = "serial=gainclip,tone_dbfs=-10,noise_dbfs=-80";
     let (x, peak) = native::<Complex<i16>>(&mut radio(args, Some(29.0)), 32767.0);
@@ -151,4 +157,74 @@ fn rx_gain_leaves_the_converter_floor_and_clips_at_full_scale() {
         (32767.0, 127.0, 1.0),
         "31 dB: not clipped at full scale"
     );
+}
+
+/// The receive anti-alias filter: a tone keeps its level to ±0.4·fs, then rolls off as
+/// cos² of where it is in the last tenth of the band (−6.02 dB at ±0.45·fs, −16.69 at
+/// 0.475), and the noise beside it rolls off alike, so the band edges are no flat brick.
+#[test]
+fn rx_band_edges_roll_off_as_the_anti_alias_filter_does() {
+    init();
+    for (i, x) in [0.1f64, 0.4, -0.42, 0.45, -0.475].into_iter().enumerate() {
+        let mut r = RxRadio::open(&format!(
+            "driver=rxsim,serial=aaf{i},pace=0,tone_hz={},tone_dbfs=-20,noise_dbfs=-1000",
+            100e6 + x * RATE
+        ))
+        .expect("open");
+        r.configure(&RxConfig {
+            frequency_hz: 100e6,
+            sample_rate_hz: RATE,
+            ..RxConfig::default()
+        })
+        .expect("configure");
+        let v = cf32(&mut r);
+        let w = -2.0 * std::f64::consts::PI * x;
+        let a = v
+            .iter()
+            .enumerate()
+            .map(|(n, s)| s * Complex::from_polar(1.0, w * n as f64))
+            .sum::<Complex<f64>>()
+            / v.len() as f64;
+        let c = (std::f64::consts::FRAC_PI_2 * ((x.abs() - 0.4) / 0.1).max(0.0)).cos();
+        let want = -20.0 + 20.0 * (c * c).log10();
+        let got = 20.0 * a.norm().log10();
+        assert!(
+            (got - want).abs() < 0.01,
+            "tone at {x}·fs: {got} dBFS, {want} expected"
+        );
+    }
+    // Noise alone: 2^20 samples in 1024-point spectra, the band's middle against its edges.
+    let mut r = RxRadio::open("driver=rxsim,serial=aafn,pace=0,noise_dbfs=-40").expect("open");
+    r.configure(&RxConfig {
+        frequency_hz: 100e6,
+        sample_rate_hz: RATE,
+        ..RxConfig::default()
+    })
+    .expect("configure");
+    let mut s = r.rx_stream().expect("stream");
+    let x = read_exact(&mut s, 1 << 20);
+    let fft = FftPlanner::new().plan_fft_forward(1024);
+    let mut p = vec![0.0f64; 1024];
+    for block in x.chunks_exact(1024) {
+        let mut b = block.to_vec();
+        fft.process(&mut b);
+        for (k, c) in b.iter().enumerate() {
+            p[k] += f64::from(c.norm_sqr());
+        }
+    }
+    let band = |lo: f64, hi: f64| {
+        let v: Vec<f64> = (0..1024)
+            .filter(|&k| {
+                let f = (if k < 512 { k as f64 } else { k as f64 - 1024.0 }) / 1024.0;
+                (lo..hi).contains(&f.abs())
+            })
+            .map(|k| p[k])
+            .collect();
+        10.0 * (v.iter().sum::<f64>() / v.len() as f64).log10()
+    };
+    let mid = band(0.0, 0.35);
+    let (edge45, edge48) = (band(0.445, 0.455) - mid, band(0.475, 0.485) - mid);
+    eprintln!("noise at 0.45·fs {edge45:.2} dB, at 0.48·fs {edge48:.2} dB");
+    assert!((edge45 + 6.0).abs() < 1.0, "noise at 0.45·fs: {edge45} dB");
+    assert!(edge48 < -15.0, "noise at 0.48·fs: {edge48} dB");
 }
