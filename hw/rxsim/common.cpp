@@ -26,6 +26,51 @@ std::string argString(const SoapySDR::Kwargs &args, const char *key, const std::
     return it == args.end() ? def : it->second;
 }
 
+namespace {
+
+// In place, radix-2 (n a power of two): sum_k a[k] e^(+-2 pi i j k / n) (inverse: +).
+void fft(std::vector<std::complex<double>> &a, bool inverse) {
+    const size_t n = a.size();
+    for (size_t i = 1, j = 0; i < n; i++) {
+        size_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) std::swap(a[i], a[j]);
+    }
+    // The twiddles once (a stage of length len takes every (n / len)-th).
+    std::vector<std::complex<double>> tw(n / 2);
+    const double ang = (inverse ? 2.0 : -2.0) * 3.141592653589793 / double(n);
+    for (size_t k = 0; k < n / 2; k++) tw[k] = std::polar(1.0, ang * double(k));
+    for (size_t len = 2; len <= n; len <<= 1) {
+        const size_t stride = n / len;
+        for (size_t i = 0; i < n; i += len)
+            for (size_t k = 0; k < len / 2; k++) {
+                const std::complex<double> u = a[i + k], v = a[i + k + len / 2] * tw[k * stride];
+                a[i + k] = u + v;
+                a[i + k + len / 2] = u - v;
+            }
+    }
+}
+
+// White noise through the anti-alias filter. `noise` holds independent complex Gaussian
+// values of unit power: taken as the (circular) table's spectrum, each bin times antiAlias
+// at its frequency, and transformed back, they are Gaussian noise of unit power density
+// with the filter's shape, so the table read at any rate has it (the DFT of white
+// Gaussian noise is white Gaussian noise: one transform instead of two).
+void shapeNoise(std::vector<std::complex<float>> &noise) {
+    const size_t n = noise.size();
+    std::vector<std::complex<double>> a(noise.begin(), noise.end());
+    const double unit = 1.0 / std::sqrt(double(n));
+    for (size_t k = 0; k < n; k++) {
+        const double x = double(k < n / 2 ? double(k) : double(k) - double(n)) / double(n);
+        a[k] *= antiAlias(x) * unit;
+    }
+    fft(a, true);
+    for (size_t i = 0; i < n; i++) noise[i] = {float(a[i].real()), float(a[i].imag())};
+}
+
+} // namespace
+
 Tables::Tables() : sine(kToneLen), noise(kNoiseLen) {
     const double twoPi = 6.283185307179586;
     for (size_t i = 0; i < kToneLen; i++) {
@@ -45,6 +90,7 @@ Tables::Tables() : sine(kToneLen), noise(kNoiseLen) {
         double a = twoPi * next();
         noise[i] = {float(r * std::cos(a)), float(r * std::sin(a))};
     }
+    shapeNoise(noise);
 }
 
 const Tables &tables() {
@@ -75,6 +121,7 @@ std::shared_ptr<const std::vector<std::complex<float>>> noiseTable(uint64_t seed
         double a = twoPi * next();
         (*v)[i] = {float(r * std::cos(a)), float(r * std::sin(a))};
     }
+    shapeNoise(*v);
     made.emplace_back(seed, v);
     return v;
 }

@@ -30,6 +30,13 @@ constexpr double kMinBw = 0.75 * kMinRate;
 constexpr double kMaxGain = 60.0;
 constexpr double kLnaMax = 40.0;
 constexpr double kLnaStep = 8.0;
+// The RX gain (LNA + VGA, dB) at which tone_dbfs, noise_dbfs, emitters and the scenes'
+// levels hold, and the RX gain a device has until a client sets one (LNA 16, VGA 4).
+// Every dB of gain above it raises the analog signal (the signals and the receiver's
+// own noise, referred to its input) at the converter by a dB; the converter's own
+// floor and full scale stay where they are.
+constexpr double kRefGainDb = 20.0;
+constexpr double kRefLnaDb = 16.0;
 constexpr size_t kMtu = 16384;
 // A timed stream start at most this far ahead of the device time (a day, in ns).
 constexpr long long kMaxStartAheadNs = 86400LL * 1000000000LL;
@@ -46,7 +53,21 @@ double argDouble(const SoapySDR::Kwargs &args, const char *key, double def);
 // A device arg as given (def when absent).
 std::string argString(const SoapySDR::Kwargs &args, const char *key, const std::string &def);
 
-// Shared tables: a unit-circle NCO table and complex Gaussian noise of unit power.
+// The receive anti-alias filter's amplitude gain at x = f / fs (baseband frequency over the
+// sample rate): 1 (0 dB) for |x| <= 0.4, a cos^2 roll-off from there, 0.5 (-6.02 dB) at
+// |x| = 0.45, 0 at |x| >= 0.5. Its power gain averaged over the band is 0.875 (-0.58 dB).
+constexpr double kAafPass = 0.4;
+inline double antiAlias(double x) {
+    const double a = std::fabs(x);
+    if (a <= kAafPass) return 1.0;
+    if (a >= 0.5) return 0.0;
+    const double c = std::cos(1.5707963267948966 * (a - kAafPass) / (0.5 - kAafPass));
+    return c * c;
+}
+
+// Shared tables: a unit-circle NCO table and complex Gaussian noise of unit power density
+// (white noise of power 1 over the band), shaped by the anti-alias filter (antiAlias), so its
+// power is 0.875.
 struct Tables {
     std::vector<std::complex<float>> sine;
     std::vector<std::complex<float>> noise;
@@ -58,8 +79,8 @@ const Tables &tables();
 // The seed of the shared table above.
 constexpr uint64_t kLegacySeed = 0x9E3779B97F4A7C15ull;
 
-// A noise table of unit power for one seed (the legacy seed: the shared table), made
-// once per seed and kept for the life of the process.
+// A noise table as the shared one (unit power density, filtered) for one seed (the legacy
+// seed: the shared table), made once per seed and kept for the life of the process.
 std::shared_ptr<const std::vector<std::complex<float>>> noiseTable(uint64_t seed);
 
 // The device's noise seed: seed=N, else from the serial (FNV-1a); the default
@@ -128,6 +149,9 @@ struct Frame {
     Clock::time_point retuneAt;
     uint64_t gen = 0;
     bool pace = true;
+    // The RX gain relative to kRefGainDb as an amplitude factor: what every signal a
+    // scene adds is multiplied by before the converter.
+    float gain = 1.0f;
 };
 
 } // namespace rxsim

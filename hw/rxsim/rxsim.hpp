@@ -1,8 +1,10 @@
 // rxsim: a simulated radio as a real SoapySDR module (driver "rxsim").
 //
-// One RX and one TX channel, CF32/CS16 and, on RX, CS8 (as a HackRF streams it), 1 MHz..6 GHz, 0.1..250 MS/s, gain 0..60 dB,
+// One RX and one TX channel, CF32/CS16 and, on RX, CS8 (as a HackRF streams it), 1 MHz..6 GHz, 0.1..250 MS/s,
+// gain 0..60 dB (RX: applied to the signals and the noise from a 20 dB reference, common.hpp),
 // clock sources internal/external with a `ref_locked` sensor. The RX stream carries a
-// CW tone plus noise, paced to the sample rate (pace=1) with honest overflow reporting,
+// CW tone plus noise through an anti-alias filter flat to +-0.4 fs (antiAlias, common.hpp),
+// paced to the sample rate (pace=1) with honest overflow reporting,
 // or as fast as possible (pace=0) from precomputed tables.
 //
 // The module is split by concern, as a SoapySDR driver is:
@@ -89,7 +91,7 @@ class RxSim : public SoapySDR::Device {
     void writeSetting(const std::string &key, const std::string &value) override;
     std::string readSetting(const std::string &key) const override;
 
-    // ---- AGC: accepted and logged (`setGainMode RX on|off`); the levels do not change ----
+    // ---- AGC: accepted and logged (`setGainMode RX on|off`); it moves no gain (the set gain applies) ----
     bool hasGainMode(const int, const size_t) const override;
     void setGainMode(const int direction, const size_t, const bool automatic) override;
     bool getGainMode(const int direction, const size_t) const override;
@@ -99,7 +101,9 @@ class RxSim : public SoapySDR::Device {
     void setAntenna(const int direction, const size_t, const std::string &name) override;
     std::string getAntenna(const int direction, const size_t) const override;
 
-    // ---- gain: LNA 0..40 then VGA 0..20 ----
+    // ---- gain: LNA 0..40 then VGA 0..20; RX starts at kRefGainDb (LNA 16, VGA 4), where the
+    // levels the device args give hold; each dB of LNA + VGA away from it moves the signals and
+    // the receiver noise at the converter by a dB (common.hpp) ----
     std::vector<std::string> listGains(const int, const size_t) const override;
     void setGain(const int direction, const size_t, const double value) override;
     void setGain(const int direction, const size_t, const std::string &name, const double value) override;
@@ -151,8 +155,8 @@ class RxSim : public SoapySDR::Device {
     long long hwNowNs() const { return timeOffsetNs_ + sinceEpochNs(); }
 
     // What one read needs of the current settings, under one lock: the tone's NCO
-    // step, its amplitude (0 when out of band), the noise amplitude, and the scene's
-    // view of the tuning. A reference error e shifts the LO and the sample clock.
+    // step, its amplitude (0 when out of band), the noise amplitude (both scaled by the
+    // RX gain relative to kRefGainDb), and the scene's view of the tuning. A reference error e shifts the LO and the sample clock.
     struct Tuning {
         const std::complex<float> *noise = nullptr; // the device's noise table
         uint64_t step = 0;
@@ -183,7 +187,7 @@ class RxSim : public SoapySDR::Device {
     double rxFreq_ = 100e6, txFreq_ = 100e6;
     double rxRate_ = 2e6, txRate_ = 2e6;
     double rxBw_ = 0.0, txBw_ = 0.0;
-    double rxGain_[2] = {0.0, 0.0};
+    double rxGain_[2] = {kRefLnaDb, kRefGainDb - kRefLnaDb}; // LNA, VGA
     double txGain_[2] = {0.0, 0.0};
     const Clock::time_point timeEpoch_ = Clock::now();
     long long timeOffsetNs_ = 0;

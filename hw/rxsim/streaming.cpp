@@ -409,8 +409,12 @@ RxSim::Tuning RxSim::tuning() const {
     double fb = (toneHz_ - rxFreq_ * (1.0 + e)) / (1.0 + e);
     bool inBand = hasTone_ && std::fabs(fb) < 0.5 * rxRate_;
     t.step = cyclesToPhase(fb / rxRate_);
-    t.amp = inBand ? toneAmp_ : 0.0f;
-    t.namp = noiseAmp_;
+    // The RX gain as the driver reports it (LNA + VGA, getGain), relative to the level
+    // reference: the tone and the receiver noise are amplified alike, before the converter.
+    const float gain = float(std::pow(10.0, (rxGain_[0] + rxGain_[1] - kRefGainDb) / 20.0));
+    t.amp = inBand ? gain * toneAmp_ * float(antiAlias(fb / rxRate_)) : 0.0f;
+    t.namp = gain * noiseAmp_;
+    t.frame.gain = gain;
     t.noise = noise_->data();
     t.frame.e = e;
     t.frame.es = hasSamplePpm_ ? samplePpm_ * 1e-6 : e;

@@ -198,7 +198,9 @@ fn lte_scene_is_the_standard_s_pss_sss_and_grid() {
 }
 
 /// The cell's power over the noise in its 1.08 MHz is `lte_snr_db`: at 10 dB and
-/// 1.92 MS/s the total power is the noise's × (1 + 10 × 1.08/1.92).
+/// 1.92 MS/s the cell's power is 10 × 1.08/1.92 of the noise's power over the band before
+/// the anti-alias filter, which leaves 0.875 of it (its roll-off past ±0.4·fs, outside
+/// the cell): the total is the noise's × (1 + 10 × 1.08/1.92 / 0.875).
 #[test]
 fn lte_scene_level_is_relative_to_the_noise_in_its_band() {
     let n = 1 << 20;
@@ -209,7 +211,7 @@ fn lte_scene_level_is_relative_to_the_noise_in_its_band() {
     let noise = p("driver=rxsim,serial=lte-lvl0,pace=0,noise_dbfs=-50");
     let total = p("driver=rxsim,serial=lte-lvl1,pace=0,noise_dbfs=-50,lte_freq=1842.5e6,lte_pci=7,lte_snr_db=10");
     let ratio = total / noise - 1.0;
-    assert!((ratio - 10.0 * 1.08 / 1.92).abs() < 0.15, "{ratio}");
+    assert!((ratio - 10.0 * 1.08 / 1.92 / 0.875).abs() < 0.15, "{ratio}");
 }
 
 /// A radio at +20 ppm sees the cell 20 ppm early in time (its sample clock runs fast)

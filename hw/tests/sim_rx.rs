@@ -13,6 +13,8 @@ use common::{init, log_lines, log_text, read_exact};
 
 #[path = "sim_rx/formats.rs"]
 mod formats;
+#[path = "sim_rx/gain.rs"]
+mod gain;
 
 /// Frequency of the strongest FFT bin, with parabolic interpolation.
 fn peak_hz(x: &[Complex<f32>], rate: f64) -> f64 {

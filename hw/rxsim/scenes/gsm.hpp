@@ -55,7 +55,9 @@ class GsmScene {
         const double fb = freq_ - f.fc * (1.0 + e);   // the carrier at baseband, true Hz
         if (std::fabs(fb / (1.0 + e)) > 0.5 * f.rate + 200e3) return;
         const double noiseP = double(noiseAmp) * double(noiseAmp);
-        const double amp = std::sqrt(noiseP * 200e3 / f.rate * std::pow(10.0, snrDb_ / 10.0));
+        // The anti-alias filter's gain at the carrier (the whole carrier at it).
+        const double amp = antiAlias(fb / (1.0 + e) / f.rate) *
+                           std::sqrt(noiseP * 200e3 / f.rate * std::pow(10.0, snrDb_ / 10.0));
         const double bitsPerSample = kBitRate * dt;
         const double k = 1.0 - std::exp(-6.283185307179586 * 0.3 * kBitRate * dt);
         const double multiframe = 51.0 * kFrameBits;

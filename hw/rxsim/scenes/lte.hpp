@@ -109,7 +109,9 @@ class LteScene {
         if (!(std::fabs(fb) < 0.5 * f.rate + kHalfWidthHz)) return; // not in the band at all
         // Power over the noise in the cell's 1.08 MHz (all of the band if narrower).
         const double inBand = std::min(1.0, 2.0 * kHalfWidthHz / f.rate);
-        const float amp = float(std::sqrt(noisePower_ * inBand * std::pow(10.0, snrDb_ / 10.0)));
+        // The anti-alias filter's gain at the cell's centre (the whole cell at it).
+        const float amp = f.gain * float(antiAlias(fb / f.rate) *
+                                         std::sqrt(noisePower_ * inBand * std::pow(10.0, snrDb_ / 10.0)));
         const double len = double(table_.size());
         const double step = 30.72e6 / (f.rate * (1.0 + f.es)); // table samples per radio sample
         double pos = std::fmod(double(first) * step + offset_, len);

@@ -1,6 +1,7 @@
 // rxsim's sweep scene: CW emitters and PLL settle garbage.
 //
-// Device args: emitters=F:P[;F:P...] (CW emitters at absolute RF Hz and dBFS, heard
+// Device args: emitters=F:P[;F:P...] (CW emitters at absolute RF Hz and dBFS at the
+// reference gain kRefGainDb, heard
 // wherever the radio is tuned) and settle_s=S (the first S seconds of samples after
 // every retune are garbage, as while a real PLL relocks); dead_hz=A:B (fault
 // injection: while tuned inside [A, B] Hz the RX stream delivers nothing, like a PLL
@@ -69,7 +70,7 @@ class SweepScene {
             if (!(std::fabs(fb) < 0.5 * f.rate)) continue;
             const uint64_t st = cyclesToPhase(fb / f.rate);
             uint64_t ph = s->emitterPhase[j];
-            const float a = float(emitters_[j].amp);
+            const float a = f.gain * float(emitters_[j].amp * antiAlias(fb / f.rate));
             for (size_t k = 0; k < n; k++) {
                 out[k] += a * sine[phaseIndex(ph)];
                 ph += st;
@@ -97,8 +98,8 @@ class SweepScene {
         for (size_t k = 0; k < bad; k++) {
             double i = double(first + k);
             double ph = 0.25 * std::fmod(i * i / (settleS_ * f.rate + 1.0), 4.0);
-            out[k] = 0.5f * sine[size_t(ph * double(kToneLen)) & (kToneLen - 1)] +
-                     0.1f * noise[(first + k) & (kNoiseLen - 1)];
+            out[k] = f.gain * (0.5f * sine[size_t(ph * double(kToneLen)) & (kToneLen - 1)] +
+                               0.1f * noise[(first + k) & (kNoiseLen - 1)]);
         }
     }
 

@@ -165,8 +165,10 @@ fn cs8_stream_is_the_cf32_stream_through_a_noisy_8_bit_converter() {
 }
 
 /// The pooled native CS16 path and the CF32 path see the same seeded rxsim scene
-/// (tone, noise, reference error) the same way: the same PSD to a hundredth of a dB,
-/// the same peaks, the same CLKIN measurement and verdict.
+/// (tone, noise, reference error) the same way: the same PSD to a hundredth of a dB
+/// within ±0.45·fs, the same peaks, the same CLKIN measurement and verdict. Beyond
+/// ±0.45·fs the anti-alias filter takes the noise down towards CS16's rounding floor
+/// (flat, −131 dBFS a bin here), which CF32 does not have, so there they differ.
 #[test]
 fn native_cs16_capture_gives_the_cf32_results_on_a_seeded_scene() {
     use rxnode_dsp::{
@@ -223,12 +225,22 @@ fn native_cs16_capture_gives_the_cf32_results_on_a_seeded_scene() {
         (pf.start_hz, pf.step_hz, pf.db.len()),
         (pq.start_hz, pq.step_hz, pq.db.len())
     );
+    let inside = |k: usize| (pf.start_hz + k as f64 * pf.step_hz - 100e6).abs() <= 0.45 * rate;
     let worst = pf
         .db
         .iter()
         .zip(&pq.db)
-        .map(|(a, b)| (a - b).abs())
+        .enumerate()
+        .filter(|(k, _)| inside(*k))
+        .map(|(_, (a, b))| (a - b).abs())
         .fold(0f32, f32::max);
+    assert!(
+        (0..pf.db.len()).filter(|&k| inside(k)).count() * 10 > pf.db.len() * 8,
+        "too few bins compared: {} from {} Hz by {} Hz",
+        pf.db.len(),
+        pf.start_hz,
+        pf.step_hz
+    );
     assert!(worst < 0.01, "PSD differs by {worst} dB");
     assert_eq!(f.peaks.len(), q.peaks.len());
     // Between bins a peak is solved from three bins: the same to a milli-bin.

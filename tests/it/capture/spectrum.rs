@@ -136,7 +136,10 @@ fn dsp_threads_give_the_one_thread_spectrum() {
 /// Two Welch averages of rxsim's pure noise (4 ms) list no peak: the threshold is the
 /// level noise alone reaches with two averages (above 6 dB, said in the JSON and the
 /// text), and the floor reads the long capture's within 0.3 dB (the median of two
-/// averages sits 0.8 dB below the mean before its correction).
+/// averages sits 0.8 dB below the mean before its correction). The threshold lets noise
+/// alone stand above it in 1 % of spectra by design (docs/operator.md#peaks-and-the-noise-floor):
+/// the seeds are four whose 4 ms hold no such bin. Seed 1, used before rxsim's noise passed its
+/// anti-alias filter, now holds one 8.9 dB over the floor (1 of 110 seeds, 0 of 110 before).
 #[test]
 fn few_averages_of_noise_list_no_peak_and_keep_the_floor() {
     let env = Env::new();
@@ -148,7 +151,7 @@ fn few_averages_of_noise_list_no_peak_and_keep_the_floor() {
     assert_eq!(lt, 6.0, "{long:?}");
     assert!(long.peaks.is_empty(), "{:?}", long.peaks);
     let mut floors = Vec::new();
-    for seed in 1..=4 {
+    for seed in 2..=5 {
         let dev = format!("driver=rxsim,seed={seed}");
         let s = summary(&env.capture(&dev, "0.004", &["--json"]));
         assert_eq!(s.averages, 2, "{s:?}");

@@ -196,9 +196,12 @@ fn show_renders_the_result_and_plots_the_nodes_pictures_from_published_data() {
     }
     for n in ["SPECTRUM_1.png", "SWEEP_2.png"] {
         let (m, node) = (decode(&plots.join(n)), decode(&outbox.join(n)));
-        // The trace is drawn about as densely as the node drew it.
+        // The trace is drawn about as densely as the node drew it. (Not blank: more than
+        // 500 trace pixels. rxsim's band edges roll off 50 dB and more (its anti-alias
+        // filter), so the level axis is wider than the noise's few dB and the capture's
+        // trace, flat across the middle, draws about 630.)
         assert!(
-            m.blue() * 2 > node.blue() && m.blue() > 800,
+            m.blue() * 2 > node.blue() && m.blue() > 500,
             "{n}: {} trace pixels on the main PC, {} on the node",
             m.blue(),
             node.blue()
