@@ -148,14 +148,15 @@ impl WelchConfig {
     }
 
     /// The bins (fftshifted) the floor is read over when the bandwidth is known and
-    /// narrower than the spectrum: the middle [`PASSBAND_USED`] of it around the
+    /// narrower than the sample rate: the middle [`PASSBAND_USED`] of it around the
     /// centre, at least one bin either side of it. `None` otherwise.
     fn passband_bins(&self) -> Option<std::ops::Range<usize>> {
         let n = self.fft_size;
-        let used = self.passband_hz? * PASSBAND_USED;
-        if used >= self.sample_rate_hz {
+        let bandwidth = self.passband_hz?;
+        if bandwidth >= self.sample_rate_hz {
             return None;
         }
+        let used = bandwidth * PASSBAND_USED;
         let half_bins = ((used / 2.0) / (self.sample_rate_hz / n as f64)).floor() as usize;
         let half_bins = half_bins.max(1);
         let dc = n / 2;
@@ -681,8 +682,12 @@ impl Welch {
         // (docs/operator.md#peaks-and-the-noise-floor).
         let known = self.cfg.passband_hz.is_some();
         let site = if self.averages > 0 && !saturated {
-            let searched = self.cfg.passband_bins().unwrap_or(0..n);
-            floor_site(&psd_db, searched, shape, !known)
+            // A bandwidth as wide as the spectrum (or wider: a radio's analog filter set
+            // at or above the rate) says nothing of the band's edges, where a decimating
+            // front end rolls off: they are read as when the bandwidth is unknown.
+            let passband = self.cfg.passband_bins();
+            let edges = passband.is_none();
+            floor_site(&psd_db, passband.unwrap_or(0..n), shape, edges)
         } else {
             FloorSite::NoLevel
         };

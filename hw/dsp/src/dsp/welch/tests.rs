@@ -871,7 +871,8 @@ fn a_passband_narrower_than_the_rate_never_puts_the_floor_in_the_stopband() {
 
 /// A front end whose roll-off eats the outer 10 % of the band on either side (15 dB
 /// down at the edges, as a decimating receiver's) keeps its floor: read between the
-/// low edges, to 0.3 dB, with that band given. A band-limited signal tuned to the
+/// low edges, to 0.3 dB, with that band given — also when the radio's bandwidth is
+/// given as the rate or wider. A band-limited signal tuned to the
 /// centre and filling 59 % of the band (an LTE channel at 30.72 MS/s) leaves it
 /// without one rather than taking the signal for the noise (the median bin was the
 /// signal's level, 25 dB above the floor).
@@ -889,20 +890,26 @@ fn a_roll_off_at_the_edges_keeps_the_floor_a_centred_wide_signal_has_none() {
         }
     };
     let x = shaped_noise(64 * n, fs, sigma, roll_off, sigma * 0.03, (300e3, 0.01));
-    let mut w = Welch::new(WelchConfig::new(n, fs)).unwrap();
-    w.feed(&x);
-    let s = w.finish();
-    let floor = s.noise_floor_db.expect("a roll-off keeps the floor");
-    assert!(
-        (floor - truth).abs() < 0.3,
-        "floor {floor:.2} vs {truth:.2}"
-    );
-    let [lo, hi] = s.noise_floor_band_hz.expect("read between the edges");
-    assert!(
-        lo > -0.5 * fs && lo < -0.35 * fs && hi < 0.5 * fs && hi > 0.35 * fs,
-        "{lo} {hi}"
-    );
-    assert_eq!(s.peaks.len(), 1, "{:#?}", s.peaks);
+    // The same with the radio's bandwidth unknown, set to the rate, and set above it
+    // (an analog filter wider than the rate says nothing of the decimator's edges).
+    for bandwidth in [None, Some(fs), Some(1.1 * fs), Some(1.5 * fs)] {
+        let mut cfg = WelchConfig::new(n, fs);
+        cfg.passband_hz = bandwidth;
+        let mut w = Welch::new(cfg).unwrap();
+        w.feed(&x);
+        let s = w.finish();
+        let floor = s.noise_floor_db.expect("a roll-off keeps the floor");
+        assert!(
+            (floor - truth).abs() < 0.3,
+            "{bandwidth:?}: floor {floor:.2} vs {truth:.2}"
+        );
+        let [lo, hi] = s.noise_floor_band_hz.expect("read between the edges");
+        assert!(
+            lo > -0.5 * fs && lo < -0.35 * fs && hi < 0.5 * fs && hi > 0.35 * fs,
+            "{bandwidth:?}: {lo} {hi}"
+        );
+        assert_eq!(s.peaks.len(), 1, "{bandwidth:?}: {:#?}", s.peaks);
+    }
 
     let fs = 30.72e6;
     let lte = |f: f64| if f.abs() <= 9e6 { 1.0 } else { 0.0 };
