@@ -70,7 +70,6 @@ fn a_zero_filled_stretch_is_skipped_and_reported_in_every_format() {
         (d("g.cs8", &cs8(&x)), &raw[..]),
         (d("g.cf64", &cf64), &raw[..]),
         (d("i16.wav", &wav(&cs16(&x), 2, 16, false, None)), &[][..]),
-        (d("i8.wav", &wav(&u8wav, 2, 8, false, None)), &[][..]),
         (d("f32.wav", &wav(&cf32(&x), 2, 32, true, None)), &[][..]),
         (sigmf(dir.path(), "s16", "ci16_le", &cs16(&x)), &[][..]),
         (sigmf(dir.path(), "sf", "cf32_le", &cf32(&x)), &[][..]),
@@ -132,6 +131,11 @@ fn a_zero_filled_stretch_is_skipped_and_reported_in_every_format() {
         })
         .collect();
     let (_, r) = silent_json(&d("g.cu8", &cu8), &raw);
+    assert_eq!(r.silence.min_run, None);
+    assert_eq!((r.silence.samples, r.samples), (0, n as u64));
+    // An 8-bit WAV is read as cu8 (its zero half a code below 128): a recorder's fill
+    // of 128s is a constant half a count above zero, analysed as it is.
+    let (_, r) = silent_json(&d("i8.wav", &wav(&u8wav, 2, 8, false, None)), &[]);
     assert_eq!(r.silence.min_run, None);
     assert_eq!((r.silence.samples, r.samples), (0, n as u64));
 }
