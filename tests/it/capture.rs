@@ -500,6 +500,38 @@ fn interrupt_writes_what_was_captured_as_partial() {
     assert!(env.path().join("cut.sigmf-meta").exists());
 }
 
+/// A bandwidth given as the sample rate or wider (an analog filter set at or above the
+/// rate) keeps the floor: rxsim's anti-alias filter rolls the band's edges off, and they
+/// are taken off as without a bandwidth — the floor is the one read without it, inside
+/// the rolled-off edges; before, it was read over them and the capture had no floor
+/// (FAIL).
+#[test]
+fn a_bandwidth_at_or_above_the_rate_keeps_the_floor_inside_the_rolled_off_edges() {
+    let env = Env::new();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(extra);
+        let o = env.capture("driver=rxsim,tone_hz=100.1e6", "0.2", &args);
+        assert_eq!(code(&o), 0, "{extra:?}: {}", err(&o));
+        summary(&o)
+    };
+    let none = run(&[]);
+    let floor = none.noise_floor_db.expect("a floor without a bandwidth");
+    for bw in ["1M", "1.5M"] {
+        let s = run(&["--bandwidth-hz", bw]);
+        assert_eq!(s.status, CaptureStatus::Pass, "{bw}: {s:?}");
+        let f = s
+            .noise_floor_db
+            .unwrap_or_else(|| panic!("{bw}: no floor: {s:?}"));
+        assert!((f - floor).abs() < 0.5, "{bw}: {f:.2} against {floor:.2}");
+        let [lo, hi] = s.noise_floor_band_hz.expect("read inside the edges");
+        assert!(
+            lo > 99.5e6 && lo < 99.65e6 && hi > 100.35e6 && hi < 100.5e6,
+            "{bw}: {lo} {hi}"
+        );
+    }
+}
+
 /// `capture` takes `--antenna`, `--bandwidth-hz` and a per-element gain
 /// (`-g LNA=24,VGA=10`), shows the requested gain as asked, and draws `--plot`. The
 /// bandwidth is rxsim's flat part (±0.4·fs), where the floor is read: its anti-alias
