@@ -34,16 +34,16 @@
 //! break, trailing white space, a glob it cannot parse, `{`/`}` inside `[…]`)
 //! is taken to match every path: it fails closed. A file that cannot be read,
 //! is over 8 MiB or holds a NUL byte is an error naming it.
+use super::rules_file;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The largest attributes file read (a larger one is refused).
-const MAX_ATTR_FILE: u64 = 8 << 20;
+const MAX_ATTR_FILE: u64 = rules_file::MAX_RULES_FILE;
 /// Git ignores an attributes line this long or longer.
 const MAX_LINE: usize = 2048;
 /// Git's own macro, the lowest source.
@@ -126,19 +126,11 @@ pub(crate) enum Order {
 impl<'r> Attributes<'r> {
     /// The rules of `repo`'s work tree; an error when it has none.
     pub(crate) fn of(repo: &'r git2::Repository) -> Result<Attributes<'r>, String> {
-        let root = repo
-            .workdir()
-            .ok_or("the repository has no work tree")?
-            .to_path_buf();
-        let config = repo.config().ok();
-        let icase = config
-            .as_ref()
-            .and_then(|c| c.get_bool("core.ignorecase").ok())
-            .unwrap_or(false);
-        let global = config
-            .as_ref()
-            .and_then(|c| c.get_path("core.attributesfile").ok())
-            .or_else(default_attributes_file);
+        let rules_file::WorkTree {
+            root,
+            icase,
+            global,
+        } = rules_file::WorkTree::of(repo, "core.attributesfile", "attributes")?;
         Ok(Attributes {
             repo,
             root,
@@ -188,7 +180,7 @@ impl<'r> Attributes<'r> {
         let mut frames =
             vec![self.frame("built-in".into(), root.clone(), true, BUILTIN.to_vec())?];
         if let Some(g) = self.global.clone() {
-            if let Some(bytes) = read_file(&g, false)? {
+            if let Some(bytes) = rules_file::read(&g, false, "attribute")? {
                 frames.push(self.frame(g.display().to_string(), root.clone(), true, bytes)?);
             }
         }
@@ -199,7 +191,7 @@ impl<'r> Attributes<'r> {
                 dir.iter().map(|d| format!("{d}/")).collect::<String>() + ".gitattributes";
             let base: PathBuf = root.join(dir.iter().collect::<PathBuf>());
             let file = base.join(".gitattributes");
-            let work = || read_file(&file, true);
+            let work = || rules_file::read(&file, true, "attribute");
             let cached = || read_index(self.repo, self.index.as_ref(), &in_repo);
             let bytes = match order {
                 Order::WorkTreeFirst => match work()? {
@@ -216,7 +208,7 @@ impl<'r> Attributes<'r> {
             }
         }
         let info = self.repo.commondir().join("info").join("attributes");
-        if let Some(bytes) = read_file(&info, false)? {
+        if let Some(bytes) = rules_file::read(&info, false, "attribute")? {
             frames.push(self.frame(info.display().to_string(), root.clone(), true, bytes)?);
         }
         let path = root.join(parts.iter().collect::<PathBuf>());
@@ -330,60 +322,6 @@ fn fill<'a>(
             }
         }
     }
-}
-
-/// Git's default `core.attributesFile`: `$XDG_CONFIG_HOME/git/attributes`,
-/// else `~/.config/git/attributes`.
-fn default_attributes_file() -> Option<PathBuf> {
-    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
-        return Some(PathBuf::from(x).join("git").join("attributes"));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var_os("USERPROFILE").filter(|h| !h.is_empty()))?;
-    Some(
-        PathBuf::from(home)
-            .join(".config")
-            .join("git")
-            .join("attributes"),
-    )
-}
-
-/// An attributes file's bytes; `None` when there is none (or, `in_tree`, when
-/// it is a symlink, which Git does not follow).
-fn read_file(file: &Path, in_tree: bool) -> Result<Option<Vec<u8>>, String> {
-    let opened = if in_tree {
-        rxnode_dsp::open_regular_nofollow(file)
-    } else {
-        rxnode_dsp::open_regular(file)
-    };
-    let f = match opened {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(_) if in_tree && is_link(file) => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "cannot read the attribute rules in {}: {e}",
-                file.display()
-            ))
-        }
-    };
-    let mut bytes = Vec::new();
-    f.take(MAX_ATTR_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the attribute rules in {}: {e}", file.display()))?;
-    if bytes.len() as u64 > MAX_ATTR_FILE {
-        return Err(format!(
-            "{} is over {} MiB: its attribute rules are not read",
-            file.display(),
-            MAX_ATTR_FILE >> 20
-        ));
-    }
-    Ok(Some(bytes))
-}
-
-fn is_link(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| crate::store::fsutil::is_link(&m))
 }
 
 /// The index's copy of `in_repo` (`None`: not in the index, or a symlink).

@@ -23,14 +23,11 @@
 //! alone can expose a node-local file. A rule that cannot be read fails closed:
 //! an unreadable or oversized ignore file, a line that is not UTF-8, or a `!`
 //! pattern the matcher cannot parse is an error naming the file and line.
+use super::rules_file;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// The largest ignore file read (Git reads any size; a larger one is refused).
-const MAX_IGNORE_FILE: u64 = 8 << 20;
 
 /// Git's ignore rules for one work tree, with each folder's `.gitignore` read
 /// once, when a path below it is first asked about.
@@ -47,22 +44,14 @@ impl GitIgnores {
     /// The rules of `repo`'s work tree; an error (naming the file) when one
     /// cannot be read. A bare repository has none.
     pub(crate) fn of(repo: &git2::Repository) -> Result<GitIgnores, String> {
-        let root = repo
-            .workdir()
-            .ok_or("the repository has no work tree")?
-            .to_path_buf();
-        let config = repo.config().ok();
-        let icase = config
-            .as_ref()
-            .and_then(|c| c.get_bool("core.ignorecase").ok())
-            .unwrap_or(false);
+        let rules_file::WorkTree {
+            root,
+            icase,
+            global,
+        } = rules_file::WorkTree::of(repo, "core.excludesfile", "ignore")?;
         let mut files = Vec::new();
         let exclude = repo.commondir().join("info").join("exclude");
         files.extend(load(&root, &exclude, icase, false)?);
-        let global = config
-            .as_ref()
-            .and_then(|c| c.get_path("core.excludesfile").ok())
-            .or_else(default_excludes_file);
         if let Some(global) = global {
             files.extend(load(&root, &global, icase, false)?);
         }
@@ -159,61 +148,14 @@ impl GitIgnores {
     }
 }
 
-/// Git's default `core.excludesFile`: `$XDG_CONFIG_HOME/git/ignore`, else
-/// `~/.config/git/ignore`.
-fn default_excludes_file() -> Option<PathBuf> {
-    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
-        return Some(PathBuf::from(x).join("git").join("ignore"));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var_os("USERPROFILE").filter(|h| !h.is_empty()))?;
-    Some(
-        PathBuf::from(home)
-            .join(".config")
-            .join("git")
-            .join("ignore"),
-    )
-}
-
 /// The rules of the ignore file `file`, patterns relative to `base`; `None`
 /// when there is no such file (or, `in_tree`, when it is a symlink, which Git
 /// does not follow).
 fn load(base: &Path, file: &Path, icase: bool, in_tree: bool) -> Result<Option<Gitignore>, String> {
-    let opened = if in_tree {
-        rxnode_dsp::open_regular_nofollow(file)
-    } else {
-        rxnode_dsp::open_regular(file)
-    };
-    let f = match opened {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        // Git skips an in-tree `.gitignore` that is a link (ELOOP from the
-        // no-follow open; Windows: a reparse point).
-        Err(_) if in_tree && is_link(file) => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "cannot read the ignore rules in {}: {e}",
-                file.display()
-            ))
-        }
-    };
-    let mut bytes = Vec::new();
-    f.take(MAX_IGNORE_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the ignore rules in {}: {e}", file.display()))?;
-    if bytes.len() as u64 > MAX_IGNORE_FILE {
-        return Err(format!(
-            "{} is over {} MiB: its ignore rules are not read",
-            file.display(),
-            MAX_IGNORE_FILE >> 20
-        ));
+    match rules_file::read(file, in_tree, "ignore")? {
+        Some(bytes) => rules(base, file, &bytes, icase).map(Some),
+        None => Ok(None),
     }
-    rules(base, file, &bytes, icase).map(Some)
-}
-
-fn is_link(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| crate::store::fsutil::is_link(&m))
 }
 
 /// Parse an ignore file's bytes. A pattern the matcher cannot parse never

@@ -27,6 +27,7 @@ mod gitattributes;
 mod gitignore;
 pub(crate) use gitignore::GitIgnores;
 mod repo;
+mod rules_file;
 
 pub(crate) use repo::{check_created, check_record_target, check_watched_tip, visible_files};
 use repo::{check_created_in, explicit_policy_finding};
