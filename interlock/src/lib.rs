@@ -37,8 +37,8 @@ mod units;
 pub use crate::{
     error::{Error, Issue},
     header::{
-        check_node_name, lenient_field, lenient_task_id, same_folder, AllowPush, TaskHeader,
-        TaskId, MAX_NODE_NAME_LEN,
+        check_node_name, lenient_field, lenient_task_id, same_folder, same_folder_groups,
+        AllowPush, TaskHeader, TaskId, MAX_NODE_NAME_LEN,
     },
     mac::{
         file_mac, record_mac, verify_file_mac, verify_record_mac, RecordFields, RecordKind,

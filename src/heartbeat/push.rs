@@ -121,14 +121,11 @@ fn push_specs(
             .remote_ref()
             .strip_prefix(STATUS_REF_PREFIX)
             .unwrap_or_default();
-        if let Some(twin) = conn.list().ok().and_then(|heads| {
-            heads.iter().find_map(|h| {
-                h.name()
-                    .strip_prefix(STATUS_REF_PREFIX)
-                    .filter(|n| rxnode_interlock::same_folder(n, own))
-                    .map(str::to_owned)
-            })
-        }) {
+        if let Some(twin) = conn
+            .list()
+            .ok()
+            .and_then(|heads| crate::git::ops::advertised_case_twin(heads, STATUS_REF_PREFIX, own))
+        {
             return Err(anyhow!(
                 "status push to {shown} refused: the remote has rx-status/{twin}, which differs from this \
                  node's rx-status/{own} only in letter case; on a case-insensitive file system (a Windows or \

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 mod names;
 mod schema;
 
-pub use names::{check_node_name, same_folder, TaskId, MAX_NODE_NAME_LEN};
+pub use names::{check_node_name, same_folder, same_folder_groups, TaskId, MAX_NODE_NAME_LEN};
 pub(crate) use schema::header_schema;
 
 /// What a task allows to be pushed.

@@ -93,6 +93,21 @@ pub fn same_folder(a: &str, b: &str) -> bool {
     a != b && a.eq_ignore_ascii_case(b)
 }
 
+/// The groups of two or more different `names` that [`same_folder`] joins, each
+/// sorted, in the order of their lower-case form.
+pub fn same_folder_groups<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Vec<&'a str>> {
+    let mut groups: std::collections::BTreeMap<String, std::collections::BTreeSet<&str>> =
+        std::collections::BTreeMap::new();
+    for n in names {
+        groups.entry(n.to_ascii_lowercase()).or_default().insert(n);
+    }
+    groups
+        .into_values()
+        .filter(|g| g.len() > 1)
+        .map(|g| g.into_iter().collect())
+        .collect()
+}
+
 /// The longest node name.
 pub const MAX_NODE_NAME_LEN: usize = 32;
 

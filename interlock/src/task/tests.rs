@@ -452,3 +452,19 @@ proptest! {
         }
     }
 }
+
+/// Names that differ only in letter case are one folder on a case-insensitive file
+/// system: `same_folder` pairs them (never a name with itself), and
+/// `same_folder_groups` gathers each such group once, a repeated name counted once.
+#[test]
+fn names_differing_only_in_letter_case_are_one_folder() {
+    use crate::{same_folder, same_folder_groups};
+    assert!(same_folder("LAB1", "lab1"));
+    assert!(!same_folder("LAB1", "LAB1"));
+    assert!(!same_folder("LAB1", "LAB2"));
+    assert_eq!(
+        same_folder_groups(["T1", "b", "t1", "T2", "T1", "B", "x"]),
+        vec![vec!["B", "b"], vec!["T1", "t1"]]
+    );
+    assert!(same_folder_groups(["T1", "T1", "T2"]).is_empty());
+}

@@ -54,6 +54,22 @@ pub(crate) fn find_remote<'r>(repo: &'r Repository, name: &str) -> Result<git2::
     }
 }
 
+/// The name after `prefix` of a branch among a remote's advertised `heads` that
+/// differs from `own` only in letter case (one ref file on a Windows or macOS
+/// main PC), if there is one.
+pub(crate) fn advertised_case_twin(
+    heads: &[git2::RemoteHead<'_>],
+    prefix: &str,
+    own: &str,
+) -> Option<String> {
+    heads.iter().find_map(|h| {
+        h.name()
+            .strip_prefix(prefix)
+            .filter(|n| rxnode_interlock::same_folder(n, own))
+            .map(str::to_owned)
+    })
+}
+
 /// That `repo` is a checkout (not bare), for the commands that keep the node's
 /// record in it; the error names the folder and the fix.
 pub fn require_checkout(repo: &Path) -> Result<()> {

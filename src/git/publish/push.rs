@@ -316,10 +316,8 @@ fn fetch_once(
                 e.message()
             ))
         })?;
-        if let Some(twin) = heads
-            .iter()
-            .filter_map(|h| h.name().strip_prefix("refs/heads/rx-results/"))
-            .find(|n| rxnode_interlock::same_folder(n, own))
+        if let Some(twin) =
+            crate::git::ops::advertised_case_twin(heads, "refs/heads/rx-results/", own)
         {
             return Err(FetchError::Failed(crate::exit::refused(format!(
                 "the remote has a branch rx-results/{twin}, which differs from this node's rx-results/{own} only \

@@ -122,20 +122,12 @@ pub(super) fn fetch_private(
 /// refs are one file, so which one a fetch kept is not known.
 fn case_twins(fam: &Family, advertised: &[String]) -> BTreeSet<String> {
     let prefix = format!("refs/heads/{}/", fam.remote);
-    let mut groups: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
-    for name in advertised
+    let names = advertised
         .iter()
         .filter_map(|r| r.strip_prefix(prefix.as_str()))
-    {
-        if crate::store::node::check_name(name).is_ok() {
-            groups
-                .entry(name.to_ascii_lowercase())
-                .or_default()
-                .insert(name);
-        }
-    }
+        .filter(|name| crate::store::node::check_name(name).is_ok());
     let mut out = BTreeSet::new();
-    for (fold, names) in groups.into_iter().filter(|(_, n)| n.len() > 1) {
+    for names in rxnode_interlock::same_folder_groups(names) {
         let list: Vec<String> = names
             .iter()
             .map(|n| format!("{}/{n}", fam.remote))
@@ -147,7 +139,7 @@ fn case_twins(fam: &Family, advertised: &[String]) -> BTreeSet<String> {
             fam.what,
             list.join(" and ")
         );
-        out.insert(fold);
+        out.extend(names.first().map(|n| n.to_ascii_lowercase()));
     }
     out
 }

@@ -196,13 +196,8 @@ pub(super) fn find_results(
 /// macOS) makes them one folder, where one result overwrites the other; both
 /// are still listed from the tree, which keeps them apart.
 fn case_twins(names: &[String], dir: &str) -> Vec<String> {
-    let mut groups: std::collections::BTreeMap<String, Vec<&String>> = Default::default();
-    for n in names {
-        groups.entry(n.to_ascii_lowercase()).or_default().push(n);
-    }
-    groups
-        .into_values()
-        .filter(|g| g.len() > 1)
+    rxnode_interlock::same_folder_groups(names.iter().map(String::as_str))
+        .into_iter()
         .map(|g| {
             let list: Vec<String> = g.iter().map(|n| format!("{dir}/{}", shown(n, 70))).collect();
             format!(
