@@ -9,13 +9,15 @@ use crate::exec::{exists_not_a_file, exists_unless_forced, positive};
 use crate::exit::{
     bad_field, bad_input, field_context, field_failure, refused, FieldText, Outcome,
 };
-use crate::store::ledger::{Entry, Event, Refusal};
+use crate::store::ledger::{
+    CaptureAsked, CaptureClkin, CaptureDetail, CaptureFailed, CaptureFile, CapturePeak, CaptureRan,
+    Entry, Event, Refusal,
+};
 use crate::store::paths::Paths;
 use crate::store::policy::Source;
 use anyhow::{Context as _, Result};
 use rxnode_dsp::{CaptureStatus, CaptureSummary, IqFormat, RecordFormat};
 use rxnode_interlock::{check_rx_step, IqSampleFormat, RxCaptureStep};
-use serde_json::json;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -384,13 +386,10 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
             log(
                 &paths,
                 ledger_on,
-                Entry::new(Event::Capture(json!({
-                    "device": args.device,
-                    "frequency_hz": args.frequency_hz,
-                    "sample_rate_hz": args.sample_rate_hz,
-                    "duration_s": args.duration_s,
-                    "status": "FAIL",
-                    "error": why,
+                Entry::new(Event::Capture(CaptureDetail::Failed(CaptureFailed {
+                    asked: asked(args),
+                    error: why.clone(),
+                    status: "FAIL",
                 }))),
             );
             return Err(anyhow::anyhow!("capture on {}: {why}", args.device));
@@ -554,37 +553,51 @@ fn write_plot(
     Ok(path.to_path_buf())
 }
 
+/// What a capture was asked for, as the ledger keeps it.
+fn asked(args: &CaptureOptions) -> CaptureAsked {
+    CaptureAsked {
+        device: args.device.clone(),
+        duration_s: args.duration_s,
+        frequency_hz: args.frequency_hz,
+        sample_rate_hz: args.sample_rate_hz,
+    }
+}
+
 /// The ledger's view of a capture: key figures, no absolute paths, no PSD.
-fn ledger_detail(s: &CaptureSummary, args: &CaptureOptions, repo: &Path) -> serde_json::Value {
-    json!({
-        "device": args.device,
-        "frequency_hz": args.frequency_hz,
-        "sample_rate_hz": args.sample_rate_hz,
-        "duration_s": args.duration_s,
-        "samples_requested": s.samples_requested,
-        "samples_received": s.samples_received,
-        "overflows": s.overflows,
-        "dropped_samples": s.dropped_samples,
-        "lost_samples": s.lost_samples,
-        "gaps": s.gaps,
-        "timeouts": s.timeouts,
-        "noise_floor_db": s.noise_floor_db,
-        "peak": s.peaks.first().map(|p| json!({"frequency_hz": p.frequency_hz, "power_db": p.power_db})),
-        "clkin": s.clkin.as_ref().map(|k| json!({
-            "tone_hz": k.tone_hz,
-            "ppm": k.ppm,
-            "ppm_uncertainty": k.ppm_uncertainty,
-            "status": k.status,
-        })),
-        "iq_files": s.iq_files.iter().map(|f| json!({
-            "path": ledger_path(&f.path, repo),
-            "format": f.format,
-            "bytes": f.bytes,
-            "sha256": f.sha256,
-        })).collect::<Vec<_>>(),
-        "stop_reason": s.stop_reason,
-        "status": status_name(s.status),
-    })
+fn ledger_detail(s: &CaptureSummary, args: &CaptureOptions, repo: &Path) -> CaptureDetail {
+    CaptureDetail::Ran(Box::new(CaptureRan {
+        asked: asked(args),
+        clkin: s.clkin.as_ref().map(|k| CaptureClkin {
+            ppm: k.ppm,
+            ppm_uncertainty: k.ppm_uncertainty,
+            status: k.status,
+            tone_hz: k.tone_hz,
+        }),
+        dropped_samples: s.dropped_samples,
+        gaps: s.gaps,
+        iq_files: s
+            .iq_files
+            .iter()
+            .map(|f| CaptureFile {
+                bytes: f.bytes,
+                format: f.format.clone(),
+                path: ledger_path(&f.path, repo),
+                sha256: f.sha256.clone(),
+            })
+            .collect(),
+        lost_samples: s.lost_samples,
+        noise_floor_db: s.noise_floor_db,
+        overflows: s.overflows,
+        peak: s.peaks.first().map(|p| CapturePeak {
+            frequency_hz: p.frequency_hz,
+            power_db: p.power_db,
+        }),
+        samples_requested: s.samples_requested,
+        samples_received: s.samples_received,
+        status: status_name(s.status),
+        stop_reason: s.stop_reason.clone(),
+        timeouts: s.timeouts,
+    }))
 }
 
 #[cfg(test)]

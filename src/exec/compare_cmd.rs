@@ -8,11 +8,10 @@ use crate::exec::live::NotCaptured;
 use crate::exec::positive;
 use crate::exit::{bad_field, bad_input, field_context, refused, FieldText, Outcome};
 use crate::result::Status;
-use crate::store::ledger::{Entry, Event, Refusal};
+use crate::store::ledger::{CompareDetail, CompareRan, CompareStream, Entry, Event, Refusal};
 use crate::store::policy::Source;
 use anyhow::Result;
 use rxnode_interlock::{check_clkin_compare, ClkinCompareStep, GainSpec};
-use serde_json::json;
 use std::path::PathBuf;
 
 /// `clkin compare` options.
@@ -190,11 +189,11 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
             )));
         }
         Err(NotCaptured::Blocked(why)) | Err(NotCaptured::Failed(why)) => {
-            log(Entry::new(Event::ClkinCompare(json!({
-                "devices": a.devices,
-                "status": "FAIL",
-                "error": why,
-            }))));
+            log(Entry::new(Event::ClkinCompare(CompareDetail::Failed {
+                devices: a.devices.clone(),
+                error: why.clone(),
+                status: "FAIL",
+            })));
             return Err(anyhow::anyhow!("clkin compare: {why}"));
         }
     };
@@ -240,29 +239,27 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
 }
 
 /// The ledger's view: the figure, the verdict and what each stream delivered.
-fn ledger_detail(d: &Compared, a: &ClkinCompareOptions) -> serde_json::Value {
+fn ledger_detail(d: &Compared, a: &ClkinCompareOptions) -> CompareDetail {
     let k = &d.entry.clkin_compare;
-    let radio = |r: &crate::result::sections::compare::CompareRadio| {
-        json!({
-            "device": r.device.args,
-            "samples_received": r.samples_received,
-            "overflows": r.overflows,
-        })
+    let radio = |r: &crate::result::sections::compare::CompareRadio| CompareStream {
+        device: r.device.args.clone(),
+        overflows: r.overflows,
+        samples_received: r.samples_received,
     };
-    json!({
-        "devices": a.devices,
-        "frequency_hz": a.frequency_hz,
-        "sample_rate_hz": a.sample_rate_hz,
-        "tone_hz": a.tone_hz,
-        "duration_s": a.duration_s,
-        "relative_ppb": k.relative_ppb,
-        "uncertainty_ppb": k.uncertainty_ppb,
-        "verdict": k.verdict,
-        "tolerance_ppb": a.tolerance_ppb,
-        "master": radio(&d.entry.master),
-        "slave": radio(&d.entry.slave),
-        "status": d.status.as_str(),
-    })
+    CompareDetail::Ran(Box::new(CompareRan {
+        devices: a.devices.clone(),
+        duration_s: a.duration_s,
+        frequency_hz: a.frequency_hz,
+        master: radio(&d.entry.master),
+        relative_ppb: k.relative_ppb,
+        sample_rate_hz: a.sample_rate_hz,
+        slave: radio(&d.entry.slave),
+        status: d.status.as_str(),
+        tolerance_ppb: a.tolerance_ppb,
+        tone_hz: a.tone_hz,
+        uncertainty_ppb: k.uncertainty_ppb,
+        verdict: k.verdict.map(|v| v.as_str()),
+    }))
 }
 
 #[cfg(test)]

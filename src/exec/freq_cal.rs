@@ -401,7 +401,12 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
             detections: None,
             ..m.entry.clone()
         };
-        crate::exec::ledger_note(&paths, &Entry::new(Event::FreqCal(json!(detail))));
+        crate::exec::ledger_note(
+            &paths,
+            &Entry::new(Event::FreqCal(
+                serde_json::to_value(detail).unwrap_or_default(),
+            )),
+        );
     } else {
         m.entry.calibration_stored = Some(false);
         m.entry.calibration_note = Some("not kept: not run in an rxnode checkout".to_owned());

@@ -409,7 +409,7 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
     ledger::append(
         run.paths,
         &Entry::new(Event::Authorized {
-            kind: json!(a.kind()),
+            kind: a.kind(),
             at: a.at().to_owned(),
         })
         .task(ids)

@@ -6,7 +6,9 @@ use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom, Write};
 
 pub(crate) use crate::store::ledger_event::{
-    Event, NotExamined, Published, PublishedFile, Refusal, RunEnd,
+    CaptureAsked, CaptureClkin, CaptureDetail, CaptureFailed, CaptureFile, CapturePeak, CaptureRan,
+    CompareDetail, CompareRan, CompareStream, Event, NotExamined, Published, PublishedFile,
+    Refusal, RunEnd,
 };
 
 /// One ledger line, as written: its event and detail come from one [`Event`].

@@ -63,12 +63,12 @@ pub(crate) enum Event {
         /// The lock file.
         path: String,
         /// Who held the watcher lock.
-        previous_holder: Value,
+        previous_holder: crate::store::lock::Holder,
     },
     /// A stale rxnode lock was taken over.
     LockTakenOver {
         /// Who held it, when known.
-        previous_holder: Value,
+        previous_holder: Option<crate::store::lock::Holder>,
         /// Why it was stale.
         reason: String,
     },
@@ -151,7 +151,7 @@ pub(crate) enum Event {
         /// Why.
         reason: String,
         /// The task's target nodes.
-        target_nodes: Value,
+        target_nodes: Option<Vec<String>>,
     },
     /// A task was shown for a decision.
     Prompted,
@@ -179,8 +179,8 @@ pub(crate) enum Event {
     Authorized {
         /// When.
         at: String,
-        /// `RfTx` or `RedOther`.
-        kind: Value,
+        /// `RF_TX` or `RED_OTHER`.
+        kind: rxnode_interlock::AuthorizationKind,
     },
     /// A run started (before any radio is touched).
     RunStarted {
@@ -308,7 +308,7 @@ pub(crate) enum Event {
     },
     // ---- measurements outside a task
     /// A standalone capture.
-    Capture(Value),
+    Capture(CaptureDetail),
     /// A standalone sweep.
     Sweep {
         /// The bin width.
@@ -327,9 +327,172 @@ pub(crate) enum Event {
         stop_hz: f64,
     },
     /// A standalone CLKIN comparison.
-    ClkinCompare(Value),
-    /// A frequency calibration.
+    ClkinCompare(CompareDetail),
+    /// A frequency calibration: the result's `freq_cal` entry without its
+    /// detections, and `command: analyze` when it was measured from a recording.
     FreqCal(Value),
+}
+
+/// A standalone capture's detail: the key figures, no absolute path, no PSD; or,
+/// when it could not run, the settings asked for and why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub(crate) enum CaptureDetail {
+    /// It ran (to the end or not: `status` and `stop_reason` say).
+    Ran(Box<CaptureRan>),
+    /// It could not start or failed on the way.
+    Failed(CaptureFailed),
+}
+
+/// The settings a standalone capture was asked for.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CaptureAsked {
+    /// The radio's device args.
+    pub(crate) device: String,
+    /// Seconds asked for.
+    pub(crate) duration_s: f64,
+    /// Centre frequency (Hz).
+    pub(crate) frequency_hz: f64,
+    /// Sample rate (Hz).
+    pub(crate) sample_rate_hz: f64,
+}
+
+/// A standalone capture that ran.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CaptureRan {
+    /// What it was asked for.
+    #[serde(flatten)]
+    pub(crate) asked: CaptureAsked,
+    /// The CLKIN check, when a reference tone was given.
+    pub(crate) clkin: Option<CaptureClkin>,
+    /// Samples lost before the analysis (the consumer was behind).
+    pub(crate) dropped_samples: u64,
+    /// Gaps in the analysed stream.
+    pub(crate) gaps: u64,
+    /// Files recorded (paths relative to the checkout, or the file name alone).
+    pub(crate) iq_files: Vec<CaptureFile>,
+    /// Samples lost in all; `null` when an overflow's loss could not be counted.
+    pub(crate) lost_samples: Option<u64>,
+    /// Median PSD bin (dBFS per bin), when measured.
+    pub(crate) noise_floor_db: Option<f64>,
+    /// Driver overflows.
+    pub(crate) overflows: u64,
+    /// The strongest peak, when there is one.
+    pub(crate) peak: Option<CapturePeak>,
+    /// Samples asked for.
+    pub(crate) samples_requested: u64,
+    /// Samples the radio delivered.
+    pub(crate) samples_received: u64,
+    /// `PASS`, `PARTIAL`, `FAIL` …
+    pub(crate) status: &'static str,
+    /// Why it ended.
+    pub(crate) stop_reason: String,
+    /// Reads that timed out.
+    pub(crate) timeouts: u64,
+}
+
+/// A standalone capture that could not run.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CaptureFailed {
+    /// What it was asked for.
+    #[serde(flatten)]
+    pub(crate) asked: CaptureAsked,
+    /// Why.
+    pub(crate) error: String,
+    /// Always `FAIL`.
+    pub(crate) status: &'static str,
+}
+
+/// A capture's strongest peak.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CapturePeak {
+    /// Its frequency (Hz).
+    pub(crate) frequency_hz: f64,
+    /// Its level (dBFS per bin).
+    pub(crate) power_db: f64,
+}
+
+/// A capture's CLKIN check, in short.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CaptureClkin {
+    /// The reference error (ppm), when measured.
+    pub(crate) ppm: Option<f64>,
+    /// Its standard uncertainty (ppm), when measured.
+    pub(crate) ppm_uncertainty: Option<f64>,
+    /// The verdict.
+    pub(crate) status: rxnode_dsp::ClkinStatus,
+    /// The reference tone (Hz).
+    pub(crate) tone_hz: f64,
+}
+
+/// A recorded file, in short.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CaptureFile {
+    /// Its size.
+    pub(crate) bytes: u64,
+    /// Its format.
+    pub(crate) format: String,
+    /// Its path, relative to the checkout (or its name alone).
+    pub(crate) path: String,
+    /// Its SHA-256.
+    pub(crate) sha256: String,
+}
+
+/// A standalone CLKIN comparison's detail; or, when it could not run, the radios and why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub(crate) enum CompareDetail {
+    /// It ran.
+    Ran(Box<CompareRan>),
+    /// It could not run.
+    Failed {
+        /// The two radios' device args (master first).
+        devices: Vec<String>,
+        /// Why.
+        error: String,
+        /// Always `FAIL`.
+        status: &'static str,
+    },
+}
+
+/// A standalone CLKIN comparison that ran.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CompareRan {
+    /// The two radios' device args (master first).
+    pub(crate) devices: Vec<String>,
+    /// Seconds asked for.
+    pub(crate) duration_s: f64,
+    /// Centre frequency (Hz).
+    pub(crate) frequency_hz: f64,
+    /// What the master radio delivered.
+    pub(crate) master: CompareStream,
+    /// The slave's offset from the master (ppb), when measured.
+    pub(crate) relative_ppb: Option<f64>,
+    /// Sample rate (Hz).
+    pub(crate) sample_rate_hz: f64,
+    /// What the slave radio delivered.
+    pub(crate) slave: CompareStream,
+    /// `PASS`, `FAIL`, `NOT_MEASURED` …
+    pub(crate) status: &'static str,
+    /// The pass/fail tolerance (ppb).
+    pub(crate) tolerance_ppb: f64,
+    /// The reference tone (Hz).
+    pub(crate) tone_hz: f64,
+    /// Its standard uncertainty (ppb), when measured.
+    pub(crate) uncertainty_ppb: Option<f64>,
+    /// The verdict on the offset, when there is one.
+    pub(crate) verdict: Option<&'static str>,
+}
+
+/// What one radio of a comparison delivered.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CompareStream {
+    /// Its device args, when known.
+    pub(crate) device: Option<String>,
+    /// Driver overflows.
+    pub(crate) overflows: u64,
+    /// Samples it delivered.
+    pub(crate) samples_received: u64,
 }
 
 /// A refusal's detail.

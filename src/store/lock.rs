@@ -229,7 +229,7 @@ fn take_over(paths: &Paths, path: &std::path::Path, old: Option<&Holder>, why: &
     ledger::append(
         paths,
         &Entry::new(Event::LockTakenOver {
-            previous_holder: serde_json::json!(old),
+            previous_holder: old.cloned(),
             reason: why.to_owned(),
         }),
     )?;

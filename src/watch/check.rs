@@ -236,7 +236,7 @@ impl Flow<'_> {
             &task_line(
                 Event::NotForThisNode {
                     reason: why.to_owned(),
-                    target_nodes: serde_json::json!(task.header().target_nodes),
+                    target_nodes: task.header().target_nodes.clone(),
                 },
                 task,
                 commit,

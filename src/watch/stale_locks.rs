@@ -60,7 +60,7 @@ pub(super) fn clear_stale_fetch_locks(
             &Entry::new(Event::GitLockRemoved {
                 path: p.display().to_string(),
                 modified: modified.clone(),
-                previous_holder: serde_json::json!(dead),
+                previous_holder: dead.clone(),
             }),
         )?;
         match std::fs::remove_file(&p) {

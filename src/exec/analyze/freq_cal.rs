@@ -162,13 +162,21 @@ pub(super) fn store_measurement(
         remote: remote.map(str::to_owned),
         serial: serial.to_owned(),
     });
-    let mut detail = json!(FreqCalRecord {
-        detections: None,
-        ..entry.clone()
-    });
-    if let Some(d) = detail.as_object_mut() {
-        d.insert("command".into(), json!("analyze"));
+    /// The ledger's detail: the entry, and the command it came from.
+    #[derive(serde::Serialize)]
+    struct Detail {
+        #[serde(flatten)]
+        entry: FreqCalRecord,
+        command: &'static str,
     }
+    let detail = serde_json::to_value(Detail {
+        entry: FreqCalRecord {
+            detections: None,
+            ..entry.clone()
+        },
+        command: "analyze",
+    })
+    .unwrap_or_default();
     crate::exec::ledger_note(
         &paths,
         &crate::store::ledger::Entry::new(crate::store::ledger::Event::FreqCal(detail)),
