@@ -262,13 +262,17 @@ fn row_of(repo: &Repository, f: Found, added: Oid, scratch: &Scratch) -> Result<
     if j.is_object() {
         let md = read_small(repo, f.tree, RESULT_MD);
         let js = read_small(repo, f.tree, RESULT_JSON);
-        let n = match (md, js) {
-            (Ok(md), Ok(js)) => scratch.validate(&md, &js)?.len(),
-            _ => 1,
+        // The first problem, named: a count here would be the validator's alone
+        // (`results verify` and `results show` also check LOG_META.json and the
+        // commit), and a file that cannot be read is no count at all.
+        let first = match (md, js) {
+            (Ok(md), Ok(js)) => scratch.validate(&md, &js)?.into_iter().next(),
+            (Err(e), _) | (_, Err(e)) => Some(e),
         };
-        if n > 0 {
+        if let Some(first) = first {
             problems.push(format!(
-                "does not validate ({n} problem(s)): its status is not to be trusted; see `rxnode results verify {}`",
+                "does not validate ({}): its status is not to be trusted; `rxnode results verify {}` names every problem",
+                shown(&first, 200),
                 f.task_id
             ));
         }
