@@ -7,7 +7,7 @@ use super::tree::{
 };
 use super::verify::Scratch;
 use crate::exit::Outcome;
-use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
+use crate::result::{RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::Result;
 use git2::{Oid, Repository};
 use serde::Serialize;
@@ -277,13 +277,8 @@ fn row_of(repo: &Repository, f: Found, added: Oid, scratch: &Scratch) -> Result<
             ));
         }
     }
-    let meta = read_json(repo, f.tree, LOG_META).unwrap_or(Value::Null);
     let json_node = str_of(&j, &["node", "name"]);
-    let node = f
-        .dir_node
-        .clone()
-        .or_else(|| json_node.clone())
-        .or_else(|| str_of(&meta, &["node_name"]));
+    let node = f.node(repo);
     if let (Some(d), Some(n)) = (&f.dir_node, &json_node) {
         if d != n {
             problems.push(format!(

@@ -459,7 +459,7 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
         reports.push(json!({
             "task_id": f.task_id,
             "task_signature": signature,
-            "node": f.dir_node,
+            "node": f.node(repo),
             "path": f.path,
             "branch": f.source.branch,
             "commit": added.get(&f.path).map(|(c, _)| c.to_string()),
