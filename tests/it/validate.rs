@@ -383,12 +383,19 @@ fn validate_json_carries_the_task_hash_and_risk_reasons_the_text_prints() {
         assert_eq!(code, 0, "{name}: {r:?}");
         assert_eq!(r.task_sha256.as_deref(), Some(want.as_str()), "{name}");
         let tmp = tempfile::TempDir::new().unwrap();
-        let text = String::from_utf8(rxnode(&["validate".as_ref(), p.as_os_str()], tmp.path()).stdout)
-            .unwrap();
+        let text =
+            String::from_utf8(rxnode(&["validate".as_ref(), p.as_os_str()], tmp.path()).stdout)
+                .unwrap();
         assert!(text.contains(&format!("sha256: {want}")), "{name}: {text}");
-        assert!(!r.risk_reasons.is_empty() || r.risk_level.as_deref() == Some("GREEN"), "{name}");
+        assert!(
+            !r.risk_reasons.is_empty() || r.risk_level.as_deref() == Some("GREEN"),
+            "{name}"
+        );
         for reason in &r.risk_reasons {
-            assert!(text.contains(reason.as_str()), "{name}: {reason:?} not in {text}");
+            assert!(
+                text.contains(reason.as_str()),
+                "{name}: {reason:?} not in {text}"
+            );
         }
     }
     let (code, r) = validate_json(&fixture("invalid_missing_field.md"));

@@ -255,14 +255,19 @@ fn trailer_disagreement_quotes_the_values_never_rust_options() {
     let md = std::fs::read_to_string(&m).unwrap();
     std::fs::write(&m, md.replace("status=\"PASS\"", "status=\"FAIL\"")).unwrap();
     let p = validate_result_files(&j, d.path());
-    expect(&p, "trailer status \"FAIL\" disagrees with the JSON \"PASS\"");
+    expect(
+        &p,
+        "trailer status \"FAIL\" disagrees with the JSON \"PASS\"",
+    );
     let no_status = md.replace(" status=\"PASS\"", "");
     assert_ne!(no_status, md);
     std::fs::write(&m, no_status).unwrap();
     let q = validate_result_files(&j, d.path());
     expect(&q, "trailer status (none) disagrees with the JSON \"PASS\"");
     assert!(
-        !p.iter().chain(&q).any(|x| x.contains("Some(") || x.contains("None")),
+        !p.iter()
+            .chain(&q)
+            .any(|x| x.contains("Some(") || x.contains("None")),
         "{p:#?} {q:#?}"
     );
 }
