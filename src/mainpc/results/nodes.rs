@@ -196,10 +196,8 @@ fn last_result(repo: &Repository, n: &mut NodeRow, r: &Row) {
         .and_then(|c| git2::Oid::from_str(c).ok())
         .and_then(|c| repo.find_commit(c).ok())
         .and_then(|c| time::OffsetDateTime::from_unix_timestamp(c.time().seconds()).ok())
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        });
+        // The form of every other time in the listing (`+00:00`, never `Z`).
+        .map(crate::store::fsutil::iso_utc);
     n.sort_time = n.sort_time.max(r.sort_time);
 }
 
