@@ -126,7 +126,8 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                     .map(|p| crate::describe::steps(p, policy.as_ref().map(|p| &p.1)))
                     .unwrap_or_default(),
             };
-            ctx.report(&r, |_| render_valid(&name, task, policy.as_ref()))?;
+            // The verdict is the status: a closed pipe (`| head`) does not change it.
+            ctx.report_to_pipe(&r, |_| render_valid(&name, task, policy.as_ref()))?;
             Ok(Outcome::Done)
         }
         Err(issues) => {
@@ -142,7 +143,7 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                 steps: Vec::new(),
             };
             // The issues go to stderr; the report on stdout is empty.
-            ctx.report(&r, |_| {
+            ctx.report_to_pipe(&r, |_| {
                 print_invalid(&name, issues);
                 String::new()
             })?;

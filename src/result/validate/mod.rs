@@ -276,7 +276,8 @@ pub fn cmd_validate_result(
         "path": json_path.display().to_string(),
         "problems": problems,
     });
-    ctx.report(&report, |_| render_problems(&json_path, &problems))?;
+    // The verdict is the status: a closed pipe (`| head`) does not change it.
+    ctx.report_to_pipe(&report, |_| render_problems(&json_path, &problems))?;
     Ok(if problems.is_empty() {
         Outcome::Done
     } else {
