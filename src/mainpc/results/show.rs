@@ -69,7 +69,14 @@ pub(super) fn cmd_show(
                     f.path, f.source.branch
                 ));
             }
-            let md = String::from_utf8_lossy(&md()?).into_owned();
+            // A result that landed in part (no readable Markdown) is still shown:
+            // its JSON whole, its verdict line and problems, and why no Markdown.
+            let md = match md() {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e) => format!(
+                    "({e:#}: there is no Markdown to show; `--json` prints the result's JSON)\n"
+                ),
+            };
             ctx.report(&safe_json(&v)?, |_| {
                 rendered(&v, node, &f.path, &md, &problems)
             })?;
