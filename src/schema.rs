@@ -3,7 +3,7 @@
 //! files.
 //!
 //! The schemas live in `schemas/*.schema.json`. Every one of them — the plan, the
-//! task, the policy, `RX_RESULT.json`, `STATUS.json`, the calibration file, the
+//! task, the policy, `RX_RESULT.json`, `LOG_META.json`, `STATUS.json`, the calibration file, the
 //! health file and the `rxnode` extension of a recording's `.sigmf-meta` — is generated from the Rust types that write and read them
 //! ([`generated`]; the plan's and the task's from the interlock's op table); a test
 //! fails when a checked-in file differs from its type's, and
@@ -23,6 +23,7 @@ pub(crate) fn text(kind: SchemaKind) -> std::borrow::Cow<'static, str> {
         | SchemaKind::Policy
         | SchemaKind::Task
         | SchemaKind::Status
+        | SchemaKind::LogMeta
         | SchemaKind::Calibration
         | SchemaKind::Health
         | SchemaKind::SigmfRxnode => generated(kind)
@@ -40,6 +41,7 @@ pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
         SchemaKind::Policy => Some(rxnode_interlock::policy_schema()),
         SchemaKind::Task => Some(rxnode_interlock::task_schema()),
         SchemaKind::Status => Some(crate::heartbeat::snapshot::schema()),
+        SchemaKind::LogMeta => Some(crate::git::publish::log_meta::schema()),
         SchemaKind::Calibration => Some(crate::store::calibration::schema()),
         SchemaKind::Health => Some(crate::store::health::schema()),
         SchemaKind::SigmfRxnode => Some(sigmf_rxnode_schema()),
@@ -130,6 +132,8 @@ pub enum SchemaKind {
     Task,
     /// `STATUS.json` on a node's status branch.
     Status,
+    /// `LOG_META.json` beside a published result.
+    LogMeta,
     /// `.local/calibration.json`, the radios' frequency calibrations.
     Calibration,
     /// `.local/rxnode-health.json`, the radios' health.
@@ -140,12 +144,13 @@ pub enum SchemaKind {
 
 impl SchemaKind {
     /// Every kind, in the order they are listed.
-    pub const ALL: [SchemaKind; 8] = [
+    pub const ALL: [SchemaKind; 9] = [
         Self::Plan,
         Self::Result,
         Self::Policy,
         Self::Task,
         Self::Status,
+        Self::LogMeta,
         Self::Calibration,
         Self::Health,
         Self::SigmfRxnode,
@@ -159,6 +164,7 @@ impl SchemaKind {
             Self::Policy => "policy",
             Self::Task => "task",
             Self::Status => "status",
+            Self::LogMeta => "log-meta",
             Self::Calibration => "calibration",
             Self::Health => "health",
             Self::SigmfRxnode => "sigmf-rxnode",
@@ -175,6 +181,7 @@ impl SchemaKind {
                 "A task as `{\"header\": {...}, \"plan\": {...}}`, with the header/plan conflict rules"
             }
             Self::Status => "`STATUS.json` on a node's status branch",
+            Self::LogMeta => "`LOG_META.json` beside a published result",
             Self::Calibration => "`.local/calibration.json`, the radios' frequency calibrations",
             Self::Health => "`.local/rxnode-health.json`, the radios' health",
             Self::SigmfRxnode => {
@@ -309,7 +316,7 @@ mod tests {
                 ));
             }
         }
-        assert_eq!(seen, 8, "every schema is generated from its type");
+        assert_eq!(seen, 9, "every schema is generated from its type");
         assert!(
             stale.is_empty(),
             "{}\nregenerate with: RXNODE_WRITE_SCHEMAS=1 cargo test --lib checked_in_schemas",

@@ -60,6 +60,11 @@ struct Report<'a> {
     valid: bool,
     task_id: Option<&'a str>,
     risk_level: Option<&'static str>,
+    /// Why the risk is what it is, one line each (empty when invalid).
+    risk_reasons: &'a [String],
+    /// SHA-256 (hex) of the file's bytes: the `task_sha256` a node records in
+    /// its result and `LOG_META.json`; `null` when invalid.
+    task_sha256: Option<&'a str>,
     errors: Vec<Issue>,
     /// `TARGET_NODES`, when the task names nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,6 +116,8 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                 valid: true,
                 task_id: Some(task.id().as_str()),
                 risk_level: Some(task.risk().as_str()),
+                risk_reasons: task.risk_reasons(),
+                task_sha256: Some(task.sha256()),
                 errors: vec![],
                 target_nodes: task.header().target_nodes.as_deref(),
                 policy: policy.as_ref().map(|p| p.0.clone()),
@@ -119,7 +126,8 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                     .map(|p| crate::describe::steps(p, policy.as_ref().map(|p| &p.1)))
                     .unwrap_or_default(),
             };
-            ctx.report(&r, |_| render_valid(&name, task, policy.as_ref()))?;
+            // The verdict is the status: a closed pipe (`| head`) does not change it.
+            ctx.report_to_pipe(&r, |_| render_valid(&name, task, policy.as_ref()))?;
             Ok(Outcome::Done)
         }
         Err(issues) => {
@@ -127,13 +135,15 @@ pub fn cmd_validate(ctx: &Ctx, file: &Path) -> Result<Outcome> {
                 valid: false,
                 task_id: None,
                 risk_level: None,
+                risk_reasons: &[],
+                task_sha256: None,
                 errors: issues.clone(),
                 target_nodes: None,
                 policy: None,
                 steps: Vec::new(),
             };
             // The issues go to stderr; the report on stdout is empty.
-            ctx.report(&r, |_| {
+            ctx.report_to_pipe(&r, |_| {
                 print_invalid(&name, issues);
                 String::new()
             })?;

@@ -245,8 +245,8 @@ pub enum Command {
     Clkin(ClkinCmd),
     /// Check an RX_RESULT.json (schema, statuses, timeline, MD/JSON agreement, IQ hashes).
     ValidateResult {
-        /// A task ID (its outbox) or a path to RX_RESULT.json.
-        target: String,
+        /// A task ID (its outbox) or a path to RX_RESULT.json (any bytes a path may hold).
+        target: std::path::PathBuf,
     },
     /// Publish a task's result to the rx-node branch (confirmed by `PUBLISH <TASK_ID>`).
     Publish {

@@ -130,7 +130,8 @@ pub fn cmd_doctor(ctx: &Ctx) -> Result<Outcome> {
     }
     let ok = !checks.iter().any(|c| c.status == Verdict::Fail);
     let report = Report { checks, ok };
-    ctx.report(&report, render_human)?;
+    // The verdict is the status: a closed pipe (`| head`) does not change it.
+    ctx.report_to_pipe(&report, render_human)?;
     Ok(if ok { Outcome::Done } else { Outcome::Code(1) })
 }
 

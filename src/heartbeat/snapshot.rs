@@ -28,7 +28,8 @@ const LEDGER_TAIL_BYTES: u64 = 64 * 1024;
 /// (docs/protocol.md#node-status); at most 4096 bytes, every text one safe line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct NodeStatus {
-    /// This file's version: 1.
+    /// This file's version, [`STATUS_SCHEMA`]; the main PC reads no other.
+    #[schemars(extend("const" = STATUS_SCHEMA), description = "This file's version: 1.")]
     pub(crate) schema_version: u32,
     /// The node's name (`rxnode node set-name`).
     pub(crate) node: String,

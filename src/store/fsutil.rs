@@ -331,11 +331,16 @@ pub(crate) fn place_new(tmp: &Path, path: &Path) -> Result<()> {
 
 /// Now, as ISO 8601 with offset, seconds precision (UTC, `+00:00`).
 pub(crate) fn now_iso() -> String {
-    let now = time::OffsetDateTime::now_utc();
+    iso_utc(time::OffsetDateTime::now_utc())
+}
+
+/// A time as every record and report writes one: ISO 8601 UTC, seconds, `+00:00`.
+pub(crate) fn iso_utc(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
     let fmt =
         time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]+00:00");
-    now.format(&fmt)
-        .unwrap_or_else(|_| now.unix_timestamp().to_string())
+    t.format(&fmt)
+        .unwrap_or_else(|_| t.unix_timestamp().to_string())
 }
 
 #[cfg(test)]

@@ -270,6 +270,91 @@ fn negative_gain_elements_do_not_offset_the_rx_gain_bound() {
     expect_exit!(out, 3, "{all}");
 }
 
+/// A lab whose rx-node holds task HALF_1 of node LAB-B as `RX_RESULT.json` alone
+/// (a result that landed in part).
+fn half_published() -> Lab {
+    let lab = Lab::new();
+    let hand = lab.dir.path().join("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    git(&hand, &["init", "-q"]);
+    git(&hand, &["checkout", "-q", "--orphan", "rx-node"]);
+    let d = hand.join("rx-results/HALF_1/LAB-B");
+    std::fs::create_dir_all(&d).unwrap();
+    let j = serde_json::json!({
+        "schema_version": 1, "task_id": "HALF_1", "task_title": "half published",
+        "status": "PASS", "risk_level": "YELLOW", "node": {"name": "LAB-B"},
+        "timeline": {"completed_at": "2026-12-01T09:00:00+00:00"},
+        "checks": [{"name": "clkin", "status": "PASS"}]
+    });
+    std::fs::write(d.join("RX_RESULT.json"), j.to_string()).unwrap();
+    git(&hand, &["add", "-A"]);
+    git(&hand, &["commit", "-q", "-m", "rx-results: HALF_1"]);
+    git(
+        &hand,
+        &["push", "-q", lab.origin.to_str().unwrap(), "rx-node"],
+    );
+    lab
+}
+
+/// A result whose Markdown never landed (a partial push: `RX_RESULT.json` alone)
+/// was listed as "does not validate (1 problem(s))" though `results verify` names
+/// five: the listing made the count up. Its row now names the missing file and no
+/// count, in the JSON and the text.
+#[test]
+fn results_list_names_the_missing_file_of_a_partial_result_and_no_made_up_count() {
+    let lab = half_published();
+    let mut c = crate::util::rxnode_bin();
+    let out = c
+        .arg("--repo")
+        .arg(&lab.main)
+        .args(["--json", "results"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap();
+    expect_exit!(out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = v["results"][0]["problems"].to_string();
+    assert!(
+        problems.contains("does not validate (RX_RESULT.md is missing)"),
+        "{v:#}"
+    );
+    assert!(!problems.contains("problem(s)"), "{v:#}");
+}
+
+/// `results show` of a result that landed in part (`RX_RESULT.json` alone)
+/// failed with exit 1 ("RX_RESULT.md is missing"), `--json` too, though the JSON
+/// is there and the listing and `--plot` read it. It now prints the JSON under
+/// `--json`, and for a person the verdict line, the problems and why there is
+/// no Markdown (exit 0).
+#[test]
+fn results_show_of_a_partial_result_prints_its_json_and_names_the_missing_markdown() {
+    let lab = half_published();
+    let show_it = |json: bool| {
+        let mut c = crate::util::rxnode_bin();
+        c.arg("--repo").arg(&lab.main);
+        if json {
+            c.arg("--json");
+        }
+        c.args(["results", "show", "HALF_1"])
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .unwrap()
+    };
+    let out = show_it(true);
+    expect_exit!(out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["task_id"], "HALF_1", "{v:#}");
+    let out = show_it(false);
+    expect_exit!(out, 0);
+    let so = text(&out.stdout);
+    assert!(so.starts_with("HALF_1 from LAB-B: PASS\n"), "{so}");
+    assert!(so.contains("! the published files do not verify"), "{so}");
+    assert!(
+        so.contains("RX_RESULT.md is missing: there is no Markdown to show"),
+        "{so}"
+    );
+}
+
 /// A result planted on `rx-node` that fails the result validator (status PASS
 /// over a FAIL check, required fields missing) was listed by `rxnode results` as a
 /// plain PASS row with no mark: only `results verify` said otherwise. The list now

@@ -258,6 +258,47 @@ fn missing_or_broken_result() {
     assert!(r.problems[0].contains("not valid JSON"));
 }
 
+/// A result in a folder whose name is not UTF-8 (any bytes a Unix path may
+/// hold) is validated like any other: `validate-result` refused the argument as
+/// "invalid UTF-8 was detected in one or more arguments", naming neither it nor
+/// the flag.
+#[cfg(unix)]
+#[test]
+fn a_result_in_a_folder_whose_name_is_not_utf8_is_validated() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path().join(std::ffi::OsStr::from_bytes(b"lab\xfe"));
+    std::fs::create_dir(&dir).unwrap();
+    for f in ["RX_RESULT.json", "RX_RESULT.md"] {
+        std::fs::copy(
+            root.join("fixtures/results/FIX_YELLOW_001").join(f),
+            dir.join(f),
+        )
+        .unwrap();
+    }
+    for target in [dir.clone(), dir.join("RX_RESULT.json")] {
+        let out = crate::util::rxnode_bin()
+            .arg("--json")
+            .arg("--repo")
+            .arg(root)
+            .arg("validate-result")
+            .arg(&target)
+            .current_dir(root)
+            .env_remove("RXNODE_REPO")
+            .output()
+            .unwrap();
+        let r: Report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "not a report ({e}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert_eq!(out.status.code(), Some(0), "{target:?}: {r:?}");
+        assert!(r.valid && r.problems.is_empty(), "{r:?}");
+    }
+}
+
 #[test]
 fn golden_fixture_validates() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

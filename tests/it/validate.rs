@@ -12,6 +12,8 @@ struct Report {
     valid: bool,
     task_id: Option<String>,
     risk_level: Option<String>,
+    risk_reasons: Vec<String>,
+    task_sha256: Option<String>,
     errors: Vec<ErrorEntry>,
     #[serde(default)]
     target_nodes: Option<Vec<String>>,
@@ -366,6 +368,40 @@ fn branch_flag_changes_the_watched_branch() {
         tmp.path(),
     );
     expect_exit!(out, 2);
+}
+
+/// `validate --json` carries what the text prints as fields: the SHA-256 of the
+/// file's bytes (the `task_sha256` a node records for the task it ran) and the
+/// risk's reasons; an invalid task has neither.
+#[test]
+fn validate_json_carries_the_task_hash_and_risk_reasons_the_text_prints() {
+    use sha2::Digest as _;
+    for name in ["valid_yellow_rx.md", "valid_bom_crlf_tight.md"] {
+        let p = fixture(name);
+        let want = hex::encode(sha2::Sha256::digest(std::fs::read(&p).unwrap()));
+        let (code, r) = validate_json(&p);
+        assert_eq!(code, 0, "{name}: {r:?}");
+        assert_eq!(r.task_sha256.as_deref(), Some(want.as_str()), "{name}");
+        let tmp = tempfile::TempDir::new().unwrap();
+        let text =
+            String::from_utf8(rxnode(&["validate".as_ref(), p.as_os_str()], tmp.path()).stdout)
+                .unwrap();
+        assert!(text.contains(&format!("sha256: {want}")), "{name}: {text}");
+        assert!(
+            !r.risk_reasons.is_empty() || r.risk_level.as_deref() == Some("GREEN"),
+            "{name}"
+        );
+        for reason in &r.risk_reasons {
+            assert!(
+                text.contains(reason.as_str()),
+                "{name}: {reason:?} not in {text}"
+            );
+        }
+    }
+    let (code, r) = validate_json(&fixture("invalid_missing_field.md"));
+    assert_eq!(code, 2);
+    assert_eq!(r.task_sha256, None);
+    assert!(r.risk_reasons.is_empty());
 }
 
 fn header_bytes() -> Vec<u8> {

@@ -14,6 +14,7 @@
 //! [`resume`] a publication begun earlier.
 mod checks;
 mod local;
+pub(crate) mod log_meta;
 mod prepare;
 mod prepared;
 mod push;

@@ -14,7 +14,7 @@ use crate::store::paths::Paths;
 use crate::store::state;
 use anyhow::Result;
 use rxnode_interlock::{sha256_hex, AllowPush, Approval, TaskId, ValidTask};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -238,23 +238,21 @@ fn given(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)
 }
 
-/// `LOG_META.json`: small, path-free metadata about this publication.
+/// `LOG_META.json`: small, path-free metadata about this publication
+/// ([`LogMeta`], `rxnode schema log-meta`).
 pub(super) fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
-    let entries: Vec<Value> = ledger::read_all(paths)?
+    use super::log_meta::{Counts, FileEntry, LedgerLine, LogMeta, Timeline, LOG_META_SCHEMA};
+    let entries: Vec<LedgerLine> = ledger::read_all(paths)?
         .into_iter()
         .filter(|e| e.task_id.as_deref() == Some(prep.id.as_str()))
-        .map(|e| {
-            let mut o = serde_json::Map::new();
-            for k in ["at", "event", "commit"] {
-                if let Some(v) = e.raw.get(k) {
-                    o.insert(k.to_owned(), v.clone());
-                }
-            }
-            Value::Object(o)
+        .map(|e| LedgerLine {
+            at: e.at,
+            commit: e.commit,
+            event: e.event,
         })
         .collect();
     let total = entries.len();
-    let excerpt: Vec<Value> = entries.into_iter().rev().take(100).rev().collect();
+    let excerpt: Vec<LedgerLine> = entries.into_iter().rev().take(100).rev().collect();
     let count = |k: &str| {
         prep.json
             .get(k)
@@ -272,38 +270,50 @@ pub(super) fn make_log_meta(paths: &Paths, prep: &Prepared) -> Result<String> {
         prep.json
             .get("timeline")
             .and_then(|t| t.get(k))
-            .cloned()
-            .unwrap_or(Value::Null)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
     };
-    let v = json!({
-        "schema_version": 1,
-        "task_id": prep.id.as_str(),
-        "task_sha256": prep.task_sha256,
-        "source_branch": given(&prep.meta.source_branch).unwrap_or(&prep.source_branch),
-        "source_commit": prep.meta.commit,
-        "status": prep.status,
-        "rxnode_version": env!("CARGO_PKG_VERSION"),
-        "node": published_node(&prep.json),
-        "node_name": prep.node,
-        "timeline": {
-            "approved_at": given(&prep.meta.approved_at).unwrap_or(&prep.approved_at),
-            "started_at": tl("started_at"),
-            "completed_at": tl("completed_at"),
-            "published_at": now_iso(),
+    let v = LogMeta {
+        counts: Counts {
+            captures: count("captures"),
+            checks: count("checks"),
+            checks_by_status: by_status,
+            errors: count("errors"),
+            ledger_entries: total,
         },
-        "counts": {
-            "checks": count("checks"),
-            "checks_by_status": by_status,
-            "captures": count("captures"),
-            "errors": count("errors"),
-            "ledger_entries": total,
-        },
-        "files": [
-            {"name": MD, "bytes": prep.md.len(), "sha256": sha256_hex(prep.md.as_bytes())},
-            {"name": JSON, "bytes": prep.json_text.len(), "sha256": sha256_hex(prep.json_text.as_bytes())},
+        files: vec![
+            FileEntry {
+                bytes: prep.md.len(),
+                name: MD.to_owned(),
+                sha256: sha256_hex(prep.md.as_bytes()),
+            },
+            FileEntry {
+                bytes: prep.json_text.len(),
+                name: JSON.to_owned(),
+                sha256: sha256_hex(prep.json_text.as_bytes()),
+            },
         ],
-        "ledger": excerpt,
-    });
+        ledger: excerpt,
+        node: published_node(&prep.json),
+        node_name: prep.node.clone(),
+        rxnode_version: env!("CARGO_PKG_VERSION").to_owned(),
+        schema_version: LOG_META_SCHEMA,
+        source_branch: given(&prep.meta.source_branch)
+            .unwrap_or(&prep.source_branch)
+            .to_owned(),
+        source_commit: prep.meta.commit.clone(),
+        status: prep.status.clone(),
+        task_id: prep.id.as_str().to_owned(),
+        task_sha256: prep.task_sha256.clone(),
+        timeline: Timeline {
+            approved_at: given(&prep.meta.approved_at)
+                .unwrap_or(&prep.approved_at)
+                .to_owned(),
+            completed_at: tl("completed_at"),
+            published_at: now_iso(),
+            started_at: tl("started_at"),
+        },
+    };
     let mut s = serde_json::to_string_pretty(&v)?;
     s.push('\n');
     Ok(s)

@@ -50,9 +50,26 @@ pub(super) struct Found {
 }
 
 impl Found {
-    /// The node it came from, `(unnamed)` for the layout before node names.
-    pub(super) fn node_label(&self) -> String {
-        self.dir_node.clone().unwrap_or_else(|| "(unnamed)".into())
+    /// The node every view names it by and `--from` picks it by: its folder's
+    /// name, or for the layout before node names the node its `RX_RESULT.json`
+    /// (`node.name`) or else its `LOG_META.json` (`node_name`) names (made safe
+    /// to show, as listed); `None` when it names none.
+    pub(super) fn node(&self, repo: &Repository) -> Option<String> {
+        use crate::result::{LOG_META, RESULT_JSON};
+        if let Some(d) = &self.dir_node {
+            return Some(d.clone());
+        }
+        let named = |file: &str, path: &[&str]| {
+            super::tree::read_json(repo, self.tree, file)
+                .ok()
+                .and_then(|v| super::text::str_of(&v, path))
+        };
+        named(RESULT_JSON, &["node", "name"]).or_else(|| named(LOG_META, &["node_name"]))
+    }
+
+    /// [`Found::node`], `(unnamed)` when it names none.
+    pub(super) fn node_label(&self, repo: &Repository) -> String {
+        self.node(repo).unwrap_or_else(|| "(unnamed)".into())
     }
 }
 

@@ -323,7 +323,7 @@ fn result_page(
         body,
         "<nav><a href=\"index.html\">← fleet</a></nav>\n<h1>{} from {}: <span class=\"{}\">{}</span></h1>",
         esc(&fd.task_id),
-        esc(&fd.node_label()),
+        esc(&fd.node_label(f.repo)),
         class_of(status),
         esc(status)
     );
@@ -356,7 +356,11 @@ fn result_page(
     let _ = writeln!(body, "<p>Published in <code>{}</code>.</p>", esc(&fd.path));
     rxnode_dsp::write_regular(
         &dir.join(format!("{name}.html")),
-        page(&format!("{} from {}", fd.task_id, fd.node_label()), &body).as_bytes(),
+        page(
+            &format!("{} from {}", fd.task_id, fd.node_label(f.repo)),
+            &body,
+        )
+        .as_bytes(),
     )
     .with_context(|| format!("cannot write {name}.html"))?;
     Ok(drawn.files.len())

@@ -7,7 +7,7 @@ use super::tree::{
 };
 use super::verify::Scratch;
 use crate::exit::Outcome;
-use crate::result::{LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
+use crate::result::{RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::Result;
 use git2::{Oid, Repository};
 use serde::Serialize;
@@ -262,24 +262,23 @@ fn row_of(repo: &Repository, f: Found, added: Oid, scratch: &Scratch) -> Result<
     if j.is_object() {
         let md = read_small(repo, f.tree, RESULT_MD);
         let js = read_small(repo, f.tree, RESULT_JSON);
-        let n = match (md, js) {
-            (Ok(md), Ok(js)) => scratch.validate(&md, &js)?.len(),
-            _ => 1,
+        // The first problem, named: a count here would be the validator's alone
+        // (`results verify` and `results show` also check LOG_META.json and the
+        // commit), and a file that cannot be read is no count at all.
+        let first = match (md, js) {
+            (Ok(md), Ok(js)) => scratch.validate(&md, &js)?.into_iter().next(),
+            (Err(e), _) | (_, Err(e)) => Some(e),
         };
-        if n > 0 {
+        if let Some(first) = first {
             problems.push(format!(
-                "does not validate ({n} problem(s)): its status is not to be trusted; see `rxnode results verify {}`",
+                "does not validate ({}): its status is not to be trusted; `rxnode results verify {}` names every problem",
+                shown(&first, 200),
                 f.task_id
             ));
         }
     }
-    let meta = read_json(repo, f.tree, LOG_META).unwrap_or(Value::Null);
     let json_node = str_of(&j, &["node", "name"]);
-    let node = f
-        .dir_node
-        .clone()
-        .or_else(|| json_node.clone())
-        .or_else(|| str_of(&meta, &["node_name"]));
+    let node = f.node(repo);
     if let (Some(d), Some(n)) = (&f.dir_node, &json_node) {
         if d != n {
             problems.push(format!(

@@ -11,7 +11,7 @@ use super::fetched::STATUS_PRIVATE_PREFIX;
 use super::list::{inventory, row_of_candidate, Merge, Row};
 use super::text::{parse_time, safe_json, shown};
 use crate::exit::Outcome;
-use crate::heartbeat::snapshot::NodeStatus;
+use crate::heartbeat::snapshot::{NodeStatus, STATUS_SCHEMA};
 use anyhow::Result;
 use git2::{ObjectType, Repository};
 use serde::Serialize;
@@ -196,10 +196,8 @@ fn last_result(repo: &Repository, n: &mut NodeRow, r: &Row) {
         .and_then(|c| git2::Oid::from_str(c).ok())
         .and_then(|c| repo.find_commit(c).ok())
         .and_then(|c| time::OffsetDateTime::from_unix_timestamp(c.time().seconds()).ok())
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        });
+        // The form of every other time in the listing (`+00:00`, never `Z`).
+        .map(crate::store::fsutil::iso_utc);
     n.sort_time = n.sort_time.max(r.sort_time);
 }
 
@@ -362,6 +360,13 @@ fn typed_status(name: &str, bytes: &[u8]) -> Result<NodeStatus, String> {
     })?;
     de.end()
         .map_err(|e| format!("rx-status/{name}: STATUS.json does not parse ({e})"))?;
+    // Another version's fields may mean other things: never read as this one's.
+    if st.schema_version != STATUS_SCHEMA {
+        return Err(format!(
+            "rx-status/{name}: STATUS.json schema_version {} is not supported (this build reads {STATUS_SCHEMA})",
+            st.schema_version
+        ));
+    }
     Ok(st)
 }
 
@@ -591,6 +596,34 @@ mod tests {
         assert_eq!(state_of(4.1, 2.0), "stale");
         assert_eq!(state_of(20.0, 2.0), "stale");
         assert_eq!(state_of(20.1, 2.0), "silent");
+    }
+
+    /// A status of another `schema_version` (a newer or older format, whose
+    /// fields may mean other things) is refused naming the version, never read
+    /// as this build's: it was listed `alive` with its fields taken as version 1's.
+    #[test]
+    fn a_status_of_another_schema_version_is_refused_naming_it() {
+        let now = time::OffsetDateTime::now_utc();
+        let t = now
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap();
+        for version in [0, 2] {
+            let v = json!({"schema_version": version, "node": "LAB-RX2", "rxnode_version": "9",
+                "time": t, "publish_every_s": 30.0, "watcher": "running", "last_poll": null,
+                "queue": {"pending_approval": 0, "deferred": 0, "approved": 0, "pending": []},
+                "refusals": [], "radios": []});
+            let st = typed_status("LAB-RX2", v.to_string().as_bytes());
+            let e = st.expect_err("another version is refused");
+            assert!(
+                e.contains(&format!(
+                    "schema_version {version} is not supported (this build reads 1)"
+                )),
+                "{e}"
+            );
+            let mut n = NodeRow::new(Some("LAB-RX2".into()));
+            heartbeat(&mut n, "LAB-RX2", (Err(e), Vec::new()), now);
+            assert_ne!(n.state, "alive");
+        }
     }
 
     /// A last status that says the watcher stopped is `stopped`, never `alive`,

@@ -35,7 +35,7 @@ pub(super) fn cmd_show(
 ) -> Result<Outcome> {
     let (ctx, repo) = (fetched.ctx, fetched.repo);
     if found.len() > 1 {
-        let nodes: Vec<String> = found.iter().map(Found::node_label).collect();
+        let nodes: Vec<String> = found.iter().map(|f| f.node_label(repo)).collect();
         return Err(bad_input(format!(
             "{} nodes answered {task_id} ({}); pick one with --from NODE",
             found.len(),
@@ -49,7 +49,8 @@ pub(super) fn cmd_show(
     let v: Value = serde_json::from_slice(&js)
         .map_err(|e| anyhow!("{}/{RESULT_JSON} is not JSON: {e}", f.path))?;
     let md = || read_small(repo, f.tree, RESULT_MD).map_err(|e| anyhow!("{}: {e}", f.path));
-    let node = f.dir_node.as_deref().unwrap_or("(unnamed)");
+    let node = f.node_label(repo);
+    let node = node.as_str();
     match how {
         ShowAs::Plot { dir, force } => return plot(fetched, f, &v, dir, *force),
         ShowAs::Markdown => {
@@ -68,7 +69,14 @@ pub(super) fn cmd_show(
                     f.path, f.source.branch
                 ));
             }
-            let md = String::from_utf8_lossy(&md()?).into_owned();
+            // A result that landed in part (no readable Markdown) is still shown:
+            // its JSON whole, its verdict line and problems, and why no Markdown.
+            let md = match md() {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e) => format!(
+                    "({e:#}: there is no Markdown to show; `--json` prints the result's JSON)\n"
+                ),
+            };
             ctx.report(&safe_json(&v)?, |_| {
                 rendered(&v, node, &f.path, &md, &problems)
             })?;
@@ -116,7 +124,7 @@ fn plot(fetched: &Fetched<'_>, f: &Found, v: &Value, dir: &Path, force: bool) ->
         .collect();
     let out = json!({
         "task_id": f.task_id,
-        "node": f.dir_node,
+        "node": f.node(fetched.repo),
         "files": files,
         "problems": drawn.problems,
     });

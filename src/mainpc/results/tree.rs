@@ -515,10 +515,10 @@ impl Fetched<'_> {
             )));
         }
         let Some(n) = from else { return Ok(of_id) };
-        let nodes: Vec<String> = of_id.iter().map(Found::node_label).collect();
+        let nodes: Vec<String> = of_id.iter().map(|f| f.node_label(repo)).collect();
         let pick: Vec<Found> = of_id
             .into_iter()
-            .filter(|f| f.dir_node.as_ref() == Some(n))
+            .filter(|f| f.node(repo).as_ref() == Some(n))
             .collect();
         if pick.is_empty() {
             return Err(bad_input(format!(

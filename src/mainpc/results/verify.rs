@@ -459,7 +459,7 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
         reports.push(json!({
             "task_id": f.task_id,
             "task_signature": signature,
-            "node": f.dir_node,
+            "node": f.node(repo),
             "path": f.path,
             "branch": f.source.branch,
             "commit": added.get(&f.path).map(|(c, _)| c.to_string()),
@@ -470,7 +470,8 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
     }
     let out =
         json!({"valid": all_ok, "tip": fetched.tip.map(|t| t.to_string()), "results": reports});
-    ctx.report(&super::text::safe_json(&out)?, |_| {
+    // The verdict is the status: a closed pipe (`| head`) does not change it.
+    ctx.report_to_pipe(&super::text::safe_json(&out)?, |_| {
         let mut text = String::new();
         for r in &reports {
             let node = r["node"].as_str().unwrap_or("(unnamed)");

@@ -259,11 +259,13 @@ fn check_no_absolute_paths(x: &Value, at: &str, v: &mut V<'_>) {
 /// `rxnode validate-result TASK_ID|PATH [--json]`: exit 0 valid, 2 invalid.
 pub fn cmd_validate_result(
     ctx: &crate::context::Ctx,
-    target: &str,
+    target: &Path,
 ) -> Result<crate::exit::Outcome> {
     use crate::exit::Outcome;
-    let as_path = Path::new(target);
-    let json_path = if let (Ok(id), false) = (TaskId::parse(target), as_path.exists()) {
+    let as_path = target;
+    // A task ID is text; a path may hold any bytes (a folder name that is not UTF-8).
+    let id = target.to_str().map(TaskId::parse);
+    let json_path = if let (Some(Ok(id)), false) = (id, as_path.exists()) {
         ctx.paths().outbox(&id).join(RESULT_JSON)
     } else if as_path.is_dir() {
         as_path.join(RESULT_JSON)
@@ -276,7 +278,8 @@ pub fn cmd_validate_result(
         "path": json_path.display().to_string(),
         "problems": problems,
     });
-    ctx.report(&report, |_| render_problems(&json_path, &problems))?;
+    // The verdict is the status: a closed pipe (`| head`) does not change it.
+    ctx.report_to_pipe(&report, |_| render_problems(&json_path, &problems))?;
     Ok(if problems.is_empty() {
         Outcome::Done
     } else {

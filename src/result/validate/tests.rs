@@ -243,6 +243,35 @@ fn iq_paths_and_hashes() {
     assert!(!is_safe_relative("") && !is_safe_relative("\\\\server\\x"));
 }
 
+/// A trailer that disagrees with the JSON quotes both values as they are, or
+/// says `(none)`: the message showed Rust's `Some("PASS")` and `None`.
+#[test]
+fn trailer_disagreement_quotes_the_values_never_rust_options() {
+    let d = tempfile::TempDir::new().unwrap();
+    let r = ran(d.path());
+    write_result_files(d.path(), &r).unwrap();
+    let j = d.path().join(RESULT_JSON);
+    let m = d.path().join(RESULT_MD);
+    let md = std::fs::read_to_string(&m).unwrap();
+    std::fs::write(&m, md.replace("status=\"PASS\"", "status=\"FAIL\"")).unwrap();
+    let p = validate_result_files(&j, d.path());
+    expect(
+        &p,
+        "trailer status \"FAIL\" disagrees with the JSON \"PASS\"",
+    );
+    let no_status = md.replace(" status=\"PASS\"", "");
+    assert_ne!(no_status, md);
+    std::fs::write(&m, no_status).unwrap();
+    let q = validate_result_files(&j, d.path());
+    expect(&q, "trailer status (none) disagrees with the JSON \"PASS\"");
+    assert!(
+        !p.iter()
+            .chain(&q)
+            .any(|x| x.contains("Some(") || x.contains("None")),
+        "{p:#?} {q:#?}"
+    );
+}
+
 #[test]
 fn md_json_disagreement() {
     let d = tempfile::TempDir::new().unwrap();

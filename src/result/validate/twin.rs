@@ -83,14 +83,18 @@ impl Twin<'_> {
                 self.md_path.display()
             )),
         }
+        // A value quoted (escaped as Rust quotes a string), an absent one said so:
+        // never Rust's `Some(..)`/`None` in a message.
+        let quoted = |s: Option<&str>| s.map_or_else(|| "(none)".to_owned(), |s| format!("{s:?}"));
         for key in ["task_id", "status"] {
             let in_json = r.get(key).and_then(Value::as_str);
-            if field(key).as_deref() != in_json {
+            let in_trailer = field(key);
+            if in_trailer.as_deref() != in_json {
                 v.bad(format!(
-                    "{}: trailer {key} {:?} disagrees with the JSON {:?}",
+                    "{}: trailer {key} {} disagrees with the JSON {}",
                     self.md_path.display(),
-                    field(key),
-                    in_json
+                    quoted(in_trailer.as_deref()),
+                    quoted(in_json)
                 ));
             }
         }

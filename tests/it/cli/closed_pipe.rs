@@ -1,5 +1,5 @@
-//! A reader that closes the pipe early is not an error: every command ends quietly
-//! with status 0.
+//! A reader that closes the pipe early is not an error: every command ends quietly,
+//! with status 0 or, for a verdict, the verdict's status.
 #[cfg_attr(not(unix), allow(unused_imports))]
 use super::*;
 
@@ -26,21 +26,16 @@ fn closed_pipe_ends_quietly_with_status_zero() {
     );
 }
 
-/// A report printed line by line (`validate`'s verdict, human and `--json`) to a
-/// reader that has already gone ends quietly with status 0, as `man` does above:
-/// the closed pipe is recognised by its kind wherever the write fails, whatever
-/// the task's verdict would have been.
+/// A report printed line by line (`validate`'s verdict on a valid task, human and
+/// `--json`) to a reader that has already gone ends quietly with status 0, as `man`
+/// does above: the closed pipe is recognised by its kind wherever the write fails.
 #[cfg(unix)]
 #[test]
 fn a_report_printed_into_a_closed_pipe_ends_quietly_with_status_zero() {
     use std::os::fd::{FromRawFd, OwnedFd};
     let d = tempfile::tempdir().unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    for (json, file) in [
-        (false, "valid_yellow_rx.md"),
-        (true, "valid_yellow_rx.md"),
-        (true, "invalid_many_errors.md"),
-    ] {
+    for (json, file) in [(false, "valid_yellow_rx.md"), (true, "valid_yellow_rx.md")] {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors `pipe` writes; each is
         // owned exactly once below.
@@ -107,7 +102,7 @@ fn every_command_into_a_closed_pipe_ends_with_status_zero() {
         "--duration-s",
         "0.1",
     ];
-    let cases: [&[&str]; 14] = [
+    let cases: [&[&str]; 13] = [
         &["results"],
         &["--json", "results"],
         &["status"],
@@ -119,7 +114,6 @@ fn every_command_into_a_closed_pipe_ends_with_status_zero() {
         &["--help"],
         &["capture", "--help"],
         &["node", "show"],
-        &["--json", "validate-result", "/nonexistent/RX_RESULT.json"],
         &["completions", "fish"],
         &capture,
     ];
@@ -147,5 +141,127 @@ fn every_command_into_a_closed_pipe_ends_with_status_zero() {
         );
         expect_exit!(out, 0, "{args:?}");
         assert!(out.stderr.is_empty(), "{args:?}: {}", show(&out));
+    }
+}
+
+/// A verdict keeps its status into a closed pipe: `validate` of an invalid task,
+/// `validate-result` of an invalid result, `results verify` of a result that does
+/// not verify (2) and a failing `doctor` (1) ended with status 0 — "valid" — when
+/// the reader had gone (`| grep -q`, `| head -0`), so `set -o pipefail` read a
+/// refused task or a tampered result as good.
+#[cfg(unix)]
+#[test]
+fn a_verdict_keeps_its_status_into_a_closed_pipe() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let lab = crate::util::Lab::new();
+    // A result on rx-node that does not verify (its Markdown and LOG_META are missing).
+    let hand = lab.dir.path().join("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    crate::util::git(&hand, &["init", "-q"]);
+    crate::util::git(&hand, &["checkout", "-q", "--orphan", "rx-node"]);
+    let d = hand.join("rx-results/BAD_1/LAB-B");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("RX_RESULT.json"),
+        r#"{"schema_version": 1, "task_id": "BAD_1", "status": "PASS"}"#,
+    )
+    .unwrap();
+    crate::util::git(&hand, &["add", "-A"]);
+    crate::util::git(&hand, &["commit", "-q", "-m", "rx-results: BAD_1"]);
+    crate::util::git(
+        &hand,
+        &["push", "-q", lab.origin.to_str().unwrap(), "rx-node"],
+    );
+    let bad_result = d.join("RX_RESULT.json");
+    let invalid = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/invalid_many_errors.md");
+    let outside = lab.dir.path().join("not-a-checkout");
+    std::fs::create_dir_all(&outside).unwrap();
+    let main = lab.main.to_str().unwrap().to_owned();
+    let cases: Vec<(Vec<String>, &Path, i32)> = vec![
+        (
+            vec!["validate".into(), invalid.display().to_string()],
+            &outside,
+            2,
+        ),
+        (
+            vec![
+                "--json".into(),
+                "validate".into(),
+                invalid.display().to_string(),
+            ],
+            &outside,
+            2,
+        ),
+        (
+            vec![
+                "--json".into(),
+                "validate-result".into(),
+                bad_result.display().to_string(),
+            ],
+            &outside,
+            2,
+        ),
+        (
+            vec![
+                "--repo".into(),
+                main.clone(),
+                "results".into(),
+                "verify".into(),
+                "BAD_1".into(),
+            ],
+            &outside,
+            2,
+        ),
+        (
+            vec![
+                "--json".into(),
+                "--repo".into(),
+                main,
+                "results".into(),
+                "verify".into(),
+                "BAD_1".into(),
+            ],
+            &outside,
+            2,
+        ),
+        (
+            vec![
+                "--repo".into(),
+                outside.display().to_string(),
+                "doctor".into(),
+            ],
+            &outside,
+            1,
+        ),
+    ];
+    for (args, cwd, want) in cases {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors `pipe` writes; each is
+        // owned exactly once below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (reader, writer) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(reader);
+        let out = crate::util::rxnode_cmd()
+            .current_dir(cwd)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .args(&args)
+            .stdout(std::process::Stdio::from(writer))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("internal error") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+        expect_exit!(out, want, "{args:?}");
+        // The same command with a reader: the same status (the case is what it says).
+        let read = crate::util::rxnode_cmd()
+            .current_dir(cwd)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .args(&args)
+            .output()
+            .unwrap();
+        expect_exit!(read, want, "{args:?} with a reader");
     }
 }

@@ -132,6 +132,45 @@ fn all_eight_landed_and_are_listed(lab: &Lab, names: &[String], url: &str) {
 /// are still listed, shown and verified; their node comes from the result itself.
 #[test]
 fn results_of_the_layout_before_node_names_are_still_read() {
+    let lab = legacy_lab();
+    the_old_layout_is_read_and_never_rewritten(&lab);
+}
+
+/// A result of the layout before node names is listed under the node it names;
+/// `results show` called it `(unnamed)`, and once another node answered the
+/// same task neither `--from <that node>` nor `--from '(unnamed)'` reached it.
+/// Every view now names it, and `--from` picks it, by the node it is listed under.
+#[test]
+fn an_old_layout_result_is_shown_and_picked_by_the_node_it_is_listed_under() {
+    let lab = legacy_lab();
+    let b = lab.node("LAB-B");
+    approve(&b);
+    expect_exit!(publish(&b, "LEGACY_1"), 0);
+    let out = rxnode(&lab.main, &["results", "show", "LEGACY_1"], "");
+    expect_exit!(out, 2);
+    assert!(show(&out).contains("(LAB-A, LAB-B)"), "{}", show(&out));
+    for n in ["LAB-A", "LAB-B"] {
+        let out = rxnode(&lab.main, &["results", "show", "LEGACY_1", "--from", n], "");
+        expect_exit!(out, 0);
+        assert!(
+            stdout(&out).starts_with(&format!("LEGACY_1 from {n}: ")),
+            "{}",
+            show(&out)
+        );
+        let out = rxnode(
+            &lab.main,
+            &["--json", "results", "verify", "LEGACY_1", "--from", n],
+            "",
+        );
+        expect_exit!(out, 0);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["results"][0]["node"], n, "{v:#}");
+    }
+}
+
+/// A lab whose `rx-node` holds task LEGACY_1 of node LAB-A in the layout before
+/// node names (`rx-results/LEGACY_1/RX_RESULT.*`), as an old `publish` made it.
+fn legacy_lab() -> Lab {
     let lab = Lab::new();
     let a = lab.node("LAB-A");
     lab.post("LEGACY_1", &[]);
@@ -175,7 +214,7 @@ fn results_of_the_layout_before_node_names_are_still_read() {
         ],
     );
     git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
-    the_old_layout_is_read_and_never_rewritten(&lab);
+    lab
 }
 
 /// The old layout is listed, verified and shown, and a node publishing beside it never rewrites it.
@@ -195,7 +234,7 @@ fn the_old_layout_is_read_and_never_rewritten(lab: &Lab) {
     let out = rxnode(&lab.main, &["results", "show", "LEGACY_1"], "");
     expect_exit!(out, 0);
     assert!(
-        stdout(&out).starts_with("LEGACY_1 from (unnamed): "),
+        stdout(&out).starts_with("LEGACY_1 from LAB-A: "),
         "{}",
         show(&out)
     );

@@ -20,6 +20,7 @@ pub(crate) fn jsonschema_verdicts(
         "policy",
         "task",
         "status",
+        "log-meta",
         "calibration",
         "health",
         "sigmf-rxnode",
@@ -144,6 +145,7 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
         "policy",
         "task",
         "status",
+        "log-meta",
         "calibration",
         "health",
         "sigmf-rxnode",
@@ -169,6 +171,7 @@ fn the_schemas_are_draft_2020_12_and_the_files_docs_link() {
         "policy",
         "task",
         "status",
+        "log-meta",
         "calibration",
         "health",
         "sigmf-rxnode",
@@ -464,5 +467,40 @@ fn every_result_rxnode_writes_validates_against_the_result_schema() {
             i < n_good,
             "{name}: valid={valid}; errors {errors:?}"
         );
+    }
+}
+
+/// Every JSON file a node publishes has a schema the main PC can check it
+/// against: `LOG_META.json` had none (`rxnode schema` offered no kind for it).
+/// A published one validates with the independent validator; another version,
+/// an unknown key and a size that is not a number fail.
+#[test]
+fn a_published_log_meta_validates_against_rxnode_schema_log_meta() {
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    lab.post("META_1", &[]);
+    approve(&a);
+    expect_exit!(publish(&a, "META_1"), 0);
+    let meta: Value = serde_json::from_str(&git(
+        &lab.origin,
+        &["show", "rx-node:rx-results/META_1/LAB-A/LOG_META.json"],
+    ))
+    .unwrap();
+    assert_eq!(meta["node_name"], "LAB-A", "{meta:#}");
+    let mut other_version = meta.clone();
+    other_version["schema_version"] = json!(2);
+    let mut unknown_key = meta.clone();
+    unknown_key["extra"] = json!(1);
+    let mut bytes_text = meta.clone();
+    bytes_text["files"][0]["bytes"] = json!("12");
+    let verdicts = jsonschema_verdicts(&[
+        ("published".into(), "log-meta", meta),
+        ("version 2".into(), "log-meta", other_version),
+        ("unknown key".into(), "log-meta", unknown_key),
+        ("bytes as text".into(), "log-meta", bytes_text),
+    ]);
+    assert!(verdicts[0].1, "{:?}", verdicts[0]);
+    for v in &verdicts[1..] {
+        assert!(!v.1, "{} must fail: {:?}", v.0, v.2);
     }
 }

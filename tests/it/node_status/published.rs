@@ -187,6 +187,43 @@ fn the_last_calibration_of_each_radio_is_published() {
     ]);
 }
 
+/// `last_result_landed_at` has the form of every other time `results nodes`
+/// prints (`2026-12-01T08:00:09+00:00`): it was the only one ending in `Z`.
+#[test]
+fn the_landing_time_has_the_form_of_every_other_time() {
+    let lab = Lab::new();
+    name(&lab, "LANDED-RX");
+    let t = Lab::task(
+        "LANDED_FORM_1",
+        &lab.main_head(),
+        &[("ALLOW_PUSH", "RX_RESULT_ONLY")],
+    );
+    lab.post(&t);
+    lab.approve("LANDED_FORM_1");
+    let out = lab.run(
+        &["publish", "LANDED_FORM_1", "--push"],
+        "PUBLISH LANDED_FORM_1\n",
+    );
+    expect_exit!(out, 0);
+    let list = nodes(&lab.main);
+    let n = node_of(&list, "LANDED-RX").expect("the node");
+    let landed = n["last_result_landed_at"].as_str().expect("a landing time");
+    let b = landed.as_bytes();
+    assert!(
+        b.len() == 25
+            && landed.ends_with("+00:00")
+            && b[10] == b'T'
+            && b.iter().enumerate().all(|(i, c)| match i {
+                4 | 7 => *c == b'-',
+                10 => *c == b'T',
+                13 | 16 => *c == b':',
+                19..=24 => true,
+                _ => c.is_ascii_digit(),
+            }),
+        "{landed}"
+    );
+}
+
 /// A node whose newest result carries no completion time (a manual task published
 /// without a run) shows when that result landed, never a bare dash.
 #[test]
