@@ -1,9 +1,11 @@
 //! `LOG_META.json`, the third file of a published result: small, path-free
 //! metadata about the publication (docs/publishing.md#log_metajson). One type
-//! writes it and gives `rxnode schema log-meta`. The fields are declared in the
+//! writes it, gives `rxnode schema log-meta` and is what the main PC's `rxnode
+//! results verify` reads (a file of an earlier build may lack `node` and
+//! `node_name`, which later builds added: they read as `null` and empty). The fields are declared in the
 //! order of their names, the order the file has always had.
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// This file's version.
@@ -11,7 +13,7 @@ pub(crate) const LOG_META_SCHEMA: u32 = 1;
 
 /// `LOG_META.json` beside `RX_RESULT.md` and `RX_RESULT.json` in
 /// `rx-results/<ID>/<NODE>/`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub(crate) struct LogMeta {
     /// Counts taken from the result.
@@ -22,9 +24,11 @@ pub(crate) struct LogMeta {
     pub(crate) ledger: Vec<LedgerLine>,
     /// The result's `node.hostname`, reduced to `[A-Za-z0-9._-]`; `null` unless
     /// the result names its host.
+    #[serde(default)]
     pub(crate) node: Option<String>,
     /// The publishing node's name (`rxnode node set-name`): the folder
     /// `rx-results/<ID>/<node_name>/`.
+    #[serde(default)]
     pub(crate) node_name: String,
     /// The publishing build's version.
     pub(crate) rxnode_version: String,
@@ -46,7 +50,7 @@ pub(crate) struct LogMeta {
 }
 
 /// Counts taken from the result.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub(crate) struct Counts {
     /// Entries of `captures`.
@@ -62,7 +66,7 @@ pub(crate) struct Counts {
 }
 
 /// One published file of the result.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub(crate) struct FileEntry {
     /// Its size in bytes.
@@ -74,24 +78,24 @@ pub(crate) struct FileEntry {
 }
 
 /// One ledger entry of the task: what happened and when, details left on the node.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub(crate) struct LedgerLine {
     /// When (UTC, ISO 8601); left out when the line has none (written by an
     /// older build).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) at: Option<String>,
     /// The commit concerned, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) commit: Option<String>,
     /// What happened (`detected`, `approved`, `run_started`, `run_finished` …);
     /// left out when the line has none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) event: Option<String>,
 }
 
 /// When the task was approved, run and published (ISO 8601, seconds, with offset).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub(crate) struct Timeline {
     /// When the operator approved it.

@@ -4,6 +4,7 @@ use super::fetched::{Fetched, Found};
 use super::text::shown;
 use super::tree::{adding_commits, read_small};
 use crate::exit::{bad_input, Outcome};
+use crate::git::publish::log_meta::LogMeta;
 use crate::result::{SignatureRecord, LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::{Context, Result};
 use git2::{ObjectType, Oid, Repository};
@@ -132,49 +133,50 @@ fn check_log_meta(
     files: [(&str, &Vec<u8>); 2],
     problems: &mut Vec<String>,
 ) {
-    match serde_json::from_slice::<Value>(lm) {
-        Err(e) => problems.push(format!("{}/{LOG_META} is not JSON: {e}", f.path)),
-        Ok(m) => {
-            if m.get("task_id").and_then(Value::as_str) != Some(f.task_id.as_str()) {
-                problems.push(format!(
-                    "{}/{LOG_META}: task_id is not {}",
-                    f.path, f.task_id
-                ));
-            }
-            if let Some(d) = &f.dir_node {
-                if m.get("node_name").and_then(Value::as_str) != Some(d.as_str()) {
-                    problems.push(format!("{}/{LOG_META}: node_name is not {d}", f.path));
+    let m = match serde_json::from_slice::<LogMeta>(lm) {
+        Ok(m) => m,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return problems.push(format!("{}/{LOG_META} is not JSON: {e}", f.path));
+        }
+        Err(e) => {
+            return problems.push(format!(
+                "{}/{LOG_META} does not match its schema (`rxnode schema log-meta`): {e}",
+                f.path
+            ));
+        }
+    };
+    if m.task_id != f.task_id.as_str() {
+        problems.push(format!(
+            "{}/{LOG_META}: task_id is not {}",
+            f.path, f.task_id
+        ));
+    }
+    if let Some(d) = &f.dir_node {
+        if m.node_name != d.as_str() {
+            problems.push(format!("{}/{LOG_META}: node_name is not {d}", f.path));
+        }
+    }
+    if j.get("status").and_then(Value::as_str) != Some(m.status.as_str()) {
+        problems.push(format!(
+            "{}/{LOG_META}: status disagrees with {RESULT_JSON}",
+            f.path
+        ));
+    }
+    for (name, bytes) in files {
+        match m.files.iter().find(|x| x.name == name) {
+            None => problems.push(format!("{}/{LOG_META} does not list {name}", f.path)),
+            Some(x) => {
+                if x.sha256 != sha256_hex(bytes) {
+                    problems.push(format!(
+                        "{}/{LOG_META}: the SHA-256 of {name} disagrees with the file",
+                        f.path
+                    ));
                 }
-            }
-            if m.get("status") != j.get("status") {
-                problems.push(format!(
-                    "{}/{LOG_META}: status disagrees with {RESULT_JSON}",
-                    f.path
-                ));
-            }
-            for (name, bytes) in files {
-                let listed = m.get("files").and_then(Value::as_array).and_then(|a| {
-                    a.iter()
-                        .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
-                });
-                match listed {
-                    None => problems.push(format!("{}/{LOG_META} does not list {name}", f.path)),
-                    Some(x) => {
-                        if x.get("sha256").and_then(Value::as_str)
-                            != Some(sha256_hex(bytes).as_str())
-                        {
-                            problems.push(format!(
-                                "{}/{LOG_META}: the SHA-256 of {name} disagrees with the file",
-                                f.path
-                            ));
-                        }
-                        if x.get("bytes").and_then(Value::as_u64) != Some(bytes.len() as u64) {
-                            problems.push(format!(
-                                "{}/{LOG_META}: the size of {name} disagrees with the file",
-                                f.path
-                            ));
-                        }
-                    }
+                if x.bytes != bytes.len() {
+                    problems.push(format!(
+                        "{}/{LOG_META}: the size of {name} disagrees with the file",
+                        f.path
+                    ));
                 }
             }
         }
@@ -515,4 +517,80 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
     } else {
         Outcome::Code(2)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mainpc::results::fetched::Source;
+    use std::rc::Rc;
+
+    fn found() -> Found {
+        Found {
+            task_id: "T_1".into(),
+            dir_node: Some("LAB-A".into()),
+            tree: Oid::zero(),
+            path: "rx-results/T_1/LAB-A".into(),
+            source: Rc::new(Source::shared(Oid::zero())),
+        }
+    }
+
+    fn meta(md: &[u8], json: &[u8]) -> serde_json::Value {
+        serde_json::json!({
+            "counts": {"captures": 0, "checks": 0, "checks_by_status": {}, "errors": 0, "ledger_entries": 0},
+            "files": [
+                {"name": RESULT_MD, "bytes": md.len(), "sha256": sha256_hex(md)},
+                {"name": RESULT_JSON, "bytes": json.len(), "sha256": sha256_hex(json)},
+            ],
+            "ledger": [], "node": null, "node_name": "LAB-A", "rxnode_version": "0",
+            "schema_version": 1, "source_branch": "b", "source_commit": "c",
+            "status": "PASS", "task_id": "T_1", "task_sha256": "s",
+            "timeline": {"approved_at": "a", "completed_at": null, "published_at": "p", "started_at": null},
+        })
+    }
+
+    fn problems(lm: &serde_json::Value, md: &Vec<u8>, json: &Vec<u8>) -> Vec<String> {
+        let j: Value = serde_json::from_slice(json).unwrap_or_default();
+        let mut p = Vec::new();
+        check_log_meta(
+            &found(),
+            lm.to_string().as_bytes(),
+            &j,
+            [(RESULT_MD, md), (RESULT_JSON, json)],
+            &mut p,
+        );
+        p
+    }
+
+    /// `LOG_META.json` is read through its one type: a file that agrees with the
+    /// result passes, and a field of the wrong type is named as a schema mismatch
+    /// (`rxnode schema log-meta`) instead of passing unread or reading as absent.
+    #[test]
+    fn log_meta_is_read_through_its_type_and_a_wrong_field_is_named() {
+        let (md, json) = (b"# T_1\n".to_vec(), br#"{"status": "PASS"}"#.to_vec());
+        let good = meta(&md, &json);
+        assert_eq!(problems(&good, &md, &json), Vec::<String>::new());
+        let mut bad = good.clone();
+        bad["files"][0]["bytes"] = serde_json::json!("6");
+        let p = problems(&bad, &md, &json);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].contains("LOG_META.json does not match its schema (`rxnode schema log-meta`)")
+                && p[0].contains("invalid type: string \"6\""),
+            "{p:?}"
+        );
+        let mut other = good.clone();
+        other["files"][1]["sha256"] = serde_json::json!("00");
+        other["node_name"] = serde_json::json!("LAB-B");
+        let p = problems(&other, &md, &json);
+        assert!(
+            p.iter()
+                .any(|m| m.contains("the SHA-256 of RX_RESULT.json disagrees"))
+                && p.iter().any(|m| m.contains("node_name is not LAB-A")),
+            "{p:?}"
+        );
+        assert!(
+            problems(&serde_json::json!([1]), &md, &json)[0].contains("does not match its schema")
+        );
+    }
 }
