@@ -51,8 +51,8 @@ pub struct ResultsOptions {
     /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
     #[arg(long, value_parser = since)]
     pub since: Option<time::OffsetDateTime>,
-    /// Read the local copy only (no fetch).
-    #[arg(long)]
+    /// Read the local copy only (no fetch); before or after `show`, `verify`, `nodes`.
+    #[arg(long, global = true)]
     pub no_fetch: bool,
     /// List at most the newest N results (by when they landed on rx-node).
     #[arg(long, default_value_t = DEFAULT_RESULTS_LIMIT, conflicts_with = "all")]

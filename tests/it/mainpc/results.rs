@@ -532,13 +532,21 @@ fn results_no_fetch_before_any_fetch_says_nothing_was_fetched() {
         "{said}"
     );
     assert!(!said.contains("no rx-node branch on the remote"), "{said}");
-    let out = rxnode(&lab.main, &["results", "--no-fetch", "show", "T_NONE"], "");
-    expect_exit!(out, 2);
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("no result for T_NONE: nothing fetched yet"),
-        "{}",
-        show(&out)
-    );
+    // `--no-fetch` before or after the subcommand: the same read of the local copy.
+    for args in [
+        ["results", "--no-fetch", "show", "T_NONE"],
+        ["results", "show", "T_NONE", "--no-fetch"],
+        ["results", "verify", "T_NONE", "--no-fetch"],
+    ] {
+        let out = rxnode(&lab.main, &args, "");
+        expect_exit!(out, 2);
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("no result for T_NONE: nothing fetched yet"),
+            "{args:?}: {}",
+            show(&out)
+        );
+    }
     // After a fetch of a remote without rx-node, the other words.
     let out = rxnode(&lab.main, &["results"], "");
     expect_exit!(out, 0);
