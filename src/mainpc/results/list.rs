@@ -11,7 +11,7 @@ use crate::result::{RESULTS_DIR, RESULT_JSON, RESULT_MD};
 use anyhow::Result;
 use git2::{Oid, Repository};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashSet};
 use std::fmt::Write as _;
@@ -347,6 +347,36 @@ impl Filter<'_> {
     }
 }
 
+/// `results --json`: the listing.
+#[derive(serde::Serialize)]
+struct Listing<'a> {
+    /// Every results branch read.
+    branches: Vec<ListedBranch<'a>>,
+    /// At most this many results listed (`null`: `--all`).
+    limit: Option<usize>,
+    /// What could not be read of the branches, in words.
+    problems: &'a [String],
+    /// The private ref the listing was read from.
+    r#ref: &'static str,
+    /// The results listed, newest first.
+    results: &'a [Row],
+    /// The fetched `rx-node` tip, when there is one.
+    tip: Option<String>,
+    /// Results that pass the filters, listed or not.
+    total: usize,
+}
+
+/// A results branch of [`Listing`].
+#[derive(serde::Serialize)]
+struct ListedBranch<'a> {
+    /// `rx-node` or `rx-results/<NODE>`.
+    branch: &'a str,
+    /// The node whose own branch it is; `null` for the shared `rx-node`.
+    node: Option<&'a str>,
+    /// Its tip as fetched.
+    tip: String,
+}
+
 /// `rxnode results`: the newest results on every results branch that pass the
 /// filters (at most `limit`; `None`: every one), newest first.
 pub(super) fn cmd_list(
@@ -365,20 +395,24 @@ pub(super) fn cmd_list(
             &keep,
         )?,
     };
-    let branches: Vec<Value> = f
+    let branches: Vec<ListedBranch> = f
         .sources
         .iter()
-        .map(|s| json!({"branch": s.branch, "node": s.owner, "tip": s.tip.to_string()}))
+        .map(|s| ListedBranch {
+            branch: &s.branch,
+            node: s.owner.as_deref(),
+            tip: s.tip.to_string(),
+        })
         .collect();
-    let out = safe_json(&json!({
-        "ref": PRIVATE_REF,
-        "tip": f.tip.map(|t| t.to_string()),
-        "branches": branches,
-        "total": total,
-        "limit": limit,
-        "results": list,
-        "problems": tree_problems,
-    }))?;
+    let out = safe_json(&Listing {
+        branches,
+        limit,
+        problems: &tree_problems,
+        r#ref: PRIVATE_REF,
+        results: &list,
+        tip: f.tip.map(|t| t.to_string()),
+        total,
+    })?;
     f.ctx.report(&out, |_| {
         if !f.any() {
             return format!("{}\n", f.none_yet());

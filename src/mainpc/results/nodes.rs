@@ -15,7 +15,7 @@ use crate::heartbeat::snapshot::{NodeStatus, STATUS_SCHEMA};
 use anyhow::Result;
 use git2::{ObjectType, Repository};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -112,7 +112,13 @@ pub(crate) fn state_of(age_s: f64, every_s: f64) -> &'static str {
 /// `results nodes`.
 pub(super) fn cmd_nodes(f: &Fetched<'_>) -> Result<Outcome> {
     let nodes = fleet(f)?;
-    let out = safe_json(&json!({"nodes": nodes}))?;
+    /// `results nodes --json`.
+    #[derive(serde::Serialize)]
+    struct Nodes<'a> {
+        /// Every node heard of, the most recently heard first.
+        nodes: &'a [NodeRow],
+    }
+    let out = safe_json(&Nodes { nodes: &nodes })?;
     f.ctx.report(&out, |_| render_nodes(&nodes))?;
     Ok(Outcome::Done)
 }
@@ -608,7 +614,7 @@ mod tests {
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap();
         for version in [0, 2] {
-            let v = json!({"schema_version": version, "node": "LAB-RX2", "rxnode_version": "9",
+            let v = serde_json::json!({"schema_version": version, "node": "LAB-RX2", "rxnode_version": "9",
                 "time": t, "publish_every_s": 30.0, "watcher": "running", "last_poll": null,
                 "queue": {"pending_approval": 0, "deferred": 0, "approved": 0, "pending": []},
                 "refusals": [], "radios": []});
@@ -635,7 +641,7 @@ mod tests {
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap();
         let mut n = NodeRow::new(Some("LAB-RX2".into()));
-        let v = json!({"schema_version": 1, "node": "LAB-RX2", "rxnode_version": "0",
+        let v = serde_json::json!({"schema_version": 1, "node": "LAB-RX2", "rxnode_version": "0",
             "time": t, "publish_every_s": 30.0, "watcher": "stopped", "last_poll": null,
             "queue": {"pending_approval": 0, "deferred": 0, "approved": 0, "pending": []},
             "refusals": [], "radios": []});

@@ -6,7 +6,7 @@ use super::tree::read_small;
 use crate::exit::{bad_input, Outcome};
 use crate::result::{RESULT_JSON, RESULT_MD};
 use anyhow::{anyhow, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// What `results show` prints.
@@ -55,7 +55,13 @@ pub(super) fn cmd_show(
         ShowAs::Plot { dir, force } => return plot(fetched, f, &v, dir, *force),
         ShowAs::Markdown => {
             let md = String::from_utf8_lossy(&md()?).into_owned();
-            ctx.report(&safe_json(&json!({ "markdown": md }))?, |_| {
+            /// `results show --markdown --json`.
+            #[derive(serde::Serialize)]
+            struct Markdown<'a> {
+                /// The result's Markdown as published.
+                markdown: &'a str,
+            }
+            ctx.report(&safe_json(&Markdown { markdown: &md })?, |_| {
                 terminal_safe(&md)
             })?;
         }
@@ -122,12 +128,24 @@ fn plot(fetched: &Fetched<'_>, f: &Found, v: &Value, dir: &Path, force: bool) ->
         .iter()
         .map(|p| p.display().to_string())
         .collect();
-    let out = json!({
-        "task_id": f.task_id,
-        "node": f.node(fetched.repo),
-        "files": files,
-        "problems": drawn.problems,
-    });
+    /// `results show --plot DIR --json`.
+    #[derive(serde::Serialize)]
+    struct Drawn<'a> {
+        /// The pictures written.
+        files: &'a [String],
+        /// The node the result is listed under.
+        node: Option<String>,
+        /// What could not be drawn, in words.
+        problems: &'a [String],
+        /// The task.
+        task_id: &'a str,
+    }
+    let out = Drawn {
+        files: &files,
+        node: f.node(fetched.repo),
+        problems: &drawn.problems,
+        task_id: &f.task_id,
+    };
     fetched.ctx.report(&safe_json(&out)?, |_| {
         let mut t = String::new();
         if files.is_empty() && drawn.problems.is_empty() {

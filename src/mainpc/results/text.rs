@@ -47,9 +47,12 @@ pub(super) fn json_safe(s: &str) -> String {
 }
 
 /// A value as pretty JSON text, [`json_safe`]: what `--json` prints, handed to
-/// the reporter as raw JSON so that it prints these very bytes.
-pub(super) fn safe_json(v: &Value) -> anyhow::Result<Box<serde_json::value::RawValue>> {
-    let text = json_safe(&serde_json::to_string_pretty(v)?);
+/// the reporter as raw JSON so that it prints these very bytes. Keys come in the
+/// order of their names at every level, whatever order a type declares them in.
+pub(super) fn safe_json<T: serde::Serialize + ?Sized>(
+    v: &T,
+) -> anyhow::Result<Box<serde_json::value::RawValue>> {
+    let text = json_safe(&serde_json::to_string_pretty(&serde_json::to_value(v)?)?);
     Ok(serde_json::value::RawValue::from_string(text)?)
 }
 

@@ -9,7 +9,7 @@ use crate::result::{SignatureRecord, LOG_META, RESULTS_DIR, RESULT_JSON, RESULT_
 use anyhow::{Context, Result};
 use git2::{ObjectType, Oid, Repository};
 use rxnode_interlock::sha256_hex;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -122,6 +122,40 @@ fn check_entries(repo: &Repository, f: &Found) -> Vec<String> {
         Err(e) => problems.push(format!("{}: {}", f.path, e.message())),
     }
     problems
+}
+
+/// `results verify --json`: the verdict over every result checked.
+#[derive(serde::Serialize)]
+struct VerifyReport<'a> {
+    /// Each result checked.
+    results: &'a [Verified],
+    /// The fetched `rx-node` tip, when there is one.
+    tip: Option<String>,
+    /// Every result checked is valid.
+    valid: bool,
+}
+
+/// One result of `results verify --json`.
+#[derive(serde::Serialize)]
+struct Verified {
+    /// The branch it was read from.
+    branch: String,
+    /// Whole results the adding commit carries along (its Carried-Over trailer).
+    carried: Vec<String>,
+    /// The commit that added it, when one was found.
+    commit: Option<String>,
+    /// The node it is listed under.
+    node: Option<String>,
+    /// Its folder on the branch.
+    path: String,
+    /// What does not hold, in words.
+    problems: Vec<String>,
+    /// The task.
+    task_id: String,
+    /// The signature check of the task it answers, when the result records one.
+    task_signature: Option<SignatureRecord>,
+    /// Nothing in `problems`.
+    valid: bool,
 }
 
 /// LOG_META names this task, this node, the JSON's status, and the size and
@@ -458,32 +492,30 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
             .map(|(c, _)| carried_by(repo, *c, key))
             .unwrap_or_default();
         let signature = task_signature(repo, f);
-        reports.push(json!({
-            "task_id": f.task_id,
-            "task_signature": signature,
-            "node": f.node(repo),
-            "path": f.path,
-            "branch": f.source.branch,
-            "commit": added.get(&f.path).map(|(c, _)| c.to_string()),
-            "carried": carried,
-            "valid": problems.is_empty(),
-            "problems": problems,
-        }));
+        reports.push(Verified {
+            branch: f.source.branch.clone(),
+            carried,
+            commit: added.get(&f.path).map(|(c, _)| c.to_string()),
+            node: f.node(repo),
+            path: f.path.clone(),
+            valid: problems.is_empty(),
+            problems,
+            task_id: f.task_id.clone(),
+            task_signature: signature,
+        });
     }
-    let out =
-        json!({"valid": all_ok, "tip": fetched.tip.map(|t| t.to_string()), "results": reports});
+    let out = VerifyReport {
+        results: &reports,
+        tip: fetched.tip.map(|t| t.to_string()),
+        valid: all_ok,
+    };
     // The verdict is the status: a closed pipe (`| head`) does not change it.
     ctx.report_to_pipe(&super::text::safe_json(&out)?, |_| {
         let mut text = String::new();
         for r in &reports {
-            let node = r["node"].as_str().unwrap_or("(unnamed)");
-            let commit = r["commit"].as_str().unwrap_or("?");
-            let carried: Vec<&str> = r["carried"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|v| v.as_str())
-                .collect();
+            let node = r.node.as_deref().unwrap_or("(unnamed)");
+            let commit = r.commit.as_deref().unwrap_or("?");
+            let carried = &r.carried;
             let what = if carried.is_empty() {
                 "adds only its three files".to_owned()
             } else {
@@ -493,22 +525,23 @@ pub(super) fn cmd_verify(fetched: &Fetched<'_>, found: &[Found]) -> Result<Outco
                     carried.join(", ")
                 )
             };
-            if r["valid"] == true {
+            if r.valid {
                 let _ = writeln!(
                     text,
                     "OK   {} from {node}: schema, MD/JSON agreement, LOG_META and commit {commit} ({what})",
-                    r["path"].as_str().unwrap_or("")
+                    r.path
                 );
             } else {
-                let _ = writeln!(text, "FAIL {} from {node}:", r["path"].as_str().unwrap_or(""));
-                for p in r["problems"].as_array().into_iter().flatten() {
-                    let _ = writeln!(text, "  - {}", shown(p.as_str().unwrap_or(""), 400));
+                let _ = writeln!(text, "FAIL {} from {node}:", r.path);
+                for p in &r.problems {
+                    let _ = writeln!(text, "  - {}", shown(p, 400));
                 }
             }
-            let sig = serde_json::from_value::<Option<SignatureRecord>>(r["task_signature"].clone())
-                .ok()
-                .flatten();
-            let _ = writeln!(text, "     task: {}", shown(&signature_text(sig.as_ref()), 400));
+            let _ = writeln!(
+                text,
+                "     task: {}",
+                shown(&signature_text(r.task_signature.as_ref()), 400)
+            );
         }
         text
     })?;
