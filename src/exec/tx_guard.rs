@@ -13,6 +13,9 @@
 //!   [`GUARD_GRACE`] after the stream's activation was asked, it ends the
 //!   process (ending the process ends the transmission: "keyed" lasts until
 //!   `deactivateStream` or the death of the process that holds the device);
+//! - at the kernel's deadline (Linux): a SIGKILL timer armed before anything can
+//!   key and moved to the permit's deadline at activation, which ends the process
+//!   even while it is stopped together with its parent (`KERNEL_KILL_GRACE`);
 //! - when its parent stops heartbeating for [`HEARTBEAT_TIMEOUT`] (a stopped
 //!   or frozen `run`), when the pipe ends (the parent died; on Linux
 //!   `PR_SET_PDEATHSIG` sends SIGTERM too) or when the parent asks;
@@ -44,6 +47,7 @@ pub(crate) const GUARD_GRACE: Duration = Duration::from_millis(450);
 /// is in, also stopped together with `run`, when no code of either can act.
 /// Between [`GUARD_GRACE`] and [`PARENT_KILL_GRACE`], so the guard's own end
 /// and its report come first whenever the guard can run.
+#[cfg(target_os = "linux")]
 pub(crate) const KERNEL_KILL_GRACE: Duration = Duration::from_millis(470);
 /// When the parent kills a guard that is still alive after the permit.
 pub(crate) const PARENT_KILL_GRACE: Duration = Duration::from_millis(490);
