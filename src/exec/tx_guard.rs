@@ -13,6 +13,9 @@
 //!   [`GUARD_GRACE`] after the stream's activation was asked, it ends the
 //!   process (ending the process ends the transmission: "keyed" lasts until
 //!   `deactivateStream` or the death of the process that holds the device);
+//! - at the kernel's deadline (Linux): a SIGKILL timer armed before anything can
+//!   key and moved to the permit's deadline at activation, which ends the process
+//!   even while it is stopped together with its parent (`KERNEL_KILL_GRACE`);
 //! - when its parent stops heartbeating for [`HEARTBEAT_TIMEOUT`] (a stopped
 //!   or frozen `run`), when the pipe ends (the parent died; on Linux
 //!   `PR_SET_PDEATHSIG` sends SIGTERM too) or when the parent asks;
@@ -39,6 +42,13 @@ use std::time::{Duration, Instant};
 /// teardown run before it ends the process; the parent's kill comes at
 /// [`PARENT_KILL_GRACE`]. Both within the 0.5 s bound of docs/safety.md.
 pub(crate) const GUARD_GRACE: Duration = Duration::from_millis(450);
+/// After the permit's duration, when the kernel kills the guard (Linux): a
+/// SIGKILL timer on the monotonic clock that fires whatever state the process
+/// is in, also stopped together with `run`, when no code of either can act.
+/// Between [`GUARD_GRACE`] and [`PARENT_KILL_GRACE`], so the guard's own end
+/// and its report come first whenever the guard can run.
+#[cfg(target_os = "linux")]
+pub(crate) const KERNEL_KILL_GRACE: Duration = Duration::from_millis(470);
 /// When the parent kills a guard that is still alive after the permit.
 pub(crate) const PARENT_KILL_GRACE: Duration = Duration::from_millis(490);
 /// The parent heartbeats this often.
@@ -89,6 +99,7 @@ static KEY_OFF: AtomicBool = AtomicBool::new(false);
 const BY_PARENT_ASKED: i32 = -1;
 const BY_PARENT_GONE: i32 = -2;
 const BY_PARENT_SILENT: i32 = -3;
+const BY_NO_KILL_TIMER: i32 = -4;
 
 fn key_off(reason: i32) {
     let _ = KEY_OFF_REASON.compare_exchange(0, reason, Ordering::SeqCst, Ordering::SeqCst);
@@ -101,6 +112,7 @@ fn reason_text() -> Option<String> {
         BY_PARENT_ASKED => "rxnode run (interrupt)".to_owned(),
         BY_PARENT_GONE => "rxnode run ended (pipe closed)".to_owned(),
         BY_PARENT_SILENT => "rxnode run stopped heartbeating (stopped or frozen)".to_owned(),
+        BY_NO_KILL_TIMER => "the kernel's kill timer could not be set to the permit".to_owned(),
         #[cfg(unix)]
         sig => signals::name(sig).to_owned(),
         #[cfg(not(unix))]
@@ -247,7 +259,37 @@ fn guarded_tone(
     let radio =
         rxnode_hw::RxRadio::open(&device).map_err(|e| anyhow!("device not available: {e}"))?;
     let mut txr = radio.into_tx(permit)?;
+    // The kernel's bound (Linux): armed before anything can key, to the set-up bound
+    // `run` applies, then moved to the permit's deadline when the activation is asked.
+    #[cfg(target_os = "linux")]
+    let kill_timer = match kill_timer::KillTimer::arm(
+        crate::exec::tx_watch::SETUP_LIMIT
+            .saturating_add(duration)
+            .saturating_add(KERNEL_KILL_GRACE),
+    ) {
+        Ok(t) => t,
+        Err(e) => {
+            drop(txr);
+            return Ok(GuardMsg::NotKeyed {
+                status: "BLOCKED".to_owned(),
+                detail: format!(
+                    "the kernel's kill timer for the TX guard could not be set ({e}), so nothing would bound the transmission while rxnode run and its guard are both stopped: not transmitting"
+                ),
+            });
+        }
+    };
     let on_keyed = |at: Instant| {
+        #[cfg(target_os = "linux")]
+        {
+            let deadline = at
+                .checked_add(duration.saturating_add(KERNEL_KILL_GRACE))
+                .map_or(Duration::MAX, |d| {
+                    d.saturating_duration_since(Instant::now())
+                });
+            if kill_timer.set(deadline).is_err() {
+                key_off(BY_NO_KILL_TIMER);
+            }
+        }
         if let Ok(mut k) = keyed_at.lock() {
             *k = Some((at, duration));
         }
@@ -357,6 +399,59 @@ fn parent_pid() -> u32 {
     }
     #[cfg(not(any(unix, windows)))]
     0
+}
+
+/// The kernel's SIGKILL timer (Linux): `timer_create` on `CLOCK_MONOTONIC` with
+/// SIGKILL as its signal. The kernel delivers it whatever the process does or
+/// whatever state it is in — a SIGKILL wakes a stopped process to end it — so it
+/// bounds the transmission when neither the guard nor `run` can run any code.
+#[cfg(target_os = "linux")]
+mod kill_timer {
+    use std::time::Duration;
+
+    /// One armed timer of this process (never deleted: it ends with the process).
+    pub(super) struct KillTimer(libc::timer_t);
+
+    impl KillTimer {
+        /// A timer that kills this process `after` from now.
+        pub(super) fn arm(after: Duration) -> std::io::Result<KillTimer> {
+            // SAFETY: a zeroed sigevent filled for SIGEV_SIGNAL; timer_create(2)
+            // writes the new timer's id into `id`.
+            let id = unsafe {
+                let mut sev: libc::sigevent = std::mem::zeroed();
+                sev.sigev_notify = libc::SIGEV_SIGNAL;
+                sev.sigev_signo = libc::SIGKILL;
+                let mut id: libc::timer_t = std::ptr::null_mut();
+                if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut id) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                id
+            };
+            let t = KillTimer(id);
+            t.set(after)?;
+            Ok(t)
+        }
+
+        /// Move the kill to `after` from now (at least 1 ns: zero would disarm it).
+        pub(super) fn set(&self, after: Duration) -> std::io::Result<()> {
+            let after = after.max(Duration::from_nanos(1));
+            let spec = libc::itimerspec {
+                it_interval: libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                },
+                it_value: libc::timespec {
+                    tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+                    tv_nsec: libc::c_long::from(after.subsec_nanos() as i32),
+                },
+            };
+            // SAFETY: timer_settime(2) on the timer this process created.
+            if unsafe { libc::timer_settime(self.0, 0, &spec, std::ptr::null_mut()) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        }
+    }
 }
 
 /// The guard's signal handlers (unix).

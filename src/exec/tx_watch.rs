@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 const WATCH_EVERY: Duration = Duration::from_millis(10);
 /// How long the guard may take to open, tune and key the radio before it is
 /// killed (nothing is on air before the key-off bound starts).
-const SETUP_LIMIT: Duration = Duration::from_secs(30);
+pub(crate) const SETUP_LIMIT: Duration = Duration::from_secs(30);
 
 /// Start the guard for `grant`, watch it to its end, and say how it ended.
 pub(crate) fn run_guard(

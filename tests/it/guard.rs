@@ -319,6 +319,53 @@ fn sigstop_or_sigkill_of_run_or_guard_keys_off_within_the_permit() {
     }
 }
 
+/// `run` and its guard stopped together (SIGSTOP to their process group, as
+/// `kill -STOP -PGID` or `pkill -STOP rxnode` would): neither can
+/// act on the other, and the kernel's SIGKILL timer ends the guard at the permit's
+/// deadline while both are still stopped; the radio's log shows the key-off within
+/// the permit + 0.5 s, before anything is continued.
+#[test]
+fn run_and_its_guard_stopped_together_key_off_within_the_permit() {
+    let lab = lab();
+    let id = "GUARD_PAIR";
+    let log = lab.dir.path().join("events-pair.log");
+    lab.post(&red_task(id, &lab.main_head(), ""));
+    lab.approve(id);
+    let child = start_run(&lab, id, &log);
+    let run = child.id();
+    assert!(
+        wait_for(20.0, || has_event(&log, "activateStream")),
+        "{id}: never keyed"
+    );
+    let guard = children_of(run).first().copied();
+    std::thread::sleep(Duration::from_millis(300));
+    // The process group `start_run` made: run and its guard.
+    let group = libc::pid_t::try_from(run).expect("pid");
+    // SAFETY: kill(2) on the process group of a child we spawned.
+    unsafe {
+        libc::kill(-group, libc::SIGSTOP);
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    let keyed = keyed_intervals(&log);
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(-group, libc::SIGCONT);
+    }
+    finish(child, guard);
+    assert_eq!(keyed.len(), 1, "{keyed:?}");
+    let off = keyed[0]
+        .off
+        .unwrap_or_else(|| panic!("{id}: still keyed 2.5 s into a stop of run and its guard"));
+    let t = off - keyed[0].on;
+    println!("run and guard stopped together: keyed {t:.3} s");
+    assert!(t <= PERMIT_S + GRACE_S, "keyed {t:.3} s");
+    assert!(
+        has_event(&log, "exitWhileActive"),
+        "the guard's death ended the tone"
+    );
+    assert_eq!(result_of(&lab, id)["status"], "FAIL");
+}
+
 /// A hung write with nobody signalling: the guard ends itself at its deadline.
 #[test]
 fn a_hung_write_ends_at_the_guards_own_deadline() {
