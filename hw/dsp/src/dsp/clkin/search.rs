@@ -265,6 +265,35 @@ fn leakage(coef: &[f64], n: usize, d: f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Where `dec` (a part of the capture) has its strongest Hann-windowed bin within
+/// ±`reach_hz` of `around_hz` (zero-padded to twice its length or more), and whether
+/// that is the reach's edge (the tone may lie beyond it).
+pub(super) fn strongest_near(
+    dec: &[Complex<f32>],
+    g: &Grid,
+    around_hz: f64,
+    reach_hz: f64,
+) -> (f64, bool) {
+    let n = dec.len();
+    let nfft = (2 * n).next_power_of_two();
+    let w = window(&HANN, n);
+    let mut buf: Vec<Complex<f32>> = vec![Complex::default(); nfft];
+    for ((b, x), w) in buf.iter_mut().zip(dec).zip(&w) {
+        *b = x * (*w as f32);
+    }
+    FftPlanner::<f32>::new()
+        .plan_fft_forward(nfft)
+        .process(&mut buf);
+    let df = g.fd / nfft as f64;
+    let k0 = (around_hz / df).round() as i64;
+    let r = (reach_hz / df).ceil().max(1.0) as i64;
+    let idx = |k: i64| k.rem_euclid(nfft as i64) as usize;
+    let best = (k0 - r..=k0 + r)
+        .max_by(|&a, &b| buf[idx(a)].norm_sqr().total_cmp(&buf[idx(b)].norm_sqr()))
+        .unwrap_or(k0);
+    (best as f64 * df, (best - k0).abs() >= r)
+}
+
 /// |Σ w_i y_i e^{-j2πf i/fd}|² on the input scale.
 fn power_at(dec: &[Complex<f32>], w: &[f64], g: &Grid, f: f64) -> Complex<f64> {
     let step = Complex::from_polar(1.0, -2.0 * PI * f / g.fd);

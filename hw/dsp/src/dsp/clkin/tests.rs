@@ -230,3 +230,51 @@ mod fmt_ppm_tests {
         assert_eq!(fmt_ppm(-1.25, 3), "-1.250");
     }
 }
+
+/// A reference (or clock) that drifts during the capture: 1 s at 2 MS/s, the clock
+/// error running linearly from 0 to `span` ppm, a −40 dBFS tone at 100.1 MHz in
+/// −60 dBFS of noise, tolerance `tol` ppm.
+fn drifting(span_ppm: f64, tol: f64) -> Result<ClkinEstimate> {
+    let (fs, n, tone) = (2e6, 2_000_000usize, 100.1e6);
+    let mut g = Noise::new(5);
+    let mut ph = 0.0f64;
+    let x: Vec<Complex<f32>> = (0..n)
+        .map(|i| {
+            let e = span_ppm * 1e-6 * i as f64 / (n - 1) as f64;
+            ph = (ph + (tone - 100e6 - tone * e) / fs).fract();
+            let v = Complex::from_polar(0.01, 2.0 * PI * ph) + g.complex(1e-3);
+            Complex::new(v.re as f32, v.im as f32)
+        })
+        .collect();
+    estimate(&x, ClkinConfig::new(tone, 100e6, fs, tol), 65_536)
+}
+
+/// A clock that drifted from 0 to 0.8 ppm over the capture read +0.4006 ± 0.0000034 ppm,
+/// PASS within ±0.5 ppm, though it was 0.8 ppm off at the end; 2.5 ppm read "too weak:
+/// SNR 64.5 dB …, need 18 dB". A move between the halves past a tenth of the tolerance
+/// is no number; a smaller one widens the uncertainty to cover it; a steady tone keeps
+/// its σ.
+#[test]
+fn a_drifting_reference_gives_no_number_and_a_small_drift_widens_the_uncertainty() {
+    for (span, tol) in [(0.8, 0.5), (0.5, 2.0), (2.0, 2.0)] {
+        let e = drifting(span, tol).map(|e| (e.ppm, e.ppm_uncertainty));
+        let err = format!("{e:?}");
+        assert!(
+            err.contains("the reference tone is not steady"),
+            "{span}: {err}"
+        );
+    }
+    let e = drifting(2.5, 2.0).map(|e| (e.ppm, e.ppm_uncertainty));
+    let err = format!("{e:?}");
+    assert!(
+        err.contains("no steady reference tone") && !err.contains("too weak"),
+        "{err}"
+    );
+    let e = drifting(0.08, 0.5).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        (e.ppm - 0.04).abs() < 0.001 && e.ppm_uncertainty >= 0.035,
+        "{e:?}"
+    );
+    let e = drifting(0.0, 0.5).unwrap_or_else(|e| panic!("{e}"));
+    assert!(e.ppm.abs() < 1e-5 && e.ppm_uncertainty < 1e-5, "{e:?}");
+}
