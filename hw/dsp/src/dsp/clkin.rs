@@ -339,6 +339,19 @@ impl ClkinEstimator {
             )));
         }
         if seen.carriers.is_empty() {
+            // Nothing in the window; a carrier just beside it is not "too weak".
+            if let Some((off, snr)) = seen.outside {
+                return Err(Error::Clkin(format!(
+                    "no reference tone within {window}: the strongest bin there stands {:.1} dB over the noise \
+                     (need {:.1} dB), but a carrier {snr:.1} dB over it lies outside the window at {:.6} MHz \
+                     ({} ppm if it were the reference): a reference at another frequency, or a clock further \
+                     off than the window (a wider tolerance widens it)",
+                    seen.best_snr_db,
+                    seen.threshold_db,
+                    to_rf(off) / 1e6,
+                    fmt_ppm(to_ppm(off), 2)
+                )));
+            }
             return Err(Error::Clkin(format!(
                 "reference tone too weak: SNR {:.1} dB after integration, need {:.1} dB (searched {window})",
                 seen.best_snr_db, seen.threshold_db

@@ -51,6 +51,10 @@ pub(super) struct Seen {
     pub(super) best_snr_db: f64,
     /// The detection threshold (dB over the mean noise bin).
     pub(super) threshold_db: f64,
+    /// The strongest bin outside the window but inside the decimated band's flat
+    /// middle (±fd/4), when it stands above the threshold: (offset Hz, dB over the
+    /// mean noise bin). A reference at another frequency, or a clock further off.
+    pub(super) outside: Option<(f64, f64)>,
 }
 
 /// The refined reference.
@@ -220,10 +224,16 @@ pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
             sigma2: floor * sw * sw / sw2,
         })
         .collect();
+    let outside = (0..nfft)
+        .filter(|&k| freq(k).abs() > g.span_hz && freq(k).abs() <= g.fd / 4.0)
+        .max_by(|&a, &b| pow[a].total_cmp(&pow[b]))
+        .filter(|&k| pow[k] / noise >= gamma)
+        .map(|k| (freq(k), 10.0 * (pow[k] / noise).log10()));
     Seen {
         carriers,
         best_snr_db: 10.0 * (best / noise).log10(),
         threshold_db: 10.0 * gamma.log10(),
+        outside,
     }
 }
 

@@ -278,3 +278,51 @@ fn a_drifting_reference_gives_no_number_and_a_small_drift_widens_the_uncertainty
     let e = drifting(0.0, 0.5).unwrap_or_else(|e| panic!("{e}"));
     assert!(e.ppm.abs() < 1e-5 && e.ppm_uncertainty < 1e-5, "{e:?}");
 }
+
+/// A reference 16 ppm off (a generator set 1.6 kHz high, or a clock past the window)
+/// at −40 dBFS, 80 dB over the noise after integration, was "reference tone too weak:
+/// SNR 8.6 dB": the window was empty, the tone beside it. It is named with its place.
+#[test]
+fn a_strong_tone_beside_the_window_is_named_not_called_too_weak() {
+    let x = synth(&Tone {
+        n: 2_000_000,
+        fs: 2e6,
+        fc: 100e6,
+        tone: 100.1016e6,
+        eps: 0.0,
+        a: 0.01,
+        noise: 1e-3,
+        seed: 9,
+    });
+    let err = format!(
+        "{:?}",
+        estimate(&x, ClkinConfig::new(100.1e6, 100e6, 2e6, 0.5), 65_536).map(|e| e.ppm)
+    );
+    assert!(
+        err.contains("lies outside the window at 100.101600 MHz")
+            && err.contains("-15.99 ppm")
+            && !err.contains("too weak"),
+        "{err}"
+    );
+    let noise = synth(&Tone {
+        a: 0.0,
+        ..Tone {
+            n: 2_000_000,
+            fs: 2e6,
+            fc: 100e6,
+            tone: 100.1e6,
+            eps: 0.0,
+            a: 0.0,
+            noise: 1e-3,
+            seed: 9,
+        }
+    });
+    let err = format!(
+        "{:?}",
+        estimate(&noise, ClkinConfig::new(100.1e6, 100e6, 2e6, 0.5), 65_536).map(|e| e.ppm)
+    );
+    assert!(
+        err.contains("reference tone too weak") && !err.contains("outside the window"),
+        "{err}"
+    );
+}
