@@ -1,6 +1,6 @@
 //! The CLKIN (reference clock) check: measure a known reference tone far below one
 //! FFT bin and turn its offset into the receiver's reference error in ppm — or say
-//! why no number can be given (too weak, ambiguous), never a wrong one.
+//! why no number can be given (too weak, ambiguous, not steady), never a wrong one.
 //!
 //! Model: with a receiver reference error ε (its clock runs at (1+ε)·nominal), the LO sits
 //! at fc·(1+ε) and the ADC samples at fs·(1+ε), so a tone at RF `f` appears at the
@@ -329,7 +329,29 @@ impl ClkinEstimator {
                  (searched {window})"
             )));
         }
+        if seen.carriers.is_empty() && seen.best_snr_db >= seen.threshold_db {
+            // Power over the threshold, yet no peak over its own surroundings: spread.
+            return Err(Error::Clkin(format!(
+                "no steady reference tone: the window's strongest bin stands {:.1} dB over the noise \
+                 (need {:.1} dB), but no peak stands that far above the spectrum around it as one tone \
+                 does: a drifting or modulated reference spreads over many bins (searched {window})",
+                seen.best_snr_db, seen.threshold_db
+            )));
+        }
         if seen.carriers.is_empty() {
+            // Nothing in the window; a carrier just beside it is not "too weak".
+            if let Some((off, snr)) = seen.outside {
+                return Err(Error::Clkin(format!(
+                    "no reference tone within {window}: the strongest bin there stands {:.1} dB over the noise \
+                     (need {:.1} dB), but a carrier {snr:.1} dB over it lies outside the window at {:.6} MHz \
+                     ({} ppm if it were the reference): a reference at another frequency, or a clock further \
+                     off than the window (a wider tolerance widens it)",
+                    seen.best_snr_db,
+                    seen.threshold_db,
+                    to_rf(off) / 1e6,
+                    fmt_ppm(to_ppm(off), 2)
+                )));
+            }
             return Err(Error::Clkin(format!(
                 "reference tone too weak: SNR {:.1} dB after integration, need {:.1} dB (searched {window})",
                 seen.best_snr_db, seen.threshold_db
@@ -367,11 +389,7 @@ impl ClkinEstimator {
                 list(&rivals, rivals.len())
             )
         });
-        let checked = checks.pass().map_err(Error::Clkin)?;
-        let Some(&pick) = can.first() else {
-            return Err(Error::Clkin(format!("no tone within {window}")));
-        };
-        self.tones[pick].reference = true;
+        let pick = can.first().copied().unwrap_or(0);
         let others: Vec<&search::Carrier> = seen
             .carriers
             .iter()
@@ -380,10 +398,78 @@ impl ClkinEstimator {
             .map(|(_, c)| c)
             .collect();
         let fine = search::refine(&self.dec, &grid, &seen.carriers[pick], &others);
+        // One steady tone is an assumption too: the number is the tone's frequency over
+        // the whole capture, its σ the estimator's noise. Each half is measured on its
+        // own (around the whole's carrier, ± one of the half's bins); halves further
+        // apart than 4σ of their difference moved. A move within a tenth of the
+        // tolerance cannot change the verdict and widens the uncertainty to cover it;
+        // a larger one, or a half whose tone left its search, is no single number.
+        let mut drift_ppm = None;
+        if can.len() == 1 {
+            let (h1, h2) = self.dec.split_at(n / 2);
+            let per_hz = to_ppm_per_hz(cfg, self.nco_hz);
+            let allowed_ppm = cfg.tolerance_ppm / 10.0;
+            // Each half's own tone, looked for within the allowance and two of its bins.
+            let reach_hz = allowed_ppm / per_hz + 4.0 * grid.fd / n as f64;
+            let whole = &seen.carriers[pick];
+            let halves = [h1, h2].map(|h| {
+                let (at, edge) = search::strongest_near(h, &grid, fine.offset_hz, reach_hz);
+                let c = search::Carrier {
+                    offset_hz: at,
+                    ..whole.clone()
+                };
+                (search::refine(h, &grid, &c, &others), edge)
+            });
+            let left: Vec<&str> = ["first", "second"]
+                .into_iter()
+                .zip(&halves)
+                .filter(|(_, h)| h.1)
+                .map(|(name, _)| name)
+                .collect();
+            let half_ppm = halves.each_ref().map(|h| to_ppm(h.0.offset_hz));
+            let moved_ppm = half_ppm[1] - half_ppm[0];
+            let moved_sigma_ppm = per_hz * halves[0].0.sigma_hz.hypot(halves[1].0.sigma_hz);
+            let drifted = moved_ppm.abs() > 4.0 * moved_sigma_ppm;
+            checks.check(
+                "the reference tone steady over the capture",
+                left.is_empty() && (!drifted || moved_ppm.abs() <= allowed_ppm),
+                || {
+                    let why = if left.is_empty() {
+                        format!(
+                            "the capture's first half reads {} ppm, its second {} ppm ({:.0}σ apart, more than \
+                             a tenth of the ±{} ppm tolerance)",
+                            fmt_ppm(half_ppm[0], 4),
+                            fmt_ppm(half_ppm[1], 4),
+                            moved_ppm.abs() / moved_sigma_ppm.max(f64::MIN_POSITIVE),
+                            cfg.tolerance_ppm
+                        )
+                    } else {
+                        format!(
+                            "in the capture's {} half the tone lies further than the {} ppm looked at around \
+                             the whole capture's",
+                            left.join(" and "),
+                            fmt_ppm(reach_hz * per_hz, 4).trim_start_matches('+')
+                        )
+                    };
+                    format!(
+                        "the reference tone is not steady: {why}: a drifting reference or an unlocked clock has \
+                         no single error over the capture"
+                    )
+                },
+            );
+            drift_ppm = drifted.then_some(moved_ppm);
+        }
+        let checked = checks.pass().map_err(Error::Clkin)?;
+        if can.is_empty() {
+            return Err(Error::Clkin(format!("no tone within {window}")));
+        }
+        self.tones[pick].reference = true;
         let baseband = self.nco_hz + fine.offset_hz;
         let rf = cfg.center_hz + baseband;
         let eps = cfg.tone_hz / rf - 1.0;
         let deps = cfg.tone_hz / (rf * rf) * fine.sigma_hz;
+        // A move between the halves within the allowance: the uncertainty covers it.
+        let deps = drift_ppm.map_or(deps, |d| deps.hypot(d * 1e-6));
         self.tones[pick].frequency_hz = rf;
         self.tones[pick].ppm = eps * 1e6;
         Ok(ClkinEstimate {
@@ -397,6 +483,11 @@ impl ClkinEstimator {
             checked,
         })
     }
+}
+
+/// ppm per Hz of baseband offset near the reference (magnitude).
+fn to_ppm_per_hz(cfg: &ClkinConfig, nco_hz: f64) -> f64 {
+    (cfg.tone_hz / (cfg.center_hz + nco_hz).powi(2) * 1e6).abs()
 }
 
 /// `a` at F MHz, L dBFS (P ppm), …

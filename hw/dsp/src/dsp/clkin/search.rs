@@ -51,6 +51,10 @@ pub(super) struct Seen {
     pub(super) best_snr_db: f64,
     /// The detection threshold (dB over the mean noise bin).
     pub(super) threshold_db: f64,
+    /// The strongest bin outside the window but inside the decimated band's flat
+    /// middle (±fd/4), when it stands above the threshold: (offset Hz, dB over the
+    /// mean noise bin). A reference at another frequency, or a clock further off.
+    pub(super) outside: Option<(f64, f64)>,
 }
 
 /// The refined reference.
@@ -220,10 +224,16 @@ pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
             sigma2: floor * sw * sw / sw2,
         })
         .collect();
+    let outside = (0..nfft)
+        .filter(|&k| freq(k).abs() > g.span_hz && freq(k).abs() <= g.fd / 4.0)
+        .max_by(|&a, &b| pow[a].total_cmp(&pow[b]))
+        .filter(|&k| pow[k] / noise >= gamma)
+        .map(|k| (freq(k), 10.0 * (pow[k] / noise).log10()));
     Seen {
         carriers,
         best_snr_db: 10.0 * (best / noise).log10(),
         threshold_db: 10.0 * gamma.log10(),
+        outside,
     }
 }
 
@@ -263,6 +273,35 @@ fn leakage(coef: &[f64], n: usize, d: f64) -> f64 {
             (amp(v) / peak).powi(2)
         })
         .fold(0.0, f64::max)
+}
+
+/// Where `dec` (a part of the capture) has its strongest Hann-windowed bin within
+/// ±`reach_hz` of `around_hz` (zero-padded to twice its length or more), and whether
+/// that is the reach's edge (the tone may lie beyond it).
+pub(super) fn strongest_near(
+    dec: &[Complex<f32>],
+    g: &Grid,
+    around_hz: f64,
+    reach_hz: f64,
+) -> (f64, bool) {
+    let n = dec.len();
+    let nfft = (2 * n).next_power_of_two();
+    let w = window(&HANN, n);
+    let mut buf: Vec<Complex<f32>> = vec![Complex::default(); nfft];
+    for ((b, x), w) in buf.iter_mut().zip(dec).zip(&w) {
+        *b = x * (*w as f32);
+    }
+    FftPlanner::<f32>::new()
+        .plan_fft_forward(nfft)
+        .process(&mut buf);
+    let df = g.fd / nfft as f64;
+    let k0 = (around_hz / df).round() as i64;
+    let r = (reach_hz / df).ceil().max(1.0) as i64;
+    let idx = |k: i64| k.rem_euclid(nfft as i64) as usize;
+    let best = (k0 - r..=k0 + r)
+        .max_by(|&a, &b| buf[idx(a)].norm_sqr().total_cmp(&buf[idx(b)].norm_sqr()))
+        .unwrap_or(k0);
+    (best as f64 * df, (best - k0).abs() >= r)
 }
 
 /// |Σ w_i y_i e^{-j2πf i/fd}|² on the input scale.

@@ -230,3 +230,99 @@ mod fmt_ppm_tests {
         assert_eq!(fmt_ppm(-1.25, 3), "-1.250");
     }
 }
+
+/// A reference (or clock) that drifts during the capture: 1 s at 2 MS/s, the clock
+/// error running linearly from 0 to `span` ppm, a −40 dBFS tone at 100.1 MHz in
+/// −60 dBFS of noise, tolerance `tol` ppm.
+fn drifting(span_ppm: f64, tol: f64) -> Result<ClkinEstimate> {
+    let (fs, n, tone) = (2e6, 2_000_000usize, 100.1e6);
+    let mut g = Noise::new(5);
+    let mut ph = 0.0f64;
+    let x: Vec<Complex<f32>> = (0..n)
+        .map(|i| {
+            let e = span_ppm * 1e-6 * i as f64 / (n - 1) as f64;
+            ph = (ph + (tone - 100e6 - tone * e) / fs).fract();
+            let v = Complex::from_polar(0.01, 2.0 * PI * ph) + g.complex(1e-3);
+            Complex::new(v.re as f32, v.im as f32)
+        })
+        .collect();
+    estimate(&x, ClkinConfig::new(tone, 100e6, fs, tol), 65_536)
+}
+
+/// A clock that drifted from 0 to 0.8 ppm over the capture read +0.4006 ± 0.0000034 ppm,
+/// PASS within ±0.5 ppm, though it was 0.8 ppm off at the end; 2.5 ppm read "too weak:
+/// SNR 64.5 dB …, need 18 dB". A move between the halves past a tenth of the tolerance
+/// is no number; a smaller one widens the uncertainty to cover it; a steady tone keeps
+/// its σ.
+#[test]
+fn a_drifting_reference_gives_no_number_and_a_small_drift_widens_the_uncertainty() {
+    for (span, tol) in [(0.8, 0.5), (0.5, 2.0), (2.0, 2.0)] {
+        let e = drifting(span, tol).map(|e| (e.ppm, e.ppm_uncertainty));
+        let err = format!("{e:?}");
+        assert!(
+            err.contains("the reference tone is not steady"),
+            "{span}: {err}"
+        );
+    }
+    let e = drifting(2.5, 2.0).map(|e| (e.ppm, e.ppm_uncertainty));
+    let err = format!("{e:?}");
+    assert!(
+        err.contains("no steady reference tone") && !err.contains("too weak"),
+        "{err}"
+    );
+    let e = drifting(0.08, 0.5).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        (e.ppm - 0.04).abs() < 0.001 && e.ppm_uncertainty >= 0.035,
+        "{e:?}"
+    );
+    let e = drifting(0.0, 0.5).unwrap_or_else(|e| panic!("{e}"));
+    assert!(e.ppm.abs() < 1e-5 && e.ppm_uncertainty < 1e-5, "{e:?}");
+}
+
+/// A reference 16 ppm off (a generator set 1.6 kHz high, or a clock past the window)
+/// at −40 dBFS, 80 dB over the noise after integration, was "reference tone too weak:
+/// SNR 8.6 dB": the window was empty, the tone beside it. It is named with its place.
+#[test]
+fn a_strong_tone_beside_the_window_is_named_not_called_too_weak() {
+    let x = synth(&Tone {
+        n: 2_000_000,
+        fs: 2e6,
+        fc: 100e6,
+        tone: 100.1016e6,
+        eps: 0.0,
+        a: 0.01,
+        noise: 1e-3,
+        seed: 9,
+    });
+    let err = format!(
+        "{:?}",
+        estimate(&x, ClkinConfig::new(100.1e6, 100e6, 2e6, 0.5), 65_536).map(|e| e.ppm)
+    );
+    assert!(
+        err.contains("lies outside the window at 100.101600 MHz")
+            && err.contains("-15.99 ppm")
+            && !err.contains("too weak"),
+        "{err}"
+    );
+    let noise = synth(&Tone {
+        a: 0.0,
+        ..Tone {
+            n: 2_000_000,
+            fs: 2e6,
+            fc: 100e6,
+            tone: 100.1e6,
+            eps: 0.0,
+            a: 0.0,
+            noise: 1e-3,
+            seed: 9,
+        }
+    });
+    let err = format!(
+        "{:?}",
+        estimate(&noise, ClkinConfig::new(100.1e6, 100e6, 2e6, 0.5), 65_536).map(|e| e.ppm)
+    );
+    assert!(
+        err.contains("reference tone too weak") && !err.contains("outside the window"),
+        "{err}"
+    );
+}

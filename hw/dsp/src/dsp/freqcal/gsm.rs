@@ -27,6 +27,10 @@
 //!    trim does not shrink it). The confidence is the fraction of bursts spaced a
 //!    whole number (≥ 10) of TDMA frames apart, times the fraction of the trimmed
 //!    set that agrees, times ½ + ½ × (bursts found / bursts a BCCH sends).
+//! 4. **Check the rate.** The stated sample rate turns the tone's place into Hz; the
+//!    bursts' start times, fitted to whole TDMA frames, give the time scale the signal
+//!    keeps. Unless it matches the stated rate within ± `max_error_ppm` (the radio's own
+//!    sample clock) + 4σ of the fit, there is no number.
 use super::fir::{Decimator, Mixer};
 use super::{
     offset_for_ppm, ppm_from_offset, FreqCalConfig, FreqCalDetection, FreqCalError,
@@ -515,6 +519,35 @@ impl FreqCalEstimator for FcchEstimator {
         // needs no check. The value must lie inside the searched range.
         let mut checks = Checks::new();
         checks.in_range("the radio error", mean, self.cfg.max_error_ppm);
+        // The stated sample rate turns the tone's place into Hz. GSM's TDMA frame is a
+        // clock in the signal: the bursts' spacing must give the same time scale, within
+        // the sample clock's own error (the searched range) and the timing's noise. A
+        // recording with a wrong rate (1 MS/s stated for 1.024) scales the offset with it.
+        let timing = frame_timing(&self.detections, &used, rate, self.hop as f64 / rate);
+        let limit = self.cfg.max_error_ppm * 1e-6;
+        checks.check(
+            "the bursts keep GSM's TDMA frame timing at the stated sample rate",
+            timing.is_some_and(|(s, sigma)| (s - 1.0).abs() <= limit + 4.0 * sigma),
+            || match timing {
+                Some((s, sigma)) => format!(
+                    "the {} tone burst(s) found do not keep GSM's TDMA frame timing at the \
+                     stated {:.6} MS/s: their spacing says the samples ran at {:.6} MS/s \
+                     ({:+.4} %, beyond the ±{} ppm searched + 4σ of {:.4} %); a wrong sample \
+                     rate scales the tone's offset with it",
+                    m as usize,
+                    outer.sample_rate_hz / 1e6,
+                    outer.sample_rate_hz * s / 1e6,
+                    (s - 1.0) * 100.0,
+                    self.cfg.max_error_ppm,
+                    4.0 * sigma * 100.0
+                ),
+                None => format!(
+                    "the {} tone burst(s) found give no TDMA frame timing to check the stated \
+                     sample rate against",
+                    m as usize
+                ),
+            },
+        );
         let checked = checks.pass().map_err(not_found)?;
         let detections = self
             .detections
@@ -606,6 +639,57 @@ fn median_of(v: &mut [f64]) -> f64 {
 /// The fraction of used bursts spaced from the previous used one by a whole
 /// number (≥ 10) of TDMA frames, as FCCH bursts are (10 or 11 frames apart, more
 /// when some were missed).
+/// The bursts' time scale against GSM's TDMA frame: their start times (s, at the stated
+/// rate) fitted by least squares to whole frame numbers, `t = a + s · n · FRAME_S`. The
+/// frame numbers are chained from neighbour to neighbour, with a first scale from the
+/// median of the neighbours 1..=12 frames apart (an FCCH follows 10 or 11 frames after
+/// the last). Returns `(s, σ of s)`, σ from the fit's residual, never below the detector's
+/// own time step (`hop_s` / √12); `None` with fewer than three bursts or one frame.
+fn frame_timing(d: &[Burst], used: &[bool], rate: f64, hop_s: f64) -> Option<(f64, f64)> {
+    let t: Vec<f64> = d
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| **u)
+        .map(|(b, _)| b.start as f64 / rate)
+        .collect();
+    if t.len() < 3 {
+        return None;
+    }
+    let mut ratios: Vec<f64> = t
+        .windows(2)
+        .filter_map(|w| {
+            let frames = (w[1] - w[0]) / FRAME_S;
+            let whole = frames.round();
+            (1.0..=12.0).contains(&whole).then(|| frames / whole)
+        })
+        .collect();
+    let s0 = if ratios.is_empty() {
+        1.0
+    } else {
+        median_of(&mut ratios)
+    };
+    let mut n = Vec::with_capacity(t.len());
+    n.push(0.0);
+    for w in t.windows(2) {
+        let step = ((w[1] - w[0]) / (FRAME_S * s0)).round();
+        n.push(n[n.len() - 1] + step);
+    }
+    let k = t.len() as f64;
+    let (nm, tm) = (n.iter().sum::<f64>() / k, t.iter().sum::<f64>() / k);
+    let sxx: f64 = n.iter().map(|x| (x - nm) * (x - nm)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let sxy: f64 = n.iter().zip(&t).map(|(x, y)| (x - nm) * (y - tm)).sum();
+    let b = sxy / sxx;
+    let a = tm - b * nm;
+    let rss: f64 = n.iter().zip(&t).map(|(x, y)| (y - a - b * x).powi(2)).sum();
+    let var = (rss / (k - 2.0)).max(hop_s * hop_s / 12.0);
+    let s = b / FRAME_S;
+    let sigma = (var / sxx).sqrt() / FRAME_S;
+    (s.is_finite() && sigma.is_finite()).then_some((s, sigma))
+}
+
 fn spacing_consistency(d: &[Burst], used: &[bool], rate: f64) -> f64 {
     let starts: Vec<f64> = d
         .iter()

@@ -181,3 +181,39 @@ fn the_front_end_keeps_bounded_memory() {
     assert!(high < 65_536, "{high}");
     assert!(est.ring.len() <= 1 << 12, "{}", est.ring.len());
 }
+
+/// A recording whose stated rate is wrong (1 MS/s stated, 1.024 MS/s recorded; 1.001 and
+/// 0.98 too) shifts the FCCH tone's place by the same factor: a confident number 1.6 ppm
+/// off with a σ of 0.001 ppm. GSM's TDMA frame is a clock in the signal, and the bursts'
+/// spacing says the samples ran 2.4 % off: no number. The true rate, with the radio's own
+/// clock anywhere in ±60 ppm, keeps its number.
+#[test]
+fn a_wrong_sample_rate_is_caught_by_the_tdma_frame_timing_and_gives_no_number() {
+    for stated in [1e6, 1.001e6, 0.98e6] {
+        let mut scene = GsmScene::new(935.2e6, 935.2e6, 1.024e6, 5.0, 20.0, 11);
+        let cfg = FreqCalConfig::new(scene.carrier_hz, scene.center_hz, stated);
+        let mut est = FcchEstimator::new(cfg).unwrap_or_else(|e| panic!("{e}"));
+        let mut buf = vec![Complex::default(); 65_536];
+        for _ in 0..(3.0 * scene.rate / 65_536.0) as usize {
+            scene.fill(&mut buf);
+            est.feed(&buf);
+        }
+        match est.finish() {
+            Ok(e) => panic!(
+                "stated {stated}: a number {:+.4} ± {:.4} ppm",
+                e.ppm, e.uncertainty_ppm
+            ),
+            Err(e) => assert!(
+                e.to_string()
+                    .contains("do not keep GSM's TDMA frame timing")
+                    && e.to_string().contains("1.024"),
+                "stated {stated}: {e}"
+            ),
+        }
+    }
+    for (ppm, seed) in [(59.0, 12), (-59.0, 13)] {
+        let mut scene = GsmScene::new(935.2e6, 935.2e6, 1.024e6, ppm, 0.0, seed);
+        let e = estimate(&mut scene, 3.0, 65_536).unwrap_or_else(|e| panic!("{ppm}: {e}"));
+        assert!((e.ppm - ppm).abs() < 0.1, "{ppm}: {}", e.ppm);
+    }
+}
