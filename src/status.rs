@@ -137,7 +137,7 @@ pub(crate) fn report(paths: &Paths, source: &crate::context::TaskSource) -> Resu
         watcher_pid: st.watcher_pid,
         lock_holder: holder,
         lock_holder_alive: alive,
-        held: paths.stop().exists(),
+        held: paths.is_held(),
         run_in_progress: lock::run_holder(paths).filter(lock::holder_alive),
         radios_in_use: crate::store::radio_lock::held_radios(),
         heartbeat_age_s: st.last_poll.as_ref().and_then(|p| age_s(&p.at)),

@@ -261,7 +261,7 @@ pub(super) fn node_name(paths: &Paths) -> Check {
 
 /// The `watcher` check: who holds the watch lock, and whether `.local/STOP` holds runs.
 pub(super) fn watcher(paths: &Paths) -> Check {
-    let hold = if paths.stop().exists() {
+    let hold = if paths.is_held() {
         format!("; held by {}", paths.stop().display())
     } else {
         String::new()

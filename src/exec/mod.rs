@@ -108,8 +108,7 @@ pub(crate) fn exists_not_a_file(p: &Path) -> FieldText {
 /// again in the TX guard before the radio is opened and before it is keyed, so a
 /// hold put in place during a run stops every step that has not started.
 pub(crate) fn held(paths: &Paths) -> Option<String> {
-    // Anything at that name is a hold, even a link that leads nowhere.
-    std::fs::symlink_metadata(paths.stop()).is_ok().then(|| {
+    paths.is_held().then(|| {
         "held by .local/STOP (put in place during the run): not started; remove it to run tasks"
             .to_owned()
     })

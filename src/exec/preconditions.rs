@@ -37,7 +37,7 @@ pub(crate) struct Approved {
 /// Check every precondition of `run`.
 pub(crate) fn preconditions(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<Approved> {
     let ids = id.as_str();
-    if paths.stop().exists() {
+    if paths.is_held() {
         return Err(refuse(
             paths,
             ids,

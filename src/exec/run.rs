@@ -160,7 +160,7 @@ fn preflight(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<(Option<Lock>, App
     }
     // The run lock is taken before the preconditions are read, so two `run`s
     // racing on one task cannot both see it "not completed" and both execute.
-    let lock = if paths.stop().exists() {
+    let lock = if paths.is_held() {
         None // preconditions refuse with the STOP reason
     } else {
         Some(acquire_run_lock(paths, id.as_str())?)

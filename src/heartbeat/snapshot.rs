@@ -230,7 +230,7 @@ pub(crate) fn build(paths: &Paths, inp: &Inputs) -> NodeStatus {
         Ok(s) => (s, None),
         Err(e) => (State::default(), Some(e)),
     };
-    let watcher = if inp.watcher == "running" && paths.stop().exists() {
+    let watcher = if inp.watcher == "running" && paths.is_held() {
         "held"
     } else if inp.watcher == "running" && state.last_poll.as_ref().is_some_and(|p| !p.ok) {
         "failing"

@@ -72,6 +72,17 @@ impl Paths {
     pub(crate) fn stop(&self) -> PathBuf {
         self.local.join("STOP")
     }
+    /// Whether `.local/STOP` holds the node (docs/operator.md#holding-the-node):
+    /// anything at that name holds — a file, a folder, a link that leads nowhere —
+    /// and so does a name that cannot be examined (no permission, an I/O error, a
+    /// `.local` that is not a folder): a hold fails closed. The one test every
+    /// command, the watcher, the run's steps and the TX guard ask.
+    pub(crate) fn is_held(&self) -> bool {
+        match std::fs::symlink_metadata(self.stop()) {
+            Ok(_) => true,
+            Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+        }
+    }
     /// The node policy: `--policy PATH` / `RXNODE_POLICY` when given, else
     /// the checkout's `.local/rxnode-policy.json` (docs/decisions.md "Policy
     /// location") — also for `watch --dry-run`, whose verdicts are the real
@@ -220,5 +231,39 @@ mod tests {
             git_dir(&plain).unwrap().is_some(),
             "a failure is not remembered"
         );
+    }
+
+    /// A hold fails closed: nothing at `.local/STOP` does not hold; a file, a
+    /// folder and a link that leads nowhere hold; and so does a name that cannot
+    /// be examined (here: `.local` is a file, so the look-up fails with another
+    /// error than "not found"), where the watcher and `run` had read "no hold".
+    #[test]
+    fn the_hold_is_anything_at_its_name_and_every_error_but_not_found() {
+        let d = tempfile::tempdir().unwrap();
+        let p = Paths::new(d.path());
+        assert!(!p.is_held(), "no .local at all");
+        std::fs::create_dir(d.path().join(".local")).unwrap();
+        assert!(!p.is_held(), "nothing at STOP");
+        std::fs::write(p.stop(), "").unwrap();
+        assert!(p.is_held(), "a file");
+        std::fs::remove_file(p.stop()).unwrap();
+        std::fs::create_dir(p.stop()).unwrap();
+        assert!(p.is_held(), "a folder");
+        std::fs::remove_dir(p.stop()).unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(d.path().join("nowhere"), p.stop()).unwrap();
+            assert!(p.is_held(), "a link that leads nowhere");
+            std::fs::remove_file(p.stop()).unwrap();
+        }
+        let e = tempfile::tempdir().unwrap();
+        std::fs::write(e.path().join(".local"), "not a folder").unwrap();
+        let q = Paths::new(e.path());
+        assert!(
+            std::fs::symlink_metadata(q.stop())
+                .is_err_and(|err| err.kind() != std::io::ErrorKind::NotFound),
+            "the look-up fails with another error than not found"
+        );
+        assert!(q.is_held(), "a name that cannot be examined");
     }
 }

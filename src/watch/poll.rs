@@ -34,7 +34,7 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
         }
         // Radio self-tests at start and every health.self_test_every_s
         // (docs/protocol.md#8-radio-health); not while held by .local/STOP.
-        if !flow.paths.stop().exists() {
+        if !flow.paths.is_held() {
             self_tests.run_due(&flow.paths, &|m| flow.say(m));
         }
         let outcome = cycle(flow, &mut ls, limit);
@@ -91,7 +91,7 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
     }
     let n = ids.len();
     for (i, id) in ids.iter().enumerate() {
-        if flow.paths.stop().exists() {
+        if flow.paths.is_held() {
             return Ok(None);
         }
         let st = state::load(&flow.paths)?;
@@ -256,7 +256,7 @@ fn refuse_oversized(
 /// The `.local/STOP` hold: `true` while it holds (said once, recorded each
 /// poll); its release is said once.
 fn held(flow: &mut Flow<'_>, held_said: &mut bool) -> Result<bool> {
-    if flow.paths.stop().exists() {
+    if flow.paths.is_held() {
         if !*held_said {
             *held_said = true;
             flow.say(format!(
