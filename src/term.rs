@@ -143,7 +143,10 @@ fn discard_typeahead() -> std::io::Result<()> {
 pub(crate) const MAX_ANSWER_BYTES: usize = 4096;
 
 /// Read one line; strip only the line terminator (`\n` or `\r\n`); `None` at
-/// end of input. Bytes that are not UTF-8 become U+FFFD, so such a line never
+/// end of input — also when input ends in the middle of a line (a pipe whose
+/// last line has no newline, Ctrl-D typed after some characters): what was not
+/// ended with Enter is not an answer, so a phrase or an answer counts only once
+/// its line is complete. Bytes that are not UTF-8 become U+FFFD, so such a line never
 /// equals a phrase or an answer and is refused like any wrong one — it is
 /// never mistaken for end of input. At most [`MAX_ANSWER_BYTES`] are read: a
 /// longer line (a stream that never ends a line, such as `/dev/zero`) is an
@@ -160,11 +163,12 @@ pub(crate) fn read_line_lossy(r: &mut impl std::io::BufRead) -> std::io::Result<
             format!("a line longer than {MAX_ANSWER_BYTES} bytes is not an answer"),
         ));
     }
-    if raw.last() == Some(&b'\n') {
+    if raw.last() != Some(&b'\n') {
+        return Ok(None);
+    }
+    raw.pop();
+    if raw.last() == Some(&b'\r') {
         raw.pop();
-        if raw.last() == Some(&b'\r') {
-            raw.pop();
-        }
     }
     Ok(Some(String::from_utf8_lossy(&raw).into_owned()))
 }
@@ -212,7 +216,10 @@ mod line_tests {
             read_line_lossy(&mut r).unwrap().as_deref(),
             Some("\u{fffd}\u{fffd}")
         );
-        assert_eq!(read_line_lossy(&mut r).unwrap().as_deref(), Some("last"));
+        // A last line without its terminator is end of input, not an answer.
+        assert_eq!(read_line_lossy(&mut r).unwrap(), None);
+        let mut r = std::io::Cursor::new(b"AUTHORIZE RF TX".to_vec());
+        assert_eq!(read_line_lossy(&mut r).unwrap(), None);
         assert_eq!(read_line_lossy(&mut r).unwrap(), None);
     }
 

@@ -379,7 +379,7 @@ fn authorize_red(run: &Run) -> Result<Option<Authorized>> {
     ));
     let at = now_iso();
     let verified = match line {
-        Ok(None) => Err("no line typed (end of input)".to_owned()),
+        Ok(None) => Err("no line typed and ended with Enter (end of input)".to_owned()),
         // A line past the bound, or stdin that cannot be read: never the phrase.
         Err(e) => Err(format!("{e:#}")),
         Ok(Some(l)) => match crate::store::key::load(run.paths) {
