@@ -71,6 +71,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     let paths = ctx.paths();
     let id = TaskId::parse(task_id).map_err(|e| bad_input(e.to_string()))?;
     let (_lock, approved) = preflight(ctx, &paths, &id)?;
+    say_later_texts(&paths, &id, approved.task.sha256());
     let Some(plan) = approved.task.plan() else {
         manual(ctx, &paths, &id)?;
         return Ok(Outcome::Done);
@@ -137,6 +138,36 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
         _ if policy_blocked => Outcome::Code(3),
         _ => Outcome::Code(1),
     })
+}
+
+/// Other texts of this task the watcher refused after it was approved (the main PC
+/// posted a revision under the same ID): said before anything runs, because the
+/// run executes the approved text, not what the branch holds now
+/// (docs/protocol.md#task-versions). Read from the ledger; a ledger that cannot be
+/// read says nothing here (the preconditions have read it already).
+fn say_later_texts(paths: &Paths, id: &TaskId, approved_sha: &str) {
+    let Ok(lines) = ledger::read_all(paths) else {
+        return;
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for l in lines {
+        let refused = matches!(l.event.as_deref(), Some("refused" | "rejected"));
+        let (Some(sha), true) = (l.task_sha256.as_deref(), refused) else {
+            continue;
+        };
+        if l.task_id.as_deref() != Some(id.as_str())
+            || sha == approved_sha
+            || !seen.insert(sha.to_owned())
+        {
+            continue;
+        }
+        let commit = l.commit.as_deref().map_or("?", |c| &c[..c.len().min(12)]);
+        note!(
+            "note: the watched branch has since posted another text of {id} (commit {commit}, SHA-256 {}…), refused because {id} was approved with this one (SHA-256 {}…): this run executes the approved text; a revised task needs a new TASK_ID",
+            &sha[..sha.len().min(12)],
+            &approved_sha[..approved_sha.len().min(12)]
+        );
+    }
 }
 
 /// The trust root, the state, the run lock and the preconditions, in that order.

@@ -142,6 +142,36 @@ fn changed_text_under_known_id_is_refused_once() {
     assert_eq!(lab.count_events("refused", "T_SAME"), 1);
 }
 
+/// A revision posted under an approved task's ID is refused by the watcher, and
+/// `run` says so before it runs anything: it executes the approved text, not what
+/// the branch holds now, and names the refused text's commit and hash.
+#[test]
+fn run_names_a_revision_refused_after_the_approval() {
+    let lab = Lab::new();
+    let base = lab.main_head();
+    lab.post(&Lab::task("T_REV", &base, &[]));
+    expect_exit!(lab.watch_once("a\n"), 0);
+    assert_eq!(lab.status_of("T_REV"), "approved");
+    let out = lab.run(&["run", "T_REV"], "");
+    assert!(!text(&out.stderr).contains("another text"), "{}", text(&out.stderr));
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_REV", &base, &[]));
+    expect_exit!(lab.watch_once("a\n"), 0);
+    lab.post(&Lab::task("T_REV", &base, &[("TASK_TITLE", "Revised")]));
+    expect_exit!(lab.watch_once(""), 0);
+    assert_eq!(lab.count_events("refused", "T_REV"), 1);
+    let revised = lab.main_head();
+    let out = lab.run(&["run", "T_REV"], "");
+    let se = text(&out.stderr);
+    assert!(
+        se.contains("has since posted another text of T_REV")
+            && se.contains(&format!("commit {}", &revised[..12]))
+            && se.contains("this run executes the approved text"),
+        "{se}"
+    );
+    assert_eq!(se.matches("another text of T_REV").count(), 1, "{se}");
+}
+
 #[test]
 fn defer_then_review_approves() {
     let lab = Lab::new();

@@ -107,7 +107,11 @@ fn wrong_phrases_are_refused_in_policy(rig: &Rig, id: &str) {
         ),
         (Some(other.as_str()), "the other phrase", other_len.as_str()),
         (Some("\n"), "empty line", "an empty line was typed"),
-        (None, "EOF", "no line typed and ended with Enter (end of input)"),
+        (
+            None,
+            "EOF",
+            "no line typed and ended with Enter (end of input)",
+        ),
         (
             Some("AUTHORIZE RF TX"),
             "the phrase without Enter",
