@@ -50,21 +50,13 @@ pub(crate) fn generated(kind: SchemaKind) -> Option<serde_json::Value> {
 
 /// The JSON Schema of `RX_RESULT.json`, from [`crate::result::RxResult`].
 fn result_schema() -> serde_json::Value {
-    // What rxnode writes: a field it always writes is required, `null` included
-    // where its type allows it (a field it may leave out is not).
-    let mut s = schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator()
-        .into_root_schema_for::<crate::result::RxResult>()
-        .to_value();
+    let mut s = crate::result::written_schema::<crate::result::RxResult>(
+        "rxnode RX_RESULT.json (schema_version 1)",
+    );
     if let Some(o) = s.as_object_mut() {
         o.insert(
             "$id".into(),
             "https://rxnode.invalid/schemas/result.schema.json".into(),
-        );
-        o.insert(
-            "title".into(),
-            "rxnode RX_RESULT.json (schema_version 1)".into(),
         );
         o.insert(
             "description".into(),

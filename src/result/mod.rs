@@ -55,3 +55,18 @@ pub(crate) use validate::is_safe_relative;
 pub use validate::{cmd_validate_result, validate_result_files};
 #[cfg(test)]
 pub(crate) use validate::{OPTIONAL_TOP_KEYS, TOP_KEYS};
+
+/// The draft 2020-12 schema of what `T` writes, titled `title`: a field it always
+/// writes is required, `null` included where its type allows it (a field it may
+/// leave out is not).
+pub(crate) fn written_schema<T: schemars::JsonSchema>(title: &str) -> serde_json::Value {
+    let mut s = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let Some(o) = s.as_object_mut() {
+        o.insert("title".into(), title.into());
+    }
+    s
+}

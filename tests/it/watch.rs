@@ -153,7 +153,11 @@ fn run_names_a_revision_refused_after_the_approval() {
     expect_exit!(lab.watch_once("a\n"), 0);
     assert_eq!(lab.status_of("T_REV"), "approved");
     let out = lab.run(&["run", "T_REV"], "");
-    assert!(!text(&out.stderr).contains("another text"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("another text"),
+        "{}",
+        text(&out.stderr)
+    );
     let lab = Lab::new();
     lab.post(&Lab::task("T_REV", &base, &[]));
     expect_exit!(lab.watch_once("a\n"), 0);

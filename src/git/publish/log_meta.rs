@@ -110,16 +110,5 @@ pub(crate) struct Timeline {
 
 /// The JSON Schema of `LOG_META.json` (`rxnode schema log-meta`).
 pub(crate) fn schema() -> serde_json::Value {
-    let mut s = schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator()
-        .into_root_schema_for::<LogMeta>()
-        .to_value();
-    if let Some(o) = s.as_object_mut() {
-        o.insert(
-            "title".into(),
-            "rxnode LOG_META.json (schema_version 1)".into(),
-        );
-    }
-    s
+    crate::result::written_schema::<LogMeta>("rxnode LOG_META.json (schema_version 1)")
 }

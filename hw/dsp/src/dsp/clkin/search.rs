@@ -78,6 +78,22 @@ fn window(coef: &[f64], n: usize) -> Vec<f64> {
         .collect()
 }
 
+/// The spectrum of `dec` windowed by the cosine window `coef` and zero-padded to
+/// the power of two at or above twice its length, and the window itself.
+fn padded_spectrum(dec: &[Complex<f32>], coef: &[f64]) -> (Vec<Complex<f32>>, Vec<f64>) {
+    let n = dec.len();
+    let nfft = (2 * n).next_power_of_two();
+    let w = window(coef, n);
+    let mut buf: Vec<Complex<f32>> = vec![Complex::default(); nfft];
+    for ((b, x), w) in buf.iter_mut().zip(dec).zip(&w) {
+        *b = x * (*w as f32);
+    }
+    FftPlanner::<f32>::new()
+        .plan_fft_forward(nfft)
+        .process(&mut buf);
+    (buf, w)
+}
+
 const BLACKMAN_HARRIS: [f64; 4] = [0.35875, 0.48829, 0.14128, 0.01168];
 const HANN: [f64; 2] = [0.5, 0.5];
 /// The Blackman-Harris main lobe's half-width (bins of 1/T): closer peaks are one.
@@ -106,17 +122,10 @@ const MIN_THRESHOLD_DB: f64 = 18.0;
 /// reference 110 dB or more over the noise lifts them over the noise threshold.
 pub(super) fn carriers(dec: &[Complex<f32>], g: &Grid) -> Seen {
     let n = dec.len();
-    let nfft = (2 * n).next_power_of_two();
-    let w = window(&BLACKMAN_HARRIS, n);
+    let (buf, w) = padded_spectrum(dec, &BLACKMAN_HARRIS);
+    let nfft = buf.len();
     let sw: f64 = w.iter().sum();
     let sw2: f64 = w.iter().map(|v| v * v).sum();
-    let mut buf: Vec<Complex<f32>> = vec![Complex::default(); nfft];
-    for ((b, x), w) in buf.iter_mut().zip(dec).zip(&w) {
-        *b = x * (*w as f32);
-    }
-    FftPlanner::<f32>::new()
-        .plan_fft_forward(nfft)
-        .process(&mut buf);
     let df = g.fd / nfft as f64;
     let freq = |k: usize| {
         let k = k as f64;
@@ -284,16 +293,8 @@ pub(super) fn strongest_near(
     around_hz: f64,
     reach_hz: f64,
 ) -> (f64, bool) {
-    let n = dec.len();
-    let nfft = (2 * n).next_power_of_two();
-    let w = window(&HANN, n);
-    let mut buf: Vec<Complex<f32>> = vec![Complex::default(); nfft];
-    for ((b, x), w) in buf.iter_mut().zip(dec).zip(&w) {
-        *b = x * (*w as f32);
-    }
-    FftPlanner::<f32>::new()
-        .plan_fft_forward(nfft)
-        .process(&mut buf);
+    let (buf, _) = padded_spectrum(dec, &HANN);
+    let nfft = buf.len();
     let df = g.fd / nfft as f64;
     let k0 = (around_hz / df).round() as i64;
     let r = (reach_hz / df).ceil().max(1.0) as i64;
