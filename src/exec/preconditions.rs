@@ -93,6 +93,22 @@ fn approval_of(paths: &Paths, ids: &str) -> Result<Approval> {
             ));
         }
     }
+    // A published result stands for the task for good (a result is never
+    // overwritten): a run after it would do radio work whose result could never
+    // be published (docs/publishing.md#publish-after-the-run).
+    if let Some(p) = st.published.get(ids) {
+        return Err(refuse(
+            paths,
+            ids,
+            st.approvals.get(ids).map(|a| a.task_sha256.as_str()),
+            format!(
+                "task {ids}'s result was already published as commit {} at {}, and a published result is \
+                 never overwritten, so this run's result could never be published; nothing is run — ask \
+                 the main PC to post the task again under a new TASK_ID",
+                p.commit, p.at
+            ),
+        ));
+    }
     let Some(approval) = st.approvals.get(ids).cloned() else {
         let why = match st.tasks.get(ids).map(|r| r.status) {
             Some(TaskStatus::Deferred) => "it is deferred (use `rxnode review` to decide)",

@@ -35,7 +35,12 @@ fn read_line_exact(prompt: &str) -> Result<Option<String>> {
 
 /// One `run` at a time per checkout: the watcher's lock mechanism on its own file.
 fn acquire_run_lock(paths: &Paths, id: &str) -> Result<Lock> {
-    Lock::acquire_at(paths, paths.run_lock(), &format!("run {id}")).map_err(|e| {
+    Lock::acquire_at(
+        paths,
+        paths.run_lock(),
+        &crate::store::lock::run_command(id),
+    )
+    .map_err(|e| {
         if e.downcast_ref::<crate::exit::Refused>().is_some() {
             refuse(
                 paths,

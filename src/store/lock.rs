@@ -111,6 +111,18 @@ fn holder_at(p: &std::path::Path) -> Result<Option<Holder>> {
     }
 }
 
+/// The command an `rxnode run` of task `id` holds the run lock under: one
+/// spelling for the run that takes it and for `publish`, which refuses while it
+/// names the task being published.
+pub(crate) fn run_command(id: &str) -> String {
+    format!("run {id}")
+}
+
+/// The live `rxnode run` of task `id`, if one holds this checkout's run lock now.
+pub(crate) fn live_run_of(paths: &Paths, id: &str) -> Option<Holder> {
+    run_holder(paths).filter(|h| holder_alive(h) && h.command == run_command(id))
+}
+
 /// Whether the holder is a live process (dead PIDs on this host are stale).
 pub(crate) fn holder_alive(h: &Holder) -> bool {
     h.host != hostname() || pid_alive(h.pid)

@@ -15,6 +15,7 @@ use std::process::{Child, Output};
 mod interrupts;
 mod json_only;
 mod progress;
+mod published;
 mod radio_lock;
 mod red;
 mod rerun;

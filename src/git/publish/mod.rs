@@ -72,7 +72,7 @@ pub fn cmd_publish(ctx: &Ctx, task_id: &str, push: bool) -> Result<Outcome> {
         Ok(u) if u.iter().any(|u| u.task_id == id.as_str()) => Err(refused(format!(
             "task {id}: its run did not finish and its result could not be finished as interrupted; nothing is published (docs/protocol.md#interrupted-runs)"
         ))),
-        _ => publish(ctx, &paths, &id, push),
+        _ => not_being_run(&paths, &id).and_then(|()| publish(ctx, &paths, &id, push)),
     };
     if let Err(e) = &result {
         let is_refusal = e.chain().any(|c| c.downcast_ref::<Refused>().is_some());
@@ -185,6 +185,10 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         Vec::new()
     };
     confirm(ctx, &p.shown(&plan, &also), id)?;
+    // The operator may have taken a while: what is committed is what was shown
+    // and what the outbox holds now, never a result a run replaced meanwhile.
+    not_being_run(paths, id)?;
+    unchanged_since_shown(paths, &prep)?;
     // From here on a Ctrl-C / SIGTERM no longer kills the process half-way through a
     // ref update (which left a stale `rx-node.lock`) or between the local commit and
     // its state record: it is honoured before the push.
@@ -203,6 +207,42 @@ fn publish(ctx: &Ctx, paths: &Paths, id: &TaskId, push: bool) -> Result<Outcome>
         (local.commit, 0)
     };
     p.report(final_commit, attempts)
+}
+
+/// Refused (exit 3) while an `rxnode run` of this task holds the checkout's run
+/// lock: until it ends, the outbox holds the approval's `NOT RUN` placeholder, and
+/// a published placeholder would stand for the task on the results branch for
+/// good (a result is never overwritten), the run's own result never published.
+fn not_being_run(paths: &Paths, id: &TaskId) -> Result<()> {
+    match crate::store::lock::live_run_of(paths, id.as_str()) {
+        Some(h) => Err(refused(format!(
+            "task {id} is being run now: {} is held by {h}; its result is not written yet, so nothing is \
+             published — publish it once that run has ended",
+            paths.run_lock().display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Refused (exit 3) when `RX_RESULT.md` or `RX_RESULT.json` in the outbox is no
+/// longer the text shown before the confirmation (a run of the task ended while
+/// the operator was asked): publish again to see, and confirm, the result as it is.
+fn unchanged_since_shown(paths: &Paths, prep: &Prepared) -> Result<()> {
+    let dir = paths.outbox(&prep.id);
+    for (name, shown) in [(MD, &prep.md), (JSON, &prep.json_text)] {
+        let mut problems = Vec::new();
+        let now = checks::read_result_file(&dir, name, &mut problems);
+        if now.as_deref() != Some(shown.as_str()) {
+            return Err(refused(format!(
+                "{} changed after it was shown (a run of {} ended meanwhile?); nothing is published — \
+                 run `rxnode publish {}` again to see the result as it is now",
+                dir.join(name).display(),
+                prep.id,
+                prep.id
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The checkout as a Git repository, refused when the results branch is checked out.
