@@ -131,6 +131,7 @@ fn class_of(word: &str) -> &'static str {
         "stale" => "stale",
         "silent" => "silent",
         "stopped" => "stopped",
+        "unknown" => "unknown",
         _ => "other",
     }
 }

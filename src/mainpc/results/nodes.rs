@@ -441,16 +441,21 @@ fn heartbeat(n: &mut NodeRow, name: &str, (status, problems): Read, now: time::O
     let t = parse_time(&st.time);
     match (t, n.publish_every_s) {
         (Some(t), Some(every)) => {
-            let mut age = (now - t).as_seconds_f64();
+            let age = (now - t).as_seconds_f64();
             if age < -CLOCK_AHEAD_TOLERANCE_S {
+                // Its age cannot be known: a node whose clock runs ahead looks
+                // fresh however long ago it went quiet. No age, no liveness.
                 n.problems.push(format!(
-                    "its heartbeat is {:.0} s ahead of this PC's clock (check both clocks)",
+                    "its heartbeat is {:.0} s ahead of this PC's clock: its age and so whether it is alive are unknown (check both clocks)",
                     -age
                 ));
+                n.age_s = None;
+                n.state = "unknown";
+            } else {
+                let age = age.max(0.0);
+                n.age_s = Some((age * 10.0).round() / 10.0);
+                n.state = state_of(age, every);
             }
-            age = age.max(0.0);
-            n.age_s = Some((age * 10.0).round() / 10.0);
-            n.state = state_of(age, every);
             if n.watcher.as_deref() == Some("stopped") {
                 // A watcher stopped on purpose is not alive, however recent its last word.
                 n.state = "stopped";
@@ -488,6 +493,12 @@ fn render_nodes(nodes: &[NodeRow]) -> String {
                 n.publish_every_s
                     .map(|e| format!("{e}"))
                     .unwrap_or_else(|| "?".into()),
+                n.watcher.as_deref().unwrap_or("?")
+            ),
+            (Some(t), None) => writeln!(
+                text,
+                "{name}  {}  last heartbeat {t} (ahead of this PC's clock: age unknown)  watcher {}",
+                n.state.to_uppercase(),
                 n.watcher.as_deref().unwrap_or("?")
             ),
             _ => writeln!(text, "{name}  {}  no heartbeat", n.state.to_uppercase()),
@@ -656,5 +667,46 @@ mod tests {
         );
         assert!(!text.contains("ALIVE"), "{text}");
         assert_eq!(text.matches("stopped").count(), 1, "{text}");
+    }
+
+    /// A heartbeat from ahead of this PC's clock has no age that can be known: the
+    /// node is `unknown` with no `age_s` (a node whose clock runs an hour ahead and
+    /// went quiet was listed `alive`, age 0, for that hour), and a heartbeat within
+    /// the tolerance still counts as age 0.
+    #[test]
+    fn a_heartbeat_from_the_future_has_no_age_and_no_liveness() {
+        let now = time::OffsetDateTime::now_utc();
+        let at = |dt: time::Duration| {
+            (now + dt)
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap()
+        };
+        let row = |t: String| {
+            let mut n = NodeRow::new(Some("LAB-RX2".into()));
+            let v = serde_json::json!({"schema_version": 1, "node": "LAB-RX2", "rxnode_version": "0",
+                "time": t, "publish_every_s": 30.0, "watcher": "running", "last_poll": null,
+                "queue": {"pending_approval": 0, "deferred": 0, "approved": 0, "pending": []},
+                "refusals": [], "radios": []});
+            let st = typed_status("LAB-RX2", v.to_string().as_bytes());
+            heartbeat(&mut n, "LAB-RX2", (st, Vec::new()), now);
+            n
+        };
+        let ahead = row(at(time::Duration::hours(1)));
+        assert_eq!((ahead.state, ahead.age_s), ("unknown", None));
+        assert!(
+            ahead
+                .problems
+                .iter()
+                .any(|p| p.contains("3600 s ahead of this PC's clock")),
+            "{:?}",
+            ahead.problems
+        );
+        let text = render_nodes(&[ahead]);
+        assert!(
+            text.starts_with("LAB-RX2  UNKNOWN  last heartbeat") && !text.contains("ALIVE"),
+            "{text}"
+        );
+        let near = row(at(time::Duration::seconds(3)));
+        assert_eq!((near.state, near.age_s), ("alive", Some(0.0)));
     }
 }
