@@ -113,9 +113,13 @@ pub(crate) struct QueueItem {
     pub superseded_by: Option<String>,
 }
 
+/// Seconds since `at`; none when `at` is unreadable or more than 5 s in this
+/// clock's future (the clock was moved back since): an age that is not known
+/// is absent, never negative.
 fn age_s(at: &str) -> Option<i64> {
     let t = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
-    Some((time::OffsetDateTime::now_utc() - t).whole_seconds())
+    let age = (time::OffsetDateTime::now_utc() - t).whole_seconds();
+    (age >= -5).then_some(age.max(0))
 }
 
 /// Build the report.
@@ -379,7 +383,11 @@ fn render_watcher(out: &mut String, r: &Report, paths: &Paths, colour: bool) {
                 format!(" {}", crate::term::status("[FAILED]", 8, colour))
             }
         ),
-        (Some(p), None) => writeln!(out, "last poll:  {}: {}", p.at, p.result),
+        (Some(p), None) => writeln!(
+            out,
+            "last poll:  {} (age unknown: unreadable, or later than this clock's now — was the clock moved back?): {}",
+            p.at, p.result
+        ),
         _ => writeln!(out, "last poll:  never"),
     };
     if let Some(m) = &r.remote_marker {
@@ -491,5 +499,27 @@ fn render_walk(out: &mut String, w: &WalkRecord, colour: bool) {
             "            older history {} (the walk stopped early: its commit limit or an incomplete history)",
             crate::term::status("NOT EXAMINED", 12, colour),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::age_s;
+
+    /// An age is known or absent: a time later than now (the clock was moved back
+    /// since it was written) has none, where it printed "-172168 s ago"; a time a
+    /// few seconds ahead (clock jitter) counts as now.
+    #[test]
+    fn an_age_from_the_future_is_absent_never_negative() {
+        let at = |dt: time::Duration| {
+            (time::OffsetDateTime::now_utc() + dt)
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap()
+        };
+        assert_eq!(age_s(&at(time::Duration::days(2))), None);
+        assert_eq!(age_s(&at(time::Duration::seconds(3))), Some(0));
+        let past = age_s(&at(-time::Duration::seconds(100))).unwrap();
+        assert!((99..=101).contains(&past), "{past}");
+        assert_eq!(age_s("not a time"), None);
     }
 }
