@@ -266,18 +266,36 @@ pub fn cmd_validate_result(
     // A task ID is text; a path may hold any bytes (a folder name that is not UTF-8).
     let id = target.to_str().map(TaskId::parse);
     let json_path = if let (Some(Ok(id)), false) = (id, as_path.exists()) {
-        ctx.paths().outbox(&id).join(RESULT_JSON)
+        let p = ctx.paths().outbox(&id).join(RESULT_JSON);
+        if std::fs::symlink_metadata(&p).is_err() {
+            return Err(crate::exit::bad_input(format!(
+                "{}: no such file or folder here, and as a task ID no result of it in this checkout ({}) — give the ID of a task this node ran, or the path of an RX_RESULT.json or its folder",
+                id.as_str(),
+                p.display()
+            )));
+        }
+        p
     } else if as_path.is_dir() {
         as_path.join(RESULT_JSON)
     } else {
         as_path.to_path_buf()
     };
     let problems = validate_result_files(&json_path, &ctx.repo);
-    let report = serde_json::json!({
-        "valid": problems.is_empty(),
-        "path": json_path.display().to_string(),
-        "problems": problems,
-    });
+    /// `validate-result --json`.
+    #[derive(serde::Serialize)]
+    struct Report<'a> {
+        /// The result file checked.
+        path: String,
+        /// What does not hold, in words.
+        problems: &'a [String],
+        /// Nothing in `problems`.
+        valid: bool,
+    }
+    let report = Report {
+        path: json_path.display().to_string(),
+        problems: &problems,
+        valid: problems.is_empty(),
+    };
     // The verdict is the status: a closed pipe (`| head`) does not change it.
     ctx.report_to_pipe(&report, |_| render_problems(&json_path, &problems))?;
     Ok(if problems.is_empty() {
