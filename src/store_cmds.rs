@@ -7,7 +7,6 @@ use crate::store::node::{check_name, load_file, set_name, set_publish_ref, Publi
 use crate::store::paths::Paths;
 use crate::store::rebuild::{rebuild, Rebuild};
 use anyhow::Result;
-use serde_json::json;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,7 +16,13 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     match rebuild(&paths)? {
         Rebuild::Consistent => {
-            let out = one_line(&json!({"rebuilt": false, "reason": "consistent"}))?;
+            let out = one_line(&RebuildReport {
+                counts: None,
+                kept_aside: None,
+                notes: None,
+                reason: Some("consistent"),
+                rebuilt: false,
+            })?;
             ctx.report(&out, |_| {
                 format!(
                     "{} agrees with the ledger and the outboxes; nothing rebuilt\n",
@@ -41,8 +46,46 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
 
 /// A value as one line of JSON (what `state rebuild --json` has always printed),
 /// handed to the reporter as raw JSON so that it prints these very bytes.
-fn one_line(value: &serde_json::Value) -> Result<Box<RawValue>> {
-    Ok(RawValue::from_string(value.to_string())?)
+fn one_line<T: serde::Serialize>(value: &T) -> Result<Box<RawValue>> {
+    Ok(RawValue::from_string(serde_json::to_string(value)?)?)
+}
+
+/// `state rebuild --json`: whether the state was rebuilt, and what it holds then
+/// (or why not).
+#[derive(serde::Serialize)]
+struct RebuildReport<'a> {
+    /// Tasks by status, after the rebuild.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counts: Option<&'a BTreeMap<&'static str, usize>>,
+    /// Files moved aside.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_aside: Option<&'a [String]>,
+    /// What the rebuild noted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notes: Option<&'a [String]>,
+    /// Why nothing was rebuilt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+    /// Whether the state was written anew.
+    rebuilt: bool,
+}
+
+/// `node set-name --json`, `node set-publish-ref --json`, `node show --json`: the
+/// node's name, publication layout and branch, and what they were before.
+#[derive(serde::Serialize)]
+struct NodeReport<'a> {
+    /// The branch this node publishes to, when it has a name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branch: Option<Option<&'a str>>,
+    /// The node's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<Option<&'a str>>,
+    /// What was set before (a name or a layout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous: Option<Option<&'a str>>,
+    /// `shared` or `own`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    publish_ref: Option<&'a str>,
 }
 
 /// What a rebuild did, as printed.
@@ -59,9 +102,13 @@ impl Rebuilt {
             kept,
             notes,
         } = self;
-        let out = one_line(
-            &json!({"rebuilt": true, "counts": counts, "kept_aside": kept, "notes": notes}),
-        )?;
+        let out = one_line(&RebuildReport {
+            counts: Some(counts),
+            kept_aside: Some(kept),
+            notes: Some(notes),
+            reason: None,
+            rebuilt: true,
+        })?;
         ctx.report(&out, |_| self.render(paths))
     }
 
@@ -97,7 +144,13 @@ impl Rebuilt {
 pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
     check_name(name).map_err(bad_input)?;
     let old = set_name(&ctx.paths(), name)?;
-    ctx.report(&json!({"name": name, "previous": old}), |_| match &old {
+    let report = NodeReport {
+        branch: None,
+        name: Some(Some(name)),
+        previous: Some(old.as_deref()),
+        publish_ref: None,
+    };
+    ctx.report(&report, |_| match &old {
         Some(o) if o != name => {
             format!("node renamed {o} → {name}; results already published under {o} stay there\n")
         }
@@ -113,7 +166,12 @@ pub fn cmd_set_publish_ref(ctx: &Ctx, layout: PublishRef) -> Result<Outcome> {
     let name = load_file(&paths)?.map(|f| f.name).unwrap_or_default();
     let branch = layout.branch(&name);
     ctx.report(
-        &json!({"publish_ref": layout.as_str(), "previous": old.as_str(), "branch": branch}),
+        &NodeReport {
+            branch: Some(Some(&branch)),
+            name: None,
+            previous: Some(Some(old.as_str())),
+            publish_ref: Some(layout.as_str()),
+        },
         |_| {
             let mut t = format!("this node publishes to {branch} ({})\n", what(layout));
             if old != layout {
@@ -145,7 +203,12 @@ pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
     let layout = file.as_ref().map(|f| f.publish_ref).unwrap_or_default();
     let branch = name.as_deref().map(|n| layout.branch(n));
     ctx.report(
-        &json!({"name": name, "publish_ref": layout.as_str(), "branch": branch}),
+        &NodeReport {
+            branch: Some(branch.as_deref()),
+            name: Some(name.as_deref()),
+            previous: None,
+            publish_ref: Some(layout.as_str()),
+        },
         |_| match (&name, &branch) {
             (Some(n), Some(b)) => format!("node name: {n}\npublishes to: {b} ({})\n", what(layout)),
             _ => "this node has no name; set one with `rxnode node set-name NAME`\n".to_owned(),
