@@ -23,7 +23,6 @@ use rxnode_interlock::{
     required_phrase, verify_node_authorization, Authorization, AuthorizationKind, Plan, Policy,
     Step, TaskId,
 };
-use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -347,12 +346,33 @@ fn plan_paths(paths: &Paths, id: &TaskId, plan: Option<&Plan>) -> Vec<PathBuf> {
     v
 }
 
+/// What `run` of a manual task and `mark-completed` print with `--json`, one line:
+/// the task, whether its state changed, and what it is.
+#[derive(serde::Serialize)]
+pub(crate) struct TaskMarked<'a> {
+    /// Whether the node's state changed.
+    pub(crate) changed: bool,
+    /// `true`: the task is completed (`mark-completed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) completed: Option<bool>,
+    /// `true`: the task has no plan, so nothing ran (`run`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) manual: Option<bool>,
+    /// The task.
+    pub(crate) task_id: &'a str,
+}
+
 /// A task without a plan: nothing runs and nothing changes.
 fn manual(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<()> {
     let ids = id.as_str();
     ctx.report_with(
-        &json!({"task_id": ids, "manual": true, "changed": false}),
-        |v| Ok(v.to_string()),
+        &TaskMarked {
+            changed: false,
+            completed: None,
+            manual: Some(true),
+            task_id: ids,
+        },
+        |v| serde_json::to_string(v),
         |_| {
             format!(
                 "{ids} is a manual task (no rx-plan block): nothing to execute and nothing was changed.\n\

@@ -163,9 +163,14 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
         ledger::append(&paths, &e)?;
     }
     // One line of JSON, as `mark-completed --json` has always printed it.
-    let out = serde_json::value::RawValue::from_string(
-        serde_json::json!({ "task_id": id, "completed": true, "changed": done }).to_string(),
-    )?;
+    let out = serde_json::value::RawValue::from_string(serde_json::to_string(
+        &crate::exec::run::TaskMarked {
+            changed: done,
+            completed: Some(true),
+            manual: None,
+            task_id: &id,
+        },
+    )?)?;
     ctx.report(&out, |_| {
         if done {
             format!("task {id} marked completed\n")

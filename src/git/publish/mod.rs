@@ -46,7 +46,7 @@ use crate::store::state::{self, PublishRecord};
 use anyhow::{Context, Result};
 use git2::{Oid, Repository};
 use rxnode_interlock::TaskId;
-use serde_json::{json, Value};
+
 use std::time::Instant;
 
 // The folder on `rx-node` holding every published result, and the third
@@ -311,16 +311,7 @@ impl Publication<'_> {
         ]
     }
 
-    /// The files as the ledger and `--json` list them.
-    fn files_json(&self) -> Vec<Value> {
-        let key = &self.key;
-        self.files()
-            .iter()
-            .map(|(n, s)| json!({"path": format!("{RESULTS_DIR}/{key}/{n}"), "bytes": s}))
-            .collect()
-    }
-
-    /// The files of the ledger's `published` line.
+    /// The files of the ledger's `published` line and of `--json`.
     fn published_files(&self) -> Vec<PublishedFile> {
         let key = &self.key;
         self.files()
@@ -473,16 +464,17 @@ impl Publication<'_> {
     fn report(&self, final_commit: Oid, attempts: u32) -> Result<Outcome> {
         let (id, prep, push) = (self.id, self.prep, self.push);
         let remote = &self.ctx.source.remote;
-        let out = json!({
-            "task_id": id.as_str(),
-            "node": prep.node,
-            "status": prep.status,
-            "ref": self.refspec.branch(),
-            "commit": final_commit.to_string(),
-            "pushed": push,
-            "push_attempts": attempts,
-            "files": self.files_json(),
-        });
+        let out = PublishReport {
+            commit: final_commit.to_string(),
+            files: Some(self.published_files()),
+            node: Some(&prep.node),
+            push_attempts: Some(attempts),
+            pushed: push,
+            r#ref: self.refspec.branch(),
+            resumed: None,
+            status: Some(&prep.status),
+            task_id: id.as_str(),
+        };
         self.ctx.report(&out, |_| {
             use std::fmt::Write as _;
             let mut text = String::new();
@@ -593,4 +585,34 @@ fn repo_task_sha(paths: &Paths, id: &TaskId) -> String {
         .ok()
         .and_then(|s| s.approvals.get(id.as_str()).map(|a| a.task_sha256.clone()))
         .unwrap_or_default()
+}
+
+/// What `publish --json` prints: the commit, whether it was pushed, and for a new
+/// publication its files, node and status (for one found already committed by an
+/// earlier publication that stopped, `resumed`).
+#[derive(serde::Serialize)]
+pub(crate) struct PublishReport<'a> {
+    /// The commit on the publication branch.
+    pub(crate) commit: String,
+    /// The files published, when this publication made the commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) files: Option<Vec<PublishedFile>>,
+    /// The publishing node's name, when this publication made the commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) node: Option<&'a str>,
+    /// Push attempts, when it was pushed now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) push_attempts: Option<u32>,
+    /// Whether it is on the remote.
+    pub(crate) pushed: bool,
+    /// The publication branch.
+    pub(crate) r#ref: &'a str,
+    /// `true`: an earlier publication had made the commit and stopped before recording it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) resumed: Option<bool>,
+    /// The result's status, when this publication made the commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) status: Option<&'a str>,
+    /// The task.
+    pub(crate) task_id: &'a str,
 }

@@ -16,7 +16,6 @@ use crate::store::state::{self, PublishRecord};
 use anyhow::{Context, Result};
 use git2::{Oid, Repository};
 use rxnode_interlock::TaskId;
-use serde_json::json;
 use std::time::Instant;
 
 /// A publication stopped after the local `rx-node` moved and before it was
@@ -132,8 +131,17 @@ pub(super) fn resume(
     if push && !rec.pushed {
         return push_pending(ctx, paths, id, rec);
     }
-    let out = json!({"task_id": id.as_str(), "ref": spec.branch(), "commit": rec.commit,
-        "pushed": rec.pushed, "resumed": true});
+    let out = super::PublishReport {
+        commit: rec.commit.clone(),
+        files: None,
+        node: None,
+        push_attempts: None,
+        pushed: rec.pushed,
+        r#ref: spec.branch(),
+        resumed: Some(true),
+        status: None,
+        task_id: id.as_str(),
+    };
     ctx.report(&out, |_| {
         if rec.pushed {
             format!(
@@ -224,8 +232,17 @@ pub(super) fn push_pending(
     };
     record_push(paths, &repo, &landed, &refspec)?;
     let branch = refspec.branch();
-    let out = json!({"task_id": id.as_str(), "ref": branch, "commit": c.to_string(),
-        "pushed": true, "push_attempts": n});
+    let out = super::PublishReport {
+        commit: c.to_string(),
+        files: None,
+        node: None,
+        push_attempts: Some(n),
+        pushed: true,
+        r#ref: branch,
+        resumed: None,
+        status: None,
+        task_id: id.as_str(),
+    };
     ctx.report(&out, |_| {
         format!("\npushed {id} as {branch} commit {c} to {remote} in {n} attempt(s)\n")
     })?;
