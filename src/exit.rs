@@ -302,10 +302,36 @@ fn strip_git_codes(text: &str) -> String {
     }
 }
 
+/// The error object `--json` prints on standard error (docs/protocol.md, exit
+/// status): `{"error": {"fix", "message"}, "exit": N}`, one line.
+#[derive(Debug, serde::Serialize)]
+pub struct ErrorReport {
+    /// What went wrong and how to fix it.
+    pub error: ErrorBody,
+    /// The exit status.
+    pub exit: u8,
+}
+
+/// The `error` of an [`ErrorReport`].
+#[derive(Debug, serde::Serialize)]
+pub struct ErrorBody {
+    /// How to fix it, when the message names a fix.
+    pub fix: Option<String>,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ErrorReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let line = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(&line)
+    }
+}
+
 /// An error as one JSON object for `--json` (docs/protocol.md, exit status):
 /// `{"error": {"message", "fix"}, "exit": N}`; `fix` is the text after the message's
 /// `fix: ` (null when it names none).
-pub fn error_json(err: &anyhow::Error) -> serde_json::Value {
+pub fn error_json(err: &anyhow::Error) -> ErrorReport {
     let text = error_text(err);
     let (message, fix) = match text.find("fix: ") {
         Some(at) => (
@@ -316,7 +342,10 @@ pub fn error_json(err: &anyhow::Error) -> serde_json::Value {
         ),
         None => (text.clone(), None),
     };
-    serde_json::json!({"error": {"message": message, "fix": fix}, "exit": status_for(err)})
+    ErrorReport {
+        error: ErrorBody { fix, message },
+        exit: status_for(err),
+    }
 }
 
 /// A command's successful outcome: usually 0, but `validate` of an invalid

@@ -78,7 +78,7 @@ pub use crate::{
     },
     exit::{
         bad_field, bad_field_text, bad_input, code_for, error_json, error_text, is_broken_pipe,
-        name_fields, BadField, FieldText, Outcome,
+        name_fields, BadField, ErrorBody, ErrorReport, FieldText, Outcome,
     },
     git::{ops::require_checkout, ops::tls::init as init_git, publish::cmd_publish},
     health::{cmd_health, cmd_health_test},

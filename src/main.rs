@@ -80,7 +80,17 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
     }
     if e.kind() == ErrorKind::DisplayVersion {
-        let v = serde_json::json!({"name": "rxnode", "version": env!("CARGO_PKG_VERSION")});
+        /// `--version --json`.
+        #[derive(serde::Serialize)]
+        struct Version {
+            name: &'static str,
+            version: &'static str,
+        }
+        let v = serde_json::to_string(&Version {
+            name: "rxnode",
+            version: env!("CARGO_PKG_VERSION"),
+        })
+        .unwrap_or_default();
         let _ = Shell::new(true).outln(format_args!("{v}"));
         return ExitCode::SUCCESS;
     }
@@ -101,7 +111,10 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         .lines()
         .find_map(|l| l.trim().strip_prefix("tip: "))
         .map(str::to_owned);
-    let v = serde_json::json!({"error": {"message": message, "fix": fix}, "exit": 2});
+    let v = rxnode::ErrorReport {
+        error: rxnode::ErrorBody { fix, message },
+        exit: 2,
+    };
     let _ = Shell::new(true).errln(format_args!("{v}"));
     ExitCode::from(2)
 }

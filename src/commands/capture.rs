@@ -24,7 +24,7 @@ mod tests {
             e.to_string(),
             "--sample-rate-hz 0 must be a finite number > 0"
         );
-        assert_eq!(rxnode::error_json(&e)["exit"], 2);
+        assert_eq!(rxnode::error_json(&e).exit, 2);
         let other = flag_named(anyhow::anyhow!("disk full"));
         assert_eq!(other.to_string(), "disk full");
     }

@@ -218,7 +218,7 @@ mod tests {
     fn a_field_error_is_told_by_its_flag() {
         let e = flag_named(bad_field("max_peaks", " 0 must be in 1..=64"));
         assert_eq!(error_text(&e), "--max-peaks 0 must be in 1..=64");
-        assert_eq!(error_json(&e)["exit"], 2);
+        assert_eq!(error_json(&e).exit, 2);
         let e = flag_named(bad_field(
             "devices",
             " must not be empty (e.g. driver=hackrf,serial=…)",
@@ -235,7 +235,7 @@ mod tests {
     fn the_main_pc_and_node_commands_fields_have_their_flags() {
         let e = flag_named(bad_field("note", ": 2001 characters, at most 2000"));
         assert_eq!(error_text(&e), "--note: 2001 characters, at most 2000");
-        assert_eq!(error_json(&e)["exit"], 2);
+        assert_eq!(error_json(&e).exit, 2);
         for (field, flag) in [
             ("nodes", "--node"),
             ("node", "--node"),
@@ -258,7 +258,7 @@ mod tests {
             error_text(&e),
             "--plot: a.png already exists; choose another name, or --force to overwrite it"
         );
-        assert_eq!(error_json(&e)["exit"], 2);
+        assert_eq!(error_json(&e).exit, 2);
         let e = flag_named(bad_field_text(
             "sample_rate_hz",
             FieldText::text("x.cf32: a raw cf32 file carries no sample rate; give ")
@@ -294,6 +294,6 @@ mod tests {
             error_text(&wrapped),
             "sweep: --gain-db \"loud\": expected a number"
         );
-        assert_eq!(error_json(&wrapped)["exit"], 2);
+        assert_eq!(error_json(&wrapped).exit, 2);
     }
 }

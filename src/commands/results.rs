@@ -59,7 +59,7 @@ mod tests {
             e.to_string(),
             "--limit 0: list at least one result (or --all)"
         );
-        assert_eq!(rxnode::error_json(&e)["exit"], 2);
+        assert_eq!(rxnode::error_json(&e).exit, 2);
         for (field, flag) in [
             ("since", "--since"),
             ("from", "--from"),

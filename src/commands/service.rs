@@ -46,7 +46,7 @@ mod tests {
             e.to_string(),
             "--interval 0: must be a number of seconds in (0, 86400]"
         );
-        assert_eq!(rxnode::error_json(&e)["exit"], 2);
+        assert_eq!(rxnode::error_json(&e).exit, 2);
         assert_eq!(super::super::flags::flag_of("user"), Some("--user"));
     }
 }

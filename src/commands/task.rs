@@ -21,7 +21,7 @@ mod tests {
         let e =
             super::super::flags::flag_named(rxnode::bad_field("nodes", " lab-1 is given twice"));
         assert_eq!(e.to_string(), "--node lab-1 is given twice");
-        assert_eq!(rxnode::error_json(&e)["exit"], 2);
+        assert_eq!(rxnode::error_json(&e).exit, 2);
         assert_eq!(
             super::super::flags::flag_of("task_path"),
             Some("--task-path")

@@ -173,7 +173,13 @@ pub fn cmd_health_test(ctx: &Ctx, devices: &[String]) -> Result<Outcome> {
         tests.push(t);
     }
     // The human lines were printed as each self-test ended.
-    ctx.report(&serde_json::json!({ "tests": tests }), |_| String::new())?;
+    /// `health test --json`: every self-test, in the order run.
+    #[derive(serde::Serialize)]
+    struct Tests<'a> {
+        /// The self-tests.
+        tests: &'a [selftest::SelfTest],
+    }
+    ctx.report(&Tests { tests: &tests }, |_| String::new())?;
     let stored = tests.iter().all(|t| t.store_error.is_none());
     Ok(if tests.iter().all(selftest::SelfTest::passed) && stored {
         Outcome::Done

@@ -192,7 +192,7 @@ mod tests {
             e.to_string(),
             "note: control character U+0007 is not allowed"
         );
-        assert_eq!(crate::exit::error_json(&e)["exit"], 2);
+        assert_eq!(crate::exit::error_json(&e).exit, 2);
         let long = "x".repeat(MAX_NOTE_CHARS + 1);
         let e = one_line(&long).unwrap_err();
         assert_eq!(

@@ -189,13 +189,20 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
             );
         }
     }
-    let report = serde_json::json!({
-        "unit": path.display().to_string(),
-        "user": opts.user,
-        "file": match unit { "wrote" => "written", other => other },
-        "verified": verified,
-        "started": started,
-    });
+    let report = super::ServiceReport {
+        file: Some(
+            match unit {
+                "wrote" => "written",
+                other => other,
+            }
+            .to_owned(),
+        ),
+        started: Some(started),
+        unit: Some(path.display().to_string()),
+        user: Some(opts.user),
+        verified: Some(verified),
+        ..Default::default()
+    };
     ctx.report(&report, |_| human)?;
     Ok(Outcome::Done)
 }
@@ -262,7 +269,12 @@ pub(super) fn render_service_status(s: &Status) -> String {
 pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let path = unit_dir(opts)?.join(UNIT_NAME);
     if std::fs::symlink_metadata(&path).is_err() {
-        let report = serde_json::json!({"unit": path.display().to_string(), "removed": false, "stopped": false});
+        let report = super::ServiceReport {
+            removed: Some(false),
+            stopped: Some(false),
+            unit: Some(path.display().to_string()),
+            ..Default::default()
+        };
         ctx.report(&report, |_| {
             format!("not installed: {} does not exist\n", path.display())
         })?;
@@ -283,7 +295,12 @@ pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     if let Err(e) = crate::store::ledger::append(&paths, &entry) {
         tracing::warn!("cannot record the removal in the ledger: {e:#}");
     }
-    let report = serde_json::json!({"unit": path.display().to_string(), "removed": true, "stopped": stopped});
+    let report = super::ServiceReport {
+        removed: Some(true),
+        stopped: Some(stopped),
+        unit: Some(path.display().to_string()),
+        ..Default::default()
+    };
     ctx.report(&report, |_| {
         if stopped {
             format!("stopped, disabled and removed {}\n", path.display())

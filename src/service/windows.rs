@@ -67,8 +67,12 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
             tr.len()
         ));
     }
-    let report =
-        serde_json::json!({"task": TASK_NAME, "command": command, "command_too_long": too_long});
+    let report = super::ServiceReport {
+        command: Some(command),
+        command_too_long: Some(too_long),
+        task: Some(TASK_NAME),
+        ..Default::default()
+    };
     ctx.report(&report, |_| human)?;
     Ok(Outcome::Done)
 }
@@ -76,7 +80,11 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
 pub(super) fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let _ = opts;
     let command = format!("schtasks /Query /TN \"{TASK_NAME}\" /V /FO LIST");
-    let report = serde_json::json!({"task": TASK_NAME, "command": command});
+    let report = super::ServiceReport {
+        command: Some(command.clone()),
+        task: Some(TASK_NAME),
+        ..Default::default()
+    };
     ctx.report(&report, |_| {
         format!("Windows runs the watcher from the Task Scheduler; its state: {command}\n")
     })?;
@@ -87,7 +95,11 @@ pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let _ = opts;
     let command =
         format!("schtasks /End /TN \"{TASK_NAME}\" & schtasks /Delete /F /TN \"{TASK_NAME}\"");
-    let report = serde_json::json!({"task": TASK_NAME, "command": command});
+    let report = super::ServiceReport {
+        command: Some(command.clone()),
+        task: Some(TASK_NAME),
+        ..Default::default()
+    };
     ctx.report(&report, |_| {
         format!("Windows runs the watcher from the Task Scheduler; to remove it: {command}\n")
     })?;
