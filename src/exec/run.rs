@@ -372,7 +372,7 @@ fn manual(ctx: &Ctx, paths: &Paths, id: &TaskId) -> Result<()> {
             manual: Some(true),
             task_id: ids,
         },
-        |v| serde_json::to_string(v),
+        serde_json::to_string,
         |_| {
             format!(
                 "{ids} is a manual task (no rx-plan block): nothing to execute and nothing was changed.\n\
