@@ -113,7 +113,7 @@ pub(crate) enum Event {
     /// A version already known.
     Duplicate {
         /// What it was known as (its status, or a word).
-        known: Value,
+        known: String,
         /// A note, when there is one.
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
@@ -132,7 +132,7 @@ pub(crate) enum Event {
     TaskFileDeleted {
         /// The task's status, when it is known and was left as it was.
         #[serde(skip_serializing_if = "Option::is_none")]
-        known: Option<Value>,
+        known: Option<String>,
         /// Always null: nothing was withdrawn.
         withdrew: Option<String>,
         /// Why.
@@ -648,7 +648,7 @@ mod tests {
             ),
             (
                 Event::Duplicate {
-                    known: serde_json::json!("pending"),
+                    known: "pending".to_owned(),
                     note: Some("already queued".into()),
                     reason: None,
                 },

@@ -50,7 +50,7 @@ pub(super) fn examine_version(
                 &flow.paths,
                 &version_line(
                     Event::Duplicate {
-                        known: serde_json::json!(status),
+                        known: status.clone(),
                         note: Some("decided before; not prompted again".to_owned()),
                         reason: None,
                     },
@@ -77,7 +77,7 @@ pub(super) fn examine_version(
                     &flow.paths,
                     &version_line(
                         Event::Duplicate {
-                            known: serde_json::json!("refused before"),
+                            known: "refused before".to_owned(),
                             note: None,
                             reason: Some(reason),
                         },
@@ -131,7 +131,7 @@ fn refused_blob(flow: &Flow<'_>, v: &Version, key: &str, reason: String) -> Resu
         Refusal::version(reason)
     } else {
         Event::Duplicate {
-            known: serde_json::json!("refused before"),
+            known: "refused before".to_owned(),
             note: None,
             reason: Some(reason),
         }
@@ -189,7 +189,7 @@ fn already_queued(flow: &Flow<'_>, v: &Version, id: &str, sha: &str) -> Result<O
         &flow.paths,
         &version_line(
             Event::Duplicate {
-                known: serde_json::json!("pending"),
+                known: "pending".to_owned(),
                 note: Some("already queued".to_owned()),
                 reason: None,
             },
@@ -255,7 +255,7 @@ fn withdraw(flow: &mut Flow<'_>, repo: &Repository, v: &Version) -> Result<()> {
                 &flow.paths,
                 &version_line(
                     Event::TaskFileDeleted {
-                        known: Some(serde_json::json!(known)),
+                        known: Some(known.clone()),
                         withdrew: None,
                         why: "only a pending or deferred task is withdrawn".to_owned(),
                     },

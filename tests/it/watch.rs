@@ -159,6 +159,7 @@ fn run_names_a_revision_refused_after_the_approval() {
         text(&out.stderr)
     );
     let lab = Lab::new();
+    let base = lab.main_head();
     lab.post(&Lab::task("T_REV", &base, &[]));
     expect_exit!(lab.watch_once("a\n"), 0);
     lab.post(&Lab::task("T_REV", &base, &[("TASK_TITLE", "Revised")]));
