@@ -122,6 +122,13 @@ const MIN_CONFIDENCE: f64 = 0.25;
 const PHASE_GATE: f64 = 1.2;
 /// The alias must be picked with this many standard deviations of margin.
 const ALIAS_SIGMAS: f64 = 4.0;
+/// Carrier looks (cyclic prefixes, PSS–SSS) closer together than this (Hz) sit on one
+/// alias whatever their σ say: two looks on different aliases fall at least 0.44 kHz
+/// apart within ±60 ppm (FDD: 15 kHz against 14.01 kHz, 0.99 kHz; TDD: 15 kHz against
+/// 4.66 kHz, 0.44 kHz at 16 SSS aliases). Closer than that, looks that scatter beyond
+/// their σ disagree by a bias (a strong cell's σ of a hertz against a look's few hertz
+/// of timing–frequency coupling), which widens the coarse σ instead of losing the number.
+const LOOKS_ONE_ALIAS_HZ: f64 = 200.0;
 
 /// The SSS candidate's 62 subcarriers, timing slope removed.
 type SssSpectrum = [Complex<f64>; SEQ_LEN];

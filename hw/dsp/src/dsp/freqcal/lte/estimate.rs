@@ -305,13 +305,24 @@ impl LteEstimator {
         // spacing, must agree with each other where they are unwrapped: when they
         // scatter by more than 4 σ, one of them sits on another alias (an LO 14 or
         // 15 kHz from where the sample clock says), and widening σ would hide it.
+        // Only a scatter that could be an alias counts: looks a few hertz apart
+        // are on one alias (their bias already widened the coarse σ above).
         let looks_birge = carrier.map_or(1.0, |c| c.2);
+        let at = unwrap_looks(off_tau);
+        let spread_hz = at.iter().map(|l| l.0).fold(f64::NEG_INFINITY, f64::max)
+            - at.iter().map(|l| l.0).fold(f64::INFINITY, f64::min);
+        let spread_hz = if spread_hz.is_finite() {
+            spread_hz
+        } else {
+            0.0
+        };
+        tracing::debug!(off_tau, off_tau_sd, looks = ?at, looks_birge, spread_hz, "lte carrier looks");
         checks.check(
             "the carrier looks agree",
-            looks_birge <= ALIAS_SIGMAS,
+            looks_birge <= ALIAS_SIGMAS || spread_hz <= LOOKS_ONE_ALIAS_HZ,
             || {
                 format!(
-                    "the cyclic prefixes and the SSS place the carrier {looks_birge:.1} σ apart \
+                    "the cyclic prefixes and the SSS place the carrier {looks_birge:.1} σ and {spread_hz:.0} Hz apart \
                      around the PSS arrival drift (an LO not on the sample clock's crystal, or not this cell)"
                 )
             },

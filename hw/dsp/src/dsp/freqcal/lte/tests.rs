@@ -449,3 +449,54 @@ fn a_cell_of_neither_frame_geometry_gives_no_number() {
         }
     }
 }
+
+/// A strong cell seen by a radio far off frequency keeps its number: its two carrier
+/// looks (cyclic prefixes, PSS–SSS) differ by a few hertz of timing–frequency coupling
+/// while each claims a hertz or less, so they scatter beyond their σ on one alias; that
+/// widens the coarse estimate instead of losing the measurement (20 dB at +17.3 ppm
+/// was "4.6 σ apart", no number). The number lies within 3 of its stated σ.
+#[test]
+fn a_strong_cell_far_off_frequency_is_measured() {
+    for (ppm, snr, seed) in [(17.3, 20.0, 21u64), (-30.0, 25.0, 22), (41.0, 15.0, 23)] {
+        let scene = Scene {
+            carrier_hz: 1842.5e6,
+            center_hz: 1842.5e6,
+            rate: 1.92e6,
+            ppm,
+            snr_db: Some(snr),
+        };
+        let e = run(scene, 0, 2.0, seed)
+            .0
+            .unwrap_or_else(|e| panic!("{ppm} ppm at {snr} dB: {e}"));
+        assert!(
+            (e.ppm - ppm).abs() <= 3.0 * e.uncertainty_ppm.max(1e-7),
+            "{ppm} ppm at {snr} dB: {} ± {}",
+            e.ppm,
+            e.uncertainty_ppm
+        );
+    }
+}
+
+/// A radio whose sample clock sits exactly one SSS alias (14.01 kHz) from its LO:
+/// the PSS–SSS look falls onto the arrival drift, and only the cyclic prefixes, about
+/// 1 kHz away, tell — far beyond the few hertz one alias's looks may differ by. Never
+/// a number, at any SNR.
+#[test]
+fn looks_one_alias_apart_give_no_number() {
+    let carrier = 806e6;
+    let alias_ppm = LTE_RATE_HZ / 137.0 / carrier * 1e6;
+    for (snr, seed) in [(0.0, 31u64), (20.0, 32)] {
+        let scene = Scene {
+            carrier_hz: carrier,
+            center_hz: carrier,
+            rate: 1.92e6,
+            ppm: 5.0,
+            snr_db: Some(snr),
+        };
+        match run_with_clock(scene, 5.0 + alias_ppm, 17, 2.0, seed).0 {
+            Ok(e) => panic!("{snr} dB: a number {} ± {}", e.ppm, e.uncertainty_ppm),
+            Err(FreqCalError::NotFound(m)) => assert!(m.contains("not measurable"), "{m}"),
+            Err(e) => panic!("{snr} dB: {e}"),
+        }
+    }
+}
