@@ -126,17 +126,17 @@ fn valid_result_by_task_id_and_path() {
     let out = rxnode(tmp.path(), &["validate-result", "RES_1"]);
     expect_exit!(out, 0);
     assert!(String::from_utf8_lossy(&out.stdout).contains("valid"));
-    // A task ID this checkout has no result of, and no such file: said so, as a
-    // wrong argument (exit 2), naming both readings of it.
-    let out = rxnode(tmp.path(), &["validate-result", "RES_9"]);
-    expect_exit!(out, 2);
-    let err = String::from_utf8_lossy(&out.stderr);
+    // A task ID this checkout has no result of, and no such file: the problem says
+    // which reading was taken and that there is no result of it.
+    let (code, r) = report(tmp.path(), "RES_9");
+    assert_eq!(code, 2);
     assert!(
-        err.contains(
-            "RES_9: no such file or folder here, and as a task ID no result of it in this checkout"
-        ) && err.contains("rx_agent_outbox/RES_9/RX_RESULT.json")
-            && !err.contains("cannot read"),
-        "{err}"
+        r.path.ends_with("rx_agent_outbox/RES_9/RX_RESULT.json")
+            && r.problems[0].contains("cannot read")
+            && r.problems[0].contains(
+                "RES_9 is no file or folder here, so it was read as a task ID: this checkout has no result of it"
+            ),
+        "{r:?}"
     );
 }
 

@@ -265,14 +265,11 @@ pub fn cmd_validate_result(
     let as_path = target;
     // A task ID is text; a path may hold any bytes (a folder name that is not UTF-8).
     let id = target.to_str().map(TaskId::parse);
+    let mut as_id = None;
     let json_path = if let (Some(Ok(id)), false) = (id, as_path.exists()) {
         let p = ctx.paths().outbox(&id).join(RESULT_JSON);
         if std::fs::symlink_metadata(&p).is_err() {
-            return Err(crate::exit::bad_input(format!(
-                "{}: no such file or folder here, and as a task ID no result of it in this checkout ({}) — give the ID of a task this node ran, or the path of an RX_RESULT.json or its folder",
-                id.as_str(),
-                p.display()
-            )));
+            as_id = Some(id);
         }
         p
     } else if as_path.is_dir() {
@@ -280,7 +277,14 @@ pub fn cmd_validate_result(
     } else {
         as_path.to_path_buf()
     };
-    let problems = validate_result_files(&json_path, &ctx.repo);
+    let mut problems = validate_result_files(&json_path, &ctx.repo);
+    if let (Some(id), Some(first)) = (as_id, problems.first_mut()) {
+        // Neither a file here nor a result of the task: say which reading was taken.
+        first.push_str(&format!(
+            " ({} is no file or folder here, so it was read as a task ID: this checkout has no result of it — give the ID of a task this node ran, or the path of an RX_RESULT.json or its folder)",
+            id.as_str()
+        ));
+    }
     /// `validate-result --json`.
     #[derive(serde::Serialize)]
     struct Report<'a> {
