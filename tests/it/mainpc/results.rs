@@ -491,6 +491,70 @@ fn results_report_takes_the_filters_its_synopsis_documents() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--limit"), "{}", show(&out));
 }
 
+/// What publishing.md shows the operator of `rxnode publish ID --push` and of
+/// the commit it makes is what they see: the same lines, in the same order,
+/// with the node's folder in every path, up to the sizes and commit ids.
+#[test]
+fn publishing_md_samples_are_what_publish_prints_and_commits() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/publishing.md"),
+    )
+    .expect("docs/publishing.md");
+    let block = |first: &str| -> Vec<String> {
+        let start = doc.find(first).unwrap_or_else(|| panic!("publishing.md shows {first}"));
+        doc[start..]
+            .lines()
+            .take_while(|l| !l.starts_with("```"))
+            .map(str::to_owned)
+            .collect()
+    };
+    // Sizes, hashes and the operator's echoed answer are the run's own.
+    let shape = |l: &str| -> String {
+        let l = regex::Regex::new(r"[0-9a-f]{7,40}…?").unwrap().replace_all(l, "H");
+        let l = regex::Regex::new(r"\d+ bytes").unwrap().replace_all(&l, "N bytes");
+        let l = regex::Regex::new(r"go ahead: .*").unwrap().replace_all(&l, "go ahead:");
+        l.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let lab = Lab::new();
+    let node = lab.node("LAB-RX1");
+    // A first publication, so the sample's `on top of rx-node commit …` applies.
+    lab.post("RX_2026_11_28_Z", &[]);
+    approve(&node);
+    expect_exit!(rxnode(&node, &["mark-completed", "RX_2026_11_28_Z", "--status", "PASS", "--note", "ok"], ""), 0);
+    expect_exit!(publish(&node, "RX_2026_11_28_Z"), 0);
+    let id = "RX_2026_11_29_A";
+    let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
+    lab.post(id, &["--rx", "--plan", &plan]);
+    approve(&node);
+    expect_exit!(rxnode(&node, &["--sim", "run", id], ""), 0);
+    let out = publish(&node, id);
+    expect_exit!(out, 0);
+    let said: Vec<String> = stdout(&out).lines().map(shape).filter(|l| !l.is_empty()).collect();
+    let sample: Vec<String> = block("$ rxnode publish RX_2026_11_29_A --push")
+        .iter()
+        .skip(1)
+        .map(|l| shape(&l.replace("(Clock check)", "(Check the lab clock)")))
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(said, sample, "{}", show(&out));
+    // The commit message: the same trailers in the same order (`Node:` only
+    // when the result names its host, which it does not by default).
+    let message = git(&lab.origin, &["log", "-1", "--format=%B", "rx-node"]);
+    let keys = |lines: &mut dyn Iterator<Item = &str>| -> Vec<String> {
+        lines
+            .filter_map(|l| l.split_once(": ").map(|(k, _)| k.to_owned()))
+            .filter(|k| k != "Node")
+            .collect()
+    };
+    let sample = block("rx-results: RX_2026_11_29_A (PASS) from LAB-RX1");
+    assert_eq!(message.lines().next(), sample.first().map(String::as_str));
+    assert_eq!(
+        keys(&mut message.lines().skip(1)),
+        keys(&mut sample.iter().skip(1).map(String::as_str)),
+        "{message}"
+    );
+}
+
 /// A peer's result carrying C1 controls (U+009B, a CSI) and bidi overrides
 /// (U+202E): every display — `results`, `results --json`, `results show`,
 /// `results show --json` — escapes them; JSON as `\uXXXX`, never raw.
