@@ -332,7 +332,7 @@ pub struct CalibrateOptions {
     /// Sample rate, S/s (default: 1M for gsm, 1.92M for lte).
     #[arg(short = 'r', long, value_parser = crate::options::sample_rate)]
     pub sample_rate_hz: Option<f64>,
-    /// RX gain, dB.
+    /// RX gain, dB (default: not set, the radio keeps its driver's gain).
     #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
     /// How long to listen (seconds, or `6s`, `500ms`, `1m`).

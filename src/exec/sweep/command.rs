@@ -156,7 +156,8 @@ pub struct SweepOptions {
     /// Sample rate per hop, S/s (`10M`).
     #[arg(short = 'r', long, default_value = "10M", value_parser = crate::options::sample_rate)]
     pub sample_rate_hz: f64,
-    /// RX gain: dB, or per element `LNA=24,VGA=20`.
+    /// RX gain: dB, or per element `LNA=24,VGA=20` (default: not set, the
+    /// radio keeps its driver's gain; the report shows it).
     #[arg(short = 'g', long, value_parser = crate::options::gain)]
     pub gain_db: Option<GainSpec>,
     /// Samples analysed per hop (seconds, or `50ms`); `-t`, soapy_power's
