@@ -399,7 +399,8 @@ mod tests {
         use clap::CommandFactory;
         let cli = Cli::command();
         let find = |path: &[&str]| {
-            path.iter().try_fold(cli.clone(), |c, name| c.find_subcommand(name).cloned())
+            path.iter()
+                .try_fold(cli.clone(), |c, name| c.find_subcommand(name).cloned())
         };
         let mut seen = 0;
         for path in [
@@ -411,7 +412,15 @@ mod tests {
             let cmd = find(path).unwrap_or_else(|| panic!("rxnode {path:?}"));
             for arg in cmd.get_arguments() {
                 let id = arg.get_id().as_str();
-                if !["gain_db", "antenna", "bandwidth_hz", "clock_source", "clock_sources"].contains(&id) {
+                if ![
+                    "gain_db",
+                    "antenna",
+                    "bandwidth_hz",
+                    "clock_source",
+                    "clock_sources",
+                ]
+                .contains(&id)
+                {
                     continue;
                 }
                 seen += 1;

@@ -347,7 +347,10 @@ fn human_output_lines() {
         "{err}"
     );
     assert!(!err.contains(":-"), "{err}");
-    assert!(err.contains(&format!("{name}: invalid (1 error(s))")), "{err}");
+    assert!(
+        err.contains(&format!("{name}: invalid (1 error(s))")),
+        "{err}"
+    );
 
     let f = fixture("valid_red_transmit.md");
     let out = rxnode(&["validate".as_ref(), f.as_os_str()], tmp.path());

@@ -398,10 +398,9 @@ fn results_limit_and_all_list_the_newest_first_by_publication() {
 /// refused naming the flag (exit 2) rather than ignored.
 #[test]
 fn results_report_takes_the_filters_its_synopsis_documents() {
-    let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/protocol.md"),
-    )
-    .expect("docs/protocol.md");
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/protocol.md"))
+            .expect("docs/protocol.md");
     let synopsis = doc
         .lines()
         .find_map(|l| l.strip_prefix("- `rxnode results report --html DIR "))
@@ -413,7 +412,11 @@ fn results_report_takes_the_filters_its_synopsis_documents() {
     for (node, id) in [(&a, "REP_A"), (&b, "REP_B")] {
         lab.post(id, &[]);
         approve(node);
-        let done = rxnode(node, &["mark-completed", id, "--status", "PASS", "--note", "done"], "");
+        let done = rxnode(
+            node,
+            &["mark-completed", id, "--status", "PASS", "--note", "done"],
+            "",
+        );
         expect_exit!(done, 0);
         expect_exit!(publish(node, id), 0);
     }
@@ -429,7 +432,10 @@ fn results_report_takes_the_filters_its_synopsis_documents() {
         .split(|c: char| c.is_whitespace() || "[]|".contains(c))
         .filter(|w| w.starts_with("--"))
         .collect();
-    assert!(flags.contains(&"--limit") && flags.contains(&"--all"), "{synopsis}");
+    assert!(
+        flags.contains(&"--limit") && flags.contains(&"--all"),
+        "{synopsis}"
+    );
     for (n, alternative) in ["--limit", "--all"].into_iter().enumerate() {
         let site = lab.root.path().join(format!("site{n}"));
         let mut args = vec![
@@ -439,7 +445,10 @@ fn results_report_takes_the_filters_its_synopsis_documents() {
             "--html".to_owned(),
             site.to_string_lossy().into_owned(),
         ];
-        for flag in flags.iter().filter(|f| !["--limit", "--all"].contains(f) || **f == alternative) {
+        for flag in flags
+            .iter()
+            .filter(|f| !["--limit", "--all"].contains(f) || **f == alternative)
+        {
             let value = match *flag {
                 "--node" => Some("LAB-B"),
                 "--status" => Some(status.as_str()),
@@ -469,26 +478,58 @@ fn results_report_takes_the_filters_its_synopsis_documents() {
     }
     // Filters where they change nothing: refused, naming the flag and the fix.
     for (args, flag, fix) in [
-        (&["results", "show", "REP_B", "--node", "LAB-B"][..], "--node", "--from"),
-        (&["results", "--status", "pass", "verify", "REP_B"], "--status", "--from"),
-        (&["results", "nodes", "--since", "1d"], "--since", "every node"),
-        (&["results", "show", "REP_B", "--all", "--no-fetch"], "--all", "--from"),
+        (
+            &["results", "show", "REP_B", "--node", "LAB-B"][..],
+            "--node",
+            "--from",
+        ),
+        (
+            &["results", "--status", "pass", "verify", "REP_B"],
+            "--status",
+            "--from",
+        ),
+        (
+            &["results", "nodes", "--since", "1d"],
+            "--since",
+            "every node",
+        ),
+        (
+            &["results", "show", "REP_B", "--all", "--no-fetch"],
+            "--all",
+            "--from",
+        ),
     ] {
         let out = rxnode(&lab.main, args, "");
         expect_exit!(out, 2);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(flag) && err.contains(fix), "{args:?}: {}", show(&out));
+        assert!(
+            err.contains(flag) && err.contains(fix),
+            "{args:?}: {}",
+            show(&out)
+        );
     }
     // `--all` on one side of `report` and `--limit` on the other: refused as
     // both together are.
     let site = lab.root.path().join("site_both");
     let out = rxnode(
         &lab.main,
-        &["results", "--all", "report", "--html", site.to_str().unwrap(), "--limit", "4"],
+        &[
+            "results",
+            "--all",
+            "report",
+            "--html",
+            site.to_str().unwrap(),
+            "--limit",
+            "4",
+        ],
         "",
     );
     expect_exit!(out, 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--limit"), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--limit"),
+        "{}",
+        show(&out)
+    );
 }
 
 /// What publishing.md shows the operator of `rxnode publish ID --push` and of
@@ -496,12 +537,13 @@ fn results_report_takes_the_filters_its_synopsis_documents() {
 /// with the node's folder in every path, up to the sizes and commit ids.
 #[test]
 fn publishing_md_samples_are_what_publish_prints_and_commits() {
-    let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/publishing.md"),
-    )
-    .expect("docs/publishing.md");
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/publishing.md"))
+            .expect("docs/publishing.md");
     let block = |first: &str| -> Vec<String> {
-        let start = doc.find(first).unwrap_or_else(|| panic!("publishing.md shows {first}"));
+        let start = doc
+            .find(first)
+            .unwrap_or_else(|| panic!("publishing.md shows {first}"));
         doc[start..]
             .lines()
             .take_while(|l| !l.starts_with("```"))
@@ -510,9 +552,15 @@ fn publishing_md_samples_are_what_publish_prints_and_commits() {
     };
     // Sizes, hashes and the operator's echoed answer are the run's own.
     let shape = |l: &str| -> String {
-        let l = regex::Regex::new(r"[0-9a-f]{7,40}…?").unwrap().replace_all(l, "H");
-        let l = regex::Regex::new(r"\d+ bytes").unwrap().replace_all(&l, "N bytes");
-        let l = regex::Regex::new(r"go ahead: .*").unwrap().replace_all(&l, "go ahead:");
+        let l = regex::Regex::new(r"[0-9a-f]{7,40}…?")
+            .unwrap()
+            .replace_all(l, "H");
+        let l = regex::Regex::new(r"\d+ bytes")
+            .unwrap()
+            .replace_all(&l, "N bytes");
+        let l = regex::Regex::new(r"go ahead: .*")
+            .unwrap()
+            .replace_all(&l, "go ahead:");
         l.split_whitespace().collect::<Vec<_>>().join(" ")
     };
     let lab = Lab::new();
@@ -520,7 +568,21 @@ fn publishing_md_samples_are_what_publish_prints_and_commits() {
     // A first publication, so the sample's `on top of rx-node commit …` applies.
     lab.post("RX_2026_11_28_Z", &[]);
     approve(&node);
-    expect_exit!(rxnode(&node, &["mark-completed", "RX_2026_11_28_Z", "--status", "PASS", "--note", "ok"], ""), 0);
+    expect_exit!(
+        rxnode(
+            &node,
+            &[
+                "mark-completed",
+                "RX_2026_11_28_Z",
+                "--status",
+                "PASS",
+                "--note",
+                "ok"
+            ],
+            ""
+        ),
+        0
+    );
     expect_exit!(publish(&node, "RX_2026_11_28_Z"), 0);
     let id = "RX_2026_11_29_A";
     let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
@@ -529,7 +591,11 @@ fn publishing_md_samples_are_what_publish_prints_and_commits() {
     expect_exit!(rxnode(&node, &["--sim", "run", id], ""), 0);
     let out = publish(&node, id);
     expect_exit!(out, 0);
-    let said: Vec<String> = stdout(&out).lines().map(shape).filter(|l| !l.is_empty()).collect();
+    let said: Vec<String> = stdout(&out)
+        .lines()
+        .map(shape)
+        .filter(|l| !l.is_empty())
+        .collect();
     let sample: Vec<String> = block("$ rxnode publish RX_2026_11_29_A --push")
         .iter()
         .skip(1)

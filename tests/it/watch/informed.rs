@@ -177,7 +177,11 @@ fn a_dry_run_defer_points_where_the_deferral_lives() {
     // What the old line sent the operator to: review knows nothing of it.
     let out = lab.run(&["review", "T_DRY_DEF"], "");
     expect_exit!(out, 2);
-    assert!(text(&out.stderr).contains("not known on this node"), "{}", util::show(&out));
+    assert!(
+        text(&out.stderr).contains("not known on this node"),
+        "{}",
+        util::show(&out)
+    );
 }
 
 /// `watch --dry-run` gives the verdict the real watcher would: the checkout's own
