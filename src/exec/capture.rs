@@ -336,29 +336,6 @@ pub struct CaptureOptions {
     pub radio: crate::options::RadioOptions,
 }
 
-/// The plan fields a capture's policy check names, told as the flags the
-/// operator typed (`duration_s` is `--duration-s`, `apply_calibration`
-/// `--apply-cal`), as `sweep` tells its own; the ledger keeps the same words.
-fn as_flags(msg: &str) -> String {
-    const FIELDS: [&str; 7] = [
-        "frequency_hz",
-        "sample_rate_hz",
-        "duration_s",
-        "gain_db",
-        "bandwidth_hz",
-        "ppm",
-        "apply_calibration",
-    ];
-    crate::exit::plan_fields(msg, &FIELDS).told(|f| {
-        let id = if f == "apply_calibration" {
-            "apply_cal"
-        } else {
-            f
-        };
-        crate::options::flag_in::<CaptureOptions>(id).unwrap_or_else(|| f.to_owned())
-    })
-}
-
 /// Run `rxnode capture`.
 pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
     check_args(args)?;
@@ -386,7 +363,9 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         refused(reason)
     };
     if let Err(e) = check_rx_step(&step_of(args), &policy.rx) {
-        return Err(refuse(as_flags(&e.to_string())));
+        return Err(refuse(crate::options::policy_flags::<CaptureOptions>(
+            &e.to_string(),
+        )));
     }
     let calibration = crate::exec::live::CalibrationUse {
         paths: paths.clone(),

@@ -157,7 +157,9 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
         refused(reason)
     };
     if let Err(e) = check_clkin_compare(&step, &policy.rx) {
-        return Err(refuse(e.to_string()));
+        return Err(refuse(crate::options::policy_flags::<ClkinCompareOptions>(
+            &e.to_string(),
+        )));
     }
     // Two spellings of one radio: refused at once (exit 2), not waited for.
     if let Some(why) = crate::store::radio_lock::same_radio_twice(&a.devices, &["MASTER", "SLAVE"])
