@@ -136,3 +136,90 @@ fn every_documented_flag_is_one_the_command_takes() {
         wrong.join("\n")
     );
 }
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation dropped
+/// (`-` and `_` kept), each space a `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every `.rs` and `.md` file under `dir`, `target` left out.
+fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("a folder").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n != "target" && n != ".git") {
+                sources(&p, out);
+            }
+        } else if p.extension().is_some_and(|x| x == "rs" || x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every `docs/PAGE.md#anchor` that a message, a `--help` text or a page points a
+/// reader to is a heading (or an `<a id>`) of that page: a link a user follows
+/// from an error lands where it says.
+#[test]
+fn every_docs_link_names_a_heading_that_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let id = regex::Regex::new(r#"<a id="([^"]+)"></a>"#).unwrap();
+    let mut anchors: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let mut a = Vec::new();
+        for line in text.lines() {
+            a.extend(id.captures_iter(line).map(|c| c[1].to_owned()));
+            if let Some(h) = line.strip_prefix('#') {
+                a.push(slug(&id.replace_all(h.trim_start_matches('#'), "")));
+            }
+        }
+        anchors.insert(name, a);
+    }
+    let link = regex::Regex::new(r"docs/([a-z-]+\.md)#([\w-]+)").unwrap();
+    let mut files = Vec::new();
+    for d in ["src", "hw", "interlock", "docs"] {
+        sources(&root.join(d), &mut files);
+    }
+    files.push(root.join("README.md"));
+    let mut checked = 0;
+    let mut broken = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            for c in link.captures_iter(line) {
+                let Some(a) = anchors.get(&c[1]) else {
+                    continue;
+                };
+                checked += 1;
+                if !a.iter().any(|x| x == &c[2]) {
+                    broken.push(format!(
+                        "{}:{}: docs/{}#{}",
+                        f.display(),
+                        n + 1,
+                        &c[1],
+                        &c[2]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} links found");
+    assert!(
+        broken.is_empty(),
+        "{checked} links, these land nowhere:\n{}",
+        broken.join("\n")
+    );
+}
