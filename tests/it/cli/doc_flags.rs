@@ -186,7 +186,7 @@ fn every_docs_link_names_a_heading_that_exists() {
         }
         anchors.insert(name, a);
     }
-    let link = regex::Regex::new(r"docs/([a-z-]+\.md)#([\w-]+)").unwrap();
+    let link = regex::Regex::new(r"\b([a-z-]+\.md)#([\w-]+)").unwrap();
     let mut files = Vec::new();
     for d in ["src", "hw", "interlock", "docs"] {
         sources(&root.join(d), &mut files);
