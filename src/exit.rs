@@ -357,6 +357,41 @@ pub enum Outcome {
     Code(u8),
 }
 
+/// A check's message with the plan-field names among `fields` (`stop_hz`,
+/// `duration_s`, …) as fields of the request. Only whole words:
+/// `rx.max_sample_rate_hz` stays a policy key.
+pub(crate) fn plan_fields(msg: &str, fields: &[&'static str]) -> FieldText {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '-';
+    let mut out = FieldText::default();
+    let mut text = String::new();
+    let mut at_boundary = true;
+    let mut rest = msg;
+    while let Some(c) = rest.chars().next() {
+        let hit = fields.iter().find(|f| {
+            at_boundary
+                && rest.starts_with(**f)
+                && !rest[f.len()..].chars().next().is_some_and(word)
+        });
+        if let Some(f) = hit {
+            if !text.is_empty() {
+                out = out.then(std::mem::take(&mut text));
+            }
+            out = out.then_field(f);
+            rest = &rest[f.len()..];
+            at_boundary = false;
+        } else {
+            text.push(c);
+            rest = &rest[c.len_utf8()..];
+            at_boundary = !word(c);
+        }
+    }
+    if text.is_empty() {
+        out
+    } else {
+        out.then(text)
+    }
+}
+
 #[cfg(test)]
 mod field_tests {
     use super::*;

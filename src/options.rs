@@ -100,6 +100,31 @@ pub(crate) fn flag_in<A: clap::Args>(field: &str) -> Option<String> {
         .map(|long| format!("--{long}"))
 }
 
+/// A policy check's message about a radio command, its plan fields told as the
+/// flags of the command's options `A` the operator typed (`duration_s` is
+/// `--duration-s`, `apply_calibration` `--apply-cal`), as `sweep` tells its own;
+/// a field the command has no flag for keeps its name.
+pub(crate) fn policy_flags<A: clap::Args>(msg: &str) -> String {
+    const FIELDS: [&str; 8] = [
+        "frequency_hz",
+        "sample_rate_hz",
+        "duration_s",
+        "gain_db",
+        "bandwidth_hz",
+        "tone_hz",
+        "ppm",
+        "apply_calibration",
+    ];
+    crate::exit::plan_fields(msg, &FIELDS).told(|f| {
+        let id = if f == "apply_calibration" {
+            "apply_cal"
+        } else {
+            f
+        };
+        flag_in::<A>(id).unwrap_or_else(|| f.to_owned())
+    })
+}
+
 /// `KEY=VALUE`.
 pub fn key_value(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {

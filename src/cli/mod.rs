@@ -391,6 +391,49 @@ mod tests {
         );
     }
 
+    /// A radio setting left out is not set, so the radio keeps what it has: each
+    /// radio command's `--help` says so of its gain, antenna, bandwidth and
+    /// clock source(s), as the report's `(driver default)` / `(unchanged)` do.
+    #[test]
+    fn radio_settings_say_their_default_in_help() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let find = |path: &[&str]| {
+            path.iter()
+                .try_fold(cli.clone(), |c, name| c.find_subcommand(name).cloned())
+        };
+        let mut seen = 0;
+        for path in [
+            &["capture"][..],
+            &["sweep"],
+            &["clkin", "compare"],
+            &["clkin", "calibrate"],
+        ] {
+            let cmd = find(path).unwrap_or_else(|| panic!("rxnode {path:?}"));
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if ![
+                    "gain_db",
+                    "antenna",
+                    "bandwidth_hz",
+                    "clock_source",
+                    "clock_sources",
+                ]
+                .contains(&id)
+                {
+                    continue;
+                }
+                seen += 1;
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert!(
+                    help.contains("default") || !arg.get_default_values().is_empty(),
+                    "rxnode {path:?} --{id}: the help does not say what happens without it: {help}"
+                );
+            }
+        }
+        assert!(seen >= 8, "{seen} radio settings found");
+    }
+
     /// A bad value is clap's own error (exit 2), naming the flag as clap's table spells it.
     #[test]
     fn a_bad_value_is_refused_by_the_command_line() {

@@ -285,16 +285,20 @@ pub struct CaptureOptions {
     /// Capture length (seconds, or `2s`, `500ms`, `1m`).
     #[arg(short = 't', long, value_parser = crate::options::duration)]
     pub duration_s: f64,
-    /// RX gain: dB, or per element `LNA=24,VGA=20`.
+    /// RX gain: dB, or per element `LNA=24,VGA=20` (default: not set, the
+    /// radio keeps its driver's gain; the report shows it).
     #[arg(short = 'g', long, value_parser = crate::options::gain)]
     pub gain_db: Option<rxnode_interlock::GainSpec>,
-    /// Antenna to select (`rxnode inventory` lists them).
+    /// Antenna to select (`rxnode inventory` lists them; default: the one the
+    /// radio has selected).
     #[arg(short = 'A', long, short_alias = 'a')]
     pub antenna: Option<String>,
-    /// Analog (baseband filter) bandwidth, Hz (`1.75M`).
+    /// Analog (baseband filter) bandwidth, Hz (`1.75M`; default: not set, the
+    /// driver's own).
     #[arg(short = 'w', long, value_parser = crate::options::frequency)]
     pub bandwidth_hz: Option<f64>,
-    /// Clock source to select.
+    /// Clock source to select (`rxnode inventory` lists them; default: the one
+    /// the radio has selected).
     #[arg(long)]
     pub clock_source: Option<String>,
     /// The CLKIN check (`--clkin-*`).
@@ -359,7 +363,9 @@ pub fn cmd_capture(ctx: &Ctx, args: &CaptureOptions) -> Result<Outcome> {
         refused(reason)
     };
     if let Err(e) = check_rx_step(&step_of(args), &policy.rx) {
-        return Err(refuse(e.to_string()));
+        return Err(refuse(crate::options::policy_flags::<CaptureOptions>(
+            &e.to_string(),
+        )));
     }
     let calibration = crate::exec::live::CalibrationUse {
         paths: paths.clone(),

@@ -29,7 +29,8 @@ pub struct ClkinCompareOptions {
     /// The tone both radios see, Hz (`100.2M`); it may be off its dial by tens of ppm.
     #[arg(long, value_parser = crate::options::frequency)]
     pub tone_hz: f64,
-    /// RX gain of both radios, dB.
+    /// RX gain of both radios, dB (default: not set, each radio keeps its
+    /// driver's gain).
     #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
     /// How long both radios stream (seconds, or `1s`, `500ms`).
@@ -39,7 +40,8 @@ pub struct ClkinCompareOptions {
     /// and a radio reads back an external clock source; AGREE without one.
     #[arg(long, default_value_t = 10.0, value_parser = crate::options::ppb)]
     pub tolerance_ppb: f64,
-    /// Clock sources to select first, MASTER's then SLAVE's (`internal,external`).
+    /// Clock sources to select first, MASTER's then SLAVE's (`internal,external`;
+    /// default: each radio keeps the one it has).
     #[arg(long, value_delimiter = ',', value_name = "MASTER,SLAVE")]
     pub clock_sources: Option<Vec<String>>,
     /// Write the phase-difference picture (PNG) here.
@@ -155,7 +157,9 @@ pub fn cmd_clkin_compare(ctx: &Ctx, a: &ClkinCompareOptions) -> Result<Outcome> 
         refused(reason)
     };
     if let Err(e) = check_clkin_compare(&step, &policy.rx) {
-        return Err(refuse(e.to_string()));
+        return Err(refuse(crate::options::policy_flags::<ClkinCompareOptions>(
+            &e.to_string(),
+        )));
     }
     // Two spellings of one radio: refused at once (exit 2), not waited for.
     if let Some(why) = crate::store::radio_lock::same_radio_twice(&a.devices, &["MASTER", "SLAVE"])

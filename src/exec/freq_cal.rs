@@ -332,7 +332,7 @@ pub struct CalibrateOptions {
     /// Sample rate, S/s (default: 1M for gsm, 1.92M for lte).
     #[arg(short = 'r', long, value_parser = crate::options::sample_rate)]
     pub sample_rate_hz: Option<f64>,
-    /// RX gain, dB.
+    /// RX gain, dB (default: not set, the radio keeps its driver's gain).
     #[arg(short = 'g', long)]
     pub gain_db: Option<f64>,
     /// How long to listen (seconds, or `6s`, `500ms`, `1m`).
@@ -379,13 +379,14 @@ pub fn cmd_calibrate(ctx: &Ctx, o: &CalibrateOptions) -> Result<Outcome> {
     let in_checkout = crate::exec::capture::in_checkout(&ctx.repo);
     let (policy, _) = crate::store::policy::load(&paths)?;
     if let Err(e) = check_freq_cal(&step, &policy.rx) {
+        let reason = crate::options::policy_flags::<CalibrateOptions>(&e.to_string());
         if in_checkout {
             crate::exec::ledger_note(
                 &paths,
-                &Entry::new(Refusal::of("clkin calibrate", e.to_string())),
+                &Entry::new(Refusal::of("clkin calibrate", reason.clone())),
             );
         }
-        return Err(refused(e.to_string()));
+        return Err(refused(reason));
     }
     // One process per radio (docs/operator.md#one-process-per-radio).
     let _held = crate::store::radio_lock::RadioLock::acquire(&paths, &o.device, "clkin calibrate")?;

@@ -135,7 +135,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     if let Some(e) = unwritten {
         return Err(e);
     }
-    // One rule for every command (docs/protocol.md#exit-status): a step the
+    // One rule for every command (docs/protocol.md#7-exit-status): a step the
     // node policy BLOCKED is a refusal, exit 3, as from `capture` and `sweep`.
     Ok(match result.status {
         Status::Pass => Outcome::Done,

@@ -20,7 +20,7 @@ const ISO_TIME: &str =
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$";
 /// A full commit ID.
 const COMMIT_ID: &str = "^[0-9a-fA-F]{40}$";
-/// A task ID (docs/protocol.md#task-files).
+/// A task ID (docs/protocol.md#1-the-file).
 const TASK_ID: &str = "^[A-Za-z0-9_-]{1,64}$";
 
 /// The schema written by this build.

@@ -23,7 +23,7 @@ pub(crate) fn path(paths: &Paths) -> PathBuf {
 }
 
 /// The allowed signers: none when the file does not exist. The file must be
-/// the operator's own (checked as the policy: docs/safety.md#8-trust-root),
+/// the operator's own (checked as the policy: docs/safety.md#8-trust-root--nothing-the-interlock-trusts-comes-from-git),
 /// and a line that cannot be read is an error naming it, never skipped.
 pub(crate) fn load(paths: &Paths) -> Result<Vec<allowed::Signer>> {
     if let Some(f) = crate::store::trust::signers_file_finding(paths) {

@@ -125,9 +125,18 @@ impl Flow<'_> {
             Ok(())
         })?;
         ledger::append(&self.paths, &task_line(Event::Deferred, task, commit))?;
-        self.say(format!(
-            "deferred {id}; not prompted again until `rxnode review {id}`"
-        ));
+        if self.dry_run {
+            // `review` reads the node's own state, where a dry run records nothing.
+            self.say(format!(
+                "dry run: deferred {id} only under {} (the dry-run area); not rehearsed again until \
+                 you remove that folder (`rxnode review {id}` reads the node's own state and does not know it)",
+                self.paths.local.display()
+            ));
+        } else {
+            self.say(format!(
+                "deferred {id}; not prompted again until `rxnode review {id}`"
+            ));
+        }
         Ok(Decision::Deferred)
     }
 

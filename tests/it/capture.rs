@@ -283,7 +283,7 @@ fn wav_and_cf32_recordings_have_true_sizes_and_hashes() {
 }
 
 #[test]
-fn policy_refusals_exit_3_and_name_the_limit() {
+fn policy_refusals_exit_3_and_name_the_limit_and_the_flag_typed() {
     let env = Env::new();
     // Default policy: 60 s.
     let o = env.capture("driver=rxsim", "61", &[]);
@@ -314,16 +314,29 @@ fn policy_refusals_exit_3_and_name_the_limit() {
         r#"{"rx": {"max_duration_s": 1, "max_gain_db": 30, "max_iq_bytes": 1000000}}"#,
     )
     .unwrap();
-    let o = env.capture("driver=rxsim", "2", &[]);
+    // The refusal names the flag the operator typed, as `sweep`'s does.
+    let o = env.capture("driver=rxsim", "2", &["--gain-db", "20"]);
     assert_eq!(code(&o), 3, "{}", err(&o));
-    assert!(err(&o).contains("rx.max_duration_s 1"), "{}", err(&o));
+    assert!(
+        err(&o).contains("--duration-s 2 exceeds rx.max_duration_s 1"),
+        "{}",
+        err(&o)
+    );
     let o = env.capture("driver=rxsim", "0.1", &["--gain-db", "40"]);
     assert_eq!(code(&o), 3, "{}", err(&o));
-    assert!(err(&o).contains("rx.max_gain_db"), "{}", err(&o));
+    assert!(
+        err(&o).contains("--gain-db 40 exceeds rx.max_gain_db"),
+        "{}",
+        err(&o)
+    );
     // No gain under a gain limit is refused, not left to the radio.
     let o = env.capture("driver=rxsim", "0.1", &[]);
     assert_eq!(code(&o), 3, "{}", err(&o));
-    assert!(err(&o).contains("gain_db is required"), "{}", err(&o));
+    assert!(
+        err(&o).contains("--gain-db is required while rx.max_gain_db 30"),
+        "{}",
+        err(&o)
+    );
     // 0.5 s × 1 MS/s × 8 bytes = 4 MB > 1 MB.
     let o = env.capture(
         "driver=rxsim",

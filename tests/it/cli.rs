@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod closed_pipe;
+mod doc_flags;
 mod flags;
 mod repo_folder;
 

@@ -370,7 +370,7 @@ fn the_policy_bounds_both_radios() {
         .unwrap();
     expect_exit!(o, 3);
     assert!(
-        util::text(&o.stderr).contains("MASTER: duration_s 1 exceeds rx.max_duration_s 0.5"),
+        util::text(&o.stderr).contains("MASTER: --duration-s 1 exceeds rx.max_duration_s 0.5"),
         "{}",
         show(&o)
     );

@@ -254,7 +254,7 @@ fn bad_values_and_policy_limits_are_named() {
     let o = calibrate(&lab, &gsm_radio("fc4", 0.0, 10.0), "gsm", &[]);
     expect_exit!(o, 3);
     assert!(
-        show(&o).contains("duration_s 6 exceeds rx.max_duration_s 2"),
+        show(&o).contains("--duration-s 6 exceeds rx.max_duration_s 2"),
         "{}",
         show(&o)
     );

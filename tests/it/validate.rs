@@ -334,6 +334,23 @@ fn human_output_lines() {
         assert!(err.lines().any(|l| l == line), "missing {line:?} in\n{err}");
     }
     assert!(err.contains("invalid (6 error(s))"));
+    // A file that cannot be read has no line or field: protocol.md's
+    // `FILE: message`, with no placeholder for either.
+    let missing = tmp.path().join("no_such_task.md");
+    let out = rxnode(&["validate".as_ref(), missing.as_os_str()], tmp.path());
+    expect_exit!(out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let name = missing.display().to_string();
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with(&format!("{name}: cannot open task file"))),
+        "{err}"
+    );
+    assert!(!err.contains(":-"), "{err}");
+    assert!(
+        err.contains(&format!("{name}: invalid (1 error(s))")),
+        "{err}"
+    );
 
     let f = fixture("valid_red_transmit.md");
     let out = rxnode(&["validate".as_ref(), f.as_os_str()], tmp.path());

@@ -81,39 +81,9 @@ fn passes_in(total: f64, interval: Option<f64>) -> Result<u32> {
 }
 
 /// A sweep check's message with its plan-field names (`stop_hz`, `crop`, …) as
-/// fields of the request. Only whole words: `rx.max_sample_rate_hz` stays a
-/// policy key, and `device` is an ordinary word in messages.
+/// fields of the request (not `device`, an ordinary word in messages).
 fn sweep_fields(msg: &str) -> FieldText {
-    use rxnode_interlock::RX_SWEEP_FIELDS;
-    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '-';
-    let mut out = FieldText::default();
-    let mut text = String::new();
-    let mut at_boundary = true;
-    let mut rest = msg;
-    while let Some(c) = rest.chars().next() {
-        let hit = RX_SWEEP_FIELDS[1..].iter().find(|f| {
-            at_boundary
-                && rest.starts_with(**f)
-                && !rest[f.len()..].chars().next().is_some_and(word)
-        });
-        if let Some(f) = hit {
-            if !text.is_empty() {
-                out = out.then(std::mem::take(&mut text));
-            }
-            out = out.then_field(f);
-            rest = &rest[f.len()..];
-            at_boundary = false;
-        } else {
-            text.push(c);
-            rest = &rest[c.len_utf8()..];
-            at_boundary = !word(c);
-        }
-    }
-    if text.is_empty() {
-        out
-    } else {
-        out.then(text)
-    }
+    crate::exit::plan_fields(msg, &rxnode_interlock::RX_SWEEP_FIELDS[1..])
 }
 
 /// A sweep check's message as the operator reads it and the ledger keeps it:
@@ -156,7 +126,8 @@ pub struct SweepOptions {
     /// Sample rate per hop, S/s (`10M`).
     #[arg(short = 'r', long, default_value = "10M", value_parser = crate::options::sample_rate)]
     pub sample_rate_hz: f64,
-    /// RX gain: dB, or per element `LNA=24,VGA=20`.
+    /// RX gain: dB, or per element `LNA=24,VGA=20` (default: not set, the
+    /// radio keeps its driver's gain; the report shows it).
     #[arg(short = 'g', long, value_parser = crate::options::gain)]
     pub gain_db: Option<GainSpec>,
     /// Samples analysed per hop (seconds, or `50ms`); `-t`, soapy_power's

@@ -42,23 +42,23 @@ pub const DEFAULT_RESULTS_LIMIT: usize = 50;
 /// `results` options and subcommands.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ResultsOptions {
-    /// Only results of this node.
-    #[arg(long)]
+    /// Only results of this node (the listing and `report`; before or after `report`).
+    #[arg(long, global = true)]
     pub node: Option<String>,
     /// Only results with this status (any case; `not-run` for NOT RUN).
-    #[arg(long, ignore_case = true, value_parser = result_status())]
+    #[arg(long, global = true, ignore_case = true, value_parser = result_status())]
     pub status: Option<Status>,
     /// Only results completed at or after this time: ISO 8601, a date (UTC), or an age (`90m`, `12h`, `7d`).
-    #[arg(long, value_parser = since)]
+    #[arg(long, global = true, value_parser = since)]
     pub since: Option<time::OffsetDateTime>,
     /// Read the local copy only (no fetch); before or after `show`, `verify`, `nodes`.
     #[arg(long, global = true)]
     pub no_fetch: bool,
     /// List at most the newest N results (by when they landed on rx-node).
-    #[arg(long, default_value_t = DEFAULT_RESULTS_LIMIT, conflicts_with = "all")]
+    #[arg(long, global = true, default_value_t = DEFAULT_RESULTS_LIMIT, conflicts_with = "all")]
     pub limit: usize,
     /// List every result (reads the whole rx-node history: slow with many results).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub all: bool,
     /// `show ID`, `verify ID` or `nodes`; none lists every result (the command
     /// line's subcommand, not a flag).
@@ -114,6 +114,7 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
         )
     })?;
     let filter = filter(args)?;
+    refuse_unused_filter(args)?;
     crate::git::ops::set_timeouts();
     let remote = ctx.source.remote.as_str();
     let before = read_private(&repo)?;
@@ -166,10 +167,48 @@ pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
     }
 }
 
+/// `show`, `verify` and `nodes` read one result or every node: a listing
+/// filter given with them would change nothing, so it is refused (exit 2)
+/// rather than silently ignored; `show`/`verify` pick a node with `--from`.
+fn refuse_unused_filter(args: &ResultsOptions) -> Result<()> {
+    let what = match &args.sub {
+        Some(ResultsQuery::Show { .. }) => "show",
+        Some(ResultsQuery::Verify { .. }) => "verify",
+        Some(ResultsQuery::Nodes) => "nodes",
+        None | Some(ResultsQuery::Report { .. }) => return Ok(()),
+    };
+    let given = [
+        ("node", args.node.is_some()),
+        ("status", args.status.is_some()),
+        ("since", args.since.is_some()),
+        ("limit", args.limit != DEFAULT_RESULTS_LIMIT),
+        ("all", args.all),
+    ];
+    let Some((field, _)) = given.into_iter().find(|(_, on)| *on) else {
+        return Ok(());
+    };
+    let fix = if what == "nodes" {
+        "`results nodes` lists every node"
+    } else {
+        "pick a node with --from NODE"
+    };
+    Err(bad_field(
+        field,
+        format!(" filters the listing and `results report`, not `results {what}`: {fix}"),
+    ))
+}
+
 /// The listing's filters from the options; a bad `status`, `limit`, `node` or
 /// `since` is the operator's input error, naming the field.
 fn filter(args: &ResultsOptions) -> Result<Filter<'_>> {
     let status_filter = args.status.map(|st| st.as_str().to_owned());
+    if args.all && args.limit != DEFAULT_RESULTS_LIMIT {
+        // Given on either side of `report`, where the parser cannot see both.
+        return Err(bad_field(
+            "limit",
+            format!(" {}: give --limit N or --all, not both", args.limit),
+        ));
+    }
     if args.most() == Some(0) {
         return Err(bad_field(
             "limit",

@@ -391,6 +391,236 @@ fn results_limit_and_all_list_the_newest_first_by_publication() {
     expect_exit!(bad, 2);
 }
 
+/// protocol.md's synopsis of `results report --html DIR [--node N] [--status S]
+/// [--since T] [--limit N | --all]`, typed as written (the filters after
+/// `report`), writes the site of that node's results only; the same filters
+/// with `show`, `verify` or `nodes`, where they would change nothing, are
+/// refused naming the flag (exit 2) rather than ignored.
+#[test]
+fn results_report_takes_the_filters_its_synopsis_documents() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/protocol.md"))
+            .expect("docs/protocol.md");
+    let synopsis = doc
+        .lines()
+        .find_map(|l| l.strip_prefix("- `rxnode results report --html DIR "))
+        .and_then(|l| l.split('`').next())
+        .expect("protocol.md documents `results report --html DIR …`");
+    let lab = Lab::new();
+    let a = lab.node("LAB-A");
+    let b = lab.node("LAB-B");
+    for (node, id) in [(&a, "REP_A"), (&b, "REP_B")] {
+        lab.post(id, &[]);
+        approve(node);
+        let done = rxnode(
+            node,
+            &["mark-completed", id, "--status", "PASS", "--note", "done"],
+            "",
+        );
+        expect_exit!(done, 0);
+        expect_exit!(publish(node, id), 0);
+    }
+    let all = listing(&lab.main, &[]);
+    let status = all
+        .results
+        .iter()
+        .find(|r| r.task_id == "REP_B")
+        .and_then(|r| r.status.clone())
+        .expect("REP_B listed with a status");
+    // `[--limit N | --all]`: each alternative in turn.
+    let flags: Vec<&str> = synopsis
+        .split(|c: char| c.is_whitespace() || "[]|".contains(c))
+        .filter(|w| w.starts_with("--"))
+        .collect();
+    assert!(
+        flags.contains(&"--limit") && flags.contains(&"--all"),
+        "{synopsis}"
+    );
+    for (n, alternative) in ["--limit", "--all"].into_iter().enumerate() {
+        let site = lab.root.path().join(format!("site{n}"));
+        let mut args = vec![
+            "--json".to_owned(),
+            "results".to_owned(),
+            "report".to_owned(),
+            "--html".to_owned(),
+            site.to_string_lossy().into_owned(),
+        ];
+        for flag in flags
+            .iter()
+            .filter(|f| !["--limit", "--all"].contains(f) || **f == alternative)
+        {
+            let value = match *flag {
+                "--node" => Some("LAB-B"),
+                "--status" => Some(status.as_str()),
+                "--since" => Some("1d"),
+                "--limit" => Some("5"),
+                "--all" => None,
+                other => panic!("protocol.md's synopsis names {other}: give this test its value"),
+            };
+            args.push((*flag).to_owned());
+            args.extend(value.map(str::to_owned));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = rxnode(&lab.main, &args, "");
+        expect_exit!(out, 0);
+        let report: Value = serde_json::from_slice(&out.stdout).expect("report JSON");
+        assert_eq!(report["results"], 1, "{args:?}: {}", show(&out));
+        let pages: Vec<String> = std::fs::read_dir(&site)
+            .expect("the site")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| f.ends_with(".html") && f != "index.html")
+            .collect();
+        assert!(
+            pages.len() == 1 && pages[0].contains("REP_B_LAB-B"),
+            "{args:?}: {pages:?}"
+        );
+    }
+    // Filters where they change nothing: refused, naming the flag and the fix.
+    for (args, flag, fix) in [
+        (
+            &["results", "show", "REP_B", "--node", "LAB-B"][..],
+            "--node",
+            "--from",
+        ),
+        (
+            &["results", "--status", "pass", "verify", "REP_B"],
+            "--status",
+            "--from",
+        ),
+        (
+            &["results", "nodes", "--since", "1d"],
+            "--since",
+            "every node",
+        ),
+        (
+            &["results", "show", "REP_B", "--all", "--no-fetch"],
+            "--all",
+            "--from",
+        ),
+    ] {
+        let out = rxnode(&lab.main, args, "");
+        expect_exit!(out, 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(flag) && err.contains(fix),
+            "{args:?}: {}",
+            show(&out)
+        );
+    }
+    // `--all` on one side of `report` and `--limit` on the other: refused as
+    // both together are.
+    let site = lab.root.path().join("site_both");
+    let out = rxnode(
+        &lab.main,
+        &[
+            "results",
+            "--all",
+            "report",
+            "--html",
+            site.to_str().unwrap(),
+            "--limit",
+            "4",
+        ],
+        "",
+    );
+    expect_exit!(out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--limit"),
+        "{}",
+        show(&out)
+    );
+}
+
+/// What publishing.md shows the operator of `rxnode publish ID --push` and of
+/// the commit it makes is what they see: the same lines, in the same order,
+/// with the node's folder in every path, up to the sizes and commit ids.
+#[test]
+fn publishing_md_samples_are_what_publish_prints_and_commits() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/publishing.md"))
+            .expect("docs/publishing.md");
+    let block = |first: &str| -> Vec<String> {
+        let start = doc
+            .find(first)
+            .unwrap_or_else(|| panic!("publishing.md shows {first}"));
+        doc[start..]
+            .lines()
+            .take_while(|l| !l.starts_with("```"))
+            .map(str::to_owned)
+            .collect()
+    };
+    // Sizes, hashes and the operator's echoed answer are the run's own.
+    let shape = |l: &str| -> String {
+        let l = regex::Regex::new(r"[0-9a-f]{7,40}…?")
+            .unwrap()
+            .replace_all(l, "H");
+        let l = regex::Regex::new(r"\d+ bytes")
+            .unwrap()
+            .replace_all(&l, "N bytes");
+        let l = regex::Regex::new(r"go ahead: .*")
+            .unwrap()
+            .replace_all(&l, "go ahead:");
+        l.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let lab = Lab::new();
+    let node = lab.node("LAB-RX1");
+    // A first publication, so the sample's `on top of rx-node commit …` applies.
+    lab.post("RX_2026_11_28_Z", &[]);
+    approve(&node);
+    expect_exit!(
+        rxnode(
+            &node,
+            &[
+                "mark-completed",
+                "RX_2026_11_28_Z",
+                "--status",
+                "PASS",
+                "--note",
+                "ok"
+            ],
+            ""
+        ),
+        0
+    );
+    expect_exit!(publish(&node, "RX_2026_11_28_Z"), 0);
+    let id = "RX_2026_11_29_A";
+    let plan = lab.plan_file("clkin.json", CLKIN_PLAN);
+    lab.post(id, &["--rx", "--plan", &plan]);
+    approve(&node);
+    expect_exit!(rxnode(&node, &["--sim", "run", id], ""), 0);
+    let out = publish(&node, id);
+    expect_exit!(out, 0);
+    let said: Vec<String> = stdout(&out)
+        .lines()
+        .map(shape)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let sample: Vec<String> = block("$ rxnode publish RX_2026_11_29_A --push")
+        .iter()
+        .skip(1)
+        .map(|l| shape(&l.replace("(Clock check)", "(Check the lab clock)")))
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(said, sample, "{}", show(&out));
+    // The commit message: the same trailers in the same order (`Node:` only
+    // when the result names its host, which it does not by default).
+    let message = git(&lab.origin, &["log", "-1", "--format=%B", "rx-node"]);
+    let keys = |lines: &mut dyn Iterator<Item = &str>| -> Vec<String> {
+        lines
+            .filter_map(|l| l.split_once(": ").map(|(k, _)| k.to_owned()))
+            .filter(|k| k != "Node")
+            .collect()
+    };
+    let sample = block("rx-results: RX_2026_11_29_A (PASS) from LAB-RX1");
+    assert_eq!(message.lines().next(), sample.first().map(String::as_str));
+    assert_eq!(
+        keys(&mut message.lines().skip(1)),
+        keys(&mut sample.iter().skip(1).map(String::as_str)),
+        "{message}"
+    );
+}
+
 /// A peer's result carrying C1 controls (U+009B, a CSI) and bidi overrides
 /// (U+202E): every display — `results`, `results --json`, `results show`,
 /// `results show --json` — escapes them; JSON as `\uXXXX`, never raw.

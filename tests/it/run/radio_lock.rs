@@ -83,6 +83,15 @@ fn a_radio_in_use_is_refused_by_capture_sweep_and_run_naming_the_holder() {
         "{}",
         show(&out)
     );
+    // As operator.md shows it: the args typed, then the unit they open.
+    assert!(
+        said.contains(&format!(
+            "rxnode: error: radio {other_args} (driver=rxsim,serial=LOCK1) is in use by another rxnode: PID {}",
+            run.id()
+        )) && said.contains("waited 3 s — fix: wait for that command to finish"),
+        "{}",
+        show(&out)
+    );
     let out = rig
         .lab
         .rxnode()

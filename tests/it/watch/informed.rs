@@ -157,6 +157,33 @@ fn prompt_marks_a_tx_step_transmit_and_shows_the_tx_policy_verdict() {
     }
 }
 
+/// `[D]` in a dry run defers only in the dry-run area: it does not send the
+/// operator to `rxnode review ID`, which reads the node's own state and answers
+/// "not known on this node" (exit 2), but says how to rehearse it again.
+#[test]
+fn a_dry_run_defer_points_where_the_deferral_lives() {
+    let lab = Lab::new();
+    let f = lab.dir.path().join("dry.md");
+    std::fs::write(&f, rx_task(&lab, "T_DRY_DEF", "\n# Dry\n", PLAN)).unwrap();
+    let file = f.to_str().unwrap();
+    let out = lab.run(&["watch", "--dry-run", "--task-file", file], "d\n");
+    expect_exit!(out, 0);
+    let so = text(&out.stdout);
+    assert!(!so.contains("until `rxnode review T_DRY_DEF`"), "{so}");
+    assert!(
+        so.contains("dry run: deferred T_DRY_DEF only under") && so.contains("remove that folder"),
+        "{so}"
+    );
+    // What the old line sent the operator to: review knows nothing of it.
+    let out = lab.run(&["review", "T_DRY_DEF"], "");
+    expect_exit!(out, 2);
+    assert!(
+        text(&out.stderr).contains("not known on this node"),
+        "{}",
+        util::show(&out)
+    );
+}
+
 /// `watch --dry-run` gives the verdict the real watcher would: the checkout's own
 /// policy (also when named with `--policy .local/rxnode-policy.json`), what the
 /// node's state already knows of the ID, and an edited file under an ID that was

@@ -42,6 +42,11 @@ fn mark_completed_with_a_status_writes_a_result_that_validates_and_publishes() {
     // A completed task's result stays as it is.
     let out = lab.run(&["mark-completed", "T_MANUAL", "--status", "FAIL"], "");
     expect_exit!(out, 3);
+    // An ID this node never saw is the operator's input error, as operator.md
+    // says (exit 2), naming it.
+    let out = lab.run(&["mark-completed", "T_NEVER_SEEN", "--status", "PASS"], "");
+    expect_exit!(out, 2);
+    assert!(text(&out.stderr).contains("T_NEVER_SEEN is not known on this node"));
 }
 
 /// Result files that disagree (the JSON edited by hand, the Markdown not) are
