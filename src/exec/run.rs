@@ -147,7 +147,7 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
 /// Other texts of this task the watcher refused after it was approved (the main PC
 /// posted a revision under the same ID): said before anything runs, because the
 /// run executes the approved text, not what the branch holds now
-/// (docs/protocol.md#task-versions). Read from the ledger; a ledger that cannot be
+/// (docs/protocol.md#1b-the-branchs-history-is-a-queue). Read from the ledger; a ledger that cannot be
 /// read says nothing here (the preconditions have read it already).
 fn say_later_texts(paths: &Paths, id: &TaskId, approved_sha: &str) {
     let Ok(lines) = ledger::read_all(paths) else {
