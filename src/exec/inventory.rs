@@ -68,9 +68,14 @@ pub fn cmd_inventory(ctx: &Ctx, args: &InventoryOptions) -> Result<Outcome> {
         if let Some(h) = remote_hint(&args.args, &modules) {
             return h;
         }
+        // Under --sim only rxsim is there: other drivers' args find nothing by design.
+        let next = if ctx.sim {
+            "Under --sim only the simulated radio is loaded (driver=rxsim): leave --sim out to reach your radio's module, or give rxsim's args".to_owned()
+        } else {
+            "Install the module for your radio (see docs/hardware.md) or try `rxnode --sim inventory --dry-run`".to_owned()
+        };
         format!(
-            "no radio found{}; SoapySDR modules found: {}; search paths: {}; SOAPY_SDR_PLUGIN_PATH={}. \
-             Install the module for your radio (see docs/hardware.md) or try `rxnode --sim inventory --dry-run`.",
+            "no radio found{}; SoapySDR modules found: {}; search paths: {}; SOAPY_SDR_PLUGIN_PATH={}. {next}.",
             if args.args.is_empty() {
                 String::new()
             } else {

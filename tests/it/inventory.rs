@@ -106,6 +106,12 @@ fn sim_inventory_with_args_naming_another_driver_is_empty_with_a_hint() {
         hint.contains("librxsim-") && hint.contains("SOAPY_SDR_PLUGIN_PATH"),
         "{hint}"
     );
+    // Under --sim the hint says why (only rxsim is loaded), never to try what was run.
+    assert!(
+        hint.contains("Under --sim only the simulated radio is loaded")
+            && !hint.contains("try `rxnode --sim inventory --dry-run`"),
+        "{hint}"
+    );
 }
 
 #[test]
