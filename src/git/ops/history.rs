@@ -132,15 +132,18 @@ fn present(repo: &Repository, id: Oid) -> bool {
         .is_some_and(|(_, k)| k == git2::ObjectType::Commit)
 }
 
-/// The first commit over [`MAX_COMMIT_BYTES`], or whose tree is over
-/// [`MAX_TREE_BYTES`], on the first-parent chain from `tip` down to (not
-/// including) `stop`, looking at no more than `max` commits: why it is not read.
-/// A poll refuses such a tip before anything else reads it.
+/// The first commit over [`MAX_COMMIT_BYTES`], or whose root tree — or, given
+/// `path`, a folder on the way to `path` — is over [`MAX_TREE_BYTES`], on the
+/// first-parent chain from `tip` down to (not including) `stop`, looking at no
+/// more than `max` commits: why it is not read. A poll refuses such a tip before
+/// anything else reads it: a walk looks `path` up in every commit it examines,
+/// so an oversized `docs/` in one of them would fail every poll.
 pub(crate) fn oversized_on_chain(
     repo: &Repository,
     tip: Oid,
     stop: Option<Oid>,
     max: usize,
+    path: Option<&str>,
 ) -> Option<String> {
     let mut c = tip;
     for _ in 0..max {
@@ -154,7 +157,35 @@ pub(crate) fn oversized_on_chain(
         if let Some(why) = oversized(repo, k.tree_id()) {
             return Some(format!("the root {why}"));
         }
+        if let Some(why) = path.and_then(|p| oversized_folder(repo, c, k.tree_id(), p)) {
+            return Some(why);
+        }
         c = k.parent_ids().next()?;
+    }
+    None
+}
+
+/// Why a folder on the way to `path` in the commit `commit` (root tree `root`,
+/// itself within [`MAX_TREE_BYTES`]) is not read: the first one over
+/// [`MAX_TREE_BYTES`], named with its path. `None` when every folder there may
+/// be read, or the path ends earlier (a missing folder, a file where a folder
+/// was): the lookup itself says that.
+fn oversized_folder(repo: &Repository, commit: Oid, root: Oid, path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let (_, folders) = parts.split_last()?;
+    let mut t = repo.find_tree(root).ok()?;
+    let mut at = String::new();
+    for name in folders {
+        let id = t
+            .get_name(name)
+            .filter(|e| e.kind() == Some(git2::ObjectType::Tree))?
+            .id();
+        at.push_str(name);
+        at.push('/');
+        if let Some(why) = oversized(repo, id) {
+            return Some(format!("the folder {at} of commit {commit}: {why}"));
+        }
+        t = repo.find_tree(id).ok()?;
     }
     None
 }
@@ -614,8 +645,11 @@ mod tests {
         assert!(oversized(&repo, a).is_none());
         assert!(commit(&repo, big).is_err());
         assert!(entry_at(&repo, big, "f").is_err());
-        assert_eq!(oversized_on_chain(&repo, c, Some(a), 10), Some(why.clone()));
-        assert_eq!(oversized_on_chain(&repo, c, Some(big), 10), None);
+        assert_eq!(
+            oversized_on_chain(&repo, c, Some(a), 10, None),
+            Some(why.clone())
+        );
+        assert_eq!(oversized_on_chain(&repo, c, Some(big), 10, None), None);
         assert!(!is_ancestor_within(&repo, a, c, 10).unwrap());
         let h = task_history(&repo, c, Some(a), "f", 10).unwrap();
         assert!(h.versions.is_empty(), "{:?}", h.versions);
