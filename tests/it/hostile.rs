@@ -84,6 +84,37 @@ fn hanging_server() -> u16 {
     port
 }
 
+/// A loopback git:// server that answers well within every read timeout and
+/// never finishes: its ref advertisement one line every 0.5 s, for ever.
+fn trickling_server() -> u16 {
+    let l = listener();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let oid = "1".repeat(40);
+                let pkt = |line: String| format!("{:04x}{line}", line.len() + 4);
+                let first = pkt(format!(
+                    "{oid} refs/heads/{BRANCH}\0multi_ack side-band-64k ofs-delta\n"
+                ));
+                if s.write_all(first.as_bytes()).is_err() {
+                    return;
+                }
+                for i in 0u64.. {
+                    std::thread::sleep(Duration::from_millis(500));
+                    let line = pkt(format!("{oid} refs/tags/t{i:09}\n"));
+                    if s.write_all(line.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
 /// A loopback HTTP server that answers every request with 401 Basic.
 fn unauthorized_server() -> u16 {
     let l = listener();
@@ -525,6 +556,34 @@ fn an_oversized_folder_on_the_task_path_is_refused_unread() {
     let (out, _) = watch_remote(&lab, "origin", "a\n");
     expect_exit!(out, 0);
     assert_eq!(lab.status_of("AFTER_BIG"), "approved");
+}
+
+/// A remote that keeps a fetch going a line at a time, each within the read
+/// timeout, kept `watch --once` fetching for as long as it kept sending (still
+/// fetching after 200 s). The fetch is abandoned after four read timeouts
+/// (8 s with `RXNODE_GIT_TIMEOUT_S=2`), said as such, like any failed fetch.
+#[test]
+fn a_remote_that_trickles_for_ever_is_abandoned_at_the_fetch_deadline() {
+    let lab = Lab::new();
+    let port = trickling_server();
+    git(
+        &lab.rx,
+        &[
+            "remote",
+            "add",
+            "trickle",
+            &format!("git://127.0.0.1:{port}/lab.git"),
+        ],
+    );
+    let took = assert_fetch_failure(
+        &lab,
+        "trickle",
+        &["abandoned after 8.0 s (4 read timeouts)"],
+    );
+    assert!(
+        took >= Duration::from_secs(8) && took < Duration::from_secs(20),
+        "{took:?}"
+    );
 }
 
 #[test]
