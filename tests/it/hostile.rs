@@ -84,6 +84,37 @@ fn hanging_server() -> u16 {
     port
 }
 
+/// A loopback git:// server that answers well within every read timeout and
+/// never finishes: its ref advertisement one line every 0.5 s, for ever.
+fn trickling_server() -> u16 {
+    let l = listener();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let oid = "1".repeat(40);
+                let pkt = |line: String| format!("{:04x}{line}", line.len() + 4);
+                let first = pkt(format!(
+                    "{oid} refs/heads/{BRANCH}\0multi_ack side-band-64k ofs-delta\n"
+                ));
+                if s.write_all(first.as_bytes()).is_err() {
+                    return;
+                }
+                for i in 0u64.. {
+                    std::thread::sleep(Duration::from_millis(500));
+                    let line = pkt(format!("{oid} refs/tags/t{i:09}\n"));
+                    if s.write_all(line.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
 /// A loopback HTTP server that answers every request with 401 Basic.
 fn unauthorized_server() -> u16 {
     let l = listener();
@@ -441,6 +472,118 @@ fn an_oversized_commit_is_refused_unread() {
     let (out, _) = watch_remote(&lab, "origin", "a\n");
     expect_exit!(out, 0);
     assert_eq!(lab.status_of("AFTER_BOMB"), "approved");
+}
+
+/// A commit whose `docs/handoff/` folder is an 18 MiB tree (half a million
+/// entries, a few hundred KiB pushed) while its root tree is small: every poll
+/// failed looking the task path up in it, retried for ever, with no ledger line
+/// and `status` still showing the last good poll. The poll is refused before
+/// anything reads the folder, naming it and the commit (exit 3, one ledger
+/// line, the poll recorded as failed), and polling goes on once the main PC
+/// replaces the commit.
+#[test]
+fn an_oversized_folder_on_the_task_path_is_refused_unread() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("BEFORE_BIG", &lab.main_head(), &[]));
+    expect_exit!(watch_remote(&lab, "origin", "a\n").0, 0);
+    let good = lab.main_head();
+    let task = lab.dir.path().join("task.md");
+    std::fs::write(&task, Lab::task("T_BIG", &good, &[])).unwrap();
+    let blob = git(&lab.main, &["hash-object", "-w", task.to_str().unwrap()]);
+    let empty = git(&lab.main, &["hash-object", "-w", "--stdin"]);
+    let mut listing = format!("100644 blob {blob}\tNEXT_RX_TASK.md\n");
+    for i in 0..500_000 {
+        listing.push_str(&format!("100644 blob {empty}\tf{i:07}\n"));
+    }
+    let input = lab.dir.path().join("mktree.txt");
+    std::fs::write(&input, listing).unwrap();
+    let out = std::process::Command::new("git")
+        .current_dir(&lab.main)
+        .arg("mktree")
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let folder = text(&out.stdout).trim().to_owned();
+    let tree_of = |line: String| {
+        let input = lab.dir.path().join("line.txt");
+        std::fs::write(&input, line).unwrap();
+        let out = std::process::Command::new("git")
+            .current_dir(&lab.main)
+            .arg("mktree")
+            .stdin(std::fs::File::open(&input).unwrap())
+            .output()
+            .unwrap();
+        text(&out.stdout).trim().to_owned()
+    };
+    let docs = tree_of(format!("040000 tree {folder}\thandoff\n"));
+    let root = tree_of(format!("040000 tree {docs}\tdocs\n"));
+    let big = git(
+        &lab.main,
+        &["commit-tree", &root, "-p", &good, "-m", "post T_BIG"],
+    );
+    git(
+        &lab.main,
+        &["push", "-q", "origin", &format!("{big}:{BRANCH}")],
+    );
+    let size = git(&lab.main, &["cat-file", "-s", &folder]);
+    assert!(size.parse::<u64>().unwrap() > 16 << 20, "{size}");
+    let refused = |lab: &Lab| {
+        lab.ledger_events()
+            .iter()
+            .filter(|e| e["event"] == "refused" && e["commit"] == big.as_str())
+            .count()
+    };
+    for _ in 0..2 {
+        let (out, _) = watch_remote(&lab, "origin", "a\n");
+        no_panic(&out);
+        expect_exit!(out, 3);
+        let se = text(&out.stderr);
+        assert!(
+            se.contains(&format!(
+                "the folder docs/handoff/ of commit {big}: tree {folder} is {size} bytes"
+            )) && se.contains("over the 16777216 bytes"),
+            "{se}"
+        );
+        assert!(lab.state()["tasks"].get("T_BIG").is_none());
+        assert_eq!(lab.state()["last_poll"]["ok"], false);
+        assert_eq!(refused(&lab), 1);
+    }
+    // The main PC replaces the commit: polling goes on.
+    std::fs::write(lab.main.join(TASK_PATH), Lab::task("AFTER_BIG", &good, &[])).unwrap();
+    git(&lab.main, &["commit", "-q", "-am", "post AFTER_BIG"]);
+    git(&lab.main, &["push", "-q", "-f", "origin", BRANCH]);
+    let (out, _) = watch_remote(&lab, "origin", "a\n");
+    expect_exit!(out, 0);
+    assert_eq!(lab.status_of("AFTER_BIG"), "approved");
+}
+
+/// A remote that keeps a fetch going a line at a time, each within the read
+/// timeout, kept `watch --once` fetching for as long as it kept sending (still
+/// fetching after 200 s). The fetch is abandoned after four read timeouts
+/// (8 s with `RXNODE_GIT_TIMEOUT_S=2`), said as such, like any failed fetch.
+#[test]
+fn a_remote_that_trickles_for_ever_is_abandoned_at_the_fetch_deadline() {
+    let lab = Lab::new();
+    let port = trickling_server();
+    git(
+        &lab.rx,
+        &[
+            "remote",
+            "add",
+            "trickle",
+            &format!("git://127.0.0.1:{port}/lab.git"),
+        ],
+    );
+    let took = assert_fetch_failure(
+        &lab,
+        "trickle",
+        &["abandoned after 8.0 s (4 read timeouts)"],
+    );
+    assert!(
+        took >= Duration::from_secs(8) && took < Duration::from_secs(20),
+        "{took:?}"
+    );
 }
 
 #[test]

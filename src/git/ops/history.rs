@@ -132,15 +132,18 @@ fn present(repo: &Repository, id: Oid) -> bool {
         .is_some_and(|(_, k)| k == git2::ObjectType::Commit)
 }
 
-/// The first commit over [`MAX_COMMIT_BYTES`], or whose tree is over
-/// [`MAX_TREE_BYTES`], on the first-parent chain from `tip` down to (not
-/// including) `stop`, looking at no more than `max` commits: why it is not read.
-/// A poll refuses such a tip before anything else reads it.
+/// The first commit over [`MAX_COMMIT_BYTES`], or whose root tree — or, given
+/// `path`, a folder on the way to `path` — is over [`MAX_TREE_BYTES`], on the
+/// first-parent chain from `tip` down to (not including) `stop`, looking at no
+/// more than `max` commits: why it is not read. A poll refuses such a tip before
+/// anything else reads it: a walk looks `path` up in every commit it examines,
+/// so an oversized `docs/` in one of them would fail every poll.
 pub(crate) fn oversized_on_chain(
     repo: &Repository,
     tip: Oid,
     stop: Option<Oid>,
     max: usize,
+    path: Option<&str>,
 ) -> Option<String> {
     let mut c = tip;
     for _ in 0..max {
@@ -154,7 +157,35 @@ pub(crate) fn oversized_on_chain(
         if let Some(why) = oversized(repo, k.tree_id()) {
             return Some(format!("the root {why}"));
         }
+        if let Some(why) = path.and_then(|p| oversized_folder(repo, c, k.tree_id(), p)) {
+            return Some(why);
+        }
         c = k.parent_ids().next()?;
+    }
+    None
+}
+
+/// Why a folder on the way to `path` in the commit `commit` (root tree `root`,
+/// itself within [`MAX_TREE_BYTES`]) is not read: the first one over
+/// [`MAX_TREE_BYTES`], named with its path. `None` when every folder there may
+/// be read, or the path ends earlier (a missing folder, a file where a folder
+/// was): the lookup itself says that.
+fn oversized_folder(repo: &Repository, commit: Oid, root: Oid, path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let (_, folders) = parts.split_last()?;
+    let mut t = repo.find_tree(root).ok()?;
+    let mut at = String::new();
+    for name in folders {
+        let id = t
+            .get_name(name)
+            .filter(|e| e.kind() == Some(git2::ObjectType::Tree))?
+            .id();
+        at.push_str(name);
+        at.push('/');
+        if let Some(why) = oversized(repo, id) {
+            return Some(format!("the folder {at} of commit {commit}: {why}"));
+        }
+        t = repo.find_tree(id).ok()?;
     }
     None
 }
@@ -435,9 +466,49 @@ pub(crate) fn task_history(
 /// not found: a task naming one is refused, a marker beyond it is reported.
 pub(crate) const MAX_ANCESTRY_COMMITS: usize = 2_000;
 
+/// Bytes of commit objects one ancestry search through every parent reads, at
+/// most: 2 000 commits of 16 KiB. The commit bound alone did not bound the
+/// work: a commit of just under [`MAX_COMMIT_BYTES`] is an octopus merge of
+/// 40 000 parents, and a search that met a merge of 2 000 of them parsed each
+/// (twice), 4 GB in all — 30 s for one task version. A search that reaches
+/// this budget stops: the ancestor is not found (docs/protocol.md#bound).
+pub(crate) const MAX_ANCESTRY_BYTES: usize = 32 << 20;
+
+/// What one ancestry search may still read ([`MAX_ANCESTRY_BYTES`]).
+struct Budget {
+    left: usize,
+}
+
+/// Why [`Budget::read`] did not give a commit.
+enum Unread {
+    /// Not a commit in this repository (a shallow boundary): its line ends.
+    Missing,
+    /// Reading it would pass the budget: the whole search ends.
+    Spent,
+}
+
+impl Budget {
+    /// The commit `id`, its size (from the object's header) taken from the budget.
+    fn read<'r>(&mut self, repo: &'r Repository, id: Oid) -> Result<git2::Commit<'r>, Unread> {
+        let (size, kind) = repo
+            .odb()
+            .and_then(|o| o.read_header(id))
+            .map_err(|_| Unread::Missing)?;
+        if kind != git2::ObjectType::Commit {
+            return Err(Unread::Missing);
+        }
+        if size > self.left {
+            return Err(Unread::Spent);
+        }
+        self.left -= size;
+        self::commit(repo, id).map_err(|_| Unread::Missing)
+    }
+}
+
 /// Whether `target` is on the first-parent chain of `from` within `max`
 /// steps. Stops quietly where the history ends (a root, or a shallow clone's
-/// boundary, whose parent is not in the repository).
+/// boundary, whose parent is not in the repository). The chain is the one a
+/// poll walks anyway: no byte budget here.
 fn first_parent_reaches(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool {
     let mut c = from;
     for _ in 0..max {
@@ -456,20 +527,43 @@ fn first_parent_reaches(repo: &Repository, from: Oid, target: Oid, max: usize) -
 }
 
 /// Whether `target` is reachable from `from` through any parents, looking at
-/// no more than `max` commits (breadth first, newest commit time first).
-/// Commits missing from the repository (a shallow boundary) end their line.
-fn reaches_within(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool {
-    use std::collections::{BinaryHeap, HashSet};
+/// no more than `max` commits and reading no more than the byte budget
+/// (breadth first, newest commit time first). Commits missing from the
+/// repository (a shallow boundary) end their line; the budget spent ends the
+/// search (not found).
+fn reaches_within(
+    repo: &Repository,
+    from: Oid,
+    target: Oid,
+    max: usize,
+    budget: &mut Budget,
+) -> bool {
+    use std::collections::{BinaryHeap, HashMap, HashSet};
     let mut seen: HashSet<Oid> = HashSet::new();
+    // Each commit is read once: its parents are kept until it is looked at.
+    let mut parents: HashMap<Oid, Vec<Oid>> = HashMap::new();
     let mut queue: BinaryHeap<(i64, Oid)> = BinaryHeap::new();
-    let push = |q: &mut BinaryHeap<(i64, Oid)>, seen: &mut HashSet<Oid>, o: Oid| {
-        if seen.insert(o) {
-            if let Ok(c) = self::commit(repo, o) {
-                q.push((c.time().seconds(), o));
+    let mut push =
+        |q: &mut BinaryHeap<(i64, Oid)>, parents: &mut HashMap<Oid, Vec<Oid>>, o: Oid| -> bool {
+            if o == target {
+                q.push((i64::MAX, o));
+                return true;
             }
-        }
-    };
-    push(&mut queue, &mut seen, from);
+            if seen.insert(o) {
+                match budget.read(repo, o) {
+                    Ok(c) => {
+                        parents.insert(o, c.parent_ids().collect());
+                        q.push((c.time().seconds(), o));
+                    }
+                    Err(Unread::Missing) => {}
+                    Err(Unread::Spent) => return false,
+                }
+            }
+            true
+        };
+    if !push(&mut queue, &mut parents, from) {
+        return false;
+    }
     let mut looked = 0usize;
     while let Some((_, o)) = queue.pop() {
         if o == target {
@@ -479,9 +573,9 @@ fn reaches_within(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool
         if looked >= max {
             return false;
         }
-        if let Ok(c) = self::commit(repo, o) {
-            for p in c.parent_ids() {
-                push(&mut queue, &mut seen, p);
+        for p in parents.remove(&o).unwrap_or_default() {
+            if !push(&mut queue, &mut parents, p) {
+                return false;
             }
         }
     }
@@ -489,7 +583,8 @@ fn reaches_within(repo: &Repository, from: Oid, target: Oid, max: usize) -> bool
 }
 
 /// Whether `ancestor` is `commit` or one of its ancestors, looking at no more
-/// than [`MAX_ANCESTRY_COMMITS`] commits. An unknown `ancestor` (not in this
+/// than [`MAX_ANCESTRY_COMMITS`] commits (and, off the first-parent chain,
+/// reading no more than [`MAX_ANCESTRY_BYTES`] of them). An unknown `ancestor` (not in this
 /// repository), or one further away than the bound, is not.
 ///
 /// The first-parent chain is tried first (the usual case, and the one that
@@ -516,7 +611,10 @@ pub(crate) fn is_ancestor_within(
     if first_parent_reaches(repo, commit, ancestor, max) {
         return Ok(true);
     }
-    Ok(reaches_within(repo, commit, ancestor, max))
+    let mut budget = Budget {
+        left: MAX_ANCESTRY_BYTES,
+    };
+    Ok(reaches_within(repo, commit, ancestor, max, &mut budget))
 }
 
 /// The newest commit of `b`'s first-parent chain that is also on `a`'s, each
@@ -614,12 +712,62 @@ mod tests {
         assert!(oversized(&repo, a).is_none());
         assert!(commit(&repo, big).is_err());
         assert!(entry_at(&repo, big, "f").is_err());
-        assert_eq!(oversized_on_chain(&repo, c, Some(a), 10), Some(why.clone()));
-        assert_eq!(oversized_on_chain(&repo, c, Some(big), 10), None);
+        assert_eq!(
+            oversized_on_chain(&repo, c, Some(a), 10, None),
+            Some(why.clone())
+        );
+        assert_eq!(oversized_on_chain(&repo, c, Some(big), 10, None), None);
         assert!(!is_ancestor_within(&repo, a, c, 10).unwrap());
         let h = task_history(&repo, c, Some(a), "f", 10).unwrap();
         assert!(h.versions.is_empty(), "{:?}", h.versions);
         assert_eq!(h.incomplete, Some(why));
+    }
+
+    /// A commit written as raw bytes with these parents, in this order (repeats
+    /// kept: the octopus of a hostile branch), committed at time `t`.
+    fn raw_commit(repo: &Repository, tree: Oid, parents: &[Oid], t: i64) -> Oid {
+        let mut raw = format!("tree {tree}\n");
+        for p in parents {
+            raw.push_str(&format!("parent {p}\n"));
+        }
+        raw.push_str(&format!(
+            "author t <t@x> {t} +0000\ncommitter t <t@x> {t} +0000\n\nm {t}\n"
+        ));
+        repo.odb()
+            .unwrap()
+            .write(git2::ObjectType::Commit, raw.as_bytes())
+            .unwrap()
+    }
+
+    /// An ancestor found only past 20 octopus merges of 40 000 parents each
+    /// (1.9 MB per commit, 38 MB in all, within the 2 000-commit bound) is not
+    /// found: the search stops once it has read MAX_ANCESTRY_BYTES of commits,
+    /// where it read every one of them (4 GB for a merge of 2 000 such
+    /// commits: 30 s for one task version). The same ancestor
+    /// behind 5 of them is found.
+    #[test]
+    fn an_ancestry_search_stops_after_reading_its_byte_budget() {
+        let (_d, repo) = temp_repo();
+        let a = commit_file(&repo, "f", b"a", None);
+        let tree = repo.find_commit(a).unwrap().tree_id();
+        let u = raw_commit(&repo, tree, &[], 5);
+        let behind = |n: i64| {
+            let mut parents = vec![a; 40_000];
+            parents.push(u);
+            let sides: Vec<Oid> = (0..n)
+                .map(|i| raw_commit(&repo, tree, &parents, 1000 + i))
+                .collect();
+            let mut top = vec![a];
+            top.extend(sides);
+            let merge = raw_commit(&repo, tree, &top, 10);
+            raw_commit(&repo, tree, &[merge], 20)
+        };
+        let (far, near) = (behind(20), behind(5));
+        let size = repo.odb().unwrap().read_header(far).unwrap().0;
+        assert!(size < 1000, "{size}");
+        assert!(!is_ancestor_within(&repo, u, far, MAX_ANCESTRY_COMMITS).unwrap());
+        assert!(is_ancestor_within(&repo, u, near, MAX_ANCESTRY_COMMITS).unwrap());
+        assert!(is_ancestor_within(&repo, a, far, MAX_ANCESTRY_COMMITS).unwrap());
     }
 
     fn commit_file(repo: &Repository, path: &str, bytes: &[u8], parent: Option<Oid>) -> Oid {

@@ -5,6 +5,7 @@
 //! [`remote`] holds the fetch and the remote callbacks, [`history`] the blob
 //! and history reads; the publisher and the executor reuse [`open`],
 //! [`fetch`] and [`read_blob_at`].
+mod deadline;
 mod history;
 pub(crate) mod packs;
 mod remote;

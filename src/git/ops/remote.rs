@@ -6,14 +6,15 @@ use git2::{Cred, CredentialType, FetchOptions, Oid, RemoteCallbacks, Repository}
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Connect timeout for remote transports.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// Per-read/write timeout on remote transports.
 pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(30);
-/// A whole fetch is abandoned after this long.
-pub(crate) const FETCH_DEADLINE: Duration = Duration::from_secs(120);
+/// A whole fetch is abandoned after this many read timeouts (120 s by default),
+/// however the remote paces it (`super::deadline`).
+const FETCH_DEADLINE_READS: u32 = 4;
 
 /// Environment variable that overrides both transport timeouts (seconds,
 /// 0.1 ..= 600): for slow links, and for tests of a hanging remote.
@@ -229,10 +230,12 @@ pub(crate) fn fetch(
         return Err(anyhow!("fetch {remote} {branch} failed: {why}"));
     }
     let config = repo.config().context("cannot read the Git config")?;
-    let started = Instant::now();
+    let deadline = timeouts().1 * FETCH_DEADLINE_READS;
+    let watchdog = super::deadline::Watchdog::arm(deadline);
+    let expired = watchdog.expired_flag();
     let mut cb = remote_callbacks_for(&rem, Some(config));
     cb.transfer_progress(move |_| {
-        !cancel.load(Ordering::Relaxed) && started.elapsed() < FETCH_DEADLINE
+        !cancel.load(Ordering::Relaxed) && !expired.load(Ordering::Relaxed)
     });
     let mut fo = FetchOptions::new();
     fo.remote_callbacks(cb);
@@ -241,41 +244,51 @@ pub(crate) fn fetch(
     fo.download_tags(git2::AutotagOption::None);
     let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
     let url = rem.url().map(redact).unwrap_or_default();
-    rem.fetch(&[refspec.as_str()], Some(&mut fo), None)
-        .map_err(|e| {
-            if e.code() == git2::ErrorCode::Certificate {
-                return anyhow!(
-                    "fetch {remote} {branch} failed: {} — the TLS certificate of {url} did not \
+    let fetched = rem.fetch(&[refspec.as_str()], Some(&mut fo), None);
+    let expired = watchdog.expired();
+    drop(watchdog);
+    fetched.map_err(|e| {
+        if expired {
+            return anyhow!(
+                "fetch {remote} {branch} failed: abandoned after {:.1} s ({FETCH_DEADLINE_READS} \
+                     read timeouts): {url} kept the transfer going without finishing it ({})",
+                deadline.as_secs_f64(),
+                redact(e.message())
+            );
+        }
+        if e.code() == git2::ErrorCode::Certificate {
+            return anyhow!(
+                "fetch {remote} {branch} failed: {} — the TLS certificate of {url} did not \
                      verify (it must name that host and chain to a CA this machine trusts: \
                      SSL_CERT_FILE / SSL_CERT_DIR); nothing was fetched",
-                    redact(e.message())
-                );
-            }
-            // A lock left by a killed fetch fails every later one: name it.
-            let left: Vec<String> = fetch_lock_files(repo, remote, branch)
-                .into_iter()
-                .filter(|p| p.exists())
-                .map(|p| p.display().to_string())
-                .collect();
-            let hint = if left.is_empty() {
-                String::new()
-            } else {
-                let (files, exist) = if left.len() == 1 {
-                    ("file", "exists")
-                } else {
-                    ("files", "exist")
-                };
-                format!(
-                    " (Git lock {files} {} {exist}: left by a killed git or rxnode? If no git \
-                     process is using this checkout, remove it)",
-                    left.join(", ")
-                )
-            };
-            anyhow!(
-                "fetch {remote} {branch} failed: {}{hint}",
                 redact(e.message())
+            );
+        }
+        // A lock left by a killed fetch fails every later one: name it.
+        let left: Vec<String> = fetch_lock_files(repo, remote, branch)
+            .into_iter()
+            .filter(|p| p.exists())
+            .map(|p| p.display().to_string())
+            .collect();
+        let hint = if left.is_empty() {
+            String::new()
+        } else {
+            let (files, exist) = if left.len() == 1 {
+                ("file", "exists")
+            } else {
+                ("files", "exist")
+            };
+            format!(
+                " (Git lock {files} {} {exist}: left by a killed git or rxnode? If no git \
+                     process is using this checkout, remove it)",
+                left.join(", ")
             )
-        })?;
+        };
+        anyhow!(
+            "fetch {remote} {branch} failed: {}{hint}",
+            redact(e.message())
+        )
+    })?;
     // libgit2 fetches an explicit refspec whose source is absent without an
     // error; pruning (above) removes the stale tracking ref, so a deleted
     // branch is reported below instead of looking like "nothing new" for ever.
@@ -318,7 +331,7 @@ pub(crate) fn oversized_advertised(
     heads: &[git2::RemoteHead<'_>],
 ) -> Option<String> {
     heads.iter().find_map(|h| {
-        let why = super::history::oversized_on_chain(repo, h.oid(), None, ADVERTISED_DEPTH)?;
+        let why = super::history::oversized_on_chain(repo, h.oid(), None, ADVERTISED_DEPTH, None)?;
         Some(format!(
             "the remote's {} leads to a commit this checkout holds: {why}; nothing is pushed \
              while it is advertised — whoever pushed it must remove it from the remote, then \
