@@ -164,12 +164,13 @@ fn nested_refs(
     spec: &StatusRefspec,
 ) -> Vec<(String, Oid)> {
     clear_nested(repo);
-    let mut fo = git2::FetchOptions::new();
-    fo.remote_callbacks(remote_callbacks(repo.config().ok()));
-    fo.update_fetchhead(false);
-    fo.download_tags(git2::AutotagOption::None);
+    let cb = remote_callbacks(repo.config().ok());
     let glob = format!("+{}/*:{NESTED_PRIVATE_PREFIX}*", spec.remote_ref());
-    if rem.fetch(&[glob.as_str()], Some(&mut fo), None).is_err() {
+    let fetched = crate::git::ops::fetch_bounded(rem, &[glob.as_str()], cb, None, |fo| {
+        fo.update_fetchhead(false);
+        fo.download_tags(git2::AutotagOption::None);
+    });
+    if fetched.is_err() {
         return Vec::new();
     }
     let mut out = Vec::new();

@@ -586,6 +586,49 @@ fn a_remote_that_trickles_for_ever_is_abandoned_at_the_fetch_deadline() {
     );
 }
 
+/// Every fetch has the same deadline: the main PC's `results` (and `publish`, and
+/// the heartbeat, through the one bounded fetch) against the remote that trickles
+/// is abandoned after four read timeouts too, said as such, exit 1 — where only the
+/// watcher's fetch was bounded.
+#[test]
+fn results_against_a_remote_that_trickles_is_abandoned_at_the_fetch_deadline() {
+    let lab = Lab::new();
+    let port = trickling_server();
+    git(
+        &lab.main,
+        &[
+            "remote",
+            "add",
+            "trickle",
+            &format!("git://127.0.0.1:{port}/lab.git"),
+        ],
+    );
+    let t = Instant::now();
+    let out = run_fed(
+        crate::util::rxnode_cmd()
+            .arg("--repo")
+            .arg(&lab.main)
+            .args(["--remote", "trickle", "results"])
+            .env("HOME", lab.dir.path())
+            .env("XDG_CONFIG_HOME", lab.dir.path())
+            .env("RXNODE_GIT_TIMEOUT_S", "2"),
+        b"",
+    );
+    let took = t.elapsed();
+    no_panic(&out);
+    expect_exit!(out, 1);
+    let se = text(&out.stderr);
+    assert!(
+        se.contains("fetch of rx-node from git://127.0.0.1")
+            && se.contains("abandoned after 8.0 s (4 read timeouts)"),
+        "{se}"
+    );
+    assert!(
+        took >= Duration::from_secs(8) && took < Duration::from_secs(20),
+        "{took:?}"
+    );
+}
+
 #[test]
 fn binary_task_file_is_rejected() {
     let lab = Lab::new();

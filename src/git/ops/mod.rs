@@ -17,8 +17,9 @@ pub(crate) use history::{
     History, Version,
 };
 pub(crate) use remote::{
-    credentials_callback, fetch, fetch_lock_files, missing_local_remote, oversized_advertised,
-    redact, remote_callbacks, remote_callbacks_for, set_timeouts, tracking_ref,
+    credentials_callback, fetch, fetch_bounded, fetch_lock_files, missing_local_remote,
+    oversized_advertised, redact, remote_callbacks, remote_callbacks_for, set_timeouts,
+    tracking_ref, FetchFailure,
 };
 
 use anyhow::{Context, Result};

@@ -206,6 +206,63 @@ pub(crate) fn missing_local_remote(url: &str) -> Option<String> {
         .then(|| format!("the remote's path {} does not exist", redact(url)))
 }
 
+/// A fetch that did not finish: libgit2's error, and the whole-fetch deadline when
+/// that is what ended it.
+pub(crate) struct FetchFailure {
+    /// What libgit2 said.
+    pub(crate) error: git2::Error,
+    /// The deadline, when the fetch was abandoned at it (`None`: it failed by itself).
+    pub(crate) abandoned_at: Option<Duration>,
+}
+
+impl FetchFailure {
+    /// `abandoned after N s (4 read timeouts): URL kept the transfer going without
+    /// finishing it (…)`, or libgit2's message: the words every fetch's error uses.
+    pub(crate) fn message(&self, url: &str) -> String {
+        match self.abandoned_at {
+            Some(d) => format!(
+                "abandoned after {:.1} s ({FETCH_DEADLINE_READS} read timeouts): {url} kept the \
+                 transfer going without finishing it ({})",
+                d.as_secs_f64(),
+                redact(self.error.message())
+            ),
+            None => redact(self.error.message()),
+        }
+    }
+}
+
+/// `rem.fetch(specs)` with `callbacks` and the options `configure` sets, bounded as
+/// every fetch of rxnode is: the transport timeouts bound each connect and read, and
+/// the whole fetch is abandoned after [`FETCH_DEADLINE_READS`] read timeouts however
+/// the remote paces it (`super::deadline`); `cancel` (Ctrl-C) stops it too. The one
+/// door through which the watcher, `publish`, the heartbeat and the main PC's
+/// `results` fetch.
+pub(crate) fn fetch_bounded<'cb>(
+    rem: &mut git2::Remote<'_>,
+    specs: &[&str],
+    mut callbacks: git2::RemoteCallbacks<'cb>,
+    cancel: Option<&'cb AtomicBool>,
+    configure: impl FnOnce(&mut FetchOptions<'cb>),
+) -> std::result::Result<(), FetchFailure> {
+    set_timeouts();
+    let deadline = timeouts().1 * FETCH_DEADLINE_READS;
+    let watchdog = super::deadline::Watchdog::arm(deadline);
+    let expired = watchdog.expired_flag();
+    callbacks.transfer_progress(move |_| {
+        !cancel.is_some_and(|c| c.load(Ordering::Relaxed)) && !expired.load(Ordering::Relaxed)
+    });
+    let mut fo = FetchOptions::new();
+    fo.remote_callbacks(callbacks);
+    configure(&mut fo);
+    let fetched = rem.fetch(specs, Some(&mut fo), None);
+    let expired = watchdog.expired();
+    drop(watchdog);
+    fetched.map_err(|error| FetchFailure {
+        error,
+        abandoned_at: expired.then_some(deadline),
+    })
+}
+
 /// `refs/remotes/<remote>/<branch>`.
 pub(crate) fn tracking_ref(remote: &str, branch: &str) -> String {
     format!("refs/remotes/{remote}/{branch}")
@@ -224,38 +281,24 @@ pub(crate) fn fetch(
     branch: &str,
     cancel: &AtomicBool,
 ) -> Result<Oid> {
-    set_timeouts();
     let mut rem = super::find_remote(repo, remote)?;
     if let Some(why) = rem.url().and_then(missing_local_remote) {
         return Err(anyhow!("fetch {remote} {branch} failed: {why}"));
     }
     let config = repo.config().context("cannot read the Git config")?;
-    let deadline = timeouts().1 * FETCH_DEADLINE_READS;
-    let watchdog = super::deadline::Watchdog::arm(deadline);
-    let expired = watchdog.expired_flag();
-    let mut cb = remote_callbacks_for(&rem, Some(config));
-    cb.transfer_progress(move |_| {
-        !cancel.load(Ordering::Relaxed) && !expired.load(Ordering::Relaxed)
-    });
-    let mut fo = FetchOptions::new();
-    fo.remote_callbacks(cb);
-    fo.update_fetchhead(false);
-    fo.prune(git2::FetchPrune::On);
-    fo.download_tags(git2::AutotagOption::None);
+    let cb = remote_callbacks_for(&rem, Some(config));
     let refspec = format!("+refs/heads/{branch}:{}", tracking_ref(remote, branch));
     let url = rem.url().map(redact).unwrap_or_default();
-    let fetched = rem.fetch(&[refspec.as_str()], Some(&mut fo), None);
-    let expired = watchdog.expired();
-    drop(watchdog);
-    fetched.map_err(|e| {
-        if expired {
-            return anyhow!(
-                "fetch {remote} {branch} failed: abandoned after {:.1} s ({FETCH_DEADLINE_READS} \
-                     read timeouts): {url} kept the transfer going without finishing it ({})",
-                deadline.as_secs_f64(),
-                redact(e.message())
-            );
+    let fetched = fetch_bounded(&mut rem, &[refspec.as_str()], cb, Some(cancel), |fo| {
+        fo.update_fetchhead(false);
+        fo.prune(git2::FetchPrune::On);
+        fo.download_tags(git2::AutotagOption::None);
+    });
+    fetched.map_err(|f| {
+        if f.abandoned_at.is_some() {
+            return anyhow!("fetch {remote} {branch} failed: {}", f.message(&url));
         }
+        let e = f.error;
         if e.code() == git2::ErrorCode::Certificate {
             return anyhow!(
                 "fetch {remote} {branch} failed: {} — the TLS certificate of {url} did not \

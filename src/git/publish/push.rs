@@ -273,22 +273,24 @@ fn fetch_once(
             push.short()
         )));
     }
-    let mut opts = git2::FetchOptions::new();
-    opts.remote_callbacks(remote_callbacks_for(&r, repo.config().ok()));
+    let callbacks = remote_callbacks_for(&r, repo.config().ok());
     let tracking = tracking_ref(remote, push);
     let spec = format!("+{}:{tracking}", push.branch());
     // The tracking ref is also a plain `git fetch`'s: its chain is checked back to
     // this node's own branch, which rxnode alone writes.
     let known = repo.refname_to_id(push.branch()).ok();
     let before = crate::git::ops::packs::before_fetch(repo, &[tracking.as_str()], Some(known));
-    if let Err(e) = r.fetch(&[spec.as_str()], Some(&mut opts), None) {
+    if let Err(f) =
+        crate::git::ops::fetch_bounded(&mut r, &[spec.as_str()], callbacks, None, |_| {})
+    {
+        let url = r.url().map(redact).unwrap_or_default();
         let m = format!(
-            "fetch of {} from {} failed: {}",
+            "fetch of {} from {url} failed: {}",
             push.short(),
-            r.url().map(redact).unwrap_or_default(),
-            e.message()
+            f.message(&url)
         );
-        return Err(if is_transient(&e) {
+        let e = f.error;
+        return Err(if f.abandoned_at.is_none() && is_transient(&e) {
             FetchError::Transient(m)
         } else {
             FetchError::Failed(anyhow::anyhow!(m))

@@ -50,17 +50,22 @@ pub(super) fn fetch_private(
         specs.push(format!("+refs/heads/rx-status/*:{STATUS_STAGING_PREFIX}*"));
         staging.push(STATUS_STAGING_PREFIX);
     }
+    let spec_strs: Vec<&str> = specs.iter().map(String::as_str).collect();
     let fetch = |rem: &mut git2::Remote<'_>| {
-        let mut fo = git2::FetchOptions::new();
-        fo.remote_callbacks(remote_callbacks(repo.config().ok()));
-        fo.update_fetchhead(false);
-        fo.prune(git2::FetchPrune::On);
-        fo.download_tags(git2::AutotagOption::None);
-        rem.fetch(&specs, Some(&mut fo), None)
+        let cb = remote_callbacks(repo.config().ok());
+        crate::git::ops::fetch_bounded(rem, &spec_strs, cb, None, |fo| {
+            fo.update_fetchhead(false);
+            fo.prune(git2::FetchPrune::On);
+            fo.download_tags(git2::AutotagOption::None);
+        })
     };
     let before = crate::git::ops::packs::before_fetch(repo, &["refs/rxnode/main-pc/"], None);
     let mut res = fetch(&mut rem);
-    if let Err(e) = &res {
+    if let Err(crate::git::ops::FetchFailure {
+        error: e,
+        abandoned_at: None,
+    }) = &res
+    {
         // A staging ref left from an earlier fetch can stand in the way of a
         // branch now on the remote (`rx-status/N` kept, `rx-status/N/x` new):
         // with the staging emptied, the fetch is made once more.
@@ -79,12 +84,9 @@ pub(super) fn fetch_private(
             res = fetch(&mut rem);
         }
     }
-    res.map_err(|e| {
-        anyhow!(
-            "fetch of rx-node from {} failed: {}",
-            rem.url().map(redact).unwrap_or_default(),
-            redact(e.message())
-        )
+    res.map_err(|f| {
+        let url = rem.url().map(redact).unwrap_or_default();
+        anyhow!("fetch of rx-node from {url} failed: {}", f.message(&url))
     })?;
     if let Some(why) = crate::git::ops::packs::refuse_oversized(repo, &before) {
         return Err(crate::exit::refused(format!(
