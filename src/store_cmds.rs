@@ -16,11 +16,8 @@ pub fn cmd_rebuild(ctx: &Ctx) -> Result<Outcome> {
     let paths = ctx.paths();
     match rebuild(&paths)? {
         Rebuild::Consistent => {
-            let out = one_line(&RebuildReport {
-                counts: None,
-                kept_aside: None,
-                notes: None,
-                reason: Some("consistent"),
+            let out = one_line(&RebuildReport::Consistent {
+                reason: "consistent",
                 rebuilt: false,
             })?;
             ctx.report(&out, |_| {
@@ -50,42 +47,51 @@ fn one_line<T: serde::Serialize>(value: &T) -> Result<Box<RawValue>> {
     Ok(RawValue::from_string(serde_json::to_string(value)?)?)
 }
 
-/// `state rebuild --json`: whether the state was rebuilt, and what it holds then
-/// (or why not).
+/// `state rebuild --json`: the state rebuilt and what it holds then, or why not.
 #[derive(serde::Serialize)]
-struct RebuildReport<'a> {
-    /// Tasks by status, after the rebuild.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    counts: Option<&'a BTreeMap<&'static str, usize>>,
-    /// Files moved aside.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kept_aside: Option<&'a [String]>,
-    /// What the rebuild noted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    notes: Option<&'a [String]>,
-    /// Why nothing was rebuilt.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'static str>,
-    /// Whether the state was written anew.
-    rebuilt: bool,
+#[serde(untagged)]
+enum RebuildReport<'a> {
+    /// Nothing to rebuild.
+    Consistent {
+        /// Why: `consistent`.
+        reason: &'static str,
+        /// Always false.
+        rebuilt: bool,
+    },
+    /// The state was written anew.
+    Rebuilt {
+        /// Tasks by status, after the rebuild.
+        counts: &'a BTreeMap<&'static str, usize>,
+        /// Files moved aside.
+        kept_aside: &'a [String],
+        /// What the rebuild noted.
+        notes: &'a [String],
+        /// Always true.
+        rebuilt: bool,
+    },
 }
 
-/// `node set-name --json`, `node set-publish-ref --json`, `node show --json`: the
-/// node's name, publication layout and branch, and what they were before.
+/// `node set-name --json`, `node set-publish-ref --json`, `node show --json`.
 #[derive(serde::Serialize)]
-struct NodeReport<'a> {
-    /// The branch this node publishes to, when it has a name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    branch: Option<Option<&'a str>>,
-    /// The node's name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<Option<&'a str>>,
-    /// What was set before (a name or a layout).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    previous: Option<Option<&'a str>>,
-    /// `shared` or `own`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    publish_ref: Option<&'a str>,
+#[serde(untagged)]
+enum NodeReport<'a> {
+    /// `set-name`: the new name and the one before, if any.
+    Named {
+        name: &'a str,
+        previous: Option<&'a str>,
+    },
+    /// `set-publish-ref`: the branch now published to, the layout before and now.
+    Layout {
+        branch: &'a str,
+        previous: &'a str,
+        publish_ref: &'a str,
+    },
+    /// `show`: the name and branch (none before a name is set) and the layout.
+    Shown {
+        branch: Option<&'a str>,
+        name: Option<&'a str>,
+        publish_ref: &'a str,
+    },
 }
 
 /// What a rebuild did, as printed.
@@ -102,11 +108,10 @@ impl Rebuilt {
             kept,
             notes,
         } = self;
-        let out = one_line(&RebuildReport {
-            counts: Some(counts),
-            kept_aside: Some(kept),
-            notes: Some(notes),
-            reason: None,
+        let out = one_line(&RebuildReport::Rebuilt {
+            counts,
+            kept_aside: kept,
+            notes,
             rebuilt: true,
         })?;
         ctx.report(&out, |_| self.render(paths))
@@ -144,11 +149,9 @@ impl Rebuilt {
 pub fn cmd_set_name(ctx: &Ctx, name: &str) -> Result<Outcome> {
     check_name(name).map_err(bad_input)?;
     let old = set_name(&ctx.paths(), name)?;
-    let report = NodeReport {
-        branch: None,
-        name: Some(Some(name)),
-        previous: Some(old.as_deref()),
-        publish_ref: None,
+    let report = NodeReport::Named {
+        name,
+        previous: old.as_deref(),
     };
     ctx.report(&report, |_| match &old {
         Some(o) if o != name => {
@@ -166,11 +169,10 @@ pub fn cmd_set_publish_ref(ctx: &Ctx, layout: PublishRef) -> Result<Outcome> {
     let name = load_file(&paths)?.map(|f| f.name).unwrap_or_default();
     let branch = layout.branch(&name);
     ctx.report(
-        &NodeReport {
-            branch: Some(Some(&branch)),
-            name: None,
-            previous: Some(Some(old.as_str())),
-            publish_ref: Some(layout.as_str()),
+        &NodeReport::Layout {
+            branch: &branch,
+            previous: old.as_str(),
+            publish_ref: layout.as_str(),
         },
         |_| {
             let mut t = format!("this node publishes to {branch} ({})\n", what(layout));
@@ -203,11 +205,10 @@ pub fn cmd_show(ctx: &Ctx) -> Result<Outcome> {
     let layout = file.as_ref().map(|f| f.publish_ref).unwrap_or_default();
     let branch = name.as_deref().map(|n| layout.branch(n));
     ctx.report(
-        &NodeReport {
-            branch: Some(branch.as_deref()),
-            name: Some(name.as_deref()),
-            previous: None,
-            publish_ref: Some(layout.as_str()),
+        &NodeReport::Shown {
+            branch: branch.as_deref(),
+            name: name.as_deref(),
+            publish_ref: layout.as_str(),
         },
         |_| match (&name, &branch) {
             (Some(n), Some(b)) => format!("node name: {n}\npublishes to: {b} ({})\n", what(layout)),

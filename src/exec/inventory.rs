@@ -70,9 +70,9 @@ pub fn cmd_inventory(ctx: &Ctx, args: &InventoryOptions) -> Result<Outcome> {
         }
         // Under --sim only rxsim is there: other drivers' args find nothing by design.
         let next = if ctx.sim {
-            "Under --sim only the simulated radio is loaded (driver=rxsim): leave --sim out to reach your radio's module, or give rxsim's args".to_owned()
+            "Under --sim only the simulated radio is loaded (driver=rxsim): leave --sim out to reach your radio's module, or give rxsim's args"
         } else {
-            "Install the module for your radio (see docs/hardware.md) or try `rxnode --sim inventory --dry-run`".to_owned()
+            "Install the module for your radio (see docs/hardware.md) or try `rxnode --sim inventory --dry-run`"
         };
         format!(
             "no radio found{}; SoapySDR modules found: {}; search paths: {}; SOAPY_SDR_PLUGIN_PATH={}. {next}.",

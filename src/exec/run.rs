@@ -144,8 +144,8 @@ pub fn cmd_run(ctx: &Ctx, task_id: &str) -> Result<Outcome> {
     })
 }
 
-/// Other texts of this task the watcher refused after it was approved (the main PC
-/// posted a revision under the same ID): said before anything runs, because the
+/// Other texts of this task the watcher refused (the main PC posted a revision
+/// under the same ID, before or after the approval): said before anything runs, because the
 /// run executes the approved text, not what the branch holds now
 /// (docs/protocol.md#1b-the-branchs-history-is-a-queue). Read from the ledger; a ledger that cannot be
 /// read says nothing here (the preconditions have read it already).
@@ -167,7 +167,7 @@ fn say_later_texts(paths: &Paths, id: &TaskId, approved_sha: &str) {
         }
         let commit = l.commit.as_deref().map_or("?", |c| &c[..c.len().min(12)]);
         note!(
-            "note: the watched branch has since posted another text of {id} (commit {commit}, SHA-256 {}…), refused because {id} was approved with this one (SHA-256 {}…): this run executes the approved text; a revised task needs a new TASK_ID",
+            "note: the watched branch has posted another text of {id} (commit {commit}, SHA-256 {}…), refused because a known task ID keeps its first text: this run executes the approved text (SHA-256 {}…); a revised task needs a new TASK_ID",
             &sha[..sha.len().min(12)],
             &approved_sha[..approved_sha.len().min(12)]
         );

@@ -30,43 +30,45 @@ use windows::{install, status, uninstall};
 /// The unit's file name.
 pub(crate) const UNIT_NAME: &str = "rxnode-watch.service";
 
-/// What `service install|uninstall|status --json` print: on Linux the unit
-/// (`unit`, `user`, `file`, `verified`, `started`; `removed`, `stopped`), on
-/// Windows the Task Scheduler's command line (`task`, `command`,
-/// `command_too_long`). Fields a command does not report are left out.
-#[derive(Debug, Default, Serialize)]
-pub(crate) struct ServiceReport {
-    /// The command line to run (Windows).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) command: Option<String>,
-    /// The command line is longer than `schtasks` accepts (Windows).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) command_too_long: Option<bool>,
-    /// `written`, `replaced` or `unchanged`: what became of the unit file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) file: Option<String>,
-    /// Whether the unit file was removed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) removed: Option<bool>,
-    /// Whether systemd was asked to start it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) started: Option<bool>,
-    /// Whether systemd was asked to stop it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) stopped: Option<bool>,
-    /// The scheduled task's name (Windows).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) task: Option<&'static str>,
-    /// The unit file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) unit: Option<String>,
-    /// A user unit.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) user: Option<bool>,
-    /// Whether `systemd-analyze verify` checked and accepted the unit (false when it is
-    /// not installed here).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) verified: Option<bool>,
+/// What `service install|uninstall|status --json` print: on Linux the unit file and
+/// what systemd was asked to do, on Windows the Task Scheduler's command line.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum ServiceReport {
+    /// `install` (Linux).
+    Installed {
+        /// `written`, `replaced` or `unchanged`: what became of the unit file.
+        file: String,
+        /// Whether systemd was asked to start it.
+        started: bool,
+        /// The unit file.
+        unit: String,
+        /// A user unit.
+        user: bool,
+        /// Whether `systemd-analyze verify` checked and accepted the unit (false when
+        /// it is not installed here).
+        verified: bool,
+    },
+    /// `uninstall` (Linux).
+    Removed {
+        /// Whether the unit file was removed.
+        removed: bool,
+        /// Whether systemd was asked to stop it.
+        stopped: bool,
+        /// The unit file.
+        unit: String,
+    },
+    /// `install`, `status`, `uninstall` (Windows): the command line to run.
+    #[cfg_attr(not(windows), allow(dead_code))]
+    Scheduled {
+        /// The command line.
+        command: String,
+        /// It is longer than `schtasks` accepts (`install` only).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        command_too_long: Option<bool>,
+        /// The scheduled task's name.
+        task: &'static str,
+    },
 }
 
 /// Where and how the unit is managed.

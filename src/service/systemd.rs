@@ -189,19 +189,16 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
             );
         }
     }
-    let report = super::ServiceReport {
-        file: Some(
-            match unit {
-                "wrote" => "written",
-                other => other,
-            }
-            .to_owned(),
-        ),
-        started: Some(started),
-        unit: Some(path.display().to_string()),
-        user: Some(opts.user),
-        verified: Some(verified),
-        ..Default::default()
+    let report = super::ServiceReport::Installed {
+        file: match unit {
+            "wrote" => "written",
+            other => other,
+        }
+        .to_owned(),
+        started,
+        unit: path.display().to_string(),
+        user: opts.user,
+        verified,
     };
     ctx.report(&report, |_| human)?;
     Ok(Outcome::Done)
@@ -269,11 +266,10 @@ pub(super) fn render_service_status(s: &Status) -> String {
 pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let path = unit_dir(opts)?.join(UNIT_NAME);
     if std::fs::symlink_metadata(&path).is_err() {
-        let report = super::ServiceReport {
-            removed: Some(false),
-            stopped: Some(false),
-            unit: Some(path.display().to_string()),
-            ..Default::default()
+        let report = super::ServiceReport::Removed {
+            removed: false,
+            stopped: false,
+            unit: path.display().to_string(),
         };
         ctx.report(&report, |_| {
             format!("not installed: {} does not exist\n", path.display())
@@ -295,11 +291,10 @@ pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     if let Err(e) = crate::store::ledger::append(&paths, &entry) {
         tracing::warn!("cannot record the removal in the ledger: {e:#}");
     }
-    let report = super::ServiceReport {
-        removed: Some(true),
-        stopped: Some(stopped),
-        unit: Some(path.display().to_string()),
-        ..Default::default()
+    let report = super::ServiceReport::Removed {
+        removed: true,
+        stopped,
+        unit: path.display().to_string(),
     };
     ctx.report(&report, |_| {
         if stopped {

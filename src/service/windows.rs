@@ -67,11 +67,10 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
             tr.len()
         ));
     }
-    let report = super::ServiceReport {
-        command: Some(command),
+    let report = super::ServiceReport::Scheduled {
+        command,
         command_too_long: Some(too_long),
-        task: Some(TASK_NAME),
-        ..Default::default()
+        task: TASK_NAME,
     };
     ctx.report(&report, |_| human)?;
     Ok(Outcome::Done)
@@ -80,10 +79,10 @@ pub(super) fn install(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
 pub(super) fn status(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let _ = opts;
     let command = format!("schtasks /Query /TN \"{TASK_NAME}\" /V /FO LIST");
-    let report = super::ServiceReport {
-        command: Some(command.clone()),
-        task: Some(TASK_NAME),
-        ..Default::default()
+    let report = super::ServiceReport::Scheduled {
+        command: command.clone(),
+        command_too_long: None,
+        task: TASK_NAME,
     };
     ctx.report(&report, |_| {
         format!("Windows runs the watcher from the Task Scheduler; its state: {command}\n")
@@ -95,10 +94,10 @@ pub(super) fn uninstall(ctx: &Ctx, opts: &ServiceOptions) -> Result<Outcome> {
     let _ = opts;
     let command =
         format!("schtasks /End /TN \"{TASK_NAME}\" & schtasks /Delete /F /TN \"{TASK_NAME}\"");
-    let report = super::ServiceReport {
-        command: Some(command.clone()),
-        task: Some(TASK_NAME),
-        ..Default::default()
+    let report = super::ServiceReport::Scheduled {
+        command: command.clone(),
+        command_too_long: None,
+        task: TASK_NAME,
     };
     ctx.report(&report, |_| {
         format!("Windows runs the watcher from the Task Scheduler; to remove it: {command}\n")

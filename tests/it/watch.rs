@@ -169,7 +169,7 @@ fn run_names_a_revision_refused_after_the_approval() {
     let out = lab.run(&["run", "T_REV"], "");
     let se = text(&out.stderr);
     assert!(
-        se.contains("has since posted another text of T_REV")
+        se.contains("has posted another text of T_REV")
             && se.contains(&format!("commit {}", &revised[..12]))
             && se.contains("this run executes the approved text"),
         "{se}"

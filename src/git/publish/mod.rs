@@ -46,7 +46,6 @@ use crate::store::state::{self, PublishRecord};
 use anyhow::{Context, Result};
 use git2::{Oid, Repository};
 use rxnode_interlock::TaskId;
-
 use std::time::Instant;
 
 // The folder on `rx-node` holding every published result, and the third
