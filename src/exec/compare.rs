@@ -468,14 +468,15 @@ pub(crate) fn add_clock_blocks(
     max_age_s: f64,
 ) {
     for r in [&mut entry.master, &mut entry.slave] {
-        let Ok(dev) = serde_json::to_value(&r.device) else {
-            continue;
+        let radio = crate::store::calibration::Radio {
+            driver: &r.device.driver,
+            serial: r.device.serial.as_deref().unwrap_or_default(),
+            remote: r.device.remote.as_deref().filter(|x| !x.trim().is_empty()),
         };
-        let radio = crate::store::calibration::Radio::of_block(&dev);
         if radio.driver.is_empty() {
             continue;
         }
-        let block = crate::store::calibration::clock_block(
+        let block = crate::store::calibration::clock_of(
             paths,
             radio,
             r.clock_source.as_deref(),

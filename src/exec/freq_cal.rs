@@ -6,7 +6,11 @@ use crate::context::Ctx;
 use crate::exec::live::{BlockSink, LiveCapture, NotCaptured};
 use crate::exec::steps::{Outputs, StepCtx};
 use crate::exit::{bad_field_text, bad_input, refused, FieldText, Outcome};
-use crate::result::sections::freq_cal::{Duplex, FreqCalCapture, FreqCalEntry, FreqCalRecord};
+use crate::result::sections::capture::{typed, CaptureDevice};
+use crate::result::sections::freq_cal::{
+    DeviceArgs, Duplex, FreqCalActual, FreqCalCapture, FreqCalClock, FreqCalEntry, FreqCalRecord,
+    FreqCalRequested, FreqCalSource,
+};
 use crate::result::{Check, Status};
 use crate::store::calibration::{self, Measurement};
 use crate::store::ledger::{Entry, Event, Refusal};
@@ -18,7 +22,6 @@ use rxnode_dsp::{
     FreqCalEstimator, RecordFormat,
 };
 use rxnode_interlock::{check_freq_cal, FreqCalMethod, FreqCalStep};
-use serde_json::{json, Value};
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -43,21 +46,21 @@ pub(crate) struct Measured {
     /// The estimate, when there is one.
     pub(crate) estimate: Option<FreqCalEstimate>,
     /// The radio's identity (driver, serial), when it was opened.
-    pub(crate) device: Value,
+    pub(crate) device: Option<CaptureDevice>,
 }
 
 impl Measured {
     fn without_estimate(f: &FreqCalStep, status: Status, detail: String) -> Self {
-        let entry = FreqCalRecord {
-            device: json!({"args": f.device}),
-            ..FreqCalRecord::new(f.method, f.frequency_hz, status, detail.clone())
-        };
+        let args = FreqCalSource::Args(DeviceArgs {
+            args: f.device.clone(),
+        });
+        let entry = FreqCalRecord::new(args, f.method, f.frequency_hz, status, detail.clone());
         Self {
             status,
             detail,
             entry,
             estimate: None,
-            device: Value::Null,
+            device: None,
         }
     }
 }
@@ -151,16 +154,26 @@ pub(crate) fn measure(
         Some(e) => e.finish(),
         None => Err(FreqCalError::NotFound("the estimator never started".into())),
     };
-    judge(f.method, f.frequency_hz, &summary, result)
+    // The live capture layer describes the radio it opened; a description that
+    // does not read (a value the radio reported as NaN) leaves the args the step gave.
+    let device = match typed::<CaptureDevice>(&summary.device) {
+        Some(d) => FreqCalSource::Radio(d),
+        None => FreqCalSource::Args(DeviceArgs {
+            args: f.device.clone(),
+        }),
+    };
+    judge(f.method, f.frequency_hz, &summary, result, device)
 }
 
 /// The status, detail and entry of a finished capture (or a recording read through
-/// the capture engine) and its estimate against the carrier at `carrier_hz`.
+/// the capture engine) and its estimate against the carrier at `carrier_hz`, on
+/// `device` (the radio, or the recording).
 pub(crate) fn judge(
     method: FreqCalMethod,
     carrier_hz: f64,
     summary: &CaptureSummary,
     result: Result<FreqCalEstimate, FreqCalError>,
+    device: FreqCalSource,
 ) -> Measured {
     let complete = summary.clean && !summary.cancelled;
     let capture = FreqCalCapture {
@@ -234,12 +247,17 @@ pub(crate) fn judge(
         Err(e @ FreqCalError::Unavailable(_)) => (Status::NotRun, e.to_string(), None),
         Err(e) => (Status::Fail, e.to_string(), None),
     };
+    // A radio's settings as the live capture layer described them; a recording's
+    // are filled in by `analyze`. A value that does not read is left out.
+    let radio = match &device {
+        FreqCalSource::Radio(d) => Some(d.clone()),
+        _ => None,
+    };
     let mut entry = FreqCalRecord {
-        actual: Some(summary.actual.clone()),
+        actual: typed(&summary.actual).map(FreqCalActual::Radio),
         capture: Some(capture),
-        device: summary.device.clone(),
-        requested: Some(summary.requested.clone()),
-        ..FreqCalRecord::new(method, carrier_hz, status, detail.clone())
+        requested: typed(&summary.requested).map(FreqCalRequested::Radio),
+        ..FreqCalRecord::new(device, method, carrier_hz, status, detail.clone())
     };
     if let Some(e) = &estimate {
         let ev = &e.evidence;
@@ -261,7 +279,7 @@ pub(crate) fn judge(
         detail,
         entry,
         estimate,
-        device: summary.device.clone(),
+        device: radio,
     }
 }
 
@@ -270,7 +288,10 @@ pub(crate) fn judge(
 /// `calibration_stored` says whether it was kept, `calibration_note` why not.
 fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>, max_age_s: f64) {
     let device = m.device.clone();
-    let radio = calibration::Radio::of_block(&device);
+    let radio = match &device {
+        Some(d) => calibration::Radio::of_device(d),
+        None => calibration::Radio::default(),
+    };
     let mut note = None;
     let stored = match &m.estimate {
         Some(e) if m.status == Status::Pass => {
@@ -301,19 +322,16 @@ fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>,
         }
         None => false,
     };
-    let source = m
-        .entry
-        .actual
-        .as_ref()
-        .and_then(|a| a.get("clock_source"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let clock = calibration::clock_block(paths, radio, source.as_deref(), max_age_s, None);
+    let source = match &m.entry.actual {
+        Some(FreqCalActual::Radio(a)) => a.settings.clock_source.clone(),
+        _ => None,
+    };
+    let clock = calibration::clock_of(paths, radio, source.as_deref(), max_age_s, None);
     if m.estimate.is_some() {
         m.entry.calibration_stored = Some(stored);
         m.entry.calibration_note = note;
     }
-    m.entry.clock = Some(clock);
+    m.entry.clock = Some(FreqCalClock::Radio(clock));
 }
 
 /// `rxnode clkin calibrate` options.

@@ -99,8 +99,8 @@ impl CalibrationUse {
         info: &DeviceInfo,
         source: Option<&str>,
         applied: Option<(f64, crate::store::calibration::CorrectionFrom)>,
-    ) -> serde_json::Value {
-        crate::store::calibration::clock_block(
+    ) -> crate::store::calibration::ClockBlock {
+        crate::store::calibration::clock_of(
             &self.paths,
             crate::store::calibration::Radio::of(info),
             source,
@@ -270,7 +270,9 @@ pub(crate) fn capture_into(
     let clock = c
         .calibration
         .as_ref()
-        .map(|k| k.block(&info, tuned.actual.clock_source.as_deref(), applied_from));
+        .map(|k| k.block(&info, tuned.actual.clock_source.as_deref(), applied_from))
+        // The capture engine and the recorder carry it as a JSON value.
+        .map(|b| serde_json::to_value(b).unwrap_or(serde_json::Value::Null));
     if let Some(k) = sink.as_deref_mut() {
         k.start(tuned.actual.frequency_hz, tuned.actual.sample_rate_hz)?;
     }

@@ -271,23 +271,15 @@ fn freq_cal_row(e: &FreqCalEntry) -> String {
     let clock = m
         .and_then(|m| m.clock.as_ref())
         .map(|c| {
-            let src = c.get("source").and_then(|v| v.as_str()).unwrap_or("?");
-            match c.get("last_measurement").filter(|m| !m.is_null()) {
-                Some(m) => format!(
+            let (source, last) = c.parts();
+            let src = source.unwrap_or("?");
+            match last {
+                Some(l) => format!(
                     "{src}; last {:+.4} ppm ({}, {}{})",
-                    m.get("ppm")
-                        .and_then(serde_json::Value::as_f64)
-                        .unwrap_or(f64::NAN),
-                    m.get("method").and_then(|v| v.as_str()).unwrap_or("?"),
-                    m.get("time").and_then(|v| v.as_str()).unwrap_or("?"),
-                    if m.get("stale")
-                        .and_then(serde_json::Value::as_bool)
-                        .unwrap_or(true)
-                    {
-                        ", stale"
-                    } else {
-                        ""
-                    }
+                    l.ppm,
+                    l.method,
+                    l.time,
+                    if l.stale { ", stale" } else { "" }
                 ),
                 None => format!("{src}; never measured"),
             }

@@ -90,7 +90,7 @@ impl Default for CalibrationFile {
 /// One radio as a calibration names it: its driver, its serial and, when it is
 /// reached through SoapyRemote, the server (the same unit on another host, or a
 /// local unit with the same serial, is another radio).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Radio<'a> {
     /// The SoapySDR driver.
     pub(crate) driver: &'a str,
@@ -110,13 +110,12 @@ impl<'a> Radio<'a> {
         }
     }
 
-    /// The radio a result's `device` block (`driver`, `serial`, `remote`) names.
-    pub(crate) fn of_block(device: &'a serde_json::Value) -> Self {
-        let get = |k: &str| device.get(k).and_then(serde_json::Value::as_str);
+    /// The radio a result's `device` block names.
+    pub(crate) fn of_device(device: &'a crate::result::sections::capture::CaptureDevice) -> Self {
         Radio {
-            driver: get("driver").unwrap_or_default(),
-            serial: get("serial").unwrap_or_default(),
-            remote: get("remote").filter(|r| !r.trim().is_empty()),
+            driver: &device.driver,
+            serial: device.serial.as_deref().unwrap_or_default(),
+            remote: device.remote.as_deref().filter(|r| !r.trim().is_empty()),
         }
     }
 }
@@ -210,21 +209,6 @@ pub(crate) fn age_s(time: &str) -> Option<f64> {
     Some((time::OffsetDateTime::now_utc() - t).as_seconds_f64())
 }
 
-/// The `clock` block of a result entry or a recording: where the radio's clock
-/// comes from and how good its frequency axis is — its last measurement (with its
-/// age, and `stale` past `max_age_s`) and the correction applied, if any
-/// (docs/protocol.md#clock).
-pub(crate) fn clock_block(
-    paths: &Paths,
-    radio: Radio<'_>,
-    source: Option<&str>,
-    max_age_s: f64,
-    applied: Option<(f64, CorrectionFrom)>,
-) -> serde_json::Value {
-    serde_json::to_value(clock_of(paths, radio, source, max_age_s, applied))
-        .unwrap_or(serde_json::Value::Null)
-}
-
 /// The `clock` block of a result entry (docs/protocol.md#clock).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -275,7 +259,10 @@ pub(crate) struct LastMeasurement {
     pub(crate) uncertainty_ppm: f64,
 }
 
-/// [`clock_block`] as its type.
+/// The `clock` block of a result entry or a recording: where the radio's clock
+/// comes from and how good its frequency axis is — its last measurement (with its
+/// age, and `stale` past `max_age_s`) and the correction applied, if any
+/// (docs/protocol.md#clock).
 pub(crate) fn clock_of(
     paths: &Paths,
     radio: Radio<'_>,

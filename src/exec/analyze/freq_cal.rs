@@ -52,21 +52,18 @@ pub(super) fn freq_cal_setup(args: &AnalyzeOptions, rec: &Recording) -> Result<O
 
 /// The `freq_cal` entry of a recording: as `clkin calibrate` prints it, with the
 /// recording in place of the radio, and nothing stored (yet).
-pub(super) fn freq_cal_entry(
-    args: &AnalyzeOptions,
-    rec: &Recording,
-    mut entry: FreqCalRecord,
-) -> FreqCalRecord {
-    entry.device =
-        json!({"recording": args.file.display().to_string(), "channel": rec.info.channel});
-    let settings = json!({"frequency_hz": rec.center, "sample_rate_hz": rec.rate});
-    entry.requested = Some(settings.clone());
-    entry.actual = Some(settings);
+pub(super) fn freq_cal_entry(rec: &Recording, mut entry: FreqCalRecord) -> FreqCalRecord {
+    let settings = RecordingSettings {
+        frequency_hz: rec.center,
+        sample_rate_hz: rec.rate,
+    };
+    entry.requested = Some(FreqCalRequested::Recording(settings.clone()));
+    entry.actual = Some(FreqCalActual::Recording(settings));
     if entry.ppm.is_some() {
         entry.calibration_stored = Some(false);
         entry.calibration_note = Some("not kept: a recording's radio is not necessarily this node's (docs/operator.md#calibrating-from-a-recording)".to_owned());
     }
-    entry.clock = serde_json::to_value(&rec.clock).ok();
+    entry.clock = Some(FreqCalClock::Recording(rec.clock.clone()));
     entry
 }
 

@@ -5,7 +5,10 @@
 use crate::context::Ctx;
 use crate::exec::{exists_not_a_file, exists_unless_forced, positive};
 use crate::exit::{bad_field, bad_field_text, bad_input, FieldText, Outcome};
-use crate::result::sections::freq_cal::{FreqCalRecord, StoredFor};
+use crate::result::sections::freq_cal::{
+    FreqCalActual, FreqCalClock, FreqCalRecord, FreqCalRequested, FreqCalSource, RecordingChannel,
+    RecordingSettings, StoredFor,
+};
 use anyhow::{Context, Result};
 use rxnode_dsp::{
     freq_cal_estimator, run_capture_with_hook, CaptureSettings, CaptureSummary, ClkinReport,
@@ -14,7 +17,7 @@ use rxnode_dsp::{
 };
 use rxnode_interlock::FreqCalMethod;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -316,8 +319,13 @@ fn analyze_channel(
     let (summary, silence) = run_file(reader, &settings, progress.as_ref(), est.as_mut())?;
     let freq_cal = est.map(|mut f| {
         let estimate = f.est.finish();
-        let judged = crate::exec::freq_cal::judge(f.method, f.carrier_hz, &summary, estimate);
-        freq_cal_entry(args, rec, judged.entry)
+        let source = FreqCalSource::Recording(RecordingChannel {
+            channel: rec.info.channel,
+            recording: args.file.display().to_string(),
+        });
+        let judged =
+            crate::exec::freq_cal::judge(f.method, f.carrier_hz, &summary, estimate, source);
+        freq_cal_entry(rec, judged.entry)
     });
     let (mut report, psd) = build_report(args, rec, &settings, summary, silence);
     report.freq_cal = freq_cal;

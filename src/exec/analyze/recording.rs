@@ -289,7 +289,7 @@ pub(super) fn recorded_clock(info: &IqInfo) -> Result<RecordingClock> {
 }
 
 /// Where a recording's `clock` block comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ClockFrom {
     /// The recording's own `rxnode:clock`, as written when it was recorded.
@@ -300,7 +300,7 @@ pub enum ClockFrom {
 
 /// How good a recording's frequency axis is (docs/protocol.md#clock), as
 /// `analyze` reports it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RecordingClock {
     /// Where it comes from, in words (the file named).
     pub detail: String,
@@ -317,7 +317,7 @@ pub struct RecordingClock {
 }
 
 /// A frequency calibration as a recording holds it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RecordedMeasurement {
     /// Its age when the recording was made, s (absent when the file has none; null
     /// when it was unknown then).

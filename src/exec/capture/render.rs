@@ -2,6 +2,8 @@
 //! the stream and its losses, the CLKIN verdict, the files and the errors, in one
 //! readable block; and the lines other reports share with it.
 use super::{status_name, CaptureOptions};
+use crate::result::sections::capture::typed;
+use crate::store::calibration::{ClockBlock, CorrectionFrom};
 use rxnode_dsp::{CaptureSummary, ClkinReport};
 use std::fmt::Write as _;
 
@@ -61,7 +63,8 @@ fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
         mhz(args.frequency_hz),
         num("frequency_hz").map(mhz).unwrap_or_else(|| "n/a".into())
     );
-    if let Some(line) = correction_line(s.clock.as_ref()) {
+    let clock = s.clock.as_ref().and_then(typed::<ClockBlock>);
+    if let Some(line) = correction_line(clock.as_ref()) {
         let _ = writeln!(o, "{line}");
     }
     let _ = writeln!(
@@ -118,24 +121,19 @@ fn render_settings(o: &mut String, s: &CaptureSummary, args: &CaptureOptions) {
 /// The line that says a calibration correction was applied (`--apply-cal`), and
 /// from which measurement — so that an actual frequency off the requested one
 /// never reads as a tuning error. `None` when no correction was applied.
-pub(crate) fn correction_line(clock: Option<&serde_json::Value>) -> Option<String> {
+pub(crate) fn correction_line(clock: Option<&ClockBlock>) -> Option<String> {
     let c = clock?;
-    let ppm = c.get("ppm_correction_applied")?.as_f64()?;
-    if c.get("ppm_correction_from").and_then(|v| v.as_str()) == Some("manual") {
+    let ppm = c.ppm_correction_applied.filter(|p| p.is_finite())?;
+    if c.ppm_correction_from == Some(CorrectionFrom::Manual) {
         return Some(format!(
             "  correction    {ppm:+.3} ppm applied (manual, -p): the radio is tuned off the \
              requested frequency by that much so that the requested frequency is at the centre"
         ));
     }
-    let last = c.get("last_measurement");
-    let from = last
-        .and_then(|m| {
-            Some(format!(
-                "{} measurement of {}",
-                m.get("method")?.as_str()?,
-                m.get("time")?.as_str()?
-            ))
-        })
+    let from = c
+        .last_measurement
+        .as_ref()
+        .map(|m| format!("{} measurement of {}", m.method, m.time))
         .unwrap_or_else(|| "this radio's calibration".to_owned());
     Some(format!(
         "  correction    {ppm:+.3} ppm applied ({from}, --apply-cal): the radio is tuned off \

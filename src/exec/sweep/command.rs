@@ -566,10 +566,7 @@ fn sweep_text(v: &SweepRecord) -> String {
     if let Some(r) = &v.radio_settings {
         // A manual ppm is told once, on the correction line with its provenance.
         let mut r = r.clone();
-        if v.clock
-            .get("ppm_correction_applied")
-            .is_some_and(|p| p.is_number())
-        {
+        if v.clock.ppm_correction_applied.is_some_and(f64::is_finite) {
             r.ppm = None;
         }
         let text = crate::describe::radio_settings_text(&r);

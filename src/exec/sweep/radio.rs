@@ -3,12 +3,12 @@
 pub(crate) use crate::result::sections::sweep::Clamp;
 use crate::result::sections::sweep::SweepDevice;
 use crate::result::Status;
+use crate::store::calibration::ClockBlock;
 use anyhow::{Context, Result};
 use rxnode_hw::{
     run_sweep_observed, HopStatus, RxConfig, RxRadio, SweepHop, SweepProgress, SweepReport,
 };
 use rxnode_interlock::{GainSpec, RxSweepStep};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -40,7 +40,7 @@ pub(crate) struct Swept {
     pub(crate) started_at: String,
     /// The radio's clock source, last frequency calibration and the correction
     /// applied (docs/protocol.md#clock).
-    pub(crate) clock: Value,
+    pub(crate) clock: ClockBlock,
     /// The band as asked, when it was clamped to the radio's tuning range.
     pub(crate) clamped: Option<Clamp>,
     /// The radio's own settings written, stream args, AGC and manual ppm.

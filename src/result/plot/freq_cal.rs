@@ -50,11 +50,7 @@ pub(crate) fn write_freq_cal_png(path: &Path, e: &FreqCalRecord, origin: &str) -
         }
         _ => format!("{method} {cell}: no estimate"),
     };
-    let device = e
-        .device
-        .get("args")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or("?");
+    let device = e.device.label();
     let title = format!(
         "{title} · {origin} · {} · {}",
         super::capture::short(device, 40),

@@ -263,7 +263,8 @@ impl CaptureEntry {
 }
 
 /// A part the live capture layer filled in, read back as its type.
-fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
+/// `v` as `T`, when it reads as one.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
     serde_json::from_value(v.clone()).ok()
 }
 

@@ -4,6 +4,7 @@
 use super::step_row::StepRow;
 use super::wire::{one_of, sorted};
 use crate::result::Status;
+use crate::store::calibration::ClockBlock;
 use rxnode_hw::ActualSettings;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -200,7 +201,7 @@ pub(crate) struct CompareRadio {
     pub actual: ActualSettings,
     /// How good its frequency axis is (docs/protocol.md#clock); absent outside a checkout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock: Option<Value>,
+    pub clock: Option<ClockBlock>,
     /// The clock source read back.
     pub clock_source: Option<String>,
     /// The clock source asked for.

@@ -2,13 +2,15 @@
 //! `freq_cal` of `rxnode analyze --json` (docs/protocol.md#freq_cal): the radio's
 //! error in ppm with its uncertainty, the method, the cell (its PCI and duplex for
 //! LTE), the confidence and the detections behind it.
+use super::capture::{CaptureActual, CaptureDevice, CaptureRequested};
 use super::step_row::StepRow;
 use super::wire::{one_of, sorted};
+use crate::exec::analyze::RecordingClock;
 use crate::result::Status;
+use crate::store::calibration::ClockBlock;
 use rxnode_dsp::FreqCalDetection;
 use rxnode_interlock::FreqCalMethod;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
 
 /// One entry of `freq_cal[]`: a measurement (with or without a number), or the
 /// row of a step that did not get to measure.
@@ -46,8 +48,12 @@ impl FreqCalEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct FreqCalRecord {
     /// The capture engine's settings read back (a recording: its centre and rate).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actual: Option<Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "sorted"
+    )]
+    pub actual: Option<FreqCalActual>,
     /// Detections found (FCCH bursts, or PSS of the cell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
@@ -71,7 +77,7 @@ pub(crate) struct FreqCalRecord {
     pub cell: Option<String>,
     /// How good the frequency axis is (docs/protocol.md#clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock: Option<Value>,
+    pub clock: Option<FreqCalClock>,
     /// How sure the estimator is that it locked to the right signal, 0..1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = 1.0))]
@@ -88,7 +94,7 @@ pub(crate) struct FreqCalRecord {
     #[schemars(with = "Option<Vec<DetectionSchema>>")]
     pub detections: Option<Vec<FreqCalDetection>>,
     /// The radio (its args, driver, serial), or the recording and its channel.
-    pub device: Value,
+    pub device: FreqCalSource,
     /// LTE: the cell's frame structure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplex: Option<Duplex>,
@@ -109,7 +115,7 @@ pub(crate) struct FreqCalRecord {
     pub ppm: Option<f64>,
     /// The capture engine's settings as asked (a recording: its centre and rate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requested: Option<Value>,
+    pub requested: Option<FreqCalRequested>,
     /// The searched baseband offsets `[low, high]`, Hz.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_hz: Option<[f64; 2]>,
@@ -136,6 +142,7 @@ impl FreqCalRecord {
     /// A measurement of `method` against the carrier at `frequency_hz` with only its
     /// status and detail (the radio and the rest are filled in by the caller).
     pub(crate) fn new(
+        device: FreqCalSource,
         method: FreqCalMethod,
         frequency_hz: f64,
         status: Status,
@@ -153,7 +160,7 @@ impl FreqCalRecord {
             confidence: None,
             detail,
             detections: None,
-            device: Value::Null,
+            device,
             duplex: None,
             frequency_hz,
             method,
@@ -167,6 +174,126 @@ impl FreqCalRecord {
             step: None,
             stored_for: None,
             uncertainty_ppm: None,
+        }
+    }
+}
+
+/// The radio a measurement was made on, or the recording it was read from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum FreqCalSource {
+    /// The radio as it was opened.
+    Radio(CaptureDevice),
+    /// The radio's args, when it was not opened.
+    Args(DeviceArgs),
+    /// A recording and its channel (`rxnode analyze`).
+    Recording(RecordingChannel),
+}
+
+impl FreqCalSource {
+    /// The radio's args, or the recording's name.
+    pub(crate) fn label(&self) -> &str {
+        match self {
+            FreqCalSource::Radio(d) => &d.args,
+            FreqCalSource::Args(a) => &a.args,
+            FreqCalSource::Recording(r) => &r.recording,
+        }
+    }
+}
+
+/// A radio named by its args only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DeviceArgs {
+    /// The SoapySDR device args the step gave.
+    pub args: String,
+}
+
+/// One channel of a recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecordingChannel {
+    /// Its channel (0-based).
+    pub channel: u32,
+    /// The recording, as named on the command line.
+    pub recording: String,
+}
+
+/// A recording's centre and rate (both what was asked and what was read).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecordingSettings {
+    /// Its RF centre, Hz; `null` when the file does not say.
+    pub frequency_hz: Option<f64>,
+    /// Its sample rate, S/s.
+    pub sample_rate_hz: f64,
+}
+
+/// What the measurement asked for: a radio's capture settings, or a recording's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum FreqCalRequested {
+    /// A recording's centre and rate.
+    Recording(RecordingSettings),
+    /// The capture settings asked of the radio.
+    Radio(CaptureRequested),
+}
+
+/// What the measurement had: a radio's settings read back, or a recording's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum FreqCalActual {
+    /// A recording's centre and rate.
+    Recording(RecordingSettings),
+    /// The settings the radio read back.
+    Radio(CaptureActual),
+}
+
+/// How good the measurement's frequency axis is (docs/protocol.md#clock).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum FreqCalClock {
+    /// This node's radio: its stored calibration.
+    Radio(ClockBlock),
+    /// A recording: what the file holds.
+    Recording(RecordingClock),
+}
+
+/// A clock block's last measurement, as one row of a table shows it.
+pub(crate) struct LastSeen<'a> {
+    /// The radio's error, ppm.
+    pub ppm: f64,
+    /// `gsm`, `lte`, …
+    pub method: &'a str,
+    /// When (ISO 8601).
+    pub time: &'a str,
+    /// Older than the policy allowed (or not said).
+    pub stale: bool,
+}
+
+impl FreqCalClock {
+    /// The clock source read back and the last measurement, when there was one.
+    pub(crate) fn parts(&self) -> (Option<&str>, Option<LastSeen<'_>>) {
+        match self {
+            FreqCalClock::Radio(c) => (
+                c.source.as_deref(),
+                c.last_measurement.as_ref().map(|m| LastSeen {
+                    ppm: m.ppm,
+                    method: &m.method,
+                    time: &m.time,
+                    stale: m.stale,
+                }),
+            ),
+            FreqCalClock::Recording(c) => (
+                c.source.as_deref(),
+                c.last_measurement.as_ref().map(|m| LastSeen {
+                    ppm: m.ppm,
+                    method: &m.method,
+                    time: &m.time,
+                    // Not said: counted as stale, as nothing vouches for its age.
+                    stale: m.stale.flatten().unwrap_or(true),
+                }),
+            ),
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::step_row::StepRow;
 use super::wire::{one_of, sorted};
 use crate::result::Status;
+use crate::store::calibration::ClockBlock;
 use rxnode_hw::HopStatus;
 use rxnode_interlock::{RadioSettings, SweepConfig};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -56,7 +57,7 @@ pub(crate) struct SweepRecord {
     pub clamped: Option<Clamp>,
     /// The radio's clock source, last frequency calibration and the correction
     /// applied (docs/protocol.md#clock).
-    pub clock: Value,
+    pub clock: ClockBlock,
     /// The rtl_power CSV's record; `null` when none was written.
     pub csv: Option<FileRecord>,
     /// The radio.
