@@ -21,7 +21,8 @@ pub enum ResultsCmd {
     Show {
         /// The task ID.
         task_id: String,
-        /// The node, when several answered this task.
+        /// The node, when several answered this task (or the result's folder,
+        /// `rx-results/ID[/NODE]`, when one node answered twice).
         #[arg(long = "from")]
         from: Option<String>,
         /// Print the published RX_RESULT.md as it is (control characters escaped).
@@ -39,7 +40,8 @@ pub enum ResultsCmd {
     Verify {
         /// The task ID.
         task_id: String,
-        /// The node, when several answered this task (default: every node).
+        /// The node, when several answered this task (default: every node); or
+        /// the result's folder, `rx-results/ID[/NODE]`.
         #[arg(long = "from")]
         from: Option<String>,
     },

@@ -71,6 +71,24 @@ impl Found {
     pub(super) fn node_label(&self, repo: &Repository) -> String {
         self.node(repo).unwrap_or_else(|| "(unnamed)".into())
     }
+
+    /// Each result's node, and its folder beside it where two results name the
+    /// same node (`LAB1 (rx-results/T1)`), so that each can be told apart and
+    /// picked with `--from`.
+    pub(super) fn labels(found: &[Found], repo: &Repository) -> Vec<String> {
+        let names: Vec<String> = found.iter().map(|f| f.node_label(repo)).collect();
+        names
+            .iter()
+            .zip(found)
+            .map(|(n, f)| {
+                if names.iter().filter(|m| *m == n).count() > 1 {
+                    format!("{n} ({})", f.path)
+                } else {
+                    n.clone()
+                }
+            })
+            .collect()
+    }
 }
 
 /// What every subcommand reads: the context, the repository and the tips of

@@ -35,12 +35,22 @@ pub(super) fn cmd_show(
 ) -> Result<Outcome> {
     let (ctx, repo) = (fetched.ctx, fetched.repo);
     if found.len() > 1 {
-        let nodes: Vec<String> = found.iter().map(|f| f.node_label(repo)).collect();
-        return Err(bad_input(format!(
-            "{} nodes answered {task_id} ({}); pick one with --from NODE",
-            found.len(),
-            nodes.join(", ")
-        )));
+        let names: Vec<String> = found.iter().map(|f| f.node_label(repo)).collect();
+        let labels = Found::labels(found, repo);
+        return Err(bad_input(if labels == names {
+            format!(
+                "{} nodes answered {task_id} ({}); pick one with --from NODE",
+                found.len(),
+                labels.join(", ")
+            )
+        } else {
+            format!(
+                "{} results answer {task_id} ({}); pick one with --from NODE, or with \
+                 --from FOLDER where one node answered twice",
+                found.len(),
+                labels.join(", ")
+            )
+        }));
     }
     let Some(f) = found.first() else {
         return Err(bad_input(format!("no result for {task_id}")));

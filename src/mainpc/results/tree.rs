@@ -459,7 +459,7 @@ impl Fetched<'_> {
         let repo = self.repo;
         let id = TaskId::parse(task_id).map_err(|e| bad_input(format!("task ID: {e}")))?;
         if let Some(n) = from {
-            crate::store::node::check_name(n).map_err(|e| bad_field("from", format!(": {e}")))?;
+            check_from(n, &id)?;
         }
         if !self.any() {
             return Err(bad_input(format!(
@@ -515,10 +515,15 @@ impl Fetched<'_> {
             )));
         }
         let Some(n) = from else { return Ok(of_id) };
-        let nodes: Vec<String> = of_id.iter().map(|f| f.node_label(repo)).collect();
+        let nodes = Found::labels(&of_id, repo);
+        // A node, or (where one node answered twice: a result of the layout before
+        // node folders beside one in its folder) the result's folder.
         let pick: Vec<Found> = of_id
             .into_iter()
-            .filter(|f| f.node(repo).as_ref() == Some(n))
+            .filter(|f| match n.contains('/') {
+                true => f.path == n.trim_end_matches('/'),
+                false => f.node(repo).as_ref() == Some(n),
+            })
             .collect();
         if pick.is_empty() {
             return Err(bad_input(format!(
@@ -527,6 +532,32 @@ impl Fetched<'_> {
             )));
         }
         Ok(pick)
+    }
+}
+
+/// `--from`: a node's name, or a result's folder (`rx-results/<ID>` of the
+/// layout before node folders, `rx-results/<ID>/<NODE>`) of this task `id`.
+fn check_from(from: &str, id: &TaskId) -> Result<()> {
+    let bad = |why: String| bad_field("from", format!(" {from:?}: {why}"));
+    let Some(rest) = from.strip_prefix(&format!("{RESULTS_DIR}/")) else {
+        if from.contains('/') {
+            return Err(bad(format!(
+                "a node's name, or a result's folder {RESULTS_DIR}/{id}[/NODE]"
+            )));
+        }
+        return crate::store::node::check_name(from)
+            .map_err(|e| bad_field("from", format!(": {e}")));
+    };
+    let mut parts = rest.trim_end_matches('/').split('/');
+    if parts.next() != Some(id.as_str()) {
+        return Err(bad(format!("not a folder of {id}")));
+    }
+    match (parts.next(), parts.next()) {
+        (None, _) => Ok(()),
+        (Some(node), None) => crate::store::node::check_name(node).map_err(|e| bad(e.to_string())),
+        _ => Err(bad(format!(
+            "a result's folder is {RESULTS_DIR}/{id}[/NODE]"
+        ))),
     }
 }
 

@@ -1,5 +1,6 @@
 //! A fleet of named nodes publishing to one `rx-node` branch, and results of older layouts.
 use super::*;
+use crate::util::git_stdout;
 
 // ---------------------------------------------------------------------- fleet
 
@@ -168,9 +169,49 @@ fn an_old_layout_result_is_shown_and_picked_by_the_node_it_is_listed_under() {
     }
 }
 
+/// One node's result of the layout before node folders beside its result in its
+/// folder: both named `LAB-A`, so `--from LAB-A` picked both and `results show`
+/// refused with "2 nodes answered LEGACY_1 (LAB-A, LAB-A)" whatever was typed.
+/// Each is now named with its folder and picked by it.
+#[test]
+fn one_node_answering_in_both_layouts_is_picked_by_the_folder() {
+    let lab = legacy_lab_with(true);
+    let out = rxnode(&lab.main, &["results", "show", "LEGACY_1"], "");
+    expect_exit!(out, 2);
+    let both = "(LAB-A (rx-results/LEGACY_1), LAB-A (rx-results/LEGACY_1/LAB-A))";
+    assert!(show(&out).contains(both), "{}", show(&out));
+    assert!(show(&out).contains("--from FOLDER"), "{}", show(&out));
+    let out = rxnode(
+        &lab.main,
+        &["results", "show", "LEGACY_1", "--from", "LAB-A"],
+        "",
+    );
+    expect_exit!(out, 2);
+    assert!(show(&out).contains(both), "{}", show(&out));
+    for folder in ["rx-results/LEGACY_1", "rx-results/LEGACY_1/LAB-A/"] {
+        let args = ["--json", "results", "show", "LEGACY_1", "--from", folder];
+        let out = rxnode(&lab.main, &args, "");
+        expect_exit!(out, 0);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["task_id"], "LEGACY_1", "{v:#}");
+        let args = ["--json", "results", "verify", "LEGACY_1", "--from", folder];
+        let out = rxnode(&lab.main, &args, "");
+        expect_exit!(out, 0);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let results = v["results"].as_array().unwrap();
+        assert_eq!(results.len(), 1, "{v:#}");
+        assert_eq!(results[0]["path"], folder.trim_end_matches('/'), "{v:#}");
+    }
+}
+
 /// A lab whose `rx-node` holds task LEGACY_1 of node LAB-A in the layout before
 /// node names (`rx-results/LEGACY_1/RX_RESULT.*`), as an old `publish` made it.
 fn legacy_lab() -> Lab {
+    legacy_lab_with(false)
+}
+
+/// [`legacy_lab`], keeping the result in LAB-A's folder too when `keep_folder`.
+fn legacy_lab_with(keep_folder: bool) -> Lab {
     let lab = Lab::new();
     let a = lab.node("LAB-A");
     lab.post("LEGACY_1", &[]);
@@ -179,30 +220,15 @@ fn legacy_lab() -> Lab {
     // Rewrite history as an old rx-node looked: the same three files one level up,
     // in the one commit (what the old `publish` made).
     let hand = lab.clone_rx_node("old-layout");
-    git(
-        &hand,
-        &[
-            "mv",
-            "rx-results/LEGACY_1/LAB-A/RX_RESULT.md",
-            "rx-results/LEGACY_1/RX_RESULT.md",
-        ],
-    );
-    git(
-        &hand,
-        &[
-            "mv",
-            "rx-results/LEGACY_1/LAB-A/RX_RESULT.json",
-            "rx-results/LEGACY_1/RX_RESULT.json",
-        ],
-    );
-    git(
-        &hand,
-        &[
-            "mv",
-            "rx-results/LEGACY_1/LAB-A/LOG_META.json",
-            "rx-results/LEGACY_1/LOG_META.json",
-        ],
-    );
+    let published = git_stdout(&hand, &["rev-parse", "HEAD"]);
+    let message = git_stdout(&hand, &["log", "-1", "--format=%B"]);
+    for f in ["RX_RESULT.md", "RX_RESULT.json", "LOG_META.json"] {
+        let (from, to) = (
+            format!("rx-results/LEGACY_1/LAB-A/{f}"),
+            format!("rx-results/LEGACY_1/{f}"),
+        );
+        git(&hand, &["mv", &from, &to]);
+    }
     git(
         &hand,
         &[
@@ -213,6 +239,12 @@ fn legacy_lab() -> Lab {
             "rx-results: LEGACY_1 (NOT RUN)\n\nTask: LEGACY_1\n",
         ],
     );
+    if keep_folder {
+        // The node then published the same result in its folder, as `publish` does now.
+        let folder = "rx-results/LEGACY_1/LAB-A";
+        git(&hand, &["checkout", published.trim(), "--", folder]);
+        git(&hand, &["commit", "-q", "-m", message.trim()]);
+    }
     git(&hand, &["push", "-q", "--force", "origin", "rx-node"]);
     lab
 }
