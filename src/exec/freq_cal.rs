@@ -289,7 +289,11 @@ pub(crate) fn judge(
 fn keep(paths: &Paths, m: &mut Measured, f: &FreqCalStep, task_id: Option<&str>, max_age_s: f64) {
     let device = m.device.clone();
     let radio = match &device {
-        Some(d) => calibration::Radio::of_device(d),
+        Some(d) => calibration::Radio {
+            driver: &d.driver,
+            serial: d.serial.as_deref().unwrap_or_default(),
+            remote: d.remote.as_deref().filter(|r| !r.trim().is_empty()),
+        },
         None => calibration::Radio::default(),
     };
     let mut note = None;

@@ -109,15 +109,6 @@ impl<'a> Radio<'a> {
             remote: info.remote.as_deref(),
         }
     }
-
-    /// The radio a result's `device` block names.
-    pub(crate) fn of_device(device: &'a crate::result::sections::capture::CaptureDevice) -> Self {
-        Radio {
-            driver: &device.driver,
-            serial: device.serial.as_deref().unwrap_or_default(),
-            remote: device.remote.as_deref().filter(|r| !r.trim().is_empty()),
-        }
-    }
 }
 
 /// The radio identity a measurement is kept under; `None` without a serial (a

@@ -28,10 +28,12 @@ mod render;
 #[cfg(test)]
 mod tests;
 
+pub use crate::result::sections::recording_clock::{
+    ClockFrom, RecordedMeasurement, RecordingClock,
+};
 use engine::{build_report, progress_bar, run_file};
 use freq_cal::{freq_cal_entry, freq_cal_setup, store_measurement};
 use recording::{capture_settings, check_options, open_recording};
-pub use recording::{ClockFrom, RecordingClock};
 use render::{render_all, write_plot};
 
 /// Samples per read.

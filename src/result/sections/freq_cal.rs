@@ -3,9 +3,9 @@
 //! error in ppm with its uncertainty, the method, the cell (its PCI and duplex for
 //! LTE), the confidence and the detections behind it.
 use super::capture::{CaptureActual, CaptureDevice, CaptureRequested};
+use super::recording_clock::RecordingClock;
 use super::step_row::StepRow;
 use super::wire::{one_of, sorted};
-use crate::exec::analyze::RecordingClock;
 use crate::result::Status;
 use crate::store::calibration::ClockBlock;
 use rxnode_dsp::FreqCalDetection;

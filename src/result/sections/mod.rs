@@ -15,6 +15,7 @@ pub(crate) mod capture;
 pub(crate) mod compare;
 pub(crate) mod freq_cal;
 pub(crate) mod inventory;
+pub(crate) mod recording_clock;
 #[cfg(test)]
 mod schema_tests;
 pub(crate) mod step_row;
