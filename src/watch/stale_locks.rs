@@ -13,7 +13,8 @@ use std::time::Duration;
 /// single-watcher lock over from `dead`, a dead rxnode on this host. Only the
 /// files our own fetch creates ([`ops::fetch_lock_files`]) are candidates,
 /// and one is removed only when it was last modified before this watcher
-/// started taking its lock, no process on this host has it open (Linux), and it
+/// started taking its lock (or at a time still to come: the clock was stepped
+/// back since), no process on this host has it open (Linux), and it
 /// is unchanged a moment later — a live `git fetch` of the operator's holds its
 /// ref locks for milliseconds and moves or drops them. Each removal is said on
 /// stderr and in the ledger (`git_lock_removed`). See docs/reliability.md.
@@ -34,7 +35,7 @@ pub(super) fn clear_stale_fetch_locks(
     let candidates: Vec<_> = ops::fetch_lock_files(repo, &cfg.remote, &cfg.branch)
         .into_iter()
         .filter_map(|p| seen(&p).map(|s| (p, s)))
-        .filter(|(_, (mtime, _))| *mtime < started)
+        .filter(|(_, (mtime, _))| left_before(*mtime, started, std::time::SystemTime::now()))
         .collect();
     if candidates.is_empty() {
         return Ok(());
@@ -74,6 +75,18 @@ pub(super) fn clear_stale_fetch_locks(
     Ok(())
 }
 
+/// Whether a lock file modified at `mtime` was there before this watcher started
+/// taking its lock at `started`: modified before then, or after `now` (a wall
+/// clock stepped back since it was written: a fetch running now would stamp its
+/// lock with the clock as it is now, not with a time still to come).
+fn left_before(
+    mtime: std::time::SystemTime,
+    started: std::time::SystemTime,
+    now: std::time::SystemTime,
+) -> bool {
+    mtime < started || mtime > now + Duration::from_secs(2)
+}
+
 /// Whether a process on this host has `p` open (libgit2 keeps a lock file open
 /// while it writes it). Linux only (`/proc`); elsewhere, and for processes we
 /// may not inspect, it answers `false`, leaving the other checks.
@@ -93,4 +106,27 @@ fn open_by_a_process(p: &std::path::Path) -> bool {
                 .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == target))
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::left_before;
+    use std::time::{Duration, SystemTime};
+
+    /// A lock stamped before the watcher started, or in the future (the clock was
+    /// stepped back since it was written), was left before; one stamped between
+    /// the start and now may be a live fetch's.
+    #[test]
+    fn a_lock_from_before_the_start_or_from_the_future_was_left_before() {
+        let now = SystemTime::now();
+        let started = now - Duration::from_secs(1);
+        assert!(left_before(started - Duration::from_secs(60), started, now));
+        assert!(left_before(now + Duration::from_secs(3600), started, now));
+        assert!(!left_before(now, started, now));
+        assert!(!left_before(
+            started + Duration::from_millis(500),
+            started,
+            now
+        ));
+    }
 }

@@ -321,6 +321,29 @@ fn git_locks_left_by_a_killed_watcher_are_removed_by_the_next() {
     assert_eq!(removed[0]["detail"]["previous_holder"]["command"], "watch");
 }
 
+/// A Git lock left by a killed watcher before the wall clock was stepped back
+/// (its time still to come) was never removed: every later fetch failed on it.
+/// It is removed as any other lock the dead watcher left.
+#[test]
+fn a_git_lock_stamped_in_the_future_by_a_killed_watcher_is_removed() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_FUTURE", &lab.main_head(), &[]));
+    let locks = stale_git_locks(&lab);
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(86_400);
+    for l in &locks {
+        let f = std::fs::OpenOptions::new().write(true).open(l).unwrap();
+        f.set_modified(later).unwrap();
+    }
+    dead_watcher_lock(&lab);
+    let out = lab.watch_once("a\n");
+    let se = text(&out.stderr);
+    expect_exit!(out, 0);
+    assert_eq!(lab.status_of("T_FUTURE"), "approved", "{se}");
+    for l in &locks {
+        assert!(!l.exists(), "{} left: {se}", l.display());
+    }
+}
+
 /// Without a dead watcher to blame (the lock was free) a Git lock file may be
 /// an operator's live `git fetch`: it is left alone, and the fetch error names
 /// it with the fix.
