@@ -104,7 +104,42 @@ pub(crate) fn draw_prompt(prompt: &str, to: To) -> bool {
 /// ([`read_line_lossy`]): the one way a command asks the operator for a line.
 pub(crate) fn ask(prompt: &str, to: To) -> std::io::Result<Option<String>> {
     draw_prompt(prompt, to);
+    read_answer()
+}
+
+/// Read one answer line from stdin ([`read_line_lossy`]). On a terminal (unix)
+/// the bytes are taken one `read(2)` at a time straight from the descriptor, so
+/// nothing past the line's end leaves the kernel's input queue, where the next
+/// prompt's discard reaches it. A terminal in non-canonical mode (`stty -icanon`,
+/// raw, as a crashed full-screen program leaves it) hands over every byte typed
+/// so far, several lines at once: a buffer in this process would keep the lines
+/// after the first as answers to later prompts, typed before those were drawn.
+/// A pipe is read through the process's buffered stdin (every line counts).
+pub(crate) fn read_answer() -> std::io::Result<Option<String>> {
+    #[cfg(unix)]
+    if stdin_is_terminal() {
+        return read_line_lossy(&mut std::io::BufReader::with_capacity(1, TerminalIn));
+    }
     read_line_lossy(&mut std::io::stdin().lock())
+}
+
+/// The terminal on stdin, read at most one byte per call and never buffered.
+#[cfg(unix)]
+struct TerminalIn;
+
+#[cfg(unix)]
+impl std::io::Read for TerminalIn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(first) = buf.first_mut() else {
+            return Ok(0);
+        };
+        // SAFETY: read(2) of at most one byte into a live, writable byte of `buf`.
+        let n = unsafe { libc::read(libc::STDIN_FILENO, std::ptr::from_mut(first).cast(), 1) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(n.unsigned_abs())
+    }
 }
 
 /// Drop the terminal input not read yet (`tcflush(TCIFLUSH)`).

@@ -322,7 +322,8 @@ fn unit_identity(unit: &BTreeMap<String, String>) -> String {
 
 /// The one folder of this machine (per user) where radio locks live, created
 /// private (0700 on unix) at first use: `$XDG_RUNTIME_DIR/rxnode/radio-locks`,
-/// else `<temp>/rxnode-<uid>/radio-locks` (unix); `%LOCALAPPDATA%\rxnode\radio-locks`,
+/// else `/run/user/<uid>/rxnode/radio-locks`, else `/tmp/rxnode-<uid>/radio-locks`
+/// (unix, [`unix_base_dir`]); `%LOCALAPPDATA%\rxnode\radio-locks`,
 /// else `<temp>\rxnode\radio-locks` (Windows). A folder that is a symlink, not a
 /// folder, or (unix) not this user's is refused, never used.
 pub(crate) fn lock_dir() -> Result<PathBuf> {
@@ -335,17 +336,39 @@ pub(crate) fn lock_dir() -> Result<PathBuf> {
 
 #[cfg(unix)]
 fn base_dir() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR")
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    unix_base_dir(std::env::var_os("XDG_RUNTIME_DIR"), uid, |d| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir() && m.uid() == uid)
+    })
+}
+
+/// The lock folder's parent for user `uid`: `$XDG_RUNTIME_DIR` when it is set
+/// (an absolute folder); else the user's runtime folder `/run/user/<uid>` when
+/// it is this user's folder (every login session of the user has it as its
+/// `XDG_RUNTIME_DIR`, so a shell without the variable — `su`, cron, an SSH login
+/// without a session manager — still meets the others' locks); else
+/// `/tmp/rxnode-<uid>`. Never `$TMPDIR` or another variable a shell may set
+/// differently: two shells that disagree would lock one radio in two folders,
+/// and each would open it.
+#[cfg(unix)]
+fn unix_base_dir(
+    xdg_runtime_dir: Option<std::ffi::OsString>,
+    uid: u32,
+    users_own_dir: impl Fn(&Path) -> bool,
+) -> PathBuf {
+    if let Some(d) = xdg_runtime_dir
         .map(PathBuf::from)
         .filter(|p| p.is_absolute() && p.is_dir())
     {
-        Some(d) => d.join("rxnode"),
-        None => {
-            // SAFETY: geteuid has no preconditions and cannot fail.
-            let uid = unsafe { libc::geteuid() };
-            std::env::temp_dir().join(format!("rxnode-{uid}"))
-        }
+        return d.join("rxnode");
     }
+    let run_user = PathBuf::from(format!("/run/user/{uid}"));
+    if users_own_dir(&run_user) {
+        return run_user.join("rxnode");
+    }
+    PathBuf::from(format!("/tmp/rxnode-{uid}"))
 }
 
 #[cfg(windows)]
@@ -444,6 +467,32 @@ pub(crate) fn identity(device: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_lock_folder_never_follows_tmpdir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let xdg = Some(tmp.path().as_os_str().to_owned());
+        assert_eq!(
+            unix_base_dir(xdg, 1000, |_| true),
+            tmp.path().join("rxnode")
+        );
+        // Without XDG_RUNTIME_DIR: the user's runtime folder, which every session has…
+        assert_eq!(
+            unix_base_dir(None, 1000, |d| d == Path::new("/run/user/1000")),
+            PathBuf::from("/run/user/1000/rxnode")
+        );
+        // …else one fixed folder under /tmp, whatever TMPDIR says.
+        assert_eq!(
+            unix_base_dir(None, 1000, |_| false),
+            PathBuf::from("/tmp/rxnode-1000")
+        );
+        // A relative or missing XDG_RUNTIME_DIR counts as unset.
+        assert_eq!(
+            unix_base_dir(Some("rel".into()), 7, |_| false),
+            PathBuf::from("/tmp/rxnode-7")
+        );
+    }
 
     #[test]
     fn identity_keeps_what_picks_a_unit_in_one_order() {

@@ -161,13 +161,12 @@ impl Io {
             let (want, wanted) = std::sync::mpsc::channel::<()>();
             let tx = self.tx.clone();
             std::thread::spawn(move || {
-                let stdin = std::io::stdin();
                 // One line per request: until a prompt asks, input stays where the
-                // next prompt's discard reaches it.
+                // next prompt's discard reaches it (on a terminal no byte past the
+                // line is taken from it: `crate::term::read_answer`).
                 while wanted.recv().is_ok() {
-                    let mut lock = stdin.lock();
                     // Non-UTF-8 bytes are an unknown answer, not end of input.
-                    match crate::term::read_line_lossy(&mut lock) {
+                    match crate::term::read_answer() {
                         Ok(None) => {
                             let _ = tx.send(Event::Line(None));
                             break;

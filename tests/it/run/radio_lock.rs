@@ -213,3 +213,61 @@ fn one_unit_is_one_lock_however_its_args_are_written_and_from_any_folder() {
     let _ = cap.kill();
     let _ = cap.wait();
 }
+
+/// Two shells that disagree on `TMPDIR`, neither with `XDG_RUNTIME_DIR` (`su`,
+/// cron, an SSH login without a session manager): one radio is still one lock,
+/// so the second capture is refused naming the first, never opened beside it.
+#[test]
+fn one_radio_is_one_lock_whatever_tmpdir_each_shell_has() {
+    let rig = Rig::new();
+    let radio = format!("driver=rxsim,serial=TMPDIR{}", std::process::id());
+    let (tmp_a, tmp_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let in_shell = |tmp: &std::path::Path| {
+        let mut c = rig.lab.rxnode();
+        c.env_remove("XDG_RUNTIME_DIR")
+            .env("TMPDIR", tmp)
+            .env("RXSIM_EVENT_LOG", &rig.events);
+        c
+    };
+    let mut cap = in_shell(tmp_a.path())
+        .args([
+            "--sim", "capture", "-d", &radio, "-f", "100M", "-r", "250k", "-t", "20",
+        ])
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let out = in_shell(tmp_a.path())
+            .args(["status", "--json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let held = v["radios_in_use"].as_array().is_some_and(|a| {
+            a.iter()
+                .any(|h| h["pid"] == cap.id() && h["command"] == "capture")
+        });
+        if held {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the capture never held {radio}: {}",
+            show(&out)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = in_shell(tmp_b.path())
+        .args([
+            "--sim", "capture", "-d", &radio, "-f", "100M", "-r", "250k", "-t", "0.2",
+        ])
+        .output()
+        .unwrap();
+    let _ = cap.kill();
+    let _ = cap.wait();
+    assert_eq!(code(&out), Some(1), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains(&format!("is in use by another rxnode: PID {}", cap.id())),
+        "{}",
+        show(&out)
+    );
+}

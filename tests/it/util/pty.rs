@@ -23,6 +23,17 @@ impl Pty {
     /// [`Pty::spawn`], with `typed` already typed at the terminal before the
     /// child starts (so before it can have drawn anything).
     pub fn spawn_typed(cmd: &mut Command, typed: &str) -> Pty {
+        Pty::spawn_in(cmd, typed, true)
+    }
+
+    /// [`Pty::spawn`] on a terminal in non-canonical mode (`stty -icanon min 1`,
+    /// as a full-screen program that crashed leaves it): a read takes every byte
+    /// typed so far, several lines at once.
+    pub fn spawn_noncanonical(cmd: &mut Command) -> Pty {
+        Pty::spawn_in(cmd, "", false)
+    }
+
+    fn spawn_in(cmd: &mut Command, typed: &str, canonical: bool) -> Pty {
         // SAFETY: plain libc calls on a descriptor this function owns; each result is checked.
         let master = unsafe {
             let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
@@ -48,6 +59,22 @@ impl Pty {
                 .unwrap()
         };
         let (i, o, e) = (open(), open(), open());
+        if !canonical {
+            // SAFETY: tcgetattr/tcsetattr on the slave descriptor `i` owns; a zeroed
+            // termios is filled by tcgetattr before use; each result is checked.
+            unsafe {
+                let mut t: libc::termios = std::mem::zeroed();
+                assert_eq!(libc::tcgetattr(i.as_raw_fd(), &mut t), 0, "tcgetattr");
+                t.c_lflag &= !libc::ICANON;
+                t.c_cc[libc::VMIN] = 1;
+                t.c_cc[libc::VTIME] = 0;
+                assert_eq!(
+                    libc::tcsetattr(i.as_raw_fd(), libc::TCSANOW, &t),
+                    0,
+                    "tcsetattr"
+                );
+            }
+        }
         (&master).write_all(typed.as_bytes()).unwrap();
         let child = cmd
             .stdin(Stdio::from(i))

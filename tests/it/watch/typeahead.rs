@@ -75,6 +75,36 @@ fn lines_typed_while_the_watcher_is_idle_answer_no_later_prompt() {
     wait_status(&lab, &pty, "T_AHEAD_2", "approved");
 }
 
+/// On a terminal in non-canonical mode one read hands over every line typed so
+/// far: an invalid answer and an approval typed together answer only the prompt
+/// they followed. The approval, typed before the re-prompt was drawn, approves
+/// nothing; one typed after the re-prompt is taken.
+#[test]
+fn a_second_line_typed_with_an_answer_on_a_raw_terminal_answers_no_later_prompt() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_RAW_1", &lab.main_head(), &[]));
+    let mut cmd = lab.rxnode();
+    cmd.args(["watch", "--interval", "0.2"]);
+    let mut pty = Pty::spawn_noncanonical(&mut cmd);
+    pty.wait_for(PROMPT, 1, 20);
+    std::thread::sleep(Duration::from_millis(300));
+    pty.type_text("x\na\n");
+    pty.wait_for("unknown answer", 1, 20);
+    pty.wait_for(PROMPT, 2, 20);
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(
+        lab.count_events("approved", "T_RAW_1"),
+        0,
+        "{}",
+        pty.screen()
+    );
+    assert_eq!(lab.status_of("T_RAW_1"), "pending");
+    assert!(pty.child.try_wait().unwrap().is_none(), "{}", pty.screen());
+    pty.type_text("a\n");
+    wait_status(&lab, &pty, "T_RAW_1", "approved");
+    assert_eq!(lab.count_events("approved", "T_RAW_1"), 1);
+}
+
 /// Wait until the child on `pty` exits; its exit code. Panics with the screen after 30 s.
 fn exit_code(pty: &mut Pty) -> Option<i32> {
     let t0 = Instant::now();
