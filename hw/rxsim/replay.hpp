@@ -9,7 +9,9 @@
 // radio that stopped delivering. The radio offers only the file's rate and tunes
 // to its centre at start (a client may tune elsewhere; the samples do not move).
 // A SigMF meta this reader would misread (several channels, headers or a footer in the
-// data file, another data file, segments at different centres) is refused naming the key.
+// data file, another data file, segments at different centres) is refused naming the key,
+// and so is a "raw" file that is a container (a WAV, a tar archive, a GNU Radio File Meta
+// Sink recording with attached headers), whose headers it would stream as samples.
 // At most kReplayMax samples are loaded.
 #pragma once
 
@@ -61,6 +63,7 @@ class Replay {
             if (format.empty() || !(rate_ > 0.0))
                 throw std::runtime_error("rxsim: replay of the raw file " + path_ +
                                          " needs replay_format=cf32|ci16|ci8|cu8 and replay_rate=R");
+            refuseContainer(path_);
         }
         if (!(rate_ >= kMinRate && rate_ <= kMaxRate))
             throw std::runtime_error("rxsim: replay rate " + std::to_string(rate_) +
@@ -146,6 +149,36 @@ class Replay {
         auto f = jsonNumbers(meta, "core:frequency");
         for (double v : f)
             if (!(v == f[0])) refuse("core:frequency", "differs between capture segments");
+    }
+    // A file that is no raw recording but a container rxnode analyze reads, whose headers
+    // a raw replay would stream as samples (and shift every sample after them: a WAV's
+    // 44-byte header swapped a cf32 file's I and Q, a tone at +100 kHz played at -100 kHz):
+    // refused naming what it is. A file too short to tell is left to load.
+    static void refuseContainer(const std::string &path) {
+        FILE *f = std::fopen(path.c_str(), "rb");
+        if (f == nullptr) return; // load names the file it cannot open
+        unsigned char h[512] = {};
+        const size_t n = std::fread(h, 1, sizeof h, f);
+        std::fclose(f);
+        auto at = [&](size_t off, const char *tag, size_t len) {
+            return n >= off + len && std::memcmp(h + off, tag, len) == 0;
+        };
+        // GNU Radio's File Meta Sink: an attached header opens with the PMT dict's
+        // first key, "strt" (hw/dsp/src/iq/reader/gnuradio.rs).
+        static const char kGnuRadio[] = {0x09, 0x07, 0x02, 0x00, 0x04, 's', 't', 'r', 't', 0x0b};
+        std::string what;
+        if ((at(0, "RIFF", 4) || at(0, "RF64", 4) || at(0, "BW64", 4)) && at(8, "WAVE", 4))
+            what = "a WAV recording, whose header and chunks";
+        else if (at(257, "ustar", 5))
+            what = "a tar archive (a .sigmf archive: extract it and replay its .sigmf-meta), whose "
+                   "headers and meta";
+        else if (at(0, kGnuRadio, sizeof kGnuRadio))
+            what = "a GNU Radio File Meta Sink recording with attached headers, whose headers (one "
+                   "before each segment)";
+        if (!what.empty())
+            throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
+                                     " would be streamed as samples; rxsim replays raw samples or a "
+                                     "SigMF pair (rxnode analyze reads this file)");
     }
     // The text after `"key"` and its colon, or npos.
     static size_t valueAt(const std::string &json, const std::string &key) {
