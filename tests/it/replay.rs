@@ -362,3 +362,52 @@ fn a_replay_refuses_a_container_given_as_a_raw_file() {
         show(&out)
     );
 }
+
+/// A file that ends mid-sample is refused by a replay as `analyze` refuses it (a
+/// truncated recording, or a wrong `replay_format`, which gives the same symptom),
+/// naming its byte count and the sample size: rxsim used to stream it without its
+/// last bytes, PASS. A raw `cu8` and a SigMF `cf32_le` dataset alike.
+#[test]
+fn a_replay_refuses_a_file_that_ends_mid_sample() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let bytes: Vec<u8> = (0..100_001u32).map(|i| (i * 37 % 256) as u8).collect();
+    std::fs::write(d.join("cut.cu8"), &bytes).unwrap();
+    std::fs::write(d.join("cut.sigmf-data"), &bytes[..100_003 - 8]).unwrap();
+    std::fs::write(
+        d.join("cut.sigmf-meta"),
+        r#"{"global": {"core:datatype": "cf32_le", "core:sample_rate": 2000000, "core:version": "1.2.0"},
+            "captures": [{"core:sample_start": 0, "core:frequency": 100e6}], "annotations": []}"#,
+    )
+    .unwrap();
+    for (device, file, what) in [
+        (
+            "replay_format=cu8,replay_rate=2e6,replay=",
+            "cut.cu8",
+            "100001 bytes is not a whole number of cu8 samples (2 bytes each)",
+        ),
+        (
+            "replay=",
+            "cut.sigmf-meta",
+            "99995 bytes is not a whole number of cf32_le samples (8 bytes each)",
+        ),
+    ] {
+        let analysed = run_fed(
+            lab.rxnode()
+                .args(["analyze", d.join(file).to_str().unwrap(), "-r", "2M"]),
+            b"",
+        );
+        assert_eq!(analysed.status.code(), Some(2), "{}", show(&analysed));
+        let out = capture(
+            &lab,
+            &format!(
+                "driver=rxsim,serial={file},{device}{}",
+                d.join(file).display()
+            ),
+            "0.1",
+            &[],
+        );
+        assert_ne!(out.status.code(), Some(0), "{file}: {}", show(&out));
+        assert!(text(&out.stderr).contains(what), "{file}: {}", show(&out));
+    }
+}
