@@ -80,7 +80,7 @@ class RxSim : public SoapySDR::Device {
     size_t getStreamMTU(SoapySDR::Stream *) const override;
     int activateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs,
                        const size_t numElems) override;
-    int deactivateStream(SoapySDR::Stream *stream, const int, const long long) override;
+    int deactivateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs) override;
     int readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t numElems, int &flags,
                    long long &timeNs, const long timeoutUs) override;
     int writeStream(SoapySDR::Stream *stream, const void *const *, const size_t numElems, int &flags,

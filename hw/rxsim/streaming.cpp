@@ -237,8 +237,33 @@ int RxSim::activateStream(SoapySDR::Stream *stream, const int flags, const long 
     return 0;
 }
 
-int RxSim::deactivateStream(SoapySDR::Stream *stream, const int, const long long) {
+// A timed stop (SOAPY_SDR_HAS_TIME) of an RX stream is kept as a USRP keeps it (SoapyUHD's
+// STOP_CONTINUOUS at a time): the samples before timeNs still arrive, the read that hands
+// out the last of them flagged SOAPY_SDR_END_BURST, then reads time out until the stream
+// is activated again (an earlier burst end stays). A time already reached stops it now.
+// Any other flag on RX is refused with SOAPY_SDR_NOT_SUPPORTED, the stream left as it was.
+int RxSim::deactivateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs) {
     auto *s = reinterpret_cast<SimStream *>(stream);
+    if (s->direction == SOAPY_SDR_RX) {
+        if ((flags & ~SOAPY_SDR_HAS_TIME) != 0) return SOAPY_SDR_NOT_SUPPORTED;
+        if ((flags & SOAPY_SDR_HAS_TIME) != 0) {
+            bool later;
+            {
+                std::lock_guard<std::mutex> g(s->mu);
+                // The samples stamped before timeNs: sample k is at timeBaseNs + k / rate.
+                const double before = double(timeNs - s->timeBaseNs) * 1e-9 * s->rate;
+                later = s->active && before > double(s->produced);
+                if (later) {
+                    const uint64_t end = before >= 1.8e19 ? UINT64_MAX : uint64_t(std::ceil(before));
+                    if (s->burstEnd == 0 || end < s->burstEnd) s->burstEnd = end;
+                }
+            }
+            if (later) {
+                logEvent("deactivateStream at " + std::to_string(timeNs), "RX", serial_);
+                return 0;
+            }
+        }
+    }
     {
         std::lock_guard<std::mutex> g(s->mu);
         if (s->active && s->direction == SOAPY_SDR_RX) replayPos_.store(s->replayStart + s->produced);

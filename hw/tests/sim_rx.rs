@@ -436,9 +436,12 @@ fn a_timed_start_begins_at_the_time_asked_and_a_late_one_is_refused() {
 /// Rust binding does not): exactly numElems samples, the read that ends them flagged
 /// `END_BURST`, then reads time out until the next activation; what rxsim does not model
 /// (numElems without `END_BURST`, another flag) is refused with `SOAPY_SDR_NOT_SUPPORTED`.
-/// rxsim used to ignore both: a burst of 1000 streamed 16384 samples a read for ever.
+/// A timed stop (`deactivateStream` with `SOAPY_SDR_HAS_TIME`) is kept alike: the samples
+/// before its time, the last read flagged `END_BURST`, then timeouts.
+/// rxsim used to ignore all of it: a burst of 1000 streamed 16384 samples a read for
+/// ever, and a timed stop stopped the stream at once.
 #[test]
-fn a_burst_ends_after_its_samples_and_an_activation_rxsim_cannot_keep_is_refused() {
+fn a_burst_or_a_timed_stop_ends_the_stream_where_asked_and_what_rxsim_cannot_keep_is_refused() {
     init();
     // Debian's python3 (python3-soapysdr is built for it): scripts/setup.sh --tests.
     let out = std::process::Command::new("/usr/bin/python3")
@@ -446,7 +449,7 @@ fn a_burst_ends_after_its_samples_and_an_activation_rxsim_cannot_keep_is_refused
         .arg(
             r#"
 import SoapySDR, numpy as np
-from SoapySDR import SOAPY_SDR_RX as RX, SOAPY_SDR_CF32, SOAPY_SDR_END_BURST as END, SOAPY_SDR_ONE_PACKET
+from SoapySDR import SOAPY_SDR_RX as RX, SOAPY_SDR_CF32, SOAPY_SDR_END_BURST as END, SOAPY_SDR_ONE_PACKET, SOAPY_SDR_HAS_TIME
 d = SoapySDR.Device(dict(driver="rxsim", serial="burst1", pace="1"))
 d.setSampleRate(RX, 0, 1e6)
 s = d.setupStream(RX, SOAPY_SDR_CF32); buf = np.zeros(d.getStreamMTU(s), np.complex64)
@@ -460,6 +463,16 @@ burst(END, 20000, 3)
 burst(0, 0, 2)
 print(d.activateStream(s, 0, 0, 1000)); d.deactivateStream(s)
 print(d.activateStream(s, SOAPY_SDR_ONE_PACKET, 0, 0)); d.deactivateStream(s)
+d.activateStream(s)
+r = d.readStream(s, [buf], len(buf), timeoutUs=200000)
+n, got = r.ret, []
+stop = d.deactivateStream(s, SOAPY_SDR_HAS_TIME, r.timeNs + 50000000)
+for _ in range(8):
+    r = d.readStream(s, [buf], len(buf), timeoutUs=200000)
+    got.append(r.ret if r.ret < 0 else int(r.flags & END != 0)); n += max(r.ret, 0)
+    if r.ret < 0: break
+print(stop, n, got[-3:], d.deactivateStream(s, END, 0))
+d.deactivateStream(s)
 d.closeStream(s)
 "#,
         )
@@ -483,6 +496,9 @@ d.closeStream(s)
             "0 32768 [0, 0]",
             "-5",
             "-5",
+            // A stop 50 ms after the first sample: 50 000 samples at 1 MS/s (16384 × 3
+            // then 848, flagged), then a timeout; a stop with END_BURST refused.
+            "0 50000 [0, 1, -1] -5",
         ],
         "{text}"
     );
