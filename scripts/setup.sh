@@ -20,13 +20,15 @@ set -euo pipefail
 #                             tests/it/recording/gnuradio.rs; 146 packages, 117 MB
 #                             fetched, 669 MB on disk, 37 s to install on the
 #                             development machine), openssl (a loopback TLS server
-#                             for the HTTPS remote tests: tests/it/watch/tls.rs), and
+#                             for the HTTPS remote tests: tests/it/watch/tls.rs),
+#                             python3-soapysdr (Debian's /usr/bin/python3 as another
+#                             SoapySDR client of rxsim: hw/tests/sim_rx.rs), and
 #                             the Python outside checks (below)
 tests=""
 [ "${1:-}" = "--tests" ] && tests=1
 PKGS=(libsoapysdr-dev soapysdr-tools pkg-config g++ libssl-dev zlib1g-dev git ca-certificates)
 if [ -n "$tests" ]; then
-    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy gnuradio openssl)
+    PKGS+=(soapyremote-server soapysdr0.8-module-remote avahi-daemon dbus iproute2 python3 python3-pip faketime systemd openssh-client chromium tidy gnuradio openssl python3-soapysdr)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

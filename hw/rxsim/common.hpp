@@ -115,6 +115,9 @@ struct SimStream {
     Clock::time_point t0;
     double rate = 1e6;     // samples per second of wall time (pacing)
     uint64_t produced = 0; // samples handed out (RX) or accepted (TX) since activation
+    // RX burst (activateStream with SOAPY_SDR_END_BURST and numElems > 0): the stream
+    // ends after sample burstEnd (counted as `produced`); 0 = continuous.
+    uint64_t burstEnd = 0;
     bool stalled = false;  // the tx_stall_after_s stall happened in this activation
     long long timeBaseNs = 0; // the device's hardware time at activation (sample 0)
     uint64_t phase = 0;    // tone NCO phase (cyclesToPhase)

@@ -9,7 +9,10 @@
 // radio that stopped delivering. The radio offers only the file's rate and tunes
 // to its centre at start (a client may tune elsewhere; the samples do not move).
 // A SigMF meta this reader would misread (several channels, headers or a footer in the
-// data file, another data file, segments at different centres) is refused naming the key.
+// data file, another data file, segments at different centres) is refused naming the key,
+// and so is a "raw" file that is a container (a WAV, a tar archive, a GNU Radio File Meta
+// Sink recording with attached headers), whose headers it would stream as samples, and a
+// file that ends mid-sample (as analyze refuses it).
 // At most kReplayMax samples are loaded.
 #pragma once
 
@@ -43,7 +46,8 @@ class Replay {
         auto ends = [](const std::string &a, const std::string &b) {
             return a.size() >= b.size() && a.compare(a.size() - b.size(), b.size(), b) == 0;
         };
-        if (ends(path_, meta_ext) || ends(path_, data_ext)) {
+        const bool isSigmf = ends(path_, meta_ext) || ends(path_, data_ext);
+        if (isSigmf) {
             std::string stem = path_.substr(0, path_.size() - meta_ext.size());
             data = stem + data_ext;
             std::string meta = readAll(stem + meta_ext);
@@ -61,11 +65,12 @@ class Replay {
             if (format.empty() || !(rate_ > 0.0))
                 throw std::runtime_error("rxsim: replay of the raw file " + path_ +
                                          " needs replay_format=cf32|ci16|ci8|cu8 and replay_rate=R");
+            refuseContainer(path_);
         }
         if (!(rate_ >= kMinRate && rate_ <= kMaxRate))
             throw std::runtime_error("rxsim: replay rate " + std::to_string(rate_) +
                                      " S/s outside 0.1..250 MS/s");
-        load(data, format);
+        load(data, format, isSigmf ? "core:datatype" : "replay_format");
     }
     bool active() const { return !samples_.empty(); }
     // Whether a single play has ended before sample pos.
@@ -147,6 +152,36 @@ class Replay {
         for (double v : f)
             if (!(v == f[0])) refuse("core:frequency", "differs between capture segments");
     }
+    // A file that is no raw recording but a container rxnode analyze reads, whose headers
+    // a raw replay would stream as samples (and shift every sample after them: a WAV's
+    // 44-byte header swapped a cf32 file's I and Q, a tone at +100 kHz played at -100 kHz):
+    // refused naming what it is. A file too short to tell is left to load.
+    static void refuseContainer(const std::string &path) {
+        FILE *f = std::fopen(path.c_str(), "rb");
+        if (f == nullptr) return; // load names the file it cannot open
+        unsigned char h[512] = {};
+        const size_t n = std::fread(h, 1, sizeof h, f);
+        std::fclose(f);
+        auto at = [&](size_t off, const char *tag, size_t len) {
+            return n >= off + len && std::memcmp(h + off, tag, len) == 0;
+        };
+        // GNU Radio's File Meta Sink: an attached header opens with the PMT dict's
+        // first key, "strt" (hw/dsp/src/iq/reader/gnuradio.rs).
+        static const char kGnuRadio[] = {0x09, 0x07, 0x02, 0x00, 0x04, 's', 't', 'r', 't', 0x0b};
+        std::string what;
+        if ((at(0, "RIFF", 4) || at(0, "RF64", 4) || at(0, "BW64", 4)) && at(8, "WAVE", 4))
+            what = "a WAV recording, whose header and chunks";
+        else if (at(257, "ustar", 5))
+            what = "a tar archive (a .sigmf archive: extract it and replay its .sigmf-meta), whose "
+                   "headers and meta";
+        else if (at(0, kGnuRadio, sizeof kGnuRadio))
+            what = "a GNU Radio File Meta Sink recording with attached headers, whose headers (one "
+                   "before each segment)";
+        if (!what.empty())
+            throw std::runtime_error("rxsim: replay of the raw file " + path + ": it is " + what +
+                                     " would be streamed as samples; rxsim replays raw samples or a "
+                                     "SigMF pair (rxnode analyze reads this file)");
+    }
     // The text after `"key"` and its colon, or npos.
     static size_t valueAt(const std::string &json, const std::string &key) {
         size_t p = json.find("\"" + key + "\"");
@@ -170,7 +205,8 @@ class Replay {
         double v = std::strtod(json.c_str() + p, &end);
         return (end == json.c_str() + p || !std::isfinite(v)) ? def : v;
     }
-    void load(const std::string &path, const std::string &format) {
+    // formatFrom: where the format was named (replay_format, or the meta's core:datatype).
+    void load(const std::string &path, const std::string &format, const std::string &formatFrom) {
         size_t width;
         int kind; // 0 float32, 1 int16, 2 int8, 3 uint8
         if (format == "cf32" || format == "cf32_le") width = 8, kind = 0;
@@ -183,8 +219,16 @@ class Replay {
         FILE *f = std::fopen(path.c_str(), "rb");
         if (f == nullptr) throw std::runtime_error("rxsim: replay: cannot open " + path);
         std::vector<unsigned char> raw(width * 65536);
-        size_t n;
-        while ((n = std::fread(raw.data(), width, 65536, f)) > 0) {
+        // Whole samples only: a file that ends mid-sample is refused as analyze refuses
+        // it (truncated, or a wrong replay_format, which gives the same symptom), never
+        // streamed without its last bytes. A partial sample a read ends with is carried
+        // into the next.
+        size_t n, got, have = 0;
+        uint64_t bytes = 0;
+        while ((got = std::fread(raw.data() + have, 1, raw.size() - have, f)) > 0) {
+            bytes += got;
+            have += got;
+            n = have / width;
             if (samples_.size() + n > kReplayMax) {
                 std::fclose(f);
                 throw std::runtime_error("rxsim: replay " + path + " holds more than " +
@@ -210,8 +254,15 @@ class Replay {
                 }
                 samples_.emplace_back(re, im);
             }
+            const size_t rest = have - n * width;
+            std::memmove(raw.data(), raw.data() + n * width, rest);
+            have = rest;
         }
         std::fclose(f);
+        if (have != 0)
+            throw std::runtime_error("rxsim: replay " + path + ": " + std::to_string(bytes) +
+                                     " bytes is not a whole number of " + format + " samples (" +
+                                     std::to_string(width) + " bytes each): truncated or wrong " + formatFrom);
         if (samples_.empty()) throw std::runtime_error("rxsim: replay " + path + " holds no samples");
     }
 

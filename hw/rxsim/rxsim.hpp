@@ -78,8 +78,9 @@ class RxSim : public SoapySDR::Device {
                                   const SoapySDR::Kwargs &streamArgs) override;
     void closeStream(SoapySDR::Stream *stream) override;
     size_t getStreamMTU(SoapySDR::Stream *) const override;
-    int activateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs, const size_t) override;
-    int deactivateStream(SoapySDR::Stream *stream, const int, const long long) override;
+    int activateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs,
+                       const size_t numElems) override;
+    int deactivateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs) override;
     int readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t numElems, int &flags,
                    long long &timeNs, const long timeoutUs) override;
     int writeStream(SoapySDR::Stream *stream, const void *const *, const size_t numElems, int &flags,

@@ -103,6 +103,11 @@ int nothingArrives(SimStream *s, std::unique_lock<std::mutex> &lk, Clock::time_p
     return SOAPY_SDR_TIMEOUT;
 }
 
+// SOAPY_SDR_END_BURST when a read has handed out a burst's last sample, else 0.
+int burstDone(const SimStream *s) {
+    return s->burstEnd > 0 && s->produced >= s->burstEnd ? SOAPY_SDR_END_BURST : 0;
+}
+
 uint64_t nextRand(SimStream *s) {
     s->rng ^= s->rng << 13;
     s->rng ^= s->rng >> 7;
@@ -171,8 +176,24 @@ size_t RxSim::getStreamMTU(SoapySDR::Stream *) const { return kMtu; }
 // delivered (paced reads wait, then time out) and the first read is stamped timeNs. A
 // time already past is a late command, one more than a day ahead too early to process:
 // SOAPY_SDR_TIME_ERROR, the stream stays inactive.
-int RxSim::activateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs, const size_t) {
+//
+// An RX burst (SOAPY_SDR_END_BURST with numElems > 0) is kept as a USRP keeps it
+// (SoapyUHD's STREAM_MODE_NUM_SAMPS_AND_DONE): numElems samples, the read that hands
+// out the last of them flagged SOAPY_SDR_END_BURST, then nothing (reads time out)
+// until the stream is activated again. numElems 0 is a continuous stream, whatever
+// the flags. What rxsim does not model is refused with SOAPY_SDR_NOT_SUPPORTED, the
+// stream left inactive, never streamed as something else: numElems > 0 without
+// SOAPY_SDR_END_BURST (a burst another command would continue) and any flag but
+// SOAPY_SDR_HAS_TIME and SOAPY_SDR_END_BURST.
+int RxSim::activateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs,
+                          const size_t numElems) {
     auto *s = reinterpret_cast<SimStream *>(stream);
+    uint64_t burst = 0;
+    if (s->direction == SOAPY_SDR_RX) {
+        if ((flags & ~(SOAPY_SDR_HAS_TIME | SOAPY_SDR_END_BURST)) != 0) return SOAPY_SDR_NOT_SUPPORTED;
+        if (numElems > 0 && (flags & SOAPY_SDR_END_BURST) == 0) return SOAPY_SDR_NOT_SUPPORTED;
+        burst = numElems;
+    }
     double rate;
     long long base;
     Clock::time_point wallNow;
@@ -194,6 +215,7 @@ int RxSim::activateStream(SoapySDR::Stream *stream, const int flags, const long 
         s->timeBaseNs = base;
         s->t0 = wallNow + std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(startInNs));
         s->produced = 0;
+        s->burstEnd = burst;
         s->stalled = false;
         s->phase = 0;
         s->active = true;
@@ -215,8 +237,33 @@ int RxSim::activateStream(SoapySDR::Stream *stream, const int flags, const long 
     return 0;
 }
 
-int RxSim::deactivateStream(SoapySDR::Stream *stream, const int, const long long) {
+// A timed stop (SOAPY_SDR_HAS_TIME) of an RX stream is kept as a USRP keeps it (SoapyUHD's
+// STOP_CONTINUOUS at a time): the samples before timeNs still arrive, the read that hands
+// out the last of them flagged SOAPY_SDR_END_BURST, then reads time out until the stream
+// is activated again (an earlier burst end stays). A time already reached stops it now.
+// Any other flag on RX is refused with SOAPY_SDR_NOT_SUPPORTED, the stream left as it was.
+int RxSim::deactivateStream(SoapySDR::Stream *stream, const int flags, const long long timeNs) {
     auto *s = reinterpret_cast<SimStream *>(stream);
+    if (s->direction == SOAPY_SDR_RX) {
+        if ((flags & ~SOAPY_SDR_HAS_TIME) != 0) return SOAPY_SDR_NOT_SUPPORTED;
+        if ((flags & SOAPY_SDR_HAS_TIME) != 0) {
+            bool later;
+            {
+                std::lock_guard<std::mutex> g(s->mu);
+                // The samples stamped before timeNs: sample k is at timeBaseNs + k / rate.
+                const double before = double(timeNs - s->timeBaseNs) * 1e-9 * s->rate;
+                later = s->active && before > double(s->produced);
+                if (later) {
+                    const uint64_t end = before >= 1.8e19 ? UINT64_MAX : uint64_t(std::ceil(before));
+                    if (s->burstEnd == 0 || end < s->burstEnd) s->burstEnd = end;
+                }
+            }
+            if (later) {
+                logEvent("deactivateStream at " + std::to_string(timeNs), "RX", serial_);
+                return 0;
+            }
+        }
+    }
     {
         std::lock_guard<std::mutex> g(s->mu);
         if (s->active && s->direction == SOAPY_SDR_RX) replayPos_.store(s->replayStart + s->produced);
@@ -256,7 +303,14 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
         if (!replayEnded_.exchange(true)) logEvent("replayEnd", "RX", serial_);
         return nothingArrives(s, lk, deadline);
     }
-    size_t n = numElems;
+    // A burst hands out what is left of it, then nothing: reads time out, as a
+    // radio's do after its stream command is done.
+    size_t want = numElems;
+    if (s->burstEnd > 0) {
+        if (s->produced >= s->burstEnd) return nothingArrives(s, lk, deadline);
+        want = size_t(std::min<uint64_t>(want, s->burstEnd - s->produced));
+    }
+    size_t n = want;
     const Tuning tu = tuning();
     const Frame &frame = tu.frame;
     // Fault injection (dead_hz): tuned inside the dead band, nothing arrives.
@@ -280,8 +334,8 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
                 flags |= SOAPY_SDR_END_ABRUPT;
                 return SOAPY_SDR_OVERFLOW;
             }
-            if (avail >= double(std::min(numElems, kMtu))) {
-                n = std::min(numElems, size_t(avail));
+            if (avail >= double(std::min(want, kMtu))) {
+                n = std::min(want, size_t(avail));
                 break;
             }
             auto now = Clock::now();
@@ -292,7 +346,7 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
                 }
                 return SOAPY_SDR_TIMEOUT;
             }
-            double need = (double(std::min(numElems, kMtu)) - avail) / s->rate;
+            double need = (double(std::min(want, kMtu)) - avail) / s->rate;
             auto wait = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(need));
             auto until = std::min(deadline, now + wait);
             // Sleeps without holding the stream lock, so activate/deactivate and
@@ -327,7 +381,7 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
             return nothingArrives(s, lk, deadline);
         }
         s->produced += n;
-        flags |= SOAPY_SDR_HAS_TIME;
+        flags |= SOAPY_SDR_HAS_TIME | burstDone(s);
         return int(std::min<size_t>(n, size_t(1) << 30));
     }
     if (s->cs16) {
@@ -349,7 +403,7 @@ int RxSim::readStream(SoapySDR::Stream *stream, void *const *buffs, const size_t
         clampToFullScale(static_cast<float *>(buffs[0]), 2 * n);
     }
     s->produced += n;
-    flags |= SOAPY_SDR_HAS_TIME;
+    flags |= SOAPY_SDR_HAS_TIME | burstDone(s);
     return int(std::min<size_t>(n, size_t(1) << 30));
 }
 

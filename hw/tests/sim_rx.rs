@@ -430,6 +430,80 @@ fn a_timed_start_begins_at_the_time_asked_and_a_late_one_is_refused() {
     assert_eq!(err.code, soapysdr::ErrorCode::TimeError, "{err:?}");
 }
 
+/// A burst asked at activation (`SOAPY_SDR_END_BURST` with numElems, a USRP's "num samps
+/// and done") is kept as a radio with stream commands keeps it, seen by another client
+/// (Debian's python3-soapysdr, whose `activateStream` takes flags and numElems, which the
+/// Rust binding does not): exactly numElems samples, the read that ends them flagged
+/// `END_BURST`, then reads time out until the next activation; what rxsim does not model
+/// (numElems without `END_BURST`, another flag) is refused with `SOAPY_SDR_NOT_SUPPORTED`.
+/// A timed stop (`deactivateStream` with `SOAPY_SDR_HAS_TIME`) is kept alike: the samples
+/// before its time, the last read flagged `END_BURST`, then timeouts.
+/// rxsim used to ignore all of it: a burst of 1000 streamed 16384 samples a read for
+/// ever, and a timed stop stopped the stream at once.
+#[test]
+fn a_burst_or_a_timed_stop_ends_the_stream_where_asked_and_what_rxsim_cannot_keep_is_refused() {
+    init();
+    // Debian's python3 (python3-soapysdr is built for it): scripts/setup.sh --tests.
+    let out = std::process::Command::new("/usr/bin/python3")
+        .arg("-c")
+        .arg(
+            r#"
+import SoapySDR, numpy as np
+from SoapySDR import SOAPY_SDR_RX as RX, SOAPY_SDR_CF32, SOAPY_SDR_END_BURST as END, SOAPY_SDR_ONE_PACKET, SOAPY_SDR_HAS_TIME
+d = SoapySDR.Device(dict(driver="rxsim", serial="burst1", pace="1"))
+d.setSampleRate(RX, 0, 1e6)
+s = d.setupStream(RX, SOAPY_SDR_CF32); buf = np.zeros(d.getStreamMTU(s), np.complex64)
+def burst(flags, n, reads):
+    a = d.activateStream(s, flags, 0, n)
+    got = [d.readStream(s, [buf], len(buf), timeoutUs=200000) for _ in range(reads)]
+    d.deactivateStream(s)
+    print(a, sum(r.ret for r in got if r.ret > 0), [r.ret if r.ret < 0 else int(r.flags & END != 0) for r in got])
+burst(END, 1000, 3)
+burst(END, 20000, 3)
+burst(0, 0, 2)
+print(d.activateStream(s, 0, 0, 1000)); d.deactivateStream(s)
+print(d.activateStream(s, SOAPY_SDR_ONE_PACKET, 0, 0)); d.deactivateStream(s)
+d.activateStream(s)
+r = d.readStream(s, [buf], len(buf), timeoutUs=200000)
+n, got = r.ret, []
+stop = d.deactivateStream(s, SOAPY_SDR_HAS_TIME, r.timeNs + 50000000)
+for _ in range(8):
+    r = d.readStream(s, [buf], len(buf), timeoutUs=200000)
+    got.append(r.ret if r.ret < 0 else int(r.flags & END != 0)); n += max(r.ret, 0)
+    if r.ret < 0: break
+print(stop, n, got[-3:], d.deactivateStream(s, END, 0))
+d.deactivateStream(s)
+d.closeStream(s)
+"#,
+        )
+        .output()
+        .expect("run /usr/bin/python3 (scripts/setup.sh --tests installs python3-soapysdr)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "python3-soapysdr client failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            // 1000 in one read flagged END_BURST, then timeouts (-1).
+            "0 1000 [1, -1, -1]",
+            // 16384 (the MTU) then the 3616 left, the last flagged.
+            "0 20000 [0, 1, -1]",
+            // Continuous: never flagged.
+            "0 32768 [0, 0]",
+            "-5",
+            "-5",
+            // A stop 50 ms after the first sample: 50 000 samples at 1 MS/s (16384 × 3
+            // then 848, flagged), then a timeout; a stop with END_BURST refused.
+            "0 50000 [0, 1, -1] -5",
+        ],
+        "{text}"
+    );
+}
+
 /// A declared setting reads back its current value, as a driver's does: `biastee`
 /// (declared a bool, default `false`) reads `false` before any write (rxsim read back
 /// an empty string), then what was written.

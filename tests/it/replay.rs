@@ -276,3 +276,138 @@ fn a_replay_refuses_a_sigmf_meta_it_would_misread() {
         assert!(text(&out.stderr).contains(key), "{key}: {}", show(&out));
     }
 }
+
+/// A "raw" file that is a container `analyze` reads is refused by a replay given
+/// `replay_format`, naming what it is, never its headers streamed as samples: a float32
+/// IQ WAV's 44-byte header swapped I and Q (its +100 kHz tone captured at 99.9 MHz,
+/// PASS), a `.sigmf` archive's tar headers and meta, a GNU Radio File Meta Sink
+/// header (its first bytes as GNU Radio writes them; o271 records with GNU Radio
+/// itself). The same samples as a raw `.cf32` still replay, the tone at +100 kHz.
+#[test]
+fn a_replay_refuses_a_container_given_as_a_raw_file() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let n = 1u32 << 16;
+    let samples: Vec<u8> = (0..n)
+        .flat_map(|i| {
+            let p = std::f32::consts::TAU * 0.05 * (i % 20) as f32; // +100 kHz at 2 MS/s
+            [p.cos() * 0.1, p.sin() * 0.1]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    std::fs::write(d.join("tone.cf32"), &samples).unwrap();
+    // WAVE_FORMAT_IEEE_FLOAT, 2 channels (I, Q), 32 bits, 2 MS/s: the 44-byte header.
+    let mut wav = b"RIFF".to_vec();
+    wav.extend((36 + samples.len() as u32).to_le_bytes());
+    wav.extend(b"WAVEfmt ");
+    wav.extend(16u32.to_le_bytes());
+    for v in [3u16, 2] {
+        wav.extend(v.to_le_bytes());
+    }
+    wav.extend(2_000_000u32.to_le_bytes());
+    wav.extend(16_000_000u32.to_le_bytes());
+    for v in [8u16, 32] {
+        wav.extend(v.to_le_bytes());
+    }
+    wav.extend(b"data");
+    wav.extend((samples.len() as u32).to_le_bytes());
+    wav.extend(&samples);
+    std::fs::write(d.join("tone.wav"), wav).unwrap();
+    let mut gr = vec![0x09u8, 0x07, 0x02, 0x00, 0x04, b's', b't', b'r', b't', 0x0b];
+    gr.extend([0u8; 7]);
+    gr.extend(&samples);
+    std::fs::write(d.join("gr.cfile"), gr).unwrap();
+    std::fs::write(d.join("tone.sigmf-data"), &samples).unwrap();
+    std::fs::write(
+        d.join("tone.sigmf-meta"),
+        r#"{"global": {"core:datatype": "cf32_le", "core:sample_rate": 2000000, "core:version": "1.2.0"},
+            "captures": [{"core:sample_start": 0, "core:frequency": 100e6}], "annotations": []}"#,
+    )
+    .unwrap();
+    let tar = Command::new("python3")
+        .current_dir(d)
+        .args([
+            "-c",
+            "import tarfile\nwith tarfile.open('tone.sigmf', 'w', format=tarfile.USTAR_FORMAT) as a:\n \
+             a.add('tone.sigmf-meta', 'tone/tone.sigmf-meta'); a.add('tone.sigmf-data', 'tone/tone.sigmf-data')",
+        ])
+        .output()
+        .expect("python3");
+    assert!(tar.status.success(), "{}", show(&tar));
+    let replay = |file: &str| {
+        capture(
+            &lab,
+            &format!(
+                "driver=rxsim,serial={file},replay={},replay_format=cf32,replay_rate=2e6,replay_freq=100e6",
+                d.join(file).display()
+            ),
+            "0.1",
+            &[],
+        )
+    };
+    for (file, what) in [
+        ("tone.wav", "it is a WAV recording"),
+        ("tone.sigmf", "it is a tar archive (a .sigmf archive"),
+        ("gr.cfile", "it is a GNU Radio File Meta Sink recording"),
+    ] {
+        let out = replay(file);
+        assert_ne!(out.status.code(), Some(0), "{file}: {}", show(&out));
+        assert!(text(&out.stderr).contains(what), "{file}: {}", show(&out));
+    }
+    let out = replay("tone.cf32");
+    let c = parsed(&out);
+    assert!(
+        (c.peaks[0].frequency_hz - 100.1e6).abs() < 1e3,
+        "{}",
+        show(&out)
+    );
+}
+
+/// A file that ends mid-sample is refused by a replay as `analyze` refuses it (a
+/// truncated recording, or a wrong `replay_format`, which gives the same symptom),
+/// naming its byte count and the sample size: rxsim used to stream it without its
+/// last bytes, PASS. A raw `cu8` and a SigMF `cf32_le` dataset alike.
+#[test]
+fn a_replay_refuses_a_file_that_ends_mid_sample() {
+    let lab = Lab::new();
+    let d = lab.dir.path();
+    let bytes: Vec<u8> = (0..100_001u32).map(|i| (i * 37 % 256) as u8).collect();
+    std::fs::write(d.join("cut.cu8"), &bytes).unwrap();
+    std::fs::write(d.join("cut.sigmf-data"), &bytes[..100_003 - 8]).unwrap();
+    std::fs::write(
+        d.join("cut.sigmf-meta"),
+        r#"{"global": {"core:datatype": "cf32_le", "core:sample_rate": 2000000, "core:version": "1.2.0"},
+            "captures": [{"core:sample_start": 0, "core:frequency": 100e6}], "annotations": []}"#,
+    )
+    .unwrap();
+    for (device, file, what) in [
+        (
+            "replay_format=cu8,replay_rate=2e6,replay=",
+            "cut.cu8",
+            "100001 bytes is not a whole number of cu8 samples (2 bytes each)",
+        ),
+        (
+            "replay=",
+            "cut.sigmf-meta",
+            "99995 bytes is not a whole number of cf32_le samples (8 bytes each)",
+        ),
+    ] {
+        let analysed = run_fed(
+            lab.rxnode()
+                .args(["analyze", d.join(file).to_str().unwrap(), "-r", "2M"]),
+            b"",
+        );
+        assert_eq!(analysed.status.code(), Some(2), "{}", show(&analysed));
+        let out = capture(
+            &lab,
+            &format!(
+                "driver=rxsim,serial={file},{device}{}",
+                d.join(file).display()
+            ),
+            "0.1",
+            &[],
+        );
+        assert_ne!(out.status.code(), Some(0), "{file}: {}", show(&out));
+        assert!(text(&out.stderr).contains(what), "{file}: {}", show(&out));
+    }
+}
