@@ -25,7 +25,14 @@ fn main() -> ExitCode {
     if cli.sim {
         // Before anything touches SoapySDR: modules load once per process.
         if let Err(err) = rxnode_hw::use_sim() {
-            let _ = Shell::new(cli.json).errln(format_args!("rxnode: error: --sim: {err:#}"));
+            // The message already names its cause: one line, not the chain twice.
+            let err = anyhow::anyhow!("--sim: {err}");
+            let shell = Shell::new(cli.json);
+            let _ = if cli.json {
+                shell.errln(format_args!("{}", rxnode::error_json(&err)))
+            } else {
+                shell.errln(format_args!("rxnode: error: {}", rxnode::error_text(&err)))
+            };
             return ExitCode::from(1);
         }
     }

@@ -46,6 +46,7 @@ pub fn use_sim() -> Result<PathBuf, Error> {
     let hash = hex::encode(Sha256::digest(RXSIM_MODULE));
     let dir = cache_dir();
     mkdir(&dir)?;
+    own_folder(&dir)?;
     let module = dir.join(format!("librxsim-{}.{}", &hash[..16], module_ext()));
     let current = rxnode_dsp::read_regular(&module)
         .map(|b| hex::encode(Sha256::digest(&b)) == hash)
@@ -75,6 +76,49 @@ fn mkdir(dir: &Path) -> Result<(), Error> {
         path: dir.to_path_buf(),
         source,
     })
+}
+
+/// Refuse a cache folder another user could write to: the module is checked by
+/// its hash and then loaded by its path, so whoever can replace the file in
+/// between runs code in this process. On unix the folder must be a folder (not a
+/// link) owned by this user; write access for group or others is taken away.
+/// Elsewhere the folder is the user's own profile folder (`%LOCALAPPDATA%`).
+fn own_folder(dir: &Path) -> Result<(), Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let refused = |why: String| Error::SimInstall {
+            path: dir.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, why),
+        };
+        let m = std::fs::symlink_metadata(dir).map_err(|source| Error::SimInstall {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        if !m.file_type().is_dir() {
+            return Err(refused("not a folder (a link?)".into()));
+        }
+        // SAFETY: geteuid has no arguments and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if m.uid() != me {
+            return Err(refused(format!(
+                "the folder belongs to uid {}, not to this user (uid {me}): another user could \
+                 replace the simulated radio's module; set XDG_CACHE_HOME to a folder of yours",
+                m.uid()
+            )));
+        }
+        if m.mode() & 0o022 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(
+                |source| Error::SimInstall {
+                    path: dir.to_path_buf(),
+                    source,
+                },
+            )?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 fn module_ext() -> &'static str {
@@ -118,6 +162,26 @@ mod tests {
         assert!(RXSIM_MODULE.len() > 1000);
         #[cfg(target_os = "linux")]
         assert_eq!(&RXSIM_MODULE[..4], b"\x7fELF");
+    }
+
+    /// The module's folder is this user's own: a link is refused (whoever made it
+    /// chose where the module is loaded from), and write access for others is
+    /// taken away before the module is checked and loaded.
+    #[cfg(unix)]
+    #[test]
+    fn the_module_folder_is_private_and_never_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        own_folder(&open).unwrap();
+        let mode = std::fs::metadata(&open).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&open, &link).unwrap();
+        let e = own_folder(&link).unwrap_err().to_string();
+        assert!(e.contains("not a folder"), "{e}");
     }
 
     #[test]

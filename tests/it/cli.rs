@@ -437,3 +437,28 @@ fn the_man_page_names_only_itself_and_has_exit_status() {
         );
     }
 }
+
+/// `--sim` that cannot install the simulated radio's module (its cache folder is
+/// a file) answered `--json` in text; the error is the one JSON object every
+/// other error is, naming the folder, exit 1.
+#[test]
+fn a_sim_module_that_cannot_be_installed_is_a_json_error_under_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::write(&cache, b"a file").unwrap();
+    let out = rxnode(dir.path())
+        .env("XDG_CACHE_HOME", &cache)
+        .args(["--json", "--sim", "inventory"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let e: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|err| {
+        panic!("stderr is not one JSON object ({err}): {}", show(&out));
+    });
+    assert_eq!(e["exit"], 1, "{e}");
+    let msg = e["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.starts_with("--sim: ") && msg.contains(&cache.display().to_string()),
+        "{e}"
+    );
+}
