@@ -67,8 +67,9 @@ pub use crate::{
     },
     risk::{derive_risk, RiskLevel},
     strict_json::{
-        escaped, find_duplicate_key, find_format_char, format_char_in, is_c1_control,
-        is_format_char, needs_escape, DuplicateKey,
+        escaped, find_duplicate_key, find_format_char, format_char_in, is_blank_filler,
+        is_c1_control, is_format_char, is_stacking_mark, needs_escape, DuplicateKey, Escaper,
+        MAX_STACKED_MARKS,
     },
     sweep::{
         check_rx_gain, fft_size_ok, sweep_grid, GainSpec, SweepConfig, SweepGrid, SweepProblem,

@@ -130,20 +130,90 @@ impl<'de> Visitor<'de> for Walk<'_> {
 
 /// Whether `c` cannot be shown as itself on a terminal: a control character (C0,
 /// DEL, C1 such as U+009B, which some terminals read as an escape sequence), a
-/// format character (bidi overrides and isolates, zero-width characters) or a
-/// line or paragraph separator.
+/// format character (bidi overrides and isolates, zero-width characters), a
+/// line or paragraph separator, or a character that shows as nothing at all
+/// ([`is_blank_filler`]).
 pub fn needs_escape(c: char) -> bool {
-    c.is_control() || is_format_char(c) || matches!(c, '\u{2028}' | '\u{2029}')
+    c.is_control()
+        || is_format_char(c)
+        || matches!(c, '\u{2028}' | '\u{2029}')
+        || is_blank_filler(c)
 }
 
-/// Text made safe for a terminal: every character that [`needs_escape`] becomes
+/// Whether `c` shows as nothing (or as a blank) although it is neither a control
+/// nor a format character: the combining grapheme joiner U+034F, the Hangul
+/// fillers U+115F, U+1160, U+3164, U+FFA0, the Khmer inherent vowels U+17B4 and
+/// U+17B5, the Mongolian variation selectors, the braille blank U+2800 and the
+/// variation selectors. A task title could hide a gap, or a second text, with them.
+pub fn is_blank_filler(c: char) -> bool {
+    matches!(c as u32,
+        0x034F
+        | 0x115F
+        | 0x1160
+        | 0x17B4
+        | 0x17B5
+        | 0x180B..=0x180D
+        | 0x180F
+        | 0x2800
+        | 0x3164
+        | 0xFE00..=0xFE0F
+        | 0xFFA0
+        | 0xE0100..=0xE01EF)
+}
+
+/// Combining marks shown on one character at most: a stack of more (a letter
+/// with dozens of accents) draws over the lines above and below it, over the
+/// prompt's other fields. Each mark past these is escaped.
+pub const MAX_STACKED_MARKS: usize = 2;
+
+/// Whether `c` is a combining mark of the blocks that attach to any letter
+/// (combining diacritical marks, their extended and supplement blocks, marks
+/// for symbols, half marks, the Cyrillic combining signs): the marks a stack
+/// over one character is made of.
+pub fn is_stacking_mark(c: char) -> bool {
+    matches!(c as u32,
+        0x0300..=0x036F
+        | 0x0483..=0x0489
+        | 0x1AB0..=0x1AFF
+        | 0x1DC0..=0x1DFF
+        | 0x20D0..=0x20FF
+        | 0xFE20..=0xFE2F)
+}
+
+/// Which characters of a text, read in order, must be escaped to be shown: each
+/// one that [`needs_escape`], and each stacking mark ([`is_stacking_mark`]) past
+/// [`MAX_STACKED_MARKS`] in a row. Every escaper of outside text reads through one.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Escaper {
+    marks: usize,
+}
+
+impl Escaper {
+    /// Whether `c`, the next character of the text, must be escaped.
+    pub fn escape(&mut self, c: char) -> bool {
+        // An escape is shown as ASCII: the marks after it start a new stack.
+        if needs_escape(c) {
+            self.marks = 0;
+            return true;
+        }
+        if is_stacking_mark(c) {
+            self.marks += 1;
+            return self.marks > MAX_STACKED_MARKS;
+        }
+        self.marks = 0;
+        false
+    }
+}
+
+/// Text made safe for a terminal: every character that [`Escaper`] flags becomes
 /// a visible `\u{…}` escape; nothing of the input is dropped (a tab is shown as
 /// `\u{9}` too). The one escaper for text that comes from outside (Git, a
 /// server, a peer, a task file).
 pub fn escaped(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    let mut e = Escaper::default();
     for c in s.chars() {
-        if needs_escape(c) {
+        if e.escape(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
@@ -308,6 +378,30 @@ pub fn find_format_char(v: &serde_json::Value) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A title can hide a gap or a second text with characters that show as
+    /// nothing (the braille blank, the Hangul filler), and draw over the lines
+    /// around it with a stack of accents: both are shown escaped, a letter keeps
+    /// its first two marks, and text in scripts with marks reads as it is.
+    #[test]
+    fn escaped_shows_blank_fillers_and_stacked_marks() {
+        assert_eq!(escaped("a\u{2800}b\u{3164}c"), "a\\u{2800}b\\u{3164}c");
+        assert_eq!(escaped("x\u{34f}\u{fe0f}"), "x\\u{34f}\\u{fe0f}");
+        assert_eq!(
+            escaped("e\u{301}\u{302}\u{303}\u{304} o"),
+            "e\u{301}\u{302}\\u{303}\\u{304} o"
+        );
+        for ok in [
+            "Cafe\u{301} cre\u{300}me",
+            "Việt Nam",
+            "हिन्दी",
+            "ไทย",
+            "Привет",
+        ] {
+            assert_eq!(escaped(ok), ok);
+        }
+        assert!(needs_escape('\u{2800}') && !needs_escape('\u{301}'));
+    }
 
     #[test]
     fn duplicates_are_found_with_key_path_and_line() {

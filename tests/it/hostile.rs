@@ -629,6 +629,86 @@ fn results_against_a_remote_that_trickles_is_abandoned_at_the_fetch_deadline() {
     );
 }
 
+/// A pack of a few MB whose deltas each rebuild a 2 MiB file expands, when
+/// indexed, without bound: 600 such commits (14 MB pushed) cost a poll 6.7 s of
+/// CPU in the fetch alone (no bound on one commit or tree sees it). Each fetch has a CPU
+/// budget: here 0.2 s (`RXNODE_FETCH_CPU_S`), over which the fetch of 40 commits
+/// of a 2 MiB file (80 MB to index) is abandoned, said as such, ledgered, and
+/// nothing fetched is kept; once the branch holds ordinary commits again, the
+/// same budget fetches them.
+#[test]
+fn a_pack_that_expands_past_the_fetch_cpu_budget_is_abandoned() {
+    let lab = Lab::new();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let big: Vec<u8> = (0..(2 << 20) / 2)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            format!("{:02x}", x & 0xff).into_bytes()
+        })
+        .collect();
+    std::fs::create_dir_all(lab.main.join("data")).unwrap();
+    let tip_before = git(&lab.rx, &["rev-parse", "HEAD"]);
+    for i in 0..40 {
+        let mut b = big.clone();
+        b[..8].copy_from_slice(format!("{i:08}").as_bytes());
+        std::fs::write(lab.main.join("data/big.txt"), &b).unwrap();
+        git(&lab.main, &["add", "data/big.txt"]);
+        git(&lab.main, &["commit", "-q", "-m", &format!("big {i}")]);
+    }
+    git(&lab.main, &["push", "-q", "origin", BRANCH]);
+    let pack_kib: u64 = std::fs::read_dir(lab.origin.join("objects/pack"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.metadata().unwrap().len())
+        .sum::<u64>()
+        / 1024;
+    assert!(pack_kib < 8 * 1024, "the pushed pack is {pack_kib} KiB");
+    let watch = |lab: &Lab| {
+        run_fed(
+            lab.rxnode()
+                .args(["watch", "--once", "--interval", "0.2", "--no-prompt"])
+                .env("HOME", lab.dir.path())
+                .env("XDG_CONFIG_HOME", lab.dir.path())
+                .env("RXNODE_FETCH_CPU_S", "0.2"),
+            b"",
+        )
+    };
+    let out = watch(&lab);
+    no_panic(&out);
+    expect_exit!(out, 1);
+    let se = text(&out.stderr);
+    assert!(
+        se.contains(&format!(
+            "fetch origin {BRANCH} failed: abandoned after 0.2 s of CPU"
+        )) && se.contains("expands to more than one fetch may index"),
+        "{se}"
+    );
+    let tracking = format!("refs/remotes/origin/{BRANCH}");
+    assert_eq!(git(&lab.rx, &["rev-parse", &tracking]), tip_before);
+    let ev = lab.ledger_events();
+    assert_eq!(
+        ev.iter().filter(|e| e["event"] == "fetch_failed").count(),
+        1,
+        "{ev:?}"
+    );
+    assert_eq!(lab.state()["last_poll"]["ok"], false);
+    // The main PC drops the big commits: the same budget fetches the branch.
+    git(&lab.main, &["reset", "-q", "--hard", &tip_before]);
+    std::fs::write(lab.main.join("NOTE.md"), "small\n").unwrap();
+    git(&lab.main, &["add", "NOTE.md"]);
+    git(&lab.main, &["commit", "-q", "-m", "small"]);
+    git(&lab.main, &["push", "-q", "-f", "origin", BRANCH]);
+    let out = watch(&lab);
+    no_panic(&out);
+    expect_exit!(out, 0);
+    assert_eq!(
+        git(&lab.rx, &["rev-parse", &tracking]),
+        git(&lab.main, &["rev-parse", "HEAD"])
+    );
+}
+
 #[test]
 fn binary_task_file_is_rejected() {
     let lab = Lab::new();

@@ -206,24 +206,108 @@ pub(crate) fn missing_local_remote(url: &str) -> Option<String> {
         .then(|| format!("the remote's path {} does not exist", redact(url)))
 }
 
-/// A fetch that did not finish: libgit2's error, and the whole-fetch deadline when
-/// that is what ended it.
+/// Environment variable that sets the CPU time one fetch may spend (seconds,
+/// 0.1 ..= 600; [`FETCH_CPU`] otherwise).
+pub(crate) const FETCH_CPU_ENV: &str = "RXNODE_FETCH_CPU_S";
+
+/// CPU time one fetch may spend, on the thread that fetches, unless
+/// `RXNODE_FETCH_CPU_S` says otherwise. Indexing what a fetch received inflates
+/// every object and resolves every delta: a pack of a few MB whose deltas each
+/// rebuild a 2 MiB file expands without bound (600 of them, 14 MB pushed: 1.2 GB,
+/// 6.7 s of CPU), and the bounds on one commit or tree do not see it. A fetch that
+/// reaches this budget is abandoned; nothing of it is kept (docs/protocol.md#bound).
+pub(crate) const FETCH_CPU: Duration = Duration::from_secs(3);
+
+/// The CPU budget of one fetch: [`FETCH_CPU`] unless `RXNODE_FETCH_CPU_S` holds
+/// a number of seconds in 0.1 ..= 600 (anything else is ignored with a warning).
+fn fetch_cpu_budget() -> Duration {
+    let Ok(v) = std::env::var(FETCH_CPU_ENV) else {
+        return FETCH_CPU;
+    };
+    match v.trim().parse::<f64>() {
+        Ok(s) if (0.1..=600.0).contains(&s) => Duration::from_secs_f64(s),
+        _ => {
+            tracing::warn!("{FETCH_CPU_ENV}={v:?} ignored: must be seconds in 0.1 ..= 600");
+            FETCH_CPU
+        }
+    }
+}
+
+/// CPU time the calling thread has used (`None` when it cannot be read).
+#[cfg(unix)]
+fn thread_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime(2) writes only into the struct it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| {
+        Duration::new(
+            u64::try_from(ts.tv_sec).unwrap_or(0),
+            u32::try_from(ts.tv_nsec).unwrap_or(0),
+        )
+    })
+}
+
+/// CPU time the calling thread has used (`None` when it cannot be read).
+#[cfg(windows)]
+fn thread_cpu() -> Option<Duration> {
+    use windows_sys::Win32::Foundation::FILETIME;
+    use windows_sys::Win32::System::Threading::{GetCurrentThread, GetThreadTimes};
+    let zero = || FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut c, mut e, mut k, mut u) = (zero(), zero(), zero(), zero());
+    // SAFETY: GetThreadTimes writes only into the four structs it is given;
+    // GetCurrentThread's pseudo-handle needs no closing.
+    let ok = unsafe { GetThreadTimes(GetCurrentThread(), &mut c, &mut e, &mut k, &mut u) };
+    let ticks = |f: &FILETIME| (u64::from(f.dwHighDateTime) << 32) | u64::from(f.dwLowDateTime);
+    (ok != 0).then(|| Duration::from_nanos((ticks(&k) + ticks(&u)).saturating_mul(100)))
+}
+
+/// Why a fetch was abandoned by rxnode rather than failing by itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Abandoned {
+    /// At the whole-fetch deadline.
+    Deadline(Duration),
+    /// At its CPU budget, with the bytes received by then.
+    Cpu {
+        /// The budget.
+        budget: Duration,
+        /// Bytes received on the wire when it was abandoned.
+        received: usize,
+    },
+}
+
+/// A fetch that did not finish: libgit2's error, and the whole-fetch deadline or
+/// the CPU budget when that is what ended it.
 pub(crate) struct FetchFailure {
     /// What libgit2 said.
     pub(crate) error: git2::Error,
-    /// The deadline, when the fetch was abandoned at it (`None`: it failed by itself).
-    pub(crate) abandoned_at: Option<Duration>,
+    /// Why rxnode abandoned it (`None`: it failed by itself).
+    pub(crate) abandoned: Option<Abandoned>,
 }
 
 impl FetchFailure {
     /// `abandoned after N s (4 read timeouts): URL kept the transfer going without
-    /// finishing it (…)`, or libgit2's message: the words every fetch's error uses.
+    /// finishing it (…)`, `abandoned at its CPU budget …`, or libgit2's message:
+    /// the words every fetch's error uses.
     pub(crate) fn message(&self, url: &str) -> String {
-        match self.abandoned_at {
-            Some(d) => format!(
+        match self.abandoned {
+            Some(Abandoned::Deadline(d)) => format!(
                 "abandoned after {:.1} s ({FETCH_DEADLINE_READS} read timeouts): {url} kept the \
                  transfer going without finishing it ({})",
                 d.as_secs_f64(),
+                redact(self.error.message())
+            ),
+            Some(Abandoned::Cpu { budget, received }) => format!(
+                "abandoned after {:.1} s of CPU ({FETCH_CPU_ENV}), {received} bytes received: \
+                 what {url} sent expands to more than one fetch may index (a pack of a few MB \
+                 can inflate to hundreds of MB); nothing of it is kept (for a push you trust, \
+                 raise {FETCH_CPU_ENV}) ({})",
+                budget.as_secs_f64(),
                 redact(self.error.message())
             ),
             None => redact(self.error.message()),
@@ -232,11 +316,12 @@ impl FetchFailure {
 }
 
 /// `rem.fetch(specs)` with `callbacks` and the options `configure` sets, bounded as
-/// every fetch of rxnode is: the transport timeouts bound each connect and read, and
-/// the whole fetch is abandoned after [`FETCH_DEADLINE_READS`] read timeouts however
-/// the remote paces it (`super::deadline`); `cancel` (Ctrl-C) stops it too. The one
-/// door through which the watcher, `publish`, the heartbeat and the main PC's
-/// `results` fetch.
+/// every fetch of rxnode is: the transport timeouts bound each connect and read, the
+/// whole fetch is abandoned after [`FETCH_DEADLINE_READS`] read timeouts however
+/// the remote paces it (`super::deadline`), and when the fetching thread has spent
+/// its CPU budget ([`FETCH_CPU`]) on what it received; `cancel` (Ctrl-C) stops it
+/// too. The one door through which the watcher, `publish`, the heartbeat and the
+/// main PC's `results` fetch.
 pub(crate) fn fetch_bounded<'cb>(
     rem: &mut git2::Remote<'_>,
     specs: &[&str],
@@ -246,9 +331,20 @@ pub(crate) fn fetch_bounded<'cb>(
 ) -> std::result::Result<(), FetchFailure> {
     set_timeouts();
     let deadline = timeouts().1 * FETCH_DEADLINE_READS;
+    let budget = fetch_cpu_budget();
     let watchdog = super::deadline::Watchdog::arm(deadline);
     let expired = watchdog.expired_flag();
-    callbacks.transfer_progress(move |_| {
+    // libgit2 calls back on the fetching thread after every object it indexed and
+    // every delta it resolved: the CPU spent is checked there.
+    let started = thread_cpu();
+    let over = std::rc::Rc::new(std::cell::Cell::new(None::<usize>));
+    let over_cb = std::rc::Rc::clone(&over);
+    callbacks.transfer_progress(move |p| {
+        let spent = started.zip(thread_cpu()).map(|(a, b)| b.saturating_sub(a));
+        if spent.is_some_and(|s| s > budget) {
+            over_cb.set(Some(p.received_bytes()));
+            return false;
+        }
         !cancel.is_some_and(|c| c.load(Ordering::Relaxed)) && !expired.load(Ordering::Relaxed)
     });
     let mut fo = FetchOptions::new();
@@ -257,10 +353,12 @@ pub(crate) fn fetch_bounded<'cb>(
     let fetched = rem.fetch(specs, Some(&mut fo), None);
     let expired = watchdog.expired();
     drop(watchdog);
-    fetched.map_err(|error| FetchFailure {
-        error,
-        abandoned_at: expired.then_some(deadline),
-    })
+    drop(fo);
+    let abandoned = match over.get() {
+        Some(received) => Some(Abandoned::Cpu { budget, received }),
+        None => expired.then_some(Abandoned::Deadline(deadline)),
+    };
+    fetched.map_err(|error| FetchFailure { error, abandoned })
 }
 
 /// `refs/remotes/<remote>/<branch>`.
@@ -295,7 +393,7 @@ pub(crate) fn fetch(
         fo.download_tags(git2::AutotagOption::None);
     });
     fetched.map_err(|f| {
-        if f.abandoned_at.is_some() {
+        if f.abandoned.is_some() {
             return anyhow!("fetch {remote} {branch} failed: {}", f.message(&url));
         }
         let e = f.error;

@@ -290,7 +290,7 @@ fn fetch_once(
             f.message(&url)
         );
         let e = f.error;
-        return Err(if f.abandoned_at.is_none() && is_transient(&e) {
+        return Err(if f.abandoned.is_none() && is_transient(&e) {
             FetchError::Transient(m)
         } else {
             FetchError::Failed(anyhow::anyhow!(m))

@@ -63,7 +63,7 @@ pub(super) fn fetch_private(
     let mut res = fetch(&mut rem);
     if let Err(crate::git::ops::FetchFailure {
         error: e,
-        abandoned_at: None,
+        abandoned: None,
     }) = &res
     {
         // A staging ref left from an earlier fetch can stand in the way of a

@@ -41,7 +41,9 @@ struct Written {
 /// their escaped form (as a terminal shows them).
 pub(super) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
+    let mut e = rxnode_interlock::Escaper::default();
     for c in s.chars() {
+        let flagged = e.escape(c) || super::text::non_printable(c);
         match c {
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
@@ -49,7 +51,7 @@ pub(super) fn esc(s: &str) -> String {
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
             '\n' | '\t' => o.push(c),
-            c if super::text::non_printable(c) => o.push_str(&c.escape_unicode().to_string()),
+            c if flagged => o.push_str(&c.escape_unicode().to_string()),
             c => o.push(c),
         }
     }
@@ -92,9 +94,11 @@ pub(super) fn markdown_html(md: &str) -> String {
 
 /// Control and format characters shown escaped (pulldown-cmark escapes the markup).
 fn visible(s: &str) -> String {
+    let mut e = rxnode_interlock::Escaper::default();
     s.chars()
         .map(|c| {
-            if c != '\n' && c != '\t' && super::text::non_printable(c) {
+            let flagged = e.escape(c) || super::text::non_printable(c);
+            if c != '\n' && c != '\t' && flagged {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()

@@ -14,12 +14,14 @@ pub(super) fn str_of(v: &Value, path: &[&str]) -> Option<String> {
 
 /// Whether `c` must never reach a terminal raw: control characters (C0, DEL,
 /// C1 such as U+009B), format characters (bidi overrides such as U+202E,
-/// zero-width characters), line/paragraph separators and private-use or
-/// non-characters.
+/// zero-width characters), line/paragraph separators, characters that show as
+/// nothing ([`rxnode_interlock::is_blank_filler`]) and private-use or
+/// non-characters. (A stack of combining marks is escaped by the callers'
+/// [`rxnode_interlock::Escaper`], which needs the characters before.)
 pub(super) fn non_printable(c: char) -> bool {
     let u = c as u32;
     c.is_control()
-        || rxnode_interlock::is_format_char(c)
+        || rxnode_interlock::needs_escape(c)
         || matches!(u, 0x2028 | 0x2029 | 0xE000..=0xF8FF | 0xFFF9..=0xFFFB | 0xFFFE | 0xFFFF)
         || (u & 0xFFFE) == 0xFFFE
         || (0xFDD0..=0xFDEF).contains(&u)
@@ -33,8 +35,9 @@ pub(super) fn non_printable(c: char) -> bool {
 /// valid (serde_json already escapes C0 controls there).
 pub(super) fn json_safe(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    let mut e = rxnode_interlock::Escaper::default();
     for c in s.chars() {
-        if non_printable(c) && !matches!(c, '\n' | '\t' | '\r') {
+        if (e.escape(c) || non_printable(c)) && !matches!(c, '\n' | '\t' | '\r') {
             let mut buf = [0u16; 2];
             for unit in c.encode_utf16(&mut buf) {
                 out.push_str(&format!("\\u{unit:04x}"));
@@ -61,12 +64,13 @@ pub(super) fn safe_json<T: serde::Serialize + ?Sized>(
 /// `\u{…}`; at most `max` characters.
 pub(super) fn shown(s: &str, max: usize) -> String {
     let mut out = String::new();
+    let mut e = rxnode_interlock::Escaper::default();
     for (i, c) in s.chars().enumerate() {
         if i >= max {
             out.push('…');
             break;
         }
-        if non_printable(c) {
+        if e.escape(c) || non_printable(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
@@ -78,9 +82,11 @@ pub(super) fn shown(s: &str, max: usize) -> String {
 /// Terminal-safe text: keeps newlines and tabs, escapes every other control
 /// character and every format character (bidi, zero-width).
 pub(super) fn terminal_safe(s: &str) -> String {
+    let mut e = rxnode_interlock::Escaper::default();
     s.chars()
         .map(|c| {
-            if c == '\n' || c == '\t' || !non_printable(c) {
+            let flagged = e.escape(c) || non_printable(c);
+            if c == '\n' || c == '\t' || !flagged {
                 c.to_string()
             } else {
                 c.escape_unicode().to_string()
