@@ -93,6 +93,10 @@ pub(crate) fn draw_prompt(prompt: &str, to: To) -> bool {
     };
     let tty = stdin_is_terminal();
     if tty {
+        // The prompt is on the screen only once the terminal has sent it (a serial
+        // console takes its time): wait for that before dropping what was typed.
+        #[cfg(unix)]
+        drain_output(to);
         if let Err(e) = discard_typeahead() {
             tracing::warn!("cannot discard input typed before the prompt: {e}");
         }
@@ -139,6 +143,23 @@ impl std::io::Read for TerminalIn {
             return Err(std::io::Error::last_os_error());
         }
         Ok(n.unsigned_abs())
+    }
+}
+
+/// Wait until the terminal has sent everything written to `to` (`tcdrain`); a
+/// stream that is not a terminal has nothing to wait for.
+#[cfg(unix)]
+fn drain_output(to: To) {
+    let fd = match to {
+        To::Stdout => libc::STDOUT_FILENO,
+        To::Stderr => libc::STDERR_FILENO,
+    };
+    // SAFETY: isatty and tcdrain only read the descriptor number.
+    if unsafe { libc::isatty(fd) } == 1 && unsafe { libc::tcdrain(fd) } != 0 {
+        tracing::debug!(
+            "tcdrain before the prompt's discard: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 
