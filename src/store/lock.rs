@@ -103,7 +103,9 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
 /// the boot ID and the start time in clock ticks since boot, field 22 of
 /// `/proc/PID/stat`): the same for one process all its life, different for any
 /// later process given the same PID, in this boot or after a reboot; the wall
-/// clock plays no part. `None` when it cannot be read (not Linux, no such
+/// clock plays no part. Ticks are 10 ms (USER_HZ 100): a PID given again within
+/// the same tick is not told apart, which needs the whole PID space to wrap in
+/// that time. `None` when it cannot be read (not Linux, no such
 /// process, `/proc` hidden).
 pub(crate) fn process_start(pid: u32) -> Option<String> {
     #[cfg(target_os = "linux")]
@@ -417,6 +419,10 @@ mod tests {
         let gone_start = process_start(gone.id()).expect("a live child's start");
         gone.kill().unwrap();
         gone.wait().unwrap();
+        // Starts are counted in clock ticks (10 ms at USER_HZ 100): the next
+        // process starts in a later one, as any process the kernel gives a
+        // reused PID does (the PID space must wrap first).
+        std::thread::sleep(std::time::Duration::from_millis(50));
         // Another process now holds that PID: the record names a live PID.
         let mut other = std::process::Command::new("sleep")
             .arg("30")
