@@ -51,6 +51,11 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
                         flow.say(format!("poll: {p}"));
                     }
                 }
+                // `--once`: a task whose decision could not be recorded is
+                // a failure (exit 1), not "done" (docs/protocol.md#7-exit-status).
+                if args.once && !ls.unshown.is_empty() {
+                    return Ok(Outcome::Code(1));
+                }
                 if end || args.once {
                     return Ok(Outcome::Done);
                 }

@@ -85,3 +85,28 @@ fn a_prompt_whose_decision_was_not_recorded_is_offered_again_at_the_next_poll() 
     assert_eq!(lab.count_events("prompted", "T_RETRY"), 2);
     assert!(outboxes.join("T_RETRY").join("TASK.md").is_file());
 }
+
+/// `watch --once` whose approval cannot be written exits 1 (it tried and
+/// failed), not 0: a script that polls with `--once` learns the decision was
+/// lost; the task stays pending.
+#[cfg(unix)]
+#[test]
+fn watch_once_whose_decision_was_not_recorded_exits_1() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_ONCE", &lab.main_head(), &[]));
+    let outboxes = lab.local().join("rx_agent_outbox");
+    std::fs::create_dir_all(&outboxes).unwrap();
+    unwritable(&outboxes, true);
+    let out = lab.watch_once("A\n");
+    unwritable(&outboxes, false);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("T_ONCE") && err.contains("offered again"),
+        "{err}"
+    );
+    assert_eq!(lab.status_of("T_ONCE"), "pending");
+    let out = lab.watch_once("A\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(lab.status_of("T_ONCE"), "approved");
+}
