@@ -134,8 +134,12 @@ pub(crate) fn complete(
                 .unwrap_or_else(|| now.to_string()),
         );
     }
-    start_not_after(&mut r, now);
     r.timeline.completed_at = Some(now.to_string());
+    // A clock stepped back since the approval: the operator's result is kept,
+    // with the completion's time for the unknown start.
+    if let Some(e) = r.timeline.order_after_clock_step(super::model::Keep::End) {
+        r.errors.push(e);
+    }
     let staging = outbox.join(STAGING);
     // A folder left by a process killed here holds nothing that counts.
     let _ = std::fs::remove_dir_all(&staging);
@@ -144,31 +148,6 @@ pub(crate) fn complete(
     let staged = stage_and_move(&staging, outbox, checkout, &r);
     let _ = std::fs::remove_dir_all(&staging);
     staged
-}
-
-/// A start the wall clock now reads as later than `now`: the clock was stepped
-/// back since it was read (set right by NTP after a boot with a clock ahead).
-/// When the work started is then unknown; `now` stands for it, and the result's
-/// errors say so with both readings — the operator's result is kept, never
-/// refused for the clock's sake.
-fn start_not_after(r: &mut RxResult, now: &str) {
-    let parse = |s: &str| {
-        time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
-    };
-    let Some(start) = r.timeline.started_at.clone() else {
-        return;
-    };
-    let (Some(s), Some(n)) = (parse(&start), parse(now)) else {
-        return;
-    };
-    if s > n {
-        r.errors.push(format!(
-            "the wall clock was stepped back: the work's start was recorded as {start} (the approval), \
-             later than its completion at {now}; when the work started is not known, and the \
-             completion's time stands for it"
-        ));
-        r.timeline.started_at = Some(now.to_owned());
-    }
 }
 
 /// Render `r` in `staging`, validate it there, then move both files into `outbox`.
