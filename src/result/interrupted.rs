@@ -95,6 +95,14 @@ fn finish_one(paths: &Paths, branch: &str, found_by: &str, u: &Unfinished) -> Re
         // The end is unknown: the last time the journal heard from the run.
         result.timeline.started_at = Some(u.started_at.clone());
         result.timeline.completed_at = Some(u.last_at.clone());
+        // A clock stepped back during the run (the keying read before the
+        // start): the start stands, the keying time stays in `interrupted`.
+        if let Some(e) = result
+            .timeline
+            .order_after_clock_step(crate::result::Keep::Start)
+        {
+            result.errors.push(e);
+        }
         result.errors.push(format!(
             "INTERRUPTED: {}; found by `rxnode {found_by}` at {found_at}",
             describe(u)

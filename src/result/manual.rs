@@ -135,6 +135,11 @@ pub(crate) fn complete(
         );
     }
     r.timeline.completed_at = Some(now.to_string());
+    // A clock stepped back since the approval: the operator's result is kept,
+    // with the completion's time for the unknown start.
+    if let Some(e) = r.timeline.order_after_clock_step(super::model::Keep::End) {
+        r.errors.push(e);
+    }
     let staging = outbox.join(STAGING);
     // A folder left by a process killed here holds nothing that counts.
     let _ = std::fs::remove_dir_all(&staging);
@@ -203,5 +208,40 @@ mod tests {
             )
         );
         assert_eq!(one_line(" first \n\n\tsecond ").unwrap(), "first / second");
+    }
+
+    /// The wall clock stepped back between the approval and `mark-completed` (an
+    /// approval at 10:00 by a clock an hour ahead, completed at 09:00 once NTP set
+    /// it right): the result is written — never refused as "completed_at is
+    /// before started_at" — with the completion's time for the unknown start and
+    /// an error naming both readings.
+    #[test]
+    fn a_clock_stepped_back_since_the_approval_keeps_the_operators_result() {
+        let d = tempfile::tempdir().unwrap();
+        let outbox = d.path().join(".local/rx_agent_outbox/R_1");
+        std::fs::create_dir_all(&outbox).unwrap();
+        let t = crate::result::test_util::task(false);
+        let a = rxnode_interlock::Approval::new(
+            &t,
+            crate::result::test_util::COMMIT,
+            "2026-01-01T10:00:00+00:00",
+        );
+        let r = RxResult::manual_skeleton(&t, crate::result::test_util::COMMIT, Some(&a));
+        write_result_files(&outbox, &r).unwrap();
+        let now = "2026-01-01T09:00:00+00:00";
+        complete(&outbox, d.path(), ManualStatus::Pass, Some("done"), now).unwrap();
+        let back: RxResult =
+            serde_json::from_slice(&std::fs::read(outbox.join(RESULT_JSON)).unwrap()).unwrap();
+        assert_eq!(back.status, Status::Pass);
+        assert_eq!(back.timeline.started_at.as_deref(), Some(now));
+        assert_eq!(back.timeline.completed_at.as_deref(), Some(now));
+        assert!(
+            back.errors.iter().any(|e| e.contains("stepped back")
+                && e.contains("2026-01-01T10:00:00+00:00")
+                && e.contains(now)),
+            "{:?}",
+            back.errors
+        );
+        assert!(validate_result_files(&outbox.join(RESULT_JSON), d.path()).is_empty());
     }
 }

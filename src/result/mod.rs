@@ -42,6 +42,7 @@ pub(crate) use manual::{
     files_created as manual_files_created,
 };
 pub use markdown::markdown_for_result_json;
+pub(crate) use model::Keep;
 #[cfg(test)]
 pub(crate) use model::NodeInfo;
 pub(crate) use model::{

@@ -218,6 +218,49 @@ pub(crate) struct Timeline {
     pub wall_clock_step_s: Option<f64>,
 }
 
+/// Which reading of a timeline stands for both when the wall clock was stepped
+/// back between them ([`Timeline::order_after_clock_step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// `started_at` (the end is the unknown one).
+    Start,
+    /// `completed_at` (the start is the unknown one).
+    End,
+}
+
+impl Timeline {
+    /// A `completed_at` that reads before `started_at`: the wall clock was
+    /// stepped back between the two readings (NTP setting right a clock that
+    /// was ahead), so one of them is not known. The reading `keep` stands for
+    /// both, and the line returned (for the result's errors) names both
+    /// readings; `None`, nothing changed, when the two are in order or either
+    /// cannot be read. A result is never left out of order, which no validator
+    /// accepts and no `publish` sends.
+    pub(crate) fn order_after_clock_step(&mut self, keep: Keep) -> Option<String> {
+        let parse = |s: &str| {
+            time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+        };
+        let (start, end) = (self.started_at.clone()?, self.completed_at.clone()?);
+        if parse(&end)? >= parse(&start)? {
+            return None;
+        }
+        let (unknown, stands) = match keep {
+            Keep::Start => {
+                self.completed_at = Some(start.clone());
+                ("when it ended", "its start")
+            }
+            Keep::End => {
+                self.started_at = Some(end.clone());
+                ("when it started", "its end")
+            }
+        };
+        Some(format!(
+            "the wall clock was stepped back: the end was read as {end}, before the start read as \
+             {start}; {unknown} is not known, and {stands} stands for it"
+        ))
+    }
+}
+
 /// A run's two clocks, read together at its start: the wall clock names the
 /// start, the monotonic clock measures everything after it.
 #[derive(Debug, Clone, Copy)]
@@ -550,6 +593,38 @@ mod tests {
     use super::*;
     use crate::result::test_util::{task, COMMIT, HEAD};
     use crate::result::validate::TOP_KEYS;
+
+    /// An end read before its start (the wall clock stepped back between the two
+    /// readings) is put in order: the reading kept stands for both, and the line
+    /// returned names both readings; an ordered timeline is left as it is.
+    #[test]
+    fn an_end_read_before_its_start_after_a_clock_step_is_put_in_order_naming_both() {
+        let (start, end) = ("2026-01-01T10:00:00+00:00", "2026-01-01T09:00:00.306+00:00");
+        let stepped = || Timeline {
+            started_at: Some(start.into()),
+            completed_at: Some(end.into()),
+            wall_clock_step_s: None,
+        };
+        let mut t = stepped();
+        let e = t.order_after_clock_step(Keep::Start).expect("a line");
+        assert_eq!(t.completed_at.as_deref(), Some(start));
+        assert_eq!(t.started_at.as_deref(), Some(start));
+        assert!(
+            e.contains(start) && e.contains(end) && e.contains("stepped back"),
+            "{e}"
+        );
+        let mut t = stepped();
+        t.order_after_clock_step(Keep::End).expect("a line");
+        assert_eq!(t.started_at.as_deref(), Some(end));
+        let mut ordered = Timeline {
+            started_at: Some(end.into()),
+            completed_at: Some(start.into()),
+            wall_clock_step_s: None,
+        };
+        let before = ordered.clone();
+        assert_eq!(ordered.order_after_clock_step(Keep::Start), None);
+        assert_eq!(ordered, before);
+    }
 
     #[test]
     fn status_spelling() {

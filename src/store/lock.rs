@@ -1,8 +1,10 @@
 //! `.local/rxnode.lock`: one watcher (or prompting command) at a time.
 //!
-//! The file holds `{pid, host, since}` and is created exclusively. A lock whose
-//! PID is dead on this host is taken over with a warning in the ledger; a live
-//! holder, or a holder on another host, is refused naming the holder.
+//! The file holds `{pid, host, since, started}` and is created exclusively. A
+//! lock whose process has ended on this host is taken over with a warning in
+//! the ledger — its PID dead, or (Linux) given by the kernel to another process
+//! since, which `started` tells apart; a live holder, or a holder on another
+//! host, is refused naming the holder.
 use crate::store::fsutil::now_iso;
 use crate::store::ledger::{self, Entry, Event};
 use crate::store::paths::Paths;
@@ -21,6 +23,12 @@ pub(crate) struct Holder {
     /// The command holding it.
     #[serde(default)]
     pub(crate) command: String,
+    /// The holding process's start as the kernel counts it ([`process_start`]):
+    /// a PID that now names another process (the holder ended, the PID was
+    /// reused, also after a reboot) is not the holder. `None` where it cannot
+    /// be read (not Linux) and in lock files of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) started: Option<String>,
 }
 
 impl Holder {
@@ -31,6 +39,7 @@ impl Holder {
             host: hostname(),
             since: now_iso(),
             command: command.to_owned(),
+            started: process_start(std::process::id()),
         }
     }
 }
@@ -90,6 +99,53 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// The start of process `pid` as the kernel counts it, `BOOT_ID:TICKS` (Linux:
+/// the boot ID and the start time in clock ticks since boot, field 22 of
+/// `/proc/PID/stat`): the same for one process all its life, different for any
+/// later process given the same PID, in this boot or after a reboot; the wall
+/// clock plays no part. Ticks are 10 ms (USER_HZ 100): a PID given again within
+/// the same tick is not told apart, which needs the whole PID space to wrap in
+/// that time. `None` when it cannot be read (not Linux, no such
+/// process, `/proc` hidden).
+pub(crate) fn process_start(pid: u32) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let boot = crate::store::fsutil::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let stat = crate::store::fsutil::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The fields after the command name's closing parenthesis start at field 3.
+        let (_, rest) = stat.rsplit_once(')')?;
+        let ticks = rest.split_ascii_whitespace().nth(22 - 3)?;
+        ticks
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| format!("{}:{ticks}", boot.trim()))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// Whether the process `pid` on `host`, which started at `started` (see
+/// [`process_start`]), may still be running: on another host it may; on this
+/// one its PID must be alive and, when both starts are known, name the same
+/// process (a PID the kernel gave to another process after the first ended is
+/// not it). The one liveness test for every PID rxnode records.
+pub(crate) fn process_running(pid: u32, host: &str, started: Option<&str>) -> bool {
+    if host != hostname() {
+        return true;
+    }
+    if !pid_alive(pid) {
+        return false;
+    }
+    match (started, process_start(pid)) {
+        (Some(then), Some(now)) => then == now,
+        // Cannot tell: the PID is alive, so it may be the holder (the safe side).
+        _ => true,
+    }
+}
+
 /// Read the current holder of the watcher lock, if any (an unreadable file gives `Err`).
 pub(crate) fn holder(paths: &Paths) -> Result<Option<Holder>> {
     holder_at(&paths.lock())
@@ -123,9 +179,24 @@ pub(crate) fn live_run_of(paths: &Paths, id: &str) -> Option<Holder> {
     run_holder(paths).filter(|h| holder_alive(h) && h.command == run_command(id))
 }
 
-/// Whether the holder is a live process (dead PIDs on this host are stale).
+/// Whether the holder is a live process (on this host, a dead PID or a PID
+/// that now names another process is stale: [`process_running`]).
 pub(crate) fn holder_alive(h: &Holder) -> bool {
-    h.host != hostname() || pid_alive(h.pid)
+    process_running(h.pid, &h.host, h.started.as_deref())
+}
+
+/// Why the holder `h` of a lock on this host is stale, for the warning.
+fn why_stale(h: &Holder) -> String {
+    if pid_alive(h.pid) {
+        format!(
+            "its process has ended: PID {} now names another process (started {}, the holder {})",
+            h.pid,
+            process_start(h.pid).as_deref().unwrap_or("?"),
+            h.started.as_deref().unwrap_or("?")
+        )
+    } else {
+        "its PID is dead".to_owned()
+    }
 }
 
 impl Lock {
@@ -203,7 +274,7 @@ impl Lock {
                             path.display()
                         )));
                     }
-                    take_over(paths, &path, Some(&current), "its PID is dead")?;
+                    take_over(paths, &path, Some(&current), &why_stale(&current))?;
                     took_over = Some(current);
                 }
                 Err(e) => {
@@ -258,7 +329,7 @@ impl Drop for Lock {
         let ours = crate::store::fsutil::read(&self.path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
-            .is_some_and(|h| h.pid == self.me.pid && h.host == self.me.host);
+            .is_some_and(|h| h == self.me);
         if ours {
             let _ = std::fs::remove_file(&self.path);
         }
@@ -297,6 +368,7 @@ mod tests {
             host: hostname(),
             since: now_iso(),
             command: "watch".into(),
+            started: None,
         };
         std::fs::write(paths.lock(), serde_json::to_vec(&stale).unwrap()).unwrap();
         let l = Lock::acquire(&paths, "watch").unwrap();
@@ -328,6 +400,79 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
             .collect();
         assert!(tmp.is_empty(), "{tmp:?}");
+    }
+
+    /// The PID of a killed holder, given by the kernel to another process (the
+    /// PID space wraps; after a reboot PIDs start again): the lock is taken
+    /// over with the ledger warning naming the reuse, and the holder is not
+    /// alive for the run journal or `status`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_lock_whose_pid_now_names_another_process_is_taken_over() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::new(d.path());
+        // The holder: a process that ran, recorded its start, and ended.
+        let mut gone = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let gone_start = process_start(gone.id()).expect("a live child's start");
+        gone.kill().unwrap();
+        gone.wait().unwrap();
+        // Starts are counted in clock ticks (10 ms at USER_HZ 100): the next
+        // process starts in a later one, as any process the kernel gives a
+        // reused PID does (the PID space must wrap first).
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // Another process now holds that PID: the record names a live PID.
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let stale = Holder {
+            pid: other.id(),
+            host: hostname(),
+            since: now_iso(),
+            command: "run T1".into(),
+            started: Some(gone_start),
+        };
+        assert!(pid_alive(stale.pid));
+        assert!(!holder_alive(&stale), "a reused PID counted as the holder");
+        // The same PID with its own start is the holder: alive, refused.
+        let live = Holder {
+            started: process_start(other.id()),
+            ..stale.clone()
+        };
+        assert!(holder_alive(&live));
+        std::fs::create_dir_all(&paths.local).unwrap();
+        std::fs::write(paths.run_lock(), serde_json::to_vec(&live).unwrap()).unwrap();
+        let err = Lock::acquire_at(&paths, paths.run_lock(), "run T2").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("another rxnode holds"),
+            "{err:#}"
+        );
+        std::fs::write(paths.run_lock(), serde_json::to_vec(&stale).unwrap()).unwrap();
+        let l = Lock::acquire_at(&paths, paths.run_lock(), "run T2").unwrap();
+        assert_eq!(l.took_over(), Some(&stale));
+        let entries = ledger::read_all(&paths).unwrap();
+        let taken = entries
+            .iter()
+            .find(|e| e.event() == "lock_taken_over")
+            .expect("a lock_taken_over line");
+        let reason = taken.detail_str("reason").unwrap_or_default();
+        assert!(reason.contains("now names another process"), "{reason}");
+        other.kill().unwrap();
+        other.wait().unwrap();
+    }
+
+    /// A lock file of an earlier version (no `started`) keeps the PID test.
+    #[test]
+    fn a_lock_without_a_recorded_start_is_judged_by_its_pid() {
+        let mut me = Holder::this_process("watch");
+        me.started = None;
+        assert!(holder_alive(&me));
+        let back: Holder =
+            serde_json::from_slice(br#"{"pid":1,"host":"elsewhere","since":"x"}"#).unwrap();
+        assert_eq!(back.started, None);
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub(crate) struct Progress {
     pub(crate) pid: u32,
     /// Its host.
     pub(crate) host: String,
+    /// Its start as the kernel counts it (`crate::store::lock::process_start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) started: Option<String>,
 }
 
 /// `.local/rx_run_progress.json`.
@@ -44,6 +47,7 @@ pub(crate) fn step(paths: &Paths, task_id: &str, step: usize, steps: usize, op: 
             op: op.to_owned(),
             pid: std::process::id(),
             host: crate::store::lock::hostname(),
+            started: crate::store::lock::process_start(std::process::id()),
         };
         write_atomic(&p, &serde_json::to_vec(&v)?)
     });
@@ -80,5 +84,5 @@ pub(crate) fn running(paths: &Paths) -> Option<Progress> {
     }
     let v: Progress = serde_json::from_slice(&crate::store::fsutil::read(&p).ok()?).ok()?;
     // A run on this host whose process is gone left the file behind.
-    (v.host != crate::store::lock::hostname() || crate::store::lock::pid_alive(v.pid)).then_some(v)
+    crate::store::lock::process_running(v.pid, &v.host, v.started.as_deref()).then_some(v)
 }

@@ -17,6 +17,10 @@ struct LoopState {
     held_said: bool,
     /// Tasks left pending by an earlier run have been shown.
     pending_shown: bool,
+    /// Pending tasks whose prompt failed (a full disk, a state that could not
+    /// be written), with the error last said: offered again at the next poll,
+    /// the same error not said twice.
+    unshown: std::collections::BTreeMap<String, String>,
 }
 
 pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outcome> {
@@ -46,6 +50,11 @@ pub(super) fn run_loop(flow: &mut Flow<'_>, args: &WatchOptions) -> Result<Outco
                     if let Some(p) = flow.polled.take() {
                         flow.say(format!("poll: {p}"));
                     }
+                }
+                // `--once`: a task whose decision could not be recorded is
+                // a failure (exit 1), not "done" (docs/protocol.md#7-exit-status).
+                if args.once && !ls.unshown.is_empty() {
+                    return Ok(Outcome::Code(1));
                 }
                 if end || args.once {
                     return Ok(Outcome::Done);
@@ -83,8 +92,15 @@ fn jitter(d: Duration) -> Duration {
 /// `earlier` of them were left pending by an earlier run. Each prompt says
 /// where the task stands in the queue. Stops at a hold (`Ok(None)`: the rest
 /// are shown once it is released) or when a prompt ends the watcher
-/// (`Ok(Some(true))`); `[D]` and `[A]` move on to the next.
-fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<Option<bool>> {
+/// (`Ok(Some(true))`); `[D]` and `[A]` move on to the next. A task whose
+/// prompt fails stays in `unshown` (with the error said) until a later poll
+/// shows it, or it is no longer pending.
+fn prompt_queue(
+    flow: &mut Flow<'_>,
+    ids: &[String],
+    earlier: usize,
+    unshown: &mut std::collections::BTreeMap<String, String>,
+) -> Result<Option<bool>> {
     if flow.no_prompt {
         queue_unprompted(flow, ids)?;
         return Ok(Some(false));
@@ -96,6 +112,7 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
         }
         let st = state::load(&flow.paths)?;
         if st.tasks.get(id).map(|r| r.status) != Some(TaskStatus::Pending) {
+            unshown.remove(id);
             continue; // decided meanwhile (another command) or withdrawn
         }
         if i < earlier {
@@ -128,6 +145,9 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
         flow.io.set_queue_note(Some(note));
         let r = flow.reprompt(id);
         flow.io.set_queue_note(None);
+        if r.is_ok() {
+            unshown.remove(id);
+        }
         match r {
             Ok(d) if d.ends_watcher() => {
                 if more > 0 {
@@ -138,7 +158,15 @@ fn prompt_queue(flow: &mut Flow<'_>, ids: &[String], earlier: usize) -> Result<O
                 return Ok(Some(true));
             }
             Ok(_) => {}
-            Err(e) => flow.loud(format!("cannot show pending task {id}: {e:#}")),
+            Err(e) => {
+                let e = format!("{e:#}");
+                if unshown.get(id) != Some(&e) {
+                    flow.loud(format!(
+                        "task {id} could not be shown or its decision recorded: {e}; it stays pending and is offered again at the next poll"
+                    ));
+                }
+                unshown.insert(id.clone(), e);
+            }
         }
         if flow.io.stopping() {
             return Ok(Some(true));
@@ -195,7 +223,12 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: history::Bounds) -> Res
     };
     let queued = examine_new(flow, repo, oid, st.remote_marker.as_deref(), limit)?;
     let mut ids = earlier.clone();
-    for id in queued {
+    // Then the tasks whose prompt failed at an earlier poll (in queue order;
+    // one decided meanwhile is forgotten), then the new ones.
+    let pending = queue::pending_in_order(&st);
+    ls.unshown.retain(|id, _| pending.contains(id));
+    let retry = pending.into_iter().filter(|id| ls.unshown.contains_key(id));
+    for id in retry.chain(queued) {
         if !ids.contains(&id) {
             ids.push(id);
         }
@@ -204,7 +237,7 @@ fn cycle(flow: &mut Flow<'_>, ls: &mut LoopState, limit: history::Bounds) -> Res
         ls.pending_shown = true;
         return Ok(false);
     }
-    let end = prompt_queue(flow, &ids, earlier.len())?;
+    let end = prompt_queue(flow, &ids, earlier.len(), &mut ls.unshown)?;
     // A hold that appeared between two prompts: everything still pending is
     // shown (in queue order) after it is released.
     ls.pending_shown = end.is_some();
@@ -297,7 +330,7 @@ fn fetch_failed(flow: &mut Flow<'_>, ls: &mut LoopState, e: anyhow::Error) -> Re
     // Tasks already known are shown even while the remote is unreachable.
     if !ls.pending_shown {
         let earlier = queue::pending_in_order(&state::load(&flow.paths)?);
-        match prompt_queue(flow, &earlier, earlier.len())? {
+        match prompt_queue(flow, &earlier, earlier.len(), &mut ls.unshown)? {
             Some(true) => return Ok(true),
             Some(false) => ls.pending_shown = true,
             None => {}

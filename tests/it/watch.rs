@@ -10,6 +10,7 @@ mod informed;
 mod json;
 mod locks;
 mod manual;
+mod retry;
 mod tls;
 mod typeahead;
 
