@@ -288,6 +288,18 @@ git -C "$MAIN" remote add lab-daemon "git://127.0.0.1:$PORT/origin.git"
 rx 0 "" --repo "$W_MAIN" --remote lab-daemon results
 expect_in "$(last_out)" "T_WIN"
 
+# A clone deeper than Git opens on Windows (260 characters with its .git files): said
+# as such, with the fix, never "not a Git checkout" (for the RX laptop and the main PC).
+DEEP="$LAB/deep"
+for i in 01 02 03 04 05 06 07 08 09 10; do DEEP="$DEEP/folder_${i}_abcdefghijklmnopqrst"; done
+mkdir -p "$DEEP"
+git clone -q -b "$BRANCH" "$ORIGIN" "$DEEP/rx"
+rx 1 "" --repo "$(winpath "$DEEP/rx")" status
+expect_in "$(last_err)" "260 characters (MAX_PATH)"
+expect_in "$(last_err)" "move the clone to a shorter folder"
+rx 1 "" --repo "$(winpath "$DEEP/rx")" results
+expect_in "$(last_err)" "260 characters (MAX_PATH)"
+
 # A radio command on a PC without SoapySDR: refused with the fix, no crash.
 rx 1 "" --repo "$W_RX" inventory
 expect_in "$(last_err)" "PothosSDR"
