@@ -9,6 +9,7 @@ source "$(dirname "$0")/lib.sh"
 # Wine derives a file's DACL from its unix mode: a private umask, as in the operator's profile on Windows.
 umask 077; newlab o321
 [ "$(id -u)" = 0 ] || { echo "cannot play: chown needs root"; exit 2; }
+[ "$(head -c2 "$RXN")" = MZ ] || { echo "cannot play: RXN must be rxnode.exe, a Windows build (scripts/check-windows.sh --build)"; exit 2; }
 W=/usr/lib/wine/wine64; [ -x $W ] || W=$(command -v wine64 || command -v wine)
 WS=/usr/lib/wine/wineserver64; [ -x $WS ] || WS=$(command -v wineserver)
 [ -n "$W" ] && [ -n "$WS" ] || { echo "cannot play: Wine (wine64) is not installed"; exit 2; }

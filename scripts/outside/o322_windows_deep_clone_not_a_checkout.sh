@@ -7,6 +7,7 @@
 # Exit 2: cannot play here.
 source "$(dirname "$0")/lib.sh"
 umask 077; newlab o322
+[ "$(head -c2 "$RXN")" = MZ ] || { echo "cannot play: RXN must be rxnode.exe, a Windows build (scripts/check-windows.sh --build)"; exit 2; }
 W=/usr/lib/wine/wine64; [ -x $W ] || W=$(command -v wine64 || command -v wine)
 WS=/usr/lib/wine/wineserver64; [ -x $WS ] || WS=$(command -v wineserver)
 [ -n "$W" ] && [ -n "$WS" ] || { echo "cannot play: Wine (wine64) is not installed"; exit 2; }
