@@ -240,6 +240,36 @@ expect_in "$(last_err)" "writable by other users"
 chmod o-w "$RX/.local/rx_agent_state.json"
 rx 0 "" --repo "$W_RX" status
 
+# One watcher at a time: a watcher running in the background holds .local\rxnode.lock,
+# and a second one is refused naming it (exit 3), its lock left alone; once the first
+# has ended, its lock is stale and the next watcher takes it over (a Windows process
+# is looked up by its ID: `tasklist`, a stub that prints nothing under Wine, had every
+# live holder taken for dead).
+"$WINE" "$W_EXE" --repo "$W_RX" watch --interval 30 </dev/null >"$OUT/bg-watch.out" 2>&1 &
+BG_WATCH=$!
+for _ in $(seq 1 100); do
+    [ -f "$RX/.local/rxnode.lock" ] && break
+    sleep 0.2
+done
+[ -f "$RX/.local/rxnode.lock" ] || die "the background watcher took no lock: $(cat "$OUT/bg-watch.out")"
+held_by="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$RX/.local/rxnode.lock")"
+rx 3 "" --repo "$W_RX" watch --once --interval 0.2
+expect_in "$(last_err)" "another rxnode holds"
+expect_in "$(last_err)" "PID $held_by "
+rx 0 "" --repo "$W_RX" status
+expect_in "$(last_out)" "watcher:    running"
+grep -q lock_taken_over "$RX/.local/rx_agent_ledger.jsonl" &&
+    die "a live watcher's lock was taken over: $(grep lock_taken_over "$RX/.local/rx_agent_ledger.jsonl")"
+kill "$BG_WATCH" 2>/dev/null || true
+wait "$BG_WATCH" 2>/dev/null || true
+for _ in $(seq 1 50); do
+    "$WINE" "$W_EXE" --repo "$W_RX" status 2>/dev/null | grep -q "watcher:    running" || break
+    sleep 0.2
+done
+rx 0 "" --repo "$W_RX" watch --once --interval 0.2
+expect_in "$(last_err)" "taking over stale lock"
+expect_in "$(last_err)" "PID $held_by "
+
 # The main PC reads the result.
 rx 0 "" --repo "$W_MAIN" results
 expect_in "$(last_out)" "T_WIN"
@@ -258,11 +288,40 @@ git -C "$MAIN" remote add lab-daemon "git://127.0.0.1:$PORT/origin.git"
 rx 0 "" --repo "$W_MAIN" --remote lab-daemon results
 expect_in "$(last_out)" "T_WIN"
 
+# A clone deeper than Git opens on Windows (260 characters with its .git files): said
+# as such, with the fix, never "not a Git checkout" (for the RX laptop and the main PC).
+DEEP="$LAB/deep"
+for i in 01 02 03 04 05 06 07 08 09 10; do DEEP="$DEEP/folder_${i}_abcdefghijklmnopqrst"; done
+mkdir -p "$DEEP"
+git clone -q -b "$BRANCH" "$ORIGIN" "$DEEP/rx"
+rx 1 "" --repo "$(winpath "$DEEP/rx")" status
+expect_in "$(last_err)" "260 characters (MAX_PATH)"
+expect_in "$(last_err)" "move the clone to a shorter folder"
+rx 1 "" --repo "$(winpath "$DEEP/rx")" results
+expect_in "$(last_err)" "260 characters (MAX_PATH)"
+
 # A radio command on a PC without SoapySDR: refused with the fix, no crash.
 rx 1 "" --repo "$W_RX" inventory
 expect_in "$(last_err)" "PothosSDR"
 expect_in "$(last_err)" "SoapySDR.dll"
 rx 1 "" --repo "$W_RX" --sim capture -d driver=rxsim -f 100M -r 1M -t 0.1
 expect_in "$(last_err)" "PothosSDR"
+
+# The radio lock folder (%LOCALAPPDATA%\rxnode\radio-locks, made by the capture above)
+# owned by another user is refused before any radio is locked or opened, as on unix
+# (Wine shows a file of another unix user as owned by S-1-5-7; chown needs root).
+LOCKS="$WINEPREFIX/drive_c/users/$(id -un)/AppData/Local/rxnode/radio-locks"
+[ -d "$LOCKS" ] || die "no radio lock folder at $LOCKS after a capture"
+if [ "$(id -u)" = 0 ]; then
+    chown nobody "$LOCKS"
+    rx 3 "" --repo "$W_RX" --sim capture -d driver=rxsim -f 100M -r 1M -t 0.1
+    expect_in "$(last_err)" "radio lock folder"
+    expect_in "$(last_err)" "not by this user"
+    chown "$(id -u)" "$LOCKS"
+    rx 1 "" --repo "$W_RX" --sim capture -d driver=rxsim -f 100M -r 1M -t 0.1
+    expect_in "$(last_err)" "PothosSDR"
+else
+    echo "  (not checked without root: a radio lock folder of another owner)"
+fi
 
 echo "wine-loop: ok ($n rxnode.exe runs)"

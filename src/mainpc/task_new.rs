@@ -90,11 +90,13 @@ pub struct TaskNewOptions {
 pub fn cmd_task_new(ctx: &Ctx, a: &TaskNewOptions) -> Result<Outcome> {
     let branch = ctx.source.branch.as_str();
     let (id, risk) = check_options(a)?;
-    let repo = Repository::open(&ctx.repo).with_context(|| {
-        format!(
-            "{} is not a Git repository (run task new in the main PC's clone)",
-            ctx.repo.display()
-        )
+    let repo = Repository::open(&ctx.repo).map_err(|e| {
+        crate::git::ops::path_too_long(&ctx.repo, &e).unwrap_or_else(|| {
+            anyhow::Error::new(e).context(format!(
+                "{} is not a Git repository (run task new in the main PC's clone)",
+                ctx.repo.display()
+            ))
+        })
     })?;
     let head = watched_head(&repo, &ctx.source.remote, branch)?;
     let draft = Draft {

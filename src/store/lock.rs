@@ -86,17 +86,41 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
     std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// Whether a process with this PID exists on this host (Windows: `tasklist`).
-#[cfg(not(unix))]
+/// Whether a process with this PID is running on this host (Windows: the
+/// process object, opened by its ID and not yet signalled as ended). A PID
+/// Windows says does not exist (`ERROR_INVALID_PARAMETER`) is dead; any other
+/// failure to open it (another user's process: access denied) counts as alive,
+/// as `EPERM` does on unix: refusing is the safe side.
+#[cfg(windows)]
 pub(crate) fn pid_alive(pid: u32) -> bool {
-    let out = std::process::Command::new("tasklist")
-        .args(["/FI", &format!("PID eq {pid}"), "/NH", "/FO", "CSV"])
-        .output();
-    match out {
-        Ok(o) => String::from_utf8_lossy(&o.stdout).contains(&format!("\"{pid}\"")),
-        // Cannot tell: assume alive (refusing is the safe side).
-        Err(_) => true,
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, GetLastError, ERROR_INVALID_PARAMETER, WAIT_OBJECT_0,
+    };
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    if pid == 0 {
+        return false; // the idle process: never a lock holder
     }
+    // SAFETY: OpenProcess takes a plain PID; the handle is closed below.
+    let h = unsafe { OpenProcess(PROCESS_SYNCHRONIZE, 0, pid) };
+    if h.is_null() {
+        // SAFETY: no preconditions; the error of the call just made.
+        return unsafe { GetLastError() } != ERROR_INVALID_PARAMETER;
+    }
+    // SAFETY: `h` is open; a zero timeout only looks whether it is signalled
+    // (an ended process whose object another handle keeps alive is).
+    let ended = unsafe { WaitForSingleObject(h, 0) } == WAIT_OBJECT_0;
+    // SAFETY: `h` came from OpenProcess and is closed once.
+    unsafe { CloseHandle(h) };
+    !ended
+}
+
+/// Whether a process with this PID exists on this host: no way to tell here,
+/// so it counts as alive (refusing is the safe side).
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn pid_alive(_pid: u32) -> bool {
+    true
 }
 
 /// The start of process `pid` as the kernel counts it, `BOOT_ID:TICKS` (Linux:
@@ -477,6 +501,41 @@ mod tests {
 
     #[test]
     fn own_pid_is_alive() {
+        assert!(pid_alive(std::process::id()));
+    }
+
+    /// A running process is alive and one that has ended is not, also while its
+    /// parent still holds it (on Windows a handle keeps the ended process's
+    /// object, and its ID, in place). Runs under Wine too (scripts/check-windows.sh):
+    /// there `tasklist` printed nothing, and every live lock holder was taken
+    /// for dead.
+    #[test]
+    fn pid_alive_sees_a_running_process_and_not_an_ended_one() {
+        // This test executable, asked for a test that does not exist: it starts,
+        // runs nothing and ends.
+        let exe = std::env::current_exe().unwrap();
+        let mut child = std::process::Command::new(&exe)
+            .args(["--exact", "no_such_test_here"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let started = std::time::Instant::now();
+        loop {
+            // Looked at before asking whether it ended: when it had not ended
+            // then, it was running when looked at.
+            let alive = pid_alive(pid);
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            assert!(alive, "a running child counted as dead");
+            assert!(started.elapsed() < std::time::Duration::from_secs(60));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!pid_alive(pid), "an ended child counted as alive");
+        drop(child);
+        assert!(!pid_alive(pid), "an ended child counted as alive");
         assert!(pid_alive(std::process::id()));
     }
 }

@@ -324,8 +324,9 @@ fn unit_identity(unit: &BTreeMap<String, String>) -> String {
 /// private (0700 on unix) at first use: `$XDG_RUNTIME_DIR/rxnode/radio-locks`,
 /// else `/run/user/<uid>/rxnode/radio-locks`, else `/tmp/rxnode-<uid>/radio-locks`
 /// (unix, [`unix_base_dir`]); `%LOCALAPPDATA%\rxnode\radio-locks`,
-/// else `<temp>\rxnode\radio-locks` (Windows). A folder that is a symlink, not a
-/// folder, or (unix) not this user's is refused, never used.
+/// else `<temp>\rxnode\radio-locks` (Windows: created with an owner-only DACL). A
+/// folder that is a link (on Windows any reparse point), not a folder, or not this
+/// user's (unix: its uid; Windows: its owner SID) is refused, never used.
 pub(crate) fn lock_dir() -> Result<PathBuf> {
     let base = base_dir();
     make_private_dir(&base)?;
@@ -391,7 +392,10 @@ fn make_private_dir(d: &Path) -> Result<()> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new().mode(0o700).create(d)
     };
-    #[cfg(not(unix))]
+    // Windows: a protected owner-only DACL, as mode 700 (winsec::set_owner_only).
+    #[cfg(windows)]
+    let made = std::fs::create_dir(d).and_then(|()| crate::store::winsec::set_owner_only(d, true));
+    #[cfg(not(any(unix, windows)))]
     let made = std::fs::create_dir(d);
     match made {
         Ok(()) => {}
@@ -410,7 +414,7 @@ fn make_private_dir(d: &Path) -> Result<()> {
             d.display()
         ))
     };
-    if md.file_type().is_symlink() || !md.is_dir() {
+    if crate::store::fsutil::is_link(&md) || !md.is_dir() {
         return Err(refuse("is not a folder (a symlink?)".to_owned()));
     }
     #[cfg(unix)]
@@ -424,6 +428,16 @@ fn make_private_dir(d: &Path) -> Result<()> {
                 md.uid()
             )));
         }
+    }
+    // Windows: the owner SID (SYSTEM and Administrators can take any folder anyway).
+    #[cfg(windows)]
+    match crate::store::winsec::access(d) {
+        Ok(a) => {
+            if let Some(owner) = a.foreign_owner {
+                return Err(refuse(format!("is owned by {owner}, not by this user")));
+            }
+        }
+        Err(e) => return Err(refuse(format!("has an owner that cannot be read ({e})"))),
     }
     Ok(())
 }

@@ -78,6 +78,23 @@ pub fn require_checkout(repo: &Path) -> Result<()> {
     open(repo).map(drop)
 }
 
+/// When opening the repository at `repo` failed because a path is longer than
+/// Git (libgit2) opens on Windows — 260 characters (`MAX_PATH`), counting the
+/// files inside `.git` — the error that says so and how to fix it; `None` for
+/// any other failure. Such a folder is a Git checkout, only too deep for Git.
+pub(crate) fn path_too_long(repo: &Path, e: &git2::Error) -> Option<anyhow::Error> {
+    if e.class() != git2::ErrorClass::Filesystem || !e.message().starts_with("path too long") {
+        return None;
+    }
+    Some(anyhow::anyhow!(
+        "{} cannot be opened by Git: {} — on Windows Git (libgit2) opens no path longer than \
+         260 characters (MAX_PATH), counting the files inside .git — fix: move the clone to \
+         a shorter folder (e.g. C:\\lab\\rx) and pass that with --repo",
+        repo.display(),
+        e.message()
+    ))
+}
+
 /// Open the checkout (`--repo`); a bare repository is refused because the
 /// node needs a work tree for `.local/`.
 pub(crate) fn open(repo: &Path) -> Result<Repository> {
@@ -92,6 +109,9 @@ pub(crate) fn open(repo: &Path) -> Result<Repository> {
                     top.display(),
                     top.display()
                 )));
+            }
+            if let Some(long) = path_too_long(repo, &e) {
+                return Err(long);
             }
             return Err(anyhow::anyhow!(
                 "{} is not a Git checkout ({}) — fix: run rxnode inside the RX clone or pass it with --repo DIR; make one with `git clone URL DIR`",
@@ -137,6 +157,29 @@ pub(crate) fn ensure_local_excluded(repo: &Repository) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// libgit2's "path too long" (Windows' 260 characters) is said as such, with the
+    /// fix, and never as "not a Git checkout"; any other error is left alone.
+    #[test]
+    fn a_path_too_long_for_git_on_windows_says_so_and_how_to_fix_it() {
+        let repo = Path::new("C:/deep/rx");
+        let long = git2::Error::new(
+            git2::ErrorCode::GenericError,
+            git2::ErrorClass::Filesystem,
+            "path too long: 'C:/deep/rx/.git/'",
+        );
+        let msg = format!("{:#}", path_too_long(repo, &long).unwrap());
+        assert!(msg.contains("C:/deep/rx cannot be opened by Git"), "{msg}");
+        assert!(msg.contains("260 characters (MAX_PATH)"), "{msg}");
+        assert!(msg.contains("move the clone to a shorter folder"), "{msg}");
+        assert!(!msg.contains("not a Git checkout"), "{msg}");
+        let other = git2::Error::new(
+            git2::ErrorCode::NotFound,
+            git2::ErrorClass::Repository,
+            "could not find repository",
+        );
+        assert!(path_too_long(repo, &other).is_none());
+    }
 
     #[test]
     fn exclude_is_added_once() {

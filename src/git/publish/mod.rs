@@ -246,11 +246,13 @@ fn unchanged_since_shown(paths: &Paths, prep: &Prepared) -> Result<()> {
 
 /// The checkout as a Git repository, refused when the results branch is checked out.
 fn open_checkout(ctx: &Ctx, spec: &PushRefspec) -> Result<Repository> {
-    let repo = Repository::open(&ctx.repo).with_context(|| {
-        format!(
-            "cannot open the checkout {} as a Git repository",
-            ctx.repo.display()
-        )
+    let repo = Repository::open(&ctx.repo).map_err(|e| {
+        crate::git::ops::path_too_long(&ctx.repo, &e).unwrap_or_else(|| {
+            anyhow::Error::new(e).context(format!(
+                "cannot open the checkout {} as a Git repository",
+                ctx.repo.display()
+            ))
+        })
     })?;
     refuse_if_rx_node_checked_out(&repo, spec)?;
     Ok(repo)

@@ -27,7 +27,7 @@ mod verify;
 use crate::context::Ctx;
 use crate::exit::{bad_field, Outcome};
 use crate::result::Status;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use fetch::{fetch_private, read_private, read_sources};
 use fetched::Fetched;
 pub(crate) use fetched::PRIVATE_REF;
@@ -107,11 +107,13 @@ pub enum ResultsQuery {
 
 /// The command.
 pub fn cmd_results(ctx: &Ctx, args: &ResultsOptions) -> Result<Outcome> {
-    let repo = Repository::open(&ctx.repo).with_context(|| {
-        format!(
-            "{} is not a Git repository (run rxnode results in a clone of the project)",
-            ctx.repo.display()
-        )
+    let repo = Repository::open(&ctx.repo).map_err(|e| {
+        crate::git::ops::path_too_long(&ctx.repo, &e).unwrap_or_else(|| {
+            anyhow::Error::new(e).context(format!(
+                "{} is not a Git repository (run rxnode results in a clone of the project)",
+                ctx.repo.display()
+            ))
+        })
     })?;
     let filter = filter(args)?;
     refuse_unused_filter(args)?;
