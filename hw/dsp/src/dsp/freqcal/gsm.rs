@@ -409,7 +409,7 @@ impl FcchEstimator {
                 continue;
             }
             let beside = (0.5 * (m[j - s] + m[j - s - 1])).max(0.5 * (m[j + s] + m[j + s + 1]));
-            if !(m[j] > LINE_RATIO * beside) {
+            if m[j] <= LINE_RATIO * beside {
                 continue;
             }
             // The peak between bins: a parabola through the logarithms of three.
