@@ -510,6 +510,8 @@ fn radio_record(step: &ClkinCompareStep, r: &Radio, st: &Streamed, i: usize) -> 
         stopped: st.short.clone().or_else(|| st.error.clone()),
         timeouts: st.timeouts,
         tone: ToneLevels {
+            clipped_fraction: (st.track.samples > 0)
+                .then(|| st.track.clipped as f64 / st.track.samples as f64),
             level_dbfs: st.track.level_dbfs.map(round3),
             point_snr_db: st.track.point_snr_db.map(round3),
             snr_db: st.track.snr_db.map(round3),

@@ -93,7 +93,7 @@ pub(crate) fn render_compare_md(o: &mut String, n: usize, e: &CompareEntry) {
                 .map(|c| format!(" (set to {})", md_cell(c)))
                 .unwrap_or_default(),
             or_dash(r.ref_locked.map(|b| b.to_string())),
-            or_dash(fin(r.tone.level_dbfs).map(|v| format!("{v:.1} dBFS"))),
+            tone_level(&r.tone),
             or_dash(fin(r.tone.snr_db).map(|v| format!("{v:.1} dB"))),
             r.samples_received,
             r.samples_requested,
@@ -101,6 +101,20 @@ pub(crate) fn render_compare_md(o: &mut String, n: usize, e: &CompareEntry) {
         );
     }
     let _ = writeln!(o);
+}
+
+/// A radio's tone level, or why it has none: a saturated input's is the converter's.
+fn tone_level(t: &super::sections::compare::ToneLevels) -> String {
+    if let Some(c) = t
+        .clipped_fraction
+        .filter(|c| *c > rxnode_dsp::MAX_CLIPPED_FRACTION)
+    {
+        return format!(
+            "n/a (the input saturated: {:.1} % of samples clipped; lower the gain)",
+            100.0 * c
+        );
+    }
+    or_dash(fin(t.level_dbfs).map(|v| format!("{v:.1} dBFS")))
 }
 
 /// The operator's text of one comparison: the verdict line, the figure, each radio.
@@ -127,7 +141,7 @@ pub(crate) fn render_compare_text(o: &mut String, e: &CompareRecord) {
                 .map(|c| format!(" (set to {c})"))
                 .unwrap_or_default(),
             or_dash(r.ref_locked.map(|b| b.to_string())),
-            or_dash(fin(r.tone.level_dbfs).map(|v| format!("{v:.1} dBFS"))),
+            tone_level(&r.tone),
             or_dash(fin(r.tone.snr_db).map(|v| format!("{v:.1} dB"))),
             r.samples_received,
             r.samples_requested,

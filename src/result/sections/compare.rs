@@ -246,6 +246,11 @@ pub(crate) struct CompareDevice {
 /// The reference tone as one radio saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct ToneLevels {
+    /// The fraction of the radio's samples with |I| or |Q| at full scale; above 0.01
+    /// the input saturated, and the tone has no level and no band SNR. Absent from
+    /// results written before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clipped_fraction: Option<f64>,
     /// Its level, dBFS.
     pub level_dbfs: Option<f64>,
     /// SNR of one phase point, dB.

@@ -458,6 +458,30 @@ impl ClkinEstimator {
                 },
             );
             drift_ppm = drifted.then_some(moved_ppm);
+            // One tone has one amplitude. Two carriers closer than the search resolves
+            // read as one whose frequency lies between them, and beat: the tone's
+            // amplitude in eighths of the capture (each at its own frequency, within the
+            // halves' reach, so an allowed drift does not count) must agree within
+            // AMPLITUDE_STEADY plus 5σ of the noise.
+            if seen.carriers.len() == 1 {
+                if let Some((worst, allowed)) =
+                    amplitude_spread(&self.dec, fine.offset_hz, reach_hz, grid.fd, whole.sigma2)
+                {
+                    checks.check(
+                        "the reference tone's amplitude steady over the capture",
+                        worst <= allowed,
+                        || {
+                            format!(
+                                "the reference tone is not one carrier: its amplitude in eighths of the \
+                                 capture moves {:.1} % from its mean (noise allows {:.1} %): two carriers \
+                                 too close for the search to tell apart beat, and read as one between them",
+                                100.0 * worst,
+                                100.0 * allowed
+                            )
+                        },
+                    );
+                }
+            }
         }
         let checked = checks.pass().map_err(Error::Clkin)?;
         if can.is_empty() {
@@ -483,6 +507,64 @@ impl ClkinEstimator {
             checked,
         })
     }
+}
+
+/// A steady tone's amplitude in each eighth of the capture may differ from their mean
+/// by this fraction (0.4 dB) plus the noise's 5σ.
+const AMPLITUDE_STEADY: f64 = 0.05;
+
+/// The tone near `offset_hz` (decimated rate `fd`) in eighths of `x`, each eighth at
+/// its own strongest frequency within ±`reach_hz` (at least one of its bins): the
+/// largest relative departure of an eighth's amplitude from their mean, and the
+/// departure allowed (`AMPLITUDE_STEADY` + 5σ of white noise of variance `sigma2` per
+/// sample). `None` when the eighths are too short or the tone has no amplitude.
+fn amplitude_spread(
+    x: &[Complex<f32>],
+    offset_hz: f64,
+    reach_hz: f64,
+    fd: f64,
+    sigma2: f64,
+) -> Option<(f64, f64)> {
+    const PARTS: usize = 8;
+    let len = x.len() / PARTS;
+    if len < 16 {
+        return None;
+    }
+    // A grid of an eighth of an eighth's bin: at most 0.7 % of amplitude lost between
+    // its points; at most 400 points each side.
+    let step = fd / len as f64 / 8.0;
+    let half = (reach_hz.max(fd / len as f64) / step).ceil().min(400.0) as i64;
+    let amps: Vec<f64> = (0..PARTS)
+        .map(|k| {
+            let seg = &x[k * len..(k + 1) * len];
+            (-half..=half)
+                .map(|j| {
+                    let w = -2.0 * std::f64::consts::PI * (offset_hz + j as f64 * step) / fd;
+                    let turn = Complex::new(w.cos(), w.sin());
+                    let mut ph = Complex::new(1.0f64, 0.0);
+                    let mut acc = Complex::new(0.0f64, 0.0);
+                    for (i, v) in seg.iter().enumerate() {
+                        acc += Complex::new(f64::from(v.re), f64::from(v.im)) * ph;
+                        ph *= turn;
+                        if i % 1024 == 1023 {
+                            ph /= ph.norm();
+                        }
+                    }
+                    acc.norm() / len as f64
+                })
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    let mean = amps.iter().sum::<f64>() / PARTS as f64;
+    if !(mean > 0.0 && mean.is_finite()) {
+        return None;
+    }
+    let worst = amps
+        .iter()
+        .map(|a| (a / mean - 1.0).abs())
+        .fold(0.0, f64::max);
+    let noise = (sigma2.max(0.0) / (2.0 * len as f64)).sqrt() / mean;
+    Some((worst, AMPLITUDE_STEADY + 5.0 * noise))
 }
 
 /// ppm per Hz of baseband offset near the reference (magnitude).

@@ -156,6 +156,8 @@ pub struct ToneTracker {
     pfill: usize,
     points: Vec<Complex<f32>>,
     samples: u64,
+    /// Input samples with |I| or |Q| at full scale (1.0, as a capture counts them).
+    clipped: u64,
     /// Input samples fed before the stream broke (an overflow), if it did.
     broken_at: Option<u64>,
 }
@@ -196,6 +198,7 @@ impl ToneTracker {
             pfill: 0,
             points: Vec::new(),
             samples: 0,
+            clipped: 0,
             broken_at: None,
         })
     }
@@ -230,6 +233,10 @@ impl ToneTracker {
         while !x.is_empty() && self.broken_at.is_none() && self.points.len() < self.cfg.max_points {
             let (take, y) = self.stage.push(x);
             self.samples += take as u64;
+            self.clipped += x[..take.min(x.len())]
+                .iter()
+                .filter(|v| v.re.abs() >= 1.0 || v.im.abs() >= 1.0)
+                .count() as u64;
             x = &x[take..];
             if let Some(y) = y {
                 self.decimated(y);
@@ -285,6 +292,12 @@ impl ToneTracker {
         }
     }
 
+    /// More than [`super::welch::MAX_CLIPPED_FRACTION`] of the samples clipped.
+    fn saturated(&self) -> bool {
+        self.samples > 0
+            && self.clipped as f64 / self.samples as f64 > super::welch::MAX_CLIPPED_FRACTION
+    }
+
     /// The track: the tone's coarse frequency, level and SNR, and the phase points.
     /// A stream too short for the coarse search is searched over what it gave.
     pub fn finish(mut self) -> ToneTrack {
@@ -300,12 +313,15 @@ impl ToneTracker {
                 // The first stage keeps the noise density (its kernel sums to 1):
                 // the whole band holds M times a decimated sample's share.
                 let full_band_noise = c.noise_dec * self.stage.decimation() as f64;
-                // A tone without power (all-zero samples) has no level and no SNR.
+                // A tone without power (all-zero samples) has no level and no SNR; a
+                // saturated input's level and band noise are the converter's, not the
+                // signal's (the phase points keep the tone's frequency).
                 let has_tone = tone > 0.0;
+                let level = has_tone && !self.saturated();
                 (
                     Some(c.offset_hz),
-                    has_tone.then(|| 20.0 * c.amplitude.log10()),
-                    has_tone.then(|| 10.0 * (tone / full_band_noise.max(1e-300)).log10()),
+                    level.then(|| 20.0 * c.amplitude.log10()),
+                    level.then(|| 10.0 * (tone / full_band_noise.max(1e-300)).log10()),
                     has_tone.then(|| 10.0 * (tone * k as f64 / c.noise_dec.max(1e-300)).log10()),
                 )
             }
@@ -321,6 +337,7 @@ impl ToneTracker {
             snr_db,
             point_snr_db,
             samples: self.samples,
+            clipped: self.clipped,
             samples_per_point: (k * self.stage.decimation()) as u64,
             broken_at: self.broken_at,
             points: self.points,
@@ -341,12 +358,15 @@ pub struct ToneTrack {
     pub coarse_offset_hz: Option<f64>,
     /// Phase points per second of samples.
     pub point_rate_hz: f64,
-    /// The tone's level (dBFS); `None` without a search, or when the band searched
-    /// has no power (all-zero samples).
+    /// The tone's level (dBFS); `None` without a search, when the band searched
+    /// has no power (all-zero samples), or when the input saturated (more than
+    /// [`super::welch::MAX_CLIPPED_FRACTION`] of the samples clipped).
     pub level_dbfs: Option<f64>,
     /// The tone's power over the noise power in the whole captured band (dB); `None`
     /// as `level_dbfs`.
     pub snr_db: Option<f64>,
+    /// Samples with |I| or |Q| at full scale.
+    pub clipped: u64,
     /// The SNR of one phase point (dB); `None` as `level_dbfs`.
     pub point_snr_db: Option<f64>,
     /// Samples fed (up to the break).

@@ -326,3 +326,45 @@ fn a_strong_tone_beside_the_window_is_named_not_called_too_weak() {
         "{err}"
     );
 }
+
+/// Two carriers closer than the search resolves read as one between them: 1 s at
+/// 2 MS/s, a −40 dBFS tone 200 Hz above 100 MHz and a second as strong 0.4 Hz above it
+/// read −2.001996 ± 0.000045 ppm (44σ from either carrier's −2.0000). They beat, so the
+/// tone's amplitude is not one over the capture: no number. A lone tone keeps its number.
+#[test]
+fn two_carriers_too_close_to_resolve_give_no_number() {
+    let single = |seed| {
+        synth(&Tone {
+            n: 2_000_000,
+            fs: 2e6,
+            fc: 100e6,
+            tone: 100e6 + 200.0,
+            eps: 0.0,
+            a: 0.01,
+            noise: 1e-3,
+            seed,
+        })
+    };
+    let cfg = ClkinConfig::new(100e6, 100e6, 2e6, 10.0);
+    for (apart_hz, db) in [(0.4, 0.0), (0.4, -6.0), (1.5, -3.0)] {
+        let mut x = single(11);
+        let a = 0.01 * 10f64.powf(db / 20.0);
+        for (i, v) in x.iter_mut().enumerate() {
+            let ph = 2.0 * PI * ((200.0 + apart_hz) / 2e6 * i as f64).fract() + 1.0;
+            *v += Complex::new((a * ph.cos()) as f32, (a * ph.sin()) as f32);
+        }
+        let r = estimate(&x, cfg.clone(), 65_536).map(|e| (e.ppm, e.ppm_uncertainty));
+        assert!(
+            format!("{r:?}").contains("the reference tone is not one carrier"),
+            "{apart_hz} Hz apart at {db} dB: {r:?}"
+        );
+    }
+    let e = estimate(&single(12), cfg, 65_536).unwrap_or_else(|e| panic!("{e}"));
+    let truth = (100e6 / (100e6 + 200.0) - 1.0) * 1e6;
+    assert!(
+        (e.ppm - truth).abs() <= 3.0 * e.ppm_uncertainty,
+        "{} ± {} for {truth}",
+        e.ppm,
+        e.ppm_uncertainty
+    );
+}

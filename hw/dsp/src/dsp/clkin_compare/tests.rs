@@ -202,3 +202,42 @@ fn the_trace_and_its_fit_line_follow_the_phase_difference() {
     );
     assert!(e.fit_slope_rad_s < 0.0);
 }
+
+/// A radio whose input saturated: rxsim's +6 dBFS tone clipped at full scale read
+/// "tone 1.7 dBFS (65.9 dB over the band's noise)", the converter's level, not the
+/// tone's. With more than 1 % of the samples clipped the track has no level and no
+/// band SNR; its phase points, which keep the tone's frequency, still compare.
+#[test]
+fn a_clipped_radio_has_no_tone_level_but_still_compares() {
+    let clip = |x: Vec<Complex<f32>>, gain: f32| -> Vec<Complex<f32>> {
+        x.into_iter()
+            .map(|v| {
+                Complex::new(
+                    (v.re * gain).clamp(-1.0, 1.0),
+                    (v.im * gain).clamp(-1.0, 1.0),
+                )
+            })
+            .collect()
+    };
+    let (eps_m, eps_s) = (0.5e-6, 0.7e-6);
+    let m = track(&radio(eps_m, TONE, 1.0, 30.0, 3), 8192);
+    // 0.03 × 66 ≈ 2: a +6 dBFS tone, clipped on most samples.
+    let s = track(&clip(radio(eps_s, TONE, 1.0, 30.0, 4), 66.0), 8192);
+    assert!(m.level_dbfs.is_some() && m.snr_db.is_some(), "{m:?}");
+    assert!(
+        s.clipped * 100 > s.samples,
+        "{} of {}",
+        s.clipped,
+        s.samples
+    );
+    assert_eq!((s.level_dbfs, s.snr_db), (None, None), "{s:?}");
+    let e = compare_tracks(&m, &s).expect("an estimate");
+    assert!(
+        (e.relative_ppb - truth(eps_m, eps_s)).abs() <= 3.0 * e.uncertainty_ppb + 0.01,
+        "{e:?}"
+    );
+    // Just under full scale is not clipped: the level stays.
+    let s = track(&clip(radio(eps_s, TONE, 1.0, 30.0, 4), 20.0), 8192);
+    assert_eq!(s.clipped, 0);
+    assert!(s.level_dbfs.is_some_and(|l| (l + 4.4).abs() < 0.1), "{s:?}");
+}

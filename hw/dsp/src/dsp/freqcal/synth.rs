@@ -47,8 +47,10 @@ pub struct GsmScene {
     pub snr_db: f64,
     /// Send FCCH bursts (else GMSK everywhere).
     pub fcch: bool,
-    /// A steady CW carrier at this baseband offset, as strong as the carrier.
+    /// A steady CW carrier at this baseband offset, `cw_db` from the carrier.
     pub cw_hz: Option<f64>,
+    /// The CW carrier's power over the carrier's (dB, 0 as strong).
+    pub cw_db: f64,
     rng: Xorshift,
     n: u64,
     phase: f64,
@@ -78,6 +80,7 @@ impl GsmScene {
             snr_db,
             fcch: true,
             cw_hz: None,
+            cw_db: 0.0,
             rng,
             n: 0,
             phase: 0.0,
@@ -100,6 +103,7 @@ impl GsmScene {
         // GMSK: h = 1/2, a Gaussian-smoothed frequency pulse (BT 0.3) approximated by a
         // one-pole smoother of the NRZ frequency (0.3 × bit rate corner).
         let k = 1.0 - (-2.0 * PI * 0.3 * GSM_BIT_RATE_HZ * dt).exp();
+        let cw_amp = 10f64.powf(self.cw_db / 20.0);
         for o in out.iter_mut() {
             let bit = self.bit_phase; // bits since the start of a 51-multiframe cycle
             if bit.floor() != self.symbol_at || self.n == 0 {
@@ -125,7 +129,7 @@ impl GsmScene {
             let mut s = Complex::new(self.phase.cos(), self.phase.sin());
             if let Some(cw) = self.cw_hz {
                 let p = 2.0 * PI * cw * self.n as f64 / self.rate;
-                s += Complex::new(p.cos(), p.sin());
+                s += Complex::new(p.cos(), p.sin()) * cw_amp;
             }
             s += self.rng.gauss() * noise_amp;
             *o = Complex::new(s.re as f32, s.im as f32);

@@ -81,6 +81,37 @@ fn gmsk_and_noise_without_fcch_give_no_number() {
     assert!(matches!(r, Err(FreqCalError::NotFound(_))), "{r:?}");
 }
 
+/// The refinement assumes one tone in the burst. A steady spur beside the FCCH tone
+/// pulled every burst onto itself (+7 dB at 10 kHz: −4.86 ± 10⁻¹⁵ ppm for +5; −8 dB
+/// at 300 Hz: 25σ off), and one on the tone hid every burst as "0 burst(s)" without a
+/// word on the spur. Each is now no number, naming the carrier; a spur far from the
+/// tone changes nothing.
+#[test]
+fn a_steady_carrier_beside_the_fcch_tone_gives_no_number_and_is_named() {
+    let (ppm, rate) = (5.0, 1e6);
+    // The FCCH tone at baseband (Hz at the stated rate).
+    let tone = (935.2e6 + FCCH_OFFSET_HZ) / (1.0 + ppm * 1e-6) - 935.2e6;
+    for (seed, off, db) in [(21, 10e3, 7.0), (22, 300.0, -8.0), (23, 0.0, -5.0)] {
+        let mut scene = GsmScene::new(935.2e6, 935.2e6, rate, ppm, 20.0, seed);
+        scene.cw_hz = Some(tone + off);
+        scene.cw_db = db;
+        let r = estimate(&mut scene, 2.0, 8192);
+        assert!(
+            matches!(&r, Err(FreqCalError::NotFound(m)) if m.contains("a steady carrier at 935.2")),
+            "spur {off} Hz from the tone at {db} dB: {r:?}"
+        );
+    }
+    let mut scene = GsmScene::new(935.2e6, 935.2e6, rate, ppm, 20.0, 24);
+    scene.cw_hz = Some(tone - 40e3);
+    let e = estimate(&mut scene, 2.0, 8192).unwrap_or_else(|e| panic!("far spur: {e}"));
+    assert!(
+        (e.ppm - ppm).abs() <= 3.0 * e.uncertainty_ppm,
+        "far spur: {} ± {}",
+        e.ppm,
+        e.uncertainty_ppm
+    );
+}
+
 #[test]
 fn block_size_does_not_change_the_estimate() {
     let a = estimate(
