@@ -155,6 +155,12 @@ pub(crate) enum Event {
     },
     /// A task was shown for a decision.
     Prompted,
+    /// A task could not be shown, or the operator's decision could not be recorded
+    /// (an outbox or state write failed): it stays pending and is offered again.
+    DecisionNotRecorded {
+        /// The error.
+        error: String,
+    },
     /// `[D]`.
     Deferred,
     /// `[S]` or end of input at a prompt.

@@ -164,6 +164,12 @@ fn prompt_queue(
                     flow.loud(format!(
                         "task {id} could not be shown or its decision recorded: {e}; it stays pending and is offered again at the next poll"
                     ));
+                    // Evidence that an answer may have been typed and lost (the
+                    // ledger may be on the same full disk: then only the screen says it).
+                    let line = Entry::new(Event::DecisionNotRecorded { error: e.clone() }).task(id);
+                    if let Err(le) = ledger::append(&flow.paths, &line) {
+                        tracing::warn!("ledger: {le:#}");
+                    }
                 }
                 unshown.insert(id.clone(), e);
             }

@@ -108,6 +108,19 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
     let paths = ctx.paths();
     crate::store::trust::prepare(&paths)?;
     let tid = TaskId::parse(&id).map_err(|e| bad_input(format!("task ID {id:?}: {e}")))?;
+    // The run lock, as `run` takes it: a run of the task, or a second
+    // `mark-completed`, would otherwise write the same outbox at the same time
+    // (both stage in one folder, and each clears it when it starts).
+    let _lock = Lock::acquire_at(&paths, paths.run_lock(), &format!("mark-completed {id}"))
+        .map_err(|e| {
+            if e.downcast_ref::<crate::exit::Refused>().is_some() {
+                refused(format!(
+                    "another `rxnode run` or `mark-completed` is at work in this checkout: {e:#}"
+                ))
+            } else {
+                e
+            }
+        })?;
     let current = state::load(&paths)?.tasks.get(&id).map(|r| r.status);
     let outbox = paths.outbox(&tid);
     match (current, opts.status) {

@@ -240,6 +240,8 @@ pub fn band_peaks(
                     start + (r.end - 1) as f64 * bin,
                 ]
             }),
+            // Each hop has its own centre, and so its own images: not named here.
+            image_of_hz: None,
         });
         widths.push((hi - lo + 1) as f64 * bin);
     }

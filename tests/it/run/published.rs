@@ -82,6 +82,54 @@ fn publish_during_the_tasks_own_run_is_refused_and_the_result_goes_out_after() {
     assert_eq!(published_status(&rig, id).as_deref(), Some("PASS"));
 }
 
+/// `mark-completed` of a task while its run is capturing wrote the operator's
+/// result into the outbox the run was about to fill and marked the task completed
+/// under the running step. It takes the run lock as `run` does: refused (exit 3,
+/// naming the lock), the run's result stands.
+#[test]
+fn mark_completed_during_a_run_is_refused_and_the_runs_result_stands() {
+    let rig = Rig::new();
+    let id = "MARK_DURING_RUN_1";
+    named(&rig);
+    rig.post_and_approve(id, &publishable(), Some(LONG_PLAN));
+    let run = rig.spawn_run(id, None);
+    let started = Instant::now();
+    while !rig.events().iter().any(|l| l.contains("activateStream RX")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the capture never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = rig
+        .lab
+        .rxnode()
+        .args([
+            "mark-completed",
+            id,
+            "--status",
+            "FAIL",
+            "--note",
+            "by hand",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), Some(3), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("rxnode-run.lock") && err.contains(&format!("(run {id}, since")),
+        "{err}"
+    );
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    let json = rig
+        .lab
+        .local()
+        .join(format!("rx_agent_outbox/{id}/RX_RESULT.json"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(v["status"], "PASS", "the run's own result: {v:#}");
+}
+
 /// The outbox's result changes while `PUBLISH <ID>` is being asked (a run that
 /// ended meanwhile): refused, naming the file, and nothing is committed; the
 /// next publish shows and sends the result as it is.

@@ -72,6 +72,15 @@ fn a_prompt_whose_decision_was_not_recorded_is_offered_again_at_the_next_poll() 
     unwritable(&outboxes, false);
     assert_eq!(lab.status_of("T_RETRY"), "pending", "{failed}");
     assert!(failed.contains("offered again"), "{failed}");
+    // The lost answer is evidence: the ledger says the decision was not recorded.
+    let lost: Vec<_> = lab
+        .ledger_events()
+        .into_iter()
+        .filter(|e| e["event"] == "decision_not_recorded" && e["task_id"] == "T_RETRY")
+        .collect();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    let why = lost[0]["detail"]["error"].as_str().unwrap_or_default();
+    assert!(why.contains("rx_agent_outbox"), "{lost:?}");
     stdin.write_all(b"A\n").unwrap();
     let t0 = Instant::now();
     while lab.status_of("T_RETRY") != "approved" && t0.elapsed() < Duration::from_secs(15) {

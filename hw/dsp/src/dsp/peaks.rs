@@ -26,6 +26,43 @@ pub struct Peak {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 2, max = 2))]
     pub emission_hz: Option<[f64; 2]>,
+    /// The frequency of a peak at least [`IMAGE_DB`] stronger at this one's mirror
+    /// position about the tuned centre (within one bin): this peak may be the
+    /// radio's IQ image of it rather than an emitter of its own
+    /// (docs/operator.md#peaks-and-the-noise-floor). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_of_hz: Option<f64>,
+}
+
+/// How much stronger (dB) a peak at the mirror position about the centre must be
+/// for a peak to be named as its possible IQ image: receivers reject their image
+/// by 25–60 dB, so an equal pair is two emitters, not a tone and its image.
+pub const IMAGE_DB: f64 = 10.0;
+
+/// Name, on each peak of `peaks`, a peak at least [`IMAGE_DB`] stronger at its
+/// mirror position about `centre_hz` within `bin_hz` ([`Peak::image_of_hz`]). A
+/// peak within one bin of the centre has no mirror of its own.
+pub fn mark_images(peaks: &mut [Peak], centre_hz: f64, bin_hz: f64) {
+    let found: Vec<Option<f64>> = peaks
+        .iter()
+        .map(|p| {
+            let offset = p.frequency_hz - centre_hz;
+            if offset.abs() <= bin_hz {
+                return None;
+            }
+            peaks
+                .iter()
+                .filter(|q| {
+                    (q.frequency_hz - centre_hz + offset).abs() <= bin_hz
+                        && q.power_db >= p.power_db + IMAGE_DB
+                })
+                .max_by(|a, b| a.power_db.total_cmp(&b.power_db))
+                .map(|q| q.frequency_hz)
+        })
+        .collect();
+    for (p, f) in peaks.iter_mut().zip(found) {
+        p.image_of_hz = f;
+    }
 }
 
 impl Peak {
@@ -35,9 +72,17 @@ impl Peak {
         fmt_snr(self.snr_db)
     }
 
-    /// [`fmt_emission`] of its emission: the one way text shows it.
+    /// [`fmt_emission`] of its emission, and when it may be an IQ image, of
+    /// what: the one way text shows what a peak is.
     pub fn emission_text(&self) -> String {
-        fmt_emission(self.emission_hz)
+        let mut t = fmt_emission(self.emission_hz);
+        if let Some(f) = self.image_of_hz {
+            t.push_str(&format!(
+                "  (mirror of {:.6} MHz: may be its IQ image)",
+                f / 1e6
+            ));
+        }
+        t
     }
 }
 

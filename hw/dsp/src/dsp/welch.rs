@@ -794,10 +794,15 @@ impl Welch {
                             start_hz + (r.end - 1) as f64 * bin_hz,
                         ]
                     }),
+                    image_of_hz: None,
                 }
             })
-            .collect()
+            .collect::<Vec<_>>()
         });
+        let mut peaks = peaks;
+        // A weak peak at a strong one's mirror about the centre may be the radio's
+        // IQ image of it: named, never dropped (it is in the data).
+        crate::dsp::peaks::mark_images(&mut peaks, start_hz + half as f64 * bin_hz, bin_hz);
         let (mean_power_dbfs, clipped_fraction) = if self.samples > 0 {
             (
                 10.0 * (self.power_sum / self.samples as f64).log10(),

@@ -256,6 +256,48 @@ fn tone_power_frequency_and_floor() {
     assert!((s.frequency_of(0) - (100e6 - fs / 2.0)).abs() < 1e-6);
 }
 
+/// A weak peak at a strong one's mirror about the centre (a receiver's IQ image,
+/// 28 dB down) was listed as an emitter of its own, with nothing to tell it from
+/// one. It is named as the stronger one's possible image; an equal pair (two
+/// emitters, or a real-valued signal's two halves) and a weak peak elsewhere are not.
+#[test]
+fn a_weak_peak_at_a_strong_ones_mirror_is_named_as_its_possible_image() {
+    let fs = 2e6;
+    let n = 2048;
+    let run = |t: &[(f64, f64)]| {
+        let mut cfg = WelchConfig::new(n, fs);
+        cfg.center_hz = Some(100e6);
+        let mut w = Welch::new(cfg).unwrap();
+        w.feed(&tones(1 << 17, fs, t, 0.001));
+        w.finish()
+    };
+    let image = 10f64.powf(-28.0 / 20.0) * 0.03;
+    let s = run(&[(200_000.0, 0.03), (-200_000.0, image), (-500_000.0, image)]);
+    let at = |f: f64| {
+        s.peaks
+            .iter()
+            .find(|p| (p.frequency_hz - f).abs() < 1000.0)
+            .unwrap_or_else(|| panic!("no peak at {f}: {:?}", s.peaks))
+    };
+    let mirrored = at(99.8e6).image_of_hz.expect("named as an image");
+    assert!((mirrored - 100.2e6).abs() < 1000.0, "{mirrored}");
+    assert!(at(99.8e6)
+        .emission_text()
+        .contains("mirror of 100.200000 MHz"));
+    assert_eq!(at(100.2e6).image_of_hz, None);
+    assert_eq!(
+        at(99.5e6).image_of_hz,
+        None,
+        "no stronger peak at its mirror"
+    );
+    let s = run(&[(200_000.0, 0.03), (-200_000.0, 0.02)]);
+    assert!(
+        s.peaks.iter().all(|p| p.image_of_hz.is_none()),
+        "{:?}",
+        s.peaks
+    );
+}
+
 #[test]
 fn block_boundaries_do_not_change_the_result() {
     let x = tones(50_000, 1e6, &[(123_456.0, 0.3), (-200_000.0, 0.01)], 0.05);
