@@ -583,6 +583,14 @@ impl FreqCalEstimator for FcchEstimator {
                      from its own background, so a spur there hides the bursts",
                     line_at(l)
                 ),
+                // Nothing in the way: say what the search covered, so a radio
+                // further off than it (or another carrier) is not read as "no signal".
+                None if self.detections.is_empty() => format!(
+                    "; the search covers a radio error within ±{:.0} ppm of the carrier at {:.6} MHz: \
+                     a radio further off, another carrier frequency or no BCCH there give none",
+                    outer.max_error_ppm,
+                    outer.carrier_hz / 1e6
+                ),
                 None => String::new(),
             };
             return Err(not_found(format!(

@@ -248,3 +248,21 @@ fn a_wrong_sample_rate_is_caught_by_the_tdma_frame_timing_and_gives_no_number() 
         assert!((e.ppm - ppm).abs() < 0.1, "{ppm}: {}", e.ppm);
     }
 }
+
+/// A radio 90 ppm off puts its FCCH tone outside the searched offsets: no number,
+/// and the reason says what the search covered instead of only "0 burst(s)",
+/// which read as "no signal" to an operator whose radio was simply further off.
+#[test]
+fn a_radio_beyond_the_searched_error_is_told_what_the_search_covered() {
+    let mut scene = GsmScene::new(935.2e6, 935.2e6, 1e6, 90.0, 10.0, 3);
+    match estimate(&mut scene, 2.0, 65_536) {
+        Err(FreqCalError::NotFound(why)) => {
+            assert!(why.contains("0 burst(s)"), "{why}");
+            assert!(
+                why.contains("within ±60 ppm of the carrier at 935.200000 MHz"),
+                "{why}"
+            );
+        }
+        other => panic!("a number or another error for a radio 90 ppm off: {other:?}"),
+    }
+}
