@@ -323,7 +323,7 @@ fn unit_identity(unit: &BTreeMap<String, String>) -> String {
 /// The one folder of this machine (per user) where radio locks live, created
 /// private (0700 on unix) at first use: `$XDG_RUNTIME_DIR/rxnode/radio-locks`,
 /// else `/run/user/<uid>/rxnode/radio-locks`, else `/tmp/rxnode-<uid>/radio-locks`
-/// (unix, [`unix_base_dir`]); `%LOCALAPPDATA%\rxnode\radio-locks`,
+/// (unix, [`unix_base_dir`]); `<FOLDERID_LocalAppData>\rxnode\radio-locks`,
 /// else `<temp>\rxnode\radio-locks` (Windows: created with an owner-only DACL). A
 /// folder that is a link (on Windows any reparse point), not a folder, or not this
 /// user's (unix: its uid; Windows: its owner SID) is refused, never used.
@@ -372,13 +372,45 @@ fn unix_base_dir(
     PathBuf::from(format!("/tmp/rxnode-{uid}"))
 }
 
+/// The user's local application data folder as Windows knows it
+/// (`FOLDERID_LocalAppData`), whatever `%LOCALAPPDATA%` or `%TMP%` a shell has:
+/// two shells of one user always lock a radio in one folder. The variable, then
+/// the temp folder, only when Windows cannot say.
 #[cfg(windows)]
 fn base_dir() -> PathBuf {
-    std::env::var_os("LOCALAPPDATA")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
+    known_local_app_data()
+        .or_else(|| {
+            std::env::var_os("LOCALAPPDATA")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        })
         .unwrap_or_else(std::env::temp_dir)
         .join("rxnode")
+}
+
+/// `SHGetKnownFolderPath(FOLDERID_LocalAppData)`, `None` when it fails.
+#[cfg(windows)]
+fn known_local_app_data() -> Option<PathBuf> {
+    use std::os::windows::ffi::OsStringExt;
+    use windows_sys::Win32::System::Com::CoTaskMemFree;
+    use windows_sys::Win32::UI::Shell::{FOLDERID_LocalAppData, SHGetKnownFolderPath};
+    let mut path: windows_sys::core::PWSTR = std::ptr::null_mut();
+    // SAFETY: a valid GUID, no flags, the current user (null token), and an out
+    // pointer that receives a string the shell allocates (freed below).
+    let hr =
+        unsafe { SHGetKnownFolderPath(&FOLDERID_LocalAppData, 0, std::ptr::null_mut(), &mut path) };
+    let found = if hr >= 0 && !path.is_null() {
+        // SAFETY: on success `path` is a NUL-terminated UTF-16 string.
+        let len = (0..).take_while(|&i| unsafe { *path.add(i) } != 0).count();
+        // SAFETY: `len` units before the NUL were read just above.
+        let units = unsafe { std::slice::from_raw_parts(path, len) };
+        Some(PathBuf::from(std::ffi::OsString::from_wide(units)))
+    } else {
+        None
+    };
+    // SAFETY: `path` came from SHGetKnownFolderPath (null is allowed), freed once.
+    unsafe { CoTaskMemFree(path.cast()) };
+    found.filter(|p| p.is_absolute())
 }
 
 #[cfg(not(any(unix, windows)))]
