@@ -248,14 +248,29 @@ fn append_to(p: &std::path::Path, entry: &Entry) -> Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         o.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW);
     }
+    // Windows: a symlink or junction swapped in is opened as itself, not followed,
+    // and refused below by its reparse-point attribute.
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        o.custom_flags(windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT);
+    }
     let mut f = o
         .open(&p)
         .with_context(|| format!("cannot open ledger {}", p.display()))?;
-    if !f
+    let opened = f
         .metadata()
-        .with_context(|| format!("cannot open ledger {}", p.display()))?
-        .is_file()
-    {
+        .with_context(|| format!("cannot open ledger {}", p.display()))?;
+    #[cfg(windows)]
+    let link = {
+        use std::os::windows::fs::MetadataExt;
+        opened.file_attributes()
+            & windows_sys::Win32::Storage::FileSystem::FILE_ATTRIBUTE_REPARSE_POINT
+            != 0
+    };
+    #[cfg(not(windows))]
+    let link = false;
+    if !opened.is_file() || link {
         return Err(crate::exit::refused(format!(
             "ledger {} is not a regular file; nothing was written",
             p.display()
