@@ -205,6 +205,9 @@ pub(crate) fn unit_text(
          NoNewPrivileges=yes\n\
          ProtectSystem=strict\n\
          ReadWritePaths={repo_quoted}\n\
+         # The radio locks every rxnode of this account shares, in and out of the\n\
+         # service (docs/operator.md#one-process-per-radio).\n\
+         ReadWritePaths=-/run/lock\n\
          ProtectHome=read-only\n\
          PrivateTmp=yes\n\
          ProtectKernelTunables=yes\n\

@@ -321,8 +321,8 @@ fn unit_identity(unit: &BTreeMap<String, String>) -> String {
 }
 
 /// The one folder of this machine (per user) where radio locks live, created
-/// private (0700 on unix) at first use: `$XDG_RUNTIME_DIR/rxnode/radio-locks`,
-/// else `/run/user/<uid>/rxnode/radio-locks`, else `/tmp/rxnode-<uid>/radio-locks`
+/// private (0700 on unix) at first use: `/run/lock/rxnode-<uid>/radio-locks`,
+/// else `/tmp/rxnode-<uid>/radio-locks`
 /// (unix, [`unix_base_dir`]); `<FOLDERID_LocalAppData>\rxnode\radio-locks`,
 /// else `<temp>\rxnode\radio-locks` (Windows: created with an owner-only DACL). A
 /// folder that is a link (on Windows any reparse point), not a folder, or not this
@@ -335,47 +335,48 @@ pub(crate) fn lock_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// Environment variable that names the radio lock folder's parent outright (an
+/// absolute folder): for test suites that run many rxnodes at once, each with
+/// radios of the same names, and for nothing else — two shells that disagree on
+/// it lock one radio in two folders.
+pub(crate) const LOCK_DIR_ENV: &str = "RXNODE_RADIO_LOCK_DIR";
+
 #[cfg(unix)]
 fn base_dir() -> PathBuf {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
-    unix_base_dir(std::env::var_os("XDG_RUNTIME_DIR"), uid, |d| {
+    unix_base_dir(std::env::var_os(LOCK_DIR_ENV), uid, |d| {
         use std::os::unix::fs::MetadataExt;
-        std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir() && m.uid() == uid)
+        // The machine's lock folder: root's, sticky (no one removes another's files).
+        std::fs::symlink_metadata(d)
+            .is_ok_and(|m| m.is_dir() && m.uid() == 0 && m.mode() & 0o1000 != 0)
     })
 }
 
-/// The lock folder's parent for user `uid`: `$XDG_RUNTIME_DIR` when it is set
-/// (an absolute folder); else the user's runtime folder `/run/user/<uid>` when
-/// it is this user's folder (every login session of the user has it as its
-/// `XDG_RUNTIME_DIR`, so a shell without the variable — `su`, cron, an SSH login
-/// without a session manager — still meets the others' locks); else
-/// `/tmp/rxnode-<uid>`. Never `$TMPDIR` or another variable a shell may set
-/// differently: two shells that disagree would lock one radio in two folders,
-/// and each would open it.
+/// The lock folder's parent for user `uid`: `$RXNODE_RADIO_LOCK_DIR` when it is
+/// set (an absolute folder); else `/run/lock/rxnode-<uid>` in the machine's lock
+/// folder when it is there (root's and sticky: Debian, Ubuntu, every systemd
+/// machine); else `/tmp/rxnode-<uid>`. Nothing that depends on the login
+/// session — `XDG_RUNTIME_DIR` and `/run/user/<uid>` come and go with logins
+/// (a watcher left in tmux after logout, the operator's next SSH shell, cron,
+/// the service) — nor on `$TMPDIR`: shells that disagree would lock one radio
+/// in two folders, and each would open it.
 #[cfg(unix)]
 fn unix_base_dir(
-    xdg_runtime_dir: Option<std::ffi::OsString>,
+    explicit: Option<std::ffi::OsString>,
     uid: u32,
-    users_own_dir: impl Fn(&Path) -> bool,
+    machine_lock_dir: impl Fn(&Path) -> bool,
 ) -> PathBuf {
-    if let Some(d) = xdg_runtime_dir
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute() && p.is_dir())
-    {
+    if let Some(d) = explicit.map(PathBuf::from).filter(|p| p.is_absolute()) {
         return d.join("rxnode");
     }
-    let run_user = PathBuf::from(format!("/run/user/{uid}"));
-    if users_own_dir(&run_user) {
-        return run_user.join("rxnode");
+    let run_lock = Path::new("/run/lock");
+    if machine_lock_dir(run_lock) {
+        return run_lock.join(format!("rxnode-{uid}"));
     }
     PathBuf::from(format!("/tmp/rxnode-{uid}"))
 }
 
-/// The user's local application data folder as Windows knows it
-/// (`FOLDERID_LocalAppData`), whatever `%LOCALAPPDATA%` or `%TMP%` a shell has:
-/// two shells of one user always lock a radio in one folder. The variable, then
-/// the temp folder, only when Windows cannot say.
 #[cfg(windows)]
 fn base_dir() -> PathBuf {
     known_local_app_data()
@@ -518,22 +519,22 @@ mod tests {
     #[test]
     fn the_lock_folder_never_follows_tmpdir() {
         let tmp = tempfile::tempdir().unwrap();
-        let xdg = Some(tmp.path().as_os_str().to_owned());
+        let set = Some(tmp.path().as_os_str().to_owned());
         assert_eq!(
-            unix_base_dir(xdg, 1000, |_| true),
+            unix_base_dir(set, 1000, |_| true),
             tmp.path().join("rxnode")
         );
-        // Without XDG_RUNTIME_DIR: the user's runtime folder, which every session has…
+        // Without it: the machine's lock folder, the same for every session…
         assert_eq!(
-            unix_base_dir(None, 1000, |d| d == Path::new("/run/user/1000")),
-            PathBuf::from("/run/user/1000/rxnode")
+            unix_base_dir(None, 1000, |d| d == Path::new("/run/lock")),
+            PathBuf::from("/run/lock/rxnode-1000")
         );
         // …else one fixed folder under /tmp, whatever TMPDIR says.
         assert_eq!(
             unix_base_dir(None, 1000, |_| false),
             PathBuf::from("/tmp/rxnode-1000")
         );
-        // A relative or missing XDG_RUNTIME_DIR counts as unset.
+        // A relative value counts as unset.
         assert_eq!(
             unix_base_dir(Some("rel".into()), 7, |_| false),
             PathBuf::from("/tmp/rxnode-7")

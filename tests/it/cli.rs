@@ -209,7 +209,7 @@ fn on_a_terminal(dir: &Path, args: &str, no_color: Option<&str>) -> String {
         .env_remove("NO_COLOR")
         .env("TERM", "xterm")
         .env("RXSIM_EVENT_LOG", dir.join("rxsim-events.log"))
-        .env("XDG_RUNTIME_DIR", crate::util::runtime_dir())
+        .env("RXNODE_RADIO_LOCK_DIR", crate::util::runtime_dir())
         .args(["-qec"])
         .arg(format!("{} {args}", env!("CARGO_BIN_EXE_rxnode")))
         .arg("/dev/null");

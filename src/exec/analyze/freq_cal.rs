@@ -63,6 +63,21 @@ pub(super) fn freq_cal_entry(rec: &Recording, mut entry: FreqCalRecord) -> FreqC
         entry.calibration_stored = Some(false);
         entry.calibration_note = Some("not kept: a recording's radio is not necessarily this node's (docs/operator.md#calibrating-from-a-recording)".to_owned());
     }
+    // A recording tuned with a correction holds the error left after it, not the
+    // radio's: say so where the figure is named.
+    if let Some(c) = rec
+        .clock
+        .ppm_correction_applied
+        .filter(|c| c.is_finite() && *c != 0.0)
+    {
+        if entry.ppm.is_some() {
+            entry.detail = entry.detail.replacen(
+                "radio error",
+                &format!("error left after the recording's {c:+.4} ppm correction"),
+                1,
+            );
+        }
+    }
     entry.clock = Some(FreqCalClock::Recording(rec.clock.clone()));
     entry
 }

@@ -19,7 +19,7 @@ fn run_shows_step_progress_on_a_terminal_only() {
     let out = std::process::Command::new("script")
         .env("RXSIM_EVENT_LOG", &rig.events)
         .env("TERM", "xterm")
-        .env("XDG_RUNTIME_DIR", crate::util::runtime_dir())
+        .env("RXNODE_RADIO_LOCK_DIR", crate::util::runtime_dir())
         .env_remove("RXNODE_SIM")
         .args(["-qec"])
         .arg(format!(
@@ -67,7 +67,7 @@ fn run_progress_leaves_a_blocked_step_out_of_the_time_left() {
     let out = std::process::Command::new("script")
         .env("RXSIM_EVENT_LOG", &rig.events)
         .env("TERM", "xterm")
-        .env("XDG_RUNTIME_DIR", crate::util::runtime_dir())
+        .env("RXNODE_RADIO_LOCK_DIR", crate::util::runtime_dir())
         .env_remove("RXNODE_SIM")
         .args(["-qec"])
         .arg(format!(

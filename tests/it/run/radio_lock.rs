@@ -214,19 +214,26 @@ fn one_unit_is_one_lock_however_its_args_are_written_and_from_any_folder() {
     let _ = cap.wait();
 }
 
-/// Two shells that disagree on `TMPDIR`, neither with `XDG_RUNTIME_DIR` (`su`,
-/// cron, an SSH login without a session manager): one radio is still one lock,
-/// so the second capture is refused naming the first, never opened beside it.
+/// Two shells that disagree on `TMPDIR` and on `XDG_RUNTIME_DIR` (one without
+/// it: `su`, cron, an SSH login without a session manager, a watcher left in tmux
+/// after logout): one radio is still one lock, so the second capture is refused
+/// naming the first, never opened beside it.
 #[test]
 fn one_radio_is_one_lock_whatever_tmpdir_each_shell_has() {
     let rig = Rig::new();
     let radio = format!("driver=rxsim,serial=TMPDIR{}", std::process::id());
     let (tmp_a, tmp_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let session = tempfile::tempdir().unwrap();
     let in_shell = |tmp: &std::path::Path| {
         let mut c = rig.lab.rxnode();
-        c.env_remove("XDG_RUNTIME_DIR")
+        c.env_remove("RXNODE_RADIO_LOCK_DIR")
             .env("TMPDIR", tmp)
             .env("RXSIM_EVENT_LOG", &rig.events);
+        if tmp == tmp_a.path() {
+            c.env("XDG_RUNTIME_DIR", session.path());
+        } else {
+            c.env_remove("XDG_RUNTIME_DIR");
+        }
         c
     };
     let mut cap = in_shell(tmp_a.path())

@@ -9,9 +9,9 @@ pub const RXNODE: &str = env!("CARGO_BIN_EXE_rxnode");
 /// The watcher's decision prompt.
 pub const PROMPT: &str = "[A] Approve  [D] Defer  [S] Stop watcher";
 
-/// The calling test thread's own runtime folder, for `XDG_RUNTIME_DIR`: rxnode keeps
-/// its per-machine radio locks there (`rxnode/radio-locks/`), so every rxnode one test
-/// starts shares them and tests running side by side do not.
+/// The calling test thread's own folder for `RXNODE_RADIO_LOCK_DIR`: rxnode keeps
+/// its radio locks there (`rxnode/radio-locks/`), so every rxnode one test starts
+/// shares them and tests running side by side do not.
 pub fn runtime_dir() -> std::path::PathBuf {
     thread_local! {
         static RUNTIME_DIR: tempfile::TempDir =
@@ -23,7 +23,7 @@ pub fn runtime_dir() -> std::path::PathBuf {
 /// The rxnode binary with this test's [`runtime_dir`] and nothing else changed.
 pub fn rxnode_bin() -> Command {
     let mut c = Command::new(RXNODE);
-    c.env("XDG_RUNTIME_DIR", runtime_dir());
+    c.env("RXNODE_RADIO_LOCK_DIR", runtime_dir());
     c
 }
 
