@@ -133,29 +133,74 @@ fn module_ext() -> &'static str {
 
 /// `$XDG_CACHE_HOME/rxnode`, `~/.cache/rxnode`, `%LOCALAPPDATA%\rxnode`, or a temp folder.
 fn cache_dir() -> PathBuf {
-    let nonempty = |v: &str| {
-        std::env::var_os(v)
+    cache_dir_from(|v| std::env::var_os(v), cfg!(windows))
+}
+
+/// [`cache_dir`] from the environment `var` gives. A relative path in a variable
+/// counts as unset (the XDG base directory rule): it would put the module in
+/// whatever folder rxnode was started from, a checkout's work tree included.
+fn cache_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>, windows: bool) -> PathBuf {
+    let absolute = |v: &str| {
+        var(v)
             .filter(|s| !s.is_empty())
             .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
     };
-    if cfg!(windows) {
-        if let Some(d) = nonempty("LOCALAPPDATA") {
+    if windows {
+        if let Some(d) = absolute("LOCALAPPDATA") {
             return d.join("rxnode");
         }
-    } else if let Some(d) = nonempty("XDG_CACHE_HOME") {
+    } else if let Some(d) = absolute("XDG_CACHE_HOME") {
         return d.join("rxnode");
-    } else if let Some(h) = nonempty("HOME") {
+    } else if let Some(h) = absolute("HOME") {
         return h.join(".cache").join("rxnode");
     }
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "user".to_owned());
+    let user = var("USER")
+        .or_else(|| var("USERNAME"))
+        .and_then(|u| u.into_string().ok())
+        .unwrap_or_else(|| "user".to_owned());
     std::env::temp_dir().join(format!("rxnode-cache-{user}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A relative `XDG_CACHE_HOME` (or `HOME`) is not a folder of the user's: it
+    /// counts as unset, so the module never lands in the folder rxnode was started
+    /// from (it did: `XDG_CACHE_HOME=.cache` put `.cache/rxnode/librxsim-….so` in
+    /// the checkout).
+    #[test]
+    fn a_relative_cache_variable_counts_as_unset() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |v: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == v)
+                    .map(|(_, x)| std::ffi::OsString::from(x))
+            }
+        };
+        let abs = |p: &str| PathBuf::from(p);
+        assert_eq!(
+            cache_dir_from(env(&[("XDG_CACHE_HOME", "/c"), ("HOME", "/h")]), false),
+            abs("/c/rxnode")
+        );
+        assert_eq!(
+            cache_dir_from(env(&[("XDG_CACHE_HOME", ".cache"), ("HOME", "/h")]), false),
+            abs("/h/.cache/rxnode")
+        );
+        assert_eq!(
+            cache_dir_from(
+                env(&[("XDG_CACHE_HOME", "c"), ("HOME", "h"), ("USER", "op")]),
+                false
+            ),
+            std::env::temp_dir().join("rxnode-cache-op")
+        );
+        assert_eq!(
+            cache_dir_from(env(&[("LOCALAPPDATA", "rel"), ("USERNAME", "op")]), true),
+            std::env::temp_dir().join("rxnode-cache-op")
+        );
+    }
 
     #[test]
     fn embedded_module_is_a_shared_object() {

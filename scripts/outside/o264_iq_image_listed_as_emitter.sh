@@ -1,7 +1,7 @@
 #!/bin/bash
 # o264: a receiver's I and Q never match: a strong tone leaves a weak copy at its mirror about the tuned centre.
 # A cf32 recording (numpy, 0.2 s at 2 MS/s) of a -30 dBFS tone at +200 kHz with 0.5 dB / 3 degrees of IQ imbalance,
-# -45 dBFS of DC and -60 dBFS of noise: `analyze` listed `99.800000 MHz -57.9 dBFS SNR 33.2 dB` as a peak like any
+# -45 dBFS of DC and -60 dBFS of noise: `analyze` listed `99.800000 MHz -57.9 dBFS SNR 33.4 dB` as a peak like any
 # emitter, with nothing saying it sits at the exact mirror of a peak 28 dB stronger.
 # Expected: the mirror peak is named as the strong one's possible IQ image (text and JSON `image_of_hz`), and the
 # strong one is not. Exit 0 = defect present.

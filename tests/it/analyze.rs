@@ -4,6 +4,7 @@ use serde::Deserialize;
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
+mod image;
 mod levels;
 mod noise;
 mod silence;
