@@ -29,7 +29,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Draw `prompt` on stderr and read one line from stdin ([`crate::term::ask`]:
 /// on a terminal, input typed before the prompt was drawn is discarded).
 fn read_line_exact(prompt: &str) -> Result<Option<String>> {
-    crate::term::ask(prompt, crate::term::To::Stderr).context("cannot read stdin")
+    use crate::watch::io::{Answer, Io};
+    // Read through the signal-aware reader: Ctrl-C or SIGTERM at the prompt ends
+    // the wait with an answer that authorizes nothing, so the run refuses as for
+    // any other line (ledger line, lock released) instead of being killed with its
+    // lock left behind. Without a signal handler, the plain read.
+    let Ok(mut io) = Io::new() else {
+        return crate::term::ask(prompt, crate::term::To::Stderr).context("cannot read stdin");
+    };
+    match io.ask(prompt, crate::term::To::Stderr) {
+        Answer::Line(l) => Ok(Some(l)),
+        Answer::Eof => Ok(None),
+        Answer::Unreadable(why) => Err(anyhow::anyhow!("cannot read stdin: {why}")),
+        Answer::Signal => Err(anyhow::anyhow!(
+            "interrupted at the prompt (Ctrl-C or a stop signal): nothing was authorized and nothing ran"
+        )),
+    }
 }
 
 /// One `run` at a time per checkout: the watcher's lock mechanism on its own file.
