@@ -167,10 +167,8 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
         })?;
     let current = state::load(&paths)?.tasks.get(&id).map(|r| r.status);
     let outbox = paths.outbox(&tid);
-    if current == Some(TaskStatus::Approved) {
-        if opts.status.is_none() {
-            planned_task_refusal(ctx, &paths, &id, &outbox)?;
-        }
+    if current == Some(TaskStatus::Approved) && opts.status.is_none() {
+        planned_task_refusal(ctx, &paths, &id, &outbox)?;
     }
     match (current, opts.status) {
         (Some(TaskStatus::Approved), Some(status)) => {
