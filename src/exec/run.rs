@@ -18,7 +18,7 @@ use crate::store::ledger::{self, Entry, Event, Refusal, RunEnd};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rxnode_interlock::{
     required_phrase, verify_node_authorization, Authorization, AuthorizationKind, Plan, Policy,
     Step, TaskId,
@@ -26,22 +26,18 @@ use rxnode_interlock::{
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Draw `prompt` on stderr and read one line from stdin ([`crate::term::ask`]:
+/// Draw `prompt` on stderr and read one line from stdin ([`crate::term::ask_once`]:
 /// on a terminal, input typed before the prompt was drawn is discarded).
 fn read_line_exact(prompt: &str) -> Result<Option<String>> {
-    use crate::watch::io::{Answer, Io};
-    // Read through the signal-aware reader: Ctrl-C or SIGTERM at the prompt ends
-    // the wait with an answer that authorizes nothing, so the run refuses as for
+    use crate::term::{ask_once, Once};
+    // Ctrl-C or SIGTERM at the prompt authorizes nothing: the run refuses as for
     // any other line (ledger line, lock released) instead of being killed with its
-    // lock left behind. Without a signal handler, the plain read.
-    let Ok(mut io) = Io::new() else {
-        return crate::term::ask(prompt, crate::term::To::Stderr).context("cannot read stdin");
-    };
-    match io.ask(prompt, crate::term::To::Stderr) {
-        Answer::Line(l) => Ok(Some(l)),
-        Answer::Eof => Ok(None),
-        Answer::Unreadable(why) => Err(anyhow::anyhow!("cannot read stdin: {why}")),
-        Answer::Signal => Err(anyhow::anyhow!(
+    // lock left behind.
+    match ask_once(prompt, crate::term::To::Stderr) {
+        Once::Line(l) => Ok(Some(l)),
+        Once::Eof => Ok(None),
+        Once::Unreadable(why) => Err(anyhow::anyhow!("cannot read stdin: {why}")),
+        Once::Interrupted => Err(anyhow::anyhow!(
             "interrupted at the prompt (Ctrl-C or a stop signal): nothing was authorized and nothing ran"
         )),
     }

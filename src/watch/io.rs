@@ -24,7 +24,7 @@ enum Event {
 }
 
 /// What a read at the prompt gave.
-pub(crate) enum Answer {
+pub(super) enum Answer {
     Line(String),
     Eof,
     Signal,
@@ -118,7 +118,7 @@ impl Io {
     /// Draw `prompt` and read the operator's answer. On a terminal whatever was
     /// typed before the prompt was fully drawn is discarded, in the kernel and
     /// here; from a pipe every line counts, in order.
-    pub(crate) fn ask(&mut self, prompt: &str, to: crate::term::To) -> Answer {
+    pub(super) fn ask(&mut self, prompt: &str, to: crate::term::To) -> Answer {
         if self.stopping() {
             return Answer::Signal;
         }

@@ -17,7 +17,7 @@
 mod check;
 mod dry_run;
 mod history;
-pub(crate) mod io;
+mod io;
 mod poll;
 mod prompt;
 pub(crate) mod review;
