@@ -111,6 +111,48 @@ pub(crate) fn ask(prompt: &str, to: To) -> std::io::Result<Option<String>> {
     read_answer()
 }
 
+/// What [`ask_once`] read.
+pub(crate) enum Once {
+    /// A line (terminator stripped).
+    Line(String),
+    /// End of input before a line.
+    Eof,
+    /// Ctrl-C or a stop signal arrived while the prompt waited.
+    Interrupted,
+    /// stdin gave no line that can be an answer; why.
+    Unreadable(String),
+}
+
+/// [`ask`] for a command that asks once (`run`'s `AUTHORIZE …`, `publish`'s
+/// `PUBLISH <ID>`), woken by the process's signal handler (`crate::signals`): Ctrl-C
+/// or SIGTERM ends the wait with [`Once::Interrupted`] instead of killing the
+/// process, so the caller refuses, records and releases what it holds as for any
+/// other answer. Without a signal handler, the plain read.
+pub(crate) fn ask_once(prompt: &str, to: To) -> Once {
+    let once = |r: std::io::Result<Option<String>>| match r {
+        Ok(Some(l)) => Once::Line(l),
+        Ok(None) => Once::Eof,
+        Err(e) => Once::Unreadable(e.to_string()),
+    };
+    let (tx, rx) = std::sync::mpsc::channel::<Option<std::io::Result<Option<String>>>>();
+    let on_signal = tx.clone();
+    if crate::signals::subscribe(move || on_signal.send(None).is_ok()).is_err() {
+        return once(ask(prompt, to));
+    }
+    if crate::signals::received() {
+        return Once::Interrupted;
+    }
+    draw_prompt(prompt, to);
+    // The read blocks; a signal answers through the channel meanwhile.
+    std::thread::spawn(move || {
+        let _ = tx.send(Some(read_answer()));
+    });
+    match rx.recv() {
+        Ok(Some(r)) => once(r),
+        Ok(None) | Err(_) => Once::Interrupted,
+    }
+}
+
 /// Read one answer line from stdin ([`read_line_lossy`]). On a terminal (unix)
 /// the bytes are taken one `read(2)` at a time straight from the descriptor, so
 /// nothing past the line's end leaves the kernel's input queue, where the next

@@ -18,7 +18,7 @@ use crate::store::ledger::{self, Entry, Event, Refusal, RunEnd};
 use crate::store::lock::Lock;
 use crate::store::paths::Paths;
 use crate::store::state::{self, TaskStatus};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rxnode_interlock::{
     required_phrase, verify_node_authorization, Authorization, AuthorizationKind, Plan, Policy,
     Step, TaskId,
@@ -26,10 +26,21 @@ use rxnode_interlock::{
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Draw `prompt` on stderr and read one line from stdin ([`crate::term::ask`]:
+/// Draw `prompt` on stderr and read one line from stdin ([`crate::term::ask_once`]:
 /// on a terminal, input typed before the prompt was drawn is discarded).
 fn read_line_exact(prompt: &str) -> Result<Option<String>> {
-    crate::term::ask(prompt, crate::term::To::Stderr).context("cannot read stdin")
+    use crate::term::{ask_once, Once};
+    // Ctrl-C or SIGTERM at the prompt authorizes nothing: the run refuses as for
+    // any other line (ledger line, lock released) instead of being killed with its
+    // lock left behind.
+    match ask_once(prompt, crate::term::To::Stderr) {
+        Once::Line(l) => Ok(Some(l)),
+        Once::Eof => Ok(None),
+        Once::Unreadable(why) => Err(anyhow::anyhow!("cannot read stdin: {why}")),
+        Once::Interrupted => Err(anyhow::anyhow!(
+            "interrupted at the prompt (Ctrl-C or a stop signal): nothing was authorized and nothing ran"
+        )),
+    }
 }
 
 /// One `run` at a time per checkout: the watcher's lock mechanism on its own file.

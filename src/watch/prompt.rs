@@ -46,6 +46,14 @@ impl Flow<'_> {
             ),
         };
         self.record_pending(task, commit)?;
+        // What is left when the prompt ends without a decision: a task `review`
+        // shows again may be deferred, and stays so (a watcher never shows it again).
+        let left = match state::load(&self.paths)?.tasks.get(&id).map(|r| r.status) {
+            Some(TaskStatus::Deferred) => format!(
+                "{id} stays deferred: a watcher does not show it again; `rxnode review {id}` decides it"
+            ),
+            _ => format!("{id} stays pending and is shown at the next start"),
+        };
         self.show(found, &sig_line)?;
         ledger::append(&self.paths, &task_line(Event::Prompted, task, commit))?;
         loop {
@@ -68,21 +76,19 @@ impl Flow<'_> {
                 }
                 Answer::Eof => {
                     self.say("");
-                    self.say(format!("end of input: stopping without a decision; {id} stays pending and is shown at the next start"));
+                    self.say(format!("end of input: stopping without a decision; {left}"));
                     self.stopped(task, "end of input at the prompt")?;
                     return Ok(Decision::Eof);
                 }
                 Answer::Unreadable(why) => {
                     self.say("");
-                    self.say(format!("cannot read an answer from stdin ({why}): stopping without a decision; {id} stays pending and is shown at the next start"));
+                    self.say(format!("cannot read an answer from stdin ({why}): stopping without a decision; {left}"));
                     self.stopped(task, &format!("no answer readable at the prompt: {why}"))?;
                     return Ok(Decision::Eof);
                 }
                 Answer::Signal => {
                     self.say("");
-                    self.say(format!(
-                        "signal: stopping without a decision; {id} stays pending"
-                    ));
+                    self.say(format!("signal: stopping without a decision; {left}"));
                     self.stopped(task, "signal at the prompt")?;
                     return Ok(Decision::Signal);
                 }
@@ -92,9 +98,7 @@ impl Flow<'_> {
                 "d" | "defer" => return self.defer(task, commit),
                 "s" | "stop" => {
                     self.stopped(task, "operator chose [S]")?;
-                    self.say(format!(
-                        "stopping the watcher; {id} stays pending and is shown at the next start"
-                    ));
+                    self.say(format!("stopping the watcher; {left}"));
                     return Ok(Decision::Stop);
                 }
                 other => self.say(format!("unknown answer {other:?}: type A, D or S")),

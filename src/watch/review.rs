@@ -101,6 +101,50 @@ pub struct MarkCompleted {
     pub note: Option<String>,
 }
 
+/// A task with an `rx-plan` gets its result from `rxnode run` (a `--status` for it
+/// is refused where the result is written): marking it completed as it is before
+/// any run started would close it with the approval's `NOT RUN` placeholder — never
+/// run, and never runnable again. Only a planned task a run has started (one that
+/// ended before any radio, which leaves it approved with its BLOCKED result) may be
+/// closed as it is. The plan is read
+/// from the outbox's approved text; when that cannot be read the answer is no.
+fn planned_task_refusal(
+    ctx: &Ctx,
+    paths: &crate::store::paths::Paths,
+    id: &str,
+    outbox: &std::path::Path,
+) -> Result<()> {
+    let text = outbox.join("TASK.md");
+    let bytes = crate::validate::read_task_file(&text).map_err(|e| {
+        refused(format!(
+            "task {id}: cannot tell whether it has an rx-plan ({e:#}); not marked completed"
+        ))
+    })?;
+    let task = crate::validate::check(&bytes, &ctx.source.branch).map_err(|issues| {
+        refused(format!(
+            "task {id}: cannot tell whether it has an rx-plan: {} does not validate ({}); \
+             not marked completed",
+            text.display(),
+            crate::validate::issue_list(&issues)
+        ))
+    })?;
+    let Some(plan) = task.plan() else {
+        return Ok(());
+    };
+    let steps = plan.steps.len();
+    let started = ledger::read_all(paths)?
+        .iter()
+        .any(|e| e.task_id.as_deref() == Some(id) && e.event() == "run_started");
+    if !started {
+        return Err(refused(format!(
+            "task {id} has an rx-plan of {steps} step(s) and has not run (its outbox holds the \
+             approval's NOT RUN placeholder): marking it completed would leave it never run and \
+             never runnable; nothing changed — fix: `rxnode run {id}`"
+        )));
+    }
+    Ok(())
+}
+
 /// Mark an approved (manually finished) task complete; with a status, write its
 /// result files first (both from one value, validated before they replace the old).
 pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Result<Outcome> {
@@ -123,6 +167,9 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
         })?;
     let current = state::load(&paths)?.tasks.get(&id).map(|r| r.status);
     let outbox = paths.outbox(&tid);
+    if current == Some(TaskStatus::Approved) && opts.status.is_none() {
+        planned_task_refusal(ctx, &paths, &id, &outbox)?;
+    }
     match (current, opts.status) {
         (Some(TaskStatus::Approved), Some(status)) => {
             crate::store::trust::check_created(

@@ -204,6 +204,27 @@ fn defer_then_review_approves() {
     expect_exit!(out, 2);
 }
 
+/// `review` of a deferred task that ends without a decision ([S], end of input)
+/// names the status the task keeps — deferred, decided by `review` — not
+/// "pending, shown at the next start", which a watcher never does for it.
+#[test]
+fn a_review_left_without_a_decision_says_the_task_stays_deferred() {
+    let lab = Lab::new();
+    lab.post(&Lab::task("T_LEFT", &lab.main_head(), &[]));
+    expect_exit!(lab.watch_once("D\n"), 0);
+    for answer in ["s\n", ""] {
+        let out = lab.run(&["review", "T_LEFT"], answer);
+        let so = text(&out.stdout);
+        assert!(
+            so.contains("T_LEFT stays deferred")
+                && so.contains("`rxnode review T_LEFT` decides it"),
+            "answer {answer:?}: {so}"
+        );
+        assert!(!so.contains("stays pending"), "answer {answer:?}: {so}");
+        assert_eq!(lab.status_of("T_LEFT"), "deferred");
+    }
+}
+
 #[test]
 fn stop_and_eof_leave_the_task_pending_and_it_is_shown_at_next_start() {
     let lab = Lab::new();

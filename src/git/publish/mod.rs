@@ -510,15 +510,23 @@ fn confirm(ctx: &Ctx, shown: &str, id: &TaskId) -> Result<()> {
         crate::term::To::Stdout
     };
     let expected = format!("PUBLISH {id}");
-    let answer = crate::term::ask(&prompt, to).map_err(|e| {
-        refused(format!(
-            "cannot read the confirmation from stdin: {e}; `{expected}` was required; nothing was written"
-        ))
-    })?;
-    let Some(answer) = answer else {
-        return Err(refused(format!(
-            "no confirmation (end of input); `{expected}` was required; nothing was written"
-        )));
+    let answer = match crate::term::ask_once(&prompt, to) {
+        crate::term::Once::Line(l) => l,
+        crate::term::Once::Unreadable(e) => {
+            return Err(refused(format!(
+                "cannot read the confirmation from stdin: {e}; `{expected}` was required; nothing was written"
+            )))
+        }
+        crate::term::Once::Eof => {
+            return Err(refused(format!(
+                "no confirmation (end of input); `{expected}` was required; nothing was written"
+            )))
+        }
+        crate::term::Once::Interrupted => {
+            return Err(refused(format!(
+                "interrupted at the prompt (Ctrl-C or a stop signal); `{expected}` was required; nothing was written"
+            )))
+        }
     };
     if answer != expected {
         return Err(refused(format!(

@@ -389,3 +389,56 @@ fn a_hold_put_in_place_during_a_run_keys_nothing_after_it() {
         rig.events()
     );
 }
+
+/// Ctrl-C (SIGINT) at the `AUTHORIZE RF TX` prompt: the run refuses as for a wrong
+/// line — exit 3, one `refused` ledger line naming the interrupt, the run lock
+/// released, the task still approved — instead of dying with its lock left for
+/// the next run to take over as a stale one ("its PID is dead"). The next run,
+/// authorized, transmits with no word of a stale lock.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_at_the_authorize_prompt_refuses_and_leaves_no_lock() {
+    let rig = Rig::new();
+    let id = "RUN_AUTH_INT_1";
+    rig.set_policy(TX_POLICY_OK);
+    rig.post_and_approve(id, &red_tx(), Some(tx_plan()));
+    let refused_before = rig.refused_count(id);
+    let mut pty = crate::util::Pty::spawn(
+        rig.lab
+            .rxnode()
+            .args(["--sim", "run", id])
+            .env("RXSIM_EVENT_LOG", &rig.events),
+    );
+    pty.wait_for("to authorize", 1, 60);
+    // SAFETY: kill(2) on the child's own PID.
+    assert_eq!(
+        unsafe { libc::kill(pty.child.id() as i32, libc::SIGINT) },
+        0
+    );
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = pty.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "{}",
+            pty.screen()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(3), "{status:?}: {}", pty.screen());
+    assert!(
+        pty.screen().contains("interrupted at the prompt"),
+        "{}",
+        pty.screen()
+    );
+    assert!(!rig.lab.local().join("rxnode-run.lock").exists());
+    assert_eq!(rig.refused_count(id), refused_before + 1);
+    assert_eq!(rig.lab.status_of(id), "approved");
+    assert!(rig.stream_events("TX").is_empty(), "{:?}", rig.events());
+    let out = rig.run(id, Some("AUTHORIZE RF TX\n"));
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    assert!(!text(&out.stderr).contains("stale"), "{}", show(&out));
+    assert_eq!(rig.result(id).status, "PASS");
+}

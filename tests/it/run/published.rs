@@ -193,3 +193,47 @@ fn a_task_whose_result_was_published_is_not_run() {
     assert!(rig.stream_events("RX").is_empty(), "{:?}", rig.events());
     assert_eq!(published_status(&rig, id).as_deref(), Some("NOT RUN"));
 }
+
+/// Ctrl-C (SIGINT) at the `PUBLISH <ID>` prompt: a refusal like any other answer
+/// (exit 3, one `refused` ledger line naming the interrupt, nothing committed),
+/// not a death by signal with no word; the next publish goes ahead.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_at_the_publish_prompt_refuses_and_commits_nothing() {
+    let rig = Rig::new();
+    let id = "PUB_INT_1";
+    named(&rig);
+    rig.post_and_approve(id, &publishable(), None);
+    let refused_before = rig.refused_count(id);
+    let mut pty = crate::util::Pty::spawn(rig.lab.rxnode().args(["publish", id]));
+    pty.wait_for("to go ahead", 1, 30);
+    // SAFETY: kill(2) on the child's own PID.
+    assert_eq!(
+        unsafe { libc::kill(pty.child.id() as i32, libc::SIGINT) },
+        0
+    );
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = pty.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "{}", pty.screen());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(3), "{status:?}: {}", pty.screen());
+    assert!(
+        pty.screen().contains("interrupted at the prompt")
+            && pty.screen().contains("nothing was written"),
+        "{}",
+        pty.screen()
+    );
+    assert_eq!(rig.refused_count(id), refused_before + 1);
+    let rx_node = std::process::Command::new("git")
+        .args(["rev-parse", "--verify", "-q", "refs/heads/rx-node"])
+        .current_dir(&rig.lab.rx)
+        .output()
+        .unwrap();
+    assert!(!rx_node.status.success(), "a commit was made");
+    let out = rig.lab.run(&["publish", id], &format!("PUBLISH {id}\n"));
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+}

@@ -140,3 +140,48 @@ fn a_run_that_opened_a_tx_stream_stays_single_use_though_a_step_was_blocked() {
     assert_refused(&rig, id, Some("AUTHORIZE RF TX\n"), "transmitted once");
     assert_eq!(rig.tx_events().len(), tx_streams, "no second transmission");
 }
+
+/// `mark-completed` of an approved task with an `rx-plan` that never ran is refused
+/// (exit 3, naming `rxnode run ID`): it closed the task with the approval's NOT RUN
+/// placeholder, after which `run` refused it as "already run to completion". A
+/// `--status` for a planned task stays refused (exit 2: its result is the run's). A
+/// run that ended before any radio (BLOCKED, still approved) may be closed as it is.
+#[test]
+fn mark_completed_of_a_planned_task_that_never_ran_is_refused_and_it_still_runs() {
+    let rig = Rig::new();
+    let id = "PLANNED_MARK_1";
+    rig.set_policy(r#"{"rx": {"max_duration_s": 0.2}}"#);
+    rig.post_and_approve(id, &yellow(), Some(RX_PLAN));
+    let out = rig.lab.run(&["mark-completed", id], "");
+    assert_eq!(code(&out), Some(3), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("has an rx-plan of 1 step(s) and has not run")
+            && text(&out.stderr).contains(&format!("`rxnode run {id}`")),
+        "{}",
+        show(&out)
+    );
+    let out = rig.lab.run(
+        &["mark-completed", id, "--status", "PASS", "--note", "x"],
+        "",
+    );
+    assert_eq!(code(&out), Some(2), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("not from --status"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(rig.lab.status_of(id), "approved");
+    assert_eq!(rig.lab.count_events("marked_completed", id), 0);
+    assert_eq!(rig.result(id).status, "NOT RUN");
+    // The run still runs it (BLOCKED here: nothing reached a radio), and then the
+    // operator may close it with that result; a --status is still refused.
+    let out = rig.run(id, None);
+    assert_eq!(code(&out), Some(3), "{}", show(&out));
+    assert_eq!(rig.result(id).status, "BLOCKED");
+    let out = rig.lab.run(&["mark-completed", id, "--status", "SKIP"], "");
+    assert_eq!(code(&out), Some(2), "{}", show(&out));
+    let out = rig.lab.run(&["mark-completed", id], "");
+    assert_eq!(code(&out), Some(0), "{}", show(&out));
+    assert_eq!(rig.lab.status_of(id), "completed");
+    assert_eq!(rig.result(id).status, "BLOCKED");
+}
