@@ -152,6 +152,12 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
     let paths = ctx.paths();
     crate::store::trust::prepare(&paths)?;
     let tid = TaskId::parse(&id).map_err(|e| bad_input(format!("task ID {id:?}: {e}")))?;
+    let outbox = paths.outbox(&tid);
+    // Every file the result would create is checked to be ignored by Git before
+    // anything is created, the run lock's files included: a refusal writes nothing.
+    if opts.status.is_some() {
+        crate::store::trust::check_created(&paths, &crate::result::manual_files_created(&outbox))?;
+    }
     // The run lock, as `run` takes it: a run of the task, or a second
     // `mark-completed`, would otherwise write the same outbox at the same time
     // (both stage in one folder, and each clears it when it starts).
@@ -166,24 +172,17 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
             }
         })?;
     let current = state::load(&paths)?.tasks.get(&id).map(|r| r.status);
-    let outbox = paths.outbox(&tid);
     if current == Some(TaskStatus::Approved) && opts.status.is_none() {
         planned_task_refusal(ctx, &paths, &id, &outbox)?;
     }
     match (current, opts.status) {
-        (Some(TaskStatus::Approved), Some(status)) => {
-            crate::store::trust::check_created(
-                &paths,
-                &crate::result::manual_files_created(&outbox),
-            )?;
-            crate::result::complete_manual(
-                &outbox,
-                &ctx.repo,
-                status,
-                opts.note.as_deref(),
-                &crate::store::fsutil::now_iso(),
-            )?
-        }
+        (Some(TaskStatus::Approved), Some(status)) => crate::result::complete_manual(
+            &outbox,
+            &ctx.repo,
+            status,
+            opts.note.as_deref(),
+            &crate::store::fsutil::now_iso(),
+        )?,
         (Some(TaskStatus::Approved), None) if outbox.join(crate::result::RESULT_JSON).exists() => {
             crate::result::check_manual_result(&outbox, &ctx.repo)?
         }
