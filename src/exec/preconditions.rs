@@ -118,11 +118,15 @@ fn approval_of(paths: &Paths, ids: &str) -> Result<Approval> {
             Some(TaskStatus::NotForThisNode) => "it is not for this node (TARGET_NODES)",
             _ => "it is unknown to this node",
         };
+        let hint = match st.tasks.get(ids) {
+            None => st.other_case_hint(ids),
+            Some(_) => String::new(),
+        };
         return Err(refuse(
             paths,
             ids,
             None,
-            format!("task {ids} is not approved: {why}"),
+            format!("task {ids} is not approved: {why}{hint}"),
         ));
     };
     // `state::load` refused any approval this node did not sign; checked again

@@ -255,6 +255,16 @@ pub(crate) struct WalkRecord {
 }
 
 impl State {
+    /// ` (task T1 is known: IDs are case-sensitive)` when a known task's ID
+    /// differs from `id` only in letter case (`t1` typed for `T1`), else empty.
+    pub(crate) fn other_case_hint(&self, id: &str) -> String {
+        self.tasks
+            .keys()
+            .find(|k| k.as_str() != id && k.eq_ignore_ascii_case(id))
+            .map(|k| format!(" (task {k} is known: task IDs are case-sensitive)"))
+            .unwrap_or_default()
+    }
+
     /// IDs of tasks with this status, in ID order.
     pub(crate) fn ids_with(&self, status: TaskStatus) -> Vec<String> {
         self.tasks

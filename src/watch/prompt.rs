@@ -396,7 +396,12 @@ impl Flow<'_> {
         let rec = st
             .tasks
             .get(id)
-            .ok_or_else(|| bad_input(format!("task {id} is not known on this node")))?
+            .ok_or_else(|| {
+                bad_input(format!(
+                    "task {id} is not known on this node{}",
+                    st.other_case_hint(id)
+                ))
+            })?
             .clone();
         if !matches!(rec.status, TaskStatus::Pending | TaskStatus::Deferred) {
             return Err(bad_input(format!(

@@ -194,10 +194,11 @@ pub fn cmd_mark_completed(ctx: &Ctx, task_id: &str, opts: &MarkCompleted) -> Res
         _ => {}
     }
     let done = state::update(&paths, |s| {
+        let hint = s.other_case_hint(&id);
         let rec = s
             .tasks
             .get_mut(&id)
-            .ok_or_else(|| bad_input(format!("task {id} is not known on this node")))?;
+            .ok_or_else(|| bad_input(format!("task {id} is not known on this node{hint}")))?;
         match rec.status {
             TaskStatus::Completed => Ok(false),
             TaskStatus::Approved => {

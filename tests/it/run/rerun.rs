@@ -185,3 +185,37 @@ fn mark_completed_of_a_planned_task_that_never_ran_is_refused_and_it_still_runs(
     assert_eq!(rig.lab.status_of(id), "completed");
     assert_eq!(rig.result(id).status, "BLOCKED");
 }
+
+/// A task ID typed in the wrong letter case (`case_1` for `CASE_1`) was only
+/// "unknown to this node": `run`, `review` and `mark-completed` now name the
+/// known task, as task IDs are case-sensitive; nothing runs or changes.
+#[test]
+fn a_task_id_in_the_wrong_letter_case_names_the_known_task() {
+    let rig = Rig::new();
+    let id = "CASE_1";
+    rig.post_and_approve(id, &[], None);
+    let hint = format!("task {id} is known: task IDs are case-sensitive");
+    let out = rig.run("case_1", None);
+    assert_eq!(code(&out), Some(3), "{}", show(&out));
+    assert!(text(&out.stderr).contains(&hint), "{}", show(&out));
+    for args in [
+        &["review", "case_1"][..],
+        &[
+            "mark-completed",
+            "case_1",
+            "--status",
+            "PASS",
+            "--note",
+            "x",
+        ][..],
+    ] {
+        let out = rig.lab.run(args, "");
+        assert_eq!(code(&out), Some(2), "{args:?}: {}", show(&out));
+        assert!(
+            text(&out.stderr).contains(&hint),
+            "{args:?}: {}",
+            show(&out)
+        );
+    }
+    assert_eq!(rig.lab.status_of(id), "approved");
+}
