@@ -82,3 +82,38 @@ d = os.path.join(gitdir, "objects", oid[:2]); os.makedirs(d, exist_ok=True)
 open(os.path.join(d, oid[2:]), "wb").write(out); print(oid)
 PY
 }
+wine_lab() { # after newlab: RXN (rxnode.exe) in $L/bin with the ProcessPrng shim, a Wine prefix started; sets W WS.
+  # Says why and returns 1 when it cannot play here (the caller exits 2).
+  [ "$(head -c2 "$RXN")" = MZ ] || { echo "cannot play: RXN must be rxnode.exe, a Windows build (scripts/check-windows.sh --build)"; return 1; }
+  W=/usr/lib/wine/wine64; [ -x $W ] || W=$(command -v wine64 || command -v wine)
+  WS=/usr/lib/wine/wineserver64; [ -x $WS ] || WS=$(command -v wineserver)
+  [ -n "$W" ] && [ -n "$WS" ] || { echo "cannot play: Wine (wine64) is not installed"; return 1; }
+  export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" WINEPREFIX=${WINEPREFIX:-$L/wineprefix}
+  mkdir -p $L/bin; cp "$RXN" $L/bin/rxnode.exe
+  x86_64-w64-mingw32-gcc -O2 -shared -o $L/bin/bcryptprimitives.dll "$(dirname "${BASH_SOURCE[0]}")/../windows/processprng-shim.c" -ladvapi32 ||
+    { echo "cannot play: mingw-w64 is not installed"; return 1; }
+  [ -f "$WINEPREFIX/system.reg" ] || { $W wineboot --init >/dev/null 2>&1; $WS -w; }
+  $WS -p30
+}
+pty_interrupt() { # pty_interrupt TEXT ARG…: run ARG… on a pty, press Ctrl-C (SIGINT) 0.2 s after TEXT appears; prints the screen, then "EXIT N" or "EXIT signal N"
+  python3 - "$@" <<'PY'
+import os, pty, select, signal, sys, time
+text, argv = sys.argv[1].encode(), sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+out, t0, sent = b"", time.time(), False
+while time.time() - t0 < 30:
+    r, _, _ = select.select([fd], [], [], 0.05)
+    if r:
+        try: d = os.read(fd, 65536)
+        except OSError: break
+        if not d: break
+        out += d
+    if not sent and text in out:
+        time.sleep(0.2); os.kill(pid, signal.SIGINT); sent = True
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode("utf-8", "replace"))
+print("\nEXIT", os.WEXITSTATUS(st) if os.WIFEXITED(st) else "signal %d" % os.WTERMSIG(st))
+PY
+}

@@ -9,16 +9,7 @@ source "$(dirname "$0")/lib.sh"
 # Wine derives a file's DACL from its unix mode: a private umask, as in the operator's profile on Windows.
 umask 077; newlab o321
 [ "$(id -u)" = 0 ] || { echo "cannot play: chown needs root"; exit 2; }
-[ "$(head -c2 "$RXN")" = MZ ] || { echo "cannot play: RXN must be rxnode.exe, a Windows build (scripts/check-windows.sh --build)"; exit 2; }
-W=/usr/lib/wine/wine64; [ -x $W ] || W=$(command -v wine64 || command -v wine)
-WS=/usr/lib/wine/wineserver64; [ -x $WS ] || WS=$(command -v wineserver)
-[ -n "$W" ] && [ -n "$WS" ] || { echo "cannot play: Wine (wine64) is not installed"; exit 2; }
-export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" WINEPREFIX=${WINEPREFIX:-$L/wineprefix}
-mkdir -p $L/bin; cp "$RXN" $L/bin/rxnode.exe
-x86_64-w64-mingw32-gcc -O2 -shared -o $L/bin/bcryptprimitives.dll "$(dirname "$0")/../windows/processprng-shim.c" -ladvapi32 ||
-  { echo "cannot play: mingw-w64 is not installed"; exit 2; }
-[ -f "$WINEPREFIX/system.reg" ] || { $W wineboot --init >/dev/null 2>&1; $WS -w; }
-$WS -p30
+wine_lab || exit 2
 wrx() { $W "Z:${L//\//\\}\\bin\\rxnode.exe" --repo "Z:${L//\//\\}\\rx" "$@"; }
 wrx --sim capture -d driver=rxsim -f 100M -r 1M -t 0.1 >/dev/null 2>&1 # makes the folder (then stops: no SoapySDR.dll)
 LOCKS="$WINEPREFIX/drive_c/users/$(id -un)/AppData/Local/rxnode/radio-locks"

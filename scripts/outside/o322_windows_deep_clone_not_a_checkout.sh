@@ -7,16 +7,7 @@
 # Exit 2: cannot play here.
 source "$(dirname "$0")/lib.sh"
 umask 077; newlab o322
-[ "$(head -c2 "$RXN")" = MZ ] || { echo "cannot play: RXN must be rxnode.exe, a Windows build (scripts/check-windows.sh --build)"; exit 2; }
-W=/usr/lib/wine/wine64; [ -x $W ] || W=$(command -v wine64 || command -v wine)
-WS=/usr/lib/wine/wineserver64; [ -x $WS ] || WS=$(command -v wineserver)
-[ -n "$W" ] && [ -n "$WS" ] || { echo "cannot play: Wine (wine64) is not installed"; exit 2; }
-export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" WINEPREFIX=${WINEPREFIX:-$L/wineprefix}
-mkdir -p $L/bin; cp "$RXN" $L/bin/rxnode.exe
-x86_64-w64-mingw32-gcc -O2 -shared -o $L/bin/bcryptprimitives.dll "$(dirname "$0")/../windows/processprng-shim.c" -ladvapi32 ||
-  { echo "cannot play: mingw-w64 is not installed"; exit 2; }
-[ -f "$WINEPREFIX/system.reg" ] || { $W wineboot --init >/dev/null 2>&1; $WS -w; }
-$WS -p30
+wine_lab || exit 2
 D=$L/deep; for i in 01 02 03 04 05 06 07 08 09 10; do D=$D/folder_${i}_abcdefghijklmnopqrst; done
 mkdir -p $D; G clone -q -b video-development $L/origin.git $D/rx 2>/dev/null
 WD="Z:${D//\//\\}\\rx"; echo "clone: ${#WD} characters as Windows names it"

@@ -7,25 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 newlab o342; policy; rxn node set-name LAB1 >/dev/null
 { hdr R1 YES NO YES; plan '{"op":"tx_tone","device":"driver=rxsim,serial=tx","frequency_hz":433.92e6,"sample_rate_hz":2e6,"tone_offset_hz":5e4,"gain_db":0,"duration_s":0.3}'; } | post; approve
-python3 - "$RXN" "$L/rx" > $L/p.out 2>&1 <<'PY'
-import os, pty, select, signal, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], [sys.argv[1], "--repo", sys.argv[2], "--sim", "run", "R1"])
-out, t0, sent = b"", time.time(), False
-while time.time() - t0 < 30:
-    r, _, _ = select.select([fd], [], [], 0.05)
-    if r:
-        try: d = os.read(fd, 65536)
-        except OSError: break
-        if not d: break
-        out += d
-    if not sent and b"to authorize" in out:
-        time.sleep(0.2); os.kill(pid, signal.SIGINT); sent = True
-_, st = os.waitpid(pid, 0)
-sys.stdout.write(out.decode("utf-8", "replace"))
-print("\nEXIT", os.WEXITSTATUS(st) if os.WIFEXITED(st) else "signal %d" % os.WTERMSIG(st))
-PY
+pty_interrupt "to authorize" "$RXN" --repo "$L/rx" --sim run R1 > $L/p.out 2>&1
 ex=$(grep -a '^EXIT' $L/p.out | cut -d' ' -f2-)
 lock=$([ -e $L/rx/.local/rxnode-run.lock ] && echo "left behind" || echo "none")
 led=$(grep -ac '"event":"refused","task_id":"R1"' $L/rx/.local/rx_agent_ledger.jsonl)

@@ -8,25 +8,7 @@
 newlab o343; policy; rxn node set-name LAB1 >/dev/null
 { hdr T1 NO NO NO | sed 's/^ALLOW_PUSH = .*/ALLOW_PUSH = RX_RESULT_ONLY/'; printf '\n# manual\n\nread the clock\n'; } | post; approve
 rxn mark-completed T1 --status PASS --note "clock read" >/dev/null 2>&1
-python3 - "$RXN" "$L/rx" > $L/p.out 2>&1 <<'PY'
-import os, pty, select, signal, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], [sys.argv[1], "--repo", sys.argv[2], "publish", "T1"])
-out, t0, sent = b"", time.time(), False
-while time.time() - t0 < 30:
-    r, _, _ = select.select([fd], [], [], 0.05)
-    if r:
-        try: d = os.read(fd, 65536)
-        except OSError: break
-        if not d: break
-        out += d
-    if not sent and b"to go ahead" in out:
-        time.sleep(0.2); os.kill(pid, signal.SIGINT); sent = True
-_, st = os.waitpid(pid, 0)
-sys.stdout.write(out.decode("utf-8", "replace"))
-print("\nEXIT", os.WEXITSTATUS(st) if os.WIFEXITED(st) else "signal %d" % os.WTERMSIG(st))
-PY
+pty_interrupt "to go ahead" "$RXN" --repo "$L/rx" publish T1 > $L/p.out 2>&1
 ex=$(grep -a '^EXIT' $L/p.out | cut -d' ' -f2-)
 led=$(grep -a '"event":"refused","task_id":"T1"' $L/rx/.local/rx_agent_ledger.jsonl | grep -c publish)
 ref=$(git -C $L/rx rev-parse -q --verify refs/heads/rx-node || echo none)

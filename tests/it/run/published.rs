@@ -31,6 +31,31 @@ fn publish(rig: &Rig, id: &str) -> Output {
     )
 }
 
+/// Wait (30 s at most) until the run's capture has activated its stream.
+fn capture_started(rig: &Rig) {
+    let started = Instant::now();
+    while !rig.events().iter().any(|l| l.contains("activateStream RX")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the capture never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Wait (`secs` at most) for the process on the pty to end; its exit status.
+#[cfg(unix)]
+fn exited(pty: &mut crate::util::Pty, secs: u64) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = pty.child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(secs), "{}", pty.screen());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The status of `id`'s result on the local `rx-node`, if one is there.
 fn published_status(rig: &Rig, id: &str) -> Option<String> {
     let spec = format!("rx-node:rx-results/{id}/LAB1/RX_RESULT.json");
@@ -56,14 +81,7 @@ fn publish_during_the_tasks_own_run_is_refused_and_the_result_goes_out_after() {
     rig.post_and_approve(id, &publishable(), Some(LONG_PLAN));
     let run = rig.spawn_run(id, None);
     let lock = rig.lab.local().join("rxnode-run.lock");
-    let started = Instant::now();
-    while !rig.events().iter().any(|l| l.contains("activateStream RX")) {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the capture never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    capture_started(&rig);
     assert!(lock.exists(), "the run holds its lock while capturing");
     let out = publish(&rig, id);
     assert_eq!(code(&out), Some(3), "{}", show(&out));
@@ -93,14 +111,7 @@ fn mark_completed_during_a_run_is_refused_and_the_runs_result_stands() {
     named(&rig);
     rig.post_and_approve(id, &publishable(), Some(LONG_PLAN));
     let run = rig.spawn_run(id, None);
-    let started = Instant::now();
-    while !rig.events().iter().any(|l| l.contains("activateStream RX")) {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the capture never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    capture_started(&rig);
     let out = rig
         .lab
         .rxnode()
@@ -157,14 +168,7 @@ fn a_result_that_changed_while_publish_asked_is_not_published() {
     );
     assert_eq!(code(&out), Some(0), "{}", show(&out));
     pty.type_text(&format!("PUBLISH {id}\n"));
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = pty.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(30), "{}", pty.screen());
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exited(&mut pty, 30);
     assert_eq!(status.code(), Some(3), "{}", pty.screen());
     pty.wait_for("RX_RESULT.md changed after it was shown", 1, 10);
     assert_eq!(published_status(&rig, id), None, "nothing may be published");
@@ -212,14 +216,7 @@ fn ctrl_c_at_the_publish_prompt_refuses_and_commits_nothing() {
         unsafe { libc::kill(pty.child.id() as i32, libc::SIGINT) },
         0
     );
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = pty.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(20), "{}", pty.screen());
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exited(&mut pty, 20);
     assert_eq!(status.code(), Some(3), "{status:?}: {}", pty.screen());
     assert!(
         pty.screen().contains("interrupted at the prompt")
